@@ -1,0 +1,34 @@
+// swift-tools-version:6.0
+// TunnelVision (`tv`): a TLS-inspection MITM proxy with its own CA toolchain, for Linux.
+// Module map: ../shared/DESIGN.md §2. Only the toolchain's libraries and Debian's C libraries.
+import PackageDescription
+
+let package = Package(
+    name: "TunnelVision",
+    products: [
+        .executable(name: "tv", targets: ["tv"]),
+    ],
+    targets: [
+        // System libraries (Debian -dev packages, found through pkg-config).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        // C functions wrapping the macros Swift cannot call, and Linux bits Glibc lacks.
+        .target(name: "CTVShims", dependencies: ["COpenSSL"]),
+
+        // Shared small pieces: the data folder layout, file modes, user-facing errors.
+        .target(name: "TVHome"),
+        // Our own command-line parser (no outside package can be fetched).
+        .target(name: "CommandLineParser"),
+        // Root creation, leaf minting + cache, key storage, exports.
+        .target(name: "LocalCA", dependencies: ["COpenSSL", "CTVShims", "TVHome"]),
+
+        .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA"]),
+
+        .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
+        .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
+        .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
+        .testTarget(name: "CLITests", dependencies: ["tv"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,34 @@
+// Thin C wrappers for the OpenSSL macros (and variadic functions) Swift cannot call.
+// Each function is one line over the macro it names; nothing here decides anything.
+#ifndef CTVSHIMS_H
+#define CTVSHIMS_H
+
+#include <openssl/ssl.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/bio.h>
+
+/// EVP_EC_gen(curve): a fresh EC key on the named curve ("P-256", "P-384"); NULL on failure.
+EVP_PKEY *tv_ec_keygen(const char *curve);
+/// EVP_RSA_gen(bits): a fresh RSA key of `bits` bits with e = 65537; NULL on failure.
+EVP_PKEY *tv_rsa_keygen(unsigned int bits);
+/// OPENSSL_free(ptr).
+void tv_openssl_free(void *ptr);
+/// BIO_get_mem_data: points *data at the memory BIO's bytes and returns their count.
+long tv_bio_get_mem_data(BIO *bio, char **data);
+/// sk_GENERAL_NAME_num / sk_GENERAL_NAME_value / GENERAL_NAMES_free.
+int tv_general_names_count(const GENERAL_NAMES *names);
+const GENERAL_NAME *tv_general_names_value(const GENERAL_NAMES *names, int index);
+void tv_general_names_free(GENERAL_NAMES *names);
+/// sk_X509_new_null / sk_X509_push / sk_X509_pop_free(X509_free) / sk_X509_num / sk_X509_value.
+STACK_OF(X509) *tv_x509_stack_new(void);
+int tv_x509_stack_push(STACK_OF(X509) *stack, X509 *cert);
+void tv_x509_stack_free_all(STACK_OF(X509) *stack);
+int tv_x509_stack_count(const STACK_OF(X509) *stack);
+X509 *tv_x509_stack_value(const STACK_OF(X509) *stack, int index);
+
+/// Flags for X509_NAME_print_ex giving "CN=a, O=b" in certificate order, UTF-8 kept as is.
+unsigned long tv_name_print_flags(void);
+
+#endif

@@ -1,0 +1,192 @@
+/// What a command line asked for: run a command, or show a help text.
+public enum ParseOutcome: Sendable, Equatable {
+    case run(ParsedCommand)
+    /// The help text of the command at `path`, to print to standard output (exit 0).
+    case help(path: [String], text: String)
+}
+
+/// A command line resolved against a `CommandSpec` tree.
+public struct ParsedCommand: Sendable, Equatable {
+    /// The subcommand words from the root, e.g. `["ca", "create"]`.
+    public var path: [String]
+    /// Option values by long name, in the order given (flags hold an empty list entry per use).
+    public var options: [String: [String]]
+    /// Positional arguments, including everything after `--`.
+    public var positionals: [String]
+
+    public init(path: [String], options: [String: [String]] = [:], positionals: [String] = []) {
+        self.path = path
+        self.options = options
+        self.positionals = positionals
+    }
+
+    /// The last value given for `--long`, if any.
+    public func value(_ long: String) -> String? { options[long]?.last }
+    /// Every value given for a repeatable `--long`.
+    public func values(_ long: String) -> [String] { options[long] ?? [] }
+    /// Whether `--long` was given.
+    public func has(_ long: String) -> Bool { options[long] != nil }
+}
+
+/// A command line that cannot be run as typed; printed as one sentence, exit code 2.
+public struct CommandLineError: Error, Sendable, Equatable {
+    /// One sentence naming what is wrong and where to look.
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var exitCode: Int32 { 2 }
+}
+
+/// Parses command lines against a `CommandSpec` tree.
+///
+/// Rules: subcommand words come first; options may follow in any order with positionals;
+/// `--name=value` and `--name value` are the same; `--` ends options; `-h`/`--help` anywhere
+/// before `--` asks for the help of the deepest command named so far. Unknown options, missing
+/// values and surplus positionals are `CommandLineError`s (exit code 2).
+public struct CommandLineParser: Sendable {
+    public let root: CommandSpec
+    /// Options every command accepts (e.g. `--data-dir`).
+    public let globalOptions: [OptionSpec]
+
+    public init(root: CommandSpec, globalOptions: [OptionSpec] = []) {
+        self.root = root
+        self.globalOptions = globalOptions
+    }
+
+    /// Parses `arguments` (without the program name).
+    /// - Throws: `CommandLineError` when the line cannot be run as typed.
+    public func parse(_ arguments: [String]) throws -> ParseOutcome {
+        var command = root
+        var path: [String] = []
+        var index = 0
+        // Subcommand words first; options may sit between them (e.g. `tv --data-dir X ca create`).
+        var options: [String: [String]] = [:]
+        var positionals: [String] = []
+        var afterDoubleDash = false
+        var wantsHelp = false
+
+        while index < arguments.count {
+            let arg = arguments[index]
+            index += 1
+            if afterDoubleDash {
+                positionals.append(arg)
+                continue
+            }
+            if arg == "--" {
+                afterDoubleDash = true
+                continue
+            }
+            if arg == "--help" || arg == "-h" {
+                wantsHelp = true
+                continue
+            }
+            if arg.hasPrefix("-") && arg.count > 1 {
+                let (spec, inlineValue) = try resolveOption(arg, in: command, path: path)
+                if spec.takesValue {
+                    var value = inlineValue
+                    if value == nil {
+                        guard index < arguments.count else {
+                            throw CommandLineError("Option --\(spec.long) needs a value (\(spec.valueName!)); see '\(display(path)) --help'.")
+                        }
+                        value = arguments[index]
+                        index += 1
+                    }
+                    if !spec.repeatable, options[spec.long] != nil {
+                        throw CommandLineError("Option --\(spec.long) was given twice; give it once.")
+                    }
+                    options[spec.long, default: []].append(value!)
+                } else {
+                    if inlineValue != nil {
+                        throw CommandLineError("Option --\(spec.long) takes no value; write it alone.")
+                    }
+                    options[spec.long, default: []].append("")
+                }
+                continue
+            }
+            if positionals.isEmpty, !command.subcommands.isEmpty {
+                guard let sub = command.subcommands.first(where: { $0.name == arg }) else {
+                    if wantsHelp { break }
+                    throw CommandLineError("'\(display(path)) \(arg)' is not a command; see '\(display(path)) --help' for the list.")
+                }
+                // Options given before a subcommand must belong to the subcommand too.
+                command = sub
+                path.append(arg)
+                continue
+            }
+            positionals.append(arg)
+        }
+
+        if wantsHelp {
+            return .help(path: path, text: HelpText.render(command: command, program: root.name, path: path, globalOptions: globalOptions))
+        }
+        if !command.subcommands.isEmpty && command.positionals.isEmpty {
+            throw CommandLineError("'\(display(path))' needs a subcommand (\(command.subcommands.map(\.name).joined(separator: ", "))); see '\(display(path)) --help'.")
+        }
+        try checkPositionals(positionals, of: command, path: path)
+        return .run(ParsedCommand(path: path, options: options, positionals: positionals))
+    }
+
+    /// The help text of the command at `path` (e.g. `["ca"]`), or nil if no such command.
+    public func help(for path: [String]) -> String? {
+        var command = root
+        for word in path {
+            guard let sub = command.subcommands.first(where: { $0.name == word }) else { return nil }
+            command = sub
+        }
+        return HelpText.render(command: command, program: root.name, path: path, globalOptions: globalOptions)
+    }
+
+    private func resolveOption(_ arg: String, in command: CommandSpec, path: [String]) throws -> (OptionSpec, String?) {
+        let all = command.options + globalOptions
+        if arg.hasPrefix("--") {
+            let body = arg.dropFirst(2)
+            let name: Substring
+            var inline: String?
+            if let eq = body.firstIndex(of: "=") {
+                name = body[..<eq]
+                inline = String(body[body.index(after: eq)...])
+            } else {
+                name = body
+            }
+            guard let spec = all.first(where: { $0.long == name }) else {
+                throw CommandLineError("'\(display(path))' has no option --\(name); see '\(display(path)) --help'.")
+            }
+            return (spec, inline)
+        }
+        let body = arg.dropFirst()
+        guard let letter = body.first else {
+            throw CommandLineError("'\(arg)' is not an option; see '\(display(path)) --help'.")
+        }
+        guard let spec = all.first(where: { $0.short == letter }) else {
+            throw CommandLineError("'\(display(path))' has no option -\(body); see '\(display(path)) --help'.")
+        }
+        let rest = body.dropFirst()
+        if !rest.isEmpty {
+            guard spec.takesValue else {
+                throw CommandLineError("'\(display(path))' has no option -\(body); see '\(display(path)) --help'.")
+            }
+            return (spec, String(rest))
+        }
+        return (spec, nil)
+    }
+
+    private func checkPositionals(_ given: [String], of command: CommandSpec, path: [String]) throws {
+        let specs = command.positionals
+        let required = specs.filter { !$0.optional && !$0.variadic }.count
+        let variadic = specs.last?.variadic ?? false
+        if given.count < required {
+            let missing = specs[given.count]
+            throw CommandLineError("'\(display(path))' needs \(missing.name); see '\(display(path)) --help'.")
+        }
+        if variadic, let last = specs.last, !last.optional, given.count < specs.count {
+            throw CommandLineError("'\(display(path))' needs at least one \(last.name); see '\(display(path)) --help'.")
+        }
+        if !variadic && given.count > specs.count {
+            let extra = given[specs.count]
+            throw CommandLineError("'\(display(path))' does not take the argument '\(extra)'; see '\(display(path)) --help'.")
+        }
+    }
+
+    private func display(_ path: [String]) -> String {
+        ([root.name] + path).joined(separator: " ")
+    }
+}

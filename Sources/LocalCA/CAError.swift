@@ -1,0 +1,64 @@
+import TVHome
+
+/// Why a CA operation was refused or failed; each case says what to do next.
+public enum CAError: UserFacingError, Equatable {
+    /// `tv ca create` / `import` found a working CA already.
+    case alreadyExists(directory: String)
+    /// The CA folder holds something that cannot be read or trusted: nothing is generated over it.
+    case inDoubt(CADoubt)
+    /// No CA exists yet.
+    case absent(directory: String)
+    case unknownKeyType(String)
+    case invalidName(String, reason: String)
+    case noNames
+    /// `tv ca import` was given a certificate that cannot be a root for us.
+    case importRefused(file: String, reason: String)
+    case unreadableFile(path: String, reason: String)
+    case passphraseRequired
+    case consentRequired(what: String)
+
+    public var message: String {
+        switch self {
+        case .alreadyExists(let dir):
+            return "A CA already exists in \(dir); remaking it is a separate action (`tv ca remake`), because every device that trusts the current root would stop trusting tv."
+        case .inDoubt(let doubt):
+            return doubt.message
+        case .absent(let dir):
+            return "There is no CA in \(dir) yet; create one with `tv ca create` (or bring your own with `tv ca import`)."
+        case .unknownKeyType(let text):
+            return "'\(text)' is not a key type tv makes; use one of \(KeyType.allCases.map(\.name).joined(separator: ", "))."
+        case let .invalidName(name, reason):
+            return "'\(name)' cannot be a certificate name because \(reason)."
+        case .noNames:
+            return "A certificate needs at least one host name or IP address; name one."
+        case let .importRefused(file, reason):
+            return "\(file) cannot be imported as the CA: \(reason)."
+        case let .unreadableFile(path, reason):
+            return "Could not read \(path) (\(reason)); check the path and its permissions."
+        case .passphraseRequired:
+            return "Exporting the root key needs a passphrase to protect it; give one with --passphrase-file FILE."
+        case .consentRequired(let what):
+            return "\(what) Add --yes to confirm."
+        }
+    }
+}
+
+/// A CA folder that exists but cannot be used: which file, and what is wrong with it.
+///
+/// "Doubt closes the door" (seed 002): an unreadable CA is not "no CA", because generating over
+/// it would replace a root that devices may already trust.
+public struct CADoubt: Sendable, Equatable {
+    /// The file or folder at fault.
+    public let path: String
+    /// What is wrong, as a clause ("cannot be parsed as a PEM private key").
+    public let problem: String
+
+    public init(path: String, problem: String) {
+        self.path = path
+        self.problem = problem
+    }
+
+    public var message: String {
+        "The CA is in doubt: \(path) \(problem); tv will not generate a new CA over it — repair or restore that file, or move the folder aside if you mean to start over."
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What is in `$TV_HOME/ca`, read now: a usable CA, nothing, or something in doubt.
+public enum CAState: Sendable {
+    case absent
+    case present(CertificateAuthority)
+    case doubt(CADoubt)
+}
+
+/// The CA's files in `$TV_HOME/ca` (folder 0700) and the rules for reading and writing them.
+///
+/// - `root.pem`: the root certificate (public, 0644).
+/// - `root-key.pem`: the root's private key, PKCS#8 PEM, 0600.
+/// - `leaf-key.pem`: the key every minted leaf carries, PKCS#8 PEM, 0600.
+/// - `profile-identity.json`: the `.mobileconfig` identity, kept across remakes (0644).
+public struct CAFolder: Sendable {
+    public let directory: String
+
+    public init(home: TVHome) { directory = home.caDirectory }
+    public init(directory: String) { self.directory = directory }
+
+    public var rootPath: String { directory + "/root.pem" }
+    public var rootKeyPath: String { directory + "/root-key.pem" }
+    public var leafKeyPath: String { directory + "/leaf-key.pem" }
+    public var identityPath: String { directory + "/profile-identity.json" }
+
+    /// Reads the folder. Never answers "absent" for something it cannot read: a folder where a
+    /// file should be, a file that cannot be read or parsed, a key that does not match its
+    /// certificate, or some CA files without the others are all `.doubt`.
+    public func load() -> CAState {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDir) else { return .absent }
+        guard isDir.boolValue else { return .doubt(CADoubt(path: directory, problem: "is a file, not the CA folder")) }
+        guard access(directory, R_OK | X_OK) == 0 else {
+            return .doubt(CADoubt(path: directory, problem: "cannot be read (\(String(cString: strerror(errno))))"))
+        }
+        let files = [rootPath, rootKeyPath, leafKeyPath]
+        let present = files.filter { entryExists($0) }
+        if present.isEmpty { return .absent }
+        if let missing = files.first(where: { !entryExists($0) }) {
+            return .doubt(CADoubt(path: missing, problem: "is missing while other CA files are there"))
+        }
+        do {
+            let root = try Certificate.fromPEM(try readFile(rootPath))
+            let rootKey = try readKey(rootKeyPath)
+            let leafKey = try readKey(leafKeyPath)
+            guard root.matches(rootKey) else {
+                return .doubt(CADoubt(path: rootKeyPath, problem: "is not the key of \(rootPath)"))
+            }
+            guard root.isCA else {
+                return .doubt(CADoubt(path: rootPath, problem: "is not a CA certificate (basicConstraints CA:TRUE is missing)"))
+            }
+            return .present(CertificateAuthority(root: root, rootKey: rootKey, leafKey: leafKey))
+        } catch let doubt as DoubtThrow {
+            return .doubt(doubt.doubt)
+        } catch {
+            return .doubt(CADoubt(path: rootPath, problem: "cannot be parsed as a PEM certificate"))
+        }
+    }
+
+    /// Makes a new CA: root key + root certificate + leaf key, written exclusively (nothing existing
+    /// is ever overwritten), keys 0600, folder 0700; keeps an existing profile identity.
+    /// - Parameters:
+    ///   - rootKeyType: the root's key type (default ECDSA P-256).
+    ///   - leafKeyType: the shared leaf key's type (default ECDSA P-256).
+    ///   - now: seconds since 1970-01-01 UTC.
+    /// - Throws: `CAError.alreadyExists`, `CAError.inDoubt`, `TVHomeError`, `FileWriteError`, `OpenSSLError`.
+    @discardableResult
+    public func create(rootKeyType: KeyType = .ecdsaP256, leafKeyType: KeyType = .ecdsaP256, now: Int64) throws -> CertificateAuthority {
+        try refuseUnlessAbsent()
+        let rootKey = try PrivateKey.generate(rootKeyType)
+        let root = try CertificateAuthority.makeRoot(key: rootKey, now: now)
+        let leafKey = try PrivateKey.generate(leafKeyType)
+        try write(root: root, rootKey: rootKey, leafKey: leafKey)
+        return CertificateAuthority(root: root, rootKey: rootKey, leafKey: leafKey)
+    }
+
+    /// Brings in an existing CA (a lab or corporate root, or another tool's): checks that the
+    /// certificate is a CA (basicConstraints CA:TRUE; keyCertSign when keyUsage is present), that
+    /// the key matches, and that it is valid at `now`; makes a fresh leaf key.
+    /// - Throws: `CAError.importRefused` naming the file and the reason; as `create` otherwise.
+    @discardableResult
+    public func importCA(certificatePath: String, keyPath: String, leafKeyType: KeyType = .ecdsaP256, now: Int64) throws -> CertificateAuthority {
+        try refuseUnlessAbsent()
+        let certBytes = try readUserFile(certificatePath)
+        let keyBytes = try readUserFile(keyPath)
+        let root: Certificate
+        if let pem = try? Certificate.fromPEM(certBytes) { root = pem }
+        else if let der = try? Certificate.fromDER(certBytes) { root = der }
+        else { throw CAError.importRefused(file: certificatePath, reason: "it is not a PEM or DER certificate") }
+        guard let rootKey = try? PrivateKey.fromPEM(keyBytes) else {
+            throw CAError.importRefused(file: keyPath, reason: "it is not an unencrypted PEM private key (decrypt it first with `openssl pkey`)")
+        }
+        guard root.isCA else {
+            throw CAError.importRefused(file: certificatePath, reason: "it is not a CA (basicConstraints CA:TRUE is missing)")
+        }
+        if let ku = root.keyUsage, ku & UInt32(0x0004) == 0 {  // KU_KEY_CERT_SIGN
+            throw CAError.importRefused(file: certificatePath, reason: "its keyUsage does not allow keyCertSign")
+        }
+        guard root.matches(rootKey) else {
+            throw CAError.importRefused(file: keyPath, reason: "it is not the key of \(certificatePath)")
+        }
+        guard root.notBefore <= now, now < root.notAfter else {
+            throw CAError.importRefused(file: certificatePath, reason: "it is not valid now (valid \(Timestamp.utc(root.notBefore)) to \(Timestamp.utc(root.notAfter)))")
+        }
+        let leafKey = try PrivateKey.generate(leafKeyType)
+        try write(root: root, rootKey: rootKey, leafKey: leafKey)
+        return CertificateAuthority(root: root, rootKey: rootKey, leafKey: leafKey)
+    }
+
+    /// Deletes the root certificate and both keys (the profile identity stays, so a later CA's
+    /// `.mobileconfig` replaces the removed one on devices).
+    /// - Throws: `FileWriteError` when a file cannot be removed.
+    public func remove() throws {
+        for path in [rootKeyPath, leafKeyPath, rootPath] where entryExists(path) {
+            if unlink(path) != 0 {
+                throw FileWriteError(path: path, reason: String(cString: strerror(errno)))
+            }
+        }
+    }
+
+    private func refuseUnlessAbsent() throws {
+        switch load() {
+        case .absent: return
+        case .present: throw CAError.alreadyExists(directory: directory)
+        case .doubt(let doubt): throw CAError.inDoubt(doubt)
+        }
+    }
+
+    private func write(root: Certificate, rootKey: PrivateKey, leafKey: PrivateKey) throws {
+        try FileModes.makeDirectory((directory as NSString).deletingLastPathComponent, mode: 0o700)
+        try FileModes.makeDirectory(directory, mode: 0o700)
+        try FileModes.writeAtomically(try rootKey.pkcs8PEM(), to: rootKeyPath, mode: 0o600, exclusive: true)
+        try FileModes.writeAtomically(try leafKey.pkcs8PEM(), to: leafKeyPath, mode: 0o600, exclusive: true)
+        try FileModes.writeAtomically(root.pem, to: rootPath, mode: 0o644, exclusive: true)
+        _ = try ProfileIdentity.loadOrCreate(path: identityPath)
+    }
+
+    private func entryExists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    private struct DoubtThrow: Error { let doubt: CADoubt }
+
+    private func readFile(_ path: String) throws -> [UInt8] {
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue {
+            throw DoubtThrow(doubt: CADoubt(path: path, problem: "is a folder where a file should be"))
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw DoubtThrow(doubt: CADoubt(path: path, problem: "cannot be read (\(String(cString: strerror(errno))))"))
+        }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw DoubtThrow(doubt: CADoubt(path: path, problem: "cannot be read (\(String(cString: strerror(errno))))"))
+            }
+            if n == 0 { break }
+            out += buffer[0..<n]
+        }
+        return out
+    }
+
+    private func readKey(_ path: String) throws -> PrivateKey {
+        let bytes = try readFile(path)
+        do { return try PrivateKey.fromPEM(bytes) } catch {
+            throw DoubtThrow(doubt: CADoubt(path: path, problem: "cannot be parsed as a PEM private key"))
+        }
+    }
+}
+
+/// Reads a file the user named on the command line.
+/// - Throws: `CAError.unreadableFile`.
+public func readUserFile(_ path: String) throws -> [UInt8] {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        let reason = FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file"
+        throw CAError.unreadableFile(path: path, reason: reason)
+    }
+    return [UInt8](data)
+}
+
+/// UTC time text for people: `2026-11-30 03:05:00 UTC`.
+public enum Timestamp {
+    public static func utc(_ seconds: Int64) -> String {
+        var t = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        var buf = [CChar](repeating: 0, count: 64)
+        strftime(&buf, buf.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
+        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// RFC 3339 / ISO 8601 UTC: `2026-11-30T03:05:00Z`.
+    public static func iso8601(_ seconds: Int64) -> String {
+        var t = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        var buf = [CChar](repeating: 0, count: 64)
+        strftime(&buf, buf.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,104 @@
+import COpenSSL
+
+/// A loaded, usable CA: the root certificate, its key, and the one key every minted leaf uses.
+///
+/// Immutable after loading; minting only reads it, so one instance serves every proxy thread.
+public final class CertificateAuthority: Sendable {
+    /// The root certificate (public; safe to show and export).
+    public let root: Certificate
+    /// The root's private key. Never printed; leaves `$TV_HOME/ca` only in a PKCS#12 the user asks for.
+    let rootKey: PrivateKey
+    /// The key of every minted leaf (one key reused, as mitmproxy does: a leaf costs one signature).
+    public let leafKey: PrivateKey
+
+    init(root: Certificate, rootKey: PrivateKey, leafKey: PrivateKey) {
+        self.root = root
+        self.rootKey = rootKey
+        self.leafKey = leafKey
+    }
+
+    /// Seconds in a day.
+    static let day: Int64 = 86_400
+    /// Leaves are backdated 2 days (clock skew) and span at most 199 days including that, under
+    /// Chromium's ERR_CERT_VALIDITY_TOO_LONG limit and Apple's 825 days (notes/specs.md §2.1).
+    public static let leafBackdate: Int64 = 2 * day
+    public static let leafSpan: Int64 = 199 * day
+    /// Roots are backdated 2 days and valid 10 years from creation.
+    public static let rootBackdate: Int64 = 2 * day
+    public static let rootLifetime: Int64 = 3650 * day
+
+    /// Makes a self-signed root for `key` (profile: CA/README.md "The root").
+    ///
+    /// Subject `CN=TunnelVision Root CA <first 8 hex of the SKI>, O=TunnelVision`: unique per key,
+    /// so a regenerated CA never repeats an issuer name + serial pair (Firefox
+    /// SEC_ERROR_REUSED_ISSUER_AND_SERIAL). basicConstraints critical CA:TRUE pathlen:0; keyUsage
+    /// critical keyCertSign, cRLSign; SKI; no EKU (OpenSSL applies EKU to anchors too).
+    /// - Parameter now: seconds since 1970-01-01 UTC.
+    /// - Throws: `OpenSSLError`.
+    public static func makeRoot(key: PrivateKey, now: Int64) throws -> Certificate {
+        // The SKI is a hash of the public key; make a throwaway certificate to let OpenSSL compute it.
+        let probe = try CertificateBuilder(subjectKey: key, serial: [1], notBefore: now, notAfter: now + day)
+        try probe.setIssuer(nil)
+        try probe.addExtension(NID_subject_key_identifier, "hash", issuer: nil)
+        let skid = try probe.sign(with: key).subjectKeyIdentifier ?? []
+        let tag = Hex.encode(Array(skid.prefix(4)))
+
+        let builder = try CertificateBuilder(subjectKey: key, serial: try SerialNumber.random(),
+                                             notBefore: now - rootBackdate, notAfter: now + rootLifetime)
+        try builder.setSubject([("CN", "TunnelVision Root CA \(tag)"), ("O", "TunnelVision")])
+        try builder.setIssuer(nil)
+        try builder.addExtension(NID_basic_constraints, "critical,CA:TRUE,pathlen:0", issuer: nil)
+        try builder.addExtension(NID_key_usage, "critical,keyCertSign,cRLSign", issuer: nil)
+        try builder.addExtension(NID_subject_key_identifier, "hash", issuer: nil)
+        return try builder.sign(with: key)
+    }
+
+    /// Mints a leaf for `identity`, signed by the root, carrying the shared leaf key.
+    ///
+    /// Profile: SAN with every name (critical when there is no CN); CN = first name when ≤ 64
+    /// characters; EKU serverAuth; keyUsage critical digitalSignature (+ keyEncipherment for an
+    /// RSA leaf key); AKI = the root's SKI; basicConstraints critical CA:FALSE; a random 16-byte
+    /// serial; notBefore = now − 2 days; notAfter = notBefore + 199 days, never past the root's end.
+    /// - Parameter now: seconds since 1970-01-01 UTC.
+    /// - Throws: `OpenSSLError`; `CAError.importRefused` never. Cost: one signature (~0.05 ms P-256).
+    public func mintLeaf(for identity: LeafIdentity, now: Int64) throws -> Leaf {
+        let certificate = try sign(identity: identity, key: leafKey, now: now)
+        return Leaf(certificate: certificate, key: leafKey, root: root)
+    }
+
+    /// Issues a certificate for a local development server with its own fresh key (what mkcert
+    /// does): the same profile as a minted leaf.
+    /// - Throws: `OpenSSLError`.
+    public func issue(for identity: LeafIdentity, keyType: KeyType, now: Int64) throws -> Leaf {
+        let key = try PrivateKey.generate(keyType)
+        let certificate = try sign(identity: identity, key: key, now: now)
+        return Leaf(certificate: certificate, key: key, root: root)
+    }
+
+    private func sign(identity: LeafIdentity, key: PrivateKey, now: Int64) throws -> Certificate {
+        let notBefore = now - CertificateAuthority.leafBackdate
+        let notAfter = min(notBefore + CertificateAuthority.leafSpan, root.notAfter)
+        let builder = try CertificateBuilder(subjectKey: key, serial: try SerialNumber.random(),
+                                             notBefore: notBefore, notAfter: notAfter)
+        let cn = identity.commonName
+        try builder.setSubject(cn.map { [("CN", $0)] } ?? [])
+        try builder.setIssuer(root)
+        try builder.addExtension(NID_basic_constraints, "critical,CA:FALSE", issuer: root)
+        try builder.addExtension(NID_key_usage, key.isRSA ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature", issuer: root)
+        try builder.addExtension(NID_ext_key_usage, "serverAuth", issuer: root)
+        try builder.addExtension(NID_authority_key_identifier, "keyid:always", issuer: root)
+        let san = identity.subjectAlternativeNames.map(\.description).joined(separator: ",")
+        try builder.addExtension(NID_subject_alt_name, (cn == nil ? "critical," : "") + san, issuer: root)
+        return try builder.sign(with: rootKey)
+    }
+}
+
+/// A minted leaf: the certificate, its key, and the root that signed it (the chain to send).
+public struct Leaf: Sendable {
+    public let certificate: Certificate
+    public let key: PrivateKey
+    public let root: Certificate
+
+    /// The leaf then the root, PEM, as a server sends its chain.
+    public var chainPEM: [UInt8] { certificate.pem + root.pem }
+}

@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An IPv4 or IPv6 address as its network-order bytes (4 or 16), as an iPAddress SAN carries it
+/// (RFC 5280 §4.2.1.6).
+public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+    /// 4 bytes for IPv4, 16 for IPv6.
+    public let bytes: [UInt8]
+
+    /// From 4 or 16 network-order bytes; nil for any other length.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 4 || bytes.count == 16 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// Parses a literal: dotted IPv4 (`127.0.0.1`) or IPv6 (`::1`, also bracketed `[::1]`).
+    /// Returns nil when the text is not an address (inet_pton(3) rules).
+    public init?(_ text: String) {
+        var literal = Substring(text)
+        if literal.hasPrefix("[") && literal.hasSuffix("]") { literal = literal.dropFirst().dropLast() }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, String(literal), &v4) == 1 {
+            bytes = withUnsafeBytes(of: &v4) { Array($0) }
+            return
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, String(literal), &v6) == 1 {
+            bytes = withUnsafeBytes(of: &v6) { Array($0) }
+            return
+        }
+        return nil
+    }
+
+    /// Whether this is an IPv4 address.
+    public var isIPv4: Bool { bytes.count == 4 }
+
+    /// The canonical text form (inet_ntop(3)): `127.0.0.1`, `::1`.
+    public var description: String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = isIPv4 ? AF_INET : AF_INET6
+        let ok = bytes.withUnsafeBytes { inet_ntop(family, $0.baseAddress, &buffer, socklen_t(buffer.count)) }
+        guard ok != nil else { return "?" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// File-system helpers that set the mode at creation, never after: a key file is 0600 from its
+/// first byte, and a replaced file is swapped in whole (write a temporary, fsync, rename(2)).
+public enum FileModes {
+    /// Creates `path` and missing parents; an existing folder of ours is (re)set to `mode`.
+    /// - Throws: `TVHomeError.cannotCreate` when `path` is not a folder or cannot be made.
+    public static func makeDirectory(_ path: String, mode: mode_t) throws {
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
+            guard isDir.boolValue else {
+                throw TVHomeError.cannotCreate(path: path, reason: "a file stands where the folder should be")
+            }
+            if chmod(path, mode) != 0 {
+                throw TVHomeError.cannotCreate(path: path, reason: String(cString: strerror(errno)))
+            }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: Int(mode)])
+        } catch {
+            throw TVHomeError.cannotCreate(path: path, reason: error.localizedDescription)
+        }
+        _ = chmod(path, mode)
+    }
+
+    /// Writes `data` to `path` atomically with `mode` (e.g. 0o600), through a temporary file in the
+    /// same folder that is fsynced and renamed over the target.
+    /// - Parameter exclusive: when true, refuses (EEXIST) if `path` already exists.
+    /// - Throws: `FileWriteError` naming the path and the system's reason.
+    public static func writeAtomically(_ data: [UInt8], to path: String, mode: mode_t, exclusive: Bool = false) throws {
+        if exclusive && FileManager.default.fileExists(atPath: path) {
+            throw FileWriteError(path: path, reason: "the file already exists")
+        }
+        let dir = (path as NSString).deletingLastPathComponent
+        let tmp = dir + "/." + ((path as NSString).lastPathComponent) + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw FileWriteError(path: path, reason: String(cString: strerror(errno))) }
+        var ok = true
+        var reason = ""
+        data.withUnsafeBytes { raw in
+            var off = 0
+            while off < raw.count {
+                let n = write(fd, raw.baseAddress! + off, raw.count - off)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    ok = false; reason = String(cString: strerror(errno)); return
+                }
+                off += n
+            }
+        }
+        if ok && fchmod(fd, mode) != 0 { ok = false; reason = String(cString: strerror(errno)) }
+        if ok && fsync(fd) != 0 { ok = false; reason = String(cString: strerror(errno)) }
+        close(fd)
+        if ok {
+            if exclusive {
+                // link(2) fails with EEXIST instead of replacing, so a racing writer never loses.
+                if link(tmp, path) != 0 { ok = false; reason = String(cString: strerror(errno)) }
+                unlink(tmp)
+            } else if rename(tmp, path) != 0 {
+                ok = false; reason = String(cString: strerror(errno))
+            }
+        }
+        if !ok {
+            unlink(tmp)
+            throw FileWriteError(path: path, reason: reason)
+        }
+    }
+
+    /// The permission bits of `path` (e.g. 0o600), or nil when it cannot be stat'ed.
+    public static func permissions(of path: String) -> mode_t? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return st.st_mode & 0o7777
+    }
+}
+
+/// A file could not be written.
+public struct FileWriteError: UserFacingError, Equatable {
+    public let path: String
+    public let reason: String
+    public init(path: String, reason: String) { self.path = path; self.reason = reason }
+    public var message: String {
+        "Could not write \(path) (\(reason)); check the folder's permissions and free space, then try again."
+    }
+}

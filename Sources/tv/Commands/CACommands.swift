@@ -1,0 +1,183 @@
+import CommandLineParser
+import Foundation
+import LocalCA
+import TVHome
+
+/// `tv ca …`: create, import, status/show, export, issue.
+enum CACommands {
+    static let keyHelp = "Key type: \(KeyType.allCases.map(\.name).joined(separator: "|")) (default ecdsa-p256)."
+
+    static let spec = CommandSpec(
+        name: "ca",
+        summary: "Create, inspect and export the local certificate authority.",
+        discussion: "The CA lives in $TV_HOME/ca (folder 0700, keys 0600). See CA/README.md for what each file is and how to trust the root on each platform.",
+        subcommands: [
+            CommandSpec(name: "create", summary: "Make the root certificate and the leaf key.",
+                        options: [OptionSpec("key", value: "TYPE", help: keyHelp),
+                                  OptionSpec("leaf-key", value: "TYPE", help: "Key type of the key every minted leaf carries (default ecdsa-p256)."),
+                                  OptionSpec("json", help: "Print the new CA's facts as JSON.")]),
+            CommandSpec(name: "import", summary: "Use an existing CA certificate and key as the root.",
+                        options: [OptionSpec("cert", value: "FILE", help: "The CA certificate (PEM or DER)."),
+                                  OptionSpec("key", value: "FILE", help: "Its private key (unencrypted PEM)."),
+                                  OptionSpec("leaf-key", value: "TYPE", help: "Key type of the new leaf key (default ecdsa-p256).")]),
+            CommandSpec(name: "status", summary: "Say whether a CA exists and show its facts.",
+                        options: [OptionSpec("json", help: "Print as JSON.")]),
+            CommandSpec(name: "show", summary: "The same as status.",
+                        options: [OptionSpec("json", help: "Print as JSON.")]),
+            CommandSpec(name: "export", summary: "Write the root certificate in a form another device or tool installs.",
+                        discussion: "Give exactly one format. Only --p12-with-key carries the root key, and only with --yes and a passphrase.",
+                        options: [OptionSpec("pem", help: "PEM certificate (Linux stores, Firefox, curl --cacert)."),
+                                  OptionSpec("der", help: "DER certificate (.cer for Android and Windows)."),
+                                  OptionSpec("p12", help: "PKCS#12 with the certificate only (importing trust on Windows/macOS)."),
+                                  OptionSpec("p12-with-key", help: "PKCS#12 with the certificate and the root key (moving the CA to another tool); needs --yes and --passphrase-file."),
+                                  OptionSpec("android", help: "PEM named <subject_hash_old>.0 as Android's system store expects."),
+                                  OptionSpec("mobileconfig", help: "Apple configuration profile for iOS and macOS."),
+                                  OptionSpec("output", short: "o", value: "FILE", help: "Write to FILE (for --android: a file or a folder) instead of standard output."),
+                                  OptionSpec("passphrase-file", value: "FILE", help: "Read the PKCS#12 passphrase from the first line of FILE."),
+                                  OptionSpec("yes", help: "Confirm exporting the root key.")]),
+            CommandSpec(name: "issue", summary: "Issue a certificate with its own key for a local development server.",
+                        options: [OptionSpec("out-dir", value: "DIR", help: "Folder to write into (default: the current folder)."),
+                                  OptionSpec("key", value: "TYPE", help: keyHelp)],
+                        positionals: [PositionalSpec("NAME", help: "Host names and/or IP addresses the certificate is for.", variadic: true)]),
+        ]
+    )
+
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
+        "ca create": create,
+        "ca import": importCA,
+        "ca status": status,
+        "ca show": status,
+        "ca export": export,
+        "ca issue": issue,
+    ]
+
+    static func create(_ inv: Invocation) throws -> Int32 {
+        let rootType = try inv.command.value("key").map(KeyType.parse) ?? .ecdsaP256
+        let leafType = try inv.command.value("leaf-key").map(KeyType.parse) ?? .ecdsaP256
+        let home = try inv.home()
+        try home.ensureExists()
+        let folder = CAFolder(home: home)
+        let ca = try folder.create(rootKeyType: rootType, leafKeyType: leafType, now: inv.now)
+        let report = CAStatusReport(state: .present(ca), folder: folder)
+        if inv.json {
+            inv.console.line(JSONValue.object(report.jsonFields()).serialized(pretty: true))
+        } else {
+            inv.console.line("Created a new CA.")
+            for line in report.lines(now: inv.now).dropFirst() { inv.console.line(line) }
+            inv.console.line("")
+            inv.console.line("Next: trust the root where you want inspection to work (CA/README.md lists every platform);")
+            inv.console.line("      `tv ca export --mobileconfig -o tv.mobileconfig` for iOS/macOS, `--der` for Android/Windows.")
+        }
+        return 0
+    }
+
+    static func importCA(_ inv: Invocation) throws -> Int32 {
+        guard let cert = inv.command.value("cert"), let key = inv.command.value("key") else {
+            throw UsageRefusal("'tv ca import' needs both --cert FILE and --key FILE.")
+        }
+        let leafType = try inv.command.value("leaf-key").map(KeyType.parse) ?? .ecdsaP256
+        let home = try inv.home()
+        try home.ensureExists()
+        let folder = CAFolder(home: home)
+        let ca = try folder.importCA(certificatePath: cert, keyPath: key, leafKeyType: leafType, now: inv.now)
+        inv.console.line("Imported the CA \(ca.root.subject).")
+        for line in CAStatusReport(state: .present(ca), folder: folder).lines(now: inv.now).dropFirst() { inv.console.line(line) }
+        if let eku = ca.root.extendedKeyUsage, eku & 0x0001 == 0 {  // XKU_SSL_SERVER
+            inv.console.note("Note: this root carries an extendedKeyUsage without serverAuth; OpenSSL-based clients will refuse its leaves.")
+        }
+        return 0
+    }
+
+    static func status(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.home()
+        let folder = CAFolder(home: home)
+        let report = CAStatusReport(state: folder.load(), folder: folder)
+        if inv.json {
+            inv.console.line(JSONValue.object(report.jsonFields()).serialized(pretty: true))
+        } else {
+            for line in report.lines(now: inv.now) { inv.console.line(line) }
+        }
+        return report.state == .doubt ? 1 : 0
+    }
+
+    static func loadPresent(_ inv: Invocation) throws -> (CertificateAuthority, CAFolder) {
+        let folder = CAFolder(home: try inv.home())
+        switch folder.load() {
+        case .present(let ca): return (ca, folder)
+        case .absent: throw CAError.absent(directory: folder.directory)
+        case .doubt(let doubt): throw CAError.inDoubt(doubt)
+        }
+    }
+
+    static func export(_ inv: Invocation) throws -> Int32 {
+        let formats = ["pem", "der", "p12", "p12-with-key", "android", "mobileconfig"].filter { inv.command.has($0) }
+        guard formats.count == 1, let format = formats.first else {
+            throw UsageRefusal(formats.isEmpty
+                ? "'tv ca export' needs a format: --pem, --der, --p12, --p12-with-key, --android or --mobileconfig."
+                : "'tv ca export' takes one format at a time; you gave --\(formats.joined(separator: " and --")).")
+        }
+        if format == "p12-with-key" && !inv.yes {
+            throw CAError.consentRequired(what: "--p12-with-key writes the root's private key: anyone holding the file and its passphrase can make certificates your devices trust.")
+        }
+        let (ca, folder) = try loadPresent(inv)
+        var passphrase = ""
+        if let file = inv.command.value("passphrase-file") {
+            let text = String(decoding: try readUserFile(file), as: UTF8.self)
+            passphrase = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        }
+        var output = inv.command.value("output")
+        let bytes: [UInt8]
+        var binary = false
+        switch format {
+        case "pem": bytes = CAExport.pem(ca)
+        case "der": bytes = CAExport.der(ca); binary = true
+        case "p12": bytes = try CAExport.pkcs12(ca, passphrase: passphrase, includeKey: false); binary = true
+        case "p12-with-key": bytes = try CAExport.pkcs12(ca, passphrase: passphrase, includeKey: true); binary = true
+        case "android":
+            let name = CAExport.androidFileName(ca)
+            var isDir: ObjCBool = false
+            if let out = output {
+                if FileManager.default.fileExists(atPath: out, isDirectory: &isDir), isDir.boolValue { output = out + "/" + name }
+            }
+            bytes = CAExport.android(ca)
+            if output == nil { inv.console.note("Android expects this file to be named \(name).") }
+        default:
+            inv.console.note(MobileConfig.unsignedNotice)
+            let identity = try ProfileIdentity.loadOrCreate(path: folder.identityPath)
+            bytes = try CAExport.mobileConfig(ca, identity: identity)
+        }
+        if let output {
+            let mode: mode_t = format == "p12-with-key" ? 0o600 : 0o644
+            try FileModes.writeAtomically(bytes, to: output, mode: mode)
+            inv.console.note("Wrote \(output) (\(bytes.count) bytes).")
+        } else {
+            if binary && inv.console.stdoutIsTerminal {
+                throw UsageRefusal("--\(format) is binary and standard output is a terminal; write it with -o FILE or redirect it.", exitCode: 1)
+            }
+            inv.console.bytes(bytes)
+        }
+        return 0
+    }
+
+    static func issue(_ inv: Invocation) throws -> Int32 {
+        let keyType = try inv.command.value("key").map(KeyType.parse) ?? .ecdsaP256
+        let identity = try LeafIdentity(names: inv.command.positionals)
+        let (ca, _) = try loadPresent(inv)
+        let leaf = try ca.issue(for: identity, keyType: keyType, now: inv.now)
+        let dir = inv.command.value("out-dir") ?? FileManager.default.currentDirectoryPath
+        try FileModes.makeDirectory(dir, mode: 0o755)
+        let base = (identity.dnsNames.first ?? identity.ipAddresses.first!.description).replacingOccurrences(of: "*", with: "_wildcard")
+        let certPath = dir + "/\(base).pem"
+        let chainPath = dir + "/\(base)-chain.pem"
+        let keyPath = dir + "/\(base)-key.pem"
+        try FileModes.writeAtomically(try leaf.key.pkcs8PEM(), to: keyPath, mode: 0o600)
+        try FileModes.writeAtomically(leaf.certificate.pem, to: certPath, mode: 0o644)
+        try FileModes.writeAtomically(leaf.chainPEM, to: chainPath, mode: 0o644)
+        inv.console.line("Issued a certificate for \(identity.subjectAlternativeNames.map(\.description).joined(separator: ", ")), valid until \(Timestamp.utc(leaf.certificate.notAfter)).")
+        inv.console.line("  certificate  \(certPath)")
+        inv.console.line("  chain        \(chainPath) (certificate + root, what a server sends)")
+        inv.console.line("  key          \(keyPath) (0600)")
+        inv.console.line("Clients trust it once they trust this CA's root (`tv ca status` shows where it is).")
+        return 0
+    }
+}

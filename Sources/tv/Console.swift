@@ -1,0 +1,40 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a command writes: standard output for results, standard error for notices and errors.
+struct Console {
+    /// Writes text to standard output.
+    func out(_ text: String) { write(1, Array(text.utf8)) }
+    /// Writes one line to standard output.
+    func line(_ text: String = "") { out(text + "\n") }
+    /// Writes one line to standard error.
+    func note(_ text: String) { write(2, Array((text + "\n").utf8)) }
+    /// Writes raw bytes to standard output.
+    func bytes(_ data: [UInt8]) { write(1, data) }
+
+    /// Whether standard output is a terminal (binary output is then refused).
+    var stdoutIsTerminal: Bool { isatty(1) == 1 }
+    /// Whether standard input is a terminal (questions can be asked).
+    var stdinIsTerminal: Bool { isatty(0) == 1 }
+
+    /// Asks a yes/no question on standard error and reads the answer from standard input;
+    /// anything but y/yes is no, and so is end of input.
+    func confirm(_ question: String) -> Bool {
+        write(2, Array((question + " [y/N] ").utf8))
+        guard let answer = readLine() else { return false }
+        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+    }
+
+    private func write(_ fd: Int32, _ data: [UInt8]) {
+        data.withUnsafeBytes { raw in
+            var off = 0
+            while off < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
+                if n < 0 { if errno == EINTR { continue }; return }
+                off += n
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import CommandLineParser
+import Foundation
+import TVHome
+
+/// Everything a command needs: what was parsed, the environment, where to write, and the clock.
+struct Invocation {
+    let command: ParsedCommand
+    let environment: [String: String]
+    let console: Console
+    /// Seconds since 1970-01-01 UTC, read once per invocation.
+    let now: Int64
+
+    /// The data folder, from `--data-dir`, `TV_HOME`, `XDG_DATA_HOME` or `HOME`.
+    func home() throws -> TVHome {
+        try TVHome.resolve(dataDir: command.value("data-dir"), environment: environment)
+    }
+
+    /// Whether `--json` was given.
+    var json: Bool { command.has("json") }
+    /// Whether `--yes` was given.
+    var yes: Bool { command.has("yes") }
+}
+
+/// A refusal from the command line layer itself (consent missing, conflicting options).
+struct UsageRefusal: UserFacingError {
+    let message: String
+    let exitCode: Int32
+    init(_ message: String, exitCode: Int32 = 2) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+}

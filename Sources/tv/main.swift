@@ -1,0 +1,34 @@
+import CommandLineParser
+import Foundation
+import TVHome
+
+// `tv`: parse, dispatch, print one sentence on error. Exit codes: 0 done, 1 refused or failed,
+// 2 the command line cannot be run as typed.
+let console = Console()
+let parser = CommandLineParser(root: CommandTree.root, globalOptions: CommandTree.globalOptions)
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+do {
+    switch try parser.parse(arguments) {
+    case .help(_, let text):
+        console.out(text)
+        exit(0)
+    case .run(let parsed):
+        guard let handler = CommandTree.handlers[parsed.path.joined(separator: " ")] else {
+            console.out(parser.help(for: parsed.path) ?? "")
+            exit(2)
+        }
+        let invocation = Invocation(command: parsed, environment: ProcessInfo.processInfo.environment,
+                                    console: console, now: Int64(Date().timeIntervalSince1970))
+        exit(try handler(invocation))
+    }
+} catch let error as CommandLineError {
+    console.note("tv: " + error.message)
+    exit(error.exitCode)
+} catch let error as UserFacingError {
+    console.note("tv: " + error.message)
+    exit(error.exitCode)
+} catch {
+    console.note("tv: unexpected error: \(error); please report it with the command you ran.")
+    exit(1)
+}
