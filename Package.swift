@@ -23,12 +23,16 @@ let package = Package(
         // Root creation, leaf minting + cache, key storage, exports.
         .target(name: "LocalCA", dependencies: ["COpenSSL", "CTVShims", "TVHome"]),
 
-        .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA"]),
+        // The control socket of a live `tv run` session.
+        .target(name: "ControlChannel", dependencies: ["TVHome"]),
+
+        .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel"]),
 
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
         .testTarget(name: "CLITests", dependencies: ["tv"]),
+        .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,27 @@
+# Sourced by Scripts/run, Scripts/test and Scripts/bench: installs missing Debian packages.
+# Usage: ensure_packages PKG...   (apt-get update runs once, only when something is missing)
+
+ensure_swift_on_path() {
+    if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+        export PATH="/opt/swift/usr/bin:$PATH"
+    fi
+    command -v swift >/dev/null 2>&1 || { echo "tv: the Swift toolchain is not on PATH; install Swift 6 (swift.org) and try again." >&2; exit 1; }
+}
+
+ensure_packages() {
+    local missing=() p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "Installing missing Debian packages: ${missing[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# What building tv needs.
+BUILD_PACKAGES=(libssl-dev libsqlite3-dev libnghttp2-dev pkg-config openssl ca-certificates)
+# What the tests use as real peers and cross-checks.
+TEST_PACKAGES=(python3 curl nginx-light libnss3-tools nghttp2-client wrk iproute2 procps)
