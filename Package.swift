@@ -28,6 +28,9 @@ let package = Package(
 
         .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel"]),
 
+        // Micro-benchmarks of tv's own hot paths (Scripts/bench).
+        .executableTarget(name: "tv-bench", dependencies: ["LocalCA"]),
+
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
