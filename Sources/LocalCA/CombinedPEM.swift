@@ -1,0 +1,25 @@
+extension CertificateAuthority {
+    /// A CA for one session from a single PEM file holding the CA's private key and certificate
+    /// (mitmproxy's `mitmproxy-ca.pem` shape), kept in memory only; a fresh leaf key is made.
+    ///
+    /// The same checks as `tv ca import`: a CA certificate whose key matches, valid at `now`.
+    /// - Parameters:
+    ///   - path: the file's path, named in errors.
+    ///   - now: seconds since 1970-01-01 UTC.
+    /// - Throws: `CAError.unreadableFile`, `CAError.importRefused`, `OpenSSLError`.
+    public static func fromCombinedPEM(path: String, leafKeyType: KeyType = .ecdsaP256, now: Int64) throws -> CertificateAuthority {
+        let bytes = try readUserFile(path)
+        guard let root = Certificate.allFromPEM(bytes).first else {
+            throw CAError.importRefused(file: path, reason: "it holds no PEM certificate")
+        }
+        guard let key = try? PrivateKey.fromPEM(bytes) else {
+            throw CAError.importRefused(file: path, reason: "it holds no unencrypted PEM private key")
+        }
+        guard root.isCA else { throw CAError.importRefused(file: path, reason: "its certificate is not a CA (basicConstraints CA:TRUE is missing)") }
+        guard root.matches(key) else { throw CAError.importRefused(file: path, reason: "its key is not the key of its certificate") }
+        guard root.notBefore <= now, now < root.notAfter else {
+            throw CAError.importRefused(file: path, reason: "its certificate is not valid now")
+        }
+        return CertificateAuthority(root: root, rootKey: key, leafKey: try PrivateKey.generate(leafKeyType))
+    }
+}
