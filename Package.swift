@@ -23,6 +23,8 @@ let package = Package(
         // Root creation, leaf minting + cache, key storage, exports.
         .target(name: "LocalCA", dependencies: ["COpenSSL", "CTVShims", "TVHome"]),
 
+        // SQLite: flows, pinned hosts, host names; migrations; the batched single writer.
+        .target(name: "FlowStore", dependencies: ["CSQLite", "TVHome"]),
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
@@ -36,6 +38,7 @@ let package = Package(
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
         .testTarget(name: "CLITests", dependencies: ["tv"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel"]),
+        .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,48 @@
+/// The writer thread's own connection and upsert statement. It is created, used and closed on
+/// that one thread only (the one-connection-per-thread rule), so it need not be `Sendable`.
+final class FlowBatchWriter {
+    private let database: SQLiteDatabase
+    private let upsert: SQLiteStatement
+    /// The largest flow id in the file when it was opened (0 for none).
+    let maxID: Int64
+
+    /// Opens `path`, applies migrations, reads max(id).
+    /// - Throws: `FlowStoreError` (`.corrupt`, `.newerSchema`, `.cannotOpen` …).
+    init(path: String) throws {
+        database = try SQLiteDatabase(path: path)
+        try FlowSchema.migrate(database)
+        if case let .integer(max) = try database.scalar("SELECT max(id) FROM flows") {
+            maxID = max
+        } else {
+            maxID = 0
+        }
+        upsert = try database.prepare(FlowRecordColumns.upsertSQL)
+    }
+
+    /// Writes `events` in one transaction. Several events for one flow collapse into its latest
+    /// record, written once, in the order flows first appear.
+    /// - Throws: `FlowStoreError`; nothing of the batch is written then.
+    func write(_ events: [FlowEvent]) throws {
+        var order: [Int64] = []
+        var latest: [Int64: FlowRecord] = [:]
+        order.reserveCapacity(events.count)
+        latest.reserveCapacity(events.count)
+        for event in events {
+            let flow = event.flow
+            if latest.updateValue(flow, forKey: flow.id) == nil {
+                order.append(flow.id)
+            }
+        }
+        try database.transaction {
+            for id in order {
+                try upsert.bind(FlowRecordColumns.bindings(latest[id]!))
+                try upsert.step()
+            }
+        }
+        upsert.reset()
+    }
+
+    func close() {
+        database.close()
+    }
+}

@@ -1,0 +1,117 @@
+/// Which flows to list: filters, a page size and a keyset cursor. A pure value; `plan()` turns it
+/// into SQL and bindings without touching a database.
+public struct FlowQuery: Sendable, Equatable {
+    /// The page size used when none is given.
+    public static let defaultLimit = 50
+    /// The largest page size honoured; larger values are cut to it.
+    public static let maximumLimit = 10_000
+
+    /// Case-insensitive (ASCII) substring of the host name, the server address or the client address.
+    public var host: String?
+    /// Only flows with this status.
+    public var status: FlowStatus?
+    /// Only flows that started at or after this time (µs); what `--since 1h` resolves to.
+    public var since: Int64?
+    /// Only flows that started at or after this time (µs); with `to`, a half-open window.
+    public var from: Int64?
+    /// Only flows that started before this time (µs), exclusive.
+    public var to: Int64?
+    /// Rows per page; clamped to 1…`maximumLimit` (default `defaultLimit`).
+    public var limit: Int
+    /// The previous page's `FlowPage.nextCursor`; nil for the first (newest) page.
+    public var after: String?
+
+    /// A query; every filter left nil matches all flows. Times are µs since the epoch.
+    public init(host: String? = nil, status: FlowStatus? = nil, since: Int64? = nil, from: Int64? = nil,
+                to: Int64? = nil, limit: Int = FlowQuery.defaultLimit, after: String? = nil) {
+        self.host = host
+        self.status = status
+        self.since = since
+        self.from = from
+        self.to = to
+        self.limit = limit
+        self.after = after
+    }
+
+    /// `limit` clamped to 1…`maximumLimit`.
+    public var effectiveLimit: Int {
+        min(max(limit, 1), FlowQuery.maximumLimit)
+    }
+
+    /// The SELECT for one page. It asks for one row more than the page so the caller learns
+    /// whether another page follows without a second query.
+    /// - Throws: `FlowStoreError.badCursor` when `after` is not a cursor tv gave out.
+    public func plan() throws -> FlowQueryPlan {
+        var (conditions, bindings) = filterConditions()
+        if let after {
+            let cursor = try FlowCursor(after)
+            conditions.append("(start_time, id) < (?, ?)")
+            bindings += [.integer(cursor.startTime), .integer(cursor.id)]
+        }
+        let limit = effectiveLimit
+        bindings.append(.integer(Int64(limit + 1)))
+        let sql = "SELECT \(FlowRecordColumns.selectList) FROM flows"
+            + FlowQuery.whereClause(conditions)
+            + " ORDER BY start_time DESC, id DESC LIMIT ?"
+        return FlowQueryPlan(sql: sql, bindings: bindings, limit: limit)
+    }
+
+    /// `SELECT count(*)` of every flow the filters match; `after` and `limit` are ignored.
+    public func countPlan() -> FlowQueryPlan {
+        let (conditions, bindings) = filterConditions()
+        let sql = "SELECT count(*) FROM flows" + FlowQuery.whereClause(conditions)
+        return FlowQueryPlan(sql: sql, bindings: bindings, limit: 1)
+    }
+
+    private func filterConditions() -> ([String], [SQLiteValue]) {
+        var conditions: [String] = []
+        var bindings: [SQLiteValue] = []
+        if let host, !host.isEmpty {
+            let pattern = SQLiteValue.text("%" + FlowQuery.escapeLike(host) + "%")
+            conditions.append(
+                "(host LIKE ? ESCAPE '\\' OR server_address LIKE ? ESCAPE '\\' OR client_address LIKE ? ESCAPE '\\')")
+            bindings += [pattern, pattern, pattern]
+        }
+        if let status {
+            conditions.append("status = ?")
+            bindings.append(.text(status.rawValue))
+        }
+        if let since {
+            conditions.append("start_time >= ?")
+            bindings.append(.integer(since))
+        }
+        if let from {
+            conditions.append("start_time >= ?")
+            bindings.append(.integer(from))
+        }
+        if let to {
+            conditions.append("start_time < ?")
+            bindings.append(.integer(to))
+        }
+        return (conditions, bindings)
+    }
+
+    private static func whereClause(_ conditions: [String]) -> String {
+        conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+    }
+
+    /// Escapes LIKE's wildcards so `a_b%` matches itself: `\` before `\`, `%` and `_`.
+    static func escapeLike(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            if character == "\\" || character == "%" || character == "_" { out.append("\\") }
+            out.append(character)
+        }
+        return out
+    }
+}
+
+/// SQL and its bindings, as `FlowQuery` planned them.
+public struct FlowQueryPlan: Sendable, Equatable {
+    /// The statement, with `?` parameters.
+    public var sql: String
+    /// The values for the parameters, in order.
+    public var bindings: [SQLiteValue]
+    /// The page size the caller shows (the SQL asks for one more).
+    public var limit: Int
+}

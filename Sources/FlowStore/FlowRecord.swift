@@ -1,0 +1,118 @@
+/// One flow (a TCP connection or UDP association) as the flow database keeps it: one row of
+/// `flows`. Times are microseconds since the Unix epoch unless a field says seconds; byte counts
+/// are payload bytes (up = client → server, down = server → client).
+public struct FlowRecord: Sendable, Equatable {
+    /// Row id; 0 until `FlowWriter.open(_:)` assigns one.
+    public var id: Int64
+    /// When the flow began (µs since the epoch).
+    public var startTime: Int64
+    /// When bytes last moved either way (µs since the epoch).
+    public var lastActivityTime: Int64
+    /// The client's IP address as text (`127.0.0.1`, `::1`).
+    public var clientAddress: String
+    /// The client's port (0…65535).
+    public var clientPort: Int
+    /// The server's (original destination's) IP address as text.
+    public var serverAddress: String
+    /// The server's port (0…65535).
+    public var serverPort: Int
+    /// TCP or UDP.
+    public var transport: FlowTransport
+    /// The server's host name, when one is known (see `hostOrigin`).
+    public var host: String?
+    /// Where `host` came from (`.none` when there is no name).
+    public var hostOrigin: HostOrigin
+    /// The ALPN protocol in use (`h2`, `http/1.1`), if negotiated.
+    public var alpn: String?
+    /// The negotiated TLS version (`TLSv1.3`), if any.
+    public var tlsVersion: String?
+    /// What became of the flow's contents (inspected, kept private …).
+    public var status: FlowStatus
+    /// Why the flow failed or was kept private, in words.
+    public var failureReason: String?
+    /// Bytes client → server.
+    public var bytesUp: Int64
+    /// Bytes server → client.
+    public var bytesDown: Int64
+    /// How long the flow lasted (µs); nil while it is open.
+    public var duration: Int64?
+    /// The last I/O or TLS error text, if any.
+    public var error: String?
+    /// TLS versions the ClientHello offered (`TLSv1.3`, `TLSv1.2`).
+    public var clientVersions: [String]
+    /// ALPN ids the ClientHello offered.
+    public var clientALPN: [String]
+    /// Where `tlsVersion` was learned (`server_hello`, `upstream_leg`).
+    public var chosenVersionSource: String?
+    /// The server certificate's subject, as one line.
+    public var certificateSubject: String?
+    /// The server certificate's issuer, as one line.
+    public var certificateIssuer: String?
+    /// The server certificate's subjectAltName entries (`DNS:example.com`, `IP:192.0.2.1`).
+    public var certificateSANs: [String]
+    /// The server certificate's notBefore (seconds since the epoch).
+    public var certificateNotBefore: Int64?
+    /// The server certificate's notAfter (seconds since the epoch).
+    public var certificateNotAfter: Int64?
+    /// SHA-256 of the server certificate's DER, lowercase hex (64 characters).
+    public var certificateSHA256: String?
+
+    /// A record; everything past the five-tuple and status defaults to "not known yet".
+    public init(
+        id: Int64 = 0,
+        startTime: Int64,
+        lastActivityTime: Int64? = nil,
+        clientAddress: String,
+        clientPort: Int,
+        serverAddress: String,
+        serverPort: Int,
+        transport: FlowTransport = .tcp,
+        host: String? = nil,
+        hostOrigin: HostOrigin = .none,
+        alpn: String? = nil,
+        tlsVersion: String? = nil,
+        status: FlowStatus,
+        failureReason: String? = nil,
+        bytesUp: Int64 = 0,
+        bytesDown: Int64 = 0,
+        duration: Int64? = nil,
+        error: String? = nil,
+        clientVersions: [String] = [],
+        clientALPN: [String] = [],
+        chosenVersionSource: String? = nil,
+        certificateSubject: String? = nil,
+        certificateIssuer: String? = nil,
+        certificateSANs: [String] = [],
+        certificateNotBefore: Int64? = nil,
+        certificateNotAfter: Int64? = nil,
+        certificateSHA256: String? = nil
+    ) {
+        self.id = id
+        self.startTime = startTime
+        self.lastActivityTime = lastActivityTime ?? startTime
+        self.clientAddress = clientAddress
+        self.clientPort = clientPort
+        self.serverAddress = serverAddress
+        self.serverPort = serverPort
+        self.transport = transport
+        self.host = host
+        self.hostOrigin = hostOrigin
+        self.alpn = alpn
+        self.tlsVersion = tlsVersion
+        self.status = status
+        self.failureReason = failureReason
+        self.bytesUp = bytesUp
+        self.bytesDown = bytesDown
+        self.duration = duration
+        self.error = error
+        self.clientVersions = clientVersions
+        self.clientALPN = clientALPN
+        self.chosenVersionSource = chosenVersionSource
+        self.certificateSubject = certificateSubject
+        self.certificateIssuer = certificateIssuer
+        self.certificateSANs = certificateSANs
+        self.certificateNotBefore = certificateNotBefore
+        self.certificateNotAfter = certificateNotAfter
+        self.certificateSHA256 = certificateSHA256
+    }
+}

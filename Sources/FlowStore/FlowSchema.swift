@@ -1,0 +1,96 @@
+/// The flow database's schema, as an ordered list of migrations.
+///
+/// `migrations[i]` takes a file from `PRAGMA user_version` i to i+1. A new version is a new entry
+/// at the end; an entry already shipped is never edited. `migrate` applies what is missing in one
+/// transaction, so a file is either fully at the new version or untouched.
+public enum FlowSchema {
+    /// The SQL of each migration, oldest first.
+    public static let migrations: [String] = [
+        // 1: flows, settings, pinned hosts, host names.
+        """
+        CREATE TABLE flows (
+            id INTEGER PRIMARY KEY,
+            start_time INTEGER NOT NULL,              -- µs since the epoch
+            last_activity_time INTEGER NOT NULL,      -- µs since the epoch
+            client_address TEXT NOT NULL,
+            client_port INTEGER NOT NULL,
+            server_address TEXT NOT NULL,
+            server_port INTEGER NOT NULL,
+            transport TEXT NOT NULL CHECK (transport IN ('tcp', 'udp')),
+            host TEXT,
+            host_origin TEXT NOT NULL
+                CHECK (host_origin IN ('sni', 'connect', 'socks', 'reverse', 'dns', 'none')),
+            alpn TEXT,
+            tls_version TEXT,
+            status TEXT NOT NULL
+                CHECK (status IN ('not_encrypted', 'encrypted', 'inspected', 'kept_private', 'failed')),
+            failure_reason TEXT,
+            bytes_up INTEGER NOT NULL DEFAULT 0,
+            bytes_down INTEGER NOT NULL DEFAULT 0,
+            duration INTEGER,                         -- µs; NULL while open
+            error TEXT,
+            client_versions TEXT NOT NULL DEFAULT '', -- TextList
+            client_alpn TEXT NOT NULL DEFAULT '',     -- TextList
+            chosen_version_source TEXT,
+            cert_subject TEXT,
+            cert_issuer TEXT,
+            cert_sans TEXT NOT NULL DEFAULT '',       -- TextList
+            cert_not_before INTEGER,                  -- seconds since the epoch
+            cert_not_after INTEGER,                   -- seconds since the epoch
+            cert_sha256 TEXT                          -- lowercase hex
+        );
+        -- (start_time, rowid) order serves newest-first keyset pages without a sort.
+        CREATE INDEX flows_by_start_time ON flows (start_time);
+        CREATE INDEX flows_by_host ON flows (host);
+
+        CREATE TABLE settings (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE TABLE pinned_hosts (
+            host TEXT PRIMARY KEY,
+            first_seen INTEGER NOT NULL,              -- µs since the epoch
+            last_seen INTEGER NOT NULL,               -- µs since the epoch
+            reason TEXT NOT NULL,
+            count INTEGER NOT NULL DEFAULT 1
+        ) WITHOUT ROWID;
+
+        CREATE TABLE host_names (
+            address TEXT NOT NULL,
+            name TEXT NOT NULL,
+            first_seen INTEGER NOT NULL,              -- µs since the epoch
+            last_seen INTEGER NOT NULL,               -- µs since the epoch
+            PRIMARY KEY (address, name)
+        ) WITHOUT ROWID;
+        """,
+    ]
+
+    /// The version a file has after all migrations: `migrations.count`.
+    public static var currentVersion: Int { migrations.count }
+
+    /// Brings `database` up to `migrations.count`, in order, in one transaction.
+    /// - Parameter migrations: the list to apply (the real one unless a test passes its own).
+    /// - Returns: the version the file had before (0 for a new file).
+    /// - Throws: `FlowStoreError.newerSchema` when the file's version is above what this code
+    ///   knows (the file is left untouched), or the `FlowStoreError` of a failing statement (the
+    ///   file stays at its old version).
+    @discardableResult
+    public static func migrate(_ database: SQLiteDatabase, migrations: [String] = FlowSchema.migrations) throws -> Int {
+        // Read the version inside the write transaction, so two connections opening at once
+        // cannot both apply the same migration.
+        try database.transaction {
+            let found = try database.userVersion()
+            guard found <= migrations.count else {
+                throw FlowStoreError.newerSchema(path: database.path, found: found, supported: migrations.count)
+            }
+            for version in found..<migrations.count {
+                try database.execute(migrations[version])
+            }
+            if found != migrations.count {
+                try database.setUserVersion(migrations.count)
+            }
+            return found
+        }
+    }
+}

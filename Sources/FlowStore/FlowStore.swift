@@ -1,0 +1,96 @@
+import TVHome
+
+/// The flow database (`$TV_HOME/tunnelvision.sqlite3`): flows, settings, pinned hosts and host
+/// names, in one SQLite file in WAL mode.
+///
+/// Reads and the small tables go through one connection shared behind a mutex (`Sendable`, safe
+/// from any thread); flow rows are written by a `FlowWriter`, which has its own connection and
+/// thread. WAL lets the two work at once. This connection runs with `synchronous=FULL`, so a
+/// setting or pinned host is on disk when its call returns.
+public final class FlowStore: Sendable {
+    /// The database file's path.
+    public let path: String
+    /// The `settings` table.
+    public let settings: StoredSettings
+    /// The `pinned_hosts` table.
+    public let pinnedHosts: PinnedHosts
+    /// The `host_names` table.
+    public let hostNames: HostNames
+
+    let connection: SharedConnection
+
+    /// Opens (creating with mode 0600) the database at `path` and applies missing migrations.
+    /// - Throws: `FlowStoreError.cannotOpen` (folder missing or not ours), `.corrupt` (not an
+    ///   SQLite file), `.newerSchema` (written by a newer tv), other cases for other failures.
+    public init(path: String) throws {
+        let database = try SQLiteDatabase(path: path)
+        try database.execute("PRAGMA synchronous=FULL")
+        try FlowSchema.migrate(database)
+        self.path = path
+        connection = SharedConnection(database)
+        settings = StoredSettings(connection: connection)
+        pinnedHosts = PinnedHosts(connection: connection)
+        hostNames = HostNames(connection: connection)
+    }
+
+    /// Opens `home.databasePath`, creating the data folder (0700) first.
+    /// - Throws: `TVHomeError.cannotCreate`, or what `init(path:)` throws.
+    public convenience init(home: TVHome) throws {
+        try home.ensureExists()
+        try self.init(path: home.databasePath)
+    }
+
+    /// Starts a writer for this file (its own connection and thread).
+    /// - Throws: what `FlowWriter.init(path:capacity:)` throws.
+    public func makeWriter(capacity: Int = FlowWriter.defaultCapacity) throws -> FlowWriter {
+        try FlowWriter(path: path, capacity: capacity)
+    }
+
+    /// One page of flows matching `query`, newest first (start time, then id, both descending).
+    /// - Returns: at most `query.effectiveLimit` flows and the cursor of the next page (nil when
+    ///   no row follows).
+    /// - Throws: `FlowStoreError.badCursor` for a cursor tv did not give out, or a read failure.
+    public func flows(_ query: FlowQuery) throws -> FlowPage {
+        let plan = try query.plan()
+        return try connection.withDatabase { database in
+            let statement = try database.prepare(plan.sql)
+            try statement.bind(plan.bindings)
+            var flows: [FlowRecord] = []
+            flows.reserveCapacity(min(plan.limit + 1, 1_024))
+            try statement.forEachRow { row in
+                flows.append(try FlowRecordColumns.record(from: row, path: database.path))
+            }
+            guard flows.count > plan.limit else { return FlowPage(flows: flows, nextCursor: nil) }
+            flows.removeLast(flows.count - plan.limit)
+            let last = flows[flows.count - 1]
+            return FlowPage(flows: flows, nextCursor: FlowCursor(startTime: last.startTime, id: last.id).string)
+        }
+    }
+
+    /// The flow with `id`, or nil when there is none.
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    public func flow(id: Int64) throws -> FlowRecord? {
+        try connection.withDatabase { database in
+            let statement = try database.prepare("SELECT \(FlowRecordColumns.selectList) FROM flows WHERE id = ?")
+            try statement.bind([.integer(id)])
+            guard try statement.step() else { return nil }
+            return try FlowRecordColumns.record(from: statement, path: database.path)
+        }
+    }
+
+    /// How many flows match `query`'s filters (its `after` and `limit` are ignored).
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    public func count(_ query: FlowQuery) throws -> Int {
+        let plan = query.countPlan()
+        return try connection.withDatabase { database in
+            if case let .integer(count) = try database.scalar(plan.sql, plan.bindings) { return Int(count) }
+            return 0
+        }
+    }
+
+    /// Closes the shared connection; later calls throw `FlowStoreError.failed`. Writers made by
+    /// `makeWriter` are closed separately.
+    public func close() {
+        connection.close()
+    }
+}

@@ -1,0 +1,62 @@
+import CSQLite
+import TVHome
+
+/// Why the flow database could not be opened, read or written. Every case names the file and
+/// says, in one sentence, what happened and what to do next.
+public enum FlowStoreError: UserFacingError, Equatable {
+    /// The file could not be opened or created (missing folder, permissions).
+    case cannotOpen(path: String, reason: String)
+    /// The file is not an SQLite database or its pages are damaged (SQLITE_NOTADB, SQLITE_CORRUPT).
+    case corrupt(path: String, reason: String)
+    /// The file's `PRAGMA user_version` is newer than the schema this build knows.
+    case newerSchema(path: String, found: Int, supported: Int)
+    /// Another connection held a lock for longer than the busy timeout (SQLITE_BUSY, SQLITE_LOCKED).
+    case busy(path: String)
+    /// The disk is full (SQLITE_FULL).
+    case diskFull(path: String)
+    /// The file or its folder is not writable (SQLITE_READONLY, SQLITE_PERM).
+    case readOnly(path: String)
+    /// Any other SQLite failure, with SQLite's own words in `reason`.
+    case failed(path: String, reason: String)
+    /// A `--after` cursor that `FlowCursor` did not produce.
+    case badCursor(String)
+
+    public var message: String {
+        switch self {
+        case let .cannotOpen(path, reason):
+            return "Could not open the flow database at \(path) (\(reason)); check that its folder exists and belongs to you, then try again."
+        case let .corrupt(path, reason):
+            return "The flow database at \(path) is corrupt (\(reason)); move it aside and tv will start a new one."
+        case let .newerSchema(path, found, supported):
+            return "The flow database at \(path) was written by a newer tv (schema version \(found), this tv knows up to \(supported)); upgrade tv, or move the file aside and tv will start a new one."
+        case let .busy(path):
+            return "The flow database at \(path) is locked by another process; stop the other tv session or try again in a moment."
+        case let .diskFull(path):
+            return "The disk holding the flow database at \(path) is full; free some space (for example with tv retention apply) and try again."
+        case let .readOnly(path):
+            return "The flow database at \(path) cannot be written; check that the file and its folder belong to you (file 0600, folder 0700) and try again."
+        case let .failed(path, reason):
+            return "The flow database at \(path) reported an error (\(reason)); try again, and if it keeps happening move the file aside and tv will start a new one."
+        case let .badCursor(cursor):
+            return "The cursor '\(cursor)' is not one tv gave out; run the query again without --after."
+        }
+    }
+
+    /// Maps an SQLite result code (primary or extended) and its message to a case.
+    static func from(code: Int32, message: String, path: String) -> FlowStoreError {
+        switch code & 0xff {
+        case SQLITE_CORRUPT, SQLITE_NOTADB:
+            return .corrupt(path: path, reason: message)
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return .busy(path: path)
+        case SQLITE_FULL:
+            return .diskFull(path: path)
+        case SQLITE_READONLY, SQLITE_PERM:
+            return .readOnly(path: path)
+        case SQLITE_CANTOPEN:
+            return .cannotOpen(path: path, reason: message)
+        default:
+            return .failed(path: path, reason: message)
+        }
+    }
+}

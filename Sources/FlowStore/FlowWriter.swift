@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+
+/// The one writer of flow rows: a background `Thread` with its own SQLite connection, fed through
+/// a bounded in-memory queue, so the data path never waits on disk or SQLite.
+///
+/// - `open(_:)` assigns the flow's id at once (from an atomic counter that starts at max(id)+1),
+///   so the caller can keep it; ids are unique only while this is the file's single writer.
+/// - `enqueue(_:)` never blocks: when `capacity` events are already waiting, the event is dropped
+///   and counted (`counters.dropped`); forwarding never stalls for the record.
+/// - The thread writes everything waiting as one transaction (upsert by id), then sleeps.
+/// - `flush()` waits until what was enqueued before it is committed; `close()` flushes and stops.
+public final class FlowWriter: Sendable {
+    /// Events the queue holds before it drops (65,536).
+    public static let defaultCapacity = 65_536
+
+    /// The database file's path.
+    public let path: String
+    /// The queue's capacity, in events.
+    public var capacity: Int { queue.capacity }
+
+    private let queue: FlowWriterQueue
+    private let nextID: Atomic<Int64>
+
+    /// Opens the database at `path` on a new writer thread (applying migrations) and starts it.
+    /// - Parameter capacity: how many events may wait before new ones are dropped (at least 1).
+    /// - Throws: `FlowStoreError` when the writer's connection cannot open the file (`.corrupt`,
+    ///   `.newerSchema`, `.cannotOpen` …); no thread is left running then.
+    public init(path: String, capacity: Int = FlowWriter.defaultCapacity) throws {
+        self.path = path
+        let queue = FlowWriterQueue(capacity: capacity)
+        self.queue = queue
+        let startup = Mutex<Result<Int64, FlowStoreError>?>(nil)
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            // The connection is born, used and closed on this thread.
+            let writer: FlowBatchWriter
+            do {
+                writer = try FlowBatchWriter(path: path)
+            } catch {
+                let failure = (error as? FlowStoreError) ?? .failed(path: path, reason: "\(error)")
+                startup.withLock { $0 = .failure(failure) }
+                started.signal()
+                return
+            }
+            startup.withLock { $0 = .success(writer.maxID) }
+            started.signal()
+            queue.run(writer)
+        }
+        thread.name = "tv flow writer"
+        thread.start()
+        started.wait()
+        switch startup.withLock({ $0 }) {
+        case let .success(maxID):
+            nextID = Atomic(maxID + 1)
+        case let .failure(error):
+            queue.abandon()
+            throw error
+        case nil:
+            queue.abandon()
+            throw FlowStoreError.failed(path: path, reason: "the flow writer thread did not start")
+        }
+    }
+
+    deinit {
+        queue.stop()
+    }
+
+    /// A fresh flow id (the next of the atomic counter). Ids are never reused in this process.
+    public func allocateID() -> Int64 {
+        nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
+
+    /// Gives `flow` a fresh id and enqueues `.opened` with it; never blocks.
+    /// - Returns: the record with its id; keep it for `.updated` / `.closed`. The id is valid even
+    ///   when the event was dropped (a later update still creates the row).
+    @discardableResult
+    public func open(_ flow: FlowRecord) -> FlowRecord {
+        var flow = flow
+        flow.id = allocateID()
+        _ = enqueue(.opened(flow))
+        return flow
+    }
+
+    /// Queues `event` for the writer thread; never blocks.
+    /// - Returns: true when queued; false when dropped (queue full or writer closed).
+    @discardableResult
+    public func enqueue(_ event: FlowEvent) -> Bool {
+        queue.enqueue(event)
+    }
+
+    /// Blocks until every event enqueued before the call is committed (or its batch failed; see
+    /// `counters`). Returns at once after `close()`.
+    public func flush() {
+        queue.flush()
+    }
+
+    /// Writes what is queued, stops the thread and closes its connection; later events are
+    /// dropped. Idempotent; also done on deinit.
+    public func close() {
+        queue.stop()
+    }
+
+    /// Counts since the writer started (accepted, written, dropped, failed, pending).
+    public var counters: FlowWriterCounters {
+        queue.counters
+    }
+
+    /// Test hook: the thread leaves queued events alone until `resumeForTesting()`.
+    func pauseForTesting() {
+        queue.pause()
+    }
+
+    /// Test hook: undoes `pauseForTesting()`.
+    func resumeForTesting() {
+        queue.resume()
+    }
+}

@@ -1,0 +1,168 @@
+import Dispatch
+import Synchronization
+
+/// The bounded queue between the threads that report flow events and the one writer thread,
+/// and the writer thread's loop.
+///
+/// Producers never wait: `enqueue` takes the mutex for an append and returns. The writer sleeps
+/// on `wake` when it has nothing to do; a producer signals it only when it is asleep. `flush`
+/// waits on its own semaphore until the writer has finished every event accepted before it.
+final class FlowWriterQueue: Sendable {
+    private struct State: Sendable {
+        var pending: [FlowEvent] = []
+        var accepted = 0
+        var finished = 0
+        var dropped = 0
+        var failed = 0
+        var lastError: FlowStoreError?
+        var paused = false
+        var stopping = false
+        var stopped = false
+        var writerSleeping = false
+        var flushWaiters: [(target: Int, semaphore: DispatchSemaphore)] = []
+
+        /// True (and the writer marked awake) when the writer was asleep and must be signalled.
+        mutating func takeSleepingWriter() -> Bool {
+            guard writerSleeping else { return false }
+            writerSleeping = false
+            return true
+        }
+    }
+
+    private enum Step {
+        case sleep
+        case write([FlowEvent])
+        case stop([DispatchSemaphore])
+    }
+
+    let capacity: Int
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let stoppedSignal = DispatchSemaphore(value: 0)
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 1)
+    }
+
+    /// Appends `event` unless the queue is full or stopping; then counts it as dropped.
+    /// - Returns: true when queued.
+    func enqueue(_ event: FlowEvent) -> Bool {
+        let (queued, signal) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopping, state.pending.count < capacity else {
+                state.dropped += 1
+                return (false, false)
+            }
+            state.pending.append(event)
+            state.accepted += 1
+            return (true, state.takeSleepingWriter())
+        }
+        if signal { wake.signal() }
+        return queued
+    }
+
+    /// Blocks until every event accepted before the call is committed (or failed). Returns at
+    /// once after the writer stopped. Never call it while paused (it would wait for `resume`).
+    func flush() {
+        let waiter = state.withLock { state -> DispatchSemaphore? in
+            guard !state.stopped, state.finished < state.accepted else { return nil }
+            let semaphore = DispatchSemaphore(value: 0)
+            state.flushWaiters.append((state.accepted, semaphore))
+            return semaphore
+        }
+        waiter?.wait()
+    }
+
+    /// Test hook: the writer leaves queued events alone until `resume()`.
+    func pause() {
+        state.withLock { $0.paused = true }
+    }
+
+    func resume() {
+        let signal = state.withLock { state -> Bool in
+            state.paused = false
+            return state.takeSleepingWriter()
+        }
+        if signal { wake.signal() }
+    }
+
+    /// Asks the writer to write what is queued (even when paused) and stop; waits until it has.
+    /// Later events are dropped. Safe to call more than once and from several threads.
+    func stop() {
+        let signal = state.withLock { state -> Bool in
+            state.stopping = true
+            return state.takeSleepingWriter()
+        }
+        if signal { wake.signal() }
+        stoppedSignal.wait()
+        stoppedSignal.signal()  // let any other caller of stop() through too
+    }
+
+    /// Marks the queue stopped without a writer (the writer could not start).
+    func abandon() {
+        state.withLock { state in
+            state.stopping = true
+            state.stopped = true
+        }
+        stoppedSignal.signal()
+    }
+
+    var counters: FlowWriterCounters {
+        state.withLock { state in
+            FlowWriterCounters(accepted: state.accepted, written: state.finished - state.failed,
+                               dropped: state.dropped, failed: state.failed, pending: state.pending.count,
+                               lastError: state.lastError)
+        }
+    }
+
+    /// The writer thread's loop: take everything queued, write it as one transaction, wake the
+    /// flushes it satisfied, sleep when idle; on stop, write the rest and close the connection.
+    func run(_ writer: FlowBatchWriter) {
+        while true {
+            let step = state.withLock { state -> Step in
+                if !state.pending.isEmpty && (!state.paused || state.stopping) {
+                    let batch = state.pending
+                    state.pending = []
+                    return .write(batch)
+                }
+                if state.stopping {
+                    state.stopped = true
+                    let waiters = state.flushWaiters.map(\.semaphore)
+                    state.flushWaiters = []
+                    return .stop(waiters)
+                }
+                state.writerSleeping = true
+                return .sleep
+            }
+            switch step {
+            case .sleep:
+                wake.wait()
+            case let .write(batch):
+                var failure: FlowStoreError?
+                do {
+                    try writer.write(batch)
+                } catch let error as FlowStoreError {
+                    failure = error
+                } catch {
+                    failure = .failed(path: "", reason: "\(error)")
+                }
+                let satisfied = state.withLock { state -> [DispatchSemaphore] in
+                    state.finished += batch.count
+                    if let failure {
+                        state.failed += batch.count
+                        state.lastError = failure
+                    }
+                    let finished = state.finished
+                    let ready = state.flushWaiters.filter { $0.target <= finished }.map(\.semaphore)
+                    state.flushWaiters.removeAll { $0.target <= finished }
+                    return ready
+                }
+                satisfied.forEach { $0.signal() }
+            case let .stop(waiters):
+                writer.close()
+                waiters.forEach { $0.signal() }
+                stoppedSignal.signal()
+                return
+            }
+        }
+    }
+}

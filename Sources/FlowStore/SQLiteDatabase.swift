@@ -1,0 +1,163 @@
+import CSQLite
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import TVHome
+
+/// A thin wrapper over one SQLite connection (`sqlite3*`).
+///
+/// Threading rule: a connection belongs to one thread at a time. It is deliberately not
+/// `Sendable`; an owner that is shared between threads keeps it inside a `Mutex` (`FlowStore`),
+/// and the flow writer keeps its own connection on its own thread. The handle is also opened with
+/// `SQLITE_OPEN_FULLMUTEX`, so even a mistake cannot corrupt SQLite's own state, but statements and
+/// transactions are only coherent when one thread drives them.
+///
+/// Every connection runs with `PRAGMA journal_mode=WAL` (readers never block the writer),
+/// `PRAGMA synchronous=NORMAL`, foreign keys on, and a busy timeout. A database file that does
+/// not exist is created with mode 0600 before SQLite opens it, so it is never readable by others,
+/// not even for a moment; SQLite gives the `-wal` and `-shm` files the same mode.
+public final class SQLiteDatabase {
+    /// The file path as given.
+    public let path: String
+    private var handle: OpaquePointer?
+
+    /// Opens (creating if missing, mode 0600) the database at `path`.
+    /// - Parameters:
+    ///   - path: the database file; its folder must exist.
+    ///   - busyTimeout: how long (milliseconds) a statement waits for another connection's lock.
+    /// - Throws: `FlowStoreError.cannotOpen` when the file cannot be created or opened,
+    ///   `.corrupt` when it is not an SQLite database, other cases for other SQLite failures.
+    public init(path: String, busyTimeout milliseconds: Int32 = 5_000) throws {
+        self.path = path
+        try SQLiteDatabase.createPrivateFile(path)
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_close_v2(db)
+            throw FlowStoreError.cannotOpen(path: path, reason: reason)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, milliseconds)
+        // The first statements read page 1, so a file of random bytes fails here (SQLITE_NOTADB).
+        try execute("PRAGMA journal_mode=WAL")
+        try execute("PRAGMA synchronous=NORMAL")
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    deinit {
+        // close_v2 defers the close until the last statement is finalized.
+        if let handle { sqlite3_close_v2(handle) }
+    }
+
+    /// Closes the connection; later calls throw `FlowStoreError.failed`. Idempotent.
+    public func close() {
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    /// Runs one or more SQL statements that take no parameters and return no rows of interest.
+    /// - Throws: `FlowStoreError` for any SQLite failure.
+    public func execute(_ sql: String) throws {
+        let db = try connection()
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let text = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_free(errorMessage)
+            throw FlowStoreError.from(code: rc, message: text, path: path)
+        }
+    }
+
+    /// Compiles one SQL statement with `?` parameters.
+    /// - Throws: `FlowStoreError` when the SQL does not compile (or the file is unreadable).
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        let db = try connection()
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v2(db, sql, -1, &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            throw error(code: rc)
+        }
+        return SQLiteStatement(database: self, handle: statement)
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` (the write lock is taken up front, so the
+    /// busy timeout applies at BEGIN, never halfway). Rolls back and rethrows if `body` throws.
+    /// Transactions do not nest.
+    /// - Throws: what `body` throws, or `FlowStoreError` from BEGIN or COMMIT.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        return result
+    }
+
+    /// `PRAGMA user_version`: the schema version this file carries (0 for a new file).
+    /// - Throws: `FlowStoreError` (e.g. `.corrupt`).
+    public func userVersion() throws -> Int {
+        let statement = try prepare("PRAGMA user_version")
+        guard try statement.step() else { return 0 }
+        return Int(statement.int64(at: 0))
+    }
+
+    /// Sets `PRAGMA user_version` (inside the caller's transaction, if any).
+    public func setUserVersion(_ version: Int) throws {
+        try execute("PRAGMA user_version = \(version)")
+    }
+
+    /// Runs a single-value query such as `PRAGMA journal_mode` or `SELECT count(*) …`.
+    /// - Returns: column 0 of the first row, or `.null` when there is no row.
+    public func scalar(_ sql: String, _ bindings: [SQLiteValue] = []) throws -> SQLiteValue {
+        let statement = try prepare(sql)
+        try statement.bind(bindings)
+        guard try statement.step() else { return .null }
+        return statement.value(at: 0)
+    }
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE on this connection.
+    public var changes: Int {
+        handle.map { Int(sqlite3_changes($0)) } ?? 0
+    }
+
+    func connection() throws -> OpaquePointer {
+        guard let handle else { throw FlowStoreError.failed(path: path, reason: "the connection is closed") }
+        return handle
+    }
+
+    /// The `FlowStoreError` for `code`, with the connection's current message.
+    func error(code: Int32) -> FlowStoreError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        return FlowStoreError.from(code: code, message: message, path: path)
+    }
+
+    /// Creates `path` empty with mode 0600 when it does not exist (an empty file is a valid empty
+    /// database), and tightens an existing file to 0600.
+    private static func createPrivateFile(_ path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            Glibc.close(fd)
+            return
+        }
+        let err = errno
+        guard err == EEXIST else {
+            throw FlowStoreError.cannotOpen(path: path, reason: String(cString: strerror(err)))
+        }
+        if let mode = FileModes.permissions(of: path), mode & 0o077 != 0 {
+            _ = chmod(path, 0o600)
+        }
+    }
+}

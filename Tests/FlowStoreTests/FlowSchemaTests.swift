@@ -1,0 +1,91 @@
+import Testing
+@testable import FlowStore
+
+@Suite struct FlowSchemaTests {
+    private func names(_ database: SQLiteDatabase, type: String) throws -> [String] {
+        let statement = try database.prepare(
+            "SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        try statement.bind([.text(type)])
+        var names: [String] = []
+        try statement.forEachRow { names.append($0.string(at: 0) ?? "") }
+        return names
+    }
+
+    @Test func migratesAnEmptyFileToTheCurrentVersion() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
+        #expect(try database.userVersion() == 0)
+        #expect(try FlowSchema.migrate(database) == 0)
+        #expect(FlowSchema.currentVersion == 1)
+        #expect(try database.userVersion() == 1)
+        #expect(try names(database, type: "table") == ["flows", "host_names", "pinned_hosts", "settings"])
+        #expect(try names(database, type: "index") == ["flows_by_host", "flows_by_start_time"])
+        // A second run is a no-op.
+        #expect(try FlowSchema.migrate(database) == 1)
+        #expect(try database.userVersion() == 1)
+    }
+
+    @Test func reopenKeepsDataAndVersion() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let path = folder + "/tunnelvision.sqlite3"
+        do {
+            let store = try FlowStore(path: path)
+            try store.settings.set("inspect", "on")
+            _ = try writeFlows([sampleFlow(start: 1_000)], to: store)
+            store.close()
+        }
+        let store = try FlowStore(path: path)
+        defer { store.close() }
+        #expect(try store.settings.get("inspect") == "on")
+        #expect(try store.flow(id: 1)?.startTime == 1_000)
+        let database = try SQLiteDatabase(path: path)
+        #expect(try database.userVersion() == 1)
+    }
+
+    @Test func refusesAFileFromANewerTV() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let path = folder + "/tunnelvision.sqlite3"
+        do {
+            let database = try SQLiteDatabase(path: path)
+            try database.setUserVersion(99)
+            database.close()
+        }
+        let expected = FlowStoreError.newerSchema(path: path, found: 99, supported: 1)
+        #expect(throws: expected) { try FlowStore(path: path) }
+        #expect(throws: expected) { try FlowWriter(path: path) }
+        #expect(expected.message == "The flow database at \(path) was written by a newer tv (schema version 99, "
+            + "this tv knows up to 1); upgrade tv, or move the file aside and tv will start a new one.")
+        // Untouched: no tables were made, the version stays.
+        let database = try SQLiteDatabase(path: path)
+        #expect(try database.userVersion() == 99)
+        #expect(try names(database, type: "table") == [])
+    }
+
+    @Test func appliesMigrationsInOrder() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
+        let first = ["CREATE TABLE a (x INTEGER)", "INSERT INTO a VALUES (1)"]
+        #expect(try FlowSchema.migrate(database, migrations: first) == 0)
+        let second = first + ["ALTER TABLE a ADD COLUMN y INTEGER DEFAULT 2", "UPDATE a SET x = x + 10"]
+        #expect(try FlowSchema.migrate(database, migrations: second) == 2)
+        #expect(try database.userVersion() == 4)
+        #expect(try database.scalar("SELECT x * 100 + y FROM a") == .integer(1_102))
+    }
+
+    @Test func aFailingMigrationLeavesTheFileAtItsOldVersion() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let path = folder + "/t.sqlite3"
+        let database = try SQLiteDatabase(path: path)
+        let migrations = ["CREATE TABLE a (x INTEGER)", "CREATE TABLE a (x INTEGER)"]
+        #expect(throws: FlowStoreError.failed(path: path, reason: "table a already exists")) {
+            try FlowSchema.migrate(database, migrations: migrations)
+        }
+        #expect(try database.userVersion() == 0)
+        #expect(try names(database, type: "table") == [])
+    }
+}
