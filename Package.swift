@@ -28,7 +28,10 @@ let package = Package(
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
-        .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel"]),
+        // Wiring of a session and the pure presentation values the command line prints.
+        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel"]),
+
+        .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["LocalCA"]),
@@ -39,6 +42,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["tv"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome"]),
+        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,102 @@
+import FlowStore
+import TVHome
+
+/// How `tv flow ID` shows one flow: the header facts, the handshake, and what can be said about
+/// its decrypted content.
+public enum FlowDetailPresentation {
+    /// - Parameter now: µs since the epoch.
+    public static func lines(_ f: FlowRecord, now: Int64) -> [String] {
+        var out: [String] = []
+        let name = f.host ?? f.serverAddress
+        let origin: String
+        switch f.hostOrigin {
+        case .sni: origin = "from the TLS ClientHello (SNI)"
+        case .connect: origin = "from the proxy CONNECT request"
+        case .socks: origin = "from the SOCKS5 request"
+        case .reverse: origin = "the reverse-proxy target"
+        case .dns: origin = "from a DNS answer"
+        case .none: origin = "no name was seen; this is the address"
+        }
+        out.append("Flow \(f.id): \(name)")
+        out.append("  name         \(name) (\(origin))")
+        out.append("  server       \(address(f.serverAddress, f.serverPort)) over \(f.transport.rawValue)")
+        out.append("  client       \(address(f.clientAddress, f.clientPort))")
+        let last = f.duration.map { f.startTime + $0 } ?? f.lastActivityTime
+        out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last))\(f.duration == nil ? " (still open)" : "")")
+        out.append("  duration     \(f.duration.map { Units.duration(microseconds: $0) } ?? "open, \(Units.duration(microseconds: max(0, now - f.startTime))) so far")")
+        out.append("  bytes        ↑ \(Units.bytes(f.bytesUp)) up (\(f.bytesUp) B), ↓ \(Units.bytes(f.bytesDown)) down (\(f.bytesDown) B)")
+        out.append("  status       \(statusSentence(f))")
+        if let error = f.error { out.append("  error        \(error)") }
+
+        out.append("")
+        out.append("Handshake")
+        if f.clientVersions.isEmpty && f.tlsVersion == nil {
+            out.append("  no TLS handshake was seen")
+        } else {
+            out.append("  offered      versions \(f.clientVersions.isEmpty ? "—" : f.clientVersions.joined(separator: ", ")); ALPN \(f.clientALPN.isEmpty ? "none" : f.clientALPN.joined(separator: ", "))")
+            let source = f.chosenVersionSource.map { " (read from \($0.replacingOccurrences(of: "_", with: " ")))" } ?? ""
+            out.append("  chosen       \(f.tlsVersion ?? "unknown")\(source); ALPN \(f.alpn ?? "none")")
+        }
+        if let subject = f.certificateSubject {
+            out.append("  certificate  \(subject)")
+            if let issuer = f.certificateIssuer { out.append("    issuer     \(issuer)") }
+            if !f.certificateSANs.isEmpty { out.append("    names      \(f.certificateSANs.joined(separator: ", "))") }
+            if let nb = f.certificateNotBefore, let na = f.certificateNotAfter {
+                out.append("    valid      \(Units.utc(nb)) to \(Units.utc(na))")
+            }
+            if let fp = f.certificateSHA256 { out.append("    SHA-256    \(fp)") }
+        }
+
+        out.append("")
+        out.append("Decrypted content")
+        out.append("  " + contentSentence(f))
+        return out
+    }
+
+    static func address(_ a: String, _ port: Int) -> String { a.contains(":") ? "[\(a)]:\(port)" : "\(a):\(port)" }
+
+    /// One sentence for the status.
+    public static func statusSentence(_ f: FlowRecord) -> String {
+        switch f.status {
+        case .encrypted: return "encrypted — passed through untouched"
+        case .inspected: return "inspected — tv terminated TLS on both legs"
+        case .notEncrypted: return "not encrypted — plain bytes, readable by anyone on the path"
+        case .keptPrivate: return "kept private — the client refused tv's certificate (pinning), so tv passes this host through untouched"
+        case .failed: return "failed — \(f.failureReason ?? "no reason was recorded")"
+        }
+    }
+
+    /// What can be said about decrypted content for this flow.
+    public static func contentSentence(_ f: FlowRecord) -> String {
+        switch f.status {
+        case .notEncrypted: return "Not encrypted: there was nothing to decrypt; the bytes themselves were plain."
+        case .encrypted: return "Not inspected: the connection was passed through, so tv never saw its content."
+        case .keptPrivate: return "Kept private: this host pins its certificate, and tv guarantees it passes such hosts through unread."
+        case .inspected: return "Inspected; content was not recorded for this flow (recording turns is not available yet)."
+        case .failed: return "Nothing was decrypted: the flow failed before content moved."
+        }
+    }
+
+    /// The flow as a JSON object for `--json`.
+    public static func json(_ f: FlowRecord) -> JSONValue {
+        func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
+        func optInt(_ i: Int64?) -> JSONValue { i.map { .int($0) } ?? .null }
+        return .object([
+            ("id", .int(f.id)), ("startTime", .int(f.startTime)), ("lastActivityTime", .int(f.lastActivityTime)),
+            ("clientAddress", .string(f.clientAddress)), ("clientPort", .int(Int64(f.clientPort))),
+            ("serverAddress", .string(f.serverAddress)), ("serverPort", .int(Int64(f.serverPort))),
+            ("transport", .string(f.transport.rawValue)), ("host", opt(f.host)), ("hostOrigin", .string(f.hostOrigin.rawValue)),
+            ("alpn", opt(f.alpn)), ("tlsVersion", opt(f.tlsVersion)), ("status", .string(f.status.rawValue)),
+            ("failureReason", opt(f.failureReason)), ("bytesUp", .int(f.bytesUp)), ("bytesDown", .int(f.bytesDown)),
+            ("duration", optInt(f.duration)), ("error", opt(f.error)),
+            ("clientVersions", .array(f.clientVersions.map { .string($0) })), ("clientALPN", .array(f.clientALPN.map { .string($0) })),
+            ("chosenVersionSource", opt(f.chosenVersionSource)),
+            ("certificate", f.certificateSubject == nil ? .null : .object([
+                ("subject", opt(f.certificateSubject)), ("issuer", opt(f.certificateIssuer)),
+                ("sans", .array(f.certificateSANs.map { .string($0) })),
+                ("notBefore", optInt(f.certificateNotBefore)), ("notAfter", optInt(f.certificateNotAfter)),
+                ("sha256", opt(f.certificateSHA256)),
+            ])),
+        ])
+    }
+}

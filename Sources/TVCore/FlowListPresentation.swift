@@ -1,0 +1,92 @@
+import FlowStore
+import TVHome
+
+/// How `tv flows` shows flows: one line each, newest first.
+///
+/// Columns: id, when (relative), status mark — only departures from "encrypted" are written
+/// as words, since encrypted is the normal state — host (or the server address), protocol and
+/// port, bytes up and down, duration ("open" while it lasts).
+public struct FlowListPresentation: Sendable {
+    public struct Row: Sendable, Equatable {
+        public var id: String
+        public var when: String
+        public var status: String
+        public var host: String
+        public var protocolAndPort: String
+        public var up: String
+        public var down: String
+        public var duration: String
+    }
+
+    public let rows: [Row]
+    public let nextCursor: String?
+
+    /// - Parameter now: µs since the epoch.
+    public init(page: FlowPage, now: Int64) {
+        rows = page.flows.map { FlowListPresentation.row($0, now: now) }
+        nextCursor = page.nextCursor
+    }
+
+    /// The status word: empty for encrypted, else what departed from it.
+    public static func statusWord(_ flow: FlowRecord) -> String {
+        switch flow.status {
+        case .encrypted: return ""
+        case .inspected: return "inspected"
+        case .notEncrypted: return "not encrypted"
+        case .keptPrivate: return "kept private"
+        case .failed: return "failed" + (flow.failureReason.map { ": " + $0 } ?? "")
+        }
+    }
+
+    /// `h2 :443`, `TLSv1.3 :443`, `tcp :80`.
+    public static func protocolAndPort(_ flow: FlowRecord) -> String {
+        let proto = flow.alpn ?? flow.tlsVersion ?? flow.transport.rawValue
+        return "\(proto) :\(flow.serverPort)"
+    }
+
+    static func row(_ flow: FlowRecord, now: Int64) -> Row {
+        Row(id: String(flow.id),
+            when: Units.relative(flow.startTime, now: now),
+            status: statusWord(flow),
+            host: flow.host ?? flow.serverAddress,
+            protocolAndPort: protocolAndPort(flow),
+            up: "↑ " + Units.bytes(flow.bytesUp),
+            down: "↓ " + Units.bytes(flow.bytesDown),
+            duration: flow.duration.map { Units.duration(microseconds: $0) } ?? "open")
+    }
+
+    /// Aligned lines with a header; a closing line says how to see more, or that there is none.
+    public func lines() -> [String] {
+        guard !rows.isEmpty else { return ["No flows match. Start a session with `tv run` and point a client at it."] }
+        let header = Row(id: "ID", when: "WHEN", status: "STATUS", host: "HOST", protocolAndPort: "PROTO PORT", up: "UP", down: "DOWN", duration: "DURATION")
+        let all = [header] + rows
+        func width(_ key: KeyPath<Row, String>) -> Int { all.map { $0[keyPath: key].count }.max() ?? 0 }
+        let w = [width(\.id), width(\.when), width(\.host), width(\.protocolAndPort), width(\.up), width(\.down), width(\.duration)]
+        var out = all.map { r in
+            [pad(r.id, w[0], right: true), pad(r.when, w[1]), pad(r.host, w[2]), pad(r.protocolAndPort, w[3]),
+             pad(r.up, w[4], right: true), pad(r.down, w[5], right: true), pad(r.duration, w[6], right: true), r.status]
+                .joined(separator: "  ").trimmingTrailingSpaces()
+        }
+        if let nextCursor { out.append("More: tv flows --after \(nextCursor)") }
+        return out
+    }
+
+    private func pad(_ s: String, _ w: Int, right: Bool = false) -> String {
+        let fill = String(repeating: " ", count: max(0, w - s.count))
+        return right ? fill + s : s + fill
+    }
+
+    /// The flows as a JSON value for `--json`.
+    public static func json(_ page: FlowPage) -> JSONValue {
+        .object([("flows", .array(page.flows.map(FlowDetailPresentation.json))),
+                 ("nextCursor", page.nextCursor.map { .string($0) } ?? .null)])
+    }
+}
+
+extension String {
+    func trimmingTrailingSpaces() -> String {
+        var s = self
+        while s.hasSuffix(" ") { s.removeLast() }
+        return s
+    }
+}

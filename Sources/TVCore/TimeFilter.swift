@@ -1,0 +1,69 @@
+import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Parses the time words of `tv flows`: `--since 1h` and `--from/--to` moments.
+public enum TimeFilter {
+    /// A span such as `90s`, `15m`, `1h`, `2d`, `1w` in microseconds.
+    /// - Throws: `TimeFilterError.badSpan`.
+    public static func span(_ text: String) throws -> Int64 {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800]
+        guard let unit = text.last, let factor = units[unit], let n = Int64(text.dropLast()), n >= 0 else {
+            throw TimeFilterError.badSpan(text)
+        }
+        return n * factor * 1_000_000
+    }
+
+    /// A moment: seconds since the epoch (`1764471900`), or UTC `YYYY-MM-DDTHH:MM[:SS][Z]`,
+    /// `YYYY-MM-DD HH:MM[:SS]`, `YYYY-MM-DD`; returned in microseconds since the epoch.
+    /// - Throws: `TimeFilterError.badMoment`.
+    public static func moment(_ text: String) throws -> Int64 {
+        if let seconds = Int64(text) { return seconds * 1_000_000 }
+        var trimmed = Array(text.utf8)
+        if trimmed.last == UInt8(ascii: "Z") { trimmed.removeLast() }
+        // YYYY-MM-DD, then optionally T or space, HH:MM, then optionally :SS.
+        func number(_ range: Range<Int>) -> Int32? {
+            guard range.upperBound <= trimmed.count else { return nil }
+            var v: Int32 = 0
+            for c in trimmed[range] {
+                guard c >= 0x30 && c <= 0x39 else { return nil }
+                v = v * 10 + Int32(c - 0x30)
+            }
+            return v
+        }
+        func char(_ i: Int, _ allowed: String) -> Bool { i < trimmed.count && allowed.utf8.contains(trimmed[i]) }
+        if [10, 16, 19].contains(trimmed.count), let y = number(0..<4), char(4, "-"), let mo = number(5..<7), char(7, "-"),
+           let d = number(8..<10), (1...12).contains(mo), (1...31).contains(d) {
+            var parts = tm()
+            parts.tm_year = y - 1900
+            parts.tm_mon = mo - 1
+            parts.tm_mday = d
+            if trimmed.count >= 16 {
+                guard char(10, "T "), let h = number(11..<13), char(13, ":"), let mi = number(14..<16), h < 24, mi < 60 else {
+                    throw TimeFilterError.badMoment(text)
+                }
+                parts.tm_hour = h
+                parts.tm_min = mi
+            }
+            if trimmed.count == 19 {
+                guard char(16, ":"), let sec = number(17..<19), sec < 61 else { throw TimeFilterError.badMoment(text) }
+                parts.tm_sec = sec
+            }
+            return Int64(timegm(&parts)) * 1_000_000
+        }
+        throw TimeFilterError.badMoment(text)
+    }
+}
+
+public enum TimeFilterError: UserFacingError, Equatable {
+    case badSpan(String)
+    case badMoment(String)
+    public var message: String {
+        switch self {
+        case .badSpan(let t): return "'\(t)' is not a time span; write a number and a unit, such as 90s, 15m, 1h, 2d or 1w."
+        case .badMoment(let t): return "'\(t)' is not a moment; write UTC as 2026-11-30T14:05:00Z, 2026-11-30 14:05, 2026-11-30, or seconds since 1970."
+        }
+    }
+    public var exitCode: Int32 { 2 }
+}

@@ -1,0 +1,102 @@
+import FlowStore
+import Testing
+@testable import TVCore
+
+@Suite struct UnitsTests {
+    @Test func bytes() {
+        #expect(Units.bytes(0) == "0 B")
+        #expect(Units.bytes(1023) == "1023 B")
+        #expect(Units.bytes(1024) == "1.0 KiB")
+        #expect(Units.bytes(1536) == "1.5 KiB")
+        #expect(Units.bytes(10 * 1024 * 1024) == "10.0 MiB")
+        #expect(Units.bytes(150 * 1024 * 1024) == "150 MiB")
+        #expect(Units.bytes(3 * 1024 * 1024 * 1024) == "3.0 GiB")
+    }
+
+    @Test func durations() {
+        #expect(Units.duration(microseconds: 850) == "850 µs")
+        #expect(Units.duration(microseconds: 12_345) == "12 ms")
+        #expect(Units.duration(microseconds: 1_250_000) == "1.3 s")
+        #expect(Units.duration(microseconds: 185_000_000) == "3 min 05 s")
+        #expect(Units.duration(microseconds: 7_440_000_000) == "2 h 04 min")
+    }
+
+    @Test func relativeTimes() {
+        let now: Int64 = 1_764_471_900_000_000
+        #expect(Units.relative(now, now: now) == "just now")
+        #expect(Units.relative(now - 12_000_000, now: now) == "12 s ago")
+        #expect(Units.relative(now - 300_000_000, now: now) == "5 min ago")
+        #expect(Units.relative(now - 3 * 3_600_000_000, now: now) == "3 h ago")
+        #expect(Units.relative(now - 2 * 86_400_000_000, now: now) == "2025-11-28 03:05")
+        #expect(Units.utcMillis(1_764_471_900_123_456) == "2025-11-30 03:05:00.123 UTC")
+    }
+}
+
+@Suite struct TimeFilterTests {
+    @Test func spans() throws {
+        #expect(try TimeFilter.span("90s") == 90_000_000)
+        #expect(try TimeFilter.span("15m") == 900_000_000)
+        #expect(try TimeFilter.span("1h") == 3_600_000_000)
+        #expect(try TimeFilter.span("2d") == 172_800_000_000)
+        #expect(try TimeFilter.span("1w") == 604_800_000_000)
+        #expect(throws: TimeFilterError.badSpan("1y")) { try TimeFilter.span("1y") }
+        #expect(throws: TimeFilterError.badSpan("h")) { try TimeFilter.span("h") }
+    }
+
+    @Test func moments() throws {
+        #expect(try TimeFilter.moment("1764471900") == 1_764_471_900_000_000)
+        #expect(try TimeFilter.moment("2025-11-30T03:05:00Z") == 1_764_471_900_000_000)
+        #expect(try TimeFilter.moment("2025-11-30 03:05") == 1_764_471_900_000_000)
+        #expect(try TimeFilter.moment("2025-11-30") == 1_764_460_800_000_000)
+        #expect(throws: TimeFilterError.badMoment("2025-13-01")) { try TimeFilter.moment("2025-13-01") }
+        #expect(throws: TimeFilterError.badMoment("yesterday")) { try TimeFilter.moment("yesterday") }
+        #expect(throws: TimeFilterError.badMoment("2025-11-30T25:00")) { try TimeFilter.moment("2025-11-30T25:00") }
+    }
+}
+
+@Suite struct FlowPresentationTests {
+    let now: Int64 = 1_764_471_900_000_000
+
+    func flow(_ status: FlowStatus, id: Int64 = 7) -> FlowRecord {
+        var f = FlowRecord(id: id, startTime: now - 12_000_000, clientAddress: "127.0.0.1", clientPort: 50_000,
+                           serverAddress: "127.0.0.1", serverPort: 443, host: "a.test", hostOrigin: .sni,
+                           alpn: "h2", tlsVersion: "TLSv1.3", status: status, bytesUp: 1536, bytesDown: 2048, duration: 1_250_000)
+        if status == .failed { f.failureReason = "the server's certificate did not verify" }
+        return f
+    }
+
+    @Test func statusWordsOnlyForDepartures() {
+        #expect(FlowListPresentation.statusWord(flow(.encrypted)) == "")
+        #expect(FlowListPresentation.statusWord(flow(.inspected)) == "inspected")
+        #expect(FlowListPresentation.statusWord(flow(.notEncrypted)) == "not encrypted")
+        #expect(FlowListPresentation.statusWord(flow(.keptPrivate)) == "kept private")
+        #expect(FlowListPresentation.statusWord(flow(.failed)) == "failed: the server's certificate did not verify")
+    }
+
+    @Test func listLines() {
+        let page = FlowPage(flows: [flow(.inspected, id: 12), flow(.encrypted, id: 9)], nextCursor: "abc")
+        let lines = FlowListPresentation(page: page, now: now).lines()
+        #expect(lines == [
+            "ID  WHEN      HOST    PROTO PORT         UP       DOWN  DURATION  STATUS",
+            "12  12 s ago  a.test  h2 :443     ↑ 1.5 KiB  ↓ 2.0 KiB     1.3 s  inspected",
+            " 9  12 s ago  a.test  h2 :443     ↑ 1.5 KiB  ↓ 2.0 KiB     1.3 s",
+            "More: tv flows --after abc",
+        ])
+    }
+
+    @Test func emptyListSaysWhatToDo() {
+        #expect(FlowListPresentation(page: FlowPage(flows: [], nextCursor: nil), now: now).lines()
+                == ["No flows match. Start a session with `tv run` and point a client at it."])
+    }
+
+    @Test func detailNamesOriginAndContentReason() {
+        let lines = FlowDetailPresentation.lines(flow(.keptPrivate), now: now)
+        #expect(lines[0] == "Flow 7: a.test")
+        #expect(lines[1] == "  name         a.test (from the TLS ClientHello (SNI))")
+        #expect(lines.contains("  bytes        ↑ 1.5 KiB up (1536 B), ↓ 2.0 KiB down (2048 B)"))
+        #expect(lines.last == "  Kept private: this host pins its certificate, and tv guarantees it passes such hosts through unread.")
+        let json = FlowDetailPresentation.json(flow(.inspected)).serialized()
+        #expect(json.hasPrefix("{\"id\":7,\"startTime\":1764471888000000,"))
+        #expect(json.contains("\"status\":\"inspected\""))
+    }
+}
