@@ -118,6 +118,11 @@ public struct CommandLineParser: Sendable {
         if wantsHelp {
             return .help(path: path, text: HelpText.render(command: command, program: root.name, path: path, globalOptions: globalOptions))
         }
+        if !command.subcommands.isEmpty && command.positionals.isEmpty,
+           let fallback = command.defaultSubcommand, let sub = command.subcommands.first(where: { $0.name == fallback }) {
+            command = sub
+            path.append(fallback)
+        }
         if !command.subcommands.isEmpty && command.positionals.isEmpty {
             throw CommandLineError("'\(display(path))' needs a subcommand (\(command.subcommands.map(\.name).joined(separator: ", "))); see '\(display(path)) --help'.")
         }

@@ -12,11 +12,15 @@ public struct CommandSpec: Sendable {
     public var options: [OptionSpec]
     /// Positional arguments, in order.
     public var positionals: [PositionalSpec]
-    /// Subcommands; a command with subcommands and no positionals needs one of them.
+    /// Subcommands; a command with subcommands and no positionals needs one of them, unless
+    /// `defaultSubcommand` names the one to run when none is given (`tv pinned` = `tv pinned list`).
     public var subcommands: [CommandSpec]
+    /// The subcommand run when none is named.
+    public var defaultSubcommand: String?
 
     public init(name: String, summary: String, discussion: String = "", options: [OptionSpec] = [],
-                positionals: [PositionalSpec] = [], subcommands: [CommandSpec] = []) {
+                positionals: [PositionalSpec] = [], subcommands: [CommandSpec] = [], defaultSubcommand: String? = nil) {
+        self.defaultSubcommand = defaultSubcommand
         self.name = name
         self.summary = summary
         self.discussion = discussion

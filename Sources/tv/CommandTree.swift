@@ -10,9 +10,10 @@ enum CommandTree {
         name: "tv",
         summary: "TunnelVision: see which servers your machine talks to, and what your own TLS connections say.",
         discussion: "Everything stays on this machine: no account, no upload, no telemetry.",
-        subcommands: [CACommands.spec]
+        subcommands: [CACommands.spec, FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec]
     )
 
     /// Handlers by command path (`"ca create"`); each returns the exit code.
-    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = CACommands.handlers
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] =
+        CACommands.handlers.merging(FlowCommands.handlers) { a, _ in a }
 }
