@@ -83,11 +83,13 @@ enum Run {
         return true
     }
 
-    /// SIGTERM, then SIGKILL if it has not gone within two seconds; waits for it either way.
+    /// Kills `process` and waits (≤ 5 s) until it is gone.
+    ///
+    /// SIGKILL straight away: children that Foundation's `Process` spawns from the test runner's
+    /// threads inherit their blocked signal mask (SIGTERM included, seen in /proc/PID/status
+    /// SigBlk), so `terminate()` would leave them running until a timeout.
     static func stop(_ process: Process) {
         guard process.isRunning else { return }
-        process.terminate()
-        if waitForExit(process, seconds: 2) { return }
         kill(process.processIdentifier, SIGKILL)
         _ = waitForExit(process, seconds: 5)
     }
