@@ -21,7 +21,7 @@ final class TLSServer {
             process.currentDirectoryURL = URL(fileURLWithPath: sandbox.work)
             process.environment = sandbox.environment
             let log = sandbox.root + "/s_server-\(attempt).log"
-            FileManager.default.createFile(atPath: log, contents: nil)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             process.standardOutput = FileHandle(forWritingAtPath: log)
             process.standardError = FileHandle(forWritingAtPath: log)
             process.standardInput = FileHandle(forReadingAtPath: "/dev/null")

@@ -46,9 +46,9 @@ enum Run {
         let outPath = NSTemporaryDirectory() + "/tvtest-\(tag).out"
         let errPath = NSTemporaryDirectory() + "/tvtest-\(tag).err"
         let inPath = NSTemporaryDirectory() + "/tvtest-\(tag).in"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
-        FileManager.default.createFile(atPath: inPath, contents: stdin ?? Data())
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: inPath, contents: stdin ?? Data())
         defer {
             for path in [outPath, errPath, inPath] { try? FileManager.default.removeItem(atPath: path) }
         }
