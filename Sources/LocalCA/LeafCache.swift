@@ -46,8 +46,7 @@ public final class LeafCache: Sendable {
         }
         if let cached { return cached }
         let leaf = try authority.mintLeaf(for: identity, now: now)
-        state.withLock { s in Self.insert(&s, identity, leaf, capacity: capacity) }
-        return leaf
+        return state.withLock { s in Self.insert(&s, identity, leaf, now: now, capacity: capacity) }
     }
 
     /// (hits, misses, entries) since creation.
@@ -77,11 +76,16 @@ public final class LeafCache: Sendable {
         pushNewest(&s, slot)
     }
 
-    private static func insert(_ s: inout State, _ key: LeafIdentity, _ leaf: Leaf, capacity: Int) {
+    /// Stores `leaf` and returns the leaf callers get: when another thread minted the same identity
+    /// meanwhile and its leaf is still fresh, that one stays and is returned, so concurrent first
+    /// requests all get the same leaf.
+    private static func insert(_ s: inout State, _ key: LeafIdentity, _ leaf: Leaf, now: Int64, capacity: Int) -> Leaf {
         if let slot = s.index[key] {
-            s.slots[slot].leaf = leaf
+            if s.slots[slot].leaf.certificate.notAfter - now <= CertificateAuthority.day {
+                s.slots[slot].leaf = leaf
+            }
             touch(&s, slot)
-            return
+            return s.slots[slot].leaf
         }
         let slot: Int
         if s.slots.count < capacity {
@@ -95,5 +99,6 @@ public final class LeafCache: Sendable {
         }
         s.index[key] = slot
         pushNewest(&s, slot)
+        return leaf
     }
 }

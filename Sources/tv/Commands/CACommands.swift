@@ -165,7 +165,12 @@ enum CACommands {
         let (ca, _) = try loadPresent(inv)
         let leaf = try ca.issue(for: identity, keyType: keyType, now: inv.now)
         let dir = inv.command.value("out-dir") ?? FileManager.default.currentDirectoryPath
-        try FileModes.makeDirectory(dir, mode: 0o755)
+        // Make the folder only when it is missing: an existing one (the current folder, /tmp, a
+        // project folder) is the user's, and its mode is not ours to change.
+        var isDir: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
+            try FileModes.makeDirectory(dir, mode: 0o755)
+        }
         let base = (identity.dnsNames.first ?? identity.ipAddresses.first!.description).replacingOccurrences(of: "*", with: "_wildcard")
         let certPath = dir + "/\(base).pem"
         let chainPath = dir + "/\(base)-chain.pem"

@@ -1,0 +1,237 @@
+import Foundation
+import Testing
+import TVHome
+@testable import LocalCA
+
+/// `$TV_HOME/ca`: modes, refusal over an existing CA, and "doubt closes the door" (issue 2).
+///
+/// Tests run as root, so "unreadable" is simulated with a corrupt file or a folder where a file
+/// should be.
+@Suite("CAFolder")
+struct CAFolderTests {
+    /// A fresh home with a CA created in it.
+    func withCA(_ body: (CAFolder, CertificateAuthority, TemporaryFolder) throws -> Void) throws {
+        let tmp = TemporaryFolder()
+        defer { tmp.remove() }
+        let home = TVHome(path: tmp.path + "/home")
+        try home.ensureExists()
+        let folder = CAFolder(home: home)
+        let ca = try folder.create(now: currentTime())
+        try body(folder, ca, tmp)
+    }
+
+    @Test("create writes the four files with their modes; the folder is 0700")
+    func modes() throws {
+        try withCA { folder, ca, tmp in
+            #expect(folder.directory == tmp.path + "/home/ca")
+            #expect(FileModes.permissions(of: tmp.path + "/home") == 0o700)
+            #expect(FileModes.permissions(of: folder.directory) == 0o700)
+            #expect(FileModes.permissions(of: folder.rootKeyPath) == 0o600)
+            #expect(FileModes.permissions(of: folder.leafKeyPath) == 0o600)
+            #expect(FileModes.permissions(of: folder.rootPath) == 0o644)
+            #expect(FileModes.permissions(of: folder.identityPath) == 0o644)
+            // Nothing else (no temporary files left behind).
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.directory).sorted()
+            #expect(names == ["leaf-key.pem", "profile-identity.json", "root-key.pem", "root.pem"])
+            // Keys are unencrypted PKCS#8 PEM; the root file is the certificate.
+            let rootKeyText = String(decoding: FileManager.default.contents(atPath: folder.rootKeyPath)!, as: UTF8.self)
+            #expect(rootKeyText.hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
+            #expect(try PrivateKey.fromPEM(Array(rootKeyText.utf8)).type == .ecdsaP256)
+            #expect([UInt8](FileManager.default.contents(atPath: folder.rootPath)!) == ca.root.pem)
+            // The leaf key is not the root key.
+            #expect(!ca.root.matches(ca.leafKey))
+        }
+    }
+
+    @Test("create makes a missing home and ca folder 0700")
+    func makesFolders() throws {
+        let tmp = TemporaryFolder()
+        defer { tmp.remove() }
+        let folder = CAFolder(home: TVHome(path: tmp.path + "/new/home"))
+        try folder.create(rootKeyType: .ecdsaP384, leafKeyType: .ecdsaP256, now: currentTime())
+        #expect(FileModes.permissions(of: tmp.path + "/new/home") == 0o700)
+        #expect(FileModes.permissions(of: folder.directory) == 0o700)
+        guard case .present(let ca) = folder.load() else { Issue.record("no CA"); return }
+        #expect(ca.root.publicKeyDescription == "ECDSA P-384")
+        #expect(ca.leafKey.type == .ecdsaP256)
+    }
+
+    @Test("load() reads back exactly what create wrote")
+    func loadRoundTrip() throws {
+        try withCA { folder, ca, _ in
+            guard case .present(let loaded) = folder.load() else { Issue.record("not present"); return }
+            #expect(loaded.root.der == ca.root.der)
+            #expect(loaded.root.matches(ca.rootKey))
+            let (loadedRootKey, rootKey) = (try loaded.rootKey.pkcs8PEM(), try ca.rootKey.pkcs8PEM())
+            let (loadedLeafKey, leafKey) = (try loaded.leafKey.pkcs8PEM(), try ca.leafKey.pkcs8PEM())
+            #expect(loadedRootKey == rootKey)
+            #expect(loadedLeafKey == leafKey)
+        }
+    }
+
+    @Test("an absent folder and an empty folder are 'absent', not doubt")
+    func absent() throws {
+        let tmp = TemporaryFolder()
+        defer { tmp.remove() }
+        let folder = CAFolder(directory: tmp.path + "/ca")
+        guard case .absent = folder.load() else { Issue.record("missing folder should be absent"); return }
+        try FileManager.default.createDirectory(atPath: folder.directory, withIntermediateDirectories: false)
+        guard case .absent = folder.load() else { Issue.record("empty folder should be absent"); return }
+        // Only the profile identity left (after remove()) is still "absent".
+        _ = try ProfileIdentity.loadOrCreate(path: folder.identityPath)
+        guard case .absent = folder.load() else { Issue.record("identity alone should be absent"); return }
+    }
+
+    @Test("create refuses over an existing CA and leaves every byte as it was")
+    func refusesExisting() throws {
+        try withCA { folder, _, tmp in
+            let before = snapshot(tmp.path)
+            #expect(throws: CAError.alreadyExists(directory: folder.directory)) {
+                try folder.create(now: currentTime())
+            }
+            #expect(throws: CAError.alreadyExists(directory: folder.directory)) {
+                try folder.create(rootKeyType: .rsa2048, now: currentTime())
+            }
+            #expect(sameSnapshot(before, snapshot(tmp.path)))
+            #expect(CAError.alreadyExists(directory: folder.directory).message.contains("tv ca remake"))
+        }
+    }
+
+    /// One way to damage a CA folder, and which file the doubt must name.
+    struct Damage: CustomTestStringConvertible, Sendable {
+        let name: String
+        let apply: @Sendable (CAFolder) throws -> Void
+        let blamed: @Sendable (CAFolder) -> String
+        let problem: String
+        var testDescription: String { name }
+    }
+
+    static let damages: [Damage] = [
+        Damage(name: "corrupt root key", apply: { try Data("-----BEGIN PRIVATE KEY-----\ngarbage\n-----END PRIVATE KEY-----\n".utf8).write(to: URL(fileURLWithPath: $0.rootKeyPath)) },
+               blamed: { $0.rootKeyPath }, problem: "cannot be parsed as a PEM private key"),
+        Damage(name: "empty leaf key", apply: { try Data().write(to: URL(fileURLWithPath: $0.leafKeyPath)) },
+               blamed: { $0.leafKeyPath }, problem: "cannot be parsed as a PEM private key"),
+        Damage(name: "truncated root certificate", apply: { f in
+                   let bytes = FileManager.default.contents(atPath: f.rootPath)!
+                   try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: f.rootPath)) },
+               blamed: { $0.rootPath }, problem: "cannot be parsed as a PEM certificate"),
+        Damage(name: "a folder where the root key should be", apply: { f in
+                   try FileManager.default.removeItem(atPath: f.rootKeyPath)
+                   try FileManager.default.createDirectory(atPath: f.rootKeyPath, withIntermediateDirectories: false) },
+               blamed: { $0.rootKeyPath }, problem: "is a folder where a file should be"),
+        Damage(name: "a folder where the root certificate should be", apply: { f in
+                   try FileManager.default.removeItem(atPath: f.rootPath)
+                   try FileManager.default.createDirectory(atPath: f.rootPath, withIntermediateDirectories: false) },
+               blamed: { $0.rootPath }, problem: "is a folder where a file should be"),
+        Damage(name: "root key missing, certificate present", apply: { try FileManager.default.removeItem(atPath: $0.rootKeyPath) },
+               blamed: { $0.rootKeyPath }, problem: "is missing while other CA files are there"),
+        Damage(name: "leaf key missing", apply: { try FileManager.default.removeItem(atPath: $0.leafKeyPath) },
+               blamed: { $0.leafKeyPath }, problem: "is missing while other CA files are there"),
+        Damage(name: "certificate missing, keys present", apply: { try FileManager.default.removeItem(atPath: $0.rootPath) },
+               blamed: { $0.rootPath }, problem: "is missing while other CA files are there"),
+        Damage(name: "a root key that does not match", apply: { f in
+                   try Data(try PrivateKey.generate(.ecdsaP256).pkcs8PEM()).write(to: URL(fileURLWithPath: f.rootKeyPath)) },
+               blamed: { $0.rootKeyPath }, problem: "is not the key of"),
+        Damage(name: "a dangling symlink as the root key", apply: { f in
+                   try FileManager.default.removeItem(atPath: f.rootKeyPath)
+                   try FileManager.default.createSymbolicLink(atPath: f.rootKeyPath, withDestinationPath: f.directory + "/nowhere") },
+               blamed: { $0.rootKeyPath }, problem: "cannot be read"),
+    ]
+
+    @Test("a damaged CA is doubt naming the file; create and import refuse and touch nothing", arguments: damages)
+    func doubt(_ damage: Damage) throws {
+        try withCA { folder, _, tmp in
+            try damage.apply(folder)
+            let before = snapshot(tmp.path)
+            guard case .doubt(let doubt) = folder.load() else {
+                Issue.record("\(damage.name): load() did not answer doubt")
+                return
+            }
+            #expect(doubt.path == damage.blamed(folder))
+            #expect(doubt.problem.contains(damage.problem), "\(doubt.problem)")
+            #expect(doubt.message.contains(damage.blamed(folder)))
+            #expect(doubt.message.contains("will not generate a new CA over it"))
+
+            #expect(throws: CAError.inDoubt(doubt)) { try folder.create(now: currentTime()) }
+            // Import is refused the same way, before its own files are even read.
+            let pem = try tmp.write("other.pem", try CertificateAuthority.makeRoot(key: try pooledKey(.ecdsaP256), now: currentTime()).pem)
+            let key = try tmp.write("other-key.pem", try pooledKey(.ecdsaP256).pkcs8PEM())
+            let afterWrites = snapshot(tmp.path)
+            #expect(throws: CAError.inDoubt(doubt)) {
+                try folder.importCA(certificatePath: pem, keyPath: key, now: currentTime())
+            }
+            #expect(sameSnapshot(afterWrites, snapshot(tmp.path)))
+            // Nothing but the two input files changed since the damage.
+            var expected = before
+            expected["other.pem"] = afterWrites["other.pem"]
+            expected["other-key.pem"] = afterWrites["other-key.pem"]
+            #expect(sameSnapshot(expected, snapshot(tmp.path)))
+            // Status says doubt, and never shows a key.
+            let report = CAStatusReport(state: folder.load(), folder: folder)
+            #expect(report.state == .doubt)
+            #expect(report.problemPath == damage.blamed(folder))
+        }
+    }
+
+    @Test("a file where the ca folder should be is doubt")
+    func fileAsFolder() throws {
+        let tmp = TemporaryFolder()
+        defer { tmp.remove() }
+        let home = TVHome(path: tmp.path)
+        let folder = CAFolder(home: home)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: folder.directory))
+        guard case .doubt(let doubt) = folder.load() else { Issue.record("not doubt"); return }
+        #expect(doubt.path == folder.directory)
+        #expect(throws: CAError.inDoubt(doubt)) { try folder.create(now: currentTime()) }
+        #expect(FileManager.default.contents(atPath: folder.directory) == Data("x".utf8))
+    }
+
+    @Test("a root certificate that is not a CA is doubt")
+    func notACA() throws {
+        try withCA { folder, ca, _ in
+            // Replace root + root key with a leaf and its own key: parses, matches, but is CA:FALSE.
+            let leaf = try ca.issue(for: try LeafIdentity(names: ["a.test"]), keyType: .ecdsaP256, now: currentTime())
+            try Data(leaf.certificate.pem).write(to: URL(fileURLWithPath: folder.rootPath))
+            try Data(try leaf.key.pkcs8PEM()).write(to: URL(fileURLWithPath: folder.rootKeyPath))
+            guard case .doubt(let doubt) = folder.load() else { Issue.record("not doubt"); return }
+            #expect(doubt.path == folder.rootPath)
+            #expect(doubt.problem.contains("not a CA certificate"))
+        }
+    }
+
+    @Test("remove() deletes the three CA files and keeps the profile identity")
+    func remove() throws {
+        try withCA { folder, _, _ in
+            let identity = try ProfileIdentity.loadOrCreate(path: folder.identityPath)
+            try folder.remove()
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.directory)
+            #expect(names == ["profile-identity.json"])
+            guard case .absent = folder.load() else { Issue.record("not absent after remove"); return }
+            try folder.create(now: currentTime())
+            #expect(try ProfileIdentity.loadOrCreate(path: folder.identityPath) == identity)
+        }
+    }
+
+    @Test("the status report of a present CA carries its facts and no key material")
+    func statusReport() throws {
+        try withCA { folder, ca, _ in
+            let report = CAStatusReport(state: folder.load(), folder: folder)
+            #expect(report.state == .present)
+            #expect(report.subject == ca.root.subject)
+            #expect(report.keyType == "ECDSA P-256")
+            #expect(report.leafKeyType == "ECDSA P-256")
+            #expect(report.serialHex == ca.root.serialHex)
+            #expect(report.sha256 == Hex.encode(ca.root.sha256, separator: ":", uppercase: true))
+            #expect(report.sha1?.count == 59)
+            let now = currentTime()
+            let text = report.lines(now: now).joined(separator: "\n")
+                + JSONValue.object(report.jsonFields()).serialized(pretty: true)
+            let rootKeyBody = String(decoding: try ca.rootKey.pkcs8PEM(), as: UTF8.self)
+                .split(separator: "\n").dropFirst().first.map(String.init) ?? "?"
+            #expect(!text.contains("PRIVATE KEY"))
+            #expect(!text.contains(rootKeyBody))
+            #expect(report.jsonFields().map(\.0) == ["state", "directory", "subject", "keyType", "leafKeyType",
+                                                     "notBefore", "notAfter", "serial", "sha256", "sha1", "certificate"])
+        }
+    }
+}

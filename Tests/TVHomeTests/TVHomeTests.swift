@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+@testable import TVHome
+
+/// `$TV_HOME` resolution: --data-dir, then TV_HOME, then $XDG_DATA_HOME/tunnelvision, then
+/// ~/.local/share/tunnelvision (DESIGN.md §4; issue 2).
+@Suite("TVHome resolution")
+struct TVHomeResolutionTests {
+    let full = ["TV_HOME": "/env/tv", "XDG_DATA_HOME": "/xdg", "HOME": "/home/u"]
+
+    @Test("--data-dir wins over everything")
+    func dataDirFirst() throws {
+        #expect(try TVHome.resolve(dataDir: "/given", environment: full).path == "/given")
+    }
+
+    @Test("then TV_HOME")
+    func tvHomeSecond() throws {
+        #expect(try TVHome.resolve(dataDir: nil, environment: full).path == "/env/tv")
+        #expect(try TVHome.resolve(dataDir: "", environment: full).path == "/env/tv")  // empty --data-dir ignored
+    }
+
+    @Test("then $XDG_DATA_HOME/tunnelvision")
+    func xdgThird() throws {
+        var env = full
+        env["TV_HOME"] = nil
+        #expect(try TVHome.resolve(dataDir: nil, environment: env).path == "/xdg/tunnelvision")
+        env["TV_HOME"] = ""  // set but empty counts as unset
+        #expect(try TVHome.resolve(dataDir: nil, environment: env).path == "/xdg/tunnelvision")
+    }
+
+    @Test("a relative or empty XDG_DATA_HOME is ignored (XDG Base Directory spec), falling back to HOME")
+    func relativeXDGIgnored() throws {
+        #expect(try TVHome.resolve(dataDir: nil, environment: ["XDG_DATA_HOME": "rel/data", "HOME": "/home/u"]).path
+                == "/home/u/.local/share/tunnelvision")
+        #expect(try TVHome.resolve(dataDir: nil, environment: ["XDG_DATA_HOME": "", "HOME": "/home/u"]).path
+                == "/home/u/.local/share/tunnelvision")
+    }
+
+    @Test("then ~/.local/share/tunnelvision")
+    func homeLast() throws {
+        #expect(try TVHome.resolve(dataDir: nil, environment: ["HOME": "/home/u"]).path == "/home/u/.local/share/tunnelvision")
+    }
+
+    @Test("nothing set is refused with the way out")
+    func noHome() {
+        #expect(throws: TVHomeError.noHome) { try TVHome.resolve(dataDir: nil, environment: [:]) }
+        #expect(throws: TVHomeError.noHome) { try TVHome.resolve(dataDir: nil, environment: ["HOME": ""]) }
+        #expect(TVHomeError.noHome.message.contains("--data-dir"))
+        #expect(TVHomeError.noHome.exitCode == 1)
+    }
+
+    @Test("paths are made absolute and lose trailing slashes")
+    func absolute() throws {
+        let cwd = FileManager.default.currentDirectoryPath
+        #expect(try TVHome.resolve(dataDir: "rel/dir/", environment: [:]).path == cwd + "/rel/dir")
+        #expect(try TVHome.resolve(dataDir: nil, environment: ["TV_HOME": "tvh"]).path == cwd + "/tvh")
+        #expect(TVHome(path: "/a/b//").path == "/a/b")
+        #expect(TVHome(path: "/").path == "/")
+    }
+
+    @Test("the layout inside the data folder")
+    func layout() {
+        let home = TVHome(path: "/d")
+        #expect(home.caDirectory == "/d/ca")
+        #expect(home.runDirectory == "/d/run")
+        #expect(home.contentDirectory == "/d/content")
+        #expect(home.databasePath == "/d/tunnelvision.sqlite3")
+    }
+}
+
+@Suite("TVHome folders and files")
+struct TVHomeFileTests {
+    func temporary() -> String {
+        let path = NSTemporaryDirectory() + "/tvhome-\(UUID().uuidString)"
+        return path
+    }
+
+    @Test("ensureExists makes the folder and its parents; the folder is 0700, also when it existed")
+    func ensureExists() throws {
+        let base = temporary()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let home = TVHome(path: base + "/a/b")
+        try home.ensureExists()
+        #expect(FileModes.permissions(of: home.path) == 0o700)
+        chmod(home.path, 0o755)
+        try home.ensureExists()
+        #expect(FileModes.permissions(of: home.path) == 0o700)
+        try home.ensureDirectory(home.runDirectory)
+        #expect(FileModes.permissions(of: home.runDirectory) == 0o700)
+    }
+
+    @Test("a file where the data folder should be is refused")
+    func fileInTheWay() throws {
+        let base = temporary()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try Data("x".utf8).write(to: URL(fileURLWithPath: base))
+        #expect(throws: TVHomeError.cannotCreate(path: base, reason: "a file stands where the folder should be")) {
+            try TVHome(path: base).ensureExists()
+        }
+    }
+
+    @Test("writeAtomically sets the mode from the start, replaces whole, and leaves no temporary file")
+    func writeAtomically() throws {
+        let base = temporary()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try FileModes.makeDirectory(base, mode: 0o700)
+        let path = base + "/key.pem"
+        try FileModes.writeAtomically(Array("one".utf8), to: path, mode: 0o600)
+        #expect(FileModes.permissions(of: path) == 0o600)
+        try FileModes.writeAtomically(Array("two".utf8), to: path, mode: 0o644)
+        #expect(FileManager.default.contents(atPath: path) == Data("two".utf8))
+        #expect(FileModes.permissions(of: path) == 0o644)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: base) == ["key.pem"])
+    }
+
+    @Test("writeAtomically(exclusive:) never replaces an existing file")
+    func exclusive() throws {
+        let base = temporary()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try FileModes.makeDirectory(base, mode: 0o700)
+        let path = base + "/root.pem"
+        try FileModes.writeAtomically(Array("first".utf8), to: path, mode: 0o600, exclusive: true)
+        #expect(throws: FileWriteError.self) {
+            try FileModes.writeAtomically(Array("second".utf8), to: path, mode: 0o600, exclusive: true)
+        }
+        #expect(FileManager.default.contents(atPath: path) == Data("first".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: base) == ["root.pem"])
+    }
+
+    @Test("permissions(of:) is nil for a missing path")
+    func missing() {
+        #expect(FileModes.permissions(of: "/nonexistent-\(UUID().uuidString)") == nil)
+    }
+}
+
+@Suite("JSONValue")
+struct JSONValueTests {
+    @Test("keys keep their order; strings are escaped per RFC 8259 §7")
+    func serialization() throws {
+        let value = JSONValue.object([("b", .string("a\"b\\c\n\t\u{01}é")), ("a", .int(-3)), ("n", .null),
+                                      ("t", .bool(true)), ("d", .double(1.5)), ("inf", .double(.infinity)),
+                                      ("list", .array([.int(1), .array([])])), ("o", .object([]))])
+        let text = value.serialized()
+        #expect(text == #"{"b":"a\"b\\c\n\t\u0001é","a":-3,"n":null,"t":true,"d":1.5,"inf":null,"list":[1,[]],"o":{}}"#)
+        let parsed = try JSONSerialization.jsonObject(with: Data(value.serialized(pretty: true).utf8)) as? [String: Any]
+        #expect(parsed?["b"] as? String == "a\"b\\c\n\t\u{01}é")
+        #expect(value.serialized(pretty: true).contains("\n  \"a\": -3,\n"))
+    }
+}
