@@ -41,6 +41,14 @@ public enum CAError: UserFacingError, Equatable {
             return "\(what) Add --yes to confirm."
         }
     }
+
+    /// A key type typed wrong is a command line that cannot run as typed (2); the rest 1.
+    public var exitCode: Int32 {
+        switch self {
+        case .unknownKeyType: return 2
+        default: return 1
+        }
+    }
 }
 
 /// A CA folder that exists but cannot be used: which file, and what is wrong with it.
