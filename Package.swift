@@ -23,12 +23,26 @@ let package = Package(
         // Root creation, leaf minting + cache, key storage, exports.
         .target(name: "LocalCA", dependencies: ["COpenSSL", "CTVShims", "TVHome"]),
 
-        .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA"]),
+        // The one durable settings record ($TV_HOME/settings.json) and the live-session seam.
+        .target(name: "Settings", dependencies: ["TVHome"]),
+        // Asks a trust store, now, whether our root is installed and usable for TLS.
+        .target(name: "TrustStore", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "TVHome"]),
+        // The stage machine and every sentence of the setup flow (pure; no I/O).
+        .target(name: "CertificateSetup", dependencies: ["TrustStore"]),
+        // The I/O around the stage machine: reading facts, guarding inspection, remake, remove, trust --apply.
+        .target(name: "SetupActions", dependencies: ["CertificateSetup", "TrustStore", "Settings", "LocalCA", "TVHome", "CTVShims"]),
+
+        .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA",
+                                                     "Settings", "TrustStore", "CertificateSetup", "SetupActions"]),
 
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
         .testTarget(name: "CLITests", dependencies: ["tv"]),
+        .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome"]),
+        .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
+        .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore"]),
+        .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "Settings", "TVHome"]),
     ],
     swiftLanguageModes: [.v6]
 )
