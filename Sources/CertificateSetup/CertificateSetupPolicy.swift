@@ -176,9 +176,10 @@ public enum CertificateSetupPolicy {
         guard facts.inspectionEnabled else { return .leaveAsIs }
         switch facts.ca {
         case .absent:
-            return .turnOff(because: "Inspection was on, but there is no CA any more, so nothing can be inspected; it is now off. `tv setup` starts again.")
+            return .turnOff(TurnOffReason(why: "there is no CA any more, so nothing can be inspected",
+                                          advice: "`tv setup` starts again."))
         case .doubt(let reason):
-            return .turnOff(because: "Inspection was on, but the CA is in doubt (\(reason)); it is now off. Repair the CA, then `tv setup`.")
+            return .turnOff(TurnOffReason(why: "the CA is in doubt (\(reason))", advice: "Repair the CA, then `tv setup`."))
         case .present:
             break
         }
@@ -186,7 +187,9 @@ public enum CertificateSetupPolicy {
         case .yes:
             return .leaveAsIs
         case .no:
-            return .turnOff(because: "Inspection was on, but \(StoreWords.name(facts.store)) no longer accepts leaves from the root for TLS, so connections would fail; it is now off. `tv setup\(StoreWords.option(facts.store))` shows how to trust it again.")
+            return .turnOff(TurnOffReason(
+                why: "\(StoreWords.name(facts.store)) no longer accepts leaves from the root for TLS, so connections would fail",
+                advice: "`tv setup\(StoreWords.option(facts.store))` shows how to trust it again."))
         case .unknown(let because):
             return .keepWithWarning("Inspection stays on, but \(StoreWords.name(facts.store)) cannot be read (\(because)), so it is not known whether the root is still trusted; `tv inspect off` turns it off.")
         }
@@ -206,8 +209,29 @@ public enum InspectOnDecision: Sendable, Equatable {
 /// What to do with a saved `inspection.enabled = true` after asking trust again.
 public enum InspectionAction: Sendable, Equatable {
     case leaveAsIs
-    /// Save inspection off, then tell the user this sentence.
-    case turnOff(because: String)
+    /// Save inspection off, then tell the user `reason.savedSentence`.
+    case turnOff(TurnOffReason)
     /// Leave it on and tell the user this sentence.
     case keepWithWarning(String)
+}
+
+/// Why inspection turns itself off, and what to do about it.
+public struct TurnOffReason: Sendable, Equatable {
+    /// A clause: "the bundle /x no longer accepts leaves from the root for TLS, …".
+    public let why: String
+    /// A sentence: what to do to have it back.
+    public let advice: String
+
+    public init(why: String, advice: String) {
+        self.why = why
+        self.advice = advice
+    }
+
+    /// Said after inspection off was saved.
+    public var savedSentence: String { "Inspection was on, but \(why); it is now off. \(advice)" }
+
+    /// Said when inspection off could not be saved; `error` is the save error's sentence.
+    public func unsavedSentence(_ error: String) -> String {
+        "Inspection is on, but \(why); it must be turned off, and that could not be saved: \(error)"
+    }
 }
