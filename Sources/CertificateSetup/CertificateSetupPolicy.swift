@@ -99,7 +99,7 @@ public enum CertificateSetupPolicy {
             return SetupStage(
                 step: .installAndTrust,
                 meaning: "The certificate exists, but \(StoreWords.name(store)) does not have the root yet.",
-                nextStep: "Install the root in \(StoreWords.name(store)) and trust it for TLS servers; `tv ca trust\(opt)` shows the exact steps.",
+                nextStep: "Install the root in \(StoreWords.name(store)) and trust it for TLS servers.",
                 nextCommand: "tv ca trust" + opt,
                 state: state, notice: nil, canGenerate: false)
         }
@@ -124,15 +124,15 @@ public enum CertificateSetupPolicy {
             return "It is stored as '\(nickname)' with SSL trust '\(flags)' — known, but not trusted to identify websites. Give it the C flag: `certutil -M -d \(ShellWord.quote("sql:" + dir)) -n \(ShellWord.quote(nickname)) -t C,,` (in Firefox: Settings → Privacy & Security → View Certificates → Authorities → Edit Trust → \"This certificate can identify websites\")."
         case .rejectedForTLS, .untrustedForTLS:
             let what = finding == .rejectedForTLS
-                ? "carries trust settings that reject TLS servers (serverAuth)"
-                : "carries trust settings for other uses only, not TLS servers"
+                ? "whose trust settings reject TLS servers (serverAuth)"
+                : "whose trust settings allow other uses only, not TLS servers"
             switch store {
             case .file(let path):
-                return "In \(path) the root is a TRUSTED CERTIFICATE entry that \(what). Replace that entry with the plain certificate: `tv ca trust\(opt) --apply --yes` does it."
+                return "In \(path) the root is a TRUSTED CERTIFICATE entry \(what). Replace that entry with the plain certificate: `tv ca trust\(opt) --apply --yes` does it."
             case .dir(let path):
-                return "In \(path) the root's file \(what). Replace it with the plain certificate and run `openssl rehash \(ShellWord.quote(path))`: `tv ca trust\(opt) --apply --yes` does both."
+                return "In \(path) the root is a TRUSTED CERTIFICATE file \(what). Replace it with the plain certificate and rehash the folder: `tv ca trust\(opt) --apply --yes` does both."
             case .system:
-                return "The system store holds the root as a TRUSTED CERTIFICATE entry that \(what). Replace it with the plain certificate: `sudo tv ca trust --apply --yes` (or follow `tv ca trust`)."
+                return "The system store holds the root as a TRUSTED CERTIFICATE entry \(what). Replace it with the plain certificate: `sudo tv ca trust --apply --yes` (or follow `tv ca trust`)."
             case .nss:
                 break
             }

@@ -27,3 +27,38 @@ public enum ShellWord {
         return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
+
+/// How a `TrustFinding` is named for people and programs.
+public enum FindingWords {
+    /// A stable identifier for `--json` (`verified`, `rejectedForTLS`, …).
+    public static func code(_ finding: TrustFinding) -> String {
+        switch finding {
+        case .verified: return "verified"
+        case .rejectedForTLS: return "rejectedForTLS"
+        case .untrustedForTLS: return "untrustedForTLS"
+        case .issuerNotFound: return "issuerNotFound"
+        case .notHashed: return "notHashed"
+        case .nssNotTrustedForTLS: return "nssNotTrustedForTLS"
+        case .nssTrusted: return "nssTrusted"
+        case .nssAbsent: return "nssAbsent"
+        case .verifyFailed: return "verifyFailed"
+        case .unreadable: return "unreadable"
+        }
+    }
+
+    /// One clause saying what was seen.
+    public static func sentence(_ finding: TrustFinding) -> String {
+        switch finding {
+        case .verified: return "a fresh leaf verifies for a TLS server (serverAuth, host name checked)"
+        case .rejectedForTLS: return "OpenSSL error 28, certificate rejected: the root's trust settings reject serverAuth"
+        case .untrustedForTLS: return "OpenSSL error 27, certificate not trusted: the root is trusted for other uses only"
+        case .issuerNotFound: return "OpenSSL error 20: no anchor for the root in the store"
+        case .notHashed(let hash): return "the root's file is there, but no \(hash).N hash link leads to it"
+        case let .nssNotTrustedForTLS(nickname, flags): return "stored as '\(nickname)' with SSL trust '\(flags)', which lacks C"
+        case .nssTrusted(let nickname): return "stored as '\(nickname)' with C (trusted to identify websites)"
+        case .nssAbsent: return "no entry in the database is the root"
+        case let .verifyFailed(code, text): return "OpenSSL error \(code): \(text)"
+        case .unreadable(let why): return why
+        }
+    }
+}

@@ -30,6 +30,19 @@ public struct SettingsStore: Sendable {
         return SettingChange(key: key.name, oldText: old.text, newText: value.text, saved: true, delivery: delivery)
     }
 
+    /// Saves several keys in one atomic write (`transform` sets them), then tells a live session
+    /// about each key whose saved value changed.
+    /// - Returns: the record now on disk and the delivery for each changed key, in key order.
+    /// - Throws: `SettingsError` from reading, or `.saveFailed` naming the keys (nothing changed).
+    public func update(_ transform: (SettingsRecord) -> SettingsRecord) throws -> (SettingsRecord, [(String, LiveSessionDelivery)]) {
+        let record = try file.load()
+        let updated = transform(record)
+        let changed = Set(record.values.keys).union(updated.values.keys).filter { record.values[$0] != updated.values[$0] }.sorted()
+        if changed.isEmpty { return (record, []) }
+        try file.save(updated, changing: changed.joined(separator: " and "))
+        return (updated, changed.map { ($0, liveSession.settingSaved(key: $0, record: updated)) })
+    }
+
     /// Saves `inspection.enabled = false`, whatever state the file is in: this is the one change
     /// that must always be possible. A file that cannot be read as a record is replaced by a new
     /// one with inspection off and every other key at its default; its old bytes are kept next to

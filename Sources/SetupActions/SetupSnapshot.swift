@@ -53,8 +53,13 @@ public struct SetupSnapshot: Sendable {
 extension RootDescription {
     /// How the steps name `ca`'s root, kept at `folder.rootPath`.
     public init(_ ca: CertificateAuthority, folder: CAFolder) {
-        self.init(path: folder.rootPath, commonName: ca.root.commonName ?? ca.root.subject,
-                  tag: Hex.encode(Array(ca.root.sha256.prefix(4))),
-                  sha256: Hex.encode(ca.root.sha256, separator: ":", uppercase: true))
+        self.init(root: ca.root, path: folder.rootPath)
+    }
+
+    /// How the steps name `root`, whose PEM is (or was) at `path`.
+    public init(root: Certificate, path: String) {
+        self.init(path: path, commonName: root.commonName ?? root.subject,
+                  tag: Hex.encode(Array(root.sha256.prefix(4))),
+                  sha256: Hex.encode(root.sha256, separator: ":", uppercase: true))
     }
 }
