@@ -119,9 +119,9 @@ public enum CertificateSetupPolicy {
     public static func missingStep(store: TrustStoreSpec, finding: TrustFinding?) -> String {
         let opt = StoreWords.option(store)
         switch finding {
-        case .nssNotTrustedForTLS(let nickname, let flags):
+        case .nssNotTrustedForTLS(let nickname, let trust):
             guard case .nss(let dir) = store else { break }
-            return "It is stored as '\(nickname)' with SSL trust '\(flags)' — known, but not trusted to identify websites. Give it the C flag: `certutil -M -d \(ShellWord.quote("sql:" + dir)) -n \(ShellWord.quote(nickname)) -t C,,` (in Firefox: Settings → Privacy & Security → View Certificates → Authorities → Edit Trust → \"This certificate can identify websites\")."
+            return "It is stored as '\(nickname)' with trust flags '\(trust)' — known, but not trusted to identify websites. Give it the C flag: `certutil -M -d \(ShellWord.quote("sql:" + dir)) -n \(ShellWord.quote(nickname)) -t C,,` (in Firefox: Settings → Privacy & Security → View Certificates → Authorities → Edit Trust → \"This certificate can identify websites\")."
         case .rejectedForTLS, .untrustedForTLS:
             let what = finding == .rejectedForTLS
                 ? "whose trust settings reject TLS servers (serverAuth)"

@@ -54,7 +54,7 @@ public enum FindingWords {
         case .untrustedForTLS: return "OpenSSL error 27, certificate not trusted: the root is trusted for other uses only"
         case .issuerNotFound: return "OpenSSL error 20: no anchor for the root in the store"
         case .notHashed(let hash): return "the root's file is there, but no \(hash).N hash link leads to it"
-        case let .nssNotTrustedForTLS(nickname, flags): return "stored as '\(nickname)' with SSL trust '\(flags)', which lacks C"
+        case let .nssNotTrustedForTLS(nickname, trust): return "stored as '\(nickname)' with trust flags '\(trust)', whose SSL field lacks C"
         case .nssTrusted(let nickname): return "stored as '\(nickname)' with C (trusted to identify websites)"
         case .nssAbsent: return "no entry in the database is the root"
         case let .verifyFailed(code, text): return "OpenSSL error \(code): \(text)"

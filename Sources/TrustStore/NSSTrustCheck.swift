@@ -51,7 +51,7 @@ struct NSSTrustCheck {
                 return TrustFacts(store: store, installed: .yes, usable: .yes, finding: .nssTrusted(nickname: entry.nickname))
             }
             return TrustFacts(store: store, installed: .yes, usable: .no,
-                              finding: .nssNotTrustedForTLS(nickname: entry.nickname, flags: entry.sslFlags))
+                              finding: .nssNotTrustedForTLS(nickname: entry.nickname, trust: entry.trust))
         }
         return TrustFacts(store: store, installed: .no, usable: .no, finding: .nssAbsent)
     }

@@ -31,9 +31,9 @@ public enum TrustFinding: Sendable, Equatable {
     case issuerNotFound
     /// In a hashed folder, the root is in a file but no `<hash>.<n>` entry leads to it.
     case notHashed(hash: String)
-    /// In an NSS database, the root is stored under `nickname` with SSL trust flags `flags`
-    /// (e.g. "" or "c") that do not include C, trusted to issue TLS server certificates.
-    case nssNotTrustedForTLS(nickname: String, flags: String)
+    /// In an NSS database, the root is stored under `nickname` with trust flags `trust` (e.g.
+    /// ",," or "c,,") whose SSL field lacks C, trusted to issue TLS server certificates.
+    case nssNotTrustedForTLS(nickname: String, trust: String)
     /// In an NSS database, the root is stored under `nickname` with C in its SSL trust flags.
     case nssTrusted(nickname: String)
     /// The root is not in the NSS database.
