@@ -87,6 +87,14 @@ public struct SettingChange: Sendable, Equatable {
     public let saved: Bool
     /// What the live session did with it.
     public let delivery: LiveSessionDelivery
+
+    public init(key: String, oldText: String, newText: String, saved: Bool, delivery: LiveSessionDelivery) {
+        self.key = key
+        self.oldText = oldText
+        self.newText = newText
+        self.saved = saved
+        self.delivery = delivery
+    }
 }
 
 /// What `SettingsStore.turnInspectionOff` did; `sentence` says it to the user.
