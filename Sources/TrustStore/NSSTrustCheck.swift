@@ -70,6 +70,12 @@ public struct NSSListing: Sendable, Equatable {
     /// The whole trust text, e.g. "C,,".
     public let trust: String
 
+    public init(nickname: String, sslFlags: String, trust: String) {
+        self.nickname = nickname
+        self.sslFlags = sslFlags
+        self.trust = trust
+    }
+
     /// Parses `certutil -L` output: two header lines, then `NICKNAME<spaces>SSL,S/MIME,JAR` per
     /// certificate (nicknames may contain spaces, so the flags are the last word of the line).
     public static func parse(_ text: String) -> [NSSListing] {

@@ -10,7 +10,7 @@ import Glibc
 final class TempFolder {
     let path: String
     init() {
-        var template = Array((NSTemporaryDirectory() + "/tv-settings-XXXXXX").utf8CString)
+        var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("tv-settings-XXXXXX").utf8CString)
         path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
     }
     deinit {
