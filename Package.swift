@@ -42,7 +42,7 @@ let package = Package(
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome"]),
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
         .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore"]),
-        .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "Settings", "TVHome"]),
+        .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome"]),
     ],
     swiftLanguageModes: [.v6]
 )
