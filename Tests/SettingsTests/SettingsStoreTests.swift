@@ -17,7 +17,9 @@ final class TempFolder {
         _ = Process.chattr("-i", path)
         try? FileManager.default.removeItem(atPath: path)
     }
-    func write(_ name: String, _ text: String) { FileManager.default.createFile(atPath: path + "/" + name, contents: Data(text.utf8)) }
+    func write(_ name: String, _ text: String) {
+        #expect(FileManager.default.createFile(atPath: path + "/" + name, contents: Data(text.utf8)), "could not write \(name)")
+    }
     func read(_ name: String) -> String? { FileManager.default.contents(atPath: path + "/" + name).map { String(decoding: $0, as: UTF8.self) } }
 }
 

@@ -28,7 +28,7 @@ final class TVSandbox {
             "TV_NO_SYSTEM_TRUST_CHANGES": "1",
             "LANG": "C.UTF-8",
         ]
-        FileManager.default.createFile(atPath: bundle, contents: Data())
+        _ = FileManager.default.createFile(atPath: bundle, contents: Data())
         try? FileManager.default.createDirectory(atPath: certs, withIntermediateDirectories: true)
     }
     deinit { try? FileManager.default.removeItem(atPath: path) }
@@ -89,7 +89,9 @@ final class TVSandbox {
         return result.out
     }
 
-    func write(_ path: String, _ text: String) { FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) }
+    func write(_ path: String, _ text: String) {
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)), "could not write \(path)")
+    }
     func read(_ path: String) -> String { String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
     func bytes(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath: path).map { [UInt8]($0) } }
     var rootPEM: String { read(ca + "/root.pem") }

@@ -29,7 +29,7 @@ final class StoreFixture {
     func write(_ name: String, _ text: String) {
         let full = path + "/" + name
         try? FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: full, contents: Data(text.utf8))
+        #expect(FileManager.default.createFile(atPath: full, contents: Data(text.utf8)), "could not write \(full)")
     }
     func read(_ name: String) -> String { String(decoding: FileManager.default.contents(atPath: path + "/" + name) ?? Data(), as: UTF8.self) }
     func mkdir(_ name: String) { try? FileManager.default.createDirectory(atPath: path + "/" + name, withIntermediateDirectories: true) }
