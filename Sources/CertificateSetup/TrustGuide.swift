@@ -102,6 +102,7 @@ public enum TrustGuides {
     /// Chromium's NSS database on Linux (an existing `~/.pki/nssdb` wins over the M146+ path).
     public static let chromiumNSS = "$HOME/.pki/nssdb"
 
+    /// The steps that install the root in `target` and trust it for TLS servers, in order.
     public static func install(_ target: TrustTarget, root: RootDescription) -> TrustGuide {
         let pem = ShellWord.quote(root.path)
         let nick = ShellWord.quote(root.commonName)
@@ -159,6 +160,7 @@ public enum TrustGuides {
         }
     }
 
+    /// The steps that take the root out of `target` again.
     public static func removal(_ target: TrustTarget, root: RootDescription) -> TrustGuide {
         let nick = ShellWord.quote(root.commonName)
         switch target {

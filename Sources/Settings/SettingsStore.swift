@@ -2,7 +2,9 @@ import TVHome
 
 /// Reads and changes settings: saved first, applied to a live session second (DESIGN.md §5).
 public struct SettingsStore: Sendable {
+    /// The durable record.
     public let file: SettingsFile
+    /// Told after each successful save (never before, never after a failed one).
     public let liveSession: any LiveSessionNotifier
 
     public init(file: SettingsFile, liveSession: any LiveSessionNotifier = NoLiveSession()) {

@@ -17,8 +17,11 @@ import Glibc
 public enum CARemake {
     /// What a remake did.
     public struct Outcome: Sendable {
+        /// The root that was replaced (to find and remove it in stores).
         public let oldRoot: Certificate
+        /// The CA now in `ca/`.
         public let newCA: CertificateAuthority
+        /// What turning inspection off did (it happened before the CA was touched).
         public let inspectionOff: InspectionOffOutcome
         /// Sentences about clean-up that did not fully succeed (the new CA is in place regardless).
         public let warnings: [String]

@@ -7,6 +7,7 @@ import TVHome
 /// leaf key are deleted. Everything else in `$TV_HOME` (history, captures, settings, the profile
 /// identity) stays.
 public enum CARemoval {
+    /// What a removal did.
     public struct Outcome: Sendable {
         /// The root that was removed, when it could be read (for the store-removal steps).
         public let removedRoot: Certificate?
