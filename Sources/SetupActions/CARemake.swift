@@ -70,7 +70,11 @@ public enum CARemake {
         do {
             guard mkdir(staging, 0o700) == 0 else { throw Failure.notSwapped(reason: "\(staging) could not be made: \(String(cString: strerror(errno)))") }
             let stagingFolder = CAFolder(directory: staging)
-            if let identity = FileManager.default.contents(atPath: folder.identityPath) {
+            if FileManager.default.fileExists(atPath: folder.identityPath) {
+                // The identity must survive, or installed profiles would stack instead of being replaced.
+                guard let identity = FileManager.default.contents(atPath: folder.identityPath) else {
+                    throw Failure.notSwapped(reason: "the profile identity \(folder.identityPath) cannot be read")
+                }
                 try FileModes.writeAtomically([UInt8](identity), to: stagingFolder.identityPath, mode: 0o644)
             }
             newCA = try stagingFolder.create(rootKeyType: rootKeyType, leafKeyType: leafKeyType, now: now)

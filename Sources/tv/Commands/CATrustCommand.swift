@@ -28,7 +28,11 @@ enum CATrustCommand {
                 inv.console.line("")
                 return try reask(inv, store: checked)
             }
-            inv.console.line("Then check from that device; this machine cannot ask its trust store.")
+            if case .nss(directory: nil) = target {
+                inv.console.line("Then check with `tv ca status --trust-store nss:$HOME/.pki/nssdb` (or the Firefox profile folder).")
+            } else {
+                inv.console.line("Then check on that device; tv on this machine cannot ask its trust store.")
+            }
             return 0
         }
         guard let actions = TrustInstaller.installActions(target, root: root) else {
