@@ -31,10 +31,20 @@ let package = Package(
         // Wiring of a session and the pure presentation values the command line prints.
         .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel"]),
 
-        .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore"]),
-
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["LocalCA"]),
+
+        // The one durable settings record ($TV_HOME/settings.json) and the live-session seam.
+        .target(name: "Settings", dependencies: ["TVHome"]),
+        // Asks a trust store, now, whether our root is installed and usable for TLS.
+        .target(name: "TrustStore", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "TVHome"]),
+        // The stage machine and every sentence of the setup flow (pure; no I/O).
+        .target(name: "CertificateSetup", dependencies: ["TrustStore"]),
+        // The I/O around the stage machine: reading facts, guarding inspection, remake, remove, trust --apply.
+        .target(name: "SetupActions", dependencies: ["CertificateSetup", "TrustStore", "Settings", "LocalCA", "TVHome", "CTVShims"]),
+
+        .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore",
+                                                     "Settings", "TrustStore", "CertificateSetup", "SetupActions"]),
 
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
@@ -43,6 +53,10 @@ let package = Package(
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome"]),
         .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore"]),
+        .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome"]),
+        .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
+        .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore"]),
+        .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome"]),
     ],
     swiftLanguageModes: [.v6]
 )

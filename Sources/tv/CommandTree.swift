@@ -10,10 +10,32 @@ enum CommandTree {
         name: "tv",
         summary: "TunnelVision: see which servers your machine talks to, and what your own TLS connections say.",
         discussion: "Everything stays on this machine: no account, no upload, no telemetry.",
-        subcommands: [CACommands.spec, FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec]
+        subcommands: [caSpec, SetupCommand.spec, InspectCommands.spec,
+                      FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec]
     )
 
+    /// `tv ca`: the CA toolchain's commands, with `status`/`show` asking the trust store too, and
+    /// `trust`, `remake`, `remove` from the setup flow.
+    static let caSpec: CommandSpec = {
+        var spec = CACommands.spec
+        for i in spec.subcommands.indices where ["status", "show"].contains(spec.subcommands[i].name) {
+            spec.subcommands[i].summary = "Say whether a CA exists, whether each trust store has it and trusts it for TLS, and the setup stage."
+            spec.subcommands[i].options = CAStatusCommand.options
+        }
+        spec.subcommands += [CATrustCommand.spec, CARemakeCommand.spec, CARemoveCommand.spec]
+        return spec
+    }()
+
     /// Handlers by command path (`"ca create"`); each returns the exit code.
-    static let handlers: [String: @Sendable (Invocation) throws -> Int32] =
-        CACommands.handlers.merging(FlowCommands.handlers) { a, _ in a }
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = CACommands.handlers
+        .merging([
+            "ca status": CAStatusCommand.run,
+            "ca show": CAStatusCommand.run,
+            "ca trust": CATrustCommand.run,
+            "ca remake": CARemakeCommand.run,
+            "ca remove": CARemoveCommand.run,
+            "setup": SetupCommand.run,
+        ]) { _, new in new }
+        .merging(InspectCommands.handlers) { _, new in new }
+        .merging(FlowCommands.handlers) { _, new in new }
 }

@@ -49,8 +49,8 @@ struct CommandLineCLITests {
         (["ca", "status", "extra"], "tv: 'tv ca status' does not take the argument 'extra'; see 'tv ca status --help'.\n"),
         (["bogus"], "tv: 'tv bogus' is not a command; see 'tv --help' for the list.\n"),
         (["ca", "bogus"], "tv: 'tv ca bogus' is not a command; see 'tv ca --help' for the list.\n"),
-        (["ca"], "tv: 'tv ca' needs a subcommand (create, import, status, show, export, issue); see 'tv ca --help'.\n"),
-        ([], "tv: 'tv' needs a subcommand (ca, flows, flow, pinned); see 'tv --help'.\n"),
+        (["ca"], "tv: 'tv ca' needs a subcommand (create, import, status, show, export, issue, trust, remake, remove); see 'tv ca --help'.\n"),
+        ([], "tv: 'tv' needs a subcommand (ca, setup, inspect, flows, flow, pinned); see 'tv --help'.\n"),
     ]
 
     @Test("unknown flags, missing values and bad words exit 2 with one sentence on stderr", arguments: badLines)
@@ -88,7 +88,7 @@ struct CommandLineCLITests {
             let absentParsed = try s.tool("python3", [script], stdin: absent.stdout)
             #expect(absentParsed.status == 0, "\(absentParsed)")
             let a = try JSONSerialization.jsonObject(with: absentParsed.stdout) as? [String: Any]
-            #expect(a?["keys"] as? [String] == ["state", "directory"])
+            #expect(a?["keys"] as? [String] == ["state", "directory", "inspection", "stores", "stage", "notices"])
             #expect((a?["d"] as? [String: Any])?["state"] as? String == "absent")
             #expect((a?["d"] as? [String: Any])?["directory"] as? String == s.caDir)
 
@@ -100,7 +100,8 @@ struct CommandLineCLITests {
             #expect(parsed.status == 0, "\(parsed)")
             let p = try JSONSerialization.jsonObject(with: parsed.stdout) as? [String: Any]
             #expect(p?["keys"] as? [String] == ["state", "directory", "subject", "keyType", "leafKeyType", "notBefore",
-                                                "notAfter", "serial", "sha256", "sha1", "certificate"])
+                                                "notAfter", "serial", "sha256", "sha1", "certificate",
+                                                "inspection", "stores", "stage", "notices"])
             let d = try #require(p?["d"] as? [String: Any])
             #expect(d["state"] as? String == "present")
             #expect(d["keyType"] as? String == "RSA 2048")

@@ -31,4 +31,8 @@ X509 *tv_x509_stack_value(const STACK_OF(X509) *stack, int index);
 /// Flags for X509_NAME_print_ex giving "CN=a, O=b" in certificate order, UTF-8 kept as is.
 unsigned long tv_name_print_flags(void);
 
+/// renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE): swaps two paths atomically (Linux ≥ 3.15);
+/// 0 on success, -1 with errno (EINVAL where the file system cannot exchange).
+int tv_rename_exchange(const char *a, const char *b);
+
 #endif

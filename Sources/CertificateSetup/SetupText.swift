@@ -1,0 +1,31 @@
+/// The fixed sentences of the flow: the trade-off (step 0), what inspection shows and what it
+/// cannot, and what remaking and removing cost. Our own words for seed 002's.
+public enum SetupText {
+    /// Step 0, said before anything is made.
+    public static let tradeOff: [String] = [
+        "Inspection lets tv read your own encrypted (TLS/HTTPS) traffic on this machine, so you can see what your programs really send and receive.",
+        "To do that, tv makes its own certificate authority here. Its private key stays in tv's data folder and never leaves this machine. You then tell this machine (or a browser) to trust it: whatever trusts it accepts the certificates tv makes, so trust it only where you want inspection.",
+        "Programs that pin their certificates will refuse tv's; tv remembers them and passes their traffic through untouched. They stay private — that is expected, not a fault.",
+        "This reads your own traffic only. Nothing is uploaded, there is no account, and you can turn inspection off any time (`tv inspect off`) or remove the certificate entirely (`tv ca remove`).",
+    ]
+
+    /// What becomes visible with inspection on (said at the ready stage and when turning it on).
+    public static let visibleWhenOn: [String] = [
+        "Visible: inside the TLS connections of programs that trust the root — requests, responses and their headers (bodies only if you also keep content).",
+    ]
+
+    /// What stays private with inspection on.
+    public static let privateWhenOn: [String] = [
+        "Private: programs that pin their certificates (passed through untouched, and remembered), programs that use a trust store without the root, and anything not sent through tv.",
+    ]
+
+    /// The confirmation of `tv ca remake`, naming what is lost.
+    public static let remakeLoses: [String] = [
+        "Remaking the CA makes a new root and a new key; the current root stops signing anything.",
+        "Every device, browser and store that trusts the current root stops trusting tv's certificates: you must install and trust the new root again (on iOS/macOS, install the profile again — it replaces the old one).",
+        "Inspection is turned off first, and stays off until the new root is trusted.",
+    ]
+
+    /// What `tv ca remove` keeps.
+    public static let removeKeeps = "Your history and captures stay; only the certificate and its keys are deleted."
+}

@@ -1,0 +1,243 @@
+import TrustStore
+
+/// Where a root is to be trusted: a Linux distribution's system store, an NSS database, another
+/// device, or a bundle or hashed folder named with `--trust-store`.
+public enum TrustTarget: Sendable, Equatable {
+    case debian
+    case fedora
+    case arch
+    /// An NSS database (Chromium, Firefox); nil = the user's Chromium database, named in the steps.
+    case nss(directory: String?)
+    case macos
+    case ios
+    case android
+    case windows
+    case bundle(String)
+    case folder(String)
+
+    /// The names `--platform` takes.
+    public static let platformNames = ["debian", "fedora", "arch", "nss", "macos", "ios", "android", "windows"]
+
+    /// The target for `--platform NAME` (with the NSS folder from an `nss:` store), or nil.
+    public init?(platform: String, store: TrustStoreSpec) {
+        switch platform.lowercased() {
+        case "debian", "ubuntu": self = .debian
+        case "fedora", "rhel": self = .fedora
+        case "arch": self = .arch
+        case "nss", "firefox", "chromium", "chrome":
+            if case .nss(let dir) = store { self = .nss(directory: dir) } else { self = .nss(directory: nil) }
+        case "macos": self = .macos
+        case "ios": self = .ios
+        case "android": self = .android
+        case "windows": self = .windows
+        default: return nil
+        }
+    }
+
+    /// The target a store implies: its own for bundle, folder and NSS; the distribution's for system.
+    public static func forStore(_ store: TrustStoreSpec, distribution: LinuxDistribution?) -> TrustTarget {
+        switch store {
+        case .file(let p): return .bundle(p)
+        case .dir(let p): return .folder(p)
+        case .nss(let d): return .nss(directory: d)
+        case .system:
+            switch distribution {
+            case .fedora: return .fedora
+            case .arch: return .arch
+            case .debian, nil: return .debian
+            }
+        }
+    }
+
+    /// Whether `tv ca trust --apply` can do the steps on this machine (Linux stores only).
+    public var canApply: Bool {
+        switch self {
+        case .debian, .fedora, .arch, .nss(directory: .some), .bundle, .folder: return true
+        case .nss(directory: nil), .macos, .ios, .android, .windows: return false
+        }
+    }
+}
+
+/// The root as the steps need to name it.
+public struct RootDescription: Sendable, Equatable {
+    /// Where the root certificate (PEM) is on this machine.
+    public let path: String
+    /// The subject's common name, also the NSS nickname tv uses.
+    public let commonName: String
+    /// The first 8 hex digits of the SHA-256 fingerprint, used in file names.
+    public let tag: String
+    /// The SHA-256 fingerprint, colon-separated uppercase, to compare by eye.
+    public let sha256: String
+
+    public init(path: String, commonName: String, tag: String, sha256: String) {
+        self.path = path
+        self.commonName = commonName
+        self.tag = tag
+        self.sha256 = sha256
+    }
+
+    /// `tunnelvision-<tag>.crt`, the Debian file name (the `.crt` suffix is mandatory there).
+    public var debianFileName: String { "tunnelvision-\(tag).crt" }
+    /// `tunnelvision-<tag>.pem`, the file name in anchors folders and hashed folders.
+    public var pemFileName: String { "tunnelvision-\(tag).pem" }
+}
+
+/// Numbered steps for people, and whether `--apply` can do them.
+public struct TrustGuide: Sendable, Equatable {
+    public let title: String
+    public let steps: [String]
+    /// Said after the steps (a caveat, or how to check).
+    public let note: String?
+
+    public init(title: String, steps: [String], note: String? = nil) {
+        self.title = title
+        self.steps = steps
+        self.note = note
+    }
+}
+
+/// The exact steps to install and trust, or to remove, the root for each target
+/// (notes/specs.md §3; update-ca-certificates(8), update-ca-trust(8), trust(1), certutil(1)).
+public enum TrustGuides {
+    /// Chromium's NSS database on Linux (an existing `~/.pki/nssdb` wins over the M146+ path).
+    public static let chromiumNSS = "$HOME/.pki/nssdb"
+
+    /// The steps that install the root in `target` and trust it for TLS servers, in order.
+    public static func install(_ target: TrustTarget, root: RootDescription) -> TrustGuide {
+        let pem = ShellWord.quote(root.path)
+        let nick = ShellWord.quote(root.commonName)
+        switch target {
+        case .debian:
+            return TrustGuide(title: "Debian / Ubuntu (system store)", steps: [
+                "sudo cp \(pem) /usr/local/share/ca-certificates/\(root.debianFileName)",
+                "sudo update-ca-certificates",
+            ], note: "OpenSSL, curl, Python and Go programs then trust it; Firefox and Chromium use their own NSS database (`--platform nss`).")
+        case .fedora:
+            return TrustGuide(title: "Fedora / RHEL (system store)", steps: [
+                "sudo cp \(pem) /etc/pki/ca-trust/source/anchors/\(root.pemFileName)",
+                "sudo update-ca-trust",
+            ], note: "p11-kit also hands it to NSS programs on Fedora.")
+        case .arch:
+            return TrustGuide(title: "Arch Linux (system store)", steps: [
+                "sudo trust anchor --store \(pem)",
+            ], note: "Check with `trust list --filter=ca-anchors --purpose=server-auth`.")
+        case .nss(let dir):
+            let db = dir.map { ShellWord.quote("sql:" + $0) } ?? "sql:\"\(chromiumNSS)\""
+            return TrustGuide(title: dir == nil ? "NSS (Chromium; Firefox per profile)" : "NSS database \(dir!)", steps: [
+                "certutil -A -d \(db) -n \(nick) -t C,, -a -i \(pem)   (installs it AND trusts it to identify websites)",
+                "Firefox instead: Settings → Privacy & Security → Certificates → View Certificates → Authorities → Import → tick \"Trust this CA to identify websites\".",
+            ], note: "The trust flag C is the separate, deliberate step: stored with ',,' the root is known but not trusted. Restart the browser afterwards.")
+        case .macos:
+            return TrustGuide(title: "macOS", steps: [
+                "sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain \(pem)",
+                "Or with the profile: `tv ca export --mobileconfig -o tv.mobileconfig`, open it, then System Settings → Privacy & Security → Profiles → Install; then in Keychain Access set the root to \"Always Trust\" for SSL.",
+            ])
+        case .ios:
+            return TrustGuide(title: "iOS / iPadOS", steps: [
+                "tv ca export --mobileconfig -o tv.mobileconfig, and send it to the device (AirDrop, or Save to Files). iOS marks it \"Not Signed\": expected, because only a certificate the device already trusts could sign it.",
+                "Install: Settings → General → VPN & Device Management → the TunnelVision profile → Install (\"Profile Downloaded\" means ready to install, not installed).",
+                "Trust: Settings → General → About → Certificate Trust Settings → turn on the TunnelVision root. iOS makes this a second, manual step so no app can gain this power silently.",
+            ])
+        case .android:
+            return TrustGuide(title: "Android", steps: [
+                "tv ca export --der -o tv.cer, and copy it to the device.",
+                "Settings → Security → Encryption & credentials → Install a certificate → CA certificate → tv.cer.",
+            ], note: "Apps targeting Android 7+ trust user CAs only if they opt in; the system store (rooted devices) takes `tv ca export --android`.")
+        case .windows:
+            return TrustGuide(title: "Windows", steps: [
+                "tv ca export --der -o tv.cer, and copy it to the machine.",
+                "In an administrator prompt: certutil -addstore -f Root tv.cer   (or double-click it → Install Certificate → Local Machine → Trusted Root Certification Authorities).",
+            ])
+        case .bundle(let path):
+            return TrustGuide(title: "PEM bundle \(path)", steps: [
+                "cat \(pem) >> \(ShellWord.quote(path))",
+            ], note: "A TRUSTED CERTIFICATE entry for the root that rejects serverAuth must be removed first; `--apply` replaces it.")
+        case .folder(let path):
+            return TrustGuide(title: "Hashed folder \(path)", steps: [
+                "cp \(pem) \(ShellWord.quote(path + "/" + root.pemFileName))",
+                "openssl rehash \(ShellWord.quote(path))",
+            ])
+        }
+    }
+
+    /// The steps that take the root out of `target` again.
+    public static func removal(_ target: TrustTarget, root: RootDescription) -> TrustGuide {
+        let nick = ShellWord.quote(root.commonName)
+        switch target {
+        case .debian:
+            return TrustGuide(title: "Debian / Ubuntu (system store)", steps: [
+                "sudo rm /usr/local/share/ca-certificates/\(root.debianFileName)",
+                "sudo update-ca-certificates --fresh",
+            ])
+        case .fedora:
+            return TrustGuide(title: "Fedora / RHEL (system store)", steps: [
+                "sudo rm /etc/pki/ca-trust/source/anchors/\(root.pemFileName)",
+                "sudo update-ca-trust",
+            ])
+        case .arch:
+            return TrustGuide(title: "Arch Linux (system store)", steps: [
+                "sudo trust anchor --remove \"pkcs11:object=\(root.commonName)\"   (or remove the file you stored under /etc/ca-certificates/trust-source/anchors/)",
+            ])
+        case .nss(let dir):
+            let db = dir.map { ShellWord.quote("sql:" + $0) } ?? "sql:\"\(chromiumNSS)\""
+            return TrustGuide(title: dir == nil ? "NSS (Chromium; Firefox per profile)" : "NSS database \(dir!)", steps: [
+                "certutil -D -d \(db) -n \(nick)",
+                "Firefox: Settings → Privacy & Security → View Certificates → Authorities → \(root.commonName) → Delete or Distrust.",
+            ])
+        case .macos:
+            return TrustGuide(title: "macOS", steps: [
+                "sudo security delete-certificate -c \(nick) /Library/Keychains/System.keychain",
+                "If you installed the profile: System Settings → Privacy & Security → Profiles → the TunnelVision profile → Remove.",
+            ])
+        case .ios:
+            return TrustGuide(title: "iOS / iPadOS", steps: [
+                "Settings → General → VPN & Device Management → the TunnelVision profile → Remove Profile.",
+            ])
+        case .android:
+            return TrustGuide(title: "Android", steps: [
+                "Settings → Security → Encryption & credentials → User credentials → \(root.commonName) → Remove.",
+            ])
+        case .windows:
+            return TrustGuide(title: "Windows", steps: [
+                "In an administrator prompt: certutil -delstore Root \(nick)   (or certmgr.msc → Trusted Root Certification Authorities → delete it).",
+            ])
+        case .bundle(let path):
+            return TrustGuide(title: "PEM bundle \(path)", steps: [
+                "Delete the block for \(root.commonName) (SHA-256 \(root.sha256)) from \(path).",
+            ])
+        case .folder(let path):
+            return TrustGuide(title: "Hashed folder \(path)", steps: [
+                "rm \(ShellWord.quote(path + "/" + root.pemFileName))",
+                "openssl rehash \(ShellWord.quote(path))",
+            ])
+        }
+    }
+}
+
+/// The Linux distribution families whose system stores `tv ca trust --apply` knows.
+public enum LinuxDistribution: String, Sendable, Equatable {
+    case debian, fedora, arch
+
+    /// Reads `/etc/os-release` text (os-release(5)): `ID`, then each word of `ID_LIKE`.
+    public static func from(osRelease: String) -> LinuxDistribution? {
+        var fields: [String: String] = [:]
+        for line in osRelease.split(separator: "\n") {
+            guard let eq = line.firstIndex(of: "=") else { continue }
+            var value = String(line[line.index(after: eq)...])
+            if value.count >= 2, let q = value.first, q == "\"" || q == "'", value.last == q {
+                value = String(value.dropFirst().dropLast())
+            }
+            fields[String(line[..<eq])] = value
+        }
+        let ids = [fields["ID"] ?? ""] + (fields["ID_LIKE"] ?? "").split(separator: " ").map(String.init)
+        for id in ids {
+            switch id.lowercased() {
+            case "debian", "ubuntu": return .debian
+            case "fedora", "rhel", "centos": return .fedora
+            case "arch": return .arch
+            default: continue
+            }
+        }
+        return nil
+    }
+}

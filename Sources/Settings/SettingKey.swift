@@ -1,0 +1,63 @@
+import TVHome
+
+/// A typed setting: its name in `settings.json`, its type, and the value it has until saved.
+///
+/// Adding a setting is one line in `SettingKeys` (and, if its type is new, a `SettingValue`
+/// conformance); nothing else changes, because the file keeps keys it does not know.
+public struct SettingKey<Value: SettingValue>: Sendable {
+    /// The dotted name, e.g. `inspection.enabled`; also the JSON key.
+    public let name: String
+    /// The value before anything is saved (the factory value).
+    public let defaultValue: Value
+    /// One line for people: what the setting decides.
+    public let summary: String
+
+    public init(_ name: String, default defaultValue: Value, summary: String) {
+        self.name = name
+        self.defaultValue = defaultValue
+        self.summary = summary
+    }
+}
+
+/// Every setting `tv` knows, with its factory value.
+public enum SettingKeys {
+    /// Whether TLS inspection is on. Off by default; turned on only when the CA is usable for TLS
+    /// (seed 002), and turned off by any command that finds the root no longer usable.
+    public static let inspectionEnabled = SettingKey<Bool>(
+        "inspection.enabled", default: false,
+        summary: "Look inside your own TLS connections (needs a CA trusted for TLS).")
+    /// The trust store whose answers decide whether inspection may be on: `system`, `file:PATH`,
+    /// `dir:PATH` or `nss:DIR` (TrustStore.TrustStoreSpec parses it).
+    public static let trustStore = SettingKey<String>(
+        "trust.store", default: "system",
+        summary: "The trust store checked before and during inspection (system, file:PATH, dir:PATH, nss:DIR).")
+    /// Whether the first-run introduction was shown (skipping counts as seen; `tv intro` replays it).
+    public static let introSeen = SettingKey<Bool>(
+        "intro.seen", default: false,
+        summary: "Whether the introduction was shown once.")
+}
+
+/// A setting with its type erased, for listing and for checking a file's values.
+public struct AnySettingKey: Sendable {
+    public let name: String
+    public let summary: String
+    /// The default, as a person reads it.
+    public let defaultText: String
+    /// Whether a JSON value has this setting's type.
+    public let accepts: @Sendable (JSONValue) -> Bool
+
+    public init<Value>(_ key: SettingKey<Value>) {
+        name = key.name
+        summary = key.summary
+        defaultText = key.defaultValue.text
+        accepts = { Value(json: $0) != nil }
+    }
+}
+
+extension SettingKeys {
+    /// Every known key, in the order `tv settings` lists them; a saved value of the wrong type for
+    /// one of these makes the file corrupt.
+    public static let all: [AnySettingKey] = [
+        AnySettingKey(inspectionEnabled), AnySettingKey(trustStore), AnySettingKey(introSeen),
+    ]
+}

@@ -1,0 +1,23 @@
+import TVHome
+
+/// Why the settings record could not be read or saved; each says what to do next.
+public enum SettingsError: UserFacingError, Equatable {
+    /// `settings.json` exists but is not a settings record (bad JSON, not an object, a known key
+    /// holding the wrong type). Nothing is assumed from it: reading never falls back to defaults.
+    case corrupt(path: String, reason: String)
+    /// `settings.json` exists but cannot be read (a folder in its place, an I/O error).
+    case unreadable(path: String, reason: String)
+    /// The new value could not be written; the file still holds the old value.
+    case saveFailed(path: String, key: String, reason: String)
+
+    public var message: String {
+        switch self {
+        case let .corrupt(path, reason):
+            return "The settings file \(path) is not a settings record (\(reason)); fix or delete it (`tv inspect off` rewrites it with inspection off)."
+        case let .unreadable(path, reason):
+            return "The settings file \(path) cannot be read (\(reason)); make it a readable file again or remove what stands in its place."
+        case let .saveFailed(path, key, reason):
+            return "Could not save \(key) to \(path) (\(reason)); nothing changed — the old value is still in force. Check the folder and try again."
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import CertificateSetup
+import Foundation
+import LocalCA
+import TrustStore
+import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tv ca trust --apply` and `tv ca remove --apply`: the steps of a `TrustGuide` as actions this
+/// machine can perform, said before they are done (DESIGN.md §3 "say what will happen, then do it").
+public enum TrustInstaller {
+    /// Set to 1 in an environment where the machine's own trust store must never be changed (test
+    /// suites, CI): system targets (debian, fedora, arch) are then refused.
+    public static let refuseSystemVariable = "TV_NO_SYSTEM_TRUST_CHANGES"
+
+    /// One action, with the sentence that announces it.
+    public enum Action: Sendable, Equatable {
+        case copy(from: String, to: String)
+        case delete(String)
+        case run(program: String, arguments: [String])
+        case bundleAdd(path: String)
+        case bundleRemove(path: String)
+        case folderAdd(directory: String, fileName: String)
+        case folderRemove(directory: String)
+        case nssAdd(directory: String, nickname: String)
+        case nssRemove(directory: String)
+
+        public var sentence: String {
+            switch self {
+            case let .copy(from, to): return "copy \(from) to \(to)"
+            case .delete(let path): return "delete \(path)"
+            case let .run(program, arguments): return "run \(([program] + arguments).map(ShellWord.quote).joined(separator: " "))"
+            case .bundleAdd(let path): return "rewrite \(path) with the root as a plain certificate (any other entry for it removed)"
+            case .bundleRemove(let path): return "rewrite \(path) without the root"
+            case let .folderAdd(dir, name): return "write \(dir)/\(name) and link its hash name to it (any other file holding the root removed)"
+            case .folderRemove(let dir): return "delete the root's files and hash links from \(dir)"
+            case let .nssAdd(dir, nickname): return "add the root to the NSS database \(dir) as '\(nickname)' trusted for websites (C,,)"
+            case .nssRemove(let dir): return "delete the root from the NSS database \(dir)"
+            }
+        }
+
+        /// Whether the action changes the machine's own trust (needs root; refused under the guard).
+        var changesSystem: Bool {
+            switch self {
+            case .copy, .delete, .run: return true
+            default: return false
+            }
+        }
+    }
+
+    /// Why an apply stopped.
+    public enum Failure: UserFacingError, Equatable {
+        case cannotApply(target: String)
+        case refusedByEnvironment
+        case stepFailed(step: String, reason: String, done: [String])
+
+        public var message: String {
+            switch self {
+            case .cannotApply(let target):
+                return "tv cannot do the steps for \(target) on this machine; follow them by hand (`tv ca trust` without --apply prints them)."
+            case .refusedByEnvironment:
+                return "\(TrustInstaller.refuseSystemVariable)=1 forbids changing this machine's trust store; unset it to apply, or choose a store with --trust-store."
+            case let .stepFailed(step, reason, done):
+                let before = done.isEmpty ? "nothing was done before it" : "already done: " + done.joined(separator: "; ")
+                return "Could not \(step) (\(reason)); \(before). Fix the cause (system stores need root: sudo) and run the command again."
+            }
+        }
+    }
+
+    /// The actions that install and trust the root for `target`, or nil when tv cannot do them here.
+    public static func installActions(_ target: TrustTarget, root: RootDescription) -> [Action]? {
+        switch target {
+        case .debian:
+            return [.copy(from: root.path, to: "/usr/local/share/ca-certificates/" + root.debianFileName),
+                    .run(program: "update-ca-certificates", arguments: [])]
+        case .fedora:
+            return [.copy(from: root.path, to: "/etc/pki/ca-trust/source/anchors/" + root.pemFileName),
+                    .run(program: "update-ca-trust", arguments: ["extract"])]
+        case .arch:
+            return [.run(program: "trust", arguments: ["anchor", "--store", root.path])]
+        case .nss(let dir?): return [.nssAdd(directory: dir, nickname: root.commonName)]
+        case .bundle(let path): return [.bundleAdd(path: path)]
+        case .folder(let dir): return [.folderAdd(directory: dir, fileName: root.pemFileName)]
+        case .nss(nil), .macos, .ios, .android, .windows: return nil
+        }
+    }
+
+    /// The actions that take the root out of `target`, or nil when tv cannot do them here.
+    public static func removalActions(_ target: TrustTarget, root: RootDescription) -> [Action]? {
+        switch target {
+        case .debian:
+            return [.delete("/usr/local/share/ca-certificates/" + root.debianFileName),
+                    .run(program: "update-ca-certificates", arguments: ["--fresh"])]
+        case .fedora:
+            return [.delete("/etc/pki/ca-trust/source/anchors/" + root.pemFileName),
+                    .run(program: "update-ca-trust", arguments: ["extract"])]
+        case .arch:
+            return [.run(program: "trust", arguments: ["anchor", "--remove", root.path])]
+        case .nss(let dir?): return [.nssRemove(directory: dir)]
+        case .bundle(let path): return [.bundleRemove(path: path)]
+        case .folder(let dir): return [.folderRemove(directory: dir)]
+        case .nss(nil), .macos, .ios, .android, .windows: return nil
+        }
+    }
+
+    /// Performs `actions` in order, stopping at the first that fails.
+    /// - Parameters:
+    ///   - root: the root certificate (its PEM must be at the `RootDescription.path` the actions name).
+    ///   - announce: called with each action's sentence just before it runs.
+    /// - Throws: `Failure` (`.refusedByEnvironment` before anything runs).
+    public static func perform(_ actions: [Action], root: Certificate, rootPath: String,
+                               environment: [String: String], announce: (String) -> Void = { _ in }) throws {
+        if environment[refuseSystemVariable] == "1" && actions.contains(where: \.changesSystem) {
+            throw Failure.refusedByEnvironment
+        }
+        var done: [String] = []
+        for action in actions {
+            announce(action.sentence)
+            do {
+                try perform(action, root: root, rootPath: rootPath, environment: environment)
+            } catch let failure as Failure {
+                if case let .stepFailed(step, reason, _) = failure { throw Failure.stepFailed(step: step, reason: reason, done: done) }
+                throw failure
+            } catch let failure as StoreEditor.Failure {
+                throw Failure.stepFailed(step: action.sentence, reason: "could not \(failure.step): \(failure.reason)", done: done)
+            } catch {
+                throw Failure.stepFailed(step: action.sentence, reason: (error as? UserFacingError)?.message ?? "\(error)", done: done)
+            }
+            done.append(action.sentence)
+        }
+    }
+
+    private static func perform(_ action: Action, root: Certificate, rootPath: String, environment: [String: String]) throws {
+        switch action {
+        case let .copy(_, to):
+            try FileModes.writeAtomically(root.pem, to: to, mode: 0o644)
+        case .delete(let path):
+            if unlink(path) != 0 && errno != ENOENT {
+                throw Failure.stepFailed(step: action.sentence, reason: String(cString: strerror(errno)), done: [])
+            }
+        case let .run(program, arguments):
+            do {
+                let result = try BoundedProcess.run(program, arguments, environment: environment, timeout: 120)
+                guard result.status == 0 else {
+                    throw Failure.stepFailed(step: action.sentence, reason: "exit status \(result.status): \(result.firstErrorLine)", done: [])
+                }
+            } catch let failure as BoundedProcess.Failure {
+                throw Failure.stepFailed(step: action.sentence, reason: failure.reason, done: [])
+            }
+        case .bundleAdd(let path): try StoreEditor.rewriteBundle(path, root: root, add: true)
+        case .bundleRemove(let path): try StoreEditor.rewriteBundle(path, root: root, add: false)
+        case let .folderAdd(dir, name): try StoreEditor.installInFolder(dir, root: root, fileName: name)
+        case .folderRemove(let dir): try StoreEditor.removeFromFolder(dir, root: root)
+        case let .nssAdd(dir, nickname):
+            try StoreEditor.trustInNSS(dir, root: root, rootPath: rootPath, nickname: nickname, environment: environment)
+        case .nssRemove(let dir): try StoreEditor.removeFromNSS(dir, root: root, environment: environment)
+        }
+    }
+}
+
+/// The running Linux distribution, from `/etc/os-release` (os-release(5)).
+public enum OSRelease {
+    public static func distribution(path: String = "/etc/os-release") -> LinuxDistribution? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return LinuxDistribution.from(osRelease: String(decoding: data, as: UTF8.self))
+    }
+}

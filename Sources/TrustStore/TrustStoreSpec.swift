@@ -1,0 +1,71 @@
+import TVHome
+
+/// Which trust store to ask, as typed after `--trust-store` and saved in `trust.store`.
+///
+/// - `system`: OpenSSL's default verify paths (the bundle file and the hashed folder), honouring
+///   `SSL_CERT_FILE` and `SSL_CERT_DIR` (openssl-env(7), `X509_get_default_cert_file_env`).
+/// - `file:PATH`: a PEM bundle; entries may be `TRUSTED CERTIFICATE` blocks carrying trust bits
+///   (openssl-x509(1) `-addtrust`/`-addreject`/`-trustout`).
+/// - `dir:PATH`: a hashed folder (`<subject hash>.<n>`, openssl-rehash(1)).
+/// - `nss:DIR`: an NSS database (`cert9.db`), read through `certutil` (libnss3-tools); `DIR` may
+///   carry NSS's own `sql:` prefix.
+public enum TrustStoreSpec: Sendable, Equatable, Hashable, CustomStringConvertible {
+    case system
+    case file(String)
+    case dir(String)
+    case nss(String)
+
+    /// Parses `system`, `file:PATH`, `dir:PATH` or `nss:DIR` (also `nss:sql:DIR`).
+    /// - Throws: `TrustStoreError.unknownStore` for anything else, or an empty path.
+    public init(parsing text: String) throws {
+        if text == "system" { self = .system; return }
+        guard let colon = text.firstIndex(of: ":") else { throw TrustStoreError.unknownStore(text) }
+        let kind = text[..<colon]
+        var path = String(text[text.index(after: colon)...])
+        if kind == "nss" && path.hasPrefix("sql:") { path.removeFirst(4) }
+        guard !path.isEmpty else { throw TrustStoreError.unknownStore(text) }
+        switch kind {
+        case "file": self = .file(path)
+        case "dir": self = .dir(path)
+        case "nss": self = .nss(path)
+        default: throw TrustStoreError.unknownStore(text)
+        }
+    }
+
+    /// The kind without the path.
+    public var kind: TrustStoreKind {
+        switch self {
+        case .system: return .system
+        case .file: return .file
+        case .dir: return .dir
+        case .nss: return .nss
+        }
+    }
+
+    /// The text `init(parsing:)` reads back.
+    public var description: String {
+        switch self {
+        case .system: return "system"
+        case .file(let p): return "file:" + p
+        case .dir(let p): return "dir:" + p
+        case .nss(let p): return "nss:" + p
+        }
+    }
+}
+
+/// The four kinds of trust store, without their paths.
+public enum TrustStoreKind: String, Sendable, CaseIterable {
+    case system, file, dir, nss
+}
+
+/// Why a trust store could not be named or changed.
+public enum TrustStoreError: UserFacingError, Equatable {
+    case unknownStore(String)
+
+    public var message: String {
+        switch self {
+        case .unknownStore(let text):
+            return "'\(text)' is not a trust store tv can ask; use system, file:PATH (a PEM bundle), dir:PATH (a hashed folder) or nss:DIR (an NSS database)."
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import CertificateSetup
+import CommandLineParser
+import LocalCA
+import SetupActions
+import Settings
+import TrustStore
+import TVHome
+
+/// `tv ca trust`: the exact steps to install and trust the root for a store or platform; with
+/// `--apply --yes` on Linux, does them (after saying what will happen), then asks again.
+enum CATrustCommand {
+    static let spec = CommandSpec(
+        name: "trust", summary: "Show (or, with --apply, do) the steps that install and trust the root.",
+        discussion: "Without --platform the steps are the trust store's own: the running distribution's system store for `system`, or the bundle, folder or NSS database named. --apply does them on this machine for Linux stores (system stores need root) after saying what will happen; it needs --yes (or a yes at the terminal).",
+        options: [OptionSpecs.trustStore, OptionSpecs.platform,
+                  OptionSpec("apply", help: "Do the steps on this machine (Linux stores only)."),
+                  OptionSpecs.yes])
+
+    static func run(_ inv: Invocation) throws -> Int32 {
+        let (ca, folder) = try CACommands.loadPresent(inv)
+        let store = try inv.chosenStore()
+        let target = try target(inv, store: store)
+        let root = RootDescription(ca, folder: folder)
+        inv.console.line("Root: \(root.commonName)  SHA-256 \(root.sha256)")
+        if !inv.command.has("apply") {
+            for line in SetupRendering.guideLines(TrustGuides.install(target, root: root)) { inv.console.line(line) }
+            if let checked = storeOf(target) {
+                inv.console.line("")
+                return try reask(inv, store: checked)
+            }
+            if case .nss(directory: nil) = target {
+                inv.console.line("Then check with `tv ca status --trust-store nss:$HOME/.pki/nssdb` (or the Firefox profile folder).")
+            } else {
+                inv.console.line("Then check on that device; tv on this machine cannot ask its trust store.")
+            }
+            return 0
+        }
+        guard let actions = TrustInstaller.installActions(target, root: root) else {
+            throw TrustInstaller.Failure.cannotApply(target: TrustGuides.install(target, root: root).title)
+        }
+        inv.console.line("This will:")
+        for (i, action) in actions.enumerated() { inv.console.line("  \(i + 1). \(action.sentence)") }
+        guard inv.yes || inv.confirmed("Do it now?") else {
+            throw UsageRefusal("Nothing was changed; add --yes to do these steps.", exitCode: 1)
+        }
+        try TrustInstaller.perform(actions, root: ca.root, rootPath: folder.rootPath, environment: inv.environment) {
+            inv.console.line("→ " + $0)
+        }
+        inv.console.line("Done. Asking \(StoreWords.name(storeOf(target) ?? store)) again:")
+        return try reask(inv, store: storeOf(target) ?? store)
+    }
+
+    /// `--platform`, else the store's own target.
+    static func target(_ inv: Invocation, store: TrustStoreSpec) throws -> TrustTarget {
+        if let name = inv.command.value("platform") {
+            guard let target = TrustTarget(platform: name, store: store) else {
+                throw UsageRefusal("'\(name)' is not a platform tv has steps for; use one of \(TrustTarget.platformNames.joined(separator: ", ")).")
+            }
+            return target
+        }
+        return TrustTarget.forStore(store, distribution: OSRelease.distribution())
+    }
+
+    /// The trust store a target's steps change on this machine, when tv can ask it.
+    static func storeOf(_ target: TrustTarget) -> TrustStoreSpec? {
+        switch target {
+        case .debian, .fedora, .arch: return .system
+        case .nss(let dir?): return .nss(dir)
+        case .bundle(let p): return .file(p)
+        case .folder(let p): return .dir(p)
+        case .nss(nil), .macos, .ios, .android, .windows: return nil
+        }
+    }
+
+    /// Asks `store` now (and re-checks inspection) and prints both answers and the stage.
+    static func reask(_ inv: Invocation, store: TrustStoreSpec) throws -> Int32 {
+        let home = try inv.home()
+        var enabled = false
+        var notices: [String] = []
+        if let report = try? InspectionGuard.recheck(home: home, settings: try inv.settingsStore(), environment: inv.environment, now: inv.now) {
+            notices = report.notices
+            enabled = report.record[SettingKeys.inspectionEnabled] && report.store == store
+        }
+        for notice in notices { inv.console.note(notice) }
+        let snapshot = SetupSnapshot.read(home: home, store: store, inspectionEnabled: enabled, environment: inv.environment, now: inv.now)
+        if let trust = snapshot.trust { for line in SetupRendering.trustLines(trust) { inv.console.line(line) } }
+        let stage = CertificateSetupPolicy.stage(snapshot.facts)
+        for line in SetupRendering.stageLines(stage) { inv.console.line(line) }
+        return 0
+    }
+}

@@ -1,0 +1,85 @@
+import CertificateSetup
+import CommandLineParser
+import SetupActions
+import Settings
+import TrustStore
+import TVHome
+
+/// `tv inspect on|off|status`: the inspection switch, saved first and applied to a live session second.
+enum InspectCommands {
+    static let spec = CommandSpec(
+        name: "inspect",
+        summary: "Turn TLS inspection on or off, or say whether it is on.",
+        discussion: "On is accepted only when the trust store accepts a leaf from the root for TLS (see `tv setup`). Off always works, whatever else is broken. Every use re-asks the trust store and turns inspection off, and says so, when the root is no longer usable.",
+        subcommands: [
+            CommandSpec(name: "on", summary: "Turn inspection on (only when the setup stage is ready).",
+                        options: [OptionSpec("trust-store", value: "STORE", help: "Check against STORE and remember it as trust.store (system, file:PATH, dir:PATH, nss:DIR).")]),
+            CommandSpec(name: "off", summary: "Turn inspection off (always works)."),
+            CommandSpec(name: "status", summary: "Say whether inspection is on, after asking the trust store again.",
+                        options: [OptionSpecs.json]),
+        ]
+    )
+
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
+        "inspect on": on,
+        "inspect off": off,
+        "inspect status": status,
+    ]
+
+    static func on(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.home()
+        let settings = try inv.settingsStore()
+        let report = try InspectionGuard.recheck(home: home, settings: settings, environment: inv.environment, now: inv.now)
+        for notice in report.notices { inv.console.note(notice) }
+        let store = try inv.trustStoreOption() ?? report.store
+        let snapshot = store == report.store
+            ? report.snapshot
+            : SetupSnapshot.read(home: home, store: store, inspectionEnabled: false, environment: inv.environment, now: inv.now)
+        switch CertificateSetupPolicy.inspectOn(snapshot.facts) {
+        case .alreadyOn:
+            inv.console.line("Inspection is already on (\(StoreWords.name(store)) accepts leaves from the root for TLS).")
+            return 0
+        case .refuse(let sentence):
+            inv.console.note("tv: " + sentence)
+            return 1
+        case .turnOn:
+            let (_, deliveries) = try settings.update { record in
+                record.setting(SettingKeys.inspectionEnabled, to: true).setting(SettingKeys.trustStore, to: store.description)
+            }
+            inv.console.line("Inspection is on: \(StoreWords.name(store)) accepts leaves from the root for TLS.")
+            for line in SetupText.visibleWhenOn + SetupText.privateWhenOn { inv.console.line("  " + line) }
+            for (_, delivery) in deliveries { if let s = delivery.sentence { inv.console.line(s) } }
+            return 0
+        }
+    }
+
+    static func off(_ inv: Invocation) throws -> Int32 {
+        let settings = try inv.settingsStore()
+        let outcome = try settings.turnInspectionOff()
+        inv.console.line(outcome.sentence(settingsPath: settings.file.path))
+        return 0
+    }
+
+    static func status(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.home()
+        let settings = try inv.settingsStore()
+        let report = try InspectionGuard.recheck(home: home, settings: settings, environment: inv.environment, now: inv.now)
+        let enabled = report.record[SettingKeys.inspectionEnabled]
+        let stage = CertificateSetupPolicy.stage(report.snapshot.facts)
+        for notice in report.notices { inv.console.note(notice) }
+        if inv.json {
+            var fields: [(String, JSONValue)] = [("inspection", .string(enabled ? "on" : "off")),
+                                                 ("trustStore", .string(report.store.description))]
+            fields.append(("trust", report.snapshot.trust.map(SetupRendering.trustJSON) ?? .null))
+            fields.append(("stage", SetupRendering.stageJSON(stage)))
+            fields.append(("notices", .array(report.notices.map(JSONValue.string))))
+            inv.console.line(JSONValue.object(fields).serialized(pretty: true))
+        } else {
+            inv.console.line("Inspection: \(enabled ? "on" : "off")")
+            if let trust = report.snapshot.trust { for line in SetupRendering.trustLines(trust) { inv.console.line(line) } }
+            for line in SetupRendering.stageLines(stage) { inv.console.line(line) }
+            if enabled { for line in SetupText.visibleWhenOn + SetupText.privateWhenOn { inv.console.line("  " + line) } }
+        }
+        return report.saveProblem == nil ? 0 : 1
+    }
+}

@@ -1,0 +1,170 @@
+import CertificateSetup
+import CommandLineParser
+import LocalCA
+import SetupActions
+import Settings
+import TrustStore
+import TVHome
+
+/// `tv setup`: the guided CA flow (seed 002). Explains the trade-off first, creates the CA on
+/// consent, shows how to install and trust it for the chosen store, re-derives the stage from the
+/// system every time the user presses Enter, and ends with inspection on. `q` (or end of input)
+/// is always "not now".
+enum SetupCommand {
+    static let spec = CommandSpec(
+        name: "setup", summary: "Guided setup of TLS inspection: explain, create, install and trust, turn on.",
+        discussion: "The stage is asked again every time (press Enter after doing a step outside tv); q leaves at any point and nothing is lost. --yes runs it without questions where nothing interactive is needed: it creates the CA, applies trust for a bundle, folder or NSS store (never the system store: use `sudo tv ca trust --apply --yes`) and turns inspection on. Without a terminal and without --yes it prints where you are and the next step.",
+        options: [OptionSpec("trust-store", value: "STORE", help: "The store to set up and remember as trust.store: system, file:PATH, dir:PATH or nss:DIR."),
+                  OptionSpecs.yes])
+
+    static func run(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.home()
+        let settings = try inv.settingsStore()
+        if let store = try inv.trustStoreOption() {
+            let change = try settings.set(SettingKeys.trustStore, to: store.description)
+            if change.saved { inv.console.line("Trust store for inspection: \(store) (saved).") }
+        }
+        let interactive = inv.console.stdinIsTerminal && !inv.yes
+        if !interactive && !inv.yes {
+            let report = try InspectionGuard.recheck(home: home, settings: settings, environment: inv.environment, now: inv.now)
+            for notice in report.notices { inv.console.note(notice) }
+            for line in SetupRendering.stageLines(CertificateSetupPolicy.stage(report.snapshot.facts)) { inv.console.line(line) }
+            inv.console.line("(Standard input is not a terminal: run `tv setup` in one to be guided, or add --yes.)")
+            return 0
+        }
+
+        inv.console.line("TLS inspection — what it means")
+        for line in SetupText.tradeOff { inv.console.line("  " + line) }
+        inv.console.line("")
+
+        var progress = SetupProgress()
+        var shown: SetupStep?
+        var appliedOnce = false
+        while true {
+            let report = try InspectionGuard.recheck(home: home, settings: settings, environment: inv.environment, now: inv.now)
+            for notice in report.notices { inv.console.note(notice) }
+            let stage = CertificateSetupPolicy.stage(report.snapshot.facts, progress: progress)
+            for line in SetupRendering.stageLines(stage) { inv.console.line(line) }
+                let firstTime = shown != stage.step
+            shown = stage.step
+
+            switch stage.step {
+            case .explain:
+                if inv.yes { progress.explanationAccepted = true; continue }
+                switch ask(inv, "Create the certificate now? [y] yes · [Enter] check again · [q] not now") {
+                case "y", "yes": progress.explanationAccepted = true
+                case "q", nil: return notNow(inv)
+                default: continue
+                }
+
+            case .create:
+                do {
+                    let ca = try CAFolder(home: home).create(now: inv.now)
+                    progress.lastFailure = nil
+                    inv.console.line("Created the certificate: \(ca.root.subject), SHA-256 \(Hex.encode(ca.root.sha256, separator: ":", uppercase: true)).")
+                    inv.console.line("Its private key is in \(CAFolder(home: home).directory) and never leaves this machine.")
+                    inv.console.line("")
+                } catch let error as UserFacingError {
+                    progress.lastFailure = SetupFailure(step: .create, reason: error.message)
+                    if inv.yes { inv.console.note("tv: " + error.message); return 1 }
+                    if ask(inv, "[Enter] try again · [q] not now") == nil { return notNow(inv) }
+                }
+
+            case .installAndTrust:
+                guard let ca = report.snapshot.authority else { continue }
+                let root = RootDescription(ca, folder: CAFolder(home: home))
+                let target = TrustTarget.forStore(report.store, distribution: OSRelease.distribution())
+                if firstTime {
+                    inv.console.line("")
+                    for line in SetupRendering.guideLines(TrustGuides.install(target, root: root)) { inv.console.line(line) }
+                    inv.console.line("")
+                }
+                let actions = TrustInstaller.installActions(target, root: root)
+                if inv.yes {
+                    guard let actions, report.store != .system, !appliedOnce else {
+                        inv.console.line(appliedOnce
+                            ? "The steps were done, but \(StoreWords.name(report.store)) still does not accept the root for TLS; see above."
+                            : "Do the steps above (for the system store: `sudo tv ca trust --apply --yes`), then run `tv setup` again.")
+                        return appliedOnce ? 1 : 0
+                    }
+                    appliedOnce = true
+                    if !apply(inv, actions: actions, ca: ca, home: home, progress: &progress) { return 1 }
+                    continue
+                }
+                progress.waitingOnUser = true
+                let offer = actions == nil ? "" : " · [a] do it for me"
+                switch ask(inv, "Do the steps, then press [Enter] to check again\(offer) · [q] not now") {
+                case "q", nil: return notNow(inv)
+                case "a" where actions != nil:
+                    inv.console.line("This will:")
+                    for (i, action) in actions!.enumerated() { inv.console.line("  \(i + 1). \(action.sentence)") }
+                    if ask(inv, "Go ahead? [y] yes · [n] no") == "y" {
+                        _ = apply(inv, actions: actions!, ca: ca, home: home, progress: &progress)
+                    }
+                default: continue
+                }
+
+            case .ready:
+                if firstTime { for line in SetupText.visibleWhenOn + SetupText.privateWhenOn { inv.console.line("  " + line) } }
+                if !inv.yes {
+                    switch ask(inv, "Turn inspection on now? [y] yes · [Enter] check again · [q] not now") {
+                    case "y", "yes": break
+                    case "q", nil: return notNow(inv)
+                    default: continue
+                    }
+                }
+                do {
+                    let change = try settings.set(SettingKeys.inspectionEnabled, to: true)
+                    progress.lastFailure = nil
+                    if let sentence = change.delivery.sentence { inv.console.line(sentence) }
+                } catch let error as SettingsError {
+                    progress.lastFailure = SetupFailure(step: .ready, reason: error.message)
+                    if inv.yes { inv.console.note("tv: " + error.message); return 1 }
+                }
+
+            case .inspecting:
+                for line in SetupText.visibleWhenOn + SetupText.privateWhenOn { inv.console.line("  " + line) }
+                inv.console.line("Setup is complete. `tv inspect off` turns inspection off at any time.")
+                return 0
+
+            case .closedDoor:
+                if inv.yes { return 1 }
+                switch ask(inv, "[Enter] check again · [q] quit") {
+                case "q", nil: return notNow(inv)
+                default: continue
+                }
+            }
+        }
+    }
+
+    /// Reads one answer (lowercased, trimmed); nil at end of input.
+    private static func ask(_ inv: Invocation, _ prompt: String) -> String? {
+        inv.console.out(prompt + " ")
+        guard let line = readLine() else { inv.console.line(""); return nil }
+        return line.trimmingCharacters(in: .whitespaces).lowercased()
+    }
+
+    private static func notNow(_ inv: Invocation) -> Int32 {
+        inv.console.line("Not now. Nothing else was changed; `tv setup` picks up from where you are.")
+        return 0
+    }
+
+    /// Performs trust actions, announcing each; records a failure in `progress`.
+    private static func apply(_ inv: Invocation, actions: [TrustInstaller.Action], ca: CertificateAuthority,
+                              home: TVHome, progress: inout SetupProgress) -> Bool {
+        do {
+            try TrustInstaller.perform(actions, root: ca.root, rootPath: CAFolder(home: home).rootPath,
+                                       environment: inv.environment) { inv.console.line("→ " + $0) }
+            progress.lastFailure = nil
+            progress.waitingOnUser = false
+            return true
+        } catch let error as UserFacingError {
+            progress.lastFailure = SetupFailure(step: .installAndTrust, reason: error.message)
+            inv.console.note("tv: " + error.message)
+            return false
+        } catch {
+            progress.lastFailure = SetupFailure(step: .installAndTrust, reason: "\(error)")
+            return false
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import CertificateSetup
+import CommandLineParser
+import Foundation
+import LocalCA
+import SetupActions
+import Settings
+import TrustStore
+import TVHome
+
+/// Where `tv` tells a running session about saved settings. The proxy issue replaces this with a
+/// control-socket notifier; until then nothing is listening.
+enum LiveSession {
+    static var notifier: any LiveSessionNotifier { NoLiveSession() }
+}
+
+extension Invocation {
+    /// The settings record of this data folder, with the live-session seam.
+    func settingsStore() throws -> SettingsStore {
+        SettingsStore(file: SettingsFile(home: try home()), liveSession: LiveSession.notifier)
+    }
+
+    /// The `--trust-store` value given (the last one), parsed.
+    func trustStoreOption() throws -> TrustStoreSpec? {
+        try command.value("trust-store").map(TrustStoreSpec.init(parsing:))
+    }
+
+    /// The store named with `--trust-store`, else the saved `trust.store`.
+    /// - Throws: `TrustStoreError`, or `SettingsError` when the settings cannot be read and no
+    ///   `--trust-store` was given.
+    func chosenStore() throws -> TrustStoreSpec {
+        if let given = try trustStoreOption() { return given }
+        let settings = try settingsStore()
+        return try InspectionGuard.savedStore(try settings.read(), settings: settings)
+    }
+
+    /// Asks a yes/no question when standard input is a terminal; otherwise the answer is no.
+    func confirmed(_ question: String) -> Bool {
+        console.stdinIsTerminal && console.confirm(question)
+    }
+}
+
+/// The options the setup commands share.
+enum OptionSpecs {
+    static let trustStore = OptionSpec("trust-store", value: "STORE",
+                                       help: "Trust store to ask: system (default, honours SSL_CERT_FILE/SSL_CERT_DIR), file:PATH, dir:PATH or nss:DIR (default: the saved trust.store).")
+    static let json = OptionSpec("json", help: "Print as JSON.")
+    static let yes = OptionSpec("yes", help: "Confirm; run without questions.")
+    static let platform = OptionSpec("platform", value: "NAME",
+                                     help: "Steps for \(TrustTarget.platformNames.joined(separator: "|")) (default: the store's own, or this Linux distribution's).")
+}

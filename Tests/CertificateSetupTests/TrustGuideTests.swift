@@ -1,0 +1,67 @@
+import CertificateSetup
+import Testing
+import TrustStore
+
+struct TrustGuideTests {
+    let root = RootDescription(path: "/h/ca/root.pem", commonName: "TunnelVision Root CA 1a2b3c4d", tag: "9f86d081",
+                               sha256: "9F:86")
+
+    @Test func debianStepsNameTheExactFileAndCommand() {
+        #expect(TrustGuides.install(.debian, root: root).steps == [
+            "sudo cp /h/ca/root.pem /usr/local/share/ca-certificates/tunnelvision-9f86d081.crt",
+            "sudo update-ca-certificates",
+        ])
+        #expect(TrustGuides.removal(.debian, root: root).steps == [
+            "sudo rm /usr/local/share/ca-certificates/tunnelvision-9f86d081.crt",
+            "sudo update-ca-certificates --fresh",
+        ])
+    }
+
+    @Test func fedoraAndNSSSteps() {
+        #expect(TrustGuides.install(.fedora, root: root).steps[0] == "sudo cp /h/ca/root.pem /etc/pki/ca-trust/source/anchors/tunnelvision-9f86d081.pem")
+        #expect(TrustGuides.install(.nss(directory: "/n"), root: root).steps[0]
+                == "certutil -A -d sql:/n -n 'TunnelVision Root CA 1a2b3c4d' -t C,, -a -i /h/ca/root.pem   (installs it AND trusts it to identify websites)")
+        #expect(TrustGuides.install(.nss(directory: nil), root: root).steps[0].hasPrefix("certutil -A -d sql:\"$HOME/.pki/nssdb\" "))
+        #expect(TrustGuides.removal(.nss(directory: "/n"), root: root).steps[0] == "certutil -D -d sql:/n -n 'TunnelVision Root CA 1a2b3c4d'")
+    }
+
+    @Test func everyPlatformHasInstallAndRemovalSteps() {
+        for name in TrustTarget.platformNames {
+            let target = TrustTarget(platform: name, store: .system)!
+            #expect(!TrustGuides.install(target, root: root).steps.isEmpty)
+            #expect(!TrustGuides.removal(target, root: root).steps.isEmpty)
+        }
+        #expect(TrustTarget(platform: "plan9", store: .system) == nil)
+        #expect(TrustTarget(platform: "nss", store: .nss("/n")) == .nss(directory: "/n"))
+    }
+
+    @Test func applyIsOfferedOnlyForLinuxStores() {
+        let applicable: [TrustTarget] = [.debian, .fedora, .arch, .nss(directory: "/n"), .bundle("/b"), .folder("/d")]
+        let manual: [TrustTarget] = [.nss(directory: nil), .macos, .ios, .android, .windows]
+        #expect(applicable.map(\.canApply) == Array(repeating: true, count: 6))
+        #expect(manual.map(\.canApply) == Array(repeating: false, count: 5))
+    }
+
+    @Test func storesMapToTheirTargets() {
+        #expect(TrustTarget.forStore(.system, distribution: .fedora) == .fedora)
+        #expect(TrustTarget.forStore(.system, distribution: nil) == .debian)
+        #expect(TrustTarget.forStore(.file("/b"), distribution: .arch) == .bundle("/b"))
+        #expect(TrustTarget.forStore(.nss("/n"), distribution: .debian) == .nss(directory: "/n"))
+    }
+
+    @Test func osReleaseFamilies() {
+        #expect(LinuxDistribution.from(osRelease: "PRETTY_NAME=\"Debian GNU/Linux 12\"\nID=debian\n") == .debian)
+        #expect(LinuxDistribution.from(osRelease: "ID=ubuntu\nID_LIKE=debian\n") == .debian)
+        #expect(LinuxDistribution.from(osRelease: "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n") == .fedora)
+        #expect(LinuxDistribution.from(osRelease: "ID=manjaro\nID_LIKE=arch\n") == .arch)
+        #expect(LinuxDistribution.from(osRelease: "ID=alpine\n") == nil)
+    }
+
+    @Test func shellQuoting() {
+        #expect(ShellWord.quote("/a/b.pem") == "/a/b.pem")
+        #expect(ShellWord.quote("a b") == "'a b'")
+        #expect(ShellWord.quote("it's") == "'it'\\''s'")
+        #expect(StoreWords.option(.system) == "")
+        #expect(StoreWords.option(.dir("/x y")) == " --trust-store 'dir:/x y'")
+    }
+}

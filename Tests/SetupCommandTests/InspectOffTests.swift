@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+/// `tv inspect off` always works, whatever else is broken.
+struct InspectOffTests {
+    @Test func offWorksWithACorruptCAAndAnUnreadableStore() throws {
+        let box = TVSandbox()
+        #expect(box.tv("ca", "create").status == 0)
+        box.write(box.bundle, box.rootPEM)
+        #expect(box.tv("inspect", "on").status == 0)
+        box.write(box.ca + "/root.pem", "garbage")
+        box.write(box.home + "/settings.json", "{\"inspection.enabled\": true, \"trust.store\": \"nss:\(box.path)/missing-db\"}")
+        let result = box.tv("inspect", "off")
+        #expect(result.status == 0)
+        #expect(result.out == "Inspection is now off.\n")
+        #expect(result.err == "")
+        #expect(box.settings == "{\n  \"inspection.enabled\": false,\n  \"trust.store\": \"nss:\(box.path)/missing-db\"\n}\n")
+        #expect(box.tv("inspect", "off").out == "Inspection is off (it already was).\n")
+    }
+
+    @Test func offRewritesACorruptSettingsFileAndSaysSo() throws {
+        let box = TVSandbox()
+        try FileManager.default.createDirectory(atPath: box.home, withIntermediateDirectories: true)
+        box.write(box.home + "/settings.json", "{\"inspection.enabled\": tr")
+        #expect(box.tv("inspect", "status").status == 1)
+        let result = box.tv("inspect", "off")
+        #expect(result.status == 0)
+        #expect(result.out == "Inspection is now off. The settings file \(box.home)/settings.json could not be read (it is not valid JSON), so it was rewritten with inspection off and every other setting at its default; the old file is kept at \(box.home)/settings.json.corrupt.\n")
+        #expect(box.settings == "{\n  \"inspection.enabled\": false\n}\n")
+        #expect(box.read(box.home + "/settings.json.corrupt") == "{\"inspection.enabled\": tr")
+    }
+
+    @Test func aCAInDoubtTurnsInspectionOffOnTheNextCommand() throws {
+        let box = TVSandbox()
+        #expect(box.tv("ca", "create").status == 0)
+        box.write(box.bundle, box.rootPEM)
+        #expect(box.tv("inspect", "on").status == 0)
+        try FileManager.default.removeItem(atPath: box.ca + "/leaf-key.pem")
+        let status = box.tv("ca", "status")
+        #expect(status.status == 1)
+        #expect(status.err == "Inspection was on, but the CA is in doubt (\(box.ca)/leaf-key.pem is missing while other CA files are there); it is now off. Repair the CA, then `tv setup`.\n")
+        #expect(status.out.contains("Something is in doubt (failed)"))
+        #expect(!box.inspectionOn)
+    }
+}

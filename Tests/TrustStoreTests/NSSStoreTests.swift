@@ -1,0 +1,64 @@
+import Foundation
+import LocalCA
+import Testing
+import TrustStore
+
+/// The two questions against NSS databases made with `certutil -N` per test.
+struct NSSStoreTests {
+    @Test func flagsDecideInstalledVersusUsable() throws {
+        let f = try StoreFixture()
+        let db = try f.makeNSS("nssdb")
+        #expect(f.ask(.nss(db)) == TrustFacts(store: .nss(db), installed: .no, usable: .no, finding: .nssAbsent))
+        try f.nss(db, trust: ",,")
+        #expect(f.ask(.nss(db)) == TrustFacts(store: .nss(db), installed: .yes, usable: .no,
+                                            finding: .nssNotTrustedForTLS(nickname: "TV Test Root", trust: ",,")))
+        try f.nss(db, trust: "c,,")
+        #expect(f.ask(.nss(db)) == TrustFacts(store: .nss(db), installed: .yes, usable: .no,
+                                            finding: .nssNotTrustedForTLS(nickname: "TV Test Root", trust: "c,,")))
+        try f.nss(db, trust: "C,,")
+        #expect(f.ask(.nss(db)) == TrustFacts(store: .nss(db), installed: .yes, usable: .yes, finding: .nssTrusted(nickname: "TV Test Root")))
+    }
+
+    @Test func anotherCertificateUnderTheSameKindOfNameIsNotOurs() throws {
+        let f = try StoreFixture()
+        let db = try f.makeNSS("nssdb")
+        f.write("other.pem", try f.otherRoot())
+        try f.run("certutil", ["-A", "-d", "sql:" + db, "-n", "TunnelVision Root CA 00000000", "-t", "C,,", "-a", "-i", f.path + "/other.pem"])
+        #expect(f.ask(.nss(db)).installed == .no)
+    }
+
+    @Test func anUnreadableDatabaseIsUnknown() throws {
+        let f = try StoreFixture()
+        let missing = f.path + "/nowhere"
+        #expect(f.ask(.nss(missing)).installed == .unknown(because: "the NSS database folder \(missing) does not exist"))
+        f.mkdir("empty")
+        let facts = f.ask(.nss(f.path + "/empty"))
+        #expect(facts.installed == .unknown(because: "certutil could not open the NSS database \(f.path)/empty (certutil: function failed: SEC_ERROR_BAD_DATABASE: security library: bad database.)"))
+        #expect(facts.usable == facts.installed)
+    }
+
+    @Test func withoutCertutilTheAnswerIsUnknown() throws {
+        let f = try StoreFixture()
+        let db = try f.makeNSS("nssdb")
+        let facts = TrustQuestions.ask(.nss(db), about: f.ca, now: f.now, environment: ["PATH": f.path])
+        #expect(facts.usable == .unknown(because: "the NSS database \(db) could not be read: certutil is not installed (not found on PATH) (Debian: apt-get install libnss3-tools)"))
+    }
+
+    @Test func listingParsesNicknamesWithSpaces() {
+        let text = """
+
+        Certificate Nickname                                         Trust Attributes
+                                                                     SSL,S/MIME,JAR/XPI
+
+        TunnelVision Root CA 1a2b3c4d                                C,,  
+        my server                                                    Pu,u,u
+        odd                                                          ,,   
+
+        """
+        #expect(NSSListing.parse(text) == [
+            NSSListing(nickname: "TunnelVision Root CA 1a2b3c4d", sslFlags: "C", trust: "C,,"),
+            NSSListing(nickname: "my server", sslFlags: "Pu", trust: "Pu,u,u"),
+            NSSListing(nickname: "odd", sslFlags: "", trust: ",,"),
+        ])
+    }
+}
