@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel"]),
+        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["LocalCA"]),

@@ -5,18 +5,19 @@ import LocalCA
 import SetupActions
 import Settings
 import TrustStore
+import TVCore
 import TVHome
 
-/// Where `tv` tells a running session about saved settings. The proxy issue replaces this with a
-/// control-socket notifier; until then nothing is listening.
+/// Where `tv` tells a running session about saved settings: its control socket.
 enum LiveSession {
-    static var notifier: any LiveSessionNotifier { NoLiveSession() }
+    static func notifier(_ home: TVHome) -> any LiveSessionNotifier { ControlSocketNotifier(home: home) }
 }
 
 extension Invocation {
     /// The settings record of this data folder, with the live-session seam.
     func settingsStore() throws -> SettingsStore {
-        SettingsStore(file: SettingsFile(home: try home()), liveSession: LiveSession.notifier)
+        let home = try home()
+        return SettingsStore(file: SettingsFile(home: home), liveSession: LiveSession.notifier(home))
     }
 
     /// The `--trust-store` value given (the last one), parsed.

@@ -1,0 +1,32 @@
+import ControlChannel
+import Settings
+import TVHome
+
+/// Tells a running `tv run` session that a setting was saved, over its control socket
+/// ("saved first, applied second": the session re-reads `settings.json` and applies it).
+public struct ControlSocketNotifier: LiveSessionNotifier {
+    /// The control socket's path (`$TV_HOME/run/control.sock`).
+    public let socketPath: String
+
+    public init(home: TVHome) { socketPath = SessionPaths.controlSocket(home) }
+
+    public func settingSaved(key: String, record: SettingsRecord) -> LiveSessionDelivery {
+        guard let client = try? ControlClient(path: socketPath) else { return .noSession }
+        do {
+            let response = try client.send(ControlRequest(command: "setting-saved", arguments: ["key": key]))
+            return response.ok ? .applied : .failed(reason: response.message)
+        } catch ControlError.notRunning {
+            return .noSession
+        } catch let error as UserFacingError {
+            return .failed(reason: error.message)
+        } catch {
+            return .failed(reason: "\(error)")
+        }
+    }
+}
+
+/// Paths a session uses inside `$TV_HOME`.
+public enum SessionPaths {
+    /// `$TV_HOME/run/control.sock` (0600, folder 0700).
+    public static func controlSocket(_ home: TVHome) -> String { home.runDirectory + "/control.sock" }
+}
