@@ -13,6 +13,9 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // C functions wrapping the macros Swift cannot call, and Linux bits Glibc lacks.
         .target(name: "CTVShims", dependencies: ["COpenSSL"]),
 
@@ -25,13 +28,17 @@ let package = Package(
 
         // SQLite: flows, pinned hosts, host names; migrations; the batched single writer.
         .target(name: "FlowStore", dependencies: ["CSQLite", "TVHome"]),
+        // Decrypted content: chunks → turns under a byte budget, segment files + the turns index.
+        .target(name: "Recording", dependencies: ["FlowStore", "TVHome"]),
+        // HTTP/1.x and HTTP/2 read as messages from recorded turns; content decoding; HAR export.
+        .target(name: "HTTPReading", dependencies: ["Recording", "TVHome", "CNghttp2", "CZlib", "CBrotli", "CZstd"]),
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel"]),
+        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Recording", "HTTPReading"]),
 
-        .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore"]),
+        .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore", "Recording", "HTTPReading"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["LocalCA"]),
@@ -42,7 +49,9 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["tv"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome"]),
-        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore"]),
+        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore", "Recording", "HTTPReading"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome"]),
+        .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording"]),
     ],
     swiftLanguageModes: [.v6]
 )
