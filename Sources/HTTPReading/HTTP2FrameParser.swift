@@ -14,6 +14,13 @@ struct HTTP2FrameParser {
         return (h[3], Int(h[0]) << 16 | Int(h[1]) << 8 | Int(h[2]), HTTP2FrameParser.streamID(h, at: 5))
     }
 
+    /// The flags byte and the payload bytes already here of the partial frame waiting, if its
+    /// header is complete.
+    var pendingPayload: (flags: UInt8, bytes: ArraySlice<UInt8>)? {
+        guard pending >= HTTP2Frame.headerSize else { return nil }
+        return (buffer[start + 4], buffer[(start + HTTP2Frame.headerSize)...])
+    }
+
     mutating func append(_ bytes: [UInt8]) {
         if start > 0 && start == buffer.count {
             buffer = []

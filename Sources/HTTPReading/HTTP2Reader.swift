@@ -342,8 +342,24 @@ final class HTTP2Reader {
 
     // MARK: the end
 
+    /// The kept part of a DATA frame the recording stopped inside belongs to its stream's body.
+    private func keepPartialData(side: Int) {
+        guard let header = parsers[side].pendingHeader, header.type == HTTP2FrameType.data.rawValue, header.streamID != 0,
+              let (flags, payload) = parsers[side].pendingPayload else { return }
+        var data = payload
+        if flags & HTTP2Flags.padded != 0 {
+            guard let padLength = data.first.map(Int.init) else { return }
+            data = data.dropFirst().prefix(max(0, header.length - 1 - padLength))
+        }
+        guard !data.isEmpty else { return }
+        var s = stream(header.streamID)
+        update(&s, side: side) { $0.body += data }
+        streams[header.streamID] = s
+    }
+
     private func finish() -> HTTPConversation {
         for side in 0...1 where !stopped[side] {
+            keepPartialData(side: side)
             let pendingBytes = parsers[side].pending
             if let cut = cutAt[side] {
                 var reason = "The recording budget stopped this side in turn \(cut)"

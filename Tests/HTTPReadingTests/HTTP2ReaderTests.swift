@@ -58,11 +58,13 @@ let clientStart = HTTPReader.http2Preface + frame(4)
         let read = TurnRecorder.turns(from: HTTP2Captures.nghttpThreeStreams, budget: RecordingBudget(turnLimit: 300))
         #expect(read[2].turn.keptBytes == 300 && read[2].turn.truncated)
         let c = try #require(conversation(read))
-        #expect(c.problems.count == 1)
-        let problem = try #require(c.problems.first)
-        #expect(problem.direction == down && problem.turn == 3)
-        #expect(problem.reason.hasPrefix("The recording budget stopped this side in turn 3, inside a "))
-        #expect(c.exchanges.contains { if case .cutByBudget = $0.response?.body.completeness { return true } else { return $0.response == nil } })
+        #expect(c.problems == [HTTPConversation.ReadingProblem(direction: down, turn: 3,
+            reason: "The recording budget stopped this side in turn 3, inside a DATA frame on stream 15 (92 of 1200 payload bytes kept).")])
+        #expect(c.exchanges.map { $0.response?.body.completeness } == [
+            .complete, .cutByBudget(kept: 92, expected: 1_200), .cutByBudget(kept: 0, expected: 28)])
+        // The 92 bytes the cut frame kept are the start of a.txt.
+        let aTxt = (0..<4).map { "line 00\($0) of a plain text file\n" }.joined()
+        #expect(c.exchanges[1].response?.body.content == Array(b(aTxt).prefix(92)))
     }
 
     @Test func aTruncatedFrameFallsBackWithTheReason() throws {
@@ -72,7 +74,8 @@ let clientStart = HTTPReader.http2Preface + frame(4)
         #expect(c.problems.map(\.direction) == [down])
         #expect(c.problems[0].reason.hasPrefix("The recording of this side ends inside a DATA frame on stream 3 ("))
         #expect(c.problems[0].reason.hasSuffix(" payload bytes): the frame is truncated."))
-        #expect(c.exchanges[1].response?.body.completeness == .endedEarly(kept: 0, expected: 19))
+        #expect(c.exchanges[1].response?.body.completeness == .endedEarly(kept: 14, expected: 19))
+        #expect(c.exchanges[1].response?.body.content == b("Hello over HTT"))
     }
 
     @Test func badHPACKStopsThatSideAndSaysWhy() throws {
