@@ -46,7 +46,7 @@ let package = Package(
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
-        .testTarget(name: "CLITests", dependencies: ["tv"]),
+        .testTarget(name: "CLITests", dependencies: ["tv", "Recording", "FlowStore"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome"]),
         .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore", "Recording", "HTTPReading"]),
