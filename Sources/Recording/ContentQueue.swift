@@ -152,11 +152,17 @@ final class ContentQueue: Sendable {
         }
     }
 
-    /// The writer thread's loop: events in batches, jobs between batches, a periodic sweep when
-    /// idle for `sweepInterval` seconds; on stop, the rest is written and the thread ends.
+    /// The writer thread's loop: events in batches, jobs between batches, a sweep every
+    /// `sweepInterval` seconds (busy or idle); on stop, the rest is written and the thread ends.
     func run(_ thread: ContentWriterThread, sweepInterval: Double) {
         var lastSweep = DispatchTime.now()
+        let interval = DispatchTimeInterval.nanoseconds(Int(sweepInterval * 1_000_000_000))
         while true {
+            // Due even when the writer never goes idle (a busy session still expires content).
+            if DispatchTime.now() >= lastSweep + interval {
+                thread.periodicSweep()
+                lastSweep = .now()
+            }
             let step = state.withLock { state -> Step in
                 if !state.jobs.isEmpty {
                     let jobs = state.jobs
@@ -182,13 +188,10 @@ final class ContentQueue: Sendable {
             }
             switch step {
             case .sleep:
-                let deadline = lastSweep + .nanoseconds(Int(sweepInterval * 1_000_000_000))
-                if wake.wait(timeout: deadline) == .timedOut {
+                if wake.wait(timeout: lastSweep + interval) == .timedOut {
+                    // The sweep runs at the top of the loop. A signal sent between the timeout and
+                    // clearing the flag only makes a later sleep return early, which is harmless.
                     state.withLock { $0.writerSleeping = false }
-                    // A signal may have been sent between the timeout and clearing the flag.
-                    _ = wake.wait(timeout: .now())
-                    thread.periodicSweep()
-                    lastSweep = .now()
                 }
             case let .jobs(jobs):
                 jobs.forEach { $0(thread) }
