@@ -41,7 +41,7 @@ let package = Package(
         .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore", "Recording", "HTTPReading"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
-        .executableTarget(name: "tv-bench", dependencies: ["LocalCA"]),
+        .executableTarget(name: "tv-bench", dependencies: ["LocalCA", "Recording"]),
 
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
