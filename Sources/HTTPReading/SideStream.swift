@@ -54,12 +54,16 @@ struct SideStream {
 
     /// The turn holding byte `position` (the last turn when past the end) and its start offset.
     func turn(at position: Int) -> (turn: Int, offset: Int64) {
-        var found = marks.first.map { ($0.turn, $0.offset) } ?? (0, 0)
-        for mark in marks {
-            if mark.start > position { break }
-            found = (mark.turn, mark.offset)
+        guard let first = marks.first else { return (0, 0) }
+        // The last mark starting at or before `position` (binary search: marks are sorted).
+        var low = 0
+        var high = marks.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if marks[middle].start <= position { low = middle } else { high = middle - 1 }
         }
-        return found
+        let mark = marks[low].start <= position ? marks[low] : first
+        return (mark.turn, mark.offset)
     }
 
     /// The number of the last turn in the stream, or of the gap/cut turn.
