@@ -38,7 +38,7 @@ final class ContentWriterThread {
             case let .chunk(flow, turn, bytes):
                 let result = openTurns.append(flow: flow, turn: turn, bytes: bytes)
                 discarded += Int64(result.discarded)
-                finished += result.orphans
+                if let orphan = result.orphan { finished.append(orphan) }
             case let .turnEnded(flow, turn):
                 finished += openTurns.end(flow: flow, turn: turn)
             }

@@ -253,3 +253,28 @@ import TVHome
         #expect(try store.sweep(now: testEpoch, expiry: .oneDay).rowsDeleted == 1)
     }
 }
+
+@Suite struct OpenTurnsTests {
+    @Test func aLostTurnEndIsWrittenIncompleteWhenTheNextTurnArrives() {
+        var open = OpenTurns(limit: 100)
+        let first = Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 3, seenBytes: 3)
+        _ = open.append(flow: 1, turn: first, bytes: [1, 2, 3])
+        let second = Turn(number: 2, direction: .serverToClient, startOffset: 5, keptBytes: 2, seenBytes: 2)
+        let (discarded, orphan) = open.append(flow: 1, turn: second, bytes: [4, 5])
+        #expect(discarded == 0)
+        #expect(orphan?.turn == Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 3, seenBytes: 3, incomplete: true))
+        #expect(open.end(flow: 1, turn: Turn(number: 2, direction: .serverToClient, startOffset: 5, keptBytes: 2, seenBytes: 9)).map(\.turn)
+                == [Turn(number: 2, direction: .serverToClient, startOffset: 5, keptBytes: 2, seenBytes: 9)])
+        #expect(open.isEmpty && open.buffered == 0)
+    }
+
+    @Test func theBufferLimitDiscardsAndMarks() {
+        var open = OpenTurns(limit: 4)
+        let turn = Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 6, seenBytes: 6)
+        #expect(open.append(flow: 2, turn: turn, bytes: [1, 2, 3]).discarded == 0)
+        #expect(open.append(flow: 2, turn: turn, bytes: [4, 5, 6]).discarded == 3)
+        let done = open.end(flow: 2, turn: turn)
+        #expect(done.map(\.turn) == [Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 3, seenBytes: 6, incomplete: true)])
+        #expect(done.first?.bytes == [1, 2, 3])
+    }
+}
