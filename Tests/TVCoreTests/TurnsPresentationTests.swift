@@ -150,4 +150,18 @@ import Testing
         let other = HTTPPresentation(flowID: 7, flow: nil, result: .notHTTP(reason: "It is SSH.")).lines()
         #expect(other == ["Flow 7", "Not read as HTTP: It is SSH. The plain view follows."])
     }
+
+    @Test func aBinaryBodyIsShownAsHexInTheHTTPView() {
+        let png: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x01]
+        let turns = TurnRecorder.turns(from: [
+            Chunk(.clientToServer, at: 0, Array("GET /i.png HTTP/1.1\r\n\r\n".utf8)),
+            Chunk(.serverToClient, at: 1_000, Array("HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 18\r\n\r\n".utf8) + png),
+        ])
+        let lines = HTTPPresentation(flowID: 7, flow: nil, result: HTTPReader.read(turns)).lines()
+        #expect(Array(lines.suffix(3)) == [
+            "    body: 18 bytes, content-length",
+            "      00000000  89 50 4e 47 0d 0a 1a 0a  00 00 00 0d 49 48 44 52  |.PNG........IHDR|",
+            "      00000010  00 01                                             |..|",
+        ])
+    }
 }
