@@ -13,6 +13,9 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // C functions wrapping the macros Swift cannot call, and Linux bits Glibc lacks.
         .target(name: "CTVShims", dependencies: ["COpenSSL"]),
 
@@ -25,14 +28,18 @@ let package = Package(
 
         // SQLite: flows, pinned hosts, host names; migrations; the batched single writer.
         .target(name: "FlowStore", dependencies: ["CSQLite", "TVHome"]),
+        // Decrypted content: chunks → turns under a byte budget, segment files + the turns index.
+        .target(name: "Recording", dependencies: ["FlowStore", "TVHome"]),
+        // HTTP/1.x and HTTP/2 read as messages from recorded turns; content decoding; HAR export.
+        .target(name: "HTTPReading", dependencies: ["Recording", "TVHome", "CNghttp2", "CZlib", "CBrotli", "CZstd"]),
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings"]),
+        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "Recording", "HTTPReading"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
-        .executableTarget(name: "tv-bench", dependencies: ["LocalCA"]),
+        .executableTarget(name: "tv-bench", dependencies: ["LocalCA", "Recording"]),
 
         // The one durable settings record ($TV_HOME/settings.json) and the live-session seam.
         .target(name: "Settings", dependencies: ["TVHome"]),
@@ -44,19 +51,22 @@ let package = Package(
         .target(name: "SetupActions", dependencies: ["CertificateSetup", "TrustStore", "Settings", "LocalCA", "TVHome", "CTVShims"]),
 
         .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore",
-                                                     "Settings", "TrustStore", "CertificateSetup", "SetupActions"]),
+                                                     "Settings", "TrustStore", "CertificateSetup", "SetupActions",
+                                                     "Recording", "HTTPReading"]),
 
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
-        .testTarget(name: "CLITests", dependencies: ["tv"]),
+        .testTarget(name: "CLITests", dependencies: ["tv", "Recording", "FlowStore"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome"]),
-        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore"]),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome"]),
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
         .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore"]),
         .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome"]),
+        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore", "Recording", "HTTPReading"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome"]),
+        .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording"]),
     ],
     swiftLanguageModes: [.v6]
 )

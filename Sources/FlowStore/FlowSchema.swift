@@ -64,6 +64,29 @@ public enum FlowSchema {
             PRIMARY KEY (address, name)
         ) WITHOUT ROWID;
         """,
+        // 2: the index of decrypted content (Recording.ContentStore); the bytes live in
+        // $TV_HOME/content/content-NNNNNNNN.seg. No foreign key to flows: content may be written
+        // before (or without) its flow row, and expiry removes it on its own clock.
+        """
+        CREATE TABLE content_turns (
+            flow_id INTEGER NOT NULL,
+            turn INTEGER NOT NULL,                    -- 1-based, in the order turns started
+            direction TEXT NOT NULL
+                CHECK (direction IN ('client_to_server', 'server_to_client')),
+            start_offset INTEGER NOT NULL,            -- µs since the flow's first byte
+            kept_bytes INTEGER NOT NULL,              -- bytes in the segment
+            seen_bytes INTEGER NOT NULL,              -- bytes the turn carried
+            truncated INTEGER NOT NULL DEFAULT 0,     -- 1: the budget cut it; its side stopped
+            cut_by TEXT CHECK (cut_by IN ('turn_limit', 'flow_budget')),
+            incomplete INTEGER NOT NULL DEFAULT 0,    -- 1: kept bytes were lost (queue full, switch off)
+            segment INTEGER NOT NULL,                 -- NNNNNNNN of content-NNNNNNNN.seg
+            segment_offset INTEGER NOT NULL,          -- byte offset of the turn in the segment
+            recorded_at INTEGER NOT NULL,             -- µs since the epoch, when it was written
+            PRIMARY KEY (flow_id, turn)
+        ) WITHOUT ROWID;
+        CREATE INDEX content_turns_by_segment ON content_turns (segment);
+        CREATE INDEX content_turns_by_recorded_at ON content_turns (recorded_at);
+        """,
     ]
 
     /// The version a file has after all migrations: `migrations.count`.

@@ -1,11 +1,15 @@
 import FlowStore
+import Recording
 import TVHome
 
 /// How `tv flow ID` shows one flow: the header facts, the handshake, and what can be said about
 /// its decrypted content.
 public enum FlowDetailPresentation {
-    /// - Parameter now: µs since the epoch.
-    public static func lines(_ f: FlowRecord, now: Int64) -> [String] {
+    /// - Parameters:
+    ///   - now: µs since the epoch.
+    ///   - content: what the turns index holds for this flow (`ContentStore.summary`); the
+    ///     section is written from it, so read it before drawing.
+    public static func lines(_ f: FlowRecord, now: Int64, content: ContentSummary = ContentSummary()) -> [String] {
         var out: [String] = []
         let name = f.host ?? f.serverAddress
         let origin: String
@@ -49,7 +53,7 @@ public enum FlowDetailPresentation {
 
         out.append("")
         out.append("Decrypted content")
-        out.append("  " + contentSentence(f))
+        out.append("  " + contentSentence(f, content: content))
         return out
     }
 
@@ -66,15 +70,14 @@ public enum FlowDetailPresentation {
         }
     }
 
-    /// What can be said about decrypted content for this flow.
-    public static func contentSentence(_ f: FlowRecord) -> String {
-        switch f.status {
-        case .notEncrypted: return "Not encrypted: there was nothing to decrypt; the bytes themselves were plain."
-        case .encrypted: return "Not inspected: the connection was passed through, so tv never saw its content."
-        case .keptPrivate: return "Kept private: this host pins its certificate, and tv guarantees it passes such hosts through unread."
-        case .inspected: return "Inspected; content was not recorded for this flow (recording turns is not available yet)."
-        case .failed: return "Nothing was decrypted: the flow failed before content moved."
-        }
+    /// What can be said about decrypted content for this flow: how much was saved (the amount,
+    /// not the number of turns) and where to read it, or which of the four reasons there is none.
+    public static func contentSentence(_ f: FlowRecord, content: ContentSummary = ContentSummary()) -> String {
+        guard content.turns > 0 else { return ContentAbsence(flow: f).sentence(flowID: f.id) }
+        var sentence = "\(Units.bytes(content.keptBytes)) saved of what was said; tv turns \(f.id) shows it (--http reads it as HTTP)."
+        if content.truncated { sentence += " The recording budget cut part of it." }
+        if content.incomplete { sentence += " Some bytes were lost while recording." }
+        return sentence
     }
 
     /// The flow as a JSON object for `--json`.

@@ -53,6 +53,25 @@ public enum Units {
         return utc(us / 1_000_000, format: "%Y-%m-%d %H:%M:%S") + "." + String(repeating: "0", count: 3 - msText.count) + msText + " UTC"
     }
 
+    /// A whole number with thousands grouped by commas: `1,048,776`.
+    public static func grouped(_ n: Int64) -> String {
+        let digits = String(n.magnitude)
+        var out = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { out += "," }
+            out.append(digit)
+        }
+        return (n < 0 ? "-" : "") + out
+    }
+
+    /// An offset from the start of a flow, in seconds with millisecond resolution: `0.012 s`,
+    /// `61.250 s`, for µs.
+    public static func offsetSeconds(_ us: Int64) -> String {
+        let ms = us / 1_000
+        let fraction = String(ms % 1_000)
+        return "\(ms / 1_000)." + String(repeating: "0", count: 3 - fraction.count) + fraction + " s"
+    }
+
     static func oneDecimal(_ v: Double) -> String {
         let tenths = Int64((v * 10).rounded())
         return "\(tenths / 10).\(tenths % 10)"

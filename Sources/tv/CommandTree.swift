@@ -11,7 +11,8 @@ enum CommandTree {
         summary: "TunnelVision: see which servers your machine talks to, and what your own TLS connections say.",
         discussion: "Everything stays on this machine: no account, no upload, no telemetry.",
         subcommands: [caSpec, SetupCommand.spec, InspectCommands.spec,
-                      FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec]
+                      FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec,
+                      TurnsCommand.spec, ContentCommands.spec, ExportCommands.spec]
     )
 
     /// `tv ca`: the CA toolchain's commands, with `status`/`show` asking the trust store too, and
@@ -38,4 +39,7 @@ enum CommandTree {
         ]) { _, new in new }
         .merging(InspectCommands.handlers) { _, new in new }
         .merging(FlowCommands.handlers) { _, new in new }
+        .merging(TurnsCommand.handlers) { _, new in new }
+        .merging(ContentCommands.handlers) { _, new in new }
+        .merging(ExportCommands.handlers) { _, new in new }
 }

@@ -17,13 +17,14 @@ import Testing
         let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
         #expect(try database.userVersion() == 0)
         #expect(try FlowSchema.migrate(database) == 0)
-        #expect(FlowSchema.currentVersion == 1)
-        #expect(try database.userVersion() == 1)
-        #expect(try names(database, type: "table") == ["flows", "host_names", "pinned_hosts", "settings"])
-        #expect(try names(database, type: "index") == ["flows_by_host", "flows_by_start_time"])
+        #expect(FlowSchema.currentVersion == 2)
+        #expect(try database.userVersion() == 2)
+        #expect(try names(database, type: "table") == ["content_turns", "flows", "host_names", "pinned_hosts", "settings"])
+        #expect(try names(database, type: "index") == ["content_turns_by_recorded_at", "content_turns_by_segment",
+                                                       "flows_by_host", "flows_by_start_time"])
         // A second run is a no-op.
-        #expect(try FlowSchema.migrate(database) == 1)
-        #expect(try database.userVersion() == 1)
+        #expect(try FlowSchema.migrate(database) == 2)
+        #expect(try database.userVersion() == 2)
     }
 
     @Test func reopenKeepsDataAndVersion() throws {
@@ -41,7 +42,17 @@ import Testing
         #expect(try store.settings.get("inspect") == "on")
         #expect(try store.flow(id: 1)?.startTime == 1_000)
         let database = try SQLiteDatabase(path: path)
-        #expect(try database.userVersion() == 1)
+        #expect(try database.userVersion() == 2)
+    }
+
+    @Test func migrationTwoAddsTheTurnsIndexToAVersionOneFile() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
+        #expect(try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(1))) == 0)
+        #expect(try names(database, type: "table") == ["flows", "host_names", "pinned_hosts", "settings"])
+        #expect(try FlowSchema.migrate(database) == 1)
+        #expect(try names(database, type: "table").contains("content_turns"))
     }
 
     @Test func refusesAFileFromANewerTV() throws {
@@ -53,11 +64,11 @@ import Testing
             try database.setUserVersion(99)
             database.close()
         }
-        let expected = FlowStoreError.newerSchema(path: path, found: 99, supported: 1)
+        let expected = FlowStoreError.newerSchema(path: path, found: 99, supported: 2)
         #expect(throws: expected) { try FlowStore(path: path) }
         #expect(throws: expected) { try FlowWriter(path: path) }
         #expect(expected.message == "The flow database at \(path) was written by a newer tv (schema version 99, "
-            + "this tv knows up to 1); upgrade tv, or move the file aside and tv will start a new one.")
+            + "this tv knows up to 2); upgrade tv, or move the file aside and tv will start a new one.")
         // Untouched: no tables were made, the version stays.
         let database = try SQLiteDatabase(path: path)
         #expect(try database.userVersion() == 99)

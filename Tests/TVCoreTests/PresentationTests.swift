@@ -94,7 +94,7 @@ import Testing
         #expect(lines[0] == "Flow 7: a.test")
         #expect(lines[1] == "  name         a.test (from the TLS ClientHello (SNI))")
         #expect(lines.contains("  bytes        ↑ 1.5 KiB up (1536 B), ↓ 2.0 KiB down (2048 B)"))
-        #expect(lines.last == "  Kept private: this host pins its certificate, and tv guarantees it passes such hosts through unread.")
+        #expect(lines.last == "  Kept private: the app on the other end pins its certificate, so tv passed this connection through unread — that is a guarantee, not a failure.")
         let json = FlowDetailPresentation.json(flow(.inspected)).serialized()
         #expect(json.hasPrefix("{\"id\":7,\"startTime\":1764471888000000,"))
         #expect(json.contains("\"status\":\"inspected\""))

@@ -1,6 +1,7 @@
 import CommandLineParser
 import FlowStore
 import Foundation
+import Recording
 import TVCore
 import TVHome
 
@@ -87,7 +88,10 @@ enum FlowCommands {
         if inv.json {
             inv.console.line(FlowDetailPresentation.json(record).serialized(pretty: true))
         } else {
-            for line in FlowDetailPresentation.lines(record, now: nowMicros()) { inv.console.line(line) }
+            let content = try ContentStore(home: try inv.home())
+            defer { content.close() }
+            let summary = try content.summary(flow: id)
+            for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary) { inv.console.line(line) }
         }
         return 0
     }

@@ -1,0 +1,207 @@
+import Foundation
+import TVHome
+
+/// HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/) from the same reading `tv turns
+/// --http` shows: one entry per exchange that has a request. Bodies are what was kept — a body
+/// the recording budget cut is written as far as it goes, and the entry's `comment` says so.
+/// The log's `comment`, written last, carries the counts.
+public enum HARExport {
+    /// The whole HAR document for `flows`, entries ordered by start time.
+    public static func document(_ flows: [HARFlow], creatorVersion: String) -> JSONValue {
+        var entries: [(Int64, JSONValue)] = []
+        var cut = 0
+        var skipped = 0
+        for flow in flows {
+            for exchange in flow.conversation.exchanges {
+                guard let request = exchange.request else {
+                    skipped += 1
+                    continue
+                }
+                if !(request.body.completeness.isComplete && (exchange.response?.body.completeness.isComplete ?? true)) { cut += 1 }
+                entries.append((flow.startTime + request.offset, entry(exchange, request: request, flow: flow,
+                                                                     version: flow.conversation.version)))
+            }
+        }
+        entries.sort { $0.0 < $1.0 }
+        var comment = "\(entries.count) entr\(entries.count == 1 ? "y" : "ies") from \(flows.count) flow\(flows.count == 1 ? "" : "s")"
+        if cut > 0 { comment += "; \(cut) with a body that is not complete (cut by the recording budget, or not all recorded)" }
+        if skipped > 0 { comment += "; \(skipped) response\(skipped == 1 ? "" : "s") without a recorded request left out" }
+        return .object([("log", .object([
+            ("version", .string("1.2")),
+            ("creator", .object([("name", .string("TunnelVision")), ("version", .string(creatorVersion))])),
+            ("pages", .array([])),
+            ("entries", .array(entries.map(\.1))),
+            ("comment", .string(comment)),
+        ]))])
+    }
+
+    static func entry(_ exchange: HTTPExchange, request: HTTPMessage, flow: HARFlow, version: String) -> JSONValue {
+        let response = exchange.response
+        let wait = response.map { max(0, Double($0.offset - request.lastOffset) / 1_000) } ?? 0
+        let receive = response.map { max(0, Double($0.lastOffset - $0.offset) / 1_000) } ?? 0
+        var fields: [(String, JSONValue)] = [
+            ("startedDateTime", .string(isoDate(flow.startTime + request.offset))),
+            ("time", .double(wait + receive)),
+            ("request", requestJSON(request, flow: flow, version: version)),
+            ("response", responseJSON(response, version: version)),
+            ("cache", .object([])),
+            ("timings", .object([("send", .double(0)), ("wait", .double(wait)), ("receive", .double(receive))])),
+            ("serverIPAddress", .string(flow.serverAddress)),
+            ("connection", .string(String(flow.id))),
+        ]
+        var notes: [String] = []
+        if let id = exchange.streamID { notes.append("HTTP/2 stream \(id)\(exchange.pushed ? " (server push)" : "")") }
+        if let reset = exchange.resetBy { notes.append("reset by \(reset)") }
+        if let note = completenessNote(request.body, what: "request") { notes.append(note) }
+        if let response, let note = completenessNote(response.body, what: "response") { notes.append(note) }
+        if response == nil { notes.append("no response was recorded") }
+        if !notes.isEmpty { fields.append(("comment", .string(notes.joined(separator: "; ")))) }
+        return .object(fields)
+    }
+
+    static func requestJSON(_ message: HTTPMessage, flow: HARFlow, version: String) -> JSONValue {
+        let h2 = version == "HTTP/2"
+        let parts = message.startLine.split(separator: " ")
+        let method = h2 ? (message.headers.first(":method") ?? "") : parts.first.map(String.init) ?? ""
+        let target = h2 ? (message.headers.first(":path") ?? "/") : parts.count > 1 ? String(parts[1]) : "/"
+        let url: String
+        if target.hasPrefix("http://") || target.hasPrefix("https://") {
+            url = target
+        } else {
+            let scheme = h2 ? (message.headers.first(":scheme") ?? flow.scheme) : flow.scheme
+            let defaultPort = (scheme == "https" && flow.serverPort == 443) || (scheme == "http" && flow.serverPort == 80)
+            let authority = (h2 ? message.headers.first(":authority") : message.headers.first("Host"))
+                ?? (flow.host ?? flow.serverAddress) + (defaultPort ? "" : ":\(flow.serverPort)")
+            url = scheme + "://" + authority + (target.hasPrefix("/") ? target : "/" + target)
+        }
+        var fields: [(String, JSONValue)] = [
+            ("method", .string(method)),
+            ("url", .string(url)),
+            ("httpVersion", .string(h2 ? "HTTP/2.0" : parts.last.map(String.init) ?? version)),
+            ("cookies", .array(cookies(message.headers.all("cookie")))),
+            ("headers", headersJSON(message.headers)),
+            ("queryString", .array(query(target))),
+        ]
+        if !message.body.content.isEmpty {
+            var post: [(String, JSONValue)] = [("mimeType", .string(message.headers.first("content-type") ?? ""))]
+            if let text = PrintableText.text(message.body.content) {
+                post.append(("text", .string(text)))
+            } else {
+                post.append(("text", .string(Data(message.body.content).base64EncodedString())))
+                post.append(("encoding", .string("base64")))
+            }
+            fields.append(("postData", .object(post)))
+        }
+        fields.append(("headersSize", .int(h2 ? -1 : Int64(message.headSize))))
+        fields.append(("bodySize", .int(Int64(message.body.transferred.count))))
+        return .object(fields)
+    }
+
+    static func responseJSON(_ message: HTTPMessage?, version: String) -> JSONValue {
+        guard let message else {
+            return .object([
+                ("status", .int(0)), ("statusText", .string("")), ("httpVersion", .string("")),
+                ("cookies", .array([])), ("headers", .array([])),
+                ("content", .object([("size", .int(0)), ("mimeType", .string(""))])),
+                ("redirectURL", .string("")), ("headersSize", .int(-1)), ("bodySize", .int(-1)),
+            ])
+        }
+        let h2 = version == "HTTP/2"
+        let parts = message.startLine.split(separator: " ", maxSplits: 2)
+        let status = Int64(h2 ? (message.headers.first(":status") ?? "0") : parts.count > 1 ? String(parts[1]) : "0") ?? 0
+        let content = message.body.content
+        var contentFields: [(String, JSONValue)] = [("size", .int(Int64(content.count)))]
+        if let decoded = message.body.decoded {
+            contentFields.append(("compression", .int(Int64(message.body.transferred.count - decoded.count))))
+        }
+        contentFields.append(("mimeType", .string(message.headers.first("content-type") ?? "")))
+        if !content.isEmpty {
+            if let text = PrintableText.text(content) {
+                contentFields.append(("text", .string(text)))
+            } else {
+                contentFields.append(("text", .string(Data(content).base64EncodedString())))
+                contentFields.append(("encoding", .string("base64")))
+            }
+        }
+        if let note = message.body.decodingNote { contentFields.append(("comment", .string(note))) }
+        return .object([
+            ("status", .int(status)),
+            ("statusText", .string(h2 ? "" : parts.count > 2 ? String(parts[2]) : "")),
+            ("httpVersion", .string(h2 ? "HTTP/2.0" : parts.first.map(String.init) ?? version)),
+            ("cookies", .array(setCookies(message.headers.all("set-cookie")))),
+            ("headers", headersJSON(message.headers)),
+            ("content", .object(contentFields)),
+            ("redirectURL", .string(message.headers.first("location") ?? "")),
+            ("headersSize", .int(h2 ? -1 : Int64(message.headSize))),
+            ("bodySize", .int(Int64(message.body.transferred.count))),
+        ])
+    }
+
+    static func completenessNote(_ body: HTTPBody, what: String) -> String? {
+        switch body.completeness {
+        case .complete: return nil
+        case let .cutByBudget(kept, expected):
+            return "\(what) body cut by the recording budget: \(kept) bytes kept" + (expected.map { " of \($0)" } ?? "")
+        case let .missingBytes(kept):
+            return "\(what) body has bytes missing (the recording queue was full); \(kept) bytes kept"
+        case let .endedEarly(kept, expected):
+            return "\(what) body ended early: \(kept) bytes" + (expected.map { " of \($0)" } ?? "")
+        case let .reset(code):
+            return "\(what) body ended by RST_STREAM \(code)"
+        }
+    }
+
+    static func headersJSON(_ headers: [HTTPHeader]) -> JSONValue {
+        .array(headers.map { .object([("name", .string($0.name)), ("value", .string($0.value))]) })
+    }
+
+    static func query(_ target: String) -> [JSONValue] {
+        guard let mark = target.firstIndex(of: "?") else { return [] }
+        let query = target[target.index(after: mark)...].split(separator: "#", maxSplits: 1).first ?? ""
+        return query.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (s: Substring) in String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) }
+            return .object([("name", .string(decode(parts[0]))), ("value", .string(parts.count > 1 ? decode(parts[1]) : ""))])
+        }
+    }
+
+    static func cookies(_ values: [String]) -> [JSONValue] {
+        values.flatMap { $0.split(separator: ";") }.compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = parts[0].trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty else { return nil }
+            return .object([("name", .string(name)), ("value", .string(parts.count > 1 ? String(parts[1]) : ""))])
+        }
+    }
+
+    static func setCookies(_ values: [String]) -> [JSONValue] {
+        values.compactMap { value in
+            let attributes = value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let first = attributes.first, let equals = first.firstIndex(of: "=") else { return nil }
+            var fields: [(String, JSONValue)] = [("name", .string(String(first[..<equals]))),
+                                                 ("value", .string(String(first[first.index(after: equals)...])))]
+            for attribute in attributes.dropFirst() {
+                let parts = attribute.split(separator: "=", maxSplits: 1)
+                switch parts.first?.lowercased() {
+                case "path"?: fields.append(("path", .string(parts.count > 1 ? String(parts[1]) : "")))
+                case "domain"?: fields.append(("domain", .string(parts.count > 1 ? String(parts[1]) : "")))
+                case "expires"?: fields.append(("expires", .string(parts.count > 1 ? String(parts[1]) : "")))
+                case "httponly"?: fields.append(("httpOnly", .bool(true)))
+                case "secure"?: fields.append(("secure", .bool(true)))
+                default: break
+                }
+            }
+            return .object(fields)
+        }
+    }
+
+    /// ISO 8601 with milliseconds in UTC, as HAR writes times: `2025-11-30T03:05:00.123Z`.
+    static func isoDate(_ microseconds: Int64) -> String {
+        var seconds = time_t(microseconds / 1_000_000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let ms = Int((microseconds % 1_000_000) / 1_000)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), ms)
+    }
+}

@@ -1,0 +1,250 @@
+import Recording
+
+/// HTTP/1.x (RFC 9112) read from a flow's turns: the client side as a sequence of requests, the
+/// server side as a sequence of responses, paired in order. Bodies are delimited by
+/// Transfer-Encoding chunked (decoded), Content-Length, or — for responses only — the end of the
+/// recording; `Content-Encoding` is then undone.
+///
+/// Reading a side stops at the first thing it cannot read (said in `problems`), at a switch of
+/// protocol (101, or a CONNECT tunnel), or where the recording of that side stopped.
+enum HTTP1Reader {
+    private enum Framing: Equatable {
+        case none
+        case length(Int)
+        case chunked
+        case untilClose
+
+        var name: String {
+            switch self {
+            case .none: return "none"
+            case .length: return "content-length"
+            case .chunked: return "chunked"
+            case .untilClose: return "until close"
+            }
+        }
+    }
+
+    /// A message read from one side, and whether the side can go on after it.
+    private struct Read {
+        var message: HTTPMessage
+        var next: Int
+        var canContinue: Bool
+    }
+
+    /// One side being read: its stream, the cursor, and whether it stopped.
+    private struct Side {
+        let stream: SideStream
+        var position = 0
+        var done = false
+        init(_ stream: SideStream) { self.stream = stream }
+        var atEnd: Bool { position >= stream.bytes.count }
+    }
+
+    static func read(_ turns: [RecordedTurn]) -> HTTPConversation {
+        var client = Side(SideStream(turns, direction: .clientToServer))
+        var server = Side(SideStream(turns, direction: .serverToClient))
+        var conversation = HTTPConversation(version: "HTTP/1.1")
+        var versionSet = false
+
+        while true {
+            var request: HTTPMessage?
+            var method: String?
+            if !client.done && !client.atEnd {
+                if let read = readRequest(&client, into: &conversation) {
+                    request = read.message
+                    method = read.message.startLine.split(separator: " ").first.map(String.init)
+                    if !versionSet, let version = read.message.startLine.split(separator: " ").last {
+                        conversation.version = String(version)
+                        versionSet = true
+                    }
+                    client.position = read.next
+                    if !read.canContinue { client.done = true }
+                }
+            }
+            var interim: [HTTPMessage] = []
+            var response: HTTPMessage?
+            while !server.done && !server.atEnd {
+                guard let read = readResponse(&server, method: method, into: &conversation) else { break }
+                server.position = read.next
+                if !read.canContinue { server.done = true }
+                let status = statusCode(read.message)
+                if let status, status >= 100 && status < 200 && status != 101 {
+                    interim.append(read.message)
+                    continue
+                }
+                response = read.message
+                break
+            }
+            if request == nil && response == nil && interim.isEmpty { break }
+            conversation.exchanges.append(HTTPExchange(request: request, interim: interim, response: response))
+            if let response, let note = switchNote(method: method, response: response) {
+                conversation.notes.append(note)
+                break
+            }
+        }
+        for side in [client, server] where !side.done && side.atEnd {
+            switch side.stream.end {
+            case let .gap(turn):
+                conversation.problems.append(.init(direction: side.stream.direction, turn: turn,
+                    reason: "Reading stops here: turn \(turn) lost bytes while recording (the recording queue was full)."))
+            case let .cut(turn):
+                conversation.problems.append(.init(direction: side.stream.direction, turn: turn,
+                    reason: "The recording budget stopped this side in turn \(turn); nothing after it was recorded."))
+            case .complete:
+                break
+            }
+        }
+        return conversation
+    }
+
+    private static func statusCode(_ message: HTTPMessage) -> Int? {
+        let parts = message.startLine.split(separator: " ")
+        return parts.count >= 2 ? Int(parts[1]) : nil
+    }
+
+    /// A sentence when `response` ends HTTP/1 on this connection (RFC 9110 §15.2.2, §9.3.6).
+    private static func switchNote(method: String?, response: HTTPMessage) -> String? {
+        guard let status = statusCode(response) else { return nil }
+        if status == 101 {
+            let to = response.headers.first("Upgrade") ?? "another protocol"
+            return "The connection switched to \(to) (101 Switching Protocols) in turn \(response.turn); what follows is not HTTP/1 and is shown in the plain view (tv turns without --http)."
+        }
+        if method == "CONNECT" && (200..<300).contains(status) {
+            return "The connection became a tunnel (CONNECT answered \(status)) in turn \(response.turn); what follows is shown in the plain view."
+        }
+        return nil
+    }
+
+    private static func readRequest(_ side: inout Side, into conversation: inout HTTPConversation) -> Read? {
+        guard let (head, headEnd) = readHead(&side, what: "request", into: &conversation) else { return nil }
+        guard head.requestLine != nil else {
+            stop(&side, at: side.position, into: &conversation,
+                 "The bytes here do not start an HTTP/1 request: '\(head.startLine.prefix(60))' is not 'METHOD TARGET HTTP/1.x'.")
+            return nil
+        }
+        guard let framing = requestFraming(head, side: &side, into: &conversation) else { return nil }
+        return readBody(&side, head: head, headEnd: headEnd, framing: framing, into: &conversation)
+    }
+
+    private static func readResponse(_ side: inout Side, method: String?, into conversation: inout HTTPConversation) -> Read? {
+        guard let (head, headEnd) = readHead(&side, what: "response", into: &conversation) else { return nil }
+        guard let status = head.statusLine?.status else {
+            stop(&side, at: side.position, into: &conversation,
+                 "The bytes here do not start an HTTP/1 response: '\(head.startLine.prefix(60))' is not 'HTTP/1.x CODE REASON'.")
+            return nil
+        }
+        // RFC 9112 §6.3: no body after HEAD, 1xx, 204, 304, or a 2xx to CONNECT.
+        let framing: Framing
+        if method == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304
+            || (method == "CONNECT" && (200..<300).contains(status)) {
+            framing = .none
+        } else {
+            guard let declared = declaredFraming(head, side: &side, into: &conversation) else { return nil }
+            framing = declared ?? .untilClose
+        }
+        return readBody(&side, head: head, headEnd: headEnd, framing: framing, into: &conversation)
+    }
+
+    /// Reads a head at the cursor; on failure records why and stops the side.
+    private static func readHead(_ side: inout Side, what: String, into conversation: inout HTTPConversation) -> (HTTP1Head, Int)? {
+        switch HTTP1Head.parse(side.stream.bytes, from: side.position) {
+        case let .head(head):
+            return (head, side.position + head.size)
+        case .needsMore:
+            let reason = side.stream.endReason("The \(what) head")
+                ?? "The recording ends inside a \(what) head (\(side.stream.bytes.count - side.position) bytes)."
+            stop(&side, at: side.position, into: &conversation, reason)
+            return nil
+        case let .invalid(reason):
+            stop(&side, at: side.position, into: &conversation, "The bytes here are not an HTTP/1 \(what): \(reason).")
+            return nil
+        }
+    }
+
+    private static func requestFraming(_ head: HTTP1Head, side: inout Side, into conversation: inout HTTPConversation) -> Framing? {
+        guard let declared = declaredFraming(head, side: &side, into: &conversation) else { return nil }
+        return declared ?? Framing.none
+    }
+
+    /// Transfer-Encoding chunked wins over Content-Length (RFC 9112 §6.3). nil (after recording
+    /// a problem) when the framing is unreadable; `.some(nil)` when none is declared.
+    private static func declaredFraming(_ head: HTTP1Head, side: inout Side, into conversation: inout HTTPConversation) -> Framing?? {
+        let codings = head.headers.all("Transfer-Encoding").flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        if codings.last == "chunked" { return .some(.chunked) }
+        if !codings.isEmpty { return .some(.untilClose) }
+        let lengths = Set(head.headers.all("Content-Length").flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) })
+        guard !lengths.isEmpty else { return .some(nil) }
+        guard lengths.count == 1, let text = lengths.first, text.allSatisfy(\.isASCII), let length = Int(text), length >= 0 else {
+            stop(&side, at: side.position, into: &conversation,
+                 "The message here has an unusable Content-Length (\(lengths.sorted().joined(separator: ", "))), so its body cannot be delimited.")
+            return nil
+        }
+        return .some(.length(length))
+    }
+
+    private static func readBody(_ side: inout Side, head: HTTP1Head, headEnd: Int, framing: Framing,
+                                 into conversation: inout HTTPConversation) -> Read {
+        let bytes = side.stream.bytes
+        var transferred: [UInt8] = []
+        var trailers: [HTTPHeader] = []
+        var completeness = BodyCompleteness.complete
+        var next = headEnd
+        var canContinue = true
+        switch framing {
+        case .none:
+            break
+        case let .length(length):
+            let available = min(length, bytes.count - headEnd)
+            transferred = Array(bytes[headEnd..<(headEnd + available)])
+            next = headEnd + available
+            if available < length {
+                completeness = side.stream.shortfall(kept: available, expected: length)
+                canContinue = false
+            }
+        case .chunked:
+            switch ChunkedBody.decode(bytes, from: headEnd) {
+            case let .complete(data, chunkTrailers, end):
+                transferred = data
+                trailers = chunkTrailers
+                next = end
+            case let .needsMore(data):
+                transferred = data
+                next = bytes.count
+                completeness = side.stream.shortfall(kept: data.count, expected: nil)
+                canContinue = false
+            case let .invalid(data, position, reason):
+                transferred = data
+                next = bytes.count
+                completeness = .endedEarly(kept: data.count, expected: nil)
+                canContinue = false
+                let turn = side.stream.turn(at: position).turn
+                conversation.problems.append(.init(direction: side.stream.direction, turn: turn,
+                    reason: "The chunked body cannot be read on: \(reason); reading this side stops here."))
+            }
+        case .untilClose:
+            transferred = Array(bytes[headEnd...])
+            next = bytes.count
+            canContinue = false
+            if side.stream.end != .complete { completeness = side.stream.shortfall(kept: transferred.count, expected: nil) }
+        }
+        let codings = ContentDecoding.codings(head.headers.all("Content-Encoding"))
+        let (decoded, note) = ContentDecoding.decode(transferred, codings: codings, complete: completeness.isComplete)
+        let body = framing == .none ? HTTPBody.none : HTTPBody(framing: framing.name, transferred: transferred, encodings: codings,
+                                                              decoded: decoded, decodingNote: note, completeness: completeness)
+        let first = side.stream.turn(at: side.position)
+        let last = side.stream.turn(at: max(side.position, next - 1))
+        let message = HTTPMessage(startLine: head.startLine, headers: head.headers, trailers: trailers, body: body,
+                                  turn: first.turn, offset: first.offset, lastTurn: last.turn, lastOffset: last.offset,
+                                  headSize: head.size)
+        return Read(message: message, next: next, canContinue: canContinue)
+    }
+
+    /// Records why reading `side` stops at `position`.
+    private static func stop(_ side: inout Side, at position: Int, into conversation: inout HTTPConversation, _ reason: String) {
+        side.done = true
+        let turn = side.stream.turn(at: position).turn
+        conversation.problems.append(.init(direction: side.stream.direction, turn: turn, reason: reason))
+    }
+}

@@ -1,0 +1,55 @@
+import Recording
+
+/// A flow's turns read as HTTP: the exchanges, the connection-level frames (HTTP/2), and where
+/// reading had to stop and why.
+public struct HTTPConversation: Sendable, Equatable {
+    /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2`.
+    public var version: String
+    /// Request/response pairs, in the order their first message started.
+    public var exchanges: [HTTPExchange]
+    /// HTTP/2 frames that belong to the connection, one line each (SETTINGS, WINDOW_UPDATE, PING,
+    /// GOAWAY, RST_STREAM, PRIORITY, unknown types), in the order they were read.
+    public var connectionLines: [ConnectionLine]
+    /// Where reading stopped before the recording did, per side, with the reason.
+    public var problems: [ReadingProblem]
+    /// Notes that are not problems (e.g. the connection switched protocols).
+    public var notes: [String]
+
+    public init(version: String, exchanges: [HTTPExchange] = [], connectionLines: [ConnectionLine] = [],
+                problems: [ReadingProblem] = [], notes: [String] = []) {
+        self.version = version
+        self.exchanges = exchanges
+        self.connectionLines = connectionLines
+        self.problems = problems
+        self.notes = notes
+    }
+
+    /// One connection-level frame, summarised.
+    public struct ConnectionLine: Sendable, Equatable {
+        public var direction: Direction
+        public var turn: Int
+        public var offset: Int64
+        /// e.g. `SETTINGS header_table_size=4096 enable_push=0`, `PING ack 0000000000000000`.
+        public var text: String
+        public init(direction: Direction, turn: Int, offset: Int64, text: String) {
+            self.direction = direction
+            self.turn = turn
+            self.offset = offset
+            self.text = text
+        }
+    }
+
+    /// Reading one side stopped here.
+    public struct ReadingProblem: Sendable, Equatable {
+        public var direction: Direction
+        /// The turn where it happened.
+        public var turn: Int
+        /// One sentence: what could not be read and why.
+        public var reason: String
+        public init(direction: Direction, turn: Int, reason: String) {
+            self.direction = direction
+            self.turn = turn
+            self.reason = reason
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Recording
+
+/// Reads a flow's turns as HTTP: HTTP/2 when the client starts with the connection preface
+/// (RFC 9113 §3.4), HTTP/1.x when it starts with a request line (RFC 9112 §3), otherwise not
+/// HTTP, with the reason. Never traps on malformed input: what cannot be read is said.
+public enum HTTPReader {
+    /// The HTTP/2 client connection preface, `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n` (24 bytes).
+    public static let http2Preface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    /// Reads `turns` (a flow's recorded turns, by number).
+    public static func read(_ turns: [RecordedTurn]) -> HTTPReadResult {
+        guard let first = turns.first else {
+            return .notHTTP(reason: "Nothing was kept of this flow, so there is nothing to read as HTTP.")
+        }
+        guard let client = turns.first(where: { $0.turn.direction == .clientToServer }) else {
+            if first.bytes.starts(with: Array("HTTP/1.".utf8)) { return .conversation(HTTP1Reader.read(turns)) }
+            return .notHTTP(reason: "Only the server spoke, and not in HTTP/1, so this is not read as HTTP.")
+        }
+        let bytes = client.bytes
+        // An HTTP/2 server may send its SETTINGS before the client's preface arrives (§3.4).
+        if bytes.starts(with: http2Preface) || (bytes.count < http2Preface.count && bytes.count >= 3 && http2Preface.starts(with: bytes)) {
+            return .conversation(HTTP2Reader.read(turns))
+        }
+        if first.turn.direction == .serverToClient && !first.bytes.starts(with: Array("HTTP/1.".utf8)) {
+            return .notHTTP(reason: "The server spoke first (\(describe(first.bytes))), which HTTP/1 servers do not do; this is another protocol.")
+        }
+        if looksLikeRequestLine(bytes) {
+            return .conversation(HTTP1Reader.read(turns))
+        }
+        return .notHTTP(reason: "The client's first turn starts with \(describe(bytes)), which is neither an HTTP/1 request line nor the HTTP/2 preface; this is another protocol.")
+    }
+
+    /// `METHOD SP` (a token of letters) and, when the line is complete, ` HTTP/1.x` at its end.
+    static func looksLikeRequestLine(_ bytes: [UInt8]) -> Bool {
+        guard let space = bytes.prefix(32).firstIndex(of: 0x20), space > 0,
+              bytes[..<space].allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x2D || $0 == 0x5F }) else { return false }
+        guard let lf = bytes.firstIndex(of: 0x0A) else { return true }
+        var end = lf
+        if end > 0 && bytes[end - 1] == 0x0D { end -= 1 }
+        let line = String(decoding: bytes[..<end], as: UTF8.self)
+        return line.split(separator: " ").last?.hasPrefix("HTTP/1.") == true
+    }
+
+    /// The first bytes for a sentence: quoted text when printable, else hex.
+    static func describe(_ bytes: [UInt8]) -> String {
+        let head = bytes.prefix(16)
+        if !head.isEmpty && head.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) {
+            return "'" + String(decoding: head, as: UTF8.self) + (bytes.count > 16 ? "…'" : "'")
+        }
+        return "the bytes " + head.map { byte in
+            let hex = String(byte, radix: 16)
+            return hex.count == 1 ? "0" + hex : hex
+        }.joined(separator: " ") + (bytes.count > 16 ? " …" : "")
+    }
+}

@@ -1,0 +1,32 @@
+/// Whether bytes read as text for a person: valid UTF-8 — a character cut off at the very end is
+/// tolerated (the recording budget cuts anywhere) — holding no control characters other than
+/// tab, CR and LF.
+public enum PrintableText {
+    /// The text, or nil when the bytes are not printable text. A cut last character is dropped.
+    public static func text(_ bytes: some Collection<UInt8>) -> String? {
+        let bytes = Array(bytes)
+        let whole = bytes.count - cutCharacterLength(bytes)
+        guard let text = String(validating: bytes[..<whole], as: UTF8.self) else { return nil }
+        for scalar in text.unicodeScalars {
+            let v = scalar.value
+            if v == 0x09 || v == 0x0A || v == 0x0D { continue }
+            if v < 0x20 || (v >= 0x7F && v < 0xA0) { return nil }
+        }
+        return text
+    }
+
+    /// How many bytes at the end form the start of a UTF-8 sequence that was cut short (0…3).
+    static func cutCharacterLength(_ bytes: [UInt8]) -> Int {
+        var back = 0
+        while back < min(3, bytes.count) {
+            let byte = bytes[bytes.count - 1 - back]
+            if byte & 0xC0 == 0x80 {  // a continuation byte: keep looking for the lead
+                back += 1
+                continue
+            }
+            let needed = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+            return needed > back + 1 ? back + 1 : 0
+        }
+        return 0
+    }
+}

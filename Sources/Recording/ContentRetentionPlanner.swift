@@ -1,0 +1,51 @@
+/// Decides what a sweep removes (pure): the expiry first, then the fixed ceiling, oldest
+/// segments first, and never the segment being written.
+///
+/// Bytes are removed a whole segment at a time, and only when nothing the sweep keeps references
+/// them: rows past the expiry are deleted one by one, and a segment goes when none of its rows is
+/// left. The ceiling counts every segment file, the one being written too; when the files are over
+/// it, the oldest segments go (rows and file) until they are not, or until only the one being
+/// written is left.
+public enum ContentRetentionPlanner {
+    /// The fixed ceiling on decrypted content across all flows: 536,870,912 bytes (512 MiB). The
+    /// user chooses the expiry; this is not a setting.
+    public static let ceilingBytes: Int64 = 512 * 1_048_576
+
+    /// The plan for `segments` (any order) at `now` (µs since the epoch).
+    /// - Parameter ceiling: bytes the files may occupy (tests pass a small one).
+    public static func plan(segments: [SegmentFacts], now: Int64, expiry: ContentExpiry,
+                            ceiling: Int64 = ceilingBytes) -> ContentRetentionPlan {
+        let cutoff = now - expiry.microseconds
+        var drops: [ContentRetentionPlan.Drop] = []
+        var kept: [SegmentFacts] = []
+        for segment in segments.sorted(by: { $0.sequence < $1.sequence }) {
+            if segment.isBeingWritten {
+                kept.append(segment)
+                continue
+            }
+            guard let bytes = segment.fileBytes else {
+                if segment.rows > 0 { drops.append(.init(sequence: segment.sequence, reason: .fileMissing, bytes: 0)) }
+                continue
+            }
+            if segment.rows == 0 {
+                drops.append(.init(sequence: segment.sequence, reason: .unreferenced, bytes: bytes))
+            } else if segment.expiredRows >= segment.rows {
+                drops.append(.init(sequence: segment.sequence, reason: .expired, bytes: bytes))
+            } else {
+                kept.append(segment)
+            }
+        }
+        var total = kept.reduce(Int64(0)) { $0 + ($1.fileBytes ?? 0) }
+        var index = 0
+        while total > ceiling, index < kept.count {
+            let segment = kept[index]
+            index += 1
+            guard !segment.isBeingWritten else { continue }
+            let bytes = segment.fileBytes ?? 0
+            drops.append(.init(sequence: segment.sequence, reason: .overCeiling, bytes: bytes))
+            total -= bytes
+        }
+        drops.sort { $0.sequence < $1.sequence }
+        return ContentRetentionPlan(expireBefore: cutoff, drops: drops, bytesAfter: total)
+    }
+}

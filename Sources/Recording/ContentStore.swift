@@ -1,0 +1,98 @@
+import FlowStore
+import TVHome
+
+/// Decrypted content at rest, for readers and commands: the turns index in the flow database and
+/// the segment files in `$TV_HOME/content/`. A live session writes through a `ContentWriter`;
+/// this type reads, sweeps and deletes — from any process, because the segment being written is
+/// recognised by its writer's lock, not by asking the session.
+///
+/// Not `Sendable`: it owns one SQLite connection; use it from one thread.
+public final class ContentStore {
+    /// The content folder.
+    public let directory: ContentDirectory
+    private let database: SQLiteDatabase
+
+    /// Opens the index in the flow database at `databasePath` (applying missing migrations) and
+    /// the content folder at `directory` (made 0700 if missing).
+    /// - Throws: `FlowStoreError` for the database, `TVHomeError.cannotCreate` for the folder.
+    public init(databasePath: String, directory: String) throws {
+        self.directory = ContentDirectory(path: directory)
+        try self.directory.ensureExists()
+        database = try SQLiteDatabase(path: databasePath)
+        try FlowSchema.migrate(database)
+    }
+
+    /// Opens the store of the data folder `home`.
+    /// - Throws: what `init(databasePath:directory:)` throws, or `TVHomeError`.
+    public convenience init(home: TVHome) throws {
+        try home.ensureExists()
+        try self.init(databasePath: home.databasePath, directory: home.contentDirectory)
+    }
+
+    /// Closes the database connection.
+    public func close() { database.close() }
+
+    /// The turns of `flow`, by number (figures and locations; no bytes).
+    /// - Throws: `FlowStoreError` when the index cannot be read.
+    public func turns(flow: Int64) throws -> [IndexedTurn] {
+        try TurnIndex(database: database).turns(flow: flow)
+    }
+
+    /// The kept bytes of one indexed turn.
+    /// - Throws: `ContentError.bytesGone` when its segment was deleted, `.segmentShort`,
+    ///   `.cannotRead`.
+    public func bytes(of turn: IndexedTurn) throws -> [UInt8] {
+        guard turn.turn.keptBytes > 0 else { return [] }
+        return try directory.read(sequence: turn.segment, offset: turn.segmentOffset, count: turn.turn.keptBytes,
+                                   flow: turn.flowID, turn: turn.turn.number)
+    }
+
+    /// Every turn of `flow` with its bytes.
+    /// - Throws: as `turns(flow:)` and `bytes(of:)`.
+    public func recordedTurns(flow: Int64) throws -> [RecordedTurn] {
+        try turns(flow: flow).map { RecordedTurn(turn: $0.turn, bytes: try bytes(of: $0)) }
+    }
+
+    /// How much is kept of `flow`.
+    /// - Throws: `FlowStoreError`.
+    public func summary(flow: Int64) throws -> ContentSummary {
+        try TurnIndex(database: database).summary(flow: flow)
+    }
+
+    /// What content occupies now (rows, flows, kept bytes, files).
+    /// - Throws: `FlowStoreError`.
+    public func usage() throws -> ContentUsage {
+        let totals = try TurnIndex(database: database).totals()
+        return ContentUsage(turns: totals.turns, flows: totals.flows, keptBytes: totals.keptBytes,
+                            segments: directory.segments())
+    }
+
+    /// Applies retention now: rows past `expiry`, then segments nothing references, then the
+    /// oldest segments while the files are over `ceiling`. The segment being written is spared.
+    /// - Parameter now: µs since the epoch.
+    /// - Throws: `FlowStoreError`, `ContentError.cannotDelete`.
+    @discardableResult
+    public func sweep(now: Int64, expiry: ContentExpiry,
+                      ceiling: Int64 = ContentRetentionPlanner.ceilingBytes) throws -> ContentSweepReport {
+        try ContentSweeper(database: database, directory: directory)
+            .sweep(now: now, expiry: expiry, ceiling: ceiling, writing: nil)
+    }
+
+    /// Deletes all decrypted content: every index row, then every segment file except the one a
+    /// live session is writing (its bytes become unreferenced and go at a later sweep, once the
+    /// session moves to the next segment).
+    /// - Returns: what was deleted and which segment was spared.
+    /// - Throws: `FlowStoreError`, `ContentError.cannotDelete`.
+    @discardableResult
+    public func deleteAll() throws -> ContentSweepReport {
+        try ContentSweeper(database: database, directory: directory).deleteAll(writing: nil)
+    }
+
+    /// Deletes the index rows of `flow` (its bytes go at a later sweep, when nothing else in their
+    /// segments is referenced). - Returns: rows deleted.
+    /// - Throws: `FlowStoreError`.
+    @discardableResult
+    public func forget(flow: Int64) throws -> Int {
+        try database.transaction { try TurnIndex(database: database).deleteRows(flow: flow) }
+    }
+}

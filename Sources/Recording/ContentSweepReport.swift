@@ -1,0 +1,18 @@
+/// What a sweep (or a deletion) did.
+public struct ContentSweepReport: Sendable, Equatable {
+    /// Index rows deleted (expired, or in dropped segments).
+    public var rowsDeleted: Int
+    /// Segment files deleted.
+    public var filesDeleted: Int
+    /// Bytes those files held.
+    public var bytesFreed: Int64
+    /// The segment spared because a writer holds it, if any.
+    public var spared: SegmentFile?
+
+    public init(rowsDeleted: Int = 0, filesDeleted: Int = 0, bytesFreed: Int64 = 0, spared: SegmentFile? = nil) {
+        self.rowsDeleted = rowsDeleted
+        self.filesDeleted = filesDeleted
+        self.bytesFreed = bytesFreed
+        self.spared = spared
+    }
+}

@@ -1,0 +1,70 @@
+import FlowStore
+
+/// Applies retention to the index and the files together, over one connection (the writer's own
+/// on its thread, or a command's). Rows go first, in one transaction; then the files nothing
+/// references any more. A failed unlink leaves an unreferenced file, which the next sweep takes.
+struct ContentSweeper {
+    let database: SQLiteDatabase
+    let directory: ContentDirectory
+
+    /// Gathers the facts, plans, applies.
+    /// - Parameters:
+    ///   - now: µs since the epoch.
+    ///   - writing: the sequence this process is writing (also spared by its lock; named so the
+    ///     writer's own sweep does not depend on probing its own file).
+    /// - Throws: `FlowStoreError` from the index, `ContentError.cannotDelete` from unlink.
+    func sweep(now: Int64, expiry: ContentExpiry, ceiling: Int64, writing: Int?) throws -> ContentSweepReport {
+        let index = TurnIndex(database: database)
+        let cutoff = now - expiry.microseconds
+        directory.removeAbandonedNewFiles()
+        let files = directory.segments().map { file -> SegmentFile in
+            var file = file
+            if file.sequence == writing { file.isBeingWritten = true }
+            return file
+        }
+        let rows = try index.segmentRows(expiredBefore: cutoff)
+        var facts: [SegmentFacts] = files.map { file in
+            let r = rows[file.sequence] ?? (0, 0)
+            return SegmentFacts(sequence: file.sequence, fileBytes: file.bytes, rows: r.rows, expiredRows: r.expired,
+                                isBeingWritten: file.isBeingWritten)
+        }
+        let present = Set(files.map(\.sequence))
+        for (sequence, r) in rows where !present.contains(sequence) {
+            facts.append(SegmentFacts(sequence: sequence, fileBytes: nil, rows: r.rows, expiredRows: r.expired,
+                                      isBeingWritten: sequence == writing))
+        }
+        let plan = ContentRetentionPlanner.plan(segments: facts, now: now, expiry: expiry, ceiling: ceiling)
+        var report = ContentSweepReport(spared: files.last { $0.isBeingWritten })
+        report.rowsDeleted = try database.transaction {
+            var deleted = try index.deleteRecorded(before: plan.expireBefore)
+            for drop in plan.drops { deleted += try index.deleteRows(inSegment: drop.sequence) }
+            return deleted
+        }
+        for drop in plan.drops where drop.reason != .fileMissing {
+            if let freed = try directory.delete(sequence: drop.sequence) {
+                report.filesDeleted += 1
+                report.bytesFreed += freed
+            }
+        }
+        return report
+    }
+
+    /// Deletes every row, then every segment file but the one being written.
+    func deleteAll(writing: Int?) throws -> ContentSweepReport {
+        let index = TurnIndex(database: database)
+        var report = ContentSweepReport()
+        report.rowsDeleted = try database.transaction { try index.deleteAll() }
+        directory.removeAbandonedNewFiles()
+        for file in directory.segments() {
+            if file.isBeingWritten || file.sequence == writing {
+                report.spared = file
+                continue
+            }
+            if let freed = try directory.delete(sequence: file.sequence) {
+                report.filesDeleted += 1
+                report.bytesFreed += freed
+            }
+        }
+        return report
+    }
+}

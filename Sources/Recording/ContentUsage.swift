@@ -1,0 +1,24 @@
+/// What decrypted content occupies now: the index and the segment files.
+public struct ContentUsage: Sendable, Equatable {
+    /// Rows in the turns index.
+    public var turns: Int
+    /// Distinct flows with at least one turn.
+    public var flows: Int
+    /// Sum of kept bytes over the index.
+    public var keptBytes: Int64
+    /// Segment files in the content folder, oldest first.
+    public var segments: [SegmentFile]
+
+    public init(turns: Int, flows: Int, keptBytes: Int64, segments: [SegmentFile]) {
+        self.turns = turns
+        self.flows = flows
+        self.keptBytes = keptBytes
+        self.segments = segments
+    }
+
+    /// Bytes on disk: the sum of the segment files' sizes.
+    public var fileBytes: Int64 { segments.reduce(0) { $0 + $1.bytes } }
+
+    /// The segment a live session is writing, if any.
+    public var beingWritten: SegmentFile? { segments.last { $0.isBeingWritten } }
+}

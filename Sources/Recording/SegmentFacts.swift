@@ -1,0 +1,22 @@
+/// What the retention planner knows about one segment: its file and the index rows that point
+/// into it.
+public struct SegmentFacts: Sendable, Equatable {
+    /// The segment's sequence number (lower is older).
+    public var sequence: Int
+    /// The file's size in bytes, or nil when the file is missing (rows point at nothing).
+    public var fileBytes: Int64?
+    /// Index rows pointing into it.
+    public var rows: Int
+    /// Of those, rows recorded before the expiry cutoff.
+    public var expiredRows: Int
+    /// True when a writer holds it: never deleted.
+    public var isBeingWritten: Bool
+
+    public init(sequence: Int, fileBytes: Int64?, rows: Int, expiredRows: Int = 0, isBeingWritten: Bool = false) {
+        self.sequence = sequence
+        self.fileBytes = fileBytes
+        self.rows = rows
+        self.expiredRows = expiredRows
+        self.isBeingWritten = isBeingWritten
+    }
+}

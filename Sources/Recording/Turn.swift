@@ -1,0 +1,36 @@
+/// One turn of a flow: a maximal run of consecutive chunks in one direction, as recorded.
+///
+/// Only change of side ends a turn (no time-gap splitting). The two figures are exact:
+/// `seenBytes` counts every byte of the run, including those after a cut; `keptBytes` counts what
+/// was written. No per-flow total exists beyond the sum of what the turns say.
+public struct Turn: Sendable, Equatable {
+    /// 1-based number among the flow's recorded turns, in the order they started.
+    public var number: Int
+    /// Which way the bytes went.
+    public var direction: Direction
+    /// When the turn's first chunk was read: µs since the flow's first byte.
+    public var startOffset: Int64
+    /// Bytes written to the content store.
+    public var keptBytes: Int
+    /// Bytes the run carried on the wire (plaintext), kept or not.
+    public var seenBytes: Int
+    /// The limit that cut this turn, if any. A cut turn is the last one recorded on its side.
+    public var cutBy: BudgetLimit?
+    /// True when bytes meant to be kept were lost (the recording queue was full, or the content
+    /// switch went off before the turn ended); `keptBytes` is then what actually reached disk.
+    public var incomplete: Bool
+
+    public init(number: Int, direction: Direction, startOffset: Int64, keptBytes: Int, seenBytes: Int,
+                cutBy: BudgetLimit? = nil, incomplete: Bool = false) {
+        self.number = number
+        self.direction = direction
+        self.startOffset = startOffset
+        self.keptBytes = keptBytes
+        self.seenBytes = seenBytes
+        self.cutBy = cutBy
+        self.incomplete = incomplete
+    }
+
+    /// True when the budget cut the turn: its side stopped being recorded after it.
+    public var truncated: Bool { cutBy != nil }
+}

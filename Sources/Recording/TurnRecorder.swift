@@ -1,0 +1,132 @@
+/// Chunks → turns under a byte budget, as a pure value (no I/O, no clock).
+///
+/// Feed it every chunk of one flow in the order they were read, from both legs, with `take`:
+/// it answers how many bytes of the chunk to keep, which turn they belong to, and — on a change
+/// of side — the final figures of the turn that just ended. `finish` ends the last turn.
+///
+/// Rules (DESIGN.md §5, issue 5):
+/// - A turn is a maximal run of consecutive chunks in one direction; the only boundary is the
+///   change of side.
+/// - A turn keeps at most `budget.turnLimit` bytes; a direction keeps at most `budget.flowBudget`
+///   bytes over the whole flow. The budget cuts before writing: a chunk that would cross a limit
+///   is cut to fit, written, and marked, and from then on its side is not recorded — so the
+///   truncated chunk is the last one written for that side.
+/// - The turn that was cut goes on counting `seenBytes` until its side changes, so both figures
+///   are exact. Later runs of a stopped side are not recorded and get no number; they still end
+///   the other side's turns.
+/// - Empty chunks are ignored.
+public struct TurnRecorder: Sendable, Equatable {
+    /// The budget this recorder applies.
+    public let budget: RecordingBudget
+
+    /// The run in progress; `number` is nil when its side is no longer recorded.
+    private struct Run: Sendable, Equatable {
+        var number: Int?
+        var direction: Direction
+        var startOffset: Int64
+        var kept = 0
+        var seen = 0
+        var cutBy: BudgetLimit?
+        var incomplete = false
+    }
+
+    private var run: Run?
+    private var keptPerSide = [0, 0]
+    private var stoppedBy: [BudgetLimit?] = [nil, nil]
+    private var numbered = 0
+
+    public init(budget: RecordingBudget = RecordingBudget()) {
+        self.budget = budget
+    }
+
+    /// Takes one chunk of `count` bytes read from `direction` at `offset` (µs since the flow's
+    /// first byte) and decides what of it is kept.
+    public mutating func take(_ direction: Direction, at offset: Int64, count: Int) -> ChunkVerdict {
+        guard count > 0 else { return ChunkVerdict(turn: nil, keep: 0) }
+        var ended: Turn?
+        if let current = run, current.direction != direction {
+            ended = finish()
+        }
+        if run == nil {
+            var number: Int?
+            if stoppedBy[direction.index] == nil {
+                numbered += 1
+                number = numbered
+            }
+            run = Run(number: number, direction: direction, startOffset: offset)
+        }
+        run!.seen += count
+        guard let number = run!.number, run!.cutBy == nil else {
+            return ChunkVerdict(turn: run!.number, keep: 0, ended: ended)
+        }
+        let turnRoom = budget.turnLimit - run!.kept
+        let flowRoom = budget.flowBudget - keptPerSide[direction.index]
+        if count <= min(turnRoom, flowRoom) {
+            run!.kept += count
+            keptPerSide[direction.index] += count
+            return ChunkVerdict(turn: number, keep: count, ended: ended)
+        }
+        let keep = max(0, min(turnRoom, flowRoom))
+        let limit: BudgetLimit = flowRoom <= turnRoom ? .flowBudget : .turnLimit
+        run!.kept += keep
+        run!.cutBy = limit
+        keptPerSide[direction.index] += keep
+        stoppedBy[direction.index] = limit
+        return ChunkVerdict(turn: number, keep: keep, cut: true, ended: ended)
+    }
+
+    /// Marks the open turn incomplete: bytes `take` said to keep did not reach the store (the
+    /// recording queue was full, or recording was switched off before the turn ended).
+    public mutating func markIncomplete() {
+        if run?.number != nil { run!.incomplete = true }
+    }
+
+    /// Ends the open run (the flow closed, or recording stopped).
+    /// - Returns: the final figures of the open turn, or nil when none was open or its side was
+    ///   not recorded.
+    public mutating func finish() -> Turn? {
+        defer { run = nil }
+        return openTurn
+    }
+
+    /// The figures of the open turn so far, or nil when no recorded turn is open.
+    public var openTurn: Turn? {
+        guard let run, let number = run.number else { return nil }
+        return Turn(number: number, direction: run.direction, startOffset: run.startOffset,
+                    keptBytes: run.kept, seenBytes: run.seen, cutBy: run.cutBy, incomplete: run.incomplete)
+    }
+
+    /// The limit that stopped `direction`, or nil while it is still recorded.
+    public func stopped(_ direction: Direction) -> BudgetLimit? {
+        stoppedBy[direction.index]
+    }
+
+    /// Bytes kept so far for `direction`, over all its turns.
+    public func kept(_ direction: Direction) -> Int {
+        keptPerSide[direction.index]
+    }
+
+    /// True when nothing more will be recorded: both sides are stopped and no recorded turn is
+    /// still counting its seen bytes.
+    public var isDone: Bool {
+        stoppedBy[0] != nil && stoppedBy[1] != nil && openTurn == nil
+    }
+
+    /// The turns `chunks` make under `budget`, with the bytes kept of each: what the live path
+    /// writes, computed in one go (tests, fixtures, and reading a chunk capture).
+    public static func turns(from chunks: [Chunk], budget: RecordingBudget = RecordingBudget()) -> [RecordedTurn] {
+        var recorder = TurnRecorder(budget: budget)
+        var done: [RecordedTurn] = []
+        var bytes: [UInt8] = []
+        for chunk in chunks {
+            let verdict = recorder.take(chunk.direction, at: chunk.offset, count: chunk.bytes.count)
+            if let ended = verdict.ended {
+                done.append(RecordedTurn(turn: ended, bytes: bytes))
+                bytes = []
+            }
+            if verdict.keep > 0 { bytes += chunk.bytes[..<verdict.keep] }
+        }
+        if let last = recorder.finish() { done.append(RecordedTurn(turn: last, bytes: bytes)) }
+        return done
+    }
+}

@@ -1,0 +1,52 @@
+import Recording
+import TVHome
+
+/// How `tv content status` and `tv content delete` speak about what decrypted content occupies.
+public enum ContentUsagePresentation {
+    /// The status lines.
+    public static func lines(_ usage: ContentUsage) -> [String] {
+        var out: [String] = []
+        if usage.turns == 0 {
+            out.append("No decrypted content is kept.")
+        } else {
+            out.append("\(Units.grouped(Int64(usage.turns))) turns of \(Units.grouped(Int64(usage.flows))) flows: \(Units.bytes(usage.keptBytes)) kept.")
+        }
+        if !usage.segments.isEmpty {
+            out.append("On disk: \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s"), under a fixed ceiling of \(Units.bytes(ContentRetentionPlanner.ceilingBytes)); the oldest go first when it is reached.")
+        }
+        if let writing = usage.beingWritten {
+            out.append("A running session is writing \(SegmentName.fileName(writing.sequence)) (\(Units.bytes(writing.bytes))).")
+        }
+        return out
+    }
+
+    /// What `tv content delete` says before acting.
+    public static func deletionWarning(_ usage: ContentUsage) -> [String] {
+        var out = ["This deletes all decrypted content: \(Units.grouped(Int64(usage.turns))) turns of \(Units.grouped(Int64(usage.flows))) flows, \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s"). The flows stay in the history; what was said inside them does not come back."]
+        if let writing = usage.beingWritten {
+            out.append("The segment a running session is writing (\(SegmentName.fileName(writing.sequence)), \(Units.bytes(writing.bytes))) is spared: its index rows go now, and its bytes at the first sweep after the session moves to a new segment.")
+        }
+        return out
+    }
+
+    /// What `tv content delete` says after acting.
+    public static func deletionReport(_ report: ContentSweepReport) -> [String] {
+        var out = ["Deleted \(Units.grouped(Int64(report.rowsDeleted))) turns and \(report.filesDeleted) segment file\(report.filesDeleted == 1 ? "" : "s") (\(Units.bytes(report.bytesFreed)))."]
+        if let spared = report.spared {
+            out.append("Spared \(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.bytes))), which a running session is writing; nothing in the index points at it any more.")
+        }
+        return out
+    }
+
+    /// Usage as JSON.
+    public static func json(_ usage: ContentUsage) -> JSONValue {
+        .object([
+            ("turns", .int(Int64(usage.turns))), ("flows", .int(Int64(usage.flows))), ("keptBytes", .int(usage.keptBytes)),
+            ("fileBytes", .int(usage.fileBytes)), ("ceilingBytes", .int(ContentRetentionPlanner.ceilingBytes)),
+            ("segments", .array(usage.segments.map { segment in
+                .object([("file", .string(SegmentName.fileName(segment.sequence))), ("bytes", .int(segment.bytes)),
+                         ("beingWritten", .bool(segment.isBeingWritten))])
+            })),
+        ])
+    }
+}

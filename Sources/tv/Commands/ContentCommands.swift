@@ -1,0 +1,61 @@
+import CommandLineParser
+import FlowStore
+import Foundation
+import Recording
+import TVCore
+import TVHome
+
+/// `tv content status|delete`: what decrypted content occupies, and deleting all of it (index
+/// and bytes together; the segment a running session is writing is spared, and that is said
+/// before anything is deleted).
+enum ContentCommands {
+    static let spec = CommandSpec(
+        name: "content", summary: "See or delete the decrypted content tv kept.",
+        subcommands: [
+            CommandSpec(name: "status", summary: "How much decrypted content is kept, and where (the default).",
+                        options: [OptionSpec("json", help: "Print as JSON.")]),
+            CommandSpec(name: "delete", summary: "Delete all decrypted content: the index and the bytes.",
+                        discussion: "The segment file a running session is writing is spared (deleting it under the writer would lose what is written next); its bytes are removed by the sweep once the session moves to the next segment. Flows stay in the history; only their content goes.",
+                        options: [OptionSpec("yes", help: "Do not ask for confirmation.")]),
+        ],
+        defaultSubcommand: "status")
+
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
+        "content status": status, "content delete": delete,
+    ]
+
+    static func status(_ inv: Invocation) throws -> Int32 {
+        let store = try ContentStore(home: try inv.home())
+        defer { store.close() }
+        let usage = try store.usage()
+        if inv.json {
+            inv.console.line(ContentUsagePresentation.json(usage).serialized(pretty: true))
+        } else {
+            for line in ContentUsagePresentation.lines(usage) { inv.console.line(line) }
+        }
+        return 0
+    }
+
+    static func delete(_ inv: Invocation) throws -> Int32 {
+        let store = try ContentStore(home: try inv.home())
+        defer { store.close() }
+        let usage = try store.usage()
+        guard usage.turns > 0 || !usage.segments.isEmpty else {
+            inv.console.line("There is no decrypted content to delete.")
+            return 0
+        }
+        for line in ContentUsagePresentation.deletionWarning(usage) { inv.console.note(line) }
+        if !inv.yes {
+            guard inv.console.stdinIsTerminal else {
+                throw UsageRefusal("Deleting decrypted content needs confirmation; add --yes when running without a terminal.")
+            }
+            guard inv.console.confirm("Delete it?") else {
+                inv.console.line("Nothing was deleted.")
+                return 1
+            }
+        }
+        let report = try store.deleteAll()
+        for line in ContentUsagePresentation.deletionReport(report) { inv.console.line(line) }
+        return 0
+    }
+}

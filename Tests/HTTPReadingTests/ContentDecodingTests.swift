@@ -1,0 +1,42 @@
+import Testing
+@testable import HTTPReading
+
+@Suite struct ContentDecodingTests {
+    @Test func decodesEachCodingMadeByTheRealTools() {
+        for (coding, body) in [("gzip", EncodedBodies.gzip), ("br", EncodedBodies.br), ("zstd", EncodedBodies.zstd),
+                               ("deflate", EncodedBodies.deflate), ("x-gzip", EncodedBodies.gzip)] {
+            let (decoded, note) = ContentDecoding.decode(body, codings: [coding], complete: true)
+            #expect(decoded == EncodedBodies.plain, "\(coding)")
+            #expect(note == nil, "\(coding)")
+        }
+    }
+
+    @Test func codingsAreUndoneInReverseOrder() {
+        // gzip applied to the brotli stream: Content-Encoding: br, gzip.
+        let codings = ContentDecoding.codings(["br, gzip", "identity"])
+        #expect(codings == ["br", "gzip"])
+        let gzipOfBr = ZlibDecoding.gunzip(EncodedBodies.gzip, limit: 1 << 20)
+        #expect(gzipOfBr.state == .finished)
+    }
+
+    @Test func aCutStreamDecodesAsFarAsItWasRecorded() {
+        let cut = Array(EncodedBodies.gzip.prefix(30))
+        let (decoded, note) = ContentDecoding.decode(cut, codings: ["gzip"], complete: false)
+        #expect(decoded.map { EncodedBodies.plain.starts(with: $0) } == true)
+        #expect(note?.hasPrefix("Decoded from gzip as far as it was recorded (") == true)
+        let zstd = ContentDecoding.decode(Array(EncodedBodies.zstd.prefix(40)), codings: ["zstd"], complete: true)
+        #expect(zstd.note?.hasPrefix("The zstd stream ends early; ") == true)
+    }
+
+    @Test func garbageAndUnknownCodingsAreSaidNotHidden() {
+        let garbage = ContentDecoding.decode(b("not gzip at all"), codings: ["gzip"], complete: true)
+        #expect(garbage.decoded == nil)
+        #expect(garbage.note == "Could not decode gzip (incorrect header check); the body is shown as transferred.")
+        let brotli = ContentDecoding.decode([0xff, 0xff, 0xff, 0xff], codings: ["br"], complete: true)
+        #expect(brotli.decoded == nil)
+        #expect(brotli.note?.hasPrefix("Could not decode br (brotli: ") == true)
+        let unknown = ContentDecoding.decode(b("x"), codings: ["compress"], complete: true)
+        #expect(unknown.decoded == nil)
+        #expect(unknown.note == "Not decoded: tv does not know the content coding 'compress'; the body is shown as transferred.")
+    }
+}

@@ -1,0 +1,280 @@
+import Foundation
+import Testing
+import TVHome
+@testable import Recording
+
+@Suite struct ContentStoreTests {
+    let up = Direction.clientToServer
+    let down = Direction.serverToClient
+
+    /// A session: writer + recorder, keep on, with a manual clock.
+    func session(_ home: TestHome, clock: ManualContentClock, configure: (inout ContentWriterConfiguration) -> Void = { _ in },
+                 policy: ContentPolicy = ContentPolicy(keep: true)) throws -> ContentRecorder {
+        var configuration = home.configuration(expiry: policy.expiry)
+        configure(&configuration)
+        return ContentRecorder(writer: try ContentWriter(configuration, clock: clock), policy: policy)
+    }
+
+    @Test func roundTripThroughTheWriterAndTheIndex() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        let session = try session(home, clock: clock)
+        let chunks = [
+            Chunk(up, at: 0, Array("GET / HTTP/1.1\r\n".utf8)), Chunk(up, at: 5, Array("\r\n".utf8)),
+            Chunk(down, at: 900, Array("HTTP/1.1 204 No Content\r\n\r\n".utf8)),
+            Chunk(up, at: 2_000, [0x00, 0xff, 0x10]),
+        ]
+        let flow = try #require(session.recorder(flow: 42))
+        #expect(flow.isRecording)
+        for chunk in chunks { flow.record(chunk.direction, at: chunk.offset, chunk.bytes) }
+        flow.finish()
+        #expect(!flow.isRecording)
+        #expect(session.activeFlows == 0)
+        session.writer.flush()
+        #expect(session.counters.turnsWritten == 3)
+        #expect(session.counters.bytesWritten == 48)
+        session.writer.close()
+
+        let store = try home.store()
+        defer { store.close() }
+        let read = try store.recordedTurns(flow: 42)
+        #expect(read == TurnRecorder.turns(from: chunks))
+        let indexed = try store.turns(flow: 42)
+        #expect(indexed.map(\.segment) == [1, 1, 1])
+        #expect(indexed.map(\.segmentOffset) == [0, 18, 45])
+        #expect(indexed.allSatisfy { $0.recordedAt == testEpoch })
+        #expect(try store.summary(flow: 42) == ContentSummary(turns: 3, keptBytes: 48, seenBytes: 48))
+        #expect(home.files() == ["content-00000001.seg"])
+        #expect(FileModes.permissions(of: home.contentPath + "/content-00000001.seg") == 0o600)
+        #expect(FileModes.permissions(of: home.contentPath) == 0o700)
+    }
+
+    @Test func expiryRemovesRowsAndBytesOnceNothingReferencesThem() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        let session = try session(home, clock: clock, policy: ContentPolicy(keep: true, expiry: .oneHour))
+        let old = try #require(session.recorder(flow: 1))
+        old.record(up, at: 0, bytes(100))
+        old.finish()
+        session.writer.flush()
+        // 50 minutes later a new segment starts (age limit 5 min) for flow 2.
+        clock.advance(by: 3_000_000_000)
+        let recent = try #require(session.recorder(flow: 2))
+        recent.record(up, at: 0, bytes(30))
+        recent.finish()
+        session.writer.flush()
+        #expect(home.files() == ["content-00000001.seg", "content-00000002.seg"])
+
+        // 61 minutes after the first write: flow 1 has expired, flow 2 has not.
+        clock.advance(by: 660_000_000)
+        let report = try session.writer.sweep()
+        #expect(report.rowsDeleted == 1)
+        #expect(report.filesDeleted == 1)
+        #expect(report.bytesFreed == 100)
+        #expect(home.files() == ["content-00000002.seg"])
+        let store = try home.store()
+        defer { store.close() }
+        #expect(try store.turns(flow: 1) == [])
+        #expect(try store.recordedTurns(flow: 2).map(\.bytes) == [bytes(30)])
+
+        // A day later everything has expired; the old current segment is closed and goes too.
+        clock.advance(by: 86_400_000_000)
+        let later = try session.writer.sweep()
+        #expect(later.rowsDeleted == 1 && later.filesDeleted == 1 && later.bytesFreed == 30)
+        #expect(home.files() == [])
+        session.writer.close()
+    }
+
+    @Test func aShorterExpiryAppliesAtOnce() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        let session = try session(home, clock: clock, policy: ContentPolicy(keep: true, expiry: .oneWeek))
+        let flow = try #require(session.recorder(flow: 3))
+        flow.record(down, at: 0, bytes(10))
+        flow.finish()
+        session.writer.flush()
+        clock.advance(by: 2 * 86_400_000_000)
+        #expect(try session.writer.sweep().rowsDeleted == 0)
+        let report = try session.apply(ContentPolicy(keep: true, expiry: .oneDay))
+        #expect(report?.rowsDeleted == 1)
+        #expect(report?.filesDeleted == 1)
+        session.writer.close()
+    }
+
+    @Test func theCeilingDropsTheOldestSegmentsAndSparesTheOneBeingWritten() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        let session = try session(home, clock: clock) {
+            $0.segmentBytes = 40
+            $0.ceiling = 100
+        }
+        for id in Int64(1)...5 {
+            let flow = try #require(session.recorder(flow: id))
+            flow.record(up, at: 0, bytes(40, UInt8(0x30 + id)))
+            flow.finish()
+            session.writer.flush()
+        }
+        #expect(home.files().count == 5)
+        #expect(try session.writer.writingSegment() == 5)
+        let report = try session.writer.sweep()
+        // 200 bytes in five 40-byte segments; the oldest three go, 80 bytes are left.
+        #expect(report.filesDeleted == 3)
+        #expect(report.bytesFreed == 120)
+        #expect(report.spared?.sequence == 5)
+        #expect(home.files() == ["content-00000004.seg", "content-00000005.seg"])
+        let store = try home.store()
+        defer { store.close() }
+        #expect(try store.usage().turns == 2)
+        #expect(try store.recordedTurns(flow: 4).map(\.bytes) == [bytes(40, 0x34)])
+        session.writer.close()
+    }
+
+    @Test func deleteAllRemovesRowsAndBytesAndSparesTheSegmentBeingWritten() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        let session = try session(home, clock: clock) { $0.segmentBytes = 10 }
+        for id in Int64(1)...3 {
+            let flow = try #require(session.recorder(flow: id))
+            flow.record(up, at: 0, bytes(12))
+            flow.finish()
+        }
+        session.writer.flush()
+        #expect(home.files() == ["content-00000001.seg", "content-00000002.seg", "content-00000003.seg"])
+
+        // Another process (a `tv content delete`) works through its own store: the live writer's
+        // lock is what spares segment 3.
+        let store = try home.store()
+        defer { store.close() }
+        let before = try store.usage()
+        #expect(before.turns == 3 && before.flows == 3 && before.keptBytes == 36 && before.fileBytes == 36)
+        #expect(before.beingWritten?.sequence == 3)
+        let report = try store.deleteAll()
+        #expect(report == ContentSweepReport(rowsDeleted: 3, filesDeleted: 2, bytesFreed: 24,
+                                             spared: SegmentFile(sequence: 3, bytes: 12, isBeingWritten: true)))
+        #expect(try store.usage().turns == 0)
+        #expect(home.files() == ["content-00000003.seg"])
+
+        // Once the session has closed the segment, the next sweep removes its unreferenced bytes.
+        session.writer.close()
+        #expect(try store.sweep(now: clock.now(), expiry: .oneDay).filesDeleted == 1)
+        #expect(home.files() == [])
+    }
+
+    @Test func aFullQueueDropsChunksCountsThemAndMarksTheTurnIncomplete() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        let session = try session(home, clock: clock) { $0.queueChunks = 2 }
+        session.writer.pauseForTesting()
+        let flow = try #require(session.recorder(flow: 9))
+        for i in 0..<5 { flow.record(down, at: Int64(i), bytes(10 + i)) }
+        flow.finish()
+        let counters = session.counters
+        #expect(counters.chunksQueued == 2)
+        #expect(counters.chunksDropped == 3)
+        #expect(counters.bytesDropped == 12 + 13 + 14)
+        session.writer.resumeForTesting()
+        session.writer.flush()
+        session.writer.close()
+        let store = try home.store()
+        defer { store.close() }
+        let turns = try store.turns(flow: 9)
+        #expect(turns.map(\.turn) == [Turn(number: 1, direction: down, startOffset: 0, keptBytes: 21, seenBytes: 60, incomplete: true)])
+    }
+
+    @Test func switchingOffStopsEveryFlowAtOnce() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        let session = try session(home, clock: clock)
+        let flow = try #require(session.recorder(flow: 5))
+        flow.record(up, at: 0, bytes(4))
+        flow.record(down, at: 1, bytes(6))
+        try session.apply(ContentPolicy(keep: false))
+        #expect(!flow.isRecording)
+        #expect(session.recorder(flow: 6) == nil)
+        flow.record(down, at: 2, bytes(6))   // a caller that did not check isRecording: ignored
+        flow.finish()
+        session.writer.flush()
+        session.writer.close()
+        let store = try home.store()
+        defer { store.close() }
+        #expect(try store.turns(flow: 5).map(\.turn) == [
+            Turn(number: 1, direction: up, startOffset: 0, keptBytes: 4, seenBytes: 4),
+            Turn(number: 2, direction: down, startOffset: 1, keptBytes: 6, seenBytes: 6, incomplete: true),
+        ])
+    }
+
+    @Test func nothingIsRecordedWithTheSwitchOff() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let session = try session(home, clock: ManualContentClock(start: testEpoch), policy: ContentPolicy(keep: false))
+        #expect(session.recorder(flow: 1) == nil)
+        session.writer.close()
+        #expect(home.files() == [])
+    }
+
+    @Test func aPeriodicSweepRunsWhileIdle() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        let session = try session(home, clock: clock) { $0.sweepInterval = 0.05 }
+        let flow = try #require(session.recorder(flow: 1))
+        flow.record(up, at: 0, bytes(3))
+        flow.finish()
+        session.writer.flush()
+        clock.advance(by: 2 * 86_400_000_000)
+        let deadline = Date().addingTimeInterval(5)
+        while home.files() != [] && Date() < deadline { usleep(10_000) }
+        #expect(home.files() == [])
+        #expect(session.counters.sweeps >= 2)   // the one at start, and at least one periodic
+        session.writer.close()
+    }
+
+    @Test func bytesOfADeletedSegmentAreSaidToBeGone() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let session = try session(home, clock: ManualContentClock(start: testEpoch))
+        let flow = try #require(session.recorder(flow: 8))
+        flow.record(up, at: 0, bytes(3))
+        flow.finish()
+        session.writer.close()
+        unlink(home.contentPath + "/content-00000001.seg")
+        let store = try home.store()
+        defer { store.close() }
+        let turn = try #require(try store.turns(flow: 8).first)
+        #expect(throws: ContentError.bytesGone(flow: 8, turn: 1)) { try store.bytes(of: turn) }
+        // The sweep drops rows that point at a missing file.
+        #expect(try store.sweep(now: testEpoch, expiry: .oneDay).rowsDeleted == 1)
+    }
+}
+
+@Suite struct OpenTurnsTests {
+    @Test func aLostTurnEndIsWrittenIncompleteWhenTheNextTurnArrives() {
+        var open = OpenTurns(limit: 100)
+        let first = Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 3, seenBytes: 3)
+        _ = open.append(flow: 1, turn: first, bytes: [1, 2, 3])
+        let second = Turn(number: 2, direction: .serverToClient, startOffset: 5, keptBytes: 2, seenBytes: 2)
+        let (discarded, orphan) = open.append(flow: 1, turn: second, bytes: [4, 5])
+        #expect(discarded == 0)
+        #expect(orphan?.turn == Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 3, seenBytes: 3, incomplete: true))
+        #expect(open.end(flow: 1, turn: Turn(number: 2, direction: .serverToClient, startOffset: 5, keptBytes: 2, seenBytes: 9)).map(\.turn)
+                == [Turn(number: 2, direction: .serverToClient, startOffset: 5, keptBytes: 2, seenBytes: 9)])
+        #expect(open.isEmpty && open.buffered == 0)
+    }
+
+    @Test func theBufferLimitDiscardsAndMarks() {
+        var open = OpenTurns(limit: 4)
+        let turn = Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 6, seenBytes: 6)
+        #expect(open.append(flow: 2, turn: turn, bytes: [1, 2, 3]).discarded == 0)
+        #expect(open.append(flow: 2, turn: turn, bytes: [4, 5, 6]).discarded == 3)
+        let done = open.end(flow: 2, turn: turn)
+        #expect(done.map(\.turn) == [Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 3, seenBytes: 6, incomplete: true)])
+        #expect(done.first?.bytes == [1, 2, 3])
+    }
+}

@@ -1,0 +1,167 @@
+import FlowStore
+import HTTPReading
+import Recording
+import Testing
+@testable import TVCore
+
+@Suite struct TurnsPresentationTests {
+    let now: Int64 = 1_764_471_900_000_000
+
+    func flow(_ status: FlowStatus) -> FlowRecord {
+        FlowRecord(id: 7, startTime: now, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "127.0.0.1",
+                   serverPort: 443, host: "a.test", hostOrigin: .sni, status: status)
+    }
+
+    @Test func unitsForTurns() {
+        #expect(Units.grouped(0) == "0")
+        #expect(Units.grouped(999) == "999")
+        #expect(Units.grouped(1_048_776) == "1,048,776")
+        #expect(Units.offsetSeconds(0) == "0.000 s")
+        #expect(Units.offsetSeconds(12_345) == "0.012 s")
+        #expect(Units.offsetSeconds(61_250_999) == "61.250 s")
+    }
+
+    @Test func oneBlockPerTurnWithFiguresAndTheCutLine() {
+        let items = [
+            TurnsPresentation.Item(turn: Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 33, seenBytes: 33),
+                                   bytes: Array("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8)),
+            TurnsPresentation.Item(turn: Turn(number: 2, direction: .serverToClient, startOffset: 12_345, keptBytes: 65_536,
+                                              seenBytes: 1_048_776, cutBy: .turnLimit),
+                                   bytes: [0x89, 0x50, 0x4e, 0x47] + [UInt8](repeating: 0x41, count: 65_532)),
+        ]
+        let lines = TurnsPresentation(flowID: 7, flow: flow(.inspected), items: items).lines()
+        #expect(lines == [
+            "Flow 7: a.test",
+            "",
+            "Turn 1  → client to server  at 0.000 s  33 bytes",
+            "  GET / HTTP/1.1",
+            "  Host: a.test",
+            "",
+            "",
+            "Turn 2  ← server to client  at 0.012 s  65,536 of 1,048,776 bytes kept",
+        ] + (0..<16).map { row in
+            row == 0 ? "  00000000  89 50 4e 47 41 41 41 41  41 41 41 41 41 41 41 41  |.PNGAAAAAAAAAAAA|"
+                     : "  000000\(row < 16 ? String(row, radix: 16) : "")0  41 41 41 41 41 41 41 41  41 41 41 41 41 41 41 41  |AAAAAAAAAAAAAAAA|"
+        } + [
+            "  … showing 256 of 65,536 bytes; --full prints all that was kept.",
+            "⋯ The server-to-client side stopped being recorded after this turn: a turn keeps at most 64 KiB.",
+        ])
+    }
+
+    @Test func textPreviewsAreCappedAtAKibibyteAndFullShowsAll() {
+        let text = Array(String(repeating: "abcdefghi\n", count: 200).utf8)   // 2,000 bytes
+        let item = TurnsPresentation.Item(turn: Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 2_000, seenBytes: 2_000),
+                                          bytes: text)
+        let capped = TurnsPresentation(flowID: 7, flow: nil, items: [item]).lines()
+        #expect(capped.count == 2 + 1 + 103 + 1)
+        #expect(capped[2] == "Turn 1  ← server to client  at 0.000 s  2,000 bytes")
+        #expect(capped[capped.count - 2] == "  abcd")
+        #expect(capped.last == "  … showing 1,024 of 2,000 bytes; --full prints all that was kept.")
+        let full = TurnsPresentation(flowID: 7, flow: nil, items: [item], full: true).lines()
+        #expect(full.count == 3 + 200)
+    }
+
+    @Test func aCutCharacterAtTheEndStillReadsAsText() {
+        let bytes = Array("prix: 5 €".utf8).dropLast(1)
+        let item = TurnsPresentation.Item(turn: Turn(number: 1, direction: .clientToServer, startOffset: 1_500, keptBytes: bytes.count,
+                                                     seenBytes: 40, cutBy: .flowBudget), bytes: Array(bytes))
+        #expect(TurnsPresentation(flowID: 7, flow: nil, items: [item]).lines() == [
+            "Flow 7", "",
+            "Turn 1  → client to server  at 0.001 s  10 of 40 bytes kept",
+            "  prix: 5 ",
+            "⋯ The client-to-server side stopped being recorded after this turn: this connection's budget per direction (content.flowBudget) was used up.",
+        ])
+    }
+
+    @Test func incompleteAndUnreadableTurnsSaySo() {
+        let lines = TurnsPresentation(flowID: 7, flow: nil, items: [
+            .init(turn: Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 2, seenBytes: 9, incomplete: true), bytes: [0x68, 0x69]),
+            .init(turn: Turn(number: 2, direction: .serverToClient, startOffset: 0, keptBytes: 3, seenBytes: 3), bytes: nil,
+                  unreadable: "The bytes of turn 2 of flow 7 are gone."),
+        ]).lines()
+        #expect(lines == [
+            "Flow 7", "",
+            "Turn 1  → client to server  at 0.000 s  2 of 9 bytes kept",
+            "  hi",
+            "  Incomplete: bytes of this turn were lost while recording (the recording queue was full, or keeping content was switched off before the turn ended).",
+            "",
+            "Turn 2  ← server to client  at 0.000 s  3 bytes",
+            "  The bytes of turn 2 of flow 7 are gone.",
+        ])
+    }
+
+    @Test func theFourReasonsForNothing() {
+        func only(_ status: FlowStatus) -> String { TurnsPresentation(flowID: 7, flow: flow(status), items: []).lines()[1] }
+        #expect(only(.notEncrypted) == "Not encrypted: this connection was plain and nothing of it was kept; what travelled is in its packets (tv packets 7).")
+        #expect(only(.encrypted) == "Not inspected: tv passed this connection through without decrypting it, so it never saw what was said.")
+        #expect(only(.keptPrivate) == "Kept private: the app on the other end pins its certificate, so tv passed this connection through unread — that is a guarantee, not a failure.")
+        #expect(only(.inspected) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired.")
+        let json = TurnsPresentation(flowID: 7, flow: flow(.keptPrivate), items: []).json().serialized()
+        #expect(json.hasPrefix("{\"flow\":7,\"status\":\"kept_private\",\"turns\":[],\"absence\":{\"reason\":\"kept_private\","))
+    }
+
+    @Test func jsonCarriesEveryKeptByte() {
+        let json = TurnsPresentation(flowID: 7, flow: nil, items: [
+            .init(turn: Turn(number: 1, direction: .clientToServer, startOffset: 5, keptBytes: 2, seenBytes: 2), bytes: [0x68, 0x69]),
+            .init(turn: Turn(number: 2, direction: .serverToClient, startOffset: 9, keptBytes: 2, seenBytes: 4, cutBy: .turnLimit), bytes: [0, 255]),
+        ]).json().serialized()
+        #expect(json == "{\"flow\":7,\"status\":null,\"turns\":[{\"number\":1,\"direction\":\"client_to_server\",\"startOffset\":5,\"keptBytes\":2,\"seenBytes\":2,\"truncated\":false,\"cutBy\":null,\"incomplete\":false,\"text\":\"hi\"},{\"number\":2,\"direction\":\"server_to_client\",\"startOffset\":9,\"keptBytes\":2,\"seenBytes\":4,\"truncated\":true,\"cutBy\":\"turn_limit\",\"incomplete\":false,\"base64\":\"AP8=\"}],\"absence\":null}")
+    }
+
+    @Test func flowDetailSaysHowMuchWasSaved() {
+        let f = flow(.inspected)
+        #expect(FlowDetailPresentation.contentSentence(f, content: ContentSummary(turns: 4, keptBytes: 70_000, seenBytes: 1_100_000, truncated: true))
+                == "68.4 KiB saved of what was said; tv turns 7 shows it (--http reads it as HTTP). The recording budget cut part of it.")
+        #expect(FlowDetailPresentation.contentSentence(f) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired.")
+    }
+
+    @Test func httpViewShowsMessagesDecodedBodiesAndWhereReadingStopped() {
+        let turns = TurnRecorder.turns(from: [
+            Chunk(.clientToServer, at: 0, Array("GET /1 HTTP/1.1\r\nHost: a.test\r\n\r\nGET /2 HTTP/1.1\r\n\r\n".utf8)),
+            Chunk(.serverToClient, at: 2_000, Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\nzz\r\n".utf8)),
+        ])
+        let lines = HTTPPresentation(flowID: 7, flow: flow(.inspected), result: HTTPReader.read(turns)).lines()
+        #expect(lines == [
+            "Flow 7: a.test — read as HTTP/1.1, 2 exchanges",
+            "",
+            "#1",
+            "  → client to server  turn 1  at 0.000 s",
+            "    GET /1 HTTP/1.1",
+            "    Host: a.test",
+            "  ← server to client  turn 2  at 0.002 s",
+            "    HTTP/1.1 200 OK",
+            "    Content-Length: 2",
+            "    body: 2 bytes, content-length",
+            "      ok",
+            "",
+            "#2",
+            "  → client to server  turn 1  at 0.000 s",
+            "    GET /2 HTTP/1.1",
+            "  ← server to client  turn 2  at 0.002 s",
+            "    HTTP/1.1 200 OK",
+            "    Transfer-Encoding: chunked",
+            "    body: 4 bytes, chunked",
+            "      abcd",
+            "    The recording ends before the body does: 4 bytes.",
+            "",
+            "Reading stopped at turn 2 ← server to client: The chunked body cannot be read on: the chunk size line 'zz' is not a hexadecimal size; reading this side stops here.",
+            "The plain view (tv turns 7) shows every byte that was kept.",
+        ])
+        let other = HTTPPresentation(flowID: 7, flow: nil, result: .notHTTP(reason: "It is SSH.")).lines()
+        #expect(other == ["Flow 7", "Not read as HTTP: It is SSH. The plain view follows."])
+    }
+
+    @Test func aBinaryBodyIsShownAsHexInTheHTTPView() {
+        let png: [UInt8] = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x01]
+        let turns = TurnRecorder.turns(from: [
+            Chunk(.clientToServer, at: 0, Array("GET /i.png HTTP/1.1\r\n\r\n".utf8)),
+            Chunk(.serverToClient, at: 1_000, Array("HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 18\r\n\r\n".utf8) + png),
+        ])
+        let lines = HTTPPresentation(flowID: 7, flow: nil, result: HTTPReader.read(turns)).lines()
+        #expect(Array(lines.suffix(3)) == [
+            "    body: 18 bytes, content-length",
+            "      00000000  89 50 4e 47 0d 0a 1a 0a  00 00 00 0d 49 48 44 52  |.PNG........IHDR|",
+            "      00000010  00 01                                             |..|",
+        ])
+    }
+}
