@@ -124,8 +124,8 @@ public struct CommandLineParser: Sendable {
             path.append(fallback)
         }
         if !command.subcommands.isEmpty && command.positionals.isEmpty {
-            // Up to eight choices are named; more than that, the help lists them.
-            if command.subcommands.count > 8 {
+            // Up to ten choices are named; more than that, the help lists them.
+            if command.subcommands.count > 10 {
                 throw CommandLineError("'\(display(path))' needs a subcommand; see '\(display(path)) --help' for the list.")
             }
             throw CommandLineError("'\(display(path))' needs a subcommand (\(command.subcommands.map(\.name).joined(separator: ", "))); see '\(display(path)) --help'.")
