@@ -23,12 +23,19 @@ let package = Package(
         // Root creation, leaf minting + cache, key storage, exports.
         .target(name: "LocalCA", dependencies: ["COpenSSL", "CTVShims", "TVHome"]),
 
+        // Pure parsers: TLS ClientHello/ServerHello, HTTP/1 request heads, SOCKS5 (no I/O, no OpenSSL).
+        .target(name: "Wire"),
+        // The terminating proxy engine: event loops, connection state machines, the two TLS legs.
+        .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome"]),
+
         .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA"]),
 
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
         .testTarget(name: "CLITests", dependencies: ["tv"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire"]),
+        .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
     ],
     swiftLanguageModes: [.v6]
 )
