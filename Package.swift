@@ -7,6 +7,8 @@ let package = Package(
     name: "TunnelVision",
     products: [
         .executable(name: "tv", targets: ["tv"]),
+        .library(name: "Proxy", targets: ["Proxy"]),
+        .library(name: "LocalCA", targets: ["LocalCA"]),
     ],
     targets: [
         // System libraries (Debian -dev packages, found through pkg-config).
