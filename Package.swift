@@ -7,6 +7,8 @@ let package = Package(
     name: "TunnelVision",
     products: [
         .executable(name: "tv", targets: ["tv"]),
+        .library(name: "Proxy", targets: ["Proxy"]),
+        .library(name: "LocalCA", targets: ["LocalCA"]),
     ],
     targets: [
         // System libraries (Debian -dev packages, found through pkg-config).
@@ -32,11 +34,15 @@ let package = Package(
         .target(name: "Recording", dependencies: ["FlowStore", "TVHome"]),
         // HTTP/1.x and HTTP/2 read as messages from recorded turns; content decoding; HAR export.
         .target(name: "HTTPReading", dependencies: ["Recording", "TVHome", "CNghttp2", "CZlib", "CBrotli", "CZstd"]),
+        // Pure parsers: TLS ClientHello/ServerHello, HTTP/1 request heads, SOCKS5 (no I/O, no OpenSSL).
+        .target(name: "Wire"),
+        // The terminating proxy engine: event loops, connection state machines, the two TLS legs.
+        .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome"]),
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "Recording", "HTTPReading"]),
+        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["LocalCA", "Recording"]),
@@ -52,7 +58,7 @@ let package = Package(
 
         .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore",
                                                      "Settings", "TrustStore", "CertificateSetup", "SetupActions",
-                                                     "Recording", "HTTPReading"]),
+                                                     "Recording", "HTTPReading", "Proxy"]),
 
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
@@ -67,6 +73,8 @@ let package = Package(
         .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore", "Recording", "HTTPReading"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome"]),
         .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire"]),
+        .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
     ],
     swiftLanguageModes: [.v6]
 )

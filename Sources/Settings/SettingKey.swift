@@ -35,6 +35,19 @@ public enum SettingKeys {
     public static let introSeen = SettingKey<Bool>(
         "intro.seen", default: false,
         summary: "Whether the introduction was shown once.")
+    /// Whether decrypted content (turns) is kept. Off by default; only turned on with inspection
+    /// on; recorded only while inspection is on (seed 000, "Decrypted content").
+    public static let contentKeep = SettingKey<Bool>(
+        "content.keep", default: false,
+        summary: "Keep what inspected (and plain) connections said, under a byte budget (needs inspection on).")
+    /// How long kept content lives: `1h`, `1d` (default) or `1w`; never forever.
+    public static let contentExpiry = SettingKey<String>(
+        "content.expiry", default: "1d",
+        summary: "How long kept content lives: 1h, 1d or 1w (never forever).")
+    /// Bytes kept per flow and direction (default 1 MiB); a turn keeps at most 64 KiB.
+    public static let contentFlowBudget = SettingKey<Int>(
+        "content.flowBudget", default: 1_048_576,
+        summary: "Bytes of content kept per connection and direction (default 1048576).")
 }
 
 /// A setting with its type erased, for listing and for checking a file's values.
@@ -43,6 +56,8 @@ public struct AnySettingKey: Sendable {
     public let summary: String
     /// The default, as a person reads it.
     public let defaultText: String
+    /// The default, as the JSON file would hold it.
+    public let defaultJSON: JSONValue
     /// Whether a JSON value has this setting's type.
     public let accepts: @Sendable (JSONValue) -> Bool
 
@@ -50,6 +65,7 @@ public struct AnySettingKey: Sendable {
         name = key.name
         summary = key.summary
         defaultText = key.defaultValue.text
+        defaultJSON = key.defaultValue.json
         accepts = { Value(json: $0) != nil }
     }
 }
@@ -59,5 +75,6 @@ extension SettingKeys {
     /// one of these makes the file corrupt.
     public static let all: [AnySettingKey] = [
         AnySettingKey(inspectionEnabled), AnySettingKey(trustStore), AnySettingKey(introSeen),
+        AnySettingKey(contentKeep), AnySettingKey(contentExpiry), AnySettingKey(contentFlowBudget),
     ]
 }

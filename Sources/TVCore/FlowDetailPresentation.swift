@@ -23,7 +23,7 @@ public enum FlowDetailPresentation {
         }
         out.append("Flow \(f.id): \(name)")
         out.append("  name         \(name) (\(origin))")
-        out.append("  server       \(address(f.serverAddress, f.serverPort)) over \(f.transport.rawValue)")
+        out.append("  server       \(f.serverAddress.isEmpty ? "not connected (port \(f.serverPort))" : address(f.serverAddress, f.serverPort)) over \(f.transport.rawValue)")
         out.append("  client       \(address(f.clientAddress, f.clientPort))")
         let last = f.duration.map { f.startTime + $0 } ?? f.lastActivityTime
         out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last))\(f.duration == nil ? " (still open)" : "")")

@@ -10,7 +10,8 @@ enum CommandTree {
         name: "tv",
         summary: "TunnelVision: see which servers your machine talks to, and what your own TLS connections say.",
         discussion: "Everything stays on this machine: no account, no upload, no telemetry.",
-        subcommands: [caSpec, SetupCommand.spec, InspectCommands.spec,
+        subcommands: [RunCommands.runSpec, RunCommands.statusSpec, RunCommands.stopSpec, RunCommands.introSpec,
+                      caSpec, SetupCommand.spec, InspectCommands.spec, SettingsCommands.spec,
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec,
                       TurnsCommand.spec, ContentCommands.spec, ExportCommands.spec]
     )
@@ -42,4 +43,6 @@ enum CommandTree {
         .merging(TurnsCommand.handlers) { _, new in new }
         .merging(ContentCommands.handlers) { _, new in new }
         .merging(ExportCommands.handlers) { _, new in new }
+        .merging(RunCommands.handlers) { _, new in new }
+        .merging(SettingsCommands.handlers) { _, new in new }
 }

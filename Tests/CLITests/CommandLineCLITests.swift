@@ -29,7 +29,11 @@ struct CommandLineCLITests {
     @Test("the top-level and ca help list the subcommands")
     func helpLists() throws {
         try withSandbox { s in
-            #expect(try s.tvArgs(["--help"], dataDir: false).out.contains("SUBCOMMANDS:\n  ca  "))
+            let top = try s.tvArgs(["--help"], dataDir: false).out
+            #expect(top.contains("SUBCOMMANDS:\n  run  "))
+            for sub in ["run", "status", "stop", "intro", "ca", "setup", "inspect", "settings", "flows", "flow", "pinned", "turns", "content", "export"] {
+                #expect(top.contains("\n  \(sub) "), "\(sub)")
+            }
             let ca = try s.tvArgs(["ca", "--help"], dataDir: false).out
             for sub in ["create", "import", "status", "show", "export", "issue"] {
                 #expect(ca.contains("\n  \(sub) "), "\(sub)")

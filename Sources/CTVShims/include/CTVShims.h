@@ -8,6 +8,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <openssl/bio.h>
+#include "CTVNetShims.h"
+#include "CTVTLSShims.h"
 
 /// EVP_EC_gen(curve): a fresh EC key on the named curve ("P-256", "P-384"); NULL on failure.
 EVP_PKEY *tv_ec_keygen(const char *curve);

@@ -1,0 +1,65 @@
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/uio.h>
+#include <errno.h>
+#include "CTVTLSShims.h"
+
+int tv_ssl_set_sni(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
+long tv_ssl_ctx_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
+long tv_ssl_set_mode(SSL *ssl, long mode) { return SSL_set_mode(ssl, mode); }
+int tv_ssl_ctx_set_min_proto(SSL_CTX *ctx, int version) { return (int)SSL_CTX_set_min_proto_version(ctx, version); }
+int tv_ssl_ctx_set_max_proto(SSL_CTX *ctx, int version) { return (int)SSL_CTX_set_max_proto_version(ctx, version); }
+void tv_ssl_ctx_set_read_ahead(SSL_CTX *ctx, int on) { SSL_CTX_set_read_ahead(ctx, on); }
+long tv_ssl_ctx_set_session_cache_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_session_cache_mode(ctx, mode); }
+long tv_ssl_ctx_set_session_cache_size(SSL_CTX *ctx, long size) { return SSL_CTX_sess_set_cache_size(ctx, size); }
+int tv_err_reason(unsigned long code) { return ERR_GET_REASON(code); }
+int tv_err_lib(unsigned long code) { return ERR_GET_LIB(code); }
+int tv_ssl_add1_chain_cert(SSL *ssl, X509 *cert) { return (int)SSL_add1_chain_cert(ssl, cert); }
+
+const long tv_SSL_MODE_RELEASE_BUFFERS = SSL_MODE_RELEASE_BUFFERS;
+const long tv_SSL_MODE_ENABLE_PARTIAL_WRITE = SSL_MODE_ENABLE_PARTIAL_WRITE;
+const long tv_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER = SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER;
+const long tv_SSL_MODE_AUTO_RETRY = SSL_MODE_AUTO_RETRY;
+const uint64_t tv_SSL_OP_IGNORE_UNEXPECTED_EOF = SSL_OP_IGNORE_UNEXPECTED_EOF;
+const uint64_t tv_SSL_OP_NO_COMPRESSION = SSL_OP_NO_COMPRESSION;
+const uint64_t tv_SSL_OP_NO_RENEGOTIATION = SSL_OP_NO_RENEGOTIATION;
+const uint64_t tv_SSL_OP_CIPHER_SERVER_PREFERENCE = SSL_OP_CIPHER_SERVER_PREFERENCE;
+const uint64_t tv_SSL_OP_LEGACY_SERVER_CONNECT = SSL_OP_LEGACY_SERVER_CONNECT;
+const long tv_SSL_SESS_CACHE_CLIENT = SSL_SESS_CACHE_CLIENT;
+const long tv_SSL_SESS_CACHE_SERVER = SSL_SESS_CACHE_SERVER;
+const long tv_SSL_SESS_CACHE_OFF = SSL_SESS_CACHE_OFF;
+const long tv_SSL_SESS_CACHE_NO_INTERNAL_STORE = SSL_SESS_CACHE_NO_INTERNAL_STORE;
+const int tv_TLS1_VERSION = TLS1_VERSION, tv_TLS1_1_VERSION = TLS1_1_VERSION,
+    tv_TLS1_2_VERSION = TLS1_2_VERSION, tv_TLS1_3_VERSION = TLS1_3_VERSION;
+
+static pthread_mutex_t keylog_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t keylog_once = PTHREAD_ONCE_INIT;
+static int keylog_index = -1;
+
+static void keylog_init(void) { keylog_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL); }
+
+static void keylog_line(const SSL *ssl, const char *line) {
+    SSL_CTX *ctx = SSL_get_SSL_CTX(ssl);
+    if (ctx == NULL || keylog_index < 0) return;
+    intptr_t stored = (intptr_t)SSL_CTX_get_ex_data(ctx, keylog_index);
+    if (stored <= 0) return;
+    int fd = (int)(stored - 1);
+    struct iovec parts[2] = { { (void *)line, strlen(line) }, { (void *)"\n", 1 } };
+    pthread_mutex_lock(&keylog_lock);
+    ssize_t r;
+    do { r = writev(fd, parts, 2); } while (r < 0 && errno == EINTR);
+    pthread_mutex_unlock(&keylog_lock);
+}
+
+int tv_keylog_attach(SSL_CTX *ctx, int fd) {
+    pthread_once(&keylog_once, keylog_init);
+    if (keylog_index < 0) return 0;
+    if (fd < 0) {
+        SSL_CTX_set_keylog_callback(ctx, NULL);
+        return SSL_CTX_set_ex_data(ctx, keylog_index, NULL);
+    }
+    if (!SSL_CTX_set_ex_data(ctx, keylog_index, (void *)(intptr_t)(fd + 1))) return 0;
+    SSL_CTX_set_keylog_callback(ctx, keylog_line);
+    return 1;
+}

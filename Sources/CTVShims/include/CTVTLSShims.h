@@ -1,0 +1,43 @@
+// OpenSSL macros the proxy's TLS legs need, as functions; plus the key log writer, which lives in
+// C so that the callback OpenSSL calls mid-handshake is one locked write(2) and nothing else.
+#ifndef CTVTLSSHIMS_H
+#define CTVTLSSHIMS_H
+
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+
+/// SSL_set_tlsext_host_name: the SNI a client leg sends (RFC 6066 §3).
+int tv_ssl_set_sni(SSL *ssl, const char *name);
+/// SSL_CTX_set_mode / SSL_set_mode / SSL_CTX_clear_mode.
+long tv_ssl_ctx_set_mode(SSL_CTX *ctx, long mode);
+long tv_ssl_set_mode(SSL *ssl, long mode);
+/// SSL_CTX_set_min_proto_version / SSL_CTX_set_max_proto_version.
+int tv_ssl_ctx_set_min_proto(SSL_CTX *ctx, int version);
+int tv_ssl_ctx_set_max_proto(SSL_CTX *ctx, int version);
+/// SSL_CTX_set_read_ahead.
+void tv_ssl_ctx_set_read_ahead(SSL_CTX *ctx, int on);
+/// SSL_CTX_set_session_cache_mode.
+long tv_ssl_ctx_set_session_cache_mode(SSL_CTX *ctx, long mode);
+/// SSL_CTX_sess_set_cache_size.
+long tv_ssl_ctx_set_session_cache_size(SSL_CTX *ctx, long size);
+/// ERR_GET_REASON / ERR_GET_LIB.
+int tv_err_reason(unsigned long code);
+int tv_err_lib(unsigned long code);
+/// SSL_add1_chain_cert.
+int tv_ssl_add1_chain_cert(SSL *ssl, X509 *cert);
+
+/// Constants Swift does not see as plain integers on every build.
+extern const long tv_SSL_MODE_RELEASE_BUFFERS, tv_SSL_MODE_ENABLE_PARTIAL_WRITE,
+    tv_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, tv_SSL_MODE_AUTO_RETRY;
+extern const uint64_t tv_SSL_OP_IGNORE_UNEXPECTED_EOF, tv_SSL_OP_NO_COMPRESSION,
+    tv_SSL_OP_NO_RENEGOTIATION, tv_SSL_OP_CIPHER_SERVER_PREFERENCE, tv_SSL_OP_LEGACY_SERVER_CONNECT;
+extern const long tv_SSL_SESS_CACHE_CLIENT, tv_SSL_SESS_CACHE_SERVER, tv_SSL_SESS_CACHE_OFF,
+    tv_SSL_SESS_CACHE_NO_INTERNAL_STORE;
+extern const int tv_TLS1_VERSION, tv_TLS1_1_VERSION, tv_TLS1_2_VERSION, tv_TLS1_3_VERSION;
+
+/// Makes every SSL created from `ctx` append NSS key log lines to `fd` (opened O_APPEND by the
+/// caller). One process-wide lock serialises the lines of every context, so two handshakes never
+/// interleave. `fd` < 0 detaches. The fd must stay open while the context lives.
+int tv_keylog_attach(SSL_CTX *ctx, int fd);
+
+#endif

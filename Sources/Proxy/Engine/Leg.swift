@@ -1,0 +1,180 @@
+import CTVShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One side of a connection: a socket, maybe a TLS session over it, its readiness as the
+/// edge-triggered epoll last said, and the bytes waiting to be written to it.
+///
+/// Bytes waiting (`pending`) exist only while the peer cannot take more: the relay reads into the
+/// loop's shared buffer and writes at once; only a remainder is copied here, and the reading side
+/// is not read again until it is gone (back-pressure). The buffer is freed when drained, so an
+/// idle connection holds none.
+final class Leg {
+    var fd: Int32
+    var tls: TLSSession?
+    /// Edge-triggered readiness: true from an event until a read/write says EAGAIN.
+    var readable = false
+    var writable = false
+    /// The peer sent FIN (or epoll said RDHUP/HUP): keep reading until EOF is seen.
+    var peerClosing = false
+    /// A non-blocking connect is in progress.
+    var connecting = false
+    /// EOF (or close_notify) was read.
+    var readClosed = false
+    /// We shut down our sending direction (FIN, after close_notify for TLS).
+    var writeClosed = false
+    private var pending: UnsafeMutableRawBufferPointer?
+    private var pendingStart = 0
+    private var pendingEnd = 0
+
+    init(fd: Int32) { self.fd = fd }
+
+    deinit {
+        pending?.deallocate()
+    }
+
+    var hasPending: Bool { pendingEnd > pendingStart }
+
+    enum ReadResult {
+        case bytes(Int)
+        case wouldBlock
+        case eof
+        case failed(reset: Bool, String)
+    }
+
+    enum WriteResult: Equatable {
+        case wrote(Int)
+        case failed(reset: Bool, String)
+    }
+
+    /// Reads into `buffer` (plaintext for a TLS leg).
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+        if let tls {
+            switch tls.read(into: buffer) {
+            case .bytes(let n): return .bytes(n)
+            case .wantRead:
+                readable = false
+                return .wouldBlock
+            case .wantWrite:
+                // A TLS read that must write first (a key update answer): wait for writability.
+                writable = false
+                return .wouldBlock
+            case .closed: return .eof
+            case .failed(let failure): return .failed(reset: failure.systemError == ECONNRESET, failure.text)
+            }
+        }
+        let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+        if n > 0 {
+            // A short read drained the socket: a later arrival raises a new edge. Unless the peer
+            // is closing, when one more read must see the EOF.
+            if n < buffer.count && !peerClosing { readable = false }
+            return .bytes(n)
+        }
+        if n == 0 { return .eof }
+        let err = errno
+        if err == EAGAIN || err == EWOULDBLOCK || err == EINTR {
+            readable = false
+            return .wouldBlock
+        }
+        return .failed(reset: err == ECONNRESET, Errno(err).phrase)
+    }
+
+    /// Writes as much as the socket takes now; the caller stashes the rest.
+    func write(_ bytes: UnsafeRawBufferPointer) -> WriteResult {
+        if let tls {
+            switch tls.write(bytes) {
+            case .bytes(let n): return .wrote(n)
+            case .wantWrite:
+                writable = false
+                return .wrote(0)
+            case .wantRead:
+                readable = false
+                return .wrote(0)
+            case .closed: return .failed(reset: false, "the peer closed the TLS session")
+            case .failed(let failure): return .failed(reset: failure.systemError == ECONNRESET || failure.systemError == EPIPE, failure.text)
+            }
+        }
+        let n = tv_send(fd, bytes.baseAddress, bytes.count)
+        if n >= 0 { if n < bytes.count { writable = false }; return .wrote(n) }
+        let err = errno
+        if err == EAGAIN || err == EWOULDBLOCK || err == EINTR {
+            writable = false
+            return .wrote(0)
+        }
+        return .failed(reset: err == ECONNRESET || err == EPIPE, Errno(err).phrase)
+    }
+
+    /// Keeps bytes the socket did not take, to write before anything else.
+    func stash(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        if hasPending {
+            // Appending behind what is already waiting (only front-end replies do this).
+            let waiting = pendingEnd - pendingStart
+            let grown = UnsafeMutableRawBufferPointer.allocate(byteCount: waiting + bytes.count, alignment: 16)
+            grown.baseAddress!.copyMemory(from: pending!.baseAddress! + pendingStart, byteCount: waiting)
+            (grown.baseAddress! + waiting).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            pending!.deallocate()
+            pending = grown
+            pendingStart = 0
+            pendingEnd = waiting + bytes.count
+            return
+        }
+        if let existing = pending, existing.count >= bytes.count {
+            existing.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        } else {
+            pending?.deallocate()
+            let fresh = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
+            fresh.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            pending = fresh
+        }
+        pendingStart = 0
+        pendingEnd = bytes.count
+    }
+
+    enum FlushResult {
+        case drained
+        case blocked
+        case failed(reset: Bool, String)
+    }
+
+    /// Writes what is waiting.
+    func flush() -> FlushResult {
+        while hasPending {
+            let chunk = UnsafeRawBufferPointer(start: pending!.baseAddress! + pendingStart, count: pendingEnd - pendingStart)
+            switch write(chunk) {
+            case .wrote(let n):
+                if n == 0 { return .blocked }
+                pendingStart += n
+            case .failed(let reset, let text):
+                return .failed(reset: reset, text)
+            }
+        }
+        releasePending()
+        return .drained
+    }
+
+    func releasePending() {
+        pending?.deallocate()
+        pending = nil
+        pendingStart = 0
+        pendingEnd = 0
+    }
+
+    /// Sends close_notify (TLS) and FIN.
+    func shutdownWrite() {
+        guard !writeClosed else { return }
+        writeClosed = true
+        tls?.shutdown()
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// Closes the socket, with a reset when asked (SO_LINGER 0).
+    func close(reset: Bool) {
+        tls = nil
+        guard fd >= 0 else { return }
+        if reset { Socket.reset(fd) } else { Glibc.close(fd) }
+        fd = -1
+        releasePending()
+    }
+}

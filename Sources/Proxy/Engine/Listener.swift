@@ -1,0 +1,97 @@
+import CTVShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The listening socket as seen by one loop. Every loop watches the same socket with
+/// EPOLLEXCLUSIVE, so one loop is woken per burst of connections and no thread per connection
+/// ever exists.
+final class Listener: LoopHandler {
+    private unowned let loop: EventLoop
+    private let fd: Int32
+    private let frontEnd: FrontEndKind
+    private var token: UInt64 = 0
+    private var watching = false
+    private var closed = false
+    /// A short reply for refused connections (explicit proxy mode): says why.
+    private let refusal: [UInt8]?
+
+    init(loop: EventLoop, fd: Int32, frontEnd: FrontEndKind) {
+        self.loop = loop
+        self.fd = fd
+        self.frontEnd = frontEnd
+        if case .explicitHTTP = frontEnd {
+            refusal = ConnectionMachine.errorResponse(503, "Service Unavailable",
+                "too many connections are open (the limit is \(loop.shared.configuration.maxConnections)); try again later")
+        } else {
+            refusal = nil
+        }
+    }
+
+    func start() {
+        token = loop.register(self)
+        watch()
+    }
+
+    private func watch() {
+        watching = loop.watch(fd, token: token, side: 0, events: tv_EPOLLIN | tv_EPOLLEXCLUSIVE, level: true)
+    }
+
+    /// Stops taking connections on this loop (the server closes the socket after every loop did).
+    func stopListening() {
+        guard !closed else { return }
+        closed = true
+        if watching { loop.unwatch(fd) }
+        watching = false
+        loop.unregister(token)
+    }
+
+    func loopEvent(side: Int, events: UInt32) {
+        guard !closed else { return }
+        let shared = loop.shared
+        let cap = shared.configuration.maxConnections
+        var storage = sockaddr_storage()
+        for _ in 0..<64 {
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let client = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { tv_accept(fd, $0, &length) }
+            }
+            if client < 0 {
+                let err = errno
+                if err == EINTR || err == ECONNABORTED { continue }
+                if err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM {
+                    // Out of descriptors: stop listening for a moment rather than spin.
+                    loop.unwatch(fd)
+                    watching = false
+                    loop.armTimer(token, at: loop.now + 100_000_000)
+                }
+                return
+            }
+            let open = shared.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
+            if open > cap {
+                shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+                shared.refusedByCap.wrappingAdd(1, ordering: .relaxed)
+                if let refusal {
+                    _ = refusal.withUnsafeBytes { tv_send(client, $0.baseAddress, $0.count) }
+                    close(client)
+                } else {
+                    Socket.reset(client)
+                }
+                continue
+            }
+            loop.counters.accepted.wrappingAdd(1, ordering: .relaxed)
+            let peer = withUnsafeBytes(of: &storage) { SocketAddress(storage: $0.baseAddress!) }
+                ?? SocketAddress(numericHost: "0.0.0.0", port: 0)!
+            let connection = ProxyConnection(loop: loop, fd: client, peer: peer, frontEnd: frontEnd)
+            connection.start()
+        }
+    }
+
+    func loopTimer(deadline: UInt64) {
+        if !closed && !watching { watch() }
+    }
+
+    func loopRunAgain() {}
+
+    func loopShutdown() { stopListening() }
+}

@@ -1,0 +1,605 @@
+import COpenSSL
+import CTVShims
+import LocalCA
+import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The I/O driver of one client connection: it owns the sockets and TLS sessions, performs the
+/// `ConnectionMachine`'s commands, and runs the data phase itself (the relay is not a machine
+/// event per chunk: it reads into the loop's buffer and writes straight to the other leg).
+///
+/// Confined to its loop's thread.
+final class ProxyConnection: LoopHandler {
+    private unowned let loop: EventLoop
+    private let shared: ProxyShared
+    private var token: UInt64 = 0
+    private var machine: ConnectionMachine
+    let client: Leg
+    private var upstream: Leg?
+
+    private enum Stage { case control, upstreamHandshake, clientHandshake, relay, closed }
+    private var stage: Stage = .control
+    private var queue: [ConnectionMachine.Command] = []
+    private var queueHead = 0
+    private var executing = false
+    private var needsPeek = false
+    private var watchingUpstreamFirst = false
+
+    private var phaseDeadline: UInt64 = 0
+    private var armedAt: UInt64 = 0
+    private var lastActivity: UInt64
+    private let idleNanos: UInt64
+
+    private var recordPlaintext = false
+    private var serverHelloParser: ServerHelloParser?
+    private var handshakeDoneMicros: Int64 = 0
+    private var endError: String?
+
+    /// The loop's relay buffer.
+    private var buffer: UnsafeMutableRawBufferPointer { loop.buffer }
+
+    init(loop: EventLoop, fd: Int32, peer: SocketAddress, frontEnd: FrontEndKind) {
+        self.loop = loop
+        shared = loop.shared
+        client = Leg(fd: fd)
+        let facts = FlowFacts(id: shared.newFlowID(), startMicros: loop.wallNow, client: peer.endpoint)
+        let configuration = shared.configuration
+        let settings = ConnectionMachine.Settings(
+            frontEnd: frontEnd, policy: shared.policy, upstreamInsecure: configuration.upstreamInsecure,
+            minimumTLSVersion: configuration.minimumTLSVersion,
+            serverFirstWaitMillis: configuration.serverFirstWaitMillis,
+            handshakeTimeoutMillis: Int(configuration.handshakeTimeout * 1000),
+            connectTimeoutMillis: Int(configuration.connectTimeout * 1000),
+            detector: configuration.pinningDetector)
+        let pinning = shared.pinning
+        machine = ConnectionMachine(settings: settings, facts: facts, isPinned: { pinning.isPinned($0) })
+        lastActivity = loop.now
+        idleNanos = UInt64(max(1, configuration.idleTimeout) * 1e9)
+    }
+
+    func start() {
+        token = loop.register(self)
+        _ = tv_set_nodelay(client.fd)
+        loop.watch(client.fd, token: token, side: 0, events: tv_EPOLLIN | tv_EPOLLOUT | tv_EPOLLRDHUP)
+        feed(.start)
+    }
+
+    // MARK: machine plumbing
+
+    private func feed(_ event: ConnectionMachine.Event) {
+        queue.append(contentsOf: machine.handle(event))
+        runCommands()
+    }
+
+    private func runCommands() {
+        guard !executing else { return }
+        executing = true
+        defer { executing = false }
+        while stage != .closed {
+            if queueHead < queue.count {
+                let command = queue[queueHead]
+                queueHead += 1
+                perform(command)
+                continue
+            }
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+            if needsPeek {
+                needsPeek = false
+                peekClient()
+                continue
+            }
+            break
+        }
+    }
+
+    private func perform(_ command: ConnectionMachine.Command) {
+        switch command {
+        case .openFlow:
+            shared.sink?.flowOpened(machine.facts)
+        case .updateFlow:
+            shared.sink?.flowUpdated(machine.facts)
+        case .peekClient:
+            needsPeek = true
+        case .consumeClient(let count):
+            consumeClient(count)
+            needsPeek = true
+        case .sendClient(let bytes):
+            sendClient(bytes)
+        case let .resolve(host, port):
+            resolve(host: host, port: port)
+        case .connect(let address):
+            connect(to: address)
+        case .armTimer(let millis):
+            phaseDeadline = millis > 0 ? loop.now + UInt64(millis) * 1_000_000 : 0
+            rearm()
+        case .watchUpstreamFirstBytes:
+            watchingUpstreamFirst = true
+            if let upstream, upstream.readable || upstream.peerClosing { queue.append(contentsOf: machine.handle(.upstreamSpokeFirst)) }
+        case .startUpstreamTLS(let plan):
+            startUpstreamTLS(plan)
+        case .startClientTLS(let plan):
+            startClientTLS(plan)
+        case .relay(let plan):
+            startRelay(plan)
+        case .startPlainHTTP:
+            handOverToPlainHTTP()
+        case let .rememberPinned(host, reason):
+            shared.pinning.remember(host, reason: reason)
+            loop.counters.pinned.wrappingAdd(1, ordering: .relaxed)
+        case .refuseClientTLS(let alert):
+            refuseClient(alert: alert)
+        case .close(let reset):
+            finish(reset: reset)
+        }
+    }
+
+    // MARK: loop callbacks
+
+    func loopEvent(side: Int, events: UInt32) {
+        guard stage != .closed else { return }
+        let leg: Leg
+        if side == 0 { leg = client } else if let up = upstream { leg = up } else { return }
+        if events & (tv_EPOLLIN | tv_EPOLLERR | tv_EPOLLHUP | tv_EPOLLRDHUP) != 0 { leg.readable = true }
+        if events & (tv_EPOLLRDHUP | tv_EPOLLHUP) != 0 { leg.peerClosing = true }
+        if events & (tv_EPOLLOUT | tv_EPOLLERR | tv_EPOLLHUP) != 0 { leg.writable = true }
+        switch stage {
+        case .control:
+            if side == 1 {
+                upstreamControlEvent(events)
+            } else if machine.phase == .frontEnd || machine.phase == .awaitingFirstBytes {
+                if events & tv_EPOLLIN != 0 || leg.peerClosing { peekClient() }
+            } else if leg.peerClosing {
+                peekClient()
+            }
+            flushClientReplies()
+        case .upstreamHandshake:
+            if side == 1 { driveUpstreamHandshake() } else if leg.peerClosing { peekClient() }
+        case .clientHandshake:
+            if side == 0 { driveClientHandshake() }
+        case .relay:
+            relay()
+        case .closed:
+            break
+        }
+    }
+
+    func loopTimer(deadline: UInt64) {
+        guard stage != .closed else { return }
+        if deadline == armedAt { armedAt = 0 }
+        let now = loop.now
+        if phaseDeadline != 0 && now >= phaseDeadline {
+            phaseDeadline = 0
+            feed(.timeout)
+            guard stage != .closed else { return }
+        }
+        if stage == .relay && now >= lastActivity &+ idleNanos {
+            endError = "closed after \(Int(shared.configuration.idleTimeout)) s without traffic"
+            finishRelay(reset: false)
+            return
+        }
+        rearm()
+    }
+
+    func loopRunAgain() {
+        guard stage == .relay else { return }
+        relay()
+    }
+
+    func loopShutdown() {
+        guard stage != .closed else { return }
+        if machine.facts.error == nil { machine.facts.error = "tv stopped" }
+        if stage == .relay {
+            endError = machine.facts.error
+            feed(.relayEnded(relayEnding()))
+        }
+        finish(reset: true)
+    }
+
+    private func rearm() {
+        var next = phaseDeadline
+        if stage == .relay {
+            let idle = lastActivity &+ idleNanos
+            if next == 0 || idle < next { next = idle }
+        }
+        guard next != 0, armedAt == 0 || next < armedAt else { return }
+        armedAt = next
+        loop.armTimer(token, at: next)
+    }
+
+    // MARK: control phase I/O
+
+    private func peekClient() {
+        guard stage != .closed else { return }
+        let n = tv_peek(client.fd, buffer.baseAddress, buffer.count)
+        if n > 0 {
+            if machine.phase == .frontEnd || machine.phase == .awaitingFirstBytes {
+                feed(.clientBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
+            }
+            return
+        }
+        if n == 0 {
+            client.readClosed = true
+            if stage == .clientHandshake { return driveClientHandshake() }
+            feed(.clientGone(reset: false))
+            return
+        }
+        let err = errno
+        if err == EAGAIN || err == EWOULDBLOCK || err == EINTR { return }
+        feed(.clientGone(reset: true))
+    }
+
+    private func consumeClient(_ count: Int) {
+        var left = count
+        while left > 0 {
+            let n = Glibc.read(client.fd, buffer.baseAddress, min(left, buffer.count))
+            if n <= 0 { break }
+            left -= n
+        }
+    }
+
+    private func sendClient(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            if client.hasPending { client.stash(raw); return }
+            switch client.write(raw) {
+            case .wrote(let n): if n < raw.count { client.stash(UnsafeRawBufferPointer(rebasing: raw[n...])) }
+            case .failed: break
+            }
+        }
+    }
+
+    private func flushClientReplies() {
+        guard stage == .control, client.hasPending, client.writable else { return }
+        _ = client.flush()
+    }
+
+    private func resolve(host: String, port: UInt16) {
+        let inbox = loop.inbox
+        let token = self.token
+        shared.resolver.resolve(host: host, port: port) { result in
+            inbox.post { loop in
+                guard let connection = loop.handler(for: token) as? ProxyConnection else { return }
+                connection.resolved(result)
+            }
+        }
+    }
+
+    private func resolved(_ result: Result<[SocketAddress], Resolver.ResolveFailure>) {
+        guard stage != .closed else { return }
+        switch result {
+        case .success(let addresses): feed(.resolved(addresses))
+        case .failure(let failure): feed(.resolveFailed(failure.message))
+        }
+    }
+
+    private func connect(to address: SocketAddress) {
+        if let old = upstream {
+            old.close(reset: false)
+            upstream = nil
+        }
+        switch Socket.connect(to: address) {
+        case .success(let (fd, done)):
+            let leg = Leg(fd: fd)
+            leg.connecting = !done
+            upstream = leg
+            loop.watch(fd, token: token, side: 1, events: tv_EPOLLIN | tv_EPOLLOUT | tv_EPOLLRDHUP)
+            if done { queue.append(contentsOf: machine.handle(.connected(address))) }
+            pendingConnect = address
+        case .failure(let err):
+            queue.append(contentsOf: machine.handle(.connectFailed(err.phrase)))
+        }
+    }
+
+    private var pendingConnect: SocketAddress?
+
+    private func upstreamControlEvent(_ events: UInt32) {
+        guard let up = upstream else { return }
+        if up.connecting {
+            guard events & (tv_EPOLLOUT | tv_EPOLLERR | tv_EPOLLHUP) != 0 else { return }
+            let err = tv_socket_error(up.fd)
+            up.connecting = false
+            if err == 0, let address = pendingConnect {
+                // Whatever came with the connect event is still unread (level of the socket).
+                up.readable = events & tv_EPOLLIN != 0
+                up.peerClosing = events & tv_EPOLLRDHUP != 0
+                feed(.connected(address))
+            } else {
+                up.close(reset: false)
+                upstream = nil
+                feed(.connectFailed(Errno(err == 0 ? ECONNREFUSED : err).phrase))
+            }
+            return
+        }
+        if watchingUpstreamFirst && machine.phase == .awaitingFirstBytes && (up.readable || up.peerClosing) {
+            feed(.upstreamSpokeFirst)
+        }
+    }
+
+    private func refuseClient(alert: UInt8) {
+        // Drain what the client sent (its ClientHello), so that closing sends a FIN after our
+        // alert, not a reset that could discard it.
+        while true {
+            let n = Glibc.read(client.fd, buffer.baseAddress, buffer.count)
+            if n <= 0 { break }
+        }
+        let record = TLSAlert.plaintextRecord(alert)
+        _ = record.withUnsafeBytes { tv_send(client.fd, $0.baseAddress, $0.count) }
+        _ = Glibc.shutdown(client.fd, Int32(SHUT_WR))
+        finish(reset: false)
+    }
+
+    // MARK: TLS legs
+
+    private func startUpstreamTLS(_ plan: ConnectionMachine.UpstreamTLSPlan) {
+        guard let up = upstream, let ssl = SSL_new(shared.contexts.client) else {
+            return finishWith("tv could not create a TLS session (\(OpenSSLError("SSL_new").reasons.joined(separator: "; ")))")
+        }
+        let session = TLSSession(ssl: ssl, isServer: false)
+        SSL_set_fd(ssl, up.fd)
+        if let name = plan.serverName { _ = tv_ssl_set_sni(ssl, name) }
+        if !plan.alpn.isEmpty {
+            let wire = ALPNSelection.wireList(plan.alpn)
+            _ = SSL_set_alpn_protos(ssl, wire, UInt32(wire.count))
+        }
+        if IPAddress(plan.verifyHost) != nil {
+            _ = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), plan.verifyHost)
+        } else {
+            _ = SSL_set1_host(ssl, plan.verifyHost)
+        }
+        session.sessionCache = shared.contexts.sessionCache
+        session.sessionKey = plan.sessionKey
+        if let cached = shared.contexts.sessionCache.session(for: plan.sessionKey) {
+            _ = SSL_set_session(ssl, cached.handle)
+        }
+        SSL_set_connect_state(ssl)
+        up.tls = session
+        stage = .upstreamHandshake
+        driveUpstreamHandshake()
+    }
+
+    private func driveUpstreamHandshake() {
+        guard stage == .upstreamHandshake, let up = upstream, let session = up.tls else { return }
+        switch session.handshake() {
+        case .wantRead, .wantWrite:
+            return
+        case .done:
+            stage = .control
+            feed(.upstreamHandshakeDone(upstreamFacts(session)))
+        case .failed(let failure):
+            if let key = session.sessionKey { shared.contexts.sessionCache.remove(key) }
+            stage = .control
+            feed(.upstreamHandshakeFailed(failure.text))
+        }
+    }
+
+    private func upstreamFacts(_ session: TLSSession) -> ConnectionMachine.UpstreamHandshake {
+        let ssl = session.ssl
+        let verify = SSL_get_verify_result(ssl)
+        var certificate: Certificate?
+        if let peer = SSL_get0_peer_certificate(ssl) {
+            var der: UnsafeMutablePointer<UInt8>?
+            let count = i2d_X509(peer, &der)
+            if count > 0, let der {
+                certificate = try? Certificate.fromDER(Array(UnsafeBufferPointer(start: der, count: Int(count))))
+                tv_openssl_free(der)
+            }
+        }
+        if session.resumed { loop.counters.upstreamResumptions.wrappingAdd(1, ordering: .relaxed) }
+        let verifyError: String? = verify == X509_V_OK ? nil : String(cString: X509_verify_cert_error_string(verify))
+        return ConnectionMachine.UpstreamHandshake(
+            version: session.version, alpn: session.selectedALPN, verifyError: verifyError,
+            certificate: certificate.map(ServerCertificateFacts.init), certificateSANs: certificate?.subjectAlternativeNames ?? [],
+            resumed: session.resumed)
+    }
+
+    private func startClientTLS(_ plan: ConnectionMachine.ClientTLSPlan) {
+        guard let cache = shared.leafCache else { return finishWith("no CA is loaded") }
+        let leaf: Leaf
+        do {
+            leaf = try cache.leaf(for: plan.identity, now: loop.wallNow / 1_000_000)
+        } catch {
+            let text = (error as? OpenSSLError)?.message ?? "\(error)"
+            machine.facts.error = "tv could not mint a certificate: \(text)"
+            return refuseClient(alert: TLSAlert.internalError)
+        }
+        guard let ssl = SSL_new(shared.contexts.server) else { return finishWith("tv could not create a TLS session") }
+        let session = TLSSession(ssl: ssl, isServer: true)
+        session.alpnChoice = plan.alpn
+        SSL_set_fd(ssl, client.fd)
+        guard SSL_use_certificate(ssl, leaf.certificate.handle) == 1 else {
+            ERR_clear_error()
+            return finishWith("tv could not use its certificate for this connection")
+        }
+        SSL_set_accept_state(ssl)
+        client.tls = session
+        stage = .clientHandshake
+        driveClientHandshake()
+    }
+
+    private func driveClientHandshake() {
+        guard stage == .clientHandshake, let session = client.tls else { return }
+        switch session.handshake() {
+        case .wantRead, .wantWrite:
+            return
+        case .done:
+            stage = .control
+            handshakeDoneMicros = loop.wallNow
+            if session.resumed { loop.counters.clientResumptions.wrappingAdd(1, ordering: .relaxed) }
+            feed(.clientHandshakeDone(.init(version: session.version, resumed: session.resumed)))
+        case .failed(let failure):
+            stage = .control
+            let ending: PinningDetector.Ending
+            if let alert = failure.peerAlert {
+                ending = .alert(alert)
+            } else if failure.eof || failure.systemError == ECONNRESET || failure.systemError == EPIPE {
+                ending = .closedDuringHandshake(certificateSent: session.flightSent)
+            } else {
+                ending = .otherError("the client's TLS handshake failed (\(failure.text))")
+            }
+            feed(.clientHandshakeFailed(ending))
+        }
+    }
+
+    // MARK: data phase
+
+    private func startRelay(_ plan: ConnectionMachine.RelayPlan) {
+        guard upstream != nil else { return finishWith("internal error: relay without a server leg") }
+        switch plan {
+        case let .raw(plaintext, observe):
+            recordPlaintext = plaintext
+            if observe { serverHelloParser = ServerHelloParser() }
+        case .decrypted:
+            recordPlaintext = true
+        }
+        stage = .relay
+        lastActivity = loop.now
+        // Edges seen during the control phase are not repeated: start as if both were ready.
+        client.readable = true
+        client.writable = true
+        upstream!.readable = true
+        upstream!.writable = true
+        rearm()
+        relay()
+    }
+
+    /// Moves what can move both ways; closes when both directions are done.
+    private func relay() {
+        guard stage == .relay, let up = upstream else { return }
+        let moreUp = pump(from: client, to: up, direction: .clientToServer)
+        guard stage == .relay else { return }
+        let moreDown = pump(from: up, to: client, direction: .serverToClient)
+        guard stage == .relay else { return }
+        if client.readClosed && up.readClosed && up.writeClosed && client.writeClosed && !client.hasPending && !up.hasPending {
+            finishRelay(reset: false)
+            return
+        }
+        if moreUp || moreDown { loop.runAgain(token) }
+    }
+
+    /// One direction. Returns true when it stopped only for fairness (more may be readable).
+    private func pump(from source: Leg, to sink: Leg, direction: ChunkDirection) -> Bool {
+        if sink.hasPending {
+            switch sink.flush() {
+            case .drained: break
+            case .blocked: return false
+            case let .failed(reset, text): abort(reset: reset, "\(direction == .clientToServer ? "sending to the server" : "sending to the client") failed: \(text)"); return false
+            }
+        }
+        var rounds = 0
+        while !source.readClosed {
+            let tlsBuffered = source.tls?.hasPending ?? false
+            guard source.readable || tlsBuffered else { break }
+            if rounds == 16 { return true }
+            rounds += 1
+            switch source.read(into: buffer) {
+            case .bytes(let n):
+                moved(n, direction)
+                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+                switch sink.write(chunk) {
+                case .wrote(let w):
+                    if w < n {
+                        sink.stash(UnsafeRawBufferPointer(rebasing: chunk[w...]))
+                        return false
+                    }
+                case let .failed(reset, text):
+                    abort(reset: reset, "\(direction == .clientToServer ? "sending to the server" : "sending to the client") failed: \(text)")
+                    return false
+                }
+            case .wouldBlock:
+                break
+            case .eof:
+                source.readClosed = true
+            case let .failed(reset, text):
+                let who = direction == .clientToServer ? "client" : "server"
+                abort(reset: reset, reset ? "the \(who) reset the connection" : "reading from the \(who) failed: \(text)")
+                return false
+            }
+        }
+        if source.readClosed && !sink.writeClosed && !sink.hasPending {
+            sink.shutdownWrite()
+        }
+        return false
+    }
+
+    @inline(__always)
+    private func moved(_ n: Int, _ direction: ChunkDirection) {
+        lastActivity = loop.now
+        machine.facts.lastActivityMicros = loop.wallNow
+        let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+        if direction == .clientToServer {
+            machine.facts.bytesFromClient &+= UInt64(n)
+            loop.counters.bytesFromClients.wrappingAdd(UInt64(n), ordering: .relaxed)
+        } else {
+            machine.facts.bytesFromServer &+= UInt64(n)
+            loop.counters.bytesFromServers.wrappingAdd(UInt64(n), ordering: .relaxed)
+            if serverHelloParser != nil { observeServerHello(chunk) }
+        }
+        if recordPlaintext, let recorder = shared.recorder, recorder.isRecording {
+            recorder.record(flow: machine.facts.id, direction: direction,
+                            offsetMicros: loop.wallNow - machine.facts.startMicros, bytes: chunk)
+        }
+    }
+
+    private func observeServerHello(_ chunk: UnsafeRawBufferPointer) {
+        switch serverHelloParser!.feed(chunk) {
+        case .needMoreData: return
+        case .serverHello(let hello):
+            serverHelloParser = nil
+            feed(.serverHello(hello))
+        default:
+            serverHelloParser = nil
+        }
+    }
+
+    /// A leg failed: carry a reset as a reset, anything else as a close.
+    private func abort(reset: Bool, _ text: String) {
+        endError = text
+        finishRelay(reset: reset)
+    }
+
+    private func relayEnding() -> ConnectionMachine.RelayEnding {
+        ConnectionMachine.RelayEnding(
+            clientApplicationBytes: machine.facts.bytesFromClient,
+            microsSinceHandshake: handshakeDoneMicros == 0 ? 0 : loop.wallNow - handshakeDoneMicros,
+            error: endError)
+    }
+
+    private func finishRelay(reset: Bool) {
+        feed(.relayEnded(relayEnding()))
+        finish(reset: reset)
+    }
+
+    private func finishWith(_ reason: String) {
+        machine.facts.status = .failed(reason: reason)
+        machine.facts.error = reason
+        finish(reset: false)
+    }
+
+    /// Closes everything and reports the flow. Idempotent.
+    private func finish(reset: Bool) {
+        guard stage != .closed else { return }
+        stage = .closed
+        client.close(reset: reset)
+        upstream?.close(reset: reset)
+        upstream = nil
+        loop.unregister(token)
+        _ = shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+        var facts = machine.facts
+        facts.durationMicros = loop.wallNow - facts.startMicros
+        loop.counters.countClosed(facts.status.kind)
+        shared.sink?.flowClosed(facts)
+        if recordPlaintext { shared.recorder?.flowEnded(flow: facts.id) }
+    }
+
+    // MARK: plain HTTP
+
+    private func handOverToPlainHTTP() {
+        // The forwarder takes the client socket and this flow's id; this object is done.
+        stage = .closed
+        loop.unregister(token)
+        let forwarder = PlainHTTPForwarder(loop: loop, client: client, facts: machine.facts)
+        forwarder.start()
+    }
+}

@@ -1,0 +1,201 @@
+import LocalCA
+
+/// Where the host name of a flow came from.
+public enum HostOrigin: String, Sendable, Hashable, CaseIterable {
+    /// The client's TLS ClientHello `server_name` (RFC 6066 §3).
+    case sni
+    /// The explicit proxy request: the `CONNECT host:port` target or an absolute-form URL's host.
+    case connect
+    /// The SOCKS5 CONNECT request (RFC 1928 §4), a domain name or an address.
+    case socks
+    /// The fixed server of `--mode reverse:…`.
+    case reverse
+    /// No name is known: only the destination address.
+    case none
+}
+
+/// What tv did with a flow, as the timeline shows it.
+public enum FlowStatus: Sendable, Hashable, CustomStringConvertible {
+    /// Not TLS: relayed as is.
+    case notEncrypted
+    /// TLS passed through untouched (inspection off, excluded, or not possible).
+    case encrypted
+    /// TLS terminated on both legs; plaintext seen.
+    case inspected
+    /// TLS passed through because the client refused our certificate before (pinning).
+    case keptPrivate
+    /// The connection failed; the reason is one sentence.
+    case failed(reason: String)
+
+    /// The status without its reason, for counting and filtering.
+    public var kind: FlowStatusKind {
+        switch self {
+        case .notEncrypted: return .notEncrypted
+        case .encrypted: return .encrypted
+        case .inspected: return .inspected
+        case .keptPrivate: return .keptPrivate
+        case .failed: return .failed
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .failed(let reason): return "failed: \(reason)"
+        default: return kind.rawValue
+        }
+    }
+}
+
+/// `FlowStatus` without the failure reason.
+public enum FlowStatusKind: String, Sendable, Hashable, CaseIterable {
+    case notEncrypted = "not encrypted"
+    case encrypted
+    case inspected
+    case keptPrivate = "kept private"
+    case failed
+}
+
+/// The transport of a flow. Only TCP in this engine; UDP comes with the TUN front-end.
+public enum FlowTransport: String, Sendable, Hashable {
+    case tcp
+    case udp
+}
+
+/// Where the flow's negotiated TLS version was read.
+public enum TLSVersionSource: String, Sendable, Hashable {
+    /// From the server's ServerHello seen in a passed-through stream (Wire's ServerHello parser).
+    case serverHello
+    /// From our own upstream TLS leg (inspection).
+    case upstreamLeg
+}
+
+/// A TLS protocol version as its wire value (0x0304 = TLS 1.3, RFC 8446 §4.2.1).
+public struct TLSProtocolVersion: RawRepresentable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    public static let tls10 = TLSProtocolVersion(rawValue: 0x0301)
+    public static let tls11 = TLSProtocolVersion(rawValue: 0x0302)
+    public static let tls12 = TLSProtocolVersion(rawValue: 0x0303)
+    public static let tls13 = TLSProtocolVersion(rawValue: 0x0304)
+
+    public static func < (a: TLSProtocolVersion, b: TLSProtocolVersion) -> Bool { a.rawValue < b.rawValue }
+
+    /// "TLSv1.3", as OpenSSL and Wireshark write it; "0x7f1c" for anything else.
+    public var description: String {
+        switch rawValue {
+        case 0x0300: return "SSLv3"
+        case 0x0301: return "TLSv1"
+        case 0x0302: return "TLSv1.1"
+        case 0x0303: return "TLSv1.2"
+        case 0x0304: return "TLSv1.3"
+        default: return "0x" + String(rawValue, radix: 16)
+        }
+    }
+}
+
+/// An address and port as numbers and text.
+public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+    /// The numeric address (`127.0.0.1`, `::1`).
+    public var address: String
+    public var port: UInt16
+    public init(address: String, port: UInt16) {
+        self.address = address
+        self.port = port
+    }
+    /// `127.0.0.1:8080`, `[::1]:8080`.
+    public var description: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
+}
+
+/// What we read from the real server's certificate (the leaf of the chain it sent).
+public struct ServerCertificateFacts: Sendable, Hashable {
+    public var subject: String
+    public var issuer: String
+    public var subjectAlternativeNames: [String]
+    /// Seconds since 1970-01-01 UTC.
+    public var notBefore: Int64
+    public var notAfter: Int64
+    /// SHA-256 of the DER, lowercase hex without separators.
+    public var sha256: String
+
+    public init(subject: String, issuer: String, subjectAlternativeNames: [String], notBefore: Int64, notAfter: Int64, sha256: String) {
+        self.subject = subject
+        self.issuer = issuer
+        self.subjectAlternativeNames = subjectAlternativeNames
+        self.notBefore = notBefore
+        self.notAfter = notAfter
+        self.sha256 = sha256
+    }
+
+    /// Reads the facts of a certificate.
+    public init(_ certificate: Certificate) {
+        subject = certificate.subject
+        issuer = certificate.issuer
+        subjectAlternativeNames = certificate.subjectAlternativeNames.map(\.description)
+        notBefore = certificate.notBefore
+        notAfter = certificate.notAfter
+        sha256 = certificate.sha256.map { String($0, radix: 16).leftPadded(2) }.joined()
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}
+
+/// Everything the engine knows about one flow (one client connection, or one upstream of a plain
+/// HTTP proxy connection). A value: the sink gets a copy at open, update and close.
+public struct FlowFacts: Sendable, Hashable {
+    /// Unique in this process, increasing; assigned by the engine (`ProxyConfiguration.firstFlowID`).
+    public var id: UInt64
+    /// When the client connection was accepted, µs since 1970-01-01 UTC.
+    public var startMicros: Int64
+    /// When a byte last moved either way, µs since 1970-01-01 UTC.
+    public var lastActivityMicros: Int64
+    public var client: Endpoint
+    /// The server address we connected to (nil until connected, or when it never was).
+    public var server: Endpoint?
+    public var transport: FlowTransport = .tcp
+    /// The server's name (normalised, no trailing dot), or nil when only the address is known.
+    public var host: String?
+    public var hostOrigin: HostOrigin = .none
+    /// The port the client wanted.
+    public var port: UInt16 = 0
+    /// The negotiated application protocol (`h2`, `http/1.1`), nil when none was agreed.
+    public var alpn: String?
+    /// The version on the client leg (inspected) or the one the server chose (passed through).
+    public var clientTLSVersion: TLSProtocolVersion?
+    /// The version on our upstream leg (inspected only).
+    public var upstreamTLSVersion: TLSProtocolVersion?
+    /// Where the chosen version was read.
+    public var versionSource: TLSVersionSource?
+    public var status: FlowStatus = .notEncrypted
+    /// Bytes read from the client (plaintext when inspected, wire bytes otherwise).
+    public var bytesFromClient: UInt64 = 0
+    /// Bytes read from the server (plaintext when inspected, wire bytes otherwise).
+    public var bytesFromServer: UInt64 = 0
+    /// Set at close: µs from accept to close.
+    public var durationMicros: Int64?
+    /// One sentence when something went wrong (also set for `failed`), e.g. a reset.
+    public var error: String?
+    /// The versions the client offered (supported_versions, or the legacy version), GREASE removed.
+    public var offeredVersions: [TLSProtocolVersion] = []
+    /// The ALPN protocols the client offered, in its order.
+    public var offeredALPN: [String] = []
+    /// The real server's certificate, when we saw it (inspection).
+    public var serverCertificate: ServerCertificateFacts?
+    /// Whether the upstream certificate verified (nil when not checked).
+    public var upstreamVerified: Bool?
+    /// Whether the upstream leg resumed a TLS session (inspection).
+    public var upstreamResumed: Bool?
+    /// Whether the client leg resumed a TLS session (inspection).
+    public var clientResumed: Bool?
+    /// Whether this flow ended with the host being remembered as pinned.
+    public var pinningDetected: Bool = false
+
+    public init(id: UInt64, startMicros: Int64, client: Endpoint) {
+        self.id = id
+        self.startMicros = startMicros
+        self.lastActivityMicros = startMicros
+        self.client = client
+    }
+}

@@ -1,0 +1,63 @@
+import Synchronization
+
+/// A snapshot of the engine's counters, readable at any time (`ProxyServer.counters`).
+public struct ProxyCounters: Sendable, Hashable {
+    /// Client connections open now.
+    public var openConnections: Int = 0
+    /// Client connections accepted since start (refused ones not included).
+    public var accepted: UInt64 = 0
+    /// Client connections refused because `maxConnections` were open.
+    public var refusedByCap: UInt64 = 0
+    /// Flows closed, by final status.
+    public var closedByStatus: [FlowStatusKind: UInt64] = [:]
+    /// Bytes read from clients and from servers (plaintext when inspected).
+    public var bytesFromClients: UInt64 = 0
+    public var bytesFromServers: UInt64 = 0
+    /// Hosts remembered as pinned during this run.
+    public var pinnedHostsRemembered: UInt64 = 0
+    /// Upstream TLS handshakes that resumed a session.
+    public var upstreamResumptions: UInt64 = 0
+    /// Client-leg TLS handshakes that resumed a session (ticket).
+    public var clientResumptions: UInt64 = 0
+    /// Leaves taken from the cache vs. minted (from the leaf cache).
+    public var leafCacheHits: Int = 0
+    public var leafCacheMisses: Int = 0
+}
+
+/// Per-loop counters: written only by their loop (relaxed atomics, no contention, no lock on the
+/// data path), summed by whoever reads.
+final class LoopCounters: Sendable {
+    let accepted = Atomic<UInt64>(0)
+    let bytesFromClients = Atomic<UInt64>(0)
+    let bytesFromServers = Atomic<UInt64>(0)
+    let closedNotEncrypted = Atomic<UInt64>(0)
+    let closedEncrypted = Atomic<UInt64>(0)
+    let closedInspected = Atomic<UInt64>(0)
+    let closedKeptPrivate = Atomic<UInt64>(0)
+    let closedFailed = Atomic<UInt64>(0)
+    let pinned = Atomic<UInt64>(0)
+    let upstreamResumptions = Atomic<UInt64>(0)
+    let clientResumptions = Atomic<UInt64>(0)
+
+    func countClosed(_ kind: FlowStatusKind) {
+        switch kind {
+        case .notEncrypted: closedNotEncrypted.wrappingAdd(1, ordering: .relaxed)
+        case .encrypted: closedEncrypted.wrappingAdd(1, ordering: .relaxed)
+        case .inspected: closedInspected.wrappingAdd(1, ordering: .relaxed)
+        case .keptPrivate: closedKeptPrivate.wrappingAdd(1, ordering: .relaxed)
+        case .failed: closedFailed.wrappingAdd(1, ordering: .relaxed)
+        }
+    }
+}
+
+extension LoopCounters {
+    func closedCount(_ kind: FlowStatusKind) -> UInt64 {
+        switch kind {
+        case .notEncrypted: return closedNotEncrypted.load(ordering: .relaxed)
+        case .encrypted: return closedEncrypted.load(ordering: .relaxed)
+        case .inspected: return closedInspected.load(ordering: .relaxed)
+        case .keptPrivate: return closedKeptPrivate.load(ordering: .relaxed)
+        case .failed: return closedFailed.load(ordering: .relaxed)
+        }
+    }
+}

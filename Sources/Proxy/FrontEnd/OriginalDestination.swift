@@ -1,0 +1,42 @@
+import LocalCA
+
+/// Where a client connection is going: the interface between front-ends and the engine.
+///
+/// An explicit proxy learns it from the client (CONNECT, SOCKS5); reverse mode from its setting;
+/// the transparent and TUN front-ends (later) from the packet's destination. A host may be a
+/// name or a numeric address.
+public struct OriginalDestination: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+    public var origin: HostOrigin
+
+    public init(host: String, port: UInt16, origin: HostOrigin) {
+        self.host = host
+        self.port = port
+        self.origin = origin
+    }
+
+    /// The address, when `host` is numeric.
+    public var numericAddress: SocketAddress? { SocketAddress(numericHost: host, port: port) }
+
+    /// The host as a name (lowercased, no trailing dot), or nil when it is an address.
+    public var hostName: String? {
+        guard IPAddress(host) == nil else { return nil }
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        return name.isEmpty ? nil : name
+    }
+
+    public var description: String { Endpoint(address: host, port: port).description }
+}
+
+/// How a connection learns its destination.
+enum FrontEndKind: Sendable, Hashable {
+    /// Explicit HTTP proxy: CONNECT or absolute-form requests.
+    case explicitHTTP
+    /// SOCKS5 CONNECT.
+    case socks5
+    /// The destination is known at accept time (reverse mode, transparent, TUN). `upstreamTLS`:
+    /// reverse mode says whether the server speaks TLS; nil means "whatever the client speaks".
+    case fixed(OriginalDestination, upstreamTLS: Bool?)
+}

@@ -1,0 +1,117 @@
+/// Decides whether a client leg that ended badly means the client refused our certificate.
+///
+/// Evidence, in the order we trust it (mitmproxy `layers/tls.py` classifies the same way):
+/// - a fatal alert naming the certificate: bad_certificate (42), unsupported_certificate (43),
+///   certificate_unknown (46), unknown_ca (48) (RFC 8446 §6.2);
+/// - a close (FIN or reset) after our certificate was sent and before the handshake finished;
+/// - a handshake that finished, then a close within `quietCloseWindow` without one byte of
+///   application data (a client checking a pin after the handshake, e.g. curl --pinnedpubkey).
+public struct PinningDetector: Sendable {
+    /// How soon after the handshake a silent close still counts as pinning (default 2 s): long
+    /// enough for a pin check, shorter than a browser's unused pre-connection.
+    public var quietCloseWindowMicros: Int64
+
+    public init(quietCloseWindowMicros: Int64 = 2_000_000) {
+        self.quietCloseWindowMicros = quietCloseWindowMicros
+    }
+
+    /// How the client leg ended.
+    public enum Ending: Sendable, Hashable {
+        /// The client sent a fatal alert (its description code).
+        case alert(UInt8)
+        /// The client closed or reset the connection during the handshake.
+        case closedDuringHandshake(certificateSent: Bool)
+        /// The handshake finished; the client closed after `elapsedMicros` having sent
+        /// `applicationBytes` bytes of application data.
+        case closedAfterHandshake(applicationBytes: UInt64, elapsedMicros: Int64)
+        /// Any other failure (protocol error, timeout, our own error).
+        case otherError(String)
+    }
+
+    public struct Verdict: Sendable, Hashable {
+        /// Remember the host as pinned.
+        public var pinned: Bool
+        /// One sentence for the flow's error field (nil when nothing went wrong).
+        public var reason: String?
+    }
+
+    public func judge(_ ending: Ending) -> Verdict {
+        switch ending {
+        case .alert(let code):
+            let name = TLSAlert.name(code)
+            if TLSAlert.certificateRefusals.contains(code) {
+                return Verdict(pinned: true, reason: "the client rejected tv's certificate (alert \(name))")
+            }
+            return Verdict(pinned: false, reason: "the client aborted the handshake (alert \(name))")
+        case .closedDuringHandshake(let certificateSent):
+            if certificateSent {
+                return Verdict(pinned: true, reason: "the client closed the connection after seeing tv's certificate, before finishing the handshake")
+            }
+            return Verdict(pinned: false, reason: "the client closed the connection before the handshake")
+        case let .closedAfterHandshake(bytes, elapsed):
+            if bytes == 0 && elapsed <= quietCloseWindowMicros {
+                return Verdict(pinned: true, reason: "the client closed right after the handshake without sending data (possible pinning)")
+            }
+            return Verdict(pinned: false, reason: nil)
+        case .otherError(let text):
+            return Verdict(pinned: false, reason: text)
+        }
+    }
+}
+
+/// TLS alert descriptions (RFC 8446 §6, RFC 5246 §7.2).
+public enum TLSAlert {
+    public static let closeNotify: UInt8 = 0
+    public static let handshakeFailure: UInt8 = 40
+    public static let badCertificate: UInt8 = 42
+    public static let unsupportedCertificate: UInt8 = 43
+    public static let certificateUnknown: UInt8 = 46
+    public static let unknownCA: UInt8 = 48
+    public static let accessDenied: UInt8 = 49
+    public static let decodeError: UInt8 = 50
+    public static let protocolVersion: UInt8 = 70
+    public static let internalError: UInt8 = 80
+    public static let unrecognizedName: UInt8 = 112
+    public static let noApplicationProtocol: UInt8 = 120
+
+    /// The alerts that say "I do not accept your certificate".
+    public static let certificateRefusals: Set<UInt8> = [42, 43, 46, 48]
+
+    public static func name(_ code: UInt8) -> String {
+        switch code {
+        case 0: return "close_notify"
+        case 10: return "unexpected_message"
+        case 20: return "bad_record_mac"
+        case 22: return "record_overflow"
+        case 40: return "handshake_failure"
+        case 42: return "bad_certificate"
+        case 43: return "unsupported_certificate"
+        case 44: return "certificate_revoked"
+        case 45: return "certificate_expired"
+        case 46: return "certificate_unknown"
+        case 47: return "illegal_parameter"
+        case 48: return "unknown_ca"
+        case 49: return "access_denied"
+        case 50: return "decode_error"
+        case 51: return "decrypt_error"
+        case 70: return "protocol_version"
+        case 71: return "insufficient_security"
+        case 80: return "internal_error"
+        case 86: return "inappropriate_fallback"
+        case 90: return "user_canceled"
+        case 109: return "missing_extension"
+        case 110: return "unsupported_extension"
+        case 112: return "unrecognized_name"
+        case 113: return "bad_certificate_status_response"
+        case 115: return "unknown_psk_identity"
+        case 116: return "certificate_required"
+        case 120: return "no_application_protocol"
+        default: return "alert \(code)"
+        }
+    }
+
+    /// A fatal alert record as sent before any key is agreed (plaintext, RFC 8446 §5.1, §6).
+    public static func plaintextRecord(_ code: UInt8) -> [UInt8] {
+        [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, code]
+    }
+}

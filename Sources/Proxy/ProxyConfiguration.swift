@@ -1,0 +1,70 @@
+import LocalCA
+
+/// Everything a `ProxyServer` needs, decided by the caller (the `tv run` command line, a test).
+public struct ProxyConfiguration: Sendable {
+    /// How clients reach us (default: explicit HTTP proxy).
+    public var mode: ProxyMode = .regular
+    /// Where to listen. Port 0 picks a free port (tests); `ProxyServer.start()` returns the real one.
+    public var listenHost: String = "127.0.0.1"
+    public var listenPort: UInt16 = 8080
+    /// Event-loop threads; nil = one per CPU this process may run on.
+    public var workers: Int?
+    /// Whether TLS is inspected (can be changed live with `ProxyServer.setInspection`).
+    public var inspectionEnabled: Bool = true
+    /// The CA whose leaves we present; nil = no CA usable for TLS (everything passes through).
+    public var authority: CertificateAuthority?
+    /// A leaf cache to share (e.g. with other sessions); nil = one made from `authority`.
+    public var leafCache: LeafCache?
+    /// `--ignore-hosts` / `--allow-hosts` regular expressions (mitmproxy semantics).
+    public var ignoreHosts: [String] = []
+    public var allowHosts: [String] = []
+    /// Skip verification of the real server's certificate (`--upstream-insecure`).
+    public var upstreamInsecure: Bool = false
+    /// A PEM file of extra CA certificates trusted for upstream verification (`--upstream-ca`).
+    public var upstreamCAFile: String?
+    /// Append NSS key log lines for both legs here (`--keylog`, or `SSLKEYLOGFILE`), created 0600.
+    public var keylogPath: String?
+    /// Lowest TLS version accepted on either leg (default TLS 1.2; 1.0 also lowers OpenSSL's
+    /// security level so that legacy servers and clients can finish a handshake).
+    public var minimumTLSVersion: TLSProtocolVersion = .tls12
+    /// Seconds allowed for resolving + connecting upstream.
+    public var connectTimeout: Double = 10
+    /// Seconds allowed for a complete ClientHello and for each TLS handshake.
+    public var handshakeTimeout: Double = 10
+    /// Seconds without a byte either way before a connection is closed.
+    public var idleTimeout: Double = 600
+    /// Milliseconds to wait for the client's first byte before treating the protocol as
+    /// server-speaks-first and relaying as is (interop case 20a).
+    public var serverFirstWaitMillis: Int = 300
+    /// Concurrent connections; beyond it new ones are refused (and counted).
+    public var maxConnections: Int = 10_000
+    /// Threads running getaddrinfo, so that name resolution never blocks a loop.
+    public var resolverThreads: Int = 2
+    /// Per-loop relay buffer (bytes).
+    public var relayBufferSize: Int = 64 * 1024
+    /// Use splice(2) for passed-through TLS (no recording is possible there anyway).
+    public var spliceEncryptedPassThrough: Bool = true
+    /// The first flow id handed out (the lead continues after the database's highest).
+    public var firstFlowID: UInt64 = 1
+    /// Receives flow facts; nil = facts are not reported.
+    public var flowSink: (any FlowSink)?
+    /// Remembers pinned hosts.
+    public var pinningMemory: any PinningMemory = InMemoryPinningMemory()
+    /// Receives plaintext chunks when it says it is recording.
+    public var chunkRecorder: (any ChunkRecorder)?
+    /// Judges client-leg endings for pinning.
+    public var pinningDetector = PinningDetector()
+
+    public init() {}
+
+    /// Parses `HOST:PORT` (IPv6 in brackets) into `listenHost`/`listenPort`.
+    /// - Throws: `ProxyError.invalidListenAddress`.
+    public mutating func setListen(_ text: String) throws {
+        guard let (host, port) = splitHostPort(text, defaultPort: nil) ?? (text.allSatisfy(\.isNumber) ? UInt16(text).map { ("127.0.0.1", $0) } : nil),
+              !host.isEmpty else {
+            throw ProxyError.invalidListenAddress(text)
+        }
+        listenHost = host
+        listenPort = port
+    }
+}

@@ -1,0 +1,43 @@
+import TVHome
+
+/// Why the proxy could not start or was refused a setting; each message says what to do next.
+public enum ProxyError: UserFacingError, Equatable {
+    case portInUse(host: String, port: UInt16)
+    case cannotListen(host: String, port: UInt16, reason: String)
+    case permissionDenied(host: String, port: UInt16)
+    case invalidListenAddress(String)
+    case invalidMode(String, reason: String)
+    case invalidHostPattern(String)
+    case upstreamCAFileUnreadable(path: String, reason: String)
+    case keylogUnwritable(path: String, reason: String)
+    case tlsSetupFailed(String)
+    case alreadyStarted
+    case threadsUnavailable(String)
+
+    public var message: String {
+        switch self {
+        case let .portInUse(host, port):
+            return "Port \(port) on \(host) is already in use; stop the other program or pass --listen \(host):PORT."
+        case let .cannotListen(host, port, reason):
+            return "tv cannot listen on \(Endpoint(address: host, port: port)) (\(reason)); pass another --listen HOST:PORT."
+        case let .permissionDenied(host, port):
+            return "Listening on port \(port) of \(host) needs more privileges; use a port above 1023, e.g. --listen \(host):8080."
+        case .invalidListenAddress(let text):
+            return "'\(text)' is not an address to listen on; write it as HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080."
+        case let .invalidMode(text, reason):
+            return "'\(text)' is not a proxy mode (\(reason)); use regular, socks5, reverse:https://HOST:PORT or reverse:http://HOST:PORT."
+        case .invalidHostPattern(let pattern):
+            return "'\(pattern)' is not a regular expression; fix the --ignore-hosts / --allow-hosts pattern (e.g. '\\.example\\.com$')."
+        case let .upstreamCAFileUnreadable(path, reason):
+            return "The upstream CA file \(path) cannot be used (\(reason)); pass a PEM file of CA certificates with --upstream-ca."
+        case let .keylogUnwritable(path, reason):
+            return "The key log file \(path) cannot be opened (\(reason)); pass a writable path with --keylog or unset SSLKEYLOGFILE."
+        case .tlsSetupFailed(let reason):
+            return "tv could not prepare its TLS contexts (\(reason)); this is unexpected, please report it with the command you ran."
+        case .alreadyStarted:
+            return "This proxy is already running; stop it before starting it again."
+        case .threadsUnavailable(let reason):
+            return "tv could not start its event loops (\(reason)); free some system resources and try again."
+        }
+    }
+}

@@ -1,0 +1,246 @@
+import CTVShims
+import Dispatch
+import Foundation
+import LocalCA
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The terminating proxy: a listening socket, a few event-loop threads, and everything they
+/// share. The `tv run` command (or a test) makes one, starts it, reads its counters, switches
+/// inspection, and stops it.
+///
+/// ```swift
+/// var configuration = ProxyConfiguration()
+/// configuration.listenPort = 0
+/// configuration.authority = ca
+/// let server = ProxyServer(configuration: configuration)
+/// let address = try server.start()      // 127.0.0.1:<free port>
+/// …
+/// server.stop()
+/// ```
+public final class ProxyServer: Sendable {
+    public let configuration: ProxyConfiguration
+
+    private struct Running: @unchecked Sendable {
+        // `@unchecked Sendable`: every field is Sendable except the Foundation `Thread` handles,
+        // which are only kept to name the threads and never touched from another thread.
+        let shared: ProxyShared
+        let listenFD: Int32
+        let inboxes: [LoopInbox]
+        let counters: [LoopCounters]
+        let finished: [DispatchSemaphore]
+        let address: Endpoint
+    }
+
+    private struct State {
+        var running: Running?
+        /// Counters of the last run, kept readable after stop.
+        var lastCounters: [LoopCounters] = []
+        var lastShared: ProxyShared?
+        var nextLoop = 0
+        var inspectionEnabled: Bool
+    }
+
+    private let state: Mutex<State>
+
+    public init(configuration: ProxyConfiguration) {
+        self.configuration = configuration
+        state = Mutex(State(inspectionEnabled: configuration.inspectionEnabled))
+    }
+
+    /// Binds, starts the loops, and returns the address it listens on (the real port when
+    /// `listenPort` was 0).
+    /// - Throws: `ProxyError` (port in use, bad pattern, unreadable CA file, key log…).
+    @discardableResult
+    public func start() throws -> Endpoint {
+        if state.withLock({ $0.running != nil }) { throw ProxyError.alreadyStarted }
+        var configuration = self.configuration
+        configuration.inspectionEnabled = state.withLock { $0.inspectionEnabled }
+        let shared = try ProxyShared(configuration: configuration)
+        let fd: Int32
+        do {
+            fd = try Self.listen(host: configuration.listenHost, port: configuration.listenPort)
+        } catch {
+            shared.resolver.stop()
+            throw error
+        }
+        guard let bound = Socket.localAddress(fd) else {
+            close(fd)
+            shared.resolver.stop()
+            throw ProxyError.cannotListen(host: configuration.listenHost, port: configuration.listenPort, reason: "getsockname failed")
+        }
+
+        let workers = max(1, configuration.workers ?? Int(tv_cpu_count()))
+        let frontEnd = Self.frontEnd(for: configuration.mode)
+        let published = Mutex<[Int: LoopInbox]>([:])
+        let failures = Mutex<[String]>([])
+        let ready = DispatchSemaphore(value: 0)
+        var finished: [DispatchSemaphore] = []
+        var counters: [LoopCounters] = []
+        for index in 0..<workers {
+            let done = DispatchSemaphore(value: 0)
+            let loopCounters = LoopCounters()
+            finished.append(done)
+            counters.append(loopCounters)
+            let thread = Thread {
+                do {
+                    let loop = try EventLoop(index: index, shared: shared, counters: loopCounters)
+                    let listener = Listener(loop: loop, fd: fd, frontEnd: frontEnd)
+                    loop.listener = listener
+                    listener.start()
+                    published.withLock { $0[index] = loop.inbox }
+                    ready.signal()
+                    loop.run()
+                } catch {
+                    failures.withLock { $0.append((error as? ProxyError)?.message ?? "\(error)") }
+                    ready.signal()
+                }
+                done.signal()
+            }
+            thread.name = "tv-loop-\(index)"
+            thread.start()
+        }
+        for _ in 0..<workers { ready.wait() }
+        let inboxes = published.withLock { map in (0..<workers).compactMap { map[$0] } }
+        if let failure = failures.withLock({ $0.first }) {
+            for inbox in inboxes { inbox.post { $0.beginStop(graceNanos: 0) } }
+            for (i, done) in finished.enumerated() where i < inboxes.count { done.wait() }
+            close(fd)
+            shared.resolver.stop()
+            throw ProxyError.threadsUnavailable(failure)
+        }
+        let running = Running(shared: shared, listenFD: fd, inboxes: inboxes, counters: counters,
+                              finished: finished, address: bound.endpoint)
+        state.withLock {
+            $0.running = running
+            $0.lastCounters = counters
+            $0.lastShared = shared
+        }
+        return bound.endpoint
+    }
+
+    /// Stops: closes the listener, lets open connections finish for up to `graceSeconds`, resets
+    /// the rest, joins the loop threads. Safe to call twice.
+    public func stop(graceSeconds: Double = 0) {
+        guard let running = state.withLock({ s -> Running? in
+            let r = s.running
+            s.running = nil
+            return r
+        }) else { return }
+        let grace = UInt64(max(0, graceSeconds) * 1e9)
+        for inbox in running.inboxes { inbox.post { $0.beginStop(graceNanos: grace) } }
+        for done in running.finished { done.wait() }
+        close(running.listenFD)
+        running.shared.resolver.stop()
+    }
+
+    /// The address the server listens on, while it runs.
+    public var address: Endpoint? { state.withLock { $0.running?.address } }
+
+    /// Whether TLS is inspected for new connections.
+    public var inspectionEnabled: Bool { state.withLock { $0.inspectionEnabled } }
+
+    /// Switches inspection for connections accepted from now on (open ones keep their decision).
+    public func setInspection(enabled: Bool) {
+        let shared = state.withLock { s -> ProxyShared? in
+            s.inspectionEnabled = enabled
+            return s.running?.shared
+        }
+        shared?.inspection.store(enabled, ordering: .relaxed)
+    }
+
+    /// The counters now (also after stop: the last run's).
+    public var counters: ProxyCounters {
+        let (list, shared) = state.withLock { ($0.lastCounters, $0.lastShared) }
+        var out = ProxyCounters()
+        for c in list {
+            out.accepted += c.accepted.load(ordering: .relaxed)
+            out.bytesFromClients += c.bytesFromClients.load(ordering: .relaxed)
+            out.bytesFromServers += c.bytesFromServers.load(ordering: .relaxed)
+            out.pinnedHostsRemembered += c.pinned.load(ordering: .relaxed)
+            out.upstreamResumptions += c.upstreamResumptions.load(ordering: .relaxed)
+            out.clientResumptions += c.clientResumptions.load(ordering: .relaxed)
+            for kind in FlowStatusKind.allCases { out.closedByStatus[kind, default: 0] += c.closedCount(kind) }
+        }
+        if let shared {
+            out.openConnections = shared.openConnections.load(ordering: .relaxed)
+            out.refusedByCap = shared.refusedByCap.load(ordering: .relaxed)
+            if let stats = shared.leafCache?.statistics {
+                out.leafCacheHits = stats.hits
+                out.leafCacheMisses = stats.misses
+            }
+        }
+        return out
+    }
+
+    /// Hands an accepted TCP connection with its original destination to the engine: the
+    /// interface the transparent and TUN front-ends use. The engine owns `fd` from now on.
+    /// Returns false (and closes `fd`) when the server is not running or the cap is reached.
+    @discardableResult
+    public func adopt(clientFD fd: Int32, client: SocketAddress, destination: OriginalDestination) -> Bool {
+        guard let (running, index) = state.withLock({ s -> (Running, Int)? in
+            guard let r = s.running else { return nil }
+            s.nextLoop &+= 1
+            return (r, s.nextLoop % r.inboxes.count)
+        }) else {
+            close(fd)
+            return false
+        }
+        let shared = running.shared
+        if shared.openConnections.wrappingAdd(1, ordering: .relaxed).newValue > shared.configuration.maxConnections {
+            shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+            shared.refusedByCap.wrappingAdd(1, ordering: .relaxed)
+            Socket.reset(fd)
+            return false
+        }
+        running.inboxes[index].post { loop in
+            loop.counters.accepted.wrappingAdd(1, ordering: .relaxed)
+            ProxyConnection(loop: loop, fd: fd, peer: client, frontEnd: .fixed(destination, upstreamTLS: nil)).start()
+        }
+        return true
+    }
+
+    // MARK: helpers
+
+    static func frontEnd(for mode: ProxyMode) -> FrontEndKind {
+        switch mode {
+        case .regular: return .explicitHTTP
+        case .socks5: return .socks5
+        case let .reverse(tls, host, port):
+            return .fixed(OriginalDestination(host: host, port: port, origin: .reverse), upstreamTLS: tls)
+        }
+    }
+
+    static func listen(host: String, port: UInt16) throws -> Int32 {
+        let address: SocketAddress
+        if let numeric = SocketAddress(numericHost: host, port: port) {
+            address = numeric
+        } else {
+            switch Resolver.lookup(host, port) {
+            case .success(let list): address = list[0]
+            case .failure(let failure): throw ProxyError.cannotListen(host: host, port: port, reason: failure.message)
+            }
+        }
+        let fd = tv_socket_stream(address.family)
+        guard fd >= 0 else { throw ProxyError.cannotListen(host: host, port: port, reason: Errno(errno).phrase) }
+        _ = tv_set_reuse(fd, 0)
+        let rc = address.withSockAddr { bind(fd, $0, $1) }
+        if rc != 0 {
+            let err = errno
+            close(fd)
+            switch err {
+            case EADDRINUSE: throw ProxyError.portInUse(host: host, port: port)
+            case EACCES: throw ProxyError.permissionDenied(host: host, port: port)
+            default: throw ProxyError.cannotListen(host: host, port: port, reason: Errno(err).phrase)
+            }
+        }
+        guard Glibc.listen(fd, 4096) == 0 else {
+            let err = errno
+            close(fd)
+            throw ProxyError.cannotListen(host: host, port: port, reason: Errno(err).phrase)
+        }
+        return fd
+    }
+}

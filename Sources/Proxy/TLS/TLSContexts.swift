@@ -1,0 +1,110 @@
+import COpenSSL
+import CTVShims
+import LocalCA
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The two `SSL_CTX` objects every connection shares, configured once at start.
+///
+/// sslsplit spends most of its ~4 ms per connection building contexts; here a connection costs an
+/// `SSL_new` per leg. The server context (client legs) carries the shared leaf key; each SSL gets
+/// its leaf certificate with `SSL_use_certificate`. The client context (upstream legs) carries
+/// the verification store.
+///
+/// `@unchecked Sendable`: both contexts are fully configured in `init` and never changed after;
+/// OpenSSL allows concurrent `SSL_new` and handshakes on a shared, no-longer-modified `SSL_CTX`
+/// (openssl-threads(7)). Freed in `deinit` only.
+final class TLSContexts: @unchecked Sendable {
+    let server: OpaquePointer
+    let client: OpaquePointer
+    let sessionCache: UpstreamSessionCache
+    private let keylogFD: Int32
+
+    init(configuration: ProxyConfiguration, sessionCache: UpstreamSessionCache) throws {
+        self.sessionCache = sessionCache
+        var keylog: Int32 = -1
+        if let path = configuration.keylogPath, !path.isEmpty {
+            keylog = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            guard keylog >= 0 else { throw ProxyError.keylogUnwritable(path: path, reason: Errno(errno).phrase) }
+        }
+        keylogFD = keylog
+        guard let server = SSL_CTX_new(TLS_server_method()), let client = SSL_CTX_new(TLS_client_method()) else {
+            if keylog >= 0 { close(keylog) }
+            throw ProxyError.tlsSetupFailed(OpenSSLError("creating TLS contexts").reasons.joined(separator: "; "))
+        }
+        self.server = server
+        self.client = client
+
+        let legacy = configuration.minimumTLSVersion < .tls12
+        for ctx in [server, client] {
+            _ = tv_ssl_ctx_set_min_proto(ctx, Int32(configuration.minimumTLSVersion.rawValue))
+            if legacy {
+                SSL_CTX_set_security_level(ctx, 0)
+                _ = SSL_CTX_set_cipher_list(ctx, "DEFAULT:@SECLEVEL=0")
+            }
+            SSL_CTX_set_options(ctx, tv_SSL_OP_NO_COMPRESSION | tv_SSL_OP_NO_RENEGOTIATION | tv_SSL_OP_IGNORE_UNEXPECTED_EOF)
+            _ = tv_ssl_ctx_set_mode(ctx, tv_SSL_MODE_RELEASE_BUFFERS | tv_SSL_MODE_ENABLE_PARTIAL_WRITE | tv_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER)
+            tv_ssl_ctx_set_read_ahead(ctx, 1)
+            if keylog >= 0 { _ = tv_keylog_attach(ctx, keylog) }
+        }
+
+        // Client legs (we are the server): session tickets for resumption (stateless, RFC 8446
+        // §4.6.1), one ticket per handshake, ALPN chosen per connection.
+        let sid: [UInt8] = Array("tv-client-leg".utf8)
+        _ = SSL_CTX_set_session_id_context(server, sid, UInt32(sid.count))
+        _ = tv_ssl_ctx_set_session_cache_mode(server, tv_SSL_SESS_CACHE_SERVER)
+        _ = tv_ssl_ctx_set_session_cache_size(server, 4096)
+        _ = SSL_CTX_set_num_tickets(server, 1)
+        SSL_CTX_set_alpn_select_cb(server, tvALPNSelect, nil)
+        if let authority = configuration.authority {
+            guard SSL_CTX_use_PrivateKey(server, authority.leafKey.handle) == 1 else {
+                throw ProxyError.tlsSetupFailed(OpenSSLError("loading the leaf key").reasons.joined(separator: "; "))
+            }
+        }
+
+        // Upstream legs (we are the client): verify against the system store (+ the extra CA
+        // file), but let the handshake finish and judge the result ourselves, so that a refusal
+        // can say exactly why and the flow can show the certificate (SSL_VERIFY_NONE still runs
+        // the verification; SSL_get_verify_result reads it).
+        SSL_CTX_set_verify(client, SSL_VERIFY_NONE, nil)
+        _ = SSL_CTX_set_default_verify_paths(client)
+        if let file = configuration.upstreamCAFile {
+            guard access(file, R_OK) == 0 else {
+                throw ProxyError.upstreamCAFileUnreadable(path: file, reason: Errno(errno).phrase)
+            }
+            guard SSL_CTX_load_verify_locations(client, file, nil) == 1 else {
+                throw ProxyError.upstreamCAFileUnreadable(path: file, reason: "no PEM certificate could be read from it")
+            }
+        }
+        _ = tv_ssl_ctx_set_session_cache_mode(client, tv_SSL_SESS_CACHE_CLIENT | tv_SSL_SESS_CACHE_NO_INTERNAL_STORE)
+        SSL_CTX_sess_set_new_cb(client, tvNewUpstreamSession)
+        ERR_clear_error()
+    }
+
+    deinit {
+        SSL_CTX_free(server)
+        SSL_CTX_free(client)
+        if keylogFD >= 0 { close(keylogFD) }
+    }
+}
+
+/// ALPN on a client leg: select exactly what the upstream chose (`ALPNSelection`), or nothing.
+private let tvALPNSelect: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt8>?, UnsafePointer<UInt8>?, UInt32, UnsafeMutableRawPointer?) -> Int32 = { ssl, out, outlen, input, inlen, _ in
+    guard let session = TLSSession.from(ssl), let input, let out, let outlen else { return SSL_TLSEXT_ERR_NOACK }
+    let offered = UnsafeBufferPointer(start: input, count: Int(inlen))
+    guard let range = ALPNSelection.select(serverChose: session.alpnChoice, clientOffered: offered) else {
+        return SSL_TLSEXT_ERR_NOACK
+    }
+    out.pointee = input + range.lowerBound
+    outlen.pointee = UInt8(range.count)
+    return SSL_TLSEXT_ERR_OK
+}
+
+/// A new upstream session (TLS 1.3 tickets arrive after the handshake): keep it for resumption.
+private let tvNewUpstreamSession: @convention(c) (OpaquePointer?, OpaquePointer?) -> Int32 = { ssl, session in
+    guard let session, let owner = TLSSession.from(ssl), let cache = owner.sessionCache, let key = owner.sessionKey,
+          SSL_SESSION_is_resumable(session) == 1 else { return 0 }
+    cache.store(session, for: key)
+    return 1
+}

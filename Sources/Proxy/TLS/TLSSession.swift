@@ -1,0 +1,173 @@
+import COpenSSL
+import CTVShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `SSL` object (one TLS leg), owned by a connection on one loop.
+///
+/// The SSL's app data (ex_data 0) points back here, unretained: the callbacks OpenSSL makes during
+/// this leg's handshake (ALPN selection, new session) find what they need. Safe because this
+/// object owns the SSL and frees it in `deinit`, so the pointer never outlives its target.
+final class TLSSession {
+    let ssl: OpaquePointer
+    let isServer: Bool
+    /// Client-leg (server role): the protocol the upstream chose, to select on this leg.
+    var alpnChoice: [UInt8]?
+    /// Upstream leg (client role): the session cache and key new sessions are stored under.
+    var sessionCache: UpstreamSessionCache?
+    var sessionKey: String?
+    private(set) var handshakeDone = false
+    /// Server role: our first flight (with the certificate) has been written out.
+    private(set) var flightSent = false
+
+    init(ssl: OpaquePointer, isServer: Bool) {
+        self.ssl = ssl
+        self.isServer = isServer
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        SSL_set_ex_data(ssl, 0, nil)
+        SSL_free(ssl)
+    }
+
+    static func from(_ ssl: OpaquePointer?) -> TLSSession? {
+        guard let ssl, let raw = SSL_get_ex_data(ssl, 0) else { return nil }
+        return Unmanaged<TLSSession>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    enum Progress {
+        case done
+        case wantRead
+        case wantWrite
+        case failed(TLSFailure)
+    }
+
+    /// Drives the handshake one step (non-blocking).
+    func handshake() -> Progress {
+        ERR_clear_error()
+        let rc = SSL_do_handshake(ssl)
+        if rc == 1 {
+            handshakeDone = true
+            flightSent = true
+            return .done
+        }
+        let err = SSL_get_error(ssl, rc)
+        switch err {
+        case SSL_ERROR_WANT_READ:
+            // Everything we had to say is out: for a server, ServerHello..Finished (with our
+            // certificate) has been written (a flight that did not fit would be WANT_WRITE).
+            if isServer {
+                let state = SSL_get_state(ssl)
+                if state != TLS_ST_BEFORE && state != TLS_ST_SR_CLNT_HELLO { flightSent = true }
+            }
+            return .wantRead
+        case SSL_ERROR_WANT_WRITE:
+            return .wantWrite
+        default:
+            return .failed(TLSFailure.capture(ssl: ssl, code: err, rc: rc))
+        }
+    }
+
+    enum IOResult {
+        case bytes(Int)
+        case wantRead
+        case wantWrite
+        /// close_notify or a clean EOF (SSL_OP_IGNORE_UNEXPECTED_EOF).
+        case closed
+        case failed(TLSFailure)
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+        let rc = SSL_read(ssl, buffer.baseAddress, Int32(min(buffer.count, Int(Int32.max))))
+        if rc > 0 { return .bytes(Int(rc)) }
+        return classify(rc)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
+        guard bytes.count > 0 else { return .bytes(0) }
+        let rc = SSL_write(ssl, bytes.baseAddress, Int32(min(bytes.count, Int(Int32.max))))
+        if rc > 0 { return .bytes(Int(rc)) }
+        return classify(rc)
+    }
+
+    /// Sends close_notify (does not wait for the peer's).
+    func shutdown() {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+    }
+
+    /// Plaintext already decrypted or records already read and not yet returned.
+    var hasPending: Bool { SSL_has_pending(ssl) == 1 }
+
+    private func classify(_ rc: Int32) -> IOResult {
+        let err = SSL_get_error(ssl, rc)
+        switch err {
+        case SSL_ERROR_WANT_READ: return .wantRead
+        case SSL_ERROR_WANT_WRITE: return .wantWrite
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        case SSL_ERROR_SYSCALL where ERR_peek_error() == 0 && (errno == 0 || rc == 0):
+            ERR_clear_error()
+            return .closed
+        default:
+            let failure = TLSFailure.capture(ssl: ssl, code: err, rc: rc)
+            return .failed(failure)
+        }
+    }
+
+    // MARK: facts
+
+    var version: TLSProtocolVersion { TLSProtocolVersion(rawValue: UInt16(truncatingIfNeeded: SSL_version(ssl))) }
+
+    var selectedALPN: [UInt8]? {
+        var data: UnsafePointer<UInt8>?
+        var len: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &len)
+        guard let data, len > 0 else { return nil }
+        return Array(UnsafeBufferPointer(start: data, count: Int(len)))
+    }
+
+    var resumed: Bool { SSL_session_reused(ssl) == 1 }
+}
+
+/// Why a TLS operation failed: the alert the peer sent (if any), a system error, or OpenSSL's
+/// reason, as one phrase.
+struct TLSFailure: Error, Equatable {
+    /// The fatal alert the peer sent us, when that is what ended it.
+    var peerAlert: UInt8?
+    /// The socket error (ECONNRESET…), when that is what ended it.
+    var systemError: Int32?
+    /// The peer closed the connection (EOF) in the middle.
+    var eof: Bool
+    var text: String
+
+    static func capture(ssl: OpaquePointer, code: Int32, rc: Int32) -> TLSFailure {
+        let savedErrno = errno
+        var alert: UInt8?
+        var reasons: [String] = []
+        while true {
+            let e = ERR_get_error()
+            if e == 0 { break }
+            let reason = tv_err_reason(e)
+            if tv_err_lib(e) == ERR_LIB_SSL && reason >= 1000 && reason < 1256 && alert == nil {
+                alert = UInt8(reason - 1000)
+            }
+            if let p = ERR_reason_error_string(e) { reasons.append(String(cString: p)) } else { reasons.append("error \(reason)") }
+        }
+        if code == SSL_ERROR_SYSCALL {
+            if savedErrno != 0 && reasons.isEmpty {
+                return TLSFailure(peerAlert: nil, systemError: savedErrno, eof: false, text: Errno(savedErrno).phrase)
+            }
+            if reasons.isEmpty {
+                return TLSFailure(peerAlert: nil, systemError: nil, eof: true, text: "the peer closed the connection")
+            }
+        }
+        if let alert {
+            return TLSFailure(peerAlert: alert, systemError: nil, eof: false, text: "alert \(TLSAlert.name(alert))")
+        }
+        let eof = reasons.contains { $0.contains("unexpected eof") }
+        return TLSFailure(peerAlert: nil, systemError: nil, eof: eof, text: reasons.isEmpty ? "TLS error" : reasons.joined(separator: "; "))
+    }
+}

@@ -1,0 +1,57 @@
+import FlowStore
+import Proxy
+
+/// How the proxy's facts about a flow become a row of the flow database (a pure mapping).
+public enum FlowRecordMapping {
+    /// The row for `facts`. `tlsVersion` is what the real server negotiated: the upstream leg's
+    /// version when inspected, the ServerHello's when passed through; `chosenVersionSource` says
+    /// which. Bytes up are what the client sent, bytes down what the server sent.
+    public static func record(_ f: FlowFacts) -> FlowRecord {
+        var r = FlowRecord(id: Int64(f.id), startTime: f.startMicros, lastActivityTime: f.lastActivityMicros,
+                           clientAddress: f.client.address, clientPort: Int(f.client.port),
+                           serverAddress: f.server?.address ?? "", serverPort: Int(f.server?.port ?? f.port),
+                           transport: f.transport == .udp ? StoredFlowTransport.udp : StoredFlowTransport.tcp,
+                           host: f.host, hostOrigin: origin(f.hostOrigin),
+                           alpn: f.alpn, tlsVersion: (f.upstreamTLSVersion ?? f.clientTLSVersion)?.description,
+                           status: status(f.status), bytesUp: Int64(clamping: f.bytesFromClient),
+                           bytesDown: Int64(clamping: f.bytesFromServer), duration: f.durationMicros, error: f.error)
+        if case .failed(let reason) = f.status { r.failureReason = reason }
+        if case .keptPrivate = f.status { r.failureReason = "this host pins its certificate" }
+        r.clientVersions = f.offeredVersions.map(\.description)
+        r.clientALPN = f.offeredALPN
+        switch f.versionSource {
+        case .serverHello?: r.chosenVersionSource = "server_hello"
+        case .upstreamLeg?: r.chosenVersionSource = "upstream_leg"
+        case nil: r.chosenVersionSource = nil
+        }
+        if let cert = f.serverCertificate {
+            r.certificateSubject = cert.subject
+            r.certificateIssuer = cert.issuer
+            r.certificateSANs = cert.subjectAlternativeNames
+            r.certificateNotBefore = cert.notBefore
+            r.certificateNotAfter = cert.notAfter
+            r.certificateSHA256 = cert.sha256
+        }
+        return r
+    }
+
+    static func status(_ s: Proxy.FlowStatus) -> StoredFlowStatus {
+        switch s {
+        case .notEncrypted: return .notEncrypted
+        case .encrypted: return .encrypted
+        case .inspected: return .inspected
+        case .keptPrivate: return .keptPrivate
+        case .failed: return .failed
+        }
+    }
+
+    static func origin(_ o: Proxy.HostOrigin) -> StoredHostOrigin {
+        switch o {
+        case .sni: return .sni
+        case .connect: return .connect
+        case .socks: return .socks
+        case .reverse: return .reverse
+        case .none: return .none
+        }
+    }
+}

@@ -1,0 +1,14 @@
+import FlowStore
+import Proxy
+
+/// The proxy's flow events into the flow database: each is mapped and enqueued on the single
+/// batched writer, which never blocks (a full queue drops the event and counts it).
+public final class FlowStoreSink: FlowSink {
+    private let writer: FlowWriter
+
+    public init(writer: FlowWriter) { self.writer = writer }
+
+    public func flowOpened(_ facts: FlowFacts) { _ = writer.enqueue(.opened(FlowRecordMapping.record(facts))) }
+    public func flowUpdated(_ facts: FlowFacts) { _ = writer.enqueue(.updated(FlowRecordMapping.record(facts))) }
+    public func flowClosed(_ facts: FlowFacts) { _ = writer.enqueue(.closed(FlowRecordMapping.record(facts))) }
+}

@@ -1,0 +1,217 @@
+/// The facts a proxy needs from a TLS ClientHello (RFC 8446 §4.1.2; also the TLS 1.2 form of
+/// RFC 5246 §7.4.1.2), read without any cryptography.
+///
+/// Lists keep the order and the GREASE values (RFC 8701) exactly as the client sent them; filter
+/// with `GREASE.isReserved(_:)`. Produced by `ClientHelloParser`.
+public struct ClientHello: Sendable, Hashable {
+    /// `legacy_version`: `0x0303` for TLS 1.2 and 1.3 clients (RFC 8446 §4.1.2).
+    public var legacyVersion: UInt16
+    /// The 32-byte client `random` (the key used by SSLKEYLOGFILE lines).
+    public var random: [UInt8]
+    /// Length in bytes of `legacy_session_id`, 0...32.
+    public var sessionIDLength: Int
+    /// `cipher_suites` in client preference order, GREASE included.
+    public var cipherSuites: [UInt16]
+    /// The `host_name` entry of the server_name extension (type 0, RFC 6066 §3), exactly as sent
+    /// (printable ASCII, case and any trailing dot preserved); nil when the client sent no SNI.
+    public var serverName: String?
+    /// The application_layer_protocol_negotiation list (type 16, RFC 7301 §3.1) as raw protocol
+    /// identifiers (each 1...255 bytes) in preference order; empty when absent.
+    public var alpnProtocolIDs: [[UInt8]]
+    /// The supported_versions list (type 43, RFC 8446 §4.2.1), e.g. `[0x0304, 0x0303]`, GREASE
+    /// included; empty when absent.
+    public var supportedVersions: [UInt16]
+    /// Whether the session_ticket extension (type 35, RFC 5077) is present, empty or not.
+    public var offersSessionTicket: Bool
+    /// Whether the pre_shared_key extension (type 41, RFC 8446 §4.2.11) is present.
+    public var offersPreSharedKey: Bool
+    /// Named groups of the key_share entries (type 51, RFC 8446 §4.2.8) in order, e.g. `[0x001D]`
+    /// for x25519; empty when absent or when the client sent no shares.
+    public var keyShareGroups: [UInt16]
+    /// Every extension type in the order sent, GREASE included.
+    public var extensionTypes: [UInt16]
+    /// Size of the whole handshake message in bytes, its 4-byte header included (record headers
+    /// excluded).
+    public var handshakeLength: Int
+
+    /// Memberwise initialiser, for tests and for building values by hand.
+    public init(
+        legacyVersion: UInt16, random: [UInt8], sessionIDLength: Int, cipherSuites: [UInt16],
+        serverName: String?, alpnProtocolIDs: [[UInt8]], supportedVersions: [UInt16],
+        offersSessionTicket: Bool, offersPreSharedKey: Bool, keyShareGroups: [UInt16],
+        extensionTypes: [UInt16], handshakeLength: Int
+    ) {
+        self.legacyVersion = legacyVersion
+        self.random = random
+        self.sessionIDLength = sessionIDLength
+        self.cipherSuites = cipherSuites
+        self.serverName = serverName
+        self.alpnProtocolIDs = alpnProtocolIDs
+        self.supportedVersions = supportedVersions
+        self.offersSessionTicket = offersSessionTicket
+        self.offersPreSharedKey = offersPreSharedKey
+        self.keyShareGroups = keyShareGroups
+        self.extensionTypes = extensionTypes
+        self.handshakeLength = handshakeLength
+    }
+
+    /// `serverName` lowercased (ASCII) with one trailing dot removed: the form to compare hosts
+    /// and key certificate caches with (RFC 6066 §3 host names are case-insensitive and carry no
+    /// trailing dot). Nil when there is no SNI or nothing remains.
+    public var normalizedServerName: String? {
+        guard var name = serverName?.lowercased() else { return nil }
+        if name.hasSuffix(".") { name.removeLast() }
+        return name.isEmpty ? nil : name
+    }
+
+    /// The ALPN identifiers decoded as UTF-8 (invalid bytes become U+FFFD), e.g. `["h2", "http/1.1"]`.
+    /// Use `alpnProtocolIDs` to re-send them byte for byte.
+    public var alpnProtocols: [String] {
+        alpnProtocolIDs.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Whether TLS 1.3 (`0x0304`) is in supported_versions (RFC 8446 §4.2.1).
+    public var offersTLS13: Bool { supportedVersions.contains(TLSVersion.tls13) }
+}
+
+extension ClientHello {
+    /// Decodes a complete handshake message (4-byte header then body) of type client_hello.
+    ///
+    /// Follows RFC 8446 §4.1.2 and §4.2: every vector must fit its container, the extensions block
+    /// must end the message exactly, an extension type may appear once, pre_shared_key must be last.
+    init(handshakeMessage: UnsafeBufferPointer<UInt8>) throws(WireFormatError) {
+        var message = ByteCursor(handshakeMessage)
+        _ = try message.readUInt8("the handshake type")
+        let length = try message.readUInt24("the handshake length")
+        var body = try message.subCursor(length, "the ClientHello body")
+
+        legacyVersion = try body.readUInt16("the legacy_version")
+        random = try body.readBytes(32, "the random")
+        let sessionID = try body.readVector8("the legacy_session_id")
+        guard sessionID.remaining <= 32 else {
+            throw WireFormatError("The legacy_session_id is \(sessionID.remaining) bytes long, more than the 32 RFC 8446 §4.1.2 allows.")
+        }
+        sessionIDLength = sessionID.remaining
+
+        var suites = try body.readVector16("the cipher_suites list")
+        guard suites.remaining >= 2, suites.remaining % 2 == 0 else {
+            throw WireFormatError("The cipher_suites list is \(suites.remaining) bytes long, but it must hold at least one 2-byte suite and an even number of bytes.")
+        }
+        var cipherSuites: [UInt16] = []
+        cipherSuites.reserveCapacity(suites.remaining / 2)
+        while !suites.isAtEnd { cipherSuites.append(try suites.readUInt16("a cipher suite")) }
+        self.cipherSuites = cipherSuites
+
+        let compression = try body.readVector8("the legacy_compression_methods list")
+        guard compression.remaining >= 1 else {
+            throw WireFormatError("The legacy_compression_methods list is empty, but it must hold at least one method.")
+        }
+
+        serverName = nil
+        alpnProtocolIDs = []
+        supportedVersions = []
+        offersSessionTicket = false
+        offersPreSharedKey = false
+        keyShareGroups = []
+        extensionTypes = []
+        handshakeLength = length + 4
+
+        // A TLS 1.2 ClientHello may end right after the compression methods (RFC 5246 §7.4.1.2).
+        guard !body.isAtEnd else { return }
+        var extensions = try body.readVector16("the extensions block")
+        guard body.isAtEnd else {
+            throw WireFormatError("The extensions block is followed by \(WireFormatError.count(body.remaining, "extra byte")) inside the ClientHello.")
+        }
+        while !extensions.isAtEnd {
+            let type = try extensions.readUInt16("an extension type")
+            var data = try extensions.readVector16("the \(TLSExtensionType.describe(type)) extension")
+            if extensionTypes.contains(type) {
+                throw WireFormatError("The \(TLSExtensionType.describe(type)) extension appears twice, which RFC 8446 §4.2 forbids.")
+            }
+            extensionTypes.append(type)
+            switch type {
+            case TLSExtensionType.serverName:
+                serverName = try Self.readServerName(&data)
+            case TLSExtensionType.applicationLayerProtocolNegotiation:
+                alpnProtocolIDs = try ALPNList.read(&data, exactlyOne: false)
+            case TLSExtensionType.supportedVersions:
+                supportedVersions = try Self.readSupportedVersions(&data)
+            case TLSExtensionType.keyShare:
+                keyShareGroups = try Self.readKeyShareGroups(&data)
+            case TLSExtensionType.sessionTicket:
+                offersSessionTicket = true
+            case TLSExtensionType.preSharedKey:
+                offersPreSharedKey = true
+            default:
+                break
+            }
+        }
+        if offersPreSharedKey, extensionTypes.last != TLSExtensionType.preSharedKey {
+            throw WireFormatError("The pre_shared_key extension is not the last extension, which RFC 8446 §4.2.11 requires.")
+        }
+    }
+
+    /// server_name (RFC 6066 §3): a non-empty list of (name_type, opaque name<1..2^16-1>); at most
+    /// one host_name (type 0), printable ASCII.
+    private static func readServerName(_ data: inout ByteCursor) throws(WireFormatError) -> String? {
+        var list = try data.readVector16("the server_name list")
+        guard data.isAtEnd else {
+            throw WireFormatError("The server_name list is followed by \(WireFormatError.count(data.remaining, "extra byte")) inside its extension.")
+        }
+        guard !list.isAtEnd else {
+            throw WireFormatError("The server_name extension holds an empty list, which RFC 6066 §3 forbids.")
+        }
+        var hostName: String?
+        while !list.isAtEnd {
+            let nameType = try list.readUInt8("a server name type")
+            let name = try list.readVector16("a server name")
+            guard nameType == 0 else { continue }
+            guard hostName == nil else {
+                throw WireFormatError("The server_name extension holds two host_name entries, which RFC 6066 §3 forbids.")
+            }
+            guard name.remaining > 0 else {
+                throw WireFormatError("The server_name host_name is empty, which RFC 6066 §3 forbids.")
+            }
+            let bytes = name.remainingBuffer
+            for byte in bytes where byte < 0x21 || byte > 0x7E {
+                throw WireFormatError("The server_name host_name contains byte 0x\(String(byte, radix: 16)), which is not printable ASCII.")
+            }
+            hostName = String(decoding: bytes, as: UTF8.self)
+        }
+        return hostName
+    }
+
+    /// supported_versions in a ClientHello (RFC 8446 §4.2.1): `ProtocolVersion versions<2..254>`.
+    private static func readSupportedVersions(_ data: inout ByteCursor) throws(WireFormatError) -> [UInt16] {
+        var list = try data.readVector8("the supported_versions list")
+        guard data.isAtEnd else {
+            throw WireFormatError("The supported_versions list is followed by \(WireFormatError.count(data.remaining, "extra byte")) inside its extension.")
+        }
+        guard list.remaining >= 2, list.remaining % 2 == 0 else {
+            throw WireFormatError("The supported_versions list is \(list.remaining) bytes long, but it must hold at least one 2-byte version and an even number of bytes.")
+        }
+        var versions: [UInt16] = []
+        versions.reserveCapacity(list.remaining / 2)
+        while !list.isAtEnd { versions.append(try list.readUInt16("a supported version")) }
+        return versions
+    }
+
+    /// key_share in a ClientHello (RFC 8446 §4.2.8): `KeyShareEntry client_shares<0..2^16-1>`, each
+    /// a group and a non-empty `key_exchange<1..2^16-1>`.
+    private static func readKeyShareGroups(_ data: inout ByteCursor) throws(WireFormatError) -> [UInt16] {
+        var shares = try data.readVector16("the client_shares list")
+        guard data.isAtEnd else {
+            throw WireFormatError("The client_shares list is followed by \(WireFormatError.count(data.remaining, "extra byte")) inside the key_share extension.")
+        }
+        var groups: [UInt16] = []
+        while !shares.isAtEnd {
+            let group = try shares.readUInt16("a key share group")
+            let keyExchange = try shares.readVector16("the key_exchange of group 0x\(String(group, radix: 16))")
+            guard keyExchange.remaining > 0 else {
+                throw WireFormatError("The key share for group 0x\(String(group, radix: 16)) is empty, which RFC 8446 §4.2.8 forbids.")
+            }
+            groups.append(group)
+        }
+        return groups
+    }
+}

@@ -1,0 +1,44 @@
+/// Byte classes and comparisons of HTTP syntax (RFC 9110 §5.6.2).
+enum HTTPToken {
+    /// Whether `byte` is a `tchar`: `!#$%&'*+-.^_`|~`, DIGIT or ALPHA.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "0") ... UInt8(ascii: "9"),
+             UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// Whether two strings are equal ignoring ASCII case.
+    static func equalsIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
+        var left = a.utf8.makeIterator()
+        var right = b.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return true
+            case let (x?, y?) where lowercased(x) == lowercased(y): continue
+            default: return false
+            }
+        }
+    }
+
+    /// The ASCII lowercase of a byte.
+    static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+    }
+
+    /// The comma-separated list elements of field values (RFC 9110 §5.6.1), trimmed of spaces and
+    /// tabs, empty elements dropped, ASCII-lowercased.
+    static func lowercasedList(_ values: [String]) -> [String] {
+        values.flatMap { value in
+            value.split(separator: ",").compactMap { element -> String? in
+                let trimmed = element.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
+                return trimmed.isEmpty ? nil : String(trimmed).lowercased()
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+/// Incremental server side of the SOCKS5 handshake (RFC 1928 §3, §4) for no-authentication
+/// CONNECT: feed it the client's bytes as they arrive and act on each step.
+///
+/// ```swift
+/// var socks = SOCKS5HandshakeParser()
+/// var step = socks.feed(bytesFromSocket)
+/// loop: while true {
+///     switch step {
+///     case .needMoreData: break loop                      // read more, feed again
+///     case .greeting(_, let reply): send(reply)            // 05 00
+///         step = socks.feed([])                            // bytes already buffered may hold the request
+///     case .request(let request): connect(request.hostPort) // then send SOCKS5Reply(…).encoded
+///         forward(socks.unconsumedBytes); break loop
+///     case .refused(_, let reply): send(reply); close(); break loop
+///     case .malformed: close(); break loop
+///     }
+/// }
+/// ```
+///
+/// It accepts only method 0x00 (no authentication) and command CONNECT; the others are refused
+/// with the reply bytes RFC 1928 prescribes. The RSV byte is not checked. Each message is at most
+/// 262 bytes, so the parser holds at most that plus whatever a single feed carried past it.
+public struct SOCKS5HandshakeParser: Sendable {
+    /// What to do next.
+    public enum Step: Sendable, Hashable {
+        /// The current message is not complete; feed more bytes.
+        case needMoreData
+        /// The greeting offers no authentication: send `reply` (`05 00`), then feed again (with no
+        /// bytes if none arrived) for the request.
+        case greeting(SOCKS5Greeting, reply: [UInt8])
+        /// A CONNECT request: connect, then send `SOCKS5Reply(…).encoded`. Final; bytes that
+        /// followed it are in `unconsumedBytes`.
+        case request(SOCKS5Request)
+        /// Send `reply` (`05 FF` for the greeting, a `SOCKS5Reply` failure for the request), then
+        /// close; `reason` is one sentence. Final.
+        case refused(reason: String, reply: [UInt8])
+        /// The bytes are not SOCKS5 (the version byte is not 5); close without replying. Final.
+        case malformed(reason: String)
+    }
+
+    private enum Stage: Sendable {
+        case greeting, request, finished(Step)
+    }
+
+    private var buffer: [UInt8] = []
+    private var stage = Stage.greeting
+
+    /// Bytes fed after the request; empty until the step is `.request`.
+    public private(set) var unconsumedBytes: [UInt8] = []
+
+    /// Creates a parser waiting for the greeting.
+    public init() {}
+
+    /// Feeds the next bytes (any length, including zero) and returns the next step. A final step
+    /// is returned again for every later call.
+    public mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>) -> Step {
+        if case .finished(let step) = stage { return step }
+        buffer.append(contentsOf: bytes)
+        switch stage {
+        case .greeting: return readGreeting()
+        case .request: return readRequest()
+        case .finished(let step): return step
+        }
+    }
+
+    /// Feeds the next bytes (any collection of bytes) and returns the next step.
+    public mutating func feed<Bytes: Collection>(_ bytes: Bytes) -> Step where Bytes.Element == UInt8 {
+        if let step = bytes.withContiguousStorageIfAvailable({ buffer in feed(buffer) }) { return step }
+        return Array(bytes).withUnsafeBufferPointer { feed($0) }
+    }
+
+    /// Feeds the next bytes and returns the next step.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) -> Step {
+        feed(bytes.assumingMemoryBound(to: UInt8.self))
+    }
+
+    private mutating func finish(_ step: Step) -> Step {
+        stage = .finished(step)
+        return step
+    }
+
+    /// `VER NMETHODS METHODS` (RFC 1928 §3).
+    private mutating func readGreeting() -> Step {
+        guard let version = buffer.first else { return .needMoreData }
+        guard version == 5 else {
+            return finish(.malformed(reason: "The greeting starts with version \(version), but SOCKS5 starts with 5."))
+        }
+        guard buffer.count >= 2 else { return .needMoreData }
+        let length = 2 + Int(buffer[1])
+        guard buffer.count >= length else { return .needMoreData }
+        let greeting = SOCKS5Greeting(methods: Array(buffer[2 ..< length]))
+        buffer.removeFirst(length)
+        guard greeting.offersNoAuthentication else {
+            let offered = greeting.methods.map { "0x" + String($0, radix: 16) }.joined(separator: ", ")
+            return finish(.refused(
+                reason: "The client offers authentication methods [\(offered)] but not 0x00 (no authentication), the only one accepted.",
+                reply: SOCKS5Greeting.refuseReply))
+        }
+        stage = .request
+        return .greeting(greeting, reply: SOCKS5Greeting.acceptReply)
+    }
+
+    /// `VER CMD RSV ATYP DST.ADDR DST.PORT` (RFC 1928 §4).
+    private mutating func readRequest() -> Step {
+        guard let version = buffer.first else { return .needMoreData }
+        guard version == 5 else {
+            return finish(.malformed(reason: "The request starts with version \(version), but SOCKS5 starts with 5."))
+        }
+        guard buffer.count >= 2 else { return .needMoreData }
+        let command = buffer[1]
+        guard command == SOCKS5Request.connectCommand else {
+            let name = command == SOCKS5Request.bindCommand ? "BIND (2)" : command == SOCKS5Request.udpAssociateCommand ? "UDP ASSOCIATE (3)" : "\(command)"
+            return finish(.refused(
+                reason: "The client asks for command \(name), but only CONNECT (1) is served.",
+                reply: SOCKS5Reply.failure(.commandNotSupported)))
+        }
+        guard buffer.count >= 4 else { return .needMoreData }
+        let addressType = buffer[3]
+        let length: Int
+        switch addressType {
+        case SOCKS5Address.ipv4Type: length = 4 + 4 + 2
+        case SOCKS5Address.ipv6Type: length = 4 + 16 + 2
+        case SOCKS5Address.domainType:
+            guard buffer.count >= 5 else { return .needMoreData }
+            length = 4 + 1 + Int(buffer[4]) + 2
+        default:
+            return finish(.refused(
+                reason: "The request uses address type \(addressType), but only IPv4 (1), domain name (3) and IPv6 (4) exist.",
+                reply: SOCKS5Reply.failure(.addressTypeNotSupported)))
+        }
+        guard buffer.count >= length else { return .needMoreData }
+        let destination: SOCKS5Address
+        switch addressType {
+        case SOCKS5Address.ipv4Type:
+            destination = .ipv4(Array(buffer[4 ..< 8]))
+        case SOCKS5Address.ipv6Type:
+            destination = .ipv6(Array(buffer[4 ..< 20]))
+        default:
+            let name = buffer[5 ..< length - 2]
+            guard !name.isEmpty else {
+                return finish(.refused(reason: "The request names an empty domain.", reply: SOCKS5Reply.failure(.generalFailure)))
+            }
+            for byte in name where byte < 0x21 || byte > 0x7E {
+                return finish(.refused(
+                    reason: "The requested domain contains byte 0x\(String(byte, radix: 16)), which is not printable ASCII.",
+                    reply: SOCKS5Reply.failure(.generalFailure)))
+            }
+            destination = .domain(String(decoding: name, as: UTF8.self))
+        }
+        let port = UInt16(buffer[length - 2]) << 8 | UInt16(buffer[length - 1])
+        unconsumedBytes = Array(buffer[length...])
+        buffer = []
+        return finish(.request(SOCKS5Request(command: command, destination: destination, port: port)))
+    }
+}

@@ -1,0 +1,130 @@
+import CommandLineParser
+import ControlChannel
+import Foundation
+import Proxy
+import Settings
+import TVCore
+import TVHome
+
+/// `tv run`, `tv status`, `tv stop`, `tv intro`: the live session and its controls.
+enum RunCommands {
+    static let runSpec = CommandSpec(
+        name: "run", summary: "Run the proxy in the foreground and record every connection (Ctrl-C stops).",
+        discussion: "Listens on 127.0.0.1:8080 as an explicit proxy unless told otherwise. Inspects TLS only when inspection is on (`tv inspect on`, after `tv setup`) or --inspect / --ca is given; everything else is passed through untouched and still recorded as a flow.",
+        options: [OptionSpec("mode", value: "MODE", help: "regular (default), socks5, reverse:https://HOST:PORT or reverse:http://HOST:PORT."),
+                  OptionSpec("listen", value: "HOST:PORT", help: "Where to listen (default 127.0.0.1:8080; loopback unless you say otherwise)."),
+                  OptionSpec("workers", value: "N", help: "Event-loop threads (default: one per core)."),
+                  OptionSpec("ignore-hosts", value: "REGEX", help: "Never inspect hosts matching REGEX (host or host:port); repeatable.", repeatable: true),
+                  OptionSpec("allow-hosts", value: "REGEX", help: "Inspect only hosts matching REGEX; repeatable.", repeatable: true),
+                  OptionSpec("upstream-insecure", help: "Do not verify servers' certificates (inspection forges nothing over a bad one otherwise)."),
+                  OptionSpec("upstream-ca", value: "FILE", help: "Also trust the CAs in FILE (PEM) when verifying servers."),
+                  OptionSpec("keylog", value: "FILE", help: "Append TLS key log lines for both legs to FILE (0600); SSLKEYLOGFILE works too."),
+                  OptionSpec("ca", value: "FILE", help: "Use the CA in FILE (key and certificate in one PEM) for this session only, inspecting."),
+                  OptionSpec("inspect", help: "Inspect this session even if the trust store does not trust the root (clients given it with --cacert)."),
+                  OptionSpec("keep-content", help: "Keep decrypted content this session (as content.keep on; only while inspecting)."),
+                  OptionSpec("quiet", help: "Print nothing but errors.")])
+
+    static let statusSpec = CommandSpec(name: "status", summary: "Say whether a session is running, with its live counters.",
+                                        options: [OptionSpec("json", help: "Print as JSON.")])
+    static let stopSpec = CommandSpec(name: "stop", summary: "Stop the running session (it closes connections and flushes everything).")
+    static let introSpec = CommandSpec(name: "intro", summary: "Show the short introduction again.")
+
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
+        "run": run, "status": status, "stop": stop, "intro": intro,
+    ]
+
+    static func run(_ inv: Invocation) throws -> Int32 {
+        let c = inv.command
+        var options = Session.Options()
+        if let mode = c.value("mode") { options.mode = try ProxyMode.parse(mode) }
+        options.listen = c.value("listen")
+        if let w = c.value("workers") {
+            guard let n = Int(w), n > 0, n <= 256 else { throw UsageRefusal("--workers takes a whole number from 1 to 256, not '\(w)'.") }
+            options.workers = n
+        }
+        options.ignoreHosts = c.values("ignore-hosts")
+        options.allowHosts = c.values("allow-hosts")
+        options.upstreamInsecure = c.has("upstream-insecure")
+        options.upstreamCAFile = c.value("upstream-ca")
+        options.keylogPath = c.value("keylog")
+        options.caFile = c.value("ca")
+        options.forceInspection = c.has("inspect")
+        options.forceContentKeep = c.has("keep-content")
+        let quiet = c.has("quiet")
+        let home = try inv.home()
+        let console = inv.console
+
+        // The introduction, once (skipping counts as seen; an unreadable flag shows it again).
+        let settings = SettingsStore(file: SettingsFile(home: home))
+        if !quiet, (try? settings.read())?[SettingKeys.introSeen] != true {
+            for line in IntroPresentation.lines { console.note(line) }
+            console.note("")
+            try? home.ensureExists()
+            _ = try? settings.set(SettingKeys.introSeen, to: true)
+        }
+
+        let session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
+            console.note("tv: " + text)
+        }
+        if !quiet { for line in session.banner.lines { console.note(line) } }
+        try session.run()
+        if !quiet { console.note("tv stopped; everything is saved in \(home.path).") }
+        return 0
+    }
+
+    static func client(_ inv: Invocation) throws -> ControlClient {
+        try ControlClient(path: SessionPaths.controlSocket(try inv.home()))
+    }
+
+    static func status(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.home()
+        guard let response = try? ControlClient(path: SessionPaths.controlSocket(home)).send(ControlRequest(command: "status")) else {
+            if inv.json {
+                inv.console.line(JSONValue.object([("running", .bool(false)), ("dataFolder", .string(home.path))]).serialized(pretty: true))
+            } else {
+                inv.console.line("No tv session is running for \(home.path); start one with `tv run`.")
+            }
+            return 3
+        }
+        let v = response.values
+        if inv.json {
+            var fields: [(String, JSONValue)] = [("running", .bool(true))]
+            for key in v.keys.sorted() { fields.append((key, Int64(v[key]!).map { .int($0) } ?? .string(v[key]!))) }
+            inv.console.line(JSONValue.object(fields).serialized(pretty: true))
+            return 0
+        }
+        inv.console.line("tv is running (pid \(v["pid"] ?? "?")): \(v["mode"] ?? "") on \(v["listen"] ?? "")")
+        inv.console.line("  inspection        \(v["inspection"] ?? "?")")
+        inv.console.line("  connections open  \(v["openConnections"] ?? "0") (\(v["accepted"] ?? "0") accepted, \(v["refusedByCap"] ?? "0") refused at the cap)")
+        let closed = v.keys.filter { $0.hasPrefix("closed.") }.sorted().map { "\(v[$0]!) \($0.dropFirst(7))" }
+        if !closed.isEmpty { inv.console.line("  closed            " + closed.joined(separator: ", ")) }
+        let up = Int64(v["bytesFromClients"] ?? "0") ?? 0, down = Int64(v["bytesFromServers"] ?? "0") ?? 0
+        inv.console.line("  bytes             ↑ \(Units.bytes(up)) from clients, ↓ \(Units.bytes(down)) from servers")
+        if let dropped = v["flowEventsDropped"], dropped != "0" {
+            inv.console.line("  flow events lost  \(dropped) (the database could not keep up)")
+        }
+        return 0
+    }
+
+    static func stop(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.home()
+        let path = SessionPaths.controlSocket(home)
+        let response = try ControlClient(path: path).send(ControlRequest(command: "stop"))
+        guard response.ok else { throw UsageRefusal(response.message, exitCode: 1) }
+        // Wait (up to 15 s) for the session to finish flushing and remove its socket.
+        for _ in 0..<150 where FileManager.default.fileExists(atPath: path) { usleep(100_000) }
+        inv.console.line(FileManager.default.fileExists(atPath: path)
+                         ? "Asked the session to stop; it is still finishing."
+                         : "Stopped the session; everything is saved in \(home.path).")
+        return 0
+    }
+
+    static func intro(_ inv: Invocation) throws -> Int32 {
+        for line in IntroPresentation.lines { inv.console.line(line) }
+        if let home = try? inv.home() {
+            try? home.ensureExists()
+            _ = try? SettingsStore(file: SettingsFile(home: home)).set(SettingKeys.introSeen, to: true)
+        }
+        return 0
+    }
+}

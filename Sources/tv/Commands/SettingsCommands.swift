@@ -1,0 +1,112 @@
+import CommandLineParser
+import Foundation
+import Recording
+import Settings
+import SetupActions
+import TrustStore
+import TVHome
+
+/// `tv settings show|get|set`: the one durable settings record, saved first and applied to a
+/// running session second.
+enum SettingsCommands {
+    static let spec = CommandSpec(
+        name: "settings", summary: "Show or change tv's saved settings.",
+        discussion: "Settings live in $TV_HOME/settings.json. A change is saved first, then a running session is told. Inspection itself is turned on and off with `tv inspect on|off`, which checks trust first.",
+        options: [OptionSpec("json", help: "Print as JSON.")],
+        subcommands: [
+            CommandSpec(name: "show", summary: "Every setting with its value (the default).", options: [OptionSpec("json", help: "Print as JSON.")]),
+            CommandSpec(name: "get", summary: "One setting's value.", positionals: [PositionalSpec("KEY", help: "The setting's name, e.g. content.expiry.")]),
+            CommandSpec(name: "set", summary: "Save one setting and apply it to a running session.",
+                        positionals: [PositionalSpec("KEY", help: "The setting's name."), PositionalSpec("VALUE", help: "Its new value.")]),
+        ],
+        defaultSubcommand: "show")
+
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
+        "settings show": show, "settings get": get, "settings set": set,
+    ]
+
+    static func show(_ inv: Invocation) throws -> Int32 {
+        let record = try inv.settingsStore().read()
+        let rows = SettingKeys.all.map { key -> (String, String, Bool, String) in
+            let saved = record.values[key.name]
+            return (key.name, saved.map(text) ?? key.defaultText, saved != nil, key.summary)
+        }
+        if inv.json {
+            inv.console.line(JSONValue.object(SettingKeys.all.map { ($0.name, record.values[$0.name] ?? $0.defaultJSON) }).serialized(pretty: true))
+            return 0
+        }
+        let width = rows.map(\.0.count).max() ?? 0
+        let valueWidth = rows.map(\.1.count).max() ?? 0
+        for (name, value, saved, summary) in rows {
+            inv.console.line(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                             + value.padding(toLength: valueWidth, withPad: " ", startingAt: 0)
+                             + (saved ? "          " : "  default ") + " " + summary)
+        }
+        return 0
+    }
+
+    static func get(_ inv: Invocation) throws -> Int32 {
+        let name = inv.command.positionals[0]
+        guard let key = SettingKeys.all.first(where: { $0.name == name }) else { throw unknown(name) }
+        let record = try inv.settingsStore().read()
+        inv.console.line(record.values[key.name].map(text) ?? key.defaultText)
+        return 0
+    }
+
+    static func set(_ inv: Invocation) throws -> Int32 {
+        let name = inv.command.positionals[0]
+        let value = inv.command.positionals[1]
+        let settings = try inv.settingsStore()
+        let change: SettingChange
+        switch name {
+        case SettingKeys.inspectionEnabled.name:
+            throw UsageRefusal("Inspection is turned on and off with `tv inspect on` / `tv inspect off`, which check trust first.")
+        case SettingKeys.trustStore.name:
+            let spec = try TrustStoreSpec(parsing: value)
+            change = try settings.set(SettingKeys.trustStore, to: spec.description)
+        case SettingKeys.introSeen.name:
+            change = try settings.set(SettingKeys.introSeen, to: try bool(name, value))
+        case SettingKeys.contentKeep.name:
+            let on = try bool(name, value)
+            if on {
+                // Only possible with inspection on, asked in the present tense.
+                let report = try InspectionGuard.recheck(home: try inv.home(), settings: settings,
+                                                         environment: inv.environment, now: inv.now)
+                for notice in report.notices { inv.console.note(notice) }
+                try ContentPolicy.checkKeep(true, inspectionOn: report.record[SettingKeys.inspectionEnabled])
+            }
+            change = try settings.set(SettingKeys.contentKeep, to: on)
+        case SettingKeys.contentExpiry.name:
+            change = try settings.set(SettingKeys.contentExpiry, to: try ContentPolicy.parseExpiry(value).text)
+        case SettingKeys.contentFlowBudget.name:
+            change = try settings.set(SettingKeys.contentFlowBudget, to: try ContentPolicy.parseFlowBudget(value))
+        default:
+            throw unknown(name)
+        }
+        if change.saved {
+            inv.console.line("Saved \(name) = \(change.newText) (was \(change.oldText)).")
+        } else {
+            inv.console.line("\(name) is already \(change.newText); nothing changed.")
+        }
+        if let sentence = change.delivery.sentence { inv.console.line(sentence) }
+        return 0
+    }
+
+    static func bool(_ name: String, _ value: String) throws -> Bool {
+        guard let b = Bool(text: value) else { throw UsageRefusal("\(name) takes on or off, not '\(value)'.") }
+        return b
+    }
+
+    static func unknown(_ name: String) -> UsageRefusal {
+        UsageRefusal("'\(name)' is not a setting; `tv settings` lists them (\(SettingKeys.all.map(\.name).joined(separator: ", "))).")
+    }
+
+    static func text(_ value: JSONValue) -> String {
+        switch value {
+        case .bool(let b): return b ? "on" : "off"
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        default: return value.serialized()
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Proxy
+import Synchronization
+
+/// A FlowSink that keeps everything, for assertions.
+final class CollectingSink: FlowSink {
+    struct Record { var opened: FlowFacts?; var updates: [FlowFacts] = []; var closed: FlowFacts? }
+    private let state = Mutex<[UInt64: Record]>([:])
+    private let order = Mutex<[UInt64]>([])
+
+    func flowOpened(_ facts: FlowFacts) {
+        state.withLock { $0[facts.id, default: Record()].opened = facts }
+        order.withLock { $0.append(facts.id) }
+    }
+    func flowUpdated(_ facts: FlowFacts) { state.withLock { $0[facts.id, default: Record()].updates.append(facts) } }
+    func flowClosed(_ facts: FlowFacts) { state.withLock { $0[facts.id, default: Record()].closed = facts } }
+
+    var closed: [FlowFacts] {
+        let ids = order.withLock { $0 }
+        return state.withLock { s in ids.compactMap { s[$0]?.closed } }
+    }
+
+    /// Waits until `count` flows are closed (the loop reports just after the client sees the end).
+    func waitForClosed(_ count: Int, timeout: Double = 10) -> [FlowFacts] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let list = closed
+            if list.count >= count { return list }
+            usleep(10_000)
+        }
+        return closed
+    }
+}
+
+/// A ChunkRecorder that sums what it is given.
+final class CountingRecorder: ChunkRecorder {
+    let on: Bool
+    let bytes = Atomic<Int>(0)
+    let chunks = Atomic<Int>(0)
+    init(on: Bool) { self.on = on }
+    var isRecording: Bool { on }
+    func record(flow: UInt64, direction: ChunkDirection, offsetMicros: Int64, bytes buffer: UnsafeRawBufferPointer) {
+        bytes.wrappingAdd(buffer.count, ordering: .relaxed)
+        chunks.wrappingAdd(1, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs programs for the integration tests: bounded in time, output captured in files.
+enum Shell {
+    struct Output {
+        var status: Int32
+        var out: String
+        var err: String
+        var outData: Data
+        var timedOut: Bool
+    }
+
+    static func tempDirectory(_ tag: String) -> String {
+        let path = NSTemporaryDirectory() + "tvtest-\(tag)-\(UUID().uuidString.prefix(8))"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Runs `arguments` (argv[0] looked up in PATH), killing it after `timeout` seconds.
+    @discardableResult
+    static func run(_ arguments: [String], timeout: Double = 30, stdin: Data? = nil, environment: [String: String]? = nil) -> Output {
+        let dir = NSTemporaryDirectory()
+        let tag = UUID().uuidString
+        let outPath = dir + "tvsh-\(tag).out", errPath = dir + "tvsh-\(tag).err"
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(atPath: outPath)
+            try? FileManager.default.removeItem(atPath: errPath)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        if let environment {
+            var env = ProcessInfo.processInfo.environment
+            for (k, v) in environment { env[k] = v }
+            process.environment = env
+        }
+        process.standardOutput = FileHandle(forWritingAtPath: outPath)
+        process.standardError = FileHandle(forWritingAtPath: errPath)
+        let input = Pipe()
+        process.standardInput = stdin == nil ? FileHandle(forReadingAtPath: "/dev/null") : input
+        do { try process.run() } catch {
+            return Output(status: -1, out: "", err: "cannot run \(arguments[0]): \(error)", outData: Data(), timedOut: false)
+        }
+        if let stdin {
+            input.fileHandleForWriting.write(stdin)
+            try? input.fileHandleForWriting.close()
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        var timedOut = false
+        while process.isRunning {
+            if Date() > deadline {
+                timedOut = true
+                kill(process.processIdentifier, SIGKILL)
+                break
+            }
+            usleep(5_000)
+        }
+        process.waitUntilExit()
+        let outData = (try? Data(contentsOf: URL(fileURLWithPath: outPath))) ?? Data()
+        let errData = (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data()
+        return Output(status: process.terminationStatus, out: String(decoding: outData, as: UTF8.self),
+                      err: String(decoding: errData, as: UTF8.self), outData: outData, timedOut: timedOut)
+    }
+
+    /// A port that was free a moment ago (bind to 0, read, close).
+    static func freePort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return UInt16(bigEndian: addr.sin_port)
+    }
+
+    /// Waits until something accepts TCP connections on 127.0.0.1:port.
+    static func waitForPort(_ port: UInt16, timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+            addr.sin_port = port.bigEndian
+            let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            close(fd)
+            if rc == 0 { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+}
+
+/// A child process kept running in the background (servers), always killed.
+final class Background {
+    let process = Process()
+    let logPath: String
+
+    init(_ arguments: [String], logPath: String) throws {
+        self.logPath = logPath
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let log = FileHandle(forWritingAtPath: logPath)
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        try process.run()
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+}
