@@ -20,6 +20,8 @@ import Glibc
 /// …
 /// server.stop()
 /// ```
+///
+/// `start()` sets SIGPIPE to be ignored for the whole process (OpenSSL writes with write(2)).
 public final class ProxyServer: Sendable {
     public let configuration: ProxyConfiguration
 
@@ -56,6 +58,10 @@ public final class ProxyServer: Sendable {
     @discardableResult
     public func start() throws -> Endpoint {
         if state.withLock({ $0.running != nil }) { throw ProxyError.alreadyStarted }
+        // OpenSSL's socket BIOs write with write(2): a peer that went away must be an EPIPE error
+        // on that connection, not a SIGPIPE that kills the process. Process-wide, as every
+        // network server does.
+        signal(SIGPIPE, SIG_IGN)
         var configuration = self.configuration
         configuration.inspectionEnabled = state.withLock { $0.inspectionEnabled }
         let shared = try ProxyShared(configuration: configuration)

@@ -77,16 +77,17 @@ final class ProxyConnection: LoopHandler {
         guard !executing else { return }
         executing = true
         defer { executing = false }
-        while stage != .closed {
+        while true {
             if queueHead < queue.count {
                 let command = queue[queueHead]
                 queueHead += 1
-                perform(command)
+                // After the close only bookkeeping remains (e.g. remembering a pinned host).
+                if stage != .closed || command.isBookkeeping { perform(command) }
                 continue
             }
             queue.removeAll(keepingCapacity: true)
             queueHead = 0
-            if needsPeek {
+            if needsPeek && stage != .closed {
                 needsPeek = false
                 peekClient()
                 continue
@@ -601,5 +602,13 @@ final class ProxyConnection: LoopHandler {
         loop.unregister(token)
         let forwarder = PlainHTTPForwarder(loop: loop, client: client, facts: machine.facts)
         forwarder.start()
+    }
+}
+
+extension ConnectionMachine.Command {
+    /// Commands that still make sense once the connection is closed.
+    var isBookkeeping: Bool {
+        if case .rememberPinned = self { return true }
+        return false
     }
 }

@@ -69,7 +69,7 @@ struct HTTPBodyScanner: Equatable {
                     guard digits > 0 else { malformed = true; return i }
                     chunk = value == 0 ? .trailerLineStart : .data(remaining: value)
                 } else if inExtension {
-                    break
+                    // chunk-ext: skipped up to the line end (RFC 9112 §7.1.1)
                 } else if let d = Self.hex(c) {
                     guard digits < 15 else { malformed = true; return i }
                     chunk = .size(value: value * 16 + d, digits: digits + 1, inExtension: false)

@@ -1,0 +1,293 @@
+import LocalCA
+@testable import Proxy
+import Testing
+import Wire
+
+/// The connection state machine, driven by events alone (no sockets).
+@Suite("ConnectionMachine")
+struct ConnectionMachineTests {
+    typealias Machine = ConnectionMachine
+
+    static let localhost = SocketAddress(numericHost: "127.0.0.1", port: 443)!
+
+    static func machine(_ frontEnd: FrontEndKind = .explicitHTTP, inspection: Bool = true, pinned: Set<String> = [],
+                        insecure: Bool = false, ignore: [String] = []) -> Machine {
+        let policy = InterceptionPolicy(inspectionEnabled: inspection, caAvailable: true,
+                                        ignoreHosts: ignore.map { try! HostPattern($0) })
+        let settings = Machine.Settings(frontEnd: frontEnd, policy: policy, upstreamInsecure: insecure,
+                                        serverFirstWaitMillis: 300, handshakeTimeoutMillis: 10_000, connectTimeoutMillis: 5_000)
+        let facts = FlowFacts(id: 7, startMicros: 1_000, client: Endpoint(address: "127.0.0.1", port: 50000))
+        return Machine(settings: settings, facts: facts, isPinned: { pinned.contains($0) })
+    }
+
+    static func bytes(_ m: inout Machine, _ data: [UInt8]) -> [Machine.Command] {
+        data.withUnsafeBytes { m.handle(.clientBytes($0)) }
+    }
+
+    static func text(_ m: inout Machine, _ s: String) -> [Machine.Command] { bytes(&m, Array(s.utf8)) }
+
+    /// Drives an explicit-proxy machine to "connected, waiting for the client's first bytes".
+    static func connected(_ m: inout Machine, host: String = "a.test") {
+        _ = m.handle(.start)
+        let connect = "CONNECT \(host):443 HTTP/1.1\r\nHost: \(host):443\r\n\r\n"
+        let out = text(&m, connect)
+        #expect(out.first == .consumeClient(connect.utf8.count))
+        if IPAddress(host) == nil {
+            #expect(out.contains(.resolve(host: host, port: 443)))
+            #expect(m.handle(.resolved([localhost])) == [.connect(localhost)])
+        } else {
+            #expect(out.contains(.connect(SocketAddress(numericHost: host, port: 443)!)))
+        }
+        let done = m.handle(.connected(localhost))
+        #expect(done == [.updateFlow, .sendClient(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8)),
+                         .armTimer(millis: 300), .watchUpstreamFirstBytes, .peekClient])
+        #expect(m.phase == .awaitingFirstBytes)
+    }
+
+    static let upstreamDone = Machine.UpstreamHandshake(
+        version: .tls12, alpn: Array("h2".utf8), verifyError: nil, certificate: nil,
+        certificateSANs: [.dns("a.test"), .dns("www.a.test")], resumed: false)
+
+    @Test("start of an explicit proxy connection: open the flow, wait for the request")
+    func start() {
+        var m = Self.machine()
+        #expect(m.handle(.start) == [.openFlow, .armTimer(millis: 10_000), .peekClient])
+        #expect(m.phase == .frontEnd)
+    }
+
+    @Test("CONNECT, a ClientHello in two pieces, both handshakes: inspected, ALPN as the server chose")
+    func inspectHappyPath() throws {
+        var m = Self.machine()
+        Self.connected(&m)
+        let hello = ProxyFixtures.clientHelloSNIAndALPN
+        // The peek gives all unread bytes each time; the first 100 are not a ClientHello yet.
+        #expect(Self.bytes(&m, Array(hello[0..<100])) == [.armTimer(millis: 10_000)])
+        let out = Self.bytes(&m, hello)
+        let plan = Machine.UpstreamTLSPlan(serverName: "a.test", alpn: [Array("h2".utf8), Array("http/1.1".utf8)],
+                                           verifyHost: "a.test", sessionKey: "a.test:443|a.test")
+        #expect(out == [.armTimer(millis: 10_000), .startUpstreamTLS(plan), .updateFlow])
+        #expect(m.facts.host == "a.test")
+        #expect(m.facts.hostOrigin == .sni)
+        #expect(m.facts.offeredALPN == ["h2", "http/1.1"])
+        #expect(m.facts.offeredVersions == [.tls13, .tls12, .tls11, .tls10])
+
+        let client = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
+        let identity = try LeafIdentity(names: ["a.test"]).adding([.dns("a.test"), .dns("www.a.test")])
+        #expect(client == [.armTimer(millis: 10_000), .startClientTLS(.init(identity: identity, alpn: Array("h2".utf8))), .updateFlow])
+        #expect(m.facts.upstreamTLSVersion == .tls12)
+        #expect(m.facts.alpn == "h2")
+        #expect(m.facts.versionSource == .upstreamLeg)
+
+        #expect(m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false))) == [.armTimer(millis: 0), .relay(.decrypted), .updateFlow])
+        #expect(m.facts.status == .inspected)
+        #expect(m.facts.clientTLSVersion == .tls13)
+        #expect(m.handle(.relayEnded(.init(clientApplicationBytes: 500, microsSinceHandshake: 9_000_000, error: nil))) == [])
+        #expect(m.facts.status == .inspected)
+    }
+
+    @Test("inspection off: pass through untouched, the ServerHello read for the facts")
+    func inspectionOff() {
+        var m = Self.machine(inspection: false)
+        Self.connected(&m)
+        let out = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        #expect(out.contains(.relay(.raw(plaintext: false, observeServerHello: true))))
+        #expect(m.facts.status == .encrypted)
+        #expect(m.decision?.reason == .inspectionOff)
+    }
+
+    @Test("a pinned host passes through as kept private; an ignored one as encrypted")
+    func pinnedAndIgnored() {
+        var pinned = Self.machine(pinned: ["a.test"])
+        Self.connected(&pinned)
+        _ = Self.bytes(&pinned, ProxyFixtures.clientHelloSNIAndALPN)
+        #expect(pinned.facts.status == .keptPrivate)
+        var ignored = Self.machine(ignore: ["^a\\.test:443$"])
+        Self.connected(&ignored)
+        _ = Self.bytes(&ignored, ProxyFixtures.clientHelloSNIAndALPN)
+        #expect(ignored.facts.status == .encrypted)
+        #expect(ignored.decision?.reason == .ignored(pattern: "^a\\.test:443$"))
+    }
+
+    @Test("not TLS: relayed as is, recorded as plaintext")
+    func notTLS() {
+        var m = Self.machine()
+        Self.connected(&m)
+        let out = Self.text(&m, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        #expect(out.contains(.relay(.raw(plaintext: true, observeServerHello: false))))
+        #expect(m.facts.status == .notEncrypted)
+    }
+
+    @Test("server speaks first: the short wait ends, or the server's bytes arrive")
+    func serverFirst() {
+        var byTimer = Self.machine()
+        Self.connected(&byTimer)
+        #expect(byTimer.handle(.timeout).contains(.relay(.raw(plaintext: true, observeServerHello: false))))
+        #expect(byTimer.facts.status == .notEncrypted)
+        var byBanner = Self.machine()
+        Self.connected(&byBanner)
+        #expect(byBanner.handle(.upstreamSpokeFirst).contains(.relay(.raw(plaintext: true, observeServerHello: false))))
+    }
+
+    @Test("a ClientHello that never completes fails after the handshake time, not the short wait")
+    func truncatedHello() {
+        var m = Self.machine()
+        Self.connected(&m)
+        _ = Self.bytes(&m, Array(ProxyFixtures.clientHelloSNIAndALPN[0..<50]))
+        #expect(m.handle(.upstreamSpokeFirst) == [])
+        let out = m.handle(.timeout)
+        #expect(out == [.armTimer(millis: 0), .close(reset: false)])
+        #expect(m.facts.error?.contains("ClientHello did not complete") == true)
+    }
+
+    @Test("a malformed ClientHello closes only this flow, with the reason")
+    func malformedHello() {
+        var m = Self.machine()
+        Self.connected(&m)
+        let out = Self.bytes(&m, [0x16, 0x03, 0x01, 0x00, 0x05] + Array("hello".utf8))
+        #expect(out.last == .close(reset: false))
+        #expect(m.facts.error?.contains("malformed") == true)
+        #expect(m.facts.status.kind == .failed)
+    }
+
+    @Test("connect: the next address after a failure; 502 with the reason when none is left")
+    func connectFailures() {
+        var m = Self.machine()
+        _ = m.handle(.start)
+        _ = Self.text(&m, "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n")
+        let second = SocketAddress(numericHost: "::1", port: 443)!
+        #expect(m.handle(.resolved([Self.localhost, second])) == [.connect(Self.localhost)])
+        #expect(m.handle(.connectFailed("connection refused")) == [.connect(second)])
+        let out = m.handle(.connectFailed("connection refused"))
+        guard case .sendClient(let reply) = out.first else { Issue.record("no reply"); return }
+        #expect(String(decoding: reply, as: UTF8.self).hasPrefix("HTTP/1.1 502 Bad Gateway"))
+        #expect(out.last == .close(reset: false))
+        #expect(m.facts.error == "tv could not connect to a.test:443 (connection refused)")
+    }
+
+    @Test("an upstream certificate that does not verify: the client is refused with an alert, nothing forged")
+    func upstreamDoesNotVerify() {
+        var m = Self.machine()
+        Self.connected(&m)
+        _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        var done = Self.upstreamDone
+        done.verifyError = "self-signed certificate"
+        let out = m.handle(.upstreamHandshakeDone(done))
+        #expect(out == [.armTimer(millis: 0), .refuseClientTLS(alert: TLSAlert.handshakeFailure)])
+        #expect(m.facts.error?.contains("does not verify (self-signed certificate)") == true)
+        #expect(m.facts.upstreamVerified == false)
+    }
+
+    @Test("--upstream-insecure forges anyway, and says the certificate did not verify")
+    func upstreamInsecure() {
+        var m = Self.machine(insecure: true)
+        Self.connected(&m)
+        _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        var done = Self.upstreamDone
+        done.verifyError = "self-signed certificate"
+        #expect(m.handle(.upstreamHandshakeDone(done)).contains { if case .startClientTLS = $0 { return true }; return false })
+        #expect(m.facts.upstreamVerified == false)
+    }
+
+    @Test("a client alert unknown_ca: the host is remembered as pinned")
+    func pinningAlert() {
+        var m = Self.machine()
+        Self.connected(&m)
+        _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
+        let out = m.handle(.clientHandshakeFailed(.alert(48)))
+        guard case .rememberPinned(let host, let reason) = out.first else { Issue.record("not remembered: \(out)"); return }
+        #expect(host == "a.test")
+        #expect(reason.contains("unknown_ca"))
+        #expect(m.facts.pinningDetected)
+        #expect(m.facts.status.kind == .failed)
+    }
+
+    @Test("a quiet close right after the handshake is remembered as possible pinning")
+    func pinningQuietClose() {
+        var m = Self.machine()
+        Self.connected(&m)
+        _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
+        _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        let out = m.handle(.relayEnded(.init(clientApplicationBytes: 0, microsSinceHandshake: 30_000, error: nil)))
+        #expect(out.count == 1)
+        #expect(m.facts.error?.contains("possible pinning") == true)
+        #expect(m.facts.status == .inspected)
+    }
+
+    @Test("no SNI to an IP: no SNI upstream, verified against the IP, leaf for the IP")
+    func noSNI() throws {
+        var m = Self.machine()
+        Self.connected(&m, host: "127.0.0.1")
+        let out = Self.bytes(&m, ProxyFixtures.clientHelloNoSNI)
+        let plan = Machine.UpstreamTLSPlan(serverName: nil, alpn: [], verifyHost: "127.0.0.1", sessionKey: "127.0.0.1:443|")
+        #expect(out.contains(.startUpstreamTLS(plan)))
+        #expect(m.facts.host == nil)
+        #expect(m.facts.hostOrigin == .none)
+        var done = Self.upstreamDone
+        done.alpn = nil
+        done.certificateSANs = [.ip(IPAddress("127.0.0.1")!)]
+        let client = m.handle(.upstreamHandshakeDone(done))
+        let identity = try LeafIdentity(names: ["127.0.0.1"])
+        #expect(client.contains(.startClientTLS(.init(identity: identity, alpn: nil))))
+    }
+
+    @Test("SOCKS5: greeting answered, request consumed exactly, success after connect")
+    func socks5() {
+        var m = Self.machine(.socks5)
+        _ = m.handle(.start)
+        #expect(Self.bytes(&m, [5, 1, 0]) == [.consumeClient(3), .sendClient([5, 0])])
+        let request: [UInt8] = [5, 1, 0, 3, 6] + Array("a.test".utf8) + [0x01, 0xBB]
+        let out = Self.bytes(&m, request)
+        #expect(out.first == .consumeClient(request.count))
+        #expect(out.contains(.resolve(host: "a.test", port: 443)))
+        #expect(m.facts.hostOrigin == .socks)
+        _ = m.handle(.resolved([Self.localhost]))
+        #expect(m.handle(.connected(Self.localhost)).contains(.sendClient([5, 0, 0, 1, 0, 0, 0, 0, 0, 0])))
+    }
+
+    @Test("SOCKS5 with authentication only is refused with its reply")
+    func socks5Refused() {
+        var m = Self.machine(.socks5)
+        _ = m.handle(.start)
+        let out = Self.bytes(&m, [5, 1, 2])
+        #expect(out.first == .sendClient([5, 0xFF]))
+        #expect(out.last == .close(reset: false))
+    }
+
+    @Test("absolute-form requests go to the plain HTTP forwarder; anything else gets a 400")
+    func explicitHTTPForms() {
+        var plain = Self.machine()
+        _ = plain.handle(.start)
+        #expect(Self.text(&plain, "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n") == [.armTimer(millis: 0), .startPlainHTTP])
+        var origin = Self.machine()
+        _ = origin.handle(.start)
+        let out = Self.text(&origin, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        guard case .sendClient(let reply) = out.first else { Issue.record("no reply"); return }
+        #expect(String(decoding: reply, as: UTF8.self).hasPrefix("HTTP/1.1 400"))
+        var garbage = Self.machine()
+        _ = garbage.handle(.start)
+        #expect(Self.bytes(&garbage, [0x16, 0x03, 0x01, 0, 1, 0]).last == .close(reset: false))
+    }
+
+    @Test("reverse mode: connect at once; reverse:http passes TLS through")
+    func reverse() {
+        var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
+        let address = SocketAddress(numericHost: "127.0.0.1", port: 8080)!
+        #expect(m.handle(.start) == [.openFlow, .armTimer(millis: 5_000), .connect(address)])
+        #expect(m.facts.hostOrigin == .reverse)
+        #expect(m.handle(.connected(address)) == [.updateFlow, .armTimer(millis: 300), .watchUpstreamFirstBytes, .peekClient])
+        #expect(Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN).contains(.relay(.raw(plaintext: false, observeServerHello: true))))
+    }
+
+    @Test("the client leaving early is a failure with a sentence saying when")
+    func clientGone() {
+        var m = Self.machine()
+        _ = m.handle(.start)
+        #expect(m.handle(.clientGone(reset: false)) == [.armTimer(millis: 0), .close(reset: false)])
+        #expect(m.facts.error == "the client closed the connection before sending a proxy request")
+        var r = Self.machine()
+        Self.connected(&r)
+        #expect(r.handle(.clientGone(reset: true)) == [.armTimer(millis: 0), .close(reset: true)])
+    }
+}

@@ -1,0 +1,55 @@
+@testable import Proxy
+import Testing
+
+@Suite("HTTP body and response framing")
+struct HTTPScannerTests {
+    func consume(_ s: inout HTTPBodyScanner, _ text: String) -> Int {
+        Array(text.utf8).withUnsafeBytes { s.consume($0) }
+    }
+
+    @Test("content-length: exactly that many bytes")
+    func length() {
+        var s = HTTPBodyScanner(.length(5))
+        #expect(consume(&s, "abc") == 3)
+        #expect(!s.isDone)
+        #expect(consume(&s, "deGET") == 2)
+        #expect(s.isDone)
+    }
+
+    @Test("chunked: sizes, extensions, trailers, split anywhere")
+    func chunked() {
+        let body = "4;ext=1\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nTrailer: x\r\n\r\n"
+        for split in 0...body.utf8.count {
+            var s = HTTPBodyScanner(.chunked)
+            let bytes = Array(body.utf8) + Array("NEXT".utf8)
+            let first = bytes[0..<split].withUnsafeBytes { s.consume($0) }
+            let second = bytes[split...].withUnsafeBytes { s.consume($0) }
+            #expect(first + second == body.utf8.count, "split at \(split)")
+            #expect(s.isDone)
+            #expect(!s.malformed)
+        }
+    }
+
+    @Test("chunked: a bad size line is malformed")
+    func chunkedMalformed() {
+        var s = HTTPBodyScanner(.chunked)
+        _ = consume(&s, "zz\r\n")
+        #expect(s.malformed)
+    }
+
+    @Test("response heads: length, chunked, none for HEAD/204/304/1xx, until close otherwise")
+    func responseHeads() {
+        func head(_ text: String, method: String = "GET") -> HTTPResponseHeadScanner.Result {
+            var s = HTTPResponseHeadScanner()
+            return Array(text.utf8).withUnsafeBytes { s.feed($0, requestMethod: method) }
+        }
+        #expect(head("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n") == .head(.init(status: 200, framing: .length(6), closes: false), consumed: 38))
+        #expect(head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n") == .head(.init(status: 200, framing: .chunked, closes: false), consumed: 53))
+        #expect(head("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n", method: "HEAD") == .head(.init(status: 200, framing: .none, closes: false), consumed: 38))
+        #expect(head("HTTP/1.1 304 Not Modified\r\n\r\n") == .head(.init(status: 304, framing: .none, closes: false), consumed: 29))
+        #expect(head("HTTP/1.0 200 OK\r\n\r\n") == .head(.init(status: 200, framing: .untilClose, closes: true), consumed: 19))
+        #expect(head("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n") == .head(.init(status: 200, framing: .none, closes: true), consumed: 57))
+        #expect(head("HTTP/1.1 200 OK\r\nContent-Le") == .needMore)
+        if case .malformed = head("SSH-2.0-OpenSSH\r\n\r\n") {} else { Issue.record("not refused") }
+    }
+}

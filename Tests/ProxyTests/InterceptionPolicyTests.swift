@@ -1,0 +1,81 @@
+import Proxy
+import Testing
+
+@Suite("InterceptionPolicy")
+struct InterceptionPolicyTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var inspection: Bool
+        var ca: Bool
+        var pinned: Bool
+        var ignoreMatches: Bool?   // nil = no ignore pattern
+        var allowMatches: Bool?    // nil = no allow pattern
+        var testDescription: String {
+            "inspection=\(inspection) ca=\(ca) pinned=\(pinned) ignore=\(ignoreMatches.map { "\($0)" } ?? "-") allow=\(allowMatches.map { "\($0)" } ?? "-")"
+        }
+    }
+
+    static let all: [Case] = {
+        var out: [Case] = []
+        for inspection in [false, true] {
+            for ca in [false, true] {
+                for pinned in [false, true] {
+                    for ignore in [nil, false, true] as [Bool?] {
+                        for allow in [nil, false, true] as [Bool?] {
+                            out.append(Case(inspection: inspection, ca: ca, pinned: pinned, ignoreMatches: ignore, allowMatches: allow))
+                        }
+                    }
+                }
+            }
+        }
+        return out
+    }()
+
+    @Test("every combination of the five conditions", arguments: all)
+    func combination(_ c: Case) throws {
+        let ignore = try c.ignoreMatches.map { [try HostPattern($0 ? "example\\.com" : "nomatch\\.invalid")] } ?? []
+        let allow = try c.allowMatches.map { [try HostPattern($0 ? "^example\\.com:443$" : "^other\\.test$")] } ?? []
+        let policy = InterceptionPolicy(inspectionEnabled: c.inspection, caAvailable: c.ca, ignoreHosts: ignore, allowHosts: allow)
+        var asked: [String] = []
+        let decision = policy.decide(.init(sni: "example.com", destinationHost: "93.184.216.34", port: 443)) { host in
+            asked.append(host)
+            return c.pinned
+        }
+        let expected: InterceptionPolicy.Reason
+        if !c.inspection { expected = .inspectionOff }
+        else if !c.ca { expected = .noCertificateAuthority }
+        else if c.pinned { expected = .pinned }
+        else if c.ignoreMatches == true { expected = .ignored(pattern: "example\\.com") }
+        else if c.allowMatches == false { expected = .notAllowed }
+        else { expected = .inspect }
+        #expect(decision.reason == expected)
+        #expect(decision.action == (expected == .inspect ? .inspect : .passThrough))
+        #expect(decision.passThroughStatus == (expected == .pinned ? .keptPrivate : .encrypted))
+        if c.inspection && c.ca { #expect(asked == ["example.com"]) } else { #expect(asked.isEmpty) }
+    }
+
+    @Test("patterns are searched case-insensitively in host:port and host, for the SNI and the destination")
+    func patternMatching() throws {
+        let byPort = try HostPattern(":8443$")
+        #expect(byPort.matches(host: "a.test", port: 8443))
+        #expect(!byPort.matches(host: "a.test", port: 443))
+        let anchored = try HostPattern("^A\\.TEST$")
+        #expect(anchored.matches(host: "a.test", port: 443))
+        let policy = InterceptionPolicy(inspectionEnabled: true, caAvailable: true, ignoreHosts: [try HostPattern("^10\\.")])
+        let byAddress = policy.decide(.init(sni: "bank.test", destinationHost: "10.1.2.3", port: 443)) { _ in false }
+        #expect(byAddress.reason == .ignored(pattern: "^10\\."))
+        let noSNI = policy.decide(.init(sni: nil, destinationHost: "10.1.2.3", port: 443)) { _ in false }
+        #expect(noSNI.action == .passThrough)
+    }
+
+    @Test("an invalid pattern is refused with a sentence")
+    func invalidPattern() {
+        #expect(throws: ProxyError.invalidHostPattern("(")) { try HostPattern("(") }
+        #expect(ProxyError.invalidHostPattern("(").message.contains("--ignore-hosts"))
+    }
+
+    @Test("pinning is keyed by the SNI, else the destination host")
+    func pinningKey() {
+        #expect(InterceptionPolicy.Target(sni: "a.test", destinationHost: "1.2.3.4", port: 443).pinningKey == "a.test")
+        #expect(InterceptionPolicy.Target(sni: nil, destinationHost: "1.2.3.4", port: 443).pinningKey == "1.2.3.4")
+    }
+}

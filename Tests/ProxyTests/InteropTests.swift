@@ -1,0 +1,266 @@
+import Foundation
+import Proxy
+import Testing
+
+/// The interop cases of ../shared/notes/interop-cases.md, on loopback with real tools.
+@Suite("Integration: interop cases", .serialized)
+final class InteropTests {
+    let pki = TestPKI.shared
+
+    @Test("upstream TLS 1.2-only and 1.3-only: versions negotiated per leg", arguments: ["-tls1_2", "-tls1_3"])
+    func upstreamVersions(_ flag: String) throws {
+        let server = try OpenSSLServer(cert: pki.serverCert, key: pki.serverKey, extra: [flag])
+        defer { server.stop() }
+        let harness = try Harness()
+        let r = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "-o", "/dev/null", "-w", "%{http_code}",
+                           "https://localhost:\(server.port)/"], timeout: 20)
+        #expect(r.out == "200", "\(r.err)")
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.status == .inspected)
+        #expect(flow.upstreamTLSVersion == (flag == "-tls1_2" ? .tls12 : .tls13))
+        #expect(flow.clientTLSVersion == .tls13)
+        #expect(harness.waitIdle())
+    }
+
+    @Test("no SNI to an IP: no SNI upstream, the leaf carries IP:127.0.0.1 and no DNS name")
+    func noSNIToIP() throws {
+        let server = try OpenSSLServer(cert: pki.ipCert, key: pki.ipKey, extra: [])
+        defer { server.stop() }
+        let harness = try Harness()
+        let r = Shell.run(["openssl", "s_client", "-proxy", "127.0.0.1:\(harness.port)", "-connect", "127.0.0.1:\(server.port)",
+                           "-noservername", "-CAfile", pki.tvRoot, "-verify_ip", "127.0.0.1", "-verify_return_error"],
+                          timeout: 20, stdin: Data())
+        #expect(r.out.contains("Verify return code: 0 (ok)"), "\(r.out)\(r.err)")
+        let leaf = Clients.presentedCertificate(connect: "127.0.0.1:\(server.port)", proxy: "127.0.0.1:\(harness.port)", serverName: nil)
+        #expect(leaf.contains("IP Address:127.0.0.1"), "\(leaf)")
+        #expect(!leaf.contains("DNS:"), "\(leaf)")
+        let flows = harness.sink.waitForClosed(2)
+        #expect(flows.first?.host == nil)
+        #expect(flows.first?.status == .inspected)
+        #expect(harness.waitIdle())
+    }
+
+    @Test("an upstream certificate that does not verify: the client is refused, the reason recorded")
+    func upstreamNotVerified() throws {
+        let server = try OpenSSLServer(cert: pki.selfSignedCert, key: pki.selfSignedKey, extra: [])
+        defer { server.stop() }
+        let harness = try Harness()
+        let r = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "https://localhost:\(server.port)/"], timeout: 20)
+        #expect(r.status != 0)
+        #expect(r.err.contains("alert") || r.err.contains("handshake"), "\(r.err)")
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.status.kind == .failed)
+        #expect(flow.error?.contains("does not verify (self-signed certificate") == true, "\(flow.error ?? "")")
+        #expect(flow.serverCertificate?.subject == "CN=localhost")
+        #expect(flow.upstreamVerified == false)
+        // --upstream-insecure: the same server is inspected.
+        let insecure = try Harness { $0.upstreamInsecure = true }
+        let ok = Shell.run(["curl", "-sS", "-x", insecure.proxyURL, "--cacert", pki.tvRoot, "-o", "/dev/null", "-w", "%{http_code}",
+                            "https://localhost:\(server.port)/"], timeout: 20)
+        #expect(ok.out == "200", "\(ok.err)")
+        #expect(insecure.sink.waitForClosed(1).first?.upstreamVerified == false)
+        #expect(harness.waitIdle() && insecure.waitIdle())
+    }
+
+    @Test("a pinning client (trusts only the real CA) fails once, then passes through as kept private")
+    func pinningClient() throws {
+        let nginx = try TestNginx()
+        defer { nginx.stop() }
+        let harness = try Harness()
+        let args = ["openssl", "s_client", "-proxy", "127.0.0.1:\(harness.port)", "-connect", "localhost:\(nginx.tlsPort)",
+                    "-servername", "pin.test", "-CAfile", pki.upstreamCA, "-verify_return_error", "-verify_hostname", "pin.test"]
+        let first = Shell.run(args, timeout: 20, stdin: Data())
+        #expect(first.status != 0)
+        let failed = try #require(harness.sink.waitForClosed(1).first)
+        #expect(failed.pinningDetected)
+        #expect(failed.error?.contains("unknown_ca") == true, "\(failed.error ?? "")")
+        #expect(harness.pinning.isPinned("pin.test"))
+        let second = Shell.run(args, timeout: 20, stdin: Data())
+        #expect(second.out.contains("Verify return code: 0 (ok)"), "\(second.out)")
+        let kept = harness.sink.waitForClosed(2)
+        #expect(kept.last?.status == .keptPrivate)
+        #expect(harness.server.counters.pinnedHostsRemembered == 1)
+        #expect(harness.waitIdle())
+    }
+
+    @Test("curl --pinnedpubkey: a quiet close after the handshake, then kept private (reverse mode)")
+    func pinnedPublicKey() throws {
+        let nginx = try TestNginx()
+        defer { nginx.stop() }
+        let harness = try Harness(mode: .reverse(tls: true, host: "127.0.0.1", port: nginx.tlsPort))
+        let pub = Shell.run(["sh", "-c", "openssl x509 -in \(pki.serverCert) -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"])
+        let pin = "sha256//" + pub.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Both roots are trusted, so the handshake with tv's leaf succeeds; the pin check fails after it.
+        let bundle = NSTemporaryDirectory() + "tv-bundle-\(UUID().uuidString.prefix(6)).pem"
+        defer { try? FileManager.default.removeItem(atPath: bundle) }
+        try (String(contentsOfFile: pki.tvRoot, encoding: .utf8) + String(contentsOfFile: pki.upstreamCA, encoding: .utf8)).write(toFile: bundle, atomically: true, encoding: .utf8)
+        let args = ["curl", "-sS", "--resolve", "quiet.test:\(harness.port):127.0.0.1", "--cacert", bundle, "--pinnedpubkey", pin,
+                    "-o", "/dev/null", "-w", "%{http_code}", "https://quiet.test:\(harness.port)/index.html"]
+        // The first run sees tv's leaf: the public key differs, curl closes right after the handshake (90).
+        let first = Shell.run(args, timeout: 20)
+        #expect(first.status == 90, "\(first.err)")
+        let quiet = try #require(harness.sink.waitForClosed(1).first)
+        #expect(quiet.error?.contains("possible pinning") == true, "\(quiet.error ?? "")")
+        #expect(harness.pinning.isPinned("quiet.test"))
+        let second = Shell.run(args, timeout: 20)
+        #expect(second.out == "200", "\(second.err)")
+        #expect(harness.sink.waitForClosed(2).last?.status == .keptPrivate)
+        #expect(harness.waitIdle())
+    }
+
+    @Test("a non-TLS protocol through CONNECT is relayed as is")
+    func nonTLSThroughConnect() throws {
+        let nginx = try TestNginx()
+        defer { nginx.stop() }
+        let harness = try Harness()
+        let r = Shell.run(["curl", "-sS", "-p", "-x", harness.proxyURL, "http://localhost:\(nginx.plainPort)/index.html"], timeout: 20)
+        #expect(r.out == "hello from nginx\n", "\(r.err)")
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.status == .notEncrypted)
+        #expect(flow.hostOrigin == .connect)
+        #expect(flow.host == "localhost")
+        #expect(harness.waitIdle())
+    }
+
+    @Test("server speaks first: the banner reaches a client that sends nothing")
+    func serverSpeaksFirst() throws {
+        let banner = try PythonServer("""
+        import socket, sys
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
+        while True:
+            c, _ = s.accept()
+            c.sendall(b"220 banner.test ESMTP ready\\r\\n")
+            data = c.recv(100)
+            if data: c.sendall(b"250 " + data)
+            c.close()
+        """)
+        defer { banner.stop() }
+        let harness = try Harness()
+        let client = """
+        import socket, sys, time
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+        s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % sys.argv[2].encode())
+        head = b""
+        while b"\\r\\n\\r\\n" not in head: head += s.recv(1)
+        t = time.time()
+        line = s.recv(100)
+        waited = time.time() - t
+        s.sendall(b"HELO me\\r\\n")
+        echo = s.recv(100)
+        print(head.split(b"\\r\\n")[0].decode(), "|", line.decode().strip(), "|", echo.decode().strip(), "|", round(waited, 2))
+        """
+        let r = Clients.python(client, [String(harness.port), String(banner.port)], timeout: 20)
+        #expect(r.status == 0, "\(r.err)")
+        let parts = r.out.split(separator: "|").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(parts.count == 4)
+        #expect(parts.first == "HTTP/1.1 200 Connection established")
+        #expect(parts.dropFirst().first == "220 banner.test ESMTP ready")
+        #expect(parts.dropFirst(2).first == "250 HELO me")
+        #expect((Double(parts.last ?? "9") ?? 9) < 1.0)
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.status == .notEncrypted)
+        #expect(harness.waitIdle())
+    }
+
+    @Test("a ClientHello split in two TCP writes 200 ms apart is reassembled")
+    func splitClientHello() throws {
+        let nginx = try TestNginx()
+        defer { nginx.stop() }
+        let harness = try Harness()
+        let client = """
+        import socket, ssl, sys, time
+        proxy, port, cafile = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+        s = socket.create_connection(("127.0.0.1", proxy), timeout=10)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.sendall(("CONNECT localhost:%s HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n" % port).encode())
+        head = b""
+        while b"\\r\\n\\r\\n" not in head: head += s.recv(1)
+        ctx = ssl.create_default_context(cafile=cafile)
+        ctx.set_alpn_protocols(["p" * 200] * 9 + ["http/1.1"])
+        inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = ctx.wrap_bio(inc, out, server_hostname="a.test")
+        first = True
+        while True:
+            try:
+                tls.do_handshake(); break
+            except ssl.SSLWantReadError:
+                data = out.read()
+                if first:
+                    first = False
+                    print("hello bytes", len(data), file=sys.stderr)
+                    s.sendall(data[:300]); time.sleep(0.2); s.sendall(data[300:])
+                elif data:
+                    s.sendall(data)
+                chunk = s.recv(65536)
+                if not chunk: raise SystemExit("closed")
+                inc.write(chunk)
+        s.sendall(out.read())
+        tls.write(b"GET /index.html HTTP/1.1\\r\\nHost: a.test\\r\\nConnection: close\\r\\n\\r\\n")
+        s.sendall(out.read())
+        body = b""
+        while True:
+            try:
+                data = tls.read(65536)
+                if not data: break
+                body += data
+            except ssl.SSLWantReadError:
+                chunk = s.recv(65536)
+                if not chunk: break
+                inc.write(chunk)
+            except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+                break
+        print(body.split(b"\\r\\n")[0].decode(), body.endswith(b"hello from nginx\\n"))
+        """
+        let r = Clients.python(client, [String(harness.port), String(nginx.tlsPort), pki.tvRoot], timeout: 30)
+        #expect(r.out.trimmingCharacters(in: .whitespacesAndNewlines) == "HTTP/1.1 200 OK True", "\(r.out) \(r.err)")
+        #expect(r.err.contains("hello bytes"))
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.host == "a.test")
+        #expect(flow.status == .inspected)
+        #expect(flow.alpn == "http/1.1")
+        #expect(harness.waitIdle())
+    }
+
+    @Test("key log: NSS lines for both legs, file 0600")
+    func keyLog() throws {
+        let nginx = try TestNginx()
+        defer { nginx.stop() }
+        let path = NSTemporaryDirectory() + "tv-keylog-\(UUID().uuidString.prefix(6)).txt"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let harness = try Harness { $0.keylogPath = path }
+        for _ in 0..<2 {
+            let r = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "https://localhost:\(nginx.tlsPort)/index.html"], timeout: 20)
+            #expect(r.status == 0, "\(r.err)")
+        }
+        _ = harness.sink.waitForClosed(2)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let lines = text.split(separator: "\n")
+        #expect(lines.allSatisfy { $0.split(separator: " ").count == 3 })
+        let secrets = lines.filter { $0.hasPrefix("CLIENT_TRAFFIC_SECRET_0 ") }
+        let randoms = Set(secrets.map { $0.split(separator: " ")[1] })
+        #expect(randoms.count == 4, "two connections × two legs: \(randoms.count)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(harness.waitIdle())
+    }
+
+    @Test("the connection cap refuses new connections clearly and counts them")
+    func connectionCap() throws {
+        let harness = try Harness { $0.maxConnections = 2 }
+        let script = """
+        import socket, sys, time
+        port = int(sys.argv[1])
+        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
+        time.sleep(0.2)
+        third = socket.create_connection(("127.0.0.1", port))
+        third.settimeout(5)
+        print(third.recv(200).split(b"\\r\\n")[0].decode())
+        """
+        let r = Clients.python(script, [String(harness.port)])
+        #expect(r.out.trimmingCharacters(in: .whitespacesAndNewlines) == "HTTP/1.1 503 Service Unavailable", "\(r.out) \(r.err)")
+        #expect(harness.server.counters.refusedByCap == 1)
+        #expect(harness.waitIdle())
+        #expect(harness.server.counters.accepted == 2)
+    }
+}
