@@ -216,7 +216,17 @@ final class ProxyConnection: LoopHandler {
         let n = tv_peek(client.fd, buffer.baseAddress, buffer.count)
         if n > 0 {
             if machine.phase == .frontEnd || machine.phase == .awaitingFirstBytes {
-                feed(.clientBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
+                let phase = machine.phase
+                let commands = machine.handle(.clientBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
+                queue.append(contentsOf: commands)
+                // A peek never reads the FIN behind unconsumed bytes: once the client has
+                // half-closed, this peek holds all it will ever send, so a machine still waiting
+                // for more in the same phase (a cut ClientHello or proxy request) waits in vain.
+                if client.peerClosing && n < buffer.count && machine.phase == phase
+                    && !commands.contains(where: { if case .consumeClient = $0 { return true } else { return false } }) {
+                    queue.append(contentsOf: machine.handle(.clientGone(reset: false)))
+                }
+                runCommands()
             }
             return
         }
