@@ -35,6 +35,9 @@ final class ProxyConnection: LoopHandler {
     private var recordPlaintext = false
     private var serverHelloParser: ServerHelloParser?
     private var handshakeDoneMicros: Int64 = 0
+    /// The client had closed or reset before our first flight went out: whatever ends its
+    /// handshake, it never saw our certificate, so it is no evidence of pinning.
+    private var clientClosedBeforeFlight = false
     private var endError: String?
 
     /// The loop's relay buffer.
@@ -425,6 +428,9 @@ final class ProxyConnection: LoopHandler {
         SSL_set_accept_state(ssl)
         client.tls = session
         stage = .clientHandshake
+        // A client that vanished while the upstream leg was set up (its FIN or reset already
+        // here) may still let the flight be written, then fail the next read: not a pin.
+        clientClosedBeforeFlight = client.peerClosing || tv_peer_has_closed(client.fd) == 1
         driveClientHandshake()
     }
 
@@ -444,7 +450,7 @@ final class ProxyConnection: LoopHandler {
             if let alert = failure.peerAlert {
                 ending = .alert(alert)
             } else if failure.eof || failure.systemError == ECONNRESET || failure.systemError == EPIPE {
-                ending = .closedDuringHandshake(certificateSent: session.flightSent)
+                ending = .closedDuringHandshake(certificateSent: session.flightSent && !clientClosedBeforeFlight)
             } else {
                 ending = .otherError("the client's TLS handshake failed (\(failure.text))")
             }
