@@ -371,6 +371,21 @@ struct ContentRunTests {
             #expect(try box.tv("turns", String(id)).out == "Flow \(id): localhost\n" + nothing)
         }
         #expect(try box.flowRows().count == 3, "flows stay in the history; only their content goes")
+
+        // While a session writes: the rows go, its segment is spared and said so; it keeps recording.
+        tv = try world.run("--inspect", "--keep-content")
+        #expect(try world.curlThrough(tv, ["--http1.1", world.url("/index.html")]).out == "hello from nginx\n")
+        let fourth = try #require(try box.closedFlows(4).last?.int("id"))
+        #expect(try Self.turns(box, fourth).count == 2)
+        let live = try box.tv("content", "delete", "--yes")
+        #expect(live.status == 0, "\(live)")
+        #expect(matches(live.out, #"^Deleted 2 turns and 0 segment files \(0 B\)\.\nSpared content-\d{8}\.seg \([0-9.]+ [KMG]?i?B\), which a running session is writing; nothing in the index points at it any more\.\n$"#), "\(live)")
+        #expect(try Self.turns(box, fourth).isEmpty)
+        #expect(try world.curlThrough(tv, ["--http1.1", world.url("/index.html")]).out == "hello from nginx\n")
+        let fifth = try #require(try box.closedFlows(5).last?.int("id"))
+        #expect(try Self.turns(box, fifth).count == 2, "recording goes on after the delete")
+        #expect(try box.tv("content").out.hasPrefix("2 turns of 1 flow: "))
+        try tv.stop()
     }
 }
 

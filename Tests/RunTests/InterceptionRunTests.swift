@@ -334,11 +334,11 @@ struct InterceptionRunTests {
         try tv.stop()
     }
 
-    @Test("tv status while running shows counters; tv stop ends the session and flushes the rows, an open tunnel included")
+    @Test("tv status while running shows counters; tv stop ends the session and flushes rows and content, an open tunnel included")
     func statusAndStop() throws {
         let world = try RunWorld()
         let box = world.sandbox
-        let tv = try world.run("--inspect")
+        let tv = try world.run("--inspect", "--keep-content")
         let r = try world.curlThrough(tv, [world.url("/index.html")])
         #expect(r.out == "hello from nginx\n", "\(r)")
         _ = try box.closedFlows(1)
@@ -378,6 +378,9 @@ struct InterceptionRunTests {
         #expect(!(rows[1]["duration"] is NSNull))
         #expect(rows[1].int("bytesUp") == 5)
         #expect(rows[1].int("bytesDown") == 5)
+        // Its content (a plain connection, kept under the same switch) was flushed too.
+        let turns = try box.json("turns", String(rows[1].int("id")!))["turns"] as? [JSON] ?? []
+        #expect(turns.map { $0.string("text") } == ["ping\n", "ping\n"])
     }
 
     @Test("tv inspect on/off and content.keep reach the running session at once (root trusted through a file: bundle)")
