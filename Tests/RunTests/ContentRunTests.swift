@@ -202,6 +202,12 @@ struct ContentRunTests {
         #expect(byPath["/1k.bin"]?.contains("    body: 1,024 bytes, DATA frames\n      00000000  07 26 45 64") == true, "\(http)")
         #expect(byPath["/gz/text.txt"]?.contains("      line 1 of the gzip test\n") == true, "\(http)")
         #expect(http.contains("  → client to server  SETTINGS "), "\(http)")
+        let harFile = box.work + "/h2.har"
+        #expect(try box.tv("export", "har", String(id), "-o", harFile).status == 0)
+        let har = try #require(try JSONSerialization.jsonObject(with: box.read(harFile)) as? JSON)
+        let entries = har.object("log")?["entries"] as? [JSON] ?? []
+        #expect(Set(entries.compactMap { $0.object("request")?.string("url") }) == Set(paths.map(world.url)))
+        #expect(entries.allSatisfy { $0.object("response")?.int("status") == 200 })
         try tv.stop()
 
         // h2load: four streams at once on one connection, through the reverse front-end.

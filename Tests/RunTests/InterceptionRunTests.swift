@@ -74,6 +74,20 @@ struct InterceptionRunTests {
         #expect(text.out.contains("  status       inspected — tv terminated TLS on both legs\n"), "\(text.out)")
         #expect(text.out.contains("  chosen       TLSv1.3 (read from upstream leg); ALPN h2\n"), "\(text.out)")
         #expect(text.out.contains("    issuer     CN=UpCA\n"), "\(text.out)")
+
+        // Uploads: 10 MiB PUT over h1 and h2 (nginx WebDAV on /echo/), intact on the server.
+        try FileManager.default.createDirectory(atPath: world.www + "/echo", withIntermediateDirectories: true)
+        for (version, name) in [("--http1.1", "up1.bin"), ("--http2", "up2.bin")] {
+            let put = try world.curlThrough(tv, [version, "-T", world.www + "/10m.bin", "-o", "/dev/null", "-w", "%{http_code}", world.url("/echo/" + name)])
+            #expect(put.out == "201", "\(put)")
+            #expect(try box.sha256(world.www + "/echo/" + name) == world.nginx.bigFileSHA256)
+        }
+        let uploads = try box.closedFlows(4)
+        #expect(uploads[2...].allSatisfy { ($0.int("bytesUp") ?? 0) > 10_485_760 && $0.string("status") == "inspected" })
+        // The list's filters read the same rows.
+        let filtered = try box.json("flows", "--status", "inspected", "--host", "localhost")
+        #expect((filtered["flows"] as? [JSON])?.count == 4)
+        #expect(((try box.json("flows", "--status", "failed"))["flows"] as? [JSON])?.count == 0)
         #expect(try box.waitForNoOpenConnections() == 0)
         try tv.stop()
     }
@@ -383,6 +397,22 @@ struct InterceptionRunTests {
         #expect(turns.map { $0.string("text") } == ["ping\n", "ping\n"])
     }
 
+    @Test("SIGINT (Ctrl-C) and SIGTERM stop tv run cleanly: exit 0, rows flushed, control socket gone")
+    func signals() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        for signal in [SIGINT, SIGTERM] {
+            let tv = try world.run("--inspect")
+            #expect(try world.curlThrough(tv, [world.url("/index.html")]).out == "hello from nginx\n")
+            tv.send(signal)
+            #expect(tv.waitForExit(seconds: 10), "tv run did not stop on signal \(signal): \(tv.log())")
+            #expect(tv.exitStatus == 0, "\(tv.log())")
+            #expect(!FileManager.default.fileExists(atPath: box.dataDir + "/run/control.sock"))
+        }
+        let rows = try box.flowRows()
+        #expect(rows.map { $0.string("status") } == ["inspected", "inspected"])
+    }
+
     @Test("tv inspect on/off and content.keep reach the running session at once (root trusted through a file: bundle)")
     func inspectLive() throws {
         let world = try RunWorld(createCA: false)
@@ -454,6 +484,14 @@ struct InterceptionRunTests {
         #expect(clientLines.isSubset(of: lines), "the client leg's secrets are in tv's key log")
         #expect(serverLines.isSubset(of: lines), "the upstream leg's secrets are in tv's key log")
         #expect(lines.count == 10, "\(lines)")
+        // SSLKEYLOGFILE works as --keylog does (browsers and curl honour it too).
+        let envFile = box.work + "/env-keys.log"
+        let second = try world.run("--inspect", environment: ["SSLKEYLOGFILE": envFile])
+        #expect(try box.curl(["-x", second.proxyURL, "--cacert", world.tvRoot, "https://localhost:\(server.port)/"]).status == 0)
+        _ = try box.closedFlows(2)
+        try second.stop()
+        #expect(box.mode(envFile) == 0o600)
+        #expect(box.text(envFile).split(separator: "\n").count == 10, "\(box.text(envFile))")
         let labels = Set(lines.map { String($0.split(separator: " ").first ?? "") })
         #expect(labels == ["CLIENT_HANDSHAKE_TRAFFIC_SECRET", "SERVER_HANDSHAKE_TRAFFIC_SECRET", "CLIENT_TRAFFIC_SECRET_0",
                            "SERVER_TRAFFIC_SECRET_0", "EXPORTER_SECRET"])

@@ -65,6 +65,11 @@ final class TVSession {
         return result
     }
 
+    /// Sends `signal` to the session (as Ctrl-C or a service manager would).
+    func send(_ signal: Int32) { Glibc.kill(process.processIdentifier, signal) }
+    /// Waits (≤ `seconds`) for the session to exit by itself.
+    func waitForExit(seconds: Double) -> Bool { Run.waitForExit(process, seconds: seconds) }
+
     func kill() { Run.stop(process) }
     deinit { Run.stop(process) }
 
