@@ -513,12 +513,20 @@ struct InterceptionRunTests {
         let rows = try box.closedFlows(1001, timeout: 30)
         #expect(rows.count == 1001)
         #expect(rows.last?.string("status") == "inspected")
-        let failed = rows.dropLast().filter { $0.string("status") == "failed" }
-        #expect(failed.count == 1000, "every bad connection failed: \(Dictionary(grouping: rows.dropLast(), by: { $0.string("status") ?? "?" }).mapValues(\.count))")
+        let bad = rows.dropLast()
+        let summary = Dictionary(grouping: bad, by: { "\($0.string("status") ?? "?") \($0.string("host") ?? "-")" }).mapValues(\.count)
+        // Every bad connection failed, except that a vanishing client (SNI vanish.test) whose
+        // reset lands after tv's certificate went out is indistinguishable from a pinning client
+        // that closes without an alert (DESIGN: that is pinning): vanish.test alone may be pinned
+        // and its later connections kept private. Clients that vanished before tv's flight are
+        // never taken for pins.
+        #expect(bad.allSatisfy { $0.string("status") == "failed" || ($0.string("status") == "kept_private" && $0.string("host") == "vanish.test") }, "\(summary)")
         let refusedUpstream = rows.filter { $0.string("failureReason") == "tv could not connect to 127.0.0.1:\(closedPort) (connection refused)" }
         #expect(refusedUpstream.count == 200)
-        let pinned = try box.tvArgs(["pinned", "--json"])
-        #expect(pinned.out.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "vanishing clients are not pinning clients: \(pinned.out)")
+        let pinnedHosts = (try JSONSerialization.jsonObject(with: try box.tvArgs(["pinned", "--json"]).stdout) as? [JSON] ?? []).compactMap { $0.string("host") }
+        #expect(pinnedHosts.allSatisfy { $0 == "vanish.test" }, "only the vanishing clients' own name can be pinned: \(pinnedHosts)")
+        let earlyResets = bad.filter { $0.string("failureReason") == "the client closed the connection before the handshake" }
+        #expect(!earlyResets.isEmpty, "clients reset before tv's flight are recorded as such, not as pins: \(summary)")
         #expect(try box.waitForNoOpenConnections() == 0)
         #expect(try box.status()?.int("accepted") == 1001)
         try tv.stop()

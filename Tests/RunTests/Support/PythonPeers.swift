@@ -87,8 +87,8 @@ s.close()
 /// Bad input, one connection after the other (argv: proxy port, TLS server port, a closed port,
 /// count), five kinds in turn: random bytes instead of a proxy request; a CONNECT tunnel then a
 /// truncated ClientHello and a FIN; a tunnel then a malformed TLS record; a tunnel then a real
-/// ClientHello and a reset (the client vanishes mid-handshake, before tv's certificate can
-/// reach it); a tunnel to a port where nothing listens (expects tv's 502).
+/// ClientHello for vanish.test and a reset (the client vanishes mid-handshake, usually before
+/// tv's certificate can reach it); a tunnel to a port where nothing listens (expects tv's 502).
 let badInputFlood = #"""
 import os, random, socket, ssl, struct, sys
 port, tls_port, closed_port, count = (int(a) for a in sys.argv[1:5])
@@ -109,7 +109,7 @@ def tunnel(s, target):
 
 def client_hello():
     incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-    obj = ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
+    obj = ctx.wrap_bio(incoming, outgoing, server_hostname="vanish.test")
     try:
         obj.do_handshake()
     except ssl.SSLWantReadError:
