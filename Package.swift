@@ -75,6 +75,9 @@ let package = Package(
         .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
+        // Issues 4 and 5 end to end through the built `tv` (tv run, flows, turns, …) with real
+        // clients and servers; Shared/ links the CLITests and ProxyTests helpers it reuses.
+        .testTarget(name: "RunTests", dependencies: ["tv", "LocalCA"]),
     ],
     swiftLanguageModes: [.v6]
 )

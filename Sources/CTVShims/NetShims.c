@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <linux/netfilter_ipv4.h>
 #include "CTVNetShims.h"
 
@@ -51,6 +52,12 @@ int tv_socket_error(int fd) {
     int err = 0; socklen_t len = sizeof err;
     if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return errno;
     return err;
+}
+int tv_peer_has_closed(int fd) {
+    struct pollfd p = { .fd = fd, .events = POLLRDHUP, .revents = 0 };
+    int rc = poll(&p, 1, 0);
+    if (rc < 0) return -1;
+    return rc > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) ? 1 : 0;
 }
 int tv_original_dst(int fd, struct sockaddr_storage *addr, socklen_t *len) {
     *len = sizeof(struct sockaddr_in);

@@ -9,7 +9,7 @@ public enum ContentUsagePresentation {
         if usage.turns == 0 {
             out.append("No decrypted content is kept.")
         } else {
-            out.append("\(Units.grouped(Int64(usage.turns))) turns of \(Units.grouped(Int64(usage.flows))) flows: \(Units.bytes(usage.keptBytes)) kept.")
+            out.append("\(counted(usage.turns, "turn")) of \(counted(usage.flows, "flow")): \(Units.bytes(usage.keptBytes)) kept.")
         }
         if !usage.segments.isEmpty {
             out.append("On disk: \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s"), under a fixed ceiling of \(Units.bytes(ContentRetentionPlanner.ceilingBytes)); the oldest go first when it is reached.")
@@ -22,7 +22,7 @@ public enum ContentUsagePresentation {
 
     /// What `tv content delete` says before acting.
     public static func deletionWarning(_ usage: ContentUsage) -> [String] {
-        var out = ["This deletes all decrypted content: \(Units.grouped(Int64(usage.turns))) turns of \(Units.grouped(Int64(usage.flows))) flows, \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s"). The flows stay in the history; what was said inside them does not come back."]
+        var out = ["This deletes all decrypted content: \(counted(usage.turns, "turn")) of \(counted(usage.flows, "flow")), \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s"). The flows stay in the history; what was said inside them does not come back."]
         if let writing = usage.beingWritten {
             out.append("The segment a running session is writing (\(SegmentName.fileName(writing.sequence)), \(Units.bytes(writing.bytes))) is spared: its index rows go now, and its bytes at the first sweep after the session moves to a new segment.")
         }
@@ -31,11 +31,16 @@ public enum ContentUsagePresentation {
 
     /// What `tv content delete` says after acting.
     public static func deletionReport(_ report: ContentSweepReport) -> [String] {
-        var out = ["Deleted \(Units.grouped(Int64(report.rowsDeleted))) turns and \(report.filesDeleted) segment file\(report.filesDeleted == 1 ? "" : "s") (\(Units.bytes(report.bytesFreed)))."]
+        var out = ["Deleted \(counted(report.rowsDeleted, "turn")) and \(report.filesDeleted) segment file\(report.filesDeleted == 1 ? "" : "s") (\(Units.bytes(report.bytesFreed)))."]
         if let spared = report.spared {
             out.append("Spared \(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.bytes))), which a running session is writing; nothing in the index points at it any more.")
         }
         return out
+    }
+
+    /// "1 turn", "2 turns", "1,234 flows".
+    static func counted(_ n: Int, _ word: String) -> String {
+        "\(Units.grouped(Int64(n))) \(word)\(n == 1 ? "" : "s")"
     }
 
     /// Usage as JSON.

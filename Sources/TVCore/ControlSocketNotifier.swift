@@ -11,9 +11,19 @@ public struct ControlSocketNotifier: LiveSessionNotifier {
     public init(home: TVHome) { socketPath = SessionPaths.controlSocket(home) }
 
     public func settingSaved(key: String, record: SettingsRecord) -> LiveSessionDelivery {
+        deliver(ControlRequest(command: "setting-saved", arguments: ["key": key]))
+    }
+
+    /// Tells a running session that `host` was removed from the pinned hosts (the row is already
+    /// gone), so its next connection is inspected again without a restart.
+    public func pinnedHostForgotten(_ host: String) -> LiveSessionDelivery {
+        deliver(ControlRequest(command: "pinned-forgotten", arguments: ["host": host]))
+    }
+
+    private func deliver(_ request: ControlRequest) -> LiveSessionDelivery {
         guard let client = try? ControlClient(path: socketPath) else { return .noSession }
         do {
-            let response = try client.send(ControlRequest(command: "setting-saved", arguments: ["key": key]))
+            let response = try client.send(request)
             return response.ok ? .applied : .failed(reason: response.message)
         } catch ControlError.notRunning {
             return .noSession

@@ -224,6 +224,13 @@ public final class Session: Sendable {
             }
             applyContentPolicy(record)
             return ControlResponse(ok: true, message: "applied")
+        case "pinned-forgotten":
+            // `tv pinned forget` removed the row first; the in-memory set answers the loops.
+            guard let host = request.arguments["host"], !host.isEmpty else {
+                return ControlResponse(ok: false, message: "no host was named")
+            }
+            pinning.forget(host)
+            return ControlResponse(ok: true, message: "applied")
         default:
             return ControlResponse(ok: false, message: "'\(request.command)' is not something this session knows; use the same version of tv.")
         }

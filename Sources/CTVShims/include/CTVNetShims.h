@@ -44,6 +44,9 @@ int tv_set_reuse(int fd, int reuseport);
 int tv_set_v6only(int fd, int on);
 /// getsockopt(SO_ERROR): the pending error of a connecting socket.
 int tv_socket_error(int fd);
+/// 1 when the peer has already closed or reset (poll, no wait: POLLRDHUP, POLLHUP or POLLERR),
+/// 0 when not (yet), -1 on error. Reads nothing and clears no pending error.
+int tv_peer_has_closed(int fd);
 /// SO_ORIGINAL_DST (IPv4) for the transparent front-end later; fills `addr`.
 int tv_original_dst(int fd, struct sockaddr_storage *addr, socklen_t *len);
 /// The calling thread's id (gettid).

@@ -35,6 +35,9 @@ final class ProxyConnection: LoopHandler {
     private var recordPlaintext = false
     private var serverHelloParser: ServerHelloParser?
     private var handshakeDoneMicros: Int64 = 0
+    /// The client had closed or reset before our first flight went out: whatever ends its
+    /// handshake, it never saw our certificate, so it is no evidence of pinning.
+    private var clientClosedBeforeFlight = false
     private var endError: String?
 
     /// The loop's relay buffer.
@@ -217,7 +220,17 @@ final class ProxyConnection: LoopHandler {
         let n = tv_peek(client.fd, buffer.baseAddress, buffer.count)
         if n > 0 {
             if machine.phase == .frontEnd || machine.phase == .awaitingFirstBytes {
-                feed(.clientBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
+                let phase = machine.phase
+                let commands = machine.handle(.clientBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
+                queue.append(contentsOf: commands)
+                // A peek never reads the FIN behind unconsumed bytes: once the client has
+                // half-closed, this peek holds all it will ever send, so a machine still waiting
+                // for more in the same phase (a cut ClientHello or proxy request) waits in vain.
+                if client.peerClosing && n < buffer.count && machine.phase == phase
+                    && !commands.contains(where: { if case .consumeClient = $0 { return true } else { return false } }) {
+                    queue.append(contentsOf: machine.handle(.clientGone(reset: false)))
+                }
+                runCommands()
             }
             return
         }
@@ -416,6 +429,9 @@ final class ProxyConnection: LoopHandler {
         SSL_set_accept_state(ssl)
         client.tls = session
         stage = .clientHandshake
+        // A client that vanished while the upstream leg was set up (its FIN or reset already
+        // here) may still let the flight be written, then fail the next read: not a pin.
+        clientClosedBeforeFlight = client.peerClosing || tv_peer_has_closed(client.fd) == 1
         driveClientHandshake()
     }
 
@@ -435,7 +451,7 @@ final class ProxyConnection: LoopHandler {
             if let alert = failure.peerAlert {
                 ending = .alert(alert)
             } else if failure.eof || failure.systemError == ECONNRESET || failure.systemError == EPIPE {
-                ending = .closedDuringHandshake(certificateSent: session.flightSent)
+                ending = .closedDuringHandshake(certificateSent: session.flightSent && !clientClosedBeforeFlight)
             } else {
                 ending = .otherError("the client's TLS handshake failed (\(failure.text))")
             }

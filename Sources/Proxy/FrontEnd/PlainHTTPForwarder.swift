@@ -248,6 +248,10 @@ final class PlainHTTPForwarder: LoopHandler {
         if !sawHost, let target = upstreamTarget { text += "Host: \(target.port == 80 ? (target.isIPv6 ? "[\(target.host)]" : target.host) : target.description)\r\n" }
         text += "\r\n"
         let bytes = Array(text.utf8)
+        // The head as the server gets it (origin-form) is what was said on this flow: recorded
+        // like the body bytes that follow it (sendUpstream records only counted bytes).
+        bytes.withUnsafeBytes { record($0, .clientToServer) }
+        loop.counters.bytesFromClients.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
         bytes.withUnsafeBytes { sendUpstream($0, count: false) }
         outstanding.append(head.method)
         if !head.keepsAlive { closeAfterResponse = true }

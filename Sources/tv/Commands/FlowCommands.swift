@@ -127,6 +127,10 @@ enum FlowCommands {
         defer { store.close() }
         if try store.pinnedHosts.forget(host) {
             inv.console.line("Forgot \(PinnedHosts.normalize(host)); the next connection to it will be inspected again (if inspection is on).")
+            // Saved first, applied second: a running session drops it from its memory too.
+            if let sentence = ControlSocketNotifier(home: try inv.home()).pinnedHostForgotten(PinnedHosts.normalize(host)).sentence {
+                inv.console.line(sentence)
+            }
             return 0
         }
         throw UsageRefusal("\(host) is not a pinned host; `tv pinned` lists them.", exitCode: 1)

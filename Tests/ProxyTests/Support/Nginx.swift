@@ -10,7 +10,9 @@ final class TestNginx: @unchecked Sendable {
     let bigFileSHA256: String
     private let background: Background
 
-    init(pki: TestPKI = .shared) throws {
+    /// - Parameter tlsLocations: more directives for the TLS server block (e.g. `location`s the
+    ///   content tests add: gzip, a pre-compressed brotli file, a POST answer).
+    init(pki: TestPKI = .shared, tlsLocations: String = "") throws {
         dir = Shell.tempDirectory("nginx")
         let www = dir + "/www"
         try FileManager.default.createDirectory(atPath: www, withIntermediateDirectories: true)
@@ -48,6 +50,7 @@ final class TestNginx: @unchecked Sendable {
                 ssl_protocols TLSv1.2 TLSv1.3;
                 root \(www);
                 location /echo { client_max_body_size 50m; dav_methods PUT; }
+                \(tlsLocations)
             }
             server {
                 listen 127.0.0.1:\(plainPort);

@@ -1,0 +1,1 @@
+../../ProxyTests/Support/Shell.swift
