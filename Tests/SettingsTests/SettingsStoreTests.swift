@@ -189,8 +189,11 @@ struct SettingsStoreTests {
         #expect(Bool(text: "OFF") == false)
         #expect(Bool(text: "maybe") == nil)
         #expect(Int(text: "60") == 60)
-        #expect(SettingKeys.all.map(\.name) == ["inspection.enabled", "trust.store", "intro.seen"])
-        #expect(SettingKeys.all.map(\.defaultText) == ["off", "system", "off"])
+        #expect(SettingKeys.all.map(\.name) == ["inspection.enabled", "trust.store", "intro.seen",
+                                                 "content.keep", "content.expiry", "content.flowBudget"])
+        #expect(SettingKeys.all.map(\.defaultText) == ["off", "system", "off", "off", "1d", "1048576"])
+        #expect(SettingKeys.all.map(\.defaultJSON) == [.bool(false), .string("system"), .bool(false),
+                                                        .bool(false), .string("1d"), .int(1_048_576)])
     }
 }
 

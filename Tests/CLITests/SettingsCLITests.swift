@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+
+/// `tv settings show|get|set` through the built binary: validation, refusals and saving.
+@Suite("CLI: tv settings", .serialized)
+struct SettingsCLITests {
+    @Test("content settings are validated, saved and read back; content.keep needs inspection on")
+    func contentSettings() throws {
+        try withSandbox { s in
+            let shown = try s.tv("settings")
+            #expect(shown.status == 0)
+            #expect(shown.out.contains("content.expiry      1d       default"))
+            let expiry = try s.tv("settings", "set", "content.expiry", "1w")
+            #expect(expiry.status == 0, "\(expiry)")
+            #expect(expiry.out == "Saved content.expiry = 1w (was 1d).\n")
+            #expect(try s.tv("settings", "get", "content.expiry").out == "1w\n")
+            let bad = try s.tv("settings", "set", "content.expiry", "forever")
+            #expect(bad.status != 0)
+            #expect(try s.tv("settings", "get", "content.expiry").out == "1w\n")
+            let budget = try s.tv("settings", "set", "content.flowBudget", "2048")
+            #expect(budget.status == 0, "\(budget)")
+            #expect(try s.tv("settings", "get", "content.flowBudget").out == "2048\n")
+            let keep = try s.tv("settings", "set", "content.keep", "on")
+            #expect(keep.status == 1)
+            #expect(keep.err.contains("needs inspection on"))
+            #expect(try s.tv("settings", "get", "content.keep").out == "off\n")
+            let inspection = try s.tv("settings", "set", "inspection.enabled", "on")
+            #expect(inspection.status == 2)
+            #expect(inspection.err == "tv: Inspection is turned on and off with `tv inspect on` / `tv inspect off`, which check trust first.\n")
+            let unknown = try s.tv("settings", "get", "nope")
+            #expect(unknown.status == 2)
+            let json = try s.tv("settings", "show", "--json")
+            let parsed = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
+            #expect(parsed?["content.expiry"] as? String == "1w")
+            #expect(parsed?["content.flowBudget"] as? Int == 2048)
+            #expect(parsed?["inspection.enabled"] as? Bool == false)
+        }
+    }
+}
