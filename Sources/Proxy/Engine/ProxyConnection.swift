@@ -218,6 +218,11 @@ final class ProxyConnection: LoopHandler {
         if n > 0 {
             if machine.phase == .frontEnd || machine.phase == .awaitingFirstBytes {
                 feed(.clientBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
+                // The client finished sending (FIN) and what it sent is still not enough: no
+                // more will come.
+                if client.peerClosing && stage == .control && (machine.phase == .frontEnd || machine.phase == .awaitingFirstBytes) {
+                    feed(.clientGone(reset: false))
+                }
             }
             return
         }
