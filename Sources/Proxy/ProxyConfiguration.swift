@@ -54,6 +54,8 @@ public struct ProxyConfiguration: Sendable {
     public var chunkRecorder: (any ChunkRecorder)?
     /// Judges client-leg endings for pinning.
     public var pinningDetector = PinningDetector()
+    /// How many sequential suspicious closes (no alert) remember a host (default 2).
+    public var pinningEvidence = PinningEvidenceRule()
 
     public init() {}
 

@@ -20,19 +20,44 @@ struct PinningDetectorTests {
         #expect(verdict.reason?.contains(TLSAlert.name(code)) == true)
     }
 
-    @Test("a close after our certificate is pinning; before it, not")
+    @Test("a close after our certificate is a suspicion; before it, nothing")
     func closes() {
-        #expect(detector.judge(.closedDuringHandshake(certificateSent: true)).pinned)
-        #expect(!detector.judge(.closedDuringHandshake(certificateSent: false)).pinned)
+        #expect(detector.judge(.closedDuringHandshake(certificateSent: true)).evidence == .suspicion)
+        #expect(detector.judge(.closedDuringHandshake(certificateSent: false)).evidence == .none)
     }
 
-    @Test("a quiet close right after the handshake is possible pinning; data or a late close is not")
+    @Test("a quiet close right after the handshake is a suspicion; data or a late close is not")
     func afterHandshake() {
-        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 50_000)).pinned)
-        #expect(!detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 5_000_000)).pinned)
-        #expect(!detector.judge(.closedAfterHandshake(applicationBytes: 120, elapsedMicros: 50_000)).pinned)
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 50_000)).evidence == .suspicion)
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 5_000_000)).evidence == .none)
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 120, elapsedMicros: 50_000)).evidence == .none)
         #expect(detector.judge(.closedAfterHandshake(applicationBytes: 120, elapsedMicros: 50_000)).reason == nil)
         #expect(!detector.judge(.otherError("x")).pinned)
+    }
+
+    @Test("suspicions count when sequential, with no success meanwhile; a success starts over")
+    func evidence() {
+        let rule = PinningEvidenceRule(threshold: 2)
+        var r = PinningEvidenceRule.HostRecord()
+        // A pinning client retrying: attempt 1 (t 0-10), attempt 2 (t 20-30): remembered.
+        #expect(!rule.suspicion(&r, connectionStart: 0, now: 10))
+        #expect(rule.suspicion(&r, connectionStart: 20, now: 30))
+        // A burst of closes of connections that were all open at once is one episode.
+        var burst = PinningEvidenceRule.HostRecord()
+        #expect(!rule.suspicion(&burst, connectionStart: 5, now: 100))
+        #expect(!rule.suspicion(&burst, connectionStart: 6, now: 100))
+        #expect(!rule.suspicion(&burst, connectionStart: 90, now: 101))
+        // A success while the suspicious connection was open cancels the suspicion.
+        var busy = PinningEvidenceRule.HostRecord()
+        rule.success(&busy, now: 50)
+        #expect(!rule.suspicion(&busy, connectionStart: 40, now: 60))
+        #expect(!rule.suspicion(&busy, connectionStart: 70, now: 80))
+        rule.success(&busy, now: 85)
+        #expect(!rule.suspicion(&busy, connectionStart: 90, now: 95))
+        #expect(rule.suspicion(&busy, connectionStart: 96, now: 99))
+        // Threshold 1: the first counted close remembers.
+        var eager = PinningEvidenceRule.HostRecord()
+        #expect(PinningEvidenceRule(threshold: 1).suspicion(&eager, connectionStart: 0, now: 1))
     }
 
     @Test("in-memory pinning memory remembers and forgets")

@@ -90,7 +90,11 @@ final class ProxyConnection: LoopHandler {
             }
             queue.removeAll(keepingCapacity: true)
             queueHead = 0
-            if needsPeek && stage != .closed {
+            if stage == .closed {
+                reportClosed()
+                break
+            }
+            if needsPeek {
                 needsPeek = false
                 peekClient()
                 continue
@@ -133,6 +137,13 @@ final class ProxyConnection: LoopHandler {
         case let .rememberPinned(host, reason):
             shared.pinning.remember(host, reason: reason)
             loop.counters.pinned.wrappingAdd(1, ordering: .relaxed)
+        case let .suspectPinning(host, reason):
+            if shared.pinningEvidence.suspicion(host: host, connectionStart: machine.facts.startMicros, now: loop.wallNow) {
+                shared.pinning.remember(host, reason: reason)
+                loop.counters.pinned.wrappingAdd(1, ordering: .relaxed)
+                machine.facts.pinningDetected = true
+                machine.facts.error = (machine.facts.error ?? reason) + "; \(host) will be passed through from now on"
+            }
         case .refuseClientTLS(let alert):
             refuseClient(alert: alert)
         case .close(let reset):
@@ -220,17 +231,12 @@ final class ProxyConnection: LoopHandler {
         let n = tv_peek(client.fd, buffer.baseAddress, buffer.count)
         if n > 0 {
             if machine.phase == .frontEnd || machine.phase == .awaitingFirstBytes {
-                let phase = machine.phase
-                let commands = machine.handle(.clientBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
-                queue.append(contentsOf: commands)
-                // A peek never reads the FIN behind unconsumed bytes: once the client has
-                // half-closed, this peek holds all it will ever send, so a machine still waiting
-                // for more in the same phase (a cut ClientHello or proxy request) waits in vain.
-                if client.peerClosing && n < buffer.count && machine.phase == phase
-                    && !commands.contains(where: { if case .consumeClient = $0 { return true } else { return false } }) {
-                    queue.append(contentsOf: machine.handle(.clientGone(reset: false)))
+                feed(.clientBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
+                // The client finished sending (FIN) and what it sent is still not enough: no
+                // more will come.
+                if client.peerClosing && stage == .control && (machine.phase == .frontEnd || machine.phase == .awaitingFirstBytes) {
+                    feed(.clientGone(reset: false))
                 }
-                runCommands()
             }
             return
         }
@@ -546,6 +552,7 @@ final class ProxyConnection: LoopHandler {
         machine.facts.lastActivityMicros = loop.wallNow
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
         if direction == .clientToServer {
+            if !acceptanceRecorded { recordAcceptance() }
             machine.facts.bytesFromClient &+= UInt64(n)
             loop.counters.bytesFromClients.wrappingAdd(UInt64(n), ordering: .relaxed)
         } else {
@@ -557,6 +564,14 @@ final class ProxyConnection: LoopHandler {
             recorder.record(flow: machine.facts.id, direction: direction,
                             offsetMicros: loop.wallNow - machine.facts.startMicros, bytes: chunk)
         }
+    }
+
+    /// The client sent data over our leaf: it accepts our certificate for this host.
+    private var acceptanceRecorded = false
+    private func recordAcceptance() {
+        acceptanceRecorded = true
+        guard machine.facts.status == .inspected, let host = machine.pinningHost else { return }
+        shared.pinningEvidence.success(host: host, now: loop.wallNow)
     }
 
     private func observeServerHello(_ chunk: UnsafeRawBufferPointer) {
@@ -603,6 +618,16 @@ final class ProxyConnection: LoopHandler {
         upstream = nil
         loop.unregister(token)
         _ = shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+        // Commands still queued (pinning bookkeeping) may add to the facts: report after them.
+        closeReportPending = true
+        if !executing { reportClosed() }
+    }
+
+    private var closeReportPending = false
+
+    private func reportClosed() {
+        guard closeReportPending else { return }
+        closeReportPending = false
         var facts = machine.facts
         facts.durationMicros = loop.wallNow - facts.startMicros
         loop.counters.countClosed(facts.status.kind)
@@ -624,7 +649,9 @@ final class ProxyConnection: LoopHandler {
 extension ConnectionMachine.Command {
     /// Commands that still make sense once the connection is closed.
     var isBookkeeping: Bool {
-        if case .rememberPinned = self { return true }
-        return false
+        switch self {
+        case .rememberPinned, .suspectPinning: return true
+        default: return false
+        }
     }
 }

@@ -19,6 +19,7 @@ final class ProxyShared: Sendable {
     let sink: (any FlowSink)?
     let recorder: (any ChunkRecorder)?
     let pinning: any PinningMemory
+    let pinningEvidence: PinningEvidence
 
     init(configuration: ProxyConfiguration) throws {
         self.configuration = configuration
@@ -32,6 +33,7 @@ final class ProxyShared: Sendable {
         sink = configuration.flowSink
         recorder = configuration.chunkRecorder
         pinning = configuration.pinningMemory
+        pinningEvidence = PinningEvidence(rule: configuration.pinningEvidence)
     }
 
     func newFlowID() -> UInt64 { nextFlowID.wrappingAdd(1, ordering: .relaxed).oldValue }

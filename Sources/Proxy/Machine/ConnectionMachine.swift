@@ -126,6 +126,9 @@ struct ConnectionMachine {
         /// still unread.
         case startPlainHTTP
         case rememberPinned(host: String, reason: String)
+        /// A close that may be pinning: weigh it (`PinningEvidence`); remember the host if it
+        /// tips the balance.
+        case suspectPinning(host: String, reason: String)
         /// Drain what the client sent, answer with this fatal TLS alert, close.
         case refuseClientTLS(alert: UInt8)
         case close(reset: Bool)
@@ -202,10 +205,17 @@ struct ConnectionMachine {
             let verdict = settings.detector.judge(ending)
             var out: [Command] = []
             var reason = verdict.reason ?? "the client's TLS handshake failed"
-            if verdict.pinned, let host = pinningHost {
-                out.append(.rememberPinned(host: host, reason: reason))
-                facts.pinningDetected = true
-                reason += "; \(host) will be passed through from now on"
+            if let host = pinningHost {
+                switch verdict.evidence {
+                case .definite:
+                    out.append(.rememberPinned(host: host, reason: reason))
+                    facts.pinningDetected = true
+                    reason += "; \(host) will be passed through from now on"
+                case .suspicion:
+                    out.append(.suspectPinning(host: host, reason: reason))
+                case .none:
+                    break
+                }
             }
             return out + fail(reason, reset: false)
         case .serverHello(let hello):
@@ -221,10 +231,9 @@ struct ConnectionMachine {
             if facts.status == .inspected {
                 let verdict = settings.detector.judge(.closedAfterHandshake(applicationBytes: ending.clientApplicationBytes,
                                                                              elapsedMicros: ending.microsSinceHandshake))
-                if verdict.pinned, let host = pinningHost, let reason = verdict.reason {
-                    facts.pinningDetected = true
-                    facts.error = reason + "; \(host) will be passed through from now on"
-                    return [.rememberPinned(host: host, reason: reason)]
+                if verdict.evidence != .none, let host = pinningHost, let reason = verdict.reason {
+                    facts.error = reason
+                    return [verdict.evidence == .definite ? .rememberPinned(host: host, reason: reason) : .suspectPinning(host: host, reason: reason)]
                 }
             }
             return []

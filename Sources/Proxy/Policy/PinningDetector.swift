@@ -1,11 +1,14 @@
 /// Decides whether a client leg that ended badly means the client refused our certificate.
 ///
 /// Evidence, in the order we trust it (mitmproxy `layers/tls.py` classifies the same way):
-/// - a fatal alert naming the certificate: bad_certificate (42), unsupported_certificate (43),
-///   certificate_unknown (46), unknown_ca (48) (RFC 8446 §6.2);
-/// - a close (FIN or reset) after our certificate was sent and before the handshake finished;
-/// - a handshake that finished, then a close within `quietCloseWindow` without one byte of
-///   application data (a client checking a pin after the handshake, e.g. curl --pinnedpubkey).
+/// - definite: a fatal alert naming the certificate: bad_certificate (42),
+///   unsupported_certificate (43), certificate_unknown (46), unknown_ca (48) (RFC 8446 §6.2);
+/// - suspicion: a close (FIN or reset) after our certificate was sent and before the handshake
+///   finished; a handshake that finished, then a close within `quietCloseWindow` without one
+///   byte of application data (a client checking a pin after the handshake, curl
+///   --pinnedpubkey). Clients also close like this for other reasons (a load tool stopping, a
+///   browser dropping a spare connection), so a suspicion only counts through `PinningEvidence`:
+///   repeated, sequential, and with no successful inspected exchange for the host meanwhile.
 public struct PinningDetector: Sendable {
     /// How soon after the handshake a silent close still counts as pinning (default 2 s): long
     /// enough for a pin check, shorter than a browser's unused pre-connection.
@@ -28,11 +31,20 @@ public struct PinningDetector: Sendable {
         case otherError(String)
     }
 
+    public enum Evidence: Sendable, Hashable {
+        case none
+        /// Proof enough on its own (a certificate alert).
+        case definite
+        /// Counts only when repeated (`PinningEvidence`).
+        case suspicion
+    }
+
     public struct Verdict: Sendable, Hashable {
-        /// Remember the host as pinned.
-        public var pinned: Bool
+        public var evidence: Evidence
         /// One sentence for the flow's error field (nil when nothing went wrong).
         public var reason: String?
+        /// Whether this alone is enough to remember the host.
+        public var pinned: Bool { evidence == .definite }
     }
 
     public func judge(_ ending: Ending) -> Verdict {
@@ -40,21 +52,21 @@ public struct PinningDetector: Sendable {
         case .alert(let code):
             let name = TLSAlert.name(code)
             if TLSAlert.certificateRefusals.contains(code) {
-                return Verdict(pinned: true, reason: "the client rejected tv's certificate (alert \(name))")
+                return Verdict(evidence: .definite, reason: "the client rejected tv's certificate (alert \(name))")
             }
-            return Verdict(pinned: false, reason: "the client aborted the handshake (alert \(name))")
+            return Verdict(evidence: .none, reason: "the client aborted the handshake (alert \(name))")
         case .closedDuringHandshake(let certificateSent):
             if certificateSent {
-                return Verdict(pinned: true, reason: "the client closed the connection after seeing tv's certificate, before finishing the handshake")
+                return Verdict(evidence: .suspicion, reason: "the client closed the connection after seeing tv's certificate, before finishing the handshake")
             }
-            return Verdict(pinned: false, reason: "the client closed the connection before the handshake")
+            return Verdict(evidence: .none, reason: "the client closed the connection before the handshake")
         case let .closedAfterHandshake(bytes, elapsed):
             if bytes == 0 && elapsed <= quietCloseWindowMicros {
-                return Verdict(pinned: true, reason: "the client closed right after the handshake without sending data (possible pinning)")
+                return Verdict(evidence: .suspicion, reason: "the client closed right after the handshake without sending data (possible pinning)")
             }
-            return Verdict(pinned: false, reason: nil)
+            return Verdict(evidence: .none, reason: nil)
         case .otherError(let text):
-            return Verdict(pinned: false, reason: text)
+            return Verdict(evidence: .none, reason: text)
         }
     }
 }
