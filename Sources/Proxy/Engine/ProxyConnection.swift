@@ -279,7 +279,15 @@ final class ProxyConnection: LoopHandler {
             old.close(reset: false)
             upstream = nil
         }
-        switch Socket.connect(to: address) {
+        let attempt: Result<(fd: Int32, done: Bool), Errno>
+        if let fd = preconnectedUpstream {
+            // Connect-first front-ends (TUN) hand in the socket they already connected.
+            preconnectedUpstream = nil
+            attempt = .success((fd, true))
+        } else {
+            attempt = Socket.connect(to: address, mark: shared.configuration.upstreamMark)
+        }
+        switch attempt {
         case .success(let (fd, done)):
             let leg = Leg(fd: fd)
             leg.connecting = !done
@@ -293,6 +301,8 @@ final class ProxyConnection: LoopHandler {
     }
 
     private var pendingConnect: SocketAddress?
+    /// An upstream socket connected before the client's connection was adopted (connect-first).
+    var preconnectedUpstream: Int32?
 
     private func upstreamControlEvent(_ events: UInt32) {
         guard let up = upstream else { return }
@@ -584,6 +594,10 @@ final class ProxyConnection: LoopHandler {
         client.close(reset: reset)
         upstream?.close(reset: reset)
         upstream = nil
+        if let fd = preconnectedUpstream {
+            Glibc.close(fd)
+            preconnectedUpstream = nil
+        }
         loop.unregister(token)
         _ = shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
         var facts = machine.facts
