@@ -13,10 +13,12 @@ public enum PacketBuilder {
     /// Writes an IP/UDP packet (RFC 768) into `buffer` and returns its length. The payload must
     /// already sit at `buffer[udpPacketLength(…) - payloadCount…]`, i.e. right after the 28 (IPv4)
     /// or 48 (IPv6) header bytes, so a reply read from a socket is never copied.
-    /// - Parameter identification: the IPv4 Identification (ignored for IPv6).
+    /// - Parameters:
+    ///   - identification: the IPv4 Identification (ignored for IPv6).
+    ///   - dontFragment: set IPv4 DF (ignored for IPv6).
     /// - Returns: the packet length, or nil when the payload is too long for one packet.
     public static func udp(into buffer: UnsafeMutableRawBufferPointer, source: PacketEndpoint, destination: PacketEndpoint,
-                           payloadCount: Int, identification: UInt16 = 0) -> Int? {
+                           payloadCount: Int, identification: UInt16 = 0, dontFragment: Bool = false) -> Int? {
         let v6 = source.address.isIPv6
         guard payloadCount <= maximumUDPPayload(isIPv6: v6) else { return nil }
         let ipLength = v6 ? 40 : 20
@@ -24,7 +26,7 @@ public enum PacketBuilder {
         guard buffer.count >= total else { return nil }
         let base = buffer.baseAddress!
         writeIPHeader(base, source: source.address, destination: destination.address, protocolNumber: IPProtocolNumber.udp,
-                      transportLength: 8 + payloadCount, identification: identification)
+                      transportLength: 8 + payloadCount, identification: identification, dontFragment: dontFragment)
         let u = base + ipLength
         u.storeBytes(of: source.port.bigEndian, as: UInt16.self)
         u.storeBytes(of: destination.port.bigEndian, toByteOffset: 2, as: UInt16.self)
@@ -40,22 +42,24 @@ public enum PacketBuilder {
     }
 
     /// A UDP packet as an array (tests).
-    public static func udp(source: PacketEndpoint, destination: PacketEndpoint, payload: [UInt8], identification: UInt16 = 0) -> [UInt8]? {
+    public static func udp(source: PacketEndpoint, destination: PacketEndpoint, payload: [UInt8], identification: UInt16 = 0,
+                           dontFragment: Bool = false) -> [UInt8]? {
         let header = source.address.isIPv6 ? 48 : 28
         var out = [UInt8](repeating: 0, count: header + payload.count)
         out.replaceSubrange(header..., with: payload)
-        let n = out.withUnsafeMutableBytes { udp(into: $0, source: source, destination: destination, payloadCount: payload.count, identification: identification) }
+        let n = out.withUnsafeMutableBytes { udp(into: $0, source: source, destination: destination, payloadCount: payload.count,
+                                                      identification: identification, dontFragment: dontFragment) }
         return n == nil ? nil : out
     }
 
     /// Writes a 20-byte TCP segment without options or payload (a reset) and returns its length.
     public static func tcp(into buffer: UnsafeMutableRawBufferPointer, source: PacketEndpoint, destination: PacketEndpoint,
-                           sequence: UInt32, acknowledgment: UInt32, flags: UInt8, window: UInt16 = 0) -> Int {
+                           sequence: UInt32, acknowledgment: UInt32, flags: UInt8, window: UInt16 = 0, dontFragment: Bool = false) -> Int {
         let v6 = source.address.isIPv6
         let ipLength = v6 ? 40 : 20
         let base = buffer.baseAddress!
         writeIPHeader(base, source: source.address, destination: destination.address, protocolNumber: IPProtocolNumber.tcp,
-                      transportLength: 20, identification: 0)
+                      transportLength: 20, identification: 0, dontFragment: dontFragment)
         let t = base + ipLength
         t.storeBytes(of: source.port.bigEndian, as: UInt16.self)
         t.storeBytes(of: destination.port.bigEndian, toByteOffset: 2, as: UInt16.self)
@@ -91,9 +95,9 @@ public enum PacketBuilder {
         return Array(out.prefix(n))
     }
 
-    /// The IPv4 (20 bytes, no options, DF clear) or IPv6 (40 bytes, no extension headers) header.
+    /// The IPv4 (20 bytes, no options) or IPv6 (40 bytes, no extension headers, flow label 0) header.
     static func writeIPHeader(_ base: UnsafeMutableRawPointer, source: PacketAddress, destination: PacketAddress,
-                              protocolNumber: UInt8, transportLength: Int, identification: UInt16) {
+                              protocolNumber: UInt8, transportLength: Int, identification: UInt16, dontFragment: Bool = false) {
         if source.isIPv6 {
             base.storeBytes(of: UInt32(0x6000_0000).bigEndian, as: UInt32.self)
             base.storeBytes(of: UInt16(transportLength).bigEndian, toByteOffset: 4, as: UInt16.self)
@@ -106,7 +110,7 @@ public enum PacketBuilder {
             base.storeBytes(of: UInt8(0), toByteOffset: 1, as: UInt8.self)
             base.storeBytes(of: UInt16(20 + transportLength).bigEndian, toByteOffset: 2, as: UInt16.self)
             base.storeBytes(of: identification.bigEndian, toByteOffset: 4, as: UInt16.self)
-            base.storeBytes(of: UInt16(0), toByteOffset: 6, as: UInt16.self)
+            base.storeBytes(of: UInt16(dontFragment ? 0x4000 : 0).bigEndian, toByteOffset: 6, as: UInt16.self)
             base.storeBytes(of: hopLimit, toByteOffset: 8, as: UInt8.self)
             base.storeBytes(of: protocolNumber, toByteOffset: 9, as: UInt8.self)
             source.write(to: base + 12)

@@ -3,58 +3,106 @@
 // dnsmasq, ping), each with tcpdump's own reading. Do not edit by hand.
 enum CapturedPackets {
     static let all: [CapturedPacket] = [
-        CapturedPacket("IP6 (hlim 1, next-header Options (0) payload length: 56) fe80::a0b9:13ff:fe07:f730 > ff02::16: HBH (rtalert: 0x0000) (padn) [icmp6 sum ok] ICMP6, multicast listener report v2, 2 group record(s) [gaddr ff02::1:ff07:f730 to_ex { }] [gaddr ff02::1:ff00:1 to_ex { }]",
-            "6000000000380001fe80000000000000a0b913fffe07f730ff0200000000000000000000000000163a000502000001008f00cdc400000002"
-            + "04000000ff0200000000000000000001ff07f73004000000ff0200000000000000000001ff000001"),
-        CapturedPacket("IP6 (hlim 1, next-header Options (0) payload length: 56) :: > ff02::16: HBH (rtalert: 0x0000) (padn) [icmp6 sum ok] ICMP6, multicast listener report v2, 2 group record(s) [gaddr ff02::1:ff00:a906 to_ex { }] [gaddr ff02::1:ff00:2 to_ex { }]",
-            "600000000038000100000000000000000000000000000000ff0200000000000000000000000000163a000502000001008f00c46700000002"
-            + "04000000ff0200000000000000000001ff00a90604000000ff0200000000000000000001ff000002"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 54943, offset 0, flags [DF], proto TCP (6), length 60) 10.203.9.1.42276 > 10.203.9.2.8080: Flags [S], cksum 0xa487 (correct), seq 517803776, win 64240, options [mss 1460,sackOK,TS val 1187923852 ecr 0,nop,wscale 10], length 0",
-            "4500003cd69f400040063c840acb09010acb0902a5241f901edd0f0000000000a002faf0a4870000020405b40402080a46ce478c00000000"
+        CapturedPacket("IP6 (hlim 1, next-header Options (0) payload length: 56) :: > ff02::16: HBH (rtalert: 0x0000) (padn) [icmp6 sum ok] ICMP6, multicast listener report v2, 2 group record(s) [gaddr ff02::1:ff71:e7ad to_ex { }] [gaddr ff02::1:ff00:2 to_ex { }]",
+            "600000000038000100000000000000000000000000000000ff0200000000000000000000000000163a000502000001008f00854f00000002"
+            + "04000000ff0200000000000000000001ff71e7ad04000000ff0200000000000000000001ff000002"),
+        CapturedPacket("IP6 (hlim 1, next-header Options (0) payload length: 56) fe80::582f:ff:fe94:22f4 > ff02::16: HBH (rtalert: 0x0000) (padn) [icmp6 sum ok] ICMP6, multicast listener report v2, 2 group record(s) [gaddr ff02::1:ff94:22f4 to_ex { }] [gaddr ff02::1:ff00:1 to_ex { }]",
+            "6000000000380001fe80000000000000582f00fffe9422f4ff0200000000000000000000000000163a000502000001008f00d0ae00000002"
+            + "04000000ff0200000000000000000001ff9422f404000000ff0200000000000000000001ff000001"),
+        CapturedPacket("IP6 (hlim 1, next-header Options (0) payload length: 56) fe80::582f:ff:fe94:22f4 > ff02::16: HBH (rtalert: 0x0000) (padn) [icmp6 sum ok] ICMP6, multicast listener report v2, 2 group record(s) [gaddr ff02::1:ff94:22f4 to_ex { }] [gaddr ff02::1:ff00:1 to_ex { }]",
+            "6000000000380001fe80000000000000582f00fffe9422f4ff0200000000000000000000000000163a000502000001008f00d0ae00000002"
+            + "04000000ff0200000000000000000001ff9422f404000000ff0200000000000000000001ff000001"),
+        CapturedPacket("IP (tos 0x0, ttl 64, id 53184, offset 0, flags [DF], proto TCP (6), length 60) 10.203.9.1.59902 > 10.203.9.2.8080: Flags [S], cksum 0xc90a (correct), seq 2705587273, win 64240, options [mss 1460,sackOK,TS val 2712671132 ecr 0,nop,wscale 10], length 0",
+            "4500003ccfc04000400643630acb09010acb0902e9fe1f90a143fc4900000000a002faf0c90a0000020405b40402080aa1b0139c00000000"
             + "0103030a"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 0, offset 0, flags [DF], proto TCP (6), length 60) 10.203.9.2.8080 > 10.203.9.1.42276: Flags [S.], cksum 0x687f (correct), seq 1622035330, ack 517803777, win 65160, options [mss 1460,sackOK,TS val 2425748376 ecr 1187923852,nop,wscale 10], length 0",
-            "4500003c00004000400613240acb09020acb09011f90a52460ae4b821edd0f01a012fe88687f0000020405b40402080a9095fb9846ce478c"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 0, offset 0, flags [DF], proto TCP (6), length 60) 10.203.9.2.8080 > 10.203.9.1.59902: Flags [S.], cksum 0x8877 (correct), seq 833588304, ack 2705587274, win 65160, options [mss 1460,sackOK,TS val 589388745 ecr 2712671132,nop,wscale 10], length 0",
+            "4500003c00004000400613240acb09020acb09011f90e9fe31af8c50a143fc4aa012fe8888770000020405b40402080a23215bc9a1b0139c"
             + "0103030a"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 54944, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.1.42276 > 10.203.9.2.8080: Flags [.], cksum 0x9598 (correct), seq 1, ack 1, win 63, options [nop,nop,TS val 1187923852 ecr 2425748376], length 0",
-            "45000034d6a0400040063c8b0acb09010acb0902a5241f901edd0f0160ae4b838010003f959800000101080a46ce478c9095fb98"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 54945, offset 0, flags [DF], proto TCP (6), length 141) 10.203.9.1.42276 > 10.203.9.2.8080: Flags [P.], cksum 0xf4bb (correct), seq 1:90, ack 1, win 63, options [nop,nop,TS val 1187923853 ecr 2425748376], length 89: HTTP, length: 89",
-            "4500008dd6a1400040063c310acb09010acb0902a5241f901edd0f0160ae4b838018003ff4bb00000101080a46ce478d9095fb9847455420"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 53185, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.1.59902 > 10.203.9.2.8080: Flags [.], cksum 0xb590 (correct), seq 1, ack 1, win 63, options [nop,nop,TS val 2712671132 ecr 589388745], length 0",
+            "45000034cfc140004006436a0acb09010acb0902e9fe1f90a143fc4a31af8c518010003fb59000000101080aa1b0139c23215bc9"),
+        CapturedPacket("IP (tos 0x0, ttl 64, id 53186, offset 0, flags [DF], proto TCP (6), length 141) 10.203.9.1.59902 > 10.203.9.2.8080: Flags [P.], cksum 0x14b4 (correct), seq 1:90, ack 1, win 63, options [nop,nop,TS val 2712671133 ecr 589388745], length 89: HTTP, length: 89",
+            "4500008dcfc24000400643100acb09010acb0902e9fe1f90a143fc4a31af8c518018003f14b400000101080aa1b0139d23215bc947455420"
             + "2f696e6465782e68746d6c20485454502f312e310d0a486f73743a2031302e3230332e392e323a383038300d0a557365722d4167656e743a"
             + "206375726c2f372e38382e310d0a4163636570743a202a2f2a0d0a0d0a"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 10264, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.2.8080 > 10.203.9.1.42276: Flags [.], cksum 0x953c (correct), seq 1, ack 90, win 64, options [nop,nop,TS val 2425748377 ecr 1187923853], length 0",
-            "45000034281840004006eb130acb09020acb09011f90a52460ae4b831edd0f5a80100040953c00000101080a9095fb9946ce478d"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 10265, offset 0, flags [DF], proto TCP (6), length 236) 10.203.9.2.8080 > 10.203.9.1.42276: Flags [P.], cksum 0x8574 (correct), seq 1:185, ack 90, win 64, options [nop,nop,TS val 2425748390 ecr 1187923853], length 184: HTTP, length: 184",
-            "450000ec281940004006ea5a0acb09020acb09011f90a52460ae4b831edd0f5a80180040857400000101080a9095fba646ce478d48545450"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 26527, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.2.8080 > 10.203.9.1.59902: Flags [.], cksum 0xb534 (correct), seq 1, ack 90, win 64, options [nop,nop,TS val 589388746 ecr 2712671133], length 0",
+            "45000034679f40004006ab8c0acb09020acb09011f90e9fe31af8c51a143fca380100040b53400000101080a23215bcaa1b0139d"),
+        CapturedPacket("IP (tos 0x0, ttl 64, id 26528, offset 0, flags [DF], proto TCP (6), length 236) 10.203.9.2.8080 > 10.203.9.1.59902: Flags [P.], cksum 0x9b7b (correct), seq 1:185, ack 90, win 64, options [nop,nop,TS val 589388752 ecr 2712671133], length 184: HTTP, length: 184",
+            "450000ec67a040004006aad30acb09020acb09011f90e9fe31af8c51a143fca3801800409b7b00000101080a23215bd0a1b0139d48545450"
             + "2f312e3020323030204f4b0d0a5365727665723a2053696d706c65485454502f302e3620507974686f6e2f332e31312e370d0a446174653a"
-            + "204d6f6e2c203330204e6f7620323032362030343a30303a313720474d540d0a436f6e74656e742d747970653a20746578742f68746d6c0d"
-            + "0a436f6e74656e742d4c656e6774683a20360d0a4c6173742d4d6f6469666965643a204d6f6e2c203330204e6f7620323032362030343a30"
-            + "303a313520474d540d0a0d0a"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 54946, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.1.42276 > 10.203.9.2.8080: Flags [.], cksum 0x946b (correct), seq 90, ack 185, win 63, options [nop,nop,TS val 1187923866 ecr 2425748390], length 0",
-            "45000034d6a2400040063c890acb09010acb0902a5241f901edd0f5a60ae4c3b8010003f946b00000101080a46ce479a9095fba6"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 10266, offset 0, flags [DF], proto TCP (6), length 58) 10.203.9.2.8080 > 10.203.9.1.42276: Flags [P.], cksum 0x507f (correct), seq 185:191, ack 90, win 64, options [nop,nop,TS val 2425748391 ecr 1187923866], length 6: HTTP",
-            "4500003a281a40004006eb0b0acb09020acb09011f90a52460ae4c3b1edd0f5a80180040507f00000101080a9095fba746ce479a68656c6c"
+            + "204d6f6e2c203330204e6f7620323032362030343a31343a323220474d540d0a436f6e74656e742d747970653a20746578742f68746d6c0d"
+            + "0a436f6e74656e742d4c656e6774683a20360d0a4c6173742d4d6f6469666965643a204d6f6e2c203330204e6f7620323032362030343a31"
+            + "343a323020474d540d0a0d0a"),
+        CapturedPacket("IP (tos 0x0, ttl 64, id 53187, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.1.59902 > 10.203.9.2.8080: Flags [.], cksum 0xb471 (correct), seq 90, ack 185, win 63, options [nop,nop,TS val 2712671139 ecr 589388752], length 0",
+            "45000034cfc34000400643680acb09010acb0902e9fe1f90a143fca331af8d098010003fb47100000101080aa1b013a323215bd0"),
+        CapturedPacket("IP (tos 0x0, ttl 64, id 26529, offset 0, flags [DF], proto TCP (6), length 58) 10.203.9.2.8080 > 10.203.9.1.59902: Flags [P.], cksum 0x7086 (correct), seq 185:191, ack 90, win 64, options [nop,nop,TS val 589388752 ecr 2712671139], length 6: HTTP",
+            "4500003a67a140004006ab840acb09020acb09011f90e9fe31af8d09a143fca380180040708600000101080a23215bd0a1b013a368656c6c"
             + "6f0a"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 54947, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.1.42276 > 10.203.9.2.8080: Flags [.], cksum 0x9463 (correct), seq 90, ack 191, win 63, options [nop,nop,TS val 1187923867 ecr 2425748391], length 0",
-            "45000034d6a3400040063c880acb09010acb0902a5241f901edd0f5a60ae4c418010003f946300000101080a46ce479b9095fba7"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 10267, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.2.8080 > 10.203.9.1.42276: Flags [F.], cksum 0x9461 (correct), seq 191, ack 90, win 64, options [nop,nop,TS val 2425748391 ecr 1187923867], length 0",
-            "45000034281b40004006eb100acb09020acb09011f90a52460ae4c411edd0f5a80110040946100000101080a9095fba746ce479b"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 54948, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.1.42276 > 10.203.9.2.8080: Flags [F.], cksum 0x9461 (correct), seq 90, ack 192, win 63, options [nop,nop,TS val 1187923867 ecr 2425748391], length 0",
-            "45000034d6a4400040063c870acb09010acb0902a5241f901edd0f5a60ae4c428011003f946100000101080a46ce479b9095fba7"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 10268, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.2.8080 > 10.203.9.1.42276: Flags [.], cksum 0x9460 (correct), seq 192, ack 91, win 64, options [nop,nop,TS val 2425748391 ecr 1187923867], length 0",
-            "45000034281c40004006eb0f0acb09020acb09011f90a52460ae4c421edd0f5b80100040946000000101080a9095fba746ce479b"),
-        CapturedPacket("IP6 (hlim 1, next-header Options (0) payload length: 56) fe80::a0b9:13ff:fe07:f730 > ff02::16: HBH (rtalert: 0x0000) (padn) [icmp6 sum ok] ICMP6, multicast listener report v2, 2 group record(s) [gaddr ff02::1:ff07:f730 to_ex { }] [gaddr ff02::1:ff00:1 to_ex { }]",
-            "6000000000380001fe80000000000000a0b913fffe07f730ff0200000000000000000000000000163a000502000001008f00cdc400000002"
-            + "04000000ff0200000000000000000001ff07f73004000000ff0200000000000000000001ff000001"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 51870, offset 0, flags [DF], proto UDP (17), length 128) 10.203.9.1.57130 > 10.203.9.2.7007: [udp sum ok]  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (100)",
-            "45000080ca9e4000401148360acb09010acb0902df2a1b5f006c31ea030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 53188, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.1.59902 > 10.203.9.2.8080: Flags [.], cksum 0xb46b (correct), seq 90, ack 191, win 63, options [nop,nop,TS val 2712671139 ecr 589388752], length 0",
+            "45000034cfc44000400643670acb09010acb0902e9fe1f90a143fca331af8d0f8010003fb46b00000101080aa1b013a323215bd0"),
+        CapturedPacket("IP (tos 0x0, ttl 64, id 26530, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.2.8080 > 10.203.9.1.59902: Flags [F.], cksum 0xb469 (correct), seq 191, ack 90, win 64, options [nop,nop,TS val 589388752 ecr 2712671139], length 0",
+            "4500003467a240004006ab890acb09020acb09011f90e9fe31af8d0fa143fca380110040b46900000101080a23215bd0a1b013a3"),
+        CapturedPacket("IP (tos 0x0, ttl 64, id 53189, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.1.59902 > 10.203.9.2.8080: Flags [F.], cksum 0xb468 (correct), seq 90, ack 192, win 63, options [nop,nop,TS val 2712671140 ecr 589388752], length 0",
+            "45000034cfc54000400643660acb09010acb0902e9fe1f90a143fca331af8d108011003fb46800000101080aa1b013a423215bd0"),
+        CapturedPacket("IP (tos 0x0, ttl 64, id 26531, offset 0, flags [DF], proto TCP (6), length 52) 10.203.9.2.8080 > 10.203.9.1.59902: Flags [.], cksum 0xb466 (correct), seq 192, ack 91, win 64, options [nop,nop,TS val 589388753 ecr 2712671140], length 0",
+            "4500003467a340004006ab880acb09020acb09011f90e9fe31af8d10a143fca480100040b46600000101080a23215bd1a1b013a4"),
+        CapturedPacket("IP6 (hlim 1, next-header Options (0) payload length: 56) fe80::1089:bfff:fe71:e7ad > ff02::16: HBH (rtalert: 0x0000) (padn) [icmp6 sum ok] ICMP6, multicast listener report v2, 2 group record(s) [gaddr ff02::1:ff71:e7ad to_ex { }] [gaddr ff02::1:ff00:2 to_ex { }]",
+            "6000000000380001fe800000000000001089bffffe71e7adff0200000000000000000000000000163a000502000001008f00d02500000002"
+            + "04000000ff0200000000000000000001ff71e7ad04000000ff0200000000000000000001ff000002"),
+        CapturedPacket("IP6 (flowlabel 0x84a64, hlim 64, next-header TCP (6) payload length: 40) fd03::1.44802 > fd03::2.8081: Flags [S], cksum 0xef5d (correct), seq 1189734711, win 64800, options [mss 1440,sackOK,TS val 2239749459 ecr 0,nop,wscale 10], length 0",
+            "60084a6400280640fd030000000000000000000000000001fd030000000000000000000000000002af021f9146e9e93700000000a002fd20"
+            + "ef5d0000020405a00402080a857fdd53000000000103030a"),
+        CapturedPacket("IP6 (flowlabel 0x01540, hlim 64, next-header TCP (6) payload length: 40) fd03::2.8081 > fd03::1.44802: Flags [S.], cksum 0x5859 (correct), seq 3382187491, ack 1189734712, win 64260, options [mss 1440,sackOK,TS val 2705856587 ecr 2239749459,nop,wscale 10], length 0",
+            "6000154000280640fd030000000000000000000000000002fd0300000000000000000000000000011f91af02c99815e346e9e938a012fb04"
+            + "58590000020405a00402080aa148184b857fdd530103030a"),
+        CapturedPacket("IP6 (flowlabel 0x84a64, hlim 64, next-header TCP (6) payload length: 32) fd03::1.44802 > fd03::2.8081: Flags [.], cksum 0x81d9 (correct), seq 1, ack 1, win 64, options [nop,nop,TS val 2239749459 ecr 2705856587], length 0",
+            "60084a6400200640fd030000000000000000000000000001fd030000000000000000000000000002af021f9146e9e938c99815e480100040"
+            + "81d900000101080a857fdd53a148184b"),
+        CapturedPacket("IP6 (flowlabel 0x84a64, hlim 64, next-header TCP (6) payload length: 120) fd03::1.44802 > fd03::2.8081: Flags [P.], cksum 0x89b3 (correct), seq 1:89, ack 1, win 64, options [nop,nop,TS val 2239749460 ecr 2705856587], length 88",
+            "60084a6400780640fd030000000000000000000000000001fd030000000000000000000000000002af021f9146e9e938c99815e480180040"
+            + "89b300000101080a857fdd54a148184b474554202f696e6465782e68746d6c20485454502f312e310d0a486f73743a205b666430333a3a32"
+            + "5d3a383038310d0a557365722d4167656e743a206375726c2f372e38382e310d0a4163636570743a202a2f2a0d0a0d0a"),
+        CapturedPacket("IP6 (flowlabel 0x01540, hlim 64, next-header TCP (6) payload length: 32) fd03::2.8081 > fd03::1.44802: Flags [.], cksum 0x8180 (correct), seq 1, ack 89, win 63, options [nop,nop,TS val 2705856588 ecr 2239749460], length 0",
+            "6000154000200640fd030000000000000000000000000002fd0300000000000000000000000000011f91af02c99815e446e9e9908010003f"
+            + "818000000101080aa148184c857fdd54"),
+        CapturedPacket("IP6 (flowlabel 0x01540, hlim 64, next-header TCP (6) payload length: 216) fd03::2.8081 > fd03::1.44802: Flags [P.], cksum 0x67c7 (correct), seq 1:185, ack 89, win 63, options [nop,nop,TS val 2705856594 ecr 2239749460], length 184",
+            "6000154000d80640fd030000000000000000000000000002fd0300000000000000000000000000011f91af02c99815e446e9e9908018003f"
+            + "67c700000101080aa1481852857fdd54485454502f312e3020323030204f4b0d0a5365727665723a2053696d706c65485454502f302e3620"
+            + "507974686f6e2f332e31312e370d0a446174653a204d6f6e2c203330204e6f7620323032362030343a31343a323220474d540d0a436f6e74"
+            + "656e742d747970653a20746578742f68746d6c0d0a436f6e74656e742d4c656e6774683a20360d0a4c6173742d4d6f6469666965643a204d"
+            + "6f6e2c203330204e6f7620323032362030343a31343a323020474d540d0a0d0a"),
+        CapturedPacket("IP6 (flowlabel 0x84a64, hlim 64, next-header TCP (6) payload length: 32) fd03::1.44802 > fd03::2.8081: Flags [.], cksum 0x80bb (correct), seq 89, ack 185, win 64, options [nop,nop,TS val 2239749466 ecr 2705856594], length 0",
+            "60084a6400200640fd030000000000000000000000000001fd030000000000000000000000000002af021f9146e9e990c998169c80100040"
+            + "80bb00000101080a857fdd5aa1481852"),
+        CapturedPacket("IP6 (flowlabel 0x01540, hlim 64, next-header TCP (6) payload length: 38) fd03::2.8081 > fd03::1.44802: Flags [P.], cksum 0x3cd1 (correct), seq 185:191, ack 89, win 63, options [nop,nop,TS val 2705856595 ecr 2239749466], length 6",
+            "6000154000260640fd030000000000000000000000000002fd0300000000000000000000000000011f91af02c998169c46e9e9908018003f"
+            + "3cd100000101080aa1481853857fdd5a68656c6c6f0a"),
+        CapturedPacket("IP6 (flowlabel 0x84a64, hlim 64, next-header TCP (6) payload length: 32) fd03::1.44802 > fd03::2.8081: Flags [.], cksum 0x80b3 (correct), seq 89, ack 191, win 64, options [nop,nop,TS val 2239749467 ecr 2705856595], length 0",
+            "60084a6400200640fd030000000000000000000000000001fd030000000000000000000000000002af021f9146e9e990c99816a280100040"
+            + "80b300000101080a857fdd5ba1481853"),
+        CapturedPacket("IP6 (flowlabel 0x84a64, hlim 64, next-header TCP (6) payload length: 32) fd03::1.44802 > fd03::2.8081: Flags [F.], cksum 0x80b2 (correct), seq 89, ack 191, win 64, options [nop,nop,TS val 2239749467 ecr 2705856595], length 0",
+            "60084a6400200640fd030000000000000000000000000001fd030000000000000000000000000002af021f9146e9e990c99816a280110040"
+            + "80b200000101080a857fdd5ba1481853"),
+        CapturedPacket("IP6 (flowlabel 0x01540, hlim 64, next-header TCP (6) payload length: 32) fd03::2.8081 > fd03::1.44802: Flags [F.], cksum 0x80b1 (correct), seq 191, ack 90, win 63, options [nop,nop,TS val 2705856596 ecr 2239749467], length 0",
+            "6000154000200640fd030000000000000000000000000002fd0300000000000000000000000000011f91af02c99816a246e9e9918011003f"
+            + "80b100000101080aa1481854857fdd5b"),
+        CapturedPacket("IP6 (flowlabel 0x84a64, hlim 64, next-header TCP (6) payload length: 32) fd03::1.44802 > fd03::2.8081: Flags [.], cksum 0x80af (correct), seq 90, ack 192, win 64, options [nop,nop,TS val 2239749468 ecr 2705856596], length 0",
+            "60084a6400200640fd030000000000000000000000000001fd030000000000000000000000000002af021f9146e9e991c99816a380100040"
+            + "80af00000101080a857fdd5ca1481854"),
+        CapturedPacket("IP (tos 0x0, ttl 64, id 56183, offset 0, flags [DF], proto TCP (6), length 60) 10.203.9.1.57998 > 10.203.9.2.9: Flags [S], cksum 0x32be (correct), seq 2502850655, win 64240, options [mss 1460,sackOK,TS val 1052230616 ecr 0,nop,wscale 10], length 0",
+            "4500003cdb774000400637ac0acb09010acb0902e28e0009952e785f00000000a002faf032be0000020405b40402080a3eb7c3d800000000"
+            + "0103030a"),
+        CapturedPacket("IP (tos 0x0, ttl 64, id 0, offset 0, flags [DF], proto TCP (6), length 40) 10.203.9.2.9 > 10.203.9.1.57998: Flags [R.], cksum 0x9811 (correct), seq 0, ack 2502850656, win 0, length 0",
+            "4500002800004000400613380acb09020acb09010009e28e00000000952e78605014000098110000"),
+        CapturedPacket("IP (tos 0x0, ttl 64, id 30480, offset 0, flags [DF], proto UDP (17), length 128) 10.203.9.1.57733 > 10.203.9.2.7007: [udp sum ok]  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (100)",
+            "450000807710400040119bc40acb09010acb0902e1851b5f006c2f8f030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0"
             + "c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a4148"
             + "4f565d646b727980878e959ca3aab1b8"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 9302, offset 0, flags [DF], proto UDP (17), length 128) 10.203.9.2.7007 > 10.203.9.1.57130: [udp sum ok]  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (100)",
-            "45000080245640004011ee7e0acb09020acb09011b5fdf2a006c31ea030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 5610, offset 0, flags [DF], proto UDP (17), length 128) 10.203.9.2.7007 > 10.203.9.1.57733: [udp sum ok]  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (100)",
+            "4500008015ea40004011fcea0acb09020acb09011b5fe185006c2f8f030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0"
             + "c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a4148"
             + "4f565d646b727980878e959ca3aab1b8"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 51872, offset 0, flags [+], proto UDP (17), length 1500) 10.203.9.1.57130 > 10.203.9.2.7007:  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (1472)",
-            "450005dccaa02000401162d80acb09010acb0902df2a1b5f0bc0db56030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 30481, offset 0, flags [+], proto UDP (17), length 1500) 10.203.9.1.57733 > 10.203.9.2.7007:  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (1472)",
+            "450005dc771120004011b6670acb09010acb0902e1851b5f0bc0d8fb030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0"
             + "c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a4148"
             + "4f565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0"
             + "d7dee5ecf3fa01080f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6fd040b121920272e353c434a5158"
@@ -81,8 +129,8 @@ enum CapturedPackets {
             + "ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a41484f565d646b727980"
             + "878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7dee5ecf3fa0108"
             + "0f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6fd040b121920272e353c"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 51872, offset 1480, flags [+], proto UDP (17), length 1500) 10.203.9.1 > 10.203.9.2: ip-proto-17",
-            "450005dccaa020b94011621f0acb09010acb0902434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f900070e151c232a3138"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 30481, offset 1480, flags [+], proto UDP (17), length 1500) 10.203.9.1 > 10.203.9.2: ip-proto-17",
+            "450005dc771120b94011b5ae0acb09010acb0902434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f900070e151c232a3138"
             + "3f464d545b626970777e858c939aa1a8afb6bdc4cbd2d9e0e7eef5fc030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0"
             + "c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a4148"
             + "4f565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0"
@@ -109,11 +157,11 @@ enum CapturedPackets {
             + "777e858c939aa1a8afb6bdc4cbd2d9e0e7eef5fc030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8"
             + "ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a41484f565d646b727980"
             + "878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d444b525960676e757c838a91989fa6adb4"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 51872, offset 2960, flags [none], proto UDP (17), length 68) 10.203.9.1 > 10.203.9.2: ip-proto-17",
-            "45000044caa00172401186fe0acb09010acb0902bbc2c9d0d7dee5ecf3fa01080f161d242b323940474e555c636a71787f868d949ba2a9b0"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 30481, offset 2960, flags [none], proto UDP (17), length 68) 10.203.9.1 > 10.203.9.2: ip-proto-17",
+            "45000044771101724011da8d0acb09010acb0902bbc2c9d0d7dee5ecf3fa01080f161d242b323940474e555c636a71787f868d949ba2a9b0"
             + "b7bec5ccd3dae1e8eff6fd04"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 9303, offset 0, flags [+], proto UDP (17), length 1500) 10.203.9.2.7007 > 10.203.9.1.57130:  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (1472)",
-            "450005dc24572000401109220acb09020acb09011b5fdf2a0bc0db56030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 5611, offset 0, flags [+], proto UDP (17), length 1500) 10.203.9.2.7007 > 10.203.9.1.57733:  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (1472)",
+            "450005dc15eb20004011178e0acb09020acb09011b5fe1850bc0d8fb030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0"
             + "c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a4148"
             + "4f565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0"
             + "d7dee5ecf3fa01080f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6fd040b121920272e353c434a5158"
@@ -140,8 +188,8 @@ enum CapturedPackets {
             + "ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a41484f565d646b727980"
             + "878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7dee5ecf3fa0108"
             + "0f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6fd040b121920272e353c"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 9303, offset 1480, flags [+], proto UDP (17), length 1500) 10.203.9.2 > 10.203.9.1: ip-proto-17",
-            "450005dc245720b9401108690acb09020acb0901434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f900070e151c232a3138"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 5611, offset 1480, flags [+], proto UDP (17), length 1500) 10.203.9.2 > 10.203.9.1: ip-proto-17",
+            "450005dc15eb20b9401116d50acb09020acb0901434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f900070e151c232a3138"
             + "3f464d545b626970777e858c939aa1a8afb6bdc4cbd2d9e0e7eef5fc030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0"
             + "c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a4148"
             + "4f565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0"
@@ -168,19 +216,19 @@ enum CapturedPackets {
             + "777e858c939aa1a8afb6bdc4cbd2d9e0e7eef5fc030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8"
             + "ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a41484f565d646b727980"
             + "878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d444b525960676e757c838a91989fa6adb4"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 9303, offset 2960, flags [none], proto UDP (17), length 68) 10.203.9.2 > 10.203.9.1: ip-proto-17",
-            "450000442457017240112d480acb09020acb0901bbc2c9d0d7dee5ecf3fa01080f161d242b323940474e555c636a71787f868d949ba2a9b0"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 5611, offset 2960, flags [none], proto UDP (17), length 68) 10.203.9.2 > 10.203.9.1: ip-proto-17",
+            "4500004415eb017240113bb40acb09020acb0901bbc2c9d0d7dee5ecf3fa01080f161d242b323940474e555c636a71787f868d949ba2a9b0"
             + "b7bec5ccd3dae1e8eff6fd04"),
-        CapturedPacket("IP6 (flowlabel 0x46ce3, hlim 64, next-header UDP (17) payload length: 108) fd03::1.47699 > fd03::2.7007: [udp sum ok]  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (100)",
-            "60046ce3006c1140fd030000000000000000000000000001fd030000000000000000000000000002ba531b5f006c844f030a11181f262d34"
+        CapturedPacket("IP6 (flowlabel 0xd9be4, hlim 64, next-header UDP (17) payload length: 108) fd03::1.42596 > fd03::2.7007: [udp sum ok]  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (100)",
+            "600d9be4006c1140fd030000000000000000000000000001fd030000000000000000000000000002a6641b5f006c983e030a11181f262d34"
             + "3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bc"
             + "c3cad1d8dfe6edf4fb020910171e252c333a41484f565d646b727980878e959ca3aab1b8"),
-        CapturedPacket("IP6 (flowlabel 0x6a37e, hlim 64, next-header UDP (17) payload length: 108) fd03::2.7007 > fd03::1.47699: [udp sum ok]  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (100)",
-            "6006a37e006c1140fd030000000000000000000000000002fd0300000000000000000000000000011b5fba53006c844f030a11181f262d34"
+        CapturedPacket("IP6 (flowlabel 0xb072a, hlim 64, next-header UDP (17) payload length: 108) fd03::2.7007 > fd03::1.42596: [udp sum ok]  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (100)",
+            "600b072a006c1140fd030000000000000000000000000002fd0300000000000000000000000000011b5fa664006c983e030a11181f262d34"
             + "3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bc"
             + "c3cad1d8dfe6edf4fb020910171e252c333a41484f565d646b727980878e959ca3aab1b8"),
-        CapturedPacket("IP6 (flowlabel 0x46ce3, hlim 64, next-header Fragment (44) payload length: 1456) fd03::1 > fd03::2: frag (0x9617d3e5:0|1448) 47699 > 7007:  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (1440)",
-            "60046ce305b02c40fd030000000000000000000000000001fd030000000000000000000000000002110000019617d3e5ba531b5f0bc02dbc"
+        CapturedPacket("IP6 (flowlabel 0xd9be4, hlim 64, next-header Fragment (44) payload length: 1456) fd03::1 > fd03::2: frag (0x07a5afcd:0|1448) 42596 > 7007:  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (1440)",
+            "600d9be405b02c40fd030000000000000000000000000001fd0300000000000000000000000000021100000107a5afcda6641b5f0bc041ab"
             + "030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d84"
             + "8b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a41484f565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c"
             + "131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7dee5ecf3fa01080f161d242b323940474e555c636a71787f868d94"
@@ -207,8 +255,8 @@ enum CapturedPackets {
             + "3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bc"
             + "c3cad1d8dfe6edf4fb020910171e252c333a41484f565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d44"
             + "4b525960676e757c838a91989fa6adb4bbc2c9d0d7dee5ecf3fa01080f161d242b323940474e555c"),
-        CapturedPacket("IP6 (flowlabel 0x46ce3, hlim 64, next-header Fragment (44) payload length: 1456) fd03::1 > fd03::2: frag (0x9617d3e5:1448|1448)",
-            "60046ce305b02c40fd030000000000000000000000000001fd030000000000000000000000000002110005a99617d3e5636a71787f868d94"
+        CapturedPacket("IP6 (flowlabel 0xd9be4, hlim 64, next-header Fragment (44) payload length: 1456) fd03::1 > fd03::2: frag (0x07a5afcd:1448|1448)",
+            "600d9be405b02c40fd030000000000000000000000000001fd030000000000000000000000000002110005a907a5afcd636a71787f868d94"
             + "9ba2a9b0b7bec5ccd3dae1e8eff6fd040b121920272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f900070e151c"
             + "232a31383f464d545b626970777e858c939aa1a8afb6bdc4cbd2d9e0e7eef5fc030a11181f262d343b424950575e656c737a81888f969da4"
             + "abb2b9c0c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c"
@@ -235,12 +283,12 @@ enum CapturedPackets {
             + "d3dae1e8eff6fd040b121920272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f900070e151c232a31383f464d54"
             + "5b626970777e858c939aa1a8afb6bdc4cbd2d9e0e7eef5fc030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0c7ced5dc"
             + "e3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4"),
-        CapturedPacket("IP6 (flowlabel 0x46ce3, hlim 64, next-header Fragment (44) payload length: 120) fd03::1 > fd03::2: frag (0x9617d3e5:2896|112)",
-            "60046ce300782c40fd030000000000000000000000000001fd03000000000000000000000000000211000b509617d3e5fb020910171e252c"
+        CapturedPacket("IP6 (flowlabel 0xd9be4, hlim 64, next-header Fragment (44) payload length: 120) fd03::1 > fd03::2: frag (0x07a5afcd:2896|112)",
+            "600d9be400782c40fd030000000000000000000000000001fd03000000000000000000000000000211000b5007a5afcdfb020910171e252c"
             + "333a41484f565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d444b525960676e757c838a91989fa6adb4"
             + "bbc2c9d0d7dee5ecf3fa01080f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6fd04"),
-        CapturedPacket("IP6 (flowlabel 0x6a37e, hlim 64, next-header Fragment (44) payload length: 1456) fd03::2 > fd03::1: frag (0xebcfc21e:0|1448) 7007 > 47699:  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (1440)",
-            "6006a37e05b02c40fd030000000000000000000000000002fd03000000000000000000000000000111000001ebcfc21e1b5fba530bc02dbc"
+        CapturedPacket("IP6 (flowlabel 0xb072a, hlim 64, next-header Fragment (44) payload length: 1456) fd03::2 > fd03::1: frag (0xf37a6e97:0|1448) 7007 > 42596:  rx type 143 cid 1f262d34 call# 994199888 seq 1465804140 ser 1937408392 <req-ack>,<last-pckt>,<free-pckt> (1440)",
+            "600b072a05b02c40fd030000000000000000000000000002fd03000000000000000000000000000111000001f37a6e971b5fa6640bc041ab"
             + "030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d84"
             + "8b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c333a41484f565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c"
             + "131a21282f363d444b525960676e757c838a91989fa6adb4bbc2c9d0d7dee5ecf3fa01080f161d242b323940474e555c636a71787f868d94"
@@ -267,8 +315,8 @@ enum CapturedPackets {
             + "3b424950575e656c737a81888f969da4abb2b9c0c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bc"
             + "c3cad1d8dfe6edf4fb020910171e252c333a41484f565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d44"
             + "4b525960676e757c838a91989fa6adb4bbc2c9d0d7dee5ecf3fa01080f161d242b323940474e555c"),
-        CapturedPacket("IP6 (flowlabel 0x6a37e, hlim 64, next-header Fragment (44) payload length: 1456) fd03::2 > fd03::1: frag (0xebcfc21e:1448|1448)",
-            "6006a37e05b02c40fd030000000000000000000000000002fd030000000000000000000000000001110005a9ebcfc21e636a71787f868d94"
+        CapturedPacket("IP6 (flowlabel 0xb072a, hlim 64, next-header Fragment (44) payload length: 1456) fd03::2 > fd03::1: frag (0xf37a6e97:1448|1448)",
+            "600b072a05b02c40fd030000000000000000000000000002fd030000000000000000000000000001110005a9f37a6e97636a71787f868d94"
             + "9ba2a9b0b7bec5ccd3dae1e8eff6fd040b121920272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f900070e151c"
             + "232a31383f464d545b626970777e858c939aa1a8afb6bdc4cbd2d9e0e7eef5fc030a11181f262d343b424950575e656c737a81888f969da4"
             + "abb2b9c0c7ced5dce3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4fb020910171e252c"
@@ -295,37 +343,37 @@ enum CapturedPackets {
             + "d3dae1e8eff6fd040b121920272e353c434a51585f666d747b828990979ea5acb3bac1c8cfd6dde4ebf2f900070e151c232a31383f464d54"
             + "5b626970777e858c939aa1a8afb6bdc4cbd2d9e0e7eef5fc030a11181f262d343b424950575e656c737a81888f969da4abb2b9c0c7ced5dc"
             + "e3eaf1f8ff060d141b222930373e454c535a61686f767d848b9299a0a7aeb5bcc3cad1d8dfe6edf4"),
-        CapturedPacket("IP6 (flowlabel 0x6a37e, hlim 64, next-header Fragment (44) payload length: 120) fd03::2 > fd03::1: frag (0xebcfc21e:2896|112)",
-            "6006a37e00782c40fd030000000000000000000000000002fd03000000000000000000000000000111000b50ebcfc21efb020910171e252c"
+        CapturedPacket("IP6 (flowlabel 0xb072a, hlim 64, next-header Fragment (44) payload length: 120) fd03::2 > fd03::1: frag (0xf37a6e97:2896|112)",
+            "600b072a00782c40fd030000000000000000000000000002fd03000000000000000000000000000111000b50f37a6e97fb020910171e252c"
             + "333a41484f565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d444b525960676e757c838a91989fa6adb4"
             + "bbc2c9d0d7dee5ecf3fa01080f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6fd04"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 14038, offset 0, flags [DF], proto UDP (17), length 61) 10.203.9.1.34235 > 10.203.9.2.53: [udp sum ok] 9400+ A? www.origin.test. (33)",
-            "4500003d36d640004011dc410acb09010acb090285bb00350029794b24b80100000100000000000003777777066f726967696e0474657374"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 23665, offset 0, flags [DF], proto UDP (17), length 61) 10.203.9.1.33720 > 10.203.9.2.53: [udp sum ok] 11702+ A? www.origin.test. (33)",
+            "4500003d5c7140004011b6a60acb09010acb090283b80035002972502db60100000100000000000003777777066f726967696e0474657374"
             + "0000010001"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 9312, offset 0, flags [DF], proto UDP (17), length 102) 10.203.9.2.53 > 10.203.9.1.34235: [udp sum ok] 9400* q: A? www.origin.test. 2/0/0 www.origin.test. CNAME origin.test., origin.test. A 10.203.0.2 (74)",
-            "45000066246040004011ee8e0acb09020acb0901003585bb0052e97f24b88580000100020000000003777777066f726967696e0474657374"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 5618, offset 0, flags [DF], proto UDP (17), length 102) 10.203.9.2.53 > 10.203.9.1.33720: [udp sum ok] 11702* q: A? www.origin.test. 2/0/0 www.origin.test. CNAME origin.test., origin.test. A 10.203.0.2 (74)",
+            "4500006615f240004011fcfc0acb09020acb0901003583b80052e2842db68580000100020000000003777777066f726967696e0474657374"
             + "0000010001c00c0005000100000000000d066f726967696e047465737400c02d000100010000000000040acb0002"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 14039, offset 0, flags [DF], proto UDP (17), length 61) 10.203.9.1.34235 > 10.203.9.2.53: [udp sum ok] 44477+ AAAA? www.origin.test. (33)",
-            "4500003d36d740004011dc400acb09010acb090285bb00350029d545adbd0100000100000000000003777777066f726967696e0474657374"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 23666, offset 0, flags [DF], proto UDP (17), length 61) 10.203.9.1.33720 > 10.203.9.2.53: [udp sum ok] 45243+ AAAA? www.origin.test. (33)",
+            "4500003d5c7240004011b6a50acb09010acb090283b800350029d44ab0bb0100000100000000000003777777066f726967696e0474657374"
             + "00001c0001"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 9313, offset 0, flags [DF], proto UDP (17), length 114) 10.203.9.2.53 > 10.203.9.1.34235: [udp sum ok] 44477* q: AAAA? www.origin.test. 2/0/0 www.origin.test. CNAME origin.test., origin.test. AAAA fd03::2 (86)",
-            "45000072246140004011ee810acb09020acb0901003585bb005e5302adbd8580000100020000000003777777066f726967696e0474657374"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 5619, offset 0, flags [DF], proto UDP (17), length 114) 10.203.9.2.53 > 10.203.9.1.33720: [udp sum ok] 45243* q: AAAA? www.origin.test. 2/0/0 www.origin.test. CNAME origin.test., origin.test. AAAA fd03::2 (86)",
+            "4500007215f340004011fcef0acb09020acb0901003583b8005e5207b0bb8580000100020000000003777777066f726967696e0474657374"
             + "00001c0001c00c0005000100000000000d066f726967696e047465737400c02d001c0001000000000010fd03000000000000000000000000"
             + "0002"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 48471, offset 0, flags [DF], proto ICMP (1), length 84) 10.203.9.1 > 10.203.9.2: ICMP echo request, id 30514, seq 1, length 64",
-            "45000054bd574000400155b90acb09010acb0902080073ac77320001d2f40c6b000000006ced020000000000101112131415161718191a1b"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 30085, offset 0, flags [DF], proto ICMP (1), length 84) 10.203.9.1 > 10.203.9.2: ICMP echo request, id 9477, seq 1, length 64",
+            "450000547585400040019d8b0acb09010acb09020800bf4c250500011ef80c6b000000001f770a0000000000101112131415161718191a1b"
             + "1c1d1e1f202122232425262728292a2b2c2d2e2f3031323334353637"),
-        CapturedPacket("IP (tos 0x0, ttl 64, id 47990, offset 0, flags [none], proto ICMP (1), length 84) 10.203.9.2 > 10.203.9.1: ICMP echo reply, id 30514, seq 1, length 64",
-            "45000054bb7600004001979a0acb09020acb090100007bac77320001d2f40c6b000000006ced020000000000101112131415161718191a1b"
+        CapturedPacket("IP (tos 0x0, ttl 64, id 38302, offset 0, flags [none], proto ICMP (1), length 84) 10.203.9.2 > 10.203.9.1: ICMP echo reply, id 9477, seq 1, length 64",
+            "45000054959e00004001bd720acb09020acb09010000c74c250500011ef80c6b000000001f770a0000000000101112131415161718191a1b"
             + "1c1d1e1f202122232425262728292a2b2c2d2e2f3031323334353637"),
-        CapturedPacket("IP6 (flowlabel 0x309b8, hlim 64, next-header ICMPv6 (58) payload length: 64) fd03::1 > fd03::2: [icmp6 sum ok] ICMP6, echo request, id 30520, seq 1",
-            "600309b800403a40fd030000000000000000000000000001fd030000000000000000000000000002800052f077380001d2f40c6b00000000"
-            + "1a1e030000000000101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f3031323334353637"),
-        CapturedPacket("IP6 (flowlabel 0x612a3, hlim 64, next-header ICMPv6 (58) payload length: 64) fd03::2 > fd03::1: [icmp6 sum ok] ICMP6, echo reply, id 30520, seq 1",
-            "600612a300403a40fd030000000000000000000000000002fd030000000000000000000000000001810051f077380001d2f40c6b00000000"
-            + "1a1e030000000000101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f3031323334353637"),
-        CapturedPacket("IP6 (hlim 1, next-header Options (0) payload length: 56) fe80::486d:2ff:fe00:a906 > ff02::16: HBH (rtalert: 0x0000) (padn) [icmp6 sum ok] ICMP6, multicast listener report v2, 2 group record(s) [gaddr ff02::1:ff00:a906 to_ex { }] [gaddr ff02::1:ff00:2 to_ex { }]",
-            "6000000000380001fe80000000000000486d02fffe00a906ff0200000000000000000000000000163a000502000001008f00d37200000002"
-            + "04000000ff0200000000000000000001ff00a90604000000ff0200000000000000000001ff000002"),
+        CapturedPacket("IP6 (flowlabel 0x309b8, hlim 64, next-header ICMPv6 (58) payload length: 64) fd03::1 > fd03::2: [icmp6 sum ok] ICMP6, echo request, id 9478, seq 1",
+            "600309b800403a40fd030000000000000000000000000001fd03000000000000000000000000000280003dab250600011ef80c6b00000000"
+            + "2e920a0000000000101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f3031323334353637"),
+        CapturedPacket("IP6 (flowlabel 0x612a3, hlim 64, next-header ICMPv6 (58) payload length: 64) fd03::2 > fd03::1: [icmp6 sum ok] ICMP6, echo reply, id 9478, seq 1",
+            "600612a300403a40fd030000000000000000000000000002fd03000000000000000000000000000181003cab250600011ef80c6b00000000"
+            + "2e920a0000000000101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f3031323334353637"),
+        CapturedPacket("IP6 (hlim 1, next-header Options (0) payload length: 56) fe80::1089:bfff:fe71:e7ad > ff02::16: HBH (rtalert: 0x0000) (padn) [icmp6 sum ok] ICMP6, multicast listener report v2, 2 group record(s) [gaddr ff02::1:ff71:e7ad to_ex { }] [gaddr ff02::1:ff00:2 to_ex { }]",
+            "6000000000380001fe800000000000001089bffffe71e7adff0200000000000000000000000000163a000502000001008f00d02500000002"
+            + "04000000ff0200000000000000000001ff71e7ad04000000ff0200000000000000000001ff000002"),
     ]
 }
