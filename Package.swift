@@ -78,6 +78,8 @@ let package = Package(
         .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "CTVShims"]),
+        // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
+        .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
     ],
     swiftLanguageModes: [.v6]

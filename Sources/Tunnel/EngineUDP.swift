@@ -80,8 +80,12 @@ extension EngineLoop {
             counters.drop(.sendFailed)
             return nil
         }
-        // The app asked not to fragment (IPv4 DF): keep that upstream, and tell it the path MTU.
-        if dontFragment { _ = tv_set_pmtu_do(fd, upstream.address.family) }
+        // Path MTU (tun-nat.md "MTU"): the TUN's MTU is large, so the app's kernel never learns
+        // the real path's. QUIC (UDP 443, always DF) does its own path-MTU discovery: its
+        // upstream socket keeps DF, and an EMSGSIZE becomes an ICMP "fragmentation needed" for
+        // the app. Everything else is fragmented by this host's kernel as it would be without tv
+        // (Linux sets DF on most UDP by default, so DF alone does not mean "never fragment").
+        if dontFragment && key.remote.port == 443 { _ = tv_set_pmtu_do(fd, upstream.address.family) }
         let rc = upstream.withSockAddr { Glibc.connect(fd, $0, $1) }
         guard rc == 0 else {
             close(fd)
