@@ -38,11 +38,14 @@ let package = Package(
         .target(name: "Wire"),
         // The terminating proxy engine: event loops, connection state machines, the two TLS legs.
         .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome"]),
+        // The TUN front-end: packet parsing and rewriting, the TCP NAT, UDP/DNS forwarding,
+        // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`.
+        .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "CTVShims", "TVHome"]),
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy"]),
+        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["LocalCA", "Recording"]),
@@ -58,7 +61,7 @@ let package = Package(
 
         .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore",
                                                      "Settings", "TrustStore", "CertificateSetup", "SetupActions",
-                                                     "Recording", "HTTPReading", "Proxy"]),
+                                                     "Recording", "HTTPReading", "Proxy", "Tunnel"]),
 
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
@@ -74,6 +77,9 @@ let package = Package(
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome"]),
         .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
+        .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "CTVShims"]),
+        // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
+        .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
         // Issues 4 and 5 end to end through the built `tv` (tv run, flows, turns, …) with real
         // clients and servers; Shared/ links the CLITests and ProxyTests helpers it reuses.

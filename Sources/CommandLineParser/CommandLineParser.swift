@@ -67,7 +67,7 @@ public struct CommandLineParser: Sendable {
         while index < arguments.count {
             let arg = arguments[index]
             index += 1
-            if afterDoubleDash {
+            if afterDoubleDash || (command.optionsEndAtFirstPositional && !positionals.isEmpty) {
                 positionals.append(arg)
                 continue
             }

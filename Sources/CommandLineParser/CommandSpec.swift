@@ -17,6 +17,9 @@ public struct CommandSpec: Sendable {
     public var subcommands: [CommandSpec]
     /// The subcommand run when none is named.
     public var defaultSubcommand: String?
+    /// Everything after the first positional is a positional too, dashes included: the command
+    /// runs another command line (`tv exec curl -sS URL`), like `env` and `sudo`.
+    public var optionsEndAtFirstPositional = false
 
     public init(name: String, summary: String, discussion: String = "", options: [OptionSpec] = [],
                 positionals: [PositionalSpec] = [], subcommands: [CommandSpec] = [], defaultSubcommand: String? = nil) {

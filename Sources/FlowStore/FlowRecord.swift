@@ -34,6 +34,10 @@ public struct FlowRecord: Sendable, Equatable {
     public var bytesUp: Int64
     /// Bytes server → client.
     public var bytesDown: Int64
+    /// IP packets client → server and server → client, where they were counted (UDP through the
+    /// TUN); nil when not counted.
+    public var packetsUp: Int64?
+    public var packetsDown: Int64?
     /// How long the flow lasted (µs); nil while it is open.
     public var duration: Int64?
     /// The last I/O or TLS error text, if any.
@@ -85,8 +89,12 @@ public struct FlowRecord: Sendable, Equatable {
         certificateSANs: [String] = [],
         certificateNotBefore: Int64? = nil,
         certificateNotAfter: Int64? = nil,
-        certificateSHA256: String? = nil
+        certificateSHA256: String? = nil,
+        packetsUp: Int64? = nil,
+        packetsDown: Int64? = nil
     ) {
+        self.packetsUp = packetsUp
+        self.packetsDown = packetsDown
         self.id = id
         self.startTime = startTime
         self.lastActivityTime = lastActivityTime ?? startTime

@@ -9,6 +9,7 @@ enum FlowRecordColumns {
         "bytes_up", "bytes_down", "duration", "error",
         "client_versions", "client_alpn", "chosen_version_source",
         "cert_subject", "cert_issuer", "cert_sans", "cert_not_before", "cert_not_after", "cert_sha256",
+        "packets_up", "packets_down",
     ]
 
     /// `id, start_time, …` for a SELECT list.
@@ -38,6 +39,7 @@ enum FlowRecordColumns {
             .text(TextList.encode(flow.certificateSANs)),
             .integerOrNull(flow.certificateNotBefore), .integerOrNull(flow.certificateNotAfter),
             .textOrNull(flow.certificateSHA256),
+            .integerOrNull(flow.packetsUp), .integerOrNull(flow.packetsDown),
         ]
     }
 
@@ -79,7 +81,9 @@ enum FlowRecordColumns {
             certificateSANs: TextList.decode(row.string(at: 23) ?? ""),
             certificateNotBefore: row.optionalInt64(at: 24),
             certificateNotAfter: row.optionalInt64(at: 25),
-            certificateSHA256: row.string(at: 26)
+            certificateSHA256: row.string(at: 26),
+            packetsUp: row.optionalInt64(at: 27),
+            packetsDown: row.optionalInt64(at: 28)
         )
     }
 }

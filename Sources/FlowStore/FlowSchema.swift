@@ -87,6 +87,12 @@ public enum FlowSchema {
         CREATE INDEX content_turns_by_segment ON content_turns (segment);
         CREATE INDEX content_turns_by_recorded_at ON content_turns (recorded_at);
         """,
+        // 3: packet counts of flows the TUN front-end counts (UDP), and the TTL of DNS answers.
+        """
+        ALTER TABLE flows ADD COLUMN packets_up INTEGER;      -- NULL: not counted (TCP)
+        ALTER TABLE flows ADD COLUMN packets_down INTEGER;
+        ALTER TABLE host_names ADD COLUMN ttl INTEGER;        -- seconds, of the last answer seen
+        """,
     ]
 
     /// The version a file has after all migrations: `migrations.count`.

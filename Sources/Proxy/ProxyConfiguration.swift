@@ -7,6 +7,12 @@ public struct ProxyConfiguration: Sendable {
     /// Where to listen. Port 0 picks a free port (tests); `ProxyServer.start()` returns the real one.
     public var listenHost: String = "127.0.0.1"
     public var listenPort: UInt16 = 8080
+    /// Whether `start()` opens a listening socket. False for the TUN front-end, which accepts on
+    /// its own listener (inside the TUN's namespace) and hands connections in with `adopt`.
+    public var listens: Bool = true
+    /// SO_MARK for every upstream socket the engine opens (`--mode tun`: policy routing lets marked
+    /// sockets bypass the TUN); nil = unmarked.
+    public var upstreamMark: UInt32?
     /// Event-loop threads; nil = one per CPU this process may run on.
     public var workers: Int?
     /// Whether TLS is inspected (can be changed live with `ProxyServer.setInspection`).

@@ -6,18 +6,26 @@ public enum ProxyMode: Sendable, Hashable, CustomStringConvertible {
     case socks5
     /// Every client connection goes to one server; `tls` says whether it speaks TLS.
     case reverse(tls: Bool, host: String, port: UInt16)
+    /// Connections redirected to the listener by the user's own nftables/iptables `REDIRECT`
+    /// rule; the destination is read with `SO_ORIGINAL_DST` / `IP6T_SO_ORIGINAL_DST`.
+    case transparent
+    /// The whole host through a TUN device (the Tunnel module); the engine does not listen.
+    case tun
 
-    /// Parses mitmproxy's spelling: `regular`, `socks5`, `reverse:https://HOST[:PORT]`,
-    /// `reverse:http://HOST[:PORT]` (ports default to 443 / 80; IPv6 hosts in brackets).
+    /// Parses mitmproxy's spelling: `regular`, `socks5`, `transparent`, `tun`,
+    /// `reverse:https://HOST[:PORT]`, `reverse:http://HOST[:PORT]` (ports default to 443 / 80;
+    /// IPv6 hosts in brackets).
     /// - Throws: `ProxyError.invalidMode`.
     public static func parse(_ text: String) throws -> ProxyMode {
         switch text {
         case "regular", "": return .regular
         case "socks5": return .socks5
+        case "transparent": return .transparent
+        case "tun": return .tun
         default: break
         }
         guard text.hasPrefix("reverse:") else {
-            throw ProxyError.invalidMode(text, reason: "unknown mode")
+            throw ProxyError.invalidMode(text, reason: "the modes are regular, socks5, transparent, tun and reverse:https://HOST:PORT")
         }
         var rest = Substring(text.dropFirst("reverse:".count))
         let tls: Bool
@@ -40,6 +48,8 @@ public enum ProxyMode: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .regular: return "regular"
         case .socks5: return "socks5"
+        case .transparent: return "transparent"
+        case .tun: return "tun"
         case let .reverse(tls, host, port):
             return "reverse:\(tls ? "https" : "http")://\(Endpoint(address: host, port: port))"
         }

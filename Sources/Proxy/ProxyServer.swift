@@ -66,16 +66,24 @@ public final class ProxyServer: Sendable {
         configuration.inspectionEnabled = state.withLock { $0.inspectionEnabled }
         let shared = try ProxyShared(configuration: configuration)
         let fd: Int32
-        do {
-            fd = try Self.listen(host: configuration.listenHost, port: configuration.listenPort)
-        } catch {
-            shared.resolver.stop()
-            throw error
-        }
-        guard let bound = Socket.localAddress(fd) else {
-            close(fd)
-            shared.resolver.stop()
-            throw ProxyError.cannotListen(host: configuration.listenHost, port: configuration.listenPort, reason: "getsockname failed")
+        let boundEndpoint: Endpoint
+        if configuration.listens {
+            do {
+                fd = try Self.listen(host: configuration.listenHost, port: configuration.listenPort)
+            } catch {
+                shared.resolver.stop()
+                throw error
+            }
+            guard let bound = Socket.localAddress(fd) else {
+                close(fd)
+                shared.resolver.stop()
+                throw ProxyError.cannotListen(host: configuration.listenHost, port: configuration.listenPort, reason: "getsockname failed")
+            }
+            boundEndpoint = bound.endpoint
+        } else {
+            // Adopt-only (the TUN front-end accepts on its own listener).
+            fd = -1
+            boundEndpoint = Endpoint(address: "", port: 0)
         }
 
         let workers = max(1, configuration.workers ?? Int(tv_cpu_count()))
@@ -93,9 +101,11 @@ public final class ProxyServer: Sendable {
             let thread = Thread {
                 do {
                     let loop = try EventLoop(index: index, shared: shared, counters: loopCounters)
-                    let listener = Listener(loop: loop, fd: fd, frontEnd: frontEnd)
-                    loop.listener = listener
-                    listener.start()
+                    if fd >= 0 {
+                        let listener = Listener(loop: loop, fd: fd, frontEnd: frontEnd)
+                        loop.listener = listener
+                        listener.start()
+                    }
                     published.withLock { $0[index] = loop.inbox }
                     ready.signal()
                     loop.run()
@@ -113,18 +123,18 @@ public final class ProxyServer: Sendable {
         if let failure = failures.withLock({ $0.first }) {
             for inbox in inboxes { inbox.post { $0.beginStop(graceNanos: 0) } }
             for (i, done) in finished.enumerated() where i < inboxes.count { done.wait() }
-            close(fd)
+            if fd >= 0 { close(fd) }
             shared.resolver.stop()
             throw ProxyError.threadsUnavailable(failure)
         }
         let running = Running(shared: shared, listenFD: fd, inboxes: inboxes, counters: counters,
-                              finished: finished, address: bound.endpoint)
+                              finished: finished, address: boundEndpoint)
         state.withLock {
             $0.running = running
             $0.lastCounters = counters
             $0.lastShared = shared
         }
-        return bound.endpoint
+        return boundEndpoint
     }
 
     /// Stops: closes the listener, lets open connections finish for up to `graceSeconds`, resets
@@ -138,11 +148,17 @@ public final class ProxyServer: Sendable {
         let grace = UInt64(max(0, graceSeconds) * 1e9)
         for inbox in running.inboxes { inbox.post { $0.beginStop(graceNanos: grace) } }
         for done in running.finished { done.wait() }
-        close(running.listenFD)
+        if running.listenFD >= 0 { close(running.listenFD) }
         running.shared.resolver.stop()
     }
 
-    /// The address the server listens on, while it runs.
+    /// A fresh flow id from the engine's sequence, for flows a front-end reports itself (UDP,
+    /// refused connects) so they never collide with the engine's; nil when not running.
+    public func allocateFlowID() -> UInt64? {
+        state.withLock { $0.running?.shared.newFlowID() }
+    }
+
+    /// The address the server listens on, while it runs (empty when it does not listen).
     public var address: Endpoint? { state.withLock { $0.running?.address } }
 
     /// Whether TLS is inspected for new connections.
@@ -173,6 +189,7 @@ public final class ProxyServer: Sendable {
         if let shared {
             out.openConnections = shared.openConnections.load(ordering: .relaxed)
             out.refusedByCap = shared.refusedByCap.load(ordering: .relaxed)
+            out.notRedirected = shared.notRedirected.load(ordering: .relaxed)
             if let stats = shared.leafCache?.statistics {
                 out.leafCacheHits = stats.hits
                 out.leafCacheMisses = stats.misses
@@ -183,15 +200,18 @@ public final class ProxyServer: Sendable {
 
     /// Hands an accepted TCP connection with its original destination to the engine: the
     /// interface the transparent and TUN front-ends use. The engine owns `fd` from now on.
-    /// Returns false (and closes `fd`) when the server is not running or the cap is reached.
+    /// - Parameter upstreamFD: a non-blocking socket already connected to `destination` (the TUN's
+    ///   connect-first), used instead of connecting; the engine owns it too.
+    /// Returns false (and closes both) when the server is not running or the cap is reached.
     @discardableResult
-    public func adopt(clientFD fd: Int32, client: SocketAddress, destination: OriginalDestination) -> Bool {
+    public func adopt(clientFD fd: Int32, client: SocketAddress, destination: OriginalDestination, upstreamFD: Int32? = nil) -> Bool {
         guard let (running, index) = state.withLock({ s -> (Running, Int)? in
             guard let r = s.running else { return nil }
             s.nextLoop &+= 1
             return (r, s.nextLoop % r.inboxes.count)
         }) else {
             close(fd)
+            if let upstreamFD { close(upstreamFD) }
             return false
         }
         let shared = running.shared
@@ -199,23 +219,29 @@ public final class ProxyServer: Sendable {
             shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
             shared.refusedByCap.wrappingAdd(1, ordering: .relaxed)
             Socket.reset(fd)
+            if let upstreamFD { Socket.reset(upstreamFD) }
             return false
         }
         running.inboxes[index].post { loop in
             loop.counters.accepted.wrappingAdd(1, ordering: .relaxed)
-            ProxyConnection(loop: loop, fd: fd, peer: client, frontEnd: .fixed(destination, upstreamTLS: nil)).start()
+            let connection = ProxyConnection(loop: loop, fd: fd, peer: client, frontEnd: .fixed(destination, upstreamTLS: nil))
+            connection.preconnectedUpstream = upstreamFD
+            connection.start()
         }
         return true
     }
 
     // MARK: helpers
 
-    static func frontEnd(for mode: ProxyMode) -> FrontEndKind {
+    static func frontEnd(for mode: ProxyMode) -> ListenerFrontEnd {
         switch mode {
-        case .regular: return .explicitHTTP
-        case .socks5: return .socks5
+        case .regular: return .connection(.explicitHTTP)
+        case .socks5: return .connection(.socks5)
         case let .reverse(tls, host, port):
-            return .fixed(OriginalDestination(host: host, port: port, origin: .reverse), upstreamTLS: tls)
+            return .connection(.fixed(OriginalDestination(host: host, port: port, origin: .reverse), upstreamTLS: tls))
+        case .transparent, .tun:
+            // `tun` never gets here: its server does not listen (`listens` is false).
+            return .transparent
         }
     }
 

@@ -29,6 +29,7 @@ public enum FlowDetailPresentation {
         out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last))\(f.duration == nil ? " (still open)" : "")")
         out.append("  duration     \(f.duration.map { Units.duration(microseconds: $0) } ?? "open, \(Units.duration(microseconds: max(0, now - f.startTime))) so far")")
         out.append("  bytes        ↑ \(Units.bytes(f.bytesUp)) up (\(f.bytesUp) B), ↓ \(Units.bytes(f.bytesDown)) down (\(f.bytesDown) B)")
+        if let up = f.packetsUp, let down = f.packetsDown { out.append("  packets      ↑ \(up) up, ↓ \(down) down") }
         out.append("  status       \(statusSentence(f))")
         if let error = f.error { out.append("  error        \(error)") }
 
@@ -91,6 +92,7 @@ public enum FlowDetailPresentation {
             ("transport", .string(f.transport.rawValue)), ("host", opt(f.host)), ("hostOrigin", .string(f.hostOrigin.rawValue)),
             ("alpn", opt(f.alpn)), ("tlsVersion", opt(f.tlsVersion)), ("status", .string(f.status.rawValue)),
             ("failureReason", opt(f.failureReason)), ("bytesUp", .int(f.bytesUp)), ("bytesDown", .int(f.bytesDown)),
+            ("packetsUp", optInt(f.packetsUp)), ("packetsDown", optInt(f.packetsDown)),
             ("duration", optInt(f.duration)), ("error", opt(f.error)),
             ("clientVersions", .array(f.clientVersions.map { .string($0) })), ("clientALPN", .array(f.clientALPN.map { .string($0) })),
             ("chosenVersionSource", opt(f.chosenVersionSource)),

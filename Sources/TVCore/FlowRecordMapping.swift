@@ -17,6 +17,8 @@ public enum FlowRecordMapping {
                            bytesDown: Int64(clamping: f.bytesFromServer), duration: f.durationMicros, error: f.error)
         if case .failed(let reason) = f.status { r.failureReason = reason }
         if case .keptPrivate = f.status { r.failureReason = "this host pins its certificate" }
+        r.packetsUp = f.packetsFromClient.map { Int64(clamping: $0) }
+        r.packetsDown = f.packetsFromServer.map { Int64(clamping: $0) }
         r.clientVersions = f.offeredVersions.map(\.description)
         r.clientALPN = f.offeredALPN
         switch f.versionSource {
@@ -51,6 +53,7 @@ public enum FlowRecordMapping {
         case .connect: return .connect
         case .socks: return .socks
         case .reverse: return .reverse
+        case .dns: return .dns
         case .none: return .none
         }
     }

@@ -13,9 +13,13 @@ public struct RunBanner: Sendable, Equatable {
     public var inspectionNote: String
     public var dataFolder: String
     public var keylogPath: String?
+    /// Mode-specific instructions (transparent: the redirect rules; tun: what was routed), printed
+    /// instead of the "point a client at it" lines.
+    public var extraLines: [String]
 
     public init(listen: String, mode: String, caFingerprint: String?, caPath: String?, inspecting: Bool,
-                inspectionNote: String, dataFolder: String, keylogPath: String?) {
+                inspectionNote: String, dataFolder: String, keylogPath: String?, extraLines: [String] = []) {
+        self.extraLines = extraLines
         self.listen = listen
         self.mode = mode
         self.caFingerprint = caFingerprint
@@ -34,7 +38,9 @@ public struct RunBanner: Sendable, Equatable {
         if let keylogPath { out.append("  key log     \(keylogPath) (TLS secrets for Wireshark; guard it)") }
         out.append("")
         let cacert = caPath.map { " --cacert \($0)" } ?? ""
-        if mode.hasPrefix("explicit") {
+        if !extraLines.isEmpty {
+            out += extraLines
+        } else if mode.hasPrefix("explicit") {
             out.append("Point a client at it:")
             out.append("  curl -x http://\(listen)\(inspecting ? cacert : "") https://example.com/")
             out.append("  export https_proxy=http://\(listen) http_proxy=http://\(listen)   # most command-line tools")

@@ -30,113 +30,86 @@ public final class Session: Sendable {
         public var forceContentKeep = false
         /// Seconds between trust re-checks while running (0 = never).
         public var trustRecheckSeconds: Double = 60
+        /// `--mode tun`: the device, routing table, mark and MTU.
+        public var tun = HostTunnelOptions()
         public init() {}
     }
 
     public let home: TVHome
     public let options: Options
+    private let wiring: SessionWiring
     private let proxy: ProxyServer
-    private let store: FlowStore
-    private let writer: FlowWriter
-    private let pinning: PersistentPinningMemory
-    private let contentWriter: ContentWriter
-    private let content: ContentRecorder
-    private let settings: SettingsStore
     private let environment: [String: String]
-    private let canInspect: Bool
     private let say: @Sendable (String) -> Void
     private let stopSignal = DispatchSemaphore(value: 0)
+    /// The TUN front-end of `--mode tun` (nil in the other modes).
+    private let tunnel: HostTunnel?
     /// The banner shown at start.
     public let banner: RunBanner
+
+    private var settings: SettingsStore { wiring.settings }
+    private var writer: FlowWriter { wiring.writer }
+    private var content: ContentRecorder { wiring.content }
+    private var canInspect: Bool { wiring.authority != nil }
 
     /// Prepares everything and starts listening.
     /// - Parameter say: where notices go (standard error for `tv run`).
     /// - Throws: `ProxyError` (e.g. the port is taken), `FlowStoreError`, `CAError`, `ControlError`,
-    ///   `SettingsError`, `TVHomeError`.
+    ///   `SettingsError`, `TVHomeError`, `TunnelError` (`--mode tun`).
     public init(home: TVHome, options: Options, environment: [String: String], now: Int64,
                 say: @escaping @Sendable (String) -> Void) throws {
         self.home = home
         self.options = options
         self.environment = environment
         self.say = say
-        try home.ensureExists()
-        try home.ensureDirectory(home.runDirectory)
-        settings = SettingsStore(file: SettingsFile(home: home))
-
-        // The CA: a one-session file, or the data folder's (absent or in doubt: no inspection).
-        var authority: CertificateAuthority?
-        var caPath: String?
-        var note: String
-        if let file = options.caFile {
-            authority = try CertificateAuthority.fromCombinedPEM(path: file, now: now)
-            caPath = nil
-            note = "forced for this session with --ca \(file)"
-        } else {
-            let folder = CAFolder(home: home)
-            switch folder.load() {
-            case .present(let ca): authority = ca; caPath = folder.rootPath; note = ""
-            case .absent: note = "there is no CA yet; `tv setup` makes one and walks you through trusting it"
-            case .doubt(let doubt): note = doubt.message
-            }
+        wiring = try SessionWiring(home: home, options: options, environment: environment, now: now, say: say)
+        var config = wiring.configuration
+        if options.mode == .tun {
+            config.listens = false
+            config.upstreamMark = options.tun.mark
         }
-
-        // Inspection: the saved setting after re-asking trust, unless forced for this session.
-        var inspecting = false
-        if authority != nil {
-            if options.forceInspection || options.caFile != nil {
-                inspecting = true
-                if options.caFile == nil { note = "forced for this session with --inspect; clients must trust \(caPath ?? "the root") themselves" }
-            } else {
-                let report = try InspectionGuard.recheck(home: home, settings: settings, environment: environment, now: now)
-                for notice in report.notices { say(notice) }
-                inspecting = report.record[SettingKeys.inspectionEnabled]
-                note = inspecting ? "the root is trusted for TLS by the \(report.store) store"
-                                  : "turn it on with `tv inspect on` once `tv setup` says ready (or pass --inspect for this session)"
-            }
+        if options.mode == .transparent {
+            // Our own upstream sockets carry the mark the printed OUTPUT-chain rule skips; best
+            // effort (it needs CAP_NET_ADMIN), the PREROUTING rules do not need it.
+            config.upstreamMark = TransparentRules.canMark ? TransparentRules.mark : nil
         }
-        canInspect = authority != nil
-
-        store = try FlowStore(home: home)
-        writer = try store.makeWriter()
-        pinning = try PersistentPinningMemory(store: store.pinnedHosts)
-
-        // Decrypted content: kept only while inspecting, under the saved policy.
-        let record = (try? settings.read()) ?? SettingsRecord()
-        let policy = Session.contentPolicy(record, inspecting: inspecting, force: options.forceContentKeep)
-        contentWriter = try ContentWriter(ContentWriterConfiguration(databasePath: home.databasePath,
-                                                                     directory: home.contentDirectory,
-                                                                     expiry: policy.expiry))
-        content = ContentRecorder(writer: contentWriter, policy: policy)
-
-        var config = ProxyConfiguration()
-        config.mode = options.mode
-        if let listen = options.listen { try config.setListen(listen) }
-        config.workers = options.workers
-        config.inspectionEnabled = inspecting
-        config.authority = authority
-        config.leafCache = authority.map { LeafCache(authority: $0) }
-        config.ignoreHosts = options.ignoreHosts
-        config.allowHosts = options.allowHosts
-        config.upstreamInsecure = options.upstreamInsecure
-        config.upstreamCAFile = options.upstreamCAFile
-        config.keylogPath = options.keylogPath ?? environment["SSLKEYLOGFILE"].flatMap { $0.isEmpty ? nil : $0 }
-        config.firstFlowID = UInt64(writer.allocateID())
-        config.flowSink = FlowStoreSink(writer: writer)
-        config.pinningMemory = pinning
-        config.chunkRecorder = ContentRecordingBridge(content: content)
         proxy = ProxyServer(configuration: config)
-        let address = try proxy.start()
+        let address: Endpoint
+        do {
+            address = try proxy.start()
+        } catch {
+            wiring.close()
+            throw error
+        }
+        if options.mode == .tun {
+            do {
+                tunnel = try HostTunnel(options: options.tun, proxy: proxy, wiring: wiring, say: say)
+            } catch {
+                proxy.stop()
+                wiring.close()
+                throw error
+            }
+        } else {
+            tunnel = nil
+        }
 
         let modeLabel: String
+        var extra: [String] = []
         switch options.mode {
         case .regular: modeLabel = "explicit proxy (HTTP CONNECT and plain HTTP)"
         case .socks5: modeLabel = "SOCKS5 proxy"
         case .reverse: modeLabel = "reverse proxy to \(String(options.mode.description.dropFirst("reverse:".count)))"
+        case .transparent:
+            modeLabel = "transparent proxy (connections your REDIRECT rules send here)"
+            extra = TransparentRules.lines(listen: address, marked: config.upstreamMark != nil)
+        case .tun:
+            modeLabel = "whole host through \(tunnel?.deviceName ?? "a TUN device") (policy routing)"
+            extra = tunnel?.summary ?? []
         }
-        banner = RunBanner(listen: address.description, mode: modeLabel,
-                           caFingerprint: authority.map { Hex.encode($0.root.sha256, separator: ":", uppercase: true) },
-                           caPath: caPath, inspecting: inspecting, inspectionNote: note,
-                           dataFolder: home.path, keylogPath: config.keylogPath)
+        banner = RunBanner(listen: options.mode == .tun ? (tunnel?.listenDescription ?? "") : address.description, mode: modeLabel,
+                           caFingerprint: wiring.authority.map { Hex.encode($0.root.sha256, separator: ":", uppercase: true) },
+                           caPath: wiring.caPath, inspecting: wiring.inspecting, inspectionNote: wiring.inspectionNote,
+                           dataFolder: home.path, keylogPath: config.keylogPath, extraLines: extra)
     }
 
     /// Serves until `tv stop`, SIGINT or SIGTERM; then stops everything and flushes the database.
@@ -165,12 +138,9 @@ public final class Session: Sendable {
         recheck?.cancel()
         signals.forEach { $0.cancel() }
         control.stop()
+        tunnel?.stop()
         proxy.stop(graceSeconds: 1)
-        content.stop()
-        contentWriter.close()
-        pinning.flush()
-        writer.close()
-        store.close()
+        wiring.close()
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
     }
@@ -211,6 +181,13 @@ public final class Session: Sendable {
         case "stop":
             requestStop()
             return ControlResponse(ok: true, message: "Stopping: open connections are closed and everything is flushed.")
+        case "reserve-flow-ids":
+            // A `tv exec` writing to the same database takes a block of ids so that its flows
+            // never overwrite this session's (both upsert by id).
+            guard let count = request.arguments["count"].flatMap(Int64.init), count > 0, count <= 1 << 32 else {
+                return ControlResponse(ok: false, message: "reserve-flow-ids needs a count from 1 to 2^32")
+            }
+            return ControlResponse(ok: true, message: "reserved", values: ["first": String(writer.reserveIDs(count))])
         case "setting-saved":
             guard let record = try? settings.read() else {
                 return ControlResponse(ok: false, message: "the session could not read \(settings.file.path)")
@@ -254,6 +231,8 @@ public final class Session: Sendable {
             "pid": String(getpid()),
         ]
         for (kind, n) in c.closedByStatus { values["closed." + kind.rawValue] = String(n) }
+        if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
+        if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
         return values
     }
 }

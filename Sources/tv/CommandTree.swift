@@ -10,7 +10,7 @@ enum CommandTree {
         name: "tv",
         summary: "TunnelVision: see which servers your machine talks to, and what your own TLS connections say.",
         discussion: "Everything stays on this machine: no account, no upload, no telemetry.",
-        subcommands: [RunCommands.runSpec, RunCommands.statusSpec, RunCommands.stopSpec, RunCommands.introSpec,
+        subcommands: [RunCommands.runSpec, ExecCommand.spec, RunCommands.statusSpec, RunCommands.stopSpec, RunCommands.introSpec,
                       caSpec, SetupCommand.spec, InspectCommands.spec, SettingsCommands.spec,
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec,
                       TurnsCommand.spec, ContentCommands.spec, ExportCommands.spec]
@@ -44,5 +44,6 @@ enum CommandTree {
         .merging(ContentCommands.handlers) { _, new in new }
         .merging(ExportCommands.handlers) { _, new in new }
         .merging(RunCommands.handlers) { _, new in new }
+        .merging(ExecCommand.handlers) { _, new in new }
         .merging(SettingsCommands.handlers) { _, new in new }
 }

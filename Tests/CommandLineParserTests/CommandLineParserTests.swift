@@ -46,6 +46,28 @@ func refusal(_ line: [String]) -> CommandLineError? {
 
 @Suite("CommandLineParser")
 struct CommandLineParserTests {
+    @Test("a command that runs a command line: options end at its first positional, `--` optional")
+    func commandLineTail() throws {
+        var exec = CommandSpec(name: "exec", summary: "Run a command.",
+                               options: [OptionSpec("yes", help: "Go ahead."), OptionSpec("mtu", value: "N", help: "MTU.")],
+                               positionals: [PositionalSpec("COMMAND", help: "What to run.", variadic: true)])
+        exec.optionsEndAtFirstPositional = true
+        let p = CommandLineParser(root: CommandSpec(name: "t", summary: "T.", subcommands: [exec]),
+                                  globalOptions: [OptionSpec("data-dir", value: "DIR", help: "Data folder.")])
+        func parse(_ line: [String]) throws -> ParsedCommand {
+            guard case .run(let command) = try p.parse(line) else { throw CommandLineError("no command") }
+            return command
+        }
+        let a = try parse(["exec", "--yes", "--mtu", "1500", "curl", "-sS", "--yes", "-o", "x", "https://a.test/"])
+        #expect(a.has("yes") && a.value("mtu") == "1500")
+        #expect(a.positionals == ["curl", "-sS", "--yes", "-o", "x", "https://a.test/"])
+        let b = try parse(["--data-dir", "d", "exec", "--", "sh", "-c", "exit 3", "--", "--help"])
+        #expect(b.value("data-dir") == "d" && !b.has("yes"))
+        #expect(b.positionals == ["sh", "-c", "exit 3", "--", "--help"])
+        // Without a command, --help is tv's.
+        guard case .help = try p.parse(["exec", "--help"]) else { Issue.record("expected help"); return }
+    }
+
     @Test("a plain command with options and flags")
     func plain() throws {
         let command = try run(["ca", "create", "--key", "rsa-2048", "--json"])

@@ -17,14 +17,14 @@ import Testing
         let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
         #expect(try database.userVersion() == 0)
         #expect(try FlowSchema.migrate(database) == 0)
-        #expect(FlowSchema.currentVersion == 2)
-        #expect(try database.userVersion() == 2)
+        #expect(FlowSchema.currentVersion == 3)
+        #expect(try database.userVersion() == 3)
         #expect(try names(database, type: "table") == ["content_turns", "flows", "host_names", "pinned_hosts", "settings"])
         #expect(try names(database, type: "index") == ["content_turns_by_recorded_at", "content_turns_by_segment",
                                                        "flows_by_host", "flows_by_start_time"])
         // A second run is a no-op.
-        #expect(try FlowSchema.migrate(database) == 2)
-        #expect(try database.userVersion() == 2)
+        #expect(try FlowSchema.migrate(database) == 3)
+        #expect(try database.userVersion() == 3)
     }
 
     @Test func reopenKeepsDataAndVersion() throws {
@@ -42,7 +42,7 @@ import Testing
         #expect(try store.settings.get("inspect") == "on")
         #expect(try store.flow(id: 1)?.startTime == 1_000)
         let database = try SQLiteDatabase(path: path)
-        #expect(try database.userVersion() == 2)
+        #expect(try database.userVersion() == 3)
     }
 
     @Test func migrationTwoAddsTheTurnsIndexToAVersionOneFile() throws {
@@ -55,6 +55,32 @@ import Testing
         #expect(try names(database, type: "table").contains("content_turns"))
     }
 
+    @Test func migrationThreeAddsPacketCountsAndTTLAndKeepsRows() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let path = folder + "/t.sqlite3"
+        let database = try SQLiteDatabase(path: path)
+        #expect(try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(2))) == 0)
+        try database.execute("""
+            INSERT INTO flows (id, start_time, last_activity_time, client_address, client_port, server_address, server_port,
+                               transport, host_origin, status) VALUES (7, 1, 1, '10.0.0.1', 1, '10.0.0.2', 53, 'udp', 'none', 'not_encrypted');
+            INSERT INTO host_names (address, name, first_seen, last_seen) VALUES ('10.0.0.2', 'a.test', 1, 1);
+            """)
+        #expect(try FlowSchema.migrate(database) == 2)
+        #expect(try database.scalar("SELECT coalesce(packets_up, -1) FROM flows WHERE id = 7") == .integer(-1))
+        #expect(try database.scalar("SELECT coalesce(ttl, -1) FROM host_names") == .integer(-1))
+        database.close()
+        let store = try FlowStore(path: path)
+        defer { store.close() }
+        try store.hostNames.remember(name: "A.test.", address: "10.0.0.2", at: 5, ttl: 300)
+        #expect(try store.hostNames.ttl(name: "a.test", address: "10.0.0.2") == 300)
+        // An older answer does not overwrite a newer TTL; a newer one without TTL keeps it.
+        try store.hostNames.remember(name: "a.test", address: "10.0.0.2", at: 3, ttl: 5)
+        try store.hostNames.remember(name: "a.test", address: "10.0.0.2", at: 9)
+        #expect(try store.hostNames.ttl(name: "a.test", address: "10.0.0.2") == 300)
+        #expect(try store.flow(id: 7)?.packetsUp == nil)
+    }
+
     @Test func refusesAFileFromANewerTV() throws {
         let folder = makeTemporaryFolder()
         defer { removeFolder(folder) }
@@ -64,11 +90,11 @@ import Testing
             try database.setUserVersion(99)
             database.close()
         }
-        let expected = FlowStoreError.newerSchema(path: path, found: 99, supported: 2)
+        let expected = FlowStoreError.newerSchema(path: path, found: 99, supported: 3)
         #expect(throws: expected) { try FlowStore(path: path) }
         #expect(throws: expected) { try FlowWriter(path: path) }
         #expect(expected.message == "The flow database at \(path) was written by a newer tv (schema version 99, "
-            + "this tv knows up to 2); upgrade tv, or move the file aside and tv will start a new one.")
+            + "this tv knows up to 3); upgrade tv, or move the file aside and tv will start a new one.")
         // Untouched: no tables were made, the version stays.
         let database = try SQLiteDatabase(path: path)
         #expect(try database.userVersion() == 99)

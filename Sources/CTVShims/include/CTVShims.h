@@ -10,6 +10,7 @@
 #include <openssl/bio.h>
 #include "CTVNetShims.h"
 #include "CTVTLSShims.h"
+#include "CTVTunnelShims.h"
 
 /// EVP_EC_gen(curve): a fresh EC key on the named curve ("P-256", "P-384"); NULL on failure.
 EVP_PKEY *tv_ec_keygen(const char *curve);

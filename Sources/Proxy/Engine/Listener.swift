@@ -9,18 +9,18 @@ import Glibc
 final class Listener: LoopHandler {
     private unowned let loop: EventLoop
     private let fd: Int32
-    private let frontEnd: FrontEndKind
+    private let frontEnd: ListenerFrontEnd
     private var token: UInt64 = 0
     private var watching = false
     private var closed = false
     /// A short reply for refused connections (explicit proxy mode): says why.
     private let refusal: [UInt8]?
 
-    init(loop: EventLoop, fd: Int32, frontEnd: FrontEndKind) {
+    init(loop: EventLoop, fd: Int32, frontEnd: ListenerFrontEnd) {
         self.loop = loop
         self.fd = fd
         self.frontEnd = frontEnd
-        if case .explicitHTTP = frontEnd {
+        if case .connection(.explicitHTTP) = frontEnd {
             refusal = ConnectionMachine.errorResponse(503, "Service Unavailable",
                 "too many connections are open (the limit is \(loop.shared.configuration.maxConnections)); try again later")
         } else {
@@ -82,7 +82,21 @@ final class Listener: LoopHandler {
             loop.counters.accepted.wrappingAdd(1, ordering: .relaxed)
             let peer = withUnsafeBytes(of: &storage) { SocketAddress(storage: $0.baseAddress!) }
                 ?? SocketAddress(numericHost: "0.0.0.0", port: 0)!
-            let connection = ProxyConnection(loop: loop, fd: client, peer: peer, frontEnd: frontEnd)
+            let kind: FrontEndKind
+            switch frontEnd {
+            case .connection(let fixed):
+                kind = fixed
+            case .transparent:
+                guard let destination = TransparentDestination.read(client) else {
+                    shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+                    shared.notRedirected.wrappingAdd(1, ordering: .relaxed)
+                    Socket.reset(client)
+                    continue
+                }
+                kind = .fixed(OriginalDestination(host: destination.ip.description, port: destination.port, origin: .none),
+                              upstreamTLS: nil)
+            }
+            let connection = ProxyConnection(loop: loop, fd: client, peer: peer, frontEnd: kind)
             connection.start()
         }
     }
@@ -94,4 +108,12 @@ final class Listener: LoopHandler {
     func loopRunAgain() {}
 
     func loopShutdown() { stopListening() }
+}
+
+/// What a listener does with an accepted connection.
+enum ListenerFrontEnd: Sendable, Hashable {
+    /// Starts a connection of this kind.
+    case connection(FrontEndKind)
+    /// Reads the original destination a REDIRECT rule left (`TransparentDestination`) first.
+    case transparent
 }

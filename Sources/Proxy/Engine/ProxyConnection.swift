@@ -299,7 +299,15 @@ final class ProxyConnection: LoopHandler {
             old.close(reset: false)
             upstream = nil
         }
-        switch Socket.connect(to: address) {
+        let attempt: Result<(fd: Int32, done: Bool), Errno>
+        if let fd = preconnectedUpstream {
+            // Connect-first front-ends (TUN) hand in the socket they already connected.
+            preconnectedUpstream = nil
+            attempt = .success((fd, true))
+        } else {
+            attempt = Socket.connect(to: address, mark: shared.configuration.upstreamMark)
+        }
+        switch attempt {
         case .success(let (fd, done)):
             let leg = Leg(fd: fd)
             leg.connecting = !done
@@ -313,6 +321,8 @@ final class ProxyConnection: LoopHandler {
     }
 
     private var pendingConnect: SocketAddress?
+    /// An upstream socket connected before the client's connection was adopted (connect-first).
+    var preconnectedUpstream: Int32?
 
     private func upstreamControlEvent(_ events: UInt32) {
         guard let up = upstream else { return }
@@ -616,6 +626,10 @@ final class ProxyConnection: LoopHandler {
         client.close(reset: reset)
         upstream?.close(reset: reset)
         upstream = nil
+        if let fd = preconnectedUpstream {
+            Glibc.close(fd)
+            preconnectedUpstream = nil
+        }
         loop.unregister(token)
         _ = shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
         // Commands still queued (pinning bookkeeping) may add to the facts: report after them.

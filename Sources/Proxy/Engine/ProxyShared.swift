@@ -14,6 +14,9 @@ final class ProxyShared: Sendable {
     let inspection: Atomic<Bool>
     let openConnections = Atomic<Int>(0)
     let refusedByCap = Atomic<UInt64>(0)
+    /// Transparent mode: connections refused because no redirect rule sent them (no original
+    /// destination, or the destination is the listener itself).
+    let notRedirected = Atomic<UInt64>(0)
     private let nextFlowID: Atomic<UInt64>
     let resolver: Resolver
     let sink: (any FlowSink)?

@@ -17,10 +17,17 @@ enum Socket {
     }
 
     /// Starts a non-blocking connect. Returns the fd and whether it already completed, or errno.
-    static func connect(to address: SocketAddress) -> Result<(fd: Int32, done: Bool), Errno> {
+    /// - Parameter mark: SO_MARK to set before connecting (policy routing); a failure to set it is
+    ///   a failure to connect, since an unmarked socket would loop back into the TUN.
+    static func connect(to address: SocketAddress, mark: UInt32? = nil) -> Result<(fd: Int32, done: Bool), Errno> {
         let fd = tv_socket_stream(address.family)
         guard fd >= 0 else { return .failure(Errno(errno)) }
         _ = tv_set_nodelay(fd)
+        if let mark, tv_set_mark(fd, mark) != 0 {
+            let err = errno
+            close(fd)
+            return .failure(Errno(err))
+        }
         let rc = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if rc == 0 { return .success((fd, true)) }
         let err = errno

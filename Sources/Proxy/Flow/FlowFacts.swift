@@ -10,6 +10,8 @@ public enum HostOrigin: String, Sendable, Hashable, CaseIterable {
     case socks
     /// The fixed server of `--mode reverse:…`.
     case reverse
+    /// DNS: for a DNS query flow, the name it asked about (the TUN front-end).
+    case dns
     /// No name is known: only the destination address.
     case none
 }
@@ -55,7 +57,7 @@ public enum FlowStatusKind: String, Sendable, Hashable, CaseIterable {
     case failed
 }
 
-/// The transport of a flow. Only TCP in this engine; UDP comes with the TUN front-end.
+/// The transport of a flow: TCP from the proxy engine, UDP from the TUN front-end.
 public enum FlowTransport: String, Sendable, Hashable {
     case tcp
     case udp
@@ -173,6 +175,10 @@ public struct FlowFacts: Sendable, Hashable {
     public var bytesFromClient: UInt64 = 0
     /// Bytes read from the server (plaintext when inspected, wire bytes otherwise).
     public var bytesFromServer: UInt64 = 0
+    /// IP packets from the client and from the server, where they were counted (UDP through the
+    /// TUN); nil when not counted (TCP is terminated by the kernel, so its packets are not ours).
+    public var packetsFromClient: UInt64?
+    public var packetsFromServer: UInt64?
     /// Set at close: µs from accept to close.
     public var durationMicros: Int64?
     /// One sentence when something went wrong (also set for `failed`), e.g. a reset.

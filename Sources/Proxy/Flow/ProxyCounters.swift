@@ -8,6 +8,9 @@ public struct ProxyCounters: Sendable, Hashable {
     public var accepted: UInt64 = 0
     /// Client connections refused because `maxConnections` were open.
     public var refusedByCap: UInt64 = 0
+    /// Transparent mode: connections reset because they were not redirected by a NAT rule (no
+    /// original destination, or it was the listener itself, which would loop).
+    public var notRedirected: UInt64 = 0
     /// Flows closed, by final status.
     public var closedByStatus: [FlowStatusKind: UInt64] = [:]
     /// Bytes read from clients and from servers (plaintext when inspected).

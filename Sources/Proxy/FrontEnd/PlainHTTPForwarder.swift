@@ -452,7 +452,7 @@ final class PlainHTTPForwarder: LoopHandler {
         let address = addresses[nextAddress]
         nextAddress += 1
         if leg.fd >= 0 { Glibc.close(leg.fd); leg.fd = -1 }
-        switch Socket.connect(to: address) {
+        switch Socket.connect(to: address, mark: shared.configuration.upstreamMark) {
         case .success(let (fd, done)):
             leg.fd = fd
             connectAddress = address

@@ -11,33 +11,30 @@ enum RunCommands {
     static let runSpec = CommandSpec(
         name: "run", summary: "Run the proxy in the foreground and record every connection (Ctrl-C stops).",
         discussion: "Listens on 127.0.0.1:8080 as an explicit proxy unless told otherwise. Inspects TLS only when inspection is on (`tv inspect on`, after `tv setup`) or --inspect / --ca is given; everything else is passed through untouched and still recorded as a flow.",
-        options: [OptionSpec("mode", value: "MODE", help: "regular (default), socks5, reverse:https://HOST:PORT or reverse:http://HOST:PORT."),
+        options: [OptionSpec("mode", value: "MODE", help: "regular (default), socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT."),
                   OptionSpec("listen", value: "HOST:PORT", help: "Where to listen (default 127.0.0.1:8080; loopback unless you say otherwise)."),
-                  OptionSpec("workers", value: "N", help: "Event-loop threads (default: one per core)."),
-                  OptionSpec("ignore-hosts", value: "REGEX", help: "Never inspect hosts matching REGEX (host or host:port); repeatable.", repeatable: true),
-                  OptionSpec("allow-hosts", value: "REGEX", help: "Inspect only hosts matching REGEX; repeatable.", repeatable: true),
-                  OptionSpec("upstream-insecure", help: "Do not verify servers' certificates (inspection forges nothing over a bad one otherwise)."),
-                  OptionSpec("upstream-ca", value: "FILE", help: "Also trust the CAs in FILE (PEM) when verifying servers."),
-                  OptionSpec("keylog", value: "FILE", help: "Append TLS key log lines for both legs to FILE (0600); SSLKEYLOGFILE works too."),
-                  OptionSpec("ca", value: "FILE", help: "Use the CA in FILE (key and certificate in one PEM) for this session only, inspecting."),
-                  OptionSpec("inspect", help: "Inspect this session even if the trust store does not trust the root (clients given it with --cacert)."),
-                  OptionSpec("keep-content", help: "Keep decrypted content this session (as content.keep on; only while inspecting)."),
-                  OptionSpec("quiet", help: "Print nothing but errors.")])
+                  OptionSpec("dry-run", help: "--mode tun: print the routing changes it would make, and make none."),
+                  OptionSpec("tun-device", value: "NAME", help: "--mode tun: the TUN interface's name (default tv0)."),
+                  OptionSpec("mtu", value: "N", help: "--mode tun: the TUN's MTU (default 65535)."),
+                  OptionSpec("yes", help: "--mode tun: change the routing without asking first.")]
+            + proxyOptions + [OptionSpec("quiet", help: "Print nothing but errors.")])
 
-    static let statusSpec = CommandSpec(name: "status", summary: "Say whether a session is running, with its live counters.",
-                                        options: [OptionSpec("json", help: "Print as JSON.")])
-    static let stopSpec = CommandSpec(name: "stop", summary: "Stop the running session (it closes connections and flushes everything).")
-    static let introSpec = CommandSpec(name: "intro", summary: "Show the short introduction again.")
-
-    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
-        "run": run, "status": status, "stop": stop, "intro": intro,
+    /// The proxy options `tv run` and `tv exec` share.
+    static let proxyOptions: [OptionSpec] = [
+        OptionSpec("workers", value: "N", help: "Event-loop threads (default: one per core)."),
+        OptionSpec("ignore-hosts", value: "REGEX", help: "Never inspect hosts matching REGEX (host or host:port); repeatable.", repeatable: true),
+        OptionSpec("allow-hosts", value: "REGEX", help: "Inspect only hosts matching REGEX; repeatable.", repeatable: true),
+        OptionSpec("upstream-insecure", help: "Do not verify servers' certificates (inspection forges nothing over a bad one otherwise)."),
+        OptionSpec("upstream-ca", value: "FILE", help: "Also trust the CAs in FILE (PEM) when verifying servers."),
+        OptionSpec("keylog", value: "FILE", help: "Append TLS key log lines for both legs to FILE (0600); SSLKEYLOGFILE works too."),
+        OptionSpec("ca", value: "FILE", help: "Use the CA in FILE (key and certificate in one PEM) for this session only, inspecting."),
+        OptionSpec("inspect", help: "Inspect this session even if the trust store does not trust the root (clients given it with --cacert)."),
+        OptionSpec("keep-content", help: "Keep decrypted content this session (as content.keep on; only while inspecting)."),
     ]
 
-    static func run(_ inv: Invocation) throws -> Int32 {
-        let c = inv.command
+    /// Reads the shared proxy options.
+    static func proxyOptions(_ c: ParsedCommand) throws -> Session.Options {
         var options = Session.Options()
-        if let mode = c.value("mode") { options.mode = try ProxyMode.parse(mode) }
-        options.listen = c.value("listen")
         if let w = c.value("workers") {
             guard let n = Int(w), n > 0, n <= 256 else { throw UsageRefusal("--workers takes a whole number from 1 to 256, not '\(w)'.") }
             options.workers = n
@@ -50,6 +47,38 @@ enum RunCommands {
         options.caFile = c.value("ca")
         options.forceInspection = c.has("inspect")
         options.forceContentKeep = c.has("keep-content")
+        return options
+    }
+
+    /// `--mtu N` (1280 … 65535: IPv6 needs at least 1280).
+    static func mtu(_ c: ParsedCommand) throws -> Int? {
+        guard let text = c.value("mtu") else { return nil }
+        guard let n = Int(text), n >= 1280, n <= 65_535 else { throw UsageRefusal("--mtu takes a number from 1280 to 65535, not '\(text)'.") }
+        return n
+    }
+
+    static let statusSpec = CommandSpec(name: "status", summary: "Say whether a session is running, with its live counters.",
+                                        options: [OptionSpec("json", help: "Print as JSON.")])
+    static let stopSpec = CommandSpec(name: "stop", summary: "Stop the running session (it closes connections and flushes everything).")
+    static let introSpec = CommandSpec(name: "intro", summary: "Show the short introduction again.")
+
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
+        "run": run, "status": status, "stop": stop, "intro": intro,
+    ]
+
+    static func run(_ inv: Invocation) throws -> Int32 {
+        let c = inv.command
+        var options = try proxyOptions(c)
+        if let mode = c.value("mode") { options.mode = try ProxyMode.parse(mode) }
+        options.listen = c.value("listen")
+        options.tun.mtu = try mtu(c)
+        options.tun.dryRun = c.has("dry-run")
+        if let name = c.value("tun-device") { options.tun.deviceName = name }
+        if options.mode != .tun {
+            for flag in ["dry-run", "tun-device", "mtu"] where c.has(flag) {
+                throw UsageRefusal("--\(flag) is for --mode tun.")
+            }
+        }
         let quiet = c.has("quiet")
         let home = try inv.home()
         let console = inv.console

@@ -1,0 +1,128 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <linux/if_tun.h>
+#include <linux/netfilter_ipv6/ip6_tables.h>
+#include "CTVTunnelShims.h"
+
+int tv_tun_open(const char *name, char actual[16]) {
+    int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return -errno;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+    strncpy(ifr.ifr_name, name, IFNAMSIZ - 1);
+    if (ioctl(fd, TUNSETIFF, &ifr) != 0) { int e = errno; close(fd); return -e; }
+    memcpy(actual, ifr.ifr_name, IFNAMSIZ);
+    actual[IFNAMSIZ - 1] = 0;
+    return fd;
+}
+
+int tv_unshare(int flags) { return unshare(flags) == 0 ? 0 : -errno; }
+int tv_setns(int fd, int nstype) { return setns(fd, nstype) == 0 ? 0 : -errno; }
+const int tv_CLONE_NEWNET = CLONE_NEWNET, tv_CLONE_NEWNS = CLONE_NEWNS;
+
+int tv_mount_make_private(void) { return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 ? 0 : -errno; }
+int tv_bind_mount(const char *src, const char *dst) { return mount(src, dst, NULL, MS_BIND, NULL) == 0 ? 0 : -errno; }
+
+int tv_spawn(const char *path, char *const argv[], char *const envp[], int in, int out, int err, pid_t *pid) {
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t actions;
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    posix_spawn_file_actions_init(&actions);
+    if (in >= 0) posix_spawn_file_actions_adddup2(&actions, in, 0);
+    if (out >= 0) posix_spawn_file_actions_adddup2(&actions, out, 1);
+    if (err >= 0) posix_spawn_file_actions_adddup2(&actions, err, 2);
+    int rc = posix_spawnp(pid, path, &actions, &attr, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
+int tv_wait_status(int status, int *code) {
+    if (WIFEXITED(status)) { *code = WEXITSTATUS(status); return 1; }
+    if (WIFSIGNALED(status)) { *code = WTERMSIG(status); return 2; }
+    return 0;
+}
+
+static volatile sig_atomic_t forward_child = 0;
+static volatile sig_atomic_t forward_pending[65];
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void forward_handler(int sig, siginfo_t *info, void *context) {
+    (void)context;
+    // SI_KERNEL: the terminal generated it for the whole foreground process group, which the
+    // child is in: it has it already.
+    if (info != NULL && info->si_code == SI_KERNEL) return;
+    pid_t child = (pid_t)forward_child;
+    if (child > 0) kill(child, sig); else if (sig > 0 && sig < 65) forward_pending[sig] = 1;
+}
+
+int tv_forward_signals_install(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = forward_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (unsigned i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
+        if (sigaction(forwarded[i], &sa, NULL) != 0) return -errno;
+    }
+    return 0;
+}
+
+void tv_forward_signals_set_child(pid_t pid) {
+    forward_child = pid;
+    if (pid <= 0) return;
+    for (int s = 1; s < 65; s++) if (forward_pending[s]) { forward_pending[s] = 0; kill(pid, s); }
+}
+
+void tv_forward_signals_remove(void) {
+    forward_child = 0;
+    for (unsigned i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) signal(forwarded[i], SIG_DFL);
+}
+
+int tv_set_mark(int fd, uint32_t mark) { return setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) == 0 ? 0 : -errno; }
+int tv_bind_to_device(int fd, const char *name) {
+    return setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, name, (socklen_t)strlen(name)) == 0 ? 0 : -errno;
+}
+int tv_set_freebind(int fd, int family) {
+    int one = 1;
+    int rc = family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof one)
+                                : setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof one);
+    return rc == 0 ? 0 : -errno;
+}
+int tv_set_pmtu_do(int fd, int family) {
+    int v = family == AF_INET6 ? IPV6_PMTUDISC_DO : IP_PMTUDISC_DO;
+    int rc = family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v, sizeof v)
+                                : setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v);
+    return rc == 0 ? 0 : -errno;
+}
+int tv_path_mtu(int fd, int family) {
+    int mtu = 0; socklen_t len = sizeof mtu;
+    int rc = family == AF_INET6 ? getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len)
+                                : getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len);
+    return rc == 0 ? mtu : -errno;
+}
+int tv_socket_dgram(int family) { return socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0); }
+int tv_original_dst6(int fd, struct sockaddr_storage *addr, socklen_t *len) {
+    *len = sizeof(struct sockaddr_in6);
+    return getsockopt(fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, addr, len);
+}
+ssize_t tv_recv(int fd, void *buf, size_t len) { return recv(fd, buf, len, MSG_DONTWAIT); }
+ssize_t tv_send_dgram(int fd, const void *buf, size_t len) { return send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL); }

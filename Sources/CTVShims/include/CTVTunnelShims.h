@@ -1,0 +1,59 @@
+// Linux bits the TUN front-end, `tv exec` and the transparent mode need that Swift's Glibc
+// module does not expose: TUNSETIFF (an _IOW ioctl), namespaces (unshare/setns/mount), SO_MARK,
+// SO_BINDTODEVICE, SO_ORIGINAL_DST for IPv6, posix_spawn with default signal dispositions, the
+// wait-status macros, and signal forwarding to a child that runs in the foreground.
+#ifndef CTVTUNNELSHIMS_H
+#define CTVTUNNELSHIMS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+
+/// Opens /dev/net/tun (O_RDWR | O_CLOEXEC | O_NONBLOCK) and attaches it to interface `name` with
+/// IFF_TUN | IFF_NO_PI (one raw IP packet per read/write). Writes the kernel's name for it into
+/// `actual` (16 bytes). Returns the fd, or -errno.
+int tv_tun_open(const char *name, char actual[16]);
+
+/// unshare(2) / setns(2); 0 or -errno.
+int tv_unshare(int flags);
+int tv_setns(int fd, int nstype);
+extern const int tv_CLONE_NEWNET, tv_CLONE_NEWNS;
+
+/// mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL): stop mount events propagating out. 0 or -errno.
+int tv_mount_make_private(void);
+/// mount(src, dst, NULL, MS_BIND, NULL). 0 or -errno.
+int tv_bind_mount(const char *src, const char *dst);
+
+/// posix_spawnp(path…) with every signal at its default disposition and an empty signal mask in
+/// the child; `in`/`out`/`err` are dup2'd onto 0/1/2 when >= 0. Returns 0 and *pid, or an errno.
+int tv_spawn(const char *path, char *const argv[], char *const envp[], int in, int out, int err, pid_t *pid);
+/// The wait status decoded: returns 1 and *code for an exit, 2 and *code = signal for a kill, 0 otherwise.
+int tv_wait_status(int status, int *code);
+
+/// SIGINT, SIGTERM, SIGHUP, SIGQUIT handlers for a parent waiting on `tv_forward_child`:
+/// a signal sent by a process (kill(1), systemd) is passed on to the child; one the terminal
+/// generated (Ctrl-C, which the child got too since it shares the foreground process group) is
+/// not repeated. Installed once; 0 or -errno.
+int tv_forward_signals_install(void);
+/// The child to forward to (0 = none); pending forwarded signals are delivered at once.
+void tv_forward_signals_set_child(pid_t pid);
+/// Restores default dispositions for the four signals.
+void tv_forward_signals_remove(void);
+
+/// setsockopt helpers: SO_MARK, SO_BINDTODEVICE, IP_FREEBIND/IPV6_FREEBIND, IP(V6)_MTU_DISCOVER=DO,
+/// IPV6_V6ONLY; 0 or -errno.
+int tv_set_mark(int fd, uint32_t mark);
+int tv_bind_to_device(int fd, const char *name);
+int tv_set_freebind(int fd, int family);
+int tv_set_pmtu_do(int fd, int family);
+/// getsockopt(IP_MTU / IPV6_MTU) on a connected socket: the path MTU, or -errno.
+int tv_path_mtu(int fd, int family);
+/// socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0).
+int tv_socket_dgram(int family);
+/// IP6T_SO_ORIGINAL_DST for an IPv6 connection a REDIRECT rule sent to us; fills `addr`.
+int tv_original_dst6(int fd, struct sockaddr_storage *addr, socklen_t *len);
+/// recv(fd, buf, len, MSG_DONTWAIT) / send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL).
+ssize_t tv_recv(int fd, void *buf, size_t len);
+ssize_t tv_send_dgram(int fd, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,121 @@
+import ControlChannel
+import CTVShims
+import FlowStore
+import Foundation
+import Proxy
+import TVHome
+import Tunnel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tv exec -- CMD`: one command in its own network namespace whose default route is a TUN
+/// (tun-nat.md shape A), its TCP through the proxy (inspected, passed through, or not
+/// encrypted, each a flow), its UDP and DNS forwarded from this host, everything torn down when
+/// it exits. Works with no `tv run` session; if one is live, this session's flows go into the
+/// same database under ids the live session reserved for it.
+public final class ExecSession {
+    public struct Options: Sendable {
+        /// The proxy options shared with `tv run` (mode and listen are ignored).
+        public var proxy = Session.Options()
+        /// The TUN's MTU (default 65,535: large datagrams are not fragmented locally; smaller
+        /// values make the kernel fragment them, and tv reassembles).
+        public var mtu: Int?
+        public init() {}
+    }
+
+    /// Environment variables removed before CMD runs: its traffic already goes through tv.
+    public static let proxyVariables: Set<String> = ["http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy", "socks_proxy",
+                                                     "HTTP_PROXY", "HTTPS_PROXY", "FTP_PROXY", "ALL_PROXY", "NO_PROXY", "SOCKS_PROXY"]
+
+    /// Ids reserved from a live session for one exec (more than any one command makes).
+    static let reservedIDs: Int64 = 1 << 24
+
+    public let home: TVHome
+    public let options: Options
+    private let environment: [String: String]
+    private let say: @Sendable (String) -> Void
+    private let wiring: SessionWiring
+    private let proxy: ProxyServer
+    private let names: HostNameRecorder
+    /// The banner facts: whether TLS is inspected and why.
+    public let inspecting: Bool
+    public let inspectionNote: String
+    /// The tunnel's counters after `run` (for diagnostics and tests).
+    public private(set) var tunnelCounters: [String: UInt64] = [:]
+
+    /// Opens the database, the CA, the proxy (adopt-only: the tunnel hands it connections).
+    /// - Throws: like `Session.init`.
+    public init(home: TVHome, options: Options, environment: [String: String], now: Int64,
+                say: @escaping @Sendable (String) -> Void) throws {
+        self.home = home
+        self.options = options
+        self.environment = environment
+        self.say = say
+        wiring = try SessionWiring(home: home, options: options.proxy, environment: environment, now: now, say: say)
+        var config = wiring.configuration
+        config.listens = false
+        // A live `tv run` writes to the same file: take a block of ids from it.
+        if let client = try? ControlClient(path: SessionPaths.controlSocket(home)),
+           let response = try? client.send(ControlRequest(command: "reserve-flow-ids", arguments: ["count": String(Self.reservedIDs)])),
+           response.ok, let first = response.values["first"].flatMap(Int64.init) {
+            wiring.writer.startIDs(at: first)
+            config.firstFlowID = UInt64(wiring.writer.allocateID())
+        }
+        proxy = ProxyServer(configuration: config)
+        do { try proxy.start() } catch {
+            wiring.close()
+            throw error
+        }
+        names = HostNameRecorder(hostNames: wiring.store.hostNames)
+        inspecting = wiring.inspecting
+        inspectionNote = wiring.inspectionNote
+    }
+
+    /// Runs `arguments` inside the tunnel and returns its exit code (128 + signal when killed).
+    /// Everything is torn down and flushed before this returns, also when it throws.
+    /// - Throws: `TunnelError` when the namespace cannot be made or CMD cannot start.
+    public func run(_ arguments: [String]) throws -> Int32 {
+        defer {
+            proxy.stop(graceSeconds: 1)
+            names.flush()
+            wiring.close()
+        }
+        var plan = TunnelAddressPlan()
+        if let mtu = options.mtu { plan.mtu = mtu }
+        let resolvers = ResolvConf.nameservers()
+        if resolvers.isEmpty { say("this host's /etc/resolv.conf names no nameserver: names will not resolve inside") }
+
+        let resolvPath = home.runDirectory + "/exec-\(getpid()).resolv.conf"
+        guard FileManager.default.createFile(atPath: resolvPath, contents: Data(plan.resolvConf.utf8),
+                                             attributes: [.posixPermissions: 0o644]) else {
+            throw TunnelError.namespace(step: "write the tunnel's resolv.conf in \(home.runDirectory)", reason: "the file could not be created")
+        }
+        defer { try? FileManager.default.removeItem(atPath: resolvPath) }
+
+        let namespace = try ExecNamespace(plan: plan, resolvConfPath: resolvPath)
+        defer { namespace.close() }
+        var engineConfig = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
+        engineConfig.resolvers = resolvers
+        engineConfig.servesDNSAddress = true
+        let engine = TunnelEngine(configuration: engineConfig, tunFD: namespace.tunFD, proxy: proxy,
+                                  sink: wiring.configuration.flowSink, dnsObserver: names.observer)
+        try engine.start()
+        defer {
+            engine.stop()
+            tunnelCounters = engine.counters.snapshot
+        }
+
+        var childEnvironment = environment.filter { !Self.proxyVariables.contains($0.key) }
+        childEnvironment["TV_EXEC"] = "1"
+        _ = tv_forward_signals_install()
+        defer { tv_forward_signals_remove() }
+        let pid = try namespace.spawn(arguments, environment: childEnvironment)
+        tv_forward_signals_set_child(pid)
+        let code = ChildProcess.wait(pid)
+        tv_forward_signals_set_child(0)
+        let left = namespace.killRemaining()
+        if left > 0 { say("\(left) process\(left == 1 ? "" : "es") \(arguments[0]) left running inside the namespace \(left == 1 ? "was" : "were") stopped") }
+        return code
+    }
+}

@@ -1,0 +1,114 @@
+import FlowStore
+import Foundation
+import LocalCA
+import Proxy
+import Recording
+import Settings
+import SetupActions
+import TVHome
+
+/// What every session shares, whatever its front-end (`tv run` in any mode, `tv exec`): the CA
+/// and the inspection decision, the flow database and its writer, pinned hosts, decrypted-content
+/// recording, and the proxy configuration built from them. Made once, closed once.
+final class SessionWiring: Sendable {
+    let settings: SettingsStore
+    let store: FlowStore
+    let writer: FlowWriter
+    let pinning: PersistentPinningMemory
+    let contentWriter: ContentWriter
+    let content: ContentRecorder
+    /// The proxy configuration for these options (mode, listen address and flow ids are the
+    /// caller's to adjust before starting).
+    let configuration: ProxyConfiguration
+    let authority: CertificateAuthority?
+    /// The root's path when it is the data folder's CA (nil for `--ca FILE`).
+    let caPath: String?
+    let inspecting: Bool
+    /// One sentence: why inspection is on or off.
+    let inspectionNote: String
+
+    /// - Parameter firstFlowID: where flow ids start (nil: after the database's highest).
+    /// - Throws: `FlowStoreError`, `CAError`, `SettingsError`, `TVHomeError`, `ProxyError`
+    ///   (a bad --listen).
+    init(home: TVHome, options: Session.Options, environment: [String: String], now: Int64,
+         say: @escaping @Sendable (String) -> Void) throws {
+        try home.ensureExists()
+        try home.ensureDirectory(home.runDirectory)
+        settings = SettingsStore(file: SettingsFile(home: home))
+
+        // The CA: a one-session file, or the data folder's (absent or in doubt: no inspection).
+        var authority: CertificateAuthority?
+        var caPath: String?
+        var note: String
+        if let file = options.caFile {
+            authority = try CertificateAuthority.fromCombinedPEM(path: file, now: now)
+            caPath = nil
+            note = "forced for this session with --ca \(file)"
+        } else {
+            let folder = CAFolder(home: home)
+            switch folder.load() {
+            case .present(let ca): authority = ca; caPath = folder.rootPath; note = ""
+            case .absent: note = "there is no CA yet; `tv setup` makes one and walks you through trusting it"
+            case .doubt(let doubt): note = doubt.message
+            }
+        }
+
+        // Inspection: the saved setting after re-asking trust, unless forced for this session.
+        var inspecting = false
+        if authority != nil {
+            if options.forceInspection || options.caFile != nil {
+                inspecting = true
+                if options.caFile == nil { note = "forced for this session with --inspect; clients must trust \(caPath ?? "the root") themselves" }
+            } else {
+                let report = try InspectionGuard.recheck(home: home, settings: settings, environment: environment, now: now)
+                for notice in report.notices { say(notice) }
+                inspecting = report.record[SettingKeys.inspectionEnabled]
+                note = inspecting ? "the root is trusted for TLS by the \(report.store) store"
+                                  : "turn it on with `tv inspect on` once `tv setup` says ready (or pass --inspect for this session)"
+            }
+        }
+        self.authority = authority
+        self.caPath = caPath
+        self.inspecting = inspecting
+        inspectionNote = note
+
+        store = try FlowStore(home: home)
+        writer = try store.makeWriter()
+        pinning = try PersistentPinningMemory(store: store.pinnedHosts)
+
+        // Decrypted content: kept only while inspecting, under the saved policy.
+        let record = (try? settings.read()) ?? SettingsRecord()
+        let policy = Session.contentPolicy(record, inspecting: inspecting, force: options.forceContentKeep)
+        contentWriter = try ContentWriter(ContentWriterConfiguration(databasePath: home.databasePath,
+                                                                     directory: home.contentDirectory,
+                                                                     expiry: policy.expiry))
+        content = ContentRecorder(writer: contentWriter, policy: policy)
+
+        var config = ProxyConfiguration()
+        config.mode = options.mode
+        if let listen = options.listen { try config.setListen(listen) }
+        config.workers = options.workers
+        config.inspectionEnabled = inspecting
+        config.authority = authority
+        config.leafCache = authority.map { LeafCache(authority: $0) }
+        config.ignoreHosts = options.ignoreHosts
+        config.allowHosts = options.allowHosts
+        config.upstreamInsecure = options.upstreamInsecure
+        config.upstreamCAFile = options.upstreamCAFile
+        config.keylogPath = options.keylogPath ?? environment["SSLKEYLOGFILE"].flatMap { $0.isEmpty ? nil : $0 }
+        config.firstFlowID = UInt64(writer.allocateID())
+        config.flowSink = FlowStoreSink(writer: writer)
+        config.pinningMemory = pinning
+        config.chunkRecorder = ContentRecordingBridge(content: content)
+        configuration = config
+    }
+
+    /// Stops recording and flushes everything to disk (content, pinned hosts, flows).
+    func close() {
+        content.stop()
+        contentWriter.close()
+        pinning.flush()
+        writer.close()
+        store.close()
+    }
+}

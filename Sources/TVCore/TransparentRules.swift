@@ -1,0 +1,46 @@
+import CTVShims
+import Proxy
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The nftables and iptables lines that send connections to a `--mode transparent` listener
+/// (REDIRECT keeps the original destination for SO_ORIGINAL_DST). Pure text; tv applies none.
+public enum TransparentRules {
+    /// The SO_MARK tv puts on its own upstream sockets in transparent mode ("tv" in ASCII), so an
+    /// OUTPUT-chain rule can leave them alone instead of sending them back to tv.
+    public static let mark: UInt32 = 0x7476
+
+    /// Whether this process may set SO_MARK (CAP_NET_ADMIN).
+    public static var canMark: Bool {
+        let fd = tv_socket_stream(AF_INET)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return tv_set_mark(fd, mark) == 0
+    }
+
+    /// What to type: connections from other machines (PREROUTING, tv as their gateway) and, when
+    /// tv marks its own sockets, this machine's own (OUTPUT).
+    public static func lines(listen: Endpoint, marked: Bool) -> [String] {
+        let port = listen.port
+        let v6 = listen.address.contains(":")
+        let family = v6 ? "ip6" : "ip"
+        var out = [
+            "Send traffic here with a REDIRECT rule (tv changes no rules itself). For machines that use this one as their gateway:",
+            "  nft add table \(family) tv",
+            "  nft add chain \(family) tv prerouting '{ type nat hook prerouting priority dstnat; }'",
+            "  nft add rule \(family) tv prerouting iifname != \"lo\" tcp dport '{ 80, 443 }' redirect to :\(port)",
+            "  or: \(v6 ? "ip6tables" : "iptables") -t nat -A PREROUTING ! -i lo -p tcp -m multiport --dports 80,443 -j REDIRECT --to-ports \(port)",
+        ]
+        if marked {
+            out += [
+                "For this machine's own connections (tv's own are marked 0x\(String(mark, radix: 16)) and skipped):",
+                "  nft add chain \(family) tv output '{ type nat hook output priority -100; }'",
+                "  nft add rule \(family) tv output meta mark != 0x\(String(mark, radix: 16)) tcp dport '{ 80, 443 }' redirect to :\(port)",
+                "  or: \(v6 ? "ip6tables" : "iptables") -t nat -A OUTPUT -m mark ! --mark 0x\(String(mark, radix: 16)) -p tcp -m multiport --dports 80,443 -j REDIRECT --to-ports \(port)",
+            ]
+        }
+        out.append("Listen on an address the redirected traffic can reach (--listen 0.0.0.0:\(port) for a gateway). Remove the rules with: nft delete table \(family) tv")
+        return out
+    }
+}

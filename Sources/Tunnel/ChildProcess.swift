@@ -1,0 +1,91 @@
+import CTVShims
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starting programs with `posix_spawnp` on the calling thread, so that a child started from a
+/// `NamespaceThread` job inherits that thread's namespaces (Foundation's `Process` gives no such
+/// promise). Every signal is at its default disposition in the child.
+public enum ChildProcess {
+    /// Spawns `arguments` (argv[0] looked up in PATH of `environment`) with the given standard
+    /// streams (-1 = inherit). Returns the pid.
+    /// - Throws: `TunnelError.cannotRun`.
+    public static func spawn(_ arguments: [String], environment: [String: String], stdin: Int32 = -1,
+                             stdout: Int32 = -1, stderr: Int32 = -1) throws -> pid_t {
+        precondition(!arguments.isEmpty)
+        var pid: pid_t = 0
+        let envStrings = environment.map { "\($0.key)=\($0.value)" }.sorted()
+        let rc = withCStrings(arguments) { argv in
+            withCStrings(envStrings) { envp in
+                // posix_spawnp searches the PATH of the *parent*; look it up in the child's PATH ourselves.
+                let path = resolve(arguments[0], path: environment["PATH"])
+                return tv_spawn(path, argv, envp, stdin, stdout, stderr, &pid)
+            }
+        }
+        guard rc == 0 else { throw TunnelError.cannotRun(command: arguments[0], reason: Errno.text(rc)) }
+        return pid
+    }
+
+    /// Waits for `pid`; returns its exit code, or 128 + the signal that killed it (the shell's
+    /// convention).
+    public static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { return 127 }
+        }
+        var code: Int32 = 0
+        switch tv_wait_status(status, &code) {
+        case 1: return code
+        case 2: return 128 + code
+        default: return 1
+        }
+    }
+
+    /// Runs a short configuration command to completion, capturing its output (stdout and stderr
+    /// together, at most 64 KiB). Returns the exit code and the output.
+    public static func run(_ arguments: [String], environment: [String: String] = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]) throws -> (Int32, String) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw TunnelError.cannotRun(command: arguments[0], reason: Errno.text(errno)) }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { if devNull >= 0 { close(devNull) } }
+        let pid: pid_t
+        do {
+            pid = try spawn(arguments, environment: environment, stdin: devNull, stdout: fds[1], stderr: fds[1])
+        } catch {
+            close(fds[0]); close(fds[1])
+            throw error
+        }
+        close(fds[1])
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
+            if n > 0 { if output.count < 65_536 { output += chunk[0..<n] }; continue }
+            if n < 0 && errno == EINTR { continue }
+            break
+        }
+        close(fds[0])
+        return (wait(pid), String(decoding: output, as: UTF8.self))
+    }
+
+    /// The full path of `name` in `path` (colon-separated), or `name` when it has a slash or is not found.
+    static func resolve(_ name: String, path: String?) -> String {
+        guard !name.contains("/") else { return name }
+        for dir in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
+            let candidate = dir + "/" + name
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return name
+    }
+
+    /// Calls `body` with a NULL-terminated `char *const[]` of `strings`.
+    static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+        pointers.append(nil)
+        defer { for p in pointers { free(p) } }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}

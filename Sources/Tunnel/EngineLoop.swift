@@ -1,0 +1,255 @@
+import CTVShims
+import Proxy
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The engine thread's state and event loop. Not Sendable: made on the engine thread and used
+/// only there (`TunnelEngine` talks to it through the wake eventfd and the `stopping` flag).
+final class EngineLoop {
+    enum Role {
+        case tun
+        case wake
+        case listener
+        case connecting(UInt64)
+        case udp(UDPFlowKey)
+    }
+
+    struct PendingConnect {
+        let fd: Int32
+        let entry: TCPNATTable.Entry
+        var syn: [UInt8]
+        let deadline: UInt64
+        let startMicros: Int64
+    }
+
+    struct ReadyUpstream {
+        let fd: Int32
+        let deadline: UInt64
+    }
+
+    let configuration: TunnelEngineConfiguration
+    let plan: TunnelAddressPlan
+    let tunFD: Int32
+    let wakeFD: Int32
+    let proxy: ProxyServer
+    let sink: (any FlowSink)?
+    let dnsObserver: DNSAnswerObserver?
+    let counters: TunnelCounters
+    let stopping: StopFlag
+    let epfd: Int32
+    var nat: TCPNATTable
+    var reassembler: FragmentReassembler
+    var roles: [Int32: Role] = [:]
+    var pendingConnects: [UInt64: PendingConnect] = [:]
+    var readyUpstreams: [UInt64: ReadyUpstream] = [:]
+    var udpFlows: [UDPFlowKey: UDPFlow] = [:]
+    /// Every packet read lands here; crafted packets are built in `writeBuffer`.
+    let readBuffer: UnsafeMutableRawBufferPointer
+    let writeBuffer: UnsafeMutableRawBufferPointer
+    private let events: UnsafeMutablePointer<epoll_event>
+    private let maxEvents: Int32 = 128
+    var now: UInt64
+    private var nextHousekeeping: UInt64 = 0
+    var ipIdentification: UInt16 = 1
+    var resolverIndex = 0
+    /// How long an upstream waits for its accept before both are given up (the app vanished
+    /// between its SYN and the handshake's end).
+    static let acceptWaitNanos: UInt64 = 30_000_000_000
+    static let housekeepingNanos: UInt64 = 200_000_000
+
+    init(configuration: TunnelEngineConfiguration, tunFD: Int32, wakeFD: Int32, proxy: ProxyServer, sink: (any FlowSink)?,
+         dnsObserver: DNSAnswerObserver?, counters: TunnelCounters, stopping: StopFlag) throws {
+        self.configuration = configuration
+        plan = configuration.plan
+        self.tunFD = tunFD
+        self.wakeFD = wakeFD
+        self.proxy = proxy
+        self.sink = sink
+        self.dnsObserver = dnsObserver
+        self.counters = counters
+        self.stopping = stopping
+        epfd = tv_epoll_create()
+        guard epfd >= 0 else { throw TunnelError.cannotListen(reason: Errno.text(errno)) }
+        var random = SystemRandomNumberGenerator()
+        let pool4 = FakeEndpointPool(firstAddress: plan.fakePool4, addressCount: plan.fakePool4Count, ports: plan.fakePorts,
+                                     startSlot: random.next())
+        let pool6 = plan.address6 == nil ? nil
+            : FakeEndpointPool(firstAddress: plan.fakePool6, addressCount: plan.fakePool6Count, ports: plan.fakePorts, startSlot: random.next())
+        nat = TCPNATTable(capacity: configuration.maximumTCPEntries, pool4: pool4, pool6: pool6)
+        reassembler = FragmentReassembler(maximumDatagrams: configuration.fragmentDatagrams, maximumBytes: configuration.fragmentBytes)
+        readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536 + 256, alignment: 16)
+        writeBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536 + 256, alignment: 16)
+        events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(maxEvents))
+        now = TunnelClock.monotonicNanos()
+        watch(tunFD, role: .tun, events: tv_EPOLLIN)
+        watch(wakeFD, role: .wake, events: tv_EPOLLIN)
+        watch(configuration.listener4.fd, role: .listener, events: tv_EPOLLIN)
+        if let l6 = configuration.listener6 { watch(l6.fd, role: .listener, events: tv_EPOLLIN) }
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        writeBuffer.deallocate()
+        events.deallocate()
+        close(epfd)
+    }
+
+    func watch(_ fd: Int32, role: Role, events: UInt32) {
+        roles[fd] = role
+        _ = tv_epoll_ctl(epfd, tv_EPOLL_CTL_ADD, fd, events, UInt64(UInt32(bitPattern: fd)))
+    }
+
+    func unwatch(_ fd: Int32) {
+        roles[fd] = nil
+        _ = tv_epoll_ctl(epfd, tv_EPOLL_CTL_DEL, fd, 0, 0)
+    }
+
+    /// Runs until `stopping` or until the TUN goes away; returns why it stopped on its own.
+    func run() -> String? {
+        while !stopping.value.load(ordering: .relaxed) {
+            now = TunnelClock.monotonicNanos()
+            let wait = nextHousekeeping > now ? Int32(min((nextHousekeeping - now) / 1_000_000 + 1, 200)) : 0
+            let n = tv_epoll_wait(epfd, events, maxEvents, wait)
+            now = TunnelClock.monotonicNanos()
+            if n < 0 && errno != EINTR { return "the engine's epoll failed (\(Errno.text(errno)))" }
+            for i in 0..<max(0, Int(n)) {
+                let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: tv_epoll_event_token(events, Int32(i))))
+                let bits = tv_epoll_event_bits(events, Int32(i))
+                guard let role = roles[fd] else { continue }
+                switch role {
+                case .tun:
+                    if let reason = readTUN() { return reason }
+                case .wake:
+                    var drained: UInt64 = 0
+                    _ = read(wakeFD, &drained, 8)
+                case .listener:
+                    acceptAll(fd)
+                case .connecting(let id):
+                    connectFinished(id, bits: bits)
+                case .udp(let key):
+                    udpReadable(key)
+                }
+            }
+            if now >= nextHousekeeping {
+                housekeeping()
+                nextHousekeeping = now + Self.housekeepingNanos
+            }
+        }
+        return nil
+    }
+
+    /// Reads packets until the TUN has none (at most 1,024 per turn, for fairness).
+    private func readTUN() -> String? {
+        for _ in 0..<1_024 {
+            let n = read(tunFD, readBuffer.baseAddress, readBuffer.count)
+            if n > 0 {
+                counters.packetsRead.wrappingAdd(1, ordering: .relaxed)
+                counters.bytesRead.wrappingAdd(UInt64(n), ordering: .relaxed)
+                handlePacket(UnsafeMutableRawBufferPointer(rebasing: readBuffer[0..<n]))
+                continue
+            }
+            if n == 0 { return nil }
+            switch errno {
+            case EAGAIN, EWOULDBLOCK: return nil
+            case EINTR: continue
+            default:
+                // EBADFD: the namespace the TUN was moved into is gone (tun-nat.md "Lifetime").
+                return "the TUN device went away (\(Errno.text(errno)))"
+            }
+        }
+        return nil
+    }
+
+    /// Writes one packet into the TUN.
+    func writeTUN(_ bytes: UnsafeRawBufferPointer) {
+        let n = write(tunFD, bytes.baseAddress, bytes.count)
+        if n == bytes.count {
+            counters.packetsWritten.wrappingAdd(1, ordering: .relaxed)
+            counters.bytesWritten.wrappingAdd(UInt64(n), ordering: .relaxed)
+        }
+    }
+
+    // MARK: dispatch
+
+    func handlePacket(_ bytes: UnsafeMutableRawBufferPointer) {
+        let packet: IPPacket
+        switch PacketParser.parse(UnsafeRawBufferPointer(bytes)) {
+        case .failure(let reason):
+            counters.drop(reason)
+            return
+        case .success(let parsed):
+            packet = parsed
+        }
+        if packet.fragment != nil {
+            switch reassembler.add(UnsafeRawBufferPointer(bytes), packet, now: now) {
+            case .incomplete:
+                break
+            case .dropped(let reason):
+                counters.drop(reason)
+            case .complete(var whole):
+                counters.fragmentsReassembled.wrappingAdd(1, ordering: .relaxed)
+                whole.withUnsafeMutableBytes { raw in
+                    switch PacketParser.parse(UnsafeRawBufferPointer(raw)) {
+                    case .failure(let reason): counters.drop(reason)
+                    case .success(let inner): handleWhole(raw, inner)
+                    }
+                }
+            }
+            return
+        }
+        handleWhole(bytes, packet)
+    }
+
+    private func handleWhole(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket) {
+        switch packet.transportProtocol {
+        case IPProtocolNumber.tcp: handleTCP(bytes, packet)
+        case IPProtocolNumber.udp: handleUDP(bytes, packet)
+        case IPProtocolNumber.icmp, IPProtocolNumber.icmpv6: counters.drop(.icmp)
+        default: counters.drop(.otherProtocol)
+        }
+    }
+
+    // MARK: housekeeping
+
+    private func housekeeping() {
+        let wall = TunnelClock.wallMicros()
+        for (id, pending) in pendingConnects where pending.deadline <= now {
+            unwatch(pending.fd)
+            close(pending.fd)
+            pendingConnects[id] = nil
+            connectFailed(pending.entry, reason: "no answer within \(Int(configuration.connectTimeout)) s", startMicros: pending.startMicros)
+        }
+        for (id, ready) in readyUpstreams where ready.deadline <= now {
+            close(ready.fd)
+            readyUpstreams[id] = nil
+            nat.remove(id, now: now)
+        }
+        for entry in nat.expire(now: now) { discardUpstream(entry.id) }
+        let timedOut = reassembler.expire(now: now)
+        for _ in 0..<timedOut { counters.drop(.fragmentTimeout) }
+        expireUDP(wallMicros: wall)
+        counters.natEntries.store(nat.count, ordering: .relaxed)
+        counters.udpFlowsOpen.store(udpFlows.count, ordering: .relaxed)
+        counters.fragmentsPending.store(reassembler.pendingCount, ordering: .relaxed)
+    }
+
+    /// Closes whatever upstream socket entry `id` still holds (pending or waiting for its accept).
+    func discardUpstream(_ id: UInt64) {
+        if let pending = pendingConnects.removeValue(forKey: id) {
+            unwatch(pending.fd)
+            close(pending.fd)
+        }
+        if let ready = readyUpstreams.removeValue(forKey: id) { close(ready.fd) }
+    }
+
+    /// Stops: every upstream socket still ours is closed, UDP flows are reported closed.
+    func shutdown() {
+        for id in Array(pendingConnects.keys) + Array(readyUpstreams.keys) { discardUpstream(id) }
+        let wall = TunnelClock.wallMicros()
+        for key in Array(udpFlows.keys) { closeUDPFlow(key, wallMicros: wall, reason: nil) }
+        unwatch(tunFD)
+        unwatch(wakeFD)
+    }
+}

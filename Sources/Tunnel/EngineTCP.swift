@@ -1,0 +1,200 @@
+import CTVShims
+import Proxy
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// TCP: the rewrite rules of tun-nat.md, connect-first, the accept and the hand-over.
+extension EngineLoop {
+    /// The listener endpoint `C:L` of a family, nil when that family is not served.
+    func listenerEndpoint(isIPv6: Bool) -> PacketEndpoint? {
+        if isIPv6 {
+            guard let address = plan.address6, let l6 = configuration.listener6 else { return nil }
+            return PacketEndpoint(address, l6.port)
+        }
+        return PacketEndpoint(plan.address4, configuration.listener4.port)
+    }
+
+    func handleTCP(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket) {
+        let header: TCPHeader
+        switch TCPHeader.parse(UnsafeRawBufferPointer(bytes), packet, verifyChecksum: configuration.verifyChecksums) {
+        case .failure(let reason): counters.drop(reason); return
+        case .success(let parsed): header = parsed
+        }
+        let source = PacketEndpoint(packet.source, header.sourcePort)
+        let destination = PacketEndpoint(packet.destination, header.destinationPort)
+        guard let listener = listenerEndpoint(isIPv6: packet.isIPv6) else {
+            counters.drop(.refusedDestination)
+            sendReset(answering: header, from: destination, to: source)
+            return
+        }
+        let segment = UnsafeMutableRawBufferPointer(rebasing: bytes[0..<packet.length])
+
+        // Rule 1: the listener to a fake peer → the real remote to the app.
+        if source == listener, nat.isFake(destination) {
+            guard let entry = nat.reverse(fake: destination) else { counters.drop(.unknownFakeEndpoint); return }
+            nat.note(entry.id, fromApp: false, flags: header.flags, now: now)
+            PacketRewriter.rewriteTCP(segment, packet, source: entry.remote, destination: entry.app)
+            writeTUN(UnsafeRawBufferPointer(segment))
+            return
+        }
+
+        // Rule 2: the app to a remote → the fake peer to the listener.
+        if header.isConnectionRequest {
+            connectionRequest(segment, packet, header, app: source, remote: destination, listener: listener)
+            return
+        }
+        guard let entry = nat.forward(app: source, remote: destination), entry.state != .connecting else {
+            counters.drop(.noConnection)
+            if nat.forward(app: source, remote: destination) == nil { sendReset(answering: header, from: destination, to: source) }
+            return
+        }
+        nat.note(entry.id, fromApp: true, flags: header.flags, now: now)
+        PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener)
+        writeTUN(UnsafeRawBufferPointer(segment))
+    }
+
+    /// A SYN from the app: connect upstream first (tun-nat.md "Connect-first").
+    private func connectionRequest(_ segment: UnsafeMutableRawBufferPointer, _ packet: IPPacket, _ header: TCPHeader,
+                                   app: PacketEndpoint, remote: PacketEndpoint, listener: PacketEndpoint) {
+        if remote.address.isUnforwardable || remote.port == 0 {
+            counters.drop(.refusedDestination)
+            sendReset(answering: header, from: remote, to: app)
+            return
+        }
+        switch nat.appSYN(app: app, remote: remote, isn: header.sequenceNumber, now: now) {
+        case .retransmitWhileConnecting:
+            counters.drop(.synRetransmit)
+        case .forward(let entry):
+            PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener)
+            writeTUN(UnsafeRawBufferPointer(segment))
+        case .full:
+            counters.drop(.tableFull)
+            sendReset(answering: header, from: remote, to: app)
+        case let .connectFirst(entry, replaced):
+            if let replaced {
+                counters.tcpTupleReused.wrappingAdd(1, ordering: .relaxed)
+                discardUpstream(replaced.id)
+            }
+            startConnect(entry, syn: Array(UnsafeRawBufferPointer(segment)))
+        }
+    }
+
+    private func startConnect(_ entry: TCPNATTable.Entry, syn: [UInt8]) {
+        let started = TunnelClock.wallMicros()
+        let fd = tv_socket_stream(entry.remote.address.family)
+        guard fd >= 0 else {
+            connectFailed(entry, reason: Errno.text(errno), startMicros: started)
+            return
+        }
+        _ = tv_set_nodelay(fd)
+        if let mark = configuration.mark {
+            let rc = tv_set_mark(fd, mark)
+            if rc != 0 {
+                close(fd)
+                connectFailed(entry, reason: "SO_MARK failed: \(Errno.text(-rc))", startMicros: started)
+                return
+            }
+        }
+        let rc = entry.remote.withSockAddr { Glibc.connect(fd, $0, $1) }
+        if rc == 0 {
+            connectSucceeded(entry, fd: fd, syn: syn)
+            return
+        }
+        let err = errno
+        guard err == EINPROGRESS else {
+            close(fd)
+            connectFailed(entry, reason: Errno.text(err), startMicros: started)
+            return
+        }
+        pendingConnects[entry.id] = PendingConnect(fd: fd, entry: entry, syn: syn,
+                                                   deadline: now + UInt64(max(0.1, configuration.connectTimeout) * 1e9),
+                                                   startMicros: started)
+        watch(fd, role: .connecting(entry.id), events: tv_EPOLLOUT | tv_EPOLLERR | tv_EPOLLHUP)
+    }
+
+    func connectFinished(_ id: UInt64, bits: UInt32) {
+        guard let pending = pendingConnects.removeValue(forKey: id) else { return }
+        unwatch(pending.fd)
+        let err = tv_socket_error(pending.fd)
+        if err == 0 {
+            connectSucceeded(pending.entry, fd: pending.fd, syn: pending.syn)
+        } else {
+            close(pending.fd)
+            connectFailed(pending.entry, reason: Errno.text(err), startMicros: pending.startMicros)
+        }
+    }
+
+    private func connectSucceeded(_ entry: TCPNATTable.Entry, fd: Int32, syn: [UInt8]) {
+        guard nat.entry(entry.id) != nil, let listener = listenerEndpoint(isIPv6: entry.app.address.isIPv6) else {
+            close(fd)
+            return
+        }
+        nat.connected(entry.id)
+        readyUpstreams[entry.id] = ReadyUpstream(fd: fd, deadline: now + Self.acceptWaitNanos)
+        var copy = syn
+        copy.withUnsafeMutableBytes { raw in
+            guard case .success(let packet) = PacketParser.parse(UnsafeRawBufferPointer(raw)) else { return }
+            PacketRewriter.rewriteTCP(raw, packet, source: entry.fake, destination: listener)
+            writeTUN(UnsafeRawBufferPointer(raw))
+        }
+        counters.tcpRedirected.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// The upstream refused or timed out: the app gets `RST|ACK` (seq 0, ack ISN+1, from R:r), so
+    /// it reports "connection refused", and a failed flow is recorded.
+    func connectFailed(_ entry: TCPNATTable.Entry, reason: String, startMicros: Int64) {
+        nat.remove(entry.id, now: now)
+        let n = PacketBuilder.tcp(into: writeBuffer, source: entry.remote, destination: entry.app, sequence: 0,
+                                  acknowledgment: entry.isn &+ 1, flags: TCPHeader.rst | TCPHeader.ack)
+        writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
+        counters.tcpConnectFailed.wrappingAdd(1, ordering: .relaxed)
+        guard let sink, let id = proxy.allocateFlowID() else { return }
+        let wall = TunnelClock.wallMicros()
+        var facts = FlowFacts(id: id, startMicros: startMicros, client: entry.app.endpoint)
+        facts.server = entry.remote.endpoint
+        facts.port = entry.remote.port
+        facts.status = .failed(reason: "tv could not connect to \(entry.remote) (\(reason))")
+        facts.lastActivityMicros = wall
+        facts.durationMicros = wall - startMicros
+        sink.flowOpened(facts)
+        sink.flowClosed(facts)
+    }
+
+    func sendReset(answering header: TCPHeader, from: PacketEndpoint, to: PacketEndpoint) {
+        guard !header.isRST else { return }
+        let n = PacketBuilder.reset(into: writeBuffer, answering: header, from: from, to: to)
+        writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
+        counters.tcpResetsSent.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// Accepts on a listener: each peer must be a fake endpoint with an entry and a connected
+    /// upstream; the pair goes to the proxy. Anything else is reset (tun-nat.md "Listener exposure").
+    func acceptAll(_ listenFD: Int32) {
+        var storage = sockaddr_storage()
+        for _ in 0..<128 {
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let client = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { tv_accept(listenFD, $0, &length) }
+            }
+            if client < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return
+            }
+            guard let peer = withUnsafeBytes(of: &storage, { PacketEndpoint(storage: $0.baseAddress!) }),
+                  let entry = nat.reverse(fake: peer),
+                  let upstream = readyUpstreams.removeValue(forKey: entry.id) else {
+                _ = tv_set_linger_zero(client)
+                close(client)
+                counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)
+                continue
+            }
+            let destination = OriginalDestination(host: entry.remote.address.description, port: entry.remote.port, origin: .none)
+            if proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd) {
+                counters.tcpAdopted.wrappingAdd(1, ordering: .relaxed)
+            } else {
+                counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)
+            }
+        }
+    }
+}

@@ -1,0 +1,270 @@
+import CTVShims
+import Proxy
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// UDP and DNS: one connected socket per flow, replies crafted back (tun-nat.md rule 3).
+extension EngineLoop {
+    /// Seconds a DNS association without pending queries stays open.
+    static let dnsIdleNanos: UInt64 = 10_000_000_000
+
+    func handleUDP(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket) {
+        let header: UDPHeader
+        switch UDPHeader.parse(UnsafeRawBufferPointer(bytes), packet, verifyChecksum: configuration.verifyChecksums) {
+        case .failure(let reason): counters.drop(reason); return
+        case .success(let parsed): header = parsed
+        }
+        let app = PacketEndpoint(packet.source, header.sourcePort)
+        let remote = PacketEndpoint(packet.destination, header.destinationPort)
+        if remote.address.isUnforwardable || remote.port == 0 || app.port == 0 {
+            counters.drop(.refusedDestination)
+            return
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[header.payloadOffset..<(header.payloadOffset + header.payloadLength)])
+        let key = UDPFlowKey(app: app, remote: remote)
+        let flow: UDPFlow
+        if let existing = udpFlows[key] {
+            flow = existing
+        } else {
+            guard let made = openUDPFlow(key, payload: payload, dontFragment: !packet.isIPv6 && Self.dontFragment(bytes)) else { return }
+            flow = made
+        }
+        flow.lastActivity = now
+        if flow.isDNS { noteQuery(flow, payload) }
+        let n = tv_send_dgram(flow.fd, payload.baseAddress, payload.count)
+        if n < 0 {
+            let err = errno
+            if err == EMSGSIZE {
+                signalPathMTU(flow, original: UnsafeRawBufferPointer(bytes), packet)
+            } else {
+                counters.drop(.sendFailed)
+            }
+            return
+        }
+        counters.udpDatagramsUp.wrappingAdd(1, ordering: .relaxed)
+        if var facts = flow.facts {
+            facts.bytesFromClient += UInt64(payload.count)
+            facts.packetsFromClient = (facts.packetsFromClient ?? 0) + 1
+            facts.lastActivityMicros = TunnelClock.wallMicros()
+            flow.facts = facts
+        }
+    }
+
+    /// The IPv4 DF bit of the packet in `bytes`.
+    static func dontFragment(_ bytes: UnsafeMutableRawBufferPointer) -> Bool {
+        bytes.count >= 7 && bytes[6] & 0x40 != 0
+    }
+
+    private func openUDPFlow(_ key: UDPFlowKey, payload: UnsafeRawBufferPointer, dontFragment: Bool) -> UDPFlow? {
+        guard udpFlows.count < configuration.maximumUDPFlows else {
+            counters.drop(.tableFull)
+            return nil
+        }
+        let toDNSAddress = configuration.servesDNSAddress && key.remote.port == 53
+            && (key.remote.address == plan.dns4 || key.remote.address == plan.dns6)
+        let upstream: PacketEndpoint
+        if toDNSAddress {
+            guard !configuration.resolvers.isEmpty else {
+                answerServerFailure(key, payload)
+                return nil
+            }
+            upstream = PacketEndpoint(configuration.resolvers[resolverIndex % configuration.resolvers.count])
+        } else {
+            upstream = key.remote
+        }
+        let fd = tv_socket_dgram(upstream.address.family)
+        guard fd >= 0 else { counters.drop(.sendFailed); return nil }
+        if let mark = configuration.mark, tv_set_mark(fd, mark) != 0 {
+            close(fd)
+            counters.drop(.sendFailed)
+            return nil
+        }
+        // Path MTU (tun-nat.md "MTU"): the TUN's MTU is large, so the app's kernel never learns
+        // the real path's. QUIC (UDP 443, always DF) does its own path-MTU discovery: its
+        // upstream socket keeps DF, and an EMSGSIZE becomes an ICMP "fragmentation needed" for
+        // the app. Everything else is fragmented by this host's kernel as it would be without tv
+        // (Linux sets DF on most UDP by default, so DF alone does not mean "never fragment").
+        if dontFragment && key.remote.port == 443 { _ = tv_set_pmtu_do(fd, upstream.address.family) }
+        let rc = upstream.withSockAddr { Glibc.connect(fd, $0, $1) }
+        guard rc == 0 else {
+            close(fd)
+            counters.drop(.sendFailed)
+            if toDNSAddress { answerServerFailure(key, payload) }
+            return nil
+        }
+        let flow = UDPFlow(key: key, fd: fd, upstream: upstream, isDNS: key.remote.port == 53, now: now)
+        if !flow.isDNS, let sink, let id = proxy.allocateFlowID() {
+            var facts = FlowFacts(id: id, startMicros: TunnelClock.wallMicros(), client: key.app.endpoint)
+            facts.transport = .udp
+            facts.server = upstream.endpoint
+            facts.port = key.remote.port
+            // QUIC on 443 is encrypted; nothing else is read (tv does not decrypt UDP).
+            facts.status = key.remote.port == 443 ? .encrypted : .notEncrypted
+            facts.packetsFromClient = 0
+            facts.packetsFromServer = 0
+            flow.facts = facts
+            sink.flowOpened(facts)
+        }
+        udpFlows[key] = flow
+        watch(fd, role: .udp(key), events: tv_EPOLLIN)
+        counters.udpFlows.wrappingAdd(1, ordering: .relaxed)
+        return flow
+    }
+
+    /// A query on a DNS association: its own flow, named after the question.
+    private func noteQuery(_ flow: UDPFlow, _ payload: UnsafeRawBufferPointer) {
+        guard payload.count >= 12 else { return }
+        let id = UInt16(payload[0]) << 8 | UInt16(payload[1])
+        if var waiting = flow.queries[id] {
+            // The app asked again (its resolver's retry): same flow.
+            waiting.facts.bytesFromClient += UInt64(payload.count)
+            waiting.facts.packetsFromClient = (waiting.facts.packetsFromClient ?? 0) + 1
+            flow.queries[id] = waiting
+            return
+        }
+        counters.dnsQueries.wrappingAdd(1, ordering: .relaxed)
+        guard let sink, let flowID = proxy.allocateFlowID() else {
+            flow.queries[id] = DNSQueryFlow(facts: FlowFacts(id: 0, startMicros: 0, client: flow.key.app.endpoint),
+                                            deadline: now + UInt64(configuration.dnsTimeout * 1e9))
+            return
+        }
+        var facts = FlowFacts(id: flowID, startMicros: TunnelClock.wallMicros(), client: flow.key.app.endpoint)
+        facts.transport = .udp
+        facts.server = flow.upstream.endpoint
+        facts.port = 53
+        facts.status = .notEncrypted
+        if case .success(let message) = DNSMessageParser.parse(payload), let question = message.questions.first {
+            facts.host = question.name.isEmpty ? nil : question.name
+            facts.hostOrigin = facts.host == nil ? .none : .dns
+        }
+        facts.bytesFromClient = UInt64(payload.count)
+        facts.packetsFromClient = 1
+        facts.packetsFromServer = 0
+        sink.flowOpened(facts)
+        flow.queries[id] = DNSQueryFlow(facts: facts, deadline: now + UInt64(configuration.dnsTimeout * 1e9))
+    }
+
+    func udpReadable(_ key: UDPFlowKey) {
+        guard let flow = udpFlows[key] else { return }
+        let room = key.app.address.isIPv6 ? 48 : 28
+        let maximum = PacketBuilder.maximumUDPPayload(isIPv6: key.app.address.isIPv6)
+        for _ in 0..<64 {
+            let n = tv_recv(flow.fd, writeBuffer.baseAddress! + room, maximum)
+            if n < 0 {
+                let err = errno
+                if err == EAGAIN || err == EWOULDBLOCK { return }
+                if err == EINTR || err == ECONNREFUSED { continue }  // a past datagram's ICMP error
+                return
+            }
+            flow.lastActivity = now
+            let payload = UnsafeRawBufferPointer(start: writeBuffer.baseAddress! + room, count: n)
+            if flow.isDNS { answer(flow, payload) } else if var facts = flow.facts {
+                facts.bytesFromServer += UInt64(n)
+                facts.packetsFromServer = (facts.packetsFromServer ?? 0) + 1
+                facts.lastActivityMicros = TunnelClock.wallMicros()
+                flow.facts = facts
+            }
+            ipIdentification &+= 1
+            guard let length = PacketBuilder.udp(into: writeBuffer, source: key.remote, destination: key.app,
+                                                 payloadCount: n, identification: ipIdentification) else { continue }
+            writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
+            counters.udpDatagramsDown.wrappingAdd(1, ordering: .relaxed)
+        }
+    }
+
+    /// An answer: closes its query's flow and hands the names to the observer.
+    private func answer(_ flow: UDPFlow, _ payload: UnsafeRawBufferPointer) {
+        guard payload.count >= 12 else { return }
+        let id = UInt16(payload[0]) << 8 | UInt16(payload[1])
+        counters.dnsAnswers.wrappingAdd(1, ordering: .relaxed)
+        let wall = TunnelClock.wallMicros()
+        let parsed = DNSMessageParser.parse(payload)
+        if case .success(let message) = parsed, let dnsObserver {
+            let names = message.resolvedAddresses
+            if !names.isEmpty { dnsObserver(names, wall) }
+        }
+        guard var query = flow.queries.removeValue(forKey: id), let sink, query.facts.id != 0 else { return }
+        query.facts.bytesFromServer += UInt64(payload.count)
+        query.facts.packetsFromServer = (query.facts.packetsFromServer ?? 0) + 1
+        query.facts.lastActivityMicros = wall
+        query.facts.durationMicros = wall - query.facts.startMicros
+        switch parsed {
+        case .success(let message) where message.responseCode == 3: query.facts.error = "the name does not exist (NXDOMAIN)"
+        case .success(let message) where message.responseCode != 0: query.facts.error = "the resolver answered RCODE \(message.responseCode)"
+        case .failure(let failure): query.facts.error = "the answer could not be read: \(failure.reason)"
+        default: break
+        }
+        sink.flowClosed(query.facts)
+    }
+
+    /// No resolver to ask: answer SERVFAIL from the DNS address at once, so the app does not wait.
+    private func answerServerFailure(_ key: UDPFlowKey, _ query: UnsafeRawBufferPointer) {
+        guard let reply = DNSMessageParser.serverFailure(answering: query) else { return }
+        let room = key.app.address.isIPv6 ? 48 : 28
+        reply.withUnsafeBytes { (writeBuffer.baseAddress! + room).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        guard let length = PacketBuilder.udp(into: writeBuffer, source: key.remote, destination: key.app, payloadCount: reply.count) else { return }
+        writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
+    }
+
+    /// The upstream path cannot carry the app's datagram unfragmented (it set DF): answer with
+    /// ICMP "fragmentation needed" (RFC 792, RFC 1191 §4) carrying the path MTU, from the remote,
+    /// so the app's kernel lowers its path MTU for the remote (tun-nat.md "MTU").
+    private func signalPathMTU(_ flow: UDPFlow, original: UnsafeRawBufferPointer, _ packet: IPPacket) {
+        guard !packet.isIPv6 else { counters.drop(.sendFailed); return }
+        let mtu = tv_path_mtu(flow.fd, AF_INET)
+        guard mtu > 0 else { counters.drop(.sendFailed); return }
+        // ICMP body: the original IP header + the first 8 bytes of its payload.
+        let quoted = min(original.count, packet.transportOffset + 8)
+        let base = writeBuffer.baseAddress!
+        let icmp = base + 20
+        icmp.storeBytes(of: UInt8(3), as: UInt8.self)            // destination unreachable
+        icmp.storeBytes(of: UInt8(4), toByteOffset: 1, as: UInt8.self)   // fragmentation needed and DF set
+        icmp.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
+        icmp.storeBytes(of: UInt16(0), toByteOffset: 4, as: UInt16.self)
+        icmp.storeBytes(of: UInt16(mtu).bigEndian, toByteOffset: 6, as: UInt16.self)
+        (icmp + 8).copyMemory(from: original.baseAddress!, byteCount: quoted)
+        let icmpLength = 8 + quoted
+        let checksum = InternetChecksum.finish(InternetChecksum.sum(UnsafeRawBufferPointer(start: icmp, count: icmpLength)))
+        icmp.storeBytes(of: checksum.bigEndian, toByteOffset: 2, as: UInt16.self)
+        PacketBuilder.writeIPHeader(base, source: flow.key.remote.address, destination: flow.key.app.address,
+                                    protocolNumber: IPProtocolNumber.icmp, transportLength: icmpLength, identification: ipIdentification)
+        writeTUN(UnsafeRawBufferPointer(start: base, count: 20 + icmpLength))
+        counters.pathMTUSignals.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    func expireUDP(wallMicros: Int64) {
+        let idle = UInt64(max(1, configuration.udpIdleTimeout) * 1e9)
+        for (key, flow) in udpFlows {
+            if flow.isDNS {
+                for (id, query) in flow.queries where query.deadline <= now {
+                    flow.queries[id] = nil
+                    counters.dnsTimeouts.wrappingAdd(1, ordering: .relaxed)
+                    resolverIndex &+= 1   // try the next resolver for new associations
+                    report(query.facts, wallMicros: wallMicros, error: "no answer within \(Int(configuration.dnsTimeout)) s")
+                }
+                if flow.queries.isEmpty && now &- flow.lastActivity >= Self.dnsIdleNanos {
+                    closeUDPFlow(key, wallMicros: wallMicros, reason: nil)
+                }
+            } else if now &- flow.lastActivity >= idle {
+                closeUDPFlow(key, wallMicros: wallMicros, reason: nil)
+            }
+        }
+    }
+
+    func closeUDPFlow(_ key: UDPFlowKey, wallMicros: Int64, reason: String?) {
+        guard let flow = udpFlows.removeValue(forKey: key) else { return }
+        unwatch(flow.fd)
+        close(flow.fd)
+        if let facts = flow.facts { report(facts, wallMicros: wallMicros, error: reason) }
+        for (_, query) in flow.queries { report(query.facts, wallMicros: wallMicros, error: reason ?? "tv stopped before the answer came") }
+    }
+
+    private func report(_ facts: FlowFacts, wallMicros: Int64, error: String?) {
+        guard let sink, facts.id != 0 else { return }
+        var f = facts
+        f.durationMicros = wallMicros - f.startMicros
+        if let error { f.error = error }
+        sink.flowClosed(f)
+    }
+}

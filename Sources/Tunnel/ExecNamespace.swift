@@ -1,0 +1,107 @@
+import CTVShims
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The world `tv exec` makes for its command (tun-nat.md shape A): a new network namespace and
+/// a private mount namespace on a dedicated thread, a TUN inside as the default route (IPv4 and,
+/// when the kernel allows, IPv6), the listeners inside, and `/etc/resolv.conf` replaced — for
+/// that thread and its children only — by one naming the tunnel's DNS address.
+///
+/// Nothing outside changes: the namespace is anonymous (no `/run/netns` entry), the host's
+/// resolv.conf is untouched. `close()` closes the TUN and the listeners and ends the thread; the
+/// namespace disappears with its last reference (its processes included: `killRemaining`).
+public final class ExecNamespace: Sendable {
+    public let thread: NamespaceThread
+    public let tunFD: Int32
+    public let listeners: TunnelListeners
+    /// The plan as applied (`address6` is nil when IPv6 could not be set up).
+    public let plan: TunnelAddressPlan
+    /// The commands that configured it.
+    public let transcript: [String]
+
+    /// Makes the namespace. `resolvConfPath` is a file (outside) holding `plan.resolvConf`.
+    /// - Throws: `TunnelError` (namespace, TUN, configuration, listener); nothing is left behind.
+    public init(plan requested: TunnelAddressPlan, resolvConfPath: String) throws {
+        let thread = try NamespaceThread(name: "tv-exec-netns", newMountNamespace: true)
+        do {
+            let (fd, plan, listeners, transcript) = try thread.run { () throws -> (Int32, TunnelAddressPlan, TunnelListeners, [String]) in
+                var plan = requested
+                var config = NetworkConfigurator()
+                let bound = tv_bind_mount(resolvConfPath, "/etc/resolv.conf")
+                guard bound == 0 else {
+                    throw TunnelError.namespace(step: "put the tunnel's resolv.conf in place", reason: Errno.text(-bound))
+                }
+                var name = [CChar](repeating: 0, count: 16)
+                let fd = tv_tun_open(plan.deviceName, &name)
+                guard fd >= 0 else { throw TunnelError.cannotOpenTUN(reason: Errno.text(-fd)) }
+                do {
+                    plan.deviceName = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    let dev = plan.deviceName
+                    try config.ip(["link", "set", "lo", "up"])
+                    // No Router Solicitations / autoconfiguration on the TUN (they would only be dropped).
+                    config.sysctl("net.ipv6.conf.\(dev).accept_ra", "0")
+                    config.sysctl("net.ipv6.conf.\(dev).router_solicitations", "0")
+                    try config.ip(["link", "set", "dev", dev, "mtu", String(plan.mtu), "txqueuelen", String(plan.txQueueLength)])
+                    try config.ip(["addr", "add", plan.cidr4, "dev", dev])
+                    try config.ip(["link", "set", "dev", dev, "up"])
+                    try config.ip(["route", "add", "default", "dev", dev])
+                    if let cidr6 = plan.cidr6 {
+                        if !(config.tryIP(["-6", "addr", "add", cidr6, "dev", dev, "nodad"])
+                             && config.tryIP(["-6", "route", "add", "default", "dev", dev])) {
+                            plan.address6 = nil  // IPv6 is off in this kernel: IPv4 only.
+                        }
+                    }
+                    let listeners = try TunnelListeners.open(plan: plan)
+                    return (fd, plan, listeners, config.transcript)
+                } catch {
+                    Glibc.close(fd)
+                    throw error
+                }
+            }
+            self.thread = thread
+            tunFD = fd
+            self.plan = plan
+            self.listeners = listeners
+            self.transcript = transcript
+        } catch {
+            thread.stop()
+            throw error
+        }
+    }
+
+    /// Starts `arguments` inside (network + mount namespace), with `environment`, sharing our
+    /// standard streams and foreground process group (so Ctrl-C reaches it).
+    public func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
+        try thread.run { try ChildProcess.spawn(arguments, environment: environment) }
+    }
+
+    /// Processes still in the namespace (a daemon the command left behind), by pid.
+    public func remainingProcesses() -> [pid_t] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        var out: [pid_t] = []
+        for entry in entries {
+            guard let pid = pid_t(entry), pid != getpid() else { continue }
+            var info = stat()
+            if stat("/proc/\(pid)/ns/net", &info) == 0, UInt64(info.st_ino) == thread.networkNamespaceInode { out.append(pid) }
+        }
+        return out
+    }
+
+    /// Kills what the command left running inside (SIGKILL): the namespace must go.
+    /// Returns how many there were.
+    @discardableResult
+    public func killRemaining() -> Int {
+        let pids = remainingProcesses()
+        for pid in pids { kill(pid, SIGKILL) }
+        return pids.count
+    }
+
+    /// Closes the listeners and the TUN and ends the namespace thread.
+    public func close() {
+        listeners.close()
+        Glibc.close(tunFD)
+        thread.stop()
+    }
+}

@@ -1,0 +1,39 @@
+/// Why the tunnel dropped a packet it read; each reason has its own counter.
+public enum PacketDrop: String, Error, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Shorter than the header its version needs, or a header length past the bytes read.
+    case truncated
+    /// Neither IPv4 nor IPv6.
+    case badVersion
+    /// A length field disagrees with the bytes (IPv4 Total Length, IHL, IPv6 Payload Length, UDP
+    /// Length, TCP Data Offset).
+    case badLength
+    /// The IPv4 header checksum or the TCP/UDP checksum is wrong (RFC 1071).
+    case badChecksum
+    /// An IPv6 extension-header chain that is malformed or too long.
+    case badExtensionHeaders
+    /// ICMP / ICMPv6: not carried (the kernel's own Router Solicitations and MLD reports too).
+    case icmp
+    /// Any protocol other than TCP, UDP and ICMP.
+    case otherProtocol
+    /// A fragment that overlaps another, runs past 65,535 bytes, or contradicts the datagram's end.
+    case badFragment
+    /// The reassembly buffer's limits were reached (count or bytes); the oldest datagram was dropped.
+    case fragmentLimit
+    /// Fragments whose datagram never completed within the reassembly timeout.
+    case fragmentTimeout
+    /// TCP from the listener to a fake endpoint that is in no NAT entry.
+    case unknownFakeEndpoint
+    /// A TCP segment that is neither a SYN nor part of a known connection (answered with a RST).
+    case noConnection
+    /// The NAT table (or the UDP flow table) is full.
+    case tableFull
+    /// A SYN retransmitted while the upstream connect is still going.
+    case synRetransmit
+    /// A datagram or segment to an address or port the tunnel refuses (multicast, broadcast,
+    /// port 0).
+    case refusedDestination
+    /// Writing to an upstream UDP socket failed.
+    case sendFailed
+
+    public var description: String { rawValue }
+}

@@ -1,0 +1,201 @@
+/// The TCP NAT state of tun-nat.md: each app connection `A:p → R:r` gets a fake peer `F:q`, the
+/// forward map finds the entry for the app's segments, the reverse map for the listener's.
+///
+/// Lifetimes (tun-nat.md "NAT state"):
+/// - an entry is born `connecting` on the app's SYN (connect-first) and becomes `open` when the
+///   upstream connect succeeds; a failed connect removes it;
+/// - a SYN with the entry's ISN while connecting is a retransmission (dropped by the caller); a
+///   SYN with another ISN is a new connection reusing the four-tuple: the old entry goes;
+/// - a RST either way, or a FIN both ways, closes it; a closed entry lingers `lingerNanos`
+///   (late ACKs, retransmitted FINs) and its fake endpoint then sits out the pool's quarantine;
+/// - `connecting` entries expire after `synTimeoutNanos`; `open` ones never expire on idleness.
+/// - At most `capacity` entries exist; beyond it SYNs are refused.
+public struct TCPNATTable: Sendable {
+    public enum State: Sendable, Equatable {
+        case connecting
+        case open
+        case closed
+    }
+
+    public struct Entry: Sendable, Equatable {
+        public let id: UInt64
+        /// The app's socket `A:p`.
+        public let app: PacketEndpoint
+        /// The real destination `R:r`.
+        public let remote: PacketEndpoint
+        /// The fake peer `F:q` the listener sees.
+        public let fake: PacketEndpoint
+        /// The app's initial sequence number (from its SYN).
+        public let isn: UInt32
+        public internal(set) var state: State
+        public let createdAt: UInt64
+        public internal(set) var closedAt: UInt64?
+        var finFromApp = false
+        var finFromListener = false
+    }
+
+    /// What to do with an app's SYN (SYN without ACK).
+    public enum SYNDecision: Sendable, Equatable {
+        /// A new connection: connect upstream first, then forward the SYN rewritten.
+        /// `replaced` is the entry a reused four-tuple pushed out (its upstream must be closed).
+        case connectFirst(Entry, replaced: Entry?)
+        /// The same SYN again while the upstream connect runs: drop it.
+        case retransmitWhileConnecting
+        /// The same SYN again after the connect: forward it rewritten to this entry.
+        case forward(Entry)
+        /// No room: the table or the fake pool is full. Answer with a reset.
+        case full
+    }
+
+    public let capacity: Int
+    public let lingerNanos: UInt64
+    public let synTimeoutNanos: UInt64
+    public private(set) var pool4: FakeEndpointPool?
+    public private(set) var pool6: FakeEndpointPool?
+    private var entries: [UInt64: Entry] = [:]
+    private var forwardMap: [FlowKey: UInt64] = [:]
+    private var reverseMap: [PacketEndpoint: UInt64] = [:]
+    private var nextID: UInt64 = 1
+    /// Entries that may expire, in deadline order (one queue per delay keeps each sorted).
+    private var synQueue = DeadlineQueue()
+    private var lingerQueue = DeadlineQueue()
+
+    /// The forward key: the app's endpoint and the real destination.
+    public struct FlowKey: Sendable, Hashable {
+        public var app: PacketEndpoint
+        public var remote: PacketEndpoint
+        public init(app: PacketEndpoint, remote: PacketEndpoint) {
+            self.app = app
+            self.remote = remote
+        }
+    }
+
+    public init(capacity: Int, pool4: FakeEndpointPool?, pool6: FakeEndpointPool?,
+                lingerNanos: UInt64 = 10_000_000_000, synTimeoutNanos: UInt64 = 75_000_000_000) {
+        self.capacity = capacity
+        self.pool4 = pool4
+        self.pool6 = pool6
+        self.lingerNanos = lingerNanos
+        self.synTimeoutNanos = synTimeoutNanos
+    }
+
+    public var count: Int { entries.count }
+    public func entry(_ id: UInt64) -> Entry? { entries[id] }
+
+    /// The entry for the app's segment `app → remote`.
+    public func forward(app: PacketEndpoint, remote: PacketEndpoint) -> Entry? {
+        forwardMap[FlowKey(app: app, remote: remote)].flatMap { entries[$0] }
+    }
+
+    /// The entry whose fake peer is `fake` (the listener's segments go to it).
+    public func reverse(fake: PacketEndpoint) -> Entry? {
+        reverseMap[fake].flatMap { entries[$0] }
+    }
+
+    /// Whether `endpoint` is in one of the fake pools.
+    public func isFake(_ endpoint: PacketEndpoint) -> Bool {
+        (endpoint.address.isIPv6 ? pool6 : pool4)?.contains(endpoint) ?? false
+    }
+
+    /// Decides about the app's SYN with initial sequence number `isn`.
+    public mutating func appSYN(app: PacketEndpoint, remote: PacketEndpoint, isn: UInt32, now: UInt64) -> SYNDecision {
+        var replaced: Entry?
+        if let id = forwardMap[FlowKey(app: app, remote: remote)], let old = entries[id] {
+            if old.isn == isn {
+                return old.state == .connecting ? .retransmitWhileConnecting : .forward(old)
+            }
+            replaced = remove(id, now: now)
+        }
+        guard entries.count < capacity else { return .full }
+        let fake: PacketEndpoint?
+        if app.address.isIPv6 { fake = pool6?.allocate(now: now) } else { fake = pool4?.allocate(now: now) }
+        guard let fake else { return .full }
+        let entry = Entry(id: nextID, app: app, remote: remote, fake: fake, isn: isn, state: .connecting, createdAt: now)
+        nextID += 1
+        entries[entry.id] = entry
+        forwardMap[FlowKey(app: app, remote: remote)] = entry.id
+        reverseMap[fake] = entry.id
+        synQueue.append(entry.id, now &+ synTimeoutNanos)
+        return .connectFirst(entry, replaced: replaced)
+    }
+
+    /// The upstream connect of entry `id` succeeded: the SYN may go to the listener.
+    public mutating func connected(_ id: UInt64) {
+        guard entries[id]?.state == .connecting else { return }
+        entries[id]?.state = .open
+    }
+
+    /// Notes a segment of entry `id` for its life: `fromApp` says which way it went.
+    /// - Returns: true when this segment closed the entry.
+    @discardableResult
+    public mutating func note(_ id: UInt64, fromApp: Bool, flags: UInt8, now: UInt64) -> Bool {
+        guard var entry = entries[id], entry.state != .closed else { return false }
+        if flags & TCPHeader.rst != 0 {
+            entry.state = .closed
+        } else if flags & TCPHeader.fin != 0 {
+            if fromApp { entry.finFromApp = true } else { entry.finFromListener = true }
+            if entry.finFromApp && entry.finFromListener { entry.state = .closed }
+        }
+        let closed = entry.state == .closed
+        if closed {
+            entry.closedAt = now
+            lingerQueue.append(id, now &+ lingerNanos)
+        }
+        entries[id] = entry
+        return closed
+    }
+
+    /// Removes entry `id` now (a failed connect, a refused accept); its fake endpoint is quarantined.
+    @discardableResult
+    public mutating func remove(_ id: UInt64, now: UInt64) -> Entry? {
+        guard let entry = entries.removeValue(forKey: id) else { return nil }
+        let key = FlowKey(app: entry.app, remote: entry.remote)
+        if forwardMap[key] == id { forwardMap[key] = nil }
+        if reverseMap[entry.fake] == id { reverseMap[entry.fake] = nil }
+        if entry.fake.address.isIPv6 { pool6?.release(entry.fake, now: now) } else { pool4?.release(entry.fake, now: now) }
+        return entry
+    }
+
+    /// Removes closed entries whose linger has passed and connecting entries older than the SYN
+    /// timeout. Returns what it removed.
+    public mutating func expire(now: UInt64) -> [Entry] {
+        var removed: [Entry] = []
+        for id in synQueue.popDue(now: now) + lingerQueue.popDue(now: now) {
+            guard let entry = entries[id] else { continue }
+            let due: Bool
+            switch entry.state {
+            case .connecting: due = now &- entry.createdAt >= synTimeoutNanos
+            case .open: due = false
+            case .closed: due = now &- (entry.closedAt ?? now) >= lingerNanos
+            }
+            if due, let gone = remove(id, now: now) { removed.append(gone) }
+        }
+        return removed
+    }
+
+    /// Every entry (teardown).
+    public var allEntries: [Entry] { Array(entries.values) }
+}
+
+/// Ids with deadlines appended in non-decreasing deadline order; pops those due.
+struct DeadlineQueue: Sendable {
+    private var items: [(UInt64, UInt64)] = []
+    private var head = 0
+
+    var count: Int { items.count - head }
+
+    mutating func append(_ id: UInt64, _ deadline: UInt64) { items.append((id, deadline)) }
+
+    mutating func popDue(now: UInt64) -> [UInt64] {
+        var out: [UInt64] = []
+        while head < items.count, items[head].1 <= now {
+            out.append(items[head].0)
+            head += 1
+        }
+        if head > 1024 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return out
+    }
+}

@@ -1,0 +1,79 @@
+import Synchronization
+
+/// Live counters of one TUN engine, written by its thread (relaxed atomics) and read by anyone.
+public final class TunnelCounters: Sendable {
+    public let packetsRead = Atomic<UInt64>(0)
+    public let packetsWritten = Atomic<UInt64>(0)
+    public let bytesRead = Atomic<UInt64>(0)
+    public let bytesWritten = Atomic<UInt64>(0)
+    /// TCP connections redirected to the listener (SYN forwarded after the upstream connect).
+    public let tcpRedirected = Atomic<UInt64>(0)
+    /// Upstream connects that failed (the app got a reset: "connection refused").
+    public let tcpConnectFailed = Atomic<UInt64>(0)
+    /// Resets crafted for segments of no known connection.
+    public let tcpResetsSent = Atomic<UInt64>(0)
+    /// A new SYN reused a four-tuple with a different ISN: the old entry was replaced.
+    public let tcpTupleReused = Atomic<UInt64>(0)
+    /// Accepted connections handed to the proxy, and those refused (no entry, no upstream).
+    public let tcpAdopted = Atomic<UInt64>(0)
+    public let tcpAcceptRefused = Atomic<UInt64>(0)
+    public let udpFlows = Atomic<UInt64>(0)
+    public let udpDatagramsUp = Atomic<UInt64>(0)
+    public let udpDatagramsDown = Atomic<UInt64>(0)
+    public let dnsQueries = Atomic<UInt64>(0)
+    public let dnsAnswers = Atomic<UInt64>(0)
+    public let dnsTimeouts = Atomic<UInt64>(0)
+    public let fragmentsReassembled = Atomic<UInt64>(0)
+    /// UDP datagrams too large for the upstream path: answered with ICMP "fragmentation needed" /
+    /// "packet too big" so the app lowers its datagram size.
+    public let pathMTUSignals = Atomic<UInt64>(0)
+    /// Sizes now (set by the engine after each pass).
+    public let natEntries = Atomic<Int>(0)
+    public let udpFlowsOpen = Atomic<Int>(0)
+    public let fragmentsPending = Atomic<Int>(0)
+    /// One counter per drop reason (an array cannot hold `Atomic` itself: it is not copyable).
+    private final class Cell: Sendable { let value = Atomic<UInt64>(0) }
+    private let drops: [Cell]
+
+    public init() {
+        drops = PacketDrop.allCases.map { _ in Cell() }
+    }
+
+    @inline(__always)
+    func drop(_ reason: PacketDrop) {
+        drops[Self.index[reason]!].value.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    private static let index: [PacketDrop: Int] = Dictionary(uniqueKeysWithValues: PacketDrop.allCases.enumerated().map { ($1, $0) })
+
+    /// Dropped packets by reason (only reasons that happened).
+    public var dropped: [PacketDrop: UInt64] {
+        var out: [PacketDrop: UInt64] = [:]
+        for (i, reason) in PacketDrop.allCases.enumerated() {
+            let n = drops[i].value.load(ordering: .relaxed)
+            if n > 0 { out[reason] = n }
+        }
+        return out
+    }
+
+    /// Every counter by name (for `tv status` / diagnostics and tests).
+    public var snapshot: [String: UInt64] {
+        var out: [String: UInt64] = [
+            "packetsRead": packetsRead.load(ordering: .relaxed), "packetsWritten": packetsWritten.load(ordering: .relaxed),
+            "bytesRead": bytesRead.load(ordering: .relaxed), "bytesWritten": bytesWritten.load(ordering: .relaxed),
+            "tcpRedirected": tcpRedirected.load(ordering: .relaxed), "tcpConnectFailed": tcpConnectFailed.load(ordering: .relaxed),
+            "tcpResetsSent": tcpResetsSent.load(ordering: .relaxed), "tcpTupleReused": tcpTupleReused.load(ordering: .relaxed),
+            "tcpAdopted": tcpAdopted.load(ordering: .relaxed), "tcpAcceptRefused": tcpAcceptRefused.load(ordering: .relaxed),
+            "udpFlows": udpFlows.load(ordering: .relaxed), "udpDatagramsUp": udpDatagramsUp.load(ordering: .relaxed),
+            "udpDatagramsDown": udpDatagramsDown.load(ordering: .relaxed), "dnsQueries": dnsQueries.load(ordering: .relaxed),
+            "dnsAnswers": dnsAnswers.load(ordering: .relaxed), "dnsTimeouts": dnsTimeouts.load(ordering: .relaxed),
+            "fragmentsReassembled": fragmentsReassembled.load(ordering: .relaxed),
+            "pathMTUSignals": pathMTUSignals.load(ordering: .relaxed),
+            "natEntries": UInt64(max(0, natEntries.load(ordering: .relaxed))),
+            "udpFlowsOpen": UInt64(max(0, udpFlowsOpen.load(ordering: .relaxed))),
+            "fragmentsPending": UInt64(max(0, fragmentsPending.load(ordering: .relaxed))),
+        ]
+        for (reason, n) in dropped { out["dropped." + reason.rawValue] = n }
+        return out
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import TVHome
+
+/// What can go wrong setting up or running a TUN front-end; each says what happened and what to do.
+public enum TunnelError: UserFacingError, Equatable {
+    /// Not root / missing capabilities.
+    case needsPrivileges(command: String, missing: String)
+    /// /dev/net/tun could not be opened or attached.
+    case cannotOpenTUN(reason: String)
+    /// A namespace operation failed.
+    case namespace(step: String, reason: String)
+    /// A configuration command (`ip …`, a sysctl) failed.
+    case configuration(command: String, output: String)
+    /// A program tv needs is missing.
+    case missingProgram(String, package: String)
+    /// The command to run could not be started.
+    case cannotRun(command: String, reason: String)
+    /// The listener could not be opened.
+    case cannotListen(reason: String)
+
+    /// 127 when the command could not be started (the shell's "command not found"), else 1.
+    public var exitCode: Int32 {
+        if case .cannotRun = self { return 127 }
+        return 1
+    }
+
+    public var message: String {
+        switch self {
+        case let .needsPrivileges(command, missing):
+            return "\(command) needs root (it lacks \(missing)) to make a network namespace and a TUN device; run it with sudo."
+        case .cannotOpenTUN(let reason):
+            return "tv could not open a TUN device (\(reason)); check that /dev/net/tun exists (modprobe tun) and that you are root."
+        case let .namespace(step, reason):
+            return "tv could not \(step) (\(reason)); it needs CAP_SYS_ADMIN and a kernel with network namespaces."
+        case let .configuration(command, output):
+            let detail = output.trimmingCharacters(in: .whitespacesAndNewlines)
+            return "tv could not configure the tunnel: `\(command)` failed\(detail.isEmpty ? "" : " (\(detail))"); nothing was left changed."
+        case let .missingProgram(name, package):
+            return "tv needs the `\(name)` program to configure routing; install it (apt-get install \(package)) and try again."
+        case let .cannotRun(command, reason):
+            return "tv could not start \(command) (\(reason)); check the command name and PATH."
+        case .cannotListen(let reason):
+            return "tv could not open the tunnel's listener (\(reason)); try again."
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Proxy
+
+/// A UDP five-tuple as the app sees it: its socket and the destination it sent to.
+struct UDPFlowKey: Hashable {
+    var app: PacketEndpoint
+    var remote: PacketEndpoint
+}
+
+/// One forwarded UDP association: a connected upstream socket and its flow facts. Confined to
+/// the engine thread.
+final class UDPFlow {
+    let key: UDPFlowKey
+    let fd: Int32
+    /// Where the socket is connected: the remote, or a resolver for the tunnel's DNS address.
+    let upstream: PacketEndpoint
+    /// Port 53: every query/answer is its own flow, and answers are read for names.
+    let isDNS: Bool
+    /// The flow of a non-DNS association (nil for DNS).
+    var facts: FlowFacts?
+    var lastActivity: UInt64
+    /// DNS: the queries waiting for answers, by message id.
+    var queries: [UInt16: DNSQueryFlow] = [:]
+
+    init(key: UDPFlowKey, fd: Int32, upstream: PacketEndpoint, isDNS: Bool, now: UInt64) {
+        self.key = key
+        self.fd = fd
+        self.upstream = upstream
+        self.isDNS = isDNS
+        lastActivity = now
+    }
+}
+
+/// A DNS query waiting for its answer.
+struct DNSQueryFlow {
+    var facts: FlowFacts
+    let deadline: UInt64
+}

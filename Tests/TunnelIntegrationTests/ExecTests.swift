@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tv exec` end to end: real clients inside the command's namespace, a real origin in another,
+/// the built `tv` binary in a stand-in host namespace. Traffic only to addresses of the lab.
+@Suite("tv exec through a TUN, against an origin namespace", .serialized, .enabled(if: LabRequirements.met, "needs root, /dev/net/tun, nginx, dnsmasq"))
+final class ExecTests {
+    let lab: OriginLab
+
+    init() throws { lab = try OriginLab() }
+    deinit { lab.close() }
+
+    func flow(_ predicate: ([String: Any]) -> Bool) throws -> [String: Any]? {
+        try lab.flows().first(where: predicate)
+    }
+
+    @Test("HTTPS with inspection: curl trusts tv's root, the body is intact, the flow is inspected with the original destination")
+    func inspected() throws {
+        let r = lab.exec(["--inspect", "--upstream-ca", lab.upstreamCA],
+                         ["curl", "-sS", "--cacert", lab.tvRoot, "https://origin.test/index.html"])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.out == OriginLab.indexBody)
+        let f = try #require(try flow { $0["serverPort"] as? Int == 443 })
+        #expect(f["status"] as? String == "inspected")
+        #expect(f["serverAddress"] as? String == "10.203.0.2")
+        #expect(f["host"] as? String == "origin.test" && f["hostOrigin"] as? String == "sni")
+        #expect(f["clientAddress"] as? String == "10.77.0.1")
+        // HTTP/2 and 1 MiB, byte for byte.
+        let big = lab.exec(["--inspect", "--upstream-ca", lab.upstreamCA],
+                           ["sh", "-c", "curl -sS --http2 --cacert \(lab.tvRoot) -w '%{http_version}' -o \(lab.dir)/got.bin https://origin.test/1m.bin"])
+        #expect(big.status == 0 && big.out == "2", "\(big)")
+        #expect(FileManager.default.contents(atPath: lab.dir + "/got.bin") == FileManager.default.contents(atPath: lab.dir + "/www/1m.bin"))
+        #expect(try flow { $0["serverPort"] as? Int == 443 }?["alpn"] as? String == "h2")
+    }
+
+    @Test("inspection off: passed through untouched (the origin's own certificate), status encrypted; plain HTTP is not encrypted")
+    func passThroughAndPlain() throws {
+        let r = lab.exec([], ["curl", "-sS", "--cacert", lab.upstreamCA, "https://origin.test/index.html"])
+        #expect(r.status == 0 && r.out == OriginLab.indexBody, "\(r)")
+        #expect(try flow { $0["serverPort"] as? Int == 443 }?["status"] as? String == "encrypted")
+        let plain = lab.exec([], ["curl", "-sS", "http://origin.test:8080/index.html"])
+        #expect(plain.status == 0 && plain.out == OriginLab.indexBody, "\(plain)")
+        let f = try #require(try flow { $0["serverPort"] as? Int == 8080 })
+        #expect(f["status"] as? String == "not_encrypted" && f["serverAddress"] as? String == "10.203.0.2")
+        // IPv6 too.
+        let v6 = lab.exec([], ["curl", "-sS", "-g", "http://[fd03::2]:8080/index.html"])
+        #expect(v6.status == 0 && v6.out == OriginLab.indexBody, "\(v6)")
+        #expect(try flow { $0["serverAddress"] as? String == "fd03::2" }?["clientAddress"] as? String == "fd77::1")
+    }
+
+    @Test("UDP round trips over IPv4 and IPv6 up to 65,000 bytes; with MTU 1500 the 3,000-byte datagram arrives in fragments")
+    func udp() throws {
+        let client = try lab.script("udp.py", """
+            import socket
+            for fam, addr in ((socket.AF_INET, "10.203.0.2"), (socket.AF_INET6, "fd03::2")):
+                s = socket.socket(fam, socket.SOCK_DGRAM); s.settimeout(5); s.connect((addr, 7007))
+                for n in (1, 100, 1400, 3000, 9000, 65000):
+                    data = bytes((i * 7 + 3) & 255 for i in range(n))
+                    s.send(data)
+                    assert s.recv(70000) == data, (fam, n)
+            print("ok")
+            """)
+        for mtu in ["1500", "65535"] {
+            let r = lab.exec(["--mtu", mtu], ["python3", client])
+            #expect(r.status == 0 && r.out == "ok\n", "MTU \(mtu): \(r)")
+        }
+        let f = try #require(try flow { $0["transport"] as? String == "udp" && $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 7007 })
+        #expect(f["bytesUp"] as? Int == 78_501 && f["bytesDown"] as? Int == 78_501)
+        #expect(f["packetsUp"] as? Int == 6 && f["packetsDown"] as? Int == 6)
+        #expect(f["status"] as? String == "not_encrypted")
+    }
+
+    @Test("a name resolved through the tunnel's DNS address: resolv.conf inside names it, each query is a flow, the answer is kept")
+    func dns() throws {
+        let r = lab.exec([], ["sh", "-c", "cat /etc/resolv.conf; getent ahostsv4 named.test"])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.out.contains("nameserver 10.77.0.53") && r.out.contains("10.203.0.2      STREAM named.test"), "\(r)")
+        let f = try #require(try flow { $0["transport"] as? String == "udp" && $0["serverPort"] as? Int == 53 })
+        #expect(f["host"] as? String == "named.test" && f["hostOrigin"] as? String == "dns")
+        #expect(f["serverAddress"] as? String == "10.203.0.2")   // the host's resolver, asked from outside
+        #expect(f["packetsUp"] as? Int == 1 && f["packetsDown"] as? Int == 1)
+        let names = Sh.run(["python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select name, address, ttl from host_names where name='named.test'\").fetchall())",
+                            lab.dataDir + "/tunnelvision.sqlite3"])
+        #expect(names.out.contains("('named.test', '10.203.0.2', 120)"), "\(names)")
+    }
+
+    @Test("200 parallel and 1,000 sequential connections, 0 errors")
+    func manyConnections() throws {
+        let client = try lab.script("conns.py", """
+            import socket, sys, threading
+            errors = []
+            def one():
+                try:
+                    s = socket.create_connection(("10.203.0.2", 8080), timeout=20)
+                    s.sendall(b"GET /index.html HTTP/1.1\\r\\nHost: origin.test\\r\\nConnection: close\\r\\n\\r\\n")
+                    data = b""
+                    while True:
+                        chunk = s.recv(65536)
+                        if not chunk: break
+                        data += chunk
+                    s.close()
+                    if not data.endswith(b"hello from the origin\\n"): errors.append("body")
+                except Exception as e:
+                    errors.append(repr(e))
+            threads = [threading.Thread(target=one) for _ in range(200)]
+            for t in threads: t.start()
+            for t in threads: t.join()
+            for _ in range(1000): one()
+            print("errors", len(errors), errors[:3])
+            """)
+        let r = lab.exec([], ["python3", client], timeout: 180)
+        #expect(r.status == 0 && r.out == "errors 0 []\n", "\(r)")
+        #expect(try lab.flows(limit: 1300).filter { $0["serverPort"] as? Int == 8080 && $0["status"] as? String == "not_encrypted" }.count >= 1200)
+    }
+
+    @Test("a refused port: curl says \"Couldn't connect\" (connect-first), a failed flow is recorded")
+    func refused() throws {
+        let r = lab.exec([], ["curl", "-sS", "http://10.203.0.2:81/"])
+        #expect(r.status == 7, "\(r)")
+        #expect(r.err.contains("Couldn't connect"), "\(r)")
+        let f = try #require(try flow { $0["serverPort"] as? Int == 81 })
+        #expect(f["status"] as? String == "failed")
+        #expect((f["failureReason"] as? String)?.contains("connection refused") == true)
+    }
+
+    @Test("CMD's exit code is tv's, a signal death is 128 + the signal, a missing command is 127")
+    func exitCodes() {
+        #expect(lab.exec([], ["sh", "-c", "exit 42"]).status == 42)
+        #expect(lab.exec([], ["sh", "-c", "kill -TERM $$"]).status == 128 + 15)
+        let missing = lab.exec([], ["no-such-command-tv"])
+        #expect(missing.status == 127 && missing.err.contains("could not start no-such-command-tv"), "\(missing)")
+    }
+
+    @Test("nothing is left behind: the namespace, its TUN, the processes CMD left, the resolv.conf; the host's links are unchanged")
+    func teardown() throws {
+        let linksBefore = Sh.run(["ip", "-n", lab.host, "-o", "link"]).out
+        let r = lab.exec([], ["sh", "-c", "sleep 300 & readlink /proc/self/ns/net; ip -o link show tv0 | cut -d' ' -f2"])
+        #expect(r.status == 0, "\(r)")
+        let lines = r.out.split(separator: "\n").map(String.init)
+        #expect(lines.last == "tv0:")
+        let namespace = try #require(lines.first)
+        #expect(namespace.hasPrefix("net:["))
+        // No process is in that namespace any more, no fd holds it, no TUN is left in the host.
+        var holders: [String] = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(entry) != nil {
+            if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(entry)/ns/net")) == namespace { holders.append(entry) }
+            for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(entry)/fd")) ?? [] {
+                if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(entry)/fd/\(fd)")) == namespace { holders.append("\(entry)/fd/\(fd)") }
+            }
+        }
+        #expect(holders.isEmpty, "still held by \(holders)")
+        #expect(Sh.run(["ip", "-n", lab.host, "-o", "link"]).out == linksBefore)
+        #expect(Sh.run(["ip", "-n", lab.host, "rule"]).out == Sh.run(["ip", "-n", lab.host, "rule"]).out)
+        let run = (try? FileManager.default.contentsOfDirectory(atPath: lab.dataDir + "/run")) ?? []
+        #expect(!run.contains { $0.hasPrefix("exec-") }, "\(run)")
+    }
+
+    @Test("refusals: without a terminal and without --yes it says why and changes nothing; without root it says so")
+    func refusals() {
+        let noYes = lab.tv(["exec", "--", "true"])
+        #expect(noYes.status == 2 && noYes.err.contains("pass --yes"), "\(noYes)")
+        let notRoot = Sh.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--inh-caps=-all",
+                              TVBinary.path!, "--data-dir", lab.dir + "/nobody", "exec", "--yes", "--", "true"])
+        #expect(notRoot.status == 1 && notRoot.err.contains("needs root"), "\(notRoot)")
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Proxy
+import Testing
+@testable import Tunnel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The engine in this process (counters readable), its namespace made by `ExecNamespace`;
+/// packets are sent *out* of the TUN interface with an AF_PACKET socket from inside, so the
+/// engine reads them exactly as it reads an app's.
+@Suite("TunnelEngine: malformed packets written into the TUN are counted and dropped", .serialized,
+       .enabled(if: LabRequirements.met, "needs root and /dev/net/tun"))
+struct MalformedPacketTests {
+    static func hexString(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    /// A valid IPv4 header (20 bytes) for `payload` with `protocolNumber`, checksummed.
+    static func ipv4(_ protocolNumber: UInt8, _ payload: [UInt8], flagsOffset: UInt16 = 0, id: UInt16 = 7) -> [UInt8] {
+        var b: [UInt8] = [0x45, 0, UInt8((20 + payload.count) >> 8), UInt8((20 + payload.count) & 0xff), UInt8(id >> 8), UInt8(id & 0xff),
+                          UInt8(flagsOffset >> 8), UInt8(flagsOffset & 0xff), 64, protocolNumber, 0, 0, 10, 77, 0, 1, 10, 203, 0, 2]
+        let sum = InternetChecksum.finish(InternetChecksum.sum(b))
+        b[10] = UInt8(sum >> 8); b[11] = UInt8(sum & 0xff)
+        return b + payload
+    }
+
+    @Test("truncated headers, bad lengths, bad checksums, unknown protocols, fragment overlaps, long IPv6 chains")
+    func malformed() throws {
+        let resolv = NSTemporaryDirectory() + "tv-malformed-\(getpid()).resolv.conf"
+        try "nameserver 10.77.0.53\n".write(toFile: resolv, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: resolv) }
+        let namespace = try ExecNamespace(plan: TunnelAddressPlan(), resolvConfPath: resolv)
+        defer { namespace.close() }
+        var proxyConfiguration = ProxyConfiguration()
+        proxyConfiguration.listens = false
+        proxyConfiguration.workers = 1
+        let proxy = ProxyServer(configuration: proxyConfiguration)
+        try proxy.start()
+        defer { proxy.stop() }
+        var configuration = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
+        configuration.resolvers = []   // no resolver: DNS gets SERVFAIL at once
+        let engine = TunnelEngine(configuration: configuration, tunFD: namespace.tunFD, proxy: proxy, sink: nil, dnsObserver: nil)
+        try engine.start()
+        defer { engine.stop() }
+
+        let udp = PacketBuilder.udp(source: PacketEndpoint(PacketAddress("10.77.0.1")!, 5000), destination: PacketEndpoint(PacketAddress("10.203.0.2")!, 7007),
+                                    payload: [UInt8](repeating: 0x61, count: 64))!
+        let tcpACK = PacketBuilder.array { PacketBuilder.tcp(into: $0, source: PacketEndpoint(PacketAddress("10.77.0.1")!, 5001),
+                                                            destination: PacketEndpoint(PacketAddress("10.203.0.2")!, 80),
+                                                            sequence: 1, acknowledgment: 1, flags: TCPHeader.ack, window: 100) }
+        var cases: [(String, [UInt8], UInt16)] = []   // (what, bytes, ethertype)
+        cases.append(("truncated", Array(tcpACK.prefix(12)), 0x0800))
+        var b = tcpACK; b[0] = 0x55
+        cases.append(("bad version", b, 0x0800))
+        b = tcpACK; b[0] = 0x44
+        cases.append(("IHL 16", b, 0x0800))
+        b = tcpACK; b[3] = 200
+        cases.append(("total length past the end", b, 0x0800))
+        b = tcpACK; b[8] = 1
+        cases.append(("IPv4 header checksum", b, 0x0800))
+        b = tcpACK; b[36] ^= 0x55
+        cases.append(("TCP checksum", b, 0x0800))
+        b = udp; b[25] = 200
+        cases.append(("UDP length", b, 0x0800))
+        b = udp; b[40] ^= 1
+        cases.append(("UDP checksum", b, 0x0800))
+        cases.append(("GRE", Self.ipv4(47, [0, 0, 8, 0]), 0x0800))
+        cases.append(("fragment 0..<16", Self.ipv4(17, [UInt8](repeating: 1, count: 16), flagsOffset: 0x2000), 0x0800))
+        cases.append(("fragment 8..<24 overlaps", Self.ipv4(17, [UInt8](repeating: 2, count: 16), flagsOffset: 0x2001), 0x0800))
+        var chain = [UInt8](repeating: 0, count: 40 + 9 * 8)
+        chain[0] = 0x60; chain[5] = 72; chain[6] = 0
+        chain.replaceSubrange(8..<24, with: PacketAddress("fd77::1")!.bytes)
+        chain.replaceSubrange(24..<40, with: PacketAddress("fd03::2")!.bytes)
+        cases.append(("nine hop-by-hop headers", chain, 0x86dd))
+        cases.append(("TCP ACK for no connection", tcpACK, 0x0800))
+
+        let sender = NSTemporaryDirectory() + "tv-malformed-\(getpid()).py"
+        try """
+            import socket, sys
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM)
+            for arg in sys.argv[1:]:
+                proto, data = arg.split(":")
+                s.sendto(bytes.fromhex(data), ("tv0", int(proto, 16)))
+            # Still alive: a DNS query to the tunnel's address gets an answer (SERVFAIL: no resolver).
+            q = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); q.settimeout(5)
+            q.sendto(bytes.fromhex("abcd01000001000000000000016103746573740000010001"), ("10.77.0.53", 53))
+            reply = q.recv(512)
+            print(reply[:2].hex(), reply[3] & 15)
+            """.write(toFile: sender, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: sender) }
+        let before = engine.counters.dropped
+        let outPath = sender + ".out"
+        let out = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { try? FileManager.default.removeItem(atPath: outPath) }
+        let arguments = ["python3", sender] + cases.map { String($0.2, radix: 16) + ":" + Self.hexString($0.1) }
+        let environment = ["PATH": (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/local/bin:/usr/bin:/bin"]
+        let pid = try namespace.thread.run { try ChildProcess.spawn(arguments, environment: environment, stdout: out) }
+        close(out)
+        #expect(ChildProcess.wait(pid) == 0)
+        #expect((try? String(contentsOfFile: outPath, encoding: .utf8)) == "abcd 2\n")
+        usleep(200_000)
+        let after = engine.counters.dropped
+        func delta(_ reason: PacketDrop) -> UInt64 { (after[reason] ?? 0) - (before[reason] ?? 0) }
+        #expect(delta(.truncated) == 2, "\(after)")          // 12 bytes; total length past the end
+        #expect(delta(.badVersion) == 1)
+        #expect(delta(.badLength) == 2)                       // IHL; UDP length
+        #expect(delta(.badChecksum) == 3)                     // IPv4 header, TCP, UDP
+        #expect(delta(.otherProtocol) == 1)
+        #expect(delta(.badFragment) == 1)
+        #expect(delta(.badExtensionHeaders) == 1)
+        #expect(delta(.noConnection) == 1)
+        #expect(engine.counters.tcpResetsSent.load(ordering: .relaxed) >= 1)
+        #expect(engine.stopReason == nil)
+    }
+}

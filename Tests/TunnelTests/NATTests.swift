@@ -1,0 +1,122 @@
+import Testing
+@testable import Tunnel
+
+@Suite("FakeEndpointPool and TCPNATTable: allocation, quarantine, ISN-aware reuse, lifetimes, bounds")
+struct NATTests {
+    let second: UInt64 = 1_000_000_000
+
+    func pool(start: UInt64 = 0, addresses: UInt64 = 2, ports: ClosedRange<UInt16> = 10_000...10_002) -> FakeEndpointPool {
+        FakeEndpointPool(firstAddress: PacketAddress("10.77.0.129")!, addressCount: addresses, ports: ports, startSlot: start)
+    }
+
+    @Test("slots walk addresses first, then ports; the walk starts where it is told (a random slot in the engine)")
+    func slots() {
+        var p = pool(start: 3)
+        #expect(p.size == 6)
+        #expect(p.endpoint(atSlot: 0) == endpoint("10.77.0.129", 10_000))
+        #expect(p.endpoint(atSlot: 1) == endpoint("10.77.0.130", 10_000))
+        #expect(p.endpoint(atSlot: 5) == endpoint("10.77.0.130", 10_002))
+        #expect(p.allocate(now: 0) == endpoint("10.77.0.130", 10_001))   // slot 3
+        #expect(p.allocate(now: 0) == endpoint("10.77.0.129", 10_002))   // slot 4
+        #expect(p.contains(endpoint("10.77.0.130", 10_002)) && !p.contains(endpoint("10.77.0.131", 10_000)) && !p.contains(endpoint("10.77.0.129", 9_999)))
+    }
+
+    @Test("a released endpoint sits out the 60 s quarantine; a full pool says nil")
+    func quarantine() {
+        var p = pool(addresses: 1, ports: 10_000...10_001)
+        let a = p.allocate(now: 0)!, b = p.allocate(now: 0)!
+        #expect(a != b)
+        let v1 = p.allocate(now: 0)
+        #expect(v1 == nil)
+        p.release(a, now: 5 * second)
+        #expect(p.quarantinedCount == 1)
+        let v2 = p.allocate(now: 64 * second)
+        #expect(v2 == nil)
+        let v3 = p.allocate(now: 65 * second)
+        #expect(v3 == a)
+        #expect(p.inUseCount == 2 && p.quarantinedCount == 0)
+    }
+
+    func table(capacity: Int = 8) -> TCPNATTable {
+        TCPNATTable(capacity: capacity, pool4: pool(addresses: 4, ports: 10_000...10_099), pool6: nil)
+    }
+
+    let app = endpoint("10.77.0.1", 40_000)
+    let remote = endpoint("10.203.0.2", 443)
+
+    @Test("SYN → connect first; the same SYN while connecting is a retransmission; after connect it is forwarded")
+    func synLifecycle() throws {
+        var t = table()
+        guard case .connectFirst(let entry, nil) = t.appSYN(app: app, remote: remote, isn: 1000, now: 0) else { Issue.record("expected connectFirst"); return }
+        #expect(entry.state == .connecting && t.isFake(entry.fake))
+        let v4 = t.appSYN(app: app, remote: remote, isn: 1000, now: 1)
+        #expect(v4 == .retransmitWhileConnecting)
+        t.connected(entry.id)
+        guard case .forward(let same) = t.appSYN(app: app, remote: remote, isn: 1000, now: 2) else { Issue.record("expected forward"); return }
+        #expect(same.id == entry.id && same.state == .open)
+        #expect(t.forward(app: app, remote: remote)?.id == entry.id)
+        #expect(t.reverse(fake: entry.fake)?.id == entry.id)
+    }
+
+    @Test("a SYN with another ISN on the same four-tuple is a new connection: the old entry goes, a fresh fake endpoint comes")
+    func isnReuse() {
+        var t = table()
+        guard case .connectFirst(let old, nil) = t.appSYN(app: app, remote: remote, isn: 1000, now: 0) else { return }
+        t.connected(old.id)
+        guard case .connectFirst(let new, let replaced) = t.appSYN(app: app, remote: remote, isn: 5000, now: second) else {
+            Issue.record("expected a new entry"); return
+        }
+        #expect(replaced?.id == old.id && new.id != old.id && new.fake != old.fake && new.isn == 5000)
+        #expect(t.reverse(fake: old.fake) == nil && t.count == 1)
+    }
+
+    @Test("FIN both ways closes; the entry lingers 10 s, then goes; a RST closes at once; open entries never expire")
+    func closing() {
+        var t = table()
+        guard case .connectFirst(let a, nil) = t.appSYN(app: app, remote: remote, isn: 1, now: 0) else { return }
+        t.connected(a.id)
+        let v5 = t.note(a.id, fromApp: true, flags: TCPHeader.fin | TCPHeader.ack, now: second)
+        #expect(!v5)
+        let v6 = t.note(a.id, fromApp: false, flags: TCPHeader.fin | TCPHeader.ack, now: 2 * second)
+        #expect(v6)
+        let v7 = t.expire(now: 11 * second)
+        #expect(v7.isEmpty)
+        let v8 = t.expire(now: 12 * second)
+        #expect(v8.map(\.id) == [a.id])
+        guard case .connectFirst(let b, nil) = t.appSYN(app: endpoint("10.77.0.1", 40_001), remote: remote, isn: 2, now: 0) else { return }
+        t.connected(b.id)
+        let v9 = t.note(b.id, fromApp: false, flags: TCPHeader.rst, now: 20 * second)
+        #expect(v9)
+        let v10 = t.expire(now: 30 * second)
+        #expect(v10.map(\.id) == [b.id])
+        guard case .connectFirst(let c, nil) = t.appSYN(app: endpoint("10.77.0.1", 40_002), remote: remote, isn: 3, now: 0) else { return }
+        t.connected(c.id)
+        let v11 = t.expire(now: 100_000 * second)
+        #expect(v11.isEmpty && t.entry(c.id)?.state == .open)
+    }
+
+    @Test("a connecting entry expires after 75 s")
+    func synTimeout() {
+        var t = table()
+        guard case .connectFirst(let a, nil) = t.appSYN(app: app, remote: remote, isn: 1, now: 0) else { return }
+        let v12 = t.expire(now: 74 * second)
+        #expect(v12.isEmpty)
+        let v13 = t.expire(now: 75 * second)
+        #expect(v13.map(\.id) == [a.id])
+    }
+
+    @Test("the table is bounded: beyond capacity SYNs get .full, and room comes back when entries go")
+    func bounded() {
+        var t = table(capacity: 3)
+        var ids: [UInt64] = []
+        for port in 0..<3 {
+            guard case .connectFirst(let e, nil) = t.appSYN(app: endpoint("10.77.0.1", UInt16(30_000 + port)), remote: remote, isn: 1, now: 0) else { return }
+            ids.append(e.id)
+        }
+        let v14 = t.appSYN(app: endpoint("10.77.0.1", 31_000), remote: remote, isn: 1, now: 0)
+        #expect(v14 == .full)
+        t.remove(ids[0], now: 0)
+        guard case .connectFirst = t.appSYN(app: endpoint("10.77.0.1", 31_000), remote: remote, isn: 1, now: 0) else { Issue.record("room expected"); return }
+        #expect(t.count == 3)
+    }
+}

@@ -1,0 +1,39 @@
+import Testing
+@testable import Tunnel
+
+@Suite("resolv.conf, capabilities, the address plan")
+struct SmallPartsTests {
+    @Test("nameserver lines in order, zone ids dropped, duplicates and junk ignored")
+    func resolvConf() {
+        let text = """
+            # systemd-resolved stub
+            nameserver 127.0.0.53
+            options edns0 trust-ad
+            nameserver fe80::1%eth0
+            nameserver   10.0.0.1
+            nameserver 127.0.0.53
+            nameserver not-an-address
+            search lan
+            """
+        #expect(ResolvConf.nameservers(in: text).map(\.description) == ["127.0.0.53:53", "[fe80::1]:53", "10.0.0.1:53"])
+    }
+
+    @Test("CapEff: root's full set has both; a set without bit 21 lacks CAP_SYS_ADMIN")
+    func capabilities() {
+        #expect(Privileges.missing(status: "Name:\ttv\nCapEff:\t000001ffffffffff\n").isEmpty)
+        #expect(Privileges.missing(status: "CapEff:\t0000000000001000\n") == ["CAP_SYS_ADMIN"])
+        #expect(Privileges.missing(status: "CapEff:\t0000000000000000\n") == ["CAP_NET_ADMIN", "CAP_SYS_ADMIN"])
+    }
+
+    @Test("the default plan: fake pools inside the TUN's subnet, never its own address or the DNS address")
+    func plan() {
+        let plan = TunnelAddressPlan()
+        #expect(plan.cidr4 == "10.77.0.1/24" && plan.cidr6 == "fd77::1/64")
+        let pool = FakeEndpointPool(firstAddress: plan.fakePool4, addressCount: plan.fakePool4Count, ports: plan.fakePorts, startSlot: 0)
+        #expect(pool.endpoint(atSlot: 125).address.description == "10.77.0.254")
+        #expect(!pool.contains(PacketEndpoint(plan.address4, 10_000)) && !pool.contains(PacketEndpoint(plan.dns4, 10_000)))
+        #expect(plan.fakePool4.isIn(plan.address4, prefixLength: plan.prefix4))
+        #expect(plan.fakePool6.isIn(plan.address6!, prefixLength: plan.prefix6))
+        #expect(plan.resolvConf.hasSuffix("nameserver 10.77.0.53\nnameserver fd77::53\n"))
+    }
+}
