@@ -206,7 +206,7 @@ public final class Session: Sendable {
             guard let host = request.arguments["host"], !host.isEmpty else {
                 return ControlResponse(ok: false, message: "no host was named")
             }
-            pinning.forget(host)
+            wiring.pinning.forget(host)
             return ControlResponse(ok: true, message: "applied")
         default:
             return ControlResponse(ok: false, message: "'\(request.command)' is not something this session knows; use the same version of tv.")
