@@ -31,7 +31,7 @@ enum Sh {
         let tag = UUID().uuidString
         let outPath = NSTemporaryDirectory() + "tvlab-\(tag).out", errPath = NSTemporaryDirectory() + "tvlab-\(tag).err"
         let inPath = NSTemporaryDirectory() + "tvlab-\(tag).in"
-        FileManager.default.createFile(atPath: inPath, contents: Data((stdin ?? "").utf8))
+        _ = FileManager.default.createFile(atPath: inPath, contents: Data((stdin ?? "").utf8))
         defer { for p in [outPath, errPath, inPath] { try? FileManager.default.removeItem(atPath: p) } }
         let outFD = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         let errFD = open(errPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
