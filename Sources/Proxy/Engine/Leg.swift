@@ -39,6 +39,8 @@ final class Leg {
     enum ReadResult {
         case bytes(Int)
         case wouldBlock
+        /// A TLS read that must write first (a key update answer): wait for writability.
+        case blockedOnWrite
         case eof
         case failed(reset: Bool, String)
     }
@@ -57,9 +59,8 @@ final class Leg {
                 readable = false
                 return .wouldBlock
             case .wantWrite:
-                // A TLS read that must write first (a key update answer): wait for writability.
                 writable = false
-                return .wouldBlock
+                return .blockedOnWrite
             case .closed: return .eof
             case .failed(let failure): return .failed(reset: failure.systemError == ECONNRESET, failure.text)
             }

@@ -85,7 +85,8 @@ final class ProxyConnection: LoopHandler {
                 if stage != .closed || command.isBookkeeping { perform(command) }
                 continue
             }
-            queue.removeAll(keepingCapacity: true)
+            // Dropped, not kept: an idle connection should hold no spare capacity.
+            queue = []
             queueHead = 0
             if stage == .closed {
                 reportClosed()
@@ -394,15 +395,9 @@ final class ProxyConnection: LoopHandler {
     private func upstreamFacts(_ session: TLSSession) -> ConnectionMachine.UpstreamHandshake {
         let ssl = session.ssl
         let verify = SSL_get_verify_result(ssl)
-        var certificate: Certificate?
-        if let peer = SSL_get0_peer_certificate(ssl) {
-            var der: UnsafeMutablePointer<UInt8>?
-            let count = i2d_X509(peer, &der)
-            if count > 0, let der {
-                certificate = try? Certificate.fromDER(Array(UnsafeBufferPointer(start: der, count: Int(count))))
-                tv_openssl_free(der)
-            }
-        }
+        // The peer's certificate as OpenSSL already parsed it (re-parsing the DER would decode
+        // its public key again, the costliest part of OpenSSL 3's certificate parsing).
+        let certificate = SSL_get0_peer_certificate(ssl).map { Certificate.retaining($0) }
         if session.resumed { loop.counters.upstreamResumptions.wrappingAdd(1, ordering: .relaxed) }
         let verifyError: String? = verify == X509_V_OK ? nil : String(cString: X509_verify_cert_error_string(verify))
         return ConnectionMachine.UpstreamHandshake(
@@ -525,7 +520,10 @@ final class ProxyConnection: LoopHandler {
                     return false
                 }
             case .wouldBlock:
-                break
+                // Drained: let OpenSSL drop its empty read buffer while we wait.
+                if let tls = source.tls, !source.readable { tls.releaseBuffers() }
+            case .blockedOnWrite:
+                return false
             case .eof:
                 source.readClosed = true
             case let .failed(reset, text):
