@@ -16,6 +16,13 @@ public final class Certificate: @unchecked Sendable {
     init(owning handle: OpaquePointer) { self.handle = handle }
     deinit { X509_free(handle) }
 
+    /// Shares an `X509` someone else holds (e.g. a TLS peer's certificate) without re-parsing it:
+    /// takes its own reference (X509_up_ref). The certificate must be finished (no more changes).
+    public static func retaining(_ handle: OpaquePointer) -> Certificate {
+        X509_up_ref(handle)
+        return Certificate(owning: handle)
+    }
+
     /// Reads the first certificate of a PEM text.
     /// - Throws: `OpenSSLError` when no PEM certificate can be read.
     public static func fromPEM(_ pem: [UInt8]) throws -> Certificate {

@@ -184,6 +184,7 @@ public final class ProxyServer: Sendable {
             out.pinnedHostsRemembered += c.pinned.load(ordering: .relaxed)
             out.upstreamResumptions += c.upstreamResumptions.load(ordering: .relaxed)
             out.clientResumptions += c.clientResumptions.load(ordering: .relaxed)
+            out.splicedBytes += c.splicedBytes.load(ordering: .relaxed)
             for kind in FlowStatusKind.allCases { out.closedByStatus[kind, default: 0] += c.closedCount(kind) }
         }
         if let shared {
@@ -215,6 +216,8 @@ public final class ProxyServer: Sendable {
             return false
         }
         let shared = running.shared
+        // The loops only do non-blocking I/O.
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         if shared.openConnections.wrappingAdd(1, ordering: .relaxed).newValue > shared.configuration.maxConnections {
             shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
             shared.refusedByCap.wrappingAdd(1, ordering: .relaxed)

@@ -36,9 +36,61 @@ final class Leg {
 
     var hasPending: Bool { pendingEnd > pendingStart }
 
+    /// splice(2) path for bytes *to* this leg (pass-through only): a pipe and what sits in it.
+    private(set) var pipe: (read: Int32, write: Int32)?
+    private(set) var pipeBytes = 0
+    /// Bytes written to this leg with read/write, before a pipe may be worth it.
+    var copiedToward = 0
+
+    /// Waiting bytes of either kind.
+    var hasUnsent: Bool { hasPending || pipeBytes > 0 }
+
+    /// Makes the pipe for splicing toward this leg; false when none can be had (fd limit).
+    func openPipe() -> Bool {
+        if pipe != nil { return true }
+        var fds: [Int32] = [-1, -1]
+        guard tv_pipe(&fds) == 0 else { return false }
+        _ = tv_set_pipe_size(fds[1], 256 * 1024)
+        pipe = (fds[0], fds[1])
+        return true
+    }
+
+    enum SpliceResult {
+        case moved(Int)
+        case wouldBlock
+        case eof
+        case failed(reset: Bool, String)
+    }
+
+    /// Moves bytes from `source`'s socket into this leg's pipe.
+    func spliceIn(from source: Leg, max: Int) -> SpliceResult {
+        guard let pipe else { return .failed(reset: false, "no pipe") }
+        let n = tv_splice(source.fd, pipe.write, max)
+        if n > 0 { pipeBytes += n; return .moved(n) }
+        if n == 0 { return .eof }
+        let err = errno
+        if err == EAGAIN || err == EINTR { source.readable = false; return .wouldBlock }
+        return .failed(reset: err == ECONNRESET, Errno(err).phrase)
+    }
+
+    /// Moves what sits in the pipe to this leg's socket.
+    func flushPipe() -> FlushResult {
+        guard let pipe else { return .drained }
+        while pipeBytes > 0 {
+            let n = tv_splice(pipe.read, fd, pipeBytes)
+            if n > 0 { pipeBytes -= n; continue }
+            let err = errno
+            if n < 0 && (err == EAGAIN || err == EINTR) { writable = false; return .blocked }
+            return .failed(reset: err == ECONNRESET || err == EPIPE, n == 0 ? "the pipe closed" : Errno(err).phrase)
+        }
+        return .drained
+    }
+
     enum ReadResult {
         case bytes(Int)
         case wouldBlock
+        /// A TLS read that must write first (a key update answer): wait for writability.
+        case blockedOnWrite
         case eof
         case failed(reset: Bool, String)
     }
@@ -57,9 +109,8 @@ final class Leg {
                 readable = false
                 return .wouldBlock
             case .wantWrite:
-                // A TLS read that must write first (a key update answer): wait for writability.
                 writable = false
-                return .wouldBlock
+                return .blockedOnWrite
             case .closed: return .eof
             case .failed(let failure): return .failed(reset: failure.systemError == ECONNRESET, failure.text)
             }
@@ -172,6 +223,12 @@ final class Leg {
     /// Closes the socket, with a reset when asked (SO_LINGER 0).
     func close(reset: Bool) {
         tls = nil
+        if let pipe {
+            Glibc.close(pipe.read)
+            Glibc.close(pipe.write)
+            self.pipe = nil
+            pipeBytes = 0
+        }
         guard fd >= 0 else { return }
         if reset { Socket.reset(fd) } else { Glibc.close(fd) }
         fd = -1

@@ -88,7 +88,8 @@ final class ProxyConnection: LoopHandler {
                 if stage != .closed || command.isBookkeeping { perform(command) }
                 continue
             }
-            queue.removeAll(keepingCapacity: true)
+            // Dropped, not kept: an idle connection should hold no spare capacity.
+            queue = []
             queueHead = 0
             if stage == .closed {
                 reportClosed()
@@ -407,15 +408,9 @@ final class ProxyConnection: LoopHandler {
     private func upstreamFacts(_ session: TLSSession) -> ConnectionMachine.UpstreamHandshake {
         let ssl = session.ssl
         let verify = SSL_get_verify_result(ssl)
-        var certificate: Certificate?
-        if let peer = SSL_get0_peer_certificate(ssl) {
-            var der: UnsafeMutablePointer<UInt8>?
-            let count = i2d_X509(peer, &der)
-            if count > 0, let der {
-                certificate = try? Certificate.fromDER(Array(UnsafeBufferPointer(start: der, count: Int(count))))
-                tv_openssl_free(der)
-            }
-        }
+        // The peer's certificate as OpenSSL already parsed it (re-parsing the DER would decode
+        // its public key again, the costliest part of OpenSSL 3's certificate parsing).
+        let certificate = SSL_get0_peer_certificate(ssl).map { Certificate.retaining($0) }
         if session.resumed { loop.counters.upstreamResumptions.wrappingAdd(1, ordering: .relaxed) }
         let verifyError: String? = verify == X509_V_OK ? nil : String(cString: X509_verify_cert_error_string(verify))
         return ConnectionMachine.UpstreamHandshake(
@@ -504,15 +499,23 @@ final class ProxyConnection: LoopHandler {
         guard stage == .relay else { return }
         let moreDown = pump(from: up, to: client, direction: .serverToClient)
         guard stage == .relay else { return }
-        if client.readClosed && up.readClosed && up.writeClosed && client.writeClosed && !client.hasPending && !up.hasPending {
+        if client.readClosed && up.readClosed && up.writeClosed && client.writeClosed && !client.hasUnsent && !up.hasUnsent {
             finishRelay(reset: false)
             return
         }
         if moreUp || moreDown { loop.runAgain(token) }
     }
 
+    /// Pass-through bytes are spliced (splice(2) through a pipe, no copy into user space) once a
+    /// direction has carried this much: short exchanges are cheaper with one read and one write,
+    /// and an idle connection should not hold two extra descriptors.
+    static let spliceAfterBytes = 256 * 1024
+
     /// One direction. Returns true when it stopped only for fairness (more may be readable).
     private func pump(from source: Leg, to sink: Leg, direction: ChunkDirection) -> Bool {
+        if sink.pipe != nil || (spliceAllowed && sink.copiedToward >= Self.spliceAfterBytes && !sink.hasPending && sink.openPipe()) {
+            return splicePump(from: source, to: sink, direction: direction)
+        }
         if sink.hasPending {
             switch sink.flush() {
             case .drained: break
@@ -530,6 +533,7 @@ final class ProxyConnection: LoopHandler {
             case .bytes(let n):
                 moved(n, direction)
                 let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+                if spliceAllowed { sink.copiedToward &+= n }
                 switch sink.write(chunk) {
                 case .wrote(let w):
                     if w < n {
@@ -541,7 +545,10 @@ final class ProxyConnection: LoopHandler {
                     return false
                 }
             case .wouldBlock:
-                break
+                // Drained: let OpenSSL drop its empty read buffer while we wait.
+                if let tls = source.tls, !source.readable { tls.releaseBuffers() }
+            case .blockedOnWrite:
+                return false
             case .eof:
                 source.readClosed = true
             case let .failed(reset, text):
@@ -551,6 +558,58 @@ final class ProxyConnection: LoopHandler {
             }
         }
         if source.readClosed && !sink.writeClosed && !sink.hasPending {
+            sink.shutdownWrite()
+        }
+        return false
+    }
+
+    /// Encrypted pass-through, the ServerHello read, nothing to record: the bytes need not be seen.
+    private var spliceAllowed: Bool {
+        recordPlaintext == false && serverHelloParser == nil && upstream?.tls == nil && client.tls == nil
+            && shared.configuration.spliceEncryptedPassThrough && (machine.facts.status == .encrypted || machine.facts.status == .keptPrivate)
+    }
+
+    private func splicePump(from source: Leg, to sink: Leg, direction: ChunkDirection) -> Bool {
+        let failure: (Bool, String) -> Void = { [unowned self] reset, text in
+            abort(reset: reset, "\(direction == .clientToServer ? "sending to the server" : "sending to the client") failed: \(text)")
+        }
+        switch sink.flushPipe() {
+        case .drained: break
+        case .blocked: return false
+        case let .failed(reset, text): failure(reset, text); return false
+        }
+        var rounds = 0
+        while !source.readClosed && source.readable {
+            if rounds == 16 { return true }
+            rounds += 1
+            switch sink.spliceIn(from: source, max: 256 * 1024) {
+            case .moved(let n):
+                loop.counters.splicedBytes.wrappingAdd(UInt64(n), ordering: .relaxed)
+                lastActivity = loop.now
+                machine.facts.lastActivityMicros = loop.wallNow
+                if direction == .clientToServer {
+                    machine.facts.bytesFromClient &+= UInt64(n)
+                    loop.counters.bytesFromClients.wrappingAdd(UInt64(n), ordering: .relaxed)
+                } else {
+                    machine.facts.bytesFromServer &+= UInt64(n)
+                    loop.counters.bytesFromServers.wrappingAdd(UInt64(n), ordering: .relaxed)
+                }
+                switch sink.flushPipe() {
+                case .drained: break
+                case .blocked: return false
+                case let .failed(reset, text): failure(reset, text); return false
+                }
+            case .wouldBlock:
+                break
+            case .eof:
+                source.readClosed = true
+            case let .failed(reset, text):
+                let who = direction == .clientToServer ? "client" : "server"
+                abort(reset: reset, reset ? "the \(who) reset the connection" : "reading from the \(who) failed: \(text)")
+                return false
+            }
+        }
+        if source.readClosed && !sink.writeClosed && !sink.hasUnsent {
             sink.shutdownWrite()
         }
         return false

@@ -22,6 +22,8 @@ public struct ProxyCounters: Sendable, Hashable {
     public var upstreamResumptions: UInt64 = 0
     /// Client-leg TLS handshakes that resumed a session (ticket).
     public var clientResumptions: UInt64 = 0
+    /// Bytes moved with splice(2) (passed-through TLS, no copy into user space).
+    public var splicedBytes: UInt64 = 0
     /// Leaves taken from the cache vs. minted (from the leaf cache).
     public var leafCacheHits: Int = 0
     public var leafCacheMisses: Int = 0
@@ -41,6 +43,7 @@ final class LoopCounters: Sendable {
     let pinned = Atomic<UInt64>(0)
     let upstreamResumptions = Atomic<UInt64>(0)
     let clientResumptions = Atomic<UInt64>(0)
+    let splicedBytes = Atomic<UInt64>(0)
 
     func countClosed(_ kind: FlowStatusKind) {
         switch kind {

@@ -154,7 +154,7 @@ final class PlainHTTPForwarder: LoopHandler {
                 lastActivity = loop.now
                 process(UnsafeRawBufferPointer(rebasing: loop.buffer[0..<n]))
                 if closed { return false }
-            case .wouldBlock:
+            case .wouldBlock, .blockedOnWrite:
                 return false
             case .eof:
                 client.readClosed = true
@@ -301,7 +301,7 @@ final class PlainHTTPForwarder: LoopHandler {
                     return false
                 }
                 if responsesDone() { return false }
-            case .wouldBlock:
+            case .wouldBlock, .blockedOnWrite:
                 return false
             case .eof:
                 up.readClosed = true

@@ -139,7 +139,10 @@ struct ConnectionMachine {
     private(set) var phase: Phase = .start
     var facts: FlowFacts
     private(set) var destination: OriginalDestination?
-    private(set) var clientHello: ClientHello?
+    /// The client's SNI, normalised (the ClientHello itself is not kept: an idle connection
+    /// should hold as little as possible).
+    private(set) var serverName: String?
+    private(set) var sawClientHello = false
     private(set) var decision: InterceptionPolicy.Decision?
     private var httpParser = HTTPRequestHeadParser()
     private var socksParser = SOCKS5HandshakeParser()
@@ -241,7 +244,7 @@ struct ConnectionMachine {
     }
 
     /// The name pinning is remembered under: the SNI, else the destination host.
-    var pinningHost: String? { clientHello?.normalizedServerName ?? destination?.hostName ?? destination?.host }
+    var pinningHost: String? { serverName ?? destination?.hostName ?? destination?.host }
 
     private mutating func start() -> [Command] {
         guard phase == .start else { return [] }
@@ -419,7 +422,12 @@ struct ConnectionMachine {
     }
 
     private mutating func received(_ hello: ClientHello) -> [Command] {
-        clientHello = hello
+        sawClientHello = true
+        serverName = hello.normalizedServerName
+        // The parsers are done: release what they buffered.
+        helloParser = ClientHelloParser()
+        httpParser = HTTPRequestHeadParser()
+        socksParser = SOCKS5HandshakeParser()
         let offered = hello.supportedVersions.isEmpty ? [hello.legacyVersion] : hello.supportedVersions
         facts.offeredVersions = offered.filter { !GREASE.isReserved($0) }.map(TLSProtocolVersion.init(rawValue:))
         facts.offeredALPN = hello.alpnProtocols
@@ -452,6 +460,9 @@ struct ConnectionMachine {
 
     private mutating func relayRaw(status: FlowStatus, observeServerHello: Bool) -> [Command] {
         phase = .relaying
+        helloParser = ClientHelloParser()
+        httpParser = HTTPRequestHeadParser()
+        socksParser = SOCKS5HandshakeParser()
         facts.status = status
         return [.armTimer(millis: 0), .relay(.raw(plaintext: status == .notEncrypted, observeServerHello: observeServerHello)), .updateFlow]
     }
@@ -470,7 +481,7 @@ struct ConnectionMachine {
         }
         let identity: LeafIdentity
         do {
-            identity = try LeafNamePlan.identity(sni: clientHello?.normalizedServerName,
+            identity = try LeafNamePlan.identity(sni: serverName,
                                                  destinationHost: destination?.host ?? "",
                                                  upstreamSANs: done.certificateSANs)
         } catch let error as CAError {

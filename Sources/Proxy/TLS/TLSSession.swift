@@ -99,6 +99,13 @@ final class TLSSession {
         ERR_clear_error()
     }
 
+    /// Frees the record buffers when nothing is in them: an idle connection then holds no
+    /// 16 KiB read buffer (OpenSSL allocates one before the read that ends in WANT_READ and
+    /// keeps it, even with SSL_MODE_RELEASE_BUFFERS).
+    func releaseBuffers() {
+        _ = SSL_free_buffers(ssl)
+    }
+
     /// Plaintext already decrypted or records already read and not yet returned.
     var hasPending: Bool { SSL_has_pending(ssl) == 1 }
 

@@ -127,3 +127,12 @@ final class Background {
 
     deinit { stop() }
 }
+
+extension Background {
+    /// A Python script run in the background with arguments, always killed.
+    static func python(_ script: String, _ arguments: [String]) -> Background {
+        let path = NSTemporaryDirectory() + "tvbg-\(UUID().uuidString.prefix(8)).py"
+        try? script.write(toFile: path, atomically: true, encoding: .utf8)
+        return try! Background(["python3", path] + arguments, logPath: path + ".log")
+    }
+}
