@@ -66,22 +66,6 @@ public final class FlowWriter: Sendable {
         queue.stop()
     }
 
-    /// Reserves `count` consecutive ids for another writer of the same file (a `tv exec` next to
-    /// this session) and returns the first; this writer continues after them.
-    public func reserveIDs(_ count: Int64) -> Int64 {
-        nextID.wrappingAdd(count, ordering: .relaxed).oldValue
-    }
-
-    /// Moves this writer's next id up to `first` (ids a live session reserved for it); never down.
-    public func startIDs(at first: Int64) {
-        var current = nextID.load(ordering: .relaxed)
-        while current < first {
-            let (exchanged, original) = nextID.compareExchange(expected: current, desired: first, ordering: .relaxed)
-            if exchanged { return }
-            current = original
-        }
-    }
-
     /// A fresh flow id (the next of the atomic counter). Ids are never reused in this process.
     public func allocateID() -> Int64 {
         nextID.wrappingAdd(1, ordering: .relaxed).oldValue

@@ -58,9 +58,8 @@ public final class ExecSession {
         // A live `tv run` writes to the same file: take a block of ids from it.
         if let client = try? ControlClient(path: SessionPaths.controlSocket(home)),
            let response = try? client.send(ControlRequest(command: "reserve-flow-ids", arguments: ["count": String(Self.reservedIDs)])),
-           response.ok, let first = response.values["first"].flatMap(Int64.init) {
-            wiring.writer.startIDs(at: first)
-            config.firstFlowID = UInt64(wiring.writer.allocateID())
+           response.ok, let first = response.values["first"].flatMap(UInt64.init) {
+            config.firstFlowID = first
         }
         proxy = ProxyServer(configuration: config)
         do { try proxy.start() } catch {

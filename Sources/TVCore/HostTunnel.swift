@@ -1,29 +1,135 @@
+import CTVShims
+import Foundation
 import Proxy
 import Tunnel
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `--mode tun` options: the device, the routing table and rule priorities, the mark.
 public struct HostTunnelOptions: Sendable {
     public var deviceName = "tv0"
     /// The routing table holding the TUN's default route, and the mark that lets tv's own
-    /// sockets bypass it (wg-quick's scheme).
+    /// sockets bypass it (wg-quick's scheme); 0x7476 is "tv".
     public var table: UInt32 = 0x7476
     public var mark: UInt32 = 0x7476
     public var mtu: Int?
     /// Print the routing changes without making them.
     public var dryRun = false
     public init() {}
+
+    /// The address plan for these options.
+    public var plan: TunnelAddressPlan {
+        var plan = TunnelAddressPlan()
+        plan.deviceName = deviceName
+        if let mtu { plan.mtu = mtu }
+        return plan
+    }
+
+    /// Everything `--mode tun` will change, as commands (what `--dry-run` prints and the prompt shows).
+    public var changeLines: [String] {
+        let plan = self.plan
+        var lines = ["ip tuntap: open \(plan.deviceName) (IFF_TUN, gone when tv exits)",
+                     "ip link set dev \(plan.deviceName) mtu \(plan.mtu) txqueuelen \(plan.txQueueLength)",
+                     "ip addr add \(plan.cidr4) dev \(plan.deviceName)"]
+        if let cidr6 = plan.cidr6 { lines.append("ip -6 addr add \(cidr6) dev \(plan.deviceName) nodad") }
+        lines.append("ip link set dev \(plan.deviceName) up")
+        lines += HostRoutingPlan(device: plan.deviceName, table: table, mark: mark, ipv6: plan.address6 != nil).applyLines
+        lines.append("sysctl -w net.ipv4.conf.all.rp_filter=2   (only if it is 1: strict filtering drops replies to tv's marked sockets; restored at exit)")
+        return lines
+    }
 }
 
-/// The whole host through a TUN (tun-nat.md shape B).
+/// The whole host through a TUN (tun-nat.md shape B): the device in this namespace, policy
+/// routing that sends everything unmarked into it, the engine whose upstream sockets are marked.
+/// Stale rules of a crashed run (same table and priorities) are cleared first; `stop()` removes
+/// everything and restores rp_filter (SIGINT/SIGTERM reach it through `Session.run`).
 final class HostTunnel: Sendable {
     let deviceName: String
     let listenDescription: String
     let summary: [String]
-    var counters: [String: UInt64] { [:] }
+    private let tunFD: Int32
+    private let listeners: TunnelListeners
+    private let engine: TunnelEngine
+    private let routing: HostRoutingPlan
+    private let restoreRPFilter: String?
+    private let names: HostNameRecorder
+
+    var counters: [String: UInt64] { engine.counters.snapshot }
 
     init(options: HostTunnelOptions, proxy: ProxyServer, wiring: SessionWiring, say: @escaping @Sendable (String) -> Void) throws {
-        throw TunnelError.configuration(command: "--mode tun", output: "not built yet")
+        let missing = Privileges.missing([Privileges.netAdmin])
+        guard missing.isEmpty else { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and ")) }
+        var plan = options.plan
+        var routing = HostRoutingPlan(device: plan.deviceName, table: options.table, mark: options.mark, ipv6: true)
+        var config = NetworkConfigurator()
+        // A crashed run may have left its rules (the TUN itself went with the process).
+        for command in routing.undo { _ = config.tryIP(command) }
+
+        var name = [CChar](repeating: 0, count: 16)
+        let fd = tv_tun_open(plan.deviceName, &name)
+        guard fd >= 0 else { throw TunnelError.cannotOpenTUN(reason: String(decoding: Array(UnsafeBufferPointer(start: strerror(-fd), count: strlen(strerror(-fd)))).map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
+        var applied: [[String]] = []
+        var rpFilter: String?
+        func undoAll() {
+            for command in routing.undo { _ = config.tryIP(command) }
+            if let rpFilter { config.sysctl("net.ipv4.conf.all.rp_filter", rpFilter) }
+            close(fd)
+        }
+        do {
+            plan.deviceName = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let dev = plan.deviceName
+            config.sysctl("net.ipv6.conf.\(dev).accept_ra", "0")
+            config.sysctl("net.ipv6.conf.\(dev).router_solicitations", "0")
+            try config.ip(["link", "set", "dev", dev, "mtu", String(plan.mtu), "txqueuelen", String(plan.txQueueLength)])
+            try config.ip(["addr", "add", plan.cidr4, "dev", dev])
+            if let cidr6 = plan.cidr6, !config.tryIP(["-6", "addr", "add", cidr6, "dev", dev, "nodad"]) { plan.address6 = nil }
+            try config.ip(["link", "set", "dev", dev, "up"])
+            routing.ipv6 = plan.address6 != nil
+            for command in routing.apply {
+                try config.ip(command)
+                applied.append(command)
+            }
+            // Strict reverse-path filtering drops the replies to marked sockets (tun-nat.md):
+            // loose (2) is enough; the effective value is max(all, device).
+            if NetworkConfigurator.read("net.ipv4.conf.all.rp_filter") == "1" {
+                rpFilter = config.sysctl("net.ipv4.conf.all.rp_filter", "2")
+            }
+            listeners = try TunnelListeners.open(plan: plan)
+        } catch {
+            undoAll()
+            throw error
+        }
+        tunFD = fd
+        self.routing = routing
+        restoreRPFilter = rpFilter
+        deviceName = plan.deviceName
+        names = HostNameRecorder(hostNames: wiring.store.hostNames)
+        var engineConfig = TunnelEngineConfiguration(plan: plan, listener4: listeners.v4, listener6: listeners.v6)
+        engineConfig.mark = options.mark
+        engineConfig.servesDNSAddress = false
+        engine = TunnelEngine(configuration: engineConfig, tunFD: fd, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer)
+        do { try engine.start() } catch {
+            listeners.close()
+            undoAll()
+            throw error
+        }
+        listenDescription = "\(plan.deviceName) (\(plan.cidr4)\(plan.cidr6.map { ", " + $0 } ?? ""))"
+        var lines: [String] = ["Everything this host sends to a default-routed address now goes through \(plan.deviceName) (LAN and connected routes do not):"]
+        for line in routing.applyLines { lines.append("  " + line) }
+        if rpFilter != nil { lines.append("  sysctl -w net.ipv4.conf.all.rp_filter=2 (was 1; restored at exit)") }
+        lines.append("tv's own connections are marked \(routing.markText) and bypass it. Stopping tv removes all of this.")
+        summary = lines
     }
 
-    func stop() {}
+    /// Removes the routing, restores rp_filter, stops the engine, closes the TUN. Safe twice.
+    func stop() {
+        engine.stop()
+        var config = NetworkConfigurator()
+        for command in routing.undo { _ = config.tryIP(command) }
+        if let restoreRPFilter { config.sysctl("net.ipv4.conf.all.rp_filter", restoreRPFilter) }
+        listeners.close()
+        close(tunFD)
+        names.flush()
+    }
 }

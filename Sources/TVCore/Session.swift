@@ -187,7 +187,10 @@ public final class Session: Sendable {
             guard let count = request.arguments["count"].flatMap(Int64.init), count > 0, count <= 1 << 32 else {
                 return ControlResponse(ok: false, message: "reserve-flow-ids needs a count from 1 to 2^32")
             }
-            return ControlResponse(ok: true, message: "reserved", values: ["first": String(writer.reserveIDs(count))])
+            guard let first = proxy.reserveFlowIDs(UInt64(count)) else {
+                return ControlResponse(ok: false, message: "the session is stopping")
+            }
+            return ControlResponse(ok: true, message: "reserved", values: ["first": String(first)])
         case "setting-saved":
             guard let record = try? settings.read() else {
                 return ControlResponse(ok: false, message: "the session could not read \(settings.file.path)")

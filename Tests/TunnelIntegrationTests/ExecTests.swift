@@ -166,4 +166,67 @@ final class ExecTests {
                               TVBinary.path!, "--data-dir", lab.dir + "/nobody", "exec", "--yes", "--", "true"])
         #expect(notRoot.status == 1 && notRoot.err.contains("needs root"), "\(notRoot)")
     }
+
+    @Test("Ctrl-C on the terminal reaches CMD once (tv stays to tear down); a SIGTERM sent to tv is passed on to CMD")
+    func signals() throws {
+        let trap = "trap 'echo got-$0; exit 9' INT TERM; sleep 30 & wait"
+        // A pseudo-terminal: ^C makes the tty driver signal the foreground process group (tv and CMD).
+        let driver = try lab.script("ctrl_c.py", """
+            import os, pty, sys, time
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execvp(sys.argv[1], sys.argv[1:])
+            time.sleep(1.5)
+            os.write(fd, b"\\x03")
+            out = b""
+            while True:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk: break
+                out += chunk
+            _, status = os.waitpid(pid, 0)
+            print(out.decode(errors="replace").replace("\\r", ""))
+            print("exit", os.waitstatus_to_exitcode(status))
+            """)
+        let r = lab.inHost(["python3", driver, TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--", "sh", "-c", trap.replacingOccurrences(of: "$0", with: "INT")])
+        #expect(r.out.contains("got-INT") && r.out.hasSuffix("exit 9\n"), "\(r)")
+        #expect(r.out.components(separatedBy: "got-INT").count == 2, "CMD saw Ctrl-C once: \(r)")
+
+        let script = "mount --bind \"$1\" /etc/resolv.conf && shift && exec \"$@\""
+        let tv = try Daemon(["ip", "netns", "exec", lab.host, "unshare", "-m", "sh", "-c", script, "sh", lab.dir + "/resolv.conf",
+                             TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--", "sh", "-c", trap.replacingOccurrences(of: "$0", with: "TERM")],
+                            log: lab.dir + "/term.log")
+        usleep(1_500_000)
+        // The tv process is the namespace child of `unshare … exec`: the daemon's own pid.
+        kill(tv.pid, SIGTERM)
+        #expect(tv.wait(timeout: 20) == 9, "\(tv.output)")
+        #expect(tv.output.contains("got-TERM"), "\(tv.output)")
+    }
+
+    @Test("next to a live `tv run`: exec's flows land in the same database under ids the session reserved, neither overwrites the other")
+    func liveSession() throws {
+        let run = try Daemon(["ip", "netns", "exec", lab.host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--quiet"], log: lab.dir + "/run.log")
+        defer { run.stop(signal: SIGTERM) }
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline && Sh.run(["ip", "netns", "exec", lab.host, "ss", "-tln", "sport", "= :8080"]).out.components(separatedBy: "\n").count < 3 { usleep(50_000) }
+        let proxied = Sh.run(["ip", "netns", "exec", lab.host, "curl", "-sS", "-x", "http://127.0.0.1:8080", "http://10.203.0.2:8080/index.html"])
+        #expect(proxied.out == OriginLab.indexBody, "\(proxied) \(run.output)")
+        let r = lab.exec([], ["curl", "-sS", "http://10.203.0.2:8080/index.html"])
+        #expect(r.out == OriginLab.indexBody, "\(r)")
+        let again = Sh.run(["ip", "netns", "exec", lab.host, "curl", "-sS", "-x", "http://127.0.0.1:8080", "http://10.203.0.2:8080/1m.bin", "-o", "/dev/null"])
+        #expect(again.status == 0)
+        run.stop(signal: SIGTERM)
+        let flows = try lab.flows().filter { $0["serverPort"] as? Int == 8080 }
+        #expect(flows.count == 3, "\(flows)")
+        let ids = flows.compactMap { $0["id"] as? Int }
+        #expect(Set(ids).count == 3)
+        // Oldest first: the session's flow, exec's (from the block the session reserved for it),
+        // the session's next one (after the block).
+        let byTime = flows.sorted { ($0["startTime"] as? Int ?? 0) < ($1["startTime"] as? Int ?? 0) }
+        #expect(byTime[1]["clientAddress"] as? String == "10.77.0.1")
+        let (first, exec, later) = (byTime[0]["id"] as? Int ?? 0, byTime[1]["id"] as? Int ?? 0, byTime[2]["id"] as? Int ?? 0)
+        #expect(first < exec && exec < first + (1 << 24) && later >= first + (1 << 24), "\(ids)")
+    }
 }

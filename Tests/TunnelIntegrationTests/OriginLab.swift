@@ -45,6 +45,9 @@ final class OriginLab: @unchecked Sendable {
         try Sh.must(["ip", "-n", host, "addr", "add", "fd03::1/64", "dev", "h-\(tag)", "nodad"])
         try Sh.must(["ip", "-n", origin, "addr", "add", "10.203.0.2/24", "dev", "o-\(tag)"])
         try Sh.must(["ip", "-n", origin, "addr", "add", "fd03::2/64", "dev", "o-\(tag)", "nodad"])
+        // Addresses only reachable through a gateway (not a connected route), for `--mode tun`.
+        try Sh.must(["ip", "-n", origin, "addr", "add", "10.205.0.2/32", "dev", "lo"])
+        try Sh.must(["ip", "-n", origin, "addr", "add", "fd05::2/128", "dev", "lo"])
         for (ns, dev) in [(host, "h-\(tag)"), (origin, "o-\(tag)")] {
             try Sh.must(["ip", "-n", ns, "link", "set", "lo", "up"])
             try Sh.must(["ip", "-n", ns, "link", "set", dev, "up"])
@@ -76,21 +79,23 @@ final class OriginLab: @unchecked Sendable {
             """
         try conf.write(toFile: dir + "/nginx.conf", atomically: true, encoding: .utf8)
         daemons.append(try Daemon(["ip", "netns", "exec", origin, "nginx", "-p", dir, "-c", dir + "/nginx.conf", "-e", dir + "/logs/error.log"], log: dir + "/logs/nginx.out"))
+        // One socket per address: a reply leaves from the address the datagram came to (a
+        // connected client socket, with or without tv, ignores replies from any other).
         let echo = """
             import socket, threading
             def serve(fam, addr):
                 s = socket.socket(fam, socket.SOCK_DGRAM)
-                if fam == socket.AF_INET6: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
                 s.bind((addr, 7007))
                 while True:
                     d, peer = s.recvfrom(65535); s.sendto(d, peer)
-            threading.Thread(target=serve, args=(socket.AF_INET6, "fd03::2"), daemon=True).start()
+            for fam, addr in ((socket.AF_INET6, "fd03::2"), (socket.AF_INET6, "fd05::2"), (socket.AF_INET, "10.205.0.2")):
+                threading.Thread(target=serve, args=(fam, addr), daemon=True).start()
             serve(socket.AF_INET, "10.203.0.2")
             """
         try echo.write(toFile: dir + "/echo.py", atomically: true, encoding: .utf8)
         daemons.append(try Daemon(["ip", "netns", "exec", origin, "python3", dir + "/echo.py"], log: dir + "/logs/echo.out"))
         daemons.append(try Daemon(["ip", "netns", "exec", origin, "dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
-                                   "--listen-address=10.203.0.2", "--host-record=named.test,10.203.0.2,fd03::2", "--local-ttl=120",
+                                   "--listen-address=10.203.0.2", "--listen-address=10.205.0.2", "--host-record=named.test,10.203.0.2,fd03::2", "--local-ttl=120",
                                    "--pid-file=", "--user=root"], log: dir + "/logs/dnsmasq.out"))
         // Ready: nginx answers on both ports, dnsmasq answers.
         let deadline = Date().addingTimeInterval(10)

@@ -41,6 +41,9 @@ final class ProxyShared: Sendable {
 
     func newFlowID() -> UInt64 { nextFlowID.wrappingAdd(1, ordering: .relaxed).oldValue }
 
+    /// Takes `count` consecutive ids out of the sequence; returns the first.
+    func reserveFlowIDs(_ count: UInt64) -> UInt64 { nextFlowID.wrappingAdd(count, ordering: .relaxed).oldValue }
+
     /// The policy as it stands now (inspection may be switched live).
     var policy: InterceptionPolicy {
         InterceptionPolicy(inspectionEnabled: inspection.load(ordering: .relaxed),

@@ -5,6 +5,7 @@ import Proxy
 import Settings
 import TVCore
 import TVHome
+import Tunnel
 
 /// `tv run`, `tv status`, `tv stop`, `tv intro`: the live session and its controls.
 enum RunCommands {
@@ -82,6 +83,27 @@ enum RunCommands {
         let quiet = c.has("quiet")
         let home = try inv.home()
         let console = inv.console
+        if options.mode == .tun {
+            if options.tun.dryRun {
+                console.line("tv run --mode tun would make these changes (nothing was changed):")
+                for line in options.tun.changeLines { console.line("  " + line) }
+                return 0
+            }
+            let missing = Privileges.missing([Privileges.netAdmin])
+            if !missing.isEmpty { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and ")) }
+            if !inv.yes {
+                guard console.stdinIsTerminal else {
+                    throw UsageRefusal("tv run --mode tun changes this host's routing (all its traffic goes through tv) and asks first; with no terminal to ask on, pass --yes (or see the changes with --dry-run).")
+                }
+                console.note("tv run --mode tun will send this host's traffic through tv until it stops:")
+                for line in options.tun.changeLines { console.note("  " + line) }
+                console.note("LAN and connected routes keep going direct. Ctrl-C, SIGTERM or `tv stop` removes everything.")
+                guard console.confirm("Go ahead?") else {
+                    console.note("Nothing was changed.")
+                    return 1
+                }
+            }
+        }
 
         // The introduction, once (skipping counts as seen; an unreadable flag shows it again).
         let settings = SettingsStore(file: SettingsFile(home: home))

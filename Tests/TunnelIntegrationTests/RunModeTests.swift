@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tv run --mode transparent` (a REDIRECT rule in a router namespace) and `tv run --mode tun`
+/// (policy routing in a namespace standing in for the host). Never the real host's routing.
+@Suite("tv run --mode transparent and --mode tun in namespaces", .serialized, .enabled(if: LabRequirements.met, "needs root, nginx, dnsmasq"))
+final class RunModeTests {
+    let lab: OriginLab
+
+    init() throws { lab = try OriginLab() }
+    deinit { lab.close() }
+
+    /// Starts `tv run ARGS…` in the host stand-in; waits until `ready` holds.
+    func startTV(_ arguments: [String], ready: () -> Bool) throws -> Daemon {
+        let daemon = try Daemon(["ip", "netns", "exec", lab.host, TVBinary.path!, "--data-dir", lab.dataDir, "run"] + arguments,
+                                log: lab.dir + "/tv-run.log")
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline && !ready() { usleep(50_000) }
+        guard ready() else {
+            daemon.stop()
+            throw LabError("tv run did not come up: \(daemon.output)")
+        }
+        return daemon
+    }
+
+    @Test("transparent: a router namespace REDIRECTs a client's TCP to tv; inspected and plain, IPv4 and IPv6, original destinations recorded")
+    func transparent() throws {
+        // A client namespace whose gateway is the host stand-in (the router).
+        let client = "tvc-\(lab.tag)"
+        try Sh.must(["ip", "netns", "add", client])
+        defer {
+            for pid in Sh.run(["ip", "netns", "pids", client]).out.split(separator: "\n").compactMap({ pid_t($0) }) { kill(pid, SIGKILL) }
+            Sh.run(["ip", "netns", "del", client])
+        }
+        try Sh.must(["ip", "link", "add", "r-\(lab.tag)", "netns", lab.host, "type", "veth", "peer", "name", "c-\(lab.tag)", "netns", client])
+        try Sh.must(["ip", "-n", lab.host, "addr", "add", "10.204.0.1/24", "dev", "r-\(lab.tag)"])
+        try Sh.must(["ip", "-n", lab.host, "addr", "add", "fd04::1/64", "dev", "r-\(lab.tag)", "nodad"])
+        try Sh.must(["ip", "-n", client, "addr", "add", "10.204.0.2/24", "dev", "c-\(lab.tag)"])
+        try Sh.must(["ip", "-n", client, "addr", "add", "fd04::2/64", "dev", "c-\(lab.tag)", "nodad"])
+        try Sh.must(["ip", "-n", lab.host, "link", "set", "r-\(lab.tag)", "up"])
+        try Sh.must(["ip", "-n", client, "link", "set", "c-\(lab.tag)", "up"])
+        try Sh.must(["ip", "-n", client, "link", "set", "lo", "up"])
+        try Sh.must(["ip", "-n", client, "route", "add", "default", "via", "10.204.0.1"])
+        try Sh.must(["ip", "-n", client, "-6", "route", "add", "default", "via", "fd04::1"])
+        try Sh.must(["ip", "netns", "exec", lab.host, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"])
+        // The rule tv prints, for this router's client-facing interface (nft, family inet: both).
+        let rules = """
+            table inet tvtest {
+                chain prerouting {
+                    type nat hook prerouting priority dstnat;
+                    iifname "r-\(lab.tag)" tcp dport { 443, 8080 } redirect to :18443
+                }
+            }
+            """
+        try rules.write(toFile: lab.dir + "/rules.nft", atomically: true, encoding: .utf8)
+        try Sh.must(["ip", "netns", "exec", lab.host, "nft", "-f", lab.dir + "/rules.nft"])
+
+        let tv = try startTV(["--mode", "transparent", "--listen", "[::]:18443", "--inspect", "--upstream-ca", lab.upstreamCA]) {
+            Sh.run(["ip", "netns", "exec", lab.host, "ss", "-tln", "sport", "= :18443"]).out.contains("18443")
+        }
+        defer { tv.stop() }
+
+        let inClient = { (args: [String]) in Sh.run(["ip", "netns", "exec", client] + args, timeout: 30) }
+        let https = inClient(["curl", "-sS", "--cacert", lab.tvRoot, "--resolve", "origin.test:443:10.203.0.2", "https://origin.test/index.html"])
+        #expect(https.status == 0 && https.out == OriginLab.indexBody, "\(https)\n\(tv.output)")
+        let plain = inClient(["curl", "-sS", "http://10.203.0.2:8080/index.html"])
+        #expect(plain.status == 0 && plain.out == OriginLab.indexBody, "\(plain)")
+        let v6 = inClient(["curl", "-sS", "--cacert", lab.tvRoot, "--resolve", "origin6.test:443:[fd03::2]", "https://origin6.test/index.html"])
+        #expect(v6.status == 0 && v6.out == OriginLab.indexBody, "\(v6)")
+        // Straight to the listener (no redirect): refused, counted, never looped.
+        let direct = inClient(["curl", "-sS", "-m", "5", "http://10.204.0.1:18443/"])
+        #expect(direct.status != 0)
+        let status = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status", "--json"])
+        #expect(status.out.contains("\"notRedirected\" : 1") || status.out.contains("\"notRedirected\": 1"), "\(status)")
+
+        let flows = try lab.flows()
+        let tls4 = try #require(flows.first { $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 443 })
+        #expect(tls4["status"] as? String == "inspected" && tls4["clientAddress"] as? String == "10.204.0.2" && tls4["host"] as? String == "origin.test")
+        #expect(flows.first { $0["serverPort"] as? Int == 8080 }?["status"] as? String == "not_encrypted")
+        #expect(flows.first { $0["serverAddress"] as? String == "fd03::2" }?["status"] as? String == "inspected")
+        // The banner printed the rules to type.
+        tv.stop(signal: SIGTERM)
+        #expect(tv.output.contains("redirect to :18443"), "\(tv.output)")
+    }
+
+    @Test("tun: the stand-in host's default-routed traffic goes through tv, LAN does not; rp_filter, stale rules and teardown handled")
+    func tun() throws {
+        let host = lab.host
+        func ns(_ args: [String]) -> Output { Sh.run(["ip", "netns", "exec", host] + args) }
+        try Sh.must(["ip", "-n", host, "route", "add", "default", "via", "10.203.0.2"])
+        try Sh.must(["ip", "-n", host, "-6", "route", "add", "default", "via", "fd03::2"])
+        try Sh.must(["ip", "netns", "exec", host, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=1"])
+        let rulesBefore = Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out
+        let linksBefore = Sh.run(["ip", "-n", host, "-o", "link"]).out
+        // What a crashed run would have left.
+        try Sh.must(["ip", "-n", host, "rule", "add", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"])
+
+        // --dry-run says what it would do and does nothing.
+        let dry = Sh.run(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--mode", "tun", "--dry-run"])
+        #expect(dry.status == 0 && dry.out.contains("ip -4 rule add not fwmark 0x7476 table 29814 pref 32765"), "\(dry)")
+        #expect(Sh.run(["ip", "-n", host, "link", "show", "tv0"]).status != 0)
+
+        let tv = try startTV(["--mode", "tun", "--yes", "--inspect", "--upstream-ca", lab.upstreamCA]) {
+            ((try? String(contentsOfFile: lab.dir + "/tv-run.log", encoding: .utf8)) ?? "").contains("tv is running")
+        }
+        defer { tv.stop() }
+        #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "2\n")
+        let rules = Sh.run(["ip", "-n", host, "rule"]).out
+        #expect(rules.components(separatedBy: "fwmark 0x7476").count == 2, "exactly one rule: \(rules)")
+
+        let https = lab.inHost(["curl", "-sS", "--cacert", lab.tvRoot, "--resolve", "origin.test:443:10.205.0.2", "https://origin.test/index.html"])
+        #expect(https.status == 0 && https.out == OriginLab.indexBody, "\(https)\n\(tv.output)")
+        let v6 = lab.inHost(["curl", "-sS", "-g", "http://[fd05::2]:8080/index.html"])
+        #expect(v6.status == 0 && v6.out == OriginLab.indexBody, "\(v6)")
+        let udp = lab.inHost(["python3", "-c", "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5); s.connect(('10.205.0.2', 7007)); s.send(b'x'*3000); print(len(s.recv(9000)))"])
+        #expect(udp.out == "3000\n", "\(udp)")
+        try "nameserver 10.205.0.2\n".write(toFile: lab.dir + "/resolv.conf", atomically: true, encoding: .utf8)
+        let dns = lab.inHost(["getent", "ahostsv4", "named.test"])
+        #expect(dns.out.contains("10.203.0.2"), "\(dns)")
+        // A connected (LAN) destination bypasses the TUN: no flow for it.
+        let lan = lab.inHost(["curl", "-sS", "http://10.203.0.2:8080/index.html"])
+        #expect(lan.status == 0)
+
+        let flows = try lab.flows()
+        #expect(flows.first { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 443 }?["status"] as? String == "inspected")
+        #expect(flows.contains { $0["serverAddress"] as? String == "fd05::2" && $0["status"] as? String == "not_encrypted" })
+        #expect(flows.contains { $0["transport"] as? String == "udp" && $0["serverPort"] as? Int == 7007 })
+        #expect(flows.contains { $0["serverPort"] as? Int == 53 && $0["host"] as? String == "named.test" })
+        #expect(!flows.contains { $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 8080 })
+
+        // SIGTERM: everything goes, rp_filter comes back.
+        tv.stop(signal: SIGTERM)
+        #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
+        #expect(Sh.run(["ip", "-n", host, "route", "show", "table", "29814"]).out.isEmpty)
+        #expect(Sh.run(["ip", "-n", host, "-o", "link"]).out == linksBefore)
+        #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
+        #expect(tv.output.contains("tv stopped"), "\(tv.output)")
+    }
+}
