@@ -37,6 +37,13 @@ public final class Certificate: @unchecked Sendable {
         return out
     }
 
+    /// Wraps an `X509` someone else owns (e.g. `SSL_get0_peer_certificate`), taking a reference of
+    /// its own: no DER round trip, which in OpenSSL 3 costs a full decode of the public key.
+    public static func retaining(_ handle: OpaquePointer) -> Certificate {
+        X509_up_ref(handle)
+        return Certificate(owning: handle)
+    }
+
     /// Reads a DER certificate.
     /// - Throws: `OpenSSLError` when the bytes are not a DER certificate.
     public static func fromDER(_ der: [UInt8]) throws -> Certificate {

@@ -391,15 +391,8 @@ final class ProxyConnection: LoopHandler {
     private func upstreamFacts(_ session: TLSSession) -> ConnectionMachine.UpstreamHandshake {
         let ssl = session.ssl
         let verify = SSL_get_verify_result(ssl)
-        var certificate: Certificate?
-        if let peer = SSL_get0_peer_certificate(ssl) {
-            var der: UnsafeMutablePointer<UInt8>?
-            let count = i2d_X509(peer, &der)
-            if count > 0, let der {
-                certificate = try? Certificate.fromDER(Array(UnsafeBufferPointer(start: der, count: Int(count))))
-                tv_openssl_free(der)
-            }
-        }
+        // The peer's certificate as OpenSSL already holds it (one more reference, no DER copy).
+        let certificate = SSL_get0_peer_certificate(ssl).map(Certificate.retaining)
         if session.resumed { loop.counters.upstreamResumptions.wrappingAdd(1, ordering: .relaxed) }
         let verifyError: String? = verify == X509_V_OK ? nil : String(cString: X509_verify_cert_error_string(verify))
         return ConnectionMachine.UpstreamHandshake(
