@@ -52,7 +52,11 @@ final class Leg {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
         if let tls {
             switch tls.read(into: buffer) {
-            case .bytes(let n): return .bytes(n)
+            case .bytes(let n):
+                // As for a short plain read below: the socket is empty and OpenSSL holds nothing
+                // more, so wait for the next edge instead of a read(2) that says EAGAIN.
+                if !peerClosing && tls.socketDrained { readable = false }
+                return .bytes(n)
             case .wantRead:
                 readable = false
                 return .wouldBlock
