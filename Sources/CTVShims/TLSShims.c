@@ -63,3 +63,29 @@ int tv_keylog_attach(SSL_CTX *ctx, int fd) {
     SSL_CTX_set_keylog_callback(ctx, keylog_line);
     return 1;
 }
+
+/* Socket-read tracking: after each read on the SSL's socket BIO, *drained says whether the
+   kernel's receive queue was emptied (a short read, or EAGAIN). With read-ahead, one BIO read can
+   bring several records; once they are consumed and the last read was short, the socket holds
+   nothing more, so the relay can wait for the next epoll edge instead of calling read() again
+   only to get EAGAIN. */
+static long tv_read_tracker(BIO *b, int oper, const char *argp, size_t len, int argi, long argl, int ret, size_t *processed) {
+    (void)argp; (void)argi; (void)argl;
+    if (oper == (BIO_CB_READ | BIO_CB_RETURN)) {
+        int *drained = (int *)BIO_get_callback_arg(b);
+        if (drained != NULL) {
+            if (ret > 0) *drained = (processed != NULL && *processed < len) ? 1 : 0;
+            else *drained = BIO_should_retry(b) ? 1 : 0;
+        }
+    }
+    return ret;
+}
+
+int tv_ssl_track_socket_reads(SSL *ssl, int *drained) {
+    BIO *b = SSL_get_rbio(ssl);
+    if (b == NULL) return 0;
+    *drained = 0;
+    BIO_set_callback_arg(b, (char *)drained);
+    BIO_set_callback_ex(b, tv_read_tracker);
+    return 1;
+}

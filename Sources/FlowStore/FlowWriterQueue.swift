@@ -19,12 +19,23 @@ final class FlowWriterQueue: Sendable {
         var stopping = false
         var stopped = false
         var writerSleeping = false
+        /// The writer, just woken by a first event, waits up to `lingerMillis` for more, so that a
+        /// flow's opened/updated/closed events share one transaction and one upsert. Only a flush
+        /// or a stop cuts the wait short (they signal `wake` while this is set).
+        var lingering = false
         var flushWaiters: [(target: Int, semaphore: DispatchSemaphore)] = []
 
         /// True (and the writer marked awake) when the writer was asleep and must be signalled.
         mutating func takeSleepingWriter() -> Bool {
             guard writerSleeping else { return false }
             writerSleeping = false
+            return true
+        }
+
+        /// True (and the linger ended) when the writer is gathering and must be signalled now.
+        mutating func takeLingeringWriter() -> Bool {
+            guard lingering else { return false }
+            lingering = false
             return true
         }
     }
@@ -36,12 +47,15 @@ final class FlowWriterQueue: Sendable {
     }
 
     let capacity: Int
+    /// How long the writer gathers events after it wakes (see `State.lingering`); 0 = never.
+    let lingerMillis: Int
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let stoppedSignal = DispatchSemaphore(value: 0)
 
-    init(capacity: Int) {
+    init(capacity: Int, lingerMillis: Int = 20) {
         self.capacity = max(capacity, 1)
+        self.lingerMillis = max(lingerMillis, 0)
     }
 
     /// Appends `event` unless the queue is full or stopping; then counts it as dropped.
@@ -63,12 +77,13 @@ final class FlowWriterQueue: Sendable {
     /// Blocks until every event accepted before the call is committed (or failed). Returns at
     /// once after the writer stopped. Never call it while paused (it would wait for `resume`).
     func flush() {
-        let waiter = state.withLock { state -> DispatchSemaphore? in
-            guard !state.stopped, state.finished < state.accepted else { return nil }
+        let (waiter, signal) = state.withLock { state -> (DispatchSemaphore?, Bool) in
+            guard !state.stopped, state.finished < state.accepted else { return (nil, false) }
             let semaphore = DispatchSemaphore(value: 0)
             state.flushWaiters.append((state.accepted, semaphore))
-            return semaphore
+            return (semaphore, state.takeLingeringWriter())
         }
+        if signal { wake.signal() }
         waiter?.wait()
     }
 
@@ -90,7 +105,8 @@ final class FlowWriterQueue: Sendable {
     func stop() {
         let signal = state.withLock { state -> Bool in
             state.stopping = true
-            return state.takeSleepingWriter()
+            let lingering = state.takeLingeringWriter()
+            return state.takeSleepingWriter() || lingering
         }
         if signal { wake.signal() }
         stoppedSignal.wait()
@@ -112,6 +128,23 @@ final class FlowWriterQueue: Sendable {
                                dropped: state.dropped, failed: state.failed, pending: state.pending.count,
                                lastError: state.lastError)
         }
+    }
+
+    /// After a wake-up: gathers the events that follow for up to `lingerMillis` (a flush or a stop
+    /// ends it at once), so that a burst costs one transaction and each flow one upsert, and the
+    /// writer thread wakes far fewer times than there are events.
+    private func linger() {
+        guard lingerMillis > 0 else { return }
+        let gather = state.withLock { state -> Bool in
+            guard !state.stopping, !state.paused, state.flushWaiters.isEmpty else { return false }
+            state.lingering = true
+            return true
+        }
+        guard gather else { return }
+        _ = wake.wait(timeout: .now() + .milliseconds(lingerMillis))
+        // A flush or stop that ended the wait cleared `lingering` and signalled; one that came
+        // just after the timeout left a signal behind, which only costs one spare turn.
+        state.withLock { $0.lingering = false }
     }
 
     /// The writer thread's loop: take everything queued, write it as one transaction, wake the
@@ -136,6 +169,7 @@ final class FlowWriterQueue: Sendable {
             switch step {
             case .sleep:
                 wake.wait()
+                linger()
             case let .write(batch):
                 var failure: FlowStoreError?
                 do {

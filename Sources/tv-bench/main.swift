@@ -1,6 +1,8 @@
 import Foundation
 import LocalCA
 import Recording
+import Wire
+import FlowStore
 
 // Micro-benchmarks of tv's own hot paths, run by Scripts/bench (release build). Figures are
 // wall-clock medians of several rounds on this machine; compare them as ratios within one run.
@@ -22,7 +24,7 @@ func report(_ name: String, _ nanoseconds: Double) {
     if nanoseconds >= 1_000_000 { text = String(format: "%.2f ms", nanoseconds / 1_000_000) }
     else if nanoseconds >= 1_000 { text = String(format: "%.2f µs", nanoseconds / 1_000) }
     else { text = String(format: "%.0f ns", nanoseconds) }
-    print(name.padding(toLength: 46, withPad: " ", startingAt: 0) + text)
+    print(name.padding(toLength: 56, withPad: " ", startingAt: 0) + text)
 }
 
 let dir = NSTemporaryDirectory() + "tv-bench-\(getpid())"
@@ -81,4 +83,85 @@ do {
     report("content record 16 KiB chunk, side cut", cut)
     cutFlow.finish()
     session.writer.close()
+}
+
+// ClientHello parsing (Wire): curl --http2's 517-byte ClientHello (one record), whole and split
+// in two reads as the proxy may see it.
+do {
+    let hex = "1603010200010001fc0303c2a2865ffb21c3c2921e72efdfe59de7b4c66cc9bcc739ffac2ab926728a9f9820f94cf3da6dbb0c42ea119b82da94f2622c5ac152ef84163eeb96e2edcae0f30d003e130213031301c02cc030009fcca9cca8ccaac02bc02f009ec024c028006bc023c0270067c00ac0140039c009c0130033009d009c003d003c0035002f00ff010001750000000b0009000006612e74657374000b000403000102000a00160014001d0017001e00190018010001010102010301040010000e000c02683208687474702f312e31001600000017000000310000000d002a0028040305030603080708080809080a080b080408050806040105010601030303010302040205020602002b0009080304030303020301002d00020101003300260024001d0020777a75691c4a2c622a48737b64e353588ee63598646258d10f5e541467d15246001500b7000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+    var bytes: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex {
+        let next = hex.index(index, offsetBy: 2)
+        bytes.append(UInt8(hex[index..<next], radix: 16)!)
+        index = next
+    }
+    guard case .clientHello = ClientHelloParser.parse(bytes) else { fatalError("the bench ClientHello does not parse") }
+    let whole = measure(iterations: 100_000) { _ in
+        if case .clientHello(let hello) = ClientHelloParser.parse(bytes) { precondition(hello.serverName != nil) }
+    }
+    report("ClientHello parse, 517 B, one read", whole)
+    let split = measure(iterations: 100_000) { _ in
+        var parser = ClientHelloParser()
+        _ = parser.feed(bytes[0..<200])
+        if case .clientHello(let hello) = parser.feed(bytes[200...]) { precondition(hello.serverName != nil) }
+    }
+    report("ClientHello parse, 517 B, two reads", split)
+}
+
+// Turn assembly (Recording.TurnRecorder): the pure chunk → turn decision per chunk, for an h1
+// exchange pattern (1 request chunk, 4 response chunks) and a bulk one-direction stream.
+do {
+    var sink = 0
+    let exchange = measure(iterations: 200_000) { i in
+        var recorder = TurnRecorder(budget: RecordingBudget(flowBudget: Int.max / 4))
+        for j in 0..<10 {
+            let direction: Direction = j % 5 == 0 ? .clientToServer : .serverToClient
+            sink &+= recorder.take(direction, at: Int64(j), count: 1_024).keep
+        }
+        if let turn = recorder.finish() { sink &+= turn.keptBytes }
+    }
+    report("turn assembly, 10 chunks (2 exchanges)", exchange)
+    var recorder = TurnRecorder()
+    let bulk = measure(iterations: 1_000_000) { i in sink &+= recorder.take(.serverToClient, at: Int64(i), count: 16_384).keep }
+    report("turn assembly, 1 chunk past the budget", bulk)
+    if sink == 42 { print("") }
+}
+
+// FlowStore: flow inserts through the batched writer, then keyset pages over the table.
+do {
+    let flows = Int(ProcessInfo.processInfo.environment["TV_BENCH_FLOWS"] ?? "") ?? 1_000_000
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    let path = dir + "/flows.sqlite3"
+    let store = try FlowStore(path: path)
+    let writer = try store.makeWriter()
+    let hosts = (0..<1000).map { "host\($0).bench.test" }
+    let base = now * 1_000_000
+    let started = DispatchTime.now().uptimeNanoseconds
+    var dropped = 0
+    for i in 0..<flows {
+        var flow = FlowRecord(id: writer.allocateID(), startTime: base + Int64(i) * 1_000, clientAddress: "127.0.0.1",
+                              clientPort: 40_000 + i % 20_000, serverAddress: "127.0.0.1", serverPort: 443,
+                              host: hosts[i % 1000], hostOrigin: .sni, alpn: "h2", tlsVersion: "TLS 1.3",
+                              status: .inspected, bytesUp: 512, bytesDown: 4_096, duration: 1_000)
+        flow.lastActivityTime = flow.startTime + 1_000
+        while !writer.enqueue(.closed(flow)) { dropped += 1; writer.flush() }
+    }
+    writer.flush()
+    let insertNanos = Double(DispatchTime.now().uptimeNanoseconds - started)
+    report("FlowStore insert (batched writer), \(flows) flows", insertNanos / Double(flows))
+    print("  \(String(format: "%.0f", Double(flows) / insertNanos * 1e9)) flows/s; the producer waited for the writer \(dropped) times")
+    writer.close()
+    var cursor: String? = nil
+    let firstPage = try measure(rounds: 5, iterations: 200) { _ in _ = try store.flows(FlowQuery(limit: 50)) }
+    report("FlowStore first page (50) of \(flows)", firstPage)
+    // Walk 200 pages deep with the keyset cursor, timing each page.
+    let deep = try measure(rounds: 5, iterations: 200) { _ in
+        let page = try store.flows(FlowQuery(limit: 50, after: cursor))
+        cursor = page.nextCursor
+    }
+    report("FlowStore keyset next page (50)", deep)
+    let hostPage = try measure(rounds: 3, iterations: 5) { i in _ = try store.flows(FlowQuery(host: hosts[i % 1000], limit: 50)) }
+    report("FlowStore first page (50), host filter (1 in 1,000)", hostPage)
+    store.close()
 }

@@ -26,6 +26,11 @@ int tv_err_lib(unsigned long code);
 /// SSL_add1_chain_cert.
 int tv_ssl_add1_chain_cert(SSL *ssl, X509 *cert);
 
+/// After `SSL_set_fd`: keeps `*drained` up to date after every read on the SSL's socket BIO
+/// (1 = the last read was short or EAGAIN, so the socket's receive queue was empty then).
+/// `drained` must outlive the SSL's BIO.
+int tv_ssl_track_socket_reads(SSL *ssl, int *drained);
+
 /// Constants Swift does not see as plain integers on every build.
 extern const long tv_SSL_MODE_RELEASE_BUFFERS, tv_SSL_MODE_ENABLE_PARTIAL_WRITE,
     tv_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, tv_SSL_MODE_AUTO_RETRY;

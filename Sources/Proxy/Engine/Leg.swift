@@ -104,7 +104,11 @@ final class Leg {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
         if let tls {
             switch tls.read(into: buffer) {
-            case .bytes(let n): return .bytes(n)
+            case .bytes(let n):
+                // As for a short plain read below: the socket is empty and OpenSSL holds nothing
+                // more, so wait for the next edge instead of a read(2) that says EAGAIN.
+                if !peerClosing && tls.socketDrained { readable = false }
+                return .bytes(n)
             case .wantRead:
                 readable = false
                 return .wouldBlock
@@ -134,17 +138,23 @@ final class Leg {
     /// Writes as much as the socket takes now; the caller stashes the rest.
     func write(_ bytes: UnsafeRawBufferPointer) -> WriteResult {
         if let tls {
-            switch tls.write(bytes) {
-            case .bytes(let n): return .wrote(n)
-            case .wantWrite:
-                writable = false
-                return .wrote(0)
-            case .wantRead:
-                readable = false
-                return .wrote(0)
-            case .closed: return .failed(reset: false, "the peer closed the TLS session")
-            case .failed(let failure): return .failed(reset: failure.systemError == ECONNRESET || failure.systemError == EPIPE, failure.text)
+            // With partial writes on, SSL_write returns after each record: go on until all is
+            // written or the socket is full (only then will an EPOLLOUT edge come back).
+            var done = 0
+            while done < bytes.count {
+                switch tls.write(UnsafeRawBufferPointer(rebasing: bytes[done...])) {
+                case .bytes(let n): done += n
+                case .wantWrite:
+                    writable = false
+                    return .wrote(done)
+                case .wantRead:
+                    readable = false
+                    return .wrote(done)
+                case .closed: return .failed(reset: false, "the peer closed the TLS session")
+                case .failed(let failure): return .failed(reset: failure.systemError == ECONNRESET || failure.systemError == EPIPE, failure.text)
+                }
             }
+            return .wrote(done)
         }
         let n = tv_send(fd, bytes.baseAddress, bytes.count)
         if n >= 0 { if n < bytes.count { writable = false }; return .wrote(n) }

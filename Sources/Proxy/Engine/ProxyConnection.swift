@@ -368,7 +368,7 @@ final class ProxyConnection: LoopHandler {
             return finishWith("tv could not create a TLS session (\(OpenSSLError("SSL_new").reasons.joined(separator: "; ")))")
         }
         let session = TLSSession(ssl: ssl, isServer: false)
-        SSL_set_fd(ssl, up.fd)
+        session.attach(fd: up.fd)
         if let name = plan.serverName { _ = tv_ssl_set_sni(ssl, name) }
         if !plan.alpn.isEmpty {
             let wire = ALPNSelection.wireList(plan.alpn)
@@ -432,7 +432,7 @@ final class ProxyConnection: LoopHandler {
         guard let ssl = SSL_new(shared.contexts.server) else { return finishWith("tv could not create a TLS session") }
         let session = TLSSession(ssl: ssl, isServer: true)
         session.alpnChoice = plan.alpn
-        SSL_set_fd(ssl, client.fd)
+        session.attach(fd: client.fd)
         guard SSL_use_certificate(ssl, leaf.certificate.handle) == 1 else {
             ERR_clear_error()
             return finishWith("tv could not use its certificate for this connection")
@@ -529,12 +529,33 @@ final class ProxyConnection: LoopHandler {
             guard source.readable || tlsBuffered else { break }
             if rounds == 16 { return true }
             rounds += 1
-            switch source.read(into: buffer) {
+            var result = source.read(into: buffer)
+            // What a coalescing read met after the first record (an EOF or failure to act on once
+            // the bytes before it are written).
+            var after: Leg.ReadResult?
+            if case .bytes(var n) = result, let tls = source.tls {
+                // Records OpenSSL already holds (they came in with the same socket read) join this
+                // chunk, so one write carries them: one record and one syscall instead of one per
+                // small record (h2 frames), for us and for the peer that reads them.
+                while tls.hasPending && buffer.count - n >= 16_384 {
+                    let next = source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[n...]))
+                    if case .bytes(let more) = next { n += more } else { after = next; break }
+                }
+                result = .bytes(n)
+            }
+            if case .eof = after { source.readClosed = true }
+            switch result {
             case .bytes(let n):
                 moved(n, direction)
                 let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
                 if spliceAllowed { sink.copiedToward &+= n }
-                switch sink.write(chunk) {
+                let written = sink.write(chunk)
+                if case let .failed(reset, text) = after {
+                    let who = direction == .clientToServer ? "client" : "server"
+                    abort(reset: reset, reset ? "the \(who) reset the connection" : "reading from the \(who) failed: \(text)")
+                    return false
+                }
+                switch written {
                 case .wrote(let w):
                     if w < n {
                         sink.stash(UnsafeRawBufferPointer(rebasing: chunk[w...]))

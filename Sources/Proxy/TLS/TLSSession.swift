@@ -20,17 +20,33 @@ final class TLSSession {
     private(set) var handshakeDone = false
     /// Server role: our first flight (with the certificate) has been written out.
     private(set) var flightSent = false
+    /// Set by the socket BIO's read callback (`tv_ssl_track_socket_reads`): 1 when the last read
+    /// from the socket was short or EAGAIN, i.e. the kernel had nothing more then.
+    private let drained = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
 
     init(ssl: OpaquePointer, isServer: Bool) {
         self.ssl = ssl
         self.isServer = isServer
+        drained.initialize(to: 0)
         SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
         SSL_set_ex_data(ssl, 0, nil)
         SSL_free(ssl)
+        drained.deallocate()
     }
+
+    /// Puts the session on socket `fd` and tracks its reads (see `socketDrained`).
+    func attach(fd: Int32) {
+        SSL_set_fd(ssl, fd)
+        _ = tv_ssl_track_socket_reads(ssl, drained)
+    }
+
+    /// Nothing is left to read without a new epoll edge: no record or plaintext is buffered in
+    /// OpenSSL and the last socket read came back short (or EAGAIN). Reading again now would only
+    /// cost a read(2) returning EAGAIN.
+    var socketDrained: Bool { drained.pointee == 1 && SSL_has_pending(ssl) != 1 }
 
     static func from(_ ssl: OpaquePointer?) -> TLSSession? {
         guard let ssl, let raw = SSL_get_ex_data(ssl, 0) else { return nil }
