@@ -46,7 +46,15 @@ extension EngineLoop {
         }
         guard let entry = nat.forward(app: source, remote: destination), entry.state != .connecting else {
             counters.drop(.noConnection)
-            if nat.forward(app: source, remote: destination) == nil { sendReset(answering: header, from: destination, to: source) }
+            if let connecting = nat.forward(app: source, remote: destination) {
+                // The app gave up while the upstream connect was still going: so do we.
+                if header.isRST {
+                    discardUpstream(connecting.id)
+                    nat.remove(connecting.id, now: now)
+                }
+            } else {
+                sendReset(answering: header, from: destination, to: source)
+            }
             return
         }
         nat.note(entry.id, fromApp: true, flags: header.flags, now: now)

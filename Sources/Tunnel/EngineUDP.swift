@@ -8,6 +8,8 @@ import Glibc
 extension EngineLoop {
     /// Seconds a DNS association without pending queries stays open.
     static let dnsIdleNanos: UInt64 = 10_000_000_000
+    /// How often an open UDP flow's counts are reported.
+    static let updateNanos: UInt64 = 1_000_000_000
 
     func handleUDP(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket) {
         let header: UDPHeader
@@ -248,6 +250,11 @@ extension EngineLoop {
                 }
             } else if now &- flow.lastActivity >= idle {
                 closeUDPFlow(key, wallMicros: wallMicros, reason: nil)
+            } else if flow.changed, now &- flow.reportedAt >= Self.updateNanos, let facts = flow.facts {
+                // A long association shows its bytes while it lasts, at most once a second.
+                sink?.flowUpdated(facts)
+                flow.changed = false
+                flow.reportedAt = now
             }
         }
     }

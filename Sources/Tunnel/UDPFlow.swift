@@ -16,7 +16,10 @@ final class UDPFlow {
     /// Port 53: every query/answer is its own flow, and answers are read for names.
     let isDNS: Bool
     /// The flow of a non-DNS association (nil for DNS).
-    var facts: FlowFacts?
+    var facts: FlowFacts? { didSet { changed = true } }
+    /// The facts changed since they were last reported, and when that was (ns).
+    var changed = false
+    var reportedAt: UInt64 = 0
     var lastActivity: UInt64
     /// DNS: the queries waiting for answers, by message id.
     var queries: [UInt16: DNSQueryFlow] = [:]

@@ -79,6 +79,14 @@ import Testing
         try store.hostNames.remember(name: "a.test", address: "10.0.0.2", at: 9)
         #expect(try store.hostNames.ttl(name: "a.test", address: "10.0.0.2") == 300)
         #expect(try store.flow(id: 7)?.packetsUp == nil)
+        // Written and read back through the writer's upsert.
+        var udp = sampleFlow(start: 2_000, host: nil, server: "10.203.0.2")
+        udp.transport = .udp
+        udp.packetsUp = 6
+        udp.packetsDown = 5
+        let written = try writeFlows([udp], to: store)
+        let read = try store.flow(id: written[0].id)
+        #expect(read?.packetsUp == 6 && read?.packetsDown == 5 && read?.transport == .udp)
     }
 
     @Test func refusesAFileFromANewerTV() throws {

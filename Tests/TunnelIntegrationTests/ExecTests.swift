@@ -71,6 +71,24 @@ final class ExecTests {
         #expect(f["bytesUp"] as? Int == 78_501 && f["bytesDown"] as? Int == 78_501)
         #expect(f["packetsUp"] as? Int == 6 && f["packetsDown"] as? Int == 6)
         #expect(f["status"] as? String == "not_encrypted")
+        // UDP to 443 is QUIC as far as tv knows: encrypted (nothing answers here; the flow is still one).
+        let quic = lab.exec([], ["python3", "-c", "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'\\xc0' + bytes(1199), ('10.203.0.2', 443))"])
+        #expect(quic.status == 0, "\(quic)")
+        let q = try #require(try flow { $0["transport"] as? String == "udp" && $0["serverPort"] as? Int == 443 })
+        #expect(q["status"] as? String == "encrypted" && q["bytesUp"] as? Int == 1200)
+    }
+
+    @Test("a loopback stub resolver on the host (like systemd-resolved's 127.0.0.53) still answers: tv asks it from outside the namespace")
+    func loopbackStub() throws {
+        let stub = try Daemon(["ip", "netns", "exec", lab.host, "dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
+                               "--listen-address=127.0.0.53", "--host-record=stub.test,10.203.0.2", "--pid-file=", "--user=root"],
+                              log: lab.dir + "/stub.log")
+        defer { stub.stop() }
+        usleep(300_000)
+        try "nameserver 127.0.0.53\n".write(toFile: lab.dir + "/resolv.conf", atomically: true, encoding: .utf8)
+        let r = lab.exec([], ["getent", "ahostsv4", "stub.test"])
+        #expect(r.status == 0 && r.out.contains("10.203.0.2"), "\(r) \(stub.output)")
+        #expect(try flow { $0["serverPort"] as? Int == 53 }?["serverAddress"] as? String == "127.0.0.53")
     }
 
     @Test("a name resolved through the tunnel's DNS address: resolv.conf inside names it, each query is a flow, the answer is kept")
