@@ -28,6 +28,10 @@ public final class Session: Sendable {
         public var forceInspection = false
         /// Keep decrypted content this session whatever `content.keep` says (`--keep-content`).
         public var forceContentKeep = false
+        /// Remember hosts whose clients seem to pin (saved pins still apply only when on);
+        /// `--no-pinning-detection` turns it off for the session, so load generators that close
+        /// mid-handshake do not turn inspection into pass-through.
+        public var pinningDetection = true
         /// Seconds between trust re-checks while running (0 = never).
         public var trustRecheckSeconds: Double = 60
         public init() {}
@@ -122,7 +126,7 @@ public final class Session: Sendable {
         config.keylogPath = options.keylogPath ?? environment["SSLKEYLOGFILE"].flatMap { $0.isEmpty ? nil : $0 }
         config.firstFlowID = UInt64(writer.allocateID())
         config.flowSink = FlowStoreSink(writer: writer)
-        config.pinningMemory = pinning
+        config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         config.chunkRecorder = ContentRecordingBridge(content: content)
         proxy = ProxyServer(configuration: config)
         let address = try proxy.start()
@@ -256,4 +260,11 @@ public final class Session: Sendable {
         for (kind, n) in c.closedByStatus { values["closed." + kind.rawValue] = String(n) }
         return values
     }
+}
+
+/// Pinning memory for a session run with `--no-pinning-detection`: nothing is pinned, nothing is
+/// remembered (the flow still records why its handshake ended).
+final class NoPinningMemory: PinningMemory {
+    func isPinned(_ host: String) -> Bool { false }
+    func remember(_ host: String, reason: String) {}
 }

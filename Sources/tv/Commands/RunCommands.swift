@@ -22,6 +22,7 @@ enum RunCommands {
                   OptionSpec("ca", value: "FILE", help: "Use the CA in FILE (key and certificate in one PEM) for this session only, inspecting."),
                   OptionSpec("inspect", help: "Inspect this session even if the trust store does not trust the root (clients given it with --cacert)."),
                   OptionSpec("keep-content", help: "Keep decrypted content this session (as content.keep on; only while inspecting)."),
+                  OptionSpec("no-pinning-detection", help: "Never take a refused or silent handshake for pinning this session: every host stays inspected (benchmarks)."),
                   OptionSpec("quiet", help: "Print nothing but errors.")])
 
     static let statusSpec = CommandSpec(name: "status", summary: "Say whether a session is running, with its live counters.",
@@ -50,6 +51,7 @@ enum RunCommands {
         options.caFile = c.value("ca")
         options.forceInspection = c.has("inspect")
         options.forceContentKeep = c.has("keep-content")
+        options.pinningDetection = !c.has("no-pinning-detection")
         let quiet = c.has("quiet")
         let home = try inv.home()
         let console = inv.console
