@@ -28,6 +28,10 @@ public final class Session: Sendable {
         public var forceInspection = false
         /// Keep decrypted content this session whatever `content.keep` says (`--keep-content`).
         public var forceContentKeep = false
+        /// Remember hosts whose clients seem to pin (saved pins still apply only when on);
+        /// `--no-pinning-detection` turns it off for the session, so load generators that close
+        /// mid-handshake do not turn inspection into pass-through.
+        public var pinningDetection = true
         /// Seconds between trust re-checks while running (0 = never).
         public var trustRecheckSeconds: Double = 60
         /// `--mode tun`: the device, routing table, mark and MTU.
@@ -238,4 +242,11 @@ public final class Session: Sendable {
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
         return values
     }
+}
+
+/// Pinning memory for a session run with `--no-pinning-detection`: nothing is pinned, nothing is
+/// remembered (the flow still records why its handshake ended).
+final class NoPinningMemory: PinningMemory {
+    func isPinned(_ host: String) -> Bool { false }
+    func remember(_ host: String, reason: String) {}
 }

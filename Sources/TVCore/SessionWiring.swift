@@ -98,7 +98,7 @@ final class SessionWiring: Sendable {
         config.keylogPath = options.keylogPath ?? environment["SSLKEYLOGFILE"].flatMap { $0.isEmpty ? nil : $0 }
         config.firstFlowID = UInt64(writer.allocateID())
         config.flowSink = FlowStoreSink(writer: writer)
-        config.pinningMemory = pinning
+        config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         config.chunkRecorder = ContentRecordingBridge(content: content)
         configuration = config
     }

@@ -341,8 +341,12 @@ struct InterceptionRunTests {
         // connectivity check), which tv records as failed with that reason and nothing else.
         let wrkRows = rows[5...]
         #expect(wrkRows.filter { $0.string("status") == "inspected" && $0["alpn"] is NSNull }.count == 2, "\(summary)")
+        // Which of the two it is depends on whether tv had started connecting upstream when the
+        // probe closed (timing), so either exact reason is right.
+        let probeReasons: Set<String> = ["the client closed the connection while tv was connecting to the server",
+                                         "the client closed the connection before sending anything"]
         #expect(wrkRows.filter { $0.string("status") != "inspected" }.allSatisfy {
-            $0.string("failureReason") == "the client closed the connection while tv was connecting to the server" }, "\(summary)")
+            probeReasons.contains($0.string("failureReason") ?? "") }, "\(summary)")
         #expect(rows.allSatisfy { $0.int("serverPort") == Int(world.nginx.tlsPort) })
         #expect(try box.waitForNoOpenConnections() == 0)
         try tv.stop()

@@ -31,6 +31,7 @@ enum RunCommands {
         OptionSpec("ca", value: "FILE", help: "Use the CA in FILE (key and certificate in one PEM) for this session only, inspecting."),
         OptionSpec("inspect", help: "Inspect this session even if the trust store does not trust the root (clients given it with --cacert)."),
         OptionSpec("keep-content", help: "Keep decrypted content this session (as content.keep on; only while inspecting)."),
+        OptionSpec("no-pinning-detection", help: "Never take a refused or silent handshake for pinning this session: every host stays inspected (benchmarks)."),
     ]
 
     /// Reads the shared proxy options.
@@ -48,6 +49,7 @@ enum RunCommands {
         options.caFile = c.value("ca")
         options.forceInspection = c.has("inspect")
         options.forceContentKeep = c.has("keep-content")
+        options.pinningDetection = !c.has("no-pinning-detection")
         return options
     }
 
