@@ -63,3 +63,17 @@ int tv_keylog_attach(SSL_CTX *ctx, int fd) {
     SSL_CTX_set_keylog_callback(ctx, keylog_line);
     return 1;
 }
+
+static long tv_short_read_cb(BIO *b, int oper, const char *argp, size_t len, int argi, long argl, int ret, size_t *processed) {
+    (void)argp; (void)argi; (void)argl;
+    if (oper == (BIO_CB_READ | BIO_CB_RETURN)) {
+        int *flag = (int *)BIO_get_callback_arg(b);
+        if (flag) *flag = (ret > 0 && processed != NULL && *processed < len) ? 1 : 0;
+    }
+    return ret;
+}
+
+void tv_bio_watch_short_reads(BIO *bio, int *flag) {
+    BIO_set_callback_arg(bio, (char *)flag);
+    BIO_set_callback_ex(bio, tv_short_read_cb);
+}

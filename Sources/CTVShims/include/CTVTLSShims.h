@@ -35,6 +35,11 @@ extern const long tv_SSL_SESS_CACHE_CLIENT, tv_SSL_SESS_CACHE_SERVER, tv_SSL_SES
     tv_SSL_SESS_CACHE_NO_INTERNAL_STORE;
 extern const int tv_TLS1_VERSION, tv_TLS1_1_VERSION, tv_TLS1_2_VERSION, tv_TLS1_3_VERSION;
 
+/// Watches the reads `bio` makes on its socket: after each, *flag is 1 when the read returned
+/// fewer bytes than asked (the socket was drained at that moment), else 0. Lets an
+/// edge-triggered loop skip the extra read that would only say EAGAIN.
+void tv_bio_watch_short_reads(BIO *bio, int *flag);
+
 /// Makes every SSL created from `ctx` append NSS key log lines to `fd` (opened O_APPEND by the
 /// caller). One process-wide lock serialises the lines of every context, so two handshakes never
 /// interleave. `fd` < 0 detaches. The fd must stay open while the context lives.

@@ -104,7 +104,11 @@ final class Leg {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
         if let tls {
             switch tls.read(into: buffer) {
-            case .bytes(let n): return .bytes(n)
+            case .bytes(let n):
+                // The socket was drained by this read: a later arrival raises a new edge. (Unless
+                // the peer is closing: one more read must see the EOF.)
+                if tls.drained && !peerClosing { readable = false }
+                return .bytes(n)
             case .wantRead:
                 readable = false
                 return .wouldBlock

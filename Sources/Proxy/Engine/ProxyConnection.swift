@@ -355,7 +355,7 @@ final class ProxyConnection: LoopHandler {
             return finishWith("tv could not create a TLS session (\(OpenSSLError("SSL_new").reasons.joined(separator: "; ")))")
         }
         let session = TLSSession(ssl: ssl, isServer: false)
-        SSL_set_fd(ssl, up.fd)
+        session.attach(fd: up.fd)
         if let name = plan.serverName { _ = tv_ssl_set_sni(ssl, name) }
         if !plan.alpn.isEmpty {
             let wire = ALPNSelection.wireList(plan.alpn)
@@ -419,7 +419,7 @@ final class ProxyConnection: LoopHandler {
         guard let ssl = SSL_new(shared.contexts.server) else { return finishWith("tv could not create a TLS session") }
         let session = TLSSession(ssl: ssl, isServer: true)
         session.alpnChoice = plan.alpn
-        SSL_set_fd(ssl, client.fd)
+        session.attach(fd: client.fd)
         guard SSL_use_certificate(ssl, leaf.certificate.handle) == 1 else {
             ERR_clear_error()
             return finishWith("tv could not use its certificate for this connection")

@@ -21,16 +21,32 @@ final class TLSSession {
     /// Server role: our first flight (with the certificate) has been written out.
     private(set) var flightSent = false
 
+    /// Set by the read BIO's callback: the last socket read came back short (drained).
+    private let shortRead: UnsafeMutablePointer<Int32>
+
     init(ssl: OpaquePointer, isServer: Bool) {
         self.ssl = ssl
         self.isServer = isServer
+        shortRead = .allocate(capacity: 1)
+        shortRead.initialize(to: 0)
         SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
         SSL_set_ex_data(ssl, 0, nil)
         SSL_free(ssl)
+        shortRead.deallocate()
     }
+
+    /// Attaches the socket (after SSL_set_fd) and watches its reads for short ones.
+    func attach(fd: Int32) {
+        SSL_set_fd(ssl, fd)
+        if let rbio = SSL_get_rbio(ssl) { tv_bio_watch_short_reads(rbio, shortRead) }
+    }
+
+    /// After a read that returned data: nothing is buffered in OpenSSL and the socket read came
+    /// back short, so another read would only say EAGAIN.
+    var drained: Bool { shortRead.pointee == 1 && SSL_has_pending(ssl) == 0 }
 
     static func from(_ ssl: OpaquePointer?) -> TLSSession? {
         guard let ssl, let raw = SSL_get_ex_data(ssl, 0) else { return nil }
