@@ -25,9 +25,7 @@ import Glibc
 public final class ProxyServer: Sendable {
     public let configuration: ProxyConfiguration
 
-    private struct Running: @unchecked Sendable {
-        // `@unchecked Sendable`: every field is Sendable except the Foundation `Thread` handles,
-        // which are only kept to name the threads and never touched from another thread.
+    private struct Running: Sendable {
         let shared: ProxyShared
         let listenFD: Int32
         let inboxes: [LoopInbox]

@@ -13,7 +13,6 @@ struct BadInputTests {
         defer { nginx.stop() }
         let pki = TestPKI.shared
         let harness = try Harness { $0.handshakeTimeout = 5 }
-        let fdsBefore = openDescriptors()
         let script = """
         import os, socket, ssl, sys, random
         proxy, tls_port, closed_port = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
@@ -80,11 +79,30 @@ struct BadInputTests {
         #expect(counters.openConnections == 0)
         #expect(harness.sink.waitForClosed(1001, timeout: 20).count == 1001)
         #expect(counters.closedByStatus[.inspected] == 1)
-        // No descriptor leaked (a few may belong to other threads of the test process).
-        #expect(openDescriptors() <= fdsBefore + 4, "before \(fdsBefore), after \(openDescriptors())")
+        // No socket leaked: none of this process's descriptors is a TCP socket of this proxy
+        // (accepted on its port, or connected to the test's servers) other than its listener.
+        let leaked = openSockets(localPort: harness.port, remotePorts: [nginx.tlsPort])
+        #expect(leaked == 0, "\(leaked) sockets still open")
     }
 
-    func openDescriptors() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+    /// This process's TCP sockets (not listening) with that local port or one of those remote ports.
+    func openSockets(localPort: UInt16, remotePorts: Set<UInt16>) -> Int {
+        var inodes = Set<String>()
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n").dropFirst() {
+                let f = line.split(separator: " ")
+                guard f.count > 9, f[3] != "0A" else { continue }
+                let local = UInt16(f[1].split(separator: ":").last ?? "", radix: 16) ?? 0
+                let remote = UInt16(f[2].split(separator: ":").last ?? "", radix: 16) ?? 0
+                if local == localPort || remotePorts.contains(remote) { inodes.insert(String(f[9])) }
+            }
+        }
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.filter { fd in
+            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"),
+                  link.hasPrefix("socket:[") else { return false }
+            return inodes.contains(String(link.dropFirst(8).dropLast()))
+        }.count
     }
 }

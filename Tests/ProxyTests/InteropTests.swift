@@ -268,3 +268,82 @@ final class InteropTests {
         #expect(harness.server.counters.accepted == 2)
     }
 }
+
+@Suite("Integration: names, ALPN and versions (interop cases 2, 3, 6, 7)", .serialized)
+final class InteropNameTests {
+    let pki = TestPKI.shared
+
+    @Test("case 2: a 79-character name gets a leaf without CN and a critical SAN; a 64-character label is refused alone")
+    func longNames() throws {
+        let server = try OpenSSLServer(cert: pki.serverCert, key: pki.serverKey, extra: [])
+        defer { server.stop() }
+        let harness = try Harness { $0.upstreamInsecure = true }
+        let long = String(repeating: "a", count: 63) + ".bbbbbbbbbb.test"
+        #expect(long.count == 79)
+        let leaf = Clients.presentedCertificate(connect: "127.0.0.1:\(server.port)", proxy: "127.0.0.1:\(harness.port)", serverName: long)
+        #expect(leaf.contains("DNS:\(long)"), "\(leaf)")
+        #expect(leaf.contains("X509v3 Subject Alternative Name: critical"))
+        #expect(!leaf.contains("CN = aaaa"))
+        let bad = String(repeating: "x", count: 64) + ".test"
+        let refused = Shell.run(["openssl", "s_client", "-proxy", "127.0.0.1:\(harness.port)", "-connect", "127.0.0.1:\(server.port)",
+                                 "-servername", bad], timeout: 20, stdin: Data())
+        #expect(!refused.out.contains("BEGIN CERTIFICATE"))
+        let flows = harness.sink.waitForClosed(2)
+        #expect(flows.last?.error?.contains("cannot make a certificate") == true, "\(flows.last?.error ?? "")")
+        let after = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "-o", "/dev/null", "-w", "%{http_code}",
+                               "https://localhost:\(server.port)/"], timeout: 20)
+        #expect(after.out == "200")
+        #expect(harness.waitIdle())
+    }
+
+    @Test("case 3: a trailing dot in the SNI is dropped everywhere")
+    func trailingDot() throws {
+        let server = try OpenSSLServer(cert: pki.serverCert, key: pki.serverKey, extra: [])
+        defer { server.stop() }
+        let harness = try Harness()
+        let r = Shell.run(["openssl", "s_client", "-proxy", "127.0.0.1:\(harness.port)", "-connect", "127.0.0.1:\(server.port)",
+                           "-servername", "a.test.", "-CAfile", pki.tvRoot, "-verify_hostname", "a.test", "-verify_return_error"],
+                          timeout: 20, stdin: Data())
+        #expect(r.out.contains("Verify return code: 0 (ok)"), "\(r.out)\(r.err)")
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.host == "a.test")
+        #expect(flow.upstreamVerified == true)
+        #expect(harness.waitIdle())
+    }
+
+    @Test("case 7: the client leg gets exactly the upstream's ALPN (http/1.1, or none)", arguments: [true, false])
+    func alpnFollowsUpstream(_ upstreamSaysHTTP1: Bool) throws {
+        let server = try OpenSSLServer(cert: pki.serverCert, key: pki.serverKey, extra: upstreamSaysHTTP1 ? ["-alpn", "http/1.1"] : [])
+        defer { server.stop() }
+        let harness = try Harness()
+        let r = Shell.run(["curl", "-sS", "-v", "--http2", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "-o", "/dev/null",
+                           "-w", "%{http_code} %{http_version}", "https://localhost:\(server.port)/"], timeout: 20)
+        #expect(r.out.hasPrefix("200 1"), "never h2: \(r.out) \(r.err)")   // s_server -www answers HTTP/1.0
+        if upstreamSaysHTTP1 {
+            #expect(r.err.contains("ALPN: server accepted http/1.1"))
+        } else {
+            #expect(r.err.contains("ALPN: server did not agree on a protocol"))
+        }
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.alpn == (upstreamSaysHTTP1 ? "http/1.1" : nil))
+        #expect(flow.offeredALPN == ["h2", "http/1.1"])
+        #expect(harness.waitIdle())
+    }
+
+    @Test("case 6: a TLS 1.0-only server fails with a protocol-version reason; legacy allowed on request")
+    func legacyUpstream() throws {
+        let server = try OpenSSLServer(cert: pki.serverCert, key: pki.serverKey, extra: ["-tls1", "-cipher", "DEFAULT:@SECLEVEL=0"])
+        defer { server.stop() }
+        let harness = try Harness()
+        let r = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "https://localhost:\(server.port)/"], timeout: 20)
+        #expect(r.status != 0)
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.error?.contains("version") == true, "\(flow.error ?? "")")
+        let legacy = try Harness { $0.minimumTLSVersion = .tls10 }
+        let ok = Shell.run(["curl", "-sS", "-x", legacy.proxyURL, "--cacert", pki.tvRoot, "-o", "/dev/null", "-w", "%{http_code}",
+                            "https://localhost:\(server.port)/"], timeout: 20)
+        #expect(ok.out == "200", "\(ok.err)")
+        #expect(legacy.sink.waitForClosed(1).first?.upstreamTLSVersion == .tls10)
+        #expect(harness.waitIdle() && legacy.waitIdle())
+    }
+}

@@ -57,7 +57,7 @@ final class TLSContexts: @unchecked Sendable {
         let sid: [UInt8] = Array("tv-client-leg".utf8)
         _ = SSL_CTX_set_session_id_context(server, sid, UInt32(sid.count))
         _ = tv_ssl_ctx_set_session_cache_mode(server, tv_SSL_SESS_CACHE_SERVER)
-        _ = tv_ssl_ctx_set_session_cache_size(server, 4096)
+        _ = tv_ssl_ctx_set_session_cache_size(server, 1024)
         _ = SSL_CTX_set_num_tickets(server, 1)
         SSL_CTX_set_alpn_select_cb(server, tvALPNSelect, nil)
         if let authority = configuration.authority {

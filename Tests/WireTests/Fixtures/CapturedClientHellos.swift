@@ -1,6 +1,6 @@
 // Real ClientHellos, each the first bytes a client sent to a python3 TCP server on 127.0.0.1
 // that accepted one connection and dumped what it received until the first record was complete
-// (/work/wt-wire/capture/dump_server.py); captured 2026-11-30 on Debian 12 with OpenSSL 3.0.22, curl 7.88.1, Python 3.11.7.
+// (dump_server.py, see FixtureCapture.swift); captured 2026-11-30 on Debian 12 with OpenSSL 3.0.22, curl 7.88.1, Python 3.11.7.
 // Do not edit the bytes: tests rely on them being exactly what the tools sent.
 
 enum CapturedClientHellos {

@@ -1,4 +1,4 @@
-// Real HTTP proxy request heads: a python3 server on 127.0.0.1 (/work/wt-wire/capture/head_server.py)
+// Real HTTP proxy request heads: a python3 server on 127.0.0.1 (head_server.py, see FixtureCapture.swift)
 // dumped what curl sent up to the end of the head (plus any body in the same read);
 // captured 2026-11-30 on Debian 12 with OpenSSL 3.0.22, curl 7.88.1, Python 3.11.7.
 

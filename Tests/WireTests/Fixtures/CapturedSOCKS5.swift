@@ -1,4 +1,4 @@
-// Real SOCKS5 client bytes: a python3 server on 127.0.0.1 (/work/wt-wire/capture/socks_server.py)
+// Real SOCKS5 client bytes: a python3 server on 127.0.0.1 (socks_server.py, see FixtureCapture.swift)
 // dumped the greeting, answered 05 00 (no authentication) and dumped the request;
 // captured 2026-11-30 on Debian 12 with OpenSSL 3.0.22, curl 7.88.1, Python 3.11.7.
 

@@ -1,4 +1,4 @@
-// Real server first flights: a python3 client (/work/wt-wire/capture/send_hello.py)
+// Real server first flights: a python3 client (send_hello.py, see FixtureCapture.swift)
 // connected to `openssl s_server` on 127.0.0.1, sent a captured ClientHello and dumped all it
 // received for 1.5 s; captured 2026-11-30 on Debian 12 with OpenSSL 3.0.22, curl 7.88.1, Python 3.11.7.
 // Do not edit the bytes: tests rely on them being exactly what the server sent.
