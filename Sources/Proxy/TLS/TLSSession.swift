@@ -38,10 +38,40 @@ final class TLSSession {
         shortRead.deallocate()
     }
 
-    /// Attaches the socket (after SSL_set_fd) and watches its reads for short ones.
+    /// Attaches the socket: reads through a socket BIO watched for short reads; writes through
+    /// the gathering BIO (`tv_wbio_new`), sent by `flush()`, so that the records of one burst
+    /// leave in one send(2).
     func attach(fd: Int32) {
-        SSL_set_fd(ssl, fd)
-        if let rbio = SSL_get_rbio(ssl) { tv_bio_watch_short_reads(rbio, shortRead) }
+        guard let rbio = BIO_new_socket(fd, BIO_NOCLOSE), let wbio = tv_wbio_new(fd, TLSSession.gatherLimit) else {
+            SSL_set_fd(ssl, fd)
+            return
+        }
+        tv_bio_watch_short_reads(rbio, shortRead)
+        SSL_set_bio(ssl, rbio, wbio)
+        gathering = wbio
+    }
+
+    /// At most this much waits in the gathering BIO; beyond it SSL_write says WANT_WRITE.
+    static let gatherLimit = 512 * 1024
+    private var gathering: OpaquePointer?
+
+    /// Bytes written by OpenSSL and not yet sent.
+    var unsent: Int { gathering.map { tv_wbio_pending($0) } ?? 0 }
+
+    enum FlushOutcome: Equatable {
+        case drained
+        case blocked
+        case failed(Int32)
+    }
+
+    /// Sends what OpenSSL wrote.
+    func flush() -> FlushOutcome {
+        guard let gathering else { return .drained }
+        switch tv_wbio_flush(gathering) {
+        case 1: return .drained
+        case 0: return .blocked
+        default: return .failed(errno)
+        }
     }
 
     /// After a read that returned data: nothing is buffered in OpenSSL and the socket read came
