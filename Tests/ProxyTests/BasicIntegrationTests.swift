@@ -177,6 +177,25 @@ final class BasicIntegrationTests {
         #expect(Shell.run(["sha256sum", nginx.dir + "/www/upload/copy.bin"]).out.prefix(64) == nginx.bigFileSHA256)
         flows = harness.sink.waitForClosed(3)
         #expect(flows.count == 3)
+
+        // Pipelined: the request for another host waits for the first response, then goes over
+        // a new upstream; the answers come back in order.
+        let script = """
+        import socket, sys
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+        p = sys.argv[2]
+        s.sendall(("GET http://localhost:%s/1k.bin HTTP/1.1\\r\\nHost: localhost:%s\\r\\n\\r\\n" % (p, p) +
+                   "GET http://127.0.0.1:%s/index.html HTTP/1.1\\r\\nHost: 127.0.0.1:%s\\r\\nConnection: close\\r\\n\\r\\n" % (p, p)).encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk: break
+            data += chunk
+        print(data.count(b"HTTP/1.1 200 OK"), data.endswith(b"hello from nginx\\n"), len(data) > 1024)
+        """
+        let pipelined = Clients.python(script, [String(harness.port), String(nginx.plainPort)])
+        #expect(pipelined.out == "2 True True\n", "\(pipelined.out) \(pipelined.err)")
+        #expect(harness.sink.waitForClosed(5).count == 5)
         #expect(harness.waitIdle())
     }
 }
@@ -206,6 +225,21 @@ final class EngineBehaviourTests {
         #expect(flow.status == .encrypted)
         #expect(flow.bytesFromServer > 10_485_760)
         #expect(harness.server.counters.splicedBytes > 9_000_000)
+        #expect(harness.waitIdle())
+    }
+
+    @Test("a slow reader: back-pressure holds the server side, bytes arrive intact (inspected and plain)")
+    func slowReader() throws {
+        let harness = try Harness()
+        for (url, extra) in [("https://localhost:\(nginx.tlsPort)/10m.bin", ["--cacert", pki.tvRoot]),
+                             ("http://localhost:\(nginx.plainPort)/10m.bin", ["-p"])] {
+            let out = NSTemporaryDirectory() + "tv-slow-\(UUID().uuidString.prefix(6)).bin"
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            let r = Shell.run(["curl", "-sS", "--http1.1", "--limit-rate", "8M", "-x", harness.proxyURL] + extra + ["-o", out, url], timeout: 60)
+            #expect(r.status == 0, "\(r.err)")
+            #expect(Shell.run(["sha256sum", out]).out.prefix(64) == nginx.bigFileSHA256)
+        }
+        #expect(harness.sink.waitForClosed(2).count == 2)
         #expect(harness.waitIdle())
     }
 

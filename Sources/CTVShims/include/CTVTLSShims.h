@@ -46,3 +46,18 @@ extern const int tv_TLS1_VERSION, tv_TLS1_1_VERSION, tv_TLS1_2_VERSION, tv_TLS1_
 int tv_keylog_attach(SSL_CTX *ctx, int fd);
 
 #endif
+
+#ifndef CTVTLSSHIMS_WBIO
+#define CTVTLSSHIMS_WBIO
+/// A write-only BIO that gathers what OpenSSL writes (records) and sends it to `fd` in one
+/// send(2) on BIO_flush: four 16 KiB records go out in one system call instead of four.
+/// While nothing is waiting it owns no memory (the bytes of one burst sit in a per-thread
+/// scratch buffer; only what the socket does not take is copied to a buffer of its own).
+/// Writes never block: when more than `limit` bytes wait, BIO_write asks to retry (WANT_WRITE).
+BIO *tv_wbio_new(int fd, size_t limit);
+/// Bytes waiting in such a BIO.
+size_t tv_wbio_pending(BIO *bio);
+/// Sends what waits: 1 = all sent, 0 = the socket is full (try again when writable),
+/// -1 = error (errno set).
+int tv_wbio_flush(BIO *bio);
+#endif

@@ -42,8 +42,30 @@ final class Leg {
     /// Bytes written to this leg with read/write, before a pipe may be worth it.
     var copiedToward = 0
 
-    /// Waiting bytes of either kind.
-    var hasUnsent: Bool { hasPending || pipeBytes > 0 }
+    /// Waiting bytes of any kind: plaintext not taken by SSL_write, records in the gathering
+    /// BIO, bytes in the splice pipe.
+    var hasUnsent: Bool { hasPending || pipeBytes > 0 || (tls?.unsent ?? 0) > 0 }
+
+    /// Our FIN waits for the gathering BIO to drain (close_notify first).
+    private var finPending = false
+
+    /// Sends the records the gathering BIO holds (TLS legs).
+    func flushRecords() -> FlushResult {
+        guard let tls, tls.unsent > 0 else { return .drained }
+        switch tls.flush() {
+        case .drained:
+            if finPending {
+                finPending = false
+                _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+            }
+            return .drained
+        case .blocked:
+            writable = false
+            return .blocked
+        case .failed(let err):
+            return .failed(reset: err == ECONNRESET || err == EPIPE, Errno(err).phrase)
+        }
+    }
 
     /// Makes the pipe for splicing toward this leg; false when none can be had (fd limit).
     func openPipe() -> Bool {
@@ -199,8 +221,10 @@ final class Leg {
         case failed(reset: Bool, String)
     }
 
-    /// Writes what is waiting.
+    /// Writes what is waiting: records first, then plaintext SSL_write did not take.
     func flush() -> FlushResult {
+        let records = flushRecords()
+        guard case .drained = records else { return records }
         while hasPending {
             let chunk = UnsafeRawBufferPointer(start: pending!.baseAddress! + pendingStart, count: pendingEnd - pendingStart)
             switch write(chunk) {
@@ -212,7 +236,7 @@ final class Leg {
             }
         }
         releasePending()
-        return .drained
+        return flushRecords()
     }
 
     func releasePending() {
@@ -226,7 +250,13 @@ final class Leg {
     func shutdownWrite() {
         guard !writeClosed else { return }
         writeClosed = true
-        tls?.shutdown()
+        if let tls {
+            tls.shutdown()
+            if case .blocked = flushRecords() {
+                finPending = true
+                return
+            }
+        }
         _ = Glibc.shutdown(fd, Int32(SHUT_WR))
     }
 

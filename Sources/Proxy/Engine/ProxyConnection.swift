@@ -516,11 +516,17 @@ final class ProxyConnection: LoopHandler {
         if sink.pipe != nil || (spliceAllowed && sink.copiedToward >= Self.spliceAfterBytes && !sink.hasPending && sink.openPipe()) {
             return splicePump(from: source, to: sink, direction: direction)
         }
-        if sink.hasPending {
+        if sink.hasPending || sink.tls != nil {
             switch sink.flush() {
             case .drained: break
             case .blocked: return false
             case let .failed(reset, text): abort(reset: reset, "\(direction == .clientToServer ? "sending to the server" : "sending to the client") failed: \(text)"); return false
+            }
+        }
+        defer {
+            // Send what the burst gathered (records of a TLS sink), once.
+            if stage == .relay, sink.tls != nil, case let .failed(reset, text) = sink.flushRecords() {
+                abort(reset: reset, "\(direction == .clientToServer ? "sending to the server" : "sending to the client") failed: \(text)")
             }
         }
         var rounds = 0
@@ -561,6 +567,17 @@ final class ProxyConnection: LoopHandler {
                         sink.stash(UnsafeRawBufferPointer(rebasing: chunk[w...]))
                         return false
                     }
+                    // Enough gathered for one large send: send it now; if the socket is full,
+                    // stop reading this side (back-pressure).
+                    if let tls = sink.tls, tls.unsent >= 64 * 1024 {
+                        switch sink.flushRecords() {
+                        case .drained: break
+                        case .blocked: return false
+                        case let .failed(reset, text):
+                            abort(reset: reset, "\(direction == .clientToServer ? "sending to the server" : "sending to the client") failed: \(text)")
+                            return false
+                        }
+                    }
                 case let .failed(reset, text):
                     abort(reset: reset, "\(direction == .clientToServer ? "sending to the server" : "sending to the client") failed: \(text)")
                     return false
@@ -579,6 +596,7 @@ final class ProxyConnection: LoopHandler {
             }
         }
         if source.readClosed && !sink.writeClosed && !sink.hasPending {
+            if case .blocked = sink.flushRecords() { return false }
             sink.shutdownWrite()
         }
         return false

@@ -444,7 +444,7 @@ struct ConnectionMachine {
         let target = InterceptionPolicy.Target(sni: sni, destinationHost: destination.hostName ?? destination.host, port: destination.port)
         var decision = settings.policy.decide(target, isPinned: isPinned)
         if decision.action == .inspect, let best = facts.offeredVersions.max(), best < settings.minimumTLSVersion {
-            decision = InterceptionPolicy.Decision(action: .passThrough, reason: .inspectionOff)
+            decision = InterceptionPolicy.Decision(action: .passThrough, reason: .clientVersionTooOld)
             facts.error = "the client offers only \(best), below tv's minimum \(settings.minimumTLSVersion); passed through"
         }
         self.decision = decision

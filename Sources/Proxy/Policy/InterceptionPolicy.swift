@@ -50,6 +50,9 @@ public struct InterceptionPolicy: Sendable {
         case pinned
         case ignored(pattern: String)
         case notAllowed
+        /// Decided outside the policy: the client offers only TLS versions below tv's minimum, so
+        /// the client leg could not be completed.
+        case clientVersionTooOld
 
         public var description: String {
             switch self {
@@ -59,6 +62,7 @@ public struct InterceptionPolicy: Sendable {
             case .pinned: return "the client refused tv's certificate for this host before (pinning)"
             case .ignored(let pattern): return "the host matches --ignore-hosts '\(pattern)'"
             case .notAllowed: return "the host matches no --allow-hosts pattern"
+            case .clientVersionTooOld: return "the client offers only TLS versions below tv's minimum"
             }
         }
     }

@@ -37,10 +37,47 @@ final class TLSSession {
         drained.deallocate()
     }
 
-    /// Puts the session on socket `fd` and tracks its reads (see `socketDrained`).
+    /// Attaches the socket: reads through a socket BIO whose reads are tracked (`socketDrained`); writes through
+    /// the gathering BIO (`tv_wbio_new`), sent by `flush()`, so that the records of one burst
+    /// leave in one send(2).
     func attach(fd: Int32) {
-        SSL_set_fd(ssl, fd)
+        guard let rbio = BIO_new_socket(fd, BIO_NOCLOSE) else {
+            SSL_set_fd(ssl, fd)
+            _ = tv_ssl_track_socket_reads(ssl, drained)
+            return
+        }
+        guard let wbio = tv_wbio_new(fd, TLSSession.gatherLimit) else {
+            BIO_free(rbio)
+            SSL_set_fd(ssl, fd)
+            _ = tv_ssl_track_socket_reads(ssl, drained)
+            return
+        }
+        SSL_set_bio(ssl, rbio, wbio)
         _ = tv_ssl_track_socket_reads(ssl, drained)
+        gathering = wbio
+    }
+
+    /// At most this much waits in the gathering BIO; beyond it SSL_write says WANT_WRITE.
+    static let gatherLimit = 512 * 1024
+    private var gathering: OpaquePointer?
+
+    /// Bytes written by OpenSSL and not yet sent.
+    var unsent: Int { gathering.map { tv_wbio_pending($0) } ?? 0 }
+
+    enum FlushOutcome: Equatable {
+        case drained
+        case blocked
+        case failed(Int32)
+    }
+
+    /// Sends what OpenSSL wrote.
+    func flush() -> FlushOutcome {
+        guard let gathering else { return .drained }
+        switch tv_wbio_flush(gathering) {
+        case 1: return .drained
+        case 0: return .blocked
+        default: return .failed(errno)
+        }
     }
 
     /// Nothing is left to read without a new epoll edge: no record or plaintext is buffered in
