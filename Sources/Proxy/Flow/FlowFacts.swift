@@ -136,13 +136,10 @@ public struct ServerCertificateFacts: Sendable, Hashable {
         subjectAlternativeNames = certificate.subjectAlternativeNames.map(\.description)
         notBefore = certificate.notBefore
         notAfter = certificate.notAfter
-        sha256 = certificate.sha256.map { String($0, radix: 16).leftPadded(2) }.joined()
+        sha256 = Hex.encode(certificate.sha256)
     }
 }
 
-extension String {
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
-}
 
 /// Everything the engine knows about one flow (one client connection, or one upstream of a plain
 /// HTTP proxy connection). A value: the sink gets a copy at open, update and close.
