@@ -5,7 +5,8 @@ import TVHome
 ///
 /// Columns: id, when (relative), status mark — only departures from "encrypted" are written
 /// as words, since encrypted is the normal state — host (or the server address), protocol and
-/// port, bytes up and down, duration ("open" while it lasts).
+/// port, bytes up and down (with packet counts where the tunnel counted them, e.g. UDP through
+/// `tv exec`), duration ("open" while it lasts).
 public struct FlowListPresentation: Sendable {
     public struct Row: Sendable, Equatable {
         public var id: String
@@ -50,9 +51,15 @@ public struct FlowListPresentation: Sendable {
             status: statusWord(flow),
             host: flow.host ?? flow.serverAddress,
             protocolAndPort: protocolAndPort(flow),
-            up: "↑ " + Units.bytes(flow.bytesUp),
-            down: "↓ " + Units.bytes(flow.bytesDown),
+            up: "↑ " + Units.bytes(flow.bytesUp) + packets(flow.packetsUp),
+            down: "↓ " + Units.bytes(flow.bytesDown) + packets(flow.packetsDown),
             duration: flow.duration.map { Units.duration(microseconds: $0) } ?? "open")
+    }
+
+    /// ` in 3 pkts` after a byte count when the packets were counted; empty otherwise.
+    static func packets(_ count: Int64?) -> String {
+        guard let count else { return "" }
+        return count == 1 ? " in 1 pkt" : " in \(count) pkts"
     }
 
     /// Aligned lines with a header; a closing line says how to see more, or that there is none.

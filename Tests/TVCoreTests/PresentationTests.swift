@@ -84,6 +84,23 @@ import Testing
         ])
     }
 
+    @Test func listShowsPacketCountsWhereCounted() {
+        var udp = flow(.notEncrypted, id: 3)
+        udp.transport = .udp
+        udp.alpn = nil
+        udp.tlsVersion = nil
+        udp.serverPort = 7
+        udp.bytesUp = 3000
+        udp.bytesDown = 12
+        udp.packetsUp = 3
+        udp.packetsDown = 1
+        let lines = FlowListPresentation(page: FlowPage(flows: [udp], nextCursor: nil), now: now).lines()
+        #expect(lines == [
+            "ID  WHEN      HOST    PROTO PORT                   UP             DOWN  DURATION  STATUS",
+            " 3  12 s ago  a.test  udp :7      ↑ 2.9 KiB in 3 pkts  ↓ 12 B in 1 pkt     1.3 s  not encrypted",
+        ])
+    }
+
     @Test func emptyListSaysWhatToDo() {
         #expect(FlowListPresentation(page: FlowPage(flows: [], nextCursor: nil), now: now).lines()
                 == ["No flows match. Start a session with `tv run` and point a client at it."])
