@@ -23,6 +23,9 @@ public final class Session: Sendable {
         public var keylogPath: String?
         /// A one-session CA from a combined key+certificate PEM (`--ca FILE`); not saved.
         public var caFile: String?
+        /// The type of the key every leaf minted from `caFile` carries (`--leaf-key`; default
+        /// ECDSA P-256). Only with `caFile`: the data folder's CA keeps the leaf key it was made with.
+        public var caLeafKeyType: KeyType = .ecdsaP256
         /// Inspect this session whatever the trust store says (`--inspect`), for clients given
         /// the root directly (`curl --cacert`); never saved.
         public var forceInspection = false

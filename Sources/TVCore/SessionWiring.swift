@@ -41,7 +41,7 @@ final class SessionWiring: Sendable {
         var caPath: String?
         var note: String
         if let file = options.caFile {
-            authority = try CertificateAuthority.fromCombinedPEM(path: file, now: now)
+            authority = try CertificateAuthority.fromCombinedPEM(path: file, leafKeyType: options.caLeafKeyType, now: now)
             caPath = nil
             note = "forced for this session with --ca \(file)"
         } else {

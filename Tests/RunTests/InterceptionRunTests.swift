@@ -132,6 +132,34 @@ struct InterceptionRunTests {
         try tv.stop()
     }
 
+    @Test("--ca FILE --leaf-key rsa-2048: a one-session CA from a combined PEM mints RSA-2048 leaves that curl accepts; --leaf-key alone is refused")
+    func oneSessionCAWithRSALeaves() throws {
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        let key = box.work + "/session-ca.key", cert = box.work + "/session-ca.crt"
+        let made = try box.tool("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                            "-keyout", key, "-out", cert, "-days", "30", "-subj", "/CN=One Session CA",
+                                            "-addext", "basicConstraints=critical,CA:TRUE",
+                                            "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+        try #require(made.status == 0, "\(made)")
+        let combined = try box.write("session-ca.pem", box.text(key) + box.text(cert))
+
+        let refused = try box.tv("run", "--leaf-key", "rsa-2048")
+        #expect(refused.status == 2, "\(refused)")
+        #expect(refused.err.contains("--leaf-key goes with --ca"), "\(refused)")
+
+        let tv = try world.run("--ca", combined, "--leaf-key", "rsa-2048")
+        let presented = Clients.presentedCertificate(connect: "localhost:\(world.nginx.tlsPort)", proxy: tv.proxyHostPort, serverName: "localhost")
+        #expect(presented.contains("Issuer: CN = One Session CA"), "\(presented)")
+        #expect(presented.contains("Public Key Algorithm: rsaEncryption"), "\(presented)")
+        #expect(presented.contains("Public-Key: (2048 bit)"), "\(presented)")
+        let r = try box.curl(["-x", tv.proxyURL, "--cacert", cert, world.url("/index.html")])
+        #expect(r.out == "hello from nginx\n", "\(r)")
+        let rows = try box.closedFlows(2)
+        #expect(rows.map { $0.string("status") } == ["inspected", "inspected"])
+        try tv.stop()
+    }
+
     @Test("inspection off (default settings, no --inspect): the client sees the real certificate; rows say encrypted")
     func inspectionOff() throws {
         let world = try RunWorld()

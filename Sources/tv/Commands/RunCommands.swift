@@ -1,6 +1,7 @@
 import CommandLineParser
 import ControlChannel
 import Foundation
+import LocalCA
 import Proxy
 import Settings
 import TVCore
@@ -29,6 +30,7 @@ enum RunCommands {
         OptionSpec("upstream-ca", value: "FILE", help: "Also trust the CAs in FILE (PEM) when verifying servers."),
         OptionSpec("keylog", value: "FILE", help: "Append TLS key log lines for both legs to FILE (0600); SSLKEYLOGFILE works too."),
         OptionSpec("ca", value: "FILE", help: "Use the CA in FILE (key and certificate in one PEM) for this session only, inspecting."),
+        OptionSpec("leaf-key", value: "TYPE", help: "With --ca: the key type of the leaves it mints (ecdsa-p256, the default; ecdsa-p384, rsa-2048, rsa-3072)."),
         OptionSpec("inspect", help: "Inspect this session even if the trust store does not trust the root (clients given it with --cacert)."),
         OptionSpec("keep-content", help: "Keep decrypted content this session (as content.keep on; only while inspecting)."),
         OptionSpec("no-pinning-detection", help: "Never take a refused or silent handshake for pinning this session: every host stays inspected (benchmarks)."),
@@ -47,6 +49,12 @@ enum RunCommands {
         options.upstreamCAFile = c.value("upstream-ca")
         options.keylogPath = c.value("keylog")
         options.caFile = c.value("ca")
+        if let type = c.value("leaf-key") {
+            guard options.caFile != nil else {
+                throw UsageRefusal("--leaf-key goes with --ca; the data folder's CA keeps the leaf key it was made with (`tv ca remake --leaf-key TYPE` makes a new one).")
+            }
+            options.caLeafKeyType = try KeyType.parse(type)
+        }
         options.forceInspection = c.has("inspect")
         options.forceContentKeep = c.has("keep-content")
         options.pinningDetection = !c.has("no-pinning-detection")
