@@ -39,6 +39,7 @@ int tv_cpu_count(void) {
 }
 ssize_t tv_peek(int fd, void *buf, size_t len) { return recv(fd, buf, len, MSG_PEEK | MSG_DONTWAIT); }
 ssize_t tv_send(int fd, const void *buf, size_t len) { return send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT); }
+int tv_set_quickack(int fd, int on) { return setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on) == 0 ? 0 : -errno; }
 int tv_set_nodelay(int fd) { int one = 1; return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); }
 int tv_set_linger_zero(int fd) { struct linger l = { 1, 0 }; return setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l); }
 int tv_set_reuse(int fd, int reuseport) {
@@ -66,5 +67,5 @@ int tv_original_dst(int fd, struct sockaddr_storage *addr, socklen_t *len) {
 int tv_gettid(void) { return (int)syscall(SYS_gettid); }
 
 const uint32_t tv_EPOLLIN = EPOLLIN, tv_EPOLLOUT = EPOLLOUT, tv_EPOLLRDHUP = EPOLLRDHUP,
-    tv_EPOLLERR = EPOLLERR, tv_EPOLLHUP = EPOLLHUP, tv_EPOLLET = EPOLLET, tv_EPOLLEXCLUSIVE = EPOLLEXCLUSIVE;
+    tv_EPOLLERR = EPOLLERR, tv_EPOLLHUP = EPOLLHUP, tv_EPOLLET = EPOLLET, tv_EPOLLEXCLUSIVE = EPOLLEXCLUSIVE, tv_EPOLLONESHOT = EPOLLONESHOT;
 const int tv_EPOLL_CTL_ADD = EPOLL_CTL_ADD, tv_EPOLL_CTL_MOD = EPOLL_CTL_MOD, tv_EPOLL_CTL_DEL = EPOLL_CTL_DEL;

@@ -113,6 +113,13 @@ int tv_set_pmtu_do(int fd, int family) {
                                 : setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v);
     return rc == 0 ? 0 : -errno;
 }
+int tv_set_pmtu_mode(int fd, int family, int forbid_fragments) {
+    int v = family == AF_INET6 ? (forbid_fragments ? IPV6_PMTUDISC_DO : IPV6_PMTUDISC_WANT)
+                               : (forbid_fragments ? IP_PMTUDISC_DO : IP_PMTUDISC_WANT);
+    int rc = family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v, sizeof v)
+                                : setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v);
+    return rc == 0 ? 0 : -errno;
+}
 int tv_path_mtu(int fd, int family) {
     int mtu = 0; socklen_t len = sizeof mtu;
     int rc = family == AF_INET6 ? getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len)

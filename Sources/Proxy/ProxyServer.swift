@@ -207,9 +207,12 @@ public final class ProxyServer: Sendable {
     /// interface the transparent and TUN front-ends use. The engine owns `fd` from now on.
     /// - Parameter upstreamFD: a non-blocking socket already connected to `destination` (the TUN's
     ///   connect-first), used instead of connecting; the engine owns it too.
+    /// - Parameter clientIsNonBlocking: `fd` is already O_NONBLOCK (accept4 with SOCK_NONBLOCK), so
+    ///   the two fcntl calls that would make it so are skipped.
     /// Returns false (and closes both) when the server is not running or the cap is reached.
     @discardableResult
-    public func adopt(clientFD fd: Int32, client: SocketAddress, destination: OriginalDestination, upstreamFD: Int32? = nil) -> Bool {
+    public func adopt(clientFD fd: Int32, client: SocketAddress, destination: OriginalDestination, upstreamFD: Int32? = nil,
+                      clientIsNonBlocking: Bool = false) -> Bool {
         guard let (running, index) = state.withLock({ s -> (Running, Int)? in
             guard let r = s.running else { return nil }
             s.nextLoop &+= 1
@@ -221,7 +224,7 @@ public final class ProxyServer: Sendable {
         }
         let shared = running.shared
         // The loops only do non-blocking I/O.
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        if !clientIsNonBlocking { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
         if shared.openConnections.wrappingAdd(1, ordering: .relaxed).newValue > shared.configuration.maxConnections {
             shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
             shared.refusedByCap.wrappingAdd(1, ordering: .relaxed)

@@ -193,19 +193,19 @@ final class EngineLoop {
                 whole.withUnsafeMutableBytes { raw in
                     switch PacketParser.parse(UnsafeRawBufferPointer(raw)) {
                     case .failure(let reason): counters.drop(reason)
-                    case .success(let inner): handleWhole(raw, inner)
+                    case .success(let inner): handleWhole(raw, inner, reassembled: true)
                     }
                 }
             }
             return
         }
-        handleWhole(bytes, packet)
+        handleWhole(bytes, packet, reassembled: false)
     }
 
-    private func handleWhole(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket) {
+    private func handleWhole(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket, reassembled: Bool) {
         switch packet.transportProtocol {
         case IPProtocolNumber.tcp: handleTCP(bytes, packet)
-        case IPProtocolNumber.udp: handleUDP(bytes, packet)
+        case IPProtocolNumber.udp: handleUDP(bytes, packet, reassembled: reassembled)
         case IPProtocolNumber.icmp, IPProtocolNumber.icmpv6: counters.drop(.icmp)
         default: counters.drop(.otherProtocol)
         }

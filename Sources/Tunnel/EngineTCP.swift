@@ -118,13 +118,16 @@ extension EngineLoop {
         pendingConnects[entry.id] = PendingConnect(fd: fd, entry: entry, syn: syn,
                                                    deadline: now + UInt64(max(0.1, configuration.connectTimeout) * 1e9),
                                                    startMicros: started)
-        watch(fd, role: .connecting(entry.id), events: tv_EPOLLOUT | tv_EPOLLERR | tv_EPOLLHUP)
+        // One-shot: after its one event the socket stays in the set, disarmed, until it is closed
+        // (closing removes it), so no EPOLL_CTL_DEL per connection.
+        watch(fd, role: .connecting(entry.id), events: tv_EPOLLOUT | tv_EPOLLERR | tv_EPOLLHUP | tv_EPOLLONESHOT)
     }
 
     func connectFinished(_ id: UInt64, bits: UInt32) {
         guard let pending = pendingConnects.removeValue(forKey: id) else { return }
-        unwatch(pending.fd)
-        let err = tv_socket_error(pending.fd)
+        roles[pending.fd] = nil
+        // EPOLLOUT alone means the connect succeeded; with ERR/HUP, SO_ERROR says why it failed.
+        let err = bits & (tv_EPOLLERR | tv_EPOLLHUP) == 0 && bits & tv_EPOLLOUT != 0 ? 0 : tv_socket_error(pending.fd)
         if err == 0 {
             connectSucceeded(pending.entry, fd: pending.fd, syn: pending.syn)
         } else {
@@ -198,7 +201,9 @@ extension EngineLoop {
                 continue
             }
             let destination = OriginalDestination(host: entry.remote.address.description, port: entry.remote.port, origin: .none)
-            if proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd) {
+            // accept4(SOCK_NONBLOCK) (tv_accept): the proxy need not fcntl it.
+            if proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd,
+                           clientIsNonBlocking: true) {
                 counters.tcpAdopted.wrappingAdd(1, ordering: .relaxed)
             } else {
                 counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)

@@ -11,7 +11,7 @@ extension EngineLoop {
     /// How often an open UDP flow's counts are reported.
     static let updateNanos: UInt64 = 1_000_000_000
 
-    func handleUDP(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket) {
+    func handleUDP(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket, reassembled: Bool) {
         let header: UDPHeader
         switch UDPHeader.parse(UnsafeRawBufferPointer(bytes), packet, verifyChecksum: configuration.verifyChecksums) {
         case .failure(let reason): counters.drop(reason); return
@@ -29,15 +29,20 @@ extension EngineLoop {
         if let existing = udpFlows[key] {
             flow = existing
         } else {
-            guard let made = openUDPFlow(key, payload: payload, dontFragment: !packet.isIPv6 && Self.dontFragment(bytes)) else { return }
+            guard let made = openUDPFlow(key, payload: payload) else { return }
             flow = made
+        }
+        let forbid = UDPPathMTU.forbidsFragmentation(isIPv6: packet.isIPv6, dontFragmentBit: Self.dontFragment(bytes), reassembled: reassembled)
+        if forbid != flow.forbidsFragmentation {
+            _ = tv_set_pmtu_mode(flow.fd, flow.upstream.address.family, forbid ? 1 : 0)
+            flow.forbidsFragmentation = forbid
         }
         flow.lastActivity = now
         if flow.isDNS { noteQuery(flow, payload) }
         let n = tv_send_dgram(flow.fd, payload.baseAddress, payload.count)
         if n < 0 {
             let err = errno
-            if err == EMSGSIZE {
+            if err == EMSGSIZE && flow.forbidsFragmentation {
                 signalPathMTU(flow, original: UnsafeRawBufferPointer(bytes), packet)
             } else {
                 counters.drop(.sendFailed)
@@ -58,7 +63,7 @@ extension EngineLoop {
         bytes.count >= 7 && bytes[6] & 0x40 != 0
     }
 
-    private func openUDPFlow(_ key: UDPFlowKey, payload: UnsafeRawBufferPointer, dontFragment: Bool) -> UDPFlow? {
+    private func openUDPFlow(_ key: UDPFlowKey, payload: UnsafeRawBufferPointer) -> UDPFlow? {
         guard udpFlows.count < configuration.maximumUDPFlows else {
             counters.drop(.tableFull)
             return nil
@@ -82,12 +87,6 @@ extension EngineLoop {
             counters.drop(.sendFailed)
             return nil
         }
-        // Path MTU (tun-nat.md "MTU"): the TUN's MTU is large, so the app's kernel never learns
-        // the real path's. QUIC (UDP 443, always DF) does its own path-MTU discovery: its
-        // upstream socket keeps DF, and an EMSGSIZE becomes an ICMP "fragmentation needed" for
-        // the app. Everything else is fragmented by this host's kernel as it would be without tv
-        // (Linux sets DF on most UDP by default, so DF alone does not mean "never fragment").
-        if dontFragment && key.remote.port == 443 { _ = tv_set_pmtu_do(fd, upstream.address.family) }
         let rc = upstream.withSockAddr { Glibc.connect(fd, $0, $1) }
         guard rc == 0 else {
             close(fd)
@@ -209,29 +208,20 @@ extension EngineLoop {
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
     }
 
-    /// The upstream path cannot carry the app's datagram unfragmented (it set DF): answer with
-    /// ICMP "fragmentation needed" (RFC 792, RFC 1191 §4) carrying the path MTU, from the remote,
-    /// so the app's kernel lowers its path MTU for the remote (tun-nat.md "MTU").
+    /// The upstream path cannot carry the app's datagram whole (it may not be fragmented,
+    /// `UDPPathMTU`): answer like a router, with ICMP "fragmentation needed" (RFC 792, RFC 1191
+    /// §4) or ICMPv6 "packet too big" (RFC 4443 §3.2) carrying the path MTU, from the remote, so
+    /// the app's kernel lowers its path MTU toward it. The datagram is dropped.
     private func signalPathMTU(_ flow: UDPFlow, original: UnsafeRawBufferPointer, _ packet: IPPacket) {
-        guard !packet.isIPv6 else { counters.drop(.sendFailed); return }
-        let mtu = tv_path_mtu(flow.fd, AF_INET)
+        let mtu = tv_path_mtu(flow.fd, flow.upstream.address.family)
         guard mtu > 0 else { counters.drop(.sendFailed); return }
-        // ICMP body: the original IP header + the first 8 bytes of its payload.
-        let quoted = min(original.count, packet.transportOffset + 8)
-        let base = writeBuffer.baseAddress!
-        let icmp = base + 20
-        icmp.storeBytes(of: UInt8(3), as: UInt8.self)            // destination unreachable
-        icmp.storeBytes(of: UInt8(4), toByteOffset: 1, as: UInt8.self)   // fragmentation needed and DF set
-        icmp.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
-        icmp.storeBytes(of: UInt16(0), toByteOffset: 4, as: UInt16.self)
-        icmp.storeBytes(of: UInt16(mtu).bigEndian, toByteOffset: 6, as: UInt16.self)
-        (icmp + 8).copyMemory(from: original.baseAddress!, byteCount: quoted)
-        let icmpLength = 8 + quoted
-        let checksum = InternetChecksum.finish(InternetChecksum.sum(UnsafeRawBufferPointer(start: icmp, count: icmpLength)))
-        icmp.storeBytes(of: checksum.bigEndian, toByteOffset: 2, as: UInt16.self)
-        PacketBuilder.writeIPHeader(base, source: flow.key.remote.address, destination: flow.key.app.address,
-                                    protocolNumber: IPProtocolNumber.icmp, transportLength: icmpLength, identification: ipIdentification)
-        writeTUN(UnsafeRawBufferPointer(start: base, count: 20 + icmpLength))
+        ipIdentification &+= 1
+        guard let n = PacketBuilder.pathTooSmall(into: writeBuffer, original: original, originalLength: packet.length,
+                                                 source: flow.key.remote.address, mtu: Int(mtu), identification: ipIdentification) else {
+            counters.drop(.sendFailed)
+            return
+        }
+        writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
         counters.pathMTUSignals.wrappingAdd(1, ordering: .relaxed)
     }
 

@@ -88,6 +88,59 @@ public enum PacketBuilder {
                    acknowledgment: segment.sequenceNumber &+ segment.segmentLength, flags: TCPHeader.rst | TCPHeader.ack)
     }
 
+    /// The most of an invoking packet an ICMP error quotes, so the whole error stays within 576
+    /// bytes for IPv4 (RFC 1812 §4.3.2.3: 576 − 20 − 8) and 1,280 bytes for IPv6 (RFC 4443
+    /// §2.4 (c): 1,280 − 40 − 8).
+    public static func maximumQuote(isIPv6: Bool) -> Int { isIPv6 ? 1_232 : 548 }
+
+    /// Writes the ICMP error that tells the app its datagram does not fit the path: for IPv4
+    /// "destination unreachable, fragmentation needed and DF set" (RFC 792 type 3 code 4) with
+    /// the next-hop MTU in the low 16 bits of the second word (RFC 1191 §4); for IPv6 "packet too
+    /// big" (RFC 4443 §3.2, type 2 code 0, a 32-bit MTU). The body quotes the start of `original`
+    /// (its IP header and as much more as `maximumQuote` allows), so the app's kernel finds the
+    /// socket and lowers its path MTU toward `original`'s destination.
+    /// - Parameters:
+    ///   - original: the app's packet as read from the TUN (its IP header first); only its first
+    ///     `originalLength` bytes are its (padding after them is ignored).
+    ///   - source: who reports it (the remote the datagram was for); the destination is
+    ///     `original`'s source, read from its header.
+    ///   - mtu: the path MTU in bytes (IPv4: at most 65,535).
+    ///   - identification: the IPv4 Identification (ignored for IPv6).
+    /// - Returns: the packet's length (IPv4 20 + 8 + quote, IPv6 40 + 8 + quote), or nil when
+    ///   `original` is shorter than its IP header, of another family than `source`, or
+    ///   `buffer` is too small.
+    public static func pathTooSmall(into buffer: UnsafeMutableRawBufferPointer, original: UnsafeRawBufferPointer, originalLength: Int,
+                                    source: PacketAddress, mtu: Int, identification: UInt16 = 0) -> Int? {
+        let v6 = source.isIPv6
+        let ipLength = v6 ? 40 : 20
+        let length = min(originalLength, original.count)
+        guard length >= ipLength, original[0] >> 4 == (v6 ? 6 : 4) else { return nil }
+        let quote = min(length, maximumQuote(isIPv6: v6))
+        let total = ipLength + 8 + quote
+        guard buffer.count >= total else { return nil }
+        let destination = PacketAddress(reading: original.baseAddress! + (v6 ? 8 : 12), isIPv6: v6)
+        let base = buffer.baseAddress!
+        writeIPHeader(base, source: source, destination: destination, protocolNumber: v6 ? IPProtocolNumber.icmpv6 : IPProtocolNumber.icmp,
+                      transportLength: 8 + quote, identification: identification)
+        let icmp = base + ipLength
+        icmp.storeBytes(of: UInt8(v6 ? 2 : 3), as: UInt8.self)
+        icmp.storeBytes(of: UInt8(v6 ? 0 : 4), toByteOffset: 1, as: UInt8.self)
+        icmp.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
+        if v6 {
+            icmp.storeBytes(of: UInt32(clamping: max(0, mtu)).bigEndian, toByteOffset: 4, as: UInt32.self)
+        } else {
+            icmp.storeBytes(of: UInt16(0), toByteOffset: 4, as: UInt16.self)
+            icmp.storeBytes(of: UInt16(clamping: max(0, mtu)).bigEndian, toByteOffset: 6, as: UInt16.self)
+        }
+        (icmp + 8).copyMemory(from: original.baseAddress!, byteCount: quote)
+        // ICMPv4 sums the message alone (RFC 792); ICMPv6 adds the pseudo-header (RFC 4443 §2.3).
+        let initial = v6 ? InternetChecksum.pseudoHeaderSum(source: source, destination: destination,
+                                                            protocolNumber: IPProtocolNumber.icmpv6, length: 8 + quote) : 0
+        let checksum = InternetChecksum.finish(InternetChecksum.sum(UnsafeRawBufferPointer(start: icmp, count: 8 + quote), initial: initial))
+        icmp.storeBytes(of: checksum.bigEndian, toByteOffset: 2, as: UInt16.self)
+        return total
+    }
+
     /// A packet as an array, for tests: `body` fills a buffer of `capacity` bytes.
     public static func array(capacity: Int = 128, _ body: (UnsafeMutableRawBufferPointer) -> Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: capacity)

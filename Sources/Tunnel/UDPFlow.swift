@@ -21,6 +21,8 @@ final class UDPFlow {
     var changed = false
     var reportedAt: UInt64 = 0
     var lastActivity: UInt64
+    /// The socket's path-MTU mode: true for PMTUDISC_DO (`UDPPathMTU`), false for the default.
+    var forbidsFragmentation = false
     /// DNS: the queries waiting for answers, by message id.
     var queries: [UInt16: DNSQueryFlow] = [:]
 

@@ -51,21 +51,31 @@ final class ExecTests {
         #expect(try flow { $0["serverAddress"] as? String == "fd03::2" }?["clientAddress"] as? String == "fd77::1")
     }
 
-    @Test("UDP round trips over IPv4 and IPv6 up to 65,000 bytes; with MTU 1500 the 3,000-byte datagram arrives in fragments")
+    @Test("UDP round trips over IPv4 and IPv6 up to 65,000 bytes; with MTU 1500 the 3,000-byte datagram arrives in fragments; with MTU 65535 the first datagram above the path's 1,500 is refused with EMSGSIZE once, then goes in fragments")
     func udp() throws {
+        // Like any UDP app behind a path with a smaller MTU, the client sends again after EMSGSIZE
+        // (its kernel learnt the path MTU from tv's ICMP and now fragments the datagram itself).
         let client = try lab.script("udp.py", """
-            import socket
+            import errno, socket
+            refused = []
             for fam, addr in ((socket.AF_INET, "10.203.0.2"), (socket.AF_INET6, "fd03::2")):
                 s = socket.socket(fam, socket.SOCK_DGRAM); s.settimeout(5); s.connect((addr, 7007))
                 for n in (1, 100, 1400, 3000, 9000, 65000):
                     data = bytes((i * 7 + 3) & 255 for i in range(n))
                     s.send(data)
-                    assert s.recv(70000) == data, (fam, n)
-            print("ok")
+                    try:
+                        got = s.recv(70000)
+                    except OSError as e:
+                        if e.errno != errno.EMSGSIZE: raise
+                        refused.append(n)
+                        s.send(data)
+                        got = s.recv(70000)
+                    assert got == data, (fam, n)
+            print("ok", refused)
             """)
-        for mtu in ["1500", "65535"] {
+        for (mtu, refused) in [("1500", "[]"), ("65535", "[3000, 3000]")] {
             let r = lab.exec(["--mtu", mtu], ["python3", client])
-            #expect(r.status == 0 && r.out == "ok\n", "MTU \(mtu): \(r)")
+            #expect(r.status == 0 && r.out == "ok \(refused)\n", "MTU \(mtu): \(r)")
         }
         let f = try #require(try flow { $0["transport"] as? String == "udp" && $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 7007 })
         #expect(f["bytesUp"] as? Int == 78_501 && f["bytesDown"] as? Int == 78_501)
@@ -76,6 +86,38 @@ final class ExecTests {
         #expect(quic.status == 0, "\(quic)")
         let q = try #require(try flow { $0["transport"] as? String == "udp" && $0["serverPort"] as? Int == 443 })
         #expect(q["status"] as? String == "encrypted" && q["bytesUp"] as? Int == 1200)
+    }
+
+    @Test("UDP path MTU: with the host's link at MTU 1280, a DF datagram of 1,400 bytes gets ICMP fragmentation needed / packet too big: the app sees EMSGSIZE and learns 1280")
+    func udpPathMTU() throws {
+        let client = try lab.script("pmtu.py", """
+            import errno, socket
+            out = []
+            for fam, addr, level, discover, mtu in ((socket.AF_INET, "10.203.0.2", socket.IPPROTO_IP, 10, 14),
+                                                    (socket.AF_INET6, "fd03::2", socket.IPPROTO_IPV6, 23, 24)):
+                s = socket.socket(fam, socket.SOCK_DGRAM); s.settimeout(5)
+                s.setsockopt(level, discover, 2)          # IP(V6)_MTU_DISCOVER = PMTUDISC_DO: never fragment
+                s.connect((addr, 7007))
+                s.send(b"x" * 1400)                       # fits the TUN (65535), not the path (1280)
+                try:
+                    s.recv(70000); out.append("answered")
+                except OSError as e:
+                    out.append(errno.errorcode.get(e.errno, str(e.errno)))
+                out.append(str(s.getsockopt(level, mtu)))   # IP_MTU / IPV6_MTU: the path MTU it learnt
+                try:
+                    s.send(b"x" * 1400); out.append("sent")
+                except OSError as e:
+                    out.append(errno.errorcode.get(e.errno, str(e.errno)))
+                s.send(b"y" * 1200); out.append(str(len(s.recv(70000))))
+            print(" ".join(out))
+            """)
+        let link = "h-\(lab.tag)"
+        try Sh.must(["ip", "-n", lab.host, "link", "set", link, "mtu", "1280"])
+        defer { _ = Sh.run(["ip", "-n", lab.host, "link", "set", link, "mtu", "1500"]) }
+        let r = lab.tv(["exec", "--yes", "--", "python3", client])
+        #expect(r.status == 0 && r.out == "EMSGSIZE 1280 EMSGSIZE 1200 EMSGSIZE 1280 EMSGSIZE 1200\n", "\(r)")
+        // The counters block tv exec prints when CMD exits: two path-MTU signals.
+        #expect(r.err.contains("2 path-MTU signals"), "\(r.err)")
     }
 
     @Test("a loopback stub resolver on the host (like systemd-resolved's 127.0.0.53) still answers: tv asks it from outside the namespace")

@@ -39,6 +39,9 @@ ssize_t tv_peek(int fd, void *buf, size_t len);
 ssize_t tv_send(int fd, const void *buf, size_t len);
 /// setsockopt helpers.
 int tv_set_nodelay(int fd);
+/// TCP_QUICKACK: 0 puts the socket in delayed-ACK ("pingpong") mode; on a listener, the sockets it
+/// accepts start that way (Linux copies the mode to the child). 0 or -errno.
+int tv_set_quickack(int fd, int on);
 int tv_set_linger_zero(int fd);
 int tv_set_reuse(int fd, int reuseport);
 int tv_set_v6only(int fd, int on);
@@ -53,7 +56,7 @@ int tv_original_dst(int fd, struct sockaddr_storage *addr, socklen_t *len);
 int tv_gettid(void);
 
 /// Constants as ints.
-extern const uint32_t tv_EPOLLIN, tv_EPOLLOUT, tv_EPOLLRDHUP, tv_EPOLLERR, tv_EPOLLHUP, tv_EPOLLET, tv_EPOLLEXCLUSIVE;
+extern const uint32_t tv_EPOLLIN, tv_EPOLLOUT, tv_EPOLLRDHUP, tv_EPOLLERR, tv_EPOLLHUP, tv_EPOLLET, tv_EPOLLEXCLUSIVE, tv_EPOLLONESHOT;
 extern const int tv_EPOLL_CTL_ADD, tv_EPOLL_CTL_MOD, tv_EPOLL_CTL_DEL;
 
 #endif

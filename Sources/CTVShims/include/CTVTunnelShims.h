@@ -47,6 +47,9 @@ int tv_bind_to_device(int fd, const char *name);
 int tv_set_freebind(int fd, int family);
 int tv_set_pmtu_do(int fd, int family);
 /// getsockopt(IP_MTU / IPV6_MTU) on a connected socket: the path MTU, or -errno.
+/// IP_MTU_DISCOVER / IPV6_MTU_DISCOVER: PMTUDISC_DO when `forbid_fragments` (EMSGSIZE for a datagram
+/// above the path MTU), else PMTUDISC_WANT (the kernel's default: fragment to the path MTU). 0 or -errno.
+int tv_set_pmtu_mode(int fd, int family, int forbid_fragments);
 int tv_path_mtu(int fd, int family);
 /// socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0).
 int tv_socket_dgram(int family);

@@ -9,10 +9,10 @@ enum ExecCommand {
     static let spec: CommandSpec = {
         var spec = CommandSpec(
             name: "exec", summary: "Run one command with all its traffic through tv (its own network namespace; needs root).",
-            discussion: "CMD runs in a new network namespace whose default route is a TUN device: its TCP goes through the proxy (inspected, passed through, or not encrypted, each recorded as a flow), its UDP and DNS are forwarded from this host. Its /etc/resolv.conf (only its view) names the tunnel's DNS address. Proxy variables are removed from its environment. Its exit code is tv's; Ctrl-C reaches it first. Everything is removed when it exits. No `tv run` is needed.",
+            discussion: "CMD runs in a new network namespace whose default route is a TUN device: its TCP goes through the proxy (inspected, passed through, or not encrypted, each recorded as a flow), its UDP and DNS are forwarded from this host. Its /etc/resolv.conf (only its view) names the tunnel's DNS address. Proxy variables are removed from its environment. Its exit code is tv's; Ctrl-C reaches it first. Everything is removed when it exits, and the tunnel's counters (packets and bytes each way, connections, flows, drops by reason) are printed to stderr. No `tv run` is needed.",
             options: [OptionSpec("yes", help: "Go ahead without asking (needed without a terminal)."),
                       OptionSpec("mtu", value: "N", help: "The TUN's MTU (default 65535; smaller values make large UDP arrive in fragments, which tv reassembles)."),
-                      OptionSpec("quiet", help: "Print nothing but errors.")] + RunCommands.proxyOptions,
+                      OptionSpec("quiet", help: "Print nothing but errors (no banner, no tunnel counters when CMD exits).")] + RunCommands.proxyOptions,
             positionals: [PositionalSpec("CMD", help: "The command and its arguments (options after CMD are its own).", variadic: true)])
         spec.optionsEndAtFirstPositional = true
         return spec
@@ -52,7 +52,10 @@ enum ExecCommand {
             console.note("tv: running \(arguments[0]) through tv (inspection \(session.inspecting ? "on" : "off") — \(session.inspectionNote)).")
         }
         let code = try session.run(arguments)
-        if !quiet { console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).") }
+        if !quiet {
+            console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).")
+            for line in TunnelCountersPresentation(counters: session.tunnelCounters).lines { console.note("tv: " + line) }
+        }
         return code
     }
 }

@@ -1,0 +1,67 @@
+/// The block `tv exec` prints to stderr when CMD exits: what went through the tunnel, from the
+/// engine's counters (`TunnelCounters.snapshot`, names → values). "From CMD" is what the TUN
+/// delivered to tv (packets read), "to CMD" what tv wrote into it.
+///
+/// Shape (three lines at most; the drop line only when something was dropped):
+/// ```
+/// tunnel: from CMD 1,234 packets (96.5 KiB), to CMD 1,100 packets (1.2 MiB)
+/// tunnel: 12 TCP connections (1 refused upstream), 3 UDP flows (10 datagrams up, 9 down), 4 DNS queries (4 answered)
+/// tunnel: dropped 5 packets: 3 icmp, 2 no connection
+/// ```
+public struct TunnelCountersPresentation: Sendable, Equatable {
+    public let lines: [String]
+
+    /// - Parameter counters: `TunnelCounters.snapshot` (missing names count as 0; drop reasons
+    ///   are the names `dropped.REASON`).
+    public init(counters: [String: UInt64]) {
+        func n(_ name: String) -> UInt64 { counters[name] ?? 0 }
+        func count(_ v: UInt64) -> String { Units.grouped(Int64(clamping: v)) }
+        func plural(_ v: UInt64, _ one: String, _ many: String) -> String { "\(count(v)) \(v == 1 ? one : many)" }
+        var lines = ["tunnel: from CMD \(plural(n("packetsRead"), "packet", "packets")) (\(Units.bytes(Int64(clamping: n("bytesRead"))))), "
+                     + "to CMD \(plural(n("packetsWritten"), "packet", "packets")) (\(Units.bytes(Int64(clamping: n("bytesWritten")))))"]
+
+        var tcp = plural(n("tcpRedirected"), "TCP connection", "TCP connections")
+        var tcpNotes: [String] = []
+        if n("tcpConnectFailed") > 0 { tcpNotes.append("\(count(n("tcpConnectFailed"))) refused upstream") }
+        if n("tcpAcceptRefused") > 0 { tcpNotes.append("\(count(n("tcpAcceptRefused"))) not accepted") }
+        if n("tcpResetsSent") > 0 { tcpNotes.append(plural(n("tcpResetsSent"), "reset sent", "resets sent")) }
+        if !tcpNotes.isEmpty { tcp += " (" + tcpNotes.joined(separator: ", ") + ")" }
+        var parts = [tcp]
+        if n("udpFlows") > 0 {
+            parts.append(plural(n("udpFlows"), "UDP flow", "UDP flows")
+                         + " (\(plural(n("udpDatagramsUp"), "datagram", "datagrams")) up, \(count(n("udpDatagramsDown"))) down)")
+        }
+        if n("dnsQueries") > 0 {
+            var dns = plural(n("dnsQueries"), "DNS query", "DNS queries") + " (\(count(n("dnsAnswers"))) answered"
+            if n("dnsTimeouts") > 0 { dns += ", \(count(n("dnsTimeouts"))) unanswered" }
+            parts.append(dns + ")")
+        }
+        if n("fragmentsReassembled") > 0 { parts.append(plural(n("fragmentsReassembled"), "datagram reassembled", "datagrams reassembled")) }
+        if n("pathMTUSignals") > 0 { parts.append(plural(n("pathMTUSignals"), "path-MTU signal", "path-MTU signals")) }
+        lines.append("tunnel: " + parts.joined(separator: ", "))
+
+        let drops = counters.compactMap { name, value -> (String, UInt64)? in
+            guard value > 0, name.hasPrefix("dropped.") else { return nil }
+            return (Self.words(String(name.dropFirst("dropped.".count))), value)
+        }.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }
+        if !drops.isEmpty {
+            let total = drops.reduce(UInt64(0)) { $0 &+ $1.1 }
+            lines.append("tunnel: dropped \(plural(total, "packet", "packets")): " + drops.map { "\(count($0.1)) \($0.0)" }.joined(separator: ", "))
+        }
+        self.lines = lines
+    }
+
+    /// A drop reason's name in words: `noConnection` → `no connection`, `icmp` → `ICMP`.
+    static func words(_ reason: String) -> String {
+        switch reason {
+        case "icmp": return "ICMP"
+        case "synRetransmit": return "SYN retransmit"
+        default:
+            var out = ""
+            for character in reason {
+                if character.isUppercase { out += " " + character.lowercased() } else { out.append(character) }
+            }
+            return out
+        }
+    }
+}
