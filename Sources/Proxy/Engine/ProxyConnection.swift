@@ -410,13 +410,23 @@ final class ProxyConnection: LoopHandler {
         let verify = SSL_get_verify_result(ssl)
         // The peer's certificate as OpenSSL already parsed it (re-parsing the DER would decode
         // its public key again, the costliest part of OpenSSL 3's certificate parsing).
-        let certificate = SSL_get0_peer_certificate(ssl).map { Certificate.retaining($0) }
+        var facts: ServerCertificateFacts?
+        var names: [SubjectAlternativeName] = []
+        if let peer = SSL_get0_peer_certificate(ssl) {
+            if let last = loop.lastUpstreamCertificate, last.certificate.handle == peer {
+                (facts, names) = (last.facts, last.names)
+            } else {
+                let certificate = Certificate.retaining(peer)
+                names = certificate.subjectAlternativeNames
+                facts = ServerCertificateFacts(certificate)
+                loop.lastUpstreamCertificate = (certificate, facts!, names)
+            }
+        }
         if session.resumed { loop.counters.upstreamResumptions.wrappingAdd(1, ordering: .relaxed) }
         let verifyError: String? = verify == X509_V_OK ? nil : String(cString: X509_verify_cert_error_string(verify))
         return ConnectionMachine.UpstreamHandshake(
             version: session.version, alpn: session.selectedALPN, verifyError: verifyError,
-            certificate: certificate.map(ServerCertificateFacts.init), certificateSANs: certificate?.subjectAlternativeNames ?? [],
-            resumed: session.resumed)
+            certificate: facts, certificateSANs: names, resumed: session.resumed)
     }
 
     private func startClientTLS(_ plan: ConnectionMachine.ClientTLSPlan) {
@@ -503,7 +513,21 @@ final class ProxyConnection: LoopHandler {
             finishRelay(reset: false)
             return
         }
-        if moreUp || moreDown { loop.runAgain(token) }
+        if moreUp || moreDown {
+            loop.runAgain(token)
+            return
+        }
+        // Waiting for an edge: give OpenSSL's record buffers back while nothing is in flight.
+        releaseIdleBuffers(client)
+        releaseIdleBuffers(up)
+    }
+
+    private func releaseIdleBuffers(_ leg: Leg) {
+        guard let tls = leg.tls else { return }
+        let state = IdleBufferPolicy.LegState(
+            readable: leg.readable, tlsPending: tls.hasPending, unsentRecords: tls.unsent,
+            stashedPlaintext: leg.hasPending, readClosed: leg.readClosed)
+        if IdleBufferPolicy.release(state) { tls.releaseBuffers() }
     }
 
     /// Pass-through bytes are spliced (splice(2) through a pipe, no copy into user space) once a
@@ -583,8 +607,8 @@ final class ProxyConnection: LoopHandler {
                     return false
                 }
             case .wouldBlock:
-                // Drained: let OpenSSL drop its empty read buffer while we wait.
-                if let tls = source.tls, !source.readable { tls.releaseBuffers() }
+                // Drained; `relay()` lets OpenSSL drop its empty buffers once both ways wait.
+                break
             case .blockedOnWrite:
                 return false
             case .eof:
