@@ -4,12 +4,15 @@
 /// read that ends in "want read", and keeps it; with `SSL_MODE_RELEASE_BUFFERS` it frees it only
 /// after consuming application data that emptied it, not after a handshake message (a
 /// NewSessionTicket), an alert or an EAGAIN. An idle connection then holds up to two such buffers
-/// (~13 KiB per connection on average in the harness's idle row, measured with massif). The
-/// relay asks this policy once it stops moving bytes, and frees when nothing is in flight: the
-/// next read allocates again, as OpenSSL would after any drained application record.
-///
-/// Asked only when the relay waits for an epoll edge (not when it yields for fairness).
+/// (~13 KiB per connection on average under massif's timing, ~1.5 KiB in the harness's idle
+/// row). The connection asks this policy once its relay has been quiet for `quietNanos`, and
+/// frees when nothing is in flight: the next read allocates again, as OpenSSL would after any
+/// drained application record. Not after every burst: `SSL_free_buffers` costs about a thousand
+/// instructions even when there is nothing to free.
 enum IdleBufferPolicy {
+    /// How long a relay must have moved no byte before its legs' buffers are released: 1 s.
+    static let quietNanos: UInt64 = 1_000_000_000
+
     /// What the relay knows about one TLS leg when it stops.
     struct LegState: Equatable, Sendable {
         /// The last epoll edge said readable and no read has said EAGAIN since: more is coming now.
@@ -24,10 +27,12 @@ enum IdleBufferPolicy {
         var readClosed: Bool
     }
 
-    /// True when the leg's buffers can go: the relay is waiting for an edge, the leg has nothing
-    /// decrypted or half-read inside OpenSSL, and nothing of its own is waiting to be written
-    /// (a blocked write keeps OpenSSL's write buffer; `SSL_free_buffers` would refuse anyway).
-    static func release(_ leg: LegState) -> Bool {
+    /// True when the leg's buffers can go: no byte moved for `quietNanos` (`quietFor`, ns), the
+    /// leg has nothing decrypted or half-read inside OpenSSL, and nothing of its own is waiting
+    /// to be written (a blocked write keeps OpenSSL's write buffer; `SSL_free_buffers` would
+    /// refuse anyway).
+    static func release(_ leg: LegState, quietFor nanos: UInt64) -> Bool {
+        if nanos < quietNanos { return false }
         if leg.tlsPending || leg.stashedPlaintext || leg.unsentRecords > 0 { return false }
         return !leg.readable || leg.readClosed
     }
