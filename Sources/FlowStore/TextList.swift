@@ -22,7 +22,10 @@ public enum TextList {
 
 extension String {
     fileprivate func replacingPercentAndComma() -> String {
-        guard contains("%") || contains(",") else { return self }
+        // Byte scans (stdlib), not `contains("%")`, which goes through Foundation's string search
+        // (~4.5 k instructions a list, ~0.1 M per proxied connection, callgrind). `%` and `,` are ASCII:
+        // their bytes never occur inside a multi-byte UTF-8 sequence.
+        guard utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: ",") }) else { return self }
         var out = ""
         for character in self {
             switch character {
@@ -35,7 +38,7 @@ extension String {
     }
 
     fileprivate func restoringPercentAndComma() -> String {
-        guard contains("%") else { return self }
+        guard utf8.contains(UInt8(ascii: "%")) else { return self }
         var out = ""
         var rest = Substring(self)
         while let percent = rest.firstIndex(of: "%") {

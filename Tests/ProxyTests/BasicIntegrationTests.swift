@@ -274,11 +274,32 @@ final class EngineBehaviourTests {
         let second = Shell.run(base + ["-sess_in", session], timeout: 20, stdin: request)
         #expect(second.out.contains("Reused, TLSv1.3"), "\(second.out)")
         #expect(second.out.contains("hello from nginx"))
-        _ = harness.sink.waitForClosed(2)
+        let third = Shell.run(base + ["-sess_in", session], timeout: 20, stdin: request)
+        #expect(third.out.contains("Reused, TLSv1.3"), "\(third.out)")
+        let flows = harness.sink.waitForClosed(3).sorted { $0.id < $1.id }
+        #expect(flows.count == 3)
         let counters = harness.server.counters
-        #expect(counters.clientResumptions == 1)
-        #expect(counters.upstreamResumptions >= 1)
-        #expect(harness.sink.closed.last?.clientResumed == true)
+        #expect(counters.clientResumptions == 2)
+        // The first connection stored the origin's ticket; the next two resumed with it.
+        #expect(counters.upstreamResumptions == 2)
+        #expect(flows.map(\.clientResumed) == [false, true, true])
+        #expect(flows.map(\.upstreamResumed) == [false, true, true])
+        #expect(harness.waitIdle())
+    }
+
+    @Test("TLS 1.3 suites on the client leg: AES-128-GCM whatever the client's order, ChaCha20 when the client lists it first, AES-256 when it is all the client has")
+    func suiteOrder() throws {
+        let harness = try Harness(mode: .reverse(tls: true, host: "127.0.0.1", port: nginx.tlsPort))
+        let base = ["openssl", "s_client", "-connect", "127.0.0.1:\(harness.port)", "-servername", "a.test", "-ign_eof"]
+        let request = Data("GET /index.html HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n".utf8)
+        let aesFirst = Shell.run(base + ["-ciphersuites", "TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256"], timeout: 20, stdin: request)
+        #expect(aesFirst.out.contains("Cipher is TLS_AES_128_GCM_SHA256"), "\(aesFirst.out)")
+        #expect(aesFirst.out.contains("hello from nginx"))
+        let chachaFirst = Shell.run(base + ["-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256"], timeout: 20, stdin: request)
+        #expect(chachaFirst.out.contains("Cipher is TLS_CHACHA20_POLY1305_SHA256"), "\(chachaFirst.out)")
+        let only256 = Shell.run(base + ["-ciphersuites", "TLS_AES_256_GCM_SHA384"], timeout: 20, stdin: request)
+        #expect(only256.out.contains("Cipher is TLS_AES_256_GCM_SHA384"), "\(only256.out)")
+        #expect(harness.sink.waitForClosed(3).count == 3)
         #expect(harness.waitIdle())
     }
 

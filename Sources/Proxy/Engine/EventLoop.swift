@@ -1,4 +1,5 @@
 import CTVShims
+import LocalCA
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -67,6 +68,11 @@ final class EventLoop {
     private let epfd: Int32
     /// The relay buffer: every read on this loop lands here, so the data path never allocates.
     let buffer: UnsafeMutableRawBufferPointer
+
+    /// The facts of the upstream certificate this loop read last, with a reference to it (so its
+    /// address cannot be reused by another certificate while kept). Resumed upstream legs share
+    /// the X509 of the session they resume: the digest, hex and names are then read once.
+    var lastUpstreamCertificate: (certificate: Certificate, facts: ServerCertificateFacts, names: [SubjectAlternativeName])?
 
     /// This loop's view of the listening socket (nil for a loop that only adopts connections).
     var listener: Listener?
