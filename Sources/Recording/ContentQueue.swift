@@ -28,6 +28,9 @@ final class ContentQueue: Sendable {
         /// The writer, woken by a first event, waits up to the linger for more; a half-full queue,
         /// a flush, a job or a stop cuts the wait short (they signal `wake` while this is set).
         var lingering = false
+        /// A flow ended since the batch was taken: its turns are written without a linger, so a
+        /// closed flow's content is readable about as soon as the flow's own row.
+        var expedited = false
         var flushWaiters: [(target: Int, semaphore: DispatchSemaphore)] = []
 
         mutating func takeSleepingWriter() -> Bool {
@@ -104,6 +107,17 @@ final class ContentQueue: Sendable {
         }
         if signal { wake.signal() }
         return queued
+    }
+
+    /// A flow ended: what is queued is written without waiting out the linger (it is cut short
+    /// if it is running). Never blocks.
+    func expedite() {
+        let signal = state.withLock { state -> Bool in
+            guard !state.batch.isEmpty else { return false }
+            state.expedited = true
+            return state.takeLingeringWriter()
+        }
+        if signal { wake.signal() }
     }
 
     /// Runs `job` on the writer thread and waits for it. Returns false (without running it) when
@@ -189,7 +203,7 @@ final class ContentQueue: Sendable {
     private func linger(until deadline: DispatchTime) {
         guard policy.lingerMillis > 0 else { return }
         let gather = state.withLock { state -> Bool in
-            guard !state.stopping, !state.paused, state.flushWaiters.isEmpty, state.jobs.isEmpty,
+            guard !state.stopping, !state.paused, !state.expedited, state.flushWaiters.isEmpty, state.jobs.isEmpty,
                   !state.batch.isEmpty,
                   !policy.writeNow(pendingBytes: state.pendingBytes, pendingChunks: state.pendingChunks,
                                    pendingEnds: state.pendingEnds) else { return false }
@@ -225,6 +239,7 @@ final class ContentQueue: Sendable {
                 if !state.batch.isEmpty && (!state.paused || state.stopping) {
                     var batch = spare
                     swap(&batch, &state.batch)
+                    state.expedited = false
                     state.pendingBytes = 0
                     state.pendingChunks = 0
                     state.pendingEnds = 0

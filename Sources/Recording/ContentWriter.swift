@@ -69,6 +69,10 @@ public final class ContentWriter: Sendable {
         queue.enqueue(flow: flow, ended: ended, chunkOf: turn, kept)
     }
 
+    /// A flow ended: what is queued is written now rather than at the end of the linger.
+    /// Never blocks.
+    func expedite() { queue.expedite() }
+
     /// Blocks until everything queued before the call is written.
     public func flush() { queue.flush() }
 

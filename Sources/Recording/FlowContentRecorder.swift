@@ -60,6 +60,8 @@ public final class FlowContentRecorder: ChunkRecorder {
             }
             return was
         }
+        // The flow's turns are complete: written without waiting out the writer's linger.
+        if wasActive { writer.expedite() }
         if wasActive { session?.release(flowID) }
     }
 }

@@ -283,6 +283,26 @@ import TVHome
     let up = Direction.clientToServer
     let down = Direction.serverToClient
 
+    /// The writer gathers for its linger (a minute here), but a flow that ends has its turns
+    /// written at once: no flush, no waiting out the linger.
+    @Test func aFinishedFlowIsWrittenWithoutWaitingOutTheLinger() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        var configuration = home.configuration()
+        configuration.lingerMillis = 60_000
+        let session = ContentRecorder(writer: try ContentWriter(configuration, clock: ManualContentClock(start: testEpoch)),
+                                      policy: ContentPolicy(keep: true))
+        let flow = try #require(session.recorder(flow: 4))
+        flow.record(up, at: 0, bytes(5))
+        flow.record(down, at: 1, bytes(7))
+        flow.finish()
+        let deadline = Date().addingTimeInterval(20)
+        while session.counters.turnsWritten < 2 && Date() < deadline { usleep(10_000) }
+        #expect(session.counters.turnsWritten == 2)
+        #expect(session.counters.bytesWritten == 12)
+        session.writer.close()
+    }
+
     /// Many turns written in one batch land back to back in one segment, each row at its offset,
     /// with the exact figures; a batch crossing the segment size starts a new segment between
     /// turns (rows of the closed one committed first).
