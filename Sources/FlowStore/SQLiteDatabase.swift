@@ -10,7 +10,7 @@ import TVHome
 /// Threading rule: a connection belongs to one thread at a time. It is deliberately not
 /// `Sendable`; an owner that is shared between threads keeps it inside a `Mutex` (`FlowStore`),
 /// and the flow writer keeps its own connection on its own thread. The handle is also opened with
-/// `SQLITE_OPEN_FULLMUTEX`, so even a mistake cannot corrupt SQLite's own state, but statements and
+/// `SQLITE_OPEN_FULLMUTEX` (unless `oneThread`), so even a mistake cannot corrupt SQLite's own state, but statements and
 /// transactions are only coherent when one thread drives them.
 ///
 /// Every connection runs with `PRAGMA journal_mode=WAL` (readers never block the writer),
@@ -26,13 +26,17 @@ public final class SQLiteDatabase {
     /// - Parameters:
     ///   - path: the database file; its folder must exist.
     ///   - busyTimeout: how long (milliseconds) a statement waits for another connection's lock.
+    ///   - oneThread: true for a connection that only ever one thread creates, uses and closes
+    ///     (a writer thread's own): it is opened `SQLITE_OPEN_NOMUTEX`, so SQLite skips taking the
+    ///     connection's mutex on every call (bind, step, reset). Everything else keeps
+    ///     `SQLITE_OPEN_FULLMUTEX`.
     /// - Throws: `FlowStoreError.cannotOpen` when the file cannot be created or opened,
     ///   `.corrupt` when it is not an SQLite database, other cases for other SQLite failures.
-    public init(path: String, busyTimeout milliseconds: Int32 = 5_000) throws {
+    public init(path: String, busyTimeout milliseconds: Int32 = 5_000, oneThread: Bool = false) throws {
         self.path = path
         try SQLiteDatabase.createPrivateFile(path)
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | (oneThread ? SQLITE_OPEN_NOMUTEX : SQLITE_OPEN_FULLMUTEX)
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))

@@ -59,6 +59,31 @@ public final class SQLiteStatement {
         if rc != SQLITE_OK { throw database.error(code: rc) }
     }
 
+    /// Binds an integer to parameter `index` (1-based), the `.integer` case without the enum.
+    /// - Throws: `FlowStoreError` when `index` is out of range.
+    public func bind(integer value: Int64, at index: Int32) throws {
+        let rc = sqlite3_bind_int64(handle, index, value)
+        if rc != SQLITE_OK { throw database.error(code: rc) }
+    }
+
+    /// Binds constant text to parameter `index` (1-based) without copying it: a `StaticString`
+    /// lives as long as the program, so SQLite may keep the pointer (`SQLITE_STATIC`); nil binds
+    /// NULL.
+    /// - Throws: `FlowStoreError` when `index` is out of range.
+    public func bind(constant text: StaticString?, at index: Int32) throws {
+        let rc: Int32
+        if let text {
+            rc = text.withUTF8Buffer { bytes in
+                bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    sqlite3_bind_text(handle, index, $0, Int32(bytes.count), nil)   // nil: SQLITE_STATIC
+                }
+            }
+        } else {
+            rc = sqlite3_bind_null(handle, index)
+        }
+        if rc != SQLITE_OK { throw database.error(code: rc) }
+    }
+
     /// Runs the statement one step.
     /// - Returns: true when a row is ready to read, false when the statement is done.
     /// - Throws: `FlowStoreError` (constraint, busy, corrupt, disk full …).
@@ -80,6 +105,12 @@ public final class SQLiteStatement {
     public func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+    }
+
+    /// Rewinds the statement so it can run again, keeping its bindings: for a caller that binds
+    /// every parameter again (clearing hundreds of bindings first is not free).
+    public func rewind() {
+        sqlite3_reset(handle)
     }
 
     /// Steps through every row, calling `body` with the statement positioned on each.

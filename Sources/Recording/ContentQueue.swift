@@ -2,15 +2,18 @@ import Dispatch
 import Synchronization
 
 /// The bounded queue between the flows' recorders and the content writer thread, and the thread's
-/// loop. Producers never wait: `enqueue` takes the mutex for an append and returns false when the
-/// queue is full. Work that needs the writer's connection (sweeps, deletion) is handed over as a
-/// job and waited for.
+/// loop. Producers never wait: `enqueue` takes the mutex, copies the chunk's kept bytes into the
+/// pending batch and returns; a chunk or turn end that does not fit (`ContentBatchPolicy`) is
+/// dropped and counted. The writer, woken by the first event, gathers for the policy's linger
+/// before it takes the whole batch, so a burst costs it one transaction and one segment write.
+/// Work that needs the writer's connection (sweeps, deletion) is handed over as a job and waited
+/// for.
 final class ContentQueue: Sendable {
     /// Work run on the writer thread with its state.
     typealias Job = @Sendable (ContentWriterThread) -> Void
 
     private struct State: Sendable {
-        var pending: [ContentEvent] = []
+        var batch = ContentBatch()
         var pendingBytes: Int64 = 0
         var pendingChunks = 0
         var pendingEnds = 0
@@ -22,6 +25,12 @@ final class ContentQueue: Sendable {
         var stopping = false
         var stopped = false
         var writerSleeping = false
+        /// The writer, woken by a first event, waits up to the linger for more; a half-full queue,
+        /// a flush, a job or a stop cuts the wait short (they signal `wake` while this is set).
+        var lingering = false
+        /// A flow ended since the batch was taken: its turns are written without a linger, so a
+        /// closed flow's content is readable about as soon as the flow's own row.
+        var expedited = false
         var flushWaiters: [(target: Int, semaphore: DispatchSemaphore)] = []
 
         mutating func takeSleepingWriter() -> Bool {
@@ -29,52 +38,86 @@ final class ContentQueue: Sendable {
             writerSleeping = false
             return true
         }
+
+        mutating func takeLingeringWriter() -> Bool {
+            guard lingering else { return false }
+            lingering = false
+            return true
+        }
+
+        /// Whom to wake after an event was queued: a sleeping writer always, a gathering one once
+        /// the queue is half full.
+        mutating func wakeAfterEnqueue(_ policy: ContentBatchPolicy) -> Bool {
+            if takeSleepingWriter() { return true }
+            guard lingering, policy.writeNow(pendingBytes: pendingBytes, pendingChunks: pendingChunks,
+                                             pendingEnds: pendingEnds) else { return false }
+            return takeLingeringWriter()
+        }
     }
 
     private enum Step {
         case sleep
-        case write([ContentEvent])
+        case write(ContentBatch)
         case jobs([Job])
         case stop([DispatchSemaphore])
     }
 
-    let limits: (bytes: Int64, chunks: Int, ends: Int)
+    let policy: ContentBatchPolicy
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let stoppedSignal = DispatchSemaphore(value: 0)
 
-    init(bytes: Int64, chunks: Int, ends: Int) {
-        limits = (max(bytes, 1), max(chunks, 1), max(ends, 1))
+    init(policy: ContentBatchPolicy) {
+        self.policy = policy
     }
 
-    /// Queues `event` unless its kind's room is used up (or the writer stopped); counts drops.
-    /// - Returns: true when queued.
-    func enqueue(_ event: ContentEvent) -> Bool {
+    /// Queues, under one lock, the end of a turn (`ended`) and then a chunk of `turn` whose kept
+    /// bytes are `kept` (copied); either may be absent. Counts what does not fit as dropped.
+    /// - Returns: false when the chunk was dropped (true when there was none).
+    func enqueue(flow: Int64, ended: Turn?, chunkOf turn: Turn?, _ kept: UnsafeRawBufferPointer) -> Bool {
         let (queued, signal) = state.withLock { state -> (Bool, Bool) in
-            switch event {
-            case let .chunk(_, _, bytes):
-                guard !state.stopping, state.pendingChunks < limits.chunks,
-                      state.pendingBytes + Int64(bytes.count) <= limits.bytes else {
-                    state.counters.chunksDropped += 1
-                    state.counters.bytesDropped += Int64(bytes.count)
-                    return (false, false)
-                }
-                state.pendingChunks += 1
-                state.pendingBytes += Int64(bytes.count)
-                state.counters.chunksQueued += 1
-            case .turnEnded:
-                guard !state.stopping, state.pendingEnds < limits.ends else {
+            var added = false
+            if let ended {
+                if !state.stopping, policy.admitsEnd(pendingEnds: state.pendingEnds) {
+                    state.pendingEnds += 1
+                    state.batch.events.append(.turnEnded(flow: flow, turn: ended))
+                    state.accepted += 1
+                    added = true
+                } else {
                     state.counters.turnEndsDropped += 1
-                    return (false, false)
                 }
-                state.pendingEnds += 1
             }
-            state.pending.append(event)
-            state.accepted += 1
-            return (true, state.takeSleepingWriter())
+            var queued = true
+            if let turn {
+                if !state.stopping, policy.admitsChunk(count: kept.count, pendingBytes: state.pendingBytes,
+                                                       pendingChunks: state.pendingChunks) {
+                    state.pendingChunks += 1
+                    state.pendingBytes += Int64(kept.count)
+                    state.counters.chunksQueued += 1
+                    state.batch.appendChunk(flow: flow, turn: turn, kept)
+                    state.accepted += 1
+                    added = true
+                } else {
+                    state.counters.chunksDropped += 1
+                    state.counters.bytesDropped += Int64(kept.count)
+                    queued = false
+                }
+            }
+            return (queued, added && state.wakeAfterEnqueue(policy))
         }
         if signal { wake.signal() }
         return queued
+    }
+
+    /// A flow ended: what is queued is written without waiting out the linger (it is cut short
+    /// if it is running). Never blocks.
+    func expedite() {
+        let signal = state.withLock { state -> Bool in
+            guard !state.batch.isEmpty else { return false }
+            state.expedited = true
+            return state.takeLingeringWriter()
+        }
+        if signal { wake.signal() }
     }
 
     /// Runs `job` on the writer thread and waits for it. Returns false (without running it) when
@@ -87,7 +130,8 @@ final class ContentQueue: Sendable {
                 job(thread)
                 done.signal()
             }
-            return (true, state.takeSleepingWriter())
+            let lingering = state.takeLingeringWriter()
+            return (true, state.takeSleepingWriter() || lingering)
         }
         guard accepted else { return false }
         if signal { wake.signal() }
@@ -98,12 +142,13 @@ final class ContentQueue: Sendable {
     /// Blocks until every event accepted before the call is written (or failed). Returns at once
     /// after the writer stopped. Never call it while paused.
     func flush() {
-        let waiter = state.withLock { state -> DispatchSemaphore? in
-            guard !state.stopped, state.finished < state.accepted else { return nil }
+        let (waiter, signal) = state.withLock { state -> (DispatchSemaphore?, Bool) in
+            guard !state.stopped, state.finished < state.accepted else { return (nil, false) }
             let semaphore = DispatchSemaphore(value: 0)
             state.flushWaiters.append((state.accepted, semaphore))
-            return semaphore
+            return (semaphore, state.takeLingeringWriter())
         }
+        if signal { wake.signal() }
         waiter?.wait()
     }
 
@@ -122,7 +167,8 @@ final class ContentQueue: Sendable {
     func stop() {
         let signal = state.withLock { state -> Bool in
             state.stopping = true
-            return state.takeSleepingWriter()
+            let lingering = state.takeLingeringWriter()
+            return state.takeSleepingWriter() || lingering
         }
         if signal { wake.signal() }
         stoppedSignal.wait()
@@ -146,10 +192,29 @@ final class ContentQueue: Sendable {
     var counters: ContentCounters {
         state.withLock { state in
             var counters = state.counters
-            counters.pendingEvents = state.pending.count
+            counters.pendingEvents = state.batch.events.count
             counters.pendingBytes = state.pendingBytes
             return counters
         }
+    }
+
+    /// After a wake-up: gathers what follows for up to the linger (or until `deadline`, the next
+    /// sweep), unless the queue is already worth writing or someone waits.
+    private func linger(until deadline: DispatchTime) {
+        guard policy.lingerMillis > 0 else { return }
+        let gather = state.withLock { state -> Bool in
+            guard !state.stopping, !state.paused, !state.expedited, state.flushWaiters.isEmpty, state.jobs.isEmpty,
+                  !state.batch.isEmpty,
+                  !policy.writeNow(pendingBytes: state.pendingBytes, pendingChunks: state.pendingChunks,
+                                   pendingEnds: state.pendingEnds) else { return false }
+            state.lingering = true
+            return true
+        }
+        guard gather else { return }
+        _ = wake.wait(timeout: min(deadline, .now() + .milliseconds(policy.lingerMillis)))
+        // Whoever ended the wait cleared `lingering` and signalled; one that came just after the
+        // timeout left a signal behind, which only costs one spare turn of the loop.
+        state.withLock { $0.lingering = false }
     }
 
     /// The writer thread's loop: events in batches, jobs between batches, a sweep every
@@ -157,6 +222,8 @@ final class ContentQueue: Sendable {
     func run(_ thread: ContentWriterThread, sweepInterval: Double) {
         var lastSweep = DispatchTime.now()
         let interval = DispatchTimeInterval.nanoseconds(Int(sweepInterval * 1_000_000_000))
+        // The emptied storage of the last batch, swapped in for the next one (no reallocation).
+        var spare = ContentBatch()
         while true {
             // Due even when the writer never goes idle (a busy session still expires content).
             if DispatchTime.now() >= lastSweep + interval {
@@ -169,9 +236,10 @@ final class ContentQueue: Sendable {
                     state.jobs = []
                     return .jobs(jobs)
                 }
-                if !state.pending.isEmpty && (!state.paused || state.stopping) {
-                    let batch = state.pending
-                    state.pending = []
+                if !state.batch.isEmpty && (!state.paused || state.stopping) {
+                    var batch = spare
+                    swap(&batch, &state.batch)
+                    state.expedited = false
                     state.pendingBytes = 0
                     state.pendingChunks = 0
                     state.pendingEnds = 0
@@ -192,19 +260,27 @@ final class ContentQueue: Sendable {
                     // The sweep runs at the top of the loop. A signal sent between the timeout and
                     // clearing the flag only makes a later sleep return early, which is harmless.
                     state.withLock { $0.writerSleeping = false }
+                } else {
+                    linger(until: lastSweep + interval)
                 }
             case let .jobs(jobs):
                 jobs.forEach { $0(thread) }
-            case let .write(batch):
+            case var .write(batch):
                 thread.write(batch)
+                let written = batch.events.count
+                batch.clear()
+                spare = batch
                 let satisfied = state.withLock { state -> [DispatchSemaphore] in
-                    state.finished += batch.count
+                    state.finished += written
                     let finished = state.finished
                     let ready = state.flushWaiters.filter { $0.target <= finished }.map(\.semaphore)
                     state.flushWaiters.removeAll { $0.target <= finished }
                     return ready
                 }
                 satisfied.forEach { $0.signal() }
+                // What arrived during the write gathers for a linger too, so a busy writer still
+                // writes batches at least a linger long, not one per write's duration.
+                linger(until: lastSweep + interval)
             case let .stop(waiters):
                 thread.close()
                 waiters.forEach { $0.signal() }

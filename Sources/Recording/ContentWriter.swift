@@ -19,8 +19,9 @@ public final class ContentWriter: Sendable {
     /// - Throws: `FlowStoreError` / `TVHomeError` when the database or folder cannot be opened;
     ///   no thread is left running then. A failing first sweep is counted, not thrown.
     public init(_ configuration: ContentWriterConfiguration, clock: any ContentClock = SystemContentClock()) throws {
-        let queue = ContentQueue(bytes: configuration.queueBytes, chunks: configuration.queueChunks,
-                                 ends: configuration.queueTurnEnds)
+        let queue = ContentQueue(policy: ContentBatchPolicy(bytes: configuration.queueBytes, chunks: configuration.queueChunks,
+                                                            ends: configuration.queueTurnEnds,
+                                                            lingerMillis: configuration.lingerMillis))
         self.queue = queue
         let startup = Mutex<(any Error)?>(nil)
         let started = DispatchSemaphore(value: 0)
@@ -51,15 +52,26 @@ public final class ContentWriter: Sendable {
     /// Queues the kept bytes of a chunk of `turn` (its figures so far) of `flow`; never blocks.
     /// - Returns: false when the chunk was dropped (queue full or writer closed).
     public func enqueueChunk(flow: Int64, turn: Turn, bytes: [UInt8]) -> Bool {
-        queue.enqueue(.chunk(flow: flow, turn: turn, bytes: bytes))
+        bytes.withUnsafeBytes { queue.enqueue(flow: flow, ended: nil, chunkOf: turn, $0) }
     }
 
-    /// Queues the end of `turn` of `flow` with its final figures; never blocks.
-    /// - Returns: false when dropped (the turn is then written as incomplete later).
-    @discardableResult
-    public func enqueueTurnEnd(flow: Int64, turn: Turn) -> Bool {
-        queue.enqueue(.turnEnded(flow: flow, turn: turn))
+    /// Queues the end of `turn` of `flow` with its final figures; never blocks. A dropped end
+    /// is counted (`counters.turnEndsDropped`); the turn is then written as incomplete later.
+    public func enqueueTurnEnd(flow: Int64, turn: Turn) {
+        _ = queue.enqueue(flow: flow, ended: turn, chunkOf: nil, UnsafeRawBufferPointer(start: nil, count: 0))
     }
+
+    /// What one chunk of `flow` produces, queued under one lock: the end of the turn its change
+    /// of side ended (`ended`), then its kept bytes (`kept`, copied) for the open turn `turn`.
+    /// Never blocks.
+    /// - Returns: false when the chunk was dropped (queue full or writer closed).
+    func enqueue(flow: Int64, ended: Turn?, chunkOf turn: Turn?, _ kept: UnsafeRawBufferPointer) -> Bool {
+        queue.enqueue(flow: flow, ended: ended, chunkOf: turn, kept)
+    }
+
+    /// A flow ended: what is queued is written now rather than at the end of the linger.
+    /// Never blocks.
+    func expedite() { queue.expedite() }
 
     /// Blocks until everything queued before the call is written.
     public func flush() { queue.flush() }

@@ -15,6 +15,11 @@ public struct ContentWriterConfiguration: Sendable {
     /// Turn-end events the queue holds (a reserve apart from chunks, so the final figures of a
     /// turn get through when its bytes could not).
     public var queueTurnEnds = 65_536
+    /// How long the writer gathers events before it writes them, milliseconds (100): a burst
+    /// then costs one transaction and one segment write, and the index pages a transaction
+    /// dirties are shared by many rows. A queue half full, a flush, a sweep or a stop cuts it
+    /// short; content becomes readable at most this much later.
+    public var lingerMillis = 100
     /// Bytes of open (not yet ended) turns the writer buffers before it discards chunk bytes.
     public var openTurnBytes: Int64 = 64 * 1_048_576
     /// A segment is closed and a new one started once it holds this many bytes (16 MiB).

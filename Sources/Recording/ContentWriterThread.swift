@@ -20,7 +20,8 @@ final class ContentWriterThread {
         self.queue = queue
         directory = ContentDirectory(path: configuration.directory)
         try directory.ensureExists()
-        database = try SQLiteDatabase(path: configuration.databasePath)
+        // Created, used and closed on the writer thread only.
+        database = try SQLiteDatabase(path: configuration.databasePath, oneThread: true)
         try FlowSchema.migrate(database)
         expiry = configuration.expiry
         openTurns = OpenTurns(limit: configuration.openTurnBytes)
@@ -30,13 +31,15 @@ final class ContentWriterThread {
     var writingSegment: Int? { segment?.sequence }
 
     /// Handles a batch: buffers chunk bytes, writes the turns that ended.
-    func write(_ batch: [ContentEvent]) {
+    func write(_ batch: ContentBatch) {
         var finished: [OpenTurns.Finished] = []
         var discarded: Int64 = 0
-        for event in batch {
+        for event in batch.events {
             switch event {
-            case let .chunk(flow, turn, bytes):
-                let result = openTurns.append(flow: flow, turn: turn, bytes: bytes)
+            case let .chunk(flow, turn, block, start, count):
+                let result = batch.withBytes(block: block, start: start, count: count) {
+                    openTurns.append(flow: flow, turn: turn, bytes: $0)
+                }
                 discarded += Int64(result.discarded)
                 if let orphan = result.orphan { finished.append(orphan) }
             case let .turnEnded(flow, turn):
@@ -47,32 +50,41 @@ final class ContentWriterThread {
         store(finished)
     }
 
-    /// Appends each turn's bytes to the segment and indexes it. Rows are committed before a
-    /// segment is closed, so a closed segment is never without the rows that reference it.
+    /// Turns appended to the segment's pending bytes (`pendingBytes`) but not yet written to it.
+    private var staged: [IndexedTurn] = []
+    /// Their bytes, back to back: they reach the segment in one `write(2)` (`writeStaged`).
+    private var pendingBytes: [UInt8] = []
+    /// Pending bytes past which they are written before more are staged (1 MiB).
+    private static let stageLimit = 1_048_576
+
+    /// Appends each turn's bytes to the segment and indexes it: the bytes of the batch's turns in
+    /// one `write(2)` (per MiB, and per segment), their rows in one transaction. Rows are
+    /// committed before a segment is closed, so a closed segment is never without the rows that
+    /// reference it.
     func store(_ turns: [OpenTurns.Finished]) {
         guard !turns.isEmpty else { return }
-        var rows: [IndexedTurn] = []
-        var written: Int64 = 0
-        var lost = 0
-        var lastError: String?
+        let now = clock.now()
+        var outcome = StoreOutcome()
         for item in turns {
             do {
-                if needsNewSegment() {
-                    commit(&rows, written: &written, lost: &lost, lastError: &lastError)
-                    try openNextSegment()
+                if needsNewSegment(now: now) {
+                    writeStaged(&outcome)
+                    commit(&outcome)
+                    try openNextSegment(now: now)
                 }
                 guard let segment else { continue }
-                let offset = try segment.append(item.bytes)
-                rows.append(IndexedTurn(flowID: item.flow, turn: item.turn, segment: segment.sequence,
-                                        segmentOffset: offset, recordedAt: clock.now()))
-                written += Int64(item.bytes.count)
+                staged.append(IndexedTurn(flowID: item.flow, turn: item.turn, segment: segment.sequence,
+                                          segmentOffset: segment.size + Int64(pendingBytes.count), recordedAt: now))
+                pendingBytes += item.bytes
+                if pendingBytes.count >= ContentWriterThread.stageLimit { writeStaged(&outcome) }
             } catch {
-                lost += 1
-                lastError = (error as? ContentError)?.message ?? (error as? FlowStoreError)?.message ?? "\(error)"
+                outcome.lost += 1
+                outcome.lastError = (error as? ContentError)?.message ?? (error as? FlowStoreError)?.message ?? "\(error)"
             }
         }
-        commit(&rows, written: &written, lost: &lost, lastError: &lastError)
-        let (lostTurns, failure) = (lost, lastError)
+        writeStaged(&outcome)
+        commit(&outcome)
+        let (lostTurns, failure) = (outcome.lost, outcome.lastError)
         if lostTurns > 0 {
             queue.updateCounters {
                 $0.turnsLost += lostTurns
@@ -81,36 +93,77 @@ final class ContentWriterThread {
         }
     }
 
-    /// Inserts `rows` in one transaction; on failure counts them as lost (their bytes stay in the
-    /// segment unreferenced, for the sweep).
-    private func commit(_ rows: inout [IndexedTurn], written: inout Int64, lost: inout Int, lastError: inout String?) {
-        guard !rows.isEmpty else { return }
-        let batch = rows
-        let bytes = written
-        rows = []
-        written = 0
+    /// What `store` has done so far: rows written to the segment but not yet committed, and
+    /// losses.
+    private struct StoreOutcome {
+        var rows: [IndexedTurn] = []
+        var written: Int64 = 0
+        var lost = 0
+        var lastError: String?
+    }
+
+    /// Writes the staged bytes to the segment in one append; the turns whose bytes all reached
+    /// the file become rows to commit, the others are lost (a failed write leaves the file's
+    /// size where the bytes stopped, and later offsets follow it).
+    private func writeStaged(_ outcome: inout StoreOutcome) {
+        defer {
+            staged.removeAll(keepingCapacity: true)
+            pendingBytes.removeAll(keepingCapacity: pendingBytes.capacity <= 2 * ContentWriterThread.stageLimit)
+        }
+        guard !staged.isEmpty, let segment else { return }
         do {
-            try database.transaction { try TurnIndex(database: database).insert(batch) }
+            _ = try segment.append(pendingBytes)
+        } catch {
+            outcome.lastError = (error as? ContentError)?.message ?? "\(error)"
+        }
+        for row in staged {
+            if row.segmentOffset + Int64(row.turn.keptBytes) <= segment.size {
+                outcome.rows.append(row)
+                outcome.written += Int64(row.turn.keptBytes)
+            } else {
+                outcome.lost += 1
+            }
+        }
+    }
+
+    /// The turns index's insert statements by row count, compiled once for this connection.
+    private var insertStatements: [Int: SQLiteStatement] = [:]
+
+    /// Inserts the outcome's rows in one transaction; on failure counts them as lost (their bytes
+    /// stay in the segment unreferenced, for the sweep).
+    private func commit(_ outcome: inout StoreOutcome) {
+        guard !outcome.rows.isEmpty else { return }
+        let batch = outcome.rows
+        let bytes = outcome.written
+        outcome.rows = []
+        outcome.written = 0
+        do {
+            var statements = insertStatements
+            defer { insertStatements = statements }
+            try database.transaction { try TurnIndex(database: database).insert(batch, statements: &statements) }
             queue.updateCounters {
                 $0.turnsWritten += batch.count
                 $0.bytesWritten += bytes
             }
         } catch {
-            lost += batch.count
-            lastError = (error as? FlowStoreError)?.message ?? "\(error)"
+            outcome.lost += batch.count
+            outcome.lastError = (error as? FlowStoreError)?.message ?? "\(error)"
         }
     }
 
-    private func needsNewSegment() -> Bool {
+    /// Whether the next turn goes to a new segment: none is open, or the one open (with what is
+    /// staged for it) is full or old.
+    private func needsNewSegment(now: Int64) -> Bool {
         guard let segment else { return true }
-        return segment.size >= configuration.segmentBytes || clock.now() - segment.createdAt >= configuration.segmentAge
+        return segment.size + Int64(pendingBytes.count) >= configuration.segmentBytes
+            || now - segment.createdAt >= configuration.segmentAge
     }
 
-    private func openNextSegment() throws {
+    private func openNextSegment(now: Int64) throws {
         let next = max(directory.highestSequence(), segment?.sequence ?? 0) + 1
         segment?.close()
         segment = nil
-        segment = try SegmentAppender(directory: directory, sequence: next, createdAt: clock.now())
+        segment = try SegmentAppender(directory: directory, sequence: next, createdAt: now)
     }
 
     /// Sweeps with the current expiry. A segment past its age is closed first, so content that
@@ -150,6 +203,7 @@ final class ContentWriterThread {
         store(openTurns.drain())
         segment?.close()
         segment = nil
+        insertStatements = [:]
         database.close()
     }
 }

@@ -29,14 +29,12 @@ public final class FlowContentRecorder: ChunkRecorder {
             // Checked again under the lock: a switch-off may have ended the flow meanwhile.
             guard active.load(ordering: .relaxed) else { return false }
             let verdict = recorder.take(direction, at: offset, count: bytes.count)
-            if let ended = verdict.ended {
-                writer.enqueueTurnEnd(flow: flowID, turn: ended)
-            }
-            if verdict.keep > 0, let open = recorder.openTurn {
-                let kept = Array(UnsafeRawBufferPointer(rebasing: bytes[..<verdict.keep]))
-                if !writer.enqueueChunk(flow: flowID, turn: open, bytes: kept) {
-                    recorder.markIncomplete()
-                }
+            let open = verdict.keep > 0 ? recorder.openTurn : nil
+            guard verdict.ended != nil || open != nil else { return recorder.isDone }
+            // One lock for both, and the kept bytes copied once, into the queue's batch.
+            let kept = UnsafeRawBufferPointer(rebasing: bytes[..<(open == nil ? 0 : verdict.keep)])
+            if !writer.enqueue(flow: flowID, ended: verdict.ended, chunkOf: open, kept) {
+                recorder.markIncomplete()
             }
             return recorder.isDone
         }
@@ -62,6 +60,8 @@ public final class FlowContentRecorder: ChunkRecorder {
             }
             return was
         }
+        // The flow's turns are complete: written without waiting out the writer's linger.
+        if wasActive { writer.expedite() }
         if wasActive { session?.release(flowID) }
     }
 }

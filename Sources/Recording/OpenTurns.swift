@@ -29,17 +29,16 @@ struct OpenTurns {
     /// Adds a chunk's kept bytes to its turn.
     /// - Returns: bytes discarded (0 when all fit), and the flow's earlier turn if one was still
     ///   open (its end event was lost).
-    mutating func append(flow: Int64, turn: Turn, bytes: [UInt8]) -> (discarded: Int, orphan: Finished?) {
+    mutating func append<Bytes: Collection<UInt8>>(flow: Int64, turn: Turn, bytes: Bytes) -> (discarded: Int, orphan: Finished?) {
         let orphan = takeEarlier(flow: flow, than: turn.number)
-        var buffer = open[flow] ?? Buffer(turn: turn)
+        // Mutated in place in the dictionary: copying the buffer out and back would copy every
+        // byte of the turn so far at each chunk.
         if buffered + Int64(bytes.count) > limit {
-            buffer.lost = true
-            open[flow] = buffer
+            open[flow, default: Buffer(turn: turn)].lost = true
             return (bytes.count, orphan)
         }
-        buffer.bytes += bytes
+        open[flow, default: Buffer(turn: turn)].bytes.append(contentsOf: bytes)
         buffered += Int64(bytes.count)
-        open[flow] = buffer
         return (0, orphan)
     }
 

@@ -7,19 +7,82 @@ struct TurnIndex {
 
     static let columns = "flow_id, turn, direction, start_offset, kept_bytes, seen_bytes, truncated, cut_by, incomplete, segment, segment_offset, recorded_at"
 
+    /// Rows one INSERT statement carries at most (12 parameters each, far below SQLite's limit).
+    static let rowsPerInsert = 64
+
+    /// How many of `remaining` rows the next INSERT carries: the largest power of two up to
+    /// `rowsPerInsert`, so a writer compiles at most 7 statements (1, 2, 4 … 64 rows).
+    static func rowsInNextInsert(remaining: Int) -> Int {
+        guard remaining < rowsPerInsert else { return rowsPerInsert }
+        var count = 1
+        while count * 2 <= remaining { count *= 2 }
+        return count
+    }
+
+    /// `INSERT OR REPLACE` of `rows` rows (1…`rowsPerInsert`): one statement for many rows, so
+    /// SQLite's per-statement work (VM start, halt, statement journal) is paid once per 64 rows.
+    static func insertSQL(rows: Int) -> String {
+        "INSERT OR REPLACE INTO content_turns (\(TurnIndex.columns)) VALUES "
+            + repeatElement("(?,?,?,?,?,?,?,?,?,?,?,?)", count: rows).joined(separator: ",")
+    }
+
     /// Inserts (or replaces) rows; the caller wraps them in a transaction.
-    func insert(_ rows: [IndexedTurn]) throws {
-        guard !rows.isEmpty else { return }
-        let statement = try database.prepare("INSERT OR REPLACE INTO content_turns (\(TurnIndex.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")
-        for row in rows {
-            try statement.bind([
-                .integer(row.flowID), .integer(Int64(row.turn.number)), .text(row.turn.direction.rawValue),
-                .integer(row.turn.startOffset), .integer(Int64(row.turn.keptBytes)), .integer(Int64(row.turn.seenBytes)),
-                .integer(row.turn.truncated ? 1 : 0), .textOrNull(row.turn.cutBy?.rawValue), .integer(row.turn.incomplete ? 1 : 0),
-                .integer(Int64(row.segment)), .integer(row.segmentOffset), .integer(row.recordedAt),
-            ])
+    /// - Parameter statements: compiled inserts by row count, kept by a writer that inserts batch
+    ///   after batch (missing ones are compiled and added).
+    func insert(_ rows: [IndexedTurn], statements: inout [Int: SQLiteStatement]) throws {
+        var next = 0
+        while next < rows.count {
+            let count = TurnIndex.rowsInNextInsert(remaining: rows.count - next)
+            let statement: SQLiteStatement
+            if let cached = statements[count] {
+                statement = cached
+            } else {
+                statement = try database.prepare(TurnIndex.insertSQL(rows: count))
+                statements[count] = statement
+            }
+            // Every parameter is bound again below, so the bindings need no clearing.
+            statement.rewind()
+            defer { statement.rewind() }
+            for (i, row) in rows[next..<(next + count)].enumerated() {
+                let base = Int32(12 * i)
+                try statement.bind(integer: row.flowID, at: base + 1)
+                try statement.bind(integer: Int64(row.turn.number), at: base + 2)
+                try statement.bind(constant: TurnIndex.text(row.turn.direction), at: base + 3)
+                try statement.bind(integer: row.turn.startOffset, at: base + 4)
+                try statement.bind(integer: Int64(row.turn.keptBytes), at: base + 5)
+                try statement.bind(integer: Int64(row.turn.seenBytes), at: base + 6)
+                try statement.bind(integer: row.turn.truncated ? 1 : 0, at: base + 7)
+                try statement.bind(constant: row.turn.cutBy.map(TurnIndex.text), at: base + 8)
+                try statement.bind(integer: row.turn.incomplete ? 1 : 0, at: base + 9)
+                try statement.bind(integer: Int64(row.segment), at: base + 10)
+                try statement.bind(integer: row.segmentOffset, at: base + 11)
+                try statement.bind(integer: row.recordedAt, at: base + 12)
+            }
             try statement.step()
+            next += count
         }
+    }
+
+    /// `direction`'s raw value as constant text (bound without a copy).
+    static func text(_ direction: Direction) -> StaticString {
+        switch direction {
+        case .clientToServer: return "client_to_server"
+        case .serverToClient: return "server_to_client"
+        }
+    }
+
+    /// `limit`'s raw value as constant text (bound without a copy).
+    static func text(_ limit: BudgetLimit) -> StaticString {
+        switch limit {
+        case .turnLimit: return "turn_limit"
+        case .flowBudget: return "flow_budget"
+        }
+    }
+
+    /// Inserts (or replaces) rows with statements compiled for this call.
+    func insert(_ rows: [IndexedTurn]) throws {
+        var statements: [Int: SQLiteStatement] = [:]
+        try insert(rows, statements: &statements)
     }
 
     /// The turns of `flow`, by number.

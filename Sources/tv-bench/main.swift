@@ -27,11 +27,57 @@ func report(_ name: String, _ nanoseconds: Double) {
     print(name.padding(toLength: 56, withPad: " ", startingAt: 0) + text)
 }
 
+/// CPU time of the whole process (every thread), ns.
+func processCPUNanoseconds(_ clock: clockid_t = CLOCK_PROCESS_CPUTIME_ID) -> UInt64 {
+    var spec = timespec()
+    clock_gettime(clock, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+}
+
 let dir = NSTemporaryDirectory() + "tv-bench-\(getpid())"
 defer { try? FileManager.default.removeItem(atPath: dir) }
 let now = Int64(Date().timeIntervalSince1970)
 
 print("tv micro-benchmarks (median of 5 rounds, per operation)")
+// Decrypted-content recording, the h1 keep-alive pattern: per exchange a 1 KiB request and a
+// 1 KiB response (two chunks, two turns, two index rows), a new flow every 500 exchanges. The
+// producer's figure is what the event loop pays; the second includes the writer thread's work
+// (segment writes, the index rows) until everything is flushed: the CPU recording adds per
+// request, once both share one CPU. A flush every 2,000 exchanges keeps the producer from
+// outrunning the writer (live traffic is far slower than this loop).
+do {
+    var configuration = ContentWriterConfiguration(databasePath: dir + "/exchange.sqlite3", directory: dir + "/exchange")
+    configuration.sweepInterval = 3_600
+    let session = ContentRecorder(writer: try ContentWriter(configuration), policy: ContentPolicy(keep: true))
+    let request = [UInt8](repeating: 0x71, count: 1_024)
+    let response = [UInt8](repeating: 0x72, count: 1_024)
+    let exchanges = Int(ProcessInfo.processInfo.environment["TV_BENCH_EXCHANGES"] ?? "") ?? 20_000
+    var flow: FlowContentRecorder? = nil
+    let cpuStart = processCPUNanoseconds()
+    let started = DispatchTime.now().uptimeNanoseconds
+    for i in 0..<exchanges {
+        if i % 500 == 0 {
+            flow?.finish()
+            // Throttled as live traffic is: the queue never fills, nothing is dropped.
+            if i % 2_000 == 0 { session.writer.flush() }
+            flow = session.recorder(flow: 1_000_000 + Int64(i))
+        }
+        flow!.record(.clientToServer, at: Int64(2 * i), request)
+        flow!.record(.serverToClient, at: Int64(2 * i + 1), response)
+    }
+    flow?.finish()
+        session.writer.flush()
+    let cpu = processCPUNanoseconds() - cpuStart
+    let counters = session.counters
+    let elapsed = DispatchTime.now().uptimeNanoseconds - started
+    report("content record h1 exchange (2 × 1 KiB), wall clock", Double(elapsed) / Double(exchanges))
+    report("content record h1 exchange, producer + writer CPU", Double(cpu) / Double(exchanges))
+    print("  \(counters.turnsWritten) turns written, \(counters.chunksDropped) chunks and \(counters.turnEndsDropped) turn ends dropped")
+    session.writer.close()
+}
+// TV_BENCH_ONLY=content-exchange: this one alone (to run it under callgrind).
+if ProcessInfo.processInfo.environment["TV_BENCH_ONLY"] == "content-exchange" { exit(0) }
+
 for rootType in [KeyType.ecdsaP256, .rsa2048] {
     let folder = CAFolder(directory: dir + "/ca-\(rootType.name)")
     let ca = try folder.create(rootKeyType: rootType, leafKeyType: rootType, now: now)

@@ -278,3 +278,65 @@ import TVHome
         #expect(done.first?.bytes == [1, 2, 3])
     }
 }
+
+@Suite struct ContentWriterBatchingTests {
+    let up = Direction.clientToServer
+    let down = Direction.serverToClient
+
+    /// The writer gathers for its linger (a minute here), but a flow that ends has its turns
+    /// written at once: no flush, no waiting out the linger.
+    @Test func aFinishedFlowIsWrittenWithoutWaitingOutTheLinger() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        var configuration = home.configuration()
+        configuration.lingerMillis = 60_000
+        let session = ContentRecorder(writer: try ContentWriter(configuration, clock: ManualContentClock(start: testEpoch)),
+                                      policy: ContentPolicy(keep: true))
+        let flow = try #require(session.recorder(flow: 4))
+        flow.record(up, at: 0, bytes(5))
+        flow.record(down, at: 1, bytes(7))
+        flow.finish()
+        let deadline = Date().addingTimeInterval(20)
+        while session.counters.turnsWritten < 2 && Date() < deadline { usleep(10_000) }
+        #expect(session.counters.turnsWritten == 2)
+        #expect(session.counters.bytesWritten == 12)
+        session.writer.close()
+    }
+
+    /// Many turns written in one batch land back to back in one segment, each row at its offset,
+    /// with the exact figures; a batch crossing the segment size starts a new segment between
+    /// turns (rows of the closed one committed first).
+    @Test func aBatchOfTurnsIsStagedIntoOneWriteAndSplitAtTheSegmentSize() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        var configuration = home.configuration()
+        configuration.segmentBytes = 25
+        configuration.lingerMillis = 60_000   // only the flush below ends the gathering
+        let session = ContentRecorder(writer: try ContentWriter(configuration, clock: clock), policy: ContentPolicy(keep: true))
+        let flow = try #require(session.recorder(flow: 3))
+        for i in 0..<4 {
+            flow.record(up, at: Int64(10 * i), bytes(4, UInt8(i)))
+            flow.record(down, at: Int64(10 * i + 5), bytes(6, UInt8(100 + i)))
+        }
+        flow.finish()
+        session.writer.flush()
+        #expect(session.counters.turnsWritten == 8)
+        #expect(session.counters.bytesWritten == 40)
+        session.writer.close()
+        let store = try home.store()
+        defer { store.close() }
+        let rows = try store.turns(flow: 3)
+        #expect(rows.map(\.turn.number) == Array(1...8))
+        #expect(rows.map(\.segment) == [1, 1, 1, 1, 1, 1, 2, 2])
+        #expect(rows.map(\.segmentOffset) == [0, 4, 10, 14, 20, 24, 0, 4])
+        let read = try store.recordedTurns(flow: 3)
+        var expected: [[UInt8]] = []
+        for i in 0..<4 {
+            expected.append(bytes(4, UInt8(i)))
+            expected.append(bytes(6, UInt8(100 + i)))
+        }
+        #expect(read.map(\.bytes) == expected)
+        #expect(home.files() == ["content-00000001.seg", "content-00000002.seg"])
+    }
+}
