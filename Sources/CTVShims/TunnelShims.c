@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -133,3 +134,7 @@ int tv_original_dst6(int fd, struct sockaddr_storage *addr, socklen_t *len) {
 }
 ssize_t tv_recv(int fd, void *buf, size_t len) { return recv(fd, buf, len, MSG_DONTWAIT); }
 ssize_t tv_send_dgram(int fd, const void *buf, size_t len) { return send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL); }
+
+int tv_set_thread_name(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}

@@ -17,13 +17,23 @@ extension EngineLoop {
 
     func handleTCP(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket) {
         let header: TCPHeader
-        switch TCPHeader.parse(UnsafeRawBufferPointer(bytes), packet, verifyChecksum: configuration.verifyChecksums) {
+        switch TCPHeader.parse(UnsafeRawBufferPointer(bytes), packet, verifyChecksum: false) {
         case .failure(let reason): counters.drop(reason); return
         case .success(let parsed): header = parsed
+        }
+        // The checksum is verified before the engine acts on a segment, not before it only
+        // forwards one (TCPChecksumPolicy): true when the segment may not go on (counted).
+        let verify = configuration.verifyChecksums
+        func badChecksum(_ action: TCPChecksumPolicy.Action) -> Bool {
+            guard verify, TCPChecksumPolicy.mustVerify(flags: header.flags, action: action),
+                  !TCPHeader.checksumIsValid(UnsafeRawBufferPointer(bytes), packet) else { return false }
+            counters.drop(.badChecksum)
+            return true
         }
         let source = PacketEndpoint(packet.source, header.sourcePort)
         let destination = PacketEndpoint(packet.destination, header.destinationPort)
         guard let listener = listenerEndpoint(isIPv6: packet.isIPv6) else {
+            if badChecksum(.act) { return }
             counters.drop(.refusedDestination)
             sendReset(answering: header, from: destination, to: source)
             return
@@ -32,7 +42,12 @@ extension EngineLoop {
 
         // Rule 1: the listener to a fake peer → the real remote to the app.
         if source == listener, nat.isFake(destination) {
-            guard let entry = nat.reverse(fake: destination) else { counters.drop(.unknownFakeEndpoint); return }
+            guard let entry = nat.reverse(fake: destination) else {
+                if badChecksum(.act) { return }
+                counters.drop(.unknownFakeEndpoint)
+                return
+            }
+            if badChecksum(.forward) { return }
             nat.note(entry.id, fromApp: false, flags: header.flags, now: now)
             PacketRewriter.rewriteTCP(segment, packet, source: entry.remote, destination: entry.app)
             writeTUN(UnsafeRawBufferPointer(segment))
@@ -41,10 +56,12 @@ extension EngineLoop {
 
         // Rule 2: the app to a remote → the fake peer to the listener.
         if header.isConnectionRequest {
+            if badChecksum(.act) { return }
             connectionRequest(segment, packet, header, app: source, remote: destination, listener: listener)
             return
         }
         guard let entry = nat.forward(app: source, remote: destination), entry.state != .connecting else {
+            if badChecksum(.act) { return }
             counters.drop(.noConnection)
             if let connecting = nat.forward(app: source, remote: destination) {
                 // The app gave up while the upstream connect was still going: so do we.
@@ -57,6 +74,7 @@ extension EngineLoop {
             }
             return
         }
+        if badChecksum(.forward) { return }
         nat.note(entry.id, fromApp: true, flags: header.flags, now: now)
         PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener)
         writeTUN(UnsafeRawBufferPointer(segment))

@@ -129,6 +129,8 @@ public struct TCPNATTable: Sendable {
     /// - Returns: true when this segment closed the entry.
     @discardableResult
     public mutating func note(_ id: UInt64, fromApp: Bool, flags: UInt8, now: UInt64) -> Bool {
+        // Most segments carry neither: nothing changes (and no dictionary write per packet).
+        guard flags & (TCPHeader.rst | TCPHeader.fin) != 0 else { return false }
         guard var entry = entries[id], entry.state != .closed else { return false }
         if flags & TCPHeader.rst != 0 {
             entry.state = .closed

@@ -32,7 +32,8 @@ public struct TunnelEngineConfiguration: Sendable {
     public var maximumUDPFlows = 4_096
     public var fragmentDatagrams = 256
     public var fragmentBytes = 4 << 20
-    /// Verify TCP/UDP checksums of packets read (a wrong one is dropped and counted).
+    /// Verify TCP/UDP checksums of packets read (a wrong one is dropped and counted). TCP
+    /// segments the engine only forwards are left to the kernel's own check (`TCPChecksumPolicy`).
     public var verifyChecksums = true
 
     public init(plan: TunnelAddressPlan, listener4: (fd: Int32, port: UInt16), listener6: (fd: Int32, port: UInt16)?) {
@@ -90,6 +91,9 @@ public final class TunnelEngine: Sendable {
         let ready = DispatchSemaphore(value: 0)
         let setupError = Mutex<String?>(nil)
         let thread = Thread { [self] in
+            // The kernel's name for the thread (Foundation's `name` does not set it here), so
+            // /proc/PID/task/*/comm, top -H and perf tell the engine from the proxy's loops.
+            _ = tv_set_thread_name("tv-tunnel")
             let loop: EngineLoop
             do {
                 loop = try EngineLoop(configuration: configuration, tunFD: tunFD, wakeFD: wakeFD, proxy: proxy, sink: sink,

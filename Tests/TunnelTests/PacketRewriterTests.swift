@@ -54,4 +54,44 @@ struct PacketRewriterTests {
         #expect(p.source.description == "10.77.0.129" && p.destination.description == "10.77.0.1")
         #expect(out[20] == 0x27 && out[21] == 0x10 && out[22] == 0x9c && out[23] == 0x40)
     }
+
+    @Test("a corrupted captured segment stays corrupted through the rewrite (so the kernel drops what the engine forwards unverified)")
+    func wrongChecksumStaysWrong() throws {
+        let segments = CapturedPackets.all.filter { $0.summary.contains("Flags [") }
+        for segment in segments {
+            let p = try #require(parse(segment.bytes))
+            let fake = p.isIPv6 ? endpoint("fd77::f:2a", 41_234) : endpoint("10.77.0.177", 41_234)
+            let listener = p.isIPv6 ? endpoint("fd77::1", 33_001) : endpoint("10.77.0.1", 33_001)
+            // One bit flipped in the last byte of the segment (payload or, for bare segments, header).
+            var corrupted = segment.bytes
+            corrupted[p.length - 1] ^= 0x01
+            let before = corrupted.withUnsafeBytes { TCPHeader.checksumIsValid($0, p) }
+            let there = rewrite(corrupted, fake, listener)
+            let q = try #require(parse(there))
+            let after = there.withUnsafeBytes { TCPHeader.checksumIsValid($0, q) }
+            let good = rewrite(segment.bytes, fake, listener)
+            let valid = good.withUnsafeBytes { TCPHeader.checksumIsValid($0, q) }
+            #expect(before == false && after == false && valid == true, "\(segment.summary)")
+        }
+    }
+}
+
+@Suite("TCPChecksumPolicy: which segments the engine verifies itself")
+struct TCPChecksumPolicyTests {
+    @Test("forwarded segments without SYN, FIN or RST are left to the kernel; everything else is verified")
+    func decisions() {
+        let ack = TCPHeader.ack, psh = TCPHeader.psh
+        #expect(TCPChecksumPolicy.mustVerify(flags: ack, action: .forward) == false)
+        #expect(TCPChecksumPolicy.mustVerify(flags: ack | psh, action: .forward) == false)
+        #expect(TCPChecksumPolicy.mustVerify(flags: 0, action: .forward) == false)
+        #expect(TCPChecksumPolicy.mustVerify(flags: 0xC0 | ack, action: .forward) == false)   // CWR ECE ACK
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.syn, action: .forward) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.syn | ack, action: .forward) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.fin | ack, action: .forward) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.rst, action: .forward) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.rst | ack, action: .forward) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: ack, action: .act) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: ack | psh, action: .act) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.syn, action: .act) == true)
+    }
 }

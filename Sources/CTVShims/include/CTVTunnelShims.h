@@ -13,6 +13,9 @@
 /// IFF_TUN | IFF_NO_PI (one raw IP packet per read/write). Writes the kernel's name for it into
 /// `actual` (16 bytes). Returns the fd, or -errno.
 int tv_tun_open(const char *name, char actual[16]);
+/// Names the calling thread for the kernel (comm: /proc/PID/task/TID/comm, top -H, perf); at most
+/// 15 bytes are kept. Returns 0 or an errno value (pthread_setname_np).
+int tv_set_thread_name(const char *name);
 
 /// unshare(2) / setns(2); 0 or -errno.
 int tv_unshare(int flags);
