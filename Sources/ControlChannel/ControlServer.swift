@@ -27,9 +27,7 @@ public final class ControlServer: Sendable {
         self.path = path
         self.handler = handler
         if FileManager.default.fileExists(atPath: path) {
-            if (try? ControlClient(path: path).send(ControlRequest(command: "ping"), timeoutSeconds: 1)) != nil {
-                throw ControlError.alreadyRunning(path: path)
-            }
+            try ControlServer.refuseIfLive(path: path)
             unlink(path)
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -47,6 +45,16 @@ public final class ControlServer: Sendable {
         let thread = Thread { [self] in self.serve() }
         thread.name = "tv-control"
         thread.start()
+    }
+
+    /// Checks, before a session prepares anything, that no live session answers at `path` (a
+    /// stale socket file is fine). `init` checks again when it binds.
+    /// - Throws: `ControlError.alreadyRunning` when a session answers a ping within 1 s.
+    public static func refuseIfLive(path: String) throws {
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        if (try? ControlClient(path: path).send(ControlRequest(command: "ping"), timeoutSeconds: 1)) != nil {
+            throw ControlError.alreadyRunning(path: path)
+        }
     }
 
     /// Stops answering and removes the socket file.

@@ -23,9 +23,9 @@ public enum ProxyError: UserFacingError, Equatable {
         case let .permissionDenied(host, port):
             return "Listening on port \(port) of \(host) needs more privileges; use a port above 1023, e.g. --listen \(host):8080."
         case .invalidListenAddress(let text):
-            return "'\(text)' is not an address to listen on; write it as HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080."
+            return "'\(text)' is not an address to listen on; write it as HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080."
         case let .invalidMode(text, reason):
-            return "'\(text)' is not a proxy mode (\(reason)); use regular, socks5, reverse:https://HOST:PORT or reverse:http://HOST:PORT."
+            return "'\(text)' is not a proxy mode (\(reason)); use regular, socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT."
         case .invalidHostPattern(let pattern):
             return "'\(pattern)' is not a regular expression; fix the --ignore-hosts / --allow-hosts pattern (e.g. '\\.example\\.com$')."
         case let .upstreamCAFileUnreadable(path, reason):

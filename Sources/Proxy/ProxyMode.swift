@@ -25,7 +25,7 @@ public enum ProxyMode: Sendable, Hashable, CustomStringConvertible {
         default: break
         }
         guard text.hasPrefix("reverse:") else {
-            throw ProxyError.invalidMode(text, reason: "the modes are regular, socks5, transparent, tun and reverse:https://HOST:PORT")
+            throw ProxyError.invalidMode(text, reason: "it is none of regular, socks5, transparent, tun, reverse:…")
         }
         var rest = Substring(text.dropFirst("reverse:".count))
         let tls: Bool

@@ -30,7 +30,7 @@ public enum ContentAbsence: Sendable, Equatable {
     public func sentence(flowID: Int64) -> String {
         switch self {
         case .notEncrypted:
-            return "Not encrypted: this connection was plain and nothing of it was kept; what travelled is in its packets (tv packets \(flowID))."
+            return "Not encrypted: this connection was plain and nothing of it was kept; its byte and packet counts are in `tv flow \(flowID)`."
         case .notInspected:
             return "Not inspected: tv passed this connection through without decrypting it, so it never saw what was said."
         case .keptPrivate:

@@ -69,6 +69,8 @@ public final class Session: Sendable {
         self.options = options
         self.environment = environment
         self.say = say
+        // Refuse a second session before anything listens, routes or prints a banner.
+        try ControlServer.refuseIfLive(path: SessionPaths.controlSocket(home))
         wiring = try SessionWiring(home: home, options: options, environment: environment, now: now, say: say)
         var config = wiring.configuration
         if options.mode == .tun {

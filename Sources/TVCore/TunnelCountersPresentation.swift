@@ -1,10 +1,11 @@
 /// The block `tv exec` prints to stderr when CMD exits: what went through the tunnel, from the
-/// engine's counters (`TunnelCounters.snapshot`, names → values). "From CMD" is what the TUN
-/// delivered to tv (packets read), "to CMD" what tv wrote into it.
+/// engine's counters (`TunnelCounters.snapshot`, names → values): packets tv read from the TUN
+/// and wrote into it. TCP crosses the TUN twice (CMD → tv's listener, and back), so for TCP the
+/// two counts are alike; they are not "from CMD" and "to CMD".
 ///
 /// Shape (three lines at most; the drop line only when something was dropped):
 /// ```
-/// tunnel: from CMD 1,234 packets (96.5 KiB), to CMD 1,100 packets (1.2 MiB)
+/// tunnel: read 1,234 packets (96.5 KiB) from the TUN, wrote 1,100 packets (1.2 MiB) into it
 /// tunnel: 12 TCP connections (1 refused upstream), 3 UDP flows (10 datagrams up, 9 down), 4 DNS queries (4 answered)
 /// tunnel: dropped 5 packets: 3 icmp, 2 no connection
 /// ```
@@ -17,8 +18,8 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
         func n(_ name: String) -> UInt64 { counters[name] ?? 0 }
         func count(_ v: UInt64) -> String { Units.grouped(Int64(clamping: v)) }
         func plural(_ v: UInt64, _ one: String, _ many: String) -> String { "\(count(v)) \(v == 1 ? one : many)" }
-        var lines = ["tunnel: from CMD \(plural(n("packetsRead"), "packet", "packets")) (\(Units.bytes(Int64(clamping: n("bytesRead"))))), "
-                     + "to CMD \(plural(n("packetsWritten"), "packet", "packets")) (\(Units.bytes(Int64(clamping: n("bytesWritten")))))"]
+        var lines = ["tunnel: read \(plural(n("packetsRead"), "packet", "packets")) (\(Units.bytes(Int64(clamping: n("bytesRead"))))) from the TUN, "
+                     + "wrote \(plural(n("packetsWritten"), "packet", "packets")) (\(Units.bytes(Int64(clamping: n("bytesWritten"))))) into it"]
 
         var tcp = plural(n("tcpRedirected"), "TCP connection", "TCP connections")
         var tcpNotes: [String] = []

@@ -26,7 +26,8 @@ do {
     console.note("tv: " + error.message)
     exit(error.exitCode)
 } catch let error as UserFacingError {
-    console.note("tv: " + error.message)
+    // "tv: " names the speaker; a message that already starts with "tv " does not repeat it.
+    console.note(error.message.hasPrefix("tv ") ? error.message : "tv: " + error.message)
     exit(error.exitCode)
 } catch {
     console.note("tv: unexpected error: \(error); please report it with the command you ran.")

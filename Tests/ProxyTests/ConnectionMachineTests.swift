@@ -280,6 +280,18 @@ struct ConnectionMachineTests {
         #expect(Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN).contains(.relay(.raw(plaintext: false, observeServerHello: true))))
     }
 
+    @Test("reverse:https: the upstream certificate is checked against the target, not the client's SNI, which is still sent")
+    func reverseVerifiesTheTarget() {
+        var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8443, origin: .reverse), upstreamTLS: true))
+        let address = SocketAddress(numericHost: "127.0.0.1", port: 8443)!
+        _ = m.handle(.start)
+        _ = m.handle(.connected(address))
+        let out = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        let plan = Machine.UpstreamTLSPlan(serverName: "a.test", alpn: [Array("h2".utf8), Array("http/1.1".utf8)],
+                                           verifyHost: "127.0.0.1", sessionKey: "127.0.0.1:8443|a.test")
+        #expect(out.contains(.startUpstreamTLS(plan)), "\(out)")
+    }
+
     @Test("the client leaving early is a failure with a sentence saying when")
     func clientGone() {
         var m = Self.machine()

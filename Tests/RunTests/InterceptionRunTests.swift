@@ -564,6 +564,22 @@ struct InterceptionRunTests {
         try tv.stop()
     }
 
+    @Test("a second tv run on the same data folder is refused before it listens or prints its banner")
+    func secondSessionRefused() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect")
+        let port = freeLoopbackPort()
+        let second = try box.tv("run", "--listen", "127.0.0.1:\(port)")
+        #expect(second.status == 1, "\(second)")
+        #expect(second.err.contains("tv: A tv session is already running for this data folder"), "\(second)")
+        #expect(!second.err.contains("tv is running"), "\(second)")
+        let sockets = try box.tool("ss", ["-Hltn", "sport = :\(port)"]).out
+        #expect(sockets.isEmpty, "the refused session listened: \(sockets)")
+        #expect(try box.status()?.string("listen") == "127.0.0.1:\(tv.port)")
+        try tv.stop()
+    }
+
     @Test("the listener is on loopback by default (--listen PORT and no --listen at all)")
     func loopbackByDefault() throws {
         let world = try RunWorld()

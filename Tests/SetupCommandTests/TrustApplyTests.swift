@@ -55,6 +55,6 @@ struct TrustApplyTests {
             #expect(result.out.contains("  1. "))
         }
         #expect(box.tv("ca", "trust", "--platform", "plan9").status == 2)
-        #expect(box.tv("ca", "trust", "--apply", "--yes", "--platform", "ios").err == "tv: tv cannot do the steps for iOS / iPadOS on this machine; follow them by hand (`tv ca trust` without --apply prints them).\n")
+        #expect(box.tv("ca", "trust", "--apply", "--yes", "--platform", "ios").err == "tv cannot do the steps for iOS / iPadOS on this machine; follow them by hand (`tv ca trust` without --apply prints them).\n")
     }
 }

@@ -11,7 +11,7 @@ import Testing
             "pathMTUSignals": 2, "dropped.icmp": 3, "dropped.noConnection": 2, "dropped.badChecksum": 2, "natEntries": 5,
         ]
         #expect(TunnelCountersPresentation(counters: counters).lines == [
-            "tunnel: from CMD 1,234 packets (96.5 KiB), to CMD 1,100 packets (1.2 MiB)",
+            "tunnel: read 1,234 packets (96.5 KiB) from the TUN, wrote 1,100 packets (1.2 MiB) into it",
             "tunnel: 12 TCP connections (1 refused upstream, 2 resets sent), 3 UDP flows (10 datagrams up, 9 down), "
                 + "4 DNS queries (3 answered, 1 unanswered), 1 datagram reassembled, 2 path-MTU signals",
             "tunnel: dropped 7 packets: 3 ICMP, 2 bad checksum, 2 no connection",
@@ -21,11 +21,11 @@ import Testing
     @Test("nothing happened: two lines, singular forms, no drop line")
     func empty() {
         #expect(TunnelCountersPresentation(counters: [:]).lines == [
-            "tunnel: from CMD 0 packets (0 B), to CMD 0 packets (0 B)",
+            "tunnel: read 0 packets (0 B) from the TUN, wrote 0 packets (0 B) into it",
             "tunnel: 0 TCP connections",
         ])
         #expect(TunnelCountersPresentation(counters: ["packetsRead": 1, "bytesRead": 60, "tcpRedirected": 1, "dropped.synRetransmit": 1]).lines == [
-            "tunnel: from CMD 1 packet (60 B), to CMD 0 packets (0 B)",
+            "tunnel: read 1 packet (60 B) from the TUN, wrote 0 packets (0 B) into it",
             "tunnel: 1 TCP connection",
             "tunnel: dropped 1 packet: 1 SYN retransmit",
         ])

@@ -92,7 +92,7 @@ import Testing
 
     @Test func theFourReasonsForNothing() {
         func only(_ status: FlowStatus) -> String { TurnsPresentation(flowID: 7, flow: flow(status), items: []).lines()[1] }
-        #expect(only(.notEncrypted) == "Not encrypted: this connection was plain and nothing of it was kept; what travelled is in its packets (tv packets 7).")
+        #expect(only(.notEncrypted) == "Not encrypted: this connection was plain and nothing of it was kept; its byte and packet counts are in `tv flow 7`.")
         #expect(only(.encrypted) == "Not inspected: tv passed this connection through without decrypting it, so it never saw what was said.")
         #expect(only(.keptPrivate) == "Kept private: the app on the other end pins its certificate, so tv passed this connection through unread — that is a guarantee, not a failure.")
         #expect(only(.inspected) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired.")

@@ -452,7 +452,12 @@ struct ConnectionMachine {
             return relayRaw(status: decision.passThroughStatus, observeServerHello: true)
         }
         phase = .upstreamHandshake
-        let verifyHost = sni ?? destination.hostName ?? destination.host
+        // Reverse mode: the server is the configured target, so its certificate must name the
+        // target (as nginx's proxy_ssl_name defaults to the proxy_pass host), whatever name the
+        // client used; other modes check the name the client asked for.
+        let verifyHost = destination.origin == .reverse
+            ? (destination.hostName ?? destination.host)
+            : (sni ?? destination.hostName ?? destination.host)
         let plan = UpstreamTLSPlan(serverName: sni, alpn: hello.alpnProtocolIDs, verifyHost: verifyHost,
                                    sessionKey: "\(destination.host):\(destination.port)|\(sni ?? "")")
         return [.armTimer(millis: settings.handshakeTimeoutMillis), .startUpstreamTLS(plan), .updateFlow]
