@@ -10,34 +10,13 @@ import Synchronization
 final class FlowWriterQueue: Sendable {
     private struct State: Sendable {
         var pending: [FlowEvent] = []
-        var accepted = 0
-        var finished = 0
         var dropped = 0
         var failed = 0
         var lastError: FlowStoreError?
-        var paused = false
-        var stopping = false
-        var stopped = false
-        var writerSleeping = false
-        /// The writer, just woken by a first event, waits up to `lingerMillis` for more, so that a
-        /// flow's opened/updated/closed events share one transaction and one upsert. Only a flush
-        /// or a stop cuts the wait short (they signal `wake` while this is set).
-        var lingering = false
-        var flushWaiters: [(target: Int, semaphore: DispatchSemaphore)] = []
-
-        /// True (and the writer marked awake) when the writer was asleep and must be signalled.
-        mutating func takeSleepingWriter() -> Bool {
-            guard writerSleeping else { return false }
-            writerSleeping = false
-            return true
-        }
-
-        /// True (and the linger ended) when the writer is gathering and must be signalled now.
-        mutating func takeLingeringWriter() -> Bool {
-            guard lingering else { return false }
-            lingering = false
-            return true
-        }
+        /// Sleep, linger (the writer, just woken by a first event, waits up to `lingerMillis`
+        /// for more, so that a flow's opened/updated/closed events share one transaction and one
+        /// upsert), pause, stop and flushes.
+        var handshake = WriterHandshake()
     }
 
     private enum Step {
@@ -62,13 +41,13 @@ final class FlowWriterQueue: Sendable {
     /// - Returns: true when queued.
     func enqueue(_ event: FlowEvent) -> Bool {
         let (queued, signal) = state.withLock { state -> (Bool, Bool) in
-            guard !state.stopping, state.pending.count < capacity else {
+            guard !state.handshake.stopping, state.pending.count < capacity else {
                 state.dropped += 1
                 return (false, false)
             }
             state.pending.append(event)
-            state.accepted += 1
-            return (true, state.takeSleepingWriter())
+            state.handshake.accept()
+            return (true, state.handshake.takeSleepingWriter())
         }
         if signal { wake.signal() }
         return queued
@@ -77,37 +56,25 @@ final class FlowWriterQueue: Sendable {
     /// Blocks until every event accepted before the call is committed (or failed). Returns at
     /// once after the writer stopped. Never call it while paused (it would wait for `resume`).
     func flush() {
-        let (waiter, signal) = state.withLock { state -> (DispatchSemaphore?, Bool) in
-            guard !state.stopped, state.finished < state.accepted else { return (nil, false) }
-            let semaphore = DispatchSemaphore(value: 0)
-            state.flushWaiters.append((state.accepted, semaphore))
-            return (semaphore, state.takeLingeringWriter())
-        }
+        let (waiter, signal) = state.withLock { $0.handshake.addFlushWaiter() }
         if signal { wake.signal() }
         waiter?.wait()
     }
 
     /// Test hook: the writer leaves queued events alone until `resume()`.
     func pause() {
-        state.withLock { $0.paused = true }
+        state.withLock { $0.handshake.paused = true }
     }
 
     func resume() {
-        let signal = state.withLock { state -> Bool in
-            state.paused = false
-            return state.takeSleepingWriter()
-        }
+        let signal = state.withLock { $0.handshake.resume() }
         if signal { wake.signal() }
     }
 
     /// Asks the writer to write what is queued (even when paused) and stop; waits until it has.
     /// Later events are dropped. Safe to call more than once and from several threads.
     func stop() {
-        let signal = state.withLock { state -> Bool in
-            state.stopping = true
-            let lingering = state.takeLingeringWriter()
-            return state.takeSleepingWriter() || lingering
-        }
+        let signal = state.withLock { $0.handshake.requestStop() }
         if signal { wake.signal() }
         stoppedSignal.wait()
         stoppedSignal.signal()  // let any other caller of stop() through too
@@ -115,16 +82,13 @@ final class FlowWriterQueue: Sendable {
 
     /// Marks the queue stopped without a writer (the writer could not start).
     func abandon() {
-        state.withLock { state in
-            state.stopping = true
-            state.stopped = true
-        }
+        state.withLock { $0.handshake.abandon() }
         stoppedSignal.signal()
     }
 
     var counters: FlowWriterCounters {
         state.withLock { state in
-            FlowWriterCounters(accepted: state.accepted, written: state.finished - state.failed,
+            FlowWriterCounters(accepted: state.handshake.accepted, written: state.handshake.finished - state.failed,
                                dropped: state.dropped, failed: state.failed, pending: state.pending.count,
                                lastError: state.lastError)
         }
@@ -136,15 +100,15 @@ final class FlowWriterQueue: Sendable {
     private func linger() {
         guard lingerMillis > 0 else { return }
         let gather = state.withLock { state -> Bool in
-            guard !state.stopping, !state.paused, state.flushWaiters.isEmpty else { return false }
-            state.lingering = true
+            guard !state.handshake.stopping, !state.handshake.paused, !state.handshake.hasFlushWaiters else { return false }
+            state.handshake.lingering = true
             return true
         }
         guard gather else { return }
         _ = wake.wait(timeout: .now() + .milliseconds(lingerMillis))
         // A flush or stop that ended the wait cleared `lingering` and signalled; one that came
         // just after the timeout left a signal behind, which only costs one spare turn.
-        state.withLock { $0.lingering = false }
+        state.withLock { $0.handshake.lingering = false }
     }
 
     /// The writer thread's loop: take everything queued, write it as one transaction, wake the
@@ -152,18 +116,13 @@ final class FlowWriterQueue: Sendable {
     func run(_ writer: FlowBatchWriter) {
         while true {
             let step = state.withLock { state -> Step in
-                if !state.pending.isEmpty && (!state.paused || state.stopping) {
+                if !state.pending.isEmpty && (!state.handshake.paused || state.handshake.stopping) {
                     let batch = state.pending
                     state.pending = []
                     return .write(batch)
                 }
-                if state.stopping {
-                    state.stopped = true
-                    let waiters = state.flushWaiters.map(\.semaphore)
-                    state.flushWaiters = []
-                    return .stop(waiters)
-                }
-                state.writerSleeping = true
+                if state.handshake.stopping { return .stop(state.handshake.markStopped()) }
+                state.handshake.writerSleeping = true
                 return .sleep
             }
             switch step {
@@ -180,15 +139,11 @@ final class FlowWriterQueue: Sendable {
                     failure = .failed(path: "", reason: "\(error)")
                 }
                 let satisfied = state.withLock { state -> [DispatchSemaphore] in
-                    state.finished += batch.count
                     if let failure {
                         state.failed += batch.count
                         state.lastError = failure
                     }
-                    let finished = state.finished
-                    let ready = state.flushWaiters.filter { $0.target <= finished }.map(\.semaphore)
-                    state.flushWaiters.removeAll { $0.target <= finished }
-                    return ready
+                    return state.handshake.finish(batch.count)
                 }
                 satisfied.forEach { $0.signal() }
             case let .stop(waiters):

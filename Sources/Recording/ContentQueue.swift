@@ -1,4 +1,5 @@
 import Dispatch
+import FlowStore
 import Synchronization
 
 /// The bounded queue between the flows' recorders and the content writer thread, and the thread's
@@ -18,40 +19,21 @@ final class ContentQueue: Sendable {
         var pendingChunks = 0
         var pendingEnds = 0
         var jobs: [Job] = []
-        var accepted = 0
-        var finished = 0
         var counters = ContentCounters()
-        var paused = false
-        var stopping = false
-        var stopped = false
-        var writerSleeping = false
-        /// The writer, woken by a first event, waits up to the linger for more; a half-full queue,
-        /// a flush, a job or a stop cuts the wait short (they signal `wake` while this is set).
-        var lingering = false
+        /// Sleep, linger (the writer, woken by a first event, waits up to the linger for more; a
+        /// half-full queue, a flush, a job or a stop cuts the wait short), pause, stop, flushes.
+        var handshake = WriterHandshake()
         /// A flow ended since the batch was taken: its turns are written without a linger, so a
         /// closed flow's content is readable about as soon as the flow's own row.
         var expedited = false
-        var flushWaiters: [(target: Int, semaphore: DispatchSemaphore)] = []
-
-        mutating func takeSleepingWriter() -> Bool {
-            guard writerSleeping else { return false }
-            writerSleeping = false
-            return true
-        }
-
-        mutating func takeLingeringWriter() -> Bool {
-            guard lingering else { return false }
-            lingering = false
-            return true
-        }
 
         /// Whom to wake after an event was queued: a sleeping writer always, a gathering one once
         /// the queue is half full.
         mutating func wakeAfterEnqueue(_ policy: ContentBatchPolicy) -> Bool {
-            if takeSleepingWriter() { return true }
-            guard lingering, policy.writeNow(pendingBytes: pendingBytes, pendingChunks: pendingChunks,
-                                             pendingEnds: pendingEnds) else { return false }
-            return takeLingeringWriter()
+            if handshake.takeSleepingWriter() { return true }
+            guard handshake.lingering, policy.writeNow(pendingBytes: pendingBytes, pendingChunks: pendingChunks,
+                                                       pendingEnds: pendingEnds) else { return false }
+            return handshake.takeLingeringWriter()
         }
     }
 
@@ -78,10 +60,10 @@ final class ContentQueue: Sendable {
         let (queued, signal) = state.withLock { state -> (Bool, Bool) in
             var added = false
             if let ended {
-                if !state.stopping, policy.admitsEnd(pendingEnds: state.pendingEnds) {
+                if !state.handshake.stopping, policy.admitsEnd(pendingEnds: state.pendingEnds) {
                     state.pendingEnds += 1
                     state.batch.events.append(.turnEnded(flow: flow, turn: ended))
-                    state.accepted += 1
+                    state.handshake.accept()
                     added = true
                 } else {
                     state.counters.turnEndsDropped += 1
@@ -89,13 +71,13 @@ final class ContentQueue: Sendable {
             }
             var queued = true
             if let turn {
-                if !state.stopping, policy.admitsChunk(count: kept.count, pendingBytes: state.pendingBytes,
-                                                       pendingChunks: state.pendingChunks) {
+                if !state.handshake.stopping, policy.admitsChunk(count: kept.count, pendingBytes: state.pendingBytes,
+                                                                 pendingChunks: state.pendingChunks) {
                     state.pendingChunks += 1
                     state.pendingBytes += Int64(kept.count)
                     state.counters.chunksQueued += 1
                     state.batch.appendChunk(flow: flow, turn: turn, kept)
-                    state.accepted += 1
+                    state.handshake.accept()
                     added = true
                 } else {
                     state.counters.chunksDropped += 1
@@ -115,7 +97,7 @@ final class ContentQueue: Sendable {
         let signal = state.withLock { state -> Bool in
             guard !state.batch.isEmpty else { return false }
             state.expedited = true
-            return state.takeLingeringWriter()
+            return state.handshake.takeLingeringWriter()
         }
         if signal { wake.signal() }
     }
@@ -125,13 +107,13 @@ final class ContentQueue: Sendable {
     func perform(_ job: @escaping Job) -> Bool {
         let done = DispatchSemaphore(value: 0)
         let (accepted, signal) = state.withLock { state -> (Bool, Bool) in
-            guard !state.stopping else { return (false, false) }
+            guard !state.handshake.stopping else { return (false, false) }
             state.jobs.append { thread in
                 job(thread)
                 done.signal()
             }
-            let lingering = state.takeLingeringWriter()
-            return (true, state.takeSleepingWriter() || lingering)
+            let lingering = state.handshake.takeLingeringWriter()
+            return (true, state.handshake.takeSleepingWriter() || lingering)
         }
         guard accepted else { return false }
         if signal { wake.signal() }
@@ -142,34 +124,22 @@ final class ContentQueue: Sendable {
     /// Blocks until every event accepted before the call is written (or failed). Returns at once
     /// after the writer stopped. Never call it while paused.
     func flush() {
-        let (waiter, signal) = state.withLock { state -> (DispatchSemaphore?, Bool) in
-            guard !state.stopped, state.finished < state.accepted else { return (nil, false) }
-            let semaphore = DispatchSemaphore(value: 0)
-            state.flushWaiters.append((state.accepted, semaphore))
-            return (semaphore, state.takeLingeringWriter())
-        }
+        let (waiter, signal) = state.withLock { $0.handshake.addFlushWaiter() }
         if signal { wake.signal() }
         waiter?.wait()
     }
 
     /// Test hook: the writer leaves queued events alone until `resume()`.
-    func pause() { state.withLock { $0.paused = true } }
+    func pause() { state.withLock { $0.handshake.paused = true } }
 
     func resume() {
-        let signal = state.withLock { state -> Bool in
-            state.paused = false
-            return state.takeSleepingWriter()
-        }
+        let signal = state.withLock { $0.handshake.resume() }
         if signal { wake.signal() }
     }
 
     /// Asks the writer to write what is queued and stop; waits until it has. Idempotent.
     func stop() {
-        let signal = state.withLock { state -> Bool in
-            state.stopping = true
-            let lingering = state.takeLingeringWriter()
-            return state.takeSleepingWriter() || lingering
-        }
+        let signal = state.withLock { $0.handshake.requestStop() }
         if signal { wake.signal() }
         stoppedSignal.wait()
         stoppedSignal.signal()
@@ -177,10 +147,7 @@ final class ContentQueue: Sendable {
 
     /// Marks the queue stopped without a writer (it could not start).
     func abandon() {
-        state.withLock { state in
-            state.stopping = true
-            state.stopped = true
-        }
+        state.withLock { $0.handshake.abandon() }
         stoppedSignal.signal()
     }
 
@@ -203,18 +170,19 @@ final class ContentQueue: Sendable {
     private func linger(until deadline: DispatchTime) {
         guard policy.lingerMillis > 0 else { return }
         let gather = state.withLock { state -> Bool in
-            guard !state.stopping, !state.paused, !state.expedited, state.flushWaiters.isEmpty, state.jobs.isEmpty,
+            guard !state.handshake.stopping, !state.handshake.paused, !state.expedited, !state.handshake.hasFlushWaiters,
+                  state.jobs.isEmpty,
                   !state.batch.isEmpty,
                   !policy.writeNow(pendingBytes: state.pendingBytes, pendingChunks: state.pendingChunks,
                                    pendingEnds: state.pendingEnds) else { return false }
-            state.lingering = true
+            state.handshake.lingering = true
             return true
         }
         guard gather else { return }
         _ = wake.wait(timeout: min(deadline, .now() + .milliseconds(policy.lingerMillis)))
         // Whoever ended the wait cleared `lingering` and signalled; one that came just after the
         // timeout left a signal behind, which only costs one spare turn of the loop.
-        state.withLock { $0.lingering = false }
+        state.withLock { $0.handshake.lingering = false }
     }
 
     /// The writer thread's loop: events in batches, jobs between batches, a sweep every
@@ -236,7 +204,7 @@ final class ContentQueue: Sendable {
                     state.jobs = []
                     return .jobs(jobs)
                 }
-                if !state.batch.isEmpty && (!state.paused || state.stopping) {
+                if !state.batch.isEmpty && (!state.handshake.paused || state.handshake.stopping) {
                     var batch = spare
                     swap(&batch, &state.batch)
                     state.expedited = false
@@ -245,13 +213,8 @@ final class ContentQueue: Sendable {
                     state.pendingEnds = 0
                     return .write(batch)
                 }
-                if state.stopping {
-                    state.stopped = true
-                    let waiters = state.flushWaiters.map(\.semaphore)
-                    state.flushWaiters = []
-                    return .stop(waiters)
-                }
-                state.writerSleeping = true
+                if state.handshake.stopping { return .stop(state.handshake.markStopped()) }
+                state.handshake.writerSleeping = true
                 return .sleep
             }
             switch step {
@@ -259,7 +222,7 @@ final class ContentQueue: Sendable {
                 if wake.wait(timeout: lastSweep + interval) == .timedOut {
                     // The sweep runs at the top of the loop. A signal sent between the timeout and
                     // clearing the flag only makes a later sleep return early, which is harmless.
-                    state.withLock { $0.writerSleeping = false }
+                    state.withLock { $0.handshake.writerSleeping = false }
                 } else {
                     linger(until: lastSweep + interval)
                 }
@@ -270,13 +233,7 @@ final class ContentQueue: Sendable {
                 let written = batch.events.count
                 batch.clear()
                 spare = batch
-                let satisfied = state.withLock { state -> [DispatchSemaphore] in
-                    state.finished += written
-                    let finished = state.finished
-                    let ready = state.flushWaiters.filter { $0.target <= finished }.map(\.semaphore)
-                    state.flushWaiters.removeAll { $0.target <= finished }
-                    return ready
-                }
+                let satisfied = state.withLock { $0.handshake.finish(written) }
                 satisfied.forEach { $0.signal() }
                 // What arrived during the write gathers for a linger too, so a busy writer still
                 // writes batches at least a linger long, not one per write's duration.
