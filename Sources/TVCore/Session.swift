@@ -53,6 +53,10 @@ public final class Session: Sendable {
     private let tunnel: HostTunnel?
     /// The banner shown at start.
     public let banner: RunBanner
+    /// The mode in words, as the banner says it (`explicit proxy (HTTP CONNECT and plain HTTP)`).
+    private let modeLabel: String
+    /// Where the session listens, as the banner says it (the TUN device in `--mode tun`).
+    private let listenLabel: String
 
     private var settings: SettingsStore { wiring.settings }
     private var writer: FlowWriter { wiring.writer }
@@ -115,7 +119,9 @@ public final class Session: Sendable {
             modeLabel = "whole host through \(tunnel?.deviceName ?? "a TUN device") (policy routing)"
             extra = tunnel?.summary ?? []
         }
-        banner = RunBanner(listen: options.mode == .tun ? (tunnel?.listenDescription ?? "") : address.description, mode: modeLabel,
+        self.modeLabel = modeLabel
+        listenLabel = options.mode == .tun ? (tunnel?.listenDescription ?? "") : address.description
+        banner = RunBanner(listen: listenLabel, mode: modeLabel,
                            caFingerprint: wiring.authority.map { Hex.encode($0.root.sha256, separator: ":", uppercase: true) },
                            caPath: wiring.caPath, inspecting: wiring.inspecting, inspectionNote: wiring.inspectionNote,
                            dataFolder: home.path, keylogPath: config.keylogPath, extraLines: extra)
@@ -228,8 +234,9 @@ public final class Session: Sendable {
     private func statusValues() -> [String: String] {
         let c = proxy.counters
         var values: [String: String] = [
-            "listen": proxy.address?.description ?? "",
+            "listen": options.mode == .tun ? listenLabel : (proxy.address?.description ?? ""),
             "mode": options.mode.description,
+            "modeLabel": modeLabel,
             "inspection": proxy.inspectionEnabled ? "on" : "off",
             "openConnections": String(c.openConnections),
             "accepted": String(c.accepted),

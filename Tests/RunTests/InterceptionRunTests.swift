@@ -391,7 +391,7 @@ struct InterceptionRunTests {
         let status = try box.tv("status")
         #expect(status.status == 0)
         #expect(status.out.hasPrefix("tv is running (pid "), "\(status)")
-        #expect(status.out.contains("): regular on 127.0.0.1:\(tv.port)\n"), "\(status)")
+        #expect(status.out.contains("): explicit proxy (HTTP CONNECT and plain HTTP) on 127.0.0.1:\(tv.port)\n"), "\(status)")
         #expect(status.out.contains("  inspection        on\n"), "\(status)")
         #expect(status.out.contains("  connections open  0 (1 accepted, 0 refused at the cap)\n"), "\(status)")
         #expect(status.out.contains("  closed            0 encrypted, 0 failed, 1 inspected, 0 kept private, 0 not encrypted\n"), "\(status)")

@@ -135,6 +135,11 @@ final class RunModeTests {
         let lan = lab.inHost(["curl", "-sS", "http://10.203.0.2:8080/index.html"])
         #expect(lan.status == 0)
 
+        // `tv status` names the mode in words and where it listens: the TUN, not a port.
+        let status = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status"])
+        #expect(status.out.contains("): whole host through tv0 (policy routing) on tv0 ("), "\(status)")
+        #expect(!status.out.contains(" on :0"), "\(status)")
+
         let flows = try lab.flows()
         #expect(flows.first { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 443 }?["status"] as? String == "inspected")
         #expect(flows.contains { $0["serverAddress"] as? String == "fd05::2" && $0["status"] as? String == "not_encrypted" })

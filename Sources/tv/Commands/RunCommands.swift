@@ -154,7 +154,7 @@ enum RunCommands {
             inv.console.line(JSONValue.object(fields).serialized(pretty: true))
             return 0
         }
-        inv.console.line("tv is running (pid \(v["pid"] ?? "?")): \(v["mode"] ?? "") on \(v["listen"] ?? "")")
+        inv.console.line("tv is running (pid \(v["pid"] ?? "?")): \(v["modeLabel"] ?? v["mode"] ?? "") on \(v["listen"] ?? "")")
         inv.console.line("  inspection        \(v["inspection"] ?? "?")")
         inv.console.line("  connections open  \(v["openConnections"] ?? "0") (\(v["accepted"] ?? "0") accepted, \(v["refusedByCap"] ?? "0") refused at the cap)")
         let closed = v.keys.filter { $0.hasPrefix("closed.") }.sorted().map { "\(v[$0]!) \($0.dropFirst(7))" }
