@@ -116,7 +116,7 @@ public final class Session: Sendable {
             modeLabel = "transparent proxy (connections your REDIRECT rules send here)"
             extra = TransparentRules.lines(listen: address, marked: config.upstreamMark != nil)
         case .tun:
-            modeLabel = "whole host through \(tunnel?.deviceName ?? "a TUN device") (policy routing)"
+            modeLabel = "whole host through a TUN (policy routing)"
             extra = tunnel?.summary ?? []
         }
         self.modeLabel = modeLabel

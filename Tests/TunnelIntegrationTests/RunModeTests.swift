@@ -137,7 +137,7 @@ final class RunModeTests {
 
         // `tv status` names the mode in words and where it listens: the TUN, not a port.
         let status = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status"])
-        #expect(status.out.contains("): whole host through tv0 (policy routing) on tv0 ("), "\(status)")
+        #expect(status.out.contains("): whole host through a TUN (policy routing) on tv0 ("), "\(status)")
         #expect(!status.out.contains(" on :0"), "\(status)")
 
         let flows = try lab.flows()
