@@ -47,4 +47,14 @@ struct IdleBufferPolicyTests {
         closedButPending.tlsPending = true
         #expect(IdleBufferPolicy.release(closedButPending, quietFor: Self.second) == false)
     }
+
+    @Test("the timer tries 1 s after the last byte; after a refused try, 1 s after that try, while idle")
+    func attemptTimes() {
+        // No refusal since the last activity: quietNanos after it.
+        #expect(IdleBufferPolicy.attemptAt(lastActivity: 5_000_000_000, refusedAt: 0) == 6_000_000_000)
+        // Refused at 6 s (a leg had records pending): next try at 7 s, not at 6 s again.
+        #expect(IdleBufferPolicy.attemptAt(lastActivity: 5_000_000_000, refusedAt: 6_000_000_000) == 7_000_000_000)
+        // Traffic after the refusal: the quiet second counts from that traffic.
+        #expect(IdleBufferPolicy.attemptAt(lastActivity: 6_500_000_000, refusedAt: 6_000_000_000) == 7_500_000_000)
+    }
 }

@@ -196,7 +196,8 @@ final class ProxyConnection: LoopHandler {
             finishRelay(reset: false)
             return
         }
-        if stage == .relay && buffersMayBeHeld && now >= lastActivity &+ IdleBufferPolicy.quietNanos {
+        if stage == .relay && buffersMayBeHeld
+            && now >= IdleBufferPolicy.attemptAt(lastActivity: lastActivity, refusedAt: bufferRefusedAt) {
             releaseIdleBuffers()
         }
         rearm()
@@ -223,7 +224,7 @@ final class ProxyConnection: LoopHandler {
             let idle = lastActivity &+ idleNanos
             if next == 0 || idle < next { next = idle }
             if buffersMayBeHeld {
-                let quiet = lastActivity &+ IdleBufferPolicy.quietNanos
+                let quiet = IdleBufferPolicy.attemptAt(lastActivity: lastActivity, refusedAt: bufferRefusedAt)
                 if quiet < next { next = quiet }
             }
         }
@@ -531,23 +532,35 @@ final class ProxyConnection: LoopHandler {
     /// request, ~6 %, even when it freed nothing; callgrind).
     private var buffersMayBeHeld = false
 
+    /// When the quiet timer last found a leg it could not release (monotonic ns; 0 = not since
+    /// the last activity): the next try waits another `IdleBufferPolicy.quietNanos`.
+    private var bufferRefusedAt: UInt64 = 0
+
     /// Marks the TLS legs as possibly holding buffers and arms the quiet timer (once per quiet
     /// to busy transition).
     private func noteTLSActivity() {
         guard !buffersMayBeHeld, client.tls != nil || upstream?.tls != nil else { return }
         buffersMayBeHeld = true
+        bufferRefusedAt = 0
         rearm()
     }
 
-    /// The quiet timer: gives each TLS leg's buffers back when the policy allows.
+    /// The quiet timer: gives each TLS leg's buffers back when the policy allows; a leg it must
+    /// leave is tried again a second later while the connection stays idle.
     private func releaseIdleBuffers() {
         buffersMayBeHeld = false
+        bufferRefusedAt = 0
         for leg in [client, upstream] {
             guard let leg, let tls = leg.tls else { continue }
             let state = IdleBufferPolicy.LegState(
                 readable: leg.readable, tlsPending: tls.hasPending, unsentRecords: tls.unsent,
                 stashedPlaintext: leg.hasPending, readClosed: leg.readClosed)
-            if IdleBufferPolicy.release(state, quietFor: loop.now &- lastActivity) { tls.releaseBuffers() }
+            if IdleBufferPolicy.release(state, quietFor: loop.now &- lastActivity) {
+                tls.releaseBuffers()
+            } else {
+                buffersMayBeHeld = true
+                bufferRefusedAt = loop.now
+            }
         }
     }
 

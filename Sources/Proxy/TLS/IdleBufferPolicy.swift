@@ -36,4 +36,15 @@ enum IdleBufferPolicy {
         if leg.tlsPending || leg.stashedPlaintext || leg.unsentRecords > 0 { return false }
         return !leg.readable || leg.readClosed
     }
+
+    /// When the quiet timer should next try to release (monotonic ns): `quietNanos` after the
+    /// last byte moved, and, after a try that a leg refused (`refusedAt`, 0 when none since the
+    /// last activity), `quietNanos` after that try, so a leg that was busy inside OpenSSL at the
+    /// first try is tried again while the connection stays idle (not only after new traffic),
+    /// once a second and never in a loop.
+    static func attemptAt(lastActivity: UInt64, refusedAt: UInt64) -> UInt64 {
+        let afterQuiet = lastActivity &+ quietNanos
+        guard refusedAt != 0 else { return afterQuiet }
+        return max(afterQuiet, refusedAt &+ quietNanos)
+    }
 }
