@@ -139,6 +139,9 @@ final class RunModeTests {
         let status = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status"])
         #expect(status.out.contains("): whole host through a TUN (policy routing) on tv0 ("), "\(status)")
         #expect(!status.out.contains(" on :0"), "\(status)")
+        // … and what went through the TUN so far: packets, the UDP flows and the path-MTU signal.
+        #expect(status.out.contains("\n  tunnel: read "), "\(status)")
+        #expect(status.out.contains(" UDP flow") && status.out.contains("1 path-MTU signal"), "\(status)")
 
         let flows = try lab.flows()
         #expect(flows.first { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 443 }?["status"] as? String == "inspected")

@@ -164,6 +164,13 @@ enum RunCommands {
         if let dropped = v["flowEventsDropped"], dropped != "0" {
             inv.console.line("  flow events lost  \(dropped) (the database could not keep up)")
         }
+        // --mode tun: what went through the TUN so far (packets, UDP flows, DNS, drops), as
+        // `tv exec` prints it when CMD exits.
+        var tunnel: [String: UInt64] = [:]
+        for (key, value) in v where key.hasPrefix("tunnel.") { tunnel[String(key.dropFirst(7))] = UInt64(value) ?? 0 }
+        if !tunnel.isEmpty {
+            for line in TunnelCountersPresentation(counters: tunnel).lines { inv.console.line("  " + line) }
+        }
         return 0
     }
 
