@@ -80,18 +80,12 @@ extension ClientHello {
     /// Follows RFC 8446 §4.1.2 and §4.2: every vector must fit its container, the extensions block
     /// must end the message exactly, an extension type may appear once, pre_shared_key must be last.
     init(handshakeMessage: UnsafeBufferPointer<UInt8>) throws(WireFormatError) {
-        var message = ByteCursor(handshakeMessage)
-        _ = try message.readUInt8("the handshake type")
-        let length = try message.readUInt24("the handshake length")
-        var body = try message.subCursor(length, "the ClientHello body")
-
-        legacyVersion = try body.readUInt16("the legacy_version")
-        random = try body.readBytes(32, "the random")
-        let sessionID = try body.readVector8("the legacy_session_id")
-        guard sessionID.remaining <= 32 else {
-            throw WireFormatError("The legacy_session_id is \(sessionID.remaining) bytes long, more than the 32 RFC 8446 §4.1.2 allows.")
-        }
-        sessionIDLength = sessionID.remaining
+        let prefix = try HelloPrefix(handshakeMessage, hello: "ClientHello", sessionIDField: "legacy_session_id", section: "4.1.2")
+        var body = prefix.body
+        let length = prefix.bodyLength
+        legacyVersion = prefix.legacyVersion
+        random = prefix.random
+        sessionIDLength = prefix.sessionIDLength
 
         var suites = try body.readVector16("the cipher_suites list")
         guard suites.remaining >= 2, suites.remaining % 2 == 0 else {

@@ -69,18 +69,12 @@ extension ServerHello {
     /// Every vector must fit its container, the extensions block must end the message exactly and
     /// an extension type may appear once (RFC 8446 §4.1.3, §4.2).
     init(handshakeMessage: UnsafeBufferPointer<UInt8>) throws(WireFormatError) {
-        var message = ByteCursor(handshakeMessage)
-        _ = try message.readUInt8("the handshake type")
-        let length = try message.readUInt24("the handshake length")
-        var body = try message.subCursor(length, "the ServerHello body")
-
-        legacyVersion = try body.readUInt16("the legacy_version")
-        random = try body.readBytes(32, "the random")
-        let sessionID = try body.readVector8("the legacy_session_id_echo")
-        guard sessionID.remaining <= 32 else {
-            throw WireFormatError("The legacy_session_id_echo is \(sessionID.remaining) bytes long, more than the 32 RFC 8446 §4.1.3 allows.")
-        }
-        sessionIDLength = sessionID.remaining
+        let prefix = try HelloPrefix(handshakeMessage, hello: "ServerHello", sessionIDField: "legacy_session_id_echo", section: "4.1.3")
+        var body = prefix.body
+        let length = prefix.bodyLength
+        legacyVersion = prefix.legacyVersion
+        random = prefix.random
+        sessionIDLength = prefix.sessionIDLength
         cipherSuite = try body.readUInt16("the cipher_suite")
         compressionMethod = try body.readUInt8("the legacy_compression_method")
         isHelloRetryRequest = random == Self.helloRetryRequestRandom
