@@ -593,3 +593,16 @@ struct ClientHelloGREASETests {
         #expect(hello.normalizedServerName == normalized)
     }
 }
+
+@Suite("ClientHelloParser: the session id bound")
+struct ClientHelloSessionIDTests {
+    @Test("a legacy_session_id of 33 bytes is malformed, in one sentence naming RFC 8446 §4.1.2")
+    func sessionIDOver32() {
+        var bytes = CapturedClientHellos.curlHTTP2
+        // record header (5) + handshake header (4) + legacy_version (2) + random (32)
+        #expect(bytes[43] == 32, "curl sends a 32-byte session id")
+        bytes[43] = 33
+        #expect(expectMalformed(ClientHelloParser.parse(bytes))
+                == "The legacy_session_id is 33 bytes long, more than the 32 RFC 8446 §4.1.2 allows.")
+    }
+}

@@ -262,3 +262,16 @@ struct ServerHelloRefusalTests {
         #expect(expectMalformed(parser.feed(CapturedServerHellos.openSSLTLS13.prefix(9))).contains("122"))
     }
 }
+
+@Suite("ServerHelloParser: the session id bound")
+struct ServerHelloSessionIDTests {
+    @Test("a legacy_session_id_echo of 33 bytes is malformed, in one sentence naming RFC 8446 §4.1.3")
+    func sessionIDOver32() {
+        var bytes = CapturedServerHellos.openSSLTLS13
+        // record header (5) + handshake header (4) + legacy_version (2) + random (32)
+        #expect(bytes[43] == 32, "the TLS 1.3 ServerHello echoes a 32-byte session id")
+        bytes[43] = 33
+        #expect(expectMalformed(ServerHelloParser.parse(bytes))
+                == "The legacy_session_id_echo is 33 bytes long, more than the 32 RFC 8446 §4.1.3 allows.")
+    }
+}
