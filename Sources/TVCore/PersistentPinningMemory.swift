@@ -11,10 +11,16 @@ public final class PersistentPinningMemory: PinningMemory {
     private let store: PinnedHosts
     private let queue = DispatchQueue(label: "tv.pinned-hosts")
 
+    /// Called once per host, on the event loop that saw the refusal, when a host becomes kept
+    /// private (host as normalized, the flow's reason); nil: nothing is said.
+    private let announce: (@Sendable (String, String) -> Void)?
+
     /// Loads the pinned hosts the database already has.
+    /// - Parameter announce: told (host, reason) when a host is newly remembered.
     /// - Throws: `FlowStoreError` when they cannot be read.
-    public init(store: PinnedHosts) throws {
+    public init(store: PinnedHosts, announce: (@Sendable (String, String) -> Void)? = nil) throws {
         self.store = store
+        self.announce = announce
         hosts = Mutex(Set(try store.list().map(\.host)))
     }
 
@@ -25,7 +31,8 @@ public final class PersistentPinningMemory: PinningMemory {
 
     public func remember(_ host: String, reason: String) {
         let key = PinnedHosts.normalize(host)
-        hosts.withLock { _ = $0.insert(key) }
+        let isNew = hosts.withLock { $0.insert(key).inserted }
+        if isNew { announce?(key, reason) }
         let store = self.store
         let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
         queue.async { try? store.remember(key, reason: reason, at: now) }

@@ -35,6 +35,9 @@ public final class Session: Sendable {
         /// `--no-pinning-detection` turns it off for the session, so load generators that close
         /// mid-handshake do not turn inspection into pass-through.
         public var pinningDetection = true
+        /// Say one sentence (through the session's `say`) when a host is newly kept private
+        /// because its client refused tv's certificate (off with `--quiet`).
+        public var announcesPinnedHosts = true
         /// Seconds between trust re-checks while running (0 = never).
         public var trustRecheckSeconds: Double = 60
         /// `--mode tun`: the device, routing table, mark and MTU.

@@ -74,7 +74,11 @@ final class SessionWiring: Sendable {
 
         store = try FlowStore(home: home)
         writer = try store.makeWriter()
-        pinning = try PersistentPinningMemory(store: store.pinnedHosts)
+        var announce: (@Sendable (String, String) -> Void)?
+        if options.announcesPinnedHosts {
+            announce = { host, reason in say(PinnedHostNotice.sentence(host: host, reason: reason)) }
+        }
+        pinning = try PersistentPinningMemory(store: store.pinnedHosts, announce: announce)
 
         // Decrypted content: kept only while inspecting, under the saved policy.
         let record = (try? settings.read()) ?? SettingsRecord()

@@ -276,6 +276,9 @@ struct InterceptionRunTests {
         #expect(list.first?.string("host") == "localhost")
         #expect(list.first?.string("reason") == "the client rejected tv's certificate (alert unknown_ca)")
         #expect(try box.status()?.int("pinnedHostsRemembered") == 1)
+        // The session said so once, with the way back.
+        let said = tv.log().components(separatedBy: "tv: localhost is kept private from now on (the client rejected tv's certificate (alert unknown_ca)): tv passes it through unread. If that client only lacked tv's root, give it the root, then `tv pinned forget localhost`.\n")
+        #expect(said.count == 2, "\(tv.log())")
         try tv.stop()
 
         // The pin survives the session.

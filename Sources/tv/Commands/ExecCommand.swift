@@ -27,6 +27,7 @@ enum ExecCommand {
         options.mtu = try RunCommands.mtu(c)
         let arguments = c.positionals
         let quiet = c.has("quiet")
+        options.proxy.announcesPinnedHosts = !quiet
         let console = inv.console
 
         let missing = Privileges.missing()

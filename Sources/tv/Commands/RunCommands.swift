@@ -91,6 +91,7 @@ enum RunCommands {
             }
         }
         let quiet = c.has("quiet")
+        options.announcesPinnedHosts = !quiet
         let home = try inv.home()
         let console = inv.console
         if options.mode == .tun {
