@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
-        .executableTarget(name: "tv-bench", dependencies: ["LocalCA", "Recording", "Wire", "FlowStore"]),
+        .executableTarget(name: "tv-bench", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "Recording", "Wire", "FlowStore"]),
 
         // The one durable settings record ($TV_HOME/settings.json) and the live-session seam.
         .target(name: "Settings", dependencies: ["TVHome"]),

@@ -91,6 +91,15 @@ for rootType in [KeyType.ecdsaP256, .rsa2048] {
     let hit = try measure(iterations: 100_000) { _ in _ = try cache.leaf(for: identity, now: now) }
     report("leaf cache hit (\(rootType.displayName))", hit)
 }
+// OpenSSL's own heap for an idle spliced connection (two legs, buffers released): the floor
+// under the harness's "memory per idle connection" row. Bytes, not time.
+do {
+    let ca = try CAFolder(directory: dir + "/ca-floor").create(rootKeyType: .ecdsaP256, leafKeyType: .ecdsaP256, now: now)
+    let leaf = try ca.mintLeaf(for: LeafIdentity(names: ["floor.bench.test"]), now: now)
+    let bytes = try openSSLIdleFloor(leaf: leaf, connections: 200)
+    print("OpenSSL heap per idle connection (two TLS 1.3 legs, buffers freed)".padding(toLength: 56, withPad: " ", startingAt: 0)
+          + String(format: "%.1f KiB", bytes / 1024))
+}
 let names = (0..<1000).map { "Sub\($0).Example.COM." }
 let normalise = try measure(iterations: 1000) { i in _ = try LeafIdentity(names: [names[i % 1000]]) }
 report("LeafIdentity normalise one name", normalise)

@@ -38,4 +38,8 @@ unsigned long tv_name_print_flags(void);
 /// 0 on success, -1 with errno (EINVAL where the file system cannot exchange).
 int tv_rename_exchange(const char *a, const char *b);
 
+/// mallinfo2().uordblks: bytes in glibc heap chunks now allocated (headers included), for the
+/// memory micro-benchmarks (malloc.h is not in Swift's Glibc module).
+size_t tv_heap_in_use(void);
+
 #endif
