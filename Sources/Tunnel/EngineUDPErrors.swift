@@ -11,7 +11,9 @@ import Glibc
 /// a datagram, its ICMP "fragmentation needed" / "packet too big" reaches tv's socket; the
 /// kernel queues it and epoll reports EPOLLERR. Without this the app would learn the MTU only
 /// from tv's next EMSGSIZE, one datagram late (and a QUIC stack that sends one probe and waits
-/// would learn nothing).
+/// would learn nothing). ICMP "port unreachable" is passed on the same way (the app's connected
+/// socket then reports ECONNREFUSED, as without tv), but only for these flows: a flow that may
+/// fragment (IPv4 without DF, or reassembled) has no error queue, and its app waits for a reply.
 ///
 /// The quoted packet is rebuilt, not kept: the app's IP+UDP header from the flow's five-tuple
 /// (app → the remote it addressed, IPv4 DF set, Identification 0) in front of the payload bytes
