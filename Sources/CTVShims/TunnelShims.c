@@ -119,7 +119,27 @@ int tv_set_pmtu_mode(int fd, int family, int forbid_fragments) {
                                : (forbid_fragments ? IP_PMTUDISC_DO : IP_PMTUDISC_WANT);
     int rc = family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v, sizeof v)
                                 : setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v);
+    if (rc != 0) return -errno;
+    return tv_set_recverr(fd, family, forbid_fragments);
+}
+int tv_set_recverr(int fd, int family, int on) {
+    int v = on ? 1 : 0;
+    int rc = family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_RECVERR, &v, sizeof v)
+                                : setsockopt(fd, IPPROTO_IP, IP_RECVERR, &v, sizeof v);
     return rc == 0 ? 0 : -errno;
+}
+ssize_t tv_recv_errqueue(int fd, void *buf, size_t len, void *control, size_t *control_len) {
+    struct iovec iov = { .iov_base = buf, .iov_len = len };
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = *control_len;
+    ssize_t n = recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT);
+    if (n < 0) return -errno;
+    *control_len = (msg.msg_flags & MSG_CTRUNC) ? 0 : msg.msg_controllen;
+    return n;
 }
 int tv_path_mtu(int fd, int family) {
     int mtu = 0; socklen_t len = sizeof mtu;

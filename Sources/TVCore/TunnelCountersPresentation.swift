@@ -39,6 +39,8 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
         }
         if n("fragmentsReassembled") > 0 { parts.append(plural(n("fragmentsReassembled"), "datagram reassembled", "datagrams reassembled")) }
         if n("pathMTUSignals") > 0 { parts.append(plural(n("pathMTUSignals"), "path-MTU signal", "path-MTU signals")) }
+        if n("portUnreachableSignals") > 0 { parts.append(plural(n("portUnreachableSignals"), "port-unreachable signal", "port-unreachable signals")) }
+        if n("upstreamErrorsIgnored") > 0 { parts.append(plural(n("upstreamErrorsIgnored"), "upstream ICMP error not passed on", "upstream ICMP errors not passed on")) }
         lines.append("tunnel: " + parts.joined(separator: ", "))
 
         let drops = counters.compactMap { name, value -> (String, UInt64)? in

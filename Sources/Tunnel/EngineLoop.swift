@@ -129,6 +129,7 @@ final class EngineLoop {
                 case .connecting(let id):
                     connectFinished(id, bits: bits)
                 case .udp(let key):
+                    if bits & tv_EPOLLERR != 0 { udpErrorQueue(key) }
                     udpReadable(key)
                 }
             }

@@ -27,6 +27,12 @@ public final class TunnelCounters: Sendable {
     /// UDP datagrams too large for the upstream path: answered with ICMP "fragmentation needed" /
     /// "packet too big" so the app lowers its datagram size.
     public let pathMTUSignals = Atomic<UInt64>(0)
+    /// Entries read from upstream UDP sockets' error queues (ICMP errors routers sent back, and
+    /// tv's own failed sends), and of those: ICMP "port unreachable" passed on to the app, and
+    /// errors not passed on (other ICMP messages, unusable MTUs; tv's own sends are not counted).
+    public let udpErrorQueueRead = Atomic<UInt64>(0)
+    public let portUnreachableSignals = Atomic<UInt64>(0)
+    public let upstreamErrorsIgnored = Atomic<UInt64>(0)
     /// Sizes now (set by the engine after each pass).
     public let natEntries = Atomic<Int>(0)
     public let udpFlowsOpen = Atomic<Int>(0)
@@ -69,6 +75,9 @@ public final class TunnelCounters: Sendable {
             "dnsAnswers": dnsAnswers.load(ordering: .relaxed), "dnsTimeouts": dnsTimeouts.load(ordering: .relaxed),
             "fragmentsReassembled": fragmentsReassembled.load(ordering: .relaxed),
             "pathMTUSignals": pathMTUSignals.load(ordering: .relaxed),
+            "udpErrorQueueRead": udpErrorQueueRead.load(ordering: .relaxed),
+            "portUnreachableSignals": portUnreachableSignals.load(ordering: .relaxed),
+            "upstreamErrorsIgnored": upstreamErrorsIgnored.load(ordering: .relaxed),
             "natEntries": UInt64(max(0, natEntries.load(ordering: .relaxed))),
             "udpFlowsOpen": UInt64(max(0, udpFlowsOpen.load(ordering: .relaxed))),
             "fragmentsPending": UInt64(max(0, fragmentsPending.load(ordering: .relaxed))),

@@ -9,7 +9,9 @@
 /// too big" (RFC 4443 §3.2) with the MTU, as from a router. Its kernel then lowers its path MTU:
 /// a socket in the default mode fragments the next large datagrams itself (they arrive in
 /// fragments, tv reassembles them and may fragment them again upstream), a DO socket (QUIC) gets
-/// EMSGSIZE at once. Datagrams that arrived in fragments or without DF may be fragmented
+/// EMSGSIZE at once. When the first hop carries the datagram but a router further out cannot, its
+/// ICMP reaches the upstream socket's error queue (`IP_RECVERR`) and is passed on the same way
+/// (`EngineLoop.udpErrorQueue`). Datagrams that arrived in fragments or without DF may be fragmented
 /// upstream (`PMTUDISC_WANT`, the kernel's default).
 public enum UDPPathMTU {
     /// True when the datagram must not be fragmented upstream (its socket uses `PMTUDISC_DO`).

@@ -31,6 +31,17 @@ import Testing
         ])
     }
 
+    @Test("upstream ICMP errors: port unreachable passed on and errors not passed on follow the path-MTU signals")
+    func upstreamErrors() {
+        let counters: [String: UInt64] = ["udpFlows": 1, "udpDatagramsUp": 2, "pathMTUSignals": 1, "udpErrorQueueRead": 4,
+                                          "portUnreachableSignals": 1, "upstreamErrorsIgnored": 2]
+        #expect(TunnelCountersPresentation(counters: counters).lines[1]
+                == "tunnel: 0 TCP connections, 1 UDP flow (2 datagrams up, 0 down), 1 path-MTU signal, 1 port-unreachable signal, "
+                + "2 upstream ICMP errors not passed on")
+        #expect(TunnelCountersPresentation(counters: ["upstreamErrorsIgnored": 1]).lines[1]
+                == "tunnel: 0 TCP connections, 1 upstream ICMP error not passed on")
+    }
+
     @Test func reasonWords() {
         #expect(TunnelCountersPresentation.words("badExtensionHeaders") == "bad extension headers")
         #expect(TunnelCountersPresentation.words("truncated") == "truncated")

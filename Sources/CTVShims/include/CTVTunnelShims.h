@@ -51,8 +51,19 @@ int tv_set_freebind(int fd, int family);
 int tv_set_pmtu_do(int fd, int family);
 /// getsockopt(IP_MTU / IPV6_MTU) on a connected socket: the path MTU, or -errno.
 /// IP_MTU_DISCOVER / IPV6_MTU_DISCOVER: PMTUDISC_DO when `forbid_fragments` (EMSGSIZE for a datagram
-/// above the path MTU), else PMTUDISC_WANT (the kernel's default: fragment to the path MTU). 0 or -errno.
+/// above the path MTU), else PMTUDISC_WANT (the kernel's default: fragment to the path MTU). Also
+/// sets IP_RECVERR / IPV6_RECVERR the same way (`tv_set_recverr`): a DO socket queues the ICMP
+/// errors routers further out send back, read with `tv_recv_errqueue`. 0 or -errno.
 int tv_set_pmtu_mode(int fd, int family, int forbid_fragments);
+/// IP_RECVERR / IPV6_RECVERR on (1) or off (0; the kernel empties the error queue). 0 or -errno.
+int tv_set_recverr(int fd, int family, int on);
+/// recvmsg(fd, MSG_ERRQUEUE | MSG_DONTWAIT): one queued error. The returned datagram bytes (for
+/// UDP: the start of the original datagram's payload, as the ICMP quoted it) go to `buf`; the
+/// control messages (cmsghdr, then `struct sock_extended_err` and the offender's address) to
+/// `control`, whose capacity `*control_len` holds on entry and whose used length it holds on
+/// return (0 when the kernel truncated it, MSG_CTRUNC). Returns the payload bytes, or -errno
+/// (-EAGAIN: the queue is empty).
+ssize_t tv_recv_errqueue(int fd, void *buf, size_t len, void *control, size_t *control_len);
 int tv_path_mtu(int fd, int family);
 /// socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0).
 int tv_socket_dgram(int family);

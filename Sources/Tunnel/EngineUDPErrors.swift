@@ -1,0 +1,90 @@
+import CTVShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// ICMP errors from routers further out, read from an upstream UDP socket's error queue and
+/// passed on to the app (issue #7).
+///
+/// A flow whose datagrams may not be fragmented has `IP_RECVERR` / `IPV6_RECVERR` on (set with
+/// its `PMTUDISC_DO` mode, `tv_set_pmtu_mode`). When a router beyond the first hop cannot carry
+/// a datagram, its ICMP "fragmentation needed" / "packet too big" reaches tv's socket; the
+/// kernel queues it and epoll reports EPOLLERR. Without this the app would learn the MTU only
+/// from tv's next EMSGSIZE, one datagram late (and a QUIC stack that sends one probe and waits
+/// would learn nothing). ICMP "port unreachable" is passed on the same way (the app's connected
+/// socket then reports ECONNREFUSED, as without tv), but only for these flows: a flow that may
+/// fragment (IPv4 without DF, or reassembled) has no error queue, and its app waits for a reply.
+///
+/// The quoted packet is rebuilt, not kept: the app's IP+UDP header from the flow's five-tuple
+/// (app → the remote it addressed, IPv4 DF set, Identification 0) in front of the payload bytes
+/// the kernel returns with the error (the part of the app's payload the router quoted). Its
+/// length fields therefore count the quoted bytes, not the original datagram's, and its UDP
+/// checksum covers them: the app's kernel matches an ICMP error to its socket by the quoted
+/// addresses, protocol and ports and takes the MTU from the ICMP header (Linux icmp_unreach /
+/// icmpv6_notify → udp_err; RFC 1191 and RFC 8201 use nothing else), so keeping a copy of every
+/// large datagram's header on the hot path would buy nothing.
+extension EngineLoop {
+    /// Error-queue entries read per EPOLLERR (the rest come on the next turn: epoll is level-triggered).
+    static let errorQueueBatch = 16
+
+    /// EPOLLERR on a UDP flow's upstream socket: read every queued error and write the ICMP error
+    /// `UDPPathMTU.action` chooses into the TUN. Entries are never left behind to spin on: if
+    /// reading fails other than with EAGAIN, `IP_RECVERR` is switched off, which empties the queue.
+    func udpErrorQueue(_ key: UDPFlowKey) {
+        guard let flow = udpFlows[key] else { return }
+        let v6 = key.app.address.isIPv6
+        let room = v6 ? 48 : 28
+        let capacity = room + PacketBuilder.maximumQuote(isIPv6: v6)
+        withUnsafeTemporaryAllocation(byteCount: capacity + 256, alignment: 16) { scratch in
+            let original = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<capacity])
+            let control = UnsafeMutableRawBufferPointer(rebasing: scratch[capacity...])
+            for _ in 0..<Self.errorQueueBatch {
+                var controlLength = control.count
+                let n = tv_recv_errqueue(flow.fd, original.baseAddress! + room, capacity - room, control.baseAddress!, &controlLength)
+                if n < 0 {
+                    let err = Int32(-n)
+                    if err == EAGAIN || err == EWOULDBLOCK { return }
+                    if err == EINTR { continue }
+                    _ = tv_set_recverr(flow.fd, flow.upstream.address.family, 0)
+                    counters.upstreamErrorsIgnored.wrappingAdd(1, ordering: .relaxed)
+                    return
+                }
+                counters.udpErrorQueueRead.wrappingAdd(1, ordering: .relaxed)
+                let entry = SocketExtendedError.parse(control: UnsafeRawBufferPointer(rebasing: control[0..<controlLength]))
+                let kernel = tv_path_mtu(flow.fd, flow.upstream.address.family)
+                let action = UDPPathMTU.action(for: entry, isIPv6: v6, kernelPathMTU: kernel > 0 ? Int(kernel) : nil)
+                switch action {
+                case .ignore(.local):
+                    continue   // tv's own send failed: answered then (signalPathMTU)
+                case .ignore:
+                    counters.upstreamErrorsIgnored.wrappingAdd(1, ordering: .relaxed)
+                    continue
+                case .pathTooSmall, .portUnreachable:
+                    writeUpstreamError(action, flow: flow, quoted: original, payloadCount: min(Int(n), capacity - room))
+                }
+            }
+        }
+    }
+
+    /// Writes `action`'s ICMP error from the remote to the app, quoting the app's datagram
+    /// rebuilt in `quoted` (its payload already at offset 28 / 48, `payloadCount` bytes).
+    private func writeUpstreamError(_ action: UpstreamErrorAction, flow: UDPFlow, quoted: UnsafeMutableRawBufferPointer, payloadCount: Int) {
+        guard let length = PacketBuilder.udp(into: quoted, source: flow.key.app, destination: flow.key.remote,
+                                             payloadCount: payloadCount, identification: 0, dontFragment: true) else {
+            counters.upstreamErrorsIgnored.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        ipIdentification &+= 1
+        guard let n = PacketBuilder.icmpError(into: writeBuffer, action: action, original: UnsafeRawBufferPointer(rebasing: quoted[0..<length]),
+                                              originalLength: length, source: flow.key.remote.address, identification: ipIdentification) else {
+            counters.upstreamErrorsIgnored.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
+        if case .pathTooSmall = action {
+            counters.pathMTUSignals.wrappingAdd(1, ordering: .relaxed)
+        } else {
+            counters.portUnreachableSignals.wrappingAdd(1, ordering: .relaxed)
+        }
+    }
+}
