@@ -206,6 +206,22 @@ struct InterceptionRunTests {
         try tv.stop()
     }
 
+    @Test("a development server with a certificate from `tv ca issue` is verified by tv's own root: inspected with no --upstream-ca")
+    func ownRootVerifiesUpstream() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let issued = try box.tv("ca", "issue", "localhost", "--out-dir", box.work)
+        #expect(issued.status == 0, "\(issued)")
+        let server = try OpenSSLServer(cert: box.work + "/localhost-chain.pem", key: box.work + "/localhost-key.pem", extra: [])
+        defer { server.stop() }
+        let tv = try TVSession(box, ["--inspect"])
+        let r = try world.curlThrough(tv, ["--http1.1", "https://localhost:\(server.port)/"])
+        #expect(r.status == 0 && r.out.contains("s_server"), "\(r)")
+        let rows = try box.closedFlows(1)
+        #expect(rows.first?.string("status") == "inspected", "\(rows)")
+        try tv.stop()
+    }
+
     @Test("a client with no SNI to an IP: tv's leaf carries the IP as an IP SAN and no DNS name; verified by the root")
     func noSNIToIP() throws {
         let world = try RunWorld()

@@ -73,11 +73,16 @@ final class TLSContexts: @unchecked Sendable {
         }
 
         // Upstream legs (we are the client): verify against the system store (+ the extra CA
-        // file), but let the handshake finish and judge the result ourselves, so that a refusal
+        // file, + tv's own root), but let the handshake finish and judge the result ourselves, so that a refusal
         // can say exactly why and the flow can show the certificate (SSL_VERIFY_NONE still runs
         // the verification; SSL_get_verify_result reads it).
         SSL_CTX_set_verify(client, SSL_VERIFY_NONE, nil)
         _ = SSL_CTX_set_default_verify_paths(client)
+        // tv's own root also verifies servers: `tv ca issue` makes certificates for local
+        // development servers, and only this machine holds the root's key.
+        if let authority = configuration.authority, let store = SSL_CTX_get_cert_store(client) {
+            _ = X509_STORE_add_cert(store, authority.root.handle)
+        }
         if let file = configuration.upstreamCAFile {
             guard access(file, R_OK) == 0 else {
                 throw ProxyError.upstreamCAFileUnreadable(path: file, reason: Errno(errno).phrase)
