@@ -27,6 +27,14 @@ public final class TunnelCounters: Sendable {
     /// UDP datagrams too large for the upstream path: answered with ICMP "fragmentation needed" /
     /// "packet too big" so the app lowers its datagram size.
     public let pathMTUSignals = Atomic<UInt64>(0)
+    /// The TUN_F_* offloads the TUN runs with (TUN_F_CSUM 1 | TSO4 2 | TSO6 4; 0: plain, no
+    /// virtio-net header), and 1 when they were asked for but the kernel refused (the engine
+    /// runs plain then; `TUNOffload.unavailableReason` says why).
+    public let tunOffloads = Atomic<UInt64>(0)
+    public let tunOffloadUnavailable = Atomic<UInt64>(0)
+    /// Packets read as GSO super-packets (TSO on the TUN: more than one segment's payload; they
+    /// are forwarded whole, their GSO fields kept).
+    public let gsoPacketsRead = Atomic<UInt64>(0)
     /// Sizes now (set by the engine after each pass).
     public let natEntries = Atomic<Int>(0)
     public let udpFlowsOpen = Atomic<Int>(0)
@@ -69,6 +77,9 @@ public final class TunnelCounters: Sendable {
             "dnsAnswers": dnsAnswers.load(ordering: .relaxed), "dnsTimeouts": dnsTimeouts.load(ordering: .relaxed),
             "fragmentsReassembled": fragmentsReassembled.load(ordering: .relaxed),
             "pathMTUSignals": pathMTUSignals.load(ordering: .relaxed),
+            "tunOffloads": tunOffloads.load(ordering: .relaxed),
+            "tunOffloadUnavailable": tunOffloadUnavailable.load(ordering: .relaxed),
+            "gsoPacketsRead": gsoPacketsRead.load(ordering: .relaxed),
             "natEntries": UInt64(max(0, natEntries.load(ordering: .relaxed))),
             "udpFlowsOpen": UInt64(max(0, udpFlowsOpen.load(ordering: .relaxed))),
             "fragmentsPending": UInt64(max(0, fragmentsPending.load(ordering: .relaxed))),
