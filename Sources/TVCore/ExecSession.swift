@@ -94,10 +94,11 @@ public final class ExecSession {
 
         let namespace = try ExecNamespace(plan: plan, resolvConfPath: resolvPath)
         defer { namespace.close() }
+        if let reason = namespace.tunOffload.unavailableReason { say("the TUN runs without checksum offload (\(reason)); traffic still flows, with more CPU per byte") }
         var engineConfig = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
         engineConfig.resolvers = resolvers
         engineConfig.servesDNSAddress = true
-        let engine = TunnelEngine(configuration: engineConfig, tunFD: namespace.tunFD, proxy: proxy,
+        let engine = TunnelEngine(configuration: engineConfig, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy,
                                   sink: wiring.configuration.flowSink, dnsObserver: names.observer)
         try engine.start()
         defer {

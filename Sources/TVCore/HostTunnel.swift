@@ -66,9 +66,9 @@ final class HostTunnel: Sendable {
         // A crashed run may have left its rules (the TUN itself went with the process).
         for command in routing.undo { _ = config.tryIP(command) }
 
-        var name = [CChar](repeating: 0, count: 16)
-        let fd = tv_tun_open(plan.deviceName, &name)
+        let (fd, name, offload) = TUNDevice.open(name: plan.deviceName)
         guard fd >= 0 else { throw TunnelError.cannotOpenTUN(reason: String(decoding: Array(UnsafeBufferPointer(start: strerror(-fd), count: strlen(strerror(-fd)))).map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
+        if let reason = offload.unavailableReason { say("the TUN runs without checksum offload (\(reason)); traffic still flows, with more CPU per byte") }
         var applied: [[String]] = []
         var rpFilter: String?
         func undoAll() {
@@ -77,7 +77,7 @@ final class HostTunnel: Sendable {
             close(fd)
         }
         do {
-            plan.deviceName = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            plan.deviceName = name
             let dev = plan.deviceName
             config.sysctl("net.ipv6.conf.\(dev).accept_ra", "0")
             config.sysctl("net.ipv6.conf.\(dev).router_solicitations", "0")
@@ -108,7 +108,7 @@ final class HostTunnel: Sendable {
         var engineConfig = TunnelEngineConfiguration(plan: plan, listener4: listeners.v4, listener6: listeners.v6)
         engineConfig.mark = options.mark
         engineConfig.servesDNSAddress = false
-        engine = TunnelEngine(configuration: engineConfig, tunFD: fd, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer)
+        engine = TunnelEngine(configuration: engineConfig, tunFD: fd, offload: offload, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer)
         do { try engine.start() } catch {
             listeners.close()
             undoAll()

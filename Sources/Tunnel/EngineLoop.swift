@@ -20,6 +20,8 @@ final class EngineLoop {
         let fd: Int32
         let entry: TCPNATTable.Entry
         var syn: [UInt8]
+        /// The SYN's virtio-net header (its checksum may be partial), written back with it.
+        var synHeader: VirtioNetHeader
         let deadline: UInt64
         let startMicros: Int64
     }
@@ -32,6 +34,9 @@ final class EngineLoop {
     let configuration: TunnelEngineConfiguration
     let plan: TunnelAddressPlan
     let tunFD: Int32
+    /// How the TUN was opened: `offload.headerSize` bytes of virtio-net header precede every
+    /// packet read and written (0: none).
+    let offload: TUNOffload
     let wakeFD: Int32
     let proxy: ProxyServer
     let sink: (any FlowSink)?
@@ -45,9 +50,14 @@ final class EngineLoop {
     var pendingConnects: [UInt64: PendingConnect] = [:]
     var readyUpstreams: [UInt64: ReadyUpstream] = [:]
     var udpFlows: [UDPFlowKey: UDPFlow] = [:]
-    /// Every packet read lands here; crafted packets are built in `writeBuffer`.
+    /// Every packet read lands here (its virtio-net header, if any, ends at `readPacketOffset`,
+    /// so the IP header is 16-byte aligned); crafted packets are built in `writeBuffer`.
     let readBuffer: UnsafeMutableRawBufferPointer
+    let readPacketOffset: Int
     let writeBuffer: UnsafeMutableRawBufferPointer
+    /// The virtio-net header of the packet being written (gathered in front of it by writev).
+    private let headerScratch: UnsafeMutableRawBufferPointer
+    private let writeVector: UnsafeMutablePointer<iovec>
     private let events: UnsafeMutablePointer<epoll_event>
     private let maxEvents: Int32 = 128
     var now: UInt64
@@ -59,11 +69,12 @@ final class EngineLoop {
     static let acceptWaitNanos: UInt64 = 30_000_000_000
     static let housekeepingNanos: UInt64 = 200_000_000
 
-    init(configuration: TunnelEngineConfiguration, tunFD: Int32, wakeFD: Int32, proxy: ProxyServer, sink: (any FlowSink)?,
-         dnsObserver: DNSAnswerObserver?, counters: TunnelCounters, stopping: StopFlag) throws {
+    init(configuration: TunnelEngineConfiguration, tunFD: Int32, offload: TUNOffload, wakeFD: Int32, proxy: ProxyServer,
+         sink: (any FlowSink)?, dnsObserver: DNSAnswerObserver?, counters: TunnelCounters, stopping: StopFlag) throws {
         self.configuration = configuration
         plan = configuration.plan
         self.tunFD = tunFD
+        self.offload = offload
         self.wakeFD = wakeFD
         self.proxy = proxy
         self.sink = sink
@@ -80,7 +91,11 @@ final class EngineLoop {
         nat = TCPNATTable(capacity: configuration.maximumTCPEntries, pool4: pool4, pool6: pool6)
         reassembler = FragmentReassembler(maximumDatagrams: configuration.fragmentDatagrams, maximumBytes: configuration.fragmentBytes)
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536 + 256, alignment: 16)
+        readPacketOffset = offload.headerSize == 0 ? 0 : (offload.headerSize + 15) / 16 * 16
         writeBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536 + 256, alignment: 16)
+        headerScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 16)
+        headerScratch.initializeMemory(as: UInt8.self, repeating: 0)
+        writeVector = UnsafeMutablePointer<iovec>.allocate(capacity: 2)
         events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(maxEvents))
         now = TunnelClock.monotonicNanos()
         watch(tunFD, role: .tun, events: tv_EPOLLIN)
@@ -92,6 +107,8 @@ final class EngineLoop {
     deinit {
         readBuffer.deallocate()
         writeBuffer.deallocate()
+        headerScratch.deallocate()
+        writeVector.deallocate()
         events.deallocate()
         close(epfd)
     }
@@ -143,12 +160,17 @@ final class EngineLoop {
 
     /// Reads packets until the TUN has none (at most 1,024 per turn, for fairness).
     private func readTUN() -> String? {
+        let headerSize = offload.headerSize
+        let start = readPacketOffset - headerSize
         for _ in 0..<1_024 {
-            let n = read(tunFD, readBuffer.baseAddress, readBuffer.count)
+            let n = read(tunFD, readBuffer.baseAddress! + start, readBuffer.count - start)
             if n > 0 {
                 counters.packetsRead.wrappingAdd(1, ordering: .relaxed)
-                counters.bytesRead.wrappingAdd(UInt64(n), ordering: .relaxed)
-                handlePacket(UnsafeMutableRawBufferPointer(rebasing: readBuffer[0..<n]))
+                guard n > headerSize else { counters.drop(.truncated); continue }
+                counters.bytesRead.wrappingAdd(UInt64(n - headerSize), ordering: .relaxed)
+                let header = headerSize == 0 ? VirtioNetHeader.zero : VirtioNetHeader(reading: readBuffer.baseAddress! + start)
+                if header.isGSO { counters.gsoPacketsRead.wrappingAdd(1, ordering: .relaxed) }
+                handlePacket(UnsafeMutableRawBufferPointer(rebasing: readBuffer[readPacketOffset..<(start + n)]), header: header)
                 continue
             }
             if n == 0 { return nil }
@@ -163,9 +185,21 @@ final class EngineLoop {
         return nil
     }
 
-    /// Writes one packet into the TUN.
-    func writeTUN(_ bytes: UnsafeRawBufferPointer) {
-        let n = write(tunFD, bytes.baseAddress, bytes.count)
+    /// Writes one packet into the TUN, behind `header` when the TUN takes virtio-net headers:
+    /// a forwarded segment keeps the header it was read with (its partial checksum and GSO
+    /// fields still describe it: NAT changes no length), a crafted packet carries `.zero` (its
+    /// checksums are complete).
+    func writeTUN(_ bytes: UnsafeRawBufferPointer, header: VirtioNetHeader = .zero) {
+        let headerSize = offload.headerSize
+        let n: Int
+        if headerSize == 0 {
+            n = write(tunFD, bytes.baseAddress, bytes.count)
+        } else {
+            header.write(to: headerScratch.baseAddress!)
+            writeVector[0] = iovec(iov_base: headerScratch.baseAddress, iov_len: headerSize)
+            writeVector[1] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
+            n = writev(tunFD, writeVector, 2) - headerSize
+        }
         if n == bytes.count {
             counters.packetsWritten.wrappingAdd(1, ordering: .relaxed)
             counters.bytesWritten.wrappingAdd(UInt64(n), ordering: .relaxed)
@@ -174,7 +208,8 @@ final class EngineLoop {
 
     // MARK: dispatch
 
-    func handlePacket(_ bytes: UnsafeMutableRawBufferPointer) {
+    /// - Parameter header: the packet's virtio-net header (`.zero` without offload).
+    func handlePacket(_ bytes: UnsafeMutableRawBufferPointer, header: VirtioNetHeader = .zero) {
         let packet: IPPacket
         switch PacketParser.parse(UnsafeRawBufferPointer(bytes)) {
         case .failure(let reason):
@@ -194,19 +229,21 @@ final class EngineLoop {
                 whole.withUnsafeMutableBytes { raw in
                     switch PacketParser.parse(UnsafeRawBufferPointer(raw)) {
                     case .failure(let reason): counters.drop(reason)
-                    case .success(let inner): handleWhole(raw, inner, reassembled: true)
+                    // A reassembled datagram is a new packet with complete checksums (the
+                    // kernel finishes checksums before it fragments).
+                    case .success(let inner): handleWhole(raw, inner, header: .zero, reassembled: true)
                     }
                 }
             }
             return
         }
-        handleWhole(bytes, packet, reassembled: false)
+        handleWhole(bytes, packet, header: header, reassembled: false)
     }
 
-    private func handleWhole(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket, reassembled: Bool) {
+    private func handleWhole(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket, header: VirtioNetHeader, reassembled: Bool) {
         switch packet.transportProtocol {
-        case IPProtocolNumber.tcp: handleTCP(bytes, packet)
-        case IPProtocolNumber.udp: handleUDP(bytes, packet, reassembled: reassembled)
+        case IPProtocolNumber.tcp: handleTCP(bytes, packet, vnet: header)
+        case IPProtocolNumber.udp: handleUDP(bytes, packet, vnet: header, reassembled: reassembled)
         case IPProtocolNumber.icmp, IPProtocolNumber.icmpv6: counters.drop(.icmp)
         default: counters.drop(.otherProtocol)
         }

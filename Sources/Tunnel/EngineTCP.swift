@@ -15,7 +15,9 @@ extension EngineLoop {
         return PacketEndpoint(plan.address4, configuration.listener4.port)
     }
 
-    func handleTCP(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket) {
+    /// - Parameter vnet: the segment's virtio-net header: kept on what is forwarded; its
+    ///   NEEDS_CSUM says the checksum is partial (rewritten as such, never verified).
+    func handleTCP(_ bytes: UnsafeMutableRawBufferPointer, _ packet: IPPacket, vnet: VirtioNetHeader) {
         let header: TCPHeader
         switch TCPHeader.parse(UnsafeRawBufferPointer(bytes), packet, verifyChecksum: false) {
         case .failure(let reason): counters.drop(reason); return
@@ -24,8 +26,10 @@ extension EngineLoop {
         // The checksum is verified before the engine acts on a segment, not before it only
         // forwards one (TCPChecksumPolicy): true when the segment may not go on (counted).
         let verify = configuration.verifyChecksums
+        let vouched = vnet.kernelVouchesForChecksum
+        let partial = vnet.needsChecksum
         func badChecksum(_ action: TCPChecksumPolicy.Action) -> Bool {
-            guard verify, TCPChecksumPolicy.mustVerify(flags: header.flags, action: action),
+            guard verify, TCPChecksumPolicy.mustVerify(flags: header.flags, action: action, kernelVouches: vouched),
                   !TCPHeader.checksumIsValid(UnsafeRawBufferPointer(bytes), packet) else { return false }
             counters.drop(.badChecksum)
             return true
@@ -49,15 +53,15 @@ extension EngineLoop {
             }
             if badChecksum(.forward) { return }
             nat.note(entry.id, fromApp: false, flags: header.flags, now: now)
-            PacketRewriter.rewriteTCP(segment, packet, source: entry.remote, destination: entry.app)
-            writeTUN(UnsafeRawBufferPointer(segment))
+            PacketRewriter.rewriteTCP(segment, packet, source: entry.remote, destination: entry.app, checksumIsPartial: partial)
+            writeTUN(UnsafeRawBufferPointer(segment), header: vnet)
             return
         }
 
         // Rule 2: the app to a remote → the fake peer to the listener.
         if header.isConnectionRequest {
             if badChecksum(.act) { return }
-            connectionRequest(segment, packet, header, app: source, remote: destination, listener: listener)
+            connectionRequest(segment, packet, header, vnet: vnet, app: source, remote: destination, listener: listener)
             return
         }
         guard let entry = nat.forward(app: source, remote: destination), entry.state != .connecting else {
@@ -76,13 +80,13 @@ extension EngineLoop {
         }
         if badChecksum(.forward) { return }
         nat.note(entry.id, fromApp: true, flags: header.flags, now: now)
-        PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener)
-        writeTUN(UnsafeRawBufferPointer(segment))
+        PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener, checksumIsPartial: partial)
+        writeTUN(UnsafeRawBufferPointer(segment), header: vnet)
     }
 
     /// A SYN from the app: connect upstream first (tun-nat.md "Connect-first").
     private func connectionRequest(_ segment: UnsafeMutableRawBufferPointer, _ packet: IPPacket, _ header: TCPHeader,
-                                   app: PacketEndpoint, remote: PacketEndpoint, listener: PacketEndpoint) {
+                                   vnet: VirtioNetHeader, app: PacketEndpoint, remote: PacketEndpoint, listener: PacketEndpoint) {
         if remote.address.isUnforwardable || remote.port == 0 {
             counters.drop(.refusedDestination)
             sendReset(answering: header, from: remote, to: app)
@@ -92,8 +96,8 @@ extension EngineLoop {
         case .retransmitWhileConnecting:
             counters.drop(.synRetransmit)
         case .forward(let entry):
-            PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener)
-            writeTUN(UnsafeRawBufferPointer(segment))
+            PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener, checksumIsPartial: vnet.needsChecksum)
+            writeTUN(UnsafeRawBufferPointer(segment), header: vnet)
         case .full:
             counters.drop(.tableFull)
             sendReset(answering: header, from: remote, to: app)
@@ -102,11 +106,11 @@ extension EngineLoop {
                 counters.tcpTupleReused.wrappingAdd(1, ordering: .relaxed)
                 discardUpstream(replaced.id)
             }
-            startConnect(entry, syn: Array(UnsafeRawBufferPointer(segment)))
+            startConnect(entry, syn: Array(UnsafeRawBufferPointer(segment)), synHeader: vnet)
         }
     }
 
-    private func startConnect(_ entry: TCPNATTable.Entry, syn: [UInt8]) {
+    private func startConnect(_ entry: TCPNATTable.Entry, syn: [UInt8], synHeader: VirtioNetHeader) {
         let started = TunnelClock.wallMicros()
         let fd = tv_socket_stream(entry.remote.address.family)
         guard fd >= 0 else {
@@ -124,7 +128,7 @@ extension EngineLoop {
         }
         let rc = entry.remote.withSockAddr { Glibc.connect(fd, $0, $1) }
         if rc == 0 {
-            connectSucceeded(entry, fd: fd, syn: syn)
+            connectSucceeded(entry, fd: fd, syn: syn, synHeader: synHeader)
             return
         }
         let err = errno
@@ -133,7 +137,7 @@ extension EngineLoop {
             connectFailed(entry, reason: Errno.text(err), startMicros: started)
             return
         }
-        pendingConnects[entry.id] = PendingConnect(fd: fd, entry: entry, syn: syn,
+        pendingConnects[entry.id] = PendingConnect(fd: fd, entry: entry, syn: syn, synHeader: synHeader,
                                                    deadline: now + UInt64(max(0.1, configuration.connectTimeout) * 1e9),
                                                    startMicros: started)
         // One-shot: after its one event the socket stays in the set, disarmed, until it is closed
@@ -147,14 +151,14 @@ extension EngineLoop {
         // EPOLLOUT alone means the connect succeeded; with ERR/HUP, SO_ERROR says why it failed.
         let err = bits & (tv_EPOLLERR | tv_EPOLLHUP) == 0 && bits & tv_EPOLLOUT != 0 ? 0 : tv_socket_error(pending.fd)
         if err == 0 {
-            connectSucceeded(pending.entry, fd: pending.fd, syn: pending.syn)
+            connectSucceeded(pending.entry, fd: pending.fd, syn: pending.syn, synHeader: pending.synHeader)
         } else {
             close(pending.fd)
             connectFailed(pending.entry, reason: Errno.text(err), startMicros: pending.startMicros)
         }
     }
 
-    private func connectSucceeded(_ entry: TCPNATTable.Entry, fd: Int32, syn: [UInt8]) {
+    private func connectSucceeded(_ entry: TCPNATTable.Entry, fd: Int32, syn: [UInt8], synHeader: VirtioNetHeader) {
         guard nat.entry(entry.id) != nil, let listener = listenerEndpoint(isIPv6: entry.app.address.isIPv6) else {
             close(fd)
             return
@@ -164,8 +168,8 @@ extension EngineLoop {
         var copy = syn
         copy.withUnsafeMutableBytes { raw in
             guard case .success(let packet) = PacketParser.parse(UnsafeRawBufferPointer(raw)) else { return }
-            PacketRewriter.rewriteTCP(raw, packet, source: entry.fake, destination: listener)
-            writeTUN(UnsafeRawBufferPointer(raw))
+            PacketRewriter.rewriteTCP(raw, packet, source: entry.fake, destination: listener, checksumIsPartial: synHeader.needsChecksum)
+            writeTUN(UnsafeRawBufferPointer(raw), header: synHeader)
         }
         counters.tcpRedirected.wrappingAdd(1, ordering: .relaxed)
     }

@@ -15,6 +15,8 @@ import Glibc
 public final class ExecNamespace: Sendable {
     public let thread: NamespaceThread
     public let tunFD: Int32
+    /// How `tunFD` was opened (virtio-net header and offloads, or plain and why).
+    public let tunOffload: TUNOffload
     public let listeners: TunnelListeners
     /// The plan as applied (`address6` is nil when IPv6 could not be set up).
     public let plan: TunnelAddressPlan
@@ -23,21 +25,22 @@ public final class ExecNamespace: Sendable {
 
     /// Makes the namespace. `resolvConfPath` is a file (outside) holding `plan.resolvConf`.
     /// - Throws: `TunnelError` (namespace, TUN, configuration, listener); nothing is left behind.
-    public init(plan requested: TunnelAddressPlan, resolvConfPath: String) throws {
+    /// `offloadWanted`: open the TUN with IFF_VNET_HDR and checksum/TSO offload when the kernel
+    /// takes it (`TUNDevice.open`); false for the plain mode.
+    public init(plan requested: TunnelAddressPlan, resolvConfPath: String, offloadWanted: Bool = true) throws {
         let thread = try NamespaceThread(name: "tv-exec-netns", newMountNamespace: true)
         do {
-            let (fd, plan, listeners, transcript) = try thread.run { () throws -> (Int32, TunnelAddressPlan, TunnelListeners, [String]) in
+            let (fd, offload, plan, listeners, transcript) = try thread.run { () throws -> (Int32, TUNOffload, TunnelAddressPlan, TunnelListeners, [String]) in
                 var plan = requested
                 var config = NetworkConfigurator()
                 let bound = tv_bind_mount(resolvConfPath, "/etc/resolv.conf")
                 guard bound == 0 else {
                     throw TunnelError.namespace(step: "put the tunnel's resolv.conf in place", reason: Errno.text(-bound))
                 }
-                var name = [CChar](repeating: 0, count: 16)
-                let fd = tv_tun_open(plan.deviceName, &name)
+                let (fd, name, offload) = TUNDevice.open(name: plan.deviceName, offload: offloadWanted)
                 guard fd >= 0 else { throw TunnelError.cannotOpenTUN(reason: Errno.text(-fd)) }
                 do {
-                    plan.deviceName = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    plan.deviceName = name
                     let dev = plan.deviceName
                     try config.ip(["link", "set", "lo", "up"])
                     // No Router Solicitations / autoconfiguration on the TUN (they would only be dropped).
@@ -54,7 +57,7 @@ public final class ExecNamespace: Sendable {
                         }
                     }
                     let listeners = try TunnelListeners.open(plan: plan)
-                    return (fd, plan, listeners, config.transcript)
+                    return (fd, offload, plan, listeners, config.transcript)
                 } catch {
                     Glibc.close(fd)
                     throw error
@@ -62,6 +65,7 @@ public final class ExecNamespace: Sendable {
             }
             self.thread = thread
             tunFD = fd
+            tunOffload = offload
             self.plan = plan
             self.listeners = listeners
             self.transcript = transcript

@@ -66,6 +66,23 @@ public enum InternetChecksum {
         return ~UInt16(truncatingIfNeeded: fold(acc))
     }
 
+    /// The update of a *partial* TCP/UDP checksum field (a packet the kernel left
+    /// CHECKSUM_PARTIAL, `VirtioNetHeader.needsChecksum`) after pseudo-header fields whose sum was
+    /// `oldSum` now sum to `newSum`. Such a field holds the folded pseudo-header sum itself, not
+    /// its complement, so the difference is added without complementing the field first or the
+    /// result after: `field' = field + ~m + m'` (RFC 1624 Eqn. 3 without the outer complements),
+    /// what Linux's `inet_proto_csum_replace4/16(…, pseudohdr = true)` does for CHECKSUM_PARTIAL:
+    /// `~csum_fold(csum_add(csum_sub(csum_unfold(*sum), from), to))`. Only the addresses (and a
+    /// length change, which NAT never makes) belong in `oldSum`/`newSum`: ports sit in the part
+    /// summed later, from `csum_start`, and must not be counted here. When nothing changed the
+    /// field is returned as is.
+    @inline(__always)
+    public static func adjustPartial(_ field: UInt16, oldSum: UInt32, newSum: UInt32) -> UInt16 {
+        let old = UInt16(truncatingIfNeeded: fold(oldSum)), new = UInt16(truncatingIfNeeded: fold(newSum))
+        if old == new { return field }
+        return UInt16(truncatingIfNeeded: fold(UInt32(field) &+ UInt32(~old) &+ UInt32(new)))
+    }
+
     /// The partial sum of the TCP/UDP pseudo-header (RFC 793 §3.1, RFC 768; RFC 8200 §8.1 for
     /// IPv6: addresses, upper-layer length, next header).
     public static func pseudoHeaderSum(source: PacketAddress, destination: PacketAddress, protocolNumber: UInt8, length: Int) -> UInt32 {

@@ -82,6 +82,10 @@ public struct TCPHeader: Sendable, Equatable {
 /// before: segments carrying SYN, FIN or RST (they create or end NAT state) and segments it answers
 /// or drops (no entry: a reset; unknown fake peer; no listener). Skipping the forwarded data
 /// segments saves one pass over every byte in bulk transfers (a 64 KB segment per TUN read).
+///
+/// With checksum offload on the TUN (`TUNOffload`), segments the kernel marks NEEDS_CSUM
+/// (CHECKSUM_PARTIAL: made by this host's stack, checksum to be finished later) or DATA_VALID are
+/// never verified: a partial checksum is not a checksum yet.
 public enum TCPChecksumPolicy {
     /// What the engine is about to do with the segment.
     public enum Action: Sendable, Equatable {
@@ -93,7 +97,12 @@ public enum TCPChecksumPolicy {
 
     /// Whether the checksum must be verified before `action` on a segment with `flags` (byte 13 of
     /// the TCP header), when verification is on at all.
-    public static func mustVerify(flags: UInt8, action: Action) -> Bool {
-        action == .act || flags & (TCPHeader.syn | TCPHeader.fin | TCPHeader.rst) != 0
+    /// - Parameter kernelVouches: the segment's virtio-net header says NEEDS_CSUM or DATA_VALID
+    ///   (`VirtioNetHeader.kernelVouchesForChecksum`): the local kernel made it and left the
+    ///   checksum unfinished (a partial one would never verify) or verified it already; never
+    ///   verified then.
+    public static func mustVerify(flags: UInt8, action: Action, kernelVouches: Bool = false) -> Bool {
+        if kernelVouches { return false }
+        return action == .act || flags & (TCPHeader.syn | TCPHeader.fin | TCPHeader.rst) != 0
     }
 }

@@ -33,6 +33,14 @@ public final class TunnelCounters: Sendable {
     public let udpErrorQueueRead = Atomic<UInt64>(0)
     public let portUnreachableSignals = Atomic<UInt64>(0)
     public let upstreamErrorsIgnored = Atomic<UInt64>(0)
+    /// The TUN_F_* offloads the TUN runs with (TUN_F_CSUM 1 | TSO4 2 | TSO6 4; 0: plain, no
+    /// virtio-net header), and 1 when they were asked for but the kernel refused (the engine
+    /// runs plain then; `TUNOffload.unavailableReason` says why).
+    public let tunOffloads = Atomic<UInt64>(0)
+    public let tunOffloadUnavailable = Atomic<UInt64>(0)
+    /// Packets read as GSO super-packets (TSO on the TUN: more than one segment's payload; they
+    /// are forwarded whole, their GSO fields kept).
+    public let gsoPacketsRead = Atomic<UInt64>(0)
     /// Sizes now (set by the engine after each pass).
     public let natEntries = Atomic<Int>(0)
     public let udpFlowsOpen = Atomic<Int>(0)
@@ -78,6 +86,9 @@ public final class TunnelCounters: Sendable {
             "udpErrorQueueRead": udpErrorQueueRead.load(ordering: .relaxed),
             "portUnreachableSignals": portUnreachableSignals.load(ordering: .relaxed),
             "upstreamErrorsIgnored": upstreamErrorsIgnored.load(ordering: .relaxed),
+            "tunOffloads": tunOffloads.load(ordering: .relaxed),
+            "tunOffloadUnavailable": tunOffloadUnavailable.load(ordering: .relaxed),
+            "gsoPacketsRead": gsoPacketsRead.load(ordering: .relaxed),
             "natEntries": UInt64(max(0, natEntries.load(ordering: .relaxed))),
             "udpFlowsOpen": UInt64(max(0, udpFlowsOpen.load(ordering: .relaxed))),
             "fragmentsPending": UInt64(max(0, fragmentsPending.load(ordering: .relaxed))),

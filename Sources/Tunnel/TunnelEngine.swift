@@ -61,6 +61,8 @@ public final class TunnelEngine: Sendable {
     public let counters = TunnelCounters()
     public let configuration: TunnelEngineConfiguration
     private let tunFD: Int32
+    /// How the TUN was opened (virtio-net header and offloads, or plain).
+    public let offload: TUNOffload
     private let proxy: ProxyServer
     private let sink: (any FlowSink)?
     private let dnsObserver: DNSAnswerObserver?
@@ -73,12 +75,17 @@ public final class TunnelEngine: Sendable {
 
     /// - Parameters:
     ///   - tunFD: the TUN (non-blocking, IFF_TUN | IFF_NO_PI); not closed by the engine.
+    ///   - offload: how `tunFD` was opened (`TUNDevice.open`): with a virtio-net header before
+    ///     every packet (IFF_VNET_HDR) or plain (`.off`).
     ///   - proxy: a running server (adopt-only is fine) that takes the TCP connections.
     ///   - sink: where UDP / DNS / refused-connect flows go (the proxy reports TCP flows itself).
-    public init(configuration: TunnelEngineConfiguration, tunFD: Int32, proxy: ProxyServer,
+    public init(configuration: TunnelEngineConfiguration, tunFD: Int32, offload: TUNOffload, proxy: ProxyServer,
                 sink: (any FlowSink)?, dnsObserver: DNSAnswerObserver?) {
         self.configuration = configuration
         self.tunFD = tunFD
+        self.offload = offload
+        counters.tunOffloads.store(UInt64(offload.headerSize == 0 ? 0 : offload.offloads), ordering: .relaxed)
+        counters.tunOffloadUnavailable.store(offload.unavailableReason == nil ? 0 : 1, ordering: .relaxed)
         self.proxy = proxy
         self.sink = sink
         self.dnsObserver = dnsObserver
@@ -96,7 +103,7 @@ public final class TunnelEngine: Sendable {
             _ = tv_set_thread_name("tv-tunnel")
             let loop: EngineLoop
             do {
-                loop = try EngineLoop(configuration: configuration, tunFD: tunFD, wakeFD: wakeFD, proxy: proxy, sink: sink,
+                loop = try EngineLoop(configuration: configuration, tunFD: tunFD, offload: offload, wakeFD: wakeFD, proxy: proxy, sink: sink,
                                       dnsObserver: dnsObserver, counters: counters, stopping: stopping)
             } catch {
                 setupError.withLock { $0 = "\(error)" }

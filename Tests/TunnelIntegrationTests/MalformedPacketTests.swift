@@ -23,12 +23,15 @@ struct MalformedPacketTests {
         return b + payload
     }
 
-    @Test("truncated headers, bad lengths, bad checksums, unknown protocols, fragment overlaps, long IPv6 chains")
-    func malformed() throws {
+    /// Both ways the engine's TUN can be opened: with the virtio-net header and checksum/TSO
+    /// offload (the default), and plain (what the engine falls back to when the kernel refuses).
+    @Test("truncated headers, bad lengths, bad checksums, unknown protocols, fragment overlaps, long IPv6 chains",
+          arguments: [true, false])
+    func malformed(offload: Bool) throws {
         let resolv = NSTemporaryDirectory() + "tv-malformed-\(getpid()).resolv.conf"
         try "nameserver 10.77.0.53\n".write(toFile: resolv, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: resolv) }
-        let namespace = try ExecNamespace(plan: TunnelAddressPlan(), resolvConfPath: resolv)
+        let namespace = try ExecNamespace(plan: TunnelAddressPlan(), resolvConfPath: resolv, offloadWanted: offload)
         defer { namespace.close() }
         var proxyConfiguration = ProxyConfiguration()
         proxyConfiguration.listens = false
@@ -38,9 +41,13 @@ struct MalformedPacketTests {
         defer { proxy.stop() }
         var configuration = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
         configuration.resolvers = []   // no resolver: DNS gets SERVFAIL at once
-        let engine = TunnelEngine(configuration: configuration, tunFD: namespace.tunFD, proxy: proxy, sink: nil, dnsObserver: nil)
+        let engine = TunnelEngine(configuration: configuration, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy, sink: nil, dnsObserver: nil)
         try engine.start()
         defer { engine.stop() }
+        // This kernel takes IFF_VNET_HDR and checksum/TSO offload: the engine runs with it.
+        #expect(namespace.tunOffload == (offload ? TUNOffload(headerSize: 12, offloads: TUNDevice.wantedOffloads) : .off),
+                "\(namespace.tunOffload.summary)")
+        #expect(engine.counters.snapshot["tunOffloads"] == (offload ? 7 : 0))
 
         let udp = PacketBuilder.udp(source: PacketEndpoint(PacketAddress("10.77.0.1")!, 5000), destination: PacketEndpoint(PacketAddress("10.203.0.2")!, 7007),
                                     payload: [UInt8](repeating: 0x61, count: 64))!
@@ -72,14 +79,31 @@ struct MalformedPacketTests {
         chain.replaceSubrange(24..<40, with: PacketAddress("fd03::2")!.bytes)
         cases.append(("nine hop-by-hop headers", chain, 0x86dd))
         cases.append(("TCP ACK for no connection", tcpACK, 0x0800))
+        // The same ACK (another port) as this host's stack hands it over with checksum offload:
+        // NEEDS_CSUM, the field holding only the pseudo-header sum. Sent with a virtio-net header
+        // (PACKET_VNET_HDR) so the engine reads it CHECKSUM_PARTIAL: not a bad checksum, but a
+        // segment for no connection (reset). Without offload on the TUN the kernel finishes the
+        // checksum before handing it over: the same outcome.
+        var partialACK = PacketBuilder.array { PacketBuilder.tcp(into: $0, source: PacketEndpoint(PacketAddress("10.77.0.1")!, 5002),
+                                                                destination: PacketEndpoint(PacketAddress("10.203.0.2")!, 80),
+                                                                sequence: 1, acknowledgment: 1, flags: TCPHeader.ack, window: 100) }
+        let pseudo = InternetChecksum.pseudoHeaderSum(source: PacketAddress("10.77.0.1")!, destination: PacketAddress("10.203.0.2")!,
+                                                      protocolNumber: IPProtocolNumber.tcp, length: 20)
+        partialACK[36] = UInt8(pseudo >> 8); partialACK[37] = UInt8(pseudo & 0xff)
+        let vnetPartial = VirtioNetHeader(flags: VirtioNetHeader.flagNeedsChecksum, checksumStart: 20, checksumOffset: 16).bytes(size: 10)
 
         let sender = NSTemporaryDirectory() + "tv-malformed-\(getpid()).py"
         try """
             import socket, sys
             s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM)
+            v = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+            v.setsockopt(263, 15, 1)   # SOL_PACKET, PACKET_VNET_HDR: a virtio_net_hdr before each packet
             for arg in sys.argv[1:]:
                 proto, data = arg.split(":")
-                s.sendto(bytes.fromhex(data), ("tv0", int(proto, 16)))
+                if proto.startswith("v"):
+                    v.sendto(bytes.fromhex(data), ("tv0", int(proto[1:], 16)))
+                else:
+                    s.sendto(bytes.fromhex(data), ("tv0", int(proto, 16)))
             # Still alive: a DNS query to the tunnel's address gets an answer (SERVFAIL: no resolver).
             q = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); q.settimeout(5)
             q.sendto(bytes.fromhex("abcd01000001000000000000016103746573740000010001"), ("10.77.0.53", 53))
@@ -92,6 +116,7 @@ struct MalformedPacketTests {
         let out = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         defer { try? FileManager.default.removeItem(atPath: outPath) }
         let arguments = ["python3", sender] + cases.map { String($0.2, radix: 16) + ":" + Self.hexString($0.1) }
+            + ["v800:" + Self.hexString(vnetPartial + partialACK)]
         let environment = ["PATH": (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/local/bin:/usr/bin:/bin"]
         let pid = try namespace.thread.run { try ChildProcess.spawn(arguments, environment: environment, stdout: out) }
         close(out)
@@ -107,8 +132,8 @@ struct MalformedPacketTests {
         #expect(delta(.otherProtocol) == 1)
         #expect(delta(.badFragment) == 1)
         #expect(delta(.badExtensionHeaders) == 1)
-        #expect(delta(.noConnection) == 1)
-        #expect(engine.counters.tcpResetsSent.load(ordering: .relaxed) >= 1)
+        #expect(delta(.noConnection) == 2)                    // the plain ACK and the partial-checksum one
+        #expect(engine.counters.tcpResetsSent.load(ordering: .relaxed) >= 2)
         #expect(engine.stopReason == nil)
     }
 }

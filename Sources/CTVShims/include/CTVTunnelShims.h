@@ -13,6 +13,15 @@
 /// IFF_TUN | IFF_NO_PI (one raw IP packet per read/write). Writes the kernel's name for it into
 /// `actual` (16 bytes). Returns the fd, or -errno.
 int tv_tun_open(const char *name, char actual[16]);
+/// Opens the TUN like `tv_tun_open`, with IFF_VNET_HDR as well: every read then starts with a
+/// `struct virtio_net_hdr` (little-endian, TUNSETVNETLE) padded to `header_size` bytes
+/// (TUNSETVNETHDRSZ; 10 or 12), and every write must carry one; `offloads` (TUN_F_* bits) go to
+/// TUNSETOFFLOAD. Returns the fd, or -errno with *failed_step saying which call failed
+/// (1 TUNSETIFF, 2 TUNSETVNETHDRSZ, 3 TUNSETVNETLE, 4 TUNSETOFFLOAD); on failure nothing is left
+/// open (the interface is gone again), so `tv_tun_open` can be tried with the same name.
+int tv_tun_open_offload(const char *name, char actual[16], int header_size, unsigned offloads, int *failed_step);
+/// TUN_F_CSUM, TUN_F_TSO4, TUN_F_TSO6 (linux/if_tun.h).
+extern const unsigned tv_TUN_F_CSUM, tv_TUN_F_TSO4, tv_TUN_F_TSO6;
 /// Names the calling thread for the kernel (comm: /proc/PID/task/TID/comm, top -H, perf); at most
 /// 15 bytes are kept. Returns 0 or an errno value (pthread_setname_np).
 int tv_set_thread_name(const char *name);
