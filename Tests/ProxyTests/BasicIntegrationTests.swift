@@ -136,6 +136,19 @@ final class BasicIntegrationTests {
         #expect(harness.waitIdle())
     }
 
+    @Test("reverse:https and plain-HTTP curl: tv speaks TLS to nginx itself; the body arrives, the flow is not encrypted with the upstream TLS facts")
+    func reversePlainClient() throws {
+        let harness = try Harness(mode: .reverse(tls: true, host: "localhost", port: nginx.tlsPort))
+        let r = Shell.run(["curl", "-sS", "http://127.0.0.1:\(harness.port)/index.html", "http://127.0.0.1:\(harness.port)/1k.bin", "-o", "/dev/null"], timeout: 20)
+        #expect(r.status == 0, "\(r.err)")
+        let body = Shell.run(["curl", "-sS", "http://127.0.0.1:\(harness.port)/index.html"], timeout: 20)
+        #expect(body.out == "hello from nginx\n", "\(body.err)")
+        let flows = harness.sink.waitForClosed(2)
+        #expect(flows.count == 2)
+        #expect(flows.allSatisfy { $0.status == .notEncrypted && $0.upstreamTLSVersion == .tls13 && $0.upstreamVerified == true })
+        #expect(harness.waitIdle())
+    }
+
     @Test("SOCKS5: curl --socks5-hostname")
     func socks5() throws {
         let harness = try Harness(mode: .socks5)

@@ -292,6 +292,45 @@ struct ConnectionMachineTests {
         #expect(out.contains(.startUpstreamTLS(plan)), "\(out)")
     }
 
+    @Test("reverse:https and a plain-HTTP client: tv opens the TLS leg itself (SNI the target's name, ALPN http/1.1) and relays the plaintext; not encrypted")
+    func reversePlainClientToTLSServer() {
+        var m = Self.machine(.fixed(OriginalDestination(host: "API.Test.", port: 443, origin: .reverse), upstreamTLS: true))
+        _ = m.handle(.start)
+        let address = SocketAddress(numericHost: "127.0.0.1", port: 443)!
+        _ = m.handle(.resolved([address]))
+        _ = m.handle(.connected(address))
+        let out = Self.text(&m, "GET / HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        let plan = Machine.UpstreamTLSPlan(serverName: "api.test", alpn: [Array("http/1.1".utf8)],
+                                           verifyHost: "api.test", sessionKey: "API.Test.:443|api.test")
+        #expect(out == [.armTimer(millis: 10_000), .startUpstreamTLS(plan), .updateFlow], "\(out)")
+        let done = Machine.UpstreamHandshake(version: .tls13, alpn: Array("http/1.1".utf8), verifyError: nil,
+                                             certificate: nil, certificateSANs: [], resumed: false)
+        #expect(m.handle(.upstreamHandshakeDone(done)) == [.armTimer(millis: 0), .relay(.raw(plaintext: true, observeServerHello: false)), .updateFlow])
+        #expect(m.facts.status == .notEncrypted)
+        #expect(m.facts.upstreamTLSVersion == .tls13)
+    }
+
+    @Test("reverse:https and a plain-HTTP client: a server certificate that does not verify, or a failed handshake, is a 502 in HTTP, not a TLS alert")
+    func reversePlainClientBadGateway() {
+        for event in [Machine.Event.upstreamHandshakeDone(.init(version: .tls13, alpn: nil, verifyError: "self-signed certificate",
+                                                                 certificate: nil, certificateSANs: [], resumed: false)),
+                      .upstreamHandshakeFailed("wrong version number")] {
+            var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8443, origin: .reverse), upstreamTLS: true))
+            let address = SocketAddress(numericHost: "127.0.0.1", port: 8443)!
+            _ = m.handle(.start)
+            _ = m.handle(.connected(address))
+            let start = Self.text(&m, "GET / HTTP/1.1\r\n\r\n")
+            // An IP target: no SNI (RFC 6066 §3), the certificate must carry the IP.
+            #expect(start.contains(.startUpstreamTLS(.init(serverName: nil, alpn: [Array("http/1.1".utf8)], verifyHost: "127.0.0.1",
+                                                            sessionKey: "127.0.0.1:8443|"))), "\(start)")
+            let out = m.handle(event)
+            let reason = m.facts.error ?? ""
+            #expect(out == [.sendClient(Machine.errorResponse(502, "Bad Gateway", reason)), .armTimer(millis: 0), .close(reset: false)], "\(out)")
+            #expect(reason == "the server's certificate does not verify (self-signed certificate); nothing was sent to it"
+                    || reason == "the TLS handshake with the server failed (wrong version number)", "\(reason)")
+        }
+    }
+
     @Test("the client leaving early is a failure with a sentence saying when")
     func clientGone() {
         var m = Self.machine()

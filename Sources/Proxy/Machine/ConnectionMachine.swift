@@ -153,6 +153,10 @@ struct ConnectionMachine {
     private var nextAddress = 0
     private var lastConnectError = ""
     private var sawClientBytes = false
+    /// Reverse mode to an HTTPS server, and the client spoke plain HTTP: tv is the TLS client of
+    /// the server and relays the client's plaintext over that leg (mitmproxy's reverse mode does
+    /// the same).
+    private var plainClientOverTLS = false
 
     init(settings: Settings, facts: FlowFacts, isPinned: @escaping (String) -> Bool) {
         self.settings = settings
@@ -194,6 +198,7 @@ struct ConnectionMachine {
         case .upstreamHandshakeDone(let done): return upstreamHandshakeDone(done)
         case .upstreamHandshakeFailed(let reason):
             guard phase == .upstreamHandshake else { return [] }
+            if plainClientOverTLS { return badGateway("the TLS handshake with the server failed (\(reason))") }
             return refuse("the TLS handshake with the server failed (\(reason)); the client was refused",
                           alert: reason.contains("version") ? TLSAlert.protocolVersion : TLSAlert.handshakeFailure)
         case .clientHandshakeDone(let done):
@@ -413,6 +418,7 @@ struct ConnectionMachine {
         case .needMoreData:
             return out
         case .notTLS:
+            if upstreamTLS == true { return plainClientToTLSServer() }
             return relayRaw(status: .notEncrypted, observeServerHello: false)
         case .malformed(let reason):
             return fail("the client sent a malformed TLS ClientHello (\(reason))", reset: false)
@@ -463,6 +469,31 @@ struct ConnectionMachine {
         return [.armTimer(millis: settings.handshakeTimeoutMillis), .startUpstreamTLS(plan), .updateFlow]
     }
 
+    /// `reverse:https://…` and a client that sent plain bytes (an HTTP request): open a TLS leg
+    /// to the target (SNI its name, never an IP, RFC 6066 §3; ALPN http/1.1, since the client
+    /// speaks HTTP/1 in clear; the certificate must name the target) and relay the client's
+    /// plaintext over it. The flow is "not encrypted" (the client's side was in clear) and keeps
+    /// the upstream leg's TLS facts.
+    private mutating func plainClientToTLSServer() -> [Command] {
+        guard let destination else { return fail("internal error: no destination", reset: true) }
+        plainClientOverTLS = true
+        helloParser = ClientHelloParser()
+        httpParser = HTTPRequestHeadParser()
+        socksParser = SOCKS5HandshakeParser()
+        phase = .upstreamHandshake
+        let name = destination.hostName
+        let plan = UpstreamTLSPlan(serverName: name, alpn: [Array("http/1.1".utf8)],
+                                   verifyHost: name ?? destination.host,
+                                   sessionKey: "\(destination.host):\(destination.port)|\(name ?? "")")
+        return [.armTimer(millis: settings.handshakeTimeoutMillis), .startUpstreamTLS(plan), .updateFlow]
+    }
+
+    /// The TLS leg to the server of a plain client failed: answer 502 in HTTP (a TLS alert means
+    /// nothing to it) and close.
+    private mutating func badGateway(_ reason: String) -> [Command] {
+        [.sendClient(Self.errorResponse(502, "Bad Gateway", reason))] + fail(reason, reset: false)
+    }
+
     private mutating func relayRaw(status: FlowStatus, observeServerHello: Bool) -> [Command] {
         phase = .relaying
         helloParser = ClientHelloParser()
@@ -480,6 +511,14 @@ struct ConnectionMachine {
         facts.serverCertificate = done.certificate
         facts.upstreamVerified = done.verifyError == nil
         facts.upstreamResumed = done.resumed
+        if plainClientOverTLS {
+            if let error = done.verifyError, !settings.upstreamInsecure {
+                return badGateway("the server's certificate does not verify (\(error)); nothing was sent to it")
+            }
+            phase = .relaying
+            facts.status = .notEncrypted
+            return [.armTimer(millis: 0), .relay(.raw(plaintext: true, observeServerHello: false)), .updateFlow]
+        }
         if let error = done.verifyError, !settings.upstreamInsecure {
             return refuse("the server's certificate does not verify (\(error)); nothing was forged and the client was refused",
                           alert: TLSAlert.handshakeFailure)
