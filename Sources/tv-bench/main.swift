@@ -97,7 +97,7 @@ do {
     let ca = try CAFolder(directory: dir + "/ca-floor").create(rootKeyType: .ecdsaP256, leafKeyType: .ecdsaP256, now: now)
     let leaf = try ca.mintLeaf(for: LeafIdentity(names: ["floor.bench.test"]), now: now)
     let bytes = try openSSLIdleFloor(leaf: leaf, connections: 200)
-    print("OpenSSL heap per idle connection (two TLS 1.3 legs, buffers freed)".padding(toLength: 56, withPad: " ", startingAt: 0)
+    print("OpenSSL heap, idle connection (2 legs, buffers freed)".padding(toLength: 56, withPad: " ", startingAt: 0)
           + String(format: "%.1f KiB", bytes / 1024))
 }
 let names = (0..<1000).map { "Sub\($0).Example.COM." }
