@@ -111,34 +111,8 @@ public enum PacketBuilder {
     ///   `buffer` is too small.
     public static func pathTooSmall(into buffer: UnsafeMutableRawBufferPointer, original: UnsafeRawBufferPointer, originalLength: Int,
                                     source: PacketAddress, mtu: Int, identification: UInt16 = 0) -> Int? {
-        let v6 = source.isIPv6
-        let ipLength = v6 ? 40 : 20
-        let length = min(originalLength, original.count)
-        guard length >= ipLength, original[0] >> 4 == (v6 ? 6 : 4) else { return nil }
-        let quote = min(length, maximumQuote(isIPv6: v6))
-        let total = ipLength + 8 + quote
-        guard buffer.count >= total else { return nil }
-        let destination = PacketAddress(reading: original.baseAddress! + (v6 ? 8 : 12), isIPv6: v6)
-        let base = buffer.baseAddress!
-        writeIPHeader(base, source: source, destination: destination, protocolNumber: v6 ? IPProtocolNumber.icmpv6 : IPProtocolNumber.icmp,
-                      transportLength: 8 + quote, identification: identification)
-        let icmp = base + ipLength
-        icmp.storeBytes(of: UInt8(v6 ? 2 : 3), as: UInt8.self)
-        icmp.storeBytes(of: UInt8(v6 ? 0 : 4), toByteOffset: 1, as: UInt8.self)
-        icmp.storeBytes(of: UInt16(0), toByteOffset: 2, as: UInt16.self)
-        if v6 {
-            icmp.storeBytes(of: UInt32(clamping: max(0, mtu)).bigEndian, toByteOffset: 4, as: UInt32.self)
-        } else {
-            icmp.storeBytes(of: UInt16(0), toByteOffset: 4, as: UInt16.self)
-            icmp.storeBytes(of: UInt16(clamping: max(0, mtu)).bigEndian, toByteOffset: 6, as: UInt16.self)
-        }
-        (icmp + 8).copyMemory(from: original.baseAddress!, byteCount: quote)
-        // ICMPv4 sums the message alone (RFC 792); ICMPv6 adds the pseudo-header (RFC 4443 §2.3).
-        let initial = v6 ? InternetChecksum.pseudoHeaderSum(source: source, destination: destination,
-                                                            protocolNumber: IPProtocolNumber.icmpv6, length: 8 + quote) : 0
-        let checksum = InternetChecksum.finish(InternetChecksum.sum(UnsafeRawBufferPointer(start: icmp, count: 8 + quote), initial: initial))
-        icmp.storeBytes(of: checksum.bigEndian, toByteOffset: 2, as: UInt16.self)
-        return total
+        icmpError(into: buffer, action: .pathTooSmall(mtu: mtu), original: original, originalLength: originalLength,
+                  source: source, identification: identification)
     }
 
     /// A packet as an array, for tests: `body` fills a buffer of `capacity` bytes.

@@ -1,7 +1,6 @@
 /// ICMP errors tv writes into the TUN for what a router further out reported to its upstream
-/// socket (`UpstreamErrorAction`). `PacketBuilder.pathTooSmall` is this builder's
-/// `.pathTooSmall` case, byte for byte (PathMTUSignalTests); it is kept as it is for the
-/// EMSGSIZE path.
+/// socket (`UpstreamErrorAction`), and, through `PacketBuilder.pathTooSmall`, for tv's own
+/// EMSGSIZE (PathMTUSignalTests checks those bytes).
 extension PacketBuilder {
     /// Writes an ICMP (RFC 792) / ICMPv6 (RFC 4443) error about `original` from `source` to
     /// `original`'s source into `buffer`, quoting `original` up to `maximumQuote` bytes.
