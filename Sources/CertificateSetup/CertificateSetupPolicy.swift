@@ -21,7 +21,7 @@ public enum CertificateSetupPolicy {
             return SetupStage(
                 step: .closedDoor,
                 meaning: "The CA is in doubt: \(reason). Nothing will be generated over it, because devices may already trust that root.",
-                nextStep: "Repair or restore that file (or move the ca folder aside if you mean to start over), then check again.",
+                nextStep: "Repair or restore that file (or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from the ca folder and keep profile-identity.json), then check again.",
                 nextCommand: "tv setup" + opt,
                 state: .failed(reason: reason, retry: "Check again after repairing it."),
                 notice: nil, canGenerate: false)

@@ -102,8 +102,25 @@ public enum TrustGuides {
     /// Chromium's NSS database on Linux (an existing `~/.pki/nssdb` wins over the M146+ path).
     public static let chromiumNSS = "$HOME/.pki/nssdb"
 
+    /// Which command shows the steps, so a note names that command's own option.
+    public enum Audience: Sendable, Equatable {
+        /// `tv ca trust`: NSS steps are `--platform nss`.
+        case caTrust
+        /// `tv setup`: an NSS database is chosen with `--trust-store nss:DIR`.
+        case setup
+
+        /// The option that asks for NSS steps, as this command takes it.
+        var nssOption: String {
+            switch self {
+            case .caTrust: return "`--platform nss`"
+            case .setup: return "`--trust-store nss:DIR`"
+            }
+        }
+    }
+
     /// The steps that install the root in `target` and trust it for TLS servers, in order.
-    public static func install(_ target: TrustTarget, root: RootDescription) -> TrustGuide {
+    /// - Parameter audience: the command printing them (its option is named in notes).
+    public static func install(_ target: TrustTarget, root: RootDescription, for audience: Audience = .caTrust) -> TrustGuide {
         let pem = ShellWord.quote(root.path)
         let nick = ShellWord.quote(root.commonName)
         switch target {
@@ -111,7 +128,7 @@ public enum TrustGuides {
             return TrustGuide(title: "Debian / Ubuntu (system store)", steps: [
                 "sudo cp \(pem) /usr/local/share/ca-certificates/\(root.debianFileName)",
                 "sudo update-ca-certificates",
-            ], note: "OpenSSL, curl, Python and Go programs then trust it; Firefox and Chromium use their own NSS database (`--platform nss`).")
+            ], note: "OpenSSL, curl, Python and Go programs then trust it; Firefox and Chromium use their own NSS database (\(audience.nssOption)).")
         case .fedora:
             return TrustGuide(title: "Fedora / RHEL (system store)", steps: [
                 "sudo cp \(pem) /etc/pki/ca-trust/source/anchors/\(root.pemFileName)",
@@ -199,7 +216,7 @@ public enum TrustGuides {
             ])
         case .windows:
             return TrustGuide(title: "Windows", steps: [
-                "In an administrator prompt: certutil -delstore Root \(nick)   (or certmgr.msc → Trusted Root Certification Authorities → delete it).",
+                "In an administrator prompt: certutil -delstore Root \(WindowsWord.quote(root.commonName))   (or certmgr.msc → Trusted Root Certification Authorities → delete it).",
             ])
         case .bundle(let path):
             return TrustGuide(title: "PEM bundle \(path)", steps: [
@@ -211,6 +228,19 @@ public enum TrustGuides {
                 "openssl rehash \(ShellWord.quote(path))",
             ])
         }
+    }
+}
+
+/// Quoting for a word in a command typed at cmd.exe, which knows only double quotes.
+public enum WindowsWord {
+    /// `word` in double quotes when it holds a space or a cmd.exe special character, else as is.
+    /// cmd.exe has no escape for `"` inside quotes; a root's common name never holds one, so a `"`
+    /// is dropped rather than producing a command that means something else.
+    public static func quote(_ word: String) -> String {
+        let special = Set(" \t&|<>^()%!,;=\"")
+        let clean = word.replacingOccurrences(of: "\"", with: "")
+        if !clean.isEmpty && !clean.contains(where: { special.contains($0) }) { return clean }
+        return "\"" + clean + "\""
     }
 }
 

@@ -3,6 +3,8 @@ public enum ParseOutcome: Sendable, Equatable {
     case run(ParsedCommand)
     /// The help text of the command at `path`, to print to standard output (exit 0).
     case help(path: [String], text: String)
+    /// `--version` at the top level: the version line to print to standard output (exit 0).
+    case version(String)
 }
 
 /// A command line resolved against a `CommandSpec` tree.
@@ -46,10 +48,14 @@ public struct CommandLineParser: Sendable {
     public let root: CommandSpec
     /// Options every command accepts (e.g. `--data-dir`).
     public let globalOptions: [OptionSpec]
+    /// The line `--version` prints (`"tv 0.1"`), or nil when the program has no `--version`.
+    /// It is taken only before any subcommand word, and listed in the top-level help.
+    public let version: String?
 
-    public init(root: CommandSpec, globalOptions: [OptionSpec] = []) {
+    public init(root: CommandSpec, globalOptions: [OptionSpec] = [], version: String? = nil) {
         self.root = root
         self.globalOptions = globalOptions
+        self.version = version
     }
 
     /// Parses `arguments` (without the program name).
@@ -63,6 +69,7 @@ public struct CommandLineParser: Sendable {
         var positionals: [String] = []
         var afterDoubleDash = false
         var wantsHelp = false
+        var wantsVersion = false
 
         while index < arguments.count {
             let arg = arguments[index]
@@ -77,6 +84,10 @@ public struct CommandLineParser: Sendable {
             }
             if arg == "--help" || arg == "-h" {
                 wantsHelp = true
+                continue
+            }
+            if arg == "--version", version != nil, path.isEmpty {
+                wantsVersion = true
                 continue
             }
             if arg.hasPrefix("-") && arg.count > 1 {
@@ -116,8 +127,10 @@ public struct CommandLineParser: Sendable {
         }
 
         if wantsHelp {
-            return .help(path: path, text: HelpText.render(command: command, program: root.name, path: path, globalOptions: globalOptions))
+            return .help(path: path, text: HelpText.render(command: command, program: root.name, path: path, globalOptions: globalOptions,
+                                                           extraOptions: path.isEmpty ? versionOption : []))
         }
+        if wantsVersion, let version { return .version(version + "\n") }
         if !command.subcommands.isEmpty && command.positionals.isEmpty,
            let fallback = command.defaultSubcommand, let sub = command.subcommands.first(where: { $0.name == fallback }) {
             command = sub
@@ -141,7 +154,13 @@ public struct CommandLineParser: Sendable {
             guard let sub = command.subcommands.first(where: { $0.name == word }) else { return nil }
             command = sub
         }
-        return HelpText.render(command: command, program: root.name, path: path, globalOptions: globalOptions)
+        return HelpText.render(command: command, program: root.name, path: path, globalOptions: globalOptions,
+                               extraOptions: path.isEmpty ? versionOption : [])
+    }
+
+    /// `--version`, listed in the top-level help when there is a version line.
+    private var versionOption: [OptionSpec] {
+        version == nil ? [] : [OptionSpec("version", help: "Print \(root.name)'s version and exit.")]
     }
 
     private func resolveOption(_ arg: String, in command: CommandSpec, path: [String]) throws -> (OptionSpec, String?) {

@@ -3,7 +3,9 @@ enum HelpText {
     /// - Parameters:
     ///   - program: the root command's name (`"tv"`).
     ///   - path: the subcommand words from the root to `command`.
-    static func render(command: CommandSpec, program: String, path: [String], globalOptions: [OptionSpec]) -> String {
+    ///   - extraOptions: listed just before `--help` (the top level's `--version`).
+    static func render(command: CommandSpec, program: String, path: [String], globalOptions: [OptionSpec],
+                       extraOptions: [OptionSpec] = []) -> String {
         let invocation = ([program] + path).joined(separator: " ")
         var usage = "USAGE: " + invocation
         if !command.subcommands.isEmpty && command.positionals.isEmpty { usage += " <subcommand>" }
@@ -23,7 +25,7 @@ enum HelpText {
                 lines.append("  " + pad(p.name, width) + "  " + p.help)
             }
         }
-        let options = command.options + globalOptions + [OptionSpec("help", short: "h", help: "Show this help.")]
+        let options = command.options + globalOptions + extraOptions + [OptionSpec("help", short: "h", help: "Show this help.")]
         let labels = options.map(label)
         let width = labels.map(\.count).max() ?? 0
         lines += ["", "OPTIONS:"]

@@ -67,6 +67,22 @@ public struct CADoubt: Sendable, Equatable {
     }
 
     public var message: String {
-        "The CA is in doubt: \(path) \(problem); tv will not generate a new CA over it — repair or restore that file, or move the folder aside if you mean to start over."
+        "The CA is in doubt: \(path) \(problem); tv will not generate a new CA over it — repair or restore that file, or, to start over on purpose, \(CADoubt.startOver(doubtPath: path))."
+    }
+
+    /// The files a CA is made of, which starting over deletes; `profile-identity.json` is kept,
+    /// so the next `.mobileconfig` replaces the installed iOS profile instead of adding one (CA/README.md).
+    public static let replaceableFiles = ["root.pem", "root-key.pem", "leaf-key.pem"]
+
+    /// How to start over past a doubt about `doubtPath`, as a clause (CA/README.md, "Doubt closes
+    /// the door"): delete the three CA files from the ca folder and keep `profile-identity.json`;
+    /// when the doubt is the folder itself (a file in its place, or unreadable), move it aside.
+    public static func startOver(doubtPath: String) -> String {
+        let known = replaceableFiles + ["profile-identity.json"]
+        guard let slash = doubtPath.lastIndex(of: "/"), known.contains(String(doubtPath[doubtPath.index(after: slash)...])) else {
+            return "move \(doubtPath) aside"
+        }
+        let directory = String(doubtPath[..<slash])
+        return "delete root.pem, root-key.pem and leaf-key.pem from \(directory) and keep profile-identity.json"
     }
 }

@@ -57,7 +57,7 @@ public struct CAStatusReport: Sendable, Equatable {
                     "Next: `tv ca create` makes one, or `tv ca import --cert FILE --key FILE` brings your own."]
         case .doubt:
             return ["CA: in doubt — \(problemPath ?? directory) \(problem ?? "")",
-                    "Nothing will be generated over it. Repair or restore that file, or move \(directory) aside to start over."]
+                    "Nothing will be generated over it. Repair or restore that file, or, to start over on purpose, \(CADoubt.startOver(doubtPath: problemPath ?? directory))."]
         case .present:
             var validity = "\(Timestamp.utc(notBefore!)) to \(Timestamp.utc(notAfter!))"
             if now >= notAfter! { validity += " (EXPIRED)" } else if now < notBefore! { validity += " (not yet valid)" }

@@ -4,7 +4,7 @@ import FlowStore
 /// different (seed: Flow Inspector, "Decrypted content"). None of them nudges towards a setting:
 /// they explain, they do not invite.
 public enum ContentAbsence: Sendable, Equatable {
-    /// Plain traffic; nothing was kept of it (its packets are where to look).
+    /// Plain traffic; none of its content was kept (its flow record is all there is).
     case notEncrypted
     /// TLS passed through: tv never decrypted it.
     case notInspected
@@ -26,11 +26,24 @@ public enum ContentAbsence: Sendable, Equatable {
         }
     }
 
-    /// One sentence; `flowID` names where the packets are.
-    public func sentence(flowID: Int64) -> String {
+    /// Where the sentence is printed, which decides where it points for the rest.
+    public enum Context: Sendable, Equatable {
+        /// Under `tv flow ID`'s own facts: the record is just above.
+        case flowDetail
+        /// Anywhere else (`tv turns`, `tv export har`): `tv flow ID` is where the record is.
+        case elsewhere
+    }
+
+    /// One sentence; `flowID` names the flow's record when `context` is `.elsewhere`.
+    public func sentence(flowID: Int64, context: Context = .elsewhere) -> String {
         switch self {
         case .notEncrypted:
-            return "Not encrypted: this connection was plain and nothing of it was kept; its byte and packet counts are in `tv flow \(flowID)`."
+            switch context {
+            case .flowDetail:
+                return "Not encrypted: this connection was plain and tv kept none of its content; the addresses, times and byte counts above are what it recorded."
+            case .elsewhere:
+                return "Not encrypted: this connection was plain and tv kept none of its content; `tv flow \(flowID)` shows its addresses, times and byte counts."
+            }
         case .notInspected:
             return "Not inspected: tv passed this connection through without decrypting it, so it never saw what was said."
         case .keptPrivate:

@@ -74,7 +74,7 @@ public enum FlowDetailPresentation {
     /// What can be said about decrypted content for this flow: how much was saved (the amount,
     /// not the number of turns) and where to read it, or which of the four reasons there is none.
     public static func contentSentence(_ f: FlowRecord, content: ContentSummary = ContentSummary()) -> String {
-        guard content.turns > 0 else { return ContentAbsence(flow: f).sentence(flowID: f.id) }
+        guard content.turns > 0 else { return ContentAbsence(flow: f).sentence(flowID: f.id, context: .flowDetail) }
         var sentence = "\(Units.bytes(content.keptBytes)) saved of what was said; tv turns \(f.id) shows it (--http reads it as HTTP)."
         if content.truncated { sentence += " The recording budget cut part of it." }
         if content.incomplete { sentence += " Some bytes were lost while recording." }

@@ -21,11 +21,32 @@ public struct FlowListPresentation: Sendable {
 
     public let rows: [Row]
     public let nextCursor: String?
+    /// The options the user gave, as words (`["--status", "inspected", "--limit", "3"]`), repeated
+    /// before `--after` in the closing hint so the next page keeps the same filters.
+    public let repeatedOptions: [String]
 
-    /// - Parameter now: µs since the epoch.
-    public init(page: FlowPage, now: Int64) {
+    /// - Parameters:
+    ///   - now: µs since the epoch.
+    ///   - repeatedOptions: the filters and global options given (not `--after`, not `--json`),
+    ///     unquoted; the hint quotes them for a POSIX shell.
+    public init(page: FlowPage, now: Int64, repeatedOptions: [String] = []) {
         rows = page.flows.map { FlowListPresentation.row($0, now: now) }
         nextCursor = page.nextCursor
+        self.repeatedOptions = repeatedOptions
+    }
+
+    /// `tv flows [OPTIONS] --after CURSOR`: the command for the page after `cursor`, with the
+    /// given options repeated (shell-quoted where needed).
+    public static func moreCommand(cursor: String, repeatedOptions: [String]) -> String {
+        (["tv", "flows"] + repeatedOptions.map(shellWord) + ["--after", shellWord(cursor)]).joined(separator: " ")
+    }
+
+    /// `word` as is when it holds only characters a POSIX shell leaves alone, else in single
+    /// quotes (a `'` inside becomes `'\''`).
+    static func shellWord(_ word: String) -> String {
+        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%")
+        if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }
+        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// The status word: empty for encrypted, else what departed from it.
@@ -74,7 +95,7 @@ public struct FlowListPresentation: Sendable {
              pad(r.up, w[4], right: true), pad(r.down, w[5], right: true), pad(r.duration, w[6], right: true), r.status]
                 .joined(separator: "  ").trimmingTrailingSpaces()
         }
-        if let nextCursor { out.append("More: tv flows --after \(nextCursor)") }
+        if let nextCursor { out.append("More: " + FlowListPresentation.moreCommand(cursor: nextCursor, repeatedOptions: repeatedOptions)) }
         return out
     }
 

@@ -40,6 +40,20 @@ public struct TVHome: Sendable, Equatable {
     /// `$TV_HOME/tunnelvision.sqlite3`: flows, settings, pinned hosts.
     public var databasePath: String { path + "/tunnelvision.sqlite3" }
 
+    /// Whether the data folder exists as a folder. Commands that only read check this first and
+    /// say `TVHomeError.missing` instead of making a folder (a typo'd `--data-dir` stays a typo).
+    public var exists: Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// The data folder, which must exist already.
+    /// - Throws: `TVHomeError.missing` when there is no folder at `path`.
+    public func requireExisting() throws -> TVHome {
+        guard exists else { throw TVHomeError.missing(path: path) }
+        return self
+    }
+
     /// Creates the data folder (and its parents) if missing and sets it to 0700.
     /// - Throws: `TVHomeError.cannotCreate` naming the path and the system's reason.
     public func ensureExists() throws {
@@ -69,6 +83,8 @@ public struct TVHome: Sendable, Equatable {
 public enum TVHomeError: UserFacingError, Equatable {
     case noHome
     case cannotCreate(path: String, reason: String)
+    /// A command that only reads found no data folder (it never makes one).
+    case missing(path: String)
 
     public var message: String {
         switch self {
@@ -76,6 +92,8 @@ public enum TVHomeError: UserFacingError, Equatable {
             return "No data folder could be chosen because HOME is not set; pass --data-dir DIR or set TV_HOME."
         case let .cannotCreate(path, reason):
             return "Could not create the data folder \(path) (\(reason)); check that its parent is writable or pass --data-dir."
+        case let .missing(path):
+            return "There is no data folder at \(path) yet; `tv run` or `tv setup` makes one."
         }
     }
 }

@@ -39,7 +39,11 @@ public enum TrustQuestions {
     static func opensslCheck(_ store: TrustStoreSpec, environment: [String: String]) -> OpenSSLTrustCheck {
         switch store {
         case .file(let path):
-            return OpenSSLTrustCheck(store: store, files: [.init(path: path, required: true)], dirs: [])
+            // A missing bundle in an existing folder is an empty bundle: nothing trusted yet, and
+            // `--apply` (or the setup step) creates it. A missing folder is a store that is not there.
+            var isDir: ObjCBool = false
+            let folderExists = store.bundleFolder.map { FileManager.default.fileExists(atPath: $0, isDirectory: &isDir) && isDir.boolValue } ?? true
+            return OpenSSLTrustCheck(store: store, files: [.init(path: path, required: !folderExists)], dirs: [])
         case .dir(let path):
             return OpenSSLTrustCheck(store: store, files: [], dirs: [.init(path: path, required: true)])
         case .system, .nss:

@@ -32,6 +32,24 @@ public enum TrustStoreSpec: Sendable, Equatable, Hashable, CustomStringConvertib
         }
     }
 
+    /// For `file:PATH`, the folder the bundle is in (`.` for a bare name): it must exist, while
+    /// the bundle itself may not yet (then it is empty, and adding the root creates it).
+    /// nil for the other kinds.
+    public var bundleFolder: String? {
+        guard case .file(let path) = self else { return nil }
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// Refuses a `file:` store whose folder does not exist, before anything is made or saved.
+    /// - Parameter folderExists: asks whether a folder exists (the caller's file system).
+    /// - Throws: `TrustStoreError.bundleFolderMissing`.
+    public func checkBundleFolder(_ folderExists: (String) -> Bool) throws {
+        if let folder = bundleFolder, !folderExists(folder) {
+            throw TrustStoreError.bundleFolderMissing(store: description, folder: folder)
+        }
+    }
+
     /// The kind without the path.
     public var kind: TrustStoreKind {
         switch self {
@@ -61,11 +79,15 @@ public enum TrustStoreKind: String, Sendable, CaseIterable {
 /// Why a trust store could not be named or changed.
 public enum TrustStoreError: UserFacingError, Equatable {
     case unknownStore(String)
+    /// `file:PATH` names a bundle in a folder that does not exist.
+    case bundleFolderMissing(store: String, folder: String)
 
     public var message: String {
         switch self {
         case .unknownStore(let text):
             return "'\(text)' is not a trust store tv can ask; use system, file:PATH (a PEM bundle), dir:PATH (a hashed folder) or nss:DIR (an NSS database)."
+        case let .bundleFolderMissing(store, folder):
+            return "The folder \(folder) of \(store) does not exist, so nothing was made or saved; create the folder (a missing bundle in it is fine: tv creates it) or name another store with --trust-store."
         }
     }
 }

@@ -13,7 +13,7 @@ enum CommandTree {
         subcommands: [RunCommands.runSpec, ExecCommand.spec, RunCommands.statusSpec, RunCommands.stopSpec, RunCommands.introSpec,
                       caSpec, SetupCommand.spec, InspectCommands.spec, SettingsCommands.spec,
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec,
-                      TurnsCommand.spec, ContentCommands.spec, ExportCommands.spec]
+                      TurnsCommand.spec, ContentCommands.spec, ExportCommands.spec, TVVersion.spec]
     )
 
     /// `tv ca`: the CA toolchain's commands, with `status`/`show` asking the trust store too, and
@@ -46,4 +46,5 @@ enum CommandTree {
         .merging(RunCommands.handlers) { _, new in new }
         .merging(ExecCommand.handlers) { _, new in new }
         .merging(SettingsCommands.handlers) { _, new in new }
+        .merging(["version": TVVersion.run]) { _, new in new }
 }

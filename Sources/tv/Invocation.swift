@@ -15,6 +15,13 @@ struct Invocation {
         try TVHome.resolve(dataDir: command.value("data-dir"), environment: environment)
     }
 
+    /// The data folder for a command that only reads: it must exist already, so a typo'd
+    /// `--data-dir` is said instead of silently made.
+    /// - Throws: `TVHomeError.missing` ("There is no data folder at PATH yet; …"), or `.noHome`.
+    func existingHome() throws -> TVHome {
+        try home().requireExisting()
+    }
+
     /// Whether `--json` was given.
     var json: Bool { command.has("json") }
     /// Whether `--yes` was given.

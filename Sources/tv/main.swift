@@ -5,12 +5,12 @@ import TVHome
 // `tv`: parse, dispatch, print one sentence on error. Exit codes: 0 done, 1 refused or failed,
 // 2 the command line cannot be run as typed.
 let console = Console()
-let parser = CommandLineParser(root: CommandTree.root, globalOptions: CommandTree.globalOptions)
+let parser = CommandLineParser(root: CommandTree.root, globalOptions: CommandTree.globalOptions, version: TVVersion.line)
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 do {
     switch try parser.parse(arguments) {
-    case .help(_, let text):
+    case .help(_, let text), .version(let text):
         console.out(text)
         exit(0)
     case .run(let parsed):

@@ -52,7 +52,7 @@ struct StageMachineTests {
         let opt = options[key]!
         switch ca {
         case .doubt:
-            return Expected(step: .closedDoor, next: "Repair or restore that file (or move the ca folder aside if you mean to start over), then check again.",
+            return Expected(step: .closedDoor, next: "Repair or restore that file (or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from the ca folder and keep profile-identity.json), then check again.",
                             command: "tv setup" + opt, state: "failed", canGenerate: false)
         case .absent:
             return Expected(step: .explain, next: "Read the explanation, then agree to create the certificate.",

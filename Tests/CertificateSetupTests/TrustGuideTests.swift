@@ -17,6 +17,26 @@ struct TrustGuideTests {
         ])
     }
 
+    @Test("Windows steps quote the common name with double quotes, as cmd.exe reads them")
+    func windowsQuotesForCmd() {
+        #expect(TrustGuides.removal(.windows, root: root).steps == [
+            "In an administrator prompt: certutil -delstore Root \"TunnelVision Root CA 1a2b3c4d\"   (or certmgr.msc → Trusted Root Certification Authorities → delete it).",
+        ])
+        #expect(TrustGuides.install(.windows, root: root).steps[1]
+                == "In an administrator prompt: certutil -addstore -f Root tv.cer   (or double-click it → Install Certificate → Local Machine → Trusted Root Certification Authorities).")
+        #expect(WindowsWord.quote("tv.cer") == "tv.cer")
+        #expect(WindowsWord.quote("a&b") == "\"a&b\"")
+        #expect(WindowsWord.quote("say \"hi\"") == "\"say hi\"")
+    }
+
+    @Test("the system-store note names the NSS option of the command that prints it")
+    func nssNoteNamesEachCommandsOption() {
+        #expect(TrustGuides.install(.debian, root: root).note
+                == "OpenSSL, curl, Python and Go programs then trust it; Firefox and Chromium use their own NSS database (`--platform nss`).")
+        #expect(TrustGuides.install(.debian, root: root, for: .setup).note
+                == "OpenSSL, curl, Python and Go programs then trust it; Firefox and Chromium use their own NSS database (`--trust-store nss:DIR`).")
+    }
+
     @Test func fedoraAndNSSSteps() {
         #expect(TrustGuides.install(.fedora, root: root).steps[0] == "sudo cp /h/ca/root.pem /etc/pki/ca-trust/source/anchors/tunnelvision-9f86d081.pem")
         #expect(TrustGuides.install(.nss(directory: "/n"), root: root).steps[0]

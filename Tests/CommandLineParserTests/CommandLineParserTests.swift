@@ -195,6 +195,20 @@ struct CommandLineParserTests {
         #expect(parser.help(for: ["ca", "create", "deeper"]) == nil)
     }
 
+    @Test("--version at the top level gives the version line; only when the program has one, and only there")
+    func version() throws {
+        let versioned = CommandLineParser(root: tree, globalOptions: parser.globalOptions, version: "t 9.9")
+        #expect(try versioned.parse(["--version"]) == .version("t 9.9\n"))
+        #expect(try versioned.parse(["--data-dir", "/x", "--version"]) == .version("t 9.9\n"))
+        #expect(throws: CommandLineError("'t ca create' has no option --version; see 't ca create --help'.")) {
+            try versioned.parse(["ca", "create", "--version"])
+        }
+        #expect(refusal(["--version"])?.message == "'t' has no option --version; see 't --help'.")
+        #expect(versioned.help(for: [])?.contains("\n      --version       Print t's version and exit.\n") == true)
+        #expect(versioned.help(for: ["ca"])?.contains("--version") == false)
+        #expect(parser.help(for: [])?.contains("--version") == false)
+    }
+
     @Test("variadic positionals take every name; at least one is needed")
     func variadic() throws {
         #expect(try run(["ca", "issue", "a.test"]).positionals == ["a.test"])

@@ -186,6 +186,21 @@ struct CAFolderTests {
         #expect(FileManager.default.contents(atPath: folder.directory) == Data("x".utf8))
     }
 
+    @Test("doubt says how to start over as CA/README does: delete the three files, keep profile-identity.json")
+    func doubtSaysHowToStartOver() throws {
+        let doubt = CADoubt(path: "/h/ca/leaf-key.pem", problem: "cannot be parsed as a PEM private key")
+        #expect(doubt.message == "The CA is in doubt: /h/ca/leaf-key.pem cannot be parsed as a PEM private key; tv will not generate a new CA over it — repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from /h/ca and keep profile-identity.json.")
+        #expect(CADoubt.startOver(doubtPath: "/h/ca") == "move /h/ca aside")
+        try withCA { folder, _, _ in
+            try Data("not a key".utf8).write(to: URL(fileURLWithPath: folder.leafKeyPath))
+            let report = CAStatusReport(state: folder.load(), folder: folder)
+            #expect(report.lines(now: currentTime()) == [
+                "CA: in doubt — \(folder.leafKeyPath) cannot be parsed as a PEM private key",
+                "Nothing will be generated over it. Repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from \(folder.directory) and keep profile-identity.json.",
+            ])
+        }
+    }
+
     @Test("a root certificate that is not a CA is doubt")
     func notACA() throws {
         try withCA { folder, ca, _ in

@@ -211,6 +211,19 @@ final class BasicIntegrationTests {
         #expect(harness.sink.waitForClosed(5).count == 5)
         #expect(harness.waitIdle())
     }
+
+    @Test("plain HTTP to an address where nothing listens: a 502 naming tv once, and the failed flow keeps the address")
+    func plainHTTPRefused() throws {
+        let harness = try Harness()
+        let closed = Shell.freePort()
+        let r = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "-w", "\n%{http_code}", "http://127.0.0.1:\(closed)/"], timeout: 20)
+        #expect(r.out == "tv could not connect to 127.0.0.1:\(closed) (connection refused)\n\n502", "\(r.out) \(r.err)")
+        let flows = harness.sink.waitForClosed(1)
+        #expect(flows.first?.host == nil)
+        #expect(flows.first?.server == Endpoint(address: "127.0.0.1", port: closed))
+        #expect(flows.first?.status == .failed(reason: "tv could not connect to 127.0.0.1:\(closed) (connection refused)"))
+        #expect(harness.waitIdle())
+    }
 }
 
 extension FlowFacts {

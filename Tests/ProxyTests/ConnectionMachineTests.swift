@@ -164,6 +164,28 @@ struct ConnectionMachineTests {
         #expect(m.facts.error == "tv could not connect to a.test:443 (connection refused)")
     }
 
+    @Test("connect refused to an address: the 502 body names tv once, and the flow keeps the address it went to")
+    func connectRefusedToAnAddress() {
+        var m = Self.machine()
+        _ = m.handle(.start)
+        let target = SocketAddress(numericHost: "127.0.0.1", port: 44999)!
+        #expect(Self.text(&m, "CONNECT 127.0.0.1:44999 HTTP/1.1\r\nHost: 127.0.0.1:44999\r\n\r\n").contains(.connect(target)))
+        let out = m.handle(.connectFailed("connection refused"))
+        guard case .sendClient(let reply) = out.first else { Issue.record("no reply"); return }
+        let body = "tv could not connect to 127.0.0.1:44999 (connection refused)\n"
+        #expect(String(decoding: reply, as: UTF8.self) == "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body)
+        #expect(m.facts.host == nil)
+        #expect(m.facts.server == Endpoint(address: "127.0.0.1", port: 44999))
+    }
+
+    @Test("error bodies put \"tv: \" before a message that does not already start with tv")
+    func errorBodyNamesTvOnce() {
+        let plain = String(decoding: Machine.errorResponse(400, "Bad Request", "the request line is malformed"), as: UTF8.self)
+        #expect(plain.hasSuffix("\r\n\r\ntv: the request line is malformed\n"))
+        let named = String(decoding: Machine.errorResponse(502, "Bad Gateway", "tv could not connect to a.test:443 (refused)"), as: UTF8.self)
+        #expect(named.hasSuffix("\r\n\r\ntv could not connect to a.test:443 (refused)\n"))
+    }
+
     @Test("an upstream certificate that does not verify: the client is refused with an alert, nothing forged")
     func upstreamDoesNotVerify() {
         var m = Self.machine()

@@ -574,6 +574,8 @@ struct InterceptionRunTests {
         #expect(bad.allSatisfy { $0.string("status") == "failed" || ($0.string("status") == "kept_private" && $0.string("host") == "vanish.test") }, "\(summary)")
         let refusedUpstream = rows.filter { $0.string("failureReason") == "tv could not connect to 127.0.0.1:\(closedPort) (connection refused)" }
         #expect(refusedUpstream.count == 200)
+        // No name was given, so the flow is named by the address it was going to (tv flows' HOST column).
+        #expect(refusedUpstream.allSatisfy { $0.string("serverAddress") == "127.0.0.1" }, "\(refusedUpstream.prefix(1))")
         let pinnedHosts = (try JSONSerialization.jsonObject(with: try box.tvArgs(["pinned", "--json"]).stdout) as? [JSON] ?? []).compactMap { $0.string("host") }
         #expect(pinnedHosts.allSatisfy { $0 == "vanish.test" }, "only the vanishing clients' own name can be pinned: \(pinnedHosts)")
         let earlyResets = bad.filter { $0.string("failureReason") == "the client closed the connection before the handshake" }

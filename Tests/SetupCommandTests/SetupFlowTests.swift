@@ -32,7 +32,7 @@ struct SetupFlowTests {
         #expect(result.out.contains("Programs that pin their certificates will refuse tv's"))
         #expect(result.out.contains("→ add the root to the NSS database \(db) as 'TunnelVision Root CA "))
         #expect(result.out.hasSuffix("Setup is complete. `tv inspect off` turns inspection off at any time.\n"))
-        #expect(box.settings == "{\n  \"inspection.enabled\": true,\n  \"trust.store\": \"nss:\(db)\"\n}\n")
+        #expect(box.settings == "{\n  \"inspection.enabled\": true,\n  \"intro.seen\": true,\n  \"trust.store\": \"nss:\(db)\"\n}\n")
         #expect(try box.sh("certutil", "-L", "-d", "sql:" + db).contains("C,,"))
     }
 
@@ -41,6 +41,13 @@ struct SetupFlowTests {
         let result = box.tv("setup", "--yes")
         #expect(result.status == 0)
         #expect(result.out.hasSuffix("Do the steps above (for the system store: `sudo tv ca trust --apply --yes`), then run `tv setup` again.\n"))
+        // Setup's own option for NSS, not `tv ca trust`'s --platform.
+        #expect(result.out.contains("  Note: OpenSSL, curl, Python and Go programs then trust it; Firefox and Chromium use their own NSS database (`--trust-store nss:DIR`).\n"))
+        #expect(!result.out.contains("Standard input is not a terminal"))
+        // It explained what tv does: the first `tv run` does not show the introduction again.
+        #expect(box.settings.contains("\"intro.seen\": true"))
+        let trust = box.tv("ca", "trust")
+        #expect(trust.out.contains("  Note: OpenSSL, curl, Python and Go programs then trust it; Firefox and Chromium use their own NSS database (`--platform nss`).\n"), "\(trust.out)")
         #expect(FileManager.default.fileExists(atPath: box.ca + "/root.pem"))
         #expect(box.read(box.bundle) == "")
         #expect(!box.inspectionOn)
@@ -65,6 +72,57 @@ struct SetupFlowTests {
         #expect(session.wait() == 0)
         #expect(box.inspectionOn)
         #expect(session.output.contains("Step 4 of 4 — Ready to inspect (succeeded)"))
+    }
+
+    @Test("a bundle not there yet, in a folder that is, is created by setup --yes; inspection ends on")
+    func yesWithAMissingBundleCreatesIt() throws {
+        let box = TVSandbox()
+        let bundle = box.path + "/fresh.pem"
+        let result = box.tv("setup", "--yes", "--trust-store", "file:" + bundle)
+        #expect(result.status == 0, "\(result.out) \(result.err)")
+        #expect(result.err.isEmpty, "\(result.err)")
+        #expect(result.out.hasSuffix("Setup is complete. `tv inspect off` turns inspection off at any time.\n"))
+        #expect(!result.out.contains("Standard input is not a terminal"))
+        #expect(box.read(bundle) == box.rootPEM)
+        #expect(box.inspectionOn)
+        #expect(box.settings.contains("\"intro.seen\": true"))
+    }
+
+    @Test("a bundle in a folder that does not exist is refused before anything is made or saved")
+    func bundleInAMissingFolderIsRefusedFirst() throws {
+        let box = TVSandbox()
+        let bundle = box.path + "/nope/bundle.pem"
+        let result = box.tv("setup", "--yes", "--trust-store", "file:" + bundle)
+        #expect(result.status == 1)
+        #expect(result.err == "tv: The folder \(box.path)/nope of file:\(bundle) does not exist, so nothing was made or saved; create the folder (a missing bundle in it is fine: tv creates it) or name another store with --trust-store.\n")
+        #expect(result.out.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: box.ca))
+        #expect(box.settings.isEmpty)
+        #expect(box.tv("ca", "create").status == 0)
+        let apply = box.tv("ca", "trust", "--apply", "--yes", "--trust-store", "file:" + bundle)
+        #expect(apply.status == 1)
+        #expect(apply.out.isEmpty)
+        #expect(apply.err.hasPrefix("tv: The folder \(box.path)/nope of file:\(bundle) does not exist"))
+        // ca trust --apply creates a bundle that is not there yet in an existing folder.
+        let fresh = box.path + "/fresh.pem"
+        let applied = box.tv("ca", "trust", "--apply", "--yes", "--trust-store", "file:" + fresh)
+        #expect(applied.status == 0, "\(applied.out) \(applied.err)")
+        #expect(box.read(fresh) == box.rootPEM)
+    }
+
+    @Test(.enabled(if: scriptAvailable, "needs script(1) for a terminal"))
+    func noIsNotNowAndUnknownAnswersAreSaidPlainly() throws {
+        let box = TVSandbox()
+        let session = try Terminal(box: box, command: "\(TVSandbox.binary) setup")
+        defer { session.stop() }
+        try session.waitFor("Create the certificate now? [y] yes · [Enter] check again · [q] not now ")
+        session.send("maybe\n")
+        try session.waitFor("Type y, q, or press Enter.")
+        session.send("n\n")
+        try session.waitFor("Not now.")
+        #expect(session.wait() == 0)
+        #expect(!FileManager.default.fileExists(atPath: box.ca + "/root.pem"))
+        #expect(!box.settings.contains("intro.seen"))
     }
 
     @Test(.enabled(if: scriptAvailable, "needs script(1) for a terminal"))

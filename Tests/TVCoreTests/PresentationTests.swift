@@ -84,6 +84,16 @@ import Testing
         ])
     }
 
+    @Test("the next-page hint repeats the filters and global options given, quoted for the shell")
+    func moreHintKeepsFilters() {
+        let page = FlowPage(flows: [flow(.inspected, id: 12)], nextCursor: "abc")
+        let given = ["--data-dir", "/tmp/my data", "--status", "inspected", "--limit", "3"]
+        #expect(FlowListPresentation(page: page, now: now, repeatedOptions: given).lines().last
+                == "More: tv flows --data-dir '/tmp/my data' --status inspected --limit 3 --after abc")
+        #expect(FlowListPresentation.moreCommand(cursor: "c", repeatedOptions: ["--host", "it's"])
+                == "tv flows --host 'it'\\''s' --after c")
+    }
+
     @Test func listShowsPacketCountsWhereCounted() {
         var udp = flow(.notEncrypted, id: 3)
         udp.transport = .udp

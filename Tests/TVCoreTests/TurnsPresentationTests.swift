@@ -92,7 +92,7 @@ import Testing
 
     @Test func theFourReasonsForNothing() {
         func only(_ status: FlowStatus) -> String { TurnsPresentation(flowID: 7, flow: flow(status), items: []).lines()[1] }
-        #expect(only(.notEncrypted) == "Not encrypted: this connection was plain and nothing of it was kept; its byte and packet counts are in `tv flow 7`.")
+        #expect(only(.notEncrypted) == "Not encrypted: this connection was plain and tv kept none of its content; `tv flow 7` shows its addresses, times and byte counts.")
         #expect(only(.encrypted) == "Not inspected: tv passed this connection through without decrypting it, so it never saw what was said.")
         #expect(only(.keptPrivate) == "Kept private: the app on the other end pins its certificate, so tv passed this connection through unread — that is a guarantee, not a failure.")
         #expect(only(.inspected) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired.")
@@ -113,6 +113,14 @@ import Testing
         #expect(FlowDetailPresentation.contentSentence(f, content: ContentSummary(turns: 4, keptBytes: 70_000, seenBytes: 1_100_000, truncated: true))
                 == "68.4 KiB saved of what was said; tv turns 7 shows it (--http reads it as HTTP). The recording budget cut part of it.")
         #expect(FlowDetailPresentation.contentSentence(f) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired.")
+    }
+
+    @Test("a plain flow's absence sentence points above under tv flow, and to tv flow elsewhere")
+    func plainAbsenceNamesTheRightPlace() {
+        #expect(FlowDetailPresentation.contentSentence(flow(.notEncrypted))
+                == "Not encrypted: this connection was plain and tv kept none of its content; the addresses, times and byte counts above are what it recorded.")
+        #expect(ContentAbsence.notEncrypted.sentence(flowID: 7)
+                == "Not encrypted: this connection was plain and tv kept none of its content; `tv flow 7` shows its addresses, times and byte counts.")
     }
 
     @Test func httpViewShowsMessagesDecodedBodiesAndWhereReadingStopped() {

@@ -89,6 +89,20 @@ struct TVHomeFileTests {
         #expect(FileModes.permissions(of: home.runDirectory) == 0o700)
     }
 
+    @Test("requireExisting: a missing folder is refused in one sentence and nothing is made; an existing one passes")
+    func requireExisting() throws {
+        let base = temporary()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let missing = TVHome(path: base + "/deep")
+        #expect(!missing.exists)
+        #expect(throws: TVHomeError.missing(path: base + "/deep")) { try missing.requireExisting() }
+        #expect(TVHomeError.missing(path: "/nonexistent/deep").message
+                == "There is no data folder at /nonexistent/deep yet; `tv run` or `tv setup` makes one.")
+        #expect(!FileManager.default.fileExists(atPath: base))
+        try missing.ensureExists()
+        #expect(try missing.requireExisting() == missing)
+    }
+
     @Test("a file where the data folder should be is refused")
     func fileInTheWay() throws {
         let base = temporary()

@@ -48,9 +48,16 @@ struct OpenSSLStoreTests {
         #expect(facts.finding == .rejectedForTLS)
     }
 
-    @Test func anUnreadableBundleIsUnknownNeverNo() throws {
+    @Test("a missing bundle in an existing folder is an empty bundle: not installed, not trusted yet")
+    func aMissingBundleInAnExistingFolderIsEmpty() throws {
         let f = try StoreFixture()
         let missing = f.path + "/missing.pem"
+        #expect(f.ask(.file(missing)) == TrustFacts(store: .file(missing), installed: .no, usable: .no, finding: .issuerNotFound))
+    }
+
+    @Test func anUnreadableBundleIsUnknownNeverNo() throws {
+        let f = try StoreFixture()
+        let missing = f.path + "/no-such-folder/missing.pem"
         #expect(f.ask(.file(missing)) == TrustFacts(store: .file(missing), installed: .unknown(because: "\(missing) does not exist"),
                                                    usable: .unknown(because: "\(missing) does not exist"), finding: .unreadable("\(missing) does not exist")))
         f.mkdir("folder.pem")
@@ -146,6 +153,22 @@ struct TrustStoreSpecTests {
         }
         #expect(try TrustStoreSpec(parsing: "nss:sql:/n") == .nss("/n"))
         #expect(try TrustStoreSpec(parsing: "file:/x").kind == .file)
+    }
+
+    @Test("a file: store's folder must exist; the bundle need not")
+    func bundleFolder() throws {
+        #expect(TrustStoreSpec.file("/a/b/c.pem").bundleFolder == "/a/b")
+        #expect(TrustStoreSpec.file("/c.pem").bundleFolder == "/")
+        #expect(TrustStoreSpec.file("c.pem").bundleFolder == ".")
+        #expect(TrustStoreSpec.dir("/a").bundleFolder == nil)
+        let missing = TrustStoreSpec.file("/nope/bundle.pem")
+        #expect(throws: TrustStoreError.bundleFolderMissing(store: "file:/nope/bundle.pem", folder: "/nope")) {
+            try missing.checkBundleFolder { _ in false }
+        }
+        #expect(TrustStoreError.bundleFolderMissing(store: "file:/nope/bundle.pem", folder: "/nope").message
+                == "The folder /nope of file:/nope/bundle.pem does not exist, so nothing was made or saved; create the folder (a missing bundle in it is fine: tv creates it) or name another store with --trust-store.")
+        try missing.checkBundleFolder { $0 == "/nope" }
+        try TrustStoreSpec.system.checkBundleFolder { _ in false }
     }
 
     @Test(arguments: ["", "System", "file:", "keychain:/x", "/etc/ssl/certs"])

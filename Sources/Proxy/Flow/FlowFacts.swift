@@ -151,7 +151,9 @@ public struct FlowFacts: Sendable, Hashable {
     /// When a byte last moved either way, µs since 1970-01-01 UTC.
     public var lastActivityMicros: Int64
     public var client: Endpoint
-    /// The server address we connected to (nil until connected, or when it never was).
+    /// The server address we connected to; nil until connected, except that a destination given
+    /// as an address (not a name) is kept here when connecting to it failed, so the failed flow
+    /// still says where it was going (its `host` is nil then).
     public var server: Endpoint?
     public var transport: FlowTransport = .tcp
     /// The server's name (normalised, no trailing dot), or nil when only the address is known.

@@ -96,6 +96,7 @@ final class PlainHTTPForwarder: LoopHandler {
         guard !closed else { return }
         if deadline == armedAt { armedAt = 0 }
         if connecting && connectDeadline != 0 && loop.now >= connectDeadline {
+            keepNumericTarget()
             return fail("tv could not connect to \(upstreamTarget.map { "\($0)" } ?? "the server") (no answer)", status: 504)
         }
         if loop.now >= lastActivity &+ idleNanos {
@@ -447,6 +448,7 @@ final class PlainHTTPForwarder: LoopHandler {
     private func connectNext() {
         guard let leg = upstream else { return }
         guard nextAddress < addresses.count else {
+            keepNumericTarget()
             return fail("tv could not connect to \(upstreamTarget.map { "\($0)" } ?? "the server") (\(lastConnectError))", status: 502)
         }
         let address = addresses[nextAddress]
@@ -462,6 +464,14 @@ final class PlainHTTPForwarder: LoopHandler {
             lastConnectError = err.phrase
             connectNext()
         }
+    }
+
+    /// A target given as an address is where the flow went even when no connection was made:
+    /// keep it as the flow's server, so the flow is named by it (`FlowFacts.server`).
+    private func keepNumericTarget() {
+        guard facts?.server == nil, let target = upstreamTarget,
+              let address = OriginalDestination(host: target.host, port: target.port, origin: .connect).numericAddress else { return }
+        facts?.server = address.endpoint
     }
 
     private func connected() {

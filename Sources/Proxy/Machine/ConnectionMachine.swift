@@ -307,6 +307,8 @@ struct ConnectionMachine {
     private mutating func upstreamUnreachable(_ message: String, socksCode: SOCKS5Reply.Code) -> [Command] {
         let target = destination.map(\.description) ?? "the server"
         let reason = "tv could not connect to \(target) (\(message))"
+        // An address-only destination is named by its address, connected or not.
+        if facts.server == nil, let address = destination?.numericAddress { facts.server = address.endpoint }
         var out: [Command] = []
         switch settings.frontEnd {
         case .explicitHTTP: out.append(.sendClient(Self.errorResponse(502, "Bad Gateway", reason)))
@@ -569,8 +571,10 @@ struct ConnectionMachine {
     }
 
     /// A short HTTP error response from the proxy itself.
+    /// A whole `Connection: close` response with a one-line plain-text body naming tv as the
+    /// speaker once: "tv: " goes before `message` unless it already starts with "tv ".
     static func errorResponse(_ code: Int, _ text: String, _ message: String) -> [UInt8] {
-        let body = "tv: \(message)\n"
+        let body = (message.hasPrefix("tv ") ? message : "tv: " + message) + "\n"
         let head = "HTTP/1.1 \(code) \(text)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
         return Array((head + body).utf8)
     }

@@ -17,6 +17,8 @@ enum CAStatusCommand {
 
     static func run(_ inv: Invocation) throws -> Int32 {
         let home = try inv.home()
+        // Nothing here writes; a missing data folder is said (a typo'd --data-dir) and the answer follows.
+        if !home.exists { inv.console.note(TVHomeError.missing(path: home.path).message) }
         let folder = CAFolder(home: home)
         let settings = try inv.settingsStore()
         var notices: [String] = []

@@ -25,7 +25,7 @@ enum ContentCommands {
     ]
 
     static func status(_ inv: Invocation) throws -> Int32 {
-        let store = try ContentStore(home: try inv.home())
+        let store = try ContentStore(home: try inv.existingHome())
         defer { store.close() }
         let usage = try store.usage()
         if inv.json {
@@ -37,7 +37,7 @@ enum ContentCommands {
     }
 
     static func delete(_ inv: Invocation) throws -> Int32 {
-        let store = try ContentStore(home: try inv.home())
+        let store = try ContentStore(home: try inv.existingHome())
         defer { store.close() }
         let usage = try store.usage()
         guard usage.turns > 0 || !usage.segments.isEmpty else {

@@ -38,7 +38,7 @@ enum ExecCommand {
         let explanation = ExecExplanation(command: arguments, plan: TunnelAddressPlan(), mtu: options.mtu)
         if !inv.yes {
             guard console.stdinIsTerminal else {
-                throw UsageRefusal("tv exec changes networking for \(arguments[0]) (a private network namespace with a TUN device) and asks first; with no terminal to ask on, pass --yes.")
+                throw UsageRefusal("`tv exec` changes networking for \(arguments[0]) (a private network namespace with a TUN device) and asks first; with no terminal to ask on, pass --yes.")
             }
             for line in explanation.lines { console.note(line) }
             guard console.confirm("Go ahead?") else {

@@ -22,7 +22,7 @@ enum ExportCommands {
 
     static func har(_ inv: Invocation) throws -> Int32 {
         guard let output = inv.command.value("output") else {
-            throw UsageRefusal("tv export har needs -o FILE: HAR carries the kept bodies, so it goes to a file you name.")
+            throw UsageRefusal("`tv export har` needs -o FILE: HAR carries the kept bodies, so it goes to a file you name.")
         }
         guard !inv.command.positionals.isEmpty else { throw UsageRefusal("Name at least one flow id; `tv flows` lists them.") }
         var ids: [Int64] = []
@@ -30,7 +30,7 @@ enum ExportCommands {
             guard let id = Int64(text), id > 0 else { throw UsageRefusal("'\(text)' is not a flow id; `tv flows` lists them.") }
             if !ids.contains(id) { ids.append(id) }
         }
-        let home = try inv.home()
+        let home = try inv.existingHome()
         let flows = try FlowStore(home: home)
         defer { flows.close() }
         let content = try ContentStore(home: home)
@@ -60,7 +60,7 @@ enum ExportCommands {
         guard entries > 0 else {
             throw UsageRefusal("None of these flows holds kept HTTP, so nothing was written.", exitCode: 1)
         }
-        let document = HARExport.document(harFlows, creatorVersion: "0.1")
+        let document = HARExport.document(harFlows, creatorVersion: TVVersion.number)
         try FileModes.writeAtomically(Array(document.serialized(pretty: true).utf8) + [0x0A], to: output, mode: 0o600)
         inv.console.line("Wrote \(entries) HAR entr\(entries == 1 ? "y" : "ies") from \(harFlows.count) flow\(harFlows.count == 1 ? "" : "s") to \(output); it holds the kept bodies, so share it with care.")
         return 0

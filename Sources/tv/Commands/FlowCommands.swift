@@ -41,7 +41,7 @@ enum FlowCommands {
     ]
 
     static func openStore(_ inv: Invocation) throws -> FlowStore {
-        try FlowStore(home: try inv.home())
+        try FlowStore(home: try inv.existingHome())
     }
 
     static func nowMicros() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
@@ -72,9 +72,16 @@ enum FlowCommands {
         if inv.json {
             inv.console.line(FlowListPresentation.json(page).serialized(pretty: true))
         } else {
-            for line in FlowListPresentation(page: page, now: now).lines() { inv.console.line(line) }
+            for line in FlowListPresentation(page: page, now: now, repeatedOptions: repeatedOptions(c)).lines() { inv.console.line(line) }
         }
         return 0
+    }
+
+    /// The options of `tv flows` that the next page repeats (global ones first), as typed.
+    static func repeatedOptions(_ c: ParsedCommand) -> [String] {
+        ["data-dir", "host", "status", "since", "from", "to", "limit"].flatMap { name in
+            c.values(name).flatMap { ["--" + name, $0] }
+        }
     }
 
     static func flow(_ inv: Invocation) throws -> Int32 {
@@ -88,7 +95,7 @@ enum FlowCommands {
         if inv.json {
             inv.console.line(FlowDetailPresentation.json(record).serialized(pretty: true))
         } else {
-            let content = try ContentStore(home: try inv.home())
+            let content = try ContentStore(home: try inv.existingHome())
             defer { content.close() }
             let summary = try content.summary(flow: id)
             for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary) { inv.console.line(line) }

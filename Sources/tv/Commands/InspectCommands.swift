@@ -5,7 +5,7 @@ import Settings
 import TrustStore
 import TVHome
 
-/// `tv inspect on|off|status`: the inspection switch, saved first and applied to a live session second.
+/// `tv inspect on|off|status` (bare `tv inspect` is `status`): the inspection switch, saved first and applied to a live session second.
 enum InspectCommands {
     static let spec = CommandSpec(
         name: "inspect",
@@ -15,9 +15,10 @@ enum InspectCommands {
             CommandSpec(name: "on", summary: "Turn inspection on (only when the setup stage is ready).",
                         options: [OptionSpec("trust-store", value: "STORE", help: "Check against STORE and remember it as trust.store (system, file:PATH, dir:PATH, nss:DIR).")]),
             CommandSpec(name: "off", summary: "Turn inspection off (always works)."),
-            CommandSpec(name: "status", summary: "Say whether inspection is on, after asking the trust store again.",
+            CommandSpec(name: "status", summary: "Say whether inspection is on, after asking the trust store again (the default).",
                         options: [OptionSpecs.json]),
-        ]
+        ],
+        defaultSubcommand: "status"
     )
 
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
@@ -62,6 +63,8 @@ enum InspectCommands {
 
     static func status(_ inv: Invocation) throws -> Int32 {
         let home = try inv.home()
+        // Nothing here writes when inspection is off (always so without a data folder).
+        if !home.exists { inv.console.note(TVHomeError.missing(path: home.path).message) }
         let settings = try inv.settingsStore()
         let report = try InspectionGuard.recheck(home: home, settings: settings, environment: inv.environment, now: inv.now)
         let enabled = report.record[SettingKeys.inspectionEnabled]

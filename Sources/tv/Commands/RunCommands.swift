@@ -104,7 +104,7 @@ enum RunCommands {
             if !missing.isEmpty { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and ")) }
             if !inv.yes {
                 guard console.stdinIsTerminal else {
-                    throw UsageRefusal("tv run --mode tun changes this host's routing (all its traffic goes through tv) and asks first; with no terminal to ask on, pass --yes (or see the changes with --dry-run).")
+                    throw UsageRefusal("`tv run --mode tun` changes this host's routing (all its traffic goes through tv) and asks first; with no terminal to ask on, pass --yes (or see the changes with --dry-run).")
                 }
                 console.note("tv run --mode tun will send this host's traffic through tv until it stops:")
                 for line in options.tun.changeLines { console.note("  " + line) }
@@ -143,6 +143,8 @@ enum RunCommands {
         guard let response = try? ControlClient(path: SessionPaths.controlSocket(home)).send(ControlRequest(command: "status")) else {
             if inv.json {
                 inv.console.line(JSONValue.object([("running", .bool(false)), ("dataFolder", .string(home.path))]).serialized(pretty: true))
+            } else if !home.exists {
+                inv.console.line(TVHomeError.missing(path: home.path).message)
             } else {
                 inv.console.line("No tv session is running for \(home.path); start one with `tv run`.")
             }

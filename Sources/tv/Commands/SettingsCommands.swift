@@ -26,6 +26,7 @@ enum SettingsCommands {
     ]
 
     static func show(_ inv: Invocation) throws -> Int32 {
+        try noteMissingFolder(inv)
         let record = try inv.settingsStore().read()
         let rows = SettingKeys.all.map { key -> (String, String, Bool, String) in
             let saved = record.values[key.name]
@@ -48,9 +49,17 @@ enum SettingsCommands {
     static func get(_ inv: Invocation) throws -> Int32 {
         let name = inv.command.positionals[0]
         guard let key = SettingKeys.all.first(where: { $0.name == name }) else { throw unknown(name) }
+        try noteMissingFolder(inv)
         let record = try inv.settingsStore().read()
         inv.console.line(record.values[key.name].map(text) ?? key.defaultText)
         return 0
+    }
+
+    /// Reading settings makes nothing; a missing data folder is said on standard error (the
+    /// defaults still follow), so a typo'd `--data-dir` shows.
+    static func noteMissingFolder(_ inv: Invocation) throws {
+        let home = try inv.home()
+        if !home.exists { inv.console.note(TVHomeError.missing(path: home.path).message) }
     }
 
     static func set(_ inv: Invocation) throws -> Int32 {

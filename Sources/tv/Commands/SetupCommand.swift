@@ -51,9 +51,9 @@ enum SetupCommand {
             switch stage.step {
             case .explain:
                 if inv.yes { progress.explanationAccepted = true; continue }
-                switch ask(inv, "Create the certificate now? [y] yes · [Enter] check again · [q] not now") {
-                case "y", "yes": progress.explanationAccepted = true
-                case "q", nil: return notNow(inv)
+                switch choose(inv, "Create the certificate now? [y] yes · [Enter] check again · [q] not now", offer: .init(yes: true)) {
+                case .yes: progress.explanationAccepted = true
+                case .notNow: return notNow(inv)
                 default: continue
                 }
 
@@ -67,7 +67,7 @@ enum SetupCommand {
                 } catch let error as UserFacingError {
                     progress.lastFailure = SetupFailure(step: .create, reason: error.message)
                     if inv.yes { inv.console.note("tv: " + error.message); return 1 }
-                    if ask(inv, "[Enter] try again · [q] not now") == nil { return notNow(inv) }
+                    if choose(inv, "[Enter] try again · [q] not now", offer: .init()) == .notNow { return notNow(inv) }
                 }
 
             case .installAndTrust:
@@ -76,7 +76,7 @@ enum SetupCommand {
                 let target = TrustTarget.forStore(report.store, distribution: OSRelease.distribution())
                 if firstTime {
                     inv.console.line("")
-                    for line in SetupRendering.guideLines(TrustGuides.install(target, root: root)) { inv.console.line(line) }
+                    for line in SetupRendering.guideLines(TrustGuides.install(target, root: root, for: .setup)) { inv.console.line(line) }
                     inv.console.line("")
                 }
                 let actions = TrustInstaller.installActions(target, root: root)
@@ -85,6 +85,7 @@ enum SetupCommand {
                         inv.console.line(appliedOnce
                             ? "The steps were done, but \(StoreWords.name(report.store)) still does not accept the root for TLS; see above."
                             : "Do the steps above (for the system store: `sudo tv ca trust --apply --yes`), then run `tv setup` again.")
+                        if !appliedOnce { markIntroSeen(settings) }
                         return appliedOnce ? 1 : 0
                     }
                     appliedOnce = true
@@ -93,12 +94,13 @@ enum SetupCommand {
                 }
                 progress.waitingOnUser = true
                 let offer = actions == nil ? "" : " · [a] do it for me"
-                switch ask(inv, "Do the steps, then press [Enter] to check again\(offer) · [q] not now") {
-                case "q", nil: return notNow(inv)
-                case "a" where actions != nil:
+                switch choose(inv, "Do the steps, then press [Enter] to check again\(offer) · [q] not now",
+                              offer: .init(doItForMe: actions != nil)) {
+                case .notNow: return notNow(inv)
+                case .doItForMe:
                     inv.console.line("This will:")
                     for (i, action) in actions!.enumerated() { inv.console.line("  \(i + 1). \(action.sentence)") }
-                    if ask(inv, "Go ahead? [y] yes · [n] no") == "y" {
+                    if ["y", "yes"].contains(ask(inv, "Go ahead? [y] yes · [n] no")) {
                         _ = apply(inv, actions: actions!, ca: ca, home: home, progress: &progress)
                     }
                 default: continue
@@ -107,9 +109,9 @@ enum SetupCommand {
             case .ready:
                 if firstTime { for line in SetupText.visibleWhenOn + SetupText.privateWhenOn { inv.console.line("  " + line) } }
                 if !inv.yes {
-                    switch ask(inv, "Turn inspection on now? [y] yes · [Enter] check again · [q] not now") {
-                    case "y", "yes": break
-                    case "q", nil: return notNow(inv)
+                    switch choose(inv, "Turn inspection on now? [y] yes · [Enter] check again · [q] not now", offer: .init(yes: true)) {
+                    case .yes: break
+                    case .notNow: return notNow(inv)
                     default: continue
                     }
                 }
@@ -125,15 +127,23 @@ enum SetupCommand {
             case .inspecting:
                 for line in SetupText.visibleWhenOn + SetupText.privateWhenOn { inv.console.line("  " + line) }
                 inv.console.line("Setup is complete. `tv inspect off` turns inspection off at any time.")
+                markIntroSeen(settings)
                 return 0
 
             case .closedDoor:
                 if inv.yes { return 1 }
-                switch ask(inv, "[Enter] check again · [q] quit") {
-                case "q", nil: return notNow(inv)
-                default: continue
-                }
+                if choose(inv, "[Enter] check again · [q] quit", offer: .init()) == .notNow { return notNow(inv) }
             }
+        }
+    }
+
+    /// Asks `prompt` until the answer means something (`SetupAnswer`); an answer that does not is
+    /// told which letters do, and the prompt is asked again.
+    private static func choose(_ inv: Invocation, _ prompt: String, offer: SetupAnswer.Offer) -> SetupAnswer {
+        while true {
+            let answer = SetupAnswer(ask(inv, prompt), offer: offer)
+            guard answer == .unknown else { return answer }
+            inv.console.line(SetupAnswer.unknownSentence(offer: offer))
         }
     }
 
@@ -142,6 +152,12 @@ enum SetupCommand {
         inv.console.out(prompt + " ")
         guard let line = readLine() else { inv.console.line(""); return nil }
         return line.trimmingCharacters(in: .whitespaces).lowercased()
+    }
+
+    /// A setup that ran to its end explained what `tv run`'s introduction would: the first
+    /// `tv run` does not show it again. Best effort; a failure here only means it is shown once.
+    private static func markIntroSeen(_ settings: SettingsStore) {
+        _ = try? settings.set(SettingKeys.introSeen, to: true)
     }
 
     private static func notNow(_ inv: Invocation) -> Int32 {

@@ -20,9 +20,16 @@ extension Invocation {
         return SettingsStore(file: SettingsFile(home: home), liveSession: LiveSession.notifier(home))
     }
 
-    /// The `--trust-store` value given (the last one), parsed.
+    /// The `--trust-store` value given (the last one), parsed; a `file:` bundle's folder must
+    /// exist (the bundle itself need not), checked before the command makes or saves anything.
+    /// - Throws: `TrustStoreError.unknownStore`, `.bundleFolderMissing`.
     func trustStoreOption() throws -> TrustStoreSpec? {
-        try command.value("trust-store").map(TrustStoreSpec.init(parsing:))
+        guard let store = try command.value("trust-store").map(TrustStoreSpec.init(parsing:)) else { return nil }
+        try store.checkBundleFolder { folder in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) && isDirectory.boolValue
+        }
+        return store
     }
 
     /// The store named with `--trust-store`, else the saved `trust.store`.

@@ -35,7 +35,7 @@ enum TurnsCommand {
         if c.has("output") && !c.has("raw") { throw UsageRefusal("-o FILE goes with --turn N --raw.") }
         if c.has("raw") && (c.has("http") || c.has("json")) { throw UsageRefusal("--raw prints the bytes alone; leave out --http and --json.") }
 
-        let home = try inv.home()
+        let home = try inv.existingHome()
         let flows = try FlowStore(home: home)
         defer { flows.close() }
         let content = try ContentStore(home: home)

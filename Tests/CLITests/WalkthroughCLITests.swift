@@ -1,0 +1,161 @@
+import FlowStore
+import Foundation
+import Testing
+
+/// What a fresh user met walking through `tv`: the next-page hint, the plain-flow sentence, the
+/// "tv:" prefix, read-only commands on a missing data folder, --version, bare `tv inspect`,
+/// the Windows removal step and the CA-in-doubt advice — each through the real binary.
+@Suite("CLI: a fresh user's walkthrough", .timeLimit(.minutes(1)))
+struct WalkthroughCLITests {
+    /// Writes `flows` into the sandbox's data folder through the real writer.
+    func seed(_ s: Sandbox, _ flows: [(FlowStatus, String?)]) throws {
+        try FileManager.default.createDirectory(atPath: s.dataDir, withIntermediateDirectories: true)
+        let store = try FlowStore(path: s.dataDir + "/tunnelvision.sqlite3")
+        let writer = try store.makeWriter()
+        let start: Int64 = 1_764_471_900_000_000
+        for (i, (status, host)) in flows.enumerated() {
+            writer.open(FlowRecord(startTime: start + Int64(i), clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "192.0.2.1",
+                                   serverPort: status == .notEncrypted ? 80 : 443, host: host, hostOrigin: host == nil ? .none : .sni,
+                                   status: status))
+        }
+        writer.close()
+        store.close()
+    }
+
+    @Test("the next-page hint repeats --data-dir and every filter given, and following it keeps them")
+    func moreHintKeepsFilters() throws {
+        try withSandbox { s in
+            try seed(s, [(.inspected, "a.test"), (.encrypted, "b.test"), (.inspected, "c.test"), (.inspected, "d.test"),
+                         (.encrypted, "e.test"), (.inspected, "f.test"), (.inspected, "g.test")])
+            let first = try s.tvArgs(["--data-dir", s.dataDir, "flows", "--status", "inspected", "--limit", "3"], dataDir: false)
+            #expect(first.status == 0, "\(first)")
+            let lines = first.out.split(separator: "\n").map(String.init)
+            let more = try #require(lines.last)
+            let prefix = "More: tv flows --data-dir \(s.dataDir) --status inspected --limit 3 --after "
+            #expect(more.hasPrefix(prefix), "\(more)")
+            #expect(lines.dropFirst().dropLast().map { $0.split(separator: " ").last.map(String.init) } == ["inspected", "inspected", "inspected"])
+            // Follow it as printed (the sandbox path has no characters that need quoting).
+            let words = more.dropFirst("More: tv ".count).split(separator: " ").map(String.init)
+            let second = try s.tvArgs(words, dataDir: false)
+            #expect(second.status == 0, "\(second)")
+            let rows = second.out.split(separator: "\n").dropFirst()
+            #expect(rows.count == 2, "\(second.out)")
+            #expect(rows.allSatisfy { $0.hasSuffix("inspected") }, "\(second.out)")
+        }
+    }
+
+    @Test("a plain flow's sentence points above under tv flow, and to tv flow from tv export har")
+    func plainFlowSentence() throws {
+        try withSandbox { s in
+            try seed(s, [(.notEncrypted, nil)])
+            let flow = try s.tv("flow", "1")
+            #expect(flow.status == 0, "\(flow)")
+            #expect(flow.out.hasSuffix("Decrypted content\n  Not encrypted: this connection was plain and tv kept none of its content; the addresses, times and byte counts above are what it recorded.\n"))
+            #expect(flow.out.hasPrefix("Flow 1: 192.0.2.1\n"))
+            let har = try s.tv("export", "har", "1", "-o", "x.har")
+            #expect(har.status == 1)
+            #expect(har.err == "tv: left out flow 1: Not encrypted: this connection was plain and tv kept none of its content; `tv flow 1` shows its addresses, times and byte counts.\ntv: None of these flows holds kept HTTP, so nothing was written.\n")
+        }
+    }
+
+    @Test("tv export har without -o says so with the tv: prefix every other error has")
+    func harWithoutOutput() throws {
+        try withSandbox { s in
+            let result = try s.tv("export", "har", "8")
+            #expect(result.status == 2)
+            #expect(result.err == "tv: `tv export har` needs -o FILE: HAR carries the kept bodies, so it goes to a file you name.\n")
+        }
+    }
+
+    static let readOnly: [[String]] = [
+        ["flows"], ["flow", "1"], ["turns", "1"], ["pinned"], ["pinned", "list"], ["pinned", "forget", "a.test"],
+        ["export", "har", "1", "-o", "x.har"], ["content", "status"], ["content"],
+    ]
+
+    @Test("read-only commands on a missing data folder say so, exit 1 and make nothing", arguments: readOnly)
+    func missingDataFolder(_ line: [String]) throws {
+        try withSandbox { s in
+            let missing = s.root + "/nonexistent/deep"
+            let result = try s.tvArgs(["--data-dir", missing] + line, dataDir: false)
+            #expect(result.status == 1, "\(result)")
+            #expect(result.err == "tv: There is no data folder at \(missing) yet; `tv run` or `tv setup` makes one.\n")
+            #expect(result.out.isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: s.root + "/nonexistent"))
+        }
+    }
+
+    @Test("status commands on a missing data folder say so and answer, making nothing; commands that write make it")
+    func statusOnMissingDataFolder() throws {
+        try withSandbox { s in
+            let missing = s.root + "/nonexistent/deep"
+            let sentence = "There is no data folder at \(missing) yet; `tv run` or `tv setup` makes one."
+            let status = try s.tvArgs(["--data-dir", missing, "status"], dataDir: false)
+            #expect(status.status == 3)
+            #expect(status.out == sentence + "\n")
+            for line in [["ca", "status"], ["inspect", "status"], ["settings", "show"], ["settings", "get", "trust.store"]] {
+                let result = try s.tvArgs(["--data-dir", missing] + line, dataDir: false)
+                #expect(result.status == 0, "\(result)")
+                #expect(result.err == sentence + "\n", "\(line)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: s.root + "/nonexistent"))
+            let created = try s.tvArgs(["--data-dir", missing, "ca", "create"], dataDir: false)
+            #expect(created.status == 0, "\(created)")
+            #expect(s.mode(missing) == 0o700)
+            let flows = try s.tvArgs(["--data-dir", missing, "flows"], dataDir: false)
+            #expect(flows.status == 0, "\(flows)")
+            #expect(flows.out == "No flows match. Start a session with `tv run` and point a client at it.\n")
+        }
+    }
+
+    @Test("tv --version and tv version print the version line")
+    func version() throws {
+        try withSandbox { s in
+            for line in [["--version"], ["version"]] {
+                let result = try s.tvArgs(line, dataDir: false)
+                #expect(result.status == 0, "\(result)")
+                #expect(result.out == "tv 0.1\n")
+                #expect(result.err.isEmpty)
+            }
+            #expect(try s.tvArgs(["--help"], dataDir: false).out.contains("\n      --version       Print tv's version and exit.\n"))
+        }
+    }
+
+    @Test("bare tv inspect is tv inspect status")
+    func bareInspect() throws {
+        try withSandbox { s in
+            try s.createCA()
+            let bare = try s.tv("inspect")
+            #expect(bare.status == 0, "\(bare)")
+            #expect(bare.out.hasPrefix("Inspection: off\n"))
+            #expect(bare.out == (try s.tv("inspect", "status")).out)
+        }
+    }
+
+    @Test("tv ca remove prints the Windows step with double quotes, as cmd.exe reads them")
+    func windowsRemovalQuotes() throws {
+        try withSandbox { s in
+            try s.createCA()
+            let cn = try s.tool("openssl", ["x509", "-in", s.rootPEM, "-noout", "-subject", "-nameopt", "multiline"]).out
+                .split(separator: "\n").first { $0.contains("commonName") }.map { $0.split(separator: "=").last!.trimmingCharacters(in: .whitespaces) }
+            let name = try #require(cn)
+            let removed = try s.tv("ca", "remove", "--yes")
+            #expect(removed.status == 0, "\(removed)")
+            #expect(removed.out.contains("\n  1. In an administrator prompt: certutil -delstore Root \"\(name)\"   (or certmgr.msc"), "\(removed.out)")
+            #expect(!removed.out.contains("certutil -delstore Root '"))
+        }
+    }
+
+    @Test("a CA in doubt: status and create say to delete the three files and keep profile-identity.json")
+    func doubtAdvice() throws {
+        try withSandbox { s in
+            try s.createCA()
+            try Data("not a key".utf8).write(to: URL(fileURLWithPath: s.caDir + "/leaf-key.pem"))
+            let status = try s.tv("ca", "status")
+            #expect(status.status == 1)
+            #expect(status.out.hasPrefix("CA: in doubt — \(s.caDir)/leaf-key.pem cannot be parsed as a PEM private key\nNothing will be generated over it. Repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from \(s.caDir) and keep profile-identity.json.\n"))
+            let create = try s.tv("ca", "create")
+            #expect(create.status == 1)
+            #expect(create.err == "tv: The CA is in doubt: \(s.caDir)/leaf-key.pem cannot be parsed as a PEM private key; tv will not generate a new CA over it — repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from \(s.caDir) and keep profile-identity.json.\n")
+        }
+    }
+}
