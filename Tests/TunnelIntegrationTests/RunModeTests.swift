@@ -86,7 +86,7 @@ final class RunModeTests {
         #expect(tv.output.contains("redirect to :18443"), "\(tv.output)")
     }
 
-    @Test("tun: the stand-in host's default-routed traffic goes through tv, LAN does not; rp_filter, stale rules and teardown handled")
+    @Test("tun: the stand-in host's default-routed traffic goes through tv, LAN does not; the listener refuses the LAN; rp_filter, stale rules and teardown on SIGTERM and SIGINT handled")
     func tun() throws {
         let host = lab.host
         func ns(_ args: [String]) -> Output { Sh.run(["ip", "netns", "exec", host] + args) }
@@ -143,6 +143,17 @@ final class RunModeTests {
         #expect(status.out.contains("\n  tunnel: read "), "\(status)")
         #expect(status.out.contains(" UDP flow") && status.out.contains("1 path-MTU signal"), "\(status)")
 
+        // The listener answers only on the TUN (SO_BINDTODEVICE): a LAN neighbour that routes to
+        // the TUN's address reaches the host, and is refused.
+        let sockets = ns(["ss", "-ltnH"]).out
+        let port = sockets.firstMatch(of: /10\.77\.0\.1%tv0:(\d+)/).map { String($0.1) }
+        #expect(port != nil, "\(sockets)")
+        if let port {
+            try Sh.must(["ip", "-n", lab.origin, "route", "add", "10.77.0.0/24", "via", "10.203.0.1"])
+            let probe = Sh.run(["ip", "netns", "exec", lab.origin, "curl", "-sS", "--connect-timeout", "3", "http://10.77.0.1:\(port)/"])
+            #expect(probe.status == 7, "from the LAN the listener must refuse: \(probe)")
+        }
+
         let flows = try lab.flows()
         #expect(flows.first { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 443 }?["status"] as? String == "inspected")
         #expect(flows.contains { $0["serverAddress"] as? String == "fd05::2" && $0["status"] as? String == "not_encrypted" })
@@ -157,5 +168,16 @@ final class RunModeTests {
         #expect(Sh.run(["ip", "-n", host, "-o", "link"]).out == linksBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
         #expect(tv.output.contains("tv stopped"), "\(tv.output)")
+
+        // SIGINT (Ctrl-C) tears down the same way.
+        let again = try startTV(["--mode", "tun", "--yes", "--inspect", "--upstream-ca", lab.upstreamCA]) {
+            ((try? String(contentsOfFile: lab.dir + "/tv-run.log", encoding: .utf8)) ?? "").contains("tv is running")
+        }
+        defer { again.stop() }
+        #expect(Sh.run(["ip", "-n", host, "rule"]).out.contains("fwmark 0x7476"))
+        again.stop(signal: SIGINT)
+        #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
+        #expect(Sh.run(["ip", "-n", host, "-o", "link"]).out == linksBefore)
+        #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
     }
 }
