@@ -114,10 +114,14 @@ do {
     var nextFlow: Int64 = 1
     let started = DispatchTime.now().uptimeNanoseconds
     // Kept: 4 chunks per turn (64 KiB, the turn limit), alternating sides, a new flow every 16
-    // turns (before the 1 MiB budget of a side is used up).
+    // turns (before the 1 MiB budget of a side is used up). Each flow's 1 MiB is flushed before
+    // the next one starts, so the queue never fills and nothing is dropped: the figure is what
+    // keeping a chunk costs end to end (the producer's copy and the writer's segment write and
+    // index row), as live traffic slower than the disk pays it.
     let kept = measure(iterations: 2_000) { i in
         if i % 64 == 0 {
             flow?.finish()
+            session.writer.flush()
             flow = session.recorder(flow: nextFlow)
             nextFlow += 1
         }
@@ -128,9 +132,9 @@ do {
     session.writer.flush()
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
     let counters = session.counters
-    report("content record 16 KiB chunk, kept", kept)
-    print("  producer \(String(format: "%.0f", 16_384 / kept * 1_000)) MB/s; writer \(String(format: "%.0f", Double(counters.bytesWritten) / seconds / 1e6)) MB/s to disk;"
-          + " \(counters.chunksDropped) of \(counters.chunksQueued + counters.chunksDropped) chunks dropped (queue full: the producer outran the disk)")
+    report("content record 16 KiB chunk, kept (end to end)", kept)
+    print("  \(String(format: "%.0f", 16_384 / kept * 1_000)) MB/s kept; writer \(String(format: "%.0f", Double(counters.bytesWritten) / seconds / 1e6)) MB/s to disk overall;"
+          + " \(counters.chunksDropped) of \(counters.chunksQueued + counters.chunksDropped) chunks dropped")
     // Cut: the side is past its budget, only seen bytes are counted.
     let cutFlow = session.recorder(flow: nextFlow)!
     for _ in 0..<5 { cutFlow.record(.serverToClient, at: 0, chunk) }
