@@ -65,7 +65,12 @@ public enum FlowDetailPresentation {
         switch f.status {
         case .encrypted: return "encrypted — passed through untouched"
         case .inspected: return "inspected — tv terminated TLS on both legs"
-        case .notEncrypted: return "not encrypted — plain bytes, readable by anyone on the path"
+        case .notEncrypted:
+            // reverse:https with a plain-HTTP client: only the client's side was in clear.
+            if let version = f.tlsVersion {
+                return "not encrypted from the client to tv — tv spoke \(version) to the server"
+            }
+            return "not encrypted — plain bytes, readable by anyone on the path"
         case .keptPrivate: return "kept private — the client refused tv's certificate (pinning), so tv passes this host through untouched"
         case .failed: return "failed — \(f.failureReason ?? "no reason was recorded")"
         }

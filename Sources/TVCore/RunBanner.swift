@@ -13,13 +13,18 @@ public struct RunBanner: Sendable, Equatable {
     public var inspectionNote: String
     public var dataFolder: String
     public var keylogPath: String?
+    /// When decrypted content is kept this session: how long it is kept, in words (`1 day`);
+    /// nil when nothing is kept.
+    public var contentKeptFor: String?
     /// Mode-specific instructions (transparent: the redirect rules; tun: what was routed), printed
     /// instead of the "point a client at it" lines.
     public var extraLines: [String]
 
     public init(listen: String, mode: String, caFingerprint: String?, caPath: String?, inspecting: Bool,
-                inspectionNote: String, dataFolder: String, keylogPath: String?, extraLines: [String] = []) {
+                inspectionNote: String, dataFolder: String, keylogPath: String?, contentKeptFor: String? = nil,
+                extraLines: [String] = []) {
         self.extraLines = extraLines
+        self.contentKeptFor = contentKeptFor
         self.listen = listen
         self.mode = mode
         self.caFingerprint = caFingerprint
@@ -30,11 +35,23 @@ public struct RunBanner: Sendable, Equatable {
         self.keylogPath = keylogPath
     }
 
+    /// A sentence continued after a dash starts in lower case ("The CA is in doubt" → "the CA is
+    /// in doubt"), unless its first word is written in capitals (CA, TLS, HTTP).
+    static func afterDash(_ sentence: String) -> String {
+        let firstWord = sentence.prefix { $0 != " " }
+        guard let first = firstWord.first, first.isUppercase,
+              firstWord.dropFirst().contains(where: { $0.isLowercase }) || firstWord.count == 1 else { return sentence }
+        return first.lowercased() + sentence.dropFirst()
+    }
+
     public var lines: [String] {
         var out = ["tv is running: \(mode) on \(listen)."]
         if let fp = caFingerprint { out.append("  CA          SHA-256 \(fp)") }
-        out.append("  inspection  \(inspecting ? "on" : "off") — \(inspectionNote)")
+        out.append("  inspection  \(inspecting ? "on" : "off") — \(Self.afterDash(inspectionNote))")
         out.append("  history     \(dataFolder) (`tv flows` lists what it saw)")
+        if let contentKeptFor {
+            out.append("  content     kept: what inspected connections say is written to the data folder for \(contentKeptFor) (`tv turns ID`)")
+        }
         if let keylogPath { out.append("  key log     \(keylogPath) (TLS secrets for Wireshark; guard it)") }
         out.append("")
         let cacert = caPath.map { " --cacert \($0)" } ?? ""

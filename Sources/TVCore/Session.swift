@@ -127,7 +127,8 @@ public final class Session: Sendable {
         banner = RunBanner(listen: listenLabel, mode: modeLabel,
                            caFingerprint: wiring.authority.map { Hex.encode($0.root.sha256, separator: ":", uppercase: true) },
                            caPath: wiring.caPath, inspecting: wiring.inspecting, inspectionNote: wiring.inspectionNote,
-                           dataFolder: home.path, keylogPath: config.keylogPath, extraLines: extra)
+                           dataFolder: home.path, keylogPath: config.keylogPath,
+                           contentKeptFor: wiring.contentPolicy.keep ? wiring.contentPolicy.expiry.words : nil, extraLines: extra)
     }
 
     /// Serves until `tv stop`, SIGINT or SIGTERM; then stops everything and flushes the database.

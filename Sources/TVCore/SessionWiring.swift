@@ -17,6 +17,8 @@ final class SessionWiring: Sendable {
     let pinning: PersistentPinningMemory
     let contentWriter: ContentWriter
     let content: ContentRecorder
+    /// The content policy the session started with (the banner says whether content is kept).
+    let contentPolicy: ContentPolicy
     /// The proxy configuration for these options (mode, listen address and flow ids are the
     /// caller's to adjust before starting).
     let configuration: ProxyConfiguration
@@ -87,6 +89,7 @@ final class SessionWiring: Sendable {
                                                                      directory: home.contentDirectory,
                                                                      expiry: policy.expiry))
         content = ContentRecorder(writer: contentWriter, policy: policy)
+        contentPolicy = policy
 
         var config = ProxyConfiguration()
         config.mode = options.mode

@@ -36,10 +36,9 @@ public enum FileModes {
         if exclusive && FileManager.default.fileExists(atPath: path) {
             throw FileWriteError(path: path, reason: "the file already exists")
         }
-        let dir = (path as NSString).deletingLastPathComponent
-        let tmp = dir + "/." + ((path as NSString).lastPathComponent) + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let tmp = temporaryPath(for: path, nonce: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw FileWriteError(path: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw FileWriteError(path: path, reason: FileWriteError.reason(errno: errno)) }
         var ok = true
         var reason = ""
         data.withUnsafeBytes { raw in
@@ -71,6 +70,16 @@ public enum FileModes {
         }
     }
 
+    /// Where `writeAtomically` writes before renaming: a hidden file beside `path`
+    /// ("/a/b.pem" → "/a/.b.pem.tmp-NONCE"). A bare file name ("root.pem") is in the current
+    /// folder, so its temporary file is too ("./.root.pem.tmp-NONCE"), not in "/" (where only
+    /// root may write; rename(2) also needs both on one file system).
+    public static func temporaryPath(for path: String, nonce: String) -> String {
+        let parent = (path as NSString).deletingLastPathComponent
+        let dir = parent.isEmpty ? "." : parent
+        return dir + "/." + (path as NSString).lastPathComponent + ".tmp-" + nonce
+    }
+
     /// The permission bits of `path` (e.g. 0o600), or nil when it cannot be stat'ed.
     public static func permissions(of path: String) -> mode_t? {
         var st = stat()
@@ -85,6 +94,19 @@ public struct FileWriteError: UserFacingError, Equatable {
     public let reason: String
     public init(path: String, reason: String) { self.path = path; self.reason = reason }
     public var message: String {
-        "Could not write \(path) (\(reason)); check the folder's permissions and free space, then try again."
+        if reason == FileWriteError.noFolder {
+            let parent = (path as NSString).deletingLastPathComponent
+            let folder = parent.isEmpty ? "." : parent
+            return "Could not write \(path): the folder \(folder) does not exist; create it or write somewhere else."
+        }
+        return "Could not write \(path) (\(reason)); check the folder's permissions and free space, then try again."
+    }
+
+    /// The reason when open(2) said ENOENT: the folder the file goes in is missing.
+    public static let noFolder = "no such folder"
+
+    /// The reason for an errno from opening `path` for writing (ENOENT: `noFolder`).
+    public static func reason(errno code: Int32) -> String {
+        code == ENOENT ? noFolder : String(cString: strerror(code))
     }
 }

@@ -62,6 +62,8 @@ struct ContentRunTests {
         let world = try Self.world()
         let box = world.sandbox
         let tv = try world.run("--inspect", "--keep-content")
+        // The banner says content is being kept, and for how long (the default, 1 day).
+        #expect(tv.log().contains("\n  content     kept: what inspected connections say is written to the data folder for 1 day (`tv turns ID`)\n"), "\(tv.log())")
         let w = box.work
         let r = try box.curl(Self.h1(world, tv, "/index.html", head: w + "/d1", body: w + "/b1") + ["--next"]
                              + Self.h1(world, tv, "/post", head: w + "/d2", body: w + "/b2", extra: ["-d", "a=1&b=2"]) + ["--next"]

@@ -73,6 +73,22 @@ import Testing
         #expect(FlowListPresentation.statusWord(flow(.failed)) == "failed: the server's certificate did not verify")
     }
 
+    @Test("a plain flow is 'readable by anyone'; a plain client carried over TLS (reverse:https) says which side was in clear")
+    func notEncryptedSentences() {
+        var plain = flow(.notEncrypted)
+        plain.tlsVersion = nil
+        #expect(FlowDetailPresentation.statusSentence(plain) == "not encrypted — plain bytes, readable by anyone on the path")
+        #expect(FlowDetailPresentation.statusSentence(flow(.notEncrypted)) == "not encrypted from the client to tv — tv spoke TLSv1.3 to the server")
+    }
+
+    @Test("the banner's inspection note continues the line after a dash: lower case, unless an acronym leads")
+    func bannerNoteAfterDash() {
+        #expect(RunBanner.afterDash("The CA is in doubt: root.pem is missing.") == "the CA is in doubt: root.pem is missing.")
+        #expect(RunBanner.afterDash("CA present and trusted") == "CA present and trusted")
+        #expect(RunBanner.afterDash("there is no CA yet") == "there is no CA yet")
+        #expect(RunBanner.afterDash("A session CA from --ca") == "a session CA from --ca")
+    }
+
     @Test func listLines() {
         let page = FlowPage(flows: [flow(.inspected, id: 12), flow(.encrypted, id: 9)], nextCursor: "abc")
         let lines = FlowListPresentation(page: page, now: now).lines()

@@ -127,6 +127,24 @@ struct TVHomeFileTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: base) == ["key.pem"])
     }
 
+    @Test("the temporary file sits beside the target; a bare file name's in the current folder, never in /")
+    func temporaryPath() {
+        #expect(FileModes.temporaryPath(for: "/a/b.pem", nonce: "7-9") == "/a/.b.pem.tmp-7-9")
+        #expect(FileModes.temporaryPath(for: "root.pem", nonce: "7-9") == "./.root.pem.tmp-7-9")
+        #expect(FileModes.temporaryPath(for: "out/root.pem", nonce: "7-9") == "out/.root.pem.tmp-7-9")
+    }
+
+    @Test("writing into a folder that does not exist says so, and what to do")
+    func missingFolder() {
+        let path = temporary() + "/no-such-folder/x.har"
+        #expect(throws: FileWriteError(path: path, reason: FileWriteError.noFolder)) {
+            try FileModes.writeAtomically(Array("x".utf8), to: path, mode: 0o600)
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        #expect(FileWriteError(path: path, reason: FileWriteError.noFolder).message
+                == "Could not write \(path): the folder \(folder) does not exist; create it or write somewhere else.")
+    }
+
     @Test("writeAtomically(exclusive:) never replaces an existing file")
     func exclusive() throws {
         let base = temporary()
