@@ -24,7 +24,7 @@ let package = Package(
         // Shared small pieces: the data folder layout, file modes, user-facing errors.
         .target(name: "TVHome"),
         // Our own command-line parser (no outside package can be fetched).
-        .target(name: "CommandLineParser"),
+        .target(name: "CommandLineParser", dependencies: ["TVHome"]),
         // Root creation, leaf minting + cache, key storage, exports.
         .target(name: "LocalCA", dependencies: ["COpenSSL", "CTVShims", "TVHome"]),
 

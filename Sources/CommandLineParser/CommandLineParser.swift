@@ -1,3 +1,4 @@
+import TVHome
 /// What a command line asked for: run a command, or show a help text.
 public enum ParseOutcome: Sendable, Equatable {
     case run(ParsedCommand)
@@ -116,7 +117,8 @@ public struct CommandLineParser: Sendable {
             if positionals.isEmpty, !command.subcommands.isEmpty {
                 guard let sub = command.subcommands.first(where: { $0.name == arg }) else {
                     if wantsHelp { break }
-                    throw CommandLineError("'\(display(path)) \(arg)' is not a command; see '\(display(path)) --help' for the list.")
+                    let near = Spelling.closest(to: arg, among: command.subcommands.map(\.name))
+                    throw CommandLineError("'\(display(path)) \(arg)' is not a command\(near.map { " (did you mean '\(display(path)) \($0)'?)" } ?? ""); see '\(display(path)) --help' for the list.")
                 }
                 // Options given before a subcommand must belong to the subcommand too.
                 command = sub
@@ -176,7 +178,8 @@ public struct CommandLineParser: Sendable {
                 name = body
             }
             guard let spec = all.first(where: { $0.long == name }) else {
-                throw CommandLineError("'\(display(path))' has no option --\(name); see '\(display(path)) --help'.")
+                let near = Spelling.closest(to: String(name), among: all.map(\.long))
+                throw CommandLineError("'\(display(path))' has no option --\(name)\(near.map { " (did you mean --\($0)?)" } ?? ""); see '\(display(path)) --help'.")
             }
             return (spec, inline)
         }

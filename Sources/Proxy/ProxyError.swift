@@ -25,7 +25,7 @@ public enum ProxyError: UserFacingError, Equatable {
         case .invalidListenAddress(let text):
             return "'\(text)' is not an address to listen on; write it as HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080."
         case let .invalidMode(text, reason):
-            return "'\(text)' is not a proxy mode (\(reason)); use regular, socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT."
+            return "'\(text)' is not a proxy mode\(reason.isEmpty ? "" : " (\(reason))"); use regular, socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT."
         case .invalidHostPattern(let pattern):
             return "'\(pattern)' is not a regular expression; fix the --ignore-hosts / --allow-hosts pattern (e.g. '\\.example\\.com$')."
         case let .upstreamCAFileUnreadable(path, reason):

@@ -1,3 +1,5 @@
+import TVHome
+
 /// How clients reach the proxy and how their destination is learnt.
 public enum ProxyMode: Sendable, Hashable, CustomStringConvertible {
     /// Explicit HTTP proxy: `CONNECT host:port` and absolute-form plain HTTP requests.
@@ -25,7 +27,8 @@ public enum ProxyMode: Sendable, Hashable, CustomStringConvertible {
         default: break
         }
         guard text.hasPrefix("reverse:") else {
-            throw ProxyError.invalidMode(text, reason: "it is none of regular, socks5, transparent, tun, reverse:…")
+            let near = Spelling.closest(to: text, among: ["regular", "socks5", "transparent", "tun"])
+            throw ProxyError.invalidMode(text, reason: near.map { "did you mean '\($0)'?" } ?? "")
         }
         var rest = Substring(text.dropFirst("reverse:".count))
         let tls: Bool

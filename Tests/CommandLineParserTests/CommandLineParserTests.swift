@@ -242,6 +242,13 @@ struct CommandLineParserTests {
         #expect(refusal(["ca"])?.exitCode == 2)
     }
 
+    @Test("a near miss is named: 'did you mean' for a subcommand or an option within two edits")
+    func nearMisses() {
+        #expect(refusal(["ca", "isue"])?.message == "'t ca isue' is not a command (did you mean 't ca issue'?); see 't ca --help' for the list.")
+        #expect(refusal(["ca", "create", "--ky", "x"])?.message == "'t ca create' has no option --ky (did you mean --key?); see 't ca create --help'.")
+        #expect(refusal(["ca", "create", "--colour"])?.message == "'t ca create' has no option --colour; see 't ca create --help'.")
+    }
+
     @Test("global options work before, between and after subcommand words")
     func globalOptions() throws {
         for line in [["--data-dir", "/x", "ca", "create"], ["ca", "--data-dir", "/x", "create"],

@@ -154,5 +154,10 @@ struct ProxyModeTests {
     func messages() {
         #expect(ProxyError.portInUse(host: "127.0.0.1", port: 8080).message ==
                 "Port 8080 on 127.0.0.1 is already in use; stop the other program or pass --listen 127.0.0.1:PORT.")
+        let usage = "use regular, socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT."
+        #expect(throws: ProxyError.invalidMode("sock5", reason: "did you mean 'socks5'?")) { try ProxyMode.parse("sock5") }
+        #expect(ProxyError.invalidMode("sock5", reason: "did you mean 'socks5'?").message == "'sock5' is not a proxy mode (did you mean 'socks5'?); " + usage)
+        #expect(throws: ProxyError.invalidMode("xyz", reason: "")) { try ProxyMode.parse("xyz") }
+        #expect(ProxyError.invalidMode("xyz", reason: "").message == "'xyz' is not a proxy mode; " + usage)
     }
 }

@@ -127,6 +127,22 @@ struct TVHomeFileTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: base) == ["key.pem"])
     }
 
+    @Test("Spelling.closest: within two edits and a third of the word, no ties, case ignored")
+    func spelling() {
+        let modes = ["regular", "socks5", "transparent", "tun"]
+        #expect(Spelling.closest(to: "sock5", among: modes) == "socks5")
+        #expect(Spelling.closest(to: "SOCKS", among: modes) == "socks5")
+        #expect(Spelling.closest(to: "transparant", among: modes) == "transparent")
+        #expect(Spelling.closest(to: "xyz", among: modes) == nil)
+        #expect(Spelling.closest(to: "tu", among: modes) == "tun")
+        #expect(Spelling.closest(to: "t", among: modes) == nil)  // two edits: more than a third of "tun"
+        #expect(Spelling.closest(to: "flws", among: ["flows", "flow"]) == "flows")
+        #expect(Spelling.closest(to: "flo", among: ["flows", "flow"]) == "flow")
+        #expect(Spelling.closest(to: "cat", among: ["bat", "cab"]) == nil)  // a tie names nothing
+        #expect(Spelling.suggestion(for: "sock5", among: modes) == " Did you mean 'socks5'?")
+        #expect(Spelling.suggestion(for: "xyz", among: modes) == "")
+    }
+
     @Test("the temporary file sits beside the target; a bare file name's in the current folder, never in /")
     func temporaryPath() {
         #expect(FileModes.temporaryPath(for: "/a/b.pem", nonce: "7-9") == "/a/.b.pem.tmp-7-9")
