@@ -107,6 +107,24 @@ struct WalkthroughCLITests {
         }
     }
 
+    @Test("a refused tv ca import leaves no data folder behind; an accepted one makes it 0700")
+    func refusedImportMakesNothing() throws {
+        try withSandbox { s in
+            let missing = s.root + "/fresh/home"
+            let refused = try s.tvArgs(["--data-dir", missing, "ca", "import", "--cert", s.root + "/nope.pem", "--key", s.root + "/nope-key.pem"], dataDir: false)
+            #expect(refused.status != 0, "\(refused)")
+            #expect(refused.err.hasPrefix("tv: Could not read \(s.root)/nope.pem"), "\(refused)")
+            #expect(!FileManager.default.fileExists(atPath: s.root + "/fresh"))
+            // A CA made elsewhere imports into a folder that did not exist.
+            let made = try s.tvArgs(["--data-dir", s.root + "/other", "ca", "create"], dataDir: false)
+            #expect(made.status == 0, "\(made)")
+            let imported = try s.tvArgs(["--data-dir", missing, "ca", "import", "--cert", s.root + "/other/ca/root.pem",
+                                         "--key", s.root + "/other/ca/root-key.pem"], dataDir: false)
+            #expect(imported.status == 0, "\(imported)")
+            #expect(s.mode(missing) == 0o700)
+        }
+    }
+
     @Test("tv --version and tv version print the version line")
     func version() throws {
         try withSandbox { s in

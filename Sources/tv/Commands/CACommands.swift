@@ -76,8 +76,9 @@ enum CACommands {
             throw UsageRefusal("'tv ca import' needs both --cert FILE and --key FILE.")
         }
         let leafType = try inv.command.value("leaf-key").map(KeyType.parse) ?? .ecdsaP256
+        // The data folder is made (0700) only when the import writes: a refused import leaves
+        // nothing behind.
         let home = try inv.home()
-        try home.ensureExists()
         let folder = CAFolder(home: home)
         let ca = try folder.importCA(certificatePath: cert, keyPath: key, leafKeyType: leafType, now: inv.now)
         inv.console.line("Imported the CA \(ca.root.subject).")
