@@ -50,6 +50,9 @@ public struct ProxyConfiguration: Sendable {
     /// HTTP download through `tv exec` took 1,034 reads + 1,452 sends per 256 MiB instead of
     /// 4,103 + 4,450 with 64 KiB (strace -f; PERFORMANCE.md "Redirected front-ends").
     public var relayBufferSize: Int = 256 * 1024
+    /// `--busy-poll MICROS`: after a wait that found work, each event loop polls without sleeping
+    /// for up to this many µs (0, the default: never). `BusyPollPolicy` says when and why.
+    public var busyPollMicros: Int = 0
     /// Use splice(2) for passed-through TLS (no recording is possible there anyway).
     public var spliceEncryptedPassThrough: Bool = true
     /// The first flow id handed out (the lead continues after the database's highest).

@@ -16,6 +16,8 @@ public final class Session: Sendable {
         public var mode: ProxyMode = .regular
         public var listen: String?
         public var workers: Int?
+        /// `--busy-poll MICROS` (0: off): see `BusyPollPolicy`.
+        public var busyPollMicros = 0
         public var ignoreHosts: [String] = []
         public var allowHosts: [String] = []
         public var upstreamInsecure = false

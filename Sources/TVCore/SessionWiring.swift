@@ -95,6 +95,7 @@ final class SessionWiring: Sendable {
         config.mode = options.mode
         if let listen = options.listen { try config.setListen(listen) }
         config.workers = options.workers
+        config.busyPollMicros = options.busyPollMicros
         config.inspectionEnabled = inspecting
         config.authority = authority
         config.leafCache = authority.map { LeafCache(authority: $0) }

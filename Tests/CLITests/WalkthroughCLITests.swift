@@ -125,6 +125,17 @@ struct WalkthroughCLITests {
         }
     }
 
+    @Test("--busy-poll takes 0 to 1,000 µs; anything else is one sentence")
+    func busyPollRange() throws {
+        try withSandbox { s in
+            for bad in ["5000", "-1", "x"] {
+                let r = try s.tvArgs(["run", "--busy-poll", bad], dataDir: true)
+                #expect(r.status != 0)
+                #expect(r.err == "tv: --busy-poll takes a whole number of microseconds from 0 to 1000, not '\(bad)'.\n", "\(r)")
+            }
+        }
+    }
+
     @Test("tv --version and tv version print the version line")
     func version() throws {
         try withSandbox { s in

@@ -149,6 +149,17 @@ final class BasicIntegrationTests {
         #expect(harness.waitIdle())
     }
 
+    @Test("--busy-poll: loops that poll before sleeping relay the same bytes (reverse mode, h1 and h2load)")
+    func busyPoll() throws {
+        let harness = try Harness(mode: .reverse(tls: true, host: "127.0.0.1", port: nginx.tlsPort)) { $0.busyPollMicros = 200 }
+        let r = Shell.run(["curl", "-sS", "--http1.1", "--cacert", pki.tvRoot, "https://127.0.0.1:\(harness.port)/index.html"], timeout: 20)
+        #expect(r.out == "hello from nginx\n", "\(r.err)")
+        let h2 = Shell.run(["h2load", "-n", "400", "-c", "2", "-m", "8", "https://127.0.0.1:\(harness.port)/1k.bin"], timeout: 60)
+        #expect(h2.out.contains("400 succeeded"), "\(h2.out)")
+        #expect(harness.sink.waitForClosed(3).count == 3)
+        #expect(harness.waitIdle())
+    }
+
     @Test("SOCKS5: curl --socks5-hostname")
     func socks5() throws {
         let harness = try Harness(mode: .socks5)

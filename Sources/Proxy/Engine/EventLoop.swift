@@ -86,6 +86,9 @@ final class EventLoop {
     private let maxEvents = 256
     private var running = true
     private var drainDeadline: UInt64?
+    /// `--busy-poll`: poll a while before sleeping after a wait that found work (off by default).
+    private let busyPoll: BusyPollPolicy
+    private var lastWaitFoundEvents = false
 
     /// Monotonic ns and wall-clock µs, read once per loop turn.
     private(set) var now: UInt64
@@ -103,6 +106,7 @@ final class EventLoop {
         guard inbox.wakeFD >= 0 else { throw ProxyError.threadsUnavailable("eventfd: \(Errno(errno))") }
         buffer = .allocate(byteCount: max(16 * 1024, shared.configuration.relayBufferSize), alignment: 16)
         events = .allocate(capacity: maxEvents)
+        busyPoll = BusyPollPolicy(micros: shared.configuration.busyPollMicros)
         now = Clock.monotonicNanos()
         wallNow = Clock.wallMicros()
         _ = tv_epoll_ctl(epfd, tv_EPOLL_CTL_ADD, inbox.wakeFD, tv_EPOLLIN, EventLoop.wakeToken)
@@ -201,7 +205,14 @@ final class EventLoop {
                 timeout = Int32(min(wait, 60_000))
             }
             if drainDeadline != nil { timeout = timeout < 0 ? 20 : min(timeout, 20) }
-            let n = tv_epoll_wait(epfd, events, Int32(maxEvents), timeout)
+            var n: Int32
+            if let until = busyPoll.spinUntil(now: now, previousWaitFoundEvents: lastWaitFoundEvents, timeoutMillis: timeout) {
+                repeat { n = tv_epoll_wait(epfd, events, Int32(maxEvents), 0) } while n == 0 && Clock.monotonicNanos() < until
+                if n == 0 { n = tv_epoll_wait(epfd, events, Int32(maxEvents), timeout) }
+            } else {
+                n = tv_epoll_wait(epfd, events, Int32(maxEvents), timeout)
+            }
+            lastWaitFoundEvents = n > 0
             now = Clock.monotonicNanos()
             wallNow = Clock.wallMicros()
             if n > 0 {
