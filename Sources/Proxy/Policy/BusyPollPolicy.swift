@@ -22,6 +22,8 @@ public struct BusyPollPolicy: Sendable, Equatable {
     /// Until when (monotonic ns) the loop polls with a zero timeout before it blocks; nil when it
     /// blocks at once: spinning is off, the previous wait found nothing (idle), or the loop would
     /// not block anyway (`timeoutMillis` 0).
+    /// - Parameter now: when the previous wait returned, so the spin counts from when the work
+    ///   was found (the time spent handling it comes out of the spin).
     public func spinUntil(now: UInt64, previousWaitFoundEvents: Bool, timeoutMillis: Int32) -> UInt64? {
         guard spinNanos > 0, previousWaitFoundEvents, timeoutMillis != 0 else { return nil }
         return now &+ spinNanos
