@@ -1,3 +1,9 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The writer thread's own connection and upsert statement. It is created, used and closed on
 /// that one thread only (the one-connection-per-thread rule), so it need not be `Sendable`.
 final class FlowBatchWriter {
@@ -5,12 +11,21 @@ final class FlowBatchWriter {
     private let upsert: SQLiteStatement
     /// The largest flow id in the file when it was opened (0 for none).
     let maxID: Int64
+    /// This writer's row in `flow_writers`, stamped on every flow it writes, and its held lock.
+    private let registration: FlowWriterRegistry.Registration
+    /// What registering found: writers that had died and the flows they left open, now closed.
+    let recovery: FlowWriterRegistry.Recovery
+    private let closing: ClosingChoice
 
-    /// Opens `path`, applies migrations, reads max(id).
+    /// Opens `path`, applies migrations, registers the writer (closing flows a dead writer left
+    /// open), reads max(id).
     /// - Throws: `FlowStoreError` (`.corrupt`, `.newerSchema`, `.cannotOpen` …).
-    init(path: String) throws {
+    init(path: String, closing: ClosingChoice = ClosingChoice()) throws {
+        self.closing = closing
         database = try SQLiteDatabase(path: path)
         try FlowSchema.migrate(database)
+        (registration, recovery) = try FlowWriterRegistry(database: database)
+            .register(pid: getpid(), now: Int64(Date().timeIntervalSince1970 * 1_000_000))
         if case let .integer(max) = try database.scalar("SELECT max(id) FROM flows") {
             maxID = max
         } else {
@@ -42,14 +57,25 @@ final class FlowBatchWriter {
         }
         try database.transaction {
             for id in order {
-                try upsert.bind(FlowRecordColumns.bindings(latest[id]!))
+                try upsert.bind(FlowRecordColumns.bindings(latest[id]!, writer: registration.id))
                 try upsert.step()
             }
         }
         upsert.reset()
     }
 
+    /// Ends the registration (with `closing` set, this writer's flows still open become
+    /// interrupted; see `FlowWriterRegistry.unregister`) and closes the connection.
     func close() {
+        _ = try? FlowWriterRegistry(database: database).unregister(
+            registration, interruptingOpenFlows: closing.interruptOpenFlows.load(ordering: .relaxed),
+            now: Int64(Date().timeIntervalSince1970 * 1_000_000))
         database.close()
     }
+}
+
+/// How a writer is being closed, shared between `FlowWriter.close` and the writer thread.
+final class ClosingChoice: Sendable {
+    /// See `FlowWriter.close(interruptingOpenFlows:)`.
+    let interruptOpenFlows = Atomic<Bool>(false)
 }

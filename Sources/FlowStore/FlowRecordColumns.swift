@@ -17,14 +17,16 @@ enum FlowRecordColumns {
 
     /// `INSERT … ON CONFLICT(id) DO UPDATE SET every other column`: one statement that both opens
     /// and updates a flow, so an update whose open was dropped still lands whole.
+    /// The last column, `writer`, is the writing `FlowWriter`'s id (not a `FlowRecord` field).
     static let upsertSQL: String = {
-        let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
-        let updates = names.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-        return "INSERT INTO flows (\(selectList)) VALUES (\(placeholders)) ON CONFLICT(id) DO UPDATE SET \(updates)"
+        let written = names + ["writer"]
+        let placeholders = Array(repeating: "?", count: written.count).joined(separator: ", ")
+        let updates = written.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        return "INSERT INTO flows (\(written.joined(separator: ", "))) VALUES (\(placeholders)) ON CONFLICT(id) DO UPDATE SET \(updates)"
     }()
 
-    /// The record's values in `names` order.
-    static func bindings(_ flow: FlowRecord) -> [SQLiteValue] {
+    /// The record's values in `names` order, then `writer` (the id of the writer writing it).
+    static func bindings(_ flow: FlowRecord, writer: Int64) -> [SQLiteValue] {
         [
             .integer(flow.id), .integer(flow.startTime), .integer(flow.lastActivityTime),
             .text(flow.clientAddress), .integer(Int64(flow.clientPort)),
@@ -40,50 +42,55 @@ enum FlowRecordColumns {
             .integerOrNull(flow.certificateNotBefore), .integerOrNull(flow.certificateNotAfter),
             .textOrNull(flow.certificateSHA256),
             .integerOrNull(flow.packetsUp), .integerOrNull(flow.packetsDown),
+            .integer(writer),
         ]
     }
 
-    /// Reads the current row of a statement that selected `selectList`.
-    /// - Throws: `FlowStoreError.corrupt` when a status, transport or origin is not one this code knows.
-    static func record(from row: SQLiteStatement, path: String) throws -> FlowRecord {
-        let id = row.int64(at: 0)
-        func known<T: RawRepresentable<String>>(_ type: T.Type, at index: Int32) throws -> T {
-            let text = row.string(at: index) ?? ""
-            guard let value = T(rawValue: text) else {
-                throw FlowStoreError.corrupt(path: path, reason: "flow \(id) has \(names[Int(index)]) '\(text)'")
-            }
-            return value
-        }
+    /// Reads the current row of a statement that selected `selectList`, checking every value
+    /// against what a writer writes.
+    /// - Throws: `DamagedRow` naming the first column that holds a value no writer writes.
+    static func record(from row: SQLiteStatement) throws(DamagedRow) -> FlowRecord {
+        try record(names.indices.map { row.value(at: Int32($0)) })
+    }
+
+    /// The record `values` (in `names` order) hold. Pure.
+    /// - Throws: `DamagedRow` naming the first column that holds a value no writer writes.
+    static func record(_ values: [SQLiteValue]) throws(DamagedRow) -> FlowRecord {
+        let id: Int64
+        if case let .integer(n) = values.first ?? .null { id = n } else { id = 0 }
+        let r = CheckedRow(row: "flow \(id)", names: names, values: values)
+        let port: ClosedRange<Int64> = 0...65_535
+        let count: ClosedRange<Int64> = 0...Int64.max
         return FlowRecord(
-            id: id,
-            startTime: row.int64(at: 1),
-            lastActivityTime: row.int64(at: 2),
-            clientAddress: row.string(at: 3) ?? "",
-            clientPort: Int(row.int64(at: 4)),
-            serverAddress: row.string(at: 5) ?? "",
-            serverPort: Int(row.int64(at: 6)),
-            transport: try known(FlowTransport.self, at: 7),
-            host: row.string(at: 8),
-            hostOrigin: try known(HostOrigin.self, at: 9),
-            alpn: row.string(at: 10),
-            tlsVersion: row.string(at: 11),
-            status: try known(FlowStatus.self, at: 12),
-            failureReason: row.string(at: 13),
-            bytesUp: row.int64(at: 14),
-            bytesDown: row.int64(at: 15),
-            duration: row.optionalInt64(at: 16),
-            error: row.string(at: 17),
-            clientVersions: TextList.decode(row.string(at: 18) ?? ""),
-            clientALPN: TextList.decode(row.string(at: 19) ?? ""),
-            chosenVersionSource: row.string(at: 20),
-            certificateSubject: row.string(at: 21),
-            certificateIssuer: row.string(at: 22),
-            certificateSANs: TextList.decode(row.string(at: 23) ?? ""),
-            certificateNotBefore: row.optionalInt64(at: 24),
-            certificateNotAfter: row.optionalInt64(at: 25),
-            certificateSHA256: row.string(at: 26),
-            packetsUp: row.optionalInt64(at: 27),
-            packetsDown: row.optionalInt64(at: 28)
+            id: try r.integer("id", in: 1...Int64.max),
+            startTime: try r.integer("start_time", in: count),
+            lastActivityTime: try r.integer("last_activity_time", in: count),
+            clientAddress: try r.text("client_address"),
+            clientPort: Int(try r.integer("client_port", in: port)),
+            serverAddress: try r.text("server_address"),
+            serverPort: Int(try r.integer("server_port", in: port)),
+            transport: try r.known(FlowTransport.self, "transport"),
+            host: try r.optionalText("host"),
+            hostOrigin: try r.known(HostOrigin.self, "host_origin"),
+            alpn: try r.optionalText("alpn"),
+            tlsVersion: try r.optionalText("tls_version"),
+            status: try r.known(FlowStatus.self, "status"),
+            failureReason: try r.optionalText("failure_reason"),
+            bytesUp: try r.integer("bytes_up", in: count),
+            bytesDown: try r.integer("bytes_down", in: count),
+            duration: try r.optionalInteger("duration", in: count),
+            error: try r.optionalText("error"),
+            clientVersions: TextList.decode(try r.text("client_versions")),
+            clientALPN: TextList.decode(try r.text("client_alpn")),
+            chosenVersionSource: try r.optionalText("chosen_version_source"),
+            certificateSubject: try r.optionalText("cert_subject"),
+            certificateIssuer: try r.optionalText("cert_issuer"),
+            certificateSANs: TextList.decode(try r.text("cert_sans")),
+            certificateNotBefore: try r.optionalInteger("cert_not_before"),
+            certificateNotAfter: try r.optionalInteger("cert_not_after"),
+            certificateSHA256: try r.optionalText("cert_sha256"),
+            packetsUp: try r.optionalInteger("packets_up", in: count),
+            packetsDown: try r.optionalInteger("packets_down", in: count)
         )
     }
 }

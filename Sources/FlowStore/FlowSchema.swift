@@ -93,6 +93,71 @@ public enum FlowSchema {
         ALTER TABLE flows ADD COLUMN packets_down INTEGER;
         ALTER TABLE host_names ADD COLUMN ttl INTEGER;        -- seconds, of the last answer seen
         """,
+        // 4: the status 'interrupted' (a flow whose session ended without closing it: killed,
+        // crashed, power lost), and which writer wrote each flow, so that a starting session
+        // closes the flows a dead writer left open and never those of a live one (`tv exec`
+        // beside `tv run`). SQLite cannot change a CHECK in place, so `flows` is rebuilt
+        // (sqlite.org/lang_altertable.html §7, "other kinds of table schema changes"); rows keep
+        // their ids. Flows open before this version have no writer: none of today's writers can
+        // own them, so they are closed here, as interrupted at their last known activity.
+        """
+        CREATE TABLE flows_v4 (
+            id INTEGER PRIMARY KEY,
+            start_time INTEGER NOT NULL,              -- µs since the epoch
+            last_activity_time INTEGER NOT NULL,      -- µs since the epoch
+            client_address TEXT NOT NULL,
+            client_port INTEGER NOT NULL,
+            server_address TEXT NOT NULL,
+            server_port INTEGER NOT NULL,
+            transport TEXT NOT NULL CHECK (transport IN ('tcp', 'udp')),
+            host TEXT,
+            host_origin TEXT NOT NULL
+                CHECK (host_origin IN ('sni', 'connect', 'socks', 'reverse', 'dns', 'none')),
+            alpn TEXT,
+            tls_version TEXT,
+            status TEXT NOT NULL
+                CHECK (status IN ('not_encrypted', 'encrypted', 'inspected', 'kept_private', 'failed', 'interrupted')),
+            failure_reason TEXT,
+            bytes_up INTEGER NOT NULL DEFAULT 0,
+            bytes_down INTEGER NOT NULL DEFAULT 0,
+            duration INTEGER,                         -- µs; NULL while open
+            error TEXT,
+            client_versions TEXT NOT NULL DEFAULT '', -- TextList
+            client_alpn TEXT NOT NULL DEFAULT '',     -- TextList
+            chosen_version_source TEXT,
+            cert_subject TEXT,
+            cert_issuer TEXT,
+            cert_sans TEXT NOT NULL DEFAULT '',       -- TextList
+            cert_not_before INTEGER,                  -- seconds since the epoch
+            cert_not_after INTEGER,                   -- seconds since the epoch
+            cert_sha256 TEXT,                         -- lowercase hex
+            packets_up INTEGER,                       -- NULL: not counted (TCP)
+            packets_down INTEGER,
+            writer INTEGER                            -- flow_writers.id; NULL before version 4
+        );
+        INSERT INTO flows_v4 (id, start_time, last_activity_time, client_address, client_port, server_address, server_port,
+                              transport, host, host_origin, alpn, tls_version, status, failure_reason, bytes_up, bytes_down,
+                              duration, error, client_versions, client_alpn, chosen_version_source, cert_subject, cert_issuer,
+                              cert_sans, cert_not_before, cert_not_after, cert_sha256, packets_up, packets_down)
+            SELECT id, start_time, last_activity_time, client_address, client_port, server_address, server_port,
+                   transport, host, host_origin, alpn, tls_version, status, failure_reason, bytes_up, bytes_down,
+                   duration, error, client_versions, client_alpn, chosen_version_source, cert_subject, cert_issuer,
+                   cert_sans, cert_not_before, cert_not_after, cert_sha256, packets_up, packets_down
+            FROM flows;
+        DROP TABLE flows;
+        ALTER TABLE flows_v4 RENAME TO flows;
+        CREATE INDEX flows_by_start_time ON flows (start_time);
+        CREATE INDEX flows_by_host ON flows (host);
+        UPDATE flows SET status = 'interrupted', duration = max(0, last_activity_time - start_time)
+            WHERE duration IS NULL;
+
+        CREATE TABLE flow_writers (
+            id INTEGER PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            started INTEGER NOT NULL,                 -- µs since the epoch
+            ended INTEGER                             -- µs since the epoch; NULL while it runs
+        );
+        """,
     ]
 
     /// The version a file has after all migrations: `migrations.count`.

@@ -10,4 +10,8 @@ public enum FlowStatus: String, Sendable, Equatable, CaseIterable {
     case keptPrivate = "kept_private"
     /// The flow could not be carried; `failureReason` says why.
     case failed
+    /// The session carrying the flow ended without closing it (killed, crashed, power lost), or
+    /// its close was never written; `duration` ends at its last known activity. Set by the flow
+    /// writer (`FlowWriterRegistry`), never by the proxy.
+    case interrupted
 }

@@ -55,26 +55,43 @@ public final class FlowStore: Sendable {
         return try connection.withDatabase { database in
             let statement = try database.prepare(plan.sql)
             try statement.bind(plan.bindings)
-            var flows: [FlowRecord] = []
-            flows.reserveCapacity(min(plan.limit + 1, 1_024))
+            // Rows in page order; a damaged one keeps its place (and its key, for the cursor).
+            var rows: [(key: FlowCursor, flow: Result<FlowRecord, DamagedRow>)] = []
+            rows.reserveCapacity(min(plan.limit + 1, 1_024))
             try statement.forEachRow { row in
-                flows.append(try FlowRecordColumns.record(from: row, path: database.path))
+                let key = FlowCursor(startTime: row.int64(at: 1), id: row.int64(at: 0))
+                do throws(DamagedRow) {
+                    rows.append((key, .success(try FlowRecordColumns.record(from: row))))
+                } catch {
+                    rows.append((key, .failure(error)))
+                }
             }
-            guard flows.count > plan.limit else { return FlowPage(flows: flows, nextCursor: nil) }
-            flows.removeLast(flows.count - plan.limit)
-            let last = flows[flows.count - 1]
-            return FlowPage(flows: flows, nextCursor: FlowCursor(startTime: last.startTime, id: last.id).string)
+            let more = rows.count > plan.limit
+            if more { rows.removeLast(rows.count - plan.limit) }
+            var page = FlowPage(flows: [], nextCursor: more ? rows.last.map { $0.key.string } : nil)
+            for row in rows {
+                switch row.flow {
+                case let .success(flow): page.flows.append(flow)
+                case let .failure(damage): page.damaged.append(damage)
+                }
+            }
+            return page
         }
     }
 
     /// The flow with `id`, or nil when there is none.
-    /// - Throws: `FlowStoreError` when the database cannot be read.
+    /// - Throws: `FlowStoreError` when the database cannot be read, `.damagedRow` when the row
+    ///   holds a value no writer writes.
     public func flow(id: Int64) throws -> FlowRecord? {
         try connection.withDatabase { database in
             let statement = try database.prepare("SELECT \(FlowRecordColumns.selectList) FROM flows WHERE id = ?")
             try statement.bind([.integer(id)])
             guard try statement.step() else { return nil }
-            return try FlowRecordColumns.record(from: statement, path: database.path)
+            do throws(DamagedRow) {
+                return try FlowRecordColumns.record(from: statement)
+            } catch {
+                throw FlowStoreError.damagedRow(path: database.path, error)
+            }
         }
     }
 

@@ -20,6 +20,8 @@ public enum FlowStoreError: UserFacingError, Equatable {
     case failed(path: String, reason: String)
     /// A `--after` cursor that `FlowCursor` did not produce.
     case badCursor(String)
+    /// One row holds a value no writer writes; the rest of the file is readable.
+    case damagedRow(path: String, DamagedRow)
 
     public var message: String {
         switch self {
@@ -37,6 +39,8 @@ public enum FlowStoreError: UserFacingError, Equatable {
             return "The flow database at \(path) cannot be written; check that the file and its folder belong to you (file 0600, folder 0700) and try again."
         case let .failed(path, reason):
             return "The flow database at \(path) reported an error (\(reason)); try again, and if it keeps happening move the file aside and tv will start a new one."
+        case let .damagedRow(path, damage):
+            return "The row of \(damage.row) in the flow database at \(path) is damaged (\(damage.column) is \(DamagedRow.words(damage.value))), so tv cannot show it; the other rows are unaffected."
         case let .badCursor(cursor):
             return "The cursor '\(cursor)' is not one tv gave out; run the query again without --after."
         }

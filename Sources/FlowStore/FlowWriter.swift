@@ -21,6 +21,11 @@ public final class FlowWriter: Sendable {
 
     private let queue: FlowWriterQueue
     private let nextID: Atomic<Int64>
+    /// Set by `close(interruptingOpenFlows: true)`; read by the writer thread as it stops.
+    private let closing: ClosingChoice
+    /// Flows that writers found dead at start had left open, now closed as `interrupted`, and
+    /// how many such writers there were (0 and 0 after a clean stop).
+    public let interruptedAtStart: (writers: Int, flows: Int)
 
     /// Opens the database at `path` on a new writer thread (applying migrations) and starts it.
     /// - Parameter capacity: how many events may wait before new ones are dropped (at least 1).
@@ -30,20 +35,22 @@ public final class FlowWriter: Sendable {
         self.path = path
         let queue = FlowWriterQueue(capacity: capacity)
         self.queue = queue
-        let startup = Mutex<Result<Int64, FlowStoreError>?>(nil)
+        let closing = ClosingChoice()
+        self.closing = closing
+        let startup = Mutex<Result<(Int64, FlowWriterRegistry.Recovery), FlowStoreError>?>(nil)
         let started = DispatchSemaphore(value: 0)
         let thread = Thread {
             // The connection is born, used and closed on this thread.
             let writer: FlowBatchWriter
             do {
-                writer = try FlowBatchWriter(path: path)
+                writer = try FlowBatchWriter(path: path, closing: closing)
             } catch {
                 let failure = (error as? FlowStoreError) ?? .failed(path: path, reason: "\(error)")
                 startup.withLock { $0 = .failure(failure) }
                 started.signal()
                 return
             }
-            startup.withLock { $0 = .success(writer.maxID) }
+            startup.withLock { $0 = .success((writer.maxID, writer.recovery)) }
             started.signal()
             queue.run(writer)
         }
@@ -51,8 +58,9 @@ public final class FlowWriter: Sendable {
         thread.start()
         started.wait()
         switch startup.withLock({ $0 }) {
-        case let .success(maxID):
+        case let .success((maxID, recovery)):
             nextID = Atomic(maxID + 1)
+            interruptedAtStart = (recovery.deadWriters, recovery.interruptedFlows)
         case let .failure(error):
             queue.abandon()
             throw error
@@ -97,7 +105,12 @@ public final class FlowWriter: Sendable {
 
     /// Writes what is queued, stops the thread and closes its connection; later events are
     /// dropped. Idempotent; also done on deinit.
-    public func close() {
+    /// - Parameter interruptingOpenFlows: true when the caller has closed every flow it opened
+    ///   (a session that stopped its proxy): a flow of this writer still open in the file then
+    ///   lost its close (dropped or failed) and is closed as `interrupted` at its last activity.
+    ///   False (the default) leaves the rows as written.
+    public func close(interruptingOpenFlows: Bool = false) {
+        if interruptingOpenFlows { closing.interruptOpenFlows.store(true, ordering: .relaxed) }
         queue.stop()
     }
 

@@ -32,10 +32,17 @@ public final class ContentStore {
     /// Closes the database connection.
     public func close() { database.close() }
 
-    /// The turns of `flow`, by number (figures and locations; no bytes).
+    /// The turns of `flow`, by number (figures and locations; no bytes). Rows holding values
+    /// no writer writes are left out; `damagedTurns(flow:)` names them.
     /// - Throws: `FlowStoreError` when the index cannot be read.
     public func turns(flow: Int64) throws -> [IndexedTurn] {
-        try TurnIndex(database: database).turns(flow: flow)
+        try TurnIndex(database: database).turns(flow: flow).turns
+    }
+
+    /// The rows of `flow` in the turns index that `turns(flow:)` leaves out as damaged.
+    /// - Throws: `FlowStoreError` when the index cannot be read.
+    public func damagedTurns(flow: Int64) throws -> [DamagedRow] {
+        try TurnIndex(database: database).turns(flow: flow).damaged
     }
 
     /// The kept bytes of one indexed turn.

@@ -85,24 +85,28 @@ struct TurnIndex {
         try insert(rows, statements: &statements)
     }
 
-    /// The turns of `flow`, by number.
-    func turns(flow: Int64) throws -> [IndexedTurn] {
+    /// The turns of `flow`, by number, and the rows left out as damaged.
+    func turns(flow: Int64) throws -> (turns: [IndexedTurn], damaged: [DamagedRow]) {
         let statement = try database.prepare("SELECT \(TurnIndex.columns) FROM content_turns WHERE flow_id = ? ORDER BY turn")
         try statement.bind([.integer(flow)])
         var rows: [IndexedTurn] = []
-        try statement.forEachRow { rows.append(TurnIndex.row($0)) }
-        return rows
+        var damaged: [DamagedRow] = []
+        try statement.forEachRow { row in
+            do throws(DamagedRow) {
+                rows.append(try TurnIndex.row(TurnIndex.names.indices.map { row.value(at: Int32($0)) }))
+            } catch {
+                damaged.append(error)
+            }
+        }
+        return (rows, damaged)
     }
 
-    /// Counts and sums for `flow`.
+    /// Counts and sums for `flow`, over its rows that are not damaged.
     func summary(flow: Int64) throws -> ContentSummary {
-        let statement = try database.prepare(
-            "SELECT count(*), total(kept_bytes), total(seen_bytes), max(truncated), max(incomplete) FROM content_turns WHERE flow_id = ?")
-        try statement.bind([.integer(flow)])
-        guard try statement.step() else { return ContentSummary() }
-        return ContentSummary(turns: Int(statement.int64(at: 0)), keptBytes: Int64(statement.double(at: 1)),
-                              seenBytes: Int64(statement.double(at: 2)), truncated: statement.int64(at: 3) == 1,
-                              incomplete: statement.int64(at: 4) == 1)
+        let turns = try self.turns(flow: flow).turns
+        return ContentSummary(turns: turns.count, keptBytes: turns.reduce(0) { $0 + Int64($1.turn.keptBytes) },
+                              seenBytes: turns.reduce(0) { $0 + Int64($1.turn.seenBytes) },
+                              truncated: turns.contains { $0.turn.truncated }, incomplete: turns.contains { $0.turn.incomplete })
     }
 
     /// Rows, distinct flows and kept bytes over the whole index.
@@ -154,13 +158,28 @@ struct TurnIndex {
         return database.changes
     }
 
-    static func row(_ r: SQLiteStatement) -> IndexedTurn {
-        let turn = Turn(number: Int(r.int64(at: 1)),
-                        direction: Direction(rawValue: r.string(at: 2) ?? "") ?? .clientToServer,
-                        startOffset: r.int64(at: 3), keptBytes: Int(r.int64(at: 4)), seenBytes: Int(r.int64(at: 5)),
-                        cutBy: r.int64(at: 6) == 1 ? (r.string(at: 7).flatMap(BudgetLimit.init(rawValue:)) ?? .turnLimit) : nil,
-                        incomplete: r.int64(at: 8) == 1)
-        return IndexedTurn(flowID: r.int64(at: 0), turn: turn, segment: Int(r.int64(at: 9)),
-                           segmentOffset: r.int64(at: 10), recordedAt: r.int64(at: 11))
+    /// The column names of `columns`, in order.
+    static let names: [String] = columns.components(separatedBy: ", ")
+
+    /// The indexed turn `values` (in `names` order) hold, each value checked against what the
+    /// content writer writes (`TurnRecorder` never keeps more than `RecordingBudget.fixedTurnLimit`
+    /// bytes of a turn, nor more than it saw). Pure.
+    /// - Throws: `DamagedRow` naming the first column no writer would have written.
+    static func row(_ values: [SQLiteValue]) throws(DamagedRow) -> IndexedTurn {
+        func number(_ index: Int) -> Int64 { if case let .integer(n) = values[index] { return n } else { return 0 } }
+        let r = CheckedRow(row: "turn \(number(1)) of flow \(number(0))", names: names, values: values)
+        let nonNegative: ClosedRange<Int64> = 0...Int64.max
+        let kept = try r.integer("kept_bytes", in: 0...Int64(RecordingBudget.fixedTurnLimit))
+        let seen = try r.integer("seen_bytes", in: kept...Int64.max)
+        let cutBy: BudgetLimit? = try r.flag("truncated") ? try r.known(BudgetLimit.self, "cut_by") : nil
+        let turn = Turn(number: Int(try r.integer("turn", in: 1...Int64(Int32.max))),
+                        direction: try r.known(Direction.self, "direction"),
+                        startOffset: try r.integer("start_offset", in: nonNegative),
+                        keptBytes: Int(kept), seenBytes: Int(seen), cutBy: cutBy,
+                        incomplete: try r.flag("incomplete"))
+        return IndexedTurn(flowID: try r.integer("flow_id"), turn: turn,
+                           segment: Int(try r.integer("segment", in: nonNegative)),
+                           segmentOffset: try r.integer("segment_offset", in: nonNegative),
+                           recordedAt: try r.integer("recorded_at"))
     }
 }

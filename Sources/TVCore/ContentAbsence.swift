@@ -14,6 +14,8 @@ public enum ContentAbsence: Sendable, Equatable {
     case nothingKept
     /// The flow failed before content was kept.
     case failed(String?)
+    /// The session carrying the flow ended without closing it, and nothing of it was kept.
+    case interrupted
 
     /// The reason for `flow`, which has no turns in the index.
     public init(flow: FlowRecord) {
@@ -23,6 +25,7 @@ public enum ContentAbsence: Sendable, Equatable {
         case .keptPrivate: self = .keptPrivate
         case .inspected: self = .nothingKept
         case .failed: self = .failed(flow.failureReason)
+        case .interrupted: self = .interrupted
         }
     }
 
@@ -52,11 +55,13 @@ public enum ContentAbsence: Sendable, Equatable {
             return "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired."
         case let .failed(reason):
             return "Nothing was kept: the connection failed before content was recorded" + (reason.map { " (\($0))." } ?? ".")
+        case .interrupted:
+            return "Nothing was kept: the tv session carrying this connection ended before it did (killed or crashed), and none of its content had been written."
         }
     }
 
     /// A short machine word for `--json`: `not_encrypted`, `not_inspected`, `kept_private`,
-    /// `nothing_kept`, `failed`.
+    /// `nothing_kept`, `failed`, `interrupted`.
     public var code: String {
         switch self {
         case .notEncrypted: return "not_encrypted"
@@ -64,6 +69,7 @@ public enum ContentAbsence: Sendable, Equatable {
         case .keptPrivate: return "kept_private"
         case .nothingKept: return "nothing_kept"
         case .failed: return "failed"
+        case .interrupted: return "interrupted"
         }
     }
 }

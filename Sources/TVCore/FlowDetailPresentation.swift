@@ -73,6 +73,8 @@ public enum FlowDetailPresentation {
             return "not encrypted — plain bytes, readable by anyone on the path"
         case .keptPrivate: return "kept private — the client refused tv's certificate (pinning), so tv passes this host through untouched"
         case .failed: return "failed — \(f.failureReason ?? "no reason was recorded")"
+        case .interrupted:
+            return "interrupted — the tv session carrying it ended without closing it (killed, crashed or lost power); it ends here at its last recorded activity"
         }
     }
 

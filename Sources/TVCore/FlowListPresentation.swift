@@ -20,6 +20,8 @@ public struct FlowListPresentation: Sendable {
     }
 
     public let rows: [Row]
+    /// Rows of the page left out because they hold values no writer writes.
+    public let damaged: [DamagedRow]
     public let nextCursor: String?
     /// The options the user gave, as words (`["--status", "inspected", "--limit", "3"]`), repeated
     /// before `--after` in the closing hint so the next page keeps the same filters.
@@ -31,6 +33,7 @@ public struct FlowListPresentation: Sendable {
     ///     unquoted; the hint quotes them for a POSIX shell.
     public init(page: FlowPage, now: Int64, repeatedOptions: [String] = []) {
         rows = page.flows.map { FlowListPresentation.row($0, now: now) }
+        damaged = page.damaged
         nextCursor = page.nextCursor
         self.repeatedOptions = repeatedOptions
     }
@@ -57,6 +60,7 @@ public struct FlowListPresentation: Sendable {
         case .notEncrypted: return "not encrypted"
         case .keptPrivate: return "kept private"
         case .failed: return "failed" + (flow.failureReason.map { ": " + $0 } ?? "")
+        case .interrupted: return "interrupted"
         }
     }
 
@@ -85,7 +89,12 @@ public struct FlowListPresentation: Sendable {
 
     /// Aligned lines with a header; a closing line says how to see more, or that there is none.
     public func lines() -> [String] {
-        guard !rows.isEmpty else { return ["No flows match. Start a session with `tv run` and point a client at it."] }
+        let damagedLine = damaged.isEmpty ? [] : [(damaged.count == 1 ? "1 damaged row on this page is" : "\(damaged.count) damaged rows on this page are")
+            + " left out (a value no tv writes): " + damaged.map(\.summary).joined(separator: "; ") + "."]
+        guard !rows.isEmpty else {
+            return damagedLine + (damaged.isEmpty || nextCursor == nil ? ["No flows match. Start a session with `tv run` and point a client at it."]
+                                                                       : ["More: " + FlowListPresentation.moreCommand(cursor: nextCursor!, repeatedOptions: repeatedOptions)])
+        }
         let header = Row(id: "ID", when: "WHEN", status: "STATUS", host: "HOST", protocolAndPort: "PROTO PORT", up: "UP", down: "DOWN", duration: "DURATION")
         let all = [header] + rows
         func width(_ key: KeyPath<Row, String>) -> Int { all.map { $0[keyPath: key].count }.max() ?? 0 }
@@ -95,6 +104,7 @@ public struct FlowListPresentation: Sendable {
              pad(r.up, w[4], right: true), pad(r.down, w[5], right: true), pad(r.duration, w[6], right: true), r.status]
                 .joined(separator: "  ").trimmingTrailingSpaces()
         }
+        out += damagedLine
         if let nextCursor { out.append("More: " + FlowListPresentation.moreCommand(cursor: nextCursor, repeatedOptions: repeatedOptions)) }
         return out
     }
@@ -107,6 +117,7 @@ public struct FlowListPresentation: Sendable {
     /// The flows as a JSON value for `--json`.
     public static func json(_ page: FlowPage) -> JSONValue {
         .object([("flows", .array(page.flows.map(FlowDetailPresentation.json))),
+                 ("damaged", .array(page.damaged.map { .string($0.summary) })),
                  ("nextCursor", page.nextCursor.map { .string($0) } ?? .null)])
     }
 }

@@ -76,6 +76,7 @@ final class SessionWiring: Sendable {
 
         store = try FlowStore(home: home)
         writer = try store.makeWriter()
+        if let sentence = InterruptedFlowsNotice.sentence(writer.interruptedAtStart) { say(sentence) }
         var announce: (@Sendable (String, String) -> Void)?
         if options.announcesPinnedHosts {
             announce = { host, reason in say(PinnedHostNotice.sentence(host: host, reason: reason)) }
@@ -116,7 +117,8 @@ final class SessionWiring: Sendable {
         content.stop()
         contentWriter.close()
         pinning.flush()
-        writer.close()
+        // The proxy has stopped: every flow was closed, so one still open lost its close.
+        writer.close(interruptingOpenFlows: true)
         store.close()
     }
 }

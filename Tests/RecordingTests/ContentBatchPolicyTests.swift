@@ -106,7 +106,7 @@ import Testing
         var statements: [Int: SQLiteStatement] = [:]
         try database.transaction { try TurnIndex(database: database).insert(rows, statements: &statements) }
         #expect(statements.keys.sorted() == [2, 64])   // 130 = 64 + 64 + 2
-        #expect(try TurnIndex(database: database).turns(flow: 5) == rows)
+        #expect(try TurnIndex(database: database).turns(flow: 5).turns == rows)
         database.close()
     }
 }

@@ -42,7 +42,9 @@ enum TurnsCommand {
         defer { content.close() }
         let record = try flows.flow(id: id)
         var indexed = try content.turns(flow: id)
-        if record == nil && indexed.isEmpty {
+        let damaged = try content.damagedTurns(flow: id)
+        for row in damaged { inv.console.note("tv: " + row.sentence) }
+        if record == nil && indexed.isEmpty && damaged.isEmpty {
             throw UsageRefusal("There is no flow \(id) in this data folder; `tv flows` lists the ones there are.", exitCode: 1)
         }
         if let only {

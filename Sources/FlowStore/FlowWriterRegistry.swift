@@ -1,0 +1,142 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which flow writers are alive, so that flows a dead one left open are closed and a live one's
+/// are left alone.
+///
+/// Every `FlowWriter` registers a row in `flow_writers` and stamps its id on every flow it writes
+/// (`flows.writer`). While it runs it holds an exclusive `flock(2)` on its own lock file beside
+/// the database (`<database>-writer-<id>.lock`, 0600). The kernel drops that lock when the process
+/// ends in any way, `kill -9` included, so a lock that can be taken is a writer that is gone; a
+/// process id is not evidence (ids are reused). `flock` locks belong to the open file description,
+/// so two writers in one process (a test, `tv exec`'s) exclude each other too.
+///
+/// `register` runs in one `BEGIN IMMEDIATE` transaction: two sessions starting at once see each
+/// other either fully registered and locked or not at all, and only one of them closes a dead
+/// writer's flows.
+struct FlowWriterRegistry {
+    /// A registered writer: its id and the open lock file (closed by `unregister`).
+    struct Registration {
+        let id: Int64
+        let lockDescriptor: Int32
+        let lockPath: String
+    }
+
+    /// What `register` found and did.
+    struct Recovery: Equatable, Sendable {
+        /// Writers found dead (registered, never ended, lock free).
+        var deadWriters = 0
+        /// Their open flows, now closed as interrupted.
+        var interruptedFlows = 0
+    }
+
+    let database: SQLiteDatabase
+
+    /// The lock file of writer `id`.
+    static func lockPath(database path: String, writer id: Int64) -> String {
+        "\(path)-writer-\(id).lock"
+    }
+
+    /// Registers a new writer (row + held lock), after closing the flows of every writer found
+    /// dead as `interrupted` at their last activity and marking those writers ended.
+    /// - Parameter now: µs since the epoch.
+    /// - Throws: `FlowStoreError` (the database), `.cannotOpen` when the lock file cannot be made.
+    func register(pid: Int32, now: Int64) throws -> (Registration, Recovery) {
+        var made: Registration?
+        do {
+            return try registerInTransaction(pid: pid, now: now, made: &made)
+        } catch {
+            // Registered and locked, then COMMIT failed: give the lock and its file back.
+            if let made {
+                unlink(made.lockPath)
+                close(made.lockDescriptor)
+            }
+            throw error
+        }
+    }
+
+    private func registerInTransaction(pid: Int32, now: Int64, made: inout Registration?) throws -> (Registration, Recovery) {
+        try database.transaction {
+            var recovery = Recovery()
+            let unended = try database.prepare("SELECT id FROM flow_writers WHERE ended IS NULL")
+            var candidates: [Int64] = []
+            try unended.forEachRow { candidates.append($0.int64(at: 0)) }
+            for writer in candidates where FlowWriterRegistry.isGone(lockPath: FlowWriterRegistry.lockPath(database: database.path, writer: writer)) {
+                recovery.deadWriters += 1
+                recovery.interruptedFlows += try closeOpenFlows(writer: writer)
+                try end(writer: writer, at: now)
+                unlink(FlowWriterRegistry.lockPath(database: database.path, writer: writer))
+            }
+            let insert = try database.prepare("INSERT INTO flow_writers (pid, started) VALUES (?, ?)")
+            try insert.bind([.integer(Int64(pid)), .integer(now)])
+            try insert.step()
+            guard case let .integer(id) = try database.scalar("SELECT last_insert_rowid()") else {
+                throw FlowStoreError.failed(path: database.path, reason: "the writer's row has no id")
+            }
+            let path = FlowWriterRegistry.lockPath(database: database.path, writer: id)
+            let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                throw FlowStoreError.cannotOpen(path: path, reason: String(cString: strerror(errno)))
+            }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                let reason = String(cString: strerror(errno))
+                close(fd)
+                throw FlowStoreError.cannotOpen(path: path, reason: reason)
+            }
+            let registration = Registration(id: id, lockDescriptor: fd, lockPath: path)
+            made = registration
+            return (registration, recovery)
+        }
+    }
+
+    /// Ends a writer cleanly: its row is ended, its lock file removed and released; with
+    /// `interruptingOpenFlows`, its flows still open (their close event was dropped or failed)
+    /// become interrupted first.
+    /// - Returns: how many flows were closed here.
+    /// - Throws: `FlowStoreError`; the lock is released and the file removed all the same, so a
+    ///   later session sees the writer gone and finishes the job.
+    @discardableResult
+    func unregister(_ registration: Registration, interruptingOpenFlows: Bool, now: Int64) throws -> Int {
+        defer {
+            unlink(registration.lockPath)
+            close(registration.lockDescriptor)
+        }
+        return try database.transaction {
+            let closed = interruptingOpenFlows ? try closeOpenFlows(writer: registration.id) : 0
+            try end(writer: registration.id, at: now)
+            return closed
+        }
+    }
+
+    /// Closes `writer`'s open flows as interrupted, ending each at its last known activity.
+    /// - Returns: how many.
+    private func closeOpenFlows(writer: Int64) throws -> Int {
+        let update = try database.prepare("""
+            UPDATE flows SET status = 'interrupted', duration = max(0, last_activity_time - start_time)
+            WHERE writer = ? AND duration IS NULL
+            """)
+        try update.bind([.integer(writer)])
+        try update.step()
+        return database.changes
+    }
+
+    private func end(writer: Int64, at now: Int64) throws {
+        let statement = try database.prepare("UPDATE flow_writers SET ended = ? WHERE id = ?")
+        try statement.bind([.integer(now), .integer(writer)])
+        try statement.step()
+    }
+
+    /// Whether the writer whose lock file is `lockPath` is gone: the file is missing, or its lock
+    /// can be taken (then it is released at once). A file that cannot be opened for another
+    /// reason (another user's) counts as alive: nothing is closed on a guess.
+    static func isGone(lockPath: String) -> Bool {
+        let fd = open(lockPath, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return errno == ENOENT }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
+        flock(fd, LOCK_UN)
+        return true
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+@testable import FlowStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 12 §7: flows a killed session left open are closed at the next start, as interrupted at
+/// their last activity; a live writer's flows are never touched.
+@Suite struct FlowWriterRegistryTests {
+    /// A migrated database in a new folder.
+    private func database(_ folder: String) throws -> SQLiteDatabase {
+        let database = try SQLiteDatabase(path: folder + "/tunnelvision.sqlite3")
+        try FlowSchema.migrate(database)
+        return database
+    }
+
+    /// Writes a flow row as `writer` wrote it: open (duration NULL) unless `duration` is given.
+    private func insertFlow(_ database: SQLiteDatabase, id: Int64, writer: Int64, start: Int64, last: Int64,
+                            status: FlowStatus = .notEncrypted, duration: Int64? = nil) throws {
+        var flow = sampleFlow(start: start, status: status)
+        flow.id = id
+        flow.lastActivityTime = last
+        flow.duration = duration
+        let statement = try database.prepare(FlowRecordColumns.upsertSQL)
+        try statement.bind(FlowRecordColumns.bindings(flow, writer: writer))
+        try statement.step()
+    }
+
+    private func row(_ database: SQLiteDatabase, _ id: Int64) throws -> (status: String, duration: Int64?) {
+        let statement = try database.prepare("SELECT status, duration FROM flows WHERE id = ?")
+        try statement.bind([.integer(id)])
+        _ = try statement.step()
+        return (statement.string(at: 0) ?? "", statement.optionalInt64(at: 1))
+    }
+
+    @Test("a writer whose lock is free is dead: its open flows become interrupted at their last activity, its closed ones stay")
+    func deadWritersFlowsAreInterrupted() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try database(folder)
+        let registry = FlowWriterRegistry(database: database)
+        let (dead, none) = try registry.register(pid: 4_242, now: 1_000)
+        #expect(none == FlowWriterRegistry.Recovery())
+        #expect(FileManager.default.fileExists(atPath: dead.lockPath))
+        try insertFlow(database, id: 1, writer: dead.id, start: 5_000, last: 7_500)
+        try insertFlow(database, id: 2, writer: dead.id, start: 6_000, last: 6_000, status: .inspected)
+        try insertFlow(database, id: 3, writer: dead.id, start: 6_000, last: 9_000, status: .encrypted, duration: 3_000)
+        // kill -9: the kernel drops the lock; nothing else happens.
+        close(dead.lockDescriptor)
+
+        let (next, recovery) = try registry.register(pid: 4_243, now: 20_000)
+        #expect(recovery == FlowWriterRegistry.Recovery(deadWriters: 1, interruptedFlows: 2))
+        #expect(try row(database, 1) == ("interrupted", 2_500))
+        #expect(try row(database, 2) == ("interrupted", 0))
+        #expect(try row(database, 3) == ("encrypted", 3_000))
+        #expect(try database.scalar("SELECT ended FROM flow_writers WHERE id = ?", [.integer(dead.id)]) == .integer(20_000))
+        #expect(!FileManager.default.fileExists(atPath: dead.lockPath))
+        // Read back through the store: the record says interrupted.
+        let store = try FlowStore(path: database.path)
+        defer { store.close() }
+        #expect(try store.flow(id: 1)?.status == .interrupted)
+        #expect(try store.count(FlowQuery(status: .interrupted)) == 2)
+        try registry.unregister(next, interruptingOpenFlows: false, now: 30_000)
+    }
+
+    @Test("a live writer's open flows are left alone, even by a writer in the same process")
+    func liveWritersFlowsStayOpen() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try database(folder)
+        let registry = FlowWriterRegistry(database: database)
+        let (live, _) = try registry.register(pid: getpid(), now: 1_000)
+        try insertFlow(database, id: 1, writer: live.id, start: 5_000, last: 7_500)
+        let (second, recovery) = try registry.register(pid: getpid(), now: 2_000)
+        #expect(recovery == FlowWriterRegistry.Recovery())
+        #expect(try row(database, 1) == ("not_encrypted", nil))
+        #expect(try database.scalar("SELECT ended FROM flow_writers WHERE id = ?", [.integer(live.id)]) == .null)
+        try registry.unregister(second, interruptingOpenFlows: false, now: 3_000)
+        try registry.unregister(live, interruptingOpenFlows: false, now: 3_000)
+    }
+
+    @Test("a registered writer whose lock file is missing counts as gone; another user's unreadable file counts as alive")
+    func lockFileEvidence() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let path = folder + "/w.lock"
+        #expect(FlowWriterRegistry.isGone(lockPath: path))
+        let fd = open(path, O_RDWR | O_CREAT, 0o600)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX) == 0)
+        #expect(!FlowWriterRegistry.isGone(lockPath: path))
+        flock(fd, LOCK_UN)
+        #expect(FlowWriterRegistry.isGone(lockPath: path))
+        // A symbolic link is not followed (O_NOFOLLOW): not evidence of anything, so alive.
+        let link = folder + "/link.lock"
+        #expect(symlink(path, link) == 0)
+        #expect(!FlowWriterRegistry.isGone(lockPath: link))
+    }
+
+    @Test("FlowWriter: a clean close leaves open rows as written unless the caller says every flow was closed")
+    func cleanClose() throws {
+        try withStore { store, folder in
+            let keeping = try store.makeWriter()
+            let kept = keeping.open(sampleFlow(start: 100))
+            keeping.close()
+            #expect(try store.flow(id: kept.id)?.status == .encrypted)
+            #expect(try store.flow(id: kept.id)?.duration == nil)
+
+            let session = try store.makeWriter()
+            #expect(session.interruptedAtStart == (0, 0))
+            var lost = session.open(sampleFlow(start: 200))
+            lost.lastActivityTime = 950
+            session.enqueue(.updated(lost))
+            var done = session.open(sampleFlow(start: 300))
+            done.duration = 40
+            session.enqueue(.closed(done))
+            session.close(interruptingOpenFlows: true)
+            #expect(try store.flow(id: lost.id)?.status == .interrupted)
+            #expect(try store.flow(id: lost.id)?.duration == 750)
+            #expect(try store.flow(id: done.id)?.status == .encrypted)
+            #expect(try store.flow(id: done.id)?.duration == 40)
+            // The first writer ended cleanly: a later one does not touch its open row.
+            let later = try store.makeWriter()
+            #expect(later.interruptedAtStart == (0, 0))
+            later.close()
+            #expect(try store.flow(id: kept.id)?.duration == nil)
+            // No lock file is left behind by clean closes.
+            let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".lock") }
+            #expect(left == [])
+        }
+    }
+
+    @Test("migration 4 closes flows left open before writers were recorded and keeps every other row and id")
+    func migrationFourClosesLegacyOpenFlows() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
+        #expect(try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(3))) == 0)
+        try database.execute("""
+            INSERT INTO flows (id, start_time, last_activity_time, client_address, client_port, server_address, server_port,
+                               transport, host, host_origin, status, bytes_up, duration, cert_sans, packets_up)
+            VALUES (40, 1000, 4000, '127.0.0.1', 1, '127.0.0.1', 443, 'tcp', 'a.test', 'sni', 'not_encrypted', 9, NULL, 'DNS:a.test', NULL),
+                   (41, 2000, 2500, '127.0.0.1', 2, '127.0.0.1', 443, 'tcp', 'b.test', 'sni', 'inspected', 7, 500, '', NULL),
+                   (90, 3000, 2000, '10.0.0.1', 3, '10.0.0.2', 53, 'udp', NULL, 'none', 'encrypted', 0, NULL, '', 4);
+            """)
+        #expect(try FlowSchema.migrate(database) == 3)
+        let store = try FlowStore(path: database.path)
+        defer { store.close() }
+        let open = try #require(try store.flow(id: 40))
+        #expect(open.status == .interrupted && open.duration == 3_000 && open.bytesUp == 9 && open.certificateSANs == ["DNS:a.test"])
+        #expect(try store.flow(id: 41)?.status == .inspected && store.flow(id: 41)?.duration == 500)
+        // A last activity before the start (clock stepped back) ends at the start, never before.
+        #expect(try store.flow(id: 90)?.status == .interrupted && store.flow(id: 90)?.duration == 0 && store.flow(id: 90)?.packetsUp == 4)
+        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'flows'") == .integer(2))
+        // Ids go on after the highest.
+        let writer = try store.makeWriter()
+        defer { writer.close() }
+        #expect(writer.allocateID() == 91)
+    }
+}
+
+@Suite struct InterruptedStatusTests {
+    @Test("interrupted is a status the CHECK accepts and the query filters on")
+    func checkAndFilter() throws {
+        try withStore { store, _ in
+            let written = try writeFlows([sampleFlow(start: 1, status: .interrupted), sampleFlow(start: 2)], to: store)
+            #expect(try store.flows(FlowQuery(status: .interrupted)).flows.map(\.id) == [written[0].id])
+        }
+    }
+}
