@@ -20,7 +20,7 @@ extension TVHome {
     ///
     /// Checked (`FileTrust`): the data folder and its `ca/` must be yours and not writable by group
     /// or others; every folder above it (of the path as given and as resolved through symbolic
-    /// links) must be yours or root's and not writable by group or others unless sticky. What does
+    /// links) must be yours or root's and not writable by others unless sticky. What does
     /// not exist yet is fine (tv makes it, 0700). Cost: one stat(2) per path component.
     /// - Throws: `TVHomeError.untrusted` naming the folder, the problem and the fix;
     ///   `TVHomeError.unreachable` when a folder on the way cannot be entered by this user.

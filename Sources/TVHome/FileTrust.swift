@@ -138,8 +138,10 @@ public enum FileTrustProblem: Sendable, Equatable {
 /// - A secret file (a TLS key log): a regular file, not a symbolic link, owned by you, and
 ///   neither readable nor writable by group or others (mode & 0o077 == 0).
 /// - A folder of yours (the data folder, its `ca/`): owned by you, not writable by group or others.
-/// - A folder above the data folder: owned by you or root, and not writable by group or others
-///   unless sticky (as /tmp is: others may add entries there, not rename or remove yours).
+/// - A folder above the data folder: owned by you or root, and not writable by others unless
+///   sticky (as /tmp is: others may add entries there, not rename or remove yours). Group write
+///   is not counted above: with user private groups and umask 002 (Fedora, Ubuntu before 21.04)
+///   `~/.local/share` is 0775 for a group of one.
 public enum FileTrust {
     /// The problem with `facts` as a file to keep secrets in, or nil when it may be used.
     public static func secretFile(_ facts: FileFacts, you: FileOwner) -> FileTrustProblem? {
@@ -166,7 +168,7 @@ public enum FileTrust {
     public static func folderAbove(_ facts: FileFacts, you: FileOwner) -> FileTrustProblem? {
         guard facts.kind == .directory else { return nil }
         if facts.owner.id != you.id && facts.owner.id != 0 { return .ownedBy(facts.owner, you: you) }
-        if facts.mode & 0o022 != 0 && facts.mode & 0o1000 == 0 { return .writableByOthers(mode: facts.mode) }
+        if facts.mode & 0o002 != 0 && facts.mode & 0o1000 == 0 { return .writableByOthers(mode: facts.mode) }
         return nil
     }
 

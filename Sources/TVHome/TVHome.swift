@@ -128,7 +128,7 @@ public enum TVHomeError: UserFacingError, Equatable {
         case let (.above(dataFolder), .ownedBy(owner, _)):
             return "The folder \(path) above the data folder \(dataFolder) \(problem.clause), so \(owner.name) could put another data folder in its place; \(own) in a place only you and root control."
         case let (.above(dataFolder), .writableByOthers):
-            return "The folder \(path) above the data folder \(dataFolder) \(problem.clause) and is not sticky, so they could put another data folder in its place; `chmod go-w \(path)`, or \(own) elsewhere."
+            return "The folder \(path) above the data folder \(dataFolder) \(problem.clause) and is not sticky, so they could put another data folder in its place; `chmod o-w \(path)`, or \(own) elsewhere."
         default:
             return "The data folder \(path) \(problem.clause); \(own)."
         }
