@@ -10,6 +10,7 @@ public struct FileOwner: Sendable, Equatable {
     /// The account's name, e.g. "root"; "uid 1234" when the password database has none.
     public let name: String
 
+    /// A user as given (`FileOwner.named` looks one up).
     public init(id: UInt32, name: String) {
         self.id = id
         self.name = name
@@ -40,11 +41,14 @@ public struct FileFacts: Sendable, Equatable {
         case regular, directory, symbolicLink, socket, other
     }
 
+    /// What the entry is (a symbolic link only from `lstat`).
     public let kind: Kind
+    /// Its owner (`st_uid`), named.
     public let owner: FileOwner
     /// The permission bits (`st_mode & 0o7777`, e.g. 0o600; 0o1000 is the sticky bit).
     public let mode: UInt32
 
+    /// Facts as given (tests, and rules judged without a file).
     public init(kind: Kind, owner: FileOwner, mode: UInt32) {
         self.kind = kind
         self.owner = owner
@@ -88,6 +92,7 @@ private func statOpenFile(_ fd: Int32, _ st: inout stat) -> Int32 { fstat(fd, &s
 
 /// What looking up one path found.
 public enum PathLookup: Sendable, Equatable {
+    /// Something is there: its facts.
     case found(FileFacts)
     /// Nothing there (ENOENT, or ENOTDIR: a file where a folder on the way should be).
     case missing
