@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
         .testTarget(name: "CLITests", dependencies: ["tv", "Recording", "FlowStore"]),
-        .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel"]),
+        .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "TVHome"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome"]),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome"]),
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),

@@ -50,8 +50,13 @@ public final class ControlServer: Sendable {
     /// Checks, before a session prepares anything, that no live session answers at `path` (a
     /// stale socket file is fine). `init` checks again when it binds.
     /// - Throws: `ControlError.alreadyRunning` when a session answers a ping within 1 s.
+    /// - Throws: `ControlError.occupiedByFolder` when a folder stands at `path` (nothing can
+    ///   bind there, and tv does not remove a folder it did not make).
     public static func refuseIfLive(path: String) throws {
         guard FileManager.default.fileExists(atPath: path) else { return }
+        if case .found(let facts) = FileFacts.lstat(path), facts.kind == .directory {
+            throw ControlError.occupiedByFolder(path: path)
+        }
         if (try? ControlClient(path: path).send(ControlRequest(command: "ping"), timeoutSeconds: 1)) != nil {
             throw ControlError.alreadyRunning(path: path)
         }
@@ -97,9 +102,14 @@ public final class ControlServer: Sendable {
 public struct ControlClient: Sendable {
     public let path: String
 
-    /// - Throws: `ControlError.notRunning` when no session listens at `path`.
+    /// - Throws: `ControlError.notRunning` when no session listens at `path`;
+    ///   `ControlError.otherUser` when its folder may not be entered by this user.
     public init(path: String) throws {
-        guard FileManager.default.fileExists(atPath: path) else { throw ControlError.notRunning }
+        switch FileFacts.lstat(path) {
+        case .found: break
+        case .forbidden: throw ControlError.otherUser(path: path, owner: nil)
+        case .missing, .failed: throw ControlError.notRunning
+        }
         self.path = path
     }
 
@@ -110,7 +120,9 @@ public struct ControlClient: Sendable {
         guard fd >= 0 else { throw ControlError.notRunning }
         defer { close(fd) }
         var addr = try UnixAddress(path: path)
-        guard addr.withSockaddr({ connect(fd, $0, $1) }) == 0 else { throw ControlError.notRunning }
+        guard addr.withSockaddr({ connect(fd, $0, $1) }) == 0 else {
+            throw ControlError.connectFailed(path: path, errno: errno)
+        }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let data = try JSONEncoder().encode(request)
@@ -130,6 +142,19 @@ public enum ControlError: UserFacingError, Equatable {
     case alreadyRunning(path: String)
     case socket(path: String, reason: String)
     case pathTooLong(String)
+    /// A folder stands where the control socket goes.
+    case occupiedByFolder(path: String)
+    /// A session's socket is there, but this user may not connect to it: it runs as `owner`
+    /// (when known), another user.
+    case otherUser(path: String, owner: FileOwner?)
+
+    /// What a failed connect(2) to the socket at `path` means: EACCES or EPERM, a session of
+    /// another user (the socket's owner); anything else, no session listening.
+    public static func connectFailed(path: String, errno code: Int32) -> ControlError {
+        guard code == EACCES || code == EPERM else { return .notRunning }
+        if case .found(let facts) = FileFacts.lstat(path) { return .otherUser(path: path, owner: facts.owner) }
+        return .otherUser(path: path, owner: nil)
+    }
 
     public var message: String {
         switch self {
@@ -137,6 +162,12 @@ public enum ControlError: UserFacingError, Equatable {
         case .noAnswer: return "The running tv session did not answer in time; check that it is not stuck, or stop it with Ctrl-C."
         case .alreadyRunning(let path): return "A tv session is already running for this data folder (control socket \(path)); stop it with `tv stop` first."
         case let .socket(path, reason): return "Could not open the control socket \(path) (\(reason)); check the data folder's permissions."
+        case .occupiedByFolder(let path):
+            return "A folder stands where the control socket \(path) goes, so no session can be reached there; check what is in it, remove it (`rmdir \(path)`) and run tv again."
+        case let .otherUser(path, owner):
+            let who = owner.map { "as \($0.name)" } ?? "as another user"
+            let how = owner.map { "run tv as \($0.name) (\($0.sudoHint))" } ?? "run tv as the user who started it (e.g. with sudo)"
+            return "A tv session for this data folder runs \(who), and its control socket \(path) is closed to you; \(how) to reach it."
         case .pathTooLong(let path): return "The control socket path \(path) is longer than a Unix socket allows (107 bytes); use a shorter --data-dir."
         }
     }

@@ -10,6 +10,8 @@ public enum ProxyError: UserFacingError, Equatable {
     case invalidHostPattern(String)
     case upstreamCAFileUnreadable(path: String, reason: String)
     case keylogUnwritable(path: String, reason: String)
+    /// The key log file is there but cannot be trusted with TLS secrets (nothing was written).
+    case keylogRefused(path: String, problem: FileTrustProblem)
     case tlsSetupFailed(String)
     case alreadyStarted
     case threadsUnavailable(String)
@@ -32,6 +34,20 @@ public enum ProxyError: UserFacingError, Equatable {
             return "The upstream CA file \(path) cannot be used (\(reason)); pass a PEM file of CA certificates with --upstream-ca."
         case let .keylogUnwritable(path, reason):
             return "The key log file \(path) cannot be opened (\(reason)); pass a writable path with --keylog or unset SSLKEYLOGFILE."
+        case let .keylogRefused(path, problem):
+            let option = "--keylog (or SSLKEYLOGFILE)"
+            let fix: String
+            switch problem {
+            case .symbolicLink:
+                fix = "tv does not follow a link for TLS secrets; pass the real file's path with \(option)"
+            case .notRegularFile:
+                fix = "pass the path of a regular file with \(option)"
+            case .ownedBy(let owner, _):
+                fix = "\(owner.name) could read the TLS secrets; remove it or pass a path of your own with \(option)"
+            case .openToOthers, .writableByOthers:
+                fix = "others could read the TLS secrets; `chmod 600 \(path)`, or pass a new path with \(option) (tv creates it 0600)"
+            }
+            return "tv refuses the key log file \(path): it \(problem.clause), and \(fix)."
         case .tlsSetupFailed(let reason):
             return "tv could not prepare its TLS contexts (\(reason)); this is unexpected, please report it with the command you ran."
         case .alreadyStarted:

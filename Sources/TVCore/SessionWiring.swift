@@ -31,7 +31,7 @@ final class SessionWiring: Sendable {
 
     /// - Parameter firstFlowID: where flow ids start (nil: after the database's highest).
     /// - Throws: `FlowStoreError`, `CAError`, `SettingsError`, `TVHomeError`, `ProxyError`
-    ///   (a bad --listen).
+    ///   (a bad --listen), `ForcedInspectionError` (--inspect without a usable CA).
     init(home: TVHome, options: Session.Options, environment: [String: String], now: Int64,
          say: @escaping @Sendable (String) -> Void) throws {
         try home.ensureExists()
@@ -50,8 +50,12 @@ final class SessionWiring: Sendable {
             let folder = CAFolder(home: home)
             switch folder.load() {
             case .present(let ca): authority = ca; caPath = folder.rootPath; note = ""
-            case .absent: note = "there is no CA yet; `tv setup` makes one and walks you through trusting it"
-            case .doubt(let doubt): note = doubt.message
+            case .absent:
+                if options.forceInspection { throw ForcedInspectionError.noCA(directory: folder.directory) }
+                note = "there is no CA yet; `tv setup` makes one and walks you through trusting it"
+            case .doubt(let doubt):
+                if options.forceInspection { throw ForcedInspectionError.caInDoubt(doubt) }
+                note = doubt.message
             }
         }
 

@@ -49,14 +49,18 @@ public struct TVHome: Sendable, Equatable {
 
     /// The data folder, which must exist already.
     /// - Throws: `TVHomeError.missing` when there is no folder at `path`.
+    /// - Throws: `TVHomeError.missing` when there is no folder at `path`; as `checkTrust()`.
     public func requireExisting() throws -> TVHome {
+        try checkTrust()
         guard exists else { throw TVHomeError.missing(path: path) }
         return self
     }
 
     /// Creates the data folder (and its parents) if missing and sets it to 0700.
-    /// - Throws: `TVHomeError.cannotCreate` naming the path and the system's reason.
+    /// - Throws: `TVHomeError.cannotCreate` naming the path and the system's reason; as
+    ///   `checkTrust()` (another user's folder is never used, nor its mode changed).
     public func ensureExists() throws {
+        try checkTrust()
         try FileModes.makeDirectory(path, mode: 0o700)
     }
 
@@ -85,6 +89,11 @@ public enum TVHomeError: UserFacingError, Equatable {
     case cannotCreate(path: String, reason: String)
     /// A command that only reads found no data folder (it never makes one).
     case missing(path: String)
+    /// The data folder (`place`) at `path` could be changed by another user (`TVHome.checkTrust`).
+    case untrusted(path: String, place: DataFolderPlace, problem: FileTrustProblem)
+    /// The data folder at `path` cannot be reached by `you`: `closedFolder` on the way may not
+    /// be entered (its owner, when known).
+    case unreachable(path: String, closedFolder: String, owner: FileOwner?, you: FileOwner)
 
     public var message: String {
         switch self {
@@ -94,6 +103,34 @@ public enum TVHomeError: UserFacingError, Equatable {
             return "Could not create the data folder \(path) (\(reason)); check that its parent is writable or pass --data-dir."
         case let .missing(path):
             return "There is no data folder at \(path) yet; `tv run` or `tv setup` makes one."
+        case let .untrusted(path, place, problem):
+            return TVHomeError.untrustedSentence(path: path, place: place, problem: problem)
+        case let .unreachable(path, closedFolder, owner, you):
+            let whose = owner.map { " (it belongs to \($0.name))" } ?? ""
+            let runAs = owner.map { "run tv as \($0.name) (\($0.sudoHint)) to use it, or " } ?? ""
+            return "The data folder \(path) cannot be reached by you (\(you.name)): the folder \(closedFolder) on the way is closed to you\(whose); \(runAs)pass --data-dir with a folder of your own."
+        }
+    }
+
+    static func untrustedSentence(path: String, place: DataFolderPlace, problem: FileTrustProblem) -> String {
+        let own = "pass --data-dir with a folder of your own"
+        switch (place, problem) {
+        case let (.dataFolder, .ownedBy(owner, you)):
+            let why = you.id == 0 ? "so \(owner.name) could change what tv trusts in it (such as the CA)"
+                                  : "and its sessions, flows and CA are \(owner.name)'s"
+            return "The data folder \(path) belongs to \(owner.name), not to you (\(you.name)), \(why); run tv as \(owner.name) (\(owner.sudoHint)) to use it, or \(own)."
+        case (.dataFolder, .writableByOthers):
+            return "The data folder \(path) \(problem.clause), so they could change what tv trusts in it (such as the CA); check what is in it, then `chmod 700 \(path)`, or \(own)."
+        case let (.caFolder, .ownedBy(owner, _)):
+            return "The CA folder \(path) \(problem.clause), so \(owner.name) could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or run tv as \(owner.name) (\(owner.sudoHint))."
+        case (.caFolder, .writableByOthers):
+            return "The CA folder \(path) \(problem.clause), so they could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or, if you are sure the CA in it is yours, `chmod 700 \(path)`."
+        case let (.above(dataFolder), .ownedBy(owner, _)):
+            return "The folder \(path) above the data folder \(dataFolder) \(problem.clause), so \(owner.name) could put another data folder in its place; \(own) in a place only you and root control."
+        case let (.above(dataFolder), .writableByOthers):
+            return "The folder \(path) above the data folder \(dataFolder) \(problem.clause) and is not sticky, so they could put another data folder in its place; `chmod o-w \(path)`, or \(own) elsewhere."
+        default:
+            return "The data folder \(path) \(problem.clause); \(own)."
         }
     }
 }

@@ -10,16 +10,20 @@ struct Invocation {
     /// Seconds since 1970-01-01 UTC, read once per invocation.
     let now: Int64
 
-    /// The data folder, from `--data-dir`, `TV_HOME`, `XDG_DATA_HOME` or `HOME`.
+    /// The data folder, from `--data-dir`, `TV_HOME`, `XDG_DATA_HOME` or `HOME`, refused when
+    /// another user could change it (`TVHome.checkTrust`).
     func home() throws -> TVHome {
-        try TVHome.resolve(dataDir: command.value("data-dir"), environment: environment)
+        let home = try TVHome.resolve(dataDir: command.value("data-dir"), environment: environment)
+        try home.checkTrust()
+        return home
     }
 
     /// The data folder for a command that only reads: it must exist already, so a typo'd
     /// `--data-dir` is said instead of silently made.
-    /// - Throws: `TVHomeError.missing` ("There is no data folder at PATH yet; …"), or `.noHome`.
+    /// - Throws: `TVHomeError.missing` ("There is no data folder at PATH yet; …"), `.noHome`, or
+    ///   as `TVHome.checkTrust`.
     func existingHome() throws -> TVHome {
-        try home().requireExisting()
+        try TVHome.resolve(dataDir: command.value("data-dir"), environment: environment).requireExisting()
     }
 
     /// Whether `--json` was given.

@@ -1,4 +1,5 @@
 import ControlChannel
+import TVHome
 import Foundation
 import Testing
 
@@ -42,5 +43,36 @@ import Testing
         server.stop()
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(throws: ControlError.notRunning) { _ = try ControlClient(path: path) }
+    }
+
+    @Test("a folder at the socket path: refused by name (not 'Address already in use'), and the folder is left alone")
+    func folderAtTheSocketPath() throws {
+        let path = tempSocketPath()
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        #expect(throws: ControlError.occupiedByFolder(path: path)) {
+            _ = try ControlServer(path: path) { _ in ControlResponse(ok: true, message: "") }
+        }
+        #expect(throws: ControlError.occupiedByFolder(path: path)) { try ControlServer.refuseIfLive(path: path) }
+        var isDir: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue)
+        #expect(ControlError.occupiedByFolder(path: "/d/run/control.sock").message
+                == "A folder stands where the control socket /d/run/control.sock goes, so no session can be reached there; check what is in it, remove it (`rmdir /d/run/control.sock`) and run tv again.")
+    }
+
+    @Test("connect refused with EACCES or EPERM is another user's session (named from the socket's owner); other failures are no session")
+    func connectFailures() throws {
+        let path = tempSocketPath()
+        let server = try ControlServer(path: path) { _ in ControlResponse(ok: true, message: "") }
+        defer { server.stop() }
+        let owner = FileOwner.named(geteuid())
+        #expect(ControlError.connectFailed(path: path, errno: EACCES) == .otherUser(path: path, owner: owner))
+        #expect(ControlError.connectFailed(path: path, errno: EPERM) == .otherUser(path: path, owner: owner))
+        #expect(ControlError.connectFailed(path: path + ".gone", errno: EACCES) == .otherUser(path: path + ".gone", owner: nil))
+        #expect(ControlError.connectFailed(path: path, errno: ECONNREFUSED) == .notRunning)
+        #expect(ControlError.connectFailed(path: path, errno: ENOENT) == .notRunning)
+        #expect(ControlError.otherUser(path: "/d/run/control.sock", owner: FileOwner(id: 0, name: "root")).message
+                == "A tv session for this data folder runs as root, and its control socket /d/run/control.sock is closed to you; run tv as root (sudo tv …) to reach it.")
+        #expect(ControlError.otherUser(path: "/d/run/control.sock", owner: nil).message
+                == "A tv session for this data folder runs as another user, and its control socket /d/run/control.sock is closed to you; run tv as the user who started it (e.g. with sudo) to reach it.")
     }
 }

@@ -1,6 +1,7 @@
 import COpenSSL
 import CTVShims
 import LocalCA
+import TVHome
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,8 +26,12 @@ final class TLSContexts: @unchecked Sendable {
         self.sessionCache = sessionCache
         var keylog: Int32 = -1
         if let path = configuration.keylogPath, !path.isEmpty {
-            keylog = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-            guard keylog >= 0 else { throw ProxyError.keylogUnwritable(path: path, reason: Errno(errno).phrase) }
+            do { keylog = try SecretFile.openForAppend(path) } catch {
+                switch error {
+                case .refused(let problem): throw ProxyError.keylogRefused(path: path, problem: problem)
+                case .cannotOpen(let reason): throw ProxyError.keylogUnwritable(path: path, reason: reason)
+                }
+            }
         }
         keylogFD = keylog
         guard let server = SSL_CTX_new(TLS_server_method()), let client = SSL_CTX_new(TLS_client_method()) else {

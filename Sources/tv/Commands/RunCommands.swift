@@ -147,7 +147,11 @@ enum RunCommands {
 
     static func status(_ inv: Invocation) throws -> Int32 {
         let home = try inv.home()
-        guard let response = try? ControlClient(path: SessionPaths.controlSocket(home)).send(ControlRequest(command: "status")) else {
+        var answer: ControlResponse?
+        do { answer = try ControlClient(path: SessionPaths.controlSocket(home)).send(ControlRequest(command: "status")) }
+        catch ControlError.otherUser(let path, let owner) { throw ControlError.otherUser(path: path, owner: owner) }
+        catch { answer = nil }
+        guard let response = answer else {
             if inv.json {
                 inv.console.line(JSONValue.object([("running", .bool(false)), ("dataFolder", .string(home.path))]).serialized(pretty: true))
             } else if !home.exists {

@@ -1,0 +1,213 @@
+import Foundation
+import Testing
+@testable import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 12 §8: which files and folders tv trusts with TLS secrets and the CA (pure rules, exact
+/// values), and the sentences their refusals are rendered into.
+@Suite("File trust rules")
+struct FileTrustRuleTests {
+    let root = FileOwner(id: 0, name: "root")
+    let alice = FileOwner(id: 1001, name: "alice")
+
+    func file(_ kind: FileFacts.Kind = .regular, _ owner: FileOwner, _ mode: UInt32) -> FileFacts {
+        FileFacts(kind: kind, owner: owner, mode: mode)
+    }
+
+    @Test("a secret file: yours, regular, not a link, nothing for group or others")
+    func secretFile() {
+        #expect(FileTrust.secretFile(file(.regular, root, 0o600), you: root) == nil)
+        #expect(FileTrust.secretFile(file(.regular, root, 0o400), you: root) == nil)
+        #expect(FileTrust.secretFile(file(.regular, alice, 0o666), you: root) == .ownedBy(alice, you: root))
+        #expect(FileTrust.secretFile(file(.regular, alice, 0o600), you: root) == .ownedBy(alice, you: root))
+        #expect(FileTrust.secretFile(file(.regular, root, 0o644), you: root) == .openToOthers(mode: 0o644))
+        #expect(FileTrust.secretFile(file(.regular, root, 0o640), you: root) == .openToOthers(mode: 0o640))
+        #expect(FileTrust.secretFile(file(.regular, root, 0o602), you: root) == .openToOthers(mode: 0o602))
+        #expect(FileTrust.secretFile(file(.symbolicLink, root, 0o777), you: root) == .symbolicLink)
+        #expect(FileTrust.secretFile(file(.symbolicLink, alice, 0o777), you: root) == .symbolicLink)
+        #expect(FileTrust.secretFile(file(.directory, root, 0o700), you: root) == .notRegularFile)
+        #expect(FileTrust.secretFile(file(.other, root, 0o600), you: root) == .notRegularFile)
+    }
+
+    @Test("the data folder and ca/: yours and not writable by group or others (sticky does not help)")
+    func ownFolder() {
+        #expect(FileTrust.ownFolder(file(.directory, root, 0o700), you: root) == nil)
+        #expect(FileTrust.ownFolder(file(.directory, root, 0o755), you: root) == nil)
+        #expect(FileTrust.ownFolder(file(.directory, alice, 0o700), you: root) == .ownedBy(alice, you: root))
+        #expect(FileTrust.ownFolder(file(.directory, root, 0o700), you: alice) == .ownedBy(root, you: alice))
+        #expect(FileTrust.ownFolder(file(.directory, root, 0o770), you: root) == .writableByOthers(mode: 0o770))
+        #expect(FileTrust.ownFolder(file(.directory, root, 0o1777), you: root) == .writableByOthers(mode: 0o1777))
+        #expect(FileTrust.ownFolder(file(.regular, alice, 0o666), you: root) == nil, "a file there is said by makeDirectory")
+    }
+
+    @Test("a folder above: yours or root's, and not writable by others unless sticky")
+    func folderAbove() {
+        #expect(FileTrust.folderAbove(file(.directory, root, 0o755), you: alice) == nil)
+        #expect(FileTrust.folderAbove(file(.directory, alice, 0o700), you: alice) == nil)
+        #expect(FileTrust.folderAbove(file(.directory, root, 0o1777), you: alice) == nil)
+        #expect(FileTrust.folderAbove(file(.directory, alice, 0o755), you: root) == .ownedBy(alice, you: root))
+        #expect(FileTrust.folderAbove(file(.directory, root, 0o777), you: alice) == .writableByOthers(mode: 0o777))
+        #expect(FileTrust.folderAbove(file(.directory, root, 0o757), you: root) == .writableByOthers(mode: 0o757))
+        #expect(FileTrust.folderAbove(file(.directory, alice, 0o775), you: alice) == nil, "a user private group's write")
+        #expect(FileTrust.folderAbove(file(.directory, root, 0o2775), you: alice) == nil, "Debian's /usr/local, root:staff")
+    }
+
+    @Test("clauses and octal modes")
+    func clauses() {
+        #expect(FileTrust.octal(0o644) == "0644")
+        #expect(FileTrust.octal(0o1777) == "1777")
+        #expect(FileTrust.octal(0) == "0000")
+        #expect(FileTrustProblem.symbolicLink.clause == "is a symbolic link")
+        #expect(FileTrustProblem.notRegularFile.clause == "is not a regular file")
+        #expect(FileTrustProblem.ownedBy(alice, you: root).clause == "belongs to alice, not to you (root)")
+        #expect(FileTrustProblem.openToOthers(mode: 0o644).clause == "can be read by other users (mode 0644)")
+        #expect(FileTrustProblem.openToOthers(mode: 0o666).clause == "can be read and written by other users (mode 0666)")
+        #expect(FileTrustProblem.openToOthers(mode: 0o620).clause == "can be written by other users (mode 0620)")
+        #expect(FileTrustProblem.writableByOthers(mode: 0o777).clause == "can be written by other users (mode 0777)")
+        #expect(alice.sudoHint == "sudo -u alice tv …")
+        #expect(root.sudoHint == "sudo tv …")
+    }
+
+    @Test("the data folder's refusals, one sentence each: what, why, and what to do")
+    func dataFolderSentences() {
+        #expect(TVHomeError.untrusted(path: "/d", place: .dataFolder, problem: .ownedBy(alice, you: root)).message
+                == "The data folder /d belongs to alice, not to you (root), so alice could change what tv trusts in it (such as the CA); run tv as alice (sudo -u alice tv …) to use it, or pass --data-dir with a folder of your own.")
+        #expect(TVHomeError.untrusted(path: "/d", place: .dataFolder, problem: .ownedBy(root, you: alice)).message
+                == "The data folder /d belongs to root, not to you (alice), and its sessions, flows and CA are root's; run tv as root (sudo tv …) to use it, or pass --data-dir with a folder of your own.")
+        #expect(TVHomeError.untrusted(path: "/d", place: .dataFolder, problem: .writableByOthers(mode: 0o777)).message
+                == "The data folder /d can be written by other users (mode 0777), so they could change what tv trusts in it (such as the CA); check what is in it, then `chmod 700 /d`, or pass --data-dir with a folder of your own.")
+        #expect(TVHomeError.untrusted(path: "/d/ca", place: .caFolder, problem: .ownedBy(alice, you: root)).message
+                == "The CA folder /d/ca belongs to alice, not to you (root), so alice could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or run tv as alice (sudo -u alice tv …).")
+        #expect(TVHomeError.untrusted(path: "/d/ca", place: .caFolder, problem: .writableByOthers(mode: 0o770)).message
+                == "The CA folder /d/ca can be written by other users (mode 0770), so they could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or, if you are sure the CA in it is yours, `chmod 700 /d/ca`.")
+        #expect(TVHomeError.untrusted(path: "/a", place: .above(dataFolder: "/a/d"), problem: .ownedBy(alice, you: root)).message
+                == "The folder /a above the data folder /a/d belongs to alice, not to you (root), so alice could put another data folder in its place; pass --data-dir with a folder of your own in a place only you and root control.")
+        #expect(TVHomeError.untrusted(path: "/a", place: .above(dataFolder: "/a/d"), problem: .writableByOthers(mode: 0o777)).message
+                == "The folder /a above the data folder /a/d can be written by other users (mode 0777) and is not sticky, so they could put another data folder in its place; `chmod o-w /a`, or pass --data-dir with a folder of your own elsewhere.")
+        #expect(TVHomeError.unreachable(path: "/r/d", closedFolder: "/r", owner: root, you: alice).message
+                == "The data folder /r/d cannot be reached by you (alice): the folder /r on the way is closed to you (it belongs to root); run tv as root (sudo tv …) to use it, or pass --data-dir with a folder of your own.")
+    }
+}
+
+/// The same rules against real folders and files (ownership by another user needs root: chown).
+@Suite("File trust on disk")
+struct FileTrustDiskTests {
+    static let isRoot = geteuid() == 0
+    let you = FileOwner.current
+
+    func temporary() throws -> String {
+        let base = (NSTemporaryDirectory() as NSString).appendingPathComponent("tvtrust-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        chmod(base, 0o700)
+        return base
+    }
+
+    @Test("checkTrust: a missing data folder and a 0700 one pass; group/other-writable ones and ca/ are refused; a sticky folder above passes, a non-sticky writable one does not")
+    func dataFolderModes() throws {
+        let base = try temporary()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let home = TVHome(path: base + "/data")
+        try home.checkTrust()
+        try home.ensureExists()
+        try home.checkTrust()
+        chmod(home.path, 0o770)
+        #expect(throws: TVHomeError.untrusted(path: home.path, place: .dataFolder, problem: .writableByOthers(mode: 0o770))) {
+            try home.checkTrust()
+        }
+        #expect(throws: TVHomeError.untrusted(path: home.path, place: .dataFolder, problem: .writableByOthers(mode: 0o770))) {
+            try home.ensureExists()
+        }
+        #expect(FileModes.permissions(of: home.path) == 0o770, "a refused folder's mode is left as it is")
+        chmod(home.path, 0o700)
+        mkdir(home.caDirectory, 0o700)
+        chmod(home.caDirectory, 0o757)
+        #expect(throws: TVHomeError.untrusted(path: home.caDirectory, place: .caFolder, problem: .writableByOthers(mode: 0o757))) {
+            _ = try home.requireExisting()
+        }
+        chmod(home.caDirectory, 0o700)
+        chmod(base, 0o1777)
+        try home.checkTrust()
+        chmod(base, 0o777)
+        #expect(throws: TVHomeError.untrusted(path: base, place: .above(dataFolder: home.path), problem: .writableByOthers(mode: 0o777))) {
+            try home.checkTrust()
+        }
+        // Through a symbolic link: the folders above the real path count too.
+        chmod(base, 0o700)
+        let open = base + "/open"
+        mkdir(open, 0o700)
+        chmod(open, 0o777)
+        mkdir(open + "/real", 0o700)
+        let link = TVHome(path: base + "/link")
+        symlink(open + "/real", link.path)
+        #expect(throws: TVHomeError.untrusted(path: open, place: .above(dataFolder: link.path), problem: .writableByOthers(mode: 0o777))) {
+            try link.checkTrust()
+        }
+    }
+
+    @Test("checkTrust: a data folder or ca/ of another user is refused and left as it is", .enabled(if: isRoot))
+    func otherOwner() throws {
+        let base = try temporary()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let nobody = FileOwner.named(65534)
+        let home = TVHome(path: base + "/data")
+        mkdir(home.path, 0o755)
+        chown(home.path, 65534, 65534)
+        #expect(throws: TVHomeError.untrusted(path: home.path, place: .dataFolder, problem: .ownedBy(nobody, you: you))) {
+            try home.ensureExists()
+        }
+        #expect(FileModes.permissions(of: home.path) == 0o755, "root did not chmod another user's folder")
+        chown(home.path, 0, 0)
+        mkdir(home.caDirectory, 0o700)
+        chown(home.caDirectory, 65534, 65534)
+        #expect(throws: TVHomeError.untrusted(path: home.caDirectory, place: .caFolder, problem: .ownedBy(nobody, you: you))) {
+            try home.ensureExists()
+        }
+    }
+
+    @Test("SecretFile: created 0600; a symbolic link, a file others can read, another user's file and a FIFO are refused and nothing is written")
+    func secretFile() throws {
+        let base = try temporary()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let fresh = base + "/keys.log"
+        let fd = try SecretFile.openForAppend(fresh)
+        #expect(write(fd, "x\n", 2) == 2)
+        close(fd)
+        #expect(FileModes.permissions(of: fresh) == 0o600)
+        let again = try SecretFile.openForAppend(fresh)
+        #expect(write(again, "y\n", 2) == 2)
+        close(again)
+        #expect(try String(contentsOfFile: fresh, encoding: .utf8) == "x\ny\n", "appends")
+
+        let target = base + "/target"
+        let link = base + "/link.log"
+        symlink(target, link)
+        #expect(throws: SecretFile.Failure.refused(.symbolicLink)) { _ = try SecretFile.openForAppend(link) }
+        #expect(!FileManager.default.fileExists(atPath: target), "the link was not followed")
+
+        let readable = base + "/readable.log"
+        FileManager.default.createFile(atPath: readable, contents: nil)
+        chmod(readable, 0o644)
+        #expect(throws: SecretFile.Failure.refused(.openToOthers(mode: 0o644))) { _ = try SecretFile.openForAppend(readable) }
+
+        let fifo = base + "/fifo"
+        mkfifo(fifo, 0o600)
+        #expect(throws: SecretFile.Failure.refused(.notRegularFile)) { _ = try SecretFile.openForAppend(fifo) }
+
+        #expect(throws: SecretFile.Failure.cannotOpen(reason: "No such file or directory")) {
+            _ = try SecretFile.openForAppend(base + "/missing/keys.log")
+        }
+
+        if Self.isRoot {
+            let theirs = base + "/theirs.log"
+            FileManager.default.createFile(atPath: theirs, contents: nil)
+            chmod(theirs, 0o666)
+            chown(theirs, 65534, 65534)
+            #expect(throws: SecretFile.Failure.refused(.ownedBy(FileOwner.named(65534), you: you))) {
+                _ = try SecretFile.openForAppend(theirs)
+            }
+            #expect(FileManager.default.contents(atPath: theirs) == Data())
+        }
+    }
+}
