@@ -360,7 +360,12 @@ struct ConnectionMachineTests {
         var gone = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
         _ = gone.handle(.start)
         #expect(gone.handle(.clientGone(reset: false)) == [.armTimer(millis: 0), .close(reset: false)])
-        #expect(gone.facts.error == "the client closed the connection before sending a complete request")
+        #expect(gone.facts.error == "the client closed the connection before sending anything")
+        var half = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
+        _ = half.handle(.start)
+        #expect(Self.text(&half, "GET / HT") == [])
+        #expect(half.handle(.clientGone(reset: true)) == [.armTimer(millis: 0), .close(reset: true)])
+        #expect(half.facts.error == "the client reset the connection before sending a complete request")
     }
 
     @Test("explicit proxy: a request head not whole within the head timeout is a 408 and counted; SOCKS5 keeps the handshake timeout")

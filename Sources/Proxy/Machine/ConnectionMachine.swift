@@ -163,6 +163,8 @@ struct ConnectionMachine {
     private var nextAddress = 0
     private var lastConnectError = ""
     private var sawClientBytes = false
+    /// Reverse mode: the client sent something while tv waited for its head.
+    private var sawHeadBytes = false
     /// Reverse mode to an HTTPS server, and the client spoke plain HTTP: tv is the TLS client of
     /// the server and relays the client's plaintext over that leg (mitmproxy's reverse mode does
     /// the same).
@@ -449,6 +451,7 @@ struct ConnectionMachine {
     /// request head is whole. The bytes stay unread for the phases after the connect.
     private mutating func headBytes(_ all: UnsafeRawBufferPointer) -> [Command] {
         guard let destination, let first = all.first else { return [] }
+        sawHeadBytes = true
         if first == 0x16 && fed == 0 { return beginConnect(destination) }
         // HTTP/2 with prior knowledge (RFC 9113 §3.3): the whole connection preface is its head.
         let preface = Self.http2Preface
@@ -634,7 +637,7 @@ struct ConnectionMachine {
             let when: String
             switch phase {
             case .frontEnd, .start: when = "before sending a proxy request"
-            case .awaitingHead: when = "before sending a complete request"
+            case .awaitingHead: when = sawHeadBytes ? "before sending a complete request" : "before sending anything"
             case .connecting: when = "while tv was connecting to the server"
             case .awaitingFirstBytes: when = sawClientBytes ? "in the middle of its ClientHello" : "before sending anything"
             default: when = "during the server's TLS handshake"
