@@ -39,11 +39,28 @@ public struct ProxyConfiguration: Sendable {
     public var handshakeTimeout: Double = 10
     /// Seconds without a byte either way before a connection is closed.
     public var idleTimeout: Double = 600
+    /// Seconds a client may take to send a complete request head (`tv run --head-timeout`): an
+    /// explicit proxy's request, a reverse-mode client's first plain HTTP head, and every later
+    /// head on a plain keep-alive connection; bytes trickling in do not extend it (`HeadDeadline`).
+    /// A plain HTTP client that runs out of it is answered 408 and closed. 10 s, as HAProxy's
+    /// usual `timeout http-request` (nginx's `client_header_timeout` is 60 s).
+    public var headTimeout: Double = 10
     /// Milliseconds to wait for the client's first byte before treating the protocol as
     /// server-speaks-first and relaying as is (interop case 20a).
     public var serverFirstWaitMillis: Int = 300
-    /// Concurrent connections; beyond it new ones are refused (and counted).
+    /// Concurrent connections; beyond it new ones are refused (and counted). `start()` lowers it
+    /// to what the file-descriptor limit allows (`DescriptorBudget`; the soft limit is raised to
+    /// the hard one first): `ProxyCounters.connectionCap` is the cap in force.
     public var maxConnections: Int = 10_000
+    /// Connections one client address may hold at once (`tv run --max-per-client`); beyond it
+    /// new ones from that address are refused, counted (`ProxyCounters.refusedPerClient`) and
+    /// said (`ProxyNotice.clientAddressLimit`). nil: `ClientAddressLimit.defaultMaximum` of the
+    /// cap; 0: no limit. Connections handed in with `ProxyServer.adopt` (the TUN, `tv exec`) come
+    /// from this host's own programs and are not limited per address.
+    public var maxConnectionsPerClient: Int?
+    /// Receives what the engine says as it happens (refused connections, lack of descriptors), on
+    /// a loop thread: it must return quickly. nil = nothing is said (still counted).
+    public var notices: (@Sendable (ProxyNotice) -> Void)?
     /// Threads running getaddrinfo, so that name resolution never blocks a loop.
     public var resolverThreads: Int = 2
     /// Per-loop relay buffer (bytes): the most one read from a leg takes. 256 KiB: a bulk plain

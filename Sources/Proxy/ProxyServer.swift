@@ -62,7 +62,10 @@ public final class ProxyServer: Sendable {
         signal(SIGPIPE, SIG_IGN)
         var configuration = self.configuration
         configuration.inspectionEnabled = state.withLock { $0.inspectionEnabled }
-        let shared = try ProxyShared(configuration: configuration)
+        let descriptors = DescriptorLimit.raise()
+        let cap = DescriptorBudget.connectionCap(configured: configuration.maxConnections,
+                                                 limit: descriptors.soft, inUse: DescriptorLimit.inUse())
+        let shared = try ProxyShared(configuration: configuration, connectionCap: cap, descriptorLimit: descriptors.soft)
         let fd: Int32
         let boundEndpoint: Endpoint
         if configuration.listens {
@@ -189,11 +192,16 @@ public final class ProxyServer: Sendable {
             out.upstreamResumptions += c.upstreamResumptions.load(ordering: .relaxed)
             out.clientResumptions += c.clientResumptions.load(ordering: .relaxed)
             out.splicedBytes += c.splicedBytes.load(ordering: .relaxed)
+            out.headTimeouts += c.headTimeouts.load(ordering: .relaxed)
             for kind in FlowStatusKind.allCases { out.closedByStatus[kind, default: 0] += c.closedCount(kind) }
         }
         if let shared {
             out.openConnections = shared.openConnections.load(ordering: .relaxed)
             out.refusedByCap = shared.refusedByCap.load(ordering: .relaxed)
+            out.refusedPerClient = shared.refusedPerClient.load(ordering: .relaxed)
+            out.acceptsFailedForDescriptors = shared.acceptsFailedForDescriptors.load(ordering: .relaxed)
+            out.connectionCap = shared.connectionCap
+            out.descriptorLimit = shared.descriptorLimit
             out.notRedirected = shared.notRedirected.load(ordering: .relaxed)
             if let stats = shared.leafCache?.statistics {
                 out.leafCacheHits = stats.hits
@@ -209,7 +217,8 @@ public final class ProxyServer: Sendable {
     ///   connect-first), used instead of connecting; the engine owns it too.
     /// - Parameter clientIsNonBlocking: `fd` is already O_NONBLOCK (accept4 with SOCK_NONBLOCK), so
     ///   the two fcntl calls that would make it so are skipped.
-    /// Returns false (and closes both) when the server is not running or the cap is reached.
+    /// Returns false (and closes both) when the server is not running or the cap is reached (the
+    /// per-address limit does not apply: the TUN's clients are this host's own programs).
     @discardableResult
     public func adopt(clientFD fd: Int32, client: SocketAddress, destination: OriginalDestination, upstreamFD: Int32? = nil,
                       clientIsNonBlocking: Bool = false) -> Bool {
@@ -225,9 +234,8 @@ public final class ProxyServer: Sendable {
         let shared = running.shared
         // The loops only do non-blocking I/O.
         if !clientIsNonBlocking { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
-        if shared.openConnections.wrappingAdd(1, ordering: .relaxed).newValue > shared.configuration.maxConnections {
-            shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
-            shared.refusedByCap.wrappingAdd(1, ordering: .relaxed)
+        // Not limited per address: the TUN's connections all come from this host's own programs.
+        guard case .admitted = shared.admit(nil, now: Clock.monotonicNanos()) else {
             Socket.reset(fd)
             if let upstreamFD { Socket.reset(upstreamFD) }
             return false

@@ -42,6 +42,12 @@ public final class Session: Sendable {
         public var announcesPinnedHosts = true
         /// Seconds between trust re-checks while running (0 = never).
         public var trustRecheckSeconds: Double = 60
+        /// `--head-timeout SECONDS`: the time a request head may take (nil: the engine's
+        /// default, `ProxyConfiguration.headTimeout`).
+        public var headTimeoutSeconds: Double?
+        /// `--max-per-client N`: connections one client address may hold (nil: the engine's
+        /// default, `ClientAddressLimit`; 0: no limit).
+        public var maxConnectionsPerClient: Int?
         /// `--mode tun`: the device, routing table, mark and MTU.
         public var tun = HostTunnelOptions()
         public init() {}
@@ -247,6 +253,11 @@ public final class Session: Sendable {
             "openConnections": String(c.openConnections),
             "accepted": String(c.accepted),
             "refusedByCap": String(c.refusedByCap),
+            "refusedPerClient": String(c.refusedPerClient),
+            "headTimeouts": String(c.headTimeouts),
+            "acceptsFailedForDescriptors": String(c.acceptsFailedForDescriptors),
+            "connectionCap": String(c.connectionCap),
+            "descriptorLimit": String(c.descriptorLimit),
             "bytesFromClients": String(c.bytesFromClients),
             "bytesFromServers": String(c.bytesFromServers),
             "pinnedHostsRemembered": String(c.pinnedHostsRemembered),

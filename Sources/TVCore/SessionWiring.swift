@@ -113,6 +113,10 @@ final class SessionWiring: Sendable {
         config.flowSink = FlowStoreSink(writer: writer)
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         config.chunkRecorder = ContentRecordingBridge(content: content)
+        if let seconds = options.headTimeoutSeconds { config.headTimeout = seconds }
+        config.maxConnectionsPerClient = options.maxConnectionsPerClient
+        // Refusals and descriptor shortages are said even under --quiet: they are why clients fail.
+        config.notices = { notice in say(notice.message) }
         configuration = config
     }
 

@@ -136,6 +136,22 @@ struct WalkthroughCLITests {
         }
     }
 
+    @Test("--max-per-client takes 0 to 1,000,000 and --head-timeout 0.1 to 3,600 s; anything else is one sentence")
+    func slowClientOptionRanges() throws {
+        try withSandbox { s in
+            for bad in ["-1", "x", "1000001"] {
+                let r = try s.tvArgs(["run", "--max-per-client", bad], dataDir: true)
+                #expect(r.status != 0)
+                #expect(r.err == "tv: --max-per-client takes a whole number of connections from 0 (no limit) to 1000000, not '\(bad)'.\n", "\(r)")
+            }
+            for bad in ["0", "0.05", "x", "3601"] {
+                let r = try s.tvArgs(["run", "--head-timeout", bad], dataDir: true)
+                #expect(r.status != 0)
+                #expect(r.err == "tv: --head-timeout takes seconds from 0.1 to 3600, not '\(bad)'.\n", "\(r)")
+            }
+        }
+    }
+
     @Test("tv --version and tv version print the version line")
     func version() throws {
         try withSandbox { s in

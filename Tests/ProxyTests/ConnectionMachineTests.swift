@@ -292,14 +292,97 @@ struct ConnectionMachineTests {
         #expect(Self.bytes(&garbage, [0x16, 0x03, 0x01, 0, 1, 0]).last == .close(reset: false))
     }
 
-    @Test("reverse mode: connect at once; reverse:http passes TLS through")
+    @Test("reverse mode: a TLS client's first byte connects; reverse:http passes TLS through")
     func reverse() {
         var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
         let address = SocketAddress(numericHost: "127.0.0.1", port: 8080)!
-        #expect(m.handle(.start) == [.openFlow, .armTimer(millis: 5_000), .connect(address)])
+        #expect(m.handle(.start) == [.openFlow, .armTimer(millis: 10_000), .peekClient])
+        #expect(m.phase == .awaitingHead)
         #expect(m.facts.hostOrigin == .reverse)
+        #expect(m.facts.port == 8080)
+        #expect(Self.bytes(&m, Array(ProxyFixtures.clientHelloSNIAndALPN[0..<1])) == [.armTimer(millis: 5_000), .connect(address)])
         #expect(m.handle(.connected(address)) == [.updateFlow, .armTimer(millis: 300), .watchUpstreamFirstBytes, .peekClient])
         #expect(Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN).contains(.relay(.raw(plaintext: false, observeServerHello: true))))
+    }
+
+    @Test("reverse mode: a plain client's head opens nothing upstream until it is whole; then the same bytes are relayed")
+    func reverseWaitsForTheWholeHead() {
+        var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
+        let address = SocketAddress(numericHost: "127.0.0.1", port: 8080)!
+        _ = m.handle(.start)
+        let head = "GET /a HTTP/1.1\r\nHost: example.test\r\n\r\n"
+        for n in [1, 5, 20, head.utf8.count - 1] {
+            #expect(Self.bytes(&m, Array(head.utf8.prefix(n))) == [], "\(n) bytes")
+        }
+        #expect(m.phase == .awaitingHead)
+        #expect(Self.text(&m, head) == [.armTimer(millis: 5_000), .connect(address)])
+        #expect(m.handle(.connected(address)) == [.updateFlow, .armTimer(millis: 300), .watchUpstreamFirstBytes, .peekClient])
+        #expect(Self.text(&m, head) == [.armTimer(millis: 0), .relay(.raw(plaintext: true, observeServerHello: false)), .updateFlow])
+        #expect(m.facts.status == .notEncrypted)
+
+        // HTTP/2 with prior knowledge: the 24-byte preface is the head.
+        var h2 = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
+        _ = h2.handle(.start)
+        #expect(Self.text(&h2, "PRI * HTTP/2.0\r\n\r\nSM") == [])
+        #expect(Self.text(&h2, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0") == [.armTimer(millis: 5_000), .connect(address)])
+    }
+
+    @Test("reverse mode: a head not whole in time is a 408, counted, and nothing was opened upstream")
+    func reverseHeadDeadline() {
+        var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: true))
+        _ = m.handle(.start)
+        #expect(Self.text(&m, "GET / HT") == [])
+        let reason = "the client sent no complete request head within 10 s (tv closed the connection)"
+        #expect(m.handle(.timeout) == [.countHeadTimeout, .sendClient(HeadDeadline.requestTimeoutResponse(limitMillis: 10_000)),
+                                       .armTimer(millis: 0), .close(reset: false)])
+        #expect(m.facts.status == .failed(reason: reason))
+        #expect(m.facts.server == nil)
+    }
+
+    @Test("reverse mode: a whole head tv would not accept goes to the server to judge; one that cannot end is a 400; a client leaving early is said as such")
+    func reverseBadHeadAndEarlyClose() {
+        let address = SocketAddress(numericHost: "127.0.0.1", port: 8080)!
+        for whole in ["GET / HTTP/1.1\r\nBad Header\r\n\r\n", "GET / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\n\n"] {
+            var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
+            _ = m.handle(.start)
+            #expect(Self.text(&m, whole) == [.armTimer(millis: 5_000), .connect(address)], "\(whole)")
+        }
+        #expect(Machine.containsHeadEnd(UnsafeRawBufferPointer(start: nil, count: 0)) == false)
+        for (text, ends) in [("a\r\n\r\n", true), ("a\n\r\n", true), ("a\r\nb\r\n", false), ("a\r\r\n", false)] {
+            #expect(Array(text.utf8).withUnsafeBytes { Machine.containsHeadEnd($0) } == ends, "\(text)")
+        }
+        var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
+        _ = m.handle(.start)
+        let out = Self.text(&m, "GET /" + String(repeating: "a", count: 70_000))
+        #expect(out.last == .close(reset: false))
+        guard case .sendClient(let bytes) = out.first else { Issue.record("\(out)"); return }
+        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+        var gone = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
+        _ = gone.handle(.start)
+        #expect(gone.handle(.clientGone(reset: false)) == [.armTimer(millis: 0), .close(reset: false)])
+        #expect(gone.facts.error == "the client closed the connection before sending anything")
+        var half = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
+        _ = half.handle(.start)
+        #expect(Self.text(&half, "GET / HT") == [])
+        #expect(half.handle(.clientGone(reset: true)) == [.armTimer(millis: 0), .close(reset: true)])
+        #expect(half.facts.error == "the client reset the connection before sending a complete request")
+    }
+
+    @Test("explicit proxy: a request head not whole within the head timeout is a 408 and counted; SOCKS5 keeps the handshake timeout")
+    func explicitHeadDeadline() {
+        let policy = InterceptionPolicy(inspectionEnabled: true, caAvailable: true, ignoreHosts: [])
+        let settings = Machine.Settings(frontEnd: .explicitHTTP, policy: policy, handshakeTimeoutMillis: 10_000, headTimeoutMillis: 1_500)
+        var m = Machine(settings: settings, facts: FlowFacts(id: 1, startMicros: 0, client: Endpoint(address: "127.0.0.1", port: 1)), isPinned: { _ in false })
+        #expect(m.handle(.start) == [.openFlow, .armTimer(millis: 1_500), .peekClient])
+        #expect(Self.text(&m, "CONNECT a.test:443 HTTP/1.1\r\nHo") == [])
+        #expect(m.handle(.timeout) == [.countHeadTimeout, .sendClient(HeadDeadline.requestTimeoutResponse(limitMillis: 1_500)),
+                                       .armTimer(millis: 0), .close(reset: false)])
+        #expect(m.facts.error == "the client sent no complete request head within 1.5 s (tv closed the connection)")
+
+        var socks = Machine(settings: Machine.Settings(frontEnd: .socks5, policy: policy, handshakeTimeoutMillis: 10_000, headTimeoutMillis: 1_500),
+                            facts: FlowFacts(id: 2, startMicros: 0, client: Endpoint(address: "127.0.0.1", port: 1)), isPinned: { _ in false })
+        #expect(socks.handle(.start) == [.openFlow, .armTimer(millis: 10_000), .peekClient])
+        #expect(socks.handle(.timeout) == [.armTimer(millis: 0), .close(reset: false)])
     }
 
     @Test("reverse:https: the upstream certificate is checked against the target, not the client's SNI, which is still sent")
@@ -307,6 +390,7 @@ struct ConnectionMachineTests {
         var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8443, origin: .reverse), upstreamTLS: true))
         let address = SocketAddress(numericHost: "127.0.0.1", port: 8443)!
         _ = m.handle(.start)
+        #expect(Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN) == [.armTimer(millis: 5_000), .connect(address)])
         _ = m.handle(.connected(address))
         let out = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
         let plan = Machine.UpstreamTLSPlan(serverName: "a.test", alpn: [Array("h2".utf8), Array("http/1.1".utf8)],
@@ -319,6 +403,7 @@ struct ConnectionMachineTests {
         var m = Self.machine(.fixed(OriginalDestination(host: "API.Test.", port: 443, origin: .reverse), upstreamTLS: true))
         _ = m.handle(.start)
         let address = SocketAddress(numericHost: "127.0.0.1", port: 443)!
+        #expect(Self.text(&m, "GET / HTTP/1.1\r\nHost: api.test\r\n\r\n") == [.armTimer(millis: 5_000), .resolve(host: "api.test", port: 443)])
         _ = m.handle(.resolved([address]))
         _ = m.handle(.connected(address))
         let out = Self.text(&m, "GET / HTTP/1.1\r\nHost: api.test\r\n\r\n")
@@ -340,6 +425,7 @@ struct ConnectionMachineTests {
             var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8443, origin: .reverse), upstreamTLS: true))
             let address = SocketAddress(numericHost: "127.0.0.1", port: 8443)!
             _ = m.handle(.start)
+            #expect(Self.text(&m, "GET / HTTP/1.1\r\n\r\n") == [.armTimer(millis: 5_000), .connect(address)])
             _ = m.handle(.connected(address))
             let start = Self.text(&m, "GET / HTTP/1.1\r\n\r\n")
             // An IP target: no SNI (RFC 6066 §3), the certificate must carry the IP.

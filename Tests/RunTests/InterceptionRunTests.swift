@@ -412,7 +412,8 @@ struct InterceptionRunTests {
         #expect(status.out.hasPrefix("tv is running (pid "), "\(status)")
         #expect(status.out.contains("): explicit proxy (HTTP CONNECT and plain HTTP) on 127.0.0.1:\(tv.port)\n"), "\(status)")
         #expect(status.out.contains("  inspection        on\n"), "\(status)")
-        #expect(status.out.contains("  connections open  0 (1 accepted, 0 refused at the cap)\n"), "\(status)")
+        #expect(status.out.contains("  connections open  0 of "), "\(status)")
+        #expect(status.out.contains(" (1 accepted, 0 refused at the cap, 0 over the per-client limit)\n"), "\(status)")
         #expect(status.out.contains("  closed            0 encrypted, 0 failed, 1 inspected, 0 kept private, 0 not encrypted\n"), "\(status)")
 
         // A tunnel held open while the session stops.

@@ -261,6 +261,17 @@ final class Leg {
     }
 
     /// Closes the socket, with a reset when asked (SO_LINGER 0).
+    /// Before closing after an answer the client must read (an HTTP error, a 408): sends the FIN
+    /// after it and reads away what the client sent and tv did not read, so that the close is not
+    /// a reset that could discard the answer (RFC 9112 §9.6). Bounded: at most 256 KiB is read.
+    func shutdownAfterAnswer() {
+        guard fd >= 0 else { return }
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        withUnsafeTemporaryAllocation(byteCount: 16_384, alignment: 1) { scratch in
+            for _ in 0..<16 where Glibc.read(fd, scratch.baseAddress, scratch.count) > 0 {}
+        }
+    }
+
     func close(reset: Bool) {
         tls = nil
         if let pipe {

@@ -1,4 +1,5 @@
 import CTVShims
+import LocalCA
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,18 +14,23 @@ final class Listener: LoopHandler {
     private var token: UInt64 = 0
     private var watching = false
     private var closed = false
-    /// A short reply for refused connections (explicit proxy mode): says why.
-    private let refusal: [UInt8]?
+    /// Short replies for refused connections (explicit proxy mode): say why.
+    private let capRefusal: [UInt8]?
+    private let perClientRefusal: [UInt8]?
 
     init(loop: EventLoop, fd: Int32, frontEnd: ListenerFrontEnd) {
         self.loop = loop
         self.fd = fd
         self.frontEnd = frontEnd
         if case .connection(.explicitHTTP) = frontEnd {
-            refusal = ConnectionMachine.errorResponse(503, "Service Unavailable",
-                "too many connections are open (the limit is \(loop.shared.configuration.maxConnections)); try again later")
+            capRefusal = ConnectionMachine.errorResponse(503, "Service Unavailable",
+                "too many connections are open (the limit is \(loop.shared.connectionCap)); try again later")
+            let perClient = loop.shared.clientAddresses.withLock { $0.maximum }
+            perClientRefusal = ConnectionMachine.errorResponse(503, "Service Unavailable",
+                "your address has \(perClient) connections open, the most one client may; close some and try again")
         } else {
-            refusal = nil
+            capRefusal = nil
+            perClientRefusal = nil
         }
     }
 
@@ -49,7 +55,6 @@ final class Listener: LoopHandler {
     func loopEvent(side: Int, events: UInt32) {
         guard !closed else { return }
         let shared = loop.shared
-        let cap = shared.configuration.maxConnections
         var storage = sockaddr_storage()
         for _ in 0..<64 {
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -60,35 +65,36 @@ final class Listener: LoopHandler {
                 let err = errno
                 if err == EINTR || err == ECONNABORTED { continue }
                 if err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM {
-                    // Out of descriptors: stop listening for a moment rather than spin.
+                    // Out of descriptors (or memory): counted and said, and this loop stops
+                    // listening for a moment rather than spin on a level-triggered listener.
+                    shared.acceptFailed(err, now: loop.now)
                     loop.unwatch(fd)
                     watching = false
                     loop.armTimer(token, at: loop.now + 100_000_000)
                 }
                 return
             }
-            let open = shared.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
-            if open > cap {
-                shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
-                shared.refusedByCap.wrappingAdd(1, ordering: .relaxed)
-                if let refusal {
-                    _ = refusal.withUnsafeBytes { tv_send(client, $0.baseAddress, $0.count) }
-                    close(client)
-                } else {
-                    Socket.reset(client)
-                }
+            let peer = withUnsafeBytes(of: &storage) { SocketAddress(storage: $0.baseAddress!) }
+                ?? SocketAddress(numericHost: "0.0.0.0", port: 0)!
+            let admitted: IPAddress?
+            switch shared.admit(peer.ip, now: loop.now) {
+            case .admitted(let address):
+                admitted = address
+            case .refusedByCap:
+                refuse(client, capRefusal)
+                continue
+            case .refusedPerClient:
+                refuse(client, perClientRefusal)
                 continue
             }
             loop.counters.accepted.wrappingAdd(1, ordering: .relaxed)
-            let peer = withUnsafeBytes(of: &storage) { SocketAddress(storage: $0.baseAddress!) }
-                ?? SocketAddress(numericHost: "0.0.0.0", port: 0)!
             let kind: FrontEndKind
             switch frontEnd {
             case .connection(let fixed):
                 kind = fixed
             case .transparent:
                 guard let destination = TransparentDestination.read(client) else {
-                    shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+                    shared.connectionEnded(address: admitted)
                     shared.notRedirected.wrappingAdd(1, ordering: .relaxed)
                     Socket.reset(client)
                     continue
@@ -97,7 +103,18 @@ final class Listener: LoopHandler {
                               upstreamTLS: nil)
             }
             let connection = ProxyConnection(loop: loop, fd: client, peer: peer, frontEnd: kind)
+            connection.admittedAddress = admitted
             connection.start()
+        }
+    }
+
+    /// Says why (explicit proxy mode) and closes, or resets.
+    private func refuse(_ client: Int32, _ reply: [UInt8]?) {
+        if let reply {
+            _ = reply.withUnsafeBytes { tv_send(client, $0.baseAddress, $0.count) }
+            close(client)
+        } else {
+            Socket.reset(client)
         }
     }
 

@@ -55,6 +55,7 @@ final class ProxyConnection: LoopHandler {
             serverFirstWaitMillis: configuration.serverFirstWaitMillis,
             handshakeTimeoutMillis: Int(configuration.handshakeTimeout * 1000),
             connectTimeoutMillis: Int(configuration.connectTimeout * 1000),
+            headTimeoutMillis: Int(configuration.headTimeout * 1000),
             detector: configuration.pinningDetector)
         let pinning = shared.pinning
         machine = ConnectionMachine(settings: settings, facts: facts, isPinned: { pinning.isPinned($0) })
@@ -147,6 +148,8 @@ final class ProxyConnection: LoopHandler {
             }
         case .refuseClientTLS(let alert):
             refuseClient(alert: alert)
+        case .countHeadTimeout:
+            loop.counters.headTimeouts.wrappingAdd(1, ordering: .relaxed)
         case .close(let reset):
             finish(reset: reset)
         }
@@ -165,7 +168,7 @@ final class ProxyConnection: LoopHandler {
         case .control:
             if side == 1 {
                 upstreamControlEvent(events)
-            } else if machine.phase == .frontEnd || machine.phase == .awaitingFirstBytes {
+            } else if machine.readsClient {
                 if events & tv_EPOLLIN != 0 || leg.peerClosing { peekClient() }
             } else if leg.peerClosing {
                 peekClient()
@@ -239,11 +242,11 @@ final class ProxyConnection: LoopHandler {
         guard stage != .closed else { return }
         let n = tv_peek(client.fd, buffer.baseAddress, buffer.count)
         if n > 0 {
-            if machine.phase == .frontEnd || machine.phase == .awaitingFirstBytes {
+            if machine.readsClient {
                 feed(.clientBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
                 // The client finished sending (FIN) and what it sent is still not enough: no
                 // more will come.
-                if client.peerClosing && stage == .control && (machine.phase == .frontEnd || machine.phase == .awaitingFirstBytes) {
+                if client.peerClosing && stage == .control && machine.readsClient {
                     feed(.clientGone(reset: false))
                 }
             }
@@ -332,6 +335,8 @@ final class ProxyConnection: LoopHandler {
     private var pendingConnect: SocketAddress?
     /// An upstream socket connected before the client's connection was adopted (connect-first).
     var preconnectedUpstream: Int32?
+    /// The client address this connection counts against (`ClientAddressLimit`; nil: none).
+    var admittedAddress: IPAddress?
 
     private func upstreamControlEvent(_ events: UInt32) {
         guard let up = upstream else { return }
@@ -779,6 +784,8 @@ final class ProxyConnection: LoopHandler {
     /// Closes everything and reports the flow. Idempotent.
     private func finish(reset: Bool) {
         guard stage != .closed else { return }
+        // Before the data phase a close may follow an answer (400, 408, 502): let it arrive.
+        if !reset && stage == .control { client.shutdownAfterAnswer() }
         stage = .closed
         client.close(reset: reset)
         upstream?.close(reset: reset)
@@ -788,7 +795,7 @@ final class ProxyConnection: LoopHandler {
             preconnectedUpstream = nil
         }
         loop.unregister(token)
-        _ = shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+        shared.connectionEnded(address: admittedAddress)
         // Commands still queued (pinning bookkeeping) may add to the facts: report after them.
         closeReportPending = true
         if !executing { reportClosed() }
@@ -812,7 +819,7 @@ final class ProxyConnection: LoopHandler {
         // The forwarder takes the client socket and this flow's id; this object is done.
         stage = .closed
         loop.unregister(token)
-        let forwarder = PlainHTTPForwarder(loop: loop, client: client, facts: machine.facts)
+        let forwarder = PlainHTTPForwarder(loop: loop, client: client, facts: machine.facts, admittedAddress: admittedAddress)
         forwarder.start()
     }
 }

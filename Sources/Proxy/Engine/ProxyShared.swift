@@ -14,6 +14,18 @@ final class ProxyShared: Sendable {
     let inspection: Atomic<Bool>
     let openConnections = Atomic<Int>(0)
     let refusedByCap = Atomic<UInt64>(0)
+    /// The cap in force: `configuration.maxConnections`, lowered to what the descriptors allow.
+    let connectionCap: Int
+    /// The soft RLIMIT_NOFILE after start (0: unknown).
+    let descriptorLimit: UInt64
+    /// Open connections per client address (`ClientAddressLimit`), shared by the loops.
+    let clientAddresses: Mutex<ClientAddressLimit>
+    let refusedPerClient = Atomic<UInt64>(0)
+    /// accept(2) failures for lack of descriptors (EMFILE, ENFILE).
+    let acceptsFailedForDescriptors = Atomic<UInt64>(0)
+    /// One notice a minute about the cap, and one about descriptors.
+    let capNotices = Mutex(NoticeThrottle())
+    let descriptorNotices = Mutex(NoticeThrottle())
     /// Transparent mode: connections refused because no redirect rule sent them (no original
     /// destination, or the destination is the listener itself).
     let notRedirected = Atomic<UInt64>(0)
@@ -24,8 +36,16 @@ final class ProxyShared: Sendable {
     let pinning: any PinningMemory
     let pinningEvidence: PinningEvidence
 
-    init(configuration: ProxyConfiguration) throws {
+    /// - Parameters:
+    ///   - connectionCap: the cap in force (nil: `configuration.maxConnections`).
+    ///   - descriptorLimit: the soft descriptor limit it was sized from (0: unknown).
+    init(configuration: ProxyConfiguration, connectionCap: Int? = nil, descriptorLimit: UInt64 = 0) throws {
         self.configuration = configuration
+        let cap = connectionCap ?? configuration.maxConnections
+        self.connectionCap = cap
+        self.descriptorLimit = descriptorLimit
+        clientAddresses = Mutex(ClientAddressLimit(
+            maximum: configuration.maxConnectionsPerClient ?? ClientAddressLimit.defaultMaximum(connectionCap: cap)))
         ignoreHosts = try configuration.ignoreHosts.map(HostPattern.init)
         allowHosts = try configuration.allowHosts.map(HostPattern.init)
         contexts = try TLSContexts(configuration: configuration, sessionCache: UpstreamSessionCache())

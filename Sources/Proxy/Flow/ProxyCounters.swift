@@ -8,6 +8,17 @@ public struct ProxyCounters: Sendable, Hashable {
     public var accepted: UInt64 = 0
     /// Client connections refused because `maxConnections` were open.
     public var refusedByCap: UInt64 = 0
+    /// The connection cap in force (`ProxyConfiguration.maxConnections`, lowered to what the
+    /// file-descriptor limit allows: `DescriptorBudget`).
+    public var connectionCap: Int = 0
+    /// The soft file-descriptor limit (RLIMIT_NOFILE) after start raised it to the hard one.
+    public var descriptorLimit: UInt64 = 0
+    /// Client connections refused because their address held `maxConnectionsPerClient`.
+    public var refusedPerClient: UInt64 = 0
+    /// accept(2) failures for lack of file descriptors (EMFILE, ENFILE): those clients waited.
+    public var acceptsFailedForDescriptors: UInt64 = 0
+    /// Connections closed because a request head was not complete in time (`headTimeout`).
+    public var headTimeouts: UInt64 = 0
     /// Transparent mode: connections reset because they were not redirected by a NAT rule (no
     /// original destination, or it was the listener itself, which would loop).
     public var notRedirected: UInt64 = 0
@@ -44,6 +55,7 @@ final class LoopCounters: Sendable {
     let upstreamResumptions = Atomic<UInt64>(0)
     let clientResumptions = Atomic<UInt64>(0)
     let splicedBytes = Atomic<UInt64>(0)
+    let headTimeouts = Atomic<UInt64>(0)
 
     func countClosed(_ kind: FlowStatusKind) {
         switch kind {

@@ -1,5 +1,6 @@
 import CTVShims
 import Foundation
+import LocalCA
 import Wire
 #if canImport(Glibc)
 import Glibc
@@ -10,6 +11,9 @@ import Glibc
 /// or not) is relayed as is. Keep-alive on both sides; a request for another host:port waits
 /// until the previous responses are complete, then goes over a new upstream connection (a new
 /// flow). Responses are relayed unchanged; their framing is only read to know when each ends.
+///
+/// Every request head must be whole within `ProxyConfiguration.headTimeout` of its first byte
+/// (`HeadDeadline`), however slowly its bytes trickle in.
 ///
 /// Confined to its loop's thread.
 final class PlainHTTPForwarder: LoopHandler {
@@ -54,11 +58,16 @@ final class PlainHTTPForwarder: LoopHandler {
     private var connectDeadline: UInt64 = 0
     private let idleNanos: UInt64
     private let recordingAllowed: Bool
+    private var headDeadline: HeadDeadline
+    /// The client address this connection counts against (`ClientAddressLimit`; nil: none).
+    private let admittedAddress: IPAddress?
 
-    init(loop: EventLoop, client: Leg, facts: FlowFacts) {
+    init(loop: EventLoop, client: Leg, facts: FlowFacts, admittedAddress: IPAddress?) {
         self.loop = loop
         shared = loop.shared
         self.client = client
+        self.admittedAddress = admittedAddress
+        headDeadline = HeadDeadline(limitMillis: Int(loop.shared.configuration.headTimeout * 1000))
         firstFacts = facts
         lastActivity = loop.now
         idleNanos = UInt64(max(1, shared.configuration.idleTimeout) * 1e9)
@@ -99,10 +108,24 @@ final class PlainHTTPForwarder: LoopHandler {
             keepNumericTarget()
             return fail("tv could not connect to \(upstreamTarget.map { "\($0)" } ?? "the server") (no answer)", status: 504)
         }
+        if headDeadline.passed(at: loop.now) { return headTimedOut() }
         if loop.now >= lastActivity &+ idleNanos {
             return finish(reset: false, error: "closed after \(Int(shared.configuration.idleTimeout)) s without traffic")
         }
         rearm()
+    }
+
+    /// A request head was not whole in time: 408 unless a response is under way, counted, closed.
+    private func headTimedOut() {
+        loop.counters.headTimeouts.wrappingAdd(1, ordering: .relaxed)
+        let limit = Int(shared.configuration.headTimeout * 1000)
+        let underWay = !outstanding.isEmpty || responseBody != nil || client.hasPending
+        if HeadDeadline.ending(responseUnderWay: underWay) == .requestTimeout {
+            let bytes = HeadDeadline.requestTimeoutResponse(limitMillis: limit)
+            _ = bytes.withUnsafeBytes { tv_send(client.fd, $0.baseAddress, $0.count) }
+            client.shutdownAfterAnswer()
+        }
+        finish(reset: false, error: HeadDeadline.reason(limitMillis: limit))
     }
 
     func loopRunAgain() { drive() }
@@ -112,6 +135,7 @@ final class PlainHTTPForwarder: LoopHandler {
     private func rearm() {
         var next = lastActivity &+ idleNanos
         if connecting && connectDeadline != 0 && connectDeadline < next { next = connectDeadline }
+        if let head = headDeadline.deadline, head < next { next = head }
         guard armedAt == 0 || next < armedAt else { return }
         armedAt = next
         loop.armTimer(token, at: next)
@@ -190,6 +214,10 @@ final class PlainHTTPForwarder: LoopHandler {
                 let before = headFed
                 let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
                 headFed += rest.count
+                if headDeadline.deadline == nil {
+                    headDeadline.headBegan(at: loop.now)
+                    rearm()
+                }
                 switch headParser.feed(rest) {
                 case .needMoreData:
                     return
@@ -199,6 +227,7 @@ final class PlainHTTPForwarder: LoopHandler {
                     let used = head.byteCount - before
                     headParser = HTTPRequestHeadParser()
                     headFed = 0
+                    headDeadline.headCompleted()
                     if !startRequest(head, rawHeadTail: UnsafeRawBufferPointer(rebasing: bytes[offset...]), used: used) {
                         return
                     }
@@ -551,6 +580,6 @@ final class PlainHTTPForwarder: LoopHandler {
         }
         client.close(reset: reset)
         loop.unregister(token)
-        _ = shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+        shared.connectionEnded(address: admittedAddress)
     }
 }

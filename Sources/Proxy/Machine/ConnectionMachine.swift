@@ -8,6 +8,8 @@ import Wire
 /// Phases: front-end (CONNECT / SOCKS5) → resolve → connect → wait for the client's first bytes
 /// (or the server's, or a short timeout: server-speaks-first) → ClientHello → policy →
 ///   pass through (raw relay) | inspect: upstream TLS first, then the client leg with our leaf.
+/// Reverse mode first waits for the client (`awaitingHead`): a plain HTTP client's whole first
+/// request head, or the first byte of a ClientHello, before anything is opened to the server.
 struct ConnectionMachine {
     struct Settings {
         var frontEnd: FrontEndKind
@@ -17,12 +19,18 @@ struct ConnectionMachine {
         var serverFirstWaitMillis = 300
         var handshakeTimeoutMillis = 10_000
         var connectTimeoutMillis = 10_000
+        /// The time a request head may take (`HeadDeadline`): the explicit proxy's request and a
+        /// reverse-mode client's first plain head.
+        var headTimeoutMillis = 10_000
         var detector = PinningDetector()
     }
 
     enum Phase: Equatable {
         case start
         case frontEnd
+        /// Reverse mode: waiting for a complete plain request head (or a ClientHello's first
+        /// byte) before connecting to the server.
+        case awaitingHead
         case connecting
         case awaitingFirstBytes
         case upstreamHandshake
@@ -131,6 +139,8 @@ struct ConnectionMachine {
         case suspectPinning(host: String, reason: String)
         /// Drain what the client sent, answer with this fatal TLS alert, close.
         case refuseClientTLS(alert: UInt8)
+        /// The client's request head was not complete in time (`HeadDeadline`): count it.
+        case countHeadTimeout
         case close(reset: Bool)
     }
 
@@ -153,6 +163,8 @@ struct ConnectionMachine {
     private var nextAddress = 0
     private var lastConnectError = ""
     private var sawClientBytes = false
+    /// Reverse mode: the client sent something while tv waited for its head.
+    private var sawHeadBytes = false
     /// Reverse mode to an HTTPS server, and the client spoke plain HTTP: tv is the TLS client of
     /// the server and relays the client's plaintext over that leg (mitmproxy's reverse mode does
     /// the same).
@@ -163,6 +175,9 @@ struct ConnectionMachine {
         self.facts = facts
         self.isPinned = isPinned
     }
+
+    /// Whether the client's unread bytes are wanted now (`.clientBytes` peeks).
+    var readsClient: Bool { phase == .frontEnd || phase == .awaitingHead || phase == .awaitingFirstBytes }
 
     var upstreamTLS: Bool? {
         if case .fixed(_, let tls) = settings.frontEnd { return tls }
@@ -255,20 +270,32 @@ struct ConnectionMachine {
         guard phase == .start else { return [] }
         var out: [Command] = [.openFlow]
         switch settings.frontEnd {
-        case .explicitHTTP, .socks5:
+        case .explicitHTTP:
+            phase = .frontEnd
+            out += [.armTimer(millis: settings.headTimeoutMillis), .peekClient]
+        case .socks5:
             phase = .frontEnd
             out += [.armTimer(millis: settings.handshakeTimeoutMillis), .peekClient]
+        case .fixed(let destination, let tls) where tls != nil:
+            // Reverse mode: nothing goes to the server before the client said something whole.
+            aim(at: destination)
+            phase = .awaitingHead
+            out += [.armTimer(millis: settings.headTimeoutMillis), .peekClient]
         case .fixed(let destination, _):
             out += beginConnect(destination)
         }
         return out
     }
 
-    private mutating func beginConnect(_ destination: OriginalDestination) -> [Command] {
+    private mutating func aim(at destination: OriginalDestination) {
         self.destination = destination
         facts.host = destination.hostName
         facts.hostOrigin = destination.hostName == nil ? (destination.origin == .reverse ? .reverse : .none) : destination.origin
         facts.port = destination.port
+    }
+
+    private mutating func beginConnect(_ destination: OriginalDestination) -> [Command] {
+        aim(at: destination)
         phase = .connecting
         var out: [Command] = [.armTimer(millis: settings.connectTimeoutMillis)]
         if let address = destination.numericAddress {
@@ -321,7 +348,10 @@ struct ConnectionMachine {
     private mutating func timeout() -> [Command] {
         switch phase {
         case .frontEnd:
+            if case .explicitHTTP = settings.frontEnd { return headTimedOut() }
             return fail("the client sent no complete proxy request within \(settings.handshakeTimeoutMillis / 1000) s", reset: false)
+        case .awaitingHead:
+            return headTimedOut()
         case .connecting:
             return upstreamUnreachable("no answer within \(settings.connectTimeoutMillis / 1000) s", socksCode: .ttlExpired)
         case .awaitingFirstBytes:
@@ -336,12 +366,21 @@ struct ConnectionMachine {
         }
     }
 
+    /// The request head did not come whole in time: 408 (nothing was sent to the client yet),
+    /// counted, closed.
+    private mutating func headTimedOut() -> [Command] {
+        [.countHeadTimeout, .sendClient(HeadDeadline.requestTimeoutResponse(limitMillis: settings.headTimeoutMillis))]
+            + fail(HeadDeadline.reason(limitMillis: settings.headTimeoutMillis), reset: false)
+    }
+
     // MARK: client bytes
 
     private mutating func clientBytes(_ all: UnsafeRawBufferPointer) -> [Command] {
         switch phase {
         case .frontEnd:
             return frontEndBytes(all)
+        case .awaitingHead:
+            return headBytes(all)
         case .awaitingFirstBytes:
             return firstBytes(all)
         default:
@@ -406,6 +445,56 @@ struct ConnectionMachine {
             return []
         }
     }
+
+    /// Reverse mode before connecting: a TLS client connects at its first byte (its ClientHello
+    /// is read, under the handshake deadline, once connected); a plain one once its first
+    /// request head is whole. The bytes stay unread for the phases after the connect.
+    private mutating func headBytes(_ all: UnsafeRawBufferPointer) -> [Command] {
+        guard let destination, let first = all.first else { return [] }
+        sawHeadBytes = true
+        if first == 0x16 && fed == 0 { return beginConnect(destination) }
+        // HTTP/2 with prior knowledge (RFC 9113 §3.3): the whole connection preface is its head.
+        let preface = Self.http2Preface
+        if all.count <= preface.count ? all.elementsEqual(preface.prefix(all.count)) : all.prefix(preface.count).elementsEqual(preface) {
+            return all.count >= preface.count ? beginConnect(destination) : []
+        }
+        switch httpParser.feed(newBytes(all)) {
+        case .needMoreData:
+            return []
+        case .malformed(let reason):
+            // A whole head tv would not accept itself (no Host, say) is the server's to judge,
+            // as before: tv's reverse mode relays requests, it does not police them. Bytes that
+            // cannot begin a head, or a head too long to end, are refused.
+            if Self.containsHeadEnd(all) {
+                httpParser = HTTPRequestHeadParser()
+                return beginConnect(destination)
+            }
+            return [.sendClient(Self.errorResponse(400, "Bad Request", "tv could not read this request: \(reason)"))]
+                + fail("the client's request was not understood: \(reason)", reset: false)
+        case .head:
+            httpParser = HTTPRequestHeadParser()
+            return beginConnect(destination)
+        }
+    }
+
+    /// Whether `bytes` hold the empty line that ends a head (CRLF CRLF, or bare LF LF as RFC 9112
+    /// §2.2 lets a recipient accept).
+    static func containsHeadEnd(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // Whether a line feed ended a line; carriage returns do not count as content.
+        var afterLineFeed = false
+        for byte in bytes {
+            if byte == 0x0A {
+                if afterLineFeed { return true }
+                afterLineFeed = true
+            } else if byte != 0x0D {
+                afterLineFeed = false
+            }
+        }
+        return false
+    }
+
+    /// `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`.
+    static let http2Preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
     private mutating func firstBytes(_ all: UnsafeRawBufferPointer) -> [Command] {
         var out: [Command] = []
@@ -548,6 +637,7 @@ struct ConnectionMachine {
             let when: String
             switch phase {
             case .frontEnd, .start: when = "before sending a proxy request"
+            case .awaitingHead: when = sawHeadBytes ? "before sending a complete request" : "before sending anything"
             case .connecting: when = "while tv was connecting to the server"
             case .awaitingFirstBytes: when = sawClientBytes ? "in the middle of its ClientHello" : "before sending anything"
             default: when = "during the server's TLS handshake"

@@ -18,7 +18,9 @@ enum RunCommands {
                   OptionSpec("dry-run", help: "--mode tun: print the routing changes it would make, and make none."),
                   OptionSpec("tun-device", value: "NAME", help: "--mode tun: the TUN interface's name (default tv0)."),
                   OptionSpec("mtu", value: "N", help: "--mode tun: the TUN's MTU (default 65535)."),
-                  OptionSpec("yes", help: "--mode tun: change the routing without asking first.")]
+                  OptionSpec("yes", help: "--mode tun: change the routing without asking first."),
+                  OptionSpec("max-per-client", value: "N", help: "Connections one client address may hold open (default: a quarter of the connection cap, 64 to 1024; 0: no limit); more are refused and said."),
+                  OptionSpec("head-timeout", value: "SECONDS", help: "Seconds a client may take to send a whole request head, however slowly it trickles (default 10; 0.1-3600); then 408 and closed.")]
             + proxyOptions + [OptionSpec("quiet", help: "Print nothing but errors.")])
 
     /// The proxy options `tv run` and `tv exec` share.
@@ -89,6 +91,18 @@ enum RunCommands {
         var options = try proxyOptions(c)
         if let mode = c.value("mode") { options.mode = try ProxyMode.parse(mode) }
         options.listen = c.value("listen")
+        if let text = c.value("max-per-client") {
+            guard let n = Int(text), n >= 0, n <= 1_000_000 else {
+                throw UsageRefusal("--max-per-client takes a whole number of connections from 0 (no limit) to 1000000, not '\(text)'.")
+            }
+            options.maxConnectionsPerClient = n
+        }
+        if let text = c.value("head-timeout") {
+            guard let seconds = Double(text), seconds >= 0.1, seconds <= 3_600 else {
+                throw UsageRefusal("--head-timeout takes seconds from 0.1 to 3600, not '\(text)'.")
+            }
+            options.headTimeoutSeconds = seconds
+        }
         options.tun.mtu = try mtu(c)
         options.tun.dryRun = c.has("dry-run")
         if let name = c.value("tun-device") { options.tun.deviceName = name }
@@ -170,7 +184,13 @@ enum RunCommands {
         }
         inv.console.line("tv is running (pid \(v["pid"] ?? "?")): \(v["modeLabel"] ?? v["mode"] ?? "") on \(v["listen"] ?? "")")
         inv.console.line("  inspection        \(v["inspection"] ?? "?")")
-        inv.console.line("  connections open  \(v["openConnections"] ?? "0") (\(v["accepted"] ?? "0") accepted, \(v["refusedByCap"] ?? "0") refused at the cap)")
+        inv.console.line("  connections open  \(v["openConnections"] ?? "0") of \(v["connectionCap"] ?? "?") (\(v["accepted"] ?? "0") accepted, \(v["refusedByCap"] ?? "0") refused at the cap, \(v["refusedPerClient"] ?? "0") over the per-client limit)")
+        if let n = v["headTimeouts"], n != "0" {
+            inv.console.line("  slow heads        \(n) closed (request head not whole within the head timeout)")
+        }
+        if let n = v["acceptsFailedForDescriptors"], n != "0" {
+            inv.console.line("  out of descriptors \(n) accepts failed (limit \(v["descriptorLimit"] ?? "?"); raise it with ulimit -n)")
+        }
         let closed = v.keys.filter { $0.hasPrefix("closed.") }.sorted().map { "\(v[$0]!) \($0.dropFirst(7))" }
         if !closed.isEmpty { inv.console.line("  closed            " + closed.joined(separator: ", ")) }
         let up = Int64(v["bytesFromClients"] ?? "0") ?? 0, down = Int64(v["bytesFromServers"] ?? "0") ?? 0

@@ -15,15 +15,19 @@ final class TVSession {
     private let process = Process()
 
     /// - Parameter listen: the --listen value; nil for 127.0.0.1:<free port>, "" for none at all.
+    /// - Parameter launcher: a program (full path) and arguments that exec tv, keeping its pid
+    ///   (`/usr/bin/prlimit --nofile=64:4096 --`); empty for none.
     init(_ sandbox: Sandbox, _ arguments: [String], listen: String? = nil, environment extra: [String: String] = [:],
-         sourceLocation: SourceLocation = #_sourceLocation) throws {
+         launcher: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
         self.sandbox = sandbox
         port = freeLoopbackPort()
         logPath = sandbox.root + "/tv-run-\(UUID().uuidString.prefix(6)).log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: try TVBinary.require())
+        let binary = try TVBinary.require()
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? binary)
         let listenArguments = listen == "" ? [] : ["--listen", listen ?? "127.0.0.1:\(port)"]
-        process.arguments = ["--data-dir", sandbox.dataDir, "run"] + listenArguments + arguments
+        process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [binary])
+            + ["--data-dir", sandbox.dataDir, "run"] + listenArguments + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: sandbox.work)
         process.environment = sandbox.environment.merging(extra) { $1 }
         let logHandle = FileHandle(forWritingAtPath: logPath)!
@@ -47,6 +51,8 @@ final class TVSession {
     var proxyURL: String { "http://127.0.0.1:\(port)" }
     var proxyHostPort: String { "127.0.0.1:\(port)" }
     var isRunning: Bool { process.isRunning }
+    /// The child's pid (tv's own: a launcher execs it).
+    var pid: Int32 { process.processIdentifier }
     var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
 
     /// What the session printed so far (banner, notices).

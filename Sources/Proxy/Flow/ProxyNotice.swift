@@ -1,0 +1,31 @@
+/// Something the engine tells the person running it, as it happens (`ProxyConfiguration.notices`;
+/// `tv run` says `message` in its output). Each kind is said at most once per minute (per client
+/// address for `clientAddressLimit`), with the number of times it happened since it was last said.
+public enum ProxyNotice: Sendable, Equatable {
+    /// Connections from `address` were refused because it already held `limit` (`tv run
+    /// --max-per-client`); `refused` of them since the last notice about this address.
+    case clientAddressLimit(address: String, limit: Int, refused: UInt64)
+    /// Connections were refused because `cap` were open; `descriptorLimit` is the file-descriptor
+    /// limit the cap was sized from when it lowered the configured cap (nil: the configured cap).
+    case connectionCap(cap: Int, descriptorLimit: UInt64?, refused: UInt64)
+    /// accept(2) failed `failures` times for lack of file descriptors (EMFILE: this process's
+    /// `limit`; ENFILE: the whole system's), so clients waited in the listen queue; tv paused
+    /// accepting for 100 ms each time rather than spin.
+    case outOfDescriptors(systemWide: Bool, limit: UInt64, failures: UInt64)
+
+    /// One sentence: what happened and what to do.
+    public var message: String {
+        switch self {
+        case let .clientAddressLimit(address, limit, refused):
+            return "refused \(Self.connections(refused)) from \(address), which already holds \(limit) (the most one client address may open; raise it with --max-per-client)"
+        case let .connectionCap(cap, descriptorLimit, refused):
+            let why = descriptorLimit.map { " (sized from the file-descriptor limit of \($0); raise it with ulimit -n)" } ?? ""
+            return "refused \(Self.connections(refused)): \(cap) are open, the most tv takes at once\(why)"
+        case let .outOfDescriptors(systemWide, limit, failures):
+            let whose = systemWide ? "the system ran out of file descriptors (fs.file-max)" : "tv ran out of file descriptors (its limit is \(limit); raise it with ulimit -n)"
+            return "could not accept \(Self.connections(failures)): \(whose); clients wait in the listen queue until some close"
+        }
+    }
+
+    private static func connections(_ n: UInt64) -> String { n == 1 ? "a connection" : "\(n) connections" }
+}

@@ -1,0 +1,128 @@
+import LocalCA
+@testable import Proxy
+import Testing
+
+/// The pure decisions about slow and greedy clients: the head deadline, the per-address limit,
+/// the notice throttle and the descriptor budget (issue 12 §5, §6).
+@Suite("Slow clients and descriptors: policies")
+struct SlowClientPolicyTests {
+    @Test("HeadDeadline: the clock starts with a head's first byte, trickling bytes do not move it, completion stops it")
+    func headDeadline() {
+        var d = HeadDeadline(limitMillis: 1_500)
+        #expect(d.limitNanos == 1_500_000_000)
+        #expect(d.deadline == nil)
+        #expect(!d.passed(at: 99_000_000_000))
+        d.headBegan(at: 1_000)
+        #expect(d.deadline == 1_500_001_000)
+        d.headBegan(at: 900_000_000)          // another byte of the same head
+        #expect(d.deadline == 1_500_001_000)
+        #expect(!d.passed(at: 1_500_000_999))
+        #expect(d.passed(at: 1_500_001_000))
+        d.headCompleted()
+        #expect(d.deadline == nil)
+        #expect(!d.passed(at: 2_000_000_000))
+        d.headBegan(at: 5_000_000_000)        // the next head on the keep-alive connection
+        #expect(d.deadline == 6_500_000_000)
+        #expect(HeadDeadline(limitMillis: 0).limitNanos == 1_000_000)
+    }
+
+    @Test("HeadDeadline: 408 unless a response is under way; the reason and the response name the limit")
+    func headDeadlineEnding() {
+        #expect(HeadDeadline.ending(responseUnderWay: false) == .requestTimeout)
+        #expect(HeadDeadline.ending(responseUnderWay: true) == .close)
+        #expect(HeadDeadline.reason(limitMillis: 10_000) == "the client sent no complete request head within 10 s (tv closed the connection)")
+        #expect(HeadDeadline.seconds(1_500) == "1.5 s")
+        #expect(HeadDeadline.seconds(250) == "250 ms")
+        let body = "tv: the request head did not arrive within 2 s; send it again\n"
+        #expect(String(decoding: HeadDeadline.requestTimeoutResponse(limitMillis: 2_000), as: UTF8.self)
+                == "HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body)
+    }
+
+    @Test("NoticeThrottle: the first event is said, the next ones within the interval are not, the next notice counts them all")
+    func throttle() {
+        var t = NoticeThrottle(intervalNanos: 100)
+        #expect(t.note(at: 1_000) == 1)
+        #expect(t.note(at: 1_050) == nil)
+        #expect(t.note(at: 1_099) == nil)
+        #expect(t.unsaid == 2)
+        #expect(!t.isStale(at: 1_099))
+        #expect(t.note(at: 1_100) == 3)
+        #expect(t.unsaid == 0)
+        #expect(t.isStale(at: 1_200))
+        #expect(NoticeThrottle().intervalNanos == 60_000_000_000)
+        // Two loops: the second read the clock a little before the first said its notice.
+        var loops = NoticeThrottle(intervalNanos: 100)
+        #expect(loops.note(at: 5_000) == 1)
+        #expect(loops.note(at: 4_990) == nil)
+        #expect(!loops.isStale(at: 4_990))
+        #expect(loops.note(at: 5_100) == 2)
+    }
+
+    static let a = IPAddress("192.0.2.1")!
+    static let b = IPAddress("2001:db8::1")!
+
+    @Test("ClientAddressLimit: N per address, the N+1th refused and said once per interval, released connections make room")
+    func perAddress() {
+        var limit = ClientAddressLimit(maximum: 2, noticeIntervalNanos: 1_000)
+        #expect(limit.admit(Self.a, now: 10) == .admitted)
+        #expect(limit.admit(Self.a, now: 11) == .admitted)
+        #expect(limit.admit(Self.b, now: 12) == .admitted)
+        #expect(limit.admit(Self.a, now: 13) == .refused(notice: 1))
+        #expect(limit.admit(Self.a, now: 14) == .refused(notice: nil))
+        #expect(limit.admit(Self.a, now: 1_012) == .refused(notice: nil))
+        #expect(limit.admit(Self.a, now: 1_013) == .refused(notice: 3))
+        #expect(limit.openConnections(Self.a) == 2)
+        #expect(limit.addresses == 2)
+        limit.release(Self.a)
+        #expect(limit.admit(Self.a, now: 1_100) == .admitted)
+        limit.release(Self.b)
+        #expect(limit.openConnections(Self.b) == 0)
+        #expect(limit.addresses == 1)
+        limit.release(Self.b)               // not held: nothing to release
+        #expect(limit.openConnections(Self.b) == 0)
+    }
+
+    @Test("ClientAddressLimit: 0 is no limit; the default is a quarter of the cap within 64…1024")
+    func noLimitAndDefault() {
+        var none = ClientAddressLimit(maximum: 0)
+        for i in 0..<5_000 { #expect(none.admit(Self.a, now: UInt64(i)) == .admitted) }
+        #expect(none.addresses == 0)
+        #expect(ClientAddressLimit.defaultMaximum(connectionCap: 10_000) == 1_024)
+        #expect(ClientAddressLimit.defaultMaximum(connectionCap: 2_000) == 500)
+        #expect(ClientAddressLimit.defaultMaximum(connectionCap: 100) == 64)
+    }
+
+    @Test("DescriptorBudget: the soft limit goes up to the hard one (at most 2^20); the cap is what the rest allows, at least 1")
+    func descriptorBudget() {
+        #expect(DescriptorBudget.raisedSoftLimit(soft: 1_024, hard: 524_288) == 524_288)
+        #expect(DescriptorBudget.raisedSoftLimit(soft: 64, hard: 4_096) == 4_096)
+        #expect(DescriptorBudget.raisedSoftLimit(soft: 64, hard: 64) == nil)
+        #expect(DescriptorBudget.raisedSoftLimit(soft: 1_024, hard: UInt64.max) == 1_048_576)
+        #expect(DescriptorBudget.raisedSoftLimit(soft: 1_048_576, hard: UInt64.max) == nil)
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 1_048_576, inUse: 20) == 10_000)
+        // (4096 - 20 - 32) / 3
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 4_096, inUse: 20) == 1_348)
+        // The default soft limit: (1024 - 12 - 32) / 3
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 1_024, inUse: 12) == 326)
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 64, inUse: 20) == 4)
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 32, inUse: 20) == 1)
+        #expect(DescriptorBudget.connectionCap(configured: 2, limit: 4_096, inUse: 20) == 2)
+        #expect(DescriptorBudget.connectionCap(configured: 10_000, limit: 0, inUse: 20) == 10_000)
+    }
+
+    @Test("ProxyNotice: one sentence each, saying what happened and what to do")
+    func notices() {
+        #expect(ProxyNotice.clientAddressLimit(address: "127.0.0.1", limit: 3, refused: 1).message
+                == "refused a connection from 127.0.0.1, which already holds 3 (the most one client address may open; raise it with --max-per-client)")
+        #expect(ProxyNotice.clientAddressLimit(address: "::1", limit: 3, refused: 4).message
+                == "refused 4 connections from ::1, which already holds 3 (the most one client address may open; raise it with --max-per-client)")
+        #expect(ProxyNotice.connectionCap(cap: 4, descriptorLimit: 64, refused: 2).message
+                == "refused 2 connections: 4 are open, the most tv takes at once (sized from the file-descriptor limit of 64; raise it with ulimit -n)")
+        #expect(ProxyNotice.connectionCap(cap: 10_000, descriptorLimit: nil, refused: 1).message
+                == "refused a connection: 10000 are open, the most tv takes at once")
+        #expect(ProxyNotice.outOfDescriptors(systemWide: false, limit: 64, failures: 7).message
+                == "could not accept 7 connections: tv ran out of file descriptors (its limit is 64; raise it with ulimit -n); clients wait in the listen queue until some close")
+        #expect(ProxyNotice.outOfDescriptors(systemWide: true, limit: 64, failures: 1).message
+                == "could not accept a connection: the system ran out of file descriptors (fs.file-max); clients wait in the listen queue until some close")
+    }
+}
