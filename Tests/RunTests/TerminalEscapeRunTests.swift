@@ -57,6 +57,7 @@ struct TerminalEscapeRunTests {
         _ = try clean("turns", String(h2ID))
         _ = try clean("turns", String(h2ID), "--http", "--json")
         _ = try clean("turns", String(alpnID), "--http")
+        _ = try clean("status")
 
         try tv.stop()
         #expect(rawTerminalControls(in: Data(tv.log().utf8)) == [], "the session's own output")
