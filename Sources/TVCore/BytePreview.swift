@@ -4,7 +4,8 @@ import TVHome
 
 /// A body drawn for people: text when it is printable (`PrintableText`), else a hex dump of
 /// offset, 16 bytes and their ASCII. Previews are capped — about 1 KiB of text, 256 bytes of hex
-/// (a dump line holds 16 bytes where a text line holds ~70) — and the cap is said.
+/// (a dump line holds 16 bytes where a text line holds ~70) — and the cap is said. Text lines keep
+/// tabs; any other control or bidi control in them is escaped by `TerminalText.text`.
 public enum BytePreview {
     /// Text shown without `--full`: 1,024 bytes.
     public static let textCap = 1_024
@@ -30,7 +31,7 @@ public enum BytePreview {
                 shown = String(text.unicodeScalars[..<end])
                 shownBytes = count
             }
-            var out = textLines(shown).map { $0.isEmpty ? "" : indent + $0 }
+            var out = textLines(shown).map { $0.isEmpty ? "" : indent + TerminalText.text($0) }
             if shownBytes < bytes.count {
                 out.append(indent + "… showing \(Units.grouped(Int64(shownBytes))) of \(Units.grouped(Int64(bytes.count))) bytes; --full prints all that was kept.")
             }

@@ -3,7 +3,8 @@ import Recording
 import TVHome
 
 /// How `tv flow ID` shows one flow: the header facts, the handshake, and what can be said about
-/// its decrypted content.
+/// its decrypted content. Every field that came from the network or a peer (names, addresses,
+/// ALPN, versions, certificate fields, errors and reasons) is escaped with `TerminalText.line`.
 public enum FlowDetailPresentation {
     /// - Parameters:
     ///   - now: µs since the epoch.
@@ -11,7 +12,7 @@ public enum FlowDetailPresentation {
     ///     section is written from it, so read it before drawing.
     public static func lines(_ f: FlowRecord, now: Int64, content: ContentSummary = ContentSummary()) -> [String] {
         var out: [String] = []
-        let name = f.host ?? f.serverAddress
+        let name = TerminalText.line(f.host ?? f.serverAddress)
         let origin: String
         switch f.hostOrigin {
         case .sni: origin = "from the TLS ClientHello (SNI)"
@@ -31,25 +32,25 @@ public enum FlowDetailPresentation {
         out.append("  bytes        ↑ \(Units.bytes(f.bytesUp)) up (\(f.bytesUp) B), ↓ \(Units.bytes(f.bytesDown)) down (\(f.bytesDown) B)")
         if let up = f.packetsUp, let down = f.packetsDown { out.append("  packets      ↑ \(up) up, ↓ \(down) down") }
         out.append("  status       \(statusSentence(f))")
-        if let error = f.error { out.append("  error        \(error)") }
+        if let error = f.error { out.append("  error        \(TerminalText.line(error))") }
 
         out.append("")
         out.append("Handshake")
         if f.clientVersions.isEmpty && f.tlsVersion == nil {
             out.append("  no TLS handshake was seen")
         } else {
-            out.append("  offered      versions \(f.clientVersions.isEmpty ? "—" : f.clientVersions.joined(separator: ", ")); ALPN \(f.clientALPN.isEmpty ? "none" : f.clientALPN.joined(separator: ", "))")
-            let source = f.chosenVersionSource.map { " (read from \($0.replacingOccurrences(of: "_", with: " ")))" } ?? ""
-            out.append("  chosen       \(f.tlsVersion ?? "unknown")\(source); ALPN \(f.alpn ?? "none")")
+            out.append("  offered      versions \(f.clientVersions.isEmpty ? "—" : list(f.clientVersions)); ALPN \(f.clientALPN.isEmpty ? "none" : list(f.clientALPN))")
+            let source = f.chosenVersionSource.map { " (read from \(TerminalText.line($0.replacingOccurrences(of: "_", with: " "))))" } ?? ""
+            out.append("  chosen       \(TerminalText.line(f.tlsVersion ?? "unknown"))\(source); ALPN \(TerminalText.line(f.alpn ?? "none"))")
         }
         if let subject = f.certificateSubject {
-            out.append("  certificate  \(subject)")
-            if let issuer = f.certificateIssuer { out.append("    issuer     \(issuer)") }
-            if !f.certificateSANs.isEmpty { out.append("    names      \(f.certificateSANs.joined(separator: ", "))") }
+            out.append("  certificate  \(TerminalText.line(subject))")
+            if let issuer = f.certificateIssuer { out.append("    issuer     \(TerminalText.line(issuer))") }
+            if !f.certificateSANs.isEmpty { out.append("    names      \(list(f.certificateSANs))") }
             if let nb = f.certificateNotBefore, let na = f.certificateNotAfter {
                 out.append("    valid      \(Units.utc(nb)) to \(Units.utc(na))")
             }
-            if let fp = f.certificateSHA256 { out.append("    SHA-256    \(fp)") }
+            if let fp = f.certificateSHA256 { out.append("    SHA-256    \(TerminalText.line(fp))") }
         }
 
         out.append("")
@@ -58,7 +59,13 @@ public enum FlowDetailPresentation {
         return out
     }
 
-    static func address(_ a: String, _ port: Int) -> String { a.contains(":") ? "[\(a)]:\(port)" : "\(a):\(port)" }
+    static func address(_ a: String, _ port: Int) -> String {
+        let a = TerminalText.line(a)
+        return a.contains(":") ? "[\(a)]:\(port)" : "\(a):\(port)"
+    }
+
+    /// Items from the network, each escaped, joined by commas.
+    static func list(_ items: [String]) -> String { items.map(TerminalText.line).joined(separator: ", ") }
 
     /// One sentence for the status.
     public static func statusSentence(_ f: FlowRecord) -> String {
@@ -68,11 +75,11 @@ public enum FlowDetailPresentation {
         case .notEncrypted:
             // reverse:https with a plain-HTTP client: only the client's side was in clear.
             if let version = f.tlsVersion {
-                return "not encrypted from the client to tv — tv spoke \(version) to the server"
+                return "not encrypted from the client to tv — tv spoke \(TerminalText.line(version)) to the server"
             }
             return "not encrypted — plain bytes, readable by anyone on the path"
         case .keptPrivate: return "kept private — the client refused tv's certificate (pinning), so tv passes this host through untouched"
-        case .failed: return "failed — \(f.failureReason ?? "no reason was recorded")"
+        case .failed: return "failed — \(f.failureReason.map(TerminalText.line) ?? "no reason was recorded")"
         case .interrupted:
             return "interrupted — the tv session carrying it ended without closing it (killed, crashed or lost power); it ends here at its last recorded activity"
         }

@@ -52,29 +52,30 @@ public struct FlowListPresentation: Sendable {
         return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
-    /// The status word: empty for encrypted, else what departed from it.
+    /// The status word: empty for encrypted, else what departed from it (a failure's reason,
+    /// which can quote the peer, escaped by `TerminalText.line`).
     public static func statusWord(_ flow: FlowRecord) -> String {
         switch flow.status {
         case .encrypted: return ""
         case .inspected: return "inspected"
         case .notEncrypted: return "not encrypted"
         case .keptPrivate: return "kept private"
-        case .failed: return "failed" + (flow.failureReason.map { ": " + $0 } ?? "")
+        case .failed: return "failed" + (flow.failureReason.map { ": " + TerminalText.line($0) } ?? "")
         case .interrupted: return "interrupted"
         }
     }
 
-    /// `h2 :443`, `TLSv1.3 :443`, `tcp :80`.
+    /// `h2 :443`, `TLSv1.3 :443`, `tcp :80` (the ALPN the server chose, escaped).
     public static func protocolAndPort(_ flow: FlowRecord) -> String {
         let proto = flow.alpn ?? flow.tlsVersion ?? flow.transport.rawValue
-        return "\(proto) :\(flow.serverPort)"
+        return "\(TerminalText.line(proto)) :\(flow.serverPort)"
     }
 
     static func row(_ flow: FlowRecord, now: Int64) -> Row {
         Row(id: String(flow.id),
             when: Units.relative(flow.startTime, now: now),
             status: statusWord(flow),
-            host: flow.host ?? flow.serverAddress,
+            host: TerminalText.line(flow.host ?? flow.serverAddress),
             protocolAndPort: protocolAndPort(flow),
             up: "↑ " + Units.bytes(flow.bytesUp) + packets(flow.packetsUp),
             down: "↓ " + Units.bytes(flow.bytesDown) + packets(flow.packetsDown),

@@ -7,7 +7,9 @@ import TVHome
 /// How `tv turns FLOW --http` shows a flow read as HTTP: each exchange as its request and
 /// response (start line, headers, body — decoded when it was content-coded), HTTP/2 connection
 /// frames one line each, and where reading stopped and why. When the turns are not HTTP, the
-/// reason comes first and the command falls back to the plain view.
+/// reason comes first and the command falls back to the plain view. Everything the peers sent —
+/// start lines, header names and values, `:path`, encodings, frame texts, reasons that quote
+/// them — is escaped with `TerminalText.line`; bodies as `BytePreview` draws them.
 public struct HTTPPresentation: Sendable {
     public let flowID: Int64
     public let flow: FlowRecord?
@@ -25,15 +27,15 @@ public struct HTTPPresentation: Sendable {
     public func lines() -> [String] {
         let title = TurnsPresentation.title(flowID: flowID, flow: flow)
         guard case let .conversation(c) = result else {
-            if case let .notHTTP(reason) = result { return [title, "Not read as HTTP: \(reason) The plain view follows."] }
+            if case let .notHTTP(reason) = result { return [title, "Not read as HTTP: \(TerminalText.line(reason)) The plain view follows."] }
             return [title]
         }
-        var out = [title + " — read as \(c.version), \(c.exchanges.count) exchange\(c.exchanges.count == 1 ? "" : "s")"]
+        var out = [title + " — read as \(TerminalText.line(c.version)), \(c.exchanges.count) exchange\(c.exchanges.count == 1 ? "" : "s")"]
         // Connection lines and exchanges in the order of the turns they started in; a turn's
         // connection frames before the messages that start in it.
         var items: [(turn: Int, rank: Int, lines: [String])] = []
         for (index, line) in c.connectionLines.enumerated() {
-            items.append((line.turn, index, ["turn \(line.turn)  \(DirectionWords.label(line.direction))  \(line.text)"]))
+            items.append((line.turn, index, ["turn \(line.turn)  \(DirectionWords.label(line.direction))  \(TerminalText.line(line.text))"]))
         }
         for (index, exchange) in c.exchanges.enumerated() {
             let turn = exchange.request?.turn ?? exchange.response?.turn ?? 0
@@ -43,9 +45,9 @@ public struct HTTPPresentation: Sendable {
         if !c.connectionLines.isEmpty { out.append("") }
         for item in items { out += item.lines }
         if !c.notes.isEmpty || !c.problems.isEmpty { out.append("") }
-        for note in c.notes { out.append(note) }
+        for note in c.notes { out.append(TerminalText.line(note)) }
         for problem in c.problems {
-            out.append("Reading stopped at turn \(problem.turn) \(DirectionWords.label(problem.direction)): \(problem.reason)")
+            out.append("Reading stopped at turn \(problem.turn) \(DirectionWords.label(problem.direction)): \(TerminalText.line(problem.reason))")
         }
         if !c.problems.isEmpty { out.append("The plain view (tv turns \(flowID)) shows every byte that was kept.") }
         return out
@@ -54,7 +56,7 @@ public struct HTTPPresentation: Sendable {
     func exchangeLines(_ exchange: HTTPExchange, index: Int) -> [String] {
         var heading = "#\(index)"
         if let id = exchange.streamID { heading += "  stream \(id)" + (exchange.pushed ? " (pushed by the server)" : "") }
-        if let reset = exchange.resetBy { heading += "  reset (\(reset))" }
+        if let reset = exchange.resetBy { heading += "  reset (\(TerminalText.line(reset)))" }
         var out = [heading]
         if let request = exchange.request {
             out += messageLines(request, direction: .clientToServer)
@@ -72,24 +74,24 @@ public struct HTTPPresentation: Sendable {
 
     func messageLines(_ message: HTTPMessage, direction: Direction) -> [String] {
         var out = ["  \(DirectionWords.label(direction))  turn \(message.turn)  at \(Units.offsetSeconds(message.offset))",
-                   "    " + message.startLine]
+                   "    " + TerminalText.line(message.startLine)]
         for header in message.headers where !(header.name.hasPrefix(":")) {
-            out.append("    \(header.name): \(header.value)")
+            out.append("    \(TerminalText.line(header.name)): \(TerminalText.line(header.value))")
         }
         let body = message.body
         if body.framing != "none" {
             let content = body.content
             var about = "    body: \(Units.grouped(Int64(content.count))) bytes"
             if body.decoded != nil {
-                about += ", decoded from \(body.encodings.joined(separator: ", ")) (\(Units.grouped(Int64(body.transferred.count))) bytes as sent)"
+                about += ", decoded from \(body.encodings.map(TerminalText.line).joined(separator: ", ")) (\(Units.grouped(Int64(body.transferred.count))) bytes as sent)"
             }
-            about += ", \(body.framing)"
+            about += ", \(TerminalText.line(body.framing))"
             out.append(about)
             out += BytePreview.lines(content, full: full, indent: "      ")
-            if let note = body.decodingNote { out.append("    " + note) }
+            if let note = body.decodingNote { out.append("    " + TerminalText.line(note)) }
             if let sentence = HTTPPresentation.completeness(body.completeness) { out.append("    " + sentence) }
         }
-        for trailer in message.trailers { out.append("    trailer \(trailer.name): \(trailer.value)") }
+        for trailer in message.trailers { out.append("    trailer \(TerminalText.line(trailer.name)): \(TerminalText.line(trailer.value))") }
         return out
     }
 

@@ -63,9 +63,9 @@ public struct TurnsPresentation: Sendable {
         return out
     }
 
-    /// `Flow 7: a.test`.
+    /// `Flow 7: a.test` (the name escaped by `TerminalText.line`).
     static func title(flowID: Int64, flow: FlowRecord?) -> String {
-        "Flow \(flowID)" + (flow.map { ": " + ($0.host ?? $0.serverAddress) } ?? "")
+        "Flow \(flowID)" + (flow.map { ": " + TerminalText.line($0.host ?? $0.serverAddress) } ?? "")
     }
 
     /// The header line and body of one turn.
@@ -80,7 +80,7 @@ public struct TurnsPresentation: Sendable {
                 out += BytePreview.lines(bytes, full: full)
             }
         } else {
-            out.append("  " + (item.unreadable ?? "The bytes of this turn cannot be read."))
+            out.append("  " + TerminalText.line(item.unreadable ?? "The bytes of this turn cannot be read."))
         }
         if turn.incomplete {
             out.append("  Incomplete: bytes of this turn were lost while recording (the recording queue was full, or keeping content was switched off before the turn ended).")

@@ -1,6 +1,8 @@
 /// A JSON value written in a fixed key order, for `--json` output that programs and diffs read.
 ///
-/// RFC 8259: strings escaped per §7, numbers as integers or finite doubles.
+/// RFC 8259: strings escaped per §7, numbers as integers or finite doubles. Beyond what §7 asks,
+/// DEL, the C1 controls and the bidi controls `TerminalText` escapes are written as `\uXXXX`
+/// too, so JSON printed on a terminal cannot drive or reorder it (the value read back is the same).
 public indirect enum JSONValue: Sendable, Equatable {
     case string(String)
     case int(Int64)
@@ -44,7 +46,7 @@ public indirect enum JSONValue: Sendable, Equatable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if scalar.value < 0x20 {
+                if scalar.value < 0x20 || TerminalText.isEscaped(scalar) {
                     let hex = String(scalar.value, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {

@@ -1,16 +1,21 @@
 import Foundation
+import TVHome
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Where a command writes: standard output for results, standard error for notices and errors.
+///
+/// Text is written through `TerminalText.guarded`: renderers escape each field that came from the
+/// network (`TerminalText.line`), and anything they missed that could drive the terminal is still
+/// escaped here. `bytes` alone writes as it is.
 struct Console {
     /// Writes text to standard output.
-    func out(_ text: String) { write(1, Array(text.utf8)) }
+    func out(_ text: String) { write(1, Array(TerminalText.guarded(text).utf8)) }
     /// Writes one line to standard output.
     func line(_ text: String = "") { out(text + "\n") }
     /// Writes one line to standard error.
-    func note(_ text: String) { write(2, Array((text + "\n").utf8)) }
+    func note(_ text: String) { write(2, Array(TerminalText.guarded(text + "\n").utf8)) }
     /// Writes raw bytes to standard output.
     func bytes(_ data: [UInt8]) { write(1, data) }
 
@@ -22,7 +27,7 @@ struct Console {
     /// Asks a yes/no question on standard error and reads the answer from standard input;
     /// anything but y/yes is no, and so is end of input.
     func confirm(_ question: String) -> Bool {
-        write(2, Array((question + " [y/N] ").utf8))
+        write(2, Array(TerminalText.guarded(question + " [y/N] ").utf8))
         guard let answer = readLine() else { return false }
         return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
     }

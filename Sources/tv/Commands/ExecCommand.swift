@@ -47,7 +47,7 @@ enum ExecCommand {
             }
         }
         let session = try ExecSession(home: home, options: options, environment: inv.environment, now: inv.now) { text in
-            console.note("tv: " + text)
+            console.note("tv: " + TerminalText.line(text))
         }
         if !quiet {
             console.note("tv: running \(arguments[0]) through tv (inspection \(session.inspecting ? "on" : "off") — \(session.inspectionNote)).")

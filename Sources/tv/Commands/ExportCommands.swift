@@ -52,7 +52,7 @@ enum ExportCommands {
                                         host: record.host, serverAddress: record.serverAddress, serverPort: record.serverPort,
                                         conversation: conversation))
             case let .notHTTP(reason):
-                skipped.append("flow \(id): not read as HTTP — \(reason)")
+                skipped.append("flow \(id): not read as HTTP — \(TerminalText.line(reason))")
             }
         }
         for line in skipped { inv.console.note("tv: left out " + line) }

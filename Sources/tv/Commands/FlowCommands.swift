@@ -119,10 +119,12 @@ enum FlowCommands {
             return 0
         }
         let now = nowMicros()
-        let width = hosts.map(\.host.count).max() ?? 0
-        for h in hosts {
-            inv.console.line(h.host.padding(toLength: width, withPad: " ", startingAt: 0)
-                + "  last \(Units.relative(h.lastSeen, now: now)), \(h.count)×  \(h.reason)")
+        // Host names came from clients (SNI, CONNECT) and reasons quote peers: both escaped.
+        let names = hosts.map { TerminalText.line($0.host) }
+        let width = names.map(\.count).max() ?? 0
+        for (h, name) in zip(hosts, names) {
+            inv.console.line(name.padding(toLength: width, withPad: " ", startingAt: 0)
+                + "  last \(Units.relative(h.lastSeen, now: now)), \(h.count)×  \(TerminalText.line(h.reason))")
         }
         inv.console.line("These hosts are kept private: tv passes them through unread. `tv pinned forget HOST` tries inspecting one again.")
         return 0
@@ -133,13 +135,13 @@ enum FlowCommands {
         let store = try openStore(inv)
         defer { store.close() }
         if try store.pinnedHosts.forget(host) {
-            inv.console.line("Forgot \(PinnedHosts.normalize(host)); the next connection to it will be inspected again (if inspection is on).")
+            inv.console.line("Forgot \(TerminalText.line(PinnedHosts.normalize(host))); the next connection to it will be inspected again (if inspection is on).")
             // Saved first, applied second: a running session drops it from its memory too.
             if let sentence = ControlSocketNotifier(home: try inv.home()).pinnedHostForgotten(PinnedHosts.normalize(host)).sentence {
                 inv.console.line(sentence)
             }
             return 0
         }
-        throw UsageRefusal("\(host) is not a pinned host; `tv pinned` lists them.", exitCode: 1)
+        throw UsageRefusal("\(TerminalText.line(host)) is not a pinned host; `tv pinned` lists them.", exitCode: 1)
     }
 }

@@ -146,8 +146,9 @@ enum RunCommands {
             _ = try? settings.set(SettingKeys.introSeen, to: true)
         }
 
+        // The session's lines quote peers (host names, handshake failures): each is one line.
         let session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
-            console.note("tv: " + text)
+            console.note("tv: " + TerminalText.line(text))
         }
         if !quiet { for line in session.banner.lines { console.note(line) } }
         try session.run()
@@ -175,13 +176,16 @@ enum RunCommands {
             }
             return 3
         }
-        let v = response.values
         if inv.json {
+            let v = response.values
             var fields: [(String, JSONValue)] = [("running", .bool(true))]
             for key in v.keys.sorted() { fields.append((key, Int64(v[key]!).map { .int($0) } ?? .string(v[key]!))) }
             inv.console.line(JSONValue.object(fields).serialized(pretty: true))
             return 0
         }
+        // The session's counters and labels, escaped as one-line fields (a closing reason can
+        // name what a peer did).
+        let v = response.values.mapValues(TerminalText.line)
         inv.console.line("tv is running (pid \(v["pid"] ?? "?")): \(v["modeLabel"] ?? v["mode"] ?? "") on \(v["listen"] ?? "")")
         inv.console.line("  inspection        \(v["inspection"] ?? "?")")
         inv.console.line("  connections open  \(v["openConnections"] ?? "0") of \(v["connectionCap"] ?? "?") (\(v["accepted"] ?? "0") accepted, \(v["refusedByCap"] ?? "0") refused at the cap, \(v["refusedPerClient"] ?? "0") over the per-client limit)")
@@ -191,7 +195,7 @@ enum RunCommands {
         if let n = v["acceptsFailedForDescriptors"], n != "0" {
             inv.console.line("  out of descriptors \(n) accepts failed (limit \(v["descriptorLimit"] ?? "?"); raise it with ulimit -n)")
         }
-        let closed = v.keys.filter { $0.hasPrefix("closed.") }.sorted().map { "\(v[$0]!) \($0.dropFirst(7))" }
+        let closed = v.keys.filter { $0.hasPrefix("closed.") }.sorted().map { "\(v[$0]!) \(TerminalText.line(String($0.dropFirst(7))))" }
         if !closed.isEmpty { inv.console.line("  closed            " + closed.joined(separator: ", ")) }
         let up = Int64(v["bytesFromClients"] ?? "0") ?? 0, down = Int64(v["bytesFromServers"] ?? "0") ?? 0
         inv.console.line("  bytes             ↑ \(Units.bytes(up)) from clients, ↓ \(Units.bytes(down)) from servers")

@@ -100,8 +100,13 @@ enum TurnsCommand {
             inv.console.note("Wrote turn \(turn.turn.number) of flow \(turn.flowID) to \(output) (\(figures)).")
             return 0
         }
-        if inv.console.stdoutIsTerminal && PrintableText.text(bytes) == nil {
-            throw UsageRefusal("Turn \(turn.turn.number) is binary and standard output is a terminal; write it with -o FILE or redirect it.", exitCode: 1)
+        // Text goes to a terminal as it is only when it cannot drive or reorder it (bidi controls
+        // pass `PrintableText`); CR and LF of HTTP lines, and tabs, are fine.
+        let terminalSafe = PrintableText.text(bytes).map { text in
+            !text.unicodeScalars.contains { TerminalText.isEscaped($0) && $0 != "\n" && $0 != "\r" && $0 != "\t" }
+        } ?? false
+        if inv.console.stdoutIsTerminal && !terminalSafe {
+            throw UsageRefusal("Turn \(turn.turn.number) is binary or holds control characters, and standard output is a terminal; write it with -o FILE or redirect it.", exitCode: 1)
         }
         inv.console.bytes(bytes)
         if turn.turn.truncated || turn.turn.incomplete {
