@@ -1,4 +1,5 @@
 import FlowStore
+import Foundation
 import TVHome
 
 /// Decrypted content at rest, for readers and commands: the turns index in the flow database and
@@ -20,6 +21,36 @@ public final class ContentStore {
         try self.directory.ensureExists()
         database = try SQLiteDatabase(path: databasePath)
         try FlowSchema.migrate(database)
+    }
+
+    /// Opens the index for a command that only reads (turns, content status, export): read-only,
+    /// so it works on a full disk (see `SQLiteDatabase.init(readingAt:)`); a missing file or an
+    /// older schema is opened (created, migrated) as `init(databasePath:directory:)` does. The
+    /// folder is not made.
+    /// - Throws: `FlowStoreError`.
+    public init(readingDatabase databasePath: String, directory: String) throws {
+        self.directory = ContentDirectory(path: directory)
+        var reader: SQLiteDatabase?
+        if FileManager.default.fileExists(atPath: databasePath) {
+            let candidate = try SQLiteDatabase(readingAt: databasePath)
+            let version = try candidate.userVersion()
+            if version > FlowSchema.currentVersion {
+                throw FlowStoreError.newerSchema(path: databasePath, found: version, supported: FlowSchema.currentVersion)
+            }
+            if version == FlowSchema.currentVersion { reader = candidate } else { candidate.close() }
+        }
+        if let reader {
+            database = reader
+        } else {
+            database = try SQLiteDatabase(path: databasePath)
+            try FlowSchema.migrate(database)
+        }
+    }
+
+    /// Opens the store of the data folder `home` for a command that only reads.
+    /// - Throws: what `init(readingDatabase:directory:)` throws.
+    public convenience init(readingHome home: TVHome) throws {
+        try self.init(readingDatabase: home.databasePath, directory: home.contentDirectory)
     }
 
     /// Opens the store of the data folder `home`.
