@@ -25,4 +25,20 @@ public struct FlowWriterCounters: Sendable, Equatable {
     public var flowUpdatesNotSaved = 0
     /// True while writes fail (from a failed attempt until the next successful one).
     public var failing = false
+
+    public init(accepted: Int, written: Int, dropped: Int, failed: Int, pending: Int, lastError: FlowStoreError?,
+                failedWrites: Int = 0, unwrittenFlows: Int = 0, flowsNotSaved: Int = 0, flowUpdatesNotSaved: Int = 0,
+                failing: Bool = false) {
+        self.accepted = accepted
+        self.written = written
+        self.dropped = dropped
+        self.failed = failed
+        self.pending = pending
+        self.lastError = lastError
+        self.failedWrites = failedWrites
+        self.unwrittenFlows = unwrittenFlows
+        self.flowsNotSaved = flowsNotSaved
+        self.flowUpdatesNotSaved = flowUpdatesNotSaved
+        self.failing = failing
+    }
 }

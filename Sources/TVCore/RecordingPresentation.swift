@@ -15,7 +15,7 @@ public enum RecordingPresentation {
             let lost = counters.flowsNotSaved + counters.flowUpdatesNotSaved
             return lost == 0
                 ? "Recording resumed: flows are saved again, none was lost."
-                : "Recording resumed: flows are saved again; \(flows(counters.flowsNotSaved)) could not be saved and \(flows(counters.flowUpdatesNotSaved)) lack their last update."
+                : "Recording resumed: flows are saved again; \(flows(counters.flowsNotSaved)) could not be saved and \(flows(counters.flowUpdatesNotSaved)) lost their last update."
         }
     }
 
