@@ -70,7 +70,10 @@ struct DiskFullRunTests {
         let world = try RunWorld(createCA: false)
         let box = world.sandbox
         let disk = try SmallDisk(at: box.dataDir, megabytes: 4)
-        defer { disk.unmount() }
+        defer {
+            disk.unmount()
+            withExtendedLifetime(world) {}
+        }
         let tv = try TVSession(box, [])
         try requests(3, world, tv)
         #expect(try box.closedFlows(3).count == 3)
@@ -136,7 +139,10 @@ struct DiskFullRunTests {
         let world = try RunWorld(createCA: false)
         let box = world.sandbox
         let disk = try SmallDisk(at: box.dataDir, megabytes: 2)
-        defer { disk.unmount() }
+        defer {
+            disk.unmount()
+            withExtendedLifetime(world) {}
+        }
         // A data folder with history (one flow), then full.
         var tv = try TVSession(box, [])
         try requests(1, world, tv)
