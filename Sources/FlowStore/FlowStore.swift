@@ -1,4 +1,3 @@
-import Foundation
 import TVHome
 
 /// The flow database (`$TV_HOME/tunnelvision.sqlite3`): flows, settings, pinned hosts and host
@@ -39,22 +38,9 @@ public final class FlowStore: Sendable {
     /// `init(path:)` does (a missing file is created, an older one migrated).
     /// - Throws: `FlowStoreError.newerSchema`, `.corrupt`, `.diskFull` …
     public init(readingAt path: String) throws {
-        var database: SQLiteDatabase?
-        if FileManager.default.fileExists(atPath: path) {
-            let reader = try SQLiteDatabase(readingAt: path)
-            let version = try reader.userVersion()
-            if version > FlowSchema.currentVersion {
-                throw FlowStoreError.newerSchema(path: path, found: version, supported: FlowSchema.currentVersion)
-            }
-            if version == FlowSchema.currentVersion { database = reader } else { reader.close() }
-        }
-        if database == nil {
-            let writable = try SQLiteDatabase(path: path)
-            try FlowSchema.migrate(writable)
-            database = writable
-        }
+        let database = try FlowSchema.openForReading(path)
         self.path = path
-        connection = SharedConnection(database!)
+        connection = SharedConnection(database)
         settings = StoredSettings(connection: connection)
         pinnedHosts = PinnedHosts(connection: connection)
         hostNames = HostNames(connection: connection)

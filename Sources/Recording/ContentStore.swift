@@ -1,5 +1,4 @@
 import FlowStore
-import Foundation
 import TVHome
 
 /// Decrypted content at rest, for readers and commands: the turns index in the flow database and
@@ -30,21 +29,7 @@ public final class ContentStore {
     /// - Throws: `FlowStoreError`.
     public init(readingDatabase databasePath: String, directory: String) throws {
         self.directory = ContentDirectory(path: directory)
-        var reader: SQLiteDatabase?
-        if FileManager.default.fileExists(atPath: databasePath) {
-            let candidate = try SQLiteDatabase(readingAt: databasePath)
-            let version = try candidate.userVersion()
-            if version > FlowSchema.currentVersion {
-                throw FlowStoreError.newerSchema(path: databasePath, found: version, supported: FlowSchema.currentVersion)
-            }
-            if version == FlowSchema.currentVersion { reader = candidate } else { candidate.close() }
-        }
-        if let reader {
-            database = reader
-        } else {
-            database = try SQLiteDatabase(path: databasePath)
-            try FlowSchema.migrate(database)
-        }
+        database = try FlowSchema.openForReading(databasePath)
     }
 
     /// Opens the store of the data folder `home` for a command that only reads.
@@ -93,9 +78,16 @@ public final class ContentStore {
     /// What content occupies now (rows, flows, kept bytes, files).
     /// - Throws: `FlowStoreError`.
     public func usage() throws -> ContentUsage {
-        let totals = try TurnIndex(database: database).totals()
+        let index = TurnIndex(database: database)
+        let totals = try index.totals()
+        let segments = directory.segments()
+        // Read only: a database that recorded no range yet gets the one its first sweep would.
+        let rows = try index.segmentRows(expiredBefore: 0)
+        let range = try SegmentRangeRecord(database: database).read()
+            ?? SegmentRange.established(lowestReferenced: rows.keys.min(), highestInFolder: directory.highestSequence())
+        let predating = segments.map(\.sequence).filter { !range.contains($0) && rows[$0] == nil }
         return ContentUsage(turns: totals.turns, flows: totals.flows, keptBytes: totals.keptBytes,
-                            segments: directory.segments())
+                            segments: segments, predating: predating)
     }
 
     /// Applies retention now: rows past `expiry`, then segments nothing references, then the

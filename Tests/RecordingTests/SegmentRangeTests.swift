@@ -90,6 +90,7 @@ import Testing
         #expect(report == ContentSweepReport(leftAlone: 1))
         #expect(try store.recordedTurns(flow: 2).map(\.bytes) == [bytes(30)])
         #expect(try store.turns(flow: 1) == [])
+        #expect(try store.usage().predating == [1])
         store.close()
         #expect(home.files() == ["content-00000001.seg", "content-00000002.seg"])
 
@@ -100,6 +101,7 @@ import Testing
         defer { old.close() }
         #expect(try old.sweep(now: clock.now(), expiry: .oneDay) == ContentSweepReport(leftAlone: 1))
         #expect(try old.recordedTurns(flow: 1).map(\.bytes) == [bytes(100)])
+        #expect(try old.usage().predating == [2])
         #expect(home.files() == ["content-00000001.seg", "content-00000002.seg"])
         // Deleting all content is the user's word: it takes both.
         #expect(try old.deleteAll().filesDeleted == 2)

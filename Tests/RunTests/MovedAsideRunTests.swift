@@ -50,6 +50,9 @@ struct MovedAsideRunTests {
         let after = segments(box)
         for (name, size) in before { #expect(after[name] == size, "\(name) is gone or changed: \(after)") }
         #expect(after.count == 3, "\(after)")
+        let status = try box.tv("content", "status")
+        #expect(status.out.contains("\n1 of them ("), "\(status)")
+        #expect(status.out.contains(") predate this flow database, which has no index of them: they are kept untouched for a database moved aside, and `tv content delete` removes them.\n"), "\(status)")
         let rows = try box.flowRows()
         #expect(rows.count == 2)
         for row in rows {
