@@ -57,8 +57,8 @@ public final class FlowWriter: Sendable {
                     started.signal()
                     return
                 }
-                started.signal()
-                queue.run(nil, path: path, startFailure: .diskFull(path: full))
+                // Said before `init` returns, so a session warns before its banner.
+                queue.run(nil, path: path, startFailure: .diskFull(path: full), started: { started.signal() })
                 return
             } catch {
                 let failure = (error as? FlowStoreError) ?? .failed(path: path, reason: "\(error)")

@@ -136,11 +136,13 @@ final class FlowWriterQueue: Sendable {
     ///   - writer: the connection, or nil when it could not be opened yet (`startFailure`, a full
     ///     disk): each attempt then tries to open it first.
     ///   - path: the database file, to open the connection later.
-    func run(_ writer: FlowBatchWriter?, path: String, startFailure: FlowStoreError? = nil) {
+    ///   - started: called once `startFailure` has been reported (before any event is taken).
+    func run(_ writer: FlowBatchWriter?, path: String, startFailure: FlowStoreError? = nil, started: () -> Void = {}) {
         var writer = writer
         var unwritten = UnwrittenFlows(limit: retryLimit)
         var health = WriteHealth()
         if let startFailure { report(startFailure, &unwritten, &health) }
+        started()
         while true {
             let step = state.withLock { state -> Step in
                 if !state.pending.isEmpty && (!state.handshake.paused || state.handshake.stopping) {
@@ -212,11 +214,17 @@ final class FlowWriterQueue: Sendable {
         let change = health.record(succeeded: failure == nil)
         state.withLock { state in
             state.unwrittenFlows = unwritten.count
-            state.failing = health.failing
             state.failedWrites = health.failedAttempts
             if let failure { state.lastError = failure }
         }
-        if let change { onHealthChange?(change, counters) }
+        // Said before `failing` shows in the counters, so whoever sees it can find the line.
+        if let change {
+            var counters = self.counters
+            counters.failing = health.failing
+            onHealthChange?(change, counters)
+        }
+        let failing = health.failing
+        state.withLock { $0.failing = failing }
     }
 
     /// Counts `flows` as given up: not saved at all when the database has no row of them, saved

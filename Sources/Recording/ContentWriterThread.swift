@@ -119,10 +119,15 @@ final class ContentWriterThread {
         queue.updateCounters {
             $0.turnsLost += lostTurns
             if let failure { $0.lastError = failure }
-            $0.failing = failing
             $0.failedWrites = attempts
         }
-        if let change { onHealthChange?(change, queue.counters) }
+        // Said before `failing` shows in the counters, so whoever sees it can find the line.
+        if let change {
+            var counters = queue.counters
+            counters.failing = failing
+            onHealthChange?(change, counters)
+        }
+        queue.updateCounters { $0.failing = failing }
     }
 
     /// What `store` has done so far: rows written to the segment but not yet committed, and

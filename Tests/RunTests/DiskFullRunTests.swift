@@ -159,4 +159,48 @@ struct DiskFullRunTests {
         #expect(stop.out.hasPrefix("Stopped the session; not everything was saved in \(box.dataDir): 2 flows never written."), "\(stop.out)")
         #expect(try box.flowRows().count == 1)
     }
+
+    @Test("decrypted content on a full disk: turns that cannot be written are said once, counted in status and the stop message; 'recording resumed' when there is room")
+    func contentOnAFullDisk() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let disk = try SmallDisk(at: box.dataDir + "/content", megabytes: 1)
+        defer {
+            disk.unmount()
+            withExtendedLifetime(world) {}
+        }
+        let tv = try world.run("--inspect", "--keep-content")
+        func request() throws {
+            let r = try world.curlThrough(tv, ["--http1.1", world.url("/index.html")])
+            #expect(r.status == 0 && r.out == "hello from nginx\n", "\(r)")
+        }
+        try request()
+        _ = try box.closedFlows(1)
+        disk.fill()
+        // 10 MiB answers: more than the room left in the segment's last page.
+        for _ in 0..<3 {
+            let r = try world.curlThrough(tv, ["--http1.1", "-o", "/dev/null", "-w", "%{http_code}", world.url("/10m.bin")])
+            #expect(r.status == 0 && r.out == "200", "\(r)")
+        }
+        let failing = try waitForStatus(box) { $0.string("recording.contentFailing") == "on" && $0.int("openConnections") == 0 }
+        let lost = failing.int("recording.contentTurnsNotSaved") ?? 0
+        #expect(lost > 0)
+        #expect(failing.string("recording.lastContentError")?.hasPrefix("The disk holding the data folder is full") == true, "\(failing)")
+        #expect(tv.log().components(separatedBy: "tv: Decrypted content is not being saved: The disk holding the data folder is full").count == 2,
+                "\(tv.log())")
+        // The flows themselves are on another disk: all saved.
+        #expect(try box.closedFlows(4).count == 4)
+
+        disk.free()
+        try request()
+        let resumed = try waitForStatus(box) { $0.string("recording.contentFailing") == "off" }
+        #expect(resumed.int("recording.contentTurnsNotSaved") == lost)
+        #expect(tv.log().contains("tv: Recording resumed: decrypted content is saved again (\(lost == 1 ? "1 turn" : "\(lost) turns") could not be saved)."),
+                "\(tv.log())")
+        let rows = try box.closedFlows(5)
+        let last = try box.tv("turns", String(rows.last?.int("id") ?? 0))
+        #expect(last.status == 0 && last.out.contains("GET /index.html HTTP/1.1"), "\(last)")
+        let stop = try tv.stop()
+        #expect(stop.out.hasPrefix("Stopped the session; not everything was saved in \(box.dataDir): \(lost == 1 ? "1 turn" : "\(lost) turns") of decrypted content never written."), "\(stop.out)")
+    }
 }
