@@ -61,7 +61,7 @@ public final class FlowStore: Sendable {
 
     /// Starts a writer for this file (its own connection and thread).
     /// - Throws: what `FlowWriter.init(path:capacity:retryLimit:onHealthChange:)` throws.
-    public func makeWriter(capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = 16_384,
+    public func makeWriter(capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
                            onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws -> FlowWriter {
         try FlowWriter(path: path, capacity: capacity, retryLimit: retryLimit, onHealthChange: onHealthChange)
     }

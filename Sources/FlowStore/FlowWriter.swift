@@ -13,6 +13,8 @@ import Synchronization
 public final class FlowWriter: Sendable {
     /// Events the queue holds before it drops (65,536).
     public static let defaultCapacity = 65_536
+    /// Flows whose write failed that are kept in memory for the next attempt (16,384; a few MiB).
+    public static let defaultRetryLimit = 16_384
 
     /// The database file's path.
     public let path: String
@@ -33,7 +35,7 @@ public final class FlowWriter: Sendable {
     ///   `.newerSchema`, `.cannotOpen` …); no thread is left running then. A full disk is not
     ///   thrown when the file can be read: the writer starts failing (`onHealthChange` hears it
     ///   at once) and opens its connection at the first attempt that finds room.
-    public init(path: String, capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = 16_384,
+    public init(path: String, capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
                 onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
         self.path = path
         let queue = FlowWriterQueue(capacity: capacity, retryLimit: retryLimit, onHealthChange: onHealthChange)

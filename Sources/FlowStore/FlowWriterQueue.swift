@@ -43,7 +43,7 @@ final class FlowWriterQueue: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let stoppedSignal = DispatchSemaphore(value: 0)
 
-    init(capacity: Int, lingerMillis: Int = 20, retryLimit: Int = 16_384, retryMillis: Int = 1_000,
+    init(capacity: Int, lingerMillis: Int = 20, retryLimit: Int = FlowWriter.defaultRetryLimit, retryMillis: Int = 1_000,
          onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) {
         self.capacity = max(capacity, 1)
         self.lingerMillis = max(lingerMillis, 0)

@@ -10,7 +10,7 @@ public enum RecordingPresentation {
         switch change {
         case .startedFailing:
             let cause = counters.lastError?.message ?? "A write to the flow database failed."
-            return "Flows are not being saved: \(cause) Connections are still forwarded; tv keeps the unsaved flows in memory (up to 16384), retries every second and says when recording resumes."
+            return "Flows are not being saved: \(cause) Connections are still forwarded; tv keeps the unsaved flows in memory (up to \(Units.grouped(Int64(FlowWriter.defaultRetryLimit)))), retries every second and says when recording resumes."
         case .resumed:
             let lost = counters.flowsNotSaved + counters.flowUpdatesNotSaved
             return lost == 0

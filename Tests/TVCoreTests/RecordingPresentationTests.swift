@@ -17,7 +17,7 @@ import Testing
 
     @Test func theNoticesSayTheKindAndTheCounts() {
         #expect(RecordingPresentation.flowNotice(.startedFailing, flowCounters(failedWrites: 1, failing: true))
-            == "Flows are not being saved: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again. Connections are still forwarded; tv keeps the unsaved flows in memory (up to 16384), retries every second and says when recording resumes.")
+            == "Flows are not being saved: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again. Connections are still forwarded; tv keeps the unsaved flows in memory (up to 16,384), retries every second and says when recording resumes.")
         #expect(RecordingPresentation.flowNotice(.resumed, flowCounters(failedWrites: 3))
             == "Recording resumed: flows are saved again, none was lost.")
         #expect(RecordingPresentation.flowNotice(.resumed, flowCounters(notSaved: 4, stale: 1, failedWrites: 3))
