@@ -18,6 +18,8 @@ public final class ControlServer: Sendable {
     private let fd: Int32
     private let handler: Handler
     private let stopped = AtomicFlag()
+    /// Signalled when the answering thread has ended (so `stop` can wait for an answer in flight).
+    private let ended = DispatchSemaphore(value: 0)
 
     /// Binds the socket at `path` (a stale socket left by a crashed session is replaced; a live
     /// one is refused).
@@ -62,15 +64,19 @@ public final class ControlServer: Sendable {
         }
     }
 
-    /// Stops answering and removes the socket file.
+    /// Stops answering and removes the socket file; waits (up to 2 s) until an answer being
+    /// written has been sent, so a process that exits next does not cut it. Never call it from
+    /// the handler.
     public func stop() {
         guard stopped.set() else { return }
         shutdown(fd, Int32(SHUT_RDWR))
         close(fd)
         unlink(path)
+        _ = ended.wait(timeout: .now() + 2)
     }
 
     private func serve() {
+        defer { ended.signal() }
         while !stopped.isSet {
             let client = accept(fd, nil, nil)
             if client < 0 {

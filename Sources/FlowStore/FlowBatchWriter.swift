@@ -64,6 +64,37 @@ final class FlowBatchWriter {
         upsert.reset()
     }
 
+    /// The largest flow id in the file at `path`, read read-only (0 for none): where ids go on
+    /// when the writer cannot open its connection yet (a full disk).
+    /// - Throws: `FlowStoreError` when the file cannot be read either.
+    static func maxID(readingAt path: String) throws -> Int64 {
+        let database = try SQLiteDatabase(readingAt: path)
+        defer { database.close() }
+        if case let .integer(max) = try database.scalar("SELECT max(id) FROM flows") { return max }
+        return 0
+    }
+
+    /// How many of `ids` have no row in the file (a read: it works on a full disk).
+    func countMissing(_ ids: [Int64]) -> Int {
+        FlowBatchWriter.countMissing(ids, in: database)
+    }
+
+    /// How many of `ids` have no row in `database`. When it cannot be read, every id counts as
+    /// missing (nothing shows it was saved).
+    static func countMissing(_ ids: [Int64], in database: SQLiteDatabase) -> Int {
+        guard let statement = try? database.prepare("SELECT 1 FROM flows WHERE id = ?") else { return ids.count }
+        var missing = 0
+        for id in ids {
+            defer { statement.reset() }
+            guard (try? statement.bind([.integer(id)])) != nil, let found = try? statement.step() else {
+                missing += 1
+                continue
+            }
+            if !found { missing += 1 }
+        }
+        return missing
+    }
+
     /// Ends the registration (with `closing` set, this writer's flows still open become
     /// interrupted; see `FlowWriterRegistry.unregister`) and closes the connection.
     func close() {

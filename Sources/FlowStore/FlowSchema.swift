@@ -1,3 +1,5 @@
+import Foundation
+
 /// The flow database's schema, as an ordered list of migrations.
 ///
 /// `migrations[i]` takes a file from `PRAGMA user_version` i to i+1. A new version is a new entry
@@ -159,6 +161,25 @@ public enum FlowSchema {
         );
         """,
     ]
+
+    /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,
+    /// so it works on a full disk) when the file exists at the current version; otherwise a
+    /// writable one, migrated (a missing file is created, an older one brought up to date).
+    /// - Throws: `FlowStoreError.newerSchema`, `.corrupt`, `.diskFull` …
+    public static func openForReading(_ path: String) throws -> SQLiteDatabase {
+        if FileManager.default.fileExists(atPath: path) {
+            let reader = try SQLiteDatabase(readingAt: path)
+            let version = try reader.userVersion()
+            if version > currentVersion {
+                throw FlowStoreError.newerSchema(path: path, found: version, supported: currentVersion)
+            }
+            if version == currentVersion { return reader }
+            reader.close()
+        }
+        let database = try SQLiteDatabase(path: path)
+        try migrate(database)
+        return database
+    }
 
     /// The version a file has after all migrations: `migrations.count`.
     public static var currentVersion: Int { migrations.count }

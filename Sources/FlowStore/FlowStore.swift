@@ -33,6 +33,25 @@ public final class FlowStore: Sendable {
         hostNames = HostNames(connection: connection)
     }
 
+    /// Opens the database at `path` for a command that only reads (lists flows, shows one): read-
+    /// only when the file exists at the current schema, so it works on a full disk; otherwise as
+    /// `init(path:)` does (a missing file is created, an older one migrated).
+    /// - Throws: `FlowStoreError.newerSchema`, `.corrupt`, `.diskFull` …
+    public init(readingAt path: String) throws {
+        let database = try FlowSchema.openForReading(path)
+        self.path = path
+        connection = SharedConnection(database)
+        settings = StoredSettings(connection: connection)
+        pinnedHosts = PinnedHosts(connection: connection)
+        hostNames = HostNames(connection: connection)
+    }
+
+    /// Opens `home.databasePath` for a command that only reads (see `init(readingAt:)`); the
+    /// data folder must exist.
+    public convenience init(readingHome home: TVHome) throws {
+        try self.init(readingAt: home.databasePath)
+    }
+
     /// Opens `home.databasePath`, creating the data folder (0700) first.
     /// - Throws: `TVHomeError.cannotCreate`, or what `init(path:)` throws.
     public convenience init(home: TVHome) throws {
@@ -41,9 +60,10 @@ public final class FlowStore: Sendable {
     }
 
     /// Starts a writer for this file (its own connection and thread).
-    /// - Throws: what `FlowWriter.init(path:capacity:)` throws.
-    public func makeWriter(capacity: Int = FlowWriter.defaultCapacity) throws -> FlowWriter {
-        try FlowWriter(path: path, capacity: capacity)
+    /// - Throws: what `FlowWriter.init(path:capacity:retryLimit:onHealthChange:)` throws.
+    public func makeWriter(capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
+                           onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws -> FlowWriter {
+        try FlowWriter(path: path, capacity: capacity, retryLimit: retryLimit, onHealthChange: onHealthChange)
     }
 
     /// One page of flows matching `query`, newest first (start time, then id, both descending).

@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 import TVHome
 
 /// Why the flow database could not be opened, read or written. Every case names the file and
@@ -12,7 +15,7 @@ public enum FlowStoreError: UserFacingError, Equatable {
     case newerSchema(path: String, found: Int, supported: Int)
     /// Another connection held a lock for longer than the busy timeout (SQLITE_BUSY, SQLITE_LOCKED).
     case busy(path: String)
-    /// The disk is full (SQLITE_FULL).
+    /// The disk is full (SQLITE_FULL, or an I/O error whose system error is ENOSPC or EDQUOT).
     case diskFull(path: String)
     /// The file or its folder is not writable (SQLITE_READONLY, SQLITE_PERM).
     case readOnly(path: String)
@@ -28,17 +31,17 @@ public enum FlowStoreError: UserFacingError, Equatable {
         case let .cannotOpen(path, reason):
             return "Could not open the flow database at \(path) (\(reason)); check that its folder exists and belongs to you, then try again."
         case let .corrupt(path, reason):
-            return "The flow database at \(path) is corrupt (\(reason)); move it aside and tv will start a new one."
+            return "The flow database at \(path) is corrupt (\(reason)); move it aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."
         case let .newerSchema(path, found, supported):
-            return "The flow database at \(path) was written by a newer tv (schema version \(found), this tv knows up to \(supported)); upgrade tv, or move the file aside and tv will start a new one."
+            return "The flow database at \(path) was written by a newer tv (schema version \(found), this tv knows up to \(supported)); upgrade tv, or move the file aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."
         case let .busy(path):
             return "The flow database at \(path) is locked by another process; stop the other tv session or try again in a moment."
         case let .diskFull(path):
-            return "The disk holding the flow database at \(path) is full; free some space (for example with tv retention apply) and try again."
+            return "The disk holding the data folder is full (\(path) cannot grow); free some space on it and try again."
         case let .readOnly(path):
             return "The flow database at \(path) cannot be written; check that the file and its folder belong to you (file 0600, folder 0700) and try again."
         case let .failed(path, reason):
-            return "The flow database at \(path) reported an error (\(reason)); try again, and if it keeps happening move the file aside and tv will start a new one."
+            return "The flow database at \(path) reported an error (\(reason)); try again, and if it keeps happening move the file aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."
         case let .damagedRow(path, damage):
             return "The row of \(damage.row) in the flow database at \(path) is damaged (\(damage.column) is \(DamagedRow.words(damage.value))), so tv cannot show it; the other rows are unaffected."
         case let .badCursor(cursor):
@@ -47,7 +50,12 @@ public enum FlowStoreError: UserFacingError, Equatable {
     }
 
     /// Maps an SQLite result code (primary or extended) and its message to a case.
-    static func from(code: Int32, message: String, path: String) -> FlowStoreError {
+    /// - Parameter systemErrno: `sqlite3_system_errno` of the failing call (0 when unknown): an
+    ///   I/O error for want of space (writing the WAL or its index on a full disk) is `.diskFull`.
+    static func from(code: Int32, message: String, path: String, systemErrno: Int32 = 0) -> FlowStoreError {
+        if code & 0xff == SQLITE_IOERR, systemErrno == ENOSPC || systemErrno == EDQUOT {
+            return .diskFull(path: path)
+        }
         switch code & 0xff {
         case SQLITE_CORRUPT, SQLITE_NOTADB:
             return .corrupt(path: path, reason: message)

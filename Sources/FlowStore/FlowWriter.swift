@@ -13,6 +13,8 @@ import Synchronization
 public final class FlowWriter: Sendable {
     /// Events the queue holds before it drops (65,536).
     public static let defaultCapacity = 65_536
+    /// Flows whose write failed that are kept in memory for the next attempt (16,384; a few MiB).
+    public static let defaultRetryLimit = 16_384
 
     /// The database file's path.
     public let path: String
@@ -28,15 +30,23 @@ public final class FlowWriter: Sendable {
     public let interruptedAtStart: (writers: Int, flows: Int)
 
     /// Opens the database at `path` on a new writer thread (applying migrations) and starts it.
-    /// - Parameter capacity: how many events may wait before new ones are dropped (at least 1).
+    /// - Parameters:
+    ///   - capacity: how many events may wait before new ones are dropped (at least 1).
+    ///   - retryLimit: how many flows whose write failed are kept in memory and retried (the
+    ///     oldest are given up past it, and counted in `counters.flowsNotSaved`).
+    ///   - onHealthChange: called on the writer thread when writes start failing (a full disk)
+    ///     and when they succeed again, with the counters at that moment.
     /// - Throws: `FlowStoreError` when the writer's connection cannot open the file (`.corrupt`,
-    ///   `.newerSchema`, `.cannotOpen` …); no thread is left running then.
-    public init(path: String, capacity: Int = FlowWriter.defaultCapacity) throws {
+    ///   `.newerSchema`, `.cannotOpen` …); no thread is left running then. A full disk is not
+    ///   thrown when the file can be read: the writer starts failing (`onHealthChange` hears it
+    ///   at once) and opens its connection at the first attempt that finds room.
+    public init(path: String, capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
+                onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
         self.path = path
-        let queue = FlowWriterQueue(capacity: capacity)
-        self.queue = queue
         let closing = ClosingChoice()
         self.closing = closing
+        let queue = FlowWriterQueue(capacity: capacity, retryLimit: retryLimit, closing: closing, onHealthChange: onHealthChange)
+        self.queue = queue
         let startup = Mutex<Result<(Int64, FlowWriterRegistry.Recovery), FlowStoreError>?>(nil)
         let started = DispatchSemaphore(value: 0)
         let thread = Thread {
@@ -44,6 +54,22 @@ public final class FlowWriter: Sendable {
             let writer: FlowBatchWriter
             do {
                 writer = try FlowBatchWriter(path: path, closing: closing)
+            } catch FlowStoreError.diskFull(let full) {
+                // A full disk at start: ids go on from the file's max(id), read read-only, and
+                // every attempt tries to open the connection again, so recording starts as soon
+                // as there is room; forwarding does not wait for it. (Registering, and closing
+                // what a dead writer left open, happen at that first open; nothing is said then.)
+                do {
+                    let maxID = try FlowBatchWriter.maxID(readingAt: path)
+                    startup.withLock { $0 = .success((maxID, FlowWriterRegistry.Recovery())) }
+                } catch {
+                    startup.withLock { $0 = .failure((error as? FlowStoreError) ?? .diskFull(path: full)) }
+                    started.signal()
+                    return
+                }
+                // Said before `init` returns, so a session warns before its banner.
+                queue.run(nil, path: path, startFailure: .diskFull(path: full), started: { started.signal() })
+                return
             } catch {
                 let failure = (error as? FlowStoreError) ?? .failed(path: path, reason: "\(error)")
                 startup.withLock { $0 = .failure(failure) }
@@ -52,7 +78,7 @@ public final class FlowWriter: Sendable {
             }
             startup.withLock { $0 = .success((writer.maxID, writer.recovery)) }
             started.signal()
-            queue.run(writer)
+            queue.run(writer, path: path)
         }
         thread.name = "tv flow writer"
         thread.start()
@@ -114,7 +140,8 @@ public final class FlowWriter: Sendable {
         queue.stop()
     }
 
-    /// Counts since the writer started (accepted, written, dropped, failed, pending).
+    /// Counts since the writer started (accepted, written, dropped, failed, pending; flows waiting
+    /// to be written again, and flows given up).
     public var counters: FlowWriterCounters {
         queue.counters
     }

@@ -1,15 +1,44 @@
-/// A snapshot of a flow writer's counters since it started (events, not rows).
+/// A snapshot of a flow writer's counters since it started (events, unless a name says flows).
 public struct FlowWriterCounters: Sendable, Equatable {
     /// Events taken into the queue.
     public var accepted: Int
-    /// Events committed to the database.
+    /// Events committed to the database at their first attempt.
     public var written: Int
     /// Events refused because the queue was full or the writer was closed.
     public var dropped: Int
-    /// Events lost because their batch's transaction failed (see `lastError`).
+    /// Events whose first attempt failed (see `lastError`); their flows are kept and retried
+    /// (`unwrittenFlows`), so they are not lost until given up (`flowsNotSaved`).
     public var failed: Int
     /// Events waiting in the queue now.
     public var pending: Int
-    /// The error of the most recent failed batch, if any.
+    /// The error of the most recent failed attempt, if any.
     public var lastError: FlowStoreError?
+    /// Transactions that failed, retries included.
+    public var failedWrites = 0
+    /// Flows whose latest state waits in memory for the next attempt now.
+    public var unwrittenFlows = 0
+    /// Flows given up (too many waited, or the writer stopped while writes failed) that have no
+    /// row in the database at all: lost from the record.
+    public var flowsNotSaved = 0
+    /// Flows given up whose row is in the database, but without its latest state (its end, its
+    /// final byte counts).
+    public var flowUpdatesNotSaved = 0
+    /// True while writes fail (from a failed attempt until the next successful one).
+    public var failing = false
+
+    public init(accepted: Int, written: Int, dropped: Int, failed: Int, pending: Int, lastError: FlowStoreError?,
+                failedWrites: Int = 0, unwrittenFlows: Int = 0, flowsNotSaved: Int = 0, flowUpdatesNotSaved: Int = 0,
+                failing: Bool = false) {
+        self.accepted = accepted
+        self.written = written
+        self.dropped = dropped
+        self.failed = failed
+        self.pending = pending
+        self.lastError = lastError
+        self.failedWrites = failedWrites
+        self.unwrittenFlows = unwrittenFlows
+        self.flowsNotSaved = flowsNotSaved
+        self.flowUpdatesNotSaved = flowUpdatesNotSaved
+        self.failing = failing
+    }
 }

@@ -52,6 +52,59 @@ public final class SQLiteDatabase {
         try execute("PRAGMA foreign_keys=ON")
     }
 
+    /// Opens the database at `path` read-only, for a command that only reads: nothing is created
+    /// or migrated, and it works on a full disk. When the WAL's shared-memory index cannot be
+    /// made there (no room for the `-shm` file) and no WAL content waits (`-wal` missing or
+    /// empty, as after a clean stop), the file is opened as immutable (no locks, no `-shm`).
+    /// - Throws: `FlowStoreError.cannotOpen` (no such file, unreadable), `.corrupt`,
+    ///   `.diskFull` (full, and WAL content waits that only a writable disk can index).
+    public init(readingAt path: String, busyTimeout milliseconds: Int32 = 5_000) throws {
+        self.path = path
+        do {
+            handle = try SQLiteDatabase.connect(path, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, busyTimeout: milliseconds)
+            // The first read opens the WAL and maps its index (or fails, on a full disk).
+            _ = try scalar("SELECT count(*) FROM sqlite_master")
+        } catch FlowStoreError.diskFull(let full) {
+            close()
+            var st = stat()
+            guard stat(path + "-wal", &st) != 0 || st.st_size == 0 else { throw FlowStoreError.diskFull(path: full) }
+            handle = try SQLiteDatabase.connect(SQLiteDatabase.immutableURI(path),
+                                             flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI,
+                                             busyTimeout: milliseconds, path: path)
+            _ = try scalar("SELECT count(*) FROM sqlite_master")
+        }
+    }
+
+    /// Opens a connection with `flags` (extended result codes on, the busy timeout set).
+    /// - Parameter path: the file's path, for errors (when `name` is a URI).
+    private static func connect(_ name: String, flags: Int32, busyTimeout milliseconds: Int32,
+                             path: String? = nil) throws -> OpaquePointer {
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_close_v2(db)
+            throw FlowStoreError.cannotOpen(path: path ?? name, reason: reason)
+        }
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, milliseconds)
+        return db
+    }
+
+    /// `file:PATH?mode=ro&immutable=1`, with the characters a URI path cannot hold escaped.
+    static func immutableURI(_ path: String) -> String {
+        var escaped = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x20, 0x7f...:
+                escaped += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            default:
+                escaped.append(Character(Unicode.Scalar(byte)))
+            }
+        }
+        return "file:" + escaped + "?mode=ro&immutable=1"
+    }
+
     deinit {
         // close_v2 defers the close until the last statement is finalized.
         if let handle { sqlite3_close_v2(handle) }
@@ -72,7 +125,7 @@ public final class SQLiteDatabase {
         if rc != SQLITE_OK {
             let text = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_free(errorMessage)
-            throw FlowStoreError.from(code: rc, message: text, path: path)
+            throw FlowStoreError.from(code: rc, message: text, path: path, systemErrno: sqlite3_system_errno(db))
         }
     }
 
@@ -145,7 +198,8 @@ public final class SQLiteDatabase {
     /// The `FlowStoreError` for `code`, with the connection's current message.
     func error(code: Int32) -> FlowStoreError {
         let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
-        return FlowStoreError.from(code: code, message: message, path: path)
+        return FlowStoreError.from(code: code, message: message, path: path,
+                                   systemErrno: handle.map { sqlite3_system_errno($0) } ?? 0)
     }
 
     /// Creates `path` empty with mode 0600 when it does not exist (an empty file is a valid empty
@@ -163,5 +217,11 @@ public final class SQLiteDatabase {
         if let mode = FileModes.permissions(of: path), mode & 0o077 != 0 {
             _ = chmod(path, 0o600)
         }
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

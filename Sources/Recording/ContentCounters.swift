@@ -20,6 +20,10 @@ public struct ContentCounters: Sendable, Equatable {
     public var turnsLost = 0
     /// The most recent failure, as its sentence.
     public var lastError: String?
+    /// Attempts to store turns (segment writes and index transactions) that failed.
+    public var failedWrites = 0
+    /// True while storing turns fails (from a failed attempt until the next successful one).
+    public var failing = false
     /// Events waiting in the queue now.
     public var pendingEvents = 0
     /// Chunk bytes waiting in the queue now.

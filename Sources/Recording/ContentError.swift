@@ -1,4 +1,7 @@
 import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Why decrypted content could not be written, read or deleted. One sentence each: what
 /// happened and what to do next.
@@ -13,6 +16,15 @@ public enum ContentError: UserFacingError, Equatable {
     case segmentShort(path: String, flow: Int64, turn: Int)
     /// A segment file could not be deleted.
     case cannotDelete(path: String, reason: String)
+    /// A segment file could not be made or written because its disk is full (ENOSPC, EDQUOT).
+    case diskFull(path: String)
+
+    /// The error for a failed write of `path` with `errno` `code`: `.diskFull` for want of
+    /// space, `.cannotWrite` otherwise.
+    static func writing(_ path: String, errno code: Int32) -> ContentError {
+        if code == ENOSPC || code == EDQUOT { return .diskFull(path: path) }
+        return .cannotWrite(path: path, reason: String(cString: strerror(code)))
+    }
 
     public var message: String {
         switch self {
@@ -26,6 +38,8 @@ public enum ContentError: UserFacingError, Equatable {
             return "The segment file \(path) is shorter than the index says, so turn \(turn) of flow \(flow) cannot be read; run tv content delete to start clean."
         case let .cannotDelete(path, reason):
             return "Could not delete the segment file \(path) (\(reason)); check that the content folder belongs to you and try again."
+        case let .diskFull(path):
+            return "The disk holding the data folder is full (\(path) cannot grow); free some space on it and try again."
         }
     }
 }

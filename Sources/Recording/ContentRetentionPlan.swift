@@ -30,13 +30,18 @@ public struct ContentRetentionPlan: Sendable, Equatable {
     public var expireBefore: Int64
     /// Segments to drop, oldest first.
     public var drops: [Drop]
-    /// Bytes of segment files left after the plan (the one being written included).
+    /// Bytes of segment files left after the plan (the one being written included; the
+    /// segments left alone not).
     public var bytesAfter: Int64
+    /// Segments the index did not make and has no row of (they predate the database), oldest
+    /// first: never deleted by a sweep, only by `tv content delete`.
+    public var leftAlone: [Int]
 
-    public init(expireBefore: Int64, drops: [Drop], bytesAfter: Int64) {
+    public init(expireBefore: Int64, drops: [Drop], bytesAfter: Int64, leftAlone: [Int] = []) {
         self.expireBefore = expireBefore
         self.drops = drops
         self.bytesAfter = bytesAfter
+        self.leftAlone = leftAlone
     }
 
     /// Bytes of files the plan deletes.

@@ -6,6 +6,11 @@
 /// left. The ceiling counts every segment file, the one being written too; when the files are over
 /// it, the oldest segments go (rows and file) until they are not, or until only the one being
 /// written is left.
+///
+/// A segment the index did not make (`SegmentFacts.madeByIndex` false) and holds no row of is
+/// left alone: it predates the database (one moved aside and replaced by a new one), so having no
+/// row here proves nothing. It is listed in `ContentRetentionPlan.leftAlone`, never dropped and
+/// not counted against the ceiling.
 public enum ContentRetentionPlanner {
     /// The fixed ceiling on decrypted content across all flows: 536,870,912 bytes (512 MiB). The
     /// user chooses the expiry; this is not a setting.
@@ -18,9 +23,14 @@ public enum ContentRetentionPlanner {
         let cutoff = now - expiry.microseconds
         var drops: [ContentRetentionPlan.Drop] = []
         var kept: [SegmentFacts] = []
+        var leftAlone: [Int] = []
         for segment in segments.sorted(by: { $0.sequence < $1.sequence }) {
             if segment.isBeingWritten {
                 kept.append(segment)
+                continue
+            }
+            if !segment.madeByIndex && segment.rows == 0 {
+                if segment.fileBytes != nil { leftAlone.append(segment.sequence) }
                 continue
             }
             guard let bytes = segment.fileBytes else {
@@ -46,6 +56,6 @@ public enum ContentRetentionPlanner {
             total -= bytes
         }
         drops.sort { $0.sequence < $1.sequence }
-        return ContentRetentionPlan(expireBefore: cutoff, drops: drops, bytesAfter: total)
+        return ContentRetentionPlan(expireBefore: cutoff, drops: drops, bytesAfter: total, leftAlone: leftAlone)
     }
 }

@@ -22,6 +22,22 @@ public final class ContentStore {
         try FlowSchema.migrate(database)
     }
 
+    /// Opens the index for a command that only reads (turns, content status, export): read-only,
+    /// so it works on a full disk (see `SQLiteDatabase.init(readingAt:)`); a missing file or an
+    /// older schema is opened (created, migrated) as `init(databasePath:directory:)` does. The
+    /// folder is not made.
+    /// - Throws: `FlowStoreError`.
+    public init(readingDatabase databasePath: String, directory: String) throws {
+        self.directory = ContentDirectory(path: directory)
+        database = try FlowSchema.openForReading(databasePath)
+    }
+
+    /// Opens the store of the data folder `home` for a command that only reads.
+    /// - Throws: what `init(readingDatabase:directory:)` throws.
+    public convenience init(readingHome home: TVHome) throws {
+        try self.init(readingDatabase: home.databasePath, directory: home.contentDirectory)
+    }
+
     /// Opens the store of the data folder `home`.
     /// - Throws: what `init(databasePath:directory:)` throws, or `TVHomeError`.
     public convenience init(home: TVHome) throws {
@@ -69,9 +85,16 @@ public final class ContentStore {
     /// What content occupies now (rows, flows, kept bytes, files).
     /// - Throws: `FlowStoreError`.
     public func usage() throws -> ContentUsage {
-        let totals = try TurnIndex(database: database).totals()
+        let index = TurnIndex(database: database)
+        let totals = try index.totals()
+        let segments = directory.segments()
+        // Read only: a database that recorded no range yet gets the one its first sweep would.
+        let rows = try index.segmentRows(expiredBefore: 0)
+        let range = try SegmentRangeRecord(database: database).read()
+            ?? SegmentRange.established(lowestReferenced: rows.keys.min(), highestInFolder: directory.highestSequence())
+        let predating = segments.map(\.sequence).filter { !range.contains($0) && rows[$0] == nil }
         return ContentUsage(turns: totals.turns, flows: totals.flows, keptBytes: totals.keptBytes,
-                            segments: directory.segments())
+                            segments: segments, predating: predating)
     }
 
     /// Applies retention now: rows past `expiry`, then segments nothing references, then the

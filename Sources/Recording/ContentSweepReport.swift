@@ -8,11 +8,15 @@ public struct ContentSweepReport: Sendable, Equatable {
     public var bytesFreed: Int64
     /// The segment spared because a writer holds it, if any.
     public var spared: SegmentFile?
+    /// Segment files left alone because they predate the database (see `SegmentRange`).
+    public var leftAlone: Int
 
-    public init(rowsDeleted: Int = 0, filesDeleted: Int = 0, bytesFreed: Int64 = 0, spared: SegmentFile? = nil) {
+    public init(rowsDeleted: Int = 0, filesDeleted: Int = 0, bytesFreed: Int64 = 0, spared: SegmentFile? = nil,
+                leftAlone: Int = 0) {
         self.rowsDeleted = rowsDeleted
         self.filesDeleted = filesDeleted
         self.bytesFreed = bytesFreed
         self.spared = spared
+        self.leftAlone = leftAlone
     }
 }

@@ -17,6 +17,8 @@ struct ContentSweeper {
         let index = TurnIndex(database: database)
         let cutoff = now - expiry.microseconds
         directory.removeAbandonedNewFiles()
+        // Established before listing: a new database's range starts after every segment present.
+        let range = try SegmentRangeRecord(database: database).establish(directory)
         let files = directory.segments().map { file -> SegmentFile in
             var file = file
             if file.sequence == writing { file.isBeingWritten = true }
@@ -26,7 +28,7 @@ struct ContentSweeper {
         var facts: [SegmentFacts] = files.map { file in
             let r = rows[file.sequence] ?? (0, 0)
             return SegmentFacts(sequence: file.sequence, fileBytes: file.bytes, rows: r.rows, expiredRows: r.expired,
-                                isBeingWritten: file.isBeingWritten)
+                                isBeingWritten: file.isBeingWritten, madeByIndex: range.contains(file.sequence))
         }
         let present = Set(files.map(\.sequence))
         for (sequence, r) in rows where !present.contains(sequence) {
@@ -35,6 +37,7 @@ struct ContentSweeper {
         }
         let plan = ContentRetentionPlanner.plan(segments: facts, now: now, expiry: expiry, ceiling: ceiling)
         var report = ContentSweepReport(spared: files.last { $0.isBeingWritten })
+        report.leftAlone = plan.leftAlone.count
         report.rowsDeleted = try database.transaction {
             var deleted = try index.deleteRecorded(before: plan.expireBefore)
             for drop in plan.drops { deleted += try index.deleteRows(inSegment: drop.sequence) }
@@ -49,7 +52,8 @@ struct ContentSweeper {
         return report
     }
 
-    /// Deletes every row, then every segment file but the one being written.
+    /// Deletes every row, then every segment file but the one being written (those that predate
+    /// the database too: the user asked for all content to go).
     func deleteAll(writing: Int?) throws -> ContentSweepReport {
         let index = TurnIndex(database: database)
         var report = ContentSweepReport()

@@ -8,12 +8,16 @@ public struct ContentUsage: Sendable, Equatable {
     public var keptBytes: Int64
     /// Segment files in the content folder, oldest first.
     public var segments: [SegmentFile]
+    /// The sequences of those that predate the flow database (it did not make them and has no
+    /// row of them; see `SegmentRange`): sweeps leave them alone, `tv content delete` removes them.
+    public var predating: [Int]
 
-    public init(turns: Int, flows: Int, keptBytes: Int64, segments: [SegmentFile]) {
+    public init(turns: Int, flows: Int, keptBytes: Int64, segments: [SegmentFile], predating: [Int] = []) {
         self.turns = turns
         self.flows = flows
         self.keptBytes = keptBytes
         self.segments = segments
+        self.predating = predating
     }
 
     /// Bytes on disk: the sum of the segment files' sizes.

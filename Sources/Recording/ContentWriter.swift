@@ -16,9 +16,12 @@ public final class ContentWriter: Sendable {
     private let queue: ContentQueue
 
     /// Starts the writer thread: opens the database (migrations) and the folder, sweeps once.
+    /// - Parameter onHealthChange: called on the writer thread when storing turns starts failing
+    ///   (a full disk) and when it succeeds again, with the counters at that moment.
     /// - Throws: `FlowStoreError` / `TVHomeError` when the database or folder cannot be opened;
     ///   no thread is left running then. A failing first sweep is counted, not thrown.
-    public init(_ configuration: ContentWriterConfiguration, clock: any ContentClock = SystemContentClock()) throws {
+    public init(_ configuration: ContentWriterConfiguration, clock: any ContentClock = SystemContentClock(),
+                onHealthChange: (@Sendable (WriteHealth.Change, ContentCounters) -> Void)? = nil) throws {
         let queue = ContentQueue(policy: ContentBatchPolicy(bytes: configuration.queueBytes, chunks: configuration.queueChunks,
                                                             ends: configuration.queueTurnEnds,
                                                             lingerMillis: configuration.lingerMillis))
@@ -28,7 +31,8 @@ public final class ContentWriter: Sendable {
         let thread = Thread {
             let state: ContentWriterThread
             do {
-                state = try ContentWriterThread(configuration: configuration, clock: clock, queue: queue)
+                state = try ContentWriterThread(configuration: configuration, clock: clock, queue: queue,
+                                                onHealthChange: onHealthChange)
             } catch {
                 startup.withLock { $0 = error }
                 started.signal()

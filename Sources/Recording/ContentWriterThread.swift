@@ -6,25 +6,52 @@ final class ContentWriterThread {
     let configuration: ContentWriterConfiguration
     let clock: any ContentClock
     let queue: ContentQueue
-    let database: SQLiteDatabase
+    /// The writer's connection; nil while it could not be opened (a full disk at start): every
+    /// use tries again (`database()`).
+    private var connection: SQLiteDatabase?
     let directory: ContentDirectory
     var expiry: ContentExpiry
     private var segment: SegmentAppender?
     private var openTurns: OpenTurns
+    /// Whether turns reach the disk; told to `onHealthChange` when that changes.
+    private var health = WriteHealth()
+    let onHealthChange: (@Sendable (WriteHealth.Change, ContentCounters) -> Void)?
 
-    /// Opens the connection (applying migrations) and the folder.
+    /// Opens the connection (applying migrations) and the folder. A full disk is not thrown: the
+    /// connection is opened at the first use that finds room (the turns before are lost and
+    /// counted, as any failed write).
     /// - Throws: `FlowStoreError`, `TVHomeError.cannotCreate`.
-    init(configuration: ContentWriterConfiguration, clock: any ContentClock, queue: ContentQueue) throws {
+    init(configuration: ContentWriterConfiguration, clock: any ContentClock, queue: ContentQueue,
+         onHealthChange: (@Sendable (WriteHealth.Change, ContentCounters) -> Void)? = nil) throws {
+        self.onHealthChange = onHealthChange
         self.configuration = configuration
         self.clock = clock
         self.queue = queue
         directory = ContentDirectory(path: configuration.directory)
         try directory.ensureExists()
-        // Created, used and closed on the writer thread only.
-        database = try SQLiteDatabase(path: configuration.databasePath, oneThread: true)
-        try FlowSchema.migrate(database)
+        do {
+            connection = try ContentWriterThread.open(configuration.databasePath)
+        } catch FlowStoreError.diskFull {
+            connection = nil
+        }
         expiry = configuration.expiry
         openTurns = OpenTurns(limit: configuration.openTurnBytes)
+    }
+
+    /// The connection, opened (with migrations) when it is not yet.
+    /// - Throws: `FlowStoreError` when it cannot be opened.
+    func database() throws -> SQLiteDatabase {
+        if let connection { return connection }
+        let opened = try ContentWriterThread.open(configuration.databasePath)
+        connection = opened
+        return opened
+    }
+
+    private static func open(_ path: String) throws -> SQLiteDatabase {
+        // Created, used and closed on the writer thread only.
+        let database = try SQLiteDatabase(path: path, oneThread: true)
+        try FlowSchema.migrate(database)
+        return database
     }
 
     /// The sequence of the segment being written, if one is open.
@@ -85,12 +112,22 @@ final class ContentWriterThread {
         writeStaged(&outcome)
         commit(&outcome)
         let (lostTurns, failure) = (outcome.lost, outcome.lastError)
-        if lostTurns > 0 {
-            queue.updateCounters {
-                $0.turnsLost += lostTurns
-                $0.lastError = failure
-            }
+        // A turn lost is a failed attempt; the next turns try again (a new segment when none is
+        // open), so recording resumes by itself once there is room.
+        let change = health.record(succeeded: lostTurns == 0 && failure == nil)
+        let failing = health.failing, attempts = health.failedAttempts
+        queue.updateCounters {
+            $0.turnsLost += lostTurns
+            if let failure { $0.lastError = failure }
+            $0.failedWrites = attempts
         }
+        // Said before `failing` shows in the counters, so whoever sees it can find the line.
+        if let change {
+            var counters = queue.counters
+            counters.failing = failing
+            onHealthChange?(change, counters)
+        }
+        queue.updateCounters { $0.failing = failing }
     }
 
     /// What `store` has done so far: rows written to the segment but not yet committed, and
@@ -140,6 +177,7 @@ final class ContentWriterThread {
         do {
             var statements = insertStatements
             defer { insertStatements = statements }
+            let database = try database()
             try database.transaction { try TurnIndex(database: database).insert(batch, statements: &statements) }
             queue.updateCounters {
                 $0.turnsWritten += batch.count
@@ -159,10 +197,14 @@ final class ContentWriterThread {
             || now - segment.createdAt >= configuration.segmentAge
     }
 
+    /// Closes the segment being written and makes the next, recording it in the index's
+    /// `SegmentRange` first (so a sweep never takes it for one that predates the database).
     private func openNextSegment(now: Int64) throws {
         let next = max(directory.highestSequence(), segment?.sequence ?? 0) + 1
         segment?.close()
         segment = nil
+        let record = SegmentRangeRecord(database: try database())
+        try record.write(try record.establish(directory).including(next))
         segment = try SegmentAppender(directory: directory, sequence: next, createdAt: now)
     }
 
@@ -173,7 +215,7 @@ final class ContentWriterThread {
             segment.close()
             self.segment = nil
         }
-        let report = try ContentSweeper(database: database, directory: directory)
+        let report = try ContentSweeper(database: try database(), directory: directory)
             .sweep(now: clock.now(), expiry: expiry, ceiling: configuration.ceiling, writing: segment?.sequence)
         queue.updateCounters {
             $0.sweeps += 1
@@ -194,7 +236,7 @@ final class ContentWriterThread {
 
     /// Deletes all rows and every segment but the one being written.
     func deleteAll() throws -> ContentSweepReport {
-        try ContentSweeper(database: database, directory: directory).deleteAll(writing: segment?.sequence)
+        try ContentSweeper(database: try database(), directory: directory).deleteAll(writing: segment?.sequence)
     }
 
     /// Writes the open turns (as incomplete: their ends never came), closes the segment and the
@@ -204,6 +246,6 @@ final class ContentWriterThread {
         segment?.close()
         segment = nil
         insertStatements = [:]
-        database.close()
+        connection?.close()
     }
 }

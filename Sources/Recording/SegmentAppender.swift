@@ -28,7 +28,7 @@ final class SegmentAppender {
         path = directory.path(of: sequence)
         let newPath = directory.path + "/" + SegmentName.newFileName(sequence)
         let fd = open(newPath, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ContentError.cannotWrite(path: newPath, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw ContentError.writing(newPath, errno: errno) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0, rename(newPath, path) == 0 else {
             let reason = String(cString: strerror(errno))
             Glibc.close(fd)
@@ -42,7 +42,7 @@ final class SegmentAppender {
 
     /// Appends `bytes`.
     /// - Returns: the offset they start at.
-    /// - Throws: `ContentError.cannotWrite` (disk full, I/O error); the file's size is then
+    /// - Throws: `ContentError.diskFull`, `.cannotWrite` (I/O error); the file's size is then
     ///   whatever reached it, and `size` follows the file, so later offsets stay right.
     func append(_ bytes: [UInt8]) throws -> Int64 {
         let start = size
@@ -50,10 +50,10 @@ final class SegmentAppender {
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, bytes.count - done) }
             if n < 0 {
-                if errno == EINTR { continue }
-                let reason = String(cString: strerror(errno))
+                let code = errno
+                if code == EINTR { continue }
                 size += Int64(done)
-                throw ContentError.cannotWrite(path: path, reason: reason)
+                throw ContentError.writing(path, errno: code)
             }
             done += n
         }

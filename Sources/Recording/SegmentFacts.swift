@@ -11,12 +11,18 @@ public struct SegmentFacts: Sendable, Equatable {
     public var expiredRows: Int
     /// True when a writer holds it: never deleted.
     public var isBeingWritten: Bool
+    /// True when the index made it (inside its `SegmentRange`). A segment the index did not make
+    /// and holds no row of predates the database: nothing proves it unreferenced, so it is left
+    /// alone (neither deleted nor counted against the ceiling).
+    public var madeByIndex: Bool
 
-    public init(sequence: Int, fileBytes: Int64?, rows: Int, expiredRows: Int = 0, isBeingWritten: Bool = false) {
+    public init(sequence: Int, fileBytes: Int64?, rows: Int, expiredRows: Int = 0, isBeingWritten: Bool = false,
+                madeByIndex: Bool = true) {
         self.sequence = sequence
         self.fileBytes = fileBytes
         self.rows = rows
         self.expiredRows = expiredRows
         self.isBeingWritten = isBeingWritten
+        self.madeByIndex = madeByIndex
     }
 }

@@ -17,6 +17,11 @@ public enum ContentUsagePresentation {
         if let writing = usage.beingWritten {
             out.append("A running session is writing \(SegmentName.fileName(writing.sequence)) (\(Units.bytes(writing.bytes))).")
         }
+        let predating = usage.segments.filter { usage.predating.contains($0.sequence) }
+        if !predating.isEmpty {
+            let bytes = predating.reduce(Int64(0)) { $0 + $1.bytes }
+            out.append("\(predating.count) of them (\(Units.bytes(bytes))) predate this flow database, which has no index of them: they are kept untouched for a database moved aside, and `tv content delete` removes them.")
+        }
         return out
     }
 
@@ -50,7 +55,8 @@ public enum ContentUsagePresentation {
             ("fileBytes", .int(usage.fileBytes)), ("ceilingBytes", .int(ContentRetentionPlanner.ceilingBytes)),
             ("segments", .array(usage.segments.map { segment in
                 .object([("file", .string(SegmentName.fileName(segment.sequence))), ("bytes", .int(segment.bytes)),
-                         ("beingWritten", .bool(segment.isBeingWritten))])
+                         ("beingWritten", .bool(segment.isBeingWritten)),
+                         ("predatesDatabase", .bool(usage.predating.contains(segment.sequence)))])
             })),
         ])
     }

@@ -78,7 +78,9 @@ public final class ExecSession {
         defer {
             proxy.stop(graceSeconds: 1)
             names.flush()
-            wiring.close()
+            // What was not saved (a full disk) is said; "everything is saved" goes without saying.
+            let losses = wiring.close()
+            if !losses.isEmpty { say(RecordingPresentation.stopped(losses, folder: home.path)) }
         }
         var plan = TunnelAddressPlan()
         if let mtu = options.mtu { plan.mtu = mtu }

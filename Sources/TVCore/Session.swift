@@ -6,6 +6,7 @@ import Proxy
 import Recording
 import Settings
 import SetupActions
+import Synchronization
 import TVHome
 
 /// A live `tv run` session: the proxy, the flow database, pinned hosts, the control socket and
@@ -60,6 +61,10 @@ public final class Session: Sendable {
     private let environment: [String: String]
     private let say: @Sendable (String) -> Void
     private let stopSignal = DispatchSemaphore(value: 0)
+    /// What was not saved, once the session has stopped (nil until then).
+    private let finalLosses = Mutex<RecordingLosses?>(nil)
+    /// Signalled once the session has stopped and `finalLosses` is set (a `tv stop` waits on it).
+    private let stoppedSignal = DispatchSemaphore(value: 0)
     /// The TUN front-end of `--mode tun` (nil in the other modes).
     private let tunnel: HostTunnel?
     /// The banner shown at start.
@@ -164,16 +169,23 @@ public final class Session: Sendable {
         stopSignal.wait()
         recheck?.cancel()
         signals.forEach { $0.cancel() }
-        control.stop()
         tunnel?.stop()
         proxy.stop(graceSeconds: 1)
-        wiring.close()
+        let losses = wiring.close()
+        finalLosses.withLock { $0 = losses }
+        stoppedSignal.signal()
+        // After the writers closed, so a `tv stop` waiting in the handler hears what was saved.
+        control.stop()
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
     }
 
     /// Asks the session to stop (as `tv stop` does).
     public func requestStop() { stopSignal.signal() }
+
+    /// What was not saved, once `run()` has returned (nil before): say it instead of "everything
+    /// is saved" when it is not empty.
+    public var losses: RecordingLosses? { finalLosses.withLock { $0 } }
 
     /// The live counters, for `tv status`.
     public var counters: ProxyCounters { proxy.counters }
@@ -206,8 +218,13 @@ public final class Session: Sendable {
         case "status":
             return ControlResponse(ok: true, message: "running", values: statusValues())
         case "stop":
+            // Answered once the session has stopped, with what was not saved (`tv stop` says it).
             requestStop()
-            return ControlResponse(ok: true, message: "Stopping: open connections are closed and everything is flushed.")
+            guard stoppedSignal.wait(timeout: .now() + 14) == .success else {
+                return ControlResponse(ok: true, message: "Stopping: open connections are closed and everything is flushed.")
+            }
+            stoppedSignal.signal()  // for any later waiter
+            return ControlResponse(ok: true, message: "stopped", values: finalLosses.withLock { $0 }?.values ?? [:])
         case "reserve-flow-ids":
             // A `tv exec` writing to the same database takes a block of ids so that its flows
             // never overwrite this session's (both upsert by id).
@@ -267,6 +284,7 @@ public final class Session: Sendable {
             "pid": String(getpid()),
         ]
         for (kind, n) in c.closedByStatus { values["closed." + kind.rawValue] = String(n) }
+        values.merge(wiring.losses.values) { old, _ in old }
         if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
         return values

@@ -78,8 +78,15 @@ final class SessionWiring: Sendable {
         self.inspecting = inspecting
         inspectionNote = note
 
-        store = try FlowStore(home: home)
-        writer = try store.makeWriter()
+        // A full disk does not stop a session: it forwards, reading the database it cannot
+        // write (settings, pinned hosts), while the writers say so and retry until there is room.
+        do {
+            store = try FlowStore(home: home)
+        } catch FlowStoreError.diskFull {
+            store = try FlowStore(readingHome: home)
+        }
+        // A full disk is said at once (one line), and again when recording resumes.
+        writer = try store.makeWriter { change, counters in say(RecordingPresentation.flowNotice(change, counters)) }
         if let sentence = InterruptedFlowsNotice.sentence(writer.interruptedAtStart) { say(sentence) }
         var announce: (@Sendable (String, String) -> Void)?
         if options.announcesPinnedHosts {
@@ -92,7 +99,9 @@ final class SessionWiring: Sendable {
         let policy = Session.contentPolicy(record, inspecting: inspecting, force: options.forceContentKeep)
         contentWriter = try ContentWriter(ContentWriterConfiguration(databasePath: home.databasePath,
                                                                      directory: home.contentDirectory,
-                                                                     expiry: policy.expiry))
+                                                                     expiry: policy.expiry)) { change, counters in
+            say(RecordingPresentation.contentNotice(change, counters))
+        }
         content = ContentRecorder(writer: contentWriter, policy: policy)
         contentPolicy = policy
 
@@ -121,12 +130,18 @@ final class SessionWiring: Sendable {
     }
 
     /// Stops recording and flushes everything to disk (content, pinned hosts, flows).
-    func close() {
+    /// - Returns: what was not saved (exact counts; empty when everything was).
+    @discardableResult
+    func close() -> RecordingLosses {
         content.stop()
         contentWriter.close()
         pinning.flush()
         // The proxy has stopped: every flow was closed, so one still open lost its close.
         writer.close(interruptingOpenFlows: true)
         store.close()
+        return losses
     }
+
+    /// What was not saved so far (flows and content), from the writers' counters.
+    var losses: RecordingLosses { RecordingLosses(flows: writer.counters, content: contentWriter.counters) }
 }

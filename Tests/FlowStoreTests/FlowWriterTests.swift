@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import FlowStore
 
@@ -116,24 +117,91 @@ import Testing
         }
     }
 
-    @Test func aFailedBatchIsCountedNotFatal() throws {
+    @Test func aFailedBatchIsKeptAndRetriedUntilItIsWritten() throws {
         try withStore { store, folder in
-            let writer = try store.makeWriter()
+            let changes = Mutex<[WriteHealth.Change]>([])
+            let writer = try store.makeWriter { change, _ in changes.withLock { $0.append(change) } }
             defer { writer.close() }
             // A trigger makes every insert fail, as a full disk would.
             try store.connection.withDatabase { try $0.execute("CREATE TRIGGER refuse BEFORE INSERT ON flows BEGIN SELECT RAISE(ABORT, 'refused by test'); END") }
             writer.open(sampleFlow(start: 1))
             writer.flush()
-            let counters = writer.counters
+            var counters = writer.counters
             #expect(counters.failed == 1)
             #expect(counters.written == 0)
+            #expect(counters.failedWrites == 1)
+            #expect(counters.unwrittenFlows == 1)
+            #expect(counters.flowsNotSaved == 0)
+            #expect(counters.failing)
             #expect(counters.lastError == .failed(path: folder + "/tunnelvision.sqlite3", reason: "refused by test"))
+            #expect(changes.withLock { $0 } == [.startedFailing])
             try store.connection.withDatabase { try $0.execute("DROP TRIGGER refuse") }
             writer.open(sampleFlow(start: 2))
             writer.flush()
-            #expect(writer.counters.written == 1)
-            #expect(try store.count(FlowQuery()) == 1)
+            counters = writer.counters
+            #expect(counters.written == 1)
+            #expect(counters.unwrittenFlows == 0)
+            #expect(!counters.failing)
+            #expect(changes.withLock { $0 } == [.startedFailing, .resumed])
+            // The flow whose write failed was written with the next batch.
+            #expect(try store.count(FlowQuery()) == 2)
         }
+    }
+
+    @Test func flowsStillUnwrittenAtCloseAreCountedAsNotSavedOrStale() throws {
+        try withStore { store, _ in
+            let writer = try store.makeWriter(retryLimit: 2)
+            let saved = writer.open(sampleFlow(start: 1))
+            writer.flush()
+            try store.connection.withDatabase { try $0.execute("CREATE TRIGGER refuse BEFORE UPDATE ON flows BEGIN SELECT RAISE(ABORT, 'refused by test'); END; CREATE TRIGGER refuseNew BEFORE INSERT ON flows BEGIN SELECT RAISE(ABORT, 'refused by test'); END") }
+            var closed = saved
+            closed.duration = 5
+            writer.enqueue(.closed(closed))
+            writer.flush()
+            // Three new flows: with room for two waiting, the oldest waiting (flow 1's update) is given up.
+            for start in 2...4 { writer.open(sampleFlow(start: Int64(start))) }
+            writer.flush()
+            var counters = writer.counters
+            #expect(counters.unwrittenFlows == 2)
+            #expect(counters.flowUpdatesNotSaved == 1)
+            #expect(counters.flowsNotSaved == 1)
+            writer.close()
+            counters = writer.counters
+            #expect(counters.unwrittenFlows == 0)
+            #expect(counters.flowsNotSaved == 3)
+            #expect(counters.flowUpdatesNotSaved == 1)
+            #expect(try store.count(FlowQuery()) == 1)
+            #expect(try store.flow(id: saved.id)?.duration == nil)
+        }
+    }
+}
+
+@Suite struct RetryValuesTests {
+    @Test func healthSaysEachChangeOnce() {
+        var health = WriteHealth()
+        #expect(health.record(succeeded: true) == nil)
+        #expect(health.record(succeeded: false) == .startedFailing)
+        #expect(health.failing)
+        #expect(health.record(succeeded: false) == nil)
+        #expect(health.record(succeeded: true) == .resumed)
+        #expect(!health.failing)
+        #expect(health.record(succeeded: true) == nil)
+        #expect(health.failedAttempts == 2)
+    }
+
+    @Test func unwrittenFlowsKeepTheLatestStateAndGiveUpTheOldest() {
+        var set = UnwrittenFlows(limit: 2)
+        let a = sampleFlow(start: 1).with(id: 1), b = sampleFlow(start: 2).with(id: 2), c = sampleFlow(start: 3).with(id: 3)
+        var a2 = a
+        a2.bytesUp = 99
+        #expect(set.keep([.opened(a), .opened(b), .updated(a2)]) == [])
+        #expect(set.count == 2)
+        #expect(set.keep([.opened(c)]) == [a2])
+        #expect(set.takeAll() == [.updated(b), .updated(c)])
+        #expect(set.isEmpty)
+        #expect(set.keep([.closed(a)]) == [])
+        #expect(set.giveUpAll() == [a])
+        #expect(set.count == 0)
     }
 }
 

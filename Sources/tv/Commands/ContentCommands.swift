@@ -25,7 +25,7 @@ enum ContentCommands {
     ]
 
     static func status(_ inv: Invocation) throws -> Int32 {
-        let store = try ContentStore(home: try inv.existingHome())
+        let store = try ContentStore(readingHome: try inv.existingHome())
         defer { store.close() }
         let usage = try store.usage()
         if inv.json {

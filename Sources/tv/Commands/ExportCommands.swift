@@ -31,9 +31,9 @@ enum ExportCommands {
             if !ids.contains(id) { ids.append(id) }
         }
         let home = try inv.existingHome()
-        let flows = try FlowStore(home: home)
+        let flows = try FlowStore(readingHome: home)
         defer { flows.close() }
-        let content = try ContentStore(home: home)
+        let content = try ContentStore(readingHome: home)
         defer { content.close() }
         var harFlows: [HARFlow] = []
         var skipped: [String] = []

@@ -44,6 +44,11 @@ enum FlowCommands {
         try FlowStore(home: try inv.existingHome())
     }
 
+    /// The store for a command that only reads: read-only, so it works on a full disk.
+    static func openStoreForReading(_ inv: Invocation) throws -> FlowStore {
+        try FlowStore(readingHome: try inv.existingHome())
+    }
+
     static func nowMicros() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
 
     static func flows(_ inv: Invocation) throws -> Int32 {
@@ -66,7 +71,7 @@ enum FlowCommands {
             query.limit = n
         }
         query.after = c.value("after")
-        let store = try openStore(inv)
+        let store = try openStoreForReading(inv)
         defer { store.close() }
         let page = try store.flows(query)
         if inv.json {
@@ -87,7 +92,7 @@ enum FlowCommands {
     static func flow(_ inv: Invocation) throws -> Int32 {
         let text = inv.command.positionals[0]
         guard let id = Int64(text), id > 0 else { throw UsageRefusal("'\(text)' is not a flow id; `tv flows` lists them.") }
-        let store = try openStore(inv)
+        let store = try openStoreForReading(inv)
         defer { store.close() }
         guard let record = try store.flow(id: id) else {
             throw UsageRefusal("There is no flow \(id) in this data folder; `tv flows` lists the ones there are.", exitCode: 1)
@@ -95,7 +100,7 @@ enum FlowCommands {
         if inv.json {
             inv.console.line(FlowDetailPresentation.json(record).serialized(pretty: true))
         } else {
-            let content = try ContentStore(home: try inv.existingHome())
+            let content = try ContentStore(readingHome: try inv.existingHome())
             defer { content.close() }
             let summary = try content.summary(flow: id)
             for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary) { inv.console.line(line) }
@@ -104,7 +109,7 @@ enum FlowCommands {
     }
 
     static func pinnedList(_ inv: Invocation) throws -> Int32 {
-        let store = try openStore(inv)
+        let store = try openStoreForReading(inv)
         defer { store.close() }
         let hosts = try store.pinnedHosts.list()
         if inv.json {

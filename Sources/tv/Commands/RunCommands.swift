@@ -152,7 +152,9 @@ enum RunCommands {
         }
         if !quiet { for line in session.banner.lines { console.note(line) } }
         try session.run()
-        if !quiet { console.note("tv stopped; everything is saved in \(home.path).") }
+        // What was not saved is said even under --quiet: it is a loss, not chatter.
+        let losses = session.losses ?? RecordingLosses()
+        if !quiet || !losses.isEmpty { console.note("tv stopped; " + RecordingPresentation.stopped(losses, folder: home.path)) }
         return 0
     }
 
@@ -202,6 +204,9 @@ enum RunCommands {
         if let dropped = v["flowEventsDropped"], dropped != "0" {
             inv.console.line("  flow events lost  \(dropped) (the database could not keep up)")
         }
+        if let losses = RecordingLosses(values: v) {
+            for line in RecordingPresentation.statusLines(losses) { inv.console.line("  " + line) }
+        }
         // --mode tun: what went through the TUN so far (packets, UDP flows, DNS, drops), as
         // `tv exec` prints it when CMD exits.
         var tunnel: [String: UInt64] = [:]
@@ -215,8 +220,13 @@ enum RunCommands {
     static func stop(_ inv: Invocation) throws -> Int32 {
         let home = try inv.home()
         let path = SessionPaths.controlSocket(home)
-        let response = try ControlClient(path: path).send(ControlRequest(command: "stop"))
+        // The session answers once it has stopped (up to 14 s), with what was not saved.
+        let response = try ControlClient(path: path).send(ControlRequest(command: "stop"), timeoutSeconds: 20)
         guard response.ok else { throw UsageRefusal(response.message, exitCode: 1) }
+        if let losses = RecordingLosses(values: response.values) {
+            inv.console.line("Stopped the session; " + RecordingPresentation.stopped(losses, folder: home.path))
+            return 0
+        }
         // Wait (up to 15 s) for the session to finish flushing and remove its socket.
         for _ in 0..<150 where FileManager.default.fileExists(atPath: path) { usleep(100_000) }
         inv.console.line(FileManager.default.fileExists(atPath: path)

@@ -36,9 +36,9 @@ enum TurnsCommand {
         if c.has("raw") && (c.has("http") || c.has("json")) { throw UsageRefusal("--raw prints the bytes alone; leave out --http and --json.") }
 
         let home = try inv.existingHome()
-        let flows = try FlowStore(home: home)
+        let flows = try FlowStore(readingHome: home)
         defer { flows.close() }
-        let content = try ContentStore(home: home)
+        let content = try ContentStore(readingHome: home)
         defer { content.close() }
         let record = try flows.flow(id: id)
         var indexed = try content.turns(flow: id)

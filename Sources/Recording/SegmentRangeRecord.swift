@@ -1,0 +1,53 @@
+import FlowStore
+
+/// Where a flow database keeps its `SegmentRange`: two rows of its `settings` table
+/// (`content.segments.first`, `content.segments.last`, decimal text), written by the content
+/// writer before it makes a segment and by the first sweep of a database that has none.
+struct SegmentRangeRecord {
+    static let firstKey = "content.segments.first"
+    static let lastKey = "content.segments.last"
+    let database: SQLiteDatabase
+
+    /// The recorded range, or nil when the database has none yet.
+    /// - Throws: `FlowStoreError` when it cannot be read.
+    func read() throws -> SegmentRange? {
+        guard let first = try integer(SegmentRangeRecord.firstKey), let last = try integer(SegmentRangeRecord.lastKey) else {
+            return nil
+        }
+        return SegmentRange(first: first, last: last)
+    }
+
+    /// The recorded range, establishing (and recording) it from the index and `directory` when
+    /// there is none (`SegmentRange.established`).
+    /// - Throws: `FlowStoreError` when it cannot be read or written.
+    func establish(_ directory: ContentDirectory) throws -> SegmentRange {
+        if let range = try read() { return range }
+        let lowest = try database.scalar("SELECT min(segment) FROM content_turns")
+        var lowestReferenced: Int?
+        if case let .integer(value) = lowest { lowestReferenced = Int(value) }
+        let range = SegmentRange.established(lowestReferenced: lowestReferenced, highestInFolder: directory.highestSequence())
+        try write(range)
+        return range
+    }
+
+    /// Records `range` (both rows in one transaction).
+    /// - Throws: `FlowStoreError` (`.diskFull` …); the old range stays then.
+    func write(_ range: SegmentRange) throws {
+        try database.transaction {
+            let statement = try database.prepare(
+                "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            for (key, value) in [(SegmentRangeRecord.firstKey, range.first), (SegmentRangeRecord.lastKey, range.last)] {
+                try statement.bind([.text(key), .text(String(value))])
+                _ = try statement.step()
+                statement.reset()
+            }
+        }
+    }
+
+    private func integer(_ key: String) throws -> Int? {
+        if case let .text(text) = try database.scalar("SELECT value FROM settings WHERE key = ?", [.text(key)]) {
+            return Int(text)
+        }
+        return nil
+    }
+}

@@ -1,0 +1,87 @@
+import FlowStore
+import Recording
+
+/// What a session did not record, from its two writers' counters: flows and content that failed
+/// to be written (a full disk), and what their queues dropped. Carried over the control socket as
+/// `recording.*` values (`values`, `init(values:)`), and said in `tv status` and when the session
+/// stops (`RecordingPresentation`).
+public struct RecordingLosses: Sendable, Equatable {
+    /// Flows given up with no row in the database (see `FlowWriterCounters.flowsNotSaved`).
+    public var flowsNotSaved = 0
+    /// Flows given up whose row lacks its latest state.
+    public var flowUpdatesNotSaved = 0
+    /// Flows waiting in memory to be written again (0 once the session stopped).
+    public var flowsWaiting = 0
+    /// Flow transactions that failed, retries included.
+    public var flowWritesFailed = 0
+    /// Flow events the full queue dropped (the database could not keep up).
+    public var flowEventsDropped = 0
+    /// True while flow writes fail.
+    public var flowsFailing = false
+    /// The sentence of the last failed flow write.
+    public var lastFlowError: String?
+    /// Turns of decrypted content lost to failed writes.
+    public var contentTurnsNotSaved = 0
+    /// Content writes (segment appends, index transactions) that failed.
+    public var contentWritesFailed = 0
+    /// Chunks of decrypted content the full queue dropped.
+    public var contentChunksDropped = 0
+    /// True while content writes fail.
+    public var contentFailing = false
+    /// The sentence of the last content failure.
+    public var lastContentError: String?
+
+    public init() {}
+
+    /// The losses those counters show.
+    public init(flows: FlowWriterCounters, content: ContentCounters) {
+        flowsNotSaved = flows.flowsNotSaved
+        flowUpdatesNotSaved = flows.flowUpdatesNotSaved
+        flowsWaiting = flows.unwrittenFlows
+        flowWritesFailed = flows.failedWrites
+        flowEventsDropped = flows.dropped
+        flowsFailing = flows.failing
+        lastFlowError = flows.failedWrites > 0 ? flows.lastError?.message : nil
+        contentTurnsNotSaved = content.turnsLost
+        contentWritesFailed = content.failedWrites
+        contentChunksDropped = content.chunksDropped
+        contentFailing = content.failing
+        lastContentError = content.failedWrites > 0 ? content.lastError : nil
+    }
+
+    /// True when everything was saved (nothing lost, dropped or waiting), even if some writes
+    /// failed and were retried with success.
+    public var isEmpty: Bool {
+        flowsNotSaved == 0 && flowUpdatesNotSaved == 0 && flowsWaiting == 0 && flowEventsDropped == 0
+            && contentTurnsNotSaved == 0 && contentChunksDropped == 0
+    }
+
+    private static let numbers: [(String, WritableKeyPath<RecordingLosses, Int> & Sendable)] = [
+        ("recording.flowsNotSaved", \.flowsNotSaved), ("recording.flowUpdatesNotSaved", \.flowUpdatesNotSaved),
+        ("recording.flowsWaiting", \.flowsWaiting), ("recording.flowWritesFailed", \.flowWritesFailed),
+        ("recording.flowEventsDropped", \.flowEventsDropped), ("recording.contentTurnsNotSaved", \.contentTurnsNotSaved),
+        ("recording.contentWritesFailed", \.contentWritesFailed), ("recording.contentChunksDropped", \.contentChunksDropped),
+    ]
+
+    /// As control-socket values (`recording.*`; numbers as decimal text, flags as on/off, the
+    /// errors only when there is one).
+    public var values: [String: String] {
+        var values: [String: String] = [:]
+        for (key, path) in RecordingLosses.numbers { values[key] = String(self[keyPath: path]) }
+        values["recording.flowsFailing"] = flowsFailing ? "on" : "off"
+        values["recording.contentFailing"] = contentFailing ? "on" : "off"
+        if let lastFlowError { values["recording.lastFlowError"] = lastFlowError }
+        if let lastContentError { values["recording.lastContentError"] = lastContentError }
+        return values
+    }
+
+    /// Read back from control-socket values; nil when they carry none (an older session).
+    public init?(values: [String: String]) {
+        guard values["recording.flowsNotSaved"] != nil else { return nil }
+        for (key, path) in RecordingLosses.numbers { self[keyPath: path] = values[key].flatMap { Int($0) } ?? 0 }
+        flowsFailing = values["recording.flowsFailing"] == "on"
+        contentFailing = values["recording.contentFailing"] == "on"
+        lastFlowError = values["recording.lastFlowError"]
+        lastContentError = values["recording.lastContentError"]
+    }
+}

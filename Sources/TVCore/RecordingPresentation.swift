@@ -1,0 +1,65 @@
+import FlowStore
+import Recording
+
+/// What a session says about recording (pure): one line when writes start failing and when they
+/// resume, the `tv status` lines, and the sentence when it stops (what was saved, or exactly
+/// what was not).
+public enum RecordingPresentation {
+    /// The line a session says when flow writes start failing or resume.
+    public static func flowNotice(_ change: WriteHealth.Change, _ counters: FlowWriterCounters) -> String {
+        switch change {
+        case .startedFailing:
+            let cause = counters.lastError?.message ?? "A write to the flow database failed."
+            return "Flows are not being saved: \(cause) Connections are still forwarded; tv keeps the unsaved flows in memory (up to \(Units.grouped(Int64(FlowWriter.defaultRetryLimit)))), retries every second and says when recording resumes."
+        case .resumed:
+            let lost = counters.flowsNotSaved + counters.flowUpdatesNotSaved
+            return lost == 0
+                ? "Recording resumed: flows are saved again, none was lost."
+                : "Recording resumed: flows are saved again; \(flows(counters.flowsNotSaved)) could not be saved and \(flows(counters.flowUpdatesNotSaved)) lost their last update."
+        }
+    }
+
+    /// The line a session says when storing decrypted content starts failing or resumes.
+    public static func contentNotice(_ change: WriteHealth.Change, _ counters: ContentCounters) -> String {
+        switch change {
+        case .startedFailing:
+            let cause = counters.lastError ?? "A write of decrypted content failed."
+            return "Decrypted content is not being saved: \(cause) Connections are still forwarded; tv tries again with the next turns and says when recording resumes."
+        case .resumed:
+            return "Recording resumed: decrypted content is saved again (\(turns(counters.turnsLost)) could not be saved)."
+        }
+    }
+
+    /// The `tv status` lines about losses (none when nothing was lost or failed).
+    public static func statusLines(_ losses: RecordingLosses) -> [String] {
+        var lines: [String] = []
+        if losses.flowWritesFailed > 0 || losses.flowsNotSaved > 0 || losses.flowUpdatesNotSaved > 0 {
+            let state = losses.flowsFailing ? "failing now" : "working again"
+            lines.append("flows not saved   \(losses.flowsNotSaved) (\(losses.flowUpdatesNotSaved) without their last update, \(losses.flowsWaiting) waiting to be retried; \(losses.flowWritesFailed) failed writes, \(state))")
+            if let error = losses.lastFlowError { lines.append("  last error      \(error)") }
+        }
+        if losses.contentWritesFailed > 0 || losses.contentTurnsNotSaved > 0 {
+            let state = losses.contentFailing ? "failing now" : "working again"
+            lines.append("content not saved \(turns(losses.contentTurnsNotSaved)) (\(losses.contentWritesFailed) failed writes, \(state))")
+            if let error = losses.lastContentError { lines.append("  last error      \(error)") }
+        }
+        return lines
+    }
+
+    /// The sentence when the session has stopped: everything saved, or exactly what was not.
+    /// - Parameter folder: the data folder.
+    public static func stopped(_ losses: RecordingLosses, folder: String) -> String {
+        guard !losses.isEmpty else { return "everything is saved in \(folder)." }
+        var parts: [String] = []
+        if losses.flowsNotSaved > 0 { parts.append("\(flows(losses.flowsNotSaved)) never written") }
+        if losses.flowUpdatesNotSaved > 0 { parts.append("\(flows(losses.flowUpdatesNotSaved)) without their last update") }
+        if losses.flowEventsDropped > 0 { parts.append("\(losses.flowEventsDropped) flow \(losses.flowEventsDropped == 1 ? "event" : "events") dropped because the database could not keep up") }
+        if losses.contentTurnsNotSaved > 0 { parts.append("\(turns(losses.contentTurnsNotSaved)) of decrypted content never written") }
+        if losses.contentChunksDropped > 0 { parts.append("\(losses.contentChunksDropped) content \(losses.contentChunksDropped == 1 ? "chunk" : "chunks") dropped because the disk could not keep up") }
+        let cause = losses.lastFlowError ?? losses.lastContentError
+        return "not everything was saved in \(folder): \(parts.joined(separator: ", "))." + (cause.map { " The last error: \($0)" } ?? "")
+    }
+
+    static func flows(_ n: Int) -> String { n == 1 ? "1 flow" : "\(n) flows" }
+    static func turns(_ n: Int) -> String { n == 1 ? "1 turn" : "\(n) turns" }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 12 §2 through the real `tv` binary: the data folder on a small tmpfs the test mounts
+/// and fills, curl through `tv run` to nginx on 127.0.0.1. Forwarding goes on; flow writes that
+/// fail are said at once, counted in `tv status`, retried, said again on "recording resumed", and
+/// the stop message says exactly how many flows were not saved — as many as the store lacks.
+/// Needs root (mount); skipped otherwise.
+@Suite("tv run: a full disk (issue 12 §2)", .serialized, .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+struct DiskFullRunTests {
+    /// A tmpfs of `megabytes` MiB (mode 0700) mounted on `path`, lazily unmounted by `unmount()`.
+    struct SmallDisk {
+        let path: String
+        var filler: String { path + "/filler" }
+
+        init(at path: String, megabytes: Int) throws {
+            self.path = path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            let mount = Shell.run(["mount", "-t", "tmpfs", "-o", "size=\(megabytes)m,mode=0700", "tmpfs", path])
+            guard mount.status == 0 else { throw TestError("mount failed: \(mount.out)\(mount.err)") }
+        }
+
+        /// Writes zeros until the disk is full.
+        func fill() {
+            Shell.run(["dd", "if=/dev/zero", "of=" + filler, "bs=4096"], timeout: 30)
+            let free = Shell.run(["df", "--output=avail", "-B1", path]).out.split(separator: "\n").last
+            #expect(free.map { $0.trimmingCharacters(in: .whitespaces) } == "0", "the tmpfs is not full")
+        }
+
+        func free() { unlink(filler) }
+        func unmount() { Shell.run(["umount", "-l", path]) }
+    }
+
+    /// Polls `tv status --json` (≤ 10 s) until `done` holds; returns the last answer.
+    func waitForStatus(_ box: Sandbox, sourceLocation: SourceLocation = #_sourceLocation,
+                       _ done: (JSON) -> Bool) throws -> JSON {
+        let deadline = Date().addingTimeInterval(10)
+        var last: JSON = [:]
+        repeat {
+            if let status = try box.status(sourceLocation: sourceLocation) {
+                last = status
+                if done(status) { return status }
+            }
+            usleep(100_000)
+        } while Date() < deadline
+        Issue.record("status never settled: \(last)", sourceLocation: sourceLocation)
+        return last
+    }
+
+    /// `count` plain-HTTP requests through `tv`, each its own connection; all must succeed.
+    func requests(_ count: Int, _ world: RunWorld, _ tv: TVSession, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for _ in 0..<count {
+            let r = try world.sandbox.curl(["-x", tv.proxyURL, "http://127.0.0.1:\(world.nginx.plainPort)/index.html"],
+                                           sourceLocation: sourceLocation)
+            #expect(r.status == 0 && r.out == "hello from nginx\n", "\(r)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// The number in "N flow(s) never written" of a stop message (0 when it says none).
+    func neverWritten(_ text: String) -> Int {
+        guard let range = text.range(of: #"\d+ flows? never written"#, options: .regularExpression) else { return 0 }
+        return Int(text[range].prefix { $0.isNumber }) ?? 0
+    }
+
+    @Test("full mid-session: forwarding goes on; failures said once, counted, retried; 'recording resumed'; the stop message counts exactly the flows the store lacks; reading commands work on the full disk")
+    func fullMidSession() throws {
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        let disk = try SmallDisk(at: box.dataDir, megabytes: 4)
+        defer {
+            disk.unmount()
+            withExtendedLifetime(world) {}
+        }
+        let tv = try TVSession(box, [])
+        try requests(3, world, tv)
+        #expect(try box.closedFlows(3).count == 3)
+
+        // Full: 20 more requests all get through; their flows wait in memory, said once.
+        disk.fill()
+        try requests(20, world, tv)
+        // The last flows' events reach the writer a moment after curl is done: the counts settle
+        // to the flows the store lacks (or the wait records an issue).
+        var stored = 0
+        var status = try waitForStatus(box) { status in
+            stored = (try? box.flowRows().count) ?? -1
+            return status.int("accepted") == 23 && status.int("openConnections") == 0
+                && status.string("recording.flowsFailing") == "on" && status.int("recording.flowsWaiting") == 23 - stored
+        }
+        #expect(stored < 23)
+        #expect(status.int("recording.flowsWaiting") == 23 - stored)
+        #expect(status.int("recording.flowsNotSaved") == 0)
+        #expect(status.int("recording.flowWritesFailed") ?? 0 > 0)
+        #expect(status.int("flowEventsDropped") == 0)
+        #expect(status.string("recording.lastFlowError")?.hasPrefix("The disk holding the data folder is full") == true)
+        let text = try box.tv("status").out
+        #expect(text.contains("flows not saved   0 (0 without their last update, \(23 - stored) waiting to be retried;"), "\(text)")
+        #expect(text.contains("last error      The disk holding the data folder is full"), "\(text)")
+        #expect(tv.log().components(separatedBy: "Flows are not being saved: The disk holding the data folder is full").count == 2,
+                "\(tv.log())")
+
+        // Room again: the next retry writes them all, and the session says so.
+        disk.free()
+        status = try waitForStatus(box) { $0.string("recording.flowsFailing") == "off" && $0.int("recording.flowsWaiting") == 0 }
+        #expect(status.int("recording.flowsNotSaved") == 0)
+        #expect(tv.log().contains("tv: Recording resumed: flows are saved again, none was lost."), "\(tv.log())")
+        #expect(try box.closedFlows(23).count == 23)
+
+        // Full again, and stopped while full: the stop message counts what the store lacks.
+        disk.fill()
+        try requests(5, world, tv)
+        status = try waitForStatus(box) { status in
+            status.int("accepted") == 28 && status.int("openConnections") == 0
+                && status.int("recording.flowsWaiting") == 28 - ((try? box.flowRows().count) ?? -1)
+        }
+        let stop = try tv.stop()
+        #expect(stop.status == 0)
+        let lost = neverWritten(stop.out)
+        let rows = try box.flowRows()
+        #expect(lost > 0, "\(stop.out)")
+        #expect(lost == 28 - rows.count, "\(stop.out)")
+        #expect(stop.out.hasPrefix("Stopped the session; not everything was saved in \(box.dataDir): \(lost == 1 ? "1 flow" : "\(lost) flows") never written."), "\(stop.out)")
+        #expect(stop.out.contains("The last error: The disk holding the data folder is full"), "\(stop.out)")
+        #expect(neverWritten(tv.log()) == lost, "\(tv.log())")
+
+        // Reading commands on the full disk, with no session (nothing may be written to list).
+        #expect(rows.count >= 23)
+        for arguments in [["flows"], ["flow", "1"], ["turns", "1"], ["content", "status"], ["pinned", "list"]] {
+            let r = try box.tvArgs(arguments)
+            #expect(r.status == 0, "\(arguments): \(r)")
+            #expect(!r.all.contains("disk I/O error"), "\(arguments): \(r)")
+        }
+    }
+
+    @Test("already full at start: tv run forwards, says at once that flows are not saved, and the stop message counts them")
+    func fullAtStart() throws {
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        let disk = try SmallDisk(at: box.dataDir, megabytes: 2)
+        defer {
+            disk.unmount()
+            withExtendedLifetime(world) {}
+        }
+        // A data folder with history (one flow), then full.
+        var tv = try TVSession(box, [])
+        try requests(1, world, tv)
+        #expect(try box.closedFlows(1).count == 1)
+        try tv.stop()
+        disk.fill()
+
+        tv = try TVSession(box, [])
+        try requests(2, world, tv)
+        _ = try waitForStatus(box) { $0.int("accepted") == 2 && $0.int("openConnections") == 0
+            && $0.int("recording.flowsWaiting") == 2 && $0.string("recording.flowsFailing") == "on" }
+        // Said once: at start when the writer cannot open the file, else at its first write.
+        #expect(tv.log().components(separatedBy: "tv: Flows are not being saved: The disk holding the data folder is full").count == 2,
+                "\(tv.log())")
+        let stop = try tv.stop()
+        #expect(stop.out.hasPrefix("Stopped the session; not everything was saved in \(box.dataDir): 2 flows never written."), "\(stop.out)")
+        #expect(try box.flowRows().count == 1)
+    }
+
+    @Test("decrypted content on a full disk: turns that cannot be written are said once, counted in status and the stop message; 'recording resumed' when there is room")
+    func contentOnAFullDisk() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let disk = try SmallDisk(at: box.dataDir + "/content", megabytes: 1)
+        defer {
+            disk.unmount()
+            withExtendedLifetime(world) {}
+        }
+        let tv = try world.run("--inspect", "--keep-content")
+        func request() throws {
+            let r = try world.curlThrough(tv, ["--http1.1", world.url("/index.html")])
+            #expect(r.status == 0 && r.out == "hello from nginx\n", "\(r)")
+        }
+        try request()
+        _ = try box.closedFlows(1)
+        disk.fill()
+        // 10 MiB answers: more than the room left in the segment's last page.
+        for _ in 0..<3 {
+            let r = try world.curlThrough(tv, ["--http1.1", "-o", "/dev/null", "-w", "%{http_code}", world.url("/10m.bin")])
+            #expect(r.status == 0 && r.out == "200", "\(r)")
+        }
+        let failing = try waitForStatus(box) { $0.string("recording.contentFailing") == "on" && $0.int("openConnections") == 0 }
+        let lost = failing.int("recording.contentTurnsNotSaved") ?? 0
+        #expect(lost > 0)
+        #expect(failing.string("recording.lastContentError")?.hasPrefix("The disk holding the data folder is full") == true, "\(failing)")
+        #expect(tv.log().components(separatedBy: "tv: Decrypted content is not being saved: The disk holding the data folder is full").count == 2,
+                "\(tv.log())")
+        // The flows themselves are on another disk: all saved.
+        #expect(try box.closedFlows(4).count == 4)
+
+        disk.free()
+        try request()
+        let resumed = try waitForStatus(box) { $0.string("recording.contentFailing") == "off" }
+        #expect(resumed.int("recording.contentTurnsNotSaved") == lost)
+        #expect(tv.log().contains("tv: Recording resumed: decrypted content is saved again (\(lost == 1 ? "1 turn" : "\(lost) turns") could not be saved)."),
+                "\(tv.log())")
+        let rows = try box.closedFlows(5)
+        let last = try box.tv("turns", String(rows.last?.int("id") ?? 0))
+        #expect(last.status == 0 && last.out.contains("GET /index.html HTTP/1.1"), "\(last)")
+        let stop = try tv.stop()
+        #expect(stop.out.hasPrefix("Stopped the session; not everything was saved in \(box.dataDir): \(lost == 1 ? "1 turn" : "\(lost) turns") of decrypted content never written."), "\(stop.out)")
+    }
+}

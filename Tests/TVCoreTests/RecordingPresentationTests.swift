@@ -1,0 +1,69 @@
+import FlowStore
+import Recording
+import Testing
+@testable import TVCore
+
+/// Issue 12 §2: what a session says about recording on a full disk, rendered from counts and
+/// failure kinds.
+@Suite struct RecordingPresentationTests {
+    let full = FlowStoreError.diskFull(path: "/d/tunnelvision.sqlite3")
+
+    func flowCounters(notSaved: Int = 0, stale: Int = 0, waiting: Int = 0, failedWrites: Int = 0, dropped: Int = 0,
+                      failing: Bool = false) -> FlowWriterCounters {
+        FlowWriterCounters(accepted: 0, written: 0, dropped: dropped, failed: 0, pending: 0,
+                           lastError: failedWrites > 0 ? full : nil, failedWrites: failedWrites, unwrittenFlows: waiting,
+                           flowsNotSaved: notSaved, flowUpdatesNotSaved: stale, failing: failing)
+    }
+
+    @Test func theNoticesSayTheKindAndTheCounts() {
+        #expect(RecordingPresentation.flowNotice(.startedFailing, flowCounters(failedWrites: 1, failing: true))
+            == "Flows are not being saved: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again. Connections are still forwarded; tv keeps the unsaved flows in memory (up to 16,384), retries every second and says when recording resumes.")
+        #expect(RecordingPresentation.flowNotice(.resumed, flowCounters(failedWrites: 3))
+            == "Recording resumed: flows are saved again, none was lost.")
+        #expect(RecordingPresentation.flowNotice(.resumed, flowCounters(notSaved: 4, stale: 1, failedWrites: 3))
+            == "Recording resumed: flows are saved again; 4 flows could not be saved and 1 flow lost their last update.")
+        var content = ContentCounters()
+        content.turnsLost = 2
+        content.lastError = ContentError.diskFull(path: "/d/content/content-00000003.seg").message
+        #expect(RecordingPresentation.contentNotice(.startedFailing, content)
+            == "Decrypted content is not being saved: The disk holding the data folder is full (/d/content/content-00000003.seg cannot grow); free some space on it and try again. Connections are still forwarded; tv tries again with the next turns and says when recording resumes.")
+        #expect(RecordingPresentation.contentNotice(.resumed, content)
+            == "Recording resumed: decrypted content is saved again (2 turns could not be saved).")
+    }
+
+    @Test func theStopMessageSaysExactlyWhatWasNotSaved() {
+        #expect(RecordingPresentation.stopped(RecordingLosses(), folder: "/d") == "everything is saved in /d.")
+        // Writes failed but every flow was written at a retry: everything is saved.
+        let retried = RecordingLosses(flows: flowCounters(failedWrites: 5), content: ContentCounters())
+        #expect(retried.isEmpty)
+        #expect(RecordingPresentation.stopped(retried, folder: "/d") == "everything is saved in /d.")
+        var content = ContentCounters()
+        content.turnsLost = 3
+        content.failedWrites = 1
+        content.chunksDropped = 1
+        content.lastError = "The content error."
+        let losses = RecordingLosses(flows: flowCounters(notSaved: 254, stale: 1, failedWrites: 9, dropped: 2), content: content)
+        #expect(RecordingPresentation.stopped(losses, folder: "/d")
+            == "not everything was saved in /d: 254 flows never written, 1 flow without their last update, 2 flow events dropped because the database could not keep up, 3 turns of decrypted content never written, 1 content chunk dropped because the disk could not keep up. The last error: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again.")
+    }
+
+    @Test func statusLinesAndTheControlValuesRoundTrip() {
+        var content = ContentCounters()
+        content.turnsLost = 1
+        content.failedWrites = 1
+        content.failing = true
+        content.lastError = "The content error."
+        let losses = RecordingLosses(flows: flowCounters(notSaved: 7, waiting: 12, failedWrites: 4, failing: true), content: content)
+        #expect(RecordingLosses(values: losses.values) == losses)
+        #expect(RecordingLosses(values: ["mode": "regular"]) == nil)
+        #expect(losses.values["recording.flowsWaiting"] == "12")
+        #expect(losses.values["recording.flowsFailing"] == "on")
+        #expect(RecordingPresentation.statusLines(losses) == [
+            "flows not saved   7 (0 without their last update, 12 waiting to be retried; 4 failed writes, failing now)",
+            "  last error      The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again.",
+            "content not saved 1 turn (1 failed writes, failing now)",
+            "  last error      The content error.",
+        ])
+        #expect(RecordingPresentation.statusLines(RecordingLosses()) == [])
+    }
+}
