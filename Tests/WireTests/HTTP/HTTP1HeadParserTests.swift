@@ -33,7 +33,7 @@ private func field(_ name: String, _ value: String) -> HTTPHeaderField { HTTPHea
 
 @Suite("HTTP1HeadParser: request and status lines")
 struct HTTP1StartLineTests {
-    /// The example exchange of the HTTP RFCs (RFC 9110 §6, RFC 9112 §2.1 describe its parts).
+    /// The example message exchange of RFC 9110 §3.9, in the HTTP/1.1 syntax of RFC 9112.
     static let rfcRequest = "GET /hello.txt HTTP/1.1\r\nUser-Agent: curl/7.64.1\r\nHost: www.example.com\r\nAccept-Language: en, mi\r\n\r\n"
     static let rfcResponse = "HTTP/1.1 200 OK\r\nDate: Mon, 27 Jul 2009 12:28:53 GMT\r\nServer: Apache\r\n"
         + "Last-Modified: Wed, 22 Jul 2009 19:15:56 GMT\r\nETag: \"34aa387-d-1568eb00\"\r\nAccept-Ranges: bytes\r\n"
