@@ -33,8 +33,8 @@ let package = Package(
         // Decrypted content: chunks → turns under a byte budget, segment files + the turns index.
         .target(name: "Recording", dependencies: ["FlowStore", "TVHome"]),
         // HTTP/1.x and HTTP/2 read as messages from recorded turns; content decoding; HAR export.
-        .target(name: "HTTPReading", dependencies: ["Recording", "TVHome", "CNghttp2", "CZlib", "CBrotli", "CZstd"]),
-        // Pure parsers: TLS ClientHello/ServerHello, HTTP/1 request heads, SOCKS5 (no I/O, no OpenSSL).
+        .target(name: "HTTPReading", dependencies: ["Recording", "TVHome", "Wire", "CNghttp2", "CZlib", "CBrotli", "CZstd"]),
+        // Pure parsers: TLS ClientHello/ServerHello, the HTTP/1 codec (heads, chunked bodies), SOCKS5 (no I/O, no OpenSSL).
         .target(name: "Wire"),
         // The terminating proxy engine: event loops, connection state machines, the two TLS legs.
         .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome"]),

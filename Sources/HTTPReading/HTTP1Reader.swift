@@ -1,4 +1,5 @@
 import Recording
+import Wire
 
 /// HTTP/1.x (RFC 9112) read from a flow's turns: the client side as a sequence of requests, the
 /// server side as a sequence of responses, paired in order. Bodies are delimited by
@@ -29,6 +30,14 @@ enum HTTP1Reader {
         var message: HTTPMessage
         var next: Int
         var canContinue: Bool
+    }
+
+    /// A head read by Wire's `HTTP1HeadParser` (lenient), with its start line and fields as shown.
+    private struct Head {
+        var parsed: HTTP1Head
+        var startLine: String
+        var headers: [HTTPHeader]
+        var size: Int
     }
 
     /// One side being read: its stream, the cursor, and whether it stopped.
@@ -116,75 +125,59 @@ enum HTTP1Reader {
     }
 
     private static func readRequest(_ side: inout Side, into conversation: inout HTTPConversation) -> Read? {
-        guard let (head, headEnd) = readHead(&side, what: "request", into: &conversation) else { return nil }
-        guard head.requestLine != nil else {
-            stop(&side, at: side.position, into: &conversation,
-                 "The bytes here do not start an HTTP/1 request: '\(head.startLine.prefix(60))' is not 'METHOD TARGET HTTP/1.x'.")
-            return nil
-        }
-        guard let framing = requestFraming(head, side: &side, into: &conversation) else { return nil }
+        guard let (head, headEnd) = readHead(&side, kind: .request, into: &conversation),
+              let framing = framing(head, answering: nil, side: &side, into: &conversation) else { return nil }
         return readBody(&side, head: head, headEnd: headEnd, framing: framing, into: &conversation)
     }
 
     private static func readResponse(_ side: inout Side, method: String?, into conversation: inout HTTPConversation) -> Read? {
-        guard let (head, headEnd) = readHead(&side, what: "response", into: &conversation) else { return nil }
-        guard let status = head.statusLine?.status else {
-            stop(&side, at: side.position, into: &conversation,
-                 "The bytes here do not start an HTTP/1 response: '\(head.startLine.prefix(60))' is not 'HTTP/1.x CODE REASON'.")
-            return nil
-        }
-        // RFC 9112 §6.3: no body after HEAD, 1xx, 204, 304, or a 2xx to CONNECT.
-        let framing: Framing
-        if method == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304
-            || (method == "CONNECT" && (200..<300).contains(status)) {
-            framing = .none
-        } else {
-            guard let declared = declaredFraming(head, side: &side, into: &conversation) else { return nil }
-            framing = declared ?? .untilClose
-        }
+        guard let (head, headEnd) = readHead(&side, kind: .response, into: &conversation),
+              let framing = framing(head, answering: method, side: &side, into: &conversation) else { return nil }
         return readBody(&side, head: head, headEnd: headEnd, framing: framing, into: &conversation)
     }
 
     /// Reads a head at the cursor; on failure records why and stops the side.
-    private static func readHead(_ side: inout Side, what: String, into conversation: inout HTTPConversation) -> (HTTP1Head, Int)? {
-        switch HTTP1Head.parse(side.stream.bytes, from: side.position) {
-        case let .head(head):
-            return (head, side.position + head.size)
-        case .needsMore:
+    private static func readHead(_ side: inout Side, kind: HTTP1HeadParser.Kind, into conversation: inout HTTPConversation) -> (Head, Int)? {
+        let what = kind == .request ? "request" : "response"
+        switch HTTP1HeadParser.parse(side.stream.bytes[side.position...], kind: kind, leniency: .lenient) {
+        case let .head(parsed):
+            let head = Head(parsed: parsed, startLine: parsed.startLineText, headers: parsed.headers.map(HTTPHeader.init(recorded:)),
+                            size: parsed.byteCount)
+            return (head, side.position + parsed.byteCount)
+        case .needMoreData:
             let reason = side.stream.endReason("The \(what) head")
                 ?? "The recording ends inside a \(what) head (\(side.stream.bytes.count - side.position) bytes)."
             stop(&side, at: side.position, into: &conversation, reason)
             return nil
-        case let .invalid(reason):
-            stop(&side, at: side.position, into: &conversation, "The bytes here are not an HTTP/1 \(what): \(reason).")
+        case let .malformed(reason):
+            stop(&side, at: side.position, into: &conversation, "The bytes here are not an HTTP/1 \(what): \(clause(reason)).")
             return nil
         }
     }
 
-    private static func requestFraming(_ head: HTTP1Head, side: inout Side, into conversation: inout HTTPConversation) -> Framing? {
-        guard let declared = declaredFraming(head, side: &side, into: &conversation) else { return nil }
-        return declared ?? Framing.none
-    }
-
-    /// Transfer-Encoding chunked wins over Content-Length (RFC 9112 §6.3). nil (after recording
-    /// a problem) when the framing is unreadable; `.some(nil)` when none is declared.
-    private static func declaredFraming(_ head: HTTP1Head, side: inout Side, into conversation: inout HTTPConversation) -> Framing?? {
-        let codings = head.headers.all("Transfer-Encoding").flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        if codings.last == "chunked" { return .some(.chunked) }
-        if !codings.isEmpty { return .some(.untilClose) }
-        let lengths = Set(head.headers.all("Content-Length").flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces) })
-        guard !lengths.isEmpty else { return .some(nil) }
-        guard lengths.count == 1, let text = lengths.first, text.allSatisfy(\.isASCII), let length = Int(text), length >= 0 else {
-            stop(&side, at: side.position, into: &conversation,
-                 "The message here has an unusable Content-Length (\(lengths.sorted().joined(separator: ", "))), so its body cannot be delimited.")
+    /// How the body is delimited (RFC 9112 §6.3, read by Wire): nil (after recording a problem)
+    /// when it cannot be.
+    private static func framing(_ head: Head, answering method: String?, side: inout Side,
+                                into conversation: inout HTTPConversation) -> Framing? {
+        switch head.parsed.bodyFraming(leniency: .lenient, answering: method) {
+        case .success(.none): return Framing.none
+        case .success(.contentLength(let length)): return .length(length)
+        case .success(.chunked): return .chunked
+        case .success(.untilClose): return .untilClose
+        case .failure(let error):
+            stop(&side, at: side.position, into: &conversation, error.reason)
             return nil
         }
-        return .some(.length(length))
     }
 
-    private static func readBody(_ side: inout Side, head: HTTP1Head, headEnd: Int, framing: Framing,
+    /// A parser's sentence as a clause to go after a colon: first letter lowercased, no full stop.
+    private static func clause(_ sentence: String) -> String {
+        guard let first = sentence.first else { return sentence }
+        let body = sentence.hasSuffix(".") ? sentence.dropFirst().dropLast() : sentence.dropFirst()
+        return first.lowercased() + body
+    }
+
+    private static func readBody(_ side: inout Side, head: Head, headEnd: Int, framing: Framing,
                                  into conversation: inout HTTPConversation) -> Read {
         let bytes = side.stream.bytes
         var transferred: [UInt8] = []
@@ -221,7 +214,7 @@ enum HTTP1Reader {
                 canContinue = false
                 let turn = side.stream.turn(at: position).turn
                 conversation.problems.append(.init(direction: side.stream.direction, turn: turn,
-                    reason: "The chunked body cannot be read on: \(reason); reading this side stops here."))
+                    reason: "The chunked body cannot be read on: \(clause(reason)); reading this side stops here."))
             }
         case .untilClose:
             transferred = Array(bytes[headEnd...])

@@ -1,5 +1,6 @@
 /// A parsed HTTP/1 request head: request line and header section, up to and including the empty
-/// line (RFC 9112 §2.1, §3, §5). Produced by `HTTPRequestHeadParser`.
+/// line (RFC 9112 §2.1, §3, §5), read for forwarding. Produced by `HTTPRequestHeadParser` from an
+/// `HTTP1Head`.
 public struct HTTPRequestHead: Sendable, Hashable {
     /// The method token as sent, case-sensitive (RFC 9110 §9.1), e.g. "CONNECT", "GET".
     public var method: String
@@ -61,8 +62,7 @@ public struct HTTPRequestHead: Sendable, Hashable {
     /// (RFC 9112 §9.3): not if Connection has "close"; for HTTP/1.1 otherwise yes; for HTTP/1.0
     /// only with "keep-alive". The non-standard Proxy-Connection header is not consulted.
     public var keepsAlive: Bool {
-        if connectionOptions.contains("close") { return false }
-        return version.minor >= 1 || connectionOptions.contains("keep-alive")
+        HTTPToken.keepsAlive(version: version, connectionOptions: connectionOptions)
     }
 
     /// The value of the first header named `name` (ASCII case-insensitive), or nil.

@@ -1,5 +1,7 @@
 /// Incremental, bounded reader of an HTTP/1 request head for the explicit proxy front-end: feed
 /// it the client's bytes as they arrive until it answers something other than `.needMoreData`.
+/// The syntax is read by `HTTP1HeadParser` (strict); this adds what a forwarder must know and
+/// refuse of a request.
 ///
 /// Follows RFC 9112 §2.2 (lines end in CRLF, a bare LF is accepted, a bare CR is refused, empty
 /// lines before the request line are skipped), §3 (request line of method, target and
@@ -24,47 +26,38 @@ public struct HTTPRequestHeadParser: Sendable {
     }
 
     /// Default bound on the head: 64 KiB (65,536 bytes).
-    public static let defaultMaxHeadBytes = 65_536
+    public static let defaultMaxHeadBytes = HTTP1HeadParser.defaultMaxHeadBytes
 
     /// The largest head accepted, in bytes.
-    public let maxHeadBytes: Int
+    public var maxHeadBytes: Int { parser.maxHeadBytes }
 
-    private var buffer: [UInt8] = []
-    private var scanIndex = 0
-    private var lineStart = 0
-    private var sawRequestLine = false
-    /// Offset of the request line, past any empty lines before it.
-    private var lineStartOfRequest = 0
+    private var parser: HTTP1HeadParser
     private var result: Result = .needMoreData
+
     /// Bytes fed after the end of the head; empty until the answer is `.head`.
-    public private(set) var unconsumedBytes: [UInt8] = []
+    public var unconsumedBytes: [UInt8] { parser.unconsumedBytes }
 
     /// Creates a parser that refuses a head longer than `maxHeadBytes` bytes.
     public init(maxHeadBytes: Int = HTTPRequestHeadParser.defaultMaxHeadBytes) {
-        self.maxHeadBytes = maxHeadBytes
+        parser = HTTP1HeadParser(.request, leniency: .strict, maxHeadBytes: maxHeadBytes)
     }
 
     /// Feeds the next bytes of the stream (any length, including zero) and returns the answer.
     /// Once the answer is final, further bytes are ignored.
     public mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>) -> Result {
         guard case .needMoreData = result else { return result }
-        let taken = min(bytes.count, maxHeadBytes - buffer.count)
-        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[0 ..< taken]))
-        guard let headEnd = scanForEnd() else {
-            if case .needMoreData = result, buffer.count >= maxHeadBytes {
-                result = .malformed(reason: "The request head exceeds \(maxHeadBytes) bytes without ending in an empty line.")
+        switch parser.feed(bytes) {
+        case .needMoreData:
+            return .needMoreData
+        case .malformed(let reason):
+            result = .malformed(reason: reason)
+        case .head(let head):
+            do throws(WireFormatError) {
+                result = .head(try Self.requestHead(head))
+            } catch {
+                result = .malformed(reason: error.reason)
             }
-            return result
         }
-        unconsumedBytes = Array(buffer[headEnd...]) + Array(UnsafeBufferPointer(rebasing: bytes[taken...]))
-        do {
-            result = .head(try buffer.withUnsafeBufferPointer { buffer throws(WireFormatError) in
-                try Self.parseHead(UnsafeBufferPointer(rebasing: buffer[0 ..< headEnd]), requestLineStart: lineStartOfRequest)
-            })
-        } catch {
-            result = .malformed(reason: error.reason)
-        }
-        buffer = []
         return result
     }
 
@@ -85,139 +78,30 @@ public struct HTTPRequestHeadParser: Sendable {
         var parser = HTTPRequestHeadParser(maxHeadBytes: maxHeadBytes)
         return parser.feed(bytes)
     }
-
-    /// Scans new bytes for line ends; returns the offset just past the empty line ending the head.
-    /// Sets `result` to malformed when the first byte of the request line cannot start a method.
-    private mutating func scanForEnd() -> Int? {
-        while scanIndex < buffer.count {
-            let byte = buffer[scanIndex]
-            if !sawRequestLine, scanIndex == lineStart, byte != UInt8(ascii: "\r"), byte != UInt8(ascii: "\n"),
-               !HTTPToken.isTokenByte(byte) {
-                result = .malformed(reason: "The stream starts with byte 0x\(String(byte, radix: 16)), which cannot begin an HTTP method.")
-                return nil
-            }
-            scanIndex += 1
-            guard byte == UInt8(ascii: "\n") else { continue }
-            var lineEnd = scanIndex - 1
-            if lineEnd > lineStart, buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
-            if lineEnd == lineStart {
-                if sawRequestLine { return scanIndex }
-                lineStartOfRequest = scanIndex // an empty line before the request line (RFC 9112 §2.2)
-            } else {
-                sawRequestLine = true
-            }
-            lineStart = scanIndex
-        }
-        return nil
-    }
 }
 
 extension HTTPRequestHeadParser {
-    /// Parses a complete head: `head[requestLineStart...]` is the request line, field lines and the
-    /// final empty line.
-    static func parseHead(_ head: UnsafeBufferPointer<UInt8>, requestLineStart: Int) throws(WireFormatError) -> HTTPRequestHead {
-        var lines = HTTPLines(head, start: requestLineStart)
-        guard let requestLine = lines.next() else {
-            throw WireFormatError("The request head has no request line.")
+    /// What a forwarder needs of a request head: the target by form (RFC 9112 §3.2), one Host
+    /// header for HTTP/1.1 (§3.2), the body framing with smuggling risks refused (§6.3).
+    static func requestHead(_ head: HTTP1Head) throws(WireFormatError) -> HTTPRequestHead {
+        guard case .request(let method, var target, let version) = head.startLine else {
+            throw WireFormatError("The head does not start with a request line (RFC 9112 §3).")
         }
-        let (methodBytes, target, version) = try parseRequestLine(UnsafeBufferPointer(rebasing: head[requestLine]))
-        let method = String(decoding: UnsafeBufferPointer(rebasing: methodBytes), as: UTF8.self)
-
-        var headers: [HTTPHeaderField] = []
-        while let range = lines.next(), !range.isEmpty {
-            headers.append(try parseFieldLine(UnsafeBufferPointer(rebasing: head[range])))
-        }
-        let requestTarget = try classifyTarget(target, method: method)
-        let targetText = String(decoding: target, as: UTF8.self)
-
+        let requestTarget = try target.withUTF8 { bytes in
+            Swift.Result { () throws(WireFormatError) in try classifyTarget(bytes, method: method) }
+        }.get()
         var hostCount = 0
-        var contentLengths: [String] = []
-        var transferEncodings: [String] = []
-        var connections: [String] = []
-        for field in headers {
-            if field.hasName("Host") { hostCount += 1 }
-            else if field.hasName("Content-Length") { contentLengths.append(field.value) }
-            else if field.hasName("Transfer-Encoding") { transferEncodings.append(field.value) }
-            else if field.hasName("Connection") { connections.append(field.value) }
-        }
+        for field in head.headers where field.hasName("Host") { hostCount += 1 }
         guard hostCount <= 1 else {
             throw WireFormatError("The request has \(hostCount) Host headers, but RFC 9112 §3.2 allows one.")
         }
         if hostCount == 0, version.minor >= 1, method != "CONNECT" {
             throw WireFormatError("The HTTP/1.1 request has no Host header, which RFC 9112 §3.2 requires.")
         }
-        let framing = try bodyFraming(contentLengths: contentLengths, transferEncodings: transferEncodings, version: version)
+        let framing = try head.framing(leniency: .strict, answering: nil)
         return HTTPRequestHead(
-            method: method, target: targetText, requestTarget: requestTarget, version: version, headers: headers,
-            byteCount: head.count, bodyFraming: framing, connectionOptions: HTTPToken.lowercasedList(connections))
-    }
-
-    /// `method SP request-target SP HTTP-version` (RFC 9112 §3).
-    private static func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) throws(WireFormatError)
-        -> (method: Slice<UnsafeBufferPointer<UInt8>>, target: UnsafeBufferPointer<UInt8>, version: HTTPVersion)
-    {
-        let space = UInt8(ascii: " ")
-        guard let firstSpace = line.firstIndex(of: space),
-              let secondSpace = line[(firstSpace + 1)...].firstIndex(of: space) else {
-            throw WireFormatError("The request line is not a method, a target and a version separated by single spaces.")
-        }
-        let method = line[0 ..< firstSpace]
-        for byte in method where !HTTPToken.isTokenByte(byte) {
-            throw WireFormatError("The request method contains byte 0x\(String(byte, radix: 16)), which is not allowed in a token.")
-        }
-        let target = UnsafeBufferPointer(rebasing: line[(firstSpace + 1) ..< secondSpace])
-        guard !target.isEmpty else {
-            throw WireFormatError("The request target is empty.")
-        }
-        for byte in target where byte < 0x21 || byte > 0x7E {
-            throw WireFormatError("The request target contains byte 0x\(String(byte, radix: 16)), which is not visible ASCII.")
-        }
-        let version = line[(secondSpace + 1)...]
-        let digits = version.dropFirst(5)
-        guard version.count == 8, version.starts(with: "HTTP/".utf8), digits[digits.startIndex + 1] == UInt8(ascii: "."),
-              let major = decimalDigit(digits[digits.startIndex]), let minor = decimalDigit(digits[digits.startIndex + 2]) else {
-            throw WireFormatError("The request line does not end in an HTTP version of the form HTTP/1.1.")
-        }
-        guard major == 1 else {
-            throw WireFormatError("The request is HTTP/\(major).\(minor), but only HTTP/1.0 and HTTP/1.1 heads are read here.")
-        }
-        return (method, target, HTTPVersion(major: major, minor: minor))
-    }
-
-    /// `field-name ":" OWS field-value OWS` (RFC 9112 §5).
-    private static func parseFieldLine(_ line: UnsafeBufferPointer<UInt8>) throws(WireFormatError) -> HTTPHeaderField {
-        if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
-            throw WireFormatError("A header line starts with whitespace (obs-fold), which RFC 9112 §5.2 lets a server refuse.")
-        }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
-            throw WireFormatError("A header line has no colon.")
-        }
-        for byte in line[0 ..< colon] where !HTTPToken.isTokenByte(byte) {
-            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
-                throw WireFormatError("A header name is followed by whitespace before its colon, which RFC 9112 §5.1 forbids.")
-            }
-            throw WireFormatError("A header name contains byte 0x\(String(byte, radix: 16)), which is not allowed in a token.")
-        }
-        guard colon > 0 else {
-            throw WireFormatError("A header line has an empty name.")
-        }
-        var valueStart = colon + 1
-        var valueEnd = line.count
-        while valueStart < valueEnd, line[valueStart] == UInt8(ascii: " ") || line[valueStart] == UInt8(ascii: "\t") { valueStart += 1 }
-        while valueEnd > valueStart, line[valueEnd - 1] == UInt8(ascii: " ") || line[valueEnd - 1] == UInt8(ascii: "\t") { valueEnd -= 1 }
-        let value = UnsafeBufferPointer(rebasing: line[valueStart ..< valueEnd])
-        var ascii = true
-        for byte in value {
-            if byte == 0 || byte == UInt8(ascii: "\r") {
-                throw WireFormatError("A header value contains a \(byte == 0 ? "NUL" : "bare CR") byte, which RFC 9110 §5.5 forbids.")
-            }
-            if byte >= 0x80 { ascii = false }
-        }
-        let name = String(decoding: UnsafeBufferPointer(rebasing: line[0 ..< colon]), as: UTF8.self)
-        let text = ascii
-            ? String(decoding: value, as: UTF8.self)
-            : String(String.UnicodeScalarView(value.map { Unicode.Scalar($0) }))
-        return HTTPHeaderField(name: name, value: text)
+            method: method, target: target, requestTarget: requestTarget, version: version, headers: head.headers,
+            byteCount: head.byteCount, bodyFraming: framing, connectionOptions: head.connectionOptions)
     }
 
     /// Classifies the request-target by form (RFC 9112 §3.2).
@@ -273,61 +157,5 @@ extension HTTPRequestHeadParser {
         var originForm = String(decoding: UnsafeBufferPointer(rebasing: target[authorityEnd...]), as: UTF8.self)
         if !originForm.hasPrefix("/") { originForm = "/" + originForm }
         return .absolute(scheme: scheme, destination: destination, originForm: originForm)
-    }
-
-    /// Body framing from Content-Length and Transfer-Encoding (RFC 9112 §6.1, §6.3).
-    private static func bodyFraming(contentLengths: [String], transferEncodings: [String], version: HTTPVersion) throws(WireFormatError) -> HTTPBodyFraming {
-        if !transferEncodings.isEmpty {
-            guard contentLengths.isEmpty else {
-                throw WireFormatError("The request has both Content-Length and Transfer-Encoding, a request-smuggling risk RFC 9112 §6.3 lets a server refuse.")
-            }
-            guard version.minor >= 1 else {
-                throw WireFormatError("The HTTP/1.0 request has a Transfer-Encoding header, which RFC 9112 §6.1 says to treat as faulty framing.")
-            }
-            let codings = HTTPToken.lowercasedList(transferEncodings)
-            guard codings.last == "chunked", codings.filter({ $0 == "chunked" }).count == 1 else {
-                throw WireFormatError("The request's Transfer-Encoding does not end in a single chunked coding, so its body length cannot be known (RFC 9112 §6.3).")
-            }
-            return .chunked
-        }
-        guard !contentLengths.isEmpty else { return .none }
-        var length: Int?
-        for element in contentLengths.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
-            let digits = element.utf8.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-                .reversed().drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }.reversed()
-            guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-                throw WireFormatError("The Content-Length \"\(contentLengths.joined(separator: ", "))\" is not a decimal number of bytes.")
-            }
-            let value = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-            if let length, length != value {
-                throw WireFormatError("The request has Content-Length values that disagree (\(contentLengths.joined(separator: ", "))).")
-            }
-            length = value
-        }
-        return .contentLength(length ?? 0)
-    }
-
-    private static func decimalDigit(_ byte: UInt8) -> Int? {
-        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") ? Int(byte - UInt8(ascii: "0")) : nil
-    }
-}
-
-/// Iterates the lines of a complete head as index ranges without their CRLF or LF.
-struct HTTPLines: IteratorProtocol {
-    let bytes: UnsafeBufferPointer<UInt8>
-    var position: Int
-
-    init(_ bytes: UnsafeBufferPointer<UInt8>, start: Int) {
-        self.bytes = bytes
-        self.position = start
-    }
-
-    mutating func next() -> Range<Int>? {
-        guard position < bytes.count,
-              let newline = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
-        var end = newline
-        if end > position, bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        defer { position = newline + 1 }
-        return position ..< end
     }
 }

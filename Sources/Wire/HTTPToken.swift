@@ -41,4 +41,11 @@ enum HTTPToken {
             }
         }
     }
+
+    /// Whether a message of `version` with these Connection options keeps the connection open
+    /// (RFC 9112 §9.3): "close" ends it; HTTP/1.1 persists by default, HTTP/1.0 only with "keep-alive".
+    static func keepsAlive(version: HTTPVersion, connectionOptions: [String]) -> Bool {
+        if connectionOptions.contains("close") { return false }
+        return version.minor >= 1 || connectionOptions.contains("keep-alive")
+    }
 }

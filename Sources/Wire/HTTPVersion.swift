@@ -1,6 +1,6 @@
 /// The `HTTP-version` of a request line: `"HTTP/" DIGIT "." DIGIT` (RFC 9112 §2.3).
 public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
-    /// Major version digit, 0...9 (only 1 is accepted by `HTTPRequestHeadParser`).
+    /// Major version digit, 0...9 (only 1 is accepted by `HTTP1HeadParser`).
     public var major: Int
     /// Minor version digit, 0...9.
     public var minor: Int

@@ -2,10 +2,11 @@
 /// refusal shown to the user (for example "The server_name extension declares 12 bytes but only
 /// 9 remain.").
 ///
-/// Internal to the parsers; every public result carries only `reason`.
-struct WireFormatError: Error, Sendable, Equatable {
+/// Parsers throw it internally and hand the `reason` on in their results; `HTTP1Head.bodyFraming`
+/// returns it.
+public struct WireFormatError: Error, Sendable, Hashable {
     /// One clear sentence, ending with a full stop.
-    let reason: String
+    public let reason: String
 
     init(_ reason: String) {
         self.reason = reason

@@ -101,13 +101,13 @@ import Testing
         #expect(c.exchanges[1].response?.body.content == b("abcd"))
         #expect(c.exchanges[1].response?.body.completeness == .endedEarly(kept: 4, expected: nil))
         #expect(c.problems == [HTTPConversation.ReadingProblem(direction: down, turn: 2,
-            reason: "The chunked body cannot be read on: the chunk size line 'zz' is not a hexadecimal size; reading this side stops here.")])
+            reason: "The chunked body cannot be read on: a chunk size line starts with byte 0x7a, which is not a hexadecimal digit (RFC 9112 §7.1); reading this side stops here.")])
     }
 
     @Test func garbageAfterAMessageIsSaid() throws {
         let c = try #require(conversation(turns([(up, b("GET / HTTP/1.1\r\n\r\n\u{1}\u{2}binary\r\n\r\n"))])))
         #expect(c.exchanges.count == 1)
-        #expect(c.problems.map(\.reason) == ["The bytes here are not an HTTP/1 request: line 1 of the head holds control bytes."])
+        #expect(c.problems.map(\.reason) == ["The bytes here are not an HTTP/1 request: the stream starts with byte 0x1, which cannot begin an HTTP method (RFC 9112 §3)."])
     }
 
     @Test func aLostTurnStopsThatSide() throws {

@@ -1,4 +1,5 @@
 @testable import Proxy
+import Wire
 import Testing
 
 @Suite("HTTP body and response framing")
@@ -9,7 +10,7 @@ struct HTTPScannerTests {
 
     @Test("content-length: exactly that many bytes")
     func length() {
-        var s = HTTPBodyScanner(.length(5))
+        var s = HTTPBodyScanner(.contentLength(5))
         #expect(consume(&s, "abc") == 3)
         #expect(!s.isDone)
         #expect(consume(&s, "deGET") == 2)
@@ -43,7 +44,7 @@ struct HTTPScannerTests {
             var s = HTTPResponseHeadScanner()
             return Array(text.utf8).withUnsafeBytes { s.feed($0, requestMethod: method) }
         }
-        #expect(head("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n") == .head(.init(status: 200, framing: .length(6), closes: false), consumed: 38))
+        #expect(head("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n") == .head(.init(status: 200, framing: .contentLength(6), closes: false), consumed: 38))
         #expect(head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n") == .head(.init(status: 200, framing: .chunked, closes: false), consumed: 53))
         #expect(head("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n", method: "HEAD") == .head(.init(status: 200, framing: .none, closes: false), consumed: 38))
         #expect(head("HTTP/1.1 304 Not Modified\r\n\r\n") == .head(.init(status: 304, framing: .none, closes: false), consumed: 29))

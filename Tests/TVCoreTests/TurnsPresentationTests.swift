@@ -152,7 +152,7 @@ import Testing
             "      abcd",
             "    The recording ends before the body does: 4 bytes.",
             "",
-            "Reading stopped at turn 2 ← server to client: The chunked body cannot be read on: the chunk size line 'zz' is not a hexadecimal size; reading this side stops here.",
+            "Reading stopped at turn 2 ← server to client: The chunked body cannot be read on: a chunk size line starts with byte 0x7a, which is not a hexadecimal digit (RFC 9112 §7.1); reading this side stops here.",
             "The plain view (tv turns 7) shows every byte that was kept.",
         ])
         let other = HTTPPresentation(flowID: 7, flow: nil, result: .notHTTP(reason: "It is SSH.")).lines()

@@ -286,8 +286,8 @@ final class PlainHTTPForwarder: LoopHandler {
         outstanding.append(head.method)
         if !head.keepsAlive { closeAfterResponse = true }
         switch head.bodyFraming {
-        case .none: clientState = .head
-        case .contentLength(let n): clientState = n == 0 ? .head : .body(HTTPBodyScanner(.length(n)))
+        case .none, .untilClose: clientState = .head   // a request is never .untilClose
+        case .contentLength(let n): clientState = n == 0 ? .head : .body(HTTPBodyScanner(.contentLength(n)))
         case .chunked: clientState = .body(HTTPBodyScanner(.chunked))
         }
         facts?.bytesFromClient &+= UInt64(bytes.count)
@@ -362,7 +362,7 @@ final class PlainHTTPForwarder: LoopHandler {
             case .needMore:
                 return
             case .malformed(let reason):
-                return finish(reset: true, error: reason)
+                return finish(reset: true, error: "the server's response was not understood: \(reason)")
             case let .head(head, consumed):
                 offset += consumed
                 if head.status == 101 {

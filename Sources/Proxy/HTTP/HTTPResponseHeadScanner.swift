@@ -1,0 +1,46 @@
+import Wire
+
+/// Reads an HTTP/1 response head as the bytes pass by (with `HTTP1HeadParser`, lenient: the
+/// proxy relays responses as sent), for what the plain-HTTP forwarder needs from it: the status,
+/// how the body is delimited (RFC 9112 §6.3) and whether the server closes afterwards (§9.3).
+struct HTTPResponseHeadScanner {
+    struct Head: Equatable {
+        var status: Int
+        /// `.none` also when Content-Length is 0: the response is complete with its head.
+        var framing: HTTPBodyFraming
+        var closes: Bool
+    }
+
+    enum Result: Equatable {
+        case needMore
+        /// The head ended `consumed` bytes into the last input.
+        case head(Head, consumed: Int)
+        case malformed(String)
+    }
+
+    private var parser = HTTP1HeadParser(.response, leniency: .lenient)
+    /// Bytes fed to `parser` before the last input.
+    private var fed = 0
+
+    /// `requestMethod`: HEAD responses have no body (RFC 9110 §9.3.2).
+    mutating func feed(_ input: UnsafeRawBufferPointer, requestMethod: String) -> Result {
+        let before = fed
+        fed += input.count
+        switch parser.feed(input) {
+        case .needMoreData:
+            return .needMore
+        case .malformed(let reason):
+            return .malformed(reason)
+        case .head(let head):
+            parser = HTTP1HeadParser(.response, leniency: .lenient)
+            fed = 0
+            switch head.bodyFraming(leniency: .lenient, answering: requestMethod) {
+            case .failure(let error):
+                return .malformed(error.reason)
+            case .success(let framing):
+                return .head(Head(status: head.status ?? 0, framing: framing == .contentLength(0) ? .none : framing, closes: !head.keepsAlive),
+                             consumed: head.byteCount - before)
+            }
+        }
+    }
+}

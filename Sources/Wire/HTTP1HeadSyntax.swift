@@ -1,0 +1,140 @@
+/// The line grammar of an HTTP/1 head (RFC 9112 §3, §4, §5) for `HTTP1HeadParser`.
+extension HTTP1HeadParser {
+    /// Parses a complete head: `head[startLineOffset...]` is the start line, the field lines and
+    /// the final empty line.
+    static func parseHead(_ head: UnsafeBufferPointer<UInt8>, startLineOffset: Int, kind: Kind,
+                          leniency: HTTP1Leniency) throws(WireFormatError) -> HTTP1Head {
+        var lines = HTTPLines(head, start: startLineOffset)
+        guard let first = lines.next() else {
+            throw WireFormatError("The \(kind.noun) head has no start line.")
+        }
+        let line = UnsafeBufferPointer(rebasing: head[first])
+        let startLine = kind == .request ? try parseRequestLine(line, leniency: leniency) : try parseStatusLine(line)
+        var headers: [HTTPHeaderField] = []
+        try parseFieldLines(&lines, into: &headers, leniency: leniency)
+        return HTTP1Head(startLine: startLine, headers: headers, byteCount: head.count)
+    }
+
+    /// Field lines up to the empty line (RFC 9112 §5); a line starting with whitespace is obs-fold
+    /// (§5.2): refused when strict, appended to the previous value after one space when lenient.
+    static func parseFieldLines(_ lines: inout HTTPLines, into headers: inout [HTTPHeaderField],
+                                leniency: HTTP1Leniency) throws(WireFormatError) {
+        while let range = lines.next(), !range.isEmpty {
+            let line = UnsafeBufferPointer(rebasing: lines.bytes[range])
+            guard line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") else {
+                headers.append(try parseFieldLine(line))
+                continue
+            }
+            guard leniency == .lenient else {
+                throw WireFormatError("A header line starts with whitespace (obs-fold), which RFC 9112 §5.2 lets a server refuse.")
+            }
+            guard let last = headers.indices.last else {
+                throw WireFormatError("The first header line starts with whitespace, which RFC 9112 §2.2 lets a recipient refuse.")
+            }
+            let continuation = try fieldValue(line, from: 0)
+            if !continuation.isEmpty {
+                headers[last].value = headers[last].value.isEmpty ? continuation : headers[last].value + " " + continuation
+            }
+        }
+    }
+
+    /// `method SP request-target SP HTTP-version` (RFC 9112 §3).
+    static func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>, leniency: HTTP1Leniency) throws(WireFormatError) -> HTTP1Head.StartLine {
+        let space = UInt8(ascii: " ")
+        guard let firstSpace = line.firstIndex(of: space),
+              let secondSpace = line[(firstSpace + 1)...].firstIndex(of: space) else {
+            throw WireFormatError("The request line is not a method, a target and a version separated by single spaces (RFC 9112 §3).")
+        }
+        let method = UnsafeBufferPointer(rebasing: line[0 ..< firstSpace])
+        for byte in method where !HTTPToken.isTokenByte(byte) {
+            throw WireFormatError("The request method contains byte 0x\(String(byte, radix: 16)), which is not allowed in a token (RFC 9110 §9.1).")
+        }
+        let target = UnsafeBufferPointer(rebasing: line[(firstSpace + 1) ..< secondSpace])
+        guard !target.isEmpty else {
+            throw WireFormatError("The request target is empty (RFC 9112 §3.2).")
+        }
+        // Strict: visible ASCII only. Lenient: non-ASCII bytes (obs-text) are read too.
+        for byte in target where byte < 0x21 || byte == 0x7F || (byte > 0x7E && leniency == .strict) {
+            throw WireFormatError("The request target contains byte 0x\(String(byte, radix: 16)), which is not visible ASCII (RFC 9112 §3.2).")
+        }
+        guard let version = parseVersion(UnsafeBufferPointer(rebasing: line[(secondSpace + 1)...])) else {
+            throw WireFormatError("The request line does not end in an HTTP version of the form HTTP/1.1 (RFC 9112 §2.3).")
+        }
+        guard version.major == 1 else {
+            throw WireFormatError("The request is \(version), but only HTTP/1.0 and HTTP/1.1 heads are read here.")
+        }
+        return .request(method: String(decoding: method, as: UTF8.self), target: String(decoding: target, as: UTF8.self), version: version)
+    }
+
+    /// `HTTP-version SP status-code [SP reason-phrase]` (RFC 9112 §4); the space before an absent
+    /// reason may be missing too, as many servers send it.
+    static func parseStatusLine(_ line: UnsafeBufferPointer<UInt8>) throws(WireFormatError) -> HTTP1Head.StartLine {
+        guard line.count >= 12, let version = parseVersion(UnsafeBufferPointer(rebasing: line[0 ..< 8])), line[8] == UInt8(ascii: " "),
+              let hundreds = decimalDigit(line[9]), let tens = decimalDigit(line[10]), let units = decimalDigit(line[11]),
+              line.count == 12 || line[12] == UInt8(ascii: " ") else {
+            throw WireFormatError("The status line is not an HTTP version, a space and a three-digit status code (RFC 9112 §4).")
+        }
+        guard version.major == 1 else {
+            throw WireFormatError("The response is \(version), but only HTTP/1.0 and HTTP/1.1 heads are read here.")
+        }
+        let code = hundreds * 100 + tens * 10 + units
+        guard code >= 100 else {
+            throw WireFormatError("The status code \(code) is below 100, the lowest RFC 9110 §15 defines.")
+        }
+        guard line.count > 12 else { return .status(version: version, code: code, reason: nil) }
+        let reason = UnsafeBufferPointer(rebasing: line[13...])
+        for byte in reason where (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F {
+            throw WireFormatError("The reason phrase contains control byte 0x\(String(byte, radix: 16)) (RFC 9112 §4).")
+        }
+        return .status(version: version, code: code, reason: String(decoding: reason, as: UTF8.self))
+    }
+
+    /// `"HTTP/" DIGIT "." DIGIT` (RFC 9112 §2.3), nil otherwise.
+    static func parseVersion(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPVersion? {
+        guard bytes.count == 8, bytes.starts(with: "HTTP/".utf8), bytes[6] == UInt8(ascii: "."),
+              let major = decimalDigit(bytes[5]), let minor = decimalDigit(bytes[7]) else { return nil }
+        return HTTPVersion(major: major, minor: minor)
+    }
+
+    /// `field-name ":" OWS field-value OWS` (RFC 9112 §5).
+    static func parseFieldLine(_ line: UnsafeBufferPointer<UInt8>) throws(WireFormatError) -> HTTPHeaderField {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+            throw WireFormatError("A header line has no colon (RFC 9112 §5).")
+        }
+        for byte in line[0 ..< colon] where !HTTPToken.isTokenByte(byte) {
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
+                throw WireFormatError("A header name is followed by whitespace before its colon, which RFC 9112 §5.1 forbids.")
+            }
+            throw WireFormatError("A header name contains byte 0x\(String(byte, radix: 16)), which is not allowed in a token (RFC 9110 §5.1).")
+        }
+        guard colon > 0 else {
+            throw WireFormatError("A header line has an empty name (RFC 9110 §5.1).")
+        }
+        let name = String(decoding: UnsafeBufferPointer(rebasing: line[0 ..< colon]), as: UTF8.self)
+        return HTTPHeaderField(name: name, value: try fieldValue(line, from: colon + 1))
+    }
+
+    /// The field value of `line[start...]` without surrounding spaces and tabs, each byte one
+    /// ISO-8859-1 scalar; NUL and CR are refused.
+    private static func fieldValue(_ line: UnsafeBufferPointer<UInt8>, from start: Int) throws(WireFormatError) -> String {
+        var valueStart = start
+        var valueEnd = line.count
+        while valueStart < valueEnd, line[valueStart] == UInt8(ascii: " ") || line[valueStart] == UInt8(ascii: "\t") { valueStart += 1 }
+        while valueEnd > valueStart, line[valueEnd - 1] == UInt8(ascii: " ") || line[valueEnd - 1] == UInt8(ascii: "\t") { valueEnd -= 1 }
+        let value = UnsafeBufferPointer(rebasing: line[valueStart ..< valueEnd])
+        var ascii = true
+        for byte in value {
+            if byte == 0 || byte == UInt8(ascii: "\r") {
+                throw WireFormatError("A header value contains a \(byte == 0 ? "NUL" : "bare CR") byte, which RFC 9110 §5.5 forbids.")
+            }
+            if byte >= 0x80 { ascii = false }
+        }
+        return ascii
+            ? String(decoding: value, as: UTF8.self)
+            : String(String.UnicodeScalarView(value.map { Unicode.Scalar($0) }))
+    }
+
+    static func decimalDigit(_ byte: UInt8) -> Int? {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") ? Int(byte - UInt8(ascii: "0")) : nil
+    }
+}

@@ -1,0 +1,46 @@
+/// Finds where an HTTP/1 message body ends without copying it (RFC 9112 §6, §7.1): a relay
+/// passes bytes on as they come and asks this scanner how many of them are still body.
+/// Chunked bodies are walked by `HTTPChunkedDecoder`.
+public struct HTTPBodyScanner: Sendable, Hashable {
+    /// How the body is delimited.
+    public let framing: HTTPBodyFraming
+    private var remaining = 0
+    private var chunked: HTTPChunkedDecoder
+
+    /// A scanner at the start of a body framed by `framing`; `leniency` applies to chunked bodies.
+    public init(_ framing: HTTPBodyFraming, leniency: HTTP1Leniency = .strict) {
+        self.framing = framing
+        chunked = HTTPChunkedDecoder(leniency: leniency)
+        if case .contentLength(let length) = framing { remaining = length }
+    }
+
+    /// Whether the whole body has gone by (never, for `.untilClose`).
+    public var isDone: Bool {
+        switch framing {
+        case .none: true
+        case .contentLength: remaining == 0
+        case .chunked: chunked.isDone
+        case .untilClose: false
+        }
+    }
+
+    /// Set when the chunked framing is broken: the message cannot be delimited.
+    public var malformed: Bool { chunked.failure != nil }
+
+    /// Why the chunked framing is broken, once it is (one sentence).
+    public var failure: String? { chunked.failure }
+
+    /// How many of `bytes` (from their start) belong to the body; stops at the body's end.
+    public mutating func consume(_ bytes: UnsafeRawBufferPointer) -> Int {
+        switch framing {
+        case .none: return 0
+        case .untilClose: return bytes.count
+        case .contentLength:
+            let n = min(remaining, bytes.count)
+            remaining -= n
+            return n
+        case .chunked:
+            return chunked.consume(bytes)
+        }
+    }
+}
