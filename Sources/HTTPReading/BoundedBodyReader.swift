@@ -33,7 +33,7 @@ public final class BoundedBodyReader {
             let before = budget
             let run = ContentDecoding.run(body.transferred, codings: body.encodings, complete: body.completeness.isComplete,
                                           limit: limit.bytes, sink: take)
-            budget.spend(run.delivered)
+            budget.spend(run.work)
             if let refusal = run.refusal { return transferred(body, keeping: keeping, note: refusal, cut: nil) }
             let cut = run.cut ? DecodingCut(limit: limit, codings: body.encodings, kept: body.transferred.count, budget: before) : nil
             let notes = run.notes + (cut.map { [$0.sentence] } ?? [])

@@ -1,6 +1,10 @@
 import CBrotli
 
 /// br (RFC 7932) through libbrotli's streaming decoder (`BrotliDecoderDecompressStream`).
+///
+/// libbrotli fills its ring buffer (up to the stream's window, 16 MiB at most) before it hands
+/// anything out, so a small br bomb costs that much work even when only 64 KiB are taken;
+/// `dropUnreadOutput` tells how much that was.
 final class BrotliDecoding: ContentStreamDecoder {
     private let state: OpaquePointer
     private let piece = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: ContentStreamDecoders.pieceSize)
@@ -17,6 +21,17 @@ final class BrotliDecoding: ContentStreamDecoder {
     deinit {
         BrotliDecoderDestroyInstance(state)
         piece.deallocate()
+    }
+
+    func dropUnreadOutput() -> Int {
+        // The ring buffer's output may come in two parts (it wraps); taking it decodes nothing more.
+        var total = 0
+        for _ in 0..<2 {
+            var size = 0
+            _ = BrotliDecoderTakeOutput(state, &size)
+            total += size
+        }
+        return total
     }
 
     func take(_ input: UnsafeBufferPointer<UInt8>, emit: (UnsafeBufferPointer<UInt8>) -> Bool) -> DecodingState {

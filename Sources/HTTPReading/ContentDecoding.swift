@@ -16,6 +16,10 @@ public enum ContentDecoding {
     struct Run: Equatable {
         /// Bytes handed to the sink.
         var delivered = 0
+        /// Bytes decoded in all: every byte the last decoder handed out (taken or refused), and
+        /// what a decoder that was stopped had decoded without handing it out (libbrotli's ring
+        /// buffer).
+        var work = 0
         /// Whether the limit refused output (a stage or the sink wanted to go past it).
         var cut = false
         /// Sentences about stages that did not end cleanly, in the order the codings are undone.
@@ -50,6 +54,7 @@ public enum ContentDecoding {
         /// the last); false when the limit wants no more.
         func feed(_ index: Int, _ piece: UnsafeBufferPointer<UInt8>) -> Bool {
             if index == stages.count {
+                run.work += piece.count
                 let room = limit - run.delivered
                 let taken = min(room, piece.count)
                 if taken > 0 { sink(UnsafeBufferPointer(rebasing: piece[..<taken])) }
@@ -72,7 +77,10 @@ public enum ContentDecoding {
             return !run.cut
         }
         _ = input.withUnsafeBufferPointer { feed(0, $0) }
-        if run.cut { return run }
+        if run.cut {
+            run.work += stages.reduce(0) { $0 + $1.decoder.dropUnreadOutput() }
+            return run
+        }
         if !stages.isEmpty { produced[stages.count - 1] = run.delivered }
 
         for (index, stage) in stages.enumerated() {

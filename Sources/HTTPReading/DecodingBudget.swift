@@ -6,7 +6,9 @@ import TVHome
 ///
 /// A body is decoded to at most `ratio` times its kept (still encoded) size, but never less than
 /// `floor` bytes, and never past `bodyCap`; all bodies of one command together decode to at most
-/// `commandCap` bytes. Whichever is smallest cuts, and the cut is said (`DecodingCut`).
+/// `commandCap` bytes — counting what a decoder decoded without handing it out (libbrotli fills
+/// its window before it hands anything out), so the budget bounds the work too. Whichever is
+/// smallest cuts, and the cut is said (`DecodingCut`).
 public struct DecodingBudget: Sendable, Equatable {
     /// The limits every command uses: 1,000 times the kept size, at least 64 KiB, at most
     /// 16 MiB a body, 64 MiB a command.
@@ -44,7 +46,7 @@ public struct DecodingBudget: Sendable, Equatable {
         return DecodingLimit(bytes: remaining, rule: .commandBudget)
     }
 
-    /// Counts `decoded` bytes against the command's budget.
+    /// Counts `decoded` bytes (all a body's decoders decoded) against the command's budget.
     public mutating func spend(_ decoded: Int) {
         spent += max(0, decoded)
     }

@@ -18,6 +18,15 @@ protocol ContentStreamDecoder: AnyObject {
     /// false (`.limitReached`). After `.finished`, further input is ignored unless the coding
     /// allows several streams in a row (gzip members, zstd frames).
     func take(_ input: UnsafeBufferPointer<UInt8>, emit: (UnsafeBufferPointer<UInt8>) -> Bool) -> DecodingState
+
+    /// After `.limitReached`: bytes the decoder had already decoded but not handed out (work
+    /// done that the command's budget is charged for), and lets them go.
+    func dropUnreadOutput() -> Int
+}
+
+extension ContentStreamDecoder {
+    /// zlib and zstd hand out what they decode as they go: at most a piece is left.
+    func dropUnreadOutput() -> Int { 0 }
 }
 
 enum ContentStreamDecoders {

@@ -82,10 +82,12 @@ public enum BytePreview {
                 offset += 16
                 pending.removeAll(keepingCapacity: true)
             }
-            while piece.count - start >= 16 {
-                emit(indent + BytePreview.hexLine(piece[start..<(start + 16)], offset: offset))
-                offset += 16
-                start += 16
+            piece.withUnsafeBufferPointer { bytes in
+                while bytes.count - start >= 16 {
+                    emit(indent + BytePreview.hexLine(UnsafeBufferPointer(rebasing: bytes[start..<(start + 16)]), offset: offset))
+                    offset += 16
+                    start += 16
+                }
             }
             pending += piece[start...]
         }
@@ -132,23 +134,43 @@ public enum BytePreview {
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
     /// One dump row of up to 16 bytes that starts at `offset`.
     static func hexLine(_ row: ArraySlice<UInt8>, offset: Int) -> String {
-        var line: [UInt8] = []
-        line.reserveCapacity(80)
-        for shift in stride(from: 28, through: 0, by: -4) { line.append(hexDigits[(offset >> shift) & 0xF]) }
-        line += [0x20, 0x20]
-        for (index, byte) in row.enumerated() {
-            if index == 8 { line += [0x20, 0x20] } else if index > 0 { line.append(0x20) }
-            line += [hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
+        row.withUnsafeBufferPointer { hexLine($0, offset: offset) }
+    }
+
+    /// One dump row, written straight into the string's storage with plain loops (a --full
+    /// dump can run to millions of rows).
+    static func hexLine(_ row: UnsafeBufferPointer<UInt8>, offset: Int) -> String {
+        // 8 offset digits, 2 spaces, 48 columns of hex, 2 spaces, |, up to 16 characters, |.
+        String(unsafeUninitializedCapacity: 8 + 2 + 48 + 3 + 16 + 1) { line in
+            let digits: StaticString = "0123456789abcdef"
+            let hex = digits.utf8Start
+            var at = 0
+            var shift = 28
+            while shift >= 0 {
+                line[at] = hex[(offset >> shift) & 0xF]
+                at += 1
+                shift -= 4
+            }
+            var column = 8
+            while column < 8 + 2 + 48 + 2 {
+                line[column] = 0x20
+                column += 1
+            }
+            let count = min(row.count, 16)
+            var index = 0
+            while index < count {
+                let byte = row[index]
+                column = 10 + index * 3 + (index >= 8 ? 1 : 0)
+                line[column] = hex[Int(byte >> 4)]
+                line[column + 1] = hex[Int(byte & 0xF)]
+                line[61 + index] = byte >= 0x20 && byte < 0x7f ? byte : 0x2E
+                index += 1
+            }
+            line[60] = 0x7C
+            line[61 + count] = 0x7C
+            return 62 + count
         }
-        let width = 8 + 2 + 48   // offset, two spaces, 16 bytes as in a full row
-        if line.count < width { line += [UInt8](repeating: 0x20, count: width - line.count) }
-        line += [0x20, 0x20, 0x7C]
-        for byte in row { line.append(byte >= 0x20 && byte < 0x7f ? byte : 0x2E) }
-        line.append(0x7C)
-        return String(decoding: line, as: UTF8.self)
     }
 }

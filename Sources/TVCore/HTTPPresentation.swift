@@ -94,8 +94,9 @@ public struct HTTPPresentation: Sendable {
         messageLines(message, direction: direction).forEach(emit)
         let body = message.body
         if body.framing != "none" {
-            // The preview needs the first textCap bytes; --full streams the rest again.
-            let reading = reader.measure(body, keeping: BytePreview.textCap)
+            // The preview needs the first textCap bytes; --full keeps up to 64 KiB, so a body that
+            // short is decoded once, and a longer one is decoded again as it is printed.
+            let reading = reader.measure(body, keeping: full ? 65_536 : BytePreview.textCap)
             var about = "    body: \(Units.grouped(Int64(reading.size))) bytes"
             if reading.decoded {
                 about += ", decoded from \(body.encodings.joined(separator: ", ")) (\(Units.grouped(Int64(body.transferred.count))) bytes as sent)"
