@@ -10,6 +10,7 @@ public final class BoundedBodyReader {
     /// The command's budget; `measure` spends it.
     public private(set) var budget: DecodingBudget
 
+    /// A reader for one command, spending `budget` (the standard limits unless a test says).
     public init(budget: DecodingBudget = .standard) {
         self.budget = budget
     }
@@ -92,6 +93,7 @@ public struct BodyReading: Sendable, Equatable {
     /// The limit that stopped decoding, when one did.
     public var cut: DecodingCut?
 
+    /// What `measure` found; the fields as documented above.
     public init(decoded: Bool, size: Int, head: [UInt8], printable: Bool, cutCharacter: Int, note: String?, cut: DecodingCut?) {
         self.decoded = decoded
         self.size = size

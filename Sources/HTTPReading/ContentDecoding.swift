@@ -107,7 +107,7 @@ public enum ContentDecoding {
     /// small bodies and tests; views read bodies through `BoundedBodyReader`, which streams.
     /// - Returns: the decoded bytes (nil when nothing could be decoded) and the note a view would
     ///   show, when there is something to say.
-    public static func decode(_ bytes: [UInt8], codings: [String], complete: Bool) -> (decoded: [UInt8]?, note: String?) {
+    static func decode(_ bytes: [UInt8], codings: [String], complete: Bool) -> (decoded: [UInt8]?, note: String?) {
         guard !codings.isEmpty else { return (nil, nil) }
         let reader = BoundedBodyReader()
         let body = HTTPBody(framing: "content-length", transferred: bytes, encodings: codings,

@@ -26,6 +26,7 @@ public struct DecodingBudget: Sendable, Equatable {
     /// Decoded bytes spent so far by this command.
     public private(set) var spent = 0
 
+    /// A budget with nothing spent yet; all figures in bytes except `ratio` (decoded bytes per kept byte).
     public init(ratio: Int, floor: Int, bodyCap: Int, commandCap: Int) {
         self.ratio = ratio
         self.floor = floor
@@ -69,6 +70,7 @@ public struct DecodingLimit: Sendable, Equatable {
     /// The rule that allowed no more.
     public var rule: Rule
 
+    /// `bytes` allowed by `rule`.
     public init(bytes: Int, rule: Rule) {
         self.bytes = bytes
         self.rule = rule
@@ -87,6 +89,7 @@ public struct DecodingCut: Sendable, Equatable {
     /// The budget whose rule stopped it (for its figures).
     public var budget: DecodingBudget
 
+    /// The cut of a body of `kept` encoded bytes with `codings`, stopped by `limit` of `budget`.
     public init(limit: DecodingLimit, codings: [String], kept: Int, budget: DecodingBudget) {
         self.limit = limit
         self.codings = codings

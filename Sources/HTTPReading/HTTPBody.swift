@@ -11,6 +11,7 @@ public struct HTTPBody: Sendable, Equatable {
     /// Whether every byte is there.
     public var completeness: BodyCompleteness
 
+    /// A body delimited by `framing`, its `transferred` bytes still encoded with `encodings`.
     public init(framing: String, transferred: [UInt8] = [], encodings: [String] = [], completeness: BodyCompleteness = .complete) {
         self.framing = framing
         self.transferred = transferred

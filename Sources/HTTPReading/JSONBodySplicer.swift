@@ -26,6 +26,7 @@ public struct JSONBodySplicer {
     private let nonce = UUID().uuidString
     private var slots: [Slot] = []
 
+    /// A splicer with no placeholders yet (one per document).
     public init() {}
 
     /// A string value to put where `body` goes; `write` replaces it by the body's bytes that

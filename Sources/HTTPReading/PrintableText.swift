@@ -39,6 +39,7 @@ extension PrintableText {
         private var carry: [UInt8] = []
         private var refused = false
 
+        /// A scanner that has seen nothing (which reads as text).
         public init() {}
 
         /// Scans the next piece.
