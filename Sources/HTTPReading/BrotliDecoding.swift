@@ -1,38 +1,61 @@
 import CBrotli
 
 /// br (RFC 7932) through libbrotli's streaming decoder (`BrotliDecoderDecompressStream`).
-enum BrotliDecoding {
-    static func decode(_ input: [UInt8], limit: Int) -> DecodedBytes {
+///
+/// libbrotli fills its ring buffer (up to the stream's window, 16 MiB at most) before it hands
+/// anything out, so a small br bomb costs that much work even when only 64 KiB are taken;
+/// `dropUnreadOutput` tells how much that was.
+final class BrotliDecoding: ContentStreamDecoder {
+    private let state: OpaquePointer
+    private let piece = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: ContentStreamDecoders.pieceSize)
+    private var ended = false
+
+    init?() {
         guard let state = BrotliDecoderCreateInstance(nil, nil, nil) else {
-            return DecodedBytes(bytes: [], state: .failed("libbrotli could not start"))
+            piece.deallocate()
+            return nil
         }
-        defer { BrotliDecoderDestroyInstance(state) }
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        return input.withUnsafeBufferPointer { src -> DecodedBytes in
-            var availableIn = src.count
-            var nextIn = src.baseAddress
-            while true {
-                let (result, produced) = chunk.withUnsafeMutableBufferPointer { out -> (BrotliDecoderResult, Int) in
-                    var availableOut = out.count
-                    var nextOut = out.baseAddress
-                    let result = BrotliDecoderDecompressStream(state, &availableIn, &nextIn, &availableOut, &nextOut, nil)
-                    return (result, out.count - availableOut)
-                }
-                output += chunk[..<produced]
-                if output.count >= limit { return DecodedBytes(bytes: Array(output.prefix(limit)), state: .limitReached) }
-                switch result {
-                case BROTLI_DECODER_RESULT_SUCCESS:
-                    return DecodedBytes(bytes: output, state: .finished)
-                case BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT:
-                    continue
-                case BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT:
-                    return DecodedBytes(bytes: output, state: .needsMoreInput)
-                default:
-                    let code = BrotliDecoderGetErrorCode(state)
-                    let name = BrotliDecoderErrorString(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
-                    return DecodedBytes(bytes: output, state: .failed("brotli: " + name))
-                }
+        self.state = state
+    }
+
+    deinit {
+        BrotliDecoderDestroyInstance(state)
+        piece.deallocate()
+    }
+
+    func dropUnreadOutput() -> Int {
+        // The ring buffer's output may come in two parts (it wraps); taking it decodes nothing more.
+        var total = 0
+        for _ in 0..<2 {
+            var size = 0
+            _ = BrotliDecoderTakeOutput(state, &size)
+            total += size
+        }
+        return total
+    }
+
+    func take(_ input: UnsafeBufferPointer<UInt8>, emit: (UnsafeBufferPointer<UInt8>) -> Bool) -> DecodingState {
+        if ended { return .finished }
+        var availableIn = input.count
+        var nextIn = input.baseAddress
+        while true {
+            var availableOut = piece.count
+            var nextOut = piece.baseAddress
+            let result = BrotliDecoderDecompressStream(state, &availableIn, &nextIn, &availableOut, &nextOut, nil)
+            let produced = piece.count - availableOut
+            if produced > 0 && !emit(UnsafeBufferPointer(rebasing: piece[..<produced])) { return .limitReached }
+            switch result {
+            case BROTLI_DECODER_RESULT_SUCCESS:
+                ended = true
+                return .finished
+            case BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT:
+                continue
+            case BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT:
+                return .needsMoreInput
+            default:
+                let code = BrotliDecoderGetErrorCode(state)
+                let name = BrotliDecoderErrorString(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
+                return .failed("brotli: " + name)
             }
         }
     }

@@ -3,11 +3,30 @@ import TVHome
 
 /// HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/) from the same reading `tv turns
 /// --http` shows: one entry per exchange that has a request. Bodies are what was kept — a body
-/// the recording budget cut is written as far as it goes, and the entry's `comment` says so.
-/// The log's `comment`, written last, carries the counts.
+/// the recording budget cut is written as far as it goes, and the entry's `comment` says so —
+/// decoded through one `BoundedBodyReader`, within its limits (the content's `comment` says a
+/// cut), and streamed into the output one body at a time. The log's `comment`, written last,
+/// carries the counts.
 public enum HARExport {
-    /// The whole HAR document for `flows`, entries ordered by start time.
-    public static func document(_ flows: [HARFlow], creatorVersion: String) -> JSONValue {
+    /// Writes the whole HAR document for `flows` to `out` piece by piece, entries ordered by
+    /// start time, bodies read through `reader`.
+    public static func write(_ flows: [HARFlow], creatorVersion: String, pretty: Bool = true,
+                             reader: BoundedBodyReader = BoundedBodyReader(), to out: (String) -> Void) {
+        var splicer = JSONBodySplicer()
+        let document = document(flows, creatorVersion: creatorVersion, reader: reader, splicer: &splicer)
+        splicer.write(document.serialized(pretty: pretty), reader: reader, to: out)
+    }
+
+    /// The whole document as one string (for small exports and tests; `write` streams).
+    public static func text(_ flows: [HARFlow], creatorVersion: String, pretty: Bool = false) -> String {
+        var text = ""
+        write(flows, creatorVersion: creatorVersion, pretty: pretty) { text += $0 }
+        return text
+    }
+
+    /// The document with a placeholder of `splicer` where each body goes.
+    static func document(_ flows: [HARFlow], creatorVersion: String, reader: BoundedBodyReader,
+                         splicer: inout JSONBodySplicer) -> JSONValue {
         var entries: [(Int64, JSONValue)] = []
         var cut = 0
         var skipped = 0
@@ -19,7 +38,8 @@ public enum HARExport {
                 }
                 if !(request.body.completeness.isComplete && (exchange.response?.body.completeness.isComplete ?? true)) { cut += 1 }
                 entries.append((flow.startTime + request.offset, entry(exchange, request: request, flow: flow,
-                                                                     version: flow.conversation.version)))
+                                                                     version: flow.conversation.version,
+                                                                     reader: reader, splicer: &splicer)))
             }
         }
         entries.sort { $0.0 < $1.0 }
@@ -35,15 +55,16 @@ public enum HARExport {
         ]))])
     }
 
-    static func entry(_ exchange: HTTPExchange, request: HTTPMessage, flow: HARFlow, version: String) -> JSONValue {
+    static func entry(_ exchange: HTTPExchange, request: HTTPMessage, flow: HARFlow, version: String,
+                      reader: BoundedBodyReader, splicer: inout JSONBodySplicer) -> JSONValue {
         let response = exchange.response
         let wait = response.map { max(0, Double($0.offset - request.lastOffset) / 1_000) } ?? 0
         let receive = response.map { max(0, Double($0.lastOffset - $0.offset) / 1_000) } ?? 0
         var fields: [(String, JSONValue)] = [
             ("startedDateTime", .string(isoDate(flow.startTime + request.offset))),
             ("time", .double(wait + receive)),
-            ("request", requestJSON(request, flow: flow, version: version)),
-            ("response", responseJSON(response, version: version)),
+            ("request", requestJSON(request, flow: flow, version: version, reader: reader, splicer: &splicer)),
+            ("response", responseJSON(response, version: version, reader: reader, splicer: &splicer)),
             ("cache", .object([])),
             ("timings", .object([("send", .double(0)), ("wait", .double(wait)), ("receive", .double(receive))])),
             ("serverIPAddress", .string(flow.serverAddress)),
@@ -59,7 +80,8 @@ public enum HARExport {
         return .object(fields)
     }
 
-    static func requestJSON(_ message: HTTPMessage, flow: HARFlow, version: String) -> JSONValue {
+    static func requestJSON(_ message: HTTPMessage, flow: HARFlow, version: String,
+                            reader: BoundedBodyReader, splicer: inout JSONBodySplicer) -> JSONValue {
         let h2 = version == "HTTP/2"
         let parts = message.startLine.split(separator: " ")
         let method = h2 ? (message.headers.first(":method") ?? "") : parts.first.map(String.init) ?? ""
@@ -82,14 +104,11 @@ public enum HARExport {
             ("headers", headersJSON(message.headers)),
             ("queryString", .array(query(target))),
         ]
-        if !message.body.content.isEmpty {
+        let reading = reader.measure(message.body, keeping: 0)
+        if reading.size > 0 {
             var post: [(String, JSONValue)] = [("mimeType", .string(message.headers.first("content-type") ?? ""))]
-            if let text = PrintableText.text(message.body.content) {
-                post.append(("text", .string(text)))
-            } else {
-                post.append(("text", .string(Data(message.body.content).base64EncodedString())))
-                post.append(("encoding", .string("base64")))
-            }
+            post += bodyText(message.body, reading, splicer: &splicer)
+            if let note = reading.note { post.append(("comment", .string(note))) }
             fields.append(("postData", .object(post)))
         }
         fields.append(("headersSize", .int(h2 ? -1 : Int64(message.headSize))))
@@ -97,7 +116,8 @@ public enum HARExport {
         return .object(fields)
     }
 
-    static func responseJSON(_ message: HTTPMessage?, version: String) -> JSONValue {
+    static func responseJSON(_ message: HTTPMessage?, version: String, reader: BoundedBodyReader,
+                             splicer: inout JSONBodySplicer) -> JSONValue {
         guard let message else {
             return .object([
                 ("status", .int(0)), ("statusText", .string("")), ("httpVersion", .string("")),
@@ -109,21 +129,14 @@ public enum HARExport {
         let h2 = version == "HTTP/2"
         let parts = message.startLine.split(separator: " ", maxSplits: 2)
         let status = Int64(h2 ? (message.headers.first(":status") ?? "0") : parts.count > 1 ? String(parts[1]) : "0") ?? 0
-        let content = message.body.content
-        var contentFields: [(String, JSONValue)] = [("size", .int(Int64(content.count)))]
-        if let decoded = message.body.decoded {
-            contentFields.append(("compression", .int(Int64(message.body.transferred.count - decoded.count))))
+        let reading = reader.measure(message.body, keeping: 0)
+        var contentFields: [(String, JSONValue)] = [("size", .int(Int64(reading.size)))]
+        if reading.decoded {
+            contentFields.append(("compression", .int(Int64(message.body.transferred.count - reading.size))))
         }
         contentFields.append(("mimeType", .string(message.headers.first("content-type") ?? "")))
-        if !content.isEmpty {
-            if let text = PrintableText.text(content) {
-                contentFields.append(("text", .string(text)))
-            } else {
-                contentFields.append(("text", .string(Data(content).base64EncodedString())))
-                contentFields.append(("encoding", .string("base64")))
-            }
-        }
-        if let note = message.body.decodingNote { contentFields.append(("comment", .string(note))) }
+        if reading.size > 0 { contentFields += bodyText(message.body, reading, splicer: &splicer) }
+        if let note = reading.note { contentFields.append(("comment", .string(note))) }
         return .object([
             ("status", .int(status)),
             ("statusText", .string(h2 ? "" : parts.count > 2 ? String(parts[2]) : "")),
@@ -135,6 +148,12 @@ public enum HARExport {
             ("headersSize", .int(h2 ? -1 : Int64(message.headSize))),
             ("bodySize", .int(Int64(message.body.transferred.count))),
         ])
+    }
+
+    /// `text` (and `encoding` base64 when the body is not text), its value left to `splicer`.
+    static func bodyText(_ body: HTTPBody, _ reading: BodyReading, splicer: inout JSONBodySplicer) -> [(String, JSONValue)] {
+        if reading.printable { return [("text", splicer.placeholder(body, reading, form: .text))] }
+        return [("text", splicer.placeholder(body, reading, form: .base64)), ("encoding", .string("base64"))]
     }
 
     static func completenessNote(_ body: HTTPBody, what: String) -> String? {

@@ -4,7 +4,7 @@ import Wire
 /// HTTP/1.x (RFC 9112) read from a flow's turns: the client side as a sequence of requests, the
 /// server side as a sequence of responses, paired in order. Bodies are delimited by
 /// Transfer-Encoding chunked (decoded), Content-Length, or — for responses only — the end of the
-/// recording; `Content-Encoding` is then undone.
+/// recording; the `Content-Encoding` codings are noted, for the view to undo.
 ///
 /// Reading a side stops at the first thing it cannot read (said in `problems`), at a switch of
 /// protocol (101, or a CONNECT tunnel), or where the recording of that side stopped.
@@ -223,9 +223,8 @@ enum HTTP1Reader {
             if side.stream.end != .complete { completeness = side.stream.shortfall(kept: transferred.count, expected: nil) }
         }
         let codings = ContentDecoding.codings(head.headers.all("Content-Encoding"))
-        let (decoded, note) = ContentDecoding.decode(transferred, codings: codings, complete: completeness.isComplete)
         let body = framing == .none ? HTTPBody.none : HTTPBody(framing: framing.name, transferred: transferred, encodings: codings,
-                                                              decoded: decoded, decodingNote: note, completeness: completeness)
+                                                              completeness: completeness)
         let first = side.stream.turn(at: side.position)
         let last = side.stream.turn(at: max(side.position, next - 1))
         let message = HTTPMessage(startLine: head.startLine, headers: head.headers, trailers: trailers, body: body,

@@ -414,9 +414,7 @@ final class HTTP2Reader {
             body = .none
         } else {
             let codings = ContentDecoding.codings(b.headers.all("content-encoding"))
-            let (decoded, note) = ContentDecoding.decode(b.body, codings: codings, complete: completeness.isComplete)
-            body = HTTPBody(framing: "DATA frames", transferred: b.body, encodings: codings, decoded: decoded,
-                            decodingNote: note, completeness: completeness)
+            body = HTTPBody(framing: "DATA frames", transferred: b.body, encodings: codings, completeness: completeness)
         }
         return HTTPMessage(startLine: startLine, headers: b.headers, trailers: b.trailers, body: body, turn: b.turn,
                            offset: b.offset, lastTurn: b.lastTurn, lastOffset: b.lastOffset, headSize: b.headSize)

@@ -16,7 +16,7 @@ public enum PrintableText {
     }
 
     /// How many bytes at the end form the start of a UTF-8 sequence that was cut short (0…3).
-    static func cutCharacterLength(_ bytes: [UInt8]) -> Int {
+    public static func cutCharacterLength(_ bytes: [UInt8]) -> Int {
         var back = 0
         while back < min(3, bytes.count) {
             let byte = bytes[bytes.count - 1 - back]
@@ -28,5 +28,43 @@ public enum PrintableText {
             return needed > back + 1 ? back + 1 : 0
         }
         return 0
+    }
+}
+
+extension PrintableText {
+    /// `PrintableText.text`'s decision over bytes that come in pieces: feed each with `take`,
+    /// then read `printable` and `cutCharacter`. Holds at most 3 bytes between pieces.
+    public struct Scanner: Sendable, Equatable {
+        /// The start of a character the last piece ended inside.
+        private var carry: [UInt8] = []
+        private var refused = false
+
+        /// A scanner that has seen nothing (which reads as text).
+        public init() {}
+
+        /// Scans the next piece.
+        public mutating func take(_ piece: some Collection<UInt8>) {
+            guard !refused else { return }
+            let bytes = carry + piece
+            let whole = bytes.count - PrintableText.cutCharacterLength(bytes)
+            carry = Array(bytes[whole...])
+            guard let text = String(validating: bytes[..<whole], as: UTF8.self) else {
+                refused = true
+                return
+            }
+            for scalar in text.unicodeScalars {
+                let v = scalar.value
+                if v == 0x09 || v == 0x0A || v == 0x0D { continue }
+                if v < 0x20 || (v >= 0x7F && v < 0xA0) {
+                    refused = true
+                    return
+                }
+            }
+        }
+
+        /// Whether everything taken reads as text (a character cut off at the very end tolerated).
+        public var printable: Bool { !refused }
+        /// Bytes at the end that start a character cut short (0…3); dropped when shown as text.
+        public var cutCharacter: Int { refused ? 0 : carry.count }
     }
 }

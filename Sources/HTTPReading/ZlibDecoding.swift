@@ -1,55 +1,87 @@
 import CZlib
 
 /// gzip (RFC 1952) and deflate (RFC 9110 §8.4.1.2: zlib, RFC 1950; raw RFC 1951 is accepted too)
-/// through zlib's `inflate`.
-enum ZlibDecoding {
-    /// gzip: windowBits 15 + 16. Several gzip members in a row are all decoded (RFC 1952 §2.2).
-    static func gunzip(_ input: [UInt8], limit: Int) -> DecodedBytes {
-        inflate(input, windowBits: 15 + 16, limit: limit, members: true)
+/// through zlib's `inflate`, one piece at a time.
+final class ZlibDecoding: ContentStreamDecoder {
+    enum Format {
+        /// windowBits 15 + 16; several gzip members in a row are all decoded (RFC 1952 §2.2).
+        case gzip
+        /// The zlib format, or raw deflate when the first two bytes are not a zlib header.
+        case deflate
     }
 
-    /// deflate: the zlib format, falling back to raw deflate when the zlib header is absent.
-    static func inflateDeflate(_ input: [UInt8], limit: Int) -> DecodedBytes {
-        let zlib = inflate(input, windowBits: 15, limit: limit, members: false)
-        if case .failed = zlib.state, zlib.bytes.isEmpty {
-            return inflate(input, windowBits: -15, limit: limit, members: false)
+    private let format: Format
+    private let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    private let piece = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: ContentStreamDecoders.pieceSize)
+    /// deflate: the first bytes, until two are there to tell zlib from raw deflate.
+    private var header: [UInt8] = []
+    private var started = false
+    private var ended = false
+
+    init?(format: Format) {
+        self.format = format
+        stream.initialize(to: z_stream())
+        if format == .gzip {
+            guard tv_inflateInit2(stream, 15 + 16) == Z_OK else {
+                stream.deallocate()
+                piece.deallocate()
+                return nil
+            }
+            started = true
         }
-        return zlib
     }
 
-    private static func inflate(_ input: [UInt8], windowBits: Int32, limit: Int, members: Bool) -> DecodedBytes {
-        var stream = z_stream()
-        guard tv_inflateInit2(&stream, windowBits) == Z_OK else {
-            return DecodedBytes(bytes: [], state: .failed("zlib could not start"))
+    deinit {
+        if started { inflateEnd(stream) }
+        stream.deallocate()
+        piece.deallocate()
+    }
+
+    /// RFC 1950 §2.2: CM 8 and the check bits make CMF·256 + FLG a multiple of 31.
+    static func isZlibHeader(_ first: UInt8, _ second: UInt8) -> Bool {
+        first & 0x0F == 8 && (UInt16(first) << 8 | UInt16(second)) % 31 == 0
+    }
+
+    func take(_ input: UnsafeBufferPointer<UInt8>, emit: (UnsafeBufferPointer<UInt8>) -> Bool) -> DecodingState {
+        if !started {
+            // deflate: wait for two bytes, then start zlib or raw and feed them first.
+            header += input
+            guard header.count >= 2 else { return .needsMoreInput }
+            let windowBits: Int32 = ZlibDecoding.isZlibHeader(header[0], header[1]) ? 15 : -15
+            guard tv_inflateInit2(stream, windowBits) == Z_OK else { return .failed("zlib could not start") }
+            started = true
+            let all = header
+            header = []
+            return all.withUnsafeBufferPointer { inflate($0, emit: emit) }
         }
-        defer { inflateEnd(&stream) }
-        var source = input
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        return source.withUnsafeMutableBufferPointer { src -> DecodedBytes in
-            stream.next_in = src.baseAddress
-            stream.avail_in = uInt(src.count)
-            while true {
-                let (rc, produced) = chunk.withUnsafeMutableBufferPointer { out -> (Int32, Int) in
-                    stream.next_out = out.baseAddress
-                    stream.avail_out = uInt(out.count)
-                    let rc = CZlib.inflate(&stream, Z_NO_FLUSH)
-                    return (rc, out.count - Int(stream.avail_out))
-                }
-                output += chunk[..<produced]
-                if output.count >= limit { return DecodedBytes(bytes: Array(output.prefix(limit)), state: .limitReached) }
-                switch rc {
-                case Z_STREAM_END:
-                    if members && stream.avail_in > 0 && inflateReset(&stream) == Z_OK { continue }
-                    return DecodedBytes(bytes: output, state: .finished)
-                case Z_OK:
-                    if stream.avail_in == 0 && produced == 0 { return DecodedBytes(bytes: output, state: .needsMoreInput) }
-                case Z_BUF_ERROR:
-                    return DecodedBytes(bytes: output, state: .needsMoreInput)
-                default:
-                    let reason = stream.msg.map { String(cString: $0) } ?? "zlib error \(rc)"
-                    return DecodedBytes(bytes: output, state: .failed(reason))
-                }
+        return inflate(input, emit: emit)
+    }
+
+    private func inflate(_ input: UnsafeBufferPointer<UInt8>, emit: (UnsafeBufferPointer<UInt8>) -> Bool) -> DecodingState {
+        if ended {
+            guard format == .gzip, !input.isEmpty, inflateReset(stream) == Z_OK else { return .finished }
+            ended = false
+        }
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+        stream.pointee.avail_in = uInt(input.count)
+        while true {
+            stream.pointee.next_out = piece.baseAddress
+            stream.pointee.avail_out = uInt(piece.count)
+            let rc = CZlib.inflate(stream, Z_NO_FLUSH)
+            let produced = piece.count - Int(stream.pointee.avail_out)
+            if produced > 0 && !emit(UnsafeBufferPointer(rebasing: piece[..<produced])) { return .limitReached }
+            switch rc {
+            case Z_STREAM_END:
+                if format == .gzip && stream.pointee.avail_in > 0 && inflateReset(stream) == Z_OK { continue }
+                ended = true
+                return .finished
+            case Z_OK:
+                if stream.pointee.avail_in == 0 && stream.pointee.avail_out > 0 { return .needsMoreInput }
+            case Z_BUF_ERROR:
+                return .needsMoreInput
+            default:
+                let reason = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(rc)"
+                return .failed(reason)
             }
         }
     }

@@ -2,33 +2,39 @@ import CZstd
 
 /// zstd (RFC 8878) through libzstd's streaming decoder (`ZSTD_decompressStream`); several frames
 /// in a row are all decoded.
-enum ZstdDecoding {
-    static func decode(_ input: [UInt8], limit: Int) -> DecodedBytes {
+final class ZstdDecoding: ContentStreamDecoder {
+    private let stream: OpaquePointer
+    private let piece = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: ContentStreamDecoders.pieceSize)
+    /// libzstd's last hint: 0 when a frame has just ended.
+    private var lastHint = 1
+
+    init?() {
         guard let stream = ZSTD_createDStream() else {
-            return DecodedBytes(bytes: [], state: .failed("libzstd could not start"))
+            piece.deallocate()
+            return nil
         }
-        defer { ZSTD_freeDStream(stream) }
+        self.stream = stream
         ZSTD_initDStream(stream)
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        return input.withUnsafeBufferPointer { src -> DecodedBytes in
-            var inBuffer = ZSTD_inBuffer(src: src.baseAddress, size: src.count, pos: 0)
-            var lastHint = 1
-            while true {
-                let (hint, produced) = chunk.withUnsafeMutableBufferPointer { out -> (Int, Int) in
-                    var outBuffer = ZSTD_outBuffer(dst: out.baseAddress, size: out.count, pos: 0)
-                    let hint = ZSTD_decompressStream(stream, &outBuffer, &inBuffer)
-                    return (hint, outBuffer.pos)
-                }
-                if ZSTD_isError(hint) != 0 {
-                    return DecodedBytes(bytes: output, state: .failed("zstd: " + String(cString: ZSTD_getErrorName(hint))))
-                }
-                output += chunk[..<produced]
-                if output.count >= limit { return DecodedBytes(bytes: Array(output.prefix(limit)), state: .limitReached) }
-                lastHint = hint
-                if inBuffer.pos == inBuffer.size && produced < chunk.count {
-                    return DecodedBytes(bytes: output, state: lastHint == 0 ? .finished : .needsMoreInput)
-                }
+    }
+
+    deinit {
+        ZSTD_freeDStream(stream)
+        piece.deallocate()
+    }
+
+    func take(_ input: UnsafeBufferPointer<UInt8>, emit: (UnsafeBufferPointer<UInt8>) -> Bool) -> DecodingState {
+        var inBuffer = ZSTD_inBuffer(src: input.baseAddress, size: input.count, pos: 0)
+        while true {
+            var outBuffer = ZSTD_outBuffer(dst: piece.baseAddress, size: piece.count, pos: 0)
+            let hint = ZSTD_decompressStream(stream, &outBuffer, &inBuffer)
+            if ZSTD_isError(hint) != 0 {
+                return .failed("zstd: " + String(cString: ZSTD_getErrorName(hint)))
+            }
+            let produced = outBuffer.pos
+            if produced > 0 && !emit(UnsafeBufferPointer(rebasing: piece[..<produced])) { return .limitReached }
+            lastHint = hint
+            if inBuffer.pos == inBuffer.size && produced < piece.count {
+                return lastHint == 0 ? .finished : .needsMoreInput
             }
         }
     }

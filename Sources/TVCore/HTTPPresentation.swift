@@ -25,73 +25,106 @@ public struct HTTPPresentation: Sendable {
 
     /// The lines to print. For `.notHTTP` only the reason; the caller prints the plain view after.
     public func lines() -> [String] {
+        var out: [String] = []
+        write(reader: BoundedBodyReader()) { out.append($0) }
+        return out
+    }
+
+    /// Hands the lines to `emit` one at a time, bodies decoded through `reader` one after the
+    /// other and streamed (with `full`, a body's lines come while it is being decoded), so no
+    /// more than a piece of one decoded body is held.
+    public func write(reader: BoundedBodyReader, _ emit: (String) -> Void) {
         let title = TurnsPresentation.title(flowID: flowID, flow: flow)
         guard case let .conversation(c) = result else {
-            if case let .notHTTP(reason) = result { return [title, "Not read as HTTP: \(TerminalText.line(reason)) The plain view follows."] }
-            return [title]
+            if case let .notHTTP(reason) = result {
+                emit(title)
+                emit("Not read as HTTP: \(TerminalText.line(reason)) The plain view follows.")
+                return
+            }
+            emit(title)
+            return
         }
-        var out = [title + " — read as \(TerminalText.line(c.version)), \(c.exchanges.count) exchange\(c.exchanges.count == 1 ? "" : "s")"]
+        emit(title + " — read as \(TerminalText.line(c.version)), \(c.exchanges.count) exchange\(c.exchanges.count == 1 ? "" : "s")")
         // Connection lines and exchanges in the order of the turns they started in; a turn's
         // connection frames before the messages that start in it.
-        var items: [(turn: Int, rank: Int, lines: [String])] = []
+        var items: [(turn: Int, rank: Int, line: String?)] = []
         for (index, line) in c.connectionLines.enumerated() {
-            items.append((line.turn, index, ["turn \(line.turn)  \(DirectionWords.label(line.direction))  \(TerminalText.line(line.text))"]))
+            items.append((line.turn, index, "turn \(line.turn)  \(DirectionWords.label(line.direction))  \(TerminalText.line(line.text))"))
         }
         for (index, exchange) in c.exchanges.enumerated() {
             let turn = exchange.request?.turn ?? exchange.response?.turn ?? 0
-            items.append((turn, c.connectionLines.count + index, [""] + exchangeLines(exchange, index: index + 1)))
+            items.append((turn, c.connectionLines.count + index, nil))
         }
         items.sort { ($0.turn, $0.rank) < ($1.turn, $1.rank) }
-        if !c.connectionLines.isEmpty { out.append("") }
-        for item in items { out += item.lines }
-        if !c.notes.isEmpty || !c.problems.isEmpty { out.append("") }
-        for note in c.notes { out.append(TerminalText.line(note)) }
-        for problem in c.problems {
-            out.append("Reading stopped at turn \(problem.turn) \(DirectionWords.label(problem.direction)): \(TerminalText.line(problem.reason))")
+        if !c.connectionLines.isEmpty { emit("") }
+        for item in items {
+            if let line = item.line {
+                emit(line)
+            } else {
+                let index = item.rank - c.connectionLines.count
+                emit("")
+                writeExchange(c.exchanges[index], index: index + 1, reader: reader, emit)
+            }
         }
-        if !c.problems.isEmpty { out.append("The plain view (tv turns \(flowID)) shows every byte that was kept.") }
-        return out
+        if !c.notes.isEmpty || !c.problems.isEmpty { emit("") }
+        for note in c.notes { emit(TerminalText.line(note)) }
+        for problem in c.problems {
+            emit("Reading stopped at turn \(problem.turn) \(DirectionWords.label(problem.direction)): \(TerminalText.line(problem.reason))")
+        }
+        if !c.problems.isEmpty { emit("The plain view (tv turns \(flowID)) shows every byte that was kept.") }
     }
 
-    func exchangeLines(_ exchange: HTTPExchange, index: Int) -> [String] {
+    func writeExchange(_ exchange: HTTPExchange, index: Int, reader: BoundedBodyReader, _ emit: (String) -> Void) {
         var heading = "#\(index)"
         if let id = exchange.streamID { heading += "  stream \(id)" + (exchange.pushed ? " (pushed by the server)" : "") }
         if let reset = exchange.resetBy { heading += "  reset (\(TerminalText.line(reset)))" }
-        var out = [heading]
+        emit(heading)
         if let request = exchange.request {
-            out += messageLines(request, direction: .clientToServer)
+            writeMessage(request, direction: .clientToServer, reader: reader, emit)
         } else {
-            out.append("  (no request was recorded)")
+            emit("  (no request was recorded)")
         }
-        for interim in exchange.interim { out += messageLines(interim, direction: .serverToClient) }
+        for interim in exchange.interim { writeMessage(interim, direction: .serverToClient, reader: reader, emit) }
         if let response = exchange.response {
-            out += messageLines(response, direction: .serverToClient)
+            writeMessage(response, direction: .serverToClient, reader: reader, emit)
         } else {
-            out.append("  (no response was recorded)")
+            emit("  (no response was recorded)")
         }
-        return out
     }
 
+    func writeMessage(_ message: HTTPMessage, direction: Direction, reader: BoundedBodyReader, _ emit: (String) -> Void) {
+        messageLines(message, direction: direction).forEach(emit)
+        let body = message.body
+        if body.framing != "none" {
+            // The preview needs the first textCap bytes; --full keeps up to 64 KiB, so a body that
+            // short is decoded once, and a longer one is decoded again as it is printed.
+            let reading = reader.measure(body, keeping: full ? 65_536 : BytePreview.textCap)
+            var about = "    body: \(Units.grouped(Int64(reading.size))) bytes"
+            if reading.decoded {
+                about += ", decoded from \(body.encodings.map(TerminalText.line).joined(separator: ", ")) (\(Units.grouped(Int64(body.transferred.count))) bytes as sent)"
+            }
+            about += ", \(TerminalText.line(body.framing))"
+            emit(about)
+            if full {
+                var writer = BytePreview.LineWriter(printable: reading.printable, indent: "      ")
+                reader.stream(body, reading) { writer.take($0, emit: emit) }
+                writer.finish(emit: emit)
+            } else {
+                BytePreview.preview(head: reading.head, size: reading.size, printable: reading.printable, indent: "      ").forEach(emit)
+            }
+            if let note = reading.note { emit("    " + TerminalText.line(note)) }
+            if let sentence = HTTPPresentation.completeness(body.completeness) { emit("    " + sentence) }
+        }
+        for trailer in message.trailers { emit("    trailer \(TerminalText.line(trailer.name)): \(TerminalText.line(trailer.value))") }
+    }
+
+    /// The start line and headers of `message`, as printed above its body.
     func messageLines(_ message: HTTPMessage, direction: Direction) -> [String] {
         var out = ["  \(DirectionWords.label(direction))  turn \(message.turn)  at \(Units.offsetSeconds(message.offset))",
                    "    " + TerminalText.line(message.startLine)]
         for header in message.headers where !(header.name.hasPrefix(":")) {
             out.append("    \(TerminalText.line(header.name)): \(TerminalText.line(header.value))")
         }
-        let body = message.body
-        if body.framing != "none" {
-            let content = body.content
-            var about = "    body: \(Units.grouped(Int64(content.count))) bytes"
-            if body.decoded != nil {
-                about += ", decoded from \(body.encodings.map(TerminalText.line).joined(separator: ", ")) (\(Units.grouped(Int64(body.transferred.count))) bytes as sent)"
-            }
-            about += ", \(TerminalText.line(body.framing))"
-            out.append(about)
-            out += BytePreview.lines(content, full: full, indent: "      ")
-            if let note = body.decodingNote { out.append("    " + TerminalText.line(note)) }
-            if let sentence = HTTPPresentation.completeness(body.completeness) { out.append("    " + sentence) }
-        }
-        for trailer in message.trailers { out.append("    trailer \(TerminalText.line(trailer.name)): \(TerminalText.line(trailer.value))") }
         return out
     }
 
@@ -113,8 +146,16 @@ public struct HTTPPresentation: Sendable {
         }
     }
 
-    /// The reading as JSON for `--http --json`: bodies as text when printable, else base64.
-    public func json() -> JSONValue {
+    /// The reading as JSON for `--http --json` (bodies as text when printable, else base64),
+    /// handed to `emit` in pieces: bodies are decoded through `reader` and streamed into it.
+    public func writeJSON(reader: BoundedBodyReader, _ emit: (String) -> Void) {
+        var splicer = JSONBodySplicer()
+        let document = json(reader: reader, splicer: &splicer)
+        splicer.write(document.serialized(pretty: true), reader: reader, to: emit)
+    }
+
+    /// The document `writeJSON` writes, with a placeholder of `splicer` where each body goes.
+    func json(reader: BoundedBodyReader, splicer: inout JSONBodySplicer) -> JSONValue {
         switch result {
         case let .notHTTP(reason):
             return .object([("flow", .int(flowID)), ("http", .null), ("reason", .string(reason))])
@@ -122,7 +163,7 @@ public struct HTTPPresentation: Sendable {
             return .object([
                 ("flow", .int(flowID)),
                 ("version", .string(c.version)),
-                ("exchanges", .array(c.exchanges.map(exchangeJSON))),
+                ("exchanges", .array(c.exchanges.map { exchangeJSON($0, reader: reader, splicer: &splicer) })),
                 ("connectionFrames", .array(c.connectionLines.map { line in
                     .object([("direction", .string(line.direction.rawValue)), ("turn", .int(Int64(line.turn))),
                              ("startOffset", .int(line.offset)), ("text", .string(line.text))])
@@ -136,33 +177,33 @@ public struct HTTPPresentation: Sendable {
         }
     }
 
-    func exchangeJSON(_ exchange: HTTPExchange) -> JSONValue {
+    func exchangeJSON(_ exchange: HTTPExchange, reader: BoundedBodyReader, splicer: inout JSONBodySplicer) -> JSONValue {
         .object([
             ("stream", exchange.streamID.map { .int(Int64($0)) } ?? .null),
             ("pushed", .bool(exchange.pushed)),
             ("resetBy", exchange.resetBy.map { .string($0) } ?? .null),
-            ("request", exchange.request.map(messageJSON) ?? .null),
-            ("interim", .array(exchange.interim.map(messageJSON))),
-            ("response", exchange.response.map(messageJSON) ?? .null),
+            ("request", exchange.request.map { messageJSON($0, reader: reader, splicer: &splicer) } ?? .null),
+            ("interim", .array(exchange.interim.map { messageJSON($0, reader: reader, splicer: &splicer) })),
+            ("response", exchange.response.map { messageJSON($0, reader: reader, splicer: &splicer) } ?? .null),
         ])
     }
 
-    func messageJSON(_ message: HTTPMessage) -> JSONValue {
+    func messageJSON(_ message: HTTPMessage, reader: BoundedBodyReader, splicer: inout JSONBodySplicer) -> JSONValue {
+        let reading = reader.measure(message.body, keeping: 0)
         var body: [(String, JSONValue)] = [
             ("framing", .string(message.body.framing)),
             ("encodings", .array(message.body.encodings.map { .string($0) })),
             ("transferredBytes", .int(Int64(message.body.transferred.count))),
-            ("decoded", .bool(message.body.decoded != nil)),
+            ("decoded", .bool(reading.decoded)),
         ]
-        let content = message.body.content
-        if let text = PrintableText.text(content), text.utf8.count == content.count {
-            body.append(("text", .string(text)))
+        if reading.printable && reading.cutCharacter == 0 {
+            body.append(("text", splicer.placeholder(message.body, reading, form: .text)))
         } else {
-            body.append(("base64", .string(Data(content).base64EncodedString())))
+            body.append(("base64", splicer.placeholder(message.body, reading, form: .base64)))
         }
         body.append(("complete", .bool(message.body.completeness.isComplete)))
         body.append(("completeness", HTTPPresentation.completeness(message.body.completeness).map { .string($0) } ?? .null))
-        body.append(("note", message.body.decodingNote.map { .string($0) } ?? .null))
+        body.append(("note", reading.note.map { .string($0) } ?? .null))
         return .object([
             ("startLine", .string(message.startLine)),
             ("headers", .array(message.headers.map { .array([.string($0.name), .string($0.value)]) })),

@@ -1,18 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TVHome
 
 /// How `tv` writes quantities for people: bytes, durations, relative times.
 public enum Units {
     /// Bytes in SI-ish binary steps: `512 B`, `1.5 KiB`, `35.0 MiB`, `2.10 GiB`.
-    public static func bytes(_ n: Int64) -> String {
-        if n < 1024 { return "\(n) B" }
-        let units = ["KiB", "MiB", "GiB", "TiB"]
-        var value = Double(n) / 1024
-        var index = 0
-        while value >= 1024 && index < units.count - 1 { value /= 1024; index += 1 }
-        return value >= 100 ? "\(Int(value.rounded())) \(units[index])" : oneDecimal(value) + " " + units[index]
-    }
+    public static func bytes(_ n: Int64) -> String { ByteWords.binary(n) }
 
     /// A duration given in microseconds: `850 µs`, `12 ms`, `1.2 s`, `3 min 05 s`, `2 h 04 min`.
     public static func duration(microseconds us: Int64) -> String {
@@ -54,15 +48,7 @@ public enum Units {
     }
 
     /// A whole number with thousands grouped by commas: `1,048,776`.
-    public static func grouped(_ n: Int64) -> String {
-        let digits = String(n.magnitude)
-        var out = ""
-        for (index, digit) in digits.enumerated() {
-            if index > 0 && (digits.count - index) % 3 == 0 { out += "," }
-            out.append(digit)
-        }
-        return (n < 0 ? "-" : "") + out
-    }
+    public static func grouped(_ n: Int64) -> String { ByteWords.grouped(n) }
 
     /// An offset from the start of a flow, in seconds with millisecond resolution: `0.012 s`,
     /// `61.250 s`, for µs.

@@ -33,6 +33,16 @@ public enum FileModes {
     /// - Parameter exclusive: when true, refuses (EEXIST) if `path` already exists.
     /// - Throws: `FileWriteError` naming the path and the system's reason.
     public static func writeAtomically(_ data: [UInt8], to path: String, mode: mode_t, exclusive: Bool = false) throws {
+        try writeAtomically(to: path, mode: mode, exclusive: exclusive) { write in write(data) }
+    }
+
+    /// Writes what `produce` hands to its `write` function to `path` atomically with `mode`, as
+    /// `writeAtomically(_:to:mode:exclusive:)` does, without gathering it first: bytes go to the
+    /// temporary file as they come (buffered up to 64 KiB), so a large file needs little memory.
+    /// - Throws: `FileWriteError` naming the path and the system's reason; whatever `produce`
+    ///   throws (the temporary file is removed either way).
+    public static func writeAtomically(to path: String, mode: mode_t, exclusive: Bool = false,
+                                       _ produce: (_ write: ([UInt8]) -> Void) throws -> Void) throws {
         if exclusive && FileManager.default.fileExists(atPath: path) {
             throw FileWriteError(path: path, reason: "the file already exists")
         }
@@ -41,17 +51,33 @@ public enum FileModes {
         guard fd >= 0 else { throw FileWriteError(path: path, reason: FileWriteError.reason(errno: errno)) }
         var ok = true
         var reason = ""
-        data.withUnsafeBytes { raw in
-            var off = 0
-            while off < raw.count {
-                let n = write(fd, raw.baseAddress! + off, raw.count - off)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    ok = false; reason = String(cString: strerror(errno)); return
+        var buffer: [UInt8] = []
+        func flush() {
+            guard ok else { return }
+            buffer.withUnsafeBytes { raw in
+                var off = 0
+                while off < raw.count {
+                    let n = write(fd, raw.baseAddress! + off, raw.count - off)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        ok = false; reason = String(cString: strerror(errno)); return
+                    }
+                    off += n
                 }
-                off += n
             }
+            buffer.removeAll(keepingCapacity: true)
         }
+        do {
+            try produce { bytes in
+                buffer += bytes
+                if buffer.count >= 65_536 { flush() }
+            }
+        } catch {
+            close(fd)
+            unlink(tmp)
+            throw error
+        }
+        flush()
         if ok && fchmod(fd, mode) != 0 { ok = false; reason = String(cString: strerror(errno)) }
         if ok && fsync(fd) != 0 { ok = false; reason = String(cString: strerror(errno)) }
         close(fd)

@@ -36,7 +36,9 @@ public indirect enum JSONValue: Sendable, Equatable {
         }
     }
 
-    static func quote(_ s: String) -> String {
+    /// `s` as a JSON string literal (RFC 8259 §7): in double quotes, with `"`, `\\` and control
+    /// characters escaped.
+    public static func quote(_ s: String) -> String {
         var out = "\""
         for scalar in s.unicodeScalars {
             switch scalar {

@@ -16,6 +16,21 @@ struct Console {
     func line(_ text: String = "") { out(text + "\n") }
     /// Writes one line to standard error.
     func note(_ text: String) { write(2, Array(TerminalText.guarded(text + "\n").utf8)) }
+    /// Writes to standard output what `produce` hands its `line` function, one line at a time,
+    /// gathered up to 64 KiB per write(2): for long output made while it is written.
+    func lines(_ produce: (_ line: (String) -> Void) -> Void) {
+        var buffer: [UInt8] = []
+        produce { text in
+            buffer += TerminalText.guarded(text).utf8
+            buffer.append(0x0A)
+            if buffer.count >= 65_536 {
+                write(1, buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        if !buffer.isEmpty { write(1, buffer) }
+    }
+
     /// Writes raw bytes to standard output.
     func bytes(_ data: [UInt8]) { write(1, data) }
 

@@ -12,9 +12,8 @@ import Testing
             Chunk(up, at: 0, b("POST /submit?q=a%20b&x HTTP/1.1\r\nHost: a.test\r\nCookie: s=1; t=2\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nping")),
             Chunk(down, at: 12_345, b("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Type: text/plain\r\nSet-Cookie: id=7; Path=/; HttpOnly\r\nContent-Length: \(EncodedBodies.gzip.count)\r\n\r\n") + EncodedBodies.gzip),
         ])))
-        let har = HARExport.document([HARFlow(id: 7, startTime: start, scheme: "https", host: "a.test", serverAddress: "192.0.2.1",
-                                              serverPort: 443, conversation: c)], creatorVersion: "0.1")
-        let text = har.serialized()
+        let text = HARExport.text([HARFlow(id: 7, startTime: start, scheme: "https", host: "a.test", serverAddress: "192.0.2.1",
+                                           serverPort: 443, conversation: c)], creatorVersion: "0.1")
         #expect(text.hasPrefix("{\"log\":{\"version\":\"1.2\",\"creator\":{\"name\":\"TunnelVision\",\"version\":\"0.1\"},\"pages\":[],\"entries\":[{\"startedDateTime\":\"2025-11-30T03:05:00.000Z\",\"time\":12.345,"))
         #expect(text.contains("\"url\":\"https://a.test/submit?q=a%20b&x\""))
         #expect(text.contains("\"queryString\":[{\"name\":\"q\",\"value\":\"a b\"},{\"name\":\"x\",\"value\":\"\"}]"))
@@ -32,8 +31,8 @@ import Testing
     @Test func http2StreamsBecomeEntriesAndCutsAreSaid() throws {
         let c = try #require(conversation(TurnRecorder.turns(from: HTTP2Captures.nghttpThreeStreams,
                                                              budget: RecordingBudget(turnLimit: 300))))
-        let har = HARExport.document([HARFlow(id: 3, startTime: start, scheme: "https", host: nil, serverAddress: "127.0.0.1",
-                                              serverPort: 18444, conversation: c)], creatorVersion: "0.1").serialized()
+        let har = HARExport.text([HARFlow(id: 3, startTime: start, scheme: "https", host: nil, serverAddress: "127.0.0.1",
+                                          serverPort: 18444, conversation: c)], creatorVersion: "0.1")
         #expect(har.contains("\"method\":\"GET\",\"url\":\"https://127.0.0.1:18444/index.html\",\"httpVersion\":\"HTTP/2.0\""))
         #expect(har.contains("\"comment\":\"HTTP/2 stream 13"))
         #expect(har.contains("\"comment\":\"HTTP/2 stream 15; response body cut by the recording budget: 92 bytes kept of 1200\"}"))

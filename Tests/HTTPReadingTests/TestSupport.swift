@@ -23,3 +23,15 @@ func conversation(_ turns: [RecordedTurn], sourceLocation: SourceLocation = #_so
 }
 
 import Testing
+
+extension HTTPBody {
+    /// The decoded bytes (nil without codings or when nothing could be decoded), read through
+    /// a fresh `BoundedBodyReader` as a view would.
+    var decoded: [UInt8]? { ContentDecoding.decode(transferred, codings: encodings, complete: completeness.isComplete).decoded }
+    /// The note a view would show about decoding.
+    var decodingNote: String? {
+        encodings.isEmpty ? nil : ContentDecoding.decode(transferred, codings: encodings, complete: completeness.isComplete).note
+    }
+    /// What a view shows: decoded when it could be, else as transferred.
+    var content: [UInt8] { decoded ?? transferred }
+}

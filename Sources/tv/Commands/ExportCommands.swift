@@ -11,7 +11,7 @@ import TVHome
 enum ExportCommands {
     static let harSpec = CommandSpec(
         name: "har", summary: "Write the HTTP of kept content as HAR 1.2 (carries bodies).",
-        discussion: "Reads each flow's kept turns as HTTP/1.x or HTTP/2 (the same reading as `tv turns FLOW --http`) and writes one HAR entry per request. A body the recording budget cut is written as far as it was kept, and the entry's comment says so. The file is written whole or not at all (mode 0600).",
+        discussion: "Reads each flow's kept turns as HTTP/1.x or HTTP/2 (the same reading as `tv turns FLOW --http`) and writes one HAR entry per request. A body the recording budget cut is written as far as it was kept, and the entry's comment says so. Content codings are undone within limits (1,000 times a body's kept size, at least 64 KiB; at most 16 MiB a body and 64 MiB for the command), and a body's comment says where one cut. The file is written whole or not at all (mode 0600).",
         options: [OptionSpec("output", short: "o", value: "FILE", help: "The HAR file to write (required).")],
         positionals: [PositionalSpec("FLOW", help: "Flow ids, as `tv flows` prints them.", variadic: true)])
 
@@ -42,6 +42,7 @@ enum ExportCommands {
                 throw UsageRefusal("There is no flow \(id) in this data folder; `tv flows` lists the ones there are.", exitCode: 1)
             }
             let turns = try content.recordedTurns(flow: id)
+            for row in try content.damagedTurns(flow: id) { inv.console.note("tv: " + row.sentence) }
             guard !turns.isEmpty else {
                 skipped.append("flow \(id): " + ContentAbsence(flow: record).sentence(flowID: id))
                 continue
@@ -60,8 +61,11 @@ enum ExportCommands {
         guard entries > 0 else {
             throw UsageRefusal("None of these flows holds kept HTTP, so nothing was written.", exitCode: 1)
         }
-        let document = HARExport.document(harFlows, creatorVersion: TVVersion.number)
-        try FileModes.writeAtomically(Array(document.serialized(pretty: true).utf8) + [0x0A], to: output, mode: 0o600)
+        // Bodies are decoded one at a time, within one budget for the command, straight into the file.
+        try FileModes.writeAtomically(to: output, mode: 0o600) { write in
+            HARExport.write(harFlows, creatorVersion: TVVersion.number, reader: BoundedBodyReader()) { write(Array($0.utf8)) }
+            write([0x0A])
+        }
         inv.console.line("Wrote \(entries) HAR entr\(entries == 1 ? "y" : "ies") from \(harFlows.count) flow\(harFlows.count == 1 ? "" : "s") to \(output); it holds the kept bodies, so share it with care.")
         return 0
     }

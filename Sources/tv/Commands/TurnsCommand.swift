@@ -11,7 +11,7 @@ import TVHome
 enum TurnsCommand {
     static let spec = CommandSpec(
         name: "turns", summary: "Show what was said inside one connection, turn by turn (decrypted content).",
-        discussion: "A turn is everything one side said before the other answered. Each block gives the turn's number, direction, when it began (seconds from the connection's first byte) and how many bytes were kept; a cut turn gives both figures, and the side it belongs to was not recorded after it. Bodies are text when they read as text, else a hex dump; previews are capped, --full prints everything that was kept. --turn N --raw writes one whole kept turn byte for byte, for sharing one turn at a time.",
+        discussion: "A turn is everything one side said before the other answered. Each block gives the turn's number, direction, when it began (seconds from the connection's first byte) and how many bytes were kept; a cut turn gives both figures, and the side it belongs to was not recorded after it. Bodies are text when they read as text, else a hex dump; previews are capped, --full prints everything that was kept. With --http, content codings are undone within limits (1,000 times a body's kept size, at least 64 KiB; at most 16 MiB a body and 64 MiB for the command), and a sentence says where one cut. --turn N --raw writes one whole kept turn byte for byte, for sharing one turn at a time.",
         options: [OptionSpec("turn", value: "N", help: "Only turn N (printed in full)."),
                   OptionSpec("raw", help: "With --turn: the turn's kept bytes exactly, nothing else."),
                   OptionSpec("output", short: "o", value: "FILE", help: "With --raw: write the bytes to FILE (mode 0600) instead of standard output."),
@@ -69,15 +69,25 @@ enum TurnsCommand {
         if c.has("http") {
             let recorded = items.compactMap { item in item.bytes.map { RecordedTurn(turn: item.turn, bytes: $0) } }
             let http = HTTPPresentation(flowID: id, flow: record, result: HTTPReader.read(recorded), full: full)
+            // Bodies are decoded one at a time, within one budget for the command, as they are printed.
+            let reader = BoundedBodyReader()
             if inv.json {
-                inv.console.line(http.json().serialized(pretty: true))
+                var text = ""
+                http.writeJSON(reader: reader) { piece in
+                    text += piece
+                    if text.utf8.count >= 65_536 {
+                        inv.console.out(text)
+                        text = ""
+                    }
+                }
+                inv.console.line(text)
                 return 0
             }
             if items.isEmpty {
                 for line in plain.lines() { inv.console.line(line) }
                 return 0
             }
-            for line in http.lines() { inv.console.line(line) }
+            inv.console.lines { line in http.write(reader: reader, line) }
             if case .notHTTP = http.result {
                 for line in plain.lines().dropFirst() { inv.console.line(line) }
             }

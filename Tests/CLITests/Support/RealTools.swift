@@ -1,0 +1,42 @@
+import Foundation
+
+/// Content-coded bodies made at test time by the real tools Debian ships (`gzip`, `brotli`,
+/// `zstd`; Scripts/packages.sh TEST_PACKAGES), including decompression bombs (issue 12 §1):
+/// a few bytes that decode to many MiB of zeros.
+enum RealTools {
+    /// The command that encodes standard input to standard output for each coding.
+    static let commands = ["gzip": "gzip -9 -n -c", "br": "brotli -q 11 -c", "zstd": "zstd -19 -q -c"]
+
+    /// `bytes` encoded by `coding`'s tool, or nil when the tool failed.
+    static func encode(_ bytes: [UInt8], with coding: String) -> [UInt8]? {
+        let input = NSTemporaryDirectory() + "/tv-realtools-\(getpid())-\(UUID().uuidString).in"
+        guard FileManager.default.createFile(atPath: input, contents: Data(bytes)), let command = commands[coding] else { return nil }
+        defer { try? FileManager.default.removeItem(atPath: input) }
+        return shell("\(command) < '\(input)'")
+    }
+
+    /// `count` zero bytes encoded by `coding`'s tool: a body of a few bytes (brotli, zstd) or
+    /// about `count` / 1,000 (gzip's best) that decodes to `count` bytes.
+    static func bomb(_ coding: String, zeros count: Int) -> [UInt8]? {
+        guard let command = commands[coding] else { return nil }
+        return shell("head -c \(count) /dev/zero | \(command)")
+    }
+
+    /// Standard output of `bash -c script` (pipefail) when it exits 0.
+    private static func shell(_ script: String) -> [UInt8]? {
+        let output = NSTemporaryDirectory() + "/tv-realtools-\(getpid())-\(UUID().uuidString).out"
+        guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else { return nil }
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", "set -o pipefail; " + script]
+        process.standardOutput = handle
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        do { try process.run() } catch { return nil }
+        process.waitUntilExit()
+        try? handle.close()
+        guard process.terminationStatus == 0, let data = FileManager.default.contents(atPath: output), !data.isEmpty else { return nil }
+        return Array(data)
+    }
+}
