@@ -51,7 +51,7 @@ public final class FlowContentRecorder: Sendable {
             // One lock for both, and the kept bytes copied once, into the queue's batch.
             let kept = UnsafeRawBufferPointer(rebasing: bytes[..<(open == nil ? 0 : verdict.keep)])
             if !writer.enqueue(flow: flowID, ended: verdict.ended, chunkOf: open, kept) {
-                recorder.markIncomplete()
+                recorder.dropped(kept.count)
             }
             return recorder.isDone
         }
