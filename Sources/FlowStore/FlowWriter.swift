@@ -19,9 +19,9 @@ public final class FlowWriter: Sendable {
     /// The database file's path.
     public let path: String
     /// The queue's capacity, in events.
-    public var capacity: Int { queue.capacity }
+    public let capacity: Int
 
-    private let queue: FlowWriterQueue
+    private let queue: FlowWriterThread.Queue
     private let nextID: Atomic<Int64>
     /// Set by `close(interruptingOpenFlows: true)`; read by the writer thread as it stops.
     private let closing: ClosingChoice
@@ -45,7 +45,12 @@ public final class FlowWriter: Sendable {
         self.path = path
         let closing = ClosingChoice()
         self.closing = closing
-        let queue = FlowWriterQueue(capacity: capacity, retryLimit: retryLimit, closing: closing, onHealthChange: onHealthChange)
+        let pending = PendingFlowEvents(capacity: capacity)
+        self.capacity = pending.capacity
+        // The writer, just woken by a first event, waits up to 20 ms for more, so that a flow's
+        // opened/updated/closed events share one transaction and one upsert.
+        let queue = FlowWriterThread.Queue(batch: pending, counters: FlowWriterCounters(accepted: 0, written: 0, dropped: 0, failed: 0, pending: 0, lastError: nil),
+                                           lingerMillis: 20, lingerAfterWrite: false)
         self.queue = queue
         let startup = Mutex<Result<(Int64, FlowWriterRegistry.Recovery), FlowStoreError>?>(nil)
         let started = DispatchSemaphore(value: 0)
@@ -68,7 +73,10 @@ public final class FlowWriter: Sendable {
                     return
                 }
                 // Said before `init` returns, so a session warns before its banner.
-                queue.run(nil, path: path, startFailure: .diskFull(path: full), started: { started.signal() })
+                let thread = FlowWriterThread(queue: queue, writer: nil, path: path, closing: closing, retryLimit: retryLimit,
+                                              startFailure: .diskFull(path: full), onHealthChange: onHealthChange)
+                started.signal()
+                queue.run(thread)
                 return
             } catch {
                 let failure = (error as? FlowStoreError) ?? .failed(path: path, reason: "\(error)")
@@ -78,7 +86,8 @@ public final class FlowWriter: Sendable {
             }
             startup.withLock { $0 = .success((writer.maxID, writer.recovery)) }
             started.signal()
-            queue.run(writer, path: path)
+            queue.run(FlowWriterThread(queue: queue, writer: writer, path: path, closing: closing, retryLimit: retryLimit,
+                                       onHealthChange: onHealthChange))
         }
         thread.name = "tv flow writer"
         thread.start()

@@ -1,16 +1,17 @@
 import Dispatch
 
-/// The part of a single-writer queue's state that is the same for every writer thread: whether
-/// the writer sleeps or lingers (so producers know when to signal it), pause and stop, how many
-/// events were accepted and finished, and who waits for a flush. Both the flow writer
-/// (`FlowWriterQueue`) and the content writer (`Recording.ContentQueue`) keep one inside their
-/// mutex-guarded state; every method is called with that mutex held and never blocks. The
-/// semaphores it hands back are signalled by the caller after the lock is released.
+/// The pure part of a `BoundedWriterQueue`'s state: whether the writer sleeps or lingers (so
+/// producers know when to signal it), pause and stop, how many events were accepted, finished
+/// and failed, and who waits for a flush. Kept inside the queue's mutex-guarded state; every
+/// method is called with that mutex held and never blocks. The semaphores it hands back are
+/// signalled by the caller after the lock is released.
 public struct WriterHandshake: Sendable {
     /// Events accepted by `enqueue` since the queue was made.
     public private(set) var accepted = 0
     /// Events the writer has finished (written or failed).
     public private(set) var finished = 0
+    /// Of the finished events, those whose write failed.
+    public private(set) var failed = 0
     /// Test hook: the writer leaves queued events alone while set (a stop still writes them).
     public var paused = false
     /// Set by `requestStop`; the queue accepts nothing more.
@@ -56,9 +57,11 @@ public struct WriterHandshake: Sendable {
         return (semaphore, takeLingeringWriter())
     }
 
-    /// The writer finished `count` more events; returns the flushes that are now satisfied.
-    public mutating func finish(_ count: Int) -> [DispatchSemaphore] {
+    /// The writer finished `count` more events, `failed` of them failed; returns the flushes that
+    /// are now satisfied.
+    public mutating func finish(_ count: Int, failed: Int = 0) -> [DispatchSemaphore] {
         finished += count
+        self.failed += failed
         let done = finished
         let ready = flushWaiters.filter { $0.target <= done }.map(\.semaphore)
         flushWaiters.removeAll { $0.target <= done }

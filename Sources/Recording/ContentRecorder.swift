@@ -1,10 +1,14 @@
 import Synchronization
 
 /// Decrypted-content recording for one live session: the switch, the budget for new flows, and
-/// the recorders of the flows being recorded.
+/// the one map from a flow's id to its recorder.
 ///
-/// - `recorder(flow:)` gives a flow its `FlowContentRecorder` when content is kept, else nil (a
-///   flow is recorded only when the switch was on at its start).
+/// - The proxy's seam: `record(flow:_:at:_:)` hands a chunk to the flow's recorder, making it
+///   when content is kept and the flow has none yet; `flowEnded(flow:)` finishes it and forgets
+///   the flow. A flow keeps its recorder until then, even once it stopped recording, so a flow
+///   whose recording ended is not recorded again from the middle.
+/// - `recorder(flow:)` gives a flow its `FlowContentRecorder` directly (the caller feeds it and
+///   calls its `finish()`, which forgets the flow).
 /// - `apply(_:)` takes a new policy (saved first by the caller, applied here): switching off
 ///   stops every flow at once; a new expiry sweeps at once; a new budget applies to new flows.
 /// - `stop()` at session end finishes every flow still recording; then close the writer.
@@ -20,14 +24,15 @@ public final class ContentRecorder: Sendable {
         state = Mutex((policy, [:]))
     }
 
-    /// Whether new flows are recorded now.
+    /// Whether new flows are recorded now (one relaxed atomic load: the proxy asks it before
+    /// every chunk and copies nothing while it is false).
     public var isKeeping: Bool { keeping.load(ordering: .relaxed) }
 
     /// The policy in force.
     public var policy: ContentPolicy { state.withLock { $0.policy } }
 
     /// Flows being recorded now.
-    public var activeFlows: Int { state.withLock { $0.flows.count } }
+    public var activeFlows: Int { state.withLock { $0.flows.values.count { $0.isRecording } } }
 
     /// The writer's counters (queued, dropped, written, sweeps).
     public var counters: ContentCounters { writer.counters }
@@ -44,6 +49,27 @@ public final class ContentRecorder: Sendable {
         }
     }
 
+    /// One plaintext read of flow `id` (see `FlowContentRecorder.record`): handed to the flow's
+    /// recorder, which is made now when the flow has none and content is kept (else the chunk is
+    /// not recorded). One uncontended lock to find the recorder; never blocks on disk.
+    public func record(flow id: Int64, _ direction: Direction, at offset: Int64, _ bytes: UnsafeRawBufferPointer) {
+        let recorder = state.withLock { state -> FlowContentRecorder? in
+            if let existing = state.flows[id] { return existing }
+            guard state.policy.keep else { return nil }
+            let made = FlowContentRecorder(flowID: id, budget: state.policy.budget, writer: writer, session: self)
+            state.flows[id] = made
+            return made
+        }
+        recorder?.record(direction, at: offset, bytes)
+    }
+
+    /// The connection of flow `id` closed: its recorder (if it has one) ends its open turn and the
+    /// flow is forgotten.
+    public func flowEnded(flow id: Int64) {
+        let recorder = state.withLock { $0.flows.removeValue(forKey: id) }
+        recorder?.finish()
+    }
+
     /// Applies `policy` to the live session.
     /// - Returns: the sweep a changed expiry ran, if any.
     /// - Throws: what `ContentWriter.setExpiry` throws (the switch and budget are applied first).
@@ -53,7 +79,7 @@ public final class ContentRecorder: Sendable {
             let changed = state.policy.expiry != policy.expiry
             state.policy = policy
             keeping.store(policy.keep, ordering: .relaxed)
-            return (policy.keep ? [] : Array(state.flows.values), changed)
+            return (policy.keep ? [] : state.flows.values.filter(\.isRecording), changed)
         }
         stopping.forEach { $0.stop() }
         return expiryChanged ? try writer.setExpiry(policy.expiry) : nil
@@ -64,12 +90,12 @@ public final class ContentRecorder: Sendable {
         keeping.store(false, ordering: .relaxed)
         let flows = state.withLock { state -> [FlowContentRecorder] in
             state.policy.keep = false
-            return Array(state.flows.values)
+            return state.flows.values.filter(\.isRecording)
         }
         flows.forEach { $0.stop() }
     }
 
-    /// A flow finished or stopped.
+    /// Flow `id`'s recorder finished: the flow is forgotten.
     func release(_ id: Int64) {
         _ = state.withLock { $0.flows.removeValue(forKey: id) }
     }

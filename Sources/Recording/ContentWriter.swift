@@ -13,7 +13,7 @@ import TVHome
 ///   and on demand (`sweep()`); times come from the injected clock.
 /// - `close()` writes what is queued, closes the segment (releasing its lock) and the connection.
 public final class ContentWriter: Sendable {
-    private let queue: ContentQueue
+    private let queue: ContentWriterThread.Queue
 
     /// Starts the writer thread: opens the database (migrations) and the folder, sweeps once.
     /// - Parameter onHealthChange: called on the writer thread when storing turns starts failing
@@ -22,9 +22,12 @@ public final class ContentWriter: Sendable {
     ///   no thread is left running then. A failing first sweep is counted, not thrown.
     public init(_ configuration: ContentWriterConfiguration, clock: any ContentClock = SystemContentClock(),
                 onHealthChange: (@Sendable (WriteHealth.Change, ContentCounters) -> Void)? = nil) throws {
-        let queue = ContentQueue(policy: ContentBatchPolicy(bytes: configuration.queueBytes, chunks: configuration.queueChunks,
-                                                            ends: configuration.queueTurnEnds,
-                                                            lingerMillis: configuration.lingerMillis))
+        let policy = ContentBatchPolicy(bytes: configuration.queueBytes, chunks: configuration.queueChunks,
+                                        ends: configuration.queueTurnEnds, lingerMillis: configuration.lingerMillis)
+        // The writer lingers after a wake-up and after each write, so a burst (or a busy
+        // session) costs one transaction and one segment write per linger.
+        let queue = ContentWriterThread.Queue(batch: PendingContent(policy: policy), counters: ContentCounters(),
+                                              lingerMillis: policy.lingerMillis, lingerAfterWrite: true)
         self.queue = queue
         let startup = Mutex<(any Error)?>(nil)
         let started = DispatchSemaphore(value: 0)
@@ -38,9 +41,9 @@ public final class ContentWriter: Sendable {
                 started.signal()
                 return
             }
-            state.periodicSweep()
+            state.start()
             started.signal()
-            queue.run(state, sweepInterval: configuration.sweepInterval)
+            queue.run(state)
         }
         thread.name = "tv content writer"
         thread.start()
@@ -56,13 +59,13 @@ public final class ContentWriter: Sendable {
     /// Queues the kept bytes of a chunk of `turn` (its figures so far) of `flow`; never blocks.
     /// - Returns: false when the chunk was dropped (queue full or writer closed).
     public func enqueueChunk(flow: Int64, turn: Turn, bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { queue.enqueue(flow: flow, ended: nil, chunkOf: turn, $0) }
+        bytes.withUnsafeBytes { queue.enqueue(ContentOffer(flow: flow, ended: nil, chunkOf: turn, kept: $0)) }
     }
 
     /// Queues the end of `turn` of `flow` with its final figures; never blocks. A dropped end
     /// is counted (`counters.turnEndsDropped`); the turn is then written as incomplete later.
     public func enqueueTurnEnd(flow: Int64, turn: Turn) {
-        _ = queue.enqueue(flow: flow, ended: turn, chunkOf: nil, UnsafeRawBufferPointer(start: nil, count: 0))
+        _ = queue.enqueue(ContentOffer(flow: flow, ended: turn, chunkOf: nil, kept: UnsafeRawBufferPointer(start: nil, count: 0)))
     }
 
     /// What one chunk of `flow` produces, queued under one lock: the end of the turn its change
@@ -70,7 +73,7 @@ public final class ContentWriter: Sendable {
     /// Never blocks.
     /// - Returns: false when the chunk was dropped (queue full or writer closed).
     func enqueue(flow: Int64, ended: Turn?, chunkOf turn: Turn?, _ kept: UnsafeRawBufferPointer) -> Bool {
-        queue.enqueue(flow: flow, ended: ended, chunkOf: turn, kept)
+        queue.enqueue(ContentOffer(flow: flow, ended: ended, chunkOf: turn, kept: kept))
     }
 
     /// A flow ended: what is queued is written now rather than at the end of the linger.

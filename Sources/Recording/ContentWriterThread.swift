@@ -1,11 +1,20 @@
+import Dispatch
 import FlowStore
 
-/// What the content writer thread owns: its SQLite connection, the segment being written, the
-/// open-turn buffers and the retention settings. Everything here runs on that one thread.
-final class ContentWriterThread {
+/// What the content writer thread owns, and what one batch write is: its SQLite connection, the
+/// segment being written, the open-turn buffers and the retention settings. Everything here runs
+/// on that one thread, driven by its `BoundedWriterQueue`: events in batches, jobs (sweeps,
+/// deletion) between batches, a sweep every `sweepInterval` seconds busy or idle; on stop, the
+/// open turns are written and the thread ends.
+final class ContentWriterThread: QueueWriter {
+    typealias Queue = BoundedWriterQueue<ContentWriterThread>
+
     let configuration: ContentWriterConfiguration
     let clock: any ContentClock
-    let queue: ContentQueue
+    let queue: Queue
+    /// When the last periodic sweep ran (`tick`).
+    private var lastSweep = DispatchTime.now()
+    private let sweepInterval: DispatchTimeInterval
     /// The writer's connection; nil while it could not be opened (a full disk at start): every
     /// use tries again (`database()`).
     private var connection: SQLiteDatabase?
@@ -21,9 +30,10 @@ final class ContentWriterThread {
     /// connection is opened at the first use that finds room (the turns before are lost and
     /// counted, as any failed write).
     /// - Throws: `FlowStoreError`, `TVHomeError.cannotCreate`.
-    init(configuration: ContentWriterConfiguration, clock: any ContentClock, queue: ContentQueue,
+    init(configuration: ContentWriterConfiguration, clock: any ContentClock, queue: Queue,
          onHealthChange: (@Sendable (WriteHealth.Change, ContentCounters) -> Void)? = nil) throws {
         self.onHealthChange = onHealthChange
+        sweepInterval = .nanoseconds(Int(configuration.sweepInterval * 1_000_000_000))
         self.configuration = configuration
         self.clock = clock
         self.queue = queue
@@ -56,6 +66,35 @@ final class ContentWriterThread {
 
     /// The sequence of the segment being written, if one is open.
     var writingSegment: Int? { segment?.sequence }
+
+    /// The sweep at start; the periodic ones count from its end.
+    func start() {
+        periodicSweep()
+        lastSweep = .now()
+    }
+
+    /// A periodic sweep when one is due: even when the writer never goes idle (a busy session
+    /// still expires content).
+    func tick() {
+        guard DispatchTime.now() >= lastSweep + sweepInterval else { return }
+        periodicSweep()
+        lastSweep = .now()
+    }
+
+    /// The idle writer wakes for the next sweep (`tick` runs it).
+    var idleDeadline: DispatchTime? { lastSweep + sweepInterval }
+
+    func idleDeadlinePassed() {}
+
+    /// Handles a batch: buffers chunk bytes, writes the turns that ended. Losses are counted in
+    /// `ContentCounters`, not as failed events.
+    func write(_ pending: PendingContent) -> Int {
+        write(pending.batch)
+        return 0
+    }
+
+    /// Writes the open turns; closes the segment and the connection.
+    func stop() { close() }
 
     /// Handles a batch: buffers chunk bytes, writes the turns that ended.
     func write(_ batch: ContentBatch) {
@@ -241,11 +280,23 @@ final class ContentWriterThread {
 
     /// Writes the open turns (as incomplete: their ends never came), closes the segment and the
     /// connection.
-    func close() {
+    private func close() {
         store(openTurns.drain())
         segment?.close()
         segment = nil
         insertStatements = [:]
         connection?.close()
+    }
+}
+
+extension BoundedWriterQueue where Writer == ContentWriterThread {
+    /// The content writer's counters, with what waits in the queue now.
+    var counters: ContentCounters {
+        read { counters, pending, _ in
+            var snapshot = counters
+            snapshot.pendingEvents = pending.count
+            snapshot.pendingBytes = pending.pendingBytes
+            return snapshot
+        }
     }
 }

@@ -3,10 +3,19 @@ import Synchronization
 /// The recorder of one flow: a `TurnRecorder` behind a mutex (the two legs may be read on
 /// different threads), handing kept bytes and turn ends to the session's `ContentWriter`.
 ///
-/// Made by `ContentRecorder.recorder(flow:)`. `isRecording` is one atomic load. When the
-/// recording queue is full, the chunk is dropped and its turn marked incomplete; when content is
-/// switched off, the open turn ends at once (marked incomplete) and nothing more is kept.
-public final class FlowContentRecorder: ChunkRecorder {
+/// Made by `ContentRecorder` (`recorder(flow:)`, or at a flow's first chunk through
+/// `record(flow:_:at:_:)`). The contract for the caller:
+/// - Check `isRecording` first (one relaxed atomic load); skip the call when false.
+/// - `record` never blocks on disk or SQLite and never fails: when the recording queue is full
+///   the chunk is dropped from the recording, counted, and its turn marked incomplete.
+/// - `offset` is µs since the flow's first byte; `bytes` is the plaintext of one read, valid for
+///   the duration of the call only (what is kept is copied).
+/// - Call `finish()` exactly once when the connection closes, whatever `isRecording` says: it
+///   ends the open turn and releases the recorder.
+///
+/// When content is switched off, the open turn ends at once (marked incomplete) and nothing more
+/// is kept.
+public final class FlowContentRecorder: Sendable {
     /// The flow's id (the `flows` row).
     public let flowID: Int64
     private let writer: ContentWriter
@@ -21,8 +30,16 @@ public final class FlowContentRecorder: ChunkRecorder {
         state = Mutex(TurnRecorder(budget: budget))
     }
 
+    /// False once nothing more of this flow will be kept (content switched off, both sides cut,
+    /// or finished).
     public var isRecording: Bool { active.load(ordering: .relaxed) }
 
+    /// `record` for bytes held in an array.
+    public func record(_ direction: Direction, at offset: Int64, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { record(direction, at: offset, $0) }
+    }
+
+    /// One read from one leg.
     public func record(_ direction: Direction, at offset: Int64, _ bytes: UnsafeRawBufferPointer) {
         guard active.load(ordering: .relaxed), bytes.count > 0 else { return }
         let done = state.withLock { recorder -> Bool in
@@ -34,15 +51,17 @@ public final class FlowContentRecorder: ChunkRecorder {
             // One lock for both, and the kept bytes copied once, into the queue's batch.
             let kept = UnsafeRawBufferPointer(rebasing: bytes[..<(open == nil ? 0 : verdict.keep)])
             if !writer.enqueue(flow: flowID, ended: verdict.ended, chunkOf: open, kept) {
-                recorder.markIncomplete()
+                recorder.dropped(kept.count)
             }
             return recorder.isDone
         }
         if done { end(incomplete: false) }
     }
 
+    /// The connection closed: ends the open turn and forgets the flow.
     public func finish() {
         end(incomplete: false)
+        session?.release(flowID)
     }
 
     /// Content was switched off: ends the open turn as incomplete (its figures stop short) and
@@ -62,6 +81,5 @@ public final class FlowContentRecorder: ChunkRecorder {
         }
         // The flow's turns are complete: written without waiting out the writer's linger.
         if wasActive { writer.expedite() }
-        if wasActive { session?.release(flowID) }
     }
 }

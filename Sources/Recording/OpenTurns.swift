@@ -12,6 +12,9 @@ struct OpenTurns {
     }
 
     /// A turn ready to be written: final figures (kept = bytes actually buffered) and bytes.
+    /// The figures are the recorder's (`TurnRecorder`), which already leave out chunks the queue
+    /// dropped; the writer changes them only for what it lost itself (its buffers were full, or
+    /// the turn's end never came).
     struct Finished {
         var flow: Int64
         var turn: Turn
@@ -51,8 +54,13 @@ struct OpenTurns {
         let bytes = buffer?.bytes ?? []
         buffered -= Int64(bytes.count)
         var final = turn
-        if buffer?.lost == true || bytes.count < turn.keptBytes { final.incomplete = true }
-        final.keptBytes = bytes.count
+        if buffer?.lost == true || bytes.count != final.keptBytes {
+            // Only a loss of the writer's own changes the recorder's figures; a mismatch
+            // otherwise is a bug (caught in debug builds; the index never names bytes it lacks).
+            assert(buffer?.lost == true, "the recorder's kept figure is the bytes that reached the writer")
+            final.keptBytes = bytes.count
+            final.incomplete = true
+        }
         done.append(Finished(flow: flow, turn: final, bytes: bytes))
         return done
     }

@@ -24,7 +24,10 @@ public struct TurnRecorder: Sendable, Equatable {
         var number: Int?
         var direction: Direction
         var startOffset: Int64
+        /// Bytes the budget kept (what the limits count).
         var kept = 0
+        /// Of those, bytes that did not reach the store (`dropped`).
+        var dropped = 0
         var seen = 0
         var cutBy: BudgetLimit?
         var incomplete = false
@@ -81,6 +84,16 @@ public struct TurnRecorder: Sendable, Equatable {
         if run?.number != nil { run!.incomplete = true }
     }
 
+    /// The `count` bytes `take` just said to keep of the open turn did not reach the store (the
+    /// recording queue was full): the turn is incomplete and its kept figure leaves them out, so
+    /// it is the number of bytes the store holds. The budget still counts them (what is kept
+    /// later does not depend on the queue).
+    public mutating func dropped(_ count: Int) {
+        guard run?.number != nil else { return }
+        run!.dropped += count
+        run!.incomplete = true
+    }
+
     /// Ends the open run (the flow closed, or recording stopped).
     /// - Returns: the final figures of the open turn, or nil when none was open or its side was
     ///   not recorded.
@@ -93,7 +106,7 @@ public struct TurnRecorder: Sendable, Equatable {
     public var openTurn: Turn? {
         guard let run, let number = run.number else { return nil }
         return Turn(number: number, direction: run.direction, startOffset: run.startOffset,
-                    keptBytes: run.kept, seenBytes: run.seen, cutBy: run.cutBy, incomplete: run.incomplete)
+                    keptBytes: run.kept - run.dropped, seenBytes: run.seen, cutBy: run.cutBy, incomplete: run.incomplete)
     }
 
     /// The limit that stopped `direction`, or nil while it is still recorded.

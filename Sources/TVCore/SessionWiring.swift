@@ -121,7 +121,7 @@ final class SessionWiring: Sendable {
         config.firstFlowID = UInt64(writer.allocateID())
         config.flowSink = FlowStoreSink(writer: writer)
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
-        config.chunkRecorder = ContentRecordingBridge(content: content)
+        config.chunkRecorder = content
         if let seconds = options.headTimeoutSeconds { config.headTimeout = seconds }
         config.maxConnectionsPerClient = options.maxConnectionsPerClient
         // Refusals and descriptor shortages are said even under --quiet: they are why clients fail.

@@ -118,6 +118,22 @@ import Testing
         #expect(recorder.finish() == Turn(number: 1, direction: up, startOffset: 1, keptBytes: 5, seenBytes: 5, incomplete: true))
     }
 
+    /// Bytes the queue dropped leave the turn's kept figure (it is what the store holds) and mark
+    /// it incomplete; the budget still counts them, so what is kept later does not change.
+    @Test func droppedBytesLeaveTheKeptFigureButNotTheBudget() {
+        var recorder = TurnRecorder(budget: RecordingBudget(turnLimit: 10, flowBudget: 100))
+        #expect(recorder.take(up, at: 0, count: 4) == ChunkVerdict(turn: 1, keep: 4))
+        #expect(recorder.take(up, at: 1, count: 3) == ChunkVerdict(turn: 1, keep: 3))
+        recorder.dropped(3)
+        #expect(recorder.openTurn == Turn(number: 1, direction: up, startOffset: 0, keptBytes: 4, seenBytes: 7, incomplete: true))
+        #expect(recorder.take(up, at: 2, count: 5) == ChunkVerdict(turn: 1, keep: 3, cut: true))
+        #expect(recorder.kept(up) == 10)
+        #expect(recorder.finish() == Turn(number: 1, direction: up, startOffset: 0, keptBytes: 7, seenBytes: 12,
+                                          cutBy: .turnLimit, incomplete: true))
+        recorder.dropped(2)  // no open turn: nothing to change
+        #expect(recorder.openTurn == nil)
+    }
+
     @Test func doneWhenBothSidesAreCutAndNothingCounts() {
         var recorder = TurnRecorder(budget: RecordingBudget(turnLimit: 2, flowBudget: 2))
         _ = recorder.take(up, at: 0, count: 3)

@@ -1,0 +1,276 @@
+import Dispatch
+import Synchronization
+
+/// What waits in a `BoundedWriterQueue` between the producers and the writer thread: the user's
+/// own storage, bound and drop counts. The queue calls every member with its mutex held.
+public protocol WriterBatch: Sendable {
+    /// What one `enqueue` hands in (read during the call only: the batch copies what it keeps).
+    associatedtype Offer
+    /// What `enqueue` answers the producer (whether its offer was taken).
+    associatedtype Outcome: Sendable
+    /// The user's counters, kept beside the batch under the queue's mutex.
+    associatedtype Counters: Sendable
+
+    /// Events in the batch.
+    var count: Int { get }
+    /// True when the batch should be written before the writer's linger ends (it is half full).
+    var isWorthWritingNow: Bool { get }
+    /// Takes what of `offer` fits and counts what does not (dropped) in `counters`; takes nothing
+    /// when `refusing` (the queue is stopping) but still counts it.
+    /// - Returns: how many events were added (each is accepted, and finished by a write), and the
+    ///   producer's answer.
+    mutating func add(_ offer: Offer, refusing: Bool, counters: inout Counters) -> (added: Int, outcome: Outcome)
+    /// Empties the batch after a write, keeping what storage the type sees fit (the queue swaps
+    /// it back in for the next batch).
+    mutating func removeAll()
+}
+
+/// The writer thread's side of a `BoundedWriterQueue`: what a batch write is, what it does
+/// between batches and when it stops. Called on the writer thread only.
+public protocol QueueWriter: AnyObject {
+    associatedtype Batch: WriterBatch
+
+    /// Called at the top of every turn of the loop, busy or idle (periodic work that is due).
+    func tick()
+    /// When the writer must wake although nothing was queued (a retry, a sweep); nil: only when
+    /// signalled. Read each time the writer goes to sleep or lingers.
+    var idleDeadline: DispatchTime? { get }
+    /// `idleDeadline` passed while the writer slept.
+    func idleDeadlinePassed()
+    /// Writes one batch.
+    /// - Returns: how many of its events failed (they still count as finished for flushes).
+    func write(_ batch: Batch) -> Int
+    /// The queue is stopping and its batch is written: last work, then close.
+    func stop()
+}
+
+/// The bounded queue between threads that report events and one writer thread, and that
+/// thread's loop; the flow writer and the content writer each run one.
+///
+/// - Producers never wait: `enqueue` takes the mutex, lets the batch take the offer (or count
+///   it as dropped when it does not fit, or when the queue is stopping) and returns; it signals
+///   the writer only when the writer sleeps, or lingers while the batch is worth writing now.
+/// - The writer, woken by a first event, lingers up to `lingerMillis` for more (cut short by a
+///   flush, a stop, a job, `expedite` or a half-full batch), so a burst costs one write; then
+///   it takes the whole batch (swapping in the emptied storage of the previous one).
+/// - `flush` waits until every event accepted before it is finished; `pause` (tests) holds
+///   events back; `stop` writes the rest (even when paused), stops the writer and waits for it.
+/// - `perform` runs a job on the writer thread between batches and waits for it.
+public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
+    public typealias Batch = Writer.Batch
+    /// Work run on the writer thread with its writer.
+    public typealias Job = @Sendable (Writer) -> Void
+
+    @usableFromInline
+    struct State: Sendable {
+        @usableFromInline var batch: Batch
+        @usableFromInline var counters: Batch.Counters
+        /// Sleep, linger, pause, stop and flushes.
+        @usableFromInline var handshake = WriterHandshake()
+        var jobs: [Job] = []
+        /// `expedite` was called since the batch was taken: no linger for it.
+        var expedited = false
+
+        @usableFromInline
+        init(batch: Batch, counters: Batch.Counters) {
+            self.batch = batch
+            self.counters = counters
+        }
+    }
+
+    private enum Step {
+        case sleep
+        case write(Batch)
+        case jobs([Job])
+        case stop([DispatchSemaphore])
+    }
+
+    /// How long the writer gathers events after it wakes, milliseconds (0: never).
+    public let lingerMillis: Int
+    /// Whether the writer also lingers after a write (so a busy writer writes batches at least a
+    /// linger long), or only after a wake-up.
+    public let lingerAfterWrite: Bool
+    @usableFromInline let state: Mutex<State>
+    @usableFromInline let wake = DispatchSemaphore(value: 0)
+    private let stoppedSignal = DispatchSemaphore(value: 0)
+    /// An empty batch like the first, the storage the writer swaps in when it takes one.
+    private let emptyBatch: Batch
+
+    /// - Parameters:
+    ///   - batch: the empty batch (with its bounds) that producers fill.
+    ///   - counters: the counters' starting values.
+    public init(batch: Batch, counters: Batch.Counters, lingerMillis: Int, lingerAfterWrite: Bool) {
+        emptyBatch = batch
+        state = Mutex(State(batch: batch, counters: counters))
+        self.lingerMillis = max(lingerMillis, 0)
+        self.lingerAfterWrite = lingerAfterWrite
+    }
+
+    /// Offers `offer` to the batch; never blocks. Inlinable so that the user's batch is
+    /// specialized into its producers (no generic dispatch per event).
+    /// - Returns: the batch's answer.
+    @inlinable
+    public func enqueue(_ offer: Batch.Offer) -> Batch.Outcome {
+        let (outcome, signal) = state.withLock { state -> (Batch.Outcome, Bool) in
+            let (added, outcome) = state.batch.add(offer, refusing: state.handshake.stopping, counters: &state.counters)
+            guard added > 0 else { return (outcome, false) }
+            state.handshake.accept(added)
+            if state.handshake.takeSleepingWriter() { return (outcome, true) }
+            return (outcome, state.batch.isWorthWritingNow && state.handshake.takeLingeringWriter())
+        }
+        if signal { wake.signal() }
+        return outcome
+    }
+
+    /// What is queued is written without waiting out the linger (it is cut short if it is
+    /// running). Never blocks.
+    public func expedite() {
+        let signal = state.withLock { state -> Bool in
+            guard state.batch.count > 0 else { return false }
+            state.expedited = true
+            return state.handshake.takeLingeringWriter()
+        }
+        if signal { wake.signal() }
+    }
+
+    /// Runs `job` on the writer thread (between batches) and waits for it. Returns false without
+    /// running it when the queue is stopping or stopped.
+    public func perform(_ job: @escaping Job) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        let (accepted, signal) = state.withLock { state -> (Bool, Bool) in
+            guard !state.handshake.stopping else { return (false, false) }
+            state.jobs.append { writer in
+                job(writer)
+                done.signal()
+            }
+            let lingering = state.handshake.takeLingeringWriter()
+            return (true, state.handshake.takeSleepingWriter() || lingering)
+        }
+        guard accepted else { return false }
+        if signal { wake.signal() }
+        done.wait()
+        return true
+    }
+
+    /// Blocks until every event accepted before the call is finished (written or failed).
+    /// Returns at once after the writer stopped. Never call it while paused (it would wait for
+    /// `resume`).
+    public func flush() {
+        let (waiter, signal) = state.withLock { $0.handshake.addFlushWaiter() }
+        if signal { wake.signal() }
+        waiter?.wait()
+    }
+
+    /// Test hook: the writer leaves queued events alone until `resume()` (jobs still run).
+    public func pause() {
+        state.withLock { $0.handshake.paused = true }
+    }
+
+    /// Undoes `pause()`.
+    public func resume() {
+        let signal = state.withLock { $0.handshake.resume() }
+        if signal { wake.signal() }
+    }
+
+    /// Asks the writer to write what is queued (even when paused) and stop; waits until it has.
+    /// Later offers are refused (and counted by the batch). Safe to call more than once and from
+    /// several threads.
+    public func stop() {
+        let signal = state.withLock { $0.handshake.requestStop() }
+        if signal { wake.signal() }
+        stoppedSignal.wait()
+        stoppedSignal.signal()  // let any other caller of stop() through too
+    }
+
+    /// Marks the queue stopped without a writer (the writer could not start).
+    public func abandon() {
+        state.withLock { $0.handshake.abandon() }
+        stoppedSignal.signal()
+    }
+
+    /// Lets the writer change the counters.
+    public func updateCounters(_ body: (inout Batch.Counters) -> Void) {
+        state.withLock { body(&$0.counters) }
+    }
+
+    /// Reads the counters with the batch waiting now and the handshake's figures (accepted,
+    /// finished, failed), under one lock.
+    public func read<T: Sendable>(_ body: (Batch.Counters, Batch, WriterHandshake) -> T) -> T {
+        state.withLock { body($0.counters, $0.batch, $0.handshake) }
+    }
+
+    /// After a wake-up or a write: gathers what follows for up to the linger (or until
+    /// `deadline`), unless the batch is empty or already worth writing, or someone waits.
+    private func linger(until deadline: DispatchTime?) {
+        guard lingerMillis > 0 else { return }
+        let gather = state.withLock { state -> Bool in
+            guard !state.handshake.stopping, !state.handshake.paused, !state.expedited, !state.handshake.hasFlushWaiters,
+                  state.jobs.isEmpty, state.batch.count > 0, !state.batch.isWorthWritingNow else { return false }
+            state.handshake.lingering = true
+            return true
+        }
+        guard gather else { return }
+        let end = DispatchTime.now() + .milliseconds(lingerMillis)
+        _ = wake.wait(timeout: deadline.map { min($0, end) } ?? end)
+        // Whoever ended the wait cleared `lingering` and signalled; one that came just after the
+        // timeout left a signal behind, which only costs one spare turn of the loop.
+        state.withLock { $0.handshake.lingering = false }
+    }
+
+    /// The writer thread's loop: jobs first, then the whole batch (unless paused), else sleep
+    /// until signalled or `writer.idleDeadline`; on stop, the rest is written, `writer.stop()`
+    /// runs, flushes still waiting are released, and the loop returns.
+    public func run(_ writer: Writer) {
+        var spare = emptyBatch
+        while true {
+            writer.tick()
+            let step = state.withLock { state -> Step in
+                if !state.jobs.isEmpty {
+                    let jobs = state.jobs
+                    state.jobs = []
+                    return .jobs(jobs)
+                }
+                if state.batch.count > 0 && (!state.handshake.paused || state.handshake.stopping) {
+                    var batch = spare
+                    swap(&batch, &state.batch)
+                    state.expedited = false
+                    return .write(batch)
+                }
+                if state.handshake.stopping { return .stop(state.handshake.markStopped()) }
+                state.handshake.writerSleeping = true
+                return .sleep
+            }
+            switch step {
+            case .sleep:
+                let deadline = writer.idleDeadline
+                if let deadline {
+                    if wake.wait(timeout: deadline) == .timedOut {
+                        // A signal sent between the timeout and clearing the flag only makes a
+                        // later sleep return early, which is harmless.
+                        state.withLock { $0.handshake.writerSleeping = false }
+                        writer.idleDeadlinePassed()
+                        continue
+                    }
+                } else {
+                    wake.wait()
+                }
+                linger(until: deadline)
+            case let .jobs(jobs):
+                jobs.forEach { $0(writer) }
+            case var .write(batch):
+                let failed = writer.write(batch)
+                let written = batch.count
+                batch.removeAll()
+                spare = batch
+                let satisfied = state.withLock { $0.handshake.finish(written, failed: failed) }
+                satisfied.forEach { $0.signal() }
+                if lingerAfterWrite { linger(until: writer.idleDeadline) }
+            case let .stop(waiters):
+                writer.stop()
+                waiters.forEach { $0.signal() }
+                stoppedSignal.signal()
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Dispatch
+
+/// What the flow writer thread owns, and what one batch write is: the connection, the flows a
+/// failed write left for the next attempt (`UnwrittenFlows`) and whether writes reach the disk
+/// (`WriteHealth`). Everything here runs on that one thread, driven by its
+/// `BoundedWriterQueue`.
+///
+/// Each batch is written after the flows still unwritten, in one transaction; while flows wait,
+/// the writer tries again every `retryMillis` even when nothing new comes. On stop, one last
+/// attempt, then the connection is closed and what is still unwritten is given up (and counted).
+final class FlowWriterThread: QueueWriter {
+    typealias Queue = BoundedWriterQueue<FlowWriterThread>
+
+    private let queue: Queue
+    /// The connection, or nil when it could not be opened yet (a full disk at start): each
+    /// attempt then tries to open it first.
+    private var writer: FlowBatchWriter?
+    /// The database file, to open the connection later.
+    private let path: String
+    /// How the writer is being closed (see `FlowWriter.close(interruptingOpenFlows:)`), for a
+    /// connection opened late.
+    private let closing: ClosingChoice
+    /// How long the writer waits before trying again while flows wait and nothing new comes.
+    private let retryMillis: Int
+    private var unwritten: UnwrittenFlows
+    private var health = WriteHealth()
+    /// Told when writes start failing and when they resume.
+    private let onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)?
+
+    /// - Parameters:
+    ///   - retryLimit: how many flows whose write failed are kept for the next attempt.
+    ///   - startFailure: why `writer` is nil; reported (counted, and told to `onHealthChange`)
+    ///     before `init` returns.
+    init(queue: Queue, writer: FlowBatchWriter?, path: String, closing: ClosingChoice, retryLimit: Int,
+         retryMillis: Int = 1_000, startFailure: FlowStoreError? = nil,
+         onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)?) {
+        self.queue = queue
+        self.writer = writer
+        self.path = path
+        self.closing = closing
+        self.retryMillis = max(retryMillis, 1)
+        unwritten = UnwrittenFlows(limit: retryLimit)
+        self.onHealthChange = onHealthChange
+        if let startFailure { report(startFailure) }
+    }
+
+    func tick() {}
+
+    var idleDeadline: DispatchTime? {
+        unwritten.isEmpty ? nil : .now() + .milliseconds(retryMillis)
+    }
+
+    func idleDeadlinePassed() {
+        _ = attempt([])
+    }
+
+    func write(_ batch: PendingFlowEvents) -> Int {
+        attempt(batch.events) ? 0 : batch.count
+    }
+
+    func stop() {
+        if !unwritten.isEmpty, attempt([]) == false {
+            giveUp(unwritten.giveUpAll())
+            queue.updateCounters { $0.unwrittenFlows = 0 }
+        }
+        writer?.close()
+    }
+
+    /// Writes `batch` after the flows still unwritten, in one transaction (opening the connection
+    /// first when it is not open yet); on failure keeps them all for the next attempt (giving up
+    /// the oldest past the retry limit). Counts, and tells `onHealthChange` when writes start
+    /// failing or resume.
+    /// - Returns: true when the transaction committed.
+    private func attempt(_ batch: [FlowEvent]) -> Bool {
+        let events = unwritten.takeAll() + batch
+        guard !events.isEmpty else { return true }
+        var failure: FlowStoreError?
+        do {
+            if writer == nil { writer = try FlowBatchWriter(path: path, closing: closing) }
+            try writer!.write(events)
+        } catch let error as FlowStoreError {
+            failure = error
+        } catch {
+            failure = .failed(path: path, reason: "\(error)")
+        }
+        if failure != nil { giveUp(unwritten.keep(events)) }
+        report(failure)
+        return failure == nil
+    }
+
+    /// Records an attempt's outcome in the counters and `health`; tells `onHealthChange` of a
+    /// change.
+    private func report(_ failure: FlowStoreError?) {
+        let change = health.record(succeeded: failure == nil)
+        let unwrittenCount = unwritten.count, failedAttempts = health.failedAttempts
+        queue.updateCounters { counters in
+            counters.unwrittenFlows = unwrittenCount
+            counters.failedWrites = failedAttempts
+            if let failure { counters.lastError = failure }
+        }
+        // Said before `failing` shows in the counters, so whoever sees it can find the line.
+        if let change {
+            var counters = queue.counters
+            counters.failing = health.failing
+            onHealthChange?(change, counters)
+        }
+        let failing = health.failing
+        queue.updateCounters { $0.failing = failing }
+    }
+
+    /// Counts `flows` as given up: not saved at all when the database has no row of them, saved
+    /// without their latest state otherwise (asked of the connection, or of a read-only one
+    /// when it is not open).
+    private func giveUp(_ flows: [FlowRecord]) {
+        guard !flows.isEmpty else { return }
+        let ids = flows.map(\.id)
+        let missing: Int
+        if let writer {
+            missing = writer.countMissing(ids)
+        } else if let reader = try? SQLiteDatabase(readingAt: path) {
+            missing = FlowBatchWriter.countMissing(ids, in: reader)
+            reader.close()
+        } else {
+            missing = ids.count
+        }
+        queue.updateCounters { counters in
+            counters.flowsNotSaved += missing
+            counters.flowUpdatesNotSaved += flows.count - missing
+        }
+    }
+}
+
+extension BoundedWriterQueue where Writer == FlowWriterThread {
+    /// The flow writer's counters: the queue's figures (accepted, written, failed, pending)
+    /// with the writer's own.
+    var counters: FlowWriterCounters {
+        read { counters, batch, handshake in
+            var snapshot = counters
+            snapshot.accepted = handshake.accepted
+            snapshot.written = handshake.finished - handshake.failed
+            snapshot.failed = handshake.failed
+            snapshot.pending = batch.count
+            return snapshot
+        }
+    }
+}

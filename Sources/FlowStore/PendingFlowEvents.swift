@@ -1,0 +1,29 @@
+/// The flow events waiting for the flow writer: at most `capacity`; one more is dropped and
+/// counted (`FlowWriterCounters.dropped`), as is every event offered once the writer stops.
+struct PendingFlowEvents: WriterBatch {
+    /// Events held at most (at least 1).
+    let capacity: Int
+    private(set) var events: [FlowEvent] = []
+
+    init(capacity: Int) { self.capacity = max(capacity, 1) }
+
+    var count: Int { events.count }
+
+    /// Flow events are written when the writer has gathered them (its linger), never earlier.
+    var isWorthWritingNow: Bool { false }
+
+    /// - Returns: whether `event` was queued.
+    mutating func add(_ event: FlowEvent, refusing: Bool, counters: inout FlowWriterCounters) -> (added: Int, outcome: Bool) {
+        guard !refusing, events.count < capacity else {
+            counters.dropped += 1
+            return (0, false)
+        }
+        events.append(event)
+        return (1, true)
+    }
+
+    /// Keeps up to 4,096 events' room, so one burst does not pin its high-water mark.
+    mutating func removeAll() {
+        events.removeAll(keepingCapacity: events.capacity <= 4_096)
+    }
+}
