@@ -36,10 +36,10 @@ final class EngineLoop: LoopHandler {
             self.startMicros = startMicros
         }
 
-        func loopEvent(side: Int, events: UInt32) { engine.connectFinished(entry.id, bits: events) }
-        func loopTimer(deadline: UInt64) {}
-        func loopRunAgain() {}
-        func loopShutdown() {}
+        func loopEvent(side: Int, events: UInt32) {
+            engine.syncClock()
+            engine.connectFinished(entry.id, bits: events)
+        }
     }
 
     struct ReadyUpstream {
@@ -79,8 +79,9 @@ final class EngineLoop: LoopHandler {
     private var stopReason: String?
     var ipIdentification: UInt16 = 1
     var resolverIndex = 0
-    /// Monotonic ns, read once per loop turn.
-    var now: UInt64 { loop.now }
+    /// Monotonic ns: the loop's, copied in when a handler is entered (`syncClock`), so the
+    /// per-packet code reads a field of this engine, not the loop's across the module boundary.
+    private(set) var now: UInt64
     /// How long an upstream waits for its accept before both are given up (the app vanished
     /// between its SYN and the handshake's end).
     static let acceptWaitNanos: UInt64 = 30_000_000_000
@@ -105,6 +106,7 @@ final class EngineLoop: LoopHandler {
         } catch {
             throw TunnelError.cannotListen(reason: Errno.text(error.code))
         }
+        now = loop.now
         guard inbox.wakeFD >= 0 else { throw TunnelError.cannotListen(reason: "eventfd: \(Errno.text(errno))") }
         var random = SystemRandomNumberGenerator()
         let pool4 = FakeEndpointPool(firstAddress: plan.fakePool4, addressCount: plan.fakePool4Count, ports: plan.fakePorts,
@@ -152,7 +154,11 @@ final class EngineLoop: LoopHandler {
 
     // MARK: LoopHandler (the TUN and housekeeping)
 
+    /// Takes the loop's clock of this turn; every handler of the engine calls it first.
+    func syncClock() { now = loop.now }
+
     func loopEvent(side: Int, events: UInt32) {
+        syncClock()
         if let reason = readTUN() {
             stopReason = reason
             loop.stop()
@@ -160,12 +166,10 @@ final class EngineLoop: LoopHandler {
     }
 
     func loopTimer(deadline: UInt64) {
+        syncClock()
         housekeeping()
         loop.armTimer(token, at: now + Self.housekeepingNanos)
     }
-
-    func loopRunAgain() {}
-    func loopShutdown() {}
 
     /// Reads packets until the TUN has none (at most 1,024 per turn, for fairness).
     private func readTUN() -> String? {

@@ -196,6 +196,7 @@ extension EngineLoop {
     /// entry and a connected upstream; the pair goes to the proxy. Anything else is reset
     /// (tun-nat.md "Listener exposure").
     func accepted(_ client: Int32, peer storage: UnsafeRawPointer) {
+        syncClock()
         guard let address = SocketAddress(storage: storage), case let peer = PacketEndpoint(address),
               let entry = nat.reverse(fake: peer),
               let upstream = readyUpstreams.removeValue(forKey: entry.id) else {

@@ -41,12 +41,10 @@ final class UDPFlow: LoopHandler {
     }
 
     func loopEvent(side: Int, events: UInt32) {
+        engine.syncClock()
         if events & tv_EPOLLERR != 0 { engine.udpErrorQueue(key) }
         engine.udpReadable(key)
     }
-    func loopTimer(deadline: UInt64) {}
-    func loopRunAgain() {}
-    func loopShutdown() {}
 }
 
 /// A DNS query waiting for its answer.

@@ -16,6 +16,14 @@ public protocol LoopHandler: AnyObject {
     func loopShutdown()
 }
 
+/// A handler that arms no timer, asks for no extra turn or is closed by its owner needs only
+/// `loopEvent`: these do nothing.
+extension LoopHandler {
+    public func loopTimer(deadline: UInt64) {}
+    public func loopRunAgain() {}
+    public func loopShutdown() {}
+}
+
 /// Why an `EpollLoop` (or its inbox) could not be made: the call that failed and its errno.
 public struct LoopSetupFailure: Error, Equatable, Sendable {
     /// "epoll_create" or "eventfd".
@@ -60,9 +68,16 @@ public final class EpollLoop {
     private let busyPoll: BusyPollPolicy
     private var lastWaitFoundEvents = false
 
-    /// Monotonic ns and wall-clock µs, read once per loop turn (and by `refreshClock`).
-    public private(set) var now: UInt64
-    public private(set) var wallNow: Int64
+    /// Monotonic ns and wall-clock µs, read once per loop turn (and by `refreshClock`). Stored
+    /// internal and read through the getters below: every access to an internal field is seen by
+    /// the whole-module optimizer, which then drops the dynamic exclusivity check on each read
+    /// (a public stored var keeps it: other modules could write it).
+    private var clockNanos: UInt64
+    private var clockMicros: Int64
+    /// Monotonic ns of this turn.
+    public var now: UInt64 { clockNanos }
+    /// Wall-clock µs of this turn.
+    public var wallNow: Int64 { clockMicros }
 
     /// - Parameters:
     ///   - busyPoll: when to poll instead of sleeping (`BusyPollPolicy(micros: 0)`: never).
@@ -74,8 +89,8 @@ public final class EpollLoop {
         self.maxEvents = Int32(maxEvents)
         events = .allocate(capacity: maxEvents)
         self.busyPoll = busyPoll
-        now = Clock.monotonicNanos()
-        wallNow = Clock.wallMicros()
+        clockNanos = Clock.monotonicNanos()
+        clockMicros = Clock.wallMicros()
     }
 
     deinit {
@@ -163,8 +178,8 @@ public final class EpollLoop {
 
     /// Refreshes `now`/`wallNow` (after a long piece of work, e.g. a leaf mint).
     public func refreshClock() {
-        now = Clock.monotonicNanos()
-        wallNow = Clock.wallMicros()
+        clockNanos = Clock.monotonicNanos()
+        clockMicros = Clock.wallMicros()
     }
 
     // MARK: running
@@ -220,8 +235,7 @@ public final class EpollLoop {
             if err != EINTR { return err }
         }
         lastWaitFoundEvents = n > 0
-        now = Clock.monotonicNanos()
-        wallNow = Clock.wallMicros()
+        refreshClock()
         if n > 0 {
             for i in 0..<n {
                 let token = tv_epoll_event_token(events, i)

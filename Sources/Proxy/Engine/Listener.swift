@@ -90,7 +90,5 @@ public final class Listener: LoopHandler {
         if !closed && !watching { watch() }
     }
 
-    public func loopRunAgain() {}
-
     public func loopShutdown() { stopListening() }
 }
