@@ -36,6 +36,24 @@ private final class Recorder: LoopHandler {
     }
 }
 
+/// Ends a loop under test after 5 s, so a delivery that never comes fails the test instead of
+/// hanging it.
+final class LoopWatchdog: LoopHandler {
+    private unowned let loop: EpollLoop
+    private(set) var fired = false
+
+    init(_ loop: EpollLoop) {
+        self.loop = loop
+        loop.armTimer(loop.register(self), at: loop.now + 5_000_000_000)
+    }
+
+    func loopEvent(side: Int, events: UInt32) {}
+    func loopTimer(deadline: UInt64) {
+        fired = true
+        loop.stop()
+    }
+}
+
 /// The inbox's target in these tests.
 private final class Target {
     var received: [Int] = []
@@ -79,7 +97,9 @@ struct EpollLoopTests {
         loop.armTimer(token, at: base + 2_000_000)
         loop.unregister(goneToken)
         recorder.after = { r in if r.deliveries.count == 3 { loop.stop() } }
+        let watchdog = LoopWatchdog(loop)
         #expect(loop.run() == nil)
+        #expect(!watchdog.fired)
         #expect(recorder.deliveries == [.timer(base + 1_000_000), .timer(base + 2_000_000), .timer(base + 3_000_000)])
         #expect(gone.deliveries == [])
         #expect(loop.now >= base + 3_000_000)
@@ -100,8 +120,10 @@ struct EpollLoopTests {
                 t.loop.stop()
             }
         }
+        let watchdog = LoopWatchdog(loop)
         poster.start()
         #expect(loop.run() == nil)
+        #expect(!watchdog.fired)
         #expect(target.received == [1, 2, 3, 100])
         // A job posted after the loop ended waits in the inbox; nothing runs it.
         inbox.post { $0.received.append(4) }
@@ -123,7 +145,9 @@ struct EpollLoopTests {
         recorder.after = { r in
             if r.deliveries.count == 1 { loop.runAgain(token) } else { loop.stop() }
         }
+        let watchdog = LoopWatchdog(loop)
         #expect(loop.run() == nil)
+        #expect(!watchdog.fired)
         #expect(recorder.deliveries == [.event(side: 2, readable: true), .runAgain])
     }
 
