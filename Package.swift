@@ -36,10 +36,11 @@ let package = Package(
         .target(name: "HTTPReading", dependencies: ["Recording", "TVHome", "Wire", "CNghttp2", "CZlib", "CBrotli", "CZstd"]),
         // Pure parsers: TLS ClientHello/ServerHello, the HTTP/1 codec (heads, chunked bodies), SOCKS5 (no I/O, no OpenSSL).
         .target(name: "Wire"),
-        // The terminating proxy engine: event loops, connection state machines, the two TLS legs.
+        // The terminating proxy engine: the epoll loop (the TUN engine's too), sockets and listeners,
+        // connection state machines, the two TLS legs.
         .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome"]),
         // The TUN front-end: packet parsing and rewriting, the TCP NAT, UDP/DNS forwarding,
-        // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`.
+        // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`; runs on Proxy's loop.
         .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "CTVShims", "TVHome"]),
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),

@@ -28,7 +28,7 @@ public final class ProxyServer: Sendable {
     private struct Running: Sendable {
         let shared: ProxyShared
         let listenFD: Int32
-        let inboxes: [LoopInbox]
+        let inboxes: [LoopInbox<EventLoop>]
         let counters: [LoopCounters]
         let finished: [DispatchSemaphore]
         let address: Endpoint
@@ -89,7 +89,7 @@ public final class ProxyServer: Sendable {
 
         let workers = max(1, configuration.workers ?? Int(tv_cpu_count()))
         let frontEnd = Self.frontEnd(for: configuration.mode)
-        let published = Mutex<[Int: LoopInbox]>([:])
+        let published = Mutex<[Int: LoopInbox<EventLoop>]>([:])
         let failures = Mutex<[String]>([])
         let ready = DispatchSemaphore(value: 0)
         var finished: [DispatchSemaphore] = []
@@ -103,7 +103,7 @@ public final class ProxyServer: Sendable {
                 do {
                     let loop = try EventLoop(index: index, shared: shared, counters: loopCounters)
                     if fd >= 0 {
-                        let listener = Listener(loop: loop, fd: fd, frontEnd: frontEnd)
+                        let listener = ProxyAdmission.listener(loop: loop, fd: fd, frontEnd: frontEnd)
                         loop.listener = listener
                         listener.start()
                     }
@@ -157,6 +157,13 @@ public final class ProxyServer: Sendable {
     /// refused connects) so they never collide with the engine's; nil when not running.
     public func allocateFlowID() -> UInt64? {
         state.withLock { $0.running?.shared.newFlowID() }
+    }
+
+    /// A front-end's own listener (the TUN engine's) ran out of descriptors: counted and said as
+    /// the proxy's own listener's failures are (`ProxyCounters.acceptsFailedForDescriptors`, the
+    /// out-of-descriptors notice). Other errnos are ignored; nothing happens when not running.
+    public func acceptFailed(_ err: Int32) {
+        state.withLock { $0.running?.shared }?.acceptFailed(err, now: Clock.monotonicNanos())
     }
 
     /// Takes `count` consecutive flow ids out of the engine's sequence for another process writing

@@ -5,18 +5,16 @@ import Synchronization
 import Glibc
 #endif
 
-/// The engine thread's state and event loop. Not Sendable: made on the engine thread and used
-/// only there (`TunnelEngine` talks to it through the wake eventfd and the `stopping` flag).
-final class EngineLoop {
-    enum Role {
-        case tun
-        case wake
-        case listener
-        case connecting(UInt64)
-        case udp(UDPFlowKey)
-    }
-
-    struct PendingConnect {
+/// The engine thread's state, run by an `EpollLoop` (Proxy's one loop type). Not Sendable:
+/// made on the engine thread and used only there (`TunnelEngine` talks to it through its inbox).
+///
+/// Handlers on the loop: this engine (side 0: the TUN; its timer: housekeeping every 200 ms),
+/// a `Listener` per family, a `PendingConnect` per upstream connect under way, a `UDPFlow` per
+/// UDP association.
+final class EngineLoop: LoopHandler {
+    /// An upstream connect under way (connect-first): the app's SYN waits here for its outcome.
+    final class PendingConnect: LoopHandler {
+        private unowned let engine: EngineLoop
         let fd: Int32
         let entry: TCPNATTable.Entry
         var syn: [UInt8]
@@ -24,6 +22,24 @@ final class EngineLoop {
         var synHeader: VirtioNetHeader
         let deadline: UInt64
         let startMicros: Int64
+        /// This connect's token on the loop (registered by `EngineLoop.startConnect`).
+        var token: UInt64 = 0
+
+        init(engine: EngineLoop, fd: Int32, entry: TCPNATTable.Entry, syn: [UInt8], synHeader: VirtioNetHeader,
+             deadline: UInt64, startMicros: Int64) {
+            self.engine = engine
+            self.fd = fd
+            self.entry = entry
+            self.syn = syn
+            self.synHeader = synHeader
+            self.deadline = deadline
+            self.startMicros = startMicros
+        }
+
+        func loopEvent(side: Int, events: UInt32) {
+            engine.syncClock()
+            engine.connectFinished(entry.id, bits: events)
+        }
     }
 
     struct ReadyUpstream {
@@ -37,16 +53,14 @@ final class EngineLoop {
     /// How the TUN was opened: `offload.headerSize` bytes of virtio-net header precede every
     /// packet read and written (0: none).
     let offload: TUNOffload
-    let wakeFD: Int32
     let proxy: ProxyServer
     let sink: (any FlowSink)?
     let dnsObserver: DNSAnswerObserver?
     let counters: TunnelCounters
-    let stopping: StopFlag
-    let epfd: Int32
+    /// The loop this engine runs on (tokens, timers, the inbox).
+    let loop: EpollLoop
     var nat: TCPNATTable
     var reassembler: FragmentReassembler
-    var roles: [Int32: Role] = [:]
     var pendingConnects: [UInt64: PendingConnect] = [:]
     var readyUpstreams: [UInt64: ReadyUpstream] = [:]
     var udpFlows: [UDPFlowKey: UDPFlow] = [:]
@@ -58,31 +72,42 @@ final class EngineLoop {
     /// The virtio-net header of the packet being written (gathered in front of it by writev).
     private let headerScratch: UnsafeMutableRawBufferPointer
     private let writeVector: UnsafeMutablePointer<iovec>
-    private let events: UnsafeMutablePointer<epoll_event>
-    private let maxEvents: Int32 = 128
-    var now: UInt64
-    private var nextHousekeeping: UInt64 = 0
+    /// This engine's token on the loop (the TUN is its side 0).
+    private var token: UInt64 = 0
+    private var listeners: [Listener] = []
+    /// Why the engine stopped by itself (the TUN went away), if it did.
+    private var stopReason: String?
     var ipIdentification: UInt16 = 1
     var resolverIndex = 0
+    /// Monotonic ns: the loop's, copied in when a handler is entered (`syncClock`), so the
+    /// per-packet code reads a field of this engine, not the loop's across the module boundary.
+    private(set) var now: UInt64
     /// How long an upstream waits for its accept before both are given up (the app vanished
     /// between its SYN and the handshake's end).
     static let acceptWaitNanos: UInt64 = 30_000_000_000
     static let housekeepingNanos: UInt64 = 200_000_000
+    /// Events taken per epoll_wait.
+    static let maxEvents = 128
+    /// Accepts per readiness event on a listener.
+    static let acceptBurst = 128
 
-    init(configuration: TunnelEngineConfiguration, tunFD: Int32, offload: TUNOffload, wakeFD: Int32, proxy: ProxyServer,
-         sink: (any FlowSink)?, dnsObserver: DNSAnswerObserver?, counters: TunnelCounters, stopping: StopFlag) throws {
+    init(configuration: TunnelEngineConfiguration, tunFD: Int32, offload: TUNOffload, inbox: LoopInbox<EngineLoop>, proxy: ProxyServer,
+         sink: (any FlowSink)?, dnsObserver: DNSAnswerObserver?, counters: TunnelCounters) throws {
         self.configuration = configuration
         plan = configuration.plan
         self.tunFD = tunFD
         self.offload = offload
-        self.wakeFD = wakeFD
         self.proxy = proxy
         self.sink = sink
         self.dnsObserver = dnsObserver
         self.counters = counters
-        self.stopping = stopping
-        epfd = tv_epoll_create()
-        guard epfd >= 0 else { throw TunnelError.cannotListen(reason: Errno.text(errno)) }
+        do {
+            loop = try EpollLoop(maxEvents: Self.maxEvents)
+        } catch {
+            throw TunnelError.cannotListen(reason: Errno.text(error.code))
+        }
+        now = loop.now
+        guard inbox.wakeFD >= 0 else { throw TunnelError.cannotListen(reason: "eventfd: \(Errno.text(errno))") }
         var random = SystemRandomNumberGenerator()
         let pool4 = FakeEndpointPool(firstAddress: plan.fakePool4, addressCount: plan.fakePool4Count, ports: plan.fakePorts,
                                      startSlot: random.next())
@@ -96,12 +121,18 @@ final class EngineLoop {
         headerScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 16)
         headerScratch.initializeMemory(as: UInt8.self, repeating: 0)
         writeVector = UnsafeMutablePointer<iovec>.allocate(capacity: 2)
-        events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(maxEvents))
-        now = TunnelClock.monotonicNanos()
-        watch(tunFD, role: .tun, events: tv_EPOLLIN)
-        watch(wakeFD, role: .wake, events: tv_EPOLLIN)
-        watch(configuration.listener4.fd, role: .listener, events: tv_EPOLLIN)
-        if let l6 = configuration.listener6 { watch(l6.fd, role: .listener, events: tv_EPOLLIN) }
+        token = loop.register(self)
+        loop.watch(tunFD, token: token, side: 0, events: tv_EPOLLIN, level: true)
+        loop.attach(inbox, to: self)
+        for fd in [configuration.listener4.fd] + (configuration.listener6.map { [$0.fd] } ?? []) {
+            let listener = Listener(loop: loop, fd: fd, exclusive: false, burst: Self.acceptBurst,
+                                    accepted: { [unowned self] client, peer in accepted(client, peer: peer) },
+                                    acceptFailed: { [proxy] err in proxy.acceptFailed(err) })
+            listener.start()
+            listeners.append(listener)
+        }
+        // Housekeeping at once, then every 200 ms.
+        loop.armTimer(token, at: loop.now)
     }
 
     deinit {
@@ -109,53 +140,35 @@ final class EngineLoop {
         writeBuffer.deallocate()
         headerScratch.deallocate()
         writeVector.deallocate()
-        events.deallocate()
-        close(epfd)
     }
 
-    func watch(_ fd: Int32, role: Role, events: UInt32) {
-        roles[fd] = role
-        _ = tv_epoll_ctl(epfd, tv_EPOLL_CTL_ADD, fd, events, UInt64(UInt32(bitPattern: fd)))
-    }
-
-    func unwatch(_ fd: Int32) {
-        roles[fd] = nil
-        _ = tv_epoll_ctl(epfd, tv_EPOLL_CTL_DEL, fd, 0, 0)
-    }
-
-    /// Runs until `stopping` or until the TUN goes away; returns why it stopped on its own.
+    /// Runs until stopped (`stop`, posted by `TunnelEngine.stop`) or until the TUN goes away;
+    /// returns why it stopped on its own.
     func run() -> String? {
-        while !stopping.value.load(ordering: .relaxed) {
-            now = TunnelClock.monotonicNanos()
-            let wait = nextHousekeeping > now ? Int32(min((nextHousekeeping - now) / 1_000_000 + 1, 200)) : 0
-            let n = tv_epoll_wait(epfd, events, maxEvents, wait)
-            now = TunnelClock.monotonicNanos()
-            if n < 0 && errno != EINTR { return "the engine's epoll failed (\(Errno.text(errno)))" }
-            for i in 0..<max(0, Int(n)) {
-                let fd = Int32(bitPattern: UInt32(truncatingIfNeeded: tv_epoll_event_token(events, Int32(i))))
-                let bits = tv_epoll_event_bits(events, Int32(i))
-                guard let role = roles[fd] else { continue }
-                switch role {
-                case .tun:
-                    if let reason = readTUN() { return reason }
-                case .wake:
-                    var drained: UInt64 = 0
-                    _ = read(wakeFD, &drained, 8)
-                case .listener:
-                    acceptAll(fd)
-                case .connecting(let id):
-                    connectFinished(id, bits: bits)
-                case .udp(let key):
-                    if bits & tv_EPOLLERR != 0 { udpErrorQueue(key) }
-                    udpReadable(key)
-                }
-            }
-            if now >= nextHousekeeping {
-                housekeeping()
-                nextHousekeeping = now + Self.housekeepingNanos
-            }
+        if let code = loop.run() { return "the engine's epoll failed (\(Errno.text(code)))" }
+        return stopReason
+    }
+
+    /// Ends the loop after this turn.
+    func stop() { loop.stop() }
+
+    // MARK: LoopHandler (the TUN and housekeeping)
+
+    /// Takes the loop's clock of this turn; every handler of the engine calls it first.
+    func syncClock() { now = loop.now }
+
+    func loopEvent(side: Int, events: UInt32) {
+        syncClock()
+        if let reason = readTUN() {
+            stopReason = reason
+            loop.stop()
         }
-        return nil
+    }
+
+    func loopTimer(deadline: UInt64) {
+        syncClock()
+        housekeeping()
+        loop.armTimer(token, at: now + Self.housekeepingNanos)
     }
 
     /// Reads packets until the TUN has none (at most 1,024 per turn, for fairness).
@@ -254,7 +267,7 @@ final class EngineLoop {
     private func housekeeping() {
         let wall = TunnelClock.wallMicros()
         for (id, pending) in pendingConnects where pending.deadline <= now {
-            unwatch(pending.fd)
+            loop.unregister(pending.token)
             close(pending.fd)
             pendingConnects[id] = nil
             connectFailed(pending.entry, reason: "no answer within \(Int(configuration.connectTimeout)) s", startMicros: pending.startMicros)
@@ -276,7 +289,7 @@ final class EngineLoop {
     /// Closes whatever upstream socket entry `id` still holds (pending or waiting for its accept).
     func discardUpstream(_ id: UInt64) {
         if let pending = pendingConnects.removeValue(forKey: id) {
-            unwatch(pending.fd)
+            loop.unregister(pending.token)
             close(pending.fd)
         }
         if let ready = readyUpstreams.removeValue(forKey: id) { close(ready.fd) }
@@ -287,7 +300,8 @@ final class EngineLoop {
         for id in Array(pendingConnects.keys) + Array(readyUpstreams.keys) { discardUpstream(id) }
         let wall = TunnelClock.wallMicros()
         for key in Array(udpFlows.keys) { closeUDPFlow(key, wallMicros: wall, reason: nil) }
-        unwatch(tunFD)
-        unwatch(wakeFD)
+        for listener in listeners { listener.stopListening() }
+        loop.unwatch(tunFD)
+        loop.unregister(token)
     }
 }

@@ -112,42 +112,33 @@ extension EngineLoop {
 
     private func startConnect(_ entry: TCPNATTable.Entry, syn: [UInt8], synHeader: VirtioNetHeader) {
         let started = TunnelClock.wallMicros()
-        let fd = tv_socket_stream(entry.remote.address.family)
-        guard fd >= 0 else {
-            connectFailed(entry, reason: Errno.text(errno), startMicros: started)
+        let fd: Int32
+        switch Socket.startConnect(to: entry.remote.socketAddress, mark: configuration.mark) {
+        case .failure(.mark(let err)):
+            connectFailed(entry, reason: "SO_MARK failed: \(err.phrase)", startMicros: started)
             return
-        }
-        _ = tv_set_nodelay(fd)
-        if let mark = configuration.mark {
-            let rc = tv_set_mark(fd, mark)
-            if rc != 0 {
-                close(fd)
-                connectFailed(entry, reason: "SO_MARK failed: \(Errno.text(-rc))", startMicros: started)
+        case .failure(let failure):
+            connectFailed(entry, reason: failure.errno.phrase, startMicros: started)
+            return
+        case .success(let (connected, done)):
+            if done {
+                connectSucceeded(entry, fd: connected, syn: syn, synHeader: synHeader)
                 return
             }
+            fd = connected
         }
-        let rc = entry.remote.withSockAddr { Glibc.connect(fd, $0, $1) }
-        if rc == 0 {
-            connectSucceeded(entry, fd: fd, syn: syn, synHeader: synHeader)
-            return
-        }
-        let err = errno
-        guard err == EINPROGRESS else {
-            close(fd)
-            connectFailed(entry, reason: Errno.text(err), startMicros: started)
-            return
-        }
-        pendingConnects[entry.id] = PendingConnect(fd: fd, entry: entry, syn: syn, synHeader: synHeader,
-                                                   deadline: now + UInt64(max(0.1, configuration.connectTimeout) * 1e9),
-                                                   startMicros: started)
+        let pending = PendingConnect(engine: self, fd: fd, entry: entry, syn: syn, synHeader: synHeader,
+                                     deadline: now + UInt64(max(0.1, configuration.connectTimeout) * 1e9), startMicros: started)
+        pending.token = loop.register(pending)
+        pendingConnects[entry.id] = pending
         // One-shot: after its one event the socket stays in the set, disarmed, until it is closed
         // (closing removes it), so no EPOLL_CTL_DEL per connection.
-        watch(fd, role: .connecting(entry.id), events: tv_EPOLLOUT | tv_EPOLLERR | tv_EPOLLHUP | tv_EPOLLONESHOT)
+        loop.watch(fd, token: pending.token, side: 0, events: tv_EPOLLOUT | tv_EPOLLERR | tv_EPOLLHUP | tv_EPOLLONESHOT, level: true)
     }
 
     func connectFinished(_ id: UInt64, bits: UInt32) {
         guard let pending = pendingConnects.removeValue(forKey: id) else { return }
-        roles[pending.fd] = nil
+        loop.unregister(pending.token)
         // EPOLLOUT alone means the connect succeeded; with ERR/HUP, SO_ERROR says why it failed.
         let err = bits & (tv_EPOLLERR | tv_EPOLLHUP) == 0 && bits & tv_EPOLLOUT != 0 ? 0 : tv_socket_error(pending.fd)
         if err == 0 {
@@ -201,35 +192,25 @@ extension EngineLoop {
         counters.tcpResetsSent.wrappingAdd(1, ordering: .relaxed)
     }
 
-    /// Accepts on a listener: each peer must be a fake endpoint with an entry and a connected
-    /// upstream; the pair goes to the proxy. Anything else is reset (tun-nat.md "Listener exposure").
-    func acceptAll(_ listenFD: Int32) {
-        var storage = sockaddr_storage()
-        for _ in 0..<128 {
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let client = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { tv_accept(listenFD, $0, &length) }
-            }
-            if client < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
-            guard let peer = withUnsafeBytes(of: &storage, { PacketEndpoint(storage: $0.baseAddress!) }),
-                  let entry = nat.reverse(fake: peer),
-                  let upstream = readyUpstreams.removeValue(forKey: entry.id) else {
-                _ = tv_set_linger_zero(client)
-                close(client)
-                counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)
-                continue
-            }
-            let destination = OriginalDestination(host: entry.remote.address.description, port: entry.remote.port, origin: .none)
-            // accept4(SOCK_NONBLOCK) (tv_accept): the proxy need not fcntl it.
-            if proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd,
-                           clientIsNonBlocking: true) {
-                counters.tcpAdopted.wrappingAdd(1, ordering: .relaxed)
-            } else {
-                counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)
-            }
+    /// A client accepted on a listener (`Listener`): its peer must be a fake endpoint with an
+    /// entry and a connected upstream; the pair goes to the proxy. Anything else is reset
+    /// (tun-nat.md "Listener exposure").
+    func accepted(_ client: Int32, peer storage: UnsafeRawPointer) {
+        syncClock()
+        guard let address = SocketAddress(storage: storage), case let peer = PacketEndpoint(address),
+              let entry = nat.reverse(fake: peer),
+              let upstream = readyUpstreams.removeValue(forKey: entry.id) else {
+            Socket.reset(client)
+            counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        let destination = OriginalDestination(host: entry.remote.address.description, port: entry.remote.port, origin: .none)
+        // accept4(SOCK_NONBLOCK) (`Listener`): the proxy need not fcntl it.
+        if proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd,
+                       clientIsNonBlocking: true) {
+            counters.tcpAdopted.wrappingAdd(1, ordering: .relaxed)
+        } else {
+            counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)
         }
     }
 }

@@ -90,14 +90,14 @@ extension EngineLoop {
             counters.drop(.sendFailed)
             return nil
         }
-        let rc = upstream.withSockAddr { Glibc.connect(fd, $0, $1) }
+        let rc = upstream.socketAddress.withSockAddr { Glibc.connect(fd, $0, $1) }
         guard rc == 0 else {
             close(fd)
             counters.drop(.sendFailed)
             if toDNSAddress { answerServerFailure(key, payload) }
             return nil
         }
-        let flow = UDPFlow(key: key, fd: fd, upstream: upstream, isDNS: key.remote.port == 53, now: now)
+        let flow = UDPFlow(engine: self, key: key, fd: fd, upstream: upstream, isDNS: key.remote.port == 53, now: now)
         if !flow.isDNS, let sink, let id = proxy.allocateFlowID() {
             var facts = FlowFacts(id: id, startMicros: TunnelClock.wallMicros(), client: key.app.endpoint)
             facts.transport = .udp
@@ -111,7 +111,8 @@ extension EngineLoop {
             sink.flowOpened(facts)
         }
         udpFlows[key] = flow
-        watch(fd, role: .udp(key), events: tv_EPOLLIN)
+        flow.token = loop.register(flow)
+        loop.watch(fd, token: flow.token, side: 0, events: tv_EPOLLIN, level: true)
         counters.udpFlows.wrappingAdd(1, ordering: .relaxed)
         return flow
     }
@@ -254,7 +255,8 @@ extension EngineLoop {
 
     func closeUDPFlow(_ key: UDPFlowKey, wallMicros: Int64, reason: String?) {
         guard let flow = udpFlows.removeValue(forKey: key) else { return }
-        unwatch(flow.fd)
+        loop.unregister(flow.token)
+        loop.unwatch(flow.fd)
         close(flow.fd)
         if let facts = flow.facts { report(facts, wallMicros: wallMicros, error: reason) }
         for (_, query) in flow.queries { report(query.facts, wallMicros: wallMicros, error: reason ?? "tv stopped before the answer came") }

@@ -66,8 +66,8 @@ public final class TunnelEngine: Sendable {
     private let proxy: ProxyServer
     private let sink: (any FlowSink)?
     private let dnsObserver: DNSAnswerObserver?
-    private let wakeFD: Int32
-    private let stopping = StopFlag()
+    /// The engine thread's inbox: `stop` posts the stop there.
+    private let inbox = LoopInbox<EngineLoop>()
     private let finished = DispatchSemaphore(value: 0)
     private let started = Mutex(false)
     /// Why the engine stopped by itself (the TUN went away), if it did.
@@ -89,7 +89,6 @@ public final class TunnelEngine: Sendable {
         self.proxy = proxy
         self.sink = sink
         self.dnsObserver = dnsObserver
-        wakeFD = tv_eventfd()
     }
 
     /// Starts the engine thread.
@@ -103,8 +102,8 @@ public final class TunnelEngine: Sendable {
             _ = tv_set_thread_name("tv-tunnel")
             let loop: EngineLoop
             do {
-                loop = try EngineLoop(configuration: configuration, tunFD: tunFD, offload: offload, wakeFD: wakeFD, proxy: proxy, sink: sink,
-                                      dnsObserver: dnsObserver, counters: counters, stopping: stopping)
+                loop = try EngineLoop(configuration: configuration, tunFD: tunFD, offload: offload, inbox: inbox, proxy: proxy, sink: sink,
+                                      dnsObserver: dnsObserver, counters: counters)
             } catch {
                 setupError.withLock { $0 = "\(error)" }
                 ready.signal()
@@ -128,18 +127,10 @@ public final class TunnelEngine: Sendable {
     /// flows are reported closed). Safe to call twice; waits for the thread.
     public func stop() {
         guard started.withLock({ s -> Bool in let was = s; s = false; return was }) else { return }
-        stopping.value.store(true, ordering: .relaxed)
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        inbox.post { $0.stop() }
         finished.wait()
-        close(wakeFD)
     }
 
     /// Why the engine stopped on its own (e.g. "the TUN device went away"), or nil.
     public var stopReason: String? { failure.withLock { $0 } }
-}
-
-/// The engine's stop request, shared by reference with its thread.
-final class StopFlag: Sendable {
-    let value = Atomic<Bool>(false)
 }

@@ -1,4 +1,5 @@
 import CTVShims
+import Proxy
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,7 +44,7 @@ public struct TunnelListeners: Sendable {
             Glibc.close(fd)
             throw TunnelError.cannotListen(reason: "SO_BINDTODEVICE \(device): \(Errno.text(-bindDevice))")
         }
-        let rc = endpoint.withSockAddr { bind(fd, $0, $1) }
+        let rc = endpoint.socketAddress.withSockAddr { bind(fd, $0, $1) }
         guard rc == 0, Glibc.listen(fd, 4096) == 0 else {
             let err = errno
             Glibc.close(fd)
@@ -53,10 +54,6 @@ public struct TunnelListeners: Sendable {
         // the answer instead of crossing the TUN alone (one packet fewer each way per connection
         // through the engine; bulk transfers still get an ACK every second segment).
         _ = tv_set_quickack(fd, 0)
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        let port = withUnsafeBytes(of: &storage) { PacketEndpoint(storage: $0.baseAddress!)?.port } ?? 0
-        return (fd, port)
+        return (fd, Socket.localAddress(fd)?.port ?? 0)
     }
 }

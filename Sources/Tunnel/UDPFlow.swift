@@ -1,3 +1,4 @@
+import CTVShims
 import Proxy
 
 /// A UDP five-tuple as the app sees it: its socket and the destination it sent to.
@@ -6,9 +7,13 @@ struct UDPFlowKey: Hashable {
     var remote: PacketEndpoint
 }
 
-/// One forwarded UDP association: a connected upstream socket and its flow facts. Confined to
-/// the engine thread.
-final class UDPFlow {
+/// One forwarded UDP association: a connected upstream socket and its flow facts; the loop
+/// handler of that socket (readable: replies; EPOLLERR: its error queue). Confined to the engine
+/// thread.
+final class UDPFlow: LoopHandler {
+    private unowned let engine: EngineLoop
+    /// This flow's token on the engine's loop.
+    var token: UInt64 = 0
     let key: UDPFlowKey
     let fd: Int32
     /// Where the socket is connected: the remote, or a resolver for the tunnel's DNS address.
@@ -26,12 +31,19 @@ final class UDPFlow {
     /// DNS: the queries waiting for answers, by message id.
     var queries: [UInt16: DNSQueryFlow] = [:]
 
-    init(key: UDPFlowKey, fd: Int32, upstream: PacketEndpoint, isDNS: Bool, now: UInt64) {
+    init(engine: EngineLoop, key: UDPFlowKey, fd: Int32, upstream: PacketEndpoint, isDNS: Bool, now: UInt64) {
+        self.engine = engine
         self.key = key
         self.fd = fd
         self.upstream = upstream
         self.isDNS = isDNS
         lastActivity = now
+    }
+
+    func loopEvent(side: Int, events: UInt32) {
+        engine.syncClock()
+        if events & tv_EPOLLERR != 0 { engine.udpErrorQueue(key) }
+        engine.udpReadable(key)
     }
 }
 

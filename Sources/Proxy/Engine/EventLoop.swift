@@ -1,71 +1,22 @@
 import CTVShims
 import LocalCA
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Something a loop delivers readiness, timers and "run again" turns to. Confined to the loop's
-/// thread: only the loop calls these.
-protocol LoopHandler: AnyObject {
-    /// `side` is the low two bits of the token the fd was registered with.
-    func loopEvent(side: Int, events: UInt32)
-    /// A timer this handler armed is due (or a stale one fired: check your own deadlines).
-    func loopTimer(deadline: UInt64)
-    /// The turn asked for with `EventLoop.runAgain` (work left over for fairness).
-    func loopRunAgain()
-    /// The loop is stopping and this handler is still alive: close now.
-    func loopShutdown()
-}
-
-/// The thread-safe door into a loop: other threads (the server, resolver threads) post jobs that
-/// the loop runs on its own thread.
-final class LoopInbox: Sendable {
-    typealias Job = @Sendable (EventLoop) -> Void
-    let wakeFD: Int32
-    private struct State {
-        var jobs: [Job] = []
-        var signalled = false
-    }
-    private let state = Mutex(State())
-
-    init() { wakeFD = tv_eventfd() }
-
-    func post(_ job: @escaping Job) {
-        let signal = state.withLock { s -> Bool in
-            s.jobs.append(job)
-            if s.signalled { return false }
-            s.signalled = true
-            return true
-        }
-        if signal {
-            var one: UInt64 = 1
-            _ = write(wakeFD, &one, 8)
-        }
-    }
-
-    func take() -> [Job] {
-        var drained: UInt64 = 0
-        _ = read(wakeFD, &drained, 8)
-        return state.withLock { s in
-            let jobs = s.jobs
-            s.jobs = []
-            s.signalled = false
-            return jobs
-        }
-    }
-}
-
-/// One event-loop thread: an epoll set, the handlers it owns, its timers and its relay buffer.
+/// One proxy worker thread: its `EpollLoop` (tokens, timers, inbox, busy-poll), the shared proxy
+/// state, its counters, its relay buffer and its listener view. The loop mechanism is
+/// `EpollLoop`'s; this type adds only what the proxy's handlers need beside it.
 ///
 /// Not Sendable: created on its thread and used only there. Everything another thread needs goes
 /// through `inbox` (jobs) or the Sendable `shared` state.
 final class EventLoop {
     let index: Int
     let shared: ProxyShared
-    let inbox: LoopInbox
+    let inbox: LoopInbox<EventLoop>
     let counters: LoopCounters
-    private let epfd: Int32
+    /// The loop mechanism this thread runs.
+    let core: EpollLoop
     /// The relay buffer: every read on this loop lands here, so the data path never allocates.
     let buffer: UnsafeMutableRawBufferPointer
 
@@ -76,114 +27,55 @@ final class EventLoop {
 
     /// This loop's view of the listening socket (nil for a loop that only adopts connections).
     var listener: Listener?
-    private var handlers: [LoopHandler?] = []
-    private var generations: [UInt32] = []
-    private var freeSlots: [Int] = []
-    private(set) var liveHandlers = 0
-    private var timers = TimerHeap()
-    private var again: [UInt64] = []
-    private var events: UnsafeMutablePointer<epoll_event>
-    private let maxEvents = 256
-    private var running = true
-    private var drainDeadline: UInt64?
-    /// `--busy-poll`: poll a while before sleeping after a wait that found work (off by default).
-    private let busyPoll: BusyPollPolicy
-    private var lastWaitFoundEvents = false
 
     /// Monotonic ns and wall-clock µs, read once per loop turn.
-    private(set) var now: UInt64
-    private(set) var wallNow: Int64
-
-    static let wakeToken: UInt64 = .max
+    var now: UInt64 { core.now }
+    var wallNow: Int64 { core.wallNow }
+    var liveHandlers: Int { core.liveHandlers }
 
     init(index: Int, shared: ProxyShared, counters: LoopCounters) throws {
         self.index = index
         self.shared = shared
         self.counters = counters
-        epfd = tv_epoll_create()
-        guard epfd >= 0 else { throw ProxyError.threadsUnavailable("epoll_create: \(Errno(errno))") }
+        do {
+            core = try EpollLoop(busyPoll: BusyPollPolicy(micros: shared.configuration.busyPollMicros))
+        } catch {
+            throw ProxyError.threadsUnavailable("\(error.call): \(Errno(error.code))")
+        }
         inbox = LoopInbox()
         guard inbox.wakeFD >= 0 else { throw ProxyError.threadsUnavailable("eventfd: \(Errno(errno))") }
         buffer = .allocate(byteCount: max(16 * 1024, shared.configuration.relayBufferSize), alignment: 16)
-        events = .allocate(capacity: maxEvents)
-        busyPoll = BusyPollPolicy(micros: shared.configuration.busyPollMicros)
-        now = Clock.monotonicNanos()
-        wallNow = Clock.wallMicros()
-        _ = tv_epoll_ctl(epfd, tv_EPOLL_CTL_ADD, inbox.wakeFD, tv_EPOLLIN, EventLoop.wakeToken)
+        core.attach(inbox, to: self)
     }
 
     deinit {
         buffer.deallocate()
-        events.deallocate()
-        close(epfd)
-        close(inbox.wakeFD)
     }
 
-    // MARK: handlers and tokens
+    // MARK: handlers and tokens (EpollLoop's)
 
-    /// Registers a handler; its token (side 0) is returned. Tokens carry a generation so that an
-    /// event for a slot that was freed and reused is dropped.
-    func register(_ handler: LoopHandler) -> UInt64 {
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slot = free
-            handlers[slot] = handler
-        } else {
-            slot = handlers.count
-            handlers.append(handler)
-            generations.append(1)
-        }
-        liveHandlers += 1
-        return UInt64(generations[slot]) << 32 | UInt64(slot) << 2
-    }
+    func register(_ handler: LoopHandler) -> UInt64 { core.register(handler) }
 
-    func unregister(_ token: UInt64) {
-        let slot = Int((token >> 2) & 0x3FFF_FFFF)
-        guard slot < handlers.count, generations[slot] == UInt32(truncatingIfNeeded: token >> 32), handlers[slot] != nil else { return }
-        handlers[slot] = nil
-        generations[slot] &+= 1
-        if generations[slot] == 0 { generations[slot] = 1 }
-        freeSlots.append(slot)
-        liveHandlers -= 1
-    }
+    func unregister(_ token: UInt64) { core.unregister(token) }
 
-    func handler(for token: UInt64) -> LoopHandler? {
-        let slot = Int((token >> 2) & 0x3FFF_FFFF)
-        guard slot < handlers.count, generations[slot] == UInt32(truncatingIfNeeded: token >> 32) else { return nil }
-        return handlers[slot]
-    }
+    func handler(for token: UInt64) -> LoopHandler? { core.handler(for: token) }
 
-    /// Watches `fd` (edge-triggered unless `level`); events go to the handler of `token` with `side`.
     @discardableResult
     func watch(_ fd: Int32, token: UInt64, side: Int, events: UInt32, level: Bool = false) -> Bool {
-        let bits = level ? events : (events | tv_EPOLLET)
-        return tv_epoll_ctl(epfd, tv_EPOLL_CTL_ADD, fd, bits, token | UInt64(side)) == 0
+        core.watch(fd, token: token, side: side, events: events, level: level)
     }
 
     func rewatch(_ fd: Int32, token: UInt64, side: Int, events: UInt32, level: Bool = false) {
-        let bits = level ? events : (events | tv_EPOLLET)
-        _ = tv_epoll_ctl(epfd, tv_EPOLL_CTL_MOD, fd, bits, token | UInt64(side))
+        core.rewatch(fd, token: token, side: side, events: events, level: level)
     }
 
-    func unwatch(_ fd: Int32) {
-        _ = tv_epoll_ctl(epfd, tv_EPOLL_CTL_DEL, fd, 0, 0)
-    }
+    func unwatch(_ fd: Int32) { core.unwatch(fd) }
 
-    /// Calls the handler's `loopTimer` at (or soon after) `deadline` (monotonic ns).
-    func armTimer(_ token: UInt64, at deadline: UInt64) {
-        timers.push(deadline, token)
-    }
+    func armTimer(_ token: UInt64, at deadline: UInt64) { core.armTimer(token, at: deadline) }
 
-    /// Gives the handler another turn after this round of events (work left for fairness).
-    func runAgain(_ token: UInt64) {
-        again.append(token)
-    }
+    func runAgain(_ token: UInt64) { core.runAgain(token) }
 
-    /// Refreshes `now`/`wallNow` (after a long piece of work, e.g. a leaf mint).
-    func refreshClock() {
-        now = Clock.monotonicNanos()
-        wallNow = Clock.wallMicros()
-    }
+    func refreshClock() { core.refreshClock() }
 
     // MARK: running
 
@@ -192,54 +84,12 @@ final class EventLoop {
     func beginStop(graceNanos: UInt64) {
         listener?.stopListening()
         listener = nil
-        drainDeadline = now + graceNanos
+        core.beginDrain(graceNanos: graceNanos)
     }
 
+    /// Runs until a drain ends (a failed epoll_wait, which does not happen with a valid set,
+    /// also ends it).
     func run() {
-        while running {
-            var timeout: Int32 = -1
-            if !again.isEmpty {
-                timeout = 0
-            } else if let next = timers.nextDeadline {
-                let wait = next > now ? (next - now + 999_999) / 1_000_000 : 0
-                timeout = Int32(min(wait, 60_000))
-            }
-            if drainDeadline != nil { timeout = timeout < 0 ? 20 : min(timeout, 20) }
-            var n: Int32
-            if let until = busyPoll.spinUntil(now: now, previousWaitFoundEvents: lastWaitFoundEvents, timeoutMillis: timeout) {
-                repeat { n = tv_epoll_wait(epfd, events, Int32(maxEvents), 0) } while n == 0 && Clock.monotonicNanos() < until
-                if n == 0 { n = tv_epoll_wait(epfd, events, Int32(maxEvents), timeout) }
-            } else {
-                n = tv_epoll_wait(epfd, events, Int32(maxEvents), timeout)
-            }
-            lastWaitFoundEvents = n > 0
-            now = Clock.monotonicNanos()
-            wallNow = Clock.wallMicros()
-            if n > 0 {
-                for i in 0..<Int(n) {
-                    let token = tv_epoll_event_token(events, Int32(i))
-                    let bits = tv_epoll_event_bits(events, Int32(i))
-                    if token == EventLoop.wakeToken {
-                        for job in inbox.take() { job(self) }
-                        continue
-                    }
-                    handler(for: token)?.loopEvent(side: Int(token & 3), events: bits)
-                }
-            }
-            while let (deadline, token) = timers.popDue(now) {
-                handler(for: token)?.loopTimer(deadline: deadline)
-            }
-            if !again.isEmpty {
-                let turn = again
-                again.removeAll(keepingCapacity: true)
-                for token in turn { handler(for: token)?.loopRunAgain() }
-            }
-            if let deadline = drainDeadline, liveHandlers == 0 || now >= deadline {
-                for h in handlers { h?.loopShutdown() }
-                running = false
-            }
-        }
-        for job in inbox.take() { job(self) }
-        timers.removeAll()
+        core.run()
     }
 }

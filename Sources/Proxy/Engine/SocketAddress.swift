@@ -19,10 +19,11 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         self.init(ip: ip, port: port)
     }
 
-    var family: Int32 { ip.isIPv4 ? AF_INET : AF_INET6 }
+    /// AF_INET or AF_INET6.
+    public var family: Int32 { ip.isIPv4 ? AF_INET : AF_INET6 }
 
     /// Calls `body` with the `sockaddr` form.
-    func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+    public func withSockAddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
         if ip.isIPv4 {
             var sin = sockaddr_in()
             sin.sin_family = sa_family_t(AF_INET)
@@ -38,7 +39,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Reads a `sockaddr_storage` filled by accept/getsockname/getaddrinfo.
-    init?(storage: UnsafeRawPointer) {
+    public init?(storage: UnsafeRawPointer) {
         let family = Int32(storage.load(as: sa_family_t.self))
         if family == AF_INET {
             let sin = storage.load(as: sockaddr_in.self)
