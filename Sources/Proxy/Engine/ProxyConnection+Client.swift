@@ -10,11 +10,8 @@ extension ProxyConnection {
         guard !released else { return }
         let n = tv_peek(client.fd, buffer.baseAddress, buffer.count)
         if n > 0 {
-            guard machine.readsClient else { return }
             feed(.clientBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
-            // The client finished sending (FIN) and what it sent is still not enough: no more
-            // will come.
-            if client.peerClosing && !released && machine.readsClient { feed(.clientGone(reset: false)) }
+            if client.peerClosing && !released { feed(.clientFinished) }
             return
         }
         if n == 0 {

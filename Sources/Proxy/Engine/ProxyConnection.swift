@@ -245,8 +245,7 @@ final class ProxyConnection: LoopHandler {
     /// Closes everything and reports the flow. Idempotent.
     func finish(reset: Bool) {
         guard !released else { return }
-        // Before the data phase a close may follow an answer (400, 408, 502): let it arrive.
-        if !reset && !machine.reachedDataPhase { client.shutdownAfterAnswer() }
+        if !reset && machine.closeLingers { client.shutdownAfterAnswer() }
         released = true
         client.close(reset: reset)
         upstream?.close(reset: reset)

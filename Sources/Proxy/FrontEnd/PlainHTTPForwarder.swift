@@ -95,7 +95,7 @@ final class PlainHTTPForwarder: LoopHandler {
         if side == 1 && connecting {
             guard events & (tv_EPOLLOUT | tv_EPOLLERR | tv_EPOLLHUP) != 0 else { return }
             let err = tv_socket_error(leg.fd)
-            if err == 0 { connected() } else { connectFailed(Errno(err).phrase) }
+            if err == 0 { connected() } else { connectFailed(Errno(err)) }
             return
         }
         drive()
@@ -106,11 +106,11 @@ final class PlainHTTPForwarder: LoopHandler {
         if deadline == armedAt { armedAt = 0 }
         if connecting && connectDeadline != 0 && loop.now >= connectDeadline {
             keepNumericTarget()
-            return fail("tv could not connect to \(upstreamTarget.map { "\($0)" } ?? "the server") (no answer)", status: 504)
+            return fail(.unreachable(target: targetName, .noAnswer(seconds: nil)), status: 504)
         }
         if headDeadline.passed(at: loop.now) { return headTimedOut() }
         if loop.now >= lastActivity &+ idleNanos {
-            return finish(reset: false, error: "closed after \(Int(shared.configuration.idleTimeout)) s without traffic")
+            return finish(reset: false, failure: .idle(seconds: Int(shared.configuration.idleTimeout)))
         }
         rearm()
     }
@@ -125,12 +125,12 @@ final class PlainHTTPForwarder: LoopHandler {
             _ = bytes.withUnsafeBytes { tv_send(client.fd, $0.baseAddress, $0.count) }
             client.shutdownAfterAnswer()
         }
-        finish(reset: false, error: HeadDeadline.reason(limitMillis: limit))
+        finish(reset: false, failure: .headTimeout(limitMillis: limit))
     }
 
     func loopRunAgain() { drive() }
 
-    func loopShutdown() { finish(reset: true, error: "tv stopped") }
+    func loopShutdown() { finish(reset: true, failure: .stopped) }
 
     private func rearm() {
         var next = lastActivity &+ idleNanos
@@ -149,7 +149,7 @@ final class PlainHTTPForwarder: LoopHandler {
         if let up = upstream, !connecting {
             if up.hasPending {
                 switch up.flush() {
-                case .failed(_, let text): return finish(reset: true, error: "sending to the server failed: \(text)")
+                case .failed(_, let text): return finish(reset: true, failure: .send(to: .server, text))
                 default: break
                 }
             }
@@ -159,10 +159,10 @@ final class PlainHTTPForwarder: LoopHandler {
         more = readClient() || more
         guard !closed else { return }
         if client.hasPending {
-            if case .failed(_, let text) = client.flush() { return finish(reset: true, error: "sending to the client failed: \(text)") }
+            if case .failed(_, let text) = client.flush() { return finish(reset: true, failure: .send(to: .client, text)) }
         }
         if client.readClosed && outstanding.isEmpty && !client.hasPending && !connecting {
-            return finish(reset: false, error: nil)
+            return finish(reset: false, failure: nil)
         }
         if more { loop.runAgain(token) }
     }
@@ -185,7 +185,7 @@ final class PlainHTTPForwarder: LoopHandler {
                 client.readClosed = true
                 if upgraded || (!outstanding.isEmpty) { upstream?.shutdownWrite() }
             case .failed(let reset, let text):
-                finish(reset: reset, error: reset ? "the client reset the connection" : "reading from the client failed: \(text)")
+                finish(reset: reset, failure: .read(from: .client, reset: reset, text))
                 return false
             }
         }
@@ -206,7 +206,7 @@ final class PlainHTTPForwarder: LoopHandler {
                 return
             case .body(var scanner):
                 let n = scanner.consume(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
-                if scanner.malformed { return fail("the client's chunked body is malformed", status: 400) }
+                if scanner.malformed { return fail(.chunkedBodyMalformed(.client), status: 400) }
                 sendUpstream(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)]), count: true)
                 offset += n
                 clientState = scanner.isDone ? .head : .body(scanner)
@@ -222,7 +222,7 @@ final class PlainHTTPForwarder: LoopHandler {
                 case .needMoreData:
                     return
                 case .malformed(let reason):
-                    return fail("the client's request was not understood: \(reason)", status: 400)
+                    return fail(.requestUnreadable(reason), status: 400)
                 case .head(let head):
                     let used = head.byteCount - before
                     headParser = HTTPRequestHeadParser()
@@ -240,7 +240,7 @@ final class PlainHTTPForwarder: LoopHandler {
     /// Returns false when the request was held back (or refused).
     private func startRequest(_ head: HTTPRequestHead, rawHeadTail: UnsafeRawBufferPointer, used: Int) -> Bool {
         guard case let .absolute(scheme, destination, originForm) = head.requestTarget, scheme == "http", !head.isConnect else {
-            fail("tv forwards absolute-form http:// requests on this connection, not '\(head.method) \(head.target)'", status: 400)
+            fail(.notAbsoluteHTTP(method: head.method, target: head.target), status: 400)
             return false
         }
         if upstreamTarget != destination || upstream == nil {
@@ -303,7 +303,7 @@ final class PlainHTTPForwarder: LoopHandler {
         if connecting || up.hasPending { up.stash(bytes); return }
         switch up.write(bytes) {
         case .wrote(let n): if n < bytes.count { up.stash(UnsafeRawBufferPointer(rebasing: bytes[n...])) }
-        case .failed(_, let text): finish(reset: true, error: "sending to the server failed: \(text)")
+        case .failed(_, let text): finish(reset: true, failure: .send(to: .server, text))
         }
     }
 
@@ -327,7 +327,7 @@ final class PlainHTTPForwarder: LoopHandler {
                 switch client.write(chunk) {
                 case .wrote(let w): if w < n { client.stash(UnsafeRawBufferPointer(rebasing: chunk[w...])) }
                 case .failed(_, let text):
-                    finish(reset: true, error: "sending to the client failed: \(text)")
+                    finish(reset: true, failure: .send(to: .client, text))
                     return false
                 }
                 if responsesDone() { return false }
@@ -338,7 +338,7 @@ final class PlainHTTPForwarder: LoopHandler {
                 upstreamEnded()
                 return false
             case .failed(let reset, let text):
-                finish(reset: reset, error: reset ? "the server reset the connection" : "reading from the server failed: \(text)")
+                finish(reset: reset, failure: .read(from: .server, reset: reset, text))
                 return false
             }
         }
@@ -350,7 +350,7 @@ final class PlainHTTPForwarder: LoopHandler {
         while offset < chunk.count && !upgraded {
             if var body = responseBody {
                 offset += body.consume(UnsafeRawBufferPointer(rebasing: chunk[offset...]))
-                if body.malformed { return finish(reset: true, error: "the server's chunked body is malformed") }
+                if body.malformed { return finish(reset: true, failure: .chunkedBodyMalformed(.server)) }
                 if body.isDone { responseBody = nil; responseComplete() } else { responseBody = body }
                 continue
             }
@@ -362,7 +362,7 @@ final class PlainHTTPForwarder: LoopHandler {
             case .needMore:
                 return
             case .malformed(let reason):
-                return finish(reset: true, error: reason)
+                return finish(reset: true, failure: .responseUnreadable(reason))
             case let .head(head, consumed):
                 offset += consumed
                 if head.status == 101 {
@@ -389,7 +389,7 @@ final class PlainHTTPForwarder: LoopHandler {
         guard outstanding.isEmpty, responseBody == nil, !upgraded else { return false }
         if closeAfterResponse {
             client.shutdownWrite()
-            if !client.hasPending { finish(reset: false, error: nil) }
+            if !client.hasPending { finish(reset: false, failure: nil) }
             return true
         }
         if paused {
@@ -417,9 +417,9 @@ final class PlainHTTPForwarder: LoopHandler {
         }
         if upgraded || closeAfterResponse || !outstanding.isEmpty {
             // The server ended the exchange; the client learns it from our FIN.
-            if !outstanding.isEmpty && !upgraded { endFlow(error: "the server closed the connection before its response was complete") }
+            if !outstanding.isEmpty && !upgraded { endFlow(failure: .responseIncomplete) }
             client.shutdownWrite()
-            finish(reset: false, error: nil)
+            finish(reset: false, failure: nil)
             return
         }
         // Idle keep-alive connection closed by the server: the next request reconnects.
@@ -464,7 +464,7 @@ final class PlainHTTPForwarder: LoopHandler {
                         me.nextAddress = 0
                         me.connectNext()
                     case .failure(let failure):
-                        me.fail("tv could not connect to \(target) (\(failure.message))", status: 502)
+                        me.fail(.unreachable(target: "\(target)", .resolve(failure.message)), status: 502)
                     }
                 }
             }
@@ -472,13 +472,16 @@ final class PlainHTTPForwarder: LoopHandler {
     }
     private var firstFactsClient: Endpoint?
 
-    private var lastConnectError = ""
+    private var lastConnectError: Errno?
+
+    /// The current target as the user named it (host:port), for sentences.
+    private var targetName: String { upstreamTarget.map { "\($0)" } ?? "the server" }
 
     private func connectNext() {
         guard let leg = upstream else { return }
         guard nextAddress < addresses.count else {
             keepNumericTarget()
-            return fail("tv could not connect to \(upstreamTarget.map { "\($0)" } ?? "the server") (\(lastConnectError))", status: 502)
+            return fail(.unreachable(target: targetName, lastConnectError.map { .connect($0) } ?? .noAddress), status: 502)
         }
         let address = addresses[nextAddress]
         nextAddress += 1
@@ -490,7 +493,7 @@ final class PlainHTTPForwarder: LoopHandler {
             loop.watch(fd, token: token, side: 1, events: tv_EPOLLIN | tv_EPOLLOUT | tv_EPOLLRDHUP)
             if done { connected() }
         case .failure(let err):
-            lastConnectError = err.phrase
+            lastConnectError = err
             connectNext()
         }
     }
@@ -513,8 +516,8 @@ final class PlainHTTPForwarder: LoopHandler {
         drive()
     }
 
-    private func connectFailed(_ text: String) {
-        lastConnectError = text
+    private func connectFailed(_ err: Errno) {
+        lastConnectError = err
         if let leg = upstream, leg.fd >= 0 { Glibc.close(leg.fd); leg.fd = -1 }
         connectNext()
     }
@@ -525,13 +528,13 @@ final class PlainHTTPForwarder: LoopHandler {
         upstream = nil
         upstreamTarget = nil
         connecting = false
-        endFlow(error: nil)
+        endFlow(failure: nil)
     }
 
-    private func endFlow(error: String?) {
+    private func endFlow(failure: ConnectionFailure?) {
         guard var flow = facts else { return }
         facts = nil
-        if let error { flow.error = error }
+        if let failure { flow.error = failure.sentence }
         flow.durationMicros = loop.wallNow - flow.startMicros
         loop.counters.countClosed(flow.status.kind)
         shared.sink?.flowClosed(flow)
@@ -546,7 +549,8 @@ final class PlainHTTPForwarder: LoopHandler {
     // MARK: ending
 
     /// Answers the client with an error (when no response is under way) and closes.
-    private func fail(_ reason: String, status: Int) {
+    private func fail(_ failure: ConnectionFailure, status: Int) {
+        let reason = failure.sentence
         if outstanding.count <= 1 && responseBody == nil && !client.hasPending {
             let text = status == 400 ? "Bad Request" : status == 504 ? "Gateway Timeout" : "Bad Gateway"
             let bytes = ConnectionMachine.errorResponse(status, text, reason)
@@ -558,20 +562,21 @@ final class PlainHTTPForwarder: LoopHandler {
             facts = flow
             firstFacts = nil
         }
-        finish(reset: false, error: reason)
+        finish(reset: false, failure: failure)
     }
 
-    private func finish(reset: Bool, error: String?) {
+    private func finish(reset: Bool, failure: ConnectionFailure?) {
         guard !closed else { return }
         closed = true
         if let up = upstream {
             up.close(reset: reset)
             upstream = nil
         }
-        endFlow(error: error)
+        endFlow(failure: failure)
         if var flow = firstFacts {
             // No request ever reached a server.
-            flow.status = .failed(reason: error ?? "the client closed the connection before its first request")
+            let error = failure?.sentence
+            flow.status = .failed(reason: error ?? ConnectionFailure.clientGone(reset: false, .beforeFirstRequest).sentence)
             flow.error = error
             flow.durationMicros = loop.wallNow - flow.startMicros
             loop.counters.countClosed(.failed)

@@ -16,6 +16,8 @@ enum ConnectionFailure: Equatable, Sendable {
         case whileConnecting
         case inClientHello
         case duringServerHandshake
+        /// Plain HTTP forwarding: no request reached a server.
+        case beforeFirstRequest
     }
 
     /// Why no connection to the server was made.
@@ -26,8 +28,8 @@ enum ConnectionFailure: Equatable, Sendable {
         case connect(Errno)
         /// The name resolved to no address.
         case noAddress
-        /// No answer within the connect timeout (seconds).
-        case noAnswer(seconds: Int)
+        /// No answer within the connect timeout (seconds; nil: not said).
+        case noAnswer(seconds: Int?)
     }
 
     case clientGone(reset: Bool, Moment)
@@ -80,6 +82,14 @@ enum ConnectionFailure: Equatable, Sendable {
     case certificateUse
     /// A state tv should never reach.
     case internalError(String)
+    /// Plain HTTP forwarding: a request that is not absolute-form http://.
+    case notAbsoluteHTTP(method: String, target: String)
+    /// A side's chunked body broke RFC 9112 §7.1.
+    case chunkedBodyMalformed(Side)
+    /// The server's response head could not be read (the scanner's sentence).
+    case responseUnreadable(String)
+    /// The server closed before its response was complete.
+    case responseIncomplete
 
     /// The one sentence for the flow's error field.
     var sentence: String {
@@ -93,6 +103,7 @@ enum ConnectionFailure: Equatable, Sendable {
             case .whileConnecting: when = "while tv was connecting to the server"
             case .inClientHello: when = "in the middle of its ClientHello"
             case .duringServerHandshake: when = "during the server's TLS handshake"
+            case .beforeFirstRequest: when = "before its first request"
             }
             return "the client \(reset ? "reset" : "closed") the connection \(when)"
         case .proxyRequestUnreadable(let reason): return "the client's proxy request was not understood: \(reason)"
@@ -109,7 +120,7 @@ enum ConnectionFailure: Equatable, Sendable {
             case .resolve(let message): cause = message
             case .connect(let err): cause = err.phrase
             case .noAddress: cause = "no address to connect to"
-            case .noAnswer(let seconds): cause = "no answer within \(seconds) s"
+            case .noAnswer(let seconds): cause = seconds.map { "no answer within \($0) s" } ?? "no answer"
             }
             return "tv could not connect to \(target) (\(cause))"
         case .clientHelloMalformed(let reason): return "the client sent a malformed TLS ClientHello (\(reason))"
@@ -138,6 +149,11 @@ enum ConnectionFailure: Equatable, Sendable {
         case .noCA: return "no CA is loaded"
         case .certificateUse: return "tv could not use its certificate for this connection"
         case .internalError(let what): return "internal error: \(what)"
+        case let .notAbsoluteHTTP(method, target):
+            return "tv forwards absolute-form http:// requests on this connection, not '\(method) \(target)'"
+        case .chunkedBodyMalformed(let side): return "the \(side.word)'s chunked body is malformed"
+        case .responseUnreadable(let reason): return reason
+        case .responseIncomplete: return "the server closed the connection before its response was complete"
         }
     }
 }

@@ -49,8 +49,9 @@ struct ConnectionMachine {
     /// Whether the client's unread bytes are wanted now (`.clientBytes` peeks).
     var readsClient: Bool { phase == .frontEnd || phase == .awaitingHead || phase == .awaitingFirstBytes }
 
-    /// The relay has begun (or ended): a close needs no lingering for an answer.
-    var reachedDataPhase: Bool { relay.plan != nil }
+    /// A close before the data phase may follow an answer (400, 408, 502, an alert): the
+    /// driver lets it arrive (shuts down writing, drains) before closing.
+    var closeLingers: Bool { relay.plan == nil }
 
     var upstreamTLS: Bool? {
         if case .fixed(_, let tls) = settings.frontEnd { return tls }
@@ -67,6 +68,9 @@ struct ConnectionMachine {
         case .start: return start()
         case .clientBytes(let bytes): return clientBytes(bytes)
         case .clientGone(let reset): return clientGone(reset: reset)
+        case .clientFinished:
+            // What it sent is still not enough for the phase that reads it.
+            return readsClient ? clientGone(reset: false) : []
         case .resolved(let list):
             guard phase == .connecting else { return [] }
             addresses = list

@@ -83,6 +83,8 @@ extension ConnectionMachine {
         case clientBytes(UnsafeRawBufferPointer)
         /// The client closed or reset before the data phase.
         case clientGone(reset: Bool)
+        /// The client's FIN is here, after the unread bytes just delivered: no more will come.
+        case clientFinished
         case resolved([SocketAddress])
         case resolveFailed(String)
         case connected(SocketAddress)

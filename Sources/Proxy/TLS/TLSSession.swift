@@ -211,6 +211,7 @@ struct TLSFailure: Error, Equatable {
         var alert: UInt8?
         var reasons: [String] = []
         var versionMismatch = false
+        var unexpectedEOF = false
         while true {
             let e = ERR_get_error()
             if e == 0 { break }
@@ -219,6 +220,7 @@ struct TLSFailure: Error, Equatable {
                 alert = UInt8(reason - 1000)
             }
             if tv_err_lib(e) == ERR_LIB_SSL && versionReasons.contains(reason) { versionMismatch = true }
+            if tv_err_lib(e) == ERR_LIB_SSL && reason == SSL_R_UNEXPECTED_EOF_WHILE_READING { unexpectedEOF = true }
             if let p = ERR_reason_error_string(e) { reasons.append(String(cString: p)) } else { reasons.append("error \(reason)") }
         }
         if code == SSL_ERROR_SYSCALL {
@@ -233,8 +235,7 @@ struct TLSFailure: Error, Equatable {
             return TLSFailure(peerAlert: alert, systemError: nil, eof: false, text: "alert \(TLSAlert.name(alert))",
                               versionMismatch: alert == TLSAlert.protocolVersion)
         }
-        let eof = reasons.contains { $0.contains("unexpected eof") }
-        return TLSFailure(peerAlert: nil, systemError: nil, eof: eof, text: reasons.isEmpty ? "TLS error" : reasons.joined(separator: "; "),
+        return TLSFailure(peerAlert: nil, systemError: nil, eof: unexpectedEOF, text: reasons.isEmpty ? "TLS error" : reasons.joined(separator: "; "),
                           versionMismatch: versionMismatch)
     }
 
