@@ -50,6 +50,14 @@ final class ProxyConnection: LoopHandler {
     /// the last activity): the next try waits another `IdleBufferPolicy.quietNanos`.
     var bufferRefusedAt: UInt64 = 0
 
+    /// After the hand-over to plain HTTP (`ProxyConnection+PlainHTTP.swift`): its machine,
+    /// its command queue, and the chunk its ranges name.
+    var plain: PlainHTTPMachine?
+    var plainQueue: [PlainHTTPMachine.Command] = []
+    var plainHead = 0
+    var plainExecuting = false
+    var plainChunk: UnsafeRawBufferPointer?
+
     /// The loop's relay buffer.
     var buffer: UnsafeMutableRawBufferPointer { loop.buffer }
 
@@ -185,7 +193,9 @@ final class ProxyConnection: LoopHandler {
             if side == 0 { driveClientHandshake() }
         case .relaying:
             relay()
-        case .closed, .plainHTTP:
+        case .plainHTTP:
+            plainEvent(side: side, events: events)
+        case .closed:
             break
         case .start, .frontEnd, .awaitingHead, .connecting, .awaitingFirstBytes:
             if side == 1 {
@@ -200,6 +210,7 @@ final class ProxyConnection: LoopHandler {
     func loopTimer(deadline: UInt64) {
         guard !released else { return }
         if deadline == armedAt { armedAt = 0 }
+        if machine.phase == .plainHTTP { return feedPlain(.timer) }
         let now = loop.now
         if phaseDeadline != 0 && now >= phaseDeadline {
             phaseDeadline = 0
@@ -216,12 +227,17 @@ final class ProxyConnection: LoopHandler {
     }
 
     func loopRunAgain() {
-        guard !released, machine.phase == .relaying else { return }
-        relay()
+        guard !released else { return }
+        switch machine.phase {
+        case .relaying: relay()
+        case .plainHTTP: drivePlain()
+        default: break
+        }
     }
 
     func loopShutdown() {
         guard !released else { return }
+        if machine.phase == .plainHTTP { return feedPlain(.shutdown) }
         feed(.shutdown(atMicros: loop.wallNow))
     }
 
@@ -269,13 +285,5 @@ final class ProxyConnection: LoopHandler {
         loop.counters.countClosed(facts.status.kind)
         shared.sink?.flowClosed(facts)
         if machine.relay.recordsContent { shared.recorder?.flowEnded(flow: facts.id) }
-    }
-
-    private func handOverToPlainHTTP() {
-        // The forwarder takes the client socket and this flow's id; this object is done.
-        released = true
-        loop.unregister(token)
-        let forwarder = PlainHTTPForwarder(loop: loop, client: client, facts: machine.facts, admittedAddress: admittedAddress)
-        forwarder.start()
     }
 }
