@@ -27,7 +27,7 @@ struct PlainHTTPMachine {
     private var clientState: ClientState = .head
     private var headParser = HTTPRequestHeadParser()
     private var headFed = 0
-    private var headDeadline: HeadDeadline
+    private(set) var headDeadline: HeadDeadline
     /// Client bytes held back (a request for another host while responses are outstanding).
     private var held: [UInt8] = []
     /// Reading the client waits (a request is held).
@@ -42,7 +42,7 @@ struct PlainHTTPMachine {
     private var upstreamTarget: HostPort?
     private var hasUpstream = false
     private(set) var connecting = false
-    private var connectDeadline: UInt64 = 0
+    private(set) var connectDeadline: UInt64 = 0
     private var connectAddress: SocketAddress?
     private var addresses: [SocketAddress] = []
     private var nextAddress = 0
@@ -51,18 +51,18 @@ struct PlainHTTPMachine {
     private var attempt = 0
 
     /// Request methods whose responses are still expected, oldest first.
-    private var outstanding: [String] = []
+    private(set) var outstanding: [String] = []
     private var responseHead = HTTPResponseHeadScanner()
-    private var responseBody: HTTPBodyScanner?
+    private(set) var responseBody: HTTPBodyScanner?
     private var closeAfterResponse = false
     private var upgraded = false
-    private var lastActivity: UInt64 = 0
+    private(set) var lastActivity: UInt64 = 0
     /// Set by a server chunk after which this pass reads no more from the server.
     private(set) var serverReadsPaused = false
 
     /// The caller's command array while an event is handled (swapped in and out: no copy).
     private var emitted: [Command] = []
-    private var now = Instant(nanos: 0, micros: 0)
+    private(set) var now = Instant(nanos: 0, micros: 0)
 
     init(settings: Settings, facts: FlowFacts, newFlowID: @escaping () -> UInt64) {
         self.settings = settings
@@ -83,7 +83,7 @@ struct PlainHTTPMachine {
         swap(&emitted, &commands)
     }
 
-    private mutating func emit(_ command: Command) { emitted.append(command) }
+    mutating func emit(_ command: Command) { emitted.append(command) }
 
     private mutating func handle(_ event: Event) {
         guard !closed else { return }
@@ -134,38 +134,6 @@ struct PlainHTTPMachine {
         case .shutdown:
             finish(reset: true, failure: .stopped)
         }
-    }
-
-    // MARK: deadlines
-
-    private mutating func timer() {
-        if connecting && connectDeadline != 0 && now.nanos >= connectDeadline {
-            keepNumericTarget()
-            return fail(.unreachable(target: targetName, .noAnswer(seconds: nil)), status: 504)
-        }
-        if headDeadline.passed(at: now.nanos) { return headTimedOut() }
-        if now.nanos >= lastActivity &+ settings.idleNanos {
-            return finish(reset: false, failure: .idle(seconds: settings.idleTimeoutSeconds))
-        }
-        rearm()
-    }
-
-    /// The earliest of the idle, connect and head deadlines.
-    private mutating func rearm() {
-        var next = lastActivity &+ settings.idleNanos
-        if connecting && connectDeadline != 0 && connectDeadline < next { next = connectDeadline }
-        if let head = headDeadline.deadline, head < next { next = head }
-        emit(.armTimer(at: next))
-    }
-
-    /// A request head was not whole in time: 408 unless a response is under way, counted, closed.
-    private mutating func headTimedOut() {
-        emit(.countHeadTimeout)
-        let limit = settings.headTimeoutMillis
-        if HeadDeadline.ending(responseUnderWay: !outstanding.isEmpty || responseBody != nil) == .requestTimeout {
-            emit(.answerClient(HeadDeadline.requestTimeoutResponse(limitMillis: limit), linger: true))
-        }
-        finish(reset: false, failure: .headTimeout(limitMillis: limit))
     }
 
     // MARK: client → server
@@ -227,7 +195,7 @@ struct PlainHTTPMachine {
                 // Wait for the previous responses; keep this request (re-parsed later from its
                 // equivalent text) and what follows.
                 paused = true
-                held = Self.headText(head) + Array(rawHeadTail[used...])
+                held = head.equivalentBytes + Array(rawHeadTail[used...])
                 return false
             }
             openUpstream(destination)
@@ -236,25 +204,8 @@ struct PlainHTTPMachine {
         return true
     }
 
-    private static func headText(_ head: HTTPRequestHead) -> [UInt8] {
-        var text = "\(head.method) \(head.target) \(head.version)\r\n"
-        for field in head.headers { text += "\(field.name): \(field.value)\r\n" }
-        text += "\r\n"
-        return Array(text.utf8)
-    }
-
     private mutating func forward(_ head: HTTPRequestHead, originForm: String) {
-        var text = "\(head.method) \(originForm) \(head.version)\r\n"
-        var sawHost = false
-        for field in head.headers {
-            let name = field.name.lowercased()
-            if name.hasPrefix("proxy-") { continue }   // Proxy-Connection, Proxy-Authorization…
-            if name == "host" { sawHost = true }
-            text += "\(field.name): \(field.value)\r\n"
-        }
-        if !sawHost, let target = upstreamTarget { text += "Host: \(target.port == 80 ? (target.isIPv6 ? "[\(target.host)]" : target.host) : target.description)\r\n" }
-        text += "\r\n"
-        let bytes = Array(text.utf8)
+        let bytes = head.originFormBytes(originForm, target: upstreamTarget)
         // The head as the server gets it (origin-form) is what was said on this flow: recorded
         // like the body bytes that follow it.
         emit(.sendServer(bytes, record: recording))
@@ -380,7 +331,7 @@ struct PlainHTTPMachine {
 
     // MARK: upstream connections
 
-    private var targetName: String { upstreamTarget.map { "\($0)" } ?? "the server" }
+    var targetName: String { upstreamTarget.map { "\($0)" } ?? "the server" }
 
     private mutating func openUpstream(_ target: HostPort) {
         closeUpstream()
@@ -429,7 +380,7 @@ struct PlainHTTPMachine {
 
     /// A target given as an address is where the flow went even when no connection was made:
     /// keep it as the flow's server, so the flow is named by it (`FlowFacts.server`).
-    private mutating func keepNumericTarget() {
+    mutating func keepNumericTarget() {
         guard facts?.server == nil, let target = upstreamTarget,
               let address = OriginalDestination(host: target.host, port: target.port, origin: .connect).numericAddress else { return }
         facts?.server = address.endpoint
@@ -455,7 +406,7 @@ struct PlainHTTPMachine {
     // MARK: ending
 
     /// Answers the client with an error (when no response is under way) and closes.
-    private mutating func fail(_ failure: ConnectionFailure, status: Int) {
+    mutating func fail(_ failure: ConnectionFailure, status: Int) {
         let reason = failure.sentence
         if outstanding.count <= 1 && responseBody == nil {
             let text = status == 400 ? "Bad Request" : status == 504 ? "Gateway Timeout" : "Bad Gateway"
@@ -471,7 +422,7 @@ struct PlainHTTPMachine {
         finish(reset: false, failure: failure)
     }
 
-    private mutating func finish(reset: Bool, failure: ConnectionFailure?) {
+    mutating func finish(reset: Bool, failure: ConnectionFailure?) {
         guard !closed else { return }
         closed = true
         if hasUpstream {
