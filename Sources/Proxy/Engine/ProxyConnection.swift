@@ -210,18 +210,20 @@ final class ProxyConnection: LoopHandler {
     func loopTimer(deadline: UInt64) {
         guard !released else { return }
         if deadline == armedAt { armedAt = 0 }
-        if machine.phase == .plainHTTP { return feedPlain(.timer) }
+        if plain != nil { return feedPlain(.timer) }
         let now = loop.now
         if phaseDeadline != 0 && now >= phaseDeadline {
             phaseDeadline = 0
             feed(.timeout)
             guard !released else { return }
         }
-        if machine.phase == .relaying {
-            if now >= lastActivity &+ idleNanos { return feed(.idle(atMicros: loop.wallNow)) }
-            if buffersMayBeHeld && now >= IdleBufferPolicy.attemptAt(lastActivity: lastActivity, refusedAt: bufferRefusedAt) {
-                releaseIdleBuffers()
-            }
+        // The relay's timers (only the relay arms them; the machine ignores `.idle` elsewhere).
+        if now >= lastActivity &+ idleNanos {
+            feed(.idle(atMicros: loop.wallNow))
+            guard !released else { return }
+        }
+        if buffersMayBeHeld && now >= IdleBufferPolicy.attemptAt(lastActivity: lastActivity, refusedAt: bufferRefusedAt) {
+            releaseIdleBuffers()
         }
         rearm()
     }
@@ -237,7 +239,7 @@ final class ProxyConnection: LoopHandler {
 
     func loopShutdown() {
         guard !released else { return }
-        if machine.phase == .plainHTTP { return feedPlain(.shutdown) }
+        if plain != nil { return feedPlain(.shutdown) }
         feed(.shutdown(atMicros: loop.wallNow))
     }
 

@@ -166,8 +166,8 @@ extension ConnectionMachine {
         case startUpstreamTLS(UpstreamTLSPlan)
         case startClientTLS(ClientTLSPlan)
         case relay(RelayPlan)
-        /// Hand the connection to the plain-HTTP forwarder (absolute-form requests); the head is
-        /// still unread.
+        /// Hand the connection on to a `PlainHTTPMachine` (absolute-form requests), run by the
+        /// same driver; the head is still unread.
         case startPlainHTTP
         case rememberPinned(host: String, reason: String)
         /// A close that may be pinning: weigh it (`PinningEvidence`) and answer
