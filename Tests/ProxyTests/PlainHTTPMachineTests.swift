@@ -238,9 +238,9 @@ struct PlainHTTPMachineTests {
     @Test("leg failures, idle and stop end the connection with the sentence; a send failure is a reset")
     func endings() {
         let cases: [(Machine.Event, UInt64, String, Bool)] = [
-            (.serverFailed(reset: true, "x"), 3, "the server reset the connection", true),
-            (.clientFailed(reset: false, "bad"), 3, "reading from the client failed: bad", false),
-            (.sendFailed(to: .client, "broken pipe"), 3, "sending to the client failed: broken pipe", true),
+            (.serverFailed(reset: true, .system(Errno(ECONNRESET))), 3, "the server reset the connection", true),
+            (.clientFailed(reset: false, .tls(TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "bad record mac"))), 3, "reading from the client failed: bad record mac", false),
+            (.sendFailed(to: .client, .system(Errno(EPIPE))), 3, "sending to the client failed: broken pipe", true),
             (.timer, 400, "closed after 300 s without traffic", false),
             (.shutdown, 3, "tv stopped", true),
         ]

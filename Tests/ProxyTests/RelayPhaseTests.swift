@@ -104,9 +104,9 @@ struct RelayPhaseTests {
     @Test("relay end by a leg: the sentence says which leg and how; a reset is carried as a reset")
     func relayEndFailures() {
         let cases: [(ConnectionFailure, Bool, String)] = [
-            (.read(from: .client, reset: true, "ignored"), true, "the client reset the connection"),
-            (.read(from: .server, reset: false, "bad record mac"), false, "reading from the server failed: bad record mac"),
-            (.send(to: .client, "broken pipe"), false, "sending to the client failed: broken pipe"),
+            (.read(from: .client, reset: true, .system(Errno(ECONNRESET))), true, "the client reset the connection"),
+            (.read(from: .server, reset: false, .tls(TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "bad record mac"))), false, "reading from the server failed: bad record mac"),
+            (.send(to: .client, .system(Errno(EPIPE))), false, "sending to the client failed: broken pipe"),
         ]
         for (failure, reset, sentence) in cases {
             var m = Self.inspected()

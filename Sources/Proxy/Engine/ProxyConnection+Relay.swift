@@ -47,12 +47,12 @@ extension ProxyConnection {
     }
 
     /// A leg failed while reading (`source` side) or sending.
-    private func readFailed(_ direction: ChunkDirection, reset: Bool, _ text: String) {
-        end(.read(from: direction.source, reset: reset, text), reset: reset)
+    private func readFailed(_ direction: ChunkDirection, reset: Bool, _ failure: LegFailure) {
+        end(.read(from: direction.source, reset: reset, failure), reset: reset)
     }
 
-    private func sendFailed(_ direction: ChunkDirection, reset: Bool, _ text: String) {
-        end(.send(to: direction.sink, text), reset: reset)
+    private func sendFailed(_ direction: ChunkDirection, reset: Bool, _ failure: LegFailure) {
+        end(.send(to: direction.sink, failure), reset: reset)
     }
 
     /// Marks the TLS legs as possibly holding buffers and arms the quiet timer (once per quiet

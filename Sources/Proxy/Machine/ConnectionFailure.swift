@@ -69,10 +69,10 @@ enum ConnectionFailure: Equatable, Sendable {
     case clientHandshakeTimeout(seconds: Int)
     /// The client offers only versions below tv's minimum: passed through (a note, not a failure).
     case clientVersionTooOld(offered: TLSProtocolVersion, minimum: TLSProtocolVersion)
-    /// Reading from a side failed (`reset`: a TCP reset; else the reason).
-    case read(from: Side, reset: Bool, String)
+    /// Reading from a side failed (`reset`: a TCP reset; else how).
+    case read(from: Side, reset: Bool, LegFailure)
     /// Sending to a side failed.
-    case send(to: Side, String)
+    case send(to: Side, LegFailure)
     /// The relay was idle for the idle timeout (seconds).
     case idle(seconds: Int)
     case stopped
@@ -140,9 +140,9 @@ enum ConnectionFailure: Equatable, Sendable {
         case .clientHandshakeTimeout(let seconds): return "the client's TLS handshake did not finish within \(seconds) s"
         case let .clientVersionTooOld(offered, minimum):
             return "the client offers only \(offered), below tv's minimum \(minimum); passed through"
-        case let .read(side, reset, text):
-            return reset ? "the \(side.word) reset the connection" : "reading from the \(side.word) failed: \(text)"
-        case let .send(side, text): return "sending to the \(side.word) failed: \(text)"
+        case let .read(side, reset, failure):
+            return reset ? "the \(side.word) reset the connection" : "reading from the \(side.word) failed: \(failure.phrase)"
+        case let .send(side, failure): return "sending to the \(side.word) failed: \(failure.phrase)"
         case .idle(let seconds): return "closed after \(seconds) s without traffic"
         case .stopped: return "tv stopped"
         case .tlsSession(let reasons): return "tv could not create a TLS session" + (reasons.map { " (\($0))" } ?? "")
@@ -154,6 +154,31 @@ enum ConnectionFailure: Equatable, Sendable {
         case .chunkedBodyMalformed(let side): return "the \(side.word)'s chunked body is malformed"
         case .responseUnreadable(let reason): return reason
         case .responseIncomplete: return "the server closed the connection before its response was complete"
+        }
+    }
+}
+
+/// Why reading or writing one leg (socket, TLS session or splice pipe) failed.
+enum LegFailure: Equatable, Sendable {
+    /// A socket call failed with this errno.
+    case system(Errno)
+    /// The TLS layer failed (the peer's alert, the errno, OpenSSL's reason).
+    indirect case tls(TLSFailure)
+    /// The peer closed its TLS session (close_notify) while tv was writing.
+    case tlsClosed
+    /// The splice pipe closed.
+    case pipeClosed
+    /// There was no splice pipe to use.
+    case noPipe
+
+    /// How it failed, inside a sentence.
+    var phrase: String {
+        switch self {
+        case .system(let err): return err.phrase
+        case .tls(let failure): return failure.text
+        case .tlsClosed: return "the peer closed the TLS session"
+        case .pipeClosed: return "the pipe closed"
+        case .noPipe: return "no pipe"
         }
     }
 }

@@ -29,13 +29,13 @@ extension PlainHTTPMachine {
         case clientBytes(UnsafeRawBufferPointer)
         /// The client finished sending (EOF).
         case clientEnded
-        case clientFailed(reset: Bool, String)
+        case clientFailed(reset: Bool, LegFailure)
         /// Bytes read from the server.
         case serverBytes(UnsafeRawBufferPointer)
         case serverEnded
-        case serverFailed(reset: Bool, String)
+        case serverFailed(reset: Bool, LegFailure)
         /// Writing to a side failed.
-        case sendFailed(to: ConnectionFailure.Side, String)
+        case sendFailed(to: ConnectionFailure.Side, LegFailure)
         /// The answer to `.resolve` for upstream `attempt` (older attempts are ignored).
         case resolved([SocketAddress], attempt: Int)
         case resolveFailed(String, attempt: Int)
