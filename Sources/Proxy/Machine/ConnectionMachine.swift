@@ -38,7 +38,7 @@ struct ConnectionMachine {
     /// The client's FIN or reset was here when its TLS leg started: not a pinning signal.
     private var clientClosedBeforeFlight = false
     /// The relay phase: see `ConnectionMachine+Relay.swift`.
-    var relay = RelayState()
+    private(set) var relay = RelayState()
 
     init(settings: Settings, facts: FlowFacts, isPinned: @escaping (String) -> Bool) {
         self.settings = settings
