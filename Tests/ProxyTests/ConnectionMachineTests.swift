@@ -2,6 +2,9 @@ import LocalCA
 @testable import Proxy
 import Testing
 import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The connection state machine, driven by events alone (no sockets).
 @Suite("ConnectionMachine")
@@ -44,6 +47,11 @@ struct ConnectionMachineTests {
         #expect(m.phase == .awaitingFirstBytes)
     }
 
+    /// One relay burst of `count` bytes.
+    static func moved(_ m: inout Machine, _ count: Int, _ direction: ChunkDirection, at now: Int64) -> Machine.Command? {
+        Array(repeating: UInt8(0x41), count: count).withUnsafeBytes { m.moved($0, direction, atMicros: now) }
+    }
+
     static let upstreamDone = Machine.UpstreamHandshake(
         version: .tls12, alpn: Array("h2".utf8), verifyError: nil, certificate: nil,
         certificateSANs: [.dns("a.test"), .dns("www.a.test")], resumed: false)
@@ -81,7 +89,8 @@ struct ConnectionMachineTests {
         #expect(m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false))) == [.armTimer(millis: 0), .relay(.decrypted), .updateFlow])
         #expect(m.facts.status == .inspected)
         #expect(m.facts.clientTLSVersion == .tls13)
-        #expect(m.handle(.relayEnded(.init(clientApplicationBytes: 500, microsSinceHandshake: 9_000_000, error: nil))) == [])
+        #expect(Self.moved(&m, 500, .clientToServer, at: 2_000) == .clientAccepted(host: "a.test"))
+        #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 9_000_000))) == [.close(reset: false)])
         #expect(m.facts.status == .inspected)
     }
 
@@ -156,8 +165,8 @@ struct ConnectionMachineTests {
         _ = Self.text(&m, "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n")
         let second = SocketAddress(numericHost: "::1", port: 443)!
         #expect(m.handle(.resolved([Self.localhost, second])) == [.connect(Self.localhost)])
-        #expect(m.handle(.connectFailed("connection refused")) == [.connect(second)])
-        let out = m.handle(.connectFailed("connection refused"))
+        #expect(m.handle(.connectFailed(Errno(ECONNREFUSED))) == [.connect(second)])
+        let out = m.handle(.connectFailed(Errno(ECONNREFUSED)))
         guard case .sendClient(let reply) = out.first else { Issue.record("no reply"); return }
         #expect(String(decoding: reply, as: UTF8.self).hasPrefix("HTTP/1.1 502 Bad Gateway"))
         #expect(out.last == .close(reset: false))
@@ -170,7 +179,7 @@ struct ConnectionMachineTests {
         _ = m.handle(.start)
         let target = SocketAddress(numericHost: "127.0.0.1", port: 44999)!
         #expect(Self.text(&m, "CONNECT 127.0.0.1:44999 HTTP/1.1\r\nHost: 127.0.0.1:44999\r\n\r\n").contains(.connect(target)))
-        let out = m.handle(.connectFailed("connection refused"))
+        let out = m.handle(.connectFailed(Errno(ECONNREFUSED)))
         guard case .sendClient(let reply) = out.first else { Issue.record("no reply"); return }
         let body = "tv could not connect to 127.0.0.1:44999 (connection refused)\n"
         #expect(String(decoding: reply, as: UTF8.self) == "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body)
@@ -216,7 +225,8 @@ struct ConnectionMachineTests {
         Self.connected(&m)
         _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
         _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
-        let out = m.handle(.clientHandshakeFailed(.alert(48)))
+        let out = m.handle(.clientHandshakeFailed(.init(failure: TLSFailure(peerAlert: 48, systemError: nil, eof: false, text: "alert unknown_ca"),
+                                                        flightSent: true)))
         guard case .rememberPinned(let host, let reason) = out.first else { Issue.record("not remembered: \(out)"); return }
         #expect(host == "a.test")
         #expect(reason.contains("unknown_ca"))
@@ -230,9 +240,10 @@ struct ConnectionMachineTests {
         Self.connected(&m)
         _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
         _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
-        _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
-        let out = m.handle(.relayEnded(.init(clientApplicationBytes: 0, microsSinceHandshake: 30_000, error: nil)))
-        #expect(out == [.suspectPinning(host: "a.test", reason: "the client closed right after the handshake without sending data (possible pinning)")])
+        _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false, atMicros: 1_000_000)))
+        let out = m.handle(.relayEnded(.init(failure: nil, atMicros: 1_030_000)))
+        #expect(out == [.suspectPinning(host: "a.test", reason: "the client closed right after the handshake without sending data (possible pinning)"),
+                        .close(reset: false)])
         #expect(m.facts.error?.contains("possible pinning") == true)
         #expect(m.facts.status == .inspected)
     }
@@ -347,9 +358,9 @@ struct ConnectionMachineTests {
             _ = m.handle(.start)
             #expect(Self.text(&m, whole) == [.armTimer(millis: 5_000), .connect(address)], "\(whole)")
         }
-        #expect(Machine.containsHeadEnd(UnsafeRawBufferPointer(start: nil, count: 0)) == false)
+        #expect(FrontEndReader.containsHeadEnd(UnsafeRawBufferPointer(start: nil, count: 0)) == false)
         for (text, ends) in [("a\r\n\r\n", true), ("a\n\r\n", true), ("a\r\nb\r\n", false), ("a\r\r\n", false)] {
-            #expect(Array(text.utf8).withUnsafeBytes { Machine.containsHeadEnd($0) } == ends, "\(text)")
+            #expect(Array(text.utf8).withUnsafeBytes { FrontEndReader.containsHeadEnd($0) } == ends, "\(text)")
         }
         var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
         _ = m.handle(.start)
@@ -421,7 +432,7 @@ struct ConnectionMachineTests {
     func reversePlainClientBadGateway() {
         for event in [Machine.Event.upstreamHandshakeDone(.init(version: .tls13, alpn: nil, verifyError: "self-signed certificate",
                                                                  certificate: nil, certificateSANs: [], resumed: false)),
-                      .upstreamHandshakeFailed("wrong version number")] {
+                      .upstreamHandshakeFailed(TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "wrong version number", versionMismatch: true))] {
             var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8443, origin: .reverse), upstreamTLS: true))
             let address = SocketAddress(numericHost: "127.0.0.1", port: 8443)!
             _ = m.handle(.start)

@@ -63,7 +63,7 @@ final class Leg {
             writable = false
             return .blocked
         case .failed(let err):
-            return .failed(reset: err == ECONNRESET || err == EPIPE, Errno(err).phrase)
+            return .failed(reset: err == ECONNRESET || err == EPIPE, .system(Errno(err)))
         }
     }
 
@@ -81,18 +81,18 @@ final class Leg {
         case moved(Int)
         case wouldBlock
         case eof
-        case failed(reset: Bool, String)
+        case failed(reset: Bool, LegFailure)
     }
 
     /// Moves bytes from `source`'s socket into this leg's pipe.
     func spliceIn(from source: Leg, max: Int) -> SpliceResult {
-        guard let pipe else { return .failed(reset: false, "no pipe") }
+        guard let pipe else { return .failed(reset: false, .noPipe) }
         let n = tv_splice(source.fd, pipe.write, max)
         if n > 0 { pipeBytes += n; return .moved(n) }
         if n == 0 { return .eof }
         let err = errno
         if err == EAGAIN || err == EINTR { source.readable = false; return .wouldBlock }
-        return .failed(reset: err == ECONNRESET, Errno(err).phrase)
+        return .failed(reset: err == ECONNRESET, .system(Errno(err)))
     }
 
     /// Moves what sits in the pipe to this leg's socket.
@@ -103,7 +103,7 @@ final class Leg {
             if n > 0 { pipeBytes -= n; continue }
             let err = errno
             if n < 0 && (err == EAGAIN || err == EINTR) { writable = false; return .blocked }
-            return .failed(reset: err == ECONNRESET || err == EPIPE, n == 0 ? "the pipe closed" : Errno(err).phrase)
+            return .failed(reset: err == ECONNRESET || err == EPIPE, n == 0 ? .pipeClosed : .system(Errno(err)))
         }
         return .drained
     }
@@ -114,12 +114,12 @@ final class Leg {
         /// A TLS read that must write first (a key update answer): wait for writability.
         case blockedOnWrite
         case eof
-        case failed(reset: Bool, String)
+        case failed(reset: Bool, LegFailure)
     }
 
     enum WriteResult: Equatable {
         case wrote(Int)
-        case failed(reset: Bool, String)
+        case failed(reset: Bool, LegFailure)
     }
 
     /// Reads into `buffer` (plaintext for a TLS leg).
@@ -138,7 +138,7 @@ final class Leg {
                 writable = false
                 return .blockedOnWrite
             case .closed: return .eof
-            case .failed(let failure): return .failed(reset: failure.systemError == ECONNRESET, failure.text)
+            case .failed(let failure): return .failed(reset: failure.systemError == ECONNRESET, .tls(failure))
             }
         }
         let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
@@ -154,7 +154,7 @@ final class Leg {
             readable = false
             return .wouldBlock
         }
-        return .failed(reset: err == ECONNRESET, Errno(err).phrase)
+        return .failed(reset: err == ECONNRESET, .system(Errno(err)))
     }
 
     /// Writes as much as the socket takes now; the caller stashes the rest.
@@ -172,8 +172,8 @@ final class Leg {
                 case .wantRead:
                     readable = false
                     return .wrote(done)
-                case .closed: return .failed(reset: false, "the peer closed the TLS session")
-                case .failed(let failure): return .failed(reset: failure.systemError == ECONNRESET || failure.systemError == EPIPE, failure.text)
+                case .closed: return .failed(reset: false, .tlsClosed)
+                case .failed(let failure): return .failed(reset: failure.systemError == ECONNRESET || failure.systemError == EPIPE, .tls(failure))
                 }
             }
             return .wrote(done)
@@ -185,7 +185,7 @@ final class Leg {
             writable = false
             return .wrote(0)
         }
-        return .failed(reset: err == ECONNRESET || err == EPIPE, Errno(err).phrase)
+        return .failed(reset: err == ECONNRESET || err == EPIPE, .system(Errno(err)))
     }
 
     /// Keeps bytes the socket did not take, to write before anything else.
@@ -218,7 +218,7 @@ final class Leg {
     enum FlushResult {
         case drained
         case blocked
-        case failed(reset: Bool, String)
+        case failed(reset: Bool, LegFailure)
     }
 
     /// Writes what is waiting: records first, then plaintext SSL_write did not take.
@@ -231,8 +231,8 @@ final class Leg {
             case .wrote(let n):
                 if n == 0 { return .blocked }
                 pendingStart += n
-            case .failed(let reset, let text):
-                return .failed(reset: reset, text)
+            case .failed(let reset, let failure):
+                return .failed(reset: reset, failure)
             }
         }
         releasePending()

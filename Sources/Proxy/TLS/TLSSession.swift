@@ -202,11 +202,16 @@ struct TLSFailure: Error, Equatable {
     /// The peer closed the connection (EOF) in the middle.
     var eof: Bool
     var text: String
+    /// The peers could not agree on a protocol version (a protocol_version alert, or OpenSSL's
+    /// own version reasons): the client is best told so with the protocol_version alert.
+    var versionMismatch = false
 
     static func capture(ssl: OpaquePointer, code: Int32, rc: Int32) -> TLSFailure {
         let savedErrno = errno
         var alert: UInt8?
         var reasons: [String] = []
+        var versionMismatch = false
+        var unexpectedEOF = false
         while true {
             let e = ERR_get_error()
             if e == 0 { break }
@@ -214,6 +219,8 @@ struct TLSFailure: Error, Equatable {
             if tv_err_lib(e) == ERR_LIB_SSL && reason >= 1000 && reason < 1256 && alert == nil {
                 alert = UInt8(reason - 1000)
             }
+            if tv_err_lib(e) == ERR_LIB_SSL && versionReasons.contains(reason) { versionMismatch = true }
+            if tv_err_lib(e) == ERR_LIB_SSL && reason == SSL_R_UNEXPECTED_EOF_WHILE_READING { unexpectedEOF = true }
             if let p = ERR_reason_error_string(e) { reasons.append(String(cString: p)) } else { reasons.append("error \(reason)") }
         }
         if code == SSL_ERROR_SYSCALL {
@@ -225,9 +232,17 @@ struct TLSFailure: Error, Equatable {
             }
         }
         if let alert {
-            return TLSFailure(peerAlert: alert, systemError: nil, eof: false, text: "alert \(TLSAlert.name(alert))")
+            return TLSFailure(peerAlert: alert, systemError: nil, eof: false, text: "alert \(TLSAlert.name(alert))",
+                              versionMismatch: alert == TLSAlert.protocolVersion)
         }
-        let eof = reasons.contains { $0.contains("unexpected eof") }
-        return TLSFailure(peerAlert: nil, systemError: nil, eof: eof, text: reasons.isEmpty ? "TLS error" : reasons.joined(separator: "; "))
+        return TLSFailure(peerAlert: nil, systemError: nil, eof: unexpectedEOF, text: reasons.isEmpty ? "TLS error" : reasons.joined(separator: "; "),
+                          versionMismatch: versionMismatch)
     }
+
+    /// OpenSSL's reasons (library SSL) that say the versions did not match.
+    static let versionReasons: Set<Int32> = [
+        SSL_R_WRONG_VERSION_NUMBER, SSL_R_VERSION_TOO_LOW, SSL_R_VERSION_TOO_HIGH, SSL_R_BAD_PROTOCOL_VERSION_NUMBER,
+        SSL_R_UNKNOWN_SSL_VERSION, SSL_R_UNSUPPORTED_SSL_VERSION, SSL_R_WRONG_SSL_VERSION, SSL_R_BAD_LEGACY_VERSION,
+        SSL_R_BAD_HRR_VERSION, SSL_R_SSL_SESSION_VERSION_MISMATCH, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION,
+    ]
 }

@@ -1,0 +1,111 @@
+import COpenSSL
+import CTVShims
+import LocalCA
+import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The two TLS legs: the session to the server as the machine planned it, our leaf to the
+/// client, and each handshake driven to its end (reported to the machine as facts).
+extension ProxyConnection {
+    func startUpstreamTLS(_ plan: ConnectionMachine.UpstreamTLSPlan) {
+        guard let up = upstream, let ssl = SSL_new(shared.contexts.client) else {
+            return enqueue(.failed(.tlsSession(OpenSSLError("SSL_new").reasons.joined(separator: "; "))))
+        }
+        let session = TLSSession(ssl: ssl, isServer: false)
+        session.attach(fd: up.fd)
+        if let name = plan.serverName { _ = tv_ssl_set_sni(ssl, name) }
+        if !plan.alpn.isEmpty {
+            let wire = ALPNSelection.wireList(plan.alpn)
+            _ = SSL_set_alpn_protos(ssl, wire, UInt32(wire.count))
+        }
+        if IPAddress(plan.verifyHost) != nil {
+            _ = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), plan.verifyHost)
+        } else {
+            _ = SSL_set1_host(ssl, plan.verifyHost)
+        }
+        session.sessionCache = shared.contexts.sessionCache
+        session.sessionKey = plan.sessionKey
+        if let cached = shared.contexts.sessionCache.session(for: plan.sessionKey) {
+            _ = SSL_set_session(ssl, cached.handle)
+        }
+        SSL_set_connect_state(ssl)
+        up.tls = session
+        driveUpstreamHandshake()
+    }
+
+    func driveUpstreamHandshake() {
+        guard machine.phase == .upstreamHandshake, let up = upstream, let session = up.tls else { return }
+        switch session.handshake() {
+        case .wantRead, .wantWrite:
+            return
+        case .done:
+            feed(.upstreamHandshakeDone(upstreamFacts(session)))
+        case .failed(let failure):
+            if let key = session.sessionKey { shared.contexts.sessionCache.remove(key) }
+            feed(.upstreamHandshakeFailed(failure))
+        }
+    }
+
+    private func upstreamFacts(_ session: TLSSession) -> ConnectionMachine.UpstreamHandshake {
+        let ssl = session.ssl
+        let verify = SSL_get_verify_result(ssl)
+        // The peer's certificate as OpenSSL already parsed it (re-parsing the DER would decode
+        // its public key again, the costliest part of OpenSSL 3's certificate parsing).
+        var facts: ServerCertificateFacts?
+        var names: [SubjectAlternativeName] = []
+        if let peer = SSL_get0_peer_certificate(ssl) {
+            if let last = loop.lastUpstreamCertificate, last.certificate.handle == peer {
+                (facts, names) = (last.facts, last.names)
+            } else {
+                let certificate = Certificate.retaining(peer)
+                names = certificate.subjectAlternativeNames
+                facts = ServerCertificateFacts(certificate)
+                loop.lastUpstreamCertificate = (certificate, facts!, names)
+            }
+        }
+        if session.resumed { loop.counters.upstreamResumptions.wrappingAdd(1, ordering: .relaxed) }
+        let verifyError: String? = verify == X509_V_OK ? nil : String(cString: X509_verify_cert_error_string(verify))
+        return ConnectionMachine.UpstreamHandshake(
+            version: session.version, alpn: session.selectedALPN, verifyError: verifyError,
+            certificate: facts, certificateSANs: names, resumed: session.resumed)
+    }
+
+    func startClientTLS(_ plan: ConnectionMachine.ClientTLSPlan) {
+        guard let cache = shared.leafCache else { return enqueue(.failed(.noCA)) }
+        let leaf: Leaf
+        do {
+            leaf = try cache.leaf(for: plan.identity, now: loop.wallNow / 1_000_000)
+        } catch {
+            return enqueue(.leafMintFailed((error as? OpenSSLError)?.message ?? "\(error)"))
+        }
+        guard let ssl = SSL_new(shared.contexts.server) else { return enqueue(.failed(.tlsSession(nil))) }
+        let session = TLSSession(ssl: ssl, isServer: true)
+        session.alpnChoice = plan.alpn
+        session.attach(fd: client.fd)
+        guard SSL_use_certificate(ssl, leaf.certificate.handle) == 1 else {
+            ERR_clear_error()
+            return enqueue(.failed(.certificateUse))
+        }
+        SSL_set_accept_state(ssl)
+        client.tls = session
+        // A client that vanished while the upstream leg was set up (its FIN or reset already
+        // here) may still let the flight be written, then fail the next read.
+        enqueue(.clientTLSStarted(clientAlreadyClosed: client.peerClosing || tv_peer_has_closed(client.fd) == 1))
+        driveClientHandshake()
+    }
+
+    func driveClientHandshake() {
+        guard machine.phase == .clientHandshake, let session = client.tls else { return }
+        switch session.handshake() {
+        case .wantRead, .wantWrite:
+            return
+        case .done:
+            if session.resumed { loop.counters.clientResumptions.wrappingAdd(1, ordering: .relaxed) }
+            feed(.clientHandshakeDone(.init(version: session.version, resumed: session.resumed, atMicros: loop.wallNow)))
+        case .failed(let failure):
+            feed(.clientHandshakeFailed(.init(failure: failure, flightSent: session.flightSent)))
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import Wire
+
+/// An absolute-form request head (RFC 9112 §3.2.2) as a forward proxy passes it on.
+extension HTTPRequestHead {
+    /// The head as the origin server gets it: the target in origin-form, the Proxy-* fields
+    /// (Proxy-Connection, Proxy-Authorization…) dropped, a Host field added from `target` when
+    /// the client sent none (RFC 9112 §3.2: the port only when it is not 80).
+    func originFormBytes(_ originForm: String, target: HostPort?) -> [UInt8] {
+        var text = "\(method) \(originForm) \(version)\r\n"
+        var sawHost = false
+        for field in headers {
+            let name = field.name.lowercased()
+            if name.hasPrefix("proxy-") { continue }
+            if name == "host" { sawHost = true }
+            text += "\(field.name): \(field.value)\r\n"
+        }
+        if !sawHost, let target { text += "Host: \(target.port == 80 ? (target.isIPv6 ? "[\(target.host)]" : target.host) : target.description)\r\n" }
+        text += "\r\n"
+        return Array(text.utf8)
+    }
+
+    /// The head as the client sent it, in equivalent text (to be parsed again later).
+    var equivalentBytes: [UInt8] {
+        var text = "\(method) \(target) \(version)\r\n"
+        for field in headers { text += "\(field.name): \(field.value)\r\n" }
+        text += "\r\n"
+        return Array(text.utf8)
+    }
+}

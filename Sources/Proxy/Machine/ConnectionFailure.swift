@@ -1,0 +1,196 @@
+/// Why a connection, or its flow, failed: what failed, on which leg, with what the lower layer
+/// said (the TLS alert, the errno, OpenSSL's reason). Decisions branch on the case; the one
+/// sentence the user reads (the flow's error field, the 502 body) is rendered from it here and
+/// nowhere else.
+enum ConnectionFailure: Equatable, Sendable {
+    /// A side of the proxied connection.
+    enum Side: Equatable, Sendable {
+        case client, server
+    }
+
+    /// When the client left before the data phase.
+    enum Moment: Equatable, Sendable {
+        case beforeProxyRequest
+        case beforeCompleteRequest
+        case beforeAnything
+        case whileConnecting
+        case inClientHello
+        case duringServerHandshake
+        /// Plain HTTP forwarding: no request reached a server.
+        case beforeFirstRequest
+    }
+
+    /// Why no connection to the server was made.
+    enum Unreachable: Equatable, Sendable {
+        /// The name did not resolve (the resolver's phrase).
+        case resolve(String)
+        /// Every address refused; the last connect's error.
+        case connect(Errno)
+        /// The name resolved to no address.
+        case noAddress
+        /// No answer within the connect timeout (seconds; nil: not said).
+        case noAnswer(seconds: Int?)
+    }
+
+    case clientGone(reset: Bool, Moment)
+    /// The explicit proxy's request could not be parsed (the parser's reason).
+    case proxyRequestUnreadable(String)
+    /// The explicit proxy got a request it does not take.
+    case proxyRequestUnsupported(method: String, target: String)
+    case socksRefused(String)
+    case socksUnreadable(String)
+    /// Reverse mode: the client's first request could not be parsed.
+    case requestUnreadable(String)
+    /// The SOCKS5 handshake did not complete in time (seconds).
+    case proxyRequestTimeout(seconds: Int)
+    /// A request head did not complete within `HeadDeadline`'s limit.
+    case headTimeout(limitMillis: Int)
+    /// `target`: the destination as the user named it (host:port).
+    case unreachable(target: String, Unreachable)
+    case clientHelloMalformed(String)
+    case clientHelloTimeout(seconds: Int)
+    /// The TLS handshake with the server failed (OpenSSL's reason); `clientRefused`: the client
+    /// was answered with an alert.
+    case upstreamHandshake(String, clientRefused: Bool)
+    case upstreamHandshakeTimeout(seconds: Int)
+    /// The server's certificate did not verify (OpenSSL's verify error); `clientRefused`: the
+    /// client was answered with an alert (else with a 502, nothing sent to the server).
+    case upstreamCertificate(verifyError: String, clientRefused: Bool)
+    /// No leaf can be made for the name (LocalCA's message).
+    case leafNameRefused(String)
+    /// Making the leaf failed otherwise (the error as text).
+    case leafNameError(String)
+    /// tv could not mint the leaf (OpenSSL's message).
+    case leafMint(String)
+    /// The client's handshake ended badly (`PinningDetector`'s sentence), nil when it gave none.
+    case clientHandshake(String?)
+    /// A failure that made tv remember the host as pinned.
+    case pinned(reason: String, host: String)
+    case clientHandshakeTimeout(seconds: Int)
+    /// The client offers only versions below tv's minimum: passed through (a note, not a failure).
+    case clientVersionTooOld(offered: TLSProtocolVersion, minimum: TLSProtocolVersion)
+    /// Reading from a side failed (`reset`: a TCP reset; else how).
+    case read(from: Side, reset: Bool, LegFailure)
+    /// Sending to a side failed.
+    case send(to: Side, LegFailure)
+    /// The relay was idle for the idle timeout (seconds).
+    case idle(seconds: Int)
+    case stopped
+    /// OpenSSL could not make a TLS session (its reasons, if any).
+    case tlsSession(String?)
+    case noCA
+    case certificateUse
+    /// A state tv should never reach.
+    case internalError(String)
+    /// Plain HTTP forwarding: a request that is not absolute-form http://.
+    case notAbsoluteHTTP(method: String, target: String)
+    /// A side's chunked body broke RFC 9112 §7.1.
+    case chunkedBodyMalformed(Side)
+    /// The server's response head could not be read (the scanner's sentence).
+    case responseUnreadable(String)
+    /// The server closed before its response was complete.
+    case responseIncomplete
+
+    /// The one sentence for the flow's error field.
+    var sentence: String {
+        switch self {
+        case let .clientGone(reset, moment):
+            let when: String
+            switch moment {
+            case .beforeProxyRequest: when = "before sending a proxy request"
+            case .beforeCompleteRequest: when = "before sending a complete request"
+            case .beforeAnything: when = "before sending anything"
+            case .whileConnecting: when = "while tv was connecting to the server"
+            case .inClientHello: when = "in the middle of its ClientHello"
+            case .duringServerHandshake: when = "during the server's TLS handshake"
+            case .beforeFirstRequest: when = "before its first request"
+            }
+            return "the client \(reset ? "reset" : "closed") the connection \(when)"
+        case .proxyRequestUnreadable(let reason): return "the client's proxy request was not understood: \(reason)"
+        case let .proxyRequestUnsupported(method, target):
+            return "tv takes CONNECT host:port or absolute-form http:// requests, not '\(method) \(target)'"
+        case .socksRefused(let reason): return "the SOCKS5 request was refused: \(reason)"
+        case .socksUnreadable(let reason): return "the client's SOCKS5 handshake was not understood: \(reason)"
+        case .requestUnreadable(let reason): return "the client's request was not understood: \(reason)"
+        case .proxyRequestTimeout(let seconds): return "the client sent no complete proxy request within \(seconds) s"
+        case .headTimeout(let limit): return HeadDeadline.reason(limitMillis: limit)
+        case let .unreachable(target, why):
+            let cause: String
+            switch why {
+            case .resolve(let message): cause = message
+            case .connect(let err): cause = err.phrase
+            case .noAddress: cause = "no address to connect to"
+            case .noAnswer(let seconds): cause = seconds.map { "no answer within \($0) s" } ?? "no answer"
+            }
+            return "tv could not connect to \(target) (\(cause))"
+        case .clientHelloMalformed(let reason): return "the client sent a malformed TLS ClientHello (\(reason))"
+        case .clientHelloTimeout(let seconds): return "the client's ClientHello did not complete within \(seconds) s"
+        case let .upstreamHandshake(reason, refused):
+            return "the TLS handshake with the server failed (\(reason))" + (refused ? "; the client was refused" : "")
+        case .upstreamHandshakeTimeout(let seconds):
+            return "the TLS handshake with the server did not finish within \(seconds) s; the client was refused"
+        case let .upstreamCertificate(error, refused):
+            return "the server's certificate does not verify (\(error)); "
+                + (refused ? "nothing was forged and the client was refused" : "nothing was sent to it")
+        case .leafNameRefused(let message): return "tv cannot make a certificate for this name: \(message)"
+        case .leafNameError(let text): return "tv cannot make a certificate for this name (\(text))"
+        case .leafMint(let text): return "tv could not mint a certificate: \(text)"
+        case .clientHandshake(let reason): return reason ?? "the client's TLS handshake failed"
+        case let .pinned(reason, host): return "\(reason); \(host) will be passed through from now on"
+        case .clientHandshakeTimeout(let seconds): return "the client's TLS handshake did not finish within \(seconds) s"
+        case let .clientVersionTooOld(offered, minimum):
+            return "the client offers only \(offered), below tv's minimum \(minimum); passed through"
+        case let .read(side, reset, failure):
+            return reset ? "the \(side.word) reset the connection" : "reading from the \(side.word) failed: \(failure.phrase)"
+        case let .send(side, failure): return "sending to the \(side.word) failed: \(failure.phrase)"
+        case .idle(let seconds): return "closed after \(seconds) s without traffic"
+        case .stopped: return "tv stopped"
+        case .tlsSession(let reasons): return "tv could not create a TLS session" + (reasons.map { " (\($0))" } ?? "")
+        case .noCA: return "no CA is loaded"
+        case .certificateUse: return "tv could not use its certificate for this connection"
+        case .internalError(let what): return "internal error: \(what)"
+        case let .notAbsoluteHTTP(method, target):
+            return "tv forwards absolute-form http:// requests on this connection, not '\(method) \(target)'"
+        case .chunkedBodyMalformed(let side): return "the \(side.word)'s chunked body is malformed"
+        case .responseUnreadable(let reason): return "the server's response was not understood: \(reason)"
+        case .responseIncomplete: return "the server closed the connection before its response was complete"
+        }
+    }
+}
+
+/// Why reading or writing one leg (socket, TLS session or splice pipe) failed.
+enum LegFailure: Equatable, Sendable {
+    /// A socket call failed with this errno.
+    case system(Errno)
+    /// The TLS layer failed (the peer's alert, the errno, OpenSSL's reason).
+    indirect case tls(TLSFailure)
+    /// The peer closed its TLS session (close_notify) while tv was writing.
+    case tlsClosed
+    /// The splice pipe closed.
+    case pipeClosed
+    /// There was no splice pipe to use.
+    case noPipe
+
+    /// How it failed, inside a sentence.
+    var phrase: String {
+        switch self {
+        case .system(let err): return err.phrase
+        case .tls(let failure): return failure.text
+        case .tlsClosed: return "the peer closed the TLS session"
+        case .pipeClosed: return "the pipe closed"
+        case .noPipe: return "no pipe"
+        }
+    }
+}
+
+extension ConnectionFailure.Side {
+    /// "client" or "server", inside a sentence.
+    var word: String { self == .client ? "client" : "server" }
+}
+
+extension ChunkDirection {
+    /// The side these bytes were read from.
+    var source: ConnectionFailure.Side { self == .clientToServer ? .client : .server }
+    /// The side these bytes are sent to.
+    var sink: ConnectionFailure.Side { self == .clientToServer ? .server : .client }
+}

@@ -1,0 +1,31 @@
+/// What each phase's deadline means when it passes (`.armTimer` then `.timeout`).
+extension ConnectionMachine {
+    mutating func timeout() -> [Command] {
+        let handshakeSeconds = settings.handshakeTimeoutMillis / 1000
+        switch phase {
+        case .frontEnd:
+            if case .explicitHTTP = settings.frontEnd { return headTimedOut() }
+            return fail(.proxyRequestTimeout(seconds: handshakeSeconds), reset: false)
+        case .awaitingHead:
+            return headTimedOut()
+        case .connecting:
+            return upstreamUnreachable(.noAnswer(seconds: settings.connectTimeoutMillis / 1000), socksCode: .ttlExpired)
+        case .awaitingFirstBytes:
+            if !sawClientBytes { return relayRaw(status: .notEncrypted, observeServerHello: false) }
+            return fail(.clientHelloTimeout(seconds: handshakeSeconds), reset: false)
+        case .upstreamHandshake:
+            return refuse(.upstreamHandshakeTimeout(seconds: handshakeSeconds), alert: TLSAlert.handshakeFailure)
+        case .clientHandshake:
+            return fail(.clientHandshakeTimeout(seconds: handshakeSeconds), reset: false)
+        case .start, .relaying, .plainHTTP, .closed:
+            return []
+        }
+    }
+
+    /// The request head did not come whole in time: 408 (nothing was sent to the client yet),
+    /// counted, closed.
+    mutating func headTimedOut() -> [Command] {
+        [.countHeadTimeout, .sendClient(HeadDeadline.requestTimeoutResponse(limitMillis: settings.headTimeoutMillis))]
+            + fail(.headTimeout(limitMillis: settings.headTimeoutMillis), reset: false)
+    }
+}

@@ -1,0 +1,202 @@
+import LocalCA
+import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What goes into `ConnectionMachine` (events) and what comes out (commands), and the facts
+/// and plans they carry.
+extension ConnectionMachine {
+    struct Settings {
+        var frontEnd: FrontEndKind
+        var policy: InterceptionPolicy
+        var upstreamInsecure = false
+        var minimumTLSVersion: TLSProtocolVersion = .tls12
+        var serverFirstWaitMillis = 300
+        var handshakeTimeoutMillis = 10_000
+        var connectTimeoutMillis = 10_000
+        /// The time a request head may take (`HeadDeadline`): the explicit proxy's request and a
+        /// reverse-mode client's first plain head.
+        var headTimeoutMillis = 10_000
+        /// How long a relay may be idle before it is closed (seconds, for the sentence).
+        var idleTimeoutSeconds = 300
+        /// Encrypted pass-through may be spliced (`ProxyConfiguration.spliceEncryptedPassThrough`).
+        var spliceEncryptedPassThrough = true
+        var detector = PinningDetector()
+    }
+
+    enum Phase: Equatable {
+        case start
+        case frontEnd
+        /// Reverse mode: waiting for a complete plain request head (or a ClientHello's first
+        /// byte) before connecting to the server.
+        case awaitingHead
+        case connecting
+        case awaitingFirstBytes
+        case upstreamHandshake
+        case clientHandshake
+        case relaying
+        case plainHTTP
+        case closed
+    }
+
+    /// Facts from a finished upstream handshake.
+    struct UpstreamHandshake: Equatable {
+        var version: TLSProtocolVersion
+        var alpn: [UInt8]?
+        /// nil when the certificate verified; else OpenSSL's verify error text.
+        var verifyError: String?
+        var certificate: ServerCertificateFacts?
+        var certificateSANs: [SubjectAlternativeName]
+        var resumed: Bool
+    }
+
+    /// Facts from a finished client-leg handshake.
+    struct ClientHandshake: Equatable {
+        var version: TLSProtocolVersion
+        var resumed: Bool
+        /// When it finished (wall clock, µs since 1970): the quiet-close window counts from here.
+        var atMicros: Int64 = 0
+    }
+
+    /// How the client leg's handshake failed, as the TLS layer saw it.
+    struct ClientHandshakeFailure: Equatable {
+        var failure: TLSFailure
+        /// Our first flight (with the certificate) went out before it failed.
+        var flightSent: Bool
+
+        /// How the client leg ended, for `PinningDetector`. `clientClosedBeforeFlight`: the
+        /// client had gone before our certificate could reach it.
+        func ending(clientClosedBeforeFlight: Bool) -> PinningDetector.Ending {
+            if let alert = failure.peerAlert { return .alert(alert) }
+            if failure.eof || failure.systemError == ECONNRESET || failure.systemError == EPIPE {
+                return .closedDuringHandshake(certificateSent: flightSent && !clientClosedBeforeFlight)
+            }
+            return .otherError("the client's TLS handshake failed (\(failure.text))")
+        }
+    }
+
+    enum Event {
+        case start
+        /// Every unread byte the client has sent (a peek: the same bytes come again, with more,
+        /// until consumed).
+        case clientBytes(UnsafeRawBufferPointer)
+        /// The client closed or reset before the data phase.
+        case clientGone(reset: Bool)
+        /// The client's FIN is here, after the unread bytes just delivered: no more will come.
+        case clientFinished
+        case resolved([SocketAddress])
+        case resolveFailed(String)
+        case connected(SocketAddress)
+        case connectFailed(Errno)
+        /// The server sent bytes (or closed) before the client spoke.
+        case upstreamSpokeFirst
+        /// The deadline set by `.armTimer` passed.
+        case timeout
+        case upstreamHandshakeDone(UpstreamHandshake)
+        case upstreamHandshakeFailed(TLSFailure)
+        /// The client leg's TLS started; `clientAlreadyClosed`: its FIN or reset was already
+        /// here, so whatever ends the handshake, it never saw our certificate.
+        case clientTLSStarted(clientAlreadyClosed: Bool)
+        case clientHandshakeDone(ClientHandshake)
+        case clientHandshakeFailed(ClientHandshakeFailure)
+        /// The driver could not do what a command asked (no TLS session, no CA…).
+        case failed(ConnectionFailure)
+        /// The leaf for the client leg could not be minted: the client gets an internal_error alert.
+        case leafMintFailed(String)
+        /// The answer to `.suspectPinning`: whether the evidence now tips the balance.
+        case pinningWeighed(host: String, reason: String, tipped: Bool)
+        /// The relay saw no traffic for the idle timeout (at this wall-clock µs).
+        case idle(atMicros: Int64)
+        /// The data phase is over.
+        case relayEnded(RelayEnding)
+        /// tv is stopping (at this wall-clock µs).
+        case shutdown(atMicros: Int64)
+    }
+
+    /// How the data phase ended.
+    struct RelayEnding: Equatable {
+        /// nil: both sides closed in order.
+        var failure: ConnectionFailure?
+        /// A leg was reset: carry it as a reset.
+        var reset = false
+        /// When (wall clock, µs since 1970).
+        var atMicros: Int64
+    }
+
+    struct UpstreamTLSPlan: Equatable {
+        /// The SNI to send: the client's, never an IP (RFC 6066 §3).
+        var serverName: String?
+        /// The client's ALPN list, byte for byte.
+        var alpn: [[UInt8]]
+        /// What the certificate must match: the SNI, else the destination name, else its IP.
+        var verifyHost: String
+        /// The upstream session cache key.
+        var sessionKey: String
+    }
+
+    struct ClientTLSPlan: Equatable {
+        var identity: LeafIdentity
+        /// The protocol to select on the client leg (what the server chose), nil for none.
+        var alpn: [UInt8]?
+    }
+
+    enum RelayPlan: Equatable {
+        /// Bytes as they are. `plaintext`: they are worth recording (not TLS).
+        /// `observeServerHello`: read the ServerHello from the server's bytes for the facts.
+        case raw(plaintext: Bool, observeServerHello: Bool)
+        /// Both TLS legs are up: relay plaintext.
+        case decrypted
+    }
+
+    enum Command: Equatable {
+        case openFlow
+        case updateFlow
+        /// Start (or keep) delivering `.clientBytes` peeks.
+        case peekClient
+        /// Drop this many bytes from the front of the client's unread bytes.
+        case consumeClient(Int)
+        case sendClient([UInt8])
+        case resolve(host: String, port: UInt16)
+        case connect(SocketAddress)
+        /// Deliver `.timeout` after this many ms (replaces the previous deadline); 0 = cancel.
+        case armTimer(millis: Int)
+        /// Deliver `.upstreamSpokeFirst` if the server sends first.
+        case watchUpstreamFirstBytes
+        case startUpstreamTLS(UpstreamTLSPlan)
+        case startClientTLS(ClientTLSPlan)
+        case relay(RelayPlan)
+        /// Hand the connection on to a `PlainHTTPMachine` (absolute-form requests), run by the
+        /// same driver; the head is still unread.
+        case startPlainHTTP
+        case rememberPinned(host: String, reason: String)
+        /// A close that may be pinning: weigh it (`PinningEvidence`) and answer
+        /// `.pinningWeighed`.
+        case suspectPinning(host: String, reason: String)
+        /// The client sent data over our leaf: it accepts our certificate for this host
+        /// (`PinningEvidence.success`).
+        case clientAccepted(host: String)
+        /// Drain what the client sent, answer with this fatal TLS alert, close.
+        case refuseClientTLS(alert: UInt8)
+        /// The client's request head was not complete in time (`HeadDeadline`): count it.
+        case countHeadTimeout
+        case close(reset: Bool)
+
+        /// Commands that still make sense once the connection is closed.
+        var isBookkeeping: Bool {
+            switch self {
+            case .rememberPinned, .suspectPinning: return true
+            default: return false
+            }
+        }
+    }
+
+    /// A short HTTP error response from the proxy itself.
+    /// A whole `Connection: close` response with a one-line plain-text body naming tv as the
+    /// speaker once: "tv: " goes before `message` unless it already starts with "tv ".
+    static func errorResponse(_ code: Int, _ text: String, _ message: String) -> [UInt8] {
+        let body = (message.hasPrefix("tv ") ? message : "tv: " + message) + "\n"
+        let head = "HTTP/1.1 \(code) \(text)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+        return Array((head + body).utf8)
+    }
+}

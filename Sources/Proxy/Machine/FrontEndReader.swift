@@ -1,0 +1,152 @@
+import Wire
+
+/// The parsers of a connection's first bytes (the explicit proxy's request, a SOCKS5
+/// handshake, a reverse-mode client's first head, the ClientHello), fed the client's unread
+/// bytes as peeks. Pure: it says what the bytes are; `ConnectionMachine` decides what follows.
+struct FrontEndReader {
+    private var httpParser = HTTPRequestHeadParser()
+    private var socksParser = SOCKS5HandshakeParser()
+    private var helloParser = ClientHelloParser()
+    /// How many of the client's unread bytes the current parser has already seen.
+    private(set) var fed = 0
+
+    /// What a proxy request (HTTP or SOCKS5) came to.
+    enum ProxyRequest: Equatable {
+        case needMore
+        /// Drop `consume` bytes, answer `reply`, read on (the SOCKS5 greeting).
+        case reply(consume: Int, [UInt8])
+        /// Drop `consume` bytes and connect.
+        case connect(consume: Int, OriginalDestination)
+        /// An absolute-form http:// request: the plain-HTTP forwarder takes it, head unread.
+        case plainHTTP
+        /// Answer (if anything) and close.
+        case refuse(ConnectionFailure, answer: [UInt8]?)
+    }
+
+    /// What a reverse-mode client's first bytes came to.
+    enum ReverseHead: Equatable {
+        case needMore
+        /// Enough to connect (a ClientHello's first byte, a whole head or preface).
+        case connect
+        case refuse(ConnectionFailure, answer: [UInt8])
+    }
+
+    /// Releases what the parsers buffered (they are done).
+    mutating func reset() {
+        helloParser = ClientHelloParser()
+        httpParser = HTTPRequestHeadParser()
+        socksParser = SOCKS5HandshakeParser()
+    }
+
+    /// Starts over at the next peek's first byte (after a connect).
+    mutating func restart() { fed = 0 }
+
+    private mutating func newBytes(_ all: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        let start = min(fed, all.count)
+        fed = all.count
+        return UnsafeRawBufferPointer(rebasing: all[start...])
+    }
+
+    mutating func proxyRequest(_ all: UnsafeRawBufferPointer, frontEnd: FrontEndKind) -> ProxyRequest {
+        let fresh = newBytes(all)
+        switch frontEnd {
+        case .explicitHTTP:
+            switch httpParser.feed(fresh) {
+            case .needMoreData:
+                return .needMore
+            case .malformed(let reason):
+                return .refuse(.proxyRequestUnreadable(reason), answer: ConnectionMachine.errorResponse(
+                    400, "Bad Request", "tv is an HTTP proxy and could not read this request: \(reason)"))
+            case .head(let head):
+                switch head.requestTarget {
+                case .authority(let hostPort) where head.isConnect:
+                    fed -= head.byteCount
+                    return .connect(consume: head.byteCount, OriginalDestination(host: hostPort.host, port: hostPort.port, origin: .connect))
+                case .absolute(let scheme, _, _) where scheme == "http" && !head.isConnect:
+                    return .plainHTTP
+                default:
+                    let failure = ConnectionFailure.proxyRequestUnsupported(method: head.method, target: head.target)
+                    return .refuse(failure, answer: ConnectionMachine.errorResponse(400, "Bad Request", failure.sentence))
+                }
+            }
+        case .socks5:
+            switch socksParser.feed(fresh) {
+            case .needMoreData:
+                return .needMore
+            case let .greeting(greeting, reply):
+                let length = 2 + greeting.methods.count
+                fed -= length
+                return .reply(consume: length, reply)
+            case .request(let request):
+                let length = fed - socksParser.unconsumedBytes.count
+                fed -= length
+                let host: String
+                switch request.destination {
+                case .domain(let name): host = name
+                default: host = request.destination.description
+                }
+                return .connect(consume: length, OriginalDestination(host: host, port: request.port, origin: .socks))
+            case let .refused(reason, reply):
+                return .refuse(.socksRefused(reason), answer: reply)
+            case .malformed(let reason):
+                return .refuse(.socksUnreadable(reason), answer: nil)
+            }
+        case .fixed:
+            return .needMore
+        }
+    }
+
+    /// Reverse mode before connecting: a TLS client connects at its first byte (its ClientHello
+    /// is read, under the handshake deadline, once connected); a plain one once its first
+    /// request head is whole. The bytes stay unread for the phases after the connect.
+    mutating func reverseHead(_ all: UnsafeRawBufferPointer) -> ReverseHead {
+        guard let first = all.first else { return .needMore }
+        if first == 0x16 && fed == 0 { return .connect }
+        // HTTP/2 with prior knowledge (RFC 9113 §3.3): the whole connection preface is its head.
+        let preface = Self.http2Preface
+        if all.count <= preface.count ? all.elementsEqual(preface.prefix(all.count)) : all.prefix(preface.count).elementsEqual(preface) {
+            return all.count >= preface.count ? .connect : .needMore
+        }
+        switch httpParser.feed(newBytes(all)) {
+        case .needMoreData:
+            return .needMore
+        case .malformed(let reason):
+            // A whole head tv would not accept itself (no Host, say) is the server's to judge,
+            // as before: tv's reverse mode relays requests, it does not police them. Bytes that
+            // cannot begin a head, or a head too long to end, are refused.
+            if Self.containsHeadEnd(all) {
+                httpParser = HTTPRequestHeadParser()
+                return .connect
+            }
+            return .refuse(.requestUnreadable(reason),
+                           answer: ConnectionMachine.errorResponse(400, "Bad Request", "tv could not read this request: \(reason)"))
+        case .head:
+            httpParser = HTTPRequestHeadParser()
+            return .connect
+        }
+    }
+
+    /// The ClientHello parser's answer for the bytes not yet fed.
+    mutating func clientHello(_ all: UnsafeRawBufferPointer) -> ClientHelloParser.Result {
+        helloParser.feed(newBytes(all))
+    }
+
+    /// Whether `bytes` hold the empty line that ends a head (CRLF CRLF, or bare LF LF as RFC 9112
+    /// §2.2 lets a recipient accept).
+    static func containsHeadEnd(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // Whether a line feed ended a line; carriage returns do not count as content.
+        var afterLineFeed = false
+        for byte in bytes {
+            if byte == 0x0A {
+                if afterLineFeed { return true }
+                afterLineFeed = true
+            } else if byte != 0x0D {
+                afterLineFeed = false
+            }
+        }
+        return false
+    }
+
+    /// `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`.
+    static let http2Preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+}

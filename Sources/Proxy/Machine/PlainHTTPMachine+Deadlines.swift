@@ -1,0 +1,32 @@
+/// The plain-HTTP machine's deadlines: connect, request head (`HeadDeadline`), idle.
+extension PlainHTTPMachine {
+    mutating func timer() {
+        if connecting && connectDeadline != 0 && now.nanos >= connectDeadline {
+            keepNumericTarget()
+            return fail(.unreachable(target: targetName, .noAnswer(seconds: nil)), status: 504)
+        }
+        if headDeadline.passed(at: now.nanos) { return headTimedOut() }
+        if now.nanos >= lastActivity &+ settings.idleNanos {
+            return finish(reset: false, failure: .idle(seconds: settings.idleTimeoutSeconds))
+        }
+        rearm()
+    }
+
+    /// The earliest of the idle, connect and head deadlines.
+    mutating func rearm() {
+        var next = lastActivity &+ settings.idleNanos
+        if connecting && connectDeadline != 0 && connectDeadline < next { next = connectDeadline }
+        if let head = headDeadline.deadline, head < next { next = head }
+        emit(.armTimer(at: next))
+    }
+
+    /// A request head was not whole in time: 408 unless a response is under way, counted, closed.
+    mutating func headTimedOut() {
+        emit(.countHeadTimeout)
+        let limit = settings.headTimeoutMillis
+        if HeadDeadline.ending(responseUnderWay: !outstanding.isEmpty || responseBody != nil) == .requestTimeout {
+            emit(.answerClient(HeadDeadline.requestTimeoutResponse(limitMillis: limit), linger: true))
+        }
+        finish(reset: false, failure: .headTimeout(limitMillis: limit))
+    }
+}

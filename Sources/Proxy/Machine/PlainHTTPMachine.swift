@@ -1,0 +1,444 @@
+import Wire
+
+/// Absolute-form plain HTTP through the explicit proxy (RFC 9112 §3.2.2), as a sans-I/O machine:
+/// the connection machine hands the client over (`.startPlainHTTP`, mitmproxy's NextLayer) and
+/// the same driver (`ProxyConnection+PlainHTTP.swift`) feeds this one events and performs its
+/// commands. Each request line is rewritten to origin-form, Proxy-* hop headers are dropped, the
+/// rest (body included, chunked or not) is relayed as is. Keep-alive on both sides; a request
+/// for another host:port waits until the previous responses are complete, then goes over a new
+/// upstream connection (a new flow). Responses are relayed unchanged; their framing is only read
+/// to know when each ends. Every request head must be whole within the head timeout of its
+/// first byte (`HeadDeadline`), however slowly its bytes trickle in.
+///
+/// Commands go into the caller's reusable array (`handle(_:at:into:)`), and bytes of the event's
+/// own chunk are named by range, so a chunk costs no allocation. Vocabulary:
+/// `PlainHTTPVocabulary.swift`.
+struct PlainHTTPMachine {
+    let settings: Settings
+    private let newFlowID: () -> UInt64
+    private(set) var closed = false
+
+    private enum ClientState {
+        case head
+        case body(HTTPBodyScanner)
+        /// After a 101 response: bytes flow raw both ways.
+        case tunnel
+    }
+    private var clientState: ClientState = .head
+    private var headParser = HTTPRequestHeadParser()
+    private var headFed = 0
+    private(set) var headDeadline: HeadDeadline
+    /// Client bytes held back (a request for another host while responses are outstanding).
+    private var held: [UInt8] = []
+    /// Reading the client waits (a request is held).
+    private(set) var paused = false
+
+    /// The current flow (nil between upstream connections) and the accept-time one, reused for
+    /// the first upstream's flow.
+    private(set) var facts: FlowFacts?
+    private var firstFacts: FlowFacts?
+    private var client: Endpoint
+
+    private var upstreamTarget: HostPort?
+    private var hasUpstream = false
+    private(set) var connecting = false
+    private(set) var connectDeadline: UInt64 = 0
+    private var connectAddress: SocketAddress?
+    private var addresses: [SocketAddress] = []
+    private var nextAddress = 0
+    private var lastConnectError: Errno?
+    /// Counts upstream legs: a resolve answer for an older one is stale.
+    private var attempt = 0
+
+    /// Request methods whose responses are still expected, oldest first.
+    private(set) var outstanding: [String] = []
+    private var responseHead = HTTPResponseHeadScanner()
+    private(set) var responseBody: HTTPBodyScanner?
+    private var closeAfterResponse = false
+    private var upgraded = false
+    private(set) var lastActivity: UInt64 = 0
+    /// Set by a server chunk after which this pass reads no more from the server.
+    private(set) var serverReadsPaused = false
+
+    /// The caller's command array while an event is handled (swapped in and out: no copy).
+    private var emitted: [Command] = []
+    private(set) var now = Instant(nanos: 0, micros: 0)
+
+    init(settings: Settings, facts: FlowFacts, newFlowID: @escaping () -> UInt64) {
+        self.settings = settings
+        self.newFlowID = newFlowID
+        firstFacts = facts
+        client = facts.client
+        headDeadline = HeadDeadline(limitMillis: settings.headTimeoutMillis)
+    }
+
+    /// Whether the client's bytes are wanted now.
+    var readsClient: Bool { !closed && !paused }
+
+    /// Handles `event` at `now`, appending its commands to `commands` (which the caller empties).
+    mutating func handle(_ event: Event, at now: Instant, into commands: inout [Command]) {
+        self.now = now
+        swap(&emitted, &commands)
+        handle(event)
+        swap(&emitted, &commands)
+    }
+
+    mutating func emit(_ command: Command) { emitted.append(command) }
+
+    private mutating func handle(_ event: Event) {
+        guard !closed else { return }
+        switch event {
+        case .start:
+            lastActivity = now.nanos
+            rearm()
+        case .clientBytes(let chunk):
+            lastActivity = now.nanos
+            process(chunk, owned: false)
+        case .clientEnded:
+            if upgraded || !outstanding.isEmpty { emit(.shutdownServerWrite) }
+        case let .clientFailed(reset, text):
+            finish(reset: reset, failure: .read(from: .client, reset: reset, text))
+        case .serverBytes(let chunk):
+            serverBytes(chunk)
+        case .serverEnded:
+            serverEnded()
+        case let .serverFailed(reset, text):
+            finish(reset: reset, failure: .read(from: .server, reset: reset, text))
+        case let .sendFailed(side, text):
+            finish(reset: true, failure: .send(to: side, text))
+        case let .resolved(list, id):
+            guard id == attempt, hasUpstream else { return }
+            addresses = list
+            nextAddress = 0
+            connectNext()
+        case let .resolveFailed(message, id):
+            guard id == attempt, hasUpstream, let target = upstreamTarget else { return }
+            fail(.unreachable(target: "\(target)", .resolve(message)), status: 502)
+        case .connected:
+            guard connecting else { return }
+            connecting = false
+            connectDeadline = 0
+            facts?.server = connectAddress?.endpoint
+            if let facts { emit(.updateFlow(facts)) }
+            emit(.serverReady)
+        case .connectFailed(let err):
+            guard connecting else { return }
+            lastConnectError = err
+            connectNext()
+        case .timer:
+            timer()
+        case let .passDone(clientReadClosed, clientUnsent):
+            if clientReadClosed && outstanding.isEmpty && !clientUnsent && !connecting { finish(reset: false, failure: nil) }
+        case .clientSent:
+            finish(reset: false, failure: nil)
+        case .shutdown:
+            finish(reset: true, failure: .stopped)
+        }
+    }
+
+    // MARK: client → server
+
+    /// Handles bytes from the client in order: heads are rewritten, bodies passed on. `owned`:
+    /// the bytes are the machine's own (held ones), so they are sent as copies, not ranges.
+    private mutating func process(_ bytes: UnsafeRawBufferPointer, owned: Bool) {
+        var offset = 0
+        while offset < bytes.count && !closed {
+            if paused {
+                held.append(contentsOf: bytes[offset...])
+                return
+            }
+            switch clientState {
+            case .tunnel:
+                sendUpstream(bytes, offset..<bytes.count, owned: owned)
+                return
+            case .body(var scanner):
+                let n = scanner.consume(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+                if scanner.malformed { return fail(.chunkedBodyMalformed(.client), status: 400) }
+                sendUpstream(bytes, offset..<(offset + n), owned: owned)
+                offset += n
+                clientState = scanner.isDone ? .head : .body(scanner)
+            case .head:
+                let before = headFed
+                let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+                headFed += rest.count
+                if headDeadline.deadline == nil {
+                    headDeadline.headBegan(at: now.nanos)
+                    rearm()
+                }
+                switch headParser.feed(rest) {
+                case .needMoreData:
+                    return
+                case .malformed(let reason):
+                    return fail(.requestUnreadable(reason), status: 400)
+                case .head(let head):
+                    let used = head.byteCount - before
+                    headParser = HTTPRequestHeadParser()
+                    headFed = 0
+                    headDeadline.headCompleted()
+                    if !startRequest(head, rawHeadTail: UnsafeRawBufferPointer(rebasing: bytes[offset...]), used: used) {
+                        return
+                    }
+                    offset += used
+                }
+            }
+        }
+    }
+
+    /// Returns false when the request was held back (or refused).
+    private mutating func startRequest(_ head: HTTPRequestHead, rawHeadTail: UnsafeRawBufferPointer, used: Int) -> Bool {
+        guard case let .absolute(scheme, destination, originForm) = head.requestTarget, scheme == "http", !head.isConnect else {
+            fail(.notAbsoluteHTTP(method: head.method, target: head.target), status: 400)
+            return false
+        }
+        if upstreamTarget != destination || !hasUpstream {
+            if !outstanding.isEmpty {
+                // Wait for the previous responses; keep this request (re-parsed later from its
+                // equivalent text) and what follows.
+                paused = true
+                held = head.equivalentBytes + Array(rawHeadTail[used...])
+                return false
+            }
+            openUpstream(destination)
+        }
+        forward(head, originForm: originForm)
+        return true
+    }
+
+    private mutating func forward(_ head: HTTPRequestHead, originForm: String) {
+        let bytes = head.originFormBytes(originForm, target: upstreamTarget)
+        // The head as the server gets it (origin-form) is what was said on this flow: recorded
+        // like the body bytes that follow it.
+        emit(.sendServer(bytes, record: recording))
+        outstanding.append(head.method)
+        if !head.keepsAlive { closeAfterResponse = true }
+        switch head.bodyFraming {
+        case .none, .untilClose: clientState = .head   // a request is never .untilClose
+        case .contentLength(let n): clientState = n == 0 ? .head : .body(HTTPBodyScanner(.contentLength(n)))
+        case .chunked: clientState = .body(HTTPBodyScanner(.chunked))
+        }
+        facts?.bytesFromClient &+= UInt64(bytes.count)
+    }
+
+    private mutating func sendUpstream(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, owned: Bool) {
+        guard !range.isEmpty, hasUpstream else { return }
+        facts?.bytesFromClient &+= UInt64(range.count)
+        emit(owned ? .sendServer(Array(bytes[range]), record: recording) : .forwardToServer(range, record: recording))
+    }
+
+    /// Where this flow's bytes are recorded (nil: not recorded).
+    private var recording: Recording? {
+        guard settings.recording, let flow = facts else { return nil }
+        return Recording(flow: flow.id, offsetMicros: now.micros - flow.startMicros)
+    }
+
+    // MARK: server → client
+
+    private mutating func serverBytes(_ chunk: UnsafeRawBufferPointer) {
+        lastActivity = now.nanos
+        serverReadsPaused = false
+        facts?.bytesFromServer &+= UInt64(chunk.count)
+        facts?.lastActivityMicros = now.micros
+        emit(.tallyFromServer(chunk.count, record: recording))
+        observeResponse(chunk)
+        guard !closed else { return }
+        emit(.writeClient(0..<chunk.count))
+        serverReadsPaused = responsesDone()
+    }
+
+    private mutating func observeResponse(_ chunk: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < chunk.count && !upgraded {
+            if var body = responseBody {
+                offset += body.consume(UnsafeRawBufferPointer(rebasing: chunk[offset...]))
+                if body.malformed { return finish(reset: true, failure: .chunkedBodyMalformed(.server)) }
+                if body.isDone { responseBody = nil; responseComplete() } else { responseBody = body }
+                continue
+            }
+            guard let method = outstanding.first else {
+                // Bytes nobody asked for: pass them on and stop reading framing.
+                return
+            }
+            switch responseHead.feed(UnsafeRawBufferPointer(rebasing: chunk[offset...]), requestMethod: method) {
+            case .needMore:
+                return
+            case .malformed(let reason):
+                return finish(reset: true, failure: .responseUnreadable(reason))
+            case let .head(head, consumed):
+                offset += consumed
+                if head.status == 101 {
+                    upgraded = true
+                    clientState = .tunnel
+                    outstanding.removeAll()
+                    if !held.isEmpty {
+                        let bytes = held
+                        held = []
+                        paused = false
+                        bytes.withUnsafeBytes { sendUpstream($0, 0..<bytes.count, owned: true) }
+                    }
+                    return
+                }
+                if (100..<200).contains(head.status) { continue }   // informational: the final response follows
+                if head.closes { closeAfterResponse = true }
+                if head.framing == .none { responseComplete() } else { responseBody = HTTPBodyScanner(head.framing) }
+            }
+        }
+    }
+
+    private mutating func responseComplete() {
+        if !outstanding.isEmpty { outstanding.removeFirst() }
+    }
+
+    /// After each chunk: when every response is in and the client asked to close, or a request
+    /// is held for another host, act now. True: read no more from the server in this pass.
+    private mutating func responsesDone() -> Bool {
+        guard outstanding.isEmpty, responseBody == nil, !upgraded else { return false }
+        if closeAfterResponse {
+            emit(.shutdownClientWrite(finishWhenSent: true))
+            return true
+        }
+        if paused {
+            resumeHeld()
+            return true
+        }
+        return false
+    }
+
+    private mutating func resumeHeld() {
+        paused = false
+        let bytes = held
+        held = []
+        closeUpstream()
+        bytes.withUnsafeBytes { process($0, owned: true) }
+        emit(.runAgain)
+    }
+
+    private mutating func serverEnded() {
+        if let body = responseBody, body.framing == .untilClose {
+            responseBody = nil
+            responseComplete()
+            closeAfterResponse = true
+        }
+        if upgraded || closeAfterResponse || !outstanding.isEmpty {
+            // The server ended the exchange; the client learns it from our FIN.
+            if !outstanding.isEmpty && !upgraded { endFlow(failure: .responseIncomplete) }
+            emit(.shutdownClientWrite(finishWhenSent: false))
+            return finish(reset: false, failure: nil)
+        }
+        // Idle keep-alive connection closed by the server: the next request reconnects.
+        closeUpstream()
+        if paused { resumeHeld() }
+    }
+
+    // MARK: upstream connections
+
+    var targetName: String { upstreamTarget.map { "\($0)" } ?? "the server" }
+
+    private mutating func openUpstream(_ target: HostPort) {
+        closeUpstream()
+        upstreamTarget = target
+        var flow: FlowFacts
+        if let first = firstFacts {
+            flow = first
+            firstFacts = nil
+        } else {
+            flow = FlowFacts(id: newFlowID(), startMicros: now.micros, client: client)
+            emit(.openFlow(flow))
+        }
+        let name = OriginalDestination(host: target.host, port: target.port, origin: .connect)
+        flow.host = name.hostName
+        flow.hostOrigin = name.hostName == nil ? .none : .connect
+        flow.port = target.port
+        flow.status = .notEncrypted
+        facts = flow
+        emit(.updateFlow(flow))
+        // Requests go into the new leg's queue at once; it is flushed once connected.
+        attempt += 1
+        hasUpstream = true
+        connecting = true
+        emit(.newServerLeg)
+        connectDeadline = now.nanos + settings.connectTimeoutNanos
+        rearm()
+        if let address = name.numericAddress {
+            addresses = [address]
+            nextAddress = 0
+            connectNext()
+        } else {
+            emit(.resolve(host: target.host, port: target.port, attempt: attempt))
+        }
+    }
+
+    private mutating func connectNext() {
+        guard hasUpstream else { return }
+        guard nextAddress < addresses.count else {
+            keepNumericTarget()
+            return fail(.unreachable(target: targetName, lastConnectError.map { .connect($0) } ?? .noAddress), status: 502)
+        }
+        connectAddress = addresses[nextAddress]
+        nextAddress += 1
+        emit(.connect(addresses[nextAddress - 1]))
+    }
+
+    /// A target given as an address is where the flow went even when no connection was made:
+    /// keep it as the flow's server, so the flow is named by it (`FlowFacts.server`).
+    mutating func keepNumericTarget() {
+        guard facts?.server == nil, let target = upstreamTarget,
+              let address = OriginalDestination(host: target.host, port: target.port, origin: .connect).numericAddress else { return }
+        facts?.server = address.endpoint
+    }
+
+    private mutating func closeUpstream() {
+        guard hasUpstream else { return }
+        emit(.closeServer(reset: false))
+        hasUpstream = false
+        upstreamTarget = nil
+        connecting = false
+        endFlow(failure: nil)
+    }
+
+    private mutating func endFlow(failure: ConnectionFailure?) {
+        guard var flow = facts else { return }
+        facts = nil
+        if let failure { flow.error = failure.sentence }
+        flow.durationMicros = now.micros - flow.startMicros
+        emit(.closeFlow(flow, recorded: settings.recording))
+    }
+
+    // MARK: ending
+
+    /// Answers the client with an error (when no response is under way) and closes.
+    mutating func fail(_ failure: ConnectionFailure, status: Int) {
+        let reason = failure.sentence
+        if outstanding.count <= 1 && responseBody == nil {
+            let text = status == 400 ? "Bad Request" : status == 504 ? "Gateway Timeout" : "Bad Gateway"
+            emit(.answerClient(ConnectionMachine.errorResponse(status, text, reason), linger: false))
+        }
+        if facts != nil {
+            facts?.status = .failed(reason: reason)
+        } else if var flow = firstFacts {
+            flow.status = .failed(reason: reason)
+            facts = flow
+            firstFacts = nil
+        }
+        finish(reset: false, failure: failure)
+    }
+
+    mutating func finish(reset: Bool, failure: ConnectionFailure?) {
+        guard !closed else { return }
+        closed = true
+        if hasUpstream {
+            emit(.closeServer(reset: reset))
+            hasUpstream = false
+        }
+        endFlow(failure: failure)
+        if var flow = firstFacts {
+            // No request ever reached a server.
+            let error = failure?.sentence
+            flow.status = .failed(reason: error ?? ConnectionFailure.clientGone(reset: false, .beforeFirstRequest).sentence)
+            flow.error = error
+            flow.durationMicros = now.micros - flow.startMicros
+            emit(.closeFlow(flow, recorded: false))
+            firstFacts = nil
+        }
+        emit(.close(reset: reset))
+    }
+}

@@ -1,0 +1,100 @@
+/// What goes into `PlainHTTPMachine` (events) and what comes out (commands).
+extension PlainHTTPMachine {
+    struct Settings: Equatable {
+        /// The time a request head may take from its first byte (`HeadDeadline`).
+        var headTimeoutMillis = 10_000
+        var connectTimeoutNanos: UInt64 = 10_000_000_000
+        /// The relay closes after this long without traffic (ns), said in seconds.
+        var idleNanos: UInt64 = 300_000_000_000
+        var idleTimeoutSeconds = 300
+        /// A recorder is configured: flows' bytes are offered to it.
+        var recording = false
+    }
+
+    /// A moment: monotonic ns (deadlines) and wall-clock µs since 1970 (flow times).
+    struct Instant: Equatable {
+        var nanos: UInt64
+        var micros: Int64
+    }
+
+    /// Where bytes are recorded: the flow and the offset from its start (µs).
+    struct Recording: Equatable {
+        var flow: UInt64
+        var offsetMicros: Int64
+    }
+
+    enum Event {
+        case start
+        /// Bytes read (consumed) from the client.
+        case clientBytes(UnsafeRawBufferPointer)
+        /// The client finished sending (EOF).
+        case clientEnded
+        case clientFailed(reset: Bool, LegFailure)
+        /// Bytes read from the server.
+        case serverBytes(UnsafeRawBufferPointer)
+        case serverEnded
+        case serverFailed(reset: Bool, LegFailure)
+        /// Writing to a side failed.
+        case sendFailed(to: ConnectionFailure.Side, LegFailure)
+        /// The answer to `.resolve` for upstream `attempt` (older attempts are ignored).
+        case resolved([SocketAddress], attempt: Int)
+        case resolveFailed(String, attempt: Int)
+        /// The last `.connect` succeeded.
+        case connected
+        case connectFailed(Errno)
+        /// The deadline of `.armTimer` passed.
+        case timer
+        /// The driver finished a pass over both legs.
+        case passDone(clientReadClosed: Bool, clientUnsent: Bool)
+        /// After `.shutdownClientWrite(finishWhenSent: true)`: everything reached the client.
+        case clientSent
+        /// tv is stopping.
+        case shutdown
+    }
+
+    enum Command: Equatable {
+        /// A new flow (a request for another host:port after the first).
+        case openFlow(FlowFacts)
+        case updateFlow(FlowFacts)
+        /// The flow is over: count it, report it, end its recording if `recorded`.
+        case closeFlow(FlowFacts, recorded: Bool)
+        /// A new server leg, not yet connected: what is sent to it waits in its queue.
+        case newServerLeg
+        case resolve(host: String, port: UInt16, attempt: Int)
+        /// Connect the server leg (closing a previous attempt's socket); answer `.connected` or
+        /// `.connectFailed`.
+        case connect(SocketAddress)
+        /// The server leg is connected: drive it.
+        case serverReady
+        case closeServer(reset: Bool)
+        /// Send these bytes to the server (count them as the client's; record them).
+        case sendServer([UInt8], record: Recording?)
+        /// Send this range of the event's chunk to the server (count, record).
+        case forwardToServer(Range<Int>, record: Recording?)
+        /// Count (and record) this many bytes of the event's chunk as the server's.
+        case tallyFromServer(Int, record: Recording?)
+        /// Write this range of the event's chunk to the client.
+        case writeClient(Range<Int>)
+        /// Answer the client with tv's own response, unless bytes for it are still waiting (they
+        /// would interleave); `linger`: let it arrive (shut down writing, drain) before the close.
+        case answerClient([UInt8], linger: Bool)
+        case shutdownServerWrite
+        /// Half-close toward the client; `finishWhenSent`: answer `.clientSent` once nothing is
+        /// left to send.
+        case shutdownClientWrite(finishWhenSent: Bool)
+        /// Deliver `.timer` at this monotonic time (ns); an earlier one wins.
+        case armTimer(at: UInt64)
+        case countHeadTimeout
+        /// Run another pass over both legs soon.
+        case runAgain
+        case close(reset: Bool)
+
+        /// Commands that must run even after an I/O failure cut the batch short.
+        var isBookkeeping: Bool {
+            switch self {
+            case .openFlow, .updateFlow, .closeFlow, .closeServer, .close: return true
+            default: return false
+            }
+        }
+    }
+}

@@ -1,0 +1,268 @@
+@testable import Proxy
+import Testing
+import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The plain-HTTP machine, playbook style: events in, the exact commands out.
+@Suite("PlainHTTPMachine")
+struct PlainHTTPMachineTests {
+    typealias Machine = PlainHTTPMachine
+    typealias Command = PlainHTTPMachine.Command
+
+    static let first = FlowFacts(id: 7, startMicros: 1_000, client: Endpoint(address: "127.0.0.1", port: 50000))
+    static let server = SocketAddress(numericHost: "127.0.0.1", port: 8080)!
+    static let second = SocketAddress(numericHost: "127.0.0.1", port: 8081)!
+
+    /// A machine after `.start` at 1 s; flows after the first get ids 100, 101…
+    static func started() -> Machine {
+        final class IDs { var next: UInt64 = 100 }
+        let ids = IDs()
+        var m = Machine(settings: .init(), facts: first, newFlowID: { defer { ids.next += 1 }; return ids.next })
+        #expect(run(&m, .start, at: 1) == [.armTimer(at: 301_000_000_000)])
+        return m
+    }
+
+    /// The commands for `event` at `seconds` (wall clock: µs = seconds × 1000 + 1000).
+    static func run(_ m: inout Machine, _ event: Machine.Event, at seconds: UInt64) -> [Command] {
+        var out: [Command] = []
+        m.handle(event, at: .init(nanos: seconds * 1_000_000_000, micros: Int64(seconds) * 1_000 + 1_000), into: &out)
+        return out
+    }
+
+    static func client(_ m: inout Machine, _ text: String, at seconds: UInt64) -> [Command] {
+        Array(text.utf8).withUnsafeBytes { run(&m, .clientBytes($0), at: seconds) }
+    }
+
+    static func server(_ m: inout Machine, _ text: String, at seconds: UInt64) -> [Command] {
+        Array(text.utf8).withUnsafeBytes { run(&m, .serverBytes($0), at: seconds) }
+    }
+
+    static func flow(_ base: FlowFacts = first, port: UInt16 = 8080, server: Endpoint? = nil) -> FlowFacts {
+        var flow = base
+        flow.host = nil
+        flow.hostOrigin = .none
+        flow.port = port
+        flow.status = .notEncrypted
+        flow.server = server
+        return flow
+    }
+
+    static let get = "GET http://127.0.0.1:8080/a HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nProxy-Connection: keep-alive\r\n\r\n"
+    static let forwarded = Array("GET /a HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n".utf8)
+
+    /// Drives a first GET to "connected".
+    static func requested(_ m: inout Machine) {
+        _ = client(&m, get, at: 2)
+        _ = run(&m, .connected, at: 2)
+    }
+
+    @Test("a request: the head starts its deadline, the flow is aimed, the leg opened, the head sent in origin-form without Proxy-*")
+    func request() {
+        var m = Self.started()
+        #expect(Self.client(&m, Self.get, at: 2) == [
+            .armTimer(at: 12_000_000_000), .updateFlow(Self.flow()), .newServerLeg, .armTimer(at: 12_000_000_000),
+            .connect(Self.server), .sendServer(Self.forwarded, record: nil),
+        ])
+        let connected = Self.flow(server: Endpoint(address: "127.0.0.1", port: 8080))
+        var sent = connected
+        sent.bytesFromClient = UInt64(Self.forwarded.count)
+        #expect(Self.run(&m, .connected, at: 2) == [.updateFlow(sent), .serverReady])
+        let response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
+        #expect(Self.server(&m, response, at: 3) == [.tallyFromServer(response.utf8.count, record: nil), .writeClient(0..<response.utf8.count)])
+        #expect(m.facts?.bytesFromServer == UInt64(response.utf8.count))
+        #expect(!m.serverReadsPaused)
+    }
+
+    @Test("recording: the head and the response are recorded on the flow at their offsets")
+    func recorded() {
+        var m = Machine(settings: .init(recording: true), facts: Self.first, newFlowID: { 100 })
+        _ = Self.run(&m, .start, at: 1)
+        let out = Self.client(&m, Self.get, at: 2)
+        #expect(out.last == .sendServer(Self.forwarded, record: .init(flow: 7, offsetMicros: 2_000)))
+        _ = Self.run(&m, .connected, at: 2)
+        #expect(Self.server(&m, "HTTP/1.1 204 No Content\r\n\r\n", at: 3).first == .tallyFromServer(27, record: .init(flow: 7, offsetMicros: 3_000)))
+    }
+
+    @Test("a body is passed on by range as it comes; the next head starts its own deadline")
+    func body() {
+        var m = Self.started()
+        _ = Self.client(&m, "POST http://127.0.0.1:8080/p HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 5\r\n\r\n", at: 2)
+        _ = Self.run(&m, .connected, at: 2)
+        #expect(Self.client(&m, "abc", at: 3) == [.forwardToServer(0..<3, record: nil)])
+        #expect(Self.client(&m, "de", at: 4) == [.forwardToServer(0..<2, record: nil)])
+        #expect(Self.client(&m, "G", at: 5) == [.armTimer(at: 15_000_000_000)])
+    }
+
+    @Test("a 101 turns the connection into a tunnel: client bytes go on raw, framing is no longer read")
+    func upgrade() {
+        var m = Self.started()
+        _ = Self.client(&m, "GET http://127.0.0.1:8080/ws HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", at: 2)
+        _ = Self.run(&m, .connected, at: 2)
+        let switching = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\u{81}\u{01}x"
+        let n = switching.utf8.count
+        #expect(Self.server(&m, switching, at: 3) == [.tallyFromServer(n, record: nil), .writeClient(0..<n)])
+        #expect(Self.client(&m, "GET not a head", at: 4) == [.forwardToServer(0..<14, record: nil)])
+        #expect(Self.run(&m, .clientEnded, at: 5) == [.shutdownServerWrite])
+        var flow = m.facts!
+        flow.durationMicros = 7_000 - 1_000
+        #expect(Self.run(&m, .serverEnded, at: 6) == [.shutdownClientWrite(finishWhenSent: false), .closeServer(reset: false),
+                                                     .closeFlow(flow, recorded: false), .close(reset: false)])
+    }
+
+    @Test("a request for another host waits for the previous response, then goes over a new leg as a new flow")
+    func anotherHost() {
+        var m = Self.started()
+        Self.requested(&m)
+        let other = "GET http://127.0.0.1:8081/b HTTP/1.1\r\nHost: 127.0.0.1:8081\r\n\r\n"
+        #expect(Self.client(&m, other, at: 3) == [.armTimer(at: 13_000_000_000)])
+        #expect(m.paused)
+        let done = m.facts!
+        let response = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+        let n = response.utf8.count
+        var ended = done
+        ended.bytesFromServer = UInt64(n)
+        ended.lastActivityMicros = 4_000 + 1_000
+        ended.durationMicros = 5_000 - 1_000
+        var next = Self.flow(FlowFacts(id: 100, startMicros: 5_000, client: Self.first.client), port: 8081)
+        next.bytesFromClient = 0
+        let out = Self.server(&m, response, at: 4)
+        #expect(out == [
+            .tallyFromServer(n, record: nil), .writeClient(0..<n), .closeServer(reset: false), .closeFlow(ended, recorded: false),
+            // The held head is parsed again: its deadline starts now.
+            .armTimer(at: 14_000_000_000),
+            .openFlow(FlowFacts(id: 100, startMicros: 5_000, client: Self.first.client)), .updateFlow(next), .newServerLeg,
+            .armTimer(at: 14_000_000_000), .connect(Self.second),
+            .sendServer(Array("GET /b HTTP/1.1\r\nHost: 127.0.0.1:8081\r\n\r\n".utf8), record: nil), .runAgain,
+        ], "\(out)")
+        #expect(m.serverReadsPaused)
+        #expect(!m.paused)
+    }
+
+    @Test("Connection: close: after the response, half-close toward the client and finish once it is sent")
+    func closeAfterResponse() {
+        var m = Self.started()
+        _ = Self.client(&m, "GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\n\r\n", at: 2)
+        _ = Self.run(&m, .connected, at: 2)
+        let out = Self.server(&m, "HTTP/1.1 204 No Content\r\n\r\n", at: 3)
+        #expect(out.suffix(1) == [.shutdownClientWrite(finishWhenSent: true)])
+        #expect(Self.run(&m, .clientSent, at: 3).last == .close(reset: false))
+        #expect(m.closed)
+    }
+
+    @Test("connect failures: the next address, then a 502 naming the target and the last error; the flow fails with it")
+    func connectFailures() {
+        var m = Self.started()
+        _ = Self.client(&m, "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", at: 2)
+        #expect(Self.run(&m, .resolved([Self.server, Self.second], attempt: 1), at: 2) == [.connect(Self.server)])
+        #expect(Self.run(&m, .resolved([Self.server], attempt: 0), at: 2) == [])
+        #expect(Self.run(&m, .connectFailed(Errno(ECONNREFUSED)), at: 2) == [.connect(Self.second)])
+        let out = Self.run(&m, .connectFailed(Errno(ECONNREFUSED)), at: 3)
+        let reason = "tv could not connect to a.test:80 (connection refused)"
+        var failed = Self.first
+        failed.host = "a.test"
+        failed.hostOrigin = .connect
+        failed.port = 80
+        failed.status = .failed(reason: reason)
+        failed.error = reason
+        failed.bytesFromClient = UInt64("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8.count)
+        failed.durationMicros = 4_000 - 1_000
+        #expect(out == [.answerClient(ConnectionMachine.errorResponse(502, "Bad Gateway", reason), linger: false),
+                        .closeServer(reset: false), .closeFlow(failed, recorded: false), .close(reset: false)], "\(out)")
+    }
+
+    @Test("no answer within the connect timeout: 504, the address kept as the flow's server")
+    func connectTimeout() {
+        var m = Self.started()
+        _ = Self.client(&m, Self.get, at: 2)
+        #expect(Self.run(&m, .timer, at: 11) == [.armTimer(at: 12_000_000_000)])
+        let out = Self.run(&m, .timer, at: 12)
+        let reason = "tv could not connect to 127.0.0.1:8080 (no answer)"
+        guard case .answerClient(let bytes, false) = out.first else { Issue.record("\(out)"); return }
+        #expect(bytes == ConnectionMachine.errorResponse(504, "Gateway Timeout", reason))
+        guard case .closeFlow(let flow, _) = out[2] else { Issue.record("\(out)"); return }
+        #expect(flow.server == Endpoint(address: "127.0.0.1", port: 8080))
+        #expect(flow.error == reason)
+    }
+
+    @Test("a head not whole in time: 408 (lingering), counted, closed; the first flow fails with the head sentence")
+    func headDeadline() {
+        var m = Self.started()
+        #expect(Self.client(&m, "GET http://127.0.0.1:8080/ HT", at: 2) == [.armTimer(at: 12_000_000_000)])
+        #expect(Self.client(&m, "TP/1.1\r\n", at: 5) == [])
+        let reason = "the client sent no complete request head within 10 s (tv closed the connection)"
+        var failed = Self.first
+        failed.status = .failed(reason: reason)
+        failed.error = reason
+        failed.durationMicros = 13_000 - 1_000
+        #expect(Self.run(&m, .timer, at: 12) == [.countHeadTimeout, .answerClient(HeadDeadline.requestTimeoutResponse(limitMillis: 10_000), linger: true),
+                                                 .closeFlow(failed, recorded: false), .close(reset: false)])
+    }
+
+    @Test("a late head while a response is under way: closed without a 408 (it would be read as part of the response)")
+    func headDeadlineUnderWay() {
+        var m = Self.started()
+        Self.requested(&m)
+        _ = Self.client(&m, "GET http://127.0.0.1:8080/b", at: 3)
+        let out = Self.run(&m, .timer, at: 13)
+        #expect(out.first == .countHeadTimeout)
+        #expect(!out.contains { if case .answerClient = $0 { return true } else { return false } })
+        #expect(out.last == .close(reset: false))
+    }
+
+    @Test("requests it does not take: 400 with the sentence; a malformed chunked body: 400")
+    func refused() {
+        var m = Self.started()
+        let out = Self.client(&m, "GET /relative HTTP/1.1\r\nHost: a\r\n\r\n", at: 2)
+        let reason = "tv forwards absolute-form http:// requests on this connection, not 'GET /relative'"
+        #expect(out.contains(.answerClient(ConnectionMachine.errorResponse(400, "Bad Request", reason), linger: false)))
+        #expect(out.last == .close(reset: false))
+        var chunked = Self.started()
+        _ = Self.client(&chunked, "POST http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nTransfer-Encoding: chunked\r\n\r\n", at: 2)
+        let bad = Self.client(&chunked, "zz\r\n", at: 3)
+        #expect(bad.contains(.answerClient(ConnectionMachine.errorResponse(400, "Bad Request", "the client's chunked body is malformed"), linger: false)))
+    }
+
+    @Test("the server closing before its response is complete: the flow says so; the client gets our FIN")
+    func responseIncomplete() {
+        var m = Self.started()
+        Self.requested(&m)
+        _ = Self.server(&m, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", at: 3)
+        let out = Self.run(&m, .serverEnded, at: 4)
+        guard case .closeFlow(let flow, _) = out.first else { Issue.record("\(out)"); return }
+        #expect(flow.error == "the server closed the connection before its response was complete")
+        #expect(Array(out.dropFirst()) == [.shutdownClientWrite(finishWhenSent: false), .closeServer(reset: false), .close(reset: false)])
+    }
+
+    @Test("leg failures, idle and stop end the connection with the sentence; a send failure is a reset")
+    func endings() {
+        let cases: [(Machine.Event, UInt64, String, Bool)] = [
+            (.serverFailed(reset: true, .system(Errno(ECONNRESET))), 3, "the server reset the connection", true),
+            (.clientFailed(reset: false, .tls(TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "bad record mac"))), 3, "reading from the client failed: bad record mac", false),
+            (.sendFailed(to: .client, .system(Errno(EPIPE))), 3, "sending to the client failed: broken pipe", true),
+            (.timer, 400, "closed after 300 s without traffic", false),
+            (.shutdown, 3, "tv stopped", true),
+        ]
+        for (event, at, sentence, reset) in cases {
+            var m = Self.started()
+            Self.requested(&m)
+            let out = Self.run(&m, event, at: at)
+            guard out.count == 3, case .closeFlow(let flow, _) = out[1] else { Issue.record("\(out)"); continue }
+            #expect(out[0] == .closeServer(reset: reset))
+            #expect(flow.error == sentence)
+            #expect(out[2] == .close(reset: reset))
+        }
+    }
+
+    @Test("the client leaving before any request: the first flow fails with that sentence")
+    func goneBeforeRequest() {
+        var m = Self.started()
+        #expect(Self.run(&m, .clientEnded, at: 2) == [])
+        let out = Self.run(&m, .passDone(clientReadClosed: true, clientUnsent: false), at: 2)
+        var failed = Self.first
+        failed.status = .failed(reason: "the client closed the connection before its first request")
+        failed.durationMicros = 3_000 - 1_000
+        #expect(out == [.closeFlow(failed, recorded: false), .close(reset: false)])
+    }
+}

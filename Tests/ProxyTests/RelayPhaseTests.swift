@@ -1,0 +1,222 @@
+import LocalCA
+@testable import Proxy
+import Testing
+import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The relay phase of `ConnectionMachine`, playbook style: events (and bursts) in, the exact
+/// commands and facts out.
+@Suite("ConnectionMachine: relay phase")
+struct RelayPhaseTests {
+    typealias Machine = ConnectionMachine
+    typealias T = ConnectionMachineTests
+
+    static let quietClose = "the client closed right after the handshake without sending data (possible pinning)"
+
+    /// An explicit-proxy machine relaying an inspected flow whose client handshake finished at 1 s.
+    static func inspected() -> Machine {
+        var m = T.machine()
+        T.connected(&m)
+        _ = T.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = m.handle(.upstreamHandshakeDone(T.upstreamDone))
+        #expect(m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false, atMicros: 1_000_000)))
+                == [.armTimer(millis: 0), .relay(.decrypted), .updateFlow])
+        return m
+    }
+
+    /// A pass-through machine (inspection off), relaying, waiting for the ServerHello.
+    static func passedThrough(splice: Bool = true) -> Machine {
+        let policy = InterceptionPolicy(inspectionEnabled: false, caAvailable: true, ignoreHosts: [])
+        let settings = Machine.Settings(frontEnd: .explicitHTTP, policy: policy, spliceEncryptedPassThrough: splice)
+        var m = Machine(settings: settings, facts: FlowFacts(id: 7, startMicros: 1_000, client: Endpoint(address: "127.0.0.1", port: 50000)),
+                        isPinned: { _ in false })
+        T.connected(&m)
+        #expect(T.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+                == [.armTimer(millis: 0), .relay(.raw(plaintext: false, observeServerHello: true)), .updateFlow])
+        return m
+    }
+
+    /// A TLS 1.2 ServerHello choosing h2 (RFC 5246 §7.4.1.3, RFC 7301 §3.1), in one record.
+    static let serverHello: [UInt8] = {
+        let alpn: [UInt8] = [0x00, 0x10, 0x00, 0x05, 0x00, 0x03, 0x02, 0x68, 0x32]
+        let body: [UInt8] = [0x03, 0x03] + Array(repeating: 0x11, count: 32) + [0x00, 0xC0, 0x2F, 0x00, 0x00, UInt8(alpn.count)] + alpn
+        let handshake: [UInt8] = [0x02, 0x00, 0x00, UInt8(body.count)] + body
+        return [0x16, 0x03, 0x03, 0x00, UInt8(handshake.count)] + handshake
+    }()
+
+    @Test("bursts: totals and last activity kept; the client's first data over our leaf is an acceptance, once")
+    func burstTotals() {
+        var m = Self.inspected()
+        #expect(T.moved(&m, 300, .clientToServer, at: 1_100_000) == .clientAccepted(host: "a.test"))
+        #expect(T.moved(&m, 200, .clientToServer, at: 1_200_000) == nil)
+        #expect(T.moved(&m, 4_000, .serverToClient, at: 1_300_000) == nil)
+        #expect(m.facts.bytesFromClient == 500)
+        #expect(m.facts.bytesFromServer == 4_000)
+        #expect(m.facts.lastActivityMicros == 1_300_000)
+        m.spliced(1_000, .serverToClient, atMicros: 1_400_000)
+        #expect(m.facts.bytesFromServer == 5_000)
+        #expect(m.facts.lastActivityMicros == 1_400_000)
+        #expect(m.relay.recordsContent)
+        #expect(!m.relay.spliceAllowed)
+    }
+
+    @Test("a pass-through's first client data is no acceptance (nothing of ours to accept)")
+    func passThroughNoAcceptance() {
+        var m = Self.passedThrough()
+        #expect(T.moved(&m, 100, .clientToServer, at: 2_000) == nil)
+    }
+
+    @Test("pass-through: the ServerHello in the server's bytes fills the facts, then splicing may begin")
+    func serverHelloThenSplice() {
+        var m = Self.passedThrough()
+        #expect(!m.relay.spliceAllowed)
+        #expect(!m.relay.recordsContent)
+        let hello = Self.serverHello
+        let first = Array(hello[0..<20]).withUnsafeBytes { m.moved($0, .serverToClient, atMicros: 2_000) }
+        #expect(first == nil)
+        let rest = Array(hello[20...]).withUnsafeBytes { m.moved($0, .serverToClient, atMicros: 3_000) }
+        #expect(rest == .updateFlow)
+        #expect(m.facts.clientTLSVersion == .tls12)
+        #expect(m.facts.alpn == "h2")
+        #expect(m.facts.versionSource == .serverHello)
+        #expect(m.facts.bytesFromServer == UInt64(hello.count))
+        #expect(m.relay.spliceAllowed)
+        // Read once: later bytes are not parsed.
+        #expect(T.moved(&m, 10, .serverToClient, at: 4_000) == nil)
+        var off = Self.passedThrough(splice: false)
+        _ = hello.withUnsafeBytes { off.moved($0, .serverToClient, atMicros: 2_000) }
+        #expect(!off.relay.spliceAllowed)
+    }
+
+    @Test("relay end, both sides closed in order after data: nothing to weigh, a plain close")
+    func relayEndClean() {
+        var m = Self.inspected()
+        _ = T.moved(&m, 10, .clientToServer, at: 1_100_000)
+        #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 1_500_000))) == [.close(reset: false)])
+        #expect(m.phase == .closed)
+        #expect(m.facts.error == nil)
+        #expect(m.facts.status == .inspected)
+        #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 1_600_000))) == [])
+    }
+
+    @Test("relay end by a leg: the sentence says which leg and how; a reset is carried as a reset")
+    func relayEndFailures() {
+        let cases: [(ConnectionFailure, Bool, String)] = [
+            (.read(from: .client, reset: true, .system(Errno(ECONNRESET))), true, "the client reset the connection"),
+            (.read(from: .server, reset: false, .tls(TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "bad record mac"))), false, "reading from the server failed: bad record mac"),
+            (.send(to: .client, .system(Errno(EPIPE))), false, "sending to the client failed: broken pipe"),
+        ]
+        for (failure, reset, sentence) in cases {
+            var m = Self.inspected()
+            _ = T.moved(&m, 10, .clientToServer, at: 1_100_000)
+            #expect(m.handle(.relayEnded(.init(failure: failure, reset: reset, atMicros: 9_000_000))) == [.close(reset: reset)])
+            #expect(m.facts.error == sentence)
+        }
+    }
+
+    @Test("idle: the relay ends with the idle sentence; outside the relay the idle event means nothing")
+    func idle() {
+        var m = Self.inspected()
+        _ = T.moved(&m, 10, .clientToServer, at: 1_100_000)
+        #expect(m.handle(.idle(atMicros: 400_000_000)) == [.close(reset: false)])
+        #expect(m.facts.error == "closed after 300 s without traffic")
+        var early = T.machine()
+        T.connected(&early)
+        #expect(early.handle(.idle(atMicros: 400_000_000)) == [])
+    }
+
+    @Test("a quiet close within the window is a suspicion; weighed as tipped it remembers the host and says so once")
+    func suspicionTipped() {
+        var m = Self.inspected()
+        #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 1_500_000)))
+                == [.suspectPinning(host: "a.test", reason: Self.quietClose), .close(reset: false)])
+        #expect(m.facts.error == Self.quietClose)
+        #expect(!m.facts.pinningDetected)
+        #expect(m.handle(.pinningWeighed(host: "a.test", reason: Self.quietClose, tipped: true))
+                == [.rememberPinned(host: "a.test", reason: Self.quietClose)])
+        #expect(m.facts.pinningDetected)
+        #expect(m.facts.error == Self.quietClose + "; a.test will be passed through from now on")
+        #expect(m.facts.status == .inspected)
+    }
+
+    @Test("a suspicion that does not tip the balance changes nothing")
+    func suspicionNotTipped() {
+        var m = Self.inspected()
+        _ = m.handle(.relayEnded(.init(failure: nil, atMicros: 1_500_000)))
+        #expect(m.handle(.pinningWeighed(host: "a.test", reason: Self.quietClose, tipped: false)) == [])
+        #expect(!m.facts.pinningDetected)
+        #expect(m.facts.error == Self.quietClose)
+    }
+
+    @Test("a silent close after the window, or a pass-through's, is no suspicion")
+    func noSuspicion() {
+        var late = Self.inspected()
+        #expect(late.handle(.relayEnded(.init(failure: nil, atMicros: 3_000_001))) == [.close(reset: false)])
+        var passed = Self.passedThrough()
+        #expect(passed.handle(.relayEnded(.init(failure: nil, atMicros: 1_500))) == [.close(reset: false)])
+    }
+
+    @Test("a client handshake closed after our certificate is a suspicion; one closed before our flight is not")
+    func handshakeCloseSuspicion() {
+        let eof = TLSFailure(peerAlert: nil, systemError: nil, eof: true, text: "the peer closed the connection")
+        var m = T.machine()
+        T.connected(&m)
+        _ = T.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = m.handle(.upstreamHandshakeDone(T.upstreamDone))
+        #expect(m.handle(.clientTLSStarted(clientAlreadyClosed: false)) == [])
+        let reason = "the client closed the connection after seeing tv's certificate, before finishing the handshake"
+        #expect(m.handle(.clientHandshakeFailed(.init(failure: eof, flightSent: true)))
+                == [.suspectPinning(host: "a.test", reason: reason), .armTimer(millis: 0), .close(reset: false)])
+        #expect(m.facts.error == reason)
+        var gone = T.machine()
+        T.connected(&gone)
+        _ = T.bytes(&gone, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = gone.handle(.upstreamHandshakeDone(T.upstreamDone))
+        _ = gone.handle(.clientTLSStarted(clientAlreadyClosed: true))
+        #expect(gone.handle(.clientHandshakeFailed(.init(failure: eof, flightSent: true))) == [.armTimer(millis: 0), .close(reset: false)])
+        #expect(gone.facts.error == "the client closed the connection before the handshake")
+    }
+
+    @Test("tv stopping: the relay ends as a reset and keeps an error it already had; before the relay, a reset close")
+    func shutdown() {
+        var m = Self.inspected()
+        _ = T.moved(&m, 10, .clientToServer, at: 1_100_000)
+        #expect(m.handle(.shutdown(atMicros: 9_000_000)) == [.close(reset: true)])
+        #expect(m.facts.error == "tv stopped")
+        var early = T.machine()
+        _ = early.handle(.start)
+        #expect(early.handle(.shutdown(atMicros: 9_000_000)) == [.close(reset: true)])
+        #expect(early.facts.error == "tv stopped")
+        #expect(early.handle(.shutdown(atMicros: 9_000_001)) == [])
+    }
+
+    @Test("the server's handshake failure: protocol_version alert for a version mismatch, handshake_failure otherwise")
+    func upstreamFailureAlert() {
+        for (mismatch, alert) in [(true, TLSAlert.protocolVersion), (false, TLSAlert.handshakeFailure)] {
+            var m = T.machine()
+            T.connected(&m)
+            _ = T.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+            let failure = TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "some reason", versionMismatch: mismatch)
+            #expect(m.handle(.upstreamHandshakeFailed(failure)) == [.armTimer(millis: 0), .refuseClientTLS(alert: alert)])
+            #expect(m.facts.error == "the TLS handshake with the server failed (some reason); the client was refused")
+        }
+    }
+
+    @Test("what the driver could not do is a failure the machine closes with; a leaf it could not mint is an internal_error alert")
+    func driverFailures() {
+        var m = T.machine()
+        T.connected(&m)
+        _ = T.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        #expect(m.handle(.failed(.tlsSession("no memory"))) == [.armTimer(millis: 0), .close(reset: false)])
+        #expect(m.facts.error == "tv could not create a TLS session (no memory)")
+        #expect(m.facts.status == .failed(reason: "tv could not create a TLS session (no memory)"))
+        var mint = T.machine()
+        T.connected(&mint)
+        _ = T.bytes(&mint, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = mint.handle(.upstreamHandshakeDone(T.upstreamDone))
+        #expect(mint.handle(.leafMintFailed("key too small")) == [.armTimer(millis: 0), .refuseClientTLS(alert: TLSAlert.internalError)])
+        #expect(mint.facts.error == "tv could not mint a certificate: key too small")
+    }
+}
