@@ -132,7 +132,8 @@ public enum HARExport {
         let reading = reader.measure(message.body, keeping: 0)
         var contentFields: [(String, JSONValue)] = [("size", .int(Int64(reading.size)))]
         if reading.decoded {
-            contentFields.append(("compression", .int(Int64(message.body.transferred.count - reading.size))))
+            // HAR 1.2 §content: "number of bytes saved" by the coding (decoded minus as sent).
+            contentFields.append(("compression", .int(Int64(reading.size - message.body.transferred.count))))
         }
         contentFields.append(("mimeType", .string(message.headers.first("content-type") ?? "")))
         if reading.size > 0 { contentFields += bodyText(message.body, reading, splicer: &splicer) }

@@ -35,7 +35,7 @@ public enum ContentError: UserFacingError, Equatable {
         case let .bytesGone(flow, turn):
             return "The bytes of turn \(turn) of flow \(flow) are gone (their segment file was deleted); the turn's figures stay, and nothing can bring the bytes back."
         case let .segmentShort(path, flow, turn):
-            return "The segment file \(path) is shorter than the index says, so turn \(turn) of flow \(flow) cannot be read; run tv content delete to start clean."
+            return "The segment file \(path) is shorter than the index says, so turn \(turn) of flow \(flow) cannot be read; the file was cut or the index row is damaged, nothing can bring those bytes back, and the other turns are unaffected."
         case let .cannotDelete(path, reason):
             return "Could not delete the segment file \(path) (\(reason)); check that the content folder belongs to you and try again."
         case let .diskFull(path):

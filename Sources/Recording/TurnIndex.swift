@@ -110,8 +110,16 @@ struct TurnIndex {
     }
 
     /// Rows, distinct flows and kept bytes over the whole index.
+    /// Kept bytes count only where the row's figure is one a writer writes (`row(_:)`'s check of
+    /// `kept_bytes`: an integer from 0 to the turn limit), so one damaged row cannot make the
+    /// total say gigabytes.
     func totals() throws -> (turns: Int, flows: Int, keptBytes: Int64) {
-        let statement = try database.prepare("SELECT count(*), count(DISTINCT flow_id), total(kept_bytes) FROM content_turns")
+        let statement = try database.prepare("""
+            SELECT count(*), count(DISTINCT flow_id),
+                   total(CASE WHEN typeof(kept_bytes) = 'integer' AND kept_bytes BETWEEN 0 AND \(RecordingBudget.fixedTurnLimit)
+                              THEN kept_bytes ELSE 0 END)
+            FROM content_turns
+            """)
         guard try statement.step() else { return (0, 0, 0) }
         return (Int(statement.int64(at: 0)), Int(statement.int64(at: 1)), Int64(statement.double(at: 2)))
     }

@@ -93,8 +93,11 @@ public struct FlowListPresentation: Sendable {
         let damagedLine = damaged.isEmpty ? [] : [(damaged.count == 1 ? "1 damaged row on this page is" : "\(damaged.count) damaged rows on this page are")
             + " left out (a value no tv writes): " + damaged.map(\.summary).joined(separator: "; ") + "."]
         guard !rows.isEmpty else {
-            return damagedLine + (damaged.isEmpty || nextCursor == nil ? ["No flows match. Start a session with `tv run` and point a client at it."]
-                                                                       : ["More: " + FlowListPresentation.moreCommand(cursor: nextCursor!, repeatedOptions: repeatedOptions)])
+            if let nextCursor { return damagedLine + ["More: " + FlowListPresentation.moreCommand(cursor: nextCursor, repeatedOptions: repeatedOptions)] }
+            // With a filter, the history may be full: say that nothing matched it, not "start tv".
+            let filters: Set<String> = ["--host", "--status", "--since", "--from", "--to"]
+            let filtered = repeatedOptions.contains { filters.contains($0) }
+            return damagedLine + [filtered ? "No flows match these filters." : "No flows match. Start a session with `tv run` and point a client at it."]
         }
         let header = Row(id: "ID", when: "WHEN", status: "STATUS", host: "HOST", protocolAndPort: "PROTO PORT", up: "UP", down: "DOWN", duration: "DURATION")
         let all = [header] + rows

@@ -56,6 +56,8 @@ final class SessionWiring: Sendable {
             case .doubt(let doubt):
                 if options.forceInspection { throw ForcedInspectionError.caInDoubt(doubt) }
                 note = doubt.message
+                // Asked for in the settings and not happening: said, whatever --quiet says.
+                if (try? settings.read())?[SettingKeys.inspectionEnabled] == true { say(InspectionDoubtNotice.sentence(doubt)) }
             }
         }
 

@@ -71,5 +71,8 @@ import Testing
         #expect(try store.damagedTurns(flow: 9) == [DamagedRow(row: "turn 2 of flow 9", column: "kept_bytes", value: .integer(-5))])
         #expect(try store.recordedTurns(flow: 9).map(\.bytes) == [bytes(10), bytes(30)])
         #expect(try store.summary(flow: 9) == ContentSummary(turns: 2, keptBytes: 40, seenBytes: 40))
+        // The whole-index total (tv content status) counts the rows, but not the damaged figure.
+        #expect(try store.usage().keptBytes == 40)
+        #expect(try store.usage().turns == 3)
     }
 }

@@ -130,6 +130,11 @@ import Testing
     @Test func emptyListSaysWhatToDo() {
         #expect(FlowListPresentation(page: FlowPage(flows: [], nextCursor: nil), now: now).lines()
                 == ["No flows match. Start a session with `tv run` and point a client at it."])
+        // A filter that matches nothing is not an empty history.
+        #expect(FlowListPresentation(page: FlowPage(flows: [], nextCursor: nil), now: now, repeatedOptions: ["--status", "interrupted"]).lines()
+                == ["No flows match these filters."])
+        #expect(FlowListPresentation(page: FlowPage(flows: [], nextCursor: nil), now: now, repeatedOptions: ["--data-dir", "/d", "--limit", "5"]).lines()
+                == ["No flows match. Start a session with `tv run` and point a client at it."])
     }
 
     @Test func detailNamesOriginAndContentReason() {
