@@ -23,33 +23,36 @@ let package = Package(
 
         // Shared small pieces: the data folder layout, file modes, user-facing errors.
         .target(name: "TVHome"),
+        // The nouns of a flow every layer shares: its status, host origin, transport, a chunk's
+        // direction and the recorder seam, TLS alerts, errno, the engine's clock (toolchain only).
+        .target(name: "FlowTerms"),
         // Our own command-line parser (no outside package can be fetched).
         .target(name: "CommandLineParser", dependencies: ["TVHome"]),
         // Root creation, leaf minting + cache, key storage, exports.
         .target(name: "LocalCA", dependencies: ["COpenSSL", "CTVShims", "TVHome"]),
 
         // SQLite: flows, pinned hosts, host names; migrations; the batched single writer.
-        .target(name: "FlowStore", dependencies: ["CSQLite", "TVHome"]),
+        .target(name: "FlowStore", dependencies: ["CSQLite", "TVHome", "FlowTerms"]),
         // Decrypted content: chunks → turns under a byte budget, segment files + the turns index.
-        .target(name: "Recording", dependencies: ["FlowStore", "TVHome"]),
+        .target(name: "Recording", dependencies: ["FlowStore", "TVHome", "FlowTerms"]),
         // HTTP/1.x and HTTP/2 read as messages from recorded turns; content decoding; HAR export.
-        .target(name: "HTTPReading", dependencies: ["Recording", "TVHome", "Wire", "CNghttp2", "CZlib", "CBrotli", "CZstd"]),
+        .target(name: "HTTPReading", dependencies: ["Recording", "TVHome", "Wire", "CNghttp2", "CZlib", "CBrotli", "CZstd", "FlowTerms"]),
         // Pure parsers: TLS ClientHello/ServerHello, the HTTP/1 codec (heads, chunked bodies), SOCKS5 (no I/O, no OpenSSL).
         .target(name: "Wire"),
         // The terminating proxy engine: the epoll loop (the TUN engine's too), sockets and listeners,
         // connection state machines, the two TLS legs.
-        .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome"]),
+        .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome", "FlowTerms"]),
         // The TUN front-end: packet parsing and rewriting, the TCP NAT, UDP/DNS forwarding,
         // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`; runs on Proxy's loop.
-        .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "CTVShims", "TVHome"]),
+        .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "CTVShims", "TVHome", "FlowTerms"]),
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel"]),
+        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
-        .executableTarget(name: "tv-bench", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "Recording", "Wire", "FlowStore"]),
+        .executableTarget(name: "tv-bench", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "Recording", "Wire", "FlowStore", "FlowTerms"]),
 
         // The one durable settings record ($TV_HOME/settings.json) and the live-session seam.
         .target(name: "Settings", dependencies: ["TVHome"]),
@@ -62,26 +65,26 @@ let package = Package(
 
         .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore",
                                                      "Settings", "TrustStore", "CertificateSetup", "SetupActions",
-                                                     "Recording", "HTTPReading", "Proxy", "Tunnel"]),
+                                                     "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms"]),
 
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
-        .testTarget(name: "CLITests", dependencies: ["tv", "Recording", "FlowStore"]),
+        .testTarget(name: "CLITests", dependencies: ["tv", "Recording", "FlowStore", "FlowTerms"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "TVHome"]),
-        .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome"]),
+        .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome", "FlowTerms"]),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome"]),
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
         .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore"]),
         .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome"]),
-        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore", "Recording", "HTTPReading"]),
-        .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome"]),
-        .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording"]),
+        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore", "Recording", "HTTPReading", "FlowTerms"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome", "FlowTerms"]),
+        .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording", "FlowTerms"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "CTVShims"]),
         // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
         .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims"]),
-        .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
+        .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),
         // Issues 4 and 5 end to end through the built `tv` (tv run, flows, turns, …) with real
         // clients and servers; Shared/ links the CLITests and ProxyTests helpers it reuses.
         .testTarget(name: "RunTests", dependencies: ["tv", "LocalCA"]),

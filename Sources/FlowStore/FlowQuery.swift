@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// Which flows to list: filters, a page size and a keyset cursor. A pure value; `plan()` turns it
 /// into SQL and bindings without touching a database.
 public struct FlowQuery: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// One flow (a TCP connection or UDP association) as the flow database keeps it: one row of
 /// `flows`. Times are microseconds since the Unix epoch unless a field says seconds; byte counts
 /// are payload bytes (up = client → server, down = server → client).

@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// The mapping between `FlowRecord` fields and `flows` columns, kept in one place so the writer's
 /// upsert and every query agree on names and order.
 enum FlowRecordColumns {

@@ -1,5 +1,6 @@
 import Foundation
 import Recording
+import FlowTerms
 
 /// HTTP/2 (RFC 9113) read from a flow's turns: frames parsed per direction across turns, header
 /// blocks decoded by one HPACK inflater per direction in the order they were sent, streams

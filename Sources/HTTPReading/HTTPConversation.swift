@@ -1,4 +1,5 @@
 import Recording
+import FlowTerms
 
 /// A flow's turns read as HTTP: the exchanges, the connection-level frames (HTTP/2), and where
 /// reading had to stop and why.

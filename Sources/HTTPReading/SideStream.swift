@@ -1,4 +1,5 @@
 import Recording
+import FlowTerms
 
 /// One direction of a flow as one byte stream: its turns' kept bytes joined in order, with where
 /// each turn starts, and how the stream ends.

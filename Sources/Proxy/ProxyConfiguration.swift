@@ -1,4 +1,5 @@
 import LocalCA
+import FlowTerms
 
 /// Everything a `ProxyServer` needs, decided by the caller (the `tv run` command line, a test).
 public struct ProxyConfiguration: Sendable {

@@ -6,6 +6,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// The terminating proxy: a listening socket, a few event-loop threads, and everything they
 /// share. The `tv run` command (or a test) makes one, starts it, reads its counters, switches
@@ -163,7 +164,7 @@ public final class ProxyServer: Sendable {
     /// the proxy's own listener's failures are (`ProxyCounters.acceptsFailedForDescriptors`, the
     /// out-of-descriptors notice). Other errnos are ignored; nothing happens when not running.
     public func acceptFailed(_ err: Int32) {
-        state.withLock { $0.running?.shared }?.acceptFailed(err, now: Clock.monotonicNanos())
+        state.withLock { $0.running?.shared }?.acceptFailed(err, now: EngineClock.monotonicNanos())
     }
 
     /// Takes `count` consecutive flow ids out of the engine's sequence for another process writing
@@ -200,7 +201,7 @@ public final class ProxyServer: Sendable {
             out.clientResumptions += c.clientResumptions.load(ordering: .relaxed)
             out.splicedBytes += c.splicedBytes.load(ordering: .relaxed)
             out.headTimeouts += c.headTimeouts.load(ordering: .relaxed)
-            for kind in FlowStatusKind.allCases { out.closedByStatus[kind, default: 0] += c.closedCount(kind) }
+            for kind in FlowStatus.closedByProxy { out.closedByStatus[kind, default: 0] += c.closedCount(kind) }
         }
         if let shared {
             out.openConnections = shared.openConnections.load(ordering: .relaxed)
@@ -242,7 +243,7 @@ public final class ProxyServer: Sendable {
         // The loops only do non-blocking I/O.
         if !clientIsNonBlocking { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
         // Not limited per address: the TUN's connections all come from this host's own programs.
-        guard case .admitted = shared.admit(nil, now: Clock.monotonicNanos()) else {
+        guard case .admitted = shared.admit(nil, now: EngineClock.monotonicNanos()) else {
             Socket.reset(fd)
             if let upstreamFD { Socket.reset(upstreamFD) }
             return false

@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// One read from one leg of a flow: the unit the proxy hands to the recorder.
 ///
 /// A chunk is not a turn: chunks show the rhythm of socket reads, turns the conversation's

@@ -1,4 +1,5 @@
 import Synchronization
+import FlowTerms
 
 /// Decrypted-content recording for one live session: the switch, the budget for new flows, and
 /// the one map from a flow's id to its recorder.
@@ -63,10 +64,10 @@ public final class ContentRecorder: Sendable {
         recorder?.record(direction, at: offset, bytes)
     }
 
-    /// The connection of flow `id` closed: its recorder (if it has one) ends its open turn and the
-    /// flow is forgotten.
-    public func flowEnded(flow id: Int64) {
-        let recorder = state.withLock { $0.flows.removeValue(forKey: id) }
+    /// The connection of flow `id` (the proxy's `FlowFacts.id`) closed: its recorder (if it has
+    /// one) ends its open turn and the flow is forgotten. `ChunkRecorder`'s end of a flow.
+    public func flowEnded(flow id: UInt64) {
+        let recorder = state.withLock { $0.flows.removeValue(forKey: Int64(id)) }
         recorder?.finish()
     }
 
@@ -98,5 +99,17 @@ public final class ContentRecorder: Sendable {
     /// Flow `id`'s recorder finished: the flow is forgotten.
     func release(_ id: Int64) {
         _ = state.withLock { $0.flows.removeValue(forKey: id) }
+    }
+}
+
+/// The proxy's recorder seam is the session's `ContentRecorder` itself: its one map from flow id
+/// to `FlowContentRecorder` serves the proxy's chunks.
+extension ContentRecorder: ChunkRecorder {
+    /// `isKeeping`, as the loop asks it before every chunk.
+    public var isRecording: Bool { isKeeping }
+
+    /// `record(flow:_:at:_:)` for the proxy's flow id (`FlowFacts.id`).
+    public func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) {
+        record(flow: Int64(flow), direction, at: offsetMicros, bytes)
     }
 }

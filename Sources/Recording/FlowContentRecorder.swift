@@ -1,4 +1,5 @@
 import Synchronization
+import FlowTerms
 
 /// The recorder of one flow: a `TurnRecorder` behind a mutex (the two legs may be read on
 /// different threads), handing kept bytes and turn ends to the session's `ContentWriter`.

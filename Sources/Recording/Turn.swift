@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// One turn of a flow: a maximal run of consecutive chunks in one direction, as recorded.
 ///
 /// Only change of side ends a turn (no time-gap splitting). The two figures are exact:

@@ -1,4 +1,5 @@
 import FlowStore
+import FlowTerms
 
 /// The SQL of the turns index (`content_turns`, FlowSchema migration 2) over one connection.
 /// Same threading rule as `SQLiteDatabase`: one thread at a time.

@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// Chunks → turns under a byte budget, as a pure value (no I/O, no clock).
 ///
 /// Feed it every chunk of one flow in the order they were read, from both legs, with `take`:

@@ -1,4 +1,5 @@
 import Recording
+import FlowTerms
 
 /// How the command line writes a direction, everywhere: the arrow and the words.
 public enum DirectionWords {

@@ -10,12 +10,12 @@ public enum FlowRecordMapping {
         var r = FlowRecord(id: Int64(f.id), startTime: f.startMicros, lastActivityTime: f.lastActivityMicros,
                            clientAddress: f.client.address, clientPort: Int(f.client.port),
                            serverAddress: f.server?.address ?? "", serverPort: Int(f.server?.port ?? f.port),
-                           transport: f.transport == .udp ? StoredFlowTransport.udp : StoredFlowTransport.tcp,
-                           host: f.host, hostOrigin: origin(f.hostOrigin),
+                           transport: f.transport,
+                           host: f.host, hostOrigin: f.hostOrigin,
                            alpn: f.alpn, tlsVersion: (f.upstreamTLSVersion ?? f.clientTLSVersion)?.description,
-                           status: status(f.status), bytesUp: Int64(clamping: f.bytesFromClient),
+                           status: f.status, bytesUp: Int64(clamping: f.bytesFromClient),
                            bytesDown: Int64(clamping: f.bytesFromServer), duration: f.durationMicros, error: f.error)
-        if case .failed(let reason) = f.status { r.failureReason = reason }
+        if f.status == .failed { r.failureReason = f.failureReason }
         if case .keptPrivate = f.status { r.failureReason = "this host pins its certificate" }
         r.packetsUp = f.packetsFromClient.map { Int64(clamping: $0) }
         r.packetsDown = f.packetsFromServer.map { Int64(clamping: $0) }
@@ -35,26 +35,5 @@ public enum FlowRecordMapping {
             r.certificateSHA256 = cert.sha256
         }
         return r
-    }
-
-    static func status(_ s: Proxy.FlowStatus) -> StoredFlowStatus {
-        switch s {
-        case .notEncrypted: return .notEncrypted
-        case .encrypted: return .encrypted
-        case .inspected: return .inspected
-        case .keptPrivate: return .keptPrivate
-        case .failed: return .failed
-        }
-    }
-
-    static func origin(_ o: Proxy.HostOrigin) -> StoredHostOrigin {
-        switch o {
-        case .sni: return .sni
-        case .connect: return .connect
-        case .socks: return .socks
-        case .reverse: return .reverse
-        case .dns: return .dns
-        case .none: return .none
-        }
     }
 }

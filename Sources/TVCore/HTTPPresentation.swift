@@ -3,6 +3,7 @@ import Foundation
 import HTTPReading
 import Recording
 import TVHome
+import FlowTerms
 
 /// How `tv turns FLOW --http` shows a flow read as HTTP: each exchange as its request and
 /// response (start line, headers, body — decoded when it was content-coded), HTTP/2 connection

@@ -283,7 +283,7 @@ public final class Session: Sendable {
             "dataFolder": home.path,
             "pid": String(getpid()),
         ]
-        for (kind, n) in c.closedByStatus { values["closed." + kind.rawValue] = String(n) }
+        for (kind, n) in c.closedByStatus { values["closed." + kind.words] = String(n) }
         values.merge(wiring.losses.values) { old, _ in old }
         if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }

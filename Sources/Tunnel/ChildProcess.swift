@@ -3,6 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// Starting programs with `posix_spawnp` on the calling thread, so that a child started from a
 /// `NamespaceThread` job inherits that thread's namespaces (Foundation's `Process` gives no such
@@ -23,7 +24,7 @@ public enum ChildProcess {
                 return tv_spawn(path, argv, envp, stdin, stdout, stderr, &pid)
             }
         }
-        guard rc == 0 else { throw TunnelError.cannotRun(command: arguments[0], reason: Errno.text(rc)) }
+        guard rc == 0 else { throw TunnelError.cannotRun(command: arguments[0], reason: Errno(rc).phrase) }
         return pid
     }
 
@@ -46,7 +47,7 @@ public enum ChildProcess {
     /// together, at most 64 KiB). Returns the exit code and the output.
     public static func run(_ arguments: [String], environment: [String: String] = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]) throws -> (Int32, String) {
         var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw TunnelError.cannotRun(command: arguments[0], reason: Errno.text(errno)) }
+        guard pipe(&fds) == 0 else { throw TunnelError.cannotRun(command: arguments[0], reason: Errno(errno).phrase) }
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)

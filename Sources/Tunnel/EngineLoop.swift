@@ -4,6 +4,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// The engine thread's state, run by an `EpollLoop` (Proxy's one loop type). Not Sendable:
 /// made on the engine thread and used only there (`TunnelEngine` talks to it through its inbox).
@@ -104,10 +105,10 @@ final class EngineLoop: LoopHandler {
         do {
             loop = try EpollLoop(maxEvents: Self.maxEvents)
         } catch {
-            throw TunnelError.cannotListen(reason: Errno.text(error.code))
+            throw TunnelError.cannotListen(reason: Errno(error.code).phrase)
         }
         now = loop.now
-        guard inbox.wakeFD >= 0 else { throw TunnelError.cannotListen(reason: "eventfd: \(Errno.text(errno))") }
+        guard inbox.wakeFD >= 0 else { throw TunnelError.cannotListen(reason: "eventfd: \(Errno(errno).phrase)") }
         var random = SystemRandomNumberGenerator()
         let pool4 = FakeEndpointPool(firstAddress: plan.fakePool4, addressCount: plan.fakePool4Count, ports: plan.fakePorts,
                                      startSlot: random.next())
@@ -145,7 +146,7 @@ final class EngineLoop: LoopHandler {
     /// Runs until stopped (`stop`, posted by `TunnelEngine.stop`) or until the TUN goes away;
     /// returns why it stopped on its own.
     func run() -> String? {
-        if let code = loop.run() { return "the engine's epoll failed (\(Errno.text(code)))" }
+        if let code = loop.run() { return "the engine's epoll failed (\(Errno(code).phrase))" }
         return stopReason
     }
 
@@ -192,7 +193,7 @@ final class EngineLoop: LoopHandler {
             case EINTR: continue
             default:
                 // EBADFD: the namespace the TUN was moved into is gone (tun-nat.md "Lifetime").
-                return "the TUN device went away (\(Errno.text(errno)))"
+                return "the TUN device went away (\(Errno(errno).phrase))"
             }
         }
         return nil
@@ -265,7 +266,7 @@ final class EngineLoop: LoopHandler {
     // MARK: housekeeping
 
     private func housekeeping() {
-        let wall = TunnelClock.wallMicros()
+        let wall = EngineClock.wallMicros()
         for (id, pending) in pendingConnects where pending.deadline <= now {
             loop.unregister(pending.token)
             close(pending.fd)
@@ -298,7 +299,7 @@ final class EngineLoop: LoopHandler {
     /// Stops: every upstream socket still ours is closed, UDP flows are reported closed.
     func shutdown() {
         for id in Array(pendingConnects.keys) + Array(readyUpstreams.keys) { discardUpstream(id) }
-        let wall = TunnelClock.wallMicros()
+        let wall = EngineClock.wallMicros()
         for key in Array(udpFlows.keys) { closeUDPFlow(key, wallMicros: wall, reason: nil) }
         for listener in listeners { listener.stopListening() }
         loop.unwatch(tunFD)

@@ -3,6 +3,7 @@ import Proxy
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// TCP: the rewrite rules of tun-nat.md, connect-first, the accept and the hand-over.
 extension EngineLoop {
@@ -111,7 +112,7 @@ extension EngineLoop {
     }
 
     private func startConnect(_ entry: TCPNATTable.Entry, syn: [UInt8], synHeader: VirtioNetHeader) {
-        let started = TunnelClock.wallMicros()
+        let started = EngineClock.wallMicros()
         let fd: Int32
         switch Socket.startConnect(to: entry.remote.socketAddress, mark: configuration.mark) {
         case .failure(.mark(let err)):
@@ -145,7 +146,7 @@ extension EngineLoop {
             connectSucceeded(pending.entry, fd: pending.fd, syn: pending.syn, synHeader: pending.synHeader)
         } else {
             close(pending.fd)
-            connectFailed(pending.entry, reason: Errno.text(err), startMicros: pending.startMicros)
+            connectFailed(pending.entry, reason: Errno(err).phrase, startMicros: pending.startMicros)
         }
     }
 
@@ -174,11 +175,11 @@ extension EngineLoop {
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
         counters.tcpConnectFailed.wrappingAdd(1, ordering: .relaxed)
         guard let sink, let id = proxy.allocateFlowID() else { return }
-        let wall = TunnelClock.wallMicros()
+        let wall = EngineClock.wallMicros()
         var facts = FlowFacts(id: id, startMicros: startMicros, client: entry.app.endpoint)
         facts.server = entry.remote.endpoint
         facts.port = entry.remote.port
-        facts.status = .failed(reason: "tv could not connect to \(entry.remote) (\(reason))")
+        facts.fail("tv could not connect to \(entry.remote) (\(reason))")
         facts.lastActivityMicros = wall
         facts.durationMicros = wall - startMicros
         sink.flowOpened(facts)

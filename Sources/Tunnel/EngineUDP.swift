@@ -3,6 +3,7 @@ import Proxy
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// UDP and DNS: one connected socket per flow, replies crafted back (tun-nat.md rule 3).
 extension EngineLoop {
@@ -56,7 +57,7 @@ extension EngineLoop {
         if var facts = flow.facts {
             facts.bytesFromClient += UInt64(payload.count)
             facts.packetsFromClient = (facts.packetsFromClient ?? 0) + 1
-            facts.lastActivityMicros = TunnelClock.wallMicros()
+            facts.lastActivityMicros = EngineClock.wallMicros()
             flow.facts = facts
         }
     }
@@ -99,7 +100,7 @@ extension EngineLoop {
         }
         let flow = UDPFlow(engine: self, key: key, fd: fd, upstream: upstream, isDNS: key.remote.port == 53, now: now)
         if !flow.isDNS, let sink, let id = proxy.allocateFlowID() {
-            var facts = FlowFacts(id: id, startMicros: TunnelClock.wallMicros(), client: key.app.endpoint)
+            var facts = FlowFacts(id: id, startMicros: EngineClock.wallMicros(), client: key.app.endpoint)
             facts.transport = .udp
             facts.server = upstream.endpoint
             facts.port = key.remote.port
@@ -134,7 +135,7 @@ extension EngineLoop {
                                             deadline: now + UInt64(configuration.dnsTimeout * 1e9))
             return
         }
-        var facts = FlowFacts(id: flowID, startMicros: TunnelClock.wallMicros(), client: flow.key.app.endpoint)
+        var facts = FlowFacts(id: flowID, startMicros: EngineClock.wallMicros(), client: flow.key.app.endpoint)
         facts.transport = .udp
         facts.server = flow.upstream.endpoint
         facts.port = 53
@@ -167,7 +168,7 @@ extension EngineLoop {
             if flow.isDNS { answer(flow, payload) } else if var facts = flow.facts {
                 facts.bytesFromServer += UInt64(n)
                 facts.packetsFromServer = (facts.packetsFromServer ?? 0) + 1
-                facts.lastActivityMicros = TunnelClock.wallMicros()
+                facts.lastActivityMicros = EngineClock.wallMicros()
                 flow.facts = facts
             }
             ipIdentification &+= 1
@@ -183,7 +184,7 @@ extension EngineLoop {
         guard payload.count >= 12 else { return }
         let id = UInt16(payload[0]) << 8 | UInt16(payload[1])
         counters.dnsAnswers.wrappingAdd(1, ordering: .relaxed)
-        let wall = TunnelClock.wallMicros()
+        let wall = EngineClock.wallMicros()
         let parsed = DNSMessageParser.parse(payload)
         if case .success(let message) = parsed, let dnsObserver {
             let names = message.resolvedAddresses

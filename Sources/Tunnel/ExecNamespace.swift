@@ -3,6 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// The world `tv exec` makes for its command (tun-nat.md shape A): a new network namespace and
 /// a private mount namespace on a dedicated thread, a TUN inside as the default route (IPv4 and,
@@ -35,10 +36,10 @@ public final class ExecNamespace: Sendable {
                 var config = NetworkConfigurator()
                 let bound = tv_bind_mount(resolvConfPath, "/etc/resolv.conf")
                 guard bound == 0 else {
-                    throw TunnelError.namespace(step: "put the tunnel's resolv.conf in place", reason: Errno.text(-bound))
+                    throw TunnelError.namespace(step: "put the tunnel's resolv.conf in place", reason: Errno(-bound).phrase)
                 }
                 let (fd, name, offload) = TUNDevice.open(name: plan.deviceName, offload: offloadWanted)
-                guard fd >= 0 else { throw TunnelError.cannotOpenTUN(reason: Errno.text(-fd)) }
+                guard fd >= 0 else { throw TunnelError.cannotOpenTUN(reason: Errno(-fd).phrase) }
                 do {
                     plan.deviceName = name
                     let dev = plan.deviceName

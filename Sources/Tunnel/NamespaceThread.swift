@@ -4,6 +4,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// A dedicated thread that lives in its own new network (and optionally mount) namespace and runs
 /// the jobs given to it: creating sockets that must belong to that namespace, configuring it,
@@ -46,7 +47,7 @@ public final class NamespaceThread: Sendable {
             if newMountNamespace { flags |= tv_CLONE_NEWNS }
             let rc = tv_unshare(flags)
             if rc != 0 {
-                outcome.withLock { $0 = .failure(.namespace(step: "create a network namespace", reason: Errno.text(-rc))) }
+                outcome.withLock { $0 = .failure(.namespace(step: "create a network namespace", reason: Errno(-rc).phrase)) }
                 started.signal()
                 finished.signal()
                 return
@@ -54,7 +55,7 @@ public final class NamespaceThread: Sendable {
             if newMountNamespace {
                 let mrc = tv_mount_make_private()
                 if mrc != 0 {
-                    outcome.withLock { $0 = .failure(.namespace(step: "make the mount namespace private", reason: Errno.text(-mrc))) }
+                    outcome.withLock { $0 = .failure(.namespace(step: "make the mount namespace private", reason: Errno(-mrc).phrase)) }
                     started.signal()
                     finished.signal()
                     return
@@ -115,15 +116,6 @@ public final class NamespaceThread: Sendable {
     }
 
     deinit { stop() }
-}
-
-/// errno as text.
-enum Errno {
-    static func text(_ code: Int32) -> String {
-        let text = String(cString: strerror(code))
-        guard let first = text.first else { return text }
-        return first.lowercased() + text.dropFirst()
-    }
 }
 
 /// A job's result on its way back from the namespace thread.

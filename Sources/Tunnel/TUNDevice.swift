@@ -2,6 +2,7 @@ import CTVShims
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// Opens the TUN device the engine reads: with `IFF_VNET_HDR` and checksum/TSO offload when the
 /// kernel takes it (so locally made TCP reaches tv with its checksum unfinished and leaves it the
@@ -26,7 +27,7 @@ public enum TUNDevice {
                 return (fd, decode(actual), TUNOffload(headerSize: TUNOffload.requestedHeaderSize, offloads: wantedOffloads))
             }
             let call = ["TUNSETIFF with IFF_VNET_HDR", "TUNSETVNETHDRSZ", "TUNSETVNETLE", "TUNSETOFFLOAD"][max(0, min(3, Int(step) - 1))]
-            reason = "\(call) failed: \(Errno.text(-fd))"
+            reason = "\(call) failed: \(Errno(-fd).phrase)"
             actual = [CChar](repeating: 0, count: 16)
         }
         let fd = tv_tun_open(name, &actual)

@@ -3,6 +3,7 @@ import Proxy
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// The listening sockets the NAT redirects TCP to: one per family, bound to the TUN's own
 /// address (`C`) on a port the kernel picks, bound to the TUN device (SO_BINDTODEVICE) so that
@@ -34,7 +35,7 @@ public struct TunnelListeners: Sendable {
     static func listen(_ endpoint: PacketEndpoint, device: String) throws -> (fd: Int32, port: UInt16) {
         let family = endpoint.address.family
         let fd = tv_socket_stream(family)
-        guard fd >= 0 else { throw TunnelError.cannotListen(reason: Errno.text(errno)) }
+        guard fd >= 0 else { throw TunnelError.cannotListen(reason: Errno(errno).phrase) }
         _ = tv_set_reuse(fd, 0)
         if family == AF_INET6 { _ = tv_set_v6only(fd, 1) }
         // The address may still be settling (IPv6); FREEBIND lets the bind happen regardless.
@@ -42,13 +43,13 @@ public struct TunnelListeners: Sendable {
         let bindDevice = tv_bind_to_device(fd, device)
         guard bindDevice == 0 else {
             Glibc.close(fd)
-            throw TunnelError.cannotListen(reason: "SO_BINDTODEVICE \(device): \(Errno.text(-bindDevice))")
+            throw TunnelError.cannotListen(reason: "SO_BINDTODEVICE \(device): \(Errno(-bindDevice).phrase)")
         }
         let rc = endpoint.socketAddress.withSockAddr { bind(fd, $0, $1) }
         guard rc == 0, Glibc.listen(fd, 4096) == 0 else {
             let err = errno
             Glibc.close(fd)
-            throw TunnelError.cannotListen(reason: "\(endpoint): \(Errno.text(err))")
+            throw TunnelError.cannotListen(reason: "\(endpoint): \(Errno(err).phrase)")
         }
         // Accepted sockets start in delayed-ACK mode: the ACK of the app's first request rides on
         // the answer instead of crossing the TUN alone (one packet fewer each way per connection

@@ -3,6 +3,7 @@ import LocalCA
 import Recording
 import Wire
 import FlowStore
+import FlowTerms
 
 // Micro-benchmarks of tv's own hot paths, run by Scripts/bench (release build). Figures are
 // wall-clock medians of several rounds on this machine; compare them as ratios within one run.

@@ -2,6 +2,7 @@ import FlowStore
 import Foundation
 import Recording
 import Testing
+import FlowTerms
 
 /// `tv turns`, `tv export har`, `tv content` run as a user would, over a data folder filled
 /// through the real writer (FlowWriter for flows, ContentWriter for turns).

@@ -1,6 +1,7 @@
 import FlowStore
 import Foundation
 import Testing
+import FlowTerms
 
 /// What a fresh user met walking through `tv`: the next-page hint, the plain-flow sentence, the
 /// "tv:" prefix, read-only commands on a missing data folder, --version, bare `tv inspect`,

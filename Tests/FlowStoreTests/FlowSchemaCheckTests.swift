@@ -1,5 +1,6 @@
 import Testing
 @testable import FlowStore
+import FlowTerms
 
 /// The flow writer runs with `PRAGMA ignore_check_constraints=ON` (the CHECK lists cost an
 /// ephemeral b-tree per list per row). That is safe only while every value the Swift enums can

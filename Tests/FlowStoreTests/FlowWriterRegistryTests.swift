@@ -4,6 +4,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// Issue 12 §7: flows a killed session left open are closed at the next start, as interrupted at
 /// their last activity; a live writer's flows are never touched.

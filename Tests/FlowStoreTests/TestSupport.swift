@@ -1,5 +1,6 @@
 import Foundation
 @testable import FlowStore
+import FlowTerms
 
 /// A fresh empty folder under the system's temporary folder; the caller removes it.
 func makeTemporaryFolder() -> String {

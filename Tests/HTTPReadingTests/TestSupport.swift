@@ -23,6 +23,7 @@ func conversation(_ turns: [RecordedTurn], sourceLocation: SourceLocation = #_so
 }
 
 import Testing
+import FlowTerms
 
 extension HTTPBody {
     /// The decoded bytes (nil without codings or when nothing could be decoded), read through

@@ -1,6 +1,7 @@
 import LocalCA
 @testable import Proxy
 import Testing
+import FlowTerms
 
 @Suite("PinningDetector")
 struct PinningDetectorTests {

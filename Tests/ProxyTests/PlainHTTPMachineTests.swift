@@ -4,6 +4,7 @@ import Wire
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// The plain-HTTP machine, playbook style: events in, the exact commands out.
 @Suite("PlainHTTPMachine")
@@ -164,7 +165,7 @@ struct PlainHTTPMachineTests {
         failed.host = "a.test"
         failed.hostOrigin = .connect
         failed.port = 80
-        failed.status = .failed(reason: reason)
+        failed.fail(reason)
         failed.error = reason
         failed.bytesFromClient = UInt64("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8.count)
         failed.durationMicros = 4_000 - 1_000
@@ -193,7 +194,7 @@ struct PlainHTTPMachineTests {
         #expect(Self.client(&m, "TP/1.1\r\n", at: 5) == [])
         let reason = "the client sent no complete request head within 10 s (tv closed the connection)"
         var failed = Self.first
-        failed.status = .failed(reason: reason)
+        failed.fail(reason)
         failed.error = reason
         failed.durationMicros = 13_000 - 1_000
         #expect(Self.run(&m, .timer, at: 12) == [.countHeadTimeout, .answerClient(HeadDeadline.requestTimeoutResponse(limitMillis: 10_000), linger: true),
@@ -261,7 +262,7 @@ struct PlainHTTPMachineTests {
         #expect(Self.run(&m, .clientEnded, at: 2) == [])
         let out = Self.run(&m, .passDone(clientReadClosed: true, clientUnsent: false), at: 2)
         var failed = Self.first
-        failed.status = .failed(reason: "the client closed the connection before its first request")
+        failed.fail("the client closed the connection before its first request")
         failed.durationMicros = 3_000 - 1_000
         #expect(out == [.closeFlow(failed, recorded: false), .close(reset: false)])
     }

@@ -1,6 +1,7 @@
 import FlowStore
 import Testing
 @testable import Recording
+import FlowTerms
 
 @Suite struct ContentBatchPolicyTests {
     let policy = ContentBatchPolicy(bytes: 100, chunks: 10, ends: 4, lingerMillis: 20)

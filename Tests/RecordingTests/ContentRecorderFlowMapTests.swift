@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Recording
+import FlowTerms
 
 /// The proxy's path into recording: `ContentRecorder.record(flow:…)` and `flowEnded(flow:)`
 /// over the one map from flow id to its recorder.
@@ -50,7 +51,7 @@ import Testing
         bytes(4).withUnsafeBytes { session.record(flow: 1, down, at: 1, $0) }
         bytes(5).withUnsafeBytes { session.record(flow: 3, down, at: 0, $0) }
         #expect(session.activeFlows == 1)
-        for flow: Int64 in [1, 2, 3] { session.flowEnded(flow: flow) }
+        for flow: UInt64 in [1, 2, 3] { session.flowEnded(flow: flow) }
         #expect(session.activeFlows == 0)
         session.writer.close()
         let store = try home.store()

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TVHome
 @testable import Recording
+import FlowTerms
 
 @Suite struct ContentStoreTests {
     let up = Direction.clientToServer

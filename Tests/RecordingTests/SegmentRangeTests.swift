@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Recording
+import FlowTerms
 
 /// Issue 12 §3: a database moved aside (as the corrupt-database advice says) or emptied to 0
 /// bytes is replaced by a new one whose index names no segment; the segments kept before must

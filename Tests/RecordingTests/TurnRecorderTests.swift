@@ -1,5 +1,6 @@
 import Testing
 @testable import Recording
+import FlowTerms
 
 @Suite struct TurnRecorderTests {
     let up = Direction.clientToServer

@@ -1,6 +1,7 @@
 import FlowStore
 import Testing
 @testable import TVCore
+import FlowTerms
 
 @Suite struct UnitsTests {
     @Test func bytes() {

@@ -3,6 +3,7 @@ import HTTPReading
 import Recording
 import Testing
 @testable import TVCore
+import FlowTerms
 
 @Suite struct TurnsPresentationTests {
     let now: Int64 = 1_764_471_900_000_000

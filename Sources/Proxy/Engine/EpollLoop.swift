@@ -2,6 +2,7 @@ import CTVShims
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// Something an `EpollLoop` delivers readiness, timers and "run again" turns to. Confined to the
 /// loop's thread: only the loop calls these.
@@ -89,8 +90,8 @@ public final class EpollLoop {
         self.maxEvents = Int32(maxEvents)
         events = .allocate(capacity: maxEvents)
         self.busyPoll = busyPoll
-        clockNanos = Clock.monotonicNanos()
-        clockMicros = Clock.wallMicros()
+        clockNanos = EngineClock.monotonicNanos()
+        clockMicros = EngineClock.wallMicros()
     }
 
     deinit {
@@ -178,8 +179,8 @@ public final class EpollLoop {
 
     /// Refreshes `now`/`wallNow` (after a long piece of work, e.g. a leaf mint).
     public func refreshClock() {
-        clockNanos = Clock.monotonicNanos()
-        clockMicros = Clock.wallMicros()
+        clockNanos = EngineClock.monotonicNanos()
+        clockMicros = EngineClock.wallMicros()
     }
 
     // MARK: running
@@ -225,7 +226,7 @@ public final class EpollLoop {
         if drainDeadline != nil { timeout = timeout < 0 ? 20 : min(timeout, 20) }
         var n: Int32
         if let until = busyPoll.spinUntil(now: now, previousWaitFoundEvents: lastWaitFoundEvents, timeoutMillis: timeout) {
-            repeat { n = tv_epoll_wait(epfd, events, maxEvents, 0) } while n == 0 && Clock.monotonicNanos() < until
+            repeat { n = tv_epoll_wait(epfd, events, maxEvents, 0) } while n == 0 && EngineClock.monotonicNanos() < until
             if n == 0 { n = tv_epoll_wait(epfd, events, maxEvents, timeout) }
         } else {
             n = tv_epoll_wait(epfd, events, maxEvents, timeout)

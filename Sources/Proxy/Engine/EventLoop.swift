@@ -3,6 +3,7 @@ import LocalCA
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// One proxy worker thread: its `EpollLoop` (tokens, timers, inbox, busy-poll), the shared proxy
 /// state, its counters, its relay buffer and its listener view. The loop mechanism is

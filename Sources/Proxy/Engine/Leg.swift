@@ -2,6 +2,7 @@ import CTVShims
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// One side of a connection: a socket, maybe a TLS session over it, its readiness as the
 /// edge-triggered epoll last said, and the bytes waiting to be written to it.

@@ -2,6 +2,7 @@ import CTVShims
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// Before the data phase: the client's unread bytes (peeked, then consumed as the machine
 /// says), the proxy's own replies, resolving and connecting to the server.

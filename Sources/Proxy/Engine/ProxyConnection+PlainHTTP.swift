@@ -2,6 +2,7 @@ import CTVShims
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// After the connection machine handed the client on (`.startPlainHTTP`): this driver runs the
 /// `PlainHTTPMachine` instead, with the same sockets, token and timer. It reads both legs,
@@ -65,7 +66,7 @@ extension ProxyConnection {
         case .updateFlow(let flow):
             shared.sink?.flowUpdated(flow)
         case let .closeFlow(flow, recorded):
-            loop.counters.countClosed(flow.status.kind)
+            loop.counters.countClosed(flow.status)
             shared.sink?.flowClosed(flow)
             if recorded { shared.recorder?.flowEnded(flow: flow.id) }
         case .newServerLeg:
@@ -158,7 +159,7 @@ extension ProxyConnection {
         }
     }
 
-    private func recordPlain(_ bytes: UnsafeRawBufferPointer, _ direction: ChunkDirection, _ record: PlainHTTPMachine.Recording?) {
+    private func recordPlain(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, _ record: PlainHTTPMachine.Recording?) {
         guard let record, let recorder = shared.recorder, recorder.isRecording else { return }
         recorder.record(flow: record.flow, direction: direction, offsetMicros: record.offsetMicros, bytes: bytes)
     }

@@ -2,6 +2,7 @@ import CTVShims
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// The data phase: bytes both ways, copied through the loop's buffer or spliced, each burst told
 /// to the machine (totals, first client data, the ServerHello) and recorded when the machine's
@@ -47,11 +48,11 @@ extension ProxyConnection {
     }
 
     /// A leg failed while reading (`source` side) or sending.
-    private func readFailed(_ direction: ChunkDirection, reset: Bool, _ failure: LegFailure) {
+    private func readFailed(_ direction: Direction, reset: Bool, _ failure: LegFailure) {
         end(.read(from: direction.source, reset: reset, failure), reset: reset)
     }
 
-    private func sendFailed(_ direction: ChunkDirection, reset: Bool, _ failure: LegFailure) {
+    private func sendFailed(_ direction: Direction, reset: Bool, _ failure: LegFailure) {
         end(.send(to: direction.sink, failure), reset: reset)
     }
 
@@ -86,7 +87,7 @@ extension ProxyConnection {
     }
 
     /// One direction. Returns true when it stopped only for fairness (more may be readable).
-    private func pump(from source: Leg, to sink: Leg, direction: ChunkDirection) -> Bool {
+    private func pump(from source: Leg, to sink: Leg, direction: Direction) -> Bool {
         // Bytes left over from a short write go first, and the pipe is chosen as soon as none
         // are left. Choosing before this flush (as before) skipped the pipe at every turn that
         // began with bytes pending, so a client slower than its server could stay on the copy
@@ -179,7 +180,7 @@ extension ProxyConnection {
         return false
     }
 
-    private func splicePump(from source: Leg, to sink: Leg, direction: ChunkDirection) -> Bool {
+    private func splicePump(from source: Leg, to sink: Leg, direction: Direction) -> Bool {
         switch sink.flushPipe() {
         case .drained: break
         case .blocked: return false
@@ -216,7 +217,7 @@ extension ProxyConnection {
     }
 
     @inline(__always)
-    private func count(_ n: Int, _ direction: ChunkDirection) {
+    private func count(_ n: Int, _ direction: Direction) {
         if direction == .clientToServer {
             loop.counters.bytesFromClients.wrappingAdd(UInt64(n), ordering: .relaxed)
         } else {
@@ -227,7 +228,7 @@ extension ProxyConnection {
     /// A burst of `n` bytes at the front of the buffer: the machine's totals (and what it asks
     /// in return), the loop's counters, the recording.
     @inline(__always)
-    private func moved(_ n: Int, _ direction: ChunkDirection) {
+    private func moved(_ n: Int, _ direction: Direction) {
         lastActivity = loop.now
         if !buffersMayBeHeld { noteTLSActivity() }
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])

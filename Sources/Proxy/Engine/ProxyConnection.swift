@@ -284,7 +284,7 @@ final class ProxyConnection: LoopHandler {
         closeReportPending = false
         var facts = machine.facts
         facts.durationMicros = loop.wallNow - facts.startMicros
-        loop.counters.countClosed(facts.status.kind)
+        loop.counters.countClosed(facts.status)
         shared.sink?.flowClosed(facts)
         if machine.relay.recordsContent { shared.recorder?.flowEnded(flow: facts.id) }
     }

@@ -1,5 +1,6 @@
 import LocalCA
 import Synchronization
+import FlowTerms
 
 /// What every loop of one server reads: the configuration, the TLS contexts, the policy inputs,
 /// the sinks, and the few counters that must be global (open connections for the cap, flow ids).

@@ -1,67 +1,5 @@
 import LocalCA
-
-/// Where the host name of a flow came from.
-public enum HostOrigin: String, Sendable, Hashable, CaseIterable {
-    /// The client's TLS ClientHello `server_name` (RFC 6066 §3).
-    case sni
-    /// The explicit proxy request: the `CONNECT host:port` target or an absolute-form URL's host.
-    case connect
-    /// The SOCKS5 CONNECT request (RFC 1928 §4), a domain name or an address.
-    case socks
-    /// The fixed server of `--mode reverse:…`.
-    case reverse
-    /// DNS: for a DNS query flow, the name it asked about (the TUN front-end).
-    case dns
-    /// No name is known: only the destination address.
-    case none
-}
-
-/// What tv did with a flow, as the timeline shows it.
-public enum FlowStatus: Sendable, Hashable, CustomStringConvertible {
-    /// Not TLS: relayed as is.
-    case notEncrypted
-    /// TLS passed through untouched (inspection off, excluded, or not possible).
-    case encrypted
-    /// TLS terminated on both legs; plaintext seen.
-    case inspected
-    /// TLS passed through because the client refused our certificate before (pinning).
-    case keptPrivate
-    /// The connection failed; the reason is one sentence.
-    case failed(reason: String)
-
-    /// The status without its reason, for counting and filtering.
-    public var kind: FlowStatusKind {
-        switch self {
-        case .notEncrypted: return .notEncrypted
-        case .encrypted: return .encrypted
-        case .inspected: return .inspected
-        case .keptPrivate: return .keptPrivate
-        case .failed: return .failed
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .failed(let reason): return "failed: \(reason)"
-        default: return kind.rawValue
-        }
-    }
-}
-
-/// `FlowStatus` without the failure reason.
-public enum FlowStatusKind: String, Sendable, Hashable, CaseIterable {
-    case notEncrypted = "not encrypted"
-    case encrypted
-    case inspected
-    case keptPrivate = "kept private"
-    case failed
-}
-
-/// The transport of a flow: TCP from the proxy engine, UDP from the TUN front-end.
-public enum FlowTransport: String, Sendable, Hashable {
-    case tcp
-    case udp
-}
+import FlowTerms
 
 /// Where the flow's negotiated TLS version was read.
 public enum TLSVersionSource: String, Sendable, Hashable {
@@ -180,6 +118,9 @@ public struct FlowFacts: Sendable, Hashable {
     public var packetsFromServer: UInt64?
     /// Set at close: µs from accept to close.
     public var durationMicros: Int64?
+    /// Why the flow failed, one sentence; set with `status` by `fail(_:)`, read only when `status`
+    /// is `failed`.
+    public var failureReason: String?
     /// One sentence when something went wrong (also set for `failed`), e.g. a reset.
     public var error: String?
     /// The versions the client offered (supported_versions, or the legacy version), GREASE removed.
@@ -202,5 +143,13 @@ public struct FlowFacts: Sendable, Hashable {
         self.startMicros = startMicros
         self.lastActivityMicros = startMicros
         self.client = client
+    }
+}
+
+extension FlowFacts {
+    /// The flow failed: `status` becomes `failed` and `reason` (one sentence) says why.
+    public mutating func fail(_ reason: String) {
+        status = .failed
+        failureReason = reason
     }
 }

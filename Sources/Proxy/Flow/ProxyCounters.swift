@@ -1,4 +1,5 @@
 import Synchronization
+import FlowTerms
 
 /// A snapshot of the engine's counters, readable at any time (`ProxyServer.counters`).
 public struct ProxyCounters: Sendable, Hashable {
@@ -22,8 +23,8 @@ public struct ProxyCounters: Sendable, Hashable {
     /// Transparent mode: connections reset because they were not redirected by a NAT rule (no
     /// original destination, or it was the listener itself, which would loop).
     public var notRedirected: UInt64 = 0
-    /// Flows closed, by final status.
-    public var closedByStatus: [FlowStatusKind: UInt64] = [:]
+    /// Flows closed, by final status (the five of `FlowStatus.closedByProxy`).
+    public var closedByStatus: [FlowStatus: UInt64] = [:]
     /// Bytes read from clients and from servers (plaintext when inspected).
     public var bytesFromClients: UInt64 = 0
     public var bytesFromServers: UInt64 = 0
@@ -57,25 +58,27 @@ final class LoopCounters: Sendable {
     let splicedBytes = Atomic<UInt64>(0)
     let headTimeouts = Atomic<UInt64>(0)
 
-    func countClosed(_ kind: FlowStatusKind) {
+    func countClosed(_ kind: FlowStatus) {
         switch kind {
         case .notEncrypted: closedNotEncrypted.wrappingAdd(1, ordering: .relaxed)
         case .encrypted: closedEncrypted.wrappingAdd(1, ordering: .relaxed)
         case .inspected: closedInspected.wrappingAdd(1, ordering: .relaxed)
         case .keptPrivate: closedKeptPrivate.wrappingAdd(1, ordering: .relaxed)
         case .failed: closedFailed.wrappingAdd(1, ordering: .relaxed)
+        case .interrupted: break  // the flow writer's word for a flow never closed; not the proxy's
         }
     }
 }
 
 extension LoopCounters {
-    func closedCount(_ kind: FlowStatusKind) -> UInt64 {
+    func closedCount(_ kind: FlowStatus) -> UInt64 {
         switch kind {
         case .notEncrypted: return closedNotEncrypted.load(ordering: .relaxed)
         case .encrypted: return closedEncrypted.load(ordering: .relaxed)
         case .inspected: return closedInspected.load(ordering: .relaxed)
         case .keptPrivate: return closedKeptPrivate.load(ordering: .relaxed)
         case .failed: return closedFailed.load(ordering: .relaxed)
+        case .interrupted: return 0
         }
     }
 }

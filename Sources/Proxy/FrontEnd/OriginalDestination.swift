@@ -1,4 +1,5 @@
 import LocalCA
+import FlowTerms
 
 /// Where a client connection is going: the interface between front-ends and the engine.
 ///

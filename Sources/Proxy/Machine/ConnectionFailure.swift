@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// Why a connection, or its flow, failed: what failed, on which leg, with what the lower layer
 /// said (the TLS alert, the errno, OpenSSL's reason). Decisions branch on the case; the one
 /// sentence the user reads (the flow's error field, the 502 body) is rendered from it here and
@@ -188,7 +190,7 @@ extension ConnectionFailure.Side {
     var word: String { self == .client ? "client" : "server" }
 }
 
-extension ChunkDirection {
+extension Direction {
     /// The side these bytes were read from.
     var source: ConnectionFailure.Side { self == .clientToServer ? .client : .server }
     /// The side these bytes are sent to.

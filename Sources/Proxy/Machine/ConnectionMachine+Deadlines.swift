@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// What each phase's deadline means when it passes (`.armTimer` then `.timeout`).
 extension ConnectionMachine {
     mutating func timeout() -> [Command] {

@@ -1,5 +1,6 @@
 import LocalCA
 import Wire
+import FlowTerms
 
 /// The life of one client connection, as a sans-I/O state machine (the shape of mitmproxy's
 /// proxy layers): the driver (`ProxyConnection`) feeds events, the machine answers commands and
@@ -392,7 +393,7 @@ struct ConnectionMachine {
     mutating func refuse(_ failure: ConnectionFailure, alert: UInt8) -> [Command] {
         phase = .closed
         let reason = failure.sentence
-        facts.status = .failed(reason: reason)
+        facts.fail(reason)
         facts.error = reason
         return [.armTimer(millis: 0), .refuseClientTLS(alert: alert)]
     }
@@ -400,7 +401,7 @@ struct ConnectionMachine {
     mutating func fail(_ failure: ConnectionFailure, reset: Bool) -> [Command] {
         phase = .closed
         let reason = failure.sentence
-        facts.status = .failed(reason: reason)
+        facts.fail(reason)
         facts.error = reason
         return [.armTimer(millis: 0), .close(reset: reset)]
     }
@@ -417,7 +418,7 @@ struct ConnectionMachine {
     /// our leaf. Called per chunk on the hot path: no allocation; a command only on the first
     /// client data of an inspected flow or when the ServerHello completes.
     @inline(__always)
-    mutating func moved(_ chunk: UnsafeRawBufferPointer, _ direction: ChunkDirection, atMicros now: Int64) -> Command? {
+    mutating func moved(_ chunk: UnsafeRawBufferPointer, _ direction: Direction, atMicros now: Int64) -> Command? {
         facts.lastActivityMicros = now
         if direction == .clientToServer {
             facts.bytesFromClient &+= UInt64(chunk.count)
@@ -433,7 +434,7 @@ struct ConnectionMachine {
     }
 
     /// Bytes spliced without being seen: only the totals.
-    mutating func spliced(_ count: Int, _ direction: ChunkDirection, atMicros now: Int64) {
+    mutating func spliced(_ count: Int, _ direction: Direction, atMicros now: Int64) {
         facts.lastActivityMicros = now
         if direction == .clientToServer { facts.bytesFromClient &+= UInt64(count) } else { facts.bytesFromServer &+= UInt64(count) }
     }

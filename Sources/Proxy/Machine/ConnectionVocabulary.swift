@@ -3,6 +3,7 @@ import Wire
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// What goes into `ConnectionMachine` (events) and what comes out (commands), and the facts
 /// and plans they carry.

@@ -1,4 +1,5 @@
 import Wire
+import FlowTerms
 
 /// Absolute-form plain HTTP through the explicit proxy (RFC 9112 §3.2.2), as a sans-I/O machine:
 /// the connection machine hands the client over (`.startPlainHTTP`, mitmproxy's NextLayer) and
@@ -413,9 +414,9 @@ struct PlainHTTPMachine {
             emit(.answerClient(ConnectionMachine.errorResponse(status, text, reason), linger: false))
         }
         if facts != nil {
-            facts?.status = .failed(reason: reason)
+            facts?.fail(reason)
         } else if var flow = firstFacts {
-            flow.status = .failed(reason: reason)
+            flow.fail(reason)
             facts = flow
             firstFacts = nil
         }
@@ -433,7 +434,7 @@ struct PlainHTTPMachine {
         if var flow = firstFacts {
             // No request ever reached a server.
             let error = failure?.sentence
-            flow.status = .failed(reason: error ?? ConnectionFailure.clientGone(reset: false, .beforeFirstRequest).sentence)
+            flow.fail(error ?? ConnectionFailure.clientGone(reset: false, .beforeFirstRequest).sentence)
             flow.error = error
             flow.durationMicros = now.micros - flow.startMicros
             emit(.closeFlow(flow, recorded: false))

@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// What goes into `PlainHTTPMachine` (events) and what comes out (commands).
 extension PlainHTTPMachine {
     struct Settings: Equatable {

@@ -1,4 +1,5 @@
 import Wire
+import FlowTerms
 
 /// The data phase's own state inside `ConnectionMachine`: what the relay plan allows (record,
 /// splice), whether the client has spoken over our leaf, the ServerHello being read from a

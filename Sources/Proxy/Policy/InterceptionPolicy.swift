@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// The inspect-or-pass-through decision for one TLS connection: a value in, a decision (with its
 /// reason) out. No I/O: the engine gathers the facts and obeys the answer.
 ///

@@ -5,6 +5,7 @@ import TVHome
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// The two `SSL_CTX` objects every connection shares, configured once at start.
 ///

@@ -3,6 +3,7 @@ import CTVShims
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowTerms
 
 /// One `SSL` object (one TLS leg), owned by a connection on one loop.
 ///

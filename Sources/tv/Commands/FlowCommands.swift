@@ -4,6 +4,7 @@ import Foundation
 import Recording
 import TVCore
 import TVHome
+import FlowTerms
 
 /// `tv flows`, `tv flow ID`, `tv pinned`: reading the history a session recorded.
 enum FlowCommands {

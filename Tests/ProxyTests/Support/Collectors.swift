@@ -1,6 +1,7 @@
 import Foundation
 import Proxy
 import Synchronization
+import FlowTerms
 
 /// A FlowSink that keeps everything, for assertions.
 final class CollectingSink: FlowSink {
@@ -39,7 +40,7 @@ final class CountingRecorder: ChunkRecorder {
     let chunks = Atomic<Int>(0)
     init(on: Bool) { self.on = on }
     var isRecording: Bool { on }
-    func record(flow: UInt64, direction: ChunkDirection, offsetMicros: Int64, bytes buffer: UnsafeRawBufferPointer) {
+    func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes buffer: UnsafeRawBufferPointer) {
         bytes.wrappingAdd(buffer.count, ordering: .relaxed)
         chunks.wrappingAdd(1, ordering: .relaxed)
     }

@@ -9,10 +9,12 @@ public enum Direction: String, Sendable, Equatable, Hashable, CaseIterable {
     case serverToClient = "server_to_client"
 
     /// The other direction.
+    @inlinable
     public var opposite: Direction {
         self == .clientToServer ? .serverToClient : .clientToServer
     }
 
     /// 0 for client → server, 1 for server → client (for per-side arrays).
-    var index: Int { self == .clientToServer ? 0 : 1 }
+    @inlinable
+    public var index: Int { self == .clientToServer ? 0 : 1 }
 }
