@@ -17,7 +17,7 @@
 /// case .malformed(let reason): refuse(reason)
 /// }
 /// ```
-public struct ClientHelloParser: Sendable {
+public struct ClientHelloParser: Sendable, IncrementalParser {
     /// What the bytes fed so far amount to. Every answer but `.needMoreData` is final.
     public enum Result: Sendable, Hashable {
         /// The ClientHello is not complete yet; feed more bytes.
@@ -56,10 +56,6 @@ public struct ClientHelloParser: Sendable {
     /// Number of TLS records read so far (including any dropped change_cipher_spec record).
     public var recordCount: Int { reassembler.recordCount }
 
-    /// Feeds the next bytes of the stream (any length, including zero) and returns the answer.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) -> Result {
-        feed(bytes.assumingMemoryBound(to: UInt8.self))
-    }
 
     /// Feeds the next bytes of the stream (any length, including zero) and returns the answer.
     public mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>) -> Result {
@@ -82,11 +78,6 @@ public struct ClientHelloParser: Sendable {
     }
 
     /// Feeds the next bytes of the stream (any contiguous collection: `[UInt8]`, `ArraySlice`,
-    /// `Data`…) and returns the answer.
-    public mutating func feed<Bytes: Collection>(_ bytes: Bytes) -> Result where Bytes.Element == UInt8 {
-        if let answer = bytes.withContiguousStorageIfAvailable({ buffer in feed(buffer) }) { return answer }
-        return Array(bytes).withUnsafeBufferPointer { feed($0) }
-    }
 
     /// Parses a buffer that should hold a whole ClientHello; `.needMoreData` means it is truncated.
     public static func parse<Bytes: Collection>(_ bytes: Bytes, maxMessageBytes: Int = defaultMaxMessageBytes) -> Result

@@ -14,7 +14,7 @@
 /// `.malformed`. For requests, a first byte that cannot start a method (a TLS record, for
 /// instance) is refused at once. Bytes fed after the head are kept in `unconsumedBytes`. A head
 /// that arrives in one piece is read where it lies, without being copied.
-public struct HTTP1HeadParser: Sendable {
+public struct HTTP1HeadParser: Sendable, IncrementalParser {
     /// Which start line the head begins with.
     public enum Kind: Sendable, Hashable {
         /// A request line (RFC 9112 §3).
@@ -107,16 +107,7 @@ public struct HTTP1HeadParser: Sendable {
         return result
     }
 
-    /// Feeds the next bytes of the stream (any length, including zero) and returns the answer.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) -> Result {
-        feed(bytes.assumingMemoryBound(to: UInt8.self))
-    }
 
-    /// Feeds the next bytes of the stream (any collection of bytes) and returns the answer.
-    public mutating func feed<Bytes: Collection>(_ bytes: Bytes) -> Result where Bytes.Element == UInt8 {
-        if let answer = bytes.withContiguousStorageIfAvailable({ buffer in feed(buffer) }) { return answer }
-        return Array(bytes).withUnsafeBufferPointer { feed($0) }
-    }
 
     /// Parses a buffer that should start with a whole head; `.needMoreData` means it is truncated
     /// (and shorter than `maxHeadBytes`). Nothing is copied but the head's own strings; the bytes

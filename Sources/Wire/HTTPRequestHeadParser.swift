@@ -14,7 +14,7 @@
 /// `.malformed`. A first byte that cannot start a request line (a TLS record, for instance) is
 /// refused at once. Bytes fed after the head are kept in `unconsumedBytes` for the caller to
 /// forward.
-public struct HTTPRequestHeadParser: Sendable {
+public struct HTTPRequestHeadParser: Sendable, IncrementalParser {
     /// What the bytes fed so far amount to. Every answer but `.needMoreData` is final.
     public enum Result: Sendable, Hashable {
         /// The head is not complete yet; feed more bytes.
@@ -61,16 +61,7 @@ public struct HTTPRequestHeadParser: Sendable {
         return result
     }
 
-    /// Feeds the next bytes of the stream (any length, including zero) and returns the answer.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) -> Result {
-        feed(bytes.assumingMemoryBound(to: UInt8.self))
-    }
 
-    /// Feeds the next bytes of the stream (any collection of bytes) and returns the answer.
-    public mutating func feed<Bytes: Collection>(_ bytes: Bytes) -> Result where Bytes.Element == UInt8 {
-        if let answer = bytes.withContiguousStorageIfAvailable({ buffer in feed(buffer) }) { return answer }
-        return Array(bytes).withUnsafeBufferPointer { feed($0) }
-    }
 
     /// Parses a buffer that should start with a whole head; `.needMoreData` means it is truncated.
     public static func parse<Bytes: Collection>(_ bytes: Bytes, maxHeadBytes: Int = defaultMaxHeadBytes) -> Result

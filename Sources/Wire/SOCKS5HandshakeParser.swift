@@ -20,7 +20,7 @@
 /// It accepts only method 0x00 (no authentication) and command CONNECT; the others are refused
 /// with the reply bytes RFC 1928 prescribes. The RSV byte is not checked. Each message is at most
 /// 262 bytes, so the parser holds at most that plus whatever a single feed carried past it.
-public struct SOCKS5HandshakeParser: Sendable {
+public struct SOCKS5HandshakeParser: Sendable, IncrementalParser {
     /// What to do next.
     public enum Step: Sendable, Hashable {
         /// The current message is not complete; feed more bytes.
@@ -63,16 +63,7 @@ public struct SOCKS5HandshakeParser: Sendable {
         }
     }
 
-    /// Feeds the next bytes (any collection of bytes) and returns the next step.
-    public mutating func feed<Bytes: Collection>(_ bytes: Bytes) -> Step where Bytes.Element == UInt8 {
-        if let step = bytes.withContiguousStorageIfAvailable({ buffer in feed(buffer) }) { return step }
-        return Array(bytes).withUnsafeBufferPointer { feed($0) }
-    }
 
-    /// Feeds the next bytes and returns the next step.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) -> Step {
-        feed(bytes.assumingMemoryBound(to: UInt8.self))
-    }
 
     private mutating func finish(_ step: Step) -> Step {
         stage = .finished(step)

@@ -7,7 +7,7 @@
 /// alert record (RFC 8446 §6) gets `.alert`. Change_cipher_spec records (`14 03 03 00 01 01`)
 /// before the ServerHello are dropped (RFC 8446 §5): after a HelloRetryRequest, feed a new parser
 /// from `bytesConsumed` on and it skips the compatibility record that follows the retry request.
-public struct ServerHelloParser: Sendable {
+public struct ServerHelloParser: Sendable, IncrementalParser {
     /// What the bytes fed so far amount to. Every answer but `.needMoreData` is final.
     public enum Result: Sendable, Hashable {
         /// The ServerHello is not complete yet; feed more bytes.
@@ -43,10 +43,6 @@ public struct ServerHelloParser: Sendable {
     /// possibly inside the same record.
     public var bytesConsumed: Int { reassembler.bytesConsumed }
 
-    /// Feeds the next bytes of the stream (any length, including zero) and returns the answer.
-    public mutating func feed(_ bytes: UnsafeRawBufferPointer) -> Result {
-        feed(bytes.assumingMemoryBound(to: UInt8.self))
-    }
 
     /// Feeds the next bytes of the stream (any length, including zero) and returns the answer.
     public mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>) -> Result {
@@ -69,11 +65,6 @@ public struct ServerHelloParser: Sendable {
     }
 
     /// Feeds the next bytes of the stream (any contiguous collection: `[UInt8]`, `ArraySlice`,
-    /// `Data`…) and returns the answer.
-    public mutating func feed<Bytes: Collection>(_ bytes: Bytes) -> Result where Bytes.Element == UInt8 {
-        if let answer = bytes.withContiguousStorageIfAvailable({ buffer in feed(buffer) }) { return answer }
-        return Array(bytes).withUnsafeBufferPointer { feed($0) }
-    }
 
     /// Parses a buffer that should start with a whole ServerHello; `.needMoreData` means it is
     /// truncated.

@@ -262,7 +262,9 @@ final class EngineBehaviourTests {
         let flow = try #require(harness.sink.waitForClosed(1).first)
         #expect(flow.status == .encrypted)
         #expect(flow.bytesFromServer > 10_485_760)
-        #expect(harness.server.counters.splicedBytes > 9_000_000)
+        // At most 256 KiB are copied before the pipe, plus the read that crossed it (one 256 KiB
+        // buffer): the rest is spliced, however the reads fall.
+        #expect(harness.server.counters.splicedBytes > 9_900_000, "\(harness.server.counters.splicedBytes)")
         #expect(harness.waitIdle())
     }
 
