@@ -1,4 +1,5 @@
 import Foundation
+import TVCore
 import TVHome
 #if canImport(Glibc)
 import Glibc
@@ -58,3 +59,6 @@ struct Console {
         }
     }
 }
+
+/// `tv turns` and `tv export har` write what `TurnsReading` and `HARReading` hand them here.
+extension Console: CommandOutput {}

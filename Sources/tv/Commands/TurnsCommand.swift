@@ -1,10 +1,5 @@
 import CommandLineParser
-import FlowStore
-import Foundation
-import HTTPReading
-import Recording
 import TVCore
-import TVHome
 
 /// `tv turns FLOW`: what was said inside one connection, turn by turn; `--http` reads it as
 /// HTTP/1 or HTTP/2 messages; `--turn N --raw` hands over one whole kept turn, byte for byte.
@@ -35,93 +30,13 @@ enum TurnsCommand {
         if c.has("output") && !c.has("raw") { throw UsageRefusal("-o FILE goes with --turn N --raw.") }
         if c.has("raw") && (c.has("http") || c.has("json")) { throw UsageRefusal("--raw prints the bytes alone; leave out --http and --json.") }
 
-        let home = try inv.existingHome()
-        let flows = try FlowStore(readingHome: home)
-        defer { flows.close() }
-        let content = try ContentStore(readingHome: home)
-        defer { content.close() }
-        let record = try flows.flow(id: id)
-        var indexed = try content.turns(flow: id)
-        let damaged = try content.damagedTurns(flow: id)
-        for row in damaged { inv.console.note("tv: " + row.sentence) }
-        if record == nil && indexed.isEmpty && damaged.isEmpty {
-            throw UsageRefusal("There is no flow \(id) in this data folder; `tv flows` lists the ones there are.", exitCode: 1)
-        }
-        if let only {
-            guard let turn = indexed.first(where: { $0.turn.number == only }) else {
-                let known = indexed.isEmpty ? "no turns are kept for it" : "its turns are 1 to \(indexed.last!.turn.number)"
-                throw UsageRefusal("Flow \(id) has no turn \(only); \(known).", exitCode: 1)
-            }
-            indexed = [turn]
-            if c.has("raw") { return try raw(inv, turn: turn, content: content) }
-        }
-        let items = indexed.map { turn -> TurnsPresentation.Item in
-            do {
-                return .init(turn: turn.turn, bytes: try content.bytes(of: turn))
-            } catch let error as UserFacingError {
-                return .init(turn: turn.turn, bytes: nil, unreadable: error.message)
-            } catch {
-                return .init(turn: turn.turn, bytes: nil, unreadable: "\(error)")
-            }
-        }
-        let full = c.has("full") || only != nil
-        let plain = TurnsPresentation(flowID: id, flow: record, items: items, full: full)
-        if c.has("http") {
-            let recorded = items.compactMap { item in item.bytes.map { RecordedTurn(turn: item.turn, bytes: $0) } }
-            let http = HTTPPresentation(flowID: id, flow: record, result: HTTPReader.read(recorded), full: full)
-            // Bodies are decoded one at a time, within one budget for the command, as they are printed.
-            let reader = BoundedBodyReader()
-            if inv.json {
-                var text = ""
-                http.writeJSON(reader: reader) { piece in
-                    text += piece
-                    if text.utf8.count >= 65_536 {
-                        inv.console.out(text)
-                        text = ""
-                    }
-                }
-                inv.console.line(text)
-                return 0
-            }
-            if items.isEmpty {
-                for line in plain.lines() { inv.console.line(line) }
-                return 0
-            }
-            inv.console.lines { line in http.write(reader: reader, line) }
-            if case .notHTTP = http.result {
-                for line in plain.lines().dropFirst() { inv.console.line(line) }
-            }
-            return 0
-        }
-        if inv.json {
-            inv.console.line(plain.json().serialized(pretty: true))
+        let shape: TurnsReading.Shape
+        if c.has("raw"), let only {
+            shape = .raw(turn: only, file: c.value("output"))
         } else {
-            for line in plain.lines() { inv.console.line(line) }
+            shape = .shown(turn: only, full: c.has("full"), http: c.has("http"), json: inv.json)
         }
-        return 0
-    }
-
-    /// One whole kept turn, byte for byte, to `-o FILE` or standard output.
-    static func raw(_ inv: Invocation, turn: IndexedTurn, content: ContentStore) throws -> Int32 {
-        let bytes = try content.bytes(of: turn)
-        let figures = TurnsPresentation.figures(turn.turn)
-        if let output = inv.command.value("output") {
-            try FileModes.writeAtomically(bytes, to: output, mode: 0o600)
-            inv.console.note("Wrote turn \(turn.turn.number) of flow \(turn.flowID) to \(output) (\(figures)).")
-            return 0
-        }
-        // Text goes to a terminal as it is only when it cannot drive or reorder it (bidi controls
-        // pass `PrintableText`); CR and LF of HTTP lines, and tabs, are fine.
-        let terminalSafe = PrintableText.text(bytes).map { text in
-            !text.unicodeScalars.contains { TerminalText.isEscaped($0) && $0 != "\n" && $0 != "\r" && $0 != "\t" }
-        } ?? false
-        if inv.console.stdoutIsTerminal && !terminalSafe {
-            throw UsageRefusal("Turn \(turn.turn.number) is binary or holds control characters, and standard output is a terminal; write it with -o FILE or redirect it.", exitCode: 1)
-        }
-        inv.console.bytes(bytes)
-        if turn.turn.truncated || turn.turn.incomplete {
-            inv.console.note("tv: this is what was kept of turn \(turn.turn.number): \(figures).")
-        }
+        try TurnsReading(flowID: id, shape: shape).run(home: try inv.existingHome(), to: inv.console)
         return 0
     }
 }

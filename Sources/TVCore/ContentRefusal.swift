@@ -1,0 +1,28 @@
+import TVHome
+
+/// Why `tv turns` or `tv export har` prints nothing from kept content: one sentence, exit code 1.
+public enum ContentRefusal: UserFacingError, Equatable {
+    /// The data folder has no flow with this id (`tv turns`: no flow row, no turns and no
+    /// damaged turn rows either; `tv export har`: no flow row).
+    case noFlow(Int64)
+    /// The flow has no turn `turn`; `last` is the number of its last kept turn, nil when none is kept.
+    case noTurn(flow: Int64, turn: Int, last: Int?)
+    /// `--raw` asked to write turn `turn` to a terminal, and the turn is binary or holds control characters.
+    case unsafeForTerminal(turn: Int)
+    /// None of the flows given to `tv export har` holds kept HTTP, so no file was written.
+    case noHTTP
+
+    public var message: String {
+        switch self {
+        case let .noFlow(id):
+            return "There is no flow \(id) in this data folder; `tv flows` lists the ones there are."
+        case let .noTurn(flow, turn, last):
+            let known = last.map { "its turns are 1 to \($0)" } ?? "no turns are kept for it"
+            return "Flow \(flow) has no turn \(turn); \(known)."
+        case let .unsafeForTerminal(turn):
+            return "Turn \(turn) is binary or holds control characters, and standard output is a terminal; write it with -o FILE or redirect it."
+        case .noHTTP:
+            return "None of these flows holds kept HTTP, so nothing was written."
+        }
+    }
+}
