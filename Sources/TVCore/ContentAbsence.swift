@@ -16,6 +16,8 @@ public enum ContentAbsence: Sendable, Equatable {
     case failed(String?)
     /// The session carrying the flow ended without closing it, and nothing of it was kept.
     case interrupted
+    /// Turns were kept, but every one of their index rows is damaged (`DamagedRow`).
+    case damagedIndex
 
     /// The reason for `flow`, which has no turns in the index.
     public init(flow: FlowRecord) {
@@ -57,11 +59,13 @@ public enum ContentAbsence: Sendable, Equatable {
             return "Nothing was kept: the connection failed before content was recorded" + (reason.map { " (\($0))." } ?? ".")
         case .interrupted:
             return "Nothing was kept: the tv session carrying this connection ended before it did (killed or crashed), and none of its content had been written."
+        case .damagedIndex:
+            return "Nothing can be shown: turns of this connection were kept, but every one of their index rows is damaged (each is named above)."
         }
     }
 
     /// A short machine word for `--json`: `not_encrypted`, `not_inspected`, `kept_private`,
-    /// `nothing_kept`, `failed`, `interrupted`.
+    /// `nothing_kept`, `failed`, `interrupted`, `damaged_index`.
     public var code: String {
         switch self {
         case .notEncrypted: return "not_encrypted"
@@ -70,6 +74,7 @@ public enum ContentAbsence: Sendable, Equatable {
         case .nothingKept: return "nothing_kept"
         case .failed: return "failed"
         case .interrupted: return "interrupted"
+        case .damagedIndex: return "damaged_index"
         }
     }
 }

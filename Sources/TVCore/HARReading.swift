@@ -35,8 +35,16 @@ public struct HARReading: KeptContentReading {
         var skipped: [String] = []
         for id in flowIDs {
             guard let record = try flows.flow(id: id) else { throw ContentRefusal.noFlow(id) }
-            let turns = try content.recordedTurns(flow: id)
             for row in try content.damagedTurns(flow: id) { output.note("tv: " + row.sentence) }
+            // A flow whose kept bytes cannot be read (a cut segment, a deleted one) is left out
+            // with the reason; the other flows are still exported.
+            let turns: [RecordedTurn]
+            do {
+                turns = try content.recordedTurns(flow: id)
+            } catch let error as ContentError {
+                skipped.append("flow \(id): its kept bytes cannot be read — " + error.message)
+                continue
+            }
             guard !turns.isEmpty else {
                 skipped.append("flow \(id): " + ContentAbsence(flow: record).sentence(flowID: id))
                 continue

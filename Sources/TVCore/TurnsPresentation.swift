@@ -31,21 +31,27 @@ public struct TurnsPresentation: Sendable {
     public let flow: FlowRecord?
     public let items: [Item]
     public let full: Bool
+    /// Rows of the flow's turns left out as damaged (`ContentStore.damagedTurns`).
+    public let damagedRows: Int
 
     /// - Parameters:
     ///   - flow: the flow's row, when there is one (turns can outlive it, and the reverse).
     ///   - items: the flow's turns by number.
     ///   - full: print every kept byte instead of previews.
-    public init(flowID: Int64, flow: FlowRecord?, items: [Item], full: Bool = false) {
+    ///   - damagedRows: how many of its turns' index rows were left out as damaged.
+    public init(flowID: Int64, flow: FlowRecord?, items: [Item], full: Bool = false, damagedRows: Int = 0) {
         self.flowID = flowID
         self.flow = flow
         self.items = items
         self.full = full
+        self.damagedRows = damagedRows
     }
 
     /// Why there is nothing, when there is nothing (nil when there are turns).
     public var absence: ContentAbsence? {
         guard items.isEmpty else { return nil }
+        // Turns were kept, but none of their rows can be trusted: not "nothing was kept".
+        if damagedRows > 0 { return .damagedIndex }
         return flow.map(ContentAbsence.init(flow:)) ?? .nothingKept
     }
 

@@ -59,7 +59,7 @@ public struct TurnsReading: KeptContentReading {
                     return .init(turn: turn.turn, bytes: nil, unreadable: "\(error)")
                 }
             }
-            let plain = TurnsPresentation(flowID: flowID, flow: record, items: items, full: full || only != nil)
+            let plain = TurnsPresentation(flowID: flowID, flow: record, items: items, full: full || only != nil, damagedRows: damaged.count)
             if http {
                 writeHTTP(plain, json: json, to: output)
             } else if json {

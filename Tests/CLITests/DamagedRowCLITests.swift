@@ -46,3 +46,30 @@ import Testing
         #expect(try ContentCLITests.tv(["flow", "4"], dataDir: dataDir).status == 0)
     }
 }
+
+@Suite(.serialized) struct DamagedRowEdgeCLITests {
+    @Test("every turn row of a flow damaged: the cause is the index, not 'nothing was kept'; a cut segment leaves one flow out of a HAR, not the export")
+    func everyRowDamagedAndACutSegment() throws {
+        let (folder, dataDir) = try ContentCLITests.makeHome()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let database = try SQLiteDatabase(path: dataDir + "/tunnelvision.sqlite3")
+        try database.execute("""
+            UPDATE content_turns SET kept_bytes = -5 WHERE flow_id = 1;
+            UPDATE content_turns SET segment_offset = 999999999 WHERE flow_id = 2;
+            """)
+        database.close()
+
+        let turns = try ContentCLITests.tv(["turns", "1"], dataDir: dataDir)
+        #expect(turns.status == 0, "\(turns)")
+        #expect(turns.err == "tv: The row of turn 1 of flow 1 is damaged (kept_bytes is -5); it is left out.\ntv: The row of turn 2 of flow 1 is damaged (kept_bytes is -5); it is left out.\n", "\(turns)")
+        #expect(turns.out.hasSuffix("\nNothing can be shown: turns of this connection were kept, but every one of their index rows is damaged (each is named above).\n"), "\(turns)")
+
+        let short = try ContentCLITests.tv(["turns", "2"], dataDir: dataDir)
+        #expect(!short.out.contains("tv content delete") && !short.err.contains("tv content delete"), "\(short)")
+
+        // Flow 2's bytes cannot be read; flow 1 has no sound row: nothing to export, said per flow.
+        let har = try ContentCLITests.tv(["export", "har", "1", "2", "-o", folder + "/x.har"], dataDir: dataDir)
+        #expect(har.err.contains("tv: left out flow 2: its kept bytes cannot be read — The segment file "), "\(har)")
+        #expect(har.err.contains("the other turns are unaffected."), "\(har)")
+    }
+}

@@ -1,4 +1,5 @@
 import FlowStore
+import FlowTerms
 import Foundation
 import Recording
 import Testing

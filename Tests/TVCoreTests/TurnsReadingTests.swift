@@ -116,11 +116,12 @@ import TVHome
         #expect(output.pieces.first == .note("tv: The row of turn 2 of flow 1 is damaged (kept_bytes is -5); it is left out."))
         #expect(output.pieces.dropFirst().first == .line("Flow 1: a.test"))
         #expect(!output.stdoutLines.contains { $0.hasPrefix("Turn 2") })
-        // Flow 2 has no row and no readable turn, but a damaged one: it is there, with nothing kept.
+        // Flow 2 has no row and no readable turn, but a damaged one: it is there, and the reason
+        // nothing is shown is the index, not that nothing was kept.
         #expect(try run(2, Self.plain, in: folder) == [
             .note("tv: The row of turn 1 of flow 2 is damaged (direction is 'sideways'); it is left out."),
             .line("Flow 2"),
-            .line("Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired."),
+            .line("Nothing can be shown: turns of this connection were kept, but every one of their index rows is damaged (each is named above)."),
         ])
         let refused = RecordedOutput()
         #expect(throws: ContentRefusal.noTurn(flow: 2, turn: 1, last: nil)) {
