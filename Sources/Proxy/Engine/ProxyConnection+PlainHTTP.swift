@@ -18,7 +18,7 @@ extension ProxyConnection {
             idleNanos: idleNanos, idleTimeoutSeconds: Int(configuration.idleTimeout),
             recording: shared.recorder != nil)
         let shared = self.shared
-        plain = PlainHTTPMachine(settings: settings, facts: machine.facts, newFlowID: { shared.newFlowID() })
+        plain = PlainHTTPBox(PlainHTTPMachine(settings: settings, facts: machine.facts, newFlowID: { shared.newFlowID() }))
         client.readable = true
         client.writable = true
         feedPlain(.start)
@@ -31,7 +31,7 @@ extension ProxyConnection {
         case .clientBytes(let chunk), .serverBytes(let chunk): plainChunk = chunk
         default: break
         }
-        plain!.handle(event, at: .init(nanos: loop.now, micros: loop.wallNow), into: &plainQueue)
+        plain!.machine.handle(event, at: .init(nanos: loop.now, micros: loop.wallNow), into: &plainQueue)
         runPlain()
     }
 
@@ -200,7 +200,7 @@ extension ProxyConnection {
     /// Client → machine. Returns true when stopped for fairness.
     private func readPlainClient() -> Bool {
         var rounds = 0
-        while !client.readClosed && plain?.readsClient == true && client.readable {
+        while !client.readClosed && plain?.machine.readsClient == true && client.readable {
             if let up = upstream, up.hasPending { return false }   // back-pressure
             if rounds == 16 { return true }
             rounds += 1
@@ -231,7 +231,7 @@ extension ProxyConnection {
             switch up.read(into: buffer) {
             case .bytes(let n):
                 feedPlain(.serverBytes(UnsafeRawBufferPointer(rebasing: buffer[0..<n])))
-                if released || upstream !== up || plain?.serverReadsPaused == true { return false }
+                if released || upstream !== up || plain?.machine.serverReadsPaused == true { return false }
             case .wouldBlock, .blockedOnWrite:
                 return false
             case .eof:
@@ -245,4 +245,10 @@ extension ProxyConnection {
         }
         return false
     }
+}
+
+/// A `PlainHTTPMachine` on the heap, held only by connections that were handed over to it.
+final class PlainHTTPBox {
+    var machine: PlainHTTPMachine
+    init(_ machine: PlainHTTPMachine) { self.machine = machine }
 }
