@@ -1,3 +1,5 @@
+import TVHome
+
 /// A row holding a value no tv writer writes (a negative byte count, a port above 65,535, an
 /// unknown direction or status, text where a number belongs): edited by hand, or damaged in a way
 /// SQLite's own page checks do not see. Readers leave such a row out, say which one and why, and
@@ -22,16 +24,15 @@ public struct DamagedRow: Error, Sendable, Equatable {
     /// One sentence for a reader: `The row of turn 3 of flow 7 is damaged (kept_bytes is -5); it is left out.`
     public var sentence: String { "The row of \(row) is damaged (\(column) is \(DamagedRow.words(value))); it is left out." }
 
-    /// A stored value as a reader sees it: numbers as they are, text quoted with every control or
-    /// non-ASCII scalar escaped (`'a\u{1B}b'`), so a damaged row cannot write to the terminal.
+    /// A stored value as a reader sees it: numbers as they are, text quoted and escaped as every
+    /// string that reaches a terminal is (`TerminalText.line`), at most 64 characters of it, so a
+    /// damaged row cannot write to the terminal.
     static func words(_ value: SQLiteValue) -> String {
         switch value {
         case let .integer(n): return String(n)
         case let .real(d): return String(d)
         case let .text(t):
-            let escaped = t.unicodeScalars.map { s -> String in
-                (0x20..<0x7F).contains(s.value) && s != "'" && s != "\\" ? String(s) : "\\u{\(String(s.value, radix: 16, uppercase: true))}"
-            }.joined()
+            let escaped = TerminalText.line(t)
             return "'\(escaped.count > 64 ? String(escaped.prefix(64)) + "…" : escaped)'"
         case let .blob(b): return "a blob of \(b.count) bytes"
         case .null: return "NULL"
