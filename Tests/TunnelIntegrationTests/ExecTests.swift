@@ -337,16 +337,26 @@ final class ExecTests {
 
     @Test("Ctrl-C on the terminal reaches CMD once (tv stays to tear down); a SIGTERM sent to tv is passed on to CMD")
     func signals() throws {
-        let trap = "trap 'echo got-$0; exit 9' INT TERM; sleep 30 & wait"
+        // CMD says when its trap is set (a file in the lab folder): a signal sent before that
+        // would find tv still building the namespace, which is not what is tested here.
+        let ready = lab.dir + "/cmd-ready"
+        let trap = "trap 'echo got-$0; exit 9' INT TERM; touch \(ready); sleep 30 & wait"
+        func waitReady() -> Bool {
+            for _ in 0..<200 where access(ready, F_OK) != 0 { usleep(100_000) }
+            return access(ready, F_OK) == 0
+        }
         // A pseudo-terminal: ^C makes the tty driver signal the foreground process group (tv and CMD).
         let driver = try lab.script("ctrl_c.py", """
             import os, pty, sys, time
+            ready = sys.argv[1]
             pid, fd = pty.fork()
             if pid == 0:
-                os.execvp(sys.argv[1], sys.argv[1:])
-            time.sleep(1.5)
-            os.write(fd, b"\\x03")
+                os.execvp(sys.argv[2], sys.argv[2:])
             out = b""
+            for _ in range(200):
+                if os.path.exists(ready): break
+                time.sleep(0.1)
+            os.write(fd, b"\\x03")
             while True:
                 try:
                     chunk = os.read(fd, 4096)
@@ -358,15 +368,16 @@ final class ExecTests {
             print(out.decode(errors="replace").replace("\\r", ""))
             print("exit", os.waitstatus_to_exitcode(status))
             """)
-        let r = lab.inHost(["python3", driver, TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--", "sh", "-c", trap.replacingOccurrences(of: "$0", with: "INT")])
+        let r = lab.inHost(["python3", driver, ready, TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--", "sh", "-c", trap.replacingOccurrences(of: "$0", with: "INT")])
         #expect(r.out.contains("got-INT") && r.out.hasSuffix("exit 9\n"), "\(r)")
         #expect(r.out.components(separatedBy: "got-INT").count == 2, "CMD saw Ctrl-C once: \(r)")
 
+        unlink(ready)
         let script = "mount --bind \"$1\" /etc/resolv.conf && shift && exec \"$@\""
         let tv = try Daemon(["ip", "netns", "exec", lab.host, "unshare", "-m", "sh", "-c", script, "sh", lab.dir + "/resolv.conf",
                              TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--", "sh", "-c", trap.replacingOccurrences(of: "$0", with: "TERM")],
                             log: lab.dir + "/term.log")
-        usleep(1_500_000)
+        #expect(waitReady(), "CMD never started: \(tv.output)")
         // The tv process is the namespace child of `unshare … exec`: the daemon's own pid.
         kill(tv.pid, SIGTERM)
         #expect(tv.wait(timeout: 20) == 9, "\(tv.output)")
