@@ -32,7 +32,8 @@ public enum FlowDetailPresentation {
         out.append("  bytes        ↑ \(Units.bytes(f.bytesUp)) up (\(f.bytesUp) B), ↓ \(Units.bytes(f.bytesDown)) down (\(f.bytesDown) B)")
         if let up = f.packetsUp, let down = f.packetsDown { out.append("  packets      ↑ \(up) up, ↓ \(down) down") }
         out.append("  status       \(statusSentence(f))")
-        if let error = f.error { out.append("  error        \(TerminalText.line(error))") }
+        // A failed flow's error is its failure reason, already said on the status line.
+        if let error = f.error, error != f.failureReason { out.append("  error        \(TerminalText.line(error))") }
 
         out.append("")
         out.append("Handshake")

@@ -14,8 +14,9 @@ public enum FlowRecordMapping {
                            host: f.host, hostOrigin: f.hostOrigin,
                            alpn: f.alpn, tlsVersion: (f.upstreamTLSVersion ?? f.clientTLSVersion)?.description,
                            status: f.status, bytesUp: Int64(clamping: f.bytesFromClient),
-                           bytesDown: Int64(clamping: f.bytesFromServer), duration: f.durationMicros, error: f.error)
-        if f.status == .failed { r.failureReason = f.failureReason }
+                           bytesDown: Int64(clamping: f.bytesFromServer), duration: f.durationMicros,
+                           error: f.error)
+        r.failureReason = f.failureReason
         if case .keptPrivate = f.status { r.failureReason = "this host pins its certificate" }
         r.packetsUp = f.packetsFromClient.map { Int64(clamping: $0) }
         r.packetsDown = f.packetsFromServer.map { Int64(clamping: $0) }

@@ -271,7 +271,7 @@ final class EngineLoop: LoopHandler {
             loop.unregister(pending.token)
             close(pending.fd)
             pendingConnects[id] = nil
-            connectFailed(pending.entry, reason: "no answer within \(Int(configuration.connectTimeout)) s", startMicros: pending.startMicros)
+            connectFailed(pending.entry, .noAnswer(seconds: Int(configuration.connectTimeout)), startMicros: pending.startMicros)
         }
         for (id, ready) in readyUpstreams where ready.deadline <= now {
             close(ready.fd)

@@ -116,10 +116,10 @@ extension EngineLoop {
         let fd: Int32
         switch Socket.startConnect(to: entry.remote.socketAddress, mark: configuration.mark) {
         case .failure(.mark(let err)):
-            connectFailed(entry, reason: "SO_MARK failed: \(err.phrase)", startMicros: started)
+            connectFailed(entry, .mark(err), startMicros: started)
             return
         case .failure(let failure):
-            connectFailed(entry, reason: failure.errno.phrase, startMicros: started)
+            connectFailed(entry, .connect(failure.errno), startMicros: started)
             return
         case .success(let (connected, done)):
             if done {
@@ -146,7 +146,7 @@ extension EngineLoop {
             connectSucceeded(pending.entry, fd: pending.fd, syn: pending.syn, synHeader: pending.synHeader)
         } else {
             close(pending.fd)
-            connectFailed(pending.entry, reason: Errno(err).phrase, startMicros: pending.startMicros)
+            connectFailed(pending.entry, .connect(Errno(err)), startMicros: pending.startMicros)
         }
     }
 
@@ -168,7 +168,7 @@ extension EngineLoop {
 
     /// The upstream refused or timed out: the app gets `RST|ACK` (seq 0, ack ISN+1, from R:r), so
     /// it reports "connection refused", and a failed flow is recorded.
-    func connectFailed(_ entry: TCPNATTable.Entry, reason: String, startMicros: Int64) {
+    func connectFailed(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure.Unreachable, startMicros: Int64) {
         nat.remove(entry.id, now: now)
         let n = PacketBuilder.tcp(into: writeBuffer, source: entry.remote, destination: entry.app, sequence: 0,
                                   acknowledgment: entry.isn &+ 1, flags: TCPHeader.rst | TCPHeader.ack)
@@ -179,7 +179,7 @@ extension EngineLoop {
         var facts = FlowFacts(id: id, startMicros: startMicros, client: entry.app.endpoint)
         facts.server = entry.remote.endpoint
         facts.port = entry.remote.port
-        facts.fail("tv could not connect to \(entry.remote) (\(reason))")
+        facts.fail(.unreachable(target: "\(entry.remote)", why))
         facts.lastActivityMicros = wall
         facts.durationMicros = wall - startMicros
         sink.flowOpened(facts)

@@ -188,12 +188,12 @@ struct ConnectionMachineTests {
         #expect(m.facts.server == Endpoint(address: "127.0.0.1", port: 44999))
     }
 
-    @Test("error bodies put \"tv: \" before a message that does not already start with tv")
+    @Test("error bodies put \"tv: \" before a failure whose sentence does not already have tv as its subject")
     func errorBodyNamesTvOnce() {
-        let plain = String(decoding: Machine.errorResponse(400, "Bad Request", "the request line is malformed"), as: UTF8.self)
-        #expect(plain.hasSuffix("\r\n\r\ntv: the request line is malformed\n"))
-        let named = String(decoding: Machine.errorResponse(502, "Bad Gateway", "tv could not connect to a.test:443 (refused)"), as: UTF8.self)
-        #expect(named.hasSuffix("\r\n\r\ntv could not connect to a.test:443 (refused)\n"))
+        let plain = String(decoding: Machine.errorResponse(400, "Bad Request", .requestUnreadable("the request line is malformed")), as: UTF8.self)
+        #expect(plain.hasSuffix("\r\n\r\ntv: the client's request was not understood: the request line is malformed\n"))
+        let named = String(decoding: Machine.errorResponse(502, "Bad Gateway", .unreachable(target: "a.test:443", .connect(Errno(ECONNREFUSED)))), as: UTF8.self)
+        #expect(named.hasSuffix("\r\n\r\ntv could not connect to a.test:443 (connection refused)\n"))
     }
 
     @Test("an upstream certificate that does not verify: the client is refused with an alert, nothing forged")
@@ -445,7 +445,7 @@ struct ConnectionMachineTests {
                                                             sessionKey: "127.0.0.1:8443|"))), "\(start)")
             let out = m.handle(event)
             let reason = m.facts.error ?? ""
-            #expect(out == [.sendClient(Machine.errorResponse(502, "Bad Gateway", reason)), .armTimer(millis: 0), .close(reset: false)], "\(out)")
+            #expect(out == [.sendClient(Machine.errorResponse(502, "Bad Gateway", body: "tv: " + reason)), .armTimer(millis: 0), .close(reset: false)], "\(out)")
             #expect(reason == "the server's certificate does not verify (self-signed certificate); nothing was sent to it"
                     || reason == "the TLS handshake with the server failed (wrong version number)", "\(reason)")
         }

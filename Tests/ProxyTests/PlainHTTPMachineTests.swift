@@ -165,11 +165,11 @@ struct PlainHTTPMachineTests {
         failed.host = "a.test"
         failed.hostOrigin = .connect
         failed.port = 80
-        failed.fail(reason)
+        failed.status = .failed
         failed.error = reason
         failed.bytesFromClient = UInt64("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8.count)
         failed.durationMicros = 4_000 - 1_000
-        #expect(out == [.answerClient(ConnectionMachine.errorResponse(502, "Bad Gateway", reason), linger: false),
+        #expect(out == [.answerClient(ConnectionMachine.errorResponse(502, "Bad Gateway", body: reason), linger: false),
                         .closeServer(reset: false), .closeFlow(failed, recorded: false), .close(reset: false)], "\(out)")
     }
 
@@ -181,7 +181,7 @@ struct PlainHTTPMachineTests {
         let out = Self.run(&m, .timer, at: 12)
         let reason = "tv could not connect to 127.0.0.1:8080 (no answer)"
         guard case .answerClient(let bytes, false) = out.first else { Issue.record("\(out)"); return }
-        #expect(bytes == ConnectionMachine.errorResponse(504, "Gateway Timeout", reason))
+        #expect(bytes == ConnectionMachine.errorResponse(504, "Gateway Timeout", body: reason))
         guard case .closeFlow(let flow, _) = out[2] else { Issue.record("\(out)"); return }
         #expect(flow.server == Endpoint(address: "127.0.0.1", port: 8080))
         #expect(flow.error == reason)
@@ -194,7 +194,7 @@ struct PlainHTTPMachineTests {
         #expect(Self.client(&m, "TP/1.1\r\n", at: 5) == [])
         let reason = "the client sent no complete request head within 10 s (tv closed the connection)"
         var failed = Self.first
-        failed.fail(reason)
+        failed.status = .failed
         failed.error = reason
         failed.durationMicros = 13_000 - 1_000
         #expect(Self.run(&m, .timer, at: 12) == [.countHeadTimeout, .answerClient(HeadDeadline.requestTimeoutResponse(limitMillis: 10_000), linger: true),
@@ -217,12 +217,12 @@ struct PlainHTTPMachineTests {
         var m = Self.started()
         let out = Self.client(&m, "GET /relative HTTP/1.1\r\nHost: a\r\n\r\n", at: 2)
         let reason = "tv forwards absolute-form http:// requests on this connection, not 'GET /relative'"
-        #expect(out.contains(.answerClient(ConnectionMachine.errorResponse(400, "Bad Request", reason), linger: false)))
+        #expect(out.contains(.answerClient(ConnectionMachine.errorResponse(400, "Bad Request", body: reason), linger: false)))
         #expect(out.last == .close(reset: false))
         var chunked = Self.started()
         _ = Self.client(&chunked, "POST http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nTransfer-Encoding: chunked\r\n\r\n", at: 2)
         let bad = Self.client(&chunked, "zz\r\n", at: 3)
-        #expect(bad.contains(.answerClient(ConnectionMachine.errorResponse(400, "Bad Request", "the client's chunked body is malformed"), linger: false)))
+        #expect(bad.contains(.answerClient(ConnectionMachine.errorResponse(400, "Bad Request", body: "tv: the client's chunked body is malformed"), linger: false)))
     }
 
     @Test("the server closing before its response is complete: the flow says so; the client gets our FIN")
@@ -262,7 +262,8 @@ struct PlainHTTPMachineTests {
         #expect(Self.run(&m, .clientEnded, at: 2) == [])
         let out = Self.run(&m, .passDone(clientReadClosed: true, clientUnsent: false), at: 2)
         var failed = Self.first
-        failed.fail("the client closed the connection before its first request")
+        failed.status = .failed
+        failed.error = "the client closed the connection before its first request"
         failed.durationMicros = 3_000 - 1_000
         #expect(out == [.closeFlow(failed, recorded: false), .close(reset: false)])
     }

@@ -19,10 +19,10 @@ final class ProxyAdmission {
         self.frontEnd = frontEnd
         if case .connection(.explicitHTTP) = frontEnd {
             capRefusal = ConnectionMachine.errorResponse(503, "Service Unavailable",
-                "too many connections are open (the limit is \(loop.shared.connectionCap)); try again later")
+                body: "tv: too many connections are open (the limit is \(loop.shared.connectionCap)); try again later")
             let perClient = loop.shared.clientAddresses.withLock { $0.maximum }
             perClientRefusal = ConnectionMachine.errorResponse(503, "Service Unavailable",
-                "your address has \(perClient) connections open, the most one client may; close some and try again")
+                body: "tv: your address has \(perClient) connections open, the most one client may; close some and try again")
         } else {
             capRefusal = nil
             perClientRefusal = nil

@@ -17,7 +17,7 @@ extension ProxyConnection {
         }
         if n == 0 {
             client.readClosed = true
-            if machine.phase == .clientHandshake { return driveClientHandshake() }
+            if machine.phase.io == .clientHandshake { return driveClientHandshake() }
             feed(.clientGone(reset: false))
             return
         }

@@ -30,7 +30,7 @@ extension ProxyConnection {
 
     /// Moves what can move both ways; ends when both directions are done.
     func relay() {
-        guard !released, machine.phase == .relaying, let up = upstream else { return }
+        guard !released, machine.phase.io == .relay, let up = upstream else { return }
         let moreUp = pump(from: client, to: up, direction: .clientToServer)
         guard !released else { return }
         let moreDown = pump(from: up, to: client, direction: .serverToClient)

@@ -36,7 +36,7 @@ extension ProxyConnection {
     }
 
     func driveUpstreamHandshake() {
-        guard machine.phase == .upstreamHandshake, let up = upstream, let session = up.tls else { return }
+        guard machine.phase.io == .upstreamHandshake, let up = upstream, let session = up.tls else { return }
         switch session.handshake() {
         case .wantRead, .wantWrite:
             return
@@ -97,7 +97,7 @@ extension ProxyConnection {
     }
 
     func driveClientHandshake() {
-        guard machine.phase == .clientHandshake, let session = client.tls else { return }
+        guard machine.phase.io == .clientHandshake, let session = client.tls else { return }
         switch session.handshake() {
         case .wantRead, .wantWrite:
             return

@@ -189,18 +189,18 @@ final class ProxyConnection: LoopHandler {
         if events & (tv_EPOLLIN | tv_EPOLLERR | tv_EPOLLHUP | tv_EPOLLRDHUP) != 0 { leg.readable = true }
         if events & (tv_EPOLLRDHUP | tv_EPOLLHUP) != 0 { leg.peerClosing = true }
         if events & (tv_EPOLLOUT | tv_EPOLLERR | tv_EPOLLHUP) != 0 { leg.writable = true }
-        switch machine.phase {
+        switch machine.phase.io {
         case .upstreamHandshake:
             if side == 1 { driveUpstreamHandshake() } else if leg.peerClosing { peekClient() }
         case .clientHandshake:
             if side == 0 { driveClientHandshake() }
-        case .relaying:
+        case .relay:
             relay()
         case .plainHTTP:
             plainEvent(side: side, events: events)
-        case .closed:
+        case .none:
             break
-        case .start, .frontEnd, .awaitingHead, .connecting, .awaitingFirstBytes:
+        case .control:
             if side == 1 {
                 upstreamControlEvent(events)
             } else if events & tv_EPOLLIN != 0 || leg.peerClosing {
@@ -233,10 +233,10 @@ final class ProxyConnection: LoopHandler {
 
     func loopRunAgain() {
         guard !released else { return }
-        switch machine.phase {
-        case .relaying: relay()
+        switch machine.phase.io {
+        case .relay: relay()
         case .plainHTTP: drivePlain()
-        default: break
+        case .control, .upstreamHandshake, .clientHandshake, .none: break
         }
     }
 
@@ -248,7 +248,7 @@ final class ProxyConnection: LoopHandler {
 
     func rearm() {
         var next = phaseDeadline
-        if machine.phase == .relaying {
+        if machine.phase.io == .relay {
             let idle = lastActivity &+ idleNanos
             if next == 0 || idle < next { next = idle }
             if buffersMayBeHeld {

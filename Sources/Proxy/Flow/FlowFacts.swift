@@ -118,10 +118,9 @@ public struct FlowFacts: Sendable, Hashable {
     public var packetsFromServer: UInt64?
     /// Set at close: µs from accept to close.
     public var durationMicros: Int64?
-    /// Why the flow failed, one sentence; set with `status` by `fail(_:)`, read only when `status`
-    /// is `failed`.
-    public var failureReason: String?
-    /// One sentence when something went wrong (also set for `failed`), e.g. a reset.
+    /// One sentence when something went wrong, e.g. a reset, rendered from its failure kind
+    /// (`ConnectionFailure.sentence`); for a `failed` flow it is why the flow failed. Stored once:
+    /// `failureReason` reads it.
     public var error: String?
     /// The versions the client offered (supported_versions, or the legacy version), GREASE removed.
     public var offeredVersions: [TLSProtocolVersion] = []
@@ -147,9 +146,12 @@ public struct FlowFacts: Sendable, Hashable {
 }
 
 extension FlowFacts {
-    /// The flow failed: `status` becomes `failed` and `reason` (one sentence) says why.
-    public mutating func fail(_ reason: String) {
+    /// Why the flow failed (the one stored sentence, `error`); nil unless `status` is `failed`.
+    public var failureReason: String? { status == .failed ? error : nil }
+
+    /// The flow failed: `status` becomes `failed` and `error` says why, rendered from `failure`.
+    public mutating func fail(_ failure: ConnectionFailure) {
         status = .failed
-        failureReason = reason
+        error = failure.sentence
     }
 }

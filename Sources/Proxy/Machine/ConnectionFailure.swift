@@ -4,14 +4,14 @@ import FlowTerms
 /// said (the TLS alert, the errno, OpenSSL's reason). Decisions branch on the case; the one
 /// sentence the user reads (the flow's error field, the 502 body) is rendered from it here and
 /// nowhere else.
-enum ConnectionFailure: Equatable, Sendable {
+public enum ConnectionFailure: Equatable, Sendable {
     /// A side of the proxied connection.
-    enum Side: Equatable, Sendable {
+    public enum Side: Equatable, Sendable {
         case client, server
     }
 
     /// When the client left before the data phase.
-    enum Moment: Equatable, Sendable {
+    public enum Moment: Equatable, Sendable {
         case beforeProxyRequest
         case beforeCompleteRequest
         case beforeAnything
@@ -23,7 +23,7 @@ enum ConnectionFailure: Equatable, Sendable {
     }
 
     /// Why no connection to the server was made.
-    enum Unreachable: Equatable, Sendable {
+    public enum Unreachable: Equatable, Sendable {
         /// The name did not resolve (the resolver's phrase).
         case resolve(String)
         /// Every address refused; the last connect's error.
@@ -32,6 +32,8 @@ enum ConnectionFailure: Equatable, Sendable {
         case noAddress
         /// No answer within the connect timeout (seconds; nil: not said).
         case noAnswer(seconds: Int?)
+        /// The socket could not be given its routing mark (SO_MARK, the TUN modes' loop guard).
+        case mark(Errno)
     }
 
     case clientGone(reset: Bool, Moment)
@@ -94,7 +96,7 @@ enum ConnectionFailure: Equatable, Sendable {
     case responseIncomplete
 
     /// The one sentence for the flow's error field.
-    var sentence: String {
+    public var sentence: String {
         switch self {
         case let .clientGone(reset, moment):
             let when: String
@@ -123,6 +125,7 @@ enum ConnectionFailure: Equatable, Sendable {
             case .connect(let err): cause = err.phrase
             case .noAddress: cause = "no address to connect to"
             case .noAnswer(let seconds): cause = seconds.map { "no answer within \($0) s" } ?? "no answer"
+            case .mark(let err): cause = "SO_MARK failed: \(err.phrase)"
             }
             return "tv could not connect to \(target) (\(cause))"
         case .clientHelloMalformed(let reason): return "the client sent a malformed TLS ClientHello (\(reason))"
@@ -160,8 +163,25 @@ enum ConnectionFailure: Equatable, Sendable {
     }
 }
 
+extension ConnectionFailure {
+    /// The sentence as the body of tv's own HTTP error response: tv named as the speaker once,
+    /// "tv: " before a sentence that does not already say "tv …" (decided by the case, not the text).
+    public var answer: String { namesTV ? sentence : "tv: " + sentence }
+
+    /// Whether `sentence` begins with tv as its subject.
+    private var namesTV: Bool {
+        switch self {
+        case .proxyRequestUnsupported, .unreachable, .leafNameRefused, .leafNameError, .leafMint, .stopped,
+             .tlsSession, .certificateUse, .notAbsoluteHTTP:
+            return true
+        default:
+            return false
+        }
+    }
+}
+
 /// Why reading or writing one leg (socket, TLS session or splice pipe) failed.
-enum LegFailure: Equatable, Sendable {
+public enum LegFailure: Equatable, Sendable {
     /// A socket call failed with this errno.
     case system(Errno)
     /// The TLS layer failed (the peer's alert, the errno, OpenSSL's reason).

@@ -227,7 +227,7 @@ struct ConnectionMachine {
         if facts.server == nil, let address = destination?.numericAddress { facts.server = address.endpoint }
         var out: [Command] = []
         switch settings.frontEnd {
-        case .explicitHTTP: out.append(.sendClient(Self.errorResponse(502, "Bad Gateway", failure.sentence)))
+        case .explicitHTTP: out.append(.sendClient(Self.errorResponse(502, "Bad Gateway", failure)))
         case .socks5: out.append(.sendClient(SOCKS5Reply.failure(socksCode)))
         case .fixed: break
         }
@@ -338,7 +338,7 @@ struct ConnectionMachine {
     /// The TLS leg to the server of a plain client failed: answer 502 in HTTP (a TLS alert means
     /// nothing to it) and close.
     private mutating func badGateway(_ failure: ConnectionFailure) -> [Command] {
-        [.sendClient(Self.errorResponse(502, "Bad Gateway", failure.sentence))] + fail(failure, reset: false)
+        [.sendClient(Self.errorResponse(502, "Bad Gateway", failure))] + fail(failure, reset: false)
     }
 
     mutating func relayRaw(status: FlowStatus, observeServerHello: Bool) -> [Command] {
@@ -392,17 +392,13 @@ struct ConnectionMachine {
 
     mutating func refuse(_ failure: ConnectionFailure, alert: UInt8) -> [Command] {
         phase = .closed
-        let reason = failure.sentence
-        facts.fail(reason)
-        facts.error = reason
+        facts.fail(failure)
         return [.armTimer(millis: 0), .refuseClientTLS(alert: alert)]
     }
 
     mutating func fail(_ failure: ConnectionFailure, reset: Bool) -> [Command] {
         phase = .closed
-        let reason = failure.sentence
-        facts.fail(reason)
-        facts.error = reason
+        facts.fail(failure)
         return [.armTimer(millis: 0), .close(reset: reset)]
     }
 

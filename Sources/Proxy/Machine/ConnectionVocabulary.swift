@@ -39,6 +39,35 @@ extension ConnectionMachine {
         case relaying
         case plainHTTP
         case closed
+
+        /// The driver routine that serves readiness in this phase: the machine's answer to
+        /// "what does a readable or writable socket mean now", so the driver never asks the phase.
+        var io: IORoutine {
+            switch self {
+            case .start, .frontEnd, .awaitingHead, .connecting, .awaitingFirstBytes: return .control
+            case .upstreamHandshake: return .upstreamHandshake
+            case .clientHandshake: return .clientHandshake
+            case .relaying: return .relay
+            case .plainHTTP: return .plainHTTP
+            case .closed: return .none
+            }
+        }
+    }
+
+    /// The driver's I/O routines, one per kind of work a socket event can start.
+    enum IORoutine: Equatable {
+        /// Peek the client's unread bytes, follow the connect, watch for the server's first bytes.
+        case control
+        /// Step the upstream TLS handshake (a client hang-up is peeked as control).
+        case upstreamHandshake
+        /// Step the client-leg TLS handshake.
+        case clientHandshake
+        /// Move bytes both ways, arm the idle and buffer-release timers.
+        case relay
+        /// Serve the plain-HTTP machine.
+        case plainHTTP
+        /// Nothing: the connection is closed.
+        case none
     }
 
     /// Facts from a finished upstream handshake.
@@ -192,12 +221,17 @@ extension ConnectionMachine {
         }
     }
 
-    /// A short HTTP error response from the proxy itself.
-    /// A whole `Connection: close` response with a one-line plain-text body naming tv as the
-    /// speaker once: "tv: " goes before `message` unless it already starts with "tv ".
-    static func errorResponse(_ code: Int, _ text: String, _ message: String) -> [UInt8] {
-        let body = (message.hasPrefix("tv ") ? message : "tv: " + message) + "\n"
+    /// A short HTTP error response from the proxy itself (RFC 9112 §2.1): status `code` with
+    /// reason phrase `text`, `Connection: close`, and `body` plus a newline as `text/plain`.
+    static func errorResponse(_ code: Int, _ text: String, body: String) -> [UInt8] {
+        let body = body + "\n"
         let head = "HTTP/1.1 \(code) \(text)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
         return Array((head + body).utf8)
+    }
+
+    /// The error response that says `failure`, naming tv as the speaker once
+    /// (`ConnectionFailure.answer`).
+    static func errorResponse(_ code: Int, _ text: String, _ failure: ConnectionFailure) -> [UInt8] {
+        errorResponse(code, text, body: failure.answer)
     }
 }

@@ -56,7 +56,7 @@ struct FrontEndReader {
                 return .needMore
             case .malformed(let reason):
                 return .refuse(.proxyRequestUnreadable(reason), answer: ConnectionMachine.errorResponse(
-                    400, "Bad Request", "tv is an HTTP proxy and could not read this request: \(reason)"))
+                    400, "Bad Request", body: "tv is an HTTP proxy and could not read this request: \(reason)"))
             case .head(let head):
                 switch head.requestTarget {
                 case .authority(let hostPort) where head.isConnect:
@@ -66,7 +66,7 @@ struct FrontEndReader {
                     return .plainHTTP
                 default:
                     let failure = ConnectionFailure.proxyRequestUnsupported(method: head.method, target: head.target)
-                    return .refuse(failure, answer: ConnectionMachine.errorResponse(400, "Bad Request", failure.sentence))
+                    return .refuse(failure, answer: ConnectionMachine.errorResponse(400, "Bad Request", failure))
                 }
             }
         case .socks5:
@@ -119,7 +119,7 @@ struct FrontEndReader {
                 return .connect
             }
             return .refuse(.requestUnreadable(reason),
-                           answer: ConnectionMachine.errorResponse(400, "Bad Request", "tv could not read this request: \(reason)"))
+                           answer: ConnectionMachine.errorResponse(400, "Bad Request", body: "tv could not read this request: \(reason)"))
         case .head:
             httpParser = HTTPRequestHeadParser()
             return .connect

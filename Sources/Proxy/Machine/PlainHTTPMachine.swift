@@ -408,15 +408,14 @@ struct PlainHTTPMachine {
 
     /// Answers the client with an error (when no response is under way) and closes.
     mutating func fail(_ failure: ConnectionFailure, status: Int) {
-        let reason = failure.sentence
         if outstanding.count <= 1 && responseBody == nil {
             let text = status == 400 ? "Bad Request" : status == 504 ? "Gateway Timeout" : "Bad Gateway"
-            emit(.answerClient(ConnectionMachine.errorResponse(status, text, reason), linger: false))
+            emit(.answerClient(ConnectionMachine.errorResponse(status, text, failure), linger: false))
         }
         if facts != nil {
-            facts?.fail(reason)
+            facts?.fail(failure)
         } else if var flow = firstFacts {
-            flow.fail(reason)
+            flow.fail(failure)
             facts = flow
             firstFacts = nil
         }
@@ -433,9 +432,7 @@ struct PlainHTTPMachine {
         endFlow(failure: failure)
         if var flow = firstFacts {
             // No request ever reached a server.
-            let error = failure?.sentence
-            flow.fail(error ?? ConnectionFailure.clientGone(reset: false, .beforeFirstRequest).sentence)
-            flow.error = error
+            flow.fail(failure ?? .clientGone(reset: false, .beforeFirstRequest))
             flow.durationMicros = now.micros - flow.startMicros
             emit(.closeFlow(flow, recorded: false))
             firstFacts = nil

@@ -195,7 +195,7 @@ final class TLSSession {
 
 /// Why a TLS operation failed: the alert the peer sent (if any), a system error, or OpenSSL's
 /// reason, as one phrase.
-struct TLSFailure: Error, Equatable {
+public struct TLSFailure: Error, Equatable, Sendable {
     /// The fatal alert the peer sent us, when that is what ended it.
     var peerAlert: UInt8?
     /// The socket error (ECONNRESET…), when that is what ended it.
