@@ -111,18 +111,9 @@ extension ClientHello {
         handshakeLength = length + 4
 
         // A TLS 1.2 ClientHello may end right after the compression methods (RFC 5246 §7.4.1.2).
-        guard !body.isAtEnd else { return }
-        var extensions = try body.readVector16("the extensions block")
-        guard body.isAtEnd else {
-            throw WireFormatError("The extensions block is followed by \(WireFormatError.count(body.remaining, "extra byte")) inside the ClientHello.")
-        }
-        while !extensions.isAtEnd {
-            let type = try extensions.readUInt16("an extension type")
-            var data = try extensions.readVector16("the \(TLSExtensionType.describe(type)) extension")
-            if extensionTypes.contains(type) {
-                throw WireFormatError("The \(TLSExtensionType.describe(type)) extension appears twice, which RFC 8446 §4.2 forbids.")
-            }
-            extensionTypes.append(type)
+        guard var extensions = try HelloExtensions(&body, hello: "ClientHello") else { return }
+        while let (type, found) = try extensions.next() {
+            var data = found
             switch type {
             case TLSExtensionType.serverName:
                 serverName = try Self.readServerName(&data)
@@ -140,6 +131,7 @@ extension ClientHello {
                 break
             }
         }
+        extensionTypes = extensions.types
         if offersPreSharedKey, extensionTypes.last != TLSExtensionType.preSharedKey {
             throw WireFormatError("The pre_shared_key extension is not the last extension, which RFC 8446 §4.2.11 requires.")
         }

@@ -34,3 +34,36 @@ struct HelloPrefix {
         sessionIDLength = sessionID.remaining
     }
 }
+
+/// The extensions block that ends a ClientHello or a ServerHello (RFC 8446 §4.1.2, §4.1.3, §4.2),
+/// read one extension at a time; each type may appear once (RFC 8446 §4.2).
+struct HelloExtensions {
+    private var block: ByteCursor
+    /// The extension types read so far, in wire order.
+    private(set) var types: [UInt16] = []
+
+    /// Reads the block from `body`, which must end with it; nil when `body` is already at its end
+    /// (a TLS 1.2 hello may end after its compression method(s), RFC 5246 §7.4.1.2, §7.4.1.3).
+    /// - Parameter hello: "ClientHello" or "ServerHello", for error sentences.
+    /// - Throws: `WireFormatError` when the block does not fit or bytes follow it.
+    init?(_ body: inout ByteCursor, hello: String) throws(WireFormatError) {
+        guard !body.isAtEnd else { return nil }
+        block = try body.readVector16("the extensions block")
+        guard body.isAtEnd else {
+            throw WireFormatError("The extensions block is followed by \(WireFormatError.count(body.remaining, "extra byte")) inside the \(hello).")
+        }
+    }
+
+    /// The next extension's type and data, nil at the end of the block.
+    /// - Throws: `WireFormatError` when an extension does not fit or its type appeared before.
+    mutating func next() throws(WireFormatError) -> (type: UInt16, data: ByteCursor)? {
+        guard !block.isAtEnd else { return nil }
+        let type = try block.readUInt16("an extension type")
+        let data = try block.readVector16("the \(TLSExtensionType.describe(type)) extension")
+        if types.contains(type) {
+            throw WireFormatError("The \(TLSExtensionType.describe(type)) extension appears twice, which RFC 8446 §4.2 forbids.")
+        }
+        types.append(type)
+        return (type, data)
+    }
+}

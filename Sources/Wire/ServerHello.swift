@@ -85,18 +85,9 @@ extension ServerHello {
         handshakeLength = length + 4
 
         // A TLS 1.2 ServerHello may end right after the compression method (RFC 5246 §7.4.1.3).
-        guard !body.isAtEnd else { return }
-        var extensions = try body.readVector16("the extensions block")
-        guard body.isAtEnd else {
-            throw WireFormatError("The extensions block is followed by \(WireFormatError.count(body.remaining, "extra byte")) inside the ServerHello.")
-        }
-        while !extensions.isAtEnd {
-            let type = try extensions.readUInt16("an extension type")
-            var data = try extensions.readVector16("the \(TLSExtensionType.describe(type)) extension")
-            if extensionTypes.contains(type) {
-                throw WireFormatError("The \(TLSExtensionType.describe(type)) extension appears twice, which RFC 8446 §4.2 forbids.")
-            }
-            extensionTypes.append(type)
+        guard var extensions = try HelloExtensions(&body, hello: "ServerHello") else { return }
+        while let (type, found) = try extensions.next() {
+            var data = found
             switch type {
             case TLSExtensionType.supportedVersions:
                 // ServerHello form: a single ProtocolVersion selected_version (RFC 8446 §4.2.1).
@@ -123,5 +114,6 @@ extension ServerHello {
                 break
             }
         }
+        extensionTypes = extensions.types
     }
 }
