@@ -46,9 +46,6 @@ public struct ProxyConfiguration: Sendable {
     /// A plain HTTP client that runs out of it is answered 408 and closed. 10 s, as HAProxy's
     /// usual `timeout http-request` (nginx's `client_header_timeout` is 60 s).
     public var headTimeout: Double = 10
-    /// Milliseconds to wait for the client's first byte before treating the protocol as
-    /// server-speaks-first and relaying as is (interop case 20a).
-    public var serverFirstWaitMillis: Int = 300
     /// Concurrent connections; beyond it new ones are refused (and counted). `start()` lowers it
     /// to what the file-descriptor limit allows (`DescriptorBudget`; the soft limit is raised to
     /// the hard one first): `ProxyCounters.connectionCap` is the cap in force.

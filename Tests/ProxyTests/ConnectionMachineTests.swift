@@ -19,7 +19,7 @@ struct ConnectionMachineTests {
         let policy = InterceptionPolicy(inspectionEnabled: inspection, caAvailable: true,
                                         ignoreHosts: ignore.map { try! HostPattern($0) })
         let settings = Machine.Settings(frontEnd: frontEnd, policy: policy, upstreamInsecure: insecure,
-                                        serverFirstWaitMillis: 300, handshakeTimeoutMillis: 10_000, connectTimeoutMillis: 5_000)
+                                        handshakeTimeoutMillis: 10_000, connectTimeoutMillis: 5_000)
         let facts = FlowFacts(id: 7, startMicros: 1_000, client: Endpoint(address: "127.0.0.1", port: 50000))
         return Machine(settings: settings, facts: facts, isPinned: { pinned.contains($0) })
     }
@@ -44,7 +44,7 @@ struct ConnectionMachineTests {
         }
         let done = m.handle(.connected(localhost))
         #expect(done == [.updateFlow, .sendClient(Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8)),
-                         .armTimer(millis: 300), .watchUpstreamFirstBytes, .peekClient])
+                         .armTimer(millis: 300_000), .watchUpstreamFirstBytes, .peekClient])
         #expect(m.phase == .awaitingFirstBytes)
     }
 
@@ -127,15 +127,17 @@ struct ConnectionMachineTests {
         #expect(m.facts.status == .notEncrypted)
     }
 
-    @Test("server speaks first: the short wait ends, or the server's bytes arrive")
+    @Test("server speaks first: its bytes start the raw relay; silence alone decides nothing until the idle time")
     func serverFirst() {
-        var byTimer = Self.machine()
-        Self.connected(&byTimer)
-        #expect(byTimer.handle(.timeout).contains(.relay(.raw(plaintext: true, observeServerHello: false))))
-        #expect(byTimer.facts.status == .notEncrypted)
         var byBanner = Self.machine()
         Self.connected(&byBanner)
-        #expect(byBanner.handle(.upstreamSpokeFirst).contains(.relay(.raw(plaintext: true, observeServerHello: false))))
+        #expect(byBanner.handle(.upstreamSpokeFirst) == [.armTimer(millis: 0), .relay(.raw(plaintext: true, observeServerHello: false)), .updateFlow])
+        #expect(byBanner.facts.status == .notEncrypted)
+        var silent = Self.machine()
+        Self.connected(&silent)
+        #expect(silent.handle(.timeout) == [.armTimer(millis: 0), .close(reset: false)])
+        #expect(silent.facts.status == .notEncrypted)
+        #expect(silent.facts.error == "closed after 300 s without traffic")
     }
 
     @Test("a ClientHello that never completes fails after the handshake time, not the short wait")
@@ -313,7 +315,7 @@ struct ConnectionMachineTests {
         #expect(m.facts.hostOrigin == .reverse)
         #expect(m.facts.port == 8080)
         #expect(Self.bytes(&m, Array(ProxyFixtures.clientHelloSNIAndALPN[0..<1])) == [.armTimer(millis: 5_000), .connect(address)])
-        #expect(m.handle(.connected(address)) == [.updateFlow, .armTimer(millis: 300), .watchUpstreamFirstBytes, .peekClient])
+        #expect(m.handle(.connected(address)) == [.updateFlow, .armTimer(millis: 300_000), .watchUpstreamFirstBytes, .peekClient])
         #expect(Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN).contains(.relay(.raw(plaintext: false, observeServerHello: true))))
     }
 
@@ -328,7 +330,7 @@ struct ConnectionMachineTests {
         }
         #expect(m.phase == .awaitingHead)
         #expect(Self.text(&m, head) == [.armTimer(millis: 5_000), .connect(address)])
-        #expect(m.handle(.connected(address)) == [.updateFlow, .armTimer(millis: 300), .watchUpstreamFirstBytes, .peekClient])
+        #expect(m.handle(.connected(address)) == [.updateFlow, .armTimer(millis: 300_000), .watchUpstreamFirstBytes, .peekClient])
         #expect(Self.text(&m, head) == [.armTimer(millis: 0), .relay(.raw(plaintext: true, observeServerHello: false)), .updateFlow])
         #expect(m.facts.status == .notEncrypted)
 

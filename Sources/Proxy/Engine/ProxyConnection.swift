@@ -73,7 +73,6 @@ final class ProxyConnection: LoopHandler {
         let settings = ConnectionMachine.Settings(
             frontEnd: frontEnd, policy: shared.policy, upstreamInsecure: configuration.upstreamInsecure,
             minimumTLSVersion: configuration.minimumTLSVersion,
-            serverFirstWaitMillis: configuration.serverFirstWaitMillis,
             handshakeTimeoutMillis: Int(configuration.handshakeTimeout * 1000),
             connectTimeoutMillis: Int(configuration.connectTimeout * 1000),
             headTimeoutMillis: Int(configuration.headTimeout * 1000),
@@ -289,6 +288,6 @@ final class ProxyConnection: LoopHandler {
         facts.durationMicros = loop.wallNow - facts.startMicros
         loop.counters.countClosed(facts.status)
         shared.sink?.flowClosed(facts)
-        if machine.relay.recordsContent { shared.recorder?.flowEnded(flow: facts.id) }
+        if machine.relay.recordingStarted { shared.recorder?.flowEnded(flow: facts.id) }
     }
 }

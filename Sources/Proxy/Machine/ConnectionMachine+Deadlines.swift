@@ -13,7 +13,9 @@ extension ConnectionMachine {
         case .connecting:
             return upstreamUnreachable(.noAnswer(seconds: settings.connectTimeoutMillis / 1000), socksCode: .ttlExpired)
         case .awaitingFirstBytes:
-            if !sawClientBytes { return relayRaw(status: .notEncrypted, observeServerHello: false) }
+            // Nobody spoke for the idle time: closed as an idle relay would be (nothing was
+            // carried, nothing is known to be encrypted).
+            if !sawClientBytes { return silentTooLong() }
             return fail(.clientHelloTimeout(seconds: handshakeSeconds), reset: false)
         case .upstreamHandshake:
             return refuse(.upstreamHandshakeTimeout(seconds: handshakeSeconds), alert: TLSAlert.handshakeFailure)

@@ -7,10 +7,12 @@ import FlowTerms
 /// keeps the flow's facts. Nothing here touches a socket or an OpenSSL handle, so every path is
 /// tested by feeding events.
 ///
-/// Phases: front-end (CONNECT / SOCKS5) → resolve → connect → wait for the client's first bytes
-/// (or the server's, or a short timeout: server-speaks-first) → ClientHello → policy →
+/// Phases: front-end (CONNECT / SOCKS5) → resolve → connect → wait for whoever speaks first
+/// (the client's first bytes, however late, or the server's: server-speaks-first) →
+/// ClientHello → policy →
 ///   pass through (raw relay) | inspect: upstream TLS first, then the client leg with our leaf
-///   → relay (burst totals, first client data, the end, pinning suspicion) → closed.
+///   → relay (burst totals, first client data, a TLS handshake inside a plain relay, the end,
+///   pinning suspicion) → closed.
 /// Reverse mode first waits for the client (`awaitingHead`): a plain HTTP client's whole first
 /// request head, or the first byte of a ClientHello, before anything is opened to the server.
 /// Events and commands: `ConnectionVocabulary.swift`; the first bytes' parsers: `FrontEndReader`.
@@ -217,7 +219,10 @@ struct ConnectionMachine {
         case .socks5: out.append(.sendClient(SOCKS5Reply.success(boundAddress: .ipv4([0, 0, 0, 0]), boundPort: 0)))
         case .fixed: break
         }
-        out += [.armTimer(millis: settings.serverFirstWaitMillis), .watchUpstreamFirstBytes, .peekClient]
+        // Who speaks first decides, however long it takes: a client that sends its ClientHello
+        // late is inspected like a prompt one, a server that speaks first is relayed as is.
+        // Until then the wait is an idle connection, closed after the idle time.
+        out += [.armTimer(millis: settings.idleTimeoutSeconds * 1000), .watchUpstreamFirstBytes, .peekClient]
         return out
     }
 
@@ -341,11 +346,15 @@ struct ConnectionMachine {
         [.sendClient(Self.errorResponse(502, "Bad Gateway", failure))] + fail(failure, reset: false)
     }
 
+    /// Relays the two sides' bytes as they are. A plain relay (`status` not encrypted: the server
+    /// spoke first, or the client's first bytes were not TLS) is watched for a TLS handshake
+    /// inside it (`TLSUpgradeWatch`: STARTTLS).
     mutating func relayRaw(status: FlowStatus, observeServerHello: Bool) -> [Command] {
         phase = .relaying
         reader.reset()
         facts.status = status
-        return startRelay(.raw(plaintext: status == .notEncrypted, observeServerHello: observeServerHello))
+        let plaintext = status == .notEncrypted
+        return startRelay(.raw(plaintext: plaintext, observeServerHello: observeServerHello), watchForTLS: plaintext)
     }
 
     private mutating func upstreamHandshakeDone(_ done: UpstreamHandshake) -> [Command] {
@@ -396,6 +405,14 @@ struct ConnectionMachine {
         return [.armTimer(millis: 0), .refuseClientTLS(alert: alert)]
     }
 
+    /// Neither side said anything within the idle time after the connect: closed as an idle
+    /// relay is (the flow keeps its status, nothing was carried).
+    mutating func silentTooLong() -> [Command] {
+        phase = .closed
+        facts.error = ConnectionFailure.idle(seconds: settings.idleTimeoutSeconds).sentence
+        return [.armTimer(millis: 0), .close(reset: false)]
+    }
+
     mutating func fail(_ failure: ConnectionFailure, reset: Bool) -> [Command] {
         phase = .closed
         facts.fail(failure)
@@ -404,29 +421,53 @@ struct ConnectionMachine {
 
     // MARK: relay phase (facts are written here, the only place they can be)
 
-    private mutating func startRelay(_ plan: RelayPlan) -> [Command] {
-        relay.begin(plan, status: facts.status, splice: settings.spliceEncryptedPassThrough)
+    private mutating func startRelay(_ plan: RelayPlan, watchForTLS: Bool = false) -> [Command] {
+        relay.begin(plan, status: facts.status, splice: settings.spliceEncryptedPassThrough, watchForTLS: watchForTLS)
         return [.armTimer(millis: 0), .relay(plan), .updateFlow]
     }
 
     /// One burst of `chunk.count` bytes moved in `direction` at `now` (µs): the totals, the
     /// ServerHello read from a pass-through's first server bytes, the client's first data over
-    /// our leaf. Called per chunk on the hot path: no allocation; a command only on the first
-    /// client data of an inspected flow or when the ServerHello completes.
+    /// our leaf, a TLS handshake beginning inside a plain relay. Called per chunk on the hot
+    /// path: no allocation (but while a handshake message is being read); a command only on the
+    /// first client data of an inspected flow, or when a hello completes.
     @inline(__always)
     mutating func moved(_ chunk: UnsafeRawBufferPointer, _ direction: Direction, atMicros now: Int64) -> Command? {
         facts.lastActivityMicros = now
         if direction == .clientToServer {
             facts.bytesFromClient &+= UInt64(chunk.count)
-            guard !relay.clientSpoke else { return nil }
-            relay.clientSpoke = true
-            guard facts.status == .inspected, let host = pinningHost else { return nil }
-            return .clientAccepted(host: host)
+            if !relay.clientSpoke {
+                relay.clientSpoke = true
+                if facts.status == .inspected, let host = pinningHost { return .clientAccepted(host: host) }
+            }
+        } else {
+            facts.bytesFromServer &+= UInt64(chunk.count)
+            if relay.observing, let hello = relay.observeServerHello(chunk) {
+                facts.note(hello)
+                return .updateFlow
+            }
         }
-        facts.bytesFromServer &+= UInt64(chunk.count)
-        guard relay.observing, let hello = relay.observeServerHello(chunk) else { return nil }
-        facts.note(hello)
-        return .updateFlow
+        guard relay.watchesUpgrade, let finding = relay.observeUpgrade(chunk, direction) else { return nil }
+        return upgraded(finding)
+    }
+
+    /// A plain relay turned into TLS (STARTTLS, or a client whose first bytes were plain): the
+    /// flow is an encrypted pass-through from here, named by the ClientHello's SNI and offers;
+    /// the ServerHello says the version and protocol the two ends agreed.
+    private mutating func upgraded(_ finding: TLSUpgradeWatch.Finding) -> Command? {
+        switch finding {
+        case .clientHello(let hello, _):
+            sawClientHello = true
+            serverName = hello.normalizedServerName
+            facts.status = .encrypted
+            facts.note(hello)
+            return .updateFlow
+        case .serverHello(let hello):
+            facts.note(hello)
+            return .updateFlow
+        case .noServerHello:
+            return nil
+        }
     }
 
     /// Bytes spliced without being seen: only the totals.

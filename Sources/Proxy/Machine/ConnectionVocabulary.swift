@@ -13,7 +13,6 @@ extension ConnectionMachine {
         var policy: InterceptionPolicy
         var upstreamInsecure = false
         var minimumTLSVersion: TLSProtocolVersion = .tls12
-        var serverFirstWaitMillis = 300
         var handshakeTimeoutMillis = 10_000
         var connectTimeoutMillis = 10_000
         /// The time a request head may take (`HeadDeadline`): the explicit proxy's request and a

@@ -3,13 +3,20 @@ import FlowTerms
 
 /// The data phase's own state inside `ConnectionMachine`: what the relay plan allows (record,
 /// splice), whether the client has spoken over our leaf, the ServerHello being read from a
-/// pass-through, and when the client handshake finished (for the quiet-close pinning check).
+/// pass-through, a plain relay watched for a TLS handshake inside it (`TLSUpgradeWatch`), and
+/// when the client handshake finished (for the quiet-close pinning check).
 struct RelayState {
     /// The plan the relay runs (nil before the data phase).
     private(set) var plan: ConnectionMachine.RelayPlan?
-    /// The bytes are worth recording (plaintext, or decrypted).
+    /// The bytes are worth recording now (plaintext, or decrypted); false from the burst that
+    /// began TLS inside a plain relay (ciphertext is not content).
     private(set) var recordsContent = false
+    /// The relay recorded from its start: the recorder holds this flow until told it ended
+    /// (true even once `recordsContent` turned false).
+    private(set) var recordingStarted = false
     /// Bytes may be spliced (encrypted pass-through, splicing allowed, nothing left to read).
+    /// A plain relay is never spliced (its bytes are recorded and watched); one that turned
+    /// into TLS may be once the handshake's outcome is read.
     private(set) var spliceAllowed = false
     /// The client has sent data in the relay.
     var clientSpoke = false
@@ -18,16 +25,26 @@ struct RelayState {
     /// Reading the ServerHello from the server's first bytes.
     private var helloParser: ServerHelloParser?
     private var spliceWhenObserved = false
+    /// Watching a plain relay's bursts for a ClientHello (nil: not watching, or done).
+    private var upgrade: TLSUpgradeWatch?
+    private var spliceSetting = false
 
     var observing: Bool { helloParser != nil }
 
+    /// Whether bursts go to `observeUpgrade` (a plain relay, within the watch's budget).
+    var watchesUpgrade: Bool { upgrade != nil }
+
     /// The relay starts with `plan` for a flow of this `status`; `splice`: the configuration
-    /// allows splicing encrypted pass-through.
-    mutating func begin(_ plan: ConnectionMachine.RelayPlan, status: FlowStatus, splice: Bool) {
+    /// allows splicing encrypted pass-through; `watchForTLS`: a plain (`plaintext`) relay of the
+    /// client's own bytes, watched for a TLS handshake inside it.
+    mutating func begin(_ plan: ConnectionMachine.RelayPlan, status: FlowStatus, splice: Bool, watchForTLS: Bool = false) {
         self.plan = plan
+        spliceSetting = splice
         switch plan {
         case let .raw(plaintext, observe):
             recordsContent = plaintext
+            recordingStarted = plaintext
+            if plaintext && watchForTLS { upgrade = TLSUpgradeWatch() }
             if observe { helloParser = ServerHelloParser() }
             // Encrypted pass-through: the bytes need not be seen once the ServerHello is read.
             let spliceable = !plaintext && splice && (status == .encrypted || status == .keptPrivate)
@@ -35,7 +52,26 @@ struct RelayState {
             spliceWhenObserved = spliceable && observe
         case .decrypted:
             recordsContent = true
+            recordingStarted = true
         }
+    }
+
+    /// Shows a plain relay's burst to the upgrade watch. A ClientHello stops the recording (what
+    /// follows is ciphertext); the ServerHello after it (or its absence) ends the watch and lets
+    /// the relay splice, as an encrypted pass-through does once its ServerHello is read.
+    mutating func observeUpgrade(_ chunk: UnsafeRawBufferPointer, _ direction: Direction) -> TLSUpgradeWatch.Finding? {
+        guard upgrade != nil else { return nil }
+        let finding = upgrade!.observe(chunk, direction)
+        switch finding {
+        case .clientHello:
+            recordsContent = false
+        case .serverHello, .noServerHello:
+            spliceAllowed = spliceSetting
+        case nil:
+            break
+        }
+        if upgrade?.isWatching == false { upgrade = nil }
+        return finding
     }
 
     /// Feeds the server's bytes to the ServerHello parser; the hello once complete (then, or on
