@@ -156,7 +156,7 @@ extension ClientHello {
     }
 
     /// server_name (RFC 6066 §3): a non-empty list of (name_type, opaque name<1..2^16-1>); at most
-    /// one host_name (type 0), printable ASCII.
+    /// one host_name (type 0): printable ASCII, or valid UTF-8 without spaces or control bytes.
     private static func readServerName(_ data: inout ByteCursor) throws(WireFormatError) -> String? {
         var list = try data.readVector16("the server_name list")
         guard data.isAtEnd else {

@@ -268,6 +268,29 @@ struct CertificateToolTests {
         }
     }
 
+    @Test("tv ca status with such a root already in the CA folder says it cannot anchor itself, not that a hash link is missing")
+    func statusOfUnanchoredRoot() throws {
+        try withSandbox { s in
+            try FileManager.default.createDirectory(atPath: s.caDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let made = try s.tool("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "30",
+                                              "-keyout", s.caDir + "/root-key.pem", "-out", s.rootPEM, "-subj", "/CN=Bad AKI",
+                                              "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
+                                              "-addext", "authorityKeyIdentifier=keyid:always",
+                                              "-addext", "subjectKeyIdentifier=01:02:03:04:05:06:07:08:09:0a:0b:0c:0d:0e:0f:10:11:12:13:14"])
+            #expect(made.status == 0, "\(made)")
+            _ = try s.tool("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", s.caDir + "/leaf-key.pem"])
+            chmod(s.caDir + "/root-key.pem", 0o600)
+            chmod(s.caDir + "/leaf-key.pem", 0o600)
+            try FileManager.default.createDirectory(atPath: s.work + "/certs", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: s.rootPEM, toPath: s.work + "/certs/bad.pem")
+            _ = try s.tool("openssl", ["rehash", s.work + "/certs"])
+            let status = try s.tv("ca", "status", "--trust-store", "dir:" + s.work + "/certs")
+            #expect(status.out.contains("usable for TLS  no (OpenSSL error 30: the root cannot be its own anchor (authority and subject key identifier mismatch))"), "\(status)")
+            #expect(status.out.contains("Next: OpenSSL cannot use tv's root as its own anchor (authority and subject key identifier mismatch), so no trust store or hash link will make it trusted."), "\(status)")
+            #expect(!status.out.contains("rehash"), "\(status)")
+        }
+    }
+
     @Test("tv ca import refuses a non-CA and a mismatched key, writing nothing")
     func importRefusals() throws {
         try withSandbox { s in
