@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         // C functions wrapping the macros Swift cannot call, and Linux bits Glibc lacks.
         .target(name: "CTVShims", dependencies: ["COpenSSL"]),
 
@@ -37,8 +38,9 @@ let package = Package(
         .target(name: "Recording", dependencies: ["FlowStore", "TVHome", "FlowTerms"]),
         // HTTP/1.x and HTTP/2 read as messages from recorded turns; content decoding; HAR export.
         .target(name: "HTTPReading", dependencies: ["Recording", "TVHome", "Wire", "CNghttp2", "CZlib", "CBrotli", "CZstd", "FlowTerms"]),
-        // Pure parsers: TLS ClientHello/ServerHello, the HTTP/1 codec (heads, chunked bodies), SOCKS5 (no I/O, no OpenSSL).
-        .target(name: "Wire"),
+        // Pure parsers: TLS ClientHello/ServerHello, the HTTP/1 codec (heads, chunked bodies), SOCKS5 (no I/O, no OpenSSL);
+        // host names' U-labels to A-labels through libidn2 (IDNA, UTS #46).
+        .target(name: "Wire", dependencies: ["CIDN2"]),
         // The terminating proxy engine: the epoll loop (the TUN engine's too), sockets and listeners,
         // connection state machines, the two TLS legs.
         .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome", "FlowTerms"]),

@@ -22,7 +22,7 @@ ensure_packages() {
 }
 
 # What building tv needs.
-BUILD_PACKAGES=(libssl-dev libsqlite3-dev libnghttp2-dev zlib1g-dev libbrotli-dev libzstd-dev pkg-config openssl ca-certificates)
+BUILD_PACKAGES=(libssl-dev libsqlite3-dev libnghttp2-dev zlib1g-dev libbrotli-dev libzstd-dev libidn2-dev pkg-config openssl ca-certificates)
 # What the tests use as real peers and cross-checks (nghttp2-server, gzip, brotli, zstd, xxd: the
 # fixture scripts in Scripts/fixtures that made the HTTP/2 captures and encoded bodies).
 TEST_PACKAGES=(python3 curl nginx-light libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables)

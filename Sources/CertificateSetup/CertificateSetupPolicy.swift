@@ -145,6 +145,8 @@ public enum CertificateSetupPolicy {
             default:
                 break
             }
+        case .rootCannotAnchor(_, let text):
+            return "OpenSSL cannot use tv's root as its own anchor (\(text)), so no trust store or hash link will make it trusted. Make a new one with `tv ca remake --yes`, or import a root that `openssl verify -CAfile ROOT ROOT` accepts, and trust that."
         case .verifyFailed(_, let text):
             return "OpenSSL refuses a leaf from it (\(text)). If the root has expired or is not yet valid, check the clock, or make a new one with `tv ca remake --yes` and trust that."
         default:

@@ -81,8 +81,11 @@ public struct CAFolder: Sendable {
 
     /// Brings in an existing CA (a lab or corporate root, or another tool's): checks that the
     /// certificate is a CA (basicConstraints CA:TRUE; keyCertSign when keyUsage is present), that
-    /// the key matches, and that it is valid at `now`; makes a fresh leaf key.
-    /// - Throws: `CAError.importRefused` naming the file and the reason; as `create` otherwise.
+    /// the key matches, that it is valid at `now`, that it has a subjectKeyIdentifier (leaves
+    /// name it), and that OpenSSL takes it as its own trust
+    /// anchor for TLS servers (`CertificateAuthority.anchorFailure`); makes a fresh leaf key.
+    /// - Throws: `CAError.importRefused` naming the file and the reason;
+    ///   `CAError.rootCannotAnchor` with OpenSSL's verify error; as `create` otherwise.
     @discardableResult
     public func importCA(certificatePath: String, keyPath: String, leafKeyType: KeyType = .ecdsaP256, now: Int64) throws -> CertificateAuthority {
         try refuseUnlessAbsent()
@@ -107,9 +110,17 @@ public struct CAFolder: Sendable {
         guard root.notBefore <= now, now < root.notAfter else {
             throw CAError.importRefused(file: certificatePath, reason: "it is not valid now (valid \(Timestamp.utc(root.notBefore)) to \(Timestamp.utc(root.notAfter)))")
         }
+        guard root.subjectKeyIdentifier != nil else {
+            // Every leaf names the root's SKI as its authorityKeyIdentifier; without one no leaf can be made.
+            throw CAError.importRefused(file: certificatePath, reason: "it has no subjectKeyIdentifier, which every leaf tv makes names as its authorityKeyIdentifier (reissue it with subjectKeyIdentifier=hash)")
+        }
         let leafKey = try PrivateKey.generate(leafKeyType)
+        let authority = CertificateAuthority(root: root, rootKey: rootKey, leafKey: leafKey)
+        if let failure = try authority.anchorFailure(now: now) {
+            throw CAError.rootCannotAnchor(file: certificatePath, failure)
+        }
         try write(root: root, rootKey: rootKey, leafKey: leafKey)
-        return CertificateAuthority(root: root, rootKey: rootKey, leafKey: leafKey)
+        return authority
     }
 
     /// Deletes the root certificate and both keys (the profile identity stays, so a later CA's

@@ -86,6 +86,11 @@ struct OpenSSLTrustCheck {
             return TrustFacts(store: store, installed: installed, usable: .yes, finding: .verified)
         }
         if code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY || code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT {
+            if let failure = root.selfIssueFailure {
+                // Not a missing link or a missing file: the root itself cannot be an anchor.
+                return TrustFacts(store: store, installed: installed, usable: .no,
+                                  finding: .rootCannotAnchor(code: failure.code, text: failure.text))
+            }
             if let first = problems.first {
                 return TrustFacts(store: store, installed: installed,
                                   usable: .unknown(because: "\(first), and the leaf found no anchor among the files that could be read"),

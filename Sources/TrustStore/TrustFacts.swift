@@ -29,6 +29,10 @@ public enum TrustFinding: Sendable, Equatable {
     case untrustedForTLS
     /// OpenSSL error 20 or 2: no anchor for our root's name and key.
     case issuerNotFound
+    /// OpenSSL error 20 or 2 because the root cannot anchor itself (`Certificate.selfIssueFailure`:
+    /// OpenSSL's verify `code` and `text`, e.g. 30, authority and subject key identifier
+    /// mismatch): no store and no hash link can make it trusted.
+    case rootCannotAnchor(code: Int32, text: String)
     /// In a hashed folder, the root is in a file but no `<hash>.<n>` entry leads to it.
     case notHashed(hash: String)
     /// In an NSS database, the root is stored under `nickname` with trust flags `trust` (e.g.

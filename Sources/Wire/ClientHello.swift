@@ -13,7 +13,8 @@ public struct ClientHello: Sendable, Hashable {
     /// `cipher_suites` in client preference order, GREASE included.
     public var cipherSuites: [UInt16]
     /// The `host_name` entry of the server_name extension (type 0, RFC 6066 §3), exactly as sent
-    /// (printable ASCII, case and any trailing dot preserved); nil when the client sent no SNI.
+    /// (printable ASCII, or UTF-8 U-labels from a client that skipped IDNA; case and any trailing
+    /// dot preserved); nil when the client sent no SNI. `withASCIIServerName()` converts it.
     public var serverName: String?
     /// The application_layer_protocol_negotiation list (type 16, RFC 7301 §3.1) as raw protocol
     /// identifiers (each 1...255 bytes) in preference order; empty when absent.
@@ -53,6 +54,15 @@ public struct ClientHello: Sendable, Hashable {
         self.keyShareGroups = keyShareGroups
         self.extensionTypes = extensionTypes
         self.handshakeLength = handshakeLength
+    }
+
+    /// This hello with `serverName` in A-label form (`IDNA.asciiHost`: `bücher.test` →
+    /// `xn--bcher-kva.test`); unchanged when the name is ASCII or absent. Throws IDNA's refusal.
+    public func withASCIIServerName() throws(IDNARefusal) -> ClientHello {
+        guard let name = serverName, IDNA.isInternational(name) else { return self }
+        var converted = self
+        converted.serverName = try IDNA.asciiHost(name)
+        return converted
     }
 
     /// `serverName` lowercased (ASCII) with one trailing dot removed: the form to compare hosts
@@ -138,7 +148,7 @@ extension ClientHello {
     }
 
     /// server_name (RFC 6066 §3): a non-empty list of (name_type, opaque name<1..2^16-1>); at most
-    /// one host_name (type 0), printable ASCII.
+    /// one host_name (type 0): printable ASCII, or valid UTF-8 without spaces or control bytes.
     private static func readServerName(_ data: inout ByteCursor) throws(WireFormatError) -> String? {
         var list = try data.readVector16("the server_name list")
         guard data.isAtEnd else {
@@ -159,10 +169,15 @@ extension ClientHello {
                 throw WireFormatError("The server_name host_name is empty, which RFC 6066 §3 forbids.")
             }
             let bytes = name.remainingBuffer
-            for byte in bytes where byte < 0x21 || byte > 0x7E {
-                throw WireFormatError("The server_name host_name contains byte 0x\(String(byte, radix: 16)), which is not printable ASCII.")
+            for byte in bytes where byte < 0x21 || byte == 0x7F {
+                throw WireFormatError("The server_name host_name contains byte 0x\(String(byte, radix: 16)), which is a space or a control character.")
             }
-            hostName = String(decoding: bytes, as: UTF8.self)
+            // RFC 6066 §3 asks for A-labels; UTF-8 U-labels are read here and converted (or
+            // refused) with `IDNA.asciiHost` by whoever uses the name.
+            guard let text = IDNA.utf8Text(bytes) else {
+                throw WireFormatError("The server_name host_name is neither ASCII nor valid UTF-8.")
+            }
+            hostName = text
         }
         return hostName
     }

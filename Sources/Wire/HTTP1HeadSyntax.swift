@@ -53,9 +53,16 @@ extension HTTP1HeadParser {
         guard !target.isEmpty else {
             throw WireFormatError("The request target is empty (RFC 9112 §3.2).")
         }
-        // Strict: visible ASCII only. Lenient: non-ASCII bytes (obs-text) are read too.
-        for byte in target where byte < 0x21 || byte == 0x7F || (byte > 0x7E && leniency == .strict) {
+        // Strict: visible ASCII only, except in the authority, where an international host name
+        // may come as raw UTF-8 (HostPort.parse reads it; IDNA converts it). Lenient: non-ASCII
+        // bytes (obs-text) are read anywhere.
+        let authority = leniency == .strict ? authorityRange(target) : 0 ..< 0
+        for (index, byte) in target.enumerated()
+        where byte < 0x21 || byte == 0x7F || (byte > 0x7E && leniency == .strict && !authority.contains(index)) {
             throw WireFormatError("The request target contains byte 0x\(String(byte, radix: 16)), which is not visible ASCII (RFC 9112 §3.2).")
+        }
+        if leniency == .strict, IDNA.utf8Text(target[authority]) == nil {
+            throw WireFormatError("The request target's host is neither ASCII nor valid UTF-8.")
         }
         guard let version = parseVersion(UnsafeBufferPointer(rebasing: line[(secondSpace + 1)...])) else {
             throw WireFormatError("The request line does not end in an HTTP version of the form HTTP/1.1 (RFC 9112 §2.3).")
@@ -64,6 +71,20 @@ extension HTTP1HeadParser {
             throw WireFormatError("The request is \(version), but only HTTP/1.0 and HTTP/1.1 heads are read here.")
         }
         return .request(method: String(decoding: method, as: UTF8.self), target: String(decoding: target, as: UTF8.self), version: version)
+    }
+
+    /// Where a request target's authority lies (RFC 9112 §3.2): after `scheme://` up to the path
+    /// or query in absolute-form, the whole target in authority-form; empty for origin-form and `*`.
+    static func authorityRange(_ target: UnsafeBufferPointer<UInt8>) -> Range<Int> {
+        guard let first = target.first, first != UInt8(ascii: "/"), first != UInt8(ascii: "*") else { return 0 ..< 0 }
+        var start = 0
+        if let colon = target.firstIndex(of: UInt8(ascii: ":")), colon + 2 < target.count,
+           target[colon + 1] == UInt8(ascii: "/"), target[colon + 2] == UInt8(ascii: "/") {
+            start = colon + 3
+        }
+        var end = start
+        while end < target.count, target[end] != UInt8(ascii: "/"), target[end] != UInt8(ascii: "?") { end += 1 }
+        return start ..< end
     }
 
     /// `HTTP-version SP status-code [SP reason-phrase]` (RFC 9112 §4); the space before an absent

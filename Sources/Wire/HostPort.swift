@@ -2,7 +2,8 @@
 /// (RFC 9112 §3.2.2, §3.2.3; RFC 3986 §3.2) such as `a.test:443`, `127.0.0.1:80` or `[::1]:8443`.
 public struct HostPort: Sendable, Hashable, CustomStringConvertible {
     /// The host as sent: a DNS name, an IPv4 address in dotted form, or an IPv6 address *without*
-    /// its brackets (`::1`). Case is preserved.
+    /// its brackets (`::1`). Case is preserved. A name may hold U-labels in UTF-8 (`bücher.test`);
+    /// `IDNA.asciiHost` gives its A-label form, which is what is dialled.
     public var host: String
     /// The TCP port, 1...65535.
     public var port: UInt16
@@ -23,7 +24,9 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
 
 extension HostPort {
     /// Reads `uri-host [ ":" port ]` (RFC 3986 §3.2.2, §3.2.3). The host is a reg-name of letters,
-    /// digits, `-`, `.`, `_`, `~`, or a bracketed IPv6 address (no zone identifier). Without a
+    /// digits, `-`, `.`, `_`, `~` and UTF-8 beyond ASCII (an international name as raw UTF-8,
+    /// RFC 3987's ireg-name, converted by the caller with `IDNA.asciiHost`), or a bracketed IPv6
+    /// address (no zone identifier). Without a
     /// port, `defaultPort` is used; when it is nil the port is required. `what` names the text in
     /// reasons ("The CONNECT target").
     static func parse(_ text: UnsafeBufferPointer<UInt8>, defaultPort: UInt16?, what: String) throws(WireFormatError) -> HostPort {
@@ -63,7 +66,7 @@ extension HostPort {
             guard hostEnd <= 255 else {
                 throw WireFormatError("\(what) has a host of \(hostEnd) bytes, more than the 255 a DNS name can have.")
             }
-            for byte in text[0 ..< hostEnd] where !Self.isHostByte(byte) {
+            for byte in text[0 ..< hostEnd] where byte < 0x80 && !Self.isHostByte(byte) {
                 throw WireFormatError("\(what) \"\(quoted)\" has a host with byte 0x\(String(byte, radix: 16)), which is not a letter, digit, '-', '.', '_' or '~'.")
             }
         }

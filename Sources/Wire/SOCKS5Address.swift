@@ -3,8 +3,9 @@
 public enum SOCKS5Address: Sendable, Hashable, CustomStringConvertible {
     /// ATYP 0x01: four bytes in network order, e.g. `[127, 0, 0, 1]`.
     case ipv4([UInt8])
-    /// ATYP 0x03: a fully-qualified domain name as sent (printable ASCII, 1...255 bytes), to be
-    /// resolved by the proxy (`curl --socks5-hostname`).
+    /// ATYP 0x03: a fully-qualified domain name as sent (1...255 bytes of printable ASCII, or
+    /// UTF-8 holding U-labels that `IDNA.asciiHost` converts), to be resolved by the proxy
+    /// (`curl --socks5-hostname`).
     case domain(String)
     /// ATYP 0x04: sixteen bytes in network order.
     case ipv6([UInt8])

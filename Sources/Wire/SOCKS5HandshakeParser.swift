@@ -131,12 +131,16 @@ public struct SOCKS5HandshakeParser: Sendable, IncrementalParser {
             guard !name.isEmpty else {
                 return finish(.refused(reason: "The request names an empty domain.", reply: SOCKS5Reply.failure(.generalFailure)))
             }
-            for byte in name where byte < 0x21 || byte > 0x7E {
+            for byte in name where byte < 0x21 || byte == 0x7F {
                 return finish(.refused(
-                    reason: "The requested domain contains byte 0x\(String(byte, radix: 16)), which is not printable ASCII.",
+                    reason: "The requested domain contains byte 0x\(String(byte, radix: 16)), which is a space or a control character.",
                     reply: SOCKS5Reply.failure(.generalFailure)))
             }
-            destination = .domain(String(decoding: name, as: UTF8.self))
+            guard let text = IDNA.utf8Text(name) else {
+                return finish(.refused(reason: "The requested domain is neither ASCII nor valid UTF-8.",
+                                       reply: SOCKS5Reply.failure(.generalFailure)))
+            }
+            destination = .domain(text)
         }
         let port = UInt16(buffer[length - 2]) << 8 | UInt16(buffer[length - 1])
         unconsumedBytes = Array(buffer[length...])

@@ -230,6 +230,67 @@ struct CertificateToolTests {
         }
     }
 
+    @Test("tv ca import refuses an openssl-made root whose AKI is not its SKI (openssl verify fails on it), and one without an SKI; roots with (importOpenSSLCA) and without an AKI are taken")
+    func importAnchor() throws {
+        try withSandbox { s in
+            let base = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "30",
+                        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"]
+            // The AKI is made before the SKI is set, so it holds the key's hash, not 01:02:…:14.
+            let bad = try s.tool("openssl", base + ["-keyout", "b.key", "-out", "b.pem", "-subj", "/CN=Bad AKI",
+                                                    "-addext", "authorityKeyIdentifier=keyid:always",
+                                                    "-addext", "subjectKeyIdentifier=01:02:03:04:05:06:07:08:09:0a:0b:0c:0d:0e:0f:10:11:12:13:14"])
+            #expect(bad.status == 0, "\(bad)")
+            #expect(try s.tool("openssl", ["verify", "-CAfile", "b.pem", "b.pem"]).status != 0, "the input is what the issue names")
+            let refused = try s.tv("ca", "import", "--cert", "b.pem", "--key", "b.key")
+            #expect(refused.status == 1)
+            #expect(refused.err == "tv: b.pem cannot be imported as the CA: OpenSSL does not accept it as its own trust anchor for TLS servers "
+                    + "(error 30: authority and subject key identifier mismatch); reissue it with an authorityKeyIdentifier equal to its "
+                    + "subjectKeyIdentifier, or with none, then import it again.\n")
+            #expect(!FileManager.default.fileExists(atPath: s.caDir + "/root.pem"))
+
+            // Without an SKI, no leaf could name its issuer's key: refused, saying so.
+            let noSKI = try s.tool("openssl", base + ["-keyout", "k.key", "-out", "k.pem", "-subj", "/CN=No SKI",
+                                                      "-addext", "subjectKeyIdentifier=none", "-addext", "authorityKeyIdentifier=none"])
+            #expect(noSKI.status == 0, "\(noSKI)")
+            let noSKIRefused = try s.tv("ca", "import", "--cert", "k.pem", "--key", "k.key")
+            #expect(noSKIRefused.err == "tv: k.pem cannot be imported as the CA: it has no subjectKeyIdentifier, which every leaf tv makes names "
+                    + "as its authorityKeyIdentifier (reissue it with subjectKeyIdentifier=hash).\n")
+
+            // Without an AKI (the SKI kept): taken, and its leaves verify.
+            let bare = try s.tool("openssl", base + ["-keyout", "n.key", "-out", "n.pem", "-subj", "/CN=No AKI",
+                                                     "-addext", "authorityKeyIdentifier=none"])
+            #expect(bare.status == 0, "\(bare)")
+            #expect(try s.tool("openssl", ["x509", "-in", "n.pem", "-noout", "-ext", "authorityKeyIdentifier"]).out.contains("Authority Key Identifier") == false)
+            let taken = try s.tv("ca", "import", "--cert", "n.pem", "--key", "n.key")
+            #expect(taken.status == 0, "\(taken)")
+            let leaf = try s.issue(["lab.test"])
+            #expect(try verify(s, leaf: leaf.cert, ["-verify_hostname", "lab.test"]).status == 0)
+        }
+    }
+
+    @Test("tv ca status with such a root already in the CA folder says it cannot anchor itself, not that a hash link is missing")
+    func statusOfUnanchoredRoot() throws {
+        try withSandbox { s in
+            try FileManager.default.createDirectory(atPath: s.caDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let made = try s.tool("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "30",
+                                              "-keyout", s.caDir + "/root-key.pem", "-out", s.rootPEM, "-subj", "/CN=Bad AKI",
+                                              "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
+                                              "-addext", "authorityKeyIdentifier=keyid:always",
+                                              "-addext", "subjectKeyIdentifier=01:02:03:04:05:06:07:08:09:0a:0b:0c:0d:0e:0f:10:11:12:13:14"])
+            #expect(made.status == 0, "\(made)")
+            _ = try s.tool("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", s.caDir + "/leaf-key.pem"])
+            chmod(s.caDir + "/root-key.pem", 0o600)
+            chmod(s.caDir + "/leaf-key.pem", 0o600)
+            try FileManager.default.createDirectory(atPath: s.work + "/certs", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: s.rootPEM, toPath: s.work + "/certs/bad.pem")
+            _ = try s.tool("openssl", ["rehash", s.work + "/certs"])
+            let status = try s.tv("ca", "status", "--trust-store", "dir:" + s.work + "/certs")
+            #expect(status.out.contains("usable for TLS  no (OpenSSL error 30: the root cannot be its own anchor (authority and subject key identifier mismatch))"), "\(status)")
+            #expect(status.out.contains("Next: OpenSSL cannot use tv's root as its own anchor (authority and subject key identifier mismatch), so no trust store or hash link will make it trusted."), "\(status)")
+            #expect(!status.out.contains("rehash"), "\(status)")
+        }
+    }
+
     @Test("tv ca import refuses a non-CA and a mismatched key, writing nothing")
     func importRefusals() throws {
         try withSandbox { s in

@@ -73,6 +73,8 @@ struct MissingStepTests {
          "The root's file is in the system certificate folder, but no hash link (abcdef01.0) leads to it. Rebuild the links: `sudo update-ca-certificates` (Debian/Ubuntu) or `sudo update-ca-trust` (Fedora, Arch)."),
         (TrustStoreSpec.file("/b"), TrustFinding.verifyFailed(code: 10, text: "certificate has expired"),
          "OpenSSL refuses a leaf from it (certificate has expired). If the root has expired or is not yet valid, check the clock, or make a new one with `tv ca remake --yes` and trust that."),
+        (TrustStoreSpec.dir("/d"), TrustFinding.rootCannotAnchor(code: 30, text: "authority and subject key identifier mismatch"),
+         "OpenSSL cannot use tv's root as its own anchor (authority and subject key identifier mismatch), so no trust store or hash link will make it trusted. Make a new one with `tv ca remake --yes`, or import a root that `openssl verify -CAfile ROOT ROOT` accepts, and trust that."),
         (TrustStoreSpec.nss("/n"), TrustFinding.issuerNotFound,
          "A leaf from it does not verify for TLS servers. Install it again as a plain certificate: `tv ca trust --trust-store nss:/n` shows how."),
         (TrustStoreSpec.file("/my bundle.pem"), TrustFinding.rejectedForTLS,

@@ -66,7 +66,7 @@ struct ImportTests {
         defer { tmp.remove() }
         let key = try pooledKey(.ecdsaP256)
         let now = currentTime()
-        let cert = try Self.selfSigned(key: key, extensions: [(NID_basic_constraints, "critical,CA:TRUE")],
+        let cert = try Self.selfSigned(key: key, extensions: [(NID_basic_constraints, "critical,CA:TRUE"), (NID_subject_key_identifier, "hash")],
                                        notBefore: now - day, notAfter: now + day)
         let (result, _, _, _) = try attempt(cert: cert.der, key: try key.pkcs8PEM(), in: tmp)
         #expect(try result.get().root.der == cert.der)

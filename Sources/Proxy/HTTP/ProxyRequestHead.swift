@@ -4,14 +4,19 @@ import Wire
 extension HTTPRequestHead {
     /// The head as the origin server gets it: the target in origin-form, the Proxy-* fields
     /// (Proxy-Connection, Proxy-Authorization…) dropped, a Host field added from `target` when
-    /// the client sent none (RFC 9112 §3.2: the port only when it is not 80).
+    /// the client sent none (RFC 9112 §3.2: the port only when it is not 80). A Host field with
+    /// bytes beyond ASCII (a raw international name) is replaced by `target`'s, whose host is
+    /// the A-label form (RFC 9112 §3.2.2 lets a proxy replace Host from an absolute-form target).
     func originFormBytes(_ originForm: String, target: HostPort?) -> [UInt8] {
         var text = "\(method) \(originForm) \(version)\r\n"
         var sawHost = false
         for field in headers {
             let name = field.name.lowercased()
             if name.hasPrefix("proxy-") { continue }
-            if name == "host" { sawHost = true }
+            if name == "host" {
+                if target != nil && IDNA.isInternational(field.value) { continue }
+                sawHost = true
+            }
             text += "\(field.name): \(field.value)\r\n"
         }
         if !sawHost, let target { text += "Host: \(target.port == 80 ? (target.isIPv6 ? "[\(target.host)]" : target.host) : target.description)\r\n" }

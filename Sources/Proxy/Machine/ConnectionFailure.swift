@@ -1,4 +1,5 @@
 import FlowTerms
+import Wire
 
 /// Why a connection, or its flow, failed: what failed, on which leg, with what the lower layer
 /// said (the TLS alert, the errno, OpenSSL's reason). Decisions branch on the case; the one
@@ -49,6 +50,9 @@ public enum ConnectionFailure: Equatable, Sendable {
     case proxyRequestTimeout(seconds: Int)
     /// A request head did not complete within `HeadDeadline`'s limit.
     case headTimeout(limitMillis: Int)
+    /// IDNA (libidn2, UTS #46) refuses the host name the client gave (CONNECT target, SOCKS5
+    /// domain, absolute-form authority or SNI), so there is no A-label to dial or certify.
+    case hostNameRefused(IDNARefusal)
     /// `target`: the destination as the user named it (host:port).
     case unreachable(target: String, Unreachable)
     case clientHelloMalformed(String)
@@ -118,6 +122,9 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .requestUnreadable(let reason): return "the client's request was not understood: \(reason)"
         case .proxyRequestTimeout(let seconds): return "the client sent no complete proxy request within \(seconds) s"
         case .headTimeout(let limit): return HeadDeadline.reason(limitMillis: limit)
+        case .hostNameRefused(let refusal):
+            return "the host name '\(refusal.host)' is not a valid international domain name (IDNA: \(refusal.reason)); "
+                + "use the name's registered spelling or its xn-- form"
         case let .unreachable(target, why):
             let cause: String
             switch why {

@@ -285,7 +285,10 @@ struct ConnectionMachine {
         case .malformed(let reason):
             return fail(.clientHelloMalformed(reason), reset: false)
         case .clientHello(let hello):
-            return received(hello)
+            // The name is certified, dialled and recorded as an A-label (RFC 6066 §3).
+            do throws(IDNARefusal) { return received(try hello.withASCIIServerName()) } catch {
+                return fail(.hostNameRefused(error), reset: false)
+            }
         }
     }
 

@@ -60,8 +60,13 @@ struct FrontEndReader {
             case .head(let head):
                 switch head.requestTarget {
                 case .authority(let hostPort) where head.isConnect:
+                    let host: String
+                    do throws(IDNARefusal) { host = try IDNA.asciiHost(hostPort.host) } catch {
+                        let failure = ConnectionFailure.hostNameRefused(error)
+                        return .refuse(failure, answer: ConnectionMachine.errorResponse(400, "Bad Request", failure.sentence))
+                    }
                     fed -= head.byteCount
-                    return .connect(consume: head.byteCount, OriginalDestination(host: hostPort.host, port: hostPort.port, origin: .connect))
+                    return .connect(consume: head.byteCount, OriginalDestination(host: host, port: hostPort.port, origin: .connect))
                 case .absolute(let scheme, _, _) where scheme == "http" && !head.isConnect:
                     return .plainHTTP
                 default:
@@ -82,7 +87,10 @@ struct FrontEndReader {
                 fed -= length
                 let host: String
                 switch request.destination {
-                case .domain(let name): host = name
+                case .domain(let name):
+                    do throws(IDNARefusal) { host = try IDNA.asciiHost(name) } catch {
+                        return .refuse(.hostNameRefused(error), answer: SOCKS5Reply.failure(.hostUnreachable))
+                    }
                 default: host = request.destination.description
                 }
                 return .connect(consume: length, OriginalDestination(host: host, port: request.port, origin: .socks))

@@ -187,8 +187,13 @@ struct PlainHTTPMachine {
 
     /// Returns false when the request was held back (or refused).
     private mutating func startRequest(_ head: HTTPRequestHead, rawHeadTail: UnsafeRawBufferPointer, used: Int) -> Bool {
-        guard case let .absolute(scheme, destination, originForm) = head.requestTarget, scheme == "http", !head.isConnect else {
+        guard case let .absolute(scheme, named, originForm) = head.requestTarget, scheme == "http", !head.isConnect else {
             fail(.notAbsoluteHTTP(method: head.method, target: head.target), status: 400)
+            return false
+        }
+        let destination: HostPort
+        do throws(IDNARefusal) { destination = HostPort(host: try IDNA.asciiHost(named.host), port: named.port) } catch {
+            fail(.hostNameRefused(error), status: 400)
             return false
         }
         if upstreamTarget != destination || !hasUpstream {

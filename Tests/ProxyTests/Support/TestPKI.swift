@@ -19,7 +19,8 @@ final class TestPKI: @unchecked Sendable {
     let authority: CertificateAuthority
     let tvRoot: String
 
-    static let names = ["localhost", "a.test", "pin.test", "pin2.test", "quiet.test", "vanish.test", "other.test"]
+    /// `xn--bcher-kva.test` is `bücher.test`'s A-label (an international SNI, issue 14 §4).
+    static let names = ["localhost", "a.test", "pin.test", "pin2.test", "quiet.test", "vanish.test", "other.test", "xn--bcher-kva.test"]
 
     init() throws {
         dir = Shell.tempDirectory("pki")
