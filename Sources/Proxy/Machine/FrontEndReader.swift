@@ -63,7 +63,7 @@ struct FrontEndReader {
                     let host: String
                     do throws(IDNARefusal) { host = try IDNA.asciiHost(hostPort.host) } catch {
                         let failure = ConnectionFailure.hostNameRefused(error)
-                        return .refuse(failure, answer: ConnectionMachine.errorResponse(400, "Bad Request", failure.sentence))
+                        return .refuse(failure, answer: ConnectionMachine.errorResponse(400, "Bad Request", failure))
                     }
                     fed -= head.byteCount
                     return .connect(consume: head.byteCount, OriginalDestination(host: host, port: hostPort.port, origin: .connect))
