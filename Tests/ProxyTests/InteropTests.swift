@@ -102,7 +102,7 @@ final class InteropTests {
         let first = Shell.run(args, timeout: 20)
         #expect(first.status == 90, "\(first.err)")
         let quiet = try #require(harness.sink.waitForClosed(1).last)
-        #expect(quiet.error == "the client closed right after the handshake without sending data (possible pinning); its next connection to quiet.test:\(harness.port) passes through unread", "\(quiet.error ?? "")")
+        #expect(quiet.error == "the client closed right after the handshake without sending data (possible pinning); its next connection to quiet.test:\(nginx.tlsPort) passes through unread", "\(quiet.error ?? "")")
         #expect(!quiet.pinningDetected)
         #expect(harness.pinning.all.isEmpty)
         // The second attempt gets through, and now (it came back) the client is remembered as pinning.
@@ -111,7 +111,7 @@ final class InteropTests {
         let kept = try #require(harness.sink.waitForClosed(2).last)
         #expect(kept.status == .keptPrivate)
         #expect(kept.pinningDetected)
-        #expect(harness.pinning.all.map { "\($0.key.target) \($0.value)" } == ["quiet.test:\(harness.port) pinned"])
+        #expect(harness.pinning.all.map { "\($0.key.target) \($0.value)" } == ["quiet.test:\(nginx.tlsPort) pinned"])
         #expect(harness.server.counters.possiblePinning == 1)
         #expect(harness.waitIdle())
     }
