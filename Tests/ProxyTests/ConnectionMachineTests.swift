@@ -259,6 +259,32 @@ struct ConnectionMachineTests {
         #expect(m.outcome == .lacksRoot)
     }
 
+    @Test("--no-pinning-detection: the three kinds are still told apart, nothing is remembered or weighed, and the flow promises nothing")
+    func notRemembering() {
+        func machine() -> Machine {
+            var settings = Machine.Settings(frontEnd: .explicitHTTP, policy: InterceptionPolicy(inspectionEnabled: true, caAvailable: true))
+            settings.remembersClients = false
+            var m = Machine(settings: settings, facts: FlowFacts(id: 7, startMicros: 1_000, client: Endpoint(address: "127.0.0.1", port: 50000)),
+                            recall: { _, _ in nil })
+            Self.connected(&m)
+            _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+            _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
+            return m
+        }
+        var refused = machine()
+        #expect(refused.handle(.clientHandshakeFailed(.init(failure: TLSFailure(peerAlert: 48, systemError: nil, eof: false, text: "alert unknown_ca"),
+                                                            flightSent: true))) == [.armTimer(millis: 0), .close(reset: false)])
+        #expect(refused.outcome == .lacksRoot)
+        #expect(!refused.facts.pinningDetected)
+        #expect(refused.facts.failureReason == ConnectionFailure.clientLacksRoot(alert: 48, passThrough: nil).sentence)
+        #expect(refused.facts.failureReason?.hasSuffix("Java: keytool -importcert into its truststore)") == true)
+        var quiet = machine()
+        _ = quiet.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false, atMicros: 1_000_000)))
+        #expect(quiet.handle(.relayEnded(.init(failure: nil, atMicros: 1_030_000))) == [.close(reset: false)])
+        #expect(quiet.outcome == .possiblePinning)
+        #expect(quiet.facts.error == "the client closed right after the handshake without sending data (possible pinning)")
+    }
+
     @Test("a lacks-root client's next connection passes through, kept private, and says why")
     func lacksRootRecalled() {
         var m = Self.machine(recall: { key, _ in key == Self.fixtureKey() ? .remembered(.lacksRoot) : nil })

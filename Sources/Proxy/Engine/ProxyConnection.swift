@@ -79,7 +79,8 @@ final class ProxyConnection: LoopHandler {
             headTimeoutMillis: Int(configuration.headTimeout * 1000),
             idleTimeoutSeconds: Int(configuration.idleTimeout),
             spliceEncryptedPassThrough: configuration.spliceEncryptedPassThrough,
-            detector: configuration.pinningDetector)
+            detector: configuration.pinningDetector,
+            remembersClients: configuration.pinningMemory.learns)
         let pinning = shared.pinning, evidence = shared.pinningEvidence
         machine = ConnectionMachine(settings: settings, facts: facts, recall: { key, start in
             pinning.recall(key) ?? (pinning.learns && evidence.retry(key, connectionStart: start) ? .retry : nil)

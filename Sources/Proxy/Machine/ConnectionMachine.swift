@@ -158,7 +158,7 @@ struct ConnectionMachine {
     /// verdict, and what pinning memory is told (a client that lacks the root is remembered at
     /// once; possible pinning is weighed; a client that left is never held against anyone).
     private mutating func clientHandshakeEnded(_ ending: PinningDetector.Ending) -> [Command] {
-        let key = pinKey
+        let key = settings.remembersClients ? pinKey : nil
         var out: [Command] = []
         let failure: ConnectionFailure
         switch settings.detector.judge(ending) {
@@ -482,7 +482,7 @@ struct ConnectionMachine {
            case .possiblePinning(let sign) = relay.pinningVerdict(settings.detector, clientBytes: facts.bytesFromClient, at: ending.atMicros) {
             outcome = .possiblePinning
             facts.error = ConnectionFailure.possiblePinning(sign, passThrough: nil).sentence
-            out.append(.suspectPinning(key, sign))
+            if settings.remembersClients { out.append(.suspectPinning(key, sign)) }
         }
         out.append(.close(reset: ending.reset))
         return out

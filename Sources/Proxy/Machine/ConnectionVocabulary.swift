@@ -24,6 +24,9 @@ extension ConnectionMachine {
         /// Encrypted pass-through may be spliced (`ProxyConfiguration.spliceEncryptedPassThrough`).
         var spliceEncryptedPassThrough = true
         var detector = PinningDetector()
+        /// Pinning memory learns (`PinningMemory.learns`; false under `--no-pinning-detection`):
+        /// refusals are remembered and weighed, and the flow says what that means for next time.
+        var remembersClients = true
     }
 
     enum Phase: Equatable {
