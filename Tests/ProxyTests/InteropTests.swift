@@ -62,7 +62,7 @@ final class InteropTests {
         #expect(harness.waitIdle() && insecure.waitIdle())
     }
 
-    @Test("a pinning client (trusts only the real CA) fails once, then passes through as kept private")
+    @Test("a client that trusts only the real CA (alert unknown_ca: it lacks tv's root) fails once, then its next connection passes through as kept private")
     func pinningClient() throws {
         let nginx = try TestNginx()
         defer { nginx.stop() }
