@@ -160,6 +160,26 @@ public enum FlowSchema {
             ended INTEGER                             -- µs since the epoch; NULL while it runs
         );
         """,
+        // 5: pinning memory keyed by client, host and port (issue 14): what tv remembered about
+        // one client (its address and ClientHello fingerprint; a later issue adds the program)
+        // for one host and port, and of which kind. `pinned_hosts` stays as it was: the
+        // host-wide pins an older tv remembered for every client and port, still honoured and
+        // listed until `tv pinned forget HOST`; nothing new is written there.
+        """
+        CREATE TABLE client_pins (
+            client_address TEXT NOT NULL,
+            client_hello TEXT NOT NULL,               -- ClientHelloFingerprint, 12 hex digits
+            host TEXT NOT NULL,                       -- lowercased, no trailing dot
+            port INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('pinned', 'lacks_root')),
+            first_seen INTEGER NOT NULL,              -- µs since the epoch
+            last_seen INTEGER NOT NULL,               -- µs since the epoch
+            reason TEXT NOT NULL,
+            count INTEGER NOT NULL DEFAULT 1,
+            PRIMARY KEY (client_address, client_hello, host, port)
+        ) WITHOUT ROWID;
+        CREATE INDEX client_pins_by_host ON client_pins (host);
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

@@ -12,8 +12,10 @@ public final class FlowStore: Sendable {
     public let path: String
     /// The `settings` table.
     public let settings: StoredSettings
-    /// The `pinned_hosts` table.
+    /// The `pinned_hosts` table (host-wide pins of an older tv).
     public let pinnedHosts: PinnedHosts
+    /// The `client_pins` table: pinning memory per client, host and port.
+    public let clientPins: ClientPins
     /// The `host_names` table.
     public let hostNames: HostNames
 
@@ -30,6 +32,7 @@ public final class FlowStore: Sendable {
         connection = SharedConnection(database)
         settings = StoredSettings(connection: connection)
         pinnedHosts = PinnedHosts(connection: connection)
+        clientPins = ClientPins(connection: connection)
         hostNames = HostNames(connection: connection)
     }
 
@@ -43,6 +46,7 @@ public final class FlowStore: Sendable {
         connection = SharedConnection(database)
         settings = StoredSettings(connection: connection)
         pinnedHosts = PinnedHosts(connection: connection)
+        clientPins = ClientPins(connection: connection)
         hostNames = HostNames(connection: connection)
     }
 

@@ -74,13 +74,14 @@ public struct ProxyConfiguration: Sendable {
     public var firstFlowID: UInt64 = 1
     /// Receives flow facts; nil = facts are not reported.
     public var flowSink: (any FlowSink)?
-    /// Remembers pinned hosts.
+    /// Remembers clients that pin, or lack tv's root, per host and port (`PinKey`).
     public var pinningMemory: any PinningMemory = InMemoryPinningMemory()
     /// Receives plaintext chunks when it says it is recording.
     public var chunkRecorder: (any ChunkRecorder)?
     /// Judges client-leg endings for pinning.
     public var pinningDetector = PinningDetector()
-    /// How many sequential suspicious closes (no alert) remember a host (default 2).
+    /// How many sequential quiet closes of one client (no alert) pass its next connection
+    /// through (default 1: a pinning client gets through on its second attempt).
     public var pinningEvidence = PinningEvidenceRule()
 
     public init() {}

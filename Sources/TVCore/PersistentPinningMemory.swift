@@ -1,47 +1,71 @@
 import Foundation
 import FlowStore
+import FlowTerms
 import Proxy
 import Synchronization
 
-/// Pinned hosts for a live session: answered from memory (the loops ask on every new TLS
+/// Pinning memory for a live session: answered from memory (the loops ask on every new TLS
 /// connection), remembered in memory at once and written to the flow database in the background,
-/// so a pinning client never makes a loop wait on SQLite.
+/// so a refusing client never makes a loop wait on SQLite.
+///
+/// Keys are `PinKey`s (client, host, port: `client_pins`). Host-wide pins an older tv remembered
+/// (`pinned_hosts`, before pins were keyed by client) are still honoured for every client and
+/// port (`PinningRecall.hostWide`), until `tv pinned forget HOST`; nothing new is added to them.
 public final class PersistentPinningMemory: PinningMemory {
-    private let hosts: Mutex<Set<String>>
-    private let store: PinnedHosts
+    private struct State {
+        var keys: [PinKey: PinKind] = [:]
+        var hostWide: Set<String> = []
+    }
+    private let state: Mutex<State>
+    private let store: FlowStore
     private let queue = DispatchQueue(label: "tv.pinned-hosts")
 
-    /// Called once per host, on the event loop that saw the refusal, when a host becomes kept
-    /// private (host as normalized, the flow's reason); nil: nothing is said.
-    private let announce: (@Sendable (String, String) -> Void)?
+    /// Called once per key, on the event loop that saw the refusal, when a key becomes
+    /// remembered as a kind (the key, the kind, the flow's reason); nil: nothing is said.
+    private let announce: (@Sendable (PinKey, PinKind, String) -> Void)?
 
-    /// Loads the pinned hosts the database already has.
-    /// - Parameter announce: told (host, reason) when a host is newly remembered.
+    /// Loads what the database already remembers.
+    /// - Parameter announce: told (key, kind, reason) when a key is newly remembered as a kind.
     /// - Throws: `FlowStoreError` when they cannot be read.
-    public init(store: PinnedHosts, announce: (@Sendable (String, String) -> Void)? = nil) throws {
+    public init(store: FlowStore, announce: (@Sendable (PinKey, PinKind, String) -> Void)? = nil) throws {
         self.store = store
         self.announce = announce
-        hosts = Mutex(Set(try store.list().map(\.host)))
+        var loaded = State()
+        for pin in try store.clientPins.list() {
+            let key = PinKey(client: ClientIdentity(address: pin.clientAddress, helloFingerprint: pin.clientHello),
+                             host: pin.host, port: pin.port)
+            loaded.keys[key] = pin.kind
+        }
+        loaded.hostWide = Set(try store.pinnedHosts.list().map(\.host))
+        state = Mutex(loaded)
     }
 
-    public func isPinned(_ host: String) -> Bool {
-        let key = PinnedHosts.normalize(host)
-        return hosts.withLock { $0.contains(key) }
+    public func recall(_ key: PinKey) -> PinningRecall? {
+        state.withLock { state in
+            if let kind = state.keys[key] { return .remembered(kind) }
+            return state.hostWide.contains(key.host) ? .hostWide : nil
+        }
     }
 
-    public func remember(_ host: String, reason: String) {
-        let key = PinnedHosts.normalize(host)
-        let isNew = hosts.withLock { $0.insert(key).inserted }
-        if isNew { announce?(key, reason) }
-        let store = self.store
+    public func remember(_ key: PinKey, kind: PinKind, reason: String) {
+        let isNew = state.withLock { state in state.keys.updateValue(kind, forKey: key) != kind }
+        if isNew { announce?(key, kind, reason) }
+        let pins = store.clientPins
         let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
-        queue.async { try? store.remember(key, reason: reason, at: now) }
+        queue.async {
+            try? pins.remember(clientAddress: key.client.address, clientHello: key.client.helloFingerprint,
+                               host: key.host, port: key.port, kind: kind, reason: reason, at: now)
+        }
     }
 
-    /// Forgets `host` in memory (the database row is removed by `tv pinned forget`).
-    public func forget(_ host: String) {
-        let key = PinnedHosts.normalize(host)
-        hosts.withLock { _ = $0.remove(key) }
+    /// Forgets everything about `host` in memory, every client, port and kind (the database rows
+    /// are removed by `tv pinned forget`).
+    public func forget(host: String) {
+        let name = PinKey.normalize(host)
+        state.withLock { state in
+            state.keys = state.keys.filter { $0.key.host != name }
+            state.hostWide.remove(name)
+        }
     }
 
     /// Waits until every background write is done.

@@ -1,18 +1,25 @@
-/// What a running session says when a host becomes kept private (pinning memory, DESIGN.md:
-/// "a client that refuses our leaf is remembered and passed through untouched afterwards").
-///
-/// The commonest refusal while setting up is not pinning but a client that was never given
-/// tv's root (curl without `--cacert`, a program with its own CA bundle), so the sentence says
-/// how to undo it as well as what happens.
+import FlowTerms
+import Proxy
+
+/// What a running session says when it starts passing a client's connections to a host through
+/// unread (pinning memory, DESIGN.md: "a client that refuses our leaf is remembered and passed
+/// through untouched afterwards"): which client, which host and port, why, and the way back.
 public enum PinnedHostNotice {
-    /// One sentence, e.g. "localhost is kept private from now on (the client rejected tv's
-    /// certificate (alert unknown_ca)): tv passes it through unread. If that client only lacked
-    /// tv's root, give it the root, then `tv pinned forget localhost`."
+    /// One sentence, e.g. "127.0.0.1 (hello 1a2b3c4d5e6f) lacks tv's root for a.test:443: its
+    /// connections there pass through unread from now on (the client does not trust tv's root
+    /// (alert unknown_ca): give it the root …). Once it has the root, `tv pinned forget a.test`."
     /// - Parameters:
-    ///   - host: the host as remembered (lower case, no trailing dot).
-    ///   - reason: the flow's reason for the refusal (`PinningDetector.Verdict.reason`).
-    public static func sentence(host: String, reason: String) -> String {
-        "\(host) is kept private from now on (\(reason)): tv passes it through unread. "
-            + "If that client only lacked tv's root, give it the root, then `tv pinned forget \(host)`."
+    ///   - key: the client, host and port remembered.
+    ///   - kind: what was remembered.
+    ///   - reason: the flow's sentence for it.
+    public static func sentence(key: PinKey, kind: PinKind, reason: String) -> String {
+        switch kind {
+        case .lacksRoot:
+            return "\(key.client) lacks tv's root for \(key.target): its connections there pass through unread from now on "
+                + "(\(reason)). Once it has the root, `tv pinned forget \(key.host)`."
+        case .pinned:
+            return "\(key.client) pins its certificate for \(key.target): its connections there pass through unread from now on "
+                + "(\(reason)). `tv pinned forget \(key.host)` tries inspecting again."
+        }
     }
 }

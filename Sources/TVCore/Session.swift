@@ -4,6 +4,7 @@ import Foundation
 import LocalCA
 import Proxy
 import Recording
+import FlowTerms
 import Settings
 import SetupActions
 import Synchronization
@@ -249,11 +250,11 @@ public final class Session: Sendable {
             applyContentPolicy(record)
             return ControlResponse(ok: true, message: "applied")
         case "pinned-forgotten":
-            // `tv pinned forget` removed the row first; the in-memory set answers the loops.
+            // `tv pinned forget` removed the rows first; the in-memory sets answer the loops.
             guard let host = request.arguments["host"], !host.isEmpty else {
                 return ControlResponse(ok: false, message: "no host was named")
             }
-            wiring.pinning.forget(host)
+            wiring.pinning.forget(host: host)
             return ControlResponse(ok: true, message: "applied")
         default:
             return ControlResponse(ok: false, message: "'\(request.command)' is not something this session knows; use the same version of tv.")
@@ -278,6 +279,9 @@ public final class Session: Sendable {
             "bytesFromClients": String(c.bytesFromClients),
             "bytesFromServers": String(c.bytesFromServers),
             "pinnedHostsRemembered": String(c.pinnedHostsRemembered),
+            "clientLacksRoot": String(c.clientLacksRoot),
+            "possiblePinning": String(c.possiblePinning),
+            "clientLeft": String(c.clientLeft),
             "flowEventsDropped": String(writer.counters.dropped),
             "contentKeeping": content.isKeeping ? "on" : "off",
             "dataFolder": home.path,
@@ -294,6 +298,7 @@ public final class Session: Sendable {
 /// Pinning memory for a session run with `--no-pinning-detection`: nothing is pinned, nothing is
 /// remembered (the flow still records why its handshake ended).
 final class NoPinningMemory: PinningMemory {
-    func isPinned(_ host: String) -> Bool { false }
-    func remember(_ host: String, reason: String) {}
+    func recall(_ key: PinKey) -> PinningRecall? { nil }
+    func remember(_ key: PinKey, kind: PinKind, reason: String) {}
+    var learns: Bool { false }
 }

@@ -3,6 +3,7 @@ import Foundation
 import LocalCA
 import Proxy
 import Recording
+import FlowTerms
 import Settings
 import SetupActions
 import TVHome
@@ -90,11 +91,11 @@ final class SessionWiring: Sendable {
         // A full disk is said at once (one line), and again when recording resumes.
         writer = try store.makeWriter { change, counters in say(RecordingPresentation.flowNotice(change, counters)) }
         if let sentence = InterruptedFlowsNotice.sentence(writer.interruptedAtStart) { say(sentence) }
-        var announce: (@Sendable (String, String) -> Void)?
+        var announce: (@Sendable (PinKey, PinKind, String) -> Void)?
         if options.announcesPinnedHosts {
-            announce = { host, reason in say(PinnedHostNotice.sentence(host: host, reason: reason)) }
+            announce = { key, kind, reason in say(PinnedHostNotice.sentence(key: key, kind: kind, reason: reason)) }
         }
-        pinning = try PersistentPinningMemory(store: store.pinnedHosts, announce: announce)
+        pinning = try PersistentPinningMemory(store: store, announce: announce)
 
         // Decrypted content: kept only while inspecting, under the saved policy.
         let record = (try? settings.read()) ?? SettingsRecord()

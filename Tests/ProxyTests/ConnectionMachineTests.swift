@@ -14,14 +14,25 @@ struct ConnectionMachineTests {
 
     static let localhost = SocketAddress(numericHost: "127.0.0.1", port: 443)!
 
-    static func machine(_ frontEnd: FrontEndKind = .explicitHTTP, inspection: Bool = true, pinned: Set<String> = [],
+    /// The pinning key of `ProxyFixtures.clientHelloSNIAndALPN` sent by 127.0.0.1 to `host`:443.
+    static func fixtureKey(_ host: String = "a.test", port: UInt16 = 443) -> PinKey {
+        var parser = ClientHelloParser()
+        let hello: ClientHello? = ProxyFixtures.clientHelloSNIAndALPN.withUnsafeBytes {
+            if case .clientHello(let hello) = parser.feed($0) { return hello }
+            return nil
+        }
+        return PinKey(client: ClientIdentity(address: "127.0.0.1", helloFingerprint: ClientHelloFingerprint.of(hello!)), host: host, port: port)
+    }
+
+    static func machine(_ frontEnd: FrontEndKind = .explicitHTTP, inspection: Bool = true,
+                        recall: @escaping (PinKey, Int64) -> PinningRecall? = { _, _ in nil },
                         insecure: Bool = false, ignore: [String] = []) -> Machine {
         let policy = InterceptionPolicy(inspectionEnabled: inspection, caAvailable: true,
                                         ignoreHosts: ignore.map { try! HostPattern($0) })
         let settings = Machine.Settings(frontEnd: frontEnd, policy: policy, upstreamInsecure: insecure,
                                         handshakeTimeoutMillis: 10_000, connectTimeoutMillis: 5_000)
         let facts = FlowFacts(id: 7, startMicros: 1_000, client: Endpoint(address: "127.0.0.1", port: 50000))
-        return Machine(settings: settings, facts: facts, isPinned: { pinned.contains($0) })
+        return Machine(settings: settings, facts: facts, recall: recall)
     }
 
     static func bytes(_ m: inout Machine, _ data: [UInt8]) -> [Machine.Command] {
@@ -90,7 +101,7 @@ struct ConnectionMachineTests {
         #expect(m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false))) == [.armTimer(millis: 0), .relay(.decrypted), .updateFlow])
         #expect(m.facts.status == .inspected)
         #expect(m.facts.clientTLSVersion == .tls13)
-        #expect(Self.moved(&m, 500, .clientToServer, at: 2_000) == .clientAccepted(host: "a.test"))
+        #expect(Self.moved(&m, 500, .clientToServer, at: 2_000) == .clientAccepted(Self.fixtureKey()))
         #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 9_000_000))) == [.close(reset: false)])
         #expect(m.facts.status == .inspected)
     }
@@ -107,10 +118,18 @@ struct ConnectionMachineTests {
 
     @Test("a pinned host passes through as kept private; an ignored one as encrypted")
     func pinnedAndIgnored() {
-        var pinned = Self.machine(pinned: ["a.test"])
+        var asked: [PinKey] = []
+        var pinned = Self.machine(recall: { key, start in
+            asked.append(key)
+            #expect(start == 1_000)
+            return .remembered(.pinned)
+        })
         Self.connected(&pinned)
-        _ = Self.bytes(&pinned, ProxyFixtures.clientHelloSNIAndALPN)
+        #expect(Self.bytes(&pinned, ProxyFixtures.clientHelloSNIAndALPN)
+                == [.armTimer(millis: 0), .relay(.raw(plaintext: false, observeServerHello: true)), .updateFlow])
+        #expect(asked == [Self.fixtureKey()])
         #expect(pinned.facts.status == .keptPrivate)
+        #expect(pinned.facts.error == "passed through unread: this client pins its certificate for a.test:443 (`tv pinned forget a.test` tries inspecting again)")
         var ignored = Self.machine(ignore: ["^a\\.test:443$"])
         Self.connected(&ignored)
         _ = Self.bytes(&ignored, ProxyFixtures.clientHelloSNIAndALPN)
@@ -222,19 +241,116 @@ struct ConnectionMachineTests {
         #expect(m.facts.upstreamVerified == false)
     }
 
-    @Test("a client alert unknown_ca: the host is remembered as pinned")
-    func pinningAlert() {
+    static let lacksRootSentence = "the client does not trust tv's root (alert unknown_ca): give it the root "
+        + "(`tv ca export`; curl: --cacert or CURL_CA_BUNDLE, Python requests: REQUESTS_CA_BUNDLE, "
+        + "Python and other OpenSSL programs: SSL_CERT_FILE, Node: NODE_EXTRA_CA_CERTS, Java: keytool -importcert into its truststore); "
+        + "until then its connections to a.test:443 pass through unread (`tv pinned forget a.test` after giving it the root)"
+
+    @Test("a client alert unknown_ca: the client lacks tv's root, said with the fix; this client, host and port are remembered as such")
+    func lacksRootAlert() {
         var m = Self.machine()
         Self.connected(&m)
         _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
         _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
         let out = m.handle(.clientHandshakeFailed(.init(failure: TLSFailure(peerAlert: 48, systemError: nil, eof: false, text: "alert unknown_ca"),
                                                         flightSent: true)))
-        guard case .rememberPinned(let host, let reason) = out.first else { Issue.record("not remembered: \(out)"); return }
-        #expect(host == "a.test")
-        #expect(reason.contains("unknown_ca"))
+        #expect(out == [.remember(Self.fixtureKey(), .lacksRoot, reason: Self.lacksRootSentence), .armTimer(millis: 0), .close(reset: false)])
         #expect(m.facts.pinningDetected)
         #expect(m.facts.status == .failed)
+        #expect(m.facts.failureReason == Self.lacksRootSentence)
+        #expect(m.outcome == .lacksRoot)
+    }
+
+    @Test("--no-pinning-detection: the three kinds are still told apart, nothing is remembered or weighed, and the flow promises nothing")
+    func notRemembering() {
+        func machine() -> Machine {
+            var settings = Machine.Settings(frontEnd: .explicitHTTP, policy: InterceptionPolicy(inspectionEnabled: true, caAvailable: true))
+            settings.remembersClients = false
+            var m = Machine(settings: settings, facts: FlowFacts(id: 7, startMicros: 1_000, client: Endpoint(address: "127.0.0.1", port: 50000)),
+                            recall: { _, _ in nil })
+            Self.connected(&m)
+            _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+            _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
+            return m
+        }
+        var refused = machine()
+        #expect(refused.handle(.clientHandshakeFailed(.init(failure: TLSFailure(peerAlert: 48, systemError: nil, eof: false, text: "alert unknown_ca"),
+                                                            flightSent: true))) == [.armTimer(millis: 0), .close(reset: false)])
+        #expect(refused.outcome == .lacksRoot)
+        #expect(!refused.facts.pinningDetected)
+        #expect(refused.facts.failureReason == ConnectionFailure.clientLacksRoot(alert: 48, passThrough: nil).sentence)
+        #expect(refused.facts.failureReason?.hasSuffix("Java: keytool -importcert into its truststore)") == true)
+        var quiet = machine()
+        _ = quiet.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false, atMicros: 1_000_000)))
+        #expect(quiet.handle(.relayEnded(.init(failure: nil, atMicros: 1_030_000))) == [.close(reset: false)])
+        #expect(quiet.outcome == .possiblePinning)
+        #expect(quiet.facts.error == "the client closed right after the handshake without sending data (possible pinning)")
+    }
+
+    @Test("a lacks-root client's next connection passes through, kept private, and says why")
+    func lacksRootRecalled() {
+        var m = Self.machine(recall: { key, _ in key == Self.fixtureKey() ? .remembered(.lacksRoot) : nil })
+        Self.connected(&m)
+        _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        #expect(m.facts.status == .keptPrivate)
+        #expect(m.facts.error == "passed through unread: this client lacked tv's root for a.test:443 before; give it the root, then `tv pinned forget a.test`")
+        #expect(m.outcome == nil)
+        // The same client to another port of the host is inspected.
+        var other = Self.machine(recall: { key, _ in key == Self.fixtureKey() ? .remembered(.lacksRoot) : nil })
+        _ = other.handle(.start)
+        _ = Self.text(&other, "CONNECT a.test:8443 HTTP/1.1\r\nHost: a.test:8443\r\n\r\n")
+        _ = other.handle(.resolved([SocketAddress(numericHost: "127.0.0.1", port: 8443)!]))
+        _ = other.handle(.connected(SocketAddress(numericHost: "127.0.0.1", port: 8443)!))
+        let out = Self.bytes(&other, ProxyFixtures.clientHelloSNIAndALPN)
+        #expect(out.contains { if case .startUpstreamTLS = $0 { return true }; return false }, "\(out)")
+    }
+
+    @Test("a retry after a quiet close passes through and is remembered as pinned")
+    func pinningRetry() {
+        var m = Self.machine(recall: { _, _ in .retry })
+        Self.connected(&m)
+        let quiet = "the client closed right after the handshake without sending data (possible pinning)"
+        #expect(Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+                == [.remember(Self.fixtureKey(), .pinned, reason: quiet),
+                    .armTimer(millis: 0), .relay(.raw(plaintext: false, observeServerHello: true)), .updateFlow])
+        #expect(m.facts.status == .keptPrivate)
+        #expect(m.facts.pinningDetected)
+        #expect(m.facts.error == "passed through unread: this client closed right after tv's handshake with a.test:443 and came back, so it pins its certificate; remembered (`tv pinned forget a.test` tries inspecting again)")
+    }
+
+    @Test("other client alerts abort the handshake: not one of the three kinds, nothing remembered")
+    func otherAlert() {
+        var m = Self.machine()
+        Self.connected(&m)
+        _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
+        let out = m.handle(.clientHandshakeFailed(.init(failure: TLSFailure(peerAlert: 40, systemError: nil, eof: false, text: "alert handshake_failure"),
+                                                        flightSent: true)))
+        #expect(out == [.armTimer(millis: 0), .close(reset: false)])
+        #expect(m.facts.failureReason == "the client aborted the handshake (alert handshake_failure)")
+        #expect(m.outcome == nil)
+        var broken = Self.machine()
+        Self.connected(&broken)
+        _ = Self.bytes(&broken, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = broken.handle(.upstreamHandshakeDone(Self.upstreamDone))
+        _ = broken.handle(.clientHandshakeFailed(.init(failure: TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "wrong version number"),
+                                                       flightSent: false)))
+        #expect(broken.facts.failureReason == "the client's TLS handshake failed (wrong version number)")
+        #expect(broken.outcome == nil)
+    }
+
+    @Test("a port scan (connect, close) and a CONNECT then close: the client left; never pinning")
+    func clientLeft() {
+        var scan = Self.machine()
+        _ = scan.handle(.start)
+        #expect(scan.handle(.clientGone(reset: false)) == [.armTimer(millis: 0), .close(reset: false)])
+        #expect(scan.outcome == .clientLeft)
+        #expect(scan.facts.failureReason == "the client closed the connection before sending a proxy request")
+        var probe = Self.machine()
+        Self.connected(&probe)
+        #expect(probe.handle(.clientGone(reset: true)) == [.armTimer(millis: 0), .close(reset: true)])
+        #expect(probe.outcome == .clientLeft)
+        #expect(probe.facts.failureReason == "the client reset the connection before sending anything")
     }
 
     @Test("a quiet close right after the handshake is a pinning suspicion")
@@ -245,9 +361,9 @@ struct ConnectionMachineTests {
         _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
         _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false, atMicros: 1_000_000)))
         let out = m.handle(.relayEnded(.init(failure: nil, atMicros: 1_030_000)))
-        #expect(out == [.suspectPinning(host: "a.test", reason: "the client closed right after the handshake without sending data (possible pinning)"),
-                        .close(reset: false)])
-        #expect(m.facts.error?.contains("possible pinning") == true)
+        #expect(out == [.suspectPinning(Self.fixtureKey(), .quietCloseAfterHandshake), .close(reset: false)])
+        #expect(m.facts.error == "the client closed right after the handshake without sending data (possible pinning)")
+        #expect(m.outcome == .possiblePinning)
         #expect(m.facts.status == .inspected)
     }
 
@@ -386,7 +502,7 @@ struct ConnectionMachineTests {
     func explicitHeadDeadline() {
         let policy = InterceptionPolicy(inspectionEnabled: true, caAvailable: true, ignoreHosts: [])
         let settings = Machine.Settings(frontEnd: .explicitHTTP, policy: policy, handshakeTimeoutMillis: 10_000, headTimeoutMillis: 1_500)
-        var m = Machine(settings: settings, facts: FlowFacts(id: 1, startMicros: 0, client: Endpoint(address: "127.0.0.1", port: 1)), isPinned: { _ in false })
+        var m = Machine(settings: settings, facts: FlowFacts(id: 1, startMicros: 0, client: Endpoint(address: "127.0.0.1", port: 1)), recall: { _, _ in nil })
         #expect(m.handle(.start) == [.openFlow, .armTimer(millis: 1_500), .peekClient])
         #expect(Self.text(&m, "CONNECT a.test:443 HTTP/1.1\r\nHo") == [])
         #expect(m.handle(.timeout) == [.countHeadTimeout, .sendClient(HeadDeadline.requestTimeoutResponse(limitMillis: 1_500)),
@@ -394,7 +510,7 @@ struct ConnectionMachineTests {
         #expect(m.facts.error == "the client sent no complete request head within 1.5 s (tv closed the connection)")
 
         var socks = Machine(settings: Machine.Settings(frontEnd: .socks5, policy: policy, handshakeTimeoutMillis: 10_000, headTimeoutMillis: 1_500),
-                            facts: FlowFacts(id: 2, startMicros: 0, client: Endpoint(address: "127.0.0.1", port: 1)), isPinned: { _ in false })
+                            facts: FlowFacts(id: 2, startMicros: 0, client: Endpoint(address: "127.0.0.1", port: 1)), recall: { _, _ in nil })
         #expect(socks.handle(.start) == [.openFlow, .armTimer(millis: 10_000), .peekClient])
         #expect(socks.handle(.timeout) == [.armTimer(millis: 0), .close(reset: false)])
     }

@@ -1,75 +1,155 @@
 import LocalCA
 @testable import Proxy
 import Testing
+import Wire
 import FlowTerms
 
-@Suite("PinningDetector")
+@Suite("PinningDetector: the three kinds")
 struct PinningDetectorTests {
     let detector = PinningDetector(quietCloseWindowMicros: 2_000_000)
 
-    @Test("certificate alerts mean pinning", arguments: [UInt8(42), 43, 46, 48])
-    func certificateAlerts(_ code: UInt8) {
-        let verdict = detector.judge(.alert(code))
-        #expect(verdict.pinned)
-        #expect(verdict.reason?.contains(TLSAlert.name(code)) == true)
+    @Test("unknown_ca, bad_certificate, certificate_unknown: the client does not trust tv's root",
+          arguments: [UInt8(42), 46, 48])
+    func lacksRoot(_ code: UInt8) {
+        #expect(detector.judge(.alert(code)) == .lacksRoot(alert: code))
+        #expect(detector.judge(.alert(code)).outcome == .lacksRoot)
     }
 
-    @Test("other alerts do not", arguments: [UInt8(40), 47, 50, 70, 80, 90, 112, 120])
+    @Test("other alerts abort the handshake and are none of the three", arguments: [UInt8(0), 40, 43, 47, 50, 70, 80, 90, 112, 120])
     func otherAlerts(_ code: UInt8) {
-        let verdict = detector.judge(.alert(code))
-        #expect(!verdict.pinned)
-        #expect(verdict.reason?.contains(TLSAlert.name(code)) == true)
+        #expect(detector.judge(.alert(code)) == .aborted(alert: code))
+        #expect(detector.judge(.alert(code)).outcome == nil)
     }
 
-    @Test("a close after our certificate is a suspicion; before it, nothing")
-    func closes() {
-        #expect(detector.judge(.closedDuringHandshake(certificateSent: true)).evidence == .suspicion)
-        #expect(detector.judge(.closedDuringHandshake(certificateSent: false)).evidence == .none)
+    @Test("a close without alert: after tv's certificate, possible pinning; before it, the client left")
+    func closesDuringHandshake() {
+        #expect(detector.judge(.closedDuringHandshake(certificateSent: true)) == .possiblePinning(.closedAfterCertificate))
+        #expect(detector.judge(.closedDuringHandshake(certificateSent: true)).outcome == .possiblePinning)
+        #expect(detector.judge(.closedDuringHandshake(certificateSent: false)) == .clientLeft)
+        #expect(detector.judge(.closedDuringHandshake(certificateSent: false)).outcome == .clientLeft)
     }
 
-    @Test("a quiet close right after the handshake is a suspicion; data or a late close is not")
+    @Test("after the handshake: no bytes within the window is possible pinning; a byte, or a later close, is fine")
     func afterHandshake() {
-        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 50_000)).evidence == .suspicion)
-        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 5_000_000)).evidence == .none)
-        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 120, elapsedMicros: 50_000)).evidence == .none)
-        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 120, elapsedMicros: 50_000)).reason == nil)
-        #expect(!detector.judge(.otherError("x")).pinned)
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 0)) == .possiblePinning(.quietCloseAfterHandshake))
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 50_000)) == .possiblePinning(.quietCloseAfterHandshake))
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 2_000_000)) == .possiblePinning(.quietCloseAfterHandshake))
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 2_000_001)) == .fine)
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 1, elapsedMicros: 50_000)) == .fine)
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 120, elapsedMicros: 5_000_000)) == .fine)
+        #expect(detector.judge(.closedAfterHandshake(applicationBytes: 120, elapsedMicros: 50_000)).outcome == nil)
+        #expect(PinningDetector(quietCloseWindowMicros: 10).judge(.closedAfterHandshake(applicationBytes: 0, elapsedMicros: 11)) == .fine)
     }
 
-    @Test("suspicions count when sequential, with no success meanwhile; a success starts over")
+    @Test("another TLS failure is none of the three")
+    func otherError() {
+        #expect(detector.judge(.otherError("wrong version number")) == .failed("wrong version number"))
+        #expect(detector.judge(.otherError("x")).outcome == nil)
+    }
+
+    @Test("repeats: a counted close tips the balance; the client's next connection (begun after it) is the retry, once")
     func evidence() {
-        let rule = PinningEvidenceRule(threshold: 2)
-        var r = PinningEvidenceRule.HostRecord()
-        // A pinning client retrying: attempt 1 (t 0-10), attempt 2 (t 20-30): remembered.
-        #expect(!rule.suspicion(&r, connectionStart: 0, now: 10))
-        #expect(rule.suspicion(&r, connectionStart: 20, now: 30))
+        let rule = PinningEvidenceRule()
+        var r = PinningEvidenceRule.Record()
+        #expect(!rule.retry(&r, connectionStart: 5))
+        // curl --pinnedpubkey: attempt 1 (t 0-10) closes quietly: tipped.
+        #expect(rule.suspicion(&r, connectionStart: 0, now: 10))
+        // A connection that began before the close is no retry; the next attempt (t 20) is, once.
+        #expect(!rule.retry(&r, connectionStart: 9))
+        #expect(rule.retry(&r, connectionStart: 20))
+        #expect(r == PinningEvidenceRule.Record())
+        #expect(!rule.retry(&r, connectionStart: 30))
         // A burst of closes of connections that were all open at once is one episode.
-        var burst = PinningEvidenceRule.HostRecord()
-        #expect(!rule.suspicion(&burst, connectionStart: 5, now: 100))
-        #expect(!rule.suspicion(&burst, connectionStart: 6, now: 100))
-        #expect(!rule.suspicion(&burst, connectionStart: 90, now: 101))
-        // A success while the suspicious connection was open cancels the suspicion.
-        var busy = PinningEvidenceRule.HostRecord()
+        let twice = PinningEvidenceRule(threshold: 2)
+        var burst = PinningEvidenceRule.Record()
+        #expect(!twice.suspicion(&burst, connectionStart: 5, now: 100))
+        #expect(!twice.suspicion(&burst, connectionStart: 6, now: 100))
+        #expect(!twice.suspicion(&burst, connectionStart: 90, now: 101))
+        #expect(burst.count == 1)
+        #expect(!twice.retry(&burst, connectionStart: 200))
+        #expect(twice.suspicion(&burst, connectionStart: 200, now: 210))
+        #expect(twice.retry(&burst, connectionStart: 220))
+        // A success while the closing connection was open cancels it; a success starts over.
+        var busy = PinningEvidenceRule.Record()
         rule.success(&busy, now: 50)
         #expect(!rule.suspicion(&busy, connectionStart: 40, now: 60))
-        #expect(!rule.suspicion(&busy, connectionStart: 70, now: 80))
+        #expect(!rule.retry(&busy, connectionStart: 70))
+        #expect(rule.suspicion(&busy, connectionStart: 70, now: 80))
         rule.success(&busy, now: 85)
-        #expect(!rule.suspicion(&busy, connectionStart: 90, now: 95))
-        #expect(rule.suspicion(&busy, connectionStart: 96, now: 99))
-        // Threshold 1: the first counted close remembers.
-        var eager = PinningEvidenceRule.HostRecord()
-        #expect(PinningEvidenceRule(threshold: 1).suspicion(&eager, connectionStart: 0, now: 1))
+        #expect(!rule.retry(&busy, connectionStart: 90))
+        // Threshold below 1 is 1.
+        #expect(PinningEvidenceRule(threshold: 0).threshold == 1)
     }
 
-    @Test("in-memory pinning memory remembers and forgets")
+    @Test("per key: one client's closes are never held against another client, host or port")
+    func evidencePerKey() {
+        let evidence = PinningEvidence(rule: PinningEvidenceRule())
+        let curl = ClientIdentity(address: "127.0.0.1", helloFingerprint: "aaaaaaaaaaaa")
+        let python = ClientIdentity(address: "127.0.0.1", helloFingerprint: "bbbbbbbbbbbb")
+        let key = PinKey(client: curl, host: "A.test.", port: 443)
+        #expect(key.host == "a.test")
+        #expect(evidence.suspicion(key, connectionStart: 0, now: 10))
+        #expect(!evidence.retry(PinKey(client: python, host: "a.test", port: 443), connectionStart: 20))
+        #expect(!evidence.retry(PinKey(client: curl, host: "a.test", port: 8443), connectionStart: 20))
+        #expect(!evidence.retry(PinKey(client: ClientIdentity(address: "127.0.0.2", helloFingerprint: "aaaaaaaaaaaa"), host: "a.test", port: 443), connectionStart: 20))
+        #expect(evidence.retry(PinKey(client: curl, host: "a.test", port: 443), connectionStart: 20))
+        #expect(!evidence.retry(key, connectionStart: 30))
+    }
+
+    @Test("in-memory pinning memory recalls by client, host and port, and forgets a host")
     func memory() {
         let memory = InMemoryPinningMemory()
-        #expect(!memory.isPinned("a.test"))
-        memory.remember("a.test", reason: "unknown_ca")
-        #expect(memory.isPinned("a.test"))
-        #expect(memory.all == ["a.test": "unknown_ca"])
-        memory.forget("a.test")
-        #expect(!memory.isPinned("a.test"))
+        let key = PinKey(client: ClientIdentity(address: "127.0.0.1", helloFingerprint: "aaaaaaaaaaaa"), host: "a.test", port: 443)
+        #expect(memory.recall(key) == nil)
+        memory.remember(key, kind: .lacksRoot, reason: "unknown_ca")
+        #expect(memory.recall(key) == .remembered(.lacksRoot))
+        #expect(memory.recall(PinKey(client: key.client, host: "a.test", port: 444)) == nil)
+        #expect(memory.recall(PinKey(client: ClientIdentity(address: "127.0.0.1", helloFingerprint: "bbbbbbbbbbbb"), host: "a.test", port: 443)) == nil)
+        memory.remember(key, kind: .pinned, reason: "quiet")
+        #expect(memory.all == [key: .pinned])
+        memory.forget(host: "A.TEST")
+        #expect(memory.recall(key) == nil)
+    }
+
+    @Test("keys and the flow's sentences name the target with its port, IPv6 in brackets")
+    func keyWords() {
+        let client = ClientIdentity(address: "::1", helloFingerprint: "0123456789ab")
+        #expect(PinKey(client: client, host: "::1", port: 8443).target == "[::1]:8443")
+        #expect(PinKey(client: client, host: "a.test", port: 443).description == "a.test:443 from ::1 (hello 0123456789ab)")
+    }
+}
+
+@Suite("ClientHello fingerprint")
+struct ClientHelloFingerprintTests {
+    static func hello(ciphers: [UInt16] = [0x1302, 0x1301], extensions: [UInt16] = [0, 10, 16, 43, 51],
+                      alpn: [String] = ["h2", "http/1.1"], versions: [UInt16] = [0x0304, 0x0303]) -> ClientHello {
+        ClientHello(legacyVersion: 0x0303, random: Array(repeating: 1, count: 32), sessionIDLength: 32, cipherSuites: ciphers,
+                    serverName: "a.test", alpnProtocolIDs: alpn.map { Array($0.utf8) }, supportedVersions: versions,
+                    offersSessionTicket: false, offersPreSharedKey: false, keyShareGroups: [0x1d],
+                    extensionTypes: extensions, handshakeLength: 300)
+    }
+
+    @Test("the canonical text: versions, ciphers in order, extensions sorted without the unstable ones, ALPN; GREASE left out")
+    func canonical() {
+        #expect(ClientHelloFingerprint.canonical(Self.hello()) == "304,303|1302,1301|a,10,2b,33|h2,http/1.1")
+        let greased = Self.hello(ciphers: [0x0A0A, 0x1302, 0x1301], extensions: [0x1A1A, 51, 43, 0, 21, 41, 42, 44, 16, 10],
+                                 versions: [0x2A2A, 0x0304, 0x0303])
+        #expect(ClientHelloFingerprint.canonical(greased) == "304,303|1302,1301|a,10,2b,33|h2,http/1.1")
+        #expect(ClientHelloFingerprint.of(greased) == ClientHelloFingerprint.of(Self.hello()))
+    }
+
+    @Test("the fingerprint: the first 12 hex digits of the SHA-256 of the canonical text")
+    func digest() {
+        // printf '304,303|1302,1301|a,10,2b,33|h2,http/1.1' | sha256sum
+        #expect(ClientHelloFingerprint.of(Self.hello()) == "e5915b4b20de")
+    }
+
+    @Test("what tells programs apart changes it: ALPN, cipher order, an extension")
+    func differs() {
+        let base = ClientHelloFingerprint.of(Self.hello())
+        #expect(ClientHelloFingerprint.of(Self.hello(alpn: ["http/1.1"])) != base)
+        #expect(ClientHelloFingerprint.of(Self.hello(ciphers: [0x1301, 0x1302])) != base)
+        #expect(ClientHelloFingerprint.of(Self.hello(extensions: [0, 10, 16, 43, 49, 51])) != base)
     }
 }
 

@@ -32,7 +32,7 @@ struct RelayPhaseTests {
         let policy = InterceptionPolicy(inspectionEnabled: false, caAvailable: true, ignoreHosts: [])
         let settings = Machine.Settings(frontEnd: .explicitHTTP, policy: policy, spliceEncryptedPassThrough: splice)
         var m = Machine(settings: settings, facts: FlowFacts(id: 7, startMicros: 1_000, client: Endpoint(address: "127.0.0.1", port: 50000)),
-                        isPinned: { _ in false })
+                        recall: { _, _ in nil })
         T.connected(&m)
         #expect(T.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
                 == [.armTimer(millis: 0), .relay(.raw(plaintext: false, observeServerHello: true)), .updateFlow])
@@ -50,7 +50,7 @@ struct RelayPhaseTests {
     @Test("bursts: totals and last activity kept; the client's first data over our leaf is an acceptance, once")
     func burstTotals() {
         var m = Self.inspected()
-        #expect(T.moved(&m, 300, .clientToServer, at: 1_100_000) == .clientAccepted(host: "a.test"))
+        #expect(T.moved(&m, 300, .clientToServer, at: 1_100_000) == .clientAccepted(T.fixtureKey()))
         #expect(T.moved(&m, 200, .clientToServer, at: 1_200_000) == nil)
         #expect(T.moved(&m, 4_000, .serverToClient, at: 1_300_000) == nil)
         #expect(m.facts.bytesFromClient == 500)
@@ -132,13 +132,14 @@ struct RelayPhaseTests {
     func suspicionTipped() {
         var m = Self.inspected()
         #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 1_500_000)))
-                == [.suspectPinning(host: "a.test", reason: Self.quietClose), .close(reset: false)])
+                == [.suspectPinning(T.fixtureKey(), .quietCloseAfterHandshake), .close(reset: false)])
         #expect(m.facts.error == Self.quietClose)
         #expect(!m.facts.pinningDetected)
-        #expect(m.handle(.pinningWeighed(host: "a.test", reason: Self.quietClose, tipped: true))
-                == [.rememberPinned(host: "a.test", reason: Self.quietClose)])
-        #expect(m.facts.pinningDetected)
-        #expect(m.facts.error == Self.quietClose + "; a.test will be passed through from now on")
+        // Tipped: nothing is remembered yet (only when the client comes back), the flow says its
+        // next connection passes through.
+        #expect(m.handle(.pinningWeighed(T.fixtureKey(), .quietCloseAfterHandshake, tipped: true)) == [])
+        #expect(!m.facts.pinningDetected)
+        #expect(m.facts.error == Self.quietClose + "; its next connection to a.test:443 passes through unread")
         #expect(m.facts.status == .inspected)
     }
 
@@ -146,7 +147,7 @@ struct RelayPhaseTests {
     func suspicionNotTipped() {
         var m = Self.inspected()
         _ = m.handle(.relayEnded(.init(failure: nil, atMicros: 1_500_000)))
-        #expect(m.handle(.pinningWeighed(host: "a.test", reason: Self.quietClose, tipped: false)) == [])
+        #expect(m.handle(.pinningWeighed(T.fixtureKey(), .quietCloseAfterHandshake, tipped: false)) == [])
         #expect(!m.facts.pinningDetected)
         #expect(m.facts.error == Self.quietClose)
     }
@@ -169,8 +170,11 @@ struct RelayPhaseTests {
         #expect(m.handle(.clientTLSStarted(clientAlreadyClosed: false)) == [])
         let reason = "the client closed the connection after seeing tv's certificate, before finishing the handshake"
         #expect(m.handle(.clientHandshakeFailed(.init(failure: eof, flightSent: true)))
-                == [.suspectPinning(host: "a.test", reason: reason), .armTimer(millis: 0), .close(reset: false)])
-        #expect(m.facts.error == reason)
+                == [.suspectPinning(T.fixtureKey(), .closedAfterCertificate), .armTimer(millis: 0), .close(reset: false)])
+        #expect(m.facts.error == reason + " (possible pinning)")
+        #expect(m.outcome == .possiblePinning)
+        #expect(m.handle(.pinningWeighed(T.fixtureKey(), .closedAfterCertificate, tipped: true)) == [])
+        #expect(m.facts.failureReason == reason + " (possible pinning); its next connection to a.test:443 passes through unread")
         var gone = T.machine()
         T.connected(&gone)
         _ = T.bytes(&gone, ProxyFixtures.clientHelloSNIAndALPN)
@@ -178,6 +182,7 @@ struct RelayPhaseTests {
         _ = gone.handle(.clientTLSStarted(clientAlreadyClosed: true))
         #expect(gone.handle(.clientHandshakeFailed(.init(failure: eof, flightSent: true))) == [.armTimer(millis: 0), .close(reset: false)])
         #expect(gone.facts.error == "the client closed the connection before the handshake")
+        #expect(gone.outcome == .clientLeft)
     }
 
     @Test("tv stopping: the relay ends as a reset and keeps an error it already had; before the relay, a reset close")

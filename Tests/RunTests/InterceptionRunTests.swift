@@ -271,11 +271,12 @@ struct InterceptionRunTests {
         try tv.stop()
     }
 
-    @Test("a pinning client (system store only) is remembered: the next connection is kept private; tv pinned lists it across a restart")
+    @Test("a client without tv's root (system store only) is remembered for its host and port: its next connection is kept private; tv pinned lists it across a restart")
     func pinning() throws {
         let world = try RunWorld()
         let box = world.sandbox
         var tv = try world.run("--inspect")
+        let port = world.nginx.tlsPort
         let refused = try box.curl(["-x", tv.proxyURL, world.url("/index.html")])
         #expect(refused.status == 60, "\(refused)")
         let passed = try box.curl(["-x", tv.proxyURL, "--cacert", world.pki.upstreamCA, world.url("/index.html")])
@@ -283,24 +284,25 @@ struct InterceptionRunTests {
         var rows = try box.closedFlows(2)
         try #require(rows.count == 2)
         #expect(rows[0].string("status") == "failed")
-        #expect(rows[0].string("failureReason") == "the client rejected tv's certificate (alert unknown_ca); localhost will be passed through from now on")
+        #expect(rows[0].string("failureReason")?.hasPrefix("the client does not trust tv's root (alert unknown_ca): give it the root (`tv ca export`; curl: --cacert or CURL_CA_BUNDLE") == true)
         #expect(rows[1].string("status") == "kept_private")
         #expect(rows[1].string("host") == "localhost")
         let pinned = try box.tvArgs(["pinned", "--json"])
         let list = try #require(try JSONSerialization.jsonObject(with: pinned.stdout) as? [JSON])
         #expect(list.count == 1)
         #expect(list.first?.string("host") == "localhost")
-        #expect(list.first?.string("reason") == "the client rejected tv's certificate (alert unknown_ca)")
+        #expect(list.first?.string("kind") == "lacks_root")
+        #expect(list.first?.string("reason") == rows[0].string("failureReason"))
         #expect(try box.status()?.int("pinnedHostsRemembered") == 1)
         // The session said so once, with the way back.
-        let said = tv.log().components(separatedBy: "tv: localhost is kept private from now on (the client rejected tv's certificate (alert unknown_ca)): tv passes it through unread. If that client only lacked tv's root, give it the root, then `tv pinned forget localhost`.\n")
+        let said = tv.log().components(separatedBy: " lacks tv's root for localhost:\(port): its connections there pass through unread from now on (")
         #expect(said.count == 2, "\(tv.log())")
         try tv.stop()
 
-        // The pin survives the session.
+        // The memory survives the session.
         tv = try world.run("--inspect")
         let human = try box.tv("pinned")
-        #expect(human.out.hasPrefix("localhost  last "), "\(human)")
+        #expect(human.out.hasPrefix("localhost:\(port)  lacks tv's root  127.0.0.1 (hello "), "\(human)")
         let again = try box.curl(["-x", tv.proxyURL, "--cacert", world.pki.upstreamCA, world.url("/index.html")])
         #expect(again.out == "hello from nginx\n", "\(again)")
         rows = try box.closedFlows(3)

@@ -78,9 +78,12 @@ final class ProxyConnection: LoopHandler {
             headTimeoutMillis: Int(configuration.headTimeout * 1000),
             idleTimeoutSeconds: Int(configuration.idleTimeout),
             spliceEncryptedPassThrough: configuration.spliceEncryptedPassThrough,
-            detector: configuration.pinningDetector)
-        let pinning = shared.pinning
-        machine = ConnectionMachine(settings: settings, facts: facts, isPinned: { pinning.isPinned($0) })
+            detector: configuration.pinningDetector,
+            remembersClients: configuration.pinningMemory.learns)
+        let pinning = shared.pinning, evidence = shared.pinningEvidence
+        machine = ConnectionMachine(settings: settings, facts: facts, recall: { key, start in
+            pinning.recall(key) ?? (pinning.learns && evidence.retry(key, connectionStart: start) ? .retry : nil)
+        })
         lastActivity = loop.now
         idleNanos = UInt64(max(1, configuration.idleTimeout) * 1e9)
     }
@@ -162,14 +165,14 @@ final class ProxyConnection: LoopHandler {
             startRelay()
         case .startPlainHTTP:
             handOverToPlainHTTP()
-        case let .rememberPinned(host, reason):
-            shared.pinning.remember(host, reason: reason)
+        case let .remember(key, kind, reason):
+            shared.pinning.remember(key, kind: kind, reason: reason)
             loop.counters.pinned.wrappingAdd(1, ordering: .relaxed)
-        case let .suspectPinning(host, reason):
-            let tipped = shared.pinningEvidence.suspicion(host: host, connectionStart: machine.facts.startMicros, now: loop.wallNow)
-            enqueue(.pinningWeighed(host: host, reason: reason, tipped: tipped))
-        case .clientAccepted(let host):
-            shared.pinningEvidence.success(host: host, now: loop.wallNow)
+        case let .suspectPinning(key, sign):
+            let tipped = shared.pinningEvidence.suspicion(key, connectionStart: machine.facts.startMicros, now: loop.wallNow)
+            enqueue(.pinningWeighed(key, sign, tipped: tipped))
+        case .clientAccepted(let key):
+            shared.pinningEvidence.success(key, now: loop.wallNow)
         case .refuseClientTLS(let alert):
             refuseClient(alert: alert)
         case .countHeadTimeout:
@@ -287,6 +290,7 @@ final class ProxyConnection: LoopHandler {
         var facts = machine.facts
         facts.durationMicros = loop.wallNow - facts.startMicros
         loop.counters.countClosed(facts.status)
+        if let outcome = machine.outcome { loop.counters.countClientOutcome(outcome) }
         shared.sink?.flowClosed(facts)
         if machine.relay.recordingStarted { shared.recorder?.flowEnded(flow: facts.id) }
     }

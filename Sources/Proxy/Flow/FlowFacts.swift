@@ -134,7 +134,8 @@ public struct FlowFacts: Sendable, Hashable {
     public var upstreamResumed: Bool?
     /// Whether the client leg resumed a TLS session (inspection).
     public var clientResumed: Bool?
-    /// Whether this flow ended with the host being remembered as pinned.
+    /// Whether this flow made tv remember its client, host and port (pinned, or lacking tv's
+    /// root: `PinKind`).
     public var pinningDetected: Bool = false
 
     public init(id: UInt64, startMicros: Int64, client: Endpoint) {

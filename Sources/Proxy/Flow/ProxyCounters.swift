@@ -28,8 +28,14 @@ public struct ProxyCounters: Sendable, Hashable {
     /// Bytes read from clients and from servers (plaintext when inspected).
     public var bytesFromClients: UInt64 = 0
     public var bytesFromServers: UInt64 = 0
-    /// Hosts remembered as pinned during this run.
+    /// Clients remembered for a host and port during this run (pinned, or lacking tv's root:
+    /// `PinKind`).
     public var pinnedHostsRemembered: UInt64 = 0
+    /// Client legs that ended as each of the three kinds (`ClientLegOutcome`): the client does
+    /// not trust tv's root, possible pinning, the client left.
+    public var clientLacksRoot: UInt64 = 0
+    public var possiblePinning: UInt64 = 0
+    public var clientLeft: UInt64 = 0
     /// Upstream TLS handshakes that resumed a session.
     public var upstreamResumptions: UInt64 = 0
     /// Client-leg TLS handshakes that resumed a session (ticket).
@@ -57,6 +63,17 @@ final class LoopCounters: Sendable {
     let clientResumptions = Atomic<UInt64>(0)
     let splicedBytes = Atomic<UInt64>(0)
     let headTimeouts = Atomic<UInt64>(0)
+    let clientLacksRoot = Atomic<UInt64>(0)
+    let possiblePinning = Atomic<UInt64>(0)
+    let clientLeft = Atomic<UInt64>(0)
+
+    func countClientOutcome(_ outcome: ClientLegOutcome) {
+        switch outcome {
+        case .lacksRoot: clientLacksRoot.wrappingAdd(1, ordering: .relaxed)
+        case .possiblePinning: possiblePinning.wrappingAdd(1, ordering: .relaxed)
+        case .clientLeft: clientLeft.wrappingAdd(1, ordering: .relaxed)
+        }
+    }
 
     func countClosed(_ kind: FlowStatus) {
         switch kind {

@@ -19,6 +19,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         case whileConnecting
         case inClientHello
         case duringServerHandshake
+        /// During tv's handshake with it, before tv's certificate reached it.
+        case beforeHandshake
         /// Plain HTTP forwarding: no request reached a server.
         case beforeFirstRequest
     }
@@ -70,10 +72,19 @@ public enum ConnectionFailure: Equatable, Sendable {
     case leafNameError(String)
     /// tv could not mint the leaf (OpenSSL's message).
     case leafMint(String)
-    /// The client's handshake ended badly (`PinningDetector`'s sentence), nil when it gave none.
-    case clientHandshake(String?)
-    /// A failure that made tv remember the host as pinned.
-    case pinned(reason: String, host: String)
+    /// The client does not trust tv's root (its alert, `PinningDetector.lacksRootAlerts`);
+    /// `passThrough`: the key its later connections pass through under (nil: not remembered).
+    case clientLacksRoot(alert: UInt8, passThrough: PinKey?)
+    /// Possible pinning (`PinningDetector.PinningSign`); `passThrough`: the key whose next
+    /// connection passes through (the closes tipped the balance), nil while they do not.
+    case possiblePinning(PinningDetector.PinningSign, passThrough: PinKey?)
+    /// The client aborted tv's handshake with an alert that is not about trust.
+    case clientAborted(alert: UInt8)
+    /// The client leg's TLS failed otherwise (OpenSSL's reason).
+    case clientHandshakeFailed(String)
+    /// Not a failure: passed through unread because pinning memory recalled this client, host
+    /// and port (a note, like `clientVersionTooOld`).
+    case keptPrivate(PinningRecall, PinKey)
     case clientHandshakeTimeout(seconds: Int)
     /// The client offers only versions below tv's minimum: passed through (a note, not a failure).
     case clientVersionTooOld(offered: TLSProtocolVersion, minimum: TLSProtocolVersion)
@@ -99,6 +110,17 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// The server closed before its response was complete.
     case responseIncomplete
 
+    /// Which of the three client-leg kinds the counters and the flow name this is
+    /// (`ClientLegOutcome`); nil for every other failure.
+    var clientOutcome: ClientLegOutcome? {
+        switch self {
+        case .clientLacksRoot: return .lacksRoot
+        case .possiblePinning: return .possiblePinning
+        case .clientGone: return .clientLeft
+        default: return nil
+        }
+    }
+
     /// The one sentence for the flow's error field.
     public var sentence: String {
         switch self {
@@ -111,6 +133,7 @@ public enum ConnectionFailure: Equatable, Sendable {
             case .whileConnecting: when = "while tv was connecting to the server"
             case .inClientHello: when = "in the middle of its ClientHello"
             case .duringServerHandshake: when = "during the server's TLS handshake"
+            case .beforeHandshake: when = "before the handshake"
             case .beforeFirstRequest: when = "before its first request"
             }
             return "the client \(reset ? "reset" : "closed") the connection \(when)"
@@ -147,8 +170,31 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .leafNameRefused(let message): return "tv cannot make a certificate for this name: \(message)"
         case .leafNameError(let text): return "tv cannot make a certificate for this name (\(text))"
         case .leafMint(let text): return "tv could not mint a certificate: \(text)"
-        case .clientHandshake(let reason): return reason ?? "the client's TLS handshake failed"
-        case let .pinned(reason, host): return "\(reason); \(host) will be passed through from now on"
+        case let .clientLacksRoot(alert, key):
+            return "the client does not trust tv's root (alert \(TLSAlert.name(alert))): give it the root "
+                + "(`tv ca export`; curl: --cacert or CURL_CA_BUNDLE, Python requests: REQUESTS_CA_BUNDLE, "
+                + "Python and other OpenSSL programs: SSL_CERT_FILE, Node: NODE_EXTRA_CA_CERTS, Java: keytool -importcert into its truststore)"
+                + (key.map { "; until then its connections to \($0.target) pass through unread (`tv pinned forget \($0.host)` after giving it the root)" } ?? "")
+        case let .possiblePinning(sign, key):
+            let what: String
+            switch sign {
+            case .closedAfterCertificate: what = "the client closed the connection after seeing tv's certificate, before finishing the handshake"
+            case .quietCloseAfterHandshake: what = "the client closed right after the handshake without sending data"
+            }
+            return what + " (possible pinning)" + (key.map { "; its next connection to \($0.target) passes through unread" } ?? "")
+        case .clientAborted(let alert): return "the client aborted the handshake (alert \(TLSAlert.name(alert)))"
+        case .clientHandshakeFailed(let reason): return "the client's TLS handshake failed (\(reason))"
+        case let .keptPrivate(recall, key):
+            switch recall {
+            case .remembered(.lacksRoot):
+                return "passed through unread: this client lacked tv's root for \(key.target) before; give it the root, then `tv pinned forget \(key.host)`"
+            case .remembered(.pinned):
+                return "passed through unread: this client pins its certificate for \(key.target) (`tv pinned forget \(key.host)` tries inspecting again)"
+            case .retry:
+                return "passed through unread: this client closed right after tv's handshake with \(key.target) and came back, so it pins its certificate; remembered (`tv pinned forget \(key.host)` tries inspecting again)"
+            case .hostWide:
+                return "passed through unread: an older tv remembered \(key.host) as pinned for every client (`tv pinned forget \(key.host)` tries inspecting again)"
+            }
         case .clientHandshakeTimeout(let seconds): return "the client's TLS handshake did not finish within \(seconds) s"
         case let .clientVersionTooOld(offered, minimum):
             return "the client offers only \(offered), below tv's minimum \(minimum); passed through"

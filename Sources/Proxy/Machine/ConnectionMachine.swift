@@ -18,13 +18,21 @@ import FlowTerms
 /// Events and commands: `ConnectionVocabulary.swift`; the first bytes' parsers: `FrontEndReader`.
 struct ConnectionMachine {
     let settings: Settings
-    private let isPinned: (String) -> Bool
+    /// Pinning memory's answer for this connection's key, asked once, when the ClientHello is
+    /// decided (the driver asks `PinningMemory`, then `PinningEvidence` for a retry; the second
+    /// argument is when this connection began).
+    private let recall: (PinKey, Int64) -> PinningRecall?
     private(set) var phase: Phase = .start
     private(set) var facts: FlowFacts
     private(set) var destination: OriginalDestination?
     /// The client's SNI, normalised (the ClientHello itself is not kept: an idle connection
     /// should hold as little as possible).
     private(set) var serverName: String?
+    /// How the client's program speaks TLS (`ClientHelloFingerprint`), for the pinning key.
+    private(set) var helloFingerprint: String?
+    /// Which of the three client-leg kinds this connection ended as (`ClientLegOutcome`), for
+    /// the counters; nil for none.
+    private(set) var outcome: ClientLegOutcome?
     private(set) var sawClientHello = false
     private(set) var decision: InterceptionPolicy.Decision?
     private var reader = FrontEndReader()
@@ -43,10 +51,10 @@ struct ConnectionMachine {
     /// The relay phase: see `ConnectionMachine+Relay.swift`.
     private(set) var relay = RelayState()
 
-    init(settings: Settings, facts: FlowFacts, isPinned: @escaping (String) -> Bool) {
+    init(settings: Settings, facts: FlowFacts, recall: @escaping (PinKey, Int64) -> PinningRecall?) {
         self.settings = settings
         self.facts = facts
-        self.isPinned = isPinned
+        self.recall = recall
     }
 
     /// Whether the client's unread bytes are wanted now (`.clientBytes` peeks).
@@ -61,8 +69,14 @@ struct ConnectionMachine {
         return nil
     }
 
-    /// The name pinning is remembered under: the SNI, else the destination host.
-    var pinningHost: String? { serverName ?? destination?.hostName ?? destination?.host }
+    /// What pinning is remembered under (`PinKey`): this client (address and ClientHello
+    /// fingerprint), the SNI (else the destination's name or address) and the port. Nil before
+    /// the ClientHello.
+    var pinKey: PinKey? {
+        guard let helloFingerprint, let destination else { return nil }
+        return PinKey(client: ClientIdentity(address: facts.client.address, helloFingerprint: helloFingerprint),
+                      host: serverName ?? destination.hostName ?? destination.host, port: destination.port)
+    }
 
     // MARK: events
 
@@ -121,11 +135,13 @@ struct ConnectionMachine {
             phase = .closed
             facts.error = ConnectionFailure.leafMint(text).sentence
             return [.armTimer(millis: 0), .refuseClientTLS(alert: TLSAlert.internalError)]
-        case let .pinningWeighed(host, reason, tipped):
+        case let .pinningWeighed(key, sign, tipped):
+            // The closes tipped the balance: the client's next connection passes through (and is
+            // remembered then, when it came back: `PinningEvidenceRule`).
             guard tipped else { return [] }
-            facts.pinningDetected = true
-            facts.error = ConnectionFailure.pinned(reason: facts.error ?? reason, host: host).sentence
-            return [.rememberPinned(host: host, reason: reason)]
+            let failure = ConnectionFailure.possiblePinning(sign, passThrough: key)
+            facts.error = failure.sentence  // a failed flow's reason too (`failureReason` reads it)
+            return []
         case .idle(let now):
             guard phase == .relaying else { return [] }
             return relayEnded(RelayEnding(failure: .idle(seconds: settings.idleTimeoutSeconds), atMicros: now))
@@ -139,21 +155,27 @@ struct ConnectionMachine {
         }
     }
 
+    /// tv's handshake with the client failed: the flow's failure from `PinningDetector`'s
+    /// verdict, and what pinning memory is told (a client that lacks the root is remembered at
+    /// once; possible pinning is weighed; a client that left is never held against anyone).
     private mutating func clientHandshakeEnded(_ ending: PinningDetector.Ending) -> [Command] {
-        let verdict = settings.detector.judge(ending)
+        let key = settings.remembersClients ? pinKey : nil
         var out: [Command] = []
-        var failure = ConnectionFailure.clientHandshake(verdict.reason)
-        if let host = pinningHost {
-            switch verdict.evidence {
-            case .definite:
-                out.append(.rememberPinned(host: host, reason: failure.sentence))
+        let failure: ConnectionFailure
+        switch settings.detector.judge(ending) {
+        case .lacksRoot(let alert):
+            failure = .clientLacksRoot(alert: alert, passThrough: key)
+            if let key {
                 facts.pinningDetected = true
-                failure = .pinned(reason: failure.sentence, host: host)
-            case .suspicion:
-                out.append(.suspectPinning(host: host, reason: failure.sentence))
-            case .none:
-                break
+                out.append(.remember(key, .lacksRoot, reason: failure.sentence))
             }
+        case .possiblePinning(let sign):
+            failure = .possiblePinning(sign, passThrough: nil)
+            if let key { out.append(.suspectPinning(key, sign)) }
+        case .clientLeft: failure = .clientGone(reset: false, .beforeHandshake)
+        case .aborted(let alert): failure = .clientAborted(alert: alert)
+        case .failed(let reason): failure = .clientHandshakeFailed(reason)
+        case .fine: failure = .internalError("a failed handshake judged fine")
         }
         return out + fail(failure, reset: false)
     }
@@ -304,15 +326,25 @@ struct ConnectionMachine {
             // reverse:http:// — the server does not speak TLS; nothing to inspect with.
             return relayRaw(status: .encrypted, observeServerHello: true)
         }
+        helloFingerprint = ClientHelloFingerprint.of(hello)
         let target = InterceptionPolicy.Target(sni: sni, destinationHost: destination.hostName ?? destination.host, port: destination.port)
-        var decision = settings.policy.decide(target, isPinned: isPinned)
+        let key = pinKey
+        var decision = settings.policy.decide(target, recall: { key.flatMap { recall($0, facts.startMicros) } })
         if decision.action == .inspect, let best = facts.offeredVersions.max(), best < settings.minimumTLSVersion {
             decision = InterceptionPolicy.Decision(action: .passThrough, reason: .clientVersionTooOld)
             facts.error = ConnectionFailure.clientVersionTooOld(offered: best, minimum: settings.minimumTLSVersion).sentence
         }
         self.decision = decision
         if decision.action == .passThrough {
-            return relayRaw(status: decision.passThroughStatus, observeServerHello: true)
+            var out: [Command] = []
+            if case .remembered(let recalled) = decision.reason, let key {
+                facts.error = ConnectionFailure.keptPrivate(recalled, key).sentence
+                if recalled == .retry {
+                    facts.pinningDetected = true
+                    out.append(.remember(key, .pinned, reason: ConnectionFailure.possiblePinning(.quietCloseAfterHandshake, passThrough: nil).sentence))
+                }
+            }
+            return out + relayRaw(status: decision.passThroughStatus, observeServerHello: true)
         }
         phase = .upstreamHandshake
         // Reverse mode: the server is the configured target, so its certificate must name the
@@ -418,6 +450,7 @@ struct ConnectionMachine {
 
     mutating func fail(_ failure: ConnectionFailure, reset: Bool) -> [Command] {
         phase = .closed
+        outcome = failure.clientOutcome
         facts.fail(failure)
         return [.armTimer(millis: 0), .close(reset: reset)]
     }
@@ -441,7 +474,7 @@ struct ConnectionMachine {
             facts.bytesFromClient &+= UInt64(chunk.count)
             if !relay.clientSpoke {
                 relay.clientSpoke = true
-                if facts.status == .inspected, let host = pinningHost { return .clientAccepted(host: host) }
+                if facts.status == .inspected, let key = pinKey { return .clientAccepted(key) }
             }
         } else {
             facts.bytesFromServer &+= UInt64(chunk.count)
@@ -484,10 +517,11 @@ struct ConnectionMachine {
         phase = .closed
         if let failure = ending.failure { facts.error = failure.sentence }
         var out: [Command] = []
-        if facts.status == .inspected, let host = pinningHost,
-           let (evidence, reason) = relay.pinningVerdict(settings.detector, clientBytes: facts.bytesFromClient, at: ending.atMicros) {
-            facts.error = reason
-            out.append(evidence == .definite ? .rememberPinned(host: host, reason: reason) : .suspectPinning(host: host, reason: reason))
+        if facts.status == .inspected, let key = pinKey,
+           case .possiblePinning(let sign) = relay.pinningVerdict(settings.detector, clientBytes: facts.bytesFromClient, at: ending.atMicros) {
+            outcome = .possiblePinning
+            facts.error = ConnectionFailure.possiblePinning(sign, passThrough: nil).sentence
+            if settings.remembersClients { out.append(.suspectPinning(key, sign)) }
         }
         out.append(.close(reset: ending.reset))
         return out

@@ -23,6 +23,9 @@ extension ConnectionMachine {
         /// Encrypted pass-through may be spliced (`ProxyConfiguration.spliceEncryptedPassThrough`).
         var spliceEncryptedPassThrough = true
         var detector = PinningDetector()
+        /// Pinning memory learns (`PinningMemory.learns`; false under `--no-pinning-detection`):
+        /// refusals are remembered and weighed, and the flow says what that means for next time.
+        var remembersClients = true
     }
 
     enum Phase: Equatable {
@@ -101,7 +104,7 @@ extension ConnectionMachine {
             if failure.eof || failure.systemError == ECONNRESET || failure.systemError == EPIPE {
                 return .closedDuringHandshake(certificateSent: flightSent && !clientClosedBeforeFlight)
             }
-            return .otherError("the client's TLS handshake failed (\(failure.text))")
+            return .otherError(failure.text)
         }
     }
 
@@ -133,8 +136,9 @@ extension ConnectionMachine {
         case failed(ConnectionFailure)
         /// The leaf for the client leg could not be minted: the client gets an internal_error alert.
         case leafMintFailed(String)
-        /// The answer to `.suspectPinning`: whether the evidence now tips the balance.
-        case pinningWeighed(host: String, reason: String, tipped: Bool)
+        /// The answer to `.suspectPinning`: whether the evidence now tips the balance (the
+        /// client's next connection to the key passes through).
+        case pinningWeighed(PinKey, PinningDetector.PinningSign, tipped: Bool)
         /// The relay saw no traffic for the idle timeout (at this wall-clock µs).
         case idle(atMicros: Int64)
         /// The data phase is over.
@@ -198,13 +202,14 @@ extension ConnectionMachine {
         /// Hand the connection on to a `PlainHTTPMachine` (absolute-form requests), run by the
         /// same driver; the head is still unread.
         case startPlainHTTP
-        case rememberPinned(host: String, reason: String)
+        /// Remember the key in pinning memory as `PinKind` (`reason`: the flow's sentence).
+        case remember(PinKey, PinKind, reason: String)
         /// A close that may be pinning: weigh it (`PinningEvidence`) and answer
         /// `.pinningWeighed`.
-        case suspectPinning(host: String, reason: String)
-        /// The client sent data over our leaf: it accepts our certificate for this host
+        case suspectPinning(PinKey, PinningDetector.PinningSign)
+        /// The client sent data over our leaf: it accepts our certificate for this host and port
         /// (`PinningEvidence.success`).
-        case clientAccepted(host: String)
+        case clientAccepted(PinKey)
         /// Drain what the client sent, answer with this fatal TLS alert, close.
         case refuseClientTLS(alert: UInt8)
         /// The client's request head was not complete in time (`HeadDeadline`): count it.
@@ -214,7 +219,7 @@ extension ConnectionMachine {
         /// Commands that still make sense once the connection is closed.
         var isBookkeeping: Bool {
             switch self {
-            case .rememberPinned, .suspectPinning: return true
+            case .remember, .suspectPinning: return true
             default: return false
             }
         }

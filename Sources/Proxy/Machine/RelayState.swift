@@ -86,12 +86,9 @@ struct RelayState {
         return nil
     }
 
-    /// An inspected relay ended: whether that looks like pinning (`PinningDetector`), and the
-    /// sentence; nil when it does not.
-    func pinningVerdict(_ detector: PinningDetector, clientBytes: UInt64, at now: Int64) -> (PinningDetector.Evidence, String)? {
+    /// An inspected relay ended: how `PinningDetector` judges the client's close.
+    func pinningVerdict(_ detector: PinningDetector, clientBytes: UInt64, at now: Int64) -> PinningDetector.Verdict {
         let elapsed = handshakeDoneMicros == 0 ? 0 : now - handshakeDoneMicros
-        let verdict = detector.judge(.closedAfterHandshake(applicationBytes: clientBytes, elapsedMicros: elapsed))
-        guard verdict.evidence != .none, let reason = verdict.reason else { return nil }
-        return (verdict.evidence, reason)
+        return detector.judge(.closedAfterHandshake(applicationBytes: clientBytes, elapsedMicros: elapsed))
     }
 }

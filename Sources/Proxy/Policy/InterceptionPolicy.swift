@@ -4,8 +4,8 @@ import FlowTerms
 /// reason) out. No I/O: the engine gathers the facts and obeys the answer.
 ///
 /// Inspect only when every condition holds, checked in this order (the first failing one is the
-/// reason): inspection is on; a CA usable for TLS is loaded; the host is not remembered as
-/// pinned; no `--ignore-hosts` pattern matches; when `--allow-hosts` patterns exist, one matches.
+/// reason): inspection is on; a CA usable for TLS is loaded; pinning memory recalls nothing for
+/// this client, host and port (`PinningRecall`); no `--ignore-hosts` pattern matches; when `--allow-hosts` patterns exist, one matches.
 public struct InterceptionPolicy: Sendable {
     public var inspectionEnabled: Bool
     public var caAvailable: Bool
@@ -30,8 +30,6 @@ public struct InterceptionPolicy: Sendable {
             self.destinationHost = destinationHost
             self.port = port
         }
-        /// The name pinning memory is keyed by: the SNI, else the destination host.
-        public var pinningKey: String? { sni ?? destinationHost }
         var names: [String] {
             var out: [String] = []
             if let sni { out.append(sni) }
@@ -49,7 +47,8 @@ public struct InterceptionPolicy: Sendable {
         case inspect
         case inspectionOff
         case noCertificateAuthority
-        case pinned
+        /// Pinning memory recalled this client, host and port.
+        case remembered(PinningRecall)
         case ignored(pattern: String)
         case notAllowed
         /// Decided outside the policy: the client offers only TLS versions below tv's minimum, so
@@ -61,7 +60,10 @@ public struct InterceptionPolicy: Sendable {
             case .inspect: return "inspection is on and nothing excludes this host"
             case .inspectionOff: return "inspection is off"
             case .noCertificateAuthority: return "no CA usable for TLS is loaded"
-            case .pinned: return "the client refused tv's certificate for this host before (pinning)"
+            case .remembered(.remembered(.pinned)), .remembered(.retry):
+                return "this client closed right after tv's handshake with this host before (pinning)"
+            case .remembered(.remembered(.lacksRoot)): return "this client lacked tv's root for this host before"
+            case .remembered(.hostWide): return "an older tv remembered this host as pinned for every client"
             case .ignored(let pattern): return "the host matches --ignore-hosts '\(pattern)'"
             case .notAllowed: return "the host matches no --allow-hosts pattern"
             case .clientVersionTooOld: return "the client offers only TLS versions below tv's minimum"
@@ -72,15 +74,20 @@ public struct InterceptionPolicy: Sendable {
     public struct Decision: Sendable, Hashable {
         public var action: Action
         public var reason: Reason
-        /// The status a passed-through flow gets: kept private for a pinned host, else encrypted.
-        public var passThroughStatus: FlowStatus { reason == .pinned ? .keptPrivate : .encrypted }
+        /// The status a passed-through flow gets: kept private for what pinning memory recalled,
+        /// else encrypted.
+        public var passThroughStatus: FlowStatus {
+            if case .remembered = reason { return .keptPrivate }
+            return .encrypted
+        }
     }
 
-    /// Decides for `target`. `isPinned` is asked only when it matters.
-    public func decide(_ target: Target, isPinned: (String) -> Bool) -> Decision {
+    /// Decides for `target`. `recall` (pinning memory for this client, host and port) is asked
+    /// only when it matters, at most once.
+    public func decide(_ target: Target, recall: () -> PinningRecall?) -> Decision {
         guard inspectionEnabled else { return Decision(action: .passThrough, reason: .inspectionOff) }
         guard caAvailable else { return Decision(action: .passThrough, reason: .noCertificateAuthority) }
-        if let key = target.pinningKey, isPinned(key) { return Decision(action: .passThrough, reason: .pinned) }
+        if let recalled = recall() { return Decision(action: .passThrough, reason: .remembered(recalled)) }
         let names = target.names
         for pattern in ignoreHosts where names.contains(where: { pattern.matches(host: $0, port: target.port) }) {
             return Decision(action: .passThrough, reason: .ignored(pattern: pattern.source))

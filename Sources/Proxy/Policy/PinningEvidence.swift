@@ -1,31 +1,35 @@
 import Synchronization
 
-/// Weighs pinning suspicions (closes without an alert) per host, so that one stray close never
-/// hides a host from inspection for good.
+/// Weighs possible pinning (closes without an alert, `PinningDetector`) per client, host and
+/// port (`PinKey`), so that a close is held against that client only, never against the host.
 ///
-/// A suspicion counts only when:
-/// - no inspected exchange with that host succeeded (the client sent data after our handshake)
-///   while the suspicious connection was open: other clients of the host accept our certificate;
-/// - its connection began after the previous counted suspicion for the host: a burst of closes
-///   from connections that were all open at once (a load tool stopping, a browser dropping its
-///   spare connections) is one episode, while a pinning client retries one attempt after another.
-/// The host is remembered when `threshold` suspicions count in a row; a success starts over.
-/// The state is a pure value (`HostRecord`); `PinningEvidence` keeps one per host under a lock,
-/// touched only when a handshake ends or a first byte of data arrives, never per chunk.
+/// A close counts only when:
+/// - the same client had no successful inspected exchange with that host and port (it sent data
+///   after tv's handshake) while the closing connection was open;
+/// - its connection began after the previous counted close for the key: a burst of closes from
+///   connections that were all open at once (a load tool stopping, a browser dropping its spare
+///   connections) is one episode, while a pinning client retries one attempt after another.
+/// When `threshold` closes count in a row (1 by default), the client's next connection that
+/// began after the last of them is its retry: `retry` says so once, the engine passes it through
+/// and remembers the key as pinned. A client that checks a pin (curl --pinnedpubkey) therefore
+/// gets through on its second attempt, and the memory holds only what was repeated: a close,
+/// then the same client again. A success starts over.
+/// The state is a pure value (`Record`); `PinningEvidence` keeps one per key under a lock,
+/// touched only when a handshake ends, a first byte of data arrives, or a ClientHello is decided.
 public struct PinningEvidenceRule: Sendable, Hashable {
     public var threshold: Int
-    public init(threshold: Int = 2) { self.threshold = max(1, threshold) }
+    public init(threshold: Int = 1) { self.threshold = max(1, threshold) }
 
-    public struct HostRecord: Sendable, Hashable {
+    public struct Record: Sendable, Hashable {
         public var lastSuccessMicros: Int64 = .min
         public var lastCountedMicros: Int64 = .min
         public var count = 0
         public init() {}
     }
 
-    /// Records a suspicion for a connection accepted at `start`, ending at `now`. Returns true
-    /// when the host is now to be remembered as pinned.
-    public func suspicion(_ record: inout HostRecord, connectionStart start: Int64, now: Int64) -> Bool {
+    /// Records a close for a connection accepted at `start`, ending at `now`. Returns true when
+    /// it tipped the balance: the client's next connection is to be passed through.
+    public func suspicion(_ record: inout Record, connectionStart start: Int64, now: Int64) -> Bool {
         if record.lastSuccessMicros >= start { return false }
         if start <= record.lastCountedMicros { return false }
         record.count += 1
@@ -33,31 +37,48 @@ public struct PinningEvidenceRule: Sendable, Hashable {
         return record.count >= threshold
     }
 
-    public func success(_ record: inout HostRecord, now: Int64) {
+    /// Whether a connection of the key accepted at `start` is the retry after closes that tipped
+    /// the balance. True once: the record starts over (the engine remembers the key instead).
+    public func retry(_ record: inout Record, connectionStart start: Int64) -> Bool {
+        guard record.count >= threshold, start > record.lastCountedMicros else { return false }
+        record = Record()
+        return true
+    }
+
+    public func success(_ record: inout Record, now: Int64) {
         record.lastSuccessMicros = now
         record.count = 0
     }
 }
 
-/// The per-host records of `PinningEvidenceRule`, shared by the loops.
+/// The per-key records of `PinningEvidenceRule`, shared by the loops.
 final class PinningEvidence: Sendable {
     private let rule: PinningEvidenceRule
-    private let records = Mutex<[String: PinningEvidenceRule.HostRecord]>([:])
+    private let records = Mutex<[PinKey: PinningEvidenceRule.Record]>([:])
     private let capacity = 4096
 
     init(rule: PinningEvidenceRule) { self.rule = rule }
 
-    func suspicion(host: String, connectionStart: Int64, now: Int64) -> Bool {
+    func suspicion(_ key: PinKey, connectionStart: Int64, now: Int64) -> Bool {
         records.withLock { all in
-            if all.count >= capacity && all[host] == nil { all.removeAll(keepingCapacity: true) }
-            return rule.suspicion(&all[host, default: .init()], connectionStart: connectionStart, now: now)
+            if all.count >= capacity && all[key] == nil { all.removeAll(keepingCapacity: true) }
+            return rule.suspicion(&all[key, default: .init()], connectionStart: connectionStart, now: now)
         }
     }
 
-    func success(host: String, now: Int64) {
+    func retry(_ key: PinKey, connectionStart: Int64) -> Bool {
         records.withLock { all in
-            if all.count >= capacity && all[host] == nil { all.removeAll(keepingCapacity: true) }
-            rule.success(&all[host, default: .init()], now: now)
+            guard all[key] != nil else { return false }
+            let isRetry = rule.retry(&all[key]!, connectionStart: connectionStart)
+            if isRetry { all[key] = nil }
+            return isRetry
+        }
+    }
+
+    func success(_ key: PinKey, now: Int64) {
+        records.withLock { all in
+            if all.count >= capacity && all[key] == nil { all.removeAll(keepingCapacity: true) }
+            rule.success(&all[key, default: .init()], now: now)
         }
     }
 }

@@ -1,23 +1,49 @@
+import FlowTerms
 import Synchronization
 
-/// The hosts whose clients refused tv's certificate, remembered so that later connections pass
-/// through untouched ("kept private"). The lead persists it; the engine asks it on every TLS
-/// connection (keep `isPinned` fast: an in-memory set) and tells it from a loop thread (never
-/// block in `remember`: enqueue the write).
+/// What pinning memory recalls for a connection about to be decided.
+public enum PinningRecall: Sendable, Hashable {
+    /// This client was remembered for this host and port (`PinKind`).
+    case remembered(PinKind)
+    /// An older tv remembered the host as pinned for every client and port (before pins were
+    /// keyed by client); honoured until `tv pinned forget HOST`.
+    case hostWide
+    /// This client closed quietly right after tv's handshake last time (`PinningEvidenceRule`):
+    /// this connection is its retry; it is passed through and the key remembered as pinned.
+    case retry
+}
+
+/// The clients that refused tv's certificate for a host and port (`PinKey`), remembered so that
+/// their later connections there pass through untouched ("kept private"). The lead persists it;
+/// the engine asks it on every TLS connection (keep `recall` fast: in memory) and tells it from a
+/// loop thread (never block in `remember`: enqueue the write).
 public protocol PinningMemory: Sendable {
-    func isPinned(_ host: String) -> Bool
-    func remember(_ host: String, reason: String)
+    /// What is remembered for `key` (`.remembered` or `.hostWide`), nil when nothing is.
+    func recall(_ key: PinKey) -> PinningRecall?
+    /// Remembers `key` as `kind`; `reason` is the flow's sentence, kept for `tv pinned`.
+    func remember(_ key: PinKey, kind: PinKind, reason: String)
+    /// Whether this memory learns at all (false: `--no-pinning-detection`, so not even a retry
+    /// after a quiet close is passed through).
+    var learns: Bool { get }
+}
+
+extension PinningMemory {
+    public var learns: Bool { true }
 }
 
 /// A pinning memory that lives only as long as the process (tests; sessions without a data folder).
 public final class InMemoryPinningMemory: PinningMemory {
-    private let hosts = Mutex<[String: String]>([:])
+    private let keys = Mutex<[PinKey: (kind: PinKind, reason: String)]>([:])
 
-    public init(_ initial: [String: String] = [:]) { hosts.withLock { $0 = initial } }
+    public init() {}
 
-    public func isPinned(_ host: String) -> Bool { hosts.withLock { $0[host] != nil } }
-    public func remember(_ host: String, reason: String) { hosts.withLock { $0[host] = reason } }
-    public func forget(_ host: String) { _ = hosts.withLock { $0.removeValue(forKey: host) } }
-    /// host → reason, as remembered.
-    public var all: [String: String] { hosts.withLock { $0 } }
+    public func recall(_ key: PinKey) -> PinningRecall? { keys.withLock { $0[key] }.map { .remembered($0.kind) } }
+    public func remember(_ key: PinKey, kind: PinKind, reason: String) { keys.withLock { $0[key] = (kind, reason) } }
+    /// Forgets every key for `host`.
+    public func forget(host: String) {
+        let name = PinKey.normalize(host)
+        keys.withLock { all in all = all.filter { $0.key.host != name } }
+    }
+    /// key → kind, as remembered.
+    public var all: [PinKey: PinKind] { keys.withLock { $0.mapValues(\.kind) } }
 }

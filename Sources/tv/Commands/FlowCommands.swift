@@ -28,11 +28,11 @@ enum FlowCommands {
         positionals: [PositionalSpec("ID", help: "The flow's id, as `tv flows` prints it.")])
 
     static let pinnedSpec = CommandSpec(
-        name: "pinned", summary: "Hosts whose clients refused tv's certificate; tv passes them through untouched.",
+        name: "pinned", summary: "Clients that pin, or lack tv's root, per host and port; tv passes their connections there through untouched.",
         options: [json],
         subcommands: [
-            CommandSpec(name: "list", summary: "List pinned hosts (the default).", options: [json]),
-            CommandSpec(name: "forget", summary: "Forget a host, so tv tries to inspect it again.",
+            CommandSpec(name: "list", summary: "List them, \"pinned\" and \"lacks tv's root\" rows (the default).", options: [json]),
+            CommandSpec(name: "forget", summary: "Forget a host, every client and kind, so tv tries to inspect it again.",
                         positionals: [PositionalSpec("HOST", help: "The host name, as `tv pinned` lists it.")]),
         ],
         defaultSubcommand: "list")
@@ -112,27 +112,44 @@ enum FlowCommands {
     static func pinnedList(_ inv: Invocation) throws -> Int32 {
         let store = try openStoreForReading(inv)
         defer { store.close() }
+        let pins = try store.clientPins.list()
         let hosts = try store.pinnedHosts.list()
         if inv.json {
-            inv.console.line(JSONValue.array(hosts.map { h in
-                .object([("host", .string(h.host)), ("firstSeen", .int(h.firstSeen)), ("lastSeen", .int(h.lastSeen)),
+            // Host-wide pins of an older tv have no client or port: null, for every one.
+            let rows: [JSONValue] = pins.map { p in
+                .object([("host", .string(p.host)), ("port", .int(Int64(p.port))), ("kind", .string(p.kind.rawValue)),
+                         ("clientAddress", .string(p.clientAddress)), ("clientHello", .string(p.clientHello)),
+                         ("firstSeen", .int(p.firstSeen)), ("lastSeen", .int(p.lastSeen)),
+                         ("reason", .string(p.reason)), ("count", .int(p.count))])
+            } + hosts.map { h in
+                .object([("host", .string(h.host)), ("port", .null), ("kind", .string(PinKind.pinned.rawValue)),
+                         ("clientAddress", .null), ("clientHello", .null),
+                         ("firstSeen", .int(h.firstSeen)), ("lastSeen", .int(h.lastSeen)),
                          ("reason", .string(h.reason)), ("count", .int(h.count))])
-            }).serialized(pretty: true))
+            }
+            inv.console.line(JSONValue.array(rows).serialized(pretty: true))
             return 0
         }
-        guard !hosts.isEmpty else {
-            inv.console.line("No pinned hosts. When a client refuses tv's certificate, its host is listed here and passed through untouched from then on.")
+        guard !pins.isEmpty || !hosts.isEmpty else {
+            inv.console.line("Nothing is passed through for refusing tv's certificate. When a client lacks tv's root, or pins its certificate, it is listed here and its connections to that host pass through untouched from then on.")
             return 0
         }
         let now = nowMicros()
-        // Host names came from clients (SNI, CONNECT) and reasons quote peers: both escaped.
-        let names = hosts.map { TerminalText.line($0.host) }
-        let width = names.map(\.count).max() ?? 0
-        for (h, name) in zip(hosts, names) {
-            inv.console.line(name.padding(toLength: width, withPad: " ", startingAt: 0)
-                + "  last \(Units.relative(h.lastSeen, now: now)), \(h.count)×  \(TerminalText.line(h.reason))")
+        // Host names came from clients (SNI, CONNECT) and reasons quote peers: all escaped.
+        let rows: [[String]] = pins.map { p in
+            let target = p.host.contains(":") ? "[\(p.host)]:\(p.port)" : "\(p.host):\(p.port)"
+            return [TerminalText.line(target), p.kind.words, TerminalText.line("\(p.clientAddress) (hello \(p.clientHello))"),
+                    "last \(Units.relative(p.lastSeen, now: now)), \(p.count)×  \(TerminalText.line(p.reason))"]
+        } + hosts.map { h in
+            [TerminalText.line(h.host), PinKind.pinned.words, "every client and port (remembered by an older tv)",
+             "last \(Units.relative(h.lastSeen, now: now)), \(h.count)×  \(TerminalText.line(h.reason))"]
         }
-        inv.console.line("These hosts are kept private: tv passes them through unread. `tv pinned forget HOST` tries inspecting one again.")
+        let widths = (0..<3).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            inv.console.line((0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                + "  " + row[3])
+        }
+        inv.console.line("tv passes these clients' connections to these hosts through unread. A client that lacks tv's root: give it the root (`tv ca export`), then `tv pinned forget HOST`; the same command tries inspecting a pinned one again.")
         return 0
     }
 
@@ -140,7 +157,9 @@ enum FlowCommands {
         let host = inv.command.positionals[0]
         let store = try openStore(inv)
         defer { store.close() }
-        if try store.pinnedHosts.forget(host) {
+        // Every client, port and kind for the host, and an older tv's host-wide pin.
+        let forgotten = try store.clientPins.forget(host: host) + (try store.pinnedHosts.forget(host) ? 1 : 0)
+        if forgotten > 0 {
             inv.console.line("Forgot \(TerminalText.line(PinnedHosts.normalize(host))); the next connection to it will be inspected again (if inspection is on).")
             // Saved first, applied second: a running session drops it from its memory too.
             if let sentence = ControlSocketNotifier(home: try inv.home()).pinnedHostForgotten(PinnedHosts.normalize(host)).sentence {
@@ -148,6 +167,6 @@ enum FlowCommands {
             }
             return 0
         }
-        throw UsageRefusal("\(TerminalText.line(host)) is not a pinned host; `tv pinned` lists them.", exitCode: 1)
+        throw UsageRefusal("\(TerminalText.line(host)) is not listed by `tv pinned`; nothing to forget.", exitCode: 1)
     }
 }

@@ -199,6 +199,9 @@ enum RunCommands {
         }
         let closed = v.keys.filter { $0.hasPrefix("closed.") }.sorted().map { "\(v[$0]!) \(TerminalText.line(String($0.dropFirst(7))))" }
         if !closed.isEmpty { inv.console.line("  closed            " + closed.joined(separator: ", ")) }
+        let refusals = [("clientLacksRoot", "lacked tv's root"), ("possiblePinning", "possible pinning"), ("clientLeft", "left without a handshake")]
+            .compactMap { key, words in v[key].flatMap { $0 == "0" ? nil : "\($0) \(words)" } }
+        if !refusals.isEmpty { inv.console.line("  clients           " + refusals.joined(separator: ", ") + " (`tv pinned` lists what tv remembered)") }
         let up = Int64(v["bytesFromClients"] ?? "0") ?? 0, down = Int64(v["bytesFromServers"] ?? "0") ?? 0
         inv.console.line("  bytes             ↑ \(Units.bytes(up)) from clients, ↓ \(Units.bytes(down)) from servers")
         if let dropped = v["flowEventsDropped"], dropped != "0" {
