@@ -28,6 +28,9 @@ public struct ClientHello: Sendable, Hashable {
     /// Named groups of the key_share entries (type 51, RFC 8446 §4.2.8) in order, e.g. `[0x001D]`
     /// for x25519; empty when absent or when the client sent no shares.
     public var keyShareGroups: [UInt16]
+    /// The signature_algorithms list (type 13, RFC 8446 §4.2.3; RFC 5246 §7.4.1.4.1), e.g.
+    /// `[0x0403, 0x0804]`, in the client's order; nil when the extension is absent.
+    public var signatureAlgorithms: [UInt16]?
     /// Every extension type in the order sent, GREASE included.
     public var extensionTypes: [UInt16]
     /// Size of the whole handshake message in bytes, its 4-byte header included (record headers
@@ -39,8 +42,9 @@ public struct ClientHello: Sendable, Hashable {
         legacyVersion: UInt16, random: [UInt8], sessionIDLength: Int, cipherSuites: [UInt16],
         serverName: String?, alpnProtocolIDs: [[UInt8]], supportedVersions: [UInt16],
         offersSessionTicket: Bool, offersPreSharedKey: Bool, keyShareGroups: [UInt16],
-        extensionTypes: [UInt16], handshakeLength: Int
+        extensionTypes: [UInt16], handshakeLength: Int, signatureAlgorithms: [UInt16]? = nil
     ) {
+        self.signatureAlgorithms = signatureAlgorithms
         self.legacyVersion = legacyVersion
         self.random = random
         self.sessionIDLength = sessionIDLength
@@ -107,6 +111,7 @@ extension ClientHello {
         offersSessionTicket = false
         offersPreSharedKey = false
         keyShareGroups = []
+        signatureAlgorithms = nil
         extensionTypes = []
         handshakeLength = length + 4
 
@@ -132,6 +137,8 @@ extension ClientHello {
                 supportedVersions = try Self.readSupportedVersions(&data)
             case TLSExtensionType.keyShare:
                 keyShareGroups = try Self.readKeyShareGroups(&data)
+            case TLSExtensionType.signatureAlgorithms:
+                signatureAlgorithms = try Self.readSignatureAlgorithms(&data)
             case TLSExtensionType.sessionTicket:
                 offersSessionTicket = true
             case TLSExtensionType.preSharedKey:
@@ -188,6 +195,21 @@ extension ClientHello {
         versions.reserveCapacity(list.remaining / 2)
         while !list.isAtEnd { versions.append(try list.readUInt16("a supported version")) }
         return versions
+    }
+
+    /// signature_algorithms (RFC 8446 §4.2.3): `SignatureScheme supported_signature_algorithms<2..2^16-2>`.
+    private static func readSignatureAlgorithms(_ data: inout ByteCursor) throws(WireFormatError) -> [UInt16] {
+        var list = try data.readVector16("the signature_algorithms list")
+        guard data.isAtEnd else {
+            throw WireFormatError("The signature_algorithms list is followed by \(WireFormatError.count(data.remaining, "extra byte")) inside its extension.")
+        }
+        guard list.remaining >= 2, list.remaining % 2 == 0 else {
+            throw WireFormatError("The signature_algorithms list is \(list.remaining) bytes long, but it must hold at least one 2-byte scheme and an even number of bytes (RFC 8446 §4.2.3).")
+        }
+        var schemes: [UInt16] = []
+        schemes.reserveCapacity(list.remaining / 2)
+        while !list.isAtEnd { schemes.append(try list.readUInt16("a signature scheme")) }
+        return schemes
     }
 
     /// key_share in a ClientHello (RFC 8446 §4.2.8): `KeyShareEntry client_shares<0..2^16-1>`, each

@@ -79,7 +79,9 @@ final class ProxyConnection: LoopHandler {
             headTimeoutMillis: Int(configuration.headTimeout * 1000),
             idleTimeoutSeconds: Int(configuration.idleTimeout),
             spliceEncryptedPassThrough: configuration.spliceEncryptedPassThrough,
-            detector: configuration.pinningDetector)
+            detector: configuration.pinningDetector,
+            leafKeys: shared.leafKeys,
+            dialledAddress: frontEnd.dialsListener ? Socket.localAddress(fd)?.ip : nil)
         let pinning = shared.pinning
         machine = ConnectionMachine(settings: settings, facts: facts, isPinned: { pinning.isPinned($0) })
         lastActivity = loop.now

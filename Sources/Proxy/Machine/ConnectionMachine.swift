@@ -24,6 +24,8 @@ struct ConnectionMachine {
     /// should hold as little as possible).
     private(set) var serverName: String?
     private(set) var sawClientHello = false
+    /// The leaf key types the client's ClientHello can use (`LeafKeyPlan.keyTypes`).
+    private(set) var leafKeyTypes: [KeyType] = []
     private(set) var decision: InterceptionPolicy.Decision?
     private var reader = FrontEndReader()
     private var addresses: [SocketAddress] = []
@@ -287,6 +289,7 @@ struct ConnectionMachine {
     private mutating func received(_ hello: ClientHello) -> [Command] {
         sawClientHello = true
         serverName = hello.normalizedServerName
+        leafKeyTypes = settings.leafKeys.keyTypes(for: hello)
         // The parsers are done: release what they buffered.
         reader.reset()
         facts.note(hello)
@@ -366,6 +369,7 @@ struct ConnectionMachine {
         do {
             identity = try LeafNamePlan.identity(sni: serverName,
                                                  destinationHost: destination?.host ?? "",
+                                                 dialledAddress: settings.dialledAddress,
                                                  upstreamSANs: done.certificateSANs)
         } catch let error as CAError {
             return refuse(.leafNameRefused(error.message), alert: TLSAlert.unrecognizedName)
@@ -373,7 +377,7 @@ struct ConnectionMachine {
             return refuse(.leafNameError("\(error)"), alert: TLSAlert.internalError)
         }
         phase = .clientHandshake
-        return [.armTimer(millis: settings.handshakeTimeoutMillis), .startClientTLS(ClientTLSPlan(identity: identity, alpn: done.alpn)), .updateFlow]
+        return [.armTimer(millis: settings.handshakeTimeoutMillis), .startClientTLS(ClientTLSPlan(identity: identity, alpn: done.alpn, keyTypes: leafKeyTypes)), .updateFlow]
     }
 
     private mutating func clientGone(reset: Bool) -> [Command] {
