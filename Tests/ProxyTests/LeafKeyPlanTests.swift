@@ -128,6 +128,19 @@ struct LeafKeyPlanTests {
         #expect(plan.accepts(.rsa2048, tls12) == false, "an RSA suite but only an ECDSA scheme")
         tls12.signatureAlgorithms = [0x0804]
         #expect(plan.accepts(.rsa2048, tls12) == true)
+        var ecdsa12 = try LeafKeyHellos.parsed(LeafKeyHellos.ecdsaTLS12)
+        #expect(ecdsa12.supportedGroups == [0x001D, 0x0017, 0x001E, 0x0019, 0x0018])
+        #expect(plan.accepts(.ecdsaP256, ecdsa12) == true)
+        ecdsa12.supportedGroups = [0x001D, 0x0018]
+        #expect(plan.accepts(.ecdsaP256, ecdsa12) == false, "TLS 1.2 ECDSA: the key's curve must be one the client lists")
+        #expect(plan.accepts(.ecdsaP384, ecdsa12) == true)
+        ecdsa12.supportedGroups = nil
+        #expect(plan.accepts(.ecdsaP256, ecdsa12) == true, "no supported_groups: any curve (RFC 8422 §5.1.1)")
+        var both12 = try LeafKeyHellos.parsed(LeafKeyHellos.defaults)
+        both12.supportedVersions = []
+        both12.supportedGroups = [0x001D]
+        #expect(plan.keyTypes(for: both12) == [.ecdsaP256, .rsa2048], "a TLS 1.2 client listing only X25519 cannot take a P-256 leaf")
+
         tls12.cipherSuites = [0x00FF]
         #expect(plan.accepts(.rsa2048, tls12) == false, "no suite the server enables")
         #expect(plan.keyTypes(for: tls12) == [.ecdsaP256], "neither usable: the CA's own, and OpenSSL says why")

@@ -18,7 +18,8 @@ import Wire
 ///   (`CipherSuiteKeys`, read from OpenSSL's own suite table), and when signature_algorithms is
 ///   present it must hold a scheme of that algorithm (RFC 5246 §7.4.1.4.1: hash byte 1–6 with
 ///   signature byte 1 for RSA or 3 for ECDSA; rsa_pss_rsae_* also sign with an RSA key, RFC 8446
-///   §4.2.3). Absent, the defaults of §7.4.1.4.1 accept either.
+///   §4.2.3). Absent, the defaults of §7.4.1.4.1 accept either. An ECDSA key's curve must also
+///   be in supported_groups when the client sends it (RFC 8422 §5.1.1: secp256r1 23, secp384r1 24).
 /// - A client that can use neither (or a ClientHello that says too little) gets `primary` alone,
 ///   and the handshake fails as OpenSSL says, as before.
 public struct LeafKeyPlan: Sendable, Equatable {
@@ -69,6 +70,7 @@ public struct LeafKeyPlan: Sendable, Equatable {
         }
         let usable = type.isRSA ? suites.rsa : suites.ecdsa
         guard hello.cipherSuites.contains(where: usable.contains) else { return false }
+        if let curve = Self.curve(type), let groups = hello.supportedGroups, !groups.contains(curve) { return false }
         guard let schemes else { return true }
         return schemes.contains { Self.tls12Scheme($0, signsWith: type) }
     }
@@ -85,6 +87,15 @@ public struct LeafKeyPlan: Sendable, Equatable {
         case .ecdsaP256: return scheme == 0x0403
         case .ecdsaP384: return scheme == 0x0503
         case .rsa2048, .rsa3072: return (0x0804...0x0806).contains(scheme)
+        }
+    }
+
+    /// The named group of an ECDSA key's curve (RFC 8422 §5.1.1); nil for RSA.
+    static func curve(_ type: KeyType) -> UInt16? {
+        switch type {
+        case .ecdsaP256: return 0x0017
+        case .ecdsaP384: return 0x0018
+        case .rsa2048, .rsa3072: return nil
         }
     }
 
