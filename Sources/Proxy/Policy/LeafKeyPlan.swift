@@ -22,7 +22,10 @@ import Wire
 ///   be in supported_groups when the client sends it (RFC 8422 §5.1.1: secp256r1 23, secp384r1 24).
 /// - A client that can use neither (or a ClientHello that says too little) gets `primary` alone,
 ///   and the handshake fails as OpenSSL says, as before.
-public struct LeafKeyPlan: Sendable, Equatable {
+///
+/// A class, immutable: every connection's machine holds the one plan of its server by reference
+/// (8 bytes, not the tables).
+public final class LeafKeyPlan: Sendable {
     /// The TLS 1.2 suites the server context enables, by the key type their authentication needs.
     public struct CipherSuiteKeys: Sendable, Equatable {
         /// Suites authenticated by an ECDSA certificate (ECDHE-ECDSA-…).
@@ -30,6 +33,7 @@ public struct LeafKeyPlan: Sendable, Equatable {
         /// Suites authenticated by an RSA certificate (ECDHE-RSA-…, DHE-RSA-…, RSA key exchange).
         public var rsa: Set<UInt16>
 
+        /// Suite code points (IANA "TLS Cipher Suites"), by the key type they need.
         public init(ecdsa: Set<UInt16> = [], rsa: Set<UInt16> = []) {
             self.ecdsa = ecdsa
             self.rsa = rsa
@@ -40,6 +44,7 @@ public struct LeafKeyPlan: Sendable, Equatable {
     public let primary: KeyType
     /// The key type minted for a client that cannot use `primary`.
     public let other: KeyType
+    /// The TLS 1.2 suites the server enables, by key type (`TLSContexts.serverSuiteKeys`).
     public let suites: CipherSuiteKeys
     /// The two answers, made once (handing one out allocates nothing per connection).
     private let primaryOnly: [KeyType]
