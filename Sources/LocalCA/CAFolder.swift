@@ -15,7 +15,9 @@ public enum CAState: Sendable {
 ///
 /// - `root.pem`: the root certificate (public, 0644).
 /// - `root-key.pem`: the root's private key, PKCS#8 PEM, 0600.
-/// - `leaf-key.pem`: the key every minted leaf carries, PKCS#8 PEM, 0600.
+/// - `leaf-key.pem`: the key every minted leaf of its type carries, PKCS#8 PEM, 0600 (a client
+///   that cannot use that type gets a leaf with a key of the other algorithm, made in memory per
+///   session: `CertificateAuthority.leafKey(_:)`).
 /// - `profile-identity.json`: the `.mobileconfig` identity, kept across remakes (0644).
 public struct CAFolder: Sendable {
     public let directory: String

@@ -1,4 +1,5 @@
 import COpenSSL
+import Synchronization
 
 /// A loaded, usable CA: the root certificate, its key, and the one key every minted leaf uses.
 ///
@@ -10,11 +11,30 @@ public final class CertificateAuthority: Sendable {
     let rootKey: PrivateKey
     /// The key of every minted leaf (one key reused, as mitmproxy does: a leaf costs one signature).
     public let leafKey: PrivateKey
+    /// `leafKey`'s type (`--leaf-key`; ECDSA P-256 by default).
+    public let leafKeyType: KeyType
+    /// Leaf keys of other types (the other algorithm, for clients that cannot use `leafKey`),
+    /// made in memory the first time one is asked for and kept for the process's life.
+    private let otherLeafKeys = Mutex<[KeyType: PrivateKey]>([:])
 
     init(root: Certificate, rootKey: PrivateKey, leafKey: PrivateKey) {
         self.root = root
         self.rootKey = rootKey
         self.leafKey = leafKey
+        leafKeyType = leafKey.type ?? (leafKey.isRSA ? .rsa2048 : .ecdsaP256)
+    }
+
+    /// The shared key of leaves of `type`: `leafKey` for `leafKeyType`; any other type's key is
+    /// generated on first use (RSA 2048: one key generation, tens of milliseconds, once).
+    /// - Throws: `OpenSSLError` when the key cannot be generated.
+    public func leafKey(_ type: KeyType) throws -> PrivateKey {
+        if type == leafKeyType { return leafKey }
+        return try otherLeafKeys.withLock { keys in
+            if let key = keys[type] { return key }
+            let key = try PrivateKey.generate(type)
+            keys[type] = key
+            return key
+        }
     }
 
     /// Seconds in a day.
@@ -53,7 +73,8 @@ public final class CertificateAuthority: Sendable {
         return try builder.sign(with: key)
     }
 
-    /// Mints a leaf for `identity`, signed by the root, carrying the shared leaf key.
+    /// Mints a leaf for `identity`, signed by the root, carrying the shared leaf key of `keyType`
+    /// (nil: `leafKeyType`; another type's key is made on first use, `leafKey(_:)`).
     ///
     /// Profile: SAN with every name (critical when there is no CN); CN = first name when ≤ 64
     /// characters; EKU serverAuth; keyUsage critical digitalSignature (+ keyEncipherment for an
@@ -61,9 +82,10 @@ public final class CertificateAuthority: Sendable {
     /// serial; notBefore = now − 2 days; notAfter = notBefore + 199 days, never past the root's end.
     /// - Parameter now: seconds since 1970-01-01 UTC.
     /// - Throws: `OpenSSLError`; `CAError.importRefused` never. Cost: one signature (~0.05 ms P-256).
-    public func mintLeaf(for identity: LeafIdentity, now: Int64) throws -> Leaf {
-        let certificate = try sign(identity: identity, key: leafKey, now: now)
-        return Leaf(certificate: certificate, key: leafKey, root: root)
+    public func mintLeaf(for identity: LeafIdentity, keyType: KeyType? = nil, now: Int64) throws -> Leaf {
+        let key = try leafKey(keyType ?? leafKeyType)
+        let certificate = try sign(identity: identity, key: key, now: now)
+        return Leaf(certificate: certificate, key: key, root: root)
     }
 
     /// Issues a certificate for a local development server with its own fresh key (what mkcert

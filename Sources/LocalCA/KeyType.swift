@@ -21,6 +21,9 @@ public enum KeyType: String, Sendable, CaseIterable, Equatable {
         }
     }
 
+    /// Whether the key is RSA (else ECDSA): OpenSSL holds one certificate of each per connection.
+    public var isRSA: Bool { self == .rsa2048 || self == .rsa3072 }
+
     /// Parses the command-line spelling.
     /// - Throws: `CAError.unknownKeyType` listing the accepted spellings.
     public static func parse(_ text: String) throws -> KeyType {

@@ -1,12 +1,19 @@
 import Synchronization
 
-/// A thread-safe least-recently-used cache of minted leaves, keyed by identity.
+/// A thread-safe least-recently-used cache of minted leaves, keyed by identity and key type
+/// (everything that changes the certificate: its names and its key).
 ///
 /// The same identity gets the same leaf (clients may cache it; resumption stays valid) until the
 /// leaf comes within a day of its end, when it is minted again. Default capacity 4,096 identities.
 public final class LeafCache: Sendable {
+    /// What a leaf is cached under.
+    private struct Key: Hashable {
+        var identity: LeafIdentity
+        var keyType: KeyType
+    }
+
     private struct Entry {
-        var key: LeafIdentity
+        var key: Key
         var leaf: Leaf
         var newer: Int?   // towards the most recently used
         var older: Int?   // towards the least recently used
@@ -14,7 +21,7 @@ public final class LeafCache: Sendable {
 
     private struct State {
         var slots: [Entry] = []
-        var index: [LeafIdentity: Int] = [:]
+        var index: [Key: Int] = [:]
         var newest: Int?
         var oldest: Int?
         var hits = 0
@@ -23,7 +30,7 @@ public final class LeafCache: Sendable {
 
     private let state = Mutex(State())
     private let authority: CertificateAuthority
-    /// The most identities kept.
+    /// The most leaves kept (one per identity and key type).
     public let capacity: Int
 
     public init(authority: CertificateAuthority, capacity: Int = 4096) {
@@ -31,13 +38,14 @@ public final class LeafCache: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    /// The leaf for `identity`: cached, or minted now (outside the lock, so a slow mint never holds
-    /// up another thread's cache hit).
+    /// The leaf for `identity` with a key of `keyType` (nil: the CA's `leafKeyType`): cached, or
+    /// minted now (outside the lock, so a slow mint never holds up another thread's cache hit).
     /// - Parameter now: seconds since 1970-01-01 UTC.
     /// - Throws: what `CertificateAuthority.mintLeaf` throws.
-    public func leaf(for identity: LeafIdentity, now: Int64) throws -> Leaf {
+    public func leaf(for identity: LeafIdentity, keyType: KeyType? = nil, now: Int64) throws -> Leaf {
+        let key = Key(identity: identity, keyType: keyType ?? authority.leafKeyType)
         let cached: Leaf? = state.withLock { s in
-            guard let slot = s.index[identity] else { s.misses += 1; return nil }
+            guard let slot = s.index[key] else { s.misses += 1; return nil }
             let leaf = s.slots[slot].leaf
             guard leaf.certificate.notAfter - now > CertificateAuthority.day else { s.misses += 1; return nil }
             s.hits += 1
@@ -45,8 +53,8 @@ public final class LeafCache: Sendable {
             return leaf
         }
         if let cached { return cached }
-        let leaf = try authority.mintLeaf(for: identity, now: now)
-        return state.withLock { s in Self.insert(&s, identity, leaf, now: now, capacity: capacity) }
+        let leaf = try authority.mintLeaf(for: identity, keyType: key.keyType, now: now)
+        return state.withLock { s in Self.insert(&s, key, leaf, now: now, capacity: capacity) }
     }
 
     /// (hits, misses, entries) since creation.
@@ -76,10 +84,10 @@ public final class LeafCache: Sendable {
         pushNewest(&s, slot)
     }
 
-    /// Stores `leaf` and returns the leaf callers get: when another thread minted the same identity
+    /// Stores `leaf` and returns the leaf callers get: when another thread minted the same key
     /// meanwhile and its leaf is still fresh, that one stays and is returned, so concurrent first
     /// requests all get the same leaf.
-    private static func insert(_ s: inout State, _ key: LeafIdentity, _ leaf: Leaf, now: Int64, capacity: Int) -> Leaf {
+    private static func insert(_ s: inout State, _ key: Key, _ leaf: Leaf, now: Int64, capacity: Int) -> Leaf {
         if let slot = s.index[key] {
             if s.slots[slot].leaf.certificate.notAfter - now <= CertificateAuthority.day {
                 s.slots[slot].leaf = leaf

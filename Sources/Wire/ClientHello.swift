@@ -29,6 +29,12 @@ public struct ClientHello: Sendable, Hashable {
     /// Named groups of the key_share entries (type 51, RFC 8446 §4.2.8) in order, e.g. `[0x001D]`
     /// for x25519; empty when absent or when the client sent no shares.
     public var keyShareGroups: [UInt16]
+    /// The signature_algorithms list (type 13, RFC 8446 §4.2.3; RFC 5246 §7.4.1.4.1), e.g.
+    /// `[0x0403, 0x0804]`, in the client's order; nil when the extension is absent.
+    public var signatureAlgorithms: [UInt16]?
+    /// The supported_groups list (type 10, RFC 8446 §4.2.7; RFC 8422 §5.1.1), e.g.
+    /// `[0x001D, 0x0017]`, GREASE included; nil when the extension is absent.
+    public var supportedGroups: [UInt16]?
     /// Every extension type in the order sent, GREASE included.
     public var extensionTypes: [UInt16]
     /// Size of the whole handshake message in bytes, its 4-byte header included (record headers
@@ -40,8 +46,11 @@ public struct ClientHello: Sendable, Hashable {
         legacyVersion: UInt16, random: [UInt8], sessionIDLength: Int, cipherSuites: [UInt16],
         serverName: String?, alpnProtocolIDs: [[UInt8]], supportedVersions: [UInt16],
         offersSessionTicket: Bool, offersPreSharedKey: Bool, keyShareGroups: [UInt16],
-        extensionTypes: [UInt16], handshakeLength: Int
+        extensionTypes: [UInt16], handshakeLength: Int, signatureAlgorithms: [UInt16]? = nil,
+        supportedGroups: [UInt16]? = nil
     ) {
+        self.signatureAlgorithms = signatureAlgorithms
+        self.supportedGroups = supportedGroups
         self.legacyVersion = legacyVersion
         self.random = random
         self.sessionIDLength = sessionIDLength
@@ -117,6 +126,8 @@ extension ClientHello {
         offersSessionTicket = false
         offersPreSharedKey = false
         keyShareGroups = []
+        signatureAlgorithms = nil
+        supportedGroups = nil
         extensionTypes = []
         handshakeLength = length + 4
 
@@ -133,6 +144,10 @@ extension ClientHello {
                 supportedVersions = try Self.readSupportedVersions(&data)
             case TLSExtensionType.keyShare:
                 keyShareGroups = try Self.readKeyShareGroups(&data)
+            case TLSExtensionType.signatureAlgorithms:
+                signatureAlgorithms = try Self.readCodeList(&data, "signature_algorithms", "scheme", rfc: "RFC 8446 §4.2.3")
+            case TLSExtensionType.supportedGroups:
+                supportedGroups = try Self.readCodeList(&data, "supported_groups", "group", rfc: "RFC 8446 §4.2.7")
             case TLSExtensionType.sessionTicket:
                 offersSessionTicket = true
             case TLSExtensionType.preSharedKey:
@@ -195,6 +210,22 @@ extension ClientHello {
         versions.reserveCapacity(list.remaining / 2)
         while !list.isAtEnd { versions.append(try list.readUInt16("a supported version")) }
         return versions
+    }
+
+    /// signature_algorithms (RFC 8446 §4.2.3: `SignatureScheme supported_signature_algorithms<2..2^16-2>`)
+    /// and supported_groups (§4.2.7: `NamedGroup named_group_list<2..2^16-1>`): a list of 2-byte codes.
+    private static func readCodeList(_ data: inout ByteCursor, _ name: String, _ item: String, rfc: String) throws(WireFormatError) -> [UInt16] {
+        var list = try data.readVector16("the \(name) list")
+        guard data.isAtEnd else {
+            throw WireFormatError("The \(name) list is followed by \(WireFormatError.count(data.remaining, "extra byte")) inside its extension.")
+        }
+        guard list.remaining >= 2, list.remaining % 2 == 0 else {
+            throw WireFormatError("The \(name) list is \(list.remaining) bytes long, but it must hold at least one 2-byte \(item) and an even number of bytes (\(rfc)).")
+        }
+        var codes: [UInt16] = []
+        codes.reserveCapacity(list.remaining / 2)
+        while !list.isAtEnd { codes.append(try list.readUInt16("a \(item)")) }
+        return codes
     }
 
     /// key_share in a ClientHello (RFC 8446 §4.2.8): `KeyShareEntry client_shares<0..2^16-1>`, each

@@ -4,6 +4,10 @@
 public enum TLSExtensionType {
     /// server_name, RFC 6066 §3.
     public static let serverName: UInt16 = 0
+    /// supported_groups, RFC 8446 §4.2.7 (elliptic_curves in RFC 4492).
+    public static let supportedGroups: UInt16 = 10
+    /// signature_algorithms, RFC 8446 §4.2.3.
+    public static let signatureAlgorithms: UInt16 = 13
     /// padding, RFC 7685 §3.
     public static let padding: UInt16 = 21
     /// application_layer_protocol_negotiation, RFC 7301 §3.1.
@@ -25,6 +29,8 @@ extension TLSExtensionType {
     static func describe(_ type: UInt16) -> String {
         switch type {
         case serverName: "server_name (0)"
+        case supportedGroups: "supported_groups (10)"
+        case signatureAlgorithms: "signature_algorithms (13)"
         case applicationLayerProtocolNegotiation: "ALPN (16)"
         case padding: "padding (21)"
         case sessionTicket: "session_ticket (35)"

@@ -26,6 +26,35 @@ struct LeafCacheTests {
         #expect(stats.count == 3)
     }
 
+    @Test("one identity, two key types: two leaves cached apart; the other algorithm's key is made once and shared")
+    func keyTypes() throws {
+        let now = currentTime()
+        for (primary, other) in [(KeyType.ecdsaP256, KeyType.rsa2048), (.rsa2048, .ecdsaP256)] {
+            let authority = try makeAuthority(leaf: primary, now: now)
+            #expect(authority.leafKeyType == primary)
+            let cache = LeafCache(authority: authority)
+            let identity = try LeafIdentity(names: ["a.test", "127.0.0.1"])
+            let own = try cache.leaf(for: identity, now: now)
+            let ownAgain = try cache.leaf(for: identity, keyType: primary, now: now)
+            let second = try cache.leaf(for: identity, keyType: other, now: now)
+            let secondAgain = try cache.leaf(for: identity, keyType: other, now: now)
+            let b = try cache.leaf(for: try LeafIdentity(names: ["b.test"]), keyType: other, now: now)
+            #expect(own.certificate === ownAgain.certificate)
+            #expect(own.key === authority.leafKey)
+            #expect(secondAgain.certificate === second.certificate)
+            #expect(second.certificate !== own.certificate)
+            #expect(second.key.type == other)
+            #expect(second.key.isRSA == other.isRSA)
+            #expect(b.key === second.key, "one key per type, as for the CA's own")
+            #expect(second.certificate.subjectAlternativeNames == own.certificate.subjectAlternativeNames)
+            #expect(try authority.leafKey(primary) === authority.leafKey)
+            let stats = cache.statistics
+            #expect(stats.hits == 2)
+            #expect(stats.misses == 3)
+            #expect(stats.count == 3)
+        }
+    }
+
     @Test("at capacity the least recently used identity is evicted")
     func evictsLRU() throws {
         let now = currentTime()

@@ -93,7 +93,7 @@ struct ConnectionMachineTests {
 
         let client = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
         let identity = try LeafIdentity(names: ["a.test"]).adding([.dns("a.test"), .dns("www.a.test")])
-        #expect(client == [.armTimer(millis: 10_000), .startClientTLS(.init(identity: identity, alpn: Array("h2".utf8))), .updateFlow])
+        #expect(client == [.armTimer(millis: 10_000), .startClientTLS(.init(identity: identity, alpn: Array("h2".utf8), keyTypes: [.ecdsaP256])), .updateFlow])
         #expect(m.facts.upstreamTLSVersion == .tls12)
         #expect(m.facts.alpn == "h2")
         #expect(m.facts.versionSource == .upstreamLeg)
@@ -381,7 +381,7 @@ struct ConnectionMachineTests {
         done.certificateSANs = [.ip(IPAddress("127.0.0.1")!)]
         let client = m.handle(.upstreamHandshakeDone(done))
         let identity = try LeafIdentity(names: ["127.0.0.1"])
-        #expect(client.contains(.startClientTLS(.init(identity: identity, alpn: nil))))
+        #expect(client.contains(.startClientTLS(.init(identity: identity, alpn: nil, keyTypes: [.ecdsaP256]))))
     }
 
     @Test("SOCKS5: greeting answered, request consumed exactly, success after connect")

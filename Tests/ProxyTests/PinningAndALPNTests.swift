@@ -204,6 +204,46 @@ struct LeafNamePlanTests {
         #expect(identity.dnsNames == ["a.test"])
     }
 
+    @Test("reverse mode, no SNI (curl https://127.0.0.1:LISTEN/): the target's name plus the listener address the client dialled, both families")
+    func reverseDialledAddress() throws {
+        let v4 = try LeafNamePlan.identity(sni: nil, destinationHost: "localhost", dialledAddress: IPAddress("127.0.0.1")!,
+                                           upstreamSANs: [.dns("localhost")])
+        #expect(v4.dnsNames == ["localhost"])
+        #expect(v4.ipAddresses == [IPAddress("127.0.0.1")!])
+        let v6 = try LeafNamePlan.identity(sni: nil, destinationHost: "localhost", dialledAddress: IPAddress("::1")!,
+                                           upstreamSANs: [.dns("localhost"), .ip(IPAddress("127.0.0.1")!)])
+        #expect(v6.dnsNames == ["localhost"])
+        #expect(v6.ipAddresses == [IPAddress("::1")!, IPAddress("127.0.0.1")!])
+        #expect(v6 != (try LeafNamePlan.identity(sni: nil, destinationHost: "localhost", upstreamSANs: [.dns("localhost"), .ip(IPAddress("127.0.0.1")!)])),
+                "the dialled address changes the certificate, so it is part of the cache key")
+    }
+
+    @Test("reverse mode with an SNI: the SNI names the leaf; the dialled address is not added")
+    func reverseWithSNI() throws {
+        let identity = try LeafNamePlan.identity(sni: "a.test", destinationHost: "localhost", dialledAddress: IPAddress("127.0.0.1")!,
+                                                 upstreamSANs: [.dns("localhost")])
+        #expect(identity.dnsNames == ["a.test", "localhost"])
+        #expect(identity.ipAddresses == [])
+    }
+
+    @Test("reverse mode, no SNI, an unusable target name: the dialled address and the server's names")
+    func reverseUnusableTarget() throws {
+        let identity = try LeafNamePlan.identity(sni: nil, destinationHost: "bad name", dialledAddress: IPAddress("::1")!,
+                                                 upstreamSANs: [.dns("localhost")])
+        #expect(identity.dnsNames == ["localhost"])
+        #expect(identity.ipAddresses == [IPAddress("::1")!])
+    }
+
+    @Test("TUN and transparent modes, no SNI: the original destination's address (IPv4 and IPv6)")
+    func originalDestination() throws {
+        let v4 = try LeafNamePlan.identity(sni: nil, destinationHost: "93.184.216.34", upstreamSANs: [.dns("example.com")])
+        #expect(v4.dnsNames == ["example.com"])
+        #expect(v4.ipAddresses == [IPAddress("93.184.216.34")!])
+        let v6 = try LeafNamePlan.identity(sni: nil, destinationHost: "2606:2800:220:1::1", upstreamSANs: [])
+        #expect(v6.dnsNames == [])
+        #expect(v6.ipAddresses == [IPAddress("2606:2800:220:1::1")!])
+    }
+
     @Test("an SNI that cannot go in a certificate is refused")
     func badSNI() {
         #expect(throws: CAError.self) {

@@ -74,20 +74,27 @@ extension ProxyConnection {
 
     func startClientTLS(_ plan: ConnectionMachine.ClientTLSPlan) {
         guard let cache = shared.leafCache else { return enqueue(.failed(.noCA)) }
-        let leaf: Leaf
-        do {
-            leaf = try cache.leaf(for: plan.identity, now: loop.wallNow / 1_000_000)
-        } catch {
-            return enqueue(.leafMintFailed((error as? OpenSSLError)?.message ?? "\(error)"))
-        }
         guard let ssl = SSL_new(shared.contexts.server) else { return enqueue(.failed(.tlsSession(nil))) }
         let session = TLSSession(ssl: ssl, isServer: true)
+        // One certificate per key type; OpenSSL picks by the client's suites and signature
+        // algorithms. The CA's own leaf key is already the context's; another type's key goes
+        // with its certificate. (`session` frees the SSL on every early return.)
+        let contextKey = shared.configuration.authority?.leafKey.handle
+        for type in plan.keyTypes {
+            let leaf: Leaf
+            do {
+                leaf = try cache.leaf(for: plan.identity, keyType: type, now: loop.wallNow / 1_000_000)
+            } catch {
+                return enqueue(.leafMintFailed((error as? OpenSSLError)?.message ?? "\(error)"))
+            }
+            guard SSL_use_certificate(ssl, leaf.certificate.handle) == 1,
+                  leaf.key.handle == contextKey || SSL_use_PrivateKey(ssl, leaf.key.handle) == 1 else {
+                ERR_clear_error()
+                return enqueue(.failed(.certificateUse))
+            }
+        }
         session.alpnChoice = plan.alpn
         session.attach(fd: client.fd)
-        guard SSL_use_certificate(ssl, leaf.certificate.handle) == 1 else {
-            ERR_clear_error()
-            return enqueue(.failed(.certificateUse))
-        }
         SSL_set_accept_state(ssl)
         client.tls = session
         // A client that vanished while the upstream leg was set up (its FIN or reset already

@@ -79,7 +79,9 @@ final class ProxyConnection: LoopHandler {
             idleTimeoutSeconds: Int(configuration.idleTimeout),
             spliceEncryptedPassThrough: configuration.spliceEncryptedPassThrough,
             detector: configuration.pinningDetector,
-            remembersClients: configuration.pinningMemory.learns)
+            remembersClients: configuration.pinningMemory.learns,
+            leafKeys: shared.leafKeys,
+            dialledAddress: frontEnd.dialsListener ? Socket.localAddress(fd)?.ip : nil)
         let pinning = shared.pinning, evidence = shared.pinningEvidence
         machine = ConnectionMachine(settings: settings, facts: facts, recall: { key, start in
             pinning.recall(key) ?? (pinning.learns && evidence.retry(key, connectionStart: start) ? .retry : nil)

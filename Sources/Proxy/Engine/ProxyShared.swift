@@ -10,6 +10,9 @@ final class ProxyShared: Sendable {
     let configuration: ProxyConfiguration
     let contexts: TLSContexts
     let leafCache: LeafCache?
+    /// Which leaf key types a client leg presents (the CA's leaf key type, and the other
+    /// algorithm's for a client that cannot use it).
+    let leafKeys: LeafKeyPlan
     let ignoreHosts: [HostPattern]
     let allowHosts: [HostPattern]
     let inspection: Atomic<Bool>
@@ -51,6 +54,7 @@ final class ProxyShared: Sendable {
         allowHosts = try configuration.allowHosts.map(HostPattern.init)
         contexts = try TLSContexts(configuration: configuration, sessionCache: UpstreamSessionCache())
         leafCache = configuration.leafCache ?? configuration.authority.map { LeafCache(authority: $0) }
+        leafKeys = LeafKeyPlan(primary: configuration.authority?.leafKeyType ?? .ecdsaP256, suites: contexts.serverSuiteKeys)
         inspection = Atomic(configuration.inspectionEnabled)
         nextFlowID = Atomic(configuration.firstFlowID)
         resolver = Resolver(threads: configuration.resolverThreads)

@@ -40,4 +40,12 @@ enum FrontEndKind: Sendable, Hashable {
     /// The destination is known at accept time (reverse mode, transparent, TUN). `upstreamTLS`:
     /// reverse mode says whether the server speaks TLS; nil means "whatever the client speaks".
     case fixed(OriginalDestination, upstreamTLS: Bool?)
+
+    /// Whether the address the client connected to is tv's own listener rather than the
+    /// destination (reverse mode): a leaf for a client without SNI must name it too
+    /// (`LeafNamePlan`). In the TUN and transparent modes the client dialled the destination.
+    var dialsListener: Bool {
+        if case .fixed(let destination, _) = self { return destination.origin == .reverse }
+        return false
+    }
 }

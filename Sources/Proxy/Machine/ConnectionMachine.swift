@@ -34,6 +34,8 @@ struct ConnectionMachine {
     /// the counters; nil for none.
     private(set) var outcome: ClientLegOutcome?
     private(set) var sawClientHello = false
+    /// The leaf key types the client's ClientHello can use (`LeafKeyPlan.keyTypes`).
+    private(set) var leafKeyTypes: [KeyType] = []
     private(set) var decision: InterceptionPolicy.Decision?
     private var reader = FrontEndReader()
     private var addresses: [SocketAddress] = []
@@ -317,6 +319,7 @@ struct ConnectionMachine {
     private mutating func received(_ hello: ClientHello) -> [Command] {
         sawClientHello = true
         serverName = hello.normalizedServerName
+        leafKeyTypes = settings.leafKeys.keyTypes(for: hello)
         // The parsers are done: release what they buffered.
         reader.reset()
         facts.note(hello)
@@ -410,6 +413,7 @@ struct ConnectionMachine {
         do {
             identity = try LeafNamePlan.identity(sni: serverName,
                                                  destinationHost: destination?.host ?? "",
+                                                 dialledAddress: settings.dialledAddress,
                                                  upstreamSANs: done.certificateSANs)
         } catch let error as CAError {
             return refuse(.leafNameRefused(error.message), alert: TLSAlert.unrecognizedName)
@@ -417,7 +421,7 @@ struct ConnectionMachine {
             return refuse(.leafNameError("\(error)"), alert: TLSAlert.internalError)
         }
         phase = .clientHandshake
-        return [.armTimer(millis: settings.handshakeTimeoutMillis), .startClientTLS(ClientTLSPlan(identity: identity, alpn: done.alpn)), .updateFlow]
+        return [.armTimer(millis: settings.handshakeTimeoutMillis), .startClientTLS(ClientTLSPlan(identity: identity, alpn: done.alpn, keyTypes: leafKeyTypes)), .updateFlow]
     }
 
     private mutating func clientGone(reset: Bool) -> [Command] {

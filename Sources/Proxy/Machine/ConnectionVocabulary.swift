@@ -26,6 +26,11 @@ extension ConnectionMachine {
         /// Pinning memory learns (`PinningMemory.learns`; false under `--no-pinning-detection`):
         /// refusals are remembered and weighed, and the flow says what that means for next time.
         var remembersClients = true
+        /// Which leaf key types the client leg presents (`LeafKeyPlan`).
+        var leafKeys = LeafKeyPlan(primary: .ecdsaP256, suites: .init())
+        /// The address the client connected to, when it is not the destination (reverse mode:
+        /// the listener's address it reached): a leaf for a client without SNI names it too.
+        var dialledAddress: IPAddress?
     }
 
     enum Phase: Equatable {
@@ -172,6 +177,8 @@ extension ConnectionMachine {
         var identity: LeafIdentity
         /// The protocol to select on the client leg (what the server chose), nil for none.
         var alpn: [UInt8]?
+        /// A leaf of each of these key types is presented, the CA's own first (`LeafKeyPlan`).
+        var keyTypes: [KeyType]
     }
 
     enum RelayPlan: Equatable {

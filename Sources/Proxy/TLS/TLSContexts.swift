@@ -21,6 +21,10 @@ final class TLSContexts: @unchecked Sendable {
     let server: OpaquePointer
     let client: OpaquePointer
     let sessionCache: UpstreamSessionCache
+    /// The TLS 1.2 suites the server context enables, by the key type they authenticate with
+    /// (OpenSSL's own table, `SSL_CIPHER_get_auth_nid`): what `LeafKeyPlan` reads a client's
+    /// suites against.
+    let serverSuiteKeys: LeafKeyPlan.CipherSuiteKeys
     private let keylogFD: Int32
 
     init(configuration: ProxyConfiguration, sessionCache: UpstreamSessionCache) throws {
@@ -99,7 +103,26 @@ final class TLSContexts: @unchecked Sendable {
         }
         _ = tv_ssl_ctx_set_session_cache_mode(client, tv_SSL_SESS_CACHE_CLIENT | tv_SSL_SESS_CACHE_NO_INTERNAL_STORE)
         SSL_CTX_sess_set_new_cb(client, tvNewUpstreamSession)
+        serverSuiteKeys = Self.suiteKeys(server)
         ERR_clear_error()
+    }
+
+    /// The suites `ctx` enables, split by the certificate key their authentication needs.
+    static func suiteKeys(_ ctx: OpaquePointer) -> LeafKeyPlan.CipherSuiteKeys {
+        var keys = LeafKeyPlan.CipherSuiteKeys()
+        guard let list = SSL_CTX_get_ciphers(ctx) else { return keys }
+        let stack = list
+        for i in 0..<OPENSSL_sk_num(stack) {
+            guard let raw = OPENSSL_sk_value(stack, i) else { continue }
+            let cipher = OpaquePointer(raw)
+            let id = SSL_CIPHER_get_protocol_id(cipher)
+            switch SSL_CIPHER_get_auth_nid(cipher) {
+            case NID_auth_ecdsa: keys.ecdsa.insert(id)
+            case NID_auth_rsa: keys.rsa.insert(id)
+            default: break
+            }
+        }
+        return keys
     }
 
     deinit {
