@@ -20,6 +20,9 @@ public final class Session: Sendable {
         /// `--busy-poll MICROS` (0: off): see `BusyPollPolicy`.
         public var busyPollMicros = 0
         public var ignoreHosts: [String] = []
+        /// `--client-cert HOST_PATTERN=FILE`, in order; the `upstream.clientCertificates`
+        /// setting's entries follow them.
+        public var clientCertificates: [ClientCertificateRule] = []
         public var allowHosts: [String] = []
         public var upstreamInsecure = false
         public var upstreamCAFile: String?
