@@ -30,7 +30,7 @@ public struct ProxyConfiguration: Sendable {
     /// A PEM file of extra CA certificates trusted for upstream verification (`--upstream-ca`).
     public var upstreamCAFile: String?
     /// Client certificates for servers that ask for one (`--client-cert HOST_PATTERN=FILE`, then
-    /// the `upstream.clientCertificates` setting): the first whose pattern matches the server is
+    /// the `tls.clientCerts` setting): the first whose pattern matches the server is
     /// presented. Each file is checked when the proxy starts (`ProxyError.clientCertificateUnusable`).
     public var clientCertificates: [ClientCertificateRule] = []
     /// Append NSS key log lines for both legs here (`--keylog`, or `SSLKEYLOGFILE`), created 0600.

@@ -51,7 +51,7 @@ public enum SettingKeys {
     /// Client certificates for servers that ask for one, as `HOST_PATTERN=FILE` entries (the
     /// file: PEM certificate, chain and unencrypted key, 0600); used after `tv run --client-cert`.
     public static let clientCertificates = SettingKey<[String]>(
-        "upstream.clientCertificates", default: [],
+        "tls.clientCerts", default: [],
         summary: "Client certificates presented to servers that ask, as [\"HOST_PATTERN=FILE\", …] (after --client-cert).")
 }
 

@@ -20,7 +20,7 @@ public final class Session: Sendable {
         /// `--busy-poll MICROS` (0: off): see `BusyPollPolicy`.
         public var busyPollMicros = 0
         public var ignoreHosts: [String] = []
-        /// `--client-cert HOST_PATTERN=FILE`, in order; the `upstream.clientCertificates`
+        /// `--client-cert HOST_PATTERN=FILE`, in order; the `tls.clientCerts`
         /// setting's entries follow them.
         public var clientCertificates: [ClientCertificateRule] = []
         public var allowHosts: [String] = []

@@ -7,7 +7,7 @@ import Glibc
 /// Issue 14 §2 through the real `tv` binary: servers that ask for a client certificate
 /// (`openssl s_server -Verify 1`, a Python server asking after the handshake with TLS 1.3
 /// post-handshake authentication), with and without `--client-cert` / the
-/// `upstream.clientCertificates` setting; the flow's reason and the 502 an HTTP client gets.
+/// `tls.clientCerts` setting; the flow's reason and the 502 an HTTP client gets.
 @Suite("tv run: servers that ask for a client certificate (issue 14 §2)", .serialized)
 struct ClientCertificateRunTests {
     static let missing = "the server requires a client certificate (alert %@) and tv has none for this host; give one with --client-cert HOST_PATTERN=FILE"
@@ -176,15 +176,15 @@ struct ClientCertificateRunTests {
         try without.stop()
     }
 
-    @Test("the upstream.clientCertificates setting is checked when set and used by tv run")
+    @Test("the tls.clientCerts setting is checked when set and used by tv run")
     func setting() throws {
         let world = try World()
-        let bad = try world.box.tv("settings", "set", "upstream.clientCertificates", "localhost=\(world.box.work)/none.pem")
+        let bad = try world.box.tv("settings", "set", "tls.clientCerts", "localhost=\(world.box.work)/none.pem")
         #expect(bad.status != 0)
         #expect(bad.err.contains("The client certificate file \(world.box.work)/none.pem (for 'localhost') cannot be read (no such file); check the path given with --client-cert."), "\(bad)")
-        let saved = try world.box.tv("settings", "set", "upstream.clientCertificates", "[\"^localhost$=\(world.clientPEM)\"]")
+        let saved = try world.box.tv("settings", "set", "tls.clientCerts", "[\"^localhost$=\(world.clientPEM)\"]")
         #expect(saved.status == 0, "\(saved)")
-        let shown = try world.box.tv("settings", "get", "upstream.clientCertificates")
+        let shown = try world.box.tv("settings", "get", "tls.clientCerts")
         #expect(shown.out == "[\"^localhost$=\(world.clientPEM)\"]\n", "\(shown)")
         let server = try world.server("-tls1_3")
         defer { server.stop() }

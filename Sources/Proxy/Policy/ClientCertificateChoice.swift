@@ -1,5 +1,5 @@
 /// Which of the user's client certificates (`tv run --client-cert HOST_PATTERN=FILE`, and the
-/// `upstream.clientCertificates` setting) answers a server that asks for one.
+/// `tls.clientCerts` setting) answers a server that asks for one.
 ///
 /// Pure: the patterns in the order given (the command line's first, then the setting's) and the
 /// server's name and port in; the index of the first pattern that matches out (`HostPattern`'s

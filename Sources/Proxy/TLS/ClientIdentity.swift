@@ -3,7 +3,7 @@ import LocalCA
 import TVHome
 
 /// One `--client-cert HOST_PATTERN=FILE` as written (or one entry of the
-/// `upstream.clientCertificates` setting), before its file is read.
+/// `tls.clientCerts` setting), before its file is read.
 public struct ClientCertificateRule: Sendable, Equatable {
     /// The host pattern (a `HostPattern` regular expression) as the user wrote it.
     public var pattern: String
