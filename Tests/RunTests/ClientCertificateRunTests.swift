@@ -118,6 +118,21 @@ struct ClientCertificateRunTests {
         try tv.stop()
     }
 
+    @Test("a server that refuses the certificate tv presented (s_server -verify_return_error, another CA): the flow and the 502 say it was refused")
+    func refusedCertificate() throws {
+        let world = try World()
+        let server = try OpenSSLServer(cert: world.pki.serverCert, key: world.pki.serverKey,
+                                       extra: ["-tls1_2", "-Verify", "1", "-verify_return_error", "-CAfile", world.pki.upstreamCA])
+        defer { server.stop() }
+        let tv = try world.run("--mode", "reverse:https://localhost:\(server.port)", "--client-cert", "localhost=\(world.clientPEM)")
+        let reason = "the server requires a client certificate and refused the one tv presented (alert unknown_ca); check the file given with --client-cert"
+        let plain = try world.box.curl(["-s", "--max-time", "15", "-w", "\n%{http_code}", "http://127.0.0.1:\(tv.port)/"])
+        #expect(plain.out == "tv: \(reason)\n\n502", "\(plain)")
+        let rows = try world.box.closedFlows(1)
+        #expect(rows.first?.string("failureReason") == reason, "\(rows)")
+        try tv.stop()
+    }
+
     /// A TLS 1.3 server that asks for a client certificate only after reading a request head
     /// (post-handshake authentication, RFC 8446 §4.6.2), and answers with the name it saw.
     static func postHandshakeServer(cert: String, key: String, ca: String) -> String {
