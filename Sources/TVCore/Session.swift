@@ -242,6 +242,10 @@ public final class Session: Sendable {
             guard let record = try? settings.read() else {
                 return ControlResponse(ok: false, message: "the session could not read \(settings.file.path)")
             }
+            if request.arguments["key"] == SettingKeys.clientCertificates.name {
+                // Read and checked once, when the proxy starts (`ProxyConfiguration.clientCertificates`).
+                return ControlResponse(ok: false, message: "client certificates are read when a session starts")
+            }
             if request.arguments["key"] == SettingKeys.inspectionEnabled.name {
                 let wanted = record[SettingKeys.inspectionEnabled]
                 if wanted && !canInspect {

@@ -183,8 +183,10 @@ struct ClientCertificateRunTests {
         try with.stop()
 
         let without = try world.run()
+        let started = Date()
         let refused = try world.curlThrough(without, ["--http1.1", "https://localhost:\(server.port)/"])
         #expect(refused.out == "tv: \(Self.reason("certificate_required"))\n\n502", "\(refused)")
+        #expect(Date().timeIntervalSince(started) < 10, "no hang: the server's alert ends it")
         let rows = try world.box.closedFlows(2)
         #expect(rows.map { $0.string("status") } == ["inspected", "failed"], "\(rows)")
         #expect(rows.last?.string("failureReason") == Self.reason("certificate_required"), "\(rows)")
@@ -206,6 +208,9 @@ struct ClientCertificateRunTests {
         let tv = try world.run()
         let r = try world.curlThrough(tv, ["--http1.1", "https://localhost:\(server.port)/"])
         #expect(r.out.contains("Subject: CN=tv test client") && r.out.hasSuffix("\n200"), "\(r)")
+        // The running session does not take a new list: said, not claimed as applied.
+        let live = try world.box.tv("settings", "set", "tls.clientCerts", "")
+        #expect(live.out == "Saved tls.clientCerts = [] (was [\"^localhost$=\(world.clientPEM)\"]).\nThe running session could not be told (client certificates are read when a session starts); the saved value takes effect when it restarts (`tv stop`, then `tv run`).\n", "\(live)")
         try tv.stop()
     }
 
