@@ -15,6 +15,7 @@ long tv_ssl_ctx_set_session_cache_mode(SSL_CTX *ctx, long mode) { return SSL_CTX
 long tv_ssl_ctx_set_session_cache_size(SSL_CTX *ctx, long size) { return SSL_CTX_sess_set_cache_size(ctx, size); }
 int tv_err_reason(unsigned long code) { return ERR_GET_REASON(code); }
 int tv_err_lib(unsigned long code) { return ERR_GET_LIB(code); }
+int tv_ssl_clear_chain_certs(SSL *ssl) { return (int)SSL_clear_chain_certs(ssl); }
 int tv_ssl_add1_chain_cert(SSL *ssl, X509 *cert) { return (int)SSL_add1_chain_cert(ssl, cert); }
 
 const long tv_SSL_MODE_RELEASE_BUFFERS = SSL_MODE_RELEASE_BUFFERS;

@@ -5,6 +5,8 @@ public enum TLSAlert {
     public static let handshakeFailure: UInt8 = 40
     public static let badCertificate: UInt8 = 42
     public static let unsupportedCertificate: UInt8 = 43
+    public static let certificateRevoked: UInt8 = 44
+    public static let certificateExpired: UInt8 = 45
     public static let certificateUnknown: UInt8 = 46
     public static let unknownCA: UInt8 = 48
     public static let accessDenied: UInt8 = 49
@@ -12,6 +14,8 @@ public enum TLSAlert {
     public static let protocolVersion: UInt8 = 70
     public static let internalError: UInt8 = 80
     public static let unrecognizedName: UInt8 = 112
+    /// A TLS 1.3 server that requires a client certificate got none (RFC 8446 §4.4.2.4).
+    public static let certificateRequired: UInt8 = 116
     public static let noApplicationProtocol: UInt8 = 120
 
     /// The alerts that say "I do not accept your certificate".

@@ -29,6 +29,10 @@ public struct ProxyConfiguration: Sendable {
     public var upstreamInsecure: Bool = false
     /// A PEM file of extra CA certificates trusted for upstream verification (`--upstream-ca`).
     public var upstreamCAFile: String?
+    /// Client certificates for servers that ask for one (`--client-cert HOST_PATTERN=FILE`, then
+    /// the `tls.clientCerts` setting): the first whose pattern matches the server is
+    /// presented. Each file is checked when the proxy starts (`ProxyError.clientCertificateUnusable`).
+    public var clientCertificates: [ClientCertificateRule] = []
     /// Append NSS key log lines for both legs here (`--keylog`, or `SSLKEYLOGFILE`), created 0600.
     public var keylogPath: String?
     /// Lowest TLS version accepted on either leg (default TLS 1.2; 1.0 also lowers OpenSSL's

@@ -13,6 +13,10 @@ public enum ProxyError: UserFacingError, Equatable {
     /// The key log file is there but cannot be trusted with TLS secrets (nothing was written).
     case keylogRefused(path: String, problem: FileTrustProblem)
     case tlsSetupFailed(String)
+    /// `--client-cert` (or the setting) is not `HOST_PATTERN=FILE`.
+    case clientCertificateRuleUnreadable(String)
+    /// A client certificate file cannot be used (checked at start).
+    case clientCertificateUnusable(file: String, pattern: String, ClientCertificateProblem)
     case alreadyStarted
     case threadsUnavailable(String)
 
@@ -48,6 +52,24 @@ public enum ProxyError: UserFacingError, Equatable {
                 fix = "others could read the TLS secrets; `chmod 600 \(path)`, or pass a new path with \(option) (tv creates it 0600)"
             }
             return "tv refuses the key log file \(path): it \(problem.clause), and \(fix)."
+        case .clientCertificateRuleUnreadable(let text):
+            return "'\(text)' is not HOST_PATTERN=FILE; give a client certificate as --client-cert '\\.example\\.com$=/path/client.pem'."
+        case let .clientCertificateUnusable(file, pattern, problem):
+            let why: String
+            switch problem {
+            case .unreadable(let reason): why = "cannot be read (\(reason)); check the path given with --client-cert"
+            case .untrusted(.symbolicLink): why = "is a symbolic link, which tv does not follow to a private key; pass the real file's path"
+            case .untrusted(.notRegularFile): why = "is not a regular file; pass a PEM file with the certificate, its chain and its key"
+            case .untrusted(let trust):
+                let fix = trust.isOwnership ? "use a file of your own" : "`chmod 600 \(file)` or use a file of your own"
+                why = "\(trust.clause), and it holds a private key; \(fix)"
+            case .noCertificate: why = "holds no PEM certificate; put the certificate and its chain in it, with its key"
+            case .noKey: why = "holds no PEM private key; put the certificate's unencrypted key in it"
+            case .encryptedKey: why = "holds an encrypted private key; decrypt it into the file with `openssl pkey`, kept 0600"
+            case .keyMismatch: why = "holds a private key that is not the key of its first certificate; put the certificate first, with its own key"
+            case .notValidNow: why = "holds a certificate that is not valid now; renew it"
+            }
+            return "The client certificate file \(file) (for '\(pattern)') \(why)."
         case .tlsSetupFailed(let reason):
             return "tv could not prepare its TLS contexts (\(reason)); this is unexpected, please report it with the command you ran."
         case .alreadyStarted:

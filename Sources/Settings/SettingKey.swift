@@ -48,6 +48,11 @@ public enum SettingKeys {
     public static let contentFlowBudget = SettingKey<Int>(
         "content.flowBudget", default: 1_048_576,
         summary: "Bytes of content kept per connection and direction (default 1048576).")
+    /// Client certificates for servers that ask for one, as `HOST_PATTERN=FILE` entries (the
+    /// file: PEM certificate, chain and unencrypted key, 0600); used after `tv run --client-cert`.
+    public static let clientCertificates = SettingKey<[String]>(
+        "tls.clientCerts", default: [],
+        summary: "Client certificates presented to servers that ask, as [\"HOST_PATTERN=FILE\", …] (after --client-cert).")
 }
 
 /// A setting with its type erased, for listing and for checking a file's values.
@@ -76,5 +81,6 @@ extension SettingKeys {
     public static let all: [AnySettingKey] = [
         AnySettingKey(inspectionEnabled), AnySettingKey(trustStore), AnySettingKey(introSeen),
         AnySettingKey(contentKeep), AnySettingKey(contentExpiry), AnySettingKey(contentFlowBudget),
+        AnySettingKey(clientCertificates),
     ]
 }

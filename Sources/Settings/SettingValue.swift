@@ -54,3 +54,25 @@ extension Int: SettingValue {
     }
     public var text: String { String(self) }
 }
+
+/// A list of strings: a JSON array in the file; on a command line a JSON array
+/// (`'["a=FILE","b=FILE"]'`), one entry alone (`a=FILE`), or nothing (`''`, the empty list).
+extension Array: SettingValue where Element == String {
+    public init?(json: JSONValue) {
+        guard case .array(let items) = json else { return nil }
+        var strings: [String] = []
+        for item in items {
+            guard case .string(let s) = item else { return nil }
+            strings.append(s)
+        }
+        self = strings
+    }
+    public var json: JSONValue { .array(map { .string($0) }) }
+    public init?(text: String) {
+        if text.isEmpty { self = []; return }
+        guard text.hasPrefix("[") else { self = [text]; return }
+        guard let value = try? SettingsJSONReader.parse(Array<UInt8>(text.utf8)), let list = [String](json: value) else { return nil }
+        self = list
+    }
+    public var text: String { json.serialized() }
+}

@@ -21,6 +21,9 @@ public final class Session: Sendable {
         /// `--busy-poll MICROS` (0: off): see `BusyPollPolicy`.
         public var busyPollMicros = 0
         public var ignoreHosts: [String] = []
+        /// `--client-cert HOST_PATTERN=FILE`, in order; the `tls.clientCerts`
+        /// setting's entries follow them.
+        public var clientCertificates: [ClientCertificateRule] = []
         public var allowHosts: [String] = []
         public var upstreamInsecure = false
         public var upstreamCAFile: String?
@@ -239,6 +242,10 @@ public final class Session: Sendable {
         case "setting-saved":
             guard let record = try? settings.read() else {
                 return ControlResponse(ok: false, message: "the session could not read \(settings.file.path)")
+            }
+            if request.arguments["key"] == SettingKeys.clientCertificates.name {
+                // Read and checked once, when the proxy starts (`ProxyConfiguration.clientCertificates`).
+                return ControlResponse(ok: false, message: "client certificates are read when a session starts")
             }
             if request.arguments["key"] == SettingKeys.inspectionEnabled.name {
                 let wanted = record[SettingKeys.inspectionEnabled]

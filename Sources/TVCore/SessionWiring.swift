@@ -120,6 +120,8 @@ final class SessionWiring: Sendable {
         config.allowHosts = options.allowHosts
         config.upstreamInsecure = options.upstreamInsecure
         config.upstreamCAFile = options.upstreamCAFile
+        config.clientCertificates = try options.clientCertificates
+            + record[SettingKeys.clientCertificates].map { try ClientCertificateRule(parsing: $0) }
         config.keylogPath = options.keylogPath ?? environment["SSLKEYLOGFILE"].flatMap { $0.isEmpty ? nil : $0 }
         config.firstFlowID = UInt64(writer.allocateID())
         config.flowSink = FlowStoreSink(writer: writer)

@@ -169,7 +169,7 @@ struct ConnectionMachineLeafTests {
             policy: policy, handshakeTimeoutMillis: 10_000, connectTimeoutMillis: 5_000,
             leafKeys: LeafKeyPlan(primary: primary, suites: LeafKeyPlanTests.suites), dialledAddress: dialled)
         let facts = FlowFacts(id: 9, startMicros: 1_000, client: Endpoint(address: "127.0.0.1", port: 50000))
-        return Machine(settings: settings, facts: facts, isPinned: { _ in false })
+        return Machine(settings: settings, facts: facts, recall: { _, _ in nil })
     }
 
     /// Start, the ClientHello's first byte, resolve, connect, the whole ClientHello, the upstream

@@ -25,6 +25,8 @@ int tv_err_reason(unsigned long code);
 int tv_err_lib(unsigned long code);
 /// SSL_add1_chain_cert.
 int tv_ssl_add1_chain_cert(SSL *ssl, X509 *cert);
+/// SSL_clear_chain_certs.
+int tv_ssl_clear_chain_certs(SSL *ssl);
 
 /// After `SSL_set_fd`: keeps `*drained` up to date after every read on the SSL's socket BIO
 /// (1 = the last read was short or EAGAIN, so the socket's receive queue was empty then).

@@ -43,6 +43,8 @@ extension ProxyConnection {
             case .failed: break
             }
         }
+        // Over tv's TLS leg (a 502 in the data phase): the records leave now.
+        if client.tls != nil { _ = client.flushRecords() }
     }
 
     func flushClientReplies() {

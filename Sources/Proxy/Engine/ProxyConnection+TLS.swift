@@ -27,6 +27,13 @@ extension ProxyConnection {
         }
         session.sessionCache = shared.contexts.sessionCache
         session.sessionKey = plan.sessionKey
+        // A server may ask for a client certificate: in the handshake, after it (TLS 1.3
+        // post-handshake authentication, offered as curl offers it), or in a renegotiation it
+        // starts (TLS 1.2, RFC 5746 secure renegotiation only); the certificate callback answers.
+        session.clientIdentities = shared.contexts.clientIdentities
+        session.clientCertificateServer = (plan.verifyHost, machine.destination?.port ?? 0)
+        SSL_set_post_handshake_auth(ssl, 1)
+        _ = SSL_clear_options(ssl, tv_SSL_OP_NO_RENEGOTIATION)
         if let cached = shared.contexts.sessionCache.session(for: plan.sessionKey) {
             _ = SSL_set_session(ssl, cached.handle)
         }

@@ -63,6 +63,11 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// was answered with an alert.
     case upstreamHandshake(String, clientRefused: Bool)
     case upstreamHandshakeTimeout(seconds: Int)
+    /// The server requires a client certificate (`ClientCertificateVerdict`: a CertificateRequest
+    /// then a refusal, or certificate_required). `presented`: tv sent the one the user gave for
+    /// this host (`--client-cert`) and the server refused it; `alert`: the server's alert, nil
+    /// when it just closed.
+    case clientCertificateRequired(presented: Bool, alert: UInt8?)
     /// The server's certificate did not verify (OpenSSL's verify error); `clientRefused`: the
     /// client was answered with an alert (else with a 502, nothing sent to the server).
     case upstreamCertificate(verifyError: String, clientRefused: Bool)
@@ -164,6 +169,11 @@ public enum ConnectionFailure: Equatable, Sendable {
             return "the TLS handshake with the server failed (\(reason))" + (refused ? "; the client was refused" : "")
         case .upstreamHandshakeTimeout(let seconds):
             return "the TLS handshake with the server did not finish within \(seconds) s; the client was refused"
+        case let .clientCertificateRequired(presented, alert):
+            let said = alert.map { " (alert \(TLSAlert.name($0)))" } ?? ""
+            return presented
+                ? "the server requires a client certificate and refused the one tv presented\(said); check the file given with --client-cert"
+                : "the server requires a client certificate\(said) and tv has none for this host; give one with --client-cert HOST_PATTERN=FILE"
         case let .upstreamCertificate(error, refused):
             return "the server's certificate does not verify (\(error)); "
                 + (refused ? "nothing was forged and the client was refused" : "nothing was sent to it")

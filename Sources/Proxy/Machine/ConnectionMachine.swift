@@ -47,7 +47,7 @@ struct ConnectionMachine {
     /// Reverse mode to an HTTPS server, and the client spoke plain HTTP: tv is the TLS client of
     /// the server and relays the client's plaintext over that leg (mitmproxy's reverse mode does
     /// the same).
-    private var plainClientOverTLS = false
+    private(set) var plainClientOverTLS = false
     /// The client's FIN or reset was here when its TLS leg started: not a pinning signal.
     private var clientClosedBeforeFlight = false
     /// The relay phase: see `ConnectionMachine+Relay.swift`.
@@ -59,12 +59,16 @@ struct ConnectionMachine {
         self.recall = recall
     }
 
+    /// A 502 went to the client in the data phase (`ConnectionMachine+ClientCertificate.swift`
+    /// sets it): closing lets it arrive.
+    var answeredInRelay = false
+
     /// Whether the client's unread bytes are wanted now (`.clientBytes` peeks).
     var readsClient: Bool { phase == .frontEnd || phase == .awaitingHead || phase == .awaitingFirstBytes }
 
     /// A close before the data phase may follow an answer (400, 408, 502, an alert): the
     /// driver lets it arrive (shuts down writing, drains) before closing.
-    var closeLingers: Bool { relay.plan == nil }
+    var closeLingers: Bool { relay.plan == nil || answeredInRelay }
 
     var upstreamTLS: Bool? {
         if case .fixed(_, let tls) = settings.frontEnd { return tls }
@@ -112,7 +116,9 @@ struct ConnectionMachine {
         case .upstreamHandshakeDone(let done): return upstreamHandshakeDone(done)
         case .upstreamHandshakeFailed(let failure):
             guard phase == .upstreamHandshake else { return [] }
-            if plainClientOverTLS { return badGateway(.upstreamHandshake(failure.text, clientRefused: false)) }
+            let certificate = ClientCertificateVerdict.failure(failure)
+            if plainClientOverTLS { return badGateway(certificate ?? .upstreamHandshake(failure.text, clientRefused: false)) }
+            if let certificate { return refuse(certificate, alert: TLSAlert.handshakeFailure) }
             return refuse(.upstreamHandshake(failure.text, clientRefused: true),
                           alert: failure.versionMismatch ? TLSAlert.protocolVersion : TLSAlert.handshakeFailure)
         case .clientTLSStarted(let closed):
@@ -478,6 +484,7 @@ struct ConnectionMachine {
             facts.bytesFromClient &+= UInt64(chunk.count)
             if !relay.clientSpoke {
                 relay.clientSpoke = true
+                relay.clientSpokeHTTP1 = RelayState.beginsHTTP1Request(chunk)
                 if facts.status == .inspected, let key = pinKey { return .clientAccepted(key) }
             }
         } else {
@@ -518,6 +525,9 @@ struct ConnectionMachine {
 
     private mutating func relayEnded(_ ending: RelayEnding) -> [Command] {
         guard phase == .relaying || phase == .plainHTTP else { return [] }
+        if let failure = ending.failure, let certificate = ClientCertificateVerdict.failure(failure) {
+            return clientCertificateEnded(certificate)
+        }
         phase = .closed
         if let failure = ending.failure { facts.error = failure.sentence }
         var out: [Command] = []

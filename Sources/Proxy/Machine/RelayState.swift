@@ -20,6 +20,9 @@ struct RelayState {
     private(set) var spliceAllowed = false
     /// The client has sent data in the relay.
     var clientSpoke = false
+    /// The client's first bytes in the relay began an HTTP/1 request line (`beginsHTTP1Request`):
+    /// a failure before the server said anything may be answered with a 502.
+    var clientSpokeHTTP1 = false
     /// When the client leg's handshake finished (wall clock µs; 0 = none).
     var handshakeDoneMicros: Int64 = 0
     /// Reading the ServerHello from the server's first bytes.
@@ -84,6 +87,22 @@ struct RelayState {
         spliceAllowed = spliceWhenObserved
         if case .serverHello(let hello) = result { return hello }
         return nil
+    }
+
+    /// Whether `bytes` begin an HTTP/1 request line: a method of 1 to 20 ASCII capital letters
+    /// (RFC 9110 §9: the registered methods are) and a space, and not HTTP/2's connection
+    /// preface (`PRI * HTTP/2.0`, RFC 9113 §3.4).
+    static func beginsHTTP1Request(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var count = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: " ") {
+                guard count > 0 else { return false }
+                return !(count == 3 && bytes[0] == UInt8(ascii: "P") && bytes[1] == UInt8(ascii: "R") && bytes[2] == UInt8(ascii: "I"))
+            }
+            guard byte >= UInt8(ascii: "A"), byte <= UInt8(ascii: "Z"), count < 20 else { return false }
+            count += 1
+        }
+        return false
     }
 
     /// An inspected relay ended: how `PinningDetector` judges the client's close.

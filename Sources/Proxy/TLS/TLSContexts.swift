@@ -25,10 +25,13 @@ final class TLSContexts: @unchecked Sendable {
     /// (OpenSSL's own table, `SSL_CIPHER_get_auth_nid`): what `LeafKeyPlan` reads a client's
     /// suites against.
     let serverSuiteKeys: LeafKeyPlan.CipherSuiteKeys
+    /// The user's client certificates, in order (`ClientCertificateChoice` picks among them).
+    let clientIdentities: [ClientCertificate]
     private let keylogFD: Int32
 
     init(configuration: ProxyConfiguration, sessionCache: UpstreamSessionCache) throws {
         self.sessionCache = sessionCache
+        clientIdentities = try configuration.clientCertificates.map { try ClientCertificate.load($0, now: Int64(time(nil))) }
         var keylog: Int32 = -1
         if let path = configuration.keylogPath, !path.isEmpty {
             do { keylog = try SecretFile.openForAppend(path) } catch {
@@ -104,6 +107,10 @@ final class TLSContexts: @unchecked Sendable {
         _ = tv_ssl_ctx_set_session_cache_mode(client, tv_SSL_SESS_CACHE_CLIENT | tv_SSL_SESS_CACHE_NO_INTERNAL_STORE)
         SSL_CTX_sess_set_new_cb(client, tvNewUpstreamSession)
         serverSuiteKeys = Self.suiteKeys(server)
+        // A server that asks for a client certificate (in the handshake, in TLS 1.3
+        // post-handshake authentication, in a TLS 1.2 renegotiation): noted, and answered with
+        // the user's certificate for it, if any.
+        SSL_CTX_set_cert_cb(client, tvClientCertificate, nil)
         ERR_clear_error()
     }
 
@@ -149,5 +156,25 @@ private let tvNewUpstreamSession: @convention(c) (OpaquePointer?, OpaquePointer?
     guard let session, let owner = TLSSession.from(ssl), let cache = owner.sessionCache, let key = owner.sessionKey,
           SSL_SESSION_is_resumable(session) == 1 else { return 0 }
     cache.store(session, for: key)
+    return 1
+}
+
+/// A server asked for a client certificate (OpenSSL calls this on the upstream leg whenever a
+/// CertificateRequest arrives): note it on the leg, and set the certificate
+/// `ClientCertificateChoice` picks for the server, if any (none: an empty Certificate message).
+private let tvClientCertificate: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { ssl, _ in
+    guard let ssl, let session = TLSSession.from(ssl) else { return 1 }
+    session.clientCertificateAsk.requested = true
+    guard let server = session.clientCertificateServer,
+          let index = ClientCertificateChoice.select(host: server.host, port: server.port,
+                                                     patterns: session.clientIdentities.map(\.pattern)) else { return 1 }
+    let identity = session.clientIdentities[index]
+    guard SSL_use_certificate(ssl, identity.certificate.handle) == 1, SSL_use_PrivateKey(ssl, identity.key.handle) == 1 else {
+        ERR_clear_error()
+        return 1
+    }
+    _ = tv_ssl_clear_chain_certs(ssl)
+    for certificate in identity.chain { _ = tv_ssl_add1_chain_cert(ssl, certificate.handle) }
+    session.clientCertificateAsk.presented = true
     return 1
 }

@@ -18,6 +18,13 @@ final class TLSSession {
     /// Upstream leg (client role): the session cache and key new sessions are stored under.
     var sessionCache: UpstreamSessionCache?
     var sessionKey: String?
+    /// Upstream leg: the user's client certificates and the server they are chosen for
+    /// (`ClientCertificateChoice`), read by the certificate callback (`TLSContexts`).
+    var clientIdentities: [ClientCertificate] = []
+    var clientCertificateServer: (host: String, port: UInt16)?
+    /// Upstream leg: whether the server asked for a client certificate and what tv answered;
+    /// carried on every failure of this leg (`TLSFailure.clientCertificate`).
+    var clientCertificateAsk = ClientCertificateAsk()
     private(set) var handshakeDone = false
     /// Server role: our first flight (with the certificate) has been written out.
     private(set) var flightSent = false
@@ -120,7 +127,7 @@ final class TLSSession {
         case SSL_ERROR_WANT_WRITE:
             return .wantWrite
         default:
-            return .failed(TLSFailure.capture(ssl: ssl, code: err, rc: rc))
+            return .failed(captureFailure(code: err, rc: rc))
         }
     }
 
@@ -173,9 +180,15 @@ final class TLSSession {
             ERR_clear_error()
             return .closed
         default:
-            let failure = TLSFailure.capture(ssl: ssl, code: err, rc: rc)
-            return .failed(failure)
+            return .failed(captureFailure(code: err, rc: rc))
         }
+    }
+
+    /// OpenSSL's failure, with what this leg saw of a request for a client certificate.
+    private func captureFailure(code: Int32, rc: Int32) -> TLSFailure {
+        var failure = TLSFailure.capture(ssl: ssl, code: code, rc: rc)
+        failure.clientCertificate = clientCertificateAsk
+        return failure
     }
 
     // MARK: facts
@@ -206,6 +219,9 @@ public struct TLSFailure: Error, Equatable, Sendable {
     /// The peers could not agree on a protocol version (a protocol_version alert, or OpenSSL's
     /// own version reasons): the client is best told so with the protocol_version alert.
     var versionMismatch = false
+    /// Upstream leg: whether the server had asked for a client certificate, and whether tv
+    /// presented one (`ClientCertificateVerdict` reads it).
+    var clientCertificate = ClientCertificateAsk()
 
     static func capture(ssl: OpaquePointer, code: Int32, rc: Int32) -> TLSFailure {
         let savedErrno = errno

@@ -31,6 +31,7 @@ enum RunCommands {
         OptionSpec("allow-hosts", value: "REGEX", help: "Inspect only hosts matching REGEX; repeatable.", repeatable: true),
         OptionSpec("upstream-insecure", help: "Do not verify servers' certificates (inspection forges nothing over a bad one otherwise)."),
         OptionSpec("upstream-ca", value: "FILE", help: "Also trust the CAs in FILE (PEM) when verifying servers."),
+        OptionSpec("client-cert", value: "HOST_PATTERN=FILE", help: "Present the client certificate in FILE (PEM: certificate, chain, unencrypted key; 0600) to servers matching HOST_PATTERN that ask for one; repeatable, the first match wins (then the tls.clientCerts setting).", repeatable: true),
         OptionSpec("keylog", value: "FILE", help: "Append TLS key log lines for both legs to FILE (0600); SSLKEYLOGFILE works too."),
         OptionSpec("ca", value: "FILE", help: "Use the CA in FILE (key and certificate in one PEM) for this session only, inspecting."),
         OptionSpec("leaf-key", value: "TYPE", help: "With --ca: the key type of the leaves it mints (ecdsa-p256, the default; ecdsa-p384, rsa-2048, rsa-3072)."),
@@ -57,6 +58,7 @@ enum RunCommands {
         options.upstreamInsecure = c.has("upstream-insecure")
         options.upstreamCAFile = c.value("upstream-ca")
         options.keylogPath = c.value("keylog")
+        options.clientCertificates = try c.values("client-cert").map { try ClientCertificateRule(parsing: $0) }
         options.caFile = c.value("ca")
         if let type = c.value("leaf-key") {
             guard options.caFile != nil else {

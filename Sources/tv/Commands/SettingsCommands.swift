@@ -1,5 +1,6 @@
 import CommandLineParser
 import Foundation
+import Proxy
 import Recording
 import Settings
 import SetupActions
@@ -89,6 +90,12 @@ enum SettingsCommands {
             change = try settings.set(SettingKeys.contentExpiry, to: try ContentPolicy.parseExpiry(value).text)
         case SettingKeys.contentFlowBudget.name:
             change = try settings.set(SettingKeys.contentFlowBudget, to: try ContentPolicy.parseFlowBudget(value))
+        case SettingKeys.clientCertificates.name:
+            guard let list = [String](text: value) else {
+                throw UsageRefusal("\(name) takes a JSON array of \"HOST_PATTERN=FILE\" strings, one HOST_PATTERN=FILE, or '' for none, not '\(value)'.")
+            }
+            for entry in list { try ClientCertificateRule(parsing: entry).check(now: inv.now) }
+            change = try settings.set(SettingKeys.clientCertificates, to: list)
         default:
             throw unknown(name)
         }
