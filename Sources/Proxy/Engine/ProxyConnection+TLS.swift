@@ -84,7 +84,9 @@ extension ProxyConnection {
         let session = TLSSession(ssl: ssl, isServer: true)
         session.alpnChoice = plan.alpn
         session.attach(fd: client.fd)
-        guard SSL_use_certificate(ssl, leaf.certificate.handle) == 1 else {
+        // The context holds the first CA's leaf key; a CA made or remade since brings its own.
+        guard SSL_use_certificate(ssl, leaf.certificate.handle) == 1,
+              leaf.key.handle == shared.configuration.authority?.leafKey.handle || SSL_use_PrivateKey(ssl, leaf.key.handle) == 1 else {
             ERR_clear_error()
             return enqueue(.failed(.certificateUse))
         }

@@ -9,7 +9,11 @@ import FlowTerms
 final class ProxyShared: Sendable {
     let configuration: ProxyConfiguration
     let contexts: TLSContexts
-    let leafCache: LeafCache?
+    /// The CA leaves are minted from and its cache, swapped whole when a live session's CA is
+    /// made or remade (`setAuthority`); connections already past their handshake keep theirs.
+    private let caMaterial: Mutex<CAMaterial>
+    /// The leaf cache in force now (nil: no CA, nothing can be inspected).
+    var leafCache: LeafCache? { caMaterial.withLock { $0.leafCache } }
     let ignoreHosts: [HostPattern]
     let allowHosts: [HostPattern]
     let inspection: Atomic<Bool>
@@ -50,7 +54,8 @@ final class ProxyShared: Sendable {
         ignoreHosts = try configuration.ignoreHosts.map(HostPattern.init)
         allowHosts = try configuration.allowHosts.map(HostPattern.init)
         contexts = try TLSContexts(configuration: configuration, sessionCache: UpstreamSessionCache())
-        leafCache = configuration.leafCache ?? configuration.authority.map { LeafCache(authority: $0) }
+        caMaterial = Mutex(CAMaterial(authority: configuration.authority,
+                                      leafCache: configuration.leafCache ?? configuration.authority.map { LeafCache(authority: $0) }))
         inspection = Atomic(configuration.inspectionEnabled)
         nextFlowID = Atomic(configuration.firstFlowID)
         resolver = Resolver(threads: configuration.resolverThreads)
@@ -65,10 +70,26 @@ final class ProxyShared: Sendable {
     /// Takes `count` consecutive ids out of the sequence; returns the first.
     func reserveFlowIDs(_ count: UInt64) -> UInt64 { nextFlowID.wrappingAdd(count, ordering: .relaxed).oldValue }
 
-    /// The policy as it stands now (inspection may be switched live).
+    /// The CA in force now.
+    var authority: CertificateAuthority? { caMaterial.withLock { $0.authority } }
+
+    /// Mints from `authority` for handshakes started from now on (nil: none; nothing is inspected),
+    /// and trusts its root when verifying servers too, as the first CA's is.
+    func setAuthority(_ authority: CertificateAuthority?) {
+        caMaterial.withLock { $0 = CAMaterial(authority: authority, leafCache: authority.map { LeafCache(authority: $0) }) }
+        if let authority { contexts.trustUpstream(authority.root) }
+    }
+
+    /// The policy as it stands now (inspection and the CA may be switched live).
     var policy: InterceptionPolicy {
         InterceptionPolicy(inspectionEnabled: inspection.load(ordering: .relaxed),
-                           caAvailable: configuration.authority != nil && leafCache != nil,
+                           caAvailable: leafCache != nil,
                            ignoreHosts: ignoreHosts, allowHosts: allowHosts)
     }
+}
+
+/// A CA and the cache of leaves minted from it, swapped together.
+struct CAMaterial: Sendable {
+    let authority: CertificateAuthority?
+    let leafCache: LeafCache?
 }
