@@ -50,7 +50,7 @@ struct SetupLiveRunTests {
         let world = try RunWorld(createCA: false)
         let box = world.sandbox
         for option in ["--inspect", "--keep-content"] {
-            let run = try box.tv("run", "--listen", "127.0.0.1:0", option, "--quiet")
+            let run = try box.tv("run", "--listen", "127.0.0.1:\(freeLoopbackPort())", option, "--quiet")
             let asks = option == "--inspect" ? "asks to inspect this session" : "asks to keep this session's decrypted content"
             #expect(run.status == 1, "\(run)")
             #expect(run.out == "")
@@ -70,6 +70,51 @@ struct SetupLiveRunTests {
         #expect(r.status == 0 && r.out == "hello from nginx\n", "\(r)")
         #expect(try box.closedFlows(1).first?.string("status") == "inspected")
         try tv.stop()
+    }
+
+    /// Runs argv[3:] on a pseudo-terminal, answers argv[1] at the first "[y/N]", and once argv[2]
+    /// appears (if not empty) interrupts it (SIGINT); prints what it said and "EXIT n".
+    static let terminalDriver = #"""
+    import os, pty, select, signal, sys, time
+    answer, until, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(argv[0], argv)
+    out, sent, stopped = b"", False, False
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        r, _, _ = select.select([fd], [], [], 0.5)
+        if r:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            out += data
+        if not sent and b"[y/N]" in out:
+            os.write(fd, answer.encode() + b"\n"); sent = True
+        if until and not stopped and until.encode() in out:
+            time.sleep(0.3); os.kill(pid, signal.SIGINT); stopped = True
+    _, status = os.waitpid(pid, 0)
+    sys.stdout.write(out.decode().replace("\r\n", "\n"))
+    print("EXIT", os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1)
+    """#
+
+    @Test("on a terminal, tv run --inspect with no CA asks first: no makes nothing and refuses, yes makes the CA and runs")
+    func forcedInspectionOnATerminalAsks() throws {
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        let tv = try TVBinary.require()
+        let arguments = [tv, "--data-dir", box.dataDir, "run", "--listen", "127.0.0.1:\(freeLoopbackPort())", "--inspect", "--quiet"]
+        let question = "--inspect needs a certificate authority, and there is none yet. tv would make one in \(box.caDir); its private key never leaves this machine, and clients trust tv's certificates only once given its root.\nCreate it now? [y/N] "
+        let no = try box.python(Self.terminalDriver, ["n", ""] + arguments)
+        #expect(no.out == question + "n\ntv: --inspect asks to inspect this session, but there is no CA in \(box.caDir) to inspect with; make one with `tv setup` (or `tv ca create`), or run without --inspect.\nEXIT 1\n", "\(no)")
+        #expect(!FileManager.default.fileExists(atPath: box.rootPEM))
+        let yes = try box.python(Self.terminalDriver, ["y", "or trust it with `tv setup`."] + arguments)
+        #expect(yes.out.hasPrefix(question + "y\nCreated the certificate "), "\(yes)")
+        #expect(yes.out.hasSuffix("EXIT 0\n"), "\(yes)")
+        #expect(FileManager.default.fileExists(atPath: box.rootPEM))
     }
 
     /// The `NAME=VALUE` of the line `tv ca trust --platform PLATFORM` prints with `export NAME=`.
