@@ -42,6 +42,14 @@ struct SetupLiveRunTests {
         try Data(firstRoot.utf8).write(to: URL(fileURLWithPath: box.work + "/old-root.pem"))
         let old = try box.curl(["-x", tv.proxyURL, "--cacert", box.work + "/old-root.pem", world.url("/index.html")])
         #expect(old.status == 60, "\(old)")
+
+        // Removed: the session stops minting at once and passes TLS through.
+        let remove = try box.tv("ca", "remove", "--yes")
+        #expect(remove.status == 0, "\(remove)")
+        #expect(remove.out.contains("The running session applied it.\n"), "\(remove.out)")
+        #expect(try box.status()?.string("inspection") == "off")
+        let passed = try box.curl(["-x", tv.proxyURL, "--cacert", world.pki.upstreamCA, world.url("/index.html")])
+        #expect(passed.status == 0 && passed.out == "hello from nginx\n", "\(passed)")
         try tv.stop()
     }
 
