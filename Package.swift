@@ -77,7 +77,7 @@ let package = Package(
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome", "FlowTerms"]),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome"]),
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
-        .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore"]),
+        .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore", "SetupActions", "TVHome"]),
         .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome"]),
         .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore", "Recording", "HTTPReading", "FlowTerms"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome", "FlowTerms"]),

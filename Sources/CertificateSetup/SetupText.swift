@@ -9,10 +9,21 @@ public enum SetupText {
         "This reads your own traffic only. Nothing is uploaded, there is no account, and you can turn inspection off any time (`tv inspect off`) or remove the certificate entirely (`tv ca remove`).",
     ]
 
-    /// What becomes visible with inspection on (said at the ready stage and when turning it on).
-    public static let visibleWhenOn: [String] = [
-        "Visible: inside the TLS connections of programs that trust the root — requests, responses and their headers (bodies only if you also keep content).",
-    ]
+    /// What becomes visible with inspection on (said at the ready stage, when turning it on, and by
+    /// `tv inspect status`): what a flow row holds (`FlowRecord`), and whether the decrypted
+    /// requests and responses are kept, which only `content.keep` decides.
+    /// - Parameter contentKept: the saved `content.keep`.
+    public static func visibleWhenOn(contentKept: Bool) -> [String] {
+        let row = "Visible: for each connection of a program that trusts the root, `tv flows` shows the host name, the client and server addresses, the TLS versions and ALPN, the server's certificate, the bytes each way, the timing and how it ended."
+        let content = contentKept
+            ? "Content keeping is on: the decrypted requests and responses, headers and bodies, are kept under its budget and expiry (`tv turns`, `tv export har`)."
+            : "Content keeping is off: the requests, responses, headers and bodies themselves are not kept (`tv settings set content.keep on` keeps them; `tv turns` shows them)."
+        return [row, content]
+    }
+
+    /// Everything said about inspection being on: what is visible, then what stays private.
+    /// - Parameter contentKept: the saved `content.keep`.
+    public static func whenOn(contentKept: Bool) -> [String] { visibleWhenOn(contentKept: contentKept) + privateWhenOn }
 
     /// What stays private with inspection on.
     public static let privateWhenOn: [String] = [

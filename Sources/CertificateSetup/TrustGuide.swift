@@ -14,9 +14,12 @@ public enum TrustTarget: Sendable, Equatable {
     case windows
     case bundle(String)
     case folder(String)
+    /// A runtime that keeps its own list (`RuntimeTrust`): the variable or flag it needs.
+    case runtime(TrustRuntime)
 
     /// The names `--platform` takes.
     public static let platformNames = ["debian", "fedora", "arch", "nss", "macos", "ios", "android", "windows"]
+        + TrustRuntime.allCases.map(\.rawValue)
 
     /// The target for `--platform NAME` (with the NSS folder from an `nss:` store), or nil.
     public init?(platform: String, store: TrustStoreSpec) {
@@ -30,6 +33,9 @@ public enum TrustTarget: Sendable, Equatable {
         case "ios": self = .ios
         case "android": self = .android
         case "windows": self = .windows
+        case "python", "requests": self = .runtime(.python)
+        case "node", "nodejs": self = .runtime(.node)
+        case "java": self = .runtime(.java)
         default: return nil
         }
     }
@@ -53,7 +59,7 @@ public enum TrustTarget: Sendable, Equatable {
     public var canApply: Bool {
         switch self {
         case .debian, .fedora, .arch, .nss(directory: .some), .bundle, .folder: return true
-        case .nss(directory: nil), .macos, .ios, .android, .windows: return false
+        case .nss(directory: nil), .macos, .ios, .android, .windows, .runtime: return false
         }
     }
 }
@@ -128,16 +134,16 @@ public enum TrustGuides {
             return TrustGuide(title: "Debian / Ubuntu (system store)", steps: [
                 "sudo cp \(pem) /usr/local/share/ca-certificates/\(root.debianFileName)",
                 "sudo update-ca-certificates",
-            ], note: "OpenSSL, curl, Python and Go programs then trust it; Firefox and Chromium use their own NSS database (\(audience.nssOption)).")
+            ], note: "\(RuntimeTrust.systemStoreSentence); Firefox and Chromium use their own NSS database (\(audience.nssOption)).")
         case .fedora:
             return TrustGuide(title: "Fedora / RHEL (system store)", steps: [
                 "sudo cp \(pem) /etc/pki/ca-trust/source/anchors/\(root.pemFileName)",
                 "sudo update-ca-trust",
-            ], note: "p11-kit also hands it to NSS programs on Fedora.")
+            ], note: "p11-kit also hands it to NSS programs on Fedora. \(RuntimeTrust.systemStoreSentence).")
         case .arch:
             return TrustGuide(title: "Arch Linux (system store)", steps: [
                 "sudo trust anchor --store \(pem)",
-            ], note: "Check with `trust list --filter=ca-anchors --purpose=server-auth`.")
+            ], note: "Check with `trust list --filter=ca-anchors --purpose=server-auth`. \(RuntimeTrust.systemStoreSentence).")
         case .nss(let dir):
             let db = dir.map { ShellWord.quote("sql:" + $0) } ?? "sql:\"\(chromiumNSS)\""
             return TrustGuide(title: dir == nil ? "NSS (Chromium; Firefox per profile)" : "NSS database \(dir!)", steps: [
@@ -174,6 +180,8 @@ public enum TrustGuides {
                 "cp \(pem) \(ShellWord.quote(path + "/" + root.pemFileName))",
                 "openssl rehash \(ShellWord.quote(path))",
             ])
+        case .runtime(let runtime):
+            return RuntimeTrust.of(runtime).guide(rootPath: root.path)
         }
     }
 
@@ -226,6 +234,15 @@ public enum TrustGuides {
             return TrustGuide(title: "Hashed folder \(path)", steps: [
                 "rm \(ShellWord.quote(path + "/" + root.pemFileName))",
                 "openssl rehash \(ShellWord.quote(path))",
+            ])
+        case .runtime(.java):
+            return TrustGuide(title: RuntimeTrust.of(.java).programs, steps: [
+                "keytool -delete -cacerts -alias tunnelvision -storepass changeit   (and delete ~/tv-truststore.p12 if you made one)",
+            ])
+        case .runtime(let runtime):
+            let entry = RuntimeTrust.of(runtime)
+            return TrustGuide(title: entry.programs, steps: [
+                "unset \(entry.setting) where you set it (your shell profile or the program's environment).",
             ])
         }
     }

@@ -42,6 +42,8 @@ public final class ProxyServer: Sendable {
         var lastShared: ProxyShared?
         var nextLoop = 0
         var inspectionEnabled: Bool
+        /// Set when the CA was swapped (`setAuthority`): the one a later start uses.
+        var swappedAuthority: CertificateAuthority??
     }
 
     private let state: Mutex<State>
@@ -63,6 +65,10 @@ public final class ProxyServer: Sendable {
         signal(SIGPIPE, SIG_IGN)
         var configuration = self.configuration
         configuration.inspectionEnabled = state.withLock { $0.inspectionEnabled }
+        if let swapped = state.withLock({ $0.swappedAuthority }) {
+            configuration.authority = swapped
+            configuration.leafCache = nil
+        }
         let descriptors = DescriptorLimit.raise()
         let cap = DescriptorBudget.connectionCap(configured: configuration.maxConnections,
                                                  limit: descriptors.soft, inUse: DescriptorLimit.inUse())
@@ -186,6 +192,21 @@ public final class ProxyServer: Sendable {
             return s.running?.shared
         }
         shared?.inspection.store(enabled, ordering: .relaxed)
+    }
+
+    /// The CA leaves are minted from now (nil: none).
+    public var authority: CertificateAuthority? {
+        state.withLock { s in s.running.map { $0.shared.authority } ?? (s.swappedAuthority ?? configuration.authority) }
+    }
+
+    /// Mints from `authority` for handshakes started from now on (a CA made or remade while the
+    /// server runs); nil: no CA, nothing is inspected. Open connections keep their leaves.
+    public func setAuthority(_ authority: CertificateAuthority?) {
+        let shared = state.withLock { s -> ProxyShared? in
+            s.swappedAuthority = .some(authority)
+            return s.running?.shared
+        }
+        shared?.setAuthority(authority)
     }
 
     /// The counters now (also after stop: the last run's).

@@ -23,6 +23,8 @@ public enum TrustInstaller {
         case bundleRemove(path: String)
         case folderAdd(directory: String, fileName: String)
         case folderRemove(directory: String)
+        /// Make an empty NSS database in a folder that has none (before `nssAdd`).
+        case nssCreate(directory: String)
         case nssAdd(directory: String, nickname: String)
         case nssRemove(directory: String)
 
@@ -35,6 +37,7 @@ public enum TrustInstaller {
             case .bundleRemove(let path): return "rewrite \(path) without the root"
             case let .folderAdd(dir, name): return "write \(dir)/\(name) and link its hash name to it (any other file holding the root removed)"
             case .folderRemove(let dir): return "delete the root's files and hash links from \(dir)"
+            case .nssCreate(let dir): return "create an empty NSS database in \(dir), which has none (certutil -N --empty-password)"
             case let .nssAdd(dir, nickname): return "add the root to the NSS database \(dir) as '\(nickname)' trusted for websites (C,,)"
             case .nssRemove(let dir): return "delete the root from the NSS database \(dir)"
             }
@@ -69,7 +72,9 @@ public enum TrustInstaller {
     }
 
     /// The actions that install and trust the root for `target`, or nil when tv cannot do them here.
-    public static func installActions(_ target: TrustTarget, root: RootDescription) -> [Action]? {
+    /// - Parameter lacksNSSDatabase: whether an NSS folder has no database yet (one is made first).
+    public static func installActions(_ target: TrustTarget, root: RootDescription,
+                                      lacksNSSDatabase: (String) -> Bool = StoreEditor.lacksNSSDatabase) -> [Action]? {
         switch target {
         case .debian:
             return [.copy(from: root.path, to: "/usr/local/share/ca-certificates/" + root.debianFileName),
@@ -79,10 +84,11 @@ public enum TrustInstaller {
                     .run(program: "update-ca-trust", arguments: ["extract"])]
         case .arch:
             return [.run(program: "trust", arguments: ["anchor", "--store", root.path])]
-        case .nss(let dir?): return [.nssAdd(directory: dir, nickname: root.commonName)]
+        case .nss(let dir?):
+            return (lacksNSSDatabase(dir) ? [.nssCreate(directory: dir)] : []) + [.nssAdd(directory: dir, nickname: root.commonName)]
         case .bundle(let path): return [.bundleAdd(path: path)]
         case .folder(let dir): return [.folderAdd(directory: dir, fileName: root.pemFileName)]
-        case .nss(nil), .macos, .ios, .android, .windows: return nil
+        case .nss(nil), .macos, .ios, .android, .windows, .runtime: return nil
         }
     }
 
@@ -100,7 +106,7 @@ public enum TrustInstaller {
         case .nss(let dir?): return [.nssRemove(directory: dir)]
         case .bundle(let path): return [.bundleRemove(path: path)]
         case .folder(let dir): return [.folderRemove(directory: dir)]
-        case .nss(nil), .macos, .ios, .android, .windows: return nil
+        case .nss(nil), .macos, .ios, .android, .windows, .runtime: return nil
         }
     }
 
@@ -152,6 +158,7 @@ public enum TrustInstaller {
         case .bundleRemove(let path): try StoreEditor.rewriteBundle(path, root: root, add: false)
         case let .folderAdd(dir, name): try StoreEditor.installInFolder(dir, root: root, fileName: name)
         case .folderRemove(let dir): try StoreEditor.removeFromFolder(dir, root: root)
+        case .nssCreate(let dir): try StoreEditor.createNSSDatabase(dir, environment: environment)
         case let .nssAdd(dir, nickname):
             try StoreEditor.trustInNSS(dir, root: root, rootPath: rootPath, nickname: nickname, environment: environment)
         case .nssRemove(let dir): try StoreEditor.removeFromNSS(dir, root: root, environment: environment)

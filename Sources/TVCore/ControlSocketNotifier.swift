@@ -14,6 +14,12 @@ public struct ControlSocketNotifier: LiveSessionNotifier {
         deliver(ControlRequest(command: "setting-saved", arguments: ["key": key]))
     }
 
+    /// Tells a running session that the data folder's CA was made, imported, remade or removed,
+    /// so it mints from the one there now (and applies the saved inspection setting) at once.
+    public func caChanged() -> LiveSessionDelivery {
+        deliver(ControlRequest(command: "ca-changed"))
+    }
+
     /// Tells a running session that `host` was removed from the pinned hosts (the row is already
     /// gone), so its next connection is inspected again without a restart.
     public func pinnedHostForgotten(_ host: String) -> LiveSessionDelivery {

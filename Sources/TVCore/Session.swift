@@ -81,7 +81,10 @@ public final class Session: Sendable {
     private var settings: SettingsStore { wiring.settings }
     private var writer: FlowWriter { wiring.writer }
     private var content: ContentRecorder { wiring.content }
-    private var canInspect: Bool { wiring.authority != nil }
+    /// Whether the session has a CA now (one made or remade while it runs counts: `reloadCA`).
+    private var canInspect: Bool { proxy.authority != nil }
+    /// Whether inspection follows the saved setting (not forced with --inspect or --ca).
+    private var followsSettings: Bool { !options.forceInspection && options.caFile == nil }
 
     /// Prepares everything and starts listening.
     /// - Parameter say: where notices go (standard error for `tv run`).
@@ -163,7 +166,9 @@ public final class Session: Sendable {
             return source
         }
         var recheck: DispatchSourceTimer?
-        if canInspect && !options.forceInspection && options.caFile == nil && options.trustRecheckSeconds > 0 {
+        // Also without a CA at start: one made while the session runs is picked up, and its
+        // trust asked again like the first's.
+        if followsSettings && options.trustRecheckSeconds > 0 {
             let timer = DispatchSource.makeTimerSource(queue: .global())
             timer.schedule(deadline: .now() + options.trustRecheckSeconds, repeating: options.trustRecheckSeconds)
             timer.setEventHandler { [self] in self.recheckTrust() }
@@ -194,11 +199,41 @@ public final class Session: Sendable {
     /// The live counters, for `tv status`.
     public var counters: ProxyCounters { proxy.counters }
 
+    /// Reads the data folder's CA again and mints from it (a CA made, remade or removed since
+    /// the session started), then applies the saved inspection setting after asking trust again.
+    /// A `--ca FILE` session keeps its own CA. Returns the sentence to answer with when the
+    /// folder's CA cannot be used.
+    @discardableResult
+    private func reloadCA() -> String? {
+        guard options.caFile == nil else { return nil }
+        let folder = CAFolder(home: home)
+        var problem: String?
+        switch folder.load() {
+        case .present(let ca):
+            if proxy.authority?.root.sha256 != ca.root.sha256 { proxy.setAuthority(ca) }
+        case .absent:
+            proxy.setAuthority(nil)
+            problem = "there is no CA in \(folder.directory)"
+        case .doubt(let doubt):
+            proxy.setAuthority(nil)
+            problem = doubt.message
+        }
+        if followsSettings {
+            recheckTrust()
+        } else {
+            applyContentPolicy((try? settings.read()) ?? SettingsRecord())
+        }
+        return problem
+    }
+
     private func recheckTrust() {
         let now = Int64(Date().timeIntervalSince1970)
+        if options.caFile == nil, proxy.authority == nil, case .present(let ca) = CAFolder(home: home).load() {
+            proxy.setAuthority(ca)
+        }
         guard let report = try? InspectionGuard.recheck(home: home, settings: settings, environment: environment, now: now) else { return }
         for notice in report.notices { say(notice) }
-        let wanted = report.record[SettingKeys.inspectionEnabled]
+        let wanted = report.record[SettingKeys.inspectionEnabled] && canInspect
         if proxy.inspectionEnabled != wanted {
             proxy.setInspection(enabled: wanted)
             applyContentPolicy(report.record)
@@ -249,6 +284,8 @@ public final class Session: Sendable {
             }
             if request.arguments["key"] == SettingKeys.inspectionEnabled.name {
                 let wanted = record[SettingKeys.inspectionEnabled]
+                // A CA made since the session started (e.g. by `tv setup`) is picked up here.
+                if wanted && !canInspect { reloadCA() }
                 if wanted && !canInspect {
                     return ControlResponse(ok: false, message: "this session has no usable CA, so it cannot inspect")
                 }
@@ -256,6 +293,16 @@ public final class Session: Sendable {
             }
             applyContentPolicy(record)
             return ControlResponse(ok: true, message: "applied")
+        case "ca-changed":
+            // `tv ca create`, `import`, `remake`, `remove` and `tv setup` changed the data
+            // folder's CA: mint from the one there now.
+            guard options.caFile == nil else {
+                return ControlResponse(ok: true, message: "this session uses its own CA (--ca); it keeps it")
+            }
+            if let problem = reloadCA(), options.forceInspection {
+                return ControlResponse(ok: false, message: "this session was started with --inspect and now has no usable CA (\(problem)); it inspects nothing until there is one")
+            }
+            return ControlResponse(ok: true, message: "applied", values: ["inspection": proxy.inspectionEnabled ? "on" : "off"])
         case "pinned-forgotten":
             // `tv pinned forget` removed the rows first; the in-memory sets answer the loops.
             guard let host = request.arguments["host"], !host.isEmpty else {

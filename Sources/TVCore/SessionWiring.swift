@@ -32,7 +32,7 @@ final class SessionWiring: Sendable {
 
     /// - Parameter firstFlowID: where flow ids start (nil: after the database's highest).
     /// - Throws: `FlowStoreError`, `CAError`, `SettingsError`, `TVHomeError`, `ProxyError`
-    ///   (a bad --listen), `ForcedInspectionError` (--inspect without a usable CA).
+    ///   (a bad --listen), `ForcedInspectionError` (--inspect or --keep-content without a usable CA).
     init(home: TVHome, options: Session.Options, environment: [String: String], now: Int64,
          say: @escaping @Sendable (String) -> Void) throws {
         try home.ensureExists()
@@ -52,10 +52,10 @@ final class SessionWiring: Sendable {
             switch folder.load() {
             case .present(let ca): authority = ca; caPath = folder.rootPath; note = ""
             case .absent:
-                if options.forceInspection { throw ForcedInspectionError.noCA(directory: folder.directory) }
+                if let asked = ForcedSessionOption.asked(by: options) { throw ForcedInspectionError.noCA(asked, directory: folder.directory) }
                 note = "there is no CA yet; `tv setup` makes one and walks you through trusting it"
             case .doubt(let doubt):
-                if options.forceInspection { throw ForcedInspectionError.caInDoubt(doubt) }
+                if let asked = ForcedSessionOption.asked(by: options) { throw ForcedInspectionError.caInDoubt(asked, doubt) }
                 note = doubt.message
                 // Asked for in the settings and not happening: said, whatever --quiet says.
                 if (try? settings.read())?[SettingKeys.inspectionEnabled] == true { say(InspectionDoubtNotice.sentence(doubt)) }

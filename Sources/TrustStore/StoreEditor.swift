@@ -116,6 +116,20 @@ public enum StoreEditor {
         try runCertutil(arguments, step: "add the root to \(dir)", environment: environment)
     }
 
+    /// Whether `dir` is a folder that holds no NSS database yet (no `cert9.db`), so one can be
+    /// made there (`createNSSDatabase`); false for a missing folder (a mistyped path makes nothing).
+    public static func lacksNSSDatabase(_ dir: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else { return false }
+        return !FileManager.default.fileExists(atPath: dir + "/cert9.db")
+    }
+
+    /// Makes an empty NSS database in the folder `dir`, with no password (`certutil -N
+    /// --empty-password`, as Chromium makes `~/.pki/nssdb`).
+    public static func createNSSDatabase(_ dir: String, environment: [String: String]) throws {
+        try runCertutil(["-N", "-d", "sql:" + dir, "--empty-password"], step: "create an NSS database in \(dir)", environment: environment)
+    }
+
     /// Deletes every entry of the NSS database `dir` that is our root (`certutil -D`).
     /// - Returns: the nicknames deleted.
     @discardableResult

@@ -84,8 +84,9 @@ extension ProxyConnection {
         guard let ssl = SSL_new(shared.contexts.server) else { return enqueue(.failed(.tlsSession(nil))) }
         let session = TLSSession(ssl: ssl, isServer: true)
         // One certificate per key type; OpenSSL picks by the client's suites and signature
-        // algorithms. The CA's own leaf key is already the context's; another type's key goes
-        // with its certificate. (`session` frees the SSL on every early return.)
+        // algorithms. The first CA's leaf key is already the context's; another type's key, or a
+        // CA made or remade since, goes with its certificate. (`session` frees the SSL on every
+        // early return.)
         let contextKey = shared.configuration.authority?.leafKey.handle
         for type in plan.keyTypes {
             let leaf: Leaf

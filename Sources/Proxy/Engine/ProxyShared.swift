@@ -9,10 +9,15 @@ import FlowTerms
 final class ProxyShared: Sendable {
     let configuration: ProxyConfiguration
     let contexts: TLSContexts
-    let leafCache: LeafCache?
+    /// The CA leaves are minted from, its cache and its key-type plan, swapped whole when a
+    /// live session's CA is made or remade (`setAuthority`); connections already past their
+    /// handshake keep theirs.
+    private let caMaterial: Mutex<CAMaterial>
+    /// The leaf cache in force now (nil: no CA, nothing can be inspected).
+    var leafCache: LeafCache? { caMaterial.withLock { $0.leafCache } }
     /// Which leaf key types a client leg presents (the CA's leaf key type, and the other
     /// algorithm's for a client that cannot use it).
-    let leafKeys: LeafKeyPlan
+    var leafKeys: LeafKeyPlan { caMaterial.withLock { $0.leafKeys } }
     let ignoreHosts: [HostPattern]
     let allowHosts: [HostPattern]
     let inspection: Atomic<Bool>
@@ -53,8 +58,9 @@ final class ProxyShared: Sendable {
         ignoreHosts = try configuration.ignoreHosts.map(HostPattern.init)
         allowHosts = try configuration.allowHosts.map(HostPattern.init)
         contexts = try TLSContexts(configuration: configuration, sessionCache: UpstreamSessionCache())
-        leafCache = configuration.leafCache ?? configuration.authority.map { LeafCache(authority: $0) }
-        leafKeys = LeafKeyPlan(primary: configuration.authority?.leafKeyType ?? .ecdsaP256, suites: contexts.serverSuiteKeys)
+        caMaterial = Mutex(CAMaterial(authority: configuration.authority,
+                                      leafCache: configuration.leafCache ?? configuration.authority.map { LeafCache(authority: $0) },
+                                      suites: contexts.serverSuiteKeys))
         inspection = Atomic(configuration.inspectionEnabled)
         nextFlowID = Atomic(configuration.firstFlowID)
         resolver = Resolver(threads: configuration.resolverThreads)
@@ -69,10 +75,34 @@ final class ProxyShared: Sendable {
     /// Takes `count` consecutive ids out of the sequence; returns the first.
     func reserveFlowIDs(_ count: UInt64) -> UInt64 { nextFlowID.wrappingAdd(count, ordering: .relaxed).oldValue }
 
-    /// The policy as it stands now (inspection may be switched live).
+    /// The CA in force now.
+    var authority: CertificateAuthority? { caMaterial.withLock { $0.authority } }
+
+    /// Mints from `authority` for handshakes started from now on (nil: none; nothing is inspected),
+    /// and trusts its root when verifying servers too, as the first CA's is.
+    func setAuthority(_ authority: CertificateAuthority?) {
+        let suites = contexts.serverSuiteKeys
+        caMaterial.withLock { $0 = CAMaterial(authority: authority, leafCache: authority.map { LeafCache(authority: $0) }, suites: suites) }
+        if let authority { contexts.trustUpstream(authority.root) }
+    }
+
+    /// The policy as it stands now (inspection and the CA may be switched live).
     var policy: InterceptionPolicy {
         InterceptionPolicy(inspectionEnabled: inspection.load(ordering: .relaxed),
-                           caAvailable: configuration.authority != nil && leafCache != nil,
+                           caAvailable: leafCache != nil,
                            ignoreHosts: ignoreHosts, allowHosts: allowHosts)
+    }
+}
+
+/// A CA, the cache of leaves minted from it and the key types its leaves come in, swapped together.
+struct CAMaterial: Sendable {
+    let authority: CertificateAuthority?
+    let leafCache: LeafCache?
+    let leafKeys: LeafKeyPlan
+
+    init(authority: CertificateAuthority?, leafCache: LeafCache?, suites: LeafKeyPlan.CipherSuiteKeys) {
+        self.authority = authority
+        self.leafCache = leafCache
+        leafKeys = LeafKeyPlan(primary: authority?.leafKeyType ?? .ecdsaP256, suites: suites)
     }
 }

@@ -132,6 +132,15 @@ final class TLSContexts: @unchecked Sendable {
         return keys
     }
 
+    /// Adds `root` to the roots upstream servers are verified against (a CA made while the
+    /// server runs: `tv ca issue` certificates from it verify, as the first CA's do). Safe from any
+    /// thread: an X509_STORE takes its own lock in X509_STORE_add_cert; a root already there is
+    /// accepted as is.
+    func trustUpstream(_ root: Certificate) {
+        if let store = SSL_CTX_get_cert_store(client) { _ = X509_STORE_add_cert(store, root.handle) }
+        ERR_clear_error()
+    }
+
     deinit {
         SSL_CTX_free(server)
         SSL_CTX_free(client)

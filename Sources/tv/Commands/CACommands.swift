@@ -68,6 +68,7 @@ enum CACommands {
             inv.console.line("Next: trust the root where you want inspection to work (CA/README.md lists every platform);")
             inv.console.line("      `tv ca export --mobileconfig -o tv.mobileconfig` for iOS/macOS, `--der` for Android/Windows.")
         }
+        LiveSession.caChanged(inv)
         return 0
     }
 
@@ -86,6 +87,7 @@ enum CACommands {
         if let eku = ca.root.extendedKeyUsage, eku & 0x0001 == 0 {  // XKU_SSL_SERVER
             inv.console.note("Note: this root carries an extendedKeyUsage without serverAuth; OpenSSL-based clients will refuse its leaves.")
         }
+        LiveSession.caChanged(inv)
         return 0
     }
 

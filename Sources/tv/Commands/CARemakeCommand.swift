@@ -34,6 +34,7 @@ enum CARemakeCommand {
         inv.console.line("  new root  \(outcome.newCA.root.subject)  serial \(outcome.newCA.root.serialHex)")
         inv.console.line("            SHA-256 \(Hex.encode(outcome.newCA.root.sha256, separator: ":", uppercase: true))")
         for warning in outcome.warnings { inv.console.note(warning) }
+        LiveSession.caChanged(inv)
         inv.console.line("Next: install and trust the new root (`tv ca trust`), and remove the old one where you had added it (`tv ca remove --help` lists how per store; look for the old SHA-256).")
         return 0
     }

@@ -29,18 +29,38 @@ enum CARemoveCommand {
             }
         }
         let settings = try inv.settingsStore()
+        let record = TrustInstallRecord.read(home: home)
+        var done: [TrustStoreSpec] = []
+        var failures: [(TrustStoreSpec, String)] = []
+        var remembered: [TrustStoreSpec] = []
         let outcome = try CARemoval.remove(home: home, settings: settings) { root in
-            guard apply else { return }
             guard let root else {
-                throw UsageRefusal("The root certificate cannot be read, so it cannot be taken out of a store; run without --apply and follow the steps by hand.", exitCode: 1)
+                guard !apply else {
+                    throw UsageRefusal("The root certificate cannot be read, so it cannot be taken out of a store; run without --apply and follow the steps by hand.", exitCode: 1)
+                }
+                return
             }
             let description = RootDescription(root: root, path: folder.rootPath)
-            guard let actions = TrustInstaller.removalActions(target, root: description) else {
-                throw TrustInstaller.Failure.cannotApply(target: TrustGuides.removal(target, root: description).title)
-            }
-            inv.console.line("Taking the root out of \(TrustGuides.removal(target, root: description).title):")
-            try TrustInstaller.perform(actions, root: root, rootPath: folder.rootPath, environment: inv.environment) {
-                inv.console.line("→ " + $0)
+            remembered = record.stores(for: description.sha256)
+            let stores = TrustRemovalPlan.storesToApply(apply: apply, chosen: store, remembered: remembered)
+            for (index, each) in stores.enumerated() {
+                // The store named must come out (else nothing is deleted, for a retry); another
+                // store tv remembers is tried, and a failure is said and left to do.
+                let eachTarget = index == 0 ? target : TrustTarget.forStore(each, distribution: OSRelease.distribution())
+                let guide = TrustGuides.removal(eachTarget, root: description)
+                guard let actions = TrustInstaller.removalActions(eachTarget, root: description) else {
+                    if index == 0 { throw TrustInstaller.Failure.cannotApply(target: guide.title) }
+                    continue
+                }
+                inv.console.line("Taking the root out of \(guide.title):")
+                do {
+                    try TrustInstaller.perform(actions, root: root, rootPath: folder.rootPath, environment: inv.environment) {
+                        inv.console.line("→ " + $0)
+                    }
+                    done.append(index == 0 ? (CATrustCommand.storeOf(target) ?? each) : each)
+                } catch let error as UserFacingError where index > 0 {
+                    failures.append((each, error.message))
+                }
             }
         }
         inv.console.line(outcome.inspectionOff.sentence(settingsPath: settings.file.path))
@@ -50,19 +70,33 @@ enum CARemoveCommand {
         }
         inv.console.line("Deleted the root key, the root certificate and the leaf key from \(folder.directory).")
         inv.console.line(SetupText.removeKeeps)
+        LiveSession.caChanged(inv)
         guard let root = outcome.removedRoot else {
             inv.console.line("The root could not be read, so remove any TunnelVision root from your stores by hand.")
             return 0
         }
         let description = RootDescription(root: root, path: folder.rootPath)
-        inv.console.line("")
-        inv.console.line("To take the removed root (\(description.commonName), SHA-256 \(description.sha256)) out of the stores that trust it:")
-        var targets: [TrustTarget] = [.debian, .fedora, .arch, .nss(directory: nil), .macos, .ios, .android, .windows]
-        switch store {
-        case .file, .dir, .nss: targets.insert(TrustTarget.forStore(store, distribution: nil), at: 0)
-        case .system: break
+        // The record has done its work for this root: what is left is said below.
+        for each in remembered { _ = try? TrustInstallRecord.read(home: home).forgetting(each, sha256: description.sha256).write(home: home) }
+        if !done.isEmpty {
+            inv.console.line("Took the root out of " + done.map(StoreWords.name).joined(separator: " and ") + ".")
         }
-        for t in targets { for line in SetupRendering.guideLines(TrustGuides.removal(t, root: description)) { inv.console.line(line) } }
+        for (each, reason) in failures { inv.console.note("tv: Could not take the root out of \(StoreWords.name(each)): \(reason)") }
+        let left = TrustRemovalPlan.knownLeft(chosen: store, chosenExplicitly: inv.command.value("trust-store") != nil,
+                                              remembered: remembered, done: done)
+        inv.console.line("")
+        if !left.isEmpty {
+            inv.console.line("Left to do: take the removed root (\(description.commonName), SHA-256 \(description.sha256)) out of the stores tv knows still hold it:")
+            for each in left {
+                let guide = TrustGuides.removal(TrustTarget.forStore(each, distribution: OSRelease.distribution()), root: description)
+                for line in SetupRendering.guideLines(guide) { inv.console.line(line) }
+            }
+            inv.console.line("")
+        }
+        inv.console.line("If you trusted the removed root (\(description.commonName), SHA-256 \(description.sha256)) anywhere else by hand, take it out there:")
+        for t in TrustRemovalPlan.elsewhere(done: done, knownLeft: left) {
+            for line in SetupRendering.guideLines(TrustGuides.removal(t, root: description)) { inv.console.line(line) }
+        }
         return 0
     }
 }

@@ -30,6 +30,8 @@ enum CATrustCommand {
             }
             if case .nss(directory: nil) = target {
                 inv.console.line("Then check with `tv ca status --trust-store nss:$HOME/.pki/nssdb` (or the Firefox profile folder).")
+            } else if case .runtime = target {
+                inv.console.line("Then start the program again: it reads its list when it starts.")
             } else {
                 inv.console.line("Then check on that device; tv on this machine cannot ask its trust store.")
             }
@@ -45,6 +47,9 @@ enum CATrustCommand {
         }
         try TrustInstaller.perform(actions, root: ca.root, rootPath: folder.rootPath, environment: inv.environment) {
             inv.console.line("→ " + $0)
+        }
+        if let installed = storeOf(target), let note = TrustInstallRecord.remember(installed, sha256: root.sha256, home: try inv.home()) {
+            inv.console.note("tv: " + note)
         }
         inv.console.line("Done. Asking \(StoreWords.name(storeOf(target) ?? store)) again:")
         return try reask(inv, store: storeOf(target) ?? store)
@@ -68,7 +73,7 @@ enum CATrustCommand {
         case .nss(let dir?): return .nss(dir)
         case .bundle(let p): return .file(p)
         case .folder(let p): return .dir(p)
-        case .nss(nil), .macos, .ios, .android, .windows: return nil
+        case .nss(nil), .macos, .ios, .android, .windows, .runtime: return nil
         }
     }
 
@@ -79,7 +84,9 @@ enum CATrustCommand {
         var notices: [String] = []
         if let report = try? InspectionGuard.recheck(home: home, settings: try inv.settingsStore(), environment: inv.environment, now: inv.now) {
             notices = report.notices
-            enabled = report.record[SettingKeys.inspectionEnabled] && report.store == store
+            // Inspection is one switch for the session, whichever store was asked: the stage
+            // says "on" when it is on, never "turn it on".
+            enabled = report.record[SettingKeys.inspectionEnabled]
         }
         for notice in notices { inv.console.note(notice) }
         let snapshot = SetupSnapshot.read(home: home, store: store, inspectionEnabled: enabled, environment: inv.environment, now: inv.now)

@@ -44,11 +44,11 @@ enum InspectCommands {
             inv.console.note("tv: " + sentence)
             return 1
         case .turnOn:
-            let (_, deliveries) = try settings.update { record in
+            let (record, deliveries) = try settings.update { record in
                 record.setting(SettingKeys.inspectionEnabled, to: true).setting(SettingKeys.trustStore, to: store.description)
             }
             inv.console.line("Inspection is on: \(StoreWords.name(store)) accepts leaves from the root for TLS.")
-            for line in SetupText.visibleWhenOn + SetupText.privateWhenOn { inv.console.line("  " + line) }
+            for line in SetupText.whenOn(contentKept: record[SettingKeys.contentKeep]) { inv.console.line("  " + line) }
             for (_, delivery) in deliveries { if let s = delivery.sentence { inv.console.line(s) } }
             return 0
         }
@@ -81,7 +81,7 @@ enum InspectCommands {
             inv.console.line("Inspection: \(enabled ? "on" : "off")")
             if let trust = report.snapshot.trust { for line in SetupRendering.trustLines(trust) { inv.console.line(line) } }
             for line in SetupRendering.stageLines(stage) { inv.console.line(line) }
-            if enabled { for line in SetupText.visibleWhenOn + SetupText.privateWhenOn { inv.console.line("  " + line) } }
+            if enabled { for line in SetupText.whenOn(contentKept: report.record[SettingKeys.contentKeep]) { inv.console.line("  " + line) } }
         }
         return report.saveProblem == nil ? 0 : 1
     }

@@ -18,7 +18,7 @@ enum RunCommands {
                   OptionSpec("dry-run", help: "--mode tun: print the routing changes it would make, and make none."),
                   OptionSpec("tun-device", value: "NAME", help: "--mode tun: the TUN interface's name (default tv0)."),
                   OptionSpec("mtu", value: "N", help: "--mode tun: the TUN's MTU (default 65535)."),
-                  OptionSpec("yes", help: "--mode tun: change the routing without asking first."),
+                  OptionSpec("yes", help: "Agree without asking: --mode tun changes the routing; --inspect or --keep-content with no CA creates one."),
                   OptionSpec("max-per-client", value: "N", help: "Connections one client address may hold open (default: a quarter of the connection cap, 64 to 1024; 0: no limit); more are refused and said."),
                   OptionSpec("head-timeout", value: "SECONDS", help: "Seconds a client may take to send a whole request head, however slowly it trickles (default 10; 0.1-3600); then 408 and closed.")]
             + proxyOptions + [OptionSpec("quiet", help: "Print nothing but errors.")])
@@ -148,6 +148,8 @@ enum RunCommands {
             _ = try? settings.set(SettingKeys.introSeen, to: true)
         }
 
+        try offerCA(inv, options: options, home: home)
+
         // The session's lines quote peers (host names, handshake failures): each is one line.
         let session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
             console.note("tv: " + TerminalText.line(text))
@@ -158,6 +160,25 @@ enum RunCommands {
         let losses = session.losses ?? RecordingLosses()
         if !quiet || !losses.isEmpty { console.note("tv stopped; " + RecordingPresentation.stopped(losses, folder: home.path)) }
         return 0
+    }
+
+    /// `--inspect` / `--keep-content` with no CA: on a terminal, offers to create one (`--yes`
+    /// agrees without asking); otherwise nothing is made and the session refuses to start
+    /// (`ForcedInspectionError.noCA`: the reason and the next command).
+    static func offerCA(_ inv: Invocation, options: Session.Options, home: TVHome) throws {
+        guard let asked = ForcedSessionOption.asked(by: options) else { return }
+        let folder = CAFolder(home: home)
+        guard case .absent = folder.load() else { return }
+        // A command line that cannot run is refused before anything is made.
+        if let listen = options.listen { var probe = ProxyConfiguration(); try probe.setListen(listen) }
+        if !inv.yes {
+            guard inv.console.stdinIsTerminal else { return }
+            inv.console.note("\(asked.rawValue) needs a certificate authority, and there is none yet. tv would make one in \(folder.directory); its private key never leaves this machine, and clients trust tv's certificates only once given its root.")
+            guard inv.console.confirm("Create it now?") else { return }
+        }
+        try home.ensureExists()
+        let ca = try folder.create(now: inv.now)
+        inv.console.note("Created the certificate \(ca.root.subject) (SHA-256 \(Hex.encode(ca.root.sha256, separator: ":", uppercase: true))); give clients its root, \(folder.rootPath) (e.g. `curl --cacert \(folder.rootPath)`), or trust it with `tv setup`.")
     }
 
     static func client(_ inv: Invocation) throws -> ControlClient {

@@ -40,6 +40,7 @@ enum SetupCommand {
         var progress = SetupProgress()
         var shown: SetupStep?
         var appliedOnce = false
+        var runtimesShown = false
         while true {
             let report = try InspectionGuard.recheck(home: home, settings: settings, environment: inv.environment, now: inv.now)
             for notice in report.notices { inv.console.note(notice) }
@@ -63,6 +64,7 @@ enum SetupCommand {
                     progress.lastFailure = nil
                     inv.console.line("Created the certificate: \(ca.root.subject), SHA-256 \(Hex.encode(ca.root.sha256, separator: ":", uppercase: true)).")
                     inv.console.line("Its private key is in \(CAFolder(home: home).directory) and never leaves this machine.")
+                    LiveSession.caChanged(inv)
                     inv.console.line("")
                 } catch let error as UserFacingError {
                     progress.lastFailure = SetupFailure(step: .create, reason: error.message)
@@ -77,6 +79,8 @@ enum SetupCommand {
                 if firstTime {
                     inv.console.line("")
                     for line in SetupRendering.guideLines(TrustGuides.install(target, root: root, for: .setup)) { inv.console.line(line) }
+                    for line in SetupRendering.runtimeLines(rootPath: root.path) { inv.console.line(line) }
+                    runtimesShown = true
                     inv.console.line("")
                 }
                 let actions = TrustInstaller.installActions(target, root: root)
@@ -89,7 +93,7 @@ enum SetupCommand {
                         return appliedOnce ? 1 : 0
                     }
                     appliedOnce = true
-                    if !apply(inv, actions: actions, ca: ca, home: home, progress: &progress) { return 1 }
+                    if !apply(inv, actions: actions, ca: ca, store: report.store, home: home, progress: &progress) { return 1 }
                     continue
                 }
                 progress.waitingOnUser = true
@@ -101,13 +105,13 @@ enum SetupCommand {
                     inv.console.line("This will:")
                     for (i, action) in actions!.enumerated() { inv.console.line("  \(i + 1). \(action.sentence)") }
                     if ["y", "yes"].contains(ask(inv, "Go ahead? [y] yes · [n] no")) {
-                        _ = apply(inv, actions: actions!, ca: ca, home: home, progress: &progress)
+                        _ = apply(inv, actions: actions!, ca: ca, store: report.store, home: home, progress: &progress)
                     }
                 default: continue
                 }
 
             case .ready:
-                if firstTime { for line in SetupText.visibleWhenOn + SetupText.privateWhenOn { inv.console.line("  " + line) } }
+                if firstTime { for line in SetupText.whenOn(contentKept: report.record[SettingKeys.contentKeep]) { inv.console.line("  " + line) } }
                 if !inv.yes {
                     switch choose(inv, "Turn inspection on now? [y] yes · [Enter] check again · [q] not now", offer: .init(yes: true)) {
                     case .yes: break
@@ -125,7 +129,10 @@ enum SetupCommand {
                 }
 
             case .inspecting:
-                for line in SetupText.visibleWhenOn + SetupText.privateWhenOn { inv.console.line("  " + line) }
+                for line in SetupText.whenOn(contentKept: report.record[SettingKeys.contentKeep]) { inv.console.line("  " + line) }
+                if !runtimesShown, report.snapshot.authority != nil {
+                    for line in SetupRendering.runtimeLines(rootPath: CAFolder(home: home).rootPath) { inv.console.line(line) }
+                }
                 inv.console.line("Setup is complete. `tv inspect off` turns inspection off at any time.")
                 markIntroSeen(settings)
                 return 0
@@ -167,10 +174,12 @@ enum SetupCommand {
 
     /// Performs trust actions, announcing each; records a failure in `progress`.
     private static func apply(_ inv: Invocation, actions: [TrustInstaller.Action], ca: CertificateAuthority,
-                              home: TVHome, progress: inout SetupProgress) -> Bool {
+                              store: TrustStoreSpec, home: TVHome, progress: inout SetupProgress) -> Bool {
         do {
             try TrustInstaller.perform(actions, root: ca.root, rootPath: CAFolder(home: home).rootPath,
                                        environment: inv.environment) { inv.console.line("→ " + $0) }
+            let sha256 = RootDescription(ca, folder: CAFolder(home: home)).sha256
+            if let note = TrustInstallRecord.remember(store, sha256: sha256, home: home) { inv.console.note("tv: " + note) }
             progress.lastFailure = nil
             progress.waitingOnUser = false
             return true

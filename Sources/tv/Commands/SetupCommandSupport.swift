@@ -11,6 +11,13 @@ import TVHome
 /// Where `tv` tells a running session about saved settings: its control socket.
 enum LiveSession {
     static func notifier(_ home: TVHome) -> any LiveSessionNotifier { ControlSocketNotifier(home: home) }
+
+    /// Tells a running session that the data folder's CA changed, and says what became of it
+    /// (nothing when no session runs).
+    static func caChanged(_ inv: Invocation) {
+        guard let home = try? inv.home() else { return }
+        if let sentence = ControlSocketNotifier(home: home).caChanged().sentence { inv.console.line(sentence) }
+    }
 }
 
 extension Invocation {

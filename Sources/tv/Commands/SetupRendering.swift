@@ -70,6 +70,12 @@ enum SetupRendering {
         ])
     }
 
+    /// The runtimes that keep their own list, each with what makes it trust the root at `rootPath`.
+    static func runtimeLines(rootPath: String) -> [String] {
+        ["Programs that keep their own list of roots (trusting the store does not reach them):"]
+            + RuntimeTrust.all.map { "  " + $0.line(rootPath: rootPath) }
+    }
+
     static func guideLines(_ guide: TrustGuide) -> [String] {
         var lines = [guide.title + ":"]
         for (i, step) in guide.steps.enumerated() { lines.append("  \(i + 1). \(step)") }
