@@ -141,7 +141,7 @@ extension ClientHello {
             case TLSExtensionType.applicationLayerProtocolNegotiation:
                 alpnProtocolIDs = try ALPNList.read(&data, exactlyOne: false)
             case TLSExtensionType.supportedVersions:
-                supportedVersions = try Self.readSupportedVersions(&data)
+                supportedVersions = try Self.readCodeList(&data, "supported_versions", "version", rfc: nil, oneByteLength: true)
             case TLSExtensionType.keyShare:
                 keyShareGroups = try Self.readKeyShareGroups(&data)
             case TLSExtensionType.signatureAlgorithms:
@@ -197,30 +197,19 @@ extension ClientHello {
         return hostName
     }
 
-    /// supported_versions in a ClientHello (RFC 8446 §4.2.1): `ProtocolVersion versions<2..254>`.
-    private static func readSupportedVersions(_ data: inout ByteCursor) throws(WireFormatError) -> [UInt16] {
-        var list = try data.readVector8("the supported_versions list")
-        guard data.isAtEnd else {
-            throw WireFormatError("The supported_versions list is followed by \(WireFormatError.count(data.remaining, "extra byte")) inside its extension.")
-        }
-        guard list.remaining >= 2, list.remaining % 2 == 0 else {
-            throw WireFormatError("The supported_versions list is \(list.remaining) bytes long, but it must hold at least one 2-byte version and an even number of bytes.")
-        }
-        var versions: [UInt16] = []
-        versions.reserveCapacity(list.remaining / 2)
-        while !list.isAtEnd { versions.append(try list.readUInt16("a supported version")) }
-        return versions
-    }
-
-    /// signature_algorithms (RFC 8446 §4.2.3: `SignatureScheme supported_signature_algorithms<2..2^16-2>`)
-    /// and supported_groups (§4.2.7: `NamedGroup named_group_list<2..2^16-1>`): a list of 2-byte codes.
-    private static func readCodeList(_ data: inout ByteCursor, _ name: String, _ item: String, rfc: String) throws(WireFormatError) -> [UInt16] {
-        var list = try data.readVector16("the \(name) list")
+    /// A list of 2-byte codes filling its extension: supported_versions in a ClientHello (RFC 8446
+    /// §4.2.1: `ProtocolVersion versions<2..254>`, a 1-byte length), signature_algorithms
+    /// (§4.2.3: `SignatureScheme supported_signature_algorithms<2..2^16-2>`) and supported_groups
+    /// (§4.2.7: `NamedGroup named_group_list<2..2^16-1>`), both with a 2-byte length.
+    /// - Throws: `WireFormatError` naming `name` when the list is empty, odd, or not alone.
+    private static func readCodeList(_ data: inout ByteCursor, _ name: String, _ item: String, rfc: String?,
+                                     oneByteLength: Bool = false) throws(WireFormatError) -> [UInt16] {
+        var list = try oneByteLength ? data.readVector8("the \(name) list") : data.readVector16("the \(name) list")
         guard data.isAtEnd else {
             throw WireFormatError("The \(name) list is followed by \(WireFormatError.count(data.remaining, "extra byte")) inside its extension.")
         }
         guard list.remaining >= 2, list.remaining % 2 == 0 else {
-            throw WireFormatError("The \(name) list is \(list.remaining) bytes long, but it must hold at least one 2-byte \(item) and an even number of bytes (\(rfc)).")
+            throw WireFormatError("The \(name) list is \(list.remaining) bytes long, but it must hold at least one 2-byte \(item) and an even number of bytes\(rfc.map { " (\($0))" } ?? "").")
         }
         var codes: [UInt16] = []
         codes.reserveCapacity(list.remaining / 2)
