@@ -196,7 +196,7 @@ public final class ProxyServer: Sendable {
             out.accepted += c.accepted.load(ordering: .relaxed)
             out.bytesFromClients += c.bytesFromClients.load(ordering: .relaxed)
             out.bytesFromServers += c.bytesFromServers.load(ordering: .relaxed)
-            out.pinnedHostsRemembered += c.pinned.load(ordering: .relaxed)
+            out.pinningDetections += c.pinned.load(ordering: .relaxed)
             out.upstreamResumptions += c.upstreamResumptions.load(ordering: .relaxed)
             out.clientResumptions += c.clientResumptions.load(ordering: .relaxed)
             out.splicedBytes += c.splicedBytes.load(ordering: .relaxed)

@@ -28,8 +28,10 @@ public struct ProxyCounters: Sendable, Hashable {
     /// Bytes read from clients and from servers (plaintext when inspected).
     public var bytesFromClients: UInt64 = 0
     public var bytesFromServers: UInt64 = 0
-    /// Hosts remembered as pinned during this run.
-    public var pinnedHostsRemembered: UInt64 = 0
+    /// Times during this run a client refused tv's certificate and its host was remembered as
+    /// pinned (events, not hosts: a host forgotten and refused again counts twice; `tv pinned`
+    /// lists the hosts remembered now).
+    public var pinningDetections: UInt64 = 0
     /// Upstream TLS handshakes that resumed a session.
     public var upstreamResumptions: UInt64 = 0
     /// Client-leg TLS handshakes that resumed a session (ticket).

@@ -300,7 +300,9 @@ struct ConnectionMachine {
         var decision = settings.policy.decide(target, isPinned: isPinned)
         if decision.action == .inspect, let best = facts.offeredVersions.max(), best < settings.minimumTLSVersion {
             decision = InterceptionPolicy.Decision(action: .passThrough, reason: .clientVersionTooOld)
-            facts.error = ConnectionFailure.clientVersionTooOld(offered: best, minimum: settings.minimumTLSVersion).sentence
+            let note = ConnectionFailure.clientVersionTooOld(offered: best, minimum: settings.minimumTLSVersion)
+            facts.notInspectedReason = note.sentence
+            facts.error = note.sentence
         }
         self.decision = decision
         if decision.action == .passThrough {
