@@ -156,9 +156,17 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
     /// Returns at once after the writer stopped. Never call it while paused (it would wait for
     /// `resume`).
     public func flush() {
+        _ = flush(waitingUntil: .distantFuture)
+    }
+
+    /// `flush()` that waits no later than `deadline`: true when everything accepted before the
+    /// call is finished, false when the deadline passed first (the writer goes on; the waiter it
+    /// signals later is simply dropped). Never call it while paused.
+    public func flush(waitingUntil deadline: DispatchTime) -> Bool {
         let (waiter, signal) = state.withLock { $0.handshake.addFlushWaiter() }
         if signal { wake.signal() }
-        waiter?.wait()
+        guard let waiter else { return true }
+        return waiter.wait(timeout: deadline) == .success
     }
 
     /// Test hook: the writer leaves queued events alone until `resume()` (jobs still run).

@@ -26,8 +26,13 @@ public struct FlowRecord: Sendable, Equatable {
     public var hostOrigin: HostOrigin
     /// The ALPN protocol in use (`h2`, `http/1.1`), if negotiated.
     public var alpn: String?
-    /// The negotiated TLS version (`TLSv1.3`), if any.
+    /// The TLS version the server negotiated (`TLSv1.3`), if any: the server leg's when tv
+    /// inspected (tv to server), the one end-to-end handshake's when passed through.
     public var tlsVersion: String?
+    /// The TLS version the client negotiated (`TLSv1.3`), if any: the client leg's when tv
+    /// inspected (client to tv; nil when that handshake did not finish), the same as `tlsVersion`
+    /// when passed through (one handshake end to end); nil for a client that spoke no TLS.
+    public var clientTLSVersion: String?
     /// What became of the flow's contents (inspected, kept private …).
     public var status: FlowStatus
     /// Why the flow failed or was kept private, in words.
@@ -93,8 +98,10 @@ public struct FlowRecord: Sendable, Equatable {
         certificateNotAfter: Int64? = nil,
         certificateSHA256: String? = nil,
         packetsUp: Int64? = nil,
-        packetsDown: Int64? = nil
+        packetsDown: Int64? = nil,
+        clientTLSVersion: String? = nil
     ) {
+        self.clientTLSVersion = clientTLSVersion
         self.packetsUp = packetsUp
         self.packetsDown = packetsDown
         self.id = id

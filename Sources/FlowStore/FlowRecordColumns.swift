@@ -11,7 +11,7 @@ enum FlowRecordColumns {
         "bytes_up", "bytes_down", "duration", "error",
         "client_versions", "client_alpn", "chosen_version_source",
         "cert_subject", "cert_issuer", "cert_sans", "cert_not_before", "cert_not_after", "cert_sha256",
-        "packets_up", "packets_down",
+        "packets_up", "packets_down", "client_tls_version",
     ]
 
     /// `id, start_time, …` for a SELECT list.
@@ -44,6 +44,7 @@ enum FlowRecordColumns {
             .integerOrNull(flow.certificateNotBefore), .integerOrNull(flow.certificateNotAfter),
             .textOrNull(flow.certificateSHA256),
             .integerOrNull(flow.packetsUp), .integerOrNull(flow.packetsDown),
+            .textOrNull(flow.clientTLSVersion),
             .integer(writer),
         ]
     }
@@ -92,7 +93,8 @@ enum FlowRecordColumns {
             certificateNotAfter: try r.optionalInteger("cert_not_after"),
             certificateSHA256: try r.optionalText("cert_sha256"),
             packetsUp: try r.optionalInteger("packets_up", in: count),
-            packetsDown: try r.optionalInteger("packets_down", in: count)
+            packetsDown: try r.optionalInteger("packets_down", in: count),
+            clientTLSVersion: try r.optionalText("client_tls_version")
         )
     }
 }

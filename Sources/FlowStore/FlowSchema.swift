@@ -180,6 +180,13 @@ public enum FlowSchema {
         ) WITHOUT ROWID;
         CREATE INDEX client_pins_by_host ON client_pins (host);
         """,
+        // 6: the client leg's TLS version, beside `tls_version` (the server leg's). An inspected
+        // flow has two handshakes, client to tv and tv to server, which can differ (TLS 1.3 to tv,
+        // 1.2 to a server that speaks no more); a passed-through flow has one, so both columns
+        // hold the same version. Rows written before this version keep NULL here.
+        """
+        ALTER TABLE flows ADD COLUMN client_tls_version TEXT;
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

@@ -138,6 +138,12 @@ public final class FlowWriter: Sendable {
         queue.flush()
     }
 
+    /// `flush()` bounded by `deadline`: true when every event enqueued before the call is
+    /// committed (or its batch failed), false when the deadline came first.
+    public func flush(waitingUntil deadline: DispatchTime) -> Bool {
+        queue.flush(waitingUntil: deadline)
+    }
+
     /// Writes what is queued, stops the thread and closes its connection; later events are
     /// dropped. Idempotent; also done on deinit.
     /// - Parameter interruptingOpenFlows: true when the caller has closed every flow it opened

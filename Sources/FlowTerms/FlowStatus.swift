@@ -24,7 +24,17 @@ public enum FlowStatus: String, Sendable, Hashable, CaseIterable {
     /// counters list them.
     public static let closedByProxy: [FlowStatus] = [.notEncrypted, .encrypted, .inspected, .keptPrivate, .failed]
 
-    /// The status in words, as the live session's counters name it: "not encrypted", "kept private", "failed".
+    /// The status as a name for programs (JSON keys, control-socket names): camelCase, no spaces
+    /// (`notEncrypted`, `keptPrivate`, `failed`).
+    public var key: String {
+        switch self {
+        case .notEncrypted: return "notEncrypted"
+        case .keptPrivate: return "keptPrivate"
+        default: return rawValue
+        }
+    }
+
+    /// The status in words, as people read it: "not encrypted", "kept private", "failed".
     public var words: String {
         switch self {
         case .notEncrypted: return "not encrypted"

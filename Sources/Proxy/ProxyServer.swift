@@ -217,7 +217,7 @@ public final class ProxyServer: Sendable {
             out.accepted += c.accepted.load(ordering: .relaxed)
             out.bytesFromClients += c.bytesFromClients.load(ordering: .relaxed)
             out.bytesFromServers += c.bytesFromServers.load(ordering: .relaxed)
-            out.pinnedHostsRemembered += c.pinned.load(ordering: .relaxed)
+            out.pinningDetections += c.pinned.load(ordering: .relaxed)
             out.clientLacksRoot += c.clientLacksRoot.load(ordering: .relaxed)
             out.possiblePinning += c.possiblePinning.load(ordering: .relaxed)
             out.clientLeft += c.clientLeft.load(ordering: .relaxed)

@@ -83,6 +83,10 @@ public final class ContentWriter: Sendable {
     /// Blocks until everything queued before the call is written.
     public func flush() { queue.flush() }
 
+    /// `flush()` bounded by `deadline`: true when everything queued before the call is written,
+    /// false when the deadline came first.
+    public func flush(waitingUntil deadline: DispatchTime) -> Bool { queue.flush(waitingUntil: deadline) }
+
     /// Sweeps now, on the writer thread, with the current expiry (the segment being written is
     /// spared).
     /// - Throws: `FlowStoreError`, `ContentError.cannotDelete`, `ContentWriterError.closed`.

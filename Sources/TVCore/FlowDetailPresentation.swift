@@ -37,12 +37,11 @@ public enum FlowDetailPresentation {
 
         out.append("")
         out.append("Handshake")
-        if f.clientVersions.isEmpty && f.tlsVersion == nil {
+        if f.clientVersions.isEmpty && f.tlsVersion == nil && f.clientTLSVersion == nil {
             out.append("  no TLS handshake was seen")
         } else {
             out.append("  offered      versions \(f.clientVersions.isEmpty ? "—" : list(f.clientVersions)); ALPN \(f.clientALPN.isEmpty ? "none" : list(f.clientALPN))")
-            let source = f.chosenVersionSource.map { " (read from \(TerminalText.line($0.replacingOccurrences(of: "_", with: " "))))" } ?? ""
-            out.append("  chosen       \(TerminalText.line(f.tlsVersion ?? "unknown"))\(source); ALPN \(TerminalText.line(f.alpn ?? "none"))")
+            out += chosenLines(f)
         }
         if let subject = f.certificateSubject {
             out.append("  certificate  \(TerminalText.line(subject))")
@@ -60,6 +59,22 @@ public enum FlowDetailPresentation {
         return out
     }
 
+    /// What each handshake settled. Two legs (tv terminated TLS, `chosenVersionSource`
+    /// `upstream_leg`): the client leg's version (client to tv) and the server leg's (tv to
+    /// server) on lines of their own, since they can differ; one handshake end to end (passed
+    /// through): one version.
+    static func chosenLines(_ f: FlowRecord) -> [String] {
+        let alpn = "ALPN \(TerminalText.line(f.alpn ?? "none"))"
+        guard f.chosenVersionSource == "upstream_leg" else {
+            let source = f.chosenVersionSource.map { " (read from \(TerminalText.line($0.replacingOccurrences(of: "_", with: " "))))" } ?? ""
+            return ["  chosen       \(TerminalText.line(f.tlsVersion ?? f.clientTLSVersion ?? "unknown"))\(source); \(alpn)"]
+        }
+        let client = f.clientTLSVersion.map(TerminalText.line)
+            ?? (f.status == .notEncrypted ? "none (the client spoke no TLS to tv)" : "none (the client's handshake with tv did not finish)")
+        return ["  client leg   \(client) (client to tv)",
+                "  server leg   \(TerminalText.line(f.tlsVersion ?? "unknown")) (tv to server); \(alpn)"]
+    }
+
     static func address(_ a: String, _ port: Int) -> String {
         let a = TerminalText.line(a)
         return a.contains(":") ? "[\(a)]:\(port)" : "\(a):\(port)"
@@ -71,7 +86,9 @@ public enum FlowDetailPresentation {
     /// One sentence for the status.
     public static func statusSentence(_ f: FlowRecord) -> String {
         switch f.status {
-        case .encrypted: return "encrypted — passed through untouched"
+        case .encrypted:
+            // A reason on an encrypted flow says why tv passed through what it would have inspected.
+            return "encrypted — passed through untouched" + (f.failureReason.map { ", not inspected: " + TerminalText.line($0) } ?? "")
         case .inspected: return "inspected — tv terminated TLS on both legs"
         case .notEncrypted:
             // reverse:https with a plain-HTTP client: only the client's side was in clear.
@@ -105,7 +122,8 @@ public enum FlowDetailPresentation {
             ("clientAddress", .string(f.clientAddress)), ("clientPort", .int(Int64(f.clientPort))),
             ("serverAddress", .string(f.serverAddress)), ("serverPort", .int(Int64(f.serverPort))),
             ("transport", .string(f.transport.rawValue)), ("host", opt(f.host)), ("hostOrigin", .string(f.hostOrigin.rawValue)),
-            ("alpn", opt(f.alpn)), ("tlsVersion", opt(f.tlsVersion)), ("status", .string(f.status.rawValue)),
+            ("alpn", opt(f.alpn)), ("clientTLSVersion", opt(f.clientTLSVersion)), ("serverTLSVersion", opt(f.tlsVersion)),
+            ("status", .string(f.status.rawValue)),
             ("failureReason", opt(f.failureReason)), ("bytesUp", .int(f.bytesUp)), ("bytesDown", .int(f.bytesDown)),
             ("packetsUp", optInt(f.packetsUp)), ("packetsDown", optInt(f.packetsDown)),
             ("duration", optInt(f.duration)), ("error", opt(f.error)),

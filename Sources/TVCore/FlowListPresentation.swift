@@ -26,16 +26,48 @@ public struct FlowListPresentation: Sendable {
     /// The options the user gave, as words (`["--status", "inspected", "--limit", "3"]`), repeated
     /// before `--after` in the closing hint so the next page keeps the same filters.
     public let repeatedOptions: [String]
+    /// How many flows the data folder holds in all, whatever the filters; nil when not counted.
+    /// An empty page says it, so "nothing matched" is never mistaken for "nothing recorded".
+    public let totalFlows: Int?
 
     /// - Parameters:
     ///   - now: µs since the epoch.
     ///   - repeatedOptions: the filters and global options given (not `--after`, not `--json`),
     ///     unquoted; the hint quotes them for a POSIX shell.
-    public init(page: FlowPage, now: Int64, repeatedOptions: [String] = []) {
+    ///   - totalFlows: every flow in the data folder, counted without filters (`FlowStore.count`
+    ///     of an empty query); needed only for an empty page.
+    public init(page: FlowPage, now: Int64, repeatedOptions: [String] = [], totalFlows: Int? = nil) {
         rows = page.flows.map { FlowListPresentation.row($0, now: now) }
         damaged = page.damaged
         nextCursor = page.nextCursor
         self.repeatedOptions = repeatedOptions
+        self.totalFlows = totalFlows
+    }
+
+    /// The options that narrow which flows are listed (not `--limit`, not `--data-dir`).
+    static let filterOptions: Set<String> = ["--host", "--status", "--since", "--from", "--to"]
+
+    /// The line of an empty page: the start-a-session advice only when nothing is recorded at
+    /// all; otherwise the filters given, as typed, and the total, so "nothing matched" is never
+    /// read as "nothing recorded".
+    func emptyLine() -> String {
+        var filters: [String] = []
+        var i = 0
+        while i < repeatedOptions.count {
+            if FlowListPresentation.filterOptions.contains(repeatedOptions[i]) {
+                filters.append(repeatedOptions[i])
+                if i + 1 < repeatedOptions.count { filters.append(FlowListPresentation.shellWord(repeatedOptions[i + 1])) }
+                i += 2
+            } else {
+                i += 1
+            }
+        }
+        if totalFlows == 0 || (totalFlows == nil && filters.isEmpty) {
+            return "No flows are recorded yet. Start a session with `tv run` and point a client at it."
+        }
+        let total = totalFlows.map { "; \($0 == 1 ? "1 flow is" : "\($0) flows are") recorded in all" } ?? ""
+        if filters.isEmpty { return "No flows on this page\(total)." }
+        return "No flows match \(TerminalText.line(filters.joined(separator: " ")))\(total)."
     }
 
     /// `tv flows [OPTIONS] --after CURSOR`: the command for the page after `cursor`, with the
@@ -53,10 +85,12 @@ public struct FlowListPresentation: Sendable {
     }
 
     /// The status word: empty for encrypted, else what departed from it (a failure's reason,
-    /// which can quote the peer, escaped by `TerminalText.line`).
+    /// which can quote the peer, escaped by `TerminalText.line`). An encrypted flow with a
+    /// reason is one tv would have inspected but passed through (e.g. a ClientHello below tv's
+    /// minimum version): "not inspected: REASON".
     public static func statusWord(_ flow: FlowRecord) -> String {
         switch flow.status {
-        case .encrypted: return ""
+        case .encrypted: return flow.failureReason.map { "not inspected: " + TerminalText.line($0) } ?? ""
         case .inspected: return "inspected"
         case .notEncrypted: return "not encrypted"
         case .keptPrivate: return "kept private"
@@ -65,10 +99,16 @@ public struct FlowListPresentation: Sendable {
         }
     }
 
-    /// `h2 :443`, `TLSv1.3 :443`, `tcp :80` (the ALPN the server chose, escaped).
+    /// `h2 :443`, `TLSv1.3 :443`, `tcp :80`: the ALPN the server chose, else the TLS version
+    /// the client negotiated, else the transport (escaped). When tv's two legs negotiated
+    /// different versions the server's follows: `TLSv1.3 (server TLSv1.2) :443`,
+    /// `h2 (server TLSv1.2) :443`.
     public static func protocolAndPort(_ flow: FlowRecord) -> String {
-        let proto = flow.alpn ?? flow.tlsVersion ?? flow.transport.rawValue
-        return "\(TerminalText.line(proto)) :\(flow.serverPort)"
+        var proto = TerminalText.line(flow.alpn ?? flow.clientTLSVersion ?? flow.tlsVersion ?? flow.transport.rawValue)
+        if let client = flow.clientTLSVersion, let server = flow.tlsVersion, client != server {
+            proto += " (server \(TerminalText.line(server)))"
+        }
+        return "\(proto) :\(flow.serverPort)"
     }
 
     static func row(_ flow: FlowRecord, now: Int64) -> Row {
@@ -95,9 +135,7 @@ public struct FlowListPresentation: Sendable {
         guard !rows.isEmpty else {
             if let nextCursor { return damagedLine + ["More: " + FlowListPresentation.moreCommand(cursor: nextCursor, repeatedOptions: repeatedOptions)] }
             // With a filter, the history may be full: say that nothing matched it, not "start tv".
-            let filters: Set<String> = ["--host", "--status", "--since", "--from", "--to"]
-            let filtered = repeatedOptions.contains { filters.contains($0) }
-            return damagedLine + [filtered ? "No flows match these filters." : "No flows match. Start a session with `tv run` and point a client at it."]
+            return damagedLine + [emptyLine()]
         }
         let header = Row(id: "ID", when: "WHEN", status: "STATUS", host: "HOST", protocolAndPort: "PROTO PORT", up: "UP", down: "DOWN", duration: "DURATION")
         let all = [header] + rows

@@ -5,7 +5,8 @@ import Proxy
 public enum FlowRecordMapping {
     /// The row for `facts`. `tlsVersion` is what the real server negotiated: the upstream leg's
     /// version when inspected, the ServerHello's when passed through; `chosenVersionSource` says
-    /// which. Bytes up are what the client sent, bytes down what the server sent.
+    /// which. `clientTLSVersion` is what the client negotiated: the client leg's when inspected,
+    /// the ServerHello's when passed through (one handshake). Bytes up are what the client sent, bytes down what the server sent.
     public static func record(_ f: FlowFacts) -> FlowRecord {
         var r = FlowRecord(id: Int64(f.id), startTime: f.startMicros, lastActivityTime: f.lastActivityMicros,
                            clientAddress: f.client.address, clientPort: Int(f.client.port),
@@ -16,6 +17,7 @@ public enum FlowRecordMapping {
                            status: f.status, bytesUp: Int64(clamping: f.bytesFromClient),
                            bytesDown: Int64(clamping: f.bytesFromServer), duration: f.durationMicros,
                            error: f.error)
+        r.clientTLSVersion = f.clientTLSVersion?.description
         r.failureReason = f.failureReason
         if case .keptPrivate = f.status { r.failureReason = "this host pins its certificate" }
         r.packetsUp = f.packetsFromClient.map { Int64(clamping: $0) }

@@ -264,6 +264,10 @@ public final class Session: Sendable {
             }
             stoppedSignal.signal()  // for any later waiter
             return ControlResponse(ok: true, message: "stopped", values: finalLosses.withLock { $0 }?.values ?? [:])
+        case LiveSessionFlush.request.command:
+            // A reading command asks first, so what it shows is current (bounded: never hangs it).
+            return LiveSessionFlush.answer(flushFlows: writer.flush(waitingUntil:),
+                                           flushContent: wiring.contentWriter.flush(waitingUntil:))
         case "reserve-flow-ids":
             // A `tv exec` writing to the same database takes a block of ids so that its flows
             // never overwrite this session's (both upsert by id).
@@ -332,7 +336,7 @@ public final class Session: Sendable {
             "descriptorLimit": String(c.descriptorLimit),
             "bytesFromClients": String(c.bytesFromClients),
             "bytesFromServers": String(c.bytesFromServers),
-            "pinnedHostsRemembered": String(c.pinnedHostsRemembered),
+            "pinningDetections": String(c.pinningDetections),
             "clientLacksRoot": String(c.clientLacksRoot),
             "possiblePinning": String(c.possiblePinning),
             "clientLeft": String(c.clientLeft),
@@ -341,7 +345,7 @@ public final class Session: Sendable {
             "dataFolder": home.path,
             "pid": String(getpid()),
         ]
-        for (kind, n) in c.closedByStatus { values["closed." + kind.words] = String(n) }
+        for (kind, n) in c.closedByStatus { values[SessionStatusPresentation.closedKey(kind)] = String(n) }
         values.merge(wiring.losses.values) { old, _ in old }
         if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }

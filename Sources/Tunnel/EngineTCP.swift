@@ -179,7 +179,8 @@ extension EngineLoop {
         var facts = FlowFacts(id: id, startMicros: startMicros, client: entry.app.endpoint)
         facts.server = entry.remote.endpoint
         facts.port = entry.remote.port
-        facts.fail(.unreachable(target: "\(entry.remote)", why))
+        // The flow says what the program saw (the reset above: ECONNREFUSED) beside tv's own error.
+        facts.fail(.unreachable(target: "\(entry.remote)", why, answered: .reset))
         facts.lastActivityMicros = wall
         facts.durationMicros = wall - startMicros
         sink.flowOpened(facts)

@@ -104,7 +104,7 @@ struct WalkthroughCLITests {
             #expect(s.mode(missing) == 0o700)
             let flows = try s.tvArgs(["--data-dir", missing, "flows"], dataDir: false)
             #expect(flows.status == 0, "\(flows)")
-            #expect(flows.out == "No flows match. Start a session with `tv run` and point a client at it.\n")
+            #expect(flows.out == "No flows are recorded yet. Start a session with `tv run` and point a client at it.\n")
         }
     }
 

@@ -17,14 +17,14 @@ import Testing
         let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
         #expect(try database.userVersion() == 0)
         #expect(try FlowSchema.migrate(database) == 0)
-        #expect(FlowSchema.currentVersion == 5)
-        #expect(try database.userVersion() == 5)
+        #expect(FlowSchema.currentVersion == 6)
+        #expect(try database.userVersion() == 6)
         #expect(try names(database, type: "table") == ["client_pins", "content_turns", "flow_writers", "flows", "host_names", "pinned_hosts", "settings"])
         #expect(try names(database, type: "index") == ["client_pins_by_host", "content_turns_by_recorded_at", "content_turns_by_segment",
                                                        "flows_by_host", "flows_by_start_time"])
         // A second run is a no-op.
-        #expect(try FlowSchema.migrate(database) == 5)
-        #expect(try database.userVersion() == 5)
+        #expect(try FlowSchema.migrate(database) == 6)
+        #expect(try database.userVersion() == 6)
     }
 
     @Test func reopenKeepsDataAndVersion() throws {
@@ -42,7 +42,7 @@ import Testing
         #expect(try store.settings.get("inspect") == "on")
         #expect(try store.flow(id: 1)?.startTime == 1_000)
         let database = try SQLiteDatabase(path: path)
-        #expect(try database.userVersion() == 5)
+        #expect(try database.userVersion() == 6)
     }
 
     @Test func migrationTwoAddsTheTurnsIndexToAVersionOneFile() throws {
@@ -89,6 +89,32 @@ import Testing
         #expect(read?.packetsUp == 6 && read?.packetsDown == 5 && read?.transport == .udp)
     }
 
+    @Test("migration 6 adds the client leg's TLS version beside the server leg's; older rows keep NULL there, new ones keep both")
+    func migrationSixAddsTheClientLegsVersion() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let path = folder + "/t.sqlite3"
+        let database = try SQLiteDatabase(path: path)
+        #expect(try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(5))) == 0)
+        try database.execute("""
+            INSERT INTO flows (id, start_time, last_activity_time, client_address, client_port, server_address, server_port,
+                               transport, host_origin, tls_version, status, duration)
+                VALUES (7, 1, 1, '10.0.0.1', 1, '10.0.0.2', 443, 'tcp', 'none', 'TLSv1.2', 'inspected', 5);
+            """)
+        #expect(try FlowSchema.migrate(database) == 5)
+        database.close()
+        let store = try FlowStore(path: path)
+        defer { store.close() }
+        let old = try store.flow(id: 7)
+        #expect(old?.tlsVersion == "TLSv1.2" && old?.clientTLSVersion == nil)
+        var both = sampleFlow(start: 2_000)
+        both.tlsVersion = "TLSv1.2"
+        both.clientTLSVersion = "TLSv1.3"
+        let written = try writeFlows([both], to: store)
+        let read = try store.flow(id: written[0].id)
+        #expect(read?.tlsVersion == "TLSv1.2" && read?.clientTLSVersion == "TLSv1.3")
+    }
+
     @Test func refusesAFileFromANewerTV() throws {
         let folder = makeTemporaryFolder()
         defer { removeFolder(folder) }
@@ -98,11 +124,11 @@ import Testing
             try database.setUserVersion(99)
             database.close()
         }
-        let expected = FlowStoreError.newerSchema(path: path, found: 99, supported: 5)
+        let expected = FlowStoreError.newerSchema(path: path, found: 99, supported: 6)
         #expect(throws: expected) { try FlowStore(path: path) }
         #expect(throws: expected) { try FlowWriter(path: path) }
         #expect(expected.message == "The flow database at \(path) was written by a newer tv (schema version 99, "
-            + "this tv knows up to 5); upgrade tv, or move the file aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it).")
+            + "this tv knows up to 6); upgrade tv, or move the file aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it).")
         // Untouched: no tables were made, the version stays.
         let database = try SQLiteDatabase(path: path)
         #expect(try database.userVersion() == 99)

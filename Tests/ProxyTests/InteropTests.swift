@@ -80,7 +80,7 @@ final class InteropTests {
         #expect(second.out.contains("Verify return code: 0 (ok)"), "\(second.out)")
         let kept = harness.sink.waitForClosed(2)
         #expect(kept.last?.status == .keptPrivate)
-        #expect(harness.server.counters.pinnedHostsRemembered == 1)
+        #expect(harness.server.counters.pinningDetections == 1)
         #expect(harness.waitIdle())
     }
 

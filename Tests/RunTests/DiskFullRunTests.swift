@@ -87,14 +87,14 @@ struct DiskFullRunTests {
         var status = try waitForStatus(box) { status in
             stored = (try? box.flowRows().count) ?? -1
             return status.int("accepted") == 23 && status.int("openConnections") == 0
-                && status.string("recording.flowsFailing") == "on" && status.int("recording.flowsWaiting") == 23 - stored
+                && status.object("recording")?.string("flowsFailing") == "on" && status.object("recording")?.int("flowsWaiting") == 23 - stored
         }
         #expect(stored < 23)
-        #expect(status.int("recording.flowsWaiting") == 23 - stored)
-        #expect(status.int("recording.flowsNotSaved") == 0)
-        #expect(status.int("recording.flowWritesFailed") ?? 0 > 0)
+        #expect(status.object("recording")?.int("flowsWaiting") == 23 - stored)
+        #expect(status.object("recording")?.int("flowsNotSaved") == 0)
+        #expect(status.object("recording")?.int("flowWritesFailed") ?? 0 > 0)
         #expect(status.int("flowEventsDropped") == 0)
-        #expect(status.string("recording.lastFlowError")?.hasPrefix("The disk holding the data folder is full") == true)
+        #expect(status.object("recording")?.string("lastFlowError")?.hasPrefix("The disk holding the data folder is full") == true)
         let text = try box.tv("status").out
         #expect(text.contains("flows not saved   0 (0 without their last update, \(23 - stored) waiting to be retried;"), "\(text)")
         #expect(text.contains("last error      The disk holding the data folder is full"), "\(text)")
@@ -103,8 +103,8 @@ struct DiskFullRunTests {
 
         // Room again: the next retry writes them all, and the session says so.
         disk.free()
-        status = try waitForStatus(box) { $0.string("recording.flowsFailing") == "off" && $0.int("recording.flowsWaiting") == 0 }
-        #expect(status.int("recording.flowsNotSaved") == 0)
+        status = try waitForStatus(box) { $0.object("recording")?.string("flowsFailing") == "off" && $0.object("recording")?.int("flowsWaiting") == 0 }
+        #expect(status.object("recording")?.int("flowsNotSaved") == 0)
         #expect(tv.log().contains("tv: Recording resumed: flows are saved again, none was lost."), "\(tv.log())")
         #expect(try box.closedFlows(23).count == 23)
 
@@ -113,7 +113,7 @@ struct DiskFullRunTests {
         try requests(5, world, tv)
         status = try waitForStatus(box) { status in
             status.int("accepted") == 28 && status.int("openConnections") == 0
-                && status.int("recording.flowsWaiting") == 28 - ((try? box.flowRows().count) ?? -1)
+                && status.object("recording")?.int("flowsWaiting") == 28 - ((try? box.flowRows().count) ?? -1)
         }
         let stop = try tv.stop()
         #expect(stop.status == 0)
@@ -153,7 +153,7 @@ struct DiskFullRunTests {
         tv = try TVSession(box, [])
         try requests(2, world, tv)
         _ = try waitForStatus(box) { $0.int("accepted") == 2 && $0.int("openConnections") == 0
-            && $0.int("recording.flowsWaiting") == 2 && $0.string("recording.flowsFailing") == "on" }
+            && $0.object("recording")?.int("flowsWaiting") == 2 && $0.object("recording")?.string("flowsFailing") == "on" }
         // Said once: at start when the writer cannot open the file, else at its first write.
         #expect(tv.log().components(separatedBy: "tv: Flows are not being saved: The disk holding the data folder is full").count == 2,
                 "\(tv.log())")
@@ -184,10 +184,10 @@ struct DiskFullRunTests {
             let r = try world.curlThrough(tv, ["--http1.1", "-o", "/dev/null", "-w", "%{http_code}", world.url("/10m.bin")])
             #expect(r.status == 0 && r.out == "200", "\(r)")
         }
-        let failing = try waitForStatus(box) { $0.string("recording.contentFailing") == "on" && $0.int("openConnections") == 0 }
-        let lost = failing.int("recording.contentTurnsNotSaved") ?? 0
+        let failing = try waitForStatus(box) { $0.object("recording")?.string("contentFailing") == "on" && $0.int("openConnections") == 0 }
+        let lost = failing.object("recording")?.int("contentTurnsNotSaved") ?? 0
         #expect(lost > 0)
-        #expect(failing.string("recording.lastContentError")?.hasPrefix("The disk holding the data folder is full") == true, "\(failing)")
+        #expect(failing.object("recording")?.string("lastContentError")?.hasPrefix("The disk holding the data folder is full") == true, "\(failing)")
         #expect(tv.log().components(separatedBy: "tv: Decrypted content is not being saved: The disk holding the data folder is full").count == 2,
                 "\(tv.log())")
         // The flows themselves are on another disk: all saved.
@@ -195,8 +195,8 @@ struct DiskFullRunTests {
 
         disk.free()
         try request()
-        let resumed = try waitForStatus(box) { $0.string("recording.contentFailing") == "off" }
-        #expect(resumed.int("recording.contentTurnsNotSaved") == lost)
+        let resumed = try waitForStatus(box) { $0.object("recording")?.string("contentFailing") == "off" }
+        #expect(resumed.object("recording")?.int("contentTurnsNotSaved") == lost)
         #expect(tv.log().contains("tv: Recording resumed: decrypted content is saved again (\(lost == 1 ? "1 turn" : "\(lost) turns") could not be saved)."),
                 "\(tv.log())")
         let rows = try box.closedFlows(5)

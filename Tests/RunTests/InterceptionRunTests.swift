@@ -37,7 +37,7 @@ struct InterceptionRunTests {
             #expect(row.string("hostOrigin") == "sni")
             #expect(row.string("status") == "inspected")
             #expect(row.string("alpn") == alpn)
-            #expect(row.string("tlsVersion") == "TLSv1.3")
+            #expect(row.string("clientTLSVersion") == "TLSv1.3" && row.string("serverTLSVersion") == "TLSv1.3")
             #expect(row.string("chosenVersionSource") == "upstream_leg")
             #expect(row.string("transport") == "tcp")
             #expect(row.string("clientAddress") == "127.0.0.1")
@@ -65,14 +65,14 @@ struct InterceptionRunTests {
         // `tv flow ID --json` says the same as the row.
         let id = try #require(rows[1].int("id"))
         let flow = try box.json("flow", String(id))
-        for key in ["host", "hostOrigin", "status", "alpn", "tlsVersion", "chosenVersionSource"] {
+        for key in ["host", "hostOrigin", "status", "alpn", "clientTLSVersion", "serverTLSVersion", "chosenVersionSource"] {
             #expect(flow.string(key) == rows[1].string(key), "\(key)")
         }
         #expect(flow.int("bytesDown") == down2)
         #expect(flow.object("certificate")?.string("sha256") == fingerprint)
         let text = try box.tv("flow", String(id))
         #expect(text.out.contains("  status       inspected — tv terminated TLS on both legs\n"), "\(text.out)")
-        #expect(text.out.contains("  chosen       TLSv1.3 (read from upstream leg); ALPN h2\n"), "\(text.out)")
+        #expect(text.out.contains("  client leg   TLSv1.3 (client to tv)\n  server leg   TLSv1.3 (tv to server); ALPN h2\n"), "\(text.out)")
         #expect(text.out.contains("    issuer     CN=UpCA\n"), "\(text.out)")
 
         // Uploads: 10 MiB PUT over h1 and h2 (nginx WebDAV on /echo/), intact on the server.
@@ -127,7 +127,7 @@ struct InterceptionRunTests {
         #expect(rows[1].string("host") == "a.test")
         #expect(rows[1].string("hostOrigin") == "sni")
         #expect(rows[1].string("status") == "inspected")
-        #expect(rows[1].string("tlsVersion") == "TLSv1.3")
+        #expect(rows[1].string("clientTLSVersion") == "TLSv1.3" && rows[1].string("serverTLSVersion") == "TLSv1.3")
         #expect(rows[1]["alpn"] is NSNull)
         try tv.stop()
     }
@@ -177,7 +177,8 @@ struct InterceptionRunTests {
         for row in rows {
             #expect(row.string("status") == "encrypted")
             #expect(row.string("host") == "localhost")
-            #expect(row.string("tlsVersion") == "TLSv1.3")
+            // One handshake end to end: the client's version is the server's.
+            #expect(row.string("clientTLSVersion") == "TLSv1.3" && row.string("serverTLSVersion") == "TLSv1.3")
             #expect(row.string("chosenVersionSource") == "server_hello")
             #expect(row["certificate"] is NSNull, "TLS 1.3 encrypts the certificate: a passed-through flow cannot read it")
         }
@@ -186,23 +187,37 @@ struct InterceptionRunTests {
         try tv.stop()
     }
 
-    @Test("upstream openssl s_server -tls1_2 and -tls1_3: rows say TLSv1.2 and TLSv1.3")
+    @Test("curl speaks TLS 1.3 to tv, openssl s_server -tls1_2 and -tls1_3 behind it: each leg's version where it belongs, in tv flows, tv flow and --json")
     func upstreamVersions() throws {
         let world = try RunWorld()
         let box = world.sandbox
         let tv = try world.run("--inspect")
+        var ports: [UInt16] = []
         for flag in ["-tls1_2", "-tls1_3"] {
             let server = try OpenSSLServer(cert: world.pki.serverCert, key: world.pki.serverKey, extra: [flag])
             defer { server.stop() }
+            ports.append(server.port)
             let r = try world.curlThrough(tv, ["--http1.1", "https://localhost:\(server.port)/"])
             #expect(r.status == 0, "\(r)")
             #expect(r.out.contains("s_server"), "\(r)")
         }
         let rows = try box.closedFlows(2)
         try #require(rows.count == 2)
-        #expect(rows.map { $0.string("tlsVersion") } == ["TLSv1.2", "TLSv1.3"])
+        #expect(rows.map { $0.string("clientTLSVersion") } == ["TLSv1.3", "TLSv1.3"])
+        #expect(rows.map { $0.string("serverTLSVersion") } == ["TLSv1.2", "TLSv1.3"])
         #expect(rows.map { $0.string("status") } == ["inspected", "inspected"])
         #expect(rows.map { $0.string("chosenVersionSource") } == ["upstream_leg", "upstream_leg"])
+        // s_server chose no ALPN: the list shows the client's version, and the server's beside it
+        // only where the legs differ.
+        let list = try box.tv("flows").out.split(separator: "\n").map(String.init)
+        let ids = rows.compactMap { $0.int("id") }
+        try #require(ids.count == 2)
+        #expect(list.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("\(ids[0]) ") && $0.contains("  TLSv1.3 (server TLSv1.2) :\(ports[0])  ") }, "\(list)")
+        #expect(list.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("\(ids[1]) ") && $0.contains("  TLSv1.3 :\(ports[1])  ") }, "\(list)")
+        let detail = try box.tv("flow", String(ids[0])).out
+        #expect(detail.contains("  client leg   TLSv1.3 (client to tv)\n  server leg   TLSv1.2 (tv to server); ALPN none\n"), "\(detail)")
+        let json = try box.json("flow", String(ids[0]))
+        #expect(json.string("clientTLSVersion") == "TLSv1.3" && json.string("serverTLSVersion") == "TLSv1.2")
         try tv.stop()
     }
 
@@ -293,7 +308,7 @@ struct InterceptionRunTests {
         #expect(list.first?.string("host") == "localhost")
         #expect(list.first?.string("kind") == "lacks_root")
         #expect(list.first?.string("reason") == rows[0].string("failureReason"))
-        #expect(try box.status()?.int("pinnedHostsRemembered") == 1)
+        #expect(try box.status()?.int("pinningDetections") == 1)
         // The session said so once, with the way back.
         let said = tv.log().components(separatedBy: " lacks tv's root for localhost:\(port): its connections there pass through unread from now on (")
         #expect(said.count == 2, "\(tv.log())")
@@ -338,7 +353,7 @@ struct InterceptionRunTests {
             #expect(row["host"] is NSNull)
             #expect(row.string("hostOrigin") == "none")
             #expect(row.string("serverAddress") == "127.0.0.1")
-            #expect(row["tlsVersion"] is NSNull)
+            #expect(row["clientTLSVersion"] is NSNull && row["serverTLSVersion"] is NSNull)
         }
         #expect(rows[0].int("bytesUp") == 17)
         #expect(rows[0].int("bytesDown") == 17)

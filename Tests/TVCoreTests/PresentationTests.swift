@@ -74,6 +74,49 @@ import FlowTerms
         #expect(FlowListPresentation.statusWord(flow(.failed)) == "failed: the server's certificate did not verify")
     }
 
+    @Test("an encrypted flow tv would have inspected (ClientHello below tv's minimum) names why in the list and the detail; one with no reason stays blank")
+    func notInspectedReason() {
+        var old = flow(.encrypted)
+        old.failureReason = "the client offers only TLSv1.1, below tv's minimum TLSv1.2; passed through"
+        #expect(FlowListPresentation.statusWord(old) == "not inspected: the client offers only TLSv1.1, below tv's minimum TLSv1.2; passed through")
+        #expect(FlowDetailPresentation.statusSentence(old)
+                == "encrypted — passed through untouched, not inspected: the client offers only TLSv1.1, below tv's minimum TLSv1.2; passed through")
+        #expect(FlowDetailPresentation.statusSentence(flow(.encrypted)) == "encrypted — passed through untouched")
+    }
+
+    @Test("both legs' TLS versions: the list shows the client's, the server's beside it only when they differ; the detail gives each leg a line")
+    func bothLegsVersions() {
+        var f = flow(.inspected)
+        f.alpn = nil
+        f.clientTLSVersion = "TLSv1.3"
+        f.tlsVersion = "TLSv1.2"
+        f.chosenVersionSource = "upstream_leg"
+        #expect(FlowListPresentation.protocolAndPort(f) == "TLSv1.3 (server TLSv1.2) :443")
+        #expect(FlowDetailPresentation.chosenLines(f) == ["  client leg   TLSv1.3 (client to tv)", "  server leg   TLSv1.2 (tv to server); ALPN none"])
+        f.alpn = "h2"
+        #expect(FlowListPresentation.protocolAndPort(f) == "h2 (server TLSv1.2) :443")
+        f.tlsVersion = "TLSv1.3"
+        #expect(FlowListPresentation.protocolAndPort(f) == "h2 :443")
+        f.alpn = nil
+        #expect(FlowListPresentation.protocolAndPort(f) == "TLSv1.3 :443")
+        // The client's handshake with tv never finished; a plain client over TLS (reverse:https).
+        f.clientTLSVersion = nil
+        f.status = .failed
+        #expect(FlowDetailPresentation.chosenLines(f)[0] == "  client leg   none (the client's handshake with tv did not finish) (client to tv)")
+        f.status = .notEncrypted
+        #expect(FlowDetailPresentation.chosenLines(f)[0] == "  client leg   none (the client spoke no TLS to tv) (client to tv)")
+        #expect(FlowListPresentation.protocolAndPort(f) == "TLSv1.3 :443")
+        // Passed through: one handshake, one line.
+        var passed = flow(.encrypted)
+        passed.clientTLSVersion = "TLSv1.2"
+        passed.tlsVersion = "TLSv1.2"
+        passed.chosenVersionSource = "server_hello"
+        #expect(FlowDetailPresentation.chosenLines(passed) == ["  chosen       TLSv1.2 (read from server hello); ALPN h2"])
+        let json = FlowDetailPresentation.json(passed).serialized()
+        #expect(json.contains(#""clientTLSVersion":"TLSv1.2","serverTLSVersion":"TLSv1.2""#), "\(json)")
+        #expect(!json.contains(#""tlsVersion""#))
+    }
+
     @Test("a plain flow is 'readable by anyone'; a plain client carried over TLS (reverse:https) says which side was in clear")
     func notEncryptedSentences() {
         var plain = flow(.notEncrypted)
@@ -128,14 +171,23 @@ import FlowTerms
         ])
     }
 
-    @Test func emptyListSaysWhatToDo() {
-        #expect(FlowListPresentation(page: FlowPage(flows: [], nextCursor: nil), now: now).lines()
-                == ["No flows match. Start a session with `tv run` and point a client at it."])
+    @Test("an empty page: the start-a-session advice only when nothing is recorded; else the filters as typed and the total")
+    func emptyListSaysWhatToDo() {
+        let empty = FlowPage(flows: [], nextCursor: nil)
+        #expect(FlowListPresentation(page: empty, now: now, totalFlows: 0).lines()
+                == ["No flows are recorded yet. Start a session with `tv run` and point a client at it."])
+        #expect(FlowListPresentation(page: empty, now: now, repeatedOptions: ["--host", "18080"], totalFlows: 0).lines()
+                == ["No flows are recorded yet. Start a session with `tv run` and point a client at it."])
         // A filter that matches nothing is not an empty history.
-        #expect(FlowListPresentation(page: FlowPage(flows: [], nextCursor: nil), now: now, repeatedOptions: ["--status", "interrupted"]).lines()
-                == ["No flows match these filters."])
-        #expect(FlowListPresentation(page: FlowPage(flows: [], nextCursor: nil), now: now, repeatedOptions: ["--data-dir", "/d", "--limit", "5"]).lines()
-                == ["No flows match. Start a session with `tv run` and point a client at it."])
+        #expect(FlowListPresentation(page: empty, now: now, repeatedOptions: ["--host", "18080"], totalFlows: 47).lines()
+                == ["No flows match --host 18080; 47 flows are recorded in all."])
+        #expect(FlowListPresentation(page: empty, now: now, repeatedOptions: ["--data-dir", "/d", "--status", "interrupted", "--host", "a b", "--limit", "5"],
+                                     totalFlows: 1).lines()
+                == ["No flows match --status interrupted --host 'a b'; 1 flow is recorded in all."])
+        #expect(FlowListPresentation(page: empty, now: now, repeatedOptions: ["--data-dir", "/d", "--limit", "5"], totalFlows: 3).lines()
+                == ["No flows on this page; 3 flows are recorded in all."])
+        #expect(FlowListPresentation(page: empty, now: now, repeatedOptions: ["--status", "failed"]).lines()
+                == ["No flows match --status failed."])
     }
 
     @Test func detailNamesOriginAndContentReason() {

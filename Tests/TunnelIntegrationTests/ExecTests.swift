@@ -291,7 +291,27 @@ final class ExecTests {
         #expect(r.err.contains("Couldn't connect"), "\(r)")
         let f = try #require(try flow { $0["serverPort"] as? Int == 81 })
         #expect(f["status"] as? String == "failed")
-        #expect((f["failureReason"] as? String)?.contains("connection refused") == true)
+        #expect(f["failureReason"] as? String == "tv could not connect to 10.203.0.2:81 (connection refused) and answered the program with a reset, so the program saw connection refused (ECONNREFUSED)")
+    }
+
+    @Test("an upstream tv cannot reach (no route from the host: network is unreachable): the program's connect fails with ECONNREFUSED, and the flow says both")
+    func unreachableUpstream() throws {
+        let client = try lab.script("unreachable.py", """
+            import errno, socket
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM); s.settimeout(10)
+            try:
+                s.connect(("10.205.0.2", 443)); print("connected")
+            except OSError as e:
+                print(errno.errorcode.get(e.errno, str(e.errno)))
+            """)
+        // Without tv, from the host stand-in, the same connect is "network is unreachable".
+        let direct = lab.inHost(["python3", client])
+        #expect(direct.out == "ENETUNREACH\n", "\(direct)")
+        let r = lab.exec([], ["python3", client])
+        #expect(r.status == 0 && r.out == "ECONNREFUSED\n", "\(r)")
+        let f = try #require(try flow { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 443 })
+        #expect(f["status"] as? String == "failed")
+        #expect(f["failureReason"] as? String == "tv could not connect to 10.205.0.2:443 (network is unreachable) and answered the program with a reset, so the program saw connection refused (ECONNREFUSED)")
     }
 
     @Test("CMD's exit code is tv's, a signal death is 128 + the signal, a missing command is 127")

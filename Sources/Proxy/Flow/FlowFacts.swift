@@ -137,6 +137,10 @@ public struct FlowFacts: Sendable, Hashable {
     /// Whether this flow made tv remember its client, host and port (pinned, or lacking tv's
     /// root: `PinKind`).
     public var pinningDetected: Bool = false
+    /// Why tv passed through a connection it would otherwise have inspected, one sentence
+    /// rendered from its kind (`ConnectionFailure.clientVersionTooOld`, a note, not a failure);
+    /// nil when it was not. The flow keeps it as its reason even if a later error replaces `error`.
+    public var notInspectedReason: String?
 
     public init(id: UInt64, startMicros: Int64, client: Endpoint) {
         self.id = id
@@ -147,8 +151,15 @@ public struct FlowFacts: Sendable, Hashable {
 }
 
 extension FlowFacts {
-    /// Why the flow failed (the one stored sentence, `error`); nil unless `status` is `failed`.
-    public var failureReason: String? { status == .failed ? error : nil }
+    /// Why the flow failed (the one stored sentence, `error`); for an encrypted flow tv would
+    /// have inspected, why it passed it through (`notInspectedReason`); nil otherwise.
+    public var failureReason: String? {
+        switch status {
+        case .failed: return error
+        case .encrypted: return notInspectedReason
+        default: return nil
+        }
+    }
 
     /// The flow failed: `status` becomes `failed` and `error` says why, rendered from `failure`.
     public mutating func fail(_ failure: ConnectionFailure) {

@@ -28,9 +28,10 @@ public struct ProxyCounters: Sendable, Hashable {
     /// Bytes read from clients and from servers (plaintext when inspected).
     public var bytesFromClients: UInt64 = 0
     public var bytesFromServers: UInt64 = 0
-    /// Clients remembered for a host and port during this run (pinned, or lacking tv's root:
-    /// `PinKind`).
-    public var pinnedHostsRemembered: UInt64 = 0
+    /// Times during this run a client was remembered for a host and port (pinned, or lacking
+    /// tv's root: `PinKind`). Events, not entries: a client forgotten and remembered again counts
+    /// twice; `tv pinned` lists what is remembered now.
+    public var pinningDetections: UInt64 = 0
     /// Client legs that ended as each of the three kinds (`ClientLegOutcome`): the client does
     /// not trust tv's root, possible pinning, the client left.
     public var clientLacksRoot: UInt64 = 0

@@ -39,6 +39,15 @@ public enum ConnectionFailure: Equatable, Sendable {
         case mark(Errno)
     }
 
+    /// How tv answered the client for a server it could not reach, where the client's own
+    /// connect was the one that failed (the TUN front-ends complete no handshake before the
+    /// upstream connects; the explicit proxy answers in its protocol and needs no note).
+    public enum ClientAnswer: Equatable, Sendable {
+        /// A TCP reset to the app's SYN (`EngineTCP.connectFailed`): its connect(2) fails with
+        /// ECONNREFUSED (Linux's answer to a reset in SYN-SENT), whatever the upstream's error was.
+        case reset
+    }
+
     case clientGone(reset: Bool, Moment)
     /// The explicit proxy's request could not be parsed (the parser's reason).
     case proxyRequestUnreadable(String)
@@ -55,8 +64,9 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// IDNA (libidn2, UTS #46) refuses the host name the client gave (CONNECT target, SOCKS5
     /// domain, absolute-form authority or SNI), so there is no A-label to dial or certify.
     case hostNameRefused(IDNARefusal)
-    /// `target`: the destination as the user named it (host:port).
-    case unreachable(target: String, Unreachable)
+    /// `target`: the destination as the user named it (host:port); `answered`: what the client
+    /// saw of it, where that differs from the upstream's error (nil: told in the proxy's protocol).
+    case unreachable(target: String, Unreachable, answered: ClientAnswer? = nil)
     case clientHelloMalformed(String)
     case clientHelloTimeout(seconds: Int)
     /// The TLS handshake with the server failed (OpenSSL's reason); `clientRefused`: the client
@@ -153,7 +163,7 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .hostNameRefused(let refusal):
             return "the host name '\(refusal.host)' is not a valid international domain name (IDNA: \(refusal.reason)); "
                 + "use the name's registered spelling or its xn-- form"
-        case let .unreachable(target, why):
+        case let .unreachable(target, why, answered):
             let cause: String
             switch why {
             case .resolve(let message): cause = message
@@ -162,7 +172,11 @@ public enum ConnectionFailure: Equatable, Sendable {
             case .noAnswer(let seconds): cause = seconds.map { "no answer within \($0) s" } ?? "no answer"
             case .mark(let err): cause = "SO_MARK failed: \(err.phrase)"
             }
-            return "tv could not connect to \(target) (\(cause))"
+            switch answered {
+            case nil: return "tv could not connect to \(target) (\(cause))"
+            case .reset?:
+                return "tv could not connect to \(target) (\(cause)) and answered the program with a reset, so the program saw connection refused (ECONNREFUSED)"
+            }
         case .clientHelloMalformed(let reason): return "the client sent a malformed TLS ClientHello (\(reason))"
         case .clientHelloTimeout(let seconds): return "the client's ClientHello did not complete within \(seconds) s"
         case let .upstreamHandshake(reason, refused):

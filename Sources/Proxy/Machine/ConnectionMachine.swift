@@ -341,7 +341,9 @@ struct ConnectionMachine {
         var decision = settings.policy.decide(target, recall: { key.flatMap { recall($0, facts.startMicros) } })
         if decision.action == .inspect, let best = facts.offeredVersions.max(), best < settings.minimumTLSVersion {
             decision = InterceptionPolicy.Decision(action: .passThrough, reason: .clientVersionTooOld)
-            facts.error = ConnectionFailure.clientVersionTooOld(offered: best, minimum: settings.minimumTLSVersion).sentence
+            let note = ConnectionFailure.clientVersionTooOld(offered: best, minimum: settings.minimumTLSVersion)
+            facts.notInspectedReason = note.sentence
+            facts.error = note.sentence
         }
         self.decision = decision
         if decision.action == .passThrough {

@@ -25,6 +25,7 @@ enum ExportCommands {
             guard let id = Int64(text), id > 0 else { throw UsageRefusal("'\(text)' is not a flow id; `tv flows` lists them.") }
             if !ids.contains(id) { ids.append(id) }
         }
+        try FlowCommands.askSessionToFlush(inv)
         try HARReading(flowIDs: ids, file: output, creatorVersion: TVVersion.number).run(home: try inv.existingHome(), to: inv.console)
         return 0
     }

@@ -12,7 +12,7 @@ enum FlowCommands {
 
     static let flowsSpec = CommandSpec(
         name: "flows", summary: "List recorded connections, newest first.",
-        discussion: "The status column names only departures from \"encrypted\" (inspected, not encrypted, kept private, failed). Pages are keyset-based: follow the printed --after cursor for the next one.",
+        discussion: "The status column names only departures from \"encrypted\" (inspected, not encrypted, kept private, failed, and \"not inspected: REASON\" for an encrypted flow tv would have inspected). PROTO shows the ALPN, else the client's TLS version; when tv's two legs negotiated different versions, the server's follows (TLSv1.3 (server TLSv1.2)). A running session is asked to write what it holds first (waiting at most 1 s). Pages are keyset-based: follow the printed --after cursor for the next one.",
         options: [OptionSpec("host", value: "TEXT", help: "Only flows whose host name or address contains TEXT."),
                   OptionSpec("status", value: "S", help: "Only one status: \(FlowStatus.allCases.map(\.rawValue).joined(separator: ", ")) (dashes or spaces also accepted)."),
                   OptionSpec("since", value: "SPAN", help: "Only flows started within SPAN (90s, 15m, 1h, 2d, 1w)."),
@@ -50,6 +50,12 @@ enum FlowCommands {
         try FlowStore(readingHome: try inv.existingHome())
     }
 
+    /// Before reading: a live session of this data folder writes what it holds, so the rows are
+    /// current (bounded, `LiveSessionFlush`; a lagging session is said on stderr).
+    static func askSessionToFlush(_ inv: Invocation) throws {
+        if let sentence = LiveSessionFlush.notice(LiveSessionFlush.ask(try inv.existingHome())) { inv.console.note(sentence) }
+    }
+
     static func nowMicros() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
 
     static func flows(_ inv: Invocation) throws -> Int32 {
@@ -72,13 +78,19 @@ enum FlowCommands {
             query.limit = n
         }
         query.after = c.value("after")
+        try askSessionToFlush(inv)
         let store = try openStoreForReading(inv)
         defer { store.close() }
         let page = try store.flows(query)
         if inv.json {
             inv.console.line(FlowListPresentation.json(page).serialized(pretty: true))
         } else {
-            for line in FlowListPresentation(page: page, now: now, repeatedOptions: repeatedOptions(c)).lines() { inv.console.line(line) }
+            // An empty page says how many flows there are in all, so a filter matching nothing is not
+            // read as an empty history.
+            let total = page.flows.isEmpty && page.nextCursor == nil ? try store.count(FlowQuery()) : nil
+            for line in FlowListPresentation(page: page, now: now, repeatedOptions: repeatedOptions(c), totalFlows: total).lines() {
+                inv.console.line(line)
+            }
         }
         return 0
     }
@@ -93,6 +105,7 @@ enum FlowCommands {
     static func flow(_ inv: Invocation) throws -> Int32 {
         let text = inv.command.positionals[0]
         guard let id = Int64(text), id > 0 else { throw UsageRefusal("'\(text)' is not a flow id; `tv flows` lists them.") }
+        try askSessionToFlush(inv)
         let store = try openStoreForReading(inv)
         defer { store.close() }
         guard let record = try store.flow(id: id) else {

@@ -202,10 +202,7 @@ enum RunCommands {
             return 3
         }
         if inv.json {
-            let v = response.values
-            var fields: [(String, JSONValue)] = [("running", .bool(true))]
-            for key in v.keys.sorted() { fields.append((key, Int64(v[key]!).map { .int($0) } ?? .string(v[key]!))) }
-            inv.console.line(JSONValue.object(fields).serialized(pretty: true))
+            inv.console.line(SessionStatusPresentation.json(response.values).serialized(pretty: true))
             return 0
         }
         // The session's counters and labels, escaped as one-line fields (a closing reason can
@@ -220,11 +217,10 @@ enum RunCommands {
         if let n = v["acceptsFailedForDescriptors"], n != "0" {
             inv.console.line("  out of descriptors \(n) accepts failed (limit \(v["descriptorLimit"] ?? "?"); raise it with ulimit -n)")
         }
-        let closed = v.keys.filter { $0.hasPrefix("closed.") }.sorted().map { "\(v[$0]!) \(TerminalText.line(String($0.dropFirst(7))))" }
-        if !closed.isEmpty { inv.console.line("  closed            " + closed.joined(separator: ", ")) }
-        let refusals = [("clientLacksRoot", "lacked tv's root"), ("possiblePinning", "possible pinning"), ("clientLeft", "left without a handshake")]
-            .compactMap { key, words in v[key].flatMap { $0 == "0" ? nil : "\($0) \(words)" } }
-        if !refusals.isEmpty { inv.console.line("  clients           " + refusals.joined(separator: ", ") + " (`tv pinned` lists what tv remembered)") }
+        if let closed = SessionStatusPresentation.closedCounts(response.values) { inv.console.line("  closed            " + closed) }
+        if let clients = SessionStatusPresentation.clientOutcomes(response.values) {
+            inv.console.line("  clients           " + clients + " (`tv pinned` lists what tv remembered)")
+        }
         let up = Int64(v["bytesFromClients"] ?? "0") ?? 0, down = Int64(v["bytesFromServers"] ?? "0") ?? 0
         inv.console.line("  bytes             ↑ \(Units.bytes(up)) from clients, ↓ \(Units.bytes(down)) from servers")
         if let dropped = v["flowEventsDropped"], dropped != "0" {

@@ -36,6 +36,7 @@ enum TurnsCommand {
         } else {
             shape = .shown(turn: only, full: c.has("full"), http: c.has("http"), json: inv.json)
         }
+        try FlowCommands.askSessionToFlush(inv)
         try TurnsReading(flowID: id, shape: shape).run(home: try inv.existingHome(), to: inv.console)
         return 0
     }

@@ -1,0 +1,59 @@
+import ControlChannel
+import Dispatch
+import TVHome
+
+/// A reading command (`tv flows`, `tv flow`, `tv turns`, `tv export har`) asks a live session of
+/// the same data folder to write what its flow and content writers hold before it reads, so a
+/// flow that just ended shows closed, with its bytes, instead of "open" or not at all (the
+/// writers batch for up to a few hundred milliseconds).
+///
+/// Bounded twice, so a hung session never holds up a read: the session waits for its writers at
+/// most `sessionWaitMillis` (500 ms), and the command waits for the answer at most
+/// `answerWaitSeconds` (1 s); then it reads what is there, and says the newest rows may lag.
+public enum LiveSessionFlush {
+    /// The most the session waits for its writers before it answers.
+    public static let sessionWaitMillis = 500
+    /// The most a reading command waits for the session's answer.
+    public static let answerWaitSeconds = 1
+    /// The control-socket request (`flush`).
+    public static let request = ControlRequest(command: "flush")
+
+    public enum Outcome: Sendable, Equatable {
+        /// No session runs for this data folder (or it cannot be reached): the file is current.
+        case noSession
+        /// The session wrote everything it held when asked.
+        case flushed
+        /// The session did not finish (or answer) within the bounds: the newest rows may lag.
+        case behind
+    }
+
+    /// The session's side: both writers flushed, each waiting no later than the shared deadline
+    /// (`sessionWaitMillis` from now). True when both finished in time.
+    public static func answer(flushFlows: (DispatchTime) -> Bool, flushContent: (DispatchTime) -> Bool) -> ControlResponse {
+        let deadline = DispatchTime.now() + .milliseconds(sessionWaitMillis)
+        let flows = flushFlows(deadline)
+        let content = flushContent(deadline)
+        return flows && content
+            ? ControlResponse(ok: true, message: "flushed")
+            : ControlResponse(ok: false, message: "the writers did not finish within \(sessionWaitMillis) ms")
+    }
+
+    /// Asks the session of `home`, if one runs. Never throws and never waits longer than
+    /// `answerWaitSeconds` for the answer.
+    public static func ask(_ home: TVHome) -> Outcome {
+        guard let client = try? ControlClient(path: SessionPaths.controlSocket(home)) else { return .noSession }
+        do {
+            return try client.send(request, timeoutSeconds: answerWaitSeconds).ok ? .flushed : .behind
+        } catch ControlError.noAnswer {
+            return .behind
+        } catch {
+            return .noSession
+        }
+    }
+
+    /// What a reading command says (on stderr) when the session was behind; nil otherwise.
+    public static func notice(_ outcome: Outcome) -> String? {
+        guard outcome == .behind else { return nil }
+        return "The running tv session did not finish writing within \(answerWaitSeconds) s, so the newest flows may be missing or still shown open; run the command again in a moment."
+    }
+}

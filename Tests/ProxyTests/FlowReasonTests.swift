@@ -1,0 +1,33 @@
+import FlowTerms
+@testable import Proxy
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a flow says about why it was not carried or not inspected, rendered from the kinds.
+@Suite struct FlowReasonTests {
+    @Test("a connect that failed behind the TUN says tv's error and what the program saw (the reset: ECONNREFUSED); the proxy's own answer adds nothing")
+    func unreachableAnsweredWithReset() {
+        #expect(ConnectionFailure.unreachable(target: "10.205.0.2:443", .connect(Errno(ENETUNREACH)), answered: .reset).sentence
+                == "tv could not connect to 10.205.0.2:443 (network is unreachable) and answered the program with a reset, so the program saw connection refused (ECONNREFUSED)")
+        #expect(ConnectionFailure.unreachable(target: "10.205.0.2:443", .noAnswer(seconds: 10), answered: .reset).sentence
+                == "tv could not connect to 10.205.0.2:443 (no answer within 10 s) and answered the program with a reset, so the program saw connection refused (ECONNREFUSED)")
+        #expect(ConnectionFailure.unreachable(target: "a.test:443", .connect(Errno(ENETUNREACH))).sentence
+                == "tv could not connect to a.test:443 (network is unreachable)")
+    }
+
+    @Test("an encrypted flow tv would have inspected keeps why as its reason, even when a later error replaces `error`; other encrypted flows have none")
+    func notInspectedReason() {
+        var facts = FlowFacts(id: 1, startMicros: 0, client: Endpoint(address: "127.0.0.1", port: 1))
+        facts.status = .encrypted
+        facts.error = ConnectionFailure.stopped.sentence
+        #expect(facts.failureReason == nil)
+        let note = ConnectionFailure.clientVersionTooOld(offered: .tls11, minimum: .tls12).sentence
+        facts.notInspectedReason = note
+        facts.error = ConnectionFailure.read(from: .server, reset: true, .pipeClosed).sentence
+        #expect(facts.failureReason == "the client offers only TLSv1.1, below tv's minimum TLSv1.2; passed through")
+        facts.fail(.stopped)
+        #expect(facts.failureReason == ConnectionFailure.stopped.sentence)
+    }
+}

@@ -1,0 +1,44 @@
+import ControlChannel
+import Dispatch
+import FlowTerms
+import Testing
+import TVHome
+@testable import TVCore
+
+@Suite struct SessionStatusPresentationTests {
+    @Test("tv status --json: camelCase keys with no spaces; dotted names nest (closed by status, recording, tunnel drops); numbers are numbers")
+    func jsonKeys() {
+        let values = [
+            "accepted": "3", "inspection": "on", "pinningDetections": "1",
+            SessionStatusPresentation.closedKey(.keptPrivate): "2", SessionStatusPresentation.closedKey(.notEncrypted): "0",
+            SessionStatusPresentation.closedKey(.inspected): "1",
+            "recording.flowsWaiting": "0", "recording.flowsFailing": "off",
+            "tunnel.tcpRedirected": "4", "tunnel.dropped.icmp": "5", "tunnel.dropped.badChecksum": "6",
+        ]
+        #expect(SessionStatusPresentation.json(values).serialized() == #"{"running":true,"accepted":3,"#
+            + #""closed":{"inspected":1,"keptPrivate":2,"notEncrypted":0},"inspection":"on","pinningDetections":1,"#
+            + #""recording":{"flowsFailing":"off","flowsWaiting":0},"#
+            + #""tunnel":{"dropped":{"badChecksum":6,"icmp":5},"tcpRedirected":4}}"#)
+    }
+
+    @Test("the closed line in words, alphabetically; none without counts")
+    func closedLine() {
+        var values: [String: String] = [:]
+        for status in FlowStatus.closedByProxy { values[SessionStatusPresentation.closedKey(status)] = status == .inspected ? "1" : "0" }
+        #expect(SessionStatusPresentation.closedCounts(values) == "0 encrypted, 0 failed, 1 inspected, 0 kept private, 0 not encrypted")
+        #expect(SessionStatusPresentation.closedCounts(["accepted": "1"]) == nil)
+    }
+
+    @Test("the flush a reading command asks for: ok when both writers finished by the deadline, not ok (and said) when one did not")
+    func flushAnswer() {
+        var deadlines: [DispatchTime] = []
+        let ok = LiveSessionFlush.answer(flushFlows: { deadlines.append($0); return true }, flushContent: { deadlines.append($0); return true })
+        #expect(ok == ControlResponse(ok: true, message: "flushed"))
+        // One shared deadline, 500 ms out.
+        #expect(deadlines.count == 2 && deadlines[0] == deadlines[1])
+        let late = LiveSessionFlush.answer(flushFlows: { _ in true }, flushContent: { _ in false })
+        #expect(late == ControlResponse(ok: false, message: "the writers did not finish within 500 ms"))
+        #expect(LiveSessionFlush.notice(.behind) == "The running tv session did not finish writing within 1 s, so the newest flows may be missing or still shown open; run the command again in a moment.")
+        #expect(LiveSessionFlush.notice(.flushed) == nil && LiveSessionFlush.notice(.noSession) == nil)
+    }
+}
