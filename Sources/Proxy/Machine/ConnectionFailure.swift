@@ -60,7 +60,7 @@ public enum ConnectionFailure: Equatable, Sendable {
     case clientHelloMalformed(String)
     case clientHelloTimeout(seconds: Int)
     /// The TLS handshake with the server failed (OpenSSL's reason); `clientRefused`: the client
-    /// was answered with an alert.
+    /// was answered with an alert (else with a 502).
     case upstreamHandshake(String, clientRefused: Bool)
     case upstreamHandshakeTimeout(seconds: Int)
     /// The server requires a client certificate (`ClientCertificateVerdict`: a CertificateRequest
@@ -69,7 +69,8 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// when it just closed.
     case clientCertificateRequired(presented: Bool, alert: UInt8?)
     /// The server's certificate did not verify (OpenSSL's verify error); `clientRefused`: the
-    /// client was answered with an alert (else with a 502, nothing sent to the server).
+    /// client was answered with an alert (else with a 502, nothing sent to the server). The
+    /// sentence names the two ways on: `--upstream-ca` and `--upstream-insecure`.
     case upstreamCertificate(verifyError: String, clientRefused: Bool)
     /// No leaf can be made for the name (LocalCA's message).
     case leafNameRefused(String)
@@ -177,6 +178,7 @@ public enum ConnectionFailure: Equatable, Sendable {
         case let .upstreamCertificate(error, refused):
             return "the server's certificate does not verify (\(error)); "
                 + (refused ? "nothing was forged and the client was refused" : "nothing was sent to it")
+                + "; trust the server's CA with --upstream-ca FILE, or skip the check with --upstream-insecure"
         case .leafNameRefused(let message): return "tv cannot make a certificate for this name: \(message)"
         case .leafNameError(let text): return "tv cannot make a certificate for this name (\(text))"
         case .leafMint(let text): return "tv could not mint a certificate: \(text)"

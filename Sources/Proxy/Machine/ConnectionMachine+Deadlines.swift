@@ -20,7 +20,10 @@ extension ConnectionMachine {
         case .upstreamHandshake:
             return refuse(.upstreamHandshakeTimeout(seconds: handshakeSeconds), alert: TLSAlert.handshakeFailure)
         case .clientHandshake:
-            return fail(.clientHandshakeTimeout(seconds: handshakeSeconds), reset: false)
+            return fail(answering ?? .clientHandshakeTimeout(seconds: handshakeSeconds), reset: false)
+        case .answering:
+            // The client asked nothing in time: the flow still says why the server failed.
+            return fail(answering ?? .headTimeout(limitMillis: settings.headTimeoutMillis), reset: false)
         case .start, .relaying, .plainHTTP, .closed:
             return []
         }
