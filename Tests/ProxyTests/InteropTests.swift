@@ -71,6 +71,30 @@ final class InteropTests {
         #expect(harness.waitIdle() && insecure.waitIdle())
     }
 
+    @Test("a server that accepts but never answers the ClientHello: after the handshake time an HTTP/1 client gets a 502 that says so")
+    func upstreamHandshakeTimeout() throws {
+        let port = Shell.freePort()
+        let server = Background.python("""
+            import socket, sys, time
+            s = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+            held = []
+            while True:
+                c, _ = s.accept()
+                held.append(c)
+            """, ["\(port)"])
+        defer { server.stop() }
+        #expect(Shell.waitForPort(port))
+        let harness = try Harness { $0.handshakeTimeout = 1 }
+        let r = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "-w", "\n%{http_code}",
+                           "https://localhost:\(port)/"], timeout: 20)
+        let sentence = "the TLS handshake with the server did not finish within 1 s"
+        #expect(r.out == "tv: \(sentence)\n\n502", "\(r.out) \(r.err)")
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.status == .failed)
+        #expect(flow.error == sentence)
+        #expect(harness.waitIdle())
+    }
+
     @Test("a client that trusts only the real CA (alert unknown_ca: it lacks tv's root) fails once, then its next connection passes through as kept private")
     func pinningClient() throws {
         let nginx = try TestNginx()

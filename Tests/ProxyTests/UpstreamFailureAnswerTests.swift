@@ -100,6 +100,23 @@ struct UpstreamFailureAnswerTests {
         #expect(h2.facts.failureReason == sentence + "; the client was refused")
     }
 
+    @Test("the server's handshake does not finish in time: an HTTP/1 client gets a 502 that says so, an h2-only client the alert, a plain client of reverse:https a 502")
+    func upstreamTimeout() throws {
+        var m = Self.upstreamHandshake(ProxyFixtures.clientHelloSNIAndALPN)
+        let plan = Machine.ClientTLSPlan(identity: try LeafIdentity(names: ["a.test"]), alpn: Array("http/1.1".utf8), keyTypes: [.ecdsaP256])
+        #expect(m.handle(.timeout) == [.armTimer(millis: 10_000), .startClientTLS(plan), .updateFlow])
+        _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        let sentence = "the TLS handshake with the server did not finish within 10 s"
+        #expect(m.handle(.clientRequestArrived) == [Self.response(sentence), .armTimer(millis: 0), .close(reset: false)])
+        #expect(m.facts.failureReason == sentence)
+        var h2 = Self.upstreamHandshake(ProxyFixtures.clientHelloH2Only)
+        #expect(h2.handle(.timeout) == [.armTimer(millis: 0), .refuseClientTLS(alert: TLSAlert.handshakeFailure)])
+        #expect(h2.facts.failureReason == sentence + "; the client was refused")
+        var plain = ClientCertificateTests.reversePlain()
+        #expect(plain.handle(.timeout) == [Self.response(sentence), .armTimer(millis: 0), .close(reset: false)])
+        #expect(plain.facts.failureReason == sentence)
+    }
+
     @Test("pinning memory learns nothing from the answering leg: an unknown_ca alert or a close after tv's certificate is neither remembered nor weighed; the flow keeps the server's reason")
     func pinningUntouched() {
         let endings: [Machine.Event] = [

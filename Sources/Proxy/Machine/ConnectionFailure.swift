@@ -62,7 +62,9 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// The TLS handshake with the server failed (OpenSSL's reason); `clientRefused`: the client
     /// was answered with an alert (else with a 502).
     case upstreamHandshake(String, clientRefused: Bool)
-    case upstreamHandshakeTimeout(seconds: Int)
+    /// The TLS handshake with the server did not finish in time (seconds); `clientRefused` as
+    /// for `upstreamHandshake`.
+    case upstreamHandshakeTimeout(seconds: Int, clientRefused: Bool)
     /// The server requires a client certificate (`ClientCertificateVerdict`: a CertificateRequest
     /// then a refusal, or certificate_required). `presented`: tv sent the one the user gave for
     /// this host (`--client-cert`) and the server refused it; `alert`: the server's alert, nil
@@ -168,8 +170,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .clientHelloTimeout(let seconds): return "the client's ClientHello did not complete within \(seconds) s"
         case let .upstreamHandshake(reason, refused):
             return "the TLS handshake with the server failed (\(reason))" + (refused ? "; the client was refused" : "")
-        case .upstreamHandshakeTimeout(let seconds):
-            return "the TLS handshake with the server did not finish within \(seconds) s; the client was refused"
+        case let .upstreamHandshakeTimeout(seconds, refused):
+            return "the TLS handshake with the server did not finish within \(seconds) s" + (refused ? "; the client was refused" : "")
         case let .clientCertificateRequired(presented, alert):
             let said = alert.map { " (alert \(TLSAlert.name($0)))" } ?? ""
             return presented

@@ -18,7 +18,9 @@ extension ConnectionMachine {
             if !sawClientBytes { return silentTooLong() }
             return fail(.clientHelloTimeout(seconds: handshakeSeconds), reset: false)
         case .upstreamHandshake:
-            return refuse(.upstreamHandshakeTimeout(seconds: handshakeSeconds), alert: TLSAlert.handshakeFailure)
+            // A plain client (reverse:https) reads a 502; a TLS client as `upstreamFailed` decides.
+            if plainClientOverTLS { return badGateway(.upstreamHandshakeTimeout(seconds: handshakeSeconds, clientRefused: false)) }
+            return upstreamFailed(alert: TLSAlert.handshakeFailure) { .upstreamHandshakeTimeout(seconds: handshakeSeconds, clientRefused: $0) }
         case .clientHandshake:
             return fail(answering ?? .clientHandshakeTimeout(seconds: handshakeSeconds), reset: false)
         case .answering:

@@ -2,9 +2,9 @@ import LocalCA
 import FlowTerms
 
 /// The upstream TLS handshake of an inspected connection failed (the server's certificate did
-/// not verify, the server requires a client certificate, or anything else): a client that will
-/// speak HTTP/1 inside the TLS (its ClientHello offers ALPN http/1.1, or no ALPN at all) gets
-/// tv's leg completed anyway (a leaf for the SNI or destination, made without the server's
+/// not verify, the server requires a client certificate, it did not finish in time, or anything
+/// else): a client that will speak HTTP/1 inside the TLS (its ClientHello offers ALPN http/1.1,
+/// or no ALPN at all) gets tv's leg completed anyway (a leaf for the SNI or destination, made without the server's
 /// certificate) and its first request answered with a 502 that says why, then the close, as
 /// mitmproxy does. A client that offers only other protocols (h2 alone) keeps the handshake
 /// alert: an answer it could read would need HTTP/2 framing.

@@ -400,7 +400,7 @@ struct ConnectionMachine {
 
     /// The TLS leg to the server of a plain client failed, or of a TLS client that speaks HTTP/1
     /// (`answering`): answer 502 in HTTP (a TLS alert means nothing to the plain client) and close.
-    private mutating func badGateway(_ failure: ConnectionFailure) -> [Command] {
+    mutating func badGateway(_ failure: ConnectionFailure) -> [Command] {
         [.sendClient(Self.errorResponse(502, "Bad Gateway", failure))] + fail(failure, reset: false)
     }
 
