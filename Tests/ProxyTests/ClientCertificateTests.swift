@@ -86,11 +86,11 @@ struct ClientCertificateTests {
 
     // MARK: machine playbooks
 
-    @Test("inspected CONNECT, TLS 1.2: the upstream handshake fails after a CertificateRequest: the client gets handshake_failure, the flow says why")
+    @Test("inspected CONNECT, TLS 1.2, an h2-only client: the upstream handshake fails after a CertificateRequest: the client gets handshake_failure, the flow says why (an HTTP/1 client gets a 502: UpstreamFailureAnswerTests)")
     func handshakeFailureAfterRequest() {
         var m = T.machine()
         T.connected(&m)
-        _ = T.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = T.bytes(&m, ProxyFixtures.clientHelloH2Only)
         let out = m.handle(.upstreamHandshakeFailed(Self.failure(alert: 40, requested: true)))
         #expect(out == [.armTimer(millis: 0), .refuseClientTLS(alert: TLSAlert.handshakeFailure)])
         #expect(m.facts.status == .failed)

@@ -217,11 +217,11 @@ struct ConnectionMachineTests {
         #expect(named.hasSuffix("\r\n\r\ntv could not connect to a.test:443 (connection refused)\n"))
     }
 
-    @Test("an upstream certificate that does not verify: the client is refused with an alert, nothing forged")
+    @Test("an upstream certificate that does not verify, an h2-only client: refused with an alert, nothing forged (an HTTP/1 client gets a 502: UpstreamFailureAnswerTests)")
     func upstreamDoesNotVerify() {
         var m = Self.machine()
         Self.connected(&m)
-        _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = Self.bytes(&m, ProxyFixtures.clientHelloH2Only)
         var done = Self.upstreamDone
         done.verifyError = "self-signed certificate"
         let out = m.handle(.upstreamHandshakeDone(done))
@@ -564,7 +564,8 @@ struct ConnectionMachineTests {
             let out = m.handle(event)
             let reason = m.facts.error ?? ""
             #expect(out == [.sendClient(Machine.errorResponse(502, "Bad Gateway", body: "tv: " + reason)), .armTimer(millis: 0), .close(reset: false)], "\(out)")
-            #expect(reason == "the server's certificate does not verify (self-signed certificate); nothing was sent to it"
+            #expect(reason == "the server's certificate does not verify (self-signed certificate); nothing was sent to it; "
+                        + "trust the server's CA with --upstream-ca FILE, or skip the check with --upstream-insecure"
                     || reason == "the TLS handshake with the server failed (wrong version number)", "\(reason)")
         }
     }

@@ -40,17 +40,26 @@ final class InteropTests {
         #expect(harness.waitIdle())
     }
 
-    @Test("an upstream certificate that does not verify: the client is refused, the reason recorded")
+    @Test("an upstream certificate that does not verify: an HTTP/1-capable client (explicit proxy or SOCKS5) gets a 502 with the reason, which is recorded")
     func upstreamNotVerified() throws {
         let server = try OpenSSLServer(cert: pki.selfSignedCert, key: pki.selfSignedKey, extra: [])
         defer { server.stop() }
         let harness = try Harness()
-        let r = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "https://localhost:\(server.port)/"], timeout: 20)
-        #expect(r.status != 0)
-        #expect(r.err.contains("alert") || r.err.contains("handshake"), "\(r.err)")
+        let r = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "-w", "\n%{http_code}",
+                           "https://localhost:\(server.port)/"], timeout: 20)
+        #expect(r.status == 0, "\(r.err)")
         let flow = try #require(harness.sink.waitForClosed(1).first)
         #expect(flow.status == .failed)
         #expect(flow.error?.contains("does not verify (self-signed certificate") == true, "\(flow.error ?? "")")
+        #expect(flow.error?.contains("--upstream-ca") == true, "\(flow.error ?? "")")
+        #expect(r.out == "tv: \(flow.error ?? "")\n\n502", "\(r.out)")
+        // The SOCKS5 front-end answers the same way.
+        let socks = try Harness(mode: .socks5)
+        let viaSocks = Shell.run(["curl", "-sS", "--socks5-hostname", "127.0.0.1:\(socks.port)", "--cacert", pki.tvRoot, "-w", "\n%{http_code}",
+                                  "https://localhost:\(server.port)/"], timeout: 20)
+        #expect(viaSocks.out == r.out, "\(viaSocks.out) \(viaSocks.err)")
+        #expect(socks.sink.waitForClosed(1).first?.error == flow.error)
+        #expect(socks.waitIdle())
         #expect(flow.serverCertificate?.subject == "CN=localhost")
         #expect(flow.upstreamVerified == false)
         // --upstream-insecure: the same server is inspected.
@@ -60,6 +69,30 @@ final class InteropTests {
         #expect(ok.out == "200", "\(ok.err)")
         #expect(insecure.sink.waitForClosed(1).first?.upstreamVerified == false)
         #expect(harness.waitIdle() && insecure.waitIdle())
+    }
+
+    @Test("a server that accepts but never answers the ClientHello: after the handshake time an HTTP/1 client gets a 502 that says so")
+    func upstreamHandshakeTimeout() throws {
+        let port = Shell.freePort()
+        let server = Background.python("""
+            import socket, sys, time
+            s = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+            held = []
+            while True:
+                c, _ = s.accept()
+                held.append(c)
+            """, ["\(port)"])
+        defer { server.stop() }
+        #expect(Shell.waitForPort(port))
+        let harness = try Harness { $0.handshakeTimeout = 1 }
+        let r = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "-w", "\n%{http_code}",
+                           "https://localhost:\(port)/"], timeout: 20)
+        let sentence = "the TLS handshake with the server did not finish within 1 s"
+        #expect(r.out == "tv: \(sentence)\n\n502", "\(r.out) \(r.err)")
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.status == .failed)
+        #expect(flow.error == sentence)
+        #expect(harness.waitIdle())
     }
 
     @Test("a client that trusts only the real CA (alert unknown_ca: it lacks tv's root) fails once, then its next connection passes through as kept private")
@@ -334,15 +367,17 @@ final class InteropNameTests {
         #expect(harness.waitIdle())
     }
 
-    @Test("case 6: a TLS 1.0-only server fails with a protocol-version reason; legacy allowed on request")
+    @Test("case 6: a TLS 1.0-only server fails with a protocol-version reason (curl, speaking HTTP/1 too, reads it in a 502); legacy allowed on request")
     func legacyUpstream() throws {
         let server = try OpenSSLServer(cert: pki.serverCert, key: pki.serverKey, extra: ["-tls1", "-cipher", "DEFAULT:@SECLEVEL=0"])
         defer { server.stop() }
         let harness = try Harness()
-        let r = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "https://localhost:\(server.port)/"], timeout: 20)
-        #expect(r.status != 0)
+        let r = Shell.run(["curl", "-sS", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "-w", "\n%{http_code}",
+                           "https://localhost:\(server.port)/"], timeout: 20)
         let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.status == .failed)
         #expect(flow.error?.contains("version") == true, "\(flow.error ?? "")")
+        #expect(r.out == "tv: \(flow.error ?? "")\n\n502", "\(r.out) \(r.err)")
         let legacy = try Harness { $0.minimumTLSVersion = .tls10 }
         let ok = Shell.run(["curl", "-sS", "-x", legacy.proxyURL, "--cacert", pki.tvRoot, "-o", "/dev/null", "-w", "%{http_code}",
                             "https://localhost:\(server.port)/"], timeout: 20)

@@ -198,12 +198,12 @@ struct RelayPhaseTests {
         #expect(early.handle(.shutdown(atMicros: 9_000_001)) == [])
     }
 
-    @Test("the server's handshake failure: protocol_version alert for a version mismatch, handshake_failure otherwise")
+    @Test("the server's handshake failure, an h2-only client: protocol_version alert for a version mismatch, handshake_failure otherwise")
     func upstreamFailureAlert() {
         for (mismatch, alert) in [(true, TLSAlert.protocolVersion), (false, TLSAlert.handshakeFailure)] {
             var m = T.machine()
             T.connected(&m)
-            _ = T.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+            _ = T.bytes(&m, ProxyFixtures.clientHelloH2Only)
             let failure = TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "some reason", versionMismatch: mismatch)
             #expect(m.handle(.upstreamHandshakeFailed(failure)) == [.armTimer(millis: 0), .refuseClientTLS(alert: alert)])
             #expect(m.facts.error == "the TLS handshake with the server failed (some reason); the client was refused")

@@ -55,7 +55,7 @@ struct ClientCertificateRunTests {
         }
     }
 
-    @Test("TLS 1.2 s_server -Verify 1, no certificate: a plain client through reverse:https gets a 502 that says so; an inspected CONNECT client is refused; both flows say why")
+    @Test("TLS 1.2 s_server -Verify 1, no certificate: a plain client through reverse:https and an inspected CONNECT client speaking HTTP/1 get a 502 that says so; an h2-only client gets the alert; the flows say why")
     func tls12WithoutCertificate() throws {
         let world = try World()
         let server = try world.server("-tls1_2")
@@ -69,10 +69,17 @@ struct ClientCertificateRunTests {
         try reverse.stop()
 
         let explicit = try world.run()
-        let refused = try world.curlThrough(explicit, ["https://localhost:\(server.port)/"])
-        #expect(refused.status == 35, "\(refused)")
+        let answered = try world.curlThrough(explicit, ["https://localhost:\(server.port)/"])
+        #expect(answered.out == "tv: \(Self.reason("handshake_failure"))\n\n502", "\(answered)")
         rows = try world.box.closedFlows(2)
         #expect(rows.last?.string("status") == "failed")
+        #expect(rows.last?.string("failureReason") == Self.reason("handshake_failure"), "\(rows)")
+        // A client offering only h2 is refused with the alert (an answer would need HTTP/2 framing).
+        let h2 = try world.box.tool("openssl", ["s_client", "-proxy", explicit.proxyHostPort, "-connect", "localhost:\(server.port)",
+                                                "-servername", "localhost", "-alpn", "h2", "-CAfile", world.box.rootPEM], stdin: Data())
+        #expect(h2.status != 0, "\(h2)")
+        #expect(h2.err.contains("alert handshake failure"), "\(h2)")
+        rows = try world.box.closedFlows(3)
         #expect(rows.last?.string("failureReason") == Self.reason("handshake_failure"), "\(rows)")
         try explicit.stop()
     }

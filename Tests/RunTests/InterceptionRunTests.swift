@@ -264,25 +264,36 @@ struct InterceptionRunTests {
         try tv.stop()
     }
 
-    @Test("an upstream certificate that does not verify: the client is refused, nothing forged, the reason is in the row")
+    @Test("an upstream certificate that does not verify: an HTTP/1-capable client (curl, ALPN h2 + http/1.1) gets a 502 naming the reason and --upstream-ca, nothing forged from the server's certificate; an h2-only client gets the alert; the reason is in the rows")
     func upstreamDoesNotVerify() throws {
         let world = try RunWorld()
         let box = world.sandbox
         let tv = try world.run("--inspect")
         let server = try OpenSSLServer(cert: world.pki.selfSignedCert, key: world.pki.selfSignedKey, extra: [])
         defer { server.stop() }
-        let r = try world.curlThrough(tv, ["https://localhost:\(server.port)/"])
-        #expect(r.status == 35, "\(r)")
-        #expect(r.err.contains("alert handshake failure"), "\(r)")
+        // The brief's command: curl --cacert ROOT -x http://127.0.0.1:PORT https://127.0.0.1:SPORT/
+        let r = try world.curlThrough(tv, ["-w", "\n%{http_code}", "https://127.0.0.1:\(server.port)/"])
+        #expect(r.status == 0, "\(r)")
         let rows = try box.closedFlows(1)
         try #require(rows.count == 1)
-        let reason = "the server's certificate does not verify (self-signed certificate); nothing was forged and the client was refused"
+        let reason = try #require(rows[0].string("failureReason"))
+        #expect(reason.hasPrefix("the server's certificate does not verify ("), "\(reason)")
+        #expect(reason.hasSuffix("; nothing was sent to it; trust the server's CA with --upstream-ca FILE, or skip the check with --upstream-insecure"), "\(reason)")
+        #expect(r.out == "tv: \(reason)\n\n502", "\(r)")
         #expect(rows[0].string("status") == "failed")
-        #expect(rows[0].string("failureReason") == reason)
         #expect(rows[0].string("error") == reason)
         #expect(rows[0].object("certificate")?.string("issuer") == "CN=localhost")
         let list = try box.tv("flows")
         #expect(list.out.contains("failed: " + reason), "\(list.out)")
+        // An h2-only client: the alert, as before (a 502 would need HTTP/2 framing).
+        let h2 = try box.tool("openssl", ["s_client", "-proxy", tv.proxyHostPort, "-connect", "localhost:\(server.port)",
+                                          "-servername", "localhost", "-alpn", "h2", "-CAfile", world.tvRoot], stdin: Data())
+        #expect(h2.status != 0, "\(h2)")
+        #expect(h2.err.contains("alert handshake failure"), "\(h2)")
+        let both = try box.closedFlows(2)
+        try #require(both.count == 2)
+        #expect(both[1].string("failureReason") == "the server's certificate does not verify (self-signed certificate); nothing was forged and the client was refused; "
+                + "trust the server's CA with --upstream-ca FILE, or skip the check with --upstream-insecure")
         try tv.stop()
     }
 

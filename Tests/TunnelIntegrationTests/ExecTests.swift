@@ -36,6 +36,18 @@ final class ExecTests {
         #expect(try flow { $0["serverPort"] as? Int == 443 }?["alpn"] as? String == "h2")
     }
 
+    @Test("HTTPS with inspection, the origin's certificate not trusted (no --upstream-ca): curl gets a 502 that says why and names --upstream-ca; the flow fails with that reason")
+    func untrustedOrigin() throws {
+        let r = lab.exec(["--inspect"], ["curl", "-sS", "--cacert", lab.tvRoot, "-w", "\n%{http_code}", "https://origin.test/index.html"])
+        #expect(r.status == 0, "\(r)")
+        let f = try #require(try flow { $0["serverPort"] as? Int == 443 })
+        #expect(f["status"] as? String == "failed")
+        let reason = try #require(f["failureReason"] as? String)
+        #expect(reason.hasPrefix("the server's certificate does not verify ("), "\(reason)")
+        #expect(reason.contains("--upstream-ca FILE"), "\(reason)")
+        #expect(r.out == "tv: \(reason)\n\n502", "\(r)")
+    }
+
     @Test("inspection off: passed through untouched (the origin's own certificate), status encrypted; plain HTTP is not encrypted")
     func passThroughAndPlain() throws {
         let r = lab.exec([], ["curl", "-sS", "--cacert", lab.upstreamCA, "https://origin.test/index.html"])

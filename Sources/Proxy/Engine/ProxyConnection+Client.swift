@@ -47,6 +47,20 @@ extension ProxyConnection {
         if client.tls != nil { _ = client.flushRecords() }
     }
 
+    /// Answering an upstream failure over tv's TLS leg: reads the client's plaintext until its
+    /// first bytes (`.clientRequestArrived`; the bytes are dropped, the 502 answers whatever was
+    /// asked) or its end. Called at once (the request may have come with the client's Finished)
+    /// and on each client event after.
+    func readClientRequest() {
+        guard !released, machine.phase.io == .answer else { return }
+        switch client.read(into: buffer) {
+        case .bytes(let n): if n > 0 { feed(.clientRequestArrived) }
+        case .wouldBlock, .blockedOnWrite: return
+        case .eof: feed(.clientGone(reset: false))
+        case .failed(let reset, _): feed(.clientGone(reset: reset))
+        }
+    }
+
     func flushClientReplies() {
         guard !released, client.hasPending, client.writable else { return }
         _ = client.flush()

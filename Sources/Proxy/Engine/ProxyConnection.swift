@@ -165,6 +165,8 @@ final class ProxyConnection: LoopHandler {
             startClientTLS(plan)
         case .relay:
             startRelay()
+        case .readClientRequest:
+            readClientRequest()
         case .startPlainHTTP:
             handOverToPlainHTTP()
         case let .remember(key, kind, reason):
@@ -198,6 +200,8 @@ final class ProxyConnection: LoopHandler {
             if side == 1 { driveUpstreamHandshake() } else if leg.peerClosing { peekClient() }
         case .clientHandshake:
             if side == 0 { driveClientHandshake() }
+        case .answer:
+            if side == 0 { readClientRequest() }
         case .relay:
             relay()
         case .plainHTTP:
@@ -240,7 +244,7 @@ final class ProxyConnection: LoopHandler {
         switch machine.phase.io {
         case .relay: relay()
         case .plainHTTP: drivePlain()
-        case .control, .upstreamHandshake, .clientHandshake, .none: break
+        case .control, .upstreamHandshake, .clientHandshake, .answer, .none: break
         }
     }
 

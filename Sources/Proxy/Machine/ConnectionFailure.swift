@@ -70,16 +70,19 @@ public enum ConnectionFailure: Equatable, Sendable {
     case clientHelloMalformed(String)
     case clientHelloTimeout(seconds: Int)
     /// The TLS handshake with the server failed (OpenSSL's reason); `clientRefused`: the client
-    /// was answered with an alert.
+    /// was answered with an alert (else with a 502).
     case upstreamHandshake(String, clientRefused: Bool)
-    case upstreamHandshakeTimeout(seconds: Int)
+    /// The TLS handshake with the server did not finish in time (seconds); `clientRefused` as
+    /// for `upstreamHandshake`.
+    case upstreamHandshakeTimeout(seconds: Int, clientRefused: Bool)
     /// The server requires a client certificate (`ClientCertificateVerdict`: a CertificateRequest
     /// then a refusal, or certificate_required). `presented`: tv sent the one the user gave for
     /// this host (`--client-cert`) and the server refused it; `alert`: the server's alert, nil
     /// when it just closed.
     case clientCertificateRequired(presented: Bool, alert: UInt8?)
     /// The server's certificate did not verify (OpenSSL's verify error); `clientRefused`: the
-    /// client was answered with an alert (else with a 502, nothing sent to the server).
+    /// client was answered with an alert (else with a 502, nothing sent to the server). The
+    /// sentence names the two ways on: `--upstream-ca` and `--upstream-insecure`.
     case upstreamCertificate(verifyError: String, clientRefused: Bool)
     /// No leaf can be made for the name (LocalCA's message).
     case leafNameRefused(String)
@@ -181,8 +184,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .clientHelloTimeout(let seconds): return "the client's ClientHello did not complete within \(seconds) s"
         case let .upstreamHandshake(reason, refused):
             return "the TLS handshake with the server failed (\(reason))" + (refused ? "; the client was refused" : "")
-        case .upstreamHandshakeTimeout(let seconds):
-            return "the TLS handshake with the server did not finish within \(seconds) s; the client was refused"
+        case let .upstreamHandshakeTimeout(seconds, refused):
+            return "the TLS handshake with the server did not finish within \(seconds) s" + (refused ? "; the client was refused" : "")
         case let .clientCertificateRequired(presented, alert):
             let said = alert.map { " (alert \(TLSAlert.name($0)))" } ?? ""
             return presented
@@ -191,6 +194,7 @@ public enum ConnectionFailure: Equatable, Sendable {
         case let .upstreamCertificate(error, refused):
             return "the server's certificate does not verify (\(error)); "
                 + (refused ? "nothing was forged and the client was refused" : "nothing was sent to it")
+                + "; trust the server's CA with --upstream-ca FILE, or skip the check with --upstream-insecure"
         case .leafNameRefused(let message): return "tv cannot make a certificate for this name: \(message)"
         case .leafNameError(let text): return "tv cannot make a certificate for this name (\(text))"
         case .leafMint(let text): return "tv could not mint a certificate: \(text)"

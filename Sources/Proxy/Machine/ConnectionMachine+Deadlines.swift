@@ -18,9 +18,14 @@ extension ConnectionMachine {
             if !sawClientBytes { return silentTooLong() }
             return fail(.clientHelloTimeout(seconds: handshakeSeconds), reset: false)
         case .upstreamHandshake:
-            return refuse(.upstreamHandshakeTimeout(seconds: handshakeSeconds), alert: TLSAlert.handshakeFailure)
+            // A plain client (reverse:https) reads a 502; a TLS client as `upstreamFailed` decides.
+            if plainClientOverTLS { return badGateway(.upstreamHandshakeTimeout(seconds: handshakeSeconds, clientRefused: false)) }
+            return upstreamFailed(alert: TLSAlert.handshakeFailure) { .upstreamHandshakeTimeout(seconds: handshakeSeconds, clientRefused: $0) }
         case .clientHandshake:
-            return fail(.clientHandshakeTimeout(seconds: handshakeSeconds), reset: false)
+            return fail(answering ?? .clientHandshakeTimeout(seconds: handshakeSeconds), reset: false)
+        case .answering:
+            // The client asked nothing in time: the flow still says why the server failed.
+            return fail(answering ?? .headTimeout(limitMillis: settings.headTimeoutMillis), reset: false)
         case .start, .relaying, .plainHTTP, .closed:
             return []
         }

@@ -11,7 +11,8 @@ import FlowTerms
 /// (the client's first bytes, however late, or the server's: server-speaks-first) →
 /// ClientHello → policy →
 ///   pass through (raw relay) | inspect: upstream TLS first, then the client leg with our leaf
-///   → relay (burst totals, first client data, a TLS handshake inside a plain relay, the end,
+///   (the upstream failed: the leg anyway, for an HTTP/1 client, whose first request gets a 502,
+///   `ConnectionMachine+UpstreamFailure.swift`) → relay (burst totals, first client data, a TLS handshake inside a plain relay, the end,
 ///   pinning suspicion) → closed.
 /// Reverse mode first waits for the client (`awaitingHead`): a plain HTTP client's whole first
 /// request head, or the first byte of a ClientHello, before anything is opened to the server.
@@ -22,7 +23,8 @@ struct ConnectionMachine {
     /// decided (the driver asks `PinningMemory`, then `PinningEvidence` for a retry; the second
     /// argument is when this connection began).
     private let recall: (PinKey, Int64) -> PinningRecall?
-    private(set) var phase: Phase = .start
+    /// Set by the machine and its extensions only; the driver reads it (`Phase.io`).
+    var phase: Phase = .start
     private(set) var facts: FlowFacts
     private(set) var destination: OriginalDestination?
     /// The client's SNI, normalised (the ClientHello itself is not kept: an idle connection
@@ -50,6 +52,9 @@ struct ConnectionMachine {
     private(set) var plainClientOverTLS = false
     /// The client's FIN or reset was here when its TLS leg started: not a pinning signal.
     private var clientClosedBeforeFlight = false
+    /// The upstream handshake failed and tv's leg to the client is completed only to answer
+    /// its first request with a 502 that says this (`ConnectionMachine+UpstreamFailure.swift`).
+    var answering: ConnectionFailure?
     /// The relay phase: see `ConnectionMachine+Relay.swift`.
     private(set) var relay = RelayState()
 
@@ -118,14 +123,16 @@ struct ConnectionMachine {
             guard phase == .upstreamHandshake else { return [] }
             let certificate = ClientCertificateVerdict.failure(failure)
             if plainClientOverTLS { return badGateway(certificate ?? .upstreamHandshake(failure.text, clientRefused: false)) }
-            if let certificate { return refuse(certificate, alert: TLSAlert.handshakeFailure) }
-            return refuse(.upstreamHandshake(failure.text, clientRefused: true),
-                          alert: failure.versionMismatch ? TLSAlert.protocolVersion : TLSAlert.handshakeFailure)
+            if let certificate { return upstreamFailed(alert: TLSAlert.handshakeFailure) { _ in certificate } }
+            return upstreamFailed(alert: failure.versionMismatch ? TLSAlert.protocolVersion : TLSAlert.handshakeFailure) {
+                .upstreamHandshake(failure.text, clientRefused: $0)
+            }
         case .clientTLSStarted(let closed):
             clientClosedBeforeFlight = closed
             return []
         case .clientHandshakeDone(let done):
             guard phase == .clientHandshake else { return [] }
+            if answering != nil { return answeringLegUp() }
             phase = .relaying
             facts.status = .inspected
             facts.clientTLSVersion = done.version
@@ -135,11 +142,16 @@ struct ConnectionMachine {
         case .clientHandshakeFailed(let failed):
             guard phase == .clientHandshake else { return [] }
             return clientHandshakeEnded(failed.ending(clientClosedBeforeFlight: clientClosedBeforeFlight))
+        case .clientRequestArrived:
+            guard phase == .answering, let answering else { return [] }
+            return badGateway(answering)
         case .failed(let failure):
             guard phase != .closed else { return [] }
             return fail(failure, reset: false)
         case .leafMintFailed(let text):
             guard phase != .closed else { return [] }
+            // No leaf for tv's error page: the client gets the alert, the flow the server's reason.
+            if let answering { return refuse(answering, alert: TLSAlert.internalError) }
             phase = .closed
             facts.error = ConnectionFailure.leafMint(text).sentence
             return [.armTimer(millis: 0), .refuseClientTLS(alert: TLSAlert.internalError)]
@@ -167,6 +179,8 @@ struct ConnectionMachine {
     /// verdict, and what pinning memory is told (a client that lacks the root is remembered at
     /// once; possible pinning is weighed; a client that left is never held against anyone).
     private mutating func clientHandshakeEnded(_ ending: PinningDetector.Ending) -> [Command] {
+        // A leg completed only to answer the server's failure teaches pinning memory nothing.
+        if let answering { return fail(answering, reset: false) }
         let key = settings.remembersClients ? pinKey : nil
         var out: [Command] = []
         let failure: ConnectionFailure
@@ -386,9 +400,9 @@ struct ConnectionMachine {
         return [.armTimer(millis: settings.handshakeTimeoutMillis), .startUpstreamTLS(plan), .updateFlow]
     }
 
-    /// The TLS leg to the server of a plain client failed: answer 502 in HTTP (a TLS alert means
-    /// nothing to it) and close.
-    private mutating func badGateway(_ failure: ConnectionFailure) -> [Command] {
+    /// The TLS leg to the server of a plain client failed, or of a TLS client that speaks HTTP/1
+    /// (`answering`): answer 502 in HTTP (a TLS alert means nothing to the plain client) and close.
+    mutating func badGateway(_ failure: ConnectionFailure) -> [Command] {
         [.sendClient(Self.errorResponse(502, "Bad Gateway", failure))] + fail(failure, reset: false)
     }
 
@@ -415,7 +429,7 @@ struct ConnectionMachine {
             return startRelay(.raw(plaintext: true, observeServerHello: false))
         }
         if let error = done.verifyError, !settings.upstreamInsecure {
-            return refuse(.upstreamCertificate(verifyError: error, clientRefused: true), alert: TLSAlert.handshakeFailure)
+            return upstreamFailed(alert: TLSAlert.handshakeFailure) { .upstreamCertificate(verifyError: error, clientRefused: $0) }
         }
         let identity: LeafIdentity
         do {
@@ -442,6 +456,7 @@ struct ConnectionMachine {
         case .connecting: moment = .whileConnecting
         case .awaitingFirstBytes: moment = sawClientBytes ? .inClientHello : .beforeAnything
         case .upstreamHandshake: moment = .duringServerHandshake
+        case .answering: return fail(answering ?? .clientGone(reset: reset, .beforeFirstRequest), reset: reset)
         }
         return fail(.clientGone(reset: reset, moment), reset: reset)
     }

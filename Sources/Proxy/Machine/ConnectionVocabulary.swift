@@ -43,6 +43,9 @@ extension ConnectionMachine {
         case awaitingFirstBytes
         case upstreamHandshake
         case clientHandshake
+        /// The client leg is up only to answer the upstream failure (`answering`) with a 502:
+        /// waiting for the client's first request.
+        case answering
         case relaying
         case plainHTTP
         case closed
@@ -54,6 +57,7 @@ extension ConnectionMachine {
             case .start, .frontEnd, .awaitingHead, .connecting, .awaitingFirstBytes: return .control
             case .upstreamHandshake: return .upstreamHandshake
             case .clientHandshake: return .clientHandshake
+            case .answering: return .answer
             case .relaying: return .relay
             case .plainHTTP: return .plainHTTP
             case .closed: return .none
@@ -69,6 +73,8 @@ extension ConnectionMachine {
         case upstreamHandshake
         /// Step the client-leg TLS handshake.
         case clientHandshake
+        /// Read the client's first request over tv's TLS leg (nothing goes to the server).
+        case answer
         /// Move bytes both ways, arm the idle and buffer-release timers.
         case relay
         /// Serve the plain-HTTP machine.
@@ -137,6 +143,9 @@ extension ConnectionMachine {
         case clientTLSStarted(clientAlreadyClosed: Bool)
         case clientHandshakeDone(ClientHandshake)
         case clientHandshakeFailed(ClientHandshakeFailure)
+        /// Answering an upstream failure (`.readClientRequest`): the client's first request
+        /// began (plaintext arrived over tv's leg).
+        case clientRequestArrived
         /// The driver could not do what a command asked (no TLS session, no CA…).
         case failed(ConnectionFailure)
         /// The leaf for the client leg could not be minted: the client gets an internal_error alert.
@@ -206,6 +215,9 @@ extension ConnectionMachine {
         case startUpstreamTLS(UpstreamTLSPlan)
         case startClientTLS(ClientTLSPlan)
         case relay(RelayPlan)
+        /// Read the client's plaintext over tv's TLS leg, sending nothing to the server: deliver
+        /// `.clientRequestArrived` at its first bytes, `.clientGone` if it ends first.
+        case readClientRequest
         /// Hand the connection on to a `PlainHTTPMachine` (absolute-form requests), run by the
         /// same driver; the head is still unread.
         case startPlainHTTP

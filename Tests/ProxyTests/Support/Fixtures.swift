@@ -1,5 +1,6 @@
-// Two real ClientHellos, copied from Tests/WireTests/Fixtures/CapturedClientHellos.swift (captured
-// by the Wire engineer from openssl s_client 3.0.22 on Debian 12). Used by the machine tests.
+// Real ClientHellos: the first two copied from Tests/WireTests/Fixtures/CapturedClientHellos.swift
+// (captured by the Wire engineer from openssl s_client 3.0.22 on Debian 12), the h2-only one
+// captured the same way. Used by the machine tests.
 enum ProxyFixtures {
     /// `openssl s_client -servername a.test -alpn h2,http/1.1`: SNI a.test, ALPN h2 + http/1.1.
     static let clientHelloSNIAndALPN: [UInt8] = hex(
@@ -20,6 +21,16 @@ enum ProxyFixtures {
         "002a0028040305030603080708080809080a080b080408050806040105010601030303010302040205020602002b0009",
         "080304030303020301002d00020101003300260024001d0020b4cb16a5ca596aecf77e1ba0a8e52527aa5f4e38b9b17f",
         "6c47b97a5499122b2d"
+    )
+    /// `openssl s_client -servername a.test -alpn h2` (OpenSSL 3.0.19): SNI a.test, ALPN h2 only.
+    static let clientHelloH2Only: [UInt8] = hex(
+        "160301013c0100013803030a3338cb8fb88866d024789e967efca2910ccf34607ece3a9afbe6c0b7eb1f11205590cb06",
+        "25dbbc60f44da142e3365055596ca17ac3b078a002ab00032cab50b6003e130213031301c02cc030009fcca9cca8ccaa",
+        "c02bc02f009ec024c028006bc023c0270067c00ac0140039c009c0130033009d009c003d003c0035002f00ff010000b1",
+        "0000000b0009000006612e74657374000b000403000102000a00160014001d0017001e00190018010001010102010301",
+        "04002300000010000500030268320016000000170000000d002a0028040305030603080708080809080a080b08040805",
+        "0806040105010601030303010302040205020602002b0009080304030303020301002d00020101003300260024001d00",
+        "200be01602570bb37b0d39b290fb7b4d45763362e6d8b4e3e7f971010955a67a41"
     )
 
     static func hex(_ parts: String...) -> [UInt8] {
