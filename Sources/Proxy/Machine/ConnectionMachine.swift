@@ -39,13 +39,15 @@ struct ConnectionMachine {
     /// The leaf key types the client's ClientHello can use (`LeafKeyPlan.keyTypes`).
     private(set) var leafKeyTypes: [KeyType] = []
     private(set) var decision: InterceptionPolicy.Decision?
-    private var reader = FrontEndReader()
-    private var addresses: [SocketAddress] = []
-    private var nextAddress = 0
-    private var lastConnectError: Errno?
-    private(set) var sawClientBytes = false
+    // The front-end and connect state below is written only by the machine's own files
+    // (`+ClientBytes`, `+Connect`); facts, the phase's facts and the decision stay private(set).
+    var reader = FrontEndReader()
+    var addresses: [SocketAddress] = []
+    var nextAddress = 0
+    var lastConnectError: Errno?
+    var sawClientBytes = false
     /// Reverse mode: the client sent something while tv waited for its head.
-    private var sawHeadBytes = false
+    var sawHeadBytes = false
     /// Reverse mode to an HTTPS server, and the client spoke plain HTTP: tv is the TLS client of
     /// the server and relays the client's plaintext over that leg (mitmproxy's reverse mode does
     /// the same).
@@ -67,27 +69,6 @@ struct ConnectionMachine {
     /// A 502 went to the client in the data phase (`ConnectionMachine+ClientCertificate.swift`
     /// sets it): closing lets it arrive.
     var answeredInRelay = false
-
-    /// Whether the client's unread bytes are wanted now (`.clientBytes` peeks).
-    var readsClient: Bool { phase == .frontEnd || phase == .awaitingHead || phase == .awaitingFirstBytes }
-
-    /// A close before the data phase may follow an answer (400, 408, 502, an alert): the
-    /// driver lets it arrive (shuts down writing, drains) before closing.
-    var closeLingers: Bool { relay.plan == nil || answeredInRelay }
-
-    var upstreamTLS: Bool? {
-        if case .fixed(_, let tls) = settings.frontEnd { return tls }
-        return nil
-    }
-
-    /// What pinning is remembered under (`PinKey`): this client (address and ClientHello
-    /// fingerprint), the SNI (else the destination's name or address) and the port. Nil before
-    /// the ClientHello.
-    var pinKey: PinKey? {
-        guard let helloFingerprint, let destination else { return nil }
-        return PinKey(client: ClientIdentity(address: facts.client.address, helloFingerprint: helloFingerprint),
-                      host: serverName ?? destination.hostName ?? destination.host, port: destination.port)
-    }
 
     // MARK: events
 
@@ -175,31 +156,13 @@ struct ConnectionMachine {
         }
     }
 
-    /// tv's handshake with the client failed: the flow's failure from `PinningDetector`'s
-    /// verdict, and what pinning memory is told (a client that lacks the root is remembered at
-    /// once; possible pinning is weighed; a client that left is never held against anyone).
+    /// tv's handshake with the client failed: the flow fails as `clientLegEnding` says.
     private mutating func clientHandshakeEnded(_ ending: PinningDetector.Ending) -> [Command] {
         // A leg completed only to answer the server's failure teaches pinning memory nothing.
         if let answering { return fail(answering, reset: false) }
-        let key = settings.remembersClients ? pinKey : nil
-        var out: [Command] = []
-        let failure: ConnectionFailure
-        switch settings.detector.judge(ending) {
-        case .lacksRoot(let alert):
-            failure = .clientLacksRoot(alert: alert, passThrough: key)
-            if let key {
-                facts.pinningDetected = true
-                out.append(.remember(key, .lacksRoot, reason: failure.sentence))
-            }
-        case .possiblePinning(let sign):
-            failure = .possiblePinning(sign, passThrough: nil)
-            if let key { out.append(.suspectPinning(key, sign)) }
-        case .clientLeft: failure = .clientGone(reset: false, .beforeHandshake)
-        case .aborted(let alert): failure = .clientAborted(alert: alert)
-        case .failed(let reason): failure = .clientHandshakeFailed(reason)
-        case .fine: failure = .internalError("a failed handshake judged fine")
-        }
-        return out + fail(failure, reset: false)
+        let end = Self.clientLegEnding(settings.detector.judge(ending), key: settings.remembersClients ? pinKey : nil)
+        if case .remember? = end.memory { facts.pinningDetected = true }
+        return (end.memory.map { [$0] } ?? []) + fail(end.failure, reset: false)
     }
 
     private mutating func start() -> [Command] {
@@ -223,34 +186,11 @@ struct ConnectionMachine {
         return out
     }
 
-    private mutating func aim(at destination: OriginalDestination) {
+    mutating func aim(at destination: OriginalDestination) {
         self.destination = destination
         facts.host = destination.hostName
         facts.hostOrigin = destination.hostName == nil ? (destination.origin == .reverse ? .reverse : .none) : destination.origin
         facts.port = destination.port
-    }
-
-    private mutating func beginConnect(_ destination: OriginalDestination) -> [Command] {
-        aim(at: destination)
-        phase = .connecting
-        var out: [Command] = [.armTimer(millis: settings.connectTimeoutMillis)]
-        if let address = destination.numericAddress {
-            addresses = [address]
-            nextAddress = 0
-            out += connectNext()
-        } else {
-            out.append(.resolve(host: destination.hostName ?? destination.host, port: destination.port))
-        }
-        return out
-    }
-
-    private mutating func connectNext() -> [Command] {
-        guard nextAddress < addresses.count else {
-            return upstreamUnreachable(lastConnectError.map { .connect($0) } ?? .noAddress, socksCode: .connectionRefused)
-        }
-        let address = addresses[nextAddress]
-        nextAddress += 1
-        return [.connect(address)]
     }
 
     private mutating func connected(_ address: SocketAddress) -> [Command] {
@@ -283,60 +223,7 @@ struct ConnectionMachine {
         return out + fail(failure, reset: false)
     }
 
-    // MARK: client bytes
-
-    private mutating func clientBytes(_ all: UnsafeRawBufferPointer) -> [Command] {
-        switch phase {
-        case .frontEnd:
-            switch reader.proxyRequest(all, frontEnd: settings.frontEnd) {
-            case .needMore: return []
-            case let .reply(count, reply): return [.consumeClient(count), .sendClient(reply)]
-            case let .connect(count, destination): return [.consumeClient(count)] + beginConnect(destination)
-            case .plainHTTP:
-                phase = .plainHTTP
-                return [.armTimer(millis: 0), .startPlainHTTP]
-            case let .refuse(failure, answer): return (answer.map { [.sendClient($0)] } ?? []) + fail(failure, reset: false)
-            }
-        case .awaitingHead:
-            guard let destination, !all.isEmpty else { return [] }
-            sawHeadBytes = true
-            switch reader.reverseHead(all) {
-            case .needMore: return []
-            case .connect: return beginConnect(destination)
-            case let .refuse(failure, answer): return [.sendClient(answer)] + fail(failure, reset: false)
-            }
-        case .awaitingFirstBytes:
-            return firstBytes(all)
-        default:
-            return []
-        }
-    }
-
-    private mutating func firstBytes(_ all: UnsafeRawBufferPointer) -> [Command] {
-        var out: [Command] = []
-        if !sawClientBytes && all.count > 0 {
-            sawClientBytes = true
-            // The client spoke: the server-first wait is over; the ClientHello gets the full
-            // handshake time (a split ClientHello may take a while, interop case 14).
-            out.append(.armTimer(millis: settings.handshakeTimeoutMillis))
-        }
-        switch reader.clientHello(all) {
-        case .needMoreData:
-            return out
-        case .notTLS:
-            if upstreamTLS == true { return plainClientToTLSServer() }
-            return relayRaw(status: .notEncrypted, observeServerHello: false)
-        case .malformed(let reason):
-            return fail(.clientHelloMalformed(reason), reset: false)
-        case .clientHello(let hello):
-            // The name is certified, dialled and recorded as an A-label (RFC 6066 §3).
-            do throws(IDNARefusal) { return received(try hello.withASCIIServerName()) } catch {
-                return fail(.hostNameRefused(error), reset: false)
-            }
-        }
-    }
-
-    private mutating func received(_ hello: ClientHello) -> [Command] {
+    mutating func received(_ hello: ClientHello) -> [Command] {
         sawClientHello = true
         serverName = hello.normalizedServerName
         leafKeyTypes = settings.leafKeys.keyTypes(for: hello)
@@ -388,7 +275,7 @@ struct ConnectionMachine {
     /// speaks HTTP/1 in clear; the certificate must name the target) and relay the client's
     /// plaintext over it. The flow is "not encrypted" (the client's side was in clear) and keeps
     /// the upstream leg's TLS facts.
-    private mutating func plainClientToTLSServer() -> [Command] {
+    mutating func plainClientToTLSServer() -> [Command] {
         guard let destination else { return fail(.internalError("no destination"), reset: true) }
         plainClientOverTLS = true
         reader.reset()
@@ -496,48 +383,37 @@ struct ConnectionMachine {
     /// first client data of an inspected flow, or when a hello completes.
     @inline(__always)
     mutating func moved(_ chunk: UnsafeRawBufferPointer, _ direction: Direction, atMicros now: Int64) -> Command? {
-        facts.lastActivityMicros = now
+        facts.count(chunk.count, direction, atMicros: now)
         if direction == .clientToServer {
-            facts.bytesFromClient &+= UInt64(chunk.count)
             if !relay.clientSpoke {
                 relay.clientSpoke = true
                 relay.clientSpokeHTTP1 = RelayState.beginsHTTP1Request(chunk)
                 if facts.status == .inspected, let key = pinKey { return .clientAccepted(key) }
             }
-        } else {
-            facts.bytesFromServer &+= UInt64(chunk.count)
-            if relay.observing, let hello = relay.observeServerHello(chunk) {
-                facts.note(hello)
-                return .updateFlow
-            }
+        } else if relay.observing, let hello = relay.observeServerHello(chunk) {
+            facts.note(hello)
+            return .updateFlow
         }
         guard relay.watchesUpgrade, let finding = relay.observeUpgrade(chunk, direction) else { return nil }
-        return upgraded(finding)
-    }
-
-    /// A plain relay turned into TLS (STARTTLS, or a client whose first bytes were plain): the
-    /// flow is an encrypted pass-through from here, named by the ClientHello's SNI and offers;
-    /// the ServerHello says the version and protocol the two ends agreed.
-    private mutating func upgraded(_ finding: TLSUpgradeWatch.Finding) -> Command? {
+        // A plain relay turned into TLS (STARTTLS, or a client whose first bytes were plain): an
+        // encrypted pass-through from here, named by the ClientHello; the ServerHello says the
+        // version and protocol the two ends agreed.
         switch finding {
         case .clientHello(let hello, _):
             sawClientHello = true
             serverName = hello.normalizedServerName
-            facts.status = .encrypted
-            facts.note(hello)
-            return .updateFlow
+            facts.noteUpgrade(hello)
         case .serverHello(let hello):
             facts.note(hello)
-            return .updateFlow
         case .noServerHello:
             return nil
         }
+        return .updateFlow
     }
 
     /// Bytes spliced without being seen: only the totals.
     mutating func spliced(_ count: Int, _ direction: Direction, atMicros now: Int64) {
-        facts.lastActivityMicros = now
-        if direction == .clientToServer { facts.bytesFromClient &+= UInt64(count) } else { facts.bytesFromServer &+= UInt64(count) }
+        facts.count(count, direction, atMicros: now)
     }
 
     private mutating func relayEnded(_ ending: RelayEnding) -> [Command] {

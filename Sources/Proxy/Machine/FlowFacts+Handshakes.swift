@@ -1,7 +1,23 @@
 import Wire
+import FlowTerms
 
-/// What each handshake message adds to a flow's facts (written by `ConnectionMachine` only).
+/// What each handshake message, and each relayed burst, adds to a flow's facts (written by
+/// `ConnectionMachine` only).
 extension FlowFacts {
+    /// `bytes` moved in `direction` at `now` (µs): the totals and the last activity. On the hot
+    /// path: two additions and a store.
+    @inline(__always)
+    mutating func count(_ bytes: Int, _ direction: Direction, atMicros now: Int64) {
+        lastActivityMicros = now
+        if direction == .clientToServer { bytesFromClient &+= UInt64(bytes) } else { bytesFromServer &+= UInt64(bytes) }
+    }
+
+    /// A plain relay's ClientHello (STARTTLS): the flow is an encrypted pass-through from here.
+    mutating func noteUpgrade(_ hello: ClientHello) {
+        status = .encrypted
+        note(hello)
+    }
+
     /// The client's ClientHello: what it offers, and its SNI as the flow's host.
     mutating func note(_ hello: ClientHello) {
         let offered = hello.supportedVersions.isEmpty ? [hello.legacyVersion] : hello.supportedVersions
