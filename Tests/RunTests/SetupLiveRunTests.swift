@@ -152,7 +152,8 @@ struct SetupLiveRunTests {
 
     @Test("node trusts tv given exactly the NODE_EXTRA_CA_CERTS line `tv ca trust --platform node` prints")
     func nodeWithThePrintedVariable() throws {
-        guard (try? Run.resolve("node")) != nil else { return }
+        // Scripts/test installs nodejs: a missing node is a set-up fault, not a pass.
+        try #require((try? Run.resolve("node")) != nil, "node is not installed (Scripts/test installs the nodejs package)")
         let world = try RunWorld()
         let box = world.sandbox
         let printed = try Self.printedVariable(box, platform: "node", name: "NODE_EXTRA_CA_CERTS")
@@ -174,7 +175,7 @@ struct SetupLiveRunTests {
 
     @Test("Python requests trusts tv given exactly the REQUESTS_CA_BUNDLE line `tv ca trust --platform python` prints")
     func pythonRequestsWithThePrintedVariable() throws {
-        guard Clients.python("import requests").status == 0 else { return }
+        try #require(Clients.python("import requests").status == 0, "Python's requests is not importable (Scripts/test installs python3-requests)")
         let world = try RunWorld()
         let box = world.sandbox
         let printed = try Self.printedVariable(box, platform: "python", name: "REQUESTS_CA_BUNDLE")
