@@ -22,7 +22,7 @@ enum CACommands {
                                   OptionSpec("leaf-key", value: "TYPE", help: "Key type of the new leaf key (default ecdsa-p256).")]),
             CommandSpec(name: "status", summary: "Say whether a CA exists and show its facts.",
                         options: [OptionSpec("json", help: "Print as JSON.")]),
-            CommandSpec(name: "show", summary: "The same as status.",
+            CommandSpec(name: "show", summary: "Show the CA's root: subject, key, validity, serial, fingerprints and file.",
                         options: [OptionSpec("json", help: "Print as JSON.")]),
             CommandSpec(name: "export", summary: "Write the root certificate in a form another device or tool installs.",
                         discussion: "Give exactly one format. Only --p12-with-key carries the root key, and only with --yes and a passphrase.",
