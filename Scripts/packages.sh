@@ -1,4 +1,5 @@
-# Sourced by Scripts/run, Scripts/test and Scripts/bench: installs missing Debian packages.
+# Sourced by Scripts/run, Scripts/install, Scripts/test and Scripts/bench: installs missing Debian
+# packages and builds tv.
 # Usage: ensure_packages PKG...   (apt-get update runs once, only when something is missing)
 
 ensure_swift_on_path() {
@@ -29,3 +30,11 @@ BUILD_PACKAGES=(libssl-dev libsqlite3-dev libnghttp2-dev zlib1g-dev libbrotli-de
 TEST_PACKAGES=(python3 python3-requests nodejs curl nginx-light libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables)
 # Only for regenerating the TUN packet fixtures (Scripts/fixtures/capture_tunnel_packets.sh).
 FIXTURE_PACKAGES=(tcpdump ethtool iputils-ping dnsmasq-base)
+
+# Builds tv in release mode (what Scripts/run and Scripts/install use): .build/release/tv.
+# Run from the repository's root; the compiler's output goes to standard error.
+build_release_tv() {
+    ensure_swift_on_path
+    ensure_packages "${BUILD_PACKAGES[@]}"
+    swift build -c release --product tv >&2
+}

@@ -43,8 +43,11 @@ public struct CommandLineError: Error, Sendable, Equatable {
 ///
 /// Rules: subcommand words come first; options may follow in any order with positionals;
 /// `--name=value` and `--name value` are the same; `--` ends options; `-h`/`--help` anywhere
-/// before `--` asks for the help of the deepest command named so far. Unknown options, missing
-/// values and surplus positionals are `CommandLineError`s (exit code 2).
+/// before `--` asks for the help of the deepest command named so far. `PROGRAM help [WORD…]`
+/// asks for the help of the command those words name (`tv help ca issue`), and the bare program
+/// name, with no subcommand word, for the top-level help. Unknown options, missing values,
+/// unknown words (with a "did you mean" when one is close) and surplus positionals are
+/// `CommandLineError`s (exit code 2).
 public struct CommandLineParser: Sendable {
     public let root: CommandSpec
     /// Options every command accepts (e.g. `--data-dir`).
@@ -71,6 +74,8 @@ public struct CommandLineParser: Sendable {
         var afterDoubleDash = false
         var wantsHelp = false
         var wantsVersion = false
+        // The words after `help` at the top level, once `help` was given there.
+        var helpWords: [String]?
 
         while index < arguments.count {
             let arg = arguments[index]
@@ -114,11 +119,18 @@ public struct CommandLineParser: Sendable {
                 }
                 continue
             }
+            if helpWords != nil {
+                helpWords!.append(arg)
+                continue
+            }
+            if path.isEmpty, positionals.isEmpty, arg == Self.helpWord, !root.subcommands.contains(where: { $0.name == arg }) {
+                helpWords = []
+                continue
+            }
             if positionals.isEmpty, !command.subcommands.isEmpty {
                 guard let sub = command.subcommands.first(where: { $0.name == arg }) else {
                     if wantsHelp { break }
-                    let near = Spelling.closest(to: arg, among: command.subcommands.map(\.name))
-                    throw CommandLineError("'\(display(path)) \(arg)' is not a command\(near.map { " (did you mean '\(display(path)) \($0)'?)" } ?? ""); see '\(display(path)) --help' for the list.")
+                    throw notACommand(arg, under: command, path: path)
                 }
                 // Options given before a subcommand must belong to the subcommand too.
                 command = sub
@@ -128,11 +140,24 @@ public struct CommandLineParser: Sendable {
             positionals.append(arg)
         }
 
+        if let words = helpWords {
+            var target = root
+            for (depth, word) in words.enumerated() {
+                guard let sub = target.subcommands.first(where: { $0.name == word }) else {
+                    throw notACommand(word, under: target, path: Array(words.prefix(depth)))
+                }
+                target = sub
+            }
+            return .help(path: words, text: render(target, path: words))
+        }
         if wantsHelp {
-            return .help(path: path, text: HelpText.render(command: command, program: root.name, path: path, globalOptions: globalOptions,
-                                                           extraOptions: path.isEmpty ? versionOption : []))
+            return .help(path: path, text: render(command, path: path))
         }
         if wantsVersion, let version { return .version(version + "\n") }
+        if path.isEmpty, positionals.isEmpty, !root.subcommands.isEmpty, root.positionals.isEmpty, root.defaultSubcommand == nil {
+            // The bare program name: what it can do.
+            return .help(path: [], text: render(root, path: []))
+        }
         if !command.subcommands.isEmpty && command.positionals.isEmpty,
            let fallback = command.defaultSubcommand, let sub = command.subcommands.first(where: { $0.name == fallback }) {
             command = sub
@@ -156,8 +181,36 @@ public struct CommandLineParser: Sendable {
             guard let sub = command.subcommands.first(where: { $0.name == word }) else { return nil }
             command = sub
         }
+        return render(command, path: path)
+    }
+
+    /// The word that asks for help at the top level (`tv help CMD`).
+    static let helpWord = "help"
+
+    /// The help of `command` at `path`; the top level also lists `--version` and `help`.
+    private func render(_ command: CommandSpec, path: [String]) -> String {
+        var command = command
+        if path.isEmpty, !command.subcommands.contains(where: { $0.name == Self.helpWord }) {
+            command.subcommands.append(helpSpec)
+        }
         return HelpText.render(command: command, program: root.name, path: path, globalOptions: globalOptions,
                                extraOptions: path.isEmpty ? versionOption : [])
+    }
+
+    /// How the top-level help lists `help`.
+    private var helpSpec: CommandSpec {
+        CommandSpec(name: Self.helpWord, summary: "Show this help, or a command's: '\(root.name) \(Self.helpWord) COMMAND…' (the same as '\(root.name) COMMAND… --help').")
+    }
+
+    /// "'tv ca bogus' is not a command (did you mean …?)": `word` is not a subcommand of `command` at `path`.
+    private func notACommand(_ word: String, under command: CommandSpec, path: [String]) -> CommandLineError {
+        if command.subcommands.isEmpty {
+            return CommandLineError("'\(display(path))' has no subcommands, so '\(word)' is not one; see '\(display(path)) --help'.")
+        }
+        var names = command.subcommands.map(\.name)
+        if path.isEmpty { names.append(Self.helpWord) }
+        let near = Spelling.closest(to: word, among: names)
+        return CommandLineError("'\(display(path)) \(word)' is not a command\(near.map { " (did you mean '\(display(path)) \($0)'?)" } ?? ""); see '\(display(path)) --help' for the list.")
     }
 
     /// `--version`, listed in the top-level help when there is a version line.

@@ -121,6 +121,8 @@ public struct Leaf: Sendable {
     public let key: PrivateKey
     public let root: Certificate
 
-    /// The leaf then the root, PEM, as a server sends its chain.
-    public var chainPEM: [UInt8] { certificate.pem + root.pem }
+    /// The chain a server sends, PEM: the leaf, then its intermediates (none: the root signs
+    /// leaves directly), without the root, which a client must already hold to trust it
+    /// (RFC 8446 §4.4.2, RFC 5246 §7.4.2).
+    public var chainPEM: [UInt8] { certificate.pem }
 }

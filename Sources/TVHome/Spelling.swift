@@ -1,9 +1,9 @@
 /// "Did you mean …?" for a mistyped word: the known word within a small edit distance.
 public enum Spelling {
-    /// The word of `candidates` closest to `word` by Levenshtein distance (insertions, deletions,
-    /// substitutions, case ignored), when that distance is at most 2 and at most a third of the
-    /// longer word, and no other candidate is as close; nil otherwise. E.g. "sock5" → "socks5",
-    /// "flws" → "flows", "xyz" → nil.
+    /// The word of `candidates` closest to `word` by edit distance (insertions, deletions,
+    /// substitutions and swaps of two neighbouring letters, case ignored), when that distance is
+    /// at most 2 and at most a third of the longer word, and no other candidate is as close; nil
+    /// otherwise. E.g. "sock5" → "socks5", "flws" → "flows", "hra" → "har", "xyz" → nil.
     public static func closest(to word: String, among candidates: [String]) -> String? {
         let w = Array(word.lowercased())
         guard !w.isEmpty else { return nil }
@@ -23,10 +23,13 @@ public enum Spelling {
         return tie ? nil : best?.word
     }
 
-    /// Levenshtein distance between two character arrays.
+    /// Edit distance between two character arrays: Levenshtein's insertions, deletions and
+    /// substitutions, plus a swap of two neighbours as one edit (the optimal string alignment
+    /// distance, Damerau's restricted form: "hra" to "har" is 1, not 2).
     static func distance(_ a: [Character], _ b: [Character]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
+        var beforePrevious = [Int](repeating: 0, count: b.count + 1)
         var previous = Array(0...b.count)
         var current = [Int](repeating: 0, count: b.count + 1)
         for i in 1...a.count {
@@ -34,8 +37,11 @@ public enum Spelling {
             for j in 1...b.count {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    current[j] = min(current[j], beforePrevious[j - 2] + 1)
+                }
             }
-            swap(&previous, &current)
+            (beforePrevious, previous, current) = (previous, current, beforePrevious)
         }
         return previous[b.count]
     }

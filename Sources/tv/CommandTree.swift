@@ -20,8 +20,12 @@ enum CommandTree {
     /// `trust`, `remake`, `remove` from the setup flow.
     static let caSpec: CommandSpec = {
         var spec = CACommands.spec
-        for i in spec.subcommands.indices where ["status", "show"].contains(spec.subcommands[i].name) {
-            spec.subcommands[i].summary = "Say whether a CA exists, whether each trust store has it and trusts it for TLS, and the setup stage."
+        for i in spec.subcommands.indices {
+            switch spec.subcommands[i].name {
+            case "status": spec.subcommands[i].summary = CAStatusCommand.statusSummary
+            case "show": spec.subcommands[i].summary = CAStatusCommand.showSummary
+            default: continue
+            }
             spec.subcommands[i].options = CAStatusCommand.options
         }
         spec.subcommands += [CATrustCommand.spec, CARemakeCommand.spec, CARemoveCommand.spec]

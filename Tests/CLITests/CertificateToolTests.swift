@@ -156,7 +156,7 @@ struct CertificateToolTests {
         }
     }
 
-    @Test("tv ca issue writes certificate, chain and a 0600 key, and leaves an existing folder's mode alone")
+    @Test("tv ca issue writes certificate, chain (no root), a 0600 key and the root, and leaves an existing folder's mode alone")
     func issueFiles() throws {
         try withSandbox { s in
             try s.createCA()
@@ -170,7 +170,20 @@ struct CertificateToolTests {
             #expect(s.mode(leaf.key) == 0o600)
             #expect(s.mode(leaf.cert) == 0o644)
             #expect(s.mode(leaf.chain) == 0o644)
-            #expect(s.text(leaf.chain) == s.text(leaf.cert) + s.text(s.rootPEM))
+            #expect(s.mode(leaf.root) == 0o644)
+            // The chain a server sends is the leaf and its intermediates (none): never the root.
+            #expect(s.text(leaf.chain) == s.text(leaf.cert))
+            #expect(!s.text(leaf.chain).contains(s.text(s.rootPEM)))
+            #expect(s.text(leaf.root) == s.text(s.rootPEM))
+            #expect(leaf.root == out + "/dev.test-root.pem")
+            // openssl verifies it as a client does: the root trusted, the chain as sent, the leaf.
+            let verified = try s.tool("openssl", ["verify", "-CAfile", leaf.root, "-untrusted", leaf.chain, "-purpose", "sslserver", "-x509_strict", leaf.cert])
+            #expect(verified.status == 0, "\(verified)")
+            #expect(verified.out == "\(leaf.cert): OK\n")
+            // Without the root trusted, the chain alone does not verify (the root is not in it).
+            let untrusted = try s.tool("openssl", ["verify", "-no-CAfile", "-no-CApath", "-no-CAstore", "-untrusted", leaf.chain, leaf.cert])
+            #expect(untrusted.status == 2, "\(untrusted)")
+            #expect(untrusted.all.contains("error 20 at 0 depth lookup: unable to get local issuer certificate"), "\(untrusted)")
             #expect(s.text(leaf.key).hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
             // The key is the certificate's own, not the shared leaf key.
             let certKey = try s.tool("openssl", ["x509", "-in", leaf.cert, "-noout", "-pubkey"]).out
@@ -184,7 +197,16 @@ struct CertificateToolTests {
             #expect(here.status == 0, "\(here)")
             #expect(FileManager.default.fileExists(atPath: s.work + "/here.test.pem"))
             #expect(s.mode(s.work) == 0o750)
-            #expect(here.out.contains("key          \(s.work)/here.test-key.pem (0600)"))
+            let lines = here.out.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.first?.hasPrefix("Issued a certificate for DNS:here.test, valid until ") == true, "\(here.out)")
+            #expect(lines.dropFirst().map(String.init) == [
+                "  certificate  \(s.work)/here.test.pem",
+                "  chain        \(s.work)/here.test-chain.pem (what a server sends: the certificate and its intermediates, none here; not the root)",
+                "  key          \(s.work)/here.test-key.pem (0600)",
+                "  root         \(s.work)/here.test-root.pem (this CA's root: what clients trust, e.g. curl --cacert; a server does not send it)",
+                "Clients trust it once they trust this root (`tv ca trust` shows how).",
+                "",
+            ])
             // A missing --out-dir is made.
             let fresh = try s.issue(["new.test"], outDir: s.work + "/a/b")
             #expect(FileManager.default.fileExists(atPath: fresh.cert))

@@ -54,8 +54,65 @@ struct CommandLineCLITests {
         (["bogus"], "tv: 'tv bogus' is not a command; see 'tv --help' for the list.\n"),
         (["ca", "bogus"], "tv: 'tv ca bogus' is not a command; see 'tv ca --help' for the list.\n"),
         (["ca"], "tv: 'tv ca' needs a subcommand (create, import, status, show, export, issue, trust, remake, remove); see 'tv ca --help'.\n"),
-        ([], "tv: 'tv' needs a subcommand; see 'tv --help' for the list.\n"),
+        (["export", "hra"], "tv: 'tv export hra' is not a command (did you mean 'tv export har'?); see 'tv export --help' for the list.\n"),
+        (["stauts"], "tv: 'tv stauts' is not a command (did you mean 'tv status'?); see 'tv --help' for the list.\n"),
+        (["hlep"], "tv: 'tv hlep' is not a command (did you mean 'tv help'?); see 'tv --help' for the list.\n"),
+        (["help", "bogus"], "tv: 'tv bogus' is not a command; see 'tv --help' for the list.\n"),
+        (["help", "ca", "shwo"], "tv: 'tv ca shwo' is not a command (did you mean 'tv ca show'?); see 'tv ca --help' for the list.\n"),
+        (["help", "ca", "issue", "x"], "tv: 'tv ca issue' has no subcommands, so 'x' is not one; see 'tv ca issue --help'.\n"),
     ]
+
+    /// `tv help WORDS…` and the `--help` it stands for.
+    static let helpWords: [[String]] = [[], ["ca"], ["ca", "issue"], ["ca", "show"], ["run"], ["export", "har"], ["inspect"]]
+
+    @Test("tv help CMD… prints what tv CMD… --help prints (exit 0, stdout); tv help and a bare tv print the top-level help", arguments: helpWords)
+    func helpWord(_ words: [String]) throws {
+        try withSandbox { s in
+            let expected = try s.tvArgs(words + ["--help"], dataDir: false)
+            #expect(expected.status == 0)
+            #expect(expected.out.hasPrefix("USAGE: " + (["tv"] + words).joined(separator: " ") + " "), "\(expected.out.prefix(80))")
+            let viaHelp = try s.tvArgs(["help"] + words, dataDir: false)
+            #expect(viaHelp.status == 0, "\(viaHelp)")
+            #expect(viaHelp.err.isEmpty)
+            #expect(viaHelp.out == expected.out)
+            if words.isEmpty {
+                for line in [[], ["--data-dir", s.dataDir]] {
+                    let bare = try s.tvArgs(line, dataDir: false)
+                    #expect(bare.status == 0, "\(bare)")
+                    #expect(bare.err.isEmpty)
+                    #expect(bare.out == expected.out)
+                }
+                #expect(expected.out.contains("\n  help      Show this help, or a command's: 'tv help COMMAND…' (the same as 'tv COMMAND… --help').\n"), "\(expected.out)")
+            }
+            // Asking for help creates nothing.
+            #expect(!FileManager.default.fileExists(atPath: s.dataDir))
+        }
+    }
+
+    @Test("a bare tv inspect still shows inspection's status, and a bare tv ca still names its subcommands")
+    func decidedDefaults() throws {
+        try withSandbox { s in
+            let bare = try s.tvArgs(["inspect"])
+            #expect(bare.status == 0, "\(bare)")
+            #expect(!bare.out.isEmpty)
+            #expect(try bare.out == s.tvArgs(["inspect", "status"]).out)
+            let ca = try s.tvArgs(["ca"], dataDir: false)
+            #expect(ca.status == 2)
+        }
+    }
+
+    @Test("tv ca show's help describes show itself; tv ca lists status and show each with its own line")
+    func caShowHelp() throws {
+        try withSandbox { s in
+            let show = try s.tvArgs(["ca", "show", "--help"], dataDir: false).out
+            #expect(show.hasPrefix("USAGE: tv ca show [options]\n\nShow the CA's root (subject, key, validity, serial, fingerprints, file), whether each trust store has it and trusts it for TLS, and the setup stage.\n\nOPTIONS:\n"), "\(show)")
+            #expect(!show.contains("status"), "\(show)")
+            let status = try s.tvArgs(["ca", "status", "--help"], dataDir: false).out
+            #expect(status.hasPrefix("USAGE: tv ca status [options]\n\nSay whether a CA exists, whether each trust store has it and trusts it for TLS, and the setup stage.\n\nOPTIONS:\n"), "\(status)")
+            let ca = try s.tvArgs(["ca", "--help"], dataDir: false).out
+            #expect(ca.contains("\n  status  Say whether a CA exists, whether each trust store has it and trusts it for TLS, and the setup stage.\n  show    Show the CA's root (subject, key, validity, serial, fingerprints, file), whether each trust store has it and trusts it for TLS, and the setup stage.\n"), "\(ca)")
+        }
+    }
 
     @Test("unknown flags, missing values and bad words exit 2 with one sentence on stderr", arguments: badLines)
     func badCommandLines(_ line: [String], expected: String) throws {

@@ -122,7 +122,8 @@ struct CommandLineParserTests {
 
     @Test("every refusal is one sentence on one line")
     func oneSentence() {
-        let lines: [[String]] = [["ca", "create", "--bogus"], ["ca", "create", "--key"], ["nope"], ["ca"], [],
+        let lines: [[String]] = [["ca", "create", "--bogus"], ["ca", "create", "--key"], ["nope"], ["ca"], ["help", "nope"],
+                                 ["help", "ca", "create", "x"], ["ca", "help"],
                                  ["ca", "issue"], ["ca", "show"], ["ca", "show", "a", "b"], ["ca", "create", "extra"],
                                  ["ca", "create", "--key", "a", "--key", "b"], ["-"], ["ca", "create", "--json=1"]]
         for line in lines {
@@ -237,13 +238,35 @@ struct CommandLineParserTests {
     func subcommands() {
         #expect(refusal(["nope"])?.message == "'t nope' is not a command; see 't --help' for the list.")
         #expect(refusal(["ca", "nope"])?.message == "'t ca nope' is not a command; see 't ca --help' for the list.")
-        #expect(refusal([])?.message == "'t' needs a subcommand (ca); see 't --help'.")
         #expect(refusal(["ca"])?.message == "'t ca' needs a subcommand (create, issue, export, show); see 't ca --help'.")
         #expect(refusal(["ca"])?.exitCode == 2)
     }
 
+    @Test("`t help WORDS…` is `t WORDS… --help`; the bare program name is `t --help`; the top level lists help")
+    func helpWord() throws {
+        let top = try #require(parser.help(for: []))
+        for (line, path) in [([String](), [String]()), (["help"], []), (["--data-dir", "/x"], []), (["--data-dir", "/x", "help"], []),
+                             (["help", "ca"], ["ca"]), (["help", "ca", "issue"], ["ca", "issue"]), (["help", "ca", "show", "--data-dir", "/x"], ["ca", "show"])] {
+            #expect(try parser.parse(line) == .help(path: path, text: try #require(parser.help(for: path))), "\(line)")
+        }
+        #expect(try parser.parse([]) == .help(path: [], text: top))
+        #expect(top.contains("SUBCOMMANDS:\n  ca    The CA.\n  help  Show this help, or a command's: 't help COMMAND…' (the same as 't COMMAND… --help').\n"))
+        // Below the top level, help is not listed: `t ca help` is not a command.
+        #expect(parser.help(for: ["ca"])?.contains("\n  help ") == false)
+        #expect(refusal(["ca", "help"])?.message == "'t ca help' is not a command; see 't ca --help' for the list.")
+        // Unknown words after help are refused as the command line would be, with a near miss named.
+        #expect(refusal(["help", "nope"])?.message == "'t nope' is not a command; see 't --help' for the list.")
+        #expect(refusal(["help", "ca", "isseu"])?.message == "'t ca isseu' is not a command (did you mean 't ca issue'?); see 't ca --help' for the list.")
+        #expect(refusal(["help", "ca", "issue", "x"])?.message == "'t ca issue' has no subcommands, so 'x' is not one; see 't ca issue --help'.")
+        #expect(refusal(["hepl"])?.message == "'t hepl' is not a command (did you mean 't help'?); see 't --help' for the list.")
+        // A program whose tree has its own `help` command keeps it.
+        let own = CommandLineParser(root: CommandSpec(name: "u", summary: "U.", subcommands: [CommandSpec(name: "help", summary: "Mine.")]))
+        #expect(try own.parse(["help"]) == .run(ParsedCommand(path: ["help"])))
+    }
+
     @Test("a near miss is named: 'did you mean' for a subcommand or an option within two edits")
     func nearMisses() {
+        #expect(refusal(["ca", "exprot"])?.message == "'t ca exprot' is not a command (did you mean 't ca export'?); see 't ca --help' for the list.")
         #expect(refusal(["ca", "isue"])?.message == "'t ca isue' is not a command (did you mean 't ca issue'?); see 't ca --help' for the list.")
         #expect(refusal(["ca", "create", "--ky", "x"])?.message == "'t ca create' has no option --ky (did you mean --key?); see 't ca create --help'.")
         #expect(refusal(["ca", "create", "--colour"])?.message == "'t ca create' has no option --colour; see 't ca create --help'.")

@@ -58,8 +58,8 @@ struct LeafProfileTests {
         #expect(cert.notAfter - cert.notBefore == 199 * day)
         #expect(cert.notAfter <= ca.root.notAfter)
 
-        // The chain a server sends: leaf then root.
-        #expect(Certificate.allFromPEM(leaf.chainPEM).map(\.der) == [cert.der, ca.root.der])
+        // The chain a server sends: the leaf (no intermediates), never the root.
+        #expect(Certificate.allFromPEM(leaf.chainPEM).map(\.der) == [cert.der])
     }
 
     @Test("OpenSSL verifies the leaf for each of its names and refuses others")

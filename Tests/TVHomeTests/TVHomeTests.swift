@@ -139,6 +139,14 @@ struct TVHomeFileTests {
         #expect(Spelling.closest(to: "flws", among: ["flows", "flow"]) == "flows")
         #expect(Spelling.closest(to: "flo", among: ["flows", "flow"]) == "flow")
         #expect(Spelling.closest(to: "cat", among: ["bat", "cab"]) == nil)  // a tie names nothing
+        // Two neighbours swapped are one edit: "hra" is within a third of "har".
+        #expect(Spelling.closest(to: "hra", among: ["har"]) == "har")
+        #expect(Spelling.closest(to: "stauts", among: ["status", "stop"]) == "status")
+        #expect(Spelling.closest(to: "rhe", among: ["har"]) == nil)  // a swap and a substitution: two edits of three letters
+        #expect(Spelling.distance(Array("hra"), Array("har")) == 1)
+        #expect(Spelling.distance(Array("ab"), Array("ba")) == 1)
+        #expect(Spelling.distance(Array("ca"), Array("abc")) == 3)  // restricted: no edit inside a swapped pair
+        #expect(Spelling.distance(Array("kitten"), Array("sitting")) == 3)
         #expect(Spelling.suggestion(for: "sock5", among: modes) == " Did you mean 'socks5'?")
         #expect(Spelling.suggestion(for: "xyz", among: modes) == "")
     }

@@ -22,7 +22,7 @@ enum CACommands {
                                   OptionSpec("leaf-key", value: "TYPE", help: "Key type of the new leaf key (default ecdsa-p256).")]),
             CommandSpec(name: "status", summary: "Say whether a CA exists and show its facts.",
                         options: [OptionSpec("json", help: "Print as JSON.")]),
-            CommandSpec(name: "show", summary: "The same as status.",
+            CommandSpec(name: "show", summary: "Show the CA's root: subject, key, validity, serial, fingerprints and file.",
                         options: [OptionSpec("json", help: "Print as JSON.")]),
             CommandSpec(name: "export", summary: "Write the root certificate in a form another device or tool installs.",
                         discussion: "Give exactly one format. Only --p12-with-key carries the root key, and only with --yes and a passphrase.",
@@ -36,6 +36,7 @@ enum CACommands {
                                   OptionSpec("passphrase-file", value: "FILE", help: "Read the PKCS#12 passphrase from the first line of FILE."),
                                   OptionSpec("yes", help: "Confirm exporting the root key.")]),
             CommandSpec(name: "issue", summary: "Issue a certificate with its own key for a local development server.",
+                        discussion: "Writes NAME.pem (the certificate), NAME-chain.pem (what the server sends: the certificate and its intermediates, never the root), NAME-key.pem (0600) and NAME-root.pem (this CA's root, for clients: curl --cacert NAME-root.pem), NAME being the first name given.",
                         options: [OptionSpec("out-dir", value: "DIR", help: "Folder to write into (default: the current folder)."),
                                   OptionSpec("key", value: "TYPE", help: keyHelp)],
                         positionals: [PositionalSpec("NAME", help: "Host names and/or IP addresses the certificate is for.", variadic: true)]),
@@ -178,14 +179,17 @@ enum CACommands {
         let certPath = dir + "/\(base).pem"
         let chainPath = dir + "/\(base)-chain.pem"
         let keyPath = dir + "/\(base)-key.pem"
+        let rootPath = dir + "/\(base)-root.pem"
         try FileModes.writeAtomically(try leaf.key.pkcs8PEM(), to: keyPath, mode: 0o600)
         try FileModes.writeAtomically(leaf.certificate.pem, to: certPath, mode: 0o644)
         try FileModes.writeAtomically(leaf.chainPEM, to: chainPath, mode: 0o644)
+        try FileModes.writeAtomically(leaf.root.pem, to: rootPath, mode: 0o644)
         inv.console.line("Issued a certificate for \(identity.subjectAlternativeNames.map(\.description).joined(separator: ", ")), valid until \(Timestamp.utc(leaf.certificate.notAfter)).")
         inv.console.line("  certificate  \(certPath)")
-        inv.console.line("  chain        \(chainPath) (certificate + root, what a server sends)")
+        inv.console.line("  chain        \(chainPath) (what a server sends: the certificate and its intermediates, none here; not the root)")
         inv.console.line("  key          \(keyPath) (0600)")
-        inv.console.line("Clients trust it once they trust this CA's root (`tv ca status` shows where it is).")
+        inv.console.line("  root         \(rootPath) (this CA's root: what clients trust, e.g. curl --cacert; a server does not send it)")
+        inv.console.line("Clients trust it once they trust this root (`tv ca trust` shows how).")
         return 0
     }
 }

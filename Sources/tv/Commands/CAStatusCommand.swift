@@ -10,6 +10,11 @@ import TVHome
 /// stage and whether inspection is on — asked now, turning inspection off when the root stopped
 /// being usable.
 enum CAStatusCommand {
+    /// `tv ca status` in the `tv ca` list and its help.
+    static let statusSummary = "Say whether a CA exists, whether each trust store has it and trusts it for TLS, and the setup stage."
+    /// `tv ca show`: the same report, described for what someone asking to see the CA looks for.
+    static let showSummary = "Show the CA's root (subject, key, validity, serial, fingerprints, file), whether each trust store has it and trusts it for TLS, and the setup stage."
+
     static let options = [
         OptionSpec("trust-store", value: "STORE", help: "Trust store to ask (repeatable): system, file:PATH, dir:PATH or nss:DIR (default: the saved trust.store).", repeatable: true),
         OptionSpecs.json,

@@ -86,8 +86,9 @@ struct Sandbox {
         guard result.status == 0 else { throw Failed(output: result) }
     }
 
-    /// `tv ca issue NAMES… --out-dir DIR`, which must succeed; returns (certificate, chain, key) paths.
-    func issue(_ names: [String], key: String? = nil, outDir: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> (cert: String, chain: String, key: String) {
+    /// `tv ca issue NAMES… --out-dir DIR`, which must succeed; returns the paths of the
+    /// certificate, the chain a server sends (no root), the key and the CA's root.
+    func issue(_ names: [String], key: String? = nil, outDir: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> (cert: String, chain: String, key: String, root: String) {
         let dir = outDir ?? work + "/issued"
         let result = try tvArgs(["ca", "issue"] + names + ["--out-dir", dir] + (key.map { ["--key", $0] } ?? []), sourceLocation: sourceLocation)
         #expect(result.status == 0, "\(result)", sourceLocation: sourceLocation)
@@ -95,7 +96,7 @@ struct Sandbox {
         // tv names the files after the first name as normalised (lowercase, no trailing dot).
         var base = names[0].hasPrefix("[") ? String(names[0].dropFirst().dropLast()) : names[0].lowercased()
         if base.hasSuffix(".") { base.removeLast() }
-        return (dir + "/\(base).pem", dir + "/\(base)-chain.pem", dir + "/\(base)-key.pem")
+        return (dir + "/\(base).pem", dir + "/\(base)-chain.pem", dir + "/\(base)-key.pem", dir + "/\(base)-root.pem")
     }
 
     func read(_ path: String) -> Data { FileManager.default.contents(atPath: path) ?? Data() }

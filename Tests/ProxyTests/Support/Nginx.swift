@@ -10,9 +10,11 @@ final class TestNginx: @unchecked Sendable {
     let bigFileSHA256: String
     private let background: Background
 
-    /// - Parameter tlsLocations: more directives for the TLS server block (e.g. `location`s the
-    ///   content tests add: gzip, a pre-compressed brotli file, a POST answer).
-    init(pki: TestPKI = .shared, tlsLocations: String = "") throws {
+    /// - Parameters:
+    ///   - certificate: the TLS server's certificate (chain) and key files; default `pki`'s server pair.
+    ///   - tlsLocations: more directives for the TLS server block (e.g. `location`s the
+    ///     content tests add: gzip, a pre-compressed brotli file, a POST answer).
+    init(pki: TestPKI = .shared, certificate: (chain: String, key: String)? = nil, tlsLocations: String = "") throws {
         dir = Shell.tempDirectory("nginx")
         let www = dir + "/www"
         try FileManager.default.createDirectory(atPath: www, withIntermediateDirectories: true)
@@ -45,8 +47,8 @@ final class TestNginx: @unchecked Sendable {
             keepalive_requests 100000;
             server {
                 listen 127.0.0.1:\(tlsPort) ssl http2;
-                ssl_certificate \(pki.serverCert);
-                ssl_certificate_key \(pki.serverKey);
+                ssl_certificate \(certificate?.chain ?? pki.serverCert);
+                ssl_certificate_key \(certificate?.key ?? pki.serverKey);
                 ssl_protocols TLSv1.2 TLSv1.3;
                 root \(www);
                 location /echo { client_max_body_size 50m; dav_methods PUT; }
