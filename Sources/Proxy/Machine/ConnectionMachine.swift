@@ -39,7 +39,7 @@ struct ConnectionMachine {
     /// The leaf key types the client's ClientHello can use (`LeafKeyPlan.keyTypes`).
     private(set) var leafKeyTypes: [KeyType] = []
     private(set) var decision: InterceptionPolicy.Decision?
-    private var reader = FrontEndReader()
+    private var reader: FrontEndReader
     private var addresses: [SocketAddress] = []
     private var nextAddress = 0
     private var lastConnectError: Errno?
@@ -60,6 +60,7 @@ struct ConnectionMachine {
 
     init(settings: Settings, facts: FlowFacts, recall: @escaping (PinKey, Int64) -> PinningRecall?) {
         self.settings = settings
+        reader = FrontEndReader(credentials: settings.proxyCredentials)
         self.facts = facts
         self.recall = recall
     }
