@@ -23,7 +23,7 @@ public enum ListenExposure {
         default: return nil
         }
         guard inspecting, !authenticated, !isLoopback(listen.address) else { return nil }
-        return "tv listens on \(listen) with inspection on: anyone who can reach that address can use this proxy "
+        return "listening on \(listen) with inspection on: anyone who can reach that address can use this proxy "
             + "and read what it decrypts; require a password with --proxy-auth USER:PASSFILE, or listen on 127.0.0.1."
     }
 }
