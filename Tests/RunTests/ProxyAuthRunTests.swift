@@ -76,7 +76,7 @@ struct ProxyAuthRunTests {
             """
         let python = try world.sandbox.python(script, ["http://u:s3cret@\(proxy)", "http://127.0.0.1:\(world.nginx.plainPort)/hello.txt"])
         #expect(python.out == "hello\n", "\(python)")
-        let rows = try session.closedFlows(6)
+        let rows = try world.sandbox.closedFlows(6)
         #expect(rows.map { $0.string("status") } == ["inspected", "failed", "failed", "failed", "not encrypted", "not encrypted"], "\(rows)")
         #expect(rows.map { $0.string("failureReason") ?? "" } == ["", Self.missing, Self.wrong, Self.missing, "", ""], "\(rows)")
         #expect(!session.log().contains("s3cret") && !session.log().contains("nope"))
@@ -96,7 +96,7 @@ struct ProxyAuthRunTests {
         #expect(none.status != 0 && none.out.isEmpty, "\(none)")
         let wrong = try world.sandbox.curl(["-x", "socks5h://u:nope@\(proxy)", "--cacert", world.tvRoot, world.url("/hello.txt")])
         #expect(wrong.status != 0 && wrong.out.isEmpty, "\(wrong)")
-        let rows = try session.closedFlows(3)
+        let rows = try world.sandbox.closedFlows(3)
         #expect(rows.map { $0.string("status") } == ["inspected", "failed", "failed"], "\(rows)")
         #expect(rows.map { $0.string("failureReason") ?? "" } == ["", Self.missing, Self.wrong], "\(rows)")
         try session.stop()
