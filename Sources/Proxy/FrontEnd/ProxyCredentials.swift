@@ -21,6 +21,7 @@ public struct ProxyCredentials: Sendable, Equatable {
         /// The client gave credentials that do not match; `user` is the name it gave (nil when
         /// the header was not `Basic base64(user:password)`). The password is never kept.
         case wrong(user: String?)
+        /// The credentials match.
         case accepted
     }
 
@@ -82,16 +83,24 @@ public struct ProxyCredentials: Sendable, Equatable {
         return out
     }
 
+    /// Same user and same digest.
     public static func == (a: ProxyCredentials, b: ProxyCredentials) -> Bool { a.user == b.user && a.digest == b.digest }
 }
 
 /// Why `--proxy-auth USER:PASSFILE` could not be used.
 public enum ProxyCredentialsError: UserFacingError, Equatable {
+    /// The value is not `USER:PASSFILE` (both parts non-empty).
     case notUserColonFile(String)
+    /// The user name is over 255 bytes (RFC 1929's limit).
     case userTooLong
+    /// The password file was refused (not yours, open to others, a link) or could not be read.
     case unreadable(path: String, SecretFile.Failure)
+    /// The password file's first line is empty.
     case emptyPassword(path: String)
+    /// The password is over 255 bytes (RFC 1929's limit).
     case passwordTooLong(path: String)
+
+    /// One sentence: what is wrong with `--proxy-auth` and what to do.
 
     public var message: String {
         switch self {
