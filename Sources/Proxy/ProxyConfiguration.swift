@@ -35,6 +35,9 @@ public struct ProxyConfiguration: Sendable {
     public var clientCertificates: [ClientCertificateRule] = []
     /// Append NSS key log lines for both legs here (`--keylog`, or `SSLKEYLOGFILE`), created 0600.
     public var keylogPath: String?
+    /// `--proxy-auth USER:PASSFILE`: the credentials the explicit and SOCKS5 modes require of
+    /// every client (HTTP 407 / RFC 1929); nil: none.
+    public var proxyCredentials: ProxyCredentials?
     /// Lowest TLS version accepted on either leg (default TLS 1.2; 1.0 also lowers OpenSSL's
     /// security level so that legacy servers and clients can finish a handshake).
     public var minimumTLSVersion: TLSProtocolVersion = .tls12

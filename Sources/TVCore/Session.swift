@@ -53,6 +53,8 @@ public final class Session: Sendable {
         /// `--max-per-client N`: connections one client address may hold (nil: the engine's
         /// default, `ClientAddressLimit`; 0: no limit).
         public var maxConnectionsPerClient: Int?
+        /// `--proxy-auth USER:PASSFILE`: the credentials the explicit and SOCKS5 modes require.
+        public var proxyCredentials: ProxyCredentials?
         /// `--mode tun`: the device, routing table, mark and MTU.
         public var tun = HostTunnelOptions()
         public init() {}
@@ -73,6 +75,8 @@ public final class Session: Sendable {
     private let tunnel: HostTunnel?
     /// The banner shown at start.
     public let banner: RunBanner
+    /// `ListenExposure.warning`: said at start whatever `--quiet` says (nil: nothing to warn of).
+    public let exposureWarning: String?
     /// The mode in words, as the banner says it (`explicit proxy (HTTP CONNECT and plain HTTP)`).
     private let modeLabel: String
     /// Where the session listens, as the banner says it (the TUN device in `--mode tun`).
@@ -144,6 +148,8 @@ public final class Session: Sendable {
         }
         self.modeLabel = modeLabel
         listenLabel = options.mode == .tun ? (tunnel?.listenDescription ?? "") : address.description
+        exposureWarning = ListenExposure.warning(mode: options.mode, listen: address, inspecting: wiring.inspecting,
+                                                 authenticated: options.proxyCredentials != nil)
         banner = RunBanner(listen: listenLabel, mode: modeLabel,
                            caFingerprint: wiring.authority.map { Hex.encode($0.root.sha256, separator: ":", uppercase: true) },
                            caPath: wiring.caPath, inspecting: wiring.inspecting, inspectionNote: wiring.inspectionNote,

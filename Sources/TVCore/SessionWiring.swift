@@ -122,6 +122,7 @@ final class SessionWiring: Sendable {
         config.upstreamCAFile = options.upstreamCAFile
         config.clientCertificates = try options.clientCertificates
             + record[SettingKeys.clientCertificates].map { try ClientCertificateRule(parsing: $0) }
+        config.proxyCredentials = options.proxyCredentials
         config.keylogPath = options.keylogPath ?? environment["SSLKEYLOGFILE"].flatMap { $0.isEmpty ? nil : $0 }
         config.firstFlowID = UInt64(writer.allocateID())
         config.flowSink = FlowStoreSink(writer: writer)

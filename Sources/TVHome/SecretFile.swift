@@ -42,3 +42,35 @@ public enum SecretFile {
         return fd
     }
 }
+
+extension SecretFile {
+    /// The first line of the secret file at `path` (a password file), without its line end
+    /// (`\n` or `\r\n`), judged by `FileTrust.secretFile` on the opened descriptor: a symbolic
+    /// link, a file of another user or one others may read or write is refused unread.
+    /// - Throws: `Failure.refused`, or `Failure.cannotOpen` (a missing file, a read error).
+    public static func readFirstLine(_ path: String) throws(Failure) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            let code = errno
+            if case .found(let facts) = FileFacts.lstat(path), let problem = FileTrust.secretFile(facts, you: .current) {
+                throw .refused(problem)
+            }
+            throw .cannotOpen(reason: String(cString: strerror(code)))
+        }
+        defer { close(fd) }
+        guard let facts = FileFacts.fstat(fd) else { throw .cannotOpen(reason: String(cString: strerror(errno))) }
+        if let problem = FileTrust.secretFile(facts, you: .current) { throw .refused(problem) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 65_536 {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { throw .cannotOpen(reason: String(cString: strerror(errno))) }
+            if n == 0 { break }
+            bytes += chunk[..<n]
+            if chunk[..<n].contains(0x0A) { break }
+        }
+        var line = Array(bytes.prefix { $0 != 0x0A })
+        if line.last == 0x0D { line.removeLast() }
+        return line
+    }
+}

@@ -12,6 +12,14 @@ public struct SOCKS5Greeting: Sendable, Hashable {
 
     /// Method 0x00, "NO AUTHENTICATION REQUIRED".
     public static let noAuthentication: UInt8 = 0x00
+    /// Method 0x02, "USERNAME/PASSWORD" (RFC 1929).
+    public static let usernamePasswordMethod: UInt8 = 0x02
+    /// The answer selecting username/password: `05 02`.
+    public static let passwordReply: [UInt8] = [5, usernamePasswordMethod]
+    /// RFC 1929 §2's answer to accepted credentials: `01 00` (version 1, status success).
+    public static let credentialsAccepted: [UInt8] = [1, 0]
+    /// RFC 1929 §2's answer to refused credentials: `01 01` (any non-zero status); then close.
+    public static let credentialsRefused: [UInt8] = [1, 1]
     /// Method 0xFF, "NO ACCEPTABLE METHODS".
     public static let noAcceptableMethods: UInt8 = 0xFF
 

@@ -17,7 +17,8 @@
 /// }
 /// ```
 ///
-/// It accepts only method 0x00 (no authentication) and command CONNECT; the others are refused
+/// It accepts only method 0x00 (no authentication), or with `requiresPassword` only 0x02
+/// (username/password, RFC 1929: the `.credentials` step), and command CONNECT; the others are refused
 /// with the reply bytes RFC 1928 prescribes. The RSV byte is not checked. Each message is at most
 /// 262 bytes, so the parser holds at most that plus whatever a single feed carried past it.
 public struct SOCKS5HandshakeParser: Sendable, IncrementalParser {
@@ -28,6 +29,13 @@ public struct SOCKS5HandshakeParser: Sendable, IncrementalParser {
         /// The greeting offers no authentication: send `reply` (`05 00`), then feed again (with no
         /// bytes if none arrived) for the request.
         case greeting(SOCKS5Greeting, reply: [UInt8])
+        /// `requiresPassword`: the greeting does not offer 0x02 (username/password): send `reply`
+        /// (`05 FF`), then close. Final.
+        case passwordNotOffered(SOCKS5Greeting, reply: [UInt8])
+        /// `requiresPassword`: the RFC 1929 request (`01 ULEN UNAME PLEN PASSWD`, `byteCount`
+        /// bytes): check the credentials, then send `01 00` and feed again for the CONNECT
+        /// request, or send `01 01` (any non-zero status) and close.
+        case credentials(user: [UInt8], password: [UInt8], byteCount: Int)
         /// A CONNECT request: connect, then send `SOCKS5Reply(…).encoded`. Final; bytes that
         /// followed it are in `unconsumedBytes`.
         case request(SOCKS5Request)
@@ -39,7 +47,7 @@ public struct SOCKS5HandshakeParser: Sendable, IncrementalParser {
     }
 
     private enum Stage: Sendable {
-        case greeting, request, finished(Step)
+        case greeting, credentials, request, finished(Step)
     }
 
     private var buffer: [UInt8] = []
@@ -48,8 +56,11 @@ public struct SOCKS5HandshakeParser: Sendable, IncrementalParser {
     /// Bytes fed after the request; empty until the step is `.request`.
     public private(set) var unconsumedBytes: [UInt8] = []
 
-    /// Creates a parser waiting for the greeting.
-    public init() {}
+    /// Whether the client must authenticate with username/password (RFC 1929) before its request.
+    public let requiresPassword: Bool
+
+    /// Creates a parser waiting for the greeting; `requiresPassword`: accept only method 0x02.
+    public init(requiresPassword: Bool = false) { self.requiresPassword = requiresPassword }
 
     /// Feeds the next bytes (any length, including zero) and returns the next step. A final step
     /// is returned again for every later call.
@@ -58,6 +69,7 @@ public struct SOCKS5HandshakeParser: Sendable, IncrementalParser {
         buffer.append(contentsOf: bytes)
         switch stage {
         case .greeting: return readGreeting()
+        case .credentials: return readCredentials()
         case .request: return readRequest()
         case .finished(let step): return step
         }
@@ -81,6 +93,13 @@ public struct SOCKS5HandshakeParser: Sendable, IncrementalParser {
         guard buffer.count >= length else { return .needMoreData }
         let greeting = SOCKS5Greeting(methods: Array(buffer[2 ..< length]))
         buffer.removeFirst(length)
+        if requiresPassword {
+            guard greeting.methods.contains(SOCKS5Greeting.usernamePasswordMethod) else {
+                return finish(.passwordNotOffered(greeting, reply: SOCKS5Greeting.refuseReply))
+            }
+            stage = .credentials
+            return .greeting(greeting, reply: SOCKS5Greeting.passwordReply)
+        }
         guard greeting.offersNoAuthentication else {
             let offered = greeting.methods.map { "0x" + String($0, radix: 16) }.joined(separator: ", ")
             return finish(.refused(
@@ -89,6 +108,24 @@ public struct SOCKS5HandshakeParser: Sendable, IncrementalParser {
         }
         stage = .request
         return .greeting(greeting, reply: SOCKS5Greeting.acceptReply)
+    }
+
+    /// `VER ULEN UNAME PLEN PASSWD` (RFC 1929 §2; VER is 1).
+    private mutating func readCredentials() -> Step {
+        guard let version = buffer.first else { return .needMoreData }
+        guard version == 1 else {
+            return finish(.malformed(reason: "The username/password request starts with version \(version), but RFC 1929 starts with 1."))
+        }
+        guard buffer.count >= 2 else { return .needMoreData }
+        let userLength = Int(buffer[1])
+        guard buffer.count >= 3 + userLength else { return .needMoreData }
+        let passwordLength = Int(buffer[2 + userLength])
+        let length = 3 + userLength + passwordLength
+        guard buffer.count >= length else { return .needMoreData }
+        let user = Array(buffer[2 ..< 2 + userLength]), password = Array(buffer[3 + userLength ..< length])
+        buffer.removeFirst(length)
+        stage = .request
+        return .credentials(user: user, password: password, byteCount: length)
     }
 
     /// `VER CMD RSV ATYP DST.ADDR DST.PORT` (RFC 1928 §4).

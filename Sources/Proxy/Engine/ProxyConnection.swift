@@ -81,7 +81,8 @@ final class ProxyConnection: LoopHandler {
             detector: configuration.pinningDetector,
             remembersClients: configuration.pinningMemory.learns,
             leafKeys: shared.leafKeys,
-            dialledAddress: frontEnd.dialsListener ? Socket.localAddress(fd)?.ip : nil)
+            dialledAddress: frontEnd.dialsListener ? Socket.localAddress(fd)?.ip : nil,
+            proxyCredentials: configuration.proxyCredentials)
         let pinning = shared.pinning, evidence = shared.pinningEvidence
         machine = ConnectionMachine(settings: settings, facts: facts, recall: { key, start in
             pinning.recall(key) ?? (pinning.learns && evidence.retry(key, connectionStart: start) ? .retry : nil)

@@ -54,6 +54,12 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// The explicit proxy got a request it does not take.
     case proxyRequestUnsupported(method: String, target: String)
     case socksRefused(String)
+    /// `--proxy-auth`: the client gave no proxy credentials (no `Proxy-Authorization`, or a
+    /// SOCKS5 greeting without username/password).
+    case proxyAuthenticationMissing
+    /// `--proxy-auth`: the client's credentials are wrong; `user` is the name it gave (nil: not
+    /// `Basic base64(user:password)`). The password is never kept.
+    case proxyAuthenticationWrong(user: String?)
     case socksUnreadable(String)
     /// Reverse mode: the client's first request could not be parsed.
     case requestUnreadable(String)
@@ -158,6 +164,11 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .proxyRequestUnreadable(let reason): return "the client's proxy request was not understood: \(reason)"
         case let .proxyRequestUnsupported(method, target):
             return "tv takes CONNECT host:port or absolute-form http:// requests, not '\(method) \(target)'"
+        case .proxyAuthenticationMissing:
+            return "the client gave no proxy credentials and this proxy requires them (tv run --proxy-auth); give the client the user name and password"
+        case .proxyAuthenticationWrong(let user):
+            return (user.map { "the client's proxy password for user '\($0)' is wrong" } ?? "the client's proxy credentials are not Basic user:password")
+                + " (tv run --proxy-auth); give the client the user name and password"
         case .socksRefused(let reason): return "the SOCKS5 request was refused: \(reason)"
         case .socksUnreadable(let reason): return "the client's SOCKS5 handshake was not understood: \(reason)"
         case .requestUnreadable(let reason): return "the client's request was not understood: \(reason)"

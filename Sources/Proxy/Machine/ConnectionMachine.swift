@@ -41,7 +41,7 @@ struct ConnectionMachine {
     private(set) var decision: InterceptionPolicy.Decision?
     // The front-end and connect state below is written only by the machine's own files
     // (`+ClientBytes`, `+Connect`); facts, the phase's facts and the decision stay private(set).
-    var reader = FrontEndReader()
+    var reader: FrontEndReader
     var addresses: [SocketAddress] = []
     var nextAddress = 0
     var lastConnectError: Errno?
@@ -62,6 +62,7 @@ struct ConnectionMachine {
 
     init(settings: Settings, facts: FlowFacts, recall: @escaping (PinKey, Int64) -> PinningRecall?) {
         self.settings = settings
+        reader = FrontEndReader(credentials: settings.proxyCredentials)
         self.facts = facts
         self.recall = recall
     }

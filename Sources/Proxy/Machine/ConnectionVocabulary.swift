@@ -31,6 +31,8 @@ extension ConnectionMachine {
         /// The address the client connected to, when it is not the destination (reverse mode:
         /// the listener's address it reached): a leaf for a client without SNI names it too.
         var dialledAddress: IPAddress?
+        /// `--proxy-auth`: the credentials the explicit and SOCKS5 front ends require (nil: none).
+        var proxyCredentials: ProxyCredentials?
     }
 
     enum Phase: Equatable {
@@ -246,9 +248,9 @@ extension ConnectionMachine {
 
     /// A short HTTP error response from the proxy itself (RFC 9112 §2.1): status `code` with
     /// reason phrase `text`, `Connection: close`, and `body` plus a newline as `text/plain`.
-    static func errorResponse(_ code: Int, _ text: String, body: String) -> [UInt8] {
+    static func errorResponse(_ code: Int, _ text: String, body: String, fields: String = "") -> [UInt8] {
         let body = body + "\n"
-        let head = "HTTP/1.1 \(code) \(text)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+        let head = "HTTP/1.1 \(code) \(text)\r\n\(fields)Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
         return Array((head + body).utf8)
     }
 

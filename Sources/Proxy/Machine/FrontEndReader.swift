@@ -5,8 +5,15 @@ import Wire
 /// bytes as peeks. Pure: it says what the bytes are; `ConnectionMachine` decides what follows.
 struct FrontEndReader {
     private var httpParser = HTTPRequestHeadParser()
-    private var socksParser = SOCKS5HandshakeParser()
+    private var socksParser: SOCKS5HandshakeParser
     private var helloParser = ClientHelloParser()
+    /// `--proxy-auth`: the credentials the explicit and SOCKS5 proxies require (nil: none).
+    let credentials: ProxyCredentials?
+
+    init(credentials: ProxyCredentials? = nil) {
+        self.credentials = credentials
+        socksParser = SOCKS5HandshakeParser(requiresPassword: credentials != nil)
+    }
     /// How many of the client's unread bytes the current parser has already seen.
     private(set) var fed = 0
 
@@ -35,7 +42,7 @@ struct FrontEndReader {
     mutating func reset() {
         helloParser = ClientHelloParser()
         httpParser = HTTPRequestHeadParser()
-        socksParser = SOCKS5HandshakeParser()
+        socksParser = SOCKS5HandshakeParser(requiresPassword: credentials != nil)
     }
 
     /// Starts over at the next peek's first byte (after a connect).
@@ -58,6 +65,9 @@ struct FrontEndReader {
                 return .refuse(.proxyRequestUnreadable(reason), answer: ConnectionMachine.errorResponse(
                     400, "Bad Request", body: "tv is an HTTP proxy and could not read this request: \(reason)"))
             case .head(let head):
+                if let credentials, let failure = ProxyAuthentication.failure(credentials.judge(proxyAuthorization: head.value(forHeader: "Proxy-Authorization"))) {
+                    return .refuse(failure, answer: ProxyAuthentication.required(failure))
+                }
                 switch head.requestTarget {
                 case .authority(let hostPort) where head.isConnect:
                     let host: String
@@ -82,6 +92,14 @@ struct FrontEndReader {
                 let length = 2 + greeting.methods.count
                 fed -= length
                 return .reply(consume: length, reply)
+            case let .credentials(user, password, length):
+                if let failure = ProxyAuthentication.failure(credentials?.judge(user: user, password: password) ?? .missing) {
+                    return .refuse(failure, answer: SOCKS5Greeting.credentialsRefused)
+                }
+                fed -= length
+                return .reply(consume: length, SOCKS5Greeting.credentialsAccepted)
+            case let .passwordNotOffered(_, reply):
+                return .refuse(.proxyAuthenticationMissing, answer: reply)
             case .request(let request):
                 let length = fed - socksParser.unconsumedBytes.count
                 fed -= length

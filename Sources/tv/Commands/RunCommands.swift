@@ -15,6 +15,7 @@ enum RunCommands {
         discussion: "Listens on 127.0.0.1:8080 as an explicit proxy unless told otherwise. Inspects TLS only when inspection is on (`tv inspect on`, after `tv setup`) or --inspect / --ca is given; everything else is passed through untouched and still recorded as a flow.",
         options: [OptionSpec("mode", value: "MODE", help: "regular (default), socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT."),
                   OptionSpec("listen", value: "HOST:PORT", help: "Where to listen (default 127.0.0.1:8080; loopback unless you say otherwise)."),
+                  OptionSpec("proxy-auth", value: "USER:PASSFILE", help: "Regular and socks5 modes: require this user name and the password on PASSFILE's first line (a file of yours, 0600) of every client (HTTP Basic, 407 otherwise; SOCKS5 username/password), compared in constant time."),
                   OptionSpec("dry-run", help: "--mode tun: print the routing changes it would make, and make none."),
                   OptionSpec("tun-device", value: "NAME", help: "--mode tun: the TUN interface's name (default tv0)."),
                   OptionSpec("mtu", value: "N", help: "--mode tun: the TUN's MTU (default 65535)."),
@@ -93,6 +94,13 @@ enum RunCommands {
         var options = try proxyOptions(c)
         if let mode = c.value("mode") { options.mode = try ProxyMode.parse(mode) }
         options.listen = c.value("listen")
+        if let spec = c.value("proxy-auth") {
+            switch options.mode {
+            case .regular, .socks5: options.proxyCredentials = try ProxyCredentials.load(spec)
+            default:
+                throw UsageRefusal("--proxy-auth is for --mode regular and socks5; in --mode \(options.mode) clients do not know they use a proxy, so they cannot authenticate to it.")
+            }
+        }
         if let text = c.value("max-per-client") {
             guard let n = Int(text), n >= 0, n <= 1_000_000 else {
                 throw UsageRefusal("--max-per-client takes a whole number of connections from 0 (no limit) to 1000000, not '\(text)'.")
@@ -155,6 +163,8 @@ enum RunCommands {
             console.note("tv: " + TerminalText.line(text))
         }
         if !quiet { for line in session.banner.lines { console.note(line) } }
+        // Said even under --quiet: who can read what it decrypts.
+        if let warning = session.exposureWarning { console.note("tv: warning: " + warning) }
         try session.run()
         // What was not saved is said even under --quiet: it is a loss, not chatter.
         let losses = session.losses ?? RecordingLosses()

@@ -1,0 +1,29 @@
+import LocalCA
+import Proxy
+
+/// Whether a session's listener is open to other machines while it decrypts, and the warning
+/// `tv run` says then (once, at start, even under `--quiet`: it is about who can read what).
+public enum ListenExposure {
+    /// Whether `address` (a numeric address) is reachable only from this machine: 127.0.0.0/8,
+    /// `::1`, or IPv4-mapped 127.x (`::ffff:127.0.0.1`). The unspecified addresses (`0.0.0.0`,
+    /// `::`) listen on every interface, so they are not.
+    public static func isLoopback(_ address: String) -> Bool {
+        guard let ip = IPAddress(address) else { return false }
+        if ip.isIPv4 { return ip.bytes[0] == 127 }
+        if ip.bytes == [UInt8](repeating: 0, count: 15) + [1] { return true }
+        return ip.bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] && ip.bytes[12] == 127
+    }
+
+    /// The warning for an explicit or SOCKS5 proxy listening on `listen` beyond loopback while
+    /// inspecting, without `--proxy-auth`; nil otherwise (other modes serve only what is sent
+    /// to them: redirected or reverse-proxied connections).
+    public static func warning(mode: ProxyMode, listen: Endpoint, inspecting: Bool, authenticated: Bool) -> String? {
+        switch mode {
+        case .regular, .socks5: break
+        default: return nil
+        }
+        guard inspecting, !authenticated, !isLoopback(listen.address) else { return nil }
+        return "listening on \(listen) with inspection on: anyone who can reach that address can use this proxy "
+            + "and read what it decrypts; require a password with --proxy-auth USER:PASSFILE, or listen on 127.0.0.1."
+    }
+}
