@@ -20,7 +20,7 @@ struct ProxyAuthRunTests {
         return path
     }
 
-    @Test("--listen 0.0.0.0 while inspecting warns once, even under --quiet; not with --proxy-auth, not on loopback, not without inspection")
+    @Test("--listen 0.0.0.0 warns once, even under --quiet (and says it decrypts while inspecting); not with --proxy-auth, not on loopback")
     func nonLoopbackWarning() throws {
         let world = try RunWorld()
         let port = freeLoopbackPort()
@@ -34,6 +34,11 @@ struct ProxyAuthRunTests {
         let loopback = try TVSession(world.sandbox, ["--inspect", "--quiet"])
         #expect(!loopback.log().contains("warning"), "\(loopback.log())")
         try loopback.stop()
+        // Not inspecting, still an open proxy (and one into this machine's own loopback services).
+        let plain = try TVSession(world.sandbox, ["--quiet"], listen: "0.0.0.0:\(port)")
+        #expect(plain.log() == "tv: warning: listening on 0.0.0.0:\(port): anyone who can reach that address can use this proxy, "
+                + "also to reach this machine's own 127.0.0.1 services; require a password with --proxy-auth USER:PASSFILE, or listen on 127.0.0.1.\n", "\(plain.log())")
+        try plain.stop()
     }
 
     @Test("--proxy-auth is refused in reverse and transparent modes, and for a password file others can read")
