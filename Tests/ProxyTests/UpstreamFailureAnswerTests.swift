@@ -47,6 +47,8 @@ struct UpstreamFailureAnswerTests {
         #expect(m.facts.status == .failed)
         #expect(m.facts.failureReason == Self.unverifiedSentence)
         #expect(m.facts.upstreamVerified == false)
+        // The client leg carried the 502: its version is the flow's client leg.
+        #expect(m.facts.clientTLSVersion == .tls13 && m.facts.clientResumed == false)
         #expect(m.closeLingers)
         #expect(m.outcome == nil)
         // Nothing more after the close.

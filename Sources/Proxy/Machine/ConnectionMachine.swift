@@ -114,11 +114,12 @@ struct ConnectionMachine {
             return []
         case .clientHandshakeDone(let done):
             guard phase == .clientHandshake else { return [] }
+            // The client leg is up either way (also when it only carries a 502): say its version.
+            facts.clientTLSVersion = done.version
+            facts.clientResumed = done.resumed
             if answering != nil { return answeringLegUp() }
             phase = .relaying
             facts.status = .inspected
-            facts.clientTLSVersion = done.version
-            facts.clientResumed = done.resumed
             relay.handshakeDoneMicros = done.atMicros
             return startRelay(.decrypted)
         case .clientHandshakeFailed(let failed):
