@@ -68,6 +68,9 @@ public enum ProxyError: UserFacingError, Equatable {
             case .encryptedKey: why = "holds an encrypted private key; decrypt it into the file with `openssl pkey`, kept 0600"
             case .keyMismatch: why = "holds a private key that is not the key of its first certificate; put the certificate first, with its own key"
             case .notValidNow: why = "holds a certificate that is not valid now; renew it"
+            case .notForClients:
+                why = "holds a certificate whose extended key usage leaves out clientAuth, so servers refuse it for a client "
+                    + "(a `tv ca issue` certificate is a server's); issue one with extendedKeyUsage=clientAuth"
             }
             return "The client certificate file \(file) (for '\(pattern)') \(why)."
         case .tlsSetupFailed(let reason):

@@ -237,6 +237,18 @@ struct ClientCertificateTests {
         #expect(problem(keyOnly) == .clientCertificateUnusable(file: keyOnly, pattern: "a", .noCertificate))
         let certOnly = try file("cert.pem", ["a.crt"])
         #expect(problem(certOnly) == .clientCertificateUnusable(file: certOnly, pattern: "a", .noKey))
+        // A certificate alone, readable by all (as certificates are): told it lacks the key, not
+        // that a key it does not hold is exposed.
+        let publicCert = try file("public.pem", ["a.crt"], mode: 0o644)
+        #expect(problem(publicCert) == .clientCertificateUnusable(file: publicCert, pattern: "a", .noKey))
+        // A server-only certificate (extendedKeyUsage serverAuth, as `tv ca issue` makes): servers
+        // refuse it for a client (OpenSSL error 26), so tv refuses it first.
+        try openssl(["req", "-x509"] + ec + ["-keyout", dir + "/s.key", "-out", dir + "/s.crt", "-subj", "/CN=server only", "-days", "2",
+                                             "-addext", "extendedKeyUsage=serverAuth"])
+        let serverOnly = try file("server-only.pem", ["s.crt", "s.key"])
+        #expect(problem(serverOnly) == .clientCertificateUnusable(file: serverOnly, pattern: "a", .notForClients))
+        #expect(problem(serverOnly)?.message == "The client certificate file \(serverOnly) (for 'a') holds a certificate whose extended key usage "
+                + "leaves out clientAuth, so servers refuse it for a client (a `tv ca issue` certificate is a server's); issue one with extendedKeyUsage=clientAuth.")
         let mismatch = try file("mismatch.pem", ["a.crt", "b.key"])
         #expect(problem(mismatch) == .clientCertificateUnusable(file: mismatch, pattern: "a", .keyMismatch))
         let encrypted = try file("enc.pem", ["a.crt", "a-enc.key"])

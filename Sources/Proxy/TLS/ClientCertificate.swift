@@ -1,3 +1,4 @@
+import COpenSSL
 import Foundation
 import LocalCA
 import TVHome
@@ -50,6 +51,10 @@ public enum ClientCertificateProblem: Sendable, Equatable {
     case keyMismatch
     /// The first certificate is not valid now (expired, or not yet valid).
     case notValidNow
+    /// The first certificate may not authenticate a TLS client: its extended key usage leaves
+    /// out clientAuth (a `tv ca issue` server certificate, for one); servers refuse it (OpenSSL
+    /// error 26, unsuitable certificate purpose).
+    case notForClients
 }
 
 /// A client certificate tv presents on upstream legs whose server matches `pattern` and asks
@@ -70,12 +75,17 @@ struct ClientCertificate: Sendable {
         func refuse(_ problem: ClientCertificateProblem) -> ProxyError {
             .clientCertificateUnusable(file: rule.file, pattern: rule.pattern, problem)
         }
+        let facts: FileFacts
         switch FileFacts.lstat(rule.file) {
-        case .found(let facts):
-            if let problem = FileTrust.secretFile(facts, you: .current) { throw refuse(.untrusted(problem)) }
+        case .found(let found): facts = found
         case .missing: throw refuse(.unreadable("no such file"))
         case .forbidden: throw refuse(.unreadable("permission denied"))
         case .failed(let code): throw refuse(.unreadable(String(cString: strerror(code))))
+        }
+        // A link or a device is refused before reading; the secret-file rules apply once the file
+        // is known to hold a key (a certificate alone is told it lacks one).
+        if let problem = FileTrust.secretFile(facts, you: .current), !problem.isAboutPermissions {
+            throw refuse(.untrusted(problem))
         }
         guard let data = FileManager.default.contents(atPath: rule.file) else { throw refuse(.unreadable("permission denied")) }
         let bytes = [UInt8](data)
@@ -86,13 +96,24 @@ struct ClientCertificate: Sendable {
             throw refuse(.encryptedKey)
         }
         guard let key = try? PrivateKey.fromPEM(bytes) else { throw refuse(.noKey) }
+        if let problem = FileTrust.secretFile(facts, you: .current) { throw refuse(.untrusted(problem)) }
         guard leaf.matches(key) else { throw refuse(.keyMismatch) }
         guard leaf.notBefore <= now, now < leaf.notAfter else { throw refuse(.notValidNow) }
+        guard X509_check_purpose(leaf.handle, X509_PURPOSE_SSL_CLIENT, 0) == 1 else { throw refuse(.notForClients) }
         return ClientCertificate(pattern: pattern, file: rule.file, certificate: leaf, chain: Array(certificates.dropFirst()), key: key)
     }
 }
 
 extension FileTrustProblem {
+    /// Others may read or write the file (chmod fixes that): a problem only for a file that
+    /// holds a key.
+    var isAboutPermissions: Bool {
+        switch self {
+        case .openToOthers, .writableByOthers: return true
+        default: return false
+        }
+    }
+
     /// The file is another user's (chmod cannot fix that).
     var isOwnership: Bool {
         if case .ownedBy = self { return true }
