@@ -7,7 +7,8 @@ public enum ProxyError: UserFacingError, Equatable {
     case permissionDenied(host: String, port: UInt16)
     case invalidListenAddress(String)
     case invalidMode(String, reason: String)
-    case invalidHostPattern(String)
+    /// A host pattern that is not a regular expression; `use`: the option that gave it.
+    case invalidHostPattern(String, use: HostPatternUse = .hostFilters)
     case upstreamCAFileUnreadable(path: String, reason: String)
     case keylogUnwritable(path: String, reason: String)
     /// The key log file is there but cannot be trusted with TLS secrets (nothing was written).
@@ -32,8 +33,9 @@ public enum ProxyError: UserFacingError, Equatable {
             return "'\(text)' is not an address to listen on; write it as HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080."
         case let .invalidMode(text, reason):
             return "'\(text)' is not a proxy mode\(reason.isEmpty ? "" : " (\(reason))"); use regular, socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT."
-        case .invalidHostPattern(let pattern):
-            return "'\(pattern)' is not a regular expression; fix the --ignore-hosts / --allow-hosts pattern (e.g. '\\.example\\.com$')."
+        case let .invalidHostPattern(pattern, use):
+            let option = use == .clientCertificate ? "--client-cert HOST_PATTERN" : "--ignore-hosts / --allow-hosts pattern"
+            return "'\(pattern)' is not a regular expression; fix the \(option) (e.g. '\\.example\\.com$')."
         case let .upstreamCAFileUnreadable(path, reason):
             return "The upstream CA file \(path) cannot be used (\(reason)); pass a PEM file of CA certificates with --upstream-ca."
         case let .keylogUnwritable(path, reason):
@@ -81,4 +83,12 @@ public enum ProxyError: UserFacingError, Equatable {
             return "tv could not start its event loops (\(reason)); free some system resources and try again."
         }
     }
+}
+
+/// Where a host pattern came from, for naming the option in its error.
+public enum HostPatternUse: Sendable, Equatable {
+    /// `--ignore-hosts` / `--allow-hosts`.
+    case hostFilters
+    /// `--client-cert HOST_PATTERN=FILE` (and the `tls.clientCerts` setting).
+    case clientCertificate
 }

@@ -239,6 +239,11 @@ struct ClientCertificateTests {
         #expect(problem(certOnly) == .clientCertificateUnusable(file: certOnly, pattern: "a", .noKey))
         // A certificate alone, readable by all (as certificates are): told it lacks the key, not
         // that a key it does not hold is exposed.
+        #expect(throws: ProxyError.invalidHostPattern("*.example.com", use: .clientCertificate)) {
+            try ClientCertificateRule(pattern: "*.example.com", file: good).check(now: now)
+        }
+        #expect(ProxyError.invalidHostPattern("*.example.com", use: .clientCertificate).message
+                == "'*.example.com' is not a regular expression; fix the --client-cert HOST_PATTERN (e.g. '\\.example\\.com$').")
         let publicCert = try file("public.pem", ["a.crt"], mode: 0o644)
         #expect(problem(publicCert) == .clientCertificateUnusable(file: publicCert, pattern: "a", .noKey))
         // A server-only certificate (extendedKeyUsage serverAuth, as `tv ca issue` makes): servers

@@ -71,7 +71,8 @@ struct ClientCertificate: Sendable {
     /// leaf valid at `now` (seconds since 1970).
     /// - Throws: `ProxyError.invalidHostPattern`, `ProxyError.clientCertificateUnusable`.
     static func load(_ rule: ClientCertificateRule, now: Int64) throws -> ClientCertificate {
-        let pattern = try HostPattern(rule.pattern)
+        let pattern: HostPattern
+        do { pattern = try HostPattern(rule.pattern) } catch { throw ProxyError.invalidHostPattern(rule.pattern, use: .clientCertificate) }
         func refuse(_ problem: ClientCertificateProblem) -> ProxyError {
             .clientCertificateUnusable(file: rule.file, pattern: rule.pattern, problem)
         }
