@@ -96,7 +96,7 @@ public enum FlowDetailPresentation {
                 return "not encrypted from the client to tv — tv spoke \(TerminalText.line(version)) to the server"
             }
             return "not encrypted — plain bytes, readable by anyone on the path"
-        case .keptPrivate: return "kept private — this client refused tv's certificate for this host and port before (it pins, or lacks tv's root), so tv passes it through untouched"
+        case .keptPrivate: return "kept private — passed through untouched, as tv remembered for this client, host and port (the error line says why; `tv pinned` lists what is remembered)"
         case .failed: return "failed — \(f.failureReason.map(TerminalText.line) ?? "no reason was recorded")"
         case .interrupted:
             return "interrupted — the tv session carrying it ended without closing it (killed, crashed or lost power); it ends here at its last recorded activity"

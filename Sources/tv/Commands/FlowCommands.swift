@@ -145,6 +145,7 @@ enum FlowCommands {
         }
         guard !pins.isEmpty || !hosts.isEmpty else {
             inv.console.line("Nothing is passed through for refusing tv's certificate. When a client lacks tv's root, or pins its certificate, it is listed here and its connections to that host pass through untouched from then on.")
+            inv.console.line(Self.retryNote)
             return 0
         }
         let now = nowMicros()
@@ -163,8 +164,13 @@ enum FlowCommands {
                 + "  " + row[3])
         }
         inv.console.line("tv passes these clients' connections to these hosts through unread. A client that lacks tv's root: give it the root (`tv ca export`), then `tv pinned forget HOST`; the same command tries inspecting a pinned one again.")
+        inv.console.line(Self.retryNote)
         return 0
     }
+
+    /// What the list cannot show: a running session's evidence (`PinningEvidenceRule`), kept in
+    /// memory until the client comes back.
+    static let retryNote = "Not listed: a client that closed right after its handshake with tv in a running session (possible pinning, or a probe such as `openssl s_client </dev/null`) has its next connection to that host and port passed through; it is listed here once it makes that connection."
 
     static func pinnedForget(_ inv: Invocation) throws -> Int32 {
         let host = inv.command.positionals[0]
