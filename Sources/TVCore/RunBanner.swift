@@ -44,6 +44,14 @@ public struct RunBanner: Sendable, Equatable {
         return first.lowercased() + sentence.dropFirst()
     }
 
+    /// The address a client on this machine dials for a listener on `listen`: the unspecified
+    /// addresses (`0.0.0.0`, `[::]`) become loopback (`127.0.0.1`, `[::1]`); others are as given.
+    static func reachable(_ listen: String) -> String {
+        if listen.hasPrefix("0.0.0.0:") { return "127.0.0.1:" + listen.dropFirst("0.0.0.0:".count) }
+        if listen.hasPrefix("[::]:") { return "[::1]:" + listen.dropFirst("[::]:".count) }
+        return listen
+    }
+
     public var lines: [String] {
         var out = ["tv is running: \(mode) on \(listen)."]
         if let fp = caFingerprint { out.append("  CA          SHA-256 \(fp)") }
@@ -55,6 +63,9 @@ public struct RunBanner: Sendable, Equatable {
         if let keylogPath { out.append("  key log     \(keylogPath) (TLS secrets for Wireshark; guard it)") }
         out.append("")
         let cacert = caPath.map { " --cacert \($0)" } ?? ""
+        // A listener on every interface is reached from this machine at loopback; other machines
+        // use one of this machine's addresses.
+        let listen = Self.reachable(self.listen)
         if !extraLines.isEmpty {
             out += extraLines
         } else if mode.hasPrefix("explicit") {

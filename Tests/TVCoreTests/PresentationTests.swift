@@ -133,6 +133,17 @@ import FlowTerms
         #expect(RunBanner.afterDash("A session CA from --ca") == "a session CA from --ca")
     }
 
+    @Test("the banner's client lines dial loopback for a listener on every interface")
+    func bannerReachable() {
+        #expect(RunBanner.reachable("0.0.0.0:8080") == "127.0.0.1:8080")
+        #expect(RunBanner.reachable("[::]:8080") == "[::1]:8080")
+        #expect(RunBanner.reachable("192.168.1.4:8080") == "192.168.1.4:8080")
+        let banner = RunBanner(listen: "0.0.0.0:8080", mode: "explicit HTTP proxy", caFingerprint: nil, caPath: nil, inspecting: false,
+                               inspectionNote: "off", dataFolder: "/d", keylogPath: nil)
+        #expect(banner.lines.first == "tv is running: explicit HTTP proxy on 0.0.0.0:8080.")
+        #expect(banner.lines.contains("  curl -x http://127.0.0.1:8080 https://example.com/"))
+    }
+
     @Test func listLines() {
         let page = FlowPage(flows: [flow(.inspected, id: 12), flow(.encrypted, id: 9)], nextCursor: "abc")
         let lines = FlowListPresentation(page: page, now: now).lines()
