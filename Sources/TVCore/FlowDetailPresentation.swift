@@ -69,9 +69,10 @@ public enum FlowDetailPresentation {
             let source = f.chosenVersionSource.map { " (read from \(TerminalText.line($0.replacingOccurrences(of: "_", with: " "))))" } ?? ""
             return ["  chosen       \(TerminalText.line(f.tlsVersion ?? f.clientTLSVersion ?? "unknown"))\(source); \(alpn)"]
         }
-        let client = f.clientTLSVersion.map(TerminalText.line)
+        // One bracket a line: the leg's direction, or why it has no version.
+        let client = f.clientTLSVersion.map { TerminalText.line($0) + " (client to tv)" }
             ?? (f.status == .notEncrypted ? "none (the client spoke no TLS to tv)" : "none (the client's handshake with tv did not finish)")
-        return ["  client leg   \(client) (client to tv)",
+        return ["  client leg   \(client)",
                 "  server leg   \(TerminalText.line(f.tlsVersion ?? "unknown")) (tv to server); \(alpn)"]
     }
 
