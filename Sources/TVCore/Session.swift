@@ -346,7 +346,6 @@ public final class Session: Sendable {
             "clientLacksRoot": String(c.clientLacksRoot),
             "possiblePinning": String(c.possiblePinning),
             "clientLeft": String(c.clientLeft),
-            "flowEventsDropped": String(writer.counters.dropped),
             "contentKeeping": content.isKeeping ? "on" : "off",
             "dataFolder": home.path,
             "pid": String(getpid()),

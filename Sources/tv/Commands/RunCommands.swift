@@ -233,9 +233,6 @@ enum RunCommands {
         }
         let up = Int64(v["bytesFromClients"] ?? "0") ?? 0, down = Int64(v["bytesFromServers"] ?? "0") ?? 0
         inv.console.line("  bytes             ↑ \(Units.bytes(up)) from clients, ↓ \(Units.bytes(down)) from servers")
-        if let dropped = v["flowEventsDropped"], dropped != "0" {
-            inv.console.line("  flow events lost  \(dropped) (the database could not keep up)")
-        }
         if let losses = RecordingLosses(values: v) {
             for line in RecordingPresentation.statusLines(losses) { inv.console.line("  " + line) }
         }
