@@ -9,7 +9,7 @@ struct TrustRecordTests {
 
     @Test("an NSS folder without a database gets one, said before; with inspection on, the next step is not to turn it on")
     func nssFolderWithoutADatabase() throws {
-        guard Self.hasCertutil else { return }
+        try #require(Self.hasCertutil, "certutil is missing (Scripts/test installs libnss3-tools)")
         let box = TVSandbox()
         let bundle = box.path + "/b.pem"
         let setup = box.tv("setup", "--trust-store", "file:" + bundle, "--yes")
@@ -35,7 +35,7 @@ struct TrustRecordTests {
 
     @Test("ca remove --apply takes the root out of the store named and every store tv installed it into, and lists only what is left")
     func removeTakesTheRootOutOfEveryRememberedStore() throws {
-        guard Self.hasCertutil else { return }
+        try #require(Self.hasCertutil, "certutil is missing (Scripts/test installs libnss3-tools)")
         let box = TVSandbox()
         #expect(box.tv("ca", "create").status == 0)
         let bundle = box.path + "/b.pem"
