@@ -223,3 +223,17 @@ struct ExchangeReaderHTTP1Tests {
         #expect(reader.stop == .malformed("More than 2 requests waited for their responses, more than tv reads at once."))
     }
 }
+
+@Suite("Request targets of exchange rows (RFC 9112 §3.2)")
+struct ExchangeTargetTests {
+    @Test func forms() {
+        #expect(ExchangeTarget("/a/b?c=d#e", keepsQuery: false) == ExchangeTarget(scheme: nil, authority: nil, path: "/a/b", queryRemoved: true))
+        #expect(ExchangeTarget("/a/b?c=d", keepsQuery: true) == ExchangeTarget(scheme: nil, authority: nil, path: "/a/b?c=d", queryRemoved: false))
+        #expect(ExchangeTarget("/plain", keepsQuery: false) == ExchangeTarget(scheme: nil, authority: nil, path: "/plain", queryRemoved: false))
+        #expect(ExchangeTarget("*", keepsQuery: false) == ExchangeTarget(scheme: nil, authority: nil, path: "*", queryRemoved: false))
+        #expect(ExchangeTarget("HTTP://u:p@Example.org:8080?x", keepsQuery: false)
+                == ExchangeTarget(scheme: "http", authority: "Example.org:8080", path: "/", queryRemoved: true))
+        #expect(ExchangeTarget("example.com:443", keepsQuery: false)
+                == ExchangeTarget(scheme: nil, authority: "example.com:443", path: "example.com:443", queryRemoved: false))
+    }
+}

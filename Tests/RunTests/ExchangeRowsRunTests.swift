@@ -232,4 +232,26 @@ struct ExchangeRowsRunTests {
         #expect(curl.hasPrefix("curl 'https://localhost:\(world.nginx.tlsPort)/api?q=1' -H 'User-Agent: curl/"), "\(curl)")
         #expect(curl.contains(" -H 'X-Token: abc'"), "\(curl)")
     }
+
+    @Test("plain HTTP through the proxy: each request of a keep-alive connection is a row")
+    func plainHTTP() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run()
+        let base = "http://127.0.0.1:\(world.nginx.plainPort)"
+        let r = try box.curl(["-x", tv.proxyURL, "-o", "/dev/null", base + "/index.html", "-o", "/dev/null", base + "/missing?token=x"])
+        #expect(r.status == 0, "\(r)")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let rows = (try box.json("requests")["requests"] as? [JSON] ?? []).reversed()
+        #expect(rows.map { $0.string("method") } == ["GET", "GET"])
+        #expect(rows.map { $0.string("scheme") } == ["http", "http"])
+        #expect(rows.map { $0.string("authority") } == ["127.0.0.1:\(world.nginx.plainPort)", "127.0.0.1:\(world.nginx.plainPort)"])
+        #expect(rows.map { $0.string("path") } == ["/index.html", "/missing"])
+        #expect(rows.map { $0["queryRemoved"] as? Bool } == [false, true])
+        #expect(rows.map { $0.int("status") } == [200, 404])
+        #expect(rows.first?.int("responseBodyBytes") == 17)
+        #expect(rows.map { $0.string("state") } == ["complete", "complete"])
+        #expect(Set(rows.compactMap { $0.int("flow") }).count == 1)
+    }
 }

@@ -13,7 +13,9 @@ struct ExchangeTarget: Equatable {
     var path: String
     /// A query (or fragment) was there and was left out.
     var queryRemoved: Bool
+}
 
+extension ExchangeTarget {
     /// Splits `target` as sent; `keepsQuery` keeps the query in `path` (content is kept).
     init(_ target: String, keepsQuery: Bool) {
         var rest = Substring(target)
