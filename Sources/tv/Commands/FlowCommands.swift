@@ -124,13 +124,15 @@ enum FlowCommands {
         guard let record = try store.flow(id: id) else {
             throw UsageRefusal("There is no flow \(id) in this data folder; `tv flows` lists the ones there are.", exitCode: 1)
         }
+        let exchanges = try store.exchanges(ofFlow: id)
         if inv.json {
-            inv.console.line(FlowDetailPresentation.json(record).serialized(pretty: true))
+            inv.console.line(RequestListPresentation.json(flow: FlowDetailPresentation.json(record), exchanges.exchanges).serialized(pretty: true))
         } else {
             let content = try ContentStore(readingHome: try inv.existingHome())
             defer { content.close() }
             let summary = try content.summary(flow: id)
             for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary) { inv.console.line(line) }
+            for line in RequestListPresentation.flowLines(exchanges.exchanges, damaged: exchanges.damaged) { inv.console.line(line) }
         }
         return 0
     }
