@@ -51,8 +51,12 @@ let package = Package(
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
+        // The filter language (mitmproxy's operators): a pure parser to an expression, and its
+        // evaluation over the fields a flow or an exchange offers (i16-filters).
+        .target(name: "FlowFilter", dependencies: ["TVHome"]),
+
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms"]),
+        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "Recording", "Wire", "FlowStore", "FlowTerms"]),
@@ -68,7 +72,7 @@ let package = Package(
 
         .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore",
                                                      "Settings", "TrustStore", "CertificateSetup", "SetupActions",
-                                                     "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms"]),
+                                                     "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter"]),
 
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
@@ -80,10 +84,11 @@ let package = Package(
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
         .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore", "SetupActions", "TVHome"]),
         .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome"]),
-        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome"]),
+        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowFilter", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome", "FlowTerms"]),
         .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording", "FlowTerms"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
+        .testTarget(name: "FlowFilterTests", dependencies: ["FlowFilter"]),
         .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "CTVShims"]),
         // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
         .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims"]),

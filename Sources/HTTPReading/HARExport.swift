@@ -84,18 +84,7 @@ public enum HARExport {
                             reader: BoundedBodyReader, splicer: inout JSONBodySplicer) -> JSONValue {
         let h2 = version == "HTTP/2"
         let parts = message.startLine.split(separator: " ")
-        let method = h2 ? (message.headers.first(":method") ?? "") : parts.first.map(String.init) ?? ""
-        let target = h2 ? (message.headers.first(":path") ?? "/") : parts.count > 1 ? String(parts[1]) : "/"
-        let url: String
-        if target.hasPrefix("http://") || target.hasPrefix("https://") {
-            url = target
-        } else {
-            let scheme = h2 ? (message.headers.first(":scheme") ?? flow.scheme) : flow.scheme
-            let defaultPort = (scheme == "https" && flow.serverPort == 443) || (scheme == "http" && flow.serverPort == 80)
-            let authority = (h2 ? message.headers.first(":authority") : message.headers.first("Host"))
-                ?? (flow.host ?? flow.serverAddress) + (defaultPort ? "" : ":\(flow.serverPort)")
-            url = scheme + "://" + authority + (target.hasPrefix("/") ? target : "/" + target)
-        }
+        let (method, url, target) = methodURLAndTarget(message, flow: flow, version: version)
         var fields: [(String, JSONValue)] = [
             ("method", .string(method)),
             ("url", .string(url)),
@@ -116,6 +105,32 @@ public enum HARExport {
         return .object(fields)
     }
 
+    /// A request's method and absolute URL as the HAR entry writes them (HTTP/2 from its
+    /// pseudo-headers; a relative target completed from Host, else the flow's name and port).
+    public static func methodAndURL(_ message: HTTPMessage, flow: HARFlow, version: String) -> (method: String, url: String) {
+        let (method, url, _) = methodURLAndTarget(message, flow: flow, version: version)
+        return (method, url)
+    }
+
+    static func methodURLAndTarget(_ message: HTTPMessage, flow: HARFlow, version: String) -> (String, String, String) {
+        let h2 = version == "HTTP/2"
+        let parts = message.startLine.split(separator: " ")
+        let method = h2 ? (message.headers.first(":method") ?? "") : parts.first.map(String.init) ?? ""
+        let target = h2 ? (message.headers.first(":path") ?? "/") : parts.count > 1 ? String(parts[1]) : "/"
+        if target.hasPrefix("http://") || target.hasPrefix("https://") { return (method, target, target) }
+        let scheme = h2 ? (message.headers.first(":scheme") ?? flow.scheme) : flow.scheme
+        let defaultPort = (scheme == "https" && flow.serverPort == 443) || (scheme == "http" && flow.serverPort == 80)
+        let authority = (h2 ? message.headers.first(":authority") : message.headers.first("Host"))
+            ?? (flow.host ?? flow.serverAddress) + (defaultPort ? "" : ":\(flow.serverPort)")
+        return (method, scheme + "://" + authority + (target.hasPrefix("/") ? target : "/" + target), target)
+    }
+
+    /// A response's status code (HTTP/2's `:status`, else the status line's; 0 when unreadable).
+    public static func status(_ message: HTTPMessage, version: String) -> Int64 {
+        let parts = message.startLine.split(separator: " ", maxSplits: 2)
+        return Int64(version == "HTTP/2" ? (message.headers.first(":status") ?? "0") : parts.count > 1 ? String(parts[1]) : "0") ?? 0
+    }
+
     static func responseJSON(_ message: HTTPMessage?, version: String, reader: BoundedBodyReader,
                              splicer: inout JSONBodySplicer) -> JSONValue {
         guard let message else {
@@ -128,7 +143,7 @@ public enum HARExport {
         }
         let h2 = version == "HTTP/2"
         let parts = message.startLine.split(separator: " ", maxSplits: 2)
-        let status = Int64(h2 ? (message.headers.first(":status") ?? "0") : parts.count > 1 ? String(parts[1]) : "0") ?? 0
+        let code = HARExport.status(message, version: version)
         let reading = reader.measure(message.body, keeping: 0)
         var contentFields: [(String, JSONValue)] = [("size", .int(Int64(reading.size)))]
         if reading.decoded {
@@ -139,7 +154,7 @@ public enum HARExport {
         if reading.size > 0 { contentFields += bodyText(message.body, reading, splicer: &splicer) }
         if let note = reading.note { contentFields.append(("comment", .string(note))) }
         return .object([
-            ("status", .int(status)),
+            ("status", .int(code)),
             ("statusText", .string(h2 ? "" : parts.count > 2 ? String(parts[2]) : "")),
             ("httpVersion", .string(h2 ? "HTTP/2.0" : parts.first.map(String.init) ?? version)),
             ("cookies", .array(setCookies(message.headers.all("set-cookie")))),

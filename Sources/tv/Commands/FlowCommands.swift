@@ -1,4 +1,5 @@
 import CommandLineParser
+import FlowFilter
 import FlowStore
 import Foundation
 import Recording
@@ -18,9 +19,13 @@ enum FlowCommands {
                   OptionSpec("since", value: "SPAN", help: "Only flows started within SPAN (90s, 15m, 1h, 2d, 1w)."),
                   OptionSpec("from", value: "TIME", help: "Only flows started at or after TIME (UTC: 2026-11-30T14:05Z, 2026-11-30, or epoch seconds)."),
                   OptionSpec("to", value: "TIME", help: "Only flows started before TIME."),
+                  filterOption,
                   OptionSpec("limit", value: "N", help: "At most N flows (default 50, at most 10000)."),
                   OptionSpec("after", value: "CURSOR", help: "The page after CURSOR (printed at the end of the previous page)."),
                   json])
+
+    /// `--filter EXPR`, shared by the commands that take one.
+    static let filterOption = OptionSpec("filter", value: "EXPR", help: "Only rows matching EXPR. " + FilterOperator.summary)
 
     static let flowSpec = CommandSpec(
         name: "flow", summary: "Show one flow: its name, addresses, times, bytes, handshake and content.",
@@ -78,10 +83,18 @@ enum FlowCommands {
             query.limit = n
         }
         query.after = c.value("after")
+        let filter = try c.value("filter").map(FilterParser.parse)
         try askSessionToFlush(inv)
         let store = try openStoreForReading(inv)
         defer { store.close() }
-        let page = try store.flows(query)
+        let page: FlowPage
+        if let filter {
+            var matcher = FilterMatcher(filter)
+            page = try FilteredFlows.page(query, matching: &matcher, in: store)
+            if let sentence = FilterNotice.sentence(matcher, rows: .flows) { inv.console.note("tv: " + sentence) }
+        } else {
+            page = try store.flows(query)
+        }
         if inv.json {
             inv.console.line(FlowListPresentation.json(page).serialized(pretty: true))
         } else {
@@ -97,7 +110,7 @@ enum FlowCommands {
 
     /// The options of `tv flows` that the next page repeats (global ones first), as typed.
     static func repeatedOptions(_ c: ParsedCommand) -> [String] {
-        ["data-dir", "host", "status", "since", "from", "to", "limit"].flatMap { name in
+        ["data-dir", "host", "status", "since", "from", "to", "filter", "limit"].flatMap { name in
             c.values(name).flatMap { ["--" + name, $0] }
         }
     }

@@ -1,0 +1,226 @@
+import FlowStore
+import Foundation
+import Recording
+import Testing
+import FlowTerms
+
+/// `--filter` on `tv flows` and `tv export har`, and the HAR export's selection (ranges,
+/// `--all`, `--since`, `--from/--to`) through the real binary, over a data folder written by
+/// the real writers: exact ids and entries selected, and each error's sentence.
+@Suite("CLI: filters and the HAR selection", .serialized, .timeLimit(.minutes(1)))
+struct FilterCLITests {
+    /// Microseconds since the epoch when the flows were seeded.
+    static let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+    static let hour: Int64 = 3_600_000_000
+
+    /// Six flows: 1 a.test (3 days ago; GET /one → 200), 2 api.test (2 days ago; POST /items →
+    /// 404 JSON, then GET /items/2 → 200), 3 api.test (2 h ago; DELETE /items/3 → 500), all three
+    /// inspected with content kept; 4 b.test encrypted (30 min ago); 5 UDP to [2001:db8::1]:443
+    /// without a name (10 min ago); 6 api.test failed, from 10.0.0.7 (5 min ago).
+    func seed(_ s: Sandbox) throws {
+        try FileManager.default.createDirectory(atPath: s.dataDir, withIntermediateDirectories: true)
+        let store = try FlowStore(path: s.dataDir + "/tunnelvision.sqlite3")
+        let writer = try store.makeWriter()
+        let now = Self.now, hour = Self.hour
+        let flows: [FlowRecord] = [
+            FlowRecord(startTime: now - 72 * hour, clientAddress: "127.0.0.1", clientPort: 50_001, serverAddress: "192.0.2.1",
+                       serverPort: 443, host: "a.test", hostOrigin: .sni, status: .inspected),
+            FlowRecord(startTime: now - 48 * hour, clientAddress: "127.0.0.1", clientPort: 50_002, serverAddress: "192.0.2.2",
+                       serverPort: 443, host: "api.test", hostOrigin: .sni, status: .inspected),
+            FlowRecord(startTime: now - 2 * hour, clientAddress: "127.0.0.1", clientPort: 50_003, serverAddress: "192.0.2.2",
+                       serverPort: 443, host: "api.test", hostOrigin: .sni, status: .inspected),
+            FlowRecord(startTime: now - hour / 2, clientAddress: "127.0.0.1", clientPort: 50_004, serverAddress: "192.0.2.3",
+                       serverPort: 443, host: "b.test", hostOrigin: .sni, status: .encrypted),
+            FlowRecord(startTime: now - hour / 6, clientAddress: "::1", clientPort: 50_005, serverAddress: "2001:db8::1",
+                       serverPort: 443, transport: .udp, status: .encrypted),
+            FlowRecord(startTime: now - hour / 12, clientAddress: "10.0.0.7", clientPort: 50_006, serverAddress: "192.0.2.2",
+                       serverPort: 443, host: "api.test", hostOrigin: .sni, status: .failed, failureReason: "connection refused"),
+        ]
+        for flow in flows { writer.open(flow) }
+        writer.close()
+        store.close()
+
+        var configuration = ContentWriterConfiguration(databasePath: s.dataDir + "/tunnelvision.sqlite3", directory: s.dataDir + "/content")
+        configuration.sweepInterval = 3_600
+        let session = ContentRecorder(writer: try ContentWriter(configuration), policy: ContentPolicy(keep: true))
+        let turns: [Int64: [(Direction, String)]] = [
+            1: [(.clientToServer, "GET /one HTTP/1.1\r\nHost: a.test\r\n\r\n"),
+                (.serverToClient, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\nhello")],
+            2: [(.clientToServer, "POST /items HTTP/1.1\r\nHost: api.test\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n{\"x\":1}"),
+                (.serverToClient, "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"error\":\"missing\"}"),
+                (.clientToServer, "GET /items/2 HTTP/1.1\r\nHost: api.test\r\n\r\n"),
+                (.serverToClient, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")],
+            3: [(.clientToServer, "DELETE /items/3 HTTP/1.1\r\nHost: api.test\r\n\r\n"),
+                (.serverToClient, "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n")],
+        ]
+        for (id, list) in turns.sorted(by: { $0.key < $1.key }) {
+            let recorder = try #require(session.recorder(flow: id))
+            for (i, (direction, text)) in list.enumerated() { recorder.record(direction, at: Int64(i) * 1_000, Array(text.utf8)) }
+            recorder.finish()
+        }
+        session.writer.close()
+    }
+
+    /// The ids `tv flows --json ARGS` lists, in order.
+    func flowIDs(_ s: Sandbox, _ arguments: [String]) throws -> [Int64] {
+        let result = try s.tvArgs(["flows", "--json"] + arguments)
+        #expect(result.status == 0, "\(result)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        return try #require(json["flows"] as? [[String: Any]]).compactMap { ($0["id"] as? NSNumber)?.int64Value }
+    }
+
+    /// `(method, url, status)` of each entry of the HAR file at `path`.
+    func entries(_ s: Sandbox, _ path: String) throws -> [String] {
+        let json = try #require(try JSONSerialization.jsonObject(with: s.read(path)) as? [String: Any])
+        let entries = try #require((json["log"] as? [String: Any])?["entries"] as? [[String: Any]])
+        return entries.map { entry in
+            let request = entry["request"] as? [String: Any] ?? [:]
+            let response = entry["response"] as? [String: Any] ?? [:]
+            return "\(request["method"] as? String ?? "?") \(request["url"] as? String ?? "?") \((response["status"] as? NSNumber)?.intValue ?? -1)"
+        }
+    }
+
+    @Test("tv flows --filter: domains, addresses, transport, failure, negation; exact ids")
+    func flowsFilter() throws {
+        try withSandbox { s in
+            try seed(s)
+            #expect(try flowIDs(s, ["--filter", "~d api"]) == [6, 3, 2])
+            #expect(try flowIDs(s, ["--filter", "~d API\\.TEST$"]) == [6, 3, 2])
+            #expect(try flowIDs(s, ["--filter", "~udp"]) == [5])
+            #expect(try flowIDs(s, ["--filter", "~d 2001:db8"]) == [5])          // no name: the server's address
+            #expect(try flowIDs(s, ["--filter", "~dst '\\[2001:db8::1\\]:443'"]) == [5])
+            #expect(try flowIDs(s, ["--filter", "~src ^10\\."]) == [6])
+            #expect(try flowIDs(s, ["--filter", "~e"]) == [6])
+            #expect(try flowIDs(s, ["--filter", "!~d api & ~tcp"]) == [4, 1])
+            #expect(try flowIDs(s, ["--filter", "~d a\\.test | ~d b\\.test"]) == [4, 1])
+            #expect(try flowIDs(s, ["--filter", "~all", "--since", "1h"]) == [6, 5, 4])
+            #expect(try flowIDs(s, ["--filter", "~d api", "--status", "inspected"]) == [3, 2])
+        }
+    }
+
+    @Test("tv flows --filter pages by keyset: the hint repeats the filter and the next page goes on")
+    func flowsFilterPages() throws {
+        try withSandbox { s in
+            try seed(s)
+            let first = try s.tv("flows", "--filter", "~d api", "--limit", "2")
+            #expect(first.status == 0, "\(first)")
+            let lines = first.out.split(separator: "\n").map(String.init)
+            #expect(lines.dropFirst().dropLast().map { $0.split(separator: " ").first.map(String.init) } == ["6", "3"])
+            let more = try #require(lines.last)
+            #expect(more.hasPrefix("More: tv flows --data-dir \(s.dataDir) --filter '~d api' --limit 2 --after "), "\(more)")
+            let cursor = String(try #require(more.split(separator: " ").last))
+            #expect(try flowIDs(s, ["--filter", "~d api", "--limit", "2", "--after", cursor]) == [2])
+        }
+    }
+
+    @Test("tv flows --filter with request operators: no flow matches, and stderr says why once")
+    func flowsFilterRequestOperators() throws {
+        try withSandbox { s in
+            try seed(s)
+            let result = try s.tv("flows", "--filter", "~m POST | ~c 404")
+            #expect(result.status == 0, "\(result)")
+            #expect(result.out == "No flows match --filter '~m POST | ~c 404'; 6 flows are recorded in all.\n")
+            #expect(result.err == "tv: ~c and ~m look at requests, which flow rows do not hold, so they matched no flow; `tv requests --filter` filters requests.\n")
+        }
+    }
+
+    @Test("tv flows --filter: a mistake is one sentence with its column, exit 2")
+    func flowsFilterMistake() throws {
+        try withSandbox { s in
+            try seed(s)
+            let trailing = try s.tv("flows", "--filter", "~d a &")
+            #expect(trailing.status == 2)
+            #expect(trailing.err == "tv: Expected an expression after '&' at column 7.\n")
+            #expect(trailing.out.isEmpty)
+            let paren = try s.tv("flows", "--filter", "(~d a | ~e")
+            #expect(paren.err == "tv: The '(' at column 1 is not closed; add a ')'.\n")
+        }
+    }
+
+    @Test("tv export har selects by ranges, --all, --since and --from/--to: exact entries")
+    func harSelection() throws {
+        try withSandbox { s in
+            try seed(s)
+            let range = try s.tv("export", "har", "1-3", "-o", "range.har")
+            #expect(range.status == 0, "\(range)")
+            #expect(range.out == "Wrote 4 HAR entries from 3 flows to range.har; it holds the kept bodies, so share it with care.\n")
+            #expect(range.err.isEmpty)
+            #expect(try entries(s, s.work + "/range.har") == ["GET https://a.test/one 200", "POST https://api.test/items 404",
+                                                              "GET https://api.test/items/2 200", "DELETE https://api.test/items/3 500"])
+
+            let all = try s.tv("export", "har", "--all", "-o", "all.har")
+            #expect(all.status == 0, "\(all)")
+            #expect(all.out == "Wrote 4 HAR entries from 3 flows to all.har; it holds the kept bodies, so share it with care.\n")
+            #expect(all.err == "tv: left out 3 flows with no kept HTTP (`tv export har ID` names why for one).\n")
+
+            let since = try s.tv("export", "har", "--since", "1d", "-o", "since.har")
+            #expect(since.status == 0, "\(since)")
+            #expect(try entries(s, s.work + "/since.har") == ["DELETE https://api.test/items/3 500"])
+            #expect(since.err == "tv: left out 3 flows with no kept HTTP (`tv export har ID` names why for one).\n")
+
+            let from = String((Self.now - 73 * Self.hour) / 1_000_000), to = String((Self.now - 24 * Self.hour) / 1_000_000)
+            let window = try s.tv("export", "har", "--from", from, "--to", to, "-o", "window.har")
+            #expect(window.status == 0, "\(window)")
+            #expect(try entries(s, s.work + "/window.har") == ["GET https://a.test/one 200", "POST https://api.test/items 404",
+                                                               "GET https://api.test/items/2 200"])
+
+            // Ids and a window narrow each other: flow 1 started before the last day.
+            let both = try s.tv("export", "har", "1", "3", "--since", "1d", "-o", "both.har")
+            #expect(both.status == 0, "\(both)")
+            #expect(try entries(s, s.work + "/both.har") == ["DELETE https://api.test/items/3 500"])
+        }
+    }
+
+    @Test("tv export har --filter keeps the matching requests: status, method, body, header, negation")
+    func harFilter() throws {
+        try withSandbox { s in
+            try seed(s)
+            let cases: [([String], [String])] = [
+                (["--filter", "~c 404"], ["POST https://api.test/items 404"]),
+                (["2", "--filter", "~m GET"], ["GET https://api.test/items/2 200"]),
+                (["--filter", "~b missing"], ["POST https://api.test/items 404"]),
+                (["--filter", "~bq '\"x\":1'"], ["POST https://api.test/items 404"]),
+                (["--filter", "~h 'content-type: application/json' & ~m post"], ["POST https://api.test/items 404"]),
+                (["--filter", "~d api & !~c 404"], ["GET https://api.test/items/2 200", "DELETE https://api.test/items/3 500"]),
+                (["--filter", "~u /items/\\d"], ["GET https://api.test/items/2 200", "DELETE https://api.test/items/3 500"]),
+                (["--filter", "~t html | ~c 500"], ["GET https://a.test/one 200", "DELETE https://api.test/items/3 500"]),
+            ]
+            for (i, (arguments, expected)) in cases.enumerated() {
+                let result = try s.tvArgs(["export", "har"] + arguments + ["-o", "f\(i).har"])
+                #expect(result.status == 0, "\(arguments): \(result)")
+                #expect(try entries(s, s.work + "/f\(i).har") == expected, "\(arguments)")
+            }
+            let none = try s.tv("export", "har", "--filter", "~c 302", "-o", "none.har")
+            #expect(none.status == 1)
+            #expect(none.err == "tv: left out 3 flows with no kept HTTP (`tv export har ID` names why for one).\ntv: No request in the kept content of these flows matches the filter, so nothing was written.\n")
+            #expect(!FileManager.default.fileExists(atPath: s.work + "/none.har"))
+        }
+    }
+
+    @Test("tv export har: each selection mistake is one sentence, and no file is written")
+    func harSelectionMistakes() throws {
+        try withSandbox { s in
+            try seed(s)
+            let cases: [([String], Int32, String)] = [
+                (["48-40"], 2, "'48-40' is not a range of flow ids; write the lower id first, as in 40-48."),
+                (["4x"], 2, "'4x' is not a flow id or a range of them; write ids as `tv flows` prints them (40) or a range as 40-48."),
+                (["40-"], 2, "'40-' is not a flow id or a range of them; write ids as `tv flows` prints them (40) or a range as 40-48."),
+                (["0"], 2, "'0' is not a flow id or a range of them; write ids as `tv flows` prints them (40) or a range as 40-48."),
+                ([], 2, "Name the flows to export: ids (40 41), a range (40-48), --all, --since 1h, --from/--to, or --filter EXPR."),
+                (["--all", "1"], 2, "--all takes every flow, so give either flow ids or --all, not both."),
+                (["--since", "1y"], 2, "'1y' is not a time span; write a number and a unit, such as 90s, 15m, 1h, 2d or 1w."),
+                (["--from", "2026-12-02", "--to", "2026-12-01"], 2, "--from must be before --to; nothing starts in that window."),
+                (["--from", "2026-13-01"], 2, "'2026-13-01' is not a moment; write UTC as 2026-11-30T14:05:00Z, 2026-11-30 14:05, 2026-11-30, or seconds since 1970."),
+                (["--filter", "~c"], 2, "Expected a status code (a number such as 404) after '~c' at column 3."),
+                (["40-48"], 1, "No flow is in this selection, so nothing was written; `tv flows` lists the ones there are."),
+                (["9"], 1, "There is no flow 9 in this data folder; `tv flows` lists the ones there are."),
+            ]
+            for (arguments, status, sentence) in cases {
+                let result = try s.tvArgs(["export", "har"] + arguments + ["-o", "x.har"])
+                #expect(result.status == status, "\(arguments): \(result)")
+                #expect(result.err == "tv: " + sentence + "\n", "\(arguments)")
+                #expect(!FileManager.default.fileExists(atPath: s.work + "/x.har"), "\(arguments)")
+            }
+        }
+    }
+}
