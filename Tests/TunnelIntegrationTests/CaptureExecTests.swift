@@ -41,7 +41,7 @@ final class CaptureExecTests {
                 s.send(b"x" * n); assert s.recv(2000) == b"x" * n
             print("ok")
             """)
-        let r = lab.exec([], ["sh", "-c", "curl -sS -o /dev/null http://10.203.0.2:8080/index.html && curl -sS -g -o /dev/null http://[fd03::2]:8080/1m.bin && python3 \(udp)"])
+        let r = lab.exec([], ["sh", "-c", "curl -sS 'http://10.203.0.2:8080/index.html?[1-400]' > /dev/null && curl -sS -g -o /dev/null http://[fd03::2]:8080/index.html && python3 \(udp)"])
         #expect(r.status == 0, "\(r)")
         let files = try #require(try json(["captures", "--json"]) as? [[String: Any]])
         #expect(files.count == 1)
@@ -73,8 +73,8 @@ final class CaptureExecTests {
             #expect(packets.dropFirst().first?["meaning"] as? String == "accepted")
             #expect(packets.contains { $0["meaning"] as? String == "finished_sending" } || count > 500)
         }
-        // The 1 MiB download is more than 500 packets: capped, both numbers said.
-        let big = try #require(web.first { ($0["serverAddress"] as? String)?.contains(":") == true })
+        // 400 requests on one connection are more than 500 packets: capped, both numbers said.
+        let big = try #require(web.first { $0["serverAddress"] as? String == "10.203.0.2" })
         let text = lab.tv(["packets", String(big["id"] as! Int)])
         #expect(text.out.contains("the first 500 of "), "\(text)")
         let udpFlow = try #require(flows.first { $0["transport"] as? String == "udp" && $0["serverPort"] as? Int == 7007 })
@@ -118,7 +118,8 @@ final class CaptureExecTests {
         let info = Sh.run(["capinfos", "-c", "-M", path])
         #expect(info.status == 0, "\(info)")
         let read = Sh.run(["tshark", "-r", path, "-T", "fields", "-e", "frame.number"])
-        #expect(read.status == 0 && read.out.split(separator: "\n").count > 1_000, "\(read.err)")
+        // 4 MiB in 64 KiB GSO super-packets and their ACKs: dozens of packets, every one readable.
+        #expect(read.status == 0 && read.out.split(separator: "\n").count > 60, "\(read.err)")
         // The next session closes what the dead one left: not Recording, its size the file's.
         #expect(lab.exec([], ["true"]).status == 0)
         let files = try #require(try json(["captures", "--json"]) as? [[String: Any]])
