@@ -129,4 +129,37 @@ final class CaptureExecTests {
         #expect(first["bytes"] as? Int == onDisk)
         #expect(Sh.run(["capinfos", "-c", "-M", path]).status == 0)
     }
+    @Test("--mode tun: tv status says the capture; tv captures rotate through the control socket closes the file; the Recording one cannot be deleted, a closed one can (said first)")
+    func tunRotateAndDelete() throws {
+        try Sh.must(["ip", "-n", lab.host, "route", "add", "default", "via", "10.203.0.2"])
+        let none = lab.tv(["captures", "rotate"])
+        #expect(none.status == 3 && none.err.contains("No tv session is running for"), "\(none)")
+        let tv = try Daemon(["ip", "netns", "exec", lab.host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--mode", "tun", "--yes"],
+                            log: lab.dir + "/tv-tun.log")
+        defer { tv.stop(signal: SIGTERM) }
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline && !tv.output.contains("tv is running") { usleep(50_000) }
+        let get = lab.inHost(["curl", "-sS", "http://10.205.0.2:8080/index.html"])
+        #expect(get.status == 0 && get.out == OriginLab.indexBody, "\(get)\n\(tv.output)")
+        let status = lab.tv(["status"])
+        #expect(status.out.contains("\n  capture           capture 1 recording, "), "\(status)")
+        let rotated = lab.tv(["captures", "rotate"])
+        #expect(rotated.status == 0 && rotated.out == "Closed capture 1; capture 2 is being recorded now.\n", "\(rotated)")
+        let list = lab.tv(["captures"])
+        #expect(list.out.contains("capture-000002.pcapng") && list.out.contains("Recording"), "\(list)")
+        #expect(Sh.run(["capinfos", "-c", "-M", captureFolder + "/capture-000001.pcapng"]).status == 0)
+        let refused = lab.tv(["captures", "delete", "2", "--yes"])
+        #expect(refused.status != 0 && refused.err.contains("Capture 2 is being recorded and cannot be deleted; run `tv captures rotate` to close it first"), "\(refused)")
+        let deleted = lab.tv(["captures", "delete", "1", "--yes"])
+        #expect(deleted.status == 0, "\(deleted)")
+        #expect(deleted.err.contains("the connections recorded while it was written stay in your history; only the raw packet bytes go"), "\(deleted)")
+        #expect(deleted.out.hasPrefix("Deleted capture-000001.pcapng; "), "\(deleted)")
+        #expect(!FileManager.default.fileExists(atPath: captureFolder + "/capture-000001.pcapng"))
+        let again = lab.tv(["captures", "delete", "1", "--yes"])
+        #expect(again.err.contains("There is no capture 1; `tv captures` lists the ones that exist."), "\(again)")
+        // The connection stays, and so do its packet rows.
+        let flow = try #require(try lab.flows().first { $0["serverPort"] as? Int == 8080 })
+        let packets = lab.tv(["packets", String(flow["id"] as! Int)])
+        #expect(packets.out.hasPrefix("Packets of flow "), "\(packets)")
+    }
 }
