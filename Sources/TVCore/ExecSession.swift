@@ -3,6 +3,7 @@ import CTVShims
 import FlowStore
 import Foundation
 import Proxy
+import Settings
 import TVHome
 import Tunnel
 #if canImport(Glibc)
@@ -41,6 +42,8 @@ public final class ExecSession {
     /// The banner facts: whether TLS is inspected and why.
     public let inspecting: Bool
     public let inspectionNote: String
+    /// The capture file written last, after `run` (nil: capture off or it could not start).
+    public private(set) var lastCapture: Int64?
     /// The tunnel's counters after `run` (for diagnostics and tests).
     public private(set) var tunnelCounters: [String: UInt64] = [:]
 
@@ -75,8 +78,12 @@ public final class ExecSession {
     /// Everything is torn down and flushed before this returns, also when it throws.
     /// - Throws: `TunnelError` when the namespace cannot be made or CMD cannot start.
     public func run(_ arguments: [String]) throws -> Int32 {
+        let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord())
+        if let notice = capture.notice { say(notice) }
         defer {
             proxy.stop(graceSeconds: 1)
+            lastCapture = capture.writer?.counters.recordingSequence
+            if let sentence = capture.stop() { say(sentence) }
             names.flush()
             // What was not saved (a full disk) is said; "everything is saved" goes without saying.
             let losses = wiring.close()
@@ -101,7 +108,7 @@ public final class ExecSession {
         engineConfig.resolvers = resolvers
         engineConfig.servesDNSAddress = true
         let engine = TunnelEngine(configuration: engineConfig, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy,
-                                  sink: wiring.configuration.flowSink, dnsObserver: names.observer)
+                                  sink: wiring.configuration.flowSink, dnsObserver: names.observer, recorder: capture.recorder)
         try engine.start()
         defer {
             engine.stop()

@@ -14,6 +14,7 @@ enum CommandTree {
                       caSpec, SetupCommand.spec, InspectCommands.spec, SettingsCommands.spec,
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec,
                       RequestCommands.requestsSpec, RequestCommands.requestSpec,
+                      CaptureCommands.packetsSpec, CaptureCommands.capturesSpec,
                       TurnsCommand.spec, ContentCommands.spec, ExportCommands.spec, TVVersion.spec]
     )
 
@@ -46,6 +47,7 @@ enum CommandTree {
         .merging(InspectCommands.handlers) { _, new in new }
         .merging(FlowCommands.handlers) { _, new in new }
         .merging(RequestCommands.handlers) { _, new in new }
+        .merging(CaptureCommands.handlers) { _, new in new }
         .merging(TurnsCommand.handlers) { _, new in new }
         .merging(ContentCommands.handlers) { _, new in new }
         .merging(ExportCommands.handlers) { _, new in new }

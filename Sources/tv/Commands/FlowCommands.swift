@@ -133,6 +133,7 @@ enum FlowCommands {
             let summary = try content.summary(flow: id)
             for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary) { inv.console.line(line) }
             for line in RequestListPresentation.flowLines(exchanges.exchanges, damaged: exchanges.damaged) { inv.console.line(line) }
+            for line in try CaptureCommands.flowPacketLines(inv, flow: id) { inv.console.line(line) }
         }
         return 0
     }
