@@ -299,6 +299,6 @@ final class ProxyConnection: LoopHandler {
         loop.counters.countClosed(facts.status)
         if let outcome = machine.outcome { loop.counters.countClientOutcome(outcome) }
         shared.sink?.flowClosed(facts)
-        if machine.relay.recordingStarted { shared.recorder?.flowEnded(flow: facts.id) }
+        if machine.relay.recordingStarted { shared.recorder?.flowEnded(flow: facts.id, cutOff: facts.status == .failed) }
     }
 }
