@@ -68,6 +68,7 @@ enum SettingsCommands {
         let value = inv.command.positionals[1]
         let settings = try inv.settingsStore()
         let change: SettingChange
+        var applies: String?
         switch name {
         case SettingKeys.inspectionEnabled.name:
             throw UsageRefusal("Inspection is turned on and off with `tv inspect on` / `tv inspect off`, which check trust first.")
@@ -96,6 +97,8 @@ enum SettingsCommands {
             }
             for entry in list { try ClientCertificateRule(parsing: entry).check(now: inv.now) }
             change = try settings.set(SettingKeys.clientCertificates, to: list)
+        case _ where CaptureSettingsCommand.names.contains(name):
+            (change, applies) = try CaptureSettingsCommand.set(name, value, settings: settings)
         default:
             throw unknown(name)
         }
@@ -105,6 +108,7 @@ enum SettingsCommands {
             inv.console.line("\(name) is already \(change.newText); nothing changed.")
         }
         if let sentence = change.delivery.sentence { inv.console.line(sentence) }
+        if change.saved, let applies { inv.console.line(applies) }
         return 0
     }
 
