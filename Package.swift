@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(name: "FlowFilterTests", dependencies: ["FlowFilter"]),
         // The pcapng encoder, the packet classifier and the capture writer, read back by tshark/capinfos.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "FlowStore", "FlowTerms", "TVHome", "Settings"]),
-        .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "CTVShims"]),
+        .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "CTVShims", "FlowTerms"]),
         // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
         .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),

@@ -1,4 +1,5 @@
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/uio.h>
@@ -39,19 +40,48 @@ static pthread_mutex_t keylog_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t keylog_once = PTHREAD_ONCE_INIT;
 static int keylog_index = -1;
 
-static void keylog_init(void) { keylog_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL); }
+static int secrets_index = -1;
+
+/* Where a context's key log lines go besides the file: a function and its context (the
+   capture writer's queue; it copies the line and never blocks). Freed with the SSL_CTX. */
+struct tv_secrets_sink { tv_secrets_sink_fn fn; void *context; };
+
+static void secrets_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *argp) {
+    (void)parent; (void)ad; (void)idx; (void)argl; (void)argp;
+    free(ptr);
+}
+
+static void keylog_init(void) {
+    keylog_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+    secrets_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, secrets_free);
+}
 
 static void keylog_line(const SSL *ssl, const char *line) {
     SSL_CTX *ctx = SSL_get_SSL_CTX(ssl);
     if (ctx == NULL || keylog_index < 0) return;
     intptr_t stored = (intptr_t)SSL_CTX_get_ex_data(ctx, keylog_index);
-    if (stored <= 0) return;
-    int fd = (int)(stored - 1);
-    struct iovec parts[2] = { { (void *)line, strlen(line) }, { (void *)"\n", 1 } };
-    pthread_mutex_lock(&keylog_lock);
-    ssize_t r;
-    do { r = writev(fd, parts, 2); } while (r < 0 && errno == EINTR);
-    pthread_mutex_unlock(&keylog_lock);
+    if (stored > 0) {
+        int fd = (int)(stored - 1);
+        struct iovec parts[2] = { { (void *)line, strlen(line) }, { (void *)"\n", 1 } };
+        pthread_mutex_lock(&keylog_lock);
+        ssize_t r;
+        do { r = writev(fd, parts, 2); } while (r < 0 && errno == EINTR);
+        pthread_mutex_unlock(&keylog_lock);
+    }
+    struct tv_secrets_sink *sink = secrets_index < 0 ? NULL : SSL_CTX_get_ex_data(ctx, secrets_index);
+    if (sink != NULL) sink->fn(sink->context, line, strlen(line));
+}
+
+int tv_keylog_attach_sink(SSL_CTX *ctx, tv_secrets_sink_fn fn, void *context) {
+    pthread_once(&keylog_once, keylog_init);
+    if (keylog_index < 0 || secrets_index < 0) return 0;
+    struct tv_secrets_sink *sink = malloc(sizeof *sink);
+    if (sink == NULL) return 0;
+    sink->fn = fn;
+    sink->context = context;
+    if (!SSL_CTX_set_ex_data(ctx, secrets_index, sink)) { free(sink); return 0; }
+    SSL_CTX_set_keylog_callback(ctx, keylog_line);
+    return 1;
 }
 
 int tv_keylog_attach(SSL_CTX *ctx, int fd) {

@@ -13,9 +13,70 @@ public protocol ChunkRecorder: Sendable {
     func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer)
     /// The flow is over; nothing more will come for it.
     func flowEnded(flow: UInt64)
+    /// An inspected flow's decrypted relay begins (both TLS legs are up), before its first
+    /// chunk: its two ends as the flow records them, for a recorder that rebuilds the
+    /// connection's packets (the decrypted capture). Not called for plain relays.
+    /// - Parameters:
+    ///   - startMicros: the flow's accept time, wall clock µs since the epoch (what
+    ///     `offsetMicros` counts from).
+    func inspectedFlowBegan(flow: UInt64, client: FlowEnds.End, server: FlowEnds.End, startMicros: Int64)
+    /// The flow is over, and how: `cutOff` when it failed (a reset, a broken leg) rather than
+    /// closing in order. The driver calls this one; its default calls `flowEnded(flow:)`.
+    func flowEnded(flow: UInt64, cutOff: Bool)
 }
 
 extension ChunkRecorder {
     /// Nothing to forget by default.
     public func flowEnded(flow: UInt64) {}
+    /// Nothing to rebuild by default.
+    public func inspectedFlowBegan(flow: UInt64, client: FlowEnds.End, server: FlowEnds.End, startMicros: Int64) {}
+    /// How the flow ended does not matter by default.
+    public func flowEnded(flow: UInt64, cutOff: Bool) { flowEnded(flow: flow) }
+}
+
+/// The two ends of a flow as text, for seams below the layer that knows addresses as values.
+public enum FlowEnds {
+    /// An address as `inet_ntop(3)` writes it (`127.0.0.1`, `::1`) and a port.
+    public struct End: Sendable, Equatable {
+        public var address: String
+        public var port: UInt16
+        public init(address: String, port: UInt16) {
+            self.address = address
+            self.port = port
+        }
+    }
+}
+
+/// Two recorders fed as one (content recording and the decrypted capture): recording while
+/// either is; each gets a chunk only while it records.
+public struct ChunkRecorderPair: ChunkRecorder {
+    public let first: any ChunkRecorder
+    public let second: any ChunkRecorder
+
+    public init(_ first: any ChunkRecorder, _ second: any ChunkRecorder) {
+        self.first = first
+        self.second = second
+    }
+
+    public var isRecording: Bool { first.isRecording || second.isRecording }
+
+    public func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) {
+        if first.isRecording { first.record(flow: flow, direction: direction, offsetMicros: offsetMicros, bytes: bytes) }
+        if second.isRecording { second.record(flow: flow, direction: direction, offsetMicros: offsetMicros, bytes: bytes) }
+    }
+
+    public func flowEnded(flow: UInt64) {
+        first.flowEnded(flow: flow)
+        second.flowEnded(flow: flow)
+    }
+
+    public func inspectedFlowBegan(flow: UInt64, client: FlowEnds.End, server: FlowEnds.End, startMicros: Int64) {
+        first.inspectedFlowBegan(flow: flow, client: client, server: server, startMicros: startMicros)
+        second.inspectedFlowBegan(flow: flow, client: client, server: server, startMicros: startMicros)
+    }
+
+    public func flowEnded(flow: UInt64, cutOff: Bool) {
+        first.flowEnded(flow: flow, cutOff: cutOff)
+        second.flowEnded(flow: flow, cutOff: cutOff)
+    }
 }

@@ -35,6 +35,9 @@ public struct ProxyConfiguration: Sendable {
     public var clientCertificates: [ClientCertificateRule] = []
     /// Append NSS key log lines for both legs here (`--keylog`, or `SSLKEYLOGFILE`), created 0600.
     public var keylogPath: String?
+    /// Where the client legs' TLS secrets go besides the key log file (the TUN capture's
+    /// Decryption Secrets Blocks); nil: nowhere.
+    public var clientLegSecrets: (any TLSSecretsRecorder)?
     /// `--proxy-auth USER:PASSFILE`: the credentials the explicit and SOCKS5 modes require of
     /// every client (HTTP 407 / RFC 1929); nil: none.
     public var proxyCredentials: ProxyCredentials?

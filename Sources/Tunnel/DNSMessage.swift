@@ -1,5 +1,5 @@
 /// A DNS message as the tunnel reads it (RFC 1035 §4.1): the header, the questions and the
-/// answer records (A, AAAA and CNAME read; others kept by type and TTL only).
+/// answer records (A, AAAA, CNAME and PTR read; others kept by type and TTL only).
 public struct DNSMessage: Sendable, Equatable {
     public var id: UInt16
     /// QR: a response rather than a query.
@@ -65,6 +65,7 @@ public struct DNSQuestion: Sendable, Equatable {
 public struct DNSRecord: Sendable, Equatable {
     public static let a: UInt16 = 1
     public static let cname: UInt16 = 5
+    public static let ptr: UInt16 = 12
     public static let aaaa: UInt16 = 28
 
     /// The owner name, lowercased, without the trailing dot.
@@ -88,7 +89,7 @@ public struct DNSRecord: Sendable, Equatable {
 public enum DNSRecordData: Sendable, Equatable {
     /// A (4 bytes) or AAAA (16 bytes).
     case address(PacketAddress)
-    /// CNAME's target.
+    /// CNAME's target, PTR's name (RFC 1035 §3.3.1, §3.3.12).
     case name(String)
     /// Anything else: its RDLENGTH.
     case other(length: Int)

@@ -51,10 +51,10 @@ public enum DNSMessageParser {
                 let expected = type == DNSRecord.a ? 4 : 16
                 guard length == expected else { throw Failure(reason: "an address record has RDLENGTH \(length), not \(expected)") }
                 data = .address(PacketAddress(reading: b.baseAddress! + offset, isIPv6: expected == 16))
-            case DNSRecord.cname:
+            case DNSRecord.cname, DNSRecord.ptr:
                 var inner = offset
                 data = .name(try readName(b, &inner))
-                guard inner <= offset + length else { throw Failure(reason: "a CNAME runs past its RDATA") }
+                guard inner <= offset + length else { throw Failure(reason: "a \(type == DNSRecord.ptr ? "PTR" : "CNAME") runs past its RDATA") }
             default:
                 data = .other(length: length)
             }

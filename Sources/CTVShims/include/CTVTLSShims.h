@@ -48,6 +48,14 @@ extern const int tv_TLS1_VERSION, tv_TLS1_1_VERSION, tv_TLS1_2_VERSION, tv_TLS1_
 /// interleave. `fd` < 0 detaches. The fd must stay open while the context lives.
 int tv_keylog_attach(SSL_CTX *ctx, int fd);
 
+/// Where key log lines go besides a file: called with each line (no line feed; valid during the
+/// call only) on the thread doing the handshake. Must not block.
+typedef void (*tv_secrets_sink_fn)(void *context, const char *line, size_t length);
+
+/// Makes every SSL created from `ctx` also hand its NSS key log lines to `fn(context, …)` (with
+/// or without a key log file from `tv_keylog_attach`). `context` must outlive the context.
+int tv_keylog_attach_sink(SSL_CTX *ctx, tv_secrets_sink_fn fn, void *context);
+
 #endif
 
 #ifndef CTVTLSSHIMS_WBIO

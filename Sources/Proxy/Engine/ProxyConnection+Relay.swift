@@ -24,8 +24,19 @@ extension ProxyConnection {
         up.writable = true
         // The handshakes may have left read buffers behind.
         if client.tls != nil || up.tls != nil { buffersMayBeHeld = true }
+        tellRecorderInspectedFlowBegan()
         rearm()
         relay()
+    }
+
+    /// A decrypted relay tells the recorder the flow's two ends before its first chunk (the
+    /// decrypted capture rebuilds its packets between them).
+    private func tellRecorderInspectedFlowBegan() {
+        guard case .decrypted? = machine.relay.plan, let recorder = shared.recorder, recorder.isRecording,
+              let server = machine.facts.server else { return }
+        let facts = machine.facts
+        recorder.inspectedFlowBegan(flow: facts.id, client: FlowEnds.End(address: facts.client.address, port: facts.client.port),
+                                    server: FlowEnds.End(address: server.address, port: server.port), startMicros: facts.startMicros)
     }
 
     /// Moves what can move both ways; ends when both directions are done.

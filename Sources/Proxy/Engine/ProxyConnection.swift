@@ -306,6 +306,6 @@ final class ProxyConnection: LoopHandler {
         if let outcome = machine.outcome { loop.counters.countClientOutcome(outcome) }
         endExchanges()
         shared.sink?.flowClosed(facts)
-        if machine.relay.recordingStarted { shared.recorder?.flowEnded(flow: facts.id) }
+        if machine.relay.recordingStarted { shared.recorder?.flowEnded(flow: facts.id, cutOff: facts.status == .failed) }
     }
 }

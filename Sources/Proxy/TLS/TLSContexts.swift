@@ -28,6 +28,8 @@ final class TLSContexts: @unchecked Sendable {
     /// The user's client certificates, in order (`ClientCertificateChoice` picks among them).
     let clientIdentities: [ClientCertificate]
     private let keylogFD: Int32
+    /// The client legs' secrets recorder, retained for the C callback while the server context lives.
+    private let secretsBox: Unmanaged<SecretsBox>?
 
     init(configuration: ProxyConfiguration, sessionCache: UpstreamSessionCache) throws {
         self.sessionCache = sessionCache
@@ -106,6 +108,13 @@ final class TLSContexts: @unchecked Sendable {
         }
         _ = tv_ssl_ctx_set_session_cache_mode(client, tv_SSL_SESS_CACHE_CLIENT | tv_SSL_SESS_CACHE_NO_INTERNAL_STORE)
         SSL_CTX_sess_set_new_cb(client, tvNewUpstreamSession)
+        if let recorder = configuration.clientLegSecrets {
+            let box = Unmanaged.passRetained(SecretsBox(recorder))
+            secretsBox = tv_keylog_attach_sink(server, tvClientLegSecret, box.toOpaque()) == 1 ? box : nil
+            if secretsBox == nil { box.release() }
+        } else {
+            secretsBox = nil
+        }
         serverSuiteKeys = Self.suiteKeys(server)
         // A server that asks for a client certificate (in the handshake, in TLS 1.3
         // post-handshake authentication, in a TLS 1.2 renegotiation): noted, and answered with
@@ -145,7 +154,21 @@ final class TLSContexts: @unchecked Sendable {
         SSL_CTX_free(server)
         SSL_CTX_free(client)
         if keylogFD >= 0 { close(keylogFD) }
+        secretsBox?.release()
     }
+}
+
+/// Holds the client legs' `TLSSecretsRecorder` for the C key log callback.
+final class SecretsBox: Sendable {
+    let recorder: any TLSSecretsRecorder
+    init(_ recorder: any TLSSecretsRecorder) { self.recorder = recorder }
+}
+
+/// OpenSSL's key log line for a client leg, handed to the session's recorder (never blocks).
+private let tvClientLegSecret: tv_secrets_sink_fn = { context, line, length in
+    guard let context, let line else { return }
+    Unmanaged<SecretsBox>.fromOpaque(context).takeUnretainedValue().recorder
+        .record(keyLogLine: UnsafeRawBufferPointer(start: line, count: length))
 }
 
 /// ALPN on a client leg: select exactly what the upstream chose (`ALPNSelection`), or nothing.

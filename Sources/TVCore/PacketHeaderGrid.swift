@@ -1,0 +1,144 @@
+import TVHome
+import Tunnel
+
+/// The header grid of `tv packet`: a packet's dissection (`PacketDissection`) as named fields,
+/// layer by layer (the two ends, what only that protocol has), then the DNS fields of a port-53
+/// datagram; and the same as JSON. Pure; every network-derived string passes `TerminalText`
+/// when drawn.
+public enum PacketHeaderGrid {
+    /// One named field.
+    public struct Field: Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// A titled group of fields (`IPv4`, `TCP`, `DNS`).
+    public struct Section: Sendable, Equatable {
+        public var title: String
+        public var fields: [Field]
+        public init(_ title: String, _ fields: [Field]) {
+            self.title = title
+            self.fields = fields
+        }
+    }
+
+    /// The sections for `d`, in layer order.
+    public static func sections(_ d: PacketDissection) -> [Section] {
+        var out: [Section] = []
+        switch d.ip {
+        case .v4(let ip):
+            var fields = [Field("from", "\(ip.source)"), Field("to", "\(ip.destination)"), Field("TTL", "\(ip.ttl)"),
+                          Field("id", hex(ip.identification, 4)),
+                          Field("fragment", fragmentWords(dontFragment: ip.dontFragment, more: ip.moreFragments, offset: ip.fragmentOffset))]
+            if ip.headerLength != 20 { fields.append(Field("header", "\(ip.headerLength) bytes")) }
+            out.append(Section("IPv4", fields))
+        case .v6(let ip):
+            var fields = [Field("from", "\(ip.source)"), Field("to", "\(ip.destination)"), Field("hop limit", "\(ip.hopLimit)"),
+                          Field("flow label", hex(ip.flowLabel, 5))]
+            if let f = ip.fragment {
+                fields.append(Field("id", hex(f.identification, 8)))
+                fields.append(Field("fragment", fragmentWords(dontFragment: false, more: f.moreFragments, offset: f.offset)))
+            }
+            if !ip.extensionHeaders.isEmpty {
+                fields.append(Field("extension headers", ip.extensionHeaders.map(extensionName).joined(separator: ", ")))
+            }
+            out.append(Section("IPv6", fields))
+        }
+        switch d.transport {
+        case .tcp(let t)?:
+            var fields = [Field("ports", "\(t.sourcePort) → \(t.destinationPort)"), Field("seq", "\(t.sequenceNumber)"),
+                          Field("ack", "\(t.acknowledgmentNumber)"), Field("window", "\(t.window)"),
+                          Field("flags", flagNames(t.flags))]
+            if !t.options.isEmpty { fields.append(Field("options", t.options.map(\.description).joined(separator: ", "))) }
+            if t.urgentPointer != 0 { fields.append(Field("urgent pointer", "\(t.urgentPointer)")) }
+            out.append(Section("TCP", fields))
+        case .udp(let u)?:
+            out.append(Section("UDP", [Field("ports", "\(u.sourcePort) → \(u.destinationPort)"), Field("length", "\(u.length) bytes")]))
+        case .icmp(let i)?:
+            out.append(Section(i.isV6 ? "ICMPv6" : "ICMP", [Field("type", "\(i.type) (\(i.name))"), Field("code", "\(i.code)")]))
+        case nil:
+            break
+        }
+        if let dns = d.dns { out.append(Section("DNS", dnsFields(dns))) }
+        return out
+    }
+
+    /// The DNS fields, in the order that puts the name looked up and its record type together.
+    static func dnsFields(_ reading: DNSReading) -> [Field] {
+        switch reading {
+        case .captureKeptTooLittle:
+            return [Field("message", "the capture kept too little of this datagram to read it; `tv settings set capture.snaplen` keeps more from the next session")]
+        case .notDNS(let reason):
+            return [Field("message", "these bytes are not a DNS message (\(reason))")]
+        case .message(let m):
+            var fields = [Field("message", m.isReply ? "reply" : "query"), Field("looked up", m.name.map(nameText) ?? "no question"),
+                          Field("record type", m.recordType.map(DNSRecordTypeNames.name) ?? "none")]
+            guard let answer = m.answer else { return fields }
+            switch answer.outcome {
+            case .answered: break
+            case .noSuchName: fields.append(Field("answer", "No such name (NXDOMAIN)"))
+            case .noRecordsOfThatType: fields.append(Field("answer", "No records of that type (the name exists)"))
+            case .failed(let code): fields.append(Field("answer", "failed: \(responseCodeName(code))"))
+            }
+            if !answer.addresses.isEmpty { fields.append(Field("addresses", answer.addresses.map(\.description).joined(separator: ", "))) }
+            if !answer.names.isEmpty { fields.append(Field("names", answer.names.map(nameText).joined(separator: ", "))) }
+            if !answer.otherRecords.isEmpty {
+                fields.append(Field("other records", answer.otherRecords.map { "\($0.count) \(DNSRecordTypeNames.name($0.type))" }
+                    .joined(separator: ", ")))
+            }
+            return fields
+        }
+    }
+
+    /// The RCODE's name (RFC 1035 §4.1.1; RFC 6895 §2.3).
+    static func responseCodeName(_ code: UInt8) -> String {
+        switch code {
+        case 1: return "format error (RCODE 1)"
+        case 2: return "server failure (RCODE 2)"
+        case 4: return "not implemented (RCODE 4)"
+        case 5: return "refused (RCODE 5)"
+        default: return "RCODE \(code)"
+        }
+    }
+
+    static func nameText(_ name: String) -> String { name.isEmpty ? "." : name }
+
+    static func flagNames(_ flags: UInt8) -> String {
+        let names = TCPFlagNames.names(flags)
+        return names.isEmpty ? "none" : names.joined(separator: " ")
+    }
+
+    static func fragmentWords(dontFragment: Bool, more: Bool, offset: Int) -> String {
+        var words: [String] = []
+        if dontFragment { words.append("don't fragment") }
+        if more || offset != 0 {
+            words.append("offset \(offset)")
+            words.append(more ? "more follow" : "last")
+        }
+        return words.isEmpty ? "none" : words.joined(separator: ", ")
+    }
+
+    static func extensionName(_ number: UInt8) -> String {
+        switch number {
+        case 0: return "hop-by-hop"
+        case 43: return "routing"
+        case 44: return "fragment"
+        case 60: return "destination options"
+        default: return "\(number)"
+        }
+    }
+
+    static func hex(_ v: some BinaryInteger, _ width: Int) -> String {
+        let s = String(v, radix: 16)
+        return "0x" + String(repeating: "0", count: max(0, width - s.count)) + s
+    }
+
+    /// The sections as JSON: `{"IPv4": {"from": …}, "TCP": {…}}`, values as drawn.
+    public static func json(_ sections: [Section]) -> JSONValue {
+        .object(sections.map { ($0.title, .object($0.fields.map { ($0.name, .string($0.value)) })) })
+    }
+}

@@ -1,0 +1,74 @@
+/// Writes one whole IPv4 or IPv6 packet carrying a TCP segment with options and payload
+/// (RFC 9293 §3.1), every checksum computed in full: what the decrypted capture's synthesized
+/// streams are made of (`TCPStreamSynthesizer`).
+public enum TCPSegmentBuilder {
+    /// The fields of one segment.
+    public struct Segment: Sendable, Equatable {
+        public var source: PacketEndpoint
+        public var destination: PacketEndpoint
+        public var sequence: UInt32
+        public var acknowledgment: UInt32
+        /// Byte 13 (`TCPHeader.syn` …).
+        public var flags: UInt8
+        public var window: UInt16
+        /// IPv4 Identification (ignored for IPv6).
+        public var identification: UInt16
+        /// Only a SYN carries one here: Maximum Segment Size (kind 2, RFC 9293 §3.7.1).
+        public var maximumSegmentSize: UInt16?
+
+        public init(source: PacketEndpoint, destination: PacketEndpoint, sequence: UInt32, acknowledgment: UInt32, flags: UInt8,
+                    window: UInt16 = 65_535, identification: UInt16 = 0, maximumSegmentSize: UInt16? = nil) {
+            self.source = source
+            self.destination = destination
+            self.sequence = sequence
+            self.acknowledgment = acknowledgment
+            self.flags = flags
+            self.window = window
+            self.identification = identification
+            self.maximumSegmentSize = maximumSegmentSize
+        }
+    }
+
+    /// The packet's bytes: the IP header (IPv4 with DF set; IPv6 without extension headers), the
+    /// TCP header (20 bytes, 24 with the MSS option) and `payload`. Both ends must be of one
+    /// family; the payload must fit one packet (at most 65,535 − 60 bytes).
+    public static func packet(_ segment: Segment, payload: UnsafeRawBufferPointer) -> [UInt8] {
+        let v6 = segment.source.address.isIPv6
+        let ipLength = v6 ? 40 : 20
+        let tcpHeaderLength = segment.maximumSegmentSize == nil ? 20 : 24
+        let tcpLength = tcpHeaderLength + payload.count
+        var out = [UInt8](repeating: 0, count: ipLength + tcpLength)
+        out.withUnsafeMutableBytes { buffer in
+            let base = buffer.baseAddress!
+            PacketBuilder.writeIPHeader(base, source: segment.source.address, destination: segment.destination.address,
+                                        protocolNumber: IPProtocolNumber.tcp, transportLength: tcpLength,
+                                        identification: segment.identification, dontFragment: true)
+            let t = base + ipLength
+            t.storeBytes(of: segment.source.port.bigEndian, as: UInt16.self)
+            t.storeBytes(of: segment.destination.port.bigEndian, toByteOffset: 2, as: UInt16.self)
+            t.storeBytes(of: segment.sequence.bigEndian, toByteOffset: 4, as: UInt32.self)
+            t.storeBytes(of: segment.acknowledgment.bigEndian, toByteOffset: 8, as: UInt32.self)
+            t.storeBytes(of: UInt8(tcpHeaderLength / 4) << 4, toByteOffset: 12, as: UInt8.self)
+            t.storeBytes(of: segment.flags, toByteOffset: 13, as: UInt8.self)
+            t.storeBytes(of: segment.window.bigEndian, toByteOffset: 14, as: UInt16.self)
+            if let mss = segment.maximumSegmentSize {
+                t.storeBytes(of: UInt8(2), toByteOffset: 20, as: UInt8.self)
+                t.storeBytes(of: UInt8(4), toByteOffset: 21, as: UInt8.self)
+                t.storeBytes(of: mss.bigEndian, toByteOffset: 22, as: UInt16.self)
+            }
+            if let from = payload.baseAddress, payload.count > 0 {
+                (t + tcpHeaderLength).copyMemory(from: from, byteCount: payload.count)
+            }
+            let pseudo = InternetChecksum.pseudoHeaderSum(source: segment.source.address, destination: segment.destination.address,
+                                                          protocolNumber: IPProtocolNumber.tcp, length: tcpLength)
+            let checksum = InternetChecksum.finish(InternetChecksum.sum(UnsafeRawBufferPointer(start: t, count: tcpLength), initial: pseudo))
+            t.storeBytes(of: checksum.bigEndian, toByteOffset: 16, as: UInt16.self)
+        }
+        return out
+    }
+
+    /// `packet` over an array (tests).
+    public static func packet(_ segment: Segment, payload: [UInt8] = []) -> [UInt8] {
+        payload.withUnsafeBytes { packet(segment, payload: $0) }
+    }
+}

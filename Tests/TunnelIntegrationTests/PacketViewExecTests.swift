@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 17 through `tv exec` with inspection: the TUN capture carries the client legs' TLS
+/// secrets (a Decryption Secrets Block), so tshark shows the HTTP inside without a key log; and
+/// `tv packet FLOW N` says what tshark says of the same packet, field by field.
+@Suite("tv exec: TLS secrets inside the capture, tv packet against tshark (issue 17)", .serialized,
+       .enabled(if: LabRequirements.met && FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark"),
+                "needs root, /dev/net/tun, nginx, dnsmasq, tshark"))
+final class PacketViewExecTests {
+    let lab: OriginLab
+
+    init() throws { lab = try OriginLab() }
+    deinit { lab.close() }
+
+    /// The capture files tv wrote, oldest first.
+    func captures() throws -> [String] {
+        let folder = lab.dataDir + "/captures"
+        return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("capture-") }.sorted().map { folder + "/" + $0 }
+    }
+
+    /// tshark's fields of the packets `filter` selects, in file order (checksums verified).
+    func tshark(_ files: [String], filter: String, fields: [String]) -> [[String]] {
+        files.flatMap { file in
+            Sh.run(["tshark", "-r", file, "-o", "tcp.check_checksum:TRUE", "-Y", filter, "-T", "fields", "-E", "separator=|"]
+                   + fields.flatMap { ["-e", $0] }).out
+                .split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
+        }
+    }
+
+    func json(_ arguments: [String]) throws -> [String: Any] {
+        let r = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir] + arguments + ["--json"])
+        guard r.status == 0, let object = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any] else {
+            throw LabError("tv \(arguments.joined(separator: " ")) --json: \(r)")
+        }
+        return object
+    }
+
+    @Test("curl --cacert ROOT https://origin.test through tv exec --inspect: tshark -Y http shows the request and the response from the capture alone")
+    func secretsInTheCapture() throws {
+        let r = lab.exec(["--inspect", "--upstream-ca", lab.upstreamCA],
+                         ["curl", "-sS", "--http1.1", "--cacert", lab.tvRoot, "https://origin.test/index.html"])
+        #expect(r.status == 0 && r.out == OriginLab.indexBody, "\(r)")
+        let files = try captures()
+        try #require(!files.isEmpty)
+        let http = tshark(files, filter: "http", fields: ["http.request.method", "http.request.uri", "http.response.code"])
+        #expect(http.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200"], "\(http)")
+        // It is the embedded secrets that decrypt it: without them (editcap --discard-all-secrets)
+        // nothing reads as HTTP.
+        let bare = lab.dir + "/bare.pcapng"
+        let strip = Sh.run(["editcap", "--discard-all-secrets", files.last!, bare])
+        #expect(strip.status == 0, "\(strip)")
+        #expect(tshark([bare], filter: "http", fields: ["http.request.method"]).isEmpty)
+    }
+
+    @Test("tv packet FLOW N for every packet of an HTTPS flow and of a DNS lookup equals tshark's reading: addresses, ports, seq/ack, flags, window, TTL, DNS answers")
+    func packetEqualsTshark() throws {
+        let r = lab.exec(["--inspect", "--upstream-ca", lab.upstreamCA],
+                         ["curl", "-sS", "--http1.1", "--cacert", lab.tvRoot, "https://origin.test/index.html"])
+        #expect(r.status == 0, "\(r)")
+        let files = try captures()
+        let flows = try lab.flows()
+        let https = try #require(flows.first { $0["serverPort"] as? Int == 443 })
+        let httpsID = try #require(https["id"] as? Int)
+        let clientPort = try #require(https["clientPort"] as? Int)
+        let theirs = tshark(files, filter: "tcp.port == \(clientPort)",
+                            fields: ["ip.src", "ip.dst", "ip.ttl", "tcp.srcport", "tcp.dstport", "tcp.seq_raw", "tcp.ack_raw", "tcp.window_size_value"])
+        let list = try json(["packets", String(httpsID)])
+        let rows = try #require(list["packets"] as? [[String: Any]])
+        #expect(rows.count == theirs.count && rows.count >= 8, "\(rows.count) rows, tshark \(theirs.count)")
+        for (n, fields) in theirs.enumerated() {
+            let packet = try json(["packet", String(httpsID), String(n + 1)])
+            let headers = try #require(packet["headers"] as? [String: [String: String]])
+            let ip = try #require(headers["IPv4"]), tcp = try #require(headers["TCP"])
+            #expect([ip["from"], ip["to"], ip["TTL"]] == [fields[0], fields[1], fields[2]], "packet \(n + 1)")
+            #expect(tcp["ports"] == "\(fields[3]) → \(fields[4])" && tcp["seq"] == fields[5] && tcp["ack"] == fields[6]
+                    && tcp["window"] == fields[7], "packet \(n + 1): \(tcp) vs \(fields)")
+            #expect(packet["absence"] is NSNull && (packet["hex"] as? String)?.isEmpty == false)
+        }
+        // The DNS lookup of origin.test: the query and the answer, field by field.
+        let dns = try #require(flows.first { $0["serverPort"] as? Int == 53 && $0["transport"] as? String == "udp" })
+        let dnsID = try #require(dns["id"] as? Int)
+        let dnsRows = try #require(try json(["packets", String(dnsID)])["packets"] as? [[String: Any]])
+        try #require(!dnsRows.isEmpty)
+        let answers = tshark(files, filter: "dns.flags.response == 1 && dns.qry.name == \"origin.test\"",
+                             fields: ["dns.qry.name", "dns.qry.type", "dns.a", "dns.aaaa"])
+        for n in 1...dnsRows.count {
+            let packet = try json(["packet", String(dnsID), String(n)])
+            guard let fields = (packet["headers"] as? [String: [String: String]])?["DNS"], fields["message"] == "reply" else { continue }
+            let match = answers.contains { a in
+                fields["looked up"] == a[0] && (fields["addresses"] ?? "") == [a[2], a[3]].filter { !$0.isEmpty }.joined(separator: ", ")
+            }
+            #expect(match, "\(fields) vs \(answers)")
+        }
+    }
+}

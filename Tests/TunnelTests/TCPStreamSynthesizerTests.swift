@@ -1,0 +1,108 @@
+import FlowTerms
+import Foundation
+import Testing
+@testable import Tunnel
+
+/// The decrypted capture's synthesized TCP streams: exact sequence and acknowledgment numbers,
+/// flags and segment sizes, and tshark's reading of them (checksums verified, HTTP dissected).
+@Suite("TCPStreamSynthesizer: handshake, segments, FIN and RST, as tshark reads them")
+struct TCPStreamSynthesizerTests {
+    let request = Array("GET /a HTTP/1.1\r\nHost: example.test\r\n\r\n".utf8)
+    let response = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi".utf8)
+
+    func tcp(_ packet: TCPStreamSynthesizer.Packet) throws -> (TCPFields, IPFields) {
+        let d = try PacketDissector.dissect(packet.bytes).get()
+        guard case .tcp(let t)? = d.transport else { throw CancellationError() }
+        return (t, d.ip)
+    }
+
+    /// seq, ack, flags names, payload length of each packet.
+    func summary(_ packets: [TCPStreamSynthesizer.Packet]) throws -> [String] {
+        try packets.map { p in
+            let (t, ip) = try tcp(p)
+            let arrow = p.direction == .clientToServer ? ">" : "<"
+            return "\(arrow) \(ip.source.description):\(t.sourcePort) seq \(t.sequenceNumber) ack \(t.acknowledgmentNumber) "
+                + TCPFlagNames.names(t.flags).joined(separator: ",") + " len \(t.payloadLength)"
+        }
+    }
+
+    @Test("a request and its response: handshake, data with PSH on the last segment, the peer's ACK, FINs")
+    func exchange() throws {
+        var s = TCPStreamSynthesizer(client: endpoint("10.0.0.1", 40000), server: endpoint("10.0.0.2", 80),
+                                     clientISN: 1000, serverISN: 5000, maximumSegmentSize: 30)
+        var packets = s.handle(.opened)
+        packets += s.handle(.data(.clientToServer, request))       // 39 bytes: 30 + 9
+        packets += s.handle(.data(.serverToClient, response))      // 40 bytes: 30 + 10
+        packets += s.handle(.ended(reset: false))
+        #expect(s.handle(.data(.clientToServer, [1])) == [] && s.state == .ended)
+        #expect(try summary(packets) == [
+            "> 10.0.0.1:40000 seq 1000 ack 0 SYN len 0",
+            "< 10.0.0.2:80 seq 5000 ack 1001 ACK,SYN len 0",
+            "> 10.0.0.1:40000 seq 1001 ack 5001 ACK len 0",
+            "> 10.0.0.1:40000 seq 1001 ack 5001 ACK len 30",
+            "> 10.0.0.1:40000 seq 1031 ack 5001 ACK,PSH len 9",
+            "< 10.0.0.2:80 seq 5001 ack 1040 ACK len 0",
+            "< 10.0.0.2:80 seq 5001 ack 1040 ACK len 30",
+            "< 10.0.0.2:80 seq 5031 ack 1040 ACK,PSH len 10",
+            "> 10.0.0.1:40000 seq 1040 ack 5041 ACK len 0",
+            "> 10.0.0.1:40000 seq 1040 ack 5041 ACK,FIN len 0",
+            "< 10.0.0.2:80 seq 5041 ack 1041 ACK,FIN len 0",
+            "> 10.0.0.1:40000 seq 1041 ack 5042 ACK len 0",
+        ])
+        #expect(try tcp(packets[0]).0.options == [.maximumSegmentSize(30)])
+        #expect(try tcp(packets[3]).0.options == [])
+    }
+
+    @Test("a flow cut off: RST-ACK from the server; data first opens the stream; sequence numbers wrap")
+    func cutOffAndWrap() throws {
+        var s = TCPStreamSynthesizer(client: endpoint("fd00::1", 5), server: endpoint("fd00::2", 443),
+                                     clientISN: 0xffff_fffe, serverISN: 7)
+        let packets = s.handle(.data(.clientToServer, [0x41, 0x42, 0x43])) + s.handle(.ended(reset: true))
+        #expect(try summary(packets) == [
+            "> fd00::1:5 seq 4294967294 ack 0 SYN len 0",
+            "< fd00::2:443 seq 7 ack 4294967295 ACK,SYN len 0",
+            "> fd00::1:5 seq 4294967295 ack 8 ACK len 0",
+            "> fd00::1:5 seq 4294967295 ack 8 ACK,PSH len 3",
+            "< fd00::2:443 seq 8 ack 2 ACK len 0",
+            "< fd00::2:443 seq 8 ack 2 ACK,RST len 0",
+        ])
+        #expect(s.maximumSegmentSize == 1_440)
+    }
+
+    @Test("an IPv4 client of an IPv6 server: both ends written as IPv6, the IPv4 one mapped")
+    func mixedFamilies() throws {
+        let s = TCPStreamSynthesizer(client: endpoint("127.0.0.1", 5000), server: endpoint("::1", 8443), clientISN: 1, serverISN: 2)
+        #expect(s.client == endpoint("::ffff:127.0.0.1", 5000) && s.server == endpoint("::1", 8443))
+    }
+
+    @Test("tshark: every checksum good, the HTTP/1 request and response dissected, no analysis warnings")
+    func tsharkReadsIt() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else {
+            Issue.record("tshark is needed (Debian package tshark, in Scripts/packages.sh TEST_PACKAGES)")
+            return
+        }
+        var s = TCPStreamSynthesizer(client: endpoint("10.0.0.1", 40000), server: endpoint("10.0.0.2", 80),
+                                     clientISN: 123_456, serverISN: 987_654, maximumSegmentSize: 16)
+        let bigBody = Array(repeating: UInt8(ascii: "x"), count: 3000)
+        let bigResponse = Array("HTTP/1.1 200 OK\r\nContent-Length: 3000\r\n\r\n".utf8) + bigBody
+        var v6 = TCPStreamSynthesizer(client: endpoint("fd00::1", 40001), server: endpoint("fd00::2", 80),
+                                      clientISN: 1, serverISN: 2)
+        let packets = s.handle(.opened) + s.handle(.data(.clientToServer, request)) + s.handle(.data(.serverToClient, response))
+            + s.handle(.ended(reset: false))
+            + v6.handle(.data(.clientToServer, request)) + v6.handle(.data(.serverToClient, bigResponse)) + v6.handle(.ended(reset: true))
+        let lines = try PacketDissectorTests.tshark(
+            packets.map(\.bytes), fields: ["ip.checksum.status", "tcp.checksum.status", "http.request.method", "http.request.uri",
+                                           "http.response.code", "http.content_length", "tcp.analysis.flags"],
+            options: ["ip.check_checksum:TRUE", "tcp.check_checksum:TRUE"])
+        #expect(lines.count == packets.count)
+        let rows = lines.map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
+        // 1 = good; IPv6 has no header checksum.
+        #expect(rows.allSatisfy { $0[1] == "1" })
+        #expect(rows.allSatisfy { $0[0] == "1" || $0[0] == "" })
+        #expect(rows.allSatisfy { $0[6] == "" }, "\(rows.map { $0[6] })")
+        #expect(rows.map { $0[2] }.filter { !$0.isEmpty } == ["GET", "GET"])
+        #expect(rows.map { $0[3] }.filter { !$0.isEmpty } == ["/a", "/a"])
+        #expect(rows.map { $0[4] }.filter { !$0.isEmpty } == ["200", "200"])
+        #expect(rows.map { $0[5] }.filter { !$0.isEmpty } == ["2", "3000"])
+    }
+}
