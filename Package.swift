@@ -46,7 +46,8 @@ let package = Package(
         .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome", "FlowTerms"]),
         // The TUN front-end: packet parsing and rewriting, the TCP NAT, UDP/DNS forwarding,
         // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`; runs on Proxy's loop.
-        .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "CTVShims", "TVHome", "FlowTerms"]),
+        // QUIC Initials are opened (names only) with OpenSSL's HKDF and AES.
+        .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "Wire", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
@@ -83,7 +84,8 @@ let package = Package(
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome", "FlowTerms"]),
         .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording", "FlowTerms"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
-        .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "CTVShims"]),
+        // Vectors/: RFC 9001 and RFC 9369 Appendix A (QUIC Initial protection), read at run time.
+        .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "Wire", "COpenSSL", "CTVShims", "FlowTerms"], exclude: ["Vectors"]),
         // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
         .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),

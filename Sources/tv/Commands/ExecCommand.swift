@@ -55,7 +55,12 @@ enum ExecCommand {
         let code = try session.run(arguments)
         if !quiet {
             console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).")
-            for line in TunnelCountersPresentation(counters: session.tunnelCounters).lines { console.note("tv: " + line) }
+            let counters = session.tunnelCounters
+            for line in TunnelCountersPresentation(counters: counters).lines { console.note("tv: " + line) }
+            // Where names came from, once something connected (a command that sent nothing needs none).
+            if (counters["tcpRedirected"] ?? 0) + (counters["udpFlows"] ?? 0) > 0 {
+                for line in TunnelNamesPresentation.lines(counters) { console.note("tv: " + line) }
+            }
         }
         return code
     }
