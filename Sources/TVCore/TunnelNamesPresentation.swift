@@ -6,7 +6,7 @@
 ///
 /// Shape:
 /// ```
-/// names from lookups: 3 answers gave 5 names (1 gave none); 4 connections were named after them — a name a program looked up, not one the connection announced
+/// names from lookups: 3 answers gave 5 names (1 gave none); 4 connections went to an address they named — a name a program looked up, not one the connection announced (which wins when there is one)
 /// names from QUIC: 2 connections named, 0 announced none, 0 could not be read (Initial packets: 3 opened, 0 not opened, 0 reads started over, 0 skipped: too many being read)
 /// names from QUIC: tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted
 /// ```
@@ -30,8 +30,8 @@ public enum TunnelNamesPresentation {
             let named = n("flowsNamedFromDNS")
             out.append("names from lookups: \(plural(answers, "answer", "answers")) gave \(plural(n("dnsNamesLearned"), "name", "names"))"
                        + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")")
-                       + "; \(plural(named, "connection was", "connections were")) named after them"
-                       + " — a name a program looked up, not one the connection announced")
+                       + "; \(plural(named, "connection", "connections")) went to an address they named"
+                       + " — a name a program looked up, not one the connection announced (which wins when there is one)")
         }
 
         let named = n("quicNamed"), noName = n("quicNoName"), unreadable = n("quicUnreadable")

@@ -43,9 +43,9 @@ public final class TunnelCounters: Sendable {
     public let gsoPacketsRead = Atomic<UInt64>(0)
     /// Names from lookups (`LiveHostNames`): DNS answers that gave addresses, the name → address
     /// pairs they gave, answers that gave none (NXDOMAIN, NODATA, only other types) and answers
-    /// that could not be read; flows named after them (UDP flows and refused connects exactly;
-    /// TCP connections handed such a name, which their own SNI still replaces); live addresses
-    /// dropped because the table was full.
+    /// that could not be read; flows that went to an address they named (UDP flows and refused
+    /// connects are named so; a TCP connection is unless it announces its own name: SNI wins);
+    /// live addresses dropped because the table was full.
     public let dnsAnswersWithAddresses = Atomic<UInt64>(0)
     public let dnsNamesLearned = Atomic<UInt64>(0)
     public let dnsAnswersWithoutAddresses = Atomic<UInt64>(0)

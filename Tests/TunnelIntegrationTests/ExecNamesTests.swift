@@ -76,7 +76,7 @@ final class ExecNamesTests {
         let row = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "flows", "--host", "other.test"])
         #expect(row.out.contains("tcp :8080 · 10.203.0.2"), "\(row.out)")
         // The summary says where names came from.
-        #expect(r.err.contains("tv: names from lookups: 2 answers gave 2 names; 2 connections were named after them"), "\(r.err)")
+        #expect(r.err.contains("tv: names from lookups: 2 answers gave 2 names; 2 connections went to an address they named"), "\(r.err)")
     }
 
     @Test("a real QUIC client (ngtcp2 gtlsclient) to a QUIC server in the origin namespace: the flow is named from its Initial packets, origin QUIC",
