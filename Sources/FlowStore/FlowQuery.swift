@@ -8,7 +8,8 @@ public struct FlowQuery: Sendable, Equatable {
     /// The largest page size honoured; larger values are cut to it.
     public static let maximumLimit = 10_000
 
-    /// Case-insensitive (ASCII) substring of the host name, the server address or the client address.
+    /// Case-insensitive (ASCII) substring of the host name, the other names the server address
+    /// had (`other_hosts`, a name inferred from DNS), the server address or the client address.
     public var host: String?
     /// Only flows with this status.
     public var status: FlowStatus?
@@ -71,8 +72,8 @@ public struct FlowQuery: Sendable, Equatable {
         if let host, !host.isEmpty {
             let pattern = SQLiteValue.text("%" + FlowQuery.escapeLike(host) + "%")
             conditions.append(
-                "(host LIKE ? ESCAPE '\\' OR server_address LIKE ? ESCAPE '\\' OR client_address LIKE ? ESCAPE '\\')")
-            bindings += [pattern, pattern, pattern]
+                "(host LIKE ? ESCAPE '\\' OR other_hosts LIKE ? ESCAPE '\\' OR server_address LIKE ? ESCAPE '\\' OR client_address LIKE ? ESCAPE '\\')")
+            bindings += [pattern, pattern, pattern, pattern]
         }
         if let status {
             conditions.append("status = ?")

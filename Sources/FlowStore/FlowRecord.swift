@@ -67,6 +67,12 @@ public struct FlowRecord: Sendable, Equatable {
     public var certificateNotAfter: Int64?
     /// SHA-256 of the server certificate's DER, lowercase hex (64 characters).
     public var certificateSHA256: String?
+    /// The other live names the server address had when `host` was inferred from DNS
+    /// (`HostOrigin.dns`): the connection could belong to any of them. Empty otherwise.
+    public var otherHosts: [String] = []
+    /// `host` is the server_name of a ClientHello that carried an `encrypted_client_hello`
+    /// extension: the outer (public) name of an ECH handshake, unless the extension was GREASE.
+    public var hostIsECHPublicName = false
 
     /// A record; everything past the five-tuple and status defaults to "not known yet".
     public init(

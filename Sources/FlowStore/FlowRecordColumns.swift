@@ -12,6 +12,7 @@ enum FlowRecordColumns {
         "client_versions", "client_alpn", "chosen_version_source",
         "cert_subject", "cert_issuer", "cert_sans", "cert_not_before", "cert_not_after", "cert_sha256",
         "packets_up", "packets_down", "client_tls_version",
+        "other_hosts", "ech_public_name",
     ]
 
     /// `id, start_time, …` for a SELECT list.
@@ -45,6 +46,7 @@ enum FlowRecordColumns {
             .textOrNull(flow.certificateSHA256),
             .integerOrNull(flow.packetsUp), .integerOrNull(flow.packetsDown),
             .textOrNull(flow.clientTLSVersion),
+            .text(TextList.encode(flow.otherHosts)), .integer(flow.hostIsECHPublicName ? 1 : 0),
             .integer(writer),
         ]
     }
@@ -64,7 +66,7 @@ enum FlowRecordColumns {
         let r = CheckedRow(row: "flow \(id)", names: names, values: values)
         let port: ClosedRange<Int64> = 0...65_535
         let count: ClosedRange<Int64> = 0...Int64.max
-        return FlowRecord(
+        var record = FlowRecord(
             id: try r.integer("id", in: 1...Int64.max),
             startTime: try r.integer("start_time", in: count),
             lastActivityTime: try r.integer("last_activity_time", in: count),
@@ -96,5 +98,8 @@ enum FlowRecordColumns {
             packetsDown: try r.optionalInteger("packets_down", in: count),
             clientTLSVersion: try r.optionalText("client_tls_version")
         )
+        record.otherHosts = TextList.decode(try r.text("other_hosts"))
+        record.hostIsECHPublicName = try r.integer("ech_public_name", in: 0...1) == 1
+        return record
     }
 }

@@ -261,6 +261,26 @@ public enum FlowSchema {
             packets INTEGER NOT NULL                  -- every packet captured for the flow
         );
         """,
+        // 9 (branch i16-names, issue 18): names from DNS answers and from QUIC Initial packets.
+        // host_origin gains 'quic' (the SNI read from QUIC Initials) and 'dns_question' (a DNS
+        // query flow, named after its question); 'dns' now means inferred from a DNS answer for
+        // the server address, and every 'dns' row so far was a query flow. Only the CHECK list
+        // widens, so the table's stored SQL is edited in place (sqlite.org/lang_altertable.html
+        // §7, the simpler procedure for constraints) instead of rebuilding `flows`, whatever
+        // columns other migrations added; the ALTERs after it change the schema cookie, so other
+        // connections reread the schema.
+        // other_hosts: the address's other live names when the name was inferred (TextList);
+        // ech_public_name: 1 when the host is the outer name of an ECH ClientHello.
+        """
+        PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema
+            SET sql = replace(sql, '''reverse'', ''dns'', ''none'')', '''reverse'', ''quic'', ''dns'', ''dns_question'', ''none'')')
+            WHERE type = 'table' AND name = 'flows';
+        PRAGMA writable_schema = RESET;
+        UPDATE flows SET host_origin = 'dns_question' WHERE host_origin = 'dns';
+        ALTER TABLE flows ADD COLUMN other_hosts TEXT NOT NULL DEFAULT '';   -- TextList
+        ALTER TABLE flows ADD COLUMN ech_public_name INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

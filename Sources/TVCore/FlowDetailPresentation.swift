@@ -13,17 +13,8 @@ public enum FlowDetailPresentation {
     public static func lines(_ f: FlowRecord, now: Int64, content: ContentSummary = ContentSummary()) -> [String] {
         var out: [String] = []
         let name = TerminalText.line(f.host ?? f.serverAddress)
-        let origin: String
-        switch f.hostOrigin {
-        case .sni: origin = "from the TLS ClientHello (SNI)"
-        case .connect: origin = "from the proxy CONNECT request"
-        case .socks: origin = "from the SOCKS5 request"
-        case .reverse: origin = "the reverse-proxy target"
-        case .dns: origin = "from a DNS answer"
-        case .none: origin = "no name was seen; this is the address"
-        }
         out.append("Flow \(f.id): \(name)")
-        out.append("  name         \(name) (\(origin))")
+        out.append("  name         \(name) (\(FlowNamePresentation.origin(f)))")
         out.append("  server       \(f.serverAddress.isEmpty ? "not connected (port \(f.serverPort))" : address(f.serverAddress, f.serverPort)) over \(f.transport.rawValue)")
         out.append("  client       \(address(f.clientAddress, f.clientPort))")
         let last = f.duration.map { f.startTime + $0 } ?? f.lastActivityTime
@@ -34,6 +25,7 @@ public enum FlowDetailPresentation {
         out.append("  status       \(statusSentence(f))")
         // A failed flow's error is its failure reason, already said on the status line.
         if let error = f.error, error != f.failureReason { out.append("  error        \(TerminalText.line(error))") }
+        out += FlowNamePresentation.notes(f)
 
         out.append("")
         out.append("Handshake")
@@ -123,6 +115,7 @@ public enum FlowDetailPresentation {
             ("clientAddress", .string(f.clientAddress)), ("clientPort", .int(Int64(f.clientPort))),
             ("serverAddress", .string(f.serverAddress)), ("serverPort", .int(Int64(f.serverPort))),
             ("transport", .string(f.transport.rawValue)), ("host", opt(f.host)), ("hostOrigin", .string(f.hostOrigin.rawValue)),
+            ("otherHosts", .array(f.otherHosts.map { .string($0) })), ("hostIsECHPublicName", .bool(f.hostIsECHPublicName)),
             ("alpn", opt(f.alpn)), ("clientTLSVersion", opt(f.clientTLSVersion)), ("serverTLSVersion", opt(f.tlsVersion)),
             ("status", .string(f.status.rawValue)),
             ("failureReason", opt(f.failureReason)), ("bytesUp", .int(f.bytesUp)), ("bytesDown", .int(f.bytesDown)),

@@ -116,7 +116,7 @@ public struct FlowListPresentation: Sendable {
             when: Units.relative(flow.startTime, now: now),
             status: statusWord(flow),
             host: TerminalText.line(flow.host ?? flow.serverAddress),
-            protocolAndPort: protocolAndPort(flow),
+            protocolAndPort: FlowNamePresentation.service(flow),
             up: "↑ " + Units.bytes(flow.bytesUp) + packets(flow.packetsUp),
             down: "↓ " + Units.bytes(flow.bytesDown) + packets(flow.packetsDown),
             duration: flow.duration.map { Units.duration(microseconds: $0) } ?? "open")

@@ -24,6 +24,8 @@ public enum FlowRecordMapping {
         r.packetsDown = f.packetsFromServer.map { Int64(clamping: $0) }
         r.clientVersions = f.offeredVersions.map(\.description)
         r.clientALPN = f.offeredALPN
+        r.otherHosts = f.otherHosts
+        r.hostIsECHPublicName = f.hostIsECHPublicName
         switch f.versionSource {
         case .serverHello?: r.chosenVersionSource = "server_hello"
         case .upstreamLeg?: r.chosenVersionSource = "upstream_leg"

@@ -67,6 +67,11 @@ final class EngineLoop: LoopHandler {
     var pendingConnects: [UInt64: PendingConnect] = [:]
     var readyUpstreams: [UInt64: ReadyUpstream] = [:]
     var udpFlows: [UDPFlowKey: UDPFlow] = [:]
+    /// Names from lookups (`EngineNames.swift`): the live names DNS answers gave, swept at most
+    /// every `nameSweepNanos`; QUIC handshakes being read (`EngineQUIC.swift`).
+    var liveNames = LiveHostNames()
+    var lastNameSweep: UInt64 = 0
+    var quicReading = 0
     /// Every packet read lands here (its virtio-net header, if any, ends at `readPacketOffset`,
     /// so the IP header is 16-byte aligned); crafted packets are built in `writeBuffer`.
     let readBuffer: UnsafeMutableRawBufferPointer
@@ -298,6 +303,7 @@ final class EngineLoop: LoopHandler {
         let timedOut = reassembler.expire(now: now)
         for _ in 0..<timedOut { counters.drop(.fragmentTimeout) }
         expireUDP(wallMicros: wall)
+        sweepNames()
         counters.natEntries.store(nat.count, ordering: .relaxed)
         counters.udpFlowsOpen.store(udpFlows.count, ordering: .relaxed)
         counters.fragmentsPending.store(reassembler.pendingCount, ordering: .relaxed)

@@ -193,6 +193,7 @@ extension EngineLoop {
         var facts = FlowFacts(id: id, startMicros: startMicros, client: entry.app.endpoint)
         facts.server = entry.remote.endpoint
         facts.port = entry.remote.port
+        nameFromDNS(&facts, address: entry.remote.address)
         // The flow says what the program saw (the reset above: ECONNREFUSED) beside tv's own error.
         facts.fail(.unreachable(target: "\(entry.remote)", why, answered: .reset))
         facts.lastActivityMicros = wall
@@ -221,7 +222,11 @@ extension EngineLoop {
             counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)
             return
         }
-        let destination = OriginalDestination(host: entry.remote.address.description, port: entry.remote.port, origin: .none)
+        // Named after the address's live DNS names unless the connection announces its own (SNI).
+        let names = namesFromDNS(for: entry.remote.address)
+        if !names.isEmpty { counters.flowsNamedFromDNS.wrappingAdd(1, ordering: .relaxed) }
+        let destination = OriginalDestination(host: entry.remote.address.description, port: entry.remote.port, origin: .none,
+                                              inferredNames: names)
         // accept4(SOCK_NONBLOCK) (`Listener`): the proxy need not fcntl it.
         if proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd,
                        clientIsNonBlocking: true, flowID: entry.flowID == 0 ? nil : entry.flowID) {

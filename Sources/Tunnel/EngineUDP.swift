@@ -49,6 +49,7 @@ extension EngineLoop {
         flow.lastActivity = now
         if flow.isDNS { noteQuery(flow, payload) }
         capture(datagram, flow: flowID(of: flow, message: payload), .clientToServer)
+        if flow.quicReader != nil { readQUIC(flow, payload) }
         let n = tv_send_dgram(flow.fd, payload.baseAddress, payload.count)
         if n < 0 {
             let err = errno
@@ -122,9 +123,11 @@ extension EngineLoop {
             facts.status = key.remote.port == 443 ? .encrypted : .notEncrypted
             facts.packetsFromClient = 0
             facts.packetsFromServer = 0
+            nameFromDNS(&facts, address: key.remote.address)
             flow.facts = facts
             sink.flowOpened(facts)
         }
+        if !flow.isDNS { startQUICRead(flow, payload) }
         udpFlows[key] = flow
         flow.token = loop.register(flow)
         loop.watch(fd, token: flow.token, side: 0, events: tv_EPOLLIN, level: true)
@@ -156,7 +159,7 @@ extension EngineLoop {
         facts.status = .notEncrypted
         if case .success(let message) = DNSMessageParser.parse(payload), let question = message.questions.first {
             facts.host = question.name.isEmpty ? nil : question.name
-            facts.hostOrigin = facts.host == nil ? .none : .dns
+            facts.hostOrigin = facts.host == nil ? .none : .dnsQuestion
         }
         facts.bytesFromClient = UInt64(payload.count)
         facts.packetsFromClient = 1
@@ -202,10 +205,7 @@ extension EngineLoop {
         counters.dnsAnswers.wrappingAdd(1, ordering: .relaxed)
         let wall = EngineClock.wallMicros()
         let parsed = DNSMessageParser.parse(payload)
-        if case .success(let message) = parsed, let dnsObserver {
-            let names = message.resolvedAddresses
-            if !names.isEmpty { dnsObserver(names, wall) }
-        }
+        learnNames(from: parsed, wallMicros: wall)
         guard var query = flow.queries.removeValue(forKey: id), let sink, query.facts.id != 0 else { return }
         query.facts.bytesFromServer += UInt64(payload.count)
         query.facts.packetsFromServer = (query.facts.packetsFromServer ?? 0) + 1
@@ -263,6 +263,8 @@ extension EngineLoop {
                 }
             } else if now &- flow.lastActivity >= idle {
                 closeUDPFlow(key, wallMicros: wallMicros, reason: nil)
+            } else if flow.quicReader != nil {
+                expireQUIC(flow)  // reported at once if that names it
             } else if flow.changed, now &- flow.reportedAt >= Self.updateNanos, let facts = flow.facts {
                 // A long association shows its bytes while it lasts, at most once a second.
                 sink?.flowUpdated(facts)
@@ -277,6 +279,7 @@ extension EngineLoop {
         loop.unregister(flow.token)
         loop.unwatch(flow.fd)
         close(flow.fd)
+        abandonQUIC(flow)
         if let facts = flow.facts { report(facts, wallMicros: wallMicros, error: reason) }
         for (_, query) in flow.queries { report(query.facts, wallMicros: wallMicros, error: reason ?? "tv stopped before the answer came") }
     }

@@ -41,10 +41,36 @@ public final class TunnelCounters: Sendable {
     /// Packets read as GSO super-packets (TSO on the TUN: more than one segment's payload; they
     /// are forwarded whole, their GSO fields kept).
     public let gsoPacketsRead = Atomic<UInt64>(0)
+    /// Names from lookups (`LiveHostNames`): DNS answers that gave addresses, the name → address
+    /// pairs they gave, answers that gave none (NXDOMAIN, NODATA, only other types) and answers
+    /// that could not be read; flows that went to an address they named (UDP flows and refused
+    /// connects are named so; a TCP connection is unless it announces its own name: SNI wins);
+    /// live addresses dropped because the table was full.
+    public let dnsAnswersWithAddresses = Atomic<UInt64>(0)
+    public let dnsNamesLearned = Atomic<UInt64>(0)
+    public let dnsAnswersWithoutAddresses = Atomic<UInt64>(0)
+    public let dnsAnswersUnreadable = Atomic<UInt64>(0)
+    public let flowsNamedFromDNS = Atomic<UInt64>(0)
+    public let liveNamesEvicted = Atomic<UInt64>(0)
+    /// Names from QUIC (`QUICNameReader`): connections whose ClientHello named a host, those whose
+    /// ClientHello named none, those whose handshake could not be read to the end; and the
+    /// Initial packets behind them: opened, not opened (no key fitted, cut short), reads started
+    /// over (a Retry or a version change), and QUIC flows not read because too many were being
+    /// read at once.
+    public let quicNamed = Atomic<UInt64>(0)
+    public let quicNoName = Atomic<UInt64>(0)
+    public let quicUnreadable = Atomic<UInt64>(0)
+    public let quicPacketsOpened = Atomic<UInt64>(0)
+    public let quicPacketsNotOpened = Atomic<UInt64>(0)
+    public let quicReadRestarts = Atomic<UInt64>(0)
+    public let quicReadsSkipped = Atomic<UInt64>(0)
     /// Sizes now (set by the engine after each pass).
     public let natEntries = Atomic<Int>(0)
     public let udpFlowsOpen = Atomic<Int>(0)
     public let fragmentsPending = Atomic<Int>(0)
+    /// Addresses with live names, and QUIC handshakes being read.
+    public let liveNameAddresses = Atomic<Int>(0)
+    public let quicReading = Atomic<Int>(0)
     /// One counter per drop reason (an array cannot hold `Atomic` itself: it is not copyable).
     private final class Cell: Sendable { let value = Atomic<UInt64>(0) }
     private let drops: [Cell]
@@ -93,6 +119,7 @@ public final class TunnelCounters: Sendable {
             "udpFlowsOpen": UInt64(max(0, udpFlowsOpen.load(ordering: .relaxed))),
             "fragmentsPending": UInt64(max(0, fragmentsPending.load(ordering: .relaxed))),
         ]
+        for (key, value) in nameCounters { out[key] = value }
         for (reason, n) in dropped { out["dropped." + reason.rawValue] = n }
         return out
     }

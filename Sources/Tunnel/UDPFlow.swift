@@ -28,6 +28,8 @@ final class UDPFlow: LoopHandler {
     var lastActivity: UInt64
     /// The socket's path-MTU mode: true for PMTUDISC_DO (`UDPPathMTU`), false for the default.
     var forbidsFragmentation = false
+    /// A QUIC handshake being read for its name (`EngineQUIC.swift`), nil when none is.
+    var quicReader: QUICNameReader?
     /// DNS: the queries waiting for answers, by message id.
     var queries: [UInt16: DNSQueryFlow] = [:]
 

@@ -9,7 +9,7 @@ import Testing
         [.integer(3), .integer(1_000), .integer(2_000), .text("127.0.0.1"), .integer(50_000), .text("192.0.2.1"), .integer(443),
          .text("tcp"), .text("a.test"), .text("sni"), .text("h2"), .text("TLSv1.3"), .text("inspected"), .null,
          .integer(10), .integer(20), .integer(1_000), .null, .text(""), .text(""), .null,
-         .null, .null, .text(""), .null, .null, .null, .null, .null]
+         .null, .null, .text(""), .null, .null, .null, .null, .null, .null, .text(""), .integer(0)]
     }
 
     private func with(_ column: String, _ value: SQLiteValue) -> [SQLiteValue] {

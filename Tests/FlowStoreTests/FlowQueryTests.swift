@@ -16,17 +16,17 @@ import Testing
         let query = FlowQuery(host: "a_b%", status: .keptPrivate, since: 100, from: 200, to: 9_000,
                               limit: 10, after: cursor)
         let plan = try query.plan()
-        #expect(plan.sql == select + " WHERE (host LIKE ? ESCAPE '\\' OR server_address LIKE ? ESCAPE '\\'"
+        #expect(plan.sql == select + " WHERE (host LIKE ? ESCAPE '\\' OR other_hosts LIKE ? ESCAPE '\\' OR server_address LIKE ? ESCAPE '\\'"
             + " OR client_address LIKE ? ESCAPE '\\') AND status = ? AND start_time >= ? AND start_time >= ?"
             + " AND start_time < ? AND (start_time, id) < (?, ?) ORDER BY start_time DESC, id DESC LIMIT ?")
         let pattern = SQLiteValue.text("%a\\_b\\%%")
-        #expect(plan.bindings == [pattern, pattern, pattern, .text("kept_private"), .integer(100), .integer(200),
+        #expect(plan.bindings == [pattern, pattern, pattern, pattern, .text("kept_private"), .integer(100), .integer(200),
                                   .integer(9_000), .integer(7_000), .integer(42), .integer(11)])
         let count = query.countPlan()
-        #expect(count.sql == "SELECT count(*) FROM flows WHERE (host LIKE ? ESCAPE '\\' OR server_address LIKE ?"
+        #expect(count.sql == "SELECT count(*) FROM flows WHERE (host LIKE ? ESCAPE '\\' OR other_hosts LIKE ? ESCAPE '\\' OR server_address LIKE ?"
             + " ESCAPE '\\' OR client_address LIKE ? ESCAPE '\\') AND status = ? AND start_time >= ?"
             + " AND start_time >= ? AND start_time < ?")
-        #expect(count.bindings == Array(plan.bindings.prefix(7)))
+        #expect(count.bindings == Array(plan.bindings.prefix(8)))
     }
 
     @Test func clampsTheLimit() {

@@ -259,7 +259,7 @@ final class ExecTests {
         #expect(r.status == 0, "\(r)")
         #expect(r.out.contains("nameserver 10.77.0.53") && r.out.contains("10.203.0.2      STREAM named.test"), "\(r)")
         let f = try #require(try flow { $0["transport"] as? String == "udp" && $0["serverPort"] as? Int == 53 })
-        #expect(f["host"] as? String == "named.test" && f["hostOrigin"] as? String == "dns")
+        #expect(f["host"] as? String == "named.test" && f["hostOrigin"] as? String == "dns_question")
         #expect(f["serverAddress"] as? String == "10.203.0.2")   // the host's resolver, asked from outside
         #expect(f["packetsUp"] as? Int == 1 && f["packetsDown"] as? Int == 1)
         let names = Sh.run(["python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select name, address, ttl from host_names where name='named.test'\").fetchall())",

@@ -6,7 +6,7 @@ import Glibc
 /// Two network namespaces the tests make and remove: a stand-in host (`10.203.0.1`, `fd03::1`)
 /// where `tv` runs, and an origin (`10.203.0.2`, `fd03::2`, addresses that exist only there)
 /// running nginx (TLS with h2 and HTTP/1.1 on 443, plain HTTP on 8080, certificates from a test
-/// CA), a UDP echo on 7007 and dnsmasq on 53 (`named.test`). The host stand-in's view of
+/// CA), a UDP echo on 7007 and dnsmasq on 53 (`named.test`, and `other.test` for the same IPv4 address). The host stand-in's view of
 /// /etc/resolv.conf (the origin's dnsmasq) and /etc/hosts (`origin.test`) are bind-mounted in a
 /// private mount namespace for each command; the real host's files are never touched.
 final class OriginLab: @unchecked Sendable {
@@ -95,7 +95,7 @@ final class OriginLab: @unchecked Sendable {
         try echo.write(toFile: dir + "/echo.py", atomically: true, encoding: .utf8)
         daemons.append(try Daemon(["ip", "netns", "exec", origin, "python3", dir + "/echo.py"], log: dir + "/logs/echo.out"))
         daemons.append(try Daemon(["ip", "netns", "exec", origin, "dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
-                                   "--listen-address=10.203.0.2", "--listen-address=10.205.0.2", "--host-record=named.test,10.203.0.2,fd03::2", "--local-ttl=120",
+                                   "--listen-address=10.203.0.2", "--listen-address=10.205.0.2", "--host-record=named.test,10.203.0.2,fd03::2", "--host-record=other.test,10.203.0.2", "--local-ttl=120",
                                    "--pid-file=", "--user=root"], log: dir + "/logs/dnsmasq.out"))
         // Ready: nginx answers on both ports, dnsmasq answers.
         let deadline = Date().addingTimeInterval(10)

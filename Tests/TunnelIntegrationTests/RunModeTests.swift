@@ -142,6 +142,8 @@ final class RunModeTests {
         // … and what went through the TUN so far: packets, the UDP flows and the path-MTU signal.
         #expect(status.out.contains("\n  tunnel: read "), "\(status)")
         #expect(status.out.contains(" UDP flow") && status.out.contains("1 path-MTU signal"), "\(status)")
+        // … and where names came from (issue 18).
+        #expect(status.out.contains("\n  names from lookups: ") && status.out.contains("\n  names from QUIC: "), "\(status)")
 
         // The listener answers only on the TUN (SO_BINDTODEVICE): a LAN neighbour that routes to
         // the TUN's address reaches the host, and is refused.

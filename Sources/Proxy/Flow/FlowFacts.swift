@@ -141,6 +141,12 @@ public struct FlowFacts: Sendable, Hashable {
     /// rendered from its kind (`ConnectionFailure.clientVersionTooOld`, a note, not a failure);
     /// nil when it was not. The flow keeps it as its reason even if a later error replaces `error`.
     public var notInspectedReason: String?
+    /// When `host` was inferred from DNS (`HostOrigin.dns`): the other live names the server
+    /// address had, most recent first; the connection could belong to any of them.
+    public var otherHosts: [String] = []
+    /// `host` is the server_name of a ClientHello carrying `encrypted_client_hello`: the outer
+    /// (public) name of an ECH handshake (or the real one, if the extension was GREASE).
+    public var hostIsECHPublicName = false
 
     public init(id: UInt64, startMicros: Int64, client: Endpoint) {
         self.id = id

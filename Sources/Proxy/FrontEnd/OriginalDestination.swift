@@ -10,11 +10,16 @@ public struct OriginalDestination: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     public var port: UInt16
     public var origin: HostOrigin
+    /// For an address `host` (the TUN front-end): the live names DNS answers gave it, the one to
+    /// show first at the head (`LiveHostNames`). The flow is named after them (`HostOrigin.dns`)
+    /// unless the connection announces its own; nothing is dialled or certified by them.
+    public var inferredNames: [String]
 
-    public init(host: String, port: UInt16, origin: HostOrigin) {
+    public init(host: String, port: UInt16, origin: HostOrigin, inferredNames: [String] = []) {
         self.host = host
         self.port = port
         self.origin = origin
+        self.inferredNames = inferredNames
     }
 
     /// The address, when `host` is numeric.

@@ -192,6 +192,7 @@ struct ConnectionMachine {
         self.destination = destination
         facts.host = destination.hostName
         facts.hostOrigin = destination.hostName == nil ? (destination.origin == .reverse ? .reverse : .none) : destination.origin
+        facts.nameFromDNS(destination.inferredNames)
         facts.port = destination.port
     }
 

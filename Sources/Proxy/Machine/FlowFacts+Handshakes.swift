@@ -26,6 +26,8 @@ extension FlowFacts {
         if let sni = hello.normalizedServerName {
             host = sni
             hostOrigin = .sni
+            otherHosts = []
+            hostIsECHPublicName = hello.carriesEncryptedClientHello
         }
     }
 

@@ -59,7 +59,12 @@ enum ExecCommand {
             if let seq = session.lastCapture {
                 console.note("tv: its packets are in \(home.captureDirectory)/\(CaptureFolder.fileName(seq)) (`tv packets ID`, `tv captures`).")
             }
-            for line in TunnelCountersPresentation(counters: session.tunnelCounters).lines { console.note("tv: " + line) }
+            let counters = session.tunnelCounters
+            for line in TunnelCountersPresentation(counters: counters).lines { console.note("tv: " + line) }
+            // Where names came from, once something connected (a command that sent nothing needs none).
+            if (counters["tcpRedirected"] ?? 0) + (counters["udpFlows"] ?? 0) > 0 {
+                for line in TunnelNamesPresentation.lines(counters) { console.note("tv: " + line) }
+            }
         }
         return code
     }

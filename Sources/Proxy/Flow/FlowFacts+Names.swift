@@ -1,0 +1,28 @@
+import Wire
+import FlowTerms
+
+/// Names a flow did not announce on its own leg: inferred from DNS answers, or read from a QUIC
+/// client's Initial packets (the TUN front-end, issue 18).
+extension FlowFacts {
+    /// Names a flow that has no name yet after the live names DNS answers gave its server
+    /// address (`HostOrigin.dns`): the first becomes `host`, the rest `otherHosts`. A flow that
+    /// already has a name (announced) keeps it; empty `names` change nothing.
+    /// - Returns: whether the flow was named.
+    @discardableResult
+    public mutating func nameFromDNS(_ names: [String]) -> Bool {
+        guard host == nil, let first = names.first else { return false }
+        host = first
+        hostOrigin = .dns
+        otherHosts = Array(names.dropFirst())
+        return true
+    }
+
+    /// The ClientHello read from the flow's QUIC Initial packets (RFC 9001 §4): what it offers,
+    /// and its server_name as the host (`HostOrigin.quic`), which replaces a name inferred from
+    /// DNS. The flow is encrypted (QUIC is, and tv passes it through).
+    public mutating func noteQUIC(_ hello: ClientHello) {
+        note(hello)
+        status = .encrypted
+        if hostOrigin == .sni { hostOrigin = .quic }
+    }
+}

@@ -1,0 +1,49 @@
+import FlowStore
+import TVHome
+
+/// Who a flow was, and how that is known (the seed's Flow Inspector): the origin of its name in
+/// words, and the caveats under `tv flow`'s header: the other names an inferred name's address
+/// had, and an ECH connection's outer name. Names and addresses are escaped (`TerminalText`).
+public enum FlowNamePresentation {
+    /// The bracket after the name on `tv flow`'s `name` line.
+    public static func origin(_ f: FlowRecord) -> String {
+        switch f.hostOrigin {
+        case .sni: return "from the TLS ClientHello (SNI)"
+        case .quic: return "from QUIC: the ClientHello (SNI) in its Initial packets"
+        case .connect: return "from the proxy CONNECT request"
+        case .socks: return "from the SOCKS5 request"
+        case .reverse: return "the reverse-proxy target"
+        case .dns: return "inferred from DNS: a lookup gave this name for \(TerminalText.line(f.serverAddress)); the connection announced none"
+        case .dnsQuestion: return "the name this DNS query asked about"
+        case .none:
+            // Only the tunnel carries DNS; an unnamed TCP flow may have come through a proxy mode.
+            return f.transport == .udp
+                ? "no name was seen; this is the address: the connection announced none and no live DNS answer named it"
+                : "no name was seen; this is the address: the connection announced none, and no live DNS answer the tunnel carried named it (a proxy mode sees no DNS)"
+        }
+    }
+
+    /// Lines under the header: the address's other live names (an inferred name only), and the
+    /// outer name of an ECH ClientHello. Empty for most flows.
+    public static func notes(_ f: FlowRecord) -> [String] {
+        var out: [String] = []
+        if f.hostOrigin == .dns, !f.otherHosts.isEmpty {
+            let names = f.otherHosts.map(TerminalText.line).joined(separator: ", ")
+            out.append("  other names  \(TerminalText.line(f.serverAddress)) also had the live name\(f.otherHosts.count == 1 ? "" : "s") \(names): "
+                       + "the connection could belong to any of them")
+        }
+        if f.hostIsECHPublicName {
+            out.append("  ECH          the ClientHello carried encrypted_client_hello: this is the outer (public) name, and the name the client "
+                       + "wanted may be encrypted inside (unless the extension was GREASE, which browsers send with the real name outside)")
+        }
+        return out
+    }
+
+    /// `tv flows`' PROTO PORT cell: a row named from DNS adds the address after the service
+    /// (`tcp :80 · 203.0.113.100`), since its name is the address's, not the connection's own.
+    public static func service(_ f: FlowRecord) -> String {
+        let service = FlowListPresentation.protocolAndPort(f)
+        guard f.hostOrigin == .dns, !f.serverAddress.isEmpty else { return service }
+        return service + " · " + TerminalText.line(f.serverAddress)
+    }
+}

@@ -1,0 +1,62 @@
+/// Where the tunnel's names came from when a connection announced none, from the engine's
+/// counters (`TunnelCounters.snapshot`): names from lookups (the DNS answers it carried) and
+/// names from QUIC (the hosts read from Initial packets). `tv status` (`--mode tun`) and
+/// `tv exec`'s closing summary print it. Each section ends with the one sentence its figures
+/// need: what a zero means, or what a name of that kind is.
+///
+/// Shape:
+/// ```
+/// names from lookups: 3 answers gave 5 names (1 gave none); 4 connections went to an address they named — a name a program looked up, not one the connection announced (which wins when there is one)
+/// names from QUIC: 2 connections named, 0 announced none, 0 could not be read (Initial packets: 3 opened, 0 not opened, 0 reads started over, 0 skipped: too many being read)
+/// names from QUIC: tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted
+/// ```
+public enum TunnelNamesPresentation {
+    /// - Parameter counters: `TunnelCounters.snapshot` (missing names count as 0).
+    public static func lines(_ counters: [String: UInt64]) -> [String] {
+        func n(_ name: String) -> UInt64 { counters[name] ?? 0 }
+        func count(_ v: UInt64) -> String { Units.grouped(Int64(clamping: v)) }
+        func plural(_ v: UInt64, _ one: String, _ many: String) -> String { "\(count(v)) \(v == 1 ? one : many)" }
+        var out: [String] = []
+
+        let answers = n("dnsAnswersWithAddresses")
+        if answers == 0 {
+            var line = "names from lookups: none — no DNS answer crossed the tunnel unencrypted (encrypted DNS looks like this), so connections are named only when they announce a host"
+            if n("dnsAnswersUnreadable") > 0 { line += " (\(plural(n("dnsAnswersUnreadable"), "answer", "answers")) could not be read)" }
+            out.append(line)
+        } else {
+            var notes: [String] = []
+            if n("dnsAnswersWithoutAddresses") > 0 { notes.append("\(count(n("dnsAnswersWithoutAddresses"))) gave none") }
+            if n("dnsAnswersUnreadable") > 0 { notes.append("\(count(n("dnsAnswersUnreadable"))) could not be read") }
+            let named = n("flowsNamedFromDNS")
+            out.append("names from lookups: \(plural(answers, "answer", "answers")) gave \(plural(n("dnsNamesLearned"), "name", "names"))"
+                       + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")")
+                       + "; \(plural(named, "connection", "connections")) went to an address they named"
+                       + " — a name a program looked up, not one the connection announced (which wins when there is one)")
+        }
+
+        let named = n("quicNamed"), noName = n("quicNoName"), unreadable = n("quicUnreadable")
+        let opened = n("quicPacketsOpened"), notOpened = n("quicPacketsNotOpened"), skipped = n("quicReadsSkipped")
+        guard named + noName + unreadable + opened + notOpened + skipped + n("quicReading") > 0 else {
+            out.append("names from QUIC: none — nothing used QUIC")
+            return out
+        }
+        out.append("names from QUIC: \(plural(named, "connection", "connections")) named, \(count(noName)) announced none, \(count(unreadable)) could not be read"
+                   + " (Initial packets: \(count(opened)) opened, \(count(notOpened)) not opened, "
+                   + "\(plural(n("quicReadRestarts"), "read", "reads")) started over, \(count(skipped)) skipped: too many being read)")
+        let reason: String
+        if named > 0 {
+            reason = "tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted"
+        } else if opened == 0 {
+            reason = "no QUIC Initial packet could be opened, so QUIC connections keep the name a lookup gave them"
+        } else if noName == 0 {
+            reason = "no QUIC handshake could be read to the end, so QUIC connections keep the name a lookup gave them"
+        } else {
+            reason = "no QUIC ClientHello announced a host, so QUIC connections keep the name a lookup gave them"
+        }
+        out.append("names from QUIC: " + reason)
+        return out
+    }
+
+    /// `tv status` in a proxy mode: where names come from there.
+    public static let proxyModeLine = "names             from what each connection announces (CONNECT, SOCKS5, SNI): a proxy sees no DNS, so an address-only connection stays unnamed"
+}

@@ -1,0 +1,49 @@
+import Proxy
+import FlowTerms
+
+/// Names from lookups: the DNS answers the tunnel carries feed `LiveHostNames`, and a flow that
+/// announces no name is named after a live name of its server address (`HostOrigin.dns`).
+/// Everything here runs on the engine thread and waits on nothing.
+extension EngineLoop {
+    /// How often expired names are swept out of the live table.
+    static let nameSweepNanos: UInt64 = 10_000_000_000
+
+    /// One DNS answer (parsed or not): its name → address pairs become live, and go to the
+    /// observer (the `host_names` table, written off this thread).
+    func learnNames(from parsed: Result<DNSMessage, DNSMessageParser.Failure>, wallMicros: Int64) {
+        guard case .success(let message) = parsed else {
+            counters.dnsAnswersUnreadable.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        let names = message.resolvedAddresses
+        guard !names.isEmpty else {
+            counters.dnsAnswersWithoutAddresses.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        counters.dnsAnswersWithAddresses.wrappingAdd(1, ordering: .relaxed)
+        counters.dnsNamesLearned.wrappingAdd(UInt64(names.count), ordering: .relaxed)
+        liveNames.learn(names, question: message.questions.first?.name, now: now)
+        dnsObserver?(names, wallMicros)
+    }
+
+    /// The live names of `address`, the one to show first at the head.
+    func namesFromDNS(for address: PacketAddress) -> [String] {
+        liveNames.names(for: address, now: now)
+    }
+
+    /// Names `facts` after the live names of `address` when it has no name of its own; counted.
+    func nameFromDNS(_ facts: inout FlowFacts, address: PacketAddress) {
+        if facts.nameFromDNS(namesFromDNS(for: address)) { counters.flowsNamedFromDNS.wrappingAdd(1, ordering: .relaxed) }
+    }
+
+    /// Housekeeping: expired names out (every `nameSweepNanos`), the gauges set.
+    func sweepNames() {
+        if now &- lastNameSweep >= Self.nameSweepNanos {
+            liveNames.expire(now: now)
+            lastNameSweep = now
+        }
+        counters.liveNameAddresses.store(liveNames.count, ordering: .relaxed)
+        counters.liveNamesEvicted.store(liveNames.evicted, ordering: .relaxed)
+        counters.quicReading.store(quicReading, ordering: .relaxed)
+    }
+}

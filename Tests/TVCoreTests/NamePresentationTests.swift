@@ -1,0 +1,78 @@
+import Testing
+import FlowStore
+import FlowTerms
+@testable import TVCore
+
+/// Issue 18: how a flow says who it was and how that is known, and where the tunnel's names
+/// came from.
+@Suite("Names: origins, notes, rows and the tunnel's naming counters")
+struct NamePresentationTests {
+    let now: Int64 = 1_764_471_900_000_000
+
+    private func flow(_ origin: HostOrigin, host: String? = "www.example", transport: FlowTransport = .tcp) -> FlowRecord {
+        FlowRecord(id: 9, startTime: now - 1_000_000, clientAddress: "10.77.0.2", clientPort: 40_000, serverAddress: "203.0.113.100",
+                   serverPort: 80, transport: transport, host: host, hostOrigin: origin, status: .notEncrypted, duration: 500)
+    }
+
+    @Test("a row named from DNS adds the address after the service; an announced one does not")
+    func row() {
+        var inferred = flow(.dns)
+        inferred.otherHosts = ["edge.cdn.example"]
+        let rows = FlowListPresentation(page: FlowPage(flows: [inferred, flow(.sni, host: "a.test")], nextCursor: nil), now: now).rows
+        #expect(rows.map(\.host) == ["www.example", "a.test"])
+        #expect(rows.map(\.protocolAndPort) == ["tcp :80 · 203.0.113.100", "tcp :80"])
+    }
+
+    @Test("tv flow: inferred from DNS, with the other names under the header; the JSON carries them")
+    func inferredDetail() {
+        var f = flow(.dns)
+        f.otherHosts = ["edge.cdn.example", "api.example"]
+        let lines = FlowDetailPresentation.lines(f, now: now)
+        #expect(lines[1] == "  name         www.example (inferred from DNS: a lookup gave this name for 203.0.113.100; the connection announced none)")
+        #expect(lines.contains("  other names  203.0.113.100 also had the live names edge.cdn.example, api.example: the connection could belong to any of them"))
+        let json = FlowDetailPresentation.json(f).serialized()
+        #expect(json.contains("\"hostOrigin\":\"dns\",\"otherHosts\":[\"edge.cdn.example\",\"api.example\"],\"hostIsECHPublicName\":false"))
+        f.otherHosts = ["one.example"]
+        #expect(FlowDetailPresentation.lines(f, now: now).contains("  other names  203.0.113.100 also had the live name one.example: the connection could belong to any of them"))
+        f.otherHosts = []
+        #expect(!FlowDetailPresentation.lines(f, now: now).contains { $0.hasPrefix("  other names") })
+    }
+
+    @Test("tv flow: QUIC, an ECH outer name, a DNS question, and no name (through a proxy, or UDP)")
+    func otherOrigins() {
+        var quic = flow(.quic, host: "public.example", transport: .udp)
+        quic.hostIsECHPublicName = true
+        let lines = FlowDetailPresentation.lines(quic, now: now)
+        #expect(lines[1] == "  name         public.example (from QUIC: the ClientHello (SNI) in its Initial packets)")
+        #expect(lines.contains("  ECH          the ClientHello carried encrypted_client_hello: this is the outer (public) name, and the name the client "
+                               + "wanted may be encrypted inside (unless the extension was GREASE, which browsers send with the real name outside)"))
+        #expect(FlowDetailPresentation.lines(flow(.dnsQuestion, host: "named.test", transport: .udp), now: now)[1]
+                == "  name         named.test (the name this DNS query asked about)")
+        #expect(FlowDetailPresentation.lines(flow(.none, host: nil), now: now)[1]
+                == "  name         203.0.113.100 (no name was seen; this is the address: the connection announced none, and no live DNS answer the tunnel carried named it (a proxy mode sees no DNS))")
+        #expect(FlowDetailPresentation.lines(flow(.none, host: nil, transport: .udp), now: now)[1]
+                == "  name         203.0.113.100 (no name was seen; this is the address: the connection announced none and no live DNS answer named it)")
+    }
+
+    @Test("the tunnel's names: lookups and QUIC with their figures and the sentence each needs")
+    func counters() {
+        #expect(TunnelNamesPresentation.lines([:]) == [
+            "names from lookups: none — no DNS answer crossed the tunnel unencrypted (encrypted DNS looks like this), so connections are named only when they announce a host",
+            "names from QUIC: none — nothing used QUIC",
+        ])
+        let busy: [String: UInt64] = ["dnsAnswersWithAddresses": 3, "dnsNamesLearned": 5, "dnsAnswersWithoutAddresses": 1, "dnsAnswersUnreadable": 2,
+                                      "flowsNamedFromDNS": 1, "quicNamed": 2, "quicPacketsOpened": 3, "quicReadRestarts": 1]
+        #expect(TunnelNamesPresentation.lines(busy) == [
+            "names from lookups: 3 answers gave 5 names (1 gave none, 2 could not be read); 1 connection went to an address they named — a name a program looked up, not one the connection announced (which wins when there is one)",
+            "names from QUIC: 2 connections named, 0 announced none, 0 could not be read (Initial packets: 3 opened, 0 not opened, 1 read started over, 0 skipped: too many being read)",
+            "names from QUIC: tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted",
+        ])
+        #expect(TunnelNamesPresentation.lines(["quicPacketsNotOpened": 4, "quicUnreadable": 1]).last
+                == "names from QUIC: no QUIC Initial packet could be opened, so QUIC connections keep the name a lookup gave them")
+        #expect(TunnelNamesPresentation.lines(["quicPacketsOpened": 4, "quicUnreadable": 1]).last
+                == "names from QUIC: no QUIC handshake could be read to the end, so QUIC connections keep the name a lookup gave them")
+        #expect(TunnelNamesPresentation.lines(["quicPacketsOpened": 1, "quicNoName": 1]).last
+                == "names from QUIC: no QUIC ClientHello announced a host, so QUIC connections keep the name a lookup gave them")
+        #expect(TunnelNamesPresentation.lines(["dnsAnswersUnreadable": 1])[0].hasSuffix("announce a host (1 answer could not be read)"))
+    }
+}
