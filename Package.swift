@@ -47,11 +47,14 @@ let package = Package(
         // The TUN front-end: packet parsing and rewriting, the TCP NAT, UDP/DNS forwarding,
         // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`; runs on Proxy's loop.
         .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "CTVShims", "TVHome", "FlowTerms"]),
+        // The program behind each flow: sock_diag (the kernel's socket table) and /proc, on a
+        // lookup thread of its own, off the data path.
+        .target(name: "ProgramLookup", dependencies: ["CTVShims", "FlowTerms"]),
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms"]),
+        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "ProgramLookup"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "Recording", "Wire", "FlowStore", "FlowTerms"]),
@@ -74,6 +77,7 @@ let package = Package(
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
         .testTarget(name: "CLITests", dependencies: ["tv", "Recording", "FlowStore", "FlowTerms"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "TVHome"]),
+        .testTarget(name: "ProgramLookupTests", dependencies: ["ProgramLookup", "CTVShims", "FlowTerms"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome", "FlowTerms"]),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome"]),
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),

@@ -1,4 +1,5 @@
 import Foundation
+import FlowTerms
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -9,6 +10,8 @@ import Glibc
 final class FlowBatchWriter {
     private let database: SQLiteDatabase
     private let upsert: SQLiteStatement
+    /// `UPDATE flows SET program_* … WHERE id = ?` (`FlowEvent.program`).
+    private let setProgram: SQLiteStatement
     /// The largest flow id in the file when it was opened (0 for none).
     let maxID: Int64
     /// This writer's row in `flow_writers`, stamped on every flow it writes, and its held lock.
@@ -39,18 +42,24 @@ final class FlowBatchWriter {
         // stay in the schema for every other connection (and the sqlite3 shell).
         try database.execute("PRAGMA ignore_check_constraints=ON")
         upsert = try database.prepare(FlowRecordColumns.upsertSQL)
+        setProgram = try database.prepare(FlowRecordColumns.programUpdateSQL)
     }
 
     /// Writes `events` in one transaction. Several events for one flow collapse into its latest
-    /// record, written once, in the order flows first appear.
+    /// record, written once, in the order flows first appear; programs are set after the records
+    /// (a flow's program arrives after its opening).
     /// - Throws: `FlowStoreError`; nothing of the batch is written then.
     func write(_ events: [FlowEvent]) throws {
         var order: [Int64] = []
         var latest: [Int64: FlowRecord] = [:]
+        var programs: [(Int64, FlowProgram)] = []
         order.reserveCapacity(events.count)
         latest.reserveCapacity(events.count)
         for event in events {
-            let flow = event.flow
+            guard let flow = event.flow else {
+                if case let .program(id, program) = event { programs.append((id, program)) }
+                continue
+            }
             if latest.updateValue(flow, forKey: flow.id) == nil {
                 order.append(flow.id)
             }
@@ -60,8 +69,13 @@ final class FlowBatchWriter {
                 try upsert.bind(FlowRecordColumns.bindings(latest[id]!, writer: registration.id))
                 try upsert.step()
             }
+            for (id, program) in programs {
+                try setProgram.bind(FlowRecordColumns.programBindings(program) + [.integer(id)])
+                try setProgram.step()
+            }
         }
         upsert.reset()
+        setProgram.reset()
     }
 
     /// The largest flow id in the file at `path`, read read-only (0 for none): where ids go on

@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// What the proxy tells the flow writer about a flow. Every event carries the whole record, and
 /// the writer upserts it by id, so the latest event for a flow is what the row holds.
 public enum FlowEvent: Sendable, Equatable {
@@ -7,11 +9,15 @@ public enum FlowEvent: Sendable, Equatable {
     case updated(FlowRecord)
     /// The flow ended; `duration` and final byte counts are set.
     case closed(FlowRecord)
+    /// The program behind flow `flowID`, from the program lookup: sets only the `program_*`
+    /// columns of a row already written (the record events never touch them).
+    case program(flowID: Int64, FlowProgram)
 
-    /// The record the event carries.
-    public var flow: FlowRecord {
+    /// The record the event carries; nil for `.program`.
+    public var flow: FlowRecord? {
         switch self {
         case let .opened(flow), let .updated(flow), let .closed(flow): return flow
+        case .program: return nil
         }
     }
 }

@@ -67,6 +67,10 @@ public struct FlowRecord: Sendable, Equatable {
     public var certificateNotAfter: Int64?
     /// SHA-256 of the server certificate's DER, lowercase hex (64 characters).
     public var certificateSHA256: String?
+    /// The local program behind the flow, or why it is not known; nil until the program lookup
+    /// answered. Read from the row; written only by `FlowEvent.program` (the record events
+    /// leave it as it is).
+    public var program: FlowProgram?
 
     /// A record; everything past the five-tuple and status defaults to "not known yet".
     public init(
@@ -99,8 +103,10 @@ public struct FlowRecord: Sendable, Equatable {
         certificateSHA256: String? = nil,
         packetsUp: Int64? = nil,
         packetsDown: Int64? = nil,
-        clientTLSVersion: String? = nil
+        clientTLSVersion: String? = nil,
+        program: FlowProgram? = nil
     ) {
+        self.program = program
         self.clientTLSVersion = clientTLSVersion
         self.packetsUp = packetsUp
         self.packetsDown = packetsDown

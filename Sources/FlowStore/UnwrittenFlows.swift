@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// The flows whose latest state a failed transaction did not write, kept for the next attempt
 /// (pure). Bounded: past `limit` flows, the oldest (first kept) are given up and handed back, so
 /// a long outage costs a fixed amount of memory and the data path never waits.
@@ -6,6 +8,8 @@ struct UnwrittenFlows: Sendable {
     let limit: Int
     private var latest: [Int64: FlowRecord] = [:]
     private var order: [Int64] = []
+    /// Programs a failed transaction did not set, by flow (bounded by `limit` too).
+    private var programs: [Int64: FlowProgram] = [:]
 
     init(limit: Int) { self.limit = max(limit, 1) }
 
@@ -18,7 +22,10 @@ struct UnwrittenFlows: Sendable {
     /// - Returns: the flows given up to stay within `limit`, oldest first.
     mutating func keep(_ events: [FlowEvent]) -> [FlowRecord] {
         for event in events {
-            let flow = event.flow
+            guard let flow = event.flow else {
+                if case let .program(id, program) = event, programs.count < limit || programs[id] != nil { programs[id] = program }
+                continue
+            }
             if latest.updateValue(flow, forKey: flow.id) == nil { order.append(flow.id) }
         }
         guard order.count > limit else { return [] }
@@ -28,17 +35,18 @@ struct UnwrittenFlows: Sendable {
     }
 
     /// Hands back every flow kept, oldest first, as `.updated` events (the writer upserts by id,
-    /// so the kind of event does not matter), and empties the set.
+    /// so the kind of event does not matter), then the programs kept, and empties the set.
     mutating func takeAll() -> [FlowEvent] {
         defer {
             latest = [:]
             order = []
+            programs = [:]
         }
-        return order.map { .updated(latest[$0]!) }
+        return order.map { .updated(latest[$0]!) } + programs.sorted { $0.key < $1.key }.map { .program(flowID: $0.key, $0.value) }
     }
 
     /// Gives up every flow kept (the writer is stopping). - Returns: them, oldest first.
     mutating func giveUpAll() -> [FlowRecord] {
-        takeAll().map(\.flow)
+        takeAll().compactMap(\.flow)
     }
 }

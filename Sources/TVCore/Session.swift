@@ -354,6 +354,7 @@ public final class Session: Sendable {
         values.merge(wiring.losses.values) { old, _ in old }
         if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
+        values.merge(ProgramLookupStatus.values(wiring.programs.counters)) { old, _ in old }
         return values
     }
 }
