@@ -33,6 +33,13 @@ public enum ProcFiles {
         return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The inode of the file at `path` (following links: `/proc/PID/ns/net` → the namespace's
+    /// identity); nil when it cannot be read.
+    static func inode(_ path: String) -> UInt64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? UInt64(info.st_ino) : nil
+    }
+
     /// The first 256 bytes of a small `/proc` file; nil when it cannot be read.
     static func readSmall(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

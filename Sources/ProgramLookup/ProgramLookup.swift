@@ -26,8 +26,9 @@ public final class ProgramLookup: Sendable {
     private struct State {
         var queue: [ProgramLookupRequest] = []
         var stopped = false
-        /// A sock_diag socket made in another network namespace, to use from the next batch on.
-        var namespaceSocket: Int32?
+        /// A sock_diag socket made in another network namespace, and that namespace's inode, to
+        /// use from the next batch on.
+        var namespaceSocket: (socket: Int32, namespace: UInt64)?
         var counters = Counters()
     }
 
@@ -55,7 +56,7 @@ public final class ProgramLookup: Sendable {
             let resolver = ProgramResolver()
             while true {
                 wake.wait()
-                let (batch, socket, stop) = state.state.withLock { s -> ([ProgramLookupRequest], Int32?, Bool) in
+                let (batch, socket, stop) = state.state.withLock { s -> ([ProgramLookupRequest], (socket: Int32, namespace: UInt64)?, Bool) in
                     let out = s.queue
                     s.queue.removeAll(keepingCapacity: true)
                     let socket = s.namespaceSocket
@@ -64,7 +65,8 @@ public final class ProgramLookup: Sendable {
                 }
                 if let socket {
                     resolver.close()
-                    resolver.netlink = socket
+                    resolver.netlink = socket.socket
+                    resolver.namespace = socket.namespace
                     resolver.clientsAreLocal = true
                 }
                 if !batch.isEmpty {
@@ -104,12 +106,13 @@ public final class ProgramLookup: Sendable {
     }
 
     /// From the next batch on, asks the kernel through `socket`: a sock_diag socket made inside
-    /// `tv exec`'s namespace (`tv_sock_diag_open` on its thread), whose clients are all local.
-    /// The lookup owns and closes it.
-    public func useNamespaceSocket(_ socket: Int32) {
+    /// `tv exec`'s namespace (`tv_sock_diag_open` on its thread), whose clients are all local;
+    /// only processes in `namespace` (the inode of its `ns/net`) are read. The lookup owns and
+    /// closes the socket.
+    public func useNamespaceSocket(_ socket: Int32, namespace: UInt64) {
         shared.state.withLock { s in
-            if let old = s.namespaceSocket { close(old) }
-            s.namespaceSocket = socket
+            if let old = s.namespaceSocket { close(old.socket) }
+            s.namespaceSocket = (socket, namespace)
         }
     }
 

@@ -49,6 +49,9 @@ final class ProgramResolver {
     var netlink: Int32 = -1
     /// True when every client is local by construction (`tv exec`: the namespace's own programs).
     var clientsAreLocal = false
+    /// The network namespace the sock_diag socket asks (the inode of its `ns/net`): only its
+    /// processes' descriptors are read.
+    var namespace: UInt64? = ProcFiles.inode("/proc/thread-self/ns/net")
     private let owners = SocketOwners()
     private var users: [UInt32: String?] = [:]
     private var sequence: UInt32 = 0
@@ -87,7 +90,7 @@ final class ProgramResolver {
             }
             found.append((request, address, sockets))
         }
-        if missing { owners.rescan() }
+        if missing { owners.rescan(namespace: namespace) }
         return found.map { request, address, sockets in
             (request.flowID, program(request, address, sockets))
         }
@@ -102,8 +105,9 @@ final class ProgramResolver {
             if let h = owners.holders[UInt64(s.inode)] { holders[UInt64(s.inode)] = h }
         }
         let server = request.serverAddress.flatMap(ProgramLookupRequest.addressBytes).map { ($0.bytes, request.serverPort) }
-        switch ProgramMatch.decide(sockets: list, address: address.bytes, port: request.clientPort, server: server,
-                                   holders: holders, ownPID: ownPID, unreadable: owners.unreadable > 0) {
+        let decision = ProgramMatch.decide(sockets: list, address: address.bytes, port: request.clientPort, server: server,
+                                   holders: holders, ownPID: ownPID, unreadable: owners.unreadable > 0)
+        switch decision {
         case .noSocket:
             if clientsAreLocal { return .notKnown(.socketGone) }
             let local = address.bytes.withUnsafeBufferPointer { tv_address_is_local(Int32(address.family), $0.baseAddress) }

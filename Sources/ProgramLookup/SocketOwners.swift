@@ -38,13 +38,16 @@ final class SocketOwners {
         ProcFiles.readLink("/proc/\(holder.pid)/fd/\(holder.fd)").flatMap(ProcFiles.socketInode) == inode
     }
 
-    /// Reads every process's descriptors again and replaces the map.
-    func rescan() {
+    /// Reads the descriptors of every process in network namespace `namespace` (the inode of
+    /// its `/proc/PID/ns/net`; nil: every process) again and replaces the map. A process in
+    /// another namespace costs one stat, not a read of all its descriptors.
+    func rescan(namespace: UInt64?) {
         scans += 1
         var map: [UInt64: SocketHolder] = [:]
         var denied = 0
         let pids = ProcFiles.entries("/proc").names.compactMap(ProcFiles.pid).sorted()
         for pid in pids {
+            if let namespace, ProcFiles.inode("/proc/\(pid)/ns/net").map({ $0 != namespace }) ?? false { continue }
             let fdDirectory = "/proc/\(pid)/fd"
             let (fds, error) = ProcFiles.entries(fdDirectory)
             if error == EACCES { denied += 1 }

@@ -98,7 +98,7 @@ public final class ExecSession {
         defer { namespace.close() }
         // The program lookup asks the namespace's own socket table (its programs' sockets are there).
         let diag = try namespace.thread.run { tv_sock_diag_open(1_000) }
-        if diag >= 0 { wiring.programs.useNamespaceSocket(diag) }
+        if diag >= 0 { wiring.programs.useNamespaceSocket(diag, namespace: namespace.thread.networkNamespaceInode) }
         if let reason = namespace.tunOffload.unavailableReason { say("the TUN runs without checksum offload (\(reason)); traffic still flows, with more CPU per byte") }
         var engineConfig = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
         engineConfig.resolvers = resolvers

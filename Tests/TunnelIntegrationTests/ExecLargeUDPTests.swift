@@ -50,9 +50,9 @@ final class ExecLargeUDPTests {
         #expect(r.status == 0 && r.out == "1500 3000 3000\n", "\(r)")
         // The link out at 1400: the TUN follows; the datagrams came in fragments, were reassembled,
         // and tv signalled no path MTU (the counters tv exec prints at exit).
-        let link = "h-\(lab.tag)"
-        try Sh.must(["ip", "-n", lab.host, "link", "set", link, "mtu", "1400"])
-        defer { _ = Sh.run(["ip", "-n", lab.host, "link", "set", link, "mtu", "1500"]) }
+        // Both ends of the link: a veth drops frames larger than its own MTU.
+        for (ns, link) in [(lab.host, "h-\(lab.tag)"), (lab.origin, "o-\(lab.tag)")] { try Sh.must(["ip", "-n", ns, "link", "set", link, "mtu", "1400"]) }
+        defer { for (ns, link) in [(lab.host, "h-\(lab.tag)"), (lab.origin, "o-\(lab.tag)")] { _ = Sh.run(["ip", "-n", ns, "link", "set", link, "mtu", "1500"]) } }
         let smaller = lab.tv(["exec", "--yes", "--", "python3", client])
         #expect(smaller.status == 0 && smaller.out == "1400 3000 3000\n", "\(smaller)")
         #expect(smaller.err.contains("2 datagrams reassembled") && !smaller.err.contains("path-MTU signal"), "\(smaller.err)")
