@@ -79,6 +79,9 @@ final class RunModeTests {
         let flows = try lab.flows()
         let tls4 = try #require(flows.first { $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 443 })
         #expect(tls4["status"] as? String == "inspected" && tls4["clientAddress"] as? String == "10.204.0.2" && tls4["host"] as? String == "origin.test")
+        // The client is routed in from another namespace: its program is on another machine (issue 18).
+        let remote = tls4["program"] as? [String: Any]
+        #expect(remote?["known"] as? Bool == false && remote?["reason"] as? String == "other_machine", "\(tls4)")
         #expect(flows.first { $0["serverPort"] as? Int == 8080 }?["status"] as? String == "not_encrypted")
         #expect(flows.first { $0["serverAddress"] as? String == "fd03::2" }?["status"] as? String == "inspected")
         // The banner printed the rules to type.
@@ -155,7 +158,12 @@ final class RunModeTests {
         }
 
         let flows = try lab.flows()
-        #expect(flows.first { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 443 }?["status"] as? String == "inspected")
+        let https4 = flows.first { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 443 }
+        #expect(https4?["status"] as? String == "inspected")
+        // The host's own curl, through the TUN: the lookup names it (issue 18).
+        let local = https4?["program"] as? [String: Any]
+        #expect(local?["known"] as? Bool == true && local?["command"] as? String == "curl" && local?["executable"] as? String == "/usr/bin/curl"
+                && local?["user"] as? String == "root", "\(String(describing: https4))")
         #expect(flows.contains { $0["serverAddress"] as? String == "fd05::2" && $0["status"] as? String == "not_encrypted" })
         #expect(flows.contains { $0["transport"] as? String == "udp" && $0["serverPort"] as? Int == 7007 })
         #expect(flows.contains { $0["serverPort"] as? Int == 53 && $0["host"] as? String == "named.test" })
