@@ -90,7 +90,16 @@ final class ProgramResolver {
             }
             found.append((request, address, sockets))
         }
-        if missing { owners.rescan(namespace: namespace) }
+        // The recent owners first (cheap), everything only when that was not enough.
+        if missing {
+            owners.scanRecent()
+            var unowned = Set<UInt64>()
+            for (_, _, sockets) in found {
+                guard case .success(let list) = sockets else { continue }
+                for s in list where s.inode != 0 && owners.holders[UInt64(s.inode)] == nil { unowned.insert(UInt64(s.inode)) }
+            }
+            if !unowned.isEmpty { owners.rescan(namespace: namespace, wanted: unowned) }
+        }
         return found.map { request, address, sockets in
             (request.flowID, program(request, address, sockets))
         }
@@ -127,6 +136,7 @@ final class ProgramResolver {
         }
         let executable = ProcFiles.readLink("/proc/\(holder.pid)/exe")
         guard SocketOwners.holds(holder, UInt64(socket.inode)) else { return .notKnown(.processGone) }
+        owners.noteRecent(holder.pid)
         return .known(ProgramIdentity(pid: holder.pid, command: command, executable: executable, uid: socket.uid, user: user(socket.uid)))
     }
 

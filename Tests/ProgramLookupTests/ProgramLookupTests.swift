@@ -20,7 +20,7 @@ struct ProgramLookupTests {
         }
     }
 
-    @Test("a python3 child's TCP client socket (IPv4 and IPv6) is named python3 with its pid, /usr/bin/python3.x and root; after it exits, socket gone")
+    @Test("a python3 child's TCP client socket (IPv4 and IPv6) is named python3 with its pid, /usr/bin/python3.x and root (one /proc scan; its second connection found among recent owners without another); after it exits, socket gone")
     func realChild() throws {
         for (family, host) in [(AF_INET, "127.0.0.1"), (AF_INET6, "::1")] {
             let listener = socket(family, Int32(SOCK_STREAM.rawValue), 0)
@@ -42,13 +42,13 @@ struct ProgramLookupTests {
             #expect(listen(listener, 4) == 0)
             let child = Process()
             child.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            child.arguments = ["-c", "import socket,sys; s=socket.create_connection(('\(host)', \(port))); print(s.getsockname()[1], flush=True); sys.stdin.read()"]
+            child.arguments = ["-c", "import socket,sys; s=socket.create_connection(('\(host)', \(port))); print(s.getsockname()[1], flush=True); "
+                               + "sys.stdin.readline(); t=socket.create_connection(('\(host)', \(port))); print(t.getsockname()[1], flush=True); sys.stdin.read()"]
             let out = Pipe(), input = Pipe()
             child.standardOutput = out
             child.standardInput = input
             try child.run()
-            let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
-            let clientPort = try #require(UInt16(line.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let clientPort = try #require(UInt16(Self.line(out.fileHandleForReading.fileDescriptor)))
 
             let answers = Answers()
             let lookup = ProgramLookup { id, p in answers.add(id, p) }
@@ -57,8 +57,18 @@ struct ProgramLookupTests {
             let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/usr/bin/python3")
             let first = answers.list.withLock { $0 }
             #expect(first.count == 1 && first[0].0 == 1)
-            #expect(first[0].1 == .known(ProgramIdentity(pid: child.processIdentifier, command: "python3",
-                                                         executable: "/usr/bin/" + executable, uid: 0, user: "root")), "\(first)")
+            let python = FlowProgram.known(ProgramIdentity(pid: child.processIdentifier, command: "python3",
+                                                           executable: "/usr/bin/" + executable, uid: 0, user: "root"))
+            #expect(first[0].1 == python, "\(first)")
+            #expect(lookup.counters.scans == 1)
+
+            // A second connection of the same program: found among the recent owners, no full scan.
+            input.fileHandleForWriting.write(Data("go\n".utf8))
+            let second = try #require(UInt16(Self.line(out.fileHandleForReading.fileDescriptor)))
+            #expect(lookup.lookUp(ProgramLookupRequest(flowID: 3, clientAddress: host, clientPort: second, serverAddress: nil, serverPort: 0, transport: .tcp)))
+            #expect(answers.got.wait(timeout: .now() + 5) == .success)
+            #expect(answers.list.withLock { $0.last?.0 == 3 && $0.last?.1 == python })
+            #expect(lookup.counters.scans == 1)
 
             try input.fileHandleForWriting.close()
             child.waitUntilExit()
@@ -67,8 +77,23 @@ struct ProgramLookupTests {
             // Closed by the exit: gone from the table, or left with inode 0 (FIN_WAIT / TIME_WAIT).
             #expect(answers.list.withLock { $0.last?.1 } == .notKnown(.socketGone))
             lookup.stop()
-            #expect(lookup.counters.lookedUp == 2 && lookup.counters.found == 1 && lookup.counters.notKnown == 1 && lookup.counters.dropped == 0)
+            #expect(lookup.counters.lookedUp == 3 && lookup.counters.found == 2 && lookup.counters.notKnown == 1 && lookup.counters.dropped == 0)
         }
+    }
+
+    /// One line the child printed (without its newline), read byte by byte (at most 5 s).
+    static func line(_ fd: Int32) -> String {
+        var bytes: [UInt8] = []
+        let deadline = Date().addingTimeInterval(5)
+        var byte: UInt8 = 0
+        while Date() < deadline {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) > 0 else { continue }
+            guard read(fd, &byte, 1) == 1 else { break }
+            if byte == 0x0A { break }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     @Test("a client address that is not this machine's: another machine (TEST-NET-1)")
