@@ -52,6 +52,9 @@ let package = Package(
         // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`; runs on Proxy's loop.
         // QUIC Initials are opened (names only) with OpenSSL's HKDF and AES.
         .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "Wire", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),
+        // The program behind each flow: sock_diag (the kernel's socket table) and /proc, on a
+        // lookup thread of its own, off the data path.
+        .target(name: "ProgramLookup", dependencies: ["CTVShims", "FlowTerms"]),
         // The control socket of a live `tv run` session.
         .target(name: "ControlChannel", dependencies: ["TVHome"]),
 
@@ -60,7 +63,7 @@ let package = Package(
         .target(name: "FlowFilter", dependencies: ["TVHome"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "Capture", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter"]),
+        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "Capture", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "ProgramLookup"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "Recording", "Wire", "FlowStore", "FlowTerms"]),
@@ -83,6 +86,7 @@ let package = Package(
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
         .testTarget(name: "CLITests", dependencies: ["tv", "Recording", "FlowStore", "FlowTerms"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "TVHome"]),
+        .testTarget(name: "ProgramLookupTests", dependencies: ["ProgramLookup", "CTVShims", "FlowTerms"]),
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome", "FlowTerms"]),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome"]),
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),

@@ -12,6 +12,8 @@ final class FlowBatchWriter {
     private let upsert: SQLiteStatement
     /// The `exchanges` upsert (`ExchangeColumns.upsertSQL`).
     private let exchangeUpsert: SQLiteStatement
+    /// `UPDATE flows SET program_* … WHERE id = ?` (`FlowEvent.program`).
+    private let setProgram: SQLiteStatement
     /// The largest flow id in the file when it was opened (0 for none).
     let maxID: Int64
     /// This writer's row in `flow_writers`, stamped on every flow it writes, and its held lock.
@@ -43,20 +45,24 @@ final class FlowBatchWriter {
         try database.execute("PRAGMA ignore_check_constraints=ON")
         upsert = try database.prepare(FlowRecordColumns.upsertSQL)
         exchangeUpsert = try database.prepare(ExchangeColumns.upsertSQL)
+        setProgram = try database.prepare(FlowRecordColumns.programUpdateSQL)
     }
 
     /// Writes `events` in one transaction. Several events for one flow collapse into its latest
-    /// record, written once, in the order flows first appear.
+    /// record, written once, in the order flows first appear; programs are set after the records
+    /// (a flow's program arrives after its opening).
     /// - Throws: `FlowStoreError`; nothing of the batch is written then.
     func write(_ events: [FlowEvent]) throws {
         var order: [Int64] = []
         var latest: [Int64: FlowRecord] = [:]
         var exchanges = LatestExchanges()
+        var programs: [(Int64, FlowProgram)] = []
         order.reserveCapacity(events.count)
         latest.reserveCapacity(events.count)
         for event in events {
             guard let flow = event.flow else {
                 if case let .exchange(exchange) = event { exchanges.keep(exchange) }
+                if case let .program(id, program) = event { programs.append((id, program)) }
                 continue
             }
             if latest.updateValue(flow, forKey: flow.id) == nil {
@@ -72,9 +78,14 @@ final class FlowBatchWriter {
                 try exchangeUpsert.bind(ExchangeColumns.bindings(exchange))
                 try exchangeUpsert.step()
             }
+            for (id, program) in programs {
+                try setProgram.bind(FlowRecordColumns.programBindings(program) + [.integer(id)])
+                try setProgram.step()
+            }
         }
         upsert.reset()
         exchangeUpsert.reset()
+        setProgram.reset()
     }
 
     /// The largest flow id in the file at `path`, read read-only (0 for none): where ids go on

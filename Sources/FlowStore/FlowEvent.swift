@@ -12,12 +12,15 @@ public enum FlowEvent: Sendable, Equatable {
     /// An HTTP exchange of a flow started or changed (issue 16); upserted by (flow, sequence),
     /// so the latest event for an exchange is what its row holds. `id` is ignored (SQLite's).
     case exchange(ExchangeRecord)
+    /// The program behind flow `flowID`, from the program lookup: sets only the `program_*`
+    /// columns of a row already written (the record events never touch them).
+    case program(flowID: Int64, FlowProgram)
 
-    /// The flow record the event carries; nil for `.exchange`.
+    /// The flow record the event carries; nil for `.exchange` and `.program`.
     public var flow: FlowRecord? {
         switch self {
         case let .opened(flow), let .updated(flow), let .closed(flow): return flow
-        case .exchange: return nil
+        case .exchange, .program: return nil
         }
     }
 }

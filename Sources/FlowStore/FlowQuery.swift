@@ -23,10 +23,14 @@ public struct FlowQuery: Sendable, Equatable {
     public var limit: Int
     /// The previous page's `FlowPage.nextCursor`; nil for the first (newest) page.
     public var after: String?
+    /// Only flows whose program's command name is exactly this (`curl`; the index
+    /// `flows_by_program`).
+    public var program: String?
 
     /// A query; every filter left nil matches all flows. Times are µs since the epoch.
     public init(host: String? = nil, status: FlowStatus? = nil, since: Int64? = nil, from: Int64? = nil,
-                to: Int64? = nil, limit: Int = FlowQuery.defaultLimit, after: String? = nil) {
+                to: Int64? = nil, limit: Int = FlowQuery.defaultLimit, after: String? = nil, program: String? = nil) {
+        self.program = program
         self.host = host
         self.status = status
         self.since = since
@@ -74,6 +78,10 @@ public struct FlowQuery: Sendable, Equatable {
             conditions.append(
                 "(host LIKE ? ESCAPE '\\' OR other_hosts LIKE ? ESCAPE '\\' OR server_address LIKE ? ESCAPE '\\' OR client_address LIKE ? ESCAPE '\\')")
             bindings += [pattern, pattern, pattern, pattern]
+        }
+        if let program {
+            conditions.append("program_command = ?")
+            bindings.append(.text(program))
         }
         if let status {
             conditions.append("status = ?")

@@ -73,6 +73,10 @@ public struct FlowRecord: Sendable, Equatable {
     /// `host` is the server_name of a ClientHello that carried an `encrypted_client_hello`
     /// extension: the outer (public) name of an ECH handshake, unless the extension was GREASE.
     public var hostIsECHPublicName = false
+    /// The local program behind the flow, or why it is not known; nil until the program lookup
+    /// answered. Read from the row; written only by `FlowEvent.program` (the record events
+    /// leave it as it is).
+    public var program: FlowProgram?
 
     /// A record; everything past the five-tuple and status defaults to "not known yet".
     public init(
@@ -105,8 +109,10 @@ public struct FlowRecord: Sendable, Equatable {
         certificateSHA256: String? = nil,
         packetsUp: Int64? = nil,
         packetsDown: Int64? = nil,
-        clientTLSVersion: String? = nil
+        clientTLSVersion: String? = nil,
+        program: FlowProgram? = nil
     ) {
+        self.program = program
         self.clientTLSVersion = clientTLSVersion
         self.packetsUp = packetsUp
         self.packetsDown = packetsDown

@@ -15,8 +15,13 @@ enum FlowRecordColumns {
         "other_hosts", "ech_public_name",
     ]
 
-    /// `id, start_time, …` for a SELECT list.
-    static let selectList: String = names.joined(separator: ", ")
+    /// `id, start_time, …` for a SELECT list, then the program's columns (`FlowProgramColumns`,
+    /// which the upsert never writes).
+    static let selectList: String = (names + FlowProgramColumns.names).joined(separator: ", ")
+
+    /// `FlowEvent.program`'s statement and values (the flow's id is bound last).
+    static let programUpdateSQL = FlowProgramColumns.updateSQL
+    static func programBindings(_ program: FlowProgram) -> [SQLiteValue] { FlowProgramColumns.bindings(program) }
 
     /// `INSERT … ON CONFLICT(id) DO UPDATE SET every other column`: one statement that both opens
     /// and updates a flow, so an update whose open was dropped still lands whole.
@@ -55,15 +60,16 @@ enum FlowRecordColumns {
     /// against what a writer writes.
     /// - Throws: `DamagedRow` naming the first column that holds a value no writer writes.
     static func record(from row: SQLiteStatement) throws(DamagedRow) -> FlowRecord {
-        try record(names.indices.map { row.value(at: Int32($0)) })
+        try record((names + FlowProgramColumns.names).indices.map { row.value(at: Int32($0)) })
     }
 
-    /// The record `values` (in `names` order) hold. Pure.
+    /// The record `values` (in `names` order, then `FlowProgramColumns.names`; missing program
+    /// values read as NULL) hold. Pure.
     /// - Throws: `DamagedRow` naming the first column that holds a value no writer writes.
     static func record(_ values: [SQLiteValue]) throws(DamagedRow) -> FlowRecord {
         let id: Int64
         if case let .integer(n) = values.first ?? .null { id = n } else { id = 0 }
-        let r = CheckedRow(row: "flow \(id)", names: names, values: values)
+        let r = CheckedRow(row: "flow \(id)", names: names + FlowProgramColumns.names, values: values)
         let port: ClosedRange<Int64> = 0...65_535
         let count: ClosedRange<Int64> = 0...Int64.max
         var record = FlowRecord(
@@ -96,7 +102,8 @@ enum FlowRecordColumns {
             certificateSHA256: try r.optionalText("cert_sha256"),
             packetsUp: try r.optionalInteger("packets_up", in: count),
             packetsDown: try r.optionalInteger("packets_down", in: count),
-            clientTLSVersion: try r.optionalText("client_tls_version")
+            clientTLSVersion: try r.optionalText("client_tls_version"),
+            program: try FlowProgramColumns.program(r)
         )
         record.otherHosts = TextList.decode(try r.text("other_hosts"))
         record.hostIsECHPublicName = try r.integer("ech_public_name", in: 0...1) == 1

@@ -281,6 +281,20 @@ public enum FlowSchema {
         ALTER TABLE flows ADD COLUMN other_hosts TEXT NOT NULL DEFAULT '';   -- TextList
         ALTER TABLE flows ADD COLUMN ech_public_name INTEGER NOT NULL DEFAULT 0;
         """,
+        // 10 (branch i16-program, issue 18): the program behind each flow (issue 18), written by the program lookup's
+        // own event (`FlowEvent.program`), never by the whole-record upsert. Known: pid, command
+        // name, executable, the socket owner's uid and user name; not known: `program_unknown`
+        // (a `ProgramUnknown` raw value). NULL everywhere: not looked up (an older row).
+        // `tv flows --program NAME` reads through the index.
+        """
+        ALTER TABLE flows ADD COLUMN program_pid INTEGER;
+        ALTER TABLE flows ADD COLUMN program_command TEXT;
+        ALTER TABLE flows ADD COLUMN program_executable TEXT;
+        ALTER TABLE flows ADD COLUMN program_uid INTEGER;
+        ALTER TABLE flows ADD COLUMN program_user TEXT;
+        ALTER TABLE flows ADD COLUMN program_unknown TEXT;
+        CREATE INDEX flows_by_program ON flows (program_command);
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

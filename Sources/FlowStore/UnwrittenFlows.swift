@@ -12,6 +12,8 @@ struct UnwrittenFlows: Sendable {
     private var exchanges = LatestExchanges()
     /// Exchanges given up since the set was made (past `limit`, or at `giveUpAll`).
     private(set) var exchangesGivenUp = 0
+    /// Programs a failed transaction did not set, by flow (bounded by `limit` too).
+    private var programs: [Int64: FlowProgram] = [:]
 
     init(limit: Int) { self.limit = max(limit, 1) }
 
@@ -26,6 +28,7 @@ struct UnwrittenFlows: Sendable {
         for event in events {
             guard let flow = event.flow else {
                 if case let .exchange(exchange) = event { exchanges.keep(exchange) }
+                if case let .program(id, program) = event, programs.count < limit || programs[id] != nil { programs[id] = program }
                 continue
             }
             if latest.updateValue(flow, forKey: flow.id) == nil { order.append(flow.id) }
@@ -38,14 +41,16 @@ struct UnwrittenFlows: Sendable {
     }
 
     /// Hands back every flow kept, oldest first, as `.updated` events (the writer upserts by id,
-    /// so the kind of event does not matter), and empties the set.
+    /// so the kind of event does not matter), then the programs kept, and empties the set.
     mutating func takeAll() -> [FlowEvent] {
         defer {
             latest = [:]
             order = []
             exchanges = LatestExchanges()
+            programs = [:]
         }
         return order.map { .updated(latest[$0]!) } + exchanges.inOrder.map { .exchange($0) }
+            + programs.sorted { $0.key < $1.key }.map { .program(flowID: $0.key, $0.value) }
     }
 
     /// Gives up every flow kept (the writer is stopping). - Returns: them, oldest first.

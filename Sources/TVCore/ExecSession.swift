@@ -90,7 +90,7 @@ public final class ExecSession {
             if !losses.isEmpty { say(RecordingPresentation.stopped(losses, folder: home.path)) }
         }
         var plan = TunnelAddressPlan()
-        if let mtu = options.mtu { plan.mtu = mtu }
+        plan.mtu = options.mtu ?? EgressMTU.current()
         let resolvers = ResolvConf.nameservers()
         if resolvers.isEmpty { say("this host's /etc/resolv.conf names no nameserver: names will not resolve inside") }
 
@@ -103,6 +103,9 @@ public final class ExecSession {
 
         let namespace = try ExecNamespace(plan: plan, resolvConfPath: resolvPath)
         defer { namespace.close() }
+        // The program lookup asks the namespace's own socket table (its programs' sockets are there).
+        let diag = try namespace.thread.run { tv_sock_diag_open(1_000) }
+        if diag >= 0 { wiring.programs.useNamespaceSocket(diag, namespace: namespace.thread.networkNamespaceInode) }
         if let reason = namespace.tunOffload.unavailableReason { say("the TUN runs without checksum offload (\(reason)); traffic still flows, with more CPU per byte") }
         var engineConfig = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
         engineConfig.resolvers = resolvers

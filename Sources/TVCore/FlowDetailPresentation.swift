@@ -17,6 +17,7 @@ public enum FlowDetailPresentation {
         out.append("  name         \(name) (\(FlowNamePresentation.origin(f)))")
         out.append("  server       \(f.serverAddress.isEmpty ? "not connected (port \(f.serverPort))" : address(f.serverAddress, f.serverPort)) over \(f.transport.rawValue)")
         out.append("  client       \(address(f.clientAddress, f.clientPort))")
+        out.append("  program      \(FlowProgramPresentation.sentence(f.program))")
         let last = f.duration.map { f.startTime + $0 } ?? f.lastActivityTime
         out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last))\(f.duration == nil ? " (still open)" : "")")
         out.append("  duration     \(f.duration.map { Units.duration(microseconds: $0) } ?? "open, \(Units.duration(microseconds: max(0, now - f.startTime))) so far")")
@@ -129,6 +130,7 @@ public enum FlowDetailPresentation {
                 ("notBefore", optInt(f.certificateNotBefore)), ("notAfter", optInt(f.certificateNotAfter)),
                 ("sha256", opt(f.certificateSHA256)),
             ])),
+            ("program", FlowProgramPresentation.json(f.program)),
         ])
     }
 }

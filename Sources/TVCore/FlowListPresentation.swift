@@ -3,7 +3,8 @@ import TVHome
 
 /// How `tv flows` shows flows: one line each, newest first.
 ///
-/// Columns: id, when (relative), status mark — only departures from "encrypted" are written
+/// Columns: id, when (relative), the program that opened it (`FlowProgramPresentation.word`; the
+/// column is left out when no row has one), status mark — only departures from "encrypted" are written
 /// as words, since encrypted is the normal state — host (or the server address), protocol and
 /// port, bytes up and down (with packet counts where the tunnel counted them, e.g. UDP through
 /// `tv exec`), duration ("open" while it lasts).
@@ -11,6 +12,7 @@ public struct FlowListPresentation: Sendable {
     public struct Row: Sendable, Equatable {
         public var id: String
         public var when: String
+        public var program: String
         public var status: String
         public var host: String
         public var protocolAndPort: String
@@ -45,7 +47,7 @@ public struct FlowListPresentation: Sendable {
     }
 
     /// The options that narrow which flows are listed (not `--limit`, not `--data-dir`).
-    static let filterOptions: Set<String> = ["--host", "--status", "--since", "--from", "--to", "--filter"]
+    static let filterOptions: Set<String> = ["--host", "--program", "--status", "--since", "--from", "--to", "--filter"]
 
     /// The line of an empty page: the start-a-session advice only when nothing is recorded at
     /// all; otherwise the filters given, as typed, and the total, so "nothing matched" is never
@@ -114,6 +116,7 @@ public struct FlowListPresentation: Sendable {
     static func row(_ flow: FlowRecord, now: Int64) -> Row {
         Row(id: String(flow.id),
             when: Units.relative(flow.startTime, now: now),
+            program: FlowProgramPresentation.word(flow.program),
             status: statusWord(flow),
             host: TerminalText.line(flow.host ?? flow.serverAddress),
             protocolAndPort: FlowNamePresentation.service(flow),
@@ -137,13 +140,17 @@ public struct FlowListPresentation: Sendable {
             // With a filter, the history may be full: say that nothing matched it, not "start tv".
             return damagedLine + [emptyLine()]
         }
-        let header = Row(id: "ID", when: "WHEN", status: "STATUS", host: "HOST", protocolAndPort: "PROTO PORT", up: "UP", down: "DOWN", duration: "DURATION")
+        let header = Row(id: "ID", when: "WHEN", program: "PROGRAM", status: "STATUS", host: "HOST", protocolAndPort: "PROTO PORT", up: "UP", down: "DOWN", duration: "DURATION")
         let all = [header] + rows
         func width(_ key: KeyPath<Row, String>) -> Int { all.map { $0[keyPath: key].count }.max() ?? 0 }
-        let w = [width(\.id), width(\.when), width(\.host), width(\.protocolAndPort), width(\.up), width(\.down), width(\.duration)]
+        let w = [width(\.id), width(\.when), width(\.host), width(\.protocolAndPort), width(\.up), width(\.down), width(\.duration),
+                 width(\.program)]
+        // PROGRAM is left out when no row on the page has one (rows from before the lookup).
+        let showProgram = rows.contains { !$0.program.isEmpty }
         var out = all.map { r in
-            [pad(r.id, w[0], right: true), pad(r.when, w[1]), pad(r.host, w[2]), pad(r.protocolAndPort, w[3]),
-             pad(r.up, w[4], right: true), pad(r.down, w[5], right: true), pad(r.duration, w[6], right: true), r.status]
+            ([pad(r.id, w[0], right: true), pad(r.when, w[1])] + (showProgram ? [pad(r.program, w[7])] : [])
+             + [pad(r.host, w[2]), pad(r.protocolAndPort, w[3]),
+                pad(r.up, w[4], right: true), pad(r.down, w[5], right: true), pad(r.duration, w[6], right: true), r.status])
                 .joined(separator: "  ").trimmingTrailingSpaces()
         }
         out += damagedLine

@@ -23,7 +23,7 @@ public struct HostTunnelOptions: Sendable {
     public var plan: TunnelAddressPlan {
         var plan = TunnelAddressPlan()
         plan.deviceName = deviceName
-        if let mtu { plan.mtu = mtu }
+        plan.mtu = mtu ?? EgressMTU.current(mark: mark)
         return plan
     }
 

@@ -376,6 +376,7 @@ public final class Session: Sendable {
         if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
         values.merge(capture?.statusValues ?? ["capture": "off"]) { old, _ in old }
+        values.merge(ProgramLookupStatus.values(wiring.programs.counters)) { old, _ in old }
         return values
     }
 }

@@ -1,6 +1,7 @@
 import FlowStore
 import Foundation
 import LocalCA
+import ProgramLookup
 import Proxy
 import Recording
 import FlowTerms
@@ -15,6 +16,8 @@ final class SessionWiring: Sendable {
     let settings: SettingsStore
     let store: FlowStore
     let writer: FlowWriter
+    /// Names the program behind each flow (its own thread; answers go to `writer`).
+    let programs: ProgramLookup
     let pinning: PersistentPinningMemory
     let contentWriter: ContentWriter
     let content: ContentRecorder
@@ -129,7 +132,9 @@ final class SessionWiring: Sendable {
         config.firstFlowID = UInt64(writer.allocateID())
         let logsRequests = options.logRequests || record[SettingKeys.logRequests]
         requestLog = logsRequests ? options.printRequest.map { RequestLog(print: $0) } : nil
-        config.flowSink = FlowStoreSink(writer: writer, requestLog: requestLog)
+        let flowWriter = writer
+        programs = ProgramLookup { id, program in _ = flowWriter.enqueue(.program(flowID: id, program)) }
+        config.flowSink = FlowStoreSink(writer: writer, requestLog: requestLog, programs: programs)
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         config.chunkRecorder = content
         if let seconds = options.headTimeoutSeconds { config.headTimeout = seconds }
@@ -143,6 +148,8 @@ final class SessionWiring: Sendable {
     /// - Returns: what was not saved (exact counts; empty when everything was).
     @discardableResult
     func close() -> RecordingLosses {
+        // The lookups still queued answer before the flow writer closes.
+        programs.stop()
         content.stop()
         contentWriter.close()
         pinning.flush()

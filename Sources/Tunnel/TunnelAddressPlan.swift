@@ -5,9 +5,10 @@
 public struct TunnelAddressPlan: Sendable, Equatable {
     /// The interface name (at most 15 bytes).
     public var deviceName = "tv0"
-    /// 65,535 by default: the TUN is local, and per-packet cost dominates (tun-nat.md rates).
-    /// Datagrams larger than it arrive fragmented and are reassembled.
-    public var mtu = 65_535
+    /// The TUN's MTU. `tv exec` and `--mode tun` set the egress link's (`EgressMTU.current`)
+    /// unless `--mtu` says otherwise, so large UDP is fragmented by the program's kernel as
+    /// without tv (tv reassembles it); TCP still comes in 64 KB super-packets (TSO on the TUN).
+    public var mtu = EgressMTU.fallback
     /// The TX queue (kernel → tv) length; the default 500 dropped packets under load.
     public var txQueueLength = 10_000
 

@@ -22,7 +22,7 @@ import Testing
         #expect(try names(database, type: "table") == ["captures", "client_pins", "content_turns", "exchanges", "flow_writers", "flows", "host_names",
                                                        "packet_counts", "packets", "pinned_hosts", "settings"])
         #expect(try names(database, type: "index") == ["client_pins_by_host", "content_turns_by_recorded_at", "content_turns_by_segment",
-                                                       "exchanges_by_request_time", "flows_by_host", "flows_by_start_time", "packets_by_capture"])
+                                                       "exchanges_by_request_time", "flows_by_host", "flows_by_program", "flows_by_start_time", "packets_by_capture"])
         // A second run is a no-op.
         #expect(try FlowSchema.migrate(database) == FlowSchema.currentVersion)
         #expect(try database.userVersion() == FlowSchema.currentVersion)

@@ -79,6 +79,9 @@ final class RunModeTests {
         let flows = try lab.flows()
         let tls4 = try #require(flows.first { $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 443 })
         #expect(tls4["status"] as? String == "inspected" && tls4["clientAddress"] as? String == "10.204.0.2" && tls4["host"] as? String == "origin.test")
+        // The client is routed in from another namespace: its program is on another machine (issue 18).
+        let remote = tls4["program"] as? [String: Any]
+        #expect(remote?["known"] as? Bool == false && remote?["reason"] as? String == "other_machine", "\(tls4)")
         #expect(flows.first { $0["serverPort"] as? Int == 8080 }?["status"] as? String == "not_encrypted")
         #expect(flows.first { $0["serverAddress"] as? String == "fd03::2" }?["status"] as? String == "inspected")
         // The banner printed the rules to type.
@@ -115,8 +118,8 @@ final class RunModeTests {
         #expect(https.status == 0 && https.out == OriginLab.indexBody, "\(https)\n\(tv.output)")
         let v6 = lab.inHost(["curl", "-sS", "-g", "http://[fd05::2]:8080/index.html"])
         #expect(v6.status == 0 && v6.out == OriginLab.indexBody, "\(v6)")
-        // 3,000 bytes fit the TUN (MTU 65535) but not the uplink (1500): the first send is refused
-        // with ICMP "fragmentation needed" (EMSGSIZE), the second goes in fragments.
+        // The TUN takes the uplink's MTU (1500): 3,000 bytes leave the app's kernel in fragments,
+        // as without tv, and the first send arrives (tv reassembles and sends it on).
         let udp = lab.inHost(["python3", "-c", """
             import errno, socket
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5); s.connect(('10.205.0.2', 7007))
@@ -127,7 +130,7 @@ final class RunModeTests {
                 except OSError as e:
                     print(errno.errorcode[e.errno])
             """])
-        #expect(udp.out == "EMSGSIZE\n3000\n", "\(udp)")
+        #expect(udp.out == "3000\n", "\(udp)")
         try "nameserver 10.205.0.2\n".write(toFile: lab.dir + "/resolv.conf", atomically: true, encoding: .utf8)
         let dns = lab.inHost(["getent", "ahostsv4", "named.test"])
         #expect(dns.out.contains("10.203.0.2"), "\(dns)")
@@ -139,9 +142,9 @@ final class RunModeTests {
         let status = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status"])
         #expect(status.out.contains("): whole host through a TUN (policy routing) on tv0 ("), "\(status)")
         #expect(!status.out.contains(" on :0"), "\(status)")
-        // … and what went through the TUN so far: packets, the UDP flows and the path-MTU signal.
+        // … and what went through the TUN so far: packets, the UDP flows and the reassembled datagram.
         #expect(status.out.contains("\n  tunnel: read "), "\(status)")
-        #expect(status.out.contains(" UDP flow") && status.out.contains("1 path-MTU signal"), "\(status)")
+        #expect(status.out.contains(" UDP flow") && status.out.contains("1 datagram reassembled") && !status.out.contains("path-MTU"), "\(status)")
         // … and where names came from (issue 18).
         #expect(status.out.contains("\n  names from lookups: ") && status.out.contains("\n  names from QUIC: "), "\(status)")
 
@@ -157,7 +160,12 @@ final class RunModeTests {
         }
 
         let flows = try lab.flows()
-        #expect(flows.first { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 443 }?["status"] as? String == "inspected")
+        let https4 = flows.first { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 443 }
+        #expect(https4?["status"] as? String == "inspected")
+        // The host's own curl, through the TUN: the lookup names it (issue 18).
+        let local = https4?["program"] as? [String: Any]
+        #expect(local?["known"] as? Bool == true && local?["command"] as? String == "curl" && local?["executable"] as? String == "/usr/bin/curl"
+                && local?["user"] as? String == "root", "\(String(describing: https4))")
         #expect(flows.contains { $0["serverAddress"] as? String == "fd05::2" && $0["status"] as? String == "not_encrypted" })
         #expect(flows.contains { $0["transport"] as? String == "udp" && $0["serverPort"] as? Int == 7007 })
         #expect(flows.contains { $0["serverPort"] as? Int == 53 && $0["host"] as? String == "named.test" })

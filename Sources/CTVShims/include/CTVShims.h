@@ -11,6 +11,7 @@
 #include "CTVNetShims.h"
 #include "CTVTLSShims.h"
 #include "CTVTunnelShims.h"
+#include "CTVProgramShims.h"
 
 /// EVP_EC_gen(curve): a fresh EC key on the named curve ("P-256", "P-384"); NULL on failure.
 EVP_PKEY *tv_ec_keygen(const char *curve);

@@ -12,7 +12,7 @@ enum ExecCommand {
             name: "exec", summary: "Run one command with all its traffic through tv (its own network namespace; needs root).",
             discussion: "CMD runs in a new network namespace whose default route is a TUN device: its TCP goes through the proxy (inspected, passed through, or not encrypted, each recorded as a flow), its UDP and DNS are forwarded from this host. Its /etc/resolv.conf (only its view) names the tunnel's DNS address. Proxy variables are removed from its environment. Its exit code is tv's; Ctrl-C reaches it first. Everything is removed when it exits, and the tunnel's counters (packets and bytes read from and written into the TUN, connections, flows, drops by reason) are printed to stderr. No `tv run` is needed.",
             options: [OptionSpec("yes", help: "Go ahead without asking (needed without a terminal)."),
-                      OptionSpec("mtu", value: "N", help: "The TUN's MTU (default 65535; smaller values make large UDP arrive in fragments, which tv reassembles)."),
+                      OptionSpec("mtu", value: "N", help: "The TUN's MTU (default: the MTU of this host's route out, so large UDP is fragmented as without tv; tv reassembles it)."),
                       OptionSpec("quiet", help: "Print nothing but errors (no banner, no tunnel counters when CMD exits).")] + RunCommands.proxyOptions,
             positionals: [PositionalSpec("CMD", help: "The command and its arguments (options after CMD are its own).", variadic: true)])
         spec.optionsEndAtFirstPositional = true
@@ -36,7 +36,7 @@ enum ExecCommand {
             throw TunnelError.needsPrivileges(command: "tv exec", missing: missing.joined(separator: " and "))
         }
         let home = try inv.home()
-        let explanation = ExecExplanation(command: arguments, plan: TunnelAddressPlan(), mtu: options.mtu)
+        let explanation = ExecExplanation(command: arguments, plan: TunnelAddressPlan(), mtu: options.mtu ?? EgressMTU.current())
         if !inv.yes {
             guard console.stdinIsTerminal else {
                 throw UsageRefusal("`tv exec` changes networking for \(arguments[0]) (a private network namespace with a TUN device) and asks first; with no terminal to ask on, pass --yes.")

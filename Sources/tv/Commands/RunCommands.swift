@@ -18,7 +18,7 @@ enum RunCommands {
                   OptionSpec("proxy-auth", value: "USER:PASSFILE", help: "Regular and socks5 modes: require this user name and the password on PASSFILE's first line (a file of yours, 0600) of every client (HTTP Basic, 407 otherwise; SOCKS5 username/password), compared in constant time."),
                   OptionSpec("dry-run", help: "--mode tun: print the routing changes it would make, and make none."),
                   OptionSpec("tun-device", value: "NAME", help: "--mode tun: the TUN interface's name (default tv0)."),
-                  OptionSpec("mtu", value: "N", help: "--mode tun: the TUN's MTU (default 65535)."),
+                  OptionSpec("mtu", value: "N", help: "--mode tun: the TUN's MTU (default: the MTU of this host's route out)."),
                   OptionSpec("yes", help: "Agree without asking: --mode tun changes the routing; --inspect or --keep-content with no CA creates one."),
                   OptionSpec("max-per-client", value: "N", help: "Connections one client address may hold open (default: a quarter of the connection cap, 64 to 1024; 0: no limit); more are refused and said."),
                   OptionSpec("head-timeout", value: "SECONDS", help: "Seconds a client may take to send a whole request head, however slowly it trickles (default 10; 0.1-3600); then 408 and closed."),

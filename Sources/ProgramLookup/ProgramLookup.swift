@@ -1,0 +1,133 @@
+import Foundation
+import Synchronization
+import FlowTerms
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Names the program behind each flow off the data path: the loops hand a request to
+/// `lookUp(_:)` (never blocks: a bounded queue; full, the request is dropped and counted) and a
+/// thread of its own resolves them in batches (`ProgramResolver`), handing each answer to
+/// `deliver` (the session enqueues it on the flow writer).
+public final class ProgramLookup: Sendable {
+    /// What the lookup did since it started.
+    public struct Counters: Sendable, Equatable {
+        /// Flows looked up, and of them named / not known.
+        public var lookedUp: UInt64 = 0
+        public var found: UInt64 = 0
+        public var notKnown: UInt64 = 0
+        /// Requests dropped because the queue was full (their flows say "not looked up").
+        public var dropped: UInt64 = 0
+        /// Full `/proc` rescans (cache misses).
+        public var scans: UInt64 = 0
+        public init() {}
+    }
+
+    private struct State {
+        var queue: [ProgramLookupRequest] = []
+        var stopped = false
+        /// A sock_diag socket made in another network namespace, and that namespace's inode, to
+        /// use from the next batch on.
+        var namespaceSocket: (socket: Int32, namespace: UInt64)?
+        var counters = Counters()
+    }
+
+    /// What the thread and the callers share, by reference.
+    private final class Shared: Sendable {
+        let state = Mutex(State())
+        let wake = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+    }
+
+    private let shared = Shared()
+    /// Requests held at most.
+    public let capacity: Int
+
+    /// Starts the lookup thread.
+    /// - Parameters:
+    ///   - capacity: requests waiting at most (at least 1).
+    ///   - deliver: called on the lookup thread with each flow's answer; must not block.
+    public init(capacity: Int = 4_096, deliver: @escaping @Sendable (Int64, FlowProgram) -> Void) {
+        self.capacity = max(1, capacity)
+        let shared = self.shared
+        let thread = Thread {
+            let state = shared
+            let wake = shared.wake, finished = shared.finished
+            let resolver = ProgramResolver()
+            while true {
+                wake.wait()
+                let (batch, socket, stop) = state.state.withLock { s -> ([ProgramLookupRequest], (socket: Int32, namespace: UInt64)?, Bool) in
+                    let out = s.queue
+                    s.queue.removeAll(keepingCapacity: true)
+                    let socket = s.namespaceSocket
+                    s.namespaceSocket = nil
+                    return (out, socket, s.stopped)
+                }
+                if let socket {
+                    resolver.close()
+                    resolver.netlink = socket.socket
+                    resolver.namespace = socket.namespace
+                    resolver.clientsAreLocal = true
+                }
+                if !batch.isEmpty {
+                    let answers = resolver.resolve(batch)
+                    let named = answers.filter { if case .known = $0.1 { return true } else { return false } }.count
+                    state.state.withLock {
+                        $0.counters.lookedUp += UInt64(answers.count)
+                        $0.counters.found += UInt64(named)
+                        $0.counters.notKnown += UInt64(answers.count - named)
+                        $0.counters.scans = resolver.scans
+                    }
+                    for (id, program) in answers { deliver(id, program) }
+                }
+                if stop && state.state.withLock({ $0.queue.isEmpty }) { break }
+            }
+            resolver.close()
+            finished.signal()
+        }
+        thread.name = "tv-program-lookup"
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Queues `request`; never blocks. - Returns: false when it was dropped (queue full, or stopped).
+    @discardableResult
+    public func lookUp(_ request: ProgramLookupRequest) -> Bool {
+        let queued = shared.state.withLock { s -> Bool in
+            guard !s.stopped, s.queue.count < capacity else {
+                s.counters.dropped += 1
+                return false
+            }
+            s.queue.append(request)
+            return true
+        }
+        if queued { shared.wake.signal() }
+        return queued
+    }
+
+    /// From the next batch on, asks the kernel through `socket`: a sock_diag socket made inside
+    /// `tv exec`'s namespace (`tv_sock_diag_open` on its thread), whose clients are all local;
+    /// only processes in `namespace` (the inode of its `ns/net`) are read. The lookup owns and
+    /// closes the socket.
+    public func useNamespaceSocket(_ socket: Int32, namespace: UInt64) {
+        shared.state.withLock { s in
+            if let old = s.namespaceSocket { close(old.socket) }
+            s.namespaceSocket = (socket, namespace)
+        }
+    }
+
+    /// Resolves what is queued, then ends the thread (waits for it). Safe to call twice.
+    public func stop() {
+        let already = shared.state.withLock { s -> Bool in
+            defer { s.stopped = true }
+            return s.stopped
+        }
+        guard !already else { return }
+        shared.wake.signal()
+        shared.finished.wait()
+    }
+
+    public var counters: Counters { shared.state.withLock { $0.counters } }
+
+    deinit { stop() }
+}

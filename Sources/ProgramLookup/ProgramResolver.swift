@@ -1,0 +1,186 @@
+import CTVShims
+import FlowTerms
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One flow to name the program of: its client's socket as the kernel sees it.
+public struct ProgramLookupRequest: Sendable, Equatable {
+    public var flowID: Int64
+    /// The client's numeric address (`127.0.0.1`, `::1`, `::ffff:127.0.0.1`) and port.
+    public var clientAddress: String
+    public var clientPort: UInt16
+    /// Where the flow went (the client socket's peer in the TUN and transparent modes), when known.
+    public var serverAddress: String?
+    public var serverPort: UInt16
+    public var transport: FlowTransport
+
+    public init(flowID: Int64, clientAddress: String, clientPort: UInt16, serverAddress: String?, serverPort: UInt16,
+                transport: FlowTransport) {
+        self.flowID = flowID
+        self.clientAddress = clientAddress
+        self.clientPort = clientPort
+        self.serverAddress = serverAddress
+        self.serverPort = serverPort
+        self.transport = transport
+    }
+
+    /// The address family and bytes of a numeric address; an IPv4-mapped IPv6 address
+    /// (`::ffff:a.b.c.d`, a dual-stack listener's view of an IPv4 client) is the IPv4 address,
+    /// since that is the client socket's own. nil for text that is no address.
+    public static func addressBytes(_ text: String) -> (family: UInt8, bytes: [UInt8])? {
+        let bare = text.split(separator: "%", maxSplits: 1).first.map(String.init) ?? text
+        var six = [UInt8](repeating: 0, count: 16)
+        if inet_pton(AF_INET6, bare, &six) == 1 {
+            if six[0..<10].allSatisfy({ $0 == 0 }) && six[10] == 0xFF && six[11] == 0xFF { return (UInt8(AF_INET), Array(six[12..<16])) }
+            return (UInt8(AF_INET6), six)
+        }
+        var four = [UInt8](repeating: 0, count: 4)
+        if inet_pton(AF_INET, bare, &four) == 1 { return (UInt8(AF_INET), four) }
+        return nil
+    }
+}
+
+/// The lookup's I/O, on the lookup thread only: a sock_diag dump per flow (filtered by the
+/// client's port in the kernel), the socket-owner cache (one `/proc` rescan per batch at most),
+/// then the process's `/proc/PID/{comm,exe}` and its user.
+final class ProgramResolver {
+    /// The sock_diag socket (in the flows' network namespace); -1 until opened.
+    var netlink: Int32 = -1
+    /// True when every client is local by construction (`tv exec`: the namespace's own programs).
+    var clientsAreLocal = false
+    /// The network namespace the sock_diag socket asks (the inode of its `ns/net`): only its
+    /// processes' descriptors are read.
+    var namespace: UInt64? = ProcFiles.inode("/proc/thread-self/ns/net")
+    private let owners = SocketOwners()
+    private var users: [UInt32: String?] = [:]
+    private var sequence: UInt32 = 0
+    private let ownPID = getpid()
+    private var buffer = [UInt8](repeating: 0, count: 65_536)
+    /// Bounds on one dump: recv calls and sockets kept.
+    static let maximumReads = 64
+    static let maximumSockets = 4_096
+
+    var scans: UInt64 { owners.scans }
+
+    /// Names the program of every request, in order.
+    func resolve(_ requests: [ProgramLookupRequest]) -> [(Int64, FlowProgram)] {
+        if netlink < 0 { netlink = tv_sock_diag_open(1_000) }
+        // First the sockets, then the owners of all of them with at most one rescan.
+        var found: [(ProgramLookupRequest, (family: UInt8, bytes: [UInt8])?, Result<[DiagSocket], SockDiagError>)] = []
+        var missing = false
+        for request in requests {
+            guard let parsed = ProgramLookupRequest.addressBytes(request.clientAddress) else {
+                found.append((request, nil, .success([])))
+                continue
+            }
+            var address = parsed
+            var sockets = dump(family: address.family, transport: request.transport, port: request.clientPort)
+            // An IPv4 client may be an IPv6 socket speaking IPv4 (`::ffff:a.b.c.d`, Java's way).
+            if case .success(let list) = sockets, list.isEmpty, address.family == UInt8(AF_INET) {
+                let mapped = [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + address.bytes
+                let six = dump(family: UInt8(AF_INET6), transport: request.transport, port: request.clientPort)
+                if case .success(let list6) = six, !list6.isEmpty {
+                    sockets = six
+                    address = (UInt8(AF_INET6), mapped)
+                }
+            }
+            if case .success(let list) = sockets {
+                for s in list where s.inode != 0 && owners.holder(of: UInt64(s.inode)) == nil { missing = true }
+            }
+            found.append((request, address, sockets))
+        }
+        // The recent owners first (cheap), everything only when that was not enough.
+        if missing {
+            owners.scanRecent()
+            var unowned = Set<UInt64>()
+            for (_, _, sockets) in found {
+                guard case .success(let list) = sockets else { continue }
+                for s in list where s.inode != 0 && owners.holders[UInt64(s.inode)] == nil { unowned.insert(UInt64(s.inode)) }
+            }
+            if !unowned.isEmpty { owners.rescan(namespace: namespace, wanted: unowned) }
+        }
+        return found.map { request, address, sockets in
+            (request.flowID, program(request, address, sockets))
+        }
+    }
+
+    private func program(_ request: ProgramLookupRequest, _ address: (family: UInt8, bytes: [UInt8])?,
+                         _ sockets: Result<[DiagSocket], SockDiagError>) -> FlowProgram {
+        guard let address else { return .notKnown(.otherMachine) }
+        guard case .success(let list) = sockets else { return .notKnown(.lookupFailed) }
+        var holders: [UInt64: SocketHolder] = [:]
+        for s in list where s.inode != 0 {
+            if let h = owners.holders[UInt64(s.inode)] { holders[UInt64(s.inode)] = h }
+        }
+        let server = request.serverAddress.flatMap(ProgramLookupRequest.addressBytes).map { ($0.bytes, request.serverPort) }
+        let decision = ProgramMatch.decide(sockets: list, address: address.bytes, port: request.clientPort, server: server,
+                                   holders: holders, ownPID: ownPID, unreadable: owners.unreadable > 0)
+        switch decision {
+        case .noSocket:
+            if clientsAreLocal { return .notKnown(.socketGone) }
+            let local = address.bytes.withUnsafeBufferPointer { tv_address_is_local(Int32(address.family), $0.baseAddress) }
+            return .notKnown(local == 0 ? .otherMachine : .socketGone)
+        case .unknown(let reason):
+            return .notKnown(reason)
+        case .owner(let socket, let holder):
+            return identity(socket, holder)
+        }
+    }
+
+    /// The process's name, executable and user, read now and trusted only when its descriptor
+    /// still is the socket afterwards (so a pid reused meanwhile is never named).
+    private func identity(_ socket: DiagSocket, _ holder: SocketHolder) -> FlowProgram {
+        guard let command = ProcFiles.readSmall("/proc/\(holder.pid)/comm").flatMap(ProcFiles.command) else {
+            return .notKnown(.processGone)
+        }
+        let executable = ProcFiles.readLink("/proc/\(holder.pid)/exe")
+        guard SocketOwners.holds(holder, UInt64(socket.inode)) else { return .notKnown(.processGone) }
+        owners.noteRecent(holder.pid)
+        return .known(ProgramIdentity(pid: holder.pid, command: command, executable: executable, uid: socket.uid, user: user(socket.uid)))
+    }
+
+    private func user(_ uid: UInt32) -> String? {
+        if let cached = users[uid] { return cached }
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var storage = [CChar](repeating: 0, count: 4_096)
+        let name: String? = getpwuid_r(uid, &entry, &storage, storage.count, &result) == 0 && result != nil
+            ? String(cString: entry.pw_name) : nil
+        if users.count > 1_000 { users.removeAll() }
+        users[uid] = name
+        return name
+    }
+
+    /// One dump of `family` sockets of the flow's protocol with local port `port`.
+    private func dump(family: UInt8, transport: FlowTransport, port: UInt16) -> Result<[DiagSocket], SockDiagError> {
+        guard netlink >= 0 else { return .failure(.kernel(errno: -netlink)) }
+        // Leftovers of a dump that timed out earlier would be read as this one's answer.
+        while recv(netlink, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}
+        sequence &+= 1
+        let udp = transport == .udp
+        let request = SockDiagMessage.request(family: family, proto: UInt8(udp ? IPPROTO_UDP : IPPROTO_TCP),
+                                              states: udp ? SockDiagMessage.allStates : SockDiagMessage.connectedTCPStates,
+                                              sourcePort: port, sequence: sequence)
+        let sent = request.withUnsafeBufferPointer { tv_netlink_send(netlink, $0.baseAddress, $0.count) }
+        guard sent == request.count else { return .failure(.kernel(errno: sent < 0 ? Int32(-sent) : EIO)) }
+        var sockets: [DiagSocket] = []
+        for _ in 0..<Self.maximumReads {
+            let n = recv(netlink, &buffer, buffer.count, 0)
+            guard n > 0 else { return .failure(.kernel(errno: n < 0 ? errno : EIO)) }
+            do {
+                let part = try SockDiagMessage.parse(Array(buffer.prefix(n)))
+                if sockets.count < Self.maximumSockets { sockets += part.sockets.prefix(Self.maximumSockets - sockets.count) }
+                if part.done { return .success(sockets) }
+            } catch {
+                return .failure(error)
+            }
+        }
+        return .success(sockets)
+    }
+
+    func close() {
+        if netlink >= 0 { Glibc.close(netlink) }
+        netlink = -1
+    }
+}

@@ -1,0 +1,45 @@
+import FlowStore
+import FlowTerms
+import TVHome
+
+/// How a flow's program is said: the `PROGRAM` column of `tv flows`, the `program` line of
+/// `tv flow`, and its JSON. The command name and paths come from other processes, so they go
+/// through `TerminalText`.
+public enum FlowProgramPresentation {
+    /// The list's word: the command name (`curl`); `other machine` for a client elsewhere;
+    /// `not known` for every other reason (`tv flow` says which); empty when not looked up.
+    public static func word(_ program: FlowProgram?) -> String {
+        switch program {
+        case .known(let p): return TerminalText.line(p.command)
+        case .notKnown(.otherMachine): return "other machine"
+        case .notKnown(.notLookedUp), nil: return ""
+        case .notKnown: return "not known"
+        }
+    }
+
+    /// `tv flow`'s line after `program     `: `curl (pid 4242, /usr/bin/curl, user alice (uid 1000))`,
+    /// or `not known: the client is on another machine`.
+    public static func sentence(_ program: FlowProgram?) -> String {
+        switch program {
+        case .known(let p):
+            let user = p.user.map { "user \(TerminalText.line($0)) (uid \(p.uid))" } ?? "uid \(p.uid)"
+            let executable = p.executable.map { TerminalText.line($0) } ?? "executable not readable"
+            return "\(TerminalText.line(p.command)) (pid \(p.pid), \(executable), \(user))"
+        case .notKnown(let reason): return "not known: " + reason.phrase
+        case nil: return "not known: " + ProgramUnknown.notLookedUp.phrase
+        }
+    }
+
+    /// The `program` object of a flow's JSON: `{"known": true, "pid", "command", "executable",
+    /// "uid", "user"}` or `{"known": false, "reason": "socket_gone"}`; null when not looked up.
+    public static func json(_ program: FlowProgram?) -> JSONValue {
+        switch program {
+        case .known(let p):
+            return .object([("known", .bool(true)), ("pid", .int(Int64(p.pid))), ("command", .string(p.command)),
+                            ("executable", p.executable.map { .string($0) } ?? .null), ("uid", .int(Int64(p.uid))),
+                            ("user", p.user.map { .string($0) } ?? .null)])
+        case .notKnown(let reason): return .object([("known", .bool(false)), ("reason", .string(reason.rawValue))])
+        case nil: return .null
+        }
+    }
+}

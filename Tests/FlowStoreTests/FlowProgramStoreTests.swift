@@ -1,0 +1,99 @@
+import FlowTerms
+import Testing
+@testable import FlowStore
+
+@Suite("the program behind a flow in the store: FlowEvent.program, --program, the columns' checks")
+struct FlowProgramStoreTests {
+    static let curl = FlowProgram.known(ProgramIdentity(pid: 4242, command: "curl", executable: "/usr/bin/curl", uid: 65_534, user: "nobody"))
+
+    @Test("the program event sets the program columns; record updates and closes after it leave them; a second flow is not known (socket gone)")
+    func programSurvivesRecordUpdates() throws {
+        try withStore { store, _ in
+            let writer = try store.makeWriter()
+            var a = writer.open(sampleFlow(start: 10))
+            let b = writer.open(sampleFlow(start: 20))
+            #expect(writer.enqueue(.program(flowID: a.id, Self.curl)))
+            #expect(writer.enqueue(.program(flowID: b.id, .notKnown(.socketGone))))
+            writer.flush()
+            a.bytesUp = 99
+            a.duration = 5
+            #expect(writer.enqueue(.closed(a)))
+            writer.close()
+            let readA = try #require(try store.flow(id: a.id))
+            #expect(readA.program == Self.curl && readA.bytesUp == 99)
+            #expect(try store.flow(id: b.id)?.program == .notKnown(.socketGone))
+        }
+    }
+
+    @Test("a record and its program in one batch: the record is written first, then the program")
+    func sameBatch() throws {
+        try withStore { store, _ in
+            let writer = try store.makeWriter()
+            writer.pauseForTesting()
+            let a = writer.open(sampleFlow(start: 10))
+            writer.enqueue(.program(flowID: a.id, Self.curl))
+            writer.resumeForTesting()
+            writer.close()
+            #expect(try store.flow(id: a.id)?.program == Self.curl)
+        }
+    }
+
+    @Test("--program curl: only curl's flows, through the index flows_by_program")
+    func filter() throws {
+        try withStore { store, _ in
+            let writer = try store.makeWriter()
+            let flows = (0..<4).map { writer.open(sampleFlow(start: Int64(10 * $0))) }
+            writer.enqueue(.program(flowID: flows[0].id, Self.curl))
+            writer.enqueue(.program(flowID: flows[2].id, Self.curl))
+            writer.enqueue(.program(flowID: flows[1].id, .known(ProgramIdentity(pid: 7, command: "python3", executable: nil, uid: 0, user: "root"))))
+            writer.close()
+            #expect(try store.flows(FlowQuery(program: "curl")).flows.map(\.id) == [flows[2].id, flows[0].id])
+            #expect(try store.count(FlowQuery(program: "python3")) == 1)
+            #expect(try store.flows(FlowQuery(program: "cur")).flows.isEmpty)
+            let plan = try FlowQuery(program: "curl").plan()
+            #expect(plan.sql.contains("WHERE program_command = ?") && plan.bindings.first == .text("curl"))
+            let database = try SQLiteDatabase(readingAt: store.path)
+            defer { database.close() }
+            let statement = try database.prepare("EXPLAIN QUERY PLAN SELECT id FROM flows WHERE program_command = 'curl'")
+            var explain = ""
+            while try statement.step() { explain += "\(statement.value(at: 3))" }
+            #expect(explain.contains("flows_by_program"), "\(explain)")
+        }
+    }
+
+    @Test("programs of a failed batch are kept for the next attempt with the records, and handed back after them")
+    func unwrittenKeepsPrograms() {
+        var kept = UnwrittenFlows(limit: 10)
+        let flow = FlowRecord(id: 3, startTime: 1, clientAddress: "127.0.0.1", clientPort: 1, serverAddress: "192.0.2.1", serverPort: 443, status: .encrypted)
+        #expect(kept.keep([.opened(flow), .program(flowID: 3, Self.curl), .program(flowID: 2, .notKnown(.otherMachine))]).isEmpty)
+        #expect(kept.takeAll() == [.updated(flow), .program(flowID: 2, .notKnown(.otherMachine)), .program(flowID: 3, Self.curl)])
+        #expect(kept.takeAll().isEmpty)
+    }
+
+    @Test("the columns' values: NULL everywhere is not looked up (nil); a reason no tv writes, or a pid of 0, is a damaged row")
+    func checks() throws {
+        let base: [SQLiteValue] = FlowRecordColumns.names.map { name -> SQLiteValue in
+            switch name {
+            case "id": return .integer(3)
+            case "client_address", "server_address": return .text("127.0.0.1")
+            case "transport": return .text("tcp")
+            case "host_origin": return .text("none")
+            case "status": return .text("encrypted")
+            case "client_versions", "client_alpn", "cert_sans": return .text("")
+            case "start_time", "last_activity_time", "client_port", "server_port", "bytes_up", "bytes_down": return .integer(1)
+            default: return .null
+            }
+        }
+        #expect(try FlowRecordColumns.record(base).program == nil)
+        #expect(try FlowRecordColumns.record(base + [.integer(4242), .text("curl"), .text("/usr/bin/curl"), .integer(65_534), .text("nobody"), .null]).program == Self.curl)
+        #expect(try FlowRecordColumns.record(base + [.null, .null, .null, .null, .null, .text("socket_gone")]).program == .notKnown(.socketGone))
+        #expect(throws: DamagedRow(row: "flow 3", column: "program_unknown", value: .text("vanished"))) {
+            try FlowRecordColumns.record(base + [.null, .null, .null, .null, .null, .text("vanished")])
+        }
+        #expect(throws: DamagedRow(row: "flow 3", column: "program_pid", value: .integer(0))) {
+            try FlowRecordColumns.record(base + [.integer(0), .text("curl"), .null, .integer(0), .null, .null])
+        }
+        #expect(FlowProgramColumns.bindings(Self.curl) == [.integer(4242), .text("curl"), .text("/usr/bin/curl"), .integer(65_534), .text("nobody"), .null])
+        #expect(FlowProgramColumns.updateSQL == "UPDATE flows SET program_pid = ?, program_command = ?, program_executable = ?, program_uid = ?, program_user = ?, program_unknown = ? WHERE id = ?")
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import FlowTerms
+import Synchronization
+import Testing
+@testable import ProgramLookup
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The lookup against the real kernel: a python3 child holds a connected socket; the lookup
+/// names it with its pid, executable and user; once the child is gone the same flow is "not known".
+@Suite("ProgramLookup: the real socket table and /proc", .serialized)
+struct ProgramLookupTests {
+    final class Answers: Sendable {
+        let list = Mutex<[(Int64, FlowProgram)]>([])
+        let got = DispatchSemaphore(value: 0)
+        func add(_ id: Int64, _ p: FlowProgram) {
+            list.withLock { $0.append((id, p)) }
+            got.signal()
+        }
+    }
+
+    @Test("a python3 child's TCP client socket (IPv4 and IPv6) is named python3 with its pid, /usr/bin/python3.x and root (one /proc scan; its second connection found among recent owners without another); after it exits, socket gone")
+    func realChild() throws {
+        for (family, host) in [(AF_INET, "127.0.0.1"), (AF_INET6, "::1")] {
+            let listener = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(listener) }
+            var port: UInt16 = 0
+            if family == AF_INET {
+                var a = sockaddr_in(); a.sin_family = sa_family_t(AF_INET); a.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+                _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+                var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+                _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &len) } }
+                port = UInt16(bigEndian: a.sin_port)
+            } else {
+                var a = sockaddr_in6(); a.sin6_family = sa_family_t(AF_INET6); a.sin6_addr = in6addr_loopback
+                _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+                var len = socklen_t(MemoryLayout<sockaddr_in6>.size)
+                _ = withUnsafeMutablePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &len) } }
+                port = UInt16(bigEndian: a.sin6_port)
+            }
+            #expect(listen(listener, 4) == 0)
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            child.arguments = ["-c", "import socket,sys; s=socket.create_connection(('\(host)', \(port))); print(s.getsockname()[1], flush=True); "
+                               + "sys.stdin.readline(); t=socket.create_connection(('\(host)', \(port))); print(t.getsockname()[1], flush=True); sys.stdin.read()"]
+            let out = Pipe(), input = Pipe()
+            child.standardOutput = out
+            child.standardInput = input
+            try child.run()
+            let clientPort = try #require(UInt16(Self.line(out.fileHandleForReading.fileDescriptor)))
+
+            let answers = Answers()
+            let lookup = ProgramLookup { id, p in answers.add(id, p) }
+            #expect(lookup.lookUp(ProgramLookupRequest(flowID: 1, clientAddress: host, clientPort: clientPort, serverAddress: nil, serverPort: 0, transport: .tcp)))
+            #expect(answers.got.wait(timeout: .now() + 5) == .success)
+            let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/usr/bin/python3")
+            let first = answers.list.withLock { $0 }
+            #expect(first.count == 1 && first[0].0 == 1)
+            let python = FlowProgram.known(ProgramIdentity(pid: child.processIdentifier, command: "python3",
+                                                           executable: "/usr/bin/" + executable, uid: 0, user: "root"))
+            #expect(first[0].1 == python, "\(first)")
+            #expect(lookup.counters.scans == 1)
+
+            // A second connection of the same program: found among the recent owners, no full scan.
+            input.fileHandleForWriting.write(Data("go\n".utf8))
+            let second = try #require(UInt16(Self.line(out.fileHandleForReading.fileDescriptor)))
+            #expect(lookup.lookUp(ProgramLookupRequest(flowID: 3, clientAddress: host, clientPort: second, serverAddress: nil, serverPort: 0, transport: .tcp)))
+            #expect(answers.got.wait(timeout: .now() + 5) == .success)
+            #expect(answers.list.withLock { $0.last?.0 == 3 && $0.last?.1 == python })
+            #expect(lookup.counters.scans == 1)
+
+            try input.fileHandleForWriting.close()
+            child.waitUntilExit()
+            #expect(lookup.lookUp(ProgramLookupRequest(flowID: 2, clientAddress: host, clientPort: clientPort, serverAddress: nil, serverPort: 0, transport: .tcp)))
+            #expect(answers.got.wait(timeout: .now() + 5) == .success)
+            // Closed by the exit: gone from the table, or left with inode 0 (FIN_WAIT / TIME_WAIT).
+            #expect(answers.list.withLock { $0.last?.1 } == .notKnown(.socketGone))
+            lookup.stop()
+            #expect(lookup.counters.lookedUp == 3 && lookup.counters.found == 2 && lookup.counters.notKnown == 1 && lookup.counters.dropped == 0)
+        }
+    }
+
+    /// One line the child printed (without its newline), read byte by byte (at most 5 s).
+    static func line(_ fd: Int32) -> String {
+        var bytes: [UInt8] = []
+        let deadline = Date().addingTimeInterval(5)
+        var byte: UInt8 = 0
+        while Date() < deadline {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) > 0 else { continue }
+            guard read(fd, &byte, 1) == 1 else { break }
+            if byte == 0x0A { break }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test("a client address that is not this machine's: another machine (TEST-NET-1)")
+    func otherMachine() {
+        let answers = Answers()
+        let lookup = ProgramLookup { id, p in answers.add(id, p) }
+        lookup.lookUp(ProgramLookupRequest(flowID: 9, clientAddress: "192.0.2.77", clientPort: 40_000, serverAddress: nil, serverPort: 0, transport: .tcp))
+        #expect(answers.got.wait(timeout: .now() + 5) == .success)
+        #expect(answers.list.withLock { $0.first?.1 } == .notKnown(.otherMachine))
+        lookup.stop()
+    }
+
+    @Test("a full queue drops and counts, never waits")
+    func fullQueueDrops() {
+        let lookup = ProgramLookup(capacity: 1) { _, _ in usleep(200_000) }
+        var dropped = 0
+        for i in 0..<50 where !lookup.lookUp(ProgramLookupRequest(flowID: Int64(i), clientAddress: "192.0.2.1", clientPort: 1, serverAddress: nil, serverPort: 0, transport: .tcp)) {
+            dropped += 1
+        }
+        #expect(dropped > 0)
+        lookup.stop()
+        #expect(lookup.counters.dropped == UInt64(dropped))
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 18, "The program behind a connection", through the real `tv` binary: a real curl run as
+/// another user through the explicit proxy; the row names it (pid, executable, user).
+@Suite("tv run: the program behind each connection (issue 18)", .serialized)
+struct ProgramRunTests {
+    @Test("curl through the explicit proxy as a scratch user: the flow names curl, its pid, /usr/bin/curl and that user; --program curl finds it, --program wget does not; tv flow says it", .enabled(if: ScratchUser.available))
+    func curlAsScratchUser() throws {
+        let user = try ScratchUser()
+        defer { user.remove() }
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run()
+        // `exec` keeps the shell's pid: the pid printed is curl's.
+        let command = user.command(["/bin/sh", "-c", "echo $$; exec curl -sS -k -x \(tv.proxyURL) \(world.url("/index.html"))"])
+        let r = try box.tool(command[0], Array(command.dropFirst()))
+        let lines = r.out.split(separator: "\n").map(String.init)
+        try #require(r.status == 0 && lines.count == 2 && lines[1] == "hello from nginx", "\(r)")
+        let pid = try #require(Int(lines[0]))
+
+        let rows = try box.closedFlows(1)
+        try #require(rows.count == 1)
+        let program = try #require(rows[0]["program"] as? [String: Any], "\(rows[0])")
+        #expect(program["known"] as? Bool == true && program["pid"] as? Int == pid && program["command"] as? String == "curl", "\(program)")
+        #expect(program["executable"] as? String == "/usr/bin/curl" && program["uid"] as? Int == Int(user.uid)
+                && program["user"] as? String == user.name, "\(program)")
+        let id = try #require(rows[0].int("id"))
+
+        let list = try box.tv("flows", "--program", "curl").out.split(separator: "\n").map(String.init)
+        #expect(list.count == 2 && list[0].hasPrefix("ID  WHEN  ") && list[0].contains("  PROGRAM  HOST") && list[1].contains("  curl  "), "\(list)")
+        let none = try box.tv("flows", "--program", "wget")
+        #expect(none.out == "No flows match --program wget; 1 flow is recorded in all.\n", "\(none)")
+        let detail = try box.tv("flow", String(id)).out
+        #expect(detail.contains("\n  program      curl (pid \(pid), /usr/bin/curl, user \(user.name) (uid \(user.uid)))\n"), "\(detail)")
+        let status = try #require(try box.status())
+        #expect(status.object("programs")?.int("found") == 1 && status.object("programs")?.int("dropped") == 0, "\(status)")
+        try tv.stop()
+    }
+
+    @Test("a client that connects and exits at once: its flow names it rightly (pid and python3) or says not known, never another program")
+    func instantExit() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run()
+        let host = tv.proxyHostPort.split(separator: ":")
+        var pids: [Int] = []
+        for _ in 0..<5 {
+            let r = try box.tool("python3", ["-c", "import os, socket; s = socket.create_connection(('\(host[0])', \(host[1]))); print(os.getpid())"])
+            pids.append(try #require(Int(r.out.trimmingCharacters(in: .whitespacesAndNewlines)), "\(r)"))
+        }
+        let rows = try box.closedFlows(5)
+        try #require(rows.count == 5)
+        for (row, pid) in zip(rows, pids) {
+            let program = try #require(row["program"] as? [String: Any], "\(row)")
+            if program["known"] as? Bool == true {
+                #expect(program["pid"] as? Int == pid && program["command"] as? String == "python3", "\(program) for pid \(pid)")
+            } else {
+                #expect(["socket_gone", "process_gone"].contains(program["reason"] as? String ?? ""), "\(program)")
+            }
+        }
+        try tv.stop()
+    }
+}

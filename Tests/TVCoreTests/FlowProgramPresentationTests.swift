@@ -1,0 +1,58 @@
+import FlowStore
+import FlowTerms
+import Testing
+@testable import TVCore
+
+@Suite("the program behind a flow, as tv flows and tv flow say it")
+struct FlowProgramPresentationTests {
+    let now: Int64 = 1_764_471_900_000_000
+    static let curl = FlowProgram.known(ProgramIdentity(pid: 4242, command: "curl", executable: "/usr/bin/curl", uid: 1000, user: "alice"))
+
+    func flow(id: Int64, _ program: FlowProgram?) -> FlowRecord {
+        FlowRecord(id: id, startTime: now - 12_000_000, clientAddress: "127.0.0.1", clientPort: 50_000,
+                   serverAddress: "127.0.0.1", serverPort: 443, host: "a.test", hostOrigin: .sni,
+                   alpn: "h2", status: .encrypted, bytesUp: 1536, bytesDown: 2048, duration: 1_250_000, program: program)
+    }
+
+    @Test("the list's word: the command; 'other machine'; 'not known' for the other reasons; nothing when not looked up")
+    func words() {
+        #expect(FlowProgramPresentation.word(Self.curl) == "curl")
+        #expect(FlowProgramPresentation.word(.notKnown(.otherMachine)) == "other machine")
+        #expect(FlowProgramPresentation.word(.notKnown(.socketGone)) == "not known")
+        #expect(FlowProgramPresentation.word(.notKnown(.notLookedUp)) == "")
+        #expect(FlowProgramPresentation.word(nil) == "")
+        #expect(FlowProgramPresentation.word(.known(ProgramIdentity(pid: 1, command: "a\u{1b}[2Jb", executable: nil, uid: 0, user: nil))) == #"a\x1b[2Jb"#)
+    }
+
+    @Test("tv flow's line: pid, executable, user and uid; or 'not known:' with the reason")
+    func sentences() {
+        #expect(FlowProgramPresentation.sentence(Self.curl) == "curl (pid 4242, /usr/bin/curl, user alice (uid 1000))")
+        #expect(FlowProgramPresentation.sentence(.known(ProgramIdentity(pid: 7, command: "x", executable: nil, uid: 1234, user: nil)))
+                == "x (pid 7, executable not readable, uid 1234)")
+        #expect(FlowProgramPresentation.sentence(.notKnown(.otherMachine)) == "not known: the client is on another machine")
+        #expect(FlowProgramPresentation.sentence(.notKnown(.socketGone))
+                == "not known: the client's socket was gone before tv looked (a program that finished at once)")
+        #expect(FlowProgramPresentation.sentence(nil) == "not known: tv did not look it up")
+    }
+
+    @Test("the PROGRAM column adapts to the widest word, after WHEN; left out when no row has one")
+    func column() {
+        let page = FlowPage(flows: [flow(id: 3, Self.curl), flow(id: 2, .notKnown(.otherMachine)), flow(id: 1, nil)], nextCursor: nil)
+        #expect(FlowListPresentation(page: page, now: now).lines() == [
+            "ID  WHEN      PROGRAM        HOST    PROTO PORT         UP       DOWN  DURATION  STATUS",
+            " 3  12 s ago  curl           a.test  h2 :443     ↑ 1.5 KiB  ↓ 2.0 KiB     1.3 s",
+            " 2  12 s ago  other machine  a.test  h2 :443     ↑ 1.5 KiB  ↓ 2.0 KiB     1.3 s",
+            " 1  12 s ago                 a.test  h2 :443     ↑ 1.5 KiB  ↓ 2.0 KiB     1.3 s",
+        ])
+        #expect(FlowListPresentation(page: FlowPage(flows: [flow(id: 1, nil)], nextCursor: nil), now: now).lines()[0]
+                == "ID  WHEN      HOST    PROTO PORT         UP       DOWN  DURATION  STATUS")
+    }
+
+    @Test("--json: the program object, or null when not looked up")
+    func json() {
+        #expect(FlowProgramPresentation.json(Self.curl).serialized()
+                == #"{"known":true,"pid":4242,"command":"curl","executable":"/usr/bin/curl","uid":1000,"user":"alice"}"#)
+        #expect(FlowProgramPresentation.json(.notKnown(.processGone)).serialized() == #"{"known":false,"reason":"process_gone"}"#)
+        #expect(FlowProgramPresentation.json(nil).serialized() == "null")
+    }
+}
