@@ -187,6 +187,36 @@ public enum FlowSchema {
         """
         ALTER TABLE flows ADD COLUMN client_tls_version TEXT;
         """,
+        // i16-storage (the lead renumbers): the history at scale. `flows_text` is an FTS5 index
+        // (trigram tokenizer, SQLite 3.34+; sqlite.org/fts5.html §4.3.5) over the host and both
+        // addresses, kept by triggers, so `tv flows --host TEXT` finds a substring of three or
+        // more characters without reading the table. It is an external-content table (its text is
+        // read from `flows`), so it costs the index alone. An update touches it only when one of
+        // the three columns changed (the writer upserts every flow several times). `status` gets
+        // an index with the time, so `--status` pages walk it newest first.
+        """
+        CREATE VIRTUAL TABLE flows_text USING fts5(
+            host, server_address, client_address,
+            content = 'flows', content_rowid = 'id', tokenize = 'trigram');
+        INSERT INTO flows_text (flows_text) VALUES ('rebuild');
+        CREATE TRIGGER flows_text_insert AFTER INSERT ON flows BEGIN
+            INSERT INTO flows_text (rowid, host, server_address, client_address)
+                VALUES (new.id, new.host, new.server_address, new.client_address);
+        END;
+        CREATE TRIGGER flows_text_delete AFTER DELETE ON flows BEGIN
+            INSERT INTO flows_text (flows_text, rowid, host, server_address, client_address)
+                VALUES ('delete', old.id, old.host, old.server_address, old.client_address);
+        END;
+        CREATE TRIGGER flows_text_update AFTER UPDATE OF host, server_address, client_address ON flows
+            WHEN old.host IS NOT new.host OR old.server_address IS NOT new.server_address
+                 OR old.client_address IS NOT new.client_address BEGIN
+            INSERT INTO flows_text (flows_text, rowid, host, server_address, client_address)
+                VALUES ('delete', old.id, old.host, old.server_address, old.client_address);
+            INSERT INTO flows_text (rowid, host, server_address, client_address)
+                VALUES (new.id, new.host, new.server_address, new.client_address);
+        END;
+        CREATE INDEX flows_by_status_time ON flows (status, start_time);
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

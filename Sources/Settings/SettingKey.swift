@@ -82,5 +82,7 @@ extension SettingKeys {
         AnySettingKey(inspectionEnabled), AnySettingKey(trustStore), AnySettingKey(introSeen),
         AnySettingKey(contentKeep), AnySettingKey(contentExpiry), AnySettingKey(contentFlowBudget),
         AnySettingKey(clientCertificates),
+        // i16-storage: retention limits.
+        AnySettingKey(historyMaxAge), AnySettingKey(capturesMaxBytes), AnySettingKey(capturesMaxAge),
     ]
 }

@@ -13,7 +13,7 @@ enum CommandTree {
         subcommands: [RunCommands.runSpec, ExecCommand.spec, RunCommands.statusSpec, RunCommands.stopSpec, RunCommands.introSpec,
                       caSpec, SetupCommand.spec, InspectCommands.spec, SettingsCommands.spec,
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec,
-                      TurnsCommand.spec, ContentCommands.spec, ExportCommands.spec, TVVersion.spec]
+                      TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, ExportCommands.spec, TVVersion.spec]
     )
 
     /// `tv ca`: the CA toolchain's commands, with `status`/`show` asking the trust store too, and
@@ -46,6 +46,7 @@ enum CommandTree {
         .merging(FlowCommands.handlers) { _, new in new }
         .merging(TurnsCommand.handlers) { _, new in new }
         .merging(ContentCommands.handlers) { _, new in new }
+        .merging(StorageCommands.handlers) { _, new in new }
         .merging(ExportCommands.handlers) { _, new in new }
         .merging(RunCommands.handlers) { _, new in new }
         .merging(ExecCommand.handlers) { _, new in new }
