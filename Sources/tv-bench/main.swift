@@ -228,15 +228,15 @@ func flowStoreBenchmark() throws {
     let end = base + Int64(flows) * 1_000
     let filters: [(String, FlowQuery)] = [
         ("no filter", FlowQuery(limit: 50)),
-        ("--host substring (1 in 1,000)", FlowQuery(host: "host417.bench", limit: 50)),
-        ("--host 2 characters", FlowQuery(host: "t4", limit: 50)),
-        ("--status failed (1 in 100)", FlowQuery(status: .failed, limit: 50)),
-        ("--since (last 10% of the history)", FlowQuery(since: end - Int64(flows / 10) * 1_000, limit: 50)),
-        ("--from/--to (a middle 1%)", FlowQuery(from: base + Int64(flows / 2) * 1_000, to: base + Int64(flows / 2 + flows / 100) * 1_000, limit: 50)),
+        ("--host, 1 in 1,000", FlowQuery(host: "host417.bench", limit: 50)),
+        ("--host, 2 characters", FlowQuery(host: "t4", limit: 50)),
+        ("--status, 1 in 100", FlowQuery(status: .failed, limit: 50)),
+        ("--since, last 10%", FlowQuery(since: end - Int64(flows / 10) * 1_000, limit: 50)),
+        ("--from/--to, middle 1%", FlowQuery(from: base + Int64(flows / 2) * 1_000, to: base + Int64(flows / 2 + flows / 100) * 1_000, limit: 50)),
     ]
     for (name, query) in filters {
         let first = try measure(rounds: 5, iterations: 20) { _ in _ = try store.flows(query) }
-        report("FlowStore first page (50), \(name)", first)
+        report("FlowStore first page, \(name)", first)
         var cursor = try store.flows(query).nextCursor
         let next = try measure(rounds: 5, iterations: 20) { _ in
             var page = query
@@ -244,7 +244,7 @@ func flowStoreBenchmark() throws {
             let result = try store.flows(page)
             cursor = result.nextCursor ?? cursor
         }
-        report("FlowStore next page (50), \(name)", next)
+        report("FlowStore next page, \(name)", next)
     }
     // The activity aggregate over the covering time index: counts per bucket, 60 buckets, for the
     // whole history and for its last tenth.
