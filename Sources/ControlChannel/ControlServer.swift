@@ -49,6 +49,11 @@ public final class ControlServer: Sendable {
         thread.start()
     }
 
+    /// True when a session answers on the control socket at `path` (within 1 s).
+    public static func isLive(path: String) -> Bool {
+        (try? ControlClient(path: path).send(ControlRequest(command: "ping"), timeoutSeconds: 1)) != nil
+    }
+
     /// Checks, before a session prepares anything, that no live session answers at `path` (a
     /// stale socket file is fine). `init` checks again when it binds.
     /// - Throws: `ControlError.alreadyRunning` when a session answers a ping within 1 s.
@@ -59,7 +64,7 @@ public final class ControlServer: Sendable {
         if case .found(let facts) = FileFacts.lstat(path), facts.kind == .directory {
             throw ControlError.occupiedByFolder(path: path)
         }
-        if (try? ControlClient(path: path).send(ControlRequest(command: "ping"), timeoutSeconds: 1)) != nil {
+        if isLive(path: path) {
             throw ControlError.alreadyRunning(path: path)
         }
     }

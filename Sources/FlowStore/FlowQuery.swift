@@ -9,9 +9,10 @@ public struct FlowQuery: Sendable, Equatable {
     public static let maximumLimit = 10_000
 
     /// Case-insensitive (ASCII) substring of the host name, the other names the server address
-    /// had (`other_hosts`, a name inferred from DNS), the server address or the client address.
+    /// had (`other_hosts`, a name inferred from DNS), the server address or the client address,
+    /// found through the `flows_text` index (`FlowTextSearch`).
     public var host: String?
-    /// Only flows with this status.
+    /// Only flows with this status (`flows_by_status_time`).
     public var status: FlowStatus?
     /// Only flows that started at or after this time (µs); what `--since 1h` resolves to.
     public var since: Int64?
@@ -74,10 +75,9 @@ public struct FlowQuery: Sendable, Equatable {
         var conditions: [String] = []
         var bindings: [SQLiteValue] = []
         if let host, !host.isEmpty {
-            let pattern = SQLiteValue.text("%" + FlowQuery.escapeLike(host) + "%")
-            conditions.append(
-                "(host LIKE ? ESCAPE '\\' OR other_hosts LIKE ? ESCAPE '\\' OR server_address LIKE ? ESCAPE '\\' OR client_address LIKE ? ESCAPE '\\')")
-            bindings += [pattern, pattern, pattern, pattern]
+            let (condition, values) = FlowTextSearch.condition(host)
+            conditions.append(condition)
+            bindings += values
         }
         if let program {
             conditions.append("program_command = ?")

@@ -295,6 +295,38 @@ public enum FlowSchema {
         ALTER TABLE flows ADD COLUMN program_unknown TEXT;
         CREATE INDEX flows_by_program ON flows (program_command);
         """,
+        // 11 (branch i16-storage, issue 19): the history at scale. `flows_text` is an FTS5 index
+        // (trigram tokenizer, SQLite 3.34+; sqlite.org/fts5.html §4.3.5) over the host, the other
+        // names its address had (`other_hosts`, migration 9) and both addresses, kept by triggers, so
+        // `tv flows --host TEXT` finds a substring of three or
+        // more characters without reading the table. It is an external-content table (its text is
+        // read from `flows`), so it costs the index alone. An update touches it only when one of
+        // the four columns changed (the writer upserts every flow several times). `status` gets
+        // an index with the time, so `--status` pages walk it newest first.
+        """
+        CREATE VIRTUAL TABLE flows_text USING fts5(
+            host, other_hosts, server_address, client_address,
+            content = 'flows', content_rowid = 'id', tokenize = 'trigram');
+        INSERT INTO flows_text (flows_text) VALUES ('rebuild');
+        CREATE TRIGGER flows_text_insert AFTER INSERT ON flows BEGIN
+            INSERT INTO flows_text (rowid, host, other_hosts, server_address, client_address)
+                VALUES (new.id, new.host, new.other_hosts, new.server_address, new.client_address);
+        END;
+        CREATE TRIGGER flows_text_delete AFTER DELETE ON flows BEGIN
+            INSERT INTO flows_text (flows_text, rowid, host, other_hosts, server_address, client_address)
+                VALUES ('delete', old.id, old.host, old.other_hosts, old.server_address, old.client_address);
+        END;
+        CREATE TRIGGER flows_text_update AFTER UPDATE OF host, other_hosts, server_address, client_address ON flows
+            WHEN old.host IS NOT new.host OR old.other_hosts IS NOT new.other_hosts
+                 OR old.server_address IS NOT new.server_address
+                 OR old.client_address IS NOT new.client_address BEGIN
+            INSERT INTO flows_text (flows_text, rowid, host, other_hosts, server_address, client_address)
+                VALUES ('delete', old.id, old.host, old.other_hosts, old.server_address, old.client_address);
+            INSERT INTO flows_text (rowid, host, other_hosts, server_address, client_address)
+                VALUES (new.id, new.host, new.other_hosts, new.server_address, new.client_address);
+        END;
+        CREATE INDEX flows_by_status_time ON flows (status, start_time);
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

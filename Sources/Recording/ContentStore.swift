@@ -108,6 +108,22 @@ public final class ContentStore {
             .sweep(now: now, expiry: expiry, ceiling: ceiling, writing: nil)
     }
 
+    /// What the retention planner knows of every segment now (`RetentionPlanner`'s content half).
+    /// - Parameter now: µs since the epoch.
+    /// - Throws: `FlowStoreError`.
+    public func segmentFacts(now: Int64, expiry: ContentExpiry) throws -> [SegmentFacts] {
+        try ContentSweeper(database: database, directory: directory).facts(expiredBefore: now - expiry.microseconds, writing: nil).0
+    }
+
+    /// Deletes the index rows of the flows `selection` (a `SELECT` of flow ids) names, inside the
+    /// caller's transaction on the flow database: the history's retention takes a flow's content
+    /// with its row (the segments, unreferenced, go at the next sweep).
+    /// - Returns: rows deleted. - Throws: `FlowStoreError`.
+    public static func deleteRows(ofFlowsIn selection: String, database: SQLiteDatabase) throws -> Int {
+        try database.execute("DELETE FROM content_turns WHERE flow_id IN (\(selection))")
+        return database.changes
+    }
+
     /// Deletes all decrypted content: every index row, then every segment file except the one a
     /// live session is writing (its bytes become unreferenced and go at a later sweep, once the
     /// session moves to the next segment).

@@ -15,8 +15,30 @@ struct ContentSweeper {
     /// - Throws: `FlowStoreError` from the index, `ContentError.cannotDelete` from unlink.
     func sweep(now: Int64, expiry: ContentExpiry, ceiling: Int64, writing: Int?) throws -> ContentSweepReport {
         let index = TurnIndex(database: database)
-        let cutoff = now - expiry.microseconds
         directory.removeAbandonedNewFiles()
+        let (facts, files) = try self.facts(expiredBefore: now - expiry.microseconds, writing: writing)
+        let plan = ContentRetentionPlanner.plan(segments: facts, now: now, expiry: expiry, ceiling: ceiling)
+        var report = ContentSweepReport(spared: files.last { $0.isBeingWritten })
+        report.leftAlone = plan.leftAlone.count
+        report.rowsDeleted = try database.transaction {
+            var deleted = try index.deleteRecorded(before: plan.expireBefore)
+            for drop in plan.drops { deleted += try index.deleteRows(inSegment: drop.sequence) }
+            return deleted
+        }
+        for drop in plan.drops where drop.reason != .fileMissing {
+            if let freed = try directory.delete(sequence: drop.sequence) {
+                report.filesDeleted += 1
+                report.bytesFreed += freed
+            }
+        }
+        return report
+    }
+
+    /// What the planner knows of every segment (files and rows), as a sweep would plan over it.
+    /// - Parameter expiredBefore: rows recorded before this moment (µs) count as expired.
+    /// - Throws: `FlowStoreError` from the index.
+    func facts(expiredBefore cutoff: Int64, writing: Int?) throws -> ([SegmentFacts], [SegmentFile]) {
+        let index = TurnIndex(database: database)
         // Established before listing: a new database's range starts after every segment present.
         let range = try SegmentRangeRecord(database: database).establish(directory)
         let files = directory.segments().map { file -> SegmentFile in
@@ -35,21 +57,7 @@ struct ContentSweeper {
             facts.append(SegmentFacts(sequence: sequence, fileBytes: nil, rows: r.rows, expiredRows: r.expired,
                                       isBeingWritten: sequence == writing))
         }
-        let plan = ContentRetentionPlanner.plan(segments: facts, now: now, expiry: expiry, ceiling: ceiling)
-        var report = ContentSweepReport(spared: files.last { $0.isBeingWritten })
-        report.leftAlone = plan.leftAlone.count
-        report.rowsDeleted = try database.transaction {
-            var deleted = try index.deleteRecorded(before: plan.expireBefore)
-            for drop in plan.drops { deleted += try index.deleteRows(inSegment: drop.sequence) }
-            return deleted
-        }
-        for drop in plan.drops where drop.reason != .fileMissing {
-            if let freed = try directory.delete(sequence: drop.sequence) {
-                report.filesDeleted += 1
-                report.bytesFreed += freed
-            }
-        }
-        return report
+        return (facts, files)
     }
 
     /// Deletes every row, then every segment file but the one being written (those that predate

@@ -52,6 +52,8 @@ public final class Session: Sendable {
         public var printRequest: (@Sendable (String) -> Void)?
         /// Seconds between trust re-checks while running (0 = never).
         public var trustRecheckSeconds: Double = 60
+        /// Seconds between the periodic retention passes (`SessionRetention`).
+        public var retentionIntervalSeconds: Double = SessionRetention.defaultInterval
         /// `--head-timeout SECONDS`: the time a request head may take (nil: the engine's
         /// default, `ProxyConfiguration.headTimeout`).
         public var headTimeoutSeconds: Double?
@@ -88,6 +90,8 @@ public final class Session: Sendable {
     private let modeLabel: String
     /// Where the session listens, as the banner says it (the TUN device in `--mode tun`).
     private let listenLabel: String
+    /// Retention passes: at start, periodically, and when a limit is saved (issue 19).
+    private let retention: SessionRetention
 
     private var settings: SettingsStore { wiring.settings }
     private var writer: FlowWriter { wiring.writer }
@@ -159,6 +163,9 @@ public final class Session: Sendable {
             extra = tunnel?.summary ?? []
         }
         self.modeLabel = modeLabel
+        // The capture file being recorded: none until this session records captures (issue 17).
+        retention = SessionRetention(home: home, settings: wiring.settings, interval: options.retentionIntervalSeconds,
+                                     recording: { nil }, say: say)
         listenLabel = options.mode == .tun ? (tunnel?.listenDescription ?? "") : address.description
         exposureWarning = ListenExposure.warning(mode: options.mode, listen: address, inspecting: wiring.inspecting,
                                                  authenticated: options.proxyCredentials != nil)
@@ -193,8 +200,10 @@ public final class Session: Sendable {
             timer.resume()
             recheck = timer
         }
+        retention.start()
         stopSignal.wait()
         recheck?.cancel()
+        retention.stop()
         signals.forEach { $0.cancel() }
         tunnel?.stop()
         if let sentence = capture?.stop() { say(sentence) }
@@ -319,6 +328,7 @@ public final class Session: Sendable {
                 if !options.forceInspection && options.caFile == nil { proxy.setInspection(enabled: wanted) }
             }
             applyContentPolicy(record)
+            if let key = request.arguments["key"], StorageLimitsReading.isLimit(key) { retention.limitsChanged() }
             return ControlResponse(ok: true, message: "applied")
         case "ca-changed":
             // `tv ca create`, `import`, `remake`, `remove` and `tv setup` changed the data

@@ -15,7 +15,7 @@ enum CommandTree {
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec,
                       RequestCommands.requestsSpec, RequestCommands.requestSpec,
                       CaptureCommands.packetsSpec, CaptureCommands.capturesSpec,
-                      TurnsCommand.spec, ContentCommands.spec, ExportCommands.spec, TVVersion.spec]
+                      TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, ExportCommands.spec, TVVersion.spec]
     )
 
     /// `tv ca`: the CA toolchain's commands, with `status`/`show` asking the trust store too, and
@@ -50,6 +50,7 @@ enum CommandTree {
         .merging(CaptureCommands.handlers) { _, new in new }
         .merging(TurnsCommand.handlers) { _, new in new }
         .merging(ContentCommands.handlers) { _, new in new }
+        .merging(StorageCommands.handlers) { _, new in new }
         .merging(ExportCommands.handlers) { _, new in new }
         .merging(RunCommands.handlers) { _, new in new }
         .merging(ExecCommand.handlers) { _, new in new }

@@ -17,9 +17,11 @@ enum ExportCommands {
         positionals: [PositionalSpec("FLOW", help: "Flow ids or ranges of them (40 41 50-58), as `tv flows` prints them.", optional: true, variadic: true)])
 
     static let spec = CommandSpec(name: "export", summary: "Write what tv kept to a file another tool reads.",
-                                  subcommands: [harSpec])
+                                  subcommands: [harSpec, ExportConnectionsCommand.spec])
 
-    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["export har": har]
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
+        "export har": har, "export connections": ExportConnectionsCommand.run,
+    ]
 
     static func har(_ inv: Invocation) throws -> Int32 {
         let c = inv.command

@@ -64,8 +64,8 @@ enum FlowCommands {
 
     static func nowMicros() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
 
-    static func flows(_ inv: Invocation) throws -> Int32 {
-        let c = inv.command
+    /// The filters `tv flows` and `tv export connections` share: --host, --status, --since, --from, --to.
+    static func filters(_ c: ParsedCommand, now: Int64) throws -> FlowQuery {
         var query = FlowQuery()
         query.host = c.value("host")
         query.program = c.value("program")
@@ -76,10 +76,16 @@ enum FlowCommands {
             }
             query.status = status
         }
-        let now = nowMicros()
         if let since = c.value("since") { query.since = now - (try TimeFilter.span(since)) }
         if let from = c.value("from") { query.from = try TimeFilter.moment(from) }
         if let to = c.value("to") { query.to = try TimeFilter.moment(to) }
+        return query
+    }
+
+    static func flows(_ inv: Invocation) throws -> Int32 {
+        let c = inv.command
+        let now = nowMicros()
+        var query = try filters(c, now: now)
         if let limit = c.value("limit") {
             guard let n = Int(limit), n > 0 else { throw UsageRefusal("--limit takes a positive whole number, not '\(limit)'.") }
             query.limit = n

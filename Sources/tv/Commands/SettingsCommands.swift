@@ -4,6 +4,7 @@ import Proxy
 import Recording
 import Settings
 import SetupActions
+import TVCore
 import TrustStore
 import TVHome
 
@@ -97,6 +98,13 @@ enum SettingsCommands {
             }
             for entry in list { try ClientCertificateRule(parsing: entry).check(now: inv.now) }
             change = try settings.set(SettingKeys.clientCertificates, to: list)
+        case SettingKeys.historyMaxAge.name:
+            change = try settings.set(SettingKeys.historyMaxAge, to: StorageLimitText.ageText(try StorageLimitText.age(value, key: name)))
+        case SettingKeys.capturesMaxAge.name:
+            change = try settings.set(SettingKeys.capturesMaxAge, to: StorageLimitText.ageText(try StorageLimitText.age(value, key: name)))
+        case SettingKeys.capturesMaxBytes.name:
+            _ = try StorageLimitText.bytes(value, key: name)
+            change = try settings.set(SettingKeys.capturesMaxBytes, to: value.filter { $0 != " " })
         case _ where CaptureSettingsCommand.names.contains(name):
             (change, applies) = try CaptureSettingsCommand.set(name, value, settings: settings)
         default:
@@ -109,6 +117,10 @@ enum SettingsCommands {
         }
         if let sentence = change.delivery.sentence { inv.console.line(sentence) }
         if change.saved, let applies { inv.console.line(applies) }
+        if change.saved, change.delivery == .noSession, StorageLimitsReading.isLimit(name) {
+            // No session to apply it: a limit is applied when it changes, here (silent when nothing goes).
+            for line in try StorageCommands.applyAutomatically(inv) { inv.console.line(line) }
+        }
         return 0
     }
 

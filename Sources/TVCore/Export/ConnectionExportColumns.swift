@@ -1,0 +1,70 @@
+import FlowStore
+import TVHome
+
+/// The columns of `tv export connections`, one list for JSON and CSV: metadata only, never a
+/// payload (seed 000 Captures, "The connection list as JSON"): the five-tuple in human terms,
+/// the name and where it came from, times, bytes and packets per direction, the status and the
+/// handshake's facts.
+public enum ConnectionExportColumns {
+    /// Column names, in order (the CSV header; the JSON keys).
+    public static let names = [
+        "id", "start", "end", "durationMicros", "transport", "client", "server", "host", "hostOrigin",
+        "status", "failureReason", "error", "bytesUp", "bytesDown", "packetsUp", "packetsDown",
+        "clientTLSVersion", "serverTLSVersion", "alpn", "clientOfferedVersions", "clientOfferedALPN",
+        "certificateSubject", "certificateIssuer", "certificateSANs", "certificateNotBefore", "certificateNotAfter",
+        "certificateSHA256",
+        // The program behind the connection (issue 18, i16-program) joins here when its column exists.
+    ]
+
+    /// One flow's values, in `names` order.
+    public static func values(_ f: FlowRecord) -> [JSONValue] {
+        func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }
+        func optInt(_ i: Int64?) -> JSONValue { i.map { .int($0) } ?? .null }
+        func seconds(_ s: Int64?) -> JSONValue { s.map { .string(Units.utc($0, format: "%Y-%m-%dT%H:%M:%SZ")) } ?? .null }
+        return [
+            .int(f.id), .string(iso(f.startTime)), f.duration.map { .string(iso(f.startTime + $0)) } ?? .null,
+            optInt(f.duration), .string(f.transport.rawValue),
+            .string(endpoint(f.clientAddress, f.clientPort)), .string(endpoint(f.serverAddress, f.serverPort)),
+            opt(f.host), .string(f.hostOrigin.rawValue), .string(f.status.rawValue), opt(f.failureReason), opt(f.error),
+            .int(f.bytesUp), .int(f.bytesDown), optInt(f.packetsUp), optInt(f.packetsDown),
+            opt(f.clientTLSVersion), opt(f.tlsVersion), opt(f.alpn),
+            .array(f.clientVersions.map { .string($0) }), .array(f.clientALPN.map { .string($0) }),
+            opt(f.certificateSubject), opt(f.certificateIssuer), .array(f.certificateSANs.map { .string($0) }),
+            seconds(f.certificateNotBefore), seconds(f.certificateNotAfter), opt(f.certificateSHA256),
+        ]
+    }
+
+    /// `address:port`, an IPv6 address in brackets (RFC 3986 §3.2.2): `[::1]:443`.
+    static func endpoint(_ address: String, _ port: Int) -> String {
+        (address.contains(":") ? "[" + address + "]" : address) + ":" + String(port)
+    }
+
+    /// µs since the epoch as RFC 3339 UTC with microseconds: `2026-11-30T14:05:00.123456Z`.
+    static func iso(_ us: Int64) -> String {
+        let micros = String(((us % 1_000_000) + 1_000_000) % 1_000_000)
+        let seconds = us >= 0 ? us / 1_000_000 : (us - 999_999) / 1_000_000
+        return Units.utc(seconds, format: "%Y-%m-%dT%H:%M:%S") + "." + String(repeating: "0", count: 6 - micros.count) + micros + "Z"
+    }
+
+    /// One CSV field (RFC 4180 §2): quoted when it holds a comma, a quote, CR or LF, its quotes
+    /// doubled; a list is its items joined by spaces; null is empty.
+    public static func csvField(_ value: JSONValue) -> String {
+        let text: String
+        switch value {
+        case .null: text = ""
+        case .string(let s): text = s
+        case .int(let i): text = String(i)
+        case .bool(let b): text = b ? "true" : "false"
+        case .double(let d): text = String(d)
+        case .array(let items): text = items.map(csvField).map(unquote).joined(separator: " ")
+        case .object: text = value.serialized()
+        }
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    private static func unquote(_ field: String) -> String {
+        guard field.hasPrefix("\""), field.hasSuffix("\""), field.count >= 2 else { return field }
+        return String(field.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
+    }
+}

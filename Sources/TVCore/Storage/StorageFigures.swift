@@ -1,0 +1,67 @@
+import FlowStore
+import Foundation
+import Recording
+import TVHome
+
+/// What the three stores occupy now, each beside its limit (`tv storage`).
+public struct StorageFigures: Sendable, Equatable {
+    /// The history: the database file (with its WAL), its rows, and the part SQLite keeps free
+    /// after deletions (given back only by `tv storage compact`).
+    public var databaseBytes: Int64
+    public var freeBytes: Int64
+    public var flows: Int
+    public var oldestFlowStart: Int64?
+    /// The capture files.
+    public var captureFiles: Int
+    public var captureBytes: Int64
+    public var recordingCapture: Int?
+    /// Decrypted content: the segment files and the kept turns.
+    public var contentBytes: Int64
+    public var contentTurns: Int
+    /// The limits in force.
+    public var limits: StorageLimits
+
+    public init(databaseBytes: Int64, freeBytes: Int64, flows: Int, oldestFlowStart: Int64?, captureFiles: Int,
+                captureBytes: Int64, recordingCapture: Int?, contentBytes: Int64, contentTurns: Int, limits: StorageLimits) {
+        self.databaseBytes = databaseBytes
+        self.freeBytes = freeBytes
+        self.flows = flows
+        self.oldestFlowStart = oldestFlowStart
+        self.captureFiles = captureFiles
+        self.captureBytes = captureBytes
+        self.recordingCapture = recordingCapture
+        self.contentBytes = contentBytes
+        self.contentTurns = contentTurns
+        self.limits = limits
+    }
+
+    /// Everything tv keeps in the data folder's three stores.
+    public var totalBytes: Int64 { databaseBytes + captureBytes + contentBytes }
+
+    /// Reads the figures of `home` (read-only: works on a full disk).
+    /// - Throws: `FlowStoreError`.
+    public static func read(home: TVHome, limits: StorageLimits, recording: Int?) throws -> StorageFigures {
+        let database = try FlowSchema.openForReading(home.databasePath)
+        defer { database.close() }
+        func integer(_ sql: String) throws -> Int64? {
+            if case let .integer(n) = try database.scalar(sql) { return n }
+            return nil
+        }
+        var bytes: Int64 = 0
+        for suffix in ["", "-wal", "-shm"] {
+            var st = stat()
+            if stat(home.databasePath + suffix, &st) == 0 { bytes += Int64(st.st_size) }
+        }
+        let free = (try integer("PRAGMA freelist_count") ?? 0) * (try integer("PRAGMA page_size") ?? 0)
+        let flows = Int(try integer("SELECT count(*) FROM flows") ?? 0)
+        let oldest = try integer("SELECT min(start_time) FROM flows")
+        let files = CaptureFiles(home: home).onDisk()
+        let content = try ContentStore(readingHome: home)
+        defer { content.close() }
+        let usage = try content.usage()
+        return StorageFigures(databaseBytes: bytes, freeBytes: free, flows: flows, oldestFlowStart: oldest,
+                              captureFiles: files.count, captureBytes: files.values.reduce(0) { $0 + $1.bytes },
+                              recordingCapture: recording, contentBytes: usage.fileBytes, contentTurns: usage.turns,
+                              limits: limits)
+    }
+}

@@ -1,0 +1,224 @@
+import ControlChannel
+import FlowStore
+import Foundation
+import Recording
+import TVHome
+
+/// Applies a `RetentionPlan` to rows and files together ("Retention cuts both halves or it
+/// lies", seed 000 Settings): old flows go with their packets, exchanges, names and content;
+/// capture files go with their packet rows marked; then content's own sweep.
+///
+/// Crash safety: rows change first, in transactions (SQLite's journal makes each all or
+/// nothing); files are unlinked only after the transaction that stopped describing them
+/// committed. A `kill -9` between the two leaves a capture file no row describes, which the
+/// planner lists as `.unreferenced` and the next pass deletes; never a row pointing at a file
+/// that is gone without saying so.
+///
+/// Not `Sendable`: it owns one SQLite connection; use it from one thread.
+public final class StorageManager {
+    /// Flows deleted per transaction: a long pass never holds the write lock long enough to make
+    /// a live session's writer wait beyond its busy timeout.
+    static let flowsPerTransaction = 5_000
+
+    let database: SQLiteDatabase
+    let content: ContentStore
+    let captures: CaptureFiles
+
+    /// Opens the flow database and the content store of `home` (migrating as needed).
+    /// - Throws: `FlowStoreError`, `TVHomeError`.
+    public init(home: TVHome) throws {
+        try home.ensureExists()
+        database = try SQLiteDatabase(path: home.databasePath)
+        try FlowSchema.migrate(database)
+        content = try ContentStore(home: home)
+        captures = CaptureFiles(home: home)
+    }
+
+    /// Closes both connections.
+    public func close() {
+        database.close()
+        content.close()
+    }
+
+    /// What exists now, for the planner.
+    /// - Parameter recording: the capture file a live session writes (nil when none runs).
+    public func inventory(now: Int64, expiry: ContentExpiry, recording: Int?) throws -> StorageInventory {
+        let oldest: Int64?
+        if case let .integer(t) = try database.scalar("SELECT min(start_time) FROM flows") { oldest = t } else { oldest = nil }
+        return StorageInventory(oldestFlowStart: oldest,
+                                captures: captures.facts(rows: try captureRows(), recording: recording),
+                                contentSegments: try content.segmentFacts(now: now, expiry: expiry))
+    }
+
+    /// Plans under `limits` and applies: the one pass a session runs at start, periodically and
+    /// when a limit changes, and `tv storage apply` runs on request.
+    public func applyLimits(_ limits: StorageLimits, evidence: AuditEvidence = .none, recording: Int?,
+                            now: Int64) throws -> StorageReport {
+        let inventory = try inventory(now: now, expiry: limits.contentExpiry, recording: recording)
+        let plan = RetentionPlanner.plan(inventory: inventory, limits: limits, evidence: evidence, now: now)
+        return try apply(plan, limits: limits, now: now)
+    }
+
+    /// Deletes everything but the file being recorded and audit evidence.
+    public func deleteEverything(evidence: AuditEvidence = .none, recording: Int?, now: Int64) throws -> StorageReport {
+        let inventory = try inventory(now: now, expiry: .default, recording: recording)
+        let plan = RetentionPlanner.everything(inventory: inventory, evidence: evidence, now: now)
+        return try apply(plan, limits: StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil), now: now)
+    }
+
+    /// Applies `plan`: rows first (in transactions), files after.
+    func apply(_ plan: RetentionPlan, limits: StorageLimits, now: Int64) throws -> StorageReport {
+        var report = StorageReport()
+        report.sparedRecording = plan.sparedRecording
+        report.capturesStillOver = plan.capturesStillOver
+        let tables = try existingTables()
+        if let cutoff = plan.deleteFlowsStartedBefore {
+            try deleteFlows(before: cutoff, exempt: plan.exemptFlows, tables: tables, into: &report)
+        }
+        if !plan.captureDrops.isEmpty {
+            try database.transaction {
+                for drop in plan.captureDrops {
+                    report.packetsMarkedGone += try CaptureRowsHook.markBytesGone(sequence: drop.sequence, database: database,
+                                                                                  tables: tables)
+                }
+            }
+            for drop in plan.captureDrops {
+                if let freed = try captures.delete(drop.sequence) {
+                    report.captureFilesDeleted += 1
+                    report.captureBytesFreed += freed
+                }
+            }
+        }
+        report.content = plan.deletesAllContent
+            ? try content.deleteAll()
+            : try content.sweep(now: now, expiry: limits.contentExpiry, ceiling: limits.contentCeiling)
+        return report
+    }
+
+    /// Deletes flows that started before `cutoff` (closed ones; an open flow's row is upserted
+    /// again by its writer, so it goes at a later pass), a block per transaction, with their
+    /// packets, exchanges and content; then names last seen before the cutoff.
+    func deleteFlows(before cutoff: Int64, exempt: Set<Int64>, tables: Set<String>, into report: inout StorageReport) throws {
+        try database.execute("CREATE TEMP TABLE IF NOT EXISTS retention_doomed (id INTEGER PRIMARY KEY)")
+        try database.execute("CREATE TEMP TABLE IF NOT EXISTS retention_exempt (id INTEGER PRIMARY KEY)")
+        try database.execute("DELETE FROM retention_exempt")
+        for id in exempt { try database.execute("INSERT INTO retention_exempt (id) VALUES (\(id))") }
+        let doomed = "SELECT id FROM retention_doomed"
+        while true {
+            let deleted = try database.transaction { () -> Int in
+                try database.execute("DELETE FROM retention_doomed")
+                let select = try database.prepare("""
+                    INSERT INTO retention_doomed (id) SELECT id FROM flows
+                    WHERE start_time < ? AND duration IS NOT NULL AND id NOT IN (SELECT id FROM retention_exempt)
+                    ORDER BY start_time LIMIT ?
+                    """)
+                try select.bind([.integer(cutoff), .integer(Int64(StorageManager.flowsPerTransaction))])
+                _ = try select.step()
+                let count = database.changes
+                guard count > 0 else { return 0 }
+                report.flowContentRowsDeleted += try ContentStore.deleteRows(ofFlowsIn: doomed, database: database)
+                if tables.contains("packets") {
+                    try database.execute("DELETE FROM packets WHERE flow_id IN (\(doomed))")
+                    report.packetsDeleted += database.changes
+                }
+                // Issue 16's exchange rows (i16-exchanges): deleted with their flow when the table exists.
+                if tables.contains("exchanges") {
+                    try database.execute("DELETE FROM exchanges WHERE flow_id IN (\(doomed))")
+                    report.exchangesDeleted += database.changes
+                }
+                try database.execute("DELETE FROM flows WHERE id IN (\(doomed))")
+                return database.changes
+            }
+            report.flowsDeleted += deleted
+            if deleted < StorageManager.flowsPerTransaction { break }
+        }
+        let names = try database.prepare("DELETE FROM host_names WHERE last_seen < ?")
+        try names.bind([.integer(cutoff)])
+        try database.transaction { _ = try names.step() }
+        report.namesDeleted += database.changes
+    }
+
+    /// `captures` rows by sequence, or nil when the table does not exist.
+    func captureRows() throws -> [Int: CaptureRow]? {
+        guard try existingTables().contains("captures") else { return nil }
+        var rows: [Int: CaptureRow] = [:]
+        let statement = try database.prepare("SELECT seq, started_at, ended_at, recording FROM captures")
+        try statement.forEachRow { row in
+            rows[Int(row.int64(at: 0))] = CaptureRow(startedAt: row.int64(at: 1), endedAt: row.optionalInt64(at: 2),
+                                                      recording: row.int64(at: 3) != 0)
+        }
+        return rows
+    }
+
+    func existingTables() throws -> Set<String> {
+        var names: Set<String> = []
+        let statement = try database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        try statement.forEachRow { if let name = $0.string(at: 0) { names.insert(name) } }
+        return names
+    }
+}
+
+/// The rows that describe a capture file (issue 17's `captures` and `packets`, i16-capture).
+/// Deleting a file first stops every row pointing into it: the file's `captures` row goes and its
+/// packet rows are marked (bytes gone) in the same transaction.
+enum CaptureRowsHook {
+    /// - Returns: packet rows marked.
+    static func markBytesGone(sequence: Int, database: SQLiteDatabase, tables: Set<String>) throws -> Int {
+        var marked = 0
+        if tables.contains("packets") {
+            try database.execute("UPDATE packets SET file_offset = NULL WHERE capture_seq = \(sequence) AND file_offset IS NOT NULL")
+            marked = database.changes
+        }
+        if tables.contains("captures") {
+            try database.execute("DELETE FROM captures WHERE seq = \(sequence)")
+        }
+        return marked
+    }
+}
+
+extension StorageManager {
+    /// The capture file a live session of `home` is recording, seen from another process: none
+    /// when no session answers on the control socket; otherwise the file its row marks as
+    /// recording, else the highest sequence on disk (the one a writer would be appending to).
+    public func recordingCaptureOutsideTheSession(home: TVHome) throws -> Int? {
+        guard ControlServer.isLive(path: SessionPaths.controlSocket(home)) else { return nil }
+        let flagged = try captureRows()?.filter(\.value.recording).map(\.key).max()
+        return flagged ?? captures.onDisk().keys.max()
+    }
+
+    /// Whether the file is set for incremental vacuum (`PRAGMA auto_vacuum` 2).
+    func isIncremental() throws -> Bool {
+        if case let .integer(mode) = try database.scalar("PRAGMA auto_vacuum") { return mode == 2 }
+        return false
+    }
+
+    /// Gives the free pages of the history back to the file system: `PRAGMA incremental_vacuum`
+    /// when the file is set for it (works beside a running session: an ordinary write
+    /// transaction); otherwise, with no session running, `auto_vacuum = INCREMENTAL` and one
+    /// `VACUUM` (SQLite rewrites the file under its journal, so a crash leaves the old file or
+    /// the new one, never half of each; sqlite.org/lang_vacuum.html).
+    /// - Parameter sessionRuns: refused with `StorageError.compactWhileRunning` when the file
+    ///   needs the whole rewrite.
+    /// - Returns: bytes the file shrank by.
+    public func compact(sessionRuns: Bool) throws -> Int64 {
+        let before = try fileBytes()
+        if try isIncremental() {
+            try database.execute("PRAGMA incremental_vacuum")
+        } else {
+            guard !sessionRuns else { throw StorageError.compactWhileRunning }
+            try database.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            try database.execute("VACUUM")
+        }
+        try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return max(0, before - (try fileBytes()))
+    }
+
+    func fileBytes() throws -> Int64 {
+        var total: Int64 = 0
+        for suffix in ["", "-wal"] {
+            var st = stat()
+            if stat(database.path + suffix, &st) == 0 { total += Int64(st.st_size) }
+        }
+        return total
+    }
+}

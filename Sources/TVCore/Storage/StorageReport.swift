@@ -1,0 +1,34 @@
+import Recording
+
+/// What one retention pass (or delete-everything) removed, across the three stores.
+public struct StorageReport: Sendable, Equatable {
+    /// Flow rows deleted (with everything that hangs off them, counted below).
+    public var flowsDeleted = 0
+    /// Packet rows of those flows deleted.
+    public var packetsDeleted = 0
+    /// Exchange rows (issue 16's `exchanges`) of those flows deleted.
+    public var exchangesDeleted = 0
+    /// Content index rows of those flows deleted.
+    public var flowContentRowsDeleted = 0
+    /// Names (`host_names` rows) last seen before the history's cutoff, deleted.
+    public var namesDeleted = 0
+    /// Capture files deleted and the bytes they held.
+    public var captureFilesDeleted = 0
+    public var captureBytesFreed: Int64 = 0
+    /// Packet rows pointing into deleted capture files, now marked: their bytes are gone.
+    public var packetsMarkedGone = 0
+    /// The content sweep's own report (expiry, ceiling, unreferenced segments).
+    public var content = ContentSweepReport()
+    /// The capture file being recorded, spared.
+    public var sparedRecording: Int?
+    /// Set when the captures are still over their size limit, and why.
+    public var capturesStillOver: RetentionPlan.CapturesStillOver?
+
+    public init() {}
+
+    /// True when the pass deleted nothing: an automatic pass then says nothing.
+    public var deletedNothing: Bool {
+        flowsDeleted == 0 && packetsDeleted == 0 && exchangesDeleted == 0 && flowContentRowsDeleted == 0 && namesDeleted == 0
+            && captureFilesDeleted == 0 && packetsMarkedGone == 0 && content.rowsDeleted == 0 && content.filesDeleted == 0
+    }
+}

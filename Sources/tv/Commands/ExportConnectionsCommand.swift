@@ -1,0 +1,48 @@
+import CommandLineParser
+import FlowStore
+import TVCore
+
+/// `tv export connections -o FILE`: the connection list (metadata only) as JSON or CSV.
+enum ExportConnectionsCommand {
+    static let spec = CommandSpec(
+        name: "connections", summary: "Write the connection list (metadata only, no content) as JSON or CSV.",
+        discussion: "Each connection: its id, times, transport, client and server as ADDRESS:PORT, the host name and where it came from, the status, bytes and packets per direction, and the handshake's facts. Nothing any connection said is inside. The newest 20,000 (or --limit N) connections matching the filters, newest first; the JSON ends with \"count\" and \"truncated\" (true when more matched). The file is written whole or not at all (mode 0600).",
+        options: [OptionSpec("output", short: "o", value: "FILE", help: "The file to write (required)."),
+                  OptionSpec("format", value: "FORMAT", help: "json (the default) or csv (RFC 4180, for spreadsheets)."),
+                  OptionSpec("limit", value: "N", help: "At most N connections, the newest (default 20000)."),
+                  OptionSpec("host", value: "TEXT", help: "Only connections whose host name or address contains TEXT."),
+                  OptionSpec("status", value: "S", help: "Only one status, as `tv flows --status`."),
+                  OptionSpec("since", value: "SPAN", help: "Only connections started within SPAN (90s, 15m, 1h, 2d, 1w)."),
+                  OptionSpec("from", value: "TIME", help: "Only connections started at or after TIME (UTC)."),
+                  OptionSpec("to", value: "TIME", help: "Only connections started before TIME.")])
+
+    static func run(_ inv: Invocation) throws -> Int32 {
+        let c = inv.command
+        guard let output = c.value("output") else {
+            throw UsageRefusal("`tv export connections` needs -o FILE, the file to write.")
+        }
+        let now = FlowCommands.nowMicros()
+        var export = ConnectionExport(filters: try FlowCommands.filters(c, now: now))
+        if let text = c.value("format") {
+            guard let format = ConnectionExport.Format(rawValue: text.lowercased()) else {
+                throw UsageRefusal("--format takes json or csv, not '\(text)'.")
+            }
+            export.format = format
+        }
+        if let text = c.value("limit") {
+            guard let n = Int(text), n > 0 else { throw UsageRefusal("--limit takes a positive whole number, not '\(text)'.") }
+            export.limit = n
+        }
+        try FlowCommands.askSessionToFlush(inv)
+        let store = try FlowCommands.openStoreForReading(inv)
+        defer { store.close() }
+        if inv.console.stdoutIsTerminal {
+            // Said before anything is written: what the file will hold, and what it will not.
+            let preview = try export.preview(store)
+            inv.console.line(ExportConnectionsPresentation.before(preview, file: output))
+        }
+        let summary = try export.write(store, to: output, exportedAt: now)
+        inv.console.line(ExportConnectionsPresentation.after(summary, file: output, format: export.format))
+        return 0
+    }
+}

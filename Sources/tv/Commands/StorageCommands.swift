@@ -1,0 +1,109 @@
+import CommandLineParser
+import ControlChannel
+import FlowStore
+import Recording
+import Settings
+import TVCore
+import TVHome
+
+/// `tv storage [show|apply|delete-everything|compact]`: what the history, the captures and the
+/// decrypted content occupy beside their limits, applying the limits now, deleting everything,
+/// and giving SQLite's free pages back.
+enum StorageCommands {
+    static let spec = CommandSpec(
+        name: "storage", summary: "What tv's history, captures and decrypted content occupy, each beside its limit.",
+        discussion: "Limits are settings: history.maxAge, captures.maxBytes, captures.maxAge (`tv settings set`), content.expiry and a fixed 512 MiB for decrypted content. They are applied when a session starts, every 10 minutes while it runs, whenever one is changed, and on `tv storage apply`. The capture file being recorded is never deleted. SQLite keeps the room of deleted rows for reuse, so the history's file does not shrink after a cleanup; `tv storage compact` gives it back.",
+        options: [OptionSpec("json", help: "Print as JSON.")],
+        subcommands: [
+            CommandSpec(name: "show", summary: "Each store's size and limit, and the total (the default).",
+                        options: [OptionSpec("json", help: "Print as JSON.")]),
+            CommandSpec(name: "apply", summary: "Apply the limits now and say what went."),
+            CommandSpec(name: "delete-everything", summary: "Delete the history, the captures and all decrypted content.",
+                        discussion: "The capture file being recorded is spared and named. Without --yes on a terminal it asks first, naming what is lost.",
+                        options: [OptionSpec("yes", help: "Do not ask for confirmation.")]),
+            CommandSpec(name: "compact", summary: "Give the room of deleted history rows back to the file system.",
+                        discussion: "The first compaction rewrites the file (VACUUM) and needs no session running; it also sets the file up so that later ones work while a session runs."),
+        ],
+        defaultSubcommand: "show")
+
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
+        "storage show": show, "storage apply": apply, "storage delete-everything": deleteEverything,
+        "storage compact": compact,
+    ]
+
+    static func limits(_ inv: Invocation) throws -> StorageLimits {
+        try StorageLimitsReading.limits(try inv.settingsStore().read())
+    }
+
+    static func show(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.existingHome()
+        try FlowCommands.askSessionToFlush(inv)
+        let figures = try StorageFigures.read(home: home, limits: try limits(inv), recording: try recording(home))
+        if inv.json {
+            inv.console.line(StoragePresentation.json(figures).serialized(pretty: true))
+        } else {
+            for line in StoragePresentation.lines(figures, now: inv.now * 1_000_000) { inv.console.line(line) }
+        }
+        return 0
+    }
+
+    /// The capture file a live session records, if any (read through a manager; nil without one).
+    static func recording(_ home: TVHome) throws -> Int? {
+        guard ControlServer.isLive(path: SessionPaths.controlSocket(home)) else { return nil }
+        let manager = try StorageManager(home: home)
+        defer { manager.close() }
+        return try manager.recordingCaptureOutsideTheSession(home: home)
+    }
+
+    static func apply(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.existingHome()
+        let limits = try limits(inv)
+        try FlowCommands.askSessionToFlush(inv)
+        let manager = try StorageManager(home: home)
+        defer { manager.close() }
+        let report = try manager.applyLimits(limits, recording: try manager.recordingCaptureOutsideTheSession(home: home),
+                                             now: FlowCommands.nowMicros())
+        for line in StoragePresentation.report(report, automatic: false) { inv.console.line(line) }
+        return 0
+    }
+
+    /// The pass a changed limit runs when no session does: its lines (none when nothing went).
+    static func applyAutomatically(_ inv: Invocation) throws -> [String] {
+        let home = try inv.home()
+        guard home.exists else { return [] }
+        let manager = try StorageManager(home: home)
+        defer { manager.close() }
+        let report = try manager.applyLimits(try limits(inv), recording: nil, now: FlowCommands.nowMicros())
+        return StoragePresentation.report(report, automatic: true)
+    }
+
+    static func deleteEverything(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.existingHome()
+        try FlowCommands.askSessionToFlush(inv)
+        let manager = try StorageManager(home: home)
+        defer { manager.close() }
+        let recording = try manager.recordingCaptureOutsideTheSession(home: home)
+        if !inv.yes {
+            guard inv.console.stdinIsTerminal else { throw StorageError.needsConfirmation }
+            let figures = try StorageFigures.read(home: home, limits: try limits(inv), recording: recording)
+            for line in StoragePresentation.deletionWarning(figures) { inv.console.note(line) }
+            guard inv.console.confirm("Delete everything?") else {
+                inv.console.line("Nothing was deleted.")
+                return 1
+            }
+        }
+        let report = try manager.deleteEverything(recording: recording, now: FlowCommands.nowMicros())
+        for line in StoragePresentation.report(report, automatic: false) { inv.console.line(line) }
+        return 0
+    }
+
+    static func compact(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.existingHome()
+        let manager = try StorageManager(home: home)
+        defer { manager.close() }
+        let freed = try manager.compact(sessionRuns: ControlServer.isLive(path: SessionPaths.controlSocket(home)))
+        inv.console.line(freed > 0 ? "Compacted the history: its file is \(Units.bytes(freed)) smaller."
+                                   : "Compacted the history: there was no free room inside it to give back.")
+        return 0
+    }
+}

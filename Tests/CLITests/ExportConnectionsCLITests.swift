@@ -1,0 +1,96 @@
+import FlowStore
+import FlowTerms
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tv export connections` read back by real tools: python3's json.tool and csv module, and jq.
+@Suite(.serialized) struct ExportConnectionsCLITests {
+    /// `count` flows written straight into the database (the writer would take seconds for
+    /// 25,000), each with an error text holding a comma and quotes.
+    static func fill(_ dataDir: String, count: Int) throws {
+        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        let store = try FlowStore(path: dataDir + "/tunnelvision.sqlite3")
+        store.close()
+        guard count > 0 else { return }
+        let database = try SQLiteDatabase(path: dataDir + "/tunnelvision.sqlite3")
+        defer { database.close() }
+        try database.transaction {
+            try database.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))
+                INSERT INTO flows (id, start_time, last_activity_time, client_address, client_port, server_address, server_port,
+                                   transport, host, host_origin, status, duration, bytes_up, bytes_down, error, tls_version)
+                SELECT i, 1764471900000000 + i * 1000000, 1764471900000000 + i * 1000000, '::1', 40000 + i % 20000, '192.0.2.7', 443,
+                       'tcp', 'h' || i || '.test', 'sni', 'encrypted', 250000, i, 2 * i, 'said "no", then closed', 'TLSv1.3' FROM n
+                """)
+        }
+    }
+
+    @Test("JSON at 0, 1 and 25,000 connections: json.tool and jq read it, the trailer's count equals the rows, truncated says whether more matched")
+    func jsonReadByRealTools() throws {
+        for count in [0, 1, 25_000] {
+            try withSandbox { s in
+                try Self.fill(s.dataDir, count: count)
+                let file = s.work + "/connections.json"
+                let r = try s.tv("export", "connections", "-o", file)
+                #expect(r.status == 0, "\(r)")
+                let written = min(count, 20_000)
+                #expect(r.out == "Wrote \(written == 1 ? "1 connection" : (written == 0 ? "0 connections" : "20,000 connections")) to \(file)\(count > 20_000 ? "; more matched: these are the newest (the file says \"truncated\": true), and --limit N writes more" : "").\n", "\(r)")
+                #expect(s.mode(file) == 0o600)
+                #expect(try s.tool("python3", ["-m", "json.tool", file]).status == 0)
+                let jq = try s.tool("jq", ["-c", "[.count, (.connections | length), .truncated, .contentIncluded, (.connections[0].server // null), (.connections[0].client // null), (keys_unsorted | last)]", file])
+                #expect(jq.status == 0, "\(jq)")
+                let firstClient = count == 0 ? "null" : "\"[::1]:\(40_000 + count % 20_000)\""
+                #expect(jq.out == "[\(written),\(written),\(count > 20_000),false,\(count == 0 ? "null" : "\"192.0.2.7:443\""),\(firstClient),\"truncated\"]\n", "\(jq)")
+                if count == 25_000 {
+                    let limited = try s.tv("export", "connections", "-o", file, "--limit", "25000")
+                    #expect(limited.status == 0, "\(limited)")
+                    let all = try s.tool("jq", ["-c", "[.count, (.connections | length), .truncated, .connections[-1].id]", file])
+                    #expect(all.out == "[25000,25000,false,1]\n", "\(all)")
+                    let filtered = try s.tv("export", "connections", "-o", file, "--host", "h2499")
+                    #expect(filtered.status == 0, "\(filtered)")
+                    let ids = try s.tool("jq", ["-c", "[.connections[].id]", file])
+                    #expect(ids.out == "[24999,24998,24997,24996,24995,24994,24993,24992,24991,24990,2499]\n", "\(ids)")
+                }
+            }
+        }
+    }
+
+    @Test("CSV (RFC 4180) read back by Python's csv module: the header, every row, quotes and commas intact")
+    func csvReadByPython() throws {
+        try withSandbox { s in
+            try Self.fill(s.dataDir, count: 3)
+            let file = s.work + "/connections.csv"
+            let r = try s.tv("export", "connections", "-o", file, "--format", "csv")
+            #expect(r.status == 0, "\(r)")
+            let read = try s.tool("python3", ["-c", """
+                import csv, json, sys
+                rows = list(csv.reader(open(sys.argv[1], newline='')))
+                print(json.dumps([len(rows), rows[0][:3], rows[1][0], rows[1][5], rows[1][6], rows[1][11], rows[1][12], rows[1][13]]))
+                """, file])
+            #expect(read.out == "[4, [\"id\", \"start\", \"end\"], \"3\", \"[::1]:40003\", \"192.0.2.7:443\", \"said \\\"no\\\", then closed\", \"3\", \"6\"]\n", "\(read)")
+            let bad = try s.tv("export", "connections", "-o", file, "--format", "xml")
+            #expect(bad.err == "tv: --format takes json or csv, not 'xml'.\n", "\(bad)")
+        }
+    }
+
+    @Test("a full disk (a 64 KiB tmpfs) leaves no file, no temporary, and says why", .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func fullDiskLeavesNoFile() throws {
+        try withSandbox { s in
+            try Self.fill(s.dataDir, count: 25_000)
+            let mount = s.root + "/full"
+            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+            let mounted = try s.tool("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mount])
+            try #require(mounted.status == 0, "tmpfs could not be mounted: \(mounted)")
+            defer { _ = try? s.tool("umount", [mount]) }
+            let file = mount + "/connections.json"
+            let r = try s.tv("export", "connections", "-o", file)
+            #expect(r.status == 1, "\(r)")
+            #expect(r.err == "tv: Could not write \(file) (No space left on device); check the folder's permissions and free space, then try again.\n", "\(r)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mount) == [])
+        }
+    }
+}
+

@@ -1,0 +1,284 @@
+import FlowStore
+import FlowTerms
+import Foundation
+import Recording
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 19 through the real `tv`: retention takes rows and files together (`tv storage apply`,
+/// a changed limit, a session's start and a limit changed under it), delete-everything, a
+/// `kill -9` in the middle of a pass, and `tv storage` figures.
+@Suite(.serialized) struct StorageCLITests {
+    static let day: Int64 = 86_400_000_000
+    static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
+
+    /// Flows through the real writer, closed (a duration), started `daysAgo` days ago.
+    static func writeFlows(_ dataDir: String, daysAgo: [Double], host: (Int) -> String = { "host\($0).test" }) throws {
+        try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
+        let store = try FlowStore(path: dataDir + "/tunnelvision.sqlite3")
+        let writer = try store.makeWriter()
+        let now = StorageCLITests.now
+        for (i, days) in daysAgo.enumerated() {
+            var flow = FlowRecord(startTime: now - Int64(days * Double(day)), clientAddress: "127.0.0.1", clientPort: 40_000 + i,
+                                  serverAddress: "192.0.2.\(i % 250 + 1)", serverPort: 443, host: host(i), hostOrigin: .sni,
+                                  status: .encrypted)
+            flow.duration = 1_000
+            writer.open(flow)
+        }
+        writer.close()
+        store.close()
+    }
+
+    /// The capture tables as issue 17 lays them out (created here when no migration has yet).
+    static func captureTables(_ database: SQLiteDatabase) throws {
+        try database.execute("""
+            CREATE TABLE IF NOT EXISTS captures (seq INTEGER PRIMARY KEY, path TEXT NOT NULL, started_at INTEGER NOT NULL,
+                ended_at INTEGER, bytes INTEGER NOT NULL DEFAULT 0, packets INTEGER NOT NULL DEFAULT 0,
+                recording INTEGER NOT NULL DEFAULT 0);
+            CREATE TABLE IF NOT EXISTS packets (flow_id INTEGER NOT NULL, n INTEGER NOT NULL, capture_seq INTEGER,
+                file_offset INTEGER, time_us INTEGER NOT NULL, direction TEXT NOT NULL, orig_len INTEGER NOT NULL,
+                incl_len INTEGER NOT NULL, tcp_flags INTEGER, meaning TEXT, PRIMARY KEY (flow_id, n));
+            """)
+    }
+
+    static func capture(_ database: SQLiteDatabase, dataDir: String, seq: Int, endedDaysAgo: Double, bytes: Int) throws {
+        let folder = dataDir + "/captures"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let name = String(format: "capture-%06d.pcapng", seq)
+        _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(repeating: 0x0a, count: bytes))
+        let ended = now - Int64(endedDaysAgo * Double(day))
+        try database.execute("INSERT INTO captures (seq, path, started_at, ended_at, bytes, packets, recording) VALUES (\(seq), 'captures/\(name)', \(ended - 1_000_000), \(ended), \(bytes), 1, 0)")
+    }
+
+    static func packet(_ database: SQLiteDatabase, flow: Int64, n: Int, capture: Int) throws {
+        try database.execute("INSERT INTO packets (flow_id, n, capture_seq, file_offset, time_us, direction, orig_len, incl_len) VALUES (\(flow), \(n), \(capture), \(100 * n), 0, 'client_to_server', 60, 60)")
+    }
+
+    static func integer(_ database: SQLiteDatabase, _ sql: String) throws -> Int64 {
+        if case let .integer(n) = try database.scalar(sql) { return n }
+        return -1
+    }
+
+    /// Content for flows `ids` through the real content writer (recorded now: not expired).
+    static func keepContent(_ dataDir: String, flows ids: [Int64]) throws {
+        var configuration = ContentWriterConfiguration(databasePath: dataDir + "/tunnelvision.sqlite3", directory: dataDir + "/content")
+        configuration.sweepInterval = 3_600
+        let session = ContentRecorder(writer: try ContentWriter(configuration), policy: ContentPolicy(keep: true))
+        for id in ids {
+            let recorder = try #require(session.recorder(flow: id))
+            recorder.record(.clientToServer, at: 0, Array("GET / HTTP/1.1\r\n\r\n".utf8))
+            recorder.finish()
+        }
+        session.writer.close()
+    }
+
+    @Test("tv storage apply: an old flow goes with its packets, content and name; an expired capture goes with its row, and packet rows of kept flows that pointed into it say the bytes are gone; a second pass finds nothing and says so")
+    func applyCutsRowsAndFilesTogether() throws {
+        try withSandbox { s in
+            try StorageCLITests.writeFlows(s.dataDir, daysAgo: [40, 1])   // flow 1 old, flow 2 young
+            try StorageCLITests.keepContent(s.dataDir, flows: [1, 2])
+            let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try StorageCLITests.captureTables(database)
+            try StorageCLITests.capture(database, dataDir: s.dataDir, seq: 1, endedDaysAgo: 40, bytes: 100)
+            try StorageCLITests.capture(database, dataDir: s.dataDir, seq: 2, endedDaysAgo: 1, bytes: 200)
+            try StorageCLITests.packet(database, flow: 1, n: 1, capture: 1)
+            try StorageCLITests.packet(database, flow: 2, n: 1, capture: 1)
+            try StorageCLITests.packet(database, flow: 2, n: 2, capture: 2)
+            // Issue 16's exchange rows (i16-exchanges' table when merged; its NOT NULL columns here otherwise).
+            try database.execute("""
+                CREATE TABLE IF NOT EXISTS exchanges (id INTEGER PRIMARY KEY, flow_id INTEGER NOT NULL, seq INTEGER NOT NULL,
+                    http_version TEXT NOT NULL, method TEXT NOT NULL, path TEXT NOT NULL, request_time INTEGER NOT NULL);
+                INSERT INTO exchanges (flow_id, seq, http_version, method, path, request_time)
+                    VALUES (1, 1, 'HTTP/1.1', 'GET', '/', 0), (2, 1, 'HTTP/1.1', 'GET', '/', 0);
+                """)
+            try database.execute("INSERT INTO host_names (address, name, first_seen, last_seen) VALUES ('192.0.2.1', 'old.test', 0, \(StorageCLITests.now - 40 * StorageCLITests.day)), ('192.0.2.2', 'new.test', 0, \(StorageCLITests.now))")
+            database.close()
+
+            let r = try s.tv("storage", "apply")
+            #expect(r.status == 0, "\(r)")
+            #expect(r.out == """
+                Deleted 1 connection (with 1 packet row, 1 exchange, 1 content turn), 1 name, 1 capture file (100 B).
+                1 packet row of a connection still in the history now says its bytes are gone with their capture file.
+
+                """, "\(r)")
+            let after = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            defer { after.close() }
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM flows") == 1)
+            #expect(try StorageCLITests.integer(after, "SELECT id FROM flows") == 2)
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM content_turns WHERE flow_id = 1") == 0)
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM content_turns WHERE flow_id = 2") == 1)
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM packets WHERE flow_id = 1") == 0)
+            #expect(try StorageCLITests.integer(after, "SELECT sum(flow_id) * count(*) FROM exchanges") == 2)
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM packets WHERE flow_id = 2 AND capture_seq = 1 AND file_offset IS NULL") == 1)
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM packets WHERE flow_id = 2 AND capture_seq = 2 AND file_offset = 200") == 1)
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM captures") == 1)
+            #expect(try StorageCLITests.integer(after, "SELECT seq FROM captures") == 2)
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM host_names") == 1)
+            #expect(!FileManager.default.fileExists(atPath: s.dataDir + "/captures/capture-000001.pcapng"))
+            #expect(FileManager.default.fileExists(atPath: s.dataDir + "/captures/capture-000002.pcapng"))
+            let again = try s.tv("storage", "apply")
+            #expect(again.out == "Everything is within its limits; nothing was deleted.\n", "\(again)")
+        }
+    }
+
+    @Test("a limit saved with no session running is applied at once, silently when nothing goes; nonsense is refused with one sentence and changes nothing")
+    func limitChangeApplies() throws {
+        try withSandbox { s in
+            try StorageCLITests.writeFlows(s.dataDir, daysAgo: [3, 0.5])
+            let quiet = try s.tv("settings", "set", "captures.maxAge", "2w")
+            #expect(quiet.out == "Saved captures.maxAge = 2w (was 30d).\n", "\(quiet)")
+            let r = try s.tv("settings", "set", "history.maxAge", "2d")
+            #expect(r.out == "Saved history.maxAge = 2d (was 30d).\nDeleted 1 connection.\n", "\(r)")
+            let bad = try s.tv("settings", "set", "captures.maxBytes", "lots")
+            #expect(bad.status != 0)
+            #expect(bad.err == "tv: captures.maxBytes takes a size with its unit, at least 1MB (e.g. 500MB, 2GB, 1.5GiB), or off for no limit, not 'lots'.\n", "\(bad)")
+            #expect(try s.tv("settings", "get", "captures.maxBytes").out == "2GB\n")
+            let size = try s.tv("settings", "set", "captures.maxBytes", "500MB")
+            #expect(size.out == "Saved captures.maxBytes = 500MB (was 2GB).\n", "\(size)")
+        }
+    }
+
+    @Test("a session applies the limits when it starts and when one is changed under it")
+    func sessionAppliesAtStartAndOnChange() throws {
+        try withSandbox { s in
+            try StorageCLITests.writeFlows(s.dataDir, daysAgo: [40, 3, 0.1])
+            let port = freeLoopbackPort()
+            let errPath = s.root + "/run.err"
+            _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+            let run = Process()
+            run.executableURL = URL(fileURLWithPath: try TVBinary.require())
+            run.arguments = ["--data-dir", s.dataDir, "run", "--listen", "127.0.0.1:\(port)"]
+            run.environment = s.environment
+            run.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+            run.standardError = FileHandle(forWritingAtPath: errPath)
+            try run.run()
+            defer { kill(run.processIdentifier, SIGKILL); run.waitUntilExit() }
+            func flows() throws -> Int64 {
+                let database = try SQLiteDatabase(readingAt: s.dataDir + "/tunnelvision.sqlite3")
+                defer { database.close() }
+                return try StorageCLITests.integer(database, "SELECT count(*) FROM flows")
+            }
+            var n: Int64 = -1
+            for _ in 0..<500 {
+                n = try flows()
+                if n == 2 { break }
+                usleep(20_000)
+            }
+            #expect(n == 2, "the pass at start did not delete the 40-day-old flow")
+            #expect(s.text(errPath).contains("Deleted 1 connection."), "\(s.text(errPath))")
+            let r = try s.tv("settings", "set", "history.maxAge", "1d")
+            #expect(r.out == "Saved history.maxAge = 1d (was 30d).\nThe running session applied it.\n", "\(r)")
+            for _ in 0..<500 {
+                n = try flows()
+                if n == 1 { break }
+                usleep(20_000)
+            }
+            #expect(n == 1, "the changed limit was not applied by the session")
+            #expect(try s.tv("stop").status == 0)
+        }
+    }
+
+    @Test("tv storage delete-everything: without a terminal and --yes it refuses with a sentence; with --yes history, captures and content go")
+    func deleteEverything() throws {
+        try withSandbox { s in
+            try StorageCLITests.writeFlows(s.dataDir, daysAgo: [1, 0])
+            try StorageCLITests.keepContent(s.dataDir, flows: [1])
+            let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try StorageCLITests.captureTables(database)
+            try StorageCLITests.capture(database, dataDir: s.dataDir, seq: 1, endedDaysAgo: 0, bytes: 10)
+            database.close()
+            let refused = try s.tv("storage", "delete-everything")
+            #expect(refused.status == 1)
+            #expect(refused.err == "tv: Deleting everything needs confirmation; add --yes when running without a terminal.\n", "\(refused)")
+            let r = try s.tv("storage", "delete-everything", "--yes")
+            #expect(r.status == 0, "\(r)")
+            #expect(r.out.hasPrefix("Deleted 2 connections (with 1 content turn), 1 capture file (10 B), 1 content segment ("), "\(r)")
+            let show = try s.tv("storage", "--json")
+            #expect(show.status == 0, "\(show)")
+            let json = try #require(try JSONSerialization.jsonObject(with: show.stdout) as? [String: Any])
+            #expect((json["history"] as? [String: Any])?["flows"] as? Int == 0)
+            #expect((json["captures"] as? [String: Any])?["files"] as? Int == 0)
+            #expect((json["content"] as? [String: Any])?["bytes"] as? Int == 0)
+        }
+    }
+
+    @Test("kill -9 in the middle of a pass leaves a consistent store, and the next pass finishes it (a capture file whose row went is deleted then)")
+    func killDuringAPass() throws {
+        try withSandbox { s in
+            try StorageCLITests.writeFlows(s.dataDir, daysAgo: [])
+            let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try StorageCLITests.captureTables(database)
+            let old = StorageCLITests.now - 40 * StorageCLITests.day
+            try database.transaction {
+                try database.execute("""
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60000)
+                    INSERT INTO flows (id, start_time, last_activity_time, client_address, client_port, server_address, server_port,
+                                       transport, host, host_origin, status, duration)
+                    SELECT i, \(old) + i, \(old) + i, '127.0.0.1', 40000, '192.0.2.1', 443, 'tcp', 'h' || i || '.test', 'sni', 'encrypted', 1 FROM n;
+                    INSERT INTO packets (flow_id, n, capture_seq, file_offset, time_us, direction, orig_len, incl_len)
+                        SELECT id, 1, 1, 0, 0, 'client_to_server', 60, 60 FROM flows;
+                    """)
+            }
+            database.close()
+            // A file whose row a killed pass already deleted (the rows commit before the unlink).
+            try FileManager.default.createDirectory(atPath: s.dataDir + "/captures", withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: s.dataDir + "/captures/capture-000001.pcapng", contents: Data(count: 64))
+            let pass = Process()
+            pass.executableURL = URL(fileURLWithPath: try TVBinary.require())
+            pass.arguments = ["--data-dir", s.dataDir, "storage", "apply"]
+            pass.environment = s.environment
+            pass.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+            pass.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            try pass.run()
+            usleep(150_000)
+            kill(pass.processIdentifier, SIGKILL)
+            pass.waitUntilExit()
+            let check = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            #expect(try check.scalar("PRAGMA integrity_check") == .text("ok"))
+            let flows = try StorageCLITests.integer(check, "SELECT count(*) FROM flows")
+            // Whole blocks only: every flow kept still has its packet, no packet outlives its flow.
+            #expect(try StorageCLITests.integer(check, "SELECT count(*) FROM packets") == flows)
+            #expect(try StorageCLITests.integer(check, "SELECT count(*) FROM packets WHERE flow_id NOT IN (SELECT id FROM flows)") == 0)
+            // The trigram index matches the rows left (FTS5's own check; fts5.html §6.7).
+            try check.execute("INSERT INTO flows_text (flows_text) VALUES ('integrity-check')")
+            check.close()
+            let r = try s.tv("storage", "apply")
+            #expect(r.status == 0, "\(r)")
+            let done = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            defer { done.close() }
+            #expect(try StorageCLITests.integer(done, "SELECT count(*) FROM flows") == 0)
+            #expect(try StorageCLITests.integer(done, "SELECT count(*) FROM packets") == 0)
+            #expect(!FileManager.default.fileExists(atPath: s.dataDir + "/captures/capture-000001.pcapng"))
+        }
+    }
+
+    @Test("tv storage: each store beside its limit, the total, and that SQLite keeps deleted rows' room until tv storage compact")
+    func figures() throws {
+        try withSandbox { s in
+            try StorageCLITests.writeFlows(s.dataDir, daysAgo: Array(repeating: 40, count: 2_000) + [0])
+            let before = try s.tv("storage")
+            #expect(before.status == 0, "\(before)")
+            let lines = before.out.split(separator: "\n").map(String.init)
+            #expect(lines.count == 4, "\(before)")
+            #expect(lines[0].hasPrefix("History: ") && lines[0].contains(", 2,001 connections since ") && lines[0].hasSuffix("; kept 30 days."), "\(before)")
+            #expect(lines[2] == "Captures: 0 B in 0 files of 2.0 GB; each kept 30 days after its last packet.", "\(before)")
+            #expect(lines[3].hasPrefix("Total: "), "\(before)")
+            #expect(try s.tv("storage", "apply").out == "Deleted 2,000 connections.\n")
+            let after = try s.tv("storage", "--json")
+            let json = try #require(try JSONSerialization.jsonObject(with: after.stdout) as? [String: Any])
+            let history = try #require(json["history"] as? [String: Any])
+            let free = try #require(history["freeBytes"] as? Int)
+            let bytes = try #require(history["bytes"] as? Int)
+            #expect(free > 0, "\(after)")
+            let compact = try s.tv("storage", "compact")
+            #expect(compact.status == 0, "\(compact)")
+            #expect(compact.out.hasPrefix("Compacted the history: its file is "), "\(compact)")
+            let last = try #require(try JSONSerialization.jsonObject(with: try s.tv("storage", "--json").stdout) as? [String: Any])
+            let lastHistory = try #require(last["history"] as? [String: Any])
+            #expect((lastHistory["bytes"] as? Int ?? Int.max) < bytes)
+            #expect(lastHistory["freeBytes"] as? Int == 0)
+        }
+    }
+}

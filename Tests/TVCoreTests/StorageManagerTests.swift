@@ -1,0 +1,117 @@
+import FlowStore
+import FlowTerms
+import Foundation
+import Recording
+import Testing
+import TVHome
+@testable import TVCore
+
+/// `StorageManager` over a real data folder: the file being recorded survives every path
+/// (limits, size, delete-everything), and a file whose row is gone is taken by the next pass.
+@Suite(.serialized) struct StorageManagerTests {
+    let day: Int64 = 86_400_000_000
+
+    func withHome(_ body: (TVHome, SQLiteDatabase) throws -> Void) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tv-storage-\(getpid())-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let home = TVHome(path: path)
+        try home.ensureExists()
+        let store = try FlowStore(path: home.databasePath)
+        store.close()
+        let database = try SQLiteDatabase(path: home.databasePath)
+        defer { database.close() }
+        try database.execute("""
+            CREATE TABLE IF NOT EXISTS captures (seq INTEGER PRIMARY KEY, path TEXT NOT NULL, started_at INTEGER NOT NULL,
+                ended_at INTEGER, bytes INTEGER NOT NULL DEFAULT 0, packets INTEGER NOT NULL DEFAULT 0,
+                recording INTEGER NOT NULL DEFAULT 0);
+            CREATE TABLE IF NOT EXISTS packets (flow_id INTEGER NOT NULL, n INTEGER NOT NULL, capture_seq INTEGER,
+                file_offset INTEGER, time_us INTEGER NOT NULL, direction TEXT NOT NULL, orig_len INTEGER NOT NULL,
+                incl_len INTEGER NOT NULL, tcp_flags INTEGER, meaning TEXT, PRIMARY KEY (flow_id, n));
+            """)
+        try body(home, database)
+    }
+
+    func capture(_ home: TVHome, _ database: SQLiteDatabase, seq: Int, endedAt: Int64?, bytes: Int, row: Bool = true) throws {
+        try FileManager.default.createDirectory(atPath: home.path + "/captures", withIntermediateDirectories: true)
+        let name = CaptureFiles.fileName(seq)
+        _ = FileManager.default.createFile(atPath: home.path + "/captures/" + name, contents: Data(count: bytes))
+        if row {
+            try database.execute("INSERT INTO captures (seq, path, started_at, ended_at, bytes, recording) VALUES (\(seq), 'captures/\(name)', \((endedAt ?? 0) - 1), \(endedAt.map(String.init) ?? "NULL"), \(bytes), \(endedAt == nil ? 1 : 0))")
+        }
+    }
+
+    func files(_ home: TVHome) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: home.path + "/captures")) ?? []).sorted()
+    }
+
+    @Test func theRecordingFileSurvivesTheLimitsTheSizeAndDeleteEverything() throws {
+        try withHome { home, database in
+            let now = StorageClock.now()
+            try capture(home, database, seq: 1, endedAt: now - 40 * day, bytes: 3_000_000)
+            try capture(home, database, seq: 2, endedAt: now - day, bytes: 3_000_000)
+            try capture(home, database, seq: 3, endedAt: nil, bytes: 5_000_000)
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            let limits = StorageLimits(historyMaxAge: 30 * day, capturesMaxBytes: 1_000_000, capturesMaxAge: 30 * day)
+            let report = try manager.applyLimits(limits, recording: 3, now: now)
+            #expect(report.captureFilesDeleted == 2)
+            #expect(report.sparedRecording == 3)
+            #expect(report.capturesStillOver == .recording)
+            #expect(files(home) == ["capture-000003.pcapng"])
+            #expect(StoragePresentation.report(report, automatic: true) == [
+                "Deleted 2 capture files (6.0 MB).",
+                "Spared capture-000003.pcapng, which is being recorded.",
+                "The captures are still over their size limit because of the file being recorded; it is deleted once a new capture file is started.",
+            ])
+            let everything = try manager.deleteEverything(recording: 3, now: now)
+            #expect(everything.captureFilesDeleted == 0)
+            #expect(files(home) == ["capture-000003.pcapng"])
+            #expect(manager.captures.facts(rows: try manager.captureRows(), recording: 3).map(\.sequence) == [3])
+        }
+    }
+
+    @Test func anAutomaticPassThatFoundNothingSaysNothingAndARequestedOneAnswers() throws {
+        try withHome { home, _ in
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            let report = try manager.applyLimits(.factory, recording: nil, now: StorageClock.now())
+            #expect(report.deletedNothing)
+            #expect(StoragePresentation.report(report, automatic: true) == [])
+            #expect(StoragePresentation.report(report, automatic: false) == ["Everything is within its limits; nothing was deleted."])
+        }
+    }
+
+    @Test func aFileWhoseRowAPassAlreadyDeletedGoesAtTheNextPassButNotTheHighestWhileRecording() throws {
+        try withHome { home, database in
+            try capture(home, database, seq: 1, endedAt: nil, bytes: 10, row: false)
+            try capture(home, database, seq: 2, endedAt: nil, bytes: 10, row: false)
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            let report = try manager.applyLimits(StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil),
+                                                 recording: 2, now: StorageClock.now())
+            #expect(report.captureFilesDeleted == 1)
+            #expect(files(home) == ["capture-000002.pcapng"])
+        }
+    }
+
+    @Test func figuresAndTheirSentences() {
+        let figures = StorageFigures(databaseBytes: 4_194_304, freeBytes: 1_048_576, flows: 12_345, oldestFlowStart: 1_764_471_900_000_000,
+                                     captureFiles: 3, captureBytes: 1_500_000_000, recordingCapture: 7, contentBytes: 2_097_152,
+                                     contentTurns: 10, limits: .factory)
+        #expect(StoragePresentation.lines(figures, now: 0) == [
+            "History: 4.0 MiB, 12,345 connections since 2025-11-30 03:05 UTC; kept 30 days.",
+            "  SQLite keeps the room of deleted rows for reuse: the file does not shrink after a cleanup (1.0 MiB free inside it now; `tv storage compact` gives it back).",
+            "Captures: 1.5 GB in 3 files of 2.0 GB; each kept 30 days after its last packet.",
+            "  capture-000007.pcapng is being recorded: it counts, and is never deleted while it is.",
+            "Decrypted content: 2.0 MiB of a fixed 512 MiB; kept 1 day.",
+            "Total: 1.4 GiB.",
+        ])
+        var unlimited = figures
+        unlimited.limits = StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil)
+        #expect(StoragePresentation.lines(unlimited, now: 0)[2] == "Captures: 1.5 GB in 3 files; no limit is set, so nothing removes a capture unless you do.")
+        #expect(StoragePresentation.deletionWarning(figures) == [
+            "This deletes the whole history (12,345 connections, with their packets, names and exchanges), 2 capture files and all decrypted content (2.0 MiB). None of it comes back.",
+            "capture-000007.pcapng is being recorded and is spared.",
+        ])
+    }
+}
