@@ -27,7 +27,7 @@ BUILD_PACKAGES=(libssl-dev libsqlite3-dev libnghttp2-dev zlib1g-dev libbrotli-de
 # What the tests use as real peers and cross-checks (python3-requests and nodejs: the runtimes
 # with their own trusted-root lists, `tv ca trust --platform`; nghttp2-server, gzip, brotli, zstd, xxd: the
 # fixture scripts in Scripts/fixtures that made the HTTP/2 captures and encoded bodies).
-TEST_PACKAGES=(python3 python3-requests nodejs curl nginx-light libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables)
+TEST_PACKAGES=(python3 python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables)
 # Only for regenerating the TUN packet fixtures (Scripts/fixtures/capture_tunnel_packets.sh).
 FIXTURE_PACKAGES=(tcpdump ethtool iputils-ping dnsmasq-base)
 

@@ -226,6 +226,7 @@ public final class ProxyServer: Sendable {
             out.splicedBytes += c.splicedBytes.load(ordering: .relaxed)
             out.headTimeouts += c.headTimeouts.load(ordering: .relaxed)
             for kind in FlowStatus.closedByProxy { out.closedByStatus[kind, default: 0] += c.closedCount(kind) }
+            out.inspection.merge(c.inspection.withLock { $0 }) { $0 &+ $1 }
         }
         if let shared {
             out.openConnections = shared.openConnections.load(ordering: .relaxed)

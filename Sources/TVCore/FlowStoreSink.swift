@@ -5,10 +5,18 @@ import Proxy
 /// batched writer, which never blocks (a full queue drops the event and counts it).
 public final class FlowStoreSink: FlowSink {
     private let writer: FlowWriter
+    /// Told of every closed flow (`tv diag`, `tv top`); nil: nobody asks.
+    private let tally: SessionTally?
 
-    public init(writer: FlowWriter) { self.writer = writer }
+    public init(writer: FlowWriter, tally: SessionTally? = nil) {
+        self.writer = writer
+        self.tally = tally
+    }
 
     public func flowOpened(_ facts: FlowFacts) { _ = writer.enqueue(.opened(FlowRecordMapping.record(facts))) }
     public func flowUpdated(_ facts: FlowFacts) { _ = writer.enqueue(.updated(FlowRecordMapping.record(facts))) }
-    public func flowClosed(_ facts: FlowFacts) { _ = writer.enqueue(.closed(FlowRecordMapping.record(facts))) }
+    public func flowClosed(_ facts: FlowFacts) {
+        tally?.closed(facts, atMicros: facts.startMicros + (facts.durationMicros ?? 0))
+        _ = writer.enqueue(.closed(FlowRecordMapping.record(facts)))
+    }
 }

@@ -81,6 +81,8 @@ public final class Session: Sendable {
     private let modeLabel: String
     /// Where the session listens, as the banner says it (the TUN device in `--mode tun`).
     private let listenLabel: String
+    /// When the session was made, µs since the epoch (`tv top`'s "This session").
+    private let startedAtMicros = Int64(Date().timeIntervalSince1970 * 1_000_000)
 
     private var settings: SettingsStore { wiring.settings }
     private var writer: FlowWriter { wiring.writer }
@@ -163,6 +165,7 @@ public final class Session: Sendable {
         let control = try ControlServer(path: SessionPaths.controlSocket(home)) { [self] request in
             self.answer(request)
         }
+        SessionStartRecord.clear(home)
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
@@ -354,6 +357,8 @@ public final class Session: Sendable {
         values.merge(wiring.losses.values) { old, _ in old }
         if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
+        values.merge(DiagnosticsCounters.values(proxy: c, caLoaded: canInspect, content: wiring.contentWriter.counters,
+                                                tally: wiring.tally, startedAtMicros: startedAtMicros)) { old, _ in old }
         return values
     }
 }

@@ -29,6 +29,8 @@ final class SessionWiring: Sendable {
     let inspecting: Bool
     /// One sentence: why inspection is on or off.
     let inspectionNote: String
+    /// What `tv diag` and `tv top` read of the flows closed so far.
+    let tally = SessionTally()
 
     /// - Parameter firstFlowID: where flow ids start (nil: after the database's highest).
     /// - Throws: `FlowStoreError`, `CAError`, `SettingsError`, `TVHomeError`, `ProxyError`
@@ -125,7 +127,7 @@ final class SessionWiring: Sendable {
         config.proxyCredentials = options.proxyCredentials
         config.keylogPath = options.keylogPath ?? environment["SSLKEYLOGFILE"].flatMap { $0.isEmpty ? nil : $0 }
         config.firstFlowID = UInt64(writer.allocateID())
-        config.flowSink = FlowStoreSink(writer: writer)
+        config.flowSink = FlowStoreSink(writer: writer, tally: tally)
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         config.chunkRecorder = content
         if let seconds = options.headTimeoutSeconds { config.headTimeout = seconds }
