@@ -18,6 +18,15 @@ enum Terminal {
         return nil
     }
 
+    /// Lets `signals` reach this process even if it was started with them blocked (a parent's
+    /// mask is inherited), so the dispatch sources watching them fire.
+    static func unblock(_ signals: [Int32]) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for sig in signals { sigaddset(&set, sig) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
     /// Standard input's settings before `enter`, to restore. Safe unsynchronized: only the main
     /// thread calls `enter` and `leave` (signals reach `tv top` as flags its main loop reads).
     nonisolated(unsafe) private static var saved: termios?

@@ -10,21 +10,47 @@ import Glibc
 /// leaves the alternate screen. Also `--once --json` and the failed start remembered.
 @Suite("tv top in tmux (issue 20)", .serialized)
 struct TopRunTests {
+    struct TmuxFailed: Error { let stderr: String }
+
     /// A tmux server of its own (socket in the sandbox), one session running `command`.
     final class Tmux {
         let socket: String
         init(_ box: Sandbox, width: Int, height: Int, command: [String]) throws {
             socket = box.root + "/tmux.sock"
-            let line = (["env"] + box.environment.map { "\($0.key)=\($0.value)" } + command).map { "'\($0)'" }.joined(separator: " ")
-            let out = try run(["new-session", "-d", "-x", String(width), "-y", String(height), "-s", "top", line])
-            guard out.status == 0 else { throw Sandbox.Failed(output: out) }
+            // The command in a script; tmux's server must not inherit the pipes Run.process reads
+            // (it outlives the client), so the client runs with its output on /dev/null.
+            let script = box.root + "/top.sh"
+            let line = (["exec", "env"] + box.environment.map { "\($0.key)=\($0.value)" } + command).map { "'\($0)'" }.joined(separator: " ")
+            try Data((line + "\n").utf8).write(to: URL(fileURLWithPath: script))
+            let client = Process()
+            // Through python only to clear the signal mask the test runner's threads hand down
+            // and to close every descriptor past 2: the tmux server outlives its client, and one
+            // it inherited (Foundation's end for noticing the child's exit) would keep the
+            // client looking alive.
+            client.executableURL = URL(fileURLWithPath: FileManager.default.fileExists(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : try Run.resolve("python3"))
+            client.arguments = ["-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.closerange(3, 65536); os.execvp(sys.argv[1], sys.argv[1:])",
+                                try Run.resolve("tmux"), "-S", socket, "new-session", "-d", "-x", String(width), "-y", String(height), "-s", "top", "sh " + script]
+            client.environment = Run.environment(home: "/tmp")
+            client.standardInput = FileHandle.nullDevice
+            client.standardOutput = FileHandle.nullDevice
+            let errors = box.root + "/tmux.err"
+            _ = FileManager.default.createFile(atPath: errors, contents: nil)
+            client.standardError = FileHandle(forWritingAtPath: errors)
+            try client.run()
+            guard Run.waitForExit(client, seconds: 10), client.terminationStatus == 0 else {
+                Run.stop(client)
+                throw TmuxFailed(stderr: box.text(errors))
+            }
         }
         @discardableResult
         func run(_ arguments: [String]) throws -> ProcessOutput {
             try Run.process("tmux", ["-S", socket] + arguments, in: "/", environment: Run.environment(home: "/tmp"), timeout: 10)
         }
         func capture() throws -> [String] {
-            try run(["capture-pane", "-p", "-t", "top"]).out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            // One line per row, each ended by a newline.
+            var rows = try run(["capture-pane", "-p", "-t", "top"]).out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if rows.last == "" { rows.removeLast() }
+            return rows
         }
         /// Captures until `condition` holds (≤ 10 s); the last capture either way.
         func wait(_ condition: ([String]) -> Bool) throws -> [String] {

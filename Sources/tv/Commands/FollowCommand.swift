@@ -23,6 +23,7 @@ enum FollowCommand {
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
         let stop = Atomic<Int32>(0)
+        Terminal.unblock([SIGINT, SIGTERM])
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         let sources = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in

@@ -54,6 +54,7 @@ enum TopCommand {
 
     private static func loop(_ inv: Invocation, sampler: inout Sampler) -> Int32 {
         let watched = [SIGINT, SIGTERM, SIGHUP, SIGWINCH]
+        Terminal.unblock(watched)
         let sources = watched.map { sig -> DispatchSourceSignal in
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
