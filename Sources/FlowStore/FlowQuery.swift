@@ -71,7 +71,8 @@ public struct FlowQuery: Sendable, Equatable {
         return FlowQueryPlan(sql: sql, bindings: bindings, limit: 1)
     }
 
-    private func filterConditions() -> ([String], [SQLiteValue]) {
+    /// The filters' WHERE conditions and their bindings (also `FlowStore.follow`'s).
+    func filterConditions() -> ([String], [SQLiteValue]) {
         var conditions: [String] = []
         var bindings: [SQLiteValue] = []
         if let host, !host.isEmpty {
@@ -102,7 +103,7 @@ public struct FlowQuery: Sendable, Equatable {
         return (conditions, bindings)
     }
 
-    private static func whereClause(_ conditions: [String]) -> String {
+    static func whereClause(_ conditions: [String]) -> String {
         conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
     }
 

@@ -227,6 +227,7 @@ public final class ProxyServer: Sendable {
             out.headTimeouts += c.headTimeouts.load(ordering: .relaxed)
             out.exchangeReadingStopped += c.exchangeReadingStopped.load(ordering: .relaxed)
             for kind in FlowStatus.closedByProxy { out.closedByStatus[kind, default: 0] += c.closedCount(kind) }
+            out.inspection.merge(c.inspection.withLock { $0 }) { $0 &+ $1 }
         }
         if let shared {
             out.openConnections = shared.openConnections.load(ordering: .relaxed)

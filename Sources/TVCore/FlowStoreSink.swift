@@ -12,11 +12,14 @@ public final class FlowStoreSink: FlowSink {
     /// Prints finished exchanges (`tv run --log requests`), when asked.
     private let requestLog: RequestLog?
     private let programs: ProgramLookup?
+    /// Told of every closed flow (`tv diag`, `tv top`); nil: nobody asks.
+    private let tally: SessionTally?
 
-    public init(writer: FlowWriter, requestLog: RequestLog? = nil, programs: ProgramLookup? = nil) {
+    public init(writer: FlowWriter, requestLog: RequestLog? = nil, programs: ProgramLookup? = nil, tally: SessionTally? = nil) {
         self.writer = writer
         self.requestLog = requestLog
         self.programs = programs
+        self.tally = tally
     }
 
     public func flowOpened(_ facts: FlowFacts) {
@@ -26,7 +29,10 @@ public final class FlowStoreSink: FlowSink {
                                               transport: facts.transport))
     }
     public func flowUpdated(_ facts: FlowFacts) { _ = writer.enqueue(.updated(FlowRecordMapping.record(facts))) }
-    public func flowClosed(_ facts: FlowFacts) { _ = writer.enqueue(.closed(FlowRecordMapping.record(facts))) }
+    public func flowClosed(_ facts: FlowFacts) {
+        tally?.closed(facts, atMicros: facts.startMicros + (facts.durationMicros ?? 0))
+        _ = writer.enqueue(.closed(FlowRecordMapping.record(facts)))
+    }
     public func exchangeChanged(_ exchange: ExchangeRecord) {
         _ = writer.enqueue(.exchange(exchange))
         if exchange.state != .open { requestLog?.finished(exchange) }

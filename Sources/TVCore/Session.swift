@@ -92,6 +92,8 @@ public final class Session: Sendable {
     private let listenLabel: String
     /// Retention passes: at start, periodically, and when a limit is saved (issue 19).
     private let retention: SessionRetention
+    /// When the session was made, µs since the epoch (`tv top`'s "This session").
+    private let startedAtMicros = Int64(Date().timeIntervalSince1970 * 1_000_000)
 
     private var settings: SettingsStore { wiring.settings }
     private var writer: FlowWriter { wiring.writer }
@@ -182,6 +184,7 @@ public final class Session: Sendable {
         let control = try ControlServer(path: SessionPaths.controlSocket(home)) { [self] request in
             self.answer(request)
         }
+        SessionStartRecord.clear(home)
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
@@ -387,6 +390,8 @@ public final class Session: Sendable {
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
         values.merge(capture?.statusValues ?? ["capture": "off"]) { old, _ in old }
         values.merge(ProgramLookupStatus.values(wiring.programs.counters)) { old, _ in old }
+        values.merge(DiagnosticsCounters.values(proxy: c, caLoaded: canInspect, content: wiring.contentWriter.counters,
+                                                tally: wiring.tally, startedAtMicros: startedAtMicros)) { old, _ in old }
         return values
     }
 }

@@ -34,6 +34,8 @@ final class SessionWiring: Sendable {
     let inspectionNote: String
     /// Prints finished requests (`--log requests`), when asked.
     let requestLog: RequestLog?
+    /// What `tv diag` and `tv top` read of the flows closed so far.
+    let tally = SessionTally()
 
     /// - Parameter firstFlowID: where flow ids start (nil: after the database's highest).
     /// - Throws: `FlowStoreError`, `CAError`, `SettingsError`, `TVHomeError`, `ProxyError`
@@ -134,7 +136,7 @@ final class SessionWiring: Sendable {
         requestLog = logsRequests ? options.printRequest.map { RequestLog(print: $0) } : nil
         let flowWriter = writer
         programs = ProgramLookup { id, program in _ = flowWriter.enqueue(.program(flowID: id, program)) }
-        config.flowSink = FlowStoreSink(writer: writer, requestLog: requestLog, programs: programs)
+        config.flowSink = FlowStoreSink(writer: writer, requestLog: requestLog, programs: programs, tally: tally)
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         config.chunkRecorder = content
         if let seconds = options.headTimeoutSeconds { config.headTimeout = seconds }

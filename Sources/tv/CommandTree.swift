@@ -10,9 +10,9 @@ enum CommandTree {
         name: "tv",
         summary: "TunnelVision: see which servers your machine talks to, and what your own TLS connections say.",
         discussion: "Everything stays on this machine: no account, no upload, no telemetry.",
-        subcommands: [RunCommands.runSpec, ExecCommand.spec, RunCommands.statusSpec, RunCommands.stopSpec, RunCommands.introSpec,
+        subcommands: [RunCommands.runSpec, ExecCommand.spec, RunCommands.statusSpec, RunCommands.stopSpec, DiagCommand.spec, TopCommand.spec, RunCommands.introSpec,
                       caSpec, SetupCommand.spec, InspectCommands.spec, SettingsCommands.spec,
-                      FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec,
+                      FlowCommands.flowsSpec, FlowCommands.flowSpec, ActivityCommand.spec, FlowCommands.pinnedSpec,
                       RequestCommands.requestsSpec, RequestCommands.requestSpec,
                       CaptureCommands.packetsSpec, CaptureCommands.capturesSpec,
                       TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, ExportCommands.spec, TVVersion.spec]
@@ -56,4 +56,7 @@ enum CommandTree {
         .merging(ExecCommand.handlers) { _, new in new }
         .merging(SettingsCommands.handlers) { _, new in new }
         .merging(["version": TVVersion.run]) { _, new in new }
+        .merging(DiagCommand.handlers) { _, new in new }
+        .merging(TopCommand.handlers) { _, new in new }
+        .merging(ActivityCommand.handlers) { _, new in new }
 }

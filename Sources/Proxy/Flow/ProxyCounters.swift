@@ -49,6 +49,8 @@ public struct ProxyCounters: Sendable, Hashable {
     /// Leaves taken from the cache vs. minted (from the leaf cache).
     public var leafCacheHits: Int = 0
     public var leafCacheMisses: Int = 0
+    /// Closed connections offered for inspection, by `InspectionOutcome.key` (`tv diag`).
+    public var inspection: [String: UInt64] = [:]
 }
 
 /// Per-loop counters: written only by their loop (relaxed atomics, no contention, no lock on the
@@ -71,6 +73,13 @@ final class LoopCounters: Sendable {
     let clientLacksRoot = Atomic<UInt64>(0)
     let possiblePinning = Atomic<UInt64>(0)
     let clientLeft = Atomic<UInt64>(0)
+    /// `InspectionOutcome` counts by key: written at close by this loop only, read by `counters`
+    /// (a lock taken once per closed connection, never on the byte path).
+    let inspection = Mutex<[String: UInt64]>([:])
+
+    func countInspection(_ outcome: InspectionOutcome) {
+        inspection.withLock { $0[outcome.key, default: 0] &+= 1 }
+    }
 
     func countClientOutcome(_ outcome: ClientLegOutcome) {
         switch outcome {

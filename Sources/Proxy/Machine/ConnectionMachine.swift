@@ -39,6 +39,8 @@ struct ConnectionMachine {
     /// The leaf key types the client's ClientHello can use (`LeafKeyPlan.keyTypes`).
     private(set) var leafKeyTypes: [KeyType] = []
     private(set) var decision: InterceptionPolicy.Decision?
+    /// Why the connection failed, when it did (`tv diag` counts takeovers by leg and reason).
+    private(set) var failure: ConnectionFailure?
     // The front-end and connect state below is written only by the machine's own files
     // (`+ClientBytes`, `+Connect`); facts, the phase's facts and the decision stay private(set).
     var reader: FrontEndReader
@@ -353,6 +355,7 @@ struct ConnectionMachine {
 
     mutating func refuse(_ failure: ConnectionFailure, alert: UInt8) -> [Command] {
         phase = .closed
+        self.failure = failure
         facts.fail(failure)
         return [.armTimer(millis: 0), .refuseClientTLS(alert: alert)]
     }
@@ -368,6 +371,7 @@ struct ConnectionMachine {
     mutating func fail(_ failure: ConnectionFailure, reset: Bool) -> [Command] {
         phase = .closed
         outcome = failure.clientOutcome
+        self.failure = failure
         facts.fail(failure)
         return [.armTimer(millis: 0), .close(reset: reset)]
     }

@@ -23,6 +23,7 @@ enum FlowCommands {
                   filterOption,
                   OptionSpec("limit", value: "N", help: "At most N flows (default 50, at most 10000)."),
                   OptionSpec("after", value: "CURSOR", help: "The page after CURSOR (printed at the end of the previous page)."),
+                  OptionSpec("follow", help: "Keep printing flows as they open (+) and finish (-), with the same filters, until Ctrl-C or the session stops; with --json, one JSON object per line."),
                   json])
 
     /// `--filter EXPR`, shared by the commands that take one.
@@ -92,6 +93,10 @@ enum FlowCommands {
         }
         query.after = c.value("after")
         let filter = try c.value("filter").map(FilterParser.parse)
+        if c.has("follow") {
+            if c.has("after") || c.has("limit") { throw UsageRefusal("--follow prints flows as they come; it takes no --after or --limit.") }
+            return try FollowCommand.run(inv, query: query)
+        }
         try askSessionToFlush(inv)
         let store = try openStoreForReading(inv)
         defer { store.close() }

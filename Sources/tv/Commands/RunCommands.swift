@@ -165,14 +165,27 @@ enum RunCommands {
 
         try offerCA(inv, options: options, home: home)
 
-        // The session's lines quote peers (host names, handshake failures): each is one line.
-        let session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
-            console.note("tv: " + TerminalText.line(text))
+        // `tv top` tells starting and a failed start apart from off (`SessionStartRecord`).
+        SessionStartRecord(state: .starting, pid: getpid(), atMicros: inv.now * 1_000_000).write(home)
+        let session: Session
+        do {
+            // The session's lines quote peers (host names, handshake failures): each is one line.
+            session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
+                console.note("tv: " + TerminalText.line(text))
+            }
+            if !quiet { for line in session.banner.lines { console.note(line) } }
+            // Said even under --quiet: who can read what it decrypts.
+            if let warning = session.exposureWarning { console.note("tv: warning: " + warning) }
+            try session.run()
+        } catch ControlError.alreadyRunning(let path) {
+            // Not this start's failure to remember: the running session is the one to show.
+            SessionStartRecord.clear(home)
+            throw ControlError.alreadyRunning(path: path)
+        } catch {
+            let reason = (error as? UserFacingError)?.message ?? "\(error)"
+            SessionStartRecord(state: .failed, pid: getpid(), atMicros: Int64(Date().timeIntervalSince1970 * 1_000_000), reason: reason).write(home)
+            throw error
         }
-        if !quiet { for line in session.banner.lines { console.note(line) } }
-        // Said even under --quiet: who can read what it decrypts.
-        if let warning = session.exposureWarning { console.note("tv: warning: " + warning) }
-        try session.run()
         // What was not saved is said even under --quiet: it is a loss, not chatter.
         let losses = session.losses ?? RecordingLosses()
         if !quiet || !losses.isEmpty { console.note("tv stopped; " + RecordingPresentation.stopped(losses, folder: home.path)) }

@@ -1,0 +1,128 @@
+import FlowTerms
+import TVHome
+
+/// `tv diag`: the name-resolution notice (only when something is wrong), the verdict, then the
+/// counters it was read from, grouped: inspection, names, decrypted content and recording,
+/// forwarding, the last errors. From a session's `status` values (`DiagnosticsCounters`).
+public enum DiagnosticsPresentation {
+    /// The lines for a running session (`values` nil: none runs, and only the verdict is said).
+    public static func lines(_ values: [String: String]?) -> [String] {
+        guard let values else { return [DiagnosticsVerdict.noSession.sentence] }
+        let v = values.mapValues(TerminalText.line)
+        func n(_ key: String) -> String { Units.grouped(Int64(v[key] ?? "0") ?? 0) }
+        var out: [String] = []
+        if let notice = NameResolutionNotice.of(values) { out.append(notice.sentence) }
+        out.append(DiagnosticsVerdict.of(DiagnosticsFacts(values: values)).sentence)
+        out.append("")
+
+        out.append("Inspection (\(v["inspection"] ?? "?"), CA \(v["ca"] ?? "?"); connections closed so far)")
+        out.append(row("offered", n("offered.total")))
+        out.append(row("not TLS", n("offered.notTLS")))
+        out.append(row("inspected", n("offered.inspected")))
+        out.append(row("passed by rule", n("offered.passedByRule")))
+        out.append(row("kept private", "\(n("offered.keptPrivate.pinned")) pinned, \(n("offered.keptPrivate.lacksRoot")) lacking tv's root"))
+        out.append(row("refused by client", "\(n("offered.clientRefused.lacksRoot")) lacking tv's root, \(n("offered.clientRefused.possiblePinning")) possible pinning, \(n("offered.clientRefused.clientLeft")) left"))
+        out.append(row("no CA", n("offered.noCA")))
+        let failures = values.keys.filter { $0.hasPrefix("offered.failed.") }.sorted()
+        if failures.isEmpty {
+            out.append(row("failed", "0"))
+        } else {
+            for key in failures {
+                let parts = key.split(separator: ".").map(String.init)
+                let leg = parts.count > 2 ? parts[2] : "?"
+                let reason = parts.count > 3 ? parts[3] : "?"
+                out.append(row("failed (\(leg) leg)", "\(n(key)) \(TerminalText.line(reason))"))
+            }
+        }
+
+        out.append("Names")
+        out.append(row("from TCP", "\(n("names.fromTCP")) named by what the connection announced (SNI, CONNECT, SOCKS5)"))
+        let quic = values.keys.filter { $0.hasPrefix("names.fromQUIC") }.sorted()
+        if quic.isEmpty {
+            out.append(row("from QUIC", "not counted by this session"))
+        } else {
+            for key in quic { out.append(row("from QUIC", "\(n(key)) \(words(String(key.dropFirst("names.fromQUIC".count))))")) }
+        }
+        var lookups = values.keys.filter { $0.hasPrefix("names.fromLookups.") }.sorted()
+            .map { "\(n($0)) \(words(String($0.dropFirst("names.fromLookups.".count))))" }
+        if values["tunnel.dnsAnswers"] != nil { lookups.insert("\(n("tunnel.dnsAnswers")) answers seen", at: 0) }
+        out.append(row("from lookups", lookups.joined(separator: ", ")))
+
+        out.append("Decrypted content and recording (content keeping \(v["contentKeeping"] ?? "?"))")
+        out.append(row("kept", "\(n("content.turnsKept")) turns, \(Units.bytes(Int64(v["content.bytesKept"] ?? "0") ?? 0))"))
+        out.append(row("dropped", "\(n("content.chunksDropped")) chunks (queue full), \(n("recording.contentTurnsNotSaved")) turns not saved"))
+        out.append(row("queue", "\(n("content.queueEvents")) events, \(Units.bytes(Int64(v["content.queueBytes"] ?? "0") ?? 0)) waiting"))
+        out.append(row("flows", "\(n("recording.flowsNotSaved")) not saved, \(n("recording.flowsWaiting")) waiting"))
+
+        out.append("Forwarding")
+        out.append(row("accepted", n("accepted")))
+        out.append(row("refused", "\(n("refusedByCap")) at the cap, \(n("refusedPerClient")) over the per-client limit"))
+        out.append(row("errors", "\(n(SessionStatusPresentation.closedKey(.failed))) connections failed"))
+
+        out.append("Last errors")
+        let errors = recentErrors(values)
+        if errors.isEmpty { out.append("  none") }
+        for e in errors {
+            out.append("  \(Units.utc(e.atMicros / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(e.host)): \(TerminalText.line(e.sentence))")
+        }
+        return out
+    }
+
+    /// `tv diag --json`: `running`, `verdict` (`case`, `sentence`), `nameResolution` (the notice's
+    /// sentence or null), `session` (the status values, as `tv status --json`).
+    public static func json(_ values: [String: String]?) -> JSONValue {
+        guard let values else {
+            return .object([("running", .bool(false)), ("verdict", verdictJSON(.noSession)), ("nameResolution", .null)])
+        }
+        return .object([("running", .bool(true)),
+                        ("verdict", verdictJSON(DiagnosticsVerdict.of(DiagnosticsFacts(values: values)))),
+                        ("nameResolution", NameResolutionNotice.of(values).map { .string($0.sentence) } ?? .null),
+                        ("session", SessionStatusPresentation.json(values))])
+    }
+
+    static func verdictJSON(_ verdict: DiagnosticsVerdict) -> JSONValue {
+        .object([("case", .string(verdict.name)), ("sentence", .string(verdict.sentence))])
+    }
+
+    /// The last errors in the values (`errors.N.*`), newest first.
+    static func recentErrors(_ values: [String: String]) -> [SessionTally.RecentError] {
+        var out: [SessionTally.RecentError] = []
+        var i = 1
+        while let at = values["errors.\(i).at"].flatMap({ Int64($0) }) {
+            out.append(SessionTally.RecentError(atMicros: at, host: values["errors.\(i).host"] ?? "?", sentence: values["errors.\(i).sentence"] ?? ""))
+            i += 1
+        }
+        return out
+    }
+
+    private static func row(_ label: String, _ value: String) -> String {
+        "  " + label.padding(toLength: 20, withPad: " ", startingAt: 0) + value
+    }
+
+    /// `.connectionsNamed` → `connections named`.
+    private static func words(_ key: String) -> String {
+        var out = ""
+        for character in key.drop(while: { $0 == "." }) {
+            if character == "." { out += ", " } else if character.isUppercase { out += " " + character.lowercased() } else { out.append(character) }
+        }
+        return out
+    }
+}
+
+extension DiagnosticsVerdict {
+    /// The case's name for programs (`neverTakenOver.clientsLackRoot`, `working`, …).
+    public var name: String {
+        switch self {
+        case .noSession: return "noSession"
+        case .inspectionOff: return "inspectionOff"
+        case .nothingOffered: return "nothingOffered"
+        case .notTLS: return "notTLS"
+        case .working: return "working"
+        case .allByRule: return "allByRule"
+        case .allPinned: return "allPinned"
+        case .neverTakenOver(_, .noCertificateAuthority): return "neverTakenOver.noCA"
+        case .neverTakenOver(_, .clientsLackRoot): return "neverTakenOver.clientsLackRoot"
+        case .neverTakenOver(_, .legFailed): return "neverTakenOver.legFailed"
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Proxy
+
+/// The figures `DiagnosticsVerdict` is read from: a live session's inspection counters
+/// (`DiagnosticsCounters`, the `offered.*` values) reduced to what tells the cases apart.
+public struct DiagnosticsFacts: Sendable, Equatable {
+    /// Inspection is on in the session.
+    public var inspectionOn: Bool
+    /// The session has a CA to make certificates with.
+    public var caLoaded: Bool
+    /// Closed connections offered for inspection (tv read their first bytes while it was on).
+    public var offered: UInt64
+    /// Of those, not TLS.
+    public var notTLS: UInt64
+    /// Of those, taken over (both legs' handshakes finished).
+    public var inspected: UInt64
+    /// Of those, passed through by a rule (`--ignore-hosts`, `--allow-hosts`, an old TLS version).
+    public var passedByRule: UInt64
+    /// Of those, clients that pin: possible pinning now, or kept private for pinning before.
+    public var pinned: UInt64
+    /// Of those, clients that lack tv's root: refused it now, or kept private for it before.
+    public var lacksRoot: UInt64
+    /// Of those, offered while the session had no CA.
+    public var noCA: UInt64
+    /// The takeover failure seen most (its leg and reason, `InspectionOutcome.failed`), if any.
+    public var commonestFailure: LegFailureCount?
+
+    /// A takeover failure and how often it happened.
+    public struct LegFailureCount: Sendable, Equatable {
+        public var leg: ConnectionFailure.Side
+        public var reason: String
+        public var count: UInt64
+        public init(leg: ConnectionFailure.Side, reason: String, count: UInt64) {
+            self.leg = leg
+            self.reason = reason
+            self.count = count
+        }
+    }
+
+    public init(inspectionOn: Bool, caLoaded: Bool = true, offered: UInt64 = 0, notTLS: UInt64 = 0, inspected: UInt64 = 0,
+                passedByRule: UInt64 = 0, pinned: UInt64 = 0, lacksRoot: UInt64 = 0, noCA: UInt64 = 0,
+                commonestFailure: LegFailureCount? = nil) {
+        self.inspectionOn = inspectionOn
+        self.caLoaded = caLoaded
+        self.offered = offered
+        self.notTLS = notTLS
+        self.inspected = inspected
+        self.passedByRule = passedByRule
+        self.pinned = pinned
+        self.lacksRoot = lacksRoot
+        self.noCA = noCA
+        self.commonestFailure = commonestFailure
+    }
+
+    /// Read from a session's `status` values (missing counters are 0).
+    public init(values: [String: String]) {
+        func n(_ key: String) -> UInt64 { values["offered." + key].flatMap { UInt64($0) } ?? 0 }
+        // The most counted; a tie goes to the first key in order (client before server).
+        var commonest: LegFailureCount?
+        for key in values.keys.sorted() where key.hasPrefix("offered.failed.") {
+            let parts = key.split(separator: ".").map(String.init)
+            guard parts.count == 4, let count = values[key].flatMap({ UInt64($0) }), count > 0 else { continue }
+            if let c = commonest, c.count >= count { continue }
+            commonest = LegFailureCount(leg: parts[2] == "server" ? .server : .client, reason: parts[3], count: count)
+        }
+        self.init(inspectionOn: values["inspection"] == "on", caLoaded: values["ca"] != "missing",
+                  offered: n("total"), notTLS: n("notTLS"), inspected: n("inspected"), passedByRule: n("passedByRule"),
+                  pinned: n("clientRefused.possiblePinning") + n("keptPrivate.pinned"),
+                  lacksRoot: n("clientRefused.lacksRoot") + n("keptPrivate.lacksRoot"),
+                  noCA: n("noCA"), commonestFailure: commonest)
+    }
+}
+
+/// `tv diag`'s first sentence: whether looking inside TLS is working in the live session, told
+/// apart from the cases that look the same from outside (nothing offered, not TLS, pinning
+/// clients, connections named and never taken over). Pure: facts in, one case and its sentence out.
+///
+/// Read in this order, the first that holds wins: no session; inspection off; nothing offered;
+/// nothing offered was TLS; something was inspected; every TLS connection passed by a rule;
+/// every other one's client pins; else never taken over, because the session has no CA, else
+/// because the clients lack tv's root (when that is the commonest refusal), else the commonest
+/// leg failure.
+public enum DiagnosticsVerdict: Sendable, Equatable {
+    case noSession
+    case inspectionOff
+    case nothingOffered
+    /// `offered` connections, none TLS.
+    case notTLS(offered: UInt64)
+    /// `inspected` of `tls` TLS connections offered were taken over.
+    case working(inspected: UInt64, tls: UInt64)
+    /// Every TLS connection offered (`tls`) was passed through by a rule.
+    case allByRule(tls: UInt64)
+    /// Every connection tv tried to take over (`attempts`) came from a client that pins.
+    case allPinned(attempts: UInt64)
+    /// `attempts` connections were named and never taken over, for `cause`.
+    case neverTakenOver(attempts: UInt64, cause: Cause)
+
+    /// Why connections were never taken over.
+    public enum Cause: Sendable, Equatable {
+        /// The session has no CA to make certificates with.
+        case noCertificateAuthority
+        /// The clients do not trust tv's root.
+        case clientsLackRoot
+        /// A leg's handshake failed (the commonest leg and reason; nil: none recorded).
+        case legFailed(ConnectionFailure.Side, reason: String?)
+    }
+
+    /// The verdict for a session (`facts` nil: no session is running).
+    public static func of(_ facts: DiagnosticsFacts?) -> DiagnosticsVerdict {
+        guard let f = facts else { return .noSession }
+        guard f.inspectionOn else { return .inspectionOff }
+        guard f.offered > 0 else { return .nothingOffered }
+        let tls = f.offered - min(f.notTLS, f.offered)
+        guard tls > 0 else { return .notTLS(offered: f.offered) }
+        if f.inspected > 0 { return .working(inspected: f.inspected, tls: tls) }
+        let attempts = tls - min(f.passedByRule, tls)
+        guard attempts > 0 else { return .allByRule(tls: tls) }
+        if f.pinned >= attempts { return .allPinned(attempts: attempts) }
+        if f.noCA > 0 || !f.caLoaded { return .neverTakenOver(attempts: attempts, cause: .noCertificateAuthority) }
+        if f.lacksRoot > 0, f.lacksRoot >= (f.commonestFailure?.count ?? 0) {
+            return .neverTakenOver(attempts: attempts, cause: .clientsLackRoot)
+        }
+        return .neverTakenOver(attempts: attempts, cause: .legFailed(f.commonestFailure?.leg ?? .client, reason: f.commonestFailure?.reason))
+    }
+
+    /// The sentence.
+    public var sentence: String {
+        switch self {
+        case .noSession:
+            return "No tv session is running, so there is nothing to diagnose (the counters start at zero with every session); start one with `tv run`."
+        case .inspectionOff:
+            return "Inspection is off in this session, so no connection is offered for inspection: everything is passed through untouched and still recorded; `tv inspect on` (after `tv setup`) turns it on."
+        case .nothingOffered:
+            return "Inspection is on, and no connection has been offered for inspection yet: nothing has come through tv since it started, so check that clients use it (their proxy setting, or the redirect rules and routes of --mode transparent and tun)."
+        case .notTLS(let n):
+            let what = n == 1 ? "the 1 connection offered was not TLS" : "none of the \(n) connections offered was TLS"
+            return "Inspection is on, and \(what): plain HTTP or a protocol of its own, so there was nothing to take over."
+        case let .working(inspected, tls):
+            return "Inspection is working: \(inspected) of \(tls) TLS \(tls == 1 ? "connection" : "connections") offered \(inspected == 1 ? "was" : "were") inspected."
+        case .allByRule(let tls):
+            return "Every TLS connection offered (\(tls)) was passed through by a rule (--ignore-hosts, --allow-hosts, or a TLS version below tv's minimum), so nothing was inspected."
+        case .allPinned(let n):
+            return "Every client tv tried to inspect pins its certificate (\(n) \(n == 1 ? "connection" : "connections")): tv passes them through untouched, which is the pinning rule working, not a fault."
+        case let .neverTakenOver(n, cause):
+            let head = "\(n) \(n == 1 ? "connection was" : "connections were") named and still never taken over"
+            let keeps = "browsing keeps working, because tv passes such connections through untouched"
+            switch cause {
+            case .noCertificateAuthority:
+                return "\(head), because this session has no CA to make certificates with; \(keeps), so check `tv ca status` and make one with `tv setup`."
+            case .clientsLackRoot:
+                return "\(head), because their clients do not trust tv's root; \(keeps), so give them the root (`tv setup`, or `curl --cacert` with the file `tv ca status` names) and let tv try again with `tv pinned forget HOST`."
+            case let .legFailed(leg, reason):
+                let which = leg == .server ? "the server" : "the client"
+                let why = reason.map { " (most often: \($0))" } ?? ""
+                return "\(head), because tv's handshake with \(which) failed\(why); \(keeps), so check the reasons with `tv flows --status failed`."
+            }
+        }
+    }
+}

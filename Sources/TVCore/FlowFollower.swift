@@ -1,0 +1,104 @@
+import FlowStore
+import TVHome
+
+/// `tv flows --follow`'s memory between two polls: which flows were already told as new, which
+/// are still open (to tell when they finish), and from when to ask again. Pure: rows in, events
+/// out; the command does the reading.
+///
+/// Why polling the database and not a push over the control socket: the rows are the truth
+/// every reader shares (flows of a `tv exec` writing the same database are followed too, and a
+/// follower can never slow the session: the control socket answers one request at a time, and a
+/// subscriber that stops reading would hold a push), and a keyset read over the start-time index
+/// costs a few rows per poll. The keyset is on start time, not id, because a `tv exec` reserves
+/// blocks of ids ahead of the session, so ids are not in the order rows appear. Flows are
+/// written when they open, within a writer batch; a row appearing more than `lagMicros` after
+/// its start is missed (its writer was failing), which the session's own losses say.
+public struct FlowFollower: Sendable {
+    /// One thing to print.
+    public enum Event: Sendable, Equatable {
+        /// A flow opened (or was first seen already finished: `opened` then `finished`).
+        case opened(FlowRecord)
+        case finished(FlowRecord)
+    }
+
+    /// How far behind the newest start seen the next read begins (µs): rows written late.
+    public static let lagMicros: Int64 = 5_000_000
+    /// How many open flows are watched for their end; past it the oldest are forgotten.
+    public static let openLimit = 20_000
+
+    /// The next read asks for flows started at or after this (µs).
+    public private(set) var since: Int64
+    /// Flows told as new, by id → start time (pruned once older than `since`).
+    private var told: [Int64: Int64] = [:]
+    /// Flows told as new and not yet finished, by id → start time.
+    public private(set) var open: [Int64: Int64] = [:]
+
+    /// Starts following flows that start at or after `startMicros`.
+    public init(startMicros: Int64) { since = startMicros }
+
+    /// Watches flows that were open before following began (`rows` without a duration), so their
+    /// end is told; nothing is printed for them now.
+    public mutating func watch(_ rows: [FlowRecord]) {
+        for row in rows where row.duration == nil && open.count < FlowFollower.openLimit {
+            open[row.id] = row.startTime
+            told[row.id] = row.startTime
+        }
+    }
+
+    /// What the two reads returned: `started` (flows started at or after `since`, oldest first)
+    /// and `rechecked` (the current rows of `open`'s ids). Returns the events in order: finishes
+    /// of flows already open first, then each new flow (and its finish when it is already over).
+    /// `full`: the read of started flows hit its limit, so the next begins at the last row's start
+    /// (without the lag, or a window fuller than the limit would be read forever).
+    public mutating func take(started: [FlowRecord], rechecked: [FlowRecord], full: Bool = false) -> [Event] {
+        var events: [Event] = []
+        for row in rechecked.sorted(by: { ($0.startTime, $0.id) < ($1.startTime, $1.id) }) where open[row.id] != nil && row.duration != nil {
+            open[row.id] = nil
+            events.append(.finished(row))
+        }
+        var newest = since
+        for row in started where told[row.id] == nil {
+            told[row.id] = row.startTime
+            events.append(.opened(row))
+            if row.duration != nil {
+                events.append(.finished(row))
+            } else {
+                open[row.id] = row.startTime
+            }
+            newest = max(newest, row.startTime)
+        }
+        since = max(since, full ? newest : newest - FlowFollower.lagMicros)
+        told = told.filter { $0.value >= since || open[$0.key] != nil }
+        if open.count > FlowFollower.openLimit {
+            for (id, _) in open.sorted(by: { $0.value < $1.value }).prefix(open.count - FlowFollower.openLimit) { open[id] = nil }
+        }
+        return events
+    }
+}
+
+extension FlowFollower.Event {
+    /// One line: `+` for opened, `-` for finished; the id, the time (UTC), the host, the
+    /// protocol and port; a finished flow adds its bytes, duration and status word.
+    /// `+ 12 14:05:03 example.com h2 :443`
+    /// `- 12 14:05:04 example.com h2 :443 ↑ 1.2 KiB ↓ 30 KiB 0.8 s inspected`
+    public var line: String {
+        switch self {
+        case .opened(let f):
+            return "+ \(f.id) \(Units.utc(f.startTime / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(f.host ?? f.serverAddress)) \(FlowListPresentation.protocolAndPort(f))"
+        case .finished(let f):
+            let end = f.startTime + (f.duration ?? 0)
+            var out = "- \(f.id) \(Units.utc(end / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(f.host ?? f.serverAddress)) \(FlowListPresentation.protocolAndPort(f))"
+            out += " ↑ \(Units.bytes(f.bytesUp)) ↓ \(Units.bytes(f.bytesDown)) \(Units.duration(microseconds: f.duration ?? 0))"
+            let status = f.status == .encrypted && f.failureReason == nil ? "encrypted" : FlowListPresentation.statusWord(f)
+            return out + " " + status
+        }
+    }
+
+    /// One JSON line: `{"event": "opened"|"finished", "flow": {…as tv flow --json}}`.
+    public var json: JSONValue {
+        switch self {
+        case .opened(let f): return .object([("event", .string("opened")), ("flow", FlowDetailPresentation.json(f))])
+        case .finished(let f): return .object([("event", .string("finished")), ("flow", FlowDetailPresentation.json(f))])
+        }
+    }
+}

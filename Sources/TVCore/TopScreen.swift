@@ -1,0 +1,181 @@
+import FlowStore
+import FlowTerms
+import TVHome
+
+/// How `tv top` orders its talkers; `s` moves to the next.
+public enum TalkerSort: String, Sendable, CaseIterable {
+    case bytes, flows, host
+
+    /// The next order (bytes → flows → host → bytes).
+    public var next: TalkerSort {
+        let all = TalkerSort.allCases
+        return all[(all.firstIndex(of: self)! + 1) % all.count]
+    }
+}
+
+/// One host among a session's busiest (`SessionTally`'s `talkers.N.*` values).
+public struct Talker: Sendable, Equatable {
+    public var host: String
+    public var flows: Int64
+    /// Bytes from the server (what the client received).
+    public var received: Int64
+    /// Bytes from the client (what it sent).
+    public var sent: Int64
+
+    /// The talkers in `values`, in the order given there (busiest by bytes first).
+    public static func all(_ values: [String: String]) -> [Talker] {
+        var out: [Talker] = []
+        var i = 1
+        while let host = values["talkers.\(i).host"] {
+            func n(_ key: String) -> Int64 { values["talkers.\(i).\(key)"].flatMap { Int64($0) } ?? 0 }
+            out.append(Talker(host: host, flows: n("flows"), received: n("bytesFromServer"), sent: n("bytesFromClient")))
+            i += 1
+        }
+        return out
+    }
+
+    /// `talkers` in `order`: most bytes, most flows, or host names A to Z (ties by host).
+    public static func sorted(_ talkers: [Talker], by order: TalkerSort) -> [Talker] {
+        talkers.sorted { a, b in
+            switch order {
+            case .bytes where a.received + a.sent != b.received + b.sent: return a.received + a.sent > b.received + b.sent
+            case .flows where a.flows != b.flows: return a.flows > b.flows
+            default: return a.host < b.host
+            }
+        }
+    }
+}
+
+/// `tv top`'s screen: the monitoring strip, the rates with a chart of the last minute, the
+/// session's totals, the top talkers and the newest flows, laid out for a terminal of a given
+/// size. Pure: everything it shows is in the value; the command samples and redraws.
+///
+/// The four states are told apart by a word, not a colour: `LIVE`, `STARTING`, `FAILED` (with
+/// when and why), `OFF`.
+public struct TopScreen: Sendable {
+    public var liveness: SessionLiveness
+    /// The session's `status` values (empty unless live).
+    public var values: [String: String]
+    public var history: RateHistory
+    /// The newest flows, newest first.
+    public var newest: [FlowRecord]
+    public var sort: TalkerSort
+    public var paused: Bool
+    public var nowMicros: Int64
+    public var dataFolder: String
+
+    public init(liveness: SessionLiveness, values: [String: String], history: RateHistory, newest: [FlowRecord],
+                sort: TalkerSort, paused: Bool, nowMicros: Int64, dataFolder: String) {
+        self.liveness = liveness
+        self.values = values
+        self.history = history
+        self.newest = newest
+        self.sort = sort
+        self.paused = paused
+        self.nowMicros = nowMicros
+        self.dataFolder = dataFolder
+    }
+
+    /// The strip's first line: the state's word, then the mode and address (live), or what the
+    /// state means.
+    public var stripLine: String {
+        let v = values.mapValues(TerminalText.line)
+        switch liveness {
+        case .live:
+            return "tv top  LIVE  \(v["modeLabel"] ?? v["mode"] ?? "?") on \(v["listen"] ?? "?")"
+        case .off:
+            return "tv top  OFF  no session is running for \(TerminalText.line(dataFolder)); start one with `tv run`"
+        case .starting(let pid):
+            return "tv top  STARTING  a session (pid \(pid)) is preparing"
+        case let .failed(at, reason):
+            return "tv top  FAILED  the last start, at \(Units.utc(at / 1_000_000)), failed: \(TerminalText.line(reason))"
+        }
+    }
+
+    /// The strip's second line (live): inspection, content keeping, for how long, the order, paused.
+    public var settingsLine: String {
+        var parts = ["inspection \(TerminalText.line(values["inspection"] ?? "?"))",
+                     "content keeping \(TerminalText.line(values["contentKeeping"] ?? "?"))"]
+        if let started = values["startedAt"].flatMap({ Int64($0) }) {
+            parts.append("up " + Units.duration(microseconds: max(0, nowMicros - started)))
+        }
+        parts.append("sort: \(sort.rawValue)")
+        if paused { parts.append("PAUSED") }
+        return "  " + parts.joined(separator: " · ")
+    }
+
+    /// "This session": received, sent, connections (open), failed.
+    public var totalsLine: String {
+        func n(_ key: String) -> Int64 { values[key].flatMap { Int64($0) } ?? 0 }
+        return "This session: received \(Units.bytes(n("bytesFromServers"))), sent \(Units.bytes(n("bytesFromClients"))), "
+            + "\(Units.grouped(n("accepted"))) connections (\(Units.grouped(n("openConnections"))) open), "
+            + "\(Units.grouped(n(SessionStatusPresentation.closedKey(.failed)))) failed"
+    }
+
+    /// The screen as `height` lines of at most `width` characters (cut, never wrapped).
+    public func lines(width: Int, height: Int) -> [String] {
+        var out: [String] = [stripLine]
+        let keys = "q quit · s sort · p pause"
+        guard case .live = liveness else {
+            out.append("  " + keys)
+            return fit(out, width: width, height: height)
+        }
+        out.append(settingsLine)
+        let chartWidth = max(0, min(60, width - 24))
+        let rates = history.rates
+        let now = history.current
+        out.append("Received " + pad(now.map { Units.bytes($0.received) + "/s" } ?? "…", 12) + "  " + RateHistory.chart(rates.map(\.received), width: chartWidth))
+        out.append("Sent     " + pad(now.map { Units.bytes($0.sent) + "/s" } ?? "…", 12) + "  " + RateHistory.chart(rates.map(\.sent), width: chartWidth))
+        out.append(totalsLine)
+        // What is left, less the keys line, shared by the two tables (each with its heading).
+        let room = max(0, height - out.count - 1)
+        let talkers = Talker.sorted(Talker.all(values), by: sort)
+        let talkerRows = min(talkers.count, max(1, (room - 2) / 2))
+        out.append(pad("Top talkers (closed connections)", max(20, width - 30)) + pad("FLOWS", 8, right: true) + pad("RECEIVED", 11, right: true) + pad("SENT", 11, right: true))
+        if talkers.isEmpty { out.append("  none yet") }
+        for t in talkers.prefix(talkerRows) {
+            out.append(pad("  " + TerminalText.line(t.host), max(20, width - 30)) + pad(Units.grouped(t.flows), 8, right: true)
+                       + pad(Units.bytes(t.received), 11, right: true) + pad(Units.bytes(t.sent), 11, right: true))
+        }
+        // A by-program table goes here once flows carry their program (i16-program).
+        out.append("Newest flows")
+        let flowRows = max(0, height - out.count - 1)
+        if newest.isEmpty { out.append("  none yet") }
+        for f in newest.prefix(flowRows) {
+            let end = f.duration.map { Units.duration(microseconds: $0) } ?? "open"
+            let status = f.status == .encrypted && f.failureReason == nil ? "encrypted" : FlowListPresentation.statusWord(f)
+            out.append("  \(f.id) \(Units.utc(f.startTime / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(f.host ?? f.serverAddress)) "
+                       + "\(FlowListPresentation.protocolAndPort(f)) ↓ \(Units.bytes(f.bytesDown)) ↑ \(Units.bytes(f.bytesUp)) \(end) \(status)")
+        }
+        var fitted = fit(out, width: width, height: height - 1)
+        while fitted.count < height - 1 { fitted.append("") }
+        return fitted + [String(keys.prefix(width))]
+    }
+
+    /// `tv top --once --json`: `state`, `reason` (failed), `session` (the status values, as
+    /// `tv status --json`), `rates` (`received`, `sent` bytes per second; null before two
+    /// samples), `talkers`, `newest` (as `tv flow --json`).
+    public var json: JSONValue {
+        var fields: [(String, JSONValue)] = [("state", .string(liveness.word.lowercased()))]
+        if case let .failed(at, reason) = liveness {
+            fields += [("failedAt", .int(at)), ("reason", .string(reason))]
+        }
+        guard case .live = liveness else { return .object(fields) }
+        fields.append(("session", SessionStatusPresentation.json(values)))
+        fields.append(("rates", history.current.map { .object([("received", .int($0.received)), ("sent", .int($0.sent))]) } ?? .null))
+        fields.append(("talkers", .array(Talker.sorted(Talker.all(values), by: sort).map {
+            .object([("host", .string($0.host)), ("flows", .int($0.flows)), ("received", .int($0.received)), ("sent", .int($0.sent))])
+        })))
+        fields.append(("newest", .array(newest.map(FlowDetailPresentation.json))))
+        return .object(fields)
+    }
+
+    private func fit(_ lines: [String], width: Int, height: Int) -> [String] {
+        lines.prefix(max(0, height)).map { String($0.prefix(max(0, width))) }
+    }
+
+    private func pad(_ s: String, _ w: Int, right: Bool = false) -> String {
+        let fill = String(repeating: " ", count: max(0, w - s.count))
+        return right ? fill + s : s + fill
+    }
+}

@@ -1,0 +1,148 @@
+import CommandLineParser
+import FlowStore
+import Foundation
+import Synchronization
+import TVCore
+import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tv top`: the Dashboard's live part in the terminal, redrawn every second in place (the
+/// alternate screen; each line drawn from the cursor's home and cleared to its end, so nothing
+/// flickers), to the terminal's size (SIGWINCH redraws at once). Keys: q quits, s sorts the
+/// talkers, p pauses. The session's figures come over the control socket, the newest flows
+/// from the database.
+enum TopCommand {
+    static let spec = CommandSpec(
+        name: "top", summary: "Show the running session live: rates, totals, top talkers and the newest flows (q quits, s sorts, p pauses).",
+        discussion: "Tells a session that is off, starting, live or whose start failed (with the reason) apart by a word. With --once it prints one sample and ends.",
+        options: [OptionSpec("once", help: "Print one sample (two readings a second apart, for the rates) and end."),
+                  FlowCommands.json])
+
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["top": run]
+
+    static func run(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.home()
+        var sampler = Sampler(home: home)
+        if inv.command.has("once") {
+            sampler.sample()
+            if case .live = sampler.liveness {
+                usleep(1_000_000)
+                sampler.sample()
+            }
+            let screen = sampler.screen(sort: .bytes, paused: false)
+            if inv.json {
+                inv.console.line(screen.json.serialized(pretty: true))
+            } else {
+                // The screen without the keys line and the blank rows that fill a terminal.
+                let size = Terminal.size(environment: inv.environment) ?? (24, 80)
+                var lines = Array(screen.lines(width: size.columns, height: size.rows).dropLast())
+                while lines.last == "" { lines.removeLast() }
+                for line in lines { inv.console.line(line) }
+            }
+            return 0
+        }
+        guard inv.console.stdoutIsTerminal else {
+            throw UsageRefusal("`tv top` redraws a terminal; for scripts use `tv top --once --json`.")
+        }
+        return loop(inv, sampler: &sampler)
+    }
+
+    /// The signal seen last (SIGWINCH, SIGINT, SIGTERM, SIGHUP), for the main loop to act on.
+    private static let signalled = Atomic<Int32>(0)
+
+    private static func loop(_ inv: Invocation, sampler: inout Sampler) -> Int32 {
+        let watched = [SIGINT, SIGTERM, SIGHUP, SIGWINCH]
+        Terminal.unblock(watched)
+        let sources = watched.map { sig -> DispatchSourceSignal in
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { signalled.store(sig, ordering: .relaxed) }
+            source.resume()
+            return source
+        }
+        Terminal.enter()
+        defer {
+            Terminal.leave()
+            sources.forEach { $0.cancel() }
+            for sig in watched { signal(sig, SIG_DFL) }
+        }
+        var sort = TalkerSort.bytes
+        var paused = false
+        var lastSample = Int64(0)
+        while true {
+            let now = FlowCommands.nowMicros()
+            if !paused, now - lastSample >= 1_000_000 {
+                sampler.sample()
+                lastSample = now
+            }
+            let size = Terminal.size(environment: inv.environment) ?? (24, 80)
+            draw(sampler.screen(sort: sort, paused: paused).lines(width: size.columns, height: size.rows))
+            // Wait for a key or a signal, at most until the next sample.
+            var redraw = false
+            while !redraw {
+                switch signalled.exchange(0, ordering: .relaxed) {
+                case SIGWINCH: redraw = true; continue
+                case 0: break
+                default: return 0
+                }
+                guard let key = Terminal.key(timeoutMillis: 100) else {
+                    if FlowCommands.nowMicros() - lastSample >= 1_000_000 { redraw = true }
+                    continue
+                }
+                switch key {
+                case UInt8(ascii: "q"), UInt8(ascii: "Q"), 3: return 0
+                case UInt8(ascii: "s"), UInt8(ascii: "S"): sort = sort.next; redraw = true
+                case UInt8(ascii: "p"), UInt8(ascii: "P"): paused.toggle(); redraw = true
+                default: continue
+                }
+            }
+        }
+    }
+
+    /// One frame in one write: each line from column 1 of its row, cleared to its end, then
+    /// everything below cleared.
+    private static func draw(_ lines: [String]) {
+        var frame = ""
+        for (i, line) in lines.enumerated() {
+            frame += "\u{1B}[\(i + 1);1H" + TerminalText.guarded(line) + "\u{1B}[K"
+        }
+        frame += "\u{1B}[J"
+        Terminal.write(Array(frame.utf8))
+    }
+
+    /// Reads the session (control socket) and the newest flows (database) once per sample.
+    struct Sampler {
+        let home: TVHome
+        var liveness: SessionLiveness = .off
+        var values: [String: String] = [:]
+        var history = RateHistory()
+        var newest: [FlowRecord] = []
+        private var store: FlowStore?
+
+        init(home: TVHome) { self.home = home }
+
+        mutating func sample() {
+            let now = FlowCommands.nowMicros()
+            if let live = try? DiagCommand.liveValues(home, timeoutSeconds: 2) {
+                liveness = .live
+                values = live
+                history.add(RateHistory.Sample(atMicros: now, received: UInt64(live["bytesFromServers"] ?? "") ?? 0,
+                                               sent: UInt64(live["bytesFromClients"] ?? "") ?? 0))
+                if store == nil { store = try? FlowStore(readingHome: home) }
+                newest = (try? store?.flows(FlowQuery(limit: 50)).flows) ?? []
+            } else {
+                liveness = SessionLiveness.notAnswering(SessionStartRecord.read(home)) { pid in kill(pid, 0) == 0 || errno == EPERM }
+                values = [:]
+                history = RateHistory()
+                newest = []
+            }
+        }
+
+        func screen(sort: TalkerSort, paused: Bool) -> TopScreen {
+            TopScreen(liveness: liveness, values: values, history: history, newest: newest, sort: sort, paused: paused,
+                      nowMicros: FlowCommands.nowMicros(), dataFolder: home.path)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Testing
+@testable import TVCore
+
+@Suite struct DiagnosticsVerdictTests {
+    // The exact sentences, once each.
+    static let noSession = "No tv session is running, so there is nothing to diagnose (the counters start at zero with every session); start one with `tv run`."
+    static let off = "Inspection is off in this session, so no connection is offered for inspection: everything is passed through untouched and still recorded; `tv inspect on` (after `tv setup`) turns it on."
+    static let nothing = "Inspection is on, and no connection has been offered for inspection yet: nothing has come through tv since it started, so check that clients use it (their proxy setting, or the redirect rules and routes of --mode transparent and tun)."
+
+    @Test("every case's exact sentence")
+    func sentences() {
+        #expect(DiagnosticsVerdict.of(nil).sentence == Self.noSession)
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: false, offered: 9)).sentence == Self.off)
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true)).sentence == Self.nothing)
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 1, notTLS: 1)).sentence
+                == "Inspection is on, and the 1 connection offered was not TLS: plain HTTP or a protocol of its own, so there was nothing to take over.")
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 3, notTLS: 3)).sentence
+                == "Inspection is on, and none of the 3 connections offered was TLS: plain HTTP or a protocol of its own, so there was nothing to take over.")
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 7, notTLS: 2, inspected: 4, pinned: 1)).sentence
+                == "Inspection is working: 4 of 5 TLS connections offered were inspected.")
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 1, inspected: 1)).sentence
+                == "Inspection is working: 1 of 1 TLS connection offered was inspected.")
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 4, passedByRule: 4)).sentence
+                == "Every TLS connection offered (4) was passed through by a rule (--ignore-hosts, --allow-hosts, or a TLS version below tv's minimum), so nothing was inspected.")
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 3, passedByRule: 1, pinned: 2)).sentence
+                == "Every client tv tried to inspect pins its certificate (2 connections): tv passes them through untouched, which is the pinning rule working, not a fault.")
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, caLoaded: false, offered: 2, noCA: 2)).sentence
+                == "2 connections were named and still never taken over, because this session has no CA to make certificates with; browsing keeps working, because tv passes such connections through untouched, so check `tv ca status` and make one with `tv setup`.")
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 1, lacksRoot: 1)).sentence
+                == "1 connection was named and still never taken over, because their clients do not trust tv's root; browsing keeps working, because tv passes such connections through untouched, so give them the root (`tv setup`, or `curl --cacert` with the file `tv ca status` names) and let tv try again with `tv pinned forget HOST`.")
+        let failure = DiagnosticsFacts.LegFailureCount(leg: .server, reason: "certificate", count: 3)
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 3, commonestFailure: failure)).sentence
+                == "3 connections were named and still never taken over, because tv's handshake with the server failed (most often: certificate); browsing keeps working, because tv passes such connections through untouched, so check the reasons with `tv flows --status failed`.")
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 1)).sentence
+                == "1 connection was named and still never taken over, because tv's handshake with the client failed; browsing keeps working, because tv passes such connections through untouched, so check the reasons with `tv flows --status failed`.")
+    }
+
+    /// The rule written as a decision table over which counters are non-zero (each counter 0 or
+    /// 2, `offered` the sum of the parts plus an unexplained 1 when `rest`), independently of
+    /// `DiagnosticsVerdict.of`'s arithmetic.
+    static func expected(on: Bool, ca: Bool, notTLS: Bool, inspected: Bool, rule: Bool, pinned: Bool, lacksRoot: Bool,
+                         noCA: Bool, failure: Bool, rest: Bool) -> String {
+        if !on { return "inspectionOff" }
+        let parts = [notTLS, inspected, rule, pinned, lacksRoot, noCA, failure, rest]
+        if !parts.contains(true) { return "nothingOffered" }
+        if !parts.dropFirst().contains(true) { return "notTLS" }
+        if inspected { return "working" }
+        if ![pinned, lacksRoot, noCA, failure, rest].contains(true) { return "allByRule" }
+        if pinned && ![lacksRoot, noCA, failure, rest].contains(true) { return "allPinned" }
+        if noCA || !ca { return "neverTakenOver.noCA" }
+        if lacksRoot { return "neverTakenOver.clientsLackRoot" }  // 2 lacking the root ≥ 2 of the commonest failure
+        return "neverTakenOver.legFailed"
+    }
+
+    @Test("every combination of inspection, CA and which counters are non-zero gives the case of the decision table")
+    func everyCombination() {
+        var seen: Set<String> = []
+        for bits in 0..<(1 << 10) {
+            func b(_ i: Int) -> Bool { bits & (1 << i) != 0 }
+            let (on, ca, notTLS, inspected, rule, pinned, lacksRoot, noCA, failure, rest) = (b(0), b(1), b(2), b(3), b(4), b(5), b(6), b(7), b(8), b(9))
+            func two(_ x: Bool) -> UInt64 { x ? 2 : 0 }
+            let offered = [notTLS, inspected, rule, pinned, lacksRoot, noCA, failure].reduce(UInt64(0)) { $0 + two($1) } + (rest ? 1 : 0)
+            let facts = DiagnosticsFacts(inspectionOn: on, caLoaded: ca, offered: offered, notTLS: two(notTLS), inspected: two(inspected),
+                                         passedByRule: two(rule), pinned: two(pinned), lacksRoot: two(lacksRoot), noCA: two(noCA),
+                                         commonestFailure: failure ? .init(leg: .server, reason: "handshake", count: 2) : nil)
+            let want = Self.expected(on: on, ca: ca, notTLS: notTLS, inspected: inspected, rule: rule, pinned: pinned,
+                                     lacksRoot: lacksRoot, noCA: noCA, failure: failure, rest: rest)
+            let verdict = DiagnosticsVerdict.of(facts)
+            #expect(verdict.name == want, "bits \(bits): \(facts)")
+            seen.insert(verdict.name)
+        }
+        #expect(seen == ["inspectionOff", "nothingOffered", "notTLS", "working", "allByRule", "allPinned",
+                         "neverTakenOver.noCA", "neverTakenOver.clientsLackRoot", "neverTakenOver.legFailed"])
+    }
+
+    @Test("facts from a session's values: the offered.* counters, the commonest failure (a tie goes to the first key)")
+    func factsFromValues() {
+        let values = ["inspection": "on", "ca": "loaded", "offered.total": "12", "offered.notTLS": "1", "offered.inspected": "2",
+                      "offered.passedByRule": "1", "offered.clientRefused.possiblePinning": "1", "offered.keptPrivate.pinned": "2",
+                      "offered.clientRefused.lacksRoot": "1", "offered.keptPrivate.lacksRoot": "1", "offered.noCA": "0",
+                      "offered.failed.server.certificate": "2", "offered.failed.client.timeout": "2", "offered.failed.server.unreachable": "1"]
+        #expect(DiagnosticsFacts(values: values) == DiagnosticsFacts(
+            inspectionOn: true, caLoaded: true, offered: 12, notTLS: 1, inspected: 2, passedByRule: 1, pinned: 3, lacksRoot: 2, noCA: 0,
+            commonestFailure: .init(leg: .client, reason: "timeout", count: 2)))
+        #expect(DiagnosticsFacts(values: ["inspection": "off", "ca": "missing"]) == DiagnosticsFacts(inspectionOn: false, caLoaded: false))
+    }
+
+    @Test("name resolution: said only when no server was announced or lookups go unanswered")
+    func nameResolution() {
+        #expect(NameResolutionNotice.of([:]) == nil)
+        #expect(NameResolutionNotice.of(["tunnel.dnsQueries": "4", "tunnel.dnsAnswers": "4", "tunnel.dnsTimeouts": "0"]) == nil)
+        #expect(NameResolutionNotice.of(["tunnel.dnsQueries": "4", "tunnel.dnsAnswers": "1", "tunnel.dnsTimeouts": "3"]) == nil)
+        #expect(NameResolutionNotice.of(["tunnel.dnsQueries": "4", "tunnel.dnsAnswers": "0", "tunnel.dnsTimeouts": "0"]) == nil)
+        #expect(NameResolutionNotice.of(["tunnel.dnsQueries": "12", "tunnel.dnsAnswers": "0", "tunnel.dnsTimeouts": "9"])?.sentence
+                == "Name lookups are going out through the tunnel and nothing comes back (12 sent, none answered, 9 given up), which is what a page loading forever looks like; check that the DNS servers in /etc/resolv.conf can be reached.")
+        #expect(NameResolutionNotice.of(["tunnel.dnsServers": "0", "tunnel.dnsQueries": "1", "tunnel.dnsAnswers": "1"])?.sentence
+                == "No DNS server could be announced through the tunnel, so programs cannot look names up while it runs; check the servers in /etc/resolv.conf and start the session again.")
+    }
+
+    @Test("tv diag's lines: the notice first when due, the verdict, then the counters and the last errors")
+    func lines() {
+        let values = ["inspection": "on", "ca": "loaded", "offered.total": "2", "offered.clientRefused.lacksRoot": "2",
+                      "tunnel.dnsQueries": "3", "tunnel.dnsAnswers": "0", "tunnel.dnsTimeouts": "3",
+                      "names.fromTCP": "2", "accepted": "2", "closed.failed": "2",
+                      "errors.1.at": "1764511503000000", "errors.1.host": "localhost", "errors.1.sentence": "the client refused\u{1B}[31m"]
+        let lines = DiagnosticsPresentation.lines(values)
+        #expect(lines[0].hasPrefix("Name lookups are going out"))
+        #expect(lines[1].hasPrefix("2 connections were named and still never taken over, because their clients do not trust tv's root"))
+        #expect(lines.contains("  refused by client   2 lacking tv's root, 0 possible pinning, 0 left"))
+        #expect(lines.contains("  from TCP            2 named by what the connection announced (SNI, CONNECT, SOCKS5)"))
+        #expect(lines.contains("  from lookups        0 answers seen"))
+        #expect(lines.contains("  errors              2 connections failed"))
+        #expect(lines.last == "  14:05:03 localhost: the client refused\\x1b[31m")
+        #expect(DiagnosticsPresentation.lines(nil) == [Self.noSession])
+        #expect(DiagnosticsPresentation.json(nil).serialized()
+                == #"{"running":false,"verdict":{"case":"noSession","sentence":"# + "\"" + Self.noSession + #""},"nameResolution":null}"#)
+    }
+}

@@ -1,0 +1,124 @@
+import FlowStore
+import FlowTerms
+import Testing
+import TVHome
+@testable import TVCore
+
+/// `tv flows --follow`'s follower, `tv top`'s rates, talkers and screen, and the start record.
+@Suite struct LiveViewTests {
+    static let s: Int64 = 1_000_000
+    /// 2025-11-30 14:05:03 UTC.
+    static let t0: Int64 = 1_764_511_503 * s
+
+    static func flow(_ id: Int64, at start: Int64, duration: Int64? = nil, host: String = "a.test", status: FlowStatus = .inspected) -> FlowRecord {
+        FlowRecord(id: id, startTime: start, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "127.0.0.1",
+                   serverPort: 443, host: host, hostOrigin: .sni, alpn: "h2", status: status, bytesUp: 120, bytesDown: 3_000,
+                   duration: duration)
+    }
+
+    @Test("follower: new flows once each, their finish once, flows of other writers with lower ids, flows seen already over")
+    func follower() {
+        let t0 = Self.t0, s = Self.s
+        var f = FlowFollower(startMicros: t0)
+        f.watch([Self.flow(1, at: t0 - 10 * s), Self.flow(2, at: t0 - 9 * s, duration: s)])
+        #expect(f.open == [1: t0 - 10 * s])
+        // First poll: flow 10 opens; flow 3 (a tv exec's reserved id, lower) opened and finished.
+        var events = f.take(started: [Self.flow(10, at: t0 + s), Self.flow(3, at: t0 + 2 * s, duration: s / 2)],
+                            rechecked: [Self.flow(1, at: t0 - 10 * s)])
+        #expect(events == [.opened(Self.flow(10, at: t0 + s)), .opened(Self.flow(3, at: t0 + 2 * s, duration: s / 2)),
+                           .finished(Self.flow(3, at: t0 + 2 * s, duration: s / 2))])
+        #expect(f.since == t0)  // 2 s is within the 5 s lag
+        // Second poll reads the same window again (the lag): nothing twice; 1 and 10 finish.
+        events = f.take(started: [Self.flow(10, at: t0 + s, duration: 3 * s), Self.flow(3, at: t0 + 2 * s, duration: s / 2)],
+                        rechecked: [Self.flow(10, at: t0 + s, duration: 3 * s), Self.flow(1, at: t0 - 10 * s, duration: 12 * s)])
+        #expect(events == [.finished(Self.flow(1, at: t0 - 10 * s, duration: 12 * s)), .finished(Self.flow(10, at: t0 + s, duration: 3 * s))])
+        #expect(f.open.isEmpty)
+        // A flow 20 s later moves the window on to 15 s; a full read starts at the last row itself.
+        _ = f.take(started: [Self.flow(11, at: t0 + 20 * s)], rechecked: [])
+        #expect(f.since == t0 + 15 * s)
+        _ = f.take(started: [Self.flow(12, at: t0 + 30 * s)], rechecked: [], full: true)
+        #expect(f.since == t0 + 30 * s)
+    }
+
+    @Test("follow lines: + and - with id, time, host, protocol; the end adds bytes, duration, status; JSON lines")
+    func followLines() {
+        let open = FlowFollower.Event.opened(Self.flow(7, at: Self.t0))
+        let done = FlowFollower.Event.finished(Self.flow(7, at: Self.t0, duration: 1_500_000, host: "b.test\u{1B}", status: .encrypted))
+        #expect(open.line == "+ 7 14:05:03 a.test h2 :443")
+        #expect(done.line == "- 7 14:05:04 b.test\\x1b h2 :443 ↑ 120 B ↓ 2.9 KiB 1.5 s encrypted")
+        #expect(open.json.serialized().hasPrefix(#"{"event":"opened","flow":{"id":7,"#))
+    }
+
+    @Test("rates per second between samples; a new session (totals lower) starts the history again; the chart")
+    func rates() {
+        var h = RateHistory()
+        h.add(.init(atMicros: Self.t0, received: 1_000, sent: 100))
+        #expect(h.current == nil)
+        h.add(.init(atMicros: Self.t0 + Self.s, received: 3_048, sent: 100))
+        h.add(.init(atMicros: Self.t0 + 3 * Self.s, received: 4_048, sent: 300))
+        #expect(h.rates == [.init(received: 2_048, sent: 0), .init(received: 500, sent: 100)])
+        h.add(.init(atMicros: Self.t0 + 4 * Self.s, received: 10, sent: 0))
+        #expect(h.samples.count == 1)
+        for i in 1...70 { h.add(.init(atMicros: Self.t0 + Int64(4 + i) * Self.s, received: 10, sent: 0)) }
+        #expect(h.samples.count == 61)
+        #expect(RateHistory.chart([0, 8, 4, 1], width: 6) == "   █▄▁")
+        #expect(RateHistory.chart([8, 4, 1, 0], width: 2) == "█ ")  // scaled to what is shown
+    }
+
+    @Test("talkers from the values, in the three orders")
+    func talkers() {
+        let values = ["talkers.1.host": "big.test", "talkers.1.flows": "1", "talkers.1.bytesFromServer": "9000", "talkers.1.bytesFromClient": "100",
+                      "talkers.2.host": "a.test", "talkers.2.flows": "5", "talkers.2.bytesFromServer": "10", "talkers.2.bytesFromClient": "10"]
+        let all = Talker.all(values)
+        #expect(all.map(\.host) == ["big.test", "a.test"])
+        #expect(Talker.sorted(all, by: .bytes).map(\.host) == ["big.test", "a.test"])
+        #expect(Talker.sorted(all, by: .flows).map(\.host) == ["a.test", "big.test"])
+        #expect(Talker.sorted(all, by: .host).map(\.host) == ["a.test", "big.test"])
+        #expect(TalkerSort.bytes.next == .flows && TalkerSort.flows.next == .host && TalkerSort.host.next == .bytes)
+    }
+
+    static let liveValues = ["mode": "regular", "modeLabel": "explicit proxy (HTTP CONNECT and plain HTTP)", "listen": "127.0.0.1:8080",
+                             "inspection": "on", "contentKeeping": "off", "startedAt": String(t0 - 65 * s),
+                             "bytesFromServers": "4096", "bytesFromClients": "1024", "accepted": "3", "openConnections": "1", "closed.failed": "1",
+                             "talkers.1.host": "a.test", "talkers.1.flows": "2", "talkers.1.bytesFromServer": "3000", "talkers.1.bytesFromClient": "120"]
+
+    @Test("the screen at 80×24: strip, rates, totals, talkers, newest, keys; exactly 24 lines of at most 80")
+    func screen() {
+        var h = RateHistory()
+        h.add(.init(atMicros: Self.t0 - Self.s, received: 2_048, sent: 1_024))
+        h.add(.init(atMicros: Self.t0, received: 4_096, sent: 1_024))
+        let screen = TopScreen(liveness: .live, values: Self.liveValues, history: h, newest: [Self.flow(9, at: Self.t0, duration: Self.s)],
+                               sort: .bytes, paused: true, nowMicros: Self.t0, dataFolder: "/d")
+        let lines = screen.lines(width: 80, height: 24)
+        #expect(lines.count == 24)
+        #expect(lines.allSatisfy { $0.count <= 80 })
+        #expect(lines[0] == "tv top  LIVE  explicit proxy (HTTP CONNECT and plain HTTP) on 127.0.0.1:8080")
+        #expect(lines[1] == "  inspection on · content keeping off · up 1 min 05 s · sort: bytes · PAUSED")
+        #expect(lines[2].hasPrefix("Received 2.0 KiB/s    "))
+        #expect(lines[2].hasSuffix("█"))
+        #expect(lines[4] == "This session: received 4.0 KiB, sent 1.0 KiB, 3 connections (1 open), 1 failed")
+        #expect(lines[5].hasPrefix("Top talkers (closed connections)"))
+        #expect(lines[6] == "  a.test" + String(repeating: " ", count: 42) + "       2    2.9 KiB      120 B")
+        #expect(lines[7] == "Newest flows")
+        #expect(lines[8] == "  9 14:05:03 a.test h2 :443 ↓ 2.9 KiB ↑ 120 B 1.0 s inspected")
+        #expect(lines[23] == "q quit · s sort · p pause")
+        #expect(screen.lines(width: 30, height: 5).count == 5)
+        #expect(screen.lines(width: 30, height: 5).allSatisfy { $0.count <= 30 })
+    }
+
+    @Test("off, starting and failed are told apart by a word; the failed start keeps its reason")
+    func states() {
+        func strip(_ l: SessionLiveness) -> String {
+            TopScreen(liveness: l, values: [:], history: RateHistory(), newest: [], sort: .bytes, paused: false, nowMicros: Self.t0, dataFolder: "/d").stripLine
+        }
+        #expect(strip(.off) == "tv top  OFF  no session is running for /d; start one with `tv run`")
+        #expect(strip(.starting(pid: 42)) == "tv top  STARTING  a session (pid 42) is preparing")
+        #expect(strip(.failed(atMicros: Self.t0, reason: "port 8080 is taken")) == "tv top  FAILED  the last start, at 2025-11-30 14:05:03 UTC, failed: port 8080 is taken")
+        let starting = SessionStartRecord(state: .starting, pid: 42, atMicros: Self.t0)
+        #expect(SessionLiveness.notAnswering(nil) { _ in true } == .off)
+        #expect(SessionLiveness.notAnswering(starting) { _ in true } == .starting(pid: 42))
+        #expect(SessionLiveness.notAnswering(starting) { _ in false } == .off)
+        #expect(SessionLiveness.notAnswering(SessionStartRecord(state: .failed, pid: 42, atMicros: Self.t0, reason: "r")) { _ in false }
+                == .failed(atMicros: Self.t0, reason: "r"))
+    }
+}
