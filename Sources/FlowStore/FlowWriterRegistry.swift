@@ -113,6 +113,14 @@ struct FlowWriterRegistry {
     /// Closes `writer`'s open flows as interrupted, ending each at its last known activity.
     /// - Returns: how many.
     private func closeOpenFlows(writer: Int64) throws -> Int {
+        // Their exchanges still open end with them, incomplete (issue 16).
+        let exchanges = try database.prepare("""
+            UPDATE exchanges SET state = 'incomplete',
+                end_time = (SELECT max(exchanges.request_time, last_activity_time) FROM flows WHERE flows.id = exchanges.flow_id)
+            WHERE state = 'open' AND flow_id IN (SELECT id FROM flows WHERE writer = ? AND duration IS NULL)
+            """)
+        try exchanges.bind([.integer(writer)])
+        try exchanges.step()
         let update = try database.prepare("""
             UPDATE flows SET status = 'interrupted', duration = max(0, last_activity_time - start_time)
             WHERE writer = ? AND duration IS NULL

@@ -1,11 +1,12 @@
 import Recording
+import Wire
 
 /// Reads a flow's turns as HTTP: HTTP/2 when the client starts with the connection preface
 /// (RFC 9113 §3.4), HTTP/1.x when it starts with a request line (RFC 9112 §3), otherwise not
 /// HTTP, with the reason. Never traps on malformed input: what cannot be read is said.
 public enum HTTPReader {
     /// The HTTP/2 client connection preface, `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n` (24 bytes).
-    public static let http2Preface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+    public static let http2Preface: [UInt8] = HTTP2FrameScanner.clientPreface
 
     /// Reads `turns` (a flow's recorded turns, by number).
     public static func read(_ turns: [RecordedTurn]) -> HTTPReadResult {

@@ -371,6 +371,7 @@ public final class Session: Sendable {
             "refusedByCap": String(c.refusedByCap),
             "refusedPerClient": String(c.refusedPerClient),
             "headTimeouts": String(c.headTimeouts),
+            "exchangeReadingStopped": String(c.exchangeReadingStopped),
             "acceptsFailedForDescriptors": String(c.acceptsFailedForDescriptors),
             "connectionCap": String(c.connectionCap),
             "descriptorLimit": String(c.descriptorLimit),

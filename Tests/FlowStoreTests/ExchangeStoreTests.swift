@@ -95,4 +95,23 @@ import Testing
             #expect(page.damaged.map(\.summary) == ["exchange 2: state is 'maybe'"])
         }
     }
+
+    @Test func anExchangeStillOpenWhenItsFlowIsInterruptedEndsIncomplete() throws {
+        try withStore { store, _ in
+            let writer = try store.makeWriter()
+            var flow = sampleFlow(start: 100)
+            flow.lastActivityTime = 900
+            flow = writer.open(flow)
+            writer.enqueue(.exchange(started(flow: flow.id, sequence: 1, at: 500)))
+            var done = started(flow: flow.id, sequence: 2, at: 600)
+            done.state = .complete
+            done.endTime = 700
+            writer.enqueue(.exchange(done))
+            writer.close(interruptingOpenFlows: true)
+            let rows = try store.exchanges(ofFlow: flow.id).exchanges
+            #expect(rows.map(\.state) == [.incomplete, .complete])
+            #expect(rows.map(\.endTime) == [900, 700])
+            #expect(try store.flow(id: flow.id)?.status == .interrupted)
+        }
+    }
 }
