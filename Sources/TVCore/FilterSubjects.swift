@@ -90,9 +90,12 @@ public struct KeptExchangeSubject: FilterSubject {
         (message?.headers ?? []).filter { !$0.name.hasPrefix(":") }.map { "\($0.name): \($0.value)" }
     }
 
-    func body(_ message: HTTPMessage?) -> [String] {
+    func body(_ message: HTTPMessage?) -> [String] { Self.body(message, reader: reader) }
+
+    /// The first `bodyLimit` bytes of the decoded body, as UTF-8; none for no message or an empty body.
+    static func body(_ message: HTTPMessage?, reader: BoundedBodyReader) -> [String] {
         guard let message, !message.body.transferred.isEmpty else { return [] }
-        let reading = reader.measure(message.body, keeping: Self.bodyLimit)
+        let reading = reader.measure(message.body, keeping: bodyLimit)
         return [String(decoding: reading.head, as: UTF8.self)]
     }
 }

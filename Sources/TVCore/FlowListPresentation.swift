@@ -80,7 +80,7 @@ public struct FlowListPresentation: Sendable {
 
     /// `word` as is when it holds only characters a POSIX shell leaves alone, else in single
     /// quotes (a `'` inside becomes `'\''`).
-    static func shellWord(_ word: String) -> String {
+    public static func shellWord(_ word: String) -> String {
         let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%")
         if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }
         return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"

@@ -48,11 +48,16 @@ public struct RequestReading: KeptContentReading {
 
     /// The recorded request and response of `exchange`, when its flow's turns were kept and read as HTTP.
     static func recordedExchange(_ exchange: ExchangeRecord, content: ContentStore) throws -> HTTPExchange? {
-        let indexed = try content.turns(flow: exchange.flowID)
+        try recordedExchanges(flow: exchange.flowID, content: content).flatMap { match(exchange, in: $0) }
+    }
+
+    /// The exchanges read from flow `flow`'s kept turns; nil when none were kept or they do not read as HTTP.
+    static func recordedExchanges(flow: Int64, content: ContentStore) throws -> [HTTPExchange]? {
+        let indexed = try content.turns(flow: flow)
         guard !indexed.isEmpty else { return nil }
         let recorded = indexed.compactMap { turn in (try? content.bytes(of: turn)).map { RecordedTurn(turn: turn.turn, bytes: $0) } }
         guard case let .conversation(conversation) = HTTPReader.read(recorded) else { return nil }
-        return match(exchange, in: conversation.exchanges)
+        return conversation.exchanges
     }
 
     /// The recorded exchange that is `exchange`: HTTP/2 by stream id (pushed streams are never

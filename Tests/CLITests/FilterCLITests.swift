@@ -61,6 +61,91 @@ struct FilterCLITests {
         session.writer.close()
     }
 
+    /// `seed`, then flow 7 (plain HTTP to plain.test, 1 min ago, nothing kept) and the exchange
+    /// rows of flows 1, 2, 3 and 7: 1 GET a.test/one 200 text/html; 2 POST api.test/items 404
+    /// application/json; 3 GET api.test/items/2 200; 4 DELETE api.test/items/3 500; 5 GET
+    /// plain.test/nokeep with no response (incomplete), its query not kept.
+    func seedRequests(_ s: Sandbox) throws {
+        try seed(s)
+        let store = try FlowStore(path: s.dataDir + "/tunnelvision.sqlite3")
+        let writer = try store.makeWriter()
+        let plain = writer.open(FlowRecord(startTime: Self.now - Self.hour / 60, clientAddress: "127.0.0.1", clientPort: 50_007,
+                                           serverAddress: "192.0.2.4", serverPort: 80, host: "plain.test", hostOrigin: .connect,
+                                           status: .notEncrypted))
+        #expect(plain.id == 7)
+        let starts = try [1, 2, 3].map { try #require(try store.flow(id: $0)).startTime }
+        let rows: [ExchangeRecord] = [
+            ExchangeRecord(flowID: 1, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "https", authority: "a.test", path: "/one",
+                           status: 200, contentType: "text/html", requestTime: starts[0], endTime: starts[0] + 1_000, state: .complete),
+            ExchangeRecord(flowID: 2, sequence: 1, httpVersion: "HTTP/1.1", method: "POST", scheme: "https", authority: "api.test", path: "/items",
+                           status: 404, contentType: "application/json", requestTime: starts[1], endTime: starts[1] + 1_000, state: .complete),
+            ExchangeRecord(flowID: 2, sequence: 2, httpVersion: "HTTP/1.1", method: "GET", scheme: "https", authority: "api.test", path: "/items/2",
+                           status: 200, requestTime: starts[1] + 2_000, endTime: starts[1] + 3_000, state: .complete),
+            ExchangeRecord(flowID: 3, sequence: 1, httpVersion: "HTTP/1.1", method: "DELETE", scheme: "https", authority: "api.test", path: "/items/3",
+                           status: 500, requestTime: starts[2], endTime: starts[2] + 1_000, state: .complete),
+            ExchangeRecord(flowID: 7, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "http", authority: "plain.test", path: "/nokeep",
+                           queryRemoved: true, requestTime: plain.startTime, endTime: plain.startTime + 1_000, state: .incomplete),
+        ]
+        for row in rows { writer.enqueue(.exchange(row)) }
+        writer.close()
+        store.close()
+    }
+
+    /// The ids `tv requests --json ARGS` lists, in order.
+    func requestIDs(_ s: Sandbox, _ arguments: [String], err: String = "") throws -> [Int64] {
+        let result = try s.tvArgs(["requests", "--json"] + arguments)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.err == err, "\(arguments)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        return try #require(json["requests"] as? [[String: Any]]).compactMap { ($0["id"] as? NSNumber)?.int64Value }
+    }
+
+    @Test("tv requests --filter: method, URL, status, type, no response, addresses; ~h and ~b from kept content, said once where none was kept")
+    func requestsFilter() throws {
+        try withSandbox { s in
+            try seedRequests(s)
+            #expect(try requestIDs(s, []) == [5, 4, 3, 2, 1])
+            #expect(try requestIDs(s, ["--filter", "~d api"]) == [4, 3, 2])
+            #expect(try requestIDs(s, ["--filter", "~c 404"]) == [2])
+            #expect(try requestIDs(s, ["--filter", "~m get"]) == [5, 3, 1])
+            #expect(try requestIDs(s, ["--filter", "~q"]) == [5])
+            #expect(try requestIDs(s, ["--filter", "~s & !~c 200"]) == [4, 2])
+            #expect(try requestIDs(s, ["--filter", "~e"]) == [5])
+            #expect(try requestIDs(s, ["--filter", "~u '^https://api\\.test/items/\\d'"]) == [4, 3])
+            #expect(try requestIDs(s, ["--filter", "nokeep"]) == [5])
+            #expect(try requestIDs(s, ["--filter", "~t html"]) == [1])
+            #expect(try requestIDs(s, ["--filter", "~dst :80$"]) == [5])
+            #expect(try requestIDs(s, ["--filter", "~d plain | ~c 500", "--since", "1d"]) == [5, 4])
+            let noHeaders = "tv: ~h looks in kept headers and bodies, which 1 of the 5 requests checked do not have (content.keep was off for them), so it matched none of those.\n"
+            #expect(try requestIDs(s, ["--filter", "~h 'content-type: application/json'"], err: noHeaders) == [2])
+            let noBodies = "tv: ~b looks in kept headers and bodies, which 1 of the 5 requests checked do not have (content.keep was off for them), so it matched none of those.\n"
+            #expect(try requestIDs(s, ["--filter", "~b missing"], err: noBodies) == [2])
+            #expect(try requestIDs(s, ["--filter", "~tq json"], err: "tv: ~tq looks in kept headers and bodies, which 1 of the 5 requests checked do not have (content.keep was off for them), so it matched none of those.\n") == [2])
+            // ~m decides first for the rows that are not POSTs, so ~b is asked only of request 2.
+            #expect(try requestIDs(s, ["--filter", "~m post & ~bq x"]) == [2])
+        }
+    }
+
+    @Test("tv requests --filter: keyset pages, the hint repeats the filter; nothing matching says so; a mistake names its column")
+    func requestsFilterPagesAndMistakes() throws {
+        try withSandbox { s in
+            try seedRequests(s)
+            let first = try s.tv("requests", "--filter", "~d api", "--limit", "2")
+            #expect(first.status == 0, "\(first)")
+            let more = try #require(first.out.split(separator: "\n").last.map(String.init))
+            #expect(more.hasPrefix("More: tv requests --data-dir \(s.dataDir) --filter '~d api' --limit 2 --after "), "\(more)")
+            let cursor = String(try #require(more.split(separator: " ").last))
+            #expect(try requestIDs(s, ["--filter", "~d api", "--limit", "2"]) == [4, 3])
+            #expect(try requestIDs(s, ["--filter", "~d api", "--limit", "2", "--after", cursor]) == [2])
+            let none = try s.tv("requests", "--filter", "~c 302")
+            #expect(none.status == 0)
+            #expect(none.out == "No requests match --filter '~c 302'.\n")
+            let mistake = try s.tv("requests", "--filter", "~c x")
+            #expect(mistake.status == 2)
+            #expect(mistake.err == "tv: 'x' at column 4 is not a status code; '~c' takes a number such as 404.\n")
+        }
+    }
+
     /// The ids `tv flows --json ARGS` lists, in order.
     func flowIDs(_ s: Sandbox, _ arguments: [String]) throws -> [Int64] {
         let result = try s.tvArgs(["flows", "--json"] + arguments)

@@ -2,7 +2,7 @@ import FlowFilter
 import FlowStore
 import FlowTerms
 import Testing
-import TVCore
+@testable import TVCore
 
 /// The pure parts of `--filter` and the HAR selection in TVCore: how a flow row answers the
 /// operators, the one sentence about unanswered operators, and reading ids and ranges.
@@ -24,6 +24,15 @@ import TVCore
         var named = Self.flow
         named.host = "example.test"
         #expect(FlowRowSubject(named).texts(.domain) == ["example.test"])
+    }
+
+    @Test func authorityHost() {
+        #expect(ExchangeRowSubject.host("example.com") == "example.com")
+        #expect(ExchangeRowSubject.host("example.com:8080") == "example.com")
+        #expect(ExchangeRowSubject.host("[::1]:8443") == "::1")
+        #expect(ExchangeRowSubject.host("[2001:db8::1]") == "2001:db8::1")
+        #expect(ExchangeRowSubject.host(":80") == nil)
+        #expect(ExchangeRowSubject.host("") == nil)
     }
 
     @Test func noticeNamesUnansweredOperatorsOnce() throws {

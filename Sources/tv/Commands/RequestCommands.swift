@@ -1,5 +1,7 @@
 import CommandLineParser
+import FlowFilter
 import FlowStore
+import Recording
 import TVCore
 import TVHome
 
@@ -13,6 +15,7 @@ enum RequestCommands {
                   OptionSpec("since", value: "SPAN", help: "Only requests made within SPAN (90s, 15m, 1h, 2d, 1w)."),
                   OptionSpec("from", value: "TIME", help: "Only requests made at or after TIME (UTC: 2026-11-30T14:05Z, 2026-11-30, or epoch seconds)."),
                   OptionSpec("to", value: "TIME", help: "Only requests made before TIME."),
+                  OptionSpec("filter", value: "EXPR", help: "Only requests matching EXPR. " + FilterOperator.summary),
                   OptionSpec("limit", value: "N", help: "At most N requests (default 50, at most 10000)."),
                   OptionSpec("after", value: "CURSOR", help: "The page after CURSOR (printed at the end of the previous page)."),
                   FlowCommands.json])
@@ -40,14 +43,27 @@ enum RequestCommands {
             query.limit = n
         }
         query.after = c.value("after")
+        let filter = try c.value("filter").map(FilterParser.parse)
         try FlowCommands.askSessionToFlush(inv)
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
-        let page = try store.exchanges(query)
+        let page: ExchangePage
+        if let filter {
+            // Headers and bodies are read from kept content, only for the rows an operator asks about.
+            let content = try ContentStore(readingHome: try inv.existingHome())
+            defer { content.close() }
+            var matcher = FilterMatcher(filter)
+            page = try FilteredRequests.page(query, matching: &matcher, in: store, content: content)
+            if let sentence = FilterNotice.sentence(matcher, rows: .requests) { inv.console.note("tv: " + sentence) }
+        } else {
+            page = try store.exchanges(query)
+        }
         if inv.json {
             inv.console.line(RequestListPresentation.json(page).serialized(pretty: true))
+        } else if let filter = c.value("filter"), page.exchanges.isEmpty, page.nextCursor == nil {
+            inv.console.line("No requests match --filter \(FlowListPresentation.shellWord(TerminalText.line(filter))).")
         } else {
-            let repeated = ["data-dir", "flow", "since", "from", "to", "limit"].flatMap { name in c.values(name).flatMap { ["--" + name, $0] } }
+            let repeated = ["data-dir", "flow", "since", "from", "to", "filter", "limit"].flatMap { name in c.values(name).flatMap { ["--" + name, $0] } }
             for line in RequestListPresentation(page: page, repeatedOptions: repeated).lines() { inv.console.line(line) }
         }
         return 0
