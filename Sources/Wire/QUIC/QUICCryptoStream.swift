@@ -18,6 +18,7 @@ public struct QUICCryptoStream: Sendable {
     /// The default bound, 64 KiB: far above the ~1,800 bytes of a post-quantum ClientHello.
     public static let defaultMaximumBytes = 65_536
 
+    /// How far into the stream tv reads, in bytes (the bound on memory for one read).
     public let maximumBytes: Int
     /// The stream's bytes from offset 0, as far as any frame reached (gaps are zeros).
     private var buffer: [UInt8] = []
@@ -25,6 +26,7 @@ public struct QUICCryptoStream: Sendable {
     private var filled: [Range<Int>] = []
     private var result: Progress = .needMore
 
+    /// An empty stream read up to `maximumBytes`.
     public init(maximumBytes: Int = QUICCryptoStream.defaultMaximumBytes) {
         self.maximumBytes = maximumBytes
     }

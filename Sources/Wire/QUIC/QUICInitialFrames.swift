@@ -1,8 +1,11 @@
 /// A CRYPTO frame (RFC 9000 §19.6): `data` belongs at `offset` of its encryption level's stream.
 public struct QUICCryptoFrame: Sendable, Hashable {
+    /// Byte offset of `data` in the stream of its encryption level.
     public var offset: UInt64
+    /// The stream bytes the frame carries.
     public var data: [UInt8]
 
+    /// A frame carrying `data` at `offset`.
     public init(offset: UInt64, data: [UInt8]) {
         self.offset = offset
         self.data = data

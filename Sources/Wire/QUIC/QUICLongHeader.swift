@@ -15,10 +15,12 @@ public enum QUICPacketStart: Sendable, Hashable {
 
 /// The clear part of an Initial packet's long header (RFC 9000 §17.2.2).
 public struct QUICInitialHeader: Sendable, Hashable {
+    /// v1 or v2 (the Initial keys and type bits depend on it).
     public var version: QUICVersion
     /// Destination Connection ID, 0…20 bytes: the client's first Initial's one keys the Initial
     /// secrets (RFC 9001 §5.2).
     public var destinationConnectionID: [UInt8]
+    /// Source Connection ID, 0…20 bytes.
     public var sourceConnectionID: [UInt8]
     /// Bytes of the Token field (non-zero after a Retry or with a NEW_TOKEN token).
     public var tokenLength: Int
@@ -28,6 +30,7 @@ public struct QUICInitialHeader: Sendable, Hashable {
     /// (its AEAD tag included), i.e. `packetNumberOffset` + the Length field.
     public var packetLength: Int
 
+    /// The header's fields as parsed (for tests and tools).
     public init(version: QUICVersion, destinationConnectionID: [UInt8], sourceConnectionID: [UInt8], tokenLength: Int,
                 packetNumberOffset: Int, packetLength: Int) {
         self.version = version

@@ -1,7 +1,9 @@
 /// A QUIC version number (RFC 9000 §15) and what its long headers mean. Only the versions whose
 /// Initial packets tv can read are known: QUIC version 1 (RFC 9000) and version 2 (RFC 9369).
 public struct QUICVersion: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The 32-bit Version field of a long header (RFC 9000 §17.2).
     public let rawValue: UInt32
+    /// Any version number, known or not (`isKnown`).
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// QUIC version 1, RFC 9000 §15.
