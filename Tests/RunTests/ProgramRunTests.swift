@@ -41,6 +41,8 @@ struct ProgramRunTests {
         #expect(detail.contains("\n  program      curl (pid \(pid), /usr/bin/curl, user \(user.name) (uid \(user.uid)))\n"), "\(detail)")
         let status = try #require(try box.status())
         #expect(status.object("programs")?.int("found") == 1 && status.object("programs")?.int("dropped") == 0, "\(status)")
+        let human = try box.tv("status").out
+        #expect(human.contains("\n  programs          1 looked up: 1 named, 0 not known\n"), "\(human)")
         try tv.stop()
     }
 
