@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
         .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore", "SetupActions", "TVHome"]),
         .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome"]),
-        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowFilter", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome", "Capture", "Settings"]),
+        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowFilter", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome", "Capture", "Settings", "ProgramLookup"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome", "FlowTerms"]),
         .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording", "FlowTerms"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),

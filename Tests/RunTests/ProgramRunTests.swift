@@ -15,11 +15,14 @@ struct ProgramRunTests {
         let world = try RunWorld()
         let box = world.sandbox
         let tv = try world.run()
-        // `exec` keeps the shell's pid: the pid printed is curl's.
-        let command = user.command(["/bin/sh", "-c", "echo $$; exec curl -sS -k -x \(tv.proxyURL) \(world.url("/index.html"))"])
+        // `exec` keeps the shell's pid: the pid printed is curl's. Two requests a second apart on one
+        // connection (`--rate`): a curl that lives a moment, as most programs do; one that exits
+        // within milliseconds may finish before tv looks, and is then "not known" (below).
+        let url = world.url("/index.html")
+        let command = user.command(["/bin/sh", "-c", "echo $$; exec curl -sS -k --rate 1/s -x \(tv.proxyURL) \(url) \(url)"])
         let r = try box.tool(command[0], Array(command.dropFirst()))
         let lines = r.out.split(separator: "\n").map(String.init)
-        try #require(r.status == 0 && lines.count == 2 && lines[1] == "hello from nginx", "\(r)")
+        try #require(r.status == 0 && lines.count == 3 && lines[1] == "hello from nginx" && lines[2] == "hello from nginx", "\(r)")
         let pid = try #require(Int(lines[0]))
 
         let rows = try box.closedFlows(1)
@@ -38,6 +41,8 @@ struct ProgramRunTests {
         #expect(detail.contains("\n  program      curl (pid \(pid), /usr/bin/curl, user \(user.name) (uid \(user.uid)))\n"), "\(detail)")
         let status = try #require(try box.status())
         #expect(status.object("programs")?.int("found") == 1 && status.object("programs")?.int("dropped") == 0, "\(status)")
+        let human = try box.tv("status").out
+        #expect(human.contains("\n  programs          1 looked up: 1 named, 0 not known\n"), "\(human)")
         try tv.stop()
     }
 

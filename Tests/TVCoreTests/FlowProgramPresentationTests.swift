@@ -1,5 +1,6 @@
 import FlowStore
 import FlowTerms
+import ProgramLookup
 import Testing
 @testable import TVCore
 
@@ -54,5 +55,23 @@ struct FlowProgramPresentationTests {
                 == #"{"known":true,"pid":4242,"command":"curl","executable":"/usr/bin/curl","uid":1000,"user":"alice"}"#)
         #expect(FlowProgramPresentation.json(.notKnown(.processGone)).serialized() == #"{"known":false,"reason":"process_gone"}"#)
         #expect(FlowProgramPresentation.json(nil).serialized() == "null")
+    }
+}
+
+@Suite("tv status: the program lookup's counters")
+struct ProgramLookupStatusTests {
+    @Test("keys, and the human line: named and not known; drops only when there were some; none from an older session")
+    func line() {
+        var c = ProgramLookup.Counters()
+        c.lookedUp = 3
+        c.found = 2
+        c.notKnown = 1
+        c.scans = 1
+        let values = ProgramLookupStatus.values(c)
+        #expect(values == ["programs.lookedUp": "3", "programs.found": "2", "programs.notKnown": "1", "programs.dropped": "0", "programs.scans": "1"])
+        #expect(ProgramLookupStatus.line(values) == "3 looked up: 2 named, 1 not known")
+        c.dropped = 4
+        #expect(ProgramLookupStatus.line(ProgramLookupStatus.values(c)) == "3 looked up: 2 named, 1 not known, 4 not looked up (too many waiting)")
+        #expect(ProgramLookupStatus.line(["mode": "explicit"]) == nil)
     }
 }

@@ -257,6 +257,7 @@ enum RunCommands {
         if let losses = RecordingLosses(values: v) {
             for line in RecordingPresentation.statusLines(losses) { inv.console.line("  " + line) }
         }
+        if let programs = ProgramLookupStatus.line(v) { inv.console.line("  programs          " + programs) }
         // --mode tun: what went through the TUN so far (packets, UDP flows, DNS, drops), as
         // `tv exec` prints it when CMD exits.
         var tunnel: [String: UInt64] = [:]
