@@ -161,12 +161,12 @@ final class CaptureWriterThread: QueueWriter {
         while index < batch.items.count {
             if limit > 0, open.packets + Int64(packets) > 0, open.bytes + Int64(encoded.count) >= limit { break }
             switch batch.items[index] {
-            case let .packet(flow, direction, time, originalLength, range):
+            case let .packet(flow, direction, time, originalLength, range, comment):
                 let offset = open.bytes + Int64(encoded.count)
                 batch.bytes.withUnsafeBytes { raw in
                     let packet = UnsafeRawBufferPointer(rebasing: raw[range])
                     PcapngBlocks.appendEnhancedPacket(to: &encoded, timestampMicros: time, packet: packet, originalLength: originalLength,
-                                                      direction: direction == .clientToServer ? .outbound : .inbound)
+                                                      direction: direction == .clientToServer ? .outbound : .inbound, comment: comment)
                     if flow != 0 {
                         let n = (touched[flow] ?? count(of: flow, in: database)) + 1
                         touched[flow] = n
