@@ -102,6 +102,19 @@ final class CaptureExecTests {
         #expect(text.out.contains("cut off") && text.out.contains("RST, ACK"), "\(text)")
     }
 
+    @Test("a DNS query through the tunnel's DNS address: its flow has the query and the answer, as tshark sees them")
+    func dnsQuery() throws {
+        let r = lab.exec([], ["getent", "ahostsv4", "named.test"])
+        #expect(r.status == 0, "\(r)")
+        let flow = try #require(try lab.flows().first { $0["transport"] as? String == "udp" && $0["serverPort"] as? Int == 53 })
+        let list = try #require(try json(["packets", String(flow["id"] as! Int), "--json"]) as? [String: Any])
+        let packets = try #require(list["packets"] as? [[String: Any]])
+        #expect(packets.compactMap { $0["direction"] as? String } == ["client_to_server", "server_to_client"], "\(packets)")
+        #expect(packets.allSatisfy { $0["meaning"] as? String == "data" && $0["tcpFlags"] is NSNull })
+        let port = try #require(flow["clientPort"] as? Int)
+        #expect(tsharkCount("udp.port == \(port) && dns.qry.name == \"named.test\"") == 2)
+    }
+
     @Test("capture.enabled off: no file; a flow of the session says no packets were captured; tv captures says how files are made")
     func off() throws {
         #expect(lab.tv(["settings", "set", "capture.enabled", "off"]).status == 0)
