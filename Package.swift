@@ -39,8 +39,9 @@ let package = Package(
         // HTTP/1.x and HTTP/2 read as messages from recorded turns; content decoding; HAR export.
         .target(name: "HTTPReading", dependencies: ["Recording", "TVHome", "Wire", "CNghttp2", "CZlib", "CBrotli", "CZstd", "FlowTerms"]),
         // Pure parsers: TLS ClientHello/ServerHello, the HTTP/1 codec (heads, chunked bodies), SOCKS5 (no I/O, no OpenSSL);
-        // host names' U-labels to A-labels through libidn2 (IDNA, UTS #46).
-        .target(name: "Wire", dependencies: ["CIDN2"]),
+        // host names' U-labels to A-labels through libidn2 (IDNA, UTS #46); HPACK through nghttp2's
+        // inflater (RFC 7541), the HTTP/2 frame scanner of the data path.
+        .target(name: "Wire", dependencies: ["CIDN2", "CNghttp2"]),
         // The terminating proxy engine: the epoll loop (the TUN engine's too), sockets and listeners,
         // connection state machines, the two TLS legs.
         .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome", "FlowTerms"]),

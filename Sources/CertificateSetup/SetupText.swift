@@ -14,10 +14,10 @@ public enum SetupText {
     /// requests and responses are kept, which only `content.keep` decides.
     /// - Parameter contentKept: the saved `content.keep`.
     public static func visibleWhenOn(contentKept: Bool) -> [String] {
-        let row = "Visible: for each connection of a program that trusts the root, `tv flows` shows the host name, the client and server addresses, the TLS versions and ALPN, the server's certificate, the bytes each way, the timing and how it ended."
+        let row = "Visible: for each connection of a program that trusts the root, `tv flows` shows the host name, the client and server addresses, the TLS versions and ALPN, the server's certificate, the bytes each way, the timing and how it ended; for each HTTP request inside it, `tv requests` shows the method, the URL path (without its query string), the status, the body sizes and the timing."
         let content = contentKept
-            ? "Content keeping is on: the decrypted requests and responses, headers and bodies, are kept under its budget and expiry (`tv turns`, `tv export har`)."
-            : "Content keeping is off: the requests, responses, headers and bodies themselves are not kept (`tv settings set content.keep on` keeps them; `tv turns` shows them)."
+            ? "Content keeping is on: the decrypted requests and responses — headers, bodies and query strings — are kept under its budget and expiry (`tv request ID`, `tv turns`, `tv export har`)."
+            : "Content keeping is off: headers, bodies and query strings are not kept, only each request's method, URL path without its query, status, body sizes and timing (`tv settings set content.keep on` keeps the rest; `tv request ID` shows it)."
         return [row, content]
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import FlowTerms
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -9,6 +10,8 @@ import Glibc
 final class FlowBatchWriter {
     private let database: SQLiteDatabase
     private let upsert: SQLiteStatement
+    /// The `exchanges` upsert (`ExchangeColumns.upsertSQL`).
+    private let exchangeUpsert: SQLiteStatement
     /// The largest flow id in the file when it was opened (0 for none).
     let maxID: Int64
     /// This writer's row in `flow_writers`, stamped on every flow it writes, and its held lock.
@@ -39,6 +42,7 @@ final class FlowBatchWriter {
         // stay in the schema for every other connection (and the sqlite3 shell).
         try database.execute("PRAGMA ignore_check_constraints=ON")
         upsert = try database.prepare(FlowRecordColumns.upsertSQL)
+        exchangeUpsert = try database.prepare(ExchangeColumns.upsertSQL)
     }
 
     /// Writes `events` in one transaction. Several events for one flow collapse into its latest
@@ -47,10 +51,14 @@ final class FlowBatchWriter {
     func write(_ events: [FlowEvent]) throws {
         var order: [Int64] = []
         var latest: [Int64: FlowRecord] = [:]
+        var exchanges = LatestExchanges()
         order.reserveCapacity(events.count)
         latest.reserveCapacity(events.count)
         for event in events {
-            let flow = event.flow
+            guard let flow = event.flow else {
+                if case let .exchange(exchange) = event { exchanges.keep(exchange) }
+                continue
+            }
             if latest.updateValue(flow, forKey: flow.id) == nil {
                 order.append(flow.id)
             }
@@ -60,8 +68,13 @@ final class FlowBatchWriter {
                 try upsert.bind(FlowRecordColumns.bindings(latest[id]!, writer: registration.id))
                 try upsert.step()
             }
+            for exchange in exchanges.inOrder {
+                try exchangeUpsert.bind(ExchangeColumns.bindings(exchange))
+                try exchangeUpsert.step()
+            }
         }
         upsert.reset()
+        exchangeUpsert.reset()
     }
 
     /// The largest flow id in the file at `path`, read read-only (0 for none): where ids go on

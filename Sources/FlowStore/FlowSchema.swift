@@ -187,6 +187,41 @@ public enum FlowSchema {
         """
         ALTER TABLE flows ADD COLUMN client_tls_version TEXT;
         """,
+        // 7 (branch i16-exchanges, issue 16): one row per HTTP exchange read inside a flow
+        // (`ExchangeRecord`, `ExchangeColumns`). Metadata only: without content.keep `path` has no
+        // query (`query_removed` says one was there); header values and bodies are never here.
+        // `(flow_id, seq)` is the writer's upsert key; `id` is SQLite's, stable once inserted.
+        """
+        CREATE TABLE exchanges (
+            id INTEGER PRIMARY KEY,
+            flow_id INTEGER NOT NULL,
+            seq INTEGER NOT NULL,                     -- 1-based order of the request in the flow
+            stream_id INTEGER,                        -- HTTP/2 stream id; NULL for HTTP/1
+            http_version TEXT NOT NULL,               -- 'HTTP/1.0', 'HTTP/1.1', 'HTTP/2'
+            method TEXT NOT NULL,
+            scheme TEXT,                              -- 'https', 'http'
+            authority TEXT,                           -- host[:port]
+            path TEXT NOT NULL,                       -- without the query unless content was kept
+            query_removed INTEGER NOT NULL DEFAULT 0, -- 1: a query was there and not kept
+            status INTEGER,                           -- final status; NULL: no response read
+            reason TEXT,
+            request_body_bytes INTEGER NOT NULL DEFAULT 0,  -- transfer coding removed
+            request_wire_bytes INTEGER NOT NULL DEFAULT 0,  -- as sent (chunk framing included)
+            response_body_bytes INTEGER,
+            response_wire_bytes INTEGER,
+            content_type TEXT,
+            content_encoding TEXT,
+            request_time INTEGER NOT NULL,            -- µs since the epoch: first request byte
+            response_time INTEGER,                    -- µs since the epoch: first response byte
+            end_time INTEGER,                         -- µs since the epoch; NULL while open
+            upgrade INTEGER NOT NULL DEFAULT 0,
+            connect INTEGER NOT NULL DEFAULT 0,
+            state TEXT NOT NULL CHECK (state IN ('open', 'complete', 'incomplete')),
+            UNIQUE (flow_id, seq)
+        );
+        -- (request_time, id) order serves newest-first keyset pages.
+        CREATE INDEX exchanges_by_request_time ON exchanges (request_time);
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

@@ -23,6 +23,8 @@ public struct FlowWriterCounters: Sendable, Equatable {
     /// Flows given up whose row is in the database, but without its latest state (its end, its
     /// final byte counts).
     public var flowUpdatesNotSaved = 0
+    /// Exchange rows given up while writes failed (too many waited, or the writer stopped).
+    public var exchangesNotSaved = 0
     /// True while writes fail (from a failed attempt until the next successful one).
     public var failing = false
 

@@ -60,7 +60,9 @@ final class FlowWriterThread: QueueWriter {
 
     func stop() {
         if !unwritten.isEmpty, attempt([]) == false {
+            let before = unwritten.exchangesGivenUp
             giveUp(unwritten.giveUpAll())
+            countExchangesGivenUp(since: before)
             queue.updateCounters { $0.unwrittenFlows = 0 }
         }
         writer?.close()
@@ -83,7 +85,11 @@ final class FlowWriterThread: QueueWriter {
         } catch {
             failure = .failed(path: path, reason: "\(error)")
         }
-        if failure != nil { giveUp(unwritten.keep(events)) }
+        if failure != nil {
+            let before = unwritten.exchangesGivenUp
+            giveUp(unwritten.keep(events))
+            countExchangesGivenUp(since: before)
+        }
         report(failure)
         return failure == nil
     }
@@ -106,6 +112,12 @@ final class FlowWriterThread: QueueWriter {
         }
         let failing = health.failing
         queue.updateCounters { $0.failing = failing }
+    }
+
+    /// Counts the exchanges `unwritten` gave up since it had given up `before`.
+    private func countExchangesGivenUp(since before: Int) {
+        let lost = unwritten.exchangesGivenUp - before
+        if lost > 0 { queue.updateCounters { $0.exchangesNotSaved += lost } }
     }
 
     /// Counts `flows` as given up: not saved at all when the database has no row of them, saved

@@ -1,3 +1,4 @@
+import Wire
 import Foundation
 import Recording
 import FlowTerms
@@ -219,7 +220,7 @@ final class HTTP2Reader {
         }
         let fields: [HTTPHeader]
         do {
-            fields = try inflater.decode(block.fragments)
+            fields = try inflater.decode(block.fragments).map { HTTPHeader($0.name, $0.value) }
         } catch {
             inflaters[side] = nil
             stop(side, turn: block.turn, "The header block on stream \(block.streamID) cannot be decoded (HPACK: \(error.reason)); this side cannot be read on, because each block depends on the ones before it.")

@@ -85,6 +85,10 @@ public struct ProxyConfiguration: Sendable {
     public var pinningMemory: any PinningMemory = InMemoryPinningMemory()
     /// Receives plaintext chunks when it says it is recording.
     public var chunkRecorder: (any ChunkRecorder)?
+    /// Read HTTP exchanges (method, path, status, sizes, times) from the plaintext of inspected
+    /// and plain connections and hand them to `flowSink` (`FlowSink.exchangeChanged`); on by
+    /// default (issue 16). Off, the relay never looks at the bytes.
+    public var readsExchanges = true
     /// Judges client-leg endings for pinning.
     public var pinningDetector = PinningDetector()
     /// How many sequential quiet closes of one client (no alert) pass its next connection

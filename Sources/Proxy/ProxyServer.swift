@@ -225,6 +225,7 @@ public final class ProxyServer: Sendable {
             out.clientResumptions += c.clientResumptions.load(ordering: .relaxed)
             out.splicedBytes += c.splicedBytes.load(ordering: .relaxed)
             out.headTimeouts += c.headTimeouts.load(ordering: .relaxed)
+            out.exchangeReadingStopped += c.exchangeReadingStopped.load(ordering: .relaxed)
             for kind in FlowStatus.closedByProxy { out.closedByStatus[kind, default: 0] += c.closedCount(kind) }
             out.inspection.merge(c.inspection.withLock { $0 }) { $0 &+ $1 }
         }

@@ -53,6 +53,10 @@ public enum SettingKeys {
     public static let clientCertificates = SettingKey<[String]>(
         "tls.clientCerts", default: [],
         summary: "Client certificates presented to servers that ask, as [\"HOST_PATTERN=FILE\", …] (after --client-cert).")
+    /// Whether `tv run` prints one line per finished HTTP exchange (as `--log requests`).
+    public static let logRequests = SettingKey<Bool>(
+        "log.requests", default: false,
+        summary: "Print one line per finished HTTP request while `tv run` runs (time, method, URL, status, size, duration).")
 }
 
 /// A setting with its type erased, for listing and for checking a file's values.
@@ -81,6 +85,6 @@ extension SettingKeys {
     public static let all: [AnySettingKey] = [
         AnySettingKey(inspectionEnabled), AnySettingKey(trustStore), AnySettingKey(introSeen),
         AnySettingKey(contentKeep), AnySettingKey(contentExpiry), AnySettingKey(contentFlowBudget),
-        AnySettingKey(clientCertificates),
+        AnySettingKey(clientCertificates), AnySettingKey(logRequests),
     ]
 }

@@ -11,6 +11,8 @@ public enum ContentRefusal: UserFacingError, Equatable {
     case unsafeForTerminal(turn: Int)
     /// None of the flows given to `tv export har` holds kept HTTP, so no file was written.
     case noHTTP
+    /// `tv request ID`: the data folder has no exchange with this id.
+    case noRequest(Int64)
 
     public var message: String {
         switch self {
@@ -23,6 +25,8 @@ public enum ContentRefusal: UserFacingError, Equatable {
             return "Turn \(turn) is binary or holds control characters, and standard output is a terminal; write it with -o FILE or redirect it."
         case .noHTTP:
             return "None of these flows holds kept HTTP, so nothing was written."
+        case let .noRequest(id):
+            return "There is no request \(id) in this data folder; `tv requests` lists the ones there are."
         }
     }
 }

@@ -1,4 +1,5 @@
 import FlowStore
+import FlowTerms
 import Proxy
 
 /// The proxy's flow events into the flow database: each is mapped and enqueued on the single
@@ -7,10 +8,13 @@ public final class FlowStoreSink: FlowSink {
     private let writer: FlowWriter
     /// Told of every closed flow (`tv diag`, `tv top`); nil: nobody asks.
     private let tally: SessionTally?
+    /// Prints finished exchanges (`tv run --log requests`), when asked.
+    private let requestLog: RequestLog?
 
-    public init(writer: FlowWriter, tally: SessionTally? = nil) {
+    public init(writer: FlowWriter, tally: SessionTally? = nil, requestLog: RequestLog? = nil) {
         self.writer = writer
         self.tally = tally
+        self.requestLog = requestLog
     }
 
     public func flowOpened(_ facts: FlowFacts) { _ = writer.enqueue(.opened(FlowRecordMapping.record(facts))) }
@@ -18,5 +22,9 @@ public final class FlowStoreSink: FlowSink {
     public func flowClosed(_ facts: FlowFacts) {
         tally?.closed(facts, atMicros: facts.startMicros + (facts.durationMicros ?? 0))
         _ = writer.enqueue(.closed(FlowRecordMapping.record(facts)))
+    }
+    public func exchangeChanged(_ exchange: ExchangeRecord) {
+        _ = writer.enqueue(.exchange(exchange))
+        if exchange.state != .open { requestLog?.finished(exchange) }
     }
 }

@@ -45,6 +45,11 @@ public final class Session: Sendable {
         /// Say one sentence (through the session's `say`) when a host is newly kept private
         /// because its client refused tv's certificate (off with `--quiet`).
         public var announcesPinnedHosts = true
+        /// `--log requests`: print one line per finished HTTP exchange to `printRequest` (also
+        /// on with the `log.requests` setting).
+        public var logRequests = false
+        /// Where request lines go (standard output for `tv run`); nil: nowhere.
+        public var printRequest: (@Sendable (String) -> Void)?
         /// Seconds between trust re-checks while running (0 = never).
         public var trustRecheckSeconds: Double = 60
         /// `--head-timeout SECONDS`: the time a request head may take (nil: the engine's

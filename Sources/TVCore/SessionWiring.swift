@@ -31,6 +31,8 @@ final class SessionWiring: Sendable {
     let inspectionNote: String
     /// What `tv diag` and `tv top` read of the flows closed so far.
     let tally = SessionTally()
+    /// Prints finished requests (`--log requests`), when asked.
+    let requestLog: RequestLog?
 
     /// - Parameter firstFlowID: where flow ids start (nil: after the database's highest).
     /// - Throws: `FlowStoreError`, `CAError`, `SettingsError`, `TVHomeError`, `ProxyError`
@@ -127,7 +129,9 @@ final class SessionWiring: Sendable {
         config.proxyCredentials = options.proxyCredentials
         config.keylogPath = options.keylogPath ?? environment["SSLKEYLOGFILE"].flatMap { $0.isEmpty ? nil : $0 }
         config.firstFlowID = UInt64(writer.allocateID())
-        config.flowSink = FlowStoreSink(writer: writer, tally: tally)
+        let logsRequests = options.logRequests || record[SettingKeys.logRequests]
+        requestLog = logsRequests ? options.printRequest.map { RequestLog(print: $0) } : nil
+        config.flowSink = FlowStoreSink(writer: writer, tally: tally, requestLog: requestLog)
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         config.chunkRecorder = content
         if let seconds = options.headTimeoutSeconds { config.headTimeout = seconds }
@@ -146,6 +150,7 @@ final class SessionWiring: Sendable {
         pinning.flush()
         // The proxy has stopped: every flow was closed, so one still open lost its close.
         writer.close(interruptingOpenFlows: true)
+        requestLog?.drain()
         store.close()
         return losses
     }

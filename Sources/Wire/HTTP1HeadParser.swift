@@ -50,6 +50,8 @@ public struct HTTP1HeadParser: Sendable, IncrementalParser {
     private var result: Result = .needMoreData
     /// Bytes fed after the end of the head; empty until the answer is `.head`.
     public private(set) var unconsumedBytes: [UInt8] = []
+    /// How many bytes of the latest feed the head took (all of them until it ends).
+    private var takenOfLastFeed = 0
 
     /// Creates a parser for one head of `kind` that refuses a head longer than `maxHeadBytes` bytes.
     public init(_ kind: Kind, leniency: HTTP1Leniency = .strict, maxHeadBytes: Int = HTTP1HeadParser.defaultMaxHeadBytes) {
@@ -64,10 +66,19 @@ public struct HTTP1HeadParser: Sendable, IncrementalParser {
         read(bytes, keepingRest: true)
     }
 
+    /// Feeds the next bytes without keeping those after the head (nothing is copied when the
+    /// head arrives in one piece): the answer, and how many of `bytes` the head took — all of
+    /// them while the answer is `.needMoreData`; the body starts at `consumed` once it is `.head`.
+    public mutating func consumeHead(_ bytes: UnsafeRawBufferPointer) -> (result: Result, consumed: Int) {
+        let result = read(bytes.assumingMemoryBound(to: UInt8.self), keepingRest: false)
+        return (result, takenOfLastFeed)
+    }
+
     /// `feed`; without `keepingRest`, the bytes after the head are not copied to `unconsumedBytes`.
     private mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, keepingRest: Bool) -> Result {
         guard case .needMoreData = result else { return result }
         let taken = min(bytes.count, maxHeadBytes - buffer.count)
+        takenOfLastFeed = taken
         var scanner = self.scanner
         defer { self.scanner = scanner }
         if buffer.isEmpty {
@@ -75,6 +86,7 @@ public struct HTTP1HeadParser: Sendable, IncrementalParser {
             let window = UnsafeBufferPointer(rebasing: bytes[0 ..< taken])
             switch scanner.scan(window, kind: kind) {
             case .end(let headEnd):
+                takenOfLastFeed = headEnd
                 if keepingRest { unconsumedBytes = Array(UnsafeBufferPointer(rebasing: bytes[headEnd...])) }
                 result = parse(UnsafeBufferPointer(rebasing: bytes[0 ..< headEnd]), startLineOffset: scanner.startLineOffset)
                 return result
@@ -85,10 +97,12 @@ public struct HTTP1HeadParser: Sendable, IncrementalParser {
                 buffer.append(contentsOf: window)
             }
         } else {
+            let before = buffer.count
             buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[0 ..< taken]))
             switch buffer.withUnsafeBufferPointer({ scanner.scan($0, kind: kind) }) {
             case .end(let headEnd):
-                unconsumedBytes = Array(buffer[headEnd...]) + Array(UnsafeBufferPointer(rebasing: bytes[taken...]))
+                takenOfLastFeed = headEnd - before
+                if keepingRest { unconsumedBytes = Array(buffer[headEnd...]) + Array(UnsafeBufferPointer(rebasing: bytes[taken...])) }
                 let offset = scanner.startLineOffset
                 result = buffer.withUnsafeBufferPointer { parse(UnsafeBufferPointer(rebasing: $0[0 ..< headEnd]), startLineOffset: offset) }
                 buffer = []

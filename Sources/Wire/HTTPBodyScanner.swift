@@ -30,6 +30,18 @@ public struct HTTPBodyScanner: Sendable, Hashable {
     /// Why the chunked framing is broken, once it is (one sentence).
     public var failure: String? { chunked.failure }
 
+    /// How many of `bytes` (from their start) belong to the body, stopping at the body's end, and
+    /// how many of those are content (the transfer coding removed: chunk framing not counted).
+    public mutating func consumeCounting(_ bytes: UnsafeRawBufferPointer) -> (wire: Int, content: Int) {
+        guard case .chunked = framing else {
+            let n = consume(bytes)
+            return (n, n)
+        }
+        var content = 0
+        let n = chunked.consume(bytes) { content += $0.count }
+        return (n, content)
+    }
+
     /// How many of `bytes` (from their start) belong to the body; stops at the body's end.
     public mutating func consume(_ bytes: UnsafeRawBufferPointer) -> Int {
         switch framing {

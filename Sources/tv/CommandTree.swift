@@ -13,6 +13,7 @@ enum CommandTree {
         subcommands: [RunCommands.runSpec, ExecCommand.spec, RunCommands.statusSpec, RunCommands.stopSpec, DiagCommand.spec, TopCommand.spec, RunCommands.introSpec,
                       caSpec, SetupCommand.spec, InspectCommands.spec, SettingsCommands.spec,
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, ActivityCommand.spec, FlowCommands.pinnedSpec,
+                      RequestCommands.requestsSpec, RequestCommands.requestSpec,
                       TurnsCommand.spec, ContentCommands.spec, ExportCommands.spec, TVVersion.spec]
     )
 
@@ -44,6 +45,7 @@ enum CommandTree {
         ]) { _, new in new }
         .merging(InspectCommands.handlers) { _, new in new }
         .merging(FlowCommands.handlers) { _, new in new }
+        .merging(RequestCommands.handlers) { _, new in new }
         .merging(TurnsCommand.handlers) { _, new in new }
         .merging(ContentCommands.handlers) { _, new in new }
         .merging(ExportCommands.handlers) { _, new in new }

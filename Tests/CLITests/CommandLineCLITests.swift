@@ -31,7 +31,7 @@ struct CommandLineCLITests {
         try withSandbox { s in
             let top = try s.tvArgs(["--help"], dataDir: false).out
             #expect(top.contains("SUBCOMMANDS:\n  run  "))
-            for sub in ["run", "status", "stop", "intro", "ca", "setup", "inspect", "settings", "flows", "flow", "pinned", "turns", "content", "export"] {
+            for sub in ["run", "status", "stop", "intro", "ca", "setup", "inspect", "settings", "flows", "flow", "pinned", "requests", "request", "turns", "content", "export"] {
                 #expect(top.contains("\n  \(sub) "), "\(sub)")
             }
             let ca = try s.tvArgs(["ca", "--help"], dataDir: false).out

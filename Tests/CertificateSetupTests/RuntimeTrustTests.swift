@@ -41,14 +41,14 @@ struct RuntimeTrustTests {
         #expect(TrustGuides.removal(.runtime(.node), root: root).steps == ["unset NODE_EXTRA_CA_CERTS where you set it (your shell profile or the program's environment)."])
     }
 
-    @Test("with content keeping off, the text says what a flow row holds and that nothing of the requests is kept")
+    @Test("with content keeping off, the text says what a flow row holds and what is kept of each request without content keeping")
     func visibleTextSaysWhatIsKept() {
         #expect(SetupText.visibleWhenOn(contentKept: false) == [
-            "Visible: for each connection of a program that trusts the root, `tv flows` shows the host name, the client and server addresses, the TLS versions and ALPN, the server's certificate, the bytes each way, the timing and how it ended.",
-            "Content keeping is off: the requests, responses, headers and bodies themselves are not kept (`tv settings set content.keep on` keeps them; `tv turns` shows them).",
+            "Visible: for each connection of a program that trusts the root, `tv flows` shows the host name, the client and server addresses, the TLS versions and ALPN, the server's certificate, the bytes each way, the timing and how it ended; for each HTTP request inside it, `tv requests` shows the method, the URL path (without its query string), the status, the body sizes and the timing.",
+            "Content keeping is off: headers, bodies and query strings are not kept, only each request's method, URL path without its query, status, body sizes and timing (`tv settings set content.keep on` keeps the rest; `tv request ID` shows it).",
         ])
         #expect(SetupText.visibleWhenOn(contentKept: true)[1]
-                == "Content keeping is on: the decrypted requests and responses, headers and bodies, are kept under its budget and expiry (`tv turns`, `tv export har`).")
+                == "Content keeping is on: the decrypted requests and responses — headers, bodies and query strings — are kept under its budget and expiry (`tv request ID`, `tv turns`, `tv export har`).")
         #expect(SetupText.whenOn(contentKept: false) == SetupText.visibleWhenOn(contentKept: false) + SetupText.privateWhenOn)
     }
 

@@ -16,7 +16,8 @@ extension ProxyConnection {
             headTimeoutMillis: Int(configuration.headTimeout * 1000),
             connectTimeoutNanos: UInt64(configuration.connectTimeout * 1e9),
             idleNanos: idleNanos, idleTimeoutSeconds: Int(configuration.idleTimeout),
-            recording: shared.recorder != nil)
+            // Flows' bytes go to the recorder and to the exchange reader (`recordPlain`).
+            recording: shared.recorder != nil || configuration.readsExchanges)
         let shared = self.shared
         plain = PlainHTTPBox(PlainHTTPMachine(settings: settings, facts: machine.facts, newFlowID: { shared.newFlowID() }))
         client.readable = true
@@ -71,6 +72,7 @@ extension ProxyConnection {
                                                   handshakeDone: false, outcome: nil, failure: nil) {
                 loop.counters.countInspection(offered)
             }
+            endPlainExchanges(flow: flow.id)
             shared.sink?.flowClosed(flow)
             if recorded { shared.recorder?.flowEnded(flow: flow.id) }
         case .newServerLeg:
@@ -164,7 +166,9 @@ extension ProxyConnection {
     }
 
     private func recordPlain(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, _ record: PlainHTTPMachine.Recording?) {
-        guard let record, let recorder = shared.recorder, recorder.isRecording else { return }
+        guard let record else { return }
+        if !exchangesStopped { readPlainExchanges(bytes, direction, flow: record.flow) }
+        guard let recorder = shared.recorder, recorder.isRecording else { return }
         recorder.record(flow: record.flow, direction: direction, offsetMicros: record.offsetMicros, bytes: bytes)
     }
 

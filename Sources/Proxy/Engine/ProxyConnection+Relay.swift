@@ -239,6 +239,7 @@ extension ProxyConnection {
         let now = loop.wallNow
         if let command = machine.moved(chunk, direction, atMicros: now) { perform(command) }
         count(n, direction)
+        if machine.relay.recordsContent, !exchangesStopped { readExchanges(chunk, direction, at: now) }
         if machine.relay.recordsContent, let recorder = shared.recorder, recorder.isRecording {
             recorder.record(flow: machine.facts.id, direction: direction,
                             offsetMicros: now - machine.facts.startMicros, bytes: chunk)

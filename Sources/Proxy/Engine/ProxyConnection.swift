@@ -61,6 +61,11 @@ final class ProxyConnection: LoopHandler {
     var plainExecuting = false
     var plainChunk: UnsafeRawBufferPointer?
 
+    /// The HTTP exchanges read from the relay's plaintext (`ProxyConnection+Exchanges.swift`);
+    /// nil until the first plaintext burst, and again once reading stopped (`exchangesStopped`).
+    var exchanges: ExchangeReader?
+    var exchangesStopped = false
+
     /// The loop's relay buffer.
     var buffer: UnsafeMutableRawBufferPointer { loop.buffer }
 
@@ -304,6 +309,7 @@ final class ProxyConnection: LoopHandler {
                                               outcome: machine.outcome, failure: machine.failure) {
             loop.counters.countInspection(offered)
         }
+        endExchanges()
         shared.sink?.flowClosed(facts)
         if machine.relay.recordingStarted { shared.recorder?.flowEnded(flow: facts.id) }
     }

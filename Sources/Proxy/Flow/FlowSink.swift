@@ -1,3 +1,5 @@
+import FlowTerms
+
 /// Receives flow facts from the event loops.
 ///
 /// Called on a loop thread: an implementation must return at once (enqueue, never write to disk
@@ -10,4 +12,12 @@ public protocol FlowSink: Sendable {
     func flowUpdated(_ facts: FlowFacts)
     /// The flow is over; the facts are final (bytes, duration, status, error).
     func flowClosed(_ facts: FlowFacts)
+    /// An HTTP exchange of a flow started (`state` `.open`) or ended (`.complete`,
+    /// `.incomplete`); read on the data path by `ExchangeReader`. Same rule: return at once.
+    func exchangeChanged(_ exchange: ExchangeRecord)
+}
+
+extension FlowSink {
+    /// Exchanges are not wanted by default.
+    public func exchangeChanged(_ exchange: ExchangeRecord) {}
 }

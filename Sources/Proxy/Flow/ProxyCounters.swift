@@ -43,6 +43,9 @@ public struct ProxyCounters: Sendable, Hashable {
     public var clientResumptions: UInt64 = 0
     /// Bytes moved with splice(2) (passed-through TLS, no copy into user space).
     public var splicedBytes: UInt64 = 0
+    /// Connections whose HTTP exchanges stopped being read because their stream broke the HTTP
+    /// rules (or tv's bounds) after it had been read as HTTP; forwarding went on (issue 16).
+    public var exchangeReadingStopped: UInt64 = 0
     /// Leaves taken from the cache vs. minted (from the leaf cache).
     public var leafCacheHits: Int = 0
     public var leafCacheMisses: Int = 0
@@ -66,6 +69,7 @@ final class LoopCounters: Sendable {
     let clientResumptions = Atomic<UInt64>(0)
     let splicedBytes = Atomic<UInt64>(0)
     let headTimeouts = Atomic<UInt64>(0)
+    let exchangeReadingStopped = Atomic<UInt64>(0)
     let clientLacksRoot = Atomic<UInt64>(0)
     let possiblePinning = Atomic<UInt64>(0)
     let clientLeft = Atomic<UInt64>(0)

@@ -21,6 +21,7 @@ enum FlowCommands {
                   OptionSpec("limit", value: "N", help: "At most N flows (default 50, at most 10000)."),
                   OptionSpec("after", value: "CURSOR", help: "The page after CURSOR (printed at the end of the previous page)."),
                   OptionSpec("follow", help: "Keep printing flows as they open (+) and finish (-), with the same filters, until Ctrl-C or the session stops; with --json, one JSON object per line."),
+                  OptionSpec("requests", help: "With --follow: one line per finished HTTP request instead (as `tv run --log requests`), of the flows the filters select."),
                   json])
 
     static let flowSpec = CommandSpec(
@@ -81,8 +82,9 @@ enum FlowCommands {
         query.after = c.value("after")
         if c.has("follow") {
             if c.has("after") || c.has("limit") { throw UsageRefusal("--follow prints flows as they come; it takes no --after or --limit.") }
-            return try FollowCommand.run(inv, query: query)
+            return try FollowCommand.run(inv, query: query, requests: c.has("requests"))
         }
+        if c.has("requests") { throw UsageRefusal("--requests goes with --follow; `tv requests` lists the recorded ones.") }
         try askSessionToFlush(inv)
         let store = try openStoreForReading(inv)
         defer { store.close() }
@@ -116,13 +118,15 @@ enum FlowCommands {
         guard let record = try store.flow(id: id) else {
             throw UsageRefusal("There is no flow \(id) in this data folder; `tv flows` lists the ones there are.", exitCode: 1)
         }
+        let exchanges = try store.exchanges(ofFlow: id)
         if inv.json {
-            inv.console.line(FlowDetailPresentation.json(record).serialized(pretty: true))
+            inv.console.line(RequestListPresentation.json(flow: FlowDetailPresentation.json(record), exchanges.exchanges).serialized(pretty: true))
         } else {
             let content = try ContentStore(readingHome: try inv.existingHome())
             defer { content.close() }
             let summary = try content.summary(flow: id)
             for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary) { inv.console.line(line) }
+            for line in RequestListPresentation.flowLines(exchanges.exchanges, damaged: exchanges.damaged) { inv.console.line(line) }
         }
         return 0
     }

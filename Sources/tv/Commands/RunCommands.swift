@@ -21,7 +21,8 @@ enum RunCommands {
                   OptionSpec("mtu", value: "N", help: "--mode tun: the TUN's MTU (default 65535)."),
                   OptionSpec("yes", help: "Agree without asking: --mode tun changes the routing; --inspect or --keep-content with no CA creates one."),
                   OptionSpec("max-per-client", value: "N", help: "Connections one client address may hold open (default: a quarter of the connection cap, 64 to 1024; 0: no limit); more are refused and said."),
-                  OptionSpec("head-timeout", value: "SECONDS", help: "Seconds a client may take to send a whole request head, however slowly it trickles (default 10; 0.1-3600); then 408 and closed.")]
+                  OptionSpec("head-timeout", value: "SECONDS", help: "Seconds a client may take to send a whole request head, however slowly it trickles (default 10; 0.1-3600); then 408 and closed."),
+                  OptionSpec("log", value: "WHAT", help: "requests: print one line per finished HTTP request (time, method, URL, status, size, duration), like mitmdump; also the log.requests setting.")]
             + proxyOptions + [OptionSpec("quiet", help: "Print nothing but errors.")])
 
     /// The proxy options `tv run` and `tv exec` share.
@@ -121,8 +122,14 @@ enum RunCommands {
                 throw UsageRefusal("--\(flag) is for --mode tun.")
             }
         }
+        if let what = c.value("log") {
+            guard what == "requests" else { throw UsageRefusal("--log takes requests, not '\(what)'.") }
+            options.logRequests = true
+        }
         let quiet = c.has("quiet")
         options.announcesPinnedHosts = !quiet
+        let requestConsole = inv.console
+        options.printRequest = { line in requestConsole.line(line) }
         let home = try inv.home()
         let console = inv.console
         if options.mode == .tun {

@@ -1,0 +1,83 @@
+import FlowTerms
+
+/// The mapping between `ExchangeRecord` fields and `exchanges` columns, in one place so the
+/// writer's upsert and every query agree on names and order. Public so other readers (filters,
+/// exports) can select `selectList` in their own SQL and read rows with `record(from:)`.
+public enum ExchangeColumns {
+    /// Column names in binding / reading order; `id` first.
+    public static let names: [String] = [
+        "id", "flow_id", "seq", "stream_id", "http_version", "method", "scheme", "authority", "path",
+        "query_removed", "status", "reason", "request_body_bytes", "request_wire_bytes",
+        "response_body_bytes", "response_wire_bytes", "content_type", "content_encoding",
+        "request_time", "response_time", "end_time", "upgrade", "connect", "state",
+    ]
+
+    /// `id, flow_id, …` for a SELECT list (prefix with a table alias yourself when joining).
+    public static let selectList: String = names.joined(separator: ", ")
+
+    /// `INSERT … ON CONFLICT(flow_id, seq) DO UPDATE SET every other column`: the first event of
+    /// an exchange inserts its row (SQLite assigns `id`), later ones update it in place.
+    static let upsertSQL: String = {
+        let written = Array(names.dropFirst())
+        let placeholders = Array(repeating: "?", count: written.count).joined(separator: ", ")
+        let updates = written.dropFirst(2).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        return "INSERT INTO exchanges (\(written.joined(separator: ", "))) VALUES (\(placeholders)) "
+            + "ON CONFLICT(flow_id, seq) DO UPDATE SET \(updates)"
+    }()
+
+    /// The record's values in `names` order without `id` (what `upsertSQL` binds).
+    static func bindings(_ exchange: ExchangeRecord) -> [SQLiteValue] {
+        [
+            .integer(exchange.flowID), .integer(Int64(exchange.sequence)), .integerOrNull(exchange.streamID),
+            .text(exchange.httpVersion), .text(exchange.method), .textOrNull(exchange.scheme),
+            .textOrNull(exchange.authority), .text(exchange.path), .integer(exchange.queryRemoved ? 1 : 0),
+            .integerOrNull(exchange.status.map(Int64.init)), .textOrNull(exchange.reason),
+            .integer(exchange.requestBodyBytes), .integer(exchange.requestWireBytes),
+            .integerOrNull(exchange.responseBodyBytes), .integerOrNull(exchange.responseWireBytes),
+            .textOrNull(exchange.contentType), .textOrNull(exchange.contentEncoding),
+            .integer(exchange.requestTime), .integerOrNull(exchange.responseTime), .integerOrNull(exchange.endTime),
+            .integer(exchange.upgrade ? 1 : 0), .integer(exchange.connect ? 1 : 0), .text(exchange.state.rawValue),
+        ]
+    }
+
+    /// Reads the current row of a statement that selected `selectList` (from its first column).
+    /// - Throws: `DamagedRow` naming the first column that holds a value no writer writes.
+    public static func record(from row: SQLiteStatement) throws(DamagedRow) -> ExchangeRecord {
+        try record(names.indices.map { row.value(at: Int32($0)) })
+    }
+
+    /// The record `values` (in `names` order) hold. Pure.
+    /// - Throws: `DamagedRow` naming the first column that holds a value no writer writes.
+    public static func record(_ values: [SQLiteValue]) throws(DamagedRow) -> ExchangeRecord {
+        let id: Int64
+        if case let .integer(n) = values.first ?? .null { id = n } else { id = 0 }
+        let r = CheckedRow(row: "exchange \(id)", names: names, values: values)
+        let count: ClosedRange<Int64> = 0...Int64.max
+        return ExchangeRecord(
+            id: try r.integer("id", in: 1...Int64.max),
+            flowID: try r.integer("flow_id", in: 1...Int64.max),
+            sequence: Int(try r.integer("seq", in: 1...Int64(Int32.max))),
+            streamID: try r.optionalInteger("stream_id", in: 1...0x7fff_ffff),
+            httpVersion: try r.text("http_version"),
+            method: try r.text("method"),
+            scheme: try r.optionalText("scheme"),
+            authority: try r.optionalText("authority"),
+            path: try r.text("path"),
+            queryRemoved: try r.flag("query_removed"),
+            status: try r.optionalInteger("status", in: 100...999).map { Int($0) },
+            reason: try r.optionalText("reason"),
+            requestBodyBytes: try r.integer("request_body_bytes", in: count),
+            requestWireBytes: try r.integer("request_wire_bytes", in: count),
+            responseBodyBytes: try r.optionalInteger("response_body_bytes", in: count),
+            responseWireBytes: try r.optionalInteger("response_wire_bytes", in: count),
+            contentType: try r.optionalText("content_type"),
+            contentEncoding: try r.optionalText("content_encoding"),
+            requestTime: try r.integer("request_time", in: count),
+            responseTime: try r.optionalInteger("response_time", in: count),
+            endTime: try r.optionalInteger("end_time", in: count),
+            upgrade: try r.flag("upgrade"),
+            connect: try r.flag("connect"),
+            state: try r.known(ExchangeState.self, "state")
+        )
+    }
+}

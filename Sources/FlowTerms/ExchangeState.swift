@@ -1,0 +1,11 @@
+/// Where one HTTP exchange (a request and its response) stands, as the data path reads it and
+/// the flow database stores it (`exchanges.state`, the raw value).
+public enum ExchangeState: String, Sendable, Hashable, CaseIterable {
+    /// The request has started; its response (or the end of either body) has not been seen yet.
+    case open
+    /// Request and response were read to their ends (or to the switch of an upgrade/CONNECT).
+    case complete
+    /// The connection ended, was reset or stopped being readable as HTTP before the exchange
+    /// ended (a request cut off mid-body, a stream reset, a response without its end).
+    case incomplete
+}

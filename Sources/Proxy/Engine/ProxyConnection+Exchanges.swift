@@ -1,0 +1,64 @@
+import FlowTerms
+
+/// The driver's side of `ExchangeReader`: the relay's plaintext bursts (and plain HTTP's, per
+/// flow) go to the reader as they pass; what it reads goes to the flow sink (which only
+/// enqueues). A connection whose stream cannot be read as HTTP stops being read — counted when
+/// it broke the rules after being read as HTTP — and is forwarded as before.
+extension ProxyConnection {
+    /// A burst of the relay (inspected TLS or a plain relay).
+    func readExchanges(_ chunk: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
+        if exchanges == nil {
+            guard shared.configuration.readsExchanges, shared.sink != nil else {
+                exchangesStopped = true
+                return
+            }
+            let facts = machine.facts
+            exchanges = ExchangeReader(.init(
+                flowID: Int64(facts.id), scheme: facts.status == .inspected ? "https" : "http",
+                keepsQuery: shared.recorder?.isRecording ?? false, http2: facts.alpn == "h2"))
+        }
+        feedExchanges(chunk, direction, at: micros)
+    }
+
+    /// A burst of plain HTTP's flow `flow` (a new flow ends the previous flow's reading).
+    func readPlainExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, flow: UInt64) {
+        if let reader = exchanges, reader.settings.flowID != Int64(flow) { endPlainExchanges(flow: UInt64(reader.settings.flowID)) }
+        if exchanges == nil {
+            guard shared.configuration.readsExchanges, shared.sink != nil else {
+                exchangesStopped = true
+                return
+            }
+            exchanges = ExchangeReader(.init(flowID: Int64(flow), scheme: "http",
+                                             keepsQuery: shared.recorder?.isRecording ?? false, http2: false))
+        }
+        feedExchanges(bytes, direction, at: loop.wallNow)
+    }
+
+    private func feedExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
+        guard let reader = exchanges else { return }
+        let sink = shared.sink
+        reader.feed(bytes, direction, at: micros) { sink?.exchangeChanged($0) }
+        guard let stop = reader.stop else { return }
+        if case .malformed = stop { loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed) }
+        // A relay is one stream: done. Plain HTTP keeps the stopped reader (it ignores the rest
+        // of its flow); the next flow is read afresh.
+        if plain == nil {
+            exchanges = nil
+            exchangesStopped = true
+        }
+    }
+
+    /// The connection's flow ended: what is still open ends with it.
+    func endExchanges() {
+        guard let reader = exchanges else { return }
+        let sink = shared.sink
+        reader.end(at: loop.wallNow) { sink?.exchangeChanged($0) }
+        exchanges = nil
+    }
+
+    /// Plain HTTP's flow `flow` ended.
+    func endPlainExchanges(flow: UInt64) {
+        guard let reader = exchanges, reader.settings.flowID == Int64(flow) else { return }
+        endExchanges()
+    }
+}

@@ -1,0 +1,90 @@
+import FlowTerms
+import Wire
+
+/// Reads the HTTP exchanges of one connection from its plaintext as the relay passes it on, both
+/// directions, without copying the stream: HTTP/1 with `Wire`'s head parser and body framing
+/// (`HTTP1ExchangeReading`), HTTP/2 with `Wire`'s frame scanner and one nghttp2 HPACK inflater
+/// per direction (`HTTP2ExchangeReading`; no HTTP/2 session of its own). Pure: bytes and times
+/// in, `ExchangeRecord`s out (each exchange once when its request head is read, as `.open`, and
+/// once when it ends, `.complete` or `.incomplete`).
+///
+/// Bounded per connection: heads up to 64 KiB, header blocks up to 256 KiB, at most
+/// `Settings.maxOpen` exchanges waiting at once. The first thing that cannot be read (a broken
+/// head or framing, an HPACK error, too many exchanges open) stops reading for the connection —
+/// what is open becomes `.incomplete`, `stop` says why — and never touches forwarding.
+final class ExchangeReader {
+    /// What the reader knows of the connection.
+    struct Settings: Equatable {
+        /// The flow the exchanges belong to.
+        var flowID: Int64
+        /// `https` (inspected TLS) or `http` (plain), for HTTP/1 requests whose target has none.
+        var scheme: String
+        /// Content is kept: paths keep their query strings.
+        var keepsQuery: Bool
+        /// ALPN chose h2: the connection is HTTP/2 from its first byte.
+        var http2: Bool
+        /// Most exchanges (HTTP/1 requests waiting for responses, HTTP/2 streams) open at once.
+        var maxOpen = 256
+    }
+
+    /// Why reading stopped.
+    enum Stop: Equatable {
+        /// The connection does not speak HTTP (its first bytes are something else).
+        case notHTTP
+        /// An upgrade (101) or CONNECT turned the connection into a tunnel of something else.
+        case tunnel
+        /// The stream broke the rules after it had been read as HTTP (one sentence, RFC section).
+        case malformed(String)
+        /// The connection ended.
+        case ended
+    }
+
+    let settings: Settings
+    /// Why reading stopped; nil while it goes on.
+    private(set) var stop: Stop?
+    private var http1: HTTP1ExchangeReading?
+    private var http2: HTTP2ExchangeReading?
+
+    init(_ settings: Settings) {
+        self.settings = settings
+        if settings.http2 { http2 = HTTP2ExchangeReading(settings) }
+    }
+
+    /// Reads `bytes` that went `direction` at `micros` (µs since the epoch), telling `emit`
+    /// each exchange that started or ended, in order.
+    func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64, emit: (ExchangeRecord) -> Void) {
+        guard stop == nil, !bytes.isEmpty else { return }
+        if http1 == nil && http2 == nil {
+            // A client that starts with the HTTP/2 preface speaks h2 with prior knowledge ("PRI "
+            // begins no HTTP/1 request: RFC 9113 §3.4 reserves the method).
+            let n = min(bytes.count, HTTP2FrameScanner.clientPreface.count)
+            if direction == .clientToServer, n >= 4,
+               bytes.prefix(n).elementsEqual(HTTP2FrameScanner.clientPreface.prefix(n)) {
+                http2 = HTTP2ExchangeReading(settings)
+            } else {
+                http1 = HTTP1ExchangeReading(settings)
+            }
+        }
+        let found: Stop?
+        if let http2 {
+            found = http2.feed(bytes, direction, at: micros, emit: emit)
+        } else {
+            found = http1!.feed(bytes, direction, at: micros, emit: emit)
+        }
+        if let found { halt(found, at: micros, emit: emit) }
+    }
+
+    /// The connection ended at `micros`: every exchange still open ends with it (a response
+    /// delimited by the close is complete; anything else is incomplete).
+    func end(at micros: Int64, emit: (ExchangeRecord) -> Void) {
+        if stop == nil { halt(.ended, at: micros, emit: emit) }
+    }
+
+    private func halt(_ reason: Stop, at micros: Int64, emit: (ExchangeRecord) -> Void) {
+        stop = reason
+        http1?.end(at: micros, emit: emit)
+        http2?.end(at: micros, emit: emit)
+        http1 = nil
+        http2 = nil
+    }
+}

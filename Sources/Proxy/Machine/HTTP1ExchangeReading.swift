@@ -1,0 +1,203 @@
+import FlowTerms
+import Wire
+
+/// The HTTP/1 half of `ExchangeReader`: request heads from the client, response heads from the
+/// server, each body walked to its end by its framing (RFC 9112 §6.3) without being copied.
+/// Pipelined requests wait in order for their responses; interim 1xx responses (100 Continue,
+/// 103) are skipped; a 101 or a 2xx to CONNECT ends reading (what follows is not HTTP).
+final class HTTP1ExchangeReading {
+    /// One exchange whose request or response has not ended yet.
+    private struct Pending {
+        var record: ExchangeRecord
+        var requestDone: Bool
+        var responseDone = false
+        /// The response runs until the server closes (RFC 9112 §6.3 rule 8).
+        var untilClose = false
+    }
+
+    private let settings: ExchangeReader.Settings
+    private var pending: [Pending] = []
+    private var sequence = 0
+    private var requestHead: HTTP1HeadParser?
+    private var requestBody: HTTPBodyScanner?
+    private var responseHead: HTTP1HeadParser?
+    private var responseBody: HTTPBodyScanner?
+
+    init(_ settings: ExchangeReader.Settings) {
+        self.settings = settings
+        pending.reserveCapacity(2)
+    }
+
+    /// Reads one burst; returns why reading must stop, if it must.
+    func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
+        direction == .clientToServer ? client(bytes, at: now, emit: emit) : server(bytes, at: now, emit: emit)
+    }
+
+    private func client(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
+        var offset = 0
+        while offset < bytes.count {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            if requestBody != nil {
+                let (wire, content) = requestBody!.consumeCounting(rest)
+                offset += wire
+                let last = pending.count - 1
+                pending[last].record.requestWireBytes += Int64(wire)
+                pending[last].record.requestBodyBytes += Int64(content)
+                if let failure = requestBody!.failure { return .malformed(failure) }
+                if requestBody!.isDone {
+                    requestBody = nil
+                    pending[last].requestDone = true
+                    finishReady(at: now, emit: emit)
+                }
+                continue
+            }
+            if requestHead == nil {
+                guard pending.count < settings.maxOpen else {
+                    return .malformed("More than \(settings.maxOpen) requests waited for their responses, more than tv reads at once.")
+                }
+                requestHead = HTTP1HeadParser(.request, leniency: .lenient)
+                startedAt = now
+            }
+            let (result, consumed) = requestHead!.consumeHead(rest)
+            offset += consumed
+            switch result {
+            case .needMoreData:
+                return nil
+            case .malformed(let reason):
+                return sequence == 0 ? .notHTTP : .malformed(reason)
+            case .head(let head):
+                requestHead = nil
+                if let stop = start(head, emit: emit) { return stop }
+            }
+        }
+        return nil
+    }
+
+    /// When the head being read began (µs).
+    private var startedAt: Int64 = 0
+    private var responseStartedAt: Int64 = 0
+
+    private func start(_ head: HTTP1Head, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
+        guard case let .request(method, targetText, version) = head.startLine else { return .malformed("A status line where a request line belongs (RFC 9112 §3).") }
+        let framing: HTTPBodyFraming
+        switch head.bodyFraming(leniency: .lenient) {
+        case .success(let found): framing = found
+        case .failure(let error): return .malformed(error.reason)
+        }
+        sequence += 1
+        let target = ExchangeTarget(targetText, keepsQuery: settings.keepsQuery)
+        let record = ExchangeRecord(
+            flowID: settings.flowID, sequence: sequence, httpVersion: version.description, method: method,
+            scheme: target.scheme ?? settings.scheme, authority: target.authority ?? head.value(forHeader: "Host"),
+            path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: method == "CONNECT")
+        // Content-Length: 0 is no body either.
+        let body = HTTPBodyScanner(framing, leniency: .lenient)
+        pending.append(Pending(record: record, requestDone: body.isDone))
+        emit(record)
+        if !body.isDone { requestBody = body }
+        return nil
+    }
+
+    private func server(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
+        var offset = 0
+        while offset < bytes.count {
+            guard let index = pending.firstIndex(where: { !$0.responseDone }) else {
+                return sequence == 0 ? .notHTTP : .malformed("The server sent bytes that answer no request (RFC 9112 §9.3).")
+            }
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            if responseBody != nil {
+                let (wire, content) = responseBody!.consumeCounting(rest)
+                offset += wire
+                pending[index].record.responseWireBytes! += Int64(wire)
+                pending[index].record.responseBodyBytes! += Int64(content)
+                if let failure = responseBody!.failure { return .malformed(failure) }
+                if responseBody!.isDone {
+                    responseBody = nil
+                    pending[index].responseDone = true
+                    pending[index].record.endTime = now
+                    finishReady(at: now, emit: emit)
+                }
+                continue
+            }
+            if responseHead == nil {
+                responseHead = HTTP1HeadParser(.response, leniency: .lenient)
+                responseStartedAt = now
+                if pending[index].record.responseTime == nil { pending[index].record.responseTime = now }
+            }
+            let (result, consumed) = responseHead!.consumeHead(rest)
+            offset += consumed
+            switch result {
+            case .needMoreData:
+                return nil
+            case .malformed(let reason):
+                return .malformed(reason)
+            case .head(let head):
+                responseHead = nil
+                if let stop = answer(index, head, at: now, emit: emit) { return stop }
+            }
+        }
+        return nil
+    }
+
+    /// A response head for `pending[index]`.
+    private func answer(_ index: Int, _ head: HTTP1Head, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
+        guard case let .status(_, code, reason) = head.startLine else { return .malformed("A request line where a status line belongs (RFC 9112 §4).") }
+        // Interim responses (RFC 9110 §15.2) precede the final one; 101 is final for the connection.
+        if code < 200 && code != 101 { return nil }
+        let method = pending[index].record.method
+        pending[index].record.status = code
+        pending[index].record.reason = reason
+        pending[index].record.contentType = head.value(forHeader: "Content-Type")
+        pending[index].record.contentEncoding = head.value(forHeader: "Content-Encoding")
+        pending[index].record.responseBodyBytes = 0
+        pending[index].record.responseWireBytes = 0
+        if code == 101 || (method == "CONNECT" && (200 ..< 300).contains(code)) {
+            // What follows is another protocol (RFC 9110 §7.8, §9.3.6): this exchange is complete.
+            pending[index].record.upgrade = code == 101
+            pending[index].record.state = .complete
+            pending[index].record.endTime = now
+            emit(pending[index].record)
+            pending.remove(at: index)
+            return .tunnel
+        }
+        let framing: HTTPBodyFraming
+        switch head.bodyFraming(leniency: .lenient, answering: method) {
+        case .success(let found): framing = found
+        case .failure(let error): return .malformed(error.reason)
+        }
+        let body = HTTPBodyScanner(framing, leniency: .lenient)
+        if body.isDone {
+            // No body, or Content-Length: 0.
+            pending[index].responseDone = true
+            pending[index].record.endTime = now
+            finishReady(at: now, emit: emit)
+        } else {
+            pending[index].untilClose = framing == .untilClose
+            responseBody = body
+        }
+        return nil
+    }
+
+    /// Emits and drops, in order, the exchanges at the front whose request and response ended.
+    private func finishReady(at now: Int64, emit: (ExchangeRecord) -> Void) {
+        while let first = pending.first, first.requestDone && first.responseDone {
+            var record = first.record
+            record.state = .complete
+            record.endTime = max(record.endTime ?? now, now)
+            emit(record)
+            pending.removeFirst()
+        }
+    }
+
+    /// Ends every exchange still open at `now`: a response delimited by the close whose request
+    /// ended is complete, anything else incomplete.
+    func end(at now: Int64, emit: (ExchangeRecord) -> Void) {
+        for entry in pending {
+            var record = entry.record
+            record.state = entry.untilClose && entry.requestDone && responseBody != nil ? .complete : .incomplete
+            record.endTime = now
+            emit(record)
+        }
+        pending.removeAll()
+    }
+}

@@ -1,0 +1,213 @@
+import FlowTerms
+import Wire
+
+/// The HTTP/2 half of `ExchangeReader`: each direction's frames through `HTTP2FrameScanner`,
+/// header blocks through that direction's HPACK inflater (nghttp2's; RFC 7541), one exchange
+/// per client-opened stream (RFC 9113 §8.1). A stream's exchange ends when both sides sent
+/// END_STREAM (complete) or either reset it (incomplete). Pushed streams are decoded (the
+/// inflater's table depends on them) but not kept.
+final class HTTP2ExchangeReading {
+    private struct Stream {
+        var record: ExchangeRecord
+        var requestDone: Bool
+        var responseDone = false
+        var finalSeen = false
+    }
+
+    private let settings: ExchangeReader.Settings
+    private var clientFrames = HTTP2FrameScanner(expectingPreface: true)
+    private var serverFrames = HTTP2FrameScanner(expectingPreface: false)
+    /// Decoders of the client's and the server's header blocks (nil: nghttp2 could not make one).
+    private let requestHeaders: HPACKInflater?
+    private let responseHeaders: HPACKInflater?
+    private var streams: [UInt32: Stream] = [:]
+    private var sequence = 0
+    /// The first failure met while handling a frame.
+    private var failure: String?
+
+    init(_ settings: ExchangeReader.Settings) {
+        self.settings = settings
+        requestHeaders = try? HPACKInflater()
+        responseHeaders = try? HPACKInflater()
+    }
+
+    /// Reads one burst; returns why reading must stop, if it must.
+    func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
+        if direction == .clientToServer {
+            clientFrames.feed(bytes) { event in client(event, at: now, emit: emit) }
+            if let reason = clientFrames.failure { return sequence == 0 ? .notHTTP : .malformed(reason) }
+        } else {
+            serverFrames.feed(bytes) { event in server(event, at: now, emit: emit) }
+            if let reason = serverFrames.failure { return .malformed(reason) }
+        }
+        return failure.map { .malformed($0) }
+    }
+
+    private func client(_ event: HTTP2FrameScanner.Event, at now: Int64, emit: (ExchangeRecord) -> Void) {
+        guard failure == nil else { return }
+        switch event {
+        case let .headerBlock(id, endStream, _, block):
+            var fields = RequestFields()
+            guard decode(block, with: requestHeaders, on: id, into: { fields.take($0, $1) }) else { return }
+            if streams[id] != nil {
+                // Trailers (RFC 9113 §8.1).
+                if endStream { streams[id]!.requestDone = true; finishIfDone(id, at: now, emit: emit) }
+                return
+            }
+            guard streams.count < settings.maxOpen else {
+                failure = "More than \(settings.maxOpen) streams were open at once, more than tv reads."
+                return
+            }
+            sequence += 1
+            let method = fields.method ?? ""
+            let target = ExchangeTarget(fields.path ?? (method == "CONNECT" ? fields.authority ?? "" : ""), keepsQuery: settings.keepsQuery)
+            let record = ExchangeRecord(
+                flowID: settings.flowID, sequence: sequence, streamID: Int64(id), httpVersion: "HTTP/2", method: method,
+                scheme: fields.scheme ?? settings.scheme, authority: fields.authority ?? fields.host, path: target.path,
+                queryRemoved: target.queryRemoved, requestTime: now, upgrade: fields.protocolName,
+                connect: method == "CONNECT")
+            streams[id] = Stream(record: record, requestDone: endStream)
+            emit(record)
+        case let .data(id, count, endStream):
+            guard streams[id] != nil else { return }
+            streams[id]!.record.requestBodyBytes += Int64(count)
+            streams[id]!.record.requestWireBytes += Int64(count)
+            if endStream {
+                streams[id]!.requestDone = true
+                finishIfDone(id, at: now, emit: emit)
+            }
+        case let .reset(id):
+            reset(id, at: now, emit: emit)
+        case let .settings(size):
+            // The client's table size bounds the server's encoder (RFC 9113 §6.5.2); only a
+            // larger bound is applied at once (a smaller one takes effect after the ACK).
+            if let size, size > 4_096 { responseHeaders?.setMaximumTableSize(size) }
+        }
+    }
+
+    private func server(_ event: HTTP2FrameScanner.Event, at now: Int64, emit: (ExchangeRecord) -> Void) {
+        guard failure == nil else { return }
+        switch event {
+        case let .headerBlock(id, endStream, promised, block):
+            var fields = ResponseFields()
+            guard decode(block, with: responseHeaders, on: id, into: { fields.take($0, $1) }) else { return }
+            guard promised == nil, streams[id] != nil else { return }
+            if streams[id]!.record.responseTime == nil { streams[id]!.record.responseTime = now }
+            if let status = fields.status, !streams[id]!.finalSeen, status >= 200 || status == 101 {
+                streams[id]!.finalSeen = true
+                streams[id]!.record.status = status
+                streams[id]!.record.contentType = fields.contentType
+                streams[id]!.record.contentEncoding = fields.contentEncoding
+                streams[id]!.record.responseBodyBytes = 0
+                streams[id]!.record.responseWireBytes = 0
+            }
+            if endStream {
+                streams[id]!.responseDone = true
+                finishIfDone(id, at: now, emit: emit)
+            }
+        case let .data(id, count, endStream):
+            guard streams[id] != nil else { return }
+            streams[id]!.record.responseBodyBytes = (streams[id]!.record.responseBodyBytes ?? 0) + Int64(count)
+            streams[id]!.record.responseWireBytes = (streams[id]!.record.responseWireBytes ?? 0) + Int64(count)
+            if endStream {
+                streams[id]!.responseDone = true
+                finishIfDone(id, at: now, emit: emit)
+            }
+        case let .reset(id):
+            reset(id, at: now, emit: emit)
+        case let .settings(size):
+            if let size, size > 4_096 { requestHeaders?.setMaximumTableSize(size) }
+        }
+    }
+
+    /// Decodes one header block; false (and `failure` set) when it cannot be.
+    private func decode(_ block: UnsafeRawBufferPointer, with inflater: HPACKInflater?, on id: UInt32,
+                        into take: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) -> Bool {
+        guard let inflater else {
+            failure = "tv could not start an HPACK decoder."
+            return false
+        }
+        do throws(HPACKError) {
+            try inflater.decode(block, each: take)
+            return true
+        } catch {
+            failure = "The header block on stream \(id) cannot be decoded (HPACK, RFC 7541: \(error.reason))."
+            return false
+        }
+    }
+
+    private func finishIfDone(_ id: UInt32, at now: Int64, emit: (ExchangeRecord) -> Void) {
+        guard let stream = streams[id], stream.requestDone && stream.responseDone else { return }
+        var record = stream.record
+        record.state = .complete
+        record.endTime = now
+        emit(record)
+        streams[id] = nil
+    }
+
+    private func reset(_ id: UInt32, at now: Int64, emit: (ExchangeRecord) -> Void) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        var record = stream.record
+        record.state = .incomplete
+        record.endTime = now
+        emit(record)
+    }
+
+    /// Ends every stream still open as incomplete, in the order they were opened.
+    func end(at now: Int64, emit: (ExchangeRecord) -> Void) {
+        for stream in streams.values.sorted(by: { $0.record.sequence < $1.record.sequence }) {
+            var record = stream.record
+            record.state = .incomplete
+            record.endTime = now
+            emit(record)
+        }
+        streams.removeAll()
+    }
+}
+
+/// Whether a decoded field name equals `name` (HTTP/2 names are lowercase, RFC 9113 §8.2.1).
+private func named(_ raw: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
+    raw.count == name.utf8CodeUnitCount && raw.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+}
+
+private func text(_ raw: UnsafeRawBufferPointer) -> String { String(decoding: raw, as: UTF8.self) }
+
+/// The request fields an exchange row keeps (values of other fields are never copied).
+private struct RequestFields {
+    var method: String?
+    var scheme: String?
+    var authority: String?
+    var path: String?
+    var host: String?
+    var protocolName = false
+
+    mutating func take(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        if name.first == UInt8(ascii: ":") {
+            if named(name, ":method") { method = text(value) }
+            else if named(name, ":scheme") { scheme = text(value) }
+            else if named(name, ":authority") { authority = text(value) }
+            else if named(name, ":path") { path = text(value) }
+            else if named(name, ":protocol") { protocolName = true }
+        } else if named(name, "host") {
+            host = text(value)
+        }
+    }
+}
+
+/// The response fields an exchange row keeps.
+private struct ResponseFields {
+    var status: Int?
+    var contentType: String?
+    var contentEncoding: String?
+
+    mutating func take(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        if named(name, ":status") {
+            guard value.count == 3, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return }
+            status = value.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        } else if named(name, "content-type") {
+            contentType = text(value)
+        } else if named(name, "content-encoding") {
+            contentEncoding = text(value)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import FlowStore
+import FlowTerms
+import HTTPReading
+import TVHome
+
+/// `tv request ID --curl`: a curl command that sends the same request again. With the recorded
+/// request (content was kept) it carries the full URL with its query, the headers (but those
+/// curl sets itself from the transfer: Host, Content-Length, Transfer-Encoding, Connection and
+/// HTTP/2's pseudo-headers) and a printable body; without it, only the method and the URL tv
+/// kept, and `note` says what is missing. Every word is quoted for a POSIX shell.
+public struct CurlCommand: Sendable, Equatable {
+    /// The command line.
+    public let command: String
+    /// What the command cannot repeat, one sentence; nil when it repeats everything.
+    public let note: String?
+
+    public init(_ exchange: ExchangeRecord, request: HTTPMessage?) {
+        var words = ["curl"]
+        if exchange.httpVersion == "HTTP/2" { words.append("--http2") }
+        if exchange.httpVersion == "HTTP/1.0" { words.append("--http1.0") }
+        let scheme = exchange.scheme ?? "http"
+        let authority = exchange.authority ?? "localhost"
+        guard let request else {
+            words += CurlCommand.methodWords(exchange.method, withBody: false)
+            words.append("\(scheme)://\(authority)\(exchange.path)")
+            command = words.map(FlowListPresentation.shellWord).joined(separator: " ")
+            note = "Its headers" + (exchange.queryRemoved ? ", query string" : "") + " and body were not kept (content keeping was off), so this command sends the method and URL only."
+            return
+        }
+        var target = exchange.path
+        if let path = request.headers.first(":path") {
+            target = path
+        } else {
+            let parts = request.startLine.split(separator: " ")
+            if parts.count >= 2 { target = String(parts[1]) }
+        }
+        let url = target.hasPrefix("/") ? "\(scheme)://\(authority)\(target)" : target
+        words += CurlCommand.methodWords(exchange.method, withBody: !request.body.transferred.isEmpty)
+        words.append(url)
+        let skipped: Set<String> = ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te"]
+        for header in request.headers where !header.name.hasPrefix(":") && !skipped.contains(header.name.lowercased()) {
+            words += ["-H", "\(header.name): \(header.value)"]
+        }
+        var missing: String?
+        let body = request.body.transferred
+        if !body.isEmpty {
+            if request.body.completeness.isComplete, !body.contains(0), let text = String(validating: body, as: UTF8.self) {
+                words += ["--data-binary", text]
+            } else {
+                missing = "The request body (\(body.count) bytes) is binary or was not kept whole, so it is left out."
+            }
+        }
+        command = words.map(FlowListPresentation.shellWord).joined(separator: " ")
+        note = missing
+    }
+
+    /// What tells curl the method: nothing for its defaults (GET, POST with a body), `-I` for
+    /// HEAD (curl would wait for a body after `-X HEAD`), `-X METHOD` otherwise.
+    static func methodWords(_ method: String, withBody: Bool) -> [String] {
+        if method == (withBody ? "POST" : "GET") { return [] }
+        if method == "HEAD" { return ["-I"] }
+        return ["-X", method]
+    }
+}

@@ -1,0 +1,101 @@
+import FlowStore
+import FlowTerms
+import Foundation
+import HTTPReading
+import TVHome
+
+/// How `tv request ID` shows one exchange: what was read on the data path (method, URL, status,
+/// sizes, timing, flags), then — when content was kept for its flow — its recorded request and
+/// response with headers and bodies (decoded; JSON pretty-printed; binary as a hex dump), else
+/// one sentence saying what is kept without content keeping.
+public struct RequestDetailPresentation: Sendable {
+    public let exchange: ExchangeRecord
+    /// The recorded messages, nil when no content was kept (or could not be matched).
+    public let recorded: HTTPExchange?
+
+    public init(exchange: ExchangeRecord, recorded: HTTPExchange?) {
+        self.exchange = exchange
+        self.recorded = recorded
+    }
+
+    /// What tv keeps of a request without content keeping, and what only with it (also in the
+    /// setup and inspect texts).
+    public static let keptWithoutContent = "Without content keeping tv keeps each request's method, URL path (without its query string), status, body sizes and timing; headers, bodies and query strings are content, kept only while content keeping is on (`tv content keep on`)."
+
+    /// The facts lines (no content).
+    public func factLines() -> [String] {
+        let e = exchange
+        var out = ["Request \(e.id) — \(TerminalText.line(e.method)) \(RequestListPresentation.url(e))"]
+        var where_ = "  flow \(e.flowID), exchange \(e.sequence) of it"
+        if let stream = e.streamID { where_ += ", stream \(stream)" }
+        out.append(where_ + ", \(TerminalText.line(e.httpVersion))")
+        var status = "  status " + (e.status.map(String.init) ?? "none")
+        if let reason = e.reason, !reason.isEmpty { status += " " + TerminalText.line(reason) }
+        switch e.state {
+        case .open: status += " — still open"
+        case .complete: status += " — complete"
+        case .incomplete: status += " — ended before it was complete"
+        }
+        out.append(status)
+        out.append("  request body \(Units.bytes(e.requestBodyBytes))" + asSent(e.requestBodyBytes, e.requestWireBytes))
+        if let body = e.responseBodyBytes {
+            var line = "  response body \(Units.bytes(body))" + asSent(body, e.responseWireBytes ?? body)
+            if let type = e.contentType { line += ", " + TerminalText.line(type) }
+            if let encoding = e.contentEncoding { line += ", " + TerminalText.line(encoding) }
+            out.append(line)
+        }
+        var timing = "  started \(Units.utcMillis(e.requestTime))"
+        if let first = e.responseTime { timing += "; first response byte after \(Units.duration(microseconds: max(0, first - e.requestTime)))" }
+        if let duration = e.duration { timing += "; ended after \(Units.duration(microseconds: duration))" }
+        out.append(timing)
+        if e.upgrade { out.append("  switched protocols (upgrade); what followed is not read as HTTP") }
+        if e.connect { out.append("  CONNECT: a tunnel was asked for") }
+        if e.queryRemoved { out.append("  the query string was not kept (content keeping was off)") }
+        return out
+    }
+
+    private func asSent(_ body: Int64, _ wire: Int64) -> String {
+        wire == body ? "" : " (\(Units.bytes(wire)) as sent)"
+    }
+
+    /// Hands every line to `emit`: the facts, then the recorded messages or why there are none.
+    public func write(reader: BoundedBodyReader, _ emit: (String) -> Void) {
+        factLines().forEach(emit)
+        emit("")
+        guard let recorded else {
+            emit(RequestDetailPresentation.keptWithoutContent)
+            return
+        }
+        let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: true)
+        if let request = recorded.request { writeMessage(request, .clientToServer, http, reader, emit) } else { emit("  (no request was recorded)") }
+        for interim in recorded.interim { writeMessage(interim, .serverToClient, http, reader, emit) }
+        if let response = recorded.response { writeMessage(response, .serverToClient, http, reader, emit) } else { emit("  (no response was recorded)") }
+    }
+
+    /// A message as `tv turns --http --full` shows it, except that a JSON body is pretty-printed.
+    private func writeMessage(_ message: HTTPMessage, _ direction: Direction, _ http: HTTPPresentation,
+                              _ reader: BoundedBodyReader, _ emit: (String) -> Void) {
+        let type = message.headers.first("content-type")?.lowercased() ?? ""
+        if type.contains("json"), message.body.framing != "none" {
+            let reading = reader.measure(message.body, keeping: 65_536)
+            if reading.size == reading.head.count, let pretty = JSONIndentation.lines(reading.head) {
+                http.messageLines(message, direction: direction).forEach(emit)
+                emit("    body: \(Units.grouped(Int64(reading.size))) bytes of JSON" + (reading.decoded ? ", decoded" : ""))
+                pretty.forEach { emit("      " + TerminalText.line($0)) }
+                return
+            }
+        }
+        http.writeMessage(message, direction: direction, reader: reader, emit)
+    }
+
+    /// The exchange as JSON, handed to `emit` in pieces: every column, and `content` (the
+    /// recorded request and response with headers and decoded bodies, as `tv turns --http
+    /// --json` shows them; null when no content was kept).
+    public func writeJSON(reader: BoundedBodyReader, _ emit: (String) -> Void) {
+        guard case var .object(fields) = RequestListPresentation.json(exchange) else { return }
+        let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: true)
+        var splicer = JSONBodySplicer()
+        fields.append(("content", recorded.map { http.exchangeJSON($0, reader: reader, splicer: &splicer) } ?? .null))
+        splicer.write(JSONValue.object(fields).serialized(pretty: true), reader: reader, to: emit)
+    }
+}

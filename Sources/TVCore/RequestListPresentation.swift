@@ -1,0 +1,162 @@
+import FlowStore
+import FlowTerms
+import TVHome
+
+/// How `tv requests` shows HTTP exchanges: one line each, newest first — id, time (UTC), method,
+/// host, path (`?…` where a query was there and not kept), status, request and response body
+/// sizes, duration, content type — and how `tv run --log requests` prints a finished one.
+/// Everything the peers sent (method, host, path, content type, reason) is escaped with
+/// `TerminalText.line`.
+public struct RequestListPresentation: Sendable {
+    public struct Row: Sendable, Equatable {
+        public var id: String
+        public var time: String
+        public var method: String
+        public var host: String
+        public var path: String
+        public var status: String
+        public var sizes: String
+        public var duration: String
+        public var contentType: String
+    }
+
+    public let rows: [Row]
+    public let damaged: [DamagedRow]
+    public let nextCursor: String?
+    /// The options to repeat before `--after` in the closing hint (as `FlowListPresentation`).
+    public let repeatedOptions: [String]
+
+    public init(page: ExchangePage, repeatedOptions: [String] = []) {
+        rows = page.exchanges.map(RequestListPresentation.row)
+        damaged = page.damaged
+        nextCursor = page.nextCursor
+        self.repeatedOptions = repeatedOptions
+    }
+
+    /// `https://host/path`, with `?…` when a query was left out (it is content).
+    public static func url(_ e: ExchangeRecord) -> String {
+        if e.connect && e.path == e.authority { return TerminalText.line(e.path) }
+        let prefix = e.authority.map { "\(e.scheme ?? "http")://\($0)" } ?? ""
+        return TerminalText.line(prefix + e.path) + (e.queryRemoved ? "?…" : "")
+    }
+
+    /// `200`, `404 Not Found` only in the detail; here the code, or what stands for none:
+    /// `—` while open, `cut` when it ended without a response.
+    public static func status(_ e: ExchangeRecord) -> String {
+        if let status = e.status { return String(status) }
+        return e.state == .open ? "—" : "cut"
+    }
+
+    /// `12 B → 1.2 KiB`: request body, then response body (`—` without a response).
+    public static func sizes(_ e: ExchangeRecord) -> String {
+        Units.bytes(e.requestBodyBytes) + " → " + (e.responseBodyBytes.map(Units.bytes) ?? "—")
+    }
+
+    /// The duration, `open` while open.
+    public static func duration(_ e: ExchangeRecord) -> String {
+        e.duration.map { Units.duration(microseconds: $0) } ?? "open"
+    }
+
+    static func row(_ e: ExchangeRecord) -> Row {
+        Row(id: String(e.id), time: Units.utc(e.requestTime / 1_000_000, format: "%m-%d %H:%M:%S"),
+            method: TerminalText.line(e.method), host: TerminalText.line(e.authority ?? "—"),
+            path: TerminalText.line(e.path) + (e.queryRemoved ? "?…" : ""), status: status(e), sizes: sizes(e),
+            duration: duration(e), contentType: TerminalText.line(e.contentType ?? ""))
+    }
+
+    /// The line `tv run --log requests` prints when an exchange ends, like mitmdump's:
+    /// `20:31:05.120 GET https://example.com/a?… 200 1.2 KiB 35 ms` (time UTC, the response
+    /// body size; an exchange that ended without a response says `cut`).
+    public static func logLine(_ e: ExchangeRecord) -> String {
+        let time = Units.utcMillis(e.endTime ?? e.requestTime)
+        let clock = time.split(separator: " ").dropFirst().first.map(String.init) ?? time
+        return "\(clock) \(TerminalText.line(e.method)) \(url(e)) \(status(e)) \(e.responseBodyBytes.map(Units.bytes) ?? "—") \(duration(e))"
+    }
+
+    /// Aligned lines with a header; a closing line says how to see more.
+    public func lines() -> [String] {
+        let damagedLine = damaged.isEmpty ? [] : [(damaged.count == 1 ? "1 damaged row on this page is" : "\(damaged.count) damaged rows on this page are")
+            + " left out (a value no tv writes): " + damaged.map(\.summary).joined(separator: "; ") + "."]
+        let more = nextCursor.map { ["More: " + RequestListPresentation.moreCommand(cursor: $0, repeatedOptions: repeatedOptions)] } ?? []
+        guard !rows.isEmpty else {
+            if !more.isEmpty { return damagedLine + more }
+            return damagedLine + ["No HTTP requests are recorded yet. They are read from inspected connections (`tv inspect on`) and plain HTTP through the proxy while `tv run` runs."]
+        }
+        let header = Row(id: "ID", time: "TIME (UTC)", method: "METHOD", host: "HOST", path: "PATH", status: "STATUS",
+                         sizes: "SIZES (REQ → RESP)", duration: "DURATION", contentType: "TYPE")
+        let all = [header] + rows
+        func width(_ key: KeyPath<Row, String>) -> Int { all.map { $0[keyPath: key].count }.max() ?? 0 }
+        let w = [width(\.id), width(\.time), width(\.method), width(\.host), width(\.status), width(\.sizes), width(\.duration)]
+        let pathWidth = min(width(\.path), 60)
+        var out = all.map { r in
+            let path = r.path.count > 60 ? String(r.path.prefix(59)) + "…" : r.path
+            return [pad(r.id, w[0], right: true), pad(r.time, w[1]), pad(r.method, w[2]), pad(r.host, w[3]), pad(path, pathWidth),
+                    pad(r.status, w[4]), pad(r.sizes, w[5], right: true), pad(r.duration, w[6], right: true), r.contentType]
+                .joined(separator: "  ").trimmingTrailingSpaces()
+        }
+        out += damagedLine + more
+        return out
+    }
+
+    private func pad(_ s: String, _ w: Int, right: Bool = false) -> String {
+        let fill = String(repeating: " ", count: max(0, w - s.count))
+        return right ? fill + s : s + fill
+    }
+
+    /// `tv requests [OPTIONS] --after CURSOR`.
+    public static func moreCommand(cursor: String, repeatedOptions: [String]) -> String {
+        (["tv", "requests"] + repeatedOptions.map(FlowListPresentation.shellWord) + ["--after", FlowListPresentation.shellWord(cursor)])
+            .joined(separator: " ")
+    }
+
+    /// One exchange as JSON (every column; times µs since the epoch, sizes bytes).
+    public static func json(_ e: ExchangeRecord) -> JSONValue {
+        func int(_ v: Int64?) -> JSONValue { v.map { .int($0) } ?? .null }
+        func text(_ v: String?) -> JSONValue { v.map { .string($0) } ?? .null }
+        return .object([
+            ("id", .int(e.id)), ("flow", .int(e.flowID)), ("sequence", .int(Int64(e.sequence))), ("stream", int(e.streamID)),
+            ("httpVersion", .string(e.httpVersion)), ("method", .string(e.method)), ("scheme", text(e.scheme)),
+            ("authority", text(e.authority)), ("path", .string(e.path)), ("queryRemoved", .bool(e.queryRemoved)),
+            ("status", int(e.status.map(Int64.init))), ("reason", text(e.reason)),
+            ("requestBodyBytes", .int(e.requestBodyBytes)), ("requestWireBytes", .int(e.requestWireBytes)),
+            ("responseBodyBytes", int(e.responseBodyBytes)), ("responseWireBytes", int(e.responseWireBytes)),
+            ("contentType", text(e.contentType)), ("contentEncoding", text(e.contentEncoding)),
+            ("requestTime", .int(e.requestTime)), ("responseTime", int(e.responseTime)), ("endTime", int(e.endTime)),
+            ("duration", int(e.duration)), ("upgrade", .bool(e.upgrade)), ("connect", .bool(e.connect)),
+            ("state", .string(e.state.rawValue)),
+        ])
+    }
+
+    /// `tv flow ID`'s list of the flow's requests, in order (nothing when it has none).
+    public static func flowLines(_ exchanges: [ExchangeRecord], damaged: [DamagedRow]) -> [String] {
+        guard !exchanges.isEmpty || !damaged.isEmpty else { return [] }
+        var out = ["", "HTTP requests (\(exchanges.count); `tv request ID` shows one):"]
+        let rows = exchanges.map(row)
+        let idWidth = rows.map(\.id.count).max() ?? 0
+        let methodWidth = rows.map(\.method.count).max() ?? 0
+        for (e, r) in zip(exchanges, rows) {
+            let id = String(repeating: " ", count: idWidth - r.id.count) + r.id
+            let method = r.method + String(repeating: " ", count: methodWidth - r.method.count)
+            var line = "  \(id)  \(method)  \(r.path)  \(r.status)  \(r.sizes)  \(r.duration)"
+            if let stream = e.streamID { line += "  stream \(stream)" }
+            if !r.contentType.isEmpty { line += "  " + r.contentType }
+            out.append(line)
+        }
+        for row in damaged { out.append("  " + row.sentence) }
+        return out
+    }
+
+    /// `tv flow ID --json`: the flow's object with its requests added as `requests`.
+    public static func json(flow: JSONValue, _ exchanges: [ExchangeRecord]) -> JSONValue {
+        guard case var .object(fields) = flow else { return flow }
+        fields.append(("requests", .array(exchanges.map(json))))
+        return .object(fields)
+    }
+
+    /// The page as JSON for `--json`.
+    public static func json(_ page: ExchangePage) -> JSONValue {
+        .object([("requests", .array(page.exchanges.map(json))),
+                 ("damaged", .array(page.damaged.map { .string($0.summary) })),
+                 ("nextCursor", page.nextCursor.map { .string($0) } ?? .null)])
+    }
+}

@@ -1,0 +1,67 @@
+import FlowStore
+import FlowTerms
+import HTTPReading
+import Recording
+import TVHome
+
+/// `tv request ID [--curl] [--json]` from the stores to what is printed: the exchange's row, and
+/// when content was kept for its flow, its recorded request and response (read from the turns
+/// with `HTTPReader`, matched by HTTP/2 stream or HTTP/1 order).
+public struct RequestReading: KeptContentReading {
+    /// What to print.
+    public enum Shape: Sendable, Equatable {
+        /// The exchange with its timing and (when kept) headers and bodies; JSON with `json`.
+        case shown(json: Bool)
+        /// An equivalent curl command.
+        case curl
+    }
+
+    /// The exchange's id (`tv requests`' ID column).
+    public let id: Int64
+    public let shape: Shape
+
+    public init(id: Int64, shape: Shape) {
+        self.id = id
+        self.shape = shape
+    }
+
+    /// - Throws: `ContentRefusal.noRequest` when there is no such exchange; `FlowStoreError`
+    ///   when a store cannot be read.
+    public func run(flows: FlowStore, content: ContentStore, to output: some CommandOutput) throws {
+        guard let exchange = try flows.exchange(id: id) else { throw ContentRefusal.noRequest(id) }
+        let recorded = try RequestReading.recordedExchange(exchange, content: content)
+        switch shape {
+        case .curl:
+            let curl = CurlCommand(exchange, request: recorded?.request)
+            if let note = curl.note { output.note("tv: " + note) }
+            output.line(curl.command)
+        case .shown(json: true):
+            var text = ""
+            RequestDetailPresentation(exchange: exchange, recorded: recorded).writeJSON(reader: BoundedBodyReader()) { text += $0 }
+            output.line(text)
+        case .shown(json: false):
+            let detail = RequestDetailPresentation(exchange: exchange, recorded: recorded)
+            let reader = BoundedBodyReader()
+            output.lines { line in detail.write(reader: reader, line) }
+        }
+    }
+
+    /// The recorded request and response of `exchange`, when its flow's turns were kept and read as HTTP.
+    static func recordedExchange(_ exchange: ExchangeRecord, content: ContentStore) throws -> HTTPExchange? {
+        let indexed = try content.turns(flow: exchange.flowID)
+        guard !indexed.isEmpty else { return nil }
+        let recorded = indexed.compactMap { turn in (try? content.bytes(of: turn)).map { RecordedTurn(turn: turn.turn, bytes: $0) } }
+        guard case let .conversation(conversation) = HTTPReader.read(recorded) else { return nil }
+        return match(exchange, in: conversation.exchanges)
+    }
+
+    /// The recorded exchange that is `exchange`: HTTP/2 by stream id (pushed streams are never
+    /// rows), HTTP/1 the `sequence`-th one with a request. Pure.
+    static func match(_ exchange: ExchangeRecord, in recorded: [HTTPExchange]) -> HTTPExchange? {
+        if let stream = exchange.streamID {
+            return recorded.first { $0.streamID.map(Int64.init) == stream && !$0.pushed }
+        }
+        let requests = recorded.filter { $0.request != nil }
+        return exchange.sequence <= requests.count ? requests[exchange.sequence - 1] : nil
+    }
+}

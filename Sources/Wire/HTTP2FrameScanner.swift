@@ -1,0 +1,225 @@
+/// Incremental, bounded reader of one direction of an HTTP/2 connection (RFC 9113 §4.1) for the
+/// data path: it walks the bytes as they are relayed and tells what matters to an exchange —
+/// complete header blocks (HEADERS or PUSH_PROMISE with their CONTINUATIONs, §6.2, §6.6, §6.10),
+/// DATA payload sizes (§6.1), stream resets (§6.4) and the peer's header table size (§6.5.2).
+///
+/// DATA payloads are counted, never copied; only frame headers, header block fragments (at most
+/// `maxHeaderBlockBytes` per block) and the payloads of SETTINGS and RST_STREAM are buffered.
+/// The first violation of the framing ends the scan: `failure` says why, with its RFC section,
+/// and every later byte is ignored.
+public struct HTTP2FrameScanner {
+    /// What one complete frame (or header block) meant.
+    public enum Event {
+        /// A complete header block on `streamID` (HEADERS, or PUSH_PROMISE when `promised` is
+        /// set), padding and priority removed; `block` is valid during the call only.
+        /// `endStream`: the HEADERS frame carried END_STREAM.
+        case headerBlock(streamID: UInt32, endStream: Bool, promised: UInt32?, block: UnsafeRawBufferPointer)
+        /// A DATA frame of `count` payload bytes (padding excluded) on `streamID`.
+        case data(streamID: UInt32, count: Int, endStream: Bool)
+        /// RST_STREAM on `streamID`.
+        case reset(streamID: UInt32)
+        /// A SETTINGS frame (not an ACK); `headerTableSize` when it set SETTINGS_HEADER_TABLE_SIZE.
+        case settings(headerTableSize: Int?)
+    }
+
+    /// The client connection preface (RFC 9113 §3.4).
+    public static let clientPreface: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+    /// Largest header block accepted (its fragments together): 256 KiB.
+    public static let maxHeaderBlockBytes = 262_144
+    /// Largest SETTINGS payload accepted: 64 six-byte settings.
+    static let maxSettingsBytes = 384
+
+    private enum Stage {
+        case preface(matched: Int)
+        case frameHeader
+        case payload
+        case failed
+    }
+
+    private var stage: Stage
+    /// The 9 header bytes of the frame being read, gathered as they come.
+    private var header: [UInt8] = []
+    private var type: UInt8 = 0
+    private var flags: UInt8 = 0
+    private var streamID: UInt32 = 0
+    private var length = 0
+    /// Payload bytes of the current frame still to come.
+    private var remaining = 0
+    /// The current frame's payload, for the frames that are read (header blocks, SETTINGS, RST_STREAM).
+    private var payload: [UInt8] = []
+    /// The header block being gathered across CONTINUATION frames.
+    private var block: [UInt8] = []
+    /// The stream, END_STREAM flag and promised stream of the block being gathered (nil: none).
+    private var open: (streamID: UInt32, endStream: Bool, promised: UInt32?)?
+    /// DATA: the pad length byte has been read (or the frame is not padded).
+    private var padKnown = true
+    private var padLength = 0
+
+    /// Why the stream cannot be read as HTTP/2 (one sentence with its RFC section), once it cannot.
+    public private(set) var failure: String?
+
+    /// A scanner for the client's side (`expectingPreface`: the 24-byte preface comes first) or
+    /// the server's.
+    public init(expectingPreface: Bool) {
+        stage = expectingPreface ? .preface(matched: 0) : .frameHeader
+        header.reserveCapacity(9)
+    }
+
+    /// Walks `bytes`, telling `event` each complete frame that matters, in order.
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer, _ event: (Event) -> Void) {
+        var i = 0
+        let count = bytes.count
+        while i < count {
+            switch stage {
+            case .failed:
+                return
+            case .preface(let matched):
+                let preface = HTTP2FrameScanner.clientPreface
+                var m = matched
+                while m < preface.count && i < count {
+                    guard bytes[i] == preface[m] else {
+                        return fail("The client's bytes do not begin with the HTTP/2 connection preface (RFC 9113 §3.4).")
+                    }
+                    m += 1
+                    i += 1
+                }
+                stage = m == preface.count ? .frameHeader : .preface(matched: m)
+            case .frameHeader:
+                let n = min(9 - header.count, count - i)
+                header.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[i ..< (i + n)]))
+                i += n
+                if header.count == 9 { startFrame(event) }
+            case .payload:
+                let n = min(remaining, count - i)
+                if type == 0x0 {
+                    if !padKnown, n > 0 {
+                        padLength = Int(bytes[i])
+                        padKnown = true
+                    }
+                } else if readsPayload {
+                    payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[i ..< (i + n)]))
+                }
+                i += n
+                remaining -= n
+                if remaining == 0 { endFrame(event) }
+            }
+        }
+    }
+
+    /// Whether the current frame's payload is gathered (everything but DATA and ignored frames).
+    private var readsPayload: Bool {
+        switch type {
+        case 0x1, 0x5, 0x9, 0x4, 0x3: true
+        default: false
+        }
+    }
+
+    private mutating func fail(_ reason: String) {
+        failure = reason
+        stage = .failed
+        payload = []
+        block = []
+    }
+
+    private mutating func startFrame(_ event: (Event) -> Void) {
+        length = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
+        type = header[3]
+        flags = header[4]
+        streamID = (UInt32(header[5]) << 24 | UInt32(header[6]) << 16 | UInt32(header[7]) << 8 | UInt32(header[8])) & 0x7fff_ffff
+        header.removeAll(keepingCapacity: true)
+        if open != nil && type != 0x9 {
+            return fail("A frame of type \(type) came in the middle of a header block, where only CONTINUATION may (RFC 9113 §6.10).")
+        }
+        switch type {
+        case 0x0:
+            guard streamID != 0 else { return fail("A DATA frame on stream 0 (RFC 9113 §6.1).") }
+            padKnown = flags & 0x8 == 0
+            padLength = 0
+        case 0x1, 0x5:
+            guard streamID != 0 else { return fail("A header block on stream 0 (RFC 9113 §6.2).") }
+        case 0x9:
+            guard let open, open.streamID == streamID else {
+                return fail("A CONTINUATION frame that does not continue a header block on its stream (RFC 9113 §6.10).")
+            }
+        case 0x4:
+            guard length <= HTTP2FrameScanner.maxSettingsBytes, length % 6 == 0 else {
+                return fail("A SETTINGS frame of \(length) bytes, not a multiple of 6 (RFC 9113 §6.5).")
+            }
+        case 0x3:
+            guard length == 4 else { return fail("An RST_STREAM frame of \(length) bytes instead of 4 (RFC 9113 §6.4).") }
+        default:
+            break
+        }
+        if readsPayload && block.count + length > HTTP2FrameScanner.maxHeaderBlockBytes {
+            return fail("A header block larger than \(HTTP2FrameScanner.maxHeaderBlockBytes) bytes, more than tv reads (RFC 9113 §4.3).")
+        }
+        remaining = length
+        stage = .payload
+        if remaining == 0 { endFrame(event) }
+    }
+
+    private mutating func endFrame(_ event: (Event) -> Void) {
+        stage = .frameHeader
+        switch type {
+        case 0x0:
+            let padding = padKnown ? padLength : 0
+            guard flags & 0x8 == 0 || (length >= 1 && padding <= length - 1) else {
+                return fail("A DATA frame's padding is longer than its payload (RFC 9113 §6.1).")
+            }
+            let count = flags & 0x8 == 0 ? length : length - 1 - padding
+            event(.data(streamID: streamID, count: count, endStream: flags & 0x1 != 0))
+        case 0x1, 0x5:
+            var start = 0
+            var end = payload.count
+            if flags & 0x8 != 0 {
+                guard let pad = payload.first, Int(pad) < payload.count else {
+                    return fail("A header frame's padding is longer than its payload (RFC 9113 §6.2).")
+                }
+                start = 1
+                end -= Int(pad)
+            }
+            var promised: UInt32?
+            if type == 0x5 {
+                guard end - start >= 4 else { return fail("A PUSH_PROMISE frame too short for its promised stream (RFC 9113 §6.6).") }
+                promised = (UInt32(payload[start]) << 24 | UInt32(payload[start + 1]) << 16
+                    | UInt32(payload[start + 2]) << 8 | UInt32(payload[start + 3])) & 0x7fff_ffff
+                start += 4
+            } else if flags & 0x20 != 0 {
+                start += 5
+            }
+            guard start <= end else { return fail("A HEADERS frame too short for its padding and priority (RFC 9113 §6.2).") }
+            block.append(contentsOf: payload[start ..< end])
+            open = (streamID, flags & 0x1 != 0, promised)
+            payload.removeAll(keepingCapacity: payload.capacity <= 16_384)
+            if flags & 0x4 != 0 { endBlock(event) }
+        case 0x9:
+            block.append(contentsOf: payload)
+            payload.removeAll(keepingCapacity: payload.capacity <= 16_384)
+            if flags & 0x4 != 0 { endBlock(event) }
+        case 0x4:
+            defer { payload.removeAll(keepingCapacity: true) }
+            guard flags & 0x1 == 0 else { return }
+            var size: Int?
+            var index = 0
+            while index + 6 <= payload.count {
+                let id = Int(payload[index]) << 8 | Int(payload[index + 1])
+                let value = Int(payload[index + 2]) << 24 | Int(payload[index + 3]) << 16 | Int(payload[index + 4]) << 8 | Int(payload[index + 5])
+                if id == 0x1 { size = value }
+                index += 6
+            }
+            event(.settings(headerTableSize: size))
+        case 0x3:
+            payload.removeAll(keepingCapacity: true)
+            event(.reset(streamID: streamID))
+        default:
+            break
+        }
+    }
+
+    private mutating func endBlock(_ event: (Event) -> Void) {
+        guard let open else { return }
+        self.open = nil
+        block.withUnsafeBytes { event(.headerBlock(streamID: open.streamID, endStream: open.endStream, promised: open.promised, block: $0)) }
+        block.removeAll(keepingCapacity: block.capacity <= 16_384)
+    }
+}

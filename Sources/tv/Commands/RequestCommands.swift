@@ -1,0 +1,64 @@
+import CommandLineParser
+import FlowStore
+import TVCore
+import TVHome
+
+/// `tv requests`, `tv request ID [--curl]`: the HTTP exchanges read from inspected and plain
+/// connections (issue 16).
+enum RequestCommands {
+    static let requestsSpec = CommandSpec(
+        name: "requests", summary: "List recorded HTTP requests, newest first: time, method, host, path, status, sizes, duration, type.",
+        discussion: RequestDetailPresentation.keptWithoutContent + " A path whose query was not kept ends in ?…. A running session is asked to write what it holds first (waiting at most 1 s). Pages are keyset-based: follow the printed --after cursor for the next one.",
+        options: [OptionSpec("flow", value: "ID", help: "Only the requests of flow ID."),
+                  OptionSpec("since", value: "SPAN", help: "Only requests made within SPAN (90s, 15m, 1h, 2d, 1w)."),
+                  OptionSpec("from", value: "TIME", help: "Only requests made at or after TIME (UTC: 2026-11-30T14:05Z, 2026-11-30, or epoch seconds)."),
+                  OptionSpec("to", value: "TIME", help: "Only requests made before TIME."),
+                  OptionSpec("limit", value: "N", help: "At most N requests (default 50, at most 10000)."),
+                  OptionSpec("after", value: "CURSOR", help: "The page after CURSOR (printed at the end of the previous page)."),
+                  FlowCommands.json])
+
+    static let requestSpec = CommandSpec(
+        name: "request", summary: "Show one HTTP request: its timing and, when content was kept, its headers and bodies.",
+        options: [OptionSpec("curl", help: "Print an equivalent curl command instead."), FlowCommands.json],
+        positionals: [PositionalSpec("ID", help: "The request's id, as `tv requests` prints it.")])
+
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["requests": requests, "request": request]
+
+    static func requests(_ inv: Invocation) throws -> Int32 {
+        let c = inv.command
+        var query = ExchangeQuery()
+        if let text = c.value("flow") {
+            guard let id = Int64(text), id > 0 else { throw UsageRefusal("--flow takes a flow id, as `tv flows` prints it, not '\(text)'.") }
+            query.flowID = id
+        }
+        let now = FlowCommands.nowMicros()
+        if let since = c.value("since") { query.from = now - (try TimeFilter.span(since)) }
+        if let from = c.value("from") { query.from = max(query.from ?? .min, try TimeFilter.moment(from)) }
+        if let to = c.value("to") { query.to = try TimeFilter.moment(to) }
+        if let limit = c.value("limit") {
+            guard let n = Int(limit), n > 0 else { throw UsageRefusal("--limit takes a positive whole number, not '\(limit)'.") }
+            query.limit = n
+        }
+        query.after = c.value("after")
+        try FlowCommands.askSessionToFlush(inv)
+        let store = try FlowCommands.openStoreForReading(inv)
+        defer { store.close() }
+        let page = try store.exchanges(query)
+        if inv.json {
+            inv.console.line(RequestListPresentation.json(page).serialized(pretty: true))
+        } else {
+            let repeated = ["data-dir", "flow", "since", "from", "to", "limit"].flatMap { name in c.values(name).flatMap { ["--" + name, $0] } }
+            for line in RequestListPresentation(page: page, repeatedOptions: repeated).lines() { inv.console.line(line) }
+        }
+        return 0
+    }
+
+    static func request(_ inv: Invocation) throws -> Int32 {
+        let text = inv.command.positionals[0]
+        guard let id = Int64(text), id > 0 else { throw UsageRefusal("'\(text)' is not a request id; `tv requests` lists them.") }
+        try FlowCommands.askSessionToFlush(inv)
+        let shape: RequestReading.Shape = inv.command.has("curl") ? .curl : .shown(json: inv.json)
+        try RequestReading(id: id, shape: shape).run(home: try inv.existingHome(), to: inv.console)
+        return 0
+    }
+}

@@ -1,0 +1,239 @@
+@testable import Proxy
+import FlowTerms
+import Testing
+
+/// `ExchangeReader` fed by hand: bytes and times in, exchange rows out (issue 16).
+final class ExchangePlaybook {
+    let reader: ExchangeReader
+    private(set) var emitted: [ExchangeRecord] = []
+
+    init(keepsQuery: Bool = false, http2: Bool = false, scheme: String = "https") {
+        reader = ExchangeReader(.init(flowID: 7, scheme: scheme, keepsQuery: keepsQuery, http2: http2))
+    }
+
+    /// Feeds `bytes` as one burst; returns what was emitted for it.
+    @discardableResult
+    func feed(_ bytes: [UInt8], _ direction: Direction, at micros: Int64) -> [ExchangeRecord] {
+        let before = emitted.count
+        bytes.withUnsafeBytes { reader.feed($0, direction, at: micros) { emitted.append($0) } }
+        return Array(emitted[before...])
+    }
+
+    @discardableResult
+    func client(_ text: String, at micros: Int64) -> [ExchangeRecord] { feed(Array(text.utf8), .clientToServer, at: micros) }
+
+    @discardableResult
+    func server(_ text: String, at micros: Int64) -> [ExchangeRecord] { feed(Array(text.utf8), .serverToClient, at: micros) }
+
+    @discardableResult
+    func end(at micros: Int64) -> [ExchangeRecord] {
+        let before = emitted.count
+        reader.end(at: micros) { emitted.append($0) }
+        return Array(emitted[before...])
+    }
+}
+
+@Suite("Exchange rows read from HTTP/1 on the data path")
+struct ExchangeReaderHTTP1Tests {
+    func get(_ sequence: Int, _ path: String, at time: Int64, queryRemoved: Bool = false, method: String = "GET") -> ExchangeRecord {
+        ExchangeRecord(flowID: 7, sequence: sequence, httpVersion: "HTTP/1.1", method: method, scheme: "https",
+                       authority: "example.com", path: path, queryRemoved: queryRemoved, requestTime: time)
+    }
+
+    @Test("keep-alive: two exchanges, the query left out, bodies counted across bursts")
+    func keepAlive() {
+        let p = ExchangePlaybook()
+        let first = get(1, "/a", at: 100, queryRemoved: true)
+        #expect(p.client("GET /a?token=secret HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 100) == [first])
+        #expect(p.server("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhel", at: 200) == [])
+        var done = first
+        done.status = 200
+        done.reason = "OK"
+        done.contentType = "text/plain"
+        done.responseBodyBytes = 5
+        done.responseWireBytes = 5
+        done.responseTime = 200
+        done.endTime = 250
+        done.state = .complete
+        #expect(p.server("lo", at: 250) == [done])
+        let post = get(2, "/upload", at: 300, method: "POST")
+        #expect(p.client("POST /upload HTTP/1.1\r\nHost: example.com\r\nContent-Length: 6\r\n\r\nab", at: 300) == [post])
+        #expect(p.client("cdef", at: 310) == [])
+        var posted = post
+        posted.requestBodyBytes = 6
+        posted.requestWireBytes = 6
+        posted.status = 204
+        posted.reason = "No Content"
+        posted.responseBodyBytes = 0
+        posted.responseWireBytes = 0
+        posted.responseTime = 400
+        posted.endTime = 400
+        posted.state = .complete
+        #expect(p.server("HTTP/1.1 204 No Content\r\nContent-Length: 99\r\n\r\n", at: 400) == [posted])
+        #expect(p.end(at: 500) == [])
+        #expect(p.reader.stop == .ended)
+    }
+
+    @Test("the query is kept when content is kept; an absolute target gives scheme and authority, never user information")
+    func queryKeptAndAbsoluteForm() {
+        let p = ExchangePlaybook(keepsQuery: true, scheme: "http")
+        let started = p.client("GET http://user:pw@example.org:8080/x?y=1 HTTP/1.1\r\nHost: example.org:8080\r\n\r\n", at: 1)
+        #expect(started == [ExchangeRecord(flowID: 7, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "http",
+                                           authority: "example.org:8080", path: "/x?y=1", requestTime: 1)])
+    }
+
+    @Test("pipelining: two requests in one burst, their responses in one burst, in order")
+    func pipelining() {
+        let p = ExchangePlaybook()
+        let opened = p.client("GET /1 HTTP/1.1\r\nHost: example.com\r\n\r\nGET /2 HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 10)
+        #expect(opened == [get(1, "/1", at: 10), get(2, "/2", at: 10)])
+        let ended = p.server("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nAHTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nBB", at: 20)
+        #expect(ended.map(\.sequence) == [1, 2])
+        #expect(ended.map(\.status) == [200, 404])
+        #expect(ended.map(\.responseBodyBytes) == [1, 2])
+        #expect(ended.map(\.state) == [.complete, .complete])
+    }
+
+    @Test("chunked response: content bytes and bytes as sent; HEAD and 304 have no body")
+    func chunkedHeadAnd304() {
+        let p = ExchangePlaybook()
+        p.client("GET /c HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 1)
+        let chunked = p.server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n5\r\nhello\r\n0\r\n\r\n", at: 2)
+        #expect(chunked.count == 1)
+        #expect(chunked.first?.responseBodyBytes == 5)
+        #expect(chunked.first?.responseWireBytes == 15)
+        #expect(chunked.first?.contentEncoding == "gzip")
+        p.client("HEAD /h HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 3)
+        let head = p.server("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", at: 4)
+        #expect(head.map(\.responseBodyBytes) == [0])
+        #expect(head.map(\.state) == [.complete])
+        p.client("GET /n HTTP/1.1\r\nHost: example.com\r\nIf-None-Match: \"x\"\r\n\r\n", at: 5)
+        let notModified = p.server("HTTP/1.1 304 Not Modified\r\nContent-Length: 50\r\n\r\n", at: 6)
+        #expect(notModified.map(\.status) == [304])
+        #expect(notModified.map(\.responseBodyBytes) == [0])
+        #expect(p.reader.stop == nil)
+    }
+
+    @Test("100-continue: the interim response is skipped, its time is the first response byte")
+    func continueInterim() {
+        let p = ExchangePlaybook()
+        p.client("PUT /f HTTP/1.1\r\nHost: example.com\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n", at: 10)
+        #expect(p.server("HTTP/1.1 100 Continue\r\n\r\n", at: 20) == [])
+        #expect(p.client("abcd", at: 30) == [])
+        let done = p.server("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n", at: 40)
+        #expect(done.map(\.status) == [201])
+        #expect(done.map(\.responseTime) == [20])
+        #expect(done.map(\.requestBodyBytes) == [4])
+        #expect(done.map(\.endTime) == [40])
+    }
+
+    @Test("a WebSocket upgrade: 101 completes the exchange and reading stops (what follows is not HTTP)")
+    func upgrade() {
+        let p = ExchangePlaybook()
+        p.client("GET /chat HTTP/1.1\r\nHost: example.com\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", at: 1)
+        let switched = p.server("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\u{81}\u{05}hello", at: 2)
+        #expect(switched.map(\.status) == [101])
+        #expect(switched.map(\.upgrade) == [true])
+        #expect(switched.map(\.state) == [.complete])
+        #expect(p.reader.stop == .tunnel)
+        #expect(p.client("\u{81}\u{85}abcdefghi", at: 3) == [])
+        #expect(p.end(at: 4) == [])
+    }
+
+    @Test("CONNECT: authority-form target; a 2xx makes a tunnel")
+    func connect() {
+        let p = ExchangePlaybook()
+        let opened = p.client("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", at: 1)
+        #expect(opened == [ExchangeRecord(flowID: 7, sequence: 1, httpVersion: "HTTP/1.1", method: "CONNECT", scheme: "https",
+                                          authority: "example.com:443", path: "example.com:443", requestTime: 1, connect: true)])
+        let done = p.server("HTTP/1.1 200 Connection established\r\n\r\n\u{16}\u{03}\u{01}", at: 2)
+        #expect(done.map(\.state) == [.complete])
+        #expect(p.reader.stop == .tunnel)
+    }
+
+    @Test("a request cut off mid-body ends incomplete with the bytes that came")
+    func cutOffMidBody() {
+        let p = ExchangePlaybook()
+        p.client("POST /big HTTP/1.1\r\nHost: example.com\r\nContent-Length: 10\r\n\r\nabcd", at: 1)
+        var cut = get(1, "/big", at: 1, method: "POST")
+        cut.requestBodyBytes = 4
+        cut.requestWireBytes = 4
+        cut.endTime = 9
+        cut.state = .incomplete
+        #expect(p.end(at: 9) == [cut])
+    }
+
+    @Test("a response delimited by the close is complete when the connection ends")
+    func untilClose() {
+        let p = ExchangePlaybook()
+        p.client("GET / HTTP/1.0\r\n\r\n", at: 1)
+        #expect(p.server("HTTP/1.0 200 OK\r\n\r\nabc", at: 2) == [])
+        let ended = p.end(at: 3)
+        #expect(ended.map(\.state) == [.complete])
+        #expect(ended.map(\.responseBodyBytes) == [3])
+        #expect(ended.map(\.httpVersion) == ["HTTP/1.0"])
+        #expect(ended.map(\.authority) == [nil])
+    }
+
+    @Test("split anywhere: every split of a keep-alive stream gives the same rows")
+    func splitAnywhere() {
+        let request = Array("POST /p?q HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n".utf8)
+        let response = Array("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nxyz".utf8)
+        let whole = ExchangePlaybook()
+        whole.feed(request, .clientToServer, at: 1)
+        whole.feed(response, .serverToClient, at: 2)
+        for split in 1..<request.count {
+            let p = ExchangePlaybook()
+            p.feed(Array(request[..<split]), .clientToServer, at: 1)
+            p.feed(Array(request[split...]), .clientToServer, at: 1)
+            p.feed(Array(response[..<min(split, response.count)]), .serverToClient, at: 2)
+            p.feed(Array(response[min(split, response.count)...]), .serverToClient, at: 2)
+            #expect(p.emitted == whole.emitted, "split at \(split)")
+        }
+        #expect(whole.emitted.last?.requestBodyBytes == 3)
+        #expect(whole.emitted.last?.requestWireBytes == 13)
+    }
+
+    @Test("not HTTP: a TLS record is refused at once and nothing is emitted; broken HTTP later is malformed")
+    func notHTTPAndMalformed() {
+        let tls = ExchangePlaybook()
+        #expect(tls.feed([0x16, 0x03, 0x01, 0x00, 0x05], .clientToServer, at: 1) == [])
+        #expect(tls.reader.stop == .notHTTP)
+        let server = ExchangePlaybook()
+        #expect(server.server("SSH-2.0-OpenSSH_9.2\r\n", at: 1) == [])
+        #expect(server.reader.stop == .notHTTP)
+        let broken = ExchangePlaybook()
+        broken.client("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 1)
+        let ended = broken.server("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", at: 2)
+        #expect(ended.map(\.state) == [.incomplete])
+        guard case .malformed = broken.reader.stop else {
+            Issue.record("expected malformed, got \(String(describing: broken.reader.stop))")
+            return
+        }
+    }
+
+    @Test("bounded: more requests waiting than the limit stops reading")
+    func bounded() {
+        let reader = ExchangeReader(.init(flowID: 7, scheme: "http", keepsQuery: false, http2: false, maxOpen: 2))
+        var emitted: [ExchangeRecord] = []
+        Array("GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\nGET /3 HTTP/1.1\r\n\r\n".utf8).withUnsafeBytes {
+            reader.feed($0, .clientToServer, at: 1) { emitted.append($0) }
+        }
+        #expect(emitted.map(\.state) == [.open, .open, .incomplete, .incomplete])
+        #expect(reader.stop == .malformed("More than 2 requests waited for their responses, more than tv reads at once."))
+    }
+}
+
+@Suite("Request targets of exchange rows (RFC 9112 §3.2)")
+struct ExchangeTargetTests {
+    @Test func forms() {
+        #expect(ExchangeTarget("/a/b?c=d#e", keepsQuery: false) == ExchangeTarget(scheme: nil, authority: nil, path: "/a/b", queryRemoved: true))
+        #expect(ExchangeTarget("/a/b?c=d", keepsQuery: true) == ExchangeTarget(scheme: nil, authority: nil, path: "/a/b?c=d", queryRemoved: false))
+        #expect(ExchangeTarget("/plain", keepsQuery: false) == ExchangeTarget(scheme: nil, authority: nil, path: "/plain", queryRemoved: false))
+        #expect(ExchangeTarget("*", keepsQuery: false) == ExchangeTarget(scheme: nil, authority: nil, path: "*", queryRemoved: false))
+        #expect(ExchangeTarget("HTTP://u:p@Example.org:8080?x", keepsQuery: false)
+                == ExchangeTarget(scheme: "http", authority: "Example.org:8080", path: "/", queryRemoved: true))
+        #expect(ExchangeTarget("example.com:443", keepsQuery: false)
+                == ExchangeTarget(scheme: nil, authority: "example.com:443", path: "example.com:443", queryRemoved: false))
+    }
+}

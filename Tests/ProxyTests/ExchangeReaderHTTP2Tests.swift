@@ -1,0 +1,142 @@
+@testable import Proxy
+import FlowTerms
+import Testing
+
+/// HTTP/2 through `ExchangeReader`, with header blocks from RFC 7541 Appendix C (C.3: requests
+/// without Huffman coding, one connection; C.5.1: a response) and static-table indexes
+/// (Appendix A); frames laid out as RFC 9113 §4.1 says.
+@Suite("Exchange rows read from HTTP/2 on the data path")
+struct ExchangeReaderHTTP2Tests {
+    static func hex(_ text: String) -> [UInt8] {
+        let digits = Array(text.filter { !$0.isWhitespace })
+        return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+    }
+
+    /// One frame: length (24 bits), type, flags, stream (RFC 9113 §4.1).
+    static func frame(_ type: UInt8, _ flags: UInt8, _ stream: UInt32, _ payload: [UInt8]) -> [UInt8] {
+        [UInt8(payload.count >> 16 & 0xff), UInt8(payload.count >> 8 & 0xff), UInt8(payload.count & 0xff), type, flags,
+         UInt8(stream >> 24 & 0x7f), UInt8(stream >> 16 & 0xff), UInt8(stream >> 8 & 0xff), UInt8(stream & 0xff)] + payload
+    }
+
+    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+    // RFC 7541 C.3.1, C.3.2, C.3.3.
+    static let c31 = hex("8286 8441 0f77 7777 2e65 7861 6d70 6c65 2e63 6f6d")
+    static let c32 = hex("8286 84be 5808 6e6f 2d63 6163 6865")
+    static let c33 = hex("8287 85bf 400a 6375 7374 6f6d 2d6b 6579 0c63 7573 746f 6d2d 7661 6c75 65")
+    // RFC 7541 C.5.1: :status 302, cache-control private, date, location.
+    static let c51 = hex("""
+        4803 3330 3258 0770 7269 7661 7465 611d 4d6f 6e2c 2032 3120 4f63 7420 3230 3133 2032 303a 3133 3a32 3120 474d 546e
+        1768 7474 7073 3a2f 2f77 7777 2e65 7861 6d70 6c65 2e63 6f6d
+        """)
+    /// :status 200 (static index 8), then content-type (static name 31) `text/plain`, literal without indexing.
+    static let ok200TextPlain: [UInt8] = [0x88, 0x0f, 0x10, 0x0a] + Array("text/plain".utf8)
+
+    static let endStream: UInt8 = 0x1, endHeaders: UInt8 = 0x4, padded: UInt8 = 0x8
+
+    static var clientStream: [UInt8] {
+        preface + frame(0x4, 0, 0, [])
+            + frame(0x1, endHeaders | endStream, 1, c31)
+            + frame(0x1, endHeaders | endStream, 3, c32)
+            // C.3.3 split across HEADERS and CONTINUATION, then a padded DATA of 4 bytes (pad 3).
+            + frame(0x1, 0, 5, Array(c33.prefix(5))) + frame(0x9, endHeaders, 5, Array(c33.dropFirst(5)))
+            + frame(0x0, padded | endStream, 5, [3] + Array("abcd".utf8) + [0, 0, 0])
+    }
+
+    static var serverStream: [UInt8] {
+        frame(0x4, 0, 0, [0x00, 0x03, 0x00, 0x00, 0x00, 0x64])
+            + frame(0x1, endHeaders, 1, c51) + frame(0x0, endStream, 1, Array("0123456789".utf8))
+            + frame(0x1, endHeaders, 3, ok200TextPlain) + frame(0x0, 0, 3, Array("ab".utf8)) + frame(0x0, endStream, 3, Array("c".utf8))
+            + frame(0x3, 0, 5, [0, 0, 0, 8])
+    }
+
+    func request(_ sequence: Int, stream: Int64, scheme: String, path: String, at time: Int64) -> ExchangeRecord {
+        ExchangeRecord(flowID: 7, sequence: sequence, streamID: stream, httpVersion: "HTTP/2", method: "GET", scheme: scheme,
+                       authority: "www.example.com", path: path, requestTime: time)
+    }
+
+    @Test("three streams: headers decoded with one inflater per direction, DATA counted without padding, a reset")
+    func threeStreams() {
+        let p = ExchangePlaybook(http2: true)
+        let opened = p.feed(Self.clientStream, .clientToServer, at: 10)
+        var third = request(3, stream: 5, scheme: "https", path: "/index.html", at: 10)
+        #expect(opened == [request(1, stream: 1, scheme: "http", path: "/", at: 10), request(2, stream: 3, scheme: "http", path: "/", at: 10), third])
+        let ended = p.feed(Self.serverStream, .serverToClient, at: 20)
+        var first = request(1, stream: 1, scheme: "http", path: "/", at: 10)
+        first.status = 302
+        first.responseBodyBytes = 10
+        first.responseWireBytes = 10
+        first.responseTime = 20
+        first.endTime = 20
+        first.state = .complete
+        var second = request(2, stream: 3, scheme: "http", path: "/", at: 10)
+        second.status = 200
+        second.contentType = "text/plain"
+        second.responseBodyBytes = 3
+        second.responseWireBytes = 3
+        second.responseTime = 20
+        second.endTime = 20
+        second.state = .complete
+        third.requestBodyBytes = 4
+        third.requestWireBytes = 4
+        third.endTime = 20
+        third.state = .incomplete
+        #expect(ended == [first, second, third])
+        #expect(p.end(at: 30) == [])
+        #expect(p.reader.stop == .ended)
+    }
+
+    @Test("byte by byte: the same rows as whole bursts")
+    func byteByByte() {
+        let whole = ExchangePlaybook(http2: true)
+        whole.feed(Self.clientStream, .clientToServer, at: 1)
+        whole.feed(Self.serverStream, .serverToClient, at: 1)
+        let p = ExchangePlaybook(http2: true)
+        for byte in Self.clientStream { p.feed([byte], .clientToServer, at: 1) }
+        for byte in Self.serverStream { p.feed([byte], .serverToClient, at: 1) }
+        #expect(p.emitted == whole.emitted)
+        #expect(p.emitted.count == 6)
+    }
+
+    @Test("prior knowledge: a client starting with the preface is read as HTTP/2 without ALPN")
+    func priorKnowledge() {
+        let p = ExchangePlaybook(http2: false, scheme: "http")
+        let opened = p.feed(Self.preface + Self.frame(0x1, Self.endHeaders | Self.endStream, 1, Self.c31), .clientToServer, at: 1)
+        #expect(opened.map(\.httpVersion) == ["HTTP/2"])
+        #expect(opened.map(\.authority) == ["www.example.com"])
+    }
+
+    @Test("the query string is content: left out of :path unless kept")
+    func queryLeftOut() {
+        // :method GET (2), :scheme https (7), :path literal without indexing (name 4) "/s?q=secret".
+        let block: [UInt8] = [0x82, 0x87, 0x04, 0x0b] + Array("/s?q=secret".utf8) + [0x01, 0x01, 0x61]
+        for keeps in [false, true] {
+            let p = ExchangePlaybook(keepsQuery: keeps, http2: true)
+            let opened = p.feed(Self.preface + Self.frame(0x1, Self.endHeaders | Self.endStream, 1, block), .clientToServer, at: 1)
+            #expect(opened.map(\.path) == [keeps ? "/s?q=secret" : "/s"])
+            #expect(opened.map(\.queryRemoved) == [!keeps])
+            #expect(opened.map(\.authority) == ["a"])
+        }
+    }
+
+    @Test("a broken header block stops reading, open streams end incomplete, and it is malformed")
+    func brokenBlock() {
+        let p = ExchangePlaybook(http2: true)
+        p.feed(Self.preface + Self.frame(0x1, Self.endHeaders, 1, Self.c31), .clientToServer, at: 1)
+        // Index 0 is never valid (RFC 7541 §6.1).
+        let ended = p.feed(Self.frame(0x1, Self.endHeaders, 3, [0x80]), .clientToServer, at: 2)
+        #expect(ended.map(\.state) == [.incomplete])
+        guard case let .malformed(reason) = p.reader.stop else {
+            Issue.record("expected malformed, got \(String(describing: p.reader.stop))")
+            return
+        }
+        #expect(reason.hasPrefix("The header block on stream 3 cannot be decoded (HPACK, RFC 7541: "))
+    }
+
+    @Test("a frame inside a header block breaks the framing (RFC 9113 §6.10)")
+    func interleavedBlock() {
+        let p = ExchangePlaybook(http2: true)
+        p.feed(Self.preface + Self.frame(0x1, Self.endHeaders, 1, Self.c31), .clientToServer, at: 1)
+        p.feed(Self.frame(0x1, 0, 3, Array(Self.c32.prefix(2))) + Self.frame(0x0, 0, 1, [1]), .clientToServer, at: 2)
+        #expect(p.reader.stop == .malformed("A frame of type 0 came in the middle of a header block, where only CONTINUATION may (RFC 9113 §6.10)."))
+    }
+}

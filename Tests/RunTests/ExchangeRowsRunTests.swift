@@ -1,0 +1,257 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 16 through the real `tv` binary: exchange rows from `tv run --inspect` between real
+/// clients (curl over HTTP/1.1 keep-alive and HTTP/2 multiplexing, h2load, Python) and nginx,
+/// checked against nginx's own access log; without content keeping, no header value or query
+/// string reaches the data folder.
+@Suite("tv run: HTTP exchanges as rows (issue 16)", .serialized)
+struct ExchangeRowsRunTests {
+    /// A WebSocket backend behind nginx: answers the upgrade with 101 (RFC 6455 §4.2.2), sends
+    /// one text frame, then waits for the client to close.
+    static let webSocketServer = #"""
+    import base64, hashlib, socket, sys, threading
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+    s.listen(16)
+    def serve(c):
+        with c:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                d = c.recv(4096)
+                if not d:
+                    return
+                data += d
+            key = [l.split(b":", 1)[1].strip() for l in data.split(b"\r\n") if l.lower().startswith(b"sec-websocket-key:")][0]
+            accept = base64.b64encode(hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+            c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n\x81\x02hi")
+            while c.recv(4096):
+                pass
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+    """#
+
+    /// Through tv (argv: proxy port, nginx port, tv's root, mode): CONNECT, TLS to localhost,
+    /// then `ws` (a WebSocket upgrade, one frame each way, close) or `cut` (a POST announcing
+    /// 1,000 bytes that sends 100 and closes).
+    static let client = #"""
+    import socket, ssl, sys
+    proxy, port, root, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+    s = socket.create_connection(("127.0.0.1", proxy), timeout=10)
+    s.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += s.recv(4096)
+    ctx = ssl.create_default_context(cafile=root)
+    ctx.set_alpn_protocols(["http/1.1"])
+    t = ctx.wrap_socket(s, server_hostname="localhost")
+    if mode == "ws":
+        t.sendall(f"GET /ws/chat HTTP/1.1\r\nHost: localhost:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+        got = b""
+        while b"hi" not in got:
+            got += t.recv(4096)
+        assert got.startswith(b"HTTP/1.1 101"), got
+        t.sendall(b"\x81\x82abcd" + bytes(a ^ b for a, b in zip(b"yo", b"ab")))
+    else:
+        t.sendall(f"POST /echo/cut HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Length: 1000\r\n\r\n".encode() + b"x" * 100)
+    t.close()
+    print("done")
+    """#
+
+    /// One line of nginx's combined log: method, path without the query, status, body bytes sent.
+    struct Logged: Hashable, CustomStringConvertible {
+        var method: String
+        var path: String
+        var status: Int
+        var bytes: Int
+        var description: String { "\(method) \(path) \(status) \(bytes)" }
+    }
+
+    static func accessLog(_ text: String) -> [Logged] {
+        text.split(separator: "\n").compactMap { line in
+            let quoted = line.split(separator: "\"")
+            guard quoted.count >= 3 else { return nil }
+            let request = quoted[1].split(separator: " ")
+            let after = quoted[2].split(separator: " ")
+            guard request.count >= 2, after.count >= 2, let status = Int(after[0]), let bytes = Int(after[1]) else { return nil }
+            let path = String(request[1].split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
+            return Logged(method: String(request[0]), path: path, status: status, bytes: bytes)
+        }
+    }
+
+    @Test("1,000+ requests over keep-alive and h2 (curl, h2load), 204, 304, HEAD, chunked, 100-continue, a WebSocket upgrade and a cut-off request: every row matches nginx's access log; no header value or query string on disk")
+    func rowsMatchTheAccessLog() throws {
+        let ws = try PythonServer(Self.webSocketServer)
+        let locations = """
+        access_log logs/access.log;
+                location /gz/ { gzip on; gzip_types text/plain; gzip_min_length 1; }
+                location = /cond.html { if_modified_since before; }
+                location /ws/ { proxy_pass http://127.0.0.1:\(ws.port); proxy_http_version 1.1; proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection upgrade; }
+        """
+        let world = try RunWorld(nginxLocations: locations)
+        let box = world.sandbox
+        try FileManager.default.createDirectory(atPath: world.www + "/gz", withIntermediateDirectories: true)
+        try Data((1...40).map { "line \($0) of text\n" }.joined().utf8).write(to: URL(fileURLWithPath: world.www + "/gz/t.txt"))
+        try Data("conditional\n".utf8).write(to: URL(fileURLWithPath: world.www + "/cond.html"))
+        try FileManager.default.createDirectory(atPath: world.www + "/echo", withIntermediateDirectories: true)
+        let secretQuery = "SECRETQUERY7F3A", secretHeader = "SECRETHEADER9C1E"
+        var tv = try world.run("--inspect", "--log", "requests")
+
+        // HTTP/1.1 keep-alive: 400 transfers on one connection, a header and a query on each.
+        var config = ""
+        let h1Paths = ["/index.html?token=\(secretQuery)", "/1k.bin", "/gz/t.txt", "/missing", "/index.html"]
+        for i in 0..<400 { config += "url = \"\(world.url(h1Paths[i % h1Paths.count]))\"\noutput = \"/dev/null\"\n" }
+        let configPath = try box.write("h1.conf", config)
+        var r = try world.curlThrough(tv, ["--http1.1", "-H", "X-Secret: \(secretHeader)", "-H", "Accept-Encoding: gzip", "-K", configPath])
+        #expect(r.status == 0, "\(r)")
+        // HTTP/2: 300 transfers multiplexed on one connection.
+        config = ""
+        for i in 0..<300 { config += "url = \"\(world.url(i % 3 == 0 ? "/1k.bin?n=\(i)&token=\(secretQuery)" : "/index.html"))\"\noutput = \"/dev/null\"\n" }
+        let h2Config = try box.write("h2.conf", config)
+        r = try world.curlThrough(tv, ["--http2", "--parallel", "--parallel-max", "20", "-H", "X-Secret: \(secretHeader)", "-K", h2Config])
+        #expect(r.status == 0, "\(r)")
+        // 304, HEAD, 100-continue (201, then 204 for the same file).
+        r = try world.curlThrough(tv, ["--http1.1", "-o", "/dev/null", "-H", "If-Modified-Since: Tue, 01 Dec 2099 00:00:00 GMT", world.url("/cond.html"),
+                                       "-I", world.url("/index.html")])
+        #expect(r.status == 0, "\(r)")
+        let upload = try box.write("upload.txt", String(repeating: "u", count: 3000))
+        for _ in 0..<2 {
+            r = try world.curlThrough(tv, ["--http1.1", "-o", "/dev/null", "-H", "Expect: 100-continue", "-T", upload, world.url("/echo/file.txt")])
+            #expect(r.status == 0, "\(r)")
+        }
+        // A WebSocket upgrade and a request cut off mid-body.
+        for mode in ["ws", "cut"] {
+            let p = try box.python(Self.client, [String(tv.port), String(world.nginx.tlsPort), world.tvRoot, mode])
+            #expect(p.status == 0, "\(mode): \(p)")
+        }
+        _ = try box.waitForNoOpenConnections()
+        // --log requests printed a line per finished exchange, the query replaced by ?….
+        let log = tv.log()
+        #expect(matches(log, #"\n\d\d:\d\d:\d\d\.\d{3} GET https://localhost:\#(world.nginx.tlsPort)/index\.html\?… 200 17 B \d"#), "\(log.suffix(2000))")
+        try tv.stop()
+
+        // h2load through the reverse front-end: 300 requests, 10 streams at once.
+        tv = try world.run("--inspect", "--mode", "reverse:https://localhost:\(world.nginx.tlsPort)")
+        let h2 = try box.tool("h2load", ["-n", "300", "-c", "1", "-m", "10", "-H", "X-Secret: \(secretHeader)",
+                                         "https://localhost:\(tv.port)/index.html?token=\(secretQuery)"], timeout: 60)
+        #expect(h2.out.contains("300 succeeded, 0 failed, 0 errored"), "\(h2)")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+
+        // Every exchange row against nginx's log, as multisets.
+        let page = try box.json("requests", "--limit", "10000")
+        let rows = page["requests"] as? [JSON] ?? []
+        let logged = Self.accessLog(box.text(world.nginx.dir + "/logs/access.log"))
+        #expect(logged.count == 400 + 300 + 2 + 2 + 2 + 300, "\(logged.count) lines in nginx's log")
+        #expect(rows.count == logged.count, "\(rows.count) rows")
+        var expected: [Logged: Int] = [:]
+        for var line in logged where line.path != "/echo/cut" && line.path != "/ws/chat" {
+            // nginx counts the interim "HTTP/1.1 100 Continue\r\n\r\n" (25 bytes) it sent before a
+            // PUT's body in $body_bytes_sent; the row counts the final response's body only.
+            if line.method == "PUT" { line.bytes -= 25 }
+            expected[line, default: 0] += 1
+        }
+        var found: [Logged: Int] = [:]
+        for row in rows {
+            guard let path = row.string("path"), path != "/echo/cut", path != "/ws/chat" else { continue }
+            found[Logged(method: row.string("method") ?? "", path: path, status: row.int("status") ?? -1,
+                         bytes: row.int("responseWireBytes") ?? -1), default: 0] += 1
+        }
+        #expect(found == expected, "differences: \(found.filter { expected[$0.key] != $0.value }) vs \(expected.filter { found[$0.key] != $0.value })")
+        // The kinds asked for are there.
+        let statuses = Set(rows.compactMap { $0.int("status") })
+        #expect(statuses.isSuperset(of: [101, 200, 201, 204, 304, 404]), "\(statuses)")
+        #expect(rows.contains { $0.string("method") == "HEAD" && $0.int("responseWireBytes") == 0 })
+        #expect(rows.filter { $0.string("httpVersion") == "HTTP/2" }.count == 600)
+        // Chunked: gzip over HTTP/1.1 is chunked, so bytes as sent exceed the content.
+        let chunked = rows.first { $0.string("path") == "/gz/t.txt" }
+        #expect(chunked?.string("contentEncoding") == "gzip")
+        #expect((chunked?.int("responseWireBytes") ?? 0) > (chunked?.int("responseBodyBytes") ?? 0), "\(String(describing: chunked))")
+        // 100-continue: the request body counted, the interim response skipped.
+        let puts = rows.filter { $0.string("method") == "PUT" }.sorted { ($0.int("id") ?? 0) < ($1.int("id") ?? 0) }
+        #expect(puts.map { $0.int("status") } == [201, 204])
+        #expect(puts.map { $0.int("requestBodyBytes") } == [3000, 3000])
+        // The upgrade and the cut-off request.
+        let upgrade = try #require(rows.first { $0.string("path") == "/ws/chat" })
+        #expect(upgrade.int("status") == 101)
+        #expect(upgrade["upgrade"] as? Bool == true)
+        #expect(upgrade.string("state") == "complete")
+        #expect(logged.contains { $0.path == "/ws/chat" && $0.status == 101 })
+        let cut = try #require(rows.first { $0.string("path") == "/echo/cut" })
+        #expect(cut.string("state") == "incomplete")
+        #expect(cut.int("requestBodyBytes") == 100)
+        #expect(logged.contains { $0.method == "POST" && $0.path == "/echo/cut" })
+        // Queries were there and were not kept.
+        #expect(rows.filter { $0["queryRemoved"] as? Bool == true }.count == 80 + 100 + 300)
+
+        // Nothing of a header value or a query string anywhere in the data folder.
+        let grep = try box.tool("grep", ["-r", "-a", "-l", "-e", secretQuery, "-e", secretHeader, box.dataDir])
+        #expect(grep.status == 1, "found in: \(grep.out)")
+
+        // The commands: a list, one request, its curl command, and the flow listing its requests.
+        let list = try box.tv("requests", "--limit", "3").out
+        let listed = list.split(separator: "\n")
+        #expect(listed.count == 5 && matches(String(listed[0]), #"^ +ID  TIME \(UTC\) +METHOD  HOST +PATH +STATUS  SIZES \(REQ → RESP\)  DURATION  TYPE$"#), "\(list)")
+        #expect(listed.count == 5 && matches(String(listed[1]), #"^ *\d+  \d\d-\d\d \d\d:\d\d:\d\d  GET +localhost:\d+ +/index\.html\?… +200 +0 B → 17 B +\d"#), "\(list)")
+        #expect(listed.last?.hasPrefix("More: tv requests --data-dir ") == true, "\(list)")
+        let one = try #require(rows.first { $0.string("path") == "/1k.bin" && $0.string("httpVersion") == "HTTP/2" })
+        let id = try #require(one.int("id"))
+        let shown = try box.tv("request", String(id)).out
+        #expect(shown.hasPrefix("Request \(id) — GET https://localhost:\(world.nginx.tlsPort)/1k.bin?…\n"), "\(shown)")
+        #expect(shown.contains("Without content keeping tv keeps each request's method"), "\(shown)")
+        let curl = try box.tv("request", String(id), "--curl")
+        #expect(curl.out == "curl --http2 https://localhost:\(world.nginx.tlsPort)/1k.bin\n", "\(curl)")
+        let flowText = try box.tv("flow", String(one.int("flow") ?? 0)).out
+        #expect(flowText.contains("HTTP requests (300; `tv request ID` shows one):"), "\(flowText)")
+    }
+
+    @Test("with content kept: tv request shows headers, the query and a JSON body pretty-printed; --curl repeats it")
+    func keptContent() throws {
+        let world = try RunWorld(nginxLocations: #"location = /api { default_type application/json; return 200 '{"a":1,"list":[true,null],"o":{}}'; }"#)
+        let box = world.sandbox
+        let tv = try world.run("--inspect", "--keep-content")
+        let r = try world.curlThrough(tv, ["--http1.1", "-o", "/dev/null", "-H", "X-Token: abc", world.url("/api?q=1")])
+        #expect(r.status == 0, "\(r)")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let rows = try box.json("requests")["requests"] as? [JSON] ?? []
+        let row = try #require(rows.first)
+        #expect(row.string("path") == "/api?q=1")
+        #expect(row["queryRemoved"] as? Bool == false)
+        #expect(row.string("contentType") == "application/json")
+        let id = try #require(row.int("id"))
+        let shown = try box.tv("request", String(id)).out
+        #expect(shown.contains("    X-Token: abc\n"), "\(shown)")
+        #expect(shown.contains("    body: 33 bytes of JSON\n      {\n        \"a\": 1,\n        \"list\": [\n          true,\n          null\n        ],\n        \"o\": {}\n      }\n"), "\(shown)")
+        let curl = try box.tv("request", String(id), "--curl").out
+        #expect(curl.hasPrefix("curl 'https://localhost:\(world.nginx.tlsPort)/api?q=1' -H 'User-Agent: curl/"), "\(curl)")
+        #expect(curl.contains(" -H 'X-Token: abc'"), "\(curl)")
+    }
+
+    @Test("plain HTTP through the proxy: each request of a keep-alive connection is a row")
+    func plainHTTP() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run()
+        let base = "http://127.0.0.1:\(world.nginx.plainPort)"
+        let r = try box.curl(["-x", tv.proxyURL, "-o", "/dev/null", base + "/index.html", "-o", "/dev/null", base + "/missing?token=x"])
+        #expect(r.status == 0, "\(r)")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let rows = (try box.json("requests")["requests"] as? [JSON] ?? []).reversed()
+        #expect(rows.map { $0.string("method") } == ["GET", "GET"])
+        #expect(rows.map { $0.string("scheme") } == ["http", "http"])
+        #expect(rows.map { $0.string("authority") } == ["127.0.0.1:\(world.nginx.plainPort)", "127.0.0.1:\(world.nginx.plainPort)"])
+        #expect(rows.map { $0.string("path") } == ["/index.html", "/missing"])
+        #expect(rows.map { $0["queryRemoved"] as? Bool } == [false, true])
+        #expect(rows.map { $0.int("status") } == [200, 404])
+        #expect(rows.first?.int("responseBodyBytes") == 17)
+        #expect(rows.map { $0.string("state") } == ["complete", "complete"])
+        #expect(Set(rows.compactMap { $0.int("flow") }).count == 1)
+    }
+}

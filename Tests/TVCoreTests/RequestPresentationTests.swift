@@ -1,0 +1,110 @@
+import FlowStore
+import FlowTerms
+import HTTPReading
+import Testing
+@testable import TVCore
+
+/// `tv requests`, `tv request ID`, `--curl` and `--log requests` lines, with exact values (issue 16).
+@Suite struct RequestPresentationTests {
+    /// 2025-12-01 20:13:20 UTC.
+    static let start: Int64 = 1_764_620_000_000_000
+
+    static let finished = ExchangeRecord(
+        id: 42, flowID: 7, sequence: 3, httpVersion: "HTTP/1.1", method: "GET", scheme: "https", authority: "example.com",
+        path: "/a", queryRemoved: true, status: 200, reason: "OK", responseBodyBytes: 1_234, responseWireBytes: 1_245,
+        contentType: "text/html", requestTime: start, responseTime: start + 12_000, endTime: start + 35_000, state: .complete)
+
+    @Test func urlStatusAndLogLine() {
+        let e = Self.finished
+        #expect(RequestListPresentation.url(e) == "https://example.com/a?…")
+        #expect(RequestListPresentation.logLine(e) == "20:13:20.035 GET https://example.com/a?… 200 1.2 KiB 35 ms")
+        var open = e
+        open.status = nil
+        open.endTime = nil
+        open.state = .open
+        #expect(RequestListPresentation.status(open) == "—")
+        #expect(RequestListPresentation.duration(open) == "open")
+        var cut = open
+        cut.state = .incomplete
+        #expect(RequestListPresentation.status(cut) == "cut")
+        let connect = ExchangeRecord(flowID: 1, sequence: 1, httpVersion: "HTTP/1.1", method: "CONNECT", scheme: "https",
+                                     authority: "example.com:443", path: "example.com:443", requestTime: 0, connect: true)
+        #expect(RequestListPresentation.url(connect) == "example.com:443")
+    }
+
+    @Test func listLinesAndEscapes() {
+        var hostile = Self.finished
+        hostile.id = 43
+        hostile.path = "/x\u{1b}[2J"
+        hostile.queryRemoved = false
+        let lines = RequestListPresentation(page: ExchangePage(exchanges: [Self.finished], nextCursor: "abc")).lines()
+        #expect(lines.count == 3)
+        #expect(lines[0] == "ID  TIME (UTC)      METHOD  HOST         PATH  STATUS  SIZES (REQ → RESP)  DURATION  TYPE")
+        #expect(lines[1] == "42  12-01 20:13:20  GET     example.com  /a?…  200          0 B → 1.2 KiB     35 ms  text/html")
+        #expect(lines[2] == "More: tv requests --after abc")
+        #expect(!RequestListPresentation(page: ExchangePage(exchanges: [hostile], nextCursor: nil)).lines().joined().contains("\u{1b}"))
+        #expect(RequestListPresentation(page: ExchangePage(exchanges: [], nextCursor: nil)).lines()
+                == ["No HTTP requests are recorded yet. They are read from inspected connections (`tv inspect on`) and plain HTTP through the proxy while `tv run` runs."])
+    }
+
+    @Test func detailFacts() {
+        #expect(RequestDetailPresentation(exchange: Self.finished, recorded: nil).factLines() == [
+            "Request 42 — GET https://example.com/a?…",
+            "  flow 7, exchange 3 of it, HTTP/1.1",
+            "  status 200 OK — complete",
+            "  request body 0 B",
+            "  response body 1.2 KiB (1.2 KiB as sent), text/html",
+            "  started 2025-12-01 20:13:20.000 UTC; first response byte after 12 ms; ended after 35 ms",
+            "  the query string was not kept (content keeping was off)",
+        ])
+        var lines: [String] = []
+        RequestDetailPresentation(exchange: Self.finished, recorded: nil).write(reader: BoundedBodyReader()) { lines.append($0) }
+        #expect(lines.last == RequestDetailPresentation.keptWithoutContent)
+    }
+
+    @Test func curlWithoutAndWithContent() {
+        let bare = CurlCommand(Self.finished, request: nil)
+        #expect(bare.command == "curl https://example.com/a")
+        #expect(bare.note == "Its headers, query string and body were not kept (content keeping was off), so this command sends the method and URL only.")
+        var post = Self.finished
+        post.method = "POST"
+        let request = HTTPMessage(
+            startLine: "POST /p?q=1 HTTP/1.1",
+            headers: [HTTPHeader("Host", "example.com"), HTTPHeader("Content-Type", "application/x-www-form-urlencoded"),
+                      HTTPHeader("Content-Length", "3"), HTTPHeader("X-A", "it's")],
+            body: HTTPBody(framing: "content-length", transferred: Array("a=1".utf8)), turn: 1, offset: 0)
+        let curl = CurlCommand(post, request: request)
+        #expect(curl.command == "curl 'https://example.com/p?q=1' -H 'Content-Type: application/x-www-form-urlencoded' -H 'X-A: it'\\''s' --data-binary a=1")
+        #expect(curl.note == nil)
+        #expect(CurlCommand.methodWords("HEAD", withBody: false) == ["-I"])
+        #expect(CurlCommand.methodWords("PUT", withBody: true) == ["-X", "PUT"])
+        #expect(CurlCommand.methodWords("POST", withBody: true) == [])
+        #expect(CurlCommand.methodWords("GET", withBody: false) == [])
+        #expect(CurlCommand.methodWords("DELETE", withBody: false) == ["-X", "DELETE"])
+    }
+
+    @Test func jsonIndentation() {
+        #expect(JSONIndentation.lines(Array(#"{"a":[1,{"b":"x,y:\"z\""}],"c":{}}"#.utf8)) == [
+            "{", "  \"a\": [", "    1,", "    {", "      \"b\": \"x,y:\\\"z\\\"\"", "    }", "  ],", "  \"c\": {}", "}",
+        ])
+        #expect(JSONIndentation.lines(Array("not json".utf8)) == nil)
+        #expect(JSONIndentation.lines(Array("{\"a\":".utf8)) == nil)
+    }
+
+    @Test func matchingTheRecordedExchange() {
+        let message = { (line: String) in HTTPMessage(startLine: line, headers: [], body: HTTPBody(framing: "none"), turn: 1, offset: 0) }
+        let h1 = [HTTPExchange(request: nil, response: message("HTTP/1.1 400 Bad")),
+                  HTTPExchange(request: message("GET /1 HTTP/1.1")), HTTPExchange(request: message("GET /2 HTTP/1.1"))]
+        var e = Self.finished
+        e.sequence = 2
+        #expect(RequestReading.match(e, in: h1)?.request?.startLine == "GET /2 HTTP/1.1")
+        e.sequence = 3
+        #expect(RequestReading.match(e, in: h1) == nil)
+        let h2 = [HTTPExchange(streamID: 2, request: message("GET /pushed HTTP/2"), pushed: true),
+                  HTTPExchange(streamID: 3, request: message("GET /three HTTP/2"))]
+        e.streamID = 3
+        #expect(RequestReading.match(e, in: h2)?.request?.startLine == "GET /three HTTP/2")
+        e.streamID = 2
+        #expect(RequestReading.match(e, in: h2) == nil)
+    }
+}
