@@ -187,4 +187,31 @@ struct LiveViewRunTests {
         #expect(json.terminationStatus == 0)
         #expect(box.text(jsonOut + ".err") == "The session stopped, so following ends.\n")
     }
+
+    @Test("tv flows --follow --requests prints one line per finished request, as tv run --log requests does")
+    func followRequests() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect")
+        let out = box.root + "/requests.txt"
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try TVBinary.require())
+        p.arguments = ["--data-dir", box.dataDir, "flows", "--follow", "--requests"]
+        p.environment = box.environment
+        p.standardOutput = FileHandle(forWritingAtPath: out)
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        usleep(700_000)
+        let curl = try world.curlThrough(tv, ["--http1.1", world.url("/index.html"), world.url("/missing")])
+        #expect(curl.out.hasPrefix("hello from nginx\n"), "\(curl)")
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, box.text(out).split(separator: "\n").count < 2 { usleep(100_000) }
+        let lines = box.text(out).split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?.contains(" GET https://localhost:\(world.nginx.tlsPort)/index.html 200 17 B ") == true, "\(lines)")
+        #expect(lines.last?.contains(" GET https://localhost:\(world.nginx.tlsPort)/missing 404 ") == true, "\(lines)")
+        try tv.stop()
+        #expect(Run.waitForExit(p, seconds: 5))
+    }
 }

@@ -68,11 +68,11 @@ extension ProxyConnection {
             shared.sink?.flowUpdated(flow)
         case let .closeFlow(flow, recorded):
             loop.counters.countClosed(flow.status)
-            endPlainExchanges(flow: flow.id)
             if let offered = InspectionOutcome.of(decision: nil, status: flow.status, inspectionOn: shared.inspection.load(ordering: .relaxed),
                                                   handshakeDone: false, outcome: nil, failure: nil) {
                 loop.counters.countInspection(offered)
             }
+            endPlainExchanges(flow: flow.id)
             shared.sink?.flowClosed(flow)
             if recorded { shared.recorder?.flowEnded(flow: flow.id) }
         case .newServerLeg:

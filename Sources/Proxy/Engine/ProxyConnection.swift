@@ -304,13 +304,13 @@ final class ProxyConnection: LoopHandler {
         facts.durationMicros = loop.wallNow - facts.startMicros
         loop.counters.countClosed(facts.status)
         if let outcome = machine.outcome { loop.counters.countClientOutcome(outcome) }
-        endExchanges()
         if let offered = InspectionOutcome.of(decision: machine.decision, status: facts.status,
                                               inspectionOn: shared.inspection.load(ordering: .relaxed),
                                               handshakeDone: machine.relay.handshakeDoneMicros > 0,
                                               outcome: machine.outcome, failure: machine.failure) {
             loop.counters.countInspection(offered)
         }
+        endExchanges()
         shared.sink?.flowClosed(facts)
         if machine.relay.recordingStarted { shared.recorder?.flowEnded(flow: facts.id, cutOff: facts.status == .failed) }
     }

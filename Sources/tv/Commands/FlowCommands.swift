@@ -24,6 +24,7 @@ enum FlowCommands {
                   OptionSpec("limit", value: "N", help: "At most N flows (default 50, at most 10000)."),
                   OptionSpec("after", value: "CURSOR", help: "The page after CURSOR (printed at the end of the previous page)."),
                   OptionSpec("follow", help: "Keep printing flows as they open (+) and finish (-), with the same filters, until Ctrl-C or the session stops; with --json, one JSON object per line."),
+                  OptionSpec("requests", help: "With --follow: one line per finished HTTP request instead (as `tv run --log requests`), of the flows the filters select."),
                   json])
 
     /// `--filter EXPR`, shared by the commands that take one.
@@ -95,8 +96,9 @@ enum FlowCommands {
         let filter = try c.value("filter").map(FilterParser.parse)
         if c.has("follow") {
             if c.has("after") || c.has("limit") { throw UsageRefusal("--follow prints flows as they come; it takes no --after or --limit.") }
-            return try FollowCommand.run(inv, query: query)
+            return try FollowCommand.run(inv, query: query, requests: c.has("requests"))
         }
+        if c.has("requests") { throw UsageRefusal("--requests goes with --follow; `tv requests` lists the recorded ones.") }
         try askSessionToFlush(inv)
         let store = try openStoreForReading(inv)
         defer { store.close() }

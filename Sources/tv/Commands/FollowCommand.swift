@@ -15,7 +15,7 @@ enum FollowCommand {
     /// Time between two polls.
     static let pollMillis: UInt32 = 500
 
-    static func run(_ inv: Invocation, query: FlowQuery) throws -> Int32 {
+    static func run(_ inv: Invocation, query: FlowQuery, requests: Bool) throws -> Int32 {
         let home = try inv.existingHome()
         guard LiveSessionFlush.ask(home) != .noSession else {
             throw UsageRefusal("No tv session is running for this data folder, so there is nothing to follow; start one with `tv run`.", exitCode: 3)
@@ -35,18 +35,37 @@ enum FollowCommand {
         defer { sources.forEach { $0.cancel() } }
 
         let now = FlowCommands.nowMicros()
-        var follower = FlowFollower(startMicros: now)
-        // Flows open now (started within the last day) are watched so their end is told.
-        follower.watch(try store.flows(matching: query, startedSince: now - 86_400_000_000, limit: FlowFollower.openLimit))
-        if !inv.json { inv.console.note("Following new and finished flows (+ opened, - finished); Ctrl-C stops.") }
+        let limit = 5_000
+        // Rows open now (started within the last day) are watched so their end is told.
+        let watchedSince = now - 86_400_000_000
+        let poll: () throws -> [String]
+        if requests {
+            var follower = ExchangeFollower(startMicros: now)
+            follower.watch(try store.exchanges(matching: query, requestedSince: watchedSince, limit: ExchangeFollower.openLimit))
+            if !inv.json { inv.console.note("Following finished requests; Ctrl-C stops.") }
+            poll = {
+                let started = try store.exchanges(matching: query, requestedSince: follower.since, limit: limit)
+                let rechecked = try store.exchanges(ids: Array(follower.open.keys))
+                return follower.take(started: started, rechecked: rechecked, full: started.count == limit).compactMap { event in
+                    guard case .finished(let e) = event else { return nil }
+                    return inv.json ? RequestListPresentation.json(e).serialized(pretty: false) : RequestListPresentation.logLine(e)
+                }
+            }
+        } else {
+            var follower = FlowFollower(startMicros: now)
+            follower.watch(try store.flows(matching: query, startedSince: watchedSince, limit: FlowFollower.openLimit))
+            if !inv.json { inv.console.note("Following new and finished flows (+ opened, - finished); Ctrl-C stops.") }
+            poll = {
+                let started = try store.flows(matching: query, startedSince: follower.since, limit: limit)
+                let rechecked = try store.flows(ids: Array(follower.open.keys))
+                return follower.take(started: started, rechecked: rechecked, full: started.count == limit).map { event in
+                    inv.json ? event.json.serialized(pretty: false) : event.line
+                }
+            }
+        }
         while true {
             let session = LiveSessionFlush.ask(home)
-            let limit = 5_000
-            let started = try store.flows(matching: query, startedSince: follower.since, limit: limit)
-            let rechecked = try store.flows(ids: Array(follower.open.keys))
-            for event in follower.take(started: started, rechecked: rechecked, full: started.count == limit) {
-                inv.console.line(inv.json ? event.json.serialized(pretty: false) : event.line)
-            }
+            for line in try poll() { inv.console.line(line) }
             if session == .noSession {
                 inv.console.note("The session stopped, so following ends.")
                 return 0

@@ -1,8 +1,35 @@
 import FlowStore
+import FlowTerms
 import TVHome
 
-/// `tv flows --follow`'s memory between two polls: which flows were already told as new, which
-/// are still open (to tell when they finish), and from when to ask again. Pure: rows in, events
+/// A row `Follower` can follow: an id, when it started, and whether it is over.
+public protocol FollowedRow: Sendable, Equatable {
+    var followID: Int64 { get }
+    /// When it started (µs): the keyset the reads go by.
+    var followStart: Int64 { get }
+    var isFinished: Bool { get }
+}
+
+extension FlowRecord: FollowedRow {
+    public var followID: Int64 { id }
+    public var followStart: Int64 { startTime }
+    public var isFinished: Bool { duration != nil }
+}
+
+extension ExchangeRecord: FollowedRow {
+    public var followID: Int64 { id }
+    public var followStart: Int64 { requestTime }
+    public var isFinished: Bool { state != .open }
+}
+
+/// `tv flows --follow`'s follower of flows.
+public typealias FlowFollower = Follower<FlowRecord>
+/// `tv flows --follow --requests`' follower of exchanges (only their finishes are printed).
+public typealias ExchangeFollower = Follower<ExchangeRecord>
+
+/// `tv flows --follow`'s memory between two polls: which rows (flows, or exchanges with
+/// `--requests`) were already told as new, which are still open (to tell when they finish), and
+/// from when to ask again. Pure: rows in, events
 /// out; the command does the reading.
 ///
 /// Why polling the database and not a push over the control socket: the rows are the truth
@@ -13,18 +40,18 @@ import TVHome
 /// blocks of ids ahead of the session, so ids are not in the order rows appear. Flows are
 /// written when they open, within a writer batch; a row appearing more than `lagMicros` after
 /// its start is missed (its writer was failing), which the session's own losses say.
-public struct FlowFollower: Sendable {
+public struct Follower<Row: FollowedRow>: Sendable {
     /// One thing to print.
     public enum Event: Sendable, Equatable {
-        /// A flow opened (or was first seen already finished: `opened` then `finished`).
-        case opened(FlowRecord)
-        case finished(FlowRecord)
+        /// A row opened (or was first seen already finished: `opened` then `finished`).
+        case opened(Row)
+        case finished(Row)
     }
 
     /// How far behind the newest start seen the next read begins (µs): rows written late.
-    public static let lagMicros: Int64 = 5_000_000
+    public static var lagMicros: Int64 { 5_000_000 }
     /// How many open flows are watched for their end; past it the oldest are forgotten.
-    public static let openLimit = 20_000
+    public static var openLimit: Int { 20_000 }
 
     /// The next read asks for flows started at or after this (µs).
     public private(set) var since: Int64
@@ -38,10 +65,10 @@ public struct FlowFollower: Sendable {
 
     /// Watches flows that were open before following began (`rows` without a duration), so their
     /// end is told; nothing is printed for them now.
-    public mutating func watch(_ rows: [FlowRecord]) {
-        for row in rows where row.duration == nil && open.count < FlowFollower.openLimit {
-            open[row.id] = row.startTime
-            told[row.id] = row.startTime
+    public mutating func watch(_ rows: [Row]) {
+        for row in rows where !row.isFinished && open.count < Follower.openLimit {
+            open[row.followID] = row.followStart
+            told[row.followID] = row.followStart
         }
     }
 
@@ -50,33 +77,34 @@ public struct FlowFollower: Sendable {
     /// of flows already open first, then each new flow (and its finish when it is already over).
     /// `full`: the read of started flows hit its limit, so the next begins at the last row's start
     /// (without the lag, or a window fuller than the limit would be read forever).
-    public mutating func take(started: [FlowRecord], rechecked: [FlowRecord], full: Bool = false) -> [Event] {
+    public mutating func take(started: [Row], rechecked: [Row], full: Bool = false) -> [Event] {
         var events: [Event] = []
-        for row in rechecked.sorted(by: { ($0.startTime, $0.id) < ($1.startTime, $1.id) }) where open[row.id] != nil && row.duration != nil {
-            open[row.id] = nil
+        for row in rechecked.sorted(by: { ($0.followStart, $0.followID) < ($1.followStart, $1.followID) })
+        where open[row.followID] != nil && row.isFinished {
+            open[row.followID] = nil
             events.append(.finished(row))
         }
         var newest = since
-        for row in started where told[row.id] == nil {
-            told[row.id] = row.startTime
+        for row in started where told[row.followID] == nil {
+            told[row.followID] = row.followStart
             events.append(.opened(row))
-            if row.duration != nil {
+            if row.isFinished {
                 events.append(.finished(row))
             } else {
-                open[row.id] = row.startTime
+                open[row.followID] = row.followStart
             }
-            newest = max(newest, row.startTime)
+            newest = max(newest, row.followStart)
         }
-        since = max(since, full ? newest : newest - FlowFollower.lagMicros)
+        since = max(since, full ? newest : newest - Follower.lagMicros)
         told = told.filter { $0.value >= since || open[$0.key] != nil }
-        if open.count > FlowFollower.openLimit {
-            for (id, _) in open.sorted(by: { $0.value < $1.value }).prefix(open.count - FlowFollower.openLimit) { open[id] = nil }
+        if open.count > Follower.openLimit {
+            for (id, _) in open.sorted(by: { $0.value < $1.value }).prefix(open.count - Follower.openLimit) { open[id] = nil }
         }
         return events
     }
 }
 
-extension FlowFollower.Event {
+extension Follower.Event where Row == FlowRecord {
     /// One line: `+` for opened, `-` for finished; the id, the time (UTC), the host, the
     /// protocol and port; a finished flow adds its bytes, duration and status word.
     /// `+ 12 14:05:03 example.com h2 :443`
