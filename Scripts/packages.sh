@@ -18,6 +18,8 @@ ensure_packages() {
     local sudo=""
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     echo "Installing missing Debian packages: ${missing[*]}" >&2
+    # tshark's package asks whether non-root users may capture; answer no, without a prompt.
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | $sudo debconf-set-selections 2>/dev/null || true
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
@@ -27,7 +29,7 @@ BUILD_PACKAGES=(libssl-dev libsqlite3-dev libnghttp2-dev zlib1g-dev libbrotli-de
 # What the tests use as real peers and cross-checks (python3-requests and nodejs: the runtimes
 # with their own trusted-root lists, `tv ca trust --platform`; nghttp2-server, gzip, brotli, zstd, xxd: the
 # fixture scripts in Scripts/fixtures that made the HTTP/2 captures and encoded bodies).
-TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables)
+TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark)
 # Only for regenerating the TUN packet fixtures (Scripts/fixtures/capture_tunnel_packets.sh).
 FIXTURE_PACKAGES=(tcpdump ethtool iputils-ping dnsmasq-base)
 

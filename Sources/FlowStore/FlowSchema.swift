@@ -187,6 +187,45 @@ public enum FlowSchema {
         """
         ALTER TABLE flows ADD COLUMN client_tls_version TEXT;
         """,
+        // i16-capture (issue 17): capture files and packet rows. `captures` lists the pcapng files
+        // of $TV_HOME/captures/capture-NNNNNN.pcapng (a deleted file keeps its row, with
+        // `deleted_at`, so its sequence number is never given again); `packets` keeps the first
+        // 500 packets of a flow with where each one's Enhanced Packet Block starts; `packet_counts`
+        // counts all of a flow's captured packets. No foreign keys: a packet may be written before
+        // its flow row, and a capture may be deleted while its rows stay.
+        """
+        CREATE TABLE captures (
+            seq INTEGER PRIMARY KEY,                  -- NNNNNN of capture-NNNNNN.pcapng
+            path TEXT NOT NULL,
+            started_at INTEGER NOT NULL,              -- µs since the epoch
+            ended_at INTEGER,                         -- µs since the epoch; NULL while recording
+            bytes INTEGER NOT NULL DEFAULT 0,         -- bytes written (whole blocks)
+            packets INTEGER NOT NULL DEFAULT 0,
+            snaplen INTEGER NOT NULL,                 -- the file's if_snaplen (0: none)
+            recording INTEGER NOT NULL DEFAULT 1,     -- 1 while a writer may still append
+            deleted_at INTEGER                        -- µs since the epoch; the file is gone
+        );
+        CREATE TABLE packets (
+            flow_id INTEGER NOT NULL,
+            n INTEGER NOT NULL,                       -- 1-based index of the packet in its flow
+            capture_seq INTEGER NOT NULL,             -- captures.seq
+            file_offset INTEGER NOT NULL,             -- byte offset of the packet's block in the file
+            time_us INTEGER NOT NULL,                 -- µs since the epoch
+            direction TEXT NOT NULL
+                CHECK (direction IN ('client_to_server', 'server_to_client')),
+            orig_len INTEGER NOT NULL,                -- bytes on the wire
+            incl_len INTEGER NOT NULL,                -- bytes in the file (the snap length's cut)
+            tcp_flags INTEGER,                        -- NULL: not TCP
+            meaning TEXT NOT NULL CHECK (meaning IN
+                ('opened', 'accepted', 'data', 'delivery_confirmed', 'finished_sending', 'cut_off')),
+            PRIMARY KEY (flow_id, n)
+        ) WITHOUT ROWID;
+        CREATE INDEX packets_by_capture ON packets (capture_seq);
+        CREATE TABLE packet_counts (
+            flow_id INTEGER PRIMARY KEY,
+            packets INTEGER NOT NULL                  -- every packet captured for the flow
+        );
+        """,
         // i16-storage (the lead renumbers): the history at scale. `flows_text` is an FTS5 index
         // (trigram tokenizer, SQLite 3.34+; sqlite.org/fts5.html §4.3.5) over the host and both
         // addresses, kept by triggers, so `tv flows --host TEXT` finds a substring of three or

@@ -249,11 +249,13 @@ public final class ProxyServer: Sendable {
     ///   connect-first), used instead of connecting; the engine owns it too.
     /// - Parameter clientIsNonBlocking: `fd` is already O_NONBLOCK (accept4 with SOCK_NONBLOCK), so
     ///   the two fcntl calls that would make it so are skipped.
+    /// - Parameter flowID: the flow id the front-end already gave this connection (the TUN's, so
+    ///   its captured packets and its flow row share it; from `allocateFlowID`); nil: a new one.
     /// Returns false (and closes both) when the server is not running or the cap is reached (the
     /// per-address limit does not apply: the TUN's clients are this host's own programs).
     @discardableResult
     public func adopt(clientFD fd: Int32, client: SocketAddress, destination: OriginalDestination, upstreamFD: Int32? = nil,
-                      clientIsNonBlocking: Bool = false) -> Bool {
+                      clientIsNonBlocking: Bool = false, flowID: UInt64? = nil) -> Bool {
         guard let (running, index) = state.withLock({ s -> (Running, Int)? in
             guard let r = s.running else { return nil }
             s.nextLoop &+= 1
@@ -274,7 +276,7 @@ public final class ProxyServer: Sendable {
         }
         running.inboxes[index].post { loop in
             loop.counters.accepted.wrappingAdd(1, ordering: .relaxed)
-            let connection = ProxyConnection(loop: loop, fd: fd, peer: client, frontEnd: .fixed(destination, upstreamTLS: nil))
+            let connection = ProxyConnection(loop: loop, fd: fd, peer: client, frontEnd: .fixed(destination, upstreamTLS: nil), flowID: flowID)
             connection.preconnectedUpstream = upstreamFD
             connection.start()
         }

@@ -53,6 +53,33 @@ public enum SettingKeys {
     public static let clientCertificates = SettingKey<[String]>(
         "tls.clientCerts", default: [],
         summary: "Client certificates presented to servers that ask, as [\"HOST_PATTERN=FILE\", …] (after --client-cert).")
+
+    // i16-capture (issue 17): packet capture in TUN modes, and the captures' limits (the names
+    // `captures.maxBytes` / `captures.maxAge` are shared with the storage work, issue 19).
+    /// Whether TUN modes (`tv exec`, `--mode tun`) write every packet to a capture file.
+    public static let captureEnabled = SettingKey<Bool>(
+        "capture.enabled", default: true,
+        summary: "Write every packet of tv exec and --mode tun to a pcapng file in the data folder's captures/.")
+    /// Bytes kept of each packet (the file's snap length); applies when a session starts.
+    public static let captureSnapLength = SettingKey<Int>(
+        "capture.snaplen", default: 65_535,
+        summary: "Bytes kept of each captured packet (the file's snap length); applies at the next start.")
+    /// When the file being written is closed and the next opened, by size (`64MB`; `off`).
+    public static let captureRotateBytes = SettingKey<String>(
+        "capture.rotateBytes", default: "64MB",
+        summary: "Start a new capture file once the open one reaches this size (e.g. 64MB; off).")
+    /// …and by age (`1h`; `off`).
+    public static let captureRotateAge = SettingKey<String>(
+        "capture.rotateAge", default: "1h",
+        summary: "Start a new capture file once the open one is this old (e.g. 1h; off).")
+    /// The most the capture files may occupy together (`2GB`; `off`: no size limit).
+    public static let capturesMaxBytes = SettingKey<String>(
+        "captures.maxBytes", default: "2GB",
+        summary: "The most all capture files may occupy (e.g. 2GB; off for no size limit).")
+    /// How long a closed capture file is kept (`30d`; `off`: captures do not expire).
+    public static let capturesMaxAge = SettingKey<String>(
+        "captures.maxAge", default: "30d",
+        summary: "How long a capture file is kept after it is closed (e.g. 30d; off: they do not expire).")
 }
 
 /// A setting with its type erased, for listing and for checking a file's values.
@@ -82,7 +109,9 @@ extension SettingKeys {
         AnySettingKey(inspectionEnabled), AnySettingKey(trustStore), AnySettingKey(introSeen),
         AnySettingKey(contentKeep), AnySettingKey(contentExpiry), AnySettingKey(contentFlowBudget),
         AnySettingKey(clientCertificates),
-        // i16-storage: retention limits.
-        AnySettingKey(historyMaxAge), AnySettingKey(capturesMaxBytes), AnySettingKey(capturesMaxAge),
+        AnySettingKey(captureEnabled), AnySettingKey(captureSnapLength), AnySettingKey(captureRotateBytes),
+        AnySettingKey(captureRotateAge), AnySettingKey(capturesMaxBytes), AnySettingKey(capturesMaxAge),
+        // i16-storage: how long the history is kept.
+        AnySettingKey(historyMaxAge),
     ]
 }

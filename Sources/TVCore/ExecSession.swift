@@ -3,6 +3,7 @@ import CTVShims
 import FlowStore
 import Foundation
 import Proxy
+import Settings
 import TVHome
 import Tunnel
 #if canImport(Glibc)
@@ -75,8 +76,11 @@ public final class ExecSession {
     /// Everything is torn down and flushed before this returns, also when it throws.
     /// - Throws: `TunnelError` when the namespace cannot be made or CMD cannot start.
     public func run(_ arguments: [String]) throws -> Int32 {
+        let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord())
+        if let notice = capture.notice { say(notice) }
         defer {
             proxy.stop(graceSeconds: 1)
+            if let sentence = capture.stop() { say(sentence) }
             names.flush()
             // What was not saved (a full disk) is said; "everything is saved" goes without saying.
             let losses = wiring.close()
@@ -101,7 +105,7 @@ public final class ExecSession {
         engineConfig.resolvers = resolvers
         engineConfig.servesDNSAddress = true
         let engine = TunnelEngine(configuration: engineConfig, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy,
-                                  sink: wiring.configuration.flowSink, dnsObserver: names.observer)
+                                  sink: wiring.configuration.flowSink, dnsObserver: names.observer, recorder: capture.recorder)
         try engine.start()
         defer {
             engine.stop()

@@ -1,4 +1,5 @@
 import CTVShims
+import FlowTerms
 import Foundation
 import Proxy
 import Tunnel
@@ -57,7 +58,9 @@ final class HostTunnel: Sendable {
 
     var counters: [String: UInt64] { engine.counters.snapshot }
 
-    init(options: HostTunnelOptions, proxy: ProxyServer, wiring: SessionWiring, say: @escaping @Sendable (String) -> Void) throws {
+    /// - Parameter recorder: the packet capture (nil: none).
+    init(options: HostTunnelOptions, proxy: ProxyServer, wiring: SessionWiring, recorder: (any PacketRecorder)?,
+         say: @escaping @Sendable (String) -> Void) throws {
         let missing = Privileges.missing([Privileges.netAdmin])
         guard missing.isEmpty else { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and ")) }
         var plan = options.plan
@@ -108,7 +111,8 @@ final class HostTunnel: Sendable {
         var engineConfig = TunnelEngineConfiguration(plan: plan, listener4: listeners.v4, listener6: listeners.v6)
         engineConfig.mark = options.mark
         engineConfig.servesDNSAddress = false
-        engine = TunnelEngine(configuration: engineConfig, tunFD: fd, offload: offload, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer)
+        engine = TunnelEngine(configuration: engineConfig, tunFD: fd, offload: offload, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer,
+                              recorder: recorder)
         do { try engine.start() } catch {
             listeners.close()
             undoAll()

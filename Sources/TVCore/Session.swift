@@ -75,6 +75,8 @@ public final class Session: Sendable {
     private let stoppedSignal = DispatchSemaphore(value: 0)
     /// The TUN front-end of `--mode tun` (nil in the other modes).
     private let tunnel: HostTunnel?
+    /// The packet capture of `--mode tun` (nil in the other modes).
+    private let capture: SessionCapture?
     /// The banner shown at start.
     public let banner: RunBanner
     /// `ListenExposure.warning`: said at start whatever `--quiet` says (nil: nothing to warn of).
@@ -126,15 +128,20 @@ public final class Session: Sendable {
             throw error
         }
         if options.mode == .tun {
+            let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord())
+            if let notice = capture.notice { say(notice) }
             do {
-                tunnel = try HostTunnel(options: options.tun, proxy: proxy, wiring: wiring, say: say)
+                tunnel = try HostTunnel(options: options.tun, proxy: proxy, wiring: wiring, recorder: capture.recorder, say: say)
             } catch {
+                capture.stop()
                 proxy.stop()
                 wiring.close()
                 throw error
             }
+            self.capture = capture
         } else {
             tunnel = nil
+            capture = nil
         }
 
         let modeLabel: String
@@ -151,9 +158,7 @@ public final class Session: Sendable {
             extra = tunnel?.summary ?? []
         }
         self.modeLabel = modeLabel
-        // The capture file being recorded: none until this session records captures (issue 17).
-        retention = SessionRetention(home: home, settings: wiring.settings, interval: options.retentionIntervalSeconds,
-                                     recording: { nil }, say: say)
+        retention = SessionRetention(home: home, settings: wiring.settings, interval: options.retentionIntervalSeconds, say: say)
         listenLabel = options.mode == .tun ? (tunnel?.listenDescription ?? "") : address.description
         exposureWarning = ListenExposure.warning(mode: options.mode, listen: address, inspecting: wiring.inspecting,
                                                  authenticated: options.proxyCredentials != nil)
@@ -194,6 +199,7 @@ public final class Session: Sendable {
         retention.stop()
         signals.forEach { $0.cancel() }
         tunnel?.stop()
+        if let sentence = capture?.stop() { say(sentence) }
         proxy.stop(graceSeconds: 1)
         let losses = wiring.close()
         finalLosses.withLock { $0 = losses }
@@ -301,6 +307,10 @@ public final class Session: Sendable {
                 // Read and checked once, when the proxy starts (`ProxyConfiguration.clientCertificates`).
                 return ControlResponse(ok: false, message: "client certificates are read when a session starts")
             }
+            if request.arguments["key"]?.hasPrefix("capture.") == true {
+                // The capture writer is made with them as the session starts (`SessionCapture`).
+                return ControlResponse(ok: false, message: "capture settings are read when a session starts")
+            }
             if request.arguments["key"] == SettingKeys.inspectionEnabled.name {
                 let wanted = record[SettingKeys.inspectionEnabled]
                 // A CA made since the session started (e.g. by `tv setup`) is picked up here.
@@ -330,6 +340,10 @@ public final class Session: Sendable {
             }
             wiring.pinning.forget(host: host)
             return ControlResponse(ok: true, message: "applied")
+        case "rotate-capture":
+            guard let capture else { return ControlResponse(ok: false, message: CaptureSessionWords.notCapturing) }
+            let result = capture.rotate()
+            return ControlResponse(ok: result.ok, message: result.message, values: result.values)
         default:
             return ControlResponse(ok: false, message: "'\(request.command)' is not something this session knows; use the same version of tv.")
         }
@@ -364,6 +378,7 @@ public final class Session: Sendable {
         values.merge(wiring.losses.values) { old, _ in old }
         if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
+        values.merge(capture?.statusValues ?? ["capture": "off"]) { old, _ in old }
         return values
     }
 }

@@ -37,6 +37,8 @@ public struct TVHome: Sendable, Equatable {
     public var runDirectory: String { path + "/run" }
     /// `$TV_HOME/content`: segment files of decrypted content.
     public var contentDirectory: String { path + "/content" }
+    /// `$TV_HOME/captures`: pcapng capture files, `capture-NNNNNN.pcapng` (0700; files 0600).
+    public var captureDirectory: String { path + "/captures" }
     /// `$TV_HOME/tunnelvision.sqlite3`: flows, settings, pinned hosts.
     public var databasePath: String { path + "/tunnelvision.sqlite3" }
 

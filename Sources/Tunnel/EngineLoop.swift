@@ -57,6 +57,8 @@ final class EngineLoop: LoopHandler {
     let proxy: ProxyServer
     let sink: (any FlowSink)?
     let dnsObserver: DNSAnswerObserver?
+    /// The packet capture (nil: none); asked `isCapturing` before each packet.
+    let recorder: (any PacketRecorder)?
     let counters: TunnelCounters
     /// The loop this engine runs on (tokens, timers, the inbox).
     let loop: EpollLoop
@@ -93,7 +95,7 @@ final class EngineLoop: LoopHandler {
     static let acceptBurst = 128
 
     init(configuration: TunnelEngineConfiguration, tunFD: Int32, offload: TUNOffload, inbox: LoopInbox<EngineLoop>, proxy: ProxyServer,
-         sink: (any FlowSink)?, dnsObserver: DNSAnswerObserver?, counters: TunnelCounters) throws {
+         sink: (any FlowSink)?, dnsObserver: DNSAnswerObserver?, recorder: (any PacketRecorder)?, counters: TunnelCounters) throws {
         self.configuration = configuration
         plan = configuration.plan
         self.tunFD = tunFD
@@ -101,6 +103,7 @@ final class EngineLoop: LoopHandler {
         self.proxy = proxy
         self.sink = sink
         self.dnsObserver = dnsObserver
+        self.recorder = recorder
         self.counters = counters
         do {
             loop = try EpollLoop(maxEvents: Self.maxEvents)
@@ -220,6 +223,15 @@ final class EngineLoop: LoopHandler {
         }
     }
 
+    /// Hands a packet the program sent (`.clientToServer`, as it sent it, before any rewrite) or
+    /// received (`.serverToClient`, as it receives it) to the capture; `flow` 0 for a packet of
+    /// no flow (refused, dropped).
+    @inline(__always)
+    func capture(_ packet: UnsafeRawBufferPointer, flow: UInt64, _ direction: Direction) {
+        guard let recorder, recorder.isCapturing else { return }
+        recorder.record(flow: flow, direction: direction, timeMicros: EngineClock.wallMicros(), packet: packet)
+    }
+
     // MARK: dispatch
 
     /// - Parameter header: the packet's virtio-net header (`.zero` without offload).
@@ -258,8 +270,12 @@ final class EngineLoop: LoopHandler {
         switch packet.transportProtocol {
         case IPProtocolNumber.tcp: handleTCP(bytes, packet, vnet: header)
         case IPProtocolNumber.udp: handleUDP(bytes, packet, vnet: header, reassembled: reassembled)
-        case IPProtocolNumber.icmp, IPProtocolNumber.icmpv6: counters.drop(.icmp)
-        default: counters.drop(.otherProtocol)
+        case IPProtocolNumber.icmp, IPProtocolNumber.icmpv6:
+            capture(UnsafeRawBufferPointer(rebasing: bytes[0..<min(packet.length, bytes.count)]), flow: 0, .clientToServer)
+            counters.drop(.icmp)
+        default:
+            capture(UnsafeRawBufferPointer(rebasing: bytes[0..<min(packet.length, bytes.count)]), flow: 0, .clientToServer)
+            counters.drop(.otherProtocol)
         }
     }
 

@@ -37,14 +37,14 @@ extension EngineLoop {
         }
         let source = PacketEndpoint(packet.source, header.sourcePort)
         let destination = PacketEndpoint(packet.destination, header.destinationPort)
+        let segment = UnsafeMutableRawBufferPointer(rebasing: bytes[0..<packet.length])
         guard let listener = listenerEndpoint(isIPv6: packet.isIPv6) else {
+            capture(UnsafeRawBufferPointer(segment), flow: 0, .clientToServer)
             if badChecksum(.act) { return }
             counters.drop(.refusedDestination)
             sendReset(answering: header, from: destination, to: source)
             return
         }
-        let segment = UnsafeMutableRawBufferPointer(rebasing: bytes[0..<packet.length])
-
         // Rule 1: the listener to a fake peer → the real remote to the app.
         if source == listener, nat.isFake(destination) {
             guard let entry = nat.reverse(fake: destination) else {
@@ -55,17 +55,20 @@ extension EngineLoop {
             if badChecksum(.forward) { return }
             nat.note(entry.id, fromApp: false, flags: header.flags, now: now)
             PacketRewriter.rewriteTCP(segment, packet, source: entry.remote, destination: entry.app, checksumIsPartial: partial)
+            capture(UnsafeRawBufferPointer(segment), flow: entry.flowID, .serverToClient)
             writeTUN(UnsafeRawBufferPointer(segment), header: vnet)
             return
         }
 
-        // Rule 2: the app to a remote → the fake peer to the listener.
+        // Rule 2: the app to a remote → the fake peer to the listener. What the app sent is
+        // captured as it sent it, before the rewrite.
         if header.isConnectionRequest {
             if badChecksum(.act) { return }
             connectionRequest(segment, packet, header, vnet: vnet, app: source, remote: destination, listener: listener)
             return
         }
         guard let entry = nat.forward(app: source, remote: destination), entry.state != .connecting else {
+            capture(UnsafeRawBufferPointer(segment), flow: nat.forward(app: source, remote: destination)?.flowID ?? 0, .clientToServer)
             if badChecksum(.act) { return }
             counters.drop(.noConnection)
             if let connecting = nat.forward(app: source, remote: destination) {
@@ -79,6 +82,7 @@ extension EngineLoop {
             }
             return
         }
+        capture(UnsafeRawBufferPointer(segment), flow: entry.flowID, .clientToServer)
         if badChecksum(.forward) { return }
         nat.note(entry.id, fromApp: true, flags: header.flags, now: now)
         PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener, checksumIsPartial: partial)
@@ -89,20 +93,29 @@ extension EngineLoop {
     private func connectionRequest(_ segment: UnsafeMutableRawBufferPointer, _ packet: IPPacket, _ header: TCPHeader,
                                    vnet: VirtioNetHeader, app: PacketEndpoint, remote: PacketEndpoint, listener: PacketEndpoint) {
         if remote.address.isUnforwardable || remote.port == 0 {
+            capture(UnsafeRawBufferPointer(segment), flow: 0, .clientToServer)
             counters.drop(.refusedDestination)
             sendReset(answering: header, from: remote, to: app)
             return
         }
         switch nat.appSYN(app: app, remote: remote, isn: header.sequenceNumber, now: now) {
         case .retransmitWhileConnecting:
+            capture(UnsafeRawBufferPointer(segment), flow: nat.forward(app: app, remote: remote)?.flowID ?? 0, .clientToServer)
             counters.drop(.synRetransmit)
         case .forward(let entry):
+            capture(UnsafeRawBufferPointer(segment), flow: entry.flowID, .clientToServer)
             PacketRewriter.rewriteTCP(segment, packet, source: entry.fake, destination: listener, checksumIsPartial: vnet.needsChecksum)
             writeTUN(UnsafeRawBufferPointer(segment), header: vnet)
         case .full:
+            capture(UnsafeRawBufferPointer(segment), flow: 0, .clientToServer)
             counters.drop(.tableFull)
             sendReset(answering: header, from: remote, to: app)
-        case let .connectFirst(entry, replaced):
+        case .connectFirst(var entry, let replaced):
+            // The flow id is given here, so the SYN and every later packet carry the one the
+            // proxy's flow row gets (`ProxyServer.adopt(flowID:)`).
+            entry.flowID = proxy.allocateFlowID() ?? 0
+            nat.assignFlowID(entry.id, entry.flowID)
+            capture(UnsafeRawBufferPointer(segment), flow: entry.flowID, .clientToServer)
             if let replaced {
                 counters.tcpTupleReused.wrappingAdd(1, ordering: .relaxed)
                 discardUpstream(replaced.id)
@@ -172,9 +185,10 @@ extension EngineLoop {
         nat.remove(entry.id, now: now)
         let n = PacketBuilder.tcp(into: writeBuffer, source: entry.remote, destination: entry.app, sequence: 0,
                                   acknowledgment: entry.isn &+ 1, flags: TCPHeader.rst | TCPHeader.ack)
+        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: entry.flowID, .serverToClient)
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
         counters.tcpConnectFailed.wrappingAdd(1, ordering: .relaxed)
-        guard let sink, let id = proxy.allocateFlowID() else { return }
+        guard let sink, let id = entry.flowID != 0 ? entry.flowID : proxy.allocateFlowID() else { return }
         let wall = EngineClock.wallMicros()
         var facts = FlowFacts(id: id, startMicros: startMicros, client: entry.app.endpoint)
         facts.server = entry.remote.endpoint
@@ -190,6 +204,7 @@ extension EngineLoop {
     func sendReset(answering header: TCPHeader, from: PacketEndpoint, to: PacketEndpoint) {
         guard !header.isRST else { return }
         let n = PacketBuilder.reset(into: writeBuffer, answering: header, from: from, to: to)
+        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: 0, .serverToClient)
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
         counters.tcpResetsSent.wrappingAdd(1, ordering: .relaxed)
     }
@@ -209,7 +224,7 @@ extension EngineLoop {
         let destination = OriginalDestination(host: entry.remote.address.description, port: entry.remote.port, origin: .none)
         // accept4(SOCK_NONBLOCK) (`Listener`): the proxy need not fcntl it.
         if proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd,
-                       clientIsNonBlocking: true) {
+                       clientIsNonBlocking: true, flowID: entry.flowID == 0 ? nil : entry.flowID) {
             counters.tcpAdopted.wrappingAdd(1, ordering: .relaxed)
         } else {
             counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)

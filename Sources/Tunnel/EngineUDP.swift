@@ -23,7 +23,9 @@ extension EngineLoop {
         }
         let app = PacketEndpoint(packet.source, header.sourcePort)
         let remote = PacketEndpoint(packet.destination, header.destinationPort)
+        let datagram = UnsafeRawBufferPointer(rebasing: bytes[0..<min(packet.length, bytes.count)])
         if remote.address.isUnforwardable || remote.port == 0 || app.port == 0 {
+            capture(datagram, flow: 0, .clientToServer)
             counters.drop(.refusedDestination)
             return
         }
@@ -33,7 +35,10 @@ extension EngineLoop {
         if let existing = udpFlows[key] {
             flow = existing
         } else {
-            guard let made = openUDPFlow(key, payload: payload) else { return }
+            guard let made = openUDPFlow(key, payload: payload) else {
+                capture(datagram, flow: 0, .clientToServer)
+                return
+            }
             flow = made
         }
         let forbid = UDPPathMTU.forbidsFragmentation(isIPv6: packet.isIPv6, dontFragmentBit: Self.dontFragment(bytes), reassembled: reassembled)
@@ -43,6 +48,7 @@ extension EngineLoop {
         }
         flow.lastActivity = now
         if flow.isDNS { noteQuery(flow, payload) }
+        capture(datagram, flow: flowID(of: flow, message: payload), .clientToServer)
         let n = tv_send_dgram(flow.fd, payload.baseAddress, payload.count)
         if n < 0 {
             let err = errno
@@ -60,6 +66,14 @@ extension EngineLoop {
             facts.lastActivityMicros = EngineClock.wallMicros()
             flow.facts = facts
         }
+    }
+
+    /// The flow a datagram of `flow` belongs to: the association's, or for DNS the query's (by
+    /// the message's ID); 0 when none was recorded.
+    func flowID(of flow: UDPFlow, message: UnsafeRawBufferPointer) -> UInt64 {
+        guard flow.isDNS else { return flow.facts?.id ?? 0 }
+        guard message.count >= 2 else { return 0 }
+        return flow.queries[UInt16(message[0]) << 8 | UInt16(message[1])]?.facts.id ?? 0
     }
 
     /// The IPv4 DF bit of the packet in `bytes`.
@@ -165,6 +179,7 @@ extension EngineLoop {
             }
             flow.lastActivity = now
             let payload = UnsafeRawBufferPointer(start: writeBuffer.baseAddress! + room, count: n)
+            let packetFlow = recorder == nil ? 0 : flowID(of: flow, message: payload)
             if flow.isDNS { answer(flow, payload) } else if var facts = flow.facts {
                 facts.bytesFromServer += UInt64(n)
                 facts.packetsFromServer = (facts.packetsFromServer ?? 0) + 1
@@ -174,6 +189,7 @@ extension EngineLoop {
             ipIdentification &+= 1
             guard let length = PacketBuilder.udp(into: writeBuffer, source: key.remote, destination: key.app,
                                                  payloadCount: n, identification: ipIdentification) else { continue }
+            capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: packetFlow, .serverToClient)
             writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
             counters.udpDatagramsDown.wrappingAdd(1, ordering: .relaxed)
         }
@@ -210,6 +226,7 @@ extension EngineLoop {
         let room = key.app.address.isIPv6 ? 48 : 28
         reply.withUnsafeBytes { (writeBuffer.baseAddress! + room).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         guard let length = PacketBuilder.udp(into: writeBuffer, source: key.remote, destination: key.app, payloadCount: reply.count) else { return }
+        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: 0, .serverToClient)
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
     }
 
@@ -226,6 +243,7 @@ extension EngineLoop {
             counters.drop(.sendFailed)
             return
         }
+        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: flow.facts?.id ?? 0, .serverToClient)
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
         counters.pathMTUSignals.wrappingAdd(1, ordering: .relaxed)
     }

@@ -1,4 +1,5 @@
 import CTVShims
+import FlowTerms
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -80,6 +81,7 @@ extension EngineLoop {
             counters.upstreamErrorsIgnored.wrappingAdd(1, ordering: .relaxed)
             return
         }
+        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: flow.facts?.id ?? 0, .serverToClient)
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
         if case .pathTooSmall = action {
             counters.pathMTUSignals.wrappingAdd(1, ordering: .relaxed)

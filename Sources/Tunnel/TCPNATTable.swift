@@ -30,6 +30,8 @@ public struct TCPNATTable: Sendable {
         public internal(set) var state: State
         public let createdAt: UInt64
         public internal(set) var closedAt: UInt64?
+        /// The flow id of this connection (`FlowFacts.id`), given on the app's SYN; 0: none.
+        public internal(set) var flowID: UInt64 = 0
         var finFromApp = false
         var finFromListener = false
     }
@@ -117,6 +119,11 @@ public struct TCPNATTable: Sendable {
         reverseMap[fake] = entry.id
         synQueue.append(entry.id, now &+ synTimeoutNanos)
         return .connectFirst(entry, replaced: replaced)
+    }
+
+    /// Gives entry `id` its flow id (the one its packets and its flow row carry).
+    public mutating func assignFlowID(_ id: UInt64, _ flowID: UInt64) {
+        entries[id]?.flowID = flowID
     }
 
     /// The upstream connect of entry `id` succeeded: the SYN may go to the listener.

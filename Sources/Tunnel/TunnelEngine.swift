@@ -1,4 +1,5 @@
 import CTVShims
+import FlowTerms
 import Foundation
 import Proxy
 import Synchronization
@@ -66,6 +67,8 @@ public final class TunnelEngine: Sendable {
     private let proxy: ProxyServer
     private let sink: (any FlowSink)?
     private let dnsObserver: DNSAnswerObserver?
+    /// Where every packet read from or written to a program goes (the capture), if anywhere.
+    private let recorder: (any PacketRecorder)?
     /// The engine thread's inbox: `stop` posts the stop there.
     private let inbox = LoopInbox<EngineLoop>()
     private let finished = DispatchSemaphore(value: 0)
@@ -79,8 +82,10 @@ public final class TunnelEngine: Sendable {
     ///     every packet (IFF_VNET_HDR) or plain (`.off`).
     ///   - proxy: a running server (adopt-only is fine) that takes the TCP connections.
     ///   - sink: where UDP / DNS / refused-connect flows go (the proxy reports TCP flows itself).
+    ///   - recorder: the packet capture: every packet the programs sent and received, with its
+    ///     flow id (nil: none).
     public init(configuration: TunnelEngineConfiguration, tunFD: Int32, offload: TUNOffload, proxy: ProxyServer,
-                sink: (any FlowSink)?, dnsObserver: DNSAnswerObserver?) {
+                sink: (any FlowSink)?, dnsObserver: DNSAnswerObserver?, recorder: (any PacketRecorder)? = nil) {
         self.configuration = configuration
         self.tunFD = tunFD
         self.offload = offload
@@ -89,6 +94,7 @@ public final class TunnelEngine: Sendable {
         self.proxy = proxy
         self.sink = sink
         self.dnsObserver = dnsObserver
+        self.recorder = recorder
     }
 
     /// Starts the engine thread.
@@ -103,7 +109,7 @@ public final class TunnelEngine: Sendable {
             let loop: EngineLoop
             do {
                 loop = try EngineLoop(configuration: configuration, tunFD: tunFD, offload: offload, inbox: inbox, proxy: proxy, sink: sink,
-                                      dnsObserver: dnsObserver, counters: counters)
+                                      dnsObserver: dnsObserver, recorder: recorder, counters: counters)
             } catch {
                 setupError.withLock { $0 = "\(error)" }
                 ready.signal()

@@ -13,6 +13,7 @@ enum CommandTree {
         subcommands: [RunCommands.runSpec, ExecCommand.spec, RunCommands.statusSpec, RunCommands.stopSpec, RunCommands.introSpec,
                       caSpec, SetupCommand.spec, InspectCommands.spec, SettingsCommands.spec,
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec,
+                      CaptureCommands.packetsSpec, CaptureCommands.capturesSpec,
                       TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, ExportCommands.spec, TVVersion.spec]
     )
 
@@ -44,6 +45,7 @@ enum CommandTree {
         ]) { _, new in new }
         .merging(InspectCommands.handlers) { _, new in new }
         .merging(FlowCommands.handlers) { _, new in new }
+        .merging(CaptureCommands.handlers) { _, new in new }
         .merging(TurnsCommand.handlers) { _, new in new }
         .merging(ContentCommands.handlers) { _, new in new }
         .merging(StorageCommands.handlers) { _, new in new }

@@ -64,11 +64,12 @@ final class ProxyConnection: LoopHandler {
     /// The loop's relay buffer.
     var buffer: UnsafeMutableRawBufferPointer { loop.buffer }
 
-    init(loop: EventLoop, fd: Int32, peer: SocketAddress, frontEnd: FrontEndKind) {
+    /// - Parameter flowID: the id a front-end already gave the connection (the TUN's); nil: a new one.
+    init(loop: EventLoop, fd: Int32, peer: SocketAddress, frontEnd: FrontEndKind, flowID: UInt64? = nil) {
         self.loop = loop
         shared = loop.shared
         client = Leg(fd: fd)
-        let facts = FlowFacts(id: shared.newFlowID(), startMicros: loop.wallNow, client: peer.endpoint)
+        let facts = FlowFacts(id: flowID ?? shared.newFlowID(), startMicros: loop.wallNow, client: peer.endpoint)
         let configuration = shared.configuration
         let settings = ConnectionMachine.Settings(
             frontEnd: frontEnd, policy: shared.policy, upstreamInsecure: configuration.upstreamInsecure,

@@ -124,6 +124,7 @@ enum FlowCommands {
             defer { content.close() }
             let summary = try content.summary(flow: id)
             for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary) { inv.console.line(line) }
+            for line in try CaptureCommands.flowPacketLines(inv, flow: id) { inv.console.line(line) }
         }
         return 0
     }

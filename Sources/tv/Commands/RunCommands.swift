@@ -233,6 +233,7 @@ enum RunCommands {
         }
         let up = Int64(v["bytesFromClients"] ?? "0") ?? 0, down = Int64(v["bytesFromServers"] ?? "0") ?? 0
         inv.console.line("  bytes             ↑ \(Units.bytes(up)) from clients, ↓ \(Units.bytes(down)) from servers")
+        if let capture = CapturesPresentation.statusLine(response.values) { inv.console.line("  capture           " + capture) }
         if let losses = RecordingLosses(values: v) {
             for line in RecordingPresentation.statusLines(losses) { inv.console.line("  " + line) }
         }

@@ -69,6 +69,7 @@ enum SettingsCommands {
         let value = inv.command.positionals[1]
         let settings = try inv.settingsStore()
         let change: SettingChange
+        var applies: String?
         switch name {
         case SettingKeys.inspectionEnabled.name:
             throw UsageRefusal("Inspection is turned on and off with `tv inspect on` / `tv inspect off`, which check trust first.")
@@ -98,12 +99,12 @@ enum SettingsCommands {
             for entry in list { try ClientCertificateRule(parsing: entry).check(now: inv.now) }
             change = try settings.set(SettingKeys.clientCertificates, to: list)
         case SettingKeys.historyMaxAge.name:
-            change = try settings.set(SettingKeys.historyMaxAge, to: StorageLimitText.ageText(try StorageLimitText.age(value, key: name)))
-        case SettingKeys.capturesMaxAge.name:
-            change = try settings.set(SettingKeys.capturesMaxAge, to: StorageLimitText.ageText(try StorageLimitText.age(value, key: name)))
-        case SettingKeys.capturesMaxBytes.name:
-            _ = try StorageLimitText.bytes(value, key: name)
-            change = try settings.set(SettingKeys.capturesMaxBytes, to: value.filter { $0 != " " })
+            if case .unreadable = SettingLimit.micros(value) {
+                throw UsageRefusal("\(name) takes an age like 12h, 30d or 2w, or off, not '\(value)'.")
+            }
+            change = try settings.set(SettingKeys.historyMaxAge, to: value.trimmingCharacters(in: .whitespaces))
+        case _ where CaptureSettingsCommand.names.contains(name):
+            (change, applies) = try CaptureSettingsCommand.set(name, value, settings: settings)
         default:
             throw unknown(name)
         }
@@ -113,6 +114,7 @@ enum SettingsCommands {
             inv.console.line("\(name) is already \(change.newText); nothing changed.")
         }
         if let sentence = change.delivery.sentence { inv.console.line(sentence) }
+        if change.saved, let applies { inv.console.line(applies) }
         if change.saved, change.delivery == .noSession, StorageLimitsReading.isLimit(name) {
             // No session to apply it: a limit is applied when it changes, here (silent when nothing goes).
             for line in try StorageCommands.applyAutomatically(inv) { inv.console.line(line) }

@@ -1,0 +1,173 @@
+import FlowStore
+import FlowTerms
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One capture file as `captures` lists it.
+public struct CaptureFile: Sendable, Equatable {
+    public var seq: Int64
+    public var path: String
+    /// µs since the epoch.
+    public var startedMicros: Int64
+    /// µs since the epoch; nil while recording (or left open by a writer that died, until the next
+    /// writer starts and closes it).
+    public var endedMicros: Int64?
+    public var bytes: Int64
+    public var packets: Int64
+    /// The file's snap length (0: whole packets).
+    public var snapLength: Int64
+    /// True when a live writer holds the file (its flock): the one marked Recording.
+    public var isRecording: Bool
+
+    public init(seq: Int64, path: String, startedMicros: Int64, endedMicros: Int64?, bytes: Int64, packets: Int64,
+                snapLength: Int64, isRecording: Bool) {
+        self.seq = seq
+        self.path = path
+        self.startedMicros = startedMicros
+        self.endedMicros = endedMicros
+        self.bytes = bytes
+        self.packets = packets
+        self.snapLength = snapLength
+        self.isRecording = isRecording
+    }
+}
+
+/// One row of `packets`: where a packet of a flow is, and what it was.
+public struct PacketRow: Sendable, Equatable {
+    public var flow: UInt64
+    /// 1-based index within the flow.
+    public var n: Int64
+    public var captureSeq: Int64
+    /// Byte offset of the packet's Enhanced Packet Block in the capture file.
+    public var fileOffset: Int64
+    /// µs since the epoch.
+    public var timeMicros: Int64
+    public var direction: Direction
+    /// Bytes on the wire and bytes in the file.
+    public var originalLength: Int64
+    public var includedLength: Int64
+    /// Nil when not TCP.
+    public var tcpFlags: UInt8?
+    public var meaning: PacketMeaning
+
+    public init(flow: UInt64, n: Int64, captureSeq: Int64, fileOffset: Int64, timeMicros: Int64, direction: Direction,
+                originalLength: Int64, includedLength: Int64, tcpFlags: UInt8?, meaning: PacketMeaning) {
+        self.flow = flow
+        self.n = n
+        self.captureSeq = captureSeq
+        self.fileOffset = fileOffset
+        self.timeMicros = timeMicros
+        self.direction = direction
+        self.originalLength = originalLength
+        self.includedLength = includedLength
+        self.tcpFlags = tcpFlags
+        self.meaning = meaning
+    }
+}
+
+/// Reading (and deleting) captures and packet rows; a command's own connection.
+public struct CaptureCatalog {
+    public let database: SQLiteDatabase
+    public let folder: CaptureFolder
+
+    public init(database: SQLiteDatabase, folder: CaptureFolder) {
+        self.database = database
+        self.folder = folder
+    }
+
+    /// The captures whose files were not deleted, newest first.
+    public func files() throws -> [CaptureFile] {
+        var out: [CaptureFile] = []
+        let select = try database.prepare("""
+            SELECT seq, path, started_at, ended_at, bytes, packets, snaplen, recording FROM captures
+            WHERE deleted_at IS NULL ORDER BY seq DESC
+            """)
+        try select.forEachRow { row in
+            let path = row.string(at: 1) ?? folder.filePath(row.int64(at: 0))
+            let recording = row.int64(at: 7) != 0 && CaptureFolder.isRecording(path)
+            out.append(CaptureFile(seq: row.int64(at: 0), path: path, startedMicros: row.int64(at: 2), endedMicros: row.optionalInt64(at: 3),
+                                   bytes: row.int64(at: 4), packets: row.int64(at: 5), snapLength: row.int64(at: 6), isRecording: recording))
+        }
+        return out
+    }
+
+    /// The capture `seq` (also a deleted one: `deletedMicros` says so), nil when never made.
+    public func file(_ seq: Int64) throws -> (file: CaptureFile, deletedMicros: Int64?)? {
+        let select = try database.prepare("""
+            SELECT seq, path, started_at, ended_at, bytes, packets, snaplen, recording, deleted_at FROM captures WHERE seq = ?
+            """)
+        try select.bind([.integer(seq)])
+        guard try select.step() else { return nil }
+        let path = select.string(at: 1) ?? folder.filePath(seq)
+        let deleted = select.optionalInt64(at: 8)
+        let recording = deleted == nil && select.int64(at: 7) != 0 && CaptureFolder.isRecording(path)
+        return (CaptureFile(seq: seq, path: path, startedMicros: select.int64(at: 2), endedMicros: select.optionalInt64(at: 3),
+                            bytes: select.int64(at: 4), packets: select.int64(at: 5), snapLength: select.int64(at: 6), isRecording: recording),
+                deleted)
+    }
+
+    /// Every packet captured for `flow` (0 when none).
+    public func packetCount(flow: UInt64) throws -> Int64 {
+        try database.scalar("SELECT coalesce(max(packets), 0) FROM packet_counts WHERE flow_id = ?", [.integer(Int64(bitPattern: flow))]).int64 ?? 0
+    }
+
+    /// The packet rows of `flow` in order, at most `limit`.
+    /// - Throws: `FlowStoreError`; `DamagedRow`-style values are skipped (a direction or meaning
+    ///   this version does not know is not a packet it can describe).
+    public func packets(flow: UInt64, limit: Int = 500) throws -> [PacketRow] {
+        let select = try database.prepare("""
+            SELECT n, capture_seq, file_offset, time_us, direction, orig_len, incl_len, tcp_flags, meaning FROM packets
+            WHERE flow_id = ? ORDER BY n LIMIT ?
+            """)
+        try select.bind([.integer(Int64(bitPattern: flow)), .integer(Int64(limit))])
+        var out: [PacketRow] = []
+        try select.forEachRow { row in
+            guard let direction = row.string(at: 4).flatMap(Direction.init(rawValue:)),
+                  let meaning = row.string(at: 8).flatMap(PacketMeaning.init(rawValue:)) else { return }
+            out.append(PacketRow(flow: flow, n: row.int64(at: 0), captureSeq: row.int64(at: 1), fileOffset: row.int64(at: 2),
+                                 timeMicros: row.int64(at: 3), direction: direction, originalLength: row.int64(at: 5),
+                                 includedLength: row.int64(at: 6), tcpFlags: row.optionalInt64(at: 7).map { UInt8(truncatingIfNeeded: $0) },
+                                 meaning: meaning))
+        }
+        return out
+    }
+
+    /// The packet row `n` of `flow`, nil when there is none.
+    public func packet(flow: UInt64, n: Int64) throws -> PacketRow? {
+        try packets(flow: flow, limit: Int(max(n, 1))).first { $0.n == n }
+    }
+
+    /// Deletes capture `seq`'s file; its row stays (marked deleted, so its number is never given
+    /// again) and so do the connections and packet rows recorded while it was written.
+    /// - Throws: `CaptureError.noSuchCapture`, `.recording` (a live writer holds it),
+    ///   `.cannotDelete`, `.store`.
+    public func delete(_ seq: Int64, nowMicros: Int64) throws {
+        guard let (file, deleted) = try self.file(seq), deleted == nil else { throw CaptureError.noSuchCapture(seq: seq) }
+        if CaptureFolder.isRecording(file.path) { throw CaptureError.recording(seq: seq) }
+        if unlink(file.path) != 0 && errno != ENOENT {
+            throw CaptureError.cannotDelete(path: file.path, reason: String(cString: strerror(errno)))
+        }
+        let update = try database.prepare("UPDATE captures SET deleted_at = ?, recording = 0 WHERE seq = ?")
+        try update.bind([.integer(nowMicros), .integer(seq)])
+        _ = try update.step()
+    }
+}
+
+extension CaptureCatalog {
+    /// A catalog on `databasePath`: read-only when `writing` is false (works on a full disk),
+    /// else writable and migrated.
+    /// - Throws: `FlowStoreError`.
+    public static func open(databasePath: String, folder: CaptureFolder, writing: Bool) throws -> CaptureCatalog {
+        if writing {
+            let database = try SQLiteDatabase(path: databasePath)
+            try FlowSchema.migrate(database)
+            return CaptureCatalog(database: database, folder: folder)
+        }
+        return CaptureCatalog(database: try FlowSchema.openForReading(databasePath), folder: folder)
+    }
+
+    /// Closes the connection.
+    public func close() { database.close() }
+}

@@ -1,0 +1,29 @@
+/// What a capture writer needs: where the files and the database are, the snap length, rotation.
+public struct CaptureConfiguration: Sendable {
+    /// `$TV_HOME/captures`.
+    public var folder: CaptureFolder
+    /// `$TV_HOME/tunnelvision.sqlite3` (tables `captures`, `packets`, `packet_counts`).
+    public var databasePath: String
+    /// Bytes of each packet kept in the file (the IDB's if_snaplen); 0: whole packets.
+    public var snapLength: Int
+    public var rotation: CaptureRotation
+    /// Rows kept per flow in `packets` (the seed's HistoryPolicy.packetsPerFlow); every packet is
+    /// still written to the file and counted.
+    public var rowsPerFlow: Int = 500
+    /// How long the writer gathers packets after it wakes, ms.
+    public var lingerMillis: Int = 50
+    /// Seconds between fdatasync(2)s of the open file while packets arrive (also on rotation and
+    /// stop). A killed writer loses nothing written (the page cache stays); this bounds what a
+    /// power loss takes.
+    public var syncInterval: Double = 5
+    /// Queue bounds (per batch).
+    public var batchItems: Int = 16_384
+    public var batchBytes: Int = 16 << 20
+
+    public init(folder: CaptureFolder, databasePath: String, snapLength: Int, rotation: CaptureRotation) {
+        self.folder = folder
+        self.databasePath = databasePath
+        self.snapLength = snapLength
+        self.rotation = rotation
+    }
+}

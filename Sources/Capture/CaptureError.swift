@@ -1,0 +1,40 @@
+import FlowStore
+import TVHome
+
+/// Why a capture command or the capture writer failed, one sentence each (what happened and
+/// what to do), rendered once from the kind.
+public enum CaptureError: UserFacingError, Equatable {
+    /// A capture file could not be created or written.
+    case cannotOpen(path: String, reason: String)
+    /// `tv captures delete SEQ` named a capture that is not there (never made, or already deleted).
+    case noSuchCapture(seq: Int64)
+    /// `tv captures delete SEQ` named the file being written.
+    case recording(seq: Int64)
+    /// The file could not be removed.
+    case cannotDelete(path: String, reason: String)
+    /// The database failed.
+    case store(FlowStoreError)
+
+    public var message: String {
+        switch self {
+        case let .cannotOpen(path, reason):
+            return "tv cannot write the capture file \(path) (\(reason)); free some space or fix the folder's permissions, and packets are captured again at the next file."
+        case let .noSuchCapture(seq):
+            return "There is no capture \(seq); `tv captures` lists the ones that exist."
+        case let .recording(seq):
+            return "Capture \(seq) is being recorded and cannot be deleted; run `tv captures rotate` to close it first, then delete it."
+        case let .cannotDelete(path, reason):
+            return "tv cannot delete \(path) (\(reason)); nothing was changed."
+        case .store(let error):
+            return error.message
+        }
+    }
+}
+
+extension SQLiteValue {
+    /// The integer held, nil for any other kind.
+    var int64: Int64? {
+        if case .integer(let n) = self { return n }
+        return nil
+    }
+}

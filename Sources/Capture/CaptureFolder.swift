@@ -1,0 +1,58 @@
+import Foundation
+import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `$TV_HOME/captures`: files `capture-NNNNNN.pcapng` (six digits, from 1), the folder 0700 and
+/// each file 0600 (they hold traffic). Names, the sequence numbers in the folder, and whether a
+/// file is being recorded (its writer holds an exclusive flock(2) on it for as long as it may
+/// append, so a writer that died — killed, crashed — holds none).
+public struct CaptureFolder: Sendable, Equatable {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// "capture-000042.pcapng".
+    public static func fileName(_ seq: Int64) -> String {
+        let digits = String(seq)
+        return "capture-" + String(repeating: "0", count: max(0, 6 - digits.count)) + digits + ".pcapng"
+    }
+
+    /// The sequence number of a name `capture-NNNNNN.pcapng` (six or more digits), nil otherwise.
+    public static func sequence(ofName name: String) -> Int64? {
+        guard name.hasPrefix("capture-"), name.hasSuffix(".pcapng") else { return nil }
+        let digits = name.dropFirst("capture-".count).dropLast(".pcapng".count)
+        guard digits.count >= 6, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int64(digits), n > 0 else { return nil }
+        return n
+    }
+
+    public func filePath(_ seq: Int64) -> String { path + "/" + CaptureFolder.fileName(seq) }
+
+    /// Makes the folder (0700) if it is missing.
+    /// - Throws: `TVHomeError.cannotCreate`.
+    public func ensureExists() throws {
+        try FileModes.makeDirectory(path, mode: 0o700)
+    }
+
+    /// The sequence numbers of the capture files present (unsorted); empty when the folder is missing.
+    public func sequencesPresent() -> [Int64] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return names.compactMap(CaptureFolder.sequence(ofName:))
+    }
+
+    /// Whether a live writer holds `path` (an exclusive flock): that file is Recording. A file
+    /// that cannot be opened is not being recorded by anyone.
+    public static func isRecording(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            _ = flock(fd, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK
+    }
+}

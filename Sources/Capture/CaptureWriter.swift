@@ -1,0 +1,108 @@
+import Dispatch
+import FlowStore
+import Foundation
+import FlowTerms
+import Synchronization
+
+/// The capture: a bounded queue in front of one writer thread that appends pcapng blocks to
+/// `$TV_HOME/captures/capture-NNNNNN.pcapng` and keeps the `captures`, `packets` and
+/// `packet_counts` rows. The one `PacketRecorder` (the TUN engine's seam).
+///
+/// - `record` / `enqueue` never block: a full queue drops the packet and counts it
+///   (`queueCounters.packetsDropped`, said by `tv status`).
+/// - `appendSecrets` queues a Decryption Secrets Block: it lands in the file being written,
+///   before every packet queued after it.
+/// - `rotate` closes the file being written and opens the next (waits for the writer).
+/// - `stop` writes what is queued, closes the file (fdatasync, row closed) and ends the thread.
+public final class CaptureWriter: PacketRecorder {
+    private let queue: BoundedWriterQueue<CaptureWriterThread>
+    private let writerCounters: CaptureCountersBox
+    private let capturing: Atomic<Bool>
+    /// Bytes of each packet kept (the file's if_snaplen); 0: whole packets.
+    public let snapLength: Int
+
+    /// Opens the database (migrating it), closes what a dead writer left recording, opens the
+    /// first file and starts the thread.
+    /// - Throws: `FlowStoreError`, `TVHomeError.cannotCreate`, `CaptureError.cannotOpen`.
+    public init(configuration: CaptureConfiguration) throws {
+        let counters = CaptureCountersBox()
+        writerCounters = counters
+        snapLength = configuration.snapLength
+        capturing = Atomic(true)
+        let queue = BoundedWriterQueue<CaptureWriterThread>(
+            batch: CaptureBatch(maximumItems: configuration.batchItems, maximumBytes: configuration.batchBytes),
+            counters: CaptureQueueCounters(), lingerMillis: configuration.lingerMillis, lingerAfterWrite: false)
+        self.queue = queue
+        // The writer is made on its own thread: its SQLite connection is single-threaded.
+        let startup = Mutex<(any Error)?>(nil)
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let writer: CaptureWriterThread
+            do {
+                writer = try CaptureWriterThread(configuration: configuration, counters: counters)
+            } catch {
+                startup.withLock { $0 = error }
+                started.signal()
+                return
+            }
+            started.signal()
+            queue.run(writer)
+        }
+        thread.name = "tv capture writer"
+        thread.start()
+        started.wait()
+        if let error = startup.withLock({ $0 }) {
+            queue.abandon()
+            throw error
+        }
+    }
+
+    deinit { queue.stop() }
+
+    // MARK: PacketRecorder
+
+    public var isCapturing: Bool { capturing.load(ordering: .relaxed) }
+
+    public func record(flow: UInt64, direction: Direction, timeMicros: Int64, packet: UnsafeRawBufferPointer) {
+        _ = queue.enqueue(.packet(flow: flow, direction: direction, timeMicros: timeMicros, bytes: packet, snapLength: snapLength))
+    }
+
+    // MARK: the rest of the API
+
+    /// Queues TLS secrets (SSLKEYLOGFILE lines, each ending in "\n") as a Decryption Secrets Block
+    /// of the file being written; never blocks.
+    /// - Returns: false when the queue was full (dropped and counted in `secretsDropped`).
+    @discardableResult
+    public func appendSecrets(_ keyLogLines: [UInt8], type: UInt32 = PcapngBlocks.tlsKeyLogSecrets) -> Bool {
+        queue.enqueue(.secrets(type: type, bytes: keyLogLines))
+    }
+
+    /// Closes the file being written and opens the next; waits for the writer.
+    /// - Returns: the sequence numbers of the file closed and of the one opened (nil: none).
+    public func rotate() -> (closed: Int64?, opened: Int64?) {
+        let result = Mutex<(Int64?, Int64?)>((nil, nil))
+        queue.flush()
+        _ = queue.perform { writer in
+            let r = writer.rotate()
+            result.withLock { $0 = (r.closed, r.opened) }
+        }
+        return result.withLock { $0 }
+    }
+
+    /// Waits until everything queued before the call is written (tests, a reading command).
+    public func flush() { queue.flush() }
+
+    /// Pauses or resumes capturing new packets (the engine checks `isCapturing` first).
+    public func setCapturing(_ on: Bool) { capturing.store(on, ordering: .relaxed) }
+
+    /// Writes what is queued, closes the file and stops the thread. Safe to call twice.
+    public func stop() {
+        capturing.store(false, ordering: .relaxed)
+        queue.stop()
+    }
+
+    /// The queue's counters (queued, dropped).
+    public var queueCounters: CaptureQueueCounters { queue.read { counters, _, _ in counters } }
+    /// The writer's counters (written, failed, the file being written).
+    public var counters: CaptureWriterCounters { writerCounters.state.withLock { $0 } }
+}

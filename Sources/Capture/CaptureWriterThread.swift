@@ -1,0 +1,329 @@
+import Dispatch
+import FlowStore
+import FlowTerms
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the capture writer did, for `tv status` (read under a mutex from any thread).
+public struct CaptureWriterCounters: Sendable, Equatable {
+    /// Packets written to a file (and counted for their flow).
+    public var packetsWritten: UInt64 = 0
+    /// Packets that reached the writer but could not be written (the file or the database failed).
+    public var packetsFailed: UInt64 = 0
+    /// Files opened by this writer.
+    public var filesOpened: UInt64 = 0
+    /// The file being written now, nil when none is open.
+    public var recordingSequence: Int64?
+    /// The last failure, one sentence; nil when the last write succeeded.
+    public var lastFailure: String?
+
+    public init() {}
+}
+
+/// The writer's counters, shared by the writer thread (which writes them) and `CaptureWriter`
+/// (which reads them for `tv status`).
+final class CaptureCountersBox: Sendable {
+    let state = Mutex(CaptureWriterCounters())
+}
+
+/// The capture writer thread: owns the open capture file, its row in `captures`, the rows of
+/// `packets` and `packet_counts`. Runs on its `BoundedWriterQueue`'s thread only.
+///
+/// A batch is encoded into whole blocks and written with one write(2); only after it is in the
+/// file are its rows committed (one transaction), so a row never points past what was written.
+/// A short write is cut back to the last whole block (ftruncate) so the file stays readable.
+final class CaptureWriterThread: QueueWriter {
+    typealias Batch = CaptureBatch
+
+    let configuration: CaptureConfiguration
+    private let box: CaptureCountersBox
+    private var database: SQLiteDatabase?
+    /// The open file: descriptor, sequence, bytes and packets written, when it started.
+    private struct OpenFile {
+        var fd: Int32
+        var seq: Int64
+        var bytes: Int64
+        var packets: Int64
+        var startedMicros: Int64
+        var lastSync: DispatchTime
+        var unsynced: Bool
+    }
+    private var file: OpenFile?
+    /// Packets counted per flow so far (a cache of `packet_counts`; a miss reads the table).
+    private var flowCounts: [UInt64: Int64] = [:]
+    private var encoded: [UInt8] = []
+
+    init(configuration: CaptureConfiguration, counters: CaptureCountersBox) throws {
+        self.configuration = configuration
+        box = counters
+        try configuration.folder.ensureExists()
+        let database = try SQLiteDatabase(path: configuration.databasePath, oneThread: true)
+        try FlowSchema.migrate(database)
+        self.database = database
+        try CaptureRepair.closeAbandoned(database: database, folder: configuration.folder)
+        try openFile(nowMicros: EngineClock.wallMicros())
+    }
+
+    // MARK: QueueWriter
+
+    func tick() {
+        guard var open = file else { return }
+        let now = EngineClock.wallMicros()
+        if configuration.rotation.isDue(bytes: open.bytes, packets: open.packets, startedMicros: open.startedMicros, nowMicros: now) {
+            rotate()
+            return
+        }
+        if open.unsynced, DispatchTime.now() >= open.lastSync + configuration.syncInterval {
+            _ = fdatasync(open.fd)
+            open.unsynced = false
+            open.lastSync = DispatchTime.now()
+            file = open
+        }
+    }
+
+    var idleDeadline: DispatchTime? {
+        guard let open = file, open.packets > 0 else { return nil }
+        var deadlines: [DispatchTime] = []
+        if open.unsynced { deadlines.append(open.lastSync + configuration.syncInterval) }
+        if let due = configuration.rotation.ageDeadline(startedMicros: open.startedMicros) {
+            let wait = max(0, Double(due - EngineClock.wallMicros()) / 1e6)
+            deadlines.append(DispatchTime.now() + wait)
+        }
+        return deadlines.min()
+    }
+
+    func idleDeadlinePassed() {}
+
+    func write(_ batch: CaptureBatch) -> Int {
+        var failed = 0
+        var start = 0
+        // Rotation by size is checked between packets, so a file ends near its limit.
+        while start < batch.items.count {
+            if file == nil {
+                do { try openFile(nowMicros: EngineClock.wallMicros()) } catch {
+                    note(failure: "\(error)")
+                    return failed + batch.items[start...].filter(\.isPacket).count
+                }
+            }
+            let end = writeSome(batch, from: start, failed: &failed)
+            start = end
+            if start < batch.items.count { rotate() }
+        }
+        return failed
+    }
+
+    func stop() {
+        closeFile(nowMicros: EngineClock.wallMicros())
+        database?.close()
+        database = nil
+    }
+
+    // MARK: jobs
+
+    /// Closes the open file and opens the next (`tv captures rotate`, or a limit reached).
+    /// - Returns: the sequence of the file closed and of the one opened.
+    @discardableResult
+    func rotate() -> (closed: Int64?, opened: Int64?) {
+        let now = EngineClock.wallMicros()
+        let closed = file?.seq
+        closeFile(nowMicros: now)
+        do { try openFile(nowMicros: now) } catch { note(failure: "\(error)") }
+        return (closed, file?.seq)
+    }
+
+    // MARK: writing
+
+    /// A packet row waiting for the batch's transaction.
+    private struct Row {
+        var flow: UInt64
+        var n: Int64
+        var offset: Int64
+        var time: Int64
+        var direction: Direction
+        var originalLength: Int
+        var includedLength: Int
+        var summary: PacketSummary
+    }
+
+    /// Writes items from `start` until the batch ends or the file reaches its size limit.
+    /// - Returns: the index of the first item not written.
+    private func writeSome(_ batch: CaptureBatch, from start: Int, failed: inout Int) -> Int {
+        guard var open = file, let database else { return batch.items.count }
+        encoded.removeAll(keepingCapacity: true)
+        var rows: [Row] = []
+        var touched: [UInt64: Int64] = [:]
+        var packets = 0
+        var index = start
+        let limit = configuration.rotation.maximumBytes ?? 0
+        while index < batch.items.count {
+            if limit > 0, open.packets + Int64(packets) > 0, open.bytes + Int64(encoded.count) >= limit { break }
+            switch batch.items[index] {
+            case let .packet(flow, direction, time, originalLength, range):
+                let offset = open.bytes + Int64(encoded.count)
+                batch.bytes.withUnsafeBytes { raw in
+                    let packet = UnsafeRawBufferPointer(rebasing: raw[range])
+                    PcapngBlocks.appendEnhancedPacket(to: &encoded, timestampMicros: time, packet: packet, originalLength: originalLength,
+                                                      direction: direction == .clientToServer ? .outbound : .inbound)
+                    if flow != 0 {
+                        let n = (touched[flow] ?? count(of: flow, in: database)) + 1
+                        touched[flow] = n
+                        if n <= configuration.rowsPerFlow {
+                            rows.append(Row(flow: flow, n: n, offset: offset, time: time, direction: direction, originalLength: originalLength,
+                                            includedLength: range.count, summary: PacketSummary.read(packet, originalLength: originalLength)))
+                        }
+                    }
+                }
+                packets += 1
+            case let .secrets(type, range):
+                encoded.append(contentsOf: PcapngBlocks.decryptionSecrets(secretsType: type, secrets: Array(batch.bytes[range])))
+            }
+            index += 1
+        }
+        guard !encoded.isEmpty else { return index }
+        let written = encoded.withUnsafeBytes { Glibc.write(open.fd, $0.baseAddress, $0.count) }
+        guard written == encoded.count else {
+            let reason = written < 0 ? String(cString: strerror(errno)) : "a short write"
+            // Cut back to the last whole block: the file stays readable.
+            _ = ftruncate(open.fd, off_t(open.bytes))
+            _ = lseek(open.fd, off_t(open.bytes), SEEK_SET)
+            failed += packets
+            note(failure: "cannot write \(configuration.folder.filePath(open.seq)): \(reason)")
+            return index
+        }
+        open.bytes += Int64(encoded.count)
+        open.packets += Int64(packets)
+        open.unsynced = true
+        file = open
+        for (flow, n) in touched { flowCounts[flow] = n }
+        if flowCounts.count > 200_000 { flowCounts = touched }
+        do {
+            try commit(rows: rows, counts: touched, file: open, database: database)
+            box.state.withLock {
+                $0.packetsWritten &+= UInt64(packets)
+                $0.lastFailure = nil
+            }
+        } catch {
+            // The packets are in the file; their rows are not. Counted as failed for the list.
+            note(failure: "\(error)")
+            flowCounts = [:]
+            failed += packets
+        }
+        return index
+    }
+
+    /// The packets counted for `flow` so far (cache, else the table, else 0).
+    private func count(of flow: UInt64, in database: SQLiteDatabase) -> Int64 {
+        if let known = flowCounts[flow] { return known }
+        let value = try? database.scalar("SELECT packets FROM packet_counts WHERE flow_id = ?", [.integer(Int64(bitPattern: flow))])
+        if case .integer(let n)? = value { return n }
+        return 0
+    }
+
+    private func commit(rows: [Row], counts: [UInt64: Int64], file open: OpenFile, database: SQLiteDatabase) throws {
+        try database.transaction {
+            if !rows.isEmpty {
+                let insert = try database.prepare("""
+                    INSERT OR REPLACE INTO packets (flow_id, n, capture_seq, file_offset, time_us, direction, orig_len, incl_len, tcp_flags, meaning)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+                for row in rows {
+                    insert.reset()
+                    try insert.bind([
+                        .integer(Int64(bitPattern: row.flow)), .integer(row.n), .integer(open.seq), .integer(row.offset), .integer(row.time),
+                        .text(row.direction.rawValue), .integer(Int64(row.originalLength)), .integer(Int64(row.includedLength)),
+                        .integerOrNull(row.summary.tcpFlags.map { Int64($0) }), .text(row.summary.meaning.rawValue),
+                    ])
+                    _ = try insert.step()
+                }
+            }
+            if !counts.isEmpty {
+                let upsert = try database.prepare("""
+                    INSERT INTO packet_counts (flow_id, packets) VALUES (?, ?)
+                    ON CONFLICT (flow_id) DO UPDATE SET packets = max(packets, excluded.packets)
+                    """)
+                for (flow, n) in counts {
+                    upsert.reset()
+                    try upsert.bind([.integer(Int64(bitPattern: flow)), .integer(n)])
+                    _ = try upsert.step()
+                }
+            }
+            let update = try database.prepare("UPDATE captures SET bytes = ?, packets = ? WHERE seq = ?")
+            try update.bind([.integer(open.bytes), .integer(open.packets), .integer(open.seq)])
+            _ = try update.step()
+        }
+    }
+
+    // MARK: files
+
+    private func openFile(nowMicros: Int64) throws {
+        guard let database else { return }
+        let folder = configuration.folder
+        let known = try database.scalar("SELECT coalesce(max(seq), 0) FROM captures").int64 ?? 0
+        var seq = max(known, folder.sequencesPresent().max() ?? 0) + 1
+        var fd: Int32 = -1
+        for _ in 0..<64 {
+            fd = Glibc.open(folder.filePath(seq), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_APPEND, 0o600)
+            if fd >= 0 || errno != EEXIST { break }
+            seq += 1
+        }
+        guard fd >= 0 else {
+            throw CaptureError.cannotOpen(path: folder.filePath(seq), reason: String(cString: strerror(errno)))
+        }
+        _ = flock(fd, LOCK_EX | LOCK_NB)
+        let head = PcapngBlocks.sectionHeader() + PcapngBlocks.interfaceDescription(snapLength: UInt32(clamping: configuration.snapLength))
+        let written = head.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == head.count else {
+            let reason = written < 0 ? String(cString: strerror(errno)) : "a short write"
+            close(fd)
+            unlink(folder.filePath(seq))
+            throw CaptureError.cannotOpen(path: folder.filePath(seq), reason: reason)
+        }
+        do {
+            let insert = try database.prepare("""
+                INSERT INTO captures (seq, path, started_at, bytes, packets, snaplen, recording) VALUES (?, ?, ?, ?, 0, ?, 1)
+                """)
+            try insert.bind([.integer(seq), .text(folder.filePath(seq)), .integer(nowMicros), .integer(Int64(head.count)),
+                             .integer(Int64(configuration.snapLength))])
+            _ = try insert.step()
+        } catch {
+            close(fd)
+            unlink(folder.filePath(seq))
+            throw error
+        }
+        file = OpenFile(fd: fd, seq: seq, bytes: Int64(head.count), packets: 0, startedMicros: nowMicros, lastSync: .now(), unsynced: true)
+        box.state.withLock {
+            $0.filesOpened &+= 1
+            $0.recordingSequence = seq
+        }
+    }
+
+    private func closeFile(nowMicros: Int64) {
+        guard let open = file else { return }
+        file = nil
+        _ = fdatasync(open.fd)
+        do {
+            let update = try database?.prepare("UPDATE captures SET ended_at = ?, bytes = ?, packets = ?, recording = 0 WHERE seq = ?")
+            try update?.bind([.integer(nowMicros), .integer(open.bytes), .integer(open.packets), .integer(open.seq)])
+            _ = try update?.step()
+        } catch {
+            note(failure: "\(error)")
+        }
+        _ = flock(open.fd, LOCK_UN)
+        close(open.fd)
+        box.state.withLock { $0.recordingSequence = nil }
+    }
+
+    private func note(failure: String) {
+        box.state.withLock { $0.lastFailure = failure }
+    }
+}
+
+extension CaptureItem {
+    var isPacket: Bool {
+        if case .packet = self { return true }
+        return false
+    }
+}

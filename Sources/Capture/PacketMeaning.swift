@@ -1,0 +1,69 @@
+/// What one packet meant for its connection, the title of a row in `tv packets` (seed "Flow
+/// Inspector": every packet is titled by what it meant; the flags' acronyms come second).
+///
+/// Stored in `packets.meaning` as the raw value.
+public enum PacketMeaning: String, Sendable, Equatable, CaseIterable {
+    /// SYN without ACK: the connection was asked for.
+    case opened
+    /// SYN with ACK: the other side accepted it.
+    case accepted
+    /// Carried payload (TCP with data, every UDP datagram, anything not TCP).
+    case data
+    /// A TCP segment with ACK and nothing else to say: what was sent arrived.
+    case deliveryConfirmed = "delivery_confirmed"
+    /// FIN: this side finished sending (data on the same segment is still its last words).
+    case finishedSending = "finished_sending"
+    /// RST: the connection was cut off.
+    case cutOff = "cut_off"
+
+    /// The words people read ("delivery confirmed").
+    public var words: String {
+        switch self {
+        case .opened: return "opened"
+        case .accepted: return "accepted"
+        case .data: return "data"
+        case .deliveryConfirmed: return "delivery confirmed"
+        case .finishedSending: return "finished sending"
+        case .cutOff: return "cut off"
+        }
+    }
+
+    /// Classifies a packet.
+    /// - Parameters:
+    ///   - tcpFlags: the TCP header's flag byte (RFC 9293 §3.1: CWR ECE URG ACK PSH RST SYN FIN,
+    ///     high bit to low), nil for a packet that is not TCP.
+    ///   - payloadLength: bytes after the transport header.
+    /// RST outranks every other flag: it arrives with ACK set almost every time, and reading it
+    /// as a confirmation would hide the one thing worth telling. Then SYN (with or without ACK),
+    /// then FIN, then payload; a segment with none of them confirms delivery.
+    public static func classify(tcpFlags: UInt8?, payloadLength: Int) -> PacketMeaning {
+        guard let flags = tcpFlags else { return .data }
+        if flags & TCPFlags.rst != 0 { return .cutOff }
+        if flags & TCPFlags.syn != 0 { return flags & TCPFlags.ack != 0 ? .accepted : .opened }
+        if flags & TCPFlags.fin != 0 { return .finishedSending }
+        if payloadLength > 0 { return .data }
+        return .deliveryConfirmed
+    }
+}
+
+/// The TCP header's flag bits (RFC 9293 §3.1) and their acronyms.
+public enum TCPFlags {
+    public static let fin: UInt8 = 0x01
+    public static let syn: UInt8 = 0x02
+    public static let rst: UInt8 = 0x04
+    public static let psh: UInt8 = 0x08
+    public static let ack: UInt8 = 0x10
+    public static let urg: UInt8 = 0x20
+    public static let ece: UInt8 = 0x40
+    public static let cwr: UInt8 = 0x80
+
+    private static let names: [(UInt8, String)] = [
+        (fin, "FIN"), (syn, "SYN"), (rst, "RST"), (psh, "PSH"), (ack, "ACK"), (urg, "URG"), (ece, "ECE"), (cwr, "CWR"),
+    ]
+
+    /// The set flags' acronyms, low bit first as Wireshark's Info column writes them
+    /// ("SYN, ACK"); "" for none.
+    public static func acronyms(_ flags: UInt8) -> String {
+        names.filter { flags & $0.0 != 0 }.map(\.1).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,159 @@
+/// The pcapng blocks tv writes, encoded byte for byte (draft-ietf-opsawg-pcapng, "PCAP Next
+/// Generation (pcapng) Capture File Format"): a Section Header Block (§4.1), one Interface
+/// Description Block (§4.2) of LINKTYPE_RAW with µs timestamps, Enhanced Packet Blocks (§4.3)
+/// and Decryption Secrets Blocks (§4.7). Pure: values in, the block's bytes out, little-endian
+/// (the byte order the Section Header's magic declares).
+///
+/// Every block is `type, total length, body (padded to 32 bits), total length` (§3.1); options
+/// (§3.5) are `code, length, value padded to 32 bits`, closed by `opt_endofopt` when any is
+/// present.
+public enum PcapngBlocks {
+    /// Block types (§4, §11.1).
+    public static let sectionHeaderType: UInt32 = 0x0A0D_0D0A
+    public static let interfaceDescriptionType: UInt32 = 0x0000_0001
+    public static let enhancedPacketType: UInt32 = 0x0000_0006
+    public static let decryptionSecretsType: UInt32 = 0x0000_000A
+    /// The Section Header's byte-order magic (§4.1).
+    public static let byteOrderMagic: UInt32 = 0x1A2B_3C4D
+    /// LINKTYPE_RAW: the packet begins with an IPv4 or IPv6 header (the tcpdump.org link types).
+    public static let linkTypeRaw: UInt16 = 101
+    /// DSB secrets type for a TLS key log (§4.7: 0x544c534b, "TLSK"): SSLKEYLOGFILE lines.
+    public static let tlsKeyLogSecrets: UInt32 = 0x544C_534B
+    /// Option codes: opt_endofopt, opt_comment (§3.5), if_tsresol (§4.2), epb_flags (§4.3).
+    public static let optionEnd: UInt16 = 0
+    public static let optionComment: UInt16 = 1
+    public static let optionInterfaceTimestampResolution: UInt16 = 9
+    public static let optionPacketFlags: UInt16 = 2
+    /// The EPB header before the packet bytes: type, length, interface, timestamp (2), captured and
+    /// original lengths, 4 bytes each. The packet's bytes start this far into its block.
+    public static let enhancedPacketHeaderSize = 28
+
+    /// Bytes of padding that bring `count` to a multiple of 4.
+    @inlinable
+    public static func padding(_ count: Int) -> Int { (4 - count % 4) % 4 }
+
+    /// A Section Header Block (§4.1): version 1.0, section length -1 (not known: the file grows),
+    /// an optional comment.
+    public static func sectionHeader(comment: String? = nil) -> [UInt8] {
+        var body: [UInt8] = []
+        body.appendLE(byteOrderMagic)
+        body.appendLE(UInt16(1))
+        body.appendLE(UInt16(0))
+        body.appendLE(UInt64.max)  // -1: section length not specified
+        appendOptions(&body, comment: comment, extra: [])
+        return block(sectionHeaderType, body)
+    }
+
+    /// An Interface Description Block (§4.2): `linkType`, `snapLength` (0: no limit), with
+    /// if_tsresol = 6 (timestamps in µs) stated explicitly.
+    public static func interfaceDescription(linkType: UInt16 = linkTypeRaw, snapLength: UInt32) -> [UInt8] {
+        var body: [UInt8] = []
+        body.appendLE(linkType)
+        body.appendLE(UInt16(0))
+        body.appendLE(snapLength)
+        appendOptions(&body, comment: nil, extra: [(optionInterfaceTimestampResolution, [6])])
+        return block(interfaceDescriptionType, body)
+    }
+
+    /// The direction an EPB's epb_flags states (§4.3, bits 0-1: 01 inbound, 10 outbound).
+    public enum FlagDirection: UInt32, Sendable {
+        case inbound = 1
+        case outbound = 2
+    }
+
+    /// An Enhanced Packet Block (§4.3) on interface 0.
+    /// - Parameters:
+    ///   - timestampMicros: µs since the epoch (the IDB's if_tsresol is 6).
+    ///   - packet: the captured bytes (already cut to the snap length by the caller).
+    ///   - originalLength: the packet's length on the wire.
+    ///   - direction: written as epb_flags when given.
+    ///   - comment: opt_comment (UTF-8) when given.
+    public static func enhancedPacket(timestampMicros: Int64, packet: UnsafeRawBufferPointer, originalLength: Int,
+                                      direction: FlagDirection? = nil, comment: String? = nil) -> [UInt8] {
+        var out: [UInt8] = []
+        appendEnhancedPacket(to: &out, timestampMicros: timestampMicros, packet: packet, originalLength: originalLength,
+                             direction: direction, comment: comment)
+        return out
+    }
+
+    /// `enhancedPacket` appended to `out` without an intermediate array (the writer's hot path).
+    /// - Returns: the block's length.
+    @discardableResult
+    public static func appendEnhancedPacket(to out: inout [UInt8], timestampMicros: Int64, packet: UnsafeRawBufferPointer,
+                                            originalLength: Int, direction: FlagDirection? = nil, comment: String? = nil) -> Int {
+        let commentBytes = comment.map { Array($0.utf8) }
+        var optionsLength = 0
+        if direction != nil { optionsLength += 8 }
+        if let commentBytes { optionsLength += 4 + commentBytes.count + padding(commentBytes.count) }
+        if optionsLength > 0 { optionsLength += 4 }
+        let total = enhancedPacketHeaderSize + packet.count + padding(packet.count) + optionsLength + 4
+        out.reserveCapacity(out.count + total)
+        let ticks = UInt64(bitPattern: timestampMicros)
+        out.appendLE(enhancedPacketType)
+        out.appendLE(UInt32(total))
+        out.appendLE(UInt32(0))
+        out.appendLE(UInt32(truncatingIfNeeded: ticks >> 32))
+        out.appendLE(UInt32(truncatingIfNeeded: ticks))
+        out.appendLE(UInt32(packet.count))
+        out.appendLE(UInt32(originalLength))
+        out.append(contentsOf: packet)
+        out.append(contentsOf: repeatElement(0, count: padding(packet.count)))
+        if let direction {
+            out.appendLE(optionPacketFlags)
+            out.appendLE(UInt16(4))
+            out.appendLE(direction.rawValue)
+        }
+        if let commentBytes { appendOption(&out, optionComment, commentBytes) }
+        if optionsLength > 0 { out.appendLE(UInt32(0)) }
+        out.appendLE(UInt32(total))
+        return total
+    }
+
+    /// A Decryption Secrets Block (§4.7) carrying `secrets` of `secretsType` (for TLS,
+    /// `tlsKeyLogSecrets`: SSLKEYLOGFILE lines, each ending in a line feed). It must come before
+    /// the packets it decrypts (§4.7); Wireshark reads every DSB of the file before dissecting.
+    public static func decryptionSecrets(secretsType: UInt32 = tlsKeyLogSecrets, secrets: [UInt8], comment: String? = nil) -> [UInt8] {
+        var body: [UInt8] = []
+        body.appendLE(secretsType)
+        body.appendLE(UInt32(secrets.count))
+        body.append(contentsOf: secrets)
+        body.append(contentsOf: repeatElement(0, count: padding(secrets.count)))
+        appendOptions(&body, comment: comment, extra: [])
+        return block(decryptionSecretsType, body)
+    }
+
+    // MARK: helpers
+
+    private static func block(_ type: UInt32, _ body: [UInt8]) -> [UInt8] {
+        let total = 12 + body.count
+        var out: [UInt8] = []
+        out.reserveCapacity(total)
+        out.appendLE(type)
+        out.appendLE(UInt32(total))
+        out.append(contentsOf: body)
+        out.appendLE(UInt32(total))
+        return out
+    }
+
+    private static func appendOptions(_ out: inout [UInt8], comment: String?, extra: [(UInt16, [UInt8])]) {
+        guard comment != nil || !extra.isEmpty else { return }
+        if let comment { appendOption(&out, optionComment, Array(comment.utf8)) }
+        for (code, value) in extra { appendOption(&out, code, value) }
+        out.appendLE(UInt32(0))  // opt_endofopt
+    }
+
+    private static func appendOption(_ out: inout [UInt8], _ code: UInt16, _ value: [UInt8]) {
+        out.appendLE(code)
+        out.appendLE(UInt16(value.count))
+        out.append(contentsOf: value)
+        out.append(contentsOf: repeatElement(0, count: padding(value.count)))
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends `value` little-endian.
+    @inlinable
+    mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+}

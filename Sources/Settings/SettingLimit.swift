@@ -1,0 +1,38 @@
+import Foundation
+
+/// A size or a time limit as a setting holds it (`2GB`, `30d`, `off`), read: off, a limit, or
+/// text that is not a limit (kept, so the sentence can quote it; never replaced by a default).
+public enum SettingLimit: Sendable, Equatable {
+    /// `off`, `none` or empty: no limit.
+    case off
+    /// Bytes, or µs for a time limit.
+    case limit(Int64)
+    /// The saved text is neither.
+    case unreadable(String)
+
+    /// Reads a size: a whole number with `B`, `KB`/`KiB`, `MB`/`MiB`, `GB`/`GiB` or `TB`/`TiB`
+    /// (binary steps, as tv writes sizes: 1 KB = 1,024 bytes), case-insensitive, spaces allowed
+    /// before the unit; a bare number is bytes. Zero is a limit of nothing, so it reads as off.
+    public static func bytes(_ text: String) -> SettingLimit {
+        read(text, units: ["b": 1, "": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+                           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40])
+    }
+
+    /// Reads a duration into µs: a whole number with `s`, `m`/`min`, `h`, `d` or `w`.
+    public static func micros(_ text: String) -> SettingLimit {
+        let second: Int64 = 1_000_000
+        return read(text, units: ["s": second, "m": 60 * second, "min": 60 * second, "h": 3_600 * second, "d": 86_400 * second,
+                                  "w": 604_800 * second])
+    }
+
+    private static func read(_ text: String, units: [String: Int64]) -> SettingLimit {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if ["", "off", "none", "0"].contains(trimmed) { return .off }
+        let digits = trimmed.prefix { $0.isASCII && $0.isNumber }
+        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
+        guard !digits.isEmpty, let n = Int64(digits), let scale = units[unit] else { return .unreadable(text) }
+        let (product, overflow) = n.multipliedReportingOverflow(by: scale)
+        guard !overflow else { return .unreadable(text) }
+        return product == 0 ? .off : .limit(product)
+    }
+}

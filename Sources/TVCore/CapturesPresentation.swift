@@ -1,0 +1,133 @@
+import Capture
+import Foundation
+import TVHome
+
+/// `tv captures` (list, delete, room): what the command line says about capture files. Pure.
+public enum CapturesPresentation {
+    /// The list, newest first: name, size, time, and the one being written marked Recording.
+    /// - Parameter captureOn: `capture.enabled` now (the empty list says it).
+    public static func lines(_ files: [CaptureFile], folder: String, captureOn: Bool) -> [String] {
+        guard !files.isEmpty else {
+            return ["There are no capture files yet: tv writes one while `tv exec` or `tv run --mode tun` runs with capture.enabled on"
+                + (captureOn ? " (it is on)." : " (it is off: `tv settings set capture.enabled on`).")]
+        }
+        let rows: [[String]] = files.map { file in
+            let name = CaptureFolder.fileName(file.seq)
+            let started = Units.utc(file.startedMicros / 1_000_000, format: "%Y-%m-%d %H:%M:%S")
+            let time: String
+            if file.isRecording {
+                time = "since \(started) UTC  Recording"
+            } else if let ended = file.endedMicros {
+                time = "\(started) to \(Units.utc(ended / 1_000_000, format: "%H:%M:%S")) UTC"
+            } else {
+                time = "\(started) UTC, not closed (its session ended without closing it)"
+            }
+            return [String(file.seq), name, Units.bytes(file.bytes), "\(ByteWords.grouped(file.packets)) packet\(file.packets == 1 ? "" : "s")", time]
+        }
+        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var out = rows.map { row in
+            "  " + (0..<4).map { i in
+                i == 1 ? row[i].padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: widths[i] - row[i].count) + row[i]
+            }.joined(separator: "  ") + "  " + row[4]
+        }
+        out.insert("\(files.count) capture file\(files.count == 1 ? "" : "s") in \(TerminalText.line(folder)), newest first:", at: 0)
+        if files.contains(where: \.isRecording) {
+            out.append("The Recording one is being written: it can be neither deleted nor shared until `tv captures rotate` closes it.")
+        }
+        return out
+    }
+
+    /// `tv captures --json`.
+    public static func json(_ files: [CaptureFile]) -> JSONValue {
+        .array(files.map { file in
+            .object([("seq", .int(file.seq)), ("path", .string(file.path)), ("startedMicros", .int(file.startedMicros)),
+                     ("endedMicros", file.endedMicros.map { .int($0) } ?? .null), ("bytes", .int(file.bytes)),
+                     ("packets", .int(file.packets)), ("snapLength", .int(file.snapLength)), ("recording", .bool(file.isRecording))])
+        })
+    }
+
+    /// Said before a capture is deleted.
+    public static func deletionWarning(_ file: CaptureFile) -> String {
+        "Deleting \(CaptureFolder.fileName(file.seq)) (\(Units.bytes(file.bytes)), \(ByteWords.grouped(file.packets)) packets): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back."
+    }
+
+    /// Said after.
+    public static func deleted(_ file: CaptureFile) -> String {
+        "Deleted \(CaptureFolder.fileName(file.seq)); \(Units.bytes(file.bytes)) freed."
+    }
+
+    /// `tv captures room`: one sentence per half, or the one sentence of neither limit / unreadable limits.
+    public static func roomLines(_ room: CaptureRoom) -> [String] {
+        switch room {
+        case .neitherLimit(let used):
+            return ["Neither limit is set (captures.maxBytes and captures.maxAge are off): nothing removes a capture unless you delete it. The captures use \(Units.bytes(used))."]
+        case .unreadable(let list):
+            let names = list.map { "\($0.name) ('\(TerminalText.line($0.text))')" }.joined(separator: " and ")
+            return ["tv cannot read \(names), so the room left is not shown; set \(list.count == 1 ? "it" : "them") again with `tv settings set NAME VALUE` (a size like 2GB, an age like 30d, or off)."]
+        case let .limits(size, expiry):
+            return [sizeSentence(size), expirySentence(expiry)]
+        }
+    }
+
+    static func sizeSentence(_ size: CaptureRoom.Size) -> String {
+        switch size {
+        case let .roomToSpare(left, limit, used):
+            return "\(Units.bytes(left)) left: the captures use \(Units.bytes(used)) of the \(Units.bytes(limit)) limit (captures.maxBytes)."
+        case let .full(used, limit):
+            return "No room left: the captures use \(Units.bytes(used)), the \(Units.bytes(limit)) limit is already full, so the oldest closed captures go to make room and what they held is lost."
+        case let .openCaptureOverLimit(open, limit):
+            return "The \(Units.bytes(limit)) limit cannot be met: the capture being recorded is \(Units.bytes(open)) on its own; close it with `tv captures rotate` so it can be removed."
+        case .noLimit(let used):
+            return "No size limit (captures.maxBytes is off): the captures use \(Units.bytes(used)) and grow until you delete them."
+        }
+    }
+
+    static func expirySentence(_ expiry: CaptureRoom.Expiry) -> String {
+        switch expiry {
+        case let .date(micros, age):
+            return "The oldest capture expires on \(Units.utc(micros / 1_000_000, format: "%Y-%m-%d %H:%M UTC")) (captures are kept \(ageWords(age)) after they close)."
+        case let .past(count, age):
+            return "\(count == 1 ? "1 capture is" : "\(count) captures are") already past the \(ageWords(age)) expiry and \(count == 1 ? "goes" : "go") at the next cleanup."
+        case .noDateYet(let age):
+            return "No capture has closed yet, so none has an expiry date: a capture is kept \(ageWords(age)) from when it closes, and the one being recorded closes when the next one opens."
+        case .off:
+            return "Captures do not expire (captures.maxAge is off)."
+        }
+    }
+
+    /// "30 days", "1 day", "12 hours", "90 minutes", "45 seconds".
+    static func ageWords(_ micros: Int64) -> String {
+        let seconds = micros / 1_000_000
+        func unit(_ n: Int64, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+        if seconds % 86_400 == 0 { return unit(seconds / 86_400, "day") }
+        if seconds % 3_600 == 0 { return unit(seconds / 3_600, "hour") }
+        if seconds % 60 == 0 { return unit(seconds / 60, "minute") }
+        return unit(seconds, "second")
+    }
+}
+
+extension CapturesPresentation {
+    /// The `tv status` line of a session's capture (`SessionCapture.statusValues`), nil when the
+    /// session has none to report (not a TUN session, or capture off).
+    public static func statusLine(_ values: [String: String]) -> String? {
+        guard values["capture"] == "on" else { return nil }
+        let written = Int64(values["capture.packetsWritten"] ?? "0") ?? 0
+        let dropped = Int64(values["capture.packetsDropped"] ?? "0") ?? 0
+        let failed = Int64(values["capture.packetsFailed"] ?? "0") ?? 0
+        var line = values["capture.recording"].map { "capture \($0) recording, " } ?? "no capture file open, "
+        line += "\(ByteWords.grouped(written)) packets written"
+        if dropped > 0 { line += ", \(ByteWords.grouped(dropped)) dropped (the capture writer fell behind; they are not in the file)" }
+        if failed > 0 { line += ", \(ByteWords.grouped(failed)) not saved (\(values["capture.lastFailure"].map(TerminalText.line) ?? "a write failed"))" }
+        return line
+    }
+
+    /// Said when a TUN session ends and its capture lost packets (nil: it lost none).
+    public static func lossSentence(dropped: UInt64, failed: UInt64) -> String? {
+        guard dropped + failed > 0 else { return nil }
+        var parts: [String] = []
+        if dropped > 0 { parts.append("\(ByteWords.grouped(Int64(dropped))) dropped because the capture writer fell behind") }
+        if failed > 0 { parts.append("\(ByteWords.grouped(Int64(failed))) not saved because a write failed") }
+        return "Not every packet was captured: " + parts.joined(separator: ", ") + "; the connections themselves were not affected."
+    }
+}

@@ -1,0 +1,116 @@
+import Capture
+import FlowTerms
+import Foundation
+import TVHome
+
+/// `tv packets FLOW` and the packet part of `tv flow FLOW`: each packet titled by what it meant,
+/// its flags' acronyms second; times relative to the flow's first packet, in ms (µs stored). A
+/// capped list names both numbers. Pure.
+public struct PacketListPresentation: Sendable {
+    public let flow: Int64
+    public let rows: [PacketRow]
+    /// Every packet captured for the flow (`packet_counts`).
+    public let count: Int64
+
+    public init(flow: Int64, rows: [PacketRow], count: Int64) {
+        self.flow = flow
+        self.rows = rows
+        self.count = count
+    }
+
+    /// Why a flow has no packet rows, each a different sentence.
+    public enum Absence: Sendable, Equatable {
+        /// Nothing was captured for it.
+        case noneCaptured
+        /// Packets were captured (and are in the file) but no row was saved for them.
+        case rowsNotSaved(count: Int64)
+    }
+
+    /// Nil when there are rows to list.
+    public var absence: Absence? {
+        guard rows.isEmpty else { return nil }
+        return count > 0 ? .rowsNotSaved(count: count) : .noneCaptured
+    }
+
+    /// The sentence for an absence.
+    public static func sentence(_ absence: Absence, flow: Int64) -> String {
+        switch absence {
+        case .noneCaptured:
+            return "No packets were captured for flow \(flow): tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets)."
+        case .rowsNotSaved(let count):
+            return "\(count == 1 ? "1 packet was" : "\(ByteWords.grouped(count)) packets were") captured for flow \(flow), but no packet row was saved (the capture writer fell behind or failed; `tv status` says which); the capture file still holds them."
+        }
+    }
+
+    /// "7 packets", or for a capped list "the first 500 of 1,234 packets".
+    public var headline: String {
+        let listed = Int64(rows.count)
+        if count > listed {
+            return "Packets of flow \(flow): the first \(ByteWords.grouped(listed)) of \(ByteWords.grouped(count)) are listed (tv keeps rows for the first 500 of a connection; the capture file has them all)."
+        }
+        return "Packets of flow \(flow): \(ByteWords.grouped(count)) packet\(count == 1 ? "" : "s")."
+    }
+
+    /// Time since the first packet, ms resolution: "0.000 s", "0.004 s", "12.345 s".
+    public static func offset(_ micros: Int64) -> String {
+        let ms = max(0, micros) / 1_000
+        let millis = String(ms % 1_000)
+        return "\(ms / 1_000).\(String(repeating: "0", count: 3 - millis.count))\(millis) s"
+    }
+
+    /// One line per packet: number, time, direction, size, meaning, flags, and what the snap
+    /// length kept when it cut the packet.
+    public func rowLines() -> [String] {
+        guard let first = rows.first?.timeMicros else { return [] }
+        let cells: [[String]] = rows.map { row in
+            [String(row.n), Self.offset(row.timeMicros - first), row.direction == .clientToServer ? "→" : "←",
+             "\(ByteWords.grouped(row.originalLength)) B", row.meaning.words]
+        }
+        let widths = (0..<5).map { column in cells.map { $0[column].count }.max() ?? 0 }
+        return zip(rows, cells).map { row, cell in
+            // Numbers right-aligned, words left-aligned.
+            var line = "  " + (0..<5).map { i -> String in
+                i == 2 || i == 4 ? cell[i].padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                    : String(repeating: " ", count: widths[i] - cell[i].count) + cell[i]
+            }.joined(separator: "  ")
+            if let flags = row.tcpFlags, flags != 0 { line += "  " + TCPFlags.acronyms(flags) }
+            if row.includedLength < row.originalLength {
+                line += "  (\(ByteWords.grouped(row.includedLength)) of \(ByteWords.grouped(row.originalLength)) bytes kept)"
+            }
+            return line.trimmingTrailingSpaces()
+        }
+    }
+
+    /// Everything `tv packets FLOW` prints.
+    public func lines() -> [String] {
+        if let absence { return [Self.sentence(absence, flow: flow)] }
+        return [headline] + rowLines()
+    }
+
+    /// The first `limit` rows and the count, for `tv flow FLOW`.
+    public func summaryLines(limit: Int = 10) -> [String] {
+        if let absence { return ["Packets: " + Self.sentence(absence, flow: flow)] }
+        let head = PacketListPresentation(flow: flow, rows: Array(rows.prefix(limit)), count: count)
+        var out = ["Packets: \(ByteWords.grouped(count)) captured" + (count > Int64(limit) ? "; the first \(limit) (all of them: `tv packets \(flow)`):" : ":")]
+        out += head.rowLines()
+        return out
+    }
+
+    /// `tv packets FLOW --json`: `flow`, `count` (all packets), `listed`, `capped`, and each
+    /// packet with `offsetMicros` (since the first), `direction`, `size`, `capturedSize`,
+    /// `tcpFlags` (acronyms, null when not TCP), `meaning`, `capture` and `fileOffset`.
+    public func json() -> JSONValue {
+        let first = rows.first?.timeMicros ?? 0
+        return .object([
+            ("flow", .int(flow)), ("count", .int(count)), ("listed", .int(Int64(rows.count))), ("capped", .bool(count > Int64(rows.count))),
+            ("packets", .array(rows.map { row in
+                .object([("n", .int(row.n)), ("offsetMicros", .int(row.timeMicros - first)), ("timeMicros", .int(row.timeMicros)),
+                         ("direction", .string(row.direction.rawValue)), ("size", .int(row.originalLength)),
+                         ("capturedSize", .int(row.includedLength)),
+                         ("tcpFlags", row.tcpFlags.map { JSONValue.array(TCPFlags.acronyms($0).split(separator: ",").map { JSONValue.string($0.trimmingCharacters(in: .whitespaces)) }) } ?? .null),
+                         ("meaning", .string(row.meaning.rawValue)), ("capture", .int(row.captureSeq)), ("fileOffset", .int(row.fileOffset))])
+            })),
+        ])
+    }
+}
+

@@ -1,0 +1,122 @@
+import Capture
+import FlowTerms
+import Settings
+import TVHome
+
+/// The packet capture of a TUN session (`tv exec`, `--mode tun`): the writer made from the
+/// settings as the session starts (`capture.enabled`, `capture.snaplen`, rotation), what the
+/// session says about it, its status values and `tv captures rotate`. A capture that cannot
+/// start does not stop the session: it is said once, and the session runs without it.
+final class SessionCapture: Sendable {
+    /// Nil when capture is off or could not start.
+    let writer: CaptureWriter?
+    /// One sentence for the start (nil: nothing to say beyond the banner).
+    let notice: String?
+
+    /// - Parameter record: the settings as the session starts (their values apply until it ends).
+    init(home: TVHome, record: SettingsRecord) {
+        guard record[SettingKeys.captureEnabled] else {
+            writer = nil
+            notice = nil
+            return
+        }
+        let plan = CaptureSettingsPlan(record)
+        var configuration = CaptureConfiguration(folder: CaptureFolder(path: home.captureDirectory), databasePath: home.databasePath,
+                                                 snapLength: plan.snapLength, rotation: plan.rotation)
+        configuration.rowsPerFlow = 500
+        do {
+            writer = try CaptureWriter(configuration: configuration)
+            notice = plan.unreadable.isEmpty ? nil : CaptureSettingsPlan.unreadableSentence(plan.unreadable)
+        } catch {
+            writer = nil
+            notice = "Packets are not captured this session: " + CaptureSessionWords.reason(error)
+        }
+    }
+
+    /// The recorder the TUN engine gets.
+    var recorder: (any PacketRecorder)? { writer }
+
+    /// `capture.*` values for `tv status`.
+    var statusValues: [String: String] {
+        guard let writer else { return ["capture": "off"] }
+        let queue = writer.queueCounters
+        let counters = writer.counters
+        var values = [
+            "capture": "on",
+            "capture.packetsWritten": String(counters.packetsWritten),
+            "capture.packetsDropped": String(queue.packetsDropped),
+            "capture.packetsFailed": String(counters.packetsFailed),
+            "capture.secretsDropped": String(queue.secretsDropped),
+            "capture.snapLength": String(writer.snapLength),
+        ]
+        if let seq = counters.recordingSequence { values["capture.recording"] = String(seq) }
+        if let failure = counters.lastFailure { values["capture.lastFailure"] = failure }
+        return values
+    }
+
+    /// `tv captures rotate`: closes the file being written and opens the next.
+    /// - Returns: ok and one sentence.
+    func rotate() -> (ok: Bool, message: String, values: [String: String]) {
+        guard let writer else { return (false, CaptureSessionWords.notCapturing, [:]) }
+        let (closed, opened) = writer.rotate()
+        return (opened != nil, CaptureSessionWords.rotated(closed: closed, opened: opened),
+                ["closed": closed.map(String.init) ?? "", "opened": opened.map(String.init) ?? ""])
+    }
+
+    /// Writes what is queued and closes the file. Safe twice.
+    /// - Returns: what to say when packets were lost (nil: none).
+    @discardableResult
+    func stop() -> String? {
+        guard let writer else { return nil }
+        writer.stop()
+        return CapturesPresentation.lossSentence(dropped: writer.queueCounters.packetsDropped, failed: writer.counters.packetsFailed)
+    }
+}
+
+/// The session's capture settings read into values: snap length, rotation, and the names of
+/// settings whose text could not be read (their limit is off for the session, and that is said).
+struct CaptureSettingsPlan: Equatable {
+    var snapLength: Int
+    var rotation: CaptureRotation
+    var unreadable: [String]
+
+    init(_ record: SettingsRecord) {
+        let snap = record[SettingKeys.captureSnapLength]
+        snapLength = snap <= 0 ? 0 : min(snap, 262_144)
+        unreadable = []
+        rotation = CaptureRotation()
+        switch SettingLimit.bytes(record[SettingKeys.captureRotateBytes]) {
+        case .limit(let n): rotation.maximumBytes = n
+        case .off: break
+        case .unreadable: unreadable.append(SettingKeys.captureRotateBytes.name)
+        }
+        switch SettingLimit.micros(record[SettingKeys.captureRotateAge]) {
+        case .limit(let n): rotation.maximumAgeMicros = n
+        case .off: break
+        case .unreadable: unreadable.append(SettingKeys.captureRotateAge.name)
+        }
+    }
+
+    static func unreadableSentence(_ names: [String]) -> String {
+        "tv could not read \(names.joined(separator: " and ")), so capture files are not rotated by \(names.count == 1 ? "it" : "them") this session; `tv settings set NAME VALUE` with a value like 64MB or 1h fixes it."
+    }
+}
+
+/// Sentences of a session's capture.
+enum CaptureSessionWords {
+    static let notCapturing = "The running session captures no packets (capture.enabled is off, or it is not a TUN session); there is nothing to rotate."
+
+    static func rotated(closed: Int64?, opened: Int64?) -> String {
+        switch (closed, opened) {
+        case let (closed?, opened?): return "Closed capture \(closed); capture \(opened) is being recorded now."
+        case let (nil, opened?): return "Capture \(opened) is being recorded now."
+        case let (closed?, nil): return "Closed capture \(closed), but the next file could not be opened; packets are not captured until one can be (see `tv status`)."
+        case (nil, nil): return "No capture file could be opened; packets are not captured (see `tv status`)."
+        }
+    }
+
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? any UserFacingError { return error.message }
+        return "\(error)"
+    }
+}

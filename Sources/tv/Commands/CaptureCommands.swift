@@ -1,0 +1,155 @@
+import Capture
+import CommandLineParser
+import ControlChannel
+import FlowStore
+import Foundation
+import Settings
+import TVCore
+import TVHome
+
+/// `tv packets FLOW` and `tv captures` (list, rotate, delete, room): the packets a TUN session
+/// captured, and the pcapng files that hold them.
+enum CaptureCommands {
+    static let json = OptionSpec("json", help: "Print as JSON.")
+
+    static let packetsSpec = CommandSpec(
+        name: "packets", summary: "List one flow's captured packets: time, direction, size, what each meant, flags.",
+        discussion: "Packets are captured for connections made through `tv exec` and `tv run --mode tun` (capture.enabled). Times are relative to the flow's first packet. tv keeps rows for the first 500 packets of a flow and counts all of them; a capped list names both numbers. Each packet is titled by what it meant: opened (SYN), accepted (SYN-ACK), data, delivery confirmed (a bare ACK), finished sending (FIN), cut off (RST, whatever else is set).",
+        options: [json],
+        positionals: [PositionalSpec("FLOW", help: "The flow's id, as `tv flows` prints it.")])
+
+    static let capturesSpec = CommandSpec(
+        name: "captures", summary: "List, rotate, delete capture files (pcapng) and see the room left.",
+        discussion: "Capture files are $TV_HOME/captures/capture-NNNNNN.pcapng, readable by Wireshark and tshark. The one being written is marked Recording: rotate it to close it before deleting or sharing it.",
+        options: [json],
+        subcommands: [
+            CommandSpec(name: "list", summary: "The capture files, newest first, with size and time (the default).", options: [json]),
+            CommandSpec(name: "rotate", summary: "Close the file the running session is writing and open the next."),
+            CommandSpec(name: "delete", summary: "Delete one capture file; the connections stay in your history.",
+                        options: [OptionSpec("yes", help: "Do not ask for confirmation.")],
+                        positionals: [PositionalSpec("SEQ", help: "The capture's number, as `tv captures` lists it.")]),
+            CommandSpec(name: "room", summary: "Room left against captures.maxBytes and captures.maxAge."),
+        ],
+        defaultSubcommand: "list")
+
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
+        "packets": packets, "captures list": list, "captures rotate": rotate, "captures delete": delete, "captures room": room,
+    ]
+
+    static func catalog(_ inv: Invocation, writing: Bool) throws -> CaptureCatalog {
+        let home = try inv.existingHome()
+        return try CaptureCatalog.open(databasePath: home.databasePath, folder: CaptureFolder(path: home.captureDirectory), writing: writing)
+    }
+
+    static func flowID(_ text: String) throws -> Int64 {
+        guard let id = Int64(text), id > 0 else { throw UsageRefusal("'\(text)' is not a flow id; `tv flows` lists them.") }
+        return id
+    }
+
+    /// The packet list of `id` (rows and count), for `tv packets` and `tv flow`.
+    static func packetList(_ catalog: CaptureCatalog, flow id: Int64) throws -> PacketListPresentation {
+        PacketListPresentation(flow: id, rows: try catalog.packets(flow: UInt64(id), limit: 500),
+                               count: try catalog.packetCount(flow: UInt64(id)))
+    }
+
+    static func packets(_ inv: Invocation) throws -> Int32 {
+        let id = try flowID(inv.command.positionals[0])
+        try FlowCommands.askSessionToFlush(inv)
+        let store = try FlowCommands.openStoreForReading(inv)
+        defer { store.close() }
+        guard try store.flow(id: id) != nil else {
+            throw UsageRefusal("There is no flow \(id) in this data folder; `tv flows` lists the ones there are.", exitCode: 1)
+        }
+        let catalog = try catalog(inv, writing: false)
+        defer { catalog.close() }
+        let list = try packetList(catalog, flow: id)
+        if inv.json {
+            inv.console.line(list.json().serialized(pretty: true))
+        } else {
+            for line in list.lines() { inv.console.line(line) }
+        }
+        return 0
+    }
+
+    static func list(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.existingHome()
+        let catalog = try catalog(inv, writing: false)
+        defer { catalog.close() }
+        let files = try catalog.files()
+        if inv.json {
+            inv.console.line(CapturesPresentation.json(files).serialized(pretty: true))
+            return 0
+        }
+        let on = (try? inv.settingsStore().read())?[SettingKeys.captureEnabled] ?? SettingKeys.captureEnabled.defaultValue
+        for line in CapturesPresentation.lines(files, folder: home.captureDirectory, captureOn: on) { inv.console.line(line) }
+        return 0
+    }
+
+    static func rotate(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.existingHome()
+        let response: ControlResponse
+        do {
+            response = try ControlClient(path: SessionPaths.controlSocket(home)).send(ControlRequest(command: "rotate-capture"), timeoutSeconds: 20)
+        } catch ControlError.notRunning {
+            throw UsageRefusal("No tv session is running for \(home.path), so no capture file is being written; there is nothing to rotate.", exitCode: 3)
+        }
+        guard response.ok else { throw UsageRefusal(TerminalText.line(response.message), exitCode: 1) }
+        inv.console.line(TerminalText.line(response.message))
+        return 0
+    }
+
+    static func delete(_ inv: Invocation) throws -> Int32 {
+        let text = inv.command.positionals[0]
+        guard let seq = Int64(text), seq > 0 else { throw UsageRefusal("'\(text)' is not a capture number; `tv captures` lists them.") }
+        let catalog = try catalog(inv, writing: true)
+        defer { catalog.close() }
+        guard let (file, deleted) = try catalog.file(seq), deleted == nil else { throw CaptureError.noSuchCapture(seq: seq) }
+        if file.isRecording { throw CaptureError.recording(seq: seq) }
+        inv.console.note(CapturesPresentation.deletionWarning(file))
+        if !inv.yes {
+            guard inv.console.stdinIsTerminal else {
+                throw UsageRefusal("Deleting a capture needs confirmation; add --yes when running without a terminal.")
+            }
+            guard inv.console.confirm("Delete it?") else {
+                inv.console.line("Nothing was deleted.")
+                return 1
+            }
+        }
+        try catalog.delete(seq, nowMicros: FlowCommands.nowMicros())
+        inv.console.line(CapturesPresentation.deleted(file))
+        return 0
+    }
+
+    static func room(_ inv: Invocation) throws -> Int32 {
+        let catalog = try catalog(inv, writing: false)
+        defer { catalog.close() }
+        let files = try catalog.files()
+        let maxBytes: SettingLimit
+        let maxAge: SettingLimit
+        do {
+            let record = try inv.settingsStore().read()
+            maxBytes = SettingLimit.bytes(record[SettingKeys.capturesMaxBytes])
+            maxAge = SettingLimit.micros(record[SettingKeys.capturesMaxAge])
+        } catch let error as UserFacingError {
+            // The settings file cannot be read: the limits are unknown, so no comparison is made.
+            inv.console.line("tv cannot read the settings (\(error.message)), so the room left against captures.maxBytes and captures.maxAge is not shown.")
+            return 1
+        }
+        let room = CaptureRoom.evaluate(files: files, maxBytes: (SettingKeys.capturesMaxBytes.name, maxBytes),
+                                        maxAge: (SettingKeys.capturesMaxAge.name, maxAge), nowMicros: FlowCommands.nowMicros())
+        for line in CapturesPresentation.roomLines(room) { inv.console.line(line) }
+        return 0
+    }
+}
+
+extension CaptureCommands {
+    /// The packet part of `tv flow FLOW`: the first rows and the count; nothing for a flow with
+    /// no packets captured (most flows of the proxy modes).
+    static func flowPacketLines(_ inv: Invocation, flow id: Int64) throws -> [String] {
+        let catalog = try catalog(inv, writing: false)
+        defer { catalog.close() }
+        let list = try packetList(catalog, flow: id)
+        if list.absence == .noneCaptured { return [] }
+        return list.summaryLines(limit: 10)
+    }
+}

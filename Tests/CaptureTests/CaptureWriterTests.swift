@@ -1,0 +1,274 @@
+import Capture
+import FlowStore
+import FlowTerms
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a real tool; nil when it is not installed.
+func runTool(_ name: String, _ arguments: [String]) -> (status: Int32, out: String, err: String)? {
+    let candidates = ["/usr/bin/" + name, "/usr/sbin/" + name, "/bin/" + name]
+    guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.environment = ["HOME": NSTemporaryDirectory(), "PATH": "/usr/bin:/bin", "LC_ALL": "C"]
+    guard (try? process.run()) != nil else { return nil }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+}
+
+let tsharkInstalled = FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") && FileManager.default.isExecutableFile(atPath: "/usr/bin/capinfos")
+
+/// A temporary data folder with a capture writer configuration in it.
+final class CaptureScratch {
+    let root: String
+    init() {
+        root = NSTemporaryDirectory() + "tv-capture-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try? FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+    var folder: CaptureFolder { CaptureFolder(path: root + "/captures") }
+    var databasePath: String { root + "/tunnelvision.sqlite3" }
+    func configuration(snapLength: Int = 0, rotation: CaptureRotation = CaptureRotation()) -> CaptureConfiguration {
+        var c = CaptureConfiguration(folder: folder, databasePath: databasePath, snapLength: snapLength, rotation: rotation)
+        c.lingerMillis = 0
+        return c
+    }
+    func catalog() throws -> CaptureCatalog {
+        let database = try SQLiteDatabase(path: databasePath)
+        try FlowSchema.migrate(database)
+        return CaptureCatalog(database: database, folder: folder)
+    }
+}
+
+/// A real TCP conversation (tcpdump's capture, see PacketSummaryTests): SYN, SYN-ACK, ACK,
+/// request (89 bytes of payload), ACK, FIN, RST.
+enum Conversation {
+    static let packets: [(Direction, [UInt8])] = [
+        (.clientToServer, PacketSummaryTests.hex("4500003ccfc04000400643630acb09010acb0902e9fe1f90a143fc4900000000a002faf0c90a0000020405b40402080aa1b0139c000000000103030a")),
+        (.serverToClient, PacketSummaryTests.hex("4500003c00004000400613240acb09020acb09011f90e9fe31af8c50a143fc4aa012fe8888770000020405b40402080a23215bc9a1b0139c0103030a")),
+        (.clientToServer, PacketSummaryTests.hex("45000034cfc140004006436a0acb09010acb0902e9fe1f90a143fc4a31af8c518010003fb59000000101080aa1b0139c23215bc9")),
+        (.clientToServer, PacketSummaryTests.hex("4500008dcfc24000400643100acb09010acb0902e9fe1f90a143fc4a31af8c518018003f14b400000101080aa1b0139d23215bc947455420"
+            + "2f696e6465782e68746d6c20485454502f312e310d0a486f73743a2031302e3230332e392e323a383038300d0a557365722d4167656e743a"
+            + "206375726c2f372e38382e310d0a4163636570743a202a2f2a0d0a0d0a")),
+        (.serverToClient, PacketSummaryTests.hex("45000034679f40004006ab8c0acb09020acb09011f90e9fe31af8c51a143fca380100040b53400000101080a23215bcaa1b0139d")),
+        (.serverToClient, PacketSummaryTests.hex("4500003467a240004006ab890acb09020acb09011f90e9fe31af8d0fa143fca380110040b46900000101080a23215bd0a1b013a3")),
+        (.serverToClient, PacketSummaryTests.hex("4500002800004000400613380acb09020acb09010009e28e00000000952e78605014000098110000")),
+    ]
+
+    static func record(_ writer: CaptureWriter, flow: UInt64, startMicros: Int64 = 1_764_000_000_000_000) {
+        for (i, (direction, bytes)) in packets.enumerated() {
+            bytes.withUnsafeBytes { writer.record(flow: flow, direction: direction, timeMicros: startMicros + Int64(i) * 1_500, packet: $0) }
+        }
+    }
+}
+
+@Suite("The capture writer, read back by tshark and capinfos", .serialized)
+struct CaptureWriterTests {
+    @Test("Packets of a flow: one file 0600 in a 0700 folder, rows with meaning and offsets, tshark reads every packet")
+    func writesRowsAndFile() throws {
+        let scratch = CaptureScratch()
+        let writer = try CaptureWriter(configuration: scratch.configuration())
+        Conversation.record(writer, flow: 7)
+        writer.flush()
+        #expect(writer.counters.recordingSequence == 1)
+        let catalog = try scratch.catalog()
+        let live = try catalog.files()
+        #expect(live.map(\.seq) == [1])
+        #expect(live.first?.isRecording == true)
+        writer.stop()
+
+        let path = scratch.folder.filePath(1)
+        #expect(path.hasSuffix("/captures/capture-000001.pcapng"))
+        var info = stat()
+        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(stat(scratch.folder.path, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(try catalog.packetCount(flow: 7) == 7)
+        let rows = try catalog.packets(flow: 7)
+        #expect(rows.map(\.meaning) == [.opened, .accepted, .deliveryConfirmed, .data, .deliveryConfirmed, .finishedSending, .cutOff])
+        #expect(rows.map(\.n) == [1, 2, 3, 4, 5, 6, 7])
+        #expect(rows.map(\.direction) == Conversation.packets.map(\.0))
+        #expect(rows.map(\.originalLength) == Conversation.packets.map { Int64($0.1.count) })
+        #expect(rows[1].timeMicros - rows[0].timeMicros == 1_500)
+        // Each offset is the start of an Enhanced Packet Block whose bytes are the packet.
+        let file = try #require(FileManager.default.contents(atPath: path)).map { $0 }
+        for (row, (_, bytes)) in zip(rows, Conversation.packets) {
+            let at = Int(row.fileOffset)
+            #expect(Array(file[at..<(at + 4)]) == [6, 0, 0, 0])
+            #expect(Array(file[(at + 28)..<(at + 28 + bytes.count)]) == bytes)
+        }
+        let closed = try #require(try catalog.files().first)
+        #expect(closed.isRecording == false && closed.endedMicros != nil && closed.packets == 7 && closed.bytes == Int64(file.count))
+
+        guard tsharkInstalled else { return }
+        let info2 = try #require(runTool("capinfos", ["-c", "-M", path]))
+        #expect(info2.status == 0, "\(info2.err)")
+        #expect(info2.out.contains("Number of packets:   7") || info2.out.contains("Number of packets = 7"), "\(info2.out)")
+        let fields = try #require(runTool("tshark", ["-r", path, "-T", "fields", "-e", "tcp.flags", "-e", "ip.src", "-e", "frame.len", "-e", "frame.time_epoch", "-e", "frame.p2p_dir"]))
+        #expect(fields.status == 0, "\(fields.err)")
+        let lines = fields.out.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
+        #expect(lines.map { $0[0] } == ["0x0002", "0x0012", "0x0010", "0x0018", "0x0010", "0x0011", "0x0014"])
+        #expect(lines.map { $0[2] } == Conversation.packets.map { String($0.1.count) })
+        #expect(lines.first?[3].hasPrefix("1764000000.000000") == true, "\(lines.first ?? [])")
+        #expect(lines[1][3].hasPrefix("1764000000.001500"), "\(lines[1])")
+    }
+
+    @Test("The snap length cuts what is kept, not what is told: incl_len 40, orig_len intact; tshark sees the cut")
+    func snapLength() throws {
+        let scratch = CaptureScratch()
+        let writer = try CaptureWriter(configuration: scratch.configuration(snapLength: 40))
+        Conversation.record(writer, flow: 9)
+        writer.stop()
+        let rows = try scratch.catalog().packets(flow: 9)
+        #expect(rows.map(\.includedLength) == Conversation.packets.map { Int64(min(40, $0.1.count)) })
+        #expect(rows[3].meaning == .data && rows[3].originalLength == 141)
+        guard tsharkInstalled else { return }
+        let fields = try #require(runTool("tshark", ["-r", scratch.folder.filePath(1), "-T", "fields", "-e", "frame.cap_len", "-e", "frame.len"]))
+        #expect(fields.out.split(separator: "\n")[3] == "40\t141")
+        let interfaces = try #require(runTool("capinfos", ["-I", scratch.folder.filePath(1)]))
+        #expect(interfaces.out.contains("40"), "\(interfaces.out)")
+    }
+
+    @Test("At most 500 rows per flow; every packet is still in the file and counted")
+    func rowCap() throws {
+        let scratch = CaptureScratch()
+        let writer = try CaptureWriter(configuration: scratch.configuration())
+        let ack = Conversation.packets[2].1
+        for i in 0..<620 {
+            ack.withUnsafeBytes { writer.record(flow: 11, direction: .clientToServer, timeMicros: 1_000 + Int64(i), packet: $0) }
+            if i == 300 { writer.flush() }
+        }
+        writer.stop()
+        let catalog = try scratch.catalog()
+        #expect(try catalog.packetCount(flow: 11) == 620)
+        #expect(try catalog.packets(flow: 11, limit: 10_000).count == 500)
+        #expect(try catalog.files().first?.packets == 620)
+        guard tsharkInstalled else { return }
+        let count = try #require(runTool("tshark", ["-r", scratch.folder.filePath(1), "-T", "fields", "-e", "frame.number"]))
+        #expect(count.out.split(separator: "\n").count == 620)
+    }
+
+    @Test("Rotation by size: each file ends at the limit, every one readable, rows point into the right file; rotate() on demand")
+    func rotation() throws {
+        let scratch = CaptureScratch()
+        let writer = try CaptureWriter(configuration: scratch.configuration(rotation: CaptureRotation(maximumBytes: 600)))
+        Conversation.record(writer, flow: 3)
+        writer.flush()
+        Conversation.record(writer, flow: 4)
+        writer.flush()
+        let turned = writer.rotate()
+        writer.stop()
+        let catalog = try scratch.catalog()
+        let files = try catalog.files()
+        #expect(files.map(\.seq) == Array((1...Int64(files.count)).reversed()))
+        #expect(files.count >= 3)
+        #expect(turned.opened == turned.closed.map { $0 + 1 })
+        #expect(files.reduce(0) { $0 + $1.packets } == 14)
+        for row in try catalog.packets(flow: 4) {
+            let file = try #require(FileManager.default.contents(atPath: scratch.folder.filePath(row.captureSeq))).map { $0 }
+            #expect(Array(file[Int(row.fileOffset)..<(Int(row.fileOffset) + 4)]) == [6, 0, 0, 0])
+        }
+        guard tsharkInstalled else { return }
+        for file in files {
+            let info = try #require(runTool("capinfos", ["-c", "-M", file.path]))
+            #expect(info.status == 0, "\(file.path): \(info.err)")
+        }
+    }
+
+    @Test("A Decryption Secrets Block lands before the packets queued after it; tshark reads the file")
+    func secrets() throws {
+        let scratch = CaptureScratch()
+        let writer = try CaptureWriter(configuration: scratch.configuration())
+        let line = "CLIENT_RANDOM " + String(repeating: "ab", count: 32) + " " + String(repeating: "cd", count: 48) + "\n"
+        #expect(writer.appendSecrets(Array(line.utf8)))
+        Conversation.record(writer, flow: 5)
+        writer.stop()
+        let file = try #require(FileManager.default.contents(atPath: scratch.folder.filePath(1))).map { $0 }
+        // SHB (28) + IDB (32): the DSB comes next.
+        #expect(Array(file[60..<64]) == [0x0A, 0, 0, 0])
+        #expect(try scratch.catalog().packets(flow: 5).first?.fileOffset == Int64(60 + 12 + 8 + line.utf8.count + PcapngBlocks.padding(line.utf8.count)))
+        guard tsharkInstalled else { return }
+        let read = try #require(runTool("tshark", ["-r", scratch.folder.filePath(1), "-T", "fields", "-e", "frame.number"]))
+        #expect(read.status == 0, "\(read.err)")
+        #expect(read.out.split(separator: "\n").count == 7)
+    }
+
+    @Test("A file cut mid-block (a writer killed mid-write) is closed by the next writer: cut back to whole blocks, row closed, readable")
+    func cutFileRepaired() throws {
+        let scratch = CaptureScratch()
+        do {
+            let writer = try CaptureWriter(configuration: scratch.configuration())
+            Conversation.record(writer, flow: 21)
+            writer.stop()
+        }
+        let path = scratch.folder.filePath(1)
+        let whole = try #require(FileManager.default.contents(atPath: path)).count
+        // As a killed writer leaves it: marked recording, and the last block half written.
+        let catalog = try scratch.catalog()
+        try catalog.database.execute("UPDATE captures SET recording = 1, ended_at = NULL WHERE seq = 1")
+        let fd = open(path, O_WRONLY | O_APPEND)
+        let half = [UInt8](repeating: 0, count: 20)
+        let torn = [UInt8]([6, 0, 0, 0, 0x40, 0, 0, 0]) + half
+        _ = torn.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        #expect(CaptureRepair.wholeBlocksEnd(path) == Int64(whole))
+        let next = try CaptureWriter(configuration: scratch.configuration())
+        next.stop()
+        let files = try catalog.files()
+        #expect(files.map(\.seq) == [2, 1])
+        let repaired = try #require(files.last)
+        #expect(repaired.isRecording == false && repaired.endedMicros != nil && repaired.bytes == Int64(whole))
+        #expect(try #require(FileManager.default.contents(atPath: path)).count == whole)
+        guard tsharkInstalled else { return }
+        let info = try #require(runTool("capinfos", ["-c", "-M", path]))
+        #expect(info.status == 0, "\(info.err)")
+    }
+
+    @Test("Delete: the file goes, the row stays marked (its number is never given again), packet rows stay; the recording one is refused")
+    func delete() throws {
+        let scratch = CaptureScratch()
+        let writer = try CaptureWriter(configuration: scratch.configuration())
+        Conversation.record(writer, flow: 8)
+        writer.flush()
+        let catalog = try scratch.catalog()
+        #expect(throws: CaptureError.recording(seq: 1)) { try catalog.delete(1, nowMicros: 5) }
+        _ = writer.rotate()
+        try catalog.delete(1, nowMicros: 5)
+        #expect(!FileManager.default.fileExists(atPath: scratch.folder.filePath(1)))
+        #expect(throws: CaptureError.noSuchCapture(seq: 1)) { try catalog.delete(1, nowMicros: 6) }
+        #expect(throws: CaptureError.noSuchCapture(seq: 99)) { try catalog.delete(99, nowMicros: 6) }
+        #expect(try catalog.files().map(\.seq) == [2])
+        #expect(try catalog.packets(flow: 8).count == 7)
+        #expect(try catalog.file(1)?.deletedMicros == 5)
+        writer.stop()
+        let again = try CaptureWriter(configuration: scratch.configuration())
+        again.stop()
+        #expect(try catalog.files().map(\.seq) == [3, 2])
+    }
+
+    @Test("A full queue drops and counts, never waits")
+    func drops() throws {
+        let scratch = CaptureScratch()
+        var configuration = scratch.configuration()
+        configuration.batchItems = 4
+        let writer = try CaptureWriter(configuration: configuration)
+        let ack = Conversation.packets[2].1
+        for _ in 0..<2_000 {
+            ack.withUnsafeBytes { writer.record(flow: 2, direction: .clientToServer, timeMicros: 1, packet: $0) }
+        }
+        writer.stop()
+        let counters = writer.queueCounters
+        #expect(counters.packetsQueued + counters.packetsDropped == 2_000)
+        #expect(counters.packetsDropped > 0)
+        #expect(try scratch.catalog().packetCount(flow: 2) == Int64(counters.packetsQueued))
+    }
+}

@@ -1,0 +1,31 @@
+import Settings
+import Testing
+
+@Suite("Size and age limits in settings")
+struct SettingLimitTests {
+    @Test("Sizes: binary units, any case, a bare number is bytes; off, none, empty and 0 are off; anything else unreadable")
+    func sizes() {
+        #expect(SettingLimit.bytes("2GB") == .limit(2 << 30))
+        #expect(SettingLimit.bytes("64 mb") == .limit(64 << 20))
+        #expect(SettingLimit.bytes("500KiB") == .limit(500 << 10))
+        #expect(SettingLimit.bytes("1T") == .limit(1 << 40))
+        #expect(SettingLimit.bytes("4096") == .limit(4096))
+        #expect(SettingLimit.bytes("off") == .off)
+        #expect(SettingLimit.bytes("") == .off)
+        #expect(SettingLimit.bytes("0GB") == .off)
+        #expect(SettingLimit.bytes("2.5GB") == .unreadable("2.5GB"))
+        #expect(SettingLimit.bytes("lots") == .unreadable("lots"))
+        #expect(SettingLimit.bytes("99999999999TB") == .unreadable("99999999999TB"))
+    }
+
+    @Test("Ages: s, m/min, h, d, w in µs")
+    func ages() {
+        #expect(SettingLimit.micros("30d") == .limit(30 * 86_400_000_000))
+        #expect(SettingLimit.micros("90s") == .limit(90_000_000))
+        #expect(SettingLimit.micros("15min") == .limit(900_000_000))
+        #expect(SettingLimit.micros("1h") == .limit(3_600_000_000))
+        #expect(SettingLimit.micros("2w") == .limit(2 * 604_800_000_000))
+        #expect(SettingLimit.micros("None") == .off)
+        #expect(SettingLimit.micros("1y") == .unreadable("1y"))
+    }
+}

@@ -1,0 +1,139 @@
+import Capture
+import FlowTerms
+import Settings
+import Testing
+@testable import TVCore
+
+@Suite("Packets and captures in words")
+struct CapturePresentationTests {
+    static func row(_ n: Int64, _ micros: Int64, _ direction: Direction, _ size: Int64, _ flags: UInt8?, _ meaning: PacketMeaning,
+                    kept: Int64? = nil) -> PacketRow {
+        PacketRow(flow: 42, n: n, captureSeq: 1, fileOffset: 60 + n * 100, timeMicros: 1_000_000_000 + micros, direction: direction,
+                  originalLength: size, includedLength: kept ?? size, tcpFlags: flags, meaning: meaning)
+    }
+
+    static let handshake = [
+        row(1, 0, .clientToServer, 60, 0x02, .opened),
+        row(2, 4_200, .serverToClient, 60, 0x12, .accepted),
+        row(3, 4_900, .clientToServer, 52, 0x10, .deliveryConfirmed),
+        row(4, 1_234_567, .clientToServer, 1_500, 0x18, .data, kept: 96),
+        row(5, 12_001_999, .serverToClient, 40, 0x14, .cutOff),
+    ]
+
+    @Test("The list: meaning first, flags second, ms since the first packet, a snap-cut packet says what was kept")
+    func list() {
+        let list = PacketListPresentation(flow: 42, rows: Self.handshake, count: 5)
+        #expect(list.lines() == [
+            "Packets of flow 42: 5 packets.",
+            "  1   0.000 s  →     60 B  opened              SYN",
+            "  2   0.004 s  ←     60 B  accepted            SYN, ACK",
+            "  3   0.004 s  →     52 B  delivery confirmed  ACK",
+            "  4   1.234 s  →  1,500 B  data                PSH, ACK  (96 of 1,500 bytes kept)",
+            "  5  12.001 s  ←     40 B  cut off             RST, ACK",
+        ])
+    }
+
+    @Test("A capped list names both numbers; the JSON says count, listed, capped")
+    func capped() {
+        let rows = (1...500).map { Self.row(Int64($0), Int64($0) * 1_000, .clientToServer, 52, 0x10, .deliveryConfirmed) }
+        let list = PacketListPresentation(flow: 7, rows: rows, count: 1_234)
+        #expect(list.lines().first == "Packets of flow 7: the first 500 of 1,234 are listed (tv keeps rows for the first 500 of a connection; the capture file has them all).")
+        #expect(list.lines().count == 501)
+        let json = list.json().serialized()
+        #expect(json.hasPrefix("{\"flow\":7,\"count\":1234,\"listed\":500,\"capped\":true,\"packets\":[{\"n\":1,\"offsetMicros\":0,"))
+        #expect(PacketListPresentation(flow: 7, rows: Array(rows.prefix(3)), count: 3).json().serialized()
+            .contains("\"tcpFlags\":[\"ACK\"],\"meaning\":\"delivery_confirmed\",\"capture\":1"))
+    }
+
+    @Test("No packets, and packets without rows, are two different sentences; tv flow shows the first rows and the count")
+    func absences() {
+        #expect(PacketListPresentation(flow: 3, rows: [], count: 0).lines() == [
+            "No packets were captured for flow 3: tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets).",
+        ])
+        #expect(PacketListPresentation(flow: 3, rows: [], count: 12).lines() == [
+            "12 packets were captured for flow 3, but no packet row was saved (the capture writer fell behind or failed; `tv status` says which); the capture file still holds them.",
+        ])
+        let summary = PacketListPresentation(flow: 42, rows: Self.handshake, count: 5).summaryLines(limit: 2)
+        #expect(summary == [
+            "Packets: 5 captured; the first 2 (all of them: `tv packets 42`):",
+            "  1  0.000 s  →  60 B  opened    SYN",
+            "  2  0.004 s  ←  60 B  accepted  SYN, ACK",
+        ])
+    }
+
+    static func file(_ seq: Int64, bytes: Int64, recording: Bool = false, ended: Int64? = nil) -> CaptureFile {
+        CaptureFile(seq: seq, path: "/d/captures/" + CaptureFolder.fileName(seq), startedMicros: 1_764_590_400_000_000,
+                    endedMicros: recording ? nil : (ended ?? 1_764_594_000_000_000), bytes: bytes, packets: 10, snapLength: 65_535,
+                    isRecording: recording)
+    }
+
+    static let day: Int64 = 86_400_000_000
+    static let gib: Int64 = 1 << 30
+
+    static func room(_ files: [CaptureFile], _ bytes: String, _ age: String, now: Int64 = 1_764_594_000_000_000) -> [String] {
+        CapturesPresentation.roomLines(CaptureRoom.evaluate(files: files, maxBytes: ("captures.maxBytes", SettingLimit.bytes(bytes)),
+                                                            maxAge: ("captures.maxAge", SettingLimit.micros(age)), nowMicros: now))
+    }
+
+    @Test("Room: the four size outcomes")
+    func sizeOutcomes() {
+        #expect(Self.room([Self.file(2, bytes: Self.gib / 2, recording: true), Self.file(1, bytes: Self.gib / 2)], "2GB", "off") == [
+            "1.0 GiB left: the captures use 1.0 GiB of the 2.0 GiB limit (captures.maxBytes).",
+            "Captures do not expire (captures.maxAge is off).",
+        ])
+        #expect(Self.room([Self.file(2, bytes: Self.gib, recording: true), Self.file(1, bytes: Self.gib * 2)], "2GB", "off").first
+            == "No room left: the captures use 3.0 GiB, the 2.0 GiB limit is already full, so the oldest closed captures go to make room and what they held is lost.")
+        #expect(Self.room([Self.file(2, bytes: Self.gib * 3, recording: true), Self.file(1, bytes: 10)], "2GB", "off").first
+            == "The 2.0 GiB limit cannot be met: the capture being recorded is 3.0 GiB on its own; close it with `tv captures rotate` so it can be removed.")
+        #expect(Self.room([Self.file(1, bytes: 2_048)], "off", "30d").first
+            == "No size limit (captures.maxBytes is off): the captures use 2.0 KiB and grow until you delete them.")
+    }
+
+    @Test("Room: the four expiry outcomes, neither limit, unreadable limits")
+    func expiryOutcomes() {
+        let closed = Self.file(1, bytes: 10, ended: 1_764_594_000_000_000)
+        #expect(Self.room([closed], "off", "30d")[1] == "The oldest capture expires on 2025-12-31 13:00 UTC (captures are kept 30 days after they close).")
+        #expect(Self.room([Self.file(3, bytes: 1, recording: true), closed, Self.file(2, bytes: 1, ended: 1_764_594_000_000_000)], "off", "1d",
+                          now: 1_764_594_000_000_000 + Self.day)[1]
+            == "2 captures are already past the 1 day expiry and go at the next cleanup.")
+        #expect(Self.room([Self.file(1, bytes: 10, recording: true)], "off", "12h")[1]
+            == "No capture has closed yet, so none has an expiry date: a capture is kept 12 hours from when it closes, and the one being recorded closes when the next one opens.")
+        #expect(Self.room([closed], "1GB", "off")[1] == "Captures do not expire (captures.maxAge is off).")
+        #expect(Self.room([closed], "off", "off") == [
+            "Neither limit is set (captures.maxBytes and captures.maxAge are off): nothing removes a capture unless you delete it. The captures use 10 B.",
+        ])
+        #expect(Self.room([closed], "lots", "30d") == [
+            "tv cannot read captures.maxBytes ('lots'), so the room left is not shown; set it again with `tv settings set NAME VALUE` (a size like 2GB, an age like 30d, or off).",
+        ])
+        #expect(Self.room([closed], "2XB", "soon") == [
+            "tv cannot read captures.maxBytes ('2XB') and captures.maxAge ('soon'), so the room left is not shown; set them again with `tv settings set NAME VALUE` (a size like 2GB, an age like 30d, or off).",
+        ])
+    }
+
+    @Test("The captures list: newest first, the Recording one marked and explained; empty says how captures are made")
+    func capturesList() {
+        let lines = CapturesPresentation.lines([Self.file(2, bytes: 1_536, recording: true), Self.file(1, bytes: 64 << 20)],
+                                               folder: "/d/captures", captureOn: true)
+        #expect(lines == [
+            "2 capture files in /d/captures, newest first:",
+            "  2  capture-000002.pcapng   1.5 KiB  10 packets  since 2025-12-01 12:00:00 UTC  Recording",
+            "  1  capture-000001.pcapng  64.0 MiB  10 packets  2025-12-01 12:00:00 to 13:00:00 UTC",
+            "The Recording one is being written: it can be neither deleted nor shared until `tv captures rotate` closes it.",
+        ])
+        #expect(CapturesPresentation.lines([], folder: "/d/captures", captureOn: false) == [
+            "There are no capture files yet: tv writes one while `tv exec` or `tv run --mode tun` runs with capture.enabled on (it is off: `tv settings set capture.enabled on`).",
+        ])
+        #expect(CapturesPresentation.deletionWarning(Self.file(1, bytes: 64 << 20))
+            == "Deleting capture-000001.pcapng (64.0 MiB, 10 packets): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back.")
+    }
+
+    @Test("Status line and the loss sentence")
+    func status() {
+        #expect(CapturesPresentation.statusLine(["capture": "off"]) == nil)
+        #expect(CapturesPresentation.statusLine(["capture": "on", "capture.recording": "4", "capture.packetsWritten": "1200", "capture.packetsDropped": "3"])
+            == "capture 4 recording, 1,200 packets written, 3 dropped (the capture writer fell behind; they are not in the file)")
+        #expect(CapturesPresentation.lossSentence(dropped: 0, failed: 0) == nil)
+        #expect(CapturesPresentation.lossSentence(dropped: 5, failed: 1)
+            == "Not every packet was captured: 5 dropped because the capture writer fell behind, 1 not saved because a write failed; the connections themselves were not affected.")
+    }
+}

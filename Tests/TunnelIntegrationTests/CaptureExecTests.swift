@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Packet capture through the real `tv exec`: the pcapng files tv writes read by tshark and
+/// capinfos, tv's packet count per flow against tshark's, and a file left by a `tv` killed with
+/// SIGKILL mid-write.
+@Suite("tv exec captures packets (pcapng, tshark, capinfos)", .serialized,
+       .enabled(if: LabRequirements.met && FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark"), "needs root, /dev/net/tun, nginx, dnsmasq, tshark"))
+final class CaptureExecTests {
+    let lab: OriginLab
+
+    init() throws { lab = try OriginLab() }
+    deinit { lab.close() }
+
+    var captureFolder: String { lab.dataDir + "/captures" }
+
+    func json(_ arguments: [String]) throws -> Any {
+        let r = lab.tv(arguments)
+        guard r.status == 0, let data = r.out.data(using: .utf8) else { throw LabError("tv \(arguments): \(r)") }
+        return try JSONSerialization.jsonObject(with: data)
+    }
+
+    /// tshark's count of the packets matching `filter` in every capture file.
+    func tsharkCount(_ filter: String) -> Int {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: captureFolder)) ?? []).filter { $0.hasSuffix(".pcapng") }.sorted()
+        return files.reduce(0) { total, name in
+            let r = Sh.run(["tshark", "-r", captureFolder + "/" + name, "-Y", filter, "-T", "fields", "-e", "frame.number"])
+            return total + r.out.split(separator: "\n").count
+        }
+    }
+
+    @Test("HTTP over IPv4 and IPv6 and UDP: every file opens in capinfos; per flow, tshark counts exactly tv's packets; the list starts opened, accepted and has finished sending")
+    func countsMatchTshark() throws {
+        let udp = try lab.script("udp3.py", """
+            import socket
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5); s.connect(("10.203.0.2", 7007))
+            for n in (10, 200, 1000):
+                s.send(b"x" * n); assert s.recv(2000) == b"x" * n
+            print("ok")
+            """)
+        let r = lab.exec([], ["sh", "-c", "curl -sS -o /dev/null http://10.203.0.2:8080/index.html && curl -sS -g -o /dev/null http://[fd03::2]:8080/1m.bin && python3 \(udp)"])
+        #expect(r.status == 0, "\(r)")
+        let files = try #require(try json(["captures", "--json"]) as? [[String: Any]])
+        #expect(files.count == 1)
+        #expect(files.first?["recording"] as? Bool == false)
+        for file in files {
+            let path = try #require(file["path"] as? String)
+            let info = Sh.run(["capinfos", "-c", "-M", path])
+            #expect(info.status == 0, "\(info)")
+            var st = stat()
+            #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        }
+        let flows = try lab.flows()
+        let web = flows.filter { $0["serverPort"] as? Int == 8080 }
+        #expect(web.count == 2)
+        for flow in web {
+            let id = try #require(flow["id"] as? Int)
+            let port = try #require(flow["clientPort"] as? Int)
+            let server = try #require(flow["serverAddress"] as? String)
+            let list = try #require(try json(["packets", String(id), "--json"]) as? [String: Any])
+            let count = try #require(list["count"] as? Int)
+            let packets = try #require(list["packets"] as? [[String: Any]])
+            let family = server.contains(":") ? "ipv6" : "ip"
+            #expect(count > 5)
+            #expect(count == tsharkCount("tcp.port == \(port) && \(family).addr == \(server)"), "flow \(id)")
+            #expect(packets.count == min(count, 500))
+            #expect(list["capped"] as? Bool == (count > 500))
+            #expect(packets.first?["meaning"] as? String == "opened")
+            #expect(packets.first?["direction"] as? String == "client_to_server")
+            #expect(packets.dropFirst().first?["meaning"] as? String == "accepted")
+            #expect(packets.contains { $0["meaning"] as? String == "finished_sending" } || count > 500)
+        }
+        // The 1 MiB download is more than 500 packets: capped, both numbers said.
+        let big = try #require(web.first { ($0["serverAddress"] as? String)?.contains(":") == true })
+        let text = lab.tv(["packets", String(big["id"] as! Int)])
+        #expect(text.out.contains("the first 500 of "), "\(text)")
+        let udpFlow = try #require(flows.first { $0["transport"] as? String == "udp" && $0["serverPort"] as? Int == 7007 })
+        let udpList = try #require(try json(["packets", String(udpFlow["id"] as! Int), "--json"]) as? [String: Any])
+        #expect(udpList["count"] as? Int == 6)
+        #expect(tsharkCount("udp.port == 7007") == 6)
+        let detail = lab.tv(["flow", String(udpFlow["id"] as! Int)])
+        #expect(detail.out.contains("Packets: 6 captured:"), "\(detail)")
+    }
+
+    @Test("capture.enabled off: no file; a flow of the session says no packets were captured; tv captures says how files are made")
+    func off() throws {
+        #expect(lab.tv(["settings", "set", "capture.enabled", "off"]).status == 0)
+        let r = lab.exec([], ["curl", "-sS", "-o", "/dev/null", "http://10.203.0.2:8080/index.html"])
+        #expect(r.status == 0, "\(r)")
+        let list = lab.tv(["captures"])
+        #expect(list.out.contains("There are no capture files yet") && list.out.contains("(it is off"), "\(list)")
+        let flow = try #require(try lab.flows().first)
+        let packets = lab.tv(["packets", String(flow["id"] as! Int)])
+        #expect(packets.out.hasPrefix("No packets were captured for flow"), "\(packets)")
+    }
+
+    @Test("tv killed with SIGKILL mid-write: the file it left opens in capinfos and tshark; the next session closes its row (not Recording), cut to whole blocks")
+    func killedMidWrite() throws {
+        let loop = "for i in $(seq 1 400); do curl -s -o /dev/null http://10.203.0.2:8080/1m.bin || exit 0; done"
+        let daemon = try Daemon(["ip", "netns", "exec", lab.host, "unshare", "-m", "sh", "-c",
+                                 "mount --bind \"$1\" /etc/resolv.conf && mount --bind \"$2\" /etc/hosts && shift 2 && exec \"$@\"",
+                                 "sh", lab.dir + "/resolv.conf", lab.dir + "/hosts",
+                                 TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--", "timeout", "30", "sh", "-c", loop],
+                                log: lab.dir + "/killed.out")
+        let path = captureFolder + "/capture-000001.pcapng"
+        let deadline = Date().addingTimeInterval(20)
+        var size = 0
+        while Date() < deadline {
+            size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+            if size > 4 << 20 { break }
+            usleep(20_000)
+        }
+        #expect(size > 4 << 20, "\(daemon.output)")
+        daemon.stop(signal: SIGKILL)
+        let info = Sh.run(["capinfos", "-c", "-M", path])
+        #expect(info.status == 0, "\(info)")
+        let read = Sh.run(["tshark", "-r", path, "-T", "fields", "-e", "frame.number"])
+        #expect(read.status == 0 && read.out.split(separator: "\n").count > 1_000, "\(read.err)")
+        // The next session closes what the dead one left: not Recording, its size the file's.
+        #expect(lab.exec([], ["true"]).status == 0)
+        let files = try #require(try json(["captures", "--json"]) as? [[String: Any]])
+        let first = try #require(files.first { $0["seq"] as? Int == 1 })
+        #expect(first["recording"] as? Bool == false && first["endedMicros"] as? Int != nil)
+        let onDisk = (try FileManager.default.attributesOfItem(atPath: path))[.size] as? Int
+        #expect(first["bytes"] as? Int == onDisk)
+        #expect(Sh.run(["capinfos", "-c", "-M", path]).status == 0)
+    }
+}
