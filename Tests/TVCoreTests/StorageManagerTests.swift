@@ -63,6 +63,27 @@ import TVHome
         }
     }
 
+    @Test func theFileAWriterHoldsLockedIsFoundAndSparedWithoutBeingNamed() throws {
+        try withHome { home, database in
+            let now = StorageClock.now()
+            try capture(home, database, seq: 1, endedAt: now - 40 * day, bytes: 10)
+            try capture(home, database, seq: 2, endedAt: nil, bytes: 20)
+            // What a live capture writer does to its file: an exclusive flock(2) for as long as it appends.
+            let fd = open(CaptureFolder(path: home.captureDirectory).filePath(2), O_RDWR | O_CLOEXEC)
+            #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            defer { close(fd) }
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            let report = try manager.deleteEverything(recording: nil, now: now)
+            #expect(report.captureFilesDeleted == 1)
+            #expect(report.sparedRecording == 2)
+            #expect(files(home) == ["capture-000002.pcapng"])
+            let figures = try StorageFigures.read(home: home, limits: .factory)
+            #expect(figures.recordingCapture == 2)
+            #expect(figures.captureFiles == 1)
+        }
+    }
+
     @Test func anAutomaticPassThatFoundNothingSaysNothingAndARequestedOneAnswers() throws {
         try withHome { home, _ in
             let manager = try StorageManager(home: home)
