@@ -76,7 +76,14 @@ public enum SettingKeys {
     public static let captureRotateAge = SettingKey<String>(
         "capture.rotateAge", default: "1h",
         summary: "Start a new capture file once the open one is this old (e.g. 1h; off).")
-    // captures.maxBytes / captures.maxAge: StorageSettingKeys.swift (issue 19 owns the limits).
+    /// The most the capture files may occupy together (`2GB`; `off`: no size limit).
+    public static let capturesMaxBytes = SettingKey<String>(
+        "captures.maxBytes", default: "2GB",
+        summary: "The most all capture files may occupy (e.g. 2GB; off for no size limit).")
+    /// How long a closed capture file is kept (`30d`; `off`: captures do not expire).
+    public static let capturesMaxAge = SettingKey<String>(
+        "captures.maxAge", default: "30d",
+        summary: "How long a capture file is kept after it is closed (e.g. 30d; off: they do not expire).")
 }
 
 /// A setting with its type erased, for listing and for checking a file's values.
@@ -107,7 +114,8 @@ extension SettingKeys {
         AnySettingKey(contentKeep), AnySettingKey(contentExpiry), AnySettingKey(contentFlowBudget),
         AnySettingKey(clientCertificates), AnySettingKey(logRequests),
         AnySettingKey(captureEnabled), AnySettingKey(captureSnapLength), AnySettingKey(captureRotateBytes),
-        AnySettingKey(captureRotateAge),
-        AnySettingKey(historyMaxAge), AnySettingKey(capturesMaxBytes), AnySettingKey(capturesMaxAge),
+        AnySettingKey(captureRotateAge), AnySettingKey(capturesMaxBytes), AnySettingKey(capturesMaxAge),
+        // i16-storage: how long the history is kept.
+        AnySettingKey(historyMaxAge),
     ]
 }

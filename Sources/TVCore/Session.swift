@@ -165,9 +165,7 @@ public final class Session: Sendable {
             extra = tunnel?.summary ?? []
         }
         self.modeLabel = modeLabel
-        // The capture file being recorded: none until this session records captures (issue 17).
-        retention = SessionRetention(home: home, settings: wiring.settings, interval: options.retentionIntervalSeconds,
-                                     recording: { nil }, say: say)
+        retention = SessionRetention(home: home, settings: wiring.settings, interval: options.retentionIntervalSeconds, say: say)
         listenLabel = options.mode == .tun ? (tunnel?.listenDescription ?? "") : address.description
         exposureWarning = ListenExposure.warning(mode: options.mode, listen: address, inspecting: wiring.inspecting,
                                                  authenticated: options.proxyCredentials != nil)

@@ -31,29 +31,17 @@ import Glibc
         store.close()
     }
 
-    /// The capture tables as issue 17 lays them out (created here when no migration has yet).
-    static func captureTables(_ database: SQLiteDatabase) throws {
-        try database.execute("""
-            CREATE TABLE IF NOT EXISTS captures (seq INTEGER PRIMARY KEY, path TEXT NOT NULL, started_at INTEGER NOT NULL,
-                ended_at INTEGER, bytes INTEGER NOT NULL DEFAULT 0, packets INTEGER NOT NULL DEFAULT 0,
-                recording INTEGER NOT NULL DEFAULT 0);
-            CREATE TABLE IF NOT EXISTS packets (flow_id INTEGER NOT NULL, n INTEGER NOT NULL, capture_seq INTEGER,
-                file_offset INTEGER, time_us INTEGER NOT NULL, direction TEXT NOT NULL, orig_len INTEGER NOT NULL,
-                incl_len INTEGER NOT NULL, tcp_flags INTEGER, meaning TEXT, PRIMARY KEY (flow_id, n));
-            """)
-    }
-
     static func capture(_ database: SQLiteDatabase, dataDir: String, seq: Int, endedDaysAgo: Double, bytes: Int) throws {
         let folder = dataDir + "/captures"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let name = String(format: "capture-%06d.pcapng", seq)
         _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(repeating: 0x0a, count: bytes))
         let ended = now - Int64(endedDaysAgo * Double(day))
-        try database.execute("INSERT INTO captures (seq, path, started_at, ended_at, bytes, packets, recording) VALUES (\(seq), 'captures/\(name)', \(ended - 1_000_000), \(ended), \(bytes), 1, 0)")
+        try database.execute("INSERT INTO captures (seq, path, started_at, ended_at, bytes, packets, snaplen, recording) VALUES (\(seq), 'captures/\(name)', \(ended - 1_000_000), \(ended), \(bytes), 1, 65535, 0)")
     }
 
     static func packet(_ database: SQLiteDatabase, flow: Int64, n: Int, capture: Int) throws {
-        try database.execute("INSERT INTO packets (flow_id, n, capture_seq, file_offset, time_us, direction, orig_len, incl_len) VALUES (\(flow), \(n), \(capture), \(100 * n), 0, 'client_to_server', 60, 60)")
+        try database.execute("INSERT INTO packets (flow_id, n, capture_seq, file_offset, time_us, direction, orig_len, incl_len, meaning) VALUES (\(flow), \(n), \(capture), \(100 * n), 0, 'client_to_server', 60, 60, 'data')")
     }
 
     static func integer(_ database: SQLiteDatabase, _ sql: String) throws -> Int64 {
@@ -80,7 +68,6 @@ import Glibc
             try StorageCLITests.writeFlows(s.dataDir, daysAgo: [40, 1])   // flow 1 old, flow 2 young
             try StorageCLITests.keepContent(s.dataDir, flows: [1, 2])
             let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
-            try StorageCLITests.captureTables(database)
             try StorageCLITests.capture(database, dataDir: s.dataDir, seq: 1, endedDaysAgo: 40, bytes: 100)
             try StorageCLITests.capture(database, dataDir: s.dataDir, seq: 2, endedDaysAgo: 1, bytes: 200)
             try StorageCLITests.packet(database, flow: 1, n: 1, capture: 1)
@@ -111,10 +98,11 @@ import Glibc
             #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM content_turns WHERE flow_id = 2") == 1)
             #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM packets WHERE flow_id = 1") == 0)
             #expect(try StorageCLITests.integer(after, "SELECT sum(flow_id) * count(*) FROM exchanges") == 2)
-            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM packets WHERE flow_id = 2 AND capture_seq = 1 AND file_offset IS NULL") == 1)
-            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM packets WHERE flow_id = 2 AND capture_seq = 2 AND file_offset = 200") == 1)
-            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM captures") == 1)
-            #expect(try StorageCLITests.integer(after, "SELECT seq FROM captures") == 2)
+            // The kept flow's packet rows stay; the one into capture 1 reads as "bytes gone" through its row's deleted_at.
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM packets WHERE flow_id = 2") == 2)
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM captures WHERE deleted_at IS NULL") == 1)
+            #expect(try StorageCLITests.integer(after, "SELECT seq FROM captures WHERE deleted_at IS NULL") == 2)
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM captures WHERE seq = 1 AND deleted_at IS NOT NULL AND recording = 0") == 1)
             #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM host_names") == 1)
             #expect(!FileManager.default.fileExists(atPath: s.dataDir + "/captures/capture-000001.pcapng"))
             #expect(FileManager.default.fileExists(atPath: s.dataDir + "/captures/capture-000002.pcapng"))
@@ -133,7 +121,9 @@ import Glibc
             #expect(r.out == "Saved history.maxAge = 2d (was 30d).\nDeleted 1 connection.\n", "\(r)")
             let bad = try s.tv("settings", "set", "captures.maxBytes", "lots")
             #expect(bad.status != 0)
-            #expect(bad.err == "tv: captures.maxBytes takes a size with its unit, at least 1MB (e.g. 500MB, 2GB, 1.5GiB), or off for no limit, not 'lots'.\n", "\(bad)")
+            #expect(bad.err == "tv: captures.maxBytes takes a size like 64MB, 2GB or 500KB (1 KB = 1024 bytes), or off, not 'lots'.\n", "\(bad)")
+            let badAge = try s.tv("settings", "set", "history.maxAge", "forever")
+            #expect(badAge.err == "tv: history.maxAge takes an age like 12h, 30d or 2w, or off, not 'forever'.\n", "\(badAge)")
             #expect(try s.tv("settings", "get", "captures.maxBytes").out == "2GB\n")
             let size = try s.tv("settings", "set", "captures.maxBytes", "500MB")
             #expect(size.out == "Saved captures.maxBytes = 500MB (was 2GB).\n", "\(size)")
@@ -186,7 +176,6 @@ import Glibc
             try StorageCLITests.writeFlows(s.dataDir, daysAgo: [1, 0])
             try StorageCLITests.keepContent(s.dataDir, flows: [1])
             let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
-            try StorageCLITests.captureTables(database)
             try StorageCLITests.capture(database, dataDir: s.dataDir, seq: 1, endedDaysAgo: 0, bytes: 10)
             database.close()
             let refused = try s.tv("storage", "delete-everything")
@@ -209,7 +198,6 @@ import Glibc
         try withSandbox { s in
             try StorageCLITests.writeFlows(s.dataDir, daysAgo: [])
             let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
-            try StorageCLITests.captureTables(database)
             let old = StorageCLITests.now - 40 * StorageCLITests.day
             try database.transaction {
                 try database.execute("""
@@ -217,8 +205,8 @@ import Glibc
                     INSERT INTO flows (id, start_time, last_activity_time, client_address, client_port, server_address, server_port,
                                        transport, host, host_origin, status, duration)
                     SELECT i, \(old) + i, \(old) + i, '127.0.0.1', 40000, '192.0.2.1', 443, 'tcp', 'h' || i || '.test', 'sni', 'encrypted', 1 FROM n;
-                    INSERT INTO packets (flow_id, n, capture_seq, file_offset, time_us, direction, orig_len, incl_len)
-                        SELECT id, 1, 1, 0, 0, 'client_to_server', 60, 60 FROM flows;
+                    INSERT INTO packets (flow_id, n, capture_seq, file_offset, time_us, direction, orig_len, incl_len, meaning)
+                        SELECT id, 1, 1, 0, 0, 'client_to_server', 60, 60, 'data' FROM flows;
                     """)
             }
             database.close()
@@ -263,7 +251,7 @@ import Glibc
             let lines = before.out.split(separator: "\n").map(String.init)
             #expect(lines.count == 4, "\(before)")
             #expect(lines[0].hasPrefix("History: ") && lines[0].contains(", 2,001 connections since ") && lines[0].hasSuffix("; kept 30 days."), "\(before)")
-            #expect(lines[2] == "Captures: 0 B in 0 files of 2.0 GB; each kept 30 days after its last packet.", "\(before)")
+            #expect(lines[2] == "Captures: 0 B in 0 files of 2.0 GiB; each kept 30 days after its last packet.", "\(before)")
             #expect(lines[3].hasPrefix("Total: "), "\(before)")
             #expect(try s.tv("storage", "apply").out == "Deleted 2,000 connections.\n")
             let after = try s.tv("storage", "--json")

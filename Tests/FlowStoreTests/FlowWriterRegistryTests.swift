@@ -153,7 +153,8 @@ import FlowTerms
         #expect(try store.flow(id: 41)?.status == .inspected && store.flow(id: 41)?.duration == 500)
         // A last activity before the start (clock stepped back) ends at the start, never before.
         #expect(try store.flow(id: 90)?.status == .interrupted && store.flow(id: 90)?.duration == 0 && store.flow(id: 90)?.packetsUp == 4)
-        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'flows' AND name IN ('flows_by_host', 'flows_by_start_time')") == .integer(2))
+        // The rebuilt table got its two indexes back (later migrations add others).
+        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'flows' AND name IN ('flows_by_start_time', 'flows_by_host')") == .integer(2))
         // Ids go on after the highest.
         let writer = try store.makeWriter()
         defer { writer.close() }

@@ -2,7 +2,7 @@ import XCTest
 @testable import Recording
 
 /// Exact plans for every case of `RetentionPlanner` (history, captures, content, evidence, the
-/// recording file, delete-everything) and the limits' text.
+/// recording file, delete-everything).
 final class RetentionPlannerTests: XCTestCase {
     let day: Int64 = 86_400_000_000
     let now: Int64 = 1_800_000_000_000_000
@@ -125,32 +125,5 @@ final class RetentionPlannerTests: XCTestCase {
         let empty = RetentionPlanner.everything(inventory: StorageInventory(oldestFlowStart: nil), now: now)
         XCTAssertNil(empty.deleteFlowsStartedBefore)
         XCTAssertEqual(empty.captureDrops, [])
-    }
-
-    func testLimitTextReadsUnitsAndRefusesNonsense() throws {
-        XCTAssertEqual(try StorageLimitText.age("30d", key: "history.maxAge"), 30 * day)
-        XCTAssertEqual(try StorageLimitText.age("12h", key: "k"), 12 * 3_600_000_000)
-        XCTAssertEqual(try StorageLimitText.age("2w", key: "k"), 14 * day)
-        XCTAssertNil(try StorageLimitText.age("off", key: "k"))
-        XCTAssertEqual(try StorageLimitText.bytes("2GB", key: "k"), 2_000_000_000)
-        XCTAssertEqual(try StorageLimitText.bytes("500 MB", key: "k"), 500_000_000)
-        XCTAssertEqual(try StorageLimitText.bytes("1.5GiB", key: "k"), 1_610_612_736)
-        XCTAssertNil(try StorageLimitText.bytes("OFF", key: "k"))
-        for bad in ["30", "0d", "-1d", "30x", "d", "", "1.5d", "forever"] {
-            XCTAssertThrowsError(try StorageLimitText.age(bad, key: "history.maxAge")) { error in
-                XCTAssertEqual(error as? StorageLimitError, .badAge(key: "history.maxAge", text: bad))
-            }
-        }
-        for bad in ["2", "2G", "0GB", "500KB", "lots", "nanGB", "-1GB", "1e30GB"] {
-            XCTAssertThrowsError(try StorageLimitText.bytes(bad, key: "captures.maxBytes")) { error in
-                XCTAssertEqual(error as? StorageLimitError, .badSize(key: "captures.maxBytes", text: bad))
-            }
-        }
-        XCTAssertEqual(StorageLimitError.badSize(key: "captures.maxBytes", text: "2").message,
-                       "captures.maxBytes takes a size with its unit, at least 1MB (e.g. 500MB, 2GB, 1.5GiB), or off for no limit, not '2'.")
-        XCTAssertEqual(StorageLimitText.ageText(30 * day), "30d")
-        XCTAssertEqual(StorageLimitText.ageText(14 * day), "2w")
-        XCTAssertEqual(StorageLimitText.ageText(5 * 3_600_000_000), "5h")
-        XCTAssertEqual(StorageLimitText.ageText(nil), "off")
     }
 }

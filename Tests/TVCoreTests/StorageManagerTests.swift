@@ -1,6 +1,7 @@
 import FlowStore
 import FlowTerms
 import Foundation
+import Capture
 import Recording
 import Testing
 import TVHome
@@ -20,28 +21,20 @@ import TVHome
         store.close()
         let database = try SQLiteDatabase(path: home.databasePath)
         defer { database.close() }
-        try database.execute("""
-            CREATE TABLE IF NOT EXISTS captures (seq INTEGER PRIMARY KEY, path TEXT NOT NULL, started_at INTEGER NOT NULL,
-                ended_at INTEGER, bytes INTEGER NOT NULL DEFAULT 0, packets INTEGER NOT NULL DEFAULT 0,
-                recording INTEGER NOT NULL DEFAULT 0);
-            CREATE TABLE IF NOT EXISTS packets (flow_id INTEGER NOT NULL, n INTEGER NOT NULL, capture_seq INTEGER,
-                file_offset INTEGER, time_us INTEGER NOT NULL, direction TEXT NOT NULL, orig_len INTEGER NOT NULL,
-                incl_len INTEGER NOT NULL, tcp_flags INTEGER, meaning TEXT, PRIMARY KEY (flow_id, n));
-            """)
         try body(home, database)
     }
 
     func capture(_ home: TVHome, _ database: SQLiteDatabase, seq: Int, endedAt: Int64?, bytes: Int, row: Bool = true) throws {
-        try FileManager.default.createDirectory(atPath: home.path + "/captures", withIntermediateDirectories: true)
-        let name = CaptureFiles.fileName(seq)
+        try FileManager.default.createDirectory(atPath: home.captureDirectory, withIntermediateDirectories: true)
+        let name = CaptureFolder.fileName(Int64(seq))
         _ = FileManager.default.createFile(atPath: home.path + "/captures/" + name, contents: Data(count: bytes))
         if row {
-            try database.execute("INSERT INTO captures (seq, path, started_at, ended_at, bytes, recording) VALUES (\(seq), 'captures/\(name)', \((endedAt ?? 0) - 1), \(endedAt.map(String.init) ?? "NULL"), \(bytes), \(endedAt == nil ? 1 : 0))")
+            try database.execute("INSERT INTO captures (seq, path, started_at, ended_at, bytes, snaplen, recording) VALUES (\(seq), 'captures/\(name)', \((endedAt ?? 0) - 1), \(endedAt.map(String.init) ?? "NULL"), \(bytes), 65535, \(endedAt == nil ? 1 : 0))")
         }
     }
 
     func files(_ home: TVHome) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: home.path + "/captures")) ?? []).sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: home.captureDirectory)) ?? []).sorted()
     }
 
     @Test func theRecordingFileSurvivesTheLimitsTheSizeAndDeleteEverything() throws {
@@ -59,7 +52,7 @@ import TVHome
             #expect(report.capturesStillOver == .recording)
             #expect(files(home) == ["capture-000003.pcapng"])
             #expect(StoragePresentation.report(report, automatic: true) == [
-                "Deleted 2 capture files (6.0 MB).",
+                "Deleted 2 capture files (5.7 MiB).",
                 "Spared capture-000003.pcapng, which is being recorded.",
                 "The captures are still over their size limit because of the file being recorded; it is deleted once a new capture file is started.",
             ])
@@ -67,6 +60,27 @@ import TVHome
             #expect(everything.captureFilesDeleted == 0)
             #expect(files(home) == ["capture-000003.pcapng"])
             #expect(manager.captures.facts(rows: try manager.captureRows(), recording: 3).map(\.sequence) == [3])
+        }
+    }
+
+    @Test func theFileAWriterHoldsLockedIsFoundAndSparedWithoutBeingNamed() throws {
+        try withHome { home, database in
+            let now = StorageClock.now()
+            try capture(home, database, seq: 1, endedAt: now - 40 * day, bytes: 10)
+            try capture(home, database, seq: 2, endedAt: nil, bytes: 20)
+            // What a live capture writer does to its file: an exclusive flock(2) for as long as it appends.
+            let fd = open(CaptureFolder(path: home.captureDirectory).filePath(2), O_RDWR | O_CLOEXEC)
+            #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            defer { close(fd) }
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            let report = try manager.deleteEverything(recording: nil, now: now)
+            #expect(report.captureFilesDeleted == 1)
+            #expect(report.sparedRecording == 2)
+            #expect(files(home) == ["capture-000002.pcapng"])
+            let figures = try StorageFigures.read(home: home, limits: .factory)
+            #expect(figures.recordingCapture == 2)
+            #expect(figures.captureFiles == 1)
         }
     }
 
@@ -101,14 +115,14 @@ import TVHome
         #expect(StoragePresentation.lines(figures, now: 0) == [
             "History: 4.0 MiB, 12,345 connections since 2025-11-30 03:05 UTC; kept 30 days.",
             "  SQLite keeps the room of deleted rows for reuse: the file does not shrink after a cleanup (1.0 MiB free inside it now; `tv storage compact` gives it back).",
-            "Captures: 1.5 GB in 3 files of 2.0 GB; each kept 30 days after its last packet.",
+            "Captures: 1.4 GiB in 3 files of 2.0 GiB; each kept 30 days after its last packet.",
             "  capture-000007.pcapng is being recorded: it counts, and is never deleted while it is.",
             "Decrypted content: 2.0 MiB of a fixed 512 MiB; kept 1 day.",
             "Total: 1.4 GiB.",
         ])
         var unlimited = figures
         unlimited.limits = StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil)
-        #expect(StoragePresentation.lines(unlimited, now: 0)[2] == "Captures: 1.5 GB in 3 files; no limit is set, so nothing removes a capture unless you do.")
+        #expect(StoragePresentation.lines(unlimited, now: 0)[2] == "Captures: 1.4 GiB in 3 files; no limit is set, so nothing removes a capture unless you do.")
         #expect(StoragePresentation.deletionWarning(figures) == [
             "This deletes the whole history (12,345 connections, with their packets, names and exchanges), 2 capture files and all decrypted content (2.0 MiB). None of it comes back.",
             "capture-000007.pcapng is being recorded and is spared.",

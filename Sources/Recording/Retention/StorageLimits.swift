@@ -13,8 +13,9 @@ public struct StorageLimits: Sendable, Equatable {
     /// The fixed ceiling on decrypted content (tests pass a small one).
     public var contentCeiling: Int64
 
-    /// The factory values: history 30 days, captures 2 GB and 30 days, content as ContentExpiry's.
-    public static let factory = StorageLimits(historyMaxAge: 30 * 86_400_000_000, capturesMaxBytes: 2_000_000_000,
+    /// The factory values: history 30 days, captures 2 GiB (`2GB` as settings read it) and 30 days,
+    /// content as ContentExpiry's.
+    public static let factory = StorageLimits(historyMaxAge: 30 * 86_400_000_000, capturesMaxBytes: 2 << 30,
                                               capturesMaxAge: 30 * 86_400_000_000)
 
     public init(historyMaxAge: Int64?, capturesMaxBytes: Int64?, capturesMaxAge: Int64?,

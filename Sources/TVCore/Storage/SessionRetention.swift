@@ -21,17 +21,16 @@ public final class SessionRetention: @unchecked Sendable {
 
     private let home: TVHome
     private let settings: SettingsStore
-    private let recording: @Sendable () -> Int?
     private let say: @Sendable (String) -> Void
     private let queue = DispatchQueue(label: "tv.retention")
     private let timer: DispatchSourceTimer
 
-    /// - Parameter recording: the capture file this session is recording now (nil when none).
+    /// The capture file being recorded is found as every pass finds it: the one its writer holds
+    /// locked (`CaptureFolder.isRecording`).
     public init(home: TVHome, settings: SettingsStore, interval: Double = SessionRetention.defaultInterval,
-                recording: @escaping @Sendable () -> Int?, say: @escaping @Sendable (String) -> Void) {
+                say: @escaping @Sendable (String) -> Void) {
         self.home = home
         self.settings = settings
-        self.recording = recording
         self.say = say
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval)
@@ -61,7 +60,7 @@ public final class SessionRetention: @unchecked Sendable {
             let limits = try StorageLimitsReading.limits(try settings.read())
             let manager = try StorageManager(home: home)
             defer { manager.close() }
-            let report = try manager.applyLimits(limits, recording: recording(), now: StorageClock.now())
+            let report = try manager.applyLimits(limits, recording: nil, now: StorageClock.now())
             for line in StoragePresentation.report(report, automatic: true) { say(line) }
         } catch let error as UserFacingError {
             say("Retention did not run: " + error.message)

@@ -40,7 +40,8 @@ public struct StorageFigures: Sendable, Equatable {
 
     /// Reads the figures of `home` (read-only: works on a full disk).
     /// - Throws: `FlowStoreError`.
-    public static func read(home: TVHome, limits: StorageLimits, recording: Int?) throws -> StorageFigures {
+    /// The file being recorded is the one a live writer holds locked.
+    public static func read(home: TVHome, limits: StorageLimits) throws -> StorageFigures {
         let database = try FlowSchema.openForReading(home.databasePath)
         defer { database.close() }
         func integer(_ sql: String) throws -> Int64? {
@@ -55,13 +56,14 @@ public struct StorageFigures: Sendable, Equatable {
         let free = (try integer("PRAGMA freelist_count") ?? 0) * (try integer("PRAGMA page_size") ?? 0)
         let flows = Int(try integer("SELECT count(*) FROM flows") ?? 0)
         let oldest = try integer("SELECT min(start_time) FROM flows")
-        let files = CaptureFiles(home: home).onDisk()
+        let captures = CaptureFiles(home: home)
+        let files = captures.onDisk()
         let content = try ContentStore(readingHome: home)
         defer { content.close() }
         let usage = try content.usage()
         return StorageFigures(databaseBytes: bytes, freeBytes: free, flows: flows, oldestFlowStart: oldest,
                               captureFiles: files.count, captureBytes: files.values.reduce(0) { $0 + $1.bytes },
-                              recordingCapture: recording, contentBytes: usage.fileBytes, contentTurns: usage.turns,
+                              recordingCapture: captures.recording(), contentBytes: usage.fileBytes, contentTurns: usage.turns,
                               limits: limits)
     }
 }

@@ -1,4 +1,4 @@
-import ControlChannel
+import Capture
 import FlowStore
 import Foundation
 import Recording
@@ -41,12 +41,13 @@ public final class StorageManager {
     }
 
     /// What exists now, for the planner.
-    /// - Parameter recording: the capture file a live session writes (nil when none runs).
+    /// - Parameter recording: the capture file a live session writes, when the caller knows it;
+    ///   otherwise the file a live writer holds locked.
     public func inventory(now: Int64, expiry: ContentExpiry, recording: Int?) throws -> StorageInventory {
         let oldest: Int64?
         if case let .integer(t) = try database.scalar("SELECT min(start_time) FROM flows") { oldest = t } else { oldest = nil }
         return StorageInventory(oldestFlowStart: oldest,
-                                captures: captures.facts(rows: try captureRows(), recording: recording),
+                                captures: captures.facts(rows: try captureRows(), recording: recording ?? captures.recording()),
                                 contentSegments: try content.segmentFacts(now: now, expiry: expiry))
     }
 
@@ -78,8 +79,7 @@ public final class StorageManager {
         if !plan.captureDrops.isEmpty {
             try database.transaction {
                 for drop in plan.captureDrops {
-                    report.packetsMarkedGone += try CaptureRowsHook.markBytesGone(sequence: drop.sequence, database: database,
-                                                                                  tables: tables)
+                    report.packetsMarkedGone += try markBytesGone(sequence: drop.sequence, now: now)
                 }
             }
             for drop in plan.captureDrops {
@@ -117,10 +117,9 @@ public final class StorageManager {
                 let count = database.changes
                 guard count > 0 else { return 0 }
                 report.flowContentRowsDeleted += try ContentStore.deleteRows(ofFlowsIn: doomed, database: database)
-                if tables.contains("packets") {
-                    try database.execute("DELETE FROM packets WHERE flow_id IN (\(doomed))")
-                    report.packetsDeleted += database.changes
-                }
+                try database.execute("DELETE FROM packets WHERE flow_id IN (\(doomed))")
+                report.packetsDeleted += database.changes
+                try database.execute("DELETE FROM packet_counts WHERE flow_id IN (\(doomed))")
                 // Issue 16's exchange rows (i16-exchanges): deleted with their flow when the table exists.
                 if tables.contains("exchanges") {
                     try database.execute("DELETE FROM exchanges WHERE flow_id IN (\(doomed))")
@@ -138,16 +137,28 @@ public final class StorageManager {
         report.namesDeleted += database.changes
     }
 
-    /// `captures` rows by sequence, or nil when the table does not exist.
-    func captureRows() throws -> [Int: CaptureRow]? {
-        guard try existingTables().contains("captures") else { return nil }
+    /// Live (not deleted) `captures` rows by sequence.
+    func captureRows() throws -> [Int: CaptureRow] {
         var rows: [Int: CaptureRow] = [:]
-        let statement = try database.prepare("SELECT seq, started_at, ended_at, recording FROM captures")
+        let statement = try database.prepare("SELECT seq, started_at, ended_at FROM captures WHERE deleted_at IS NULL")
         try statement.forEachRow { row in
-            rows[Int(row.int64(at: 0))] = CaptureRow(startedAt: row.int64(at: 1), endedAt: row.optionalInt64(at: 2),
-                                                      recording: row.int64(at: 3) != 0)
+            rows[Int(row.int64(at: 0))] = CaptureRow(startedAt: row.int64(at: 1), endedAt: row.optionalInt64(at: 2))
         }
         return rows
+    }
+
+    /// Stops the rows describing capture `sequence` (its file goes after the transaction): its
+    /// `captures` row gets `deleted_at` (kept, so the sequence is never given again, and the
+    /// packet rows pointing into it read as "bytes gone", issue 17's rule).
+    /// - Returns: packet rows (of flows still in the history) that now point at bytes that are gone.
+    func markBytesGone(sequence: Int, now: Int64) throws -> Int {
+        let mark = try database.prepare("UPDATE captures SET deleted_at = ?, recording = 0 WHERE seq = ? AND deleted_at IS NULL")
+        try mark.bind([.integer(now), .integer(Int64(sequence))])
+        _ = try mark.step()
+        if case let .integer(n) = try database.scalar("SELECT count(*) FROM packets WHERE capture_seq = ?", [.integer(Int64(sequence))]) {
+            return Int(n)
+        }
+        return 0
     }
 
     func existingTables() throws -> Set<String> {
@@ -158,34 +169,7 @@ public final class StorageManager {
     }
 }
 
-/// The rows that describe a capture file (issue 17's `captures` and `packets`, i16-capture).
-/// Deleting a file first stops every row pointing into it: the file's `captures` row goes and its
-/// packet rows are marked (bytes gone) in the same transaction.
-enum CaptureRowsHook {
-    /// - Returns: packet rows marked.
-    static func markBytesGone(sequence: Int, database: SQLiteDatabase, tables: Set<String>) throws -> Int {
-        var marked = 0
-        if tables.contains("packets") {
-            try database.execute("UPDATE packets SET file_offset = NULL WHERE capture_seq = \(sequence) AND file_offset IS NOT NULL")
-            marked = database.changes
-        }
-        if tables.contains("captures") {
-            try database.execute("DELETE FROM captures WHERE seq = \(sequence)")
-        }
-        return marked
-    }
-}
-
 extension StorageManager {
-    /// The capture file a live session of `home` is recording, seen from another process: none
-    /// when no session answers on the control socket; otherwise the file its row marks as
-    /// recording, else the highest sequence on disk (the one a writer would be appending to).
-    public func recordingCaptureOutsideTheSession(home: TVHome) throws -> Int? {
-        guard ControlServer.isLive(path: SessionPaths.controlSocket(home)) else { return nil }
-        let flagged = try captureRows()?.filter(\.value.recording).map(\.key).max()
-        return flagged ?? captures.onDisk().keys.max()
-    }
-
     /// Whether the file is set for incremental vacuum (`PRAGMA auto_vacuum` 2).
     func isIncremental() throws -> Bool {
         if case let .integer(mode) = try database.scalar("PRAGMA auto_vacuum") { return mode == 2 }

@@ -1,3 +1,4 @@
+import Capture
 import Recording
 import TVHome
 
@@ -13,17 +14,16 @@ public enum StoragePresentation {
         out.append(history + "; \(age).")
         out.append("  SQLite keeps the room of deleted rows for reuse: the file does not shrink after a cleanup"
                    + (f.freeBytes > 0 ? " (\(Units.bytes(f.freeBytes)) free inside it now; `tv storage compact` gives it back)." : "."))
-        // In decimal units, as captures.maxBytes is typed (2GB), so the two figures compare at a glance.
-        var captures = "Captures: \(decimal(f.captureBytes)) in \(counted(f.captureFiles, "file"))"
+        var captures = "Captures: \(Units.bytes(f.captureBytes)) in \(counted(f.captureFiles, "file"))"
         switch (f.limits.capturesMaxBytes, f.limits.capturesMaxAge) {
         case (nil, nil): captures += "; no limit is set, so nothing removes a capture unless you do."
-        case let (bytes?, nil): captures += " of \(decimal(bytes)); no expiry."
+        case let (bytes?, nil): captures += " of \(Units.bytes(bytes)); no expiry."
         case let (nil, age?): captures += ", no size limit; each kept \(words(age: age)) after its last packet."
-        case let (bytes?, age?): captures += " of \(decimal(bytes)); each kept \(words(age: age)) after its last packet."
+        case let (bytes?, age?): captures += " of \(Units.bytes(bytes)); each kept \(words(age: age)) after its last packet."
         }
         out.append(captures)
         if let recording = f.recordingCapture {
-            out.append("  \(CaptureFiles.fileName(recording)) is being recorded: it counts, and is never deleted while it is.")
+            out.append("  \(CaptureFolder.fileName(Int64(recording))) is being recorded: it counts, and is never deleted while it is.")
         }
         if f.contentBytes > 0 || f.contentTurns > 0 {
             out.append("Decrypted content: \(Units.bytes(f.contentBytes)) of a fixed \(Units.bytes(f.limits.contentCeiling)); kept \(f.limits.contentExpiry.words).")
@@ -38,11 +38,11 @@ public enum StoragePresentation {
         return .object([
             ("history", .object([("bytes", .int(f.databaseBytes)), ("freeBytes", .int(f.freeBytes)),
                                  ("flows", .int(Int64(f.flows))), ("oldestStart", optional(f.oldestFlowStart)),
-                                 ("maxAge", .string(StorageLimitText.ageText(f.limits.historyMaxAge)))])),
+                                 ("maxAgeMicros", optional(f.limits.historyMaxAge))])),
             ("captures", .object([("bytes", .int(f.captureBytes)), ("files", .int(Int64(f.captureFiles))),
-                                  ("recording", f.recordingCapture.map { .string(CaptureFiles.fileName($0)) } ?? .null),
+                                  ("recording", f.recordingCapture.map { .string(CaptureFolder.fileName(Int64($0))) } ?? .null),
                                   ("maxBytes", optional(f.limits.capturesMaxBytes)),
-                                  ("maxAge", .string(StorageLimitText.ageText(f.limits.capturesMaxAge)))])),
+                                  ("maxAgeMicros", optional(f.limits.capturesMaxAge))])),
             ("content", .object([("bytes", .int(f.contentBytes)), ("turns", .int(Int64(f.contentTurns))),
                                  ("ceilingBytes", .int(f.limits.contentCeiling)), ("expiry", .string(f.limits.contentExpiry.text))])),
             ("totalBytes", .int(f.totalBytes)),
@@ -70,7 +70,7 @@ public enum StoragePresentation {
         }
         if r.namesDeleted > 0 { parts.append(counted(r.namesDeleted, "name")) }
         if r.captureFilesDeleted > 0 {
-            parts.append("\(counted(r.captureFilesDeleted, "capture file")) (\(decimal(r.captureBytesFreed)))")
+            parts.append("\(counted(r.captureFilesDeleted, "capture file")) (\(Units.bytes(r.captureBytesFreed)))")
         }
         if r.content.rowsDeleted > 0 { parts.append(counted(r.content.rowsDeleted, "decrypted turn")) }
         if r.content.filesDeleted > 0 {
@@ -83,7 +83,7 @@ public enum StoragePresentation {
                 : "\(counted(r.packetsMarkedGone, "packet row")) of connections still in the history now say their bytes are gone with their capture files.")
         }
         if let spared = r.sparedRecording {
-            out.append("Spared \(CaptureFiles.fileName(spared)), which is being recorded.")
+            out.append("Spared \(CaptureFolder.fileName(Int64(spared))), which is being recorded.")
         }
         out += stillOver(r)
         return out
@@ -107,28 +107,19 @@ public enum StoragePresentation {
         var out = ["This deletes the whole history (\(counted(f.flows, "connection")), with their packets, names and exchanges), "
                    + "\(counted(f.captureFiles - (f.recordingCapture == nil ? 0 : 1), "capture file")) and all decrypted content (\(Units.bytes(f.contentBytes))). None of it comes back."]
         if let recording = f.recordingCapture {
-            out.append("\(CaptureFiles.fileName(recording)) is being recorded and is spared.")
+            out.append("\(CaptureFolder.fileName(Int64(recording))) is being recorded and is spared.")
         }
         return out
     }
 
-    /// Bytes in decimal steps: `512 B`, `1.5 kB`, `35.0 MB`, `2.0 GB` (one decimal below 100 units).
-    static func decimal(_ n: Int64) -> String {
-        if n < 1_000 { return "\(n) B" }
-        let units = ["kB", "MB", "GB", "TB"]
-        var value = Double(n) / 1_000
-        var index = 0
-        while value >= 1_000 && index < units.count - 1 { value /= 1_000; index += 1 }
-        if value >= 100 { return "\(Int(value.rounded())) \(units[index])" }
-        let tenths = Int64((value * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10) \(units[index])"
-    }
-
+    /// An age in the largest unit it is a whole number of: `2 weeks`, `30 days`, `12 hours`,
+    /// `15 minutes`, `90 seconds`.
     static func words(age us: Int64) -> String {
-        let hours = us / 3_600_000_000
-        if hours % 168 == 0 { return hours == 168 ? "1 week" : "\(hours / 168) weeks" }
-        if hours % 24 == 0 { return hours == 24 ? "1 day" : "\(hours / 24) days" }
-        return hours == 1 ? "1 hour" : "\(hours) hours"
+        let seconds = us / 1_000_000
+        for (size, unit) in [(Int64(604_800), "week"), (86_400, "day"), (3_600, "hour"), (60, "minute")] where seconds % size == 0 {
+            return counted(Int(seconds / size), unit)
+        }
+        return counted(Int(seconds), "second")
     }
 
     static func counted(_ n: Int, _ word: String) -> String {

@@ -99,12 +99,10 @@ enum SettingsCommands {
             for entry in list { try ClientCertificateRule(parsing: entry).check(now: inv.now) }
             change = try settings.set(SettingKeys.clientCertificates, to: list)
         case SettingKeys.historyMaxAge.name:
-            change = try settings.set(SettingKeys.historyMaxAge, to: StorageLimitText.ageText(try StorageLimitText.age(value, key: name)))
-        case SettingKeys.capturesMaxAge.name:
-            change = try settings.set(SettingKeys.capturesMaxAge, to: StorageLimitText.ageText(try StorageLimitText.age(value, key: name)))
-        case SettingKeys.capturesMaxBytes.name:
-            _ = try StorageLimitText.bytes(value, key: name)
-            change = try settings.set(SettingKeys.capturesMaxBytes, to: value.filter { $0 != " " })
+            if case .unreadable = SettingLimit.micros(value) {
+                throw UsageRefusal("\(name) takes an age like 12h, 30d or 2w, or off, not '\(value)'.")
+            }
+            change = try settings.set(SettingKeys.historyMaxAge, to: value.trimmingCharacters(in: .whitespaces))
         case _ where CaptureSettingsCommand.names.contains(name):
             (change, applies) = try CaptureSettingsCommand.set(name, value, settings: settings)
         default:

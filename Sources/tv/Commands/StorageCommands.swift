@@ -38,7 +38,7 @@ enum StorageCommands {
     static func show(_ inv: Invocation) throws -> Int32 {
         let home = try inv.existingHome()
         try FlowCommands.askSessionToFlush(inv)
-        let figures = try StorageFigures.read(home: home, limits: try limits(inv), recording: try recording(home))
+        let figures = try StorageFigures.read(home: home, limits: try limits(inv))
         if inv.json {
             inv.console.line(StoragePresentation.json(figures).serialized(pretty: true))
         } else {
@@ -47,22 +47,13 @@ enum StorageCommands {
         return 0
     }
 
-    /// The capture file a live session records, if any (read through a manager; nil without one).
-    static func recording(_ home: TVHome) throws -> Int? {
-        guard ControlServer.isLive(path: SessionPaths.controlSocket(home)) else { return nil }
-        let manager = try StorageManager(home: home)
-        defer { manager.close() }
-        return try manager.recordingCaptureOutsideTheSession(home: home)
-    }
-
     static func apply(_ inv: Invocation) throws -> Int32 {
         let home = try inv.existingHome()
         let limits = try limits(inv)
         try FlowCommands.askSessionToFlush(inv)
         let manager = try StorageManager(home: home)
         defer { manager.close() }
-        let report = try manager.applyLimits(limits, recording: try manager.recordingCaptureOutsideTheSession(home: home),
-                                             now: FlowCommands.nowMicros())
+        let report = try manager.applyLimits(limits, recording: nil, now: FlowCommands.nowMicros())
         for line in StoragePresentation.report(report, automatic: false) { inv.console.line(line) }
         return 0
     }
@@ -82,17 +73,16 @@ enum StorageCommands {
         try FlowCommands.askSessionToFlush(inv)
         let manager = try StorageManager(home: home)
         defer { manager.close() }
-        let recording = try manager.recordingCaptureOutsideTheSession(home: home)
         if !inv.yes {
             guard inv.console.stdinIsTerminal else { throw StorageError.needsConfirmation }
-            let figures = try StorageFigures.read(home: home, limits: try limits(inv), recording: recording)
+            let figures = try StorageFigures.read(home: home, limits: try limits(inv))
             for line in StoragePresentation.deletionWarning(figures) { inv.console.note(line) }
             guard inv.console.confirm("Delete everything?") else {
                 inv.console.line("Nothing was deleted.")
                 return 1
             }
         }
-        let report = try manager.deleteEverything(recording: recording, now: FlowCommands.nowMicros())
+        let report = try manager.deleteEverything(recording: nil, now: FlowCommands.nowMicros())
         for line in StoragePresentation.report(report, automatic: false) { inv.console.line(line) }
         return 0
     }
