@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome", "FlowTerms"]),
         // The TUN front-end: packet parsing and rewriting, the TCP NAT, UDP/DNS forwarding,
         // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`; runs on Proxy's loop.
-        .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "CTVShims", "TVHome", "FlowTerms"]),
+        .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "CTVShims", "TVHome", "FlowTerms", "FlowStore", "Capture"]),
         // Packet capture: pcapng files in $TV_HOME/captures, the `captures` / `packets` rows, the
         // writer thread behind a bounded queue (the TUN engine's `PacketRecorder`).
         .target(name: "Capture", dependencies: ["FlowStore", "TVHome", "FlowTerms", "Settings"]),
@@ -82,13 +82,13 @@ let package = Package(
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
         .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore", "SetupActions", "TVHome"]),
         .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome"]),
-        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome", "Capture", "Settings"]),
+        .testTarget(name: "TVCoreTests", dependencies: ["Tunnel", "TVCore", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome", "Capture", "Settings"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome", "FlowTerms"]),
         .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording", "FlowTerms"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         // The pcapng encoder, the packet classifier and the capture writer, read back by tshark/capinfos.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "FlowStore", "FlowTerms", "TVHome", "Settings"]),
-        .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "CTVShims", "FlowTerms"]),
+        .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "CTVShims", "FlowTerms", "Capture"]),
         // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
         .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),

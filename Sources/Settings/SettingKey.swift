@@ -80,6 +80,13 @@ public enum SettingKeys {
     public static let capturesMaxAge = SettingKey<String>(
         "captures.maxAge", default: "30d",
         summary: "How long a capture file is kept after it is closed (e.g. 30d; off: they do not expire).")
+
+    // i16-packetview (issue 17): the decrypted capture.
+    /// Whether inspected connections' plaintext is written as synthesized TCP to
+    /// `captures/decrypted-….pcapng` (content: off unless asked; only while inspecting).
+    public static let captureDecrypted = SettingKey<Bool>(
+        "capture.decrypted", default: false,
+        summary: "Write inspected connections' plaintext as TCP packets to captures/decrypted-….pcapng for Wireshark (content; needs inspection on).")
 }
 
 /// A setting with its type erased, for listing and for checking a file's values.
@@ -111,5 +118,6 @@ extension SettingKeys {
         AnySettingKey(clientCertificates),
         AnySettingKey(captureEnabled), AnySettingKey(captureSnapLength), AnySettingKey(captureRotateBytes),
         AnySettingKey(captureRotateAge), AnySettingKey(capturesMaxBytes), AnySettingKey(capturesMaxAge),
+        AnySettingKey(captureDecrypted),
     ]
 }

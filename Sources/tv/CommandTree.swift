@@ -13,7 +13,7 @@ enum CommandTree {
         subcommands: [RunCommands.runSpec, ExecCommand.spec, RunCommands.statusSpec, RunCommands.stopSpec, RunCommands.introSpec,
                       caSpec, SetupCommand.spec, InspectCommands.spec, SettingsCommands.spec,
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, FlowCommands.pinnedSpec,
-                      CaptureCommands.packetsSpec, CaptureCommands.capturesSpec,
+                      CaptureCommands.packetsSpec, PacketCommand.spec, CaptureCommands.capturesSpec,
                       TurnsCommand.spec, ContentCommands.spec, ExportCommands.spec, TVVersion.spec]
     )
 
@@ -46,6 +46,7 @@ enum CommandTree {
         .merging(InspectCommands.handlers) { _, new in new }
         .merging(FlowCommands.handlers) { _, new in new }
         .merging(CaptureCommands.handlers) { _, new in new }
+        .merging(PacketCommand.handlers) { _, new in new }
         .merging(TurnsCommand.handlers) { _, new in new }
         .merging(ContentCommands.handlers) { _, new in new }
         .merging(ExportCommands.handlers) { _, new in new }
