@@ -97,6 +97,9 @@ enum SettingsCommands {
             }
             for entry in list { try ClientCertificateRule(parsing: entry).check(now: inv.now) }
             change = try settings.set(SettingKeys.clientCertificates, to: list)
+        case SettingKeys.captureDecrypted.name:
+            change = try settings.set(SettingKeys.captureDecrypted, to: try bool(name, value))
+            applies = "It applies when the next session with inspection on starts (any mode); the file is captures/decrypted-….pcapng, 0600: it holds what inspected connections said."
         case _ where CaptureSettingsCommand.names.contains(name):
             (change, applies) = try CaptureSettingsCommand.set(name, value, settings: settings)
         default:
