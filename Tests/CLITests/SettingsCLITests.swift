@@ -9,7 +9,8 @@ struct SettingsCLITests {
         try withSandbox { s in
             let shown = try s.tv("settings")
             #expect(shown.status == 0)
-            #expect(shown.out.contains("content.expiry      1d       default"))
+            // The columns are as wide as the longest key (capture.rotateBytes).
+            #expect(shown.out.contains("content.expiry       1d       default"), "\(shown.out)")
             let expiry = try s.tv("settings", "set", "content.expiry", "1w")
             #expect(expiry.status == 0, "\(expiry)")
             #expect(expiry.out == "Saved content.expiry = 1w (was 1d).\n")
