@@ -3,8 +3,9 @@ import FlowTerms
 
 /// One thing waiting for the capture writer: a packet of a flow, or TLS secrets for the file.
 public enum CaptureItem: Sendable, Equatable {
-    /// A packet: its bytes are `CaptureBatch.bytes[range]`, already cut to the snap length.
-    case packet(flow: UInt64, direction: Direction, timeMicros: Int64, originalLength: Int, range: Range<Int>)
+    /// A packet: its bytes are `CaptureBatch.bytes[range]`, already cut to the snap length;
+    /// `comment` becomes its opt_comment.
+    case packet(flow: UInt64, direction: Direction, timeMicros: Int64, originalLength: Int, range: Range<Int>, comment: String?)
     /// A Decryption Secrets Block's payload (`PcapngBlocks.decryptionSecrets`), written before
     /// every packet queued after it.
     case secrets(type: UInt32, range: Range<Int>)
@@ -12,8 +13,9 @@ public enum CaptureItem: Sendable, Equatable {
 
 /// What a producer hands the capture queue.
 public enum CaptureOffer {
-    /// A packet (`bytes` valid during the call only) and the snap length to cut it to.
-    case packet(flow: UInt64, direction: Direction, timeMicros: Int64, bytes: UnsafeRawBufferPointer, snapLength: Int)
+    /// A packet (`bytes` valid during the call only), the snap length to cut it to, and an
+    /// optional comment for its block (opt_comment).
+    case packet(flow: UInt64, direction: Direction, timeMicros: Int64, bytes: UnsafeRawBufferPointer, snapLength: Int, comment: String?)
     /// Secrets of `type` (`PcapngBlocks.tlsKeyLogSecrets`: SSLKEYLOGFILE lines).
     case secrets(type: UInt32, bytes: [UInt8])
 }
@@ -54,7 +56,7 @@ public struct CaptureBatch: WriterBatch {
 
     public mutating func add(_ offer: CaptureOffer, refusing: Bool, counters: inout CaptureQueueCounters) -> (added: Int, outcome: Bool) {
         switch offer {
-        case let .packet(flow, direction, time, packet, snapLength):
+        case let .packet(flow, direction, time, packet, snapLength, comment):
             let kept = snapLength > 0 ? min(packet.count, snapLength) : packet.count
             guard !refusing, items.count < maximumItems, bytes.count + kept <= maximumBytes else {
                 counters.packetsDropped &+= 1
@@ -62,7 +64,8 @@ public struct CaptureBatch: WriterBatch {
             }
             let start = bytes.count
             bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: packet[0..<kept]))
-            items.append(.packet(flow: flow, direction: direction, timeMicros: time, originalLength: packet.count, range: start..<bytes.count))
+            items.append(.packet(flow: flow, direction: direction, timeMicros: time, originalLength: packet.count, range: start..<bytes.count,
+                                 comment: comment))
             counters.packetsQueued &+= 1
             return (1, true)
         case let .secrets(type, secrets):

@@ -3,7 +3,7 @@
 public struct CaptureRotation: Sendable, Equatable {
     /// Close the file once it holds this many bytes or more; nil: no size limit.
     public var maximumBytes: Int64?
-    /// Close the file once it is this many µs old (since its first byte); nil: no age limit.
+    /// Close the file once its first packet is this many µs old; nil: no age limit.
     public var maximumAgeMicros: Int64?
 
     public init(maximumBytes: Int64? = nil, maximumAgeMicros: Int64? = nil) {
@@ -11,7 +11,7 @@ public struct CaptureRotation: Sendable, Equatable {
         self.maximumAgeMicros = maximumAgeMicros
     }
 
-    /// Whether a file of `bytes` bytes holding `packets` packets, started at `startedMicros`, is
+    /// Whether a file of `bytes` bytes holding `packets` packets, the first written at `startedMicros`, is
     /// due for rotation at `nowMicros`. A file without packets is never rotated (so an idle
     /// session does not make a file per interval), and neither is one with no limit reached.
     public func isDue(bytes: Int64, packets: Int64, startedMicros: Int64, nowMicros: Int64) -> Bool {

@@ -64,7 +64,15 @@ public final class CaptureWriter: PacketRecorder {
     public var isCapturing: Bool { capturing.load(ordering: .relaxed) }
 
     public func record(flow: UInt64, direction: Direction, timeMicros: Int64, packet: UnsafeRawBufferPointer) {
-        _ = queue.enqueue(.packet(flow: flow, direction: direction, timeMicros: timeMicros, bytes: packet, snapLength: snapLength))
+        _ = queue.enqueue(.packet(flow: flow, direction: direction, timeMicros: timeMicros, bytes: packet, snapLength: snapLength, comment: nil))
+    }
+
+    /// `record` with a comment on the packet's block (opt_comment, e.g. which flow a synthesized
+    /// stream is); never blocks.
+    /// - Returns: false when the queue was full (dropped and counted).
+    @discardableResult
+    public func record(flow: UInt64, direction: Direction, timeMicros: Int64, packet: UnsafeRawBufferPointer, comment: String) -> Bool {
+        queue.enqueue(.packet(flow: flow, direction: direction, timeMicros: timeMicros, bytes: packet, snapLength: snapLength, comment: comment))
     }
 
     // MARK: the rest of the API

@@ -48,6 +48,9 @@ final class CaptureWriterThread: QueueWriter {
         var bytes: Int64
         var packets: Int64
         var startedMicros: Int64
+        /// When its first packet was written (wall µs): the age rotation counts from it, so a
+        /// file opened on an idle session is not closed at its first packet.
+        var firstPacketMicros: Int64?
         var lastSync: DispatchTime
         var unsynced: Bool
     }
@@ -72,7 +75,7 @@ final class CaptureWriterThread: QueueWriter {
     func tick() {
         guard var open = file else { return }
         let now = EngineClock.wallMicros()
-        if configuration.rotation.isDue(bytes: open.bytes, packets: open.packets, startedMicros: open.startedMicros, nowMicros: now) {
+        if configuration.rotation.isDue(bytes: open.bytes, packets: open.packets, startedMicros: open.firstPacketMicros ?? now, nowMicros: now) {
             rotate()
             return
         }
@@ -88,7 +91,7 @@ final class CaptureWriterThread: QueueWriter {
         guard let open = file, open.packets > 0 else { return nil }
         var deadlines: [DispatchTime] = []
         if open.unsynced { deadlines.append(open.lastSync + configuration.syncInterval) }
-        if let due = configuration.rotation.ageDeadline(startedMicros: open.startedMicros) {
+        if let first = open.firstPacketMicros, let due = configuration.rotation.ageDeadline(startedMicros: first) {
             let wait = max(0, Double(due - EngineClock.wallMicros()) / 1e6)
             deadlines.append(DispatchTime.now() + wait)
         }
@@ -161,12 +164,12 @@ final class CaptureWriterThread: QueueWriter {
         while index < batch.items.count {
             if limit > 0, open.packets + Int64(packets) > 0, open.bytes + Int64(encoded.count) >= limit { break }
             switch batch.items[index] {
-            case let .packet(flow, direction, time, originalLength, range):
+            case let .packet(flow, direction, time, originalLength, range, comment):
                 let offset = open.bytes + Int64(encoded.count)
                 batch.bytes.withUnsafeBytes { raw in
                     let packet = UnsafeRawBufferPointer(rebasing: raw[range])
                     PcapngBlocks.appendEnhancedPacket(to: &encoded, timestampMicros: time, packet: packet, originalLength: originalLength,
-                                                      direction: direction == .clientToServer ? .outbound : .inbound)
+                                                      direction: direction == .clientToServer ? .outbound : .inbound, comment: comment)
                     if flow != 0 {
                         let n = (touched[flow] ?? count(of: flow, in: database)) + 1
                         touched[flow] = n
@@ -195,6 +198,7 @@ final class CaptureWriterThread: QueueWriter {
         }
         open.bytes += Int64(encoded.count)
         open.packets += Int64(packets)
+        if packets > 0, open.firstPacketMicros == nil { open.firstPacketMicros = EngineClock.wallMicros() }
         open.unsynced = true
         file = open
         for (flow, n) in touched { flowCounts[flow] = n }
@@ -293,7 +297,7 @@ final class CaptureWriterThread: QueueWriter {
             unlink(folder.filePath(seq))
             throw error
         }
-        file = OpenFile(fd: fd, seq: seq, bytes: Int64(head.count), packets: 0, startedMicros: nowMicros, lastSync: .now(), unsynced: true)
+        file = OpenFile(fd: fd, seq: seq, bytes: Int64(head.count), packets: 0, startedMicros: nowMicros, firstPacketMicros: nil, lastSync: .now(), unsynced: true)
         box.state.withLock {
             $0.filesOpened &+= 1
             $0.recordingSequence = seq

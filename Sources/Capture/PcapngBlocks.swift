@@ -81,7 +81,8 @@ public enum PcapngBlocks {
     @discardableResult
     public static func appendEnhancedPacket(to out: inout [UInt8], timestampMicros: Int64, packet: UnsafeRawBufferPointer,
                                             originalLength: Int, direction: FlagDirection? = nil, comment: String? = nil) -> Int {
-        let commentBytes = comment.map { Array($0.utf8) }
+        // An option's length is 16 bits (§3.5): a longer comment is cut.
+        let commentBytes = comment.map { Array($0.utf8.prefix(65_532)) }
         var optionsLength = 0
         if direction != nil { optionsLength += 8 }
         if let commentBytes { optionsLength += 4 + commentBytes.count + padding(commentBytes.count) }

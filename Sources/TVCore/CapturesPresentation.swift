@@ -111,7 +111,7 @@ extension CapturesPresentation {
     /// The `tv status` line of a session's capture (`SessionCapture.statusValues`), nil when the
     /// session has none to report (not a TUN session, or capture off).
     public static func statusLine(_ values: [String: String]) -> String? {
-        guard values["capture"] == "on" else { return nil }
+        guard values["capture.enabled"] == "on" else { return nil }
         let written = Int64(values["capture.packetsWritten"] ?? "0") ?? 0
         let dropped = Int64(values["capture.packetsDropped"] ?? "0") ?? 0
         let failed = Int64(values["capture.packetsFailed"] ?? "0") ?? 0

@@ -42,6 +42,8 @@ public final class ExecSession {
     /// The banner facts: whether TLS is inspected and why.
     public let inspecting: Bool
     public let inspectionNote: String
+    /// The capture file written last, after `run` (nil: capture off or it could not start).
+    public private(set) var lastCapture: Int64?
     /// The tunnel's counters after `run` (for diagnostics and tests).
     public private(set) var tunnelCounters: [String: UInt64] = [:]
 
@@ -82,6 +84,7 @@ public final class ExecSession {
         defer {
             proxy.stop(graceSeconds: 1)
             wiring.captureSecrets.attach(nil)
+            lastCapture = capture.writer?.counters.recordingSequence
             if let sentence = capture.stop() { say(sentence) }
             names.flush()
             // What was not saved (a full disk) is said; "everything is saved" goes without saying.

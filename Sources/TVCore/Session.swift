@@ -373,7 +373,7 @@ public final class Session: Sendable {
         values.merge(wiring.losses.values) { old, _ in old }
         if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
-        values.merge(capture?.statusValues ?? ["capture": "off"]) { old, _ in old }
+        if let capture { values.merge(capture.statusValues) { old, _ in old } }
         return values
     }
 }

@@ -38,11 +38,11 @@ final class SessionCapture: Sendable {
 
     /// `capture.*` values for `tv status`.
     var statusValues: [String: String] {
-        guard let writer else { return ["capture": "off"] }
+        guard let writer else { return ["capture.enabled": "off"] }
         let queue = writer.queueCounters
         let counters = writer.counters
         var values = [
-            "capture": "on",
+            "capture.enabled": "on",
             "capture.packetsWritten": String(counters.packetsWritten),
             "capture.packetsDropped": String(queue.packetsDropped),
             "capture.packetsFailed": String(counters.packetsFailed),

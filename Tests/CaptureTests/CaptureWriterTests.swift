@@ -272,3 +272,27 @@ struct CaptureWriterTests {
         #expect(try scratch.catalog().packetCount(flow: 2) == Int64(counters.packetsQueued))
     }
 }
+
+@Suite("The capture writer: rotation by age, comments", .serialized)
+struct CaptureWriterAgeTests {
+    @Test("A file older than capture.rotateAge is closed while the writer idles; the next packet goes to the next file; a packet's comment is in tshark's frame.comment")
+    func rotatesByAge() throws {
+        let scratch = CaptureScratch()
+        let writer = try CaptureWriter(configuration: scratch.configuration(rotation: CaptureRotation(maximumAgeMicros: 200_000)))
+        Conversation.record(writer, flow: 1)
+        writer.flush()
+        usleep(600_000)
+        #expect(writer.counters.recordingSequence == 2)
+        Conversation.packets[0].1.withUnsafeBytes {
+            _ = writer.record(flow: 1, direction: .clientToServer, timeMicros: 5, packet: $0, comment: "tv flow 1")
+        }
+        writer.stop()
+        let catalog = try scratch.catalog()
+        #expect(try catalog.files().map(\.packets) == [1, 7])
+        #expect(try catalog.packets(flow: 1).last?.captureSeq == 2)
+        #expect(try catalog.packetCount(flow: 1) == 8)
+        guard tsharkInstalled else { return }
+        let comment = try #require(runTool("tshark", ["-r", scratch.folder.filePath(2), "-T", "fields", "-e", "frame.comment"]))
+        #expect(comment.out == "tv flow 1\n", "\(comment)")
+    }
+}

@@ -17,14 +17,14 @@ import Testing
         let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
         #expect(try database.userVersion() == 0)
         #expect(try FlowSchema.migrate(database) == 0)
-        #expect(FlowSchema.currentVersion == 6)
-        #expect(try database.userVersion() == 6)
-        #expect(try names(database, type: "table") == ["client_pins", "content_turns", "flow_writers", "flows", "host_names", "pinned_hosts", "settings"])
+        #expect(try database.userVersion() == FlowSchema.currentVersion)
+        #expect(try names(database, type: "table") == ["captures", "client_pins", "content_turns", "flow_writers", "flows", "host_names",
+                                                       "packet_counts", "packets", "pinned_hosts", "settings"])
         #expect(try names(database, type: "index") == ["client_pins_by_host", "content_turns_by_recorded_at", "content_turns_by_segment",
-                                                       "flows_by_host", "flows_by_start_time"])
+                                                       "flows_by_host", "flows_by_start_time", "packets_by_capture"])
         // A second run is a no-op.
-        #expect(try FlowSchema.migrate(database) == 6)
-        #expect(try database.userVersion() == 6)
+        #expect(try FlowSchema.migrate(database) == FlowSchema.currentVersion)
+        #expect(try database.userVersion() == FlowSchema.currentVersion)
     }
 
     @Test func reopenKeepsDataAndVersion() throws {
@@ -42,7 +42,7 @@ import Testing
         #expect(try store.settings.get("inspect") == "on")
         #expect(try store.flow(id: 1)?.startTime == 1_000)
         let database = try SQLiteDatabase(path: path)
-        #expect(try database.userVersion() == 6)
+        #expect(try database.userVersion() == FlowSchema.currentVersion)
     }
 
     @Test func migrationTwoAddsTheTurnsIndexToAVersionOneFile() throws {
@@ -124,11 +124,11 @@ import Testing
             try database.setUserVersion(99)
             database.close()
         }
-        let expected = FlowStoreError.newerSchema(path: path, found: 99, supported: 6)
+        let expected = FlowStoreError.newerSchema(path: path, found: 99, supported: FlowSchema.currentVersion)
         #expect(throws: expected) { try FlowStore(path: path) }
         #expect(throws: expected) { try FlowWriter(path: path) }
         #expect(expected.message == "The flow database at \(path) was written by a newer tv (schema version 99, "
-            + "this tv knows up to 6); upgrade tv, or move the file aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it).")
+            + "this tv knows up to \(FlowSchema.currentVersion)); upgrade tv, or move the file aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it).")
         // Untouched: no tables were made, the version stays.
         let database = try SQLiteDatabase(path: path)
         #expect(try database.userVersion() == 99)

@@ -127,10 +127,13 @@ struct CapturePresentationTests {
             == "Deleting capture-000001.pcapng (64.0 MiB, 10 packets): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back.")
     }
 
-    @Test("Status line and the loss sentence")
+    @Test("Status line and the loss sentence; the values nest in tv status --json without a clash")
     func status() {
-        #expect(CapturesPresentation.statusLine(["capture": "off"]) == nil)
-        #expect(CapturesPresentation.statusLine(["capture": "on", "capture.recording": "4", "capture.packetsWritten": "1200", "capture.packetsDropped": "3"])
+        let values = ["capture.enabled": "on", "capture.recording": "4", "capture.packetsWritten": "1200", "capture.packetsDropped": "3"]
+        #expect(SessionStatusPresentation.json(values).serialized()
+            == "{\"running\":true,\"capture\":{\"enabled\":\"on\",\"packetsDropped\":3,\"packetsWritten\":1200,\"recording\":4}}")
+        #expect(CapturesPresentation.statusLine(["capture.enabled": "off"]) == nil)
+        #expect(CapturesPresentation.statusLine(["capture.enabled": "on", "capture.recording": "4", "capture.packetsWritten": "1200", "capture.packetsDropped": "3"])
             == "capture 4 recording, 1,200 packets written, 3 dropped (the capture writer fell behind; they are not in the file)")
         #expect(CapturesPresentation.lossSentence(dropped: 0, failed: 0) == nil)
         #expect(CapturesPresentation.lossSentence(dropped: 5, failed: 1)

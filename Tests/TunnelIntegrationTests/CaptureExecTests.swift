@@ -85,6 +85,36 @@ final class CaptureExecTests {
         #expect(detail.out.contains("Packets: 6 captured:"), "\(detail)")
     }
 
+    @Test("a refused connect: the program's SYN is opened, tv's RST+ACK is cut off (RST outranks ACK), both under the failed flow's id; tshark agrees")
+    func refusedIsCutOff() throws {
+        let r = lab.exec([], ["curl", "-sS", "http://10.203.0.2:9/"])
+        #expect(r.status != 0)
+        let flow = try #require(try lab.flows().first { $0["serverPort"] as? Int == 9 })
+        #expect(flow["status"] as? String == "failed")
+        let list = try #require(try json(["packets", String(flow["id"] as! Int), "--json"]) as? [String: Any])
+        let packets = try #require(list["packets"] as? [[String: Any]])
+        #expect(packets.compactMap { $0["meaning"] as? String } == ["opened", "cut_off"], "\(packets)")
+        #expect(packets.last?["tcpFlags"] as? [String] == ["RST", "ACK"])
+        #expect(packets.last?["direction"] as? String == "server_to_client")
+        let port = try #require(flow["clientPort"] as? Int)
+        #expect(tsharkCount("tcp.port == \(port) && tcp.flags.reset == 1 && tcp.flags.ack == 1") == 1)
+        let text = lab.tv(["packets", String(flow["id"] as! Int)])
+        #expect(text.out.contains("cut off") && text.out.contains("RST, ACK"), "\(text)")
+    }
+
+    @Test("a DNS query through the tunnel's DNS address: its flow has the query and the answer, as tshark sees them")
+    func dnsQuery() throws {
+        let r = lab.exec([], ["getent", "ahostsv4", "named.test"])
+        #expect(r.status == 0, "\(r)")
+        let flow = try #require(try lab.flows().first { $0["transport"] as? String == "udp" && $0["serverPort"] as? Int == 53 })
+        let list = try #require(try json(["packets", String(flow["id"] as! Int), "--json"]) as? [String: Any])
+        let packets = try #require(list["packets"] as? [[String: Any]])
+        #expect(packets.compactMap { $0["direction"] as? String } == ["client_to_server", "server_to_client"], "\(packets)")
+        #expect(packets.allSatisfy { $0["meaning"] as? String == "data" && $0["tcpFlags"] is NSNull })
+        let port = try #require(flow["clientPort"] as? Int)
+        #expect(tsharkCount("udp.port == \(port) && dns.qry.name == \"named.test\"") == 2)
+    }
+
     @Test("capture.enabled off: no file; a flow of the session says no packets were captured; tv captures says how files are made")
     func off() throws {
         #expect(lab.tv(["settings", "set", "capture.enabled", "off"]).status == 0)

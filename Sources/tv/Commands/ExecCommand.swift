@@ -1,3 +1,4 @@
+import Capture
 import CommandLineParser
 import Foundation
 import TVCore
@@ -55,6 +56,9 @@ enum ExecCommand {
         let code = try session.run(arguments)
         if !quiet {
             console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).")
+            if let seq = session.lastCapture {
+                console.note("tv: its packets are in \(home.captureDirectory)/\(CaptureFolder.fileName(seq)) (`tv packets ID`, `tv captures`).")
+            }
             for line in TunnelCountersPresentation(counters: session.tunnelCounters).lines { console.note("tv: " + line) }
         }
         return code
