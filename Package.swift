@@ -51,7 +51,7 @@ let package = Package(
         // The TUN front-end: packet parsing and rewriting, the TCP NAT, UDP/DNS forwarding,
         // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`; runs on Proxy's loop.
         // QUIC Initials are opened (names only) with OpenSSL's HKDF and AES.
-        .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "Wire", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),
+        .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "Wire", "COpenSSL", "CTVShims", "TVHome", "FlowTerms", "FlowStore", "Capture"]),
         // The program behind each flow: sock_diag (the kernel's socket table) and /proc, on a
         // lookup thread of its own, off the data path.
         .target(name: "ProgramLookup", dependencies: ["CTVShims", "FlowTerms"]),
@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
         .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore", "SetupActions", "TVHome"]),
         .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome"]),
-        .testTarget(name: "TVCoreTests", dependencies: ["TVCore", "FlowFilter", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome", "Capture", "Settings", "ProgramLookup"]),
+        .testTarget(name: "TVCoreTests", dependencies: ["Tunnel", "TVCore", "FlowFilter", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome", "Capture", "Settings", "ProgramLookup"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome", "FlowTerms"]),
         .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording", "FlowTerms"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
@@ -100,7 +100,7 @@ let package = Package(
         // The pcapng encoder, the packet classifier and the capture writer, read back by tshark/capinfos.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "FlowStore", "FlowTerms", "TVHome", "Settings"]),
         // Vectors/: RFC 9001 and RFC 9369 Appendix A (QUIC Initial protection), read at run time.
-        .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "Wire", "COpenSSL", "CTVShims", "FlowTerms"], exclude: ["Vectors"]),
+        .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "Wire", "COpenSSL", "CTVShims", "FlowTerms", "Capture"], exclude: ["Vectors"]),
         // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
         .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),

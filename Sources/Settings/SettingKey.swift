@@ -84,6 +84,13 @@ public enum SettingKeys {
     public static let capturesMaxAge = SettingKey<String>(
         "captures.maxAge", default: "30d",
         summary: "How long a capture file is kept after it is closed (e.g. 30d; off: they do not expire).")
+
+    // i16-packetview (issue 17): the decrypted capture.
+    /// Whether inspected connections' plaintext is written as synthesized TCP to
+    /// `captures/decrypted-….pcapng` (content: off unless asked; only while inspecting).
+    public static let captureDecrypted = SettingKey<Bool>(
+        "capture.decrypted", default: false,
+        summary: "Write inspected connections' plaintext as TCP packets to captures/decrypted-….pcapng for Wireshark (content; needs inspection on).")
 }
 
 /// A setting with its type erased, for listing and for checking a file's values.
@@ -117,5 +124,6 @@ extension SettingKeys {
         AnySettingKey(captureRotateAge), AnySettingKey(capturesMaxBytes), AnySettingKey(capturesMaxAge),
         // i16-storage: how long the history is kept.
         AnySettingKey(historyMaxAge),
+        AnySettingKey(captureDecrypted),
     ]
 }

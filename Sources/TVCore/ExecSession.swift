@@ -80,8 +80,10 @@ public final class ExecSession {
     public func run(_ arguments: [String]) throws -> Int32 {
         let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord())
         if let notice = capture.notice { say(notice) }
+        wiring.captureSecrets.attach(capture.writer)
         defer {
             proxy.stop(graceSeconds: 1)
+            wiring.captureSecrets.attach(nil)
             lastCapture = capture.writer?.counters.recordingSequence
             if let sentence = capture.stop() { say(sentence) }
             names.flush()

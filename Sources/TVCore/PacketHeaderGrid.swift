@@ -1,3 +1,4 @@
+import Capture
 import TVHome
 import Tunnel
 
@@ -108,8 +109,8 @@ public enum PacketHeaderGrid {
     static func nameText(_ name: String) -> String { name.isEmpty ? "." : name }
 
     static func flagNames(_ flags: UInt8) -> String {
-        let names = TCPFlagNames.names(flags)
-        return names.isEmpty ? "none" : names.joined(separator: " ")
+        let names = TCPFlags.acronyms(flags)
+        return names.isEmpty ? "none" : names
     }
 
     static func fragmentWords(dontFragment: Bool, more: Bool, offset: Int) -> String {

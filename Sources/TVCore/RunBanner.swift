@@ -16,13 +16,16 @@ public struct RunBanner: Sendable, Equatable {
     /// When decrypted content is kept this session: how long it is kept, in words (`1 day`);
     /// nil when nothing is kept.
     public var contentKeptFor: String?
+    /// The decrypted capture being written this session (`capture.decrypted`), nil when none.
+    public var decryptedCapturePath: String?
     /// Mode-specific instructions (transparent: the redirect rules; tun: what was routed), printed
     /// instead of the "point a client at it" lines.
     public var extraLines: [String]
 
     public init(listen: String, mode: String, caFingerprint: String?, caPath: String?, inspecting: Bool,
                 inspectionNote: String, dataFolder: String, keylogPath: String?, contentKeptFor: String? = nil,
-                extraLines: [String] = []) {
+                decryptedCapturePath: String? = nil, extraLines: [String] = []) {
+        self.decryptedCapturePath = decryptedCapturePath
         self.extraLines = extraLines
         self.contentKeptFor = contentKeptFor
         self.listen = listen
@@ -61,6 +64,9 @@ public struct RunBanner: Sendable, Equatable {
             out.append("  content     kept: what inspected connections say is written to the data folder for \(contentKeptFor) (`tv turns ID`)")
         }
         if let keylogPath { out.append("  key log     \(keylogPath) (TLS secrets for Wireshark; guard it)") }
+        if let decryptedCapturePath {
+            out.append("  decrypted   \(decryptedCapturePath) (inspected connections' plaintext as TCP for Wireshark; content: guard it)")
+        }
         out.append("")
         let cacert = caPath.map { " --cacert \($0)" } ?? ""
         // A listener on every interface is reached from this machine at loopback; other machines

@@ -137,6 +137,7 @@ public final class Session: Sendable {
         if options.mode == .tun {
             let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord())
             if let notice = capture.notice { say(notice) }
+            wiring.captureSecrets.attach(capture.writer)
             do {
                 tunnel = try HostTunnel(options: options.tun, proxy: proxy, wiring: wiring, recorder: capture.recorder, say: say)
             } catch {
@@ -173,7 +174,8 @@ public final class Session: Sendable {
                            caFingerprint: wiring.authority.map { Hex.encode($0.root.sha256, separator: ":", uppercase: true) },
                            caPath: wiring.caPath, inspecting: wiring.inspecting, inspectionNote: wiring.inspectionNote,
                            dataFolder: home.path, keylogPath: config.keylogPath,
-                           contentKeptFor: wiring.contentPolicy.keep ? wiring.contentPolicy.expiry.words : nil, extraLines: extra)
+                           contentKeptFor: wiring.contentPolicy.keep ? wiring.contentPolicy.expiry.words : nil,
+                           decryptedCapturePath: wiring.decryptedCapture?.path, extraLines: extra)
     }
 
     /// Serves until `tv stop`, SIGINT or SIGTERM; then stops everything and flushes the database.
@@ -207,6 +209,7 @@ public final class Session: Sendable {
         retention.stop()
         signals.forEach { $0.cancel() }
         tunnel?.stop()
+        wiring.captureSecrets.attach(nil)
         if let sentence = capture?.stop() { say(sentence) }
         proxy.stop(graceSeconds: 1)
         let losses = wiring.close()

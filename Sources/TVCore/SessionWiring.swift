@@ -8,6 +8,7 @@ import FlowTerms
 import Settings
 import SetupActions
 import TVHome
+import Tunnel
 
 /// What every session shares, whatever its front-end (`tv run` in any mode, `tv exec`): the CA
 /// and the inspection decision, the flow database and its writer, pinned hosts, decrypted-content
@@ -23,6 +24,10 @@ final class SessionWiring: Sendable {
     let content: ContentRecorder
     /// The content policy the session started with (the banner says whether content is kept).
     let contentPolicy: ContentPolicy
+    /// The decrypted capture (`capture.decrypted`, only while inspecting); nil when off.
+    let decryptedCapture: DecryptedCapture?
+    /// The client legs' TLS secrets for a TUN session's capture file (attached once it has one).
+    let captureSecrets = CaptureSecrets()
     /// The proxy configuration for these options (mode, listen address and flow ids are the
     /// caller's to adjust before starting).
     let configuration: ProxyConfiguration
@@ -138,7 +143,14 @@ final class SessionWiring: Sendable {
         programs = ProgramLookup { id, program in _ = flowWriter.enqueue(.program(flowID: id, program)) }
         config.flowSink = FlowStoreSink(writer: writer, requestLog: requestLog, programs: programs, tally: tally)
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
-        config.chunkRecorder = content
+        let decrypted = try DecryptedCaptureSetup.make(home: home, record: record, inspecting: inspecting)
+        decryptedCapture = decrypted
+        if inspecting { config.clientLegSecrets = captureSecrets }
+        if let decrypted {
+            config.chunkRecorder = ChunkRecorderPair(content, decrypted)
+        } else {
+            config.chunkRecorder = content
+        }
         if let seconds = options.headTimeoutSeconds { config.headTimeout = seconds }
         config.maxConnectionsPerClient = options.maxConnectionsPerClient
         // Refusals and descriptor shortages are said even under --quiet: they are why clients fail.
@@ -154,6 +166,7 @@ final class SessionWiring: Sendable {
         programs.stop()
         content.stop()
         contentWriter.close()
+        decryptedCapture?.stop()
         pinning.flush()
         // The proxy has stopped: every flow was closed, so one still open lost its close.
         writer.close(interruptingOpenFlows: true)

@@ -118,7 +118,7 @@ public struct TCPFields: Sendable, Equatable {
     public var acknowledgmentNumber: UInt32
     /// Data Offset × 4, in bytes.
     public var headerLength: Int
-    /// Byte 13: CWR ECE URG ACK PSH RST SYN FIN (the names: `TCPFlagNames`).
+    /// Byte 13: CWR ECE URG ACK PSH RST SYN FIN (the names: `TCPFlags.acronyms` in Capture).
     public var flags: UInt8
     public var window: UInt16
     public var checksum: UInt16

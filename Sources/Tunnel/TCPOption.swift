@@ -80,14 +80,3 @@ public enum TCPOptionReader {
         return out
     }
 }
-
-/// The names of TCP's flag bits (RFC 9293 §3.1; CWR and ECE: RFC 3168 §6.1), in header order.
-public enum TCPFlagNames {
-    public static let all: [(bit: UInt8, name: String)] = [
-        (0x80, "CWR"), (0x40, "ECE"), (0x20, "URG"), (0x10, "ACK"), (0x08, "PSH"), (0x04, "RST"), (0x02, "SYN"), (0x01, "FIN"),
-    ]
-
-    /// The names of the bits set in `flags`, in header order (`["SYN", "ACK"]` is written ACK SYN:
-    /// header order puts ACK first).
-    public static func names(_ flags: UInt8) -> [String] { all.filter { flags & $0.bit != 0 }.map(\.name) }
-}

@@ -14,7 +14,7 @@ enum CommandTree {
                       caSpec, SetupCommand.spec, InspectCommands.spec, SettingsCommands.spec,
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, ActivityCommand.spec, FlowCommands.pinnedSpec,
                       RequestCommands.requestsSpec, RequestCommands.requestSpec,
-                      CaptureCommands.packetsSpec, CaptureCommands.capturesSpec,
+                      CaptureCommands.packetsSpec, PacketCommand.spec, CaptureCommands.capturesSpec,
                       TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, ExportCommands.spec, TVVersion.spec]
     )
 
@@ -48,6 +48,7 @@ enum CommandTree {
         .merging(FlowCommands.handlers) { _, new in new }
         .merging(RequestCommands.handlers) { _, new in new }
         .merging(CaptureCommands.handlers) { _, new in new }
+        .merging(PacketCommand.handlers) { _, new in new }
         .merging(TurnsCommand.handlers) { _, new in new }
         .merging(ContentCommands.handlers) { _, new in new }
         .merging(StorageCommands.handlers) { _, new in new }

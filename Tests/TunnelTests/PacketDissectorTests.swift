@@ -1,3 +1,4 @@
+import Capture
 import Foundation
 import Testing
 @testable import Tunnel
@@ -128,7 +129,7 @@ struct PacketDissectorTests {
         #expect(tcp.options == [.maximumSegmentSize(1460), .sackPermitted, .timestamps(value: 2_712_671_132, echoReply: 0),
                                 .noOperation, .windowScale(10)])
         #expect(tcp.options.map(\.description).joined(separator: ",") == "mss 1460,sackOK,TS val 2712671132 ecr 0,nop,wscale 10")
-        #expect(TCPFlagNames.names(tcp.flags) == ["SYN"])
+        #expect(TCPFlags.acronyms(tcp.flags) == "SYN")
         #expect(tcp.headerLength == 40 && tcp.payloadLength == 0 && tcp.window == 64240)
     }
 

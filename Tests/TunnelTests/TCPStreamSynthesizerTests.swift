@@ -1,3 +1,4 @@
+import Capture
 import FlowTerms
 import Foundation
 import Testing
@@ -22,7 +23,7 @@ struct TCPStreamSynthesizerTests {
             let (t, ip) = try tcp(p)
             let arrow = p.direction == .clientToServer ? ">" : "<"
             return "\(arrow) \(ip.source.description):\(t.sourcePort) seq \(t.sequenceNumber) ack \(t.acknowledgmentNumber) "
-                + TCPFlagNames.names(t.flags).joined(separator: ",") + " len \(t.payloadLength)"
+                + TCPFlags.acronyms(t.flags) + " len \(t.payloadLength)"
         }
     }
 
@@ -37,16 +38,16 @@ struct TCPStreamSynthesizerTests {
         #expect(s.handle(.data(.clientToServer, [1])) == [] && s.state == .ended)
         #expect(try summary(packets) == [
             "> 10.0.0.1:40000 seq 1000 ack 0 SYN len 0",
-            "< 10.0.0.2:80 seq 5000 ack 1001 ACK,SYN len 0",
+            "< 10.0.0.2:80 seq 5000 ack 1001 SYN, ACK len 0",
             "> 10.0.0.1:40000 seq 1001 ack 5001 ACK len 0",
             "> 10.0.0.1:40000 seq 1001 ack 5001 ACK len 30",
-            "> 10.0.0.1:40000 seq 1031 ack 5001 ACK,PSH len 9",
+            "> 10.0.0.1:40000 seq 1031 ack 5001 PSH, ACK len 9",
             "< 10.0.0.2:80 seq 5001 ack 1040 ACK len 0",
             "< 10.0.0.2:80 seq 5001 ack 1040 ACK len 30",
-            "< 10.0.0.2:80 seq 5031 ack 1040 ACK,PSH len 10",
+            "< 10.0.0.2:80 seq 5031 ack 1040 PSH, ACK len 10",
             "> 10.0.0.1:40000 seq 1040 ack 5041 ACK len 0",
-            "> 10.0.0.1:40000 seq 1040 ack 5041 ACK,FIN len 0",
-            "< 10.0.0.2:80 seq 5041 ack 1041 ACK,FIN len 0",
+            "> 10.0.0.1:40000 seq 1040 ack 5041 FIN, ACK len 0",
+            "< 10.0.0.2:80 seq 5041 ack 1041 FIN, ACK len 0",
             "> 10.0.0.1:40000 seq 1041 ack 5042 ACK len 0",
         ])
         #expect(try tcp(packets[0]).0.options == [.maximumSegmentSize(30)])
@@ -60,11 +61,11 @@ struct TCPStreamSynthesizerTests {
         let packets = s.handle(.data(.clientToServer, [0x41, 0x42, 0x43])) + s.handle(.ended(reset: true))
         #expect(try summary(packets) == [
             "> fd00::1:5 seq 4294967294 ack 0 SYN len 0",
-            "< fd00::2:443 seq 7 ack 4294967295 ACK,SYN len 0",
+            "< fd00::2:443 seq 7 ack 4294967295 SYN, ACK len 0",
             "> fd00::1:5 seq 4294967295 ack 8 ACK len 0",
-            "> fd00::1:5 seq 4294967295 ack 8 ACK,PSH len 3",
+            "> fd00::1:5 seq 4294967295 ack 8 PSH, ACK len 3",
             "< fd00::2:443 seq 8 ack 2 ACK len 0",
-            "< fd00::2:443 seq 8 ack 2 ACK,RST len 0",
+            "< fd00::2:443 seq 8 ack 2 RST, ACK len 0",
         ])
         #expect(s.maximumSegmentSize == 1_440)
     }

@@ -103,6 +103,9 @@ enum SettingsCommands {
                 throw UsageRefusal("\(name) takes an age like 12h, 30d or 2w, or off, not '\(value)'.")
             }
             change = try settings.set(SettingKeys.historyMaxAge, to: value.trimmingCharacters(in: .whitespaces))
+        case SettingKeys.captureDecrypted.name:
+            change = try settings.set(SettingKeys.captureDecrypted, to: try bool(name, value))
+            applies = "It applies when the next session with inspection on starts (any mode); the file is captures/decrypted-….pcapng, 0600: it holds what inspected connections said."
         case _ where CaptureSettingsCommand.names.contains(name):
             (change, applies) = try CaptureSettingsCommand.set(name, value, settings: settings)
         default:

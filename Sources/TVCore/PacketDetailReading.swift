@@ -1,0 +1,42 @@
+import Capture
+import TVHome
+
+/// `tv packet FLOW N` from the stores to what is printed: the packet's row, the flow's first
+/// row (when counts from it), the capture's row (deleted or not, its snap length), then its
+/// record read at the row's offset (`CaptureRecord`).
+public enum PacketDetailReading {
+    /// - Throws: `PacketDetailRefusal` when the flow has no packet `n`; `FlowStoreError` when
+    ///   the database cannot be read.
+    public static func read(_ catalog: CaptureCatalog, flow: UInt64, n: Int64) throws -> PacketDetailPresentation {
+        guard let row = try catalog.packet(flow: flow, n: n) else {
+            throw PacketDetailRefusal.noPacket(flow: flow, n: n, count: try catalog.packetCount(flow: flow))
+        }
+        let first = n == 1 ? row : (try catalog.packet(flow: flow, n: 1) ?? row)
+        let fileName = CaptureFolder.fileName(row.captureSeq)
+        guard let (file, deleted) = try catalog.file(row.captureSeq) else {
+            return PacketDetailPresentation(row: row, firstPacketMicros: first.timeMicros, fileName: fileName, snapLength: 0, outcome: .deleted)
+        }
+        let outcome: CaptureRecord.Outcome = deleted != nil
+            ? .deleted
+            : CaptureRecord.read(path: file.path, offset: row.fileOffset, snapLength: Int(file.snapLength),
+                                 rowOriginalLength: Int(row.originalLength))
+        return PacketDetailPresentation(row: row, firstPacketMicros: first.timeMicros, fileName: fileName,
+                                        snapLength: Int(file.snapLength), outcome: outcome)
+    }
+}
+
+/// Why `tv packet` has nothing to show.
+public enum PacketDetailRefusal: UserFacingError, Equatable {
+    /// The flow has no packet row `n` (`count` packets were captured for it).
+    case noPacket(flow: UInt64, n: Int64, count: Int64)
+
+    public var message: String {
+        switch self {
+        case let .noPacket(flow, n, count):
+            if count == 0 {
+                return "Flow \(flow) has no captured packets (packets are captured for tv exec and --mode tun sessions with capture.enabled); `tv flow \(flow)` shows what is known of it."
+            }
+            return "Flow \(flow) has no packet \(n): \(count) were captured and tv keeps rows for the first 500; `tv packets \(flow)` lists them."
+        }
+    }
+}

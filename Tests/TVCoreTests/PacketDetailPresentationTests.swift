@@ -1,0 +1,109 @@
+import Capture
+import FlowTerms
+import Testing
+@testable import TVCore
+
+/// `tv packet FLOW N`'s presentation: the row's facts, the header grid and the DNS fields from
+/// real packets (dnsmasq's answers and curl's request, captured by tcpdump), the hex dump, and
+/// the four sentences that are never said alike.
+@Suite("PacketDetailPresentation: facts, header grid, DNS answers, bytes, and the four sentences")
+struct PacketDetailPresentationTests {
+    static func hex(_ text: String) -> [UInt8] {
+        var out: [UInt8] = []
+        var it = text.utf8.makeIterator()
+        func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
+        while let hi = it.next(), let lo = it.next() { out.append(nibble(hi) << 4 | nibble(lo)) }
+        return out
+    }
+
+    /// dnsmasq's NXDOMAIN for missing.test (Scripts/fixtures/capture_dns_answers.sh).
+    static let nxdomain = hex("4500003a10654000401104b60acb08020acb08010035e78f0026d37e6ca681830001000000000000076d697373696e670474657374000001"
+                              + "0001")
+    /// dnsmasq's A answer for v4only.test.
+    static let answer = hex("4500004910364000401104d60acb08020acb080100359f420035de15e5e0858000010001000000000676346f6e6c79047465737400000100"
+                            + "01c00c000100010000000000040acb0007")
+
+    static func row(_ n: Int64 = 2, size: Int, flags: UInt8? = nil, meaning: PacketMeaning = .data) -> PacketRow {
+        PacketRow(flow: 9, n: n, captureSeq: 3, fileOffset: 4_096, timeMicros: 1_764_620_000_004_500, direction: .serverToClient,
+                  originalLength: Int64(size), includedLength: Int64(size), tcpFlags: flags, meaning: meaning)
+    }
+
+    static func detail(_ outcome: CaptureRecord.Outcome, size: Int, snapLength: Int = 65_535) -> PacketDetailPresentation {
+        PacketDetailPresentation(row: row(size: size), firstPacketMicros: 1_764_620_000_000_000, fileName: "capture-000003.pcapng",
+                                 snapLength: snapLength, outcome: outcome)
+    }
+
+    @Test("an NXDOMAIN reply: facts, IPv4 and UDP fields, 'No such name', the bytes")
+    func nxdomainReply() {
+        let lines = Self.detail(.bytes(Self.nxdomain), size: 58).lines
+        #expect(lines == [
+            "Packet 2 of flow 9",
+            "  when        0.004 s after the flow's first packet (2025-12-01 20:13:20.004 UTC)",
+            "  direction   ← server to client",
+            "  size        58 bytes",
+            "  meaning     data",
+            "IPv4",
+            "  from      10.203.8.2",
+            "  to        10.203.8.1",
+            "  TTL       64",
+            "  id        0x1065",
+            "  fragment  don't fragment",
+            "UDP",
+            "  ports   53 → 59279",
+            "  length  38 bytes",
+            "DNS",
+            "  message      reply",
+            "  looked up    missing.test",
+            "  record type  A",
+            "  answer       No such name (NXDOMAIN)",
+            "Bytes (58 kept, capture-000003.pcapng at offset 4096)",
+            "  00000000  45 00 00 3a 10 65 40 00  40 11 04 b6 0a cb 08 02  |E..:.e@.@.......|",
+            "  00000010  0a cb 08 01 00 35 e7 8f  00 26 d3 7e 6c a6 81 83  |.....5...&.~l...|",
+            "  00000020  00 01 00 00 00 00 00 00  07 6d 69 73 73 69 6e 67  |.........missing|",
+            "  00000030  04 74 65 73 74 00 00 01  00 01                    |.test.....|",
+        ])
+    }
+
+    @Test("an answer: the address; NODATA is said differently from NXDOMAIN")
+    func answers() {
+        let lines = Self.detail(.bytes(Self.answer), size: 73).lines
+        #expect(lines.contains("  addresses    10.203.0.7"))
+        #expect(!lines.contains { $0.contains("answer ") })
+        // dnsmasq's NODATA (AAAA for a name with only an A record) read by the same grid.
+        let nodata = PacketHeaderGrid.dnsFields(.message(.init(id: 1, isReply: true, name: "v4only.test", recordType: 28,
+                                                                answer: .init(outcome: .noRecordsOfThatType))))
+        #expect(nodata.last == .init("answer", "No records of that type (the name exists)"))
+        #expect(PacketHeaderGrid.dnsFields(.captureKeptTooLittle) != PacketHeaderGrid.dnsFields(.notDNS(reason: "x")))
+    }
+
+    @Test("the four sentences: deleted, read failure (retry offered), snap length cut (permanent), display cap (2 KB)")
+    func fourSentences() {
+        let deleted = Self.detail(.deleted, size: 58)
+        #expect(deleted.lines.last == "capture-000003.pcapng was deleted: those bytes are gone; the connection stays in your history.")
+        #expect(!deleted.lines.contains { $0.hasPrefix("Bytes") })
+        let failed = Self.detail(.readFailed("Input/output error"), size: 58)
+        #expect(failed.lines.last == "The bytes could not be read from capture-000003.pcapng (Input/output error); try `tv packet 9 2` again.")
+        let cut = Self.detail(.bytes(Array(Self.nxdomain.prefix(40))), size: 58, snapLength: 40)
+        #expect(cut.lines.last == "The capture kept 40 of this packet's 58 bytes: its snap length (40) cut the rest when it was written, and that is permanent; `tv settings set capture.snaplen BYTES` keeps more from the next session.")
+        #expect(cut.lines.contains("  message  the capture kept too little of this datagram to read it; `tv settings set capture.snaplen` keeps more from the next session"))
+        let big = [UInt8](repeating: 0x41, count: 3_000)
+        let capped = Self.detail(.bytes(big), size: 3_000)
+        #expect(capped.lines.last == "Showing the first 2,048 of the 3,000 bytes kept (the display's cap, 2 KB); the file holds them all.")
+        #expect(capped.lines.filter { $0.hasPrefix("  0000") }.count == 128)
+        let sentences = [deleted.absence, failed.absence, cut.snapLengthCut, capped.displayCapNote]
+        #expect(Set(sentences.compactMap { $0 }).count == 4)
+        #expect(deleted.snapLengthCut == nil && deleted.displayCapNote == nil && capped.absence == nil && capped.snapLengthCut == nil)
+        let other = Self.detail(.notThisPacket(recordLength: 1_500), size: 58)
+        #expect(other.lines.last == "The record at this packet's place in capture-000003.pcapng is of another packet (1,500 bytes, this one was 58), so it is not drawn.")
+    }
+
+    @Test("--json: the facts, the grid, the hex and each sentence under its own key")
+    func json() {
+        let text = Self.detail(.deleted, size: 58).json.serialized(pretty: false)
+        #expect(text.contains("\"absence\":\"capture-000003.pcapng was deleted: those bytes are gone; the connection stays in your history.\""))
+        #expect(text.contains("\"hex\":null") && text.contains("\"snapLengthCut\":null"))
+        let shown = Self.detail(.bytes(Self.nxdomain), size: 58).json.serialized(pretty: false)
+        #expect(shown.contains("\"hex\":\"4500003a1065"))
+        #expect(shown.contains("\"DNS\":{\"message\":\"reply\",\"looked up\":\"missing.test\",\"record type\":\"A\",\"answer\":\"No such name (NXDOMAIN)\"}"))
+    }
+}
