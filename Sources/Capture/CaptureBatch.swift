@@ -80,6 +80,24 @@ public struct CaptureBatch: WriterBatch {
         }
     }
 
+    /// Puts the batch's Decryption Secrets Blocks before its packets, each kind in its order.
+    ///
+    /// OpenSSL logs a TLS 1.3 leg's traffic secrets only after the record they follow is already
+    /// on the socket (the server's Finished is written, then the application secrets are
+    /// derived), so the TUN engine often queues that packet, and the client's next one, a few µs
+    /// before the secret that decrypts what follows. Wireshark derives a connection's keys when it
+    /// reads the Finished and never looks back; a secret in the file after it is ignored. Both
+    /// arrive within one batch (the writer lingers 50 ms after a wake-up), and a secret earlier
+    /// in the file than needed costs nothing, so the writer moves them to the front.
+    /// - Returns: whether anything moved (a batch with no secret after a packet is left as is).
+    @discardableResult
+    public mutating func moveSecretsFirst() -> Bool {
+        guard let firstPacket = items.firstIndex(where: \.isPacket),
+              items[firstPacket...].contains(where: { !$0.isPacket }) else { return false }
+        items = items.filter { !$0.isPacket } + items.filter(\.isPacket)
+        return true
+    }
+
     public mutating func removeAll() {
         items.removeAll(keepingCapacity: true)
         bytes.removeAll(keepingCapacity: true)

@@ -101,6 +101,8 @@ final class CaptureWriterThread: QueueWriter {
     func idleDeadlinePassed() {}
 
     func write(_ batch: CaptureBatch) -> Int {
+        var batch = batch
+        batch.moveSecretsFirst()
         var failed = 0
         var start = 0
         // Rotation by size is checked between packets, so a file ends near its limit.

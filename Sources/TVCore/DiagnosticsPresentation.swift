@@ -37,16 +37,16 @@ public enum DiagnosticsPresentation {
 
         out.append("Names")
         out.append(row("from TCP", "\(n("names.fromTCP")) named by what the connection announced (SNI, CONNECT, SOCKS5)"))
-        let quic = values.keys.filter { $0.hasPrefix("names.fromQUIC") }.sorted()
-        if quic.isEmpty {
-            out.append(row("from QUIC", "not counted by this session"))
-        } else {
-            for key in quic { out.append(row("from QUIC", "\(n(key)) \(words(String(key.dropFirst("names.fromQUIC".count))))")) }
+        // Names from lookups and from QUIC exist only where tv sees packets (the tunnel modes): the
+        // tunnel's counters, said as `tv status` and `tv exec` say them (`TunnelNamesPresentation`).
+        let tunnel = values.reduce(into: [String: UInt64]()) { out, pair in
+            if pair.key.hasPrefix("tunnel."), let n = UInt64(pair.value) { out[String(pair.key.dropFirst("tunnel.".count))] = n }
         }
-        var lookups = values.keys.filter { $0.hasPrefix("names.fromLookups.") }.sorted()
-            .map { "\(n($0)) \(words(String($0.dropFirst("names.fromLookups.".count))))" }
-        if values["tunnel.dnsAnswers"] != nil { lookups.insert("\(n("tunnel.dnsAnswers")) answers seen", at: 0) }
-        out.append(row("from lookups", lookups.joined(separator: ", ")))
+        if tunnel.isEmpty {
+            out.append(row("from lookups", "none: a proxy sees no DNS or QUIC, so an address-only connection stays unnamed"))
+        } else {
+            for line in TunnelNamesPresentation.lines(tunnel) { out.append("  " + TerminalText.line(line)) }
+        }
 
         out.append("Decrypted content and recording (content keeping \(v["contentKeeping"] ?? "?"))")
         out.append(row("kept", "\(n("content.turnsKept")) turns, \(Units.bytes(Int64(v["content.bytesKept"] ?? "0") ?? 0))"))
@@ -97,15 +97,6 @@ public enum DiagnosticsPresentation {
 
     private static func row(_ label: String, _ value: String) -> String {
         "  " + label.padding(toLength: 20, withPad: " ", startingAt: 0) + value
-    }
-
-    /// `.connectionsNamed` → `connections named`.
-    private static func words(_ key: String) -> String {
-        var out = ""
-        for character in key.drop(while: { $0 == "." }) {
-            if character == "." { out += ", " } else if character.isUppercase { out += " " + character.lowercased() } else { out.append(character) }
-        }
-        return out
     }
 }
 

@@ -59,13 +59,16 @@ public struct TopScreen: Sendable {
     public var history: RateHistory
     /// The newest flows, newest first.
     public var newest: [FlowRecord]
+    /// This session's flows by program, busiest first (`FlowStore.programTotals`).
+    public var programs: [ProgramTotals]
     public var sort: TalkerSort
     public var paused: Bool
     public var nowMicros: Int64
     public var dataFolder: String
 
     public init(liveness: SessionLiveness, values: [String: String], history: RateHistory, newest: [FlowRecord],
-                sort: TalkerSort, paused: Bool, nowMicros: Int64, dataFolder: String) {
+                programs: [ProgramTotals] = [], sort: TalkerSort, paused: Bool, nowMicros: Int64, dataFolder: String) {
+        self.programs = programs
         self.liveness = liveness
         self.values = values
         self.history = history
@@ -130,14 +133,23 @@ public struct TopScreen: Sendable {
         // What is left, less the keys line, shared by the two tables (each with its heading).
         let room = max(0, height - out.count - 1)
         let talkers = Talker.sorted(Talker.all(values), by: sort)
-        let talkerRows = min(talkers.count, max(1, (room - 2) / 2))
+        let tables = programs.isEmpty ? 2 : 3
+        let rowsPerTable = max(1, (room - tables) / tables)
+        let talkerRows = min(talkers.count, rowsPerTable)
         out.append(pad("Top talkers (closed connections)", max(20, width - 30)) + pad("FLOWS", 8, right: true) + pad("RECEIVED", 11, right: true) + pad("SENT", 11, right: true))
         if talkers.isEmpty { out.append("  none yet") }
         for t in talkers.prefix(talkerRows) {
             out.append(pad("  " + TerminalText.line(t.host), max(20, width - 30)) + pad(Units.grouped(t.flows), 8, right: true)
                        + pad(Units.bytes(t.received), 11, right: true) + pad(Units.bytes(t.sent), 11, right: true))
         }
-        // A by-program table goes here once flows carry their program (i16-program).
+        if !programs.isEmpty {
+            // Every flow of the session (open ones too), by the program the lookup named.
+            out.append(pad("Top programs (this session's flows)", max(20, width - 30)) + pad("FLOWS", 8, right: true) + pad("RECEIVED", 11, right: true) + pad("SENT", 11, right: true))
+            for p in programs.prefix(rowsPerTable) {
+                out.append(pad("  " + TerminalText.line(p.command ?? "not known"), max(20, width - 30)) + pad(Units.grouped(p.flows), 8, right: true)
+                           + pad(Units.bytes(p.bytesDown), 11, right: true) + pad(Units.bytes(p.bytesUp), 11, right: true))
+            }
+        }
         out.append("Newest flows")
         let flowRows = max(0, height - out.count - 1)
         if newest.isEmpty { out.append("  none yet") }
@@ -165,6 +177,10 @@ public struct TopScreen: Sendable {
         fields.append(("rates", history.current.map { .object([("received", .int($0.received)), ("sent", .int($0.sent))]) } ?? .null))
         fields.append(("talkers", .array(Talker.sorted(Talker.all(values), by: sort).map {
             .object([("host", .string($0.host)), ("flows", .int($0.flows)), ("received", .int($0.received)), ("sent", .int($0.sent))])
+        })))
+        fields.append(("programs", .array(programs.map {
+            .object([("program", $0.command.map { .string($0) } ?? .null), ("flows", .int($0.flows)),
+                     ("received", .int($0.bytesDown)), ("sent", .int($0.bytesUp))])
         })))
         fields.append(("newest", .array(newest.map(FlowDetailPresentation.json))))
         return .object(fields)

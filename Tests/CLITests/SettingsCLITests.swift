@@ -28,6 +28,12 @@ struct SettingsCLITests {
             let inspection = try s.tv("settings", "set", "inspection.enabled", "on")
             #expect(inspection.status == 2)
             #expect(inspection.err == "tv: Inspection is turned on and off with `tv inspect on` / `tv inspect off`, which check trust first.\n")
+            // Every setting `tv settings` lists can be set (log.requests was listed and refused once).
+            let log = try s.tv("settings", "set", "log.requests", "on")
+            #expect(log.status == 0, "\(log)")
+            #expect(log.out.hasPrefix("Saved log.requests = on (was off).\n"), "\(log)")
+            #expect(try s.tv("settings", "get", "log.requests").out == "on\n")
+            #expect(try s.tv("settings", "set", "log.requests", "loud").err == "tv: log.requests takes on or off, not 'loud'.\n")
             let unknown = try s.tv("settings", "get", "nope")
             #expect(unknown.status == 2)
             let json = try s.tv("settings", "show", "--json")

@@ -73,12 +73,10 @@ import Glibc
             try StorageCLITests.packet(database, flow: 1, n: 1, capture: 1)
             try StorageCLITests.packet(database, flow: 2, n: 1, capture: 1)
             try StorageCLITests.packet(database, flow: 2, n: 2, capture: 2)
-            // Issue 16's exchange rows (i16-exchanges' table when merged; its NOT NULL columns here otherwise).
+            // Issue 16's exchange rows: one for the old flow, one for the kept one.
             try database.execute("""
-                CREATE TABLE IF NOT EXISTS exchanges (id INTEGER PRIMARY KEY, flow_id INTEGER NOT NULL, seq INTEGER NOT NULL,
-                    http_version TEXT NOT NULL, method TEXT NOT NULL, path TEXT NOT NULL, request_time INTEGER NOT NULL);
-                INSERT INTO exchanges (flow_id, seq, http_version, method, path, request_time)
-                    VALUES (1, 1, 'HTTP/1.1', 'GET', '/', 0), (2, 1, 'HTTP/1.1', 'GET', '/', 0);
+                INSERT INTO exchanges (flow_id, seq, http_version, method, path, request_time, state)
+                    VALUES (1, 1, 'HTTP/1.1', 'GET', '/', 0, 'complete'), (2, 1, 'HTTP/1.1', 'GET', '/', 0, 'complete');
                 """)
             try database.execute("INSERT INTO host_names (address, name, first_seen, last_seen) VALUES ('192.0.2.1', 'old.test', 0, \(StorageCLITests.now - 40 * StorageCLITests.day)), ('192.0.2.2', 'new.test', 0, \(StorageCLITests.now))")
             database.close()

@@ -61,6 +61,32 @@ struct FlowProgramStoreTests {
         }
     }
 
+    @Test("tv top's by-program totals: flows since a time summed by command, busiest first, not known as nil")
+    func totals() throws {
+        try withStore { store, _ in
+            let writer = try store.makeWriter()
+            var flows: [FlowRecord] = []
+            for (i, down) in [100, 5_000, 300, 7, 50].enumerated() {  // flows started at 10, 20, … 50
+                var f = sampleFlow(start: Int64(10 * (i + 1)))
+                f.bytesDown = Int64(down)
+                f.bytesUp = 1
+                flows.append(writer.open(f))
+            }
+            writer.enqueue(.program(flowID: flows[0].id, Self.curl))   // start 10: before `since`
+            writer.enqueue(.program(flowID: flows[1].id, Self.curl))
+            writer.enqueue(.program(flowID: flows[2].id, Self.curl))
+            writer.enqueue(.program(flowID: flows[3].id, .known(ProgramIdentity(pid: 7, command: "python3", executable: nil, uid: 0, user: "root"))))
+            writer.enqueue(.program(flowID: flows[4].id, .notKnown(.socketGone)))
+            writer.close()
+            #expect(try store.programTotals(since: 20, limit: 10) == [
+                ProgramTotals(command: "curl", flows: 2, bytesDown: 5_300, bytesUp: 2),
+                ProgramTotals(command: nil, flows: 1, bytesDown: 50, bytesUp: 1),
+                ProgramTotals(command: "python3", flows: 1, bytesDown: 7, bytesUp: 1),
+            ])
+            #expect(try store.programTotals(since: 20, limit: 1).map(\.command) == ["curl"])
+        }
+    }
+
     @Test("programs of a failed batch are kept for the next attempt with the records, and handed back after them")
     func unwrittenKeepsPrograms() {
         var kept = UnwrittenFlows(limit: 10)
@@ -79,7 +105,8 @@ struct FlowProgramStoreTests {
             case "transport": return .text("tcp")
             case "host_origin": return .text("none")
             case "status": return .text("encrypted")
-            case "client_versions", "client_alpn", "cert_sans": return .text("")
+            case "client_versions", "client_alpn", "cert_sans", "other_hosts": return .text("")
+            case "ech_public_name": return .integer(0)
             case "start_time", "last_activity_time", "client_port", "server_port", "bytes_up", "bytes_down": return .integer(1)
             default: return .null
             }

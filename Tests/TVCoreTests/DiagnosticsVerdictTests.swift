@@ -108,7 +108,11 @@ import Testing
         #expect(lines[1].hasPrefix("2 connections were named and still never taken over, because their clients do not trust tv's root"))
         #expect(lines.contains("  refused by client   2 lacking tv's root, 0 possible pinning, 0 left"))
         #expect(lines.contains("  from TCP            2 named by what the connection announced (SNI, CONNECT, SOCKS5)"))
-        #expect(lines.contains("  from lookups        0 answers seen"))
+        // Names from lookups and QUIC: the tunnel's counters, said as `tv status` says them.
+        #expect(lines.contains { $0.hasPrefix("  names from lookups: none — no DNS answer crossed the tunnel unencrypted") })
+        #expect(lines.contains("  names from QUIC: none — nothing used QUIC"))
+        #expect(DiagnosticsPresentation.lines(["inspection": "on"]).contains(
+            "  from lookups        none: a proxy sees no DNS or QUIC, so an address-only connection stays unnamed"))
         #expect(lines.contains("  errors              2 connections failed"))
         #expect(lines.last == "  14:05:03 localhost: the client refused\\x1b[31m")
         #expect(DiagnosticsPresentation.lines(nil) == [Self.noSession])

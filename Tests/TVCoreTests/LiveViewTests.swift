@@ -106,6 +106,21 @@ import TVHome
         #expect(screen.lines(width: 30, height: 5).allSatisfy { $0.count <= 30 })
     }
 
+    @Test("with programs known, a by-program table sits between the talkers and the newest flows; --json carries it")
+    func programs() {
+        let programs = [ProgramTotals(command: "curl", flows: 3, bytesDown: 3_072, bytesUp: 100),
+                        ProgramTotals(command: nil, flows: 1, bytesDown: 10, bytesUp: 0)]
+        let screen = TopScreen(liveness: .live, values: Self.liveValues, history: RateHistory(), newest: [], programs: programs,
+                               sort: .bytes, paused: false, nowMicros: Self.t0, dataFolder: "/d")
+        let lines = screen.lines(width: 80, height: 24)
+        #expect(lines[5].hasPrefix("Top talkers (closed connections)"))
+        #expect(lines[7].hasPrefix("Top programs (this session's flows)"))
+        #expect(lines[8] == "  curl" + String(repeating: " ", count: 44) + "       3    3.0 KiB      100 B")
+        #expect(lines[9] == "  not known" + String(repeating: " ", count: 39) + "       1       10 B        0 B")
+        #expect(lines[10] == "Newest flows")
+        #expect(screen.json.serialized().contains(#""programs":[{"program":"curl","flows":3,"received":3072,"sent":100},{"program":null,"flows":1,"received":10,"sent":0}]"#))
+    }
+
     @Test("off, starting and failed are told apart by a word; the failed start keeps its reason")
     func states() {
         func strip(_ l: SessionLiveness) -> String {

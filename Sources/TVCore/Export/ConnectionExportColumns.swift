@@ -1,4 +1,5 @@
 import FlowStore
+import FlowTerms
 import TVHome
 
 /// The columns of `tv export connections`, one list for JSON and CSV: metadata only, never a
@@ -8,12 +9,14 @@ import TVHome
 public enum ConnectionExportColumns {
     /// Column names, in order (the CSV header; the JSON keys).
     public static let names = [
-        "id", "start", "end", "durationMicros", "transport", "client", "server", "host", "hostOrigin",
+        "id", "start", "end", "durationMicros", "transport", "client", "server", "host", "hostOrigin", "otherHosts",
         "status", "failureReason", "error", "bytesUp", "bytesDown", "packetsUp", "packetsDown",
         "clientTLSVersion", "serverTLSVersion", "alpn", "clientOfferedVersions", "clientOfferedALPN",
         "certificateSubject", "certificateIssuer", "certificateSANs", "certificateNotBefore", "certificateNotAfter",
         "certificateSHA256",
-        // The program behind the connection (issue 18, i16-program) joins here when its column exists.
+        // The program behind the connection (issue 18): pid, command name, executable, user; or why
+        // it is not known (`programNotKnown`, a `ProgramUnknown` raw value); all null: not looked up.
+        "programPID", "programCommand", "programExecutable", "programUser", "programNotKnown",
     ]
 
     /// One flow's values, in `names` order.
@@ -25,13 +28,25 @@ public enum ConnectionExportColumns {
             .int(f.id), .string(iso(f.startTime)), f.duration.map { .string(iso(f.startTime + $0)) } ?? .null,
             optInt(f.duration), .string(f.transport.rawValue),
             .string(endpoint(f.clientAddress, f.clientPort)), .string(endpoint(f.serverAddress, f.serverPort)),
-            opt(f.host), .string(f.hostOrigin.rawValue), .string(f.status.rawValue), opt(f.failureReason), opt(f.error),
+            opt(f.host), .string(f.hostOrigin.rawValue), .array(f.otherHosts.map { .string($0) }),
+            .string(f.status.rawValue), opt(f.failureReason), opt(f.error),
             .int(f.bytesUp), .int(f.bytesDown), optInt(f.packetsUp), optInt(f.packetsDown),
             opt(f.clientTLSVersion), opt(f.tlsVersion), opt(f.alpn),
             .array(f.clientVersions.map { .string($0) }), .array(f.clientALPN.map { .string($0) }),
             opt(f.certificateSubject), opt(f.certificateIssuer), .array(f.certificateSANs.map { .string($0) }),
             seconds(f.certificateNotBefore), seconds(f.certificateNotAfter), opt(f.certificateSHA256),
-        ]
+        ] + programValues(f.program)
+    }
+
+    /// `programPID` … `programNotKnown` for one flow's program.
+    static func programValues(_ program: FlowProgram?) -> [JSONValue] {
+        switch program {
+        case nil: return [.null, .null, .null, .null, .null]
+        case let .known(p)?:
+            return [.int(Int64(p.pid)), .string(p.command), p.executable.map { .string($0) } ?? .null,
+                    .string(p.user ?? String(p.uid)), .null]
+        case let .notKnown(reason)?: return [.null, .null, .null, .null, .string(reason.rawValue)]
+        }
     }
 
     /// `address:port`, an IPv6 address in brackets (RFC 3986 §3.2.2): `[::1]:443`.

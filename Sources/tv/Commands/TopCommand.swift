@@ -119,6 +119,7 @@ enum TopCommand {
         var values: [String: String] = [:]
         var history = RateHistory()
         var newest: [FlowRecord] = []
+        var programs: [ProgramTotals] = []
         private var store: FlowStore?
 
         init(home: TVHome) { self.home = home }
@@ -132,16 +133,19 @@ enum TopCommand {
                                                sent: UInt64(live["bytesFromClients"] ?? "") ?? 0))
                 if store == nil { store = try? FlowStore(readingHome: home) }
                 newest = (try? store?.flows(FlowQuery(limit: 50)).flows) ?? []
+                let started = live["startedAt"].flatMap { Int64($0) } ?? now
+                programs = (try? store?.programTotals(since: started, limit: 10)) ?? []
             } else {
                 liveness = SessionLiveness.notAnswering(SessionStartRecord.read(home)) { pid in kill(pid, 0) == 0 || errno == EPERM }
                 values = [:]
                 history = RateHistory()
                 newest = []
+                programs = []
             }
         }
 
         func screen(sort: TalkerSort, paused: Bool) -> TopScreen {
-            TopScreen(liveness: liveness, values: values, history: history, newest: newest, sort: sort, paused: paused,
+            TopScreen(liveness: liveness, values: values, history: history, newest: newest, programs: programs, sort: sort, paused: paused,
                       nowMicros: FlowCommands.nowMicros(), dataFolder: home.path)
         }
     }
