@@ -1,6 +1,6 @@
 import FlowTerms
 
-/// The `program_*` columns of `flows` (migration "i16-program"): written only by
+/// The `program_*` columns of `flows` (migration 10, issue 18): written only by
 /// `FlowEvent.program` through `programUpdateSQL`, read with every record.
 enum FlowProgramColumns {
     /// In reading and binding order, after `FlowRecordColumns.names` in the select list.

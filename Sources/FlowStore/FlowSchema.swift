@@ -187,7 +187,7 @@ public enum FlowSchema {
         """
         ALTER TABLE flows ADD COLUMN client_tls_version TEXT;
         """,
-        // 7 (branch i16-exchanges, issue 16): one row per HTTP exchange read inside a flow
+        // 7 (issue 16): one row per HTTP exchange read inside a flow
         // (`ExchangeRecord`, `ExchangeColumns`). Metadata only: without content.keep `path` has no
         // query (`query_removed` says one was there); header values and bodies are never here.
         // `(flow_id, seq)` is the writer's upsert key; `id` is SQLite's, stable once inserted.
@@ -222,7 +222,7 @@ public enum FlowSchema {
         -- (request_time, id) order serves newest-first keyset pages.
         CREATE INDEX exchanges_by_request_time ON exchanges (request_time);
         """,
-        // 8 (branch i16-capture, issue 17): capture files and packet rows. `captures` lists the pcapng files
+        // 8 (issue 17): capture files and packet rows. `captures` lists the pcapng files
         // of $TV_HOME/captures/capture-NNNNNN.pcapng (a deleted file keeps its row, with
         // `deleted_at`, so its sequence number is never given again); `packets` keeps the first
         // 500 packets of a flow with where each one's Enhanced Packet Block starts; `packet_counts`
@@ -261,7 +261,7 @@ public enum FlowSchema {
             packets INTEGER NOT NULL                  -- every packet captured for the flow
         );
         """,
-        // 9 (branch i16-names, issue 18): names from DNS answers and from QUIC Initial packets.
+        // 9 (issue 18): names from DNS answers and from QUIC Initial packets.
         // host_origin gains 'quic' (the SNI read from QUIC Initials) and 'dns_question' (a DNS
         // query flow, named after its question); 'dns' now means inferred from a DNS answer for
         // the server address, and every 'dns' row so far was a query flow. Only the CHECK list
@@ -281,7 +281,7 @@ public enum FlowSchema {
         ALTER TABLE flows ADD COLUMN other_hosts TEXT NOT NULL DEFAULT '';   -- TextList
         ALTER TABLE flows ADD COLUMN ech_public_name INTEGER NOT NULL DEFAULT 0;
         """,
-        // 10 (branch i16-program, issue 18): the program behind each flow (issue 18), written by the program lookup's
+        // 10 (issue 18): the program behind each flow, written by the program lookup's
         // own event (`FlowEvent.program`), never by the whole-record upsert. Known: pid, command
         // name, executable, the socket owner's uid and user name; not known: `program_unknown`
         // (a `ProgramUnknown` raw value). NULL everywhere: not looked up (an older row).
@@ -295,7 +295,7 @@ public enum FlowSchema {
         ALTER TABLE flows ADD COLUMN program_unknown TEXT;
         CREATE INDEX flows_by_program ON flows (program_command);
         """,
-        // 11 (branch i16-storage, issue 19): the history at scale. `flows_text` is an FTS5 index
+        // 11 (issue 19): the history at scale. `flows_text` is an FTS5 index
         // (trigram tokenizer, SQLite 3.34+; sqlite.org/fts5.html §4.3.5) over the host, the other
         // names its address had (`other_hosts`, migration 9) and both addresses, kept by triggers, so
         // `tv flows --host TEXT` finds a substring of three or

@@ -58,7 +58,7 @@ public enum SettingKeys {
         "log.requests", default: false,
         summary: "Print one line per finished HTTP request while `tv run` runs (time, method, URL, status, size, duration).")
 
-    // i16-capture (issue 17): packet capture in TUN modes, and the captures' limits (the names
+    // Issue 17: packet capture in TUN modes, and the captures' limits (the names
     // `captures.maxBytes` / `captures.maxAge` are shared with the storage work, issue 19).
     /// Whether TUN modes (`tv exec`, `--mode tun`) write every packet to a capture file.
     public static let captureEnabled = SettingKey<Bool>(
@@ -85,7 +85,7 @@ public enum SettingKeys {
         "captures.maxAge", default: "30d",
         summary: "How long a capture file is kept after it is closed (e.g. 30d; off: they do not expire).")
 
-    // i16-packetview (issue 17): the decrypted capture.
+    // Issue 17: the decrypted capture.
     /// Whether inspected connections' plaintext is written as synthesized TCP to
     /// `captures/decrypted-….pcapng` (content: off unless asked; only while inspecting).
     public static let captureDecrypted = SettingKey<Bool>(
@@ -122,7 +122,7 @@ extension SettingKeys {
         AnySettingKey(clientCertificates), AnySettingKey(logRequests),
         AnySettingKey(captureEnabled), AnySettingKey(captureSnapLength), AnySettingKey(captureRotateBytes),
         AnySettingKey(captureRotateAge), AnySettingKey(capturesMaxBytes), AnySettingKey(capturesMaxAge),
-        // i16-storage: how long the history is kept.
+        // Issue 19: how long the history is kept.
         AnySettingKey(historyMaxAge),
         AnySettingKey(captureDecrypted),
     ]

@@ -120,7 +120,7 @@ public final class StorageManager {
                 try database.execute("DELETE FROM packets WHERE flow_id IN (\(doomed))")
                 report.packetsDeleted += database.changes
                 try database.execute("DELETE FROM packet_counts WHERE flow_id IN (\(doomed))")
-                // Issue 16's exchange rows (i16-exchanges): deleted with their flow when the table exists.
+                // Issue 16's exchange rows go with their flow.
                 if tables.contains("exchanges") {
                     try database.execute("DELETE FROM exchanges WHERE flow_id IN (\(doomed))")
                     report.exchangesDeleted += database.changes
