@@ -20,7 +20,7 @@ public struct RequestDetailPresentation: Sendable {
 
     /// What tv keeps of a request without content keeping, and what only with it (also in the
     /// setup and inspect texts).
-    public static let keptWithoutContent = "Without content keeping tv keeps each request's method, URL path (without its query string), status, body sizes and timing; headers, bodies and query strings are content, kept only while content keeping is on (`tv content keep on`)."
+    public static let keptWithoutContent = "Without content keeping tv keeps each request's method, URL path (without its query string), status, body sizes and timing; headers, bodies and query strings are content, kept only while content keeping is on (`tv settings set content.keep on`)."
 
     /// The facts lines (no content).
     public func factLines() -> [String] {

@@ -46,6 +46,12 @@ public enum FileModes {
         if exclusive && FileManager.default.fileExists(atPath: path) {
             throw FileWriteError(path: path, reason: "the file already exists")
         }
+        // rename(2) would replace a link, a device or a pipe with a regular file (as root, even
+        // /dev/stdout or /dev/null): only a regular file, or nothing, is ever replaced.
+        var existing = stat()
+        if lstat(path, &existing) == 0, existing.st_mode & S_IFMT != S_IFREG {
+            throw FileWriteError(path: path, reason: FileWriteError.notRegular)
+        }
         let tmp = temporaryPath(for: path, nonce: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw FileWriteError(path: path, reason: FileWriteError.reason(errno: errno)) }
@@ -101,9 +107,11 @@ public enum FileModes {
     /// folder, so its temporary file is too ("./.root.pem.tmp-NONCE"), not in "/" (where only
     /// root may write; rename(2) also needs both on one file system).
     public static func temporaryPath(for path: String, nonce: String) -> String {
-        let parent = (path as NSString).deletingLastPathComponent
-        let dir = parent.isEmpty ? "." : parent
-        return dir + "/." + (path as NSString).lastPathComponent + ".tmp-" + nonce
+        // Split at the last "/" in Swift: NSString's path methods trap on a one-character name.
+        guard let slash = path.lastIndex(of: "/") else { return "./." + path + ".tmp-" + nonce }
+        let parent = path[..<slash]
+        let name = path[path.index(after: slash)...]
+        return (parent.isEmpty ? "" : String(parent)) + "/." + name + ".tmp-" + nonce
     }
 
     /// The permission bits of `path` (e.g. 0o600), or nil when it cannot be stat'ed.
@@ -125,8 +133,14 @@ public struct FileWriteError: UserFacingError, Equatable {
             let folder = parent.isEmpty ? "." : parent
             return "Could not write \(path): the folder \(folder) does not exist; create it or write somewhere else."
         }
+        if reason == FileWriteError.notRegular {
+            return "Did not write \(path): it is a link, a device, a pipe or a folder, which tv does not replace; give the path of a file to create or replace."
+        }
         return "Could not write \(path) (\(reason)); check the folder's permissions and free space, then try again."
     }
+
+    /// The reason when the target exists and is not a regular file.
+    public static let notRegular = "not a regular file"
 
     /// The reason when open(2) said ENOENT: the folder the file goes in is missing.
     public static let noFolder = "no such folder"

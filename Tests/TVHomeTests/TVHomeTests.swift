@@ -156,6 +156,34 @@ struct TVHomeFileTests {
         #expect(FileModes.temporaryPath(for: "/a/b.pem", nonce: "7-9") == "/a/.b.pem.tmp-7-9")
         #expect(FileModes.temporaryPath(for: "root.pem", nonce: "7-9") == "./.root.pem.tmp-7-9")
         #expect(FileModes.temporaryPath(for: "out/root.pem", nonce: "7-9") == "out/.root.pem.tmp-7-9")
+        // One character (`-o -`, `-o a`): NSString's path methods trapped here once.
+        #expect(FileModes.temporaryPath(for: "-", nonce: "7-9") == "./.-.tmp-7-9")
+        #expect(FileModes.temporaryPath(for: "a", nonce: "7-9") == "./.a.tmp-7-9")
+        #expect(FileModes.temporaryPath(for: "/a", nonce: "7-9") == "/.a.tmp-7-9")
+    }
+
+    @Test("a link, a pipe or a folder at the target is never replaced (as root, -o /dev/stdout was); a regular file is")
+    func onlyRegularFilesAreReplaced() throws {
+        let folder = temporary()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let target = folder + "/target.json", link = folder + "/link.json", fifo = folder + "/fifo"
+        try FileModes.writeAtomically(Array("old".utf8), to: target, mode: 0o600)
+        #expect(symlink(target, link) == 0)
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for path in [link, fifo, folder] {
+            #expect(throws: FileWriteError(path: path, reason: FileWriteError.notRegular)) {
+                try FileModes.writeAtomically(Array("new".utf8), to: path, mode: 0o600)
+            }
+        }
+        var st = stat()
+        #expect(lstat(link, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK)
+        #expect(lstat(fifo, &st) == 0 && st.st_mode & S_IFMT == S_IFIFO)
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "old")
+        #expect(FileWriteError(path: link, reason: FileWriteError.notRegular).message
+                == "Did not write \(link): it is a link, a device, a pipe or a folder, which tv does not replace; give the path of a file to create or replace.")
+        try FileModes.writeAtomically(Array("new".utf8), to: target, mode: 0o600)
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "new")
     }
 
     @Test("writing into a folder that does not exist says so, and what to do")
