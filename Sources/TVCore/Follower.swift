@@ -8,18 +8,23 @@ public protocol FollowedRow: Sendable, Equatable {
     /// When it started (µs): the keyset the reads go by.
     var followStart: Int64 { get }
     var isFinished: Bool { get }
+    /// Whether the row says enough to be told as new: a flow whose destination is not read yet
+    /// (an explicit proxy's connection before its CONNECT) waits for the next poll.
+    var isReadyToTell: Bool { get }
 }
 
 extension FlowRecord: FollowedRow {
     public var followID: Int64 { id }
     public var followStart: Int64 { startTime }
     public var isFinished: Bool { duration != nil }
+    public var isReadyToTell: Bool { isFinished || host != nil || serverPort != 0 }
 }
 
 extension ExchangeRecord: FollowedRow {
     public var followID: Int64 { id }
     public var followStart: Int64 { requestTime }
     public var isFinished: Bool { state != .open }
+    public var isReadyToTell: Bool { true }
 }
 
 /// `tv flows --follow`'s follower of flows.
@@ -85,7 +90,13 @@ public struct Follower<Row: FollowedRow>: Sendable {
             events.append(.finished(row))
         }
         var newest = since
+        // The oldest row left for the next poll: the window never moves past it.
+        var waiting: Int64?
         for row in started where told[row.followID] == nil {
+            guard row.isReadyToTell else {
+                waiting = min(waiting ?? row.followStart, row.followStart)
+                continue
+            }
             told[row.followID] = row.followStart
             events.append(.opened(row))
             if row.isFinished {
@@ -95,7 +106,8 @@ public struct Follower<Row: FollowedRow>: Sendable {
             }
             newest = max(newest, row.followStart)
         }
-        since = max(since, full ? newest : newest - Follower.lagMicros)
+        let next = full ? newest : newest - Follower.lagMicros
+        since = max(since, waiting.map { min(next, $0) } ?? next)
         told = told.filter { $0.value >= since || open[$0.key] != nil }
         if open.count > Follower.openLimit {
             for (id, _) in open.sorted(by: { $0.value < $1.value }).prefix(open.count - Follower.openLimit) { open[id] = nil }

@@ -38,6 +38,17 @@ import TVHome
         #expect(f.since == t0 + 15 * s)
         _ = f.take(started: [Self.flow(12, at: t0 + 30 * s)], rechecked: [], full: true)
         #expect(f.since == t0 + 30 * s)
+        // An explicit proxy's flow before its CONNECT is read (no host, port 0) is not told yet,
+        // and holds the window at its start; once it has a destination it is told, once.
+        var bare = Self.flow(13, at: t0 + 31 * s)
+        bare.host = nil
+        bare.serverPort = 0
+        events = f.take(started: [bare, Self.flow(14, at: t0 + 40 * s)], rechecked: [])
+        #expect(events == [.opened(Self.flow(14, at: t0 + 40 * s))])
+        #expect(f.since == t0 + 31 * s)
+        events = f.take(started: [Self.flow(13, at: t0 + 31 * s), Self.flow(14, at: t0 + 40 * s)], rechecked: [])
+        #expect(events == [.opened(Self.flow(13, at: t0 + 31 * s))])
+        #expect(f.since == t0 + 31 * s)  // the newest told this time is 13 (31 s), less the lag
     }
 
     @Test("follow lines: + and - with id, time, host, protocol; the end adds bytes, duration, status; JSON lines")
