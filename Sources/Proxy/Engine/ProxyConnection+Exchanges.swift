@@ -31,7 +31,7 @@ extension ProxyConnection {
             exchanges = ExchangeReader(.init(flowID: Int64(flow), scheme: "http",
                                              keepsQuery: shared.recorder?.isRecording ?? false, http2: false))
         }
-        feedExchanges(bytes, direction, at: loop.wallNow)
+        feedExchanges(bytes, direction, at: EngineClock.wallMicros())  // not the turn's clock: see `moved`
     }
 
     private func feedExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
