@@ -53,6 +53,11 @@ public enum SettingKeys {
     public static let clientCertificates = SettingKey<[String]>(
         "tls.clientCerts", default: [],
         summary: "Client certificates presented to servers that ask, as [\"HOST_PATTERN=FILE\", …] (after --client-cert).")
+    /// Whether an inspecting session reads each HTTP exchange into a request row (`tv requests`).
+    /// On by default (issue 16); off spares the CPU it costs per request (PERFORMANCE.md).
+    public static let requestsRecord = SettingKey<Bool>(
+        "requests.record", default: true,
+        summary: "Keep a row per HTTP request inside inspected connections (method, path, status, sizes, times); applies at the next start.")
     /// Whether `tv run` prints one line per finished HTTP exchange (as `--log requests`).
     public static let logRequests = SettingKey<Bool>(
         "log.requests", default: false,
@@ -119,7 +124,7 @@ extension SettingKeys {
     public static let all: [AnySettingKey] = [
         AnySettingKey(inspectionEnabled), AnySettingKey(trustStore), AnySettingKey(introSeen),
         AnySettingKey(contentKeep), AnySettingKey(contentExpiry), AnySettingKey(contentFlowBudget),
-        AnySettingKey(clientCertificates), AnySettingKey(logRequests),
+        AnySettingKey(clientCertificates), AnySettingKey(requestsRecord), AnySettingKey(logRequests),
         AnySettingKey(captureEnabled), AnySettingKey(captureSnapLength), AnySettingKey(captureRotateBytes),
         AnySettingKey(captureRotateAge), AnySettingKey(capturesMaxBytes), AnySettingKey(capturesMaxAge),
         // Issue 19: how long the history is kept.

@@ -137,6 +137,7 @@ final class SessionWiring: Sendable {
         config.proxyCredentials = options.proxyCredentials
         config.keylogPath = options.keylogPath ?? environment["SSLKEYLOGFILE"].flatMap { $0.isEmpty ? nil : $0 }
         config.firstFlowID = UInt64(writer.allocateID())
+        config.readsExchanges = record[SettingKeys.requestsRecord]
         let logsRequests = options.logRequests || record[SettingKeys.logRequests]
         requestLog = logsRequests ? options.printRequest.map { RequestLog(print: $0) } : nil
         let flowWriter = writer

@@ -254,4 +254,20 @@ struct ExchangeRowsRunTests {
         #expect(rows.map { $0.string("state") } == ["complete", "complete"])
         #expect(Set(rows.compactMap { $0.int("flow") }).count == 1)
     }
+
+    @Test("requests.record off: the flow is recorded, no request row is (the switch the on/off benchmark uses)")
+    func recordOff() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let set = try box.tvArgs(["settings", "set", "requests.record", "off"])
+        #expect(set.status == 0, "\(set)")
+        let tv = try world.run()
+        let base = "http://127.0.0.1:\(world.nginx.plainPort)"
+        let r = try box.curl(["-x", tv.proxyURL, "-o", "/dev/null", base + "/index.html"])
+        #expect(r.status == 0, "\(r)")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        #expect((try box.json("requests")["requests"] as? [JSON] ?? []).isEmpty)
+        #expect(!(try box.flowRows()).isEmpty)
+    }
 }

@@ -190,13 +190,13 @@ struct SettingsStoreTests {
         #expect(Bool(text: "maybe") == nil)
         #expect(Int(text: "60") == 60)
         #expect(SettingKeys.all.map(\.name) == ["inspection.enabled", "trust.store", "intro.seen",
-                                                 "content.keep", "content.expiry", "content.flowBudget", "tls.clientCerts", "log.requests",
+                                                 "content.keep", "content.expiry", "content.flowBudget", "tls.clientCerts", "requests.record", "log.requests",
                                                  "capture.enabled", "capture.snaplen", "capture.rotateBytes", "capture.rotateAge",
                                                  "captures.maxBytes", "captures.maxAge", "history.maxAge", "capture.decrypted"])
-        #expect(SettingKeys.all.map(\.defaultText) == ["off", "system", "off", "off", "1d", "1048576", "[]", "off",
+        #expect(SettingKeys.all.map(\.defaultText) == ["off", "system", "off", "off", "1d", "1048576", "[]", "on", "off",
                                                         "on", "65535", "64MB", "1h", "2GB", "30d", "30d", "off"])
         #expect(SettingKeys.all.map(\.defaultJSON) == [.bool(false), .string("system"), .bool(false),
-                                                        .bool(false), .string("1d"), .int(1_048_576), .array([]), .bool(false),
+                                                        .bool(false), .string("1d"), .int(1_048_576), .array([]), .bool(true), .bool(false),
                                                         .bool(true), .int(65_535), .string("64MB"), .string("1h"),
                                                         .string("2GB"), .string("30d"), .string("30d"), .bool(false)])
         #expect([String](text: "") == [])

@@ -98,6 +98,9 @@ enum SettingsCommands {
             }
             for entry in list { try ClientCertificateRule(parsing: entry).check(now: inv.now) }
             change = try settings.set(SettingKeys.clientCertificates, to: list)
+        case SettingKeys.requestsRecord.name:
+            change = try settings.set(SettingKeys.requestsRecord, to: try bool(name, value))
+            applies = "It applies when the next session starts; rows already kept stay."
         case SettingKeys.logRequests.name:
             change = try settings.set(SettingKeys.logRequests, to: try bool(name, value))
             applies = "It applies when the next `tv run` starts (or now, for this run only: `tv run --log requests`)."
