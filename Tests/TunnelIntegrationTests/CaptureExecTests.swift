@@ -70,7 +70,9 @@ final class CaptureExecTests {
             #expect(list["capped"] as? Bool == (count > 500))
             #expect(packets.first?["meaning"] as? String == "opened")
             #expect(packets.first?["direction"] as? String == "client_to_server")
-            #expect(packets.dropFirst().first?["meaning"] as? String == "accepted")
+            // The client's SYN may be sent again before the answer (a retransmission under load):
+            // the first packet that is not an opening is the acceptance.
+            #expect(packets.first { $0["meaning"] as? String != "opened" }?["meaning"] as? String == "accepted", "\(packets.prefix(4))")
             #expect(packets.contains { $0["meaning"] as? String == "finished_sending" } || count > 500)
         }
         // 400 requests on one connection are more than 500 packets: capped, both numbers said.
@@ -145,11 +147,16 @@ final class CaptureExecTests {
         }
         #expect(size > 4 << 20, "\(daemon.output)")
         daemon.stop(signal: SIGKILL)
+        // Blocks are written whole, but SIGKILL can stop a write(2) part of the way (the kernel
+        // checks for a fatal signal between pages), so the last block may be cut: every packet
+        // before it reads, and the tools say only that the file was cut short in a packet. The
+        // next session cuts the file back to whole blocks (below), after which it reads cleanly.
         let info = Sh.run(["capinfos", "-c", "-M", path])
-        #expect(info.status == 0, "\(info)")
+        #expect(info.status == 0 || info.err.contains("appears to have been cut short in the middle of a packet"), "\(info)")
         let read = Sh.run(["tshark", "-r", path, "-T", "fields", "-e", "frame.number"])
         // 4 MiB in 64 KiB GSO super-packets and their ACKs: dozens of packets, every one readable.
-        #expect(read.status == 0 && read.out.split(separator: "\n").count > 60, "\(read.err)")
+        #expect((read.status == 0 || read.err.contains("cut short in the middle of a packet"))
+                && read.out.split(separator: "\n").count > 60, "\(read.err)")
         // The next session closes what the dead one left: not Recording, its size the file's.
         #expect(lab.exec([], ["true"]).status == 0)
         let files = try #require(try json(["captures", "--json"]) as? [[String: Any]])
