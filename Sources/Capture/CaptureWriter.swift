@@ -34,26 +34,8 @@ public final class CaptureWriter: PacketRecorder {
             counters: CaptureQueueCounters(), lingerMillis: configuration.lingerMillis, lingerAfterWrite: false)
         self.queue = queue
         // The writer is made on its own thread: its SQLite connection is single-threaded.
-        let startup = Mutex<(any Error)?>(nil)
-        let started = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            let writer: CaptureWriterThread
-            do {
-                writer = try CaptureWriterThread(configuration: configuration, counters: counters)
-            } catch {
-                startup.withLock { $0 = error }
-                started.signal()
-                return
-            }
-            started.signal()
-            queue.run(writer)
-        }
-        thread.name = "tv capture writer"
-        thread.start()
-        started.wait()
-        if let error = startup.withLock({ $0 }) {
-            queue.abandon()
-            throw error
+        try queue.startThread(named: "tv capture writer") {
+            try CaptureWriterThread(configuration: configuration, counters: counters)
         }
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 /// What waits in a `BoundedWriterQueue` between the producers and the writer thread: the user's
@@ -188,6 +189,34 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
         if signal { wake.signal() }
         stoppedSignal.wait()
         stoppedSignal.signal()  // let any other caller of stop() through too
+    }
+
+    /// Starts the writer's thread, named `name`: `make` builds the writer on that thread (a
+    /// SQLite connection or a file belongs to the thread that opened it), then the thread runs
+    /// the queue. Returns once the writer is made.
+    /// - Throws: what `make` threw; the queue is abandoned then, and no thread is left running.
+    public func startThread(named name: String, making make: @escaping @Sendable () throws -> Writer) throws {
+        let startup = Mutex<(any Error)?>(nil)
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let writer: Writer
+            do {
+                writer = try make()
+            } catch {
+                startup.withLock { $0 = error }
+                started.signal()
+                return
+            }
+            started.signal()
+            self.run(writer)
+        }
+        thread.name = name
+        thread.start()
+        started.wait()
+        if let error = startup.withLock({ $0 }) {
+            abandon()
+            throw error
+        }
     }
 
     /// Marks the queue stopped without a writer (the writer could not start).

@@ -29,28 +29,11 @@ public final class ContentWriter: Sendable {
         let queue = ContentWriterThread.Queue(batch: PendingContent(policy: policy), counters: ContentCounters(),
                                               lingerMillis: policy.lingerMillis, lingerAfterWrite: true)
         self.queue = queue
-        let startup = Mutex<(any Error)?>(nil)
-        let started = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            let state: ContentWriterThread
-            do {
-                state = try ContentWriterThread(configuration: configuration, clock: clock, queue: queue,
+        try queue.startThread(named: "tv content writer") {
+            let state = try ContentWriterThread(configuration: configuration, clock: clock, queue: queue,
                                                 onHealthChange: onHealthChange)
-            } catch {
-                startup.withLock { $0 = error }
-                started.signal()
-                return
-            }
             state.start()
-            started.signal()
-            queue.run(state)
-        }
-        thread.name = "tv content writer"
-        thread.start()
-        started.wait()
-        if let error = startup.withLock({ $0 }) {
-            queue.abandon()
-            throw error
+            return state
         }
     }
 
