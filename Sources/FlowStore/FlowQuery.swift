@@ -27,6 +27,8 @@ public struct FlowQuery: Sendable, Equatable {
     /// Only flows whose program's command name is exactly this (`curl`; the index
     /// `flows_by_program`).
     public var program: String?
+    /// Only flows of this audit session (`flows_by_audit_session`; i21-audit).
+    public var auditSession: Int64?
 
     /// A query; every filter left nil matches all flows. Times are µs since the epoch.
     public init(host: String? = nil, status: FlowStatus? = nil, since: Int64? = nil, from: Int64? = nil,
@@ -83,6 +85,10 @@ public struct FlowQuery: Sendable, Equatable {
         if let program {
             conditions.append("program_command = ?")
             bindings.append(.text(program))
+        }
+        if let auditSession {
+            conditions.append("audit_session_id = ?")
+            bindings.append(.integer(auditSession))
         }
         if let status {
             conditions.append("status = ?")

@@ -30,7 +30,10 @@ enum FlowRecordColumns {
         let written = names + ["writer"]
         let placeholders = Array(repeating: "?", count: written.count).joined(separator: ", ")
         let updates = written.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-        return "INSERT INTO flows (\(written.joined(separator: ", "))) VALUES (\(placeholders)) ON CONFLICT(id) DO UPDATE SET \(updates)"
+        // `audit_session_id` (i21-audit) is set on insert from the live audit session and never
+        // updated: a flow belongs to the session that was recording when it was first written.
+        return "INSERT INTO flows (\(written.joined(separator: ", ")), audit_session_id) VALUES (\(placeholders), "
+            + "(SELECT id FROM audit_sessions WHERE ended IS NULL)) ON CONFLICT(id) DO UPDATE SET \(updates)"
     }()
 
     /// The record's values in `names` order, then `writer` (the id of the writer writing it).

@@ -327,6 +327,41 @@ public enum FlowSchema {
         END;
         CREATE INDEX flows_by_status_time ON flows (status, start_time);
         """,
+        // 12 (issue 23, branch i21-audit): audit projects, sessions and markers (`AuditStore`).
+        // A session holds every flow first written while it was open, by any writer on this
+        // file (`tv run`, `tv exec`): the writer's upsert sets `flows.audit_session_id` from the
+        // live session on insert and never changes it after; the flow's packets, captures and
+        // kept content follow its id. At most one session records at a time:
+        // `audit_sessions_live` is a unique index over `ended IS NULL` for rows with no end.
+        // Deleting a session deletes its markers and clears the tag (its evidence then ages
+        // under the retention limits like any other flow).
+        """
+        CREATE TABLE audit_projects (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            note TEXT NOT NULL DEFAULT '',
+            created INTEGER NOT NULL                  -- µs since the epoch
+        );
+        CREATE TABLE audit_sessions (
+            id INTEGER PRIMARY KEY,
+            project_id INTEGER NOT NULL REFERENCES audit_projects (id),
+            note TEXT NOT NULL DEFAULT '',
+            started INTEGER NOT NULL,                 -- µs since the epoch
+            ended INTEGER,                            -- µs since the epoch; NULL while recording
+            settings TEXT NOT NULL DEFAULT '{}'       -- JSON object: mode and settings it ran with
+        );
+        CREATE UNIQUE INDEX audit_sessions_live ON audit_sessions ((ended IS NULL)) WHERE ended IS NULL;
+        CREATE INDEX audit_sessions_by_project ON audit_sessions (project_id);
+        CREATE TABLE audit_markers (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES audit_sessions (id),
+            time INTEGER NOT NULL,                    -- µs since the epoch
+            text TEXT NOT NULL
+        );
+        CREATE INDEX audit_markers_by_time ON audit_markers (time);
+        ALTER TABLE flows ADD COLUMN audit_session_id INTEGER;   -- audit_sessions.id; NULL: none
+        CREATE INDEX flows_by_audit_session ON flows (audit_session_id) WHERE audit_session_id IS NOT NULL;
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

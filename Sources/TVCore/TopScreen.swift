@@ -65,6 +65,10 @@ public struct TopScreen: Sendable {
     public var paused: Bool
     public var nowMicros: Int64
     public var dataFolder: String
+    /// The recording audit session's strip (`AuditPresentation.strip`), nil when none records.
+    public var auditStrip: String?
+    /// Audit markers placed among the newest flows at their time.
+    public var markers: [AuditMarker] = []
 
     public init(liveness: SessionLiveness, values: [String: String], history: RateHistory, newest: [FlowRecord],
                 programs: [ProgramTotals] = [], sort: TalkerSort, paused: Bool, nowMicros: Int64, dataFolder: String) {
@@ -124,6 +128,7 @@ public struct TopScreen: Sendable {
             return fit(out, width: width, height: height)
         }
         out.append(settingsLine)
+        if let auditStrip { out.append("  " + auditStrip) }
         let chartWidth = max(0, min(60, width - 24))
         let rates = history.rates
         let now = history.current
@@ -153,7 +158,12 @@ public struct TopScreen: Sendable {
         out.append("Newest flows")
         let flowRows = max(0, height - out.count - 1)
         if newest.isEmpty { out.append("  none yet") }
+        var pendingMarkers = markers.sorted { ($0.time, $0.id) > ($1.time, $1.id) }[...]
         for f in newest.prefix(flowRows) {
+            while let m = pendingMarkers.first, m.time > f.startTime {
+                out.append(AuditPresentation.markerLine(m))
+                pendingMarkers = pendingMarkers.dropFirst()
+            }
             let end = f.duration.map { Units.duration(microseconds: $0) } ?? "open"
             let status = f.status == .encrypted && f.failureReason == nil ? "encrypted" : FlowListPresentation.statusWord(f)
             out.append("  \(f.id) \(Units.utc(f.startTime / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(f.host ?? f.serverAddress)) "

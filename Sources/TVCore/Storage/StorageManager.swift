@@ -53,18 +53,29 @@ public final class StorageManager {
 
     /// Plans under `limits` and applies: the one pass a session runs at start, periodically and
     /// when a limit changes, and `tv storage apply` runs on request.
-    public func applyLimits(_ limits: StorageLimits, evidence: AuditEvidence = .none, recording: Int?,
+    /// - Parameter evidence: what audit sessions hold; nil reads it from the history
+    ///   (`auditEvidence()`).
+    public func applyLimits(_ limits: StorageLimits, evidence: AuditEvidence? = nil, recording: Int?,
                             now: Int64) throws -> StorageReport {
         let inventory = try inventory(now: now, expiry: limits.contentExpiry, recording: recording)
-        let plan = RetentionPlanner.plan(inventory: inventory, limits: limits, evidence: evidence, now: now)
+        let plan = RetentionPlanner.plan(inventory: inventory, limits: limits, evidence: try evidence ?? auditEvidence(), now: now)
         return try apply(plan, limits: limits, now: now)
     }
 
     /// Deletes everything but the file being recorded and audit evidence.
-    public func deleteEverything(evidence: AuditEvidence = .none, recording: Int?, now: Int64) throws -> StorageReport {
+    public func deleteEverything(evidence: AuditEvidence? = nil, recording: Int?, now: Int64) throws -> StorageReport {
         let inventory = try inventory(now: now, expiry: .default, recording: recording)
-        let plan = RetentionPlanner.everything(inventory: inventory, evidence: evidence, now: now)
+        let plan = RetentionPlanner.everything(inventory: inventory, evidence: try evidence ?? auditEvidence(), now: now)
         return try apply(plan, limits: StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil), now: now)
+    }
+
+    /// What audit sessions hold now (issue 23): their flows and the capture files holding those
+    /// flows' packets; `.unknown` when the history cannot say (then nothing is deleted that
+    /// could be evidence); `.none` when no session holds anything.
+    public func auditEvidence() throws -> AuditEvidence {
+        let ids: AuditEvidenceIDs
+        do { ids = try AuditStore.evidence(in: database) } catch { return .unknown }
+        return ids.flows.isEmpty && ids.captures.isEmpty ? .none : .known(captures: ids.captures, flows: ids.flows)
     }
 
     /// Applies `plan`: rows first (in transactions), files after.

@@ -16,6 +16,7 @@ enum FlowCommands {
         discussion: "The status column names only departures from \"encrypted\" (inspected, not encrypted, kept private, failed, and \"not inspected: REASON\" for an encrypted flow tv would have inspected). PROGRAM names the local program that opened the connection (`tv flow` shows its pid, executable and user, or why it is not known: a client on another machine, or one that finished before tv looked). PROTO shows the ALPN, else the client's TLS version; when tv's two legs negotiated different versions, the server's follows (TLSv1.3 (server TLSv1.2)). A running session is asked to write what it holds first (waiting at most 1 s). Pages are keyset-based: follow the printed --after cursor for the next one.",
         options: [OptionSpec("host", value: "TEXT", help: "Only flows whose host name, another name its address had (a name inferred from DNS), or address contains TEXT."),
                   OptionSpec("program", value: "NAME", help: "Only flows opened by program NAME (its command name, as the PROGRAM column shows it: curl, python3)."),
+                  OptionSpec("audit", value: "SESSION", help: "Only flows of audit session SESSION (`tv audit sessions`)."),
                   OptionSpec("status", value: "S", help: "Only one status: \(FlowStatus.allCases.map(\.rawValue).joined(separator: ", ")) (dashes or spaces also accepted)."),
                   OptionSpec("since", value: "SPAN", help: "Only flows started within SPAN (90s, 15m, 1h, 2d, 1w)."),
                   OptionSpec("from", value: "TIME", help: "Only flows started at or after TIME (UTC: 2026-11-30T14:05Z, 2026-11-30, or epoch seconds)."),
@@ -71,6 +72,10 @@ enum FlowCommands {
         var query = FlowQuery()
         query.host = c.value("host")
         query.program = c.value("program")
+        if let text = c.value("audit") {
+            guard let id = Int64(text), id > 0 else { throw UsageRefusal("--audit takes a session id (`tv audit sessions` lists them), not '\(text)'.") }
+            query.auditSession = id
+        }
         if let s = c.value("status") {
             let key = s.lowercased().replacingOccurrences(of: "-", with: "_").replacingOccurrences(of: " ", with: "_")
             guard let status = FlowStatus(rawValue: key) else {
@@ -116,16 +121,20 @@ enum FlowCommands {
             // An empty page says how many flows there are in all, so a filter matching nothing is not
             // read as an empty history.
             let total = page.flows.isEmpty && page.nextCursor == nil ? try store.count(FlowQuery()) : nil
-            for line in FlowListPresentation(page: page, now: now, repeatedOptions: repeatedOptions(c), totalFlows: total).lines() {
-                inv.console.line(line)
+            var lines = FlowListPresentation(page: page, now: now, repeatedOptions: repeatedOptions(c), totalFlows: total).lines()
+            // Audit markers at their time among the rows (i21-audit).
+            if let newest = page.flows.first, let oldest = page.flows.last {
+                let markers = try store.audit.markers(from: oldest.startTime, to: query.after == nil ? now + 1 : newest.startTime + 1)
+                lines = AuditPresentation.interleave(lines, starts: page.flows.map(\.startTime), markers: markers)
             }
+            for line in lines { inv.console.line(line) }
         }
         return 0
     }
 
     /// The options of `tv flows` that the next page repeats (global ones first), as typed.
     static func repeatedOptions(_ c: ParsedCommand) -> [String] {
-        ["data-dir", "host", "program", "status", "since", "from", "to", "filter", "limit"].flatMap { name in
+        ["data-dir", "host", "program", "audit", "status", "since", "from", "to", "filter", "limit"].flatMap { name in
             c.values(name).flatMap { ["--" + name, $0] }
         }
     }

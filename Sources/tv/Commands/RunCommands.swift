@@ -1,6 +1,7 @@
 import CommandLineParser
 import ControlChannel
 import Foundation
+import FlowStore
 import LocalCA
 import Proxy
 import Settings
@@ -22,7 +23,8 @@ enum RunCommands {
                   OptionSpec("yes", help: "Agree without asking: --mode tun changes the routing; --inspect or --keep-content with no CA creates one."),
                   OptionSpec("max-per-client", value: "N", help: "Connections one client address may hold open (default: a quarter of the connection cap, 64 to 1024; 0: no limit); more are refused and said."),
                   OptionSpec("head-timeout", value: "SECONDS", help: "Seconds a client may take to send a whole request head, however slowly it trickles (default 10; 0.1-3600); then 408 and closed."),
-                  OptionSpec("log", value: "WHAT", help: "requests: print one line per finished HTTP request (time, method, URL, status, size, duration), like mitmdump; also the log.requests setting.")]
+                  OptionSpec("log", value: "WHAT", help: "requests: print one line per finished HTTP request (time, method, URL, status, size, duration), like mitmdump; also the log.requests setting."),
+                  OptionSpec("audit", value: "PROJECT", help: "Record an audit session of PROJECT for as long as this session runs (`tv audit`).")]
             + proxyOptions + [OptionSpec("quiet", help: "Print nothing but errors.")])
 
     /// The proxy options `tv run` and `tv exec` share.
@@ -168,12 +170,23 @@ enum RunCommands {
         // `tv top` tells starting and a failed start apart from off (`SessionStartRecord`).
         SessionStartRecord(state: .starting, pid: getpid(), atMicros: inv.now * 1_000_000).write(home)
         let session: Session
+        // `--audit PROJECT` (i21-audit): the audit session records for as long as this one runs;
+        // refused (another is recording, no such project) before anything listens.
+        var audit: AuditSession?
+        if let project = c.value("audit") {
+            audit = try AuditRecording.start(home: home, project: project, note: "",
+                                             settings: ["mode": options.mode.description, "listen": options.listen ?? "",
+                                                        "pid": String(getpid())],
+                                             now: FlowCommands.nowMicros())
+        }
+        defer { if let audit { _ = AuditRecording.stop(home: home, id: audit.id, now: FlowCommands.nowMicros()) } }
         do {
             // The session's lines quote peers (host names, handshake failures): each is one line.
             session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
                 console.note("tv: " + TerminalText.line(text))
             }
             if !quiet { for line in session.banner.lines { console.note(line) } }
+            if !quiet, let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros()) { console.note("  " + strip) }
             // Said even under --quiet: who can read what it decrypts.
             if let warning = session.exposureWarning { console.note("tv: warning: " + warning) }
             try session.run()
@@ -228,6 +241,7 @@ enum RunCommands {
                 inv.console.line(TVHomeError.missing(path: home.path).message)
             } else {
                 inv.console.line("No tv session is running for \(home.path); start one with `tv run`.")
+                if let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros()) { inv.console.line("  " + strip) }
             }
             return 3
         }
@@ -239,6 +253,7 @@ enum RunCommands {
         // name what a peer did).
         let v = response.values.mapValues(TerminalText.line)
         inv.console.line("tv is running (pid \(v["pid"] ?? "?")): \(v["modeLabel"] ?? v["mode"] ?? "") on \(v["listen"] ?? "")")
+        if let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros()) { inv.console.line("  " + strip) }
         inv.console.line("  inspection        \(v["inspection"] ?? "?")")
         inv.console.line("  connections open  \(v["openConnections"] ?? "0") of \(v["connectionCap"] ?? "?") (\(v["accepted"] ?? "0") accepted, \(v["refusedByCap"] ?? "0") refused at the cap, \(v["refusedPerClient"] ?? "0") over the per-client limit)")
         if let n = v["headTimeouts"], n != "0" {

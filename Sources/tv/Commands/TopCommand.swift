@@ -120,6 +120,8 @@ enum TopCommand {
         var history = RateHistory()
         var newest: [FlowRecord] = []
         var programs: [ProgramTotals] = []
+        var auditStrip: String?
+        var markers: [AuditMarker] = []
         private var store: FlowStore?
 
         init(home: TVHome) { self.home = home }
@@ -135,6 +137,8 @@ enum TopCommand {
                 newest = (try? store?.flows(FlowQuery(limit: 50)).flows) ?? []
                 let started = live["startedAt"].flatMap { Int64($0) } ?? now
                 programs = (try? store?.programTotals(since: started, limit: 10)) ?? []
+                auditStrip = AuditRecording.strip(home: home, now: now)
+                markers = newest.last.flatMap { oldest in try? store?.audit.markers(from: oldest.startTime, to: now + 1) } ?? []
             } else {
                 liveness = SessionLiveness.notAnswering(SessionStartRecord.read(home)) { pid in kill(pid, 0) == 0 || errno == EPERM }
                 values = [:]
@@ -145,8 +149,11 @@ enum TopCommand {
         }
 
         func screen(sort: TalkerSort, paused: Bool) -> TopScreen {
-            TopScreen(liveness: liveness, values: values, history: history, newest: newest, programs: programs, sort: sort, paused: paused,
-                      nowMicros: FlowCommands.nowMicros(), dataFolder: home.path)
+            var screen = TopScreen(liveness: liveness, values: values, history: history, newest: newest, programs: programs, sort: sort,
+                                   paused: paused, nowMicros: FlowCommands.nowMicros(), dataFolder: home.path)
+            screen.auditStrip = auditStrip
+            screen.markers = markers
+            return screen
         }
     }
 }

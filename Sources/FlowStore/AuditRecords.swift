@@ -1,0 +1,140 @@
+import TVHome
+
+/// An audit project: a name the auditor chose, a note, and its sessions (`audit_projects`).
+public struct AuditProject: Sendable, Equatable {
+    public var id: Int64
+    /// Unique among projects, as typed.
+    public var name: String
+    public var note: String
+    /// When it was made (µs since the epoch).
+    public var created: Int64
+    /// How many sessions it holds (filled by the listing; 0 elsewhere).
+    public var sessions: Int
+
+    public init(id: Int64, name: String, note: String, created: Int64, sessions: Int = 0) {
+        self.id = id
+        self.name = name
+        self.note = note
+        self.created = created
+        self.sessions = sessions
+    }
+}
+
+/// One audit session (`audit_sessions`): a stretch of recording inside a project. It holds the
+/// flows first written while it was open (`flows.audit_session_id`) and what hangs off them.
+public struct AuditSession: Sendable, Equatable {
+    public var id: Int64
+    public var projectID: Int64
+    public var projectName: String
+    public var note: String
+    /// µs since the epoch.
+    public var started: Int64
+    /// µs since the epoch; nil while it records.
+    public var ended: Int64?
+    /// The mode and settings it ran with: a JSON object as text (`{}` when no session was live).
+    public var settings: String
+
+    public init(id: Int64, projectID: Int64, projectName: String, note: String, started: Int64, ended: Int64?, settings: String) {
+        self.id = id
+        self.projectID = projectID
+        self.projectName = projectName
+        self.note = note
+        self.started = started
+        self.ended = ended
+        self.settings = settings
+    }
+
+    /// True while it records.
+    public var isLive: Bool { ended == nil }
+}
+
+/// A timestamped note inside a session (`audit_markers`).
+public struct AuditMarker: Sendable, Equatable {
+    public var id: Int64
+    public var sessionID: Int64
+    /// µs since the epoch.
+    public var time: Int64
+    public var text: String
+
+    public init(id: Int64, sessionID: Int64, time: Int64, text: String) {
+        self.id = id
+        self.sessionID = sessionID
+        self.time = time
+        self.text = text
+    }
+}
+
+/// What a session holds, counted (`tv audit show`, the deletion's question).
+public struct AuditSessionSummary: Sendable, Equatable {
+    public var flows = 0
+    public var bytesUp: Int64 = 0
+    public var bytesDown: Int64 = 0
+    /// Hosts by flows, most first (ties by name); a flow with no name counts under its address.
+    public var hosts: [AuditCount] = []
+    /// Programs (command names) by flows, most first; unknown programs are not listed.
+    public var programs: [AuditCount] = []
+    /// Packet rows of its flows.
+    public var packets = 0
+    /// Capture files (sequences) holding its packets, not deleted.
+    public var captures: [Int] = []
+    /// Kept content turns of its flows.
+    public var contentTurns = 0
+    public var markers = 0
+
+    public init() {}
+}
+
+/// A name and how many flows it had.
+public struct AuditCount: Sendable, Equatable {
+    public var name: String
+    public var flows: Int
+    public init(_ name: String, _ flows: Int) {
+        self.name = name
+        self.flows = flows
+    }
+}
+
+/// What deleting a session took: its markers, and the exemption from retention of its flows.
+public struct AuditDeletion: Sendable, Equatable {
+    public var session: AuditSession
+    public var markers: Int
+    /// Flows no longer evidence (kept in the history; retention may now take them).
+    public var flowsReleased: Int
+}
+
+/// Why an audit command could not do what was asked. One sentence each: what happened, what to do.
+public enum AuditError: UserFacingError, Equatable {
+    /// `tv audit project new` with a name already taken.
+    case projectExists(String)
+    /// A project name that names none.
+    case noProject(String)
+    /// An empty (or whitespace-only) name, note of a marker, …: `what` names the field.
+    case empty(what: String)
+    /// A session is recording already (at most one at a time).
+    case sessionRecording(id: Int64, project: String)
+    /// `tv audit stop` / `mark` with no session recording.
+    case noLiveSession
+    /// A session id that names none.
+    case noSession(Int64)
+    /// `tv audit delete` of the session still recording.
+    case deleteLive(Int64)
+
+    public var message: String {
+        switch self {
+        case let .projectExists(name):
+            return "A project named '\(TerminalText.line(name))' exists already; choose another name or use it (`tv audit start \(TerminalText.line(name))`)."
+        case let .noProject(name):
+            return "There is no project named '\(TerminalText.line(name))'; `tv audit projects` lists them and `tv audit project new NAME` makes one."
+        case let .empty(what):
+            return "The \(what) is empty; give some text."
+        case let .sessionRecording(id, project):
+            return "Session \(id) of project '\(TerminalText.line(project))' is recording; only one session records at a time, so stop it first (`tv audit stop`)."
+        case .noLiveSession:
+            return "No audit session is recording, so there is nothing to mark or stop; start one with `tv audit start PROJECT`."
+        case let .noSession(id):
+            return "There is no audit session \(id); `tv audit sessions` lists them."
+        case let .deleteLive(id):
+            return "Session \(id) is still recording; stop it (`tv audit stop`) before deleting it."
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import FlowStore
+import Foundation
+import TVHome
+
+/// Every sentence and JSON shape of `tv audit …` and of the recording strip (`tv status`,
+/// `tv top`, the run banner), from the audit records (pure).
+public enum AuditPresentation {
+    // MARK: JSON shapes (the web and PostgreSQL parts read the same)
+
+    /// `{"id", "project", "note", "started", "ended" (null while recording), "settings"}`.
+    public static func json(_ s: AuditSession) -> JSONValue {
+        .object([("id", .int(s.id)), ("project", .string(s.projectName)), ("note", .string(s.note)),
+                 ("started", .int(s.started)), ("ended", s.ended.map { .int($0) } ?? .null),
+                 ("settings", settingsJSON(s.settings))])
+    }
+
+    /// `{"id", "session", "time", "text"}`.
+    public static func json(_ m: AuditMarker) -> JSONValue {
+        .object([("id", .int(m.id)), ("session", .int(m.sessionID)), ("time", .int(m.time)), ("text", .string(m.text))])
+    }
+
+    /// `{"id", "name", "note", "created", "sessions"}`.
+    public static func json(_ p: AuditProject) -> JSONValue {
+        .object([("id", .int(p.id)), ("name", .string(p.name)), ("note", .string(p.note)), ("created", .int(p.created)),
+                 ("sessions", .int(Int64(p.sessions)))])
+    }
+
+    /// A session's settings text (a flat JSON object of strings) as a JSON value; `{}` when it
+    /// is not one.
+    public static func settingsJSON(_ text: String) -> JSONValue {
+        .object(settings(text).sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })
+    }
+
+    /// A session's settings text read as name → value.
+    public static func settings(_ text: String) -> [String: String] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String]) ?? [:]
+    }
+
+    /// The settings a session records: name → value, as a JSON object's text (sorted keys).
+    public static func settingsText(_ values: [String: String]) -> String {
+        JSONValue.object(values.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).serialized()
+    }
+
+    // MARK: Sentences
+
+    /// The strip shown while a session records: `● Audit: project 'app-review', session 3, recording for 4m 12s, 2 markers`.
+    public static func strip(_ s: AuditSession, markers: Int, now: Int64) -> String {
+        "● Audit: project '\(TerminalText.line(s.projectName))', session \(s.id), recording for "
+            + Units.duration(microseconds: max(0, now - s.started)) + (markers == 0 ? "" : ", \(markers) marker\(markers == 1 ? "" : "s")")
+    }
+
+    public static func started(_ s: AuditSession, liveRun: Bool) -> String {
+        "Session \(s.id) of project '\(TerminalText.line(s.projectName))' is recording from \(Units.utcMillis(s.started)): "
+            + (liveRun ? "the running session's new flows belong to it from now." : "flows any tv session writes from now belong to it; start `tv run` or `tv exec` to record.")
+    }
+
+    public static func stopped(_ s: AuditSession, summary: AuditSessionSummary) -> String {
+        "Session \(s.id) of project '\(TerminalText.line(s.projectName))' stopped after "
+            + Units.duration(microseconds: max(0, (s.ended ?? s.started) - s.started))
+            + ": \(summary.flows) flow\(summary.flows == 1 ? "" : "s"), \(summary.markers) marker\(summary.markers == 1 ? "" : "s"). `tv audit bundle \(s.id) -o FILE` writes its evidence."
+    }
+
+    public static func marked(_ m: AuditMarker) -> String {
+        "Marked session \(m.sessionID) at \(Units.utcMillis(m.time)): \(TerminalText.line(m.text))"
+    }
+
+    /// One line per project.
+    public static func projects(_ list: [AuditProject]) -> [String] {
+        guard !list.isEmpty else { return ["No audit projects yet; `tv audit project new NAME` makes one."] }
+        return list.map { p in
+            "\(TerminalText.line(p.name))  \(p.sessions) session\(p.sessions == 1 ? "" : "s")  created \(Units.utc(p.created / 1_000_000))"
+                + (p.note.isEmpty ? "" : "  — \(TerminalText.line(p.note))")
+        }
+    }
+
+    /// One line per session.
+    public static func sessions(_ list: [AuditSession], now: Int64) -> [String] {
+        guard !list.isEmpty else { return ["No audit sessions; `tv audit start PROJECT` starts one."] }
+        return list.map { s in
+            let span = s.ended.map { "\(Units.utcMillis(s.started)) – \(Units.utcMillis($0))" } ?? "\(Units.utcMillis(s.started)) – recording"
+            return "\(s.id)  \(TerminalText.line(s.projectName))  \(span)  \(Units.duration(microseconds: max(0, (s.ended ?? now) - s.started)))"
+                + (s.note.isEmpty ? "" : "  — \(TerminalText.line(s.note))")
+        }
+    }
+
+    /// `tv audit show SESSION`.
+    public static func show(_ s: AuditSession, summary: AuditSessionSummary, markers: [AuditMarker], now: Int64) -> [String] {
+        var lines = ["Session \(s.id) of project '\(TerminalText.line(s.projectName))'" + (s.note.isEmpty ? "" : ": \(TerminalText.line(s.note))")]
+        lines.append("  span      \(Units.utcMillis(s.started)) – " + (s.ended.map(Units.utcMillis) ?? "recording now")
+                     + " (\(Units.duration(microseconds: max(0, (s.ended ?? now) - s.started))))")
+        let values = AuditPresentation.settings(s.settings)
+        if !values.isEmpty {
+            lines.append("  settings  " + values.sorted { $0.key < $1.key }.map { "\($0.key)=\(TerminalText.line($0.value))" }.joined(separator: " "))
+        }
+        lines.append("  flows     \(summary.flows) (\(Units.bytes(summary.bytesUp)) up, \(Units.bytes(summary.bytesDown)) down)")
+        lines.append("  packets   \(summary.packets) in \(summary.captures.count) capture file\(summary.captures.count == 1 ? "" : "s")")
+        lines.append("  content   \(summary.contentTurns) kept turn\(summary.contentTurns == 1 ? "" : "s")")
+        if !summary.hosts.isEmpty {
+            lines.append("  hosts     " + summary.hosts.prefix(10).map { "\(TerminalText.line($0.name)) (\($0.flows))" }.joined(separator: ", ")
+                         + (summary.hosts.count > 10 ? ", … \(summary.hosts.count) in all" : ""))
+        }
+        if !summary.programs.isEmpty {
+            lines.append("  programs  " + summary.programs.prefix(10).map { "\(TerminalText.line($0.name)) (\($0.flows))" }.joined(separator: ", "))
+        }
+        lines.append("  markers   \(markers.count)")
+        for m in markers { lines.append("    \(Units.utcMillis(m.time))  \(TerminalText.line(m.text))") }
+        return lines
+    }
+
+    /// What deleting session `s` takes, asked before it is done.
+    public static func deletionQuestion(_ s: AuditSession, summary: AuditSessionSummary) -> String {
+        "Deleting session \(s.id) of project '\(TerminalText.line(s.projectName))' removes its record and its \(summary.markers) marker\(summary.markers == 1 ? "" : "s"), "
+            + "and its \(summary.flows) flow\(summary.flows == 1 ? "" : "s"), \(summary.captures.count) capture file\(summary.captures.count == 1 ? "" : "s") and \(summary.contentTurns) kept turn\(summary.contentTurns == 1 ? "" : "s") stop being evidence: retention may delete them from then on."
+    }
+
+    public static func deleted(_ d: AuditDeletion) -> String {
+        "Deleted session \(d.session.id) and \(d.markers) marker\(d.markers == 1 ? "" : "s"); \(d.flowsReleased) flow\(d.flowsReleased == 1 ? "" : "s") are no longer evidence."
+    }
+
+    /// A marker's line among flow rows: `  ── 2026-12-01 14:05:03.120 UTC  marker: opened the login screen (session 3)`.
+    public static func markerLine(_ m: AuditMarker) -> String {
+        "  ── \(Units.utcMillis(m.time))  marker: \(TerminalText.line(m.text)) (session \(m.sessionID))"
+    }
+
+    /// `tv flows`' lines with each marker placed at its time: `lines[0]` is the header and
+    /// `lines[1...starts.count]` the rows, newest first, whose start times are `starts`; a
+    /// marker goes above the first row that started before it (markers newest first too).
+    public static func interleave(_ lines: [String], starts: [Int64], markers: [AuditMarker]) -> [String] {
+        guard !markers.isEmpty, lines.count > starts.count else { return lines }
+        var pending = markers.sorted { ($0.time, $0.id) > ($1.time, $1.id) }[...]
+        var out = [lines[0]]
+        for (i, start) in starts.enumerated() {
+            while let m = pending.first, m.time > start {
+                out.append(markerLine(m))
+                pending = pending.dropFirst()
+            }
+            out.append(lines[i + 1])
+        }
+        out += pending.map(markerLine)
+        out += lines[(starts.count + 1)...]
+        return out
+    }
+
+    /// What a bundle holds, said before it is written.
+    public static func bundleContents(_ b: EvidenceBundle, file: String) -> [String] {
+        let r = b.request
+        var lines = ["The bundle of session \(b.session.id) (project '\(TerminalText.line(b.session.projectName))') will hold:"]
+        lines.append("  \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count + 1) files, \(Units.bytes(b.bytes)) before compression")
+        lines.append("  packets: \(b.packets) in pcapng")
+        lines.append(r.includeContent
+            ? "  decrypted content: included (\(b.contentFlows) flow\(b.contentFlows == 1 ? "" : "s") with kept content; headers and bodies as they were said) — --no-content leaves it out"
+            : "  decrypted content: left out (--no-content)")
+        lines.append(r.includeKeys
+            ? "  TLS keys: included (\(b.keyLines) key log line\(b.keyLines == 1 ? "" : "s"): whoever has the bundle can decrypt its packets) — --no-keys leaves them out"
+            : "  TLS keys: left out (--no-keys)")
+        lines.append("  to \(TerminalText.line(file)) (0600)")
+        return lines
+    }
+
+    public static func bundleWritten(_ b: EvidenceBundle, file: String) -> String {
+        "Wrote the evidence bundle of session \(b.session.id) to \(TerminalText.line(file)): \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count + 1) files; `tv audit verify \(TerminalText.line(file))` checks it."
+    }
+}

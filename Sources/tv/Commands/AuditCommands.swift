@@ -1,0 +1,223 @@
+import CommandLineParser
+import ControlChannel
+import FlowStore
+import Foundation
+import LocalCA
+import TVCore
+import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tv audit …`: projects, sessions, markers, the evidence bundle and its verification (issue 23).
+enum AuditCommands {
+    static let json = FlowCommands.json
+    static let yes = OptionSpec("yes", help: "Do not ask for confirmation (needed without a terminal).")
+
+    static let spec = CommandSpec(
+        name: "audit", summary: "Record audit sessions in projects, mark moments, and write evidence bundles anyone can verify.",
+        discussion: "A session holds every flow first written while it records (by `tv run` or `tv exec`), with their packets, capture files and kept content; at most one records at a time. Its evidence is exempt from retention until the session is deleted.",
+        subcommands: [
+            CommandSpec(name: "project", summary: "Make or show a project.", subcommands: [
+                CommandSpec(name: "new", summary: "Make a project.", options: [OptionSpec("note", value: "TEXT", help: "A note kept with it.")],
+                            positionals: [PositionalSpec("NAME", help: "The project's name.")]),
+                CommandSpec(name: "show", summary: "Show a project and its sessions.", options: [json],
+                            positionals: [PositionalSpec("NAME", help: "The project's name.")]),
+            ]),
+            CommandSpec(name: "projects", summary: "List the projects.", options: [json]),
+            CommandSpec(name: "start", summary: "Start recording a session of PROJECT (a running `tv run` is told at once).",
+                        options: [OptionSpec("note", value: "TEXT", help: "A note kept with the session.")],
+                        positionals: [PositionalSpec("PROJECT", help: "The project's name.")]),
+            CommandSpec(name: "stop", summary: "Stop the session recording."),
+            CommandSpec(name: "mark", summary: "Put a marker in the live session, now.",
+                        positionals: [PositionalSpec("TEXT", help: "What happened (\"opened the login screen\").", variadic: true)]),
+            CommandSpec(name: "sessions", summary: "List sessions (of PROJECT).", options: [json],
+                        positionals: [PositionalSpec("PROJECT", help: "Only this project's.", optional: true)]),
+            CommandSpec(name: "show", summary: "Show a session: span, flows, hosts, programs, bytes, markers.", options: [json],
+                        positionals: [PositionalSpec("SESSION", help: "The session's id.")]),
+            CommandSpec(name: "delete", summary: "Delete a session's record and markers; its evidence then ages under retention.", options: [yes],
+                        positionals: [PositionalSpec("SESSION", help: "The session's id.")]),
+            CommandSpec(name: "bundle", summary: "Write a session's evidence as one verifiable archive (.tar.gz).",
+                        discussion: "Holds manifest.json (every file's size and SHA-256, tv's version, the CA's fingerprint, the machine, the span, the settings), project.json, session.json, markers.json, flows.json (as `tv flows --json`), packets.pcapng (the captured packets of the span with the TLS secrets), keys.log, and with content decrypted.pcapng, requests.har and content/ (the kept turns). On a terminal it says what is inside and asks first. The file is written whole or not at all (0600).",
+                        options: [OptionSpec("output", short: "o", value: "FILE", help: "The archive to write (required)."),
+                                  OptionSpec("no-content", help: "Leave decrypted content out (turns, HAR, decrypted capture)."),
+                                  OptionSpec("no-keys", help: "Leave TLS secrets out (keys.log and the pcapng's secrets)."),
+                                  yes],
+                        positionals: [PositionalSpec("SESSION", help: "The session's id.")]),
+            CommandSpec(name: "verify", summary: "Check a bundle's files against its manifest: intact, or which file is not.",
+                        positionals: [PositionalSpec("FILE", help: "The bundle.")]),
+        ])
+
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
+        "audit project new": projectNew, "audit project show": projectShow, "audit projects": projects,
+        "audit start": start, "audit stop": stop, "audit mark": mark, "audit sessions": sessions,
+        "audit show": show, "audit delete": delete, "audit bundle": bundle, "audit verify": verify,
+    ]
+
+    static func writableStore(_ inv: Invocation) throws -> FlowStore { try FlowStore(home: try inv.home()) }
+
+    static func sessionID(_ inv: Invocation) throws -> Int64 {
+        let text = inv.command.positionals.first ?? ""
+        guard let id = Int64(text), id > 0 else { throw UsageRefusal("'\(text)' is not a session id; `tv audit sessions` lists them.") }
+        return id
+    }
+
+    static func projectNew(_ inv: Invocation) throws -> Int32 {
+        let store = try writableStore(inv)
+        defer { store.close() }
+        let p = try store.audit.newProject(name: inv.command.positionals.first ?? "", note: inv.command.value("note") ?? "",
+                                           now: FlowCommands.nowMicros())
+        inv.console.line("Made project '\(TerminalText.line(p.name))'; `tv audit start \(TerminalText.line(p.name))` records a session in it.")
+        return 0
+    }
+
+    static func projects(_ inv: Invocation) throws -> Int32 {
+        let store = try FlowCommands.openStoreForReading(inv)
+        defer { store.close() }
+        let list = try store.audit.projects()
+        if inv.json { inv.console.line(JSONValue.array(list.map(AuditPresentation.json)).serialized(pretty: true)); return 0 }
+        for line in AuditPresentation.projects(list) { inv.console.line(line) }
+        return 0
+    }
+
+    static func projectShow(_ inv: Invocation) throws -> Int32 {
+        let store = try FlowCommands.openStoreForReading(inv)
+        defer { store.close() }
+        let name = inv.command.positionals.first ?? ""
+        guard let p = try store.audit.project(named: name) else { throw AuditError.noProject(name) }
+        let list = try store.audit.sessions(project: name)
+        if inv.json {
+            inv.console.line(JSONValue.object([("project", AuditPresentation.json(p)),
+                                               ("sessions", .array(list.map(AuditPresentation.json)))]).serialized(pretty: true))
+            return 0
+        }
+        for line in AuditPresentation.projects([p]) { inv.console.line(line) }
+        for line in AuditPresentation.sessions(list, now: FlowCommands.nowMicros()) { inv.console.line("  " + line) }
+        return 0
+    }
+
+    /// The running `tv run`'s mode and settings, asked over its control socket; nil when none runs.
+    static func liveRunSettings(_ home: TVHome) -> [String: String]? {
+        guard let client = try? ControlClient(path: SessionPaths.controlSocket(home)),
+              let answer = try? client.send(ControlRequest(command: "status"), timeoutSeconds: 2), answer.ok else { return nil }
+        var settings: [String: String] = [:]
+        for key in ["mode", "modeLabel", "listen", "inspection", "pid"] { if let v = answer.values[key] { settings[key] = v } }
+        return settings
+    }
+
+    static func start(_ inv: Invocation) throws -> Int32 {
+        let home = try inv.home()
+        let run = liveRunSettings(home)
+        let session = try AuditRecording.start(home: home, project: inv.command.positionals.first ?? "",
+                                               note: inv.command.value("note") ?? "", settings: run ?? [:],
+                                               now: FlowCommands.nowMicros())
+        inv.console.line(AuditPresentation.started(session, liveRun: run != nil))
+        return 0
+    }
+
+    static func stop(_ inv: Invocation) throws -> Int32 {
+        // What a running session holds is written before the end is set.
+        try? FlowCommands.askSessionToFlush(inv)
+        let store = try writableStore(inv)
+        defer { store.close() }
+        let session = try store.audit.stop(now: FlowCommands.nowMicros())
+        inv.console.line(AuditPresentation.stopped(session, summary: try store.audit.summary(session: session.id)))
+        return 0
+    }
+
+    static func mark(_ inv: Invocation) throws -> Int32 {
+        let store = try writableStore(inv)
+        defer { store.close() }
+        let marker = try store.audit.mark(inv.command.positionals.joined(separator: " "), now: FlowCommands.nowMicros())
+        inv.console.line(AuditPresentation.marked(marker))
+        return 0
+    }
+
+    static func sessions(_ inv: Invocation) throws -> Int32 {
+        let store = try FlowCommands.openStoreForReading(inv)
+        defer { store.close() }
+        let list = try store.audit.sessions(project: inv.command.positionals.first)
+        if inv.json { inv.console.line(JSONValue.array(list.map(AuditPresentation.json)).serialized(pretty: true)); return 0 }
+        for line in AuditPresentation.sessions(list, now: FlowCommands.nowMicros()) { inv.console.line(line) }
+        return 0
+    }
+
+    static func show(_ inv: Invocation) throws -> Int32 {
+        let id = try sessionID(inv)
+        try FlowCommands.askSessionToFlush(inv)
+        let store = try FlowCommands.openStoreForReading(inv)
+        defer { store.close() }
+        let session = try store.audit.session(id)
+        let summary = try store.audit.summary(session: id)
+        let markers = try store.audit.markers(session: id)
+        if inv.json {
+            inv.console.line(JSONValue.object([
+                ("session", AuditPresentation.json(session)), ("flows", .int(Int64(summary.flows))),
+                ("bytesUp", .int(summary.bytesUp)), ("bytesDown", .int(summary.bytesDown)),
+                ("hosts", .array(summary.hosts.map { .object([("name", .string($0.name)), ("flows", .int(Int64($0.flows)))]) })),
+                ("programs", .array(summary.programs.map { .object([("name", .string($0.name)), ("flows", .int(Int64($0.flows)))]) })),
+                ("packets", .int(Int64(summary.packets))), ("captures", .array(summary.captures.map { .int(Int64($0)) })),
+                ("contentTurns", .int(Int64(summary.contentTurns))), ("markers", .array(markers.map(AuditPresentation.json))),
+            ]).serialized(pretty: true))
+            return 0
+        }
+        for line in AuditPresentation.show(session, summary: summary, markers: markers, now: FlowCommands.nowMicros()) { inv.console.line(line) }
+        return 0
+    }
+
+    static func delete(_ inv: Invocation) throws -> Int32 {
+        let id = try sessionID(inv)
+        let store = try writableStore(inv)
+        defer { store.close() }
+        let session = try store.audit.session(id)
+        if session.isLive { throw AuditError.deleteLive(id) }
+        if !inv.yes {
+            guard inv.console.stdinIsTerminal else {
+                throw UsageRefusal("Deleting an audit session needs confirmation; add --yes when running without a terminal.")
+            }
+            inv.console.note(AuditPresentation.deletionQuestion(session, summary: try store.audit.summary(session: id)))
+            guard inv.console.confirm("Delete it?") else { inv.console.note("Nothing was deleted."); return 1 }
+        }
+        inv.console.line(AuditPresentation.deleted(try store.audit.delete(session: id)))
+        return 0
+    }
+
+    static func bundle(_ inv: Invocation) throws -> Int32 {
+        let c = inv.command
+        guard let output = c.value("output") else {
+            throw UsageRefusal("`tv audit bundle` needs -o FILE: the bundle can carry decrypted content and keys, so it goes to a file you name.")
+        }
+        let id = try sessionID(inv)
+        let home = try inv.existingHome()
+        try FlowCommands.askSessionToFlush(inv)
+        let request = EvidenceBundleRequest(session: id, includeContent: !c.has("no-content"), includeKeys: !c.has("no-keys"),
+                                            tvVersion: TVVersion.number, machine: machineName(), now: FlowCommands.nowMicros())
+        var caSHA256: String?
+        if case let .present(ca) = CAFolder(home: home).load() { caSHA256 = Hex.encode(ca.root.sha256) }
+        let bundle = try EvidenceBundle.gather(home: home, request: request, caSHA256: caSHA256)
+        if !inv.yes {
+            guard inv.console.stdinIsTerminal else {
+                throw UsageRefusal("`tv audit bundle` says what the bundle holds and asks first; with no terminal to ask on, pass --yes (and --no-content / --no-keys to leave those out).")
+            }
+            for line in AuditPresentation.bundleContents(bundle, file: output) { inv.console.note(line) }
+            guard inv.console.confirm("Write it?") else { inv.console.note("Nothing was written."); return 1 }
+        }
+        try bundle.write(to: output)
+        inv.console.line(AuditPresentation.bundleWritten(bundle, file: output))
+        return 0
+    }
+
+    static func verify(_ inv: Invocation) throws -> Int32 {
+        let file = inv.command.positionals.first ?? ""
+        let verdict = BundleVerifier.verify(path: file)
+        inv.console.line(verdict.sentence(file: file))
+        return verdict.isIntact ? 0 : 1
+    }
+
+    /// This machine's name (gethostname(2)).
+    static func machineName() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return "" }
+        return String(cString: name)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import FlowStore
+import FlowTerms
+
+/// Issue 23: projects, sessions and markers in the store; one live session at most; flows are
+/// tagged by the writer with the session recording when they are first written.
+@Suite struct AuditStoreTests {
+    @Test("projects: a name is taken once; a blank name and an unknown project are refused with their sentence")
+    func projects() throws {
+        try withStore { store, _ in
+            let app = try store.audit.newProject(name: "app-review", note: "Q4", now: 1_000)
+            #expect(app == AuditProject(id: 1, name: "app-review", note: "Q4", created: 1_000))
+            #expect(throws: AuditError.projectExists("app-review")) { try store.audit.newProject(name: "app-review", note: "", now: 2_000) }
+            #expect(throws: AuditError.empty(what: "project name")) { try store.audit.newProject(name: "  ", note: "", now: 2_000) }
+            #expect(throws: AuditError.noProject("nope")) { try store.audit.start(project: "nope", note: "", settings: "{}", now: 3_000) }
+            #expect(AuditError.noProject("nope").message
+                    == "There is no project named 'nope'; `tv audit projects` lists them and `tv audit project new NAME` makes one.")
+            _ = try store.audit.newProject(name: "other", note: "", now: 1_500)
+            #expect(try store.audit.projects().map(\.name) == ["app-review", "other"])
+        }
+    }
+
+    @Test("two sessions never overlap: the second start is refused with the live one named, and the index refuses a raw second row")
+    func oneLiveSession() throws {
+        try withStore { store, folder in
+            _ = try store.audit.newProject(name: "app", note: "", now: 1)
+            #expect(throws: AuditError.noLiveSession) { try store.audit.mark("too early", now: 5) }
+            #expect(AuditError.noLiveSession.message
+                    == "No audit session is recording, so there is nothing to mark or stop; start one with `tv audit start PROJECT`.")
+            let first = try store.audit.start(project: "app", note: "login", settings: "{\"mode\":\"regular\"}", now: 10)
+            #expect(first == AuditSession(id: 1, projectID: 1, projectName: "app", note: "login", started: 10, ended: nil,
+                                          settings: "{\"mode\":\"regular\"}"))
+            #expect(throws: AuditError.sessionRecording(id: 1, project: "app")) {
+                try store.audit.start(project: "app", note: "", settings: "{}", now: 20)
+            }
+            #expect(AuditError.sessionRecording(id: 1, project: "app").message
+                    == "Session 1 of project 'app' is recording; only one session records at a time, so stop it first (`tv audit stop`).")
+            // Another process writing around the check still meets the unique index.
+            let raw = try SQLiteDatabase(path: folder + "/tunnelvision.sqlite3")
+            defer { raw.close() }
+            #expect(throws: FlowStoreError.self) { try raw.execute("INSERT INTO audit_sessions (project_id, started) VALUES (1, 30)") }
+            let stopped = try store.audit.stop(now: 40)
+            #expect(stopped.ended == 40)
+            #expect(throws: AuditError.noLiveSession) { try store.audit.stop(now: 50) }
+            let second = try store.audit.start(project: "app", note: "", settings: "{}", now: 60)
+            #expect(second.id == 2)
+            #expect(try store.audit.sessions(project: "app").map(\.id) == [1, 2])
+        }
+    }
+
+    @Test("flows first written while a session records belong to it, whatever later updates say; markers go to the live session")
+    func taggingAndSummary() throws {
+        try withStore { store, _ in
+            _ = try store.audit.newProject(name: "app", note: "", now: 1)
+            let before = try writeFlows([sampleFlow(start: 100, host: "early.test")], to: store)
+            let session = try store.audit.start(project: "app", note: "", settings: "{}", now: 200)
+            var during = try writeFlows([sampleFlow(start: 300, host: "a.test"), sampleFlow(start: 310, host: "a.test"),
+                                         sampleFlow(start: 320, host: nil, server: "10.0.0.9")], to: store)
+            let marker = try store.audit.mark("opened the login screen", now: 330)
+            #expect(marker == AuditMarker(id: 1, sessionID: session.id, time: 330, text: "opened the login screen"))
+            _ = try store.audit.stop(now: 400)
+            // A flow closing after the stop keeps its session; a new one has none.
+            let writer = try store.makeWriter()
+            during[0].bytesUp = 1_000
+            during[0].bytesDown = 5_000
+            during[0].duration = 50
+            writer.enqueue(.closed(during[0]))
+            writer.flush()
+            writer.close()
+            _ = try writeFlows([sampleFlow(start: 500, host: "late.test")], to: store)
+            #expect(try store.audit.flowIDs(session: session.id) == during.map(\.id))
+            #expect(!during.map(\.id).contains(before[0].id))
+            var query = FlowQuery()
+            query.auditSession = session.id
+            #expect(try store.flows(query).flows.map(\.id) == Array(during.map(\.id).reversed()))
+            var expected = AuditSessionSummary()
+            expected.flows = 3
+            expected.bytesUp = 1_000
+            expected.bytesDown = 5_000
+            expected.hosts = [AuditCount("a.test", 2), AuditCount("10.0.0.9", 1)]
+            expected.markers = 1
+            #expect(try store.audit.summary(session: session.id) == expected)
+            #expect(try store.audit.markers(from: 300, to: 331) == [marker])
+            #expect(try store.audit.markers(from: 331, to: 1_000) == [])
+            #expect(try store.audit.evidence() == AuditEvidenceIDs(captures: [], flows: Set(during.map(\.id))))
+
+            let deletion = try store.audit.delete(session: session.id)
+            #expect(deletion.markers == 1 && deletion.flowsReleased == 3)
+            #expect(try store.audit.evidence() == AuditEvidenceIDs(captures: [], flows: []))
+            #expect(throws: AuditError.noSession(session.id)) { try store.audit.session(session.id) }
+        }
+    }
+
+    @Test("the live session cannot be deleted")
+    func liveSessionIsNotDeleted() throws {
+        try withStore { store, _ in
+            _ = try store.audit.newProject(name: "app", note: "", now: 1)
+            let live = try store.audit.start(project: "app", note: "", settings: "{}", now: 2)
+            #expect(throws: AuditError.deleteLive(live.id)) { try store.audit.delete(session: live.id) }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 23 end to end: an audit session recorded through `tv run --audit` with real curl to the
+/// test nginx; its bundle read by GNU tar, Python (json, tarfile) and tshark; `tv audit verify`
+/// passes and names the file after one byte changes; sessions never overlap; markers need one.
+@Suite("tv audit: sessions, markers and the evidence bundle through a real tv run (issue 23)", .serialized)
+struct AuditRunTests {
+    @Test("tv run --audit: the bundle's flows.json is tv flows --json's, tshark shows the HTTP, the HAR loads, verify passes and then names the changed file")
+    func bundleOfARunSession() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else {
+            Issue.record("tshark is needed (Debian package tshark, in Scripts/packages.sh TEST_PACKAGES)")
+            return
+        }
+        let world = try RunWorld()
+        let box = world.sandbox
+        #expect(try box.tv("settings", "set", "capture.decrypted", "on").status == 0)
+        let made = try box.tv("audit", "project", "new", "app-review", "--note", "login flow")
+        #expect(made.status == 0, "\(made)")
+        let tv = try world.run("--inspect", "--keep-content", "--audit", "app-review")
+        #expect(tv.log().contains("● Audit: project 'app-review', session 1, recording for"), "\(tv.log())")
+        let status = try box.tv("status")
+        #expect(status.out.contains("● Audit: project 'app-review', session 1"), "\(status)")
+
+        let h1 = try world.curlThrough(tv, ["--http1.1", world.url("/index.html")])
+        #expect(h1.out == "hello from nginx\n", "\(h1)")
+        let mark = try box.tv("audit", "mark", "opened", "the", "login", "screen")
+        #expect(mark.status == 0 && mark.out.contains("opened the login screen"), "\(mark)")
+        let h2 = try world.curlThrough(tv, ["--http2", world.url("/index.html?two")])
+        #expect(h2.out == "hello from nginx\n", "\(h2)")
+        _ = try box.closedFlows(2)
+
+        // Two sessions never overlap.
+        let second = try box.tv("audit", "start", "app-review")
+        #expect(second.status == 1)
+        #expect(second.err.contains("Session 1 of project 'app-review' is recording; only one session records at a time"), "\(second)")
+        // The marker sits among the flows at its time.
+        let listing = try box.tv("flows")
+        #expect(listing.out.contains("marker: opened the login screen (session 1)"), "\(listing)")
+
+        _ = try tv.stop()
+        let marker = try box.tv("audit", "mark", "too late")
+        #expect(marker.status == 1)
+        #expect(marker.err.contains("No audit session is recording, so there is nothing to mark or stop"), "\(marker)")
+
+        let show = try box.tv("audit", "show", "1")
+        #expect(show.status == 0 && show.out.contains("flows     2") && show.out.contains("opened the login screen"), "\(show)")
+        let noTerminal = try box.tv("audit", "bundle", "1", "-o", "refused.tar.gz")
+        #expect(noTerminal.status == 2 && !FileManager.default.fileExists(atPath: box.work + "/refused.tar.gz"), "\(noTerminal)")
+        let bundle = try box.tv("audit", "bundle", "1", "-o", "evidence.tar.gz", "--yes")
+        #expect(bundle.status == 0, "\(bundle)")
+        let file = box.work + "/evidence.tar.gz"
+
+        // GNU tar extracts it.
+        let out = box.work + "/x"
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+        let untar = try box.tool("tar", ["-xzf", file, "-C", out])
+        #expect(untar.status == 0, "\(untar)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        #expect(["decrypted.pcapng", "flows.json", "manifest.json", "markers.json", "project.json", "requests.har", "session.json"]
+            .allSatisfy(names.contains), "\(names)")
+
+        // flows.json is what `tv flows --json --audit 1` prints for those flows (Python's json compares).
+        let listed = try box.tv("flows", "--json", "--audit", "1", "--limit", "10000")
+        try listed.stdout.write(to: URL(fileURLWithPath: box.work + "/listed.json"))
+        let compare = try box.tool("python3", ["-c", """
+            import json, sys
+            bundle = json.load(open(sys.argv[1]))['flows']
+            listed = json.load(open(sys.argv[2]))['flows']
+            assert bundle == listed, (bundle, listed)
+            assert all(f['status'] == 'inspected' for f in bundle)
+            har = json.load(open(sys.argv[3]))
+            urls = sorted(e['request']['url'] for e in har['log']['entries'])
+            manifest = json.load(open(sys.argv[4]))
+            print(len(bundle), urls, manifest['session'], manifest['contentIncluded'], manifest['keysIncluded'], manifest['caSHA256'] is not None)
+            """, out + "/flows.json", box.work + "/listed.json", out + "/requests.har", out + "/manifest.json"])
+        let port = world.nginx.tlsPort
+        #expect(compare.out == "2 ['https://localhost:\(port)/index.html', 'https://localhost:\(port)/index.html?two'] 1 True True True\n", "\(compare)")
+
+        // tshark reads the decrypted capture and shows the HTTP/1.1 request.
+        let http = try box.tool("tshark", ["-r", out + "/decrypted.pcapng", "-Y", "http.request", "-T", "fields", "-e", "http.request.uri"])
+        #expect(http.out.split(separator: "\n").contains("/index.html"), "\(http)")
+
+        // Verify passes; one byte of flows.json changed in the tar (nothing recomputed) is named.
+        let verify = try box.tv("audit", "verify", "evidence.tar.gz")
+        #expect(verify.status == 0 && verify.out.contains("evidence.tar.gz is intact: all"), "\(verify)")
+        let tamper = try box.tool("python3", ["-c", """
+            import gzip, sys, tarfile
+            raw = bytearray(gzip.open(sys.argv[1]).read())
+            with tarfile.open(sys.argv[1], 'r:gz') as t:
+                member = t.getmember('flows.json')
+            raw[member.offset_data + 10] ^= 0x20
+            with gzip.open(sys.argv[2], 'wb') as out:
+                out.write(bytes(raw))
+            """, file, box.work + "/tampered.tar.gz"])
+        #expect(tamper.status == 0, "\(tamper)")
+        let refused = try box.tv("audit", "verify", "tampered.tar.gz")
+        #expect(refused.status == 1)
+        #expect(refused.out == "tampered.tar.gz is NOT intact: flows.json was changed (its SHA-256 differs from the manifest's).\n", "\(refused)")
+
+        // --no-content --no-keys leave the content out.
+        let bare = try box.tv("audit", "bundle", "1", "-o", "bare.tar.gz", "--yes", "--no-content", "--no-keys")
+        #expect(bare.status == 0, "\(bare)")
+        let bareList = try box.tool("tar", ["-tzf", box.work + "/bare.tar.gz"])
+        #expect(bareList.out == "manifest.json\nproject.json\nsession.json\nmarkers.json\nflows.json\n", "\(bareList)")
+    }
+
+    @Test("tv audit start beside a running tv run: only flows written from then on belong to the session; tv audit stop ends it")
+    func startAgainstARunningSession() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        #expect(try box.tv("audit", "project", "new", "app").status == 0)
+        let tv = try world.run("--inspect")
+        _ = try world.curlThrough(tv, ["--http1.1", world.url("/index.html?before")])
+        _ = try box.closedFlows(1)
+        let start = try box.tv("audit", "start", "app", "--note", "second half")
+        #expect(start.status == 0 && start.out.contains("the running session's new flows belong to it from now"), "\(start)")
+        _ = try world.curlThrough(tv, ["--http1.1", world.url("/index.html?during")])
+        let all = try box.closedFlows(2)
+        let stop = try box.tv("audit", "stop")
+        #expect(stop.status == 0 && stop.out.contains(": 1 flow, 0 markers."), "\(stop)")
+        let tagged = try box.json("flows", "--audit", "1")
+        let ids = (tagged["flows"] as? [JSON] ?? []).compactMap { $0.int("id") }
+        #expect(ids == [all.compactMap { $0.int("id") }.max() ?? -1], "\(tagged)")
+        let sessions = try box.tv("audit", "sessions", "--json")
+        let parsed = try JSONSerialization.jsonObject(with: sessions.stdout) as? [JSON] ?? []
+        #expect(parsed.count == 1 && parsed[0].string("note") == "second half" && !(parsed[0]["ended"] is NSNull), "\(sessions)")
+        #expect((parsed.first?.object("settings")?.string("mode")) == "regular", "\(sessions)")
+        _ = try tv.stop()
+    }
+}

@@ -1,0 +1,210 @@
+import Capture
+@testable import FlowStore
+import FlowTerms
+import Foundation
+import Recording
+import Testing
+import TVHome
+@testable import TVCore
+
+/// Issue 23: retention spares an audit session's evidence until the session is deleted; the
+/// evidence bundle is a gzip'd ustar that GNU tar and Python's tarfile read, whose manifest's
+/// SHA-256 are Python's hashlib's, and `verify` names the file that changed.
+@Suite(.serialized) struct AuditEvidenceTests {
+    let day: Int64 = 86_400_000_000
+
+    func withHome(_ body: (TVHome) throws -> Void) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tv-audit-\(getpid())-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let home = TVHome(path: path)
+        try home.ensureExists()
+        try body(home)
+    }
+
+    /// A closed flow started at `start` (µs), written through a real writer while whatever
+    /// session is live; returns its id.
+    func writeFlow(_ store: FlowStore, start: Int64) throws -> Int64 {
+        var flow = FlowRecord(startTime: start, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "10.0.0.1",
+                              serverPort: 443, host: "a.test", hostOrigin: .sni, status: .encrypted)
+        flow.duration = 1_000
+        let writer = try store.makeWriter()
+        defer { writer.close() }
+        let opened = writer.open(flow)
+        writer.flush()
+        return opened.id
+    }
+
+    func run(_ tool: String, _ arguments: [String], in folder: String) throws -> (status: Int32, out: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("retention leaves a session's flows and the capture holding their packets alone, and takes them once the session is deleted")
+    func retentionSparesEvidenceUntilTheSessionIsDeleted() throws {
+        try withHome { home in
+            let now = StorageClock.now()
+            let store = try FlowStore(home: home)
+            defer { store.close() }
+            _ = try store.audit.newProject(name: "app", note: "", now: now - 50 * day)
+            let session = try store.audit.start(project: "app", note: "", settings: "{}", now: now - 50 * day)
+            let evidenceID = try writeFlow(store, start: now - 45 * day)
+            _ = try store.audit.stop(now: now - 44 * day)
+            let otherID = try writeFlow(store, start: now - 43 * day)
+            let database = try SQLiteDatabase(path: home.databasePath)
+            defer { database.close() }
+            try FileManager.default.createDirectory(atPath: home.captureDirectory, withIntermediateDirectories: true)
+            for (seq, flow) in [(1, evidenceID), (2, otherID)] {
+                let name = CaptureFolder.fileName(Int64(seq))
+                _ = FileManager.default.createFile(atPath: home.captureDirectory + "/" + name, contents: Data(count: 1_000))
+                try database.execute("INSERT INTO captures (seq, path, started_at, ended_at, bytes, snaplen, recording) VALUES (\(seq), 'captures/\(name)', \(now - 46 * day), \(now - 42 * day), 1000, 65535, 0)")
+                try database.execute("INSERT INTO packets (flow_id, n, capture_seq, file_offset, time_us, direction, orig_len, incl_len, meaning) VALUES (\(flow), 1, \(seq), 64, \(now - 43 * day), 'client_to_server', 60, 60, 'opened')")
+            }
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            #expect(try manager.auditEvidence() == .known(captures: [1], flows: [evidenceID]))
+            let limits = StorageLimits(historyMaxAge: 30 * day, capturesMaxBytes: nil, capturesMaxAge: 30 * day)
+            let first = try manager.applyLimits(limits, recording: nil, now: now)
+            #expect(first.flowsDeleted == 1)
+            #expect(first.captureFilesDeleted == 1)
+            #expect(try store.flow(id: evidenceID) != nil)
+            #expect(try store.flow(id: otherID) == nil)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: home.captureDirectory) == ["capture-000001.pcapng"])
+
+            _ = try store.audit.delete(session: session.id)
+            #expect(try manager.auditEvidence() == AuditEvidence.none)
+            let second = try manager.applyLimits(limits, recording: nil, now: now)
+            #expect(second.flowsDeleted == 1)
+            #expect(second.captureFilesDeleted == 1)
+            #expect(try store.flow(id: evidenceID) == nil)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: home.captureDirectory) == [])
+        }
+    }
+
+    func sampleBundle() -> EvidenceBundle {
+        let request = EvidenceBundleRequest(session: 7, includeContent: true, includeKeys: false, tvVersion: "0.1", machine: "box",
+                                            now: 1_764_600_000_000_000)
+        let session = AuditSession(id: 7, projectID: 1, projectName: "app", note: "", started: 1_764_599_000_000_000,
+                                   ended: 1_764_599_900_000_000, settings: "{\"mode\":\"regular\"}")
+        let files = [BundleFile(name: "flows.json", bytes: Array("{\"flows\": []}\n".utf8)),
+                     BundleFile(name: "content/flow-1-turn-1.bin", bytes: (0..<1_300).map { UInt8($0 % 251) }),
+                     BundleFile(name: "empty.txt", bytes: [])]
+        let manifest = BundleManifest(tvVersion: "0.1", machine: "box", caSHA256: "ab", created: request.now, project: "app",
+                                      session: 7, from: session.started, to: session.ended, settings: session.settings,
+                                      contentIncluded: true, keysIncluded: false, files: [])
+        return EvidenceBundle(session: session, flows: 0, contentFlows: 1, packets: 0, keyLines: 0, request: request,
+                              files: files, manifest: manifest)
+    }
+
+    @Test("the bundle is a tar.gz GNU tar lists and extracts and Python's tarfile reads, with hashlib's SHA-256 in its manifest")
+    func bundleReadByRealTools() throws {
+        try withHome { home in
+            let file = home.path + "/b.tar.gz"
+            try sampleBundle().write(to: file)
+            var info = stat()
+            #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600)
+            let list = try run("tar", ["-tzf", file], in: home.path)
+            #expect(list.status == 0)
+            #expect(list.out == "manifest.json\nflows.json\ncontent/flow-1-turn-1.bin\nempty.txt\n", "\(list.out)")
+            let out = home.path + "/x"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+            #expect(try run("tar", ["-xzf", file, "-C", out], in: home.path).status == 0)
+            #expect(FileManager.default.contents(atPath: out + "/content/flow-1-turn-1.bin").map(Array.init) == (0..<1_300).map { UInt8($0 % 251) })
+            #expect(FileManager.default.contents(atPath: out + "/flows.json") == Data("{\"flows\": []}\n".utf8))
+            let script = """
+                import hashlib, json, sys, tarfile
+                with tarfile.open(sys.argv[1], 'r:gz') as t:
+                    names = t.getnames()
+                    manifest = json.load(t.extractfile('manifest.json'))
+                    for f in manifest['files']:
+                        data = t.extractfile(f['name']).read()
+                        assert len(data) == f['bytes'], f
+                        assert hashlib.sha256(data).hexdigest() == f['sha256'], f
+                    print(names, manifest['session'], manifest['machine'], manifest['settings'], manifest['to'] - manifest['from'])
+                """
+            let python = try run("python3", ["-c", script, file], in: home.path)
+            #expect(python.out == "['manifest.json', 'flows.json', 'content/flow-1-turn-1.bin', 'empty.txt'] 7 box {'mode': 'regular'} 900000000\n",
+                    "\(python.out)")
+            #expect(BundleVerifier.verify(path: file) == .intact(files: 3))
+            #expect(BundleVerdict.intact(files: 3).sentence(file: "b.tar.gz") == "b.tar.gz is intact: all 3 files match the SHA-256 in its manifest.")
+        }
+    }
+
+    @Test("verify names the file whose one byte changed in the tar (nothing recomputed), and says when the archive is cut short")
+    func verifyNamesTheChangedFile() throws {
+        try withHome { home in
+            let file = home.path + "/b.tar.gz"
+            try sampleBundle().write(to: file)
+            let script = """
+                import gzip, sys, tarfile
+                raw = bytearray(gzip.open(sys.argv[1]).read())
+                with tarfile.open(sys.argv[1], 'r:gz') as t:
+                    member = t.getmember(sys.argv[3])
+                raw[member.offset_data + 5] ^= 0x01
+                with gzip.open(sys.argv[2], 'wb') as out:
+                    out.write(bytes(raw))
+                """
+            let changed = home.path + "/changed.tar.gz"
+            #expect(try run("python3", ["-c", script, file, changed, "content/flow-1-turn-1.bin"], in: home.path).status == 0)
+            let verdict = BundleVerifier.verify(path: changed)
+            #expect(verdict == .changed("content/flow-1-turn-1.bin"))
+            #expect(verdict.sentence(file: "changed.tar.gz")
+                    == "changed.tar.gz is NOT intact: content/flow-1-turn-1.bin was changed (its SHA-256 differs from the manifest's).")
+            // An uncompressed tar with the same change is read too.
+            let plain = home.path + "/changed.tar"
+            #expect(try run("sh", ["-c", "gzip -dc \(changed) > \(plain)"], in: home.path).status == 0)
+            #expect(BundleVerifier.verify(path: plain) == .changed("content/flow-1-turn-1.bin"))
+            // Cut short: the gzip stream ends early.
+            let bytes = try #require(FileManager.default.contents(atPath: file))
+            let cut = home.path + "/cut.tar.gz"
+            _ = FileManager.default.createFile(atPath: cut, contents: bytes.prefix(bytes.count - 20))
+            #expect(BundleVerifier.verify(path: cut) == .unreadable("it ends before its compressed stream does (cut short)"))
+        }
+    }
+
+    @Test("the verdict (pure): missing, resized, unlisted and changed files, and no manifest")
+    func verdicts() {
+        let a = BundleManifest.Entry(name: "a", bytes: 3, sha256: "aa")
+        let b = BundleManifest.Entry(name: "b", bytes: 4, sha256: "bb")
+        let manifestEntry = BundleManifest.Entry(name: "manifest.json", bytes: 10, sha256: "mm")
+        #expect(BundleVerdict.decide(manifest: [a, b], found: [manifestEntry, a, b]) == .intact(files: 2))
+        #expect(BundleVerdict.decide(manifest: [a, b], found: [manifestEntry, a]) == .missing("b"))
+        #expect(BundleVerdict.decide(manifest: [a, b], found: [a, .init(name: "b", bytes: 5, sha256: "bb")]) == .wrongSize("b", expected: 4, found: 5))
+        #expect(BundleVerdict.decide(manifest: [a, b], found: [a, .init(name: "b", bytes: 4, sha256: "cc")]) == .changed("b"))
+        #expect(BundleVerdict.decide(manifest: [a], found: [a, b]) == .unlisted("b"))
+        #expect(BundleVerdict.decide(manifest: nil, found: [a]) == .noManifest)
+    }
+
+    @Test("ustar headers: checksum, octal fields and the name limit")
+    func ustarHeader() throws {
+        let header = try #require(Ustar.header(name: "flows.json", size: 1_234, mtime: 1_764_600_000))
+        #expect(header.count == 512)
+        #expect(Array(header[124..<136]) == Array("00000002322\0".utf8))
+        #expect(Array(header[257..<265]) == Array("ustar\000".utf8))
+        let member = try Ustar.member(header[...])
+        #expect(member == Ustar.Member(name: "flows.json", size: 1_234, type: UInt8(ascii: "0")))
+        var damaged = header
+        damaged[0] = UInt8(ascii: "g")
+        #expect(throws: Ustar.HeaderProblem.checksum) { try Ustar.member(damaged[...]) }
+        #expect(Ustar.header(name: String(repeating: "x", count: 101), size: 1, mtime: 0) == nil)
+        #expect(Ustar.padding(1_300) == 236 && Ustar.padding(1_024) == 0)
+    }
+
+    @Test("markers sit among tv flows' rows at their time")
+    func markersInterleave() {
+        let lines = ["HEADER", "row 30", "row 20", "row 10", "More: …"]
+        let m1 = AuditMarker(id: 1, sessionID: 2, time: 25, text: "login")
+        let m2 = AuditMarker(id: 2, sessionID: 2, time: 10, text: "at ten")
+        let out = AuditPresentation.interleave(lines, starts: [30, 20, 10], markers: [m2, m1])
+        #expect(out == ["HEADER", "row 30", AuditPresentation.markerLine(m1), "row 20", "row 10", AuditPresentation.markerLine(m2), "More: …"])
+        #expect(AuditPresentation.markerLine(m1) == "  ── 1970-01-01 00:00:00.000 UTC  marker: login (session 2)")
+    }
+}
