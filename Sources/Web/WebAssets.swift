@@ -32,6 +32,7 @@ nav a { display: inline-block; padding: 0.35rem 0.6rem; border-radius: 0.4rem; t
 nav a[aria-current="page"] { background: var(--accent); color: var(--card); font-weight: 600; }
 .live { margin-left: auto; font-size: 0.875rem; color: var(--muted); }
 main { padding: 1rem; max-width: 72rem; margin: 0 auto; }
+main:focus { outline: none; }
 h1 { font-size: 1.5rem; margin: 0.25rem 0 0.75rem; }
 h2 { font-size: 1.15rem; margin: 1.25rem 0 0.5rem; }
 .muted { color: var(--muted); }
@@ -198,7 +199,8 @@ function flowWhat(flow) {
   const parts = [flow.transport.toUpperCase()];
   if (flow.alpn) parts.push(flow.alpn); else if (flow.clientTLSVersion) parts.push(flow.clientTLSVersion);
   parts.push("port " + flow.serverPort);
-  if (flow.hostOrigin !== "announced" && flow.host) parts.push(flow.serverAddress);
+  // A name inferred from DNS is the name of an address: the address goes beside it (the seed's row named from DNS).
+  if ((flow.hostOrigin === "dns" || flow.hostOrigin === "dns_question") && flow.serverAddress) parts.push(flow.serverAddress);
   if (flow.program && flow.program.command) parts.push(flow.program.command);
   return parts.join(" · ");
 }
@@ -221,6 +223,8 @@ function anyValue(v) {
 function screen(title, ...children) {
   const m = main();
   m.replaceChildren(h("h1", {}, title), ...children);
+  // Which route this drawing is of (tests wait for it; a late answer of a left screen is not it).
+  m.dataset.drawn = location.hash || "#/dashboard";
   document.title = title + " · TunnelVision";
 }
 
@@ -453,7 +457,6 @@ function drawScrub() {
         timeline.zoom = []; timeline.interval = null; refreshTimeline();
       } }, "All"),
       h("span", { role: "status", id: "scrub-picked" }, picked)),
-    h("p", { class: "muted", id: "scrub-scope" }, "Counts cover everything recorded: the filters below narrow the list, not the bars."),
     ...notices);
 }
 
@@ -533,7 +536,9 @@ async function inspector(id) {
   let detail;
   try { detail = await api("/api/flows/" + id); } catch (e) { screen("Connection " + id, errorCard(e.message)); return; }
   const f = detail.flow || detail;
-  const origin = { announced: "Announced", inferred: "Inferred from DNS", none: "None seen" }[f.hostOrigin] || f.hostOrigin;
+  const origin = { sni: "Announced (SNI)", quic: "Announced (QUIC Initial)", connect: "Announced (CONNECT)", socks: "Announced (SOCKS5)",
+                   reverse: "The reverse proxy's upstream", dns: "Inferred from DNS", dns_question: "Inferred from a DNS question",
+                   none: "None seen" }[f.hostOrigin] || f.hostOrigin;
   const end = f.duration === null ? null : f.startTime + f.duration;
   const parts = [
     h("p", {}, h("a", { href: "#/timeline" }, "← Timeline")),
@@ -752,6 +757,7 @@ document.addEventListener("DOMContentLoaded", () => { connectEvents(); route(); 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>TunnelVision</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/app.css">
 <script src="/app.js" defer></script>
 </head>

@@ -28,7 +28,7 @@ struct WebAccessPolicyTests {
     @Test func aTokenIsNeeded() {
         #expect(policy.decide(get()) == .refuse(.noToken))
         #expect(policy.decide(get("/api/flows")) == .refuse(.noToken))
-        #expect(policy.decide(get(cookie: "0" + token.dropFirst())) == .refuse(.wrongToken))
+        #expect(policy.decide(get(cookie: "f" + token.dropFirst())) == .refuse(.wrongToken))
         #expect(policy.decide(get(cookie: "short")) == .refuse(.wrongToken))
         #expect(policy.decide(get(query: "nope")) == .refuse(.wrongToken))
     }

@@ -93,7 +93,8 @@ function flowWhat(flow) {
   const parts = [flow.transport.toUpperCase()];
   if (flow.alpn) parts.push(flow.alpn); else if (flow.clientTLSVersion) parts.push(flow.clientTLSVersion);
   parts.push("port " + flow.serverPort);
-  if (flow.hostOrigin !== "announced" && flow.host) parts.push(flow.serverAddress);
+  // A name inferred from DNS is the name of an address: the address goes beside it (the seed's row named from DNS).
+  if ((flow.hostOrigin === "dns" || flow.hostOrigin === "dns_question") && flow.serverAddress) parts.push(flow.serverAddress);
   if (flow.program && flow.program.command) parts.push(flow.program.command);
   return parts.join(" · ");
 }
@@ -116,6 +117,8 @@ function anyValue(v) {
 function screen(title, ...children) {
   const m = main();
   m.replaceChildren(h("h1", {}, title), ...children);
+  // Which route this drawing is of (tests wait for it; a late answer of a left screen is not it).
+  m.dataset.drawn = location.hash || "#/dashboard";
   document.title = title + " · TunnelVision";
 }
 
@@ -348,7 +351,6 @@ function drawScrub() {
         timeline.zoom = []; timeline.interval = null; refreshTimeline();
       } }, "All"),
       h("span", { role: "status", id: "scrub-picked" }, picked)),
-    h("p", { class: "muted", id: "scrub-scope" }, "Counts cover everything recorded: the filters below narrow the list, not the bars."),
     ...notices);
 }
 
@@ -428,7 +430,9 @@ async function inspector(id) {
   let detail;
   try { detail = await api("/api/flows/" + id); } catch (e) { screen("Connection " + id, errorCard(e.message)); return; }
   const f = detail.flow || detail;
-  const origin = { announced: "Announced", inferred: "Inferred from DNS", none: "None seen" }[f.hostOrigin] || f.hostOrigin;
+  const origin = { sni: "Announced (SNI)", quic: "Announced (QUIC Initial)", connect: "Announced (CONNECT)", socks: "Announced (SOCKS5)",
+                   reverse: "The reverse proxy's upstream", dns: "Inferred from DNS", dns_question: "Inferred from a DNS question",
+                   none: "None seen" }[f.hostOrigin] || f.hostOrigin;
   const end = f.duration === null ? null : f.startTime + f.duration;
   const parts = [
     h("p", {}, h("a", { href: "#/timeline" }, "← Timeline")),

@@ -138,7 +138,8 @@ struct WebAPI: Sendable {
     func run(_ words: [String], raw: Bool = false) -> WebResponse {
         let parser = CommandLineParser(root: CommandTree.root, globalOptions: CommandTree.globalOptions, version: nil)
         let capture = ConsoleCapture()
-        let status: Int
+        var status: Int
+        var exitCode: Int32 = 0
         var sentence: String?
         do {
             guard case .run(let parsed) = try parser.parse(words + ["--data-dir=\(home.path)"]),
@@ -149,6 +150,7 @@ struct WebAPI: Sendable {
             console.capture = capture
             let code = try handler(Invocation(command: parsed, environment: environment, console: console,
                                               now: Int64(Date().timeIntervalSince1970)))
+            exitCode = code
             status = code == 0 ? 200 : 500
         } catch let error as CommandLineError {
             status = 400
@@ -163,6 +165,9 @@ struct WebAPI: Sendable {
         if let sentence { return WebResponse.error(sentence, status: status) }
         let out = capture.out
         let isJSON = out.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } ?? false
+        // A command that answers in JSON and exits non-zero (`tv diag` with no session: 3; `tv ca
+        // status` in doubt: 1) has still answered: its JSON is served, its exit code beside it.
+        if isJSON && !raw { return WebResponse(status: 200, contentType: "application/json; charset=utf-8", body: out, headers: [("X-TV-Exit", String(exitCode))]) }
         if status != 200 { return WebResponse.error(capture.err.trimmingCharacters(in: .whitespacesAndNewlines), status: status) }
         if raw { return WebResponse(status: 200, contentType: "application/octet-stream", body: out) }
         if isJSON { return WebResponse(status: 200, contentType: "application/json; charset=utf-8", body: out) }
