@@ -135,7 +135,20 @@ function s(tag, attrs) {
   return el;
 }
 
+// Bumped at every route: an answer that arrives after its screen was left is dropped (it never
+// resolves), so it cannot draw over the screen now shown.
+let routeToken = 0;
+
 async function api(path, options) {
+  const token = routeToken;
+  let answer = null, failure = null;
+  try { answer = await fetchJSON(path, options); } catch (e) { failure = e; }
+  if (token !== routeToken) return new Promise(() => {});
+  if (failure) throw failure;
+  return answer;
+}
+
+async function fetchJSON(path, options) {
   const response = await fetch(path, Object.assign({ credentials: "same-origin", headers: { Accept: "application/json" } }, options || {}));
   let body = null;
   try { body = await response.json(); } catch (e) { body = null; }
@@ -222,7 +235,7 @@ function anyValue(v) {
 
 function screen(title, ...children) {
   const m = main();
-  m.replaceChildren(h("h1", {}, title), ...children);
+  m.replaceChildren(h("h1", {}, title), ...children.filter(c => c !== null && c !== undefined && c !== false));
   // Which route this drawing is of (tests wait for it; a late answer of a left screen is not it).
   m.dataset.drawn = location.hash || "#/dashboard";
   document.title = title + " · TunnelVision";
@@ -542,7 +555,7 @@ async function inspector(id) {
   const end = f.duration === null ? null : f.startTime + f.duration;
   const parts = [
     h("p", {}, h("a", { href: "#/timeline" }, "← Timeline")),
-    dl([["Name", flowName(f) + " (" + origin + ")"], ["Address", f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")"],
+    dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")"],
         ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
         ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
         ["Packets", f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–")],
@@ -734,6 +747,7 @@ function route() {
     if (a.dataset.screen === (name === "flow" ? "timeline" : name)) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   live.listeners.clear();
+  routeToken++;
   if (name === "timeline") timelineScreen();
   else if (name === "flow" && parts[2] === "packet") packet(parts[1], parts[3]);
   else if (name === "flow" && parts[2] === "content") content(parts[1]);
