@@ -624,7 +624,11 @@ async function content(id) {
     const t = await api("/api/flows/" + id + "/turns");
     const turns = t.turns || [];
     if (t.absence) { screen("Decrypted content of " + id, back, h("div", { class: "card", role: "status" }, t.absence.sentence)); return; }
-    screen("Decrypted content of " + id, back,
+    const http = h("section", { id: "http-view" }, h("button", { type: "button", onclick: async () => {
+      try { const messages = await api("/api/flows/" + id + "/turns?http=1"); http.replaceChildren(h("h2", {}, "As HTTP messages"), anyValue(messages)); }
+      catch (e) { http.replaceChildren(errorCard(e.message)); }
+    } }, "Read as HTTP messages"));
+    screen("Decrypted content of " + id, back, http,
       ...turns.map(turn => h("section", { class: "card" },
         h("h2", {}, (turn.direction === "up" ? "↑ Sent" : "↓ Received") + " · turn " + turn.number + " · " + bytes(turn.keptBytes)
           + (turn.truncated ? " kept of " + bytes(turn.seenBytes) + " (cut; the rest of this side was not recorded)" : "")),

@@ -167,7 +167,7 @@ struct WebRunTests {
                                               session.proxyURL, web.base + "/live", world.tvRoot], timeout: 180)
         #expect(result.status == 0, "\(result.all)")
         for check in ["every screen loaded at 1280x800", "every screen loaded at 390x844", "the Timeline shows the flows tv flows --json shows",
-                      "tapping a bar filters the list", "a click on a row opens flow", "a new flow appeared without a reload", "no console errors"] {
+                      "tapping a bar filters the list", "a sweep across the bars bounds the list", "a click on a row opens flow", "a new flow appeared without a reload", "no console errors"] {
             #expect(result.out.contains("ok: " + check), "\(result.all)")
         }
         #expect(FileManager.default.fileExists(atPath: folder + "/timeline-390x844.png"))

@@ -110,6 +110,20 @@ try:
         driver.find_element(By.ID, "scrub-all").click()
         wait_for("the rows back after All", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == len(EXPECTED_IDS))
         print("ok: All brings every row back", flush=True)
+    # A sweep across every bar bounds the list to the whole axis, snapped to whole bars; dragging
+    # past the right edge is clamped to the last bar.
+    svg = driver.find_element(By.ID, "scrubbar")
+    box = svg.rect
+    ActionChains(driver).move_to_element_with_offset(svg, int(-box["width"] / 2 + 2), 0).click_and_hold() \
+        .move_by_offset(int(box["width"] / 2), 0).move_by_offset(int(box["width"] / 2 + 40), 0).release().perform()
+    a = activity
+    first, last = a["buckets"][0]["start"] // 1000000, (a["buckets"][-1]["start"] // 1000000) + a["widthSeconds"]
+    swept = driver.execute_script("return timeline.interval")
+    if swept != {"from": first, "to": last}:
+        fail("the sweep bounded %s, expected %s" % (swept, {"from": first, "to": last}))
+    wait_for("every row after the sweep", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == len(EXPECTED_IDS))
+    print("ok: a sweep across the bars bounds the list, snapped and clamped", flush=True)
+    driver.find_element(By.ID, "scrub-all").click()
     busy = max(range(len(counts)), key=lambda i: counts[i])
     svg = driver.find_element(By.ID, "scrubbar")
     box = svg.rect
