@@ -218,6 +218,9 @@ function flowWhat(flow) {
   return parts.join(" · ");
 }
 
+// FlowTerms' Direction: client_to_server is what this machine sent.
+function sentWord(direction) { return direction === "client_to_server" ? "↑ Sent" : "↓ Received"; }
+
 function errorCard(message) { return h("div", { class: "card error", role: "alert" }, message); }
 
 function dl(pairs) {
@@ -593,7 +596,7 @@ async function inspector(id) {
       p.capped ? h("p", {}, `Showing the first ${p.listed} of ${p.count} packets.`) : h("p", { class: "muted" }, `${p.count} packets.`),
       h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "When"), h("th", {}, "Direction"), h("th", {}, "Meaning"), h("th", { class: "num" }, "Size"))),
         h("tbody", {}, rows.map(r => h("tr", {}, h("td", {}, h("a", { href: `#/flow/${id}/packet/${r.n}` }, r.n)),
-          h("td", {}, "+" + duration(r.offsetMicros)), h("td", {}, r.direction === "up" ? "↑ sent" : "↓ received"),
+          h("td", {}, "+" + duration(r.offsetMicros)), h("td", {}, sentWord(r.direction)),
           h("td", {}, r.meaning, r.tcpFlags ? h("span", { class: "muted" }, " " + r.tcpFlags.join(" ")) : ""), h("td", { class: "num" }, bytes(r.size)))))));
   }).catch(e => document.getElementById("packets").replaceChildren(h("p", { class: "muted" }, e.message)));
 }
@@ -630,7 +633,7 @@ async function content(id) {
     } }, "Read as HTTP messages"));
     screen("Decrypted content of " + id, back, http,
       ...turns.map(turn => h("section", { class: "card" },
-        h("h2", {}, (turn.direction === "up" ? "↑ Sent" : "↓ Received") + " · turn " + turn.number + " · " + bytes(turn.keptBytes)
+        h("h2", {}, sentWord(turn.direction) + " · turn " + turn.number + " · " + bytes(turn.keptBytes)
           + (turn.truncated ? " kept of " + bytes(turn.seenBytes) + " (cut; the rest of this side was not recorded)" : "")),
         h("p", {}, h("a", { href: `/api/flows/${id}/turns/${turn.number}/raw`, download: `flow-${id}-turn-${turn.number}.bin` }, "Download the whole turn")),
         turn.unreadable ? errorCard(turn.unreadable)
@@ -646,7 +649,7 @@ async function packet(id, n) {
     const said = ["absence", "snapLengthCut", "displayCap", "notIP"].filter(k => p[k]).map(k => h("p", { "data-reason": k }, p[k]));
     screen("Packet " + n + " of connection " + id, back,
       dl([["Meaning", p.meaning + (p.tcpFlags ? " (" + p.tcpFlags + ")" : "")], ["When", "+" + duration(p.offsetMicros) + " into the connection, " + utc(p.timeMicros, true)],
-          ["Direction", p.direction === "up" ? "↑ sent" : "↓ received"], ["Size", bytes(p.size) + (p.bytesKept !== null ? ", " + bytes(p.bytesKept) + " kept" : "")],
+          ["Direction", sentWord(p.direction)], ["Size", bytes(p.size) + (p.bytesKept !== null ? ", " + bytes(p.bytesKept) + " kept" : "")],
           ["Capture", p.capture + " at byte " + p.fileOffset]]),
       h("h2", {}, "Headers"), p.headers ? anyValue(p.headers) : h("p", { class: "muted" }, "None read."),
       h("h2", {}, "Bytes"), ...said, p.hex ? h("pre", { class: "hex" }, hexDump(null, hexFromPairs(p.hex))) : null);

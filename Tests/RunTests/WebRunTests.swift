@@ -148,14 +148,15 @@ struct WebRunTests {
             return
         }
         let world = try RunWorld()
-        let session = try world.run("--web", "--web-listen", "127.0.0.1:0")
+        // Inspecting and keeping content, so the conversation screen has turns to draw.
+        let session = try world.run("--inspect", "--keep-content", "--web", "--web-listen", "127.0.0.1:0")
         defer { session.kill() }
         let web = try served(session)
         let box = world.sandbox
         // Two seconds apart, so the scrub bar's one-second bars hold flows and gaps between them.
         for (i, path) in ["/a", "/b", "/c"].enumerated() {
             if i > 0 { usleep(2_100_000) }
-            _ = try world.curlThrough(session, [world.url(path)])
+            #expect(try world.curlThrough(session, [world.url(path)]).status == 0)
         }
         let ids = try box.closedFlows(3).compactMap { $0["id"] as? Int }
         let folder = Self.screenshotFolder
@@ -167,7 +168,7 @@ struct WebRunTests {
                                               session.proxyURL, web.base + "/live", world.tvRoot], timeout: 180)
         #expect(result.status == 0, "\(result.all)")
         for check in ["every screen loaded at 1280x800", "every screen loaded at 390x844", "the Timeline shows the flows tv flows --json shows",
-                      "tapping a bar filters the list", "a sweep across the bars bounds the list", "a click on a row opens flow", "a new flow appeared without a reload", "no console errors"] {
+                      "tapping a bar filters the list", "a sweep across the bars bounds the list", "a click on a row opens flow", "the conversation shows its turns", "a new flow appeared without a reload", "no console errors"] {
             #expect(result.out.contains("ok: " + check), "\(result.all)")
         }
         #expect(FileManager.default.fileExists(atPath: folder + "/timeline-390x844.png"))

@@ -85,6 +85,14 @@ try:
         print("ok: every screen loaded at %dx%d" % (width, height), flush=True)
     driver.set_window_size(1280, 800)
 
+    # The conversation of an inspected flow: its turns, each with its direction and a download.
+    driver.get(BASE + "/#/flow/%d/content" % EXPECTED_IDS[-1])
+    wait_for("the turns", lambda: len(driver.find_elements(By.CSS_SELECTOR, "main section.card")) >= 2)
+    text = driver.find_element(By.TAG_NAME, "main").text
+    if "↑ Sent · turn " not in text or "↓ Received · turn " not in text or "Download the whole turn" not in text:
+        fail("the conversation does not show its turns: " + text[:400])
+    print("ok: the conversation shows its turns", flush=True)
+
     # The Timeline shows the flows `tv flows --json` shows.
     driver.get(BASE + "/#/timeline")
     rows = wait_for("the rows", lambda: driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]"))
