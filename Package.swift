@@ -19,6 +19,8 @@ let package = Package(
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlidec", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
+        // `tv web`'s HTTP server (i21-web; i21-ops' metrics may add the same target: one of them stays).
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // C functions wrapping the macros Swift cannot call, and Linux bits Glibc lacks.
         .target(name: "CTVShims", dependencies: ["COpenSSL"]),
 
@@ -62,6 +64,10 @@ let package = Package(
         // evaluation over the fields a flow or an exchange offers (i16-filters).
         .target(name: "FlowFilter", dependencies: ["TVHome"]),
 
+        // `tv web`: the request security decision (pure), the libmicrohttpd driver, the embedded
+        // pages (Sources/Web/web, turned into WebAssets.swift by Scripts/web-assets).
+        .target(name: "Web", dependencies: ["CMicroHTTPD", "TVHome"], exclude: ["web"]),
+
         // Wiring of a session and the pure presentation values the command line prints.
         .target(name: "TVCore", dependencies: ["COpenSSL", "CZlib", "TVHome", "FlowStore", "Capture", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "ProgramLookup"]),
 
@@ -79,7 +85,7 @@ let package = Package(
 
         .executableTarget(name: "tv", dependencies: ["CommandLineParser", "TVHome", "LocalCA", "ControlChannel", "FlowStore", "TVCore",
                                                      "Settings", "TrustStore", "CertificateSetup", "SetupActions",
-                                                     "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "Capture"]),
+                                                     "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "Capture", "Web"]),
 
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
@@ -97,6 +103,9 @@ let package = Package(
         .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording", "FlowTerms"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "FlowFilterTests", dependencies: ["FlowFilter"]),
+        // `tv web`'s security decision with exact values, and the embedded pages matching their sources
+        // (the server through real curl and headless Chromium: RunTests' WebRunTests).
+        .testTarget(name: "WebTests", dependencies: ["Web"]),
         // The pcapng encoder, the packet classifier and the capture writer, read back by tshark/capinfos.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "FlowStore", "FlowTerms", "TVHome", "Settings"]),
         // Vectors/: RFC 9001 and RFC 9369 Appendix A (QUIC Initial protection), read at run time.
@@ -106,7 +115,7 @@ let package = Package(
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),
         // Issues 4 and 5 end to end through the built `tv` (tv run, flows, turns, …) with real
         // clients and servers; Shared/ links the CLITests and ProxyTests helpers it reuses.
-        .testTarget(name: "RunTests", dependencies: ["tv", "LocalCA"]),
+        .testTarget(name: "RunTests", dependencies: ["tv", "LocalCA"], exclude: ["Browser"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -15,7 +15,7 @@ enum CommandTree {
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, ActivityCommand.spec, FlowCommands.pinnedSpec,
                       RequestCommands.requestsSpec, RequestCommands.requestSpec,
                       CaptureCommands.packetsSpec, PacketCommand.spec, CaptureCommands.capturesSpec,
-                      TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, ExportCommands.spec, AuditCommands.spec, TVVersion.spec]
+                      TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, ExportCommands.spec, AuditCommands.spec, WebCommand.spec, TVVersion.spec]
     )
 
     /// `tv ca`: the CA toolchain's commands, with `status`/`show` asking the trust store too, and
@@ -61,4 +61,5 @@ enum CommandTree {
         .merging(TopCommand.handlers) { _, new in new }
         .merging(ActivityCommand.handlers) { _, new in new }
         .merging(AuditCommands.handlers) { _, new in new }
+        .merging(WebCommand.handlers) { _, new in new }
 }

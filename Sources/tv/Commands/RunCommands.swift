@@ -25,7 +25,9 @@ enum RunCommands {
                   OptionSpec("head-timeout", value: "SECONDS", help: "Seconds a client may take to send a whole request head, however slowly it trickles (default 10; 0.1-3600); then 408 and closed."),
                   OptionSpec("log", value: "WHAT", help: "requests: print one line per finished HTTP request (time, method, URL, status, size, duration), like mitmdump; also the log.requests setting."),
                   OptionSpec("audit", value: "PROJECT", help: "Record an audit session of PROJECT for as long as this session runs (`tv audit`).")]
-            + proxyOptions + [OptionSpec("quiet", help: "Print nothing but errors.")])
+            + proxyOptions + [OptionSpec("quiet", help: "Print nothing but errors."),
+                              OptionSpec("web", help: "Also serve the screens to a browser on this machine, as `tv web` (its URL is printed)."),
+                              OptionSpec("web-listen", value: "HOST:PORT", help: "With --web: " + WebCommand.listenHelp)])
 
     /// The proxy options `tv run` and `tv exec` share.
     static let proxyOptions: [OptionSpec] = [
@@ -128,6 +130,7 @@ enum RunCommands {
             guard what == "requests" else { throw UsageRefusal("--log takes requests, not '\(what)'.") }
             options.logRequests = true
         }
+        if c.has("web-listen") && !c.has("web") { throw UsageRefusal("--web-listen goes with --web (tv run --web --web-listen HOST:PORT).") }
         let quiet = c.has("quiet")
         options.announcesPinnedHosts = !quiet
         let requestConsole = inv.console
@@ -189,6 +192,9 @@ enum RunCommands {
             if !quiet, let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros()) { console.note("  " + strip) }
             // Said even under --quiet: who can read what it decrypts.
             if let warning = session.exposureWarning { console.note("tv: warning: " + warning) }
+            let web: WebCommand.Served? = try c.has("web") ? WebCommand.start(inv, home: home, listen: c.value("web-listen")) : nil
+            if let web { console.note("tv web: " + web.url) }
+            defer { web?.stop() }
             try session.run()
         } catch ControlError.alreadyRunning(let path) {
             // Not this start's failure to remember: the running session is the one to show.

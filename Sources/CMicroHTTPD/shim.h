@@ -1,0 +1,6 @@
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>

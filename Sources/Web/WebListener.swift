@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tv web`'s listening socket and the names it answers to.
+public struct WebListener: Sendable {
+    /// The listening socket (bound, listening, close-on-exec).
+    public let socket: Int32
+    /// The numeric address (`127.0.0.1`, `::1`).
+    public let address: String
+    /// The port bound (the kernel's choice when 0 was asked).
+    public let port: UInt16
+
+    /// Opens a TCP socket on `address` (numeric, or `localhost` for 127.0.0.1) and `port`.
+    /// - Throws: `WebListenerError`.
+    public static func open(address: String, port: UInt16) throws -> WebListener {
+        let numeric = address.lowercased() == "localhost" ? "127.0.0.1" : address
+        var v4 = sockaddr_in()
+        var v6 = sockaddr_in6()
+        let isV6: Bool
+        if inet_pton(AF_INET, numeric, &v4.sin_addr) == 1 {
+            isV6 = false
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = port.bigEndian
+        } else if inet_pton(AF_INET6, numeric, &v6.sin6_addr) == 1 {
+            isV6 = true
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = port.bigEndian
+        } else {
+            throw WebListenerError.notAnAddress(address)
+        }
+        let fd = Glibc.socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw WebListenerError.bind(address: address, port: port, errno: errno) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if isV6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size)) }
+        let bound: Int32 = isV6
+            ? withUnsafePointer(to: &v6) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+            : withUnsafePointer(to: &v4) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            let e = errno
+            close(fd)
+            throw WebListenerError.bind(address: address, port: port, errno: e)
+        }
+        var actual = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        _ = withUnsafeMutablePointer(to: &actual) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        // sin_port and sin6_port sit at the same offset.
+        return WebListener(socket: fd, address: numeric, port: UInt16(bigEndian: actual.sin6_port))
+    }
+
+    /// `127.0.0.1:8081` or `[::1]:8081`.
+    public var authority: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
+
+    /// The `Host` values this server answers to: its address with the port, and `localhost`
+    /// with the port when the address is loopback (what a person types). Any other name, a
+    /// rebinding attacker's included, is refused.
+    public var hostNames: Set<String> {
+        var names: Set<String> = [authority]
+        if address.hasPrefix("127.") || address == "::1" { names.insert("localhost:\(port)") }
+        return names
+    }
+}
+
+/// Why `tv web` could not listen.
+public enum WebListenerError: Error, Equatable {
+    case notAnAddress(String)
+    case bind(address: String, port: UInt16, errno: Int32)
+
+    /// One sentence: what happened and what to do.
+    public var message: String {
+        switch self {
+        case .notAnAddress(let text):
+            return "'\(text)' is not an address to listen on; give a numeric one such as 127.0.0.1:8081 or [::1]:8081."
+        case .bind(let address, let port, let e):
+            return "Could not listen on \(address):\(port) (\(String(cString: strerror(e)))); choose another port with --listen 127.0.0.1:PORT."
+        }
+    }
+}

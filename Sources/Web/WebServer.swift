@@ -1,0 +1,189 @@
+import CMicroHTTPD
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tv web`'s HTTP server: libmicrohttpd (Debian's `libmicrohttpd12`) on a listening socket this
+/// type opens, one thread per connection (so a Server-Sent Events stream may wait for its next
+/// event), at most `connectionLimit` at once. Every request goes through `WebAccessPolicy`
+/// first; only an allowed one reaches `route`. The driver decides nothing itself.
+public final class WebServer: Sendable {
+    /// The largest request body read (a settings change is a few bytes); larger: 413.
+    public static let maximumBody = 65_536
+    /// Connections served at once (each holds a thread).
+    public static let connectionLimit: UInt32 = 64
+
+    public let policy: WebAccessPolicy
+    /// The cookie's name (per port: `WebCookie.name`).
+    public let cookieName: String
+    let route: @Sendable (WebRequest) -> WebResponse
+    /// The daemon handle's bit pattern (OpaquePointer is not Sendable); 0 once stopped.
+    private let daemon = Mutex<Int>(0)
+
+    /// Starts serving on `socket` (bound and listening; the server owns it from now on).
+    /// - Throws: `WebServerError.start` when libmicrohttpd refuses to start.
+    public init(socket: Int32, policy: WebAccessPolicy, cookieName: String, route: @escaping @Sendable (WebRequest) -> WebResponse) throws {
+        self.policy = policy
+        self.cookieName = cookieName
+        self.route = route
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
+        let completed: MHD_RequestCompletedCallback = { _, _, state, _ in
+            if let state, let raw = state.pointee {
+                Unmanaged<UploadState>.fromOpaque(raw).release()
+                state.pointee = nil
+            }
+        }
+        let options: [CVarArg] = [
+            Int32(truncatingIfNeeded: MHD_OPTION.LISTEN_SOCKET.rawValue), socket,
+            Int32(truncatingIfNeeded: MHD_OPTION.CONNECTION_LIMIT.rawValue), Self.connectionLimit,
+            Int32(truncatingIfNeeded: MHD_OPTION.CONNECTION_TIMEOUT.rawValue), UInt32(120),
+            Int32(truncatingIfNeeded: MHD_OPTION.NOTIFY_COMPLETED.rawValue), unsafeBitCast(completed, to: OpaquePointer.self), Int(0),
+            Int32(truncatingIfNeeded: MHD_OPTION.END.rawValue),
+        ]
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let daemon = withVaList(options) { list in
+            MHD_start_daemon_va(flags, 0, nil, nil, WebServer.access, me, list)
+        }
+        guard let daemon else {
+            close(socket)
+            throw WebServerError.start
+        }
+        self.daemon.withLock { $0 = Int(bitPattern: UnsafeRawPointer(daemon)) }
+    }
+
+    /// Stops listening and waits for every connection's thread (streams end within a poll).
+    public func stop() {
+        let address = daemon.withLock { address in defer { address = 0 }; return address }
+        guard let handle = OpaquePointer(bitPattern: address) else { return }
+        MHD_stop_daemon(handle)
+    }
+
+    /// A request's body as it arrives, kept between libmicrohttpd's calls of `access`.
+    final class UploadState {
+        var body: [UInt8] = []
+        var tooLarge = false
+    }
+
+    /// libmicrohttpd's access handler: first call makes the upload state, the next ones gather
+    /// the body, the last one decides and answers.
+    private static let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, upload, uploadSize, state in
+        guard let cls, let connection, let state, let uploadSize else { return .NO }
+        let server = Unmanaged<WebServer>.fromOpaque(cls).takeUnretainedValue()
+        if state.pointee == nil {
+            state.pointee = Unmanaged.passRetained(UploadState()).toOpaque()
+            return .YES
+        }
+        let upload_ = Unmanaged<UploadState>.fromOpaque(state.pointee!).takeUnretainedValue()
+        if uploadSize.pointee > 0 {
+            if let upload, upload_.body.count + uploadSize.pointee <= WebServer.maximumBody {
+                upload_.body += UnsafeRawBufferPointer(start: UnsafeRawPointer(upload), count: uploadSize.pointee)
+            } else {
+                upload_.tooLarge = true
+            }
+            uploadSize.pointee = 0
+            return .YES
+        }
+        let methodText = method.map { String(cString: $0) } ?? ""
+        let path = url.map { String(cString: $0) } ?? "/"
+        let answer = server.answer(connection: connection, method: methodText, path: path, upload: upload_)
+        return WebServer.queue(answer, on: connection)
+    }
+
+    private func answer(connection: OpaquePointer, method: String, path: String, upload: UploadState) -> WebResponse {
+        let header = { (name: String) in Self.value(connection, .HEADER_KIND, name) }
+        var query = Self.arguments(connection)
+        let facts = WebRequestFacts(
+            method: method, path: path, host: header("Host"), queryToken: query["token"],
+            cookieToken: WebCookie.value(named: cookieName, in: header("Cookie")),
+            bearerToken: header("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil },
+            origin: header("Origin"), fetchSite: header("Sec-Fetch-Site"))
+        switch policy.decide(facts) {
+        case .refuse(let refusal):
+            return WebResponse.error(refusal.message, status: refusal.status)
+        case .tradeToken(let location):
+            return WebResponse(status: 303, contentType: "text/plain; charset=utf-8", body: Array("See \(location)\n".utf8),
+                               headers: [("Location", location), ("Set-Cookie", WebCookie.setCookie(name: cookieName, token: policy.token))])
+        case .allow:
+            if upload.tooLarge { return WebResponse.error("The request's body is larger than \(Self.maximumBody) bytes; send less.", status: 413) }
+            query["token"] = nil
+            var response = route(WebRequest(method: method, path: path, query: query, body: upload.body))
+            if method == "HEAD" { response.body = []; response.stream = nil }
+            return response
+        }
+    }
+
+    private static func queue(_ answer: WebResponse, on connection: OpaquePointer) -> MHD_Result {
+        let response: OpaquePointer?
+        if let stream = answer.stream {
+            let box = Unmanaged.passRetained(StreamState(stream)).toOpaque()
+            response = MHD_create_response_from_callback(UInt64.max, 4_096, readStream, box, freeStream)
+        } else {
+            response = answer.body.withUnsafeBytes { raw in
+                MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        }
+        guard let response else { return .NO }
+        defer { MHD_destroy_response(response) }
+        for (name, value) in WebResponse.standardHeaders + [("Content-Type", answer.contentType)] + answer.headers {
+            _ = MHD_add_response_header(response, name, value)
+        }
+        return MHD_queue_response(connection, UInt32(answer.status), response)
+    }
+
+    /// A stream's bytes not yet handed to libmicrohttpd.
+    final class StreamState {
+        let stream: WebStream
+        var pending: [UInt8] = []
+        init(_ stream: WebStream) { self.stream = stream }
+    }
+
+    private static let readStream: MHD_ContentReaderCallback = { cls, _, buffer, max in
+        guard let cls, let buffer else { return -2 }
+        let state = Unmanaged<StreamState>.fromOpaque(cls).takeUnretainedValue()
+        while state.pending.isEmpty {
+            guard let next = state.stream.next() else { return -1 }  // MHD_CONTENT_READER_END_OF_STREAM
+            state.pending = next
+        }
+        let n = min(max, state.pending.count)
+        state.pending.withUnsafeBytes { raw in
+            UnsafeMutableRawPointer(buffer).copyMemory(from: raw.baseAddress!, byteCount: n)
+        }
+        state.pending.removeFirst(n)
+        return n
+    }
+
+    private static let freeStream: MHD_ContentReaderFreeCallback = { cls in
+        guard let cls else { return }
+        Unmanaged<StreamState>.fromOpaque(cls).release()
+    }
+
+    static func value(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ name: String) -> String? {
+        MHD_lookup_connection_value(connection, kind, name).map { String(cString: $0) }
+    }
+
+    /// The query's parameters (first value of each name), as libmicrohttpd decoded them.
+    /// The query's parameters while libmicrohttpd hands them over.
+    private final class Gathered { var values: [String: String] = [:] }
+
+    static func arguments(_ connection: OpaquePointer) -> [String: String] {
+        let gathered = Gathered()
+        let iterator: MHD_KeyValueIterator = { cls, _, key, value in
+            guard let cls, let key else { return .YES }
+            let g = Unmanaged<Gathered>.fromOpaque(cls).takeUnretainedValue()
+            let name = String(cString: key)
+            if g.values[name] == nil { g.values[name] = value.map { String(cString: $0) } ?? "" }
+            return .YES
+        }
+        withExtendedLifetime(gathered) {
+            _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, iterator, Unmanaged.passUnretained(gathered).toOpaque())
+        }
+        return gathered.values
+    }
+}
+
+/// Why the server did not start.
+public enum WebServerError: Error, Equatable {
+    /// libmicrohttpd would not start on the socket.
+    case start
+}

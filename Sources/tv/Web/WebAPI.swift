@@ -1,0 +1,176 @@
+import CommandLineParser
+import Foundation
+import TVHome
+import Web
+
+/// `tv web`'s routes: the embedded pages, and `/api/…`, each of which runs the command whose
+/// `--json` it serves, in this process, and answers with what that command printed. So the API's
+/// shapes are the commands' (one computation, one shape; the README's table maps each route to
+/// its command), and a refusal is the command's own sentence.
+struct WebAPI: Sendable {
+    /// The data folder every command is run on (`--data-dir`; never taken from a request).
+    let home: TVHome
+    let environment: [String: String]
+
+    /// One route: a method, a path pattern (`:id` a positive whole number) and the command it runs.
+    struct Route: Sendable {
+        let method: String
+        let pattern: [String]
+        /// The command's words; `:id` / `:n` are replaced by the path's numbers.
+        let command: [String]
+        /// The query parameters passed on as `--NAME=VALUE` (no others are).
+        let options: [String]
+        /// Bytes to download rather than JSON: the file name offered (`:id`, `:n` replaced).
+        var download: String? = nil
+    }
+
+    static let flowFilters = ["host", "program", "status", "since", "from", "to", "filter", "limit", "after"]
+
+    /// Every `/api/` route, in the order the README lists them.
+    static let routes: [Route] = [
+        Route(method: "GET", pattern: ["flows"], command: ["flows", "--json"], options: flowFilters),
+        Route(method: "GET", pattern: ["flows", ":id"], command: ["flow", ":id", "--json"], options: []),
+        Route(method: "GET", pattern: ["flows", ":id", "packets"], command: ["packets", ":id", "--json"], options: []),
+        Route(method: "GET", pattern: ["flows", ":id", "packets", ":n"], command: ["packet", ":id", ":n", "--json"], options: []),
+        Route(method: "GET", pattern: ["flows", ":id", "turns"], command: ["turns", ":id", "--json"], options: ["http"]),
+        Route(method: "GET", pattern: ["flows", ":id", "turns", ":n", "raw"], command: ["turns", ":id", "--turn", ":n", "--raw"], options: [],
+              download: "flow-:id-turn-:n.bin"),
+        Route(method: "GET", pattern: ["activity"], command: ["activity", "--json"], options: ["bars", "since", "from", "to"]),
+        Route(method: "GET", pattern: ["top"], command: ["top", "--once", "--json"], options: []),
+        Route(method: "GET", pattern: ["status"], command: ["status", "--json"], options: []),
+        Route(method: "GET", pattern: ["diag"], command: ["diag", "--json"], options: []),
+        Route(method: "GET", pattern: ["captures"], command: ["captures", "list", "--json"], options: []),
+        Route(method: "GET", pattern: ["captures", "room"], command: ["captures", "room"], options: []),
+        Route(method: "POST", pattern: ["captures", ":id", "delete"], command: ["captures", "delete", ":id", "--yes"], options: []),
+        Route(method: "POST", pattern: ["captures", "rotate"], command: ["captures", "rotate"], options: []),
+        Route(method: "GET", pattern: ["requests"], command: ["requests", "--json"], options: ["flow", "since", "from", "to", "filter", "limit", "after"]),
+        Route(method: "GET", pattern: ["requests", ":id"], command: ["request", ":id", "--json"], options: []),
+        Route(method: "GET", pattern: ["settings"], command: ["settings", "show", "--json"], options: []),
+        Route(method: "GET", pattern: ["ca"], command: ["ca", "status", "--json"], options: []),
+        Route(method: "GET", pattern: ["content"], command: ["content", "status", "--json"], options: []),
+    ]
+
+    func answer(_ request: WebRequest) -> WebResponse {
+        let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard parts.first == "api" else { return WebPages.asset(request.path) }
+        let rest = Array(parts.dropFirst())
+        if rest == ["events"], request.method == "GET" { return WebEvents.response(home: home, api: self) }
+        if rest == ["audit"] {
+            return WebResponse.json(JSONValue.object([("available", .bool(false)), ("sentence", .string(WebAPI.auditAbsent))]).serialized())
+        }
+        if rest == ["settings"], request.method == "POST" { return setSetting(request.body) }
+        if rest.count == 3, rest[0] == "captures", rest[2] == "file", request.method == "GET", let seq = Int64(rest[1]) {
+            return captureFile(seq)
+        }
+        for route in Self.routes where route.pattern.count == rest.count {
+            var numbers: [String: String] = [:]
+            let fits = zip(route.pattern, rest).allSatisfy { pattern, part in
+                guard pattern.hasPrefix(":") else { return pattern == part }
+                guard let n = Int64(part), n > 0 else { return false }
+                numbers[pattern] = part
+                return true
+            }
+            guard fits else { continue }
+            guard route.method == request.method || (route.method == "GET" && request.method == "HEAD") else {
+                return WebResponse.error("\(request.path) takes \(route.method), not \(request.method).", status: 405)
+            }
+            let words = route.command.map { numbers[$0] ?? $0 }
+            let options = route.options.compactMap { name in request.query[name].map { "--\(name)=\($0)" } }
+            // `?http=1` is a switch, not a value.
+            let switches = options.map { $0 == "--http=1" ? "--http" : $0 }
+            if let name = route.download {
+                return download(words, as: route.pattern.reduce(name) { n, p in numbers[p].map { n.replacingOccurrences(of: p, with: $0) } ?? n })
+            }
+            return run(words + switches)
+        }
+        return WebResponse.error("There is no \(request.path) in tv web's API; the README lists the routes.", status: 404)
+    }
+
+    /// The Audit screen's answer until audit lands (i21-audit builds it): `{"available": false,
+    /// "sentence": …}`. The seam is this route, which becomes routes running `tv audit … --json`
+    /// as the others run their commands; the page draws whatever JSON comes otherwise.
+    static let auditAbsent = "Audit (projects, sessions, markers, evidence bundles) is not in this tv yet; the screen fills in when `tv audit` lands."
+
+    /// POST /api/settings with `{"key": K, "value": V}`: `tv settings set K V` (saved first, then
+    /// a running session told), answered with the new settings.
+    func setSetting(_ body: [UInt8]) -> WebResponse {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              let key = object["key"] as? String, let value = object["value"] as? String else {
+            return WebResponse.error("A setting change is a JSON object {\"key\": NAME, \"value\": TEXT}.", status: 400)
+        }
+        let set = run(["settings", "set", key, value])
+        guard set.status == 200 else { return set }
+        return run(["settings", "show", "--json"])
+    }
+
+    /// GET /api/captures/SEQ/file: the capture file `tv captures --json` lists as SEQ, as a
+    /// download; the file being written is refused (its last record may be half-written), as
+    /// `tv captures` says.
+    func captureFile(_ seq: Int64) -> WebResponse {
+        let listed = run(["captures", "list", "--json"])
+        guard listed.status == 200 else { return listed }
+        let files = (try? JSONSerialization.jsonObject(with: Data(listed.body)) as? [[String: Any]]) ?? []
+        guard let file = files.first(where: { ($0["seq"] as? NSNumber)?.int64Value == seq }), let path = file["path"] as? String else {
+            return WebResponse.error("There is no capture \(seq); `tv captures` lists the ones there are.", status: 404)
+        }
+        if file["recording"] as? Bool == true {
+            return WebResponse.error("Capture \(seq) is being written; start a new one (`tv captures rotate`) and download this one then.", status: 409)
+        }
+        guard let stream = WebFileStream(path: path) else {
+            return WebResponse.error("Capture \(seq) could not be opened; `tv captures` says whether it is still there.", status: 404)
+        }
+        let name = path.split(separator: "/").last.map(String.init) ?? "capture.pcapng"
+        return WebResponse(status: 200, contentType: "application/x-pcapng", body: [],
+                           headers: [("Content-Disposition", "attachment; filename=\"\(name)\"")], stream: stream)
+    }
+
+    /// A command's raw output as a file to save (`Content-Disposition: attachment`, RFC 6266).
+    func download(_ words: [String], as name: String) -> WebResponse {
+        let answer = run(words, raw: true)
+        guard answer.status == 200 else { return answer }
+        return WebResponse(status: 200, contentType: "application/octet-stream", body: answer.body,
+                           headers: [("Content-Disposition", "attachment; filename=\"\(name)\"")])
+    }
+
+    /// Runs `tv WORDS --data-dir HOME` in this process and answers with what it printed:
+    /// 200 and its standard output, or its one sentence with a status from its exit code
+    /// (1 refused or not found: 404; 2 cannot be run as asked: 400; 3 no session: 409).
+    func run(_ words: [String], raw: Bool = false) -> WebResponse {
+        let parser = CommandLineParser(root: CommandTree.root, globalOptions: CommandTree.globalOptions, version: nil)
+        let capture = ConsoleCapture()
+        var status: Int
+        var exitCode: Int32 = 0
+        var sentence: String?
+        do {
+            guard case .run(let parsed) = try parser.parse(words + ["--data-dir=\(home.path)"]),
+                  let handler = CommandTree.handlers[parsed.path.joined(separator: " ")] else {
+                return WebResponse.error("tv web could not run \(words.joined(separator: " ")).", status: 500)
+            }
+            var console = Console()
+            console.capture = capture
+            let code = try handler(Invocation(command: parsed, environment: environment, console: console,
+                                              now: Int64(Date().timeIntervalSince1970)))
+            exitCode = code
+            status = code == 0 ? 200 : 500
+        } catch let error as CommandLineError {
+            status = 400
+            sentence = error.message
+        } catch let error as UserFacingError {
+            status = [1: 404, 2: 400, 3: 409][error.exitCode] ?? 500
+            sentence = error.message
+        } catch {
+            status = 500
+            sentence = "unexpected error: \(error)"
+        }
+        if let sentence { return WebResponse.error(sentence, status: status) }
+        let out = capture.out
+        let isJSON = out.first.map { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "[") } ?? false
+        // A command that answers in JSON and exits non-zero (`tv diag` with no session: 3; `tv ca
+        // status` in doubt: 1) has still answered: its JSON is served, its exit code beside it.
+        if isJSON && !raw { return WebResponse(status: 200, contentType: "application/json; charset=utf-8", body: out, headers: [("X-TV-Exit", String(exitCode))]) }
+        if status != 200 { return WebResponse.error(capture.err.trimmingCharacters(in: .whitespacesAndNewlines), status: status) }
+        if raw { return WebResponse(status: 200, contentType: "application/octet-stream", body: out) }
+        if isJSON { return WebResponse(status: 200, contentType: "application/json; charset=utf-8", body: out) }
+        return WebResponse.json(JSONValue.object([("said", .string(String(decoding: out, as: UTF8.self)))]).serialized())
+    }
+}

@@ -1,0 +1,94 @@
+import FlowStore
+import Foundation
+import Synchronization
+import TVCore
+import TVHome
+import Web
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `GET /api/events`: Server-Sent Events (WHATWG HTML §9.2) for the open pages.
+///
+/// - `event: flow`, one per flow opened or finished: the line `tv flows --follow --json` prints
+///   (`FlowFollower`, the same reads as `FollowCommand`, every `pollMillis`).
+/// - `event: top`, every `topEvery` polls: what `GET /api/top` answers (`tv top --once --json`:
+///   the session's liveness, rates, totals, talkers), for the Dashboard.
+/// - a comment line every `keepAliveEvery` polls, so a client that went away is noticed.
+enum WebEvents {
+    static let pollMillis: UInt32 = 500
+    static let topEvery = 6
+    static let keepAliveEvery = 30
+    /// Set when `tv web` stops: every stream ends at its next poll.
+    static let stopping = Atomic<Bool>(false)
+
+    static func response(home: TVHome, api: WebAPI) -> WebResponse {
+        WebResponse(status: 200, contentType: "text/event-stream; charset=utf-8", body: [],
+                    headers: [("X-Accel-Buffering", "no")], stream: FlowEventStream(home: home, api: api))
+    }
+}
+
+/// One page's event stream.
+///
+/// `@unchecked Sendable`: libmicrohttpd calls `next` only from the one thread that serves this
+/// connection, one call at a time, and nothing else touches the stream's state after it is made.
+final class FlowEventStream: WebStream, @unchecked Sendable {
+    let home: TVHome
+    let api: WebAPI
+    private var store: FlowStore?
+    private var follower = FlowFollower(startMicros: FlowCommands.nowMicros())
+    private var polls = 0
+    private var started = false
+
+    init(home: TVHome, api: WebAPI) {
+        self.home = home
+        self.api = api
+    }
+
+    deinit { store?.close() }
+
+    func next() -> [UInt8]? {
+        if !started {
+            started = true
+            // Open flows are watched so their end is told (as `tv flows --follow`).
+            if let store = openStore() {
+                let since = FlowCommands.nowMicros() - 86_400_000_000
+                follower.watch((try? store.flows(matching: FlowQuery(), startedSince: since, limit: FlowFollower.openLimit)) ?? [])
+            }
+            return Array("retry: 2000\n\n".utf8) + top()
+        }
+        while true {
+            usleep(WebEvents.pollMillis * 1_000)
+            if WebEvents.stopping.load(ordering: .relaxed) { return nil }
+            polls += 1
+            var out: [UInt8] = []
+            if let store = openStore() {
+                _ = LiveSessionFlush.ask(home)
+                let limit = 5_000
+                if let fresh = try? store.flows(matching: FlowQuery(), startedSince: follower.since, limit: limit),
+                   let rechecked = try? store.flows(ids: Array(follower.open.keys)) {
+                    for event in follower.take(started: fresh, rechecked: rechecked, full: fresh.count == limit) {
+                        out += Array("event: flow\ndata: \(event.json.serialized())\n\n".utf8)
+                    }
+                }
+            }
+            if polls % WebEvents.topEvery == 0 { out += top() }
+            if out.isEmpty && polls % WebEvents.keepAliveEvery == 0 { out = Array(": still here\n\n".utf8) }
+            if !out.isEmpty { return out }
+        }
+    }
+
+    /// The Dashboard's figures as one `top` event.
+    private func top() -> [UInt8] {
+        let answer = api.run(["top", "--once", "--json"])
+        guard answer.status == 200 else { return [] }
+        let compact = String(decoding: answer.body, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined()
+        return Array("event: top\ndata: \(compact)\n\n".utf8)
+    }
+
+    /// The store, opened once it exists (a data folder with no session yet has none).
+    private func openStore() -> FlowStore? {
+        if store == nil { store = try? FlowStore(readingHome: home) }
+        return store
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tv run --web` with real curl: the security checks answered over HTTP (wrong Host, no token,
+/// a cross-origin POST refused; the token traded for the cookie), the API answering what the
+/// commands' --json print, and Server-Sent Events telling a new flow. Then headless Chromium
+/// (Browser/web_browser.py) drives every screen.
+@Suite("tv web (issue 24)", .serialized)
+struct WebRunTests {
+    /// The URL `tv run --web` printed, split.
+    struct Served {
+        let base: String
+        let port: String
+        let token: String
+        var cookie: String { "tv_web_\(port)=\(token)" }
+        var origin: String { base }
+    }
+
+    func served(_ session: TVSession) throws -> Served {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if let line = session.log().split(separator: "\n").first(where: { $0.hasPrefix("tv web: http://") }) {
+                let url = line.dropFirst("tv web: ".count)
+                let parts = url.components(separatedBy: "/?token=")
+                let port = parts[0].components(separatedBy: ":").last ?? ""
+                return Served(base: parts[0], port: port, token: parts[1])
+            }
+            usleep(50_000)
+        }
+        throw WebNotServed(log: session.log())
+    }
+    struct WebNotServed: Error { let log: String }
+
+    /// A process run on another thread, waited for once.
+    final class Background: @unchecked Sendable {
+        // Written by the worker before it signals, read after `wait` saw the signal.
+        private var result: ProcessOutput?
+        private let done = DispatchSemaphore(value: 0)
+        init(_ work: @escaping @Sendable () -> ProcessOutput?) {
+            DispatchQueue.global().async { self.result = work(); self.done.signal() }
+        }
+        func wait() -> ProcessOutput? { done.wait(); return result }
+    }
+
+    /// curl's status code (and headers with `-D -`).
+    func code(_ box: Sandbox, _ arguments: [String]) throws -> String {
+        try box.curl(["-o", "/dev/null", "-w", "%{http_code}"] + arguments).out
+    }
+
+    @Test func securityChecksOverHTTP() throws {
+        let world = try RunWorld()
+        let session = try world.run("--web", "--web-listen", "127.0.0.1:0")
+        defer { session.kill() }
+        let web = try served(session)
+        let box = world.sandbox
+        #expect(web.token.count == 64)
+        // No token, no cookie: refused, pages and API alike.
+        #expect(try code(box, [web.base + "/"]) == "403")
+        #expect(try code(box, [web.base + "/api/flows"]) == "403")
+        // A wrong token.
+        #expect(try code(box, [web.base + "/?token=" + String(repeating: "0", count: 64)]) == "403")
+        // DNS rebinding: another name for the same address, with the right token.
+        #expect(try code(box, ["-H", "Host: evil.example:\(web.port)", web.base + "/?token=" + web.token]) == "421")
+        #expect(try code(box, ["-H", "Host: evil.example:\(web.port)", "-b", web.cookie, web.base + "/api/flows"]) == "421")
+        // The token is traded for the cookie and dropped from the address.
+        let traded = try box.curl(["-D", "-", "-o", "/dev/null", web.base + "/?token=" + web.token]).out
+        #expect(traded.hasPrefix("HTTP/1.1 303"))
+        #expect(traded.contains("Location: /\r\n"))
+        #expect(traded.contains("Set-Cookie: tv_web_\(web.port)=\(web.token); Path=/; HttpOnly; SameSite=Strict\r\n"))
+        // With the cookie: the page, with the policy and no inline script.
+        let page = try box.curl(["-D", "-", "-b", web.cookie, web.base + "/"]).out
+        #expect(page.contains("Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self';"))
+        #expect(page.contains("<script src=\"/app.js\" defer></script>"))
+        #expect(page.contains("Referrer-Policy: no-referrer"))
+        // localhost is one of its names.
+        #expect(try code(box, ["-b", web.cookie, "http://localhost:\(web.port)/app.js"]) == "200")
+        // A cross-origin POST is refused, with the cookie; a same-origin one changes the setting.
+        let change = ["-X", "POST", "-b", web.cookie, "-H", "Content-Type: application/json", "--data", #"{"key":"content.expiry","value":"1h"}"#]
+        #expect(try code(box, change + ["-H", "Origin: http://evil.example", web.base + "/api/settings"]) == "403")
+        #expect(try code(box, change + ["-H", "Sec-Fetch-Site: cross-site", web.base + "/api/settings"]) == "403")
+        #expect(try code(box, change + [web.base + "/api/settings"]) == "403")
+        #expect(try box.tv("settings", "get", "content.expiry").out.trimmingCharacters(in: .whitespacesAndNewlines) != "1h")
+        #expect(try code(box, change + ["-H", "Origin: \(web.origin)", web.base + "/api/settings"]) == "200")
+        #expect(try box.tv("settings", "get", "content.expiry").out.trimmingCharacters(in: .whitespacesAndNewlines) == "1h")
+        // Other methods are refused.
+        #expect(try code(box, ["-X", "DELETE", "-b", web.cookie, web.base + "/api/flows"]) == "405")
+    }
+
+    @Test func theAPIAnswersWhatTheCommandsPrint() throws {
+        let world = try RunWorld()
+        let session = try world.run("--web", "--web-listen", "127.0.0.1:0")
+        defer { session.kill() }
+        let web = try served(session)
+        let box = world.sandbox
+        // Server-Sent Events, listened to while a flow is made.
+        let events = Background { try? box.curl(["-N", "--max-time", "4", "-b", web.cookie, web.base + "/api/events"]) }
+        usleep(800_000)
+        for path in ["/a", "/b"] { _ = try world.curlThrough(session, [world.url(path)]) }
+        let rows = try box.closedFlows(2)
+        func api(_ path: String) throws -> Any {
+            let answer = try box.curl(["-b", web.cookie, web.base + path])
+            return try JSONSerialization.jsonObject(with: answer.stdout)
+        }
+        let listed = try #require(try api("/api/flows?limit=10000") as? [String: Any])
+        let ids = (listed["flows"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }.sorted()
+        #expect(ids == rows.compactMap { $0["id"] as? Int })
+        // One flow, as `tv flow ID --json`.
+        let id = try #require(ids.last)
+        let shown = try #require(try api("/api/flows/\(id)") as? [String: Any])
+        let command = try box.json("flow", String(id))
+        #expect(NSDictionary(dictionary: shown) == NSDictionary(dictionary: command))
+        // Filters pass through: a status no flow has.
+        let none = try #require(try api("/api/flows?status=kept_private") as? [String: Any])
+        #expect((none["flows"] as? [Any])?.count == 0)
+        // A refusal is the command's sentence.
+        let bad = try box.curl(["-b", web.cookie, "-w", "\n%{http_code}", web.base + "/api/flows?status=nope"]).out
+        #expect(bad.hasSuffix("\n400"))
+        #expect(bad.contains("'nope' is not a status"))
+        #expect(try code(box, ["-b", web.cookie, web.base + "/api/flows/999999"]) == "404")
+        #expect(try code(box, ["-b", web.cookie, web.base + "/api/nothing"]) == "404")
+        let audit = try #require(try api("/api/audit") as? [String: Any])
+        #expect(audit["available"] as? Bool == false)
+        // The activity axis counts them.
+        let activity = try #require(try api("/api/activity?bars=10") as? [String: Any])
+        let counted = (activity["buckets"] as? [[String: Any]] ?? []).compactMap { $0["count"] as? Int }.reduce(0, +)
+        #expect(counted == rows.count)
+        // The events told both flows as they opened.
+        let told = try #require(events.wait())
+        for row in rows {
+            #expect(told.out.contains("event: flow\ndata: {\"event\":\"opened\",\"flow\":{\"id\":\(row["id"] as? Int ?? -1),"), "\(told.out)")
+        }
+    }
+
+    /// Where the screenshots go: $TV_TEST_OUTPUT/web-screens, else .build/test-output/web-screens.
+    static var screenshotFolder: String {
+        let root = ProcessInfo.processInfo.environment["TV_TEST_OUTPUT"]
+            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent(".build/test-output").path
+        return root + "/web-screens"
+    }
+
+    @Test func everyScreenInHeadlessChromium() throws {
+        for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            Issue.record("\(tool) is missing: Scripts/packages.sh installs chromium and chromium-driver")
+            return
+        }
+        let world = try RunWorld()
+        // Inspecting and keeping content, so the conversation screen has turns to draw.
+        let session = try world.run("--inspect", "--keep-content", "--web", "--web-listen", "127.0.0.1:0")
+        defer { session.kill() }
+        let web = try served(session)
+        let box = world.sandbox
+        // Two seconds apart, so the scrub bar's one-second bars hold flows and gaps between them.
+        for (i, path) in ["/a", "/b", "/c"].enumerated() {
+            if i > 0 { usleep(2_100_000) }
+            #expect(try world.curlThrough(session, [world.url(path)]).status == 0)
+        }
+        let ids = try box.closedFlows(3).compactMap { $0["id"] as? Int }
+        let folder = Self.screenshotFolder
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/web_browser.py").path
+        // Debian's python3, which python3-selenium installs into (a PATH python may be another).
+        let result = try box.tool("/usr/bin/python3", [script, web.base + "/?token=" + web.token, folder, ids.map(String.init).joined(separator: ","),
+                                              session.proxyURL, web.base + "/live", world.tvRoot], timeout: 180)
+        #expect(result.status == 0, "\(result.all)")
+        for check in ["every screen loaded at 1280x800", "every screen loaded at 390x844", "the Timeline shows the flows tv flows --json shows",
+                      "tapping a bar filters the list", "a sweep across the bars bounds the list", "a click on a row opens flow", "the conversation shows its turns", "a new flow appeared without a reload", "no console errors"] {
+            #expect(result.out.contains("ok: " + check), "\(result.all)")
+        }
+        #expect(FileManager.default.fileExists(atPath: folder + "/timeline-390x844.png"))
+    }
+
+    /// `tv web` alone, over a data folder no session runs on: one line on standard output (the
+    /// URL), the API for a script with the bearer token, and SIGTERM ending it.
+    @Test func tvWebAloneServesScripts() throws {
+        let box = try Sandbox()
+        defer { box.remove() }
+        try box.createCA()
+        let out = box.root + "/web.out"
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try TVBinary.require())
+        process.arguments = ["--data-dir", box.dataDir, "web", "--listen", "127.0.0.1:0"]
+        process.environment = box.environment
+        process.standardOutput = FileHandle(forWritingAtPath: out)
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        defer { Run.stop(process) }
+        var line = ""
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !line.hasSuffix("\n") {
+            line = box.text(out)
+            usleep(20_000)
+        }
+        let url = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(url.hasPrefix("http://127.0.0.1:") && url.contains("/?token="))
+        let parts = url.components(separatedBy: "/?token=")
+        let bearer = ["-H", "Authorization: Bearer " + parts[1]]
+        let flows = try box.curl(bearer + ["-w", "\n%{http_code}", parts[0] + "/api/flows"]).out
+        #expect(flows == "{\n  \"flows\": [],\n  \"damaged\": [],\n  \"nextCursor\": null\n}\n\n200")
+        #expect(try code(box, ["-H", "Authorization: Bearer nope", parts[0] + "/api/flows"]) == "403")
+        let diag = try box.curl(bearer + [parts[0] + "/api/diag"]).out
+        #expect(diag.contains("\"running\": false"))
+        kill(process.processIdentifier, SIGTERM)
+        #expect(Run.waitForExit(process, seconds: 5))
+        #expect(process.terminationStatus == 0)
+    }
+}

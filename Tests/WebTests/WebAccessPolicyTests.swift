@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+@testable import Web
+
+/// `tv web`'s security decision: request facts in, the exact decision out.
+@Suite("tv web's access policy (issue 24)")
+struct WebAccessPolicyTests {
+    let token = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+    var policy: WebAccessPolicy { WebAccessPolicy(hosts: ["127.0.0.1:8081", "localhost:8081"], token: token) }
+
+    func get(_ path: String = "/", host: String? = "127.0.0.1:8081", query: String? = nil, cookie: String? = nil,
+             bearer: String? = nil) -> WebRequestFacts {
+        WebRequestFacts(method: "GET", path: path, host: host, queryToken: query, cookieToken: cookie, bearerToken: bearer)
+    }
+
+    @Test func theHostMustBeAListeningName() {
+        #expect(policy.decide(get(cookie: token)) == .allow)
+        #expect(policy.decide(get(host: "LOCALHOST:8081", cookie: token)) == .allow)
+        // DNS rebinding: a name that resolves to 127.0.0.1 is still not one of ours.
+        #expect(policy.decide(get(host: "evil.example:8081", cookie: token)) == .refuse(.wrongHost("evil.example:8081")))
+        #expect(policy.decide(get(host: "127.0.0.1", cookie: token)) == .refuse(.wrongHost("127.0.0.1")))
+        #expect(policy.decide(get(host: "127.0.0.1:8082", cookie: token)) == .refuse(.wrongHost("127.0.0.1:8082")))
+        #expect(policy.decide(get(host: nil, cookie: token)) == .refuse(.wrongHost(nil)))
+        // The host is checked before anything else, even a right token.
+        #expect(policy.decide(get(host: "evil.example", query: token)) == .refuse(.wrongHost("evil.example")))
+    }
+
+    @Test func aTokenIsNeeded() {
+        #expect(policy.decide(get()) == .refuse(.noToken))
+        #expect(policy.decide(get("/api/flows")) == .refuse(.noToken))
+        #expect(policy.decide(get(cookie: "f" + token.dropFirst())) == .refuse(.wrongToken))
+        #expect(policy.decide(get(cookie: "short")) == .refuse(.wrongToken))
+        #expect(policy.decide(get(query: "nope")) == .refuse(.wrongToken))
+    }
+
+    @Test func theURLsTokenIsTradedForTheCookie() {
+        #expect(policy.decide(get("/", query: token)) == .tradeToken(location: "/"))
+        #expect(policy.decide(get("/api/flows", query: token)) == .tradeToken(location: "/api/flows"))
+        // A right cookie with a stale token in the URL: the URL's token is what was asked about.
+        #expect(policy.decide(get("/", query: "old", cookie: token)) == .refuse(.wrongToken))
+    }
+
+    @Test func scriptsMaySendTheTokenAsABearer() {
+        #expect(policy.decide(get("/api/flows", bearer: token)) == .allow)
+        #expect(policy.decide(get("/api/flows", bearer: "wrong")) == .refuse(.wrongToken))
+        let post = WebRequestFacts(method: "POST", path: "/api/settings", host: "127.0.0.1:8081", bearerToken: token)
+        #expect(policy.decide(post) == .allow)
+    }
+
+    @Test func aChangeMustComeFromThisOrigin() {
+        func post(origin: String?, site: String?, cookie: String? = nil) -> WebRequestFacts {
+            WebRequestFacts(method: "POST", path: "/api/settings", host: "127.0.0.1:8081", cookieToken: cookie ?? token,
+                            origin: origin, fetchSite: site)
+        }
+        #expect(policy.decide(post(origin: "http://127.0.0.1:8081", site: "same-origin")) == .allow)
+        #expect(policy.decide(post(origin: "http://localhost:8081", site: nil)) == .allow)
+        #expect(policy.decide(post(origin: nil, site: "same-origin")) == .allow)
+        #expect(policy.decide(post(origin: "http://evil.example", site: "cross-site")) == .refuse(.crossOrigin("http://evil.example")))
+        #expect(policy.decide(post(origin: "https://127.0.0.1:8081", site: nil)) == .refuse(.crossOrigin("https://127.0.0.1:8081")))
+        #expect(policy.decide(post(origin: "null", site: nil)) == .refuse(.crossOrigin("null")))
+        #expect(policy.decide(post(origin: nil, site: "same-site")) == .refuse(.crossOrigin("same-site")))
+        // A browser always says where a POST comes from; with the cookie alone it is refused.
+        #expect(policy.decide(post(origin: nil, site: nil)) == .refuse(.crossOrigin(nil)))
+        // A foreign origin is refused whatever the credential, a bearer's too.
+        let bearer = WebRequestFacts(method: "POST", path: "/api/settings", host: "127.0.0.1:8081", bearerToken: token, origin: "http://evil.example")
+        #expect(policy.decide(bearer) == .refuse(.crossOrigin("http://evil.example")))
+        // No token: refused as such, after the origin was found to be ours.
+        let none = WebRequestFacts(method: "POST", path: "/api/settings", host: "127.0.0.1:8081", origin: "http://127.0.0.1:8081")
+        #expect(policy.decide(none) == .refuse(.noToken))
+        // A token in the URL is never traded on a POST.
+        let queried = WebRequestFacts(method: "POST", path: "/api/settings", host: "127.0.0.1:8081", queryToken: token, origin: "http://127.0.0.1:8081")
+        #expect(policy.decide(queried) == .refuse(.noToken))
+    }
+
+    @Test func onlyReadingAndChangingMethods() {
+        for method in ["PUT", "DELETE", "OPTIONS", "TRACE", "CONNECT", "get"] {
+            let facts = WebRequestFacts(method: method, path: "/", host: "127.0.0.1:8081", cookieToken: token)
+            #expect(policy.decide(facts) == .refuse(.method(method)))
+        }
+        #expect(policy.decide(WebRequestFacts(method: "HEAD", path: "/", host: "127.0.0.1:8081", cookieToken: token)) == .allow)
+    }
+
+    @Test func refusalsSayWhatToDo() {
+        #expect(WebRefusal.wrongHost("evil.example").status == 421)
+        #expect(WebRefusal.noToken.status == 403)
+        #expect(WebRefusal.wrongToken.status == 403)
+        #expect(WebRefusal.crossOrigin(nil).status == 403)
+        #expect(WebRefusal.method("PUT").status == 405)
+        #expect(WebRefusal.wrongHost("evil.example").message == "tv web does not answer to the name 'evil.example'; open the URL `tv web` printed.")
+        #expect(WebRefusal.crossOrigin("http://evil.example").message == "A change was asked from another origin (http://evil.example); only tv web's own pages may change settings.")
+    }
+
+    @Test func theCookie() {
+        #expect(WebCookie.name(port: 8081) == "tv_web_8081")
+        #expect(WebCookie.setCookie(name: "tv_web_8081", token: "abc") == "tv_web_8081=abc; Path=/; HttpOnly; SameSite=Strict")
+        #expect(WebCookie.value(named: "tv_web_8081", in: "a=1; tv_web_8081=abc; b=2") == "abc")
+        #expect(WebCookie.value(named: "tv_web_8081", in: "tv_web_80810=abc") == nil)
+        #expect(WebCookie.value(named: "tv_web_8081", in: "xtv_web_8081=abc") == nil)
+        #expect(WebCookie.value(named: "tv_web_8081", in: nil) == nil)
+        #expect(WebCookie.value(named: "tv_web_8081", in: "tv_web_8081=") == "")
+    }
+
+    @Test func theListenersNames() {
+        #expect(WebListener(socket: -1, address: "127.0.0.1", port: 8081).hostNames == ["127.0.0.1:8081", "localhost:8081"])
+        #expect(WebListener(socket: -1, address: "::1", port: 9000).hostNames == ["[::1]:9000", "localhost:9000"])
+        #expect(WebListener(socket: -1, address: "192.0.2.7", port: 8081).hostNames == ["192.0.2.7:8081"])
+    }
+
+    @Test func theHeadersEveryAnswerCarries() {
+        let csp = WebResponse.standardHeaders.first { $0.0 == "Content-Security-Policy" }?.1
+        #expect(csp == "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+        #expect(WebResponse.error("No.", status: 404).body == Array(#"{"error":"No."}"#.utf8))
+    }
+}
+
+/// The embedded pages are the files in Sources/Web/web (Scripts/web-assets was run), and they
+/// keep the Content-Security-Policy's promises: no inline script or style, nothing from elsewhere.
+@Suite("tv web's embedded pages")
+struct WebAssetsTests {
+    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Sources/Web/web")
+
+    @Test func theEmbeddedFilesAreTheSources() throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path).sorted()
+        #expect(WebPages.names == names.map { "/" + $0 })
+        for name in names {
+            let text = try String(contentsOf: Self.sources.appendingPathComponent(name), encoding: .utf8)
+            // The literal ends before the file's last newline.
+            #expect(WebPages.text("/" + name).map { $0 + "\n" } == text, "run Scripts/web-assets after editing \(name)")
+        }
+    }
+
+    @Test func nothingInlineNothingFromElsewhere() throws {
+        let html = try #require(WebPages.text("/index.html"))
+        #expect(!html.contains("<script>"))
+        #expect(!html.contains("style="))
+        #expect(html.range(of: #" on[a-z]+="#, options: .regularExpression) == nil, "no inline event handlers")
+        for name in WebPages.names {
+            let text = try #require(WebPages.text(name))
+            #expect(!text.contains("http://") || text.contains("http://www.w3.org/2000/svg"), "\(name) names another origin")
+            #expect(!text.contains("https://"), "\(name) names another origin")
+            #expect(!text.contains("innerHTML"), "\(name) sets HTML from text")
+        }
+    }
+}
