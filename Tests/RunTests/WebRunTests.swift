@@ -121,8 +121,13 @@ struct WebRunTests {
         #expect(bad.contains("'nope' is not a status"))
         #expect(try code(box, ["-b", web.cookie, web.base + "/api/flows/999999"]) == "404")
         #expect(try code(box, ["-b", web.cookie, web.base + "/api/nothing"]) == "404")
-        let audit = try #require(try api("/api/audit") as? [String: Any])
-        #expect(audit["available"] as? Bool == false)
+        // Audit: the routes run `tv audit … --json`, so a project made on the command line is there.
+        _ = try box.tv("audit", "project", "new", "web-check", "--note", "from the web test")
+        let projects = try #require(try api("/api/audit/projects") as? [[String: Any]])
+        #expect(projects.map { $0["name"] as? String } == ["web-check"], "\(projects)")
+        let sessions = try #require(try api("/api/audit/sessions") as? [Any])
+        #expect(sessions.isEmpty, "\(sessions)")
+        #expect(try code(box, ["-b", web.cookie, web.base + "/api/audit/sessions/12345"]) != "200")
         // The activity axis counts them.
         let activity = try #require(try api("/api/activity?bars=10") as? [String: Any])
         let counted = (activity["buckets"] as? [[String: Any]] ?? []).compactMap { $0["count"] as? Int }.reduce(0, +)

@@ -630,13 +630,27 @@ async function diagnostics() {
   } catch (e) { screen("Session diagnostics", errorCard(e.message)); }
 }
 
-async function audit() {
+async function audit(id) {
   screen("Audit", h("p", { class: "muted" }, "Loading…"));
+  const token = routeToken;
   try {
-    const a = await api("/api/audit");
-    if (a.available === false) screen("Audit", h("div", { class: "card", role: "status" }, h("strong", {}, "Not available yet. "), a.sentence));
-    else screen("Audit", anyValue(a));
-  } catch (e) { screen("Audit", errorCard(e.message)); }
+    if (id) {
+      const s = await api("/api/audit/sessions/" + encodeURIComponent(id));
+      if (token !== routeToken) return;
+      screen("Audit session " + id, h("p", {}, h("a", { href: "#/audit" }, "All sessions")), anyValue(s));
+      return;
+    }
+    const [projects, sessions] = await Promise.all([api("/api/audit/projects"), api("/api/audit/sessions")]);
+    if (token !== routeToken) return;
+    const live = sessions.find(s => s.ended === null || s.ended === undefined);
+    screen("Audit",
+      live ? h("div", { class: "card", role: "status" }, h("strong", {}, "Recording: "), "session " + live.id + " of " + live.project + " since " + live.started) : null,
+      h("h2", {}, "Projects"),
+      projects.length === 0 ? h("p", { class: "muted" }, "No projects yet: `tv audit project new NAME` makes one.") : anyValue(projects),
+      h("h2", {}, "Sessions"),
+      sessions.length === 0 ? h("p", { class: "muted" }, "No sessions yet: `tv audit start PROJECT` or `tv run --audit PROJECT` records one.")
+        : h("ul", {}, sessions.map(s => h("li", {}, h("a", { href: "#/audit/" + s.id }, "Session " + s.id), " · " + s.project + " · " + s.started + (s.ended ? " to " + s.ended : " (recording)")))));
+  } catch (e) { if (token === routeToken) screen("Audit", errorCard(e.message)); }
 }
 
 // ---- routing -------------------------------------------------------------------------------
@@ -657,7 +671,7 @@ function route() {
   else if (name === "settings") settings();
   else if (name === "setup") setup();
   else if (name === "diagnostics") diagnostics();
-  else if (name === "audit") audit();
+  else if (name === "audit") audit(parts[1]);
   else dashboard();
 }
 

@@ -48,6 +48,9 @@ struct WebAPI: Sendable {
         Route(method: "GET", pattern: ["settings"], command: ["settings", "show", "--json"], options: []),
         Route(method: "GET", pattern: ["ca"], command: ["ca", "status", "--json"], options: []),
         Route(method: "GET", pattern: ["content"], command: ["content", "status", "--json"], options: []),
+        Route(method: "GET", pattern: ["audit", "projects"], command: ["audit", "projects", "--json"], options: []),
+        Route(method: "GET", pattern: ["audit", "sessions"], command: ["audit", "sessions", "--json"], options: []),
+        Route(method: "GET", pattern: ["audit", "sessions", ":id"], command: ["audit", "show", ":id", "--json"], options: []),
     ]
 
     func answer(_ request: WebRequest) -> WebResponse {
@@ -55,9 +58,6 @@ struct WebAPI: Sendable {
         guard parts.first == "api" else { return WebPages.asset(request.path) }
         let rest = Array(parts.dropFirst())
         if rest == ["events"], request.method == "GET" { return WebEvents.response(home: home, api: self) }
-        if rest == ["audit"] {
-            return WebResponse.json(JSONValue.object([("available", .bool(false)), ("sentence", .string(WebAPI.auditAbsent))]).serialized())
-        }
         if rest == ["settings"], request.method == "POST" { return setSetting(request.body) }
         if rest.count == 3, rest[0] == "captures", rest[2] == "file", request.method == "GET", let seq = Int64(rest[1]) {
             return captureFile(seq)
@@ -85,11 +85,6 @@ struct WebAPI: Sendable {
         }
         return WebResponse.error("There is no \(request.path) in tv web's API; the README lists the routes.", status: 404)
     }
-
-    /// The Audit screen's answer until audit lands (i21-audit builds it): `{"available": false,
-    /// "sentence": …}`. The seam is this route, which becomes routes running `tv audit … --json`
-    /// as the others run their commands; the page draws whatever JSON comes otherwise.
-    static let auditAbsent = "Audit (projects, sessions, markers, evidence bundles) is not in this tv yet; the screen fills in when `tv audit` lands."
 
     /// POST /api/settings with `{"key": K, "value": V}`: `tv settings set K V` (saved first, then
     /// a running session told), answered with the new settings.
