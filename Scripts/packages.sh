@@ -31,7 +31,7 @@ BUILD_PACKAGES=(libssl-dev libsqlite3-dev libnghttp2-dev zlib1g-dev libbrotli-de
 # fixture scripts in Scripts/fixtures that made the HTTP/2 captures and encoded bodies; ngtcp2-client and
 # ngtcp2-server: a real QUIC client and server, for names read from QUIC Initial packets; jq and tshark:
 # cross-checks of exports and capture files; tmux: drives `tv top` in a terminal of a chosen size).
-TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server)
+TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server wget git golang-go default-jdk-headless python3-venv util-linux)
 # Only for regenerating the TUN packet fixtures (Scripts/fixtures/capture_tunnel_packets.sh).
 FIXTURE_PACKAGES=(tcpdump ethtool iputils-ping dnsmasq-base)
 
