@@ -137,7 +137,7 @@ public enum TrustDoctor {
                 return TrustDoctorRow(kind: "java", name: "Java \(version)", program: program, store: keystore, trusted: trusts,
                                       reason: said(trusts, yes: "tv's root is a trusted entry of \(source)", no: "tv's root is not an entry of \(source)"),
                                       fix: fix(trusts, "\(sudo)keytool -importcert -keystore \(ShellWord.quote(keystore))\(password) -alias tunnelvision -file \(rootWord) -noprompt"),
-                                      execProxy: .partly("JAVA_TOOL_OPTIONS names a trust store with tv's root and the proxy; Java's HttpClient uses the proxy only when built with .proxy(ProxySelector.getDefault())"))
+                                      execProxy: .covers("JAVA_TOOL_OPTIONS names a trust store with tv's root and the proxy properties, which HttpClient and HttpURLConnection follow"))
             case let .python(program, version, certifi, certifiTrusts, named):
                 let trusted = named?.trusts ?? certifiTrusts
                 let reason: String

@@ -3,6 +3,7 @@ import CTVShims
 import Foundation
 import Synchronization
 import LocalCA
+import Proxy
 import TVHome
 import Tunnel
 #if canImport(Glibc)
@@ -64,11 +65,21 @@ public final class ExecProxySession {
         case .start:
             var sessionOptions = options.session
             sessionOptions.mode = .regular
-            sessionOptions.listen = "127.0.0.1:0"
             sessionOptions.forceInspection = sessionOptions.caFile == nil
             sessionOptions.stopsOnSignals = false
             sessionOptions.trustRecheckSeconds = 0
-            let started = try Session(home: home, options: sessionOptions, environment: environment, now: now, say: say)
+            // A port free a moment ago; taken meanwhile by another program, another one.
+            var attempt = 0
+            var made: Session?
+            while made == nil {
+                sessionOptions.listen = "127.0.0.1:\(Self.freeLoopbackPort())"
+                do {
+                    made = try Session(home: home, options: sessionOptions, environment: environment, now: now, say: say)
+                } catch ProxyError.portInUse where attempt < 4 {
+                    attempt += 1
+                }
+            }
+            let started = made!
             guard let address = started.address else { throw ExecProxyError.sessionAddressUnknown(listen: "") }
             (host, port, session, joined) = (address.address, address.port, started, .started)
         }
@@ -76,6 +87,21 @@ public final class ExecProxySession {
                                             javaTrustStorePath: files.trustStorePath,
                                             javaTrustStorePassword: ProxyTrustFiles.trustStorePassword,
                                             wgetrcPath: files.wgetrcPath, proxyLoopback: options.proxyLoopback)
+    }
+
+    /// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read, closed).
+    static func freeLoopbackPort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        return bound ? UInt16(bigEndian: address.sin_port) : 0
     }
 
     /// The root CMD is to trust: `--ca FILE`'s, else the data folder's.

@@ -32,7 +32,7 @@ import TrustStore
             TrustDoctorRow(kind: "java", name: "Java 17.0.15", program: "/usr/bin/java", store: "/usr/lib/jvm/j/lib/security/cacerts", trusted: .no,
                            reason: "tv's root is not an entry of the JDK's cacerts",
                            fix: "sudo keytool -importcert -keystore /usr/lib/jvm/j/lib/security/cacerts -storepass changeit -alias tunnelvision -file /h/ca/root.pem -noprompt",
-                           execProxy: .partly("JAVA_TOOL_OPTIONS names a trust store with tv's root and the proxy; Java's HttpClient uses the proxy only when built with .proxy(ProxySelector.getDefault())")),
+                           execProxy: .covers("JAVA_TOOL_OPTIONS names a trust store with tv's root and the proxy properties, which HttpClient and HttpURLConnection follow")),
             TrustDoctorRow(kind: "python", name: "Python 3.11.2 (certifi)", program: "/v/bin/python3", store: "/v/certifi/cacert.pem", trusted: .no,
                            reason: "requests and pip read certifi's bundle, which lacks tv's root", fix: "export REQUESTS_CA_BUNDLE=/h/ca/root.pem",
                            execProxy: .covers("REQUESTS_CA_BUNDLE, PIP_CERT and SSL_CERT_FILE name a bundle with tv's root")),

@@ -127,7 +127,7 @@ struct ExecProxyRunTests {
         }
     }
 
-    @Test("Java HttpClient built with ProxySelector.getDefault(): through tv, trusting the PKCS#12 trust store JAVA_TOOL_OPTIONS names; HttpClient.newHttpClient() uses no proxy (not intercepted), as said")
+    @Test("Java HttpClient, newHttpClient() and built with ProxySelector.getDefault(): through tv (the properties in JAVA_TOOL_OPTIONS), trusting the PKCS#12 trust store it names; built with NO_PROXY it goes direct (not intercepted), as said")
     func javaHttpClient() throws {
         let world = try ProxyEnvWorld()
         let source = try world.sandbox.write("Fetch.java", """
@@ -135,7 +135,9 @@ struct ExecProxyRunTests {
         import java.net.http.*;
         public class Fetch {
             public static void main(String[] a) throws Exception {
-                HttpClient client = a.length > 1 ? HttpClient.newHttpClient() : HttpClient.newBuilder().proxy(ProxySelector.getDefault()).build();
+                HttpClient client = a[1].equals("default") ? HttpClient.newHttpClient()
+                    : a[1].equals("selector") ? HttpClient.newBuilder().proxy(ProxySelector.getDefault()).build()
+                    : HttpClient.newBuilder().proxy(HttpClient.Builder.NO_PROXY).build();
                 try {
                     HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(a[0])).build(), HttpResponse.BodyHandlers.ofString());
                     System.out.print(r.body());
@@ -146,14 +148,15 @@ struct ExecProxyRunTests {
             }
         }
         """)
-        let r = try world.exec(["java", source, world.url("/hello.txt")])
-        #expect(r.status == 0 && r.out == "hello through tv\n", "\(r)")
-        let rows = try world.flows(1)
+        let url = world.url("/hello.txt")
+        let r = try world.exec(["/bin/sh", "-c", "java \(source) \(url) default && java \(source) \(url) selector"])
+        #expect(r.status == 0 && r.out == "hello through tv\nhello through tv\n", "\(r)")
+        let rows = try world.flows(2)
         world.expectInspected(rows, by: "java")
 
-        let plain = try world.exec(["java", source, world.url("/hello.txt"), "no-proxy"])
-        #expect(plain.status == 3 && plain.err.contains("direct: PKIX path building failed"), "\(plain)")
-        #expect(try world.sandbox.flowRows().count == 1)
+        let plain = try world.exec(["java", source, url, "no-proxy"])
+        #expect(plain.status == 3 && plain.err.contains("direct: javax.net.ssl.SSLHandshakeException: PKIX path building failed"), "\(plain)")
+        #expect(try world.sandbox.flowRows().count == 2)
     }
 
     @Test("Go net/http: through tv to a.test (tv resolves it from a private /etc/hosts), trusting SSL_CERT_FILE; to 127.0.0.1 it goes direct even with --proxy-loopback (not intercepted), as said",

@@ -77,7 +77,7 @@ import Testing
             "its environment names the proxy (HTTP_PROXY, HTTPS_PROXY and lower case; NO_PROXY sends localhost, 127.0.0.1, ::1 direct (--proxy-loopback sends them through tv)), the CA bundle /d/proxy-env/ca-bundle.pem (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, GIT_SSL_CAINFO, AWS_CA_BUNDLE, PIP_CERT, and WGETRC) and, in JAVA_TOOL_OPTIONS, a trust store and the proxy for the JVM; nothing outside the data folder changes.",
             "programs that ignore these variables are not intercepted:",
             "  • Go programs, for localhost and loopback addresses (net/http never proxies them);",
-            "  • Java's HttpClient unless built with .proxy(ProxySelector.getDefault()) (HttpURLConnection follows the proxy properties);",
+            "  • Java code that sets its own proxy or trust (HttpClient.Builder.NO_PROXY, Proxy.NO_PROXY, its own SSLContext); HttpClient and HttpURLConnection otherwise follow the properties tv sets;",
             "  • Node's http and https modules before Node 24 (22.21): they ignore HTTP(S)_PROXY (tv sets NODE_USE_ENV_PROXY=1, which the newer ones need);",
             "  • browsers (their own proxy settings and NSS certificate database), and programs that bring their own CA list or pin certificates.",
             "`sudo tv exec -- python3` (a network namespace) catches everything.",
