@@ -97,11 +97,17 @@ public enum TrustDoctor {
     /// - Parameters:
     ///   - system: the system store's usable answer (Go and curl read its files unless a variable names others).
     ///   - distribution: whose system-store steps the fix names.
+    ///   - systemBundles: the system store's bundle file, as named and with links resolved: a
+    ///     variable naming it is fixed through the system store's steps (which rewrite that file).
     public static func rows(_ places: [TrustPlaceFacts], root: RootDescription, system: TrustAnswer,
-                            distribution: LinuxDistribution?) -> [TrustDoctorRow] {
+                            distribution: LinuxDistribution?, systemBundles: Set<String> = []) -> [TrustDoctorRow] {
         let rootWord = ShellWord.quote(root.path)
         let systemFix = TrustGuides.install(TrustTarget.forStore(.system, distribution: distribution), root: root).steps
             .filter { !$0.contains("   (") }.joined(separator: " && ")
+        /// The fix for a bundle a variable names: the system store's steps for the system's own bundle.
+        func append(_ named: NamedBundle) -> String {
+            systemBundles.contains(named.path) ? systemFix : "cat \(rootWord) >> \(ShellWord.quote(named.path))"
+        }
         func fix(_ trusted: TrustAnswer, _ command: String) -> String? { trusted == .yes ? nil : command }
         func said(_ answer: TrustAnswer, yes: String, no: String) -> String {
             switch answer {
@@ -145,7 +151,7 @@ public enum TrustDoctor {
                 if let named {
                     reason = said(named.trusts, yes: "\(named.variable) names \(named.path), which holds tv's root",
                                   no: "\(named.variable) names \(named.path), which lacks tv's root")
-                    command = "cat \(rootWord) >> \(ShellWord.quote(named.path))"
+                    command = append(named)
                 } else {
                     reason = said(certifiTrusts, yes: "certifi's bundle holds tv's root", no: "requests and pip read certifi's bundle, which lacks tv's root")
                     command = RuntimeTrust.of(.python).command(rootPath: root.path)
@@ -169,7 +175,7 @@ public enum TrustDoctor {
                     reason = extra.map { "NODE_EXTRA_CA_CERTS names \($0.path), which lacks tv's root; node's built-in list lacks it too" }
                         ?? "node reads its built-in list, which lacks tv's root, and NODE_EXTRA_CA_CERTS is not set"
                 }
-                let command = extra.map { "cat \(rootWord) >> \(ShellWord.quote($0.path))" } ?? RuntimeTrust.of(.node).command(rootPath: root.path)
+                let command = extra.map(append) ?? RuntimeTrust.of(.node).command(rootPath: root.path)
                 let major = Int(version.drop { !$0.isNumber }.prefix { $0.isNumber }) ?? 0
                 let coverage: ExecProxyCoverage = major >= 24
                     ? .covers("NODE_EXTRA_CA_CERTS adds tv's root and NODE_USE_ENV_PROXY=1 makes http/https use the proxy")
@@ -177,10 +183,10 @@ public enum TrustDoctor {
                 return TrustDoctorRow(kind: "node", name: "Node \(version)", program: program, store: extra?.path ?? "node's built-in list",
                                       trusted: trusted, reason: reason, fix: fix(trusted, command), execProxy: coverage)
             case let .go(program, version, named):
-                return readsSystem(kind: "go", name: "Go \(version)", program: program, named: named, system: system, rootWord: rootWord, systemFix: systemFix,
+                return readsSystem(kind: "go", name: "Go \(version)", program: program, named: named, system: system, fix: named.map(append) ?? systemFix,
                                    coverage: .partly("SSL_CERT_FILE names a bundle with tv's root; Go sends localhost and loopback addresses direct, whatever the variables say"))
             case let .curl(program, version, named):
-                return readsSystem(kind: "curl", name: "curl \(version)", program: program, named: named, system: system, rootWord: rootWord, systemFix: systemFix,
+                return readsSystem(kind: "curl", name: "curl \(version)", program: program, named: named, system: system, fix: named.map(append) ?? systemFix,
                                    coverage: .covers("CURL_CA_BUNDLE and SSL_CERT_FILE name a bundle with tv's root"))
             }
         }
@@ -188,7 +194,7 @@ public enum TrustDoctor {
 
     /// A program that reads the system store's files unless a variable names a bundle.
     private static func readsSystem(kind: String, name: String, program: String, named: NamedBundle?, system: TrustAnswer,
-                                    rootWord: String, systemFix: String, coverage: ExecProxyCoverage) -> TrustDoctorRow {
+                                    fix command: String, coverage: ExecProxyCoverage) -> TrustDoctorRow {
         let trusted = named?.trusts ?? system
         let reason: String
         switch (named, trusted) {
@@ -198,7 +204,6 @@ public enum TrustDoctor {
         case (nil, .yes): reason = "it reads the system store, which trusts tv's root"
         case (nil, _): reason = "it reads the system store, which does not trust tv's root"
         }
-        let command = named.map { "cat \(rootWord) >> \(ShellWord.quote($0.path))" } ?? systemFix
         return TrustDoctorRow(kind: kind, name: name, program: program, store: named?.path ?? "the system store",
                               trusted: trusted, reason: reason, fix: trusted == .yes ? nil : command, execProxy: coverage)
     }

@@ -15,6 +15,8 @@ public enum TrustDoctorReading {
     public struct Found: Sendable {
         public let places: [TrustPlaceFacts]
         public let system: TrustAnswer
+        /// The system store's bundle file, as named and with links resolved.
+        public let systemBundles: Set<String>
     }
 
     /// Seconds each probe (an interpreter, node, keytool) may take.
@@ -62,7 +64,7 @@ public enum TrustDoctorReading {
             let version = out.split(separator: " ").dropFirst().first.map(String.init) ?? "?"
             places.append(.curl(program: curl, version: version, named: bundle("CURL_CA_BUNDLE")))
         }
-        return Found(places: places, system: systemFacts.usable)
+        return Found(places: places, system: systemFacts.usable, systemBundles: Set([paths.file] + [realPath(paths.file)].compactMap { $0 }))
     }
 
     /// NSS databases (a folder holding cert9.db) of Chromium and of each Firefox profile under `home`.

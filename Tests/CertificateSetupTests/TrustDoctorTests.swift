@@ -74,6 +74,12 @@ import TrustStore
         // Fedora's own steps when the system store is the fix.
         let untrusted = TrustDoctor.rows([.go(program: "/usr/bin/go", version: "1.22.1", named: nil)], root: root, system: .no, distribution: .fedora)
         #expect(untrusted[0].fix == "sudo cp /h/ca/root.pem /etc/pki/ca-trust/source/anchors/tunnelvision-9f86d081.pem && sudo update-ca-trust")
+        // A variable naming the system's own bundle: its fix is the system store's steps, not an edit of that generated file.
+        let own = TrustDoctor.rows([.curl(program: "/usr/bin/curl", version: "7.88.1", named: NamedBundle(variable: "CURL_CA_BUNDLE", path: "/etc/ssl/certs/ca-certificates.crt", trusts: .no)),
+                                    .go(program: "/usr/bin/go", version: "1.19.8", named: NamedBundle(variable: "SSL_CERT_FILE", path: "/tmp/mine.pem", trusts: .no))],
+                                   root: root, system: .no, distribution: .debian, systemBundles: ["/usr/lib/ssl/cert.pem", "/etc/ssl/certs/ca-certificates.crt"])
+        #expect(own.map(\.fix) == [systemFix, "cat /h/ca/root.pem >> /tmp/mine.pem"])
+        #expect(own.map(\.reason) == ["CURL_CA_BUNDLE names /etc/ssl/certs/ca-certificates.crt, which lacks tv's root", "SSL_CERT_FILE names /tmp/mine.pem, which lacks tv's root"])
     }
 
     @Test("JAVA_TOOL_OPTIONS read as the JVM does: -D properties, double quotes, later wins")

@@ -14,7 +14,8 @@ enum CATrustDoctorCommand {
         let (ca, folder) = try CACommands.loadPresent(inv)
         let root = RootDescription(ca, folder: folder)
         let found = TrustDoctorReading.read(ca: ca, environment: inv.environment, now: inv.now)
-        let rows = TrustDoctor.rows(found.places, root: root, system: found.system, distribution: OSRelease.distribution())
+        let rows = TrustDoctor.rows(found.places, root: root, system: found.system, distribution: OSRelease.distribution(),
+                                    systemBundles: found.systemBundles)
         if inv.json {
             inv.console.line(TrustDoctorPresentation.json(rows, root: root).serialized(pretty: true))
             return 0
