@@ -31,8 +31,10 @@ BUILD_PACKAGES=(libssl-dev libsqlite3-dev libnghttp2-dev zlib1g-dev libbrotli-de
 # fixture scripts in Scripts/fixtures that made the HTTP/2 captures and encoded bodies; ngtcp2-client and
 # ngtcp2-server: a real QUIC client and server, for names read from QUIC Initial packets; jq and tshark:
 # cross-checks of exports and capture files; tmux: drives `tv top` in a terminal of a chosen size;
-# chromium, chromium-driver and python3-selenium: `tv web`'s pages in headless Chromium).
-TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server chromium chromium-driver python3-selenium)
+# chromium, chromium-driver and python3-selenium: `tv web`'s pages in headless Chromium; wget, git,
+# golang-go, default-jdk-headless, python3-venv: real runtimes through `tv exec --proxy` and
+# `tv ca trust --doctor`; util-linux: unshare).
+TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server chromium chromium-driver python3-selenium wget git golang-go default-jdk-headless python3-venv util-linux)
 # Only for regenerating the TUN packet fixtures (Scripts/fixtures/capture_tunnel_packets.sh).
 FIXTURE_PACKAGES=(tcpdump ethtool iputils-ping dnsmasq-base)
 

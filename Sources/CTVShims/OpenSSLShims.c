@@ -17,3 +17,5 @@ X509 *tv_x509_stack_value(const STACK_OF(X509) *stack, int index) { return sk_X5
 unsigned long tv_name_print_flags(void) {
     return (ASN1_STRFLGS_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) | ASN1_STRFLGS_UTF8_CONVERT | XN_FLAG_SEP_CPLUS_SPC | XN_FLAG_FN_SN;
 }
+void tv_safebags_free(STACK_OF(PKCS12_SAFEBAG) *bags) { sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free); }
+void tv_pkcs7_stack_free(STACK_OF(PKCS7) *safes) { sk_PKCS7_pop_free(safes, PKCS7_free); }

@@ -64,6 +64,9 @@ public final class Session: Sendable {
         public var proxyCredentials: ProxyCredentials?
         /// `--mode tun`: the device, routing table, mark and MTU.
         public var tun = HostTunnelOptions()
+        /// Whether `run()` stops on SIGINT and SIGTERM (false for `tv exec --proxy`, whose
+        /// command gets them and whose end stops the session).
+        public var stopsOnSignals = true
         public init() {}
     }
 
@@ -185,9 +188,11 @@ public final class Session: Sendable {
             self.answer(request)
         }
         SessionStartRecord.clear(home)
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let signals = [SIGINT, SIGTERM].map { sig -> DispatchSourceSignal in
+        if options.stopsOnSignals {
+            signal(SIGINT, SIG_IGN)
+            signal(SIGTERM, SIG_IGN)
+        }
+        let signals = (options.stopsOnSignals ? [SIGINT, SIGTERM] : []).map { sig -> DispatchSourceSignal in
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler { [self] in self.stopSignal.signal() }
             source.resume()
@@ -217,8 +222,10 @@ public final class Session: Sendable {
         stoppedSignal.signal()
         // After the writers closed, so a `tv stop` waiting in the handler hears what was saved.
         control.stop()
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
+        if options.stopsOnSignals {
+            signal(SIGINT, SIG_DFL)
+            signal(SIGTERM, SIG_DFL)
+        }
     }
 
     /// Asks the session to stop (as `tv stop` does).
@@ -227,6 +234,9 @@ public final class Session: Sendable {
     /// What was not saved, once `run()` has returned (nil before): say it instead of "everything
     /// is saved" when it is not empty.
     public var losses: RecordingLosses? { finalLosses.withLock { $0 } }
+
+    /// Where the proxy listens (nil in `--mode tun`, which listens nowhere).
+    public var address: Endpoint? { options.mode == .tun ? nil : proxy.address }
 
     /// The live counters, for `tv status`.
     public var counters: ProxyCounters { proxy.counters }
@@ -385,6 +395,7 @@ public final class Session: Sendable {
             "contentKeeping": content.isKeeping ? "on" : "off",
             "dataFolder": home.path,
             "pid": String(getpid()),
+            "proxyAuth": options.proxyCredentials == nil ? "off" : "on",
         ]
         for (kind, n) in c.closedByStatus { values[SessionStatusPresentation.closedKey(kind)] = String(n) }
         values.merge(wiring.losses.values) { old, _ in old }

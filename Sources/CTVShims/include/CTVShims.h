@@ -8,6 +8,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <openssl/bio.h>
+#include <openssl/pkcs12.h>
 #include "CTVNetShims.h"
 #include "CTVTLSShims.h"
 #include "CTVTunnelShims.h"
@@ -42,5 +43,10 @@ int tv_rename_exchange(const char *a, const char *b);
 /// mallinfo2().uordblks: bytes in glibc heap chunks now allocated (headers included), for the
 /// memory micro-benchmarks (malloc.h is not in Swift's Glibc module).
 size_t tv_heap_in_use(void);
+
+/// sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free) (NULL: nothing).
+void tv_safebags_free(STACK_OF(PKCS12_SAFEBAG) *bags);
+/// sk_PKCS7_pop_free(safes, PKCS7_free) (NULL: nothing).
+void tv_pkcs7_stack_free(STACK_OF(PKCS7) *safes);
 
 #endif

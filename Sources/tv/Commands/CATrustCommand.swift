@@ -14,9 +14,13 @@ enum CATrustCommand {
         discussion: "Without --platform the steps are the trust store's own: the running distribution's system store for `system`, or the bundle, folder or NSS database named. --apply does them on this machine for Linux stores (system stores need root) after saying what will happen; it needs --yes (or a yes at the terminal).",
         options: [OptionSpecs.trustStore, OptionSpecs.platform,
                   OptionSpec("apply", help: "Do the steps on this machine (Linux stores only)."),
-                  OptionSpecs.yes])
+                  OptionSpecs.yes,
+                  OptionSpec("doctor", help: "For each place programs on this machine read roots from (the OpenSSL system store, Firefox and Chromium NSS databases, Java's cacerts, certifi in each Python on PATH, node, go, curl), say whether it trusts the root now, the command that fixes it, and whether `tv exec --proxy` avoids the need."),
+                  OptionSpec("json", help: "With --doctor: print as JSON.")])
 
     static func run(_ inv: Invocation) throws -> Int32 {
+        if inv.command.has("doctor") { return try CATrustDoctorCommand.run(inv) }
+        if inv.json { throw UsageRefusal("--json goes with --doctor.") }
         let (ca, folder) = try CACommands.loadPresent(inv)
         let store = try inv.chosenStore()
         let target = try target(inv, store: store)

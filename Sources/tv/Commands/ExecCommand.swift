@@ -9,9 +9,11 @@ import Tunnel
 enum ExecCommand {
     static let spec: CommandSpec = {
         var spec = CommandSpec(
-            name: "exec", summary: "Run one command with all its traffic through tv (its own network namespace; needs root).",
-            discussion: "CMD runs in a new network namespace whose default route is a TUN device: its TCP goes through the proxy (inspected, passed through, or not encrypted, each recorded as a flow), its UDP and DNS are forwarded from this host. Its /etc/resolv.conf (only its view) names the tunnel's DNS address. Proxy variables are removed from its environment. Its exit code is tv's; Ctrl-C reaches it first. Everything is removed when it exits, and the tunnel's counters (packets and bytes read from and written into the TUN, connections, flows, drops by reason) are printed to stderr. No `tv run` is needed.",
-            options: [OptionSpec("yes", help: "Go ahead without asking (needed without a terminal)."),
+            name: "exec", summary: "Run one command with all its traffic through tv (its own network namespace; needs root), or with --proxy through its environment (no root).",
+            discussion: "CMD runs in a new network namespace whose default route is a TUN device: its TCP goes through the proxy (inspected, passed through, or not encrypted, each recorded as a flow), its UDP and DNS are forwarded from this host. Its /etc/resolv.conf (only its view) names the tunnel's DNS address. Proxy variables are removed from its environment. Its exit code is tv's; Ctrl-C reaches it first. Everything is removed when it exits, and the tunnel's counters (packets and bytes read from and written into the TUN, connections, flows, drops by reason) are printed to stderr. No `tv run` is needed. With --proxy, nothing changes outside the data folder and no root or --yes is needed: CMD's environment names tv as its proxy (HTTP_PROXY, HTTPS_PROXY and lower case; NO_PROXY sends loopback hosts direct unless --proxy-loopback) and a CA bundle of the system's anchors plus tv's root, written 0600 in the data folder's proxy-env folder (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, GIT_SSL_CAINFO, AWS_CA_BUNDLE, PIP_CERT, and WGETRC), and JAVA_TOOL_OPTIONS a PKCS#12 trust store and the proxy for the JVM. It joins the running `tv run` session (an explicit proxy), or starts one for CMD in this process (127.0.0.1, a free port, inspecting) and stops it when CMD exits. Each flow names the program that made it. Programs that ignore these variables are not intercepted (Go for loopback hosts, Node's http/https before Node 24, Java code that sets its own proxy or trust, browsers); `sudo tv exec` catches everything.",
+            options: [OptionSpec("proxy", help: "Set the proxy and tv's root through CMD's environment only (no namespace, no root)."),
+                      OptionSpec("proxy-loopback", help: "With --proxy: send localhost and loopback addresses through tv too (by default NO_PROXY names them)."),
+                      OptionSpec("yes", help: "Go ahead without asking (needed without a terminal)."),
                       OptionSpec("mtu", value: "N", help: "The TUN's MTU (default: the MTU of this host's route out, so large UDP is fragmented as without tv; tv reassembles it)."),
                       OptionSpec("quiet", help: "Print nothing but errors (no banner, no tunnel counters when CMD exits).")] + RunCommands.proxyOptions,
             positionals: [PositionalSpec("CMD", help: "The command and its arguments (options after CMD are its own).", variadic: true)])
@@ -23,6 +25,8 @@ enum ExecCommand {
 
     static func run(_ inv: Invocation) throws -> Int32 {
         let c = inv.command
+        if c.has("proxy") { return try ExecProxyCommand.run(inv) }
+        if c.has("proxy-loopback") { throw UsageRefusal("--proxy-loopback goes with --proxy.") }
         var options = ExecSession.Options()
         options.proxy = try RunCommands.proxyOptions(c)
         options.mtu = try RunCommands.mtu(c)

@@ -1,0 +1,35 @@
+import Foundation
+import TVCore
+import TVHome
+
+/// `tv exec --proxy [--proxy-loopback] -- CMD ARGS…`: CMD with tv as its proxy and tv's root
+/// trusted through its environment only (`ExecProxySession`); no root, nothing to agree to.
+enum ExecProxyCommand {
+    static func run(_ inv: Invocation) throws -> Int32 {
+        let c = inv.command
+        if c.has("mtu") { throw UsageRefusal("--mtu is for the namespace form (`tv exec` without --proxy).") }
+        let arguments = c.positionals
+        let quiet = c.has("quiet")
+        let console = inv.console
+        var options = ExecProxySession.Options()
+        options.session = try RunCommands.proxyOptions(c)
+        options.session.announcesPinnedHosts = !quiet
+        options.proxyLoopback = c.has("proxy-loopback")
+        let home = try inv.home()
+        let session = try ExecProxySession(home: home, options: options, environment: inv.environment, now: inv.now) { text in
+            console.note("tv: " + TerminalText.line(text))
+        }
+        if !quiet {
+            if case .joined = session.joined, c.has("inspect") || c.has("keep-content") || c.has("ca") {
+                console.note("tv: the options for a new session (--inspect, --keep-content, --ca, …) do not change the running session CMD joins.")
+            }
+            let explanation = ExecProxyExplanation(command: arguments, environment: session.proxyEnvironment, joined: session.joined)
+            for line in explanation.lines { console.note("tv: " + line) }
+        }
+        let code = try session.run(arguments)
+        if !quiet {
+            console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).")
+        }
+        return code
+    }
+}
