@@ -327,6 +327,16 @@ public enum FlowSchema {
         END;
         CREATE INDEX flows_by_status_time ON flows (status, start_time);
         """,
+        // i21-capdedupe (issue 21, recording small requests): the turns index keeps one secondary
+        // index, on (segment, recorded_at), in place of one on each column. Every turn written
+        // updated three b-trees and now updates two, and a sweep's per-segment counts (`GROUP BY
+        // segment` with `recorded_at` compared) read this index alone instead of looking each row
+        // up in the table; expiry deletes segment by segment through it.
+        """
+        DROP INDEX content_turns_by_segment;
+        DROP INDEX content_turns_by_recorded_at;
+        CREATE INDEX content_turns_by_segment_time ON content_turns (segment, recorded_at);
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

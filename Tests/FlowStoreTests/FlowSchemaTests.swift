@@ -22,7 +22,7 @@ import Testing
         #expect(try names(database, type: "table") == ["captures", "client_pins", "content_turns", "exchanges", "flow_writers", "flows",
                                                        "flows_text", "flows_text_config", "flows_text_data", "flows_text_docsize",
                                                        "flows_text_idx", "host_names", "packet_counts", "packets", "pinned_hosts", "settings"])
-        #expect(try names(database, type: "index") == ["client_pins_by_host", "content_turns_by_recorded_at", "content_turns_by_segment",
+        #expect(try names(database, type: "index") == ["client_pins_by_host", "content_turns_by_segment_time",
                                                        "exchanges_by_request_time", "flows_by_host", "flows_by_program", "flows_by_start_time",
                                                        "flows_by_status_time", "packets_by_capture"])
         // A second run is a no-op.
