@@ -48,8 +48,9 @@ let package = Package(
         // connection state machines, the two TLS legs.
         .target(name: "Proxy", dependencies: ["LocalCA", "Wire", "CTVShims", "COpenSSL", "TVHome", "FlowTerms"]),
         // Packet capture: pcapng files in $TV_HOME/captures, the `captures` / `packets` rows, the
-        // writer thread behind a bounded queue (the TUN engine's `PacketRecorder`).
-        .target(name: "Capture", dependencies: ["FlowStore", "TVHome", "FlowTerms", "Settings"]),
+        // writer thread behind a bounded queue (the TUN engine's `PacketRecorder`); packets are read
+        // with Wire's `IPDatagramLayout` and `TCPFlags` (shared with the Tunnel's dissector).
+        .target(name: "Capture", dependencies: ["FlowStore", "TVHome", "FlowTerms", "Settings", "Wire"]),
         // The TUN front-end: packet parsing and rewriting, the TCP NAT, UDP/DNS forwarding,
         // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`; runs on Proxy's loop.
         // QUIC Initials are opened (names only) with OpenSSL's HKDF and AES.
@@ -69,7 +70,7 @@ let package = Package(
         .target(name: "Web", dependencies: ["CMicroHTTPD", "TVHome"], exclude: ["web"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["COpenSSL", "CZlib", "TVHome", "FlowStore", "Capture", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "ProgramLookup", "TrustStore"]),
+        .target(name: "TVCore", dependencies: ["COpenSSL", "CZlib", "TVHome", "FlowStore", "Capture", "Wire", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "ProgramLookup", "TrustStore"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "Recording", "Wire", "FlowStore", "FlowTerms"]),
@@ -107,11 +108,11 @@ let package = Package(
         // (the server through real curl and headless Chromium: RunTests' WebRunTests).
         .testTarget(name: "WebTests", dependencies: ["Web"]),
         // The pcapng encoder, the packet classifier and the capture writer, read back by tshark/capinfos.
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "FlowStore", "FlowTerms", "TVHome", "Settings"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "FlowStore", "FlowTerms", "TVHome", "Settings", "Wire"]),
         // Vectors/: RFC 9001 and RFC 9369 Appendix A (QUIC Initial protection), read at run time.
         .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "Wire", "COpenSSL", "CTVShims", "FlowTerms", "Capture"], exclude: ["Vectors"]),
         // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
-        .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims"]),
+        .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims", "Wire"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),
         // Issues 4 and 5 end to end through the built `tv` (tv run, flows, turns, …) with real
         // clients and servers; Shared/ links the CLITests and ProxyTests helpers it reuses.

@@ -141,17 +141,48 @@ public struct CaptureCatalog {
 
     /// Deletes capture `seq`'s file; its row stays (marked deleted, so its number is never given
     /// again) and so do the connections and packet rows recorded while it was written.
+    /// The row is marked first, in one transaction, then the file is unlinked
+    /// (`CaptureDeletion.order`): a crash in between leaves a file under a deleted row, which the
+    /// next `sweepDeleted` removes, never a live row naming a file that is gone.
     /// - Throws: `CaptureError.noSuchCapture`, `.recording` (a live writer holds it),
-    ///   `.cannotDelete`, `.store`.
+    ///   `.cannotDelete` (the row is marked; the file stays for the next sweep), `.store`.
     public func delete(_ seq: Int64, nowMicros: Int64) throws {
         guard let (file, deleted) = try self.file(seq), deleted == nil else { throw CaptureError.noSuchCapture(seq: seq) }
         if CaptureFolder.isRecording(file.path) { throw CaptureError.recording(seq: seq) }
-        if unlink(file.path) != 0 && errno != ENOENT {
-            throw CaptureError.cannotDelete(path: file.path, reason: String(cString: strerror(errno)))
+        for step in CaptureDeletion.order {
+            switch step {
+            case .markRowDeleted:
+                let update = try database.prepare("UPDATE captures SET deleted_at = ?, recording = 0 WHERE seq = ? AND deleted_at IS NULL")
+                try update.bind([.integer(nowMicros), .integer(seq)])
+                try database.transaction { _ = try update.step() }
+            case .unlinkFile:
+                if unlink(file.path) != 0 && errno != ENOENT {
+                    throw CaptureError.cannotDelete(path: file.path, reason: String(cString: strerror(errno)))
+                }
+            }
         }
-        let update = try database.prepare("UPDATE captures SET deleted_at = ?, recording = 0 WHERE seq = ?")
-        try update.bind([.integer(nowMicros), .integer(seq)])
-        _ = try update.step()
+    }
+
+    /// Unlinks the files left under rows marked deleted (a deletion that stopped between its two
+    /// steps, `CaptureDeletion`), unless a live writer holds one.
+    /// - Returns: the sequences whose files were removed, ascending.
+    /// - Throws: `FlowStoreError` reading the rows; a file that cannot be unlinked is left for
+    ///   the next sweep.
+    @discardableResult
+    public func sweepDeleted() throws -> [Int64] {
+        var deleted: [Int64] = []
+        let select = try database.prepare("SELECT seq FROM captures WHERE deleted_at IS NOT NULL ORDER BY seq")
+        try select.forEachRow { deleted.append($0.int64(at: 0)) }
+        var swept: [Int64] = []
+        // Only names in the capture folder, whatever a row's path says.
+        for seq in deleted {
+            let path = folder.filePath(seq)
+            let state = CaptureDeletion.State(rowDeleted: true, filePresent: access(path, F_OK) == 0)
+            if CaptureDeletion.sweeps(state, isRecording: CaptureFolder.isRecording(path)), unlink(path) == 0 {
+                swept.append(seq)
+            }
+        }
+        return swept
     }
 }
 

@@ -10,7 +10,8 @@ public enum CaptureError: UserFacingError, Equatable {
     case noSuchCapture(seq: Int64)
     /// `tv captures delete SEQ` named the file being written.
     case recording(seq: Int64)
-    /// The file could not be removed.
+    /// The file could not be removed (its row is already marked deleted: the next sweep tries
+    /// again).
     case cannotDelete(path: String, reason: String)
     /// The database failed.
     case store(FlowStoreError)
@@ -24,7 +25,7 @@ public enum CaptureError: UserFacingError, Equatable {
         case let .recording(seq):
             return "Capture \(seq) is being recorded and cannot be deleted; run `tv captures rotate` to close it first, then delete it."
         case let .cannotDelete(path, reason):
-            return "tv cannot delete \(path) (\(reason)); nothing was changed."
+            return "tv cannot delete \(path) (\(reason)); the capture is marked deleted and its file is removed at the next `tv captures` or session start once that is fixed."
         case .store(let error):
             return error.message
         }

@@ -67,6 +67,8 @@ final class CaptureWriterThread: QueueWriter {
         try FlowSchema.migrate(database)
         self.database = database
         try CaptureRepair.closeAbandoned(database: database, folder: configuration.folder)
+        // Files a deletion left under a marked row (it stopped between its steps) go now.
+        _ = try? CaptureCatalog(database: database, folder: configuration.folder).sweepDeleted()
         try openFile(nowMicros: EngineClock.wallMicros())
     }
 

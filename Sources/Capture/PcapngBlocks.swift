@@ -88,7 +88,9 @@ public enum PcapngBlocks {
         if let commentBytes { optionsLength += 4 + commentBytes.count + padding(commentBytes.count) }
         if optionsLength > 0 { optionsLength += 4 }
         let total = enhancedPacketHeaderSize + packet.count + padding(packet.count) + optionsLength + 4
-        out.reserveCapacity(out.count + total)
+        // Grown geometrically: reserving exactly what each packet needs would reallocate (and
+        // copy everything encoded so far) at every packet of a batch larger than the last.
+        if out.capacity < out.count + total { out.reserveCapacity(max(out.count + total, 2 * out.capacity)) }
         let ticks = UInt64(bitPattern: timestampMicros)
         out.appendLE(enhancedPacketType)
         out.appendLE(UInt32(total))

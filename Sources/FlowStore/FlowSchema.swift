@@ -362,6 +362,16 @@ public enum FlowSchema {
         ALTER TABLE flows ADD COLUMN audit_session_id INTEGER;   -- audit_sessions.id; NULL: none
         CREATE INDEX flows_by_audit_session ON flows (audit_session_id) WHERE audit_session_id IS NOT NULL;
         """,
+        // 13 (issue 21, branch i21-capdedupe, recording small requests): the turns index keeps one secondary
+        // index, on (segment, recorded_at), in place of one on each column. Every turn written
+        // updated three b-trees and now updates two, and a sweep's per-segment counts (`GROUP BY
+        // segment` with `recorded_at` compared) read this index alone instead of looking each row
+        // up in the table; expiry deletes segment by segment through it.
+        """
+        DROP INDEX content_turns_by_segment;
+        DROP INDEX content_turns_by_recorded_at;
+        CREATE INDEX content_turns_by_segment_time ON content_turns (segment, recorded_at);
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

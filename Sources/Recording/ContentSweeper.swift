@@ -21,7 +21,8 @@ struct ContentSweeper {
         var report = ContentSweepReport(spared: files.last { $0.isBeingWritten })
         report.leftAlone = plan.leftAlone.count
         report.rowsDeleted = try database.transaction {
-            var deleted = try index.deleteRecorded(before: plan.expireBefore)
+            let expiring = facts.filter { $0.expiredRows > 0 }.map(\.sequence)
+            var deleted = try index.deleteRecorded(before: plan.expireBefore, inSegments: expiring)
             for drop in plan.drops { deleted += try index.deleteRows(inSegment: drop.sequence) }
             return deleted
         }

@@ -96,59 +96,78 @@ final class ContentWriterThread: QueueWriter {
     /// Writes the open turns; closes the segment and the connection.
     func stop() { close() }
 
-    /// Handles a batch: buffers chunk bytes, writes the turns that ended.
+    /// The turns that ended in the batch being written (reused from batch to batch).
+    private var finished: [OpenTurns.Finished] = []
+
+    /// Handles a batch: notes where each chunk's bytes are, writes the turns that ended straight
+    /// from the batch's blocks, then copies what the turns still open hold of it.
     func write(_ batch: ContentBatch) {
-        var finished: [OpenTurns.Finished] = []
+        finished.removeAll(keepingCapacity: finished.capacity <= 4_096)
         var discarded: Int64 = 0
         for event in batch.events {
             switch event {
             case let .chunk(flow, turn, block, start, count):
-                let result = batch.withBytes(block: block, start: start, count: count) {
-                    openTurns.append(flow: flow, turn: turn, bytes: $0)
-                }
+                let result = openTurns.append(flow: flow, turn: turn, block: block, start: start, count: count)
                 discarded += Int64(result.discarded)
                 if let orphan = result.orphan { finished.append(orphan) }
             case let .turnEnded(flow, turn):
-                finished += openTurns.end(flow: flow, turn: turn)
+                let (earlier, ended) = openTurns.end(flow: flow, turn: turn)
+                if let earlier { finished.append(earlier) }
+                finished.append(ended)
             }
         }
         if discarded > 0 { queue.updateCounters { $0.bytesDiscardedByWriter += discarded } }
-        store(finished)
+        store(finished, from: batch)
+        openTurns.endBatch(batch)
     }
 
-    /// Turns appended to the segment's pending bytes (`pendingBytes`) but not yet written to it.
+    /// Where a staged turn's bytes are, in order: bytes carried from earlier batches (in
+    /// `carriedBytes`) or a range of a block of the batch being written.
+    private enum StagedBytes {
+        case carried(start: Int, count: Int)
+        case piece(OpenTurns.Piece)
+    }
+
+    /// Turns staged for the segment but not yet written to it.
     private var staged: [IndexedTurn] = []
-    /// Their bytes, back to back: they reach the segment in one `write(2)` (`writeStaged`).
-    private var pendingBytes: [UInt8] = []
-    /// Pending bytes past which they are written before more are staged (1 MiB).
+    /// Their bytes, in segment order: they reach the segment in one `writev(2)` (`writeStaged`).
+    private var stagedBytes: [StagedBytes] = []
+    /// Bytes of staged turns that started in an earlier batch, back to back.
+    private var carriedBytes: [UInt8] = []
+    /// Bytes staged so far (the offset of the next staged turn past the segment's size).
+    private var stagedCount = 0
+    /// `writeStaged`'s list of ranges for the appender (reused).
+    private var ranges: [UnsafeRawBufferPointer] = []
+    /// Staged bytes past which they are written before more are staged (1 MiB).
     private static let stageLimit = 1_048_576
 
     /// Appends each turn's bytes to the segment and indexes it: the bytes of the batch's turns in
-    /// one `write(2)` (per MiB, and per segment), their rows in one transaction. Rows are
-    /// committed before a segment is closed, so a closed segment is never without the rows that
-    /// reference it.
-    func store(_ turns: [OpenTurns.Finished]) {
+    /// one `writev(2)` (per MiB, and per segment) from where they are (the batch's blocks, or
+    /// what open turns carried over), their rows in one transaction. Rows are committed before a
+    /// segment is closed, so a closed segment is never without the rows that reference it.
+    /// - Parameter batch: the batch the turns' pieces are in (nil: they have none).
+    func store(_ turns: [OpenTurns.Finished], from batch: ContentBatch?) {
         guard !turns.isEmpty else { return }
         let now = clock.now()
         var outcome = StoreOutcome()
         for item in turns {
             do {
                 if needsNewSegment(now: now) {
-                    writeStaged(&outcome)
+                    writeStaged(&outcome, batch)
                     commit(&outcome)
                     try openNextSegment(now: now)
                 }
                 guard let segment else { continue }
                 staged.append(IndexedTurn(flowID: item.flow, turn: item.turn, segment: segment.sequence,
-                                          segmentOffset: segment.size + Int64(pendingBytes.count), recordedAt: now))
-                pendingBytes += item.bytes
-                if pendingBytes.count >= ContentWriterThread.stageLimit { writeStaged(&outcome) }
+                                          segmentOffset: segment.size + Int64(stagedCount), recordedAt: now))
+                stage(item)
+                if stagedCount >= ContentWriterThread.stageLimit { writeStaged(&outcome, batch) }
             } catch {
                 outcome.lost += 1
                 outcome.lastError = (error as? ContentError)?.message ?? (error as? FlowStoreError)?.message ?? "\(error)"
             }
         }
-        writeStaged(&outcome)
+        writeStaged(&outcome, batch)
         commit(&outcome)
         let (lostTurns, failure) = (outcome.lost, outcome.lastError)
         // A turn lost is a failed attempt; the next turns try again (a new segment when none is
@@ -178,17 +197,48 @@ final class ContentWriterThread: QueueWriter {
         var lastError: String?
     }
 
+    /// Stages the bytes of `item`: what it carried, then its pieces.
+    private func stage(_ item: OpenTurns.Finished) {
+        if !item.carried.isEmpty {
+            stagedBytes.append(.carried(start: carriedBytes.count, count: item.carried.count))
+            carriedBytes += item.carried
+        }
+        var next = item.firstPiece
+        while next >= 0 {
+            let piece = openTurns.pieces[next]
+            stagedBytes.append(.piece(piece))
+            next = piece.next
+        }
+        stagedCount += item.turn.keptBytes
+    }
+
     /// Writes the staged bytes to the segment in one append; the turns whose bytes all reached
     /// the file become rows to commit, the others are lost (a failed write leaves the file's
     /// size where the bytes stopped, and later offsets follow it).
-    private func writeStaged(_ outcome: inout StoreOutcome) {
+    private func writeStaged(_ outcome: inout StoreOutcome, _ batch: ContentBatch?) {
         defer {
             staged.removeAll(keepingCapacity: true)
-            pendingBytes.removeAll(keepingCapacity: pendingBytes.capacity <= 2 * ContentWriterThread.stageLimit)
+            stagedBytes.removeAll(keepingCapacity: stagedBytes.capacity <= 65_536)
+            carriedBytes.removeAll(keepingCapacity: carriedBytes.capacity <= 2 * ContentWriterThread.stageLimit)
+            stagedCount = 0
         }
         guard !staged.isEmpty, let segment else { return }
         do {
-            _ = try segment.append(pendingBytes)
+            try carriedBytes.withUnsafeBytes { carried in
+                ranges.removeAll(keepingCapacity: ranges.capacity <= 65_536)
+                for item in stagedBytes {
+                    switch item {
+                    case let .carried(start, count):
+                        ranges.append(UnsafeRawBufferPointer(rebasing: carried[start..<(start + count)]))
+                    case let .piece(piece):
+                        // A piece is staged only by `store(_:from:)` with the batch it is in.
+                        guard let batch else { continue }
+                        ranges.append(batch.bytes(block: piece.block, start: piece.start, count: piece.count))
+                    }
+                }
+                defer { ranges.removeAll(keepingCapacity: ranges.capacity <= 65_536) }
+                _ = try segment.append(ranges)
+            }
         } catch {
             outcome.lastError = (error as? ContentError)?.message ?? "\(error)"
         }
@@ -232,7 +282,7 @@ final class ContentWriterThread: QueueWriter {
     /// staged for it) is full or old.
     private func needsNewSegment(now: Int64) -> Bool {
         guard let segment else { return true }
-        return segment.size + Int64(pendingBytes.count) >= configuration.segmentBytes
+        return segment.size + Int64(stagedCount) >= configuration.segmentBytes
             || now - segment.createdAt >= configuration.segmentAge
     }
 
@@ -281,7 +331,7 @@ final class ContentWriterThread: QueueWriter {
     /// Writes the open turns (as incomplete: their ends never came), closes the segment and the
     /// connection.
     private func close() {
-        store(openTurns.drain())
+        store(openTurns.drain(), from: nil)
         segment?.close()
         segment = nil
         insertStatements = [:]

@@ -1,71 +1,125 @@
-/// The writer thread's buffers of turns that have not ended yet: a turn's bytes go to a segment
+/// The writer thread's record of turns that have not ended yet: a turn's bytes go to a segment
 /// in one piece when it ends, so each index row names one contiguous range.
+///
+/// A turn's bytes stay where the loop copied them, in the blocks of the batch being written
+/// (`pieces`, chained per turn): a turn that starts and ends within one batch — every turn of a
+/// small request — is appended to its segment from those blocks, never copied again. Only a turn
+/// still open when its batch ends has its pieces copied (`endBatch`, into `carried`), because the
+/// batch's blocks are reused.
 ///
 /// A flow has at most one open turn (turns follow one another), so buffers are keyed by flow.
 /// Bounded by `limit` bytes over all open turns; past it, chunk bytes are discarded and their
 /// turn is marked incomplete. Not `Sendable`: the writer thread owns it.
 struct OpenTurns {
+    /// A range of a block of the batch being written; `next` chains a turn's ranges (-1: last).
+    struct Piece: Equatable {
+        var block: Int
+        var start: Int
+        var count: Int
+        var next = -1
+    }
+
     struct Buffer {
         var turn: Turn
-        var bytes: [UInt8] = []
+        /// Bytes that came in earlier batches, copied when their batch ended.
+        var carried: [UInt8] = []
+        /// This batch's ranges, first and last index in `pieces` (-1: none).
+        var firstPiece = -1
+        var lastPiece = -1
+        /// Bytes held: `carried` and the pieces.
+        var count = 0
         var lost = false
     }
 
-    /// A turn ready to be written: final figures (kept = bytes actually buffered) and bytes.
+    /// A turn ready to be written: final figures (kept = bytes actually held) and where its bytes
+    /// are: `carried`, then the pieces from `firstPiece` on (in the batch being written).
     /// The figures are the recorder's (`TurnRecorder`), which already leave out chunks the queue
     /// dropped; the writer changes them only for what it lost itself (its buffers were full, or
     /// the turn's end never came).
     struct Finished {
         var flow: Int64
         var turn: Turn
-        var bytes: [UInt8]
+        var carried: [UInt8]
+        var firstPiece: Int
     }
 
     let limit: Int64
     private(set) var buffered: Int64 = 0
     private var open: [Int64: Buffer] = [:]
+    /// The ranges of the batch being written (emptied by `endBatch`).
+    private(set) var pieces: [Piece] = []
 
     init(limit: Int64) { self.limit = limit }
 
     var isEmpty: Bool { open.isEmpty }
 
-    /// Adds a chunk's kept bytes to its turn.
+    /// Adds a chunk's kept bytes (`count` bytes at `start` of block `block` of the batch being
+    /// written) to its turn.
     /// - Returns: bytes discarded (0 when all fit), and the flow's earlier turn if one was still
     ///   open (its end event was lost).
-    mutating func append<Bytes: Collection<UInt8>>(flow: Int64, turn: Turn, bytes: Bytes) -> (discarded: Int, orphan: Finished?) {
+    mutating func append(flow: Int64, turn: Turn, block: Int, start: Int, count: Int) -> (discarded: Int, orphan: Finished?) {
         let orphan = takeEarlier(flow: flow, than: turn.number)
-        // Mutated in place in the dictionary: copying the buffer out and back would copy every
-        // byte of the turn so far at each chunk.
-        if buffered + Int64(bytes.count) > limit {
+        // Mutated in place in the dictionary: no copy of the buffer per chunk.
+        if buffered + Int64(count) > limit {
             open[flow, default: Buffer(turn: turn)].lost = true
-            return (bytes.count, orphan)
+            return (count, orphan)
         }
-        open[flow, default: Buffer(turn: turn)].bytes.append(contentsOf: bytes)
-        buffered += Int64(bytes.count)
+        let index = pieces.count
+        pieces.append(Piece(block: block, start: start, count: count))
+        let previous = { (buffer: inout Buffer) -> Int in
+            let last = buffer.lastPiece
+            if last < 0 { buffer.firstPiece = index }
+            buffer.lastPiece = index
+            buffer.count += count
+            return last
+        }(&open[flow, default: Buffer(turn: turn)])
+        if previous >= 0 { pieces[previous].next = index }
+        buffered += Int64(count)
         return (0, orphan)
     }
 
     /// Ends `turn` of `flow` with its final figures.
     /// - Returns: the flow's earlier turn if one was still open, then this one.
-    mutating func end(flow: Int64, turn: Turn) -> [Finished] {
-        var done = takeEarlier(flow: flow, than: turn.number).map { [$0] } ?? []
+    mutating func end(flow: Int64, turn: Turn) -> (earlier: Finished?, ended: Finished) {
+        let earlier = takeEarlier(flow: flow, than: turn.number)
         var buffer: Buffer?
         if open[flow]?.turn.number == turn.number { buffer = open.removeValue(forKey: flow) }
-        let bytes = buffer?.bytes ?? []
-        buffered -= Int64(bytes.count)
+        let count = buffer?.count ?? 0
+        buffered -= Int64(count)
         var final = turn
-        if buffer?.lost == true || bytes.count != final.keptBytes {
+        if buffer?.lost == true || count != final.keptBytes {
             // Only a loss of the writer's own changes the recorder's figures; a mismatch
             // otherwise is a bug (caught in debug builds; the index never names bytes it lacks).
             assert(buffer?.lost == true, "the recorder's kept figure is the bytes that reached the writer")
-            final.keptBytes = bytes.count
+            final.keptBytes = count
             final.incomplete = true
         }
-        done.append(Finished(flow: flow, turn: final, bytes: bytes))
-        return done
+        return (earlier, Finished(flow: flow, turn: final, carried: buffer?.carried ?? [], firstPiece: buffer?.firstPiece ?? -1))
     }
 
-    /// Every open turn, for shutdown: their ends never came, so they are written as incomplete.
+    /// The batch being written is done with: the turns still open copy their pieces of it (its
+    /// blocks are about to be reused), and the pieces are forgotten.
+    mutating func endBatch(_ batch: ContentBatch) {
+        guard !pieces.isEmpty else { return }
+        var index = open.startIndex
+        while index != open.endIndex {
+            if open.values[index].firstPiece >= 0 {
+                var next = open.values[index].firstPiece
+                while next >= 0 {
+                    let piece = pieces[next]
+                    open.values[index].carried.append(contentsOf: batch.bytes(block: piece.block, start: piece.start, count: piece.count))
+                    next = piece.next
+                }
+                open.values[index].firstPiece = -1
+                open.values[index].lastPiece = -1
+            }
+            index = open.index(after: index)
+        }
+        pieces.removeAll(keepingCapacity: pieces.capacity <= 65_536)
+    }
+
+    /// Every open turn, for shutdown (after the last batch ended): their ends never came, so they
+    /// are written as incomplete.
     mutating func drain() -> [Finished] {
         let all = open.map { flow, buffer in OpenTurns.finish(flow: flow, buffer: buffer) }
         open = [:]
@@ -73,20 +127,33 @@ struct OpenTurns {
         return all.sorted { ($0.flow, $0.turn.number) < ($1.flow, $1.turn.number) }
     }
 
+    /// The bytes of `finished`, in order: `carried`, then its pieces in `batch` (tests, and a
+    /// reader that wants them in one array).
+    func bytes(of finished: Finished, in batch: ContentBatch?) -> [UInt8] {
+        var out = finished.carried
+        var next = finished.firstPiece
+        while next >= 0, let batch {
+            let piece = pieces[next]
+            out.append(contentsOf: batch.bytes(block: piece.block, start: piece.start, count: piece.count))
+            next = piece.next
+        }
+        return out
+    }
+
     private mutating func takeEarlier(flow: Int64, than number: Int) -> Finished? {
         guard let buffer = open[flow], buffer.turn.number < number else { return nil }
         open[flow] = nil
-        buffered -= Int64(buffer.bytes.count)
+        buffered -= Int64(buffer.count)
         return OpenTurns.finish(flow: flow, buffer: buffer)
     }
 
-    /// A turn whose end event never arrived: what was buffered, marked incomplete (its seen figure
+    /// A turn whose end event never arrived: what was held, marked incomplete (its seen figure
     /// is only what its last chunk knew).
     private static func finish(flow: Int64, buffer: Buffer) -> Finished {
         var turn = buffer.turn
-        turn.keptBytes = buffer.bytes.count
-        turn.seenBytes = max(turn.seenBytes, buffer.bytes.count)
+        turn.keptBytes = buffer.count
+        turn.seenBytes = max(turn.seenBytes, buffer.count)
         turn.incomplete = true
-        return Finished(flow: flow, turn: turn, bytes: buffer.bytes)
+        return Finished(flow: flow, turn: turn, carried: buffer.carried, firstPiece: buffer.firstPiece)
     }
 }

@@ -42,22 +42,68 @@ final class SegmentAppender {
 
     /// Appends `bytes`.
     /// - Returns: the offset they start at.
+    /// - Throws: as `append(_:)` of ranges.
+    func append(_ bytes: [UInt8]) throws -> Int64 {
+        try bytes.withUnsafeBytes { try append([$0]) }
+    }
+
+    /// The most ranges one `writev(2)` takes (Linux's IOV_MAX, UIO_MAXIOV).
+    static let rangesPerWrite = 1_024
+
+    /// `writev`'s vector (reused).
+    private var vector: [iovec] = []
+
+    /// Appends `ranges` back to back, `rangesPerWrite` per `writev(2)`, without gathering them
+    /// into one buffer first.
+    /// - Returns: the offset they start at.
     /// - Throws: `ContentError.diskFull`, `.cannotWrite` (I/O error); the file's size is then
     ///   whatever reached it, and `size` follows the file, so later offsets stay right.
-    func append(_ bytes: [UInt8]) throws -> Int64 {
+    func append(_ ranges: [UnsafeRawBufferPointer]) throws -> Int64 {
         let start = size
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, bytes.count - done) }
+        var index = 0
+        // Bytes of ranges[index] already written (a short write can stop inside a range).
+        var into = 0
+        while index < ranges.count {
+            vector.removeAll(keepingCapacity: true)
+            var i = index
+            var skip = into
+            while i < ranges.count, vector.count < SegmentAppender.rangesPerWrite {
+                let range = ranges[i]
+                if let base = range.baseAddress, range.count > skip {
+                    vector.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: base + skip), iov_len: range.count - skip))
+                }
+                skip = 0
+                i += 1
+            }
+            if vector.isEmpty { break }
+            let n = vector.withUnsafeBufferPointer { writev(fd, $0.baseAddress, Int32($0.count)) }
             if n < 0 {
                 let code = errno
                 if code == EINTR { continue }
-                size += Int64(done)
                 throw ContentError.writing(path, errno: code)
             }
-            done += n
+            // A regular file takes at least one byte or fails; never spin on nothing written.
+            if n == 0 { throw ContentError.writing(path, errno: EIO) }
+            size += Int64(n)
+            // Steps over what this call wrote.
+            var left = n
+            while left > 0, index < ranges.count {
+                let rest = ranges[index].count - into
+                if left >= rest {
+                    left -= rest
+                    index += 1
+                    into = 0
+                } else {
+                    into += left
+                    left = 0
+                }
+            }
+            while index < ranges.count, ranges[index].count == into {
+                index += 1
+                into = 0
+            }
         }
-        size += Int64(done)
+        vector.removeAll(keepingCapacity: vector.capacity <= SegmentAppender.rangesPerWrite)
         return start
     }
 

@@ -125,7 +125,8 @@ struct TurnIndex {
         return (Int(statement.int64(at: 0)), Int(statement.int64(at: 1)), Int64(statement.double(at: 2)))
     }
 
-    /// Per segment: rows, and rows recorded before `cutoff` (µs since the epoch).
+    /// Per segment: rows, and rows recorded before `cutoff` (µs since the epoch). Reads the
+    /// (segment, recorded_at) index only.
     func segmentRows(expiredBefore cutoff: Int64) throws -> [Int: (rows: Int, expired: Int)] {
         let statement = try database.prepare(
             "SELECT segment, count(*), total(recorded_at < ?) FROM content_turns GROUP BY segment")
@@ -137,12 +138,19 @@ struct TurnIndex {
         return facts
     }
 
-    /// Deletes rows recorded before `cutoff`. - Returns: how many.
-    func deleteRecorded(before cutoff: Int64) throws -> Int {
-        let statement = try database.prepare("DELETE FROM content_turns WHERE recorded_at < ?")
-        try statement.bind([.integer(cutoff)])
-        try statement.step()
-        return database.changes
+    /// Deletes the rows of `segments` recorded before `cutoff` (µs since the epoch), one segment
+    /// at a time through the (segment, recorded_at) index: name the segments `segmentRows` found
+    /// expired rows in, so a sweep with nothing expired reads nothing.
+    /// - Returns: how many rows.
+    func deleteRecorded(before cutoff: Int64, inSegments segments: [Int]) throws -> Int {
+        var deleted = 0
+        for segment in segments {
+            let statement = try database.prepare("DELETE FROM content_turns WHERE segment = ? AND recorded_at < ?")
+            try statement.bind([.integer(Int64(segment)), .integer(cutoff)])
+            try statement.step()
+            deleted += database.changes
+        }
+        return deleted
     }
 
     /// Deletes the rows of `segment`. - Returns: how many.

@@ -1,3 +1,4 @@
+import Wire
 import Capture
 import FlowTerms
 import TVHome

@@ -1,3 +1,4 @@
+import Wire
 import CTVShims
 import Proxy
 import Synchronization

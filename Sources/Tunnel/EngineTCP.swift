@@ -1,3 +1,4 @@
+import Wire
 import CTVShims
 import Proxy
 #if canImport(Glibc)
@@ -184,7 +185,7 @@ extension EngineLoop {
     func connectFailed(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure.Unreachable, startMicros: Int64) {
         nat.remove(entry.id, now: now)
         let n = PacketBuilder.tcp(into: writeBuffer, source: entry.remote, destination: entry.app, sequence: 0,
-                                  acknowledgment: entry.isn &+ 1, flags: TCPHeader.rst | TCPHeader.ack)
+                                  acknowledgment: entry.isn &+ 1, flags: TCPFlags.rst | TCPFlags.ack)
         capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: entry.flowID, .serverToClient)
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
         counters.tcpConnectFailed.wrappingAdd(1, ordering: .relaxed)

@@ -1,3 +1,5 @@
+import Wire
+
 /// Crafts the packets the tunnel writes into the TUN itself: UDP datagrams carrying replies
 /// (src = the remote, dst = the app) and TCP resets. Every checksum is computed in full: the
 /// kernel drops what does not verify (tun-nat.md).
@@ -82,10 +84,10 @@ public enum PacketBuilder {
     public static func reset(into buffer: UnsafeMutableRawBufferPointer, answering segment: TCPHeader,
                              from: PacketEndpoint, to: PacketEndpoint) -> Int {
         if segment.isACK {
-            return tcp(into: buffer, source: from, destination: to, sequence: segment.acknowledgmentNumber, acknowledgment: 0, flags: TCPHeader.rst)
+            return tcp(into: buffer, source: from, destination: to, sequence: segment.acknowledgmentNumber, acknowledgment: 0, flags: TCPFlags.rst)
         }
         return tcp(into: buffer, source: from, destination: to, sequence: 0,
-                   acknowledgment: segment.sequenceNumber &+ segment.segmentLength, flags: TCPHeader.rst | TCPHeader.ack)
+                   acknowledgment: segment.sequenceNumber &+ segment.segmentLength, flags: TCPFlags.rst | TCPFlags.ack)
     }
 
     /// The most of an invoking packet an ICMP error quotes, so the whole error stays within 576

@@ -1,3 +1,5 @@
+import Wire
+
 /// ICMP errors tv writes into the TUN for what a router further out reported to its upstream
 /// socket (`UpstreamErrorAction`), and, through `PacketBuilder.pathTooSmall`, for tv's own
 /// EMSGSIZE (PathMTUSignalTests checks those bytes).

@@ -1,3 +1,5 @@
+import Wire
+
 /// Every header field `tv packet` shows of one captured IP packet (LINKTYPE_RAW: the bare IPv4 or
 /// IPv6 datagram), read without judging it: a display reads what travelled, so checksums are
 /// shown, not verified, and a packet the capture cut short (its snaplen) is read as far as its
@@ -28,16 +30,6 @@ public struct PacketDissection: Sendable, Equatable {
         self.dns = dns
         self.cut = cut
     }
-}
-
-/// Why a captured record is not an IP packet the dissector can read at all.
-public enum PacketDissectionFailure: Error, Sendable, Equatable {
-    /// Fewer bytes than the smallest IP header (20 IPv4, 40 IPv6): the capture kept too little.
-    case tooShortForIP(count: Int)
-    /// The version nibble is neither 4 nor 6 (RFC 791 §3.1, RFC 8200 §3): not an IP packet.
-    case notIP(version: UInt8)
-    /// The IPv4 IHL is below 5 words (RFC 791 §3.1): not a valid header.
-    case badHeaderLength(Int)
 }
 
 /// The IP header's fields.
@@ -94,14 +86,6 @@ public struct IPv6Fields: Sendable, Equatable {
     public var fragment: IPv6Fragment?
 }
 
-/// The IPv6 Fragment header (RFC 8200 §4.5).
-public struct IPv6Fragment: Sendable, Equatable {
-    public var identification: UInt32
-    /// In bytes.
-    public var offset: Int
-    public var moreFragments: Bool
-}
-
 /// The transport header's fields.
 public enum TransportFields: Sendable, Equatable {
     case tcp(TCPFields)
@@ -118,7 +102,7 @@ public struct TCPFields: Sendable, Equatable {
     public var acknowledgmentNumber: UInt32
     /// Data Offset × 4, in bytes.
     public var headerLength: Int
-    /// Byte 13: CWR ECE URG ACK PSH RST SYN FIN (the names: `TCPFlags.acronyms` in Capture).
+    /// Byte 13: CWR ECE URG ACK PSH RST SYN FIN (the names: `TCPFlags.acronyms`).
     public var flags: UInt8
     public var window: UInt16
     public var checksum: UInt16

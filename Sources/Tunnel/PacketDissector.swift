@@ -1,20 +1,19 @@
+import Wire
+
 /// Reads a captured IP packet into a `PacketDissection`, field by field, as far as its bytes go.
 ///
 /// Unlike `PacketParser` (which decides what the tunnel does with a packet and drops what does
 /// not verify), this reads for display: nothing is verified, lengths are taken from the headers
 /// and compared with the captured bytes only to say where a snaplen cut the packet. Bounded: at
-/// most `PacketParser.maximumExtensionHeaders` IPv6 extension headers, at most 40 option bytes.
+/// most `IPDatagramLayout.maximumExtensionHeaders` IPv6 extension headers, at most 40 option bytes.
+/// The IP layer is `IPDatagramLayout`'s reading (Wire), the same one the capture's packet rows use.
 public enum PacketDissector {
     /// The UDP port DNS runs on (RFC 1035 §4.2.1).
     public static let dnsPort: UInt16 = 53
 
     public static func dissect(_ bytes: [UInt8]) -> Result<PacketDissection, PacketDissectionFailure> {
-        let b = bytes
-        guard let first = b.first else { return .failure(.tooShortForIP(count: 0)) }
-        switch first >> 4 {
-        case 4: return dissectIPv4(b)
-        case 6: return dissectIPv6(b)
-        default: return .failure(.notIP(version: first >> 4))
+        IPDatagramLayout.read(bytes).map { layout in
+            layout.version == 4 ? dissectIPv4(bytes, layout) : dissectIPv6(bytes, layout)
         }
     }
 
@@ -26,59 +25,35 @@ public enum PacketDissector {
         PacketAddress(bytes: Array(b[i..<(i + (v6 ? 16 : 4))]))!
     }
 
-    private static func dissectIPv4(_ b: [UInt8]) -> Result<PacketDissection, PacketDissectionFailure> {
-        guard b.count >= 20 else { return .failure(.tooShortForIP(count: b.count)) }
-        let ihl = Int(b[0] & 0x0f) * 4
-        guard ihl >= 20 else { return .failure(.badHeaderLength(ihl)) }
+    /// The IPv4 header's fields; the layout says where the transport header is.
+    private static func dissectIPv4(_ b: [UInt8], _ layout: IPDatagramLayout) -> PacketDissection {
         let flags = u16(b, 6)
-        let fields = IPv4Fields(headerLength: ihl, trafficClass: b[1], totalLength: u16(b, 2), identification: u16(b, 4),
+        let fields = IPv4Fields(headerLength: layout.transportOffset, trafficClass: b[1], totalLength: u16(b, 2), identification: u16(b, 4),
                                 dontFragment: flags & 0x4000 != 0, moreFragments: flags & 0x2000 != 0,
-                                fragmentOffset: Int(flags & 0x1fff) * 8, ttl: b[8], protocolNumber: b[9],
+                                fragmentOffset: layout.fragmentOffset, ttl: b[8], protocolNumber: b[9],
                                 headerChecksum: u16(b, 10), source: address(b, 12, v6: false), destination: address(b, 16, v6: false))
-        var out = PacketDissection(ip: .v4(fields))
-        guard ihl <= b.count else { out.cut = .ip; return .success(out) }
-        // The end of the datagram by its header (padding after it is not the packet's).
-        let end = max(ihl, Int(fields.totalLength))
-        if fields.fragmentOffset != 0 { return .success(finishCut(out, captured: b.count, end: end)) }
-        readTransport(b, start: ihl, end: end, protocolNumber: fields.protocolNumber, isV6: false, into: &out)
-        return .success(out)
+        return dissectTransport(b, layout, PacketDissection(ip: .v4(fields)))
     }
 
-    private static func dissectIPv6(_ b: [UInt8]) -> Result<PacketDissection, PacketDissectionFailure> {
-        guard b.count >= 40 else { return .failure(.tooShortForIP(count: b.count)) }
+    /// The IPv6 fixed header's fields and the extension headers the layout walked.
+    private static func dissectIPv6(_ b: [UInt8], _ layout: IPDatagramLayout) -> PacketDissection {
         let word = u32(b, 0)
-        var fields = IPv6Fields(trafficClass: UInt8((word >> 20) & 0xff), flowLabel: word & 0xf_ffff, payloadLength: u16(b, 4),
+        let fields = IPv6Fields(trafficClass: UInt8((word >> 20) & 0xff), flowLabel: word & 0xf_ffff, payloadLength: u16(b, 4),
                                 nextHeader: b[6], hopLimit: b[7], source: address(b, 8, v6: true),
-                                destination: address(b, 24, v6: true), transportProtocol: b[6], extensionHeaders: [], fragment: nil)
-        let end = 40 + Int(fields.payloadLength)
-        var next = b[6]
-        var offset = 40
-        var cut = false
-        walk: while fields.extensionHeaders.count < PacketParser.maximumExtensionHeaders {
-            switch next {
-            case IPProtocolNumber.hopByHop, IPProtocolNumber.routing, IPProtocolNumber.destinationOptions:
-                guard offset + 2 <= b.count else { cut = true; break walk }
-                fields.extensionHeaders.append(next)
-                next = b[offset]
-                offset += (Int(b[offset + 1]) + 1) * 8
-            case IPProtocolNumber.fragment:
-                guard offset + 8 <= b.count else { cut = true; break walk }
-                fields.extensionHeaders.append(next)
-                let field = u16(b, offset + 2)
-                fields.fragment = IPv6Fragment(identification: u32(b, offset + 4), offset: Int(field >> 3) * 8,
-                                               moreFragments: field & 1 != 0)
-                next = b[offset]
-                offset += 8
-            default:
-                break walk
-            }
-        }
-        fields.transportProtocol = next
-        var out = PacketDissection(ip: .v6(fields))
-        if cut || offset > b.count { out.cut = .ip; return .success(out) }
-        if let fragment = fields.fragment, fragment.offset != 0 { return .success(finishCut(out, captured: b.count, end: end)) }
-        readTransport(b, start: offset, end: max(offset, end), protocolNumber: next, isV6: true, into: &out)
-        return .success(out)
+                                destination: address(b, 24, v6: true), transportProtocol: layout.transportProtocol,
+                                extensionHeaders: layout.extensionHeaders, fragment: layout.fragment)
+        return dissectTransport(b, layout, PacketDissection(ip: .v6(fields)))
+    }
+
+    /// The transport header after the IP layer, unless the bytes ran out before it or the packet
+    /// is a later fragment.
+    private static func dissectTransport(_ b: [UInt8], _ layout: IPDatagramLayout, _ dissection: PacketDissection) -> PacketDissection {
+        var out = dissection
+        guard !layout.headersCut else { out.cut = .ip; return out }
+        guard layout.carriesTransportHeader else { return finishCut(out, captured: b.count, end: layout.end) }
+        readTransport(b, start: layout.transportOffset, end: max(layout.transportOffset, layout.end),
+                      protocolNumber: layout.transportProtocol, isV6: layout.version == 6, into: &out)
+        return out
     }
 
     /// A packet whose bytes after the IP header are not read as a header: cut only in its payload.

@@ -1,3 +1,5 @@
+import Wire
+
 /// Reads the IP header of a packet (RFC 791 §3.1 for IPv4; RFC 8200 §3–4 for IPv6 and its
 /// extension headers) and says where the transport header starts, or why the packet is dropped.
 ///
@@ -5,7 +7,7 @@
 /// the IPv4 header checksum. The transport header is read by `TCPHeader` / `UDPHeader`.
 public enum PacketParser {
     /// At most this many IPv6 extension headers are walked before the packet is dropped.
-    public static let maximumExtensionHeaders = 8
+    public static let maximumExtensionHeaders = IPDatagramLayout.maximumExtensionHeaders
 
     /// Parses the packet in `bytes` (exactly what one TUN read returned).
     public static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<IPPacket, PacketDrop> {

@@ -1,28 +1,24 @@
+import Wire
+
 /// The fields of a TCP header the NAT reads (RFC 793 §3.1 / RFC 9293 §3.1).
 public struct TCPHeader: Sendable, Equatable {
     public var sourcePort: UInt16
     public var destinationPort: UInt16
     public var sequenceNumber: UInt32
     public var acknowledgmentNumber: UInt32
-    /// The flag bits of byte 13 (CWR ECE URG ACK PSH RST SYN FIN).
+    /// The flag bits of byte 13 (CWR ECE URG ACK PSH RST SYN FIN; `TCPFlags`).
     public var flags: UInt8
     /// Data Offset × 4: where the payload starts, from the start of the TCP header.
     public var headerLength: Int
     /// Payload bytes (segment length minus the header).
     public var payloadLength: Int
 
-    public static let fin: UInt8 = 0x01
-    public static let syn: UInt8 = 0x02
-    public static let rst: UInt8 = 0x04
-    public static let psh: UInt8 = 0x08
-    public static let ack: UInt8 = 0x10
-
-    public var isSYN: Bool { flags & Self.syn != 0 }
-    public var isACK: Bool { flags & Self.ack != 0 }
-    public var isRST: Bool { flags & Self.rst != 0 }
-    public var isFIN: Bool { flags & Self.fin != 0 }
+    public var isSYN: Bool { flags & TCPFlags.syn != 0 }
+    public var isACK: Bool { flags & TCPFlags.ack != 0 }
+    public var isRST: Bool { flags & TCPFlags.rst != 0 }
+    public var isFIN: Bool { flags & TCPFlags.fin != 0 }
     /// A connection request: SYN without ACK.
-    public var isConnectionRequest: Bool { flags & (Self.syn | Self.ack) == Self.syn }
+    public var isConnectionRequest: Bool { flags & (TCPFlags.syn | TCPFlags.ack) == TCPFlags.syn }
 
     /// Sequence space the segment occupies: payload + 1 for SYN + 1 for FIN (RFC 9293 §3.4).
     public var segmentLength: UInt32 {
@@ -103,6 +99,6 @@ public enum TCPChecksumPolicy {
     ///   verified then.
     public static func mustVerify(flags: UInt8, action: Action, kernelVouches: Bool = false) -> Bool {
         if kernelVouches { return false }
-        return action == .act || flags & (TCPHeader.syn | TCPHeader.fin | TCPHeader.rst) != 0
+        return action == .act || flags & (TCPFlags.syn | TCPFlags.fin | TCPFlags.rst) != 0
     }
 }

@@ -1,3 +1,5 @@
+import Wire
+
 /// The TCP NAT state of tun-nat.md: each app connection `A:p → R:r` gets a fake peer `F:q`, the
 /// forward map finds the entry for the app's segments, the reverse map for the listener's.
 ///
@@ -137,11 +139,11 @@ public struct TCPNATTable: Sendable {
     @discardableResult
     public mutating func note(_ id: UInt64, fromApp: Bool, flags: UInt8, now: UInt64) -> Bool {
         // Most segments carry neither: nothing changes (and no dictionary write per packet).
-        guard flags & (TCPHeader.rst | TCPHeader.fin) != 0 else { return false }
+        guard flags & (TCPFlags.rst | TCPFlags.fin) != 0 else { return false }
         guard var entry = entries[id], entry.state != .closed else { return false }
-        if flags & TCPHeader.rst != 0 {
+        if flags & TCPFlags.rst != 0 {
             entry.state = .closed
-        } else if flags & TCPHeader.fin != 0 {
+        } else if flags & TCPFlags.fin != 0 {
             if fromApp { entry.finFromApp = true } else { entry.finFromListener = true }
             if entry.finFromApp && entry.finFromListener { entry.state = .closed }
         }

@@ -1,3 +1,5 @@
+import Wire
+
 /// Writes one whole IPv4 or IPv6 packet carrying a TCP segment with options and payload
 /// (RFC 9293 §3.1), every checksum computed in full: what the decrypted capture's synthesized
 /// streams are made of (`TCPStreamSynthesizer`).
@@ -8,7 +10,7 @@ public enum TCPSegmentBuilder {
         public var destination: PacketEndpoint
         public var sequence: UInt32
         public var acknowledgment: UInt32
-        /// Byte 13 (`TCPHeader.syn` …).
+        /// Byte 13 (`TCPFlags.syn` …).
         public var flags: UInt8
         public var window: UInt16
         /// IPv4 Identification (ignored for IPv6).

@@ -1,3 +1,4 @@
+import Wire
 import FlowTerms
 
 /// Rebuilds one inspected flow as a TCP connection between its real ends, from its plaintext:
@@ -94,10 +95,10 @@ public struct TCPStreamSynthesizer: Sendable {
         let fields = TCPSegmentBuilder.Segment(
             source: fromClient ? client : server, destination: fromClient ? server : client,
             sequence: fromClient ? clientNext : serverNext,
-            acknowledgment: flags & TCPHeader.ack != 0 ? (fromClient ? serverNext : clientNext) : 0,
+            acknowledgment: flags & TCPFlags.ack != 0 ? (fromClient ? serverNext : clientNext) : 0,
             flags: flags, window: Self.window, identification: id, maximumSegmentSize: mss)
         let bytes = payload.withUnsafeBytes { TCPSegmentBuilder.packet(fields, payload: $0) }
-        let length = UInt32(payload.count) &+ (flags & TCPHeader.syn != 0 ? 1 : 0) &+ (flags & TCPHeader.fin != 0 ? 1 : 0)
+        let length = UInt32(payload.count) &+ (flags & TCPFlags.syn != 0 ? 1 : 0) &+ (flags & TCPFlags.fin != 0 ? 1 : 0)
         if fromClient { clientNext &+= length } else { serverNext &+= length }
         return Packet(direction: direction, bytes: bytes)
     }
@@ -105,9 +106,9 @@ public struct TCPStreamSynthesizer: Sendable {
     private mutating func open() -> [Packet] {
         state = .open
         let mss = UInt16(clamping: maximumSegmentSize)
-        return [segment(.clientToServer, flags: TCPHeader.syn, mss: mss),
-                segment(.serverToClient, flags: TCPHeader.syn | TCPHeader.ack, mss: mss),
-                segment(.clientToServer, flags: TCPHeader.ack)]
+        return [segment(.clientToServer, flags: TCPFlags.syn, mss: mss),
+                segment(.serverToClient, flags: TCPFlags.syn | TCPFlags.ack, mss: mss),
+                segment(.clientToServer, flags: TCPFlags.ack)]
     }
 
     private mutating func data(_ direction: Direction, _ bytes: [UInt8]) -> [Packet] {
@@ -116,21 +117,21 @@ public struct TCPStreamSynthesizer: Sendable {
         var start = 0
         while start < bytes.count {
             let end = min(start + maximumSegmentSize, bytes.count)
-            let flags = TCPHeader.ack | (end == bytes.count ? TCPHeader.psh : 0)
+            let flags = TCPFlags.ack | (end == bytes.count ? TCPFlags.psh : 0)
             out.append(segment(direction, flags: flags, payload: bytes[start..<end]))
             start = end
         }
-        out.append(segment(direction.opposite, flags: TCPHeader.ack))
+        out.append(segment(direction.opposite, flags: TCPFlags.ack))
         return out
     }
 
     private mutating func finish() -> [Packet] {
-        [segment(.clientToServer, flags: TCPHeader.fin | TCPHeader.ack),
-         segment(.serverToClient, flags: TCPHeader.fin | TCPHeader.ack),
-         segment(.clientToServer, flags: TCPHeader.ack)]
+        [segment(.clientToServer, flags: TCPFlags.fin | TCPFlags.ack),
+         segment(.serverToClient, flags: TCPFlags.fin | TCPFlags.ack),
+         segment(.clientToServer, flags: TCPFlags.ack)]
     }
 
     private mutating func cutOff() -> [Packet] {
-        [segment(.serverToClient, flags: TCPHeader.rst | TCPHeader.ack)]
+        [segment(.serverToClient, flags: TCPFlags.rst | TCPFlags.ack)]
     }
 }

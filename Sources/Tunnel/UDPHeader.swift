@@ -1,3 +1,5 @@
+import Wire
+
 /// The UDP header of a whole (reassembled) datagram (RFC 768; RFC 8200 §8.1 for IPv6).
 public struct UDPHeader: Sendable, Equatable {
     public var sourcePort: UInt16

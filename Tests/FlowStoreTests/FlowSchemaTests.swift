@@ -24,7 +24,7 @@ import Testing
                                                        "flows_text", "flows_text_config", "flows_text_data", "flows_text_docsize",
                                                        "flows_text_idx", "host_names", "packet_counts", "packets", "pinned_hosts", "settings"])
         #expect(try names(database, type: "index") == ["audit_markers_by_time", "audit_sessions_by_project", "audit_sessions_live",
-                                                       "client_pins_by_host", "content_turns_by_recorded_at", "content_turns_by_segment",
+                                                       "client_pins_by_host", "content_turns_by_segment_time",
                                                        "exchanges_by_request_time", "flows_by_audit_session", "flows_by_host", "flows_by_program", "flows_by_start_time",
                                                        "flows_by_status_time", "packets_by_capture"])
         // A second run is a no-op.

@@ -48,7 +48,7 @@ import FlowTerms
             .turnEnded(flow: 7, turn: turn),
             .chunk(flow: 8, turn: turn, block: 0, start: 3, count: 2),
         ])
-        #expect(batch.blocks == [[1, 2, 3, 4, 5]])
+        #expect(batch.blocks.map(\.contents) == [[1, 2, 3, 4, 5]])
         #expect(batch.withBytes(block: 0, start: 3, count: 2) { Array($0) } == [4, 5])
     }
 

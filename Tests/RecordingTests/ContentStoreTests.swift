@@ -256,27 +256,65 @@ import FlowTerms
 }
 
 @Suite struct OpenTurnsTests {
+    /// Copies `bytes` into `batch` as the loop does, and hands the chunk to `open` as the writer does.
+    static func append(_ open: inout OpenTurns, _ batch: inout ContentBatch, flow: Int64, turn: Turn, _ bytes: [UInt8])
+        -> (discarded: Int, orphan: OpenTurns.Finished?) {
+        bytes.withUnsafeBytes { batch.appendChunk(flow: flow, turn: turn, $0) }
+        guard case let .chunk(_, _, block, start, count) = batch.events.last! else { fatalError("a chunk was appended") }
+        return open.append(flow: flow, turn: turn, block: block, start: start, count: count)
+    }
+
     @Test func aLostTurnEndIsWrittenIncompleteWhenTheNextTurnArrives() {
         var open = OpenTurns(limit: 100)
+        var batch = ContentBatch()
         let first = Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 3, seenBytes: 3)
-        _ = open.append(flow: 1, turn: first, bytes: [1, 2, 3])
+        _ = Self.append(&open, &batch, flow: 1, turn: first, [1, 2, 3])
         let second = Turn(number: 2, direction: .serverToClient, startOffset: 5, keptBytes: 2, seenBytes: 2)
-        let (discarded, orphan) = open.append(flow: 1, turn: second, bytes: [4, 5])
+        let (discarded, orphan) = Self.append(&open, &batch, flow: 1, turn: second, [4, 5])
         #expect(discarded == 0)
         #expect(orphan?.turn == Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 3, seenBytes: 3, incomplete: true))
-        #expect(open.end(flow: 1, turn: Turn(number: 2, direction: .serverToClient, startOffset: 5, keptBytes: 2, seenBytes: 9)).map(\.turn)
-                == [Turn(number: 2, direction: .serverToClient, startOffset: 5, keptBytes: 2, seenBytes: 9)])
+        #expect(orphan.map { open.bytes(of: $0, in: batch) } == [1, 2, 3])
+        let (earlier, ended) = open.end(flow: 1, turn: Turn(number: 2, direction: .serverToClient, startOffset: 5, keptBytes: 2, seenBytes: 9))
+        #expect(earlier == nil)
+        #expect(ended.turn == Turn(number: 2, direction: .serverToClient, startOffset: 5, keptBytes: 2, seenBytes: 9))
+        #expect(open.bytes(of: ended, in: batch) == [4, 5])
         #expect(open.isEmpty && open.buffered == 0)
     }
 
     @Test func theBufferLimitDiscardsAndMarks() {
         var open = OpenTurns(limit: 4)
+        var batch = ContentBatch()
         let turn = Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 6, seenBytes: 6)
-        #expect(open.append(flow: 2, turn: turn, bytes: [1, 2, 3]).discarded == 0)
-        #expect(open.append(flow: 2, turn: turn, bytes: [4, 5, 6]).discarded == 3)
+        #expect(Self.append(&open, &batch, flow: 2, turn: turn, [1, 2, 3]).discarded == 0)
+        #expect(Self.append(&open, &batch, flow: 2, turn: turn, [4, 5, 6]).discarded == 3)
         let done = open.end(flow: 2, turn: turn)
-        #expect(done.map(\.turn) == [Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 3, seenBytes: 6, incomplete: true)])
-        #expect(done.first?.bytes == [1, 2, 3])
+        #expect(done.earlier == nil)
+        #expect(done.ended.turn == Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 3, seenBytes: 6, incomplete: true))
+        #expect(open.bytes(of: done.ended, in: batch) == [1, 2, 3])
+    }
+
+    /// A turn in one batch is read from the batch's blocks; a turn still open when its batch ends
+    /// carries a copy of its bytes into the next, where its later pieces follow them.
+    @Test func aTurnOpenAcrossBatchesCarriesItsBytes() {
+        var open = OpenTurns(limit: 100)
+        var first = ContentBatch()
+        let turn = Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 5, seenBytes: 5)
+        let other = Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 1, seenBytes: 1)
+        _ = Self.append(&open, &first, flow: 3, turn: turn, [1, 2])
+        _ = Self.append(&open, &first, flow: 4, turn: other, [9])
+        _ = Self.append(&open, &first, flow: 3, turn: turn, [3])
+        #expect(open.pieces.map(\.next) == [2, -1, -1])
+        let short = open.end(flow: 4, turn: other).ended
+        #expect(open.bytes(of: short, in: first) == [9] && short.carried.isEmpty)
+        open.endBatch(first)
+        #expect(open.pieces.isEmpty && open.buffered == 3)
+        first.clear()
+        var second = ContentBatch()
+        _ = Self.append(&open, &second, flow: 3, turn: turn, [4, 5])
+        let long = open.end(flow: 3, turn: turn).ended
+        #expect(long.carried == [1, 2, 3])
+        #expect(open.bytes(of: long, in: second) == [1, 2, 3, 4, 5])
+        #expect(long.turn == turn && open.buffered == 0)
     }
 }
 

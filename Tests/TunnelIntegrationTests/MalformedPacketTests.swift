@@ -1,3 +1,4 @@
+import Wire
 import Foundation
 import Proxy
 import Testing
@@ -53,7 +54,7 @@ struct MalformedPacketTests {
                                     payload: [UInt8](repeating: 0x61, count: 64))!
         let tcpACK = PacketBuilder.array { PacketBuilder.tcp(into: $0, source: PacketEndpoint(PacketAddress("10.77.0.1")!, 5001),
                                                             destination: PacketEndpoint(PacketAddress("10.203.0.2")!, 80),
-                                                            sequence: 1, acknowledgment: 1, flags: TCPHeader.ack, window: 100) }
+                                                            sequence: 1, acknowledgment: 1, flags: TCPFlags.ack, window: 100) }
         var cases: [(String, [UInt8], UInt16)] = []   // (what, bytes, ethertype)
         cases.append(("truncated", Array(tcpACK.prefix(12)), 0x0800))
         var b = tcpACK; b[0] = 0x55
@@ -86,7 +87,7 @@ struct MalformedPacketTests {
         // checksum before handing it over: the same outcome.
         var partialACK = PacketBuilder.array { PacketBuilder.tcp(into: $0, source: PacketEndpoint(PacketAddress("10.77.0.1")!, 5002),
                                                                 destination: PacketEndpoint(PacketAddress("10.203.0.2")!, 80),
-                                                                sequence: 1, acknowledgment: 1, flags: TCPHeader.ack, window: 100) }
+                                                                sequence: 1, acknowledgment: 1, flags: TCPFlags.ack, window: 100) }
         let pseudo = InternetChecksum.pseudoHeaderSum(source: PacketAddress("10.77.0.1")!, destination: PacketAddress("10.203.0.2")!,
                                                       protocolNumber: IPProtocolNumber.tcp, length: 20)
         partialACK[36] = UInt8(pseudo >> 8); partialACK[37] = UInt8(pseudo & 0xff)

@@ -1,3 +1,4 @@
+import Wire
 import Testing
 @testable import Tunnel
 
@@ -30,9 +31,9 @@ struct VirtioNetHeaderTests {
 
     @Test("the TCP checksum policy never verifies what the kernel vouches for")
     func policy() {
-        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.syn, action: .act, kernelVouches: true) == false)
-        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.syn, action: .act, kernelVouches: false) == true)
-        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.ack, action: .forward, kernelVouches: false) == false)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPFlags.syn, action: .act, kernelVouches: true) == false)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPFlags.syn, action: .act, kernelVouches: false) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPFlags.ack, action: .forward, kernelVouches: false) == false)
     }
 
     @Test("TUNOffload summaries")
@@ -52,7 +53,7 @@ struct PartialChecksumRewriteTests {
     static func partialSegment(_ source: PacketEndpoint, _ destination: PacketEndpoint, payload: Int, sequence: UInt32 = 1_000) -> [UInt8] {
         var bytes = PacketBuilder.array(capacity: 40 + 20) {
             PacketBuilder.tcp(into: $0, source: source, destination: destination, sequence: sequence, acknowledgment: 77,
-                              flags: TCPHeader.ack | TCPHeader.psh, window: 512)
+                              flags: TCPFlags.ack | TCPFlags.psh, window: 512)
         }
         let t = bytes.count - 20
         bytes += (0..<payload).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }

@@ -1,3 +1,4 @@
+import Wire
 import Testing
 @testable import Tunnel
 
@@ -75,9 +76,9 @@ struct NATTests {
         var t = table()
         guard case .connectFirst(let a, nil) = t.appSYN(app: app, remote: remote, isn: 1, now: 0) else { return }
         t.connected(a.id)
-        let v5 = t.note(a.id, fromApp: true, flags: TCPHeader.fin | TCPHeader.ack, now: second)
+        let v5 = t.note(a.id, fromApp: true, flags: TCPFlags.fin | TCPFlags.ack, now: second)
         #expect(!v5)
-        let v6 = t.note(a.id, fromApp: false, flags: TCPHeader.fin | TCPHeader.ack, now: 2 * second)
+        let v6 = t.note(a.id, fromApp: false, flags: TCPFlags.fin | TCPFlags.ack, now: 2 * second)
         #expect(v6)
         let v7 = t.expire(now: 11 * second)
         #expect(v7.isEmpty)
@@ -85,7 +86,7 @@ struct NATTests {
         #expect(v8.map(\.id) == [a.id])
         guard case .connectFirst(let b, nil) = t.appSYN(app: endpoint("10.77.0.1", 40_001), remote: remote, isn: 2, now: 0) else { return }
         t.connected(b.id)
-        let v9 = t.note(b.id, fromApp: false, flags: TCPHeader.rst, now: 20 * second)
+        let v9 = t.note(b.id, fromApp: false, flags: TCPFlags.rst, now: 20 * second)
         #expect(v9)
         let v10 = t.expire(now: 30 * second)
         #expect(v10.map(\.id) == [b.id])

@@ -1,3 +1,4 @@
+import Wire
 import Testing
 @testable import Tunnel
 
@@ -34,7 +35,7 @@ struct PacketBuilderTests {
         let t = try #require(try tcp(syn.bytes)?.get())
         let built = PacketBuilder.array { buffer in
             PacketBuilder.tcp(into: buffer, source: PacketEndpoint(p.destination, t.destinationPort), destination: PacketEndpoint(p.source, t.sourcePort),
-                              sequence: 0, acknowledgment: t.sequenceNumber &+ 1, flags: TCPHeader.rst | TCPHeader.ack, dontFragment: true)
+                              sequence: 0, acknowledgment: t.sequenceNumber &+ 1, flags: TCPFlags.rst | TCPFlags.ack, dontFragment: true)
         }
         #expect(built == rst.bytes)
         // `reset(answering:)` picks the same form for a SYN (no ACK): seq 0, ack = seq + 1.
@@ -48,7 +49,7 @@ struct PacketBuilderTests {
         let t = try #require(try tcp(ack.bytes)?.get())
         let answer = PacketBuilder.array { PacketBuilder.reset(into: $0, answering: t, from: endpoint("10.203.9.2", 8080), to: endpoint("10.203.9.1", t.sourcePort)) }
         let r = try #require(try tcp(answer)?.get())
-        #expect(r.flags == TCPHeader.rst && r.sequenceNumber == t.acknowledgmentNumber && r.acknowledgmentNumber == 0)
+        #expect(r.flags == TCPFlags.rst && r.sequenceNumber == t.acknowledgmentNumber && r.acknowledgmentNumber == 0)
     }
 
     @Test("a crafted UDP checksum that computes to 0 is sent as 0xFFFF (RFC 768)")

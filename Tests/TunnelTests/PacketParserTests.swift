@@ -1,3 +1,4 @@
+import Wire
 import Testing
 @testable import Tunnel
 
@@ -22,7 +23,7 @@ struct PacketParserTests {
         #expect(p.version == 6 && p.transportOffset == 40 && p.length == 40 + 120)
         #expect(p.source.description == "fd03::1" && p.destination.description == "fd03::2")
         guard case .success(let t) = tcp(push.bytes) else { Issue.record("no TCP"); return }
-        #expect(t.destinationPort == 8081 && t.payloadLength == 88 && t.isACK && t.flags & TCPHeader.psh != 0)
+        #expect(t.destinationPort == 8081 && t.payloadLength == 88 && t.isACK && t.flags & TCPFlags.psh != 0)
     }
 
     @Test("UDP over IPv4 and IPv6: the 100-byte datagram's payload is the pattern sent")

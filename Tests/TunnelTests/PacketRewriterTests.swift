@@ -1,3 +1,4 @@
+import Wire
 import Testing
 @testable import Tunnel
 
@@ -80,18 +81,18 @@ struct PacketRewriterTests {
 struct TCPChecksumPolicyTests {
     @Test("forwarded segments without SYN, FIN or RST are left to the kernel; everything else is verified")
     func decisions() {
-        let ack = TCPHeader.ack, psh = TCPHeader.psh
+        let ack = TCPFlags.ack, psh = TCPFlags.psh
         #expect(TCPChecksumPolicy.mustVerify(flags: ack, action: .forward) == false)
         #expect(TCPChecksumPolicy.mustVerify(flags: ack | psh, action: .forward) == false)
         #expect(TCPChecksumPolicy.mustVerify(flags: 0, action: .forward) == false)
         #expect(TCPChecksumPolicy.mustVerify(flags: 0xC0 | ack, action: .forward) == false)   // CWR ECE ACK
-        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.syn, action: .forward) == true)
-        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.syn | ack, action: .forward) == true)
-        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.fin | ack, action: .forward) == true)
-        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.rst, action: .forward) == true)
-        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.rst | ack, action: .forward) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPFlags.syn, action: .forward) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPFlags.syn | ack, action: .forward) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPFlags.fin | ack, action: .forward) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPFlags.rst, action: .forward) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPFlags.rst | ack, action: .forward) == true)
         #expect(TCPChecksumPolicy.mustVerify(flags: ack, action: .act) == true)
         #expect(TCPChecksumPolicy.mustVerify(flags: ack | psh, action: .act) == true)
-        #expect(TCPChecksumPolicy.mustVerify(flags: TCPHeader.syn, action: .act) == true)
+        #expect(TCPChecksumPolicy.mustVerify(flags: TCPFlags.syn, action: .act) == true)
     }
 }

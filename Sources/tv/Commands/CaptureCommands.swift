@@ -75,6 +75,8 @@ enum CaptureCommands {
         let home = try inv.existingHome()
         let catalog = try catalog(inv, writing: false)
         defer { catalog.close() }
+        // Files a deletion left under a marked row (it stopped between its steps) go first.
+        _ = try? catalog.sweepDeleted()
         let files = try catalog.files()
         if inv.json {
             inv.console.line(CapturesPresentation.json(files).serialized(pretty: true))
