@@ -137,6 +137,12 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
     /// Runs `job` on the writer thread (between batches) and waits for it. Returns false without
     /// running it when the queue is stopping or stopped.
     public func perform(_ job: @escaping Job) -> Bool {
+        perform(job, waitingUntil: .distantFuture)
+    }
+
+    /// `perform` that waits no later than `deadline`: false when the queue is stopping (the job
+    /// is not run) or the deadline passed first (the job still runs, later).
+    public func perform(_ job: @escaping Job, waitingUntil deadline: DispatchTime) -> Bool {
         let done = DispatchSemaphore(value: 0)
         let (accepted, signal) = state.withLock { state -> (Bool, Bool) in
             guard !state.handshake.stopping else { return (false, false) }
@@ -149,8 +155,7 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
         }
         guard accepted else { return false }
         if signal { wake.signal() }
-        done.wait()
-        return true
+        return done.wait(timeout: deadline) == .success
     }
 
     /// Blocks until every event accepted before the call is finished (written or failed).

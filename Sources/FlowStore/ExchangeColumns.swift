@@ -25,19 +25,35 @@ public enum ExchangeColumns {
             + "ON CONFLICT(flow_id, seq) DO UPDATE SET \(updates)"
     }()
 
-    /// The record's values in `names` order without `id` (what `upsertSQL` binds).
-    static func bindings(_ exchange: ExchangeRecord) -> [SQLiteValue] {
-        [
-            .integer(exchange.flowID), .integer(Int64(exchange.sequence)), .integerOrNull(exchange.streamID),
-            .text(exchange.httpVersion), .text(exchange.method), .textOrNull(exchange.scheme),
-            .textOrNull(exchange.authority), .text(exchange.path), .integer(exchange.queryRemoved ? 1 : 0),
-            .integerOrNull(exchange.status.map(Int64.init)), .textOrNull(exchange.reason),
-            .integer(exchange.requestBodyBytes), .integer(exchange.requestWireBytes),
-            .integerOrNull(exchange.responseBodyBytes), .integerOrNull(exchange.responseWireBytes),
-            .textOrNull(exchange.contentType), .textOrNull(exchange.contentEncoding),
-            .integer(exchange.requestTime), .integerOrNull(exchange.responseTime), .integerOrNull(exchange.endTime),
-            .integer(exchange.upgrade ? 1 : 0), .integer(exchange.connect ? 1 : 0), .text(exchange.state.rawValue),
-        ]
+    /// Binds `exchange` to `upsertSQL`'s parameters (`names` without `id`, in order) one by one,
+    /// without building an array of values: the writer's path, once per row.
+    /// The statement is rewound first; every parameter is bound again, so none is cleared.
+    /// - Throws: `FlowStoreError` when a value cannot be bound.
+    static func bind(_ exchange: ExchangeRecord, to statement: SQLiteStatement) throws {
+        statement.rewind()
+        try statement.bind(integer: exchange.flowID, at: 1)
+        try statement.bind(integer: Int64(exchange.sequence), at: 2)
+        try statement.bind(optionalInteger: exchange.streamID, at: 3)
+        try statement.bind(text: exchange.httpVersion, at: 4)
+        try statement.bind(text: exchange.method, at: 5)
+        try statement.bind(text: exchange.scheme, at: 6)
+        try statement.bind(text: exchange.authority, at: 7)
+        try statement.bind(text: exchange.path, at: 8)
+        try statement.bind(integer: exchange.queryRemoved ? 1 : 0, at: 9)
+        try statement.bind(optionalInteger: exchange.status.map(Int64.init), at: 10)
+        try statement.bind(text: exchange.reason, at: 11)
+        try statement.bind(integer: exchange.requestBodyBytes, at: 12)
+        try statement.bind(integer: exchange.requestWireBytes, at: 13)
+        try statement.bind(optionalInteger: exchange.responseBodyBytes, at: 14)
+        try statement.bind(optionalInteger: exchange.responseWireBytes, at: 15)
+        try statement.bind(text: exchange.contentType, at: 16)
+        try statement.bind(text: exchange.contentEncoding, at: 17)
+        try statement.bind(integer: exchange.requestTime, at: 18)
+        try statement.bind(optionalInteger: exchange.responseTime, at: 19)
+        try statement.bind(optionalInteger: exchange.endTime, at: 20)
+        try statement.bind(integer: exchange.upgrade ? 1 : 0, at: 21)
+        try statement.bind(integer: exchange.connect ? 1 : 0, at: 22)
+        try statement.bind(text: exchange.state.rawValue, at: 23)
     }
 
     /// Reads the current row of a statement that selected `selectList` (from its first column).

@@ -14,6 +14,11 @@ final class FlowBatchWriter {
     private let exchangeUpsert: SQLiteStatement
     /// `UPDATE flows SET program_* … WHERE id = ?` (`FlowEvent.program`).
     private let setProgram: SQLiteStatement
+    /// `BEGIN IMMEDIATE`, `COMMIT` and `ROLLBACK`, compiled once: a batch of a few rows spent as
+    /// much compiling them each time (`SQLiteDatabase.transaction`) as writing a row.
+    private let begin: SQLiteStatement
+    private let commit: SQLiteStatement
+    private let rollback: SQLiteStatement
     /// The largest flow id in the file when it was opened (0 for none).
     let maxID: Int64
     /// This writer's row in `flow_writers`, stamped on every flow it writes, and its held lock.
@@ -46,6 +51,9 @@ final class FlowBatchWriter {
         upsert = try database.prepare(FlowRecordColumns.upsertSQL)
         exchangeUpsert = try database.prepare(ExchangeColumns.upsertSQL)
         setProgram = try database.prepare(FlowRecordColumns.programUpdateSQL)
+        begin = try database.prepare("BEGIN IMMEDIATE")
+        commit = try database.prepare("COMMIT")
+        rollback = try database.prepare("ROLLBACK")
     }
 
     /// Writes `events` in one transaction. Several events for one flow collapse into its latest
@@ -69,13 +77,13 @@ final class FlowBatchWriter {
                 order.append(flow.id)
             }
         }
-        try database.transaction {
+        try transaction {
             for id in order {
                 try upsert.bind(FlowRecordColumns.bindings(latest[id]!, writer: registration.id))
                 try upsert.step()
             }
             for exchange in exchanges.inOrder {
-                try exchangeUpsert.bind(ExchangeColumns.bindings(exchange))
+                try ExchangeColumns.bind(exchange, to: exchangeUpsert)
                 try exchangeUpsert.step()
             }
             for (id, program) in programs {
@@ -86,6 +94,22 @@ final class FlowBatchWriter {
         upsert.reset()
         exchangeUpsert.reset()
         setProgram.reset()
+    }
+
+    /// `SQLiteDatabase.transaction` (`BEGIN IMMEDIATE … COMMIT`, rolled back when `body` or the
+    /// commit throws) with the three statements compiled once.
+    private func transaction(_ body: () throws -> Void) throws {
+        begin.rewind()
+        try begin.step()
+        do {
+            try body()
+            commit.rewind()
+            try commit.step()
+        } catch {
+            rollback.rewind()
+            _ = try? rollback.step()
+            throw error
+        }
     }
 
     /// The largest flow id in the file at `path`, read read-only (0 for none): where ids go on

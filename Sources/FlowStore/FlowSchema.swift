@@ -372,6 +372,42 @@ public enum FlowSchema {
         DROP INDEX content_turns_by_recorded_at;
         CREATE INDEX content_turns_by_segment_time ON content_turns (segment, recorded_at);
         """,
+        // 14 (issue 16, branch i21-exchperf): an exchange's state may be 'answered' (`ExchangeState`: tv
+        // answered the request itself, in the server's place). SQLite cannot change a CHECK in
+        // place: the table is made again under its name, with its rows, ids and indexes.
+        """
+        ALTER TABLE exchanges RENAME TO exchanges_before_answered;
+        CREATE TABLE exchanges (
+            id INTEGER PRIMARY KEY,
+            flow_id INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            stream_id INTEGER,
+            http_version TEXT NOT NULL,
+            method TEXT NOT NULL,
+            scheme TEXT,
+            authority TEXT,
+            path TEXT NOT NULL,
+            query_removed INTEGER NOT NULL DEFAULT 0,
+            status INTEGER,
+            reason TEXT,
+            request_body_bytes INTEGER NOT NULL DEFAULT 0,
+            request_wire_bytes INTEGER NOT NULL DEFAULT 0,
+            response_body_bytes INTEGER,
+            response_wire_bytes INTEGER,
+            content_type TEXT,
+            content_encoding TEXT,
+            request_time INTEGER NOT NULL,
+            response_time INTEGER,
+            end_time INTEGER,
+            upgrade INTEGER NOT NULL DEFAULT 0,
+            connect INTEGER NOT NULL DEFAULT 0,
+            state TEXT NOT NULL CHECK (state IN ('open', 'complete', 'incomplete', 'answered')),
+            UNIQUE (flow_id, seq)
+        );
+        INSERT INTO exchanges SELECT * FROM exchanges_before_answered;
+        DROP TABLE exchanges_before_answered;
+        CREATE INDEX exchanges_by_request_time ON exchanges (request_time);
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

@@ -48,9 +48,11 @@ public final class FlowWriter: Sendable {
         let pending = PendingFlowEvents(capacity: capacity)
         self.capacity = pending.capacity
         // The writer, just woken by a first event, waits up to 20 ms for more, so that a flow's
-        // opened/updated/closed events share one transaction and one upsert.
+        // opened/updated/closed events share one transaction and one upsert; a busy writer
+        // (a request row per exchange) also waits that long after each write, so a transaction
+        // carries at least 20 ms of events.
         let queue = FlowWriterThread.Queue(batch: pending, counters: FlowWriterCounters(accepted: 0, written: 0, dropped: 0, failed: 0, pending: 0, lastError: nil),
-                                           lingerMillis: 20, lingerAfterWrite: false)
+                                           lingerMillis: 20, lingerAfterWrite: true)
         self.queue = queue
         let startup = Mutex<Result<(Int64, FlowWriterRegistry.Recovery), FlowStoreError>?>(nil)
         let started = DispatchSemaphore(value: 0)
@@ -133,15 +135,19 @@ public final class FlowWriter: Sendable {
     }
 
     /// Blocks until every event enqueued before the call is committed (or its batch failed; see
-    /// `counters`). Returns at once after `close()`.
+    /// `counters`), exchanges still open included. Returns at once after `close()`.
     public func flush() {
-        queue.flush()
+        _ = flush(waitingUntil: .distantFuture)
     }
 
     /// `flush()` bounded by `deadline`: true when every event enqueued before the call is
     /// committed (or its batch failed), false when the deadline came first.
     public func flush(waitingUntil deadline: DispatchTime) -> Bool {
-        queue.flush(waitingUntil: deadline)
+        // Then the exchanges the writer holds back while open (`OpenExchangeHold`): a reading
+        // command that flushed sees the requests in flight.
+        guard queue.flush(waitingUntil: deadline) else { return false }
+        // false: the writer stopped (nothing is held then) or the deadline came first.
+        return queue.perform({ $0.writeOpenExchanges() }, waitingUntil: deadline) || DispatchTime.now() < deadline
     }
 
     /// Writes what is queued, stops the thread and closes its connection; later events are

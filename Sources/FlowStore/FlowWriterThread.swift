@@ -1,4 +1,5 @@
 import Dispatch
+import FlowTerms
 
 /// What the flow writer thread owns, and what one batch write is: the connection, the flows a
 /// failed write left for the next attempt (`UnwrittenFlows`) and whether writes reach the disk
@@ -23,6 +24,8 @@ final class FlowWriterThread: QueueWriter {
     /// How long the writer waits before trying again while flows wait and nothing new comes.
     private let retryMillis: Int
     private var unwritten: UnwrittenFlows
+    /// Exchanges still open, held back so most are written once, at their end.
+    private var openExchanges = OpenExchangeHold()
     private var health = WriteHealth()
     /// Told when writes start failing and when they resume.
     private let onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)?
@@ -47,7 +50,10 @@ final class FlowWriterThread: QueueWriter {
     func tick() {}
 
     var idleDeadline: DispatchTime? {
-        unwritten.isEmpty ? nil : .now() + .milliseconds(retryMillis)
+        if !unwritten.isEmpty { return .now() + .milliseconds(retryMillis) }
+        guard let due = openExchanges.nextDue else { return nil }
+        // At the held exchange's due time (µs of wall clock), and never in a tight loop.
+        return .now() + .microseconds(Int(max(1_000, min(due - EngineClock.wallMicros(), 60_000_000))))
     }
 
     func idleDeadlinePassed() {
@@ -58,8 +64,14 @@ final class FlowWriterThread: QueueWriter {
         attempt(batch.events) ? 0 : batch.count
     }
 
+    /// Writes every exchange held open now (`FlowWriter.flush`).
+    func writeOpenExchanges() {
+        guard openExchanges.count > 0 else { return }
+        _ = attempt([], releasingOpenExchanges: true)
+    }
+
     func stop() {
-        if !unwritten.isEmpty, attempt([]) == false {
+        if (!unwritten.isEmpty || openExchanges.count > 0), attempt([], releasingOpenExchanges: true) == false {
             let before = unwritten.exchangesGivenUp
             giveUp(unwritten.giveUpAll())
             countExchangesGivenUp(since: before)
@@ -73,8 +85,9 @@ final class FlowWriterThread: QueueWriter {
     /// the oldest past the retry limit). Counts, and tells `onHealthChange` when writes start
     /// failing or resume.
     /// - Returns: true when the transaction committed.
-    private func attempt(_ batch: [FlowEvent]) -> Bool {
-        let events = unwritten.takeAll() + batch
+    private func attempt(_ batch: [FlowEvent], releasingOpenExchanges: Bool = false) -> Bool {
+        let taken = unwritten.isEmpty ? batch : unwritten.takeAll() + batch
+        let events = openExchanges.sift(taken, now: EngineClock.wallMicros(), releasingAll: releasingOpenExchanges)
         guard !events.isEmpty else { return true }
         var failure: FlowStoreError?
         do {

@@ -66,6 +66,34 @@ public final class SQLiteStatement {
         if rc != SQLITE_OK { throw database.error(code: rc) }
     }
 
+    /// Binds an integer, or NULL for nil, to parameter `index` (1-based), without the enum.
+    /// - Throws: `FlowStoreError` when `index` is out of range.
+    public func bind(optionalInteger value: Int64?, at index: Int32) throws {
+        let rc = value.map { sqlite3_bind_int64(handle, index, $0) } ?? sqlite3_bind_null(handle, index)
+        if rc != SQLITE_OK { throw database.error(code: rc) }
+    }
+
+    /// Binds text, or NULL for nil, to parameter `index` (1-based), without the enum: the UTF-8
+    /// is read where the string keeps it and copied once, by SQLite (`SQLITE_TRANSIENT`).
+    /// - Throws: `FlowStoreError` when `index` is out of range.
+    public func bind(text value: String?, at index: Int32) throws {
+        guard var string = value else {
+            let rc = sqlite3_bind_null(handle, index)
+            if rc != SQLITE_OK { throw database.error(code: rc) }
+            return
+        }
+        let rc = string.withUTF8 { bytes -> Int32 in
+            // An empty buffer may have no address, and a nil pointer would bind NULL.
+            guard let base = bytes.baseAddress, bytes.count > 0 else {
+                return sqlite3_bind_text(handle, index, "", 0, SQLiteStatement.transient)
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text(handle, index, $0, Int32(bytes.count), SQLiteStatement.transient)
+            }
+        }
+        if rc != SQLITE_OK { throw database.error(code: rc) }
+    }
+
     /// Binds constant text to parameter `index` (1-based) without copying it: a `StaticString`
     /// lives as long as the program, so SQLite may keep the pointer (`SQLITE_STATIC`); nil binds
     /// NULL.

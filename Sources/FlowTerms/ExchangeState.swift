@@ -8,4 +8,8 @@ public enum ExchangeState: String, Sendable, Hashable, CaseIterable {
     /// The connection ended, was reset or stopped being readable as HTTP before the exchange
     /// ended (a request cut off mid-body, a stream reset, a response without its end).
     case incomplete
+    /// tv answered the request itself, in the server's place (it could not be reached, refused
+    /// the connection, failed or did not answer in time): `status` and `reason` are tv's answer's
+    /// (a 502, a 504…) and the flow's error says why. Not the server's word.
+    case answered
 }

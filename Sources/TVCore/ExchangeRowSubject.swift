@@ -42,8 +42,9 @@ public struct ExchangeRowSubject: FilterSubject {
 
     public func flag(_ flag: FilterFlag) -> Bool? {
         switch flag {
-        case .hasResponse: return exchange.status != nil
-        case .failed: return exchange.state == .incomplete
+        // tv's own answer (`.answered`) is no response of the server's, and a failure.
+        case .hasResponse: return exchange.status != nil && exchange.state != .answered
+        case .failed: return exchange.state == .incomplete || exchange.state == .answered
         case .tcp: return context.flow(exchange.flowID).map { $0.transport == .tcp }
         case .udp: return context.flow(exchange.flowID).map { $0.transport == .udp }
         }

@@ -35,6 +35,7 @@ public struct RequestDetailPresentation: Sendable {
         case .open: status += " — still open"
         case .complete: status += " — complete"
         case .incomplete: status += " — ended before it was complete"
+        case .answered: status += " — answered by tv, not the server (`tv flow \(e.flowID)` says why)"
         }
         out.append(status)
         out.append("  request body \(Units.bytes(e.requestBodyBytes))" + asSent(e.requestBodyBytes, e.requestWireBytes))

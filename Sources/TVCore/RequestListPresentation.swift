@@ -40,10 +40,11 @@ public struct RequestListPresentation: Sendable {
         return TerminalText.line(prefix + e.path) + (e.queryRemoved ? "?…" : "")
     }
 
-    /// `200`, `404 Not Found` only in the detail; here the code, or what stands for none:
-    /// `—` while open, `cut` when it ended without a response.
+    /// `200`, `404 Not Found` only in the detail; here the code (`502 by tv` when tv answered in
+    /// the server's place), or what stands for none: `—` while open, `cut` when it ended without
+    /// a response.
     public static func status(_ e: ExchangeRecord) -> String {
-        if let status = e.status { return String(status) }
+        if let status = e.status { return e.state == .answered ? "\(status) by tv" : String(status) }
         return e.state == .open ? "—" : "cut"
     }
 

@@ -26,17 +26,29 @@ extension HTTP1Head {
     }
 
     func framing(leniency: HTTP1Leniency, answering requestMethod: String?) throws(WireFormatError) -> HTTPBodyFraming {
-        let noun = status == nil ? "request" : "response"
-        if let status, requestMethod == "HEAD" || (100 ..< 200).contains(status) || status == 204 || status == 304
-            || (requestMethod == "CONNECT" && (200 ..< 300).contains(status)) {
-            return .none
-        }
+        if let status, HTTP1Head.responseHasNoBody(status: status, answering: requestMethod) { return .none }
         var contentLengths: [String] = []
         var transferEncodings: [String] = []
         for field in headers {
             if field.hasName("Content-Length") { contentLengths.append(field.value) }
             else if field.hasName("Transfer-Encoding") { transferEncodings.append(field.value) }
         }
+        return try HTTP1Head.framing(status: status, version: version, contentLengths: contentLengths,
+                                     transferEncodings: transferEncodings, leniency: leniency)
+    }
+
+    /// A response to HEAD, a 1xx, 204 or 304 response, or a 2xx answer to CONNECT (RFC 9112
+    /// §6.3 rules 1 and 2).
+    static func responseHasNoBody(status: Int, answering requestMethod: String?) -> Bool {
+        requestMethod == "HEAD" || (100 ..< 200).contains(status) || status == 204 || status == 304
+            || (requestMethod == "CONNECT" && (200 ..< 300).contains(status))
+    }
+
+    /// Rules 3 to 8 over the values of every Content-Length and Transfer-Encoding field, in
+    /// order (`status` nil: a request): the rest of `framing`, shared with `HTTP1HeadScanner`.
+    static func framing(status: Int?, version: HTTPVersion, contentLengths: [String], transferEncodings: [String],
+                        leniency: HTTP1Leniency) throws(WireFormatError) -> HTTPBodyFraming {
+        let noun = status == nil ? "request" : "response"
         if !transferEncodings.isEmpty {
             let codings = HTTPToken.lowercasedList(transferEncodings)
             guard leniency == .strict else { return codings.last == "chunked" ? .chunked : .untilClose }

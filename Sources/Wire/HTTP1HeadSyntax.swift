@@ -119,6 +119,16 @@ extension HTTP1HeadParser {
 
     /// `field-name ":" OWS field-value OWS` (RFC 9112 §5).
     static func parseFieldLine(_ line: UnsafeBufferPointer<UInt8>) throws(WireFormatError) -> HTTPHeaderField {
+        let (colon, value) = try fieldLineParts(line)
+        let name = String(decoding: UnsafeBufferPointer(rebasing: line[0 ..< colon]), as: UTF8.self)
+        return HTTPHeaderField(name: name, value: fieldText(UnsafeBufferPointer(rebasing: line[value])))
+    }
+
+    /// Where a field line's name ends (its colon) and its value lies (surrounding spaces and
+    /// tabs excluded), with the line checked: a token name right before the colon, no NUL or CR
+    /// in the value (RFC 9112 §5, RFC 9110 §5.1, §5.5). What `parseFieldLine` and the exchange
+    /// rows' lean scan (`HTTP1HeadScanner`) both check, so they refuse the same lines.
+    static func fieldLineParts(_ line: UnsafeBufferPointer<UInt8>) throws(WireFormatError) -> (colon: Int, value: Range<Int>) {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
             throw WireFormatError("A header line has no colon (RFC 9112 §5).")
         }
@@ -131,28 +141,35 @@ extension HTTP1HeadParser {
         guard colon > 0 else {
             throw WireFormatError("A header line has an empty name (RFC 9110 §5.1).")
         }
-        let name = String(decoding: UnsafeBufferPointer(rebasing: line[0 ..< colon]), as: UTF8.self)
-        return HTTPHeaderField(name: name, value: try fieldValue(line, from: colon + 1))
+        return (colon, try fieldValueRange(line, from: colon + 1))
+    }
+
+    /// The range of `line[start...]` without surrounding spaces and tabs, checked: NUL and CR
+    /// are refused (RFC 9110 §5.5).
+    static func fieldValueRange(_ line: UnsafeBufferPointer<UInt8>, from start: Int) throws(WireFormatError) -> Range<Int> {
+        var valueStart = start
+        var valueEnd = line.count
+        while valueStart < valueEnd, line[valueStart] == UInt8(ascii: " ") || line[valueStart] == UInt8(ascii: "\t") { valueStart += 1 }
+        while valueEnd > valueStart, line[valueEnd - 1] == UInt8(ascii: " ") || line[valueEnd - 1] == UInt8(ascii: "\t") { valueEnd -= 1 }
+        for byte in line[valueStart ..< valueEnd] where byte == 0 || byte == UInt8(ascii: "\r") {
+            throw WireFormatError("A header value contains a \(byte == 0 ? "NUL" : "bare CR") byte, which RFC 9110 §5.5 forbids.")
+        }
+        return valueStart ..< valueEnd
+    }
+
+    /// A field value's text: each byte one ISO-8859-1 scalar (ASCII as is).
+    static func fieldText(_ value: UnsafeBufferPointer<UInt8>) -> String {
+        var ascii = true
+        for byte in value where byte >= 0x80 { ascii = false; break }
+        return ascii
+            ? String(decoding: value, as: UTF8.self)
+            : String(String.UnicodeScalarView(value.map { Unicode.Scalar($0) }))
     }
 
     /// The field value of `line[start...]` without surrounding spaces and tabs, each byte one
     /// ISO-8859-1 scalar; NUL and CR are refused.
     private static func fieldValue(_ line: UnsafeBufferPointer<UInt8>, from start: Int) throws(WireFormatError) -> String {
-        var valueStart = start
-        var valueEnd = line.count
-        while valueStart < valueEnd, line[valueStart] == UInt8(ascii: " ") || line[valueStart] == UInt8(ascii: "\t") { valueStart += 1 }
-        while valueEnd > valueStart, line[valueEnd - 1] == UInt8(ascii: " ") || line[valueEnd - 1] == UInt8(ascii: "\t") { valueEnd -= 1 }
-        let value = UnsafeBufferPointer(rebasing: line[valueStart ..< valueEnd])
-        var ascii = true
-        for byte in value {
-            if byte == 0 || byte == UInt8(ascii: "\r") {
-                throw WireFormatError("A header value contains a \(byte == 0 ? "NUL" : "bare CR") byte, which RFC 9110 §5.5 forbids.")
-            }
-            if byte >= 0x80 { ascii = false }
-        }
-        return ascii
-            ? String(decoding: value, as: UTF8.self)
-            : String(String.UnicodeScalarView(value.map { Unicode.Scalar($0) }))
+        fieldText(UnsafeBufferPointer(rebasing: line[try fieldValueRange(line, from: start)]))
     }
 
     static func decimalDigit(_ byte: UInt8) -> Int? {

@@ -37,6 +37,22 @@ import Testing
         }
     }
 
+    @Test func theSchemaAcceptsEveryState() throws {
+        try withStore { store, _ in
+            // A connection that checks (the writer's does not): the CHECK lists every state.
+            try store.connection.withDatabase { database in
+                for (index, state) in ExchangeState.allCases.enumerated() {
+                    try database.execute("INSERT INTO exchanges (flow_id, seq, http_version, method, path, request_time, state) "
+                        + "VALUES (1, \(index + 1), 'HTTP/1.1', 'GET', '/', 1, '\(state.rawValue)')")
+                }
+                #expect(throws: FlowStoreError.self) {
+                    try database.execute("INSERT INTO exchanges (flow_id, seq, http_version, method, path, request_time, state) "
+                        + "VALUES (1, 99, 'HTTP/1.1', 'GET', '/', 1, 'cut')")
+                }
+            }
+        }
+    }
+
     @Test func everyColumnRoundTrips() throws {
         try withStore { store, _ in
             let writer = try store.makeWriter()

@@ -34,6 +34,19 @@ extension ProxyConnection {
         feedExchanges(bytes, direction, at: EngineClock.wallMicros())  // not the turn's clock: see `moved`
     }
 
+    /// tv answered plain HTTP's client itself (`.answerClient`: a 502 when the server could not
+    /// be reached, a 504, a 408): the answer is read as the response of the exchange waiting
+    /// for one, which ends `.answered`, not `.complete` (nor cut: it had an answer, tv's).
+    func readPlainAnswer(_ bytes: UnsafeRawBufferPointer) {
+        guard let reader = exchanges, reader.stop == nil else { return }
+        let sink = shared.sink
+        reader.feed(bytes, .serverToClient, at: EngineClock.wallMicros()) { exchange in
+            var exchange = exchange
+            if exchange.state == .complete { exchange.state = .answered }
+            sink?.exchangeChanged(exchange)
+        }
+    }
+
     private func feedExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
         guard let reader = exchanges else { return }
         let sink = shared.sink

@@ -115,6 +115,7 @@ extension ProxyConnection {
         case let .answerClient(bytes, linger):
             guard !client.hasPending else { break }
             _ = bytes.withUnsafeBytes { tv_send(client.fd, $0.baseAddress, $0.count) }
+            if !exchangesStopped { bytes.withUnsafeBytes { readPlainAnswer($0) } }
             if linger { client.shutdownAfterAnswer() }
         case .shutdownServerWrite:
             upstream?.shutdownWrite()

@@ -2,7 +2,8 @@ import FlowTerms
 import Wire
 
 /// The HTTP/1 half of `ExchangeReader`: request heads from the client, response heads from the
-/// server, each body walked to its end by its framing (RFC 9112 §6.3) without being copied.
+/// server (read by `Wire`'s lean `HTTP1HeadScanner`: only what the row keeps becomes a string),
+/// each body walked to its end by its framing (RFC 9112 §6.3) without being copied.
 /// Pipelined requests wait in order for their responses; interim 1xx responses (100 Continue,
 /// 103) are skipped; a 101 or a 2xx to CONNECT ends reading (what follows is not HTTP).
 final class HTTP1ExchangeReading {
@@ -18,9 +19,9 @@ final class HTTP1ExchangeReading {
     private let settings: ExchangeReader.Settings
     private var pending: [Pending] = []
     private var sequence = 0
-    private var requestHead: HTTP1HeadParser?
+    private var requestHead: HTTP1HeadScanner?
     private var requestBody: HTTPBodyScanner?
-    private var responseHead: HTTP1HeadParser?
+    private var responseHead: HTTP1HeadScanner?
     private var responseBody: HTTPBodyScanner?
 
     init(_ settings: ExchangeReader.Settings) {
@@ -55,7 +56,7 @@ final class HTTP1ExchangeReading {
                 guard pending.count < settings.maxOpen else {
                     return .malformed("More than \(settings.maxOpen) requests waited for their responses, more than tv reads at once.")
                 }
-                requestHead = HTTP1HeadParser(.request, leniency: .lenient)
+                requestHead = HTTP1HeadScanner(.request)
                 startedAt = now
             }
             let (result, consumed) = requestHead!.consumeHead(rest)
@@ -65,9 +66,11 @@ final class HTTP1ExchangeReading {
                 return nil
             case .malformed(let reason):
                 return sequence == 0 ? .notHTTP : .malformed(reason)
-            case .head(let head):
+            case .request(let head):
                 requestHead = nil
-                if let stop = start(head, emit: emit) { return stop }
+                start(head, emit: emit)
+            case .response:
+                return .malformed("A status line where a request line belongs (RFC 9112 §3).")
             }
         }
         return nil
@@ -77,25 +80,18 @@ final class HTTP1ExchangeReading {
     private var startedAt: Int64 = 0
     private var responseStartedAt: Int64 = 0
 
-    private func start(_ head: HTTP1Head, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
-        guard case let .request(method, targetText, version) = head.startLine else { return .malformed("A status line where a request line belongs (RFC 9112 §3).") }
-        let framing: HTTPBodyFraming
-        switch head.bodyFraming(leniency: .lenient) {
-        case .success(let found): framing = found
-        case .failure(let error): return .malformed(error.reason)
-        }
+    private func start(_ head: HTTP1RequestSummary, emit: (ExchangeRecord) -> Void) {
         sequence += 1
-        let target = ExchangeTarget(targetText, keepsQuery: settings.keepsQuery)
+        let target = ExchangeTarget(head.target, keepsQuery: settings.keepsQuery)
         let record = ExchangeRecord(
-            flowID: settings.flowID, sequence: sequence, httpVersion: version.description, method: method,
-            scheme: target.scheme ?? settings.scheme, authority: target.authority ?? head.value(forHeader: "Host"),
-            path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: method == "CONNECT")
+            flowID: settings.flowID, sequence: sequence, httpVersion: head.version == .http11 ? "HTTP/1.1" : head.version.description, method: head.method,
+            scheme: target.scheme ?? settings.scheme, authority: target.authority ?? head.host,
+            path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: head.method == "CONNECT")
         // Content-Length: 0 is no body either.
-        let body = HTTPBodyScanner(framing, leniency: .lenient)
+        let body = HTTPBodyScanner(head.framing, leniency: .lenient)
         pending.append(Pending(record: record, requestDone: body.isDone))
         emit(record)
         if !body.isDone { requestBody = body }
-        return nil
     }
 
     private func server(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
@@ -120,7 +116,7 @@ final class HTTP1ExchangeReading {
                 continue
             }
             if responseHead == nil {
-                responseHead = HTTP1HeadParser(.response, leniency: .lenient)
+                responseHead = HTTP1HeadScanner(.response, answering: pending[index].record.method)
                 responseStartedAt = now
                 if pending[index].record.responseTime == nil { pending[index].record.responseTime = now }
             }
@@ -131,24 +127,26 @@ final class HTTP1ExchangeReading {
                 return nil
             case .malformed(let reason):
                 return .malformed(reason)
-            case .head(let head):
+            case .response(let head):
                 responseHead = nil
                 if let stop = answer(index, head, at: now, emit: emit) { return stop }
+            case .request:
+                return .malformed("A request line where a status line belongs (RFC 9112 §4).")
             }
         }
         return nil
     }
 
     /// A response head for `pending[index]`.
-    private func answer(_ index: Int, _ head: HTTP1Head, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
-        guard case let .status(_, code, reason) = head.startLine else { return .malformed("A request line where a status line belongs (RFC 9112 §4).") }
+    private func answer(_ index: Int, _ head: HTTP1ResponseSummary, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
+        let code = head.code
         // Interim responses (RFC 9110 §15.2) precede the final one; 101 is final for the connection.
         if code < 200 && code != 101 { return nil }
         let method = pending[index].record.method
         pending[index].record.status = code
-        pending[index].record.reason = reason
-        pending[index].record.contentType = head.value(forHeader: "Content-Type")
-        pending[index].record.contentEncoding = head.value(forHeader: "Content-Encoding")
+        pending[index].record.reason = head.reason
+        pending[index].record.contentType = head.contentType
+        pending[index].record.contentEncoding = head.contentEncoding
         pending[index].record.responseBodyBytes = 0
         pending[index].record.responseWireBytes = 0
         if code == 101 || (method == "CONNECT" && (200 ..< 300).contains(code)) {
@@ -160,11 +158,7 @@ final class HTTP1ExchangeReading {
             pending.remove(at: index)
             return .tunnel
         }
-        let framing: HTTPBodyFraming
-        switch head.bodyFraming(leniency: .lenient, answering: method) {
-        case .success(let found): framing = found
-        case .failure(let error): return .malformed(error.reason)
-        }
+        let framing = head.framing
         let body = HTTPBodyScanner(framing, leniency: .lenient)
         if body.isDone {
             // No body, or Content-Length: 0.

@@ -1,5 +1,8 @@
 import FlowTerms
 import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The HTTP/2 half of `ExchangeReader`: each direction's frames through `HTTP2FrameScanner`,
 /// header blocks through that direction's HPACK inflater (nghttp2's; RFC 7541), one exchange
@@ -167,7 +170,9 @@ final class HTTP2ExchangeReading {
 
 /// Whether a decoded field name equals `name` (HTTP/2 names are lowercase, RFC 9113 §8.2.1).
 private func named(_ raw: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
-    raw.count == name.utf8CodeUnitCount && raw.elementsEqual(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+    guard raw.count == name.utf8CodeUnitCount else { return false }
+    guard let base = raw.baseAddress else { return raw.isEmpty }
+    return memcmp(base, name.utf8Start, raw.count) == 0
 }
 
 private func text(_ raw: UnsafeRawBufferPointer) -> String { String(decoding: raw, as: UTF8.self) }

@@ -7,14 +7,14 @@ import TVCore
 enum ExportCommands {
     static let harSpec = CommandSpec(
         name: "har", summary: "Write the HTTP of kept content as HAR 1.2 (carries bodies).",
-        discussion: "Reads each flow's kept turns as HTTP/1.x or HTTP/2 (the same reading as `tv turns FLOW --http`) and writes one HAR entry per request. Flows are named by id (40), by range (40-48), by --all, or by start time (--since, --from, --to, as `tv flows` takes them); these narrow each other, and --filter then keeps only the requests it matches (alone it looks through every flow). A body the recording budget cut is written as far as it was kept, and the entry's comment says so. Content codings are undone within limits (1,000 times a body's kept size, at least 64 KiB; at most 16 MiB a body and 64 MiB for the command), and a body's comment says where one cut. The file is written whole or not at all (mode 0600).",
+        discussion: "Reads each flow's kept turns as HTTP/1.x or HTTP/2 (the same reading as `tv turns FLOW --http`) and writes one HAR entry per request. Flows are named by flow id (40, as `tv flows` prints it; a request id of `tv requests` is not one), by range (40-48), by --all, or by start time (--since, --from, --to, as `tv flows` takes them); these narrow each other, and --filter then keeps only the requests it matches (alone it looks through every flow). A body the recording budget cut is written as far as it was kept, and the entry's comment says so. Content codings are undone within limits (1,000 times a body's kept size, at least 64 KiB; at most 16 MiB a body and 64 MiB for the command), and a body's comment says where one cut. The file is written whole or not at all (mode 0600).",
         options: [OptionSpec("output", short: "o", value: "FILE", help: "The HAR file to write (required)."),
                   OptionSpec("all", help: "Every flow (within --since/--from/--to when given)."),
                   OptionSpec("since", value: "SPAN", help: "Only flows started within SPAN (90s, 15m, 1h, 2d, 1w)."),
                   OptionSpec("from", value: "TIME", help: "Only flows started at or after TIME (UTC: 2026-11-30T14:05Z, 2026-11-30, or epoch seconds)."),
                   OptionSpec("to", value: "TIME", help: "Only flows started before TIME."),
                   OptionSpec("filter", value: "EXPR", help: "Only the requests matching EXPR. " + FilterOperator.summary)],
-        positionals: [PositionalSpec("FLOW", help: "Flow ids or ranges of them (40 41 50-58), as `tv flows` prints them.", optional: true, variadic: true)])
+        positionals: [PositionalSpec("FLOW", help: "Flow ids or ranges of them (40 41 50-58), as `tv flows` prints them: not the request ids of `tv requests` (`tv request ID` names its flow; --filter picks requests).", optional: true, variadic: true)])
 
     static let spec = CommandSpec(name: "export", summary: "Write what tv kept to a file another tool reads.",
                                   subcommands: [harSpec, ExportConnectionsCommand.spec])

@@ -1,0 +1,320 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What an exchange row needs of an HTTP/1 request head (issue 16): its start line, its Host and
+/// how its body is framed. Every other field is checked but never copied.
+public struct HTTP1RequestSummary: Sendable, Hashable {
+    /// The method as sent.
+    public var method: String
+    /// The request target as sent (bytes outside ASCII decoded as UTF-8, invalid ones replaced).
+    public var target: String
+    /// The request line's version (major 1).
+    public var version: HTTPVersion
+    /// The first Host field's value (obs-fold unfolded), if any.
+    public var host: String?
+    /// How the body is delimited (RFC 9112 §6.3, lenient).
+    public var framing: HTTPBodyFraming
+}
+
+/// What an exchange row needs of an HTTP/1 response head: its status line, Content-Type,
+/// Content-Encoding and how its body is framed.
+public struct HTTP1ResponseSummary: Sendable, Hashable {
+    /// The status line's version (major 1).
+    public var version: HTTPVersion
+    /// The three-digit status code (100…999).
+    public var code: Int
+    /// The reason phrase, nil when the line has none.
+    public var reason: String?
+    /// The first Content-Type field's value, if any.
+    public var contentType: String?
+    /// The first Content-Encoding field's value, if any.
+    public var contentEncoding: String?
+    /// How the body is delimited (RFC 9112 §6.3, lenient), given the request it answers.
+    public var framing: HTTPBodyFraming
+}
+
+/// The exchange rows' lean reading of one HTTP/1 head (issue 16's cost: the full
+/// `HTTP1HeadParser` made a `String` of every field and its framing compared every name):
+/// incremental and bounded as that parser is, with the same rules in its lenient mode (RFC 9112
+/// §2.2 line ends, §3 and §4 start lines, §5 field lines with obs-fold unfolded, §6.3 framing) and
+/// the same failures, word for word — the start lines and every field line are checked by the
+/// same functions — but it keeps only the fields an exchange row stores, as bytes compared
+/// without case, and makes their strings once, at the end.
+///
+/// A head that arrives in one piece is read where it lies; one split across reads is gathered
+/// (at most `maxHeadBytes`).
+public struct HTTP1HeadScanner: Sendable {
+    /// What the bytes fed so far amount to. Every answer but `.needMoreData` is final.
+    public enum Result: Sendable, Hashable {
+        /// The head is not complete yet; feed more bytes.
+        case needMoreData
+        /// The bytes are not a valid HTTP/1 head; one sentence naming the rule broken.
+        case malformed(reason: String)
+        /// A complete request head.
+        case request(HTTP1RequestSummary)
+        /// A complete response head.
+        case response(HTTP1ResponseSummary)
+    }
+
+    /// Request or response.
+    public let kind: HTTP1HeadParser.Kind
+    /// For a response, the method of the request it answers (HEAD and CONNECT frame it).
+    public let requestMethod: String?
+    /// The largest head accepted, in bytes.
+    public let maxHeadBytes: Int
+
+    private var buffer: [UInt8] = []
+    private var end = LineEndScan()
+    private var result: Result = .needMoreData
+
+    /// A scanner of one head of `kind`; `requestMethod` for a response.
+    public init(_ kind: HTTP1HeadParser.Kind, answering requestMethod: String? = nil,
+                maxHeadBytes: Int = HTTP1HeadParser.defaultMaxHeadBytes) {
+        self.kind = kind
+        self.requestMethod = requestMethod
+        self.maxHeadBytes = maxHeadBytes
+    }
+
+    /// Feeds the next bytes of the stream: the answer, and how many of `bytes` the head took —
+    /// all of them while the answer is `.needMoreData`; the body starts at `consumed` once the
+    /// head is read. Once the answer is final, further bytes are ignored.
+    public mutating func consumeHead(_ raw: UnsafeRawBufferPointer) -> (result: Result, consumed: Int) {
+        guard case .needMoreData = result else { return (result, 0) }
+        let bytes = raw.assumingMemoryBound(to: UInt8.self)
+        let taken = min(bytes.count, maxHeadBytes - buffer.count)
+        if buffer.isEmpty {
+            let window = UnsafeBufferPointer(rebasing: bytes[0 ..< taken])
+            switch end.scan(window, kind: kind) {
+            case .end(let headEnd):
+                result = read(UnsafeBufferPointer(rebasing: bytes[0 ..< headEnd]))
+                return (result, headEnd)
+            case .refused(let reason):
+                result = .malformed(reason: reason)
+                return (result, taken)
+            case .needMoreData:
+                buffer.append(contentsOf: window)
+            }
+        } else {
+            let before = buffer.count
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[0 ..< taken]))
+            var end = self.end
+            let outcome = buffer.withUnsafeBufferPointer { end.scan($0, kind: kind) }
+            self.end = end
+            switch outcome {
+            case .end(let headEnd):
+                result = buffer.withUnsafeBufferPointer { read(UnsafeBufferPointer(rebasing: $0[0 ..< headEnd])) }
+                buffer = []
+                return (result, headEnd - before)
+            case .refused(let reason):
+                result = .malformed(reason: reason)
+                return (result, taken)
+            case .needMoreData:
+                break
+            }
+        }
+        if buffer.count >= maxHeadBytes {
+            result = .malformed(reason: "The \(kind.noun) head exceeds \(maxHeadBytes) bytes without ending in an empty line.")
+            buffer = []
+        }
+        return (result, taken)
+    }
+
+    /// Reads a complete head (`head` ends with its empty line).
+    private func read(_ head: UnsafeBufferPointer<UInt8>) -> Result {
+        do throws(WireFormatError) {
+            return try HTTP1HeadScanner.read(head, startLineOffset: end.startLineOffset, kind: kind, answering: requestMethod)
+        } catch {
+            return .malformed(reason: error.reason)
+        }
+    }
+
+    /// The fields kept, by name (ASCII case-insensitive).
+    private enum Kept {
+        case host, contentType, contentEncoding, contentLength, transferEncoding
+    }
+
+    /// One kept field's value: where it lies in the head, or its bytes once obs-fold joined a
+    /// continuation to it.
+    private struct Value {
+        var range: Range<Int>
+        var folded: [UInt8]?
+
+        func text(_ head: UnsafeBufferPointer<UInt8>) -> String {
+            if let folded { return folded.withUnsafeBufferPointer { HTTP1HeadParser.fieldText($0) } }
+            return HTTP1HeadParser.fieldText(UnsafeBufferPointer(rebasing: head[range]))
+        }
+
+        /// RFC 9112 §5.2, as `HTTP1HeadParser` unfolds: one space, then the continuation.
+        mutating func unfold(_ continuation: UnsafeBufferPointer<UInt8>, in head: UnsafeBufferPointer<UInt8>) {
+            guard !continuation.isEmpty else { return }
+            var joined = folded ?? Array(head[range])
+            if !joined.isEmpty { joined.append(UInt8(ascii: " ")) }
+            joined.append(contentsOf: continuation)
+            folded = joined
+        }
+    }
+
+    static func read(_ head: UnsafeBufferPointer<UInt8>, startLineOffset: Int, kind: HTTP1HeadParser.Kind,
+                     answering requestMethod: String?) throws(WireFormatError) -> Result {
+        var lines = FastLines(head, start: startLineOffset)
+        guard let first = lines.next() else {
+            throw WireFormatError("The \(kind.noun) head has no start line.")
+        }
+        let startLine = UnsafeBufferPointer(rebasing: head[first])
+        let start = kind == .request
+            ? try HTTP1HeadParser.parseRequestLine(startLine, leniency: .lenient)
+            : try HTTP1HeadParser.parseStatusLine(startLine)
+        var host: Value?, contentType: Value?, contentEncoding: Value?
+        var lengths: [Value] = [], codings: [Value] = []
+        // The field the previous line was (obs-fold continues it); nil: none yet.
+        var previous: Kept??
+        while let range = lines.next(), !range.isEmpty {
+            let line = UnsafeBufferPointer(rebasing: head[range])
+            if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
+                guard let last = previous else {
+                    throw WireFormatError("The first header line starts with whitespace, which RFC 9112 §2.2 lets a recipient refuse.")
+                }
+                let value = try HTTP1HeadParser.fieldValueRange(line, from: 0)
+                let continuation = UnsafeBufferPointer(rebasing: line[value])
+                switch last {
+                case .host?: host?.unfold(continuation, in: head)
+                case .contentType?: contentType?.unfold(continuation, in: head)
+                case .contentEncoding?: contentEncoding?.unfold(continuation, in: head)
+                case .contentLength?: lengths[lengths.count - 1].unfold(continuation, in: head)
+                case .transferEncoding?: codings[codings.count - 1].unfold(continuation, in: head)
+                case nil: break
+                }
+                continue
+            }
+            let (colon, valueRange) = try HTTP1HeadParser.fieldLineParts(line)
+            let value = Value(range: (range.lowerBound + valueRange.lowerBound) ..< (range.lowerBound + valueRange.upperBound))
+            let kept = keptField(UnsafeBufferPointer(rebasing: line[0 ..< colon]), kind: kind)
+            switch kept {
+            // A later field of a kept-once name continues nothing kept.
+            case .host?: if host == nil { host = value } else { previous = .some(nil); continue }
+            case .contentType?: if contentType == nil { contentType = value } else { previous = .some(nil); continue }
+            case .contentEncoding?: if contentEncoding == nil { contentEncoding = value } else { previous = .some(nil); continue }
+            case .contentLength?: lengths.append(value)
+            case .transferEncoding?: codings.append(value)
+            case nil: break
+            }
+            previous = .some(kept)
+        }
+        switch start {
+        case let .request(method, target, version):
+            let framing = try bodyFraming(status: nil, version: version, lengths, codings, head)
+            return .request(HTTP1RequestSummary(method: method, target: target, version: version,
+                                                host: host?.text(head), framing: framing))
+        case let .status(version, code, reason):
+            let framing: HTTPBodyFraming = HTTP1Head.responseHasNoBody(status: code, answering: requestMethod)
+                ? .none : try bodyFraming(status: code, version: version, lengths, codings, head)
+            return .response(HTTP1ResponseSummary(version: version, code: code, reason: reason,
+                                                  contentType: contentType?.text(head),
+                                                  contentEncoding: contentEncoding?.text(head), framing: framing))
+        }
+    }
+
+    /// `HTTP1Head`'s framing rules over the kept values; one plain Content-Length of digits
+    /// alone (the usual case) is read without making its string.
+    private static func bodyFraming(status: Int?, version: HTTPVersion, _ lengths: [Value], _ codings: [Value],
+                                    _ head: UnsafeBufferPointer<UInt8>) throws(WireFormatError) -> HTTPBodyFraming {
+        if codings.isEmpty, lengths.count == 1, lengths[0].folded == nil {
+            let digits = head[lengths[0].range]
+            if !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+                return .contentLength(digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) })
+            }
+        }
+        return try HTTP1Head.framing(status: status, version: version, contentLengths: lengths.map { $0.text(head) },
+                                     transferEncodings: codings.map { $0.text(head) }, leniency: .lenient)
+    }
+
+    /// Which kept field `name` is, compared without ASCII case (requests keep Host, responses
+    /// Content-Type and Content-Encoding, both the framing fields).
+    private static func keptField(_ name: UnsafeBufferPointer<UInt8>, kind: HTTP1HeadParser.Kind) -> Kept? {
+        switch name.count {
+        case 4: return kind == .request && equalsFolded(name, "host") ? .host : nil
+        case 12: return kind == .response && equalsFolded(name, "content-type") ? .contentType : nil
+        case 14: return equalsFolded(name, "content-length") ? .contentLength : nil
+        case 16: return kind == .response && equalsFolded(name, "content-encoding") ? .contentEncoding : nil
+        case 17: return equalsFolded(name, "transfer-encoding") ? .transferEncoding : nil
+        default: return nil
+        }
+    }
+
+    /// Whether `bytes` equal the lowercase `name` ignoring ASCII case (same length assumed).
+    private static func equalsFolded(_ bytes: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        let lower = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        guard bytes.count == lower.count else { return false }
+        for index in 0 ..< bytes.count where HTTPToken.lowercased(bytes[index]) != lower[index] { return false }
+        return true
+    }
+}
+
+/// `HTTP1HeadEndScanner`'s rules (the end of a head: the empty line after the start line and
+/// field lines, RFC 9112 §2.1, §2.2; empty lines before the start line skipped; a request whose
+/// first byte cannot start a method refused at once), finding line ends with `memchr`.
+struct LineEndScan: Sendable {
+    enum Outcome {
+        case needMoreData
+        case end(Int)
+        case refused(String)
+    }
+
+    private var scanIndex = 0
+    private var lineStart = 0
+    private var sawStartLine = false
+    /// Offset of the start line, past any empty lines before it.
+    private(set) var startLineOffset = 0
+
+    /// Scans the bytes of `buffer` not seen yet; `buffer` holds every byte scanned before, at the
+    /// same offsets.
+    mutating func scan(_ buffer: UnsafeBufferPointer<UInt8>, kind: HTTP1HeadParser.Kind) -> Outcome {
+        guard let base = buffer.baseAddress else { return .needMoreData }
+        while scanIndex < buffer.count {
+            if kind == .request, !sawStartLine, scanIndex == lineStart {
+                let byte = buffer[scanIndex]
+                if byte != UInt8(ascii: "\r"), byte != UInt8(ascii: "\n"), !HTTPToken.isTokenByte(byte) {
+                    return .refused("The stream starts with byte 0x\(String(byte, radix: 16)), which cannot begin an HTTP method (RFC 9112 §3).")
+                }
+            }
+            guard let found = memchr(base + scanIndex, Int32(UInt8(ascii: "\n")), buffer.count - scanIndex) else {
+                scanIndex = buffer.count
+                return .needMoreData
+            }
+            let newline = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+            scanIndex = newline + 1
+            var lineEnd = newline
+            if lineEnd > lineStart, buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
+            if lineEnd == lineStart {
+                if sawStartLine { return .end(scanIndex) }
+                startLineOffset = scanIndex
+            } else {
+                sawStartLine = true
+            }
+            lineStart = scanIndex
+        }
+        return .needMoreData
+    }
+}
+
+/// `HTTPLines` with `memchr`: the lines of a complete head as ranges without their CRLF or LF.
+struct FastLines {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var position: Int
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>, start: Int) {
+        self.bytes = bytes
+        position = start
+    }
+
+    mutating func next() -> Range<Int>? {
+        guard position < bytes.count, let base = bytes.baseAddress,
+              let found = memchr(base + position, Int32(UInt8(ascii: "\n")), bytes.count - position) else { return nil }
+        let newline = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        var end = newline
+        if end > position, bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        defer { position = newline + 1 }
+        return position ..< end
+    }
+}

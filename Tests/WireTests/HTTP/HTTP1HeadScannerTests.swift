@@ -1,0 +1,177 @@
+import Testing
+@testable import Wire
+
+/// The exchange rows' lean head scan: exact values for heads real tools sent and RFC examples,
+/// and, over a table of odd and broken heads, the same answer as the full parser (lenient, with
+/// its body framing) gives — the rules it must keep.
+struct HTTP1HeadScannerTests {
+    /// Scans `bytes` in one feed: the answer and how many bytes the head took.
+    private func scan(_ bytes: [UInt8], _ kind: HTTP1HeadParser.Kind, answering method: String? = nil,
+                      maxHeadBytes: Int = HTTP1HeadParser.defaultMaxHeadBytes) -> (HTTP1HeadScanner.Result, Int) {
+        var scanner = HTTP1HeadScanner(kind, answering: method, maxHeadBytes: maxHeadBytes)
+        return bytes.withUnsafeBytes { scanner.consumeHead($0) }
+    }
+
+    private func scan(_ text: String, _ kind: HTTP1HeadParser.Kind, answering method: String? = nil) -> HTTP1HeadScanner.Result {
+        scan(Array(text.utf8), kind, answering: method).0
+    }
+
+    /// What the full parser (lenient) and `HTTP1Head.bodyFraming` make of `bytes`, in the
+    /// scanner's terms.
+    private func reference(_ bytes: [UInt8], _ kind: HTTP1HeadParser.Kind, answering method: String? = nil) -> HTTP1HeadScanner.Result {
+        switch HTTP1HeadParser.parse(bytes, kind: kind, leniency: .lenient) {
+        case .needMoreData: return .needMoreData
+        case .malformed(let reason): return .malformed(reason: reason)
+        case .head(let head):
+            let framing: HTTPBodyFraming
+            switch head.bodyFraming(leniency: .lenient, answering: method) {
+            case .success(let found): framing = found
+            case .failure(let error): return .malformed(reason: error.reason)
+            }
+            switch head.startLine {
+            case let .request(method, target, version):
+                return .request(HTTP1RequestSummary(method: method, target: target, version: version,
+                                                    host: head.value(forHeader: "Host"), framing: framing))
+            case let .status(version, code, reason):
+                return .response(HTTP1ResponseSummary(version: version, code: code, reason: reason,
+                                                      contentType: head.value(forHeader: "Content-Type"),
+                                                      contentEncoding: head.value(forHeader: "Content-Encoding"), framing: framing))
+            }
+        }
+    }
+
+    @Test("curl's absolute-form GET and POST (captured): method, target, Host, framing; the body is not taken")
+    func curlRequests() {
+        let get = CapturedHTTPHeads.curlAbsoluteGET
+        #expect(scan(get, .request) == (.request(HTTP1RequestSummary(
+            method: "GET", target: "http://a.test:8080/path?q=1", version: .http11, host: "a.test:8080", framing: .none)), get.count))
+        let post = CapturedHTTPHeads.curlAbsolutePOST
+        #expect(scan(post, .request) == (.request(HTTP1RequestSummary(
+            method: "POST", target: "http://a.test/form", version: .http11, host: "a.test", framing: .contentLength(11))), post.count - 11))
+        let connect = CapturedHTTPHeads.curlConnect
+        #expect(scan(connect, .request) == (.request(HTTP1RequestSummary(
+            method: "CONNECT", target: "a.test:443", version: .http11, host: "a.test:443", framing: .none)), connect.count))
+    }
+
+    @Test("nginx's 200 and 404 (captured): status, reason, Content-Type, Content-Length; HEAD has no body")
+    func nginxResponses() {
+        #expect(scan(CapturedHTTPHeads.nginx200, .response, answering: "GET") == (.response(HTTP1ResponseSummary(
+            version: .http11, code: 200, reason: "OK", contentType: "application/octet-stream", contentEncoding: nil,
+            framing: .contentLength(1024))), CapturedHTTPHeads.nginx200.count))
+        #expect(scan(CapturedHTTPHeads.nginx404, .response, answering: "GET").0 == .response(HTTP1ResponseSummary(
+            version: .http11, code: 404, reason: "Not Found", contentType: "text/html", contentEncoding: nil, framing: .contentLength(153))))
+        #expect(scan(CapturedHTTPHeads.nginx404, .response, answering: "HEAD").0 == .response(HTTP1ResponseSummary(
+            version: .http11, code: 404, reason: "Not Found", contentType: "text/html", contentEncoding: nil, framing: .none)))
+    }
+
+    @Test("the example exchange of RFC 7230 §2.1 (RFC 9110 keeps it)")
+    func rfcExample() {
+        let request = "GET /hello.txt HTTP/1.1\r\nUser-Agent: curl/7.16.3 libcurl/7.16.3 OpenSSL/0.9.7l zlib/1.2.3\r\n"
+            + "Host: www.example.com\r\nAccept-Language: en, mi\r\n\r\n"
+        #expect(scan(request, .request) == .request(HTTP1RequestSummary(
+            method: "GET", target: "/hello.txt", version: .http11, host: "www.example.com", framing: .none)))
+        let response = "HTTP/1.1 200 OK\r\nDate: Mon, 27 Jul 2009 12:28:53 GMT\r\nServer: Apache\r\n"
+            + "Last-Modified: Wed, 22 Jul 2009 19:15:56 GMT\r\nETag: \"34aa387-d-1568eb00\"\r\nAccept-Ranges: bytes\r\n"
+            + "Content-Length: 51\r\nVary: Accept-Encoding\r\nContent-Type: text/plain\r\n\r\n"
+        #expect(scan(response, .response, answering: "GET") == .response(HTTP1ResponseSummary(
+            version: .http11, code: 200, reason: "OK", contentType: "text/plain", contentEncoding: nil, framing: .contentLength(51))))
+    }
+
+    @Test("names without case, obs-fold unfolded, repeated and listed lengths, chunked over a length")
+    func fieldRules() {
+        #expect(scan("HTTP/1.1 200 OK\r\nCONTENT-type: text/\r\n plain\r\ncontent-ENCODING: gzip\r\nContent-Length: 2\r\n\r\n", .response)
+            == .response(HTTP1ResponseSummary(version: .http11, code: 200, reason: "OK", contentType: "text/ plain",
+                                              contentEncoding: "gzip", framing: .contentLength(2))))
+        #expect(scan("POST / HTTP/1.1\r\nhOsT: a\r\nContent-Length: 5\r\nContent-Length: 5, 5\r\n\r\n", .request)
+            == .request(HTTP1RequestSummary(method: "POST", target: "/", version: .http11, host: "a", framing: .contentLength(5))))
+        #expect(scan("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", .response)
+            == .malformed(reason: "The response has Content-Length values that disagree (5, 6), so its body cannot be delimited (RFC 9112 §6.3)."))
+        #expect(scan("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n 5\r\n\r\n", .response)
+            == .malformed(reason: "The Content-Length \"5 5\" is not a decimal number of bytes (RFC 9110 §8.6)."))
+        #expect(scan("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", .request)
+            == .request(HTTP1RequestSummary(method: "POST", target: "/", version: .http11, host: nil, framing: .chunked)))
+        #expect(scan("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", .response)
+            == .response(HTTP1ResponseSummary(version: .http11, code: 200, reason: "OK", contentType: nil, contentEncoding: nil, framing: .untilClose)))
+        #expect(scan("HTTP/1.0 204\r\n\r\n", .response) == .response(HTTP1ResponseSummary(
+            version: .http10, code: 204, reason: nil, contentType: nil, contentEncoding: nil, framing: .none)))
+        // The first of a repeated Host is kept; a fold after the second does not touch it.
+        #expect(scan("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n c\r\n\r\n", .request)
+            == .request(HTTP1RequestSummary(method: "GET", target: "/", version: .http11, host: "a", framing: .none)))
+    }
+
+    @Test("bad bytes and broken lines fail with the full parser's sentence")
+    func refusals() {
+        #expect(scan([0x16, 0x03, 0x01, 0x00, 0x10], .request) == (.malformed(reason:
+            "The stream starts with byte 0x16, which cannot begin an HTTP method (RFC 9112 §3)."), 5))
+        #expect(scan("GET / HTTP/1.1\r\nA: b\u{0}c\r\n\r\n", .request)
+            == .malformed(reason: "A header value contains a NUL byte, which RFC 9110 §5.5 forbids."))
+        #expect(scan("GET / HTTP/1.1\r\nA: b\rc\r\n\r\n", .request)
+            == .malformed(reason: "A header value contains a bare CR byte, which RFC 9110 §5.5 forbids."))
+        #expect(scan("GET / HTTP/1.1\r\nHost : a\r\n\r\n", .request)
+            == .malformed(reason: "A header name is followed by whitespace before its colon, which RFC 9112 §5.1 forbids."))
+        #expect(scan("GET / HTTP/1.1\r\n folded\r\n\r\n", .request)
+            == .malformed(reason: "The first header line starts with whitespace, which RFC 9112 §2.2 lets a recipient refuse."))
+        #expect(scan("HTTP/2.0 200 OK\r\n\r\n", .response)
+            == .malformed(reason: "The response is HTTP/2.0, but only HTTP/1.0 and HTTP/1.1 heads are read here."))
+        let long = Array("GET / HTTP/1.1\r\nA: ".utf8) + Array(repeating: UInt8(ascii: "x"), count: 100)
+        #expect(scan(long, .request, maxHeadBytes: 64) == (.malformed(reason: "The request head exceeds 64 bytes without ending in an empty line."), 64))
+    }
+
+    @Test("odd and broken heads: the same answer as the full parser, whole and split anywhere")
+    func sameAsTheFullParser() {
+        let requests: [[UInt8]] = [
+            CapturedHTTPHeads.curlConnect, CapturedHTTPHeads.curlAbsoluteGET, CapturedHTTPHeads.curlAbsolutePOST,
+            Array("\r\n\nGET /a?b=c#d HTTP/1.0\nHost: h\n\n".utf8),
+            Array("GET http://u:p@h/x HTTP/1.1\r\nHost: h\r\nX: é\r\n\r\n".utf8),
+            Array("GET / HTTP/1.1\r\nHost: caf\u{e9}\r\n\r\n".utf8.map { $0 }),
+            [0x47, 0x45, 0x54, 0x20, 0x2f, 0x20, 0x48, 0x54, 0x54, 0x50, 0x2f, 0x31, 0x2e, 0x31, 0x0d, 0x0a,
+             0x48, 0x6f, 0x73, 0x74, 0x3a, 0x20, 0xe9, 0x0d, 0x0a, 0x0d, 0x0a],  // Host: 0xE9 (Latin-1)
+            Array("POST / HTTP/1.1\r\nTransfer-Encoding: gzip,\r\n chunked\r\n\r\n".utf8),
+            Array("POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n".utf8),
+            Array("POST / HTTP/1.1\r\nContent-Length: 1234567890123456789\r\n\r\n".utf8),
+            Array("POST / HTTP/1.1\r\nContent-Length:\r\n\r\n".utf8),
+            Array("POST / HTTP/1.1\r\nContent-Length: 7\r\n\t\r\n\r\n".utf8),
+            Array("GET  / HTTP/1.1\r\n\r\n".utf8),
+            Array("GET / HTTP/1.1\r\n: empty\r\n\r\n".utf8),
+            Array("GET / HTTP/1.1\r\nNo colon\r\n\r\n".utf8),
+            Array("G@T / HTTP/1.1\r\n\r\n".utf8),
+            Array("GET / HTTP/1.1\r\nHo(st: a\r\n\r\n".utf8),
+        ]
+        let responses: [([UInt8], String?)] = [
+            (CapturedHTTPHeads.nginx200, "GET"), (CapturedHTTPHeads.nginx404, "HEAD"),
+            (Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), "POST"),
+            (Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n".utf8), "GET"),
+            (Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8), "CONNECT"),
+            (Array("HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n".utf8), "GET"),
+            (Array("HTTP/1.1 200 OK\r\nContent-Length: 3, 4\r\n\r\n".utf8), "GET"),
+            (Array("HTTP/1.1 200\r\n\r\n".utf8), "GET"),
+            (Array("HTTP/1.1 099 Low\r\n\r\n".utf8), "GET"),
+            (Array("HTTP/1.1 200 O\u{1}K\r\n\r\n".utf8), "GET"),
+            (Array("HTTP/1.1 200 OK\r\nContent-Type: a\r\nContent-Type: b\r\n\r\n".utf8), "GET"),
+            (Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n".utf8), "GET"),
+        ]
+        let cases = requests.map { ($0, HTTP1HeadParser.Kind.request, String?.none) } + responses.map { ($0.0, .response, $0.1) }
+        for (bytes, kind, method) in cases {
+            let expected = reference(bytes, kind, answering: method)
+            #expect(scan(bytes, kind, answering: method).0 == expected, "\(String(decoding: bytes, as: UTF8.self).debugDescription)")
+            // Split in two at every offset: the same answer, and the two feeds take the head's length.
+            for cut in 1 ..< bytes.count {
+                var scanner = HTTP1HeadScanner(kind, answering: method)
+                let first = bytes[..<cut].withUnsafeBytes { scanner.consumeHead($0) }
+                let (result, consumed) = first.result == .needMoreData
+                    ? bytes[cut...].withUnsafeBytes { scanner.consumeHead($0) } : (first.result, 0)
+                #expect(result == expected, "split at \(cut) of \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+                if case .malformed = expected {} else {
+                    #expect(first.consumed + consumed == headLength(bytes), "split at \(cut)")
+                }
+            }
+        }
+    }
+
+    /// The offset just past a head's empty line (the fixtures' heads end there, or a body follows).
+    private func headLength(_ bytes: [UInt8]) -> Int {
+        var scanner = HTTP1HeadEndScanner()
+        if case .end(let end) = bytes.withUnsafeBufferPointer({ scanner.scan($0, kind: .response) }) { return end }
+        return bytes.count
+    }
+}
