@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "TVCore", dependencies: ["COpenSSL", "CZlib", "TVHome", "FlowStore", "Capture", "Wire", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "ProgramLookup", "TrustStore"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
-        .executableTarget(name: "tv-bench", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "Recording", "Wire", "FlowStore", "FlowTerms"]),
+        .executableTarget(name: "tv-bench", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "Recording", "Wire", "FlowStore", "FlowTerms", "TVCore", "TVHome"]),
 
         // The one durable settings record ($TV_HOME/settings.json) and the live-session seam.
         .target(name: "Settings", dependencies: ["TVHome"]),
@@ -112,7 +112,7 @@ let package = Package(
         // Vectors/: RFC 9001 and RFC 9369 Appendix A (QUIC Initial protection), read at run time.
         .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "Wire", "COpenSSL", "CTVShims", "FlowTerms", "Capture"], exclude: ["Vectors"]),
         // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
-        .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims", "Wire"]),
+        .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims", "Wire", "FlowStore", "FlowTerms"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),
         // Issues 4 and 5 end to end through the built `tv` (tv run, flows, turns, …) with real
         // clients and servers; Shared/ links the CLITests and ProxyTests helpers it reuses.

@@ -408,6 +408,53 @@ public enum FlowSchema {
         DROP TABLE exchanges_before_answered;
         CREATE INDEX exchanges_by_request_time ON exchanges (request_time);
         """,
+        // 15 (issue 19's benchmark, branch i21-bigstore): what a million flows showed.
+        // `--program` pages walk `flows_by_program_time` newest first (the program's command
+        // name, then the time) instead of sorting every flow of the program; it replaces
+        // `flows_by_program`, which it covers. `flow_activity` counts flows started per minute
+        // (span 60) and per hour (span 3600; bucket = start_time / span in µs), kept by
+        // triggers on `flows` (an insert adds one, a delete, retention's included, takes one
+        // away; a changed start time moves it), so `tv activity` sums at most a bucket per
+        // minute of its stretch instead of reading one index entry per flow
+        // (`FlowActivityPlan`). Buckets whose count fell to 0 stay, as 0.
+        // `flows_by_host` goes: no query reads it since `--host` reads `flows_text` (migration
+        // 11), and every flow paid for it. `flows_open` and `exchanges_open` are partial indexes
+        // of what is still open (a handful of rows), so closing a writer's open flows (a session's
+        // end, a dead writer found at start; `FlowWriterRegistry`) no longer reads every row.
+        """
+        CREATE INDEX flows_by_program_time ON flows (program_command, start_time);
+        DROP INDEX flows_by_program;
+        DROP INDEX flows_by_host;
+        CREATE INDEX flows_open ON flows (writer) WHERE duration IS NULL;
+        CREATE INDEX exchanges_open ON exchanges (flow_id) WHERE state = 'open';
+        CREATE TABLE flow_activity (
+            span INTEGER NOT NULL,                    -- seconds: 60 or 3600
+            bucket INTEGER NOT NULL,                  -- start_time / (span × 1,000,000)
+            flows INTEGER NOT NULL,
+            PRIMARY KEY (span, bucket)
+        ) WITHOUT ROWID;
+        INSERT INTO flow_activity (span, bucket, flows)
+            SELECT 60, start_time / 60000000, count(*) FROM flows GROUP BY 2;
+        INSERT INTO flow_activity (span, bucket, flows)
+            SELECT 3600, start_time / 3600000000, count(*) FROM flows GROUP BY 2;
+        CREATE TRIGGER flow_activity_insert AFTER INSERT ON flows BEGIN
+            INSERT INTO flow_activity (span, bucket, flows)
+                VALUES (60, new.start_time / 60000000, 1), (3600, new.start_time / 3600000000, 1)
+                ON CONFLICT (span, bucket) DO UPDATE SET flows = flows + 1;
+        END;
+        CREATE TRIGGER flow_activity_delete AFTER DELETE ON flows BEGIN
+            UPDATE flow_activity SET flows = flows - 1 WHERE span = 60 AND bucket = old.start_time / 60000000;
+            UPDATE flow_activity SET flows = flows - 1 WHERE span = 3600 AND bucket = old.start_time / 3600000000;
+        END;
+        CREATE TRIGGER flow_activity_move AFTER UPDATE OF start_time ON flows
+            WHEN old.start_time / 60000000 IS NOT new.start_time / 60000000 BEGIN
+            UPDATE flow_activity SET flows = flows - 1 WHERE span = 60 AND bucket = old.start_time / 60000000;
+            UPDATE flow_activity SET flows = flows - 1 WHERE span = 3600 AND bucket = old.start_time / 3600000000;
+            INSERT INTO flow_activity (span, bucket, flows)
+                VALUES (60, new.start_time / 60000000, 1), (3600, new.start_time / 3600000000, 1)
+                ON CONFLICT (span, bucket) DO UPDATE SET flows = flows + 1;
+        END;
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

@@ -96,6 +96,13 @@ public final class ContentWriter: Sendable {
         try perform { try $0.deleteAll() }
     }
 
+    /// Deletes every row and every segment, the one being written included (closed first; the
+    /// next turn opens a new one), on the writer thread between batches.
+    /// - Throws: `ContentWriterError.closed`, `FlowStoreError`, `ContentError`.
+    public func deleteEverything() throws -> ContentSweepReport {
+        try perform { try $0.deleteEverything() }
+    }
+
     /// The sequence of the segment being written (nil before the first turn is written, or
     /// after a sweep closed an old one).
     /// - Throws: `ContentWriterError.closed`.

@@ -328,6 +328,15 @@ final class ContentWriterThread: QueueWriter {
         try ContentSweeper(database: try database(), directory: directory).deleteAll(writing: segment?.sequence)
     }
 
+    /// Deletes all rows and every segment, the one being written too: it is closed first, and
+    /// the next turn opens a new one (`tv storage delete-everything` inside a live session).
+    /// Turns still open stay in memory and are written when they end.
+    func deleteEverything() throws -> ContentSweepReport {
+        segment?.close()
+        segment = nil
+        return try ContentSweeper(database: try database(), directory: directory).deleteAll(writing: nil)
+    }
+
     /// Writes the open turns (as incomplete: their ends never came), closes the segment and the
     /// connection.
     private func close() {

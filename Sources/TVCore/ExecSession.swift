@@ -81,7 +81,13 @@ public final class ExecSession {
         let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord())
         if let notice = capture.notice { say(notice) }
         wiring.captureSecrets.attach(capture.writer)
+        // The same retention passes as `tv run`'s (issue 19): at start and periodically; a limit
+        // saved meanwhile is applied by `tv settings set` itself (no control socket here).
+        let retention = SessionRetention(home: home, settings: wiring.settings,
+                                         interval: options.proxy.retentionIntervalSeconds, say: say)
+        retention.start()
         defer {
+            retention.stop()
             proxy.stop(graceSeconds: 1)
             wiring.captureSecrets.attach(nil)
             lastCapture = capture.writer?.counters.recordingSequence

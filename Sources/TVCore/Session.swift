@@ -361,6 +361,9 @@ public final class Session: Sendable {
             }
             wiring.pinning.forget(host: host)
             return ControlResponse(ok: true, message: "applied")
+        case LiveDeleteEverything.request.command:
+            return LiveDeleteEverything.answer(home: home, flows: writer, content: wiring.contentWriter,
+                                               now: Int64(Date().timeIntervalSince1970 * 1_000_000))
         case "rotate-capture":
             guard let capture else { return ControlResponse(ok: false, message: CaptureSessionWords.notCapturing) }
             let result = capture.rotate()

@@ -39,13 +39,21 @@ let dir = NSTemporaryDirectory() + "tv-bench-\(getpid())"
 defer { try? FileManager.default.removeItem(atPath: dir) }
 let now = Int64(Date().timeIntervalSince1970)
 
-print("tv micro-benchmarks (median of 5 rounds, per operation)")
-// TV_BENCH_ONLY=flows: the FlowStore part alone (issue 19's million-flow figures).
-if ProcessInfo.processInfo.environment["TV_BENCH_ONLY"] == "flows" {
-    try flowStoreBenchmark()
-    try? FileManager.default.removeItem(atPath: dir)
-    exit(0)
+// `tv-bench flows …` (or TV_BENCH_ONLY=flows): the FlowStore at scale alone (issue 19;
+// FlowStoreBench). Exit status 0 when every goal is met, 1 when one is not, 2 on a usage error.
+if CommandLine.arguments.dropFirst().first == "flows" || ProcessInfo.processInfo.environment["TV_BENCH_ONLY"] == "flows" {
+    let arguments = CommandLine.arguments.dropFirst().first == "flows" ? Array(CommandLine.arguments.dropFirst(2)) : []
+    do {
+        let bench = try FlowStoreBench(arguments: arguments, environment: ProcessInfo.processInfo.environment, scratch: dir)
+        let met = try bench.run()
+        if bench.directory == dir { try? FileManager.default.removeItem(atPath: dir) }
+        exit(met ? 0 : 1)
+    } catch let usage as BenchUsage {
+        FileHandle.standardError.write(Data("tv-bench: \(usage.description)\n".utf8))
+        exit(2)
+    }
 }
+print("tv micro-benchmarks (median of 5 rounds, per operation)")
 // Decrypted-content recording, the h1 keep-alive pattern: per exchange a 1 KiB request and a
 // 1 KiB response (two chunks, two turns, two index rows), a new flow every 500 exchanges. The
 // producer's figure is what the event loop pays; the second includes the writer thread's work
@@ -194,74 +202,8 @@ do {
     if sink == 42 { print("") }
 }
 
-// FlowStore (issue 19): flow inserts through the batched writer (goal: at least 50,000 flows/s),
-// then, over the whole table (1,000,000 flows by default; TV_BENCH_FLOWS for a smoke run), the
-// first and the next keyset page for each `tv flows` filter, and the activity aggregate (counts
-// per time bucket, what `tv activity` draws); goal: each at most 5 ms. TV_BENCH_ONLY=flows runs
-// this part alone.
-func flowStoreBenchmark() throws {
-    let flows = Int(ProcessInfo.processInfo.environment["TV_BENCH_FLOWS"] ?? "") ?? 1_000_000
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    let path = dir + "/flows.sqlite3"
-    let store = try FlowStore(path: path)
-    let writer = try store.makeWriter()
-    let hosts = (0..<1000).map { "host\($0).bench.test" }
-    // One flow in 100 failed, one in 10 inspected, the rest encrypted: a --status page of the
-    // rare status walks far.
-    func status(_ i: Int) -> FlowStatus { i % 100 == 0 ? .failed : (i % 10 == 0 ? .inspected : .encrypted) }
-    let base = now * 1_000_000
-    let started = DispatchTime.now().uptimeNanoseconds
-    var dropped = 0
-    for i in 0..<flows {
-        var flow = FlowRecord(id: writer.allocateID(), startTime: base + Int64(i) * 1_000, clientAddress: "127.0.0.1",
-                              clientPort: 40_000 + i % 20_000, serverAddress: "127.0.0.1", serverPort: 443,
-                              host: hosts[i % 1000], hostOrigin: .sni, alpn: "h2", tlsVersion: "TLS 1.3",
-                              status: status(i), bytesUp: 512, bytesDown: 4_096, duration: 1_000)
-        flow.lastActivityTime = flow.startTime + 1_000
-        while !writer.enqueue(.closed(flow)) { dropped += 1; writer.flush() }
-    }
-    writer.flush()
-    let insertNanos = Double(DispatchTime.now().uptimeNanoseconds - started)
-    report("FlowStore insert (batched writer), \(flows) flows", insertNanos / Double(flows))
-    print("  \(String(format: "%.0f", Double(flows) / insertNanos * 1e9)) flows/s (goal 50,000); the producer waited for the writer \(dropped) times")
-    writer.close()
-    let end = base + Int64(flows) * 1_000
-    let filters: [(String, FlowQuery)] = [
-        ("no filter", FlowQuery(limit: 50)),
-        ("--host, 1 in 1,000", FlowQuery(host: "host417.bench", limit: 50)),
-        ("--host, 2 characters", FlowQuery(host: "t4", limit: 50)),
-        ("--status, 1 in 100", FlowQuery(status: .failed, limit: 50)),
-        ("--since, last 10%", FlowQuery(since: end - Int64(flows / 10) * 1_000, limit: 50)),
-        ("--from/--to, middle 1%", FlowQuery(from: base + Int64(flows / 2) * 1_000, to: base + Int64(flows / 2 + flows / 100) * 1_000, limit: 50)),
-    ]
-    for (name, query) in filters {
-        let first = try measure(rounds: 5, iterations: 20) { _ in _ = try store.flows(query) }
-        report("FlowStore first page, \(name)", first)
-        var cursor = try store.flows(query).nextCursor
-        let next = try measure(rounds: 5, iterations: 20) { _ in
-            var page = query
-            page.after = cursor
-            let result = try store.flows(page)
-            cursor = result.nextCursor ?? cursor
-        }
-        report("FlowStore next page, \(name)", next)
-    }
-    // The activity aggregate over the covering time index: counts per bucket, 60 buckets, for the
-    // whole history and for its last tenth.
-    let activity = try SQLiteDatabase(readingAt: path)
-    defer { activity.close() }
-    for (name, from) in [("whole history", base), ("last 10%", end - Int64(flows / 10) * 1_000)] {
-        let width = max((end - from) / 60, 1)
-        let statement = try activity.prepare("SELECT (start_time - ?1) / ?2 AS bucket, count(*) FROM flows WHERE start_time >= ?1 AND start_time < ?3 GROUP BY bucket")
-        let aggregate = try measure(rounds: 5, iterations: 3) { _ in
-            statement.rewind()
-            try statement.bind([.integer(from), .integer(width), .integer(end)])
-            var buckets = 0
-            try statement.forEachRow { _ in buckets += 1 }
-            precondition(buckets > 0)
-        }
-        report("FlowStore activity, 60 buckets, \(name)", aggregate)
-    }
-    store.close()
+// The FlowStore at scale (issue 19), with its default size unless TV_BENCH_FLOWS says otherwise.
+do {
+    let bench = try FlowStoreBench(arguments: [], environment: ProcessInfo.processInfo.environment, scratch: dir + "/flows")
+    _ = try bench.run()
 }
-try flowStoreBenchmark()

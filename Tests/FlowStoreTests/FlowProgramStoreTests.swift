@@ -38,7 +38,7 @@ struct FlowProgramStoreTests {
         }
     }
 
-    @Test("--program curl: only curl's flows, through the index flows_by_program")
+    @Test("--program curl: only curl's flows, through the index flows_by_program_time")
     func filter() throws {
         try withStore { store, _ in
             let writer = try store.makeWriter()
@@ -57,7 +57,7 @@ struct FlowProgramStoreTests {
             let statement = try database.prepare("EXPLAIN QUERY PLAN SELECT id FROM flows WHERE program_command = 'curl'")
             var explain = ""
             while try statement.step() { explain += "\(statement.value(at: 3))" }
-            #expect(explain.contains("flows_by_program"), "\(explain)")
+            #expect(explain.contains("flows_by_program_time"), "\(explain)")
         }
     }
 

@@ -145,7 +145,10 @@ import FlowTerms
                    (41, 2000, 2500, '127.0.0.1', 2, '127.0.0.1', 443, 'tcp', 'b.test', 'sni', 'inspected', 7, 500, '', NULL),
                    (90, 3000, 2000, '10.0.0.1', 3, '10.0.0.2', 53, 'udp', NULL, 'none', 'encrypted', 0, NULL, '', 4);
             """)
-        #expect(try FlowSchema.migrate(database) == 3)
+        #expect(try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(4))) == 3)
+        // The rebuilt table got its two indexes back (later migrations add others, and drop flows_by_host).
+        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'flows' AND name IN ('flows_by_start_time', 'flows_by_host')") == .integer(2))
+        #expect(try FlowSchema.migrate(database) == 4)
         let store = try FlowStore(path: database.path)
         defer { store.close() }
         let open = try #require(try store.flow(id: 40))
@@ -153,8 +156,6 @@ import FlowTerms
         #expect(try store.flow(id: 41)?.status == .inspected && store.flow(id: 41)?.duration == 500)
         // A last activity before the start (clock stepped back) ends at the start, never before.
         #expect(try store.flow(id: 90)?.status == .interrupted && store.flow(id: 90)?.duration == 0 && store.flow(id: 90)?.packetsUp == 4)
-        // The rebuilt table got its two indexes back (later migrations add others).
-        #expect(try database.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'flows' AND name IN ('flows_by_start_time', 'flows_by_host')") == .integer(2))
         // Ids go on after the highest.
         let writer = try store.makeWriter()
         defer { writer.close() }

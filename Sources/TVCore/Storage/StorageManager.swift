@@ -62,11 +62,29 @@ public final class StorageManager {
         return try apply(plan, limits: limits, now: now)
     }
 
-    /// Deletes everything but the file being recorded and audit evidence.
+    /// Deletes everything but the file being recorded and audit evidence (`evidence`, or what
+    /// the audit sessions hold now when nil), leaving no copy of a deleted row behind: the
+    /// deletion overwrites what it frees with zeros (`PRAGMA secure_delete`), then the
+    /// write-ahead log, which still holds the rows' earlier pages, is copied into the file and
+    /// emptied (`PRAGMA wal_checkpoint(TRUNCATE)`; sqlite.org/pragma.html). The report says what
+    /// stayed (`walBytesLeft`, `content.spared`).
     public func deleteEverything(evidence: AuditEvidence? = nil, recording: Int?, now: Int64) throws -> StorageReport {
+        try database.execute("PRAGMA secure_delete = ON")
         let inventory = try inventory(now: now, expiry: .default, recording: recording)
         let plan = RetentionPlanner.everything(inventory: inventory, evidence: try evidence ?? auditEvidence(), now: now)
-        return try apply(plan, limits: StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil), now: now)
+        var report = try apply(plan, limits: StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil), now: now)
+        if case let .integer(open) = try database.scalar("SELECT count(*) FROM flows WHERE duration IS NULL") { report.openFlowsKept = Int(open) }
+        report.walBytesLeft = try emptyWAL()
+        return report
+    }
+
+    /// Copies the write-ahead log into the database file and truncates it to nothing. It cannot
+    /// while another connection reads an older snapshot (SQLite then copies what it can).
+    /// - Returns: the bytes the log still holds afterwards (0: emptied, or no log).
+    func emptyWAL() throws -> Int64 {
+        _ = try database.scalar("PRAGMA wal_checkpoint(TRUNCATE)")
+        var st = stat()
+        return stat(database.path + "-wal", &st) == 0 ? Int64(st.st_size) : 0
     }
 
     /// What audit sessions hold now (issue 23): their flows and the capture files holding those

@@ -89,6 +89,27 @@ public enum StoragePresentation {
         return out
     }
 
+    /// What `tv storage delete-everything` says: what went, then exactly what stayed and where:
+    /// the capture file being recorded, connections still open, a content segment another tv is
+    /// writing, and a write-ahead log (`databaseFile`-wal) that could not be emptied.
+    public static func deletedEverything(_ r: StorageReport, databaseFile: String, session: Bool) -> [String] {
+        var out = r.deletedNothing && r.sparedRecording == nil ? ["There was nothing to delete."] : report(r, automatic: false)
+        if r.openFlowsKept > 0 {
+            out.append("\(counted(r.openFlowsKept, "connection")) still open \(r.openFlowsKept == 1 ? "was" : "were") kept: \(r.openFlowsKept == 1 ? "its" : "their") session is still writing \(r.openFlowsKept == 1 ? "it" : "them").")
+        }
+        if let spared = r.content.spared {
+            out.append("content/\(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.bytes))) is being written by a running tv exec and still holds what it decrypted; run this command again after it ends.")
+        }
+        if r.walBytesLeft > 0 {
+            out.append("\(databaseFile)-wal (\(Units.bytes(r.walBytesLeft))) may still hold copies of deleted rows because another tv was reading the history; run this command again when no other tv command is running.")
+        } else if session {
+            out.append("The running session closed its open content file first, and the history's write-ahead log was emptied: "
+                       + (r.sparedRecording == nil ? "nothing that was deleted is left in the data folder."
+                                                   : "nothing that was deleted is left in the data folder but the packets of the capture file being recorded."))
+        }
+        return out
+    }
+
     static func stillOver(_ r: StorageReport) -> [String] {
         switch r.capturesStillOver {
         case .recording?:

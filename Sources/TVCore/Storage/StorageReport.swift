@@ -24,6 +24,12 @@ public struct StorageReport: Sendable, Equatable {
     /// Set when the captures are still over their size limit, and why.
     public var capturesStillOver: RetentionPlan.CapturesStillOver?
 
+    /// delete-everything: flows still open (a running session's), which it leaves to their writer.
+    public var openFlowsKept = 0
+    /// delete-everything: bytes the database's write-ahead log still holds after it tried to
+    /// empty it (0: emptied); they may include copies of deleted rows.
+    public var walBytesLeft: Int64 = 0
+
     public init() {}
 
     /// True when the pass deleted nothing: an automatic pass then says nothing.

@@ -19,7 +19,7 @@ enum StorageCommands {
                         options: [OptionSpec("json", help: "Print as JSON.")]),
             CommandSpec(name: "apply", summary: "Apply the limits now and say what went."),
             CommandSpec(name: "delete-everything", summary: "Delete the history, the captures and all decrypted content.",
-                        discussion: "The capture file being recorded is spared and named. Without --yes on a terminal it asks first, naming what is lost.",
+                        discussion: "The capture file being recorded is spared and named. With a session running, the session does the deletion: it closes the content file it is writing so that goes too, and empties the history's write-ahead log; whatever stays (a file a running tv exec writes) is named. Without --yes on a terminal it asks first, naming what is lost.",
                         options: [OptionSpec("yes", help: "Do not ask for confirmation.")]),
             CommandSpec(name: "compact", summary: "Give the room of deleted history rows back to the file system.",
                         discussion: "The first compaction rewrites the file (VACUUM) and needs no session running; it also sets the file up so that later ones work while a session runs."),
@@ -70,9 +70,6 @@ enum StorageCommands {
 
     static func deleteEverything(_ inv: Invocation) throws -> Int32 {
         let home = try inv.existingHome()
-        try FlowCommands.askSessionToFlush(inv)
-        let manager = try StorageManager(home: home)
-        defer { manager.close() }
         if !inv.yes {
             guard inv.console.stdinIsTerminal else { throw StorageError.needsConfirmation }
             let figures = try StorageFigures.read(home: home, limits: try limits(inv))
@@ -82,8 +79,16 @@ enum StorageCommands {
                 return 1
             }
         }
+        // A running session does it all itself: only it can close the content file it writes.
+        if let answer = try LiveDeleteEverything.ask(home) {
+            guard answer.ok else { throw UsageRefusal(TerminalText.line(answer.message), exitCode: 1) }
+            for line in answer.message.split(separator: "\n", omittingEmptySubsequences: false) { inv.console.line(TerminalText.line(String(line))) }
+            return 0
+        }
+        let manager = try StorageManager(home: home)
+        defer { manager.close() }
         let report = try manager.deleteEverything(recording: nil, now: FlowCommands.nowMicros())
-        for line in StoragePresentation.report(report, automatic: false) { inv.console.line(line) }
+        for line in StoragePresentation.deletedEverything(report, databaseFile: home.databasePath, session: false) { inv.console.line(line) }
         return 0
     }
 

@@ -1,0 +1,113 @@
+import FlowStore
+import FlowTerms
+import Foundation
+import TVCore
+
+/// The reads `FlowStoreBench` times: each `tv flows` filter (first page, then the keyset page
+/// after it), `tv requests`' pages, and `tv activity`'s aggregate as the command plans it, each
+/// the median of `rounds` runs after one warm-up, with SQLite's query plan.
+struct FlowStoreReads {
+    let store: FlowStore
+    let path: String
+    let history: SyntheticHistory
+    let rounds: Int
+
+    /// Every read, in the table's order.
+    func all() throws -> [FlowStoreBench.Row] {
+        let hour: Int64 = 3_600_000_000
+        let day = 24 * hour
+        let end = history.end
+        let middle = history.start + (end - history.start) / 2
+        // The most popular name, one from the middle of the ranks (about 1 flow in 10,000), a
+        // domain shared by many names, an address prefix, and two characters (no trigram).
+        let popular = history.hosts[0].name
+        let rare = history.hosts[1_500].name
+        let filters: [(String, FlowQuery)] = [
+            ("tv flows", FlowQuery()),
+            ("--host (most popular name)", FlowQuery(host: popular)),
+            ("--host (rare name)", FlowQuery(host: rare)),
+            ("--host github (a domain)", FlowQuery(host: "github")),
+            ("--host 2001:db8: (IPv6 servers)", FlowQuery(host: "2001:db8:")),
+            ("--host 10.0.0.7 (a client)", FlowQuery(host: "10.0.0.7")),
+            ("--host ap (2 characters)", FlowQuery(host: "ap")),
+            ("--status failed", FlowQuery(status: .failed)),
+            ("--status kept_private", FlowQuery(status: .keptPrivate)),
+            ("--program curl", FlowQuery(program: "curl")),
+            ("--program ssh", FlowQuery(program: "ssh")),
+            ("--since 1h", FlowQuery(since: end - hour)),
+            ("--from/--to one day in the middle", FlowQuery(from: middle, to: middle + day)),
+            ("--host github --status inspected", FlowQuery(host: "github", status: .inspected)),
+            ("--program curl --since 1d", FlowQuery(since: end - day, program: "curl")),
+            ("--status failed --from/--to one day", FlowQuery(status: .failed, from: middle, to: middle + day)),
+        ]
+        var rows: [FlowStoreBench.Row] = []
+        for (name, query) in filters { rows.append(try flowPages(name, query)) }
+        rows.append(try requestPages("tv requests", ExchangeQuery()))
+        rows.append(try requestPages("tv requests --from/--to one day", ExchangeQuery(from: middle, to: middle + day)))
+        rows.append(try requestPages("tv flow ID's requests", ExchangeQuery(flowID: try someInspectedFlow())))
+        // tv activity as the command plans it: 60 bars over everything, over the last day, the last hour.
+        let bounds = try store.startTimeBounds()!
+        for (name, from, to) in [("tv activity (whole history)", bounds.oldest, bounds.newest + 1),
+                                 ("tv activity --since 1d", end - day, end),
+                                 ("tv activity --since 1h", end - hour, end)] {
+            let axis = ActivityAxis(from: from, to: to, maxBars: 60)
+            let plan = FlowActivityPlan.plan(from: axis.start, to: axis.end, widthMicros: axis.widthMicros)
+            var buckets = 0
+            let millis = try median { buckets = try store.activity(from: axis.start, to: axis.end, widthMicros: axis.widthMicros).count }
+            rows.append(FlowStoreBench.Row(name: "\(name), \(axis.bars) bars of \(axis.widthWords)", firstMillis: millis,
+                                           nextMillis: nil, rows: buckets, plan: try explain(plan)))
+        }
+        return rows
+    }
+
+    func flowPages(_ name: String, _ query: FlowQuery) throws -> FlowStoreBench.Row {
+        var page = try store.flows(query)
+        let first = try median { page = try store.flows(query) }
+        var next: Double?
+        if let cursor = page.nextCursor {
+            var following = query
+            following.after = cursor
+            next = try median { _ = try store.flows(following) }
+        }
+        return FlowStoreBench.Row(name: name, firstMillis: first, nextMillis: next, rows: page.flows.count, plan: try explain(try query.plan()))
+    }
+
+    func requestPages(_ name: String, _ query: ExchangeQuery) throws -> FlowStoreBench.Row {
+        var page = try store.exchanges(query)
+        let first = try median { page = try store.exchanges(query) }
+        var next: Double?
+        if let cursor = page.nextCursor {
+            var following = query
+            following.after = cursor
+            next = try median { _ = try store.exchanges(following) }
+        }
+        return FlowStoreBench.Row(name: name, firstMillis: first, nextMillis: next, rows: page.exchanges.count, plan: try explain(try query.plan()))
+    }
+
+    func someInspectedFlow() throws -> Int64 {
+        try store.flows(FlowQuery(status: .inspected, limit: 1)).flows.first?.id ?? 1
+    }
+
+    /// The median wall-clock time of `rounds` runs of `body` after one warm-up, in ms.
+    func median(_ body: () throws -> Void) throws -> Double {
+        try body()
+        var samples: [Double] = []
+        for _ in 0..<rounds {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try body()
+            samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+        }
+        return samples.sorted()[samples.count / 2]
+    }
+
+    /// SQLite's plan for `plan`, one line per step.
+    func explain(_ plan: FlowQueryPlan) throws -> [String] {
+        let database = try SQLiteDatabase(readingAt: path)
+        defer { database.close() }
+        let statement = try database.prepare("EXPLAIN QUERY PLAN " + plan.sql)
+        try statement.bind(plan.bindings)
+        var lines: [String] = []
+        try statement.forEachRow { lines.append($0.string(at: 3) ?? "") }
+        return lines
+    }
+}
