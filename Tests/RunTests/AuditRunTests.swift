@@ -40,6 +40,15 @@ struct AuditRunTests {
         // The marker sits among the flows at its time.
         let listing = try box.tv("flows")
         #expect(listing.out.contains("marker: opened the login screen (session 1)"), "\(listing)")
+        // And under tv activity's bars: a ▲ row and the marker's line; JSON names it with its bar.
+        let activity = try box.tv("activity", "--since", "10m", "--bars", "10").out.split(separator: "\n").map(String.init)
+        let bars = activity.first?.count ?? 0
+        let markAt = activity.count > 5 ? Array(activity[2]).firstIndex(of: "▲") : nil
+        #expect(activity.count > 5 && activity[1] == String(repeating: "─", count: bars) && activity[2].filter({ $0 == "▲" }).count == 1
+                && activity[2].allSatisfy { $0 == " " || $0 == "▲" } && activity[2].count <= bars, "\(activity)")
+        #expect(activity.contains { $0.hasSuffix("  marker: opened the login screen (session 1)") }, "\(activity)")
+        let activityJSON = try box.tv("activity", "--since", "10m", "--bars", "10", "--json").out
+        #expect(activityJSON.contains(#""text": "opened the login screen""#) && activityJSON.contains("\"bar\": \(markAt ?? -1)"), "\(activityJSON)")
 
         _ = try tv.stop()
         let marker = try box.tv("audit", "mark", "too late")
