@@ -362,6 +362,14 @@ public enum FlowSchema {
         ALTER TABLE flows ADD COLUMN audit_session_id INTEGER;   -- audit_sessions.id; NULL: none
         CREATE INDEX flows_by_audit_session ON flows (audit_session_id) WHERE audit_session_id IS NOT NULL;
         """,
+        // 13 (issue 23, branch i21-audit, i21-audit-4): the process recording a session for as
+        // long as it runs (`tv run --audit`; `AuditRecorder`): pid and start time in clock ticks
+        // since boot. NULL for a session started by `tv audit start`. A live session whose
+        // recorder is gone (killed) is closed by the next `tv run` / `tv audit start`.
+        """
+        ALTER TABLE audit_sessions ADD COLUMN recorder_pid INTEGER;
+        ALTER TABLE audit_sessions ADD COLUMN recorder_start_ticks INTEGER;
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

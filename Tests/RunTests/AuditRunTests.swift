@@ -117,6 +117,32 @@ struct AuditRunTests {
         #expect(bareList.out == "manifest.json\nproject.json\nsession.json\nmarkers.json\nflows.json\n", "\(bareList)")
     }
 
+    @Test("tv run --audit killed with SIGKILL: its session stays live until the next tv audit start closes it at its last flow's time, said once")
+    func killedRecorderIsClosedAtNextStart() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        #expect(try box.tv("audit", "project", "new", "app").status == 0)
+        let tv = try world.run("--inspect", "--audit", "app")
+        _ = try world.curlThrough(tv, ["--http1.1", world.url("/index.html?killed")])
+        let rows = try box.closedFlows(1)
+        let last = try #require(rows.first?.int("lastActivityTime"))
+        tv.kill()
+        let before = try JSONSerialization.jsonObject(with: try box.tv("audit", "sessions", "--json").stdout) as? [JSON] ?? []
+        #expect(before.count == 1 && before[0]["ended"] is NSNull, "\(before)")
+
+        let start = try box.tv("audit", "start", "app")
+        #expect(start.status == 0, "\(start)")
+        #expect(start.err.hasPrefix("Session 1 of project 'app' was left recording by a tv run that is gone; closed at ")
+                && start.err.hasSuffix(" UTC, its last flow or marker.\n"), "\(start)")
+        let after = try JSONSerialization.jsonObject(with: try box.tv("audit", "sessions", "--json").stdout) as? [JSON] ?? []
+        #expect(after.count == 2 && after[0].int("ended") == last && after[1]["ended"] is NSNull, "\(after)")
+        // Said once: the session started by tv audit start has no recorder and stays live.
+        let next = try world.run("--inspect")
+        #expect(!next.log().contains("left recording"), "\(next.log())")
+        _ = try next.stop()
+        #expect(try box.tv("audit", "stop").status == 0)
+    }
+
     @Test("tv audit start beside a running tv run: only flows written from then on belong to the session; tv audit stop ends it")
     func startAgainstARunningSession() throws {
         let world = try RunWorld()
