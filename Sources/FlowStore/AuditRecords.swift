@@ -138,3 +138,32 @@ public enum AuditError: UserFacingError, Equatable {
         }
     }
 }
+
+/// The process recording a session for as long as it runs (`tv run --audit`): its pid and its
+/// start time in clock ticks since boot (`/proc/PID/stat` field 22, proc(5)), so a pid reused by
+/// another process does not pass for it. A session started by `tv audit start` has none: it
+/// records until `tv audit stop`, whoever writes.
+public struct AuditRecorder: Sendable, Equatable {
+    public var pid: Int32
+    /// Clock ticks since boot when the process started (proc(5) `starttime`).
+    public var startTicks: Int64
+
+    public init(pid: Int32, startTicks: Int64) {
+        self.pid = pid
+        self.startTicks = startTicks
+    }
+
+    /// `starttime` (field 22) from the text of `/proc/PID/stat`: the fields after the last `)`
+    /// (the command name may hold spaces and parentheses) start at field 3; nil when malformed.
+    public static func startTicks(stat: String) -> Int64? {
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
+        return fields.count > 19 ? Int64(fields[19]) : nil
+    }
+
+    /// Where a session whose recorder is gone is closed: its last flow's last activity or its
+    /// last marker, whichever is later (µs); its start when it holds neither.
+    public static func abandonedEnd(started: Int64, lastFlow: Int64?, lastMarker: Int64?) -> Int64 {
+        max(started, lastFlow ?? started, lastMarker ?? started)
+    }
+}

@@ -65,7 +65,8 @@ public struct AuditStore: Sendable {
     /// One transaction: the check and the insert cannot interleave with another start, and the
     /// unique index `audit_sessions_live` refuses a second live row whatever the caller.
     /// - Throws: `AuditError.noProject`, `.sessionRecording`; `FlowStoreError`.
-    public func start(project: String, note: String, settings: String, now: Int64) throws -> AuditSession {
+    /// `recorder`: the process recording it for as long as it runs (nil: until `tv audit stop`).
+    public func start(project: String, note: String, settings: String, now: Int64, recorder: AuditRecorder? = nil) throws -> AuditSession {
         try connection.withDatabase { database in
             try database.transaction {
                 guard let owner = try AuditStore.project(named: project, in: database) else { throw AuditError.noProject(project) }
@@ -73,9 +74,11 @@ public struct AuditStore: Sendable {
                     throw AuditError.sessionRecording(id: live.id, project: live.projectName)
                 }
                 let insert = try database.prepare("""
-                    INSERT INTO audit_sessions (project_id, note, started, settings) VALUES (?, ?, ?, ?) RETURNING id
+                    INSERT INTO audit_sessions (project_id, note, started, settings, recorder_pid, recorder_start_ticks)
+                    VALUES (?, ?, ?, ?, ?, ?) RETURNING id
                     """)
-                try insert.bind([.integer(owner.id), .text(note), .integer(now), .text(settings)])
+                try insert.bind([.integer(owner.id), .text(note), .integer(now), .text(settings),
+                                 recorder.map { .integer(Int64($0.pid)) } ?? .null, recorder.map { .integer($0.startTicks) } ?? .null])
                 _ = try insert.step()
                 let id = insert.int64(at: 0)
                 insert.reset()
@@ -93,6 +96,42 @@ public struct AuditStore: Sendable {
                 guard var live = try AuditStore.live(in: database) else { throw AuditError.noLiveSession }
                 let end = max(now, live.started)
                 let update = try database.prepare("UPDATE audit_sessions SET ended = ? WHERE id = ?")
+                try update.bind([.integer(end), .integer(live.id)])
+                _ = try update.step()
+                live.ended = end
+                return live
+            }
+        }
+    }
+
+    /// Closes the live session when the process recording it is gone (`isAlive` says no): at
+    /// its last flow's or marker's time (`AuditRecorder.abandonedEnd`). Returns the session
+    /// closed, or nil (none live, none with a recorder, or its recorder runs). One transaction
+    /// and `ended IS NULL` in the update: of two callers racing, one closes it and says so.
+    /// - Throws: `FlowStoreError`.
+    public func closeAbandoned(isAlive: (AuditRecorder) -> Bool) throws -> AuditSession? {
+        try connection.withDatabase { database in
+            guard try AuditStore.hasTables(database) else { return nil }
+            return try database.transaction {
+                guard var live = try AuditStore.live(in: database) else { return nil }
+                let who = try database.prepare("SELECT recorder_pid, recorder_start_ticks FROM audit_sessions WHERE id = ?")
+                try who.bind([.integer(live.id)])
+                let found = try who.step()
+                let pid = found ? who.optionalInt64(at: 0) : nil, ticks = found ? who.optionalInt64(at: 1) : nil
+                who.reset()
+                guard let pid, let ticks else { return nil }
+                guard !isAlive(AuditRecorder(pid: Int32(truncatingIfNeeded: pid), startTicks: ticks)) else { return nil }
+                func latest(_ sql: String) throws -> Int64? {
+                    let select = try database.prepare(sql)
+                    try select.bind([.integer(live.id)])
+                    defer { select.reset() }
+                    return try select.step() ? select.optionalInt64(at: 0) : nil
+                }
+                let end = AuditRecorder.abandonedEnd(
+                    started: live.started,
+                    lastFlow: try latest("SELECT MAX(last_activity_time) FROM flows WHERE audit_session_id = ?"),
+                    lastMarker: try latest("SELECT MAX(time) FROM audit_markers WHERE session_id = ?"))
+                let update = try database.prepare("UPDATE audit_sessions SET ended = ? WHERE id = ? AND ended IS NULL")
                 try update.bind([.integer(end), .integer(live.id)])
                 _ = try update.step()
                 live.ended = end

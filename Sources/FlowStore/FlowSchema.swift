@@ -455,6 +455,14 @@ public enum FlowSchema {
                 ON CONFLICT (span, bucket) DO UPDATE SET flows = flows + 1;
         END;
         """,
+        // 16 (issue 23, branch i21-audit): the process recording a session for as
+        // long as it runs (`tv run --audit`; `AuditRecorder`): pid and start time in clock ticks
+        // since boot. NULL for a session started by `tv audit start`. A live session whose
+        // recorder is gone (killed) is closed by the next `tv run` / `tv audit start`.
+        """
+        ALTER TABLE audit_sessions ADD COLUMN recorder_pid INTEGER;
+        ALTER TABLE audit_sessions ADD COLUMN recorder_start_ticks INTEGER;
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

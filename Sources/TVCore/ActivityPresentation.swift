@@ -1,3 +1,4 @@
+import FlowStore
 import TVHome
 
 /// What `tv activity` shows for an axis: the bars (block characters, scaled to the busiest), the
@@ -59,19 +60,24 @@ public struct ActivityReport: Sendable, Equatable {
     /// One count per bar; nil for a bar wholly before the oldest flow kept.
     public let counts: [Int64?]
     public let notices: [Notice]
+    /// Audit markers inside the axis (i21-audit), in time order; empty when nothing is drawn.
+    public let markers: [AuditMarker]
 
-    /// The report for `axis` (nil: no flow is recorded) given the store's counts by bar index and
-    /// the oldest kept flow's start (µs).
-    public init(axis: ActivityAxis?, sparse: [Int64: Int64], oldestKept: Int64?) {
+    /// The report for `axis` (nil: no flow is recorded) given the store's counts by bar index,
+    /// the oldest kept flow's start (µs) and the audit markers of the stretch (those outside the
+    /// axis are left out).
+    public init(axis: ActivityAxis?, sparse: [Int64: Int64], oldestKept: Int64?, markers: [AuditMarker] = []) {
         guard let axis, let oldestKept else {
             self.axis = nil
             counts = []
             notices = [.nothingRecorded]
+            self.markers = []
             return
         }
         guard axis.end > oldestKept else {
             self.axis = nil
             counts = []
+            self.markers = []
             notices = [.removedByRetention(oldestKept: oldestKept), .noFilter]
             return
         }
@@ -89,6 +95,7 @@ public struct ActivityReport: Sendable, Equatable {
         self.axis = axis
         self.counts = counts
         self.notices = notices
+        self.markers = markers.filter { axis.bar(at: $0.time) != nil }.sorted { ($0.time, $0.id) < ($1.time, $1.id) }
     }
 
     /// The busiest bar: its index and count; nil when every kept bar is 0.
@@ -114,27 +121,41 @@ public struct ActivityReport: Sendable, Equatable {
         return String(counts.map { n in n.map { ActivityReport.block($0, top: top) } ?? "·" })
     }
 
-    /// The lines: the bars, a rule, the two ends dated (left and right aligned under the bars),
-    /// the busiest interval, then the notices. Only the notices when nothing is drawn.
+    /// The marks row under the rule: `▲` under each bar holding a marker, spaces elsewhere (no
+    /// trailing spaces); nil when the stretch holds no marker.
+    public var markRow: String? {
+        guard let axis, !markers.isEmpty else { return nil }
+        let bars = Set(markers.compactMap { axis.bar(at: $0.time) })
+        let last = bars.max() ?? 0
+        return String((0...last).map { bars.contains($0) ? "▲" : " " })
+    }
+
+    /// The lines: the bars, a rule, the marks row (when a marker falls in the stretch), the two
+    /// ends dated (left and right aligned under the bars), the busiest interval, one line per
+    /// marker (its time and text), then the notices. Only the notices when nothing is drawn.
     public var lines: [String] {
         guard let axis else { return notices.map(\.sentence) }
         let format = axis.widthMicros >= 86_400_000_000 ? "%Y-%m-%d" : (axis.widthMicros >= 60_000_000 ? "%Y-%m-%d %H:%M" : "%Y-%m-%d %H:%M:%S")
         let left = Units.utc(axis.start / 1_000_000, format: format)
         let right = Units.utc(axis.end / 1_000_000, format: format) + " UTC"
         let gap = max(1, axis.bars - left.count - right.count)
-        var out = [barLine, String(repeating: "─", count: axis.bars), left + String(repeating: " ", count: gap) + right]
+        var out = [barLine, String(repeating: "─", count: axis.bars)]
+        if let markRow { out.append(markRow) }
+        out.append(left + String(repeating: " ", count: gap) + right)
         var summary = "\(axis.bars) bars of \(axis.widthWords)"
         if let b = busiest {
             let at = Units.utc((axis.start + axis.widthMicros * Int64(b.index)) / 1_000_000, format: format)
             summary += "; busiest: \(Units.grouped(b.count)) \(b.count == 1 ? "connection" : "connections") in the \(axis.widthWords) from \(at)"
         }
         out.append(summary + ".")
+        out += markers.map(AuditPresentation.markerLine)
         out += notices.map(\.sentence)
         return out
     }
 
     /// `tv activity --json`: `from`, `to`, `widthSeconds` (null when nothing is drawn), `buckets`
-    /// (`start` µs and `count`, null for a bar not kept), `busiest`, `notices` (`name`, `sentence`).
+    /// (`start` µs and `count`, null for a bar not kept), `busiest`, `markers` (each as
+    /// `tv audit show --json` gives it, plus `bar`, its bar's index), `notices` (`name`, `sentence`).
     public var json: JSONValue {
         let buckets: [JSONValue] = axis.map { axis in
             counts.enumerated().map { i, n in
@@ -147,6 +168,11 @@ public struct ActivityReport: Sendable, Equatable {
             ("widthSeconds", axis.map { .int($0.widthMicros / 1_000_000) } ?? .null),
             ("buckets", .array(buckets)),
             ("busiest", busiest.map { .int($0.count) } ?? .null),
+            ("markers", .array(markers.map { m in
+                guard case .object(var fields) = AuditPresentation.json(m) else { return AuditPresentation.json(m) }
+                fields.append(("bar", axis?.bar(at: m.time).map { .int(Int64($0)) } ?? .null))
+                return .object(fields)
+            })),
             ("notices", .array(notices.map { .object([("name", .string($0.name)), ("sentence", .string($0.sentence))]) })),
         ])
     }

@@ -49,6 +49,40 @@ import FlowTerms
         }
     }
 
+    @Test("a session whose recorder is gone closes at its last flow's or marker's time, once; a live recorder or none keeps it open")
+    func abandonedSession() throws {
+        // proc(5): the command name may hold spaces and parentheses; starttime is field 22.
+        #expect(AuditRecorder.startTicks(stat: "4242 (tv (run) x) S 1 4242 4242 0 -1 4194560 900 0 0 0 12 3 0 0 20 0 9 0 3394277 31334400 409 18446744073709551615")
+                == 3_394_277)
+        #expect(AuditRecorder.startTicks(stat: "4242 (tv) S 1 2") == nil)
+        #expect(AuditRecorder.startTicks(stat: "no parenthesis") == nil)
+        #expect(AuditRecorder.abandonedEnd(started: 10, lastFlow: nil, lastMarker: nil) == 10)
+        #expect(AuditRecorder.abandonedEnd(started: 10, lastFlow: 90, lastMarker: 40) == 90)
+        #expect(AuditRecorder.abandonedEnd(started: 10, lastFlow: 90, lastMarker: 95) == 95)
+        try withStore { store, _ in
+            _ = try store.audit.newProject(name: "app", note: "", now: 1)
+            let recorder = AuditRecorder(pid: 4242, startTicks: 3_394_277)
+            // No recorder (tv audit start): open until tv audit stop.
+            _ = try store.audit.start(project: "app", note: "", settings: "{}", now: 10)
+            #expect(try store.audit.closeAbandoned { _ in false } == nil)
+            _ = try store.audit.stop(now: 20)
+            let session = try store.audit.start(project: "app", note: "", settings: "{}", now: 100, recorder: recorder)
+            var flow = sampleFlow(start: 150)
+            flow.lastActivityTime = 180
+            _ = try writeFlows([flow, sampleFlow(start: 160)], to: store)
+            _ = try store.audit.mark("late marker", now: 170)
+            var asked: [AuditRecorder] = []
+            #expect(try store.audit.closeAbandoned { asked.append($0); return true } == nil)
+            #expect(asked == [recorder])
+            #expect(try store.audit.live()?.id == session.id)
+            let closed = try store.audit.closeAbandoned { _ in false }
+            #expect(closed == AuditSession(id: session.id, projectID: 1, projectName: "app", note: "", started: 100, ended: 180, settings: "{}"))
+            #expect(try store.audit.session(session.id).ended == 180)
+            #expect(try store.audit.live() == nil)
+            #expect(try store.audit.closeAbandoned { _ in false } == nil)
+        }
+    }
+
     @Test("flows first written while a session records belong to it, whatever later updates say; markers go to the live session")
     func taggingAndSummary() throws {
         try withStore { store, _ in

@@ -40,6 +40,15 @@ struct AuditRunTests {
         // The marker sits among the flows at its time.
         let listing = try box.tv("flows")
         #expect(listing.out.contains("marker: opened the login screen (session 1)"), "\(listing)")
+        // And under tv activity's bars: a ▲ row and the marker's line; JSON names it with its bar.
+        let activity = try box.tv("activity", "--since", "10m", "--bars", "10").out.split(separator: "\n").map(String.init)
+        let bars = activity.first?.count ?? 0
+        let markAt = activity.count > 5 ? Array(activity[2]).firstIndex(of: "▲") : nil
+        #expect(activity.count > 5 && activity[1] == String(repeating: "─", count: bars) && activity[2].filter({ $0 == "▲" }).count == 1
+                && activity[2].allSatisfy { $0 == " " || $0 == "▲" } && activity[2].count <= bars, "\(activity)")
+        #expect(activity.contains { $0.hasSuffix("  marker: opened the login screen (session 1)") }, "\(activity)")
+        let activityJSON = try box.tv("activity", "--since", "10m", "--bars", "10", "--json").out
+        #expect(activityJSON.contains(#""text": "opened the login screen""#) && activityJSON.contains("\"bar\": \(markAt ?? -1)"), "\(activityJSON)")
 
         _ = try tv.stop()
         let marker = try box.tv("audit", "mark", "too late")
@@ -106,6 +115,32 @@ struct AuditRunTests {
         #expect(bare.status == 0, "\(bare)")
         let bareList = try box.tool("tar", ["-tzf", box.work + "/bare.tar.gz"])
         #expect(bareList.out == "manifest.json\nproject.json\nsession.json\nmarkers.json\nflows.json\n", "\(bareList)")
+    }
+
+    @Test("tv run --audit killed with SIGKILL: its session stays live until the next tv audit start closes it at its last flow's time, said once")
+    func killedRecorderIsClosedAtNextStart() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        #expect(try box.tv("audit", "project", "new", "app").status == 0)
+        let tv = try world.run("--inspect", "--audit", "app")
+        _ = try world.curlThrough(tv, ["--http1.1", world.url("/index.html?killed")])
+        let rows = try box.closedFlows(1)
+        let last = try #require(rows.first?.int("lastActivityTime"))
+        tv.kill()
+        let before = try JSONSerialization.jsonObject(with: try box.tv("audit", "sessions", "--json").stdout) as? [JSON] ?? []
+        #expect(before.count == 1 && before[0]["ended"] is NSNull, "\(before)")
+
+        let start = try box.tv("audit", "start", "app")
+        #expect(start.status == 0, "\(start)")
+        #expect(start.err.hasPrefix("Session 1 of project 'app' was left recording by a tv run that is gone; closed at ")
+                && start.err.hasSuffix(" UTC, its last flow or marker.\n"), "\(start)")
+        let after = try JSONSerialization.jsonObject(with: try box.tv("audit", "sessions", "--json").stdout) as? [JSON] ?? []
+        #expect(after.count == 2 && after[0].int("ended") == last && after[1]["ended"] is NSNull, "\(after)")
+        // Said once: the session started by tv audit start has no recorder and stays live.
+        let next = try world.run("--inspect")
+        #expect(!next.log().contains("left recording"), "\(next.log())")
+        _ = try next.stop()
+        #expect(try box.tv("audit", "stop").status == 0)
     }
 
     @Test("tv audit start beside a running tv run: only flows written from then on belong to the session; tv audit stop ends it")

@@ -1,3 +1,4 @@
+import FlowStore
 import Testing
 import TVHome
 @testable import TVCore
@@ -69,11 +70,34 @@ import TVHome
         #expect(report.json.serialized().hasPrefix(#"{"from":1764511500000000,"to":1764511508000000,"widthSeconds":1,"buckets":[{"start":1764511500000000,"count":8},"#))
     }
 
+    @Test("audit markers in the stretch: a ▲ under their bars, one line each with time and text, a markers array in JSON; outside ones left out")
+    func markers() {
+        let axis = ActivityAxis(start: Self.t0 - 3 * Self.s, widthMicros: Self.s, bars: 8)
+        let inside = [AuditMarker(id: 2, sessionID: 1, time: Self.t0 + 4 * Self.s + 500_000, text: "logged \u{1B}[31min"),
+                      AuditMarker(id: 1, sessionID: 1, time: Self.t0 - 2 * Self.s + 120_000, text: "opened the login screen")]
+        let outside = AuditMarker(id: 3, sessionID: 1, time: Self.t0 + 5 * Self.s, text: "after the axis")
+        let report = ActivityReport(axis: axis, sparse: [0: 8, 1: 1, 3: 4, 7: 2], oldestKept: Self.t0 - 3 * Self.s, markers: inside + [outside])
+        #expect(report.markers.map(\.id) == [1, 2])
+        #expect(report.lines == [
+            "█▁ ▄   ▂",
+            "────────",
+            " ▲     ▲",
+            "2025-11-30 14:05:00 2025-11-30 14:05:08 UTC",
+            "8 bars of 1 s; busiest: 8 connections in the 1 s from 2025-11-30 14:05:00.",
+            "  ── 2025-11-30 14:05:01.120 UTC  marker: opened the login screen (session 1)",
+            "  ── 2025-11-30 14:05:07.500 UTC  marker: logged \\x1b[31min (session 1)",
+            "Counts cover every connection recorded: the axis honours no host or status filter.",
+        ])
+        #expect(report.json.serialized().contains(#""busiest":8,"markers":[{"id":1,"session":1,"time":1764511501120000,"text":"opened the login screen","bar":1},{"id":2,"session":1,"time":1764511507500000,"text":"logged \u001b[31min","bar":7}],"notices""#))
+        let none = ActivityReport(axis: axis, sparse: [0: 1], oldestKept: Self.t0 - 3 * Self.s, markers: [outside])
+        #expect(none.markRow == nil && none.lines.count == 5)
+    }
+
     @Test("the four empty and edge sentences: nothing recorded, removed by retention, partly removed, an empty stretch")
     func edges() {
         let nothing = ActivityReport(axis: nil, sparse: [:], oldestKept: nil)
         #expect(nothing.lines == ["Nothing is recorded yet, so there is no activity to draw; `tv run` records every connection."])
-        #expect(nothing.json.serialized() == #"{"from":null,"to":null,"widthSeconds":null,"buckets":[],"busiest":null,"notices":[{"name":"nothingRecorded","sentence":"Nothing is recorded yet, so there is no activity to draw; `tv run` records every connection."}]}"#)
+        #expect(nothing.json.serialized() == #"{"from":null,"to":null,"widthSeconds":null,"buckets":[],"busiest":null,"markers":[],"notices":[{"name":"nothingRecorded","sentence":"Nothing is recorded yet, so there is no activity to draw; `tv run` records every connection."}]}"#)
 
         let before = ActivityAxis(start: Self.t0 - 600 * Self.s, widthMicros: 60 * Self.s, bars: 10)
         let removed = ActivityReport(axis: before, sparse: [:], oldestKept: Self.t0)

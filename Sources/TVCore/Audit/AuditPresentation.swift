@@ -117,6 +117,12 @@ public enum AuditPresentation {
         "Deleted session \(d.session.id) and \(d.markers) marker\(d.markers == 1 ? "" : "s"); \(d.flowsReleased) flow\(d.flowsReleased == 1 ? "" : "s") are no longer evidence."
     }
 
+    /// Said once when a live session whose `tv run --audit` is gone is closed:
+    /// `Session 3 of project 'app' was left recording by a tv run that is gone; closed at 2026-12-01 14:05:03.120 UTC, its last flow or marker.`
+    public static func closedAbandoned(_ s: AuditSession) -> String {
+        "Session \(s.id) of project '\(TerminalText.line(s.projectName))' was left recording by a tv run that is gone; closed at \(Units.utcMillis(s.ended ?? s.started)), its last flow or marker."
+    }
+
     /// A marker's line among flow rows: `  ── 2026-12-01 14:05:03.120 UTC  marker: opened the login screen (session 3)`.
     public static func markerLine(_ m: AuditMarker) -> String {
         "  ── \(Units.utcMillis(m.time))  marker: \(TerminalText.line(m.text)) (session \(m.sessionID))"

@@ -1,4 +1,5 @@
 import FlowStore
+import Foundation
 import TVHome
 
 /// Starting and stopping an audit session from a command (`tv audit start`, `tv run --audit`):
@@ -6,10 +7,36 @@ import TVHome
 public enum AuditRecording {
     /// Starts a session of `project` with `settings` (the mode and settings it runs with).
     /// - Throws: `AuditError`, `FlowStoreError`, `TVHomeError`.
-    public static func start(home: TVHome, project: String, note: String, settings: [String: String], now: Int64) throws -> AuditSession {
+    /// `recorder`: the process recording it for as long as it runs (`tv run --audit`: `current()`).
+    /// - Throws: `AuditError`, `FlowStoreError`, `TVHomeError`.
+    public static func start(home: TVHome, project: String, note: String, settings: [String: String], now: Int64,
+                             recorder: AuditRecorder? = nil) throws -> AuditSession {
         let store = try FlowStore(home: home)
         defer { store.close() }
-        return try store.audit.start(project: project, note: note, settings: AuditPresentation.settingsText(settings), now: now)
+        return try store.audit.start(project: project, note: note, settings: AuditPresentation.settingsText(settings), now: now,
+                                     recorder: recorder)
+    }
+
+    /// This process as a recorder; nil when `/proc/self/stat` cannot be read.
+    public static func current() -> AuditRecorder? {
+        recorder(pid: getpid())
+    }
+
+    /// Process `pid` as a recorder (its start ticks from `/proc/PID/stat`); nil when it is gone.
+    public static func recorder(pid: Int32) -> AuditRecorder? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let ticks = AuditRecorder.startTicks(stat: stat) else { return nil }
+        return AuditRecorder(pid: pid, startTicks: ticks)
+    }
+
+    /// Closes the live session when the `tv run --audit` recording it is gone (killed before it
+    /// could stop it), at its last flow's time; the sentence to say once, or nil when nothing
+    /// was closed. Errors leave the session as it was (the next start says it is recording).
+    public static func closeAbandoned(home: TVHome) -> String? {
+        guard let store = try? FlowStore(home: home) else { return nil }
+        defer { store.close() }
+        guard let closed = try? store.audit.closeAbandoned(isAlive: { recorder(pid: $0.pid) == $0 }) else { return nil }
+        return AuditPresentation.closedAbandoned(closed)
     }
 
     /// Stops session `id` when it is still the live one (a `tv run --audit` ending); nil otherwise.

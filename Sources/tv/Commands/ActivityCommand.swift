@@ -9,7 +9,7 @@ import TVHome
 enum ActivityCommand {
     static let spec = CommandSpec(
         name: "activity", summary: "Draw how many connections started per interval, as a bar chart as wide as the terminal.",
-        discussion: "Bar widths are round (1 s … 1 week), the narrowest that fits. With no range it covers everything recorded. --from/--to is an absolute stretch, widened to whole bars; --since is relative to now. It counts every connection: no host or status filter applies.",
+        discussion: "Bar widths are round (1 s … 1 week), the narrowest that fits. With no range it covers everything recorded. --from/--to is an absolute stretch, widened to whole bars; --since is relative to now. It counts every connection: no host or status filter applies. Audit markers in the stretch show as ▲ under their bar and one line each (time, text); --json lists them under markers.",
         options: [OptionSpec("bars", value: "N", help: "At most N bars (default: the terminal's width, else 60; 1-1000)."),
                   OptionSpec("since", value: "SPAN", help: "The last SPAN (90s, 15m, 1h, 2d, 1w), up to now."),
                   OptionSpec("from", value: "TIME", help: "From TIME (UTC: 2026-11-30T14:05Z, 2026-11-30, or epoch seconds)."),
@@ -45,7 +45,8 @@ enum ActivityCommand {
             let end = to ?? (from != nil ? now : bounds.newest + 1)
             let axis = ActivityAxis(from: start, to: end, maxBars: maxBars)
             let sparse = axis.end > bounds.oldest ? try store.activity(from: axis.start, to: axis.end, widthMicros: axis.widthMicros) : [:]
-            report = ActivityReport(axis: axis, sparse: sparse, oldestKept: bounds.oldest)
+            let markers = try store.audit.markers(from: axis.start, to: axis.end)
+            report = ActivityReport(axis: axis, sparse: sparse, oldestKept: bounds.oldest, markers: markers)
         } else {
             report = ActivityReport(axis: nil, sparse: [:], oldestKept: nil)
         }

@@ -107,6 +107,7 @@ enum AuditCommands {
 
     static func start(_ inv: Invocation) throws -> Int32 {
         let home = try inv.home()
+        if let closed = AuditRecording.closeAbandoned(home: home) { inv.console.note(closed) }
         let run = liveRunSettings(home)
         let session = try AuditRecording.start(home: home, project: inv.command.positionals.first ?? "",
                                                note: inv.command.value("note") ?? "", settings: run ?? [:],

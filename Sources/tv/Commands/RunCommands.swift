@@ -175,12 +175,14 @@ enum RunCommands {
         let session: Session
         // `--audit PROJECT` (i21-audit): the audit session records for as long as this one runs;
         // refused (another is recording, no such project) before anything listens.
+        // A session left live by a `tv run --audit` that was killed is closed first, said once.
+        if let closed = AuditRecording.closeAbandoned(home: home) { console.note("tv: " + closed) }
         var audit: AuditSession?
         if let project = c.value("audit") {
             audit = try AuditRecording.start(home: home, project: project, note: "",
                                              settings: ["mode": options.mode.description, "listen": options.listen ?? "",
                                                         "pid": String(getpid())],
-                                             now: FlowCommands.nowMicros())
+                                             now: FlowCommands.nowMicros(), recorder: AuditRecording.current())
         }
         defer { if let audit { _ = AuditRecording.stop(home: home, id: audit.id, now: FlowCommands.nowMicros()) } }
         do {
