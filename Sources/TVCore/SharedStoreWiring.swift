@@ -6,7 +6,7 @@ import TVHome
 /// target, this data folder's instance identity, and the writer that mirrors the local flow
 /// writer's events to PostgreSQL. Decrypted content, packets, captures and key logs stay in the
 /// data folder; the shared rows say which instance (and machine) has them.
-struct SharedStoreWiring: Sendable {
+public struct SharedStoreWiring: Sendable {
     let target: SharedStoreTarget
     let instance: InstanceIdentity
     let writer: FlowWriter
@@ -64,5 +64,17 @@ struct SharedStoreWiring: Sendable {
         ]
         if let error = c.lastError { values["sharedStore.lastError"] = error.message }
         return values
+    }
+
+    /// The `shared store` line of `tv status` from its values (already escaped): "connected to
+    /// SERVER (12 flows written, 0 waiting, 0 not saved)" or "retrying SERVER …: ERROR"; nil
+    /// without a shared store.
+    public static func statusLine(_ v: [String: String]) -> String? {
+        guard let server = v["sharedStore.server"] else { return nil }
+        let counts = "\(v["sharedStore.written"] ?? "0") events written, \(v["sharedStore.flowsWaiting"] ?? "0") flows waiting, \(v["sharedStore.flowsNotSaved"] ?? "0") not saved, \(v["sharedStore.dropped"] ?? "0") events dropped"
+        if v["sharedStore.state"] == "retrying" {
+            return "retrying \(server) (\(counts))" + (v["sharedStore.lastError"].map { ": " + $0 } ?? "")
+        }
+        return "connected to \(server) (\(counts))"
     }
 }

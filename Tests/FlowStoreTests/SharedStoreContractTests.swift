@@ -239,7 +239,8 @@ import FlowTerms
         #expect(writer.counters.flowsNotSaved == 0)
         let history = try SharedFlowHistory(target)
         defer { history.close() }
-        #expect(try history.flows(FlowQuery(limit: 100)).flows.map(\.id) == Array((1...10).reversed()))
+        let ids = try history.flows(FlowQuery(limit: 100)).flows.map(\.id)
+        #expect(ids == Array((1...10).reversed()))
     }
 
     @Test func aServerThatIsNotThereIsSaidAtStart() throws {

@@ -8,7 +8,7 @@ import Testing
         #expect(plain.sslMode == "verify-full")
         #expect(plain.server == "db.example:6543/history")
         #expect(plain.database == "history")
-        #expect(plain.parameters.map(\.0) == ["sslmode", "connect_timeout", "application_name", "user", "host", "port", "dbname"])
+        #expect(plain.parameters.map(\.0) == ["sslmode", "connect_timeout", "application_name", "user", "dbname", "host", "port"])
         #expect(plain.parameters.first! == ("sslmode", "verify-full"))
         let local = try SharedStoreTarget("postgresql://tv@127.0.0.1/history?sslmode=disable&connect_timeout=2")
         #expect(local.sslMode == "disable")

@@ -260,6 +260,7 @@ enum RunCommands {
             for line in RecordingPresentation.statusLines(losses) { inv.console.line("  " + line) }
         }
         if let programs = ProgramLookupStatus.line(v) { inv.console.line("  programs          " + programs) }
+        if let shared = SharedStoreWiring.statusLine(v) { inv.console.line("  shared store      " + shared) }
         // --mode tun: what went through the TUN so far (packets, UDP flows, DNS, drops), as
         // `tv exec` prints it when CMD exits.
         var tunnel: [String: UInt64] = [:]

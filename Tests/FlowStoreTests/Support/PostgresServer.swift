@@ -60,7 +60,7 @@ final class PostgresServer: @unchecked Sendable {
     /// Starts the server and waits until it accepts connections.
     func start() throws {
         try run(binaries + "/pg_ctl", ["-D", folder + "/data", "-l", folder + "/server.log", "-w", "-t", "30",
-                                       "-o", "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+                                       "-o", "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off",
                                        "start"])
         running = true
     }
@@ -90,29 +90,34 @@ final class PostgresServer: @unchecked Sendable {
         try run(binaries + "/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "tv", "-d", database, "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
     }
 
-    /// Runs `tool` (as `postgres` when root), waits, returns its standard output.
+    /// Runs `tool` (as `postgres` when root), waits, returns its standard output. Spawned and
+    /// reaped by hand (`posix_spawn`, `waitpid`), output to a file: `pg_ctl start` leaves the
+    /// server running with whatever it inherited, which would keep `Process` waiting forever.
     @discardableResult
     private func run(_ tool: String, _ arguments: [String]) throws -> String {
-        let process = Process()
+        var argv = [tool] + arguments
         if geteuid() == 0, tool.hasSuffix("/initdb") || tool.hasSuffix("/pg_ctl") {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", "postgres", "--", tool] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: tool)
-            process.arguments = arguments
+            argv = ["/usr/sbin/runuser", "-u", "postgres", "--"] + argv
         }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // pg_ctl start leaves the server holding the pipes: read only what was written by now.
-        process.waitUntilExit()
-        let text = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            let errors = String(decoding: err.fileHandleForReading.availableData, as: UTF8.self)
+        let output = NSTemporaryDirectory() + "/tv-pg-out-\(UUID().uuidString)"
+        defer { unlink(output) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let cArgs = argv.map { strdup($0) } + [nil]
+        defer { cArgs.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, argv[0], &actions, nil, cArgs, environ)
+        guard rc == 0 else { throw PostgresServerError.failed("\(argv[0]): \(String(cString: strerror(rc)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        guard status == 0 else {
             let log = (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? ""
-            throw PostgresServerError.failed("\(tool) \(arguments.joined(separator: " ")): \(errors) \(log.suffix(2_000))")
+            throw PostgresServerError.failed("\(argv.joined(separator: " ")): \(text) \(log.suffix(2_000))")
         }
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
