@@ -94,6 +94,8 @@ struct SharedStoreRunTests {
         let shared = try #require(status.object("sharedStore"), "\(status)")
         #expect(shared.string("state") == "retrying" && (shared.int("flowsWaiting") ?? 0) >= 3, "\(shared)")
         #expect(shared.string("server") == "127.0.0.1:\(server.port)/\(database)" && shared.string("instance") == idA)
+        let text = try first.sandbox.tv("status").out
+        #expect(text.contains("  shared store      retrying 127.0.0.1:\(server.port)/\(database) ("), "\(text)")
         #expect(a.log().contains("Flows are not reaching the shared store at 127.0.0.1:\(server.port)/\(database)"), "\(a.log())")
         try server.start()
         let rowsAfter = try closedSharedRows(first.sandbox, url, 8, instance: idA, timeout: 20)
@@ -102,6 +104,7 @@ struct SharedStoreRunTests {
         #expect(back.string("state") == "connected" && back.int("flowsNotSaved") == 0 && back.int("dropped") == 0
                 && back.int("flowsWaiting") == 0, "\(back)")
         #expect(a.log().contains("is written again (0 flows did not reach it)"), "\(a.log())")
+        #expect(try first.sandbox.tv("status").out.contains("  shared store      connected to 127.0.0.1:\(server.port)/\(database) ("))
         try a.stop()
         try b.stop()
         #expect(try sharedRows(first.sandbox, url).count == 13)
