@@ -30,7 +30,8 @@ BUILD_PACKAGES=(libssl-dev libsqlite3-dev libpq-dev libnghttp2-dev zlib1g-dev li
 # with their own trusted-root lists, `tv ca trust --platform`; nghttp2-server, gzip, brotli, zstd, xxd: the
 # fixture scripts in Scripts/fixtures that made the HTTP/2 captures and encoded bodies; ngtcp2-client and
 # ngtcp2-server: a real QUIC client and server, for names read from QUIC Initial packets; jq and tshark:
-# cross-checks of exports and capture files; tmux: drives `tv top` in a terminal of a chosen size).
+# cross-checks of exports and capture files; tmux: drives `tv top` in a terminal of a chosen size;
+# postgresql: the scratch server the shared-store tests start, PostgresServer.swift).
 TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server postgresql)
 # Only for regenerating the TUN packet fixtures (Scripts/fixtures/capture_tunnel_packets.sh).
 FIXTURE_PACKAGES=(tcpdump ethtool iputils-ping dnsmasq-base)
