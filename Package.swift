@@ -21,6 +21,8 @@ let package = Package(
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         // `tv web`'s HTTP server (i21-web; i21-ops' metrics may add the same target: one of them stays).
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // libpq: the shared history on a PostgreSQL server (i21-pg, issue 25).
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // C functions wrapping the macros Swift cannot call, and Linux bits Glibc lacks.
         .target(name: "CTVShims", dependencies: ["COpenSSL"]),
 
@@ -34,8 +36,9 @@ let package = Package(
         // Root creation, leaf minting + cache, key storage, exports.
         .target(name: "LocalCA", dependencies: ["COpenSSL", "CTVShims", "TVHome"]),
 
-        // SQLite: flows, pinned hosts, host names; migrations; the batched single writer.
-        .target(name: "FlowStore", dependencies: ["CSQLite", "TVHome", "FlowTerms"]),
+        // SQLite: flows, pinned hosts, host names; migrations; the batched single writer. The
+        // shared history on PostgreSQL (libpq) is the same store's second backend (Shared/).
+        .target(name: "FlowStore", dependencies: ["CSQLite", "CPostgres", "TVHome", "FlowTerms"]),
         // Decrypted content: chunks → turns under a byte budget, segment files + the turns index.
         .target(name: "Recording", dependencies: ["FlowStore", "TVHome", "FlowTerms"]),
         // HTTP/1.x and HTTP/2 read as messages from recorded turns; content decoding; HAR export.

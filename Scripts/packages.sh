@@ -25,7 +25,7 @@ ensure_packages() {
 }
 
 # What building tv needs.
-BUILD_PACKAGES=(libssl-dev libsqlite3-dev libnghttp2-dev zlib1g-dev libbrotli-dev libzstd-dev libidn2-dev libmicrohttpd-dev pkg-config openssl ca-certificates)
+BUILD_PACKAGES=(libssl-dev libsqlite3-dev libpq-dev libnghttp2-dev zlib1g-dev libbrotli-dev libzstd-dev libidn2-dev libmicrohttpd-dev pkg-config openssl ca-certificates)
 # What the tests use as real peers and cross-checks (python3-requests and nodejs: the runtimes
 # with their own trusted-root lists, `tv ca trust --platform`; nghttp2-server, gzip, brotli, zstd, xxd: the
 # fixture scripts in Scripts/fixtures that made the HTTP/2 captures and encoded bodies; ngtcp2-client and
@@ -33,8 +33,9 @@ BUILD_PACKAGES=(libssl-dev libsqlite3-dev libnghttp2-dev zlib1g-dev libbrotli-de
 # cross-checks of exports and capture files; tmux: drives `tv top` in a terminal of a chosen size;
 # chromium, chromium-driver and python3-selenium: `tv web`'s pages in headless Chromium; wget, git,
 # golang-go, default-jdk-headless, python3-venv: real runtimes through `tv exec --proxy` and
-# `tv ca trust --doctor`; util-linux: unshare).
-TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server chromium chromium-driver python3-selenium wget git golang-go default-jdk-headless python3-venv util-linux)
+# `tv ca trust --doctor`; util-linux: unshare; postgresql: the scratch server the shared-store
+# tests start, PostgresServer.swift).
+TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server chromium chromium-driver python3-selenium wget git golang-go default-jdk-headless python3-venv util-linux postgresql)
 # Only for regenerating the TUN packet fixtures (Scripts/fixtures/capture_tunnel_packets.sh).
 FIXTURE_PACKAGES=(tcpdump ethtool iputils-ping dnsmasq-base)
 

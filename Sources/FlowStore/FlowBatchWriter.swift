@@ -7,7 +7,7 @@ import Glibc
 
 /// The writer thread's own connection and upsert statement. It is created, used and closed on
 /// that one thread only (the one-connection-per-thread rule), so it need not be `Sendable`.
-final class FlowBatchWriter {
+final class FlowBatchWriter: FlowBatchStore {
     private let database: SQLiteDatabase
     private let upsert: SQLiteStatement
     /// The `exchanges` upsert (`ExchangeColumns.upsertSQL`).
@@ -61,32 +61,17 @@ final class FlowBatchWriter {
     /// (a flow's program arrives after its opening).
     /// - Throws: `FlowStoreError`; nothing of the batch is written then.
     func write(_ events: [FlowEvent]) throws {
-        var order: [Int64] = []
-        var latest: [Int64: FlowRecord] = [:]
-        var exchanges = LatestExchanges()
-        var programs: [(Int64, FlowProgram)] = []
-        order.reserveCapacity(events.count)
-        latest.reserveCapacity(events.count)
-        for event in events {
-            guard let flow = event.flow else {
-                if case let .exchange(exchange) = event { exchanges.keep(exchange) }
-                if case let .program(id, program) = event { programs.append((id, program)) }
-                continue
-            }
-            if latest.updateValue(flow, forKey: flow.id) == nil {
-                order.append(flow.id)
-            }
-        }
+        let batch = CollapsedFlowBatch(events)
         try transaction {
-            for id in order {
-                try upsert.bind(FlowRecordColumns.bindings(latest[id]!, writer: registration.id))
+            for id in batch.order {
+                try upsert.bind(FlowRecordColumns.bindings(batch.latest[id]!, writer: registration.id))
                 try upsert.step()
             }
-            for exchange in exchanges.inOrder {
+            for exchange in batch.exchanges.inOrder {
                 try ExchangeColumns.bind(exchange, to: exchangeUpsert)
                 try exchangeUpsert.step()
             }
-            for (id, program) in programs {
+            for (id, program) in batch.programs {
                 try setProgram.bind(FlowRecordColumns.programBindings(program) + [.integer(id)])
                 try setProgram.step()
             }
@@ -121,6 +106,9 @@ final class FlowBatchWriter {
         if case let .integer(max) = try database.scalar("SELECT max(id) FROM flows") { return max }
         return 0
     }
+
+    /// An SQLite file is never lost: a failed write is retried on the same connection.
+    var isLost: Bool { false }
 
     /// How many of `ids` have no row in the file (a read: it works on a full disk).
     func countMissing(_ ids: [Int64]) -> Int {

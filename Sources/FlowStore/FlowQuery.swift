@@ -74,11 +74,12 @@ public struct FlowQuery: Sendable, Equatable {
     }
 
     /// The filters' WHERE conditions and their bindings (also `FlowStore.follow`'s).
-    func filterConditions() -> ([String], [SQLiteValue]) {
+    /// - Parameter textSearch: `--host`'s condition (SQLite's FTS5 one, or the shared store's).
+    func filterConditions(textSearch: (String) -> (String, [SQLiteValue]) = FlowTextSearch.condition) -> ([String], [SQLiteValue]) {
         var conditions: [String] = []
         var bindings: [SQLiteValue] = []
         if let host, !host.isEmpty {
-            let (condition, values) = FlowTextSearch.condition(host)
+            let (condition, values) = textSearch(host)
             conditions.append(condition)
             bindings += values
         }

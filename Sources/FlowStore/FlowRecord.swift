@@ -77,6 +77,9 @@ public struct FlowRecord: Sendable, Equatable {
     /// answered. Read from the row; written only by `FlowEvent.program` (the record events
     /// leave it as it is).
     public var program: FlowProgram?
+    /// The instance that saw the flow, for a row read from the shared store (`SharedFlowHistory`);
+    /// nil for a row of this data folder. Its content and packets are in that instance's folder.
+    public var instance: InstanceIdentity?
 
     /// A record; everything past the five-tuple and status defaults to "not known yet".
     public init(

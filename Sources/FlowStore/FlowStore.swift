@@ -65,9 +65,11 @@ public final class FlowStore: Sendable {
 
     /// Starts a writer for this file (its own connection and thread).
     /// - Throws: what `FlowWriter.init(path:capacity:retryLimit:onHealthChange:)` throws.
+    /// - Parameter mirror: the shared store's writer, given a copy of every event (`tv run --store`).
     public func makeWriter(capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
+                           mirror: FlowWriter? = nil,
                            onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws -> FlowWriter {
-        try FlowWriter(path: path, capacity: capacity, retryLimit: retryLimit, onHealthChange: onHealthChange)
+        try FlowWriter(path: path, capacity: capacity, retryLimit: retryLimit, mirror: mirror, onHealthChange: onHealthChange)
     }
 
     /// One page of flows matching `query`, newest first (start time, then id, both descending).

@@ -25,6 +25,16 @@ public enum FlowStoreError: UserFacingError, Equatable {
     case badCursor(String)
     /// One row holds a value no writer writes; the rest of the file is readable.
     case damagedRow(path: String, DamagedRow)
+    /// The shared store's server could not be reached or the connection was lost (libpq's
+    /// words in `reason`; `server` is `host:port/database`).
+    case sharedStoreUnreachable(server: String, reason: String)
+    /// The shared store's server refused a statement (its words in `reason`).
+    case sharedStoreFailed(server: String, reason: String)
+    /// A `--store` URL (or `store.url`) tv will not use: libpq cannot read it, or it holds a
+    /// password (shown as `***`).
+    case badStoreURL(url: String, reason: String)
+    /// `tv flow ID --store` found the id in several instances' histories.
+    case ambiguousSharedFlow(id: Int64, instances: [String])
 
     public var message: String {
         switch self {
@@ -44,6 +54,14 @@ public enum FlowStoreError: UserFacingError, Equatable {
             return "The flow database at \(path) reported an error (\(reason)); try again, and if it keeps happening move the file aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."
         case let .damagedRow(path, damage):
             return "The row of \(damage.row) in the flow database at \(path) is damaged (\(damage.column) is \(DamagedRow.words(damage.value))), so tv cannot show it; the other rows are unaffected."
+        case let .sharedStoreUnreachable(server, reason):
+            return "The shared store at \(server) cannot be reached (\(reason)); check that the server runs and the URL, user and password file are right, then try again."
+        case let .sharedStoreFailed(server, reason):
+            return "The shared store at \(server) refused a write or read (\(reason)); check that the user may create and write tables in that database, then try again."
+        case let .badStoreURL(url, reason):
+            return "The store URL \(url) cannot be used: \(reason)."
+        case let .ambiguousSharedFlow(id, instances):
+            return "Flow \(id) is in the history of several instances (\(instances.joined(separator: ", "))); name one with --instance."
         case let .badCursor(cursor):
             return "The cursor '\(cursor)' is not one tv gave out; run the query again without --after."
         }

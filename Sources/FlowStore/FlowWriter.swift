@@ -28,6 +28,9 @@ public final class FlowWriter: Sendable {
     /// Flows that writers found dead at start had left open, now closed as `interrupted`, and
     /// how many such writers there were (0 and 0 after a clean stop).
     public let interruptedAtStart: (writers: Int, flows: Int)
+    /// The shared store's writer, given every event this one takes (`tv run --store`); nil
+    /// without a shared store.
+    public let mirror: FlowWriter?
 
     /// Opens the database at `path` on a new writer thread (applying migrations) and starts it.
     /// - Parameters:
@@ -40,9 +43,13 @@ public final class FlowWriter: Sendable {
     ///   `.newerSchema`, `.cannotOpen` …); no thread is left running then. A full disk is not
     ///   thrown when the file can be read: the writer starts failing (`onHealthChange` hears it
     ///   at once) and opens its connection at the first attempt that finds room.
+    ///   - mirror: the shared store's writer, which is given a copy of every event (ids are this
+    ///     writer's: the shared row is keyed by instance and local id).
     public init(path: String, capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
+                mirror: FlowWriter? = nil,
                 onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
         self.path = path
+        self.mirror = mirror
         let closing = ClosingChoice()
         self.closing = closing
         let pending = PendingFlowEvents(capacity: capacity)
@@ -75,7 +82,7 @@ public final class FlowWriter: Sendable {
                     return
                 }
                 // Said before `init` returns, so a session warns before its banner.
-                let thread = FlowWriterThread(queue: queue, writer: nil, path: path, closing: closing, retryLimit: retryLimit,
+                let thread = FlowWriterThread(queue: queue, writer: nil, backend: SQLiteFlowBackend(path: path, retryMillis: 1_000), path: path, closing: closing, retryLimit: retryLimit,
                                               startFailure: .diskFull(path: full), onHealthChange: onHealthChange)
                 started.signal()
                 queue.run(thread)
@@ -88,7 +95,7 @@ public final class FlowWriter: Sendable {
             }
             startup.withLock { $0 = .success((writer.maxID, writer.recovery)) }
             started.signal()
-            queue.run(FlowWriterThread(queue: queue, writer: writer, path: path, closing: closing, retryLimit: retryLimit,
+            queue.run(FlowWriterThread(queue: queue, writer: writer, backend: SQLiteFlowBackend(path: path, retryMillis: 1_000), path: path, closing: closing, retryLimit: retryLimit,
                                        onHealthChange: onHealthChange))
         }
         thread.name = "tv flow writer"
@@ -105,6 +112,53 @@ public final class FlowWriter: Sendable {
             queue.abandon()
             throw FlowStoreError.failed(path: path, reason: "the flow writer thread did not start")
         }
+    }
+
+    /// A writer of the shared store on PostgreSQL (`tv run --store`), on its own thread with its
+    /// own connection, fed by a local writer (`mirror:`) with the same events and ids. Writes are
+    /// batched as the local writer's are; while the server is away the queue drops and counts,
+    /// the flows of failed batches wait in memory (up to `retryLimit`), and the connection is
+    /// made anew with backoff (0.2 s doubling to 5 s).
+    /// - Throws: `FlowStoreError.sharedStoreUnreachable` / `.sharedStoreFailed` / `.newerSchema`
+    ///   when the first connection fails: pointing at a shared store is an explicit act, so a
+    ///   wrong URL or password is said at once.
+    public init(shared target: SharedStoreTarget, instance: InstanceIdentity, capacity: Int = FlowWriter.defaultCapacity,
+                retryLimit: Int = FlowWriter.defaultRetryLimit,
+                onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
+        path = target.server
+        mirror = nil
+        let closing = ClosingChoice()
+        self.closing = closing
+        let pending = PendingFlowEvents(capacity: capacity)
+        self.capacity = pending.capacity
+        let queue = FlowWriterThread.Queue(batch: pending, counters: FlowWriterCounters(accepted: 0, written: 0, dropped: 0, failed: 0, pending: 0, lastError: nil),
+                                           lingerMillis: 20, lingerAfterWrite: false)
+        self.queue = queue
+        let startup = Mutex<FlowStoreError?>(nil)
+        let started = DispatchSemaphore(value: 0)
+        let backend = PostgresFlowBackend(target: target, instance: instance)
+        let thread = Thread {
+            let store: any FlowBatchStore
+            do {
+                store = try backend.open(closing: closing)
+            } catch {
+                startup.withLock { $0 = (error as? FlowStoreError) ?? .sharedStoreFailed(server: target.server, reason: "\(error)") }
+                started.signal()
+                return
+            }
+            started.signal()
+            queue.run(FlowWriterThread(queue: queue, writer: store, backend: backend, path: target.server, closing: closing,
+                                       retryLimit: retryLimit, onHealthChange: onHealthChange))
+        }
+        thread.name = "tv shared writer"
+        thread.start()
+        started.wait()
+        if let failure = startup.withLock({ $0 }) {
+            queue.abandon()
+            throw failure
+        }
+        nextID = Atomic(1)
+        interruptedAtStart = (0, 0)
     }
 
     deinit {
@@ -131,7 +185,8 @@ public final class FlowWriter: Sendable {
     /// - Returns: true when queued; false when dropped (queue full or writer closed).
     @discardableResult
     public func enqueue(_ event: FlowEvent) -> Bool {
-        queue.enqueue(event)
+        if let mirror { _ = mirror.enqueue(event) }
+        return queue.enqueue(event)
     }
 
     /// Blocks until every event enqueued before the call is committed (or its batch failed; see

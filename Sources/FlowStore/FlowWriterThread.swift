@@ -13,20 +13,22 @@ final class FlowWriterThread: QueueWriter {
     typealias Queue = BoundedWriterQueue<FlowWriterThread>
 
     private let queue: Queue
-    /// The connection, or nil when it could not be opened yet (a full disk at start): each
-    /// attempt then tries to open it first.
-    private var writer: FlowBatchWriter?
-    /// The database file, to open the connection later.
+    /// The connection, or nil when it could not be opened yet (a full disk at start, a shared
+    /// store out of reach): each attempt then tries to open it first.
+    private var writer: (any FlowBatchStore)?
+    /// What the writer writes to (the SQLite file or the shared store), to open it later.
+    private let backend: any FlowBatchBackend
+    /// The database file or server, for errors that are not `FlowStoreError`s.
     private let path: String
     /// How the writer is being closed (see `FlowWriter.close(interruptingOpenFlows:)`), for a
     /// connection opened late.
     private let closing: ClosingChoice
-    /// How long the writer waits before trying again while flows wait and nothing new comes.
-    private let retryMillis: Int
     private var unwritten: UnwrittenFlows
     /// Exchanges still open, held back so most are written once, at their end.
     private var openExchanges = OpenExchangeHold()
     private var health = WriteHealth()
+    /// Failed attempts since the last one that succeeded (the backoff's count).
+    private var failuresInARow = 0
     /// Told when writes start failing and when they resume.
     private let onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)?
 
@@ -34,14 +36,14 @@ final class FlowWriterThread: QueueWriter {
     ///   - retryLimit: how many flows whose write failed are kept for the next attempt.
     ///   - startFailure: why `writer` is nil; reported (counted, and told to `onHealthChange`)
     ///     before `init` returns.
-    init(queue: Queue, writer: FlowBatchWriter?, path: String, closing: ClosingChoice, retryLimit: Int,
-         retryMillis: Int = 1_000, startFailure: FlowStoreError? = nil,
+    init(queue: Queue, writer: (any FlowBatchStore)?, backend: any FlowBatchBackend, path: String, closing: ClosingChoice, retryLimit: Int,
+         startFailure: FlowStoreError? = nil,
          onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)?) {
         self.queue = queue
         self.writer = writer
+        self.backend = backend
         self.path = path
         self.closing = closing
-        self.retryMillis = max(retryMillis, 1)
         unwritten = UnwrittenFlows(limit: retryLimit)
         self.onHealthChange = onHealthChange
         if let startFailure { report(startFailure) }
@@ -50,7 +52,7 @@ final class FlowWriterThread: QueueWriter {
     func tick() {}
 
     var idleDeadline: DispatchTime? {
-        if !unwritten.isEmpty { return .now() + .milliseconds(retryMillis) }
+        if !unwritten.isEmpty { return .now() + .milliseconds(backend.retryDelay(failures: failuresInARow)) }
         guard let due = openExchanges.nextDue else { return nil }
         // At the held exchange's due time (µs of wall clock), and never in a tight loop.
         return .now() + .microseconds(Int(max(1_000, min(due - EngineClock.wallMicros(), 60_000_000))))
@@ -91,7 +93,7 @@ final class FlowWriterThread: QueueWriter {
         guard !events.isEmpty else { return true }
         var failure: FlowStoreError?
         do {
-            if writer == nil { writer = try FlowBatchWriter(path: path, closing: closing) }
+            if writer == nil { writer = try backend.open(closing: closing) }
             try writer!.write(events)
         } catch let error as FlowStoreError {
             failure = error
@@ -99,6 +101,11 @@ final class FlowWriterThread: QueueWriter {
             failure = .failed(path: path, reason: "\(error)")
         }
         if failure != nil {
+            // A lost connection (the shared store's server went away) is made anew next time.
+            if let lost = writer, lost.isLost {
+                lost.close()
+                writer = nil
+            }
             let before = unwritten.exchangesGivenUp
             giveUp(unwritten.keep(events))
             countExchangesGivenUp(since: before)
@@ -111,6 +118,7 @@ final class FlowWriterThread: QueueWriter {
     /// change.
     private func report(_ failure: FlowStoreError?) {
         let change = health.record(succeeded: failure == nil)
+        failuresInARow = failure == nil ? 0 : failuresInARow + 1
         let unwrittenCount = unwritten.count, failedAttempts = health.failedAttempts
         queue.updateCounters { counters in
             counters.unwrittenFlows = unwrittenCount
@@ -142,11 +150,8 @@ final class FlowWriterThread: QueueWriter {
         let missing: Int
         if let writer {
             missing = writer.countMissing(ids)
-        } else if let reader = try? SQLiteDatabase(readingAt: path) {
-            missing = FlowBatchWriter.countMissing(ids, in: reader)
-            reader.close()
         } else {
-            missing = ids.count
+            missing = backend.countMissingWithoutStore(ids)
         }
         queue.updateCounters { counters in
             counters.flowsNotSaved += missing

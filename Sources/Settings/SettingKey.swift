@@ -130,5 +130,7 @@ extension SettingKeys {
         // Issue 19: how long the history is kept.
         AnySettingKey(historyMaxAge),
         AnySettingKey(captureDecrypted),
+        // Issue 25 (i21-pg): the shared store.
+        AnySettingKey(storeURL),
     ]
 }

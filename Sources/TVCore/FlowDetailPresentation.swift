@@ -18,6 +18,7 @@ public enum FlowDetailPresentation {
         out.append("  server       \(f.serverAddress.isEmpty ? "not connected (port \(f.serverPort))" : address(f.serverAddress, f.serverPort)) over \(f.transport.rawValue)")
         out.append("  client       \(address(f.clientAddress, f.clientPort))")
         out.append("  program      \(FlowProgramPresentation.sentence(f.program))")
+        if let instance = f.instance { out.append("  instance     \(SharedInstancePresentation.sentence(instance))") }
         let last = f.duration.map { f.startTime + $0 } ?? f.lastActivityTime
         out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last))\(f.duration == nil ? " (still open)" : "")")
         out.append("  duration     \(f.duration.map { Units.duration(microseconds: $0) } ?? "open, \(Units.duration(microseconds: max(0, now - f.startTime))) so far")")
@@ -131,6 +132,6 @@ public enum FlowDetailPresentation {
                 ("sha256", opt(f.certificateSHA256)),
             ])),
             ("program", FlowProgramPresentation.json(f.program)),
-        ])
+        ] + SharedInstancePresentation.jsonField(f.instance))
     }
 }

@@ -114,7 +114,7 @@ public struct FlowListPresentation: Sendable {
     }
 
     static func row(_ flow: FlowRecord, now: Int64) -> Row {
-        Row(id: String(flow.id),
+        Row(id: SharedInstancePresentation.id(flow),
             when: Units.relative(flow.startTime, now: now),
             program: FlowProgramPresentation.word(flow.program),
             status: statusWord(flow),

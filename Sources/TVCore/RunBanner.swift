@@ -21,6 +21,9 @@ public struct RunBanner: Sendable, Equatable {
     /// Mode-specific instructions (transparent: the redirect rules; tun: what was routed), printed
     /// instead of the "point a client at it" lines.
     public var extraLines: [String]
+    /// The shared store this session also writes to, in words (`SharedStoreWiring.bannerText`);
+    /// nil when none.
+    public var sharedStore: String?
 
     public init(listen: String, mode: String, caFingerprint: String?, caPath: String?, inspecting: Bool,
                 inspectionNote: String, dataFolder: String, keylogPath: String?, contentKeptFor: String? = nil,
@@ -60,6 +63,7 @@ public struct RunBanner: Sendable, Equatable {
         if let fp = caFingerprint { out.append("  CA          SHA-256 \(fp)") }
         out.append("  inspection  \(inspecting ? "on" : "off") — \(Self.afterDash(inspectionNote))")
         out.append("  history     \(dataFolder) (`tv flows` lists what it saw)")
+        if let sharedStore { out.append("  shared      \(sharedStore)") }
         if let contentKeptFor {
             out.append("  content     kept: what inspected connections say is written to the data folder for \(contentKeptFor) (`tv turns ID`)")
         }

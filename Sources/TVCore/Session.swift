@@ -54,6 +54,8 @@ public final class Session: Sendable {
         public var trustRecheckSeconds: Double = 60
         /// Seconds between the periodic retention passes (`SessionRetention`).
         public var retentionIntervalSeconds: Double = SessionRetention.defaultInterval
+        /// `--store URL`: the shared store for this session (else the `store.url` setting).
+        public var storeURL: String?
         /// `--head-timeout SECONDS`: the time a request head may take (nil: the engine's
         /// default, `ProxyConfiguration.headTimeout`).
         public var headTimeoutSeconds: Double?
@@ -173,12 +175,14 @@ public final class Session: Sendable {
         listenLabel = options.mode == .tun ? (tunnel?.listenDescription ?? "") : address.description
         exposureWarning = ListenExposure.warning(mode: options.mode, listen: address, inspecting: wiring.inspecting,
                                                  authenticated: options.proxyCredentials != nil)
-        banner = RunBanner(listen: listenLabel, mode: modeLabel,
+        var banner = RunBanner(listen: listenLabel, mode: modeLabel,
                            caFingerprint: wiring.authority.map { Hex.encode($0.root.sha256, separator: ":", uppercase: true) },
                            caPath: wiring.caPath, inspecting: wiring.inspecting, inspectionNote: wiring.inspectionNote,
                            dataFolder: home.path, keylogPath: config.keylogPath,
                            contentKeptFor: wiring.contentPolicy.keep ? wiring.contentPolicy.expiry.words : nil,
                            decryptedCapturePath: wiring.decryptedCapture?.path, extraLines: extra)
+        banner.sharedStore = wiring.shared.map(SharedStoreWiring.bannerText)
+        self.banner = banner
     }
 
     /// Serves until `tv stop`, SIGINT or SIGTERM; then stops everything and flushes the database.
@@ -402,6 +406,7 @@ public final class Session: Sendable {
         ]
         for (kind, n) in c.closedByStatus { values[SessionStatusPresentation.closedKey(kind)] = String(n) }
         values.merge(wiring.losses.values) { old, _ in old }
+        if let shared = wiring.shared { values.merge(SharedStoreWiring.statusValues(shared)) { old, _ in old } }
         if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
         if let capture { values.merge(capture.statusValues) { old, _ in old } }

@@ -17,6 +17,8 @@ final class SessionWiring: Sendable {
     let settings: SettingsStore
     let store: FlowStore
     let writer: FlowWriter
+    /// The shared store this session also writes to (`--store`, `store.url`); nil for none.
+    let shared: SharedStoreWiring?
     /// Names the program behind each flow (its own thread; answers go to `writer`).
     let programs: ProgramLookup
     let pinning: PersistentPinningMemory
@@ -100,8 +102,13 @@ final class SessionWiring: Sendable {
         } catch FlowStoreError.diskFull {
             store = try FlowStore(readingHome: home)
         }
+        // The shared store (issue 25): an explicit act, so a bad URL or an unreachable server is
+        // said before anything listens; once running, its writer only mirrors the local one.
+        let storeSetting = ((try? settings.read()) ?? SettingsRecord())[SettingKeys.storeURL]
+        shared = try SharedStoreWiring.url(option: options.storeURL, setting: storeSetting)
+            .map { try SharedStoreWiring.start(url: $0, home: home, say: say) }
         // A full disk is said at once (one line), and again when recording resumes.
-        writer = try store.makeWriter { change, counters in say(RecordingPresentation.flowNotice(change, counters)) }
+        writer = try store.makeWriter(mirror: shared?.writer) { change, counters in say(RecordingPresentation.flowNotice(change, counters)) }
         if let sentence = InterruptedFlowsNotice.sentence(writer.interruptedAtStart) { say(sentence) }
         var announce: (@Sendable (PinKey, PinKind, String) -> Void)?
         if options.announcesPinnedHosts {
@@ -171,6 +178,7 @@ final class SessionWiring: Sendable {
         pinning.flush()
         // The proxy has stopped: every flow was closed, so one still open lost its close.
         writer.close(interruptingOpenFlows: true)
+        shared?.writer.close()
         requestLog?.drain()
         store.close()
         return losses

@@ -15,7 +15,7 @@ enum CommandTree {
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, ActivityCommand.spec, FlowCommands.pinnedSpec,
                       RequestCommands.requestsSpec, RequestCommands.requestSpec,
                       CaptureCommands.packetsSpec, PacketCommand.spec, CaptureCommands.capturesSpec,
-                      TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, ExportCommands.spec, AuditCommands.spec, WebCommand.spec, TVVersion.spec]
+                      TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, SharedStoreCommands.spec, ExportCommands.spec, AuditCommands.spec, WebCommand.spec, TVVersion.spec]
     )
 
     /// `tv ca`: the CA toolchain's commands, with `status`/`show` asking the trust store too, and
@@ -52,6 +52,7 @@ enum CommandTree {
         .merging(TurnsCommand.handlers) { _, new in new }
         .merging(ContentCommands.handlers) { _, new in new }
         .merging(StorageCommands.handlers) { _, new in new }
+        .merging(SharedStoreCommands.handlers) { _, new in new }
         .merging(ExportCommands.handlers) { _, new in new }
         .merging(RunCommands.handlers) { _, new in new }
         .merging(ExecCommand.handlers) { _, new in new }

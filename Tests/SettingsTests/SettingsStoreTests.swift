@@ -192,13 +192,13 @@ struct SettingsStoreTests {
         #expect(SettingKeys.all.map(\.name) == ["inspection.enabled", "trust.store", "intro.seen",
                                                  "content.keep", "content.expiry", "content.flowBudget", "tls.clientCerts", "requests.record", "log.requests",
                                                  "capture.enabled", "capture.snaplen", "capture.rotateBytes", "capture.rotateAge",
-                                                 "captures.maxBytes", "captures.maxAge", "history.maxAge", "capture.decrypted"])
+                                                 "captures.maxBytes", "captures.maxAge", "history.maxAge", "capture.decrypted", "store.url"])
         #expect(SettingKeys.all.map(\.defaultText) == ["off", "system", "off", "off", "1d", "1048576", "[]", "on", "off",
-                                                        "on", "65535", "64MB", "1h", "2GB", "30d", "30d", "off"])
+                                                        "on", "65535", "64MB", "1h", "2GB", "30d", "30d", "off", ""])
         #expect(SettingKeys.all.map(\.defaultJSON) == [.bool(false), .string("system"), .bool(false),
                                                         .bool(false), .string("1d"), .int(1_048_576), .array([]), .bool(true), .bool(false),
                                                         .bool(true), .int(65_535), .string("64MB"), .string("1h"),
-                                                        .string("2GB"), .string("30d"), .string("30d"), .bool(false)])
+                                                        .string("2GB"), .string("30d"), .string("30d"), .bool(false), .string("")])
         #expect([String](text: "") == [])
         #expect([String](text: "a=/f.pem") == ["a=/f.pem"])
         #expect([String](text: "[\"a=/f.pem\", \"b,c=/g.pem\"]") == ["a=/f.pem", "b,c=/g.pem"])

@@ -26,6 +26,7 @@ enum FlowCommands {
                   OptionSpec("after", value: "CURSOR", help: "The page after CURSOR (printed at the end of the previous page)."),
                   OptionSpec("follow", help: "Keep printing flows as they open (+) and finish (-), with the same filters, until Ctrl-C or the session stops; with --json, one JSON object per line."),
                   OptionSpec("requests", help: "With --follow: one line per finished HTTP request instead (as `tv run --log requests`), of the flows the filters select."),
+                  SharedStoreCommands.storeOption, SharedStoreCommands.instanceOption,
                   json])
 
     /// `--filter EXPR`, shared by the commands that take one.
@@ -33,8 +34,8 @@ enum FlowCommands {
 
     static let flowSpec = CommandSpec(
         name: "flow", summary: "Show one flow: its name, addresses, times, bytes, handshake and content.",
-        options: [json],
-        positionals: [PositionalSpec("ID", help: "The flow's id, as `tv flows` prints it.")])
+        options: [json, SharedStoreCommands.storeOption, SharedStoreCommands.instanceOption],
+        positionals: [PositionalSpec("ID", help: "The flow's id, as `tv flows` prints it (with --store: the number after MACHINE:).")])
 
     static let pinnedSpec = CommandSpec(
         name: "pinned", summary: "Clients that pin, or lack tv's root, per host and port; tv passes their connections there through untouched.",
@@ -98,6 +99,7 @@ enum FlowCommands {
             query.limit = n
         }
         query.after = c.value("after")
+        if let shared = try SharedStoreCommands.open(inv) { return try SharedStoreCommands.flows(inv, history: shared, query: query, now: now) }
         let filter = try c.value("filter").map(FilterParser.parse)
         if c.has("follow") {
             if c.has("after") || c.has("limit") { throw UsageRefusal("--follow prints flows as they come; it takes no --after or --limit.") }
@@ -142,6 +144,7 @@ enum FlowCommands {
     static func flow(_ inv: Invocation) throws -> Int32 {
         let text = inv.command.positionals[0]
         guard let id = Int64(text), id > 0 else { throw UsageRefusal("'\(text)' is not a flow id; `tv flows` lists them.") }
+        if let shared = try SharedStoreCommands.open(inv) { return try SharedStoreCommands.flow(inv, history: shared, id: id) }
         try askSessionToFlush(inv)
         let store = try openStoreForReading(inv)
         defer { store.close() }

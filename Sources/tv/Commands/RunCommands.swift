@@ -43,6 +43,7 @@ enum RunCommands {
         OptionSpec("leaf-key", value: "TYPE", help: "With --ca: the key type of the leaves it mints (ecdsa-p256, the default; ecdsa-p384, rsa-2048, rsa-3072)."),
         OptionSpec("inspect", help: "Inspect this session even if the trust store does not trust the root (clients given it with --cacert)."),
         OptionSpec("keep-content", help: "Keep decrypted content this session (as content.keep on; only while inspecting)."),
+        OptionSpec("store", value: "URL", help: "Also write this session's flows to the shared store at URL (postgresql://user@host/db; no password in it: PGPASSFILE or ~/.pgpass), tagged with this instance; content, packets and captures stay here. TLS is verified (sslmode=verify-full) unless the URL says otherwise. The store.url setting does the same for every session."),
         OptionSpec("no-pinning-detection", help: "Never take a refused or silent handshake for pinning this session: every host stays inspected (benchmarks)."),
     ]
 
@@ -64,6 +65,7 @@ enum RunCommands {
         options.upstreamInsecure = c.has("upstream-insecure")
         options.upstreamCAFile = c.value("upstream-ca")
         options.keylogPath = c.value("keylog")
+        options.storeURL = c.value("store")
         options.clientCertificates = try c.values("client-cert").map { try ClientCertificateRule(parsing: $0) }
         options.caFile = c.value("ca")
         if let type = c.value("leaf-key") {
@@ -281,6 +283,7 @@ enum RunCommands {
             for line in RecordingPresentation.statusLines(losses) { inv.console.line("  " + line) }
         }
         if let programs = ProgramLookupStatus.line(v) { inv.console.line("  programs          " + programs) }
+        if let shared = SharedStoreWiring.statusLine(v) { inv.console.line("  shared store      " + shared) }
         // --mode tun: what went through the TUN so far (packets, UDP flows, DNS, drops), as
         // `tv exec` prints it when CMD exits.
         var tunnel: [String: UInt64] = [:]

@@ -1,0 +1,87 @@
+import FlowTerms
+
+/// The seam between the flow writer thread (`FlowWriterThread`: its queue, retries, health and
+/// counting) and the database it writes: SQLite's file (`FlowBatchWriter`) or the shared store
+/// on PostgreSQL (`PostgresBatchWriter`). A store is made, used and closed on the writer thread.
+protocol FlowBatchStore: AnyObject {
+    /// Writes `events` in one transaction (several events of one flow collapse into its latest
+    /// record, `CollapsedFlowBatch`).
+    /// - Throws: `FlowStoreError`; nothing of the batch is written then.
+    func write(_ events: [FlowEvent]) throws
+    /// How many of `ids` have no row (every id counts when the store cannot be read).
+    func countMissing(_ ids: [Int64]) -> Int
+    /// True when the connection is gone and a new store must be opened before the next attempt.
+    var isLost: Bool { get }
+    /// Ends the writer's registration, if any, and closes the connection.
+    func close()
+}
+
+/// How the writer thread opens its store, and counts missing rows while it has none.
+protocol FlowBatchBackend: Sendable {
+    /// Opens a store (applying migrations). Called on the writer thread.
+    /// - Throws: `FlowStoreError`.
+    func open(closing: ClosingChoice) throws -> any FlowBatchStore
+    /// `countMissing` without an open store (every id, when nothing can be read).
+    func countMissingWithoutStore(_ ids: [Int64]) -> Int
+    /// How long the writer waits before trying again after `failures` failed attempts in a row
+    /// (milliseconds).
+    func retryDelay(failures: Int) -> Int
+}
+
+/// The flow database file (SQLite): retried every second.
+struct SQLiteFlowBackend: FlowBatchBackend {
+    let path: String
+    let retryMillis: Int
+
+    func open(closing: ClosingChoice) throws -> any FlowBatchStore {
+        try FlowBatchWriter(path: path, closing: closing)
+    }
+
+    func countMissingWithoutStore(_ ids: [Int64]) -> Int {
+        guard let reader = try? SQLiteDatabase(readingAt: path) else { return ids.count }
+        defer { reader.close() }
+        return FlowBatchWriter.countMissing(ids, in: reader)
+    }
+
+    func retryDelay(failures: Int) -> Int { max(retryMillis, 1) }
+}
+
+/// How long to wait before the next attempt after `failures` failed attempts in a row: `base`
+/// doubled for each failure after the first, at most `cap` (milliseconds; pure).
+/// `RetryBackoff.delay(failures: 3, base: 200, cap: 5_000)` is 800.
+enum RetryBackoff {
+    static func delay(failures: Int, base: Int, cap: Int) -> Int {
+        let base = max(base, 1)
+        guard failures > 1 else { return min(base, max(cap, base)) }
+        let shift = min(failures - 1, 20)
+        return min(base << shift, max(cap, base))
+    }
+}
+
+/// One batch of flow events collapsed for writing (pure): each flow's latest record once, in the
+/// order flows first appear; exchanges' latest states; programs in arrival order (set after the
+/// records, since a flow's program arrives after its opening).
+struct CollapsedFlowBatch {
+    var order: [Int64] = []
+    var latest: [Int64: FlowRecord] = [:]
+    var exchanges = LatestExchanges()
+    var programs: [(Int64, FlowProgram)] = []
+
+    init(_ events: [FlowEvent]) {
+        order.reserveCapacity(events.count)
+        latest.reserveCapacity(events.count)
+        for event in events {
+            guard let flow = event.flow else {
+                if case let .exchange(exchange) = event { exchanges.keep(exchange) }
+                if case let .program(id, program) = event { programs.append((id, program)) }
+                continue
+            }
+            if latest.updateValue(flow, forKey: flow.id) == nil {
+                order.append(flow.id)
+            }
+        }
+    }
+
+    /// The flows' latest records in first-appearance order.
+    var flows: [FlowRecord] { order.map { latest[$0]! } }
+}

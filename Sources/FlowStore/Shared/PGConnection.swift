@@ -1,0 +1,130 @@
+import CPostgres
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A thin wrapper over one libpq connection (`PGconn*`) to the shared store.
+///
+/// Threading rule (as `SQLiteDatabase`'s): one thread at a time; an owner shared between threads
+/// keeps it inside a `Mutex` (`SharedFlowHistory`), the shared writer keeps its own on its thread.
+/// Every value travels as a parameter (`PQexecParams`, text format); SQL text never holds a value.
+final class PGConnection {
+    /// `host:port/database`, for errors and the banner.
+    let server: String
+    private var handle: OpaquePointer?
+
+    /// Connects with libpq's keyword/value parameters (`SharedStoreTarget.parameters`).
+    /// - Throws: `FlowStoreError.sharedStoreUnreachable` with libpq's reason.
+    init(_ target: SharedStoreTarget) throws {
+        server = target.server
+        let keys = target.parameters.map { strdup($0.0) }
+        let values = target.parameters.map { strdup($0.1) }
+        defer {
+            keys.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        let keyList: [UnsafePointer<CChar>?] = keys.map { UnsafePointer($0) } + [nil]
+        let valueList: [UnsafePointer<CChar>?] = values.map { UnsafePointer($0) } + [nil]
+        let conn = PQconnectdbParams(keyList, valueList, 0)
+        guard let conn, PQstatus(conn) == CONNECTION_OK else {
+            let reason = conn.map { PGConnection.words(PQerrorMessage($0)) } ?? "out of memory"
+            PQfinish(conn)
+            throw FlowStoreError.sharedStoreUnreachable(server: target.server, reason: reason)
+        }
+        handle = conn
+        // Notices (e.g. "relation already exists, skipping") are not for the terminal.
+        PQsetNoticeProcessor(conn, { _, _ in }, nil)
+    }
+
+    deinit { close() }
+
+    /// Closes the connection. Idempotent.
+    func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    /// True when the connection is gone (the server stopped, the network broke): a new one must
+    /// be made.
+    var isLost: Bool {
+        guard let handle else { return true }
+        return PQstatus(handle) != CONNECTION_OK
+    }
+
+    /// Runs SQL that takes no parameters (DDL, BEGIN/COMMIT; several statements allowed).
+    /// - Throws: `FlowStoreError.sharedStoreUnreachable` when the connection is lost,
+    ///   `.sharedStoreFailed` with the server's words otherwise.
+    func execute(_ sql: String) throws {
+        let result = PQexec(try connection(), sql)
+        defer { PQclear(result) }
+        try check(result)
+    }
+
+    /// Runs one statement with `?` parameters (renumbered `$1…`, `PostgresDialect.numbered`) and
+    /// returns its rows, each value typed by its column's type.
+    /// - Throws: as `execute`.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
+        let conn = try connection()
+        let texts: [UnsafeMutablePointer<CChar>?] = parameters.map(PostgresDialect.parameterText)
+        defer { texts.forEach { free($0) } }
+        let pointers: [UnsafePointer<CChar>?] = texts.map { $0.map { UnsafePointer($0) } }
+        let result = PQexecParams(conn, PostgresDialect.numbered(sql), Int32(parameters.count), nil, pointers, nil, nil, 0)
+        defer { PQclear(result) }
+        try check(result)
+        guard let result else { return [] }
+        let rows = PQntuples(result), columns = PQnfields(result)
+        var out: [[SQLiteValue]] = []
+        out.reserveCapacity(Int(rows))
+        for row in 0..<rows {
+            var values: [SQLiteValue] = []
+            values.reserveCapacity(Int(columns))
+            for column in 0..<columns {
+                if PQgetisnull(result, row, column) == 1 {
+                    values.append(.null)
+                } else {
+                    let text = String(cString: PQgetvalue(result, row, column))
+                    values.append(PostgresDialect.value(text, type: PQftype(result, column)))
+                }
+            }
+            out.append(values)
+        }
+        return out
+    }
+
+    /// Runs `body` inside BEGIN … COMMIT; rolls back (when the connection still stands) and
+    /// rethrows when `body` throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if !isLost { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private func connection() throws -> OpaquePointer {
+        guard let handle else { throw FlowStoreError.sharedStoreUnreachable(server: server, reason: "the connection is closed") }
+        return handle
+    }
+
+    private func check(_ result: OpaquePointer?) throws {
+        let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
+        guard status != PGRES_COMMAND_OK, status != PGRES_TUPLES_OK else { return }
+        let reason = result.map { PGConnection.words(PQresultErrorMessage($0)) } ?? ""
+        let why = reason.isEmpty ? handle.map { PGConnection.words(PQerrorMessage($0)) } ?? "no answer" : reason
+        if isLost { throw FlowStoreError.sharedStoreUnreachable(server: server, reason: why) }
+        throw FlowStoreError.sharedStoreFailed(server: server, reason: why)
+    }
+
+    /// libpq's message on one line, without its trailing newline.
+    private static func words(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else { return "" }
+        return String(cString: message).split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .joined(separator: " ")
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Synchronization
+
+/// The shared store read by the reading commands (`tv flows --store URL`, `tv flow ID --store`,
+/// `tv store instances`): one libpq connection behind a mutex, every value a parameter.
+/// `instance` narrows every read to one instance (its id or its machine's name).
+public final class SharedFlowHistory: FlowHistory {
+    /// The server, as the URL named it.
+    public let target: SharedStoreTarget
+    /// The instance id or machine name every read is narrowed to; nil for all.
+    public let instance: String?
+    private let connection: Mutex<PGConnection>
+
+    /// Connects and applies missing migrations (an empty database becomes an empty history).
+    /// - Throws: `FlowStoreError.sharedStoreUnreachable`, `.sharedStoreFailed`, `.newerSchema`.
+    public init(_ target: SharedStoreTarget, instance: String? = nil) throws {
+        self.target = target
+        self.instance = instance
+        let connection = try PGConnection(target)
+        try PostgresSchema.migrate(connection)
+        self.connection = Mutex(connection)
+    }
+
+    /// The instance condition, when narrowed.
+    private var instanceCondition: ([String], [SQLiteValue]) {
+        guard let instance else { return ([], []) }
+        return (["(instance_id = ? OR machine = ?)"], [.text(instance), .text(instance)])
+    }
+
+    public func flows(_ query: FlowQuery) throws -> FlowPage {
+        var (conditions, bindings) = query.filterConditions(textSearch: PostgresDialect.textCondition)
+        let narrowing = instanceCondition
+        conditions += narrowing.0
+        bindings += narrowing.1
+        if let after = query.after {
+            let cursor = try SharedFlowCursor(after)
+            conditions.append("(start_time, id, instance_id) < (?, ?, ?)")
+            bindings += [.integer(cursor.startTime), .integer(cursor.id), .text(cursor.instance)]
+        }
+        let limit = query.effectiveLimit
+        bindings.append(.integer(Int64(limit + 1)))
+        let sql = "SELECT \(PostgresDialect.selectList) FROM flows" + FlowQuery.whereClause(conditions)
+            + " ORDER BY start_time DESC, id DESC, instance_id DESC LIMIT ?"
+        let rows = try connection.withLock { try $0.query(sql, bindings) }
+        let more = rows.count > limit
+        var page = FlowPage(flows: [], nextCursor: nil)
+        var last: SharedFlowCursor?
+        for values in rows.prefix(limit) {
+            let identity = SharedFlowHistory.identity(values)
+            if case let .integer(start) = values[1], case let .integer(id) = values[0] {
+                last = SharedFlowCursor(startTime: start, id: id, instance: identity.id)
+            }
+            do throws(DamagedRow) {
+                var record = try FlowRecordColumns.record(Array(values.dropLast(2)))
+                record.instance = identity
+                page.flows.append(record)
+            } catch {
+                page.damaged.append(error)
+            }
+        }
+        if more { page.nextCursor = last?.string }
+        return page
+    }
+
+    public func flow(id: Int64) throws -> FlowRecord? {
+        let narrowing = instanceCondition
+        let sql = "SELECT \(PostgresDialect.selectList) FROM flows WHERE " + (["id = ?"] + narrowing.0).joined(separator: " AND ")
+            + " ORDER BY instance_id LIMIT 10"
+        let rows = try connection.withLock { try $0.query(sql, [.integer(id)] + narrowing.1) }
+        guard let values = rows.first else { return nil }
+        if rows.count > 1 {
+            throw FlowStoreError.ambiguousSharedFlow(id: id, instances: rows.map { SharedFlowHistory.identity($0) }.map { "\($0.machine) \($0.id)" })
+        }
+        do throws(DamagedRow) {
+            var record = try FlowRecordColumns.record(Array(values.dropLast(2)))
+            record.instance = SharedFlowHistory.identity(values)
+            return record
+        } catch {
+            throw FlowStoreError.damagedRow(path: target.server, error)
+        }
+    }
+
+    public func count(_ query: FlowQuery) throws -> Int {
+        var (conditions, bindings) = query.filterConditions(textSearch: PostgresDialect.textCondition)
+        let narrowing = instanceCondition
+        conditions += narrowing.0
+        bindings += narrowing.1
+        let rows = try connection.withLock { try $0.query("SELECT count(*) FROM flows" + FlowQuery.whereClause(conditions), bindings) }
+        if case let .integer(n) = rows.first?.first ?? .null { return Int(n) }
+        return 0
+    }
+
+    /// The instances that wrote to the store, most recently seen first, with their flow counts
+    /// (narrowed like every read).
+    /// - Throws: `FlowStoreError`.
+    public func instances() throws -> [SharedInstance] {
+        let narrowing = instanceCondition
+        let sql = "SELECT i.instance_id, i.machine, i.first_seen, i.last_seen, (SELECT count(*) FROM flows f WHERE f.instance_id = i.instance_id) FROM instances i"
+            + FlowQuery.whereClause(narrowing.0.map { $0.replacingOccurrences(of: "instance_id", with: "i.instance_id").replacingOccurrences(of: "machine", with: "i.machine") })
+            + " ORDER BY i.last_seen DESC, i.instance_id"
+        let rows = try connection.withLock { try $0.query(sql, narrowing.1) }
+        return rows.map { values in
+            func integer(_ i: Int) -> Int64 { if case let .integer(n) = values[i] { return n } else { return 0 } }
+            func text(_ i: Int) -> String { if case let .text(t) = values[i] { return t } else { return "" } }
+            return SharedInstance(identity: InstanceIdentity(id: text(0), machine: text(1)), firstSeen: integer(2),
+                                  lastSeen: integer(3), flows: Int(integer(4)))
+        }
+    }
+
+    public func close() {
+        connection.withLock { $0.close() }
+    }
+
+    /// The instance columns, the last two of a shared row.
+    private static func identity(_ values: [SQLiteValue]) -> InstanceIdentity {
+        var id = "", machine = ""
+        if case let .text(t) = values[values.count - 2] { id = t }
+        if case let .text(t) = values[values.count - 1] { machine = t }
+        return InstanceIdentity(id: id, machine: machine)
+    }
+}
+
+/// One instance that wrote to the shared store (`tv store instances`).
+public struct SharedInstance: Sendable, Equatable {
+    /// Its id and machine name.
+    public var identity: InstanceIdentity
+    /// When it first and last wrote (µs since the epoch).
+    public var firstSeen: Int64
+    public var lastSeen: Int64
+    /// Its flows in the store.
+    public var flows: Int
+}

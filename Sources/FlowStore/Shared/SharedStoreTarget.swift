@@ -1,0 +1,87 @@
+import CPostgres
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the shared store is: a `postgresql://` URL (or a libpq key=value string) read by
+/// libpq's own parser (`PQconninfoParse`, PostgreSQL documentation §34.1.1), with tv's rules on
+/// top: no password in it (it would show in the process list and the shell's history: a
+/// password comes from a file, `PGPASSFILE` or `~/.pgpass`, or `passfile=` in the URL's query),
+/// TLS verified by default (`sslmode=verify-full` unless the URL says otherwise), and a connect
+/// timeout so a writer never hangs on a silent network for long.
+public struct SharedStoreTarget: Sendable, Equatable {
+    /// `sslmode` when the URL names none: the server's certificate must chain to a trusted root
+    /// (`sslrootcert`) and carry the host's name.
+    public static let defaultSSLMode = "verify-full"
+    /// `connect_timeout` (seconds) when the URL names none.
+    public static let defaultConnectTimeout = "5"
+
+    /// The URL as given (it holds no password).
+    public let url: String
+    /// libpq's keyword/value parameters, in order: tv's defaults first, then the URL's own
+    /// (which win).
+    public let parameters: [(String, String)]
+    /// `host:port/database` as the banner and errors name it.
+    public let server: String
+    /// The database name.
+    public let database: String
+    /// The sslmode in force.
+    public let sslMode: String
+
+    /// Reads `url`.
+    /// - Throws: `FlowStoreError.badStoreURL` when libpq cannot read it or it holds a password.
+    public init(_ url: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(url, &errorMessage) else {
+            let reason = errorMessage.map { String(cString: $0) }?.split(whereSeparator: \.isNewline).first.map(String.init) ?? "libpq cannot read it"
+            if let errorMessage { PQfreemem(errorMessage) }
+            throw FlowStoreError.badStoreURL(url: SharedStoreTarget.redacted(url), reason: reason)
+        }
+        defer { PQconninfoFree(options) }
+        var given: [(String, String)] = []
+        var index = 0
+        while let keyword = options[index].keyword {
+            if let value = options[index].val { given.append((String(cString: keyword), String(cString: value))) }
+            index += 1
+        }
+        if given.contains(where: { $0.0 == "password" && !$0.1.isEmpty }) {
+            throw FlowStoreError.badStoreURL(url: SharedStoreTarget.redacted(url),
+                reason: "it holds a password, which others can read in the process list and the shell's history; remove it and put it in a password file (PGPASSFILE, ~/.pgpass, or passfile= in the URL)")
+        }
+        self.url = url
+        var parameters: [(String, String)] = []
+        if !given.contains(where: { $0.0 == "sslmode" }) { parameters.append(("sslmode", SharedStoreTarget.defaultSSLMode)) }
+        if !given.contains(where: { $0.0 == "connect_timeout" }) { parameters.append(("connect_timeout", SharedStoreTarget.defaultConnectTimeout)) }
+        if !given.contains(where: { $0.0 == "application_name" }) { parameters.append(("application_name", "tv")) }
+        parameters += given
+        self.parameters = parameters
+        func value(_ key: String) -> String? { parameters.last { $0.0 == key }?.1 }
+        let host = value("host") ?? value("hostaddr") ?? "localhost"
+        let port = value("port") ?? "5432"
+        database = value("dbname") ?? value("user") ?? ProcessInfoUser.name
+        server = "\(host):\(port)/\(database)"
+        sslMode = value("sslmode") ?? SharedStoreTarget.defaultSSLMode
+    }
+
+    public static func == (a: SharedStoreTarget, b: SharedStoreTarget) -> Bool {
+        a.url == b.url && a.parameters.elementsEqual(b.parameters) { $0 == $1 }
+    }
+
+    /// `url` with anything between `://` and `@` after a `:` replaced by `***`, for an error
+    /// about a URL that carried a password.
+    static func redacted(_ url: String) -> String {
+        guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
+        let credentials = url[scheme.upperBound..<at]
+        guard let colon = credentials.firstIndex(of: ":") else { return url }
+        return String(url[..<colon]) + ":***" + String(url[at...])
+    }
+}
+
+/// The user name libpq defaults the database to (the effective user's login name).
+enum ProcessInfoUser {
+    static var name: String {
+        if let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name { return String(cString: name) }
+        return "postgres"
+    }
+}

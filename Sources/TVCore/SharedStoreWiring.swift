@@ -1,0 +1,80 @@
+import FlowStore
+import Settings
+import TVHome
+
+/// A session's shared store (`tv run --store URL` or the `store.url` setting; issue 25): the
+/// target, this data folder's instance identity, and the writer that mirrors the local flow
+/// writer's events to PostgreSQL. Decrypted content, packets, captures and key logs stay in the
+/// data folder; the shared rows say which instance (and machine) has them.
+public struct SharedStoreWiring: Sendable {
+    let target: SharedStoreTarget
+    let instance: InstanceIdentity
+    let writer: FlowWriter
+
+    /// The URL this session uses: `--store` first, then the `store.url` setting; nil for none.
+    static func url(option: String?, setting: String) -> String? {
+        if let option, !option.isEmpty { return option }
+        return setting.isEmpty ? nil : setting
+    }
+
+    /// Connects (said at once when it cannot) and starts the shared writer.
+    /// - Throws: `FlowStoreError.badStoreURL`, `.sharedStoreUnreachable`, `.sharedStoreFailed`,
+    ///   `.newerSchema`, `.cannotOpen` (the instance id file).
+    static func start(url: String, home: TVHome, say: @escaping @Sendable (String) -> Void) throws -> SharedStoreWiring {
+        let target = try SharedStoreTarget(url)
+        let instance = try InstanceIdentity.of(home)
+        let writer = try FlowWriter(shared: target, instance: instance) { change, counters in
+            say(sentence(change, counters, server: target.server))
+        }
+        return SharedStoreWiring(target: target, instance: instance, writer: writer)
+    }
+
+    /// What the banner's `shared` line says.
+    static func bannerText(_ shared: SharedStoreWiring) -> String {
+        "flows also go to PostgreSQL \(shared.target.server) (sslmode \(shared.target.sslMode)) as instance \(shared.instance.machine) \(shared.instance.id); content, packets and captures stay here"
+    }
+
+    /// The line said when writes to the shared store stop and when they resume.
+    static func sentence(_ change: WriteHealth.Change, _ counters: FlowWriterCounters, server: String) -> String {
+        switch change {
+        case .startedFailing:
+            let cause = counters.lastError?.message ?? "A write to the shared store failed."
+            return "Flows are not reaching the shared store at \(server): \(cause) They stay in this data folder; tv keeps up to \(FlowWriter.defaultRetryLimit) waiting flows and tries again with backoff."
+        case .resumed:
+            return "The shared store at \(server) is written again (\(counters.flowsNotSaved) flows did not reach it)."
+        }
+    }
+
+    /// `tv status` values (added keys, `sharedStore.…`): the server, the instance, whether
+    /// writes fail now, and the writer's counts.
+    static func statusValues(_ shared: SharedStoreWiring) -> [String: String] {
+        let c = shared.writer.counters
+        var values = [
+            "sharedStore.server": shared.target.server,
+            "sharedStore.instance": shared.instance.id,
+            "sharedStore.machine": shared.instance.machine,
+            "sharedStore.state": c.failing ? "retrying" : "connected",
+            "sharedStore.accepted": String(c.accepted),
+            "sharedStore.written": String(c.written),
+            "sharedStore.dropped": String(c.dropped),
+            "sharedStore.failedWrites": String(c.failedWrites),
+            "sharedStore.flowsWaiting": String(c.unwrittenFlows),
+            "sharedStore.flowsNotSaved": String(c.flowsNotSaved),
+            "sharedStore.flowUpdatesNotSaved": String(c.flowUpdatesNotSaved),
+        ]
+        if let error = c.lastError { values["sharedStore.lastError"] = error.message }
+        return values
+    }
+
+    /// The `shared store` line of `tv status` from its values (already escaped): "connected to
+    /// SERVER (12 flows written, 0 waiting, 0 not saved)" or "retrying SERVER …: ERROR"; nil
+    /// without a shared store.
+    public static func statusLine(_ v: [String: String]) -> String? {
+        guard let server = v["sharedStore.server"] else { return nil }
+        let counts = "\(v["sharedStore.written"] ?? "0") events written, \(v["sharedStore.flowsWaiting"] ?? "0") flows waiting, \(v["sharedStore.flowsNotSaved"] ?? "0") not saved, \(v["sharedStore.dropped"] ?? "0") events dropped"
+        if v["sharedStore.state"] == "retrying" {
+            return "retrying \(server) (\(counts))" + (v["sharedStore.lastError"].map { ": " + $0 } ?? "")
+        }
+        return "connected to \(server) (\(counts))"
+    }
+}

@@ -1,0 +1,278 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import FlowStore
+import FlowTerms
+
+/// The flow history's contract, run against both backends: this data folder's SQLite file and
+/// the shared store on a real PostgreSQL server (`PostgresServer`, a scratch cluster). Flows are
+/// written the way a session writes them: the local writer assigns ids and the shared writer
+/// mirrors its events (`FlowWriter(mirror:)`).
+@Suite(.serialized) struct SharedStoreContractTests {
+    enum Backend: String, CaseIterable, Sendable { case sqlite, postgresql }
+
+    /// A history of `backend` in a fresh folder (and a fresh database), the way to write to it,
+    /// and the instance the shared rows carry.
+    final class Fixture {
+        let folder = makeTemporaryFolder()
+        let store: FlowStore
+        let shared: FlowWriter?
+        let history: any FlowHistory
+        let instance = InstanceIdentity(id: UUID().uuidString.lowercased(), machine: "test-machine")
+
+        init(_ backend: Backend) throws {
+            store = try FlowStore(path: folder + "/tunnelvision.sqlite3")
+            switch backend {
+            case .sqlite:
+                shared = nil
+                history = store
+            case .postgresql:
+                let url = try PostgresServer.shared().makeDatabase()
+                let target = try SharedStoreTarget(url)
+                shared = try FlowWriter(shared: target, instance: instance)
+                history = try SharedFlowHistory(target)
+            }
+        }
+
+        /// Writes `events` as a session does (flushing both writers); `open` gives ids.
+        func write(_ body: (FlowWriter) -> Void) throws {
+            let writer = try store.makeWriter(mirror: shared)
+            body(writer)
+            writer.flush()
+            writer.close()
+            shared?.flush()
+        }
+
+        func writeFlows(_ flows: [FlowRecord]) throws -> [FlowRecord] {
+            var opened: [FlowRecord] = []
+            try write { writer in opened = flows.map { writer.open($0) } }
+            return opened
+        }
+
+        deinit {
+            shared?.close()
+            history.close()
+            store.close()
+            removeFolder(folder)
+        }
+    }
+
+    @Test(arguments: Backend.allCases) func keysetPagesVisitEveryRowOnceWhenTimesTie(_ backend: Backend) throws {
+        let f = try Fixture(backend)
+        let written = try f.writeFlows((0..<250).map { _ in sampleFlow(start: 1_000) })
+        #expect(written.map(\.id) == Array(1...250))
+        var seen: [Int64] = []
+        var pages = 0
+        var query = FlowQuery(limit: 7)
+        while true {
+            let page = try f.history.flows(query)
+            pages += 1
+            seen += page.flows.map(\.id)
+            guard let next = page.nextCursor else { break }
+            #expect(page.flows.count == 7)
+            query.after = next
+        }
+        #expect(pages == 36)
+        #expect(seen == Array((1...250).reversed()))
+    }
+
+    @Test(arguments: Backend.allCases) func pagesAreNewestFirstByTimeThenId(_ backend: Backend) throws {
+        let f = try Fixture(backend)
+        _ = try f.writeFlows([sampleFlow(start: 20), sampleFlow(start: 30), sampleFlow(start: 10), sampleFlow(start: 30), sampleFlow(start: 20)])
+        let first = try f.history.flows(FlowQuery(limit: 2))
+        #expect(first.flows.map(\.id) == [4, 2])
+        let second = try f.history.flows(FlowQuery(limit: 2, after: first.nextCursor))
+        #expect(second.flows.map(\.id) == [5, 1])
+        let third = try f.history.flows(FlowQuery(limit: 2, after: second.nextCursor))
+        #expect(third.flows.map(\.id) == [3])
+        #expect(third.nextCursor == nil)
+        #expect(try f.history.flows(FlowQuery(limit: 5)).nextCursor == nil)
+        #expect(throws: FlowStoreError.badCursor("nope")) { try f.history.flows(FlowQuery(after: "nope")) }
+    }
+
+    @Test(arguments: Backend.allCases) func filtersByHostSubstringStatusTimeAndProgram(_ backend: Backend) throws {
+        let f = try Fixture(backend)
+        try f.write { writer in
+            let flows = [
+                sampleFlow(start: 1, host: "api.Example.com", server: "192.0.2.10", client: "10.0.0.1", status: .inspected),
+                sampleFlow(start: 2, host: nil, server: "198.51.100.7", client: "10.0.0.2", status: .keptPrivate),
+                sampleFlow(start: 3, host: "cdn.test", server: "192.0.2.11", client: "10.0.0.99", status: .inspected),
+                sampleFlow(start: 4, host: "a_b.test", server: "203.0.113.5", client: "10.0.0.3", status: .failed),
+                sampleFlow(start: 5, host: "axb.test", server: "203.0.113.6", client: "10.0.0.3", status: .notEncrypted),
+            ].map { writer.open($0) }
+            writer.enqueue(.program(flowID: flows[2].id, .known(ProgramIdentity(pid: 42, command: "curl", executable: "/usr/bin/curl", uid: 0, user: "root"))))
+        }
+        func ids(_ query: FlowQuery) throws -> [Int64] { try f.history.flows(query).flows.map(\.id) }
+        #expect(try ids(FlowQuery(host: "example")) == [1])
+        #expect(try ids(FlowQuery(host: "EXAMPLE.COM")) == [1])
+        #expect(try ids(FlowQuery(host: "198.51.100")) == [2])
+        #expect(try ids(FlowQuery(host: "192.0.2.1")) == [3, 1])
+        #expect(try ids(FlowQuery(host: "a_b")) == [4])
+        #expect(try ids(FlowQuery(host: ".test")) == [5, 4, 3])
+        #expect(try ids(FlowQuery(host: "nothing")) == [])
+        #expect(try ids(FlowQuery(host: "")) == [5, 4, 3, 2, 1])
+        #expect(try f.history.count(FlowQuery(host: ".test")) == 3)
+        #expect(try ids(FlowQuery(status: .inspected)) == [3, 1])
+        #expect(try ids(FlowQuery(since: 3)) == [5, 4, 3])
+        #expect(try ids(FlowQuery(from: 2, to: 4)) == [3, 2])
+        #expect(try ids(FlowQuery(program: "curl")) == [3])
+        #expect(try f.history.flow(id: 3)?.program == .known(ProgramIdentity(pid: 42, command: "curl", executable: "/usr/bin/curl", uid: 0, user: "root")))
+        #expect(try f.history.count(FlowQuery()) == 5)
+    }
+
+    @Test(arguments: Backend.allCases) func openUpdatedClosedFlowIsOneRowWithItsLastState(_ backend: Backend) throws {
+        let f = try Fixture(backend)
+        var flow = sampleFlow(start: 500)
+        try f.write { writer in
+            flow = writer.open(flow)
+            flow.bytesUp = 10
+            writer.enqueue(.updated(flow))
+            writer.flush()
+            flow.bytesUp = 1_234
+            flow.bytesDown = 99
+            flow.duration = 2_000
+            flow.status = .inspected
+            flow.otherHosts = ["b.example", "c.example"]
+            writer.enqueue(.closed(flow))
+        }
+        let read = try #require(try f.history.flow(id: flow.id))
+        var expected = flow
+        if backend == .postgresql { expected.instance = f.instance }
+        #expect(read == expected)
+        #expect(try f.history.count(FlowQuery()) == 1)
+        #expect(try f.history.flow(id: 999) == nil)
+    }
+}
+
+/// The shared store alone: migrations, instance tags, what a lost server costs.
+@Suite(.serialized) struct SharedStoreTests {
+    @Test func migratesAnEmptyDatabaseToTheCurrentVersionOnceAndRefusesANewerOne() throws {
+        let server = try PostgresServer.shared()
+        let url = try server.makeDatabase()
+        let connection = try PGConnection(try SharedStoreTarget(url))
+        defer { connection.close() }
+        #expect(try PostgresSchema.migrate(connection) == 0)
+        #expect(try PostgresSchema.migrate(connection) == PostgresSchema.currentVersion)
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        #expect(try server.psql("SELECT version FROM tv_schema", database: database) == String(PostgresSchema.currentVersion))
+        try server.psql("UPDATE tv_schema SET version = version + 1", database: database)
+        #expect(throws: FlowStoreError.newerSchema(path: connection.server, found: PostgresSchema.currentVersion + 1,
+                                                   supported: PostgresSchema.currentVersion)) {
+            try PostgresSchema.migrate(connection)
+        }
+    }
+
+    /// Every column of SQLite's `flows` (after all its migrations) is in the shared table, and
+    /// the shared one adds only the instance columns.
+    @Test func sharedFlowsTableHasSQLitesColumnsAndTheInstanceColumns() throws {
+        let server = try PostgresServer.shared()
+        let url = try server.makeDatabase()
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        _ = try SharedFlowHistory(try SharedStoreTarget(url))
+        let shared = Set(try server.psql("SELECT column_name FROM information_schema.columns WHERE table_name = 'flows'", database: database)
+            .split(separator: "\n").map(String.init))
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let sqlite = try SQLiteDatabase(path: folder + "/f.sqlite3")
+        try FlowSchema.migrate(sqlite)
+        var local: Set<String> = []
+        try sqlite.prepare("SELECT name FROM pragma_table_info('flows')").forEachRow { local.insert($0.string(at: 0)!) }
+        sqlite.close()
+        #expect(shared == local.subtracting(["writer"]).union(["instance_id", "machine"]))
+    }
+
+    @Test func twoInstancesWithTheSameIdsAreTwoRowsAndNarrowByInstance() throws {
+        let url = try PostgresServer.shared().makeDatabase()
+        let target = try SharedStoreTarget(url)
+        let a = InstanceIdentity(id: "00000000-0000-4000-8000-00000000000a", machine: "alpha")
+        let b = InstanceIdentity(id: "00000000-0000-4000-8000-00000000000b", machine: "beta")
+        for (instance, start) in [(a, Int64(100)), (b, Int64(100))] {
+            let writer = try FlowWriter(shared: target, instance: instance)
+            var flow = sampleFlow(start: start)
+            flow.id = 1
+            writer.enqueue(.opened(flow))
+            writer.flush()
+            writer.close()
+        }
+        let all = try SharedFlowHistory(target)
+        defer { all.close() }
+        let page = try all.flows(FlowQuery(limit: 1))
+        #expect(page.flows.map(\.instance) == [b])
+        #expect(try all.flows(FlowQuery(limit: 1, after: page.nextCursor)).flows.map(\.instance) == [a])
+        #expect(throws: FlowStoreError.ambiguousSharedFlow(id: 1, instances: ["alpha \(a.id)", "beta \(b.id)"])) { try all.flow(id: 1) }
+        let alpha = try SharedFlowHistory(target, instance: "alpha")
+        defer { alpha.close() }
+        #expect(try alpha.flow(id: 1)?.instance == a)
+        #expect(try alpha.count(FlowQuery()) == 1)
+        #expect(try alpha.instances().map(\.identity) == [a])
+        #expect(Set(try all.instances().map(\.identity)) == [a, b])
+        #expect(try all.instances().map(\.flows) == [1, 1])
+    }
+
+    /// The server stops mid-run: nothing acknowledged is lost, the writer says it fails, keeps
+    /// the flows in memory and writes them when the server is back.
+    @Test func aLostServerIsRetriedWithBackoffAndLosesNothing() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        try server.start()
+        let url = try server.makeDatabase()
+        let target = try SharedStoreTarget(url)
+        let instance = InstanceIdentity(id: "00000000-0000-4000-8000-0000000000cc", machine: "gamma")
+        let changes = ChangeLog()
+        let writer = try FlowWriter(shared: target, instance: instance) { change, _ in changes.append(change) }
+        func flow(_ id: Int64) -> FlowRecord { var f = sampleFlow(start: id * 10); f.id = id; return f }
+        for id in Int64(1)...5 { writer.enqueue(.opened(flow(id))) }
+        writer.flush()
+        #expect(writer.counters.written == 5)
+        server.stop()
+        for id in Int64(6)...10 { writer.enqueue(.opened(flow(id))) }
+        writer.flush()
+        #expect(writer.counters.failing)
+        #expect(writer.counters.unwrittenFlows == 5)
+        #expect(changes.all == [.startedFailing])
+        try server.start()
+        let deadline = Date().addingTimeInterval(15)
+        while writer.counters.failing, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(!writer.counters.failing)
+        #expect(changes.all == [.startedFailing, .resumed])
+        writer.close()
+        #expect(writer.counters.flowsNotSaved == 0)
+        let history = try SharedFlowHistory(target)
+        defer { history.close() }
+        let ids = try history.flows(FlowQuery(limit: 100)).flows.map(\.id)
+        #expect(ids == Array((1...10).reversed()))
+    }
+
+    @Test func aServerThatIsNotThereIsSaidAtStart() throws {
+        let port = PostgresServer.freePort()
+        let target = try SharedStoreTarget("postgresql://tv@127.0.0.1:\(port)/none?sslmode=disable")
+        do {
+            _ = try FlowWriter(shared: target, instance: InstanceIdentity(id: "x", machine: "y"))
+            Issue.record("a writer started without a server")
+        } catch let FlowStoreError.sharedStoreUnreachable(server, reason) {
+            #expect(server == "127.0.0.1:\(port)/none")
+            #expect(reason.contains("Connection refused"))
+        }
+    }
+
+    /// verify-full by default: the scratch server speaks no TLS, so a URL without sslmode is
+    /// refused by libpq rather than sent in the clear.
+    @Test func tlsIsRequiredUnlessTheURLSaysOtherwise() throws {
+        let server = try PostgresServer.shared()
+        let plain = "postgresql://tv@127.0.0.1:\(server.port)/postgres"
+        #expect(try SharedStoreTarget(plain).sslMode == "verify-full")
+        do {
+            _ = try SharedFlowHistory(try SharedStoreTarget(plain))
+            Issue.record("connected without TLS")
+        } catch let FlowStoreError.sharedStoreUnreachable(_, reason) {
+            #expect(reason.contains("SSL"))
+        }
+    }
+}
+
+/// Change notices, collected from the writer thread.
+final class ChangeLog: Sendable {
+    private let changes = Mutex<[WriteHealth.Change]>([])
+    func append(_ change: WriteHealth.Change) { changes.withLock { $0.append(change) } }
+    var all: [WriteHealth.Change] { changes.withLock { $0 } }
+}

@@ -1,0 +1,48 @@
+import Testing
+@testable import FlowStore
+
+/// The URL rules of the shared store (pure: libpq's parser, no connection).
+@Suite struct SharedStoreTargetTests {
+    @Test func sslModeIsVerifyFullUnlessTheURLNamesOne() throws {
+        let plain = try SharedStoreTarget("postgresql://tv@db.example:6543/history")
+        #expect(plain.sslMode == "verify-full")
+        #expect(plain.server == "db.example:6543/history")
+        #expect(plain.database == "history")
+        #expect(plain.parameters.map(\.0) == ["sslmode", "connect_timeout", "application_name", "user", "dbname", "host", "port"])
+        #expect(plain.parameters.first! == ("sslmode", "verify-full"))
+        let local = try SharedStoreTarget("postgresql://tv@127.0.0.1/history?sslmode=disable&connect_timeout=2")
+        #expect(local.sslMode == "disable")
+        #expect(!local.parameters.contains { $0.0 == "sslmode" && $0.1 == "verify-full" })
+        #expect(local.parameters.filter { $0.0 == "connect_timeout" }.map(\.1) == ["2"])
+        #expect(local.server == "127.0.0.1:5432/history")
+    }
+
+    @Test func aPasswordInTheURLIsRefusedWithTheReasonAndNotRepeated() throws {
+        #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://tv:***@db.example/history",
+            reason: "it holds a password, which others can read in the process list and the shell's history; remove it and put it in a password file (PGPASSFILE, ~/.pgpass, or passfile= in the URL)")) {
+            try SharedStoreTarget("postgresql://tv:secret@db.example/history")
+        }
+        #expect(throws: FlowStoreError.self) { try SharedStoreTarget("host=db.example password=secret") }
+        // A password file is how a password is given.
+        #expect(try SharedStoreTarget("postgresql://tv@db.example/history?passfile=/etc/tv/pgpass").parameters.contains { $0 == ("passfile", "/etc/tv/pgpass") })
+    }
+
+    @Test func aURLLibpqCannotReadIsRefused() {
+        #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://tv@db.example/history?nosuch=1", reason: "invalid URI query parameter: \"nosuch\"")) {
+            try SharedStoreTarget("postgresql://tv@db.example/history?nosuch=1")
+        }
+    }
+
+    @Test func backoffDoublesFromTheBaseUpToTheCap() {
+        #expect((1...7).map { RetryBackoff.delay(failures: $0, base: 200, cap: 5_000) } == [200, 400, 800, 1_600, 3_200, 5_000, 5_000])
+        #expect(RetryBackoff.delay(failures: 0, base: 200, cap: 5_000) == 200)
+        #expect(RetryBackoff.delay(failures: 1_000, base: 200, cap: 5_000) == 5_000)
+        // SQLite's backend: the same second every time.
+        #expect((1...4).map { SQLiteFlowBackend(path: "", retryMillis: 1_000).retryDelay(failures: $0) } == [1_000, 1_000, 1_000, 1_000])
+    }
+
+    @Test func placeholdersAreNumberedOutsideQuotes() {
+        #expect(PostgresDialect.numbered("a = ? AND b LIKE ? ESCAPE '\\' AND c = '?' AND d IN (?, ?)")
+                == "a = $1 AND b LIKE $2 ESCAPE '\\' AND c = '?' AND d IN ($3, $4)")
+    }
+}

@@ -1,0 +1,1 @@
+../../FlowStoreTests/Support/PostgresServer.swift

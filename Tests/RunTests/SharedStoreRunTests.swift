@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+/// Issue 25 through the real `tv` binary: two `tv run` instances (two data folders) writing to
+/// one scratch PostgreSQL server with real curl traffic through each; the server stopped and
+/// started again mid-run.
+@Suite("tv run --store: many instances, one history in PostgreSQL (issue 25)", .serialized)
+struct SharedStoreRunTests {
+    /// The shared rows of `--store url`, read by `box` (`tv flows --store URL --json`).
+    func sharedRows(_ box: Sandbox, _ url: String, instance: String? = nil) throws -> [JSON] {
+        let result = try box.tvArgs(["flows", "--store", url, "--limit", "10000", "--json"] + (instance.map { ["--instance", $0] } ?? []))
+        let page = try JSONSerialization.jsonObject(with: result.stdout) as? JSON
+        return page?["flows"] as? [JSON] ?? []
+    }
+
+    /// Waits (≤ `timeout` s) until `count` shared rows are there, all closed.
+    func closedSharedRows(_ box: Sandbox, _ url: String, _ count: Int, instance: String? = nil, timeout: Double = 15) throws -> [JSON] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var rows: [JSON] = []
+        repeat {
+            rows = try sharedRows(box, url, instance: instance)
+            if rows.count >= count, rows.allSatisfy({ $0["duration"] is Int }) { return rows }
+            usleep(100_000)
+        } while Date() < deadline
+        Issue.record("expected \(count) closed shared rows within \(timeout) s, have \(rows.count)")
+        return rows
+    }
+
+    func instanceID(_ box: Sandbox) throws -> String {
+        try String(contentsOfFile: box.dataDir + "/instance-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("two instances write to one server at once: every flow once, tagged with its instance; a server stopped mid-run loses nothing acknowledged and is written again when it returns")
+    func twoInstancesOneServer() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        try server.start()
+        let url = try server.makeDatabase()
+        let first = try RunWorld(), second = try RunWorld()
+        let a = try first.run("--inspect", "--store", url)
+        let b = try second.run("--inspect", "--store", url)
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        #expect(a.log().contains("  shared      flows also go to PostgreSQL 127.0.0.1:\(server.port)/\(database) (sslmode disable) as instance "), "\(a.log())")
+        let idA = try instanceID(first.sandbox), idB = try instanceID(second.sandbox)
+        #expect(idA != idB)
+        let mode = try FileManager.default.attributesOfItem(atPath: first.sandbox.dataDir + "/instance-id")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+
+        // Real traffic through both at once.
+        let jobs: [(work: String, arguments: [String], environment: [String: String])] = [(first, a), (second, b)].map { world, session in
+            (world.sandbox.work, ["-sS", "-x", session.proxyURL, "--cacert", world.tvRoot, world.url("/index.html")], world.sandbox.environment)
+        }
+        DispatchQueue.concurrentPerform(iterations: 2) { i in
+            for _ in 0..<5 {
+                let r = try? Run.process("curl", jobs[i].arguments, in: jobs[i].work, environment: jobs[i].environment, timeout: 60)
+                #expect(r?.out == "hello from nginx\n")
+            }
+        }
+        let rows = try closedSharedRows(first.sandbox, url, 10)
+        #expect(rows.count == 10)
+        let keys = rows.map { "\($0.object("instance")?.string("id") ?? "?")/\($0.int("id") ?? 0)" }
+        #expect(Set(keys).count == 10, "\(keys)")
+        for (box, id) in [(first.sandbox, idA), (second.sandbox, idB)] {
+            let local = try box.closedFlows(5)
+            let shared = rows.filter { $0.object("instance")?.string("id") == id }
+            #expect(shared.map { $0.int("id") ?? 0 }.sorted() == local.map { $0.int("id") ?? 0 }, "\(id)")
+            #expect(shared.allSatisfy { $0.string("status") == "inspected" && ($0.int("bytesDown") ?? 0) > 0 })
+            #expect(try sharedRows(second.sandbox, url, instance: id).count == 5)
+        }
+        // The list names each row's machine; tv flow reads one row of one instance.
+        let list = try first.sandbox.tv("flows", "--store", url)
+        #expect(list.status == 0 && list.out.split(separator: "\n").count == 11, "\(list)")
+        let one = try first.sandbox.tv("flow", "1", "--store", url, "--instance", idB)
+        #expect(one.status == 0 && one.out.contains("  instance     ") && one.out.contains("(instance \(idB))"), "\(one)")
+        let ambiguous = try first.sandbox.tv("flow", "1", "--store", url)
+        #expect(ambiguous.status != 0 && ambiguous.err.contains("name one with --instance"), "\(ambiguous)")
+        let instances = try first.sandbox.tvArgs(["store", "instances", "--store", url, "--json"])
+        let listed = (try JSONSerialization.jsonObject(with: instances.stdout) as? [JSON]) ?? []
+        #expect(Set(listed.compactMap { $0.string("id") }) == [idA, idB] && listed.allSatisfy { $0.int("flows") == 5 }, "\(instances)")
+
+        // The server goes away: traffic goes on, tv status says so, nothing acknowledged is lost.
+        server.stop()
+        for _ in 0..<3 {
+            let r = try first.curlThrough(a, [first.url("/index.html")])
+            #expect(r.out == "hello from nginx\n", "\(r)")
+        }
+        #expect(try first.sandbox.closedFlows(8).count == 8)
+        var status = try #require(try first.sandbox.status())
+        let deadline = Date().addingTimeInterval(10)
+        while status.object("sharedStore")?.string("state") != "retrying", Date() < deadline {
+            usleep(100_000)
+            status = try #require(try first.sandbox.status())
+        }
+        let shared = try #require(status.object("sharedStore"), "\(status)")
+        #expect(shared.string("state") == "retrying" && (shared.int("flowsWaiting") ?? 0) >= 3, "\(shared)")
+        #expect(shared.string("server") == "127.0.0.1:\(server.port)/\(database)" && shared.string("instance") == idA)
+        let text = try first.sandbox.tv("status").out
+        #expect(text.contains("  shared store      retrying 127.0.0.1:\(server.port)/\(database) ("), "\(text)")
+        #expect(a.log().contains("Flows are not reaching the shared store at 127.0.0.1:\(server.port)/\(database)"), "\(a.log())")
+        try server.start()
+        let rowsAfter = try closedSharedRows(first.sandbox, url, 8, instance: idA, timeout: 20)
+        #expect(rowsAfter.count == 8)
+        let back = try #require(try first.sandbox.status()?.object("sharedStore"))
+        #expect(back.string("state") == "connected" && back.int("flowsNotSaved") == 0 && back.int("dropped") == 0
+                && back.int("flowsWaiting") == 0, "\(back)")
+        #expect(a.log().contains("is written again (0 flows did not reach it)"), "\(a.log())")
+        #expect(try first.sandbox.tv("status").out.contains("  shared store      connected to 127.0.0.1:\(server.port)/\(database) ("))
+        try a.stop()
+        try b.stop()
+        #expect(try sharedRows(first.sandbox, url).count == 13)
+    }
+
+    @Test("a store URL with a password is refused before anything listens, with the reason, and the password is not repeated")
+    func passwordInURLRefused() throws {
+        let box = try Sandbox()
+        defer { box.remove() }
+        let r = try box.tv("run", "--listen", "127.0.0.1:0", "--store", "postgresql://tv:hunter2@127.0.0.1:1/db")
+        #expect(r.status != 0, "\(r)")
+        #expect(r.err.contains("holds a password") && r.err.contains("PGPASSFILE") && !r.all.contains("hunter2"), "\(r)")
+    }
+}
