@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "FlowFilter", dependencies: ["TVHome"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "Capture", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "ProgramLookup"]),
+        .target(name: "TVCore", dependencies: ["TVHome", "FlowStore", "Capture", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "ProgramLookup", "Wire", "CTVShims"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "Recording", "Wire", "FlowStore", "FlowTerms"]),

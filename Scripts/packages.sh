@@ -30,8 +30,12 @@ BUILD_PACKAGES=(libssl-dev libsqlite3-dev libnghttp2-dev zlib1g-dev libbrotli-de
 # with their own trusted-root lists, `tv ca trust --platform`; nghttp2-server, gzip, brotli, zstd, xxd: the
 # fixture scripts in Scripts/fixtures that made the HTTP/2 captures and encoded bodies; ngtcp2-client and
 # ngtcp2-server: a real QUIC client and server, for names read from QUIC Initial packets; jq and tshark:
-# cross-checks of exports and capture files; tmux: drives `tv top` in a terminal of a chosen size).
-TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server)
+# cross-checks of exports and capture files; tmux: drives `tv top` in a terminal of a chosen size;
+# python3-prometheus-client: parses `tv run --metrics`; groff-base, bash-completion, zsh and fish: render
+# the man pages and run or check the completion scripts; systemd: `systemd-analyze verify` of the unit).
+TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server python3-prometheus-client groff-base bash-completion zsh fish systemd)
+# What Scripts/package needs beside the build's: strip (binutils), dpkg-deb (dpkg), ldd (libc-bin).
+PACKAGE_PACKAGES=(binutils dpkg libc-bin)
 # Only for regenerating the TUN packet fixtures (Scripts/fixtures/capture_tunnel_packets.sh).
 FIXTURE_PACKAGES=(tcpdump ethtool iputils-ping dnsmasq-base)
 

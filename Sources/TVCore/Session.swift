@@ -64,6 +64,10 @@ public final class Session: Sendable {
         public var proxyCredentials: ProxyCredentials?
         /// `--mode tun`: the device, routing table, mark and MTU.
         public var tun = HostTunnelOptions()
+        /// `--metrics HOST:PORT`: a listener bound by the caller (so a taken port fails before the
+        /// session starts); the session serves its status values on it as Prometheus metrics
+        /// (`MetricsExposition`) while it runs, and closes it when it stops.
+        public var metrics: MetricsServer?
         public init() {}
     }
 
@@ -170,12 +174,14 @@ public final class Session: Sendable {
         listenLabel = options.mode == .tun ? (tunnel?.listenDescription ?? "") : address.description
         exposureWarning = ListenExposure.warning(mode: options.mode, listen: address, inspecting: wiring.inspecting,
                                                  authenticated: options.proxyCredentials != nil)
-        banner = RunBanner(listen: listenLabel, mode: modeLabel,
+        var banner = RunBanner(listen: listenLabel, mode: modeLabel,
                            caFingerprint: wiring.authority.map { Hex.encode($0.root.sha256, separator: ":", uppercase: true) },
                            caPath: wiring.caPath, inspecting: wiring.inspecting, inspectionNote: wiring.inspectionNote,
                            dataFolder: home.path, keylogPath: config.keylogPath,
                            contentKeptFor: wiring.contentPolicy.keep ? wiring.contentPolicy.expiry.words : nil,
                            decryptedCapturePath: wiring.decryptedCapture?.path, extraLines: extra)
+        banner.metrics = options.metrics?.address.description
+        self.banner = banner
     }
 
     /// Serves until `tv stop`, SIGINT or SIGTERM; then stops everything and flushes the database.
@@ -204,7 +210,9 @@ public final class Session: Sendable {
             recheck = timer
         }
         retention.start()
+        options.metrics?.start { [self] in MetricsExposition.render(self.statusValues()) }
         stopSignal.wait()
+        options.metrics?.stop(started: true)
         recheck?.cancel()
         retention.stop()
         signals.forEach { $0.cancel() }
@@ -392,6 +400,7 @@ public final class Session: Sendable {
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
         if let capture { values.merge(capture.statusValues) { old, _ in old } }
         values.merge(ProgramLookupStatus.values(wiring.programs.counters)) { old, _ in old }
+        values.merge(QueueStatus.values(flows: writer.counters, decrypted: wiring.decryptedCapture?.counters)) { old, _ in old }
         values.merge(DiagnosticsCounters.values(proxy: c, caLoaded: canInspect, content: wiring.contentWriter.counters,
                                                 tally: wiring.tally, startedAtMicros: startedAtMicros)) { old, _ in old }
         return values

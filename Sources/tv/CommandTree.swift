@@ -15,8 +15,12 @@ enum CommandTree {
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, ActivityCommand.spec, FlowCommands.pinnedSpec,
                       RequestCommands.requestsSpec, RequestCommands.requestSpec,
                       CaptureCommands.packetsSpec, PacketCommand.spec, CaptureCommands.capturesSpec,
-                      TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, ExportCommands.spec, TVVersion.spec]
+                      TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, ExportCommands.spec,
+                      ServiceCommand.spec, DocCommands.manSpec, DocCommands.completionsSpec, TVVersion.spec]
     )
+
+    /// The parser of the whole tree (`--help`, `tv man`, `tv completions` all read it).
+    static let parser = CommandLineParser(root: root, globalOptions: globalOptions, version: TVVersion.line)
 
     /// `tv ca`: the CA toolchain's commands, with `status`/`show` asking the trust store too, and
     /// `trust`, `remake`, `remove` from the setup flow.
@@ -60,4 +64,6 @@ enum CommandTree {
         .merging(DiagCommand.handlers) { _, new in new }
         .merging(TopCommand.handlers) { _, new in new }
         .merging(ActivityCommand.handlers) { _, new in new }
+        .merging(ServiceCommand.handlers) { _, new in new }
+        .merging(DocCommands.handlers) { _, new in new }
 }

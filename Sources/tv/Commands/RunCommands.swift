@@ -22,7 +22,9 @@ enum RunCommands {
                   OptionSpec("yes", help: "Agree without asking: --mode tun changes the routing; --inspect or --keep-content with no CA creates one."),
                   OptionSpec("max-per-client", value: "N", help: "Connections one client address may hold open (default: a quarter of the connection cap, 64 to 1024; 0: no limit); more are refused and said."),
                   OptionSpec("head-timeout", value: "SECONDS", help: "Seconds a client may take to send a whole request head, however slowly it trickles (default 10; 0.1-3600); then 408 and closed."),
-                  OptionSpec("log", value: "WHAT", help: "requests: print one line per finished HTTP request (time, method, URL, status, size, duration), like mitmdump; also the log.requests setting.")]
+                  OptionSpec("log", value: "WHAT", help: "requests: print one line per finished HTTP request (time, method, URL, status, size, duration), like mitmdump; also the log.requests setting."),
+                  OptionSpec("metrics", value: "HOST:PORT", help: "Serve the session's counters (those of tv status) at http://HOST:PORT/metrics in Prometheus's text format; loopback only (127.0.0.1:9464, [::1]:9464)."),
+                  OptionSpec("metrics-open", help: "Allow --metrics on an address other than loopback (no password: anyone who reaches it reads the counters).")]
             + proxyOptions + [OptionSpec("quiet", help: "Print nothing but errors.")])
 
     /// The proxy options `tv run` and `tv exec` share.
@@ -126,6 +128,8 @@ enum RunCommands {
             guard what == "requests" else { throw UsageRefusal("--log takes requests, not '\(what)'.") }
             options.logRequests = true
         }
+        let metricsAddress = try c.value("metrics").map { try MetricsAddress.parse($0, open: c.has("metrics-open")) }
+        if c.has("metrics-open") && metricsAddress == nil { throw UsageRefusal("--metrics-open goes with --metrics HOST:PORT.") }
         let quiet = c.has("quiet")
         options.announcesPinnedHosts = !quiet
         let requestConsole = inv.console
@@ -169,6 +173,10 @@ enum RunCommands {
         SessionStartRecord(state: .starting, pid: getpid(), atMicros: inv.now * 1_000_000).write(home)
         let session: Session
         do {
+            // Bound before the session starts, so a taken port is said before anything listens
+            // (a running session is said first, as without --metrics).
+            if metricsAddress != nil { try ControlServer.refuseIfLive(path: SessionPaths.controlSocket(home)) }
+            options.metrics = try metricsAddress.map { try MetricsServer(address: $0) }
             // The session's lines quote peers (host names, handshake failures): each is one line.
             session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
                 console.note("tv: " + TerminalText.line(text))
@@ -178,10 +186,12 @@ enum RunCommands {
             if let warning = session.exposureWarning { console.note("tv: warning: " + warning) }
             try session.run()
         } catch ControlError.alreadyRunning(let path) {
+            options.metrics?.stop(started: false)
             // Not this start's failure to remember: the running session is the one to show.
             SessionStartRecord.clear(home)
             throw ControlError.alreadyRunning(path: path)
         } catch {
+            options.metrics?.stop(started: false)
             let reason = (error as? UserFacingError)?.message ?? "\(error)"
             SessionStartRecord(state: .failed, pid: getpid(), atMicros: Int64(Date().timeIntervalSince1970 * 1_000_000), reason: reason).write(home)
             throw error
