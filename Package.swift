@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "Web", dependencies: ["CMicroHTTPD", "TVHome"], exclude: ["web"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
-        .target(name: "TVCore", dependencies: ["COpenSSL", "CZlib", "TVHome", "FlowStore", "Capture", "Wire", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "ProgramLookup", "TrustStore"]),
+        .target(name: "TVCore", dependencies: ["COpenSSL", "CZlib", "CTVShims", "TVHome", "FlowStore", "Capture", "Wire", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "ProgramLookup", "TrustStore"]),
 
         // Micro-benchmarks of tv's own hot paths (Scripts/bench).
         .executableTarget(name: "tv-bench", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "Recording", "Wire", "FlowStore", "FlowTerms", "TVCore", "TVHome"]),

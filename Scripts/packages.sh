@@ -34,8 +34,12 @@ BUILD_PACKAGES=(libssl-dev libsqlite3-dev libpq-dev libnghttp2-dev zlib1g-dev li
 # chromium, chromium-driver and python3-selenium: `tv web`'s pages in headless Chromium; wget, git,
 # golang-go, default-jdk-headless, python3-venv: real runtimes through `tv exec --proxy` and
 # `tv ca trust --doctor`; util-linux: unshare; postgresql: the scratch server the shared-store
-# tests start, PostgresServer.swift).
-TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server chromium chromium-driver python3-selenium wget git golang-go default-jdk-headless python3-venv util-linux postgresql)
+# tests start, PostgresServer.swift; python3-prometheus-client: parses `tv run --metrics`;
+# groff-base, bash-completion, zsh and fish: render the man pages and run or check the completion
+# scripts; systemd: `systemd-analyze verify` of the unit).
+TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server chromium chromium-driver python3-selenium wget git golang-go default-jdk-headless python3-venv util-linux postgresql python3-prometheus-client groff-base bash-completion zsh fish systemd)
+# What Scripts/package needs beside the build's: strip (binutils), dpkg-deb (dpkg), ldd (libc-bin).
+PACKAGE_PACKAGES=(binutils dpkg libc-bin)
 # Only for regenerating the TUN packet fixtures (Scripts/fixtures/capture_tunnel_packets.sh).
 FIXTURE_PACKAGES=(tcpdump ethtool iputils-ping dnsmasq-base)
 

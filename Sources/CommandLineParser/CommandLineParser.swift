@@ -198,7 +198,7 @@ public struct CommandLineParser: Sendable {
     }
 
     /// How the top-level help lists `help`.
-    private var helpSpec: CommandSpec {
+    var helpSpec: CommandSpec {
         CommandSpec(name: Self.helpWord, summary: "Show this help, or a command's: '\(root.name) \(Self.helpWord) COMMAND…' (the same as '\(root.name) COMMAND… --help').")
     }
 
@@ -214,7 +214,7 @@ public struct CommandLineParser: Sendable {
     }
 
     /// `--version`, listed in the top-level help when there is a version line.
-    private var versionOption: [OptionSpec] {
+    var versionOption: [OptionSpec] {
         version == nil ? [] : [OptionSpec("version", help: "Print \(root.name)'s version and exit.")]
     }
 

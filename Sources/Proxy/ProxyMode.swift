@@ -60,7 +60,7 @@ public enum ProxyMode: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Splits `host[:port]` / `[v6][:port]`; nil when the port is not 1-65535.
-func splitHostPort(_ text: String, defaultPort: UInt16?) -> (String, UInt16)? {
+public func splitHostPort(_ text: String, defaultPort: UInt16?) -> (String, UInt16)? {
     var host = text
     var portText: String?
     if text.hasPrefix("[") {

@@ -299,7 +299,10 @@ public final class ProxyServer: Sendable {
         }
     }
 
-    static func listen(host: String, port: UInt16) throws -> Int32 {
+    /// A listening TCP socket (non-blocking, close-on-exec) bound to `host` (numeric, else
+    /// resolved) and `port`; the proxy's listeners and `tv run --metrics` use it.
+    /// - Throws: `ProxyError.portInUse`, `.permissionDenied`, `.cannotListen`.
+    public static func listen(host: String, port: UInt16) throws -> Int32 {
         let address: SocketAddress
         if let numeric = SocketAddress(numericHost: host, port: port) {
             address = numeric

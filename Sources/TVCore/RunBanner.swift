@@ -24,6 +24,8 @@ public struct RunBanner: Sendable, Equatable {
     /// The shared store this session also writes to, in words (`SharedStoreWiring.bannerText`);
     /// nil when none.
     public var sharedStore: String?
+    /// Where `--metrics` serves the session's counters (`127.0.0.1:9464`), nil when it does not.
+    public var metrics: String?
 
     public init(listen: String, mode: String, caFingerprint: String?, caPath: String?, inspecting: Bool,
                 inspectionNote: String, dataFolder: String, keylogPath: String?, contentKeptFor: String? = nil,
@@ -68,6 +70,7 @@ public struct RunBanner: Sendable, Equatable {
             out.append("  content     kept: what inspected connections say is written to the data folder for \(contentKeptFor) (`tv turns ID`)")
         }
         if let keylogPath { out.append("  key log     \(keylogPath) (TLS secrets for Wireshark; guard it)") }
+        if let metrics { out.append("  metrics     http://\(metrics)/metrics (Prometheus text format; loopback unless --metrics-open)") }
         if let decryptedCapturePath {
             out.append("  decrypted   \(decryptedCapturePath) (inspected connections' plaintext as TCP for Wireshark; content: guard it)")
         }

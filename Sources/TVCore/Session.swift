@@ -69,6 +69,10 @@ public final class Session: Sendable {
         /// Whether `run()` stops on SIGINT and SIGTERM (false for `tv exec --proxy`, whose
         /// command gets them and whose end stops the session).
         public var stopsOnSignals = true
+        /// `--metrics HOST:PORT`: a listener bound by the caller (so a taken port fails before the
+        /// session starts); the session serves its status values on it as Prometheus metrics
+        /// (`MetricsExposition`) while it runs, and closes it when it stops.
+        public var metrics: MetricsServer?
         public init() {}
     }
 
@@ -182,6 +186,7 @@ public final class Session: Sendable {
                            contentKeptFor: wiring.contentPolicy.keep ? wiring.contentPolicy.expiry.words : nil,
                            decryptedCapturePath: wiring.decryptedCapture?.path, extraLines: extra)
         banner.sharedStore = wiring.shared.map(SharedStoreWiring.bannerText)
+        banner.metrics = options.metrics?.address.description
         self.banner = banner
     }
 
@@ -213,7 +218,9 @@ public final class Session: Sendable {
             recheck = timer
         }
         retention.start()
+        options.metrics?.start { [self] in MetricsExposition.render(self.statusValues()) }
         stopSignal.wait()
+        options.metrics?.stop(started: true)
         recheck?.cancel()
         retention.stop()
         signals.forEach { $0.cancel() }
@@ -411,6 +418,7 @@ public final class Session: Sendable {
         if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
         if let capture { values.merge(capture.statusValues) { old, _ in old } }
         values.merge(ProgramLookupStatus.values(wiring.programs.counters)) { old, _ in old }
+        values.merge(QueueStatus.values(flows: writer.counters, decrypted: wiring.decryptedCapture?.counters)) { old, _ in old }
         values.merge(DiagnosticsCounters.values(proxy: c, caLoaded: canInspect, content: wiring.contentWriter.counters,
                                                 tally: wiring.tally, startedAtMicros: startedAtMicros)) { old, _ in old }
         return values

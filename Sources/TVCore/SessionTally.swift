@@ -61,9 +61,13 @@ public final class SessionTally: Sendable {
         }
     }
 
+    /// The status key of the count of closed flows named by `origin` (`names.origin.sni`).
+    public static func originKey(_ origin: HostOrigin) -> String { "names.origin." + origin.rawValue }
+
     /// The control-socket values: `errors.N.at` / `.host` / `.sentence` (N from 1, newest first),
     /// `names.fromTCP` (connections that announced their host: SNI, CONNECT, SOCKS5, reverse),
-    /// `names.fromLookups.connectionsNamed` (named after a DNS answer) and `talkers.N.host` /
+    /// `names.fromLookups.connectionsNamed` (named after a DNS answer), `names.origin.ORIGIN` (by
+    /// each `HostOrigin` but `none`: `names.origin.sni`, …) and `talkers.N.host` /
     /// `.flows` / `.bytesFromServer` / `.bytesFromClient` for the ten busiest hosts by bytes.
     public var values: [String: String] {
         state.withLock { s in
@@ -76,6 +80,9 @@ public final class SessionTally: Sendable {
             let announced: [HostOrigin] = [.sni, .connect, .socks, .reverse]
             out["names.fromTCP"] = String(announced.reduce(UInt64(0)) { $0 &+ (s.namedByConnection[$1] ?? 0) })
             out["names.fromLookups.connectionsNamed"] = String(s.namedByConnection[.dns] ?? 0)
+            for origin in HostOrigin.allCases where origin != .none {
+                out[SessionTally.originKey(origin)] = String(s.namedByConnection[origin] ?? 0)
+            }
             let top = s.hosts.sorted {
                 let a = $0.value.bytesFromServer &+ $0.value.bytesFromClient, b = $1.value.bytesFromServer &+ $1.value.bytesFromClient
                 return a != b ? a > b : $0.key < $1.key

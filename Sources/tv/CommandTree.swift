@@ -15,8 +15,12 @@ enum CommandTree {
                       FlowCommands.flowsSpec, FlowCommands.flowSpec, ActivityCommand.spec, FlowCommands.pinnedSpec,
                       RequestCommands.requestsSpec, RequestCommands.requestSpec,
                       CaptureCommands.packetsSpec, PacketCommand.spec, CaptureCommands.capturesSpec,
-                      TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, SharedStoreCommands.spec, ExportCommands.spec, AuditCommands.spec, WebCommand.spec, TVVersion.spec]
+                      TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, SharedStoreCommands.spec, ExportCommands.spec,
+                      AuditCommands.spec, WebCommand.spec, ServiceCommand.spec, DocCommands.manSpec, DocCommands.completionsSpec, TVVersion.spec]
     )
+
+    /// The parser of the whole tree (`--help`, `tv man`, `tv completions` all read it).
+    static let parser = CommandLineParser(root: root, globalOptions: globalOptions, version: TVVersion.line)
 
     /// `tv ca`: the CA toolchain's commands, with `status`/`show` asking the trust store too, and
     /// `trust`, `remake`, `remove` from the setup flow.
@@ -63,4 +67,6 @@ enum CommandTree {
         .merging(ActivityCommand.handlers) { _, new in new }
         .merging(AuditCommands.handlers) { _, new in new }
         .merging(WebCommand.handlers) { _, new in new }
+        .merging(ServiceCommand.handlers) { _, new in new }
+        .merging(DocCommands.handlers) { _, new in new }
 }

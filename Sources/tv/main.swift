@@ -5,7 +5,7 @@ import TVHome
 // `tv`: parse, dispatch, print one sentence on error. Exit codes: 0 done, 1 refused or failed,
 // 2 the command line cannot be run as typed.
 let console = Console()
-let parser = CommandLineParser(root: CommandTree.root, globalOptions: CommandTree.globalOptions, version: TVVersion.line)
+let parser = CommandTree.parser
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 do {

@@ -82,7 +82,7 @@ struct CommandLineCLITests {
                     #expect(bare.err.isEmpty)
                     #expect(bare.out == expected.out)
                 }
-                #expect(expected.out.contains("\n  help      Show this help, or a command's: 'tv help COMMAND…' (the same as 'tv COMMAND… --help').\n"), "\(expected.out)")
+                #expect(expected.out.contains("\n  help         Show this help, or a command's: 'tv help COMMAND…' (the same as 'tv COMMAND… --help').\n"), "\(expected.out)")
             }
             // Asking for help creates nothing.
             #expect(!FileManager.default.fileExists(atPath: s.dataDir))

@@ -72,6 +72,11 @@ enum PostgresSchema {
         CREATE INDEX flows_by_program ON flows (program_command);
         CREATE INDEX flows_by_host ON flows (host);
         """,
+        // 2 (merge of i21-audit): SQLite's `flows.audit_session_id`, so the two column lists stay
+        // one. Audit sessions themselves do not travel yet, so it stays NULL in shared rows.
+        """
+        ALTER TABLE flows ADD COLUMN audit_session_id BIGINT;
+        """,
     ]
 
     /// The version after all migrations.

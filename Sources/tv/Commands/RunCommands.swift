@@ -24,7 +24,9 @@ enum RunCommands {
                   OptionSpec("max-per-client", value: "N", help: "Connections one client address may hold open (default: a quarter of the connection cap, 64 to 1024; 0: no limit); more are refused and said."),
                   OptionSpec("head-timeout", value: "SECONDS", help: "Seconds a client may take to send a whole request head, however slowly it trickles (default 10; 0.1-3600); then 408 and closed."),
                   OptionSpec("log", value: "WHAT", help: "requests: print one line per finished HTTP request (time, method, URL, status, size, duration), like mitmdump; also the log.requests setting."),
-                  OptionSpec("audit", value: "PROJECT", help: "Record an audit session of PROJECT for as long as this session runs (`tv audit`).")]
+                  OptionSpec("audit", value: "PROJECT", help: "Record an audit session of PROJECT for as long as this session runs (`tv audit`)."),
+                  OptionSpec("metrics", value: "HOST:PORT", help: "Serve the session's counters (those of tv status) at http://HOST:PORT/metrics in Prometheus's text format; loopback only (127.0.0.1:9464, [::1]:9464)."),
+                  OptionSpec("metrics-open", help: "Allow --metrics on an address other than loopback (no password: anyone who reaches it reads the counters).")]
             + proxyOptions + [OptionSpec("quiet", help: "Print nothing but errors."),
                               OptionSpec("web", help: "Also serve the screens to a browser on this machine, as `tv web` (its URL is printed)."),
                               OptionSpec("web-listen", value: "HOST:PORT", help: "With --web: " + WebCommand.listenHelp)])
@@ -133,6 +135,8 @@ enum RunCommands {
             options.logRequests = true
         }
         if c.has("web-listen") && !c.has("web") { throw UsageRefusal("--web-listen goes with --web (tv run --web --web-listen HOST:PORT).") }
+        let metricsAddress = try c.value("metrics").map { try MetricsAddress.parse($0, open: c.has("metrics-open")) }
+        if c.has("metrics-open") && metricsAddress == nil { throw UsageRefusal("--metrics-open goes with --metrics HOST:PORT.") }
         let quiet = c.has("quiet")
         options.announcesPinnedHosts = !quiet
         let requestConsole = inv.console
@@ -188,6 +192,10 @@ enum RunCommands {
         }
         defer { if let audit { _ = AuditRecording.stop(home: home, id: audit.id, now: FlowCommands.nowMicros()) } }
         do {
+            // Bound before the session starts, so a taken port is said before anything listens
+            // (a running session is said first, as without --metrics).
+            if metricsAddress != nil { try ControlServer.refuseIfLive(path: SessionPaths.controlSocket(home)) }
+            options.metrics = try metricsAddress.map { try MetricsServer(address: $0) }
             // The session's lines quote peers (host names, handshake failures): each is one line.
             session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
                 console.note("tv: " + TerminalText.line(text))
@@ -201,10 +209,12 @@ enum RunCommands {
             defer { web?.stop() }
             try session.run()
         } catch ControlError.alreadyRunning(let path) {
+            options.metrics?.stop(started: false)
             // Not this start's failure to remember: the running session is the one to show.
             SessionStartRecord.clear(home)
             throw ControlError.alreadyRunning(path: path)
         } catch {
+            options.metrics?.stop(started: false)
             let reason = (error as? UserFacingError)?.message ?? "\(error)"
             SessionStartRecord(state: .failed, pid: getpid(), atMicros: Int64(Date().timeIntervalSince1970 * 1_000_000), reason: reason).write(home)
             throw error

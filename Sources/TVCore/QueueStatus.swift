@@ -1,0 +1,24 @@
+import FlowStore
+import Tunnel
+
+/// Status values of the writer queues the other keys did not carry (added for `tv run
+/// --metrics`; keys are added, never renamed): the flow writer's queue depth and what the
+/// decrypted capture's queue dropped.
+public enum QueueStatus {
+    /// Flow events waiting in the flow writer's queue now (`FlowWriterCounters.pending`).
+    public static let flowQueueEvents = "recording.flowQueueEvents"
+    /// Begin and end events the decrypted capture's full queue dropped (only with `capture.decrypted`).
+    public static let decryptedEventsDropped = "decryptedCapture.eventsDropped"
+    /// Plaintext bytes the decrypted capture's full queue dropped (only with `capture.decrypted`).
+    public static let decryptedBytesDropped = "decryptedCapture.bytesDropped"
+
+    /// The values, as decimal text; the decrypted capture's only when it runs.
+    public static func values(flows: FlowWriterCounters, decrypted: DecryptedCaptureCounters?) -> [String: String] {
+        var values = [flowQueueEvents: String(flows.pending)]
+        if let decrypted {
+            values[decryptedEventsDropped] = String(decrypted.eventsDropped)
+            values[decryptedBytesDropped] = String(decrypted.bytesDropped)
+        }
+        return values
+    }
+}
