@@ -14,6 +14,8 @@ final class FlowBatchWriter {
     private let exchangeUpsert: SQLiteStatement
     /// `UPDATE flows SET program_* … WHERE id = ?` (`FlowEvent.program`).
     private let setProgram: SQLiteStatement
+    /// `INSERT OR IGNORE INTO certificates` (`FlowRecord.newCertificates`, i21-audit-chain).
+    private let insertCertificate: SQLiteStatement
     /// The largest flow id in the file when it was opened (0 for none).
     let maxID: Int64
     /// This writer's row in `flow_writers`, stamped on every flow it writes, and its held lock.
@@ -46,6 +48,7 @@ final class FlowBatchWriter {
         upsert = try database.prepare(FlowRecordColumns.upsertSQL)
         exchangeUpsert = try database.prepare(ExchangeColumns.upsertSQL)
         setProgram = try database.prepare(FlowRecordColumns.programUpdateSQL)
+        insertCertificate = try database.prepare("INSERT OR IGNORE INTO certificates (sha256, der) VALUES (?, ?)")
     }
 
     /// Writes `events` in one transaction. Several events for one flow collapse into its latest
@@ -57,6 +60,8 @@ final class FlowBatchWriter {
         var latest: [Int64: FlowRecord] = [:]
         var exchanges = LatestExchanges()
         var programs: [(Int64, FlowProgram)] = []
+        // Every event's new certificates (a collapsed event may be the one that carried them).
+        var certificates: [String: [UInt8]] = [:]
         order.reserveCapacity(events.count)
         latest.reserveCapacity(events.count)
         for event in events {
@@ -65,11 +70,17 @@ final class FlowBatchWriter {
                 if case let .program(id, program) = event { programs.append((id, program)) }
                 continue
             }
+            for certificate in flow.newCertificates { certificates[certificate.sha256] = certificate.der }
             if latest.updateValue(flow, forKey: flow.id) == nil {
                 order.append(flow.id)
             }
         }
         try database.transaction {
+            for (sha256, der) in certificates {
+                try insertCertificate.bind([.text(sha256), .blob(der)])
+                try insertCertificate.step()
+                insertCertificate.reset()
+            }
             for id in order {
                 try upsert.bind(FlowRecordColumns.bindings(latest[id]!, writer: registration.id))
                 try upsert.step()

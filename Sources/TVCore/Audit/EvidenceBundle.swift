@@ -46,7 +46,8 @@ public struct EvidenceBundleRequest: Sendable, Equatable {
 /// - `manifest.json`: every other file with its size and SHA-256, tv's version, the CA's
 ///   fingerprint, the machine's name, the session's span and settings (`BundleManifest`);
 /// - `project.json`, `session.json`, `markers.json`: the audit records;
-/// - `flows.json`: `{"flows": [...]}`, each flow as `tv flows --json` prints it (five-tuple,
+/// - `flows.json`: `{"flows": [...]}`, each flow as `tv flows --json` prints it, then its
+///   `serverChain` (`BundleServerChain`) (five-tuple,
 ///   names and their origin, program, times, bytes, packets, status, the handshake facts);
 /// - `packets.pcapng`: the packets captured during the session's span (TUN modes), with the
 ///   Decryption Secrets Blocks of its inspected flows unless `--no-keys`;
@@ -95,7 +96,8 @@ public struct EvidenceBundle: Sendable, Equatable {
                                       ("note", .string(project?.note ?? "")), ("created", project.map { JSONValue.int($0.created) } ?? JSONValue.null)]))
         json("session.json", AuditPresentation.json(session))
         json("markers.json", .array(markers.map(AuditPresentation.json)))
-        json("flows.json", .object([("flows", .array(records.map(FlowDetailPresentation.json)))]))
+        let certificates = try store.certificates(Set(records.flatMap(\.certificateChain)))
+        json("flows.json", .object([("flows", .array(records.map { BundleServerChain.json($0, certificates: certificates) }))]))
 
         var packets = 0
         var keyLog: [UInt8] = []
