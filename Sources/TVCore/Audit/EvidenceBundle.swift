@@ -51,7 +51,8 @@ public struct EvidenceBundleRequest: Sendable, Equatable {
 ///   names and their origin, program, times, bytes, packets, status, the handshake facts);
 /// - `packets.pcapng`: the packets captured during the session's span (TUN modes), with the
 ///   Decryption Secrets Blocks of its inspected flows unless `--no-keys`;
-/// - `keys.log`: the client legs' TLS secrets from those blocks (SSLKEYLOGFILE format);
+/// - `keys.log`: the TLS secrets from those blocks (client legs) and from the session's
+///   `AuditKeyLog` (both legs), each line once (SSLKEYLOGFILE format);
 /// - with content: `decrypted.pcapng` (the decrypted capture's packets in the span, when one
 ///   was kept), `requests.har` (HAR 1.2 of the HTTP read from kept turns), `content/turns.json`
 ///   and one `content/flow-ID-turn-N.bin` per kept turn (its bytes as recorded).
@@ -111,6 +112,10 @@ public struct EvidenceBundle: Sendable, Equatable {
                 packets += cut.packets
                 keyLog = cut.keyLog
             }
+        }
+        // Both legs' secrets the audit key log kept (`tv run --audit` while inspecting).
+        if let recorded = FileManager.default.contents(atPath: AuditKeyLog.path(home: home, session: session.id)) {
+            keyLog = AuditKeyLog.merged(keyLog, Array(recorded))
         }
         if request.includeKeys && !keyLog.isEmpty { files.append(BundleFile(name: "keys.log", bytes: keyLog)) }
 

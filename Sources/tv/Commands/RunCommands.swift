@@ -182,6 +182,7 @@ enum RunCommands {
                                              now: FlowCommands.nowMicros(), recorder: AuditRecording.current())
         }
         defer { if let audit { _ = AuditRecording.stop(home: home, id: audit.id, now: FlowCommands.nowMicros()) } }
+        options.auditSessionID = audit?.id
         do {
             // The session's lines quote peers (host names, handshake failures): each is one line.
             session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
