@@ -60,7 +60,8 @@ final class FlowBatchWriter {
         var latest: [Int64: FlowRecord] = [:]
         var exchanges = LatestExchanges()
         var programs: [(Int64, FlowProgram)] = []
-        // Every event's new certificates (a collapsed event may be the one that carried them).
+        // Every event's new certificates (a collapsed event may be the one that carried them);
+        // the first DER offered for a fingerprint is kept, as `INSERT OR IGNORE` keeps the stored one.
         var certificates: [String: [UInt8]] = [:]
         order.reserveCapacity(events.count)
         latest.reserveCapacity(events.count)
@@ -70,7 +71,9 @@ final class FlowBatchWriter {
                 if case let .program(id, program) = event { programs.append((id, program)) }
                 continue
             }
-            for certificate in flow.newCertificates { certificates[certificate.sha256] = certificate.der }
+            for certificate in flow.newCertificates where certificates[certificate.sha256] == nil {
+                certificates[certificate.sha256] = certificate.der
+            }
             if latest.updateValue(flow, forKey: flow.id) == nil {
                 order.append(flow.id)
             }

@@ -77,7 +77,10 @@ public struct AuditKeyLogCounters: Sendable, Equatable {
     public var linesQueued: UInt64 = 0
     /// Lines dropped because the batch was full or the queue was stopping (never waited for).
     public var linesDropped: UInt64 = 0
-    public init() {}
+    public init(linesQueued: UInt64 = 0, linesDropped: UInt64 = 0) {
+        self.linesQueued = linesQueued
+        self.linesDropped = linesDropped
+    }
 }
 
 /// Key log lines waiting for the writer, each with its line feed, at most `maximumBytes`.
