@@ -66,6 +66,10 @@ struct CollapsedFlowBatch {
     var latest: [Int64: FlowRecord] = [:]
     var exchanges = LatestExchanges()
     var programs: [(Int64, FlowProgram)] = []
+    /// Every event's new certificates by SHA-256 (a collapsed event may be the one that carried
+    /// them); the first DER offered for a fingerprint is kept, as `INSERT OR IGNORE` keeps the
+    /// stored one.
+    var certificates: [String: [UInt8]] = [:]
 
     init(_ events: [FlowEvent]) {
         order.reserveCapacity(events.count)
@@ -75,6 +79,9 @@ struct CollapsedFlowBatch {
                 if case let .exchange(exchange) = event { exchanges.keep(exchange) }
                 if case let .program(id, program) = event { programs.append((id, program)) }
                 continue
+            }
+            for certificate in flow.newCertificates where certificates[certificate.sha256] == nil {
+                certificates[certificate.sha256] = certificate.der
             }
             if latest.updateValue(flow, forKey: flow.id) == nil {
                 order.append(flow.id)

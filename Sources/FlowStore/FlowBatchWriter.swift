@@ -19,6 +19,8 @@ final class FlowBatchWriter: FlowBatchStore {
     private let begin: SQLiteStatement
     private let commit: SQLiteStatement
     private let rollback: SQLiteStatement
+    /// `INSERT OR IGNORE INTO certificates` (`FlowRecord.newCertificates`, i21-audit-chain).
+    private let insertCertificate: SQLiteStatement
     /// The largest flow id in the file when it was opened (0 for none).
     let maxID: Int64
     /// This writer's row in `flow_writers`, stamped on every flow it writes, and its held lock.
@@ -54,6 +56,7 @@ final class FlowBatchWriter: FlowBatchStore {
         begin = try database.prepare("BEGIN IMMEDIATE")
         commit = try database.prepare("COMMIT")
         rollback = try database.prepare("ROLLBACK")
+        insertCertificate = try database.prepare("INSERT OR IGNORE INTO certificates (sha256, der) VALUES (?, ?)")
     }
 
     /// Writes `events` in one transaction. Several events for one flow collapse into its latest
@@ -63,6 +66,11 @@ final class FlowBatchWriter: FlowBatchStore {
     func write(_ events: [FlowEvent]) throws {
         let batch = CollapsedFlowBatch(events)
         try transaction {
+            for (sha256, der) in batch.certificates {
+                try insertCertificate.bind([.text(sha256), .blob(der)])
+                try insertCertificate.step()
+                insertCertificate.reset()
+            }
             for id in batch.order {
                 try upsert.bind(FlowRecordColumns.bindings(batch.latest[id]!, writer: registration.id))
                 try upsert.step()

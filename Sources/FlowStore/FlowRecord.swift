@@ -73,6 +73,13 @@ public struct FlowRecord: Sendable, Equatable {
     /// `host` is the server_name of a ClientHello that carried an `encrypted_client_hello`
     /// extension: the outer (public) name of an ECH handshake, unless the extension was GREASE.
     public var hostIsECHPublicName = false
+    /// The server's certificate chain as the upstream leg saw it: SHA-256s (lowercase hex), leaf
+    /// first (`flows.chain`; the DER of each is in `certificates`). Empty when none was seen.
+    public var certificateChain: [String] = []
+    /// Certificates of `certificateChain` whose DER the writer has not been given yet this
+    /// session: it stores them (`INSERT OR IGNORE` into `certificates`) with the record. Not a
+    /// column; never read back.
+    public var newCertificates: [SeenCertificate] = []
     /// The local program behind the flow, or why it is not known; nil until the program lookup
     /// answered. Read from the row; written only by `FlowEvent.program` (the record events
     /// leave it as it is).

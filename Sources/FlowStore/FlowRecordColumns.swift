@@ -12,7 +12,7 @@ enum FlowRecordColumns {
         "client_versions", "client_alpn", "chosen_version_source",
         "cert_subject", "cert_issuer", "cert_sans", "cert_not_before", "cert_not_after", "cert_sha256",
         "packets_up", "packets_down", "client_tls_version",
-        "other_hosts", "ech_public_name",
+        "other_hosts", "ech_public_name", "chain",
     ]
 
     /// `id, start_time, …` for a SELECT list, then the program's columns (`FlowProgramColumns`,
@@ -55,6 +55,7 @@ enum FlowRecordColumns {
             .integerOrNull(flow.packetsUp), .integerOrNull(flow.packetsDown),
             .textOrNull(flow.clientTLSVersion),
             .text(TextList.encode(flow.otherHosts)), .integer(flow.hostIsECHPublicName ? 1 : 0),
+            .text(flow.certificateChain.joined(separator: " ")),
             .integer(writer),
         ]
     }
@@ -110,6 +111,7 @@ enum FlowRecordColumns {
         )
         record.otherHosts = TextList.decode(try r.text("other_hosts"))
         record.hostIsECHPublicName = try r.integer("ech_public_name", in: 0...1) == 1
+        record.certificateChain = try r.text("chain").split(separator: " ").map(String.init)
         return record
     }
 }

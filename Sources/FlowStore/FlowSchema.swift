@@ -463,6 +463,17 @@ public enum FlowSchema {
         ALTER TABLE audit_sessions ADD COLUMN recorder_pid INTEGER;
         ALTER TABLE audit_sessions ADD COLUMN recorder_start_ticks INTEGER;
         """,
+        // 17 (issue 23, branch i21-audit): the server certificate chain the
+        // upstream leg saw: each certificate's DER once, by SHA-256 (`certificates`), and each
+        // flow's chain as those fingerprints, leaf first, space-separated (`flows.chain`; empty
+        // when no chain was seen).
+        """
+        CREATE TABLE certificates (
+            sha256 TEXT PRIMARY KEY,                  -- lowercase hex of the DER's SHA-256
+            der BLOB NOT NULL
+        ) WITHOUT ROWID;
+        ALTER TABLE flows ADD COLUMN chain TEXT NOT NULL DEFAULT '';
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

@@ -38,6 +38,8 @@ public struct ProxyConfiguration: Sendable {
     /// Where the client legs' TLS secrets go besides the key log file (the TUN capture's
     /// Decryption Secrets Blocks); nil: nowhere.
     public var clientLegSecrets: (any TLSSecretsRecorder)?
+    /// Where the upstream legs' TLS secrets go (the audit session's key log, i21-audit); nil: nowhere.
+    public var upstreamLegSecrets: (any TLSSecretsRecorder)?
     /// `--proxy-auth USER:PASSFILE`: the credentials the explicit and SOCKS5 modes require of
     /// every client (HTTP 407 / RFC 1929); nil: none.
     public var proxyCredentials: ProxyCredentials?

@@ -131,6 +131,8 @@ public enum FlowDetailPresentation {
                 ("notBefore", optInt(f.certificateNotBefore)), ("notAfter", optInt(f.certificateNotAfter)),
                 ("sha256", opt(f.certificateSHA256)),
             ])),
+            // The server's chain as the upstream leg saw it: SHA-256s, leaf first (i21-audit).
+            ("chain", .array(f.certificateChain.map { .string($0) })),
             ("program", FlowProgramPresentation.json(f.program)),
         ] + SharedInstancePresentation.jsonField(f.instance))
     }

@@ -39,6 +39,8 @@ public enum FlowRecordMapping {
             r.certificateNotAfter = cert.notAfter
             r.certificateSHA256 = cert.sha256
         }
+        r.certificateChain = f.serverChain
+        r.newCertificates = f.newCertificates
         return r
     }
 }

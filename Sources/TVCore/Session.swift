@@ -42,6 +42,9 @@ public final class Session: Sendable {
         /// `--no-pinning-detection` turns it off for the session, so load generators that close
         /// mid-handshake do not turn inspection into pass-through.
         public var pinningDetection = true
+        /// The audit session this one records for (`tv run --audit`, i21-audit): while
+        /// inspecting, both legs' TLS secrets go to its key log (`AuditKeyLog`); nil: none.
+        public var auditSessionID: Int64?
         /// Say one sentence (through the session's `say`) when a host is newly kept private
         /// because its client refused tv's certificate (off with `--quiet`).
         public var announcesPinnedHosts = true

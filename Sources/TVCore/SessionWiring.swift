@@ -30,6 +30,9 @@ final class SessionWiring: Sendable {
     let decryptedCapture: DecryptedCapture?
     /// The client legs' TLS secrets for a TUN session's capture file (attached once it has one).
     let captureSecrets = CaptureSecrets()
+    /// Both legs' TLS secrets for the recording audit session (`Options.auditSessionID`, while
+    /// inspecting); nil otherwise.
+    let auditKeys: AuditKeyLog?
     /// The proxy configuration for these options (mode, listen address and flow ids are the
     /// caller's to adjust before starting).
     let configuration: ProxyConfiguration
@@ -153,7 +156,11 @@ final class SessionWiring: Sendable {
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         let decrypted = try DecryptedCaptureSetup.make(home: home, record: record, inspecting: inspecting)
         decryptedCapture = decrypted
-        if inspecting { config.clientLegSecrets = captureSecrets }
+        let keys = try AuditKeyLog.forSession(options.auditSessionID, home: home, inspecting: inspecting)
+        auditKeys = keys
+        let capture = captureSecrets
+        if inspecting { config.clientLegSecrets = keys.map { SecretsFanOut(first: capture, second: $0) } ?? capture }
+        config.upstreamLegSecrets = keys
         if let decrypted {
             config.chunkRecorder = ChunkRecorderPair(content, decrypted)
         } else {
@@ -175,6 +182,7 @@ final class SessionWiring: Sendable {
         content.stop()
         contentWriter.close()
         decryptedCapture?.stop()
+        auditKeys?.stop()
         pinning.flush()
         // The proxy has stopped: every flow was closed, so one still open lost its close.
         writer.close(interruptingOpenFlows: true)

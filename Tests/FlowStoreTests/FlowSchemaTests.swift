@@ -20,7 +20,7 @@ import Testing
         #expect(FlowSchema.currentVersion == FlowSchema.migrations.count)
         #expect(try database.userVersion() == FlowSchema.currentVersion)
         #expect(try names(database, type: "table") == ["audit_markers", "audit_projects", "audit_sessions",
-                                                       "captures", "client_pins", "content_turns", "exchanges", "flow_activity", "flow_writers", "flows",
+                                                       "captures", "certificates", "client_pins", "content_turns", "exchanges", "flow_activity", "flow_writers", "flows",
                                                        "flows_text", "flows_text_config", "flows_text_data", "flows_text_docsize",
                                                        "flows_text_idx", "host_names", "packet_counts", "packets", "pinned_hosts", "settings"])
         #expect(try names(database, type: "index") == ["audit_markers_by_time", "audit_sessions_by_project", "audit_sessions_live",

@@ -77,6 +77,11 @@ enum PostgresSchema {
         """
         ALTER TABLE flows ADD COLUMN audit_session_id BIGINT;
         """,
+        // 3 (merge of i21-audit's chain): SQLite's `flows.chain`, the server chain's SHA-256s.
+        // The certificates themselves (DER) stay on the machine that saw them, as content does.
+        """
+        ALTER TABLE flows ADD COLUMN chain TEXT NOT NULL DEFAULT '';
+        """,
     ]
 
     /// The version after all migrations.

@@ -74,9 +74,11 @@ extension ProxyConnection {
         }
         if session.resumed { loop.counters.upstreamResumptions.wrappingAdd(1, ordering: .relaxed) }
         let verifyError: String? = verify == X509_V_OK ? nil : String(cString: X509_verify_cert_error_string(verify))
+        let (chain, fresh) = serverChain(ssl, leaf: facts)
         return ConnectionMachine.UpstreamHandshake(
             version: session.version, alpn: session.selectedALPN, verifyError: verifyError,
-            certificate: facts, certificateSANs: names, resumed: session.resumed)
+            certificate: facts, certificateSANs: names, resumed: session.resumed,
+            chain: chain, newCertificates: fresh)
     }
 
     func startClientTLS(_ plan: ConnectionMachine.ClientTLSPlan) {

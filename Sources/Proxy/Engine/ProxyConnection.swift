@@ -148,8 +148,10 @@ final class ProxyConnection: LoopHandler {
         switch command {
         case .openFlow:
             shared.sink?.flowOpened(machine.facts)
+            if !machine.facts.newCertificates.isEmpty { machine.certificatesReported() }
         case .updateFlow:
             shared.sink?.flowUpdated(machine.facts)
+            if !machine.facts.newCertificates.isEmpty { machine.certificatesReported() }
         case .peekClient:
             needsPeek = true
         case .consumeClient(let count):

@@ -128,6 +128,12 @@ public struct FlowFacts: Sendable, Hashable {
     public var offeredALPN: [String] = []
     /// The real server's certificate, when we saw it (inspection).
     public var serverCertificate: ServerCertificateFacts?
+    /// The server's chain as the upstream leg saw it (`SSL_get_peer_cert_chain`): SHA-256s,
+    /// lowercase hex, leaf first. Empty when not inspected.
+    public var serverChain: [String] = []
+    /// Certificates of `serverChain` this loop has not handed to the sink before: the sink
+    /// stores their DER; the connection empties this once the flow was reported with it.
+    public var newCertificates: [SeenCertificate] = []
     /// Whether the upstream certificate verified (nil when not checked).
     public var upstreamVerified: Bool?
     /// Whether the upstream leg resumed a TLS session (inspection).

@@ -309,6 +309,9 @@ struct ConnectionMachine {
         return startRelay(.raw(plaintext: plaintext, observeServerHello: observeServerHello), watchForTLS: plaintext)
     }
 
+    /// The sink was given `facts.newCertificates`: later reports need not carry their DER.
+    mutating func certificatesReported() { facts.newCertificates = [] }
+
     private mutating func upstreamHandshakeDone(_ done: UpstreamHandshake) -> [Command] {
         guard phase == .upstreamHandshake else { return [] }
         facts.note(done)

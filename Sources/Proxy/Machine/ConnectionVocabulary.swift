@@ -94,6 +94,9 @@ extension ConnectionMachine {
         var certificate: ServerCertificateFacts?
         var certificateSANs: [SubjectAlternativeName]
         var resumed: Bool
+        /// `FlowFacts.serverChain` and `.newCertificates`.
+        var chain: [String] = []
+        var newCertificates: [SeenCertificate] = []
     }
 
     /// Facts from a finished client-leg handshake.

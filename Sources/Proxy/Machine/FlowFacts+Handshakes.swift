@@ -37,6 +37,8 @@ extension FlowFacts {
         versionSource = .upstreamLeg
         alpn = done.alpn.map { String(decoding: $0, as: UTF8.self) }
         serverCertificate = done.certificate
+        serverChain = done.chain
+        newCertificates = done.newCertificates
         upstreamVerified = done.verifyError == nil
         upstreamResumed = done.resumed
     }

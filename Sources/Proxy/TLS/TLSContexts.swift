@@ -30,6 +30,8 @@ final class TLSContexts: @unchecked Sendable {
     private let keylogFD: Int32
     /// The client legs' secrets recorder, retained for the C callback while the server context lives.
     private let secretsBox: Unmanaged<SecretsBox>?
+    /// The upstream legs' recorder (`ProxyConfiguration.upstreamLegSecrets`, i21-audit).
+    private let upstreamSecretsBox: Unmanaged<SecretsBox>?
 
     init(configuration: ProxyConfiguration, sessionCache: UpstreamSessionCache) throws {
         self.sessionCache = sessionCache
@@ -108,13 +110,8 @@ final class TLSContexts: @unchecked Sendable {
         }
         _ = tv_ssl_ctx_set_session_cache_mode(client, tv_SSL_SESS_CACHE_CLIENT | tv_SSL_SESS_CACHE_NO_INTERNAL_STORE)
         SSL_CTX_sess_set_new_cb(client, tvNewUpstreamSession)
-        if let recorder = configuration.clientLegSecrets {
-            let box = Unmanaged.passRetained(SecretsBox(recorder))
-            secretsBox = tv_keylog_attach_sink(server, tvClientLegSecret, box.toOpaque()) == 1 ? box : nil
-            if secretsBox == nil { box.release() }
-        } else {
-            secretsBox = nil
-        }
+        secretsBox = configuration.clientLegSecrets.flatMap { Self.attachSecrets($0, to: server) }
+        upstreamSecretsBox = configuration.upstreamLegSecrets.flatMap { Self.attachSecrets($0, to: client) }
         serverSuiteKeys = Self.suiteKeys(server)
         // A server that asks for a client certificate (in the handshake, in TLS 1.3
         // post-handshake authentication, in a TLS 1.2 renegotiation): noted, and answered with
@@ -150,11 +147,21 @@ final class TLSContexts: @unchecked Sendable {
         ERR_clear_error()
     }
 
+    /// Hands `ctx`'s key log lines to `recorder` (`tv_keylog_attach_sink`); the box to release
+    /// when the contexts go, nil when it could not be attached.
+    static func attachSecrets(_ recorder: any TLSSecretsRecorder, to ctx: OpaquePointer) -> Unmanaged<SecretsBox>? {
+        let box = Unmanaged.passRetained(SecretsBox(recorder))
+        if tv_keylog_attach_sink(ctx, tvClientLegSecret, box.toOpaque()) == 1 { return box }
+        box.release()
+        return nil
+    }
+
     deinit {
         SSL_CTX_free(server)
         SSL_CTX_free(client)
         if keylogFD >= 0 { close(keylogFD) }
         secretsBox?.release()
+        upstreamSecretsBox?.release()
     }
 }
 
@@ -164,7 +171,7 @@ final class SecretsBox: Sendable {
     init(_ recorder: any TLSSecretsRecorder) { self.recorder = recorder }
 }
 
-/// OpenSSL's key log line for a client leg, handed to the session's recorder (never blocks).
+/// OpenSSL's key log line for a leg, handed to the session's recorder (never blocks).
 private let tvClientLegSecret: tv_secrets_sink_fn = { context, line, length in
     guard let context, let line else { return }
     Unmanaged<SecretsBox>.fromOpaque(context).takeUnretainedValue().recorder

@@ -46,11 +46,13 @@ public struct EvidenceBundleRequest: Sendable, Equatable {
 /// - `manifest.json`: every other file with its size and SHA-256, tv's version, the CA's
 ///   fingerprint, the machine's name, the session's span and settings (`BundleManifest`);
 /// - `project.json`, `session.json`, `markers.json`: the audit records;
-/// - `flows.json`: `{"flows": [...]}`, each flow as `tv flows --json` prints it (five-tuple,
+/// - `flows.json`: `{"flows": [...]}`, each flow as `tv flows --json` prints it, then its
+///   `serverChain` (`BundleServerChain`) (five-tuple,
 ///   names and their origin, program, times, bytes, packets, status, the handshake facts);
 /// - `packets.pcapng`: the packets captured during the session's span (TUN modes), with the
 ///   Decryption Secrets Blocks of its inspected flows unless `--no-keys`;
-/// - `keys.log`: the client legs' TLS secrets from those blocks (SSLKEYLOGFILE format);
+/// - `keys.log`: the TLS secrets from those blocks (client legs) and from the session's
+///   `AuditKeyLog` (both legs), each line once (SSLKEYLOGFILE format);
 /// - with content: `decrypted.pcapng` (the decrypted capture's packets in the span, when one
 ///   was kept), `requests.har` (HAR 1.2 of the HTTP read from kept turns), `content/turns.json`
 ///   and one `content/flow-ID-turn-N.bin` per kept turn (its bytes as recorded).
@@ -95,7 +97,8 @@ public struct EvidenceBundle: Sendable, Equatable {
                                       ("note", .string(project?.note ?? "")), ("created", project.map { JSONValue.int($0.created) } ?? JSONValue.null)]))
         json("session.json", AuditPresentation.json(session))
         json("markers.json", .array(markers.map(AuditPresentation.json)))
-        json("flows.json", .object([("flows", .array(records.map(FlowDetailPresentation.json)))]))
+        let certificates = try store.certificates(Set(records.flatMap(\.certificateChain)))
+        json("flows.json", .object([("flows", .array(records.map { BundleServerChain.json($0, certificates: certificates) }))]))
 
         var packets = 0
         var keyLog: [UInt8] = []
@@ -109,6 +112,10 @@ public struct EvidenceBundle: Sendable, Equatable {
                 packets += cut.packets
                 keyLog = cut.keyLog
             }
+        }
+        // Both legs' secrets the audit key log kept (`tv run --audit` while inspecting).
+        if let recorded = FileManager.default.contents(atPath: AuditKeyLog.path(home: home, session: session.id)) {
+            keyLog = AuditKeyLog.merged(keyLog, Array(recorded))
         }
         if request.includeKeys && !keyLog.isEmpty { files.append(BundleFile(name: "keys.log", bytes: keyLog)) }
 

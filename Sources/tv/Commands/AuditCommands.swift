@@ -180,6 +180,8 @@ enum AuditCommands {
             guard inv.console.confirm("Delete it?") else { inv.console.note("Nothing was deleted."); return 1 }
         }
         inv.console.line(AuditPresentation.deleted(try store.audit.delete(session: id)))
+        // Its key log (both legs' secrets) goes with it.
+        unlink(AuditKeyLog.path(home: try inv.home(), session: id))
         return 0
     }
 

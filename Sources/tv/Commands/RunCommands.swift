@@ -191,6 +191,7 @@ enum RunCommands {
                                              now: FlowCommands.nowMicros(), recorder: AuditRecording.current())
         }
         defer { if let audit { _ = AuditRecording.stop(home: home, id: audit.id, now: FlowCommands.nowMicros()) } }
+        options.auditSessionID = audit?.id
         do {
             // Bound before the session starts, so a taken port is said before anything listens
             // (a running session is said first, as without --metrics).
