@@ -61,8 +61,11 @@ public final class SessionTally: Sendable {
         }
     }
 
-    /// The status key of the count of closed flows named by `origin` (`names.origin.sni`).
-    public static func originKey(_ origin: HostOrigin) -> String { "names.origin." + origin.rawValue }
+    /// The status key of the count of closed flows named by `origin` (`names.origin.sni`,
+    /// `names.origin.dnsQuestion`): the case's name, since status keys are camelCase words
+    /// (`tv status --json` nests them at the dots); the stored word (`dns_question`) is the
+    /// metrics label and the flows' `hostOrigin`.
+    public static func originKey(_ origin: HostOrigin) -> String { "names.origin." + String(describing: origin) }
 
     /// The control-socket values: `errors.N.at` / `.host` / `.sentence` (N from 1, newest first),
     /// `names.fromTCP` (connections that announced their host: SNI, CONNECT, SOCKS5, reverse),

@@ -94,7 +94,8 @@ struct MetricsRunTests {
             #expect(scraped["tv_flows_closed_total{status=\(status)}"] == statusValue("closed." + key), "\(status)")
         }
         for origin in ["sni", "quic", "connect", "socks", "reverse", "dns", "dns_question"] {
-            #expect(scraped["tv_names_total{origin=\(origin)}"] == statusValue("names.origin." + origin), "\(origin)")
+            let key = origin == "dns_question" ? "dnsQuestion" : origin
+            #expect(scraped["tv_names_total{origin=\(origin)}"] == statusValue("names.origin." + key), "\(origin)")
         }
         let started = try #require(scraped["tv_start_time_seconds{}"]), startedMicros = try #require(statusValue("startedAt"))
         #expect(abs(started - startedMicros / 1_000_000) < 0.001)

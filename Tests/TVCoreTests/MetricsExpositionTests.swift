@@ -16,7 +16,7 @@ import Testing
         "content.chunksDropped": "5", "content.queueEvents": "6", "content.queueBytes": "700", "content.turnsKept": "8", "content.bytesKept": "900",
         "programs.dropped": "0", "programs.found": "6", "programs.notKnown": "1",
         "names.origin.sni": "4", "names.origin.quic": "0", "names.origin.connect": "2", "names.origin.socks": "0", "names.origin.reverse": "0",
-        "names.origin.dns": "0", "names.origin.dns_question": "0",
+        "names.origin.dns": "0", "names.origin.dnsQuestion": "0",
         "startedAt": "1764633600000042",
         "errors.1.host": "evil\"host\n", "talkers.1.host": "example.com", "dataFolder": "/tmp/x",
     ]

@@ -20,6 +20,7 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 
 URL, OUT, EXPECTED, PROXY, TARGET, CACERT = sys.argv[1:7]
@@ -45,6 +46,17 @@ def wait_for(what, predicate, seconds=10):
             pass
         time.sleep(0.1)
     fail("timed out waiting for " + what)
+
+
+def scrubbar():
+    """The scrub bar's SVG and its rectangle, taken again if a redraw made the element stale."""
+    for _ in range(50):
+        try:
+            svg = driver.find_element(By.ID, "scrubbar")
+            return svg, svg.rect
+        except StaleElementReferenceException:
+            time.sleep(0.1)
+    fail("the scrub bar kept being redrawn")
 
 
 options = webdriver.ChromeOptions()
@@ -110,7 +122,7 @@ try:
     svg = driver.find_element(By.ID, "scrubbar")
     empty = counts.index(0) if 0 in counts else None
     if empty is not None:
-        box = svg.rect
+        svg, box = scrubbar()
         x = (empty + 0.5) / len(counts) * box["width"] - box["width"] / 2
         ActionChains(driver).move_to_element_with_offset(svg, int(x), 0).click().perform()
         wait_for("no matches after an empty bar", lambda: "No matches" in driver.find_element(By.ID, "flow-list").text)
@@ -120,8 +132,7 @@ try:
         print("ok: All brings every row back", flush=True)
     # A sweep across every bar bounds the list to the whole axis, snapped to whole bars; dragging
     # past the right edge is clamped to the last bar.
-    svg = driver.find_element(By.ID, "scrubbar")
-    box = svg.rect
+    svg, box = scrubbar()
     ActionChains(driver).move_to_element_with_offset(svg, int(-box["width"] / 2 + 2), 0).click_and_hold() \
         .move_by_offset(int(box["width"] / 2), 0).move_by_offset(int(box["width"] / 2 + 40), 0).release().perform()
     a = activity
@@ -132,9 +143,10 @@ try:
     wait_for("every row after the sweep", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == len(EXPECTED_IDS))
     print("ok: a sweep across the bars bounds the list, snapped and clamped", flush=True)
     driver.find_element(By.ID, "scrub-all").click()
+    # All redraws the axis: wait for the whole list, then take the new drawing (the old one is stale).
+    wait_for("the whole list after All", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == len(EXPECTED_IDS))
     busy = max(range(len(counts)), key=lambda i: counts[i])
-    svg = driver.find_element(By.ID, "scrubbar")
-    box = svg.rect
+    svg, box = scrubbar()
     x = (busy + 0.5) / len(counts) * box["width"] - box["width"] / 2
     ActionChains(driver).move_to_element_with_offset(svg, int(x), 0).click().perform()
     wait_for("the picked interval said", lambda: driver.find_element(By.ID, "scrub-picked").text.startswith("Showing 20"))
