@@ -153,14 +153,19 @@ struct DiskFullRunTests {
 
         tv = try TVSession(box, [])
         try requests(2, world, tv)
+        // A write that fits in pages SQLite already holds (or in room the start freed) may still
+        // land, so one of the two may be saved; what matters is that each is either saved or
+        // counted, none silently lost (the CI run saw 1 saved + 1 counted once).
         _ = try waitForStatus(box) { $0.int("accepted") == 2 && $0.int("openConnections") == 0
-            && $0.object("recording")?.int("flowsWaiting") == 2 && $0.object("recording")?.string("flowsFailing") == "on" }
+            && ($0.object("recording")?.int("flowsWaiting") ?? 0) >= 1 && $0.object("recording")?.string("flowsFailing") == "on" }
         // Said once: at start when the writer cannot open the file, else at its first write.
         #expect(tv.log().components(separatedBy: "tv: Flows are not being saved: The disk holding the data folder is full").count == 2,
                 "\(tv.log())")
         let stop = try tv.stop()
-        #expect(stop.out.hasPrefix("Stopped the session; not everything was saved in \(box.dataDir): 2 flows never written."), "\(stop.out)")
-        #expect(try box.flowRows().count == 1)
+        let lost = neverWritten(stop.out)
+        let saved = try box.flowRows().count - 1
+        #expect(lost >= 1 && lost + saved == 2, "\(stop.out) saved \(saved)")
+        #expect(stop.out.hasPrefix("Stopped the session; not everything was saved in \(box.dataDir): \(lost == 1 ? "1 flow" : "\(lost) flows") never written."), "\(stop.out)")
     }
 
     @Test("decrypted content on a full disk: turns that cannot be written are said once, counted in status and the stop message; 'recording resumed' when there is room")
