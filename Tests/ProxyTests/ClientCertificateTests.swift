@@ -219,7 +219,10 @@ struct ClientCertificateTests {
             chmod(path, mode)
             return path
         }
-        let now = Int64(Date().timeIntervalSince1970)
+        // Read at each check: a certificate made later in the test starts at the second it was
+        // made (notBefore), which a clock read once before could precede (the CI run saw
+        // "not valid now" for the server-only certificate).
+        var now: Int64 { Int64(Date().timeIntervalSince1970) }
         func problem(_ path: String) -> ProxyError? {
             do { try ClientCertificateRule(pattern: "a", file: path).check(now: now); return nil } catch { return error as? ProxyError }
         }
