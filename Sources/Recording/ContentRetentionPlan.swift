@@ -36,8 +36,12 @@ public struct ContentRetentionPlan: Sendable, Equatable {
     /// Segments the index did not make and has no row of (they predate the database), oldest
     /// first: never deleted by a sweep, only by `tv content delete`.
     public var leftAlone: [Int]
+    /// Segments holding a turn of audit evidence, oldest first: kept whole, rows and file, past
+    /// the expiry and over the ceiling, until no live session holds their flows.
+    public var keptAsEvidence: [Int]
 
-    public init(expireBefore: Int64, drops: [Drop], bytesAfter: Int64, leftAlone: [Int] = []) {
+    public init(expireBefore: Int64, drops: [Drop], bytesAfter: Int64, leftAlone: [Int] = [], keptAsEvidence: [Int] = []) {
+        self.keptAsEvidence = keptAsEvidence
         self.expireBefore = expireBefore
         self.drops = drops
         self.bytesAfter = bytesAfter

@@ -11,6 +11,13 @@
 /// left alone: it predates the database (one moved aside and replaced by a new one), so having no
 /// row here proves nothing. It is listed in `ContentRetentionPlan.leftAlone`, never dropped and
 /// not counted against the ceiling.
+///
+/// Audit evidence (issue 23) is exempt from retention until its session is deleted: a segment
+/// holding any turn of an evidence flow is neither expired nor dropped over the ceiling (it still
+/// counts towards it). A segment holds turns of many flows, so it is kept whole, the other
+/// flows' rows with it (their bytes could not go without the evidence's anyway); once no live
+/// session holds its flows, the next sweep takes it as usual. When the evidence is `.unknown`,
+/// every segment with a row is kept so.
 public enum ContentRetentionPlanner {
     /// The fixed ceiling on decrypted content across all flows: 536,870,912 bytes (512 MiB). The
     /// user chooses the expiry; this is not a setting.
@@ -18,12 +25,15 @@ public enum ContentRetentionPlanner {
 
     /// The plan for `segments` (any order) at `now` (µs since the epoch).
     /// - Parameter ceiling: bytes the files may occupy (tests pass a small one).
+    /// - Parameter evidence: what audit sessions hold (their flows); `SegmentFacts.flows` says
+    ///   which of them a segment holds turns of.
     public static func plan(segments: [SegmentFacts], now: Int64, expiry: ContentExpiry,
-                            ceiling: Int64 = ceilingBytes) -> ContentRetentionPlan {
+                            evidence: AuditEvidence = .none, ceiling: Int64 = ceilingBytes) -> ContentRetentionPlan {
         let cutoff = now - expiry.microseconds
         var drops: [ContentRetentionPlan.Drop] = []
         var kept: [SegmentFacts] = []
         var leftAlone: [Int] = []
+        var keptAsEvidence: [Int] = []
         for segment in segments.sorted(by: { $0.sequence < $1.sequence }) {
             if segment.isBeingWritten {
                 kept.append(segment)
@@ -37,7 +47,11 @@ public enum ContentRetentionPlanner {
                 if segment.rows > 0 { drops.append(.init(sequence: segment.sequence, reason: .fileMissing, bytes: 0)) }
                 continue
             }
-            if segment.rows == 0 {
+            let holdsEvidence = evidence == .unknown ? segment.rows > 0 : !segment.flows.isDisjoint(with: evidence.flows)
+            if holdsEvidence {
+                keptAsEvidence.append(segment.sequence)
+                kept.append(segment)
+            } else if segment.rows == 0 {
                 drops.append(.init(sequence: segment.sequence, reason: .unreferenced, bytes: bytes))
             } else if segment.expiredRows >= segment.rows {
                 drops.append(.init(sequence: segment.sequence, reason: .expired, bytes: bytes))
@@ -50,12 +64,13 @@ public enum ContentRetentionPlanner {
         while total > ceiling, index < kept.count {
             let segment = kept[index]
             index += 1
-            guard !segment.isBeingWritten else { continue }
+            guard !segment.isBeingWritten, !keptAsEvidence.contains(segment.sequence) else { continue }
             let bytes = segment.fileBytes ?? 0
             drops.append(.init(sequence: segment.sequence, reason: .overCeiling, bytes: bytes))
             total -= bytes
         }
         drops.sort { $0.sequence < $1.sequence }
-        return ContentRetentionPlan(expireBefore: cutoff, drops: drops, bytesAfter: total, leftAlone: leftAlone)
+        return ContentRetentionPlan(expireBefore: cutoff, drops: drops, bytesAfter: total, leftAlone: leftAlone,
+                                    keptAsEvidence: keptAsEvidence)
     }
 }

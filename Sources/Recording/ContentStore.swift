@@ -99,20 +99,26 @@ public final class ContentStore {
 
     /// Applies retention now: rows past `expiry`, then segments nothing references, then the
     /// oldest segments while the files are over `ceiling`. The segment being written is spared.
-    /// - Parameter now: µs since the epoch.
+    /// Segments holding audit evidence are kept (`ContentRetentionPlanner`).
+    /// - Parameters:
+    ///   - now: µs since the epoch.
+    ///   - evidence: what audit sessions hold; nil reads it from the history now.
     /// - Throws: `FlowStoreError`, `ContentError.cannotDelete`.
     @discardableResult
-    public func sweep(now: Int64, expiry: ContentExpiry,
-                      ceiling: Int64 = ContentRetentionPlanner.ceilingBytes) throws -> ContentSweepReport {
+    public func sweep(now: Int64, expiry: ContentExpiry, ceiling: Int64 = ContentRetentionPlanner.ceilingBytes,
+                      evidence: AuditEvidence? = nil) throws -> ContentSweepReport {
         try ContentSweeper(database: database, directory: directory)
-            .sweep(now: now, expiry: expiry, ceiling: ceiling, writing: nil)
+            .sweep(now: now, expiry: expiry, ceiling: ceiling, writing: nil, evidence: evidence)
     }
 
     /// What the retention planner knows of every segment now (`RetentionPlanner`'s content half).
-    /// - Parameter now: µs since the epoch.
+    /// - Parameters:
+    ///   - now: µs since the epoch.
+    ///   - evidence: whose flows `SegmentFacts.flows` lists.
     /// - Throws: `FlowStoreError`.
-    public func segmentFacts(now: Int64, expiry: ContentExpiry) throws -> [SegmentFacts] {
-        try ContentSweeper(database: database, directory: directory).facts(expiredBefore: now - expiry.microseconds, writing: nil).0
+    public func segmentFacts(now: Int64, expiry: ContentExpiry, evidence: AuditEvidence = .none) throws -> [SegmentFacts] {
+        try ContentSweeper(database: database, directory: directory)
+            .facts(expiredBefore: now - expiry.microseconds, writing: nil, evidence: evidence).0
     }
 
     /// Deletes the index rows of the flows `selection` (a `SELECT` of flow ids) names, inside the
@@ -127,11 +133,13 @@ public final class ContentStore {
     /// Deletes all decrypted content: every index row, then every segment file except the one a
     /// live session is writing (its bytes become unreferenced and go at a later sweep, once the
     /// session moves to the next segment).
+    /// - Parameter evidence: audit evidence to spare (`tv storage delete-everything`); `.none`
+    ///   (`tv content delete`) deletes it too.
     /// - Returns: what was deleted and which segment was spared.
     /// - Throws: `FlowStoreError`, `ContentError.cannotDelete`.
     @discardableResult
-    public func deleteAll() throws -> ContentSweepReport {
-        try ContentSweeper(database: database, directory: directory).deleteAll(writing: nil)
+    public func deleteAll(evidence: AuditEvidence = .none) throws -> ContentSweepReport {
+        try ContentSweeper(database: database, directory: directory).deleteAll(writing: nil, evidence: evidence)
     }
 
     /// Deletes the index rows of `flow` (its bytes go at a later sweep, when nothing else in their

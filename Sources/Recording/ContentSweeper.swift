@@ -12,16 +12,20 @@ struct ContentSweeper {
     ///   - now: µs since the epoch.
     ///   - writing: the sequence this process is writing (also spared by its lock; named so the
     ///     writer's own sweep does not depend on probing its own file).
+    ///   - evidence: what audit sessions hold; nil reads it from the database now.
     /// - Throws: `FlowStoreError` from the index, `ContentError.cannotDelete` from unlink.
-    func sweep(now: Int64, expiry: ContentExpiry, ceiling: Int64, writing: Int?) throws -> ContentSweepReport {
+    func sweep(now: Int64, expiry: ContentExpiry, ceiling: Int64, writing: Int?,
+               evidence: AuditEvidence? = nil) throws -> ContentSweepReport {
         let index = TurnIndex(database: database)
+        let evidence = evidence ?? AuditEvidence.read(from: database)
         directory.removeAbandonedNewFiles()
-        let (facts, files) = try self.facts(expiredBefore: now - expiry.microseconds, writing: writing)
-        let plan = ContentRetentionPlanner.plan(segments: facts, now: now, expiry: expiry, ceiling: ceiling)
+        let (facts, files) = try self.facts(expiredBefore: now - expiry.microseconds, writing: writing, evidence: evidence)
+        let plan = ContentRetentionPlanner.plan(segments: facts, now: now, expiry: expiry, evidence: evidence, ceiling: ceiling)
         var report = ContentSweepReport(spared: files.last { $0.isBeingWritten })
         report.leftAlone = plan.leftAlone.count
         report.rowsDeleted = try database.transaction {
-            let expiring = facts.filter { $0.expiredRows > 0 }.map(\.sequence)
+            // A segment kept as evidence keeps its rows too (whole, see the planner).
+            let expiring = facts.filter { $0.expiredRows > 0 && !plan.keptAsEvidence.contains($0.sequence) }.map(\.sequence)
             var deleted = try index.deleteRecorded(before: plan.expireBefore, inSegments: expiring)
             for drop in plan.drops { deleted += try index.deleteRows(inSegment: drop.sequence) }
             return deleted
@@ -36,9 +40,11 @@ struct ContentSweeper {
     }
 
     /// What the planner knows of every segment (files and rows), as a sweep would plan over it.
-    /// - Parameter expiredBefore: rows recorded before this moment (µs) count as expired.
+    /// - Parameters:
+    ///   - expiredBefore: rows recorded before this moment (µs) count as expired.
+    ///   - evidence: whose flows `SegmentFacts.flows` lists.
     /// - Throws: `FlowStoreError` from the index.
-    func facts(expiredBefore cutoff: Int64, writing: Int?) throws -> ([SegmentFacts], [SegmentFile]) {
+    func facts(expiredBefore cutoff: Int64, writing: Int?, evidence: AuditEvidence) throws -> ([SegmentFacts], [SegmentFile]) {
         let index = TurnIndex(database: database)
         // Established before listing: a new database's range starts after every segment present.
         let range = try SegmentRangeRecord(database: database).establish(directory)
@@ -48,31 +54,46 @@ struct ContentSweeper {
             return file
         }
         let rows = try index.segmentRows(expiredBefore: cutoff)
+        let held = try index.segmentFlows(of: evidence.flows)
         var facts: [SegmentFacts] = files.map { file in
             let r = rows[file.sequence] ?? (0, 0)
             return SegmentFacts(sequence: file.sequence, fileBytes: file.bytes, rows: r.rows, expiredRows: r.expired,
-                                isBeingWritten: file.isBeingWritten, madeByIndex: range.contains(file.sequence))
+                                isBeingWritten: file.isBeingWritten, madeByIndex: range.contains(file.sequence),
+                                flows: held[file.sequence] ?? [])
         }
         let present = Set(files.map(\.sequence))
         for (sequence, r) in rows where !present.contains(sequence) {
             facts.append(SegmentFacts(sequence: sequence, fileBytes: nil, rows: r.rows, expiredRows: r.expired,
-                                      isBeingWritten: sequence == writing))
+                                      isBeingWritten: sequence == writing, flows: held[sequence] ?? []))
         }
         return (facts, files)
     }
 
     /// Deletes every row, then every segment file but the one being written (those that predate
-    /// the database too: the user asked for all content to go).
-    func deleteAll(writing: Int?) throws -> ContentSweepReport {
+    /// the database too: the user asked for all content to go), except audit evidence: the rows
+    /// of evidence flows stay, and so do the segments they point into (whole: a segment holds
+    /// turns of many flows; the other flows' rows go). With `.unknown` evidence every row stays
+    /// and only files no row points into go.
+    /// - Parameter evidence: what audit sessions hold; nil reads it from the database now.
+    func deleteAll(writing: Int?, evidence: AuditEvidence?) throws -> ContentSweepReport {
         let index = TurnIndex(database: database)
+        let evidence = evidence ?? AuditEvidence.read(from: database)
         var report = ContentSweepReport()
-        report.rowsDeleted = try database.transaction { try index.deleteAll() }
+        report.rowsDeleted = try database.transaction { () -> Int in
+            switch evidence {
+            case .none: return try index.deleteAll()
+            case let .known(_, flows): return try index.deleteAll(except: flows)
+            case .unknown: return 0
+            }
+        }
+        let referenced: Set<Int> = try evidence == .none ? [] : index.referencedSegments()
         directory.removeAbandonedNewFiles()
         for file in directory.segments() {
             if file.isBeingWritten || file.sequence == writing {
                 report.spared = file
                 continue
             }
+            if referenced.contains(file.sequence) { continue }
             if let freed = try directory.delete(sequence: file.sequence) {
                 report.filesDeleted += 1
                 report.bytesFreed += freed

@@ -325,16 +325,17 @@ final class ContentWriterThread: QueueWriter {
 
     /// Deletes all rows and every segment but the one being written.
     func deleteAll() throws -> ContentSweepReport {
-        try ContentSweeper(database: try database(), directory: directory).deleteAll(writing: segment?.sequence)
+        try ContentSweeper(database: try database(), directory: directory).deleteAll(writing: segment?.sequence, evidence: AuditEvidence.none)
     }
 
     /// Deletes all rows and every segment, the one being written too: it is closed first, and
     /// the next turn opens a new one (`tv storage delete-everything` inside a live session).
-    /// Turns still open stay in memory and are written when they end.
+    /// Turns still open stay in memory and are written when they end. Audit evidence stays
+    /// (read from the history now; its segments kept whole).
     func deleteEverything() throws -> ContentSweepReport {
         segment?.close()
         segment = nil
-        return try ContentSweeper(database: try database(), directory: directory).deleteAll(writing: nil)
+        return try ContentSweeper(database: try database(), directory: directory).deleteAll(writing: nil, evidence: nil)
     }
 
     /// Writes the open turns (as incomplete: their ends never came), closes the segment and the

@@ -15,9 +15,14 @@ public struct SegmentFacts: Sendable, Equatable {
     /// and holds no row of predates the database: nothing proves it unreferenced, so it is left
     /// alone (neither deleted nor counted against the ceiling).
     public var madeByIndex: Bool
+    /// Flows with turns in it, as far as the retention planner needs them: the sweep fills in
+    /// only the audit evidence's flows (a segment holds turns of many flows; listing every one
+    /// would read the whole index).
+    public var flows: Set<Int64>
 
     public init(sequence: Int, fileBytes: Int64?, rows: Int, expiredRows: Int = 0, isBeingWritten: Bool = false,
-                madeByIndex: Bool = true) {
+                madeByIndex: Bool = true, flows: Set<Int64> = []) {
+        self.flows = flows
         self.sequence = sequence
         self.fileBytes = fileBytes
         self.rows = rows

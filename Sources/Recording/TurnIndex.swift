@@ -138,6 +138,33 @@ struct TurnIndex {
         return facts
     }
 
+    /// Which of `flows` have turns in each segment (for the retention planner's audit evidence);
+    /// segments holding none of them are absent.
+    func segmentFlows(of flows: Set<Int64>) throws -> [Int: Set<Int64>] {
+        guard !flows.isEmpty else { return [:] }
+        let list = flows.sorted().map(String.init).joined(separator: ",")
+        let statement = try database.prepare("SELECT DISTINCT segment, flow_id FROM content_turns WHERE flow_id IN (\(list))")
+        var held: [Int: Set<Int64>] = [:]
+        try statement.forEachRow { row in held[Int(row.int64(at: 0)), default: []].insert(row.int64(at: 1)) }
+        return held
+    }
+
+    /// Segments that rows point into.
+    func referencedSegments() throws -> Set<Int> {
+        var segments: Set<Int> = []
+        let statement = try database.prepare("SELECT DISTINCT segment FROM content_turns")
+        try statement.forEachRow { segments.insert(Int($0.int64(at: 0))) }
+        return segments
+    }
+
+    /// Deletes every row but those of `flows`. - Returns: how many.
+    func deleteAll(except flows: Set<Int64>) throws -> Int {
+        guard !flows.isEmpty else { return try deleteAll() }
+        let list = flows.sorted().map(String.init).joined(separator: ",")
+        try database.execute("DELETE FROM content_turns WHERE flow_id NOT IN (\(list))")
+        return database.changes
+    }
+
     /// Deletes the rows of `segments` recorded before `cutoff` (µs since the epoch), one segment
     /// at a time through the (segment, recorded_at) index: name the segments `segmentRows` found
     /// expired rows in, so a sweep with nothing expired reads nothing.

@@ -9,14 +9,14 @@
 ///   `capturesMaxBytes`. The file being recorded and audit evidence are never deleted and still
 ///   count towards the size; when only they are left over the limit, the plan says which.
 ///   When the evidence is `.unknown`, no capture is deleted and the history keeps its rows.
-/// - Content: `ContentRetentionPlanner` (its expiry and its fixed ceiling), the one content
-///   planner, unchanged.
+/// - Content: `ContentRetentionPlanner` (its expiry and its fixed ceiling, segments holding
+///   audit evidence kept), the one content planner, unchanged.
 public enum RetentionPlanner {
     /// The plan for `inventory` under `limits` at `now` (µs since the epoch).
     public static func plan(inventory: StorageInventory, limits: StorageLimits, evidence: AuditEvidence = .none,
                             now: Int64) -> RetentionPlan {
         let content = ContentRetentionPlanner.plan(segments: inventory.contentSegments, now: now,
-                                                   expiry: limits.contentExpiry, ceiling: limits.contentCeiling)
+                                                   expiry: limits.contentExpiry, evidence: evidence, ceiling: limits.contentCeiling)
         var flowsBefore: Int64?
         if let age = limits.historyMaxAge, evidence != .unknown, let oldest = inventory.oldestFlowStart,
            oldest < now - age {

@@ -43,12 +43,14 @@ public final class StorageManager {
     /// What exists now, for the planner.
     /// - Parameter recording: the capture file a live session writes, when the caller knows it;
     ///   otherwise the file a live writer holds locked.
-    public func inventory(now: Int64, expiry: ContentExpiry, recording: Int?) throws -> StorageInventory {
+    /// - Parameter evidence: what audit sessions hold (the content segments' facts name its flows).
+    public func inventory(now: Int64, expiry: ContentExpiry, recording: Int?,
+                          evidence: AuditEvidence = .none) throws -> StorageInventory {
         let oldest: Int64?
         if case let .integer(t) = try database.scalar("SELECT min(start_time) FROM flows") { oldest = t } else { oldest = nil }
         return StorageInventory(oldestFlowStart: oldest,
                                 captures: captures.facts(rows: try captureRows(), recording: recording ?? captures.recording()),
-                                contentSegments: try content.segmentFacts(now: now, expiry: expiry))
+                                contentSegments: try content.segmentFacts(now: now, expiry: expiry, evidence: evidence))
     }
 
     /// Plans under `limits` and applies: the one pass a session runs at start, periodically and
@@ -57,9 +59,10 @@ public final class StorageManager {
     ///   (`auditEvidence()`).
     public func applyLimits(_ limits: StorageLimits, evidence: AuditEvidence? = nil, recording: Int?,
                             now: Int64) throws -> StorageReport {
-        let inventory = try inventory(now: now, expiry: limits.contentExpiry, recording: recording)
-        let plan = RetentionPlanner.plan(inventory: inventory, limits: limits, evidence: try evidence ?? auditEvidence(), now: now)
-        return try apply(plan, limits: limits, now: now)
+        let evidence = try evidence ?? auditEvidence()
+        let inventory = try inventory(now: now, expiry: limits.contentExpiry, recording: recording, evidence: evidence)
+        let plan = RetentionPlanner.plan(inventory: inventory, limits: limits, evidence: evidence, now: now)
+        return try apply(plan, limits: limits, evidence: evidence, now: now)
     }
 
     /// Deletes everything but the file being recorded and audit evidence (`evidence`, or what
@@ -70,9 +73,11 @@ public final class StorageManager {
     /// stayed (`walBytesLeft`, `content.spared`).
     public func deleteEverything(evidence: AuditEvidence? = nil, recording: Int?, now: Int64) throws -> StorageReport {
         try database.execute("PRAGMA secure_delete = ON")
-        let inventory = try inventory(now: now, expiry: .default, recording: recording)
-        let plan = RetentionPlanner.everything(inventory: inventory, evidence: try evidence ?? auditEvidence(), now: now)
-        var report = try apply(plan, limits: StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil), now: now)
+        let evidence = try evidence ?? auditEvidence()
+        let inventory = try inventory(now: now, expiry: .default, recording: recording, evidence: evidence)
+        let plan = RetentionPlanner.everything(inventory: inventory, evidence: evidence, now: now)
+        var report = try apply(plan, limits: StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil),
+                               evidence: evidence, now: now)
         if case let .integer(open) = try database.scalar("SELECT count(*) FROM flows WHERE duration IS NULL") { report.openFlowsKept = Int(open) }
         report.walBytesLeft = try emptyWAL()
         return report
@@ -91,13 +96,11 @@ public final class StorageManager {
     /// flows' packets; `.unknown` when the history cannot say (then nothing is deleted that
     /// could be evidence); `.none` when no session holds anything.
     public func auditEvidence() throws -> AuditEvidence {
-        let ids: AuditEvidenceIDs
-        do { ids = try AuditStore.evidence(in: database) } catch { return .unknown }
-        return ids.flows.isEmpty && ids.captures.isEmpty ? .none : .known(captures: ids.captures, flows: ids.flows)
+        AuditEvidence.read(from: database)
     }
 
-    /// Applies `plan`: rows first (in transactions), files after.
-    func apply(_ plan: RetentionPlan, limits: StorageLimits, now: Int64) throws -> StorageReport {
+    /// Applies `plan`: rows first (in transactions), files after; content keeps `evidence`.
+    func apply(_ plan: RetentionPlan, limits: StorageLimits, evidence: AuditEvidence, now: Int64) throws -> StorageReport {
         var report = StorageReport()
         report.sparedRecording = plan.sparedRecording
         report.capturesStillOver = plan.capturesStillOver
@@ -119,8 +122,8 @@ public final class StorageManager {
             }
         }
         report.content = plan.deletesAllContent
-            ? try content.deleteAll()
-            : try content.sweep(now: now, expiry: limits.contentExpiry, ceiling: limits.contentCeiling)
+            ? try content.deleteAll(evidence: evidence)
+            : try content.sweep(now: now, expiry: limits.contentExpiry, ceiling: limits.contentCeiling, evidence: evidence)
         return report
     }
 

@@ -1,0 +1,13 @@
+import FlowStore
+
+extension AuditEvidence {
+    /// What audit sessions hold now (issue 23), read over `database` (the flow database): their
+    /// flows and the capture files holding those flows' packets; `.unknown` when the history
+    /// cannot say (then retention deletes nothing that could be evidence); `.none` when no
+    /// session holds anything.
+    public static func read(from database: SQLiteDatabase) -> AuditEvidence {
+        let ids: AuditEvidenceIDs
+        do { ids = try AuditStore.evidence(in: database) } catch { return .unknown }
+        return ids.flows.isEmpty && ids.captures.isEmpty ? .none : .known(captures: ids.captures, flows: ids.flows)
+    }
+}
