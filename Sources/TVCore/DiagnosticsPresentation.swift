@@ -8,68 +8,97 @@ public enum DiagnosticsPresentation {
     /// The lines for a running session (`values` nil: none runs, and only the verdict is said).
     public static func lines(_ values: [String: String]?) -> [String] {
         guard let values else { return [DiagnosticsVerdict.noSession.sentence] }
-        let v = values.mapValues(TerminalText.line)
-        func n(_ key: String) -> String { Units.grouped(Int64(v[key] ?? "0") ?? 0) }
         var out: [String] = []
         if let notice = NameResolutionNotice.of(values) { out.append(notice.sentence) }
         out.append(DiagnosticsVerdict.of(DiagnosticsFacts(values: values)).sentence)
         out.append("")
+        for section in sections(values) {
+            out.append(section.title)
+            for r in section.rows { out.append(r.label.map { row($0, r.value) } ?? "  " + r.value) }
+        }
+        return out
+    }
 
-        out.append("Inspection (\(v["inspection"] ?? "?"), CA \(v["ca"] ?? "?"); connections closed so far)")
-        out.append(row("offered", n("offered.total")))
-        out.append(row("not TLS", n("offered.notTLS")))
-        out.append(row("inspected", n("offered.inspected")))
-        out.append(row("passed by rule", n("offered.passedByRule")))
-        out.append(row("kept private", "\(n("offered.keptPrivate.pinned")) pinned, \(n("offered.keptPrivate.lacksRoot")) lacking tv's root"))
-        out.append(row("refused by client", "\(n("offered.clientRefused.lacksRoot")) lacking tv's root, \(n("offered.clientRefused.possiblePinning")) possible pinning, \(n("offered.clientRefused.clientLeft")) left"))
-        out.append(row("no CA", n("offered.noCA")))
+    /// One group of counters under its title (`tv diag`'s text, `tv diag --json`'s `sections`).
+    public struct Section: Sendable, Equatable {
+        /// What the counters are of, with the state they are read in ("Inspection (on, CA ready; …)").
+        public var title: String
+        /// Each counter: a label and its value said in words; a row without a label is a sentence.
+        public var rows: [(label: String?, value: String)]
+
+        public static func == (a: Section, b: Section) -> Bool {
+            a.title == b.title && a.rows.map(\.label) == b.rows.map(\.label) && a.rows.map(\.value) == b.rows.map(\.value)
+        }
+    }
+
+    /// The counters the verdict was read from, grouped: inspection, names, decrypted content and
+    /// recording, forwarding, the last errors (the seed's "Session diagnostics").
+    public static func sections(_ values: [String: String]) -> [Section] {
+        let v = values.mapValues(TerminalText.line)
+        func n(_ key: String) -> String { Units.grouped(Int64(v[key] ?? "0") ?? 0) }
+        var out: [Section] = []
+
+        var inspection = Section(title: "Inspection (\(v["inspection"] ?? "?"), CA \(v["ca"] ?? "?"); connections closed so far)", rows: [])
+        inspection.rows.append(("offered", n("offered.total")))
+        inspection.rows.append(("not TLS", n("offered.notTLS")))
+        inspection.rows.append(("inspected", n("offered.inspected")))
+        inspection.rows.append(("passed by rule", n("offered.passedByRule")))
+        inspection.rows.append(("kept private", "\(n("offered.keptPrivate.pinned")) pinned, \(n("offered.keptPrivate.lacksRoot")) lacking tv's root"))
+        inspection.rows.append(("refused by client", "\(n("offered.clientRefused.lacksRoot")) lacking tv's root, \(n("offered.clientRefused.possiblePinning")) possible pinning, \(n("offered.clientRefused.clientLeft")) left"))
+        inspection.rows.append(("no CA", n("offered.noCA")))
         let failures = values.keys.filter { $0.hasPrefix("offered.failed.") }.sorted()
         if failures.isEmpty {
-            out.append(row("failed", "0"))
+            inspection.rows.append(("failed", "0"))
         } else {
             for key in failures {
                 let parts = key.split(separator: ".").map(String.init)
                 let leg = parts.count > 2 ? parts[2] : "?"
                 let reason = parts.count > 3 ? parts[3] : "?"
-                out.append(row("failed (\(leg) leg)", "\(n(key)) \(TerminalText.line(reason))"))
+                inspection.rows.append(("failed (\(leg) leg)", "\(n(key)) \(TerminalText.line(reason))"))
             }
         }
+        out.append(inspection)
 
-        out.append("Names")
-        out.append(row("from TCP", "\(n("names.fromTCP")) named by what the connection announced (SNI, CONNECT, SOCKS5)"))
+        var names = Section(title: "Names", rows: [])
+        names.rows.append(("from TCP", "\(n("names.fromTCP")) named by what the connection announced (SNI, CONNECT, SOCKS5)"))
         // Names from lookups and from QUIC exist only where tv sees packets (the tunnel modes): the
         // tunnel's counters, said as `tv status` and `tv exec` say them (`TunnelNamesPresentation`).
         let tunnel = values.reduce(into: [String: UInt64]()) { out, pair in
             if pair.key.hasPrefix("tunnel."), let n = UInt64(pair.value) { out[String(pair.key.dropFirst("tunnel.".count))] = n }
         }
         if tunnel.isEmpty {
-            out.append(row("from lookups", "none: a proxy sees no DNS or QUIC, so an address-only connection stays unnamed"))
+            names.rows.append(("from lookups", "none: a proxy sees no DNS or QUIC, so an address-only connection stays unnamed"))
         } else {
-            for line in TunnelNamesPresentation.lines(tunnel) { out.append("  " + TerminalText.line(line)) }
+            for line in TunnelNamesPresentation.lines(tunnel) { names.rows.append((nil, TerminalText.line(line))) }
         }
+        out.append(names)
 
-        out.append("Decrypted content and recording (content keeping \(v["contentKeeping"] ?? "?"))")
-        out.append(row("kept", "\(n("content.turnsKept")) turns, \(Units.bytes(Int64(v["content.bytesKept"] ?? "0") ?? 0))"))
-        out.append(row("dropped", "\(n("content.chunksDropped")) chunks (queue full), \(n("recording.contentTurnsNotSaved")) turns not saved"))
-        out.append(row("queue", "\(n("content.queueEvents")) events, \(Units.bytes(Int64(v["content.queueBytes"] ?? "0") ?? 0)) waiting"))
-        out.append(row("flows", "\(n("recording.flowsNotSaved")) not saved, \(n("recording.flowsWaiting")) waiting"))
+        out.append(Section(title: "Decrypted content and recording (content keeping \(v["contentKeeping"] ?? "?"))", rows: [
+            ("kept", "\(n("content.turnsKept")) turns, \(Units.bytes(Int64(v["content.bytesKept"] ?? "0") ?? 0))"),
+            ("dropped", "\(n("content.chunksDropped")) chunks (queue full), \(n("recording.contentTurnsNotSaved")) turns not saved"),
+            ("queue", "\(n("content.queueEvents")) events, \(Units.bytes(Int64(v["content.queueBytes"] ?? "0") ?? 0)) waiting"),
+            ("flows", "\(n("recording.flowsNotSaved")) not saved, \(n("recording.flowsWaiting")) waiting"),
+        ]))
 
-        out.append("Forwarding")
-        out.append(row("accepted", n("accepted")))
-        out.append(row("refused", "\(n("refusedByCap")) at the cap, \(n("refusedPerClient")) over the per-client limit"))
-        out.append(row("errors", "\(n(SessionStatusPresentation.closedKey(.failed))) connections failed"))
+        out.append(Section(title: "Forwarding", rows: [
+            ("accepted", n("accepted")),
+            ("refused", "\(n("refusedByCap")) at the cap, \(n("refusedPerClient")) over the per-client limit"),
+            ("errors", "\(n(SessionStatusPresentation.closedKey(.failed))) connections failed"),
+        ]))
 
-        out.append("Last errors")
-        let errors = recentErrors(values)
-        if errors.isEmpty { out.append("  none") }
-        for e in errors {
-            out.append("  \(Units.utc(e.atMicros / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(e.host)): \(TerminalText.line(e.sentence))")
+        var errors = Section(title: "Last errors", rows: [])
+        let recent = recentErrors(values)
+        if recent.isEmpty { errors.rows.append((nil, "none")) }
+        for e in recent {
+            errors.rows.append((nil, "\(Units.utc(e.atMicros / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(e.host)): \(TerminalText.line(e.sentence))"))
         }
+        out.append(errors)
         return out
     }
 
     /// `tv diag --json`: `running`, `verdict` (`case`, `sentence`), `nameResolution` (the notice's
-    /// sentence or null), `session` (the status values, as `tv status --json`).
+    /// sentence or null), `sections` (the counters grouped as the text groups them: `title`, `rows` of
+    /// `label` and `value`), `session` (the status values, as `tv status --json`).
     public static func json(_ values: [String: String]?) -> JSONValue {
         guard let values else {
             return .object([("running", .bool(false)), ("verdict", verdictJSON(.noSession)), ("nameResolution", .null)])
@@ -77,7 +106,14 @@ public enum DiagnosticsPresentation {
         return .object([("running", .bool(true)),
                         ("verdict", verdictJSON(DiagnosticsVerdict.of(DiagnosticsFacts(values: values)))),
                         ("nameResolution", NameResolutionNotice.of(values).map { .string($0.sentence) } ?? .null),
+                        ("sections", .array(sections(values).map(sectionJSON))),
                         ("session", SessionStatusPresentation.json(values))])
+    }
+
+    /// `{"title", "rows": [{"label" (null for a sentence), "value"}]}`.
+    static func sectionJSON(_ section: Section) -> JSONValue {
+        .object([("title", .string(section.title)),
+                 ("rows", .array(section.rows.map { .object([("label", $0.label.map(JSONValue.string) ?? .null), ("value", .string($0.value))]) }))])
     }
 
     static func verdictJSON(_ verdict: DiagnosticsVerdict) -> JSONValue {

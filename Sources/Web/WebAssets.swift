@@ -95,12 +95,43 @@ pre.hex { white-space: pre; overflow-x: auto; }
 .legend .sent::before { content: "┅ "; color: var(--warn); }
 .badge { display: inline-block; font-size: 0.8rem; padding: 0 0.4rem; border: 1px solid currentColor; border-radius: 0.3rem; }
 .footer { padding: 0.75rem 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.scrub circle.removed { fill: var(--muted); }
+.settings-group h2 { margin-top: 0.25rem; }
+.setting { padding: 0.5rem 0; border-bottom: 1px solid var(--line); }
+.setting:last-of-type { border-bottom: none; }
+.setting-head { overflow-wrap: anywhere; }
+.setting .value { font-variant-numeric: tabular-nums; }
+.setting .meaning { margin: 0.15rem 0 0.35rem; font-size: 0.9rem; }
+form.inline { display: flex; flex-wrap: wrap; gap: 0.4rem; align-items: center; }
+form.inline input { flex: 1 1 12rem; min-width: 0; }
+form.inline [role=status] { flex-basis: 100%; }
+.said { margin: 0.25rem 0; color: var(--good); }
+.said::before { content: "✓ "; }
+.footer-note { font-size: 0.875rem; margin-bottom: 0; }
+ol.steps { list-style: none; padding: 0; margin: 0.5rem 0; display: grid; gap: 0.35rem; }
+ol.steps li { padding: 0.4rem 0.6rem; border: 1px solid var(--line); border-radius: 0.4rem; background: var(--card); }
+ol.steps li.now { border-color: var(--accent); border-width: 2px; }
+.step-number { color: var(--muted); font-size: 0.875rem; }
+.step-mark { font-size: 0.875rem; }
+.card.partial { border-color: var(--warn); }
+.card.verdict { font-size: 1.05rem; }
+.diag-section table th { width: 12rem; }
+li.marker { display: flex; flex-wrap: wrap; gap: 0.25rem 0.75rem; padding: 0.5rem 0.25rem; border-bottom: 1px solid var(--line);
+            border-left: 4px solid var(--warn); }
+.marker-mark { font-weight: 700; color: var(--warn); }
+ul.sessions { padding-left: 1.2rem; }
+label.check { flex-direction: row; align-items: center; gap: 0.4rem; color: var(--fg); font-size: 1rem; margin-right: 1rem; }
+a.button { display: inline-block; text-decoration: none; padding: 0.4rem 0.8rem; border-radius: 0.4rem; border: 1px solid var(--accent); }
+a.button.primary { background: var(--accent); color: var(--card); }
+.har { margin: 0 0 0.5rem; font-size: 0.9rem; }
 @media (max-width: 40rem) {
   main { padding: 0.5rem; }
   .row { grid-template-columns: 1fr; }
   .row .moved { text-align: left; }
   .live { margin-left: 0; width: 100%; }
   th.hide-narrow, td.hide-narrow { display: none; }
+  .diag-section table th { width: auto; }
 }
 """######),
         "/app.js": ("text/javascript; charset=utf-8", ######"""
@@ -148,8 +179,18 @@ async function api(path, options) {
   return answer;
 }
 
+// Said when tv web itself does not answer: `tv run --web` stopped with its session, or `tv web` was stopped.
+const NOT_ANSWERING = "tv web is not answering: it stopped (with its session, for `tv run --web`). Start it again and open the URL it prints.";
+
 async function fetchJSON(path, options) {
-  const response = await fetch(path, Object.assign({ credentials: "same-origin", headers: { Accept: "application/json" } }, options || {}));
+  let response;
+  try {
+    response = await fetch(path, Object.assign({ credentials: "same-origin", headers: { Accept: "application/json" } }, options || {}));
+  } catch (e) {
+    const error = new Error(NOT_ANSWERING);
+    error.status = 0;
+    throw error;
+  }
   let body = null;
   try { body = await response.json(); } catch (e) { body = null; }
   if (!response.ok) {
@@ -251,7 +292,7 @@ function connectEvents() {
   const status = document.getElementById("live");
   const source = new EventSource("/api/events");
   source.addEventListener("open", () => { status.textContent = "● Live"; });
-  source.addEventListener("error", () => { status.textContent = "○ Reconnecting…"; });
+  source.addEventListener("error", () => { status.textContent = "○ Not connected: reconnecting…"; });
   source.addEventListener("flow", e => {
     const event = JSON.parse(e.data);
     for (const f of live.listeners) f("flow", event);
@@ -330,6 +371,471 @@ async function dashboard() {
   try { live.top = await api("/api/top"); drawDashboard(live.top); } catch (e) { main().append(errorCard(e.message)); }
 }
 
+// ---- routing -------------------------------------------------------------------------------
+
+function route() {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  const name = parts[0] || "dashboard";
+  for (const a of document.querySelectorAll("#tabs a")) {
+    if (a.dataset.screen === (name === "flow" ? "timeline" : name)) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
+  live.listeners.clear();
+  routeToken++;
+  if (name === "timeline") timelineScreen();
+  else if (name === "flow" && parts[2] === "packet") packet(parts[1], parts[3]);
+  else if (name === "flow" && parts[2] === "content") content(parts[1]);
+  else if (name === "flow") inspector(parts[1]);
+  else if (name === "captures") captures();
+  else if (name === "settings") settings();
+  else if (name === "setup") setup();
+  else if (name === "diagnostics") diagnostics();
+  else if (name === "audit") audit(parts[1]);
+  else dashboard();
+}
+
+window.addEventListener("hashchange", () => { route(); main().focus({ preventScroll: true }); });
+document.addEventListener("DOMContentLoaded", () => { connectEvents(); route(); });
+"""######),
+        "/audit.js": ("text/javascript; charset=utf-8", ######"""
+// tv web: Audit — projects, each with its sessions; a session's span, flows and markers in one
+// list by time, and its evidence bundle (`tv audit bundle`) as a download. Helpers come from
+// app.js, the flow rows from timeline.js (both loaded first).
+"use strict";
+
+function span(session) {
+  return utc(session.started, true) + " – " + (session.ended === null || session.ended === undefined ? "still recording" : utc(session.ended, true));
+}
+
+async function audit(id) {
+  screen("Audit", h("p", { class: "muted" }, "Loading…"));
+  try {
+    if (id) { await auditSession(id); return; }
+    const [projects, sessions] = await Promise.all([api("/api/audit/projects"), api("/api/audit/sessions")]);
+    const recording = sessions.find(s => s.ended === null || s.ended === undefined);
+    const cards = projects.map(p => {
+      const own = sessions.filter(s => s.project === p.name);
+      return h("section", { class: "card", "data-project": p.name },
+        h("h2", {}, p.name), p.note ? h("p", {}, p.note) : null,
+        h("p", { class: "muted" }, "Made " + utc(p.created, true) + " · " + p.sessions + (p.sessions === 1 ? " session" : " sessions")),
+        own.length === 0 ? h("p", { class: "muted" }, "No sessions yet: `tv audit start " + p.name + "` or `tv run --audit " + p.name + "` records one.")
+          : h("ul", { class: "sessions" }, own.map(s => h("li", { "data-session": s.id },
+              h("a", { href: "#/audit/" + s.id }, "Session " + s.id), " · " + span(s), s.note ? " · " + s.note : "",
+              s.ended === null || s.ended === undefined ? h("span", { class: "badge" }, " ● Recording") : null))));
+    });
+    screen("Audit",
+      recording ? h("div", { class: "card", role: "status" }, h("strong", {}, "● Recording: "), "session " + recording.id + " of " + recording.project + " since " + utc(recording.started, true)) : null,
+      projects.length === 0 ? h("div", { class: "card" }, h("strong", {}, "No projects yet."),
+        h("p", {}, "`tv audit project new NAME` makes one; `tv run --audit NAME` records a session in it.")) : null,
+      ...cards);
+  } catch (e) { screen("Audit", errorCard(e.message)); }
+}
+
+async function auditSession(id) {
+  const back = h("p", {}, h("a", { href: "#/audit" }, "← Audit"));
+  const shown = await api("/api/audit/sessions/" + encodeURIComponent(id));
+  const s = shown.session;
+  const flows = await api("/api/flows?limit=200&audit=" + encodeURIComponent(id));
+  // Flows and markers in one list by time, newest first (as the Timeline).
+  const items = flows.flows.map(f => ({ at: f.startTime, node: flowRow(f) }))
+    .concat(shown.markers.map(m => ({ at: m.time, node: h("li", { class: "marker", "data-marker": m.id },
+      h("span", { class: "marker-mark" }, "⚑ Marker"), h("span", {}, utc(m.time, true)), h("strong", {}, m.text)) })))
+    .sort((a, b) => b.at - a.at);
+  const content = h("input", { type: "checkbox", id: "bundle-content", checked: true });
+  const keys = h("input", { type: "checkbox", id: "bundle-keys", checked: true });
+  const link = h("a", { id: "bundle-download", class: "button primary", download: "audit-session-" + id + ".tar.gz" }, "Download the evidence bundle");
+  const aim = () => {
+    const q = new URLSearchParams();
+    if (!content.checked) q.set("content", "no");
+    if (!keys.checked) q.set("keys", "no");
+    link.setAttribute("href", "/api/audit/sessions/" + id + "/bundle" + (q.toString() ? "?" + q : ""));
+  };
+  content.addEventListener("change", aim);
+  keys.addEventListener("change", aim);
+  aim();
+  screen("Audit session " + id, back,
+    dl([["Project", s.project], ["Note", s.note || "none"], ["Span", span(s)],
+        ["Connections", String(shown.flows)], ["Bytes", "↓ " + bytes(shown.bytesDown) + " received, ↑ " + bytes(shown.bytesUp) + " sent"],
+        ["Packets", String(shown.packets) + (shown.captures.length ? " in captures " + shown.captures.join(", ") : "")],
+        ["Decrypted content", shown.contentTurns + (shown.contentTurns === 1 ? " turn kept" : " turns kept")],
+        ["Ran with", Object.entries(s.settings || {}).map(([k, v]) => k + " " + v).join(", ") || "no session was live"]]),
+    h("section", { class: "card", "aria-label": "Evidence bundle" }, h("h2", {}, "Evidence bundle"),
+      h("p", {}, "One .tar.gz anyone can check with `tv audit verify`: the flows, the captured packets, and unless left out the decrypted content and the TLS secrets. It is written as `tv audit bundle` writes it and removed from this machine's temporary folder once sent."),
+      h("p", {}, h("label", { class: "check" }, content, "Include decrypted content (turns, HAR, decrypted capture)"),
+        h("label", { class: "check" }, keys, "Include TLS secrets (keys.log)")),
+      h("p", {}, link)),
+    h("h2", {}, "Hosts"), shown.hosts.length ? talkersOf(shown.hosts, "Host") : h("p", { class: "muted" }, "None."),
+    h("h2", {}, "Flows and markers"),
+    items.length ? h("ul", { class: "rows", id: "rows" }, items.map(i => i.node)) : h("p", { class: "muted" }, "No connections and no markers in this session."),
+    flows.nextCursor ? h("p", { class: "muted" }, "The first 200 connections are shown; `tv flows --audit " + id + "` lists them all.") : null);
+}
+
+function talkersOf(rows, word) {
+  return h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, word), h("th", { class: "num" }, "Flows"))),
+    h("tbody", {}, rows.map(r => h("tr", {}, h("td", {}, r.name), h("td", { class: "num" }, r.flows)))));
+}
+"""######),
+        "/captures.js": ("text/javascript; charset=utf-8", ######"""
+// tv web: Captures (the files, the Recording mark, room left, rotate, delete, download). Helpers
+// come from app.js (loaded first).
+"use strict";
+
+async function captures() {
+  screen("Captures", h("p", { class: "muted" }, "Loading…"));
+  try {
+    const list = await api("/api/captures");
+    const files = Array.isArray(list) ? list : (list.files || list.captures || []);
+    let room = null;
+    try { room = (await api("/api/captures/room")).said; } catch (e) { room = e.message; }
+    const rows = files.map(f => h("tr", {}, h("td", {}, "capture " + f.seq, f.recording ? h("span", { class: "badge" }, " ● Recording") : ""),
+      h("td", { class: "num" }, bytes(f.bytes)), h("td", { class: "hide-narrow" }, utc(f.startedMicros, true)),
+      h("td", {}, f.recording ? null : h("a", { href: `/api/captures/${f.seq}/file`, download: "" }, "Download"), " ",
+        f.recording ? h("span", { class: "muted" }, "being written") : h("button", { type: "button", onclick: async () => {
+        if (!confirm(`Delete capture ${f.seq} (${bytes(f.bytes)}, ${f.packets} packets)? The connections stay in your history; only the raw packet bytes go, and they do not come back.`)) return;
+        try { await post(`/api/captures/${f.seq}/delete`); captures(); } catch (e) { main().append(errorCard(e.message)); }
+      } }, "Delete"))));
+    screen("Captures",
+      files.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "File"), h("th", { class: "num" }, "Size"), h("th", { class: "hide-narrow" }, "Started"), h("th", {}, ""))), h("tbody", {}, rows))
+                   : h("p", {}, "No capture files. Captures are written in the TUN modes (`tv run --mode tun`, `tv exec`)."),
+      h("p", {}, h("button", { type: "button", onclick: async () => { try { await post("/api/captures/rotate"); captures(); } catch (e) { main().append(errorCard(e.message)); } } }, "Start a new capture file")),
+      h("h2", {}, "Room left"), h("pre", {}, room || ""));
+  } catch (e) { screen("Captures", errorCard(e.message)); }
+}
+"""######),
+        "/index.html": ("text/html; charset=utf-8", ######"""
+<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>TunnelVision</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/app.css">
+<script src="/app.js" defer></script>
+<script src="/timeline.js" defer></script>
+<script src="/inspector.js" defer></script>
+<script src="/captures.js" defer></script>
+<script src="/settings.js" defer></script>
+<script src="/audit.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to the screen</a>
+<header class="top">
+  <span class="brand">TunnelVision</span>
+  <nav aria-label="Screens">
+    <ul id="tabs">
+      <li><a href="#/dashboard" data-screen="dashboard">Dashboard</a></li>
+      <li><a href="#/timeline" data-screen="timeline">Timeline</a></li>
+      <li><a href="#/captures" data-screen="captures">Captures</a></li>
+      <li><a href="#/audit" data-screen="audit">Audit</a></li>
+      <li><a href="#/settings" data-screen="settings">Settings</a></li>
+      <li><a href="#/setup" data-screen="setup">Setup</a></li>
+      <li><a href="#/diagnostics" data-screen="diagnostics">Diagnostics</a></li>
+    </ul>
+  </nav>
+  <span id="live" class="live" role="status" aria-live="polite">Connecting…</span>
+</header>
+<main id="main" tabindex="-1">
+  <p class="muted">Loading…</p>
+</main>
+<noscript><p>tv web's screens need JavaScript (served from this machine only); `tv flows`, `tv top` and the other commands show the same in a terminal.</p></noscript>
+</body>
+</html>
+"""######),
+        "/inspector.js": ("text/javascript; charset=utf-8", ######"""
+// tv web: the Flow Inspector, the decrypted content (turns, the HTTP view, HAR) and one packet
+// down to its bytes. Helpers come from app.js (loaded first).
+"use strict";
+// ---- Flow Inspector ------------------------------------------------------------------------
+
+async function inspector(id) {
+  screen("Connection " + id, h("p", { class: "muted" }, "Loading…"));
+  onLive((kind, event) => { if (kind === "flow" && event.flow.id === Number(id) && event.event === "finished") inspector(id); });
+  let detail;
+  try { detail = await api("/api/flows/" + id); } catch (e) { screen("Connection " + id, errorCard(e.message)); return; }
+  const f = detail.flow || detail;
+  const origin = { sni: "Announced (SNI)", quic: "Announced (QUIC Initial)", connect: "Announced (CONNECT)", socks: "Announced (SOCKS5)",
+                   reverse: "The reverse proxy's upstream", dns: "Inferred from DNS", dns_question: "Inferred from a DNS question",
+                   none: "None seen" }[f.hostOrigin] || f.hostOrigin;
+  const end = f.duration === null ? null : f.startTime + f.duration;
+  const parts = [
+    h("p", {}, h("a", { href: "#/timeline" }, "← Timeline")),
+    dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")"],
+        ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
+        ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
+        ["Packets", f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–")],
+        ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error ? " — " + f.error : "")],
+        ["Program", f.program && f.program.command ? f.program.command + (f.program.pid ? " (pid " + f.program.pid + ")" : "") : (f.program && f.program.unknownReason) || "not known"]]),
+  ];
+  if (f.otherHosts && f.otherHosts.length) parts.push(h("p", { class: "muted" }, "Its address also had the names " + f.otherHosts.join(", ") + "; it could belong to any of them."));
+  if (f.clientTLSVersion || f.serverTLSVersion || f.alpn || (f.clientVersions && f.clientVersions.length)) {
+    parts.push(h("h2", {}, "How it was encrypted"), dl([
+      ["Version chosen", (f.serverTLSVersion || f.clientTLSVersion || "not read") + (f.chosenVersionSource ? " (read from " + f.chosenVersionSource + ")" : "")],
+      ["Offered versions", (f.clientVersions || []).join(", ") || "not read"],
+      ["Offered protocols", (f.clientALPN || []).join(", ") || "none"],
+      ["Chosen protocol", f.alpn || "none"],
+      f.certificate ? ["Certificate", (f.certificate.subject || "") + " issued by " + (f.certificate.issuer || "?")] : null]));
+  }
+  parts.push(h("h2", {}, "Decrypted content"), h("div", { id: "content" }, h("p", { class: "muted" }, "Looking…")));
+  if (detail.requests && detail.requests.length) {
+    parts.push(h("h2", {}, "Requests"), h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Method"), h("th", {}, "Path"), h("th", { class: "num" }, "Status"))),
+      h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""), h("td", {}, x.path || x.url || ""), h("td", { class: "num" }, x.status ?? x.state))))));
+  }
+  parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
+  screen(flowName(f), ...parts);
+  api("/api/flows/" + id + "/turns").then(t => {
+    const turns = t.turns || [];
+    const holder = document.getElementById("content");
+    if (t.absence) { holder.replaceChildren(h("p", { "data-absence": t.absence.reason }, t.absence.sentence)); return; }
+    const kept = turns.reduce((sum, t) => sum + (t.keptBytes || 0), 0);
+    // How much was saved, not how many turns: the amount tells whether it is worth opening.
+    holder.replaceChildren(h("p", {}, bytes(kept) + " kept. ",
+      h("a", { href: "#/flow/" + id + "/content" }, "Read the conversation"), " · ", harLink(id)));
+  }).catch(e => document.getElementById("content").replaceChildren(h("p", { class: "muted" }, e.message)));
+  api("/api/flows/" + id + "/packets").then(p => {
+    const rows = p.packets || [];
+    const holder = document.getElementById("packets");
+    if (rows.length === 0) { holder.replaceChildren(h("p", { class: "muted" }, "No packets were captured for this connection (captures are made in the TUN modes).")); return; }
+    holder.replaceChildren(
+      p.capped ? h("p", { id: "packets-capped" }, `Showing the first ${p.listed} of ${p.count} packets.`) : h("p", { class: "muted" }, `${p.count} packets.`),
+      h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "When"), h("th", {}, "Direction"), h("th", {}, "Meaning"), h("th", { class: "num" }, "Size"))),
+        h("tbody", {}, rows.map(r => h("tr", {}, h("td", {}, h("a", { href: `#/flow/${id}/packet/${r.n}` }, r.n)),
+          h("td", {}, packetOffset(r.offsetMicros)), h("td", {}, sentWord(r.direction)),
+          h("td", {}, meaningWords(r.meaning), r.tcpFlags ? h("span", { class: "muted flags" }, " " + r.tcpFlags.join(" ")) : ""), h("td", { class: "num" }, bytes(r.size)))))));
+  }).catch(e => document.getElementById("packets").replaceChildren(h("p", { class: "muted" }, e.message)));
+}
+
+// A packet's time relative to the connection's first, to the millisecond ("+0.004 s").
+function packetOffset(micros) { return "+" + (micros / 1e6).toFixed(3) + " s"; }
+// `packets.meaning` as people read it ("delivery_confirmed": "delivery confirmed").
+function meaningWords(meaning) { return String(meaning).replace(/_/g, " "); }
+
+// One flow's conversation as HAR, as `tv export har ID` writes it.
+function harLink(id) {
+  return h("a", { href: "/api/flows/" + id + "/har", download: "flow-" + id + ".har", class: "har-link" }, "Download as HAR");
+}
+
+function hexFromPairs(hex) {
+  let raw = "";
+  for (let i = 0; i + 1 < hex.length; i += 2) raw += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
+  return raw;
+}
+
+// Offset, hex and ASCII, 16 bytes a line (`raw` is a string of byte values).
+function hexDump(base64, rawBytes) {
+  const raw = rawBytes !== undefined ? rawBytes : atob(base64);
+  const lines = [];
+  for (let i = 0; i < raw.length; i += 16) {
+    const chunk = raw.slice(i, i + 16);
+    const hex = chunk.split("").map(c => c.charCodeAt(0).toString(16).padStart(2, "0")).join(" ");
+    const ascii = chunk.replace(/[^\x20-\x7e]/g, ".");
+    lines.push(i.toString(16).padStart(6, "0") + "  " + hex.padEnd(48, " ") + "  " + ascii);
+  }
+  return lines.join("\n");
+}
+
+async function content(id) {
+  const back = h("p", {}, h("a", { href: "#/flow/" + id }, "← Connection " + id));
+  screen("Decrypted content of " + id, h("p", { class: "muted" }, "Loading…"));
+  try {
+    const t = await api("/api/flows/" + id + "/turns");
+    const turns = t.turns || [];
+    if (t.absence) { screen("Decrypted content of " + id, back, h("div", { class: "card", role: "status" }, t.absence.sentence)); return; }
+    const http = h("section", { id: "http-view" }, h("button", { type: "button", onclick: async () => {
+      try { const messages = await api("/api/flows/" + id + "/turns?http=1"); http.replaceChildren(h("h2", {}, "As HTTP messages"), anyValue(messages)); }
+      catch (e) { http.replaceChildren(errorCard(e.message)); }
+    } }, "Read as HTTP messages"));
+    screen("Decrypted content of " + id, back, h("p", {}, harLink(id)), http,
+      ...turns.map(turn => h("section", { class: "card" },
+        h("h2", {}, sentWord(turn.direction) + " · turn " + turn.number + " · " + bytes(turn.keptBytes)
+          + (turn.truncated ? " kept of " + bytes(turn.seenBytes) + " (cut; the rest of this side was not recorded)" : "")),
+        h("p", {}, h("a", { href: `/api/flows/${id}/turns/${turn.number}/raw`, download: `flow-${id}-turn-${turn.number}.bin` }, "Download the whole turn")),
+        turn.unreadable ? errorCard(turn.unreadable)
+          : h("pre", { class: turn.text !== undefined ? "" : "hex" }, turn.text !== undefined ? turn.text : hexDump(turn.base64)))));
+  } catch (e) { screen("Decrypted content of " + id, back, errorCard(e.message)); }
+}
+
+async function packet(id, n) {
+  const back = h("p", {}, h("a", { href: "#/flow/" + id }, "← Connection " + id));
+  screen("Packet " + n, h("p", { class: "muted" }, "Loading…"));
+  try {
+    const p = await api(`/api/flows/${id}/packets/${n}`);
+    // The four reasons bytes are missing, each its own sentence (`tv packet`'s).
+    const said = ["absence", "snapLengthCut", "displayCap", "notIP"].filter(k => p[k]).map(k => h("p", { class: "card", "data-reason": k }, p[k]));
+    const sections = Object.entries(p.headers || {});
+    screen("Packet " + n + " of connection " + id, back,
+      dl([["Meaning", meaningWords(p.meaning) + (p.tcpFlags ? " (" + p.tcpFlags + ")" : "")], ["When", packetOffset(p.offsetMicros) + " into the connection, " + utc(p.timeMicros, true)],
+          ["Direction", sentWord(p.direction)], ["Size", bytes(p.size) + (p.bytesKept !== null ? ", " + bytes(p.bytesKept) + " kept" : "")],
+          ["Capture", p.capture + " at byte " + p.fileOffset]]),
+      h("h2", {}, "Headers"),
+      sections.length ? h("div", { id: "packet-headers" }, sections.map(([title, fields]) => h("section", { class: "card", "data-layer": title },
+        h("h3", {}, title), dl(Object.entries(fields))))) : h("p", { class: "muted" }, "None read."),
+      h("h2", {}, "Bytes"), ...said, p.hex ? h("pre", { class: "hex", id: "packet-hex" }, hexDump(null, hexFromPairs(p.hex))) : null);
+  } catch (e) { screen("Packet " + n, back, errorCard(e.message)); }
+}
+"""######),
+        "/settings.js": ("text/javascript; charset=utf-8", ######"""
+// tv web: Settings, and the two screens it leads to: TLS inspection setup and Session
+// diagnostics (the seed's layouts). Helpers come from app.js (loaded first).
+"use strict";
+
+// ---- Settings ------------------------------------------------------------------------------
+
+// The seed's groups, in its order: secure traffic first, the decrypted content directly under it
+// (what makes the second switch comprehensible is the first one right above), then what is kept.
+const SETTING_GROUPS = [
+  ["Secure traffic", ["inspection.enabled", "trust.store", "tls.clientCerts"],
+   "Looking inside your own TLS connections needs a certificate authority made here and trusted by this machine."],
+  ["Decrypted content", ["content.keep", "content.expiry", "content.flowBudget"],
+   "Inspecting looks inside traffic while it happens; keeping content writes a copy of what was decoded to disk. It can only be turned on with inspection on, and always off. There is no “forever”."],
+  ["Requests", ["requests.record", "log.requests"], null],
+  ["Packet capture", ["capture.enabled", "capture.snaplen", "capture.rotateBytes", "capture.rotateAge", "capture.decrypted"],
+   "Captures are written in the TUN modes (tv exec, --mode tun). The snap length belongs to the file: a change applies when the next session starts."],
+  ["Storage limits", ["captures.maxBytes", "captures.maxAge", "history.maxAge"],
+   "Limits are applied when they change and while a session runs. The file being recorded is never deleted; the way out is a new capture file."],
+  ["Shared store", ["store.url"], null],
+  ["Introduction", ["intro.seen"], "Skipping the introduction counts as seen; `tv intro` shows it again."],
+];
+// The choices a setting takes when they are few (the rest are typed, in the units the meaning names).
+const SETTING_CHOICES = { "content.expiry": ["1h", "1d", "1w"] };
+
+function settingText(value) {
+  if (typeof value === "boolean") return value ? "on" : "off";
+  if (Array.isArray(value)) return value.length ? JSON.stringify(value) : "";
+  if (value === null || value === undefined) return "";
+  return String(value);
+}
+
+// One setting: its name and meaning, its value (with the default said), and the control that
+// changes it (`tv settings set`), or where it is changed instead.
+function settingRow(s, said) {
+  const id = "setting-" + s.name.replace(/\W/g, "-");
+  const current = settingText(s.value);
+  let control;
+  if (s.name === "inspection.enabled") {
+    control = h("p", {}, "Turned on and off with `tv inspect on|off`, which checks trust first. ",
+      h("a", { href: "#/setup" }, s.value ? "Manage your certificate" : "Set up secure traffic inspection"));
+  } else {
+    let input;
+    const choices = typeof s.default === "boolean" ? ["on", "off"] : SETTING_CHOICES[s.name];
+    if (choices) input = h("select", { id, name: s.name }, choices.map(c => h("option", { value: c, selected: c === current }, c)));
+    else input = h("input", { id, name: s.name, type: "text", value: current, spellcheck: "false", autocomplete: "off" });
+    control = h("form", { class: "inline", "data-setting": s.name, onsubmit: async e => {
+      e.preventDefault();
+      const out = e.target.querySelector("[role=status]");
+      out.replaceChildren(h("span", { class: "muted" }, "Saving…"));
+      try {
+        const answer = await post("/api/settings", { key: s.name, value: input.value });
+        // Everything is read again: a change may have changed others (limits applied, a session told).
+        settings({ name: s.name, said: answer.said });
+      } catch (err) { out.replaceChildren(errorCard(err.message)); }
+    } }, h("label", { for: id, class: "visually-hidden" }, "New value of " + s.name), input,
+      h("button", { type: "submit" }, "Save"), h("div", { role: "status" }, said ? h("p", { class: "said" }, said) : null));
+  }
+  const byDefault = s.saved ? null : h("span", { class: "badge" }, "default");
+  const size = s.name === "content.flowBudget" || s.name === "capture.snaplen" ? " (" + bytes(s.value) + ")" : "";
+  return h("div", { class: "setting", id: "row-" + id },
+    h("div", { class: "setting-head" }, h("strong", {}, s.name), " ", h("span", { class: "value" }, (current || "none") + size), " ", byDefault),
+    h("p", { class: "muted meaning" }, s.meaning), control);
+}
+
+async function settings(justSaved) {
+  screen("Settings", h("p", { class: "muted" }, "Loading…"));
+  try {
+    const list = await api("/api/settings/meanings");
+    const known = new Set(SETTING_GROUPS.flatMap(g => g[1]));
+    const groups = SETTING_GROUPS.concat([["Other", list.filter(s => !known.has(s.name)).map(s => s.name), null]]);
+    const said = name => justSaved && justSaved.name === name ? justSaved.said : null;
+    screen("Settings",
+      h("p", {}, "Saved first, then a running session is told; a change that could not be saved is not shown as saved."),
+      ...groups.filter(g => g[1].length).map(([title, names, footer]) => h("section", { class: "card settings-group", "aria-label": title },
+        h("h2", {}, title),
+        ...names.map(n => list.find(s => s.name === n)).filter(Boolean).map(s => settingRow(s, said(s.name))),
+        footer ? h("p", { class: "muted footer-note" }, footer) : null)),
+      h("section", { class: "card" }, h("h2", {}, "More"),
+        h("ul", {}, h("li", {}, h("a", { href: "#/setup" }, "TLS inspection setup")),
+          h("li", {}, h("a", { href: "#/diagnostics" }, "Session diagnostics")))));
+  } catch (e) { screen("Settings", errorCard(e.message)); }
+}
+
+// ---- TLS inspection setup ------------------------------------------------------------------
+
+// The seed's steps (002): what inspection means, create, install and trust (2+3 together), ready.
+const SETUP_STEPS = [["explain", "0", "What inspection means"], ["create", "1", "Create the certificate"],
+                     ["installAndTrust", "2+3", "Install and trust the root"], ["ready", "4", "Ready to inspect"]];
+
+async function setup() {
+  screen("TLS inspection setup", h("p", { class: "muted" }, "Asking the trust store…"));
+  try {
+    const ca = await api("/api/ca");
+    const st = ca.stage || {};
+    const state = st.state || {};
+    const current = st.step === "inspecting" ? "ready" : st.step;
+    const at = SETUP_STEPS.findIndex(([step]) => step === current);
+    const steps = h("ol", { class: "steps", id: "setup-steps" }, SETUP_STEPS.map(([step, number, title], i) => {
+      const mark = st.step === "closedDoor" ? "" : i < at || st.step === "inspecting" ? "✓ done" : i === at ? "● now: " + (state.word || "") : "○ to do";
+      return h("li", { class: i === at ? "now" : "", "aria-current": i === at ? "step" : null },
+        h("span", { class: "step-number" }, "Step " + number), " ", h("strong", {}, title), " ", h("span", { class: "step-mark" }, mark));
+    }));
+    const partial = state.done || state.missing
+      ? h("div", { class: "card partial", id: "setup-partial" }, h("h3", {}, "Partly done"),
+          state.done ? h("p", {}, "✓ " + state.done) : null, state.missing ? h("p", {}, "✗ Still missing: " + state.missing) : null)
+      : null;
+    const stores = (ca.stores || []).length
+      ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Trust store"), h("th", {}, "Installed"), h("th", {}, "Trusted for TLS"), h("th", { class: "hide-narrow" }, "Finding"))),
+          h("tbody", {}, ca.stores.map(t => h("tr", {}, h("td", {}, t.store),
+            h("td", {}, t.installed + (t.installedBecause ? " — " + t.installedBecause : "")),
+            h("td", {}, t.usable + (t.usableBecause ? " — " + t.usableBecause : "")),
+            h("td", { class: "hide-narrow" }, t.findingText || "")))))
+      : h("p", { class: "muted" }, "No trust store was asked: there is no certificate to look for yet.");
+    screen("TLS inspection setup",
+      h("p", {}, "The stage is read from the trust store on every visit, never remembered. `tv setup` walks the same steps in a terminal."),
+      steps,
+      h("div", { class: "card", role: "status", id: "setup-stage" },
+        h("h2", {}, (st.number ? "Step " + st.number + ": " : "") + (st.title || "")),
+        h("p", {}, h("strong", {}, state.word || "")),
+        state.waitingFor ? h("p", {}, "Waiting for: " + state.waitingFor) : null,
+        state.reason ? h("p", {}, state.reason + (state.retry ? " " + state.retry : "")) : null,
+        st.meaning ? h("p", {}, st.meaning) : null,
+        st.notice ? h("p", { class: "notice" }, st.notice) : null,
+        st.nextStep ? h("p", {}, h("strong", {}, "Next: "), st.nextStep) : null,
+        st.nextCommand ? h("pre", {}, st.nextCommand) : null),
+      partial,
+      h("h2", {}, "Inspection"), h("p", {}, "Inspection is " + (ca.inspection || "unknown") + "."
+        + (st.canTurnInspectionOn && ca.inspection !== "on" ? " It can be turned on now: `tv inspect on`." : "")),
+      (ca.notices || []).length ? h("div", { class: "card" }, ca.notices.map(n => h("p", {}, n))) : null,
+      h("h2", {}, "The trust stores asked"), stores,
+      h("p", { class: "muted" }, "The certificate: " + (ca.state || "unknown") + (ca.directory ? ", in " + ca.directory : "") + "."));
+  } catch (e) { screen("TLS inspection setup", errorCard(e.message)); }
+}
+
+// ---- Session diagnostics -------------------------------------------------------------------
+
+async function diagnostics() {
+  screen("Session diagnostics", h("p", { class: "muted" }, "Loading…"));
+  try {
+    const d = await api("/api/diag");
+    const sections = (d.sections || []).map(sec => h("section", { class: "card diag-section", "aria-label": sec.title },
+      h("h2", {}, sec.title),
+      h("table", {}, h("tbody", {}, sec.rows.map(r => r.label === null
+        ? h("tr", {}, h("td", { colspan: 2 }, r.value))
+        : h("tr", {}, h("th", { scope: "row" }, r.label), h("td", {}, r.value)))))));
+    screen("Session diagnostics",
+      // Name resolution goes first, and only when something is wrong.
+      d.nameResolution ? h("div", { class: "card error", role: "alert", id: "diag-names" }, d.nameResolution) : null,
+      // The sentence is the screen.
+      h("div", { class: "card verdict", role: "status", id: "diag-verdict", "data-case": d.verdict ? d.verdict.case : "" },
+        h("strong", {}, d.verdict ? d.verdict.sentence : "")),
+      d.running ? null : h("p", { class: "muted" }, "With no session running there is nothing to count: the counters start at zero with every session."),
+      ...sections);
+  } catch (e) { screen("Session diagnostics", errorCard(e.message)); }
+}
+"""######),
+        "/timeline.js": ("text/javascript; charset=utf-8", ######"""
+// tv web: the Timeline (filters, keyset pages, the scrub bar) and its rows. Helpers come from
+// app.js (loaded first).
+"use strict";
+
 // ---- Timeline ------------------------------------------------------------------------------
 
 const timeline = {
@@ -352,7 +858,17 @@ function flowParams(after) {
 
 function filtersActive() { return !!(timeline.interval || timeline.preset || timeline.status || timeline.host); }
 
+// The Timeline's current filter as a HAR download (`tv export har` of the flows it selects).
+function aimHAR() {
+  const link = document.getElementById("har-download");
+  if (!link) return;
+  const p = flowParams(null);
+  p.delete("limit");
+  link.setAttribute("href", "/api/har?" + p);
+}
+
 async function loadFlows(more) {
+  aimHAR();
   try {
     const page = await api("/api/flows?" + flowParams(more ? timeline.next : null));
     timeline.rows = more ? timeline.rows.concat(page.flows) : page.flows;
@@ -429,6 +945,8 @@ function drawScrub() {
     const r = barRange(i);
     const picked = timeline.interval && r.from >= timeline.interval.from && r.to <= timeline.interval.to;
     svg.append(s("rect", { class: "bar" + (picked ? " picked" : ""), x: i * bw + 1, y: hgt - bh, width: Math.max(1, bw - 2), height: bh }));
+    // A bar before the oldest connection kept is not a quiet one: a dot, as `tv activity` draws `·`.
+    if (b.count === null) svg.append(s("circle", { class: "removed", cx: i * bw + bw / 2, cy: hgt - 3, r: 2 }));
   });
   svg.append(s("rect", { class: "cursor", x: timeline.focus * bw + 0.5, y: 0.5, width: Math.max(1, bw - 1), height: hgt - 1, id: "scrubcursor" }));
   const indexAt = ev => {
@@ -528,7 +1046,9 @@ function timelineScreen() {
     h("label", {}, "When", preset), h("label", {}, "Status", status), h("label", {}, "Search", search),
     h("button", { type: "submit" }, "Search"));
   search.addEventListener("search", () => { if (search.value === "") { timeline.host = ""; loadFlows(false); } });
-  screen("Timeline", h("section", { class: "scrub", "aria-label": "Activity" }), form, h("section", { id: "flow-list", "aria-live": "polite" }));
+  const har = h("p", { class: "har" }, h("a", { id: "har-download", download: "timeline.har" }, "Download these connections' HTTP as HAR"),
+    h("span", { class: "muted" }, " (what was kept of inspected connections, as `tv export har` writes it)"));
+  screen("Timeline", h("section", { class: "scrub", "aria-label": "Activity" }), form, har, h("section", { id: "flow-list", "aria-live": "polite" }));
   drawRows();
   refreshTimeline();
   onLive((kind, event) => {
@@ -543,282 +1063,6 @@ function timelineScreen() {
     }
   });
 }
-
-// ---- Flow Inspector ------------------------------------------------------------------------
-
-async function inspector(id) {
-  screen("Connection " + id, h("p", { class: "muted" }, "Loading…"));
-  onLive((kind, event) => { if (kind === "flow" && event.flow.id === Number(id) && event.event === "finished") inspector(id); });
-  let detail;
-  try { detail = await api("/api/flows/" + id); } catch (e) { screen("Connection " + id, errorCard(e.message)); return; }
-  const f = detail.flow || detail;
-  const origin = { sni: "Announced (SNI)", quic: "Announced (QUIC Initial)", connect: "Announced (CONNECT)", socks: "Announced (SOCKS5)",
-                   reverse: "The reverse proxy's upstream", dns: "Inferred from DNS", dns_question: "Inferred from a DNS question",
-                   none: "None seen" }[f.hostOrigin] || f.hostOrigin;
-  const end = f.duration === null ? null : f.startTime + f.duration;
-  const parts = [
-    h("p", {}, h("a", { href: "#/timeline" }, "← Timeline")),
-    dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")"],
-        ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
-        ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
-        ["Packets", f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–")],
-        ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error ? " — " + f.error : "")],
-        ["Program", f.program && f.program.command ? f.program.command + (f.program.pid ? " (pid " + f.program.pid + ")" : "") : (f.program && f.program.unknownReason) || "not known"]]),
-  ];
-  if (f.otherHosts && f.otherHosts.length) parts.push(h("p", { class: "muted" }, "Its address also had the names " + f.otherHosts.join(", ") + "; it could belong to any of them."));
-  if (f.clientTLSVersion || f.serverTLSVersion || f.alpn || (f.clientVersions && f.clientVersions.length)) {
-    parts.push(h("h2", {}, "How it was encrypted"), dl([
-      ["Version chosen", (f.serverTLSVersion || f.clientTLSVersion || "not read") + (f.chosenVersionSource ? " (read from " + f.chosenVersionSource + ")" : "")],
-      ["Offered versions", (f.clientVersions || []).join(", ") || "not read"],
-      ["Offered protocols", (f.clientALPN || []).join(", ") || "none"],
-      ["Chosen protocol", f.alpn || "none"],
-      f.certificate ? ["Certificate", (f.certificate.subject || "") + " issued by " + (f.certificate.issuer || "?")] : null]));
-  }
-  parts.push(h("h2", {}, "Decrypted content"), h("div", { id: "content" }, h("p", { class: "muted" }, "Looking…")));
-  if (detail.requests && detail.requests.length) {
-    parts.push(h("h2", {}, "Requests"), h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Method"), h("th", {}, "Path"), h("th", { class: "num" }, "Status"))),
-      h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""), h("td", {}, x.path || x.url || ""), h("td", { class: "num" }, x.status ?? x.state))))));
-  }
-  parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
-  screen(flowName(f), ...parts);
-  api("/api/flows/" + id + "/turns").then(t => {
-    const turns = t.turns || [];
-    const holder = document.getElementById("content");
-    if (t.absence) { holder.replaceChildren(h("p", { "data-absence": t.absence.reason }, t.absence.sentence)); return; }
-    holder.replaceChildren(h("p", {}, turns.length + (turns.length === 1 ? " turn kept. " : " turns kept. "),
-      h("a", { href: "#/flow/" + id + "/content" }, "Read the conversation")));
-  }).catch(e => document.getElementById("content").replaceChildren(h("p", { class: "muted" }, e.message)));
-  api("/api/flows/" + id + "/packets").then(p => {
-    const rows = p.packets || [];
-    const holder = document.getElementById("packets");
-    if (rows.length === 0) { holder.replaceChildren(h("p", { class: "muted" }, "No packets were captured for this connection (captures are made in the TUN modes).")); return; }
-    holder.replaceChildren(
-      p.capped ? h("p", {}, `Showing the first ${p.listed} of ${p.count} packets.`) : h("p", { class: "muted" }, `${p.count} packets.`),
-      h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "When"), h("th", {}, "Direction"), h("th", {}, "Meaning"), h("th", { class: "num" }, "Size"))),
-        h("tbody", {}, rows.map(r => h("tr", {}, h("td", {}, h("a", { href: `#/flow/${id}/packet/${r.n}` }, r.n)),
-          h("td", {}, "+" + duration(r.offsetMicros)), h("td", {}, sentWord(r.direction)),
-          h("td", {}, r.meaning, r.tcpFlags ? h("span", { class: "muted" }, " " + r.tcpFlags.join(" ")) : ""), h("td", { class: "num" }, bytes(r.size)))))));
-  }).catch(e => document.getElementById("packets").replaceChildren(h("p", { class: "muted" }, e.message)));
-}
-
-function hexFromPairs(hex) {
-  let raw = "";
-  for (let i = 0; i + 1 < hex.length; i += 2) raw += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
-  return raw;
-}
-
-// Offset, hex and ASCII, 16 bytes a line (`raw` is a string of byte values).
-function hexDump(base64, rawBytes) {
-  const raw = rawBytes !== undefined ? rawBytes : atob(base64);
-  const lines = [];
-  for (let i = 0; i < raw.length; i += 16) {
-    const chunk = raw.slice(i, i + 16);
-    const hex = chunk.split("").map(c => c.charCodeAt(0).toString(16).padStart(2, "0")).join(" ");
-    const ascii = chunk.replace(/[^\x20-\x7e]/g, ".");
-    lines.push(i.toString(16).padStart(6, "0") + "  " + hex.padEnd(48, " ") + "  " + ascii);
-  }
-  return lines.join("\n");
-}
-
-async function content(id) {
-  const back = h("p", {}, h("a", { href: "#/flow/" + id }, "← Connection " + id));
-  screen("Decrypted content of " + id, h("p", { class: "muted" }, "Loading…"));
-  try {
-    const t = await api("/api/flows/" + id + "/turns");
-    const turns = t.turns || [];
-    if (t.absence) { screen("Decrypted content of " + id, back, h("div", { class: "card", role: "status" }, t.absence.sentence)); return; }
-    const http = h("section", { id: "http-view" }, h("button", { type: "button", onclick: async () => {
-      try { const messages = await api("/api/flows/" + id + "/turns?http=1"); http.replaceChildren(h("h2", {}, "As HTTP messages"), anyValue(messages)); }
-      catch (e) { http.replaceChildren(errorCard(e.message)); }
-    } }, "Read as HTTP messages"));
-    screen("Decrypted content of " + id, back, http,
-      ...turns.map(turn => h("section", { class: "card" },
-        h("h2", {}, sentWord(turn.direction) + " · turn " + turn.number + " · " + bytes(turn.keptBytes)
-          + (turn.truncated ? " kept of " + bytes(turn.seenBytes) + " (cut; the rest of this side was not recorded)" : "")),
-        h("p", {}, h("a", { href: `/api/flows/${id}/turns/${turn.number}/raw`, download: `flow-${id}-turn-${turn.number}.bin` }, "Download the whole turn")),
-        turn.unreadable ? errorCard(turn.unreadable)
-          : h("pre", { class: turn.text !== undefined ? "" : "hex" }, turn.text !== undefined ? turn.text : hexDump(turn.base64)))));
-  } catch (e) { screen("Decrypted content of " + id, back, errorCard(e.message)); }
-}
-
-async function packet(id, n) {
-  const back = h("p", {}, h("a", { href: "#/flow/" + id }, "← Connection " + id));
-  screen("Packet " + n, h("p", { class: "muted" }, "Loading…"));
-  try {
-    const p = await api(`/api/flows/${id}/packets/${n}`);
-    const said = ["absence", "snapLengthCut", "displayCap", "notIP"].filter(k => p[k]).map(k => h("p", { "data-reason": k }, p[k]));
-    screen("Packet " + n + " of connection " + id, back,
-      dl([["Meaning", p.meaning + (p.tcpFlags ? " (" + p.tcpFlags + ")" : "")], ["When", "+" + duration(p.offsetMicros) + " into the connection, " + utc(p.timeMicros, true)],
-          ["Direction", sentWord(p.direction)], ["Size", bytes(p.size) + (p.bytesKept !== null ? ", " + bytes(p.bytesKept) + " kept" : "")],
-          ["Capture", p.capture + " at byte " + p.fileOffset]]),
-      h("h2", {}, "Headers"), p.headers ? anyValue(p.headers) : h("p", { class: "muted" }, "None read."),
-      h("h2", {}, "Bytes"), ...said, p.hex ? h("pre", { class: "hex" }, hexDump(null, hexFromPairs(p.hex))) : null);
-  } catch (e) { screen("Packet " + n, back, errorCard(e.message)); }
-}
-
-// ---- the other screens ---------------------------------------------------------------------
-
-async function captures() {
-  screen("Captures", h("p", { class: "muted" }, "Loading…"));
-  try {
-    const list = await api("/api/captures");
-    const files = Array.isArray(list) ? list : (list.files || list.captures || []);
-    let room = null;
-    try { room = (await api("/api/captures/room")).said; } catch (e) { room = e.message; }
-    const rows = files.map(f => h("tr", {}, h("td", {}, "capture " + f.seq, f.recording ? h("span", { class: "badge" }, " ● Recording") : ""),
-      h("td", { class: "num" }, bytes(f.bytes)), h("td", { class: "hide-narrow" }, utc(f.startedMicros, true)),
-      h("td", {}, f.recording ? null : h("a", { href: `/api/captures/${f.seq}/file`, download: "" }, "Download"), " ",
-        f.recording ? h("span", { class: "muted" }, "being written") : h("button", { type: "button", onclick: async () => {
-        if (!confirm(`Delete capture ${f.seq} (${bytes(f.bytes)}, ${f.packets} packets)? The connections stay in your history; only the raw packet bytes go, and they do not come back.`)) return;
-        try { await post(`/api/captures/${f.seq}/delete`); captures(); } catch (e) { main().append(errorCard(e.message)); }
-      } }, "Delete"))));
-    screen("Captures",
-      files.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "File"), h("th", { class: "num" }, "Size"), h("th", { class: "hide-narrow" }, "Started"), h("th", {}, ""))), h("tbody", {}, rows))
-                   : h("p", {}, "No capture files. Captures are written in the TUN modes (`tv run --mode tun`, `tv exec`)."),
-      h("p", {}, h("button", { type: "button", onclick: async () => { try { await post("/api/captures/rotate"); captures(); } catch (e) { main().append(errorCard(e.message)); } } }, "Start a new capture file")),
-      h("h2", {}, "Room left"), h("pre", {}, room || ""));
-  } catch (e) { screen("Captures", errorCard(e.message)); }
-}
-
-async function settings() {
-  screen("Settings", h("p", { class: "muted" }, "Loading…"));
-  try {
-    const values = await api("/api/settings");
-    const entries = Array.isArray(values) ? values.map(v => [v.key || v.name, v.value]) : Object.entries(values);
-    const key = h("select", { id: "setting-key" }, entries.map(([k]) => h("option", { value: k }, k)));
-    const value = h("input", { id: "setting-value", type: "text" });
-    const said = h("p", { role: "status", id: "setting-said" });
-    const form = h("form", { class: "filters", onsubmit: async e => {
-      e.preventDefault();
-      try { await post("/api/settings", { key: key.value, value: value.value }); said.textContent = "Saved " + key.value + "."; settings(); }
-      catch (err) { said.replaceChildren(errorCard(err.message)); }
-    } }, h("label", {}, "Setting", key), h("label", {}, "New value", value), h("button", { type: "submit", class: "primary" }, "Save"));
-    screen("Settings", h("p", {}, "Saved first, then a running session is told. Inspection is turned on and off on the ",
-      h("a", { href: "#/setup" }, "Setup"), " screen's terms (`tv inspect on|off`)."),
-      h("table", {}, h("tbody", {}, entries.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, anyValue(v)))))),
-      h("h2", {}, "Change a setting"), form, said);
-  } catch (e) { screen("Settings", errorCard(e.message)); }
-}
-
-async function setup() {
-  screen("TLS inspection setup", h("p", { class: "muted" }, "Asking the trust store…"));
-  try {
-    const ca = await api("/api/ca");
-    const st = ca.stage || {};
-    const state = st.state || {};
-    screen("TLS inspection setup",
-      h("p", {}, "The stage is read from the trust store on every visit, never remembered. `tv setup` walks the same steps in a terminal."),
-      h("div", { class: "card", role: "status", id: "setup-stage" },
-        h("h2", {}, (st.number ? "Step " + st.number + ": " : "") + (st.title || "")),
-        h("p", {}, h("strong", {}, state.word || "")),
-        state.done ? h("p", {}, "Done: " + state.done) : null,
-        state.missing ? h("p", {}, "Still missing: " + state.missing) : null,
-        state.waitingFor ? h("p", {}, "Waiting for: " + state.waitingFor) : null,
-        state.reason ? h("p", {}, state.reason + (state.retry ? " " + state.retry : "")) : null,
-        st.meaning ? h("p", {}, st.meaning) : null,
-        st.nextStep ? h("p", {}, "Next: " + st.nextStep) : null,
-        st.nextCommand ? h("pre", {}, st.nextCommand) : null),
-      h("h2", {}, "Inspection"), h("p", {}, "Inspection is " + (ca.inspection || "unknown") + "."),
-      (ca.notices || []).length ? h("div", { class: "card" }, ca.notices.map(n => h("p", {}, n))) : null,
-      h("h2", {}, "The root and the trust stores"), anyValue(Object.fromEntries(Object.entries(ca).filter(([k]) => !["stage", "notices", "inspection"].includes(k)))));
-  } catch (e) { screen("TLS inspection setup", errorCard(e.message)); }
-}
-
-async function diagnostics() {
-  screen("Session diagnostics", h("p", { class: "muted" }, "Loading…"));
-  try {
-    const d = await api("/api/diag");
-    screen("Session diagnostics",
-      d.nameResolution ? h("div", { class: "card error", role: "alert" }, d.nameResolution) : null,
-      h("div", { class: "card", role: "status" }, h("strong", {}, d.verdict ? d.verdict.sentence : "")),
-      d.running ? h("h2", {}, "Counters") : h("p", { class: "muted" }, "With no session running there is nothing to count: the counters start at zero with every session."),
-      d.session ? anyValue(d.session) : null);
-  } catch (e) { screen("Session diagnostics", errorCard(e.message)); }
-}
-
-async function audit(id) {
-  screen("Audit", h("p", { class: "muted" }, "Loading…"));
-  const token = routeToken;
-  try {
-    if (id) {
-      const s = await api("/api/audit/sessions/" + encodeURIComponent(id));
-      if (token !== routeToken) return;
-      screen("Audit session " + id, h("p", {}, h("a", { href: "#/audit" }, "All sessions")), anyValue(s));
-      return;
-    }
-    const [projects, sessions] = await Promise.all([api("/api/audit/projects"), api("/api/audit/sessions")]);
-    if (token !== routeToken) return;
-    const live = sessions.find(s => s.ended === null || s.ended === undefined);
-    screen("Audit",
-      live ? h("div", { class: "card", role: "status" }, h("strong", {}, "Recording: "), "session " + live.id + " of " + live.project + " since " + live.started) : null,
-      h("h2", {}, "Projects"),
-      projects.length === 0 ? h("p", { class: "muted" }, "No projects yet: `tv audit project new NAME` makes one.") : anyValue(projects),
-      h("h2", {}, "Sessions"),
-      sessions.length === 0 ? h("p", { class: "muted" }, "No sessions yet: `tv audit start PROJECT` or `tv run --audit PROJECT` records one.")
-        : h("ul", {}, sessions.map(s => h("li", {}, h("a", { href: "#/audit/" + s.id }, "Session " + s.id), " · " + s.project + " · " + s.started + (s.ended ? " to " + s.ended : " (recording)")))));
-  } catch (e) { if (token === routeToken) screen("Audit", errorCard(e.message)); }
-}
-
-// ---- routing -------------------------------------------------------------------------------
-
-function route() {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
-  const name = parts[0] || "dashboard";
-  for (const a of document.querySelectorAll("#tabs a")) {
-    if (a.dataset.screen === (name === "flow" ? "timeline" : name)) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
-  }
-  live.listeners.clear();
-  routeToken++;
-  if (name === "timeline") timelineScreen();
-  else if (name === "flow" && parts[2] === "packet") packet(parts[1], parts[3]);
-  else if (name === "flow" && parts[2] === "content") content(parts[1]);
-  else if (name === "flow") inspector(parts[1]);
-  else if (name === "captures") captures();
-  else if (name === "settings") settings();
-  else if (name === "setup") setup();
-  else if (name === "diagnostics") diagnostics();
-  else if (name === "audit") audit(parts[1]);
-  else dashboard();
-}
-
-window.addEventListener("hashchange", () => { route(); main().focus({ preventScroll: true }); });
-document.addEventListener("DOMContentLoaded", () => { connectEvents(); route(); });
-"""######),
-        "/index.html": ("text/html; charset=utf-8", ######"""
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>TunnelVision</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="/app.css">
-<script src="/app.js" defer></script>
-</head>
-<body>
-<a class="skip" href="#main">Skip to the screen</a>
-<header class="top">
-  <span class="brand">TunnelVision</span>
-  <nav aria-label="Screens">
-    <ul id="tabs">
-      <li><a href="#/dashboard" data-screen="dashboard">Dashboard</a></li>
-      <li><a href="#/timeline" data-screen="timeline">Timeline</a></li>
-      <li><a href="#/captures" data-screen="captures">Captures</a></li>
-      <li><a href="#/audit" data-screen="audit">Audit</a></li>
-      <li><a href="#/settings" data-screen="settings">Settings</a></li>
-      <li><a href="#/setup" data-screen="setup">Setup</a></li>
-      <li><a href="#/diagnostics" data-screen="diagnostics">Diagnostics</a></li>
-    </ul>
-  </nav>
-  <span id="live" class="live" role="status" aria-live="polite">Connecting…</span>
-</header>
-<main id="main" tabindex="-1">
-  <p class="muted">Loading…</p>
-</main>
-<noscript><p>tv web's screens need JavaScript (served from this machine only); `tv flows`, `tv top` and the other commands show the same in a terminal.</p></noscript>
-</body>
-</html>
 """######),
     ]
 }

@@ -153,15 +153,18 @@ struct WebRunTests {
             return
         }
         let world = try RunWorld()
-        // Inspecting and keeping content, so the conversation screen has turns to draw.
-        let session = try world.run("--inspect", "--keep-content", "--web", "--web-listen", "127.0.0.1:0")
+        let box = world.sandbox
+        // Inspecting and keeping content, so the conversation screen has turns to draw; recorded
+        // as an audit session, so the Audit screens have a session, its flows and a marker.
+        #expect(try box.tv("audit", "project", "new", "web-screens").status == 0)
+        let session = try world.run("--inspect", "--keep-content", "--audit", "web-screens", "--web", "--web-listen", "127.0.0.1:0")
         defer { session.kill() }
         let web = try served(session)
-        let box = world.sandbox
         // Two seconds apart, so the scrub bar's one-second bars hold flows and gaps between them.
         for (i, path) in ["/a", "/b", "/c"].enumerated() {
             if i > 0 { usleep(2_100_000) }
             #expect(try world.curlThrough(session, [world.url(path)]).status == 0)
+            if i == 0 { #expect(try box.tv("audit", "mark", "between", "the", "screens").status == 0) }
         }
         let ids = try box.closedFlows(3).compactMap { $0["id"] as? Int }
         let folder = Self.screenshotFolder
@@ -170,10 +173,14 @@ struct WebRunTests {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/web_browser.py").path
         // Debian's python3, which python3-selenium installs into (a PATH python may be another).
         let result = try box.tool("/usr/bin/python3", [script, web.base + "/?token=" + web.token, folder, ids.map(String.init).joined(separator: ","),
-                                              session.proxyURL, web.base + "/live", world.tvRoot], timeout: 180)
+                                              session.proxyURL, web.base + "/live", world.tvRoot, String(session.pid)], timeout: 240)
         #expect(result.status == 0, "\(result.all)")
         for check in ["every screen loaded at 1280x800", "every screen loaded at 390x844", "the Timeline shows the flows tv flows --json shows",
-                      "tapping a bar filters the list", "a sweep across the bars bounds the list", "a click on a row opens flow", "the conversation shows its turns", "a new flow appeared without a reload", "no console errors"] {
+                      "tapping a bar filters the list", "a sweep across the bars bounds the list", "a click on a row opens flow", "the conversation shows its turns", "a new flow appeared without a reload", "no console errors",
+                      "every screen readable at 200 % zoom", "a setting changed says what tv settings set said, a refusal its sentence",
+                      "the setup shows its steps and the stage", "diagnostics show the verdict and its five sections",
+                      "the audit session shows its flows and marker and offers its bundle", "the Timeline's HAR holds the picked interval's requests",
+                      "retention winning the stretch is said under the scrub bar", "a flow's HAR downloads from its inspector", "the session gone is said"] {
             #expect(result.out.contains("ok: " + check), "\(result.all)")
         }
         #expect(FileManager.default.fileExists(atPath: folder + "/timeline-390x844.png"))

@@ -119,4 +119,27 @@ import Testing
         #expect(DiagnosticsPresentation.json(nil).serialized()
                 == #"{"running":false,"verdict":{"case":"noSession","sentence":"# + "\"" + Self.noSession + #""},"nameResolution":null}"#)
     }
+
+    @Test("tv diag --json's sections are the text's groups: titles, labelled counters and sentences, each once")
+    func sections() throws {
+        let values = ["inspection": "on", "ca": "loaded", "contentKeeping": "off", "offered.total": "1200", "offered.inspected": "1",
+                      "names.fromTCP": "2", "accepted": "2", "closed.failed": "1",
+                      "errors.1.at": "1764511503000000", "errors.1.host": "localhost", "errors.1.sentence": "the client refused"]
+        let sections = DiagnosticsPresentation.sections(values)
+        #expect(sections.map(\.title) == ["Inspection (on, CA loaded; connections closed so far)", "Names",
+                                          "Decrypted content and recording (content keeping off)", "Forwarding", "Last errors"])
+        #expect(sections[0].rows.first! == ("offered", "1,200"))
+        #expect(sections[0].rows[2] == ("inspected", "1"))
+        #expect(sections[3].rows.map(\.label) == ["accepted", "refused", "errors"])
+        #expect(sections[3].rows[2].value == "1 connections failed")
+        #expect(sections[4].rows.count == 1 && sections[4].rows[0].label == nil && sections[4].rows[0].value == "14:05:03 localhost: the client refused")
+        // The text is the sections drawn: each title, then each row, after the verdict and a blank line.
+        let lines = DiagnosticsPresentation.lines(values)
+        #expect(lines.count == 2 + sections.count + sections.map(\.rows.count).reduce(0, +))
+        #expect(lines.contains("Forwarding") && lines.contains("  accepted            2"))
+        // And the JSON carries them as label/value pairs.
+        let json = DiagnosticsPresentation.json(values).serialized()
+        #expect(json.contains(#""sections":[{"title":"Inspection (on, CA loaded; connections closed so far)","rows":[{"label":"offered","value":"1,200"},"#))
+        #expect(json.contains(#"{"title":"Last errors","rows":[{"label":null,"value":"14:05:03 localhost: the client refused"}]}"#))
+    }
 }

@@ -16,7 +16,9 @@ enum SettingsCommands {
         discussion: "Settings live in $TV_HOME/settings.json. A change is saved first, then a running session is told. Inspection itself is turned on and off with `tv inspect on|off`, which checks trust first.",
         options: [OptionSpec("json", help: "Print as JSON.")],
         subcommands: [
-            CommandSpec(name: "show", summary: "Every setting with its value (the default).", options: [OptionSpec("json", help: "Print as JSON.")]),
+            CommandSpec(name: "show", summary: "Every setting with its value (the default).",
+                        options: [OptionSpec("json", help: "Print as JSON."),
+                                  OptionSpec("meanings", help: "With --json: a list of {name, value, saved, default, meaning}, in this order (tv web's Settings screen).")]),
             CommandSpec(name: "get", summary: "One setting's value.", positionals: [PositionalSpec("KEY", help: "The setting's name, e.g. content.expiry.")]),
             CommandSpec(name: "set", summary: "Save one setting and apply it to a running session.",
                         positionals: [PositionalSpec("KEY", help: "The setting's name."), PositionalSpec("VALUE", help: "Its new value.")]),
@@ -33,6 +35,14 @@ enum SettingsCommands {
         let rows = SettingKeys.all.map { key -> (String, String, Bool, String) in
             let saved = record.values[key.name]
             return (key.name, saved.map(text) ?? key.defaultText, saved != nil, key.summary)
+        }
+        if inv.json && inv.command.has("meanings") {
+            inv.console.line(JSONValue.array(SettingKeys.all.map { key in
+                JSONValue.object([("name", .string(key.name)), ("value", record.values[key.name] ?? key.defaultJSON),
+                                  ("saved", .bool(record.values[key.name] != nil)), ("default", key.defaultJSON),
+                                  ("meaning", .string(key.summary))])
+            }).serialized(pretty: true))
+            return 0
         }
         if inv.json {
             inv.console.line(JSONValue.object(SettingKeys.all.map { ($0.name, record.values[$0.name] ?? $0.defaultJSON) }).serialized(pretty: true))

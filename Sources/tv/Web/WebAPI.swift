@@ -11,6 +11,14 @@ struct WebAPI: Sendable {
     /// The data folder every command is run on (`--data-dir`; never taken from a request).
     let home: TVHome
     let environment: [String: String]
+    /// The Dashboard's figures, sampled on a thread of their own for every event stream.
+    let dashboard: DashboardSampler
+
+    init(home: TVHome, environment: [String: String]) {
+        self.home = home
+        self.environment = environment
+        dashboard = DashboardSampler(home: home)
+    }
 
     /// One route: a method, a path pattern (`:id` a positive whole number) and the command it runs.
     struct Route: Sendable {
@@ -24,7 +32,7 @@ struct WebAPI: Sendable {
         var download: String? = nil
     }
 
-    static let flowFilters = ["host", "program", "status", "since", "from", "to", "filter", "limit", "after"]
+    static let flowFilters = ["host", "program", "audit", "status", "since", "from", "to", "filter", "limit", "after"]
 
     /// Every `/api/` route, in the order the README lists them.
     static let routes: [Route] = [
@@ -46,6 +54,7 @@ struct WebAPI: Sendable {
         Route(method: "GET", pattern: ["requests"], command: ["requests", "--json"], options: ["flow", "since", "from", "to", "filter", "limit", "after"]),
         Route(method: "GET", pattern: ["requests", ":id"], command: ["request", ":id", "--json"], options: []),
         Route(method: "GET", pattern: ["settings"], command: ["settings", "show", "--json"], options: []),
+        Route(method: "GET", pattern: ["settings", "meanings"], command: ["settings", "show", "--json", "--meanings"], options: []),
         Route(method: "GET", pattern: ["ca"], command: ["ca", "status", "--json"], options: []),
         Route(method: "GET", pattern: ["content"], command: ["content", "status", "--json"], options: []),
         Route(method: "GET", pattern: ["audit", "projects"], command: ["audit", "projects", "--json"], options: []),
@@ -59,6 +68,7 @@ struct WebAPI: Sendable {
         let rest = Array(parts.dropFirst())
         if rest == ["events"], request.method == "GET" { return WebEvents.response(home: home, api: self) }
         if rest == ["settings"], request.method == "POST" { return setSetting(request.body) }
+        if let file = WebFileDownload.route(rest, method: request.method, query: request.query) { return written(file) }
         if rest.count == 3, rest[0] == "captures", rest[2] == "file", request.method == "GET", let seq = Int64(rest[1]) {
             return captureFile(seq)
         }
@@ -87,15 +97,13 @@ struct WebAPI: Sendable {
     }
 
     /// POST /api/settings with `{"key": K, "value": V}`: `tv settings set K V` (saved first, then
-    /// a running session told), answered with the new settings.
+    /// a running session told), answered with what it said (`{"said": TEXT}`) or its refusal.
     func setSetting(_ body: [UInt8]) -> WebResponse {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
               let key = object["key"] as? String, let value = object["value"] as? String else {
             return WebResponse.error("A setting change is a JSON object {\"key\": NAME, \"value\": TEXT}.", status: 400)
         }
-        let set = run(["settings", "set", key, value])
-        guard set.status == 200 else { return set }
-        return run(["settings", "show", "--json"])
+        return run(["settings", "set", key, value])
     }
 
     /// GET /api/captures/SEQ/file: the capture file `tv captures --json` lists as SEQ, as a

@@ -12,12 +12,12 @@ import Glibc
 ///
 /// - `event: flow`, one per flow opened or finished: the line `tv flows --follow --json` prints
 ///   (`FlowFollower`, the same reads as `FollowCommand`, every `pollMillis`).
-/// - `event: top`, every `topEvery` polls: what `GET /api/top` answers (`tv top --once --json`:
-///   the session's liveness, rates, totals, talkers), for the Dashboard.
+/// - `event: top`, whenever `DashboardSampler` has new figures (every 3 s, sampled on its own
+///   thread, so a flow event never waits for one): the shape `GET /api/top` answers (`tv top
+///   --once --json`: the session's liveness, rates, totals, talkers), for the Dashboard.
 /// - a comment line every `keepAliveEvery` polls, so a client that went away is noticed.
 enum WebEvents {
     static let pollMillis: UInt32 = 500
-    static let topEvery = 6
     static let keepAliveEvery = 30
     /// Set when `tv web` stops: every stream ends at its next poll.
     static let stopping = Atomic<Bool>(false)
@@ -39,6 +39,8 @@ final class FlowEventStream: WebStream, @unchecked Sendable {
     private var follower = FlowFollower(startMicros: FlowCommands.nowMicros())
     private var polls = 0
     private var started = false
+    /// The dashboard figures' generation last sent.
+    private var toldGeneration = 0
 
     init(home: TVHome, api: WebAPI) {
         self.home = home
@@ -72,18 +74,18 @@ final class FlowEventStream: WebStream, @unchecked Sendable {
                     }
                 }
             }
-            if polls % WebEvents.topEvery == 0 { out += top() }
+            out += top()
             if out.isEmpty && polls % WebEvents.keepAliveEvery == 0 { out = Array(": still here\n\n".utf8) }
             if !out.isEmpty { return out }
         }
     }
 
-    /// The Dashboard's figures as one `top` event.
+    /// The Dashboard's newest figures as one `top` event, when there are figures not yet sent.
     private func top() -> [UInt8] {
-        let answer = api.run(["top", "--once", "--json"])
-        guard answer.status == 200 else { return [] }
-        let compact = String(decoding: answer.body, as: UTF8.self).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined()
-        return Array("event: top\ndata: \(compact)\n\n".utf8)
+        let figures = api.dashboard.latest()
+        guard figures.generation > toldGeneration else { return [] }
+        toldGeneration = figures.generation
+        return Array("event: top\ndata: \(figures.json)\n\n".utf8)
     }
 
     /// The store, opened once it exists (a data folder with no session yet has none).

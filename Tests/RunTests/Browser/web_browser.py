@@ -1,51 +1,41 @@
 #!/usr/bin/env python3
 """Drives tv web's screens in headless Chromium (Debian's chromium + chromium-driver, Selenium).
 
-Usage: web_browser.py URL OUTDIR EXPECTED_IDS PROXY TARGET CACERT
+Usage: web_browser.py URL OUTDIR EXPECTED_IDS PROXY TARGET CACERT SESSION_PID
   URL           the URL `tv run --web` printed (with its token)
   OUTDIR        where the screenshots go (screen-WIDTHxHEIGHT.png)
   EXPECTED_IDS  the flow ids `tv flows --json` lists, comma-separated
   PROXY, TARGET, CACERT  a curl through the session (PROXY) to TARGET, trusting CACERT: the
                          new flow that must appear on the Timeline without a reload (any answer
                          will do: a plain http:// TARGET needs no certificate)
+  SESSION_PID   the `tv run --web` session, stopped at the end (SIGTERM) to see the page say so
+
+Every flow is in audit session 1 (of project web-screens), with one marker.
 
 Prints one line per check passed; exits 1 with the reason at the first that fails.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+sys.dont_write_bytecode = True  # no __pycache__ beside the tests
+from browser_common import fail, severe_messages, start_chromium, wait_for
 from selenium.webdriver.common.by import By
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 
-URL, OUT, EXPECTED, PROXY, TARGET, CACERT = sys.argv[1:7]
+URL, OUT, EXPECTED, PROXY, TARGET, CACERT, SESSION_PID = sys.argv[1:8]
 EXPECTED_IDS = sorted(int(x) for x in EXPECTED.split(",") if x)
 BASE = URL.split("/?token=")[0]
 SCREENS = ["dashboard", "timeline", "flow/%d" % EXPECTED_IDS[-1], "flow/%d/content" % EXPECTED_IDS[-1],
-           "captures", "settings", "setup", "diagnostics", "audit"]
+           "captures", "settings", "setup", "diagnostics", "audit", "audit/1"]
 
 
-def fail(message):
-    print("FAIL: " + message, flush=True)
-    sys.exit(1)
 
 
-def wait_for(what, predicate, seconds=10):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            value = predicate()
-            if value:
-                return value
-        except Exception:  # the page is being redrawn
-            pass
-        time.sleep(0.1)
-    fail("timed out waiting for " + what)
 
 
 def scrubbar():
@@ -59,20 +49,12 @@ def scrubbar():
     fail("the scrub bar kept being redrawn")
 
 
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync"]:
-    options.add_argument(flag)
-options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = start_chromium()
 errors = []
 
 
 def console_errors():
-    for entry in driver.get_log("browser"):
-        if entry["level"] == "SEVERE":
-            errors.append(entry["message"])
+    errors.extend(severe_messages(driver))
 
 
 try:
@@ -83,19 +65,95 @@ try:
         fail("the address kept more than the path: " + driver.current_url)
     print("ok: the token was traded and dropped from the address", flush=True)
 
-    # Every screen loads, at both sizes, with a heading and no error card of the page's own.
-    for width, height in [(1280, 800), (390, 844)]:
+    # Every screen loads, at both sizes and at 200 % zoom (a 1280x800 window showing 640x400 CSS
+    # pixels), with a heading, no error card of the page's own and nothing wider than the window.
+    for width, height, zoom in [(1280, 800, 1), (390, 844, 1), (1280, 800, 2)]:
         driver.set_window_size(width, height)
+        if zoom != 1:
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                   {"width": width // zoom, "height": height // zoom, "deviceScaleFactor": zoom, "mobile": False})
         for name in SCREENS:
             driver.get(BASE + "/#/" + name)
             wait_for(name + " drawn", lambda: driver.find_element(By.ID, "main").get_attribute("data-drawn") == "#/" + name)
             wait_for(name + "'s heading", lambda: driver.find_element(By.CSS_SELECTOR, "main h1").text.strip())
             wait_for(name + " loaded", lambda: "Loading" not in driver.find_element(By.TAG_NAME, "main").text, 15)
             time.sleep(0.3)
-            driver.save_screenshot(os.path.join(OUT, "%s-%dx%d.png" % (name.replace("/", "-"), width, height)))
+            if driver.find_elements(By.CSS_SELECTOR, "main .card.error"):
+                fail(name + " shows an error: " + driver.find_element(By.CSS_SELECTOR, "main .card.error").text)
+            if driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
+                fail("%s is wider than the window at %dx%d, zoom %d" % (name, width, height, zoom))
+            suffix = "%dx%d" % (width, height) + ("-zoom200" if zoom == 2 else "")
+            driver.save_screenshot(os.path.join(OUT, "%s-%s.png" % (name.replace("/", "-"), suffix)))
             console_errors()
-        print("ok: every screen loaded at %dx%d" % (width, height), flush=True)
+        if zoom == 2:
+            driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            print("ok: every screen readable at 200 % zoom", flush=True)
+        else:
+            print("ok: every screen loaded at %dx%d" % (width, height), flush=True)
     driver.set_window_size(1280, 800)
+
+    # Settings: grouped, each with its meaning; a change says what `tv settings set` said, a
+    # refusal its sentence; inspection is pointed to the setup.
+    driver.get(BASE + "/#/settings")
+    wait_for("the settings", lambda: driver.find_elements(By.CSS_SELECTOR, "form[data-setting='content.expiry']"))
+    groups = [g.get_attribute("aria-label") for g in driver.find_elements(By.CSS_SELECTOR, "section.settings-group")]
+    if groups[:2] != ["Secure traffic", "Decrypted content"]:
+        fail("the settings' groups are " + str(groups))
+    if "How long kept content lives: 1h, 1d or 1w (never forever)." not in driver.find_element(By.TAG_NAME, "main").text:
+        fail("content.expiry's meaning is not said")
+    form = driver.find_element(By.CSS_SELECTOR, "form[data-setting='content.expiry']")
+    form.find_element(By.CSS_SELECTOR, "select option[value='1w']").click()
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_for("the change said", lambda: driver.find_element(By.CSS_SELECTOR, "form[data-setting='content.expiry'] .said").text.startswith("Saved content.expiry = 1w (was "))
+    budget = driver.find_element(By.CSS_SELECTOR, "form[data-setting='content.flowBudget'] input")
+    budget.clear()
+    budget.send_keys("lots")
+    driver.find_element(By.CSS_SELECTOR, "form[data-setting='content.flowBudget'] button[type=submit]").click()
+    refusal = wait_for("the refusal said", lambda: driver.find_element(By.CSS_SELECTOR, "form[data-setting='content.flowBudget'] .card.error").text)
+    if "content.flowBudget" not in refusal or "lots" not in refusal:
+        fail("the refusal is not the command's sentence: " + refusal)
+    if "tv inspect on|off" not in driver.find_element(By.ID, "row-setting-inspection-enabled").text:
+        fail("inspection is not pointed to `tv inspect`")
+    driver.save_screenshot(os.path.join(OUT, "settings-changed-1280x800.png"))
+    print("ok: a setting changed says what tv settings set said, a refusal its sentence", flush=True)
+
+    # Setup: the four steps, the stage now marked, read from `tv ca status --json`.
+    driver.get(BASE + "/#/setup")
+    steps = wait_for("the steps", lambda: driver.find_elements(By.CSS_SELECTOR, "#setup-steps li"))
+    current = [li.text for li in steps if li.get_attribute("aria-current") == "step"]
+    if len(steps) != 4 or len(current) != 1 or not driver.find_element(By.CSS_SELECTOR, "#setup-stage h2").text.startswith("Step "):
+        fail("the setup's steps are %s, the current %s" % ([li.text for li in steps], current))
+    print("ok: the setup shows its steps and the stage (%s)" % current[0].replace("\n", " "), flush=True)
+
+    # Diagnostics: the verdict first, then the seed's five sections.
+    driver.get(BASE + "/#/diagnostics")
+    sections = wait_for("the sections", lambda: driver.find_elements(By.CSS_SELECTOR, "section.diag-section h2"))
+    titles = [t.text.split(" (")[0] for t in sections]
+    if titles != ["Inspection", "Names", "Decrypted content and recording", "Forwarding", "Last errors"]:
+        fail("the diagnostics' sections are " + str(titles))
+    if not driver.find_element(By.ID, "diag-verdict").text.strip():
+        fail("the diagnostics say no verdict")
+    print("ok: diagnostics show the verdict and its five sections", flush=True)
+
+    # Audit: the project, its session recording, then the session's flows and marker by time and its bundle.
+    driver.get(BASE + "/#/audit")
+    link = wait_for("the session", lambda: driver.find_element(By.CSS_SELECTOR, "section[data-project='web-screens'] li[data-session='1'] a"))
+    if "Recording" not in driver.find_element(By.CSS_SELECTOR, "li[data-session='1']").text:
+        fail("the live session is not marked Recording")
+    link.click()
+    wait_for("the session's rows", lambda: driver.find_elements(By.CSS_SELECTOR, "#rows li.marker"))
+    shown = sorted(int(r.get_attribute("data-flow")) for r in driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]"))
+    if shown != EXPECTED_IDS:
+        fail("the audit session shows flows %s, expected %s" % (shown, EXPECTED_IDS))
+    if "between the screens" not in driver.find_element(By.CSS_SELECTOR, "#rows li.marker").text:
+        fail("the marker's text is not shown")
+    bundle = driver.find_element(By.ID, "bundle-download")
+    if not bundle.get_attribute("href").endswith("/api/audit/sessions/1/bundle"):
+        fail("the bundle link is " + bundle.get_attribute("href"))
+    driver.find_element(By.ID, "bundle-keys").click()
+    if not bundle.get_attribute("href").endswith("/api/audit/sessions/1/bundle?keys=no"):
+        fail("the bundle link without keys is " + bundle.get_attribute("href"))
+    print("ok: the audit session shows its flows and marker and offers its bundle", flush=True)
 
     # The conversation of an inspected flow: its turns, each with its direction and a download.
     driver.get(BASE + "/#/flow/%d/content" % EXPECTED_IDS[-1])
@@ -156,8 +214,30 @@ try:
         fail("the axis does not say its counts cover everything recorded")
     driver.save_screenshot(os.path.join(OUT, "timeline-picked-1280x800.png"))
     print("ok: tapping a bar filters the list to its %d flows" % counts[busy], flush=True)
+    # The HAR download follows the filter: the picked interval, as `tv export har` writes it.
+    picked = driver.execute_script("return timeline.interval")
+    har = driver.find_element(By.ID, "har-download").get_attribute("href")
+    if not har.endswith("/api/har?from=%d&to=%d" % (picked["from"], picked["to"])):
+        fail("the Timeline's HAR link is " + har)
+    answer = driver.execute_async_script("""const done = arguments[arguments.length - 1];
+        fetch(arguments[0]).then(r => r.json().then(b => done([r.status, r.headers.get('content-disposition'), b.log.entries.length])))
+        .catch(e => done(String(e)));""", har)
+    if answer != [200, 'attachment; filename="timeline.har"', counts[busy]]:
+        fail("the Timeline's HAR answered " + str(answer))
+    print("ok: the Timeline's HAR holds the picked interval's requests", flush=True)
     driver.find_element(By.ID, "scrub-all").click()
     wait_for("the whole list after All", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == len(EXPECTED_IDS))
+
+    # Retention wins the stretch: the last week reaches before the oldest connection kept, and
+    # the bars there are drawn as dots and said, not as quiet zeros.
+    driver.find_element(By.CSS_SELECTOR, "#preset option[value='1w']").click()
+    said = wait_for("the retention notice", lambda: driver.find_element(By.CSS_SELECTOR, ".scrub [data-notice=partlyRemoved]").text)
+    if "removed by retention or never recorded" not in said or not driver.find_elements(By.CSS_SELECTOR, "#scrubbar circle.removed"):
+        fail("the week's axis does not say retention won: " + said)
+    driver.save_screenshot(os.path.join(OUT, "timeline-retention-1280x800.png"))
+    print("ok: retention winning the stretch is said under the scrub bar", flush=True)
+    driver.find_element(By.CSS_SELECTOR, "#preset option[value='']").click()
+    wait_for("the whole list again", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == len(EXPECTED_IDS))
 
     # A click on a row opens its inspector.
     first = driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")[0]
@@ -183,5 +263,25 @@ try:
     if errors:
         fail("console errors: " + json.dumps(errors))
     print("ok: no console errors", flush=True)
+
+    # One flow's HAR from its inspector.
+    driver.get(BASE + "/#/flow/%d" % EXPECTED_IDS[-1])
+    har = wait_for("the flow's HAR link", lambda: driver.find_element(By.CSS_SELECTOR, "#content a.har-link")).get_attribute("href")
+    answer = driver.execute_async_script("""const done = arguments[arguments.length - 1];
+        fetch(arguments[0]).then(r => r.json().then(b => done([r.status, r.headers.get('content-disposition'), b.log.entries.length])))
+        .catch(e => done(String(e)));""", har)
+    if answer != [200, 'attachment; filename="flow-%d.har"' % EXPECTED_IDS[-1], 1]:
+        fail("the flow's HAR answered " + str(answer))
+    print("ok: a flow's HAR downloads from its inspector", flush=True)
+
+    # The session gone: the page says it is not connected, and the next screen says tv web is not answering.
+    os.kill(int(SESSION_PID), signal.SIGTERM)
+    wait_for("the page to say it is not connected", lambda: "Not connected" in driver.find_element(By.ID, "live").text, 15)
+    driver.execute_script("location.hash = '#/settings'")
+    gone = wait_for("the screen to say tv web is gone", lambda: driver.find_element(By.CSS_SELECTOR, "main .card.error").text)
+    if "tv web is not answering" not in gone:
+        fail("the session gone is said as: " + gone)
+    driver.save_screenshot(os.path.join(OUT, "session-gone-1280x800.png"))
+    print("ok: the session gone is said", flush=True)
 finally:
     driver.quit()

@@ -1,0 +1,130 @@
+// tv web: the Flow Inspector, the decrypted content (turns, the HTTP view, HAR) and one packet
+// down to its bytes. Helpers come from app.js (loaded first).
+"use strict";
+// ---- Flow Inspector ------------------------------------------------------------------------
+
+async function inspector(id) {
+  screen("Connection " + id, h("p", { class: "muted" }, "Loading…"));
+  onLive((kind, event) => { if (kind === "flow" && event.flow.id === Number(id) && event.event === "finished") inspector(id); });
+  let detail;
+  try { detail = await api("/api/flows/" + id); } catch (e) { screen("Connection " + id, errorCard(e.message)); return; }
+  const f = detail.flow || detail;
+  const origin = { sni: "Announced (SNI)", quic: "Announced (QUIC Initial)", connect: "Announced (CONNECT)", socks: "Announced (SOCKS5)",
+                   reverse: "The reverse proxy's upstream", dns: "Inferred from DNS", dns_question: "Inferred from a DNS question",
+                   none: "None seen" }[f.hostOrigin] || f.hostOrigin;
+  const end = f.duration === null ? null : f.startTime + f.duration;
+  const parts = [
+    h("p", {}, h("a", { href: "#/timeline" }, "← Timeline")),
+    dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")"],
+        ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
+        ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
+        ["Packets", f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–")],
+        ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error ? " — " + f.error : "")],
+        ["Program", f.program && f.program.command ? f.program.command + (f.program.pid ? " (pid " + f.program.pid + ")" : "") : (f.program && f.program.unknownReason) || "not known"]]),
+  ];
+  if (f.otherHosts && f.otherHosts.length) parts.push(h("p", { class: "muted" }, "Its address also had the names " + f.otherHosts.join(", ") + "; it could belong to any of them."));
+  if (f.clientTLSVersion || f.serverTLSVersion || f.alpn || (f.clientVersions && f.clientVersions.length)) {
+    parts.push(h("h2", {}, "How it was encrypted"), dl([
+      ["Version chosen", (f.serverTLSVersion || f.clientTLSVersion || "not read") + (f.chosenVersionSource ? " (read from " + f.chosenVersionSource + ")" : "")],
+      ["Offered versions", (f.clientVersions || []).join(", ") || "not read"],
+      ["Offered protocols", (f.clientALPN || []).join(", ") || "none"],
+      ["Chosen protocol", f.alpn || "none"],
+      f.certificate ? ["Certificate", (f.certificate.subject || "") + " issued by " + (f.certificate.issuer || "?")] : null]));
+  }
+  parts.push(h("h2", {}, "Decrypted content"), h("div", { id: "content" }, h("p", { class: "muted" }, "Looking…")));
+  if (detail.requests && detail.requests.length) {
+    parts.push(h("h2", {}, "Requests"), h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Method"), h("th", {}, "Path"), h("th", { class: "num" }, "Status"))),
+      h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""), h("td", {}, x.path || x.url || ""), h("td", { class: "num" }, x.status ?? x.state))))));
+  }
+  parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
+  screen(flowName(f), ...parts);
+  api("/api/flows/" + id + "/turns").then(t => {
+    const turns = t.turns || [];
+    const holder = document.getElementById("content");
+    if (t.absence) { holder.replaceChildren(h("p", { "data-absence": t.absence.reason }, t.absence.sentence)); return; }
+    const kept = turns.reduce((sum, t) => sum + (t.keptBytes || 0), 0);
+    // How much was saved, not how many turns: the amount tells whether it is worth opening.
+    holder.replaceChildren(h("p", {}, bytes(kept) + " kept. ",
+      h("a", { href: "#/flow/" + id + "/content" }, "Read the conversation"), " · ", harLink(id)));
+  }).catch(e => document.getElementById("content").replaceChildren(h("p", { class: "muted" }, e.message)));
+  api("/api/flows/" + id + "/packets").then(p => {
+    const rows = p.packets || [];
+    const holder = document.getElementById("packets");
+    if (rows.length === 0) { holder.replaceChildren(h("p", { class: "muted" }, "No packets were captured for this connection (captures are made in the TUN modes).")); return; }
+    holder.replaceChildren(
+      p.capped ? h("p", { id: "packets-capped" }, `Showing the first ${p.listed} of ${p.count} packets.`) : h("p", { class: "muted" }, `${p.count} packets.`),
+      h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "When"), h("th", {}, "Direction"), h("th", {}, "Meaning"), h("th", { class: "num" }, "Size"))),
+        h("tbody", {}, rows.map(r => h("tr", {}, h("td", {}, h("a", { href: `#/flow/${id}/packet/${r.n}` }, r.n)),
+          h("td", {}, packetOffset(r.offsetMicros)), h("td", {}, sentWord(r.direction)),
+          h("td", {}, meaningWords(r.meaning), r.tcpFlags ? h("span", { class: "muted flags" }, " " + r.tcpFlags.join(" ")) : ""), h("td", { class: "num" }, bytes(r.size)))))));
+  }).catch(e => document.getElementById("packets").replaceChildren(h("p", { class: "muted" }, e.message)));
+}
+
+// A packet's time relative to the connection's first, to the millisecond ("+0.004 s").
+function packetOffset(micros) { return "+" + (micros / 1e6).toFixed(3) + " s"; }
+// `packets.meaning` as people read it ("delivery_confirmed": "delivery confirmed").
+function meaningWords(meaning) { return String(meaning).replace(/_/g, " "); }
+
+// One flow's conversation as HAR, as `tv export har ID` writes it.
+function harLink(id) {
+  return h("a", { href: "/api/flows/" + id + "/har", download: "flow-" + id + ".har", class: "har-link" }, "Download as HAR");
+}
+
+function hexFromPairs(hex) {
+  let raw = "";
+  for (let i = 0; i + 1 < hex.length; i += 2) raw += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
+  return raw;
+}
+
+// Offset, hex and ASCII, 16 bytes a line (`raw` is a string of byte values).
+function hexDump(base64, rawBytes) {
+  const raw = rawBytes !== undefined ? rawBytes : atob(base64);
+  const lines = [];
+  for (let i = 0; i < raw.length; i += 16) {
+    const chunk = raw.slice(i, i + 16);
+    const hex = chunk.split("").map(c => c.charCodeAt(0).toString(16).padStart(2, "0")).join(" ");
+    const ascii = chunk.replace(/[^\x20-\x7e]/g, ".");
+    lines.push(i.toString(16).padStart(6, "0") + "  " + hex.padEnd(48, " ") + "  " + ascii);
+  }
+  return lines.join("\n");
+}
+
+async function content(id) {
+  const back = h("p", {}, h("a", { href: "#/flow/" + id }, "← Connection " + id));
+  screen("Decrypted content of " + id, h("p", { class: "muted" }, "Loading…"));
+  try {
+    const t = await api("/api/flows/" + id + "/turns");
+    const turns = t.turns || [];
+    if (t.absence) { screen("Decrypted content of " + id, back, h("div", { class: "card", role: "status" }, t.absence.sentence)); return; }
+    const http = h("section", { id: "http-view" }, h("button", { type: "button", onclick: async () => {
+      try { const messages = await api("/api/flows/" + id + "/turns?http=1"); http.replaceChildren(h("h2", {}, "As HTTP messages"), anyValue(messages)); }
+      catch (e) { http.replaceChildren(errorCard(e.message)); }
+    } }, "Read as HTTP messages"));
+    screen("Decrypted content of " + id, back, h("p", {}, harLink(id)), http,
+      ...turns.map(turn => h("section", { class: "card" },
+        h("h2", {}, sentWord(turn.direction) + " · turn " + turn.number + " · " + bytes(turn.keptBytes)
+          + (turn.truncated ? " kept of " + bytes(turn.seenBytes) + " (cut; the rest of this side was not recorded)" : "")),
+        h("p", {}, h("a", { href: `/api/flows/${id}/turns/${turn.number}/raw`, download: `flow-${id}-turn-${turn.number}.bin` }, "Download the whole turn")),
+        turn.unreadable ? errorCard(turn.unreadable)
+          : h("pre", { class: turn.text !== undefined ? "" : "hex" }, turn.text !== undefined ? turn.text : hexDump(turn.base64)))));
+  } catch (e) { screen("Decrypted content of " + id, back, errorCard(e.message)); }
+}
+
+async function packet(id, n) {
+  const back = h("p", {}, h("a", { href: "#/flow/" + id }, "← Connection " + id));
+  screen("Packet " + n, h("p", { class: "muted" }, "Loading…"));
+  try {
+    const p = await api(`/api/flows/${id}/packets/${n}`);
+    // The four reasons bytes are missing, each its own sentence (`tv packet`'s).
+    const said = ["absence", "snapLengthCut", "displayCap", "notIP"].filter(k => p[k]).map(k => h("p", { class: "card", "data-reason": k }, p[k]));
+    const sections = Object.entries(p.headers || {});
+    screen("Packet " + n + " of connection " + id, back,
+      dl([["Meaning", meaningWords(p.meaning) + (p.tcpFlags ? " (" + p.tcpFlags + ")" : "")], ["When", packetOffset(p.offsetMicros) + " into the connection, " + utc(p.timeMicros, true)],
+          ["Direction", sentWord(p.direction)], ["Size", bytes(p.size) + (p.bytesKept !== null ? ", " + bytes(p.bytesKept) + " kept" : "")],
+          ["Capture", p.capture + " at byte " + p.fileOffset]]),
+      h("h2", {}, "Headers"),
+      sections.length ? h("div", { id: "packet-headers" }, sections.map(([title, fields]) => h("section", { class: "card", "data-layer": title },
+        h("h3", {}, title), dl(Object.entries(fields))))) : h("p", { class: "muted" }, "None read."),
+      h("h2", {}, "Bytes"), ...said, p.hex ? h("pre", { class: "hex", id: "packet-hex" }, hexDump(null, hexFromPairs(p.hex))) : null);
+  } catch (e) { screen("Packet " + n, back, errorCard(e.message)); }
+}

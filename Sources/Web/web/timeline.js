@@ -1,0 +1,231 @@
+// tv web: the Timeline (filters, keyset pages, the scrub bar) and its rows. Helpers come from
+// app.js (loaded first).
+"use strict";
+
+// ---- Timeline ------------------------------------------------------------------------------
+
+const timeline = {
+  preset: "", status: "", host: "",
+  interval: null,    // {from, to} in seconds, absolute: picked off the axis (never re-evaluated)
+  zoom: [],          // stack of {from, to} the axis covers
+  rows: [], next: null, error: null, loaded: false, activity: null, focus: 0,
+};
+
+function flowParams(after) {
+  const p = new URLSearchParams();
+  if (timeline.interval) { p.set("from", timeline.interval.from); p.set("to", timeline.interval.to); }
+  else if (timeline.preset) p.set("since", timeline.preset);
+  if (timeline.status) p.set("status", timeline.status);
+  if (timeline.host) p.set("host", timeline.host);
+  p.set("limit", "50");
+  if (after) p.set("after", after);
+  return p;
+}
+
+function filtersActive() { return !!(timeline.interval || timeline.preset || timeline.status || timeline.host); }
+
+// The Timeline's current filter as a HAR download (`tv export har` of the flows it selects).
+function aimHAR() {
+  const link = document.getElementById("har-download");
+  if (!link) return;
+  const p = flowParams(null);
+  p.delete("limit");
+  link.setAttribute("href", "/api/har?" + p);
+}
+
+async function loadFlows(more) {
+  aimHAR();
+  try {
+    const page = await api("/api/flows?" + flowParams(more ? timeline.next : null));
+    timeline.rows = more ? timeline.rows.concat(page.flows) : page.flows;
+    timeline.next = page.nextCursor;
+    timeline.error = null;
+  } catch (e) {
+    timeline.error = e.message;
+  }
+  timeline.loaded = true;
+  drawRows();
+}
+
+async function loadActivity() {
+  const p = new URLSearchParams();
+  const width = (document.querySelector(".scrub") || main()).clientWidth || 600;
+  p.set("bars", String(Math.max(6, Math.min(120, Math.floor(width / 14)))));
+  const range = timeline.zoom[timeline.zoom.length - 1];
+  if (range) { p.set("from", range.from); p.set("to", range.to); }
+  else if (timeline.preset) p.set("since", timeline.preset);
+  try { timeline.activity = await api("/api/activity?" + p); } catch (e) { timeline.activity = { error: e.message }; }
+  drawScrub();
+}
+
+function barRange(i) {
+  const a = timeline.activity;
+  const start = a.buckets[i].start / 1e6;
+  return { from: Math.floor(start), to: Math.floor(start + a.widthSeconds) };
+}
+
+function pickBar(i) {
+  const range = barRange(i);
+  const same = timeline.interval && timeline.interval.from === range.from && timeline.interval.to === range.to;
+  if (same) { timeline.interval = null; }
+  else {
+    timeline.interval = range;
+    // Zoom in only when there is something inside to look at.
+    if ((timeline.activity.buckets[i].count || 0) > 0 && timeline.activity.widthSeconds > 1) timeline.zoom.push(range);
+  }
+  refreshTimeline();
+}
+
+function sweep(i, j) {
+  const lo = Math.min(i, j), hi = Math.max(i, j);
+  timeline.interval = { from: barRange(lo).from, to: barRange(hi).to };
+  refreshTimeline(false);
+}
+
+function refreshTimeline(axisToo) {
+  loadFlows(false);
+  if (axisToo !== false) loadActivity(); else drawScrub();
+}
+
+function drawScrub() {
+  const holder = document.querySelector(".scrub");
+  if (!holder) return;
+  const a = timeline.activity;
+  if (!a) { holder.replaceChildren(h("p", { class: "muted" }, "Loading the activity…")); return; }
+  if (a.error) { holder.replaceChildren(errorCard(a.error)); return; }
+  const notices = (a.notices || []).map(n => h("p", { class: "muted", "data-notice": n.name }, n.sentence));
+  if (!a.buckets || a.buckets.length === 0) {
+    // Hidden with no history: only what the command says.
+    holder.replaceChildren(...notices);
+    return;
+  }
+  const n = a.buckets.length, w = 1000, hgt = 100;
+  timeline.focus = Math.min(timeline.focus, n - 1);
+  const top = Math.max(1, ...a.buckets.map(b => b.count || 0));
+  const svg = s("svg", { viewBox: `0 0 ${w} ${hgt}`, preserveAspectRatio: "none", tabindex: 0, role: "slider",
+                         "aria-valuemin": 1, "aria-valuemax": n, "aria-valuenow": timeline.focus + 1, id: "scrubbar" });
+  const bw = w / n;
+  a.buckets.forEach((b, i) => {
+    const c = b.count || 0;
+    const bh = c === 0 ? 0 : Math.max(3, (c / top) * (hgt - 4));
+    const r = barRange(i);
+    const picked = timeline.interval && r.from >= timeline.interval.from && r.to <= timeline.interval.to;
+    svg.append(s("rect", { class: "bar" + (picked ? " picked" : ""), x: i * bw + 1, y: hgt - bh, width: Math.max(1, bw - 2), height: bh }));
+    // A bar before the oldest connection kept is not a quiet one: a dot, as `tv activity` draws `·`.
+    if (b.count === null) svg.append(s("circle", { class: "removed", cx: i * bw + bw / 2, cy: hgt - 3, r: 2 }));
+  });
+  svg.append(s("rect", { class: "cursor", x: timeline.focus * bw + 0.5, y: 0.5, width: Math.max(1, bw - 1), height: hgt - 1, id: "scrubcursor" }));
+  const indexAt = ev => {
+    const box = svg.getBoundingClientRect();
+    return Math.min(n - 1, Math.max(0, Math.floor(((ev.clientX - box.left) / box.width) * n)));
+  };
+  let down = null;
+  svg.addEventListener("pointerdown", ev => { down = indexAt(ev); svg.setPointerCapture(ev.pointerId); });
+  svg.addEventListener("pointerup", ev => {
+    if (down === null) return;
+    const up = indexAt(ev);
+    const from = down;
+    down = null;
+    if (up === from) pickBar(from); else sweep(from, up);
+  });
+  svg.addEventListener("keydown", ev => {
+    if (ev.key === "ArrowRight" || ev.key === "ArrowLeft") {
+      timeline.focus = Math.min(n - 1, Math.max(0, timeline.focus + (ev.key === "ArrowRight" ? 1 : -1)));
+      ev.preventDefault();
+      drawScrub();
+      document.getElementById("scrubbar").focus();
+    } else if (ev.key === "Enter" || ev.key === " ") {
+      ev.preventDefault();
+      pickBar(timeline.focus);
+    }
+  });
+  const f = a.buckets[Math.min(timeline.focus, n - 1)];
+  const reading = `Interval ${timeline.focus + 1} of ${n}: ${f.count === null ? "not kept" : f.count + (f.count === 1 ? " connection" : " connections")} from ${utc(f.start, true)}`;
+  svg.setAttribute("aria-valuetext", reading);
+  svg.setAttribute("aria-label", "Connections started per " + a.widthSeconds + " s; arrows move, Enter picks");
+  const picked = timeline.interval ? `Showing ${utc(timeline.interval.from * 1e6, true)} to ${utc(timeline.interval.to * 1e6, true)}` : "Showing every interval";
+  holder.replaceChildren(svg,
+    h("div", { class: "axis" }, h("span", {}, utc(a.from, true)), h("span", {}, reading), h("span", {}, utc(a.to, true))),
+    h("div", { class: "controls" },
+      h("button", { type: "button", id: "scrub-back", disabled: timeline.zoom.length === 0 && !timeline.interval, onclick: () => {
+        if (timeline.zoom.length > 0) timeline.zoom.pop();
+        const range = timeline.zoom[timeline.zoom.length - 1];
+        timeline.interval = range ? { from: range.from, to: range.to } : null;
+        refreshTimeline();
+      } }, "Back"),
+      h("button", { type: "button", id: "scrub-all", disabled: timeline.zoom.length === 0 && !timeline.interval, onclick: () => {
+        timeline.zoom = []; timeline.interval = null; refreshTimeline();
+      } }, "All"),
+      h("span", { role: "status", id: "scrub-picked" }, picked)),
+    ...notices);
+}
+
+function flowRow(flow) {
+  const open = () => { location.hash = "#/flow/" + flow.id; };
+  return h("li", { class: "row", "data-flow": flow.id, onclick: open },
+    h("div", {}, statusMark(flow)),
+    h("div", {},
+      h("a", { class: "host", href: "#/flow/" + flow.id }, flowName(flow)),
+      h("div", { class: "what" }, flowWhat(flow)),
+      h("div", { class: "when" }, relative(flow.startTime))),
+    h("div", { class: "moved" }, "↓ " + bytes(flow.bytesDown), h("br"), "↑ " + bytes(flow.bytesUp), h("br"), duration(flow.duration)));
+}
+
+function drawRows() {
+  const holder = document.getElementById("flow-list");
+  if (!holder) return;
+  const parts = [];
+  if (!timeline.loaded) parts.push(h("p", { class: "muted" }, "Loading connections…"));
+  else if (timeline.rows.length === 0 && timeline.error) parts.push(errorCard(timeline.error));
+  else if (timeline.rows.length === 0 && !filtersActive()) parts.push(h("div", { class: "card" }, h("strong", {}, "No connections yet."),
+      h("p", {}, "Start a session with `tv run`; connections appear here as they open.")));
+  else if (timeline.rows.length === 0) parts.push(h("div", { class: "card" }, h("strong", {}, "No matches."),
+      h("p", {}, "Nothing recorded matches these filters. "), h("button", { type: "button", onclick: clearFilters }, "Clear filters")));
+  else {
+    parts.push(h("ul", { class: "rows", id: "rows" }, timeline.rows.map(flowRow)));
+    const foot = h("div", { class: "footer" });
+    // An error while paginating goes to the footer: a list already drawn is never covered.
+    if (timeline.error) foot.append(errorCard(timeline.error));
+    if (timeline.next) foot.append(h("button", { type: "button", id: "more", onclick: () => loadFlows(true) }, "More"));
+    else foot.append(h("p", { class: "muted" }, "That is every connection these filters select."));
+    parts.push(foot);
+  }
+  holder.replaceChildren(...parts);
+}
+
+function clearFilters() {
+  Object.assign(timeline, { preset: "", status: "", host: "", interval: null, zoom: [] });
+  timelineScreen();
+}
+
+function timelineScreen() {
+  timeline.loaded = false;
+  const presets = [["", "Everything"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["1d", "Last day"], ["1w", "Last week"]];
+  const statuses = [["", "Any"], ["encrypted", "Encrypted"], ["inspected", "Inspected"], ["not_encrypted", "Not encrypted"],
+                    ["kept_private", "Kept private"], ["failed", "Failed"], ["interrupted", "Interrupted"]];
+  const preset = h("select", { id: "preset", onchange: e => { timeline.preset = e.target.value; timeline.interval = null; timeline.zoom = []; refreshTimeline(); } },
+    presets.map(([v, t]) => h("option", { value: v, selected: v === timeline.preset }, t)));
+  const status = h("select", { id: "status", onchange: e => { timeline.status = e.target.value; loadFlows(false); } },
+    statuses.map(([v, t]) => h("option", { value: v, selected: v === timeline.status }, t)));
+  const search = h("input", { id: "search", type: "search", value: timeline.host, placeholder: "host, name or address" });
+  const form = h("form", { class: "filters", role: "search", onsubmit: e => { e.preventDefault(); timeline.host = search.value.trim(); loadFlows(false); } },
+    h("label", {}, "When", preset), h("label", {}, "Status", status), h("label", {}, "Search", search),
+    h("button", { type: "submit" }, "Search"));
+  search.addEventListener("search", () => { if (search.value === "") { timeline.host = ""; loadFlows(false); } });
+  const har = h("p", { class: "har" }, h("a", { id: "har-download", download: "timeline.har" }, "Download these connections' HTTP as HAR"),
+    h("span", { class: "muted" }, " (what was kept of inspected connections, as `tv export har` writes it)"));
+  screen("Timeline", h("section", { class: "scrub", "aria-label": "Activity" }), form, har, h("section", { id: "flow-list", "aria-live": "polite" }));
+  drawRows();
+  refreshTimeline();
+  onLive((kind, event) => {
+    if (kind !== "flow" || !timeline.loaded) return;
+    const flow = event.flow;
+    const i = timeline.rows.findIndex(r => r.id === flow.id);
+    if (i >= 0) { timeline.rows[i] = flow; drawRows(); return; }
+    // A new flow joins the top of an unfiltered first page without a reload.
+    if (event.event === "opened" && !timeline.interval && !timeline.status && !timeline.host) {
+      timeline.rows.unshift(flow);
+      drawRows();
+    }
+  });
+}
