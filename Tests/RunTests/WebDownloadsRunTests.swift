@@ -115,7 +115,7 @@ struct WebDownloadsRunTests {
     @Test func dashboardFiguresNeverHoldFlowEvents() throws {
         let world = try RunWorld()
         let box = world.sandbox
-        let session = try world.run("--web", "--web-listen", "127.0.0.1:0")
+        let session = try world.run("--inspect", "--web", "--web-listen", "127.0.0.1:0")
         defer { session.kill() }
         let served = try web.served(session)
         // Python reads the stream and stamps each event with the clock the test reads too.
@@ -143,7 +143,8 @@ struct WebDownloadsRunTests {
         let events = WebRunTests.Background { try? box.tool("/usr/bin/python3", ["-c", reader, served.base, served.cookie], timeout: 20) }
         usleep(3_500_000)
         let made = Date().timeIntervalSince1970
-        #expect(try world.curlThrough(session, [world.url("/a")]).status == 0)
+        let curled = try world.curlThrough(session, [world.url("/a")])
+        #expect(curled.status == 0, "\(curled.all)")
         let output = try #require(events.wait())
         let told = try #require(try JSONSerialization.jsonObject(with: output.stdout) as? [String: Any], "\(output.all)")
         let asked = try #require(told["asked"] as? Double)

@@ -103,7 +103,10 @@ struct WebAPI: Sendable {
               let key = object["key"] as? String, let value = object["value"] as? String else {
             return WebResponse.error("A setting change is a JSON object {\"key\": NAME, \"value\": TEXT}.", status: 400)
         }
-        return run(["settings", "set", key, value])
+        var answer = run(["settings", "set", key, value])
+        // A refused key or value is a bad request, never a missing thing (the command's exit 1).
+        if answer.status == 404 { answer.status = 400 }
+        return answer
     }
 
     /// GET /api/captures/SEQ/file: the capture file `tv captures --json` lists as SEQ, as a
