@@ -879,6 +879,7 @@ async function loadFlows(more) {
   }
   timeline.loaded = true;
   drawRows();
+  if (timeline.activity && timeline.activity.error) drawScrub();
 }
 
 async function loadActivity() {
@@ -926,7 +927,8 @@ function drawScrub() {
   if (!holder) return;
   const a = timeline.activity;
   if (!a) { holder.replaceChildren(h("p", { class: "muted" }, "Loading the activity…")); return; }
-  if (a.error) { holder.replaceChildren(errorCard(a.error)); return; }
+  // The same sentence as the list's (an unreadable store) is said once, by the list.
+  if (a.error) { holder.replaceChildren(...(a.error === timeline.error ? [] : [errorCard(a.error)])); return; }
   const notices = (a.notices || []).map(n => h("p", { class: "muted", "data-notice": n.name }, n.sentence));
   if (!a.buckets || a.buckets.length === 0) {
     // Hidden with no history: only what the command says.

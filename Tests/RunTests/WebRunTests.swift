@@ -221,4 +221,48 @@ struct WebRunTests {
         #expect(Run.waitForExit(process, seconds: 5))
         #expect(process.terminationStatus == 0)
     }
+
+    /// `tv web` alone over a data folder whose flow database is unreadable and where no session
+    /// runs: headless Chromium (Browser/web_states.py) sees the Timeline say `tv flows`'s own
+    /// sentence and the Dashboard's monitoring card say it is off.
+    @Test func errorStatesInHeadlessChromium() throws {
+        for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
+            Issue.record("\(tool) is missing: Scripts/packages.sh installs chromium and chromium-driver")
+            return
+        }
+        let box = try Sandbox()
+        defer { box.remove() }
+        try box.createCA()
+        let database = box.dataDir + "/tunnelvision.sqlite3"
+        try Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }).write(to: URL(fileURLWithPath: database))
+        let flows = try box.tv("flows")
+        #expect(flows.status != 0)
+        let sentence = flows.err.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "tv: ", with: "")
+        #expect(sentence.contains("is corrupt"), "\(flows)")
+        let out = box.root + "/web.out"
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try TVBinary.require())
+        process.arguments = ["--data-dir", box.dataDir, "web", "--listen", "127.0.0.1:0"]
+        process.environment = box.environment
+        process.standardOutput = FileHandle(forWritingAtPath: out)
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        defer { Run.stop(process) }
+        var url = ""
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !url.hasSuffix("\n") {
+            url = box.text(out)
+            usleep(20_000)
+        }
+        let folder = Self.screenshotFolder
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/web_states.py").path
+        let result = try box.tool("/usr/bin/python3", [script, url.trimmingCharacters(in: .whitespacesAndNewlines), folder, sentence], timeout: 120)
+        #expect(result.status == 0, "\(result.all)")
+        for size in ["1280x800", "390x844"] {
+            #expect(result.out.contains("ok: the Timeline says the store is unreadable at \(size)"), "\(result.all)")
+            #expect(result.out.contains("ok: the Dashboard says monitoring is off at \(size)"), "\(result.all)")
+        }
+    }
 }
