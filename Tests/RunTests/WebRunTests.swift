@@ -186,12 +186,9 @@ struct WebRunTests {
         #expect(FileManager.default.fileExists(atPath: folder + "/timeline-390x844.png"))
     }
 
-    /// `tv web` alone, over a data folder no session runs on: one line on standard output (the
-    /// URL), the API for a script with the bearer token, and SIGTERM ending it.
-    @Test func tvWebAloneServesScripts() throws {
-        let box = try Sandbox()
-        defer { box.remove() }
-        try box.createCA()
+    /// `tv web --listen 127.0.0.1:0` alone over the sandbox's data folder: the process (stopped by
+    /// the caller) and the one line it printed, the URL (empty if none came within 10 s).
+    func webAlone(_ box: Sandbox) throws -> (Process, String) {
         let out = box.root + "/web.out"
         _ = FileManager.default.createFile(atPath: out, contents: nil)
         let process = Process()
@@ -201,14 +198,23 @@ struct WebRunTests {
         process.standardOutput = FileHandle(forWritingAtPath: out)
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
-        defer { Run.stop(process) }
         var line = ""
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, !line.hasSuffix("\n") {
             line = box.text(out)
             usleep(20_000)
         }
-        let url = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        return (process, line.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// `tv web` alone, over a data folder no session runs on: one line on standard output (the
+    /// URL), the API for a script with the bearer token, and SIGTERM ending it.
+    @Test func tvWebAloneServesScripts() throws {
+        let box = try Sandbox()
+        defer { box.remove() }
+        try box.createCA()
+        let (process, url) = try webAlone(box)
+        defer { Run.stop(process) }
         #expect(url.hasPrefix("http://127.0.0.1:") && url.contains("/?token="))
         let parts = url.components(separatedBy: "/?token=")
         let bearer = ["-H", "Authorization: Bearer " + parts[1]]
@@ -239,26 +245,12 @@ struct WebRunTests {
         #expect(flows.status != 0)
         let sentence = flows.err.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "tv: ", with: "")
         #expect(sentence.contains("is corrupt"), "\(flows)")
-        let out = box.root + "/web.out"
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try TVBinary.require())
-        process.arguments = ["--data-dir", box.dataDir, "web", "--listen", "127.0.0.1:0"]
-        process.environment = box.environment
-        process.standardOutput = FileHandle(forWritingAtPath: out)
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        let (process, url) = try webAlone(box)
         defer { Run.stop(process) }
-        var url = ""
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, !url.hasSuffix("\n") {
-            url = box.text(out)
-            usleep(20_000)
-        }
         let folder = Self.screenshotFolder
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/web_states.py").path
-        let result = try box.tool("/usr/bin/python3", [script, url.trimmingCharacters(in: .whitespacesAndNewlines), folder, sentence], timeout: 120)
+        let result = try box.tool("/usr/bin/python3", [script, url, folder, sentence], timeout: 120)
         #expect(result.status == 0, "\(result.all)")
         for size in ["1280x800", "390x844"] {
             #expect(result.out.contains("ok: the Timeline says the store is unreadable at \(size)"), "\(result.all)")
