@@ -169,4 +169,40 @@ struct AuditKeysRunTests {
         let flows = try box.json("flows", "--audit", "1")
         #expect((flows["flows"] as? [JSON])?.map { $0.string("status") } == ["encrypted"], "\(flows)")
     }
+
+    @Test("tv audit start beside a running tv run --inspect: tshark reads the HTTP of both legs (client to tv inside the CONNECT tunnel, tv to nginx) from a loopback capture with the bundle's keys.log alone, and none without it",
+          .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/dumpcap"), "needs root and dumpcap (tshark)"))
+    func bothLegsDecryptWithTheBundlesKeys() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        #expect(try box.tv("audit", "project", "new", "keys").status == 0)
+        let tv = try world.run("--inspect")
+        #expect(try box.tv("audit", "start", "keys").status == 0)
+        let pcap = box.work + "/lo.pcapng"
+        let dumpcap = Process()
+        dumpcap.executableURL = URL(fileURLWithPath: "/usr/bin/dumpcap")
+        // It stops by itself (the test runner's threads block SIGINT and SIGTERM, which its children inherit).
+        dumpcap.arguments = ["-q", "-a", "duration:6", "-i", "lo", "-w", pcap, "-f", "tcp port \(tv.port) or tcp port \(world.nginx.tlsPort)"]
+        dumpcap.standardOutput = FileHandle.nullDevice
+        dumpcap.standardError = FileHandle.nullDevice
+        try dumpcap.run()
+        defer { if dumpcap.isRunning { kill(dumpcap.processIdentifier, SIGKILL) } }
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, ((try? FileManager.default.attributesOfItem(atPath: pcap)[.size] as? Int) ?? 0) == 0 { usleep(50_000) }
+        usleep(500_000)
+        try curlWithKeys(world, tv, "during")
+        _ = try box.closedFlows(1)
+        dumpcap.waitUntilExit()
+        #expect(try box.tv("audit", "stop").status == 0)
+        _ = try tv.stop()
+        let out = try unpack(box, session: 1, name: "x")
+        let read = ["-r", pcap, "-d", "tcp.port==\(tv.port),http", "-d", "tcp.port==\(world.nginx.tlsPort),tls",
+                    "-Y", "http.request", "-T", "fields", "-e", "tcp.dstport", "-e", "http.request.method", "-e", "http.request.uri"]
+        let shown = try box.tool("tshark", ["-o", "tls.keylog_file:" + out + "/keys.log"] + read)
+        let lines = Set(shown.out.split(separator: "\n").map(String.init))
+        #expect(lines.contains("\(tv.port)\tGET\t/index.html?during") && lines.contains("\(world.nginx.tlsPort)\tGET\t/index.html?during"),
+                "\(shown)")
+        let hidden = try box.tool("tshark", read)
+        #expect(!hidden.out.contains("GET"), "\(hidden)")
+    }
 }
