@@ -19,7 +19,7 @@ final class FlowBatchWriter: FlowBatchStore {
     private let begin: SQLiteStatement
     private let commit: SQLiteStatement
     private let rollback: SQLiteStatement
-    /// `INSERT OR IGNORE INTO certificates` (`FlowRecord.newCertificates`, i21-audit-chain).
+    /// Certificates inserted, or their `stored_at` refreshed (`FlowRecord.newCertificates`, i21-audit-chain).
     private let insertCertificate: SQLiteStatement
     /// The largest flow id in the file when it was opened (0 for none).
     let maxID: Int64
@@ -56,7 +56,10 @@ final class FlowBatchWriter: FlowBatchStore {
         begin = try database.prepare("BEGIN IMMEDIATE")
         commit = try database.prepare("COMMIT")
         rollback = try database.prepare("ROLLBACK")
-        insertCertificate = try database.prepare("INSERT OR IGNORE INTO certificates (sha256, der) VALUES (?, ?)")
+        insertCertificate = try database.prepare("""
+            INSERT INTO certificates (sha256, der, stored_at) VALUES (?, ?, ?)
+            ON CONFLICT(sha256) DO UPDATE SET stored_at = excluded.stored_at
+            """)
     }
 
     /// Writes `events` in one transaction. Several events for one flow collapse into its latest
@@ -66,8 +69,9 @@ final class FlowBatchWriter: FlowBatchStore {
     func write(_ events: [FlowEvent]) throws {
         let batch = CollapsedFlowBatch(events)
         try transaction {
+            let storedAt = batch.certificates.isEmpty ? 0 : EngineClock.wallMicros()
             for (sha256, der) in batch.certificates {
-                try insertCertificate.bind([.text(sha256), .blob(der)])
+                try insertCertificate.bind([.text(sha256), .blob(der), .integer(storedAt)])
                 try insertCertificate.step()
                 insertCertificate.reset()
             }

@@ -474,6 +474,13 @@ public enum FlowSchema {
         ) WITHOUT ROWID;
         ALTER TABLE flows ADD COLUMN chain TEXT NOT NULL DEFAULT '';
         """,
+        // 18 (issue 23, branch i22-audit): when a certificate's DER last reached the writer (µs
+        // since the epoch; 0 for rows from before). Retention prunes a certificate no flow's
+        // chain names once this is over an hour old; the loops hand a DER again after 30 minutes
+        // (`SentCertificates`), so a chain written later never names a pruned row.
+        """
+        ALTER TABLE certificates ADD COLUMN stored_at INTEGER NOT NULL DEFAULT 0;
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

@@ -86,7 +86,17 @@ public final class ExecSession {
         let retention = SessionRetention(home: home, settings: wiring.settings,
                                          interval: options.proxy.retentionIntervalSeconds, say: say)
         retention.start()
+        // `tv audit start` and `stop` reach this exec on a socket of its own (`tv run` owns the
+        // control socket), so both legs' TLS secrets go to the live audit session's key log at once.
+        let auditSocket = try? ControlServer(path: AuditKeysNotifier.execSocket(home: home, pid: getpid())) { [wiring, proxy] request in
+            guard request.command == LiveAuditKeys.request.command else {
+                return ControlResponse(ok: false, message: "a tv exec answers only audit changes on this socket; `tv status` asks `tv run`")
+            }
+            return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
+        }
+        try? wiring.auditKeys.refollow()
         defer {
+            auditSocket?.stop()
             retention.stop()
             proxy.stop(graceSeconds: 1)
             wiring.captureSecrets.attach(nil)

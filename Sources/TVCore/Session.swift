@@ -43,7 +43,8 @@ public final class Session: Sendable {
         /// mid-handshake do not turn inspection into pass-through.
         public var pinningDetection = true
         /// The audit session this one records for (`tv run --audit`, i21-audit): while
-        /// inspecting, both legs' TLS secrets go to its key log (`AuditKeyLog`); nil: none.
+        /// inspecting, both legs' TLS secrets go to its key log (`AuditKeyLog`); nil: the live
+        /// one, if any, followed as `tv audit start` and `stop` say (`LiveAuditKeys`).
         public var auditSessionID: Int64?
         /// Say one sentence (through the session's `say`) when a host is newly kept private
         /// because its client refused tv's certificate (off with `--quiet`).
@@ -200,6 +201,8 @@ public final class Session: Sendable {
             self.answer(request)
         }
         SessionStartRecord.clear(home)
+        // An audit session started after the wiring read the live one, before the socket listened.
+        try? wiring.auditKeys.refollow()
         if options.stopsOnSignals {
             signal(SIGINT, SIG_IGN)
             signal(SIGTERM, SIG_IGN)
@@ -378,6 +381,9 @@ public final class Session: Sendable {
         case LiveDeleteEverything.request.command:
             return LiveDeleteEverything.answer(home: home, flows: writer, content: wiring.contentWriter,
                                                now: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        case LiveAuditKeys.request.command:
+            // `tv audit start` / `stop`: follow the live audit session's key log (issue 23).
+            return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
         case "rotate-capture":
             guard let capture else { return ControlResponse(ok: false, message: CaptureSessionWords.notCapturing) }
             let result = capture.rotate()

@@ -30,9 +30,9 @@ final class SessionWiring: Sendable {
     let decryptedCapture: DecryptedCapture?
     /// The client legs' TLS secrets for a TUN session's capture file (attached once it has one).
     let captureSecrets = CaptureSecrets()
-    /// Both legs' TLS secrets for the recording audit session (`Options.auditSessionID`, while
-    /// inspecting); nil otherwise.
-    let auditKeys: AuditKeyLog?
+    /// Both legs' TLS secrets for the recording audit session (`Options.auditSessionID`, or the
+    /// live one `tv audit start` started), followed as sessions start and stop (`LiveAuditKeys`).
+    let auditKeys: LiveAuditKeys
     /// The proxy configuration for these options (mode, listen address and flow ids are the
     /// caller's to adjust before starting).
     let configuration: ProxyConfiguration
@@ -156,10 +156,16 @@ final class SessionWiring: Sendable {
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         let decrypted = try DecryptedCaptureSetup.make(home: home, record: record, inspecting: inspecting)
         decryptedCapture = decrypted
-        let keys = try AuditKeyLog.forSession(options.auditSessionID, home: home, inspecting: inspecting)
+        // Attached whether or not inspecting now (inspection may be turned on while it runs);
+        // with no audit session live, lines go nowhere.
+        let keys = LiveAuditKeys(home: home)
+        if let id = options.auditSessionID {
+            try keys.follow(id)
+        } else {
+            do { try keys.refollow() } catch let error as UserFacingError { say(error.message) }
+        }
         auditKeys = keys
-        let capture = captureSecrets
-        if inspecting { config.clientLegSecrets = keys.map { SecretsFanOut(first: capture, second: $0) } ?? capture }
+        config.clientLegSecrets = SecretsFanOut(first: captureSecrets, second: keys)
         config.upstreamLegSecrets = keys
         if let decrypted {
             config.chunkRecorder = ChunkRecorderPair(content, decrypted)
@@ -182,7 +188,7 @@ final class SessionWiring: Sendable {
         content.stop()
         contentWriter.close()
         decryptedCapture?.stop()
-        auditKeys?.stop()
+        auditKeys.stop()
         pinning.flush()
         // The proxy has stopped: every flow was closed, so one still open lost its close.
         writer.close(interruptingOpenFlows: true)

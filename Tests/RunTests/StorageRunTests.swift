@@ -41,7 +41,7 @@ struct StorageRunTests {
         #expect(d.status == 0, "\(d)")
         let lines = d.out.split(separator: "\n").map(String.init)
         try #require(lines.count == 2, "\(d)")
-        #expect(lines[0].hasPrefix("Deleted 1 connection (with 1 exchange), 2 decrypted turns, 1 content segment ("), "\(d)")
+        #expect(lines[0].hasPrefix("Deleted 1 connection (with 1 exchange, 1 server certificate), 2 decrypted turns, 1 content segment ("), "\(d)")
         #expect(lines[1] == "The running session closed its open content file first, and the history's write-ahead log was emptied: nothing that was deleted is left in the data folder.", "\(d)")
         #expect(Self.filesHolding(secret, in: box.dataDir) == [], "the query string is still in the data folder")
         #expect(try box.json("flows")["flows"] as? [Any] != nil)
@@ -53,6 +53,15 @@ struct StorageRunTests {
         #expect(rows.count == 1)
         let turns = try box.json("turns", String(try #require(rows.first?.int("id"))))
         #expect((turns["turns"] as? [Any])?.count == 2, "\(turns)")
+        // Its loops forgot the certificates they had sent: the new flow's chain is stored again.
+        let chain = try box.tool("python3", ["-c", """
+            import sqlite3, sys
+            db = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)
+            named = {f for (c,) in db.execute("SELECT chain FROM flows") for f in c.split()}
+            stored = {s for (s,) in db.execute("SELECT sha256 FROM certificates")}
+            print(len(named), named <= stored)
+            """, box.dataDir + "/tunnelvision.sqlite3"])
+        #expect(chain.out == "1 True\n", "\(chain)")
         _ = try tv.stop()
     }
 

@@ -25,9 +25,9 @@ final class EventLoop {
     /// address cannot be reused by another certificate while kept). Resumed upstream legs share
     /// the X509 of the session they resume: the digest, hex and names are then read once.
     var lastUpstreamCertificate: (certificate: Certificate, facts: ServerCertificateFacts, names: [SubjectAlternativeName])?
-    /// Fingerprints of the server certificates whose DER this loop has handed to the sink
-    /// (`ProxyConnection.serverChain`; bounded by `certificatesSentLimit`).
-    var certificatesSent: Set<String> = []
+    /// The server certificates whose DER this loop has handed to the sink
+    /// (`ProxyConnection.serverChain`; bounded in count and age).
+    var certificatesSent = SentCertificates()
 
     /// This loop's view of the listening socket (nil for a loop that only adopts connections).
     var listener: Listener?

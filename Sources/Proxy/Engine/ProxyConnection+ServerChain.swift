@@ -33,13 +33,9 @@ extension ProxyConnection {
 }
 
 extension EventLoop {
-    /// How many fingerprints `certificatesSent` holds before it starts over (a certificate seen
-    /// again after that is handed to the writer again, which ignores it: `INSERT OR IGNORE`).
-    static let certificatesSentLimit = 4_096
-
-    /// Records that `sha256`'s DER goes to the sink now; false when it already went.
+    /// Records that `sha256`'s DER goes to the sink now; false when it already went
+    /// (`SentCertificates`).
     func noteCertificateSent(_ sha256: String) -> Bool {
-        if certificatesSent.count >= EventLoop.certificatesSentLimit { certificatesSent.removeAll(keepingCapacity: true) }
-        return certificatesSent.insert(sha256).inserted
+        certificatesSent.note(sha256, now: now, forgets: ServerCertificateMemory.forgets)
     }
 }

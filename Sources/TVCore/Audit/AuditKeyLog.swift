@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The TLS secrets of both legs of every inspected flow while an audit session records
-/// (`tv run --audit`), for the evidence bundle's `keys.log`: each NSS key log line
+/// (followed by `LiveAuditKeys` in `tv run` and `tv exec`), for the evidence bundle's `keys.log`: each NSS key log line
 /// (SSLKEYLOGFILE format: label, client_random, secret) as OpenSSL derives it, appended to
 /// `audit-keys/session-ID.log` in the data folder (folder 0700, file 0600; key material never
 /// goes into the flow database). The handshake only copies the line into a bounded batch; a
@@ -16,13 +16,6 @@ public final class AuditKeyLog: TLSSecretsRecorder {
     /// The key log of audit session `session` in `home`.
     public static func path(home: TVHome, session: Int64) -> String {
         home.path + "/audit-keys/session-\(session).log"
-    }
-
-    /// The key log for audit session `id` while inspecting; nil without either.
-    /// - Throws: `FileWriteError` when its file cannot be made.
-    static func forSession(_ id: Int64?, home: TVHome, inspecting: Bool) throws -> AuditKeyLog? {
-        guard let id, inspecting else { return nil }
-        return try AuditKeyLog(path: path(home: home, session: id))
     }
 
     /// Where the lines go.

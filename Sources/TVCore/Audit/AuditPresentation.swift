@@ -49,15 +49,58 @@ public enum AuditPresentation {
             + Units.duration(microseconds: max(0, now - s.started)) + (markers == 0 ? "" : ", \(markers) marker\(markers == 1 ? "" : "s")")
     }
 
-    public static func started(_ s: AuditSession, liveRun: Bool) -> String {
-        "Session \(s.id) of project '\(TerminalText.line(s.projectName))' is recording from \(Units.utcMillis(s.started)): "
-            + (liveRun ? "the running session's new flows belong to it from now." : "flows any tv session writes from now belong to it; start `tv run` or `tv exec` to record.")
+    /// `tv audit start`'s sentence: the session, and what the running tv sessions (`told`: their
+    /// answers, `AuditKeysNotifier`) record into it: their new flows, and both legs' TLS secrets
+    /// from those that inspect and now follow its key log; which do not, and why.
+    public static func started(_ s: AuditSession, told: [AuditKeysDelivery]) -> String {
+        let head = "Session \(s.id) of project '\(TerminalText.line(s.projectName))' is recording from \(Units.utcMillis(s.started)): "
+        guard !told.isEmpty else {
+            return head + "flows any tv session writes from now belong to it (with both legs' TLS secrets while it inspects); start `tv run` or `tv exec` to record."
+        }
+        let one = told.count == 1
+        var plain = 0
+        var failures: [String] = []
+        for delivery in told {
+            switch delivery.outcome {
+            case .following(s.id, true): break
+            case .following(s.id, false): plain += 1
+            case .following(let other, _): failures.append(other.map { "it follows session \($0)" } ?? "it follows no audit session")
+            case .failed(let reason): failures.append(reason)
+            }
+        }
+        var text = head + (one ? "the running session's" : "the \(told.count) running tv sessions'") + " new flows belong to it from now"
+        if plain == 0 && failures.isEmpty { return text + ", with both legs' TLS secrets in its key log." }
+        text += "."
+        if plain > 0 {
+            text += one ? " It does not inspect TLS now, so it records no TLS secrets until inspection is on."
+                        : " \(plain) of them \(plain == 1 ? "does" : "do") not inspect TLS now, so \(plain == 1 ? "it records" : "they record") no TLS secrets until inspection is on."
+        }
+        if !failures.isEmpty {
+            let reasons = failures.map { TerminalText.line($0) }.joined(separator: "; ")
+            text += (one ? " It" : " \(failures.count) of them") + " could not be told to write TLS secrets into the session's key log ("
+                + reasons + "); restart " + (failures.count == 1 ? "it" : "them") + " to have them there."
+        }
+        return text
     }
 
-    public static func stopped(_ s: AuditSession, summary: AuditSessionSummary) -> String {
-        "Session \(s.id) of project '\(TerminalText.line(s.projectName))' stopped after "
+    /// `tv audit stop`'s sentence: what the session holds, and the running tv sessions (`told`)
+    /// that could not be told to stop writing TLS secrets into its key log, if any.
+    public static func stopped(_ s: AuditSession, summary: AuditSessionSummary, told: [AuditKeysDelivery] = []) -> String {
+        var text = "Session \(s.id) of project '\(TerminalText.line(s.projectName))' stopped after "
             + Units.duration(microseconds: max(0, (s.ended ?? s.started) - s.started))
             + ": \(summary.flows) flow\(summary.flows == 1 ? "" : "s"), \(summary.markers) marker\(summary.markers == 1 ? "" : "s"). `tv audit bundle \(s.id) -o FILE` writes its evidence."
+        let stuck = told.compactMap { delivery -> String? in
+            switch delivery.outcome {
+            case .following(nil, _): return nil
+            case .following(let other?, _): return "it follows session \(other)"
+            case .failed(let reason): return reason
+            }
+        }
+        if !stuck.isEmpty {
+            text += " \(stuck.count) running tv session\(stuck.count == 1 ? "" : "s") could not be told to stop writing TLS secrets into its key log ("
+                + stuck.map { TerminalText.line($0) }.joined(separator: "; ") + "); secrets of \(stuck.count == 1 ? "its" : "their") later handshakes may be in the bundle until \(stuck.count == 1 ? "it stops" : "they stop")."
+        }
+        return text
     }
 
     public static func marked(_ m: AuditMarker) -> String {

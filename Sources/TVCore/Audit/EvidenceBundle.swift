@@ -102,9 +102,14 @@ public struct EvidenceBundle: Sendable, Equatable {
 
         var packets = 0
         var keyLog: [UInt8] = []
+        // Both legs' secrets the audit key log kept (`LiveAuditKeys`: while the session recorded
+        // and a tv session inspected). When there is one, its connections are the session's: the
+        // captures' secrets of other connections in the span are left out.
+        let recorded = FileManager.default.contents(atPath: AuditKeyLog.path(home: home, session: session.id)).map { Array($0) } ?? []
+        let randoms = recorded.isEmpty ? nil : PcapngCut.clientRandoms(keyLog: recorded)
         let raw = try captureFiles(store: store, home: home, from: session.started, to: end)
         if !raw.isEmpty {
-            var cut = PcapngCut(from: session.started, to: end, keepSecrets: request.includeKeys,
+            var cut = PcapngCut(from: session.started, to: end, keepSecrets: request.includeKeys, clientRandoms: randoms,
                                 comment: "tv audit session \(session.id): packets captured from \(session.started) to \(end) µs")
             for path in raw { try add(path, to: &cut) }
             if cut.packets > 0 {
@@ -113,10 +118,7 @@ public struct EvidenceBundle: Sendable, Equatable {
                 keyLog = cut.keyLog
             }
         }
-        // Both legs' secrets the audit key log kept (`tv run --audit` while inspecting).
-        if let recorded = FileManager.default.contents(atPath: AuditKeyLog.path(home: home, session: session.id)) {
-            keyLog = AuditKeyLog.merged(keyLog, Array(recorded))
-        }
+        if !recorded.isEmpty { keyLog = AuditKeyLog.merged(keyLog, recorded) }
         if request.includeKeys && !keyLog.isEmpty { files.append(BundleFile(name: "keys.log", bytes: keyLog)) }
 
         var contentFlows = 0

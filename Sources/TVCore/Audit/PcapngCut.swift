@@ -21,6 +21,11 @@ struct PcapngCut {
     let to: Int64
     /// Whether Decryption Secrets Blocks are kept (`--no-keys` drops them).
     let keepSecrets: Bool
+    /// When known, the client_randoms (as their key log hex) of the flows the cut is for: a
+    /// secret of any other TLS connection is left out of both the blocks and `keyLog` (a block
+    /// is rewritten with the lines that stay, dropped when none does). nil: every secret of the
+    /// span is kept.
+    let clientRandoms: Set<ArraySlice<UInt8>>?
 
     /// The output so far (starts with the Section Header Block).
     private(set) var output: [UInt8]
@@ -30,10 +35,11 @@ struct PcapngCut {
     private(set) var packets = 0
     private var interfaces = 0
 
-    init(from: Int64, to: Int64, keepSecrets: Bool, comment: String) {
+    init(from: Int64, to: Int64, keepSecrets: Bool, clientRandoms: Set<ArraySlice<UInt8>>? = nil, comment: String) {
         self.from = from
         self.to = to
         self.keepSecrets = keepSecrets
+        self.clientRandoms = clientRandoms
         output = PcapngBlocks.sectionHeader(comment: comment)
     }
 
@@ -106,14 +112,43 @@ struct PcapngCut {
     /// Keeps one Decryption Secrets Block (and its TLS key log lines) when keys are wanted.
     private mutating func keep(_ block: ArraySlice<UInt8>) {
         guard keepSecrets else { return }
-        output += block
         let b = Array(block)
-        guard b.count >= 20 else { return }
+        guard b.count >= 20 else {
+            if clientRandoms == nil { output += block }
+            return
+        }
         func u32(_ at: Int) -> UInt32 { UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24 }
         let type = u32(8)
         let length = Int(u32(12))
-        guard type == PcapngBlocks.tlsKeyLogSecrets, 16 + length <= b.count - 4 else { return }
-        keyLog += b[16..<(16 + length)]
+        guard type == PcapngBlocks.tlsKeyLogSecrets, 16 + length <= b.count - 4 else {
+            if clientRandoms == nil { output += block }
+            return
+        }
+        guard let clientRandoms else {
+            output += block
+            keyLog += b[16..<(16 + length)]
+            return
+        }
+        var kept: [UInt8] = []
+        for line in b[16..<(16 + length)].split(separator: 0x0a) {
+            let fields = line.split(separator: 0x20)
+            guard fields.count == 3, clientRandoms.contains(fields[1]) else { continue }
+            kept += line
+            kept.append(0x0a)
+        }
+        guard !kept.isEmpty else { return }
+        output += PcapngBlocks.decryptionSecrets(secrets: kept)
+        keyLog += kept
+    }
+
+    /// The client_randoms of an SSLKEYLOGFILE text (the second field of each three-field line).
+    static func clientRandoms(keyLog: [UInt8]) -> Set<ArraySlice<UInt8>> {
+        var randoms = Set<ArraySlice<UInt8>>()
+        for line in keyLog.split(separator: 0x0a) {
+            let fields = line.split(separator: 0x20)
+            if fields.count == 3 { randoms.insert(ArraySlice(Array(fields[1]))) }
+        }
+        return randoms
     }
 
     /// µs per timestamp unit from an Interface Description Block's options (`if_tsresol`,

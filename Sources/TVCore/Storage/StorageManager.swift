@@ -1,6 +1,7 @@
 import Capture
 import FlowStore
 import Foundation
+import Proxy
 import Recording
 import TVHome
 
@@ -78,6 +79,12 @@ public final class StorageManager {
         let plan = RetentionPlanner.everything(inventory: inventory, evidence: evidence, now: now)
         var report = try apply(plan, limits: StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil),
                                evidence: evidence, now: now)
+        // Every certificate no remaining flow names; this process's loops then send DER again.
+        if try existingTables().contains("certificates") {
+            let pruned = try CertificatePruning.prune(database, storedBefore: nil)
+            report.certificatesDeleted += pruned
+            if pruned > 0 { ServerCertificateMemory.forgetAll() }
+        }
         if case let .integer(open) = try database.scalar("SELECT count(*) FROM flows WHERE duration IS NULL") { report.openFlowsKept = Int(open) }
         report.walBytesLeft = try emptyWAL()
         return report
@@ -107,6 +114,10 @@ public final class StorageManager {
         let tables = try existingTables()
         if let cutoff = plan.deleteFlowsStartedBefore {
             try deleteFlows(before: cutoff, exempt: plan.exemptFlows, tables: tables, into: &report)
+            // Server certificates only deleted flows named (an hour's grace: `CertificatePruning`).
+            if report.flowsDeleted > 0 && tables.contains("certificates") {
+                report.certificatesDeleted += try CertificatePruning.prune(database, storedBefore: now - CertificatePruning.grace)
+            }
         }
         if !plan.captureDrops.isEmpty {
             try database.transaction {

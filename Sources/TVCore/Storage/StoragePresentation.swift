@@ -65,6 +65,7 @@ public enum StoragePresentation {
             if r.packetsDeleted > 0 { with.append(counted(r.packetsDeleted, "packet row")) }
             if r.exchangesDeleted > 0 { with.append(counted(r.exchangesDeleted, "exchange")) }
             if r.flowContentRowsDeleted > 0 { with.append(counted(r.flowContentRowsDeleted, "content turn")) }
+            if r.certificatesDeleted > 0 { with.append(counted(r.certificatesDeleted, "server certificate")) }
             if !with.isEmpty { flows += " (with " + with.joined(separator: ", ") + ")" }
             parts.append(flows)
         }

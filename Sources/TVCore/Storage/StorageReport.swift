@@ -10,6 +10,8 @@ public struct StorageReport: Sendable, Equatable {
     public var exchangesDeleted = 0
     /// Content index rows of those flows deleted.
     public var flowContentRowsDeleted = 0
+    /// Server certificates (`certificates` rows) no remaining flow's chain names, deleted.
+    public var certificatesDeleted = 0
     /// Names (`host_names` rows) last seen before the history's cutoff, deleted.
     public var namesDeleted = 0
     /// Capture files deleted and the bytes they held.
@@ -35,6 +37,7 @@ public struct StorageReport: Sendable, Equatable {
     /// True when the pass deleted nothing: an automatic pass then says nothing.
     public var deletedNothing: Bool {
         flowsDeleted == 0 && packetsDeleted == 0 && exchangesDeleted == 0 && flowContentRowsDeleted == 0 && namesDeleted == 0
+            && certificatesDeleted == 0
             && captureFilesDeleted == 0 && packetsMarkedGone == 0 && content.rowsDeleted == 0 && content.filesDeleted == 0
     }
 }

@@ -25,7 +25,7 @@ enum AuditCommands {
                             positionals: [PositionalSpec("NAME", help: "The project's name.")]),
             ]),
             CommandSpec(name: "projects", summary: "List the projects.", options: [json]),
-            CommandSpec(name: "start", summary: "Start recording a session of PROJECT (a running `tv run` is told at once).",
+            CommandSpec(name: "start", summary: "Start recording a session of PROJECT (running `tv run` and `tv exec` sessions are told at once).",
                         options: [OptionSpec("note", value: "TEXT", help: "A note kept with the session.")],
                         positionals: [PositionalSpec("PROJECT", help: "The project's name.")]),
             CommandSpec(name: "stop", summary: "Stop the session recording."),
@@ -112,7 +112,8 @@ enum AuditCommands {
         let session = try AuditRecording.start(home: home, project: inv.command.positionals.first ?? "",
                                                note: inv.command.value("note") ?? "", settings: run ?? [:],
                                                now: FlowCommands.nowMicros())
-        inv.console.line(AuditPresentation.started(session, liveRun: run != nil))
+        // The running sessions (`tv run`, each `tv exec`) follow its key log from now.
+        inv.console.line(AuditPresentation.started(session, told: AuditKeysNotifier.tellAll(home: home)))
         return 0
     }
 
@@ -122,7 +123,9 @@ enum AuditCommands {
         let store = try writableStore(inv)
         defer { store.close() }
         let session = try store.audit.stop(now: FlowCommands.nowMicros())
-        inv.console.line(AuditPresentation.stopped(session, summary: try store.audit.summary(session: session.id)))
+        // Ended first, then told: the running sessions read that none records and close its key log.
+        let told = AuditKeysNotifier.tellAll(home: try inv.home())
+        inv.console.line(AuditPresentation.stopped(session, summary: try store.audit.summary(session: session.id), told: told))
         return 0
     }
 
