@@ -176,7 +176,9 @@ public struct TopScreen: Sendable {
 
     /// `tv top --once --json`: `state`, `reason` (failed), `session` (the status values, as
     /// `tv status --json`), `rates` (`received`, `sent` bytes per second; null before two
-    /// samples), `talkers`, `newest` (as `tv flow --json`).
+    /// samples), `talkers`, `newest` (as `tv flow --json`), `audit` (the recording audit
+    /// session's strip, null when none records) and `markers` (`tv audit show --json`'s, among
+    /// the newest flows' span).
     public var json: JSONValue {
         var fields: [(String, JSONValue)] = [("state", .string(liveness.word.lowercased()))]
         if case let .failed(at, reason) = liveness {
@@ -193,6 +195,8 @@ public struct TopScreen: Sendable {
                      ("received", .int($0.bytesDown)), ("sent", .int($0.bytesUp))])
         })))
         fields.append(("newest", .array(newest.map(FlowDetailPresentation.json))))
+        fields.append(("audit", auditStrip.map { .string($0) } ?? .null))
+        fields.append(("markers", .array(markers.map(AuditPresentation.json))))
         return .object(fields)
     }
 

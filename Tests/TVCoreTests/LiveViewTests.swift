@@ -132,6 +132,25 @@ import TVHome
         #expect(screen.json.serialized().contains(#""programs":[{"program":"curl","flows":3,"received":3072,"sent":100},{"program":null,"flows":1,"received":10,"sent":0}]"#))
     }
 
+    @Test("a marker sits above the first newest flow that started before it; --json carries the audit strip and the markers")
+    func markers() {
+        var screen = TopScreen(liveness: .live, values: Self.liveValues, history: RateHistory(),
+                               newest: [Self.flow(9, at: Self.t0 + 2 * Self.s, duration: Self.s), Self.flow(8, at: Self.t0, duration: Self.s)],
+                               sort: .bytes, paused: false, nowMicros: Self.t0, dataFolder: "/d")
+        screen.auditStrip = "● Audit: project 'app', session 3, recording for 5.0 s, 1 marker"
+        screen.markers = [AuditMarker(id: 1, sessionID: 3, time: Self.t0 + Self.s, text: "opened the login screen")]
+        let lines = screen.lines(width: 100, height: 24)
+        #expect(lines[2] == "  ● Audit: project 'app', session 3, recording for 5.0 s, 1 marker")
+        let newest = lines.firstIndex(of: "Newest flows") ?? -1
+        #expect(Array(lines[(newest + 1)...].prefix(3)) == [
+            "  9 14:05:05 a.test h2 :443 ↓ 2.9 KiB ↑ 120 B 1.0 s inspected",
+            "  ── 2025-11-30 14:05:04.000 UTC  marker: opened the login screen (session 3)",
+            "  8 14:05:03 a.test h2 :443 ↓ 2.9 KiB ↑ 120 B 1.0 s inspected",
+        ], "\(lines)")
+        let json = screen.json.serialized()
+        #expect(json.contains(#""audit":"● Audit: project 'app', session 3, recording for 5.0 s, 1 marker","markers":[{"id":1,"session":3,"time":\#(Self.t0 + Self.s),"text":"opened the login screen"}]"#), "\(json)")
+    }
+
     @Test("off, starting and failed are told apart by a word; the failed start keeps its reason")
     func states() {
         func strip(_ l: SessionLiveness) -> String {
