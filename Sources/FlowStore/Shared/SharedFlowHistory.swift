@@ -18,13 +18,24 @@ public final class SharedFlowHistory: FlowHistory {
         self.instance = instance
         let connection = try PGConnection(target)
         try PostgresSchema.migrate(connection)
+        // The name becomes the ids it names once, so each read is `instance_id IN (…)`, which
+        // `flows_by_instance_time` serves (an OR with the machine column would read every row).
+        narrowedIDs = try instance.map { name in
+            try connection.query("SELECT instance_id FROM instances WHERE instance_id = ? OR machine = ? ORDER BY instance_id",
+                                 [.text(name), .text(name)])
+                .compactMap { if case let .text(id) = $0.first ?? .null { return id } else { return nil } }
+        }
         self.connection = Mutex(connection)
     }
 
+    /// The ids of the instances `instance` names (by id or machine name); nil when not narrowed.
+    let narrowedIDs: [String]?
+
     /// The instance condition, when narrowed.
     var instanceCondition: ([String], [SQLiteValue]) {
-        guard let instance else { return ([], []) }
-        return (["(instance_id = ? OR machine = ?)"], [.text(instance), .text(instance)])
+        guard let ids = narrowedIDs else { return ([], []) }
+        guard !ids.isEmpty else { return (["FALSE"], []) }
+        return (["instance_id IN (" + Array(repeating: "?", count: ids.count).joined(separator: ", ") + ")"], ids.map { .text($0) })
     }
 
     public func flows(_ query: FlowQuery) throws -> FlowPage {
