@@ -25,6 +25,19 @@ public enum ExchangeColumns {
             + "ON CONFLICT(flow_id, seq) DO UPDATE SET \(updates)"
     }()
 
+    /// `exchange`'s values in `names` order (`id` first), for a writer that binds an array (the
+    /// shared store's, `SharedExchangeRows`); the same values `bind` binds one by one.
+    static func bindings(_ exchange: ExchangeRecord) -> [SQLiteValue] {
+        [.integer(exchange.id), .integer(exchange.flowID), .integer(Int64(exchange.sequence)), .integerOrNull(exchange.streamID),
+         .text(exchange.httpVersion), .text(exchange.method), .textOrNull(exchange.scheme), .textOrNull(exchange.authority),
+         .text(exchange.path), .integer(exchange.queryRemoved ? 1 : 0), .integerOrNull(exchange.status.map(Int64.init)),
+         .textOrNull(exchange.reason), .integer(exchange.requestBodyBytes), .integer(exchange.requestWireBytes),
+         .integerOrNull(exchange.responseBodyBytes), .integerOrNull(exchange.responseWireBytes),
+         .textOrNull(exchange.contentType), .textOrNull(exchange.contentEncoding), .integer(exchange.requestTime),
+         .integerOrNull(exchange.responseTime), .integerOrNull(exchange.endTime), .integer(exchange.upgrade ? 1 : 0),
+         .integer(exchange.connect ? 1 : 0), .text(exchange.state.rawValue)]
+    }
+
     /// Binds `exchange` to `upsertSQL`'s parameters (`names` without `id`, in order) one by one,
     /// without building an array of values: the writer's path, once per row.
     /// The statement is rewound first; every parameter is bound again, so none is cleared.

@@ -32,9 +32,14 @@ public struct ExchangeQuery: Sendable, Equatable {
 
     /// The SELECT for one page (one row more than the page, to learn whether another follows).
     /// - Throws: `FlowStoreError.badCursor` when `after` is not a cursor tv gave out.
-    public func plan() throws -> FlowQueryPlan {
-        var conditions: [String] = []
-        var bindings: [SQLiteValue] = []
+    /// - Parameters:
+    ///   - narrowing: more conditions (ANDed), with their bindings in `extra` (the shared
+    ///     store's instance).
+    ///   - selectList: the columns read (the shared store's adds the instance's).
+    public func plan(narrowing: [String] = [], _ extra: [SQLiteValue] = [],
+                     selectList: String = ExchangeColumns.selectList) throws -> FlowQueryPlan {
+        var conditions: [String] = narrowing
+        var bindings: [SQLiteValue] = extra
         if let flowID {
             conditions.append("flow_id = ?")
             bindings.append(.integer(flowID))
@@ -54,7 +59,7 @@ public struct ExchangeQuery: Sendable, Equatable {
         }
         let limit = effectiveLimit
         bindings.append(.integer(Int64(limit + 1)))
-        let sql = "SELECT \(ExchangeColumns.selectList) FROM exchanges"
+        let sql = "SELECT \(selectList) FROM exchanges"
             + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
             + " ORDER BY request_time DESC, id DESC LIMIT ?"
         return FlowQueryPlan(sql: sql, bindings: bindings, limit: limit)
@@ -69,6 +74,9 @@ public struct ExchangePage: Sendable, Equatable {
     public var nextCursor: String?
     /// Rows of this page left out because they hold values no writer writes.
     public var damaged: [DamagedRow] = []
+    /// The instance that saw each row, by request id (the shared store's pages; empty for
+    /// this data folder's).
+    public var instances: [Int64: InstanceIdentity] = [:]
 
     /// A page of `exchanges` and the cursor of the next one (nil when none follows).
     public init(exchanges: [ExchangeRecord], nextCursor: String?) {

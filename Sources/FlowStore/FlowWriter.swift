@@ -122,7 +122,10 @@ public final class FlowWriter: Sendable {
     /// - Throws: `FlowStoreError.sharedStoreUnreachable` / `.sharedStoreFailed` / `.newerSchema`
     ///   when the first connection fails: pointing at a shared store is an explicit act, so a
     ///   wrong URL or password is said at once.
-    public init(shared target: SharedStoreTarget, instance: InstanceIdentity, capacity: Int = FlowWriter.defaultCapacity,
+    ///   - localPath: the data folder's SQLite file, read on the shared writer's thread for the
+    ///     names, pinned hosts and audit rows that travel and the flows a killed run left open
+    ///     (`PostgresBatchWriter`); nil: only the events travel.
+    public init(shared target: SharedStoreTarget, instance: InstanceIdentity, localPath: String? = nil, capacity: Int = FlowWriter.defaultCapacity,
                 retryLimit: Int = FlowWriter.defaultRetryLimit,
                 onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
         path = target.server
@@ -136,7 +139,7 @@ public final class FlowWriter: Sendable {
         self.queue = queue
         let startup = Mutex<FlowStoreError?>(nil)
         let started = DispatchSemaphore(value: 0)
-        let backend = PostgresFlowBackend(target: target, instance: instance)
+        let backend = PostgresFlowBackend(target: target, instance: instance, localPath: localPath)
         let thread = Thread {
             let store: any FlowBatchStore
             do {

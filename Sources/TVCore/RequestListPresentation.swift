@@ -154,9 +154,14 @@ public struct RequestListPresentation: Sendable {
         return .object(fields)
     }
 
-    /// The page as JSON for `--json`.
+    /// The page as JSON for `--json`; a shared store's row also names its instance
+    /// (`"instance": {"id", "machine"}`), a local one is unchanged.
     public static func json(_ page: ExchangePage) -> JSONValue {
-        .object([("requests", .array(page.exchanges.map(json))),
+        func row(_ e: ExchangeRecord) -> JSONValue {
+            guard case let .object(fields) = json(e) else { return json(e) }
+            return .object(fields + SharedInstancePresentation.jsonField(page.instances[e.id]))
+        }
+        return .object([("requests", .array(page.exchanges.map(row))),
                  ("damaged", .array(page.damaged.map { .string($0.summary) })),
                  ("nextCursor", page.nextCursor.map { .string($0) } ?? .null)])
     }

@@ -23,7 +23,7 @@ public struct SharedStoreWiring: Sendable {
     static func start(url: String, home: TVHome, say: @escaping @Sendable (String) -> Void) throws -> SharedStoreWiring {
         let target = try SharedStoreTarget(url)
         let instance = try InstanceIdentity.of(home)
-        let writer = try FlowWriter(shared: target, instance: instance) { change, counters in
+        let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath) { change, counters in
             say(sentence(change, counters, server: target.server))
         }
         return SharedStoreWiring(target: target, instance: instance, writer: writer)

@@ -53,6 +53,19 @@ if CommandLine.arguments.dropFirst().first == "flows" || ProcessInfo.processInfo
         exit(2)
     }
 }
+// `tv-bench shared --store URL …`: the shared store on PostgreSQL against the SQLite writer
+// (issue 25; SharedStoreBench). Exit status as `flows`.
+if CommandLine.arguments.dropFirst().first == "shared" {
+    do {
+        let bench = try SharedStoreBench(arguments: Array(CommandLine.arguments.dropFirst(2)), scratch: dir)
+        let met = try bench.run()
+        if bench.directory == dir { try? FileManager.default.removeItem(atPath: dir) }
+        exit(met ? 0 : 1)
+    } catch let usage as BenchUsage {
+        FileHandle.standardError.write(Data("tv-bench: \(usage.description)\n".utf8))
+        exit(2)
+    }
+}
 print("tv micro-benchmarks (median of 5 rounds, per operation)")
 // Decrypted-content recording, the h1 keep-alive pattern: per exchange a 1 KiB request and a
 // 1 KiB response (two chunks, two turns, two index rows), a new flow every 500 exchanges. The

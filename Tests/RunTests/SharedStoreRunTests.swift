@@ -110,6 +110,81 @@ struct SharedStoreRunTests {
         #expect(try sharedRows(first.sandbox, url).count == 13)
     }
 
+    @Test("kill -9 leaves the shared rows open; the instance's next start closes them as interrupted; tv requests, tv request, tv activity and tv export connections read the shared store")
+    func killedInstanceClosesItsSharedFlowsAtNextStart() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        try server.start()
+        let url = try server.makeDatabase()
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect", "--store", url)
+        let echo = try PythonServer(echoServer)
+        defer { echo.stop() }
+        let script = box.work + "/hold.py"
+        try Data(tunnelClient.utf8).write(to: URL(fileURLWithPath: script))
+        let holders = try (0..<2).map { i in
+            try Background(["python3", script, String(tv.port), "127.0.0.1:\(echo.port)", "hold", "ping \(i)\n"], logPath: box.root + "/hold\(i).log")
+        }
+        defer { holders.forEach { $0.stop() } }
+        var rows: [JSON] = []
+        for _ in 0..<400 {
+            rows = try sharedRows(box, url)
+            if rows.count == 2 && rows.allSatisfy({ $0.int("bytesUp") == 7 }) { break }
+            usleep(25_000)
+        }
+        try #require(rows.count == 2, "\(rows)")
+        tv.kill()
+        holders.forEach { $0.stop() }
+        #expect(try sharedRows(box, url).allSatisfy { $0["duration"] is NSNull })
+
+        let next = try world.run("--inspect", "--store", url)
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            rows = try sharedRows(box, url)
+            if rows.allSatisfy({ $0.string("status") == "interrupted" }) { break }
+            usleep(50_000)
+        } while Date() < deadline
+        #expect(rows.count == 2)
+        for row in rows {
+            #expect(row.string("status") == "interrupted", "\(row)")
+            #expect(row.int("duration") == (row.int("lastActivityTime") ?? 0) - (row.int("startTime") ?? 0), "\(row)")
+        }
+        let local = try box.flowRows().sorted { ($0.int("id") ?? 0) < ($1.int("id") ?? 0) }
+        #expect(local.map { $0.int("duration") ?? -1 } == rows.sorted { ($0.int("id") ?? 0) < ($1.int("id") ?? 0) }.map { $0.int("duration") ?? -2 })
+
+        // A request through the new session: its row travels without the query.
+        let r = try world.curlThrough(next, [world.url("/index.html?token=secret")])
+        #expect(r.out == "hello from nginx\n", "\(r)")
+        let id = try instanceID(box)
+        var requests: [JSON] = []
+        for _ in 0..<200 {
+            let listed = try box.tvArgs(["requests", "--store", url, "--instance", id, "--json"])
+            requests = ((try JSONSerialization.jsonObject(with: listed.stdout) as? JSON)?["requests"] as? [JSON]) ?? []
+            if requests.first?.string("state") == "complete" { break }
+            usleep(50_000)
+        }
+        let request = try #require(requests.first, "\(requests)")
+        #expect(requests.count == 1 && request.string("path") == "/index.html" && (request["queryRemoved"] as? Bool) == true, "\(requests)")
+        #expect(request.object("instance")?.string("id") == id && request.int("status") == 200, "\(request)")
+        let shown = try box.tv("request", String(request.int("id") ?? 0), "--store", url)
+        #expect(shown.status == 0 && shown.out.contains("  instance     ") && shown.out.contains("/index.html") && !shown.out.contains("secret"), "\(shown)")
+        let list = try box.tv("requests", "--store", url)
+        #expect(list.status == 0 && list.out.contains("/index.html?…"), "\(list)")
+
+        let activity = try box.tvArgs(["activity", "--store", url, "--bars", "10", "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: activity.stdout) as? JSON, "\(activity)")
+        let counts = (report["buckets"] as? [JSON])?.compactMap { $0.int("count") } ?? []
+        #expect(counts.reduce(0, +) == 3, "\(report)")
+
+        let file = box.work + "/shared.csv"
+        let export = try box.tv("export", "connections", "--store", url, "--format", "csv", "-o", file)
+        #expect(export.status == 0, "\(export)")
+        let csv = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\r\n")
+        #expect(csv.count == 4 && csv[0].hasSuffix(",instanceID,machine") && csv.dropFirst().allSatisfy { $0.contains("," + id + ",") }, "\(csv)")
+        try next.stop()
+    }
+
     @Test("a store URL with a password is refused before anything listens, with the reason, and the password is not repeated")
     func passwordInURLRefused() throws {
         let box = try Sandbox()

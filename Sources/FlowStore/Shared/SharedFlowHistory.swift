@@ -9,7 +9,7 @@ public final class SharedFlowHistory: FlowHistory {
     public let target: SharedStoreTarget
     /// The instance id or machine name every read is narrowed to; nil for all.
     public let instance: String?
-    private let connection: Mutex<PGConnection>
+    let connection: Mutex<PGConnection>
 
     /// Connects and applies missing migrations (an empty database becomes an empty history).
     /// - Throws: `FlowStoreError.sharedStoreUnreachable`, `.sharedStoreFailed`, `.newerSchema`.
@@ -18,29 +18,28 @@ public final class SharedFlowHistory: FlowHistory {
         self.instance = instance
         let connection = try PGConnection(target)
         try PostgresSchema.migrate(connection)
+        // The name becomes the ids it names once, so each read is `instance_id IN (…)`, which
+        // `flows_by_instance_time` serves (an OR with the machine column would read every row).
+        narrowedIDs = try instance.map { name in
+            try connection.query("SELECT instance_id FROM instances WHERE instance_id = ? OR machine = ? ORDER BY instance_id",
+                                 [.text(name), .text(name)])
+                .compactMap { if case let .text(id) = $0.first ?? .null { return id } else { return nil } }
+        }
         self.connection = Mutex(connection)
     }
 
+    /// The ids of the instances `instance` names (by id or machine name); nil when not narrowed.
+    let narrowedIDs: [String]?
+
     /// The instance condition, when narrowed.
-    private var instanceCondition: ([String], [SQLiteValue]) {
-        guard let instance else { return ([], []) }
-        return (["(instance_id = ? OR machine = ?)"], [.text(instance), .text(instance)])
+    var instanceCondition: ([String], [SQLiteValue]) {
+        guard let ids = narrowedIDs else { return ([], []) }
+        guard !ids.isEmpty else { return (["FALSE"], []) }
+        return (["instance_id IN (" + Array(repeating: "?", count: ids.count).joined(separator: ", ") + ")"], ids.map { .text($0) })
     }
 
     public func flows(_ query: FlowQuery) throws -> FlowPage {
-        var (conditions, bindings) = query.filterConditions(textSearch: PostgresDialect.textCondition)
-        let narrowing = instanceCondition
-        conditions += narrowing.0
-        bindings += narrowing.1
-        if let after = query.after {
-            let cursor = try SharedFlowCursor(after)
-            conditions.append("(start_time, id, instance_id) < (?, ?, ?)")
-            bindings += [.integer(cursor.startTime), .integer(cursor.id), .text(cursor.instance)]
-        }
-        let limit = query.effectiveLimit
-        bindings.append(.integer(Int64(limit + 1)))
-        let sql = "SELECT \(PostgresDialect.selectList) FROM flows" + FlowQuery.whereClause(conditions)
-            + " ORDER BY start_time DESC, id DESC, instance_id DESC LIMIT ?"
+        let (sql, bindings, limit) = try pageSQL(query)
         let rows = try connection.withLock { try $0.query(sql, bindings) }
         let more = rows.count > limit
         var page = FlowPage(flows: [], nextCursor: nil)
@@ -60,6 +59,32 @@ public final class SharedFlowHistory: FlowHistory {
         }
         if more { page.nextCursor = last?.string }
         return page
+    }
+
+    /// The SELECT of one page of `query` (one row more than the page), its bindings and the
+    /// page's size.
+    /// - Throws: `FlowStoreError.badCursor`.
+    func pageSQL(_ query: FlowQuery) throws -> (String, [SQLiteValue], Int) {
+        var (conditions, bindings) = query.filterConditions(textSearch: PostgresDialect.textCondition)
+        let narrowing = instanceCondition
+        conditions += narrowing.0
+        bindings += narrowing.1
+        if let after = query.after {
+            let cursor = try SharedFlowCursor(after)
+            conditions.append("(start_time, id, instance_id) < (?, ?, ?)")
+            bindings += [.integer(cursor.startTime), .integer(cursor.id), .text(cursor.instance)]
+        }
+        let limit = query.effectiveLimit
+        bindings.append(.integer(Int64(limit + 1)))
+        let sql = "SELECT \(PostgresDialect.selectList) FROM flows" + FlowQuery.whereClause(conditions)
+            + " ORDER BY start_time DESC, id DESC, instance_id DESC LIMIT ?"
+        return (sql, bindings, limit)
+    }
+
+    /// The server's plan of `query`'s page (`EXPLAIN`): the tests read which index `--host` uses.
+    func explain(_ query: FlowQuery) throws -> String {
+        let (sql, bindings, _) = try pageSQL(query)
+        return try plan(sql, bindings)
     }
 
     public func flow(id: Int64) throws -> FlowRecord? {
@@ -112,7 +137,7 @@ public final class SharedFlowHistory: FlowHistory {
     }
 
     /// The instance columns, the last two of a shared row.
-    private static func identity(_ values: [SQLiteValue]) -> InstanceIdentity {
+    static func identity(_ values: [SQLiteValue]) -> InstanceIdentity {
         var id = "", machine = ""
         if case let .text(t) = values[values.count - 2] { id = t }
         if case let .text(t) = values[values.count - 1] { machine = t }

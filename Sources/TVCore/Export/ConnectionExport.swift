@@ -24,6 +24,9 @@ public struct ConnectionExport: Sendable {
     /// At most this many connections, newest first.
     public var limit: Int
     public var format: Format
+    /// The shared store's export: each row also says which instance (id, machine) saw it
+    /// (`ConnectionExportColumns.sharedNames`).
+    public var shared = false
 
     public init(filters: FlowQuery = FlowQuery(), limit: Int = ConnectionExport.defaultLimit, format: Format = .json) {
         self.filters = filters
@@ -43,7 +46,7 @@ public struct ConnectionExport: Sendable {
 
     /// How many connections the export will hold, before writing (the terminal's notice).
     /// - Throws: `FlowStoreError`.
-    public func preview(_ store: FlowStore) throws -> Summary {
+    public func preview(_ store: some FlowHistory) throws -> Summary {
         let matching = try store.count(filters)
         return Summary(count: min(matching, limit), truncated: matching > limit, damaged: 0)
     }
@@ -51,8 +54,10 @@ public struct ConnectionExport: Sendable {
     /// Writes the file at `path` (mode 0600).
     /// - Parameter exportedAt: µs since the epoch, written in the JSON header.
     /// - Throws: `FileWriteError` (no file is left), `FlowStoreError`.
-    public func write(_ store: FlowStore, to path: String, exportedAt: Int64) throws -> Summary {
+    public func write(_ store: some FlowHistory, to path: String, exportedAt: Int64) throws -> Summary {
         var summary = Summary(count: 0, truncated: false, damaged: 0)
+        let names = shared ? ConnectionExportColumns.sharedNames : ConnectionExportColumns.names
+        let valuesOf = shared ? ConnectionExportColumns.sharedValues : ConnectionExportColumns.values
         try FileModes.writeAtomically(to: path, mode: 0o600) { write in
             switch format {
             case .json:
@@ -60,7 +65,7 @@ public struct ConnectionExport: Sendable {
                              + JSONValue.string(ConnectionExportColumns.iso(exportedAt)).serialized()
                              + ",\"contentIncluded\":false,\"connections\":[").utf8))
             case .csv:
-                write(Array((ConnectionExportColumns.names.joined(separator: ",") + "\r\n").utf8))
+                write(Array((names.joined(separator: ",") + "\r\n").utf8))
             }
             var query = filters
             var after: String?
@@ -70,10 +75,10 @@ public struct ConnectionExport: Sendable {
                 let page = try store.flows(query)
                 summary.damaged += page.damaged.count
                 for flow in page.flows {
-                    let values = ConnectionExportColumns.values(flow)
+                    let values = valuesOf(flow)
                     switch format {
                     case .json:
-                        let object = JSONValue.object(Array(zip(ConnectionExportColumns.names, values)))
+                        let object = JSONValue.object(Array(zip(names, values)))
                         write(Array(((summary.count == 0 ? "\n" : ",\n") + object.serialized()).utf8))
                     case .csv:
                         write(Array((values.map(ConnectionExportColumns.csvField).joined(separator: ",") + "\r\n").utf8))

@@ -19,6 +19,15 @@ public enum ConnectionExportColumns {
         "programPID", "programCommand", "programExecutable", "programUser", "programNotKnown",
     ]
 
+    /// The shared store's export (`tv export connections --store`): `names`, then which instance
+    /// saw the connection (its id and machine: its content and packets are there).
+    public static let sharedNames = names + ["instanceID", "machine"]
+
+    /// `values(f)`, then its instance's id and machine (`sharedNames`; null when it has none).
+    public static func sharedValues(_ f: FlowRecord) -> [JSONValue] {
+        values(f) + [f.instance.map { .string($0.id) } ?? .null, f.instance.map { .string($0.machine) } ?? .null]
+    }
+
     /// One flow's values, in `names` order.
     public static func values(_ f: FlowRecord) -> [JSONValue] {
         func opt(_ s: String?) -> JSONValue { s.map { .string($0) } ?? .null }

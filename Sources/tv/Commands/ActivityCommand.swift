@@ -14,7 +14,7 @@ enum ActivityCommand {
                   OptionSpec("since", value: "SPAN", help: "The last SPAN (90s, 15m, 1h, 2d, 1w), up to now."),
                   OptionSpec("from", value: "TIME", help: "From TIME (UTC: 2026-11-30T14:05Z, 2026-11-30, or epoch seconds)."),
                   OptionSpec("to", value: "TIME", help: "Up to TIME (default: now with --from, else the newest connection)."),
-                  FlowCommands.json])
+                  FlowCommands.json] + SharedStoreReadCommands.options)
 
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["activity": run]
 
@@ -36,6 +36,22 @@ enum ActivityCommand {
             to = now
         }
         if let f = from, let t = to, t <= f { throw UsageRefusal("--to must be after --from.") }
+        let report: ActivityReport
+        if let shared = try SharedStoreCommands.open(inv) {
+            report = try SharedStoreReadCommands.activity(inv, history: shared, from: from, to: to, now: now, maxBars: maxBars)
+        } else {
+            report = try local(inv, from: from, to: to, now: now, maxBars: maxBars)
+        }
+        if inv.json {
+            inv.console.line(report.json.serialized(pretty: true))
+        } else {
+            for line in report.lines { inv.console.line(line) }
+        }
+        return 0
+    }
+
+    /// This data folder's report (asking a running session to write what it holds first).
+    static func local(_ inv: Invocation, from: Int64?, to: Int64?, now: Int64, maxBars: Int) throws -> ActivityReport {
         try FlowCommands.askSessionToFlush(inv)
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
@@ -50,11 +66,6 @@ enum ActivityCommand {
         } else {
             report = ActivityReport(axis: nil, sparse: [:], oldestKept: nil)
         }
-        if inv.json {
-            inv.console.line(report.json.serialized(pretty: true))
-        } else {
-            for line in report.lines { inv.console.line(line) }
-        }
-        return 0
+        return report
     }
 }

@@ -14,7 +14,7 @@ enum ExportConnectionsCommand {
                   OptionSpec("status", value: "S", help: "Only one status, as `tv flows --status`."),
                   OptionSpec("since", value: "SPAN", help: "Only connections started within SPAN (90s, 15m, 1h, 2d, 1w)."),
                   OptionSpec("from", value: "TIME", help: "Only connections started at or after TIME (UTC)."),
-                  OptionSpec("to", value: "TIME", help: "Only connections started before TIME.")])
+                  OptionSpec("to", value: "TIME", help: "Only connections started before TIME.")] + SharedStoreReadCommands.options)
 
     static func run(_ inv: Invocation) throws -> Int32 {
         let c = inv.command
@@ -33,9 +33,20 @@ enum ExportConnectionsCommand {
             guard let n = Int(text), n > 0 else { throw UsageRefusal("--limit takes a positive whole number, not '\(text)'.") }
             export.limit = n
         }
+        if let shared = try SharedStoreCommands.open(inv) {
+            defer { shared.close() }
+            export.shared = true
+            try SharedStoreReadCommands.hostIndexNote(inv, history: shared, query: export.filters)
+            return try write(inv, export, from: shared, to: output, now: now)
+        }
         try FlowCommands.askSessionToFlush(inv)
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
+        return try write(inv, export, from: store, to: output, now: now)
+    }
+
+    /// Writes the file from `store` (this data folder's or the shared one), saying what it holds.
+    static func write(_ inv: Invocation, _ export: ConnectionExport, from store: some FlowHistory, to output: String, now: Int64) throws -> Int32 {
         if inv.console.stdoutIsTerminal {
             // Said before anything is written: what the file will hold, and what it will not.
             let preview = try export.preview(store)

@@ -18,11 +18,11 @@ enum RequestCommands {
                   OptionSpec("filter", value: "EXPR", help: "Only requests matching EXPR. " + FilterOperator.summary),
                   OptionSpec("limit", value: "N", help: "At most N requests (default 50, at most 10000)."),
                   OptionSpec("after", value: "CURSOR", help: "The page after CURSOR (printed at the end of the previous page)."),
-                  FlowCommands.json])
+                  FlowCommands.json] + SharedStoreReadCommands.options)
 
     static let requestSpec = CommandSpec(
         name: "request", summary: "Show one HTTP request: its timing and, when content was kept, its headers and bodies.",
-        options: [OptionSpec("curl", help: "Print an equivalent curl command instead."), FlowCommands.json],
+        options: [OptionSpec("curl", help: "Print an equivalent curl command instead."), FlowCommands.json] + SharedStoreReadCommands.options,
         positionals: [PositionalSpec("ID", help: "The request's id, as `tv requests` prints it.")])
 
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["requests": requests, "request": request]
@@ -43,6 +43,7 @@ enum RequestCommands {
             query.limit = n
         }
         query.after = c.value("after")
+        if let shared = try SharedStoreCommands.open(inv) { return try SharedStoreReadCommands.requests(inv, history: shared, query: query) }
         let filter = try c.value("filter").map(FilterParser.parse)
         try FlowCommands.askSessionToFlush(inv)
         let store = try FlowCommands.openStoreForReading(inv)
@@ -72,6 +73,7 @@ enum RequestCommands {
     static func request(_ inv: Invocation) throws -> Int32 {
         let text = inv.command.positionals[0]
         guard let id = Int64(text), id > 0 else { throw UsageRefusal("'\(text)' is not a request id; `tv requests` lists them.") }
+        if let shared = try SharedStoreCommands.open(inv) { return try SharedStoreReadCommands.request(inv, history: shared, id: id) }
         try FlowCommands.askSessionToFlush(inv)
         let shape: RequestReading.Shape = inv.command.has("curl") ? .curl : .shown(json: inv.json)
         try RequestReading(id: id, shape: shape).run(home: try inv.existingHome(), to: inv.console)

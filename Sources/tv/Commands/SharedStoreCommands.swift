@@ -13,7 +13,7 @@ enum SharedStoreCommands {
 
     static let spec = CommandSpec(
         name: "store", summary: "The shared store on PostgreSQL that sessions write with --store (or the store.url setting).",
-        discussion: "Flow metadata of every instance pointed at the store is there, each row tagged with the instance that saw it (its id and machine name); decrypted content, packets and captures stay on the machine that recorded them. `tv flows --store URL` and `tv flow ID --store URL` read it.",
+        discussion: "Flow metadata of every instance pointed at the store is there, each row tagged with the instance that saw it (its id and machine name); decrypted content, packets and captures stay on the machine that recorded them. `tv flows`, `tv flow`, `tv requests`, `tv request`, `tv activity` and `tv export connections` read it with --store URL.",
         subcommands: [
             CommandSpec(name: "instances", summary: "The instances that wrote to the shared store, with their flow counts, most recent first.",
                         options: [storeOption, instanceOption, OptionSpec("json", help: "Print as JSON.")]),
@@ -44,6 +44,7 @@ enum SharedStoreCommands {
         if c.has("filter") { throw UsageRefusal("--filter reads this data folder only; with --store, narrow with --host, --status, --program, --since, --from, --to and --instance.") }
         if c.has("follow") { throw UsageRefusal("--follow watches this data folder's session; the shared store is read a page at a time.") }
         defer { history.close() }
+        try SharedStoreReadCommands.hostIndexNote(inv, history: history, query: query)
         let page = try history.flows(query)
         if inv.json {
             inv.console.line(FlowListPresentation.json(page).serialized(pretty: true))
@@ -63,10 +64,12 @@ enum SharedStoreCommands {
         guard let record = try history.flow(id: id) else {
             throw UsageRefusal("There is no flow \(id) in the shared store\(history.instance.map { " for instance \(TerminalText.line($0))" } ?? ""); `tv flows --store URL` lists the ones there are.", exitCode: 1)
         }
+        let requests = try history.exchanges(of: record)
         if inv.json {
-            inv.console.line(FlowDetailPresentation.json(record).serialized(pretty: true))
+            inv.console.line(RequestListPresentation.json(flow: FlowDetailPresentation.json(record), requests.exchanges).serialized(pretty: true))
         } else {
             for line in FlowDetailPresentation.lines(record, now: FlowCommands.nowMicros()) { inv.console.line(line) }
+            for line in RequestListPresentation.flowLines(requests.exchanges, damaged: requests.damaged) { inv.console.line(line) }
         }
         return 0
     }

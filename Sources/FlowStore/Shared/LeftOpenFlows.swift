@@ -1,0 +1,88 @@
+import FlowTerms
+
+/// Flows an instance left open in the shared store when it was killed (`kill -9`, a crash, a
+/// pulled plug) before it said they closed, closed when it starts again (its shared writer's
+/// first connection, and every new one after a lost server). Each takes its local row's end:
+/// closed locally, its closed record; still open locally with its writer gone (the local writer
+/// closes it the same way moments later, `FlowWriterRegistry`), `interrupted` at its last
+/// activity (`interrupted(_:)`) with its open request rows `incomplete`. A flow still open
+/// locally under a live writer (a `tv exec` beside `tv run` on one data folder) is left open.
+enum LeftOpenFlows {
+    /// Closes, inside the caller's transaction, every flow `instance` has open in the shared
+    /// store whose local row has ended or whose local writer is gone, with its request rows.
+    /// - Returns: how many shared flows were closed.
+    /// - Throws: `FlowStoreError` from the shared store. A local file that cannot be read closes
+    ///   nothing (0).
+    static func close(on connection: PGConnection, instance: InstanceIdentity, localPath: String) throws -> Int {
+        let open = try connection.query("SELECT id FROM flows WHERE instance_id = ? AND duration IS NULL", [.text(instance.id)])
+        let ids = open.compactMap { row -> Int64? in if case let .integer(id) = row.first ?? .null { return id } else { return nil } }
+        guard !ids.isEmpty, let local = try? SQLiteDatabase(readingAt: localPath, busyTimeout: 1_000) else { return 0 }
+        defer { local.close() }
+        guard let (closed, exchanges) = try? ended(ids, in: local) else { return 0 }
+        for record in closed {
+            try connection.query(PostgresDialect.upsertSQL(rows: 1), PostgresDialect.upsertBindings(record, instance: instance))
+        }
+        for exchange in exchanges {
+            try connection.query(SharedExchangeRows.upsertSQL(rows: 1), SharedExchangeRows.bindings(exchange, instance: instance))
+        }
+        return closed.count
+    }
+
+    /// The local records of `ids` that have ended (or whose writer is gone, closed by
+    /// `interrupted`), and their request rows.
+    static func ended(_ ids: [Int64], in local: SQLiteDatabase) throws -> ([FlowRecord], [ExchangeRecord]) {
+        let flow = try local.prepare("""
+            SELECT \(FlowRecordColumns.selectList), writer, (SELECT ended IS NULL FROM flow_writers WHERE flow_writers.id = flows.writer)
+            FROM flows WHERE id = ?
+            """)
+        let requests = try local.prepare("SELECT \(ExchangeColumns.selectList) FROM exchanges WHERE flow_id = ? ORDER BY seq")
+        let writerColumn = Int32(FlowRecordColumns.names.count + FlowProgramColumns.names.count)
+        var closed: [FlowRecord] = []
+        var exchanges: [ExchangeRecord] = []
+        for id in ids {
+            var found: (FlowRecord, Bool)?
+            try flow.bind([.integer(id)])
+            try flow.forEachRow { row in
+                guard let record = try? FlowRecordColumns.record(from: row) else { return }
+                // Dead as `FlowWriterRegistry` finds it: registered, never ended, its lock free.
+                let writer = row.optionalInt64(at: writerColumn)
+                let unended = row.optionalInt64(at: writerColumn + 1) == 1
+                found = (record, writer.map { unended && FlowWriterRegistry.isGone(lockPath: FlowWriterRegistry.lockPath(database: local.path, writer: $0)) } ?? false)
+            }
+            flow.reset()
+            guard let (found, gone) = found else { continue }
+            var record = found
+            if record.duration == nil {
+                guard gone else { continue }
+                record = interrupted(record)
+            }
+            closed.append(record)
+            try requests.bind([.integer(id)])
+            try requests.forEachRow { row in
+                guard var exchange = try? ExchangeColumns.record(from: row) else { return }
+                if exchange.state == .open, gone { exchange = incomplete(exchange, flow: record) }
+                exchanges.append(exchange)
+            }
+            requests.reset()
+        }
+        return (closed, exchanges)
+    }
+
+    /// A flow whose writer died, as `FlowWriterRegistry` closes it: `interrupted`, ending at its
+    /// last recorded activity. Pure.
+    static func interrupted(_ flow: FlowRecord) -> FlowRecord {
+        var flow = flow
+        flow.status = .interrupted
+        flow.duration = max(0, flow.lastActivityTime - flow.startTime)
+        return flow
+    }
+
+    /// An open request row of a flow whose writer died, as `FlowWriterRegistry` closes it:
+    /// `incomplete`, ending at the later of its request and the flow's last activity. Pure.
+    static func incomplete(_ exchange: ExchangeRecord, flow: FlowRecord) -> ExchangeRecord {
+        var exchange = exchange
+        exchange.state = .incomplete
+        exchange.endTime = max(exchange.requestTime, flow.lastActivityTime)
+        return exchange
+    }
+}

@@ -1,0 +1,188 @@
+import FlowStore
+import Synchronization
+import FlowTerms
+import Foundation
+import TVCore
+
+/// Issue 25's benchmark of the shared store: `tv-bench shared --store URL [--flows N]
+/// [--rounds N] [--dir PATH]`, against a PostgreSQL server the caller runs (a scratch database:
+/// every table of tv's shared schema is emptied first).
+///
+/// It sends the same `SyntheticHistory` events (each flow closed, its program, its request
+/// rows) through three writers, each a `FlowWriter` with its bounded queue and one transaction
+/// per batch, as a session sends them: SQLite's (the baseline), one shared-store instance, and
+/// four instances writing at once (N/4 flows each, one producer thread each). Goal: each shared
+/// rate at least SQLite's. Then, over the N + N shared flows, the median time of a timeline
+/// page (the newest 50, the next keyset page) and of one instance's and one `--host`'s first
+/// page (goal: at most 20 ms each), with the index PostgreSQL chose. Wall-clock: run it on a
+/// quiet machine.
+struct SharedStoreBench {
+    var url = ""
+    var flows = 1_000_000
+    var rounds = 9
+    var directory: String
+
+    static let goalMillis = 20.0
+
+    init(arguments: [String], scratch: String) throws {
+        directory = scratch
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--store":
+                guard let value = rest.popFirst() else { throw BenchUsage("--store takes a postgresql:// URL") }
+                url = value
+            case "--flows": flows = try FlowStoreBench.positive(rest.popFirst(), argument)
+            case "--rounds": rounds = try FlowStoreBench.positive(rest.popFirst(), argument)
+            case "--dir":
+                guard let path = rest.popFirst() else { throw BenchUsage("--dir takes a folder") }
+                directory = path
+            default: throw BenchUsage("tv-bench shared takes --store URL, --flows N, --rounds N and --dir PATH, not '\(argument)'")
+            }
+        }
+        guard !url.isEmpty else { throw BenchUsage("tv-bench shared needs --store URL (a scratch database: it is emptied)") }
+    }
+
+    /// One writer's fill.
+    struct Fill {
+        var name: String
+        var flows: Int
+        var seconds: Double
+        var flowsPerSecond: Double { Double(flows) / seconds }
+    }
+
+    /// Runs everything and prints the table; true when every goal is met.
+    func run() throws -> Bool {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/tunnelvision.sqlite3"
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        let target = try SharedStoreTarget(url)
+        let end = Int64(Date().timeIntervalSince1970) / 3_600 * 3_600 * 1_000_000
+        let store = try FlowStore(path: path)
+        defer { store.close() }
+        try empty(target)
+
+        let sqlite = try fill("SQLite writer (this data folder)", flows: flows, end: end) { try store.makeWriter() }
+        let one = try fill("shared store, 1 instance", flows: flows, end: end) {
+            try FlowWriter(shared: target, instance: InstanceIdentity(id: "bench-single", machine: "bench-single"))
+        }
+        let four = try fillTogether(target, instances: 4, end: end)
+        let reads = try timeline(target)
+
+        print("Shared store (PostgreSQL \(target.server)) at \(FlowStoreBenchReport.grouped(flows)) flows per run, medians of \(rounds) reads; goals: shared insert ≥ SQLite's, each page ≤ \(Int(SharedStoreBench.goalMillis)) ms")
+        for fill in [sqlite, one] + four {
+            let over = fill.name.hasPrefix("shared") && !fill.name.contains("each") && fill.flowsPerSecond < sqlite.flowsPerSecond
+            print(fill.name.padding(toLength: 44, withPad: " ", startingAt: 0)
+                  + String(format: "%@ flows/s (%.1f s)", FlowStoreBenchReport.grouped(Int(fill.flowsPerSecond)).leftPadded(9), fill.seconds)
+                  + (over ? "  UNDER SQLITE" : ""))
+        }
+        print("")
+        print("read (over \(FlowStoreBenchReport.grouped(2 * flows)) shared flows)".padding(toLength: 44, withPad: " ", startingAt: 0) + "  first page   next page   rows  plan")
+        for row in reads {
+            let over = row.firstMillis > SharedStoreBench.goalMillis || (row.nextMillis ?? 0) > SharedStoreBench.goalMillis
+            print(row.name.padding(toLength: 44, withPad: " ", startingAt: 0)
+                  + "  " + FlowStoreBenchReport.millis(row.firstMillis).leftPadded(10)
+                  + "  " + (row.nextMillis.map(FlowStoreBenchReport.millis) ?? "-").leftPadded(10)
+                  + "  " + String(row.rows).leftPadded(5) + "  " + row.plan.joined(separator: "; ") + (over ? "  OVER GOAL" : ""))
+        }
+        let together = four.last!
+        let met = one.flowsPerSecond >= sqlite.flowsPerSecond && together.flowsPerSecond >= sqlite.flowsPerSecond
+            && reads.allSatisfy { $0.firstMillis <= SharedStoreBench.goalMillis && ($0.nextMillis ?? 0) <= SharedStoreBench.goalMillis }
+        print("")
+        print(met ? "Every goal is met." : "Some goals are not met.")
+        return met
+    }
+
+    /// Empties the shared tables (a scratch database).
+    func empty(_ target: SharedStoreTarget) throws {
+        let history = try SharedFlowHistory(target)
+        history.close()
+        try SharedStoreMaintenance.truncateAll(target)
+    }
+
+    /// `flows` synthetic flows through the writer `make` opens, timed until it has closed
+    /// (everything committed).
+    func fill(_ name: String, flows: Int, end: Int64, offset: Int = 0, of total: Int? = nil,
+              _ make: () throws -> FlowWriter) throws -> Fill {
+        var history = SyntheticHistory(flows: total ?? flows, end: end)
+        let writer = try make()
+        func send(_ event: FlowEvent) {
+            while !writer.enqueue(event) { writer.flush() }
+        }
+        let started = DispatchTime.now().uptimeNanoseconds
+        for i in offset..<(offset + flows) {
+            let (flow, program, exchanges) = history.flow(i, id: writer.allocateID())
+            send(.closed(flow))
+            send(.program(flowID: flow.id, program))
+            for exchange in exchanges { send(.exchange(exchange)) }
+        }
+        writer.close()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        return Fill(name: name, flows: flows, seconds: seconds)
+    }
+
+    /// `instances` shared writers at once, each with its own producer thread and `flows /
+    /// instances` flows; the last row is all of them together.
+    func fillTogether(_ target: SharedStoreTarget, instances: Int, end: Int64) throws -> [Fill] {
+        let each = flows / instances
+        let results = ResultsBox(count: instances)
+        let started = DispatchTime.now().uptimeNanoseconds
+        DispatchQueue.concurrentPerform(iterations: instances) { n in
+            results.set(n, Result {
+                try fill("shared store, instance \(n + 1) of \(instances) (each)", flows: each, end: end, offset: n * each, of: each * instances) {
+                    try FlowWriter(shared: target, instance: InstanceIdentity(id: "bench-\(n + 1)", machine: "bench-\(n + 1)"))
+                }
+            })
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        var out = try results.all().map { try $0.get() }
+        out.append(Fill(name: "shared store, \(instances) instances together", flows: each * instances, seconds: seconds))
+        return out
+    }
+
+    /// Timeline pages over everything written.
+    func timeline(_ target: SharedStoreTarget) throws -> [FlowStoreBench.Row] {
+        try SharedStoreMaintenance.analyze(target)
+        let all = try SharedFlowHistory(target)
+        defer { all.close() }
+        let one = try SharedFlowHistory(target, instance: "bench-2")
+        defer { one.close() }
+        let host = SyntheticHistory(flows: 1, end: 0).hosts[37].name
+        return [
+            try row("timeline, newest 50", all, FlowQuery(limit: 50), next: true),
+            try row("timeline of one instance (--instance)", one, FlowQuery(limit: 50), next: true),
+            try row("--host \(host.prefix(12))", all, FlowQuery(host: String(host.prefix(12)), limit: 50), next: true),
+            try row("--status failed", all, FlowQuery(status: .failed, limit: 50), next: true),
+        ]
+    }
+
+    func row(_ name: String, _ history: SharedFlowHistory, _ query: FlowQuery, next: Bool) throws -> FlowStoreBench.Row {
+        var page = try history.flows(query)
+        func median(_ body: () throws -> Void) rethrows -> Double {
+            var samples: [Double] = []
+            for _ in 0..<rounds {
+                let start = DispatchTime.now().uptimeNanoseconds
+                try body()
+                samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+            }
+            return samples.sorted()[samples.count / 2]
+        }
+        let first = try median { page = try history.flows(query) }
+        var nextMillis: Double?
+        if next, let cursor = page.nextCursor {
+            var after = query
+            after.after = cursor
+            nextMillis = try median { _ = try history.flows(after) }
+        }
+        return FlowStoreBench.Row(name: name, firstMillis: first, nextMillis: nextMillis, rows: page.flows.count,
+                                  plan: try history.indexesChosen(query))
+    }
+}
+
+/// Results of concurrent fills, one slot each.
+final class ResultsBox: Sendable {
+    private let slots: Mutex<[Result<SharedStoreBench.Fill, Error>?]>
+    init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
+    func set(_ n: Int, _ result: Result<SharedStoreBench.Fill, Error>) { slots.withLock { $0[n] = result } }
+    func all() -> [Result<SharedStoreBench.Fill, Error>] { slots.withLock { $0.compactMap { $0 } } }
+}
