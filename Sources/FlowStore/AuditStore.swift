@@ -297,7 +297,7 @@ public struct AuditStore: Sendable {
                 """)
             try captures.bind(key)
             try captures.forEachRow { summary.captures.append(Int($0.int64(at: 0))) }
-            if case let .integer(n) = try database.scalar("SELECT count(*) FROM content_turns WHERE flow_id IN (\(flowsOf))", key) {
+            if case let .integer(n) = try database.scalar("SELECT coalesce(sum(turn_count), 0) FROM content_turn_runs WHERE flow_id IN (\(flowsOf))", key) {
                 summary.contentTurns = Int(n)
             }
             if case let .integer(n) = try database.scalar("SELECT count(*) FROM audit_markers WHERE session_id = ?", key) {

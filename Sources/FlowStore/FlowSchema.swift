@@ -481,6 +481,39 @@ public enum FlowSchema {
         """
         ALTER TABLE certificates ADD COLUMN stored_at INTEGER NOT NULL DEFAULT 0;
         """,
+        // 19 (issue 21, branch i22-content, recording small requests): the turns index packs the
+        // turns of one flow written in one batch into one row (`content_turn_runs`, read and
+        // written by Recording's `TurnRunText`), so a batch of small requests updates two b-trees
+        // once per flow instead of once per turn. `turns` holds each turn as
+        // `turn,direction,start_offset,kept_bytes,seen_bytes,truncated,cut_by,incomplete,segment_offset`
+        // (decimal; direction `c`/`s`; cut_by empty, `t` turn_limit, `f` flow_budget), turns
+        // separated by `;`. `turn_count` and `kept_bytes` (the sum) let totals and retention count
+        // turns without reading `turns`. The old rows become runs grouped as the writer wrote
+        // them (one flow, one segment, one `recorded_at`), every value carried over as it was.
+        """
+        CREATE TABLE content_turn_runs (
+            flow_id INTEGER NOT NULL,
+            first_turn INTEGER NOT NULL,              -- the lowest turn number in `turns`
+            segment INTEGER NOT NULL,                 -- NNNNNNNN of content-NNNNNNNN.seg
+            recorded_at INTEGER NOT NULL,             -- µs since the epoch, when it was written
+            turn_count INTEGER NOT NULL,              -- turns in `turns`
+            kept_bytes INTEGER NOT NULL,              -- their kept bytes, summed
+            turns TEXT NOT NULL,                      -- the packed turns (see above)
+            PRIMARY KEY (flow_id, first_turn)
+        ) WITHOUT ROWID;
+        CREATE INDEX content_turn_runs_by_segment_time ON content_turn_runs (segment, recorded_at, turn_count);
+        INSERT INTO content_turn_runs (flow_id, first_turn, segment, recorded_at, turn_count, kept_bytes, turns)
+            SELECT flow_id, min(turn), segment, recorded_at, count(*), sum(kept_bytes), group_concat(packed, ';')
+            FROM (SELECT flow_id, turn, segment, recorded_at, kept_bytes,
+                         turn || ','
+                         || CASE direction WHEN 'client_to_server' THEN 'c' WHEN 'server_to_client' THEN 's' ELSE direction END
+                         || ',' || start_offset || ',' || kept_bytes || ',' || seen_bytes || ',' || truncated || ','
+                         || CASE cut_by WHEN 'turn_limit' THEN 't' WHEN 'flow_budget' THEN 'f' ELSE ifnull(cut_by, '') END
+                         || ',' || incomplete || ',' || segment_offset AS packed
+                  FROM content_turns ORDER BY flow_id, segment, recorded_at, turn)
+            GROUP BY flow_id, segment, recorded_at;
+        DROP TABLE content_turns;
+        """,
     ]
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,

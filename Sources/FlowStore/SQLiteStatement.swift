@@ -94,6 +94,20 @@ public final class SQLiteStatement {
         if rc != SQLITE_OK { throw database.error(code: rc) }
     }
 
+    /// Binds UTF-8 `bytes` as text to parameter `index` (1-based), copied by SQLite
+    /// (`SQLITE_TRANSIENT`): text a writer assembled in a reused buffer, without a `String`.
+    /// - Throws: `FlowStoreError` when `index` is out of range.
+    public func bind(utf8 bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        // An empty buffer may have no address, and a nil pointer would bind NULL.
+        let rc: Int32
+        if let base = bytes.baseAddress, bytes.count > 0 {
+            rc = sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), SQLiteStatement.transient)
+        } else {
+            rc = sqlite3_bind_text(handle, index, "", 0, SQLiteStatement.transient)
+        }
+        if rc != SQLITE_OK { throw database.error(code: rc) }
+    }
+
     /// Binds constant text to parameter `index` (1-based) without copying it: a `StaticString`
     /// lives as long as the program, so SQLite may keep the pointer (`SQLITE_STATIC`); nil binds
     /// NULL.

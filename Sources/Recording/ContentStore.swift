@@ -124,10 +124,9 @@ public final class ContentStore {
     /// Deletes the index rows of the flows `selection` (a `SELECT` of flow ids) names, inside the
     /// caller's transaction on the flow database: the history's retention takes a flow's content
     /// with its row (the segments, unreferenced, go at the next sweep).
-    /// - Returns: rows deleted. - Throws: `FlowStoreError`.
+    /// - Returns: turns deleted. - Throws: `FlowStoreError`.
     public static func deleteRows(ofFlowsIn selection: String, database: SQLiteDatabase) throws -> Int {
-        try database.execute("DELETE FROM content_turns WHERE flow_id IN (\(selection))")
-        return database.changes
+        try TurnIndex(database: database).deleteRows(ofFlowsIn: selection)
     }
 
     /// Deletes all decrypted content: every index row, then every segment file except the one a

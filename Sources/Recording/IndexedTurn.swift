@@ -1,4 +1,4 @@
-/// One row of the turns index (`content_turns`): a turn of a flow and where its kept bytes are.
+/// One turn of the turns index (`content_turn_runs`, packed in its flow's run): a turn of a flow and where its kept bytes are.
 public struct IndexedTurn: Sendable, Equatable {
     /// The flow's id (the `flows` row, when there is one).
     public var flowID: Int64

@@ -22,9 +22,7 @@ struct SegmentRangeRecord {
     /// - Throws: `FlowStoreError` when it cannot be read or written.
     func establish(_ directory: ContentDirectory) throws -> SegmentRange {
         if let range = try read() { return range }
-        let lowest = try database.scalar("SELECT min(segment) FROM content_turns")
-        var lowestReferenced: Int?
-        if case let .integer(value) = lowest { lowestReferenced = Int(value) }
+        let lowestReferenced = try TurnIndex(database: database).lowestSegment()
         let range = SegmentRange.established(lowestReferenced: lowestReferenced, highestInFolder: directory.highestSequence())
         try write(range)
         return range

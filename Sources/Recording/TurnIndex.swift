@@ -1,14 +1,20 @@
 import FlowStore
 import FlowTerms
 
-/// The SQL of the turns index (`content_turns`, FlowSchema migration 2) over one connection.
-/// Same threading rule as `SQLiteDatabase`: one thread at a time.
+/// The SQL of the turns index (`content_turn_runs`, FlowSchema migration 18: one row per flow
+/// per batch, its turns packed by `TurnRunText`) over one connection. Counts it returns are
+/// turns, not rows. Same threading rule as `SQLiteDatabase`: one thread at a time.
 struct TurnIndex {
     let database: SQLiteDatabase
 
+    /// The columns of the old per-turn rows, the fields `TurnIndex.row` checks (each packed turn
+    /// is read back into them).
     static let columns = "flow_id, turn, direction, start_offset, kept_bytes, seen_bytes, truncated, cut_by, incomplete, segment, segment_offset, recorded_at"
 
-    /// Rows one INSERT statement carries at most (12 parameters each, far below SQLite's limit).
+    /// The columns of a run row, in the order `insert` binds them.
+    static let runColumns = "flow_id, first_turn, segment, recorded_at, turn_count, kept_bytes, turns"
+
+    /// Rows one INSERT statement carries at most (7 parameters each, far below SQLite's limit).
     static let rowsPerInsert = 64
 
     /// How many of `remaining` rows the next INSERT carries: the largest power of two up to
@@ -20,20 +26,22 @@ struct TurnIndex {
         return count
     }
 
-    /// `INSERT OR REPLACE` of `rows` rows (1…`rowsPerInsert`): one statement for many rows, so
-    /// SQLite's per-statement work (VM start, halt, statement journal) is paid once per 64 rows.
+    /// `INSERT OR REPLACE` of `rows` run rows (1…`rowsPerInsert`): one statement for many rows,
+    /// so SQLite's per-statement work (VM start, halt, statement journal) is paid once per 64.
     static func insertSQL(rows: Int) -> String {
-        "INSERT OR REPLACE INTO content_turns (\(TurnIndex.columns)) VALUES "
-            + repeatElement("(?,?,?,?,?,?,?,?,?,?,?,?)", count: rows).joined(separator: ",")
+        "INSERT OR REPLACE INTO content_turn_runs (\(TurnIndex.runColumns)) VALUES "
+            + repeatElement("(?,?,?,?,?,?,?)", count: rows).joined(separator: ",")
     }
 
-    /// Inserts (or replaces) rows; the caller wraps them in a transaction.
+    /// Inserts `rows` as runs (`TurnRun.runs`: one row per flow, segment and write time); the
+    /// caller wraps them in a transaction. A run replaces one of the same flow and first turn.
     /// - Parameter statements: compiled inserts by row count, kept by a writer that inserts batch
     ///   after batch (missing ones are compiled and added).
     func insert(_ rows: [IndexedTurn], statements: inout [Int: SQLiteStatement]) throws {
+        let runs = TurnRun.runs(rows)
         var next = 0
-        while next < rows.count {
-            let count = TurnIndex.rowsInNextInsert(remaining: rows.count - next)
+        while next < runs.count {
+            let count = TurnIndex.rowsInNextInsert(remaining: runs.count - next)
             let statement: SQLiteStatement
             if let cached = statements[count] {
                 statement = cached
@@ -44,39 +52,18 @@ struct TurnIndex {
             // Every parameter is bound again below, so the bindings need no clearing.
             statement.rewind()
             defer { statement.rewind() }
-            for (i, row) in rows[next..<(next + count)].enumerated() {
-                let base = Int32(12 * i)
-                try statement.bind(integer: row.flowID, at: base + 1)
-                try statement.bind(integer: Int64(row.turn.number), at: base + 2)
-                try statement.bind(constant: TurnIndex.text(row.turn.direction), at: base + 3)
-                try statement.bind(integer: row.turn.startOffset, at: base + 4)
-                try statement.bind(integer: Int64(row.turn.keptBytes), at: base + 5)
-                try statement.bind(integer: Int64(row.turn.seenBytes), at: base + 6)
-                try statement.bind(integer: row.turn.truncated ? 1 : 0, at: base + 7)
-                try statement.bind(constant: row.turn.cutBy.map(TurnIndex.text), at: base + 8)
-                try statement.bind(integer: row.turn.incomplete ? 1 : 0, at: base + 9)
-                try statement.bind(integer: Int64(row.segment), at: base + 10)
-                try statement.bind(integer: row.segmentOffset, at: base + 11)
-                try statement.bind(integer: row.recordedAt, at: base + 12)
+            for (i, run) in runs[next..<(next + count)].enumerated() {
+                let base = Int32(7 * i)
+                try statement.bind(integer: run.flowID, at: base + 1)
+                try statement.bind(integer: Int64(run.firstTurn), at: base + 2)
+                try statement.bind(integer: Int64(run.segment), at: base + 3)
+                try statement.bind(integer: run.recordedAt, at: base + 4)
+                try statement.bind(integer: Int64(run.turnCount), at: base + 5)
+                try statement.bind(integer: run.keptBytes, at: base + 6)
+                try run.turns.withUnsafeBytes { try statement.bind(utf8: $0, at: base + 7) }
             }
             try statement.step()
             next += count
-        }
-    }
-
-    /// `direction`'s raw value as constant text (bound without a copy).
-    static func text(_ direction: Direction) -> StaticString {
-        switch direction {
-        case .clientToServer: return "client_to_server"
-        case .serverToClient: return "server_to_client"
-        }
-    }
-
-    /// `limit`'s raw value as constant text (bound without a copy).
-    static func text(_ limit: BudgetLimit) -> StaticString {
-        switch limit {
-        case .turnLimit: return "turn_limit"
-        case .flowBudget: return "flow_budget"
         }
     }
 
@@ -86,23 +73,28 @@ struct TurnIndex {
         try insert(rows, statements: &statements)
     }
 
-    /// The turns of `flow`, by number, and the rows left out as damaged.
+    /// The turns of `flow`, by number, and the turns left out as damaged. A turn found in two
+    /// runs (written again) is read from the later one.
     func turns(flow: Int64) throws -> (turns: [IndexedTurn], damaged: [DamagedRow]) {
-        let statement = try database.prepare("SELECT \(TurnIndex.columns) FROM content_turns WHERE flow_id = ? ORDER BY turn")
+        let statement = try database.prepare(
+            "SELECT segment, recorded_at, turns FROM content_turn_runs WHERE flow_id = ? ORDER BY recorded_at, first_turn")
         try statement.bind([.integer(flow)])
-        var rows: [IndexedTurn] = []
+        var byNumber: [Int: IndexedTurn] = [:]
         var damaged: [DamagedRow] = []
         try statement.forEachRow { row in
-            do throws(DamagedRow) {
-                rows.append(try TurnIndex.row(TurnIndex.names.indices.map { row.value(at: Int32($0)) }))
-            } catch {
-                damaged.append(error)
+            let text: String
+            if case let .text(packed) = row.value(at: 2) { text = packed } else { text = "" }
+            for result in TurnRunText.turns(flow: flow, segment: row.value(at: 0), recordedAt: row.value(at: 1), text: text) {
+                switch result {
+                case let .success(turn): byNumber[turn.turn.number] = turn
+                case let .failure(damage): damaged.append(damage)
+                }
             }
         }
-        return (rows, damaged)
+        return (byNumber.values.sorted { $0.turn.number < $1.turn.number }, damaged)
     }
 
-    /// Counts and sums for `flow`, over its rows that are not damaged.
+    /// Counts and sums for `flow`, over its turns that are not damaged.
     func summary(flow: Int64) throws -> ContentSummary {
         let turns = try self.turns(flow: flow).turns
         return ContentSummary(turns: turns.count, keptBytes: turns.reduce(0) { $0 + Int64($1.turn.keptBytes) },
@@ -110,30 +102,31 @@ struct TurnIndex {
                               truncated: turns.contains { $0.turn.truncated }, incomplete: turns.contains { $0.turn.incomplete })
     }
 
-    /// Rows, distinct flows and kept bytes over the whole index.
-    /// Kept bytes count only where the row's figure is one a writer writes (`row(_:)`'s check of
-    /// `kept_bytes`: an integer from 0 to the turn limit), so one damaged row cannot make the
+    /// Turns, distinct flows and kept bytes over the whole index, from the runs' counts (no
+    /// `turns` text is read). Kept bytes count only where a run's sum is one a writer writes (an
+    /// integer from 0 to its turns times the turn limit), so one damaged row cannot make the
     /// total say gigabytes.
     func totals() throws -> (turns: Int, flows: Int, keptBytes: Int64) {
         let statement = try database.prepare("""
-            SELECT count(*), count(DISTINCT flow_id),
-                   total(CASE WHEN typeof(kept_bytes) = 'integer' AND kept_bytes BETWEEN 0 AND \(RecordingBudget.fixedTurnLimit)
+            SELECT total(turn_count), count(DISTINCT flow_id),
+                   total(CASE WHEN typeof(kept_bytes) = 'integer' AND typeof(turn_count) = 'integer'
+                                   AND kept_bytes BETWEEN 0 AND turn_count * \(RecordingBudget.fixedTurnLimit)
                               THEN kept_bytes ELSE 0 END)
-            FROM content_turns
+            FROM content_turn_runs
             """)
         guard try statement.step() else { return (0, 0, 0) }
-        return (Int(statement.int64(at: 0)), Int(statement.int64(at: 1)), Int64(statement.double(at: 2)))
+        return (Int(statement.double(at: 0)), Int(statement.int64(at: 1)), Int64(statement.double(at: 2)))
     }
 
-    /// Per segment: rows, and rows recorded before `cutoff` (µs since the epoch). Reads the
-    /// (segment, recorded_at) index only.
+    /// Per segment: turns, and turns recorded before `cutoff` (µs since the epoch). Reads the
+    /// (segment, recorded_at, turn_count) index only.
     func segmentRows(expiredBefore cutoff: Int64) throws -> [Int: (rows: Int, expired: Int)] {
         let statement = try database.prepare(
-            "SELECT segment, count(*), total(recorded_at < ?) FROM content_turns GROUP BY segment")
+            "SELECT segment, total(turn_count), total(CASE WHEN recorded_at < ? THEN turn_count ELSE 0 END) FROM content_turn_runs GROUP BY segment")
         try statement.bind([.integer(cutoff)])
         var facts: [Int: (rows: Int, expired: Int)] = [:]
         try statement.forEachRow { row in
-            facts[Int(row.int64(at: 0))] = (Int(row.int64(at: 1)), Int(row.double(at: 2)))
+            facts[Int(row.int64(at: 0))] = (Int(row.double(at: 1)), Int(row.double(at: 2)))
         }
         return facts
     }
@@ -143,7 +136,7 @@ struct TurnIndex {
     func segmentFlows(of flows: Set<Int64>) throws -> [Int: Set<Int64>] {
         guard !flows.isEmpty else { return [:] }
         let list = flows.sorted().map(String.init).joined(separator: ",")
-        let statement = try database.prepare("SELECT DISTINCT segment, flow_id FROM content_turns WHERE flow_id IN (\(list))")
+        let statement = try database.prepare("SELECT DISTINCT segment, flow_id FROM content_turn_runs WHERE flow_id IN (\(list))")
         var held: [Int: Set<Int64>] = [:]
         try statement.forEachRow { row in held[Int(row.int64(at: 0)), default: []].insert(row.int64(at: 1)) }
         return held
@@ -152,54 +145,64 @@ struct TurnIndex {
     /// Segments that rows point into.
     func referencedSegments() throws -> Set<Int> {
         var segments: Set<Int> = []
-        let statement = try database.prepare("SELECT DISTINCT segment FROM content_turns")
+        let statement = try database.prepare("SELECT DISTINCT segment FROM content_turn_runs")
         try statement.forEachRow { segments.insert(Int($0.int64(at: 0))) }
         return segments
     }
 
-    /// Deletes every row but those of `flows`. - Returns: how many.
+    /// The lowest segment a row points into, nil when the index is empty.
+    func lowestSegment() throws -> Int? {
+        if case let .integer(value) = try database.scalar("SELECT min(segment) FROM content_turn_runs") { return Int(value) }
+        return nil
+    }
+
+    /// Runs `DELETE FROM content_turn_runs WHERE condition` with `values` bound.
+    /// - Returns: how many turns the deleted rows held.
+    func delete(where condition: String, _ values: [SQLiteValue] = []) throws -> Int {
+        let statement = try database.prepare("DELETE FROM content_turn_runs WHERE \(condition) RETURNING turn_count")
+        try statement.bind(values)
+        var turns = 0
+        try statement.forEachRow { turns += Int($0.int64(at: 0)) }
+        return turns
+    }
+
+    /// Deletes every row but those of `flows`. - Returns: how many turns.
     func deleteAll(except flows: Set<Int64>) throws -> Int {
         guard !flows.isEmpty else { return try deleteAll() }
-        let list = flows.sorted().map(String.init).joined(separator: ",")
-        try database.execute("DELETE FROM content_turns WHERE flow_id NOT IN (\(list))")
-        return database.changes
+        return try delete(where: "flow_id NOT IN (\(flows.sorted().map(String.init).joined(separator: ",")))")
     }
 
     /// Deletes the rows of `segments` recorded before `cutoff` (µs since the epoch), one segment
     /// at a time through the (segment, recorded_at) index: name the segments `segmentRows` found
     /// expired rows in, so a sweep with nothing expired reads nothing.
-    /// - Returns: how many rows.
+    /// - Returns: how many turns.
     func deleteRecorded(before cutoff: Int64, inSegments segments: [Int]) throws -> Int {
         var deleted = 0
         for segment in segments {
-            let statement = try database.prepare("DELETE FROM content_turns WHERE segment = ? AND recorded_at < ?")
-            try statement.bind([.integer(Int64(segment)), .integer(cutoff)])
-            try statement.step()
-            deleted += database.changes
+            deleted += try delete(where: "segment = ? AND recorded_at < ?", [.integer(Int64(segment)), .integer(cutoff)])
         }
         return deleted
     }
 
-    /// Deletes the rows of `segment`. - Returns: how many.
+    /// Deletes the rows of `segment`. - Returns: how many turns.
     func deleteRows(inSegment segment: Int) throws -> Int {
-        let statement = try database.prepare("DELETE FROM content_turns WHERE segment = ?")
-        try statement.bind([.integer(Int64(segment))])
-        try statement.step()
-        return database.changes
+        try delete(where: "segment = ?", [.integer(Int64(segment))])
     }
 
-    /// Deletes every row. - Returns: how many.
+    /// Deletes every row. - Returns: how many turns.
     func deleteAll() throws -> Int {
-        try database.execute("DELETE FROM content_turns")
-        return database.changes
+        try delete(where: "1")
     }
 
-    /// Deletes the rows of `flow`. - Returns: how many.
+    /// Deletes the rows of `flow`. - Returns: how many turns.
     func deleteRows(flow: Int64) throws -> Int {
-        let statement = try database.prepare("DELETE FROM content_turns WHERE flow_id = ?")
-        try statement.bind([.integer(flow)])
-        try statement.step()
-        return database.changes
+        try delete(where: "flow_id = ?", [.integer(flow)])
+    }
+
+    /// Deletes the rows of the flows `selection` (a `SELECT` of flow ids) names.
+    /// - Returns: how many turns.
+    func deleteRows(ofFlowsIn selection: String) throws -> Int {
+        try delete(where: "flow_id IN (\(selection))")
     }
 
     /// The column names of `columns`, in order.

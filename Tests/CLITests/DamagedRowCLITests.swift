@@ -11,10 +11,10 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let database = try SQLiteDatabase(path: dataDir + "/tunnelvision.sqlite3")
         // As a hand edit or a damaged page can: past the schema's CHECKs.
+        try TurnRunDamage.set("kept_bytes", to: "-5", flow: 1, turn: 2, in: database)
+        try TurnRunDamage.set("direction", to: "sideways", flow: 2, turn: 1, in: database)
         try database.execute("""
             PRAGMA ignore_check_constraints=ON;
-            UPDATE content_turns SET kept_bytes = -5 WHERE flow_id = 1 AND turn = 2;
-            UPDATE content_turns SET direction = 'sideways' WHERE flow_id = 2 AND turn = 1;
             UPDATE flows SET bytes_up = -5 WHERE id = 3;
             """)
         database.close()
@@ -53,10 +53,8 @@ import Testing
         let (folder, dataDir) = try ContentCLITests.makeHome()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let database = try SQLiteDatabase(path: dataDir + "/tunnelvision.sqlite3")
-        try database.execute("""
-            UPDATE content_turns SET kept_bytes = -5 WHERE flow_id = 1;
-            UPDATE content_turns SET segment_offset = 999999999 WHERE flow_id = 2;
-            """)
+        try TurnRunDamage.set("kept_bytes", to: "-5", flow: 1, in: database)
+        try TurnRunDamage.set("segment_offset", to: "999999999", flow: 2, in: database)
         database.close()
 
         let turns = try ContentCLITests.tv(["turns", "1"], dataDir: dataDir)

@@ -92,8 +92,8 @@ import Glibc
             defer { after.close() }
             #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM flows") == 1)
             #expect(try StorageCLITests.integer(after, "SELECT id FROM flows") == 2)
-            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM content_turns WHERE flow_id = 1") == 0)
-            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM content_turns WHERE flow_id = 2") == 1)
+            #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM content_turn_runs WHERE flow_id = 1") == 0)
+            #expect(try StorageCLITests.integer(after, "SELECT turn_count FROM content_turn_runs WHERE flow_id = 2") == 1)
             #expect(try StorageCLITests.integer(after, "SELECT count(*) FROM packets WHERE flow_id = 1") == 0)
             #expect(try StorageCLITests.integer(after, "SELECT sum(flow_id) * count(*) FROM exchanges") == 2)
             // The kept flow's packet rows stay; the one into capture 1 reads as "bytes gone" through its row's deleted_at.

@@ -20,11 +20,11 @@ import Testing
         #expect(FlowSchema.currentVersion == FlowSchema.migrations.count)
         #expect(try database.userVersion() == FlowSchema.currentVersion)
         #expect(try names(database, type: "table") == ["audit_markers", "audit_projects", "audit_sessions",
-                                                       "captures", "certificates", "client_pins", "content_turns", "exchanges", "flow_activity", "flow_writers", "flows",
+                                                       "captures", "certificates", "client_pins", "content_turn_runs", "exchanges", "flow_activity", "flow_writers", "flows",
                                                        "flows_text", "flows_text_config", "flows_text_data", "flows_text_docsize",
                                                        "flows_text_idx", "host_names", "packet_counts", "packets", "pinned_hosts", "settings"])
         #expect(try names(database, type: "index") == ["audit_markers_by_time", "audit_sessions_by_project", "audit_sessions_live",
-                                                       "client_pins_by_host", "content_turns_by_segment_time",
+                                                       "client_pins_by_host", "content_turn_runs_by_segment_time",
                                                        "exchanges_by_request_time", "exchanges_open", "flows_by_audit_session", "flows_by_program_time", "flows_by_start_time",
                                                        "flows_by_status_time", "flows_open", "packets_by_capture"])
         // A second run is a no-op.
@@ -56,7 +56,7 @@ import Testing
         let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
         #expect(try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(1))) == 0)
         #expect(try names(database, type: "table") == ["flows", "host_names", "pinned_hosts", "settings"])
-        #expect(try FlowSchema.migrate(database) == 1)
+        #expect(try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(2))) == 1)
         #expect(try names(database, type: "table").contains("content_turns"))
     }
 

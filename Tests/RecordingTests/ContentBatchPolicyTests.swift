@@ -78,13 +78,8 @@ import FlowTerms
 
 @Suite struct TurnIndexInsertTests {
     @Test func oneStatementCarriesManyRows() {
-        #expect(TurnIndex.insertSQL(rows: 2) == "INSERT OR REPLACE INTO content_turns (flow_id, turn, direction, start_offset, kept_bytes, seen_bytes, truncated, cut_by, incomplete, segment, segment_offset, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?),(?,?,?,?,?,?,?,?,?,?,?,?)")
+        #expect(TurnIndex.insertSQL(rows: 2) == "INSERT OR REPLACE INTO content_turn_runs (flow_id, first_turn, segment, recorded_at, turn_count, kept_bytes, turns) VALUES (?,?,?,?,?,?,?),(?,?,?,?,?,?,?)")
         #expect(TurnIndex.rowsPerInsert == 64)
-    }
-
-    @Test func constantTextIsTheRawValue() {
-        for direction in Direction.allCases { #expect(TurnIndex.text(direction).description == direction.rawValue) }
-        for limit in [BudgetLimit.turnLimit, .flowBudget] { #expect(TurnIndex.text(limit).description == limit.rawValue) }
     }
 
     @Test func insertsCarryPowersOfTwoRows() {
@@ -92,22 +87,34 @@ import FlowTerms
                 == [1, 1, 2, 2, 4, 8, 32, 64, 64, 64])
     }
 
-    /// 130 rows: two full statements of 64 and one of 2, every row read back as written.
+    /// 130 runs (one turn each of 130 flows): two full statements of 64 and one of 2, every turn
+    /// read back as written; then 130 turns of one flow in two segments: two runs, one statement.
     @Test func rowsBeyondOneStatementAreAllInsertedInOrder() throws {
         let home = TestHome()
         defer { home.clean() }
         let database = try SQLiteDatabase(path: home.databasePath)
         try FlowSchema.migrate(database)
-        let rows = (1...130).map { n in
+        let turns = (1...130).map { n in
             IndexedTurn(flowID: 5, turn: Turn(number: n, direction: n % 2 == 0 ? .serverToClient : .clientToServer,
                                               startOffset: Int64(n * 10), keptBytes: n, seenBytes: n + 1,
                                               cutBy: n == 130 ? .flowBudget : nil, incomplete: n == 7),
                         segment: 1 + n / 100, segmentOffset: Int64(n * 1_000), recordedAt: testEpoch + Int64(n))
         }
+        let flows = turns.map { IndexedTurn(flowID: 1_000 + Int64($0.turn.number), turn: $0.turn, segment: $0.segment,
+                                            segmentOffset: $0.segmentOffset, recordedAt: $0.recordedAt) }
         var statements: [Int: SQLiteStatement] = [:]
-        try database.transaction { try TurnIndex(database: database).insert(rows, statements: &statements) }
+        try database.transaction { try TurnIndex(database: database).insert(flows, statements: &statements) }
         #expect(statements.keys.sorted() == [2, 64])   // 130 = 64 + 64 + 2
-        #expect(try TurnIndex(database: database).turns(flow: 5).turns == rows)
+        for flow in flows { #expect(try TurnIndex(database: database).turns(flow: flow.flowID).turns == [flow]) }
+        // 130 turns of flow 5 written together, 1…99 into segment 1 and 100…130 into segment 2: two runs.
+        statements = [:]
+        let oneBatch = turns.map { IndexedTurn(flowID: 5, turn: $0.turn, segment: $0.segment, segmentOffset: $0.segmentOffset, recordedAt: testEpoch) }
+        try database.transaction { try TurnIndex(database: database).insert(oneBatch, statements: &statements) }
+        #expect(statements.keys.sorted() == [2])
+        #expect(try TurnIndex(database: database).turns(flow: 5).turns == oneBatch)
+        let totals = try TurnIndex(database: database).totals()
+        #expect([totals.turns, totals.flows] == [260, 131])
+        #expect(totals.keptBytes == 2 * Int64((1...130).reduce(0, +)))
         database.close()
     }
 }

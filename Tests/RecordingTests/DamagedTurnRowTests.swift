@@ -62,7 +62,9 @@ import Testing
         flow.finish()
         recorder.writer.close()
         let database = try SQLiteDatabase(path: home.databasePath)
-        try database.execute("UPDATE content_turns SET kept_bytes = -5 WHERE flow_id = 9 AND turn = 2")
+        try TurnRunDamage.set("kept_bytes", to: "-5", flow: 9, turn: 2, in: database)
+        // The run's own sum (what the whole-index total reads) said as no writer would.
+        try database.execute("UPDATE content_turn_runs SET kept_bytes = 5000000000 WHERE flow_id = 9")
         database.close()
 
         let store = try home.store()
@@ -71,8 +73,8 @@ import Testing
         #expect(try store.damagedTurns(flow: 9) == [DamagedRow(row: "turn 2 of flow 9", column: "kept_bytes", value: .integer(-5))])
         #expect(try store.recordedTurns(flow: 9).map(\.bytes) == [bytes(10), bytes(30)])
         #expect(try store.summary(flow: 9) == ContentSummary(turns: 2, keptBytes: 40, seenBytes: 40))
-        // The whole-index total (tv content status) counts the rows, but not the damaged figure.
-        #expect(try store.usage().keptBytes == 40)
+        // The whole-index total (tv content status) counts the turns, but not a damaged sum.
+        #expect(try store.usage().keptBytes == 0)
         #expect(try store.usage().turns == 3)
     }
 }

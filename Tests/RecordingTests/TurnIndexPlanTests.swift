@@ -3,10 +3,10 @@ import FlowTerms
 import Testing
 @testable import Recording
 
-/// The turns index's one secondary index, (segment, recorded_at): what SQLite's query planner
+/// The turns index's one secondary index, (segment, recorded_at, turn_count): what SQLite's query planner
 /// says it does with the sweep's statements (`EXPLAIN QUERY PLAN`, sqlite.org/eqp.html), so that
 /// a sweep never looks each row up in the table again.
-@Suite("TurnIndex: the sweep's statements read the (segment, recorded_at) index")
+@Suite("TurnIndex: the sweep's statements read the (segment, recorded_at, turn_count) index")
 struct TurnIndexPlanTests {
     static func plan(_ database: SQLiteDatabase, _ sql: String) throws -> [String] {
         var details: [String] = []
@@ -20,12 +20,12 @@ struct TurnIndexPlanTests {
         let database = try SQLiteDatabase(path: home.databasePath)
         defer { database.close() }
         _ = try FlowSchema.migrate(database)
-        #expect(try Self.plan(database, "SELECT segment, count(*), total(recorded_at < 5) FROM content_turns GROUP BY segment")
-                == ["SCAN content_turns USING COVERING INDEX content_turns_by_segment_time"])
-        #expect(try Self.plan(database, "DELETE FROM content_turns WHERE segment = 3 AND recorded_at < 5")
-                == ["SEARCH content_turns USING COVERING INDEX content_turns_by_segment_time (segment=? AND recorded_at<?)"])
-        #expect(try Self.plan(database, "SELECT min(segment) FROM content_turns")
-                == ["SEARCH content_turns USING COVERING INDEX content_turns_by_segment_time"])
+        #expect(try Self.plan(database, "SELECT segment, total(turn_count), total(CASE WHEN recorded_at < 5 THEN turn_count ELSE 0 END) FROM content_turn_runs GROUP BY segment")
+                == ["SCAN content_turn_runs USING COVERING INDEX content_turn_runs_by_segment_time"])
+        #expect(try Self.plan(database, "DELETE FROM content_turn_runs WHERE segment = 3 AND recorded_at < 5 RETURNING turn_count")
+                == ["SEARCH content_turn_runs USING COVERING INDEX content_turn_runs_by_segment_time (segment=? AND recorded_at<?)"])
+        #expect(try Self.plan(database, "SELECT min(segment) FROM content_turn_runs")
+                == ["SEARCH content_turn_runs USING COVERING INDEX content_turn_runs_by_segment_time"])
     }
 
     /// Rows of two segments, some expired: the segment-wise delete takes exactly those.

@@ -11,7 +11,7 @@ struct AuditContentRunTests {
         let read = try box.tool("python3", ["-c", """
             import sqlite3, sys
             db = sqlite3.connect(sys.argv[1])
-            rows = db.execute('SELECT flow_id, group_concat(DISTINCT segment) FROM content_turns GROUP BY flow_id ORDER BY flow_id')
+            rows = db.execute('SELECT flow_id, group_concat(DISTINCT segment) FROM content_turn_runs GROUP BY flow_id ORDER BY flow_id')
             print(' '.join('%d:%s' % row for row in rows))
             """, box.dataDir + "/tunnelvision.sqlite3"])
         #expect(read.status == 0, "\(read)")
@@ -46,7 +46,7 @@ struct AuditContentRunTests {
         let age = try box.tool("python3", ["-c", """
             import sqlite3, sys
             db = sqlite3.connect(sys.argv[1])
-            db.execute('UPDATE content_turns SET recorded_at = recorded_at - 7200000000')
+            db.execute('UPDATE content_turn_runs SET recorded_at = recorded_at - 7200000000')
             db.commit()
             """, box.dataDir + "/tunnelvision.sqlite3"])
         #expect(age.status == 0, "\(age)")

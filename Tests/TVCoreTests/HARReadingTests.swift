@@ -59,7 +59,7 @@ import TVHome
     @Test func damagedTurnRowsAreNotedAsTheirFlowIsRead() throws {
         let folder = try KeptContentFolder()
         defer { folder.remove() }
-        try folder.damage("UPDATE content_turns SET direction = 'sideways' WHERE flow_id = 2 AND turn = 1;")
+        try folder.damageTurn("direction", to: "sideways", flow: 2, turn: 1)
         let file = folder.path + "/out.har"
         #expect(try run([2, 1], in: folder, file: file) == [
             .note("tv: The row of turn 1 of flow 2 is damaged (direction is 'sideways'); it is left out."),

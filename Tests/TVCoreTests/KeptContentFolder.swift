@@ -55,4 +55,11 @@ struct KeptContentFolder {
         defer { database.close() }
         try database.execute("PRAGMA ignore_check_constraints=ON;" + sql)
     }
+
+    /// Sets one field of packed turns of `flow` (`TurnRunDamage`) as a hand edit can.
+    func damageTurn(_ column: String, to value: String, flow: Int64, turn: Int? = nil) throws {
+        let database = try SQLiteDatabase(path: home.databasePath)
+        defer { database.close() }
+        try TurnRunDamage.set(column, to: value, flow: flow, turn: turn, in: database)
+    }
 }

@@ -106,11 +106,9 @@ import TVHome
     @Test func damagedRowsAreNotedBeforeAnythingElseEvenARefusal() throws {
         let folder = try KeptContentFolder()
         defer { folder.remove() }
-        try folder.damage("""
-            UPDATE content_turns SET kept_bytes = -5 WHERE flow_id = 1 AND turn = 2;
-            UPDATE content_turns SET direction = 'sideways' WHERE flow_id = 2 AND turn = 1;
-            DELETE FROM flows WHERE id = 2;
-            """)
+        try folder.damageTurn("kept_bytes", to: "-5", flow: 1, turn: 2)
+        try folder.damageTurn("direction", to: "sideways", flow: 2, turn: 1)
+        try folder.damage("DELETE FROM flows WHERE id = 2;")
         let output = RecordedOutput()
         try TurnsReading(flowID: 1, shape: Self.plain).run(home: folder.home, to: output)
         #expect(output.pieces.first == .note("tv: The row of turn 2 of flow 1 is damaged (kept_bytes is -5); it is left out."))

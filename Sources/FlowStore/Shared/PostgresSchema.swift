@@ -1,7 +1,7 @@
 /// The shared store's schema on PostgreSQL, as an ordered list of migrations (the version is
 /// kept in `tv_schema`). The tables are SQLite's (`FlowSchema`) as they stand today, for what
 /// travels: `flows` with the same columns, names, CHECK lists and indexes, keyed by instance and
-/// id, and `instances`. What stays on the machine (content_turns, captures, packets,
+/// id, and `instances`. What stays on the machine (content_turn_runs, captures, packets,
 /// packet_counts, settings) has no table here. A new version is a new entry at the end; one
 /// shipped is never edited. A column added to `flows` in `FlowSchema` gets its entry here too
 /// (`PostgresSchemaTests` compares the two column lists).

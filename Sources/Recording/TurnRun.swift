@@ -1,0 +1,150 @@
+import FlowStore
+import FlowTerms
+
+/// One row of the turns index (`content_turn_runs`, FlowSchema migration 18): the turns of one
+/// flow that one batch wrote to one segment, packed into `turns` (`TurnRunText`). A batch of
+/// small requests writes one row per flow, not one per turn.
+struct TurnRun: Equatable {
+    /// The flow's id.
+    var flowID: Int64
+    /// The lowest turn number in the run (the row's key with `flowID`).
+    var firstTurn: Int
+    /// The segment holding every turn's bytes.
+    var segment: Int
+    /// When the run was written, µs since the epoch (expiry counts from here).
+    var recordedAt: Int64
+    /// Turns in `turns`.
+    var turnCount: Int
+    /// Their kept bytes, summed.
+    var keptBytes: Int64
+    /// The packed turns, ASCII (`TurnRunText`).
+    var turns: [UInt8]
+
+    /// The runs `rows` make, one per (flow, segment, recorded_at), in the order each first
+    /// appears; within a run the turns keep their order. Pure.
+    static func runs(_ rows: [IndexedTurn]) -> [TurnRun] {
+        var runs: [TurnRun] = []
+        var runOf: [Int64: Int] = [:]
+        runOf.reserveCapacity(rows.count)
+        for row in rows {
+            let index: Int
+            if let found = runOf[row.flowID], runs[found].segment == row.segment, runs[found].recordedAt == row.recordedAt {
+                index = found
+                runs[index].firstTurn = min(runs[index].firstTurn, row.turn.number)
+                runs[index].turns.append(TurnRunText.turnSeparator)
+            } else {
+                index = runs.count
+                runOf[row.flowID] = index
+                runs.append(TurnRun(flowID: row.flowID, firstTurn: row.turn.number, segment: row.segment,
+                                    recordedAt: row.recordedAt, turnCount: 0, keptBytes: 0, turns: []))
+                runs[index].turns.reserveCapacity(40)
+            }
+            runs[index].turnCount += 1
+            runs[index].keptBytes += Int64(row.turn.keptBytes)
+            TurnRunText.append(row, to: &runs[index].turns)
+        }
+        return runs
+    }
+}
+
+/// The text of `content_turn_runs.turns`: each turn as
+/// `turn,direction,start_offset,kept_bytes,seen_bytes,truncated,cut_by,incomplete,segment_offset`
+/// — the columns of the old per-turn rows, decimal; direction `c` (client_to_server) or `s`
+/// (server_to_client); cut_by empty (none), `t` (turn_limit) or `f` (flow_budget) — turns
+/// separated by `;`. Text rather than binary so that FlowSchema's SQL migration can write it from
+/// the old rows. Pure.
+enum TurnRunText {
+    static let turnSeparator = UInt8(ascii: ";")
+    static let fieldSeparator = UInt8(ascii: ",")
+    /// Fields per turn.
+    static let fieldCount = 9
+
+    /// Appends `row`'s turn (no separator before it).
+    static func append(_ row: IndexedTurn, to text: inout [UInt8]) {
+        let turn = row.turn
+        decimal(Int64(turn.number), to: &text)
+        text.append(fieldSeparator)
+        text.append(turn.direction == .clientToServer ? UInt8(ascii: "c") : UInt8(ascii: "s"))
+        text.append(fieldSeparator)
+        decimal(turn.startOffset, to: &text)
+        text.append(fieldSeparator)
+        decimal(Int64(turn.keptBytes), to: &text)
+        text.append(fieldSeparator)
+        decimal(Int64(turn.seenBytes), to: &text)
+        text.append(fieldSeparator)
+        text.append(turn.truncated ? UInt8(ascii: "1") : UInt8(ascii: "0"))
+        text.append(fieldSeparator)
+        switch turn.cutBy {
+        case nil: break
+        case .turnLimit?: text.append(UInt8(ascii: "t"))
+        case .flowBudget?: text.append(UInt8(ascii: "f"))
+        }
+        text.append(fieldSeparator)
+        text.append(turn.incomplete ? UInt8(ascii: "1") : UInt8(ascii: "0"))
+        text.append(fieldSeparator)
+        decimal(row.segmentOffset, to: &text)
+    }
+
+    /// Appends `value` in decimal ASCII.
+    static func decimal(_ value: Int64, to text: inout [UInt8]) {
+        if value < 0 { text.append(UInt8(ascii: "-")) }
+        var rest = value.magnitude
+        var divisor: UInt64 = 1
+        while rest / divisor >= 10 { divisor *= 10 }
+        while divisor > 0 {
+            text.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// The turns of one row, each checked as the old per-turn rows were (`TurnIndex.row`): a
+    /// turn holding a value no writer writes, or text that is not nine fields, is a `DamagedRow`.
+    /// - Parameters:
+    ///   - flow: the row's `flow_id`.
+    ///   - segment, recordedAt: the row's columns as stored (checked for every turn).
+    ///   - text: the row's `turns`.
+    static func turns(flow: Int64, segment: SQLiteValue, recordedAt: SQLiteValue,
+                      text: String) -> [Result<IndexedTurn, DamagedRow>] {
+        var results: [Result<IndexedTurn, DamagedRow>] = []
+        for record in text.utf8.split(separator: turnSeparator, omittingEmptySubsequences: false) {
+            let fields = record.split(separator: fieldSeparator, omittingEmptySubsequences: false)
+            guard fields.count == fieldCount else {
+                let shown = String(decoding: record, as: UTF8.self)
+                results.append(.failure(DamagedRow(row: "a turn of flow \(flow)", column: "turns", value: .text(shown))))
+                continue
+            }
+            let direction: SQLiteValue = switch String(decoding: fields[1], as: UTF8.self) {
+            case "c": .text(Direction.clientToServer.rawValue)
+            case "s": .text(Direction.serverToClient.rawValue)
+            case let other: .text(other)
+            }
+            let cutBy: SQLiteValue = switch String(decoding: fields[6], as: UTF8.self) {
+            case "": .null
+            case "t": .text(BudgetLimit.turnLimit.rawValue)
+            case "f": .text(BudgetLimit.flowBudget.rawValue)
+            case let other: .text(other)
+            }
+            // In `TurnIndex.names` order.
+            let values: [SQLiteValue] = [.integer(flow), value(fields[0]), direction, value(fields[2]), value(fields[3]),
+                                         value(fields[4]), value(fields[5]), cutBy, value(fields[7]), segment,
+                                         value(fields[8]), recordedAt]
+            do throws(DamagedRow) {
+                results.append(.success(try TurnIndex.row(values)))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        return results
+    }
+
+    /// A field as the column value it stands for: a decimal integer (optionally negative) that
+    /// fits 64 bits as an integer, anything else as text.
+    static func value(_ field: Substring.UTF8View) -> SQLiteValue {
+        let text = String(decoding: field, as: UTF8.self)
+        if let number = Int64(text), text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+            return .integer(number)
+        }
+        return .text(text)
+    }
+}
