@@ -69,7 +69,7 @@ struct PackageCLITests {
     /// `--version`, inspects one curl request to an openssl s_server on 127.0.0.1 and lists the
     /// flow, and `apt-get remove` takes it away again.
     @Test("apt-get install of the .deb into a throwaway overlay root with /opt/swift hidden: --version, one inspected curl request, apt-get remove",
-          .timeLimit(.minutes(5)))
+          .timeLimit(.minutes(8)))
     func aptInstallsAndRuns() throws {
         let deb = try BuiltPackage.require()
         try withSandbox { s in
@@ -99,7 +99,7 @@ struct PackageCLITests {
                 curl -sS -o /dev/null -w '%{http_code}\\n' -x http://127.0.0.1:\(proxyPort) --cacert "$data/ca/root.pem" https://localhost:\(serverPort)/
                 tv --data-dir "$data" stop >/dev/null
                 wait $run || true
-                kill $server
+                kill -9 $server
                 tv --data-dir "$data" flows --json | python3 -c 'import json,sys; f=json.load(sys.stdin)["flows"]; print(len(f), f[0]["status"])'
                 apt-get remove -y -q tv >&2
                 dpkg-query -W -f='${Status}\\n' tv 2>/dev/null || echo "tv is not installed"
@@ -111,7 +111,8 @@ struct PackageCLITests {
                 cp '\(deb)' '\(s.work)/chrooted.sh' "$r/tmp/"
                 exec chroot "$r" /usr/bin/env -i \(ScratchRoot.environment) DEBIAN_FRONTEND=noninteractive bash /tmp/chrooted.sh
                 """)
-            let result = try s.tool("unshare", ["--mount", "--propagation", "private", "bash", namespace], timeout: 240)
+            // Its own PID namespace too: whatever the script leaves running ends with it.
+            let result = try s.tool("unshare", ["--pid", "--fork", "--mount", "--propagation", "private", "bash", namespace], timeout: 420)
             #expect(result.status == 0, "\(result)")
             let version = try s.tvArgs(["--version"], dataDir: false).out
             #expect(result.out == "install ok installed\n/usr/bin/tv\n" + version + "200\n1 inspected\n"

@@ -42,7 +42,7 @@ struct ServiceSystemdTests {
                 for i in $(seq 100); do [ "$(flows | wc -w)" = 2 ] && break; sleep 0.1; done
                 kill -9 "$(systemctl show -p MainPID --value tv.service)"
                 for i in $(seq 100); do [ "$(systemctl show -p NRestarts --value tv.service)" = 1 ] && [ "$(systemctl is-active tv.service)" = active ] && break; sleep 0.1; done
-                kill $holder $server
+                kill -9 $holder $server
                 systemctl show -p NRestarts --value tv.service
                 systemctl is-active tv.service
                 ready
