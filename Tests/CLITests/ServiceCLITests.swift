@@ -4,7 +4,8 @@ import Testing
 /// `tv service install | remove | show` through the real binary (issue 22): the unit written for a
 /// user service in a scratch HOME, checked by `systemd-analyze verify`, then removed. systemd
 /// itself is not asked to start anything unless it runs this machine (then `systemctl --user` would
-/// need a user manager of the scratch user; the start/stop case is skipped with the reason).
+/// need a user manager of the scratch user; the start/stop case is skipped with the reason). Where
+/// systemd is not PID 1, `ServiceSystemdTests` boots one in namespaces and runs the unit there.
 @Suite("CLI: tv service (issue 22)", .timeLimit(.minutes(1)))
 struct ServiceCLITests {
     static var systemdRunning: Bool { FileManager.default.fileExists(atPath: "/run/systemd/system") }
@@ -64,7 +65,7 @@ struct ServiceCLITests {
         }
     }
 
-    @Test("start and stop as a real system service", .enabled(if: ServiceCLITests.systemdRunning, "systemd is not PID 1 on this machine (no /run/systemd/system), so no service can be started"))
+    @Test("start and stop as a real system service", .enabled(if: ServiceCLITests.systemdRunning, "systemd is not PID 1 on this machine (no /run/systemd/system); ServiceSystemdTests runs the service under a systemd of its own"))
     func realService() throws {
         try withSandbox { s in
             let installed = try s.tvArgs(["--data-dir", s.root + "/svc", "service", "install", "--yes"], dataDir: false)
