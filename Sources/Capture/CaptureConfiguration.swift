@@ -13,8 +13,8 @@ public struct CaptureConfiguration: Sendable {
     /// How long the writer gathers packets after it wakes, ms.
     public var lingerMillis: Int = 50
     /// Seconds between fdatasync(2)s of the open file while packets arrive (also on rotation and
-    /// stop). A killed writer loses nothing written (the page cache stays); this bounds what a
-    /// power loss takes.
+    /// stop; all of them off the writer thread, `BackgroundSync`). A killed writer loses nothing
+    /// written (the page cache stays); this bounds what a power loss takes.
     public var syncInterval: Double = 5
     /// Queue bounds (per batch).
     public var batchItems: Int = 16_384

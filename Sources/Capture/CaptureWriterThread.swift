@@ -32,7 +32,7 @@ final class CaptureCountersBox: Sendable {
 /// The capture writer thread: owns the open capture file, its row in `captures`, the rows of
 /// `packets` and `packet_counts`. Runs on its `BoundedWriterQueue`'s thread only.
 ///
-/// A batch is encoded into whole blocks and written with one write(2); only after it is in the
+/// A batch arrives as whole blocks (`CaptureBatch`) and is written with one writev(2); only after it is in the
 /// file are its rows committed (one transaction), so a row never points past what was written.
 /// A short write is cut back to the last whole block (ftruncate) so the file stays readable.
 final class CaptureWriterThread: QueueWriter {
@@ -57,7 +57,8 @@ final class CaptureWriterThread: QueueWriter {
     private var file: OpenFile?
     /// Packets counted per flow so far (a cache of `packet_counts`; a miss reads the table).
     private var flowCounts: [UInt64: Int64] = [:]
-    private var encoded: [UInt8] = []
+    /// The files' fdatasyncs, off this thread.
+    private let background = BackgroundSync()
 
     init(configuration: CaptureConfiguration, counters: CaptureCountersBox) throws {
         self.configuration = configuration
@@ -81,8 +82,7 @@ final class CaptureWriterThread: QueueWriter {
             rotate()
             return
         }
-        if open.unsynced, DispatchTime.now() >= open.lastSync + configuration.syncInterval {
-            _ = fdatasync(open.fd)
+        if open.unsynced, DispatchTime.now() >= open.lastSync + configuration.syncInterval, background.sync(open.fd) {
             open.unsynced = false
             open.lastSync = DispatchTime.now()
             file = open
@@ -103,27 +103,28 @@ final class CaptureWriterThread: QueueWriter {
     func idleDeadlinePassed() {}
 
     func write(_ batch: CaptureBatch) -> Int {
-        var batch = batch
-        batch.moveSecretsFirst()
         var failed = 0
         var start = 0
+        // The batch's secrets go first (`CaptureBatch`), into the file its first packet goes to.
+        var secretsPending = !batch.secrets.isEmpty
         // Rotation by size is checked between packets, so a file ends near its limit.
-        while start < batch.items.count {
+        while start < batch.packets.count || secretsPending {
             if file == nil {
                 do { try openFile(nowMicros: EngineClock.wallMicros()) } catch {
                     note(failure: "\(error)")
-                    return failed + batch.items[start...].filter(\.isPacket).count
+                    return failed + batch.packets.count - start
                 }
             }
-            let end = writeSome(batch, from: start, failed: &failed)
-            start = end
-            if start < batch.items.count { rotate() }
+            start = writeSome(batch, from: start, withSecrets: secretsPending, failed: &failed)
+            secretsPending = false
+            if start < batch.packets.count { rotate() }
         }
         return failed
     }
 
     func stop() {
         closeFile(nowMicros: EngineClock.wallMicros())
+        background.finish()
         database?.close()
         database = nil
     }
@@ -155,43 +156,59 @@ final class CaptureWriterThread: QueueWriter {
         var summary: PacketSummary
     }
 
-    /// Writes items from `start` until the batch ends or the file reaches its size limit.
-    /// - Returns: the index of the first item not written.
-    private func writeSome(_ batch: CaptureBatch, from start: Int, failed: inout Int) -> Int {
-        guard var open = file, let database else { return batch.items.count }
-        encoded.removeAll(keepingCapacity: true)
+    /// Writes the packets from `start` (after the batch's secrets when `withSecrets`) until the
+    /// batch ends or the file reaches its size limit: their blocks are a run of `batch.blocks`,
+    /// written as they are with one writev(2). Past `rowsPerFlow` a packet costs its flow's count
+    /// only (the last flow's is kept aside: a bulk transfer is long runs of one flow).
+    /// - Returns: the index of the first packet not written.
+    private func writeSome(_ batch: CaptureBatch, from start: Int, withSecrets: Bool, failed: inout Int) -> Int {
+        guard var open = file, let database else { return batch.packets.count }
+        let secretsLength = withSecrets ? batch.secrets.count : 0
         var rows: [Row] = []
         var touched: [UInt64: Int64] = [:]
-        var packets = 0
+        var lastFlow: UInt64 = 0
+        var lastCount: Int64 = 0
+        let runStart = start < batch.packets.count ? batch.packets[start].block.lowerBound : 0
+        var runEnd = runStart
         var index = start
         let limit = configuration.rotation.maximumBytes ?? 0
-        while index < batch.items.count {
-            if limit > 0, open.packets + Int64(packets) > 0, open.bytes + Int64(encoded.count) >= limit { break }
-            switch batch.items[index] {
-            case let .packet(flow, direction, time, originalLength, range, comment):
-                let offset = open.bytes + Int64(encoded.count)
-                batch.bytes.withUnsafeBytes { raw in
-                    let packet = UnsafeRawBufferPointer(rebasing: raw[range])
-                    PcapngBlocks.appendEnhancedPacket(to: &encoded, timestampMicros: time, packet: packet, originalLength: originalLength,
-                                                      direction: direction == .clientToServer ? .outbound : .inbound, comment: comment)
-                    if flow != 0 {
-                        let n = (touched[flow] ?? count(of: flow, in: database)) + 1
-                        touched[flow] = n
-                        if n <= configuration.rowsPerFlow {
-                            rows.append(Row(flow: flow, n: n, offset: offset, time: time, direction: direction, originalLength: originalLength,
-                                            includedLength: range.count, summary: PacketSummary.read(packet, originalLength: originalLength)))
-                        }
+        batch.blocks.withUnsafeBytes { raw in
+            while index < batch.packets.count {
+                let written = Int64(secretsLength + runEnd - runStart)
+                if limit > 0, open.packets + Int64(index - start) > 0, open.bytes + written >= limit { break }
+                let packet = batch.packets[index]
+                if packet.flow != 0 {
+                    if packet.flow != lastFlow {
+                        if lastFlow != 0 { touched[lastFlow] = lastCount }
+                        lastFlow = packet.flow
+                        lastCount = touched[packet.flow] ?? count(of: packet.flow, in: database)
+                    }
+                    lastCount += 1
+                    if lastCount <= configuration.rowsPerFlow {
+                        let bytes = UnsafeRawBufferPointer(rebasing: raw[packet.bytes])
+                        rows.append(Row(flow: packet.flow, n: lastCount, offset: open.bytes + written, time: packet.timeMicros,
+                                        direction: packet.direction, originalLength: packet.originalLength,
+                                        includedLength: packet.includedLength,
+                                        summary: PacketSummary.read(bytes, originalLength: packet.originalLength)))
                     }
                 }
-                packets += 1
-            case let .secrets(type, range):
-                encoded.append(contentsOf: PcapngBlocks.decryptionSecrets(secretsType: type, secrets: Array(batch.bytes[range])))
+                runEnd = packet.block.upperBound
+                index += 1
             }
-            index += 1
         }
-        guard !encoded.isEmpty else { return index }
-        let written = encoded.withUnsafeBytes { Glibc.write(open.fd, $0.baseAddress, $0.count) }
-        guard written == encoded.count else {
+        if lastFlow != 0 { touched[lastFlow] = lastCount }
+        let packets = index - start
+        let total = secretsLength + runEnd - runStart
+        guard total > 0 else { return index }
+        let written = batch.secrets.withUnsafeBytes { secrets in
+            batch.blocks.withUnsafeBytes { blocks in
+                var vectors = [iovec(iov_base: UnsafeMutableRawPointer(mutating: secrets.baseAddress), iov_len: secretsLength),
+                               iovec(iov_base: UnsafeMutableRawPointer(mutating: blocks.baseAddress.map { $0 + runStart }),
+                                     iov_len: runEnd - runStart)]
+                return writev(open.fd, &vectors, 2)
+            }
+        }
+        guard written == total else {
             let reason = written < 0 ? String(cString: strerror(errno)) : "a short write"
             // Cut back to the last whole block: the file stays readable.
             _ = ftruncate(open.fd, off_t(open.bytes))
@@ -200,7 +217,7 @@ final class CaptureWriterThread: QueueWriter {
             note(failure: "cannot write \(configuration.folder.filePath(open.seq)): \(reason)")
             return index
         }
-        open.bytes += Int64(encoded.count)
+        open.bytes += Int64(total)
         open.packets += Int64(packets)
         if packets > 0, open.firstPacketMicros == nil { open.firstPacketMicros = EngineClock.wallMicros() }
         open.unsynced = true
@@ -311,7 +328,6 @@ final class CaptureWriterThread: QueueWriter {
     private func closeFile(nowMicros: Int64) {
         guard let open = file else { return }
         file = nil
-        _ = fdatasync(open.fd)
         do {
             let update = try database?.prepare("UPDATE captures SET ended_at = ?, bytes = ?, packets = ?, recording = 0 WHERE seq = ?")
             try update?.bind([.integer(nowMicros), .integer(open.bytes), .integer(open.packets), .integer(open.seq)])
@@ -320,7 +336,7 @@ final class CaptureWriterThread: QueueWriter {
             note(failure: "\(error)")
         }
         _ = flock(open.fd, LOCK_UN)
-        close(open.fd)
+        background.syncAndClose(open.fd)
         box.state.withLock { $0.recordingSequence = nil }
     }
 
@@ -329,9 +345,41 @@ final class CaptureWriterThread: QueueWriter {
     }
 }
 
-extension CaptureItem {
-    var isPacket: Bool {
-        if case .packet = self { return true }
-        return false
+/// The capture files' fdatasync(2)s, run off the writer thread, in order: a disk slower than
+/// the packets for a while (a sync waits for every dirty page of a file, and a bulk transfer
+/// fills a 64 MB file in a fraction of a second) would otherwise stall the writer while its
+/// queue fills and drops. The writer hands over a closed file's descriptor (synced, then
+/// closed) and asks for periodic syncs of the open one (on a dup(2) of its descriptor; skipped
+/// while the last periodic one still runs); `finish` waits for all of them (the writer's stop).
+final class BackgroundSync: Sendable {
+    private let queue = DispatchQueue(label: "tv capture sync", qos: .utility)
+    private let periodicRunning = Atomic<Bool>(false)
+
+    /// Starts an fdatasync of `fd`'s file; false (nothing started) while the last one still runs
+    /// or when the descriptor cannot be duplicated.
+    func sync(_ fd: Int32) -> Bool {
+        guard periodicRunning.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return false }
+        let copy = dup(fd)
+        guard copy >= 0 else {
+            periodicRunning.store(false, ordering: .releasing)
+            return false
+        }
+        queue.async {
+            _ = fdatasync(copy)
+            close(copy)
+            self.periodicRunning.store(false, ordering: .releasing)
+        }
+        return true
     }
+
+    /// Takes `fd`, a closed capture file's descriptor: synced, then closed.
+    func syncAndClose(_ fd: Int32) {
+        queue.async {
+            _ = fdatasync(fd)
+            close(fd)
+        }
+    }
+
+    /// Waits until every sync handed over so far is done.
+    func finish() { queue.sync {} }
 }

@@ -76,18 +76,40 @@ public enum PcapngBlocks {
         return out
     }
 
-    /// `enhancedPacket` appended to `out` without an intermediate array (the writer's hot path).
+    /// The length of an Enhanced Packet Block (§4.3) holding `capturedLength` bytes, with
+    /// epb_flags when `direction` is given and an opt_comment of `commentLength` UTF-8 bytes
+    /// (already cut to 65,532) when given: what `appendEnhancedPacket` appends.
+    @inlinable
+    public static func enhancedPacketLength(capturedLength: Int, direction: FlagDirection?, commentLength: Int?) -> Int {
+        var optionsLength = 0
+        if direction != nil { optionsLength += 8 }
+        if let commentLength { optionsLength += 4 + commentLength + padding(commentLength) }
+        if optionsLength > 0 { optionsLength += 4 }
+        return enhancedPacketHeaderSize + capturedLength + padding(capturedLength) + optionsLength + 4
+    }
+
+    /// An opt_comment's bytes: the comment's UTF-8, cut to what a 16-bit option length holds (§3.5).
+    public static func commentBytes(_ comment: String) -> [UInt8] { Array(comment.utf8.prefix(65_532)) }
+
+    /// `enhancedPacket` appended to `out` without an intermediate array (the writers' hot path).
     /// - Returns: the block's length.
     @discardableResult
     public static func appendEnhancedPacket(to out: inout [UInt8], timestampMicros: Int64, packet: UnsafeRawBufferPointer,
                                             originalLength: Int, direction: FlagDirection? = nil, comment: String? = nil) -> Int {
-        // An option's length is 16 bits (§3.5): a longer comment is cut.
-        let commentBytes = comment.map { Array($0.utf8.prefix(65_532)) }
-        var optionsLength = 0
-        if direction != nil { optionsLength += 8 }
-        if let commentBytes { optionsLength += 4 + commentBytes.count + padding(commentBytes.count) }
-        if optionsLength > 0 { optionsLength += 4 }
-        let total = enhancedPacketHeaderSize + packet.count + padding(packet.count) + optionsLength + 4
+        appendEnhancedPacket(to: &out, timestampMicros: timestampMicros, capturedLength: packet.count, originalLength: originalLength,
+                             direction: direction, comment: comment.map(commentBytes)) { $0.append(contentsOf: packet) }
+    }
+
+    /// An Enhanced Packet Block whose packet bytes `writePacket` appends to `out` itself, exactly
+    /// `capturedLength` of them: a packet built straight into its block (the decrypted capture's
+    /// synthesized segments), never copied from a buffer of its own. `out` grows geometrically.
+    /// - Parameter comment: opt_comment's bytes (`commentBytes`), when given.
+    /// - Returns: the block's length.
+    @discardableResult
+    public static func appendEnhancedPacket(to out: inout [UInt8], timestampMicros: Int64, capturedLength: Int, originalLength: Int,
+                                            direction: FlagDirection?, comment: [UInt8]?,
+                                            writePacket: (inout [UInt8]) -> Void) -> Int {
+        let total = enhancedPacketLength(capturedLength: capturedLength, direction: direction, commentLength: comment?.count)
         // Grown geometrically: reserving exactly what each packet needs would reallocate (and
         // copy everything encoded so far) at every packet of a batch larger than the last.
         if out.capacity < out.count + total { out.reserveCapacity(max(out.count + total, 2 * out.capacity)) }
@@ -97,17 +119,17 @@ public enum PcapngBlocks {
         out.appendLE(UInt32(0))
         out.appendLE(UInt32(truncatingIfNeeded: ticks >> 32))
         out.appendLE(UInt32(truncatingIfNeeded: ticks))
-        out.appendLE(UInt32(packet.count))
+        out.appendLE(UInt32(capturedLength))
         out.appendLE(UInt32(originalLength))
-        out.append(contentsOf: packet)
-        out.append(contentsOf: repeatElement(0, count: padding(packet.count)))
+        writePacket(&out)
+        out.append(contentsOf: repeatElement(0, count: padding(capturedLength)))
         if let direction {
             out.appendLE(optionPacketFlags)
             out.appendLE(UInt16(4))
             out.appendLE(direction.rawValue)
         }
-        if let commentBytes { appendOption(&out, optionComment, commentBytes) }
-        if optionsLength > 0 { out.appendLE(UInt32(0)) }
+        if let comment { appendOption(&out, optionComment, comment) }
+        if total > enhancedPacketHeaderSize + capturedLength + padding(capturedLength) + 4 { out.appendLE(UInt32(0)) }
         out.appendLE(UInt32(total))
         return total
     }

@@ -36,24 +36,41 @@ final class DecryptedCaptureThread: QueueWriter {
     func idleDeadlinePassed() {}
 
     func write(_ batch: DecryptedCaptureBatch) -> Int {
-        for item in batch.items {
-            switch item {
-            case let .began(flow, client, server, start):
-                guard streams[flow] == nil else { continue }
-                // Reproducible initial sequence numbers, different per flow and per side.
-                let isn = UInt32(truncatingIfNeeded: flow &* 0x9E37_79B1)
-                var stream = (synthesizer: TCPStreamSynthesizer(client: client, server: server, clientISN: isn, serverISN: ~isn),
-                              startMicros: start, commented: false)
-                append(stream.synthesizer.handle(.opened), flow: flow, at: start, commented: &stream.commented)
-                streams[flow] = stream
-            case let .data(flow, direction, time, range):
-                guard var stream = streams[flow] else { continue }
-                append(stream.synthesizer.handle(.data(direction, Array(batch.bytes[range]))), flow: flow,
-                       at: stream.startMicros + time, commented: &stream.commented)
-                streams[flow] = stream
-            case let .ended(flow, cutOff, time):
-                guard var stream = streams.removeValue(forKey: flow) else { continue }
-                append(stream.synthesizer.handle(.ended(reset: cutOff)), flow: flow, at: time, commented: &stream.commented)
+        batch.bytes.withUnsafeBytes { plaintext in
+            var index = 0
+            while index < batch.items.count {
+                let item = batch.items[index]
+                index += 1
+                switch item {
+                case let .began(flow, client, server, start):
+                    guard streams[flow] == nil else { continue }
+                    // Reproducible initial sequence numbers, different per flow and per side.
+                    let isn = UInt32(truncatingIfNeeded: flow &* 0x9E37_79B1)
+                    var stream = (synthesizer: TCPStreamSynthesizer(client: client, server: server, clientISN: isn, serverISN: ~isn),
+                                  startMicros: start, commented: false)
+                    append(stream.synthesizer.opening(), data: UnsafeRawBufferPointer(start: nil, count: 0), flow: flow, at: start,
+                           commented: &stream.commented)
+                    streams[flow] = stream
+                case let .data(flow, direction, time, first):
+                    guard var stream = streams[flow] else { continue }
+                    // Small chunks of one flow and direction that follow one another in the batch
+                    // (their bytes do too) become one segment, as a receiver's GRO joins them; it
+                    // keeps the first chunk's time.
+                    var range = first
+                    while index < batch.items.count, case let .data(nextFlow, nextDirection, _, next) = batch.items[index],
+                          nextFlow == flow, nextDirection == direction, next.lowerBound == range.upperBound,
+                          next.upperBound - range.lowerBound <= stream.synthesizer.maximumSegmentSize {
+                        range = range.lowerBound..<next.upperBound
+                        index += 1
+                    }
+                    append(stream.synthesizer.carrying(direction, count: range.count), data: UnsafeRawBufferPointer(rebasing: plaintext[range]),
+                           flow: flow, at: stream.startMicros + time, commented: &stream.commented)
+                    streams[flow] = stream
+                case let .ended(flow, cutOff, time):
+                    guard var stream = streams.removeValue(forKey: flow) else { continue }
+                    append(stream.synthesizer.ending(reset: cutOff), data: UnsafeRawBufferPointer(start: nil, count: 0), flow: flow, at: time,
+                           commented: &stream.commented)
+                }
             }
         }
         return flushEncoded() ? 0 : batch.count
@@ -63,7 +80,8 @@ final class DecryptedCaptureThread: QueueWriter {
         // Flows still open when the session stops end in order.
         let now = EngineClock.wallMicros()
         for (flow, var stream) in streams {
-            append(stream.synthesizer.handle(.ended(reset: false)), flow: flow, at: now, commented: &stream.commented)
+            append(stream.synthesizer.ending(reset: false), data: UnsafeRawBufferPointer(start: nil, count: 0), flow: flow, at: now,
+                   commented: &stream.commented)
         }
         streams.removeAll()
         flushEncoded()
@@ -71,13 +89,18 @@ final class DecryptedCaptureThread: QueueWriter {
         close(fd)
     }
 
-    private func append(_ packets: [TCPStreamSynthesizer.Packet], flow: UInt64, at micros: Int64, commented: inout Bool) {
-        for packet in packets {
-            let comment = commented ? nil : Self.streamComment(flow: flow)
+    /// Builds each planned segment straight into its Enhanced Packet Block in `encoded`: the
+    /// plaintext is copied once, from the batch into the block.
+    private func append(_ planned: [TCPStreamSynthesizer.PlannedSegment], data: UnsafeRawBufferPointer, flow: UInt64, at micros: Int64,
+                        commented: inout Bool) {
+        for segment in planned {
+            let comment = commented ? nil : PcapngBlocks.commentBytes(Self.streamComment(flow: flow))
             commented = true
-            packet.bytes.withUnsafeBytes { bytes in
-                PcapngBlocks.appendEnhancedPacket(to: &encoded, timestampMicros: micros, packet: bytes, originalLength: bytes.count,
-                                                  comment: comment)
+            let payload = UnsafeRawBufferPointer(rebasing: data[segment.payload])
+            let length = TCPSegmentBuilder.length(segment.fields, payloadCount: payload.count)
+            PcapngBlocks.appendEnhancedPacket(to: &encoded, timestampMicros: micros, capturedLength: length, originalLength: length,
+                                              direction: nil, comment: comment) {
+                TCPSegmentBuilder.append(segment.fields, payload: payload, to: &$0)
             }
         }
     }

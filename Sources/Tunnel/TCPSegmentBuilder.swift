@@ -31,17 +31,34 @@ public enum TCPSegmentBuilder {
         }
     }
 
+    /// The packet's length: the IP header (20 or 40), the TCP header (20, 24 with the MSS option)
+    /// and `payloadCount` bytes.
+    public static func length(_ segment: Segment, payloadCount: Int) -> Int {
+        (segment.source.address.isIPv6 ? 40 : 20) + (segment.maximumSegmentSize == nil ? 20 : 24) + payloadCount
+    }
+
     /// The packet's bytes: the IP header (IPv4 with DF set; IPv6 without extension headers), the
     /// TCP header (20 bytes, 24 with the MSS option) and `payload`. Both ends must be of one
     /// family; the payload must fit one packet (at most 65,535 − 60 bytes).
     public static func packet(_ segment: Segment, payload: UnsafeRawBufferPointer) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(length(segment, payloadCount: payload.count))
+        append(segment, payload: payload, to: &out)
+        return out
+    }
+
+    /// `packet` appended to `out` (`length` bytes): the payload is copied once, straight after
+    /// the headers, and the TCP checksum is summed over it there.
+    public static func append(_ segment: Segment, payload: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         let v6 = segment.source.address.isIPv6
         let ipLength = v6 ? 40 : 20
         let tcpHeaderLength = segment.maximumSegmentSize == nil ? 20 : 24
         let tcpLength = tcpHeaderLength + payload.count
-        var out = [UInt8](repeating: 0, count: ipLength + tcpLength)
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: ipLength + tcpHeaderLength))
+        out.append(contentsOf: payload)
         out.withUnsafeMutableBytes { buffer in
-            let base = buffer.baseAddress!
+            let base = buffer.baseAddress! + start
             PacketBuilder.writeIPHeader(base, source: segment.source.address, destination: segment.destination.address,
                                         protocolNumber: IPProtocolNumber.tcp, transportLength: tcpLength,
                                         identification: segment.identification, dontFragment: true)
@@ -58,15 +75,11 @@ public enum TCPSegmentBuilder {
                 t.storeBytes(of: UInt8(4), toByteOffset: 21, as: UInt8.self)
                 t.storeBytes(of: mss.bigEndian, toByteOffset: 22, as: UInt16.self)
             }
-            if let from = payload.baseAddress, payload.count > 0 {
-                (t + tcpHeaderLength).copyMemory(from: from, byteCount: payload.count)
-            }
             let pseudo = InternetChecksum.pseudoHeaderSum(source: segment.source.address, destination: segment.destination.address,
                                                           protocolNumber: IPProtocolNumber.tcp, length: tcpLength)
             let checksum = InternetChecksum.finish(InternetChecksum.sum(UnsafeRawBufferPointer(start: t, count: tcpLength), initial: pseudo))
             t.storeBytes(of: checksum.bigEndian, toByteOffset: 16, as: UInt16.self)
         }
-        return out
     }
 
     /// `packet` over an array (tests).

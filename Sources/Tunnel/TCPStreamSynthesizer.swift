@@ -6,14 +6,19 @@ import FlowTerms
 /// sslsplit `-X` and PolarProxy do). Pure: events in, whole IP packets out, in order.
 ///
 /// - `.opened`: the three-way handshake (RFC 9293 §3.5): SYN with the MSS option, SYN-ACK, ACK.
-/// - `.data`: the bytes cut into segments of at most `maximumSegmentSize`, ACK on each and PSH on
-///   the last, sequence numbers continuing the sender's; then the receiver's ACK of them.
+/// - `.data`: the bytes cut into segments of at most `maximumSegmentSize` (by default as large as
+///   an IP packet allows, as a capture of a sender with segmentation offload shows them), ACK on
+///   each and PSH on the last, sequence numbers continuing the sender's; then the receiver's ACK.
 /// - `.ended(reset: false)`: FIN-ACK from the client, FIN-ACK from the server, the client's ACK
 ///   (RFC 9293 §3.6). `.ended(reset: true)`: one RST-ACK from the server (the flow was cut off).
 ///
 /// Data before `.opened` opens the stream first; anything after the end is ignored. When the two
 /// ends are of different families (an IPv4 client of a proxy reaching an IPv6 server), the IPv4
 /// one is written as its IPv4-mapped IPv6 address (RFC 4291 §2.5.5.2): one stream has one family.
+///
+/// `handle` returns whole packets; `opening`, `carrying` and `ending` return the same segments as
+/// plans (header fields and which bytes of the data each carries), for a writer that builds
+/// them straight into its own buffer (`TCPSegmentBuilder.append`) without copying the data first.
 public struct TCPStreamSynthesizer: Sendable {
     public let client: PacketEndpoint
     public let server: PacketEndpoint
@@ -39,17 +44,27 @@ public struct TCPStreamSynthesizer: Sendable {
         public var bytes: [UInt8]
     }
 
+    /// One segment to send: which way, its header fields, and the range of the data event's
+    /// bytes it carries (empty for a segment without payload).
+    public struct PlannedSegment: Sendable, Equatable {
+        public var direction: Direction
+        public var fields: TCPSegmentBuilder.Segment
+        public var payload: Range<Int>
+    }
+
     /// The window every synthesized segment advertises.
     public static let window: UInt16 = 65_535
 
-    /// The largest MSS that keeps every packet within a 1,500-byte MTU: 1,460 over IPv4, 1,440
-    /// over IPv6.
-    public static func standardMSS(isIPv6: Bool) -> Int { isIPv6 ? 1_440 : 1_460 }
+    /// The largest MSS a packet's 16-bit length field allows: 65,495 over IPv4 (65,535 less the IPv4
+    /// and TCP headers, RFC 791 "Total Length"), 65,515 over IPv6 (the Payload Length counts the
+    /// TCP header but not the IPv6 header, RFC 8200 §3). Fewer, larger segments cost the capture
+    /// less per byte, and Wireshark reassembles HTTP/1 and HTTP/2 across them alike.
+    public static func largestMSS(isIPv6: Bool) -> Int { isIPv6 ? 65_515 : 65_495 }
 
     /// - Parameters:
     ///   - clientISN / serverISN: the initial sequence numbers (the caller's choice: the capture
     ///     derives them from the flow id, so a file is reproducible).
-    ///   - maximumSegmentSize: nil for `standardMSS`.
+    ///   - maximumSegmentSize: nil for `largestMSS`.
     public init(client: PacketEndpoint, server: PacketEndpoint, clientISN: UInt32, serverISN: UInt32, maximumSegmentSize: Int? = nil) {
         var c = client, s = server
         if c.address.isIPv6 != s.address.isIPv6 {
@@ -58,7 +73,8 @@ public struct TCPStreamSynthesizer: Sendable {
         }
         self.client = c
         self.server = s
-        self.maximumSegmentSize = max(1, maximumSegmentSize ?? Self.standardMSS(isIPv6: c.address.isIPv6))
+        self.maximumSegmentSize = min(max(1, maximumSegmentSize ?? Self.largestMSS(isIPv6: c.address.isIPv6)),
+                                      Self.largestMSS(isIPv6: c.address.isIPv6))
         clientNext = clientISN
         serverNext = serverISN
     }
@@ -72,23 +88,45 @@ public struct TCPStreamSynthesizer: Sendable {
     public mutating func handle(_ event: Event) -> [Packet] {
         switch event {
         case .opened:
-            return state == .fresh ? open() : []
+            return packets(opening(), data: [])
         case .data(let direction, let bytes):
-            guard state != .ended else { return [] }
-            var out = state == .fresh ? open() : []
-            out += data(direction, bytes)
-            return out
+            return packets(carrying(direction, count: bytes.count), data: bytes)
         case .ended(let reset):
-            guard state != .ended else { return [] }
-            var out = state == .fresh ? open() : []
-            out += reset ? cutOff() : finish()
-            state = .ended
-            return out
+            return packets(ending(reset: reset), data: [])
         }
     }
 
-    private mutating func segment(_ direction: Direction, flags: UInt8, payload: ArraySlice<UInt8> = [],
-                                  mss: UInt16? = nil) -> Packet {
+    /// `.opened`: the handshake's segments (none once open).
+    public mutating func opening() -> [PlannedSegment] {
+        state == .fresh ? open() : []
+    }
+
+    /// `.data` of `count` bytes going `direction`: the segments, each with its range of those bytes
+    /// (none after the end).
+    public mutating func carrying(_ direction: Direction, count: Int) -> [PlannedSegment] {
+        guard state != .ended else { return [] }
+        var out = state == .fresh ? open() : []
+        out += data(direction, count: count)
+        return out
+    }
+
+    /// `.ended`: the FINs, or the RST when `reset` (none after the end).
+    public mutating func ending(reset: Bool) -> [PlannedSegment] {
+        guard state != .ended else { return [] }
+        var out = state == .fresh ? open() : []
+        out += reset ? cutOff() : finish()
+        state = .ended
+        return out
+    }
+
+    private func packets(_ planned: [PlannedSegment], data: [UInt8]) -> [Packet] {
+        data.withUnsafeBytes { raw in
+            planned.map { Packet(direction: $0.direction, bytes: TCPSegmentBuilder.packet($0.fields, payload: UnsafeRawBufferPointer(rebasing: raw[$0.payload]))) }
+        }
+    }
+
+    private mutating func segment(_ direction: Direction, flags: UInt8, payload: Range<Int> = 0..<0,
+                                  mss: UInt16? = nil) -> PlannedSegment {
         let fromClient = direction == .clientToServer
         let id: UInt16
         if fromClient { id = clientID; clientID &+= 1 } else { id = serverID; serverID &+= 1 }
@@ -97,13 +135,12 @@ public struct TCPStreamSynthesizer: Sendable {
             sequence: fromClient ? clientNext : serverNext,
             acknowledgment: flags & TCPFlags.ack != 0 ? (fromClient ? serverNext : clientNext) : 0,
             flags: flags, window: Self.window, identification: id, maximumSegmentSize: mss)
-        let bytes = payload.withUnsafeBytes { TCPSegmentBuilder.packet(fields, payload: $0) }
         let length = UInt32(payload.count) &+ (flags & TCPFlags.syn != 0 ? 1 : 0) &+ (flags & TCPFlags.fin != 0 ? 1 : 0)
         if fromClient { clientNext &+= length } else { serverNext &+= length }
-        return Packet(direction: direction, bytes: bytes)
+        return PlannedSegment(direction: direction, fields: fields, payload: payload)
     }
 
-    private mutating func open() -> [Packet] {
+    private mutating func open() -> [PlannedSegment] {
         state = .open
         let mss = UInt16(clamping: maximumSegmentSize)
         return [segment(.clientToServer, flags: TCPFlags.syn, mss: mss),
@@ -111,27 +148,27 @@ public struct TCPStreamSynthesizer: Sendable {
                 segment(.clientToServer, flags: TCPFlags.ack)]
     }
 
-    private mutating func data(_ direction: Direction, _ bytes: [UInt8]) -> [Packet] {
-        guard !bytes.isEmpty else { return [] }
-        var out: [Packet] = []
+    private mutating func data(_ direction: Direction, count: Int) -> [PlannedSegment] {
+        guard count > 0 else { return [] }
+        var out: [PlannedSegment] = []
         var start = 0
-        while start < bytes.count {
-            let end = min(start + maximumSegmentSize, bytes.count)
-            let flags = TCPFlags.ack | (end == bytes.count ? TCPFlags.psh : 0)
-            out.append(segment(direction, flags: flags, payload: bytes[start..<end]))
+        while start < count {
+            let end = min(start + maximumSegmentSize, count)
+            let flags = TCPFlags.ack | (end == count ? TCPFlags.psh : 0)
+            out.append(segment(direction, flags: flags, payload: start..<end))
             start = end
         }
         out.append(segment(direction.opposite, flags: TCPFlags.ack))
         return out
     }
 
-    private mutating func finish() -> [Packet] {
+    private mutating func finish() -> [PlannedSegment] {
         [segment(.clientToServer, flags: TCPFlags.fin | TCPFlags.ack),
          segment(.serverToClient, flags: TCPFlags.fin | TCPFlags.ack),
          segment(.clientToServer, flags: TCPFlags.ack)]
     }
 
-    private mutating func cutOff() -> [Packet] {
+    private mutating func cutOff() -> [PlannedSegment] {
         [segment(.serverToClient, flags: TCPFlags.rst | TCPFlags.ack)]
     }
 }

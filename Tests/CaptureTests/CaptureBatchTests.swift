@@ -2,47 +2,73 @@ import FlowTerms
 import Testing
 @testable import Capture
 
-/// The order in which a batch reaches the file: secrets first (Wireshark reads a TLS secret only
-/// if it comes before the Finished it keys; OpenSSL logs it after that record is on the wire).
-@Suite("a capture batch puts its TLS secrets before its packets")
+/// The capture batch builds each packet's Enhanced Packet Block as it is offered (the writer
+/// writes them as they are) and keeps TLS secrets apart, for the writer to put first (Wireshark
+/// reads a TLS secret only if it comes before the Finished it keys; OpenSSL logs it after that
+/// record is on the wire).
+@Suite("a capture batch: blocks built as packets arrive, secrets apart, bounds counted")
 struct CaptureBatchTests {
-    private static func packet(_ batch: inout CaptureBatch, _ byte: UInt8, counters: inout CaptureQueueCounters) {
-        let bytes: [UInt8] = [byte, byte]
+    private static func offer(_ batch: inout CaptureBatch, _ bytes: [UInt8], time: Int64, direction: Direction = .clientToServer,
+                              snapLength: Int = 0, comment: String? = nil, counters: inout CaptureQueueCounters) -> Bool {
         bytes.withUnsafeBytes { raw in
-            _ = batch.add(.packet(flow: 1, direction: .clientToServer, timeMicros: Int64(byte), bytes: raw, snapLength: 0, comment: nil),
-                          refusing: false, counters: &counters)
+            batch.add(.packet(flow: 1, direction: direction, timeMicros: time, bytes: raw, snapLength: snapLength, comment: comment),
+                      refusing: false, counters: &counters).outcome
         }
     }
 
-    private static func order(_ batch: CaptureBatch) -> [String] {
-        batch.items.map { item in
-            switch item {
-            case let .packet(_, _, time, _, range, _): return "p\(time)@\(range.lowerBound)"
-            case let .secrets(_, range): return "s@\(range.lowerBound)"
-            }
-        }
-    }
-
-    @Test("packet, packet, secret, packet → secret, then the packets in their order (bytes untouched)")
-    func secretsMove() {
+    @Test("packet, packet, secret, packet: three blocks back to back, byte for byte PcapngBlocks.enhancedPacket; the secret in its own store")
+    func blocksAndSecrets() {
         var counters = CaptureQueueCounters()
         var batch = CaptureBatch()
-        Self.packet(&batch, 1, counters: &counters)
-        Self.packet(&batch, 2, counters: &counters)
-        _ = batch.add(.secrets(type: PcapngBlocks.tlsKeyLogSecrets, bytes: Array("CLIENT_TRAFFIC_SECRET_0 a b\n".utf8)),
-                      refusing: false, counters: &counters)
-        Self.packet(&batch, 3, counters: &counters)
-        #expect(Self.order(batch) == ["p1@0", "p2@2", "s@4", "p3@32"])
-        let moved = batch.moveSecretsFirst()
-        #expect(moved)
-        #expect(Self.order(batch) == ["s@4", "p1@0", "p2@2", "p3@32"])
-        // Already in order: nothing moves.
-        let again = batch.moveSecretsFirst()
-        #expect(!again)
-        var plain = CaptureBatch()
-        Self.packet(&plain, 7, counters: &counters)
-        let plainMoved = plain.moveSecretsFirst()
-        #expect(!plainMoved)
-        #expect(Self.order(plain) == ["p7@0"])
+        let first: [UInt8] = [0x45, 1, 2]
+        let second: [UInt8] = Array(0..<40)
+        let third: [UInt8] = [9, 9, 9, 9, 9, 9]
+        #expect(Self.offer(&batch, first, time: 7, counters: &counters))
+        #expect(Self.offer(&batch, second, time: 8, direction: .serverToClient, snapLength: 10, counters: &counters))
+        let keyLog = Array("CLIENT_TRAFFIC_SECRET_0 a b\n".utf8)
+        _ = batch.add(.secrets(type: PcapngBlocks.tlsKeyLogSecrets, bytes: keyLog), refusing: false, counters: &counters)
+        #expect(Self.offer(&batch, third, time: 9, comment: "tv flow 1", counters: &counters))
+
+        let expected = first.withUnsafeBytes {
+            PcapngBlocks.enhancedPacket(timestampMicros: 7, packet: $0, originalLength: 3, direction: .outbound)
+        } + second.withUnsafeBytes {
+            PcapngBlocks.enhancedPacket(timestampMicros: 8, packet: UnsafeRawBufferPointer(rebasing: $0[0..<10]), originalLength: 40,
+                                        direction: .inbound)
+        } + third.withUnsafeBytes {
+            PcapngBlocks.enhancedPacket(timestampMicros: 9, packet: $0, originalLength: 6, direction: .outbound, comment: "tv flow 1")
+        }
+        #expect(batch.blocks == expected)
+        // 28 header + 3 + 1 padding + 8 flags + 4 end + 4 trailer = 48; 28 + 10 + 2 + 16 = 56.
+        #expect(batch.packets.map(\.block) == [0..<48, 48..<104, 104..<expected.count])
+        #expect(batch.packets.map(\.includedLength) == [3, 10, 6])
+        #expect(batch.packets.map(\.originalLength) == [3, 40, 6])
+        #expect(Array(batch.blocks[batch.packets[1].bytes]) == Array(0..<10))
+        #expect(batch.secrets == PcapngBlocks.decryptionSecrets(secrets: keyLog))
+        #expect(batch.count == 4 && batch.secretsCount == 1)
+        #expect(counters.packetsQueued == 3 && counters.packetsDropped == 0)
+
+        batch.removeAll()
+        #expect(batch.count == 0 && batch.blocks.isEmpty && batch.secrets.isEmpty && batch.packets.isEmpty)
+    }
+
+    @Test("full (items or bytes) or stopping: the packet is dropped and counted, nothing of it kept")
+    func bounds() {
+        var counters = CaptureQueueCounters()
+        // One 100-byte packet's block is 28 + 100 + 12 + 4 = 144 bytes.
+        var batch = CaptureBatch(maximumItems: 10, maximumBytes: 300)
+        let packet = [UInt8](repeating: 0x45, count: 100)
+        #expect(Self.offer(&batch, packet, time: 1, counters: &counters))
+        #expect(Self.offer(&batch, packet, time: 2, counters: &counters))
+        #expect(!Self.offer(&batch, packet, time: 3, counters: &counters))
+        #expect(batch.blocks.count == 288 && batch.packets.count == 2)
+        let refused = packet.withUnsafeBytes {
+            batch.add(.packet(flow: 1, direction: .clientToServer, timeMicros: 4, bytes: $0, snapLength: 0, comment: nil),
+                      refusing: true, counters: &counters)
+        }
+        #expect(refused.added == 0 && !refused.outcome)
+        var few = CaptureBatch(maximumItems: 1, maximumBytes: 1 << 20)
+        #expect(Self.offer(&few, [1], time: 1, counters: &counters))
+        #expect(!Self.offer(&few, [1], time: 2, counters: &counters))
+        #expect(counters.packetsQueued == 3 && counters.packetsDropped == 3)
     }
 }

@@ -62,4 +62,56 @@ struct DecryptedCaptureRunTests {
                                   fields: ["frame.number"])
         #expect(bad.isEmpty, "\(bad)")
     }
+
+    @Test("a 1 MiB body over h1 and over h2: segments of up to 64 KB (the largest an IP packet allows), reassembled by tshark whole, checksums good, no analysis warnings")
+    func largeBodiesInLargeSegments() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else {
+            Issue.record("tshark is needed (Debian package tshark, in Scripts/packages.sh TEST_PACKAGES)")
+            return
+        }
+        let world = try RunWorld()
+        let box = world.sandbox
+        let body = Data((0..<1_048_576).map { UInt8(truncatingIfNeeded: ($0 &* 7) ^ ($0 >> 8)) })
+        try body.write(to: URL(fileURLWithPath: world.www + "/1m.bin"))
+        let set = try box.tv("settings", "set", "capture.decrypted", "on")
+        #expect(set.status == 0, "\(set)")
+        let tv = try world.run("--inspect")
+        let h1 = try world.curlThrough(tv, ["--http1.1", "-o", "/dev/null", "-w", "%{size_download}", world.url("/1m.bin")])
+        #expect(h1.out == "1048576", "\(h1)")
+        let h2 = try world.curlThrough(tv, ["--http2", "-o", "/dev/null", "-w", "%{size_download}", world.url("/1m.bin?two")])
+        #expect(h2.out == "1048576", "\(h2)")
+        _ = try box.closedFlows(2)
+        let log = try tv.stop()
+        let folder = box.dataDir + "/captures"
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("decrypted-") }
+        try #require(names.count == 1, "\(names) \(log)")
+        let file = folder + "/" + names[0]
+        let decodeH2 = ["-d", "tcp.port==\(world.nginx.tlsPort),http2"]
+
+        // Stream 0 is the h1 flow: its response is one HTTP message of the whole body.
+        let h1Response = try Self.tshark(box, file, filter: "tcp.stream == 0 && http.response.code == 200",
+                                         fields: ["http.content_length", "tcp.reassembled.length"])
+        #expect(h1Response.map { $0[0] } == ["1048576"], "\(h1Response)")
+        #expect(h1Response.first.flatMap { Int($0[1]) } ?? 0 > 1_048_576, "\(h1Response)")
+        // The h2 flow: its request and its DATA frames adding up to the body.
+        let h2Headers = try Self.tshark(box, file, filter: "tcp.stream == 1 && http2.type == 1",
+                                        fields: ["http2.headers.path", "http2.headers.status"], extra: decodeH2)
+        #expect(h2Headers.contains { $0[0] == "/1m.bin?two" } && h2Headers.contains { $0[1] == "200" }, "\(h2Headers)")
+        // Each packet lists its frames' types and lengths side by side; DATA is type 0.
+        let h2Data = try Self.tshark(box, file, filter: "tcp.stream == 1 && http2.type == 0", fields: ["http2.type", "http2.length"],
+                                     extra: decodeH2)
+        var dataBytes = 0
+        for row in h2Data {
+            let types = row[0].split(separator: ","), lengths = row[1].split(separator: ",")
+            for (type, length) in zip(types, lengths) where type == "0" { dataBytes += Int(length) ?? 0 }
+        }
+        #expect(dataBytes == 1_048_576, "\(h2Data.count) packets with DATA")
+
+        // The segments are large: the server's carry tens of KB each (up to 65,495 over IPv4, 65,515 over IPv6).
+        let lengths = try Self.tshark(box, file, filter: "tcp.len > 0", fields: ["tcp.len"]).compactMap { Int($0[0]) }
+        #expect(lengths.max() ?? 0 > 60_000 && lengths.allSatisfy { $0 <= 65_515 }, "\(lengths)")
+        let bad = try Self.tshark(box, file, filter: "tcp.analysis.flags || tcp.checksum.status == 0 || ip.checksum.status == 0",
+                                  fields: ["frame.number"], extra: decodeH2)
+        #expect(bad.isEmpty, "\(bad)")
+    }
 }

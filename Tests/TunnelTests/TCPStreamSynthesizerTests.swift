@@ -68,7 +68,31 @@ struct TCPStreamSynthesizerTests {
             "< fd00::2:443 seq 8 ack 2 ACK len 0",
             "< fd00::2:443 seq 8 ack 2 RST, ACK len 0",
         ])
-        #expect(s.maximumSegmentSize == 1_440)
+        #expect(s.maximumSegmentSize == 65_515)
+    }
+
+    @Test("segments as large as an IP packet allows by default (65,495 bytes over IPv4): the plan's ranges, and handle's packets built from them")
+    func largestSegments() throws {
+        var planner = TCPStreamSynthesizer(client: endpoint("10.0.0.1", 40000), server: endpoint("10.0.0.2", 80), clientISN: 10, serverISN: 20)
+        #expect(planner.maximumSegmentSize == 65_495 && TCPStreamSynthesizer.largestMSS(isIPv6: true) == 65_515)
+        _ = planner.opening()
+        let planned = planner.carrying(.serverToClient, count: 150_000)
+        #expect(planned.map(\.payload) == [0..<65_495, 65_495..<130_990, 130_990..<150_000, 0..<0])
+        #expect(planned.map(\.fields.sequence) == [21, 21 + 65_495, 21 + 130_990, 11])
+        #expect(planned.map(\.direction) == [.serverToClient, .serverToClient, .serverToClient, .clientToServer])
+        #expect(planner.carrying(.clientToServer, count: 0) == [])
+        // The same stream through `handle`: the packets are the plans built whole.
+        var s = TCPStreamSynthesizer(client: endpoint("10.0.0.1", 40000), server: endpoint("10.0.0.2", 80), clientISN: 10, serverISN: 20)
+        let body = (0..<150_000).map { UInt8(truncatingIfNeeded: $0) }
+        let packets = s.handle(.opened) + s.handle(.data(.serverToClient, body))
+        #expect(try summary(Array(packets.dropFirst(3))) == [
+            "< 10.0.0.2:80 seq 21 ack 11 ACK len 65495",
+            "< 10.0.0.2:80 seq 65516 ack 11 ACK len 65495",
+            "< 10.0.0.2:80 seq 131011 ack 11 PSH, ACK len 19010",
+            "> 10.0.0.1:40000 seq 11 ack 150021 ACK len 0",
+        ])
+        #expect(packets[3].bytes.count == 65_535 && Array(packets[4].bytes[40...]) == Array(body[65_495..<130_990]))
+        #expect(try tcp(packets[0]).0.options == [.maximumSegmentSize(65_495)])
     }
 
     @Test("an IPv4 client of an IPv6 server: both ends written as IPv6, the IPv4 one mapped")
@@ -85,8 +109,9 @@ struct TCPStreamSynthesizerTests {
         }
         var s = TCPStreamSynthesizer(client: endpoint("10.0.0.1", 40000), server: endpoint("10.0.0.2", 80),
                                      clientISN: 123_456, serverISN: 987_654, maximumSegmentSize: 16)
-        let bigBody = Array(repeating: UInt8(ascii: "x"), count: 3000)
-        let bigResponse = Array("HTTP/1.1 200 OK\r\nContent-Length: 3000\r\n\r\n".utf8) + bigBody
+        // 150,000 bytes in the IPv6 stream's default segments: 65,515 + 65,515 + the rest.
+        let bigBody = Array(repeating: UInt8(ascii: "x"), count: 150_000)
+        let bigResponse = Array("HTTP/1.1 200 OK\r\nContent-Length: 150000\r\n\r\n".utf8) + bigBody
         var v6 = TCPStreamSynthesizer(client: endpoint("fd00::1", 40001), server: endpoint("fd00::2", 80),
                                       clientISN: 1, serverISN: 2)
         let packets = s.handle(.opened) + s.handle(.data(.clientToServer, request)) + s.handle(.data(.serverToClient, response))
@@ -105,6 +130,6 @@ struct TCPStreamSynthesizerTests {
         #expect(rows.map { $0[2] }.filter { !$0.isEmpty } == ["GET", "GET"])
         #expect(rows.map { $0[3] }.filter { !$0.isEmpty } == ["/a", "/a"])
         #expect(rows.map { $0[4] }.filter { !$0.isEmpty } == ["200", "200"])
-        #expect(rows.map { $0[5] }.filter { !$0.isEmpty } == ["2", "3000"])
+        #expect(rows.map { $0[5] }.filter { !$0.isEmpty } == ["2", "150000"])
     }
 }
