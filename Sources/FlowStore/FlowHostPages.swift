@@ -5,7 +5,22 @@ extension FlowQuery {
     /// kept), asking for at most `rows` rows; with no window, the walk of `flows_by_start_time`.
     /// - Throws: `FlowStoreError.badCursor` when `after` is not a cursor tv gave out.
     public func hostPlan(names: FlowNameMatches, window: Range<Int64>?, rows: Int) throws -> FlowQueryPlan {
-        var (conditions, bindings) = filterConditions(textSearch: { _ in FlowTextSearch.condition(names: names) })
+        // In a window, the names' seeks bound the rows read; the status, program or audit
+        // session index would not (a rare name's windows grow to the whole history, and with
+        // them a range of, say, every failed flow). A unary + keeps SQLite from choosing them
+        // (sqlite.org/optoverview.html §18, "Disqualifying WHERE clause terms using unary-+").
+        var rest = self
+        if window != nil { (rest.status, rest.program, rest.auditSession) = (nil, nil, nil) }
+        var (conditions, bindings) = rest.filterConditions(textSearch: { _ in FlowTextSearch.condition(names: names) })
+        if window != nil {
+            let kept: [(String, SQLiteValue?)] = [("+program_command = ?", program.map { .text($0) }),
+                                                  ("+audit_session_id = ?", auditSession.map { .integer($0) }),
+                                                  ("+status = ?", status.map { .text($0.rawValue) })]
+            for case let (condition, value?) in kept {
+                conditions.append(condition)
+                bindings.append(value)
+            }
+        }
         if let after {
             let cursor = try FlowCursor(after)
             conditions.append("(start_time, id) < (?, ?)")

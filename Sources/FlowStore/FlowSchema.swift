@@ -514,19 +514,20 @@ public enum FlowSchema {
                 UNION SELECT DISTINCT client_address, 8 FROM flows WHERE client_address <> '')
             GROUP BY name;
         CREATE TRIGGER flow_names_insert AFTER INSERT ON flows BEGIN
-            INSERT INTO flow_names (name, columns) SELECT new.host, 1 WHERE new.host <> ''
-                ON CONFLICT (name) DO UPDATE SET columns = columns | 1 WHERE columns & 1 = 0;
-            INSERT INTO flow_names (name, columns) SELECT new.other_hosts, 2 WHERE new.other_hosts <> ''
-                ON CONFLICT (name) DO UPDATE SET columns = columns | 2 WHERE columns & 2 = 0;
-            INSERT INTO flow_names (name, columns) SELECT new.server_address, 4 WHERE new.server_address <> ''
-                ON CONFLICT (name) DO UPDATE SET columns = columns | 4 WHERE columns & 4 = 0;
-            INSERT INTO flow_names (name, columns) SELECT new.client_address, 8 WHERE new.client_address <> ''
-                ON CONFLICT (name) DO UPDATE SET columns = columns | 8 WHERE columns & 8 = 0;
+        \(flowNamesUpserts)
         END;
         CREATE TRIGGER flow_names_update AFTER UPDATE OF host, other_hosts, server_address, client_address ON flows
             WHEN old.host IS NOT new.host OR old.other_hosts IS NOT new.other_hosts
                  OR old.server_address IS NOT new.server_address
                  OR old.client_address IS NOT new.client_address BEGIN
+        \(flowNamesUpserts)
+        END;
+        """,
+    ]
+
+    /// Migration 18's triggers' body (on insert and on a changed name): each of the row's four
+    /// texts into `flow_names`, its column's bit added; a known name with its bit costs a probe.
+    private static let flowNamesUpserts = """
             INSERT INTO flow_names (name, columns) SELECT new.host, 1 WHERE new.host <> ''
                 ON CONFLICT (name) DO UPDATE SET columns = columns | 1 WHERE columns & 1 = 0;
             INSERT INTO flow_names (name, columns) SELECT new.other_hosts, 2 WHERE new.other_hosts <> ''
@@ -535,9 +536,7 @@ public enum FlowSchema {
                 ON CONFLICT (name) DO UPDATE SET columns = columns | 4 WHERE columns & 4 = 0;
             INSERT INTO flow_names (name, columns) SELECT new.client_address, 8 WHERE new.client_address <> ''
                 ON CONFLICT (name) DO UPDATE SET columns = columns | 8 WHERE columns & 8 = 0;
-        END;
-        """,
-    ]
+        """
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,
     /// so it works on a full disk) when the file exists at the current version; otherwise a
