@@ -19,6 +19,16 @@ extension FlowStore {
         }
     }
 
+    /// How many flows are kept: the hourly rollup's sum (`FlowActivityPlan.totalSQL`), not a
+    /// count of a million rows.
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    public func flowCount() throws -> Int {
+        try connection.withDatabase { database in
+            if case let .integer(total) = try database.scalar(FlowActivityPlan.totalSQL, []) { return Int(total) }
+            return 0
+        }
+    }
+
     /// The start time (µs) of the oldest and of the newest flow kept; nil when there is none.
     /// Two index lookups (min and max of an indexed column).
     /// - Throws: `FlowStoreError` when the database cannot be read.

@@ -41,6 +41,10 @@ public enum FlowActivityPlan {
         WHERE span = ? AND bucket >= ? AND bucket < ? GROUP BY 1 HAVING sum(flows) > 0
         """
 
+    /// Every flow kept, from the hourly rollup: one row per hour of history, not per flow, and
+    /// exact (the triggers count every insert, delete and moved start time). `tv storage`'s count.
+    public static let totalSQL = "SELECT coalesce(sum(flows), 0) FROM flow_activity WHERE span = 3600"
+
     /// Counts of the flows themselves, over the start-time index.
     public static let flowsSQL = """
         SELECT (start_time - ?) / ?, count(*) FROM flows

@@ -12,8 +12,11 @@ final class FlowBatchWriter: FlowBatchStore {
     private let upsert: SQLiteStatement
     /// The `exchanges` upsert (`ExchangeColumns.upsertSQL`).
     private let exchangeUpsert: SQLiteStatement
-    /// `UPDATE flows SET program_* … WHERE id = ?` (`FlowEvent.program`).
+    /// `UPDATE flows SET program_* … WHERE id = ?` (`FlowEvent.program` for a flow whose record
+    /// is not in the batch).
     private let setProgram: SQLiteStatement
+    /// The upsert with the program's columns, for a flow whose record and program share a batch.
+    private let upsertWithProgram: SQLiteStatement
     /// `BEGIN IMMEDIATE`, `COMMIT` and `ROLLBACK`, compiled once: a batch of a few rows spent as
     /// much compiling them each time (`SQLiteDatabase.transaction`) as writing a row.
     private let begin: SQLiteStatement
@@ -53,6 +56,7 @@ final class FlowBatchWriter: FlowBatchStore {
         upsert = try database.prepare(FlowRecordColumns.upsertSQL)
         exchangeUpsert = try database.prepare(ExchangeColumns.upsertSQL)
         setProgram = try database.prepare(FlowRecordColumns.programUpdateSQL)
+        upsertWithProgram = try database.prepare(FlowRecordColumns.upsertWithProgramSQL)
         begin = try database.prepare("BEGIN IMMEDIATE")
         commit = try database.prepare("COMMIT")
         rollback = try database.prepare("ROLLBACK")
@@ -63,8 +67,9 @@ final class FlowBatchWriter: FlowBatchStore {
     }
 
     /// Writes `events` in one transaction. Several events for one flow collapse into its latest
-    /// record, written once, in the order flows first appear; programs are set after the records
-    /// (a flow's program arrives after its opening).
+    /// record, written once, in the order flows first appear; a flow's program (it arrives after
+    /// its opening; the last one of the batch) is written with its record when both are in the
+    /// batch, else set after the records.
     /// - Throws: `FlowStoreError`; nothing of the batch is written then.
     func write(_ events: [FlowEvent]) throws {
         let batch = CollapsedFlowBatch(events)
@@ -75,20 +80,28 @@ final class FlowBatchWriter: FlowBatchStore {
                 try insertCertificate.step()
                 insertCertificate.reset()
             }
+            let programs = batch.programs.isEmpty ? [:] : Dictionary(batch.programs, uniquingKeysWith: { _, last in last })
             for id in batch.order {
-                try upsert.bind(FlowRecordColumns.bindings(batch.latest[id]!, writer: registration.id))
-                try upsert.step()
+                let bindings = FlowRecordColumns.bindings(batch.latest[id]!, writer: registration.id)
+                if let program = programs[id] {
+                    try upsertWithProgram.bind(bindings + FlowRecordColumns.programBindings(program))
+                    try upsertWithProgram.step()
+                } else {
+                    try upsert.bind(bindings)
+                    try upsert.step()
+                }
             }
             for exchange in batch.exchanges.inOrder {
                 try ExchangeColumns.bind(exchange, to: exchangeUpsert)
                 try exchangeUpsert.step()
             }
-            for (id, program) in batch.programs {
+            for (id, program) in batch.programs where batch.latest[id] == nil {
                 try setProgram.bind(FlowRecordColumns.programBindings(program) + [.integer(id)])
                 try setProgram.step()
             }
         }
         upsert.reset()
+        upsertWithProgram.reset()
         exchangeUpsert.reset()
         setProgram.reset()
     }

@@ -10,7 +10,7 @@ public struct FlowQuery: Sendable, Equatable {
 
     /// Case-insensitive (ASCII) substring of the host name, the other names the server address
     /// had (`other_hosts`, a name inferred from DNS), the server address or the client address,
-    /// found through the `flows_text` index (`FlowTextSearch`).
+    /// found through the names' trigram index (`FlowTextSearch`; pages: `FlowHostWindows`).
     public var host: String?
     /// Only flows with this status (`flows_by_status_time`).
     public var status: FlowStatus?

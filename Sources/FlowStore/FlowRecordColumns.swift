@@ -26,15 +26,22 @@ enum FlowRecordColumns {
     /// `INSERT … ON CONFLICT(id) DO UPDATE SET every other column`: one statement that both opens
     /// and updates a flow, so an update whose open was dropped still lands whole.
     /// The last column, `writer`, is the writing `FlowWriter`'s id (not a `FlowRecord` field).
-    static let upsertSQL: String = {
-        let written = names + ["writer"]
+    static let upsertSQL: String = upsertSQL(program: false)
+
+    /// `upsertSQL`, with the program's columns (`FlowProgramColumns.names`) after `writer`, for
+    /// a flow whose program arrived in the same batch as its record: one row write instead of
+    /// the upsert and then `programUpdateSQL` (each rewrote the row and its indexes).
+    static let upsertWithProgramSQL: String = upsertSQL(program: true)
+
+    private static func upsertSQL(program: Bool) -> String {
+        let written = names + ["writer"] + (program ? FlowProgramColumns.names : [])
         let placeholders = Array(repeating: "?", count: written.count).joined(separator: ", ")
         let updates = written.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         // `audit_session_id` (i21-audit) is set on insert from the live audit session and never
         // updated: a flow belongs to the session that was recording when it was first written.
         return "INSERT INTO flows (\(written.joined(separator: ", ")), audit_session_id) VALUES (\(placeholders), "
             + "(SELECT id FROM audit_sessions WHERE ended IS NULL)) ON CONFLICT(id) DO UPDATE SET \(updates)"
-    }()
+    }
 
     /// The record's values in `names` order, then `writer` (the id of the writer writing it).
     static func bindings(_ flow: FlowRecord, writer: Int64) -> [SQLiteValue] {

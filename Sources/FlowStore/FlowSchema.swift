@@ -514,7 +514,69 @@ public enum FlowSchema {
             GROUP BY flow_id, segment, recorded_at;
         DROP TABLE content_turns;
         """,
+        // 20 (issue 19 at a million flows, branch i22-bigstore): `--host` searches the distinct
+        // names, not the flows. The trigram index over every flow (`flows_text`, migration 11)
+        // cost ~40 % of an insert and returned a text's flows by id, so a page sorted all of
+        // them. Now `flow_names` holds each distinct text ever written in `host`, `other_hosts`,
+        // `server_address` or `client_address` once (`columns`: in which of them, bits 1, 2, 4,
+        // 8), kept by triggers on `flows` (a new name costs its trigrams once; a known one an
+        // index probe); `flow_names_text` is the trigram index over those names; and each of the
+        // four columns has an index with the time, so a name's flows come newest first
+        // (`FlowTextSearch`, `FlowHostWindows`). Names whose flows are all deleted go at
+        // retention's next pass (`StorageManager`), so no name outlives its history.
+        """
+        DROP TRIGGER flows_text_insert;
+        DROP TRIGGER flows_text_delete;
+        DROP TRIGGER flows_text_update;
+        DROP TABLE flows_text;
+        CREATE INDEX flows_by_host_time ON flows (host, start_time);
+        CREATE INDEX flows_by_other_hosts_time ON flows (other_hosts, start_time) WHERE other_hosts <> '';
+        CREATE INDEX flows_by_server_time ON flows (server_address, start_time);
+        CREATE INDEX flows_by_client_time ON flows (client_address, start_time);
+        CREATE TABLE flow_names (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            columns INTEGER NOT NULL                  -- bits: 1 host, 2 other_hosts, 4 server_address, 8 client_address
+        );
+        CREATE VIRTUAL TABLE flow_names_text USING fts5(
+            name, content = 'flow_names', content_rowid = 'id', tokenize = 'trigram');
+        CREATE TRIGGER flow_names_text_insert AFTER INSERT ON flow_names BEGIN
+            INSERT INTO flow_names_text (rowid, name) VALUES (new.id, new.name);
+        END;
+        CREATE TRIGGER flow_names_text_delete AFTER DELETE ON flow_names BEGIN
+            INSERT INTO flow_names_text (flow_names_text, rowid, name) VALUES ('delete', old.id, old.name);
+        END;
+        INSERT INTO flow_names (name, columns)
+            SELECT name, sum(bit) FROM (
+                SELECT DISTINCT host AS name, 1 AS bit FROM flows WHERE host <> ''
+                UNION SELECT DISTINCT other_hosts, 2 FROM flows WHERE other_hosts <> ''
+                UNION SELECT DISTINCT server_address, 4 FROM flows WHERE server_address <> ''
+                UNION SELECT DISTINCT client_address, 8 FROM flows WHERE client_address <> '')
+            GROUP BY name;
+        CREATE TRIGGER flow_names_insert AFTER INSERT ON flows BEGIN
+        \(flowNamesUpserts)
+        END;
+        CREATE TRIGGER flow_names_update AFTER UPDATE OF host, other_hosts, server_address, client_address ON flows
+            WHEN old.host IS NOT new.host OR old.other_hosts IS NOT new.other_hosts
+                 OR old.server_address IS NOT new.server_address
+                 OR old.client_address IS NOT new.client_address BEGIN
+        \(flowNamesUpserts)
+        END;
+        """,
     ]
+
+    /// Migration 20's triggers' body (on insert and on a changed name): each of the row's four
+    /// texts into `flow_names`, its column's bit added; a known name with its bit costs a probe.
+    private static let flowNamesUpserts = """
+            INSERT INTO flow_names (name, columns) SELECT new.host, 1 WHERE new.host <> ''
+                ON CONFLICT (name) DO UPDATE SET columns = columns | 1 WHERE columns & 1 = 0;
+            INSERT INTO flow_names (name, columns) SELECT new.other_hosts, 2 WHERE new.other_hosts <> ''
+                ON CONFLICT (name) DO UPDATE SET columns = columns | 2 WHERE columns & 2 = 0;
+            INSERT INTO flow_names (name, columns) SELECT new.server_address, 4 WHERE new.server_address <> ''
+                ON CONFLICT (name) DO UPDATE SET columns = columns | 4 WHERE columns & 4 = 0;
+            INSERT INTO flow_names (name, columns) SELECT new.client_address, 8 WHERE new.client_address <> ''
+                ON CONFLICT (name) DO UPDATE SET columns = columns | 8 WHERE columns & 8 = 0;
+        """
 
     /// The connection for a command that only reads: read-only (`SQLiteDatabase(readingAt:)`,
     /// so it works on a full disk) when the file exists at the current version; otherwise a

@@ -77,31 +77,15 @@ public final class FlowStore: Sendable {
     ///   no row follows).
     /// - Throws: `FlowStoreError.badCursor` for a cursor tv did not give out, or a read failure.
     public func flows(_ query: FlowQuery) throws -> FlowPage {
+        // A host text the trigram index answers is read by names, window by window (`FlowHostWindows`).
+        if let host = query.host, FlowTextSearch.usesIndex(host) { return try hostPage(query, text: host) }
         let plan = try query.plan()
         return try connection.withDatabase { database in
             let statement = try database.prepare(plan.sql)
             try statement.bind(plan.bindings)
-            // Rows in page order; a damaged one keeps its place (and its key, for the cursor).
-            var rows: [(key: FlowCursor, flow: Result<FlowRecord, DamagedRow>)] = []
-            rows.reserveCapacity(min(plan.limit + 1, 1_024))
-            try statement.forEachRow { row in
-                let key = FlowCursor(startTime: row.int64(at: 1), id: row.int64(at: 0))
-                do throws(DamagedRow) {
-                    rows.append((key, .success(try FlowRecordColumns.record(from: row))))
-                } catch {
-                    rows.append((key, .failure(error)))
-                }
-            }
-            let more = rows.count > plan.limit
-            if more { rows.removeLast(rows.count - plan.limit) }
-            var page = FlowPage(flows: [], nextCursor: more ? rows.last.map { $0.key.string } : nil)
-            for row in rows {
-                switch row.flow {
-                case let .success(flow): page.flows.append(flow)
-                case let .failure(damage): page.damaged.append(damage)
-                }
-            }
-            return page
+            var rows = FlowPageRows()
+            try rows.read(statement)
+            return rows.page(limit: plan.limit)
         }
     }
 

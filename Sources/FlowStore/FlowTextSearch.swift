@@ -1,27 +1,104 @@
+import Foundation
+
 /// The SQL for `--host TEXT`: a case-insensitive substring of the host name, the other names its
 /// address had (a name inferred from DNS), or either address.
 ///
-/// Three characters or more: an FTS5 phrase over `flows_text` (trigram tokenizer;
-/// sqlite.org/fts5.html §4.3.5: a phrase of trigrams matches exactly the substrings), so the
-/// matching rows come from the index, never a scan of `flows`. Fewer than three characters
-/// cannot make a trigram: the page then walks `flows_by_start_time` newest first and stops when
-/// the page is full (a bounded read for any text that occurs; a text that occurs nowhere reads
-/// the index to its end, which is the one case the trigram index cannot answer).
+/// Three characters or more: the distinct texts those four columns ever held are `flow_names`
+/// (a few thousand, against millions of flows), kept by triggers on `flows` (migration 20); an
+/// FTS5 phrase over `flow_names_text` (trigram tokenizer; sqlite.org/fts5.html §4.3.5: a phrase
+/// of trigrams matches exactly the substrings) finds the names holding the text, and each
+/// name's column index (`flows_by_host_time`, `flows_by_other_hosts_time`,
+/// `flows_by_server_time`, `flows_by_client_time`) finds its flows, never a scan of `flows`.
+/// A name's `columns` bits say in which of the four columns it was ever written, so a host name
+/// is never looked for among the addresses. Fewer than three characters cannot make a trigram:
+/// the page then walks `flows_by_start_time` newest first and stops when the page is full (a
+/// bounded read for any text that occurs; a text that occurs nowhere reads the index to its
+/// end, which is the one case the trigram index cannot answer).
 public enum FlowTextSearch {
-    /// The condition on `flows` and its bindings.
+    /// The fewest characters the trigram index can answer.
+    public static let indexedLength = 3
+
+    /// Whether `text` is looked up through `flow_names_text` (three characters or more).
+    public static func usesIndex(_ text: String) -> Bool {
+        text.unicodeScalars.count >= indexedLength
+    }
+
+    /// `text` as one FTS5 phrase: double quotes doubled (fts5.html §3.1).
+    public static func phrase(_ text: String) -> String {
+        var phrase = "\""
+        for character in text {
+            if character == "\"" { phrase.append("\"") }
+            phrase.append(character)
+        }
+        phrase.append("\"")
+        return phrase
+    }
+
+    /// The four columns a name is looked for in, each with its bit in `flow_names.columns`.
+    static let columns: [(column: String, bit: Int64)] = [
+        ("host", 1), ("other_hosts", 2), ("server_address", 4), ("client_address", 8),
+    ]
+
+    /// `column IN (names)` for one of the four, with `other_hosts`'s partial index's own
+    /// condition (its index holds only flows with other names).
+    static func term(_ column: String, _ names: String) -> String {
+        column == "other_hosts" ? "(other_hosts <> '' AND other_hosts IN (\(names)))" : "\(column) IN (\(names))"
+    }
+
+    /// The condition on `flows` and its bindings, for any reading that is not a `tv flows`
+    /// page (counts, `--follow`, the export, exchanges' filters): the names found by the
+    /// phrase are looked up afresh for each of the four columns.
     public static func condition(_ text: String) -> (String, [SQLiteValue]) {
-        if text.unicodeScalars.count >= 3 {
-            // An FTS5 string: double quotes doubled (fts5.html §3.1); the whole text is one phrase.
-            var phrase = "\""
-            for character in text {
-                if character == "\"" { phrase.append("\"") }
-                phrase.append(character)
+        if usesIndex(text) {
+            let terms = columns.map { column, bit in
+                term(column, "SELECT name FROM flow_names WHERE columns & \(bit) AND id IN "
+                     + "(SELECT rowid FROM flow_names_text WHERE flow_names_text MATCH ?)")
             }
-            phrase.append("\"")
-            return ("id IN (SELECT rowid FROM flows_text WHERE flows_text MATCH ?)", [.text(phrase)])
+            return ("(" + terms.joined(separator: " OR ") + ")", Array(repeating: .text(phrase(text)), count: columns.count))
         }
         let pattern = SQLiteValue.text("%" + FlowQuery.escapeLike(text) + "%")
         return ("(host LIKE ? ESCAPE '\\' OR other_hosts LIKE ? ESCAPE '\\' OR server_address LIKE ? ESCAPE '\\' OR client_address LIKE ? ESCAPE '\\')",
                 [pattern, pattern, pattern, pattern])
+    }
+
+    /// The names holding a phrase (`phrase(_:)`, bound once), with their `columns` bits.
+    public static let namesSQL =
+        "SELECT name, columns FROM flow_names WHERE id IN (SELECT rowid FROM flow_names_text WHERE flow_names_text MATCH ?)"
+
+    /// The condition for names already found (`FlowNameMatches`): each column's names as one
+    /// bound JSON array, read by `json_each` (sqlite.org/json1.html), so a page's rounds repeat
+    /// no text search.
+    public static func condition(names: FlowNameMatches) -> (String, [SQLiteValue]) {
+        let terms = columns.map { column, _ in term(column, "SELECT value FROM json_each(?)") }
+        let lists = [names.hosts, names.otherHosts, names.serverAddresses, names.clientAddresses]
+        return ("(" + terms.joined(separator: " OR ") + ")", lists.map { .text(FlowNameMatches.json($0)) })
+    }
+}
+
+/// The names (`flow_names`) holding a `--host` text, by the column they were written in.
+public struct FlowNameMatches: Sendable, Equatable {
+    public var hosts: [String] = []
+    public var otherHosts: [String] = []
+    public var serverAddresses: [String] = []
+    public var clientAddresses: [String] = []
+
+    /// Sorts `rows` of `FlowTextSearch.namesSQL` (name, `columns` bits) by column.
+    public init(rows: [(name: String, columns: Int64)]) {
+        for (name, bits) in rows {
+            if bits & 1 != 0 { hosts.append(name) }
+            if bits & 2 != 0 { otherHosts.append(name) }
+            if bits & 4 != 0 { serverAddresses.append(name) }
+            if bits & 8 != 0 { clientAddresses.append(name) }
+        }
+    }
+
+    /// How many (name, column) lookups a round of a page costs: one index seek each.
+    public var lookups: Int { hosts.count + otherHosts.count + serverAddresses.count + clientAddresses.count }
+
+    /// `names` as a JSON array of strings (RFC 8259).
+    static func json(_ names: [String]) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: names, options: [.withoutEscapingSlashes]),
+              let text = String(data: data, encoding: .utf8) else { return "[]" }
+        return text
     }
 }

@@ -1,7 +1,7 @@
 import FlowStore
 import FlowTerms
 
-/// The SQL of the turns index (`content_turn_runs`, FlowSchema migration 18: one row per flow
+/// The SQL of the turns index (`content_turn_runs`, FlowSchema migration 19: one row per flow
 /// per batch, its turns packed by `TurnRunText`) over one connection. Counts it returns are
 /// turns, not rows. Same threading rule as `SQLiteDatabase`: one thread at a time.
 struct TurnIndex {

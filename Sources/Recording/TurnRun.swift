@@ -1,7 +1,7 @@
 import FlowStore
 import FlowTerms
 
-/// One row of the turns index (`content_turn_runs`, FlowSchema migration 18): the turns of one
+/// One row of the turns index (`content_turn_runs`, FlowSchema migration 19): the turns of one
 /// flow that one batch wrote to one segment, packed into `turns` (`TurnRunText`). A batch of
 /// small requests writes one row per flow, not one per turn.
 struct TurnRun: Equatable {

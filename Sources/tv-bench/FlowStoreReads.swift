@@ -69,7 +69,16 @@ struct FlowStoreReads {
             following.after = cursor
             next = try median { _ = try store.flows(following) }
         }
-        return FlowStoreBench.Row(name: name, firstMillis: first, nextMillis: next, rows: page.flows.count, plan: try explain(try query.plan()))
+        return FlowStoreBench.Row(name: name, firstMillis: first, nextMillis: next, rows: page.flows.count, plan: try explain(try plan(query)))
+    }
+
+    /// The plan a page of `query` runs: for a host text the trigram index answers, the first
+    /// window's (the last hour's) or the walk's (`FlowHostWindows`).
+    func plan(_ query: FlowQuery) throws -> FlowQueryPlan {
+        guard let host = query.host, FlowTextSearch.usesIndex(host) else { return try query.plan() }
+        let names = try store.names(holding: host)
+        let window = FlowHostWindows.readsWindows(names) ? history.end - FlowHostWindows.firstWidth..<history.end : nil
+        return try query.hostPlan(names: names, window: window, rows: query.effectiveLimit + 1)
     }
 
     func requestPages(_ name: String, _ query: ExchangeQuery) throws -> FlowStoreBench.Row {

@@ -230,8 +230,8 @@ import Glibc
             // Whole blocks only: every flow kept still has its packet, no packet outlives its flow.
             #expect(try StorageCLITests.integer(check, "SELECT count(*) FROM packets") == flows)
             #expect(try StorageCLITests.integer(check, "SELECT count(*) FROM packets WHERE flow_id NOT IN (SELECT id FROM flows)") == 0)
-            // The trigram index matches the rows left (FTS5's own check; fts5.html §6.7).
-            try check.execute("INSERT INTO flows_text (flows_text) VALUES ('integrity-check')")
+            // The names' trigram index matches the names left (FTS5's own check; fts5.html §6.7).
+            try check.execute("INSERT INTO flow_names_text (flow_names_text) VALUES ('integrity-check')")
             check.close()
             let r = try s.tv("storage", "apply")
             #expect(r.status == 0, "\(r)")

@@ -87,6 +87,7 @@ import Testing
             #expect(try both(day, day + 10 * minute, minute) == [0: 3, 5: 1])
             #expect(try both(day, day + 4 * hour, hour) == [0: 4, 3: 1])
             #expect(try both(0, 7 * day, day) == [1: 5])
+            #expect(try store.flowCount() == 5)
             // An upsert of the same flow counts it once; a start time moved to another minute moves it.
             let writer = try store.makeWriter()
             var moved = flows[0]
@@ -101,6 +102,7 @@ import Testing
             try store.connection.withDatabase { try $0.execute("DELETE FROM flows WHERE id IN (\(flows[3].id), \(flows[4].id))") }
             #expect(try both(day, day + 10 * minute, minute) == [0: 2, 2: 1])
             #expect(try both(day, day + 4 * hour, hour) == [0: 3])
+            #expect(try store.flowCount() == 3)
         }
     }
 

@@ -38,6 +38,37 @@ struct FlowProgramStoreTests {
         }
     }
 
+    @Test("programs sharing a batch with their records: written with the record (the last one of the batch wins), an update of an older row too, and alone for a record not in the batch")
+    func programsWrittenWithTheirRecords() throws {
+        try withStore { store, _ in
+            let python = FlowProgram.known(ProgramIdentity(pid: 7, command: "python3", executable: nil, uid: 0, user: "root"))
+            let writer = try store.makeWriter()
+            var older = writer.open(sampleFlow(start: 5))
+            let alone = writer.open(sampleFlow(start: 6))
+            writer.flush()
+            writer.pauseForTesting()
+            let a = writer.open(sampleFlow(start: 10))
+            writer.enqueue(.program(flowID: a.id, python))
+            writer.enqueue(.program(flowID: a.id, Self.curl))
+            older.bytesDown = 77
+            writer.enqueue(.updated(older))
+            writer.enqueue(.program(flowID: older.id, .notKnown(.socketGone)))
+            writer.enqueue(.program(flowID: alone.id, python))
+            writer.resumeForTesting()
+            writer.flush()
+            // A later record of the flow leaves its program.
+            var closed = a
+            closed.duration = 3
+            writer.enqueue(.closed(closed))
+            writer.close()
+            #expect(try store.flow(id: a.id)?.program == Self.curl)
+            #expect(try store.flow(id: a.id)?.duration == 3)
+            let readOlder = try #require(try store.flow(id: older.id))
+            #expect(readOlder.program == .notKnown(.socketGone) && readOlder.bytesDown == 77)
+            #expect(try store.flow(id: alone.id)?.program == python)
+        }
+    }
+
     @Test("--program curl: only curl's flows, through the index flows_by_program_time")
     func filter() throws {
         try withStore { store, _ in

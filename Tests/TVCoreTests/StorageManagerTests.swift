@@ -108,6 +108,40 @@ import TVHome
         }
     }
 
+    @Test func retentionCountsFromTheRollupAndTakesTheNamesNoFlowCarries() throws {
+        try withHome { home, database in
+            let now = StorageClock.now()
+            let store = try FlowStore(path: home.databasePath)
+            let writer = try store.makeWriter()
+            for (age, host, server) in [(40 * day, "old.example", "10.0.0.1"), (35 * day, "old.example", "10.0.0.2"),
+                                        (day, "new.example", "10.0.0.2"), (day / 2, "new.example", "10.0.0.3")] {
+                var flow = FlowRecord(startTime: now - age, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: server,
+                                      serverPort: 443, host: host, hostOrigin: .sni, status: .encrypted)
+                flow.duration = 1_000
+                _ = writer.open(flow)
+            }
+            writer.flush()
+            writer.close()
+            store.close()
+            #expect(try StorageFigures.read(home: home, limits: .factory).flows == 4)
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            let report = try manager.applyLimits(StorageLimits(historyMaxAge: 30 * day, capturesMaxBytes: nil, capturesMaxAge: nil),
+                                                 recording: nil, now: now)
+            #expect(report.flowsDeleted == 2)
+            #expect(try StorageFigures.read(home: home, limits: .factory).flows == 2)
+            let statement = try database.prepare("SELECT name FROM flow_names ORDER BY name")
+            var names: [String] = []
+            try statement.forEachRow { names.append($0.string(at: 0) ?? "") }
+            #expect(names == ["10.0.0.2", "10.0.0.3", "127.0.0.1", "new.example"])
+            // The names' trigram index lost the deleted names too (FTS5's own check; fts5.html §6.7).
+            try database.execute("INSERT INTO flow_names_text (flow_names_text) VALUES ('integrity-check')")
+            let found = try database.prepare("SELECT count(*) FROM flow_names_text WHERE flow_names_text MATCH '\"old\"'")
+            _ = try found.step()
+            #expect(found.int64(at: 0) == 0)
+        }
+    }
+
     @Test func figuresAndTheirSentences() {
         let figures = StorageFigures(databaseBytes: 4_194_304, freeBytes: 1_048_576, flows: 12_345, oldestFlowStart: 1_764_471_900_000_000,
                                      captureFiles: 3, captureBytes: 1_500_000_000, recordingCapture: 7, contentBytes: 2_097_152,

@@ -54,7 +54,9 @@ public struct StorageFigures: Sendable, Equatable {
             if stat(home.databasePath + suffix, &st) == 0 { bytes += Int64(st.st_size) }
         }
         let free = (try integer("PRAGMA freelist_count") ?? 0) * (try integer("PRAGMA page_size") ?? 0)
-        let flows = Int(try integer("SELECT count(*) FROM flows") ?? 0)
+        // The hourly rollup's sum: exact, and one row per hour of history instead of a count of every flow.
+        var flows = 0
+        if case let .integer(total) = try database.scalar(FlowActivityPlan.totalSQL) { flows = Int(total) }
         let oldest = try integer("SELECT min(start_time) FROM flows")
         let captures = CaptureFiles(home: home)
         let files = captures.onDisk()

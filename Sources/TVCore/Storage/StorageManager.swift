@@ -178,7 +178,19 @@ public final class StorageManager {
         try names.bind([.integer(cutoff)])
         try database.transaction { _ = try names.step() }
         report.namesDeleted += database.changes
+        if tables.contains("flow_names") {
+            try database.transaction { try database.execute(StorageManager.unusedFlowNamesSQL) }
+        }
     }
+
+    /// Deletes the `--host` search's names (`flow_names`, with their trigrams) that no flow
+    /// carries any more, so no name outlives its history: four index probes a name.
+    static let unusedFlowNamesSQL = """
+        DELETE FROM flow_names WHERE NOT EXISTS (SELECT 1 FROM flows WHERE host = flow_names.name)
+            AND NOT EXISTS (SELECT 1 FROM flows WHERE other_hosts <> '' AND other_hosts = flow_names.name)
+            AND NOT EXISTS (SELECT 1 FROM flows WHERE server_address = flow_names.name)
+            AND NOT EXISTS (SELECT 1 FROM flows WHERE client_address = flow_names.name)
+        """
 
     /// Live (not deleted) `captures` rows by sequence.
     func captureRows() throws -> [Int: CaptureRow] {

@@ -1,7 +1,7 @@
 import FlowStore
 
 /// A hand edit of the turns index, as a damaged page or a person with sqlite3 can make one: one
-/// field of packed turns (`content_turn_runs.turns`, FlowSchema migration 18: each turn
+/// field of packed turns (`content_turn_runs.turns`, FlowSchema migration 19: each turn
 /// `turn,direction,start_offset,kept_bytes,seen_bytes,truncated,cut_by,incomplete,segment_offset`,
 /// turns separated by `;`) set to other text. Shared by CLITests, TVCoreTests and RecordingTests
 /// (linked from their Support folders).

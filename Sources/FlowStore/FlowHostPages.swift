@@ -1,0 +1,90 @@
+/// `tv flows --host TEXT`'s pages (`FlowHostWindows`): the names holding the text, then their
+/// flows window by window, newest first.
+extension FlowQuery {
+    /// The SELECT for one window of a `--host` page over `names` (every filter and the cursor
+    /// kept), asking for at most `rows` rows; with no window, the walk of `flows_by_start_time`.
+    /// - Throws: `FlowStoreError.badCursor` when `after` is not a cursor tv gave out.
+    public func hostPlan(names: FlowNameMatches, window: Range<Int64>?, rows: Int) throws -> FlowQueryPlan {
+        // In a window, the names' seeks bound the rows read; the status, program or audit
+        // session index would not (a rare name's windows grow to the whole history, and with
+        // them a range of, say, every failed flow). A unary + keeps SQLite from choosing them
+        // (sqlite.org/optoverview.html §18, "Disqualifying WHERE clause terms using unary-+").
+        var rest = self
+        if window != nil { (rest.status, rest.program, rest.auditSession) = (nil, nil, nil) }
+        var (conditions, bindings) = rest.filterConditions(textSearch: { _ in FlowTextSearch.condition(names: names) })
+        if window != nil {
+            let kept: [(String, SQLiteValue?)] = [("+program_command = ?", program.map { .text($0) }),
+                                                  ("+audit_session_id = ?", auditSession.map { .integer($0) }),
+                                                  ("+status = ?", status.map { .text($0.rawValue) })]
+            for case let (condition, value?) in kept {
+                conditions.append(condition)
+                bindings.append(value)
+            }
+        }
+        if let after {
+            let cursor = try FlowCursor(after)
+            conditions.append("(start_time, id) < (?, ?)")
+            bindings += [.integer(cursor.startTime), .integer(cursor.id)]
+        }
+        if let window {
+            conditions += ["start_time >= ?", "start_time < ?"]
+            bindings += [.integer(window.lowerBound), .integer(window.upperBound)]
+        }
+        bindings.append(.integer(Int64(max(rows, 1))))
+        let sql = "SELECT \(FlowRecordColumns.selectList) FROM flows" + (window == nil ? " INDEXED BY flows_by_start_time" : "")
+            + FlowQuery.whereClause(conditions)
+            + " ORDER BY start_time DESC, id DESC LIMIT ?"
+        return FlowQueryPlan(sql: sql, bindings: bindings, limit: effectiveLimit)
+    }
+}
+
+extension FlowStore {
+    /// The names (`flow_names`) holding `text`, by the column they were written in.
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    public func names(holding text: String) throws -> FlowNameMatches {
+        try connection.withDatabase { try FlowStore.names(holding: text, in: $0) }
+    }
+
+    static func names(holding text: String, in database: SQLiteDatabase) throws -> FlowNameMatches {
+        let lookup = try database.prepare(FlowTextSearch.namesSQL)
+        try lookup.bind([.text(FlowTextSearch.phrase(text))])
+        var found: [(name: String, columns: Int64)] = []
+        try lookup.forEachRow { row in found.append((row.string(at: 0) ?? "", row.int64(at: 1))) }
+        return FlowNameMatches(rows: found)
+    }
+
+    /// One page of flows matching `query`, whose `host` the trigram index answers: the names
+    /// holding it, then `FlowHostWindows`' windows (or its walk) until the page and one row more
+    /// are read.
+    /// - Throws: `FlowStoreError.badCursor`, or a read failure.
+    func hostPage(_ query: FlowQuery, text: String) throws -> FlowPage {
+        try connection.withDatabase { database in
+            if let after = query.after { _ = try FlowCursor(after) }
+            let names = try FlowStore.names(holding: text, in: database)
+            let limit = query.effectiveLimit
+            var rows = FlowPageRows()
+            guard names.lookups > 0 else { return rows.page(limit: limit) }
+            guard FlowHostWindows.readsWindows(names) else {
+                let plan = try query.hostPlan(names: names, window: nil, rows: limit + 1)
+                let statement = try database.prepare(plan.sql)
+                try statement.bind(plan.bindings)
+                try rows.read(statement)
+                return rows.page(limit: limit)
+            }
+            guard case let .integer(oldest) = try database.scalar("SELECT min(start_time) FROM flows"),
+                  case let .integer(newest) = try database.scalar("SELECT max(start_time) FROM flows") else {
+                return rows.page(limit: limit)
+            }
+            var windows = try FlowHostWindows(query: query, oldest: oldest, newest: newest)
+            var statement: SQLiteStatement?
+            while rows.count <= limit, let window = windows.next() {
+                let plan = try query.hostPlan(names: names, window: window, rows: limit + 1 - rows.count)
+                let round = try statement ?? database.prepare(plan.sql)
+                statement = round
+                try round.bind(plan.bindings)
+                try rows.read(round)
+            }
+            return rows.page(limit: limit)
+        }
+    }
+}

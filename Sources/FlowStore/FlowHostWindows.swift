@@ -1,0 +1,63 @@
+/// How a `tv flows --host TEXT` page is read once the names holding the text are known
+/// (`FlowNameMatches`). Pure: values in, windows out.
+///
+/// A name's flows come from its column's index in time order, but several names (a domain
+/// shared by many hosts) cannot be merged by SQLite without sorting all their flows. So the page
+/// is read in time windows, newest first: each window asks every name's index for its flows in
+/// the window only (one seek per name) and sorts those few; the first window is an hour wide and
+/// each next one twice as wide, until the page is full or the history ends. A popular name fills
+/// the page in the first hour; a name seen once a week costs a dozen windows of a few seeks.
+/// When the text matches more names than `mostLookups` (a text as common as `com`), a window's
+/// seeks would cost more than reading the flows themselves: the page walks
+/// `flows_by_start_time` newest first instead, keeping the flows of those names (a common text
+/// fills the page within a few hundred rows).
+public struct FlowHostWindows: Sendable, Equatable {
+    /// The first window's width: one hour (µs).
+    public static let firstWidth: Int64 = 3_600_000_000
+    /// Above this many (name, column) lookups a page walks the time index instead.
+    public static let mostLookups = 512
+
+    /// Whether a page over `names` reads windows (else it walks the time index).
+    public static func readsWindows(_ names: FlowNameMatches) -> Bool {
+        names.lookups <= mostLookups
+    }
+
+    /// The next window ends here (exclusive, µs).
+    public private(set) var upper: Int64
+    /// No window starts before this (inclusive, µs).
+    public let lower: Int64
+    /// The next window's width (µs).
+    public private(set) var width: Int64
+
+    /// Windows from `upper` (exclusive) back to `lower` (inclusive), newest first.
+    public init(upper: Int64, lower: Int64, firstWidth: Int64 = FlowHostWindows.firstWidth) {
+        self.upper = upper
+        self.lower = lower
+        width = max(firstWidth, 1)
+    }
+
+    /// The windows for `query` over a history whose flows started from `oldest` to `newest`
+    /// (µs, inclusive): from the newest flow, the `to` filter or the cursor's flow (whichever
+    /// is earliest; the cursor's own start time is in its window, the keyset condition keeps
+    /// out what came before), back to the oldest flow or the `from` / `since` filter.
+    /// - Throws: `FlowStoreError.badCursor` when `query.after` is not a cursor tv gave out.
+    public init(query: FlowQuery, oldest: Int64, newest: Int64) throws {
+        var upper = newest + 1
+        if let to = query.to { upper = min(upper, to) }
+        if let after = query.after { upper = min(upper, try FlowCursor(after).startTime + 1) }
+        let lower = [oldest, query.from, query.since].compactMap { $0 }.max() ?? oldest
+        self.init(upper: upper, lower: lower)
+    }
+
+    /// The next window (`lower..<upper` of start times), or nil when the history is read.
+    public mutating func next() -> Range<Int64>? {
+        guard upper > lower else { return nil }
+        let (start, overflow) = upper.subtractingReportingOverflow(width)
+        let from = overflow ? lower : max(lower, start)
+        defer {
+            upper = from
+            width = width > Int64.max / 2 ? Int64.max : width * 2
+        }
+        return from..<upper
+    }
+}

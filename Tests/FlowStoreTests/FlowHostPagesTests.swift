@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+@testable import FlowStore
+import FlowTerms
+
+/// `tv flows --host TEXT` pages (issue 19 at a million flows): the windows a page reads, and pages
+/// equal to filtering every flow by the substring and sorting newest first, through windows and
+/// through the walk, page after page.
+@Suite struct FlowHostPagesTests {
+    static let hour = FlowHostWindows.firstWidth
+
+    @Test("windows: an hour, then each twice as wide, newest first, cut at the lower bound; none when empty")
+    func windows() {
+        var windows = FlowHostWindows(upper: 10 * Self.hour, lower: 0)
+        var seen: [Range<Int64>] = []
+        while let window = windows.next() { seen.append(window) }
+        #expect(seen == [9 * Self.hour..<10 * Self.hour, 7 * Self.hour..<9 * Self.hour, 3 * Self.hour..<7 * Self.hour, 0..<3 * Self.hour])
+        var empty = FlowHostWindows(upper: 5, lower: 5)
+        #expect(empty.next() == nil)
+        var huge = FlowHostWindows(upper: Int64.min + 10, lower: Int64.min, firstWidth: Int64.max)
+        #expect(huge.next() == Int64.min..<Int64.min + 10)
+        #expect(huge.next() == nil)
+    }
+
+    @Test("a query's windows: from the newest flow, the --to bound or the cursor's flow, back to the oldest, --from or --since")
+    func bounds() throws {
+        let all = try FlowHostWindows(query: FlowQuery(host: "abc"), oldest: 100, newest: 900)
+        #expect(all == FlowHostWindows(upper: 901, lower: 100))
+        let cut = try FlowHostWindows(query: FlowQuery(host: "abc", since: 300, from: 200, to: 800), oldest: 100, newest: 900)
+        #expect(cut == FlowHostWindows(upper: 800, lower: 300))
+        let after = try FlowHostWindows(query: FlowQuery(host: "abc", to: 800, after: FlowCursor(startTime: 500, id: 7).string), oldest: 100, newest: 900)
+        #expect(after == FlowHostWindows(upper: 501, lower: 100))
+        #expect(throws: FlowStoreError.self) { try FlowHostWindows(query: FlowQuery(host: "abc", after: "nonsense"), oldest: 1, newest: 2) }
+    }
+
+    @Test("names sort by their columns' bits; the walk takes over above 512 lookups")
+    func nameMatches() {
+        let names = FlowNameMatches(rows: [("a.example", 1), ("1.2.3.4", 5), ("x.example,y.example", 2), ("10.0.0.7", 8)])
+        #expect(names.hosts == ["a.example", "1.2.3.4"])
+        #expect(names.otherHosts == ["x.example,y.example"])
+        #expect(names.serverAddresses == ["1.2.3.4"])
+        #expect(names.clientAddresses == ["10.0.0.7"])
+        #expect(names.lookups == 5)
+        #expect(FlowHostWindows.readsWindows(names))
+        #expect(FlowNameMatches.json(["a\"b", "c/d"]) == #"["a\"b","c/d"]"#)
+        let many = FlowNameMatches(rows: (0..<513).map { ("h\($0)", 1) })
+        #expect(!FlowHostWindows.readsWindows(many))
+        #expect(FlowHostWindows.readsWindows(FlowNameMatches(rows: (0..<512).map { ("h\($0)", 1) })))
+    }
+
+    /// Every page of `query`, following cursors.
+    func allPages(_ store: FlowStore, _ query: FlowQuery) throws -> [[Int64]] {
+        var pages: [[Int64]] = []
+        var query = query
+        while true {
+            let page = try store.flows(query)
+            pages.append(page.flows.map(\.id))
+            guard let next = page.nextCursor else { return pages }
+            query.after = next
+        }
+    }
+
+    /// The ids `text` matches among `flows` (case-insensitive substring of the four columns),
+    /// newest first, cut into pages of `limit`.
+    func expectedPages(_ flows: [FlowRecord], _ text: String, limit: Int, status: FlowStatus? = nil,
+                       from: Int64? = nil, to: Int64? = nil) -> [[Int64]] {
+        let needle = text.lowercased()
+        let ids = flows.filter { flow in
+            let texts = [flow.host ?? "", TextList.encode(flow.otherHosts), flow.serverAddress, flow.clientAddress]
+            return texts.contains { $0.lowercased().contains(needle) }
+                && (status == nil || flow.status == status) && (from.map { flow.startTime >= $0 } ?? true)
+                && (to.map { flow.startTime < $0 } ?? true)
+        }
+        .sorted { ($0.startTime, $0.id) > ($1.startTime, $1.id) }.map(\.id)
+        if ids.isEmpty { return [[]] }
+        return stride(from: 0, to: ids.count, by: limit).map { Array(ids[$0..<min($0 + limit, ids.count)]) }
+    }
+
+    @Test("pages through windows and through the walk equal filtering every flow, page after page, with filters and ties")
+    func pagesEqualAFilteredSort() throws {
+        try withStore { store, _ in
+            var flows: [FlowRecord] = []
+            let day = 24 * Self.hour
+            // 700 flows over 60 days: a popular name, rare ones (one a week), 600 names of one
+            // domain (more than the windows' lookups: the walk), addresses, other names, ties.
+            for i in 0..<700 {
+                let start = Int64(i) * (60 * day / 700) + (i % 10 == 3 ? 0 : Int64(i % 7) * 1_000)
+                let host: String? = i % 5 == 0 ? "Popular.Example.com" : i % 97 == 0 ? "rare.example.org"
+                    : i % 11 == 0 ? nil : "n\(i).walk.test"
+                var flow = sampleFlow(start: start, host: host, server: i % 8 == 0 ? "2001:db8::\(i % 13)" : "93.184.216.\(i % 40)",
+                                      client: "10.0.0.\(i % 9)", status: i % 3 == 0 ? .failed : .encrypted)
+                if i % 17 == 0 { flow.otherHosts = ["alias\(i).other.net", "rare.example.org"] }
+                flows.append(flow)
+            }
+            // Two flows in the same µs (the cursor's tie on id).
+            flows.append(sampleFlow(start: 30 * day, host: "tie.example.com"))
+            flows.append(sampleFlow(start: 30 * day, host: "tie.example.com"))
+            let written = try writeFlows(flows, to: store)
+            for text in ["popular.example", "rare.example.org", "walk.test", "example", "2001:db8::", "216.3", "10.0.0.4", "other.net", "tie.ex", "nowhere"] {
+                for limit in [7, 50] {
+                    #expect(try allPages(store, FlowQuery(host: text, limit: limit)) == expectedPages(written, text, limit: limit), "\(text) \(limit)")
+                }
+            }
+            let from = 10 * day, to = 40 * day
+            #expect(try allPages(store, FlowQuery(host: "example", status: .failed, from: from, to: to, limit: 5))
+                == expectedPages(written, "example", limit: 5, status: .failed, from: from, to: to))
+            #expect(try allPages(store, FlowQuery(host: "walk.test", status: .failed, since: from, limit: 9))
+                == expectedPages(written, "walk.test", limit: 9, status: .failed, from: from))
+            #expect(try store.count(FlowQuery(host: "example")) == expectedPages(written, "example", limit: 10_000)[0].count)
+        }
+    }
+
+    @Test("a store made by the previous schema: the migration lists its names and --host finds its flows")
+    func migrationListsExistingNames() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let path = folder + "/tunnelvision.sqlite3"
+        let mine = try #require(FlowSchema.migrations.firstIndex { $0.contains("CREATE TABLE flow_names") })
+        do {
+            let database = try SQLiteDatabase(path: path)
+            try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(mine)))
+            for (id, host, others, server) in [(1, "'api.example.com'", "''", "10.0.0.1"), (2, "NULL", "'a.test,b.test'", "10.0.0.1"),
+                                               (3, "'10.0.0.1'", "''", "2001:db8::1")] {
+                try database.execute("""
+                    INSERT INTO flows (id, start_time, last_activity_time, client_address, client_port, server_address, server_port,
+                                       transport, host, other_hosts, host_origin, status)
+                    VALUES (\(id), \(id * 10), \(id * 10), '127.0.0.1', 1, '\(server)', 443, 'tcp', \(host), \(others), 'sni', 'encrypted')
+                    """)
+            }
+            try FlowSchema.migrate(database)
+            database.close()
+        }
+        let store = try FlowStore(path: path)
+        defer { store.close() }
+        let names = try store.connection.withDatabase { database -> [String] in
+            let statement = try database.prepare("SELECT name || ' ' || columns FROM flow_names ORDER BY name")
+            var rows: [String] = []
+            try statement.forEachRow { rows.append($0.string(at: 0) ?? "") }
+            return rows
+        }
+        #expect(names == ["10.0.0.1 5", "127.0.0.1 8", "2001:db8::1 4", "a.test,b.test 2", "api.example.com 1"])
+        func ids(_ text: String) throws -> [Int64] { try store.flows(FlowQuery(host: text)).flows.map(\.id) }
+        #expect(try ids("example") == [1])
+        #expect(try ids("b.tes") == [2])
+        #expect(try ids("10.0.0.1") == [3, 2, 1])
+        #expect(try ids("db8") == [3])
+        #expect(try ids("127.0") == [3, 2, 1])
+    }
+}
