@@ -26,7 +26,7 @@ public enum ExchangeColumns {
     }()
 
     /// `exchange`'s values in `names` order (`id` first), for a writer that binds an array (the
-    /// shared store's, `SharedExchangeRows`); the same values `bind` binds one by one.
+    /// shared store's, `SharedExchangeRows`); the same values `write` binds one by one.
     static func bindings(_ exchange: ExchangeRecord) -> [SQLiteValue] {
         [.integer(exchange.id), .integer(exchange.flowID), .integer(Int64(exchange.sequence)), .integerOrNull(exchange.streamID),
          .text(exchange.httpVersion), .text(exchange.method), .textOrNull(exchange.scheme), .textOrNull(exchange.authority),
@@ -38,35 +38,37 @@ public enum ExchangeColumns {
          .integer(exchange.connect ? 1 : 0), .text(exchange.state.rawValue)]
     }
 
-    /// Binds `exchange` to `upsertSQL`'s parameters (`names` without `id`, in order) one by one,
-    /// without building an array of values: the writer's path, once per row.
-    /// The statement is rewound first; every parameter is bound again, so none is cleared.
-    /// - Throws: `FlowStoreError` when a value cannot be bound.
-    static func bind(_ exchange: ExchangeRecord, to statement: SQLiteStatement) throws {
+    /// Binds `exchange` to `upsertSQL`'s parameters (`names` without `id`, in order) and runs it
+    /// once: integers one by one, without building an array of values, texts through `texts`
+    /// without a copy. The writer's path, once per row. The statement is rewound first; every
+    /// parameter is bound again, so none is cleared.
+    /// - Throws: `FlowStoreError` when a value cannot be bound or the row cannot be written.
+    static func write(_ exchange: ExchangeRecord, with statement: SQLiteStatement, texts: inout SQLiteTextRow) throws {
         statement.rewind()
         try statement.bind(integer: exchange.flowID, at: 1)
         try statement.bind(integer: Int64(exchange.sequence), at: 2)
         try statement.bind(optionalInteger: exchange.streamID, at: 3)
-        try statement.bind(text: exchange.httpVersion, at: 4)
-        try statement.bind(text: exchange.method, at: 5)
-        try statement.bind(text: exchange.scheme, at: 6)
-        try statement.bind(text: exchange.authority, at: 7)
-        try statement.bind(text: exchange.path, at: 8)
+        texts.set(exchange.httpVersion, at: 4)
+        texts.set(exchange.method, at: 5)
+        texts.set(exchange.scheme, at: 6)
+        texts.set(exchange.authority, at: 7)
+        texts.set(exchange.path, at: 8)
         try statement.bind(integer: exchange.queryRemoved ? 1 : 0, at: 9)
         try statement.bind(optionalInteger: exchange.status.map(Int64.init), at: 10)
-        try statement.bind(text: exchange.reason, at: 11)
+        texts.set(exchange.reason, at: 11)
         try statement.bind(integer: exchange.requestBodyBytes, at: 12)
         try statement.bind(integer: exchange.requestWireBytes, at: 13)
         try statement.bind(optionalInteger: exchange.responseBodyBytes, at: 14)
         try statement.bind(optionalInteger: exchange.responseWireBytes, at: 15)
-        try statement.bind(text: exchange.contentType, at: 16)
-        try statement.bind(text: exchange.contentEncoding, at: 17)
+        texts.set(exchange.contentType, at: 16)
+        texts.set(exchange.contentEncoding, at: 17)
         try statement.bind(integer: exchange.requestTime, at: 18)
         try statement.bind(optionalInteger: exchange.responseTime, at: 19)
         try statement.bind(optionalInteger: exchange.endTime, at: 20)
         try statement.bind(integer: exchange.upgrade ? 1 : 0, at: 21)
         try statement.bind(integer: exchange.connect ? 1 : 0, at: 22)
-        try statement.bind(text: exchange.state.rawValue, at: 23)
+        texts.set(exchange.state.rawValue, at: 23)
+        _ = try texts.step(statement)
     }
 
     /// Reads the current row of a statement that selected `selectList` (from its first column).

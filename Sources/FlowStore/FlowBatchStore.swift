@@ -72,8 +72,8 @@ struct CollapsedFlowBatch {
     var certificates: [String: [UInt8]] = [:]
 
     init(_ events: [FlowEvent]) {
-        order.reserveCapacity(events.count)
-        latest.reserveCapacity(events.count)
+        // No capacity reserved up front: most batches of a busy session are exchanges, and a
+        // dictionary sized for every event was allocated (and freed) for each batch.
         for event in events {
             guard let flow = event.flow else {
                 if case let .exchange(exchange) = event { exchanges.keep(exchange) }

@@ -12,6 +12,8 @@ final class FlowBatchWriter: FlowBatchStore {
     private let upsert: SQLiteStatement
     /// The `exchanges` upsert (`ExchangeColumns.upsertSQL`).
     private let exchangeUpsert: SQLiteStatement
+    /// The exchange row's texts, bound without a copy (its buffer reused row after row).
+    private var exchangeTexts = SQLiteTextRow()
     /// `UPDATE flows SET program_* … WHERE id = ?` (`FlowEvent.program` for a flow whose record
     /// is not in the batch).
     private let setProgram: SQLiteStatement
@@ -92,18 +94,19 @@ final class FlowBatchWriter: FlowBatchStore {
                 }
             }
             for exchange in batch.exchanges.inOrder {
-                try ExchangeColumns.bind(exchange, to: exchangeUpsert)
-                try exchangeUpsert.step()
+                try ExchangeColumns.write(exchange, with: exchangeUpsert, texts: &exchangeTexts)
             }
             for (id, program) in batch.programs where batch.latest[id] == nil {
                 try setProgram.bind(FlowRecordColumns.programBindings(program) + [.integer(id)])
                 try setProgram.step()
             }
         }
-        upsert.reset()
-        upsertWithProgram.reset()
-        exchangeUpsert.reset()
-        setProgram.reset()
+        // Rewound, not cleared: each is bound afresh before its next step (clearing the flow
+        // upsert's bindings after every batch cost as much as binding an exchange).
+        upsert.rewind()
+        upsertWithProgram.rewind()
+        exchangeUpsert.rewind()
+        setProgram.rewind()
     }
 
     /// `SQLiteDatabase.transaction` (`BEGIN IMMEDIATE … COMMIT`, rolled back when `body` or the

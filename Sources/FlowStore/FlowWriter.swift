@@ -54,12 +54,16 @@ public final class FlowWriter: Sendable {
         self.closing = closing
         let pending = PendingFlowEvents(capacity: capacity)
         self.capacity = pending.capacity
-        // The writer, just woken by a first event, waits up to 20 ms for more, so that a flow's
+        // The writer, just woken by a first event, waits up to 100 ms for more, so that a flow's
         // opened/updated/closed events share one transaction and one upsert; a busy writer
         // (a request row per exchange) also waits that long after each write, so a transaction
-        // carries at least 20 ms of events.
+        // carries at least 100 ms of events. Its COMMIT (a WAL frame per page it changed: the
+        // exchanges table and its two indexes, ~18 k instructions) was the largest part of a
+        // request row's cost at a browser's pace, with 20 ms (one or two rows a transaction).
+        // Reading commands flush first (`LiveSessionFlush`); `tv flows --follow` may see a row
+        // up to 100 ms later.
         let queue = FlowWriterThread.Queue(batch: pending, counters: FlowWriterCounters(accepted: 0, written: 0, dropped: 0, failed: 0, pending: 0, lastError: nil),
-                                           lingerMillis: 20, lingerAfterWrite: true)
+                                           lingerMillis: 100, lingerAfterWrite: true)
         self.queue = queue
         let startup = Mutex<Result<(Int64, FlowWriterRegistry.Recovery), FlowStoreError>?>(nil)
         let started = DispatchSemaphore(value: 0)

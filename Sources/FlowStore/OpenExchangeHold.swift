@@ -32,7 +32,11 @@ struct OpenExchangeHold: Sendable {
     var count: Int { held.count }
 
     /// When the oldest held exchange is due (µs since the epoch); nil when none is held.
-    var nextDue: Int64? { held.values.lazy.map(\.requestTime).min().map { $0 + delayMicros } }
+    var nextDue: Int64? { earliest.map { $0 + delayMicros } }
+
+    /// The earliest request time among the held exchanges (nil: none held), kept as they come
+    /// and go so that `nextDue` (asked at every turn of the writer's loop) reads no record.
+    private var earliest: Int64?
 
     /// The events of `events` to write at `now` (µs since the epoch), in their order: open
     /// exchanges are taken out and held, an exchange's end drops what was held of it; then the
@@ -41,28 +45,34 @@ struct OpenExchangeHold: Sendable {
     mutating func sift(_ events: [FlowEvent], now: Int64, releasingAll releaseAll: Bool = false) -> [FlowEvent] {
         var out: [FlowEvent] = []
         out.reserveCapacity(events.count)
+        var releasedEarliest = false
         for event in events {
             switch event {
             case let .exchange(exchange):
                 let key = Key(flow: exchange.flowID, sequence: exchange.sequence)
                 if exchange.state == .open {
-                    if held[key] != nil || held.count < limit {
-                        held[key] = exchange
+                    if held.count < limit || held[key] != nil {
+                        if let before = held.updateValue(exchange, forKey: key), before.requestTime == earliest {
+                            releasedEarliest = true
+                        }
+                        earliest = min(earliest ?? exchange.requestTime, exchange.requestTime)
                     } else {
                         out.append(event)
                     }
                 } else {
-                    held[key] = nil
+                    if let before = held.removeValue(forKey: key), before.requestTime == earliest { releasedEarliest = true }
                     out.append(event)
                 }
             default:
                 out.append(event)
             }
         }
-        guard !held.isEmpty else { return out }
-        let due = held.filter { releaseAll || $0.value.requestTime + delayMicros <= now }
-        for key in due.keys { held[key] = nil }
-        out += due.values.sorted { ($0.requestTime, $0.flowID, $0.sequence) < ($1.requestTime, $1.flowID, $1.sequence) }
+        if releasedEarliest { earliest = held.values.lazy.map(\.requestTime).min() }
+        guard let earliest, releaseAll || earliest + delayMicros <= now else { return out }
+        let due = held.values.filter { releaseAll || $0.requestTime + delayMicros <= now }
+        for exchange in due { held[Key(flow: exchange.flowID, sequence: exchange.sequence)] = nil }
+        self.earliest = held.values.lazy.map(\.requestTime).min()
+        out += due.sorted { ($0.requestTime, $0.flowID, $0.sequence) < ($1.requestTime, $1.flowID, $1.sequence) }
             .map { .exchange($0) }
         return out
     }

@@ -93,6 +93,26 @@ public final class SQLiteStatement {
         }
         if rc != SQLITE_OK { throw database.error(code: rc) }
     }
+    /// Binds `count` bytes of UTF-8 at `text` to parameter `index` without a copy
+    /// (`SQLITE_STATIC`): the bytes must stay where they are, unchanged, until the parameter is
+    /// bound again (`unbind(at:)`) or the statement is finalized. Zero bytes bind the empty
+    /// text, never NULL. For `SQLiteTextRow`.
+    /// - Throws: `FlowStoreError` when the value cannot be bound.
+    func bind(staticText text: UnsafeRawPointer?, count: Int, at index: Int32) throws {
+        let rc: Int32
+        if let text, count > 0 {
+            rc = sqlite3_bind_text(handle, index, text.assumingMemoryBound(to: CChar.self), Int32(count), nil)  // nil: SQLITE_STATIC
+        } else {
+            rc = sqlite3_bind_text(handle, index, "", 0, SQLiteStatement.transient)
+        }
+        if rc != SQLITE_OK { throw database.error(code: rc) }
+    }
+
+    /// Binds parameter `index` to NULL, letting go of what it pointed at (`bind(staticText:)`).
+    func unbind(at index: Int32) {
+        sqlite3_bind_null(handle, index)
+    }
+
 
     /// Binds UTF-8 `bytes` as text to parameter `index` (1-based), copied by SQLite
     /// (`SQLITE_TRANSIENT`): text a writer assembled in a reused buffer, without a `String`.

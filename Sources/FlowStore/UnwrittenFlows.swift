@@ -63,32 +63,39 @@ struct UnwrittenFlows: Sendable {
 /// The latest state of each exchange among some events, in the order exchanges first appear,
 /// keyed by (flow, sequence) as the `exchanges` upsert is.
 struct LatestExchanges: Sendable {
-    private var latest: [ExchangeKey: ExchangeRecord] = [:]
-    private var order: [ExchangeKey] = []
+    /// The exchanges in the order they first appeared, each at its latest state.
+    private(set) var inOrder: [ExchangeRecord] = []
+    /// Where each exchange is in `inOrder`.
+    private var positions: [ExchangeKey: Int] = [:]
 
     private struct ExchangeKey: Hashable, Sendable {
         var flow: Int64
         var sequence: Int
     }
 
-    var count: Int { order.count }
-    var isEmpty: Bool { order.isEmpty }
+    var count: Int { inOrder.count }
+    var isEmpty: Bool { inOrder.isEmpty }
 
-    /// Keeps `exchange` as its exchange's latest state (its first place kept).
+    /// Keeps `exchange` as its latest state (an exchange seen before keeps its place).
     mutating func keep(_ exchange: ExchangeRecord) {
         let key = ExchangeKey(flow: exchange.flowID, sequence: exchange.sequence)
-        if latest.updateValue(exchange, forKey: key) == nil { order.append(key) }
+        if let position = positions[key] {
+            inOrder[position] = exchange
+        } else {
+            positions[key] = inOrder.count
+            inOrder.append(exchange)
+        }
     }
 
-    /// Drops the oldest past `limit`. - Returns: how many were dropped.
+    /// Gives up the oldest exchanges past `limit`. - Returns: how many were given up.
     mutating func trim(to limit: Int) -> Int {
-        guard order.count > limit else { return 0 }
-        let excess = order.prefix(order.count - limit)
-        for key in excess { latest[key] = nil }
-        order.removeFirst(excess.count)
-        return excess.count
+        guard inOrder.count > limit else { return 0 }
+        let excess = inOrder.count - limit
+        inOrder.removeFirst(excess)
+        positions.removeAll(keepingCapacity: true)
+        for (position, exchange) in inOrder.enumerated() {
+            positions[ExchangeKey(flow: exchange.flowID, sequence: exchange.sequence)] = position
+        }
+        return excess
     }
-
-    /// The latest states, in first-appearance order.
-    var inOrder: [ExchangeRecord] { order.map { latest[$0]! } }
 }

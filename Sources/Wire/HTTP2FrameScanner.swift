@@ -85,10 +85,22 @@ public struct HTTP2FrameScanner {
                 }
                 stage = m == preface.count ? .frameHeader : .preface(matched: m)
             case .frameHeader:
+                if header.isEmpty && count - i >= 9 {
+                    // The whole frame header is in this burst: read in place.
+                    startFrame(UnsafeRawBufferPointer(rebasing: bytes[i ..< (i + 9)]), event)
+                    i += 9
+                    continue
+                }
                 let n = min(9 - header.count, count - i)
                 header.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[i ..< (i + n)]))
                 i += n
-                if header.count == 9 { startFrame(event) }
+                if header.count == 9 {
+                    var whole: [UInt8] = []
+                    swap(&whole, &header)
+                    whole.withUnsafeBytes { startFrame($0, event) }
+                    whole.removeAll(keepingCapacity: true)
+                    swap(&whole, &header)
+                }
             case .payload:
                 let n = min(remaining, count - i)
                 if type == 0x0 {
@@ -97,11 +109,20 @@ public struct HTTP2FrameScanner {
                         padKnown = true
                     }
                 } else if readsPayload {
+                    if payload.isEmpty && n == length {
+                        // The whole payload is in this burst: read in place, without a copy.
+                        i += n
+                        remaining = 0
+                        endFrame(UnsafeRawBufferPointer(rebasing: bytes[(i - n) ..< i]), event)
+                        continue
+                    }
                     payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[i ..< (i + n)]))
                 }
                 i += n
                 remaining -= n
-                if remaining == 0 { endFrame(event) }
+                if remaining == 0 {
+                    if readsPayload { endBufferedFrame(event) } else { endFrame(UnsafeRawBufferPointer(start: nil, count: 0), event) }
+                }
             }
         }
     }
@@ -121,12 +142,12 @@ public struct HTTP2FrameScanner {
         block = []
     }
 
-    private mutating func startFrame(_ event: (Event) -> Void) {
+    /// Starts the frame whose 9-byte header is `header` (RFC 9113 §4.1).
+    private mutating func startFrame(_ header: UnsafeRawBufferPointer, _ event: (Event) -> Void) {
         length = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
         type = header[3]
         flags = header[4]
         streamID = (UInt32(header[5]) << 24 | UInt32(header[6]) << 16 | UInt32(header[7]) << 8 | UInt32(header[8])) & 0x7fff_ffff
-        header.removeAll(keepingCapacity: true)
         if open != nil && type != 0x9 {
             return fail("A frame of type \(type) came in the middle of a header block, where only CONTINUATION may (RFC 9113 §6.10).")
         }
@@ -155,10 +176,22 @@ public struct HTTP2FrameScanner {
         }
         remaining = length
         stage = .payload
-        if remaining == 0 { endFrame(event) }
+        if remaining == 0 { endFrame(UnsafeRawBufferPointer(start: nil, count: 0), event) }
     }
 
-    private mutating func endFrame(_ event: (Event) -> Void) {
+    /// Ends the frame whose payload was gathered in `payload` (it came in several bursts).
+    private mutating func endBufferedFrame(_ event: (Event) -> Void) {
+        var gathered: [UInt8] = []
+        swap(&gathered, &payload)
+        gathered.withUnsafeBytes { endFrame($0, event) }
+        gathered.removeAll(keepingCapacity: gathered.capacity <= 16_384)
+        // The buffer is kept for the next frame, unless reading failed (which lets go of it).
+        if failure == nil { swap(&gathered, &payload) }
+    }
+
+    /// Ends the frame whose payload (of the types read: `readsPayload`; empty for the others) is
+    /// `payload`.
+    private mutating func endFrame(_ payload: UnsafeRawBufferPointer, _ event: (Event) -> Void) {
         stage = .frameHeader
         switch type {
         case 0x0:
@@ -188,16 +221,18 @@ public struct HTTP2FrameScanner {
                 start += 5
             }
             guard start <= end else { return fail("A HEADERS frame too short for its padding and priority (RFC 9113 §6.2).") }
-            block.append(contentsOf: payload[start ..< end])
+            if flags & 0x4 != 0 {
+                // A whole header block in one frame: handed over where it lies.
+                event(.headerBlock(streamID: streamID, endStream: flags & 0x1 != 0, promised: promised,
+                                   block: UnsafeRawBufferPointer(rebasing: payload[start ..< end])))
+                return
+            }
+            block.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[start ..< end]))
             open = (streamID, flags & 0x1 != 0, promised)
-            payload.removeAll(keepingCapacity: payload.capacity <= 16_384)
-            if flags & 0x4 != 0 { endBlock(event) }
         case 0x9:
             block.append(contentsOf: payload)
-            payload.removeAll(keepingCapacity: payload.capacity <= 16_384)
             if flags & 0x4 != 0 { endBlock(event) }
         case 0x4:
-            defer { payload.removeAll(keepingCapacity: true) }
             guard flags & 0x1 == 0 else { return }
             var size: Int?
             var index = 0
@@ -209,7 +244,6 @@ public struct HTTP2FrameScanner {
             }
             event(.settings(headerTableSize: size))
         case 0x3:
-            payload.removeAll(keepingCapacity: true)
             event(.reset(streamID: streamID))
         default:
             break

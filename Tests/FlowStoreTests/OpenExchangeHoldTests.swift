@@ -37,6 +37,25 @@ import Testing
         #expect(hold.sift((5...8).map { .exchange(exchange($0, at: 2_000)) }, now: 2_000) == [.exchange(exchange(8, at: 2_000))])
     }
 
+    @Test("the next due time follows the earliest request held as exchanges end, in any order")
+    func nextDueFollowsTheEarliest() {
+        var hold = OpenExchangeHold(delayMicros: 1_000, limit: 8)
+        #expect(hold.sift([.exchange(exchange(1, at: 300)), .exchange(exchange(2, at: 100)), .exchange(exchange(3, at: 200))],
+                          now: 400) == [])
+        #expect(hold.nextDue == 1_100)
+        // Its open state sent again (a flush released nothing): still due at the same time.
+        #expect(hold.sift([.exchange(exchange(2, at: 100))], now: 450) == [])
+        #expect(hold.nextDue == 1_100)
+        #expect(hold.sift([.exchange(exchange(2, at: 100, .complete))], now: 500) == [.exchange(exchange(2, at: 100, .complete))])
+        #expect(hold.nextDue == 1_200)
+        // Not the earliest: the due time stays.
+        #expect(hold.sift([.exchange(exchange(1, at: 300, .complete))], now: 600) == [.exchange(exchange(1, at: 300, .complete))])
+        #expect(hold.nextDue == 1_200)
+        #expect(hold.sift([], now: 1_200) == [.exchange(exchange(3, at: 200))])
+        #expect(hold.nextDue == nil)
+        #expect(hold.count == 0)
+    }
+
     /// Counts the updates of `exchanges` rows (an upsert that finds its row updates it).
     private func countingUpdates(_ store: FlowStore) throws {
         try store.connection.withDatabase { database in
@@ -64,8 +83,8 @@ import Testing
             let flow = writer.open(sampleFlow(start: 100))
             let now = EngineClock.wallMicros()
             writer.enqueue(.exchange(exchange(flow: flow.id, 1, at: now)))
-            // The open state's batch is written (the writer lingers 20 ms) before the end comes.
-            Thread.sleep(forTimeInterval: 0.1)
+            // The open state's batch is written (the writer lingers 100 ms) before the end comes.
+            Thread.sleep(forTimeInterval: 0.3)
             #expect(try store.exchanges(ofFlow: flow.id).exchanges.isEmpty)
             writer.enqueue(.exchange(exchange(flow: flow.id, 1, at: now, .complete)))
             writer.flush()

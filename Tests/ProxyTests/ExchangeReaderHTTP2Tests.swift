@@ -97,6 +97,23 @@ struct ExchangeReaderHTTP2Tests {
         #expect(p.emitted.count == 6)
     }
 
+    @Test("cut in two at every byte: frames read in place and frames gathered give the same rows")
+    func everySplit() {
+        let whole = ExchangePlaybook(http2: true)
+        whole.feed(Self.clientStream, .clientToServer, at: 1)
+        whole.feed(Self.serverStream, .serverToClient, at: 1)
+        for (stream, direction) in [(Self.clientStream, Direction.clientToServer), (Self.serverStream, .serverToClient)] {
+            for cut in 1 ..< stream.count {
+                let p = ExchangePlaybook(http2: true)
+                if direction == .serverToClient { p.feed(Self.clientStream, .clientToServer, at: 1) }
+                p.feed(Array(stream[..<cut]), direction, at: 1)
+                p.feed(Array(stream[cut...]), direction, at: 1)
+                if direction == .clientToServer { p.feed(Self.serverStream, .serverToClient, at: 1) }
+                #expect(p.emitted == whole.emitted, "cut at \(cut) of the \(direction == .clientToServer ? "client" : "server")'s bytes")
+            }
+        }
+    }
+
     @Test("prior knowledge: a client starting with the preface is read as HTTP/2 without ALPN")
     func priorKnowledge() {
         let p = ExchangePlaybook(http2: false, scheme: "http")

@@ -52,9 +52,12 @@ final class HTTP2ExchangeReading {
         case let .headerBlock(id, endStream, _, block):
             var fields = RequestFields()
             guard decode(block, with: requestHeaders, on: id, into: { fields.take($0, $1) }) else { return }
-            if streams[id] != nil {
+            if let index = streams.index(forKey: id) {
                 // Trailers (RFC 9113 §8.1).
-                if endStream { streams[id]!.requestDone = true; finishIfDone(id, at: now, emit: emit) }
+                if endStream {
+                    streams.values[index].requestDone = true
+                    finishIfDone(index, at: now, emit: emit)
+                }
                 return
             }
             guard streams.count < settings.maxOpen else {
@@ -72,12 +75,12 @@ final class HTTP2ExchangeReading {
             streams[id] = Stream(record: record, requestDone: endStream)
             emit(record)
         case let .data(id, count, endStream):
-            guard streams[id] != nil else { return }
-            streams[id]!.record.requestBodyBytes += Int64(count)
-            streams[id]!.record.requestWireBytes += Int64(count)
+            guard let index = streams.index(forKey: id) else { return }
+            streams.values[index].record.requestBodyBytes += Int64(count)
+            streams.values[index].record.requestWireBytes += Int64(count)
             if endStream {
-                streams[id]!.requestDone = true
-                finishIfDone(id, at: now, emit: emit)
+                streams.values[index].requestDone = true
+                finishIfDone(index, at: now, emit: emit)
             }
         case let .reset(id):
             reset(id, at: now, emit: emit)
@@ -94,27 +97,17 @@ final class HTTP2ExchangeReading {
         case let .headerBlock(id, endStream, promised, block):
             var fields = ResponseFields()
             guard decode(block, with: responseHeaders, on: id, into: { fields.take($0, $1) }) else { return }
-            guard promised == nil, streams[id] != nil else { return }
-            if streams[id]!.record.responseTime == nil { streams[id]!.record.responseTime = now }
-            if let status = fields.status, !streams[id]!.finalSeen, status >= 200 || status == 101 {
-                streams[id]!.finalSeen = true
-                streams[id]!.record.status = status
-                streams[id]!.record.contentType = fields.contentType
-                streams[id]!.record.contentEncoding = fields.contentEncoding
-                streams[id]!.record.responseBodyBytes = 0
-                streams[id]!.record.responseWireBytes = 0
-            }
-            if endStream {
-                streams[id]!.responseDone = true
-                finishIfDone(id, at: now, emit: emit)
-            }
+            guard promised == nil, let index = streams.index(forKey: id) else { return }
+            // In place (`values[index]`): reading `streams[id]` copies the whole record each time.
+            answer(&streams.values[index], fields, endStream: endStream, at: now)
+            if endStream { finishIfDone(index, at: now, emit: emit) }
         case let .data(id, count, endStream):
-            guard streams[id] != nil else { return }
-            streams[id]!.record.responseBodyBytes = (streams[id]!.record.responseBodyBytes ?? 0) + Int64(count)
-            streams[id]!.record.responseWireBytes = (streams[id]!.record.responseWireBytes ?? 0) + Int64(count)
+            guard let index = streams.index(forKey: id) else { return }
+            streams.values[index].record.responseBodyBytes = (streams.values[index].record.responseBodyBytes ?? 0) + Int64(count)
+            streams.values[index].record.responseWireBytes = (streams.values[index].record.responseWireBytes ?? 0) + Int64(count)
             if endStream {
-                streams[id]!.responseDone = true
-                finishIfDone(id, at: now, emit: emit)
+                streams.values[index].responseDone = true
+                finishIfDone(index, at: now, emit: emit)
             }
         case let .reset(id):
             reset(id, at: now, emit: emit)
@@ -139,13 +132,28 @@ final class HTTP2ExchangeReading {
         }
     }
 
-    private func finishIfDone(_ id: UInt32, at now: Int64, emit: (ExchangeRecord) -> Void) {
-        guard let stream = streams[id], stream.requestDone && stream.responseDone else { return }
-        var record = stream.record
+    /// A response header block's facts on its stream: the first byte's time, and the final
+    /// status (1xx other than 101 are interim, RFC 9110 §15.2) with its content type and coding.
+    private func answer(_ stream: inout Stream, _ fields: ResponseFields, endStream: Bool, at now: Int64) {
+        if stream.record.responseTime == nil { stream.record.responseTime = now }
+        if let status = fields.status, !stream.finalSeen, status >= 200 || status == 101 {
+            stream.finalSeen = true
+            stream.record.status = status
+            stream.record.contentType = fields.contentType
+            stream.record.contentEncoding = fields.contentEncoding
+            stream.record.responseBodyBytes = 0
+            stream.record.responseWireBytes = 0
+        }
+        if endStream { stream.responseDone = true }
+    }
+
+    /// Emits the stream at `index` as complete, and forgets it, once both directions ended.
+    private func finishIfDone(_ index: Dictionary<UInt32, Stream>.Index, at now: Int64, emit: (ExchangeRecord) -> Void) {
+        guard streams.values[index].requestDone && streams.values[index].responseDone else { return }
+        var record = streams.remove(at: index).value.record
         record.state = .complete
         record.endTime = now
         emit(record)
-        streams[id] = nil
     }
 
     private func reset(_ id: UInt32, at now: Int64, emit: (ExchangeRecord) -> Void) {

@@ -1,0 +1,49 @@
+/// The text values of one row, bound without a copy (`SQLITE_STATIC`): their UTF-8 is gathered
+/// into one buffer the caller keeps from row to row (no allocation once it has grown), the
+/// statement's parameters point into it while it steps, and they are bound to NULL again before
+/// the buffer can change. A writer's path: `SQLiteStatement.bind(text:at:)` lets SQLite copy each
+/// value (`SQLITE_TRANSIENT`: an allocation and a copy per value).
+///
+/// Not `Sendable`: it belongs to the one thread that owns the statement.
+struct SQLiteTextRow {
+    private var bytes: [UInt8] = []
+    /// Parameter index (1-based), where its UTF-8 starts in `bytes`, and its length.
+    private var texts: [(index: Int32, start: Int, count: Int)] = []
+    /// Parameters set to NULL.
+    private var nulls: [Int32] = []
+
+    init() {
+        bytes.reserveCapacity(1_024)
+        texts.reserveCapacity(16)
+        nulls.reserveCapacity(16)
+    }
+
+    /// Sets parameter `index` (1-based) to `text`, or to NULL for nil; bound at `step`.
+    mutating func set(_ text: String?, at index: Int32) {
+        guard let text else { return nulls.append(index) }
+        let start = bytes.count
+        bytes.append(contentsOf: text.utf8)
+        texts.append((index, start, bytes.count - start))
+    }
+
+    /// Binds the values set since the last step to `statement` (the caller binds every other
+    /// parameter), steps it once, then binds the texts to NULL and forgets every value.
+    /// - Returns: what `SQLiteStatement.step` returns.
+    /// - Throws: `FlowStoreError` from binding or stepping; the values are unbound and forgotten
+    ///   all the same.
+    mutating func step(_ statement: SQLiteStatement) throws -> Bool {
+        defer {
+            for text in texts { statement.unbind(at: text.index) }
+            bytes.removeAll(keepingCapacity: true)
+            texts.removeAll(keepingCapacity: true)
+            nulls.removeAll(keepingCapacity: true)
+        }
+        for index in nulls { try statement.bind(optionalInteger: nil, at: index) }
+        return try bytes.withUnsafeBytes { raw throws -> Bool in
+            for text in texts {
+                try statement.bind(staticText: raw.baseAddress.map { $0 + text.start }, count: text.count, at: text.index)
+            }
+            return try statement.step()
+        }
+    }
+}
