@@ -26,6 +26,7 @@ from browser_common import fail, severe_messages, start_chromium, wait_for
 from selenium.webdriver.common.by import By
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
 
 URL, OUT, EXPECTED, PROXY, TARGET, CACERT, SESSION_PID = sys.argv[1:8]
 EXPECTED_IDS = sorted(int(x) for x in EXPECTED.split(",") if x)
@@ -240,6 +241,44 @@ try:
     print("ok: retention winning the stretch is said under the scrub bar", flush=True)
     driver.find_element(By.CSS_SELECTOR, "#preset option[value='']").click()
     wait_for("the whole list again", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == len(EXPECTED_IDS))
+
+    # The keyboard alone: Tab reaches the scrub bar, whose focus is drawn (an outline, not a colour
+    # change only); arrows move its cursor and Enter picks the bar, as a tap does; Tab reaches a
+    # row, whose focus is drawn around the row, and Enter opens its inspector.
+    def tab_until(what, test, most=80):
+        for _ in range(most):
+            ActionChains(driver).send_keys(Keys.TAB).perform()
+            if driver.execute_script(test):
+                return
+        fail("Tab never reached " + what)
+    def outline(selector_js):
+        return driver.execute_script("const e = " + selector_js + "; const c = getComputedStyle(e); return [c.outlineStyle, c.outlineWidth]")
+    driver.execute_script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
+    tab_until("the scrub bar", "return document.activeElement && document.activeElement.id === 'scrubbar'")
+    if outline("document.getElementById('scrubbar')") != ["solid", "3px"]:
+        fail("the focused scrub bar draws no outline: " + str(outline("document.getElementById('scrubbar')")))
+    for _ in range(len(counts)):
+        ActionChains(driver).send_keys(Keys.ARROW_LEFT).perform()
+    for _ in range(busy):
+        ActionChains(driver).send_keys(Keys.ARROW_RIGHT).perform()
+    now = driver.execute_script("return document.getElementById('scrubbar').getAttribute('aria-valuenow')")
+    if now != str(busy + 1):
+        fail("the arrows left the scrub bar's cursor at %s, expected %d" % (now, busy + 1))
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    wait_for("the list filtered by the keyboard", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == counts[busy])
+    print("ok: Tab, arrows and Enter pick a bar of the scrub bar, its focus drawn", flush=True)
+    driver.find_element(By.ID, "scrub-all").send_keys(Keys.ENTER)
+    wait_for("the whole list after All by the keyboard", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == len(EXPECTED_IDS))
+    tab_until("a row", "return !!(document.activeElement && document.activeElement.closest('#rows li[data-flow]'))")
+    row_js = "document.activeElement.closest('#rows li[data-flow]')"
+    if outline(row_js) != ["solid", "3px"]:
+        fail("the focused row draws no outline: " + str(outline(row_js)))
+    keyed = driver.execute_script("return " + row_js + ".getAttribute('data-flow')")
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    wait_for("the inspector by the keyboard", lambda: driver.execute_script("return location.hash") == "#/flow/" + keyed)
+    print("ok: Tab and Enter open flow %s's inspector, the row's focus drawn" % keyed, flush=True)
+    driver.get(BASE + "/#/timeline")
+    wait_for("the rows again", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == len(EXPECTED_IDS))
 
     # A click on a row opens its inspector.
     first = driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")[0]
