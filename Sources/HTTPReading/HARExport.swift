@@ -6,7 +6,8 @@ import TVHome
 /// the recording budget cut is written as far as it goes, and the entry's `comment` says so —
 /// decoded through one `BoundedBodyReader`, within its limits (the content's `comment` says a
 /// cut), and streamed into the output one body at a time. The log's `comment`, written last,
-/// carries the counts.
+/// carries the counts. A flow whose content was not kept is written from its exchange rows
+/// (`HARRowEntry`): method, URL, status, sizes and times, no headers or bodies.
 public enum HARExport {
     /// Writes the whole HAR document for `flows` to `out` piece by piece, entries ordered by
     /// start time, bodies read through `reader`.
@@ -30,6 +31,7 @@ public enum HARExport {
         var entries: [(Int64, JSONValue)] = []
         var cut = 0
         var skipped = 0
+        var fromRows = 0
         for flow in flows {
             for exchange in flow.conversation.exchanges {
                 guard let request = exchange.request else {
@@ -41,10 +43,15 @@ public enum HARExport {
                                                                      version: flow.conversation.version,
                                                                      reader: reader, splicer: &splicer)))
             }
+            for row in flow.rows {
+                entries.append((row.requestTime, HARRowEntry.entry(row, flow: flow)))
+                fromRows += 1
+            }
         }
         entries.sort { $0.0 < $1.0 }
         var comment = "\(entries.count) entr\(entries.count == 1 ? "y" : "ies") from \(flows.count) flow\(flows.count == 1 ? "" : "s")"
         if cut > 0 { comment += "; \(cut) with a body that is not complete (cut by the recording budget, or not all recorded)" }
+        if fromRows > 0 { comment += "; " + HARRowEntry.logNote(fromRows) }
         if skipped > 0 { comment += "; \(skipped) response\(skipped == 1 ? "" : "s") without a recorded request left out" }
         return .object([("log", .object([
             ("version", .string("1.2")),
@@ -119,9 +126,7 @@ public enum HARExport {
         let target = h2 ? (message.headers.first(":path") ?? "/") : parts.count > 1 ? String(parts[1]) : "/"
         if target.hasPrefix("http://") || target.hasPrefix("https://") { return (method, target, target) }
         let scheme = h2 ? (message.headers.first(":scheme") ?? flow.scheme) : flow.scheme
-        let defaultPort = (scheme == "https" && flow.serverPort == 443) || (scheme == "http" && flow.serverPort == 80)
-        let authority = (h2 ? message.headers.first(":authority") : message.headers.first("Host"))
-            ?? (flow.host ?? flow.serverAddress) + (defaultPort ? "" : ":\(flow.serverPort)")
+        let authority = (h2 ? message.headers.first(":authority") : message.headers.first("Host")) ?? flow.authority(scheme: scheme)
         return (method, scheme + "://" + authority + (target.hasPrefix("/") ? target : "/" + target), target)
     }
 

@@ -1,4 +1,7 @@
-/// One flow for a HAR export: the facts HAR wants about the connection, and its conversation.
+import FlowTerms
+
+/// One flow for a HAR export: the facts HAR wants about the connection, and what was said on
+/// it: its kept conversation, or (when no content was kept) its exchange rows.
 public struct HARFlow: Sendable {
     /// The flow's id (HAR `connection`).
     public var id: Int64
@@ -12,11 +15,14 @@ public struct HARFlow: Sendable {
     public var serverAddress: String
     /// The server's port.
     public var serverPort: Int
-    /// The flow's turns read as HTTP.
+    /// The flow's turns read as HTTP (empty when no content was kept).
     public var conversation: HTTPConversation
+    /// The flow's exchange rows, written as entries when its content was not kept
+    /// (`HARRowEntry`); empty when `conversation` is what is written.
+    public var rows: [ExchangeRecord]
 
     public init(id: Int64, startTime: Int64, scheme: String, host: String?, serverAddress: String, serverPort: Int,
-                conversation: HTTPConversation) {
+                conversation: HTTPConversation, rows: [ExchangeRecord] = []) {
         self.id = id
         self.startTime = startTime
         self.scheme = scheme
@@ -24,5 +30,13 @@ public struct HARFlow: Sendable {
         self.serverAddress = serverAddress
         self.serverPort = serverPort
         self.conversation = conversation
+        self.rows = rows
+    }
+
+    /// The authority a request that named none is sent to: the flow's name (else its server
+    /// address) and its port unless it is `scheme`'s default.
+    func authority(scheme: String) -> String {
+        let defaultPort = (scheme == "https" && serverPort == 443) || (scheme == "http" && serverPort == 80)
+        return (host ?? serverAddress) + (defaultPort ? "" : ":\(serverPort)")
     }
 }

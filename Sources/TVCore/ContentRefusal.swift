@@ -9,7 +9,7 @@ public enum ContentRefusal: UserFacingError, Equatable {
     case noTurn(flow: Int64, turn: Int, last: Int?)
     /// `--raw` asked to write turn `turn` to a terminal, and the turn is binary or holds control characters.
     case unsafeForTerminal(turn: Int)
-    /// None of the flows given to `tv export har` holds kept HTTP, so no file was written.
+    /// None of the flows given to `tv export har` holds kept HTTP or exchange rows, so no file was written.
     case noHTTP
     /// `tv request ID`: the data folder has no exchange with this id.
     case noRequest(Int64)
@@ -24,7 +24,7 @@ public enum ContentRefusal: UserFacingError, Equatable {
         case let .unsafeForTerminal(turn):
             return "Turn \(turn) is binary or holds control characters, and standard output is a terminal; write it with -o FILE or redirect it."
         case .noHTTP:
-            return "None of these flows holds kept HTTP, so nothing was written."
+            return "None of these flows holds kept HTTP or exchange rows, so nothing was written."
         case let .noRequest(id):
             return "There is no request \(id) in this data folder; `tv requests` lists the ones there are."
         }

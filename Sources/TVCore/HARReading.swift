@@ -6,17 +6,19 @@ import Recording
 import TVHome
 
 /// `tv export har FLOW… -o FILE` from the stores to the file: each flow's kept turns are read as
-/// HTTP (the same reading as `tv turns FLOW --http`), flows with nothing kept or not read as HTTP
-/// are left out with a note saying why, and the HAR 1.2 document is written whole or not at all
-/// (mode 0600). The command parses its options and hands over its console.
+/// HTTP (the same reading as `tv turns FLOW --http`); a flow whose kept content gives no HTTP
+/// (nothing kept, unreadable, not read as HTTP) is written from its exchange rows (`HARRowEntry`:
+/// method, URL without the query, status, sizes, times; no headers or bodies), and a flow with
+/// neither is left out with a note saying why. The HAR 1.2 document is written whole or not at
+/// all (mode 0600). The command parses its options and hands over its console.
 ///
 /// Memory: the kept turns of the flows are read whole; bodies are decoded one at a time through
 /// one `BoundedBodyReader`, whose budget bounds the whole command, straight into the file.
 public struct HARReading: KeptContentReading {
     /// The flows to export, in order, each once.
     public let flowIDs: [Int64]
-    /// The HAR file to write.
-    public let file: String
+    /// The HAR file to write, or standard output (`-o -`).
+    public let file: OutputFile
     /// The version of `tv` named as the HAR's creator.
     public let creatorVersion: String
     /// Only the requests this matches are written (nil: every request).
@@ -25,7 +27,7 @@ public struct HARReading: KeptContentReading {
     /// flows left out are counted in one line (ranges, `--all`, times, a filter).
     public let itemized: Bool
 
-    public init(flowIDs: [Int64], file: String, creatorVersion: String, filter: FilterExpression? = nil, itemized: Bool = true) {
+    public init(flowIDs: [Int64], file: OutputFile, creatorVersion: String, filter: FilterExpression? = nil, itemized: Bool = true) {
         self.flowIDs = flowIDs
         self.file = file
         self.creatorVersion = creatorVersion
@@ -33,7 +35,8 @@ public struct HARReading: KeptContentReading {
         self.itemized = itemized
     }
 
-    /// Writes the file, then one line to `output` saying how many entries it holds; notes name
+    /// Writes the file (or the HAR to `output`'s standard output), then one line saying how many
+    /// entries it holds (on standard error when the HAR went to standard output); notes name
     /// damaged turn rows (as each flow is read) and the flows left out (before the file is written).
     /// - Throws: `ContentRefusal.noFlow` for an id with no flow row, `.noHTTP` when no flow
     ///   holds a request, `HARSelectionError.noRequestMatches` when the filter matches none (no
@@ -45,24 +48,17 @@ public struct HARReading: KeptContentReading {
         var matcher = FilterMatcher(filter ?? .term(FilterTerm(.all)))
         // `~b` decodes bodies within its own budget, apart from the one that writes the file.
         let bodies = BoundedBodyReader()
+        // Rows are filtered as `tv requests --filter` filters them (no kept content to look in).
+        let rowContext = ExchangeFilterContext(store: flows, content: nil)
         for id in flowIDs {
             guard let record = try flows.flow(id: id) else { throw ContentRefusal.noFlow(id) }
             for row in try content.damagedTurns(flow: id) { output.note("tv: " + row.sentence) }
-            // A flow whose kept bytes cannot be read (a cut segment, a deleted one) is left out
-            // with the reason; the other flows are still exported.
-            let turns: [RecordedTurn]
-            do {
-                turns = try content.recordedTurns(flow: id)
-            } catch let error as ContentError {
-                skipped.append("flow \(id): its kept bytes cannot be read — " + error.message)
-                continue
-            }
-            guard !turns.isEmpty else {
-                skipped.append("flow \(id): " + ContentAbsence(flow: record).sentence(flowID: id))
-                continue
-            }
-            switch HTTPReader.read(turns) {
-            case let .conversation(conversation):
+            // A flow whose kept content gives no HTTP (nothing kept, bytes that cannot be read, not
+            // read as HTTP) is written from its exchange rows when it has any; else it is left
+            // out with the reason, and the other flows are still exported.
+            let why: String
+            switch try keptConversation(id, content: content) {
+            case let .success(conversation):
                 var flow = HARReading.harFlow(record, id: id, conversation: conversation)
                 if let filter {
                     flow.conversation.exchanges = flow.conversation.exchanges.filter { exchange in
@@ -71,24 +67,71 @@ public struct HARReading: KeptContentReading {
                     if flow.conversation.exchanges.isEmpty { continue }
                 }
                 harFlows.append(flow)
-            case let .notHTTP(reason):
-                skipped.append("flow \(id): not read as HTTP — \(TerminalText.line(reason))")
+                continue
+            case let .failure(reason):
+                why = reason.sentence(record: record, id: id)
             }
+            let stored = try flows.exchanges(ofFlow: id)
+            for damage in stored.damaged { output.note("tv: " + damage.sentence) }
+            guard !stored.exchanges.isEmpty else {
+                skipped.append("flow \(id): " + why)
+                continue
+            }
+            var flow = HARReading.harFlow(record, id: id, conversation: HTTPConversation(version: stored.exchanges[0].httpVersion))
+            flow.rows = filter == nil ? stored.exchanges : stored.exchanges.filter { matcher.matches(ExchangeRowSubject($0, context: rowContext)) }
+            if !flow.rows.isEmpty { harFlows.append(flow) }
         }
         if itemized {
             for line in skipped { output.note("tv: left out " + line) }
         } else if !skipped.isEmpty {
-            output.note("tv: left out \(skipped.count) flow\(skipped.count == 1 ? "" : "s") with no kept HTTP (`tv export har ID` names why for one).")
+            output.note("tv: left out \(skipped.count) flow\(skipped.count == 1 ? "" : "s") with no kept HTTP and no exchange rows (`tv export har ID` names why for one).")
         }
         if let sentence = FilterNotice.sentence(matcher, rows: .requests) { output.note("tv: " + sentence) }
-        let entries = harFlows.reduce(0) { $0 + $1.conversation.exchanges.filter { $0.request != nil }.count }
-        guard entries > 0 else { throw filter == nil ? ContentRefusal.noHTTP : HARSelectionError.noRequestMatches }
+        let fromContent = harFlows.reduce(0) { $0 + $1.conversation.exchanges.filter { $0.request != nil }.count }
+        let fromRows = harFlows.reduce(0) { $0 + $1.rows.count }
+        guard fromContent + fromRows > 0 else { throw filter == nil ? ContentRefusal.noHTTP : HARSelectionError.noRequestMatches }
         // Bodies are decoded one at a time, within one budget for the command, straight into the file.
-        try FileModes.writeAtomically(to: file, mode: 0o600) { write in
+        try file.write(mode: 0o600, output: output) { write in
             HARExport.write(harFlows, creatorVersion: creatorVersion, reader: BoundedBodyReader()) { write(Array($0.utf8)) }
             write([0x0A])
         }
-        output.line(HARReading.summary(entries: entries, flows: harFlows.count, file: file))
+        let summary = HARReading.summary(entries: fromContent + fromRows, fromRows: fromRows, flows: harFlows.count, file: file.name)
+        // Standard output holds the HAR alone: the summary goes beside it.
+        if file == .standardOutput { output.note("tv: " + summary) } else { output.line(summary) }
+    }
+
+    /// Why a flow's kept content gives no HTTP to write.
+    enum NoKeptHTTP: Error {
+        /// No turn is kept (`ContentAbsence` says why).
+        case nothingKept
+        /// The kept bytes cannot be read (a cut or deleted segment).
+        case unreadable(ContentError)
+        /// The turns are not read as HTTP (the reader's reason).
+        case notHTTP(String)
+
+        func sentence(record: FlowRecord, id: Int64) -> String {
+            switch self {
+            case .nothingKept: return ContentAbsence(flow: record).sentence(flowID: id)
+            case let .unreadable(error): return "its kept bytes cannot be read — " + error.message
+            case let .notHTTP(reason): return "not read as HTTP — " + TerminalText.line(reason)
+            }
+        }
+    }
+
+    /// Flow `id`'s kept turns read as HTTP, or why there is none.
+    /// - Throws: a failure to read the turns index that is not a `ContentError`.
+    func keptConversation(_ id: Int64, content: ContentStore) throws -> Result<HTTPConversation, NoKeptHTTP> {
+        let turns: [RecordedTurn]
+        do {
+            turns = try content.recordedTurns(flow: id)
+        } catch let error as ContentError {
+            return .failure(.unreadable(error))
+        }
+        guard !turns.isEmpty else { return .failure(.nothingKept) }
+        switch HTTPReader.read(turns) {
+        case let .conversation(conversation): return .success(conversation)
+        case let .notHTTP(reason): return .failure(.notHTTP(reason))
+        }
     }
 
     /// The HAR side of flow `id`: `http` for a plain flow, `https` for the rest.
@@ -98,8 +141,13 @@ public struct HARReading: KeptContentReading {
                 conversation: conversation)
     }
 
-    /// `Wrote 2 HAR entries from 2 flows to FILE; …`.
-    static func summary(entries: Int, flows: Int, file: String) -> String {
-        "Wrote \(entries) HAR entr\(entries == 1 ? "y" : "ies") from \(flows) flow\(flows == 1 ? "" : "s") to \(file); it holds the kept bodies, so share it with care."
+    /// `Wrote 2 HAR entries from 2 flows to FILE; …`: what the entries hold, from kept content
+    /// (bodies: share with care) or `fromRows` of them from exchange rows alone.
+    static func summary(entries: Int, fromRows: Int = 0, flows: Int, file: String) -> String {
+        let head = "Wrote \(entries) HAR entr\(entries == 1 ? "y" : "ies") from \(flows) flow\(flows == 1 ? "" : "s") to \(file)"
+        if fromRows == 0 { return head + "; it holds the kept bodies, so share it with care." }
+        let rows = fromRows == entries ? (entries == 1 ? "it is" : "all are") : "\(fromRows) \(fromRows == 1 ? "is" : "are")"
+        let tail = fromRows == entries ? "" : "; the rest hold the kept bodies, so share it with care"
+        return head + "; \(rows) from exchange rows alone (no content was kept: no headers, bodies or query strings)" + tail + "."
     }
 }

@@ -97,7 +97,7 @@ public enum HARSelectionError: UserFacingError, Equatable {
     case emptyWindow
     /// No flow row is in the selection.
     case noFlows
-    /// The filter matched no request in the selected flows' kept content.
+    /// The filter matched no request in the selected flows' kept content or exchange rows.
     case noRequestMatches
 
     public var message: String {
@@ -115,7 +115,7 @@ public enum HARSelectionError: UserFacingError, Equatable {
         case .noFlows:
             return "No flow is in this selection, so nothing was written; `tv flows` lists the ones there are."
         case .noRequestMatches:
-            return "No request in the kept content of these flows matches the filter, so nothing was written."
+            return "No request of these flows (kept content or exchange rows) matches the filter, so nothing was written."
         }
     }
 

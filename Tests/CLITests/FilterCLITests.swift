@@ -236,12 +236,12 @@ struct FilterCLITests {
             let all = try s.tv("export", "har", "--all", "-o", "all.har")
             #expect(all.status == 0, "\(all)")
             #expect(all.out == "Wrote 4 HAR entries from 3 flows to all.har; it holds the kept bodies, so share it with care.\n")
-            #expect(all.err == "tv: left out 3 flows with no kept HTTP (`tv export har ID` names why for one).\n")
+            #expect(all.err == "tv: left out 3 flows with no kept HTTP and no exchange rows (`tv export har ID` names why for one).\n")
 
             let since = try s.tv("export", "har", "--since", "1d", "-o", "since.har")
             #expect(since.status == 0, "\(since)")
             #expect(try entries(s, s.work + "/since.har") == ["DELETE https://api.test/items/3 500"])
-            #expect(since.err == "tv: left out 3 flows with no kept HTTP (`tv export har ID` names why for one).\n")
+            #expect(since.err == "tv: left out 3 flows with no kept HTTP and no exchange rows (`tv export har ID` names why for one).\n")
 
             let from = String((Self.now - 73 * Self.hour) / 1_000_000), to = String((Self.now - 24 * Self.hour) / 1_000_000)
             let window = try s.tv("export", "har", "--from", from, "--to", to, "-o", "window.har")
@@ -277,7 +277,7 @@ struct FilterCLITests {
             }
             let none = try s.tv("export", "har", "--filter", "~c 302", "-o", "none.har")
             #expect(none.status == 1)
-            #expect(none.err == "tv: left out 3 flows with no kept HTTP (`tv export har ID` names why for one).\ntv: No request in the kept content of these flows matches the filter, so nothing was written.\n")
+            #expect(none.err == "tv: left out 3 flows with no kept HTTP and no exchange rows (`tv export har ID` names why for one).\ntv: No request of these flows (kept content or exchange rows) matches the filter, so nothing was written.\n")
             #expect(!FileManager.default.fileExists(atPath: s.work + "/none.har"))
         }
     }

@@ -1,3 +1,6 @@
+import FlowFilter
+import FlowStore
+import FlowTerms
 import Foundation
 import Testing
 import TVHome
@@ -8,7 +11,7 @@ import TVHome
 @Suite(.serialized) struct HARReadingTests {
     func run(_ ids: [Int64], in folder: KeptContentFolder, file: String) throws -> [RecordedOutput.Piece] {
         let output = RecordedOutput()
-        try HARReading(flowIDs: ids, file: file, creatorVersion: "9.9").run(home: folder.home, to: output)
+        try HARReading(flowIDs: ids, file: .path(file), creatorVersion: "9.9").run(home: folder.home, to: output)
         return output.pieces
     }
 
@@ -46,12 +49,12 @@ import TVHome
         let file = folder.path + "/out.har"
         let output = RecordedOutput()
         #expect(throws: ContentRefusal.noHTTP) {
-            try HARReading(flowIDs: [3], file: file, creatorVersion: "9.9").run(home: folder.home, to: output)
+            try HARReading(flowIDs: [3], file: .path(file), creatorVersion: "9.9").run(home: folder.home, to: output)
         }
         #expect(output.pieces == [
             .note("tv: left out flow 3: Not inspected: tv passed this connection through without decrypting it, so it never saw what was said."),
         ])
-        #expect(ContentRefusal.noHTTP.message == "None of these flows holds kept HTTP, so nothing was written.")
+        #expect(ContentRefusal.noHTTP.message == "None of these flows holds kept HTTP or exchange rows, so nothing was written.")
         #expect(throws: ContentRefusal.noFlow(99)) { try run([1, 99], in: folder, file: file) }
         #expect(!FileManager.default.fileExists(atPath: file))
     }
@@ -66,5 +69,91 @@ import TVHome
             .note("tv: left out flow 2: Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired."),
             .line("Wrote 1 HAR entry from 1 flow to \(file); it holds the kept bodies, so share it with care."),
         ])
+    }
+
+    /// Flow 6: inspected, nothing kept, two exchange rows; flow 1 (kept content) gets a row too.
+    func addRows(_ folder: KeptContentFolder) throws {
+        let store = try FlowStore(path: folder.home.databasePath)
+        let writer = try store.makeWriter()
+        let start: Int64 = 1_764_471_900_000_000
+        let six = writer.open(FlowRecord(startTime: start + 10_000_000, clientAddress: "127.0.0.1", clientPort: 50_006,
+                                         serverAddress: "192.0.2.6", serverPort: 443, host: "rows.test", hostOrigin: .sni, status: .inspected))
+        #expect(six.id == 6)
+        writer.enqueue(.exchange(ExchangeRecord(flowID: 1, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "https",
+                                                authority: "a.test", path: "/from-row", status: 200, requestTime: start, state: .complete)))
+        writer.enqueue(.exchange(ExchangeRecord(flowID: 6, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "https",
+                                                authority: "rows.test", path: "/one", queryRemoved: true, status: 200, reason: "OK",
+                                                responseBodyBytes: 5, responseWireBytes: 5, requestTime: start + 10_000_000,
+                                                responseTime: start + 10_002_000, endTime: start + 10_003_000, state: .complete)))
+        writer.enqueue(.exchange(ExchangeRecord(flowID: 6, sequence: 2, httpVersion: "HTTP/1.1", method: "POST", scheme: "https",
+                                                authority: "rows.test", path: "/two", status: 404, reason: "Not Found",
+                                                requestBodyBytes: 3, requestWireBytes: 3, responseBodyBytes: 0, responseWireBytes: 0,
+                                                requestTime: start + 10_004_000, responseTime: start + 10_005_000,
+                                                endTime: start + 10_005_000, state: .complete)))
+        writer.close()
+        store.close()
+    }
+
+    /// Method, URL and status of each entry in `file`.
+    func entries(_ file: String) throws -> [String] {
+        let data = try #require(FileManager.default.contents(atPath: file))
+        let log = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["log"] as? [String: Any])
+        return try #require(log["entries"] as? [[String: Any]]).map { entry in
+            let request = entry["request"] as? [String: Any] ?? [:], response = entry["response"] as? [String: Any] ?? [:]
+            return "\(request["method"] ?? "") \(request["url"] ?? "") \(response["status"] ?? "")"
+        }
+    }
+
+    @Test func aFlowWithoutKeptContentIsWrittenFromItsExchangeRowsAndKeptContentWins() throws {
+        let folder = try KeptContentFolder()
+        defer { folder.remove() }
+        try addRows(folder)
+        let file = folder.path + "/out.har"
+        #expect(try run([1, 6, 3], in: folder, file: file) == [
+            .note("tv: left out flow 3: Not inspected: tv passed this connection through without decrypting it, so it never saw what was said."),
+            .line("Wrote 3 HAR entries from 2 flows to \(file); 2 are from exchange rows alone (no content was kept: no headers, bodies or query strings); the rest hold the kept bodies, so share it with care."),
+        ])
+        #expect(try entries(file) == ["GET https://a.test/hello 200", "GET https://rows.test/one 200", "POST https://rows.test/two 404"])
+        #expect(try run([6], in: folder, file: file) == [
+            .line("Wrote 2 HAR entries from 1 flow to \(file); all are from exchange rows alone (no content was kept: no headers, bodies or query strings)."),
+        ])
+    }
+
+    @Test func theFilterPicksRowsAsTvRequestsDoes() throws {
+        let folder = try KeptContentFolder()
+        defer { folder.remove() }
+        try addRows(folder)
+        let file = folder.path + "/out.har"
+        let output = RecordedOutput()
+        try HARReading(flowIDs: [1, 6], file: .path(file), creatorVersion: "9.9", filter: try FilterParser.parse("~c 404"), itemized: false)
+            .run(home: folder.home, to: output)
+        #expect(output.pieces == [.line("Wrote 1 HAR entry from 1 flow to \(file); it is from exchange rows alone (no content was kept: no headers, bodies or query strings).")])
+        #expect(try entries(file) == ["POST https://rows.test/two 404"])
+        #expect(throws: HARSelectionError.noRequestMatches) {
+            try HARReading(flowIDs: [6], file: .path(file), creatorVersion: "9.9", filter: try FilterParser.parse("~m PUT"), itemized: false)
+                .run(home: folder.home, to: RecordedOutput())
+        }
+    }
+
+    @Test func theSummaryNamesEntriesFromRows() {
+        #expect(HARReading.summary(entries: 1, fromRows: 1, flows: 1, file: "/x.har")
+                == "Wrote 1 HAR entry from 1 flow to /x.har; it is from exchange rows alone (no content was kept: no headers, bodies or query strings).")
+        #expect(HARReading.summary(entries: 4, fromRows: 1, flows: 2, file: "/x.har")
+                == "Wrote 4 HAR entries from 2 flows to /x.har; 1 is from exchange rows alone (no content was kept: no headers, bodies or query strings); the rest hold the kept bodies, so share it with care.")
+    }
+
+    @Test func theHARGoesToStandardOutputAndTheSummaryBesideIt() throws {
+        let folder = try KeptContentFolder()
+        defer { folder.remove() }
+        let output = RecordedOutput()
+        try HARReading(flowIDs: [1], file: .standardOutput, creatorVersion: "9.9").run(home: folder.home, to: output)
+        guard case let .bytes(bytes)? = output.pieces.first else {
+            Issue.record("\(output.pieces)")
+            return
+        }
+        let log = (try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["log"] as? [String: Any]
+        #expect((log?["entries"] as? [Any])?.count == 1)
+        #expect(bytes.last == 0x0A)
+        #expect(output.pieces.dropFirst() == [.note("tv: Wrote 1 HAR entry from 1 flow to standard output; it holds the kept bodies, so share it with care.")])
     }
 }

@@ -206,7 +206,9 @@ public enum AuditPresentation {
         return lines
     }
 
-    public static func bundleWritten(_ b: EvidenceBundle, file: String) -> String {
-        "Wrote the evidence bundle of session \(b.session.id) to \(TerminalText.line(file)): \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count + 1) files; `tv audit verify \(TerminalText.line(file))` checks it."
+    public static func bundleWritten(_ b: EvidenceBundle, file: OutputFile) -> String {
+        let what = "Wrote the evidence bundle of session \(b.session.id) to \(TerminalText.line(file.name)): \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count + 1) files"
+        guard let path = file.path else { return what + "; `tv audit verify FILE` checks it once saved." }
+        return what + "; `tv audit verify \(TerminalText.line(path))` checks it."
     }
 }

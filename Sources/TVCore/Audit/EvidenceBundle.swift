@@ -170,6 +170,13 @@ public struct EvidenceBundle: Sendable, Equatable {
     /// files, gzip-compressed. A failure halfway leaves no file (`FileModes.writeAtomically`).
     /// - Throws: `FileWriteError`, `EvidenceBundleError`.
     public func write(to path: String) throws {
+        try write(to: .path(path), output: SilentOutput())
+    }
+
+    /// Writes the archive to `file` as `write(to:)` does, or to `output`'s standard output as it
+    /// is made (`-o -`).
+    /// - Throws: `FileWriteError`, `EvidenceBundleError`.
+    public func write(to file: OutputFile, output: some CommandOutput) throws {
         var manifest = self.manifest
         for file in files {
             guard let hash = SHA256Digest.hex(file.bytes) else { throw EvidenceBundleError.digest }
@@ -178,7 +185,7 @@ public struct EvidenceBundle: Sendable, Equatable {
         let all = [BundleFile(name: BundleManifest.fileName, bytes: Array((manifest.json.serialized(pretty: true) + "\n").utf8))] + files
         let mtime = request.now / 1_000_000
         guard let gzip = GzipCompressor() else { throw EvidenceBundleError.compression }
-        try FileModes.writeAtomically(to: path, mode: 0o600) { write in
+        try file.write(mode: 0o600, output: output) { write in
             for file in all {
                 guard let header = Ustar.header(name: file.name, size: Int64(file.bytes.count), mtime: mtime) else {
                     throw EvidenceBundleError.badName(file.name)
@@ -216,7 +223,7 @@ public struct EvidenceBundle: Sendable, Equatable {
         let path = home.path + "/.audit-bundle-\(getpid()).har"
         defer { unlink(path) }
         do {
-            try HARReading(flowIDs: flows, file: path, creatorVersion: version, itemized: false)
+            try HARReading(flowIDs: flows, file: .path(path), creatorVersion: version, itemized: false)
                 .run(flows: store, content: content, to: SilentOutput())
         } catch ContentRefusal.noHTTP {
             return nil

@@ -51,14 +51,14 @@ public struct ConnectionExport: Sendable {
         return Summary(count: min(matching, limit), truncated: matching > limit, damaged: 0)
     }
 
-    /// Writes the file at `path` (mode 0600).
+    /// Writes the file `file` (mode 0600), or to `output`'s standard output for `-o -`.
     /// - Parameter exportedAt: µs since the epoch, written in the JSON header.
     /// - Throws: `FileWriteError` (no file is left), `FlowStoreError`.
-    public func write(_ store: some FlowHistory, to path: String, exportedAt: Int64) throws -> Summary {
+    public func write(_ store: some FlowHistory, to file: OutputFile, output: some CommandOutput, exportedAt: Int64) throws -> Summary {
         var summary = Summary(count: 0, truncated: false, damaged: 0)
         let names = shared ? ConnectionExportColumns.sharedNames : ConnectionExportColumns.names
         let valuesOf = shared ? ConnectionExportColumns.sharedValues : ConnectionExportColumns.values
-        try FileModes.writeAtomically(to: path, mode: 0o600) { write in
+        try file.write(mode: 0o600, output: output) { write in
             switch format {
             case .json:
                 write(Array(("{\"format\":\"tunnelvision-connections\",\"version\":1,\"exportedAt\":"

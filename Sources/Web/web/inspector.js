@@ -41,7 +41,12 @@ async function inspector(id) {
   api("/api/flows/" + id + "/turns").then(t => {
     const turns = t.turns || [];
     const holder = document.getElementById("content");
-    if (t.absence) { holder.replaceChildren(h("p", { "data-absence": t.absence.reason }, t.absence.sentence)); return; }
+    if (t.absence) {
+      // Without kept content the HAR is made from the request rows (`tv export har ID`).
+      const rows = detail.requests && detail.requests.length ? h("p", {}, harLink(id), " (from the request rows: method, path, status, sizes and times)") : "";
+      holder.replaceChildren(h("p", { "data-absence": t.absence.reason }, t.absence.sentence), rows);
+      return;
+    }
     const kept = turns.reduce((sum, t) => sum + (t.keptBytes || 0), 0);
     // How much was saved, not how many turns: the amount tells whether it is worth opening.
     holder.replaceChildren(h("p", {}, bytes(kept) + " kept. ",

@@ -39,7 +39,7 @@ enum AuditCommands {
                         positionals: [PositionalSpec("SESSION", help: "The session's id.")]),
             CommandSpec(name: "bundle", summary: "Write a session's evidence as one verifiable archive (.tar.gz).",
                         discussion: "Holds manifest.json (every file's size and SHA-256, tv's version, the CA's fingerprint, the machine, the span, the settings), project.json, session.json, markers.json, flows.json (as `tv flows --json`), packets.pcapng (the captured packets of the span with the TLS secrets), keys.log, and with content decrypted.pcapng, requests.har and content/ (the kept turns). On a terminal it says what is inside and asks first. The file is written whole or not at all (0600).",
-                        options: [OptionSpec("output", short: "o", value: "FILE", help: "The archive to write (required)."),
+                        options: [OptionSpec("output", short: "o", value: "FILE", help: "The archive to write (required; - writes it to standard output)."),
                                   OptionSpec("no-content", help: "Leave decrypted content out (turns, HAR, decrypted capture)."),
                                   OptionSpec("no-keys", help: "Leave TLS secrets out (keys.log and the pcapng's secrets)."),
                                   yes],
@@ -193,6 +193,10 @@ enum AuditCommands {
         guard let output = c.value("output") else {
             throw UsageRefusal("`tv audit bundle` needs -o FILE: the bundle can carry decrypted content and keys, so it goes to a file you name.")
         }
+        let file = OutputFile(argument: output)
+        if file == .standardOutput && inv.console.stdoutIsTerminal {
+            throw UsageRefusal("The bundle is a gzip archive and standard output is a terminal; write it with -o FILE or redirect it.", exitCode: 1)
+        }
         let id = try sessionID(inv)
         let home = try inv.existingHome()
         try FlowCommands.askSessionToFlush(inv)
@@ -205,11 +209,13 @@ enum AuditCommands {
             guard inv.console.stdinIsTerminal else {
                 throw UsageRefusal("`tv audit bundle` says what the bundle holds and asks first; with no terminal to ask on, pass --yes (and --no-content / --no-keys to leave those out).")
             }
-            for line in AuditPresentation.bundleContents(bundle, file: output) { inv.console.note(line) }
+            for line in AuditPresentation.bundleContents(bundle, file: file.name) { inv.console.note(line) }
             guard inv.console.confirm("Write it?") else { inv.console.note("Nothing was written."); return 1 }
         }
-        try bundle.write(to: output)
-        inv.console.line(AuditPresentation.bundleWritten(bundle, file: output))
+        try bundle.write(to: file, output: inv.console)
+        let written = AuditPresentation.bundleWritten(bundle, file: file)
+        // Standard output holds the archive alone: the sentence goes beside it.
+        if file == .standardOutput { inv.console.note(written) } else { inv.console.line(written) }
         return 0
     }
 

@@ -1,6 +1,7 @@
 import CommandLineParser
 import Foundation
 import LocalCA
+import TVCore
 import TVHome
 
 /// `tv ca …`: create, import, status/show, export, issue.
@@ -32,7 +33,7 @@ enum CACommands {
                                   OptionSpec("p12-with-key", help: "PKCS#12 with the certificate and the root key (moving the CA to another tool); needs --yes and --passphrase-file."),
                                   OptionSpec("android", help: "PEM named <subject_hash_old>.0 as Android's system store expects."),
                                   OptionSpec("mobileconfig", help: "Apple configuration profile for iOS and macOS."),
-                                  OptionSpec("output", short: "o", value: "FILE", help: "Write to FILE (for --android: a file or a folder) instead of standard output."),
+                                  OptionSpec("output", short: "o", value: "FILE", help: "Write to FILE (for --android: a file or a folder) instead of standard output (- is standard output)."),
                                   OptionSpec("passphrase-file", value: "FILE", help: "Read the PKCS#12 passphrase from the first line of FILE."),
                                   OptionSpec("yes", help: "Confirm exporting the root key.")]),
             CommandSpec(name: "issue", summary: "Issue a certificate with its own key for a local development server.",
@@ -129,7 +130,7 @@ enum CACommands {
             let text = String(decoding: try readUserFile(file), as: UTF8.self)
             passphrase = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
         }
-        var output = inv.command.value("output")
+        var output = inv.command.value("output").flatMap { OutputFile(argument: $0).path }
         let bytes: [UInt8]
         var binary = false
         switch format {

@@ -7,7 +7,7 @@ enum ExportConnectionsCommand {
     static let spec = CommandSpec(
         name: "connections", summary: "Write the connection list (metadata only, no content) as JSON or CSV.",
         discussion: "Each connection: its id, times, transport, client and server as ADDRESS:PORT, the host name and where it came from, the status, bytes and packets per direction, and the handshake's facts. Nothing any connection said is inside. The newest 20,000 (or --limit N) connections matching the filters, newest first; the JSON ends with \"count\" and \"truncated\" (true when more matched). The file is written whole or not at all (mode 0600).",
-        options: [OptionSpec("output", short: "o", value: "FILE", help: "The file to write (required)."),
+        options: [OptionSpec("output", short: "o", value: "FILE", help: "The file to write (required; - writes to standard output)."),
                   OptionSpec("format", value: "FORMAT", help: "json (the default) or csv (RFC 4180, for spreadsheets)."),
                   OptionSpec("limit", value: "N", help: "At most N connections, the newest (default 20000)."),
                   OptionSpec("host", value: "TEXT", help: "Only connections whose host name or address contains TEXT."),
@@ -37,23 +37,25 @@ enum ExportConnectionsCommand {
             defer { shared.close() }
             export.shared = true
             try SharedStoreReadCommands.hostIndexNote(inv, history: shared, query: export.filters)
-            return try write(inv, export, from: shared, to: output, now: now)
+            return try write(inv, export, from: shared, to: OutputFile(argument: output), now: now)
         }
         try FlowCommands.askSessionToFlush(inv)
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
-        return try write(inv, export, from: store, to: output, now: now)
+        return try write(inv, export, from: store, to: OutputFile(argument: output), now: now)
     }
 
     /// Writes the file from `store` (this data folder's or the shared one), saying what it holds.
-    static func write(_ inv: Invocation, _ export: ConnectionExport, from store: some FlowHistory, to output: String, now: Int64) throws -> Int32 {
-        if inv.console.stdoutIsTerminal {
+    /// Writes the file (or standard output, with the sentences on standard error) from `store`.
+    static func write(_ inv: Invocation, _ export: ConnectionExport, from store: some FlowHistory, to output: OutputFile, now: Int64) throws -> Int32 {
+        if inv.console.stdoutIsTerminal && output != .standardOutput {
             // Said before anything is written: what the file will hold, and what it will not.
             let preview = try export.preview(store)
-            inv.console.line(ExportConnectionsPresentation.before(preview, file: output))
+            inv.console.line(ExportConnectionsPresentation.before(preview, file: output.name))
         }
-        let summary = try export.write(store, to: output, exportedAt: now)
-        inv.console.line(ExportConnectionsPresentation.after(summary, file: output, format: export.format))
+        let summary = try export.write(store, to: output, output: inv.console, exportedAt: now)
+        let after = ExportConnectionsPresentation.after(summary, file: output.name, format: export.format)
+        if output == .standardOutput { inv.console.note("tv: " + after) } else { inv.console.line(after) }
         return 0
     }
 }

@@ -9,7 +9,7 @@ enum TurnsCommand {
         discussion: "A turn is everything one side said before the other answered. Each block gives the turn's number, direction, when it began (seconds from the connection's first byte) and how many bytes were kept; a cut turn gives both figures, and the side it belongs to was not recorded after it. Bodies are text when they read as text, else a hex dump; previews are capped, --full prints everything that was kept. With --http, content codings are undone within limits (1,000 times a body's kept size, at least 64 KiB; at most 16 MiB a body and 64 MiB for the command), and a sentence says where one cut. --turn N --raw writes one whole kept turn byte for byte, for sharing one turn at a time.",
         options: [OptionSpec("turn", value: "N", help: "Only turn N (printed in full)."),
                   OptionSpec("raw", help: "With --turn: the turn's kept bytes exactly, nothing else."),
-                  OptionSpec("output", short: "o", value: "FILE", help: "With --raw: write the bytes to FILE (mode 0600) instead of standard output."),
+                  OptionSpec("output", short: "o", value: "FILE", help: "With --raw: write the bytes to FILE (mode 0600) instead of standard output (- is standard output)."),
                   OptionSpec("full", help: "Print every kept byte instead of previews."),
                   OptionSpec("http", help: "Read the turns as HTTP/1.x or HTTP/2 messages."),
                   OptionSpec("json", help: "Print as JSON (every kept byte, as text or base64).")],
@@ -32,7 +32,7 @@ enum TurnsCommand {
 
         let shape: TurnsReading.Shape
         if c.has("raw"), let only {
-            shape = .raw(turn: only, file: c.value("output"))
+            shape = .raw(turn: only, file: c.value("output").flatMap { OutputFile(argument: $0).path })
         } else {
             shape = .shown(turn: only, full: c.has("full"), http: c.has("http"), json: inv.json)
         }

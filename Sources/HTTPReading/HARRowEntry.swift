@@ -1,0 +1,110 @@
+import FlowTerms
+import TVHome
+
+/// A HAR 1.2 entry (http://www.softwareishard.com/blog/har-12-spec/#entries) from one exchange
+/// row, for a flow whose content was not kept: what the row holds and nothing more. Method, URL
+/// (the path as kept: without its query when content was not kept, and the entry's `comment`
+/// says so), status and reason, HTTP version, body sizes as the row counted them (transfer coding
+/// removed, content coding still applied: HAR's `bodySize`; `content.size` is the same number, and
+/// its `comment` says when a content coding means the decoded size is unknown), `headersSize` -1,
+/// no headers, cookies, query or bodies (content). Timings from the row's times in milliseconds,
+/// -1 where the row does not tell (HAR's "-1 if the timing does not apply"): `send` is always -1
+/// (the row has no time for the request's last byte, so `wait` runs from its first), `wait` from
+/// the request's first byte to the response's first, `receive` from there to the end. `_tv` (a
+/// custom field, HAR §custom fields) names the request id `tv request ID` reads and its state.
+public enum HARRowEntry {
+    /// The entry for `row` of `flow`.
+    public static func entry(_ row: ExchangeRecord, flow: HARFlow) -> JSONValue {
+        let timing = timings(row)
+        let version = harVersion(row.httpVersion)
+        let fields: [(String, JSONValue)] = [
+            ("startedDateTime", .string(HARExport.isoDate(row.requestTime))),
+            ("time", .double([timing.send, timing.wait, timing.receive].filter { $0 >= 0 }.reduce(0, +))),
+            ("request", .object([
+                ("method", .string(row.method)),
+                ("url", .string(url(row, flow: flow))),
+                ("httpVersion", .string(version)),
+                ("cookies", .array([])), ("headers", .array([])), ("queryString", .array([])),
+                ("headersSize", .int(-1)),
+                ("bodySize", .int(row.requestBodyBytes)),
+            ])),
+            ("response", response(row, version: version)),
+            ("cache", .object([])),
+            ("timings", .object([("send", .double(timing.send)), ("wait", .double(timing.wait)), ("receive", .double(timing.receive))])),
+            ("serverIPAddress", .string(flow.serverAddress)),
+            ("connection", .string(String(flow.id))),
+            ("comment", .string(comment(row))),
+            ("_tv", .object([("request", .int(row.id)), ("state", .string(row.state.rawValue))])),
+        ]
+        return .object(fields)
+    }
+
+    /// The log comment's part for `count` entries from rows.
+    public static func logNote(_ count: Int) -> String {
+        "\(count) from exchange rows alone (content was not kept: no headers, bodies or query strings)"
+    }
+
+    /// `send`, `wait`, `receive` in milliseconds; -1 where the row does not tell.
+    public static func timings(_ row: ExchangeRecord) -> (send: Double, wait: Double, receive: Double) {
+        let wait = row.responseTime.map { milliseconds($0 - row.requestTime) } ?? -1
+        var receive: Double = -1
+        if let first = row.responseTime, let end = row.endTime { receive = milliseconds(end - first) }
+        return (-1, wait, receive)
+    }
+
+    /// The absolute URL: the row's scheme and authority (else the flow's), then its path as kept;
+    /// a CONNECT's authority-form target after the scheme.
+    public static func url(_ row: ExchangeRecord, flow: HARFlow) -> String {
+        let scheme = row.scheme ?? flow.scheme
+        if row.connect { return scheme + "://" + row.path }
+        let authority = row.authority ?? flow.authority(scheme: scheme)
+        return scheme + "://" + authority + (row.path.hasPrefix("/") ? row.path : "/" + row.path)
+    }
+
+    /// What the entry is made of and where it stands, in one line.
+    public static func comment(_ row: ExchangeRecord) -> String {
+        var notes = ["from the exchange row: content was not kept, so no headers, cookies or bodies"]
+        if row.queryRemoved { notes.append("the query string was not kept, so the URL ends at the path") }
+        if let stream = row.streamID { notes.append("HTTP/2 stream \(stream)") }
+        if row.upgrade { notes.append("switched protocols") }
+        switch row.state {
+        case .complete: break
+        case .open: notes.append("still open when exported")
+        case .incomplete: notes.append("ended before it was complete")
+        case .answered: notes.append("answered by tv in the server's place (`tv flow \(row.flowID)` says why)")
+        }
+        if row.status == nil { notes.append("no response was read") }
+        return notes.joined(separator: "; ")
+    }
+
+    static func response(_ row: ExchangeRecord, version: String) -> JSONValue {
+        guard let status = row.status else {
+            return .object([
+                ("status", .int(0)), ("statusText", .string("")), ("httpVersion", .string("")),
+                ("cookies", .array([])), ("headers", .array([])),
+                ("content", .object([("size", .int(0)), ("mimeType", .string(""))])),
+                ("redirectURL", .string("")), ("headersSize", .int(-1)), ("bodySize", .int(-1)),
+            ])
+        }
+        let size = row.responseBodyBytes ?? 0
+        var content: [(String, JSONValue)] = [("size", .int(size)), ("mimeType", .string(row.contentType ?? ""))]
+        if let coding = row.contentEncoding {
+            content.append(("comment", .string("the size as sent, still \(coding)-coded: the decoded size is known only from kept content")))
+        }
+        return .object([
+            ("status", .int(Int64(status))),
+            ("statusText", .string(row.reason ?? "")),
+            ("httpVersion", .string(version)),
+            ("cookies", .array([])), ("headers", .array([])),
+            ("content", .object(content)),
+            ("redirectURL", .string("")),
+            ("headersSize", .int(-1)),
+            ("bodySize", .int(row.responseBodyBytes ?? -1)),
+        ])
+    }
+
+    /// HAR writes HTTP/2 as `HTTP/2.0` (as the entries from content do).
+    static func harVersion(_ version: String) -> String { version == "HTTP/2" ? "HTTP/2.0" : version }
+
+    static func milliseconds(_ microseconds: Int64) -> Double { Double(max(0, microseconds)) / 1_000 }
+}

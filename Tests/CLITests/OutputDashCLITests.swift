@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+/// `-o -` writes to standard output (as curl's `-o -` and tshark's `-w -`) for every command
+/// that takes `-o`, with its sentence on standard error, and no file named "-" is made; and
+/// `tv export har` of a flow with exchange rows but no kept content (issue 16).
+@Suite("-o - is standard output", .serialized)
+struct OutputDashCLITests {
+    let filters = FilterCLITests()
+
+    func noDashFile(_ s: Sandbox, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(!FileManager.default.fileExists(atPath: s.work + "/-"), sourceLocation: sourceLocation)
+    }
+
+    @Test("tv export har -o -: the HAR on stdout, the summary on stderr; the same document as -o FILE")
+    func harToStandardOutput() throws {
+        try withSandbox { s in
+            try filters.seed(s)
+            let piped = try s.tv("export", "har", "1", "2", "-o", "-")
+            #expect(piped.status == 0, "\(piped)")
+            #expect(piped.err == "tv: Wrote 3 HAR entries from 2 flows to standard output; it holds the kept bodies, so share it with care.\n")
+            noDashFile(s)
+            let file = try s.tv("export", "har", "1", "2", "-o", "both.har")
+            #expect(file.status == 0, "\(file)")
+            #expect(piped.stdout == s.read(s.work + "/both.har"))
+            let log = (try JSONSerialization.jsonObject(with: piped.stdout) as? [String: Any])?["log"] as? [String: Any]
+            #expect((log?["entries"] as? [Any])?.count == 3)
+        }
+    }
+
+    @Test("tv export har of a flow with exchange rows and no kept content: entries from the rows, exact")
+    func harFromRows() throws {
+        try withSandbox { s in
+            try filters.seedRequests(s)
+            let result = try s.tv("export", "har", "7", "-o", "-")
+            #expect(result.status == 0, "\(result)")
+            #expect(result.err == "tv: Wrote 1 HAR entry from 1 flow to standard output; it is from exchange rows alone (no content was kept: no headers, bodies or query strings).\n")
+            let log = try #require((try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])?["log"] as? [String: Any])
+            let entry = try #require((log["entries"] as? [[String: Any]])?.first)
+            let request = try #require(entry["request"] as? [String: Any])
+            #expect(request["method"] as? String == "GET")
+            #expect(request["url"] as? String == "http://plain.test/nokeep")
+            #expect((request["headers"] as? [Any])?.isEmpty == true)
+            #expect(request["headersSize"] as? Int == -1)
+            #expect((entry["response"] as? [String: Any])?["status"] as? Int == 0)
+            #expect(entry["timings"] as? NSDictionary == ["send": -1, "wait": -1, "receive": -1] as NSDictionary)
+            #expect(entry["comment"] as? String == "from the exchange row: content was not kept, so no headers, cookies or bodies; the query string was not kept, so the URL ends at the path; ended before it was complete; no response was read")
+            #expect(log["comment"] as? String == "1 entry from 1 flow; 1 from exchange rows alone (content was not kept: no headers, bodies or query strings)")
+            // Flows 1–3 still come from their kept content, beside flow 7's row.
+            let all = try s.tv("export", "har", "1-7", "-o", "all.har")
+            #expect(all.out == "Wrote 5 HAR entries from 4 flows to all.har; 1 is from exchange rows alone (no content was kept: no headers, bodies or query strings); the rest hold the kept bodies, so share it with care.\n", "\(all)")
+            #expect(all.err == "tv: left out 3 flows with no kept HTTP and no exchange rows (`tv export har ID` names why for one).\n")
+        }
+    }
+
+    @Test("tv export connections -o -: JSON and CSV on stdout, the sentence on stderr")
+    func connectionsToStandardOutput() throws {
+        try withSandbox { s in
+            try filters.seed(s)
+            let json = try s.tv("export", "connections", "-o", "-")
+            #expect(json.status == 0, "\(json)")
+            #expect(json.err == "tv: Wrote 6 connections to standard output.\n", "\(json)")
+            let object = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
+            #expect(object?["count"] as? Int == 6)
+            let csv = try s.tv("export", "connections", "--format", "csv", "-o", "-")
+            #expect(csv.status == 0, "\(csv)")
+            #expect(csv.out.split(separator: "\r\n").count == 7, "\(csv.out)")
+            noDashFile(s)
+        }
+    }
+
+    @Test("tv turns --raw -o - and tv ca export -o -: standard output, as without -o")
+    func rawTurnAndCertificate() throws {
+        try withSandbox { s in
+            try filters.seed(s)
+            let raw = try s.tv("turns", "1", "--turn", "1", "--raw", "-o", "-")
+            #expect(raw.status == 0, "\(raw)")
+            #expect(raw.out == "GET /one HTTP/1.1\r\nHost: a.test\r\n\r\n")
+            try s.createCA()
+            let pem = try s.tv("ca", "export", "--pem", "-o", "-")
+            #expect(pem.status == 0, "\(pem)")
+            #expect(pem.stdout == s.read(s.rootPEM))
+            noDashFile(s)
+        }
+    }
+
+    @Test("tv audit bundle -o -: the archive on stdout passes tv audit verify once saved")
+    func bundleToStandardOutput() throws {
+        try withSandbox { s in
+            try FileManager.default.createDirectory(atPath: s.dataDir, withIntermediateDirectories: true)
+            #expect(try s.tv("audit", "project", "new", "dash").status == 0)
+            #expect(try s.tv("audit", "start", "dash").status == 0)
+            #expect(try s.tv("audit", "stop").status == 0)
+            let bundle = try s.tv("audit", "bundle", "1", "--yes", "-o", "-")
+            #expect(bundle.status == 0, "\(bundle)")
+            #expect(bundle.err.hasPrefix("Wrote the evidence bundle of session 1 to standard output: 0 flows, ") && bundle.err.hasSuffix("; `tv audit verify FILE` checks it once saved.\n"), "\(bundle)")
+            noDashFile(s)
+            try bundle.stdout.write(to: URL(fileURLWithPath: s.work + "/saved.tar.gz"))
+            let verify = try s.tv("audit", "verify", "saved.tar.gz")
+            #expect(verify.status == 0 && verify.out.contains("saved.tar.gz is intact"), "\(verify)")
+        }
+    }
+}

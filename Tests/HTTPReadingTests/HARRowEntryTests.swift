@@ -1,0 +1,88 @@
+import FlowTerms
+import Foundation
+import TVHome
+import Testing
+@testable import HTTPReading
+
+/// HAR entries from exchange rows (no content kept): exact documents.
+@Suite struct HARRowEntryTests {
+    let start: Int64 = 1_764_471_900_000_000   // 2025-11-30 03:05:00 UTC
+
+    func flow(_ rows: [ExchangeRecord], port: Int = 443, host: String? = "a.test") -> HARFlow {
+        HARFlow(id: 7, startTime: start, scheme: "https", host: host, serverAddress: "192.0.2.1", serverPort: port,
+                conversation: HTTPConversation(version: "HTTP/1.1"), rows: rows)
+    }
+
+    @Test func anHTTP1RowIsAWholeEntryWithoutHeadersOrQuery() {
+        let row = ExchangeRecord(id: 41, flowID: 7, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "https",
+                                 authority: "a.test", path: "/search", queryRemoved: true, status: 404, reason: "Not Found",
+                                 requestBodyBytes: 0, requestWireBytes: 0, responseBodyBytes: 153, responseWireBytes: 153,
+                                 contentType: "text/html", requestTime: start + 1_500, responseTime: start + 14_000,
+                                 endTime: start + 14_250, state: .complete)
+        let text = HARExport.text([flow([row])], creatorVersion: "0.1")
+        #expect(text == """
+        {"log":{"version":"1.2","creator":{"name":"TunnelVision","version":"0.1"},"pages":[],"entries":[\
+        {"startedDateTime":"2025-11-30T03:05:00.001Z","time":12.75,\
+        "request":{"method":"GET","url":"https://a.test/search","httpVersion":"HTTP/1.1","cookies":[],"headers":[],"queryString":[],"headersSize":-1,"bodySize":0},\
+        "response":{"status":404,"statusText":"Not Found","httpVersion":"HTTP/1.1","cookies":[],"headers":[],\
+        "content":{"size":153,"mimeType":"text/html"},"redirectURL":"","headersSize":-1,"bodySize":153},\
+        "cache":{},"timings":{"send":-1.0,"wait":12.5,"receive":0.25},"serverIPAddress":"192.0.2.1","connection":"7",\
+        "comment":"from the exchange row: content was not kept, so no headers, cookies or bodies; the query string was not kept, so the URL ends at the path",\
+        "_tv":{"request":41,"state":"complete"}}],\
+        "comment":"1 entry from 1 flow; 1 from exchange rows alone (content was not kept: no headers, bodies or query strings)"}}
+        """)
+        #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil)
+    }
+
+    @Test func anOpenHTTP2RowWithoutResponseSaysWhatIsUnknown() {
+        let row = ExchangeRecord(id: 9, flowID: 7, sequence: 2, streamID: 3, httpVersion: "HTTP/2", method: "POST", scheme: nil,
+                                 authority: nil, path: "/upload", requestBodyBytes: 100, requestWireBytes: 100,
+                                 requestTime: start, state: .open)
+        let entry = HARRowEntry.entry(row, flow: flow([], port: 8443)).serialized()
+        #expect(entry == """
+        {"startedDateTime":"2025-11-30T03:05:00.000Z","time":0.0,\
+        "request":{"method":"POST","url":"https://a.test:8443/upload","httpVersion":"HTTP/2.0","cookies":[],"headers":[],"queryString":[],"headersSize":-1,"bodySize":100},\
+        "response":{"status":0,"statusText":"","httpVersion":"","cookies":[],"headers":[],"content":{"size":0,"mimeType":""},"redirectURL":"","headersSize":-1,"bodySize":-1},\
+        "cache":{},"timings":{"send":-1.0,"wait":-1.0,"receive":-1.0},"serverIPAddress":"192.0.2.1","connection":"7",\
+        "comment":"from the exchange row: content was not kept, so no headers, cookies or bodies; HTTP/2 stream 3; still open when exported; no response was read",\
+        "_tv":{"request":9,"state":"open"}}
+        """)
+    }
+
+    @Test func timingsAreMillisecondsWithMinusOneWhereTheRowDoesNotTell() {
+        var row = ExchangeRecord(flowID: 1, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", path: "/", requestTime: 1_000)
+        #expect(HARRowEntry.timings(row) == (-1, -1, -1))
+        row.responseTime = 3_500
+        #expect(HARRowEntry.timings(row) == (-1, 2.5, -1))
+        row.endTime = 4_000
+        #expect(HARRowEntry.timings(row) == (-1, 2.5, 0.5))
+    }
+
+    @Test func urlsFromTheRowElseTheFlow() {
+        let f = flow([], port: 8443, host: nil)
+        func url(_ path: String, scheme: String? = nil, authority: String? = nil, connect: Bool = false) -> String {
+            HARRowEntry.url(ExchangeRecord(flowID: 7, sequence: 1, httpVersion: "HTTP/1.1", method: connect ? "CONNECT" : "GET",
+                                           scheme: scheme, authority: authority, path: path, requestTime: 0, connect: connect), flow: f)
+        }
+        #expect(url("/a", scheme: "http", authority: "b.test:8080") == "http://b.test:8080/a")
+        #expect(url("/a") == "https://192.0.2.1:8443/a")
+        #expect(url("*", authority: "b.test") == "https://b.test/*")
+        #expect(url("c.test:443", authority: "c.test:443", connect: true) == "https://c.test:443")
+    }
+
+    @Test func theCommentNamesStateUpgradeAndCoding() {
+        var row = ExchangeRecord(flowID: 5, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", path: "/ws", status: 101,
+                                 requestTime: 0, upgrade: true, state: .complete)
+        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; switched protocols")
+        row.upgrade = false
+        row.status = 502
+        row.state = .answered
+        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; answered by tv in the server's place (`tv flow 5` says why)")
+        row.state = .incomplete
+        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; ended before it was complete")
+        row.contentEncoding = "gzip"
+        row.responseBodyBytes = 40
+        #expect(HARRowEntry.response(row, version: "HTTP/1.1").serialized().contains(
+            #""content":{"size":40,"mimeType":"","comment":"the size as sent, still gzip-coded: the decoded size is known only from kept content"}"#))
+    }
+}
