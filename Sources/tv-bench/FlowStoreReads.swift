@@ -61,15 +61,9 @@ struct FlowStoreReads {
     }
 
     func flowPages(_ name: String, _ query: FlowQuery) throws -> FlowStoreBench.Row {
-        var page = try store.flows(query)
-        let first = try median { page = try store.flows(query) }
-        var next: Double?
-        if let cursor = page.nextCursor {
-            var following = query
-            following.after = cursor
-            next = try median { _ = try store.flows(following) }
-        }
-        return FlowStoreBench.Row(name: name, firstMillis: first, nextMillis: next, rows: page.flows.count, plan: try explain(try plan(query)))
+        let timed = try BenchTiming.pages(rounds: rounds, warmUp: true, query, read: { try store.flows($0) }, cursor: \.nextCursor)
+        return FlowStoreBench.Row(name: name, firstMillis: timed.first, nextMillis: timed.next, rows: timed.page.flows.count,
+                                  plan: try explain(try plan(query)))
     }
 
     /// The plan a page of `query` runs: for a host text the trigram index answers, the first
@@ -82,15 +76,9 @@ struct FlowStoreReads {
     }
 
     func requestPages(_ name: String, _ query: ExchangeQuery) throws -> FlowStoreBench.Row {
-        var page = try store.exchanges(query)
-        let first = try median { page = try store.exchanges(query) }
-        var next: Double?
-        if let cursor = page.nextCursor {
-            var following = query
-            following.after = cursor
-            next = try median { _ = try store.exchanges(following) }
-        }
-        return FlowStoreBench.Row(name: name, firstMillis: first, nextMillis: next, rows: page.exchanges.count, plan: try explain(try query.plan()))
+        let timed = try BenchTiming.pages(rounds: rounds, warmUp: true, query, read: { try store.exchanges($0) }, cursor: \.nextCursor)
+        return FlowStoreBench.Row(name: name, firstMillis: timed.first, nextMillis: timed.next, rows: timed.page.exchanges.count,
+                                  plan: try explain(try query.plan()))
     }
 
     func someInspectedFlow() throws -> Int64 {
@@ -99,14 +87,7 @@ struct FlowStoreReads {
 
     /// The median wall-clock time of `rounds` runs of `body` after one warm-up, in ms.
     func median(_ body: () throws -> Void) throws -> Double {
-        try body()
-        var samples: [Double] = []
-        for _ in 0..<rounds {
-            let start = DispatchTime.now().uptimeNanoseconds
-            try body()
-            samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
-        }
-        return samples.sorted()[samples.count / 2]
+        try BenchTiming.medianMillis(rounds: rounds, warmUp: true, body)
     }
 
     /// SQLite's plan for `plan`, one line per step.

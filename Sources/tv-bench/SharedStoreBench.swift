@@ -149,32 +149,17 @@ struct SharedStoreBench {
         defer { one.close() }
         let host = SyntheticHistory(flows: 1, end: 0).hosts[37].name
         return [
-            try row("timeline, newest 50", all, FlowQuery(limit: 50), next: true),
-            try row("timeline of one instance (--instance)", one, FlowQuery(limit: 50), next: true),
-            try row("--host \(host.prefix(12))", all, FlowQuery(host: String(host.prefix(12)), limit: 50), next: true),
-            try row("--status failed", all, FlowQuery(status: .failed, limit: 50), next: true),
+            try row("timeline, newest 50", all, FlowQuery(limit: 50)),
+            try row("timeline of one instance (--instance)", one, FlowQuery(limit: 50)),
+            try row("--host \(host.prefix(12))", all, FlowQuery(host: String(host.prefix(12)), limit: 50)),
+            try row("--status failed", all, FlowQuery(status: .failed, limit: 50)),
         ]
     }
 
-    func row(_ name: String, _ history: SharedFlowHistory, _ query: FlowQuery, next: Bool) throws -> FlowStoreBench.Row {
-        var page = try history.flows(query)
-        func median(_ body: () throws -> Void) rethrows -> Double {
-            var samples: [Double] = []
-            for _ in 0..<rounds {
-                let start = DispatchTime.now().uptimeNanoseconds
-                try body()
-                samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
-            }
-            return samples.sorted()[samples.count / 2]
-        }
-        let first = try median { page = try history.flows(query) }
-        var nextMillis: Double?
-        if next, let cursor = page.nextCursor {
-            var after = query
-            after.after = cursor
-            nextMillis = try median { _ = try history.flows(after) }
-        }
-        return FlowStoreBench.Row(name: name, firstMillis: first, nextMillis: nextMillis, rows: page.flows.count,
+    /// A page of `query` and the page after it, timed (`BenchTiming.pages`, no warm-up).
+    func row(_ name: String, _ history: SharedFlowHistory, _ query: FlowQuery) throws -> FlowStoreBench.Row {
+        let timed = try BenchTiming.pages(rounds: rounds, warmUp: false, query, read: { try history.flows($0) }, cursor: \.nextCursor)
+        return FlowStoreBench.Row(name: name, firstMillis: timed.first, nextMillis: timed.next, rows: timed.page.flows.count,
                                   plan: try history.indexesChosen(query))
     }
 }

@@ -43,28 +43,12 @@ let now = Int64(Date().timeIntervalSince1970)
 // FlowStoreBench). Exit status 0 when every goal is met, 1 when one is not, 2 on a usage error.
 if CommandLine.arguments.dropFirst().first == "flows" || ProcessInfo.processInfo.environment["TV_BENCH_ONLY"] == "flows" {
     let arguments = CommandLine.arguments.dropFirst().first == "flows" ? Array(CommandLine.arguments.dropFirst(2)) : []
-    do {
-        let bench = try FlowStoreBench(arguments: arguments, environment: ProcessInfo.processInfo.environment, scratch: dir)
-        let met = try bench.run()
-        if bench.directory == dir { try? FileManager.default.removeItem(atPath: dir) }
-        exit(met ? 0 : 1)
-    } catch let usage as BenchUsage {
-        FileHandle.standardError.write(Data("tv-bench: \(usage.description)\n".utf8))
-        exit(2)
-    }
+    try runScaleBench(scratch: dir) { try FlowStoreBench(arguments: arguments, environment: ProcessInfo.processInfo.environment, scratch: dir) }
 }
 // `tv-bench shared --store URL …`: the shared store on PostgreSQL against the SQLite writer
 // (issue 25; SharedStoreBench). Exit status as `flows`.
 if CommandLine.arguments.dropFirst().first == "shared" {
-    do {
-        let bench = try SharedStoreBench(arguments: Array(CommandLine.arguments.dropFirst(2)), scratch: dir)
-        let met = try bench.run()
-        if bench.directory == dir { try? FileManager.default.removeItem(atPath: dir) }
-        exit(met ? 0 : 1)
-    } catch let usage as BenchUsage {
-        FileHandle.standardError.write(Data("tv-bench: \(usage.description)\n".utf8))
-        exit(2)
-    }
+    try runScaleBench(scratch: dir) { try SharedStoreBench(arguments: Array(CommandLine.arguments.dropFirst(2)), scratch: dir) }
 }
 print("tv micro-benchmarks (median of 5 rounds, per operation)")
 // Decrypted-content recording, the h1 keep-alive pattern: per exchange a 1 KiB request and a

@@ -14,23 +14,12 @@ struct CrashRecoveryRunTests {
         let world = try RunWorld()
         let box = world.sandbox
         let tv = try world.run("--inspect")
-        let echo = try PythonServer(echoServer)
-        defer { echo.stop() }
-        let script = box.work + "/hold.py"
-        try Data(tunnelClient.utf8).write(to: URL(fileURLWithPath: script))
-        let holders = try (0..<2).map { i in
-            try Background(["python3", script, String(tv.port), "127.0.0.1:\(echo.port)", "hold", "ping \(i)\n"], logPath: box.root + "/hold\(i).log")
-        }
-        defer { holders.forEach { $0.stop() } }
-        var rows: [JSON] = []
-        for _ in 0..<400 {
-            rows = try box.flowRows()
-            if rows.count == 2 && rows.allSatisfy({ $0.int("bytesUp") == 7 }) { break }
-            usleep(25_000)
-        }
+        let held = try HeldTunnels(box, proxyPort: tv.port)
+        defer { held.stop() }
+        var rows = try held.waitUntilBothCarried { try box.flowRows() }
         try #require(rows.count == 2, "\(rows)")
         tv.kill()
-        holders.forEach { $0.stop() }
+        held.releaseClients()
         // What the bug looked like: open for ever.
         rows = try box.flowRows()
         #expect(rows.allSatisfy { $0["duration"] is NSNull }, "\(rows)")

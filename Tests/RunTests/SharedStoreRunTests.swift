@@ -119,27 +119,16 @@ struct SharedStoreRunTests {
         let world = try RunWorld()
         let box = world.sandbox
         let tv = try world.run("--inspect", "--store", url)
-        let echo = try PythonServer(echoServer)
-        defer { echo.stop() }
-        let script = box.work + "/hold.py"
-        try Data(tunnelClient.utf8).write(to: URL(fileURLWithPath: script))
-        let holders = try (0..<2).map { i in
-            try Background(["python3", script, String(tv.port), "127.0.0.1:\(echo.port)", "hold", "ping \(i)\n"], logPath: box.root + "/hold\(i).log")
-        }
-        defer { holders.forEach { $0.stop() } }
-        var rows: [JSON] = []
-        for _ in 0..<400 {
-            rows = try sharedRows(box, url)
-            if rows.count == 2 && rows.allSatisfy({ $0.int("bytesUp") == 7 }) { break }
-            usleep(25_000)
-        }
+        let held = try HeldTunnels(box, proxyPort: tv.port)
+        defer { held.stop() }
+        var rows = try held.waitUntilBothCarried { try sharedRows(box, url) }
         try #require(rows.count == 2, "\(rows)")
         // The local rows too (a reading command flushes the writer first): the shared writer can
         // be ahead of the local one by its linger, and what a kill -9 takes from the local file
         // before it is written is not this test's subject.
         try #require(try box.flowRows().count == 2)
         tv.kill()
-        holders.forEach { $0.stop() }
+        held.releaseClients()
         #expect(try sharedRows(box, url).allSatisfy { $0["duration"] is NSNull })
 
         let next = try world.run("--inspect", "--store", url)
