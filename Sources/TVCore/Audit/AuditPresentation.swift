@@ -191,7 +191,7 @@ public enum AuditPresentation {
     }
 
     /// What a bundle holds, said before it is written.
-    public static func bundleContents(_ b: EvidenceBundle, file: String) -> [String] {
+    public static func bundleContents(_ b: EvidenceBundle, file: OutputFile) -> [String] {
         let r = b.request
         var lines = ["The bundle of session \(b.session.id) (project '\(TerminalText.line(b.session.projectName))') will hold:"]
         lines.append("  \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count + 1) files, \(Units.bytes(b.bytes)) before compression")
@@ -202,7 +202,7 @@ public enum AuditPresentation {
         lines.append(r.includeKeys
             ? "  TLS keys: included (\(b.keyLines) key log line\(b.keyLines == 1 ? "" : "s"): whoever has the bundle can decrypt its packets) — --no-keys leaves them out"
             : "  TLS keys: left out (--no-keys)")
-        lines.append("  to \(TerminalText.line(file)) (0600)")
+        lines.append(file.path.map { "  to \(TerminalText.line($0)) (0600)" } ?? "  to standard output")
         return lines
     }
 

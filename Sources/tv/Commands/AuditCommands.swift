@@ -209,7 +209,7 @@ enum AuditCommands {
             guard inv.console.stdinIsTerminal else {
                 throw UsageRefusal("`tv audit bundle` says what the bundle holds and asks first; with no terminal to ask on, pass --yes (and --no-content / --no-keys to leave those out).")
             }
-            for line in AuditPresentation.bundleContents(bundle, file: file.name) { inv.console.note(line) }
+            for line in AuditPresentation.bundleContents(bundle, file: file) { inv.console.note(line) }
             guard inv.console.confirm("Write it?") else { inv.console.note("Nothing was written."); return 1 }
         }
         try bundle.write(to: file, output: inv.console)
