@@ -20,9 +20,11 @@ let package = Package(
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         // `tv web`'s HTTP server (i21-web; i21-ops' metrics may add the same target: one of them stays).
-        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // libpq: the shared history on a PostgreSQL server (i21-pg, issue 25).
-        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Both are headers only, not linked: CTVShims opens them on first use (LazyLibraries.c),
+        // so a `tv` that needs neither does not map them and the ~19 libraries they pull in.
+        .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CPostgres", providers: [.apt(["libpq-dev"])]),
         // C functions wrapping the macros Swift cannot call, and Linux bits Glibc lacks.
         .target(name: "CTVShims", dependencies: ["COpenSSL"]),
 
@@ -38,7 +40,7 @@ let package = Package(
 
         // SQLite: flows, pinned hosts, host names; migrations; the batched single writer. The
         // shared history on PostgreSQL (libpq) is the same store's second backend (Shared/).
-        .target(name: "FlowStore", dependencies: ["CSQLite", "CPostgres", "TVHome", "FlowTerms"]),
+        .target(name: "FlowStore", dependencies: ["CSQLite", "CPostgres", "CTVShims", "TVHome", "FlowTerms"]),
         // Decrypted content: chunks → turns under a byte budget, segment files + the turns index.
         .target(name: "Recording", dependencies: ["FlowStore", "TVHome", "FlowTerms"]),
         // HTTP/1.x and HTTP/2 read as messages from recorded turns; content decoding; HAR export.
@@ -70,7 +72,7 @@ let package = Package(
 
         // `tv web`: the request security decision (pure), the libmicrohttpd driver, the embedded
         // pages (Sources/Web/web, turned into WebAssets.swift by Scripts/web-assets).
-        .target(name: "Web", dependencies: ["CMicroHTTPD", "TVHome"], exclude: ["web"]),
+        .target(name: "Web", dependencies: ["CMicroHTTPD", "CTVShims", "TVHome"], exclude: ["web"]),
 
         // Wiring of a session and the pure presentation values the command line prints.
         .target(name: "TVCore", dependencies: ["COpenSSL", "CZlib", "CTVShims", "TVHome", "FlowStore", "Capture", "Wire", "LocalCA", "ControlChannel", "Settings", "SetupActions", "Recording", "HTTPReading", "Proxy", "Tunnel", "FlowTerms", "FlowFilter", "ProgramLookup", "TrustStore"]),
