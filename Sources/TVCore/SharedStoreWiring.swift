@@ -19,7 +19,7 @@ public struct SharedStoreWiring: Sendable {
 
     /// Connects (said at once when it cannot) and starts the shared writer.
     /// - Throws: `FlowStoreError.badStoreURL`, `.sharedStoreUnreachable`, `.sharedStoreFailed`,
-    ///   `.newerSchema`, `.cannotOpen` (the instance id file).
+    ///   `.newerSchema`, `.cannotOpen` (the instance id file); `MissingLibrary` without libpq5.
     static func start(url: String, home: TVHome, say: @escaping @Sendable (String) -> Void) throws -> SharedStoreWiring {
         let target = try SharedStoreTarget(url)
         let instance = try InstanceIdentity.of(home)

@@ -1,5 +1,7 @@
 import CMicroHTTPD
+import CTVShims
 import Synchronization
+import TVHome
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,8 +24,13 @@ public final class WebServer: Sendable {
     private let daemon = Mutex<Int>(0)
 
     /// Starts serving on `socket` (bound and listening; the server owns it from now on).
-    /// - Throws: `WebServerError.start` when libmicrohttpd refuses to start.
+    /// - Throws: `MissingLibrary` when libmicrohttpd.so.12 cannot be opened (the socket is closed);
+    ///   `WebServerError.start` when libmicrohttpd refuses to start.
     public init(socket: Int32, policy: WebAccessPolicy, cookieName: String, route: @escaping @Sendable (WebRequest) -> WebResponse) throws {
+        if let why = tv_lazy_library_open(TV_LAZY_LIBMICROHTTPD) {
+            close(socket)
+            throw MissingLibrary.web(reason: String(cString: why))
+        }
         self.policy = policy
         self.cookieName = cookieName
         self.route = route

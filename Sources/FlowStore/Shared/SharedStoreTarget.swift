@@ -1,5 +1,7 @@
 import CPostgres
+import CTVShims
 import Foundation
+import TVHome
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,9 +31,11 @@ public struct SharedStoreTarget: Sendable, Equatable {
     /// The sslmode in force.
     public let sslMode: String
 
-    /// Reads `url`.
-    /// - Throws: `FlowStoreError.badStoreURL` when libpq cannot read it or it holds a password.
+    /// Reads `url`, opening libpq first (every use of the shared store starts here).
+    /// - Throws: `MissingLibrary` when libpq.so.5 cannot be opened; `FlowStoreError.badStoreURL`
+    ///   when libpq cannot read it or it holds a password.
     public init(_ url: String) throws {
+        if let why = tv_lazy_library_open(TV_LAZY_LIBPQ) { throw MissingLibrary.sharedStore(reason: String(cString: why)) }
         var errorMessage: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(url, &errorMessage) else {
             let reason = errorMessage.map { String(cString: $0) }?.split(whereSeparator: \.isNewline).first.map(String.init) ?? "libpq cannot read it"

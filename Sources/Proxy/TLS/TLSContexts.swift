@@ -94,7 +94,7 @@ final class TLSContexts: @unchecked Sendable {
         // can say exactly why and the flow can show the certificate (SSL_VERIFY_NONE still runs
         // the verification; SSL_get_verify_result reads it).
         SSL_CTX_set_verify(client, SSL_VERIFY_NONE, nil)
-        _ = SSL_CTX_set_default_verify_paths(client)
+        SystemRootPlan.current().load(into: client)  // as set_default_verify_paths, the bundle on demand
         // tv's own root also verifies servers: `tv ca issue` makes certificates for local
         // development servers, and only this machine holds the root's key.
         if let authority = configuration.authority, let store = SSL_CTX_get_cert_store(client) {

@@ -54,7 +54,8 @@ enum WebCommand {
 
     /// Opens the listener and starts serving `home`'s screens; a listener beyond loopback is
     /// warned about on standard error (anyone who can reach it and learns the token reads the history).
-    /// - Throws: `WebStartError` (a bad --listen, a port in use, libmicrohttpd refusing).
+    /// - Throws: `WebStartError` (a bad --listen, a port in use, libmicrohttpd refusing);
+    ///   `MissingLibrary` when libmicrohttpd12 is not installed.
     static func start(_ inv: Invocation, home: TVHome, listen: String?) throws -> Served {
         let text = listen ?? defaultListen
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
@@ -73,6 +74,8 @@ enum WebCommand {
         let server: WebServer
         do {
             server = try WebServer(socket: listener.socket, policy: policy, cookieName: WebCookie.name(port: listener.port), route: { api.answer($0) })
+        } catch let missing as MissingLibrary {
+            throw missing
         } catch {
             throw WebStartError(message: "The web server would not start on \(listener.authority); try another port with --listen.")
         }
