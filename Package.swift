@@ -66,7 +66,7 @@ let package = Package(
         // Packet capture: pcapng files in $TV_HOME/captures, the `captures` / `packets` rows, the
         // writer thread behind a bounded queue (the TUN engine's `PacketRecorder`); packets are read
         // with Wire's `IPDatagramLayout` and `TCPFlags` (shared with the Tunnel's dissector).
-        .target(name: "Capture", dependencies: ["FlowStore", "TVHome", "FlowTerms", "Settings", "Wire"]),
+        .target(name: "Capture", dependencies: ["FlowStore", "TVHome", "FlowTerms", "Settings", "Wire", "CTVShims"]),
         // The TUN front-end: packet parsing and rewriting, the TCP NAT, UDP/DNS forwarding,
         // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`; runs on Proxy's loop.
         // QUIC Initials are opened (names only) with OpenSSL's HKDF and AES.

@@ -3,8 +3,25 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include "CTVShims.h"
 
 int tv_rename_exchange(const char *a, const char *b) { return renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE); }
 
 size_t tv_heap_in_use(void) { return mallinfo2().uordblks; }
+
+int tv_o_direct(void) { return O_DIRECT; }
+
+unsigned int tv_dio_offset_alignment(int fd, unsigned int *memory_alignment) {
+    struct statx info;
+    *memory_alignment = 0;
+#ifdef STATX_DIOALIGN
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &info) == 0 && (info.stx_mask & STATX_DIOALIGN)) {
+        *memory_alignment = info.stx_dio_mem_align;
+        return info.stx_dio_offset_align;
+    }
+#else
+    (void)fd; (void)info;
+#endif
+    return 0;
+}

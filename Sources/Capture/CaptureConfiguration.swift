@@ -19,6 +19,11 @@ public struct CaptureConfiguration: Sendable {
     /// Queue bounds (per batch).
     public var batchItems: Int = 16_384
     public var batchBytes: Int = 16 << 20
+    /// Files written with O_DIRECT where the file system allows it (`CaptureFileAppender`);
+    /// false: through the page cache.
+    public var directWrites: Bool = true
+    /// The O_DIRECT buffer, bytes (rounded down to whole blocks).
+    public var directBufferBytes: Int = CaptureFileAppender.defaultBufferBytes
 
     public init(folder: CaptureFolder, databasePath: String, snapLength: Int, rotation: CaptureRotation) {
         self.folder = folder

@@ -19,6 +19,8 @@ public struct CaptureWriterCounters: Sendable, Equatable {
     public var recordingSequence: Int64?
     /// The last failure, one sentence; nil when the last write succeeded.
     public var lastFailure: String?
+    /// How the file being written (else the last one) is written: O_DIRECT or buffered.
+    public var writeMode: CaptureWriteMode?
 
     public init() {}
 }
@@ -32,9 +34,11 @@ final class CaptureCountersBox: Sendable {
 /// The capture writer thread: owns the open capture file, its row in `captures`, the rows of
 /// `packets` and `packet_counts`. Runs on its `BoundedWriterQueue`'s thread only.
 ///
-/// A batch arrives as whole blocks (`CaptureBatch`) and is written with one writev(2); only after it is in the
-/// file are its rows committed (one transaction), so a row never points past what was written.
-/// A short write is cut back to the last whole block (ftruncate) so the file stays readable.
+/// A batch arrives as whole blocks (`CaptureBatch`) and is appended with `CaptureFileAppender`
+/// (O_DIRECT where the file system allows it, every byte in the file when it returns); only
+/// after it is in the file are its rows committed (one transaction), so a row never points past
+/// what was written. A failed write is cut back to the last whole block (ftruncate) so the file
+/// stays readable.
 final class CaptureWriterThread: QueueWriter {
     typealias Batch = CaptureBatch
 
@@ -43,7 +47,8 @@ final class CaptureWriterThread: QueueWriter {
     private var database: SQLiteDatabase?
     /// The open file: descriptor, sequence, bytes and packets written, when it started.
     private struct OpenFile {
-        var fd: Int32
+        var output: CaptureFileAppender
+        var fd: Int32 { output.descriptor }
         var seq: Int64
         var bytes: Int64
         var packets: Int64
@@ -200,21 +205,16 @@ final class CaptureWriterThread: QueueWriter {
         let packets = index - start
         let total = secretsLength + runEnd - runStart
         guard total > 0 else { return index }
-        let written = batch.secrets.withUnsafeBytes { secrets in
+        let failure = batch.secrets.withUnsafeBytes { secrets in
             batch.blocks.withUnsafeBytes { blocks in
-                var vectors = [iovec(iov_base: UnsafeMutableRawPointer(mutating: secrets.baseAddress), iov_len: secretsLength),
-                               iovec(iov_base: UnsafeMutableRawPointer(mutating: blocks.baseAddress.map { $0 + runStart }),
-                                     iov_len: runEnd - runStart)]
-                return writev(open.fd, &vectors, 2)
+                open.output.append([UnsafeRawBufferPointer(rebasing: secrets[0..<secretsLength]),
+                                    UnsafeRawBufferPointer(rebasing: blocks[runStart..<runEnd])])
             }
         }
-        guard written == total else {
-            let reason = written < 0 ? String(cString: strerror(errno)) : "a short write"
-            // Cut back to the last whole block: the file stays readable.
-            _ = ftruncate(open.fd, off_t(open.bytes))
-            _ = lseek(open.fd, off_t(open.bytes), SEEK_SET)
+        if let failure {
+            // The appender cut the file back to its last whole block: it stays readable.
             failed += packets
-            note(failure: "cannot write \(configuration.folder.filePath(open.seq)): \(reason)")
+            note(failure: "cannot write \(configuration.folder.filePath(open.seq)): \(failure.phrase)")
             return index
         }
         open.bytes += Int64(total)
@@ -229,6 +229,7 @@ final class CaptureWriterThread: QueueWriter {
             box.state.withLock {
                 $0.packetsWritten &+= UInt64(packets)
                 $0.lastFailure = nil
+                $0.writeMode = open.output.mode
             }
         } catch {
             // The packets are in the file; their rows are not. Counted as failed for the list.
@@ -288,23 +289,28 @@ final class CaptureWriterThread: QueueWriter {
         let folder = configuration.folder
         let known = try database.scalar("SELECT coalesce(max(seq), 0) FROM captures").int64 ?? 0
         var seq = max(known, folder.sequencesPresent().max() ?? 0) + 1
-        var fd: Int32 = -1
+        var output: CaptureFileAppender?
+        var lastError = Errno(EEXIST)
         for _ in 0..<64 {
-            fd = Glibc.open(folder.filePath(seq), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_APPEND, 0o600)
-            if fd >= 0 || errno != EEXIST { break }
-            seq += 1
+            do throws(Errno) {
+                output = try CaptureFileAppender(creating: folder.filePath(seq), direct: configuration.directWrites,
+                                                 bufferBytes: configuration.directBufferBytes)
+                break
+            } catch {
+                lastError = error
+                if error.code != EEXIST { break }
+                seq += 1
+            }
         }
-        guard fd >= 0 else {
-            throw CaptureError.cannotOpen(path: folder.filePath(seq), reason: String(cString: strerror(errno)))
+        guard let output else {
+            throw CaptureError.cannotOpen(path: folder.filePath(seq), reason: lastError.description)
         }
+        let fd = output.descriptor
         _ = flock(fd, LOCK_EX | LOCK_NB)
         let head = PcapngBlocks.sectionHeader() + PcapngBlocks.interfaceDescription(snapLength: UInt32(clamping: configuration.snapLength))
-        let written = head.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == head.count else {
-            let reason = written < 0 ? String(cString: strerror(errno)) : "a short write"
-            close(fd)
+        if let failure = head.withUnsafeBytes({ output.append($0) }) {
             unlink(folder.filePath(seq))
-            throw CaptureError.cannotOpen(path: folder.filePath(seq), reason: reason)
+            throw CaptureError.cannotOpen(path: folder.filePath(seq), reason: failure.description)
         }
         do {
             let insert = try database.prepare("""
@@ -314,14 +320,14 @@ final class CaptureWriterThread: QueueWriter {
                              .integer(Int64(configuration.snapLength))])
             _ = try insert.step()
         } catch {
-            close(fd)
             unlink(folder.filePath(seq))
             throw error
         }
-        file = OpenFile(fd: fd, seq: seq, bytes: Int64(head.count), packets: 0, startedMicros: nowMicros, firstPacketMicros: nil, lastSync: .now(), unsynced: true)
+        file = OpenFile(output: output, seq: seq, bytes: Int64(head.count), packets: 0, startedMicros: nowMicros, firstPacketMicros: nil, lastSync: .now(), unsynced: true)
         box.state.withLock {
             $0.filesOpened &+= 1
             $0.recordingSequence = seq
+            $0.writeMode = output.mode
         }
     }
 
@@ -336,7 +342,7 @@ final class CaptureWriterThread: QueueWriter {
             note(failure: "\(error)")
         }
         _ = flock(open.fd, LOCK_UN)
-        background.syncAndClose(open.fd)
+        background.syncAndClose(open.output.handOver())
         box.state.withLock { $0.recordingSequence = nil }
     }
 

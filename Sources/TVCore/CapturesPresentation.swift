@@ -119,6 +119,9 @@ extension CapturesPresentation {
         line += "\(ByteWords.grouped(written)) packets written"
         if dropped > 0 { line += ", \(ByteWords.grouped(dropped)) dropped (the capture writer fell behind; they are not in the file)" }
         if failed > 0 { line += ", \(ByteWords.grouped(failed)) not saved (\(values["capture.lastFailure"].map(TerminalText.line) ?? "a write failed"))" }
+        if values["capture.writeMode"] == CaptureWriteMode.buffered.rawValue {
+            line += ", through the page cache (the captures folder's file system refused O_DIRECT)"
+        }
         return line
     }
 

@@ -1,3 +1,4 @@
+import Capture
 import FlowStore
 import Tunnel
 
@@ -11,6 +12,9 @@ public enum QueueStatus {
     public static let decryptedEventsDropped = "decryptedCapture.eventsDropped"
     /// Plaintext bytes the decrypted capture's full queue dropped (only with `capture.decrypted`).
     public static let decryptedBytesDropped = "decryptedCapture.bytesDropped"
+    /// How the decrypted capture's file is written: `direct` (O_DIRECT) or `buffered` (the file
+    /// system refused O_DIRECT); absent before its first write.
+    public static let decryptedWriteMode = "decryptedCapture.writeMode"
 
     /// The values, as decimal text; the decrypted capture's only when it runs.
     public static func values(flows: FlowWriterCounters, decrypted: DecryptedCaptureCounters?) -> [String: String] {
@@ -18,6 +22,7 @@ public enum QueueStatus {
         if let decrypted {
             values[decryptedEventsDropped] = String(decrypted.eventsDropped)
             values[decryptedBytesDropped] = String(decrypted.bytesDropped)
+            if let mode = decrypted.writeMode { values[decryptedWriteMode] = mode.rawValue }
         }
         return values
     }

@@ -51,6 +51,8 @@ final class SessionCapture: Sendable {
         ]
         if let seq = counters.recordingSequence { values["capture.recording"] = String(seq) }
         if let failure = counters.lastFailure { values["capture.lastFailure"] = failure }
+        // `direct`: O_DIRECT, past the page cache; `buffered`: the file system refused O_DIRECT.
+        if let mode = counters.writeMode { values["capture.writeMode"] = mode.rawValue }
         return values
     }
 

@@ -1,3 +1,4 @@
+import Capture
 import FlowStore
 import FlowTerms
 import Foundation
@@ -34,31 +35,49 @@ public final class DecryptedCapture: ChunkRecorder {
     private let queue: BoundedWriterQueue<DecryptedCaptureThread>
     private let recording: Atomic<Bool>
     private let lastFailure: FailureNote
+    private let writeModeNote: WriteModeNote
 
-    /// Creates the file (0600, never over an existing one) and starts the writer thread.
+    /// Creates the file (0600, never over an existing one; O_DIRECT where the file system allows
+    /// it, `CaptureFileAppender`) and starts the writer thread.
     /// - Throws: `FileWriteError` when the file cannot be created.
-    public init(path: String, lingerMillis: Int = 50) throws {
+    public init(path: String, lingerMillis: Int = 50, directWrites: Bool = true,
+                directBufferBytes: Int = CaptureFileAppender.defaultBufferBytes) throws {
         self.path = path
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw FileWriteError(path: path, reason: Errno(errno).phrase) }
         recording = Atomic(true)
         let failure = FailureNote()
         lastFailure = failure
+        let mode = WriteModeNote()
+        writeModeNote = mode
         let queue = BoundedWriterQueue<DecryptedCaptureThread>(batch: DecryptedCaptureBatch(), counters: DecryptedCaptureCounters(),
                                                                lingerMillis: lingerMillis, lingerAfterWrite: false)
         self.queue = queue
-        let thread = Thread { queue.run(DecryptedCaptureThread(fd: fd) { reason in failure.note(reason) }) }
-        thread.name = "tv decrypted capture"
-        thread.start()
+        // The file is made on the writer's thread, which owns it from then on.
+        try queue.startThread(named: "tv decrypted capture") {
+            let output: CaptureFileAppender
+            do throws(Errno) {
+                output = try CaptureFileAppender(creating: path, direct: directWrites, bufferBytes: directBufferBytes)
+            } catch {
+                throw FileWriteError(path: path, reason: error.phrase)
+            }
+            return DecryptedCaptureThread(output: output, failures: { reason in failure.note(reason) },
+                                          mode: { now in mode.note(now) })
+        }
     }
 
     deinit { queue.stop() }
 
     /// What was queued and dropped so far.
-    public var counters: DecryptedCaptureCounters { queue.read { counters, _, _ in counters } }
+    public var counters: DecryptedCaptureCounters {
+        var counters = queue.read { counters, _, _ in counters }
+        counters.writeMode = writeMode
+        return counters
+    }
 
     /// Why the file could not be written, when it could not (one phrase).
     public var failure: String? { lastFailure.value }
+
+    /// How the file is written (O_DIRECT or buffered), for `tv status`.
+    public var writeMode: CaptureWriteMode? { writeModeNote.value }
 
     /// Writes what is queued and waits for it (tests; the end of a session).
     public func flush() { queue.flush() }
@@ -95,4 +114,11 @@ final class FailureNote: Sendable {
     private let text = Mutex<String?>(nil)
     func note(_ reason: String) { text.withLock { $0 = reason } }
     var value: String? { text.withLock { $0 } }
+}
+
+/// How the writer last wrote the file, for any thread to read.
+final class WriteModeNote: Sendable {
+    private let mode = Mutex<CaptureWriteMode?>(nil)
+    func note(_ now: CaptureWriteMode) { mode.withLock { $0 = now } }
+    var value: CaptureWriteMode? { mode.withLock { $0 } }
 }

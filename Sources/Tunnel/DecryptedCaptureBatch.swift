@@ -1,3 +1,4 @@
+import Capture
 import FlowStore
 import FlowTerms
 
@@ -27,6 +28,8 @@ public struct DecryptedCaptureCounters: Sendable, Equatable {
     public var bytesDropped: UInt64 = 0
     /// Begin and end events dropped the same way.
     public var eventsDropped: UInt64 = 0
+    /// How the file is written (O_DIRECT or buffered); nil before its first write.
+    public var writeMode: CaptureWriteMode?
 
     public init() {}
 }

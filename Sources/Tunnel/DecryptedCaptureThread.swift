@@ -16,16 +16,20 @@ final class DecryptedCaptureThread: QueueWriter {
     /// The comment on a stream's first packet: which flow it is.
     static func streamComment(flow: UInt64) -> String { "tv flow \(flow)" }
 
-    private let fd: Int32
+    private let output: CaptureFileAppender
     private let failures: @Sendable (String) -> Void
+    private let mode: @Sendable (CaptureWriteMode) -> Void
     private var streams: [UInt64: (synthesizer: TCPStreamSynthesizer, startMicros: Int64, commented: Bool)] = [:]
     private var encoded: [UInt8] = []
     private var failed = false
 
-    /// Takes `fd` (open for writing, empty) and writes the file's header.
-    init(fd: Int32, failures: @escaping @Sendable (String) -> Void) {
-        self.fd = fd
+    /// Takes `output` (an empty file) and writes the file's header; `mode` hears how the file is
+    /// written, after each write.
+    init(output: CaptureFileAppender, failures: @escaping @Sendable (String) -> Void,
+         mode: @escaping @Sendable (CaptureWriteMode) -> Void) {
+        self.output = output
         self.failures = failures
+        self.mode = mode
         encoded = PcapngBlocks.sectionHeader(comment: DecryptedCapture.fileComment)
             + PcapngBlocks.interfaceDescription(snapLength: 0)
         flushEncoded()
@@ -85,6 +89,7 @@ final class DecryptedCaptureThread: QueueWriter {
         }
         streams.removeAll()
         flushEncoded()
+        let fd = output.handOver()
         _ = fdatasync(fd)
         close(fd)
     }
@@ -110,17 +115,12 @@ final class DecryptedCaptureThread: QueueWriter {
     private func flushEncoded() -> Bool {
         defer { encoded.removeAll(keepingCapacity: true) }
         guard !failed else { return false }
-        var written = 0
-        while written < encoded.count {
-            let n = encoded.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                failed = true
-                failures(Errno(errno).phrase)
-                return false
-            }
-            written += n
+        if let failure = encoded.withUnsafeBytes({ output.append($0) }) {
+            failed = true
+            failures(failure.phrase)
+            return false
         }
+        mode(output.mode)
         return true
     }
 }

@@ -135,6 +135,11 @@ struct CapturePresentationTests {
         #expect(CapturesPresentation.statusLine(["capture.enabled": "off"]) == nil)
         #expect(CapturesPresentation.statusLine(["capture.enabled": "on", "capture.recording": "4", "capture.packetsWritten": "1200", "capture.packetsDropped": "3"])
             == "capture 4 recording, 1,200 packets written, 3 dropped (the capture writer fell behind; they are not in the file)")
+        // O_DIRECT is the rule and goes unsaid; the buffered fallback is said.
+        #expect(CapturesPresentation.statusLine(["capture.enabled": "on", "capture.recording": "4", "capture.packetsWritten": "2", "capture.writeMode": "direct"])
+            == "capture 4 recording, 2 packets written")
+        #expect(CapturesPresentation.statusLine(["capture.enabled": "on", "capture.recording": "4", "capture.packetsWritten": "2", "capture.writeMode": "buffered"])
+            == "capture 4 recording, 2 packets written, through the page cache (the captures folder's file system refused O_DIRECT)")
         #expect(CapturesPresentation.lossSentence(dropped: 0, failed: 0) == nil)
         #expect(CapturesPresentation.lossSentence(dropped: 5, failed: 1)
             == "Not every packet was captured: 5 dropped because the capture writer fell behind, 1 not saved because a write failed; the connections themselves were not affected.")

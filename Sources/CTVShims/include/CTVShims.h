@@ -45,6 +45,13 @@ int tv_rename_exchange(const char *a, const char *b);
 /// memory micro-benchmarks (malloc.h is not in Swift's Glibc module).
 size_t tv_heap_in_use(void);
 
+/// O_DIRECT (glibc defines it only under _GNU_SOURCE): open(2) flag for writes that skip the page cache.
+int tv_o_direct(void);
+
+/// statx(fd, STATX_DIOALIGN) (Linux ≥ 6.1): the file's direct I/O offset and memory alignment in
+/// bytes; 0 when the kernel or the file system does not say (the caller picks a safe default).
+unsigned int tv_dio_offset_alignment(int fd, unsigned int *memory_alignment);
+
 /// sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free) (NULL: nothing).
 void tv_safebags_free(STACK_OF(PKCS12_SAFEBAG) *bags);
 /// sk_PKCS7_pop_free(safes, PKCS7_free) (NULL: nothing).

@@ -1,0 +1,71 @@
+import Capture
+import FlowTerms
+import Foundation
+import Testing
+@testable import Tunnel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The decrypted capture's file written with O_DIRECT (a disk file system) and buffered (ramfs,
+/// which refuses O_DIRECT): tshark reads the same HTTP exchange from both, and the mode is said.
+@Suite("DecryptedCapture: O_DIRECT and the buffered fallback, read by tshark", .serialized)
+struct DecryptedCaptureWriteModeTests {
+    func writeAndRead(folder: String, expecting mode: CaptureWriteMode) throws {
+        let path = folder + "/" + DecryptedCapture.fileName(startMicros: 1_764_620_000_000_000)
+        let capture = try DecryptedCapture(path: path, lingerMillis: 1, directBufferBytes: 16_384)
+        let body = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        let request = Array("GET /big HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8)
+        let response = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+        capture.inspectedFlowBegan(flow: 9, client: .init(address: "127.0.0.1", port: 50_009), server: .init(address: "127.0.0.1", port: 8443),
+                                   startMicros: 1_764_620_000_000_000)
+        request.withUnsafeBytes { capture.record(flow: 9, direction: .clientToServer, offsetMicros: 1_000, bytes: $0) }
+        // In 10 KB chunks, as a relay's reads hand them over.
+        var at = 0
+        while at < response.count {
+            let end = min(at + 10_000, response.count)
+            response[at..<end].withUnsafeBytes { capture.record(flow: 9, direction: .serverToClient, offsetMicros: 2_000, bytes: $0) }
+            at = end
+        }
+        capture.flowEnded(flow: 9, cutOff: false)
+        capture.stop()
+        #expect(capture.counters.bytesDropped == 0 && capture.failure == nil)
+        #expect(capture.counters.writeMode == mode)
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else {
+            Issue.record("tshark is needed (Debian package tshark, in Scripts/packages.sh TEST_PACKAGES)")
+            return
+        }
+        let out = try PacketDissectorTests.run(["/usr/bin/tshark", "-r", path, "-Y", "http", "-T", "fields", "-E", "separator=|",
+                                                "-e", "http.request.uri", "-e", "http.response.code", "-e", "http.content_length"])
+        #expect(out.split(separator: "\n").map(String.init) == ["/big||", "|200|300000"], "\(out)")
+    }
+
+    @Test("O_DIRECT on a disk file system: tshark reads the request and the 300 KB response; `direct` said")
+    func direct() throws {
+        let folder = "/var/tmp/tv-decrypted-direct-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try writeAndRead(folder: folder, expecting: .direct)
+    }
+
+    @Test("ramfs refuses O_DIRECT: the same file, buffered, and `buffered` said", .enabled(if: getuid() == 0, "mounts a ramfs: needs root"))
+    func fallback() throws {
+        let folder = NSTemporaryDirectory() + "tv-decrypted-ramfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let mounted = Process()
+        mounted.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mounted.arguments = ["-t", "ramfs", "none", folder]
+        try mounted.run()
+        mounted.waitUntilExit()
+        try #require(mounted.terminationStatus == 0)
+        defer {
+            let unmount = Process()
+            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            unmount.arguments = [folder]
+            try? unmount.run()
+            unmount.waitUntilExit()
+        }
+        try writeAndRead(folder: folder, expecting: .buffered)
+    }
+}
