@@ -151,7 +151,9 @@ final class SessionWiring: Sendable {
         let logsRequests = options.logRequests || record[SettingKeys.logRequests]
         requestLog = logsRequests ? options.printRequest.map { RequestLog(print: $0) } : nil
         let flowWriter = writer
-        programs = ProgramLookup { id, program in _ = flowWriter.enqueue(.program(flowID: id, program)) }
+        // In the TUN and transparent modes a flow's server is its client socket's peer.
+        let peersAreServers = switch options.mode { case .tun, .transparent: true; default: false }
+        programs = ProgramLookup(peersAreServers: peersAreServers) { id, program in _ = flowWriter.enqueue(.program(flowID: id, program)) }
         config.flowSink = FlowStoreSink(writer: writer, requestLog: requestLog, programs: programs, tally: tally)
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         let decrypted = try DecryptedCaptureSetup.make(home: home, record: record, inspecting: inspecting)
