@@ -38,6 +38,31 @@ int tv_sock_diag_request(uint8_t *buf, int capacity, uint8_t family, uint8_t pro
     return (int)sizeof m;
 }
 
+int tv_sock_diag_exact_request(uint8_t *buf, int capacity, uint8_t family, uint8_t protocol,
+                               const uint8_t *source, uint16_t source_port,
+                               const uint8_t *destination, uint16_t destination_port, uint32_t sequence) {
+    struct { struct nlmsghdr h; struct inet_diag_req_v2 r; } m;
+    if (capacity < (int)sizeof m) return -1;
+    if (family != AF_INET && family != AF_INET6) return -1;
+    size_t width = family == AF_INET6 ? 16 : 4;
+    memset(&m, 0, sizeof m);
+    m.h.nlmsg_len = sizeof m;
+    m.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    m.h.nlmsg_flags = NLM_F_REQUEST;
+    m.h.nlmsg_seq = sequence;
+    m.r.sdiag_family = family;
+    m.r.sdiag_protocol = protocol;
+    m.r.idiag_states = ~0u;
+    m.r.id.idiag_sport = htons(source_port);
+    m.r.id.idiag_dport = htons(destination_port);
+    memcpy(m.r.id.idiag_src, source, width);
+    memcpy(m.r.id.idiag_dst, destination, width);
+    m.r.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+    m.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+    memcpy(buf, &m, sizeof m);
+    return (int)sizeof m;
+}
+
 ssize_t tv_netlink_send(int fd, const uint8_t *buf, size_t len) {
     struct sockaddr_nl kernel;
     memset(&kernel, 0, sizeof kernel);

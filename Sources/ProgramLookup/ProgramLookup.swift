@@ -20,6 +20,8 @@ public final class ProgramLookup: Sendable {
         public var dropped: UInt64 = 0
         /// Full `/proc` rescans (cache misses).
         public var scans: UInt64 = 0
+        /// Flows whose socket was found by its four-tuple (`SockDiagQuery.exact`), not by a dump.
+        public var exact: UInt64 = 0
         public init() {}
     }
 
@@ -46,14 +48,17 @@ public final class ProgramLookup: Sendable {
     /// Starts the lookup thread.
     /// - Parameters:
     ///   - capacity: requests waiting at most (at least 1).
+    ///   - peersAreServers: each flow's server is its client socket's peer (the TUN and
+    ///     transparent modes), so a socket is asked by its four-tuple (`SockDiagQuery`).
     ///   - deliver: called on the lookup thread with each flow's answer; must not block.
-    public init(capacity: Int = 4_096, deliver: @escaping @Sendable (Int64, FlowProgram) -> Void) {
+    public init(capacity: Int = 4_096, peersAreServers: Bool = false, deliver: @escaping @Sendable (Int64, FlowProgram) -> Void) {
         self.capacity = max(1, capacity)
         let shared = self.shared
         let thread = Thread {
             let state = shared
             let wake = shared.wake, finished = shared.finished
             let resolver = ProgramResolver()
+            resolver.peersAreServers = peersAreServers
             while true {
                 wake.wait()
                 let (batch, socket, stop) = state.state.withLock { s -> ([ProgramLookupRequest], (socket: Int32, namespace: UInt64)?, Bool) in
@@ -77,6 +82,7 @@ public final class ProgramLookup: Sendable {
                         $0.counters.found += UInt64(named)
                         $0.counters.notKnown += UInt64(answers.count - named)
                         $0.counters.scans = resolver.scans
+                        $0.counters.exact = resolver.exactAnswers
                     }
                     for (id, program) in answers { deliver(id, program) }
                 }

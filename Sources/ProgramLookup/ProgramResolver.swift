@@ -49,6 +49,11 @@ final class ProgramResolver {
     var netlink: Int32 = -1
     /// True when every client is local by construction (`tv exec`: the namespace's own programs).
     var clientsAreLocal = false
+    /// True when each flow's server is its client socket's peer (the TUN and transparent modes,
+    /// `tv exec`): the socket is asked by its four-tuple (`SockDiagQuery`).
+    var peersAreServers = false
+    /// Flows whose socket an exact request answered.
+    private(set) var exactAnswers: UInt64 = 0
     /// The network namespace the sock_diag socket asks (the inode of its `ns/net`): only its
     /// processes' descriptors are read.
     var namespace: UInt64? = ProcFiles.inode("/proc/thread-self/ns/net")
@@ -75,9 +80,24 @@ final class ProgramResolver {
                 continue
             }
             var address = parsed
-            var sockets = dump(family: address.family, transport: request.transport, port: request.clientPort)
+            var sockets: Result<[DiagSocket], SockDiagError>
+            let query = SockDiagQuery.plan(transport: request.transport, client: parsed, clientPort: request.clientPort,
+                                           server: request.serverAddress.flatMap(ProgramLookupRequest.addressBytes),
+                                           serverPort: request.serverPort, peersAreServers: peersAreServers || clientsAreLocal)
+            if case let .exact(family, source, sourcePort, destination, destinationPort) = query,
+               case .sockets(let list) = SockDiagQuery.outcome(exact(family: family, source: source, sourcePort: sourcePort,
+                                                                     destination: destination, destinationPort: destinationPort),
+                                                               clientsAreLocal: clientsAreLocal) {
+                exactAnswers += 1
+                sockets = .success(list)
+            } else {
+                sockets = dump(family: address.family, transport: request.transport, port: request.clientPort)
+            }
             // An IPv4 client may be an IPv6 socket speaking IPv4 (`::ffff:a.b.c.d`, Java's way).
-            if case .success(let list) = sockets, list.isEmpty, address.family == UInt8(AF_INET) {
+            if case .exact = query {
+                // The exact request found IPv4-mapped sockets too (the kernel looks them up by
+                // their IPv4 addresses).
+            } else if case .success(let list) = sockets, list.isEmpty, address.family == UInt8(AF_INET) {
                 let mapped = [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + address.bytes
                 let six = dump(family: UInt8(AF_INET6), transport: request.transport, port: request.clientPort)
                 if case .success(let list6) = six, !list6.isEmpty {
@@ -150,6 +170,27 @@ final class ProgramResolver {
         if users.count > 1_000 { users.removeAll() }
         users[uid] = name
         return name
+    }
+
+    /// The one TCP socket `source:sourcePort → destination:destinationPort` (an exact request: one
+    /// hash lookup in the kernel, one answer message).
+    private func exact(family: UInt8, source: [UInt8], sourcePort: UInt16, destination: [UInt8],
+                       destinationPort: UInt16) -> Result<[DiagSocket], SockDiagError> {
+        guard netlink >= 0 else { return .failure(.kernel(errno: -netlink)) }
+        while recv(netlink, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}
+        sequence &+= 1
+        let request = SockDiagMessage.exactRequest(family: family, proto: UInt8(IPPROTO_TCP), source: source, sourcePort: sourcePort,
+                                                   destination: destination, destinationPort: destinationPort, sequence: sequence)
+        guard !request.isEmpty else { return .failure(.kernel(errno: EINVAL)) }
+        let sent = request.withUnsafeBufferPointer { tv_netlink_send(netlink, $0.baseAddress, $0.count) }
+        guard sent == request.count else { return .failure(.kernel(errno: sent < 0 ? Int32(-sent) : EIO)) }
+        let n = recv(netlink, &buffer, buffer.count, 0)
+        guard n > 0 else { return .failure(.kernel(errno: n < 0 ? errno : EIO)) }
+        do {
+            return .success(try SockDiagMessage.parse(Array(buffer.prefix(n))).sockets)
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// One dump of `family` sockets of the flow's protocol with local port `port`.

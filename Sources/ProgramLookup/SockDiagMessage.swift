@@ -73,6 +73,26 @@ public enum SockDiagMessage {
         return Array(buffer.prefix(Int(max(0, n))))
     }
 
+    /// The request for the one socket `source:sourcePort → destination:destinationPort` of
+    /// `family` / `proto` (addresses 4 or 16 bytes, network order): no NLM_F_DUMP, so the kernel
+    /// answers from one hash lookup with that socket alone or NLMSG_ERROR -ENOENT.
+    /// - Returns: the request's 72 bytes; empty when an address is not the family's width.
+    public static func exactRequest(family: UInt8, proto: UInt8, source: [UInt8], sourcePort: UInt16,
+                                    destination: [UInt8], destinationPort: UInt16, sequence: UInt32) -> [UInt8] {
+        let width = family == 10 ? 16 : 4
+        guard source.count == width, destination.count == width else { return [] }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let n = buffer.withUnsafeMutableBufferPointer { out in
+            source.withUnsafeBufferPointer { src in
+                destination.withUnsafeBufferPointer { dst in
+                    tv_sock_diag_exact_request(out.baseAddress, Int32(out.count), family, proto, src.baseAddress, sourcePort,
+                                               dst.baseAddress, destinationPort, sequence)
+                }
+            }
+        }
+        return Array(buffer.prefix(Int(max(0, n))))
+    }
+
     /// Reads one `recv`'s worth of netlink messages.
     /// - Returns: the sockets in it, and whether NLMSG_DONE ended the dump.
     /// - Throws: `SockDiagError` for a malformed message or the kernel's error answer.

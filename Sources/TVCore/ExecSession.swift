@@ -55,7 +55,7 @@ public final class ExecSession {
         self.options = options
         self.environment = environment
         self.say = say
-        wiring = try SessionWiring(home: home, options: options.proxy, environment: environment, now: now, say: say)
+        wiring = try SessionWiring(home: home, options: options.proxy, environment: environment, now: now, peersAreServers: true, say: say)
         var config = wiring.configuration
         config.listens = false
         // A live `tv run` writes to the same file: take a block of ids from it.

@@ -50,7 +50,9 @@ final class SessionWiring: Sendable {
     /// - Parameter firstFlowID: where flow ids start (nil: after the database's highest).
     /// - Throws: `FlowStoreError`, `CAError`, `SettingsError`, `TVHomeError`, `ProxyError`
     ///   (a bad --listen), `ForcedInspectionError` (--inspect or --keep-content without a usable CA).
-    init(home: TVHome, options: Session.Options, environment: [String: String], now: Int64,
+    /// - Parameter peersAreServers: each flow's server is its client socket's peer (`tv exec`'s
+    ///   TUN); nil: so in the TUN and transparent modes only.
+    init(home: TVHome, options: Session.Options, environment: [String: String], now: Int64, peersAreServers: Bool? = nil,
          say: @escaping @Sendable (String) -> Void) throws {
         try home.ensureExists()
         try home.ensureDirectory(home.runDirectory)
@@ -151,8 +153,12 @@ final class SessionWiring: Sendable {
         let logsRequests = options.logRequests || record[SettingKeys.logRequests]
         requestLog = logsRequests ? options.printRequest.map { RequestLog(print: $0) } : nil
         let flowWriter = writer
-        programs = ProgramLookup { id, program in _ = flowWriter.enqueue(.program(flowID: id, program)) }
-        config.flowSink = FlowStoreSink(writer: writer, requestLog: requestLog, programs: programs, tally: tally)
+        // In the TUN and transparent modes a flow's server is its client socket's peer: the
+        // program lookup asks for that one socket, once the flow's server is known.
+        let peersAreServers = peersAreServers ?? { switch options.mode { case .tun, .transparent: true; default: false } }()
+        programs = ProgramLookup(peersAreServers: peersAreServers) { id, program in _ = flowWriter.enqueue(.program(flowID: id, program)) }
+        config.flowSink = FlowStoreSink(writer: writer, requestLog: requestLog, programs: programs, tally: tally,
+                                        lookUpWhenServerKnown: peersAreServers)
         config.pinningMemory = options.pinningDetection ? pinning : NoPinningMemory()
         let decrypted = try DecryptedCaptureSetup.make(home: home, record: record, inspecting: inspecting)
         decryptedCapture = decrypted

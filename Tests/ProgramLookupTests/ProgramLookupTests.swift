@@ -81,6 +81,46 @@ struct ProgramLookupTests {
         }
     }
 
+    @Test("where peers are servers, a python3 child's TCP socket (IPv4 and IPv6) is found by its four-tuple (no dump): named python3; a wrong server port misses and the dump still names it; after it exits, socket gone")
+    func exactFourTuple() throws {
+        for (family, host) in [(AF_INET, "127.0.0.1"), (AF_INET6, "::1")] {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            child.arguments = ["-c", "import socket,sys; l=socket.socket(socket.\(family == AF_INET ? "AF_INET" : "AF_INET6")); l.bind(('\(host)', 0)); l.listen(4); "
+                               + "s=socket.create_connection(('\(host)', l.getsockname()[1])); print(s.getsockname()[1], l.getsockname()[1], flush=True); sys.stdin.read()"]
+            let out = Pipe(), input = Pipe()
+            child.standardOutput = out
+            child.standardInput = input
+            try child.run()
+            let ports = Self.line(out.fileHandleForReading.fileDescriptor).split(separator: " ").compactMap { UInt16($0) }
+            try #require(ports.count == 2)
+            let answers = Answers()
+            let lookup = ProgramLookup(peersAreServers: true) { id, p in answers.add(id, p) }
+            let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/usr/bin/python3")
+            let python = FlowProgram.known(ProgramIdentity(pid: child.processIdentifier, command: "python3",
+                                                           executable: "/usr/bin/" + executable, uid: 0, user: "root"))
+            #expect(lookup.lookUp(ProgramLookupRequest(flowID: 1, clientAddress: host, clientPort: ports[0], serverAddress: host,
+                                                       serverPort: ports[1], transport: .tcp)))
+            #expect(answers.got.wait(timeout: .now() + 5) == .success)
+            #expect(answers.list.withLock { $0.last?.1 } == python)
+            #expect(lookup.counters.exact == 1)
+            // Not its peer: the exact request misses (ENOENT), the dump by port names it.
+            #expect(lookup.lookUp(ProgramLookupRequest(flowID: 2, clientAddress: host, clientPort: ports[0], serverAddress: host,
+                                                       serverPort: ports[1] &+ 1, transport: .tcp)))
+            #expect(answers.got.wait(timeout: .now() + 5) == .success)
+            #expect(answers.list.withLock { $0.last?.1 } == python)
+            #expect(lookup.counters.exact == 1)
+            try input.fileHandleForWriting.close()
+            child.waitUntilExit()
+            #expect(lookup.lookUp(ProgramLookupRequest(flowID: 3, clientAddress: host, clientPort: ports[0], serverAddress: host,
+                                                       serverPort: ports[1], transport: .tcp)))
+            #expect(answers.got.wait(timeout: .now() + 5) == .success)
+            #expect(answers.list.withLock { $0.last?.1 } == .notKnown(.socketGone))
+            lookup.stop()
+            #expect(lookup.counters.found == 2 && lookup.counters.notKnown == 1)
+        }
+    }
+
     /// One line the child printed (without its newline), read byte by byte (at most 5 s).
     static func line(_ fd: Int32) -> String {
         var bytes: [UInt8] = []

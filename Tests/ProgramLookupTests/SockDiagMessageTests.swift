@@ -28,6 +28,38 @@ struct SockDiagMessageTests {
         #expect(bytes == expected)
     }
 
+    @Test("an exact request for TCP 10.0.0.2:54321 → 93.184.216.34:443 and for [fd00::2]:40000 → [2001:db8::1]:80: REQUEST alone (no DUMP), the four-tuple, any cookie")
+    func exactRequest() {
+        let four = SockDiagMessage.exactRequest(family: 2, proto: 6, source: [10, 0, 0, 2], sourcePort: 54_321,
+                                                destination: [93, 184, 216, 34], destinationPort: 443, sequence: 9)
+        let expected4: [UInt8] = [
+            72, 0, 0, 0,   20, 0,   0x01, 0x00,   9, 0, 0, 0,   0, 0, 0, 0,    // len, SOCK_DIAG_BY_FAMILY, REQUEST, seq, pid
+            2, 6, 0, 0,    0xFF, 0xFF, 0xFF, 0xFF,                              // AF_INET, TCP, ext, pad, states (unused)
+            0xD4, 0x31, 0x01, 0xBB,                                             // sport 54321, dport 443 (big-endian)
+            10, 0, 0, 2] + [UInt8](repeating: 0, count: 12)                     // src
+          + [93, 184, 216, 34] + [UInt8](repeating: 0, count: 12)               // dst
+          + [0, 0, 0, 0] + [UInt8](repeating: 0xFF, count: 8)                   // interface any, INET_DIAG_NOCOOKIE
+        #expect(four == expected4)
+        let src6: [UInt8] = [0xFD, 0] + [UInt8](repeating: 0, count: 13) + [2]
+        let dst6: [UInt8] = [0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 11) + [1]
+        let six = SockDiagMessage.exactRequest(family: 10, proto: 6, source: src6, sourcePort: 40_000, destination: dst6,
+                                               destinationPort: 80, sequence: 1)
+        #expect(six.count == 72 && Array(six[16..<20]) == [10, 6, 0, 0] && Array(six[24..<28]) == [0x9C, 0x40, 0, 80]
+                && Array(six[28..<44]) == src6 && Array(six[44..<60]) == dst6)
+        // An address of the other family's width is no request.
+        #expect(SockDiagMessage.exactRequest(family: 2, proto: 6, source: src6, sourcePort: 1, destination: [1, 2, 3, 4],
+                                             destinationPort: 2, sequence: 1) == [])
+    }
+
+    @Test("the answer to an exact request: one socket and no NLMSG_DONE; none is NLMSG_ERROR -ENOENT")
+    func exactAnswer() throws {
+        let one = Self.socketMessage(state: 1, src: [10, 0, 0, 2], sport: 54_321, dst: [93, 184, 216, 34], dport: 443, uid: 0, inode: 77)
+        let parsed = try SockDiagMessage.parse(one)
+        #expect(parsed.sockets.map(\.inode) == [77] && parsed.done == false)
+        let enoent: [UInt8] = [36, 0, 0, 0, 2, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0xFE, 0xFF, 0xFF, 0xFF] + [UInt8](repeating: 0, count: 16)
+        #expect(throws: SockDiagError.kernel(errno: 2)) { try SockDiagMessage.parse(enoent) }
+    }
+
     /// One `inet_diag_msg` as the kernel lays it out, with a 4-byte attribute after it.
     static func socketMessage(state: UInt8, src: [UInt8], sport: UInt16, dst: [UInt8], dport: UInt16, uid: UInt32, inode: UInt32) -> [UInt8] {
         var msg: [UInt8] = [96, 0, 0, 0, 20, 0, 2, 0, 7, 0, 0, 0, 0x39, 0x30, 0, 0]   // len 16 + 72 + 8, type 20, NLM_F_MULTI, seq 7, pid 12345

@@ -19,6 +19,16 @@ int tv_sock_diag_open(int timeout_ms);
 /// written (72), or -1 when `capacity` is too small.
 int tv_sock_diag_request(uint8_t *buf, int capacity, uint8_t family, uint8_t protocol,
                          uint32_t states, uint16_t source_port, uint32_t sequence);
+/// Writes one SOCK_DIAG_BY_FAMILY request for exactly one socket (struct nlmsghdr with
+/// NLM_F_REQUEST alone, no NLM_F_DUMP, then struct inet_diag_req_v2): the socket of `family`
+/// (AF_INET / AF_INET6) and `protocol` whose local end is `source`:`source_port` and remote end
+/// `destination`:`destination_port` (addresses 4 or 16 bytes in network order, ports in host
+/// order), any cookie. The kernel answers with one hash lookup (inet_diag_find_one_icsk): one
+/// inet_diag_msg, or NLMSG_ERROR -ENOENT. Returns the length written (72), or -1 when
+/// `capacity` is too small or the family is neither.
+int tv_sock_diag_exact_request(uint8_t *buf, int capacity, uint8_t family, uint8_t protocol,
+                               const uint8_t *source, uint16_t source_port,
+                               const uint8_t *destination, uint16_t destination_port, uint32_t sequence);
 /// sendto(fd, buf, len, 0) to the kernel (struct sockaddr_nl, nl_pid 0). Returns the bytes sent
 /// or -errno.
 ssize_t tv_netlink_send(int fd, const uint8_t *buf, size_t len);

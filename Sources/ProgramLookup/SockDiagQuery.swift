@@ -1,0 +1,68 @@
+import FlowTerms
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How the lookup asks the kernel for one flow's client socket (pure): by its four-tuple when
+/// the flow's server is the socket's peer, else by a dump of the sockets on its local port.
+///
+/// A dump (NLM_F_DUMP) walks the kernel's whole TCP hash table, every bucket and every socket of
+/// every network namespace, and filters by port on the way: with many short connections (tens of
+/// thousands in TIME_WAIT) that walk was most of tv's CPU per connection in `tv exec`. An exact
+/// request (no NLM_F_DUMP: linux/inet_diag.c `inet_diag_find_one_icsk`) is one hash lookup.
+/// It needs the socket's peer, which the flow's server is only where tv sees the program's own
+/// connection (the TUN and transparent modes; in `tv exec` by construction): elsewhere the
+/// client's peer is tv's listener, and the dump stays.
+public enum SockDiagQuery: Sendable, Equatable {
+    /// Ask for the one socket `source:sourcePort → destination:destinationPort` of `family`
+    /// (addresses 4 or 16 bytes, network order).
+    case exact(family: UInt8, source: [UInt8], sourcePort: UInt16, destination: [UInt8], destinationPort: UInt16)
+    /// Dump the sockets whose local port is the client's.
+    case dump
+
+    /// The query for a flow.
+    /// - Parameters:
+    ///   - transport: the flow's; only TCP is asked exactly (a UDP flow's socket may be unconnected).
+    ///   - client: the client's family and address bytes (`ProgramLookupRequest.addressBytes`).
+    ///   - server: the server's, when known; it must be of the client's family.
+    ///   - peersAreServers: the flows' servers are their client sockets' peers.
+    public static func plan(transport: FlowTransport, client: (family: UInt8, bytes: [UInt8]), clientPort: UInt16,
+                            server: (family: UInt8, bytes: [UInt8])?, serverPort: UInt16, peersAreServers: Bool) -> SockDiagQuery {
+        guard peersAreServers, transport == .tcp, let server, server.family == client.family, serverPort != 0, clientPort != 0 else {
+            return .dump
+        }
+        return .exact(family: client.family, source: client.bytes, sourcePort: clientPort, destination: server.bytes, destinationPort: serverPort)
+    }
+
+    /// What an exact request's answer means.
+    public enum ExactOutcome: Sendable, Equatable {
+        /// These sockets are the answer (none: no such socket, the program's socket is gone).
+        case sockets([DiagSocket])
+        /// Not conclusive: ask by a dump instead.
+        case dump
+    }
+
+    /// Reads an exact request's answer:
+    /// - sockets found: they are the answer, but for a listener (the kernel's lookup falls back to
+    ///   one bound to the client's address and port when no connection has the four-tuple): it is
+    ///   never the client, so that is read as no socket;
+    /// - ENOENT (the kernel has no socket with that four-tuple), or only a listener: when every
+    ///   client is local (`tv exec`: the namespace holds only its programs' sockets) the socket is
+    ///   gone; otherwise a dump looks wider (the program may have bound another way than tv saw);
+    /// - any other failure (an old kernel's EINVAL, a timeout): a dump.
+    public static func outcome(_ answer: Result<[DiagSocket], SockDiagError>, clientsAreLocal: Bool) -> ExactOutcome {
+        switch answer {
+        case .success(let sockets) where sockets.contains { $0.state != listenState }:
+            return .sockets(sockets.filter { $0.state != listenState })
+        case .success(let sockets) where !sockets.isEmpty && clientsAreLocal:
+            return .sockets([])
+        case .failure(.kernel(errno: ENOENT)) where clientsAreLocal:
+            return .sockets([])
+        default:
+            return .dump
+        }
+    }
+
+    /// TCP_LISTEN in the kernel's state numbering (`DiagSocket.state`).
+    static let listenState: UInt8 = 10
+}

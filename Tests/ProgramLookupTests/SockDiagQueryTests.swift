@@ -1,0 +1,54 @@
+import FlowTerms
+import Testing
+@testable import ProgramLookup
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("SockDiagQuery: a flow's socket asked by its four-tuple where its server is its peer, else by a dump")
+struct SockDiagQueryTests {
+    static let app: (family: UInt8, bytes: [UInt8]) = (2, [10, 0, 0, 2])
+    static let remote: (family: UInt8, bytes: [UInt8]) = (2, [93, 184, 216, 34])
+    static let remote6: (family: UInt8, bytes: [UInt8]) = (10, [0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 11) + [1])
+
+    @Test("TCP with a known server of the client's family, where peers are servers: exact; otherwise a dump")
+    func plan() {
+        #expect(SockDiagQuery.plan(transport: .tcp, client: Self.app, clientPort: 54_321, server: Self.remote, serverPort: 443,
+                                   peersAreServers: true)
+                == .exact(family: 2, source: [10, 0, 0, 2], sourcePort: 54_321, destination: [93, 184, 216, 34], destinationPort: 443))
+        // The explicit proxy's client talks to tv's listener, not to the server.
+        #expect(SockDiagQuery.plan(transport: .tcp, client: Self.app, clientPort: 54_321, server: Self.remote, serverPort: 443,
+                                   peersAreServers: false) == .dump)
+        // A UDP socket may be unconnected: its peer is not a key.
+        #expect(SockDiagQuery.plan(transport: .udp, client: Self.app, clientPort: 5353, server: Self.remote, serverPort: 53,
+                                   peersAreServers: true) == .dump)
+        #expect(SockDiagQuery.plan(transport: .tcp, client: Self.app, clientPort: 54_321, server: nil, serverPort: 443,
+                                   peersAreServers: true) == .dump)
+        #expect(SockDiagQuery.plan(transport: .tcp, client: Self.app, clientPort: 54_321, server: Self.remote6, serverPort: 443,
+                                   peersAreServers: true) == .dump)
+        #expect(SockDiagQuery.plan(transport: .tcp, client: Self.app, clientPort: 54_321, server: Self.remote, serverPort: 0,
+                                   peersAreServers: true) == .dump)
+        #expect(SockDiagQuery.plan(transport: .tcp, client: Self.app, clientPort: 0, server: Self.remote, serverPort: 443,
+                                   peersAreServers: true) == .dump)
+    }
+
+    @Test("the exact answer: a connection is the answer, a listener never; ENOENT or only a listener is gone only where every client is local; any other failure asks by a dump")
+    func outcome() {
+        let socket = DiagSocket(family: 2, state: 1, source: [10, 0, 0, 2], sourcePort: 54_321, destination: [93, 184, 216, 34],
+                                destinationPort: 443, uid: 0, inode: 77)
+        #expect(SockDiagQuery.outcome(.success([socket]), clientsAreLocal: false) == .sockets([socket]))
+        #expect(SockDiagQuery.outcome(.success([socket]), clientsAreLocal: true) == .sockets([socket]))
+        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: ENOENT)), clientsAreLocal: true) == .sockets([]))
+        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: ENOENT)), clientsAreLocal: false) == .dump)
+        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: EINVAL)), clientsAreLocal: true) == .dump)
+        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: EAGAIN)), clientsAreLocal: true) == .dump)
+        #expect(SockDiagQuery.outcome(.failure(.malformed(offset: 0)), clientsAreLocal: true) == .dump)
+        #expect(SockDiagQuery.outcome(.success([]), clientsAreLocal: true) == .dump)
+        // A listener the kernel's lookup fell back to is never the client.
+        var listener = socket
+        listener.state = 10
+        #expect(SockDiagQuery.outcome(.success([listener]), clientsAreLocal: true) == .sockets([]))
+        #expect(SockDiagQuery.outcome(.success([listener]), clientsAreLocal: false) == .dump)
+        #expect(SockDiagQuery.outcome(.success([listener, socket]), clientsAreLocal: false) == .sockets([socket]))
+    }
+}
