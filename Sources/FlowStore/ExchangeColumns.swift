@@ -41,7 +41,8 @@ public enum ExchangeColumns {
     /// Binds `exchange` to `upsertSQL`'s parameters (`names` without `id`, in order) and runs it
     /// once: integers one by one, without building an array of values, texts through `texts`
     /// without a copy. The writer's path, once per row. The statement is rewound first; every
-    /// parameter is bound again, so none is cleared.
+    /// parameter is bound again, so none is cleared (the texts stay bound to `texts`' buffer
+    /// between rows: `SQLiteTextRow.stepRebindingEveryText`).
     /// - Throws: `FlowStoreError` when a value cannot be bound or the row cannot be written.
     static func write(_ exchange: ExchangeRecord, with statement: SQLiteStatement, texts: inout SQLiteTextRow) throws {
         statement.rewind()
@@ -68,7 +69,7 @@ public enum ExchangeColumns {
         try statement.bind(integer: exchange.upgrade ? 1 : 0, at: 21)
         try statement.bind(integer: exchange.connect ? 1 : 0, at: 22)
         texts.set(exchange.state.rawValue, at: 23)
-        _ = try texts.step(statement)
+        _ = try texts.stepRebindingEveryText(statement)
     }
 
     /// Reads the current row of a statement that selected `selectList` (from its first column).

@@ -6,6 +6,13 @@ import Testing
 /// stored, row after row through one reused buffer; and `LatestExchanges` keeps each exchange's
 /// latest state once, in first-appearance order.
 @Suite struct SQLiteTextRowTests {
+    /// Rewinds `insert`, binds `n` to its first parameter and sets `values` as the next ones.
+    static func set(_ n: Int, _ values: [String?], of insert: SQLiteStatement, in texts: inout SQLiteTextRow) throws {
+        insert.rewind()
+        try insert.bind(integer: Int64(n), at: 1)
+        for (offset, value) in values.enumerated() { texts.set(value, at: Int32(offset + 2)) }
+    }
+
     @Test("texts, empty texts, NULLs and multi-byte UTF-8 read back exactly, across rows that grow the buffer")
     func rowsReadBack() throws {
         let folder = makeTemporaryFolder()
@@ -20,11 +27,7 @@ import Testing
         ]
         var texts = SQLiteTextRow()
         for (n, row) in rows.enumerated() {
-            insert.rewind()
-            try insert.bind(integer: Int64(n), at: 1)
-            texts.set(row.0, at: 2)
-            texts.set(row.1, at: 3)
-            texts.set(row.2, at: 4)
+            try SQLiteTextRowTests.set(n, [row.0, row.1, row.2], of: insert, in: &texts)
             #expect(try texts.step(insert) == false)
         }
         let read = try database.prepare("SELECT a, b, c, typeof(a), typeof(b), typeof(c) FROM t ORDER BY n")
@@ -61,6 +64,38 @@ import Testing
         var found: [[String?]] = []
         try read.forEachRow { row in found.append([row.string(at: 0), row.string(at: 1)]) }
         #expect(found == [["one", "first"], ["two", nil]])
+    }
+
+    @Test("stepped without unbinding (every text set before each step): each row stores its own texts and NULLs, across a failed step and a buffer that grows")
+    func rebindingEveryText() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try SQLiteDatabase(path: folder + "/texts.sqlite3", oneThread: true)
+        defer { database.close() }
+        try database.execute("CREATE TABLE t (n INTEGER, a TEXT NOT NULL UNIQUE, b TEXT)")
+        let insert = try database.prepare("INSERT INTO t (n, a, b) VALUES (?, ?, ?)")
+        let long = String(repeating: "y", count: 5_000)  // moves the buffer: the earlier pointers dangle
+        let rows: [(String, String?, Bool)] = [
+            ("GET", "/first", true), ("GET", "refused: a is not unique", false), (long, nil, true), ("PUT", "ünï ✓", true), ("", nil, true),
+        ]
+        var texts = SQLiteTextRow()
+        for (n, row) in rows.enumerated() {
+            try SQLiteTextRowTests.set(n, [row.0, row.1], of: insert, in: &texts)
+            if row.2 {
+                #expect(try texts.stepRebindingEveryText(insert) == false)
+            } else {
+                #expect(throws: FlowStoreError.self) { try texts.stepRebindingEveryText(insert) }
+            }
+        }
+        let read = try database.prepare("SELECT n, a, b, typeof(b) FROM t ORDER BY n")
+        var found: [[String?]] = []
+        try read.forEachRow { row in found.append((0..<4).map { row.string(at: Int32($0)) }) }
+        #expect(found == [
+            ["0", "GET", "/first", "text"],
+            ["2", long, nil, "null"],
+            ["3", "PUT", "ünï ✓", "text"],
+            ["4", "", nil, "null"],
+        ])
     }
 
     @Test("latest exchanges: a later state replaces an earlier one in its place; trimming gives up the oldest")
