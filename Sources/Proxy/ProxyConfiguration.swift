@@ -78,7 +78,8 @@ public struct ProxyConfiguration: Sendable {
     /// 4,103 + 4,450 with 64 KiB (strace -f; PERFORMANCE.md "Redirected front-ends").
     public var relayBufferSize: Int = 256 * 1024
     /// `--busy-poll MICROS`: after a wait that found work, each event loop polls without sleeping
-    /// for up to this many µs (0, the default: never). `BusyPollPolicy` says when and why.
+    /// for up to this many µs, its window adapting to the gaps between events (0, the default:
+    /// never). `BusyPollPolicy` says when and why.
     public var busyPollMicros: Int = 0
     /// Use splice(2) for passed-through TLS (no recording is possible there anyway).
     public var spliceEncryptedPassThrough: Bool = true

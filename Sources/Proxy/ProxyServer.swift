@@ -226,6 +226,8 @@ public final class ProxyServer: Sendable {
             out.splicedBytes += c.splicedBytes.load(ordering: .relaxed)
             out.headTimeouts += c.headTimeouts.load(ordering: .relaxed)
             out.exchangeReadingStopped += c.exchangeReadingStopped.load(ordering: .relaxed)
+            out.busyPollsFoundNothing += c.busyPoll.foundNothing.load(ordering: .relaxed)
+            out.busyPollsFoundWork += c.busyPoll.foundWork.load(ordering: .relaxed)
             for kind in FlowStatus.closedByProxy { out.closedByStatus[kind, default: 0] += c.closedCount(kind) }
             out.inspection.merge(c.inspection.withLock { $0 }) { $0 &+ $1 }
         }

@@ -254,6 +254,8 @@ final class ContentWriterThread: QueueWriter {
 
     /// The turns index's insert statements by row count, compiled once for this connection.
     private var insertStatements: [Int: SQLiteStatement] = [:]
+    /// BEGIN and COMMIT compiled once for this connection.
+    private var transaction: PreparedTransaction?
 
     /// Inserts the outcome's rows in one transaction; on failure counts them as lost (their bytes
     /// stay in the segment unreferenced, for the sweep).
@@ -267,7 +269,14 @@ final class ContentWriterThread: QueueWriter {
             var statements = insertStatements
             defer { insertStatements = statements }
             let database = try database()
-            try database.transaction { try TurnIndex(database: database).insert(batch, statements: &statements) }
+            let prepared: PreparedTransaction
+            if let cached = transaction, cached.database === database {
+                prepared = cached
+            } else {
+                prepared = try PreparedTransaction(database)
+                transaction = prepared
+            }
+            try prepared.run { try TurnIndex(database: database).insert(batch, statements: &statements) }
             queue.updateCounters {
                 $0.turnsWritten += batch.count
                 $0.bytesWritten += bytes
@@ -345,6 +354,7 @@ final class ContentWriterThread: QueueWriter {
         segment?.close()
         segment = nil
         insertStatements = [:]
+        transaction = nil
         connection?.close()
     }
 }

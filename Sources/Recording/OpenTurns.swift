@@ -81,9 +81,19 @@ struct OpenTurns {
     /// Ends `turn` of `flow` with its final figures.
     /// - Returns: the flow's earlier turn if one was still open, then this one.
     mutating func end(flow: Int64, turn: Turn) -> (earlier: Finished?, ended: Finished) {
-        let earlier = takeEarlier(flow: flow, than: turn.number)
+        // One lookup: the flow's open turn is an earlier one (its end was lost), this one, or none.
+        var earlier: Finished?
         var buffer: Buffer?
-        if open[flow]?.turn.number == turn.number { buffer = open.removeValue(forKey: flow) }
+        if let index = open.index(forKey: flow) {
+            let number = open.values[index].turn.number
+            if number < turn.number {
+                let taken = open.remove(at: index).value
+                buffered -= Int64(taken.count)
+                earlier = OpenTurns.finish(flow: flow, buffer: taken)
+            } else if number == turn.number {
+                buffer = open.remove(at: index).value
+            }
+        }
         let count = buffer?.count ?? 0
         buffered -= Int64(count)
         var final = turn

@@ -406,6 +406,8 @@ public final class Session: Sendable {
             "refusedPerClient": String(c.refusedPerClient),
             "headTimeouts": String(c.headTimeouts),
             "exchangeReadingStopped": String(c.exchangeReadingStopped),
+            "busyPollsFoundNothing": String(c.busyPollsFoundNothing),
+            "busyPollsFoundWork": String(c.busyPollsFoundWork),
             "acceptsFailedForDescriptors": String(c.acceptsFailedForDescriptors),
             "connectionCap": String(c.connectionCap),
             "descriptorLimit": String(c.descriptorLimit),

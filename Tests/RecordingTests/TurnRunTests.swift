@@ -45,6 +45,18 @@ import Testing
         }
     }
 
+    @Test("the widest turn (every number at its extreme) is packed whole, within `longestTurn`, after text already there")
+    func widestTurn() {
+        let turn = Turn(number: Int.min, direction: .serverToClient, startOffset: Int64.min, keptBytes: Int.min,
+                        seenBytes: Int.max, cutBy: .flowBudget, incomplete: true)
+        var text = Array("x;".utf8)
+        TurnRunText.append(IndexedTurn(flowID: 1, turn: turn, segment: 1, segmentOffset: Int64.min, recordedAt: testEpoch), to: &text)
+        let expected = "x;-9223372036854775808,s,-9223372036854775808,-9223372036854775808,9223372036854775807,1,f,1,-9223372036854775808"
+        #expect(String(decoding: text, as: UTF8.self) == expected)
+        #expect(text.count - 2 == 111)
+        #expect(TurnRunText.longestTurn == 112)
+    }
+
     @Test("packed turns read back as written")
     func roundTrip() throws {
         let rows = [

@@ -65,8 +65,11 @@ public final class EpollLoop {
     private var running = true
     private var drainDeadline: UInt64?
     private var drainInbox: (() -> Void)?
-    /// `--busy-poll`: poll a while before sleeping after a wait that found work (off by default).
-    private let busyPoll: BusyPollPolicy
+    /// `--busy-poll`: poll a while before sleeping after a wait that found work (off by default),
+    /// the window adapting to the gaps between events.
+    private var busyPoll: BusyPollPolicy
+    /// Where the policy's counts are published after each wait it saw (nil: not published).
+    private let busyPollCounts: BusyPollCounts?
     private var lastWaitFoundEvents = false
 
     /// Monotonic ns and wall-clock µs, read once per loop turn (and by `refreshClock`). Stored
@@ -82,14 +85,17 @@ public final class EpollLoop {
 
     /// - Parameters:
     ///   - busyPoll: when to poll instead of sleeping (`BusyPollPolicy(micros: 0)`: never).
+    ///   - busyPollCounts: where the policy's counts and window are published (nil: nowhere).
     ///   - maxEvents: events taken per `epoll_wait`.
     /// - Throws: `LoopSetupFailure` when the epoll set cannot be made.
-    public init(busyPoll: BusyPollPolicy = BusyPollPolicy(micros: 0), maxEvents: Int = 256) throws(LoopSetupFailure) {
+    public init(busyPoll: BusyPollPolicy = BusyPollPolicy(micros: 0), busyPollCounts: BusyPollCounts? = nil,
+                maxEvents: Int = 256) throws(LoopSetupFailure) {
         epfd = tv_epoll_create()
         guard epfd >= 0 else { throw LoopSetupFailure(call: "epoll_create", code: errno) }
         self.maxEvents = Int32(maxEvents)
         events = .allocate(capacity: maxEvents)
         self.busyPoll = busyPoll
+        self.busyPollCounts = busyPollCounts
         clockNanos = EngineClock.monotonicNanos()
         clockMicros = EngineClock.wallMicros()
     }
@@ -185,6 +191,28 @@ public final class EpollLoop {
 
     // MARK: running
 
+    /// `--busy-poll`: a wait after work was found. Polls while the policy's window lasts, then
+    /// blocks; tells the policy what the wait saw so the window follows the gaps between events.
+    private func pollThenWait(_ timeout: Int32) -> Int32 {
+        let start = EngineClock.monotonicNanos()
+        var n: Int32 = 0
+        var spun = false
+        if let until = busyPoll.spinUntil(now: start, previousWaitFoundEvents: true, timeoutMillis: timeout) {
+            spun = true
+            repeat { n = tv_epoll_wait(epfd, events, maxEvents, 0) } while n == 0 && EngineClock.monotonicNanos() < until
+            if n > 0 {
+                busyPoll.record(.spinFound)
+                busyPollCounts?.publish(busyPoll)
+                return n
+            }
+        }
+        n = tv_epoll_wait(epfd, events, maxEvents, timeout)
+        busyPoll.record(.slept(spun: spun, foundEvents: n > 0, nanos: EngineClock.monotonicNanos() &- start))
+        busyPollCounts?.publish(busyPoll)
+        return n
+    }
+
+
     /// Starts draining: handlers still registered get until `graceNanos` from now (or until none
     /// is left), then are told `loopShutdown` and the loop ends.
     public func beginDrain(graceNanos: UInt64) {
@@ -224,13 +252,7 @@ public final class EpollLoop {
             timeout = Int32(min(wait, 60_000))
         }
         if drainDeadline != nil { timeout = timeout < 0 ? 20 : min(timeout, 20) }
-        var n: Int32
-        if let until = busyPoll.spinUntil(now: now, previousWaitFoundEvents: lastWaitFoundEvents, timeoutMillis: timeout) {
-            repeat { n = tv_epoll_wait(epfd, events, maxEvents, 0) } while n == 0 && EngineClock.monotonicNanos() < until
-            if n == 0 { n = tv_epoll_wait(epfd, events, maxEvents, timeout) }
-        } else {
-            n = tv_epoll_wait(epfd, events, maxEvents, timeout)
-        }
+        let n = busyPoll.isOn && lastWaitFoundEvents && timeout != 0 ? pollThenWait(timeout) : tv_epoll_wait(epfd, events, maxEvents, timeout)
         if n < 0 {
             let err = errno
             if err != EINTR { return err }

@@ -42,7 +42,7 @@ final class EventLoop {
         self.shared = shared
         self.counters = counters
         do {
-            core = try EpollLoop(busyPoll: BusyPollPolicy(micros: shared.configuration.busyPollMicros))
+            core = try EpollLoop(busyPoll: BusyPollPolicy(micros: shared.configuration.busyPollMicros), busyPollCounts: counters.busyPoll)
         } catch {
             throw ProxyError.threadsUnavailable("\(error.call): \(Errno(error.code))")
         }

@@ -46,6 +46,10 @@ public struct ProxyCounters: Sendable, Hashable {
     /// Connections whose HTTP exchanges stopped being read because their stream broke the HTTP
     /// rules (or tv's bounds) after it had been read as HTTP; forwarding went on (issue 16).
     public var exchangeReadingStopped: UInt64 = 0
+    /// `--busy-poll`: spins that ended without work (the loop then slept), and spins that found
+    /// work, summed over the loops (`BusyPollPolicy`; 0 when off).
+    public var busyPollsFoundNothing: UInt64 = 0
+    public var busyPollsFoundWork: UInt64 = 0
     /// Leaves taken from the cache vs. minted (from the leaf cache).
     public var leafCacheHits: Int = 0
     public var leafCacheMisses: Int = 0
@@ -73,6 +77,8 @@ final class LoopCounters: Sendable {
     let clientLacksRoot = Atomic<UInt64>(0)
     let possiblePinning = Atomic<UInt64>(0)
     let clientLeft = Atomic<UInt64>(0)
+    /// `--busy-poll`'s counts, published by the loop's `EpollLoop`.
+    let busyPoll = BusyPollCounts()
     /// `InspectionOutcome` counts by key: written at close by this loop only, read by `counters`
     /// (a lock taken once per closed connection, never on the byte path).
     let inspection = Mutex<[String: UInt64]>([:])

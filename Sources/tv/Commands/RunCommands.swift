@@ -34,7 +34,7 @@ enum RunCommands {
     /// The proxy options `tv run` and `tv exec` share.
     static let proxyOptions: [OptionSpec] = [
         OptionSpec("workers", value: "N", help: "Event-loop threads (default: one per core)."),
-        OptionSpec("busy-poll", value: "MICROS", help: "After finding work, poll up to MICROS µs before sleeping (0-1000; default 0, off): lower latency on VMs for more CPU, as HAProxy's busy-polling."),
+        OptionSpec("busy-poll", value: "MICROS", help: "After finding work, poll up to MICROS µs before sleeping, the window adapting to the gaps between events (0-1000; default 0, off): lower latency on VMs for more CPU, as HAProxy's busy-polling."),
         OptionSpec("ignore-hosts", value: "REGEX", help: "Never inspect hosts matching REGEX (host or host:port); repeatable.", repeatable: true),
         OptionSpec("allow-hosts", value: "REGEX", help: "Inspect only hosts matching REGEX; repeatable.", repeatable: true),
         OptionSpec("upstream-insecure", help: "Do not verify servers' certificates (inspection forges nothing over a bad one otherwise)."),
