@@ -21,9 +21,7 @@ final class FlowBatchWriter: FlowBatchStore {
     private let upsertWithProgram: SQLiteStatement
     /// `BEGIN IMMEDIATE`, `COMMIT` and `ROLLBACK`, compiled once: a batch of a few rows spent as
     /// much compiling them each time (`SQLiteDatabase.transaction`) as writing a row.
-    private let begin: SQLiteStatement
-    private let commit: SQLiteStatement
-    private let rollback: SQLiteStatement
+    private let transactions: PreparedTransaction
     /// Certificates inserted, or their `stored_at` refreshed (`FlowRecord.newCertificates`, i21-audit-chain).
     private let insertCertificate: SQLiteStatement
     /// The largest flow id in the file when it was opened (0 for none).
@@ -33,6 +31,16 @@ final class FlowBatchWriter: FlowBatchStore {
     /// What registering found: writers that had died and the flows they left open, now closed.
     let recovery: FlowWriterRegistry.Recovery
     private let closing: ClosingChoice
+    /// `flow_activity`'s upsert for a batch's buckets (`FlowActivityTally`, migration 21).
+    private let activityUpsert: SQLiteStatement
+    /// `flow_names`' upsert for a name new to this writer (`FlowNameCache`, migration 21).
+    private let nameUpsert: SQLiteStatement
+    /// `PRAGMA data_version`, read at each batch's start (`FlowNameCache.begin`).
+    private let dataVersion: SQLiteStatement
+    /// The batch's new flows per minute and hour.
+    private var tally = FlowActivityTally()
+    /// The names this writer knows `flow_names` holds.
+    private var names = FlowNameCache()
 
     /// Opens `path`, applies migrations, registers the writer (closing flows a dead writer left
     /// open), reads max(id).
@@ -58,13 +66,26 @@ final class FlowBatchWriter: FlowBatchStore {
         // and `FlowTransport`, which `FlowSchemaCheckTests` proves the CHECKs accept; the CHECKs
         // stay in the schema for every other connection (and the sqlite3 shell).
         try database.execute("PRAGMA ignore_check_constraints=ON")
+        // A page cache of up to 32 MiB (SQLite's default is 2 MiB): each flow adds an entry to
+        // six indexes, and the name indexes' entries go to the last leaf of each distinct host
+        // and address (about 4,000 leaves at a million flows, 16 MiB). With the default cache
+        // those leaves were read again, and spilled to the WAL mid-batch, flow after flow. The
+        // cache grows only as pages are read: a small history costs what it is.
+        try database.execute("PRAGMA cache_size=-32768")
+        // The WAL is checkpointed after a commit that leaves 8,192 pages (32 MiB) in it, not
+        // SQLite's 1,000: a busy writer's batches each rewrite the same hot index leaves, and
+        // with the default nearly every batch copied them all into the file again (page writes
+        // were a fifth of a flow's cost). The WAL file keeps its largest size (up to 32 MiB and
+        // a batch) until the last connection closes (SQLite then removes it) or `tv storage compact` empties it.
+        try database.execute("PRAGMA wal_autocheckpoint=8192")
         upsert = try database.prepare(FlowRecordColumns.upsertSQL)
         exchangeUpsert = try database.prepare(ExchangeColumns.upsertSQL)
         setProgram = try database.prepare(FlowRecordColumns.programUpdateSQL)
         upsertWithProgram = try database.prepare(FlowRecordColumns.upsertWithProgramSQL)
-        begin = try database.prepare("BEGIN IMMEDIATE")
-        commit = try database.prepare("COMMIT")
-        rollback = try database.prepare("ROLLBACK")
+        activityUpsert = try database.prepare(FlowActivityTally.upsertSQL)
+        nameUpsert = try database.prepare(FlowNameCache.upsertSQL)
+        dataVersion = try database.prepare("PRAGMA data_version")
+        transactions = try PreparedTransaction(database)
         insertCertificate = try database.prepare("""
             INSERT INTO certificates (sha256, der, stored_at) VALUES (?, ?, ?)
             ON CONFLICT(sha256) DO UPDATE SET stored_at = excluded.stored_at
@@ -78,7 +99,12 @@ final class FlowBatchWriter: FlowBatchStore {
     /// - Throws: `FlowStoreError`; nothing of the batch is written then.
     func write(_ events: [FlowEvent]) throws {
         let batch = CollapsedFlowBatch(events)
+        tally.removeAll()
         try transaction {
+            // Rewound before the commit: a statement left on its row keeps a read transaction
+            // open, and SQLite then never checkpoints the WAL.
+            defer { dataVersion.rewind() }
+            if try dataVersion.step() { names.begin(dataVersion: dataVersion.int64(at: 0)) }
             let storedAt = batch.certificates.isEmpty ? 0 : EngineClock.wallMicros()
             for (sha256, der) in batch.certificates {
                 try insertCertificate.bind([.text(sha256), .blob(der), .integer(storedAt)])
@@ -87,7 +113,11 @@ final class FlowBatchWriter: FlowBatchStore {
             }
             let programs = batch.programs.isEmpty ? [:] : Dictionary(batch.programs, uniquingKeysWith: { _, last in last })
             for id in batch.order {
-                let bindings = FlowRecordColumns.bindings(batch.latest[id]!, writer: registration.id)
+                let flow = batch.latest[id]!
+                let bindings = FlowRecordColumns.bindings(flow, writer: registration.id)
+                // The upsert's update path leaves the last insert rowid alone: it equals the id
+                // only when the row is new (migration 21: the writer counts its new rows).
+                database.lastInsertRowID = 0
                 if let program = programs[id] {
                     try upsertWithProgram.bind(bindings + FlowRecordColumns.programBindings(program))
                     try upsertWithProgram.step()
@@ -95,6 +125,12 @@ final class FlowBatchWriter: FlowBatchStore {
                     try upsert.bind(bindings)
                     try upsert.step()
                 }
+                if database.lastInsertRowID == id { tally.add(startTime: flow.startTime) }
+                try writeNames(of: flow)
+            }
+            for (bucket, flows) in tally.rows {
+                try activityUpsert.bind([.integer(bucket.span), .integer(bucket.bucket), .integer(flows)])
+                try activityUpsert.step()
             }
             for exchange in batch.exchanges.inOrder {
                 try ExchangeColumns.write(exchange, with: exchangeUpsert, texts: &exchangeTexts)
@@ -110,22 +146,30 @@ final class FlowBatchWriter: FlowBatchStore {
         upsertWithProgram.rewind()
         exchangeUpsert.rewind()
         setProgram.rewind()
+        activityUpsert.rewind()
+        nameUpsert.rewind()
     }
 
-    /// `SQLiteDatabase.transaction` (`BEGIN IMMEDIATE … COMMIT`, rolled back when `body` or the
-    /// commit throws) with the three statements compiled once.
+    /// Upserts the names of `flow`'s four searched columns that this writer has not written
+    /// yet (`FlowNameCache`).
+    private func writeNames(of flow: FlowRecord) throws {
+        let otherHosts = flow.otherHosts.isEmpty ? "" : TextList.encode(flow.otherHosts)
+        for (name, bit) in FlowNameCache.names(host: flow.host, otherHosts: otherHosts, serverAddress: flow.serverAddress,
+                                                clientAddress: flow.clientAddress) where names.needs(name, bit: bit) {
+            try nameUpsert.bind([.text(name), .integer(bit)])
+            try nameUpsert.step()
+        }
+    }
+
+    /// One batch inside `transactions`; the name cache learns whether the batch's names landed.
     private func transaction(_ body: () throws -> Void) throws {
-        begin.rewind()
-        try begin.step()
         do {
-            try body()
-            commit.rewind()
-            try commit.step()
+            try transactions.run(body)
         } catch {
-            rollback.rewind()
-            _ = try? rollback.step()
+            names.rolledBack()
             throw error
         }
+        names.committed()
     }
 
     /// The largest flow id in the file at `path`, read read-only (0 for none): where ids go on

@@ -563,6 +563,23 @@ public enum FlowSchema {
         \(flowNamesUpserts)
         END;
         """,
+        // 21 (issue 19's insert rate, branch i23-hist): the flow writer keeps `flow_activity`
+        // and `flow_names` itself for the rows it inserts (`writer` set), in the same
+        // transaction: one upsert per touched bucket per batch (`FlowActivityTally`) and a name
+        // upserted only when it is new to the writer (`FlowNameCache`), instead of two activity
+        // upserts and four name probes per row in triggers. Any other insert (`writer` NULL: the
+        // sqlite3 shell, a test's SQL) is still counted and named by a trigger. Deletes, a moved
+        // start time and changed names keep their triggers (migrations 15 and 20).
+        """
+        DROP TRIGGER flow_activity_insert;
+        DROP TRIGGER flow_names_insert;
+        CREATE TRIGGER flows_insert_unwritten AFTER INSERT ON flows WHEN new.writer IS NULL BEGIN
+            INSERT INTO flow_activity (span, bucket, flows)
+                VALUES (60, new.start_time / 60000000, 1), (3600, new.start_time / 3600000000, 1)
+                ON CONFLICT (span, bucket) DO UPDATE SET flows = flows + 1;
+        \(flowNamesUpserts)
+        END;
+        """,
     ]
 
     /// Migration 20's triggers' body (on insert and on a changed name): each of the row's four

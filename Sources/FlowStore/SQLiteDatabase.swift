@@ -190,6 +190,14 @@ public final class SQLiteDatabase {
         handle.map { Int(sqlite3_changes($0)) } ?? 0
     }
 
+    /// `sqlite3_last_insert_rowid`: the rowid of the last row an INSERT on this connection
+    /// inserted (a trigger's inserts are undone when it ends; an upsert that updates leaves it
+    /// alone); set it to tell afterwards whether a statement inserted (0 on a closed connection).
+    var lastInsertRowID: Int64 {
+        get { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+        set { if let handle { sqlite3_set_last_insert_rowid(handle, newValue) } }
+    }
+
     func connection() throws -> OpaquePointer {
         guard let handle else { throw FlowStoreError.failed(path: path, reason: "the connection is closed") }
         return handle

@@ -7,8 +7,8 @@ enum FlowStoreBenchReport {
                       rounds: Int, met: Bool) -> [String] {
         var out: [String] = []
         out.append("FlowStore at \(grouped(flows)) flows (\(grouped(insert.exchanges)) exchanges), medians of \(rounds) runs; goals: insert ≥ 50,000 flows/s, each read ≤ 5 ms")
-        out.append(String(format: "insert through the batched writer: %@ flows/s (%.1f s; the producer waited for the writer %d times)%@",
-                          grouped(Int(insert.flowsPerSecond)), insert.seconds, insert.producerWaits,
+        out.append(String(format: "insert through the batched writer: %@ flows/s (%.1f s; %.1f µs of CPU per flow, both threads; the producer waited for the writer %d times)%@",
+                          grouped(Int(insert.flowsPerSecond)), insert.seconds, insert.cpuMicrosPerFlow, insert.producerWaits,
                           insert.flowsPerSecond >= FlowStoreBench.goalFlowsPerSecond ? "" : "  OVER GOAL"))
         out.append("database file: \(ByteWords.binary(fileBytes)) (\(grouped(Int(fileBytes) / max(flows, 1))) bytes per flow)")
         out.append("")
@@ -32,7 +32,7 @@ enum FlowStoreBenchReport {
             ("flows", .int(Int64(flows))),
             ("exchanges", .int(Int64(insert.exchanges))),
             ("insert", .object([("seconds", .double(insert.seconds)), ("flowsPerSecond", .double(insert.flowsPerSecond)),
-                                ("producerWaits", .int(Int64(insert.producerWaits)))])),
+                                ("producerWaits", .int(Int64(insert.producerWaits))), ("cpuMicrosPerFlow", .double(insert.cpuMicrosPerFlow))])),
             ("databaseBytes", .int(fileBytes)),
             ("goals", .object([("flowsPerSecond", .double(FlowStoreBench.goalFlowsPerSecond)),
                                ("readMillis", .double(FlowStoreBench.goalMillis)), ("met", .bool(met))])),
