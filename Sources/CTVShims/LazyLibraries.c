@@ -43,7 +43,10 @@
     X(int, PQgetisnull, (const PGresult *r, int t, int f), (r, t, f)) \
     X(PQconninfoOption *, PQconninfoParse, (const char *s, char **e), (s, e)) \
     X(void, PQconninfoFree, (PQconninfoOption *o), (o)) \
-    X(void, PQfreemem, (void *p), (p))
+    X(void, PQfreemem, (void *p), (p)) \
+    X(int, PQputCopyData, (PGconn *c, const char *b, int n), (c, b, n)) \
+    X(int, PQputCopyEnd, (PGconn *c, const char *e), (c, e)) \
+    X(PGresult *, PQgetResult, (PGconn *c), (c))
 
 #define TV_LIBMICROHTTPD_FUNCTIONS(X) \
     X(struct MHD_Daemon *, MHD_start_daemon_va, (unsigned int f, uint16_t p, MHD_AcceptPolicyCallback a, void *ac, \

@@ -1,3 +1,4 @@
+import Dispatch
 import FlowTerms
 
 /// The seam between the flow writer thread (`FlowWriterThread`: its queue, retries, health and
@@ -14,6 +15,18 @@ protocol FlowBatchStore: AnyObject {
     var isLost: Bool { get }
     /// Ends the writer's registration, if any, and closes the connection.
     func close()
+    /// When work beside the batches is due although no event comes (the shared writer's copy of
+    /// the local tables that changed, `PostgresBatchWriter`); nil: none.
+    var sideWorkDue: DispatchTime? { get }
+    /// Does that work now.
+    /// - Throws: `FlowStoreError`; the connection may then be lost (`isLost`).
+    func doSideWork() throws
+}
+
+extension FlowBatchStore {
+    /// None (SQLite's writer has no work beside its batches).
+    var sideWorkDue: DispatchTime? { nil }
+    func doSideWork() throws {}
 }
 
 /// How the writer thread opens its store, and counts missing rows while it has none.

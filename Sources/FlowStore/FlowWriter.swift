@@ -129,7 +129,9 @@ public final class FlowWriter: Sendable {
     ///   - localPath: the data folder's SQLite file, read on the shared writer's thread for the
     ///     names, pinned hosts and audit rows that travel and the flows a killed run left open
     ///     (`PostgresBatchWriter`); nil: only the events travel.
-    public init(shared target: SharedStoreTarget, instance: InstanceIdentity, localPath: String? = nil, capacity: Int = FlowWriter.defaultCapacity,
+    ///   - insertion: how batches are sent (`SharedInsertion`; COPY unless a benchmark compares).
+    public init(shared target: SharedStoreTarget, instance: InstanceIdentity, localPath: String? = nil, insertion: SharedInsertion = .copy,
+                capacity: Int = FlowWriter.defaultCapacity,
                 retryLimit: Int = FlowWriter.defaultRetryLimit,
                 onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
         path = target.server
@@ -143,7 +145,7 @@ public final class FlowWriter: Sendable {
         self.queue = queue
         let startup = Mutex<FlowStoreError?>(nil)
         let started = DispatchSemaphore(value: 0)
-        let backend = PostgresFlowBackend(target: target, instance: instance, localPath: localPath)
+        let backend = PostgresFlowBackend(target: target, instance: instance, localPath: localPath, insertion: insertion)
         let thread = Thread {
             let store: any FlowBatchStore
             do {

@@ -52,14 +52,31 @@ final class FlowWriterThread: QueueWriter {
     func tick() {}
 
     var idleDeadline: DispatchTime? {
-        if !unwritten.isEmpty { return .now() + .milliseconds(backend.retryDelay(failures: failuresInARow)) }
-        guard let due = openExchanges.nextDue else { return nil }
+        let side = writer?.sideWorkDue
+        if !unwritten.isEmpty { return earliest(.now() + .milliseconds(backend.retryDelay(failures: failuresInARow)), side) }
+        guard let due = openExchanges.nextDue else { return side }
         // At the held exchange's due time (µs of wall clock), and never in a tight loop.
-        return .now() + .microseconds(Int(max(1_000, min(due - EngineClock.wallMicros(), 60_000_000))))
+        return earliest(.now() + .microseconds(Int(max(1_000, min(due - EngineClock.wallMicros(), 60_000_000)))), side)
     }
 
     func idleDeadlinePassed() {
         _ = attempt([])
+        // The store's own work (`FlowBatchStore.sideWorkDue`); a failure only drops a lost
+        // connection: the next batch reconnects and says it.
+        guard let store = writer, let due = store.sideWorkDue, due <= .now() else { return }
+        do {
+            try store.doSideWork()
+        } catch {
+            if store.isLost {
+                store.close()
+                writer = nil
+            }
+        }
+    }
+
+    private func earliest(_ deadline: DispatchTime, _ other: DispatchTime?) -> DispatchTime {
+        guard let other else { return deadline }
+        return min(deadline, other)
     }
 
     func write(_ batch: PendingFlowEvents) -> Int {

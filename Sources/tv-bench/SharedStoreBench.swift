@@ -5,22 +5,26 @@ import Foundation
 import TVCore
 
 /// Issue 25's benchmark of the shared store: `tv-bench shared --store URL [--flows N]
-/// [--rounds N] [--dir PATH]`, against a PostgreSQL server the caller runs (a scratch database:
-/// every table of tv's shared schema is emptied first).
+/// [--rounds N] [--dir PATH] [--timeline-flows N]`, against a PostgreSQL server the caller runs
+/// (a scratch database: every table of tv's shared schema is emptied first).
 ///
 /// It sends the same `SyntheticHistory` events (each flow closed, its program, its request
-/// rows) through three writers, each a `FlowWriter` with its bounded queue and one transaction
-/// per batch, as a session sends them: SQLite's (the baseline), one shared-store instance, and
-/// four instances writing at once (N/4 flows each, one producer thread each). Goal: each shared
-/// rate at least SQLite's. Then, over the N + N shared flows, the median time of a timeline
-/// page (the newest 50, the next keyset page) and of one instance's and one `--host`'s first
-/// page (goal: at most 20 ms each), with the index PostgreSQL chose. Wall-clock: run it on a
-/// quiet machine.
+/// rows) through writers, each a `FlowWriter` with its bounded queue and one transaction per
+/// batch, as a session sends them: SQLite's (the baseline, this build's writer), one shared-store
+/// instance sending by COPY (`SharedInsertion.copy`, what `tv run --store` does), one sending
+/// multi-row INSERTs (`.rows`, for the comparison), and four instances writing at once by COPY
+/// (N/4 flows each, one producer thread each). Goal: each shared rate at least SQLite's. With
+/// `--timeline-flows N`, four more COPY instances then fill the shared store up to N flows.
+/// Then, over every shared flow, the median time of a timeline page (the newest 50, the next
+/// keyset page) and of one instance's, one `--host`'s and one status's pages (goal: at most
+/// 20 ms each), with the index PostgreSQL chose. Wall-clock: say how loaded the machine was.
 struct SharedStoreBench {
     var url = ""
     var flows = 1_000_000
     var rounds = 9
     var directory: String
+    /// Shared flows to read the timeline over (0: what the insert runs wrote).
+    var timelineFlows = 0
 
     static let goalMillis = 20.0
 
@@ -34,10 +38,11 @@ struct SharedStoreBench {
                 url = value
             case "--flows": flows = try FlowStoreBench.positive(rest.popFirst(), argument)
             case "--rounds": rounds = try FlowStoreBench.positive(rest.popFirst(), argument)
+            case "--timeline-flows": timelineFlows = try FlowStoreBench.positive(rest.popFirst(), argument)
             case "--dir":
                 guard let path = rest.popFirst() else { throw BenchUsage("--dir takes a folder") }
                 directory = path
-            default: throw BenchUsage("tv-bench shared takes --store URL, --flows N, --rounds N and --dir PATH, not '\(argument)'")
+            default: throw BenchUsage("tv-bench shared takes --store URL, --flows N, --rounds N, --timeline-flows N and --dir PATH, not '\(argument)'")
             }
         }
         guard !url.isEmpty else { throw BenchUsage("tv-bench shared needs --store URL (a scratch database: it is emptied)") }
@@ -49,6 +54,9 @@ struct SharedStoreBench {
         var flows: Int
         var seconds: Double
         var flowsPerSecond: Double { Double(flows) / seconds }
+        /// A shared writer's row measured against SQLite's (not the per-instance rows of a
+        /// together run, nor the timeline's top-up).
+        var comparable = false
     }
 
     /// Runs everything and prints the table; true when every goal is met.
@@ -63,30 +71,43 @@ struct SharedStoreBench {
         try empty(target)
 
         let sqlite = try fill("SQLite writer (this data folder)", flows: flows, end: end) { try store.makeWriter() }
-        let one = try fill("shared store, 1 instance", flows: flows, end: end) {
-            try FlowWriter(shared: target, instance: InstanceIdentity(id: "bench-single", machine: "bench-single"))
+        var fills = [sqlite]
+        for (insertion, words) in [(SharedInsertion.copy, "COPY"), (.rows, "multi-row INSERT")] {
+            var one = try fill("shared store, 1 instance, \(words)", flows: flows, end: end) {
+                try FlowWriter(shared: target, instance: InstanceIdentity(id: "bench-single-\(words.prefix(4))", machine: "bench-single"),
+                               insertion: insertion)
+            }
+            one.comparable = true
+            fills.append(one)
         }
-        let four = try fillTogether(target, instances: 4, end: end)
+        let four = try fillTogether(target, instances: 4, flows: flows, prefix: "bench", end: end)
+        fills += four
+        let written = 3 * flows + four.last!.flows
+        if timelineFlows > written {
+            var topUp = try fillTogether(target, instances: 4, flows: timelineFlows - written, prefix: "bench-fill", end: end)
+            topUp = topUp.map { var f = $0; f.comparable = false; f.name = f.name.replacingOccurrences(of: "shared store", with: "timeline fill"); return f }
+            fills += topUp
+        }
+        let total = max(written, timelineFlows)
         let reads = try timeline(target)
 
         print("Shared store (PostgreSQL \(target.server)) at \(FlowStoreBenchReport.grouped(flows)) flows per run, medians of \(rounds) reads; goals: shared insert ≥ SQLite's, each page ≤ \(Int(SharedStoreBench.goalMillis)) ms")
-        for fill in [sqlite, one] + four {
-            let over = fill.name.hasPrefix("shared") && !fill.name.contains("each") && fill.flowsPerSecond < sqlite.flowsPerSecond
-            print(fill.name.padding(toLength: 44, withPad: " ", startingAt: 0)
+        for fill in fills {
+            let under = fill.comparable && fill.flowsPerSecond < sqlite.flowsPerSecond
+            print(fill.name.padding(toLength: 48, withPad: " ", startingAt: 0)
                   + String(format: "%@ flows/s (%.1f s)", FlowStoreBenchReport.grouped(Int(fill.flowsPerSecond)).leftPadded(9), fill.seconds)
-                  + (over ? "  UNDER SQLITE" : ""))
+                  + (under ? "  UNDER SQLITE" : ""))
         }
         print("")
-        print("read (over \(FlowStoreBenchReport.grouped(2 * flows)) shared flows)".padding(toLength: 44, withPad: " ", startingAt: 0) + "  first page   next page   rows  plan")
+        print("read (over \(FlowStoreBenchReport.grouped(total)) shared flows)".padding(toLength: 48, withPad: " ", startingAt: 0) + "  first page   next page   rows  plan")
         for row in reads {
             let over = row.firstMillis > SharedStoreBench.goalMillis || (row.nextMillis ?? 0) > SharedStoreBench.goalMillis
-            print(row.name.padding(toLength: 44, withPad: " ", startingAt: 0)
+            print(row.name.padding(toLength: 48, withPad: " ", startingAt: 0)
                   + "  " + FlowStoreBenchReport.millis(row.firstMillis).leftPadded(10)
                   + "  " + (row.nextMillis.map(FlowStoreBenchReport.millis) ?? "-").leftPadded(10)
                   + "  " + String(row.rows).leftPadded(5) + "  " + row.plan.joined(separator: "; ") + (over ? "  OVER GOAL" : ""))
         }
-        let together = four.last!
-        let met = one.flowsPerSecond >= sqlite.flowsPerSecond && together.flowsPerSecond >= sqlite.flowsPerSecond
+        let met = fills.allSatisfy { !$0.comparable || $0.flowsPerSecond >= sqlite.flowsPerSecond }
             && reads.allSatisfy { $0.firstMillis <= SharedStoreBench.goalMillis && ($0.nextMillis ?? 0) <= SharedStoreBench.goalMillis }
         print("")
         print(met ? "Every goal is met." : "Some goals are not met.")
@@ -121,22 +142,29 @@ struct SharedStoreBench {
         return Fill(name: name, flows: flows, seconds: seconds)
     }
 
-    /// `instances` shared writers at once, each with its own producer thread and `flows /
-    /// instances` flows; the last row is all of them together.
-    func fillTogether(_ target: SharedStoreTarget, instances: Int, end: Int64) throws -> [Fill] {
+    /// `instances` shared COPY writers at once (instances `prefix-1` …), each with its own
+    /// producer thread and `flows / instances` flows; the last row is all of them together.
+    func fillTogether(_ target: SharedStoreTarget, instances: Int, flows: Int, prefix: String, end: Int64) throws -> [Fill] {
         let each = flows / instances
         let results = ResultsBox(count: instances)
         let started = DispatchTime.now().uptimeNanoseconds
-        DispatchQueue.concurrentPerform(iterations: instances) { n in
-            results.set(n, Result {
-                try fill("shared store, instance \(n + 1) of \(instances) (each)", flows: each, end: end, offset: n * each, of: each * instances) {
-                    try FlowWriter(shared: target, instance: InstanceIdentity(id: "bench-\(n + 1)", machine: "bench-\(n + 1)"))
-                }
-            })
+        // A thread each, all at once (`concurrentPerform` would run only as many as there are CPUs).
+        let done = DispatchGroup()
+        for n in 0..<instances {
+            done.enter()
+            Thread {
+                results.set(n, Result {
+                    try fill("shared store, instance \(n + 1) of \(instances) (each)", flows: each, end: end, offset: n * each, of: each * instances) {
+                        try FlowWriter(shared: target, instance: InstanceIdentity(id: "\(prefix)-\(n + 1)", machine: "\(prefix)-\(n + 1)"))
+                    }
+                })
+                done.leave()
+            }.start()
         }
+        done.wait()
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         var out = try results.all().map { try $0.get() }
-        out.append(Fill(name: "shared store, \(instances) instances together", flows: each * instances, seconds: seconds))
+        out.append(Fill(name: "shared store, \(instances) instances together", flows: each * instances, seconds: seconds, comparable: true))
         return out
     }
 

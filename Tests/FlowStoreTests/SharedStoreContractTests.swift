@@ -9,7 +9,9 @@ import FlowTerms
 /// written the way a session writes them: the local writer assigns ids and the shared writer
 /// mirrors its events (`FlowWriter(mirror:)`).
 @Suite(.serialized) struct SharedStoreContractTests {
-    enum Backend: String, CaseIterable, Sendable { case sqlite, postgresql }
+    /// `postgresqlRows`: the shared writer sending multi-row INSERTs instead of COPY
+    /// (`SharedInsertion.rows`, which `tv-bench shared` compares).
+    enum Backend: String, CaseIterable, Sendable { case sqlite, postgresql, postgresqlRows }
 
     /// A history of `backend` in a fresh folder (and a fresh database), the way to write to it,
     /// and the instance the shared rows carry.
@@ -26,10 +28,10 @@ import FlowTerms
             case .sqlite:
                 shared = nil
                 history = store
-            case .postgresql:
+            case .postgresql, .postgresqlRows:
                 let url = try PostgresServer.shared().makeDatabase()
                 let target = try SharedStoreTarget(url)
-                shared = try FlowWriter(shared: target, instance: instance)
+                shared = try FlowWriter(shared: target, instance: instance, insertion: backend == .postgresql ? .copy : .rows)
                 history = try SharedFlowHistory(target)
             }
         }
@@ -137,7 +139,7 @@ import FlowTerms
         }
         let read = try #require(try f.history.flow(id: flow.id))
         var expected = flow
-        if backend == .postgresql { expected.instance = f.instance }
+        if backend != .sqlite { expected.instance = f.instance }
         #expect(read == expected)
         #expect(try f.history.count(FlowQuery()) == 1)
         #expect(try f.history.flow(id: 999) == nil)

@@ -42,6 +42,17 @@ import FlowTerms
 
         func psql(_ sql: String) throws -> String { try PostgresServer.shared().psql(sql, database: database) }
 
+        /// `sql`'s answer once it is `expected`, or the last one after 5 s (the local tables
+        /// travel at most once a second, `LocalTableSync.interval`).
+        func psql(_ sql: String, awaiting expected: String) throws -> String {
+            var answer = try psql(sql)
+            for _ in 0..<100 where answer != expected {
+                usleep(50_000)
+                answer = try psql(sql)
+            }
+            return answer
+        }
+
         deinit {
             shared?.close()
             store.close()
@@ -112,9 +123,9 @@ import FlowTerms
         try w.write { writer in _ = writer.open(sampleFlow(start: 450)) }
         let history = try SharedFlowHistory(w.target)
         defer { history.close() }
+        #expect(try w.psql("SELECT instance_id, host, count FROM pinned_hosts", awaiting: "\(w.instance.id)|pinned.example|1") == "\(w.instance.id)|pinned.example|1")
         #expect(try history.names(forAddress: "192.0.2.1") == ["cdn.example.com", "api.example.com"])
         #expect(try w.psql("SELECT instance_id, machine, ttl FROM host_names WHERE name = 'api.example.com'") == "\(w.instance.id)|rows-machine|60")
-        #expect(try w.psql("SELECT instance_id, host, count FROM pinned_hosts") == "\(w.instance.id)|pinned.example|1")
         #expect(try w.psql("SELECT name, note, created FROM audit_projects") == "lab|phones|300")
         #expect(try w.psql("SELECT id, note, started, ended IS NULL FROM audit_sessions") == "\(session.id)|run 1|400|t")
         #expect(try history.markers(from: 0, to: 1_000) == [marker])

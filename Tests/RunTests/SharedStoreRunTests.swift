@@ -178,6 +178,64 @@ struct SharedStoreRunTests {
         try next.stop()
     }
 
+    @Test("kill -9 after the shared writer sent two flows the local writer could not write (its file locked): the next start closes them in the shared store as interrupted")
+    func flowsNeverWrittenLocallyAreClosedAtNextStart() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        try server.start()
+        let url = try server.makeDatabase()
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect", "--store", url)
+        // Another connection holds the local file's write lock: the local writer retries, the
+        // shared writer goes on.
+        let lockScript = box.work + "/lock.py"
+        try Data("""
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute('BEGIN IMMEDIATE')
+            print('locked', flush=True)
+            time.sleep(120)
+            """.utf8).write(to: URL(fileURLWithPath: lockScript))
+        let lockLog = box.root + "/lock.log"
+        let locker = try Background(["python3", lockScript, box.dataDir + "/tunnelvision.sqlite3"], logPath: lockLog)
+        defer { locker.stop() }
+        for _ in 0..<200 where (try? String(contentsOfFile: lockLog, encoding: .utf8))?.contains("locked") != true { usleep(25_000) }
+        try #require((try? String(contentsOfFile: lockLog, encoding: .utf8))?.contains("locked") == true)
+        let echo = try PythonServer(echoServer)
+        defer { echo.stop() }
+        let script = box.work + "/hold.py"
+        try Data(tunnelClient.utf8).write(to: URL(fileURLWithPath: script))
+        let holders = try (0..<2).map { i in
+            try Background(["python3", script, String(tv.port), "127.0.0.1:\(echo.port)", "hold", "ping \(i)\n"], logPath: box.root + "/hold\(i).log")
+        }
+        defer { holders.forEach { $0.stop() } }
+        var open = ""
+        for _ in 0..<400 {
+            open = try server.psql("SELECT count(*) FROM flows WHERE duration IS NULL AND bytes_up = 7", database: database)
+            if open == "2" { break }
+            usleep(25_000)
+        }
+        try #require(open == "2")
+        tv.kill()
+        holders.forEach { $0.stop() }
+        locker.stop()
+        let local = try Run.process("python3", ["-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM flows').fetchone()[0])",
+                                                box.dataDir + "/tunnelvision.sqlite3"], in: box.work, environment: box.environment, timeout: 30)
+        #expect(local.out == "0\n", "the local writer wrote the flows before the kill: \(local)")
+
+        let next = try world.run("--inspect", "--store", url)
+        var rows = ""
+        for _ in 0..<200 {
+            rows = try server.psql("SELECT status, duration = last_activity_time - start_time FROM flows ORDER BY id", database: database)
+            if rows == "interrupted|t\ninterrupted|t" { break }
+            usleep(50_000)
+        }
+        #expect(rows == "interrupted|t\ninterrupted|t")
+        try next.stop()
+    }
+
     @Test("a store URL with a password is refused before anything listens, with the reason, and the password is not repeated")
     func passwordInURLRefused() throws {
         let box = try Sandbox()

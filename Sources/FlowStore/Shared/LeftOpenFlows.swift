@@ -7,25 +7,66 @@ import FlowTerms
 /// closes it the same way moments later, `FlowWriterRegistry`), `interrupted` at its last
 /// activity (`interrupted(_:)`) with its open request rows `incomplete`. A flow still open
 /// locally under a live writer (a `tv exec` beside `tv run` on one data folder) is left open.
+/// A flow with no local row at all (the shared writer sent it, the local writer never wrote it
+/// before the kill) is closed from its shared row the same way, `interrupted` at its last
+/// activity, but only when no local writer is alive: a live one may not have written it yet.
 enum LeftOpenFlows {
     /// Closes, inside the caller's transaction, every flow `instance` has open in the shared
-    /// store whose local row has ended or whose local writer is gone, with its request rows.
+    /// store whose local row has ended or whose local writer is gone, or that has no local row
+    /// while no local writer is alive, with its request rows.
     /// - Returns: how many shared flows were closed.
     /// - Throws: `FlowStoreError` from the shared store. A local file that cannot be read closes
     ///   nothing (0).
     static func close(on connection: PGConnection, instance: InstanceIdentity, localPath: String) throws -> Int {
-        let open = try connection.query("SELECT id FROM flows WHERE instance_id = ? AND duration IS NULL", [.text(instance.id)])
-        let ids = open.compactMap { row -> Int64? in if case let .integer(id) = row.first ?? .null { return id } else { return nil } }
-        guard !ids.isEmpty, let local = try? SQLiteDatabase(readingAt: localPath, busyTimeout: 1_000) else { return 0 }
+        let open = try connection.query("SELECT \(FlowRecordColumns.selectList) FROM flows WHERE instance_id = ? AND duration IS NULL",
+                                        [.text(instance.id)])
+        let shared = open.compactMap { try? FlowRecordColumns.record($0) }
+        guard !shared.isEmpty, let local = try? SQLiteDatabase(readingAt: localPath, busyTimeout: 1_000) else { return 0 }
         defer { local.close() }
-        guard let (closed, exchanges) = try? ended(ids, in: local) else { return 0 }
-        for record in closed {
+        guard let (closed, exchanges) = try? ended(shared.map(\.id), in: local),
+              let absent = try? absentLocally(shared.map(\.id), in: local)
+        else { return 0 }
+        let unwritten = (absent.isEmpty || (try? anyWriterAlive(local)) != false) ? [] : shared.filter { absent.contains($0.id) }.map(interrupted)
+        for record in closed + unwritten {
             try connection.query(PostgresDialect.upsertSQL(rows: 1), PostgresDialect.upsertBindings(record, instance: instance))
         }
         for exchange in exchanges {
             try connection.query(SharedExchangeRows.upsertSQL(rows: 1), SharedExchangeRows.bindings(exchange, instance: instance))
         }
-        return closed.count
+        for record in unwritten {
+            try connection.query("""
+                UPDATE exchanges SET state = 'incomplete', end_time = GREATEST(request_time, ?)
+                WHERE instance_id = ? AND flow_id = ? AND state = 'open'
+                """, [.integer(record.lastActivityTime), .text(instance.id), .integer(record.id)])
+        }
+        return closed.count + unwritten.count
+    }
+
+    /// Which of `ids` have no row in the local file.
+    static func absentLocally(_ ids: [Int64], in local: SQLiteDatabase) throws -> Set<Int64> {
+        let select = try local.prepare("SELECT 1 FROM flows WHERE id = ?")
+        var absent: Set<Int64> = []
+        for id in ids {
+            try select.bind([.integer(id)])
+            var found = false
+            try select.forEachRow { _ in found = true }
+            select.reset()
+            if !found { absent.insert(id) }
+        }
+        return absent
+    }
+
+    /// True when a writer registered in the local file has not ended and still holds its lock
+    /// (`FlowWriterRegistry`).
+    static func anyWriterAlive(_ local: SQLiteDatabase) throws -> Bool {
+        let unended = try local.prepare("SELECT id FROM flow_writers WHERE ended IS NULL")
+        var alive = false
+        try unended.forEachRow { row in
+            if let id = row.optionalInt64(at: 0), !FlowWriterRegistry.isGone(lockPath: FlowWriterRegistry.lockPath(database: local.path, writer: id)) {
+                alive = true
+            }
+        }
+        return alive
     }
 
     /// The local records of `ids` that have ended (or whose writer is gone, closed by

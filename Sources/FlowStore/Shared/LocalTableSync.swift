@@ -5,7 +5,9 @@ import Foundation
 /// the time they were seen (`host_names`), pinned hosts, and audit projects, sessions and
 /// markers, each row tagged with the instance. These are written locally by their own owners
 /// (`HostNames`, `PinnedHosts`, `AuditStore`), not as flow events, so the writer reads them back
-/// at most once per `interval` (and when it stops): `host_names` from the newest `last_seen` it
+/// at most once per `interval` (with each batch, and on its idle timer when no flow comes and
+/// something was committed to the file, `changedLocally`; and when it stops): `host_names` from
+/// the newest `last_seen` it
 /// copied (an upsert: the local row is the truth), the small tables whole, replaced only when
 /// they changed (a deletion, `tv audit delete` or an unpinned host, leaves the shared store too).
 final class LocalTableSync {
@@ -34,7 +36,14 @@ final class LocalTableSync {
     private var namesFrom: Int64 = .min
     /// The whole tables' rows as last copied, by table name.
     private var copied: [String: [[SQLiteValue]]] = [:]
+    /// When the last copy ran (uptime ns; 0: never).
     private var lastRun: UInt64 = 0
+    /// The file's `PRAGMA data_version` at the last copy: unchanged, nothing was committed to
+    /// the file since (by any other connection) and the idle timer has nothing to copy.
+    private var copiedVersion: Int64?
+    /// A read-only connection to the local file, kept between copies (nil until needed, or after
+    /// a failure).
+    private var local: SQLiteDatabase?
 
     /// A sync of the SQLite file at `path` for `instance`.
     init(path: String, instance: InstanceIdentity) {
@@ -50,8 +59,8 @@ final class LocalTableSync {
         let now = DispatchTime.now().uptimeNanoseconds
         guard force || lastRun == 0 || now - lastRun >= LocalTableSync.interval else { return }
         lastRun = now
-        guard let local = try? SQLiteDatabase(readingAt: path, busyTimeout: 200) else { return }
-        defer { local.close() }
+        guard let local = reader() else { return }
+        let version = LocalTableSync.dataVersion(local)
         for table in LocalTableSync.wholeTables {
             guard let rows = try? LocalTableSync.read(table, from: local), rows != copied[table.name] else { continue }
             try connection.query("DELETE FROM \(table.name) WHERE instance_id = ?", [.text(instance.id)])
@@ -62,14 +71,68 @@ final class LocalTableSync {
         guard let rows = try? LocalTableSync.read(table, from: local, where: "last_seen >= ?", [.integer(namesFrom)]) else { return }
         try insert(rows, into: table, on: connection, update: "(instance_id, address, name)")
         for row in rows { if case let .integer(seen) = row[3] { namesFrom = max(namesFrom, seen) } }
+        copiedVersion = version
+    }
+
+    /// When the idle timer's next copy may run: `interval` after the last (or from now when none
+    /// ran yet: the first batch copies at once).
+    var nextDue: DispatchTime {
+        lastRun == 0 ? .now() + .nanoseconds(Int(LocalTableSync.interval)) : DispatchTime(uptimeNanoseconds: lastRun + LocalTableSync.interval)
+    }
+
+    /// True when something was committed to the local file since the last copy (or none ran,
+    /// or the file cannot be asked); false also starts the next `interval`, so an idle writer
+    /// asks at most once per `interval`.
+    func changedLocally() -> Bool {
+        guard let local = reader(), let version = LocalTableSync.dataVersion(local), version == copiedVersion else { return true }
+        lastRun = DispatchTime.now().uptimeNanoseconds
+        return false
+    }
+
+    /// The local audit session recording now (`audit_sessions` with no end; at most one), which
+    /// a flow first written now belongs to, as SQLite's upsert decides (`FlowRecordColumns`);
+    /// nil for none or when the file cannot be read.
+    func liveAuditSession() -> Int64? {
+        guard let local = reader() else { return nil }
+        do {
+            let statement = try local.prepare("SELECT id FROM audit_sessions WHERE ended IS NULL")
+            var id: Int64?
+            try statement.forEachRow { id = $0.optionalInt64(at: 0) }
+            return id
+        } catch {
+            drop()
+            return nil
+        }
     }
 
     /// Forgets what was copied, so the next run copies everything again (a new connection may
-    /// follow a failed batch whose copy was rolled back).
+    /// follow a failed batch whose copy was rolled back). The interval goes on (a failing
+    /// server is not asked again at once).
     func reset() {
         namesFrom = .min
         copied = [:]
-        lastRun = 0
+        copiedVersion = nil
+    }
+
+    /// Closes the local connection.
+    func close() { drop() }
+
+    private func reader() -> SQLiteDatabase? {
+        if local == nil { local = try? SQLiteDatabase(readingAt: path, busyTimeout: 200) }
+        return local
+    }
+
+    private func drop() {
+        local?.close()
+        local = nil
+    }
+
+    /// `PRAGMA data_version` of `database`: changes when another connection commits to the file.
+    static func dataVersion(_ database: SQLiteDatabase) -> Int64? {
+        guard let statement = try? database.prepare("PRAGMA data_version") else { return nil }
+        var version: Int64?
+        try? statement.forEachRow { version = $0.optionalInt64(at: 0) }
+        return version
     }
 
     private func insert(_ rows: [[SQLiteValue]], into table: Table, on connection: PGConnection, update key: String?) throws {

@@ -93,6 +93,43 @@ final class PGConnection {
         return out
     }
 
+    /// Runs `sql`, a `COPY … FROM STDIN` statement, and sends it `rows` (`CopyText`'s text
+    /// format) in pieces of at most 1 MiB (`PQputCopyData`, `PQputCopyEnd`); nothing to send
+    /// runs nothing.
+    /// - Throws: as `execute` (a value the table refuses fails the whole COPY, as a statement).
+    func copy(_ sql: String, _ rows: [UInt8]) throws {
+        guard !rows.isEmpty else { return }
+        let conn = try connection()
+        let start = PQexec(conn, sql)
+        guard let start, PQresultStatus(start) == PGRES_COPY_IN else {
+            defer { PQclear(start) }
+            try check(start)
+            throw FlowStoreError.sharedStoreFailed(server: server, reason: "the server did not start the COPY")
+        }
+        PQclear(start)
+        var sent = true
+        rows.withUnsafeBytes { bytes in
+            var offset = 0
+            while sent, offset < bytes.count {
+                let length = min(1 << 20, bytes.count - offset)
+                sent = PQputCopyData(conn, bytes.baseAddress!.advanced(by: offset).assumingMemoryBound(to: CChar.self), Int32(length)) == 1
+                offset += length
+            }
+        }
+        let ended = PQputCopyEnd(conn, sent ? nil : "tv could not send every row") == 1
+        var failure: Error?
+        while let result = PQgetResult(conn) {
+            if failure == nil {
+                do { try check(result) } catch { failure = error }
+            }
+            PQclear(result)
+        }
+        if let failure { throw failure }
+        guard sent, ended else {
+            throw FlowStoreError.sharedStoreUnreachable(server: server, reason: handle.map { PGConnection.words(PQerrorMessage($0)) } ?? "no answer")
+        }
+    }
+
     /// Runs `body` inside BEGIN … COMMIT; rolls back (when the connection still stands) and
     /// rethrows when `body` throws.
     func transaction<T>(_ body: () throws -> T) throws -> T {

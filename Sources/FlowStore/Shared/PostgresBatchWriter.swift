@@ -2,23 +2,30 @@ import Foundation
 import FlowTerms
 
 /// The shared store's side of the flow writer thread (`FlowBatchStore`): its own libpq
-/// connection, made, used and closed on that thread. A batch is one transaction: multi-row
-/// `INSERT … ON CONFLICT (instance_id, id) DO UPDATE` of each flow's latest record (at most
-/// `PostgresDialect.rowsPerInsert` rows a statement), then the request rows (their paths without
-/// the query, `SharedExchangeRows`), the programs, the local names, pinned hosts and audit rows
-/// when due (`LocalTableSync`), and the instance's `last_seen`. Each connection first closes the
-/// flows this instance left open when it was killed (`LeftOpenFlows`).
+/// connection, made, used and closed on that thread. A batch is one transaction: the flows'
+/// latest records and the request rows (their paths without the query, `SharedExchangeRows`)
+/// sent as `insertion` says (`SharedBatchRows`: by default COPY into staging tables, then one
+/// `INSERT … SELECT … ON CONFLICT (instance_id, id) DO UPDATE` each), programs, the local names,
+/// pinned hosts and audit rows when due (`LocalTableSync`), and the instance's `last_seen`.
+/// A flow first written takes the local audit session recording then (`audit_session_id`).
+/// While no flow comes, the local tables are copied on the writer's idle timer when they changed
+/// (`sideWorkDue`). Each connection first closes the flows this instance left open when it was
+/// killed (`LeftOpenFlows`).
 final class PostgresBatchWriter: FlowBatchStore {
     private let connection: PGConnection
     private let instance: InstanceIdentity
-    /// Reads this data folder's names, pinned hosts and audit rows; nil: events only.
+    private let insertion: SharedInsertion
+    /// Reads this data folder's names, pinned hosts, audit rows and live audit session; nil:
+    /// events only.
     private let tables: LocalTableSync?
 
-    /// Connects, applies migrations, records the instance (`instances`) and closes the flows it
-    /// left open when it was killed (`LeftOpenFlows`).
+    /// Connects, applies migrations, records the instance (`instances`), makes the staging
+    /// tables (`SharedStaging`) and closes the flows it left open when it was killed
+    /// (`LeftOpenFlows`).
     /// - Throws: `FlowStoreError.sharedStoreUnreachable`, `.sharedStoreFailed`, `.newerSchema`.
-    init(target: SharedStoreTarget, instance: InstanceIdentity, localPath: String? = nil) throws {
+    init(target: SharedStoreTarget, instance: InstanceIdentity, localPath: String? = nil, insertion: SharedInsertion = .copy) throws {
         self.instance = instance
+        self.insertion = insertion
         tables = localPath.map { LocalTableSync(path: $0, instance: instance) }
         connection = try PGConnection(target)
         do {
@@ -28,6 +35,7 @@ final class PostgresBatchWriter: FlowBatchStore {
                 INSERT INTO instances (instance_id, machine, first_seen, last_seen) VALUES (?, ?, ?, ?)
                 ON CONFLICT (instance_id) DO UPDATE SET machine = EXCLUDED.machine, last_seen = EXCLUDED.last_seen
                 """, [.text(instance.id), .text(instance.machine), .integer(now), .integer(now)])
+            if insertion == .copy { try connection.execute(SharedStaging.createSQL) }
             if let localPath {
                 try connection.transaction { _ = try LeftOpenFlows.close(on: connection, instance: instance, localPath: localPath) }
             }
@@ -39,15 +47,12 @@ final class PostgresBatchWriter: FlowBatchStore {
 
     func write(_ events: [FlowEvent]) throws {
         let batch = CollapsedFlowBatch(events)
-        let flows = batch.flows
-        let exchanges = batch.exchanges.inOrder
+        let rows = SharedBatchRows(flows: batch.flows, programs: Dictionary(batch.programs, uniquingKeysWith: { _, last in last }),
+                                   exchanges: batch.exchanges.inOrder, instance: instance,
+                                   auditSession: batch.order.isEmpty ? nil : tables?.liveAuditSession())
         do {
             try connection.transaction {
-                try upsert(flows, exchanges)
-                for (id, program) in batch.programs {
-                    try connection.query(PostgresDialect.programUpdateSQL,
-                                         FlowProgramColumns.bindings(program) + [.text(instance.id), .integer(id)])
-                }
+                try rows.send(on: connection, as: insertion)
                 try tables?.run(into: connection)
                 try connection.query("UPDATE instances SET last_seen = ? WHERE instance_id = ?",
                                      [.integer(Int64(Date().timeIntervalSince1970 * 1_000_000)), .text(instance.id)])
@@ -58,21 +63,18 @@ final class PostgresBatchWriter: FlowBatchStore {
         }
     }
 
-    /// The flows' and request rows' multi-row upserts, at most 500 rows a statement.
-    private func upsert(_ flows: [FlowRecord], _ exchanges: [ExchangeRecord]) throws {
-        var start = 0
-        while start < flows.count {
-            let chunk = flows[start..<min(start + PostgresDialect.rowsPerInsert, flows.count)]
-            try connection.query(PostgresDialect.upsertSQL(rows: chunk.count),
-                                 chunk.flatMap { PostgresDialect.upsertBindings($0, instance: instance) })
-            start += chunk.count
-        }
-        start = 0
-        while start < exchanges.count {
-            let chunk = exchanges[start..<min(start + SharedExchangeRows.rowsPerInsert, exchanges.count)]
-            try connection.query(SharedExchangeRows.upsertSQL(rows: chunk.count),
-                                 chunk.flatMap { SharedExchangeRows.bindings($0, instance: instance) })
-            start += chunk.count
+    /// The next copy of the local tables, while no flow comes.
+    var sideWorkDue: DispatchTime? { tables?.nextDue }
+
+    /// Copies the local tables when something was committed to the local file since the last
+    /// copy, in a transaction of its own.
+    func doSideWork() throws {
+        guard let tables, tables.changedLocally() else { return }
+        do {
+            try connection.transaction { try tables.run(into: connection) }
+        } catch {
+            tables.reset()
+            throw error
         }
     }
 
@@ -93,6 +95,7 @@ final class PostgresBatchWriter: FlowBatchStore {
         if !connection.isLost, let tables {
             _ = try? connection.transaction { try tables.run(into: connection, force: true) }
         }
+        tables?.close()
         connection.close()
     }
 }
@@ -104,11 +107,13 @@ struct PostgresFlowBackend: FlowBatchBackend {
     let instance: InstanceIdentity
     /// This data folder's SQLite file (`PostgresBatchWriter.localPath`); nil: events only.
     var localPath: String?
+    /// How batches are sent (`SharedInsertion`).
+    var insertion: SharedInsertion = .copy
     /// The first retry's delay and the longest (milliseconds).
     var retryBase = 200, retryCap = 5_000
 
     func open(closing: ClosingChoice) throws -> any FlowBatchStore {
-        try PostgresBatchWriter(target: target, instance: instance, localPath: localPath)
+        try PostgresBatchWriter(target: target, instance: instance, localPath: localPath, insertion: insertion)
     }
 
     /// Nothing can be read without the server: every id counts as missing.

@@ -1,5 +1,6 @@
 import CPostgres
 import Foundation
+import FlowTerms
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,7 +13,7 @@ enum PostgresDialect {
     /// content, packets and captures stay in that instance's data folder) and on which machine.
     static let instanceColumns = ["instance_id", "machine"]
 
-    /// Rows per multi-row INSERT: 34 parameters a row stay far below libpq's 65,535.
+    /// Rows per multi-row INSERT: at most 47 parameters a row stay far below libpq's 65,535.
     static let rowsPerInsert = 500
 
     /// `sql` with each `?` (outside quotes) numbered `$1`, `$2` … as PostgreSQL takes them.
@@ -42,22 +43,42 @@ enum PostgresDialect {
                 [pattern, pattern, pattern, pattern])
     }
 
-    /// The written columns of a shared flow row, in binding order.
-    static let upsertColumns: [String] = instanceColumns + FlowRecordColumns.names
+    /// The written columns of a shared flow row, in binding order: the instance's, the record's,
+    /// `audit_session_id`, and with `program` the program's (`FlowProgramColumns.names`), so a
+    /// flow whose program came in the same batch is written once (as SQLite's
+    /// `upsertWithProgramSQL`).
+    static func upsertColumns(program: Bool) -> [String] {
+        instanceColumns + FlowRecordColumns.names + ["audit_session_id"] + (program ? FlowProgramColumns.names : [])
+    }
 
     /// `INSERT INTO flows (…) VALUES (…), (…) ON CONFLICT (instance_id, id) DO UPDATE SET …` for
     /// `rows` rows: one statement opens or updates every flow of a batch.
-    static func upsertSQL(rows: Int) -> String {
-        let row = "(" + Array(repeating: "?", count: upsertColumns.count).joined(separator: ", ") + ")"
-        let updates = upsertColumns.filter { $0 != "instance_id" && $0 != "id" }.map { "\($0) = EXCLUDED.\($0)" }
-        return "INSERT INTO flows (\(upsertColumns.joined(separator: ", "))) VALUES "
-            + Array(repeating: row, count: rows).joined(separator: ", ")
-            + " ON CONFLICT (instance_id, id) DO UPDATE SET " + updates.joined(separator: ", ")
+    static func upsertSQL(rows: Int, program: Bool = false) -> String {
+        let columns = upsertColumns(program: program)
+        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        return "INSERT INTO flows (\(columns.joined(separator: ", "))) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ", ") + conflictUpdate(columns)
     }
 
-    /// A flow's values in `upsertColumns` order (the local writer's id is not shared).
-    static func upsertBindings(_ flow: FlowRecord, instance: InstanceIdentity) -> [SQLiteValue] {
-        [.text(instance.id), .text(instance.machine)] + FlowRecordColumns.bindings(flow, writer: 0).dropLast()
+    /// `ON CONFLICT (instance_id, id) DO UPDATE SET` every column of `columns` but the key and
+    /// `audit_session_id`: as SQLite's upsert, a flow belongs to the audit session that was
+    /// recording when it was first written, and later updates never move it.
+    static func conflictUpdate(_ columns: [String]) -> String {
+        let kept: Set<String> = ["instance_id", "id", "audit_session_id"]
+        return " ON CONFLICT (instance_id, id) DO UPDATE SET "
+            + columns.filter { !kept.contains($0) }.map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
+    }
+
+    /// A flow's values in `upsertColumns(program: program != nil)` order (the local writer's id
+    /// is not shared): `auditSession`, the local audit session recording when the batch was
+    /// written (`LocalTableSync.liveAuditSession`), nil for none.
+    static func upsertBindings(_ flow: FlowRecord, instance: InstanceIdentity, auditSession: Int64? = nil,
+                               program: FlowProgram? = nil) -> [SQLiteValue] {
+        var values: [SQLiteValue] = [.text(instance.id), .text(instance.machine)]
+        values += FlowRecordColumns.bindings(flow, writer: 0).dropLast()
+        values.append(auditSession.map { .integer($0) } ?? .null)
+        if let program { values += FlowProgramColumns.bindings(program) }
+        return values
     }
 
     /// The program's update on the shared row of `id`.

@@ -16,12 +16,16 @@ enum SharedExchangeRows {
     /// of every column but the key's, for `rows` rows.
     static func upsertSQL(rows: Int) -> String {
         let row = "(" + Array(repeating: "?", count: upsertColumns.count).joined(separator: ", ") + ")"
-        let key: Set<String> = ["instance_id", "flow_id", "seq"]
-        let updates = upsertColumns.filter { !key.contains($0) }.map { "\($0) = EXCLUDED.\($0)" }
         return "INSERT INTO exchanges (\(upsertColumns.joined(separator: ", "))) VALUES "
-            + Array(repeating: row, count: rows).joined(separator: ", ")
-            + " ON CONFLICT (instance_id, flow_id, seq) DO UPDATE SET " + updates.joined(separator: ", ")
+            + Array(repeating: row, count: rows).joined(separator: ", ") + conflictUpdate
     }
+
+    /// `ON CONFLICT (instance_id, flow_id, seq) DO UPDATE SET` every column but the key's.
+    static let conflictUpdate: String = {
+        let key: Set<String> = ["instance_id", "flow_id", "seq"]
+        return " ON CONFLICT (instance_id, flow_id, seq) DO UPDATE SET "
+            + upsertColumns.filter { !key.contains($0) }.map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
+    }()
 
     /// `exchange`'s values in `upsertColumns` order, its path cut at the query (`withoutQuery`).
     static func bindings(_ exchange: ExchangeRecord, instance: InstanceIdentity) -> [SQLiteValue] {
