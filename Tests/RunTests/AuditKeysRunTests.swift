@@ -120,7 +120,7 @@ struct AuditKeysRunTests {
         let check = try box.tool("python3", ["-c", Self.randomsCheck, out + "/keys.log", box.work + "/during.log",
                                              box.work + "/before.log," + box.work + "/after.log"])
         #expect(check.out == "2 1 1\n", "\(check)")
-        // A second session beside the same run: its own key log, the first's untouched.
+        // The session's key log holds TLS secrets: owner-only, as every key file.
         let mode = (try FileManager.default.attributesOfItem(atPath: box.dataDir + "/audit-keys/session-1.log")[.posixPermissions] as? Int) ?? 0
         #expect(mode == 0o600, "mode \(String(mode, radix: 8))")
     }

@@ -212,7 +212,6 @@ public final class EpollLoop {
         return n
     }
 
-
     /// Starts draining: handlers still registered get until `graceNanos` from now (or until none
     /// is left), then are told `loopShutdown` and the loop ends.
     public func beginDrain(graceNanos: UInt64) {
