@@ -16,6 +16,9 @@ public struct CaptureConfiguration: Sendable {
     /// stop; all of them off the writer thread, `BackgroundSync`). A killed writer loses nothing
     /// written (the page cache stays); this bounds what a power loss takes.
     public var syncInterval: Double = 5
+    /// Seconds a packet may wait in the writer's direct buffer (the file's tail past its last
+    /// whole block) before it is written to the file (`CaptureTailSchedule`).
+    public var tailInterval: Double = 1
     /// Queue bounds (per batch).
     public var batchItems: Int = 16_384
     public var batchBytes: Int = 16 << 20

@@ -21,15 +21,19 @@ public enum CaptureWriteMode: String, Sendable, Equatable {
 /// Direct mode: appended bytes are copied into a page-aligned buffer; every whole block
 /// (the file system's direct I/O offset alignment, statx STATX_DIOALIGN, else 4096 bytes) is
 /// written with O_DIRECT from it, the buffer's `bufferBytes` at a time. The tail past the last
-/// whole block stays in the buffer, the start of the next direct write, and is also written
-/// through a second, buffered descriptor at the end of each `append`, so after every `append`
-/// the file holds every byte appended, ends exactly at the last one (never padded), and a row
-/// may point at any of them. The tail is at most one block per `append`: the page cache sees
-/// that much, not the bulk.
+/// whole block (under one block) is held back in the buffer, the start of the next direct
+/// write: `append` leaves it out of the file, so `written` (the bytes in the file) may trail
+/// `end` (the bytes appended) by up to one block. `writeTail` writes it through a second,
+/// buffered descriptor (the capture writers do so on a timer, `CaptureTailSchedule`, at rotation
+/// and at stop), after which the file ends exactly at the last byte appended (never padded).
+/// Writing the tail at every append would make each next direct write over that page flush and
+/// invalidate it; held back, the page cache sees one tail per timer tick, not the bulk.
+/// A killed writer leaves the file up to its last whole block written (`CaptureRepair` cuts it
+/// back to whole pcapng blocks).
 ///
-/// A failed `append` cuts the file back to where it ended before (ftruncate), so it stays
-/// whole blocks of pcapng; an EINVAL from an O_DIRECT write turns the file buffered for good and
-/// the append is retried that way.
+/// A failed `append` cuts the file back to where it ended on disk before (ftruncate) and forgets
+/// what it appended, so the file stays whole blocks of pcapng; an EINVAL from an O_DIRECT write
+/// turns the file buffered for good and the append is retried that way (the held tail first).
 public final class CaptureFileAppender {
     /// The direct buffer's size when none is given: 4 MiB (O_DIRECT costs ~0.12 ns of kernel CPU
     /// per byte in 4 MiB writes, ~0.2 in 1 MiB ones on the benchmark machine). Its pages become
@@ -40,8 +44,13 @@ public final class CaptureFileAppender {
     public let path: String
     /// How its bytes are written now.
     public private(set) var mode: CaptureWriteMode
-    /// Bytes in the file (everything appended).
+    /// Bytes appended (the file's logical end: rows may point anywhere before it).
     public private(set) var end: Int64 = 0
+    /// Bytes in the file now: `end` in buffered mode; in direct mode at least the last whole
+    /// block, `end` once `writeTail` ran after the last append.
+    public private(set) var written: Int64 = 0
+    /// Bytes appended but not yet in the file (the held tail not yet written, under one block).
+    public var pending: Int { Int(end - written) }
     /// The buffered descriptor (flock, fdatasync, the tail); valid until `handOver`.
     public private(set) var descriptor: Int32
     /// The direct write unit: file offsets and lengths of O_DIRECT writes are multiples of it.
@@ -93,11 +102,13 @@ public final class CaptureFileAppender {
         guard descriptor >= 0 else { return Errno(EBADF) }
         if mode == .direct, let failure = appendDirect(parts) {
             guard failure.code == EINVAL else { return failure }
-            // The file system took the O_DIRECT open but not the write: buffered from now on.
+            // The file system took the O_DIRECT open but not the write: buffered from now on,
+            // the held tail first (it is in the buffer, not yet in the file).
             close(directDescriptor)
             directDescriptor = -1
-            held = 0
             mode = .buffered
+            if let failure = writeTail() { return failure }
+            held = 0
         } else if mode == .direct {
             return nil
         }
@@ -107,15 +118,33 @@ public final class CaptureFileAppender {
     /// Appends one run of bytes (`append([bytes])`).
     public func append(_ bytes: UnsafeRawBufferPointer) -> Errno? { append([bytes]) }
 
-    /// Gives up the buffered descriptor (the caller syncs and closes it; every byte is already
-    /// in the file), closes the direct one and frees the buffer's use. Later appends fail.
-    /// - Returns: the descriptor, -1 when handed over before.
-    public func handOver() -> Int32 {
+    /// Writes the held tail (direct mode) through the buffered descriptor, so the file ends at
+    /// the last byte appended; nothing when `pending` is 0.
+    /// - Returns: nil when every byte appended is in the file; else why not (the file is cut
+    ///   back to what it held before, the tail stays held for the next try or direct write).
+    public func writeTail() -> Errno? {
+        guard pending > 0, let buffer, descriptor >= 0 else { return nil }
+        // The held bytes are the file's from `end - held`; those before `written` are there.
+        let alreadyThere = Int(written - (end - Int64(held)))
+        if let failure = writeAll(descriptor, buffer + alreadyThere, held - alreadyThere, at: written) {
+            _ = ftruncate(descriptor, off_t(written))
+            return failure
+        }
+        written = end
+        return nil
+    }
+
+    /// Writes the held tail (`writeTail`), gives up the buffered descriptor (the caller syncs
+    /// and closes it), closes the direct one and frees the buffer's use. Later appends fail.
+    /// - Returns: the descriptor (-1 when handed over before) and why the tail could not be
+    ///   written (nil: every byte appended is in the file; else the file ends at `written`).
+    public func handOver() -> (descriptor: Int32, tailFailure: Errno?) {
+        let tailFailure = descriptor >= 0 ? writeTail() : nil
         if directDescriptor >= 0 { close(directDescriptor) }
         directDescriptor = -1
         let fd = descriptor
         descriptor = -1
-        return fd
+        return (fd, tailFailure)
     }
 
     // MARK: writing
@@ -126,9 +155,11 @@ public final class CaptureFileAppender {
             if let failure = writeAll(descriptor, part.baseAddress!, part.count, at: end) {
                 _ = ftruncate(descriptor, off_t(start))
                 end = start
+                written = start
                 return failure
             }
             end += Int64(part.count)
+            written = end
         }
         return nil
     }
@@ -136,15 +167,19 @@ public final class CaptureFileAppender {
     private func appendDirect(_ parts: [UnsafeRawBufferPointer]) -> Errno? {
         guard let buffer else { return Errno(EINVAL) }
         let startEnd = end
+        let startWritten = written
         let startHeld = held
         // The held tail (under one block) is what a failure must put back.
         let savedTail = [UInt8](UnsafeRawBufferPointer(start: buffer, count: held))
         var alignedEnd = end - Int64(held)
         func fail(_ failure: Errno) -> Errno {
-            _ = ftruncate(descriptor, off_t(startEnd))
+            // Direct writes rewrote the held tail's bytes as they were and then new ones: the
+            // file as it was on disk ends at `startWritten`.
+            _ = ftruncate(descriptor, off_t(startWritten))
             savedTail.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: startHeld) }
             held = startHeld
             end = startEnd
+            written = startWritten
             return failure
         }
         for part in parts {
@@ -168,8 +203,9 @@ public final class CaptureFileAppender {
             held -= whole
             if held > 0 { buffer.copyMemory(from: buffer + whole, byteCount: held) }
         }
-        if held > 0, let failure = writeAll(descriptor, buffer, held, at: alignedEnd) { return fail(failure) }
+        // The tail stays held (`writeTail`); a tail written before stays in the file.
         end = alignedEnd + Int64(held)
+        written = max(written, alignedEnd)
         return nil
     }
 

@@ -24,6 +24,10 @@ public enum CaptureRecord {
         /// The record there does not describe this packet (its `orig_len` differs from the row's):
         /// not drawn.
         case notThisPacket(recordLength: Int)
+        /// The file being recorded ends before the record: the packet is still in the capture
+        /// writer's buffer (the held-back tail, `CaptureFileAppender`) and reaches the file within
+        /// `CaptureConfiguration.tailInterval`, or when the capture is rotated or stopped.
+        case notYetWritten
     }
 
     /// The Enhanced Packet Block's fixed part (pcapng §4.3): type, total length, interface id,
@@ -69,8 +73,9 @@ public enum CaptureRecord {
         return .header(Header(includedLength: included, originalLength: original))
     }
 
-    /// Reads the record at `offset` of the file at `path`.
-    public static func read(path: String, offset: Int64, snapLength: Int, rowOriginalLength: Int) -> Outcome {
+    /// Reads the record at `offset` of the file at `path`; `isRecording`: a live writer holds the
+    /// file, so a file ending before the record is `.notYetWritten`, not `.readFailed`.
+    public static func read(path: String, offset: Int64, snapLength: Int, rowOriginalLength: Int, isRecording: Bool = false) -> Outcome {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let e = errno
@@ -85,7 +90,7 @@ public enum CaptureRecord {
                 let n = out.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress! + done, count - done, off_t(position) + off_t(done)) }
                 if n < 0 && errno == EINTR { continue }
                 if n < 0 { return .readFailed(Errno(errno).phrase) }
-                if n == 0 { return .readFailed("the file ends before the record does") }
+                if n == 0 { return isRecording ? .notYetWritten : .readFailed("the file ends before the record does") }
                 done += n
             }
             return .bytes(out)

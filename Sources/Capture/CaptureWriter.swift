@@ -79,8 +79,12 @@ public final class CaptureWriter: PacketRecorder {
         return result.withLock { $0 }
     }
 
-    /// Waits until everything queued before the call is written (tests, a reading command).
-    public func flush() { queue.flush() }
+    /// Waits until everything queued before the call is in the file, the held-back tail too
+    /// (tests, a reading command).
+    public func flush() {
+        queue.flush()
+        _ = queue.perform { $0.writeTail() }
+    }
 
     /// Pauses or resumes capturing new packets (the engine checks `isCapturing` first).
     public func setCapturing(_ on: Bool) { capturing.store(on, ordering: .relaxed) }

@@ -35,10 +35,12 @@ final class CaptureCountersBox: Sendable {
 /// `packets` and `packet_counts`. Runs on its `BoundedWriterQueue`'s thread only.
 ///
 /// A batch arrives as whole blocks (`CaptureBatch`) and is appended with `CaptureFileAppender`
-/// (O_DIRECT where the file system allows it, every byte in the file when it returns); only
-/// after it is in the file are its rows committed (one transaction), so a row never points past
-/// what was written. A failed write is cut back to the last whole block (ftruncate) so the file
-/// stays readable.
+/// (O_DIRECT where the file system allows it); only after the append succeeded are its rows
+/// committed (one transaction). The appender holds back the tail past the last whole block:
+/// it reaches the file within `configuration.tailInterval` (`CaptureTailSchedule`), at
+/// `flush`, rotation and stop, so a row may point up to one block past the file's end for
+/// that long (`tv packet` says so: `CaptureRecord.Outcome.notYetWritten`). A failed write is
+/// cut back to the last whole block (ftruncate) so the file stays readable.
 final class CaptureWriterThread: QueueWriter {
     typealias Batch = CaptureBatch
 
@@ -58,6 +60,8 @@ final class CaptureWriterThread: QueueWriter {
         var firstPacketMicros: Int64?
         var lastSync: DispatchTime
         var unsynced: Bool
+        /// When the appender's held-back tail is due in the file.
+        var tail: CaptureTailSchedule
     }
     private var file: OpenFile?
     /// Packets counted per flow so far (a cache of `packet_counts`; a miss reads the table).
@@ -87,6 +91,11 @@ final class CaptureWriterThread: QueueWriter {
             rotate()
             return
         }
+        if open.tail.isDue(nowNanos: DispatchTime.now().uptimeNanoseconds) {
+            writeTail()
+            guard let updated = file else { return }
+            open = updated
+        }
         if open.unsynced, DispatchTime.now() >= open.lastSync + configuration.syncInterval, background.sync(open.fd) {
             open.unsynced = false
             open.lastSync = DispatchTime.now()
@@ -95,8 +104,10 @@ final class CaptureWriterThread: QueueWriter {
     }
 
     var idleDeadline: DispatchTime? {
-        guard let open = file, open.packets > 0 else { return nil }
+        guard let open = file else { return nil }
         var deadlines: [DispatchTime] = []
+        if let due = open.tail.deadlineNanos { deadlines.append(DispatchTime(uptimeNanoseconds: due)) }
+        guard open.packets > 0 else { return deadlines.min() }
         if open.unsynced { deadlines.append(open.lastSync + configuration.syncInterval) }
         if let first = open.firstPacketMicros, let due = configuration.rotation.ageDeadline(startedMicros: first) {
             let wait = max(0, Double(due - EngineClock.wallMicros()) / 1e6)
@@ -135,6 +146,20 @@ final class CaptureWriterThread: QueueWriter {
     }
 
     // MARK: jobs
+
+    /// Writes the open file's held-back tail now (`CaptureWriter.flush`, and when it is due):
+    /// every packet written so far is then in the file. A failure is noted and tried again an
+    /// interval later (the tail stays held; the next whole block carries it anyway).
+    func writeTail() {
+        guard var open = file else { return }
+        if let failure = open.output.writeTail() {
+            note(failure: "cannot write \(configuration.folder.filePath(open.seq)): \(failure.phrase)")
+            open.tail.retryLater(nowNanos: DispatchTime.now().uptimeNanoseconds)
+        } else {
+            open.tail.wrote()
+        }
+        file = open
+    }
 
     /// Closes the open file and opens the next (`tv captures rotate`, or a limit reached).
     /// - Returns: the sequence of the file closed and of the one opened.
@@ -221,6 +246,7 @@ final class CaptureWriterThread: QueueWriter {
         open.packets += Int64(packets)
         if packets > 0, open.firstPacketMicros == nil { open.firstPacketMicros = EngineClock.wallMicros() }
         open.unsynced = true
+        open.tail.appended(pending: open.output.pending, nowNanos: DispatchTime.now().uptimeNanoseconds)
         file = open
         for (flow, n) in touched { flowCounts[flow] = n }
         if flowCounts.count > 200_000 { flowCounts = touched }
@@ -308,7 +334,8 @@ final class CaptureWriterThread: QueueWriter {
         let fd = output.descriptor
         _ = flock(fd, LOCK_EX | LOCK_NB)
         let head = PcapngBlocks.sectionHeader() + PcapngBlocks.interfaceDescription(snapLength: UInt32(clamping: configuration.snapLength))
-        if let failure = head.withUnsafeBytes({ output.append($0) }) {
+        // The head goes into the file at once (an idle capture is a readable file).
+        if let failure = head.withUnsafeBytes({ output.append($0) }) ?? output.writeTail() {
             unlink(folder.filePath(seq))
             throw CaptureError.cannotOpen(path: folder.filePath(seq), reason: failure.description)
         }
@@ -323,7 +350,8 @@ final class CaptureWriterThread: QueueWriter {
             unlink(folder.filePath(seq))
             throw error
         }
-        file = OpenFile(output: output, seq: seq, bytes: Int64(head.count), packets: 0, startedMicros: nowMicros, firstPacketMicros: nil, lastSync: .now(), unsynced: true)
+        file = OpenFile(output: output, seq: seq, bytes: Int64(head.count), packets: 0, startedMicros: nowMicros, firstPacketMicros: nil, lastSync: .now(), unsynced: true,
+                        tail: CaptureTailSchedule(interval: configuration.tailInterval))
         box.state.withLock {
             $0.filesOpened &+= 1
             $0.recordingSequence = seq
@@ -334,15 +362,20 @@ final class CaptureWriterThread: QueueWriter {
     private func closeFile(nowMicros: Int64) {
         guard let open = file else { return }
         file = nil
+        // The held tail is written first; if it cannot be, the row says what the file holds.
+        let fd = open.fd
+        let (handed, tailFailure) = open.output.handOver()
+        if let tailFailure { note(failure: "cannot write \(configuration.folder.filePath(open.seq)): \(tailFailure.phrase)") }
         do {
             let update = try database?.prepare("UPDATE captures SET ended_at = ?, bytes = ?, packets = ?, recording = 0 WHERE seq = ?")
-            try update?.bind([.integer(nowMicros), .integer(open.bytes), .integer(open.packets), .integer(open.seq)])
+            try update?.bind([.integer(nowMicros), .integer(tailFailure == nil ? open.bytes : open.output.written), .integer(open.packets),
+                              .integer(open.seq)])
             _ = try update?.step()
         } catch {
             note(failure: "\(error)")
         }
-        _ = flock(open.fd, LOCK_UN)
-        background.syncAndClose(open.output.handOver())
+        _ = flock(fd, LOCK_UN)
+        background.syncAndClose(handed)
         box.state.withLock { $0.recordingSequence = nil }
     }
 

@@ -53,7 +53,8 @@ public protocol QueueWriter: AnyObject {
 ///   the writer only when the writer sleeps, or lingers while the batch is worth writing now.
 /// - The writer, woken by a first event, lingers up to `lingerMillis` for more (cut short by a
 ///   flush, a stop, a job, `expedite` or a half-full batch), so a burst costs one write; then
-///   it takes the whole batch (swapping in the emptied storage of the previous one).
+///   it takes the whole batch (swapping in the emptied storage of the previous one, so each
+///   batch's storage is allocated once and reused: no fresh pages for producers to fault in).
 /// - `flush` waits until every event accepted before it is finished; `pause` (tests) holds
 ///   events back; `stop` writes the rest (even when paused), stops the writer and waits for it.
 /// - `perform` runs a job on the writer thread between batches and waits for it.
@@ -81,7 +82,9 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
 
     private enum Step {
         case sleep
-        case write(Batch)
+        /// The batch was swapped into the loop's own storage (never held in the step: a second
+        /// reference would make `removeAll` copy its storage instead of keeping it).
+        case write
         case jobs([Job])
         case stop([DispatchSemaphore])
     }
@@ -263,7 +266,9 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
     /// until signalled or `writer.idleDeadline`; on stop, the rest is written, `writer.stop()`
     /// runs, flushes still waiting are released, and the loop returns.
     public func run(_ writer: Writer) {
-        var spare = emptyBatch
+        // The batch being written: swapped with the queue's under the lock, so each of the two
+        // storages has one owner at a time and `removeAll` keeps its capacity in place.
+        var taken = emptyBatch
         while true {
             writer.tick()
             let step = state.withLock { state -> Step in
@@ -273,10 +278,9 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
                     return .jobs(jobs)
                 }
                 if state.batch.count > 0 && (!state.handshake.paused || state.handshake.stopping) {
-                    var batch = spare
-                    swap(&batch, &state.batch)
+                    swap(&taken, &state.batch)
                     state.expedited = false
-                    return .write(batch)
+                    return .write
                 }
                 if state.handshake.stopping { return .stop(state.handshake.markStopped()) }
                 state.handshake.writerSleeping = true
@@ -299,11 +303,10 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
                 linger(until: deadline)
             case let .jobs(jobs):
                 jobs.forEach { $0(writer) }
-            case var .write(batch):
-                let failed = writer.write(batch)
-                let written = batch.count
-                batch.removeAll()
-                spare = batch
+            case .write:
+                let failed = writer.write(taken)
+                let written = taken.count
+                taken.removeAll()
                 let satisfied = state.withLock { $0.handshake.finish(written, failed: failed) }
                 satisfied.forEach { $0.signal() }
                 if lingerAfterWrite { linger(until: writer.idleDeadline) }

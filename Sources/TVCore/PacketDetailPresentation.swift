@@ -47,6 +47,9 @@ public struct PacketDetailPresentation: Sendable, Equatable {
             return "\(fileName) was deleted: those bytes are gone; the connection stays in your history."
         case .readFailed(let reason):
             return "The bytes could not be read from \(fileName) (\(reason)); try `tv packet \(row.flow) \(row.n)` again."
+        case .notYetWritten:
+            return "Packet \(row.n) of flow \(row.flow) is still in the capture writer's buffer, not yet in \(fileName); "
+                + "it is written within a second (or when tv stops): try `tv packet \(row.flow) \(row.n)` again."
         case .notThisPacket(let length):
             return "The record at this packet's place in \(fileName) is of another packet (\(Units.grouped(Int64(length))) bytes, "
                 + "this one was \(Units.grouped(row.originalLength))), so it is not drawn."

@@ -32,11 +32,18 @@ final class DecryptedCaptureThread: QueueWriter {
         self.mode = mode
         encoded = PcapngBlocks.sectionHeader(comment: DecryptedCapture.fileComment)
             + PcapngBlocks.interfaceDescription(snapLength: 0)
-        flushEncoded()
+        // The head goes into the file at once (a capture with no flow yet is a readable file).
+        if flushEncoded(), output.writeTail() == nil { tail.wrote() }
     }
 
-    func tick() {}
-    var idleDeadline: DispatchTime? { nil }
+    /// The held-back tail (`CaptureFileAppender`) reaches the file within a second.
+    private var tail = CaptureTailSchedule(interval: 1)
+
+    func tick() {
+        guard tail.isDue(nowNanos: DispatchTime.now().uptimeNanoseconds) else { return }
+        if output.writeTail() == nil { tail.wrote() } else { tail.retryLater(nowNanos: DispatchTime.now().uptimeNanoseconds) }
+    }
+    var idleDeadline: DispatchTime? { tail.deadlineNanos.map { DispatchTime(uptimeNanoseconds: $0) } }
     func idleDeadlinePassed() {}
 
     func write(_ batch: DecryptedCaptureBatch) -> Int {
@@ -89,7 +96,8 @@ final class DecryptedCaptureThread: QueueWriter {
         }
         streams.removeAll()
         flushEncoded()
-        let fd = output.handOver()
+        let (fd, tailFailure) = output.handOver()
+        if let tailFailure, !failed { failures(tailFailure.phrase) }
         _ = fdatasync(fd)
         close(fd)
     }
@@ -120,6 +128,7 @@ final class DecryptedCaptureThread: QueueWriter {
             failures(failure.phrase)
             return false
         }
+        tail.appended(pending: output.pending, nowNanos: DispatchTime.now().uptimeNanoseconds)
         mode(output.mode)
         return true
     }

@@ -50,9 +50,14 @@ struct CaptureFileAppenderTests {
     /// Sizes that start and end inside blocks, fill the buffer exactly, cross it several times.
     static let sizes = [28, 4_068, 1, 5_000, 16_384, 3, 100_000, 12_288, 7]
 
-    /// Appends `sizes` and checks after each that the file is exactly what was appended.
+    /// Appends `sizes` and checks after each what the file holds: in direct mode every whole
+    /// block appended (the tail under one block held back; a tail written before stays) and,
+    /// after `writeTail`, exactly the bytes appended; in buffered mode exactly the bytes
+    /// appended at once.
     func appendAndCheck(_ output: CaptureFileAppender) {
         var expected: [UInt8] = []
+        // What the file held after the last `writeTail` (a written tail stays in it).
+        var inFile = 0
         for (i, size) in Self.sizes.enumerated() {
             let part = patternBytes(size, seed: i)
             // Two parts per append, as the capture writer hands secrets and packets.
@@ -62,10 +67,48 @@ struct CaptureFileAppenderTests {
             #expect(failure == nil)
             expected += part
             #expect(output.end == Int64(expected.count))
+            let wholeBlocks = output.mode == .direct ? max(inFile, expected.count / output.blockBytes * output.blockBytes) : expected.count
+            #expect(output.written == Int64(wholeBlocks), "after append \(i)")
+            #expect(output.pending == expected.count - wholeBlocks)
+            #expect(fileBytes(output.path) == Array(expected.prefix(wholeBlocks)), "after append \(i): the whole blocks only")
+            #expect(output.writeTail() == nil)
+            #expect(output.written == output.end && output.pending == 0)
             let onDisk = fileBytes(output.path)
-            #expect(onDisk.count == expected.count, "after append \(i): \(onDisk.count) bytes on disk, \(expected.count) appended")
-            #expect(onDisk == expected, "after append \(i)")
+            #expect(onDisk.count == expected.count, "after append \(i) and its tail: \(onDisk.count) bytes on disk, \(expected.count) appended")
+            #expect(onDisk == expected, "after append \(i) and its tail")
+            inFile = expected.count
         }
+    }
+
+    @Test("O_DIRECT, the tail held back: a written tail stays while appends stay inside its block, whole blocks replace it, handOver writes the rest")
+    func heldTail() throws {
+        let scratch = try DiskScratch()
+        let output = try CaptureFileAppender(creating: scratch.path + "/t.pcapng", bufferBytes: 16_384)
+        try #require(output.mode == .direct)
+        let block = output.blockBytes
+        let a = patternBytes(block + 100, seed: 1)
+        #expect(a.withUnsafeBytes { output.append($0) } == nil)
+        #expect(fileBytes(output.path) == Array(a.prefix(block)))
+        #expect((output.end, output.written, output.pending) == (Int64(block + 100), Int64(block), 100))
+        #expect(output.writeTail() == nil)
+        #expect(fileBytes(output.path) == a)
+        #expect(output.writeTail() == nil, "nothing pending: nothing written")
+        // 50 more bytes inside the same block: the tail written before stays, the 50 wait.
+        let b = patternBytes(50, seed: 2)
+        #expect(b.withUnsafeBytes { output.append($0) } == nil)
+        #expect((output.written, output.pending) == (Int64(block + 100), 50))
+        #expect(fileBytes(output.path) == a)
+        // Enough to finish the block and start the next: the block goes direct, over the tail.
+        let c = patternBytes(block, seed: 3)
+        #expect(c.withUnsafeBytes { output.append($0) } == nil)
+        let all = a + b + c
+        #expect((output.written, output.pending) == (Int64(2 * block), all.count - 2 * block))
+        #expect(fileBytes(output.path) == Array(all.prefix(2 * block)))
+        let (fd, tailFailure) = output.handOver()
+        #expect(fd >= 0 && tailFailure == nil)
+        close(fd)
+        #expect(fileBytes(output.path) == all)
+        #expect(output.pending == 0)
     }
 
     @Test("O_DIRECT on a disk file system: after every append the file is exactly the bytes appended (never padded), 0600")
@@ -79,10 +122,10 @@ struct CaptureFileAppenderTests {
         var info = stat()
         #expect(stat(output.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
         #expect(throws: Errno(EEXIST)) { try CaptureFileAppender(creating: scratch.path + "/a.pcapng") }
-        let fd = output.handOver()
-        #expect(fd >= 0 && fdatasync(fd) == 0)
+        let (fd, tailFailure) = output.handOver()
+        #expect(fd >= 0 && tailFailure == nil && fdatasync(fd) == 0)
         close(fd)
-        #expect(output.handOver() == -1)
+        #expect(output.handOver() == (-1, nil))
         var one: UInt8 = 1
         #expect(withUnsafeBytes(of: &one) { output.append($0) } == Errno(EBADF))
     }
@@ -109,13 +152,25 @@ struct CaptureFileAppenderTests {
         let output = try CaptureFileAppender(creating: mount.path + "/d.pcapng", bufferBytes: 16_384)
         let first = patternBytes(40_003, seed: 1)
         #expect(first.withUnsafeBytes { output.append($0) } == nil)
+        #expect(output.writeTail() == nil)
         let tooMuch = patternBytes(40_000, seed: 2)
         #expect(tooMuch.withUnsafeBytes { output.append($0) } == Errno(ENOSPC))
-        #expect(output.end == 40_003)
+        #expect(output.end == 40_003 && output.written == 40_003)
         #expect(fileBytes(output.path) == first)
         let more = patternBytes(5_000, seed: 3)
         #expect(more.withUnsafeBytes { output.append($0) } == nil)
+        #expect(output.writeTail() == nil)
         #expect(fileBytes(output.path) == first + more)
+        // Held back, not yet written: a failure cuts the file back to what was on disk (whole
+        // blocks), and the held tail still reaches it once there is room.
+        // (short of the block's end, so no whole block is written: 52 bytes for 512 or 4,096)
+        let held = patternBytes(output.blockBytes - 45_003 % output.blockBytes - 1, seed: 4)
+        #expect(held.withUnsafeBytes { output.append($0) } == nil)
+        #expect(tooMuch.withUnsafeBytes { output.append($0) } == Errno(ENOSPC))
+        #expect(output.end == Int64(45_003 + held.count) && output.written == 45_003)
+        #expect(fileBytes(output.path) == first + more)
+        #expect(output.writeTail() == nil)
+        #expect(fileBytes(output.path) == first + more + held)
     }
 }
 

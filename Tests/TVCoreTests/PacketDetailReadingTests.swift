@@ -1,0 +1,38 @@
+import Capture
+import FlowStore
+import FlowTerms
+import Foundation
+import Testing
+import TVCore
+
+/// `tv packet FLOW N` through `PacketDetailReading` against a live capture writer whose tail is
+/// held back: the packet's row is there, its bytes are not yet in the file.
+@Suite("PacketDetailReading: a packet still in the capture writer's buffer", .serialized)
+struct PacketDetailReadingTests {
+    @Test("Before the tail is written: the one sentence (not a read failure); after flush: the bytes")
+    func notYetWritten() throws {
+        let root = NSTemporaryDirectory() + "tv-packet-detail-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let folder = CaptureFolder(path: root + "/captures")
+        var configuration = CaptureConfiguration(folder: folder, databasePath: root + "/tunnelvision.sqlite3", snapLength: 0, rotation: CaptureRotation())
+        configuration.lingerMillis = 0
+        configuration.tailInterval = 3_600
+        let writer = try CaptureWriter(configuration: configuration)
+        defer { writer.stop() }
+        try #require(writer.counters.writeMode == .direct, "needs a file system that takes O_DIRECT under \(NSTemporaryDirectory())")
+        let packet = PacketDetailPresentationTests.nxdomain
+        packet.withUnsafeBytes { writer.record(flow: 42, direction: .serverToClient, timeMicros: 1_764_620_000_000_000, packet: $0) }
+        let deadline = Date().addingTimeInterval(10)
+        while writer.counters.packetsWritten < 1 && Date() < deadline { usleep(2_000) }
+        let database = try SQLiteDatabase(path: configuration.databasePath)
+        let catalog = CaptureCatalog(database: database, folder: folder)
+        defer { catalog.close() }
+        let held = try PacketDetailReading.read(catalog, flow: 42, n: 1)
+        #expect(held.outcome == .notYetWritten)
+        #expect(held.absence == "Packet 1 of flow 42 is still in the capture writer's buffer, not yet in capture-000001.pcapng; it is written within a second (or when tv stops): try `tv packet 42 1` again.")
+        writer.flush()
+        let read = try PacketDetailReading.read(catalog, flow: 42, n: 1)
+        #expect(read.outcome == .bytes(packet) && read.absence == nil)
+    }
+}
