@@ -101,8 +101,10 @@ public enum PcapngBlocks {
     }
 
     /// An Enhanced Packet Block whose packet bytes `writePacket` appends to `out` itself, exactly
-    /// `capturedLength` of them: a packet built straight into its block (the decrypted capture's
-    /// synthesized segments), never copied from a buffer of its own. `out` grows geometrically.
+    /// `capturedLength` of them: a packet built straight into its block, never copied from a
+    /// buffer of its own. `out` grows geometrically. A writer that gathers its file from parts
+    /// may append fewer (the decrypted capture appends a segment's headers only): the rest of
+    /// the packet then belongs where `writePacket` stopped, and the block is whole only with it.
     /// - Parameter comment: opt_comment's bytes (`commentBytes`), when given.
     /// - Returns: the block's length.
     @discardableResult

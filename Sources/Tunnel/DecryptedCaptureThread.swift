@@ -20,7 +20,10 @@ final class DecryptedCaptureThread: QueueWriter {
     private let failures: @Sendable (String) -> Void
     private let mode: @Sendable (CaptureWriteMode) -> Void
     private var streams: [UInt64: (synthesizer: TCPStreamSynthesizer, startMicros: Int64, commented: Bool)] = [:]
-    private var encoded: [UInt8] = []
+    /// The bytes the writer builds itself (block and packet headers, padding, options, trailers);
+    /// the plaintext stays in the batch, and `gather` says how the two interleave in the file.
+    private var heads: [UInt8] = []
+    private var gather = DecryptedCaptureGather()
     private var failed = false
 
     /// Takes `output` (an empty file) and writes the file's header; `mode` hears how the file is
@@ -30,10 +33,11 @@ final class DecryptedCaptureThread: QueueWriter {
         self.output = output
         self.failures = failures
         self.mode = mode
-        encoded = PcapngBlocks.sectionHeader(comment: DecryptedCapture.fileComment)
+        heads = PcapngBlocks.sectionHeader(comment: DecryptedCapture.fileComment)
             + PcapngBlocks.interfaceDescription(snapLength: 0)
+        gather.heads(upTo: heads.count)
         // The head goes into the file at once (a capture with no flow yet is a readable file).
-        if flushEncoded(), output.writeTail() == nil { tail.wrote() }
+        if flush(plaintext: UnsafeRawBufferPointer(start: nil, count: 0)), output.writeTail() == nil { tail.wrote() }
     }
 
     /// The held-back tail (`CaptureFileAppender`) reaches the file within a second.
@@ -47,7 +51,7 @@ final class DecryptedCaptureThread: QueueWriter {
     func idleDeadlinePassed() {}
 
     func write(_ batch: DecryptedCaptureBatch) -> Int {
-        batch.bytes.withUnsafeBytes { plaintext in
+        let written = batch.bytes.withUnsafeBytes { plaintext -> Bool in
             var index = 0
             while index < batch.items.count {
                 let item = batch.items[index]
@@ -59,7 +63,7 @@ final class DecryptedCaptureThread: QueueWriter {
                     let isn = UInt32(truncatingIfNeeded: flow &* 0x9E37_79B1)
                     var stream = (synthesizer: TCPStreamSynthesizer(client: client, server: server, clientISN: isn, serverISN: ~isn),
                                   startMicros: start, commented: false)
-                    append(stream.synthesizer.opening(), data: UnsafeRawBufferPointer(start: nil, count: 0), flow: flow, at: start,
+                    append(stream.synthesizer.opening(), plaintext: plaintext, from: 0, flow: flow, at: start,
                            commented: &stream.commented)
                     streams[flow] = stream
                 case let .data(flow, direction, time, first):
@@ -74,56 +78,71 @@ final class DecryptedCaptureThread: QueueWriter {
                         range = range.lowerBound..<next.upperBound
                         index += 1
                     }
-                    append(stream.synthesizer.carrying(direction, count: range.count), data: UnsafeRawBufferPointer(rebasing: plaintext[range]),
+                    append(stream.synthesizer.carrying(direction, count: range.count), plaintext: plaintext, from: range.lowerBound,
                            flow: flow, at: stream.startMicros + time, commented: &stream.commented)
                     streams[flow] = stream
                 case let .ended(flow, cutOff, time):
                     guard var stream = streams.removeValue(forKey: flow) else { continue }
-                    append(stream.synthesizer.ending(reset: cutOff), data: UnsafeRawBufferPointer(start: nil, count: 0), flow: flow, at: time,
+                    append(stream.synthesizer.ending(reset: cutOff), plaintext: plaintext, from: 0, flow: flow, at: time,
                            commented: &stream.commented)
                 }
             }
+            return flush(plaintext: plaintext)
         }
-        return flushEncoded() ? 0 : batch.count
+        return written ? 0 : batch.count
     }
 
     func stop() {
         // Flows still open when the session stops end in order.
         let now = EngineClock.wallMicros()
         for (flow, var stream) in streams {
-            append(stream.synthesizer.ending(reset: false), data: UnsafeRawBufferPointer(start: nil, count: 0), flow: flow, at: now,
+            append(stream.synthesizer.ending(reset: false), plaintext: UnsafeRawBufferPointer(start: nil, count: 0), from: 0, flow: flow, at: now,
                    commented: &stream.commented)
         }
         streams.removeAll()
-        flushEncoded()
+        flush(plaintext: UnsafeRawBufferPointer(start: nil, count: 0))
         let (fd, tailFailure) = output.handOver()
         if let tailFailure, !failed { failures(tailFailure.phrase) }
         _ = fdatasync(fd)
         close(fd)
     }
 
-    /// Builds each planned segment straight into its Enhanced Packet Block in `encoded`: the
-    /// plaintext is copied once, from the batch into the block.
-    private func append(_ planned: [TCPStreamSynthesizer.PlannedSegment], data: UnsafeRawBufferPointer, flow: UInt64, at micros: Int64,
-                        commented: inout Bool) {
+    /// Builds each planned segment's Enhanced Packet Block in `heads` around a hole for its
+    /// payload, `plaintext[start + segment.payload]`, which the gather list takes from the batch
+    /// where it is: the plaintext is copied once, from the batch into the file's buffer.
+    private func append(_ planned: [TCPStreamSynthesizer.PlannedSegment], plaintext: UnsafeRawBufferPointer, from start: Int,
+                        flow: UInt64, at micros: Int64, commented: inout Bool) {
         for segment in planned {
             let comment = commented ? nil : PcapngBlocks.commentBytes(Self.streamComment(flow: flow))
             commented = true
-            let payload = UnsafeRawBufferPointer(rebasing: data[segment.payload])
+            let range = start + segment.payload.lowerBound..<start + segment.payload.upperBound
+            let payload = range.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(rebasing: plaintext[range])
             let length = TCPSegmentBuilder.length(segment.fields, payloadCount: payload.count)
-            PcapngBlocks.appendEnhancedPacket(to: &encoded, timestampMicros: micros, capturedLength: length, originalLength: length,
+            var hole = 0
+            PcapngBlocks.appendEnhancedPacket(to: &heads, timestampMicros: micros, capturedLength: length, originalLength: length,
                                               direction: nil, comment: comment) {
-                TCPSegmentBuilder.append(segment.fields, payload: payload, to: &$0)
+                TCPSegmentBuilder.appendHeaders(segment.fields, payload: payload, to: &$0)
+                hole = $0.count
             }
+            gather.heads(upTo: hole)
+            gather.plaintext(range)
+            gather.heads(upTo: heads.count)
         }
     }
 
-    /// Writes what is encoded; false (said once) when the file cannot be written.
+    /// Writes what is gathered (one append: `heads` and `plaintext` interleaved); false (said
+    /// once) when the file cannot be written.
     @discardableResult
-    private func flushEncoded() -> Bool {
-        defer { encoded.removeAll(keepingCapacity: true) }
+    private func flush(plaintext: UnsafeRawBufferPointer) -> Bool {
+        defer {
+            heads.removeAll(keepingCapacity: true)
+            gather.removeAll()
+        }
         guard !failed else { return false }
-        if let failure = encoded.withUnsafeBytes({ output.append($0) }) {
+        let failure = heads.withUnsafeBytes { built in
+            gather.withParts(heads: built, plaintext: plaintext) { output.append($0) }
+        }
+        if let failure {
             failed = true
             failures(failure.phrase)
             return false

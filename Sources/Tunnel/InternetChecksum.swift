@@ -7,22 +7,22 @@ public enum InternetChecksum {
     /// The one's complement sum of `bytes` (an odd last byte is padded with a zero byte on the
     /// right, RFC 1071 §4.1), added to `initial`, folded to 16 bits, in network byte order.
     ///
-    /// Reads eight bytes at a time in host order and swaps once at the end (RFC 1071 §2(B): the
+    /// Reads four bytes at a time in host order and swaps once at the end (RFC 1071 §2(B): the
     /// sum is independent of byte order).
     public static func sum(_ bytes: UnsafeRawBufferPointer, initial: UInt32 = 0) -> UInt32 {
         var acc: UInt64 = 0
         var index = 0
         let count = bytes.count
         if let base = bytes.baseAddress {
-            while index + 8 <= count {
-                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                acc &+= (word & 0xffff_ffff) &+ (word >> 32)
-                index += 8
+            // 32-bit words into a 64-bit sum (2^16 ≡ 1 mod 0xFFFF, so it folds to the sum of the
+            // 16-bit words; no carry is lost below 16 GiB): a loop the compiler vectorizes,
+            // 0.56 instructions a byte under callgrind where two halves of a 64-bit load took
+            // 1.25 (the decrypted capture sums every byte it writes).
+            let words = count / 4
+            for word in 0..<words {
+                acc &+= UInt64(base.loadUnaligned(fromByteOffset: word &* 4, as: UInt32.self))
             }
-            if index + 4 <= count {
-                acc &+= UInt64(base.loadUnaligned(fromByteOffset: index, as: UInt32.self))
-                index += 4
-            }
+            index = words &* 4
             if index + 2 <= count {
                 acc &+= UInt64(base.loadUnaligned(fromByteOffset: index, as: UInt16.self))
                 index += 2

@@ -47,16 +47,23 @@ public enum TCPSegmentBuilder {
         return out
     }
 
-    /// `packet` appended to `out` (`length` bytes): the payload is copied once, straight after
-    /// the headers, and the TCP checksum is summed over it there.
+    /// `packet` appended to `out` (`length` bytes): the headers (`appendHeaders`), then the
+    /// payload.
     public static func append(_ segment: Segment, payload: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        appendHeaders(segment, payload: payload, to: &out)
+        out.append(contentsOf: payload)
+    }
+
+    /// The packet's IP and TCP headers only (`length` less the payload's count), appended to
+    /// `out`: lengths and the TCP checksum (RFC 9293 §3.1: pseudo-header, TCP header, payload)
+    /// cover `payload`, which is read (summed) but not copied; the caller puts it right after.
+    public static func appendHeaders(_ segment: Segment, payload: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         let v6 = segment.source.address.isIPv6
         let ipLength = v6 ? 40 : 20
         let tcpHeaderLength = segment.maximumSegmentSize == nil ? 20 : 24
         let tcpLength = tcpHeaderLength + payload.count
         let start = out.count
         out.append(contentsOf: repeatElement(0, count: ipLength + tcpHeaderLength))
-        out.append(contentsOf: payload)
         out.withUnsafeMutableBytes { buffer in
             let base = buffer.baseAddress! + start
             PacketBuilder.writeIPHeader(base, source: segment.source.address, destination: segment.destination.address,
@@ -75,9 +82,12 @@ public enum TCPSegmentBuilder {
                 t.storeBytes(of: UInt8(4), toByteOffset: 21, as: UInt8.self)
                 t.storeBytes(of: mss.bigEndian, toByteOffset: 22, as: UInt16.self)
             }
+            // The header's length is even (20 or 24), so the payload's 16-bit words keep their
+            // places in the sum when it is summed apart (RFC 1071 §2 (B): the sum is associative).
             let pseudo = InternetChecksum.pseudoHeaderSum(source: segment.source.address, destination: segment.destination.address,
                                                           protocolNumber: IPProtocolNumber.tcp, length: tcpLength)
-            let checksum = InternetChecksum.finish(InternetChecksum.sum(UnsafeRawBufferPointer(start: t, count: tcpLength), initial: pseudo))
+            let header = InternetChecksum.sum(UnsafeRawBufferPointer(start: t, count: tcpHeaderLength), initial: pseudo)
+            let checksum = InternetChecksum.finish(InternetChecksum.sum(payload, initial: header))
             t.storeBytes(of: checksum.bigEndian, toByteOffset: 16, as: UInt16.self)
         }
     }
