@@ -10,10 +10,8 @@ import Glibc
 final class FlowBatchWriter: FlowBatchStore {
     private let database: SQLiteDatabase
     private let upsert: SQLiteStatement
-    /// The `exchanges` upsert (`ExchangeColumns.upsertSQL`).
-    private let exchangeUpsert: SQLiteStatement
-    /// The exchange row's texts, bound without a copy (its buffer reused row after row).
-    private var exchangeTexts = SQLiteTextRow()
+    /// The exchanges' rows and runs (migration 22).
+    private var exchanges: ExchangeRowWriter
     /// `UPDATE flows SET program_* … WHERE id = ?` (`FlowEvent.program` for a flow whose record
     /// is not in the batch).
     private let setProgram: SQLiteStatement
@@ -79,7 +77,7 @@ final class FlowBatchWriter: FlowBatchStore {
         // a batch) until the last connection closes (SQLite then removes it) or `tv storage compact` empties it.
         try database.execute("PRAGMA wal_autocheckpoint=8192")
         upsert = try database.prepare(FlowRecordColumns.upsertSQL)
-        exchangeUpsert = try database.prepare(ExchangeColumns.upsertSQL)
+        exchanges = try ExchangeRowWriter(database: database)
         setProgram = try database.prepare(FlowRecordColumns.programUpdateSQL)
         upsertWithProgram = try database.prepare(FlowRecordColumns.upsertWithProgramSQL)
         activityUpsert = try database.prepare(FlowActivityTally.upsertSQL)
@@ -132,9 +130,7 @@ final class FlowBatchWriter: FlowBatchStore {
                 try activityUpsert.bind([.integer(bucket.span), .integer(bucket.bucket), .integer(flows)])
                 try activityUpsert.step()
             }
-            for exchange in batch.exchanges.inOrder {
-                try ExchangeColumns.write(exchange, with: exchangeUpsert, texts: &exchangeTexts)
-            }
+            try exchanges.write(batch.exchanges.inOrder)
             for (id, program) in batch.programs where batch.latest[id] == nil {
                 try setProgram.bind(FlowRecordColumns.programBindings(program) + [.integer(id)])
                 try setProgram.step()
@@ -144,7 +140,7 @@ final class FlowBatchWriter: FlowBatchStore {
         // upsert's bindings after every batch cost as much as binding an exchange).
         upsert.rewind()
         upsertWithProgram.rewind()
-        exchangeUpsert.rewind()
+        exchanges.rewind()
         setProgram.rewind()
         activityUpsert.rewind()
         nameUpsert.rewind()
@@ -170,6 +166,7 @@ final class FlowBatchWriter: FlowBatchStore {
             throw error
         }
         names.committed()
+        exchanges.committed()
     }
 
     /// The largest flow id in the file at `path`, read read-only (0 for none): where ids go on

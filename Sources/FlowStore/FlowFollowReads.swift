@@ -30,22 +30,19 @@ extension FlowStore {
     /// - Throws: `FlowStoreError` when the database cannot be read.
     public func exchanges(matching query: FlowQuery, requestedSince since: Int64, limit: Int) throws -> [ExchangeRecord] {
         let (conditions, filterBindings) = query.filterConditions()
-        var sql = "SELECT \(ExchangeColumns.selectList) FROM exchanges WHERE request_time >= ?"
-        if !conditions.isEmpty { sql += " AND flow_id IN (SELECT id FROM flows" + FlowQuery.whereClause(conditions) + ")" }
-        sql += " ORDER BY request_time, id LIMIT ?"
-        return try readRows(sql, [.integer(since)] + filterBindings + [.integer(Int64(max(1, limit)))], FlowStore.exchangeRow)
+        return try connection.withDatabase { database in
+            try StoredExchanges.requested(since: since, flowCondition: conditions.isEmpty ? nil : conditions.joined(separator: " AND "),
+                                          filterBindings, limit: max(1, limit), in: database)
+        }
     }
 
     /// The rows of the exchanges with these ids (any order; missing ids absent, damaged skipped).
     /// - Throws: `FlowStoreError` when the database cannot be read.
     public func exchanges(ids: [Int64]) throws -> [ExchangeRecord] {
-        try FlowStore.idChunks(ids).flatMap { marks, bindings in
-            try readRows("SELECT \(ExchangeColumns.selectList) FROM exchanges WHERE id IN (\(marks))", bindings, FlowStore.exchangeRow)
-        }
+        try connection.withDatabase { try StoredExchanges.withIDs(ids, in: $0) }
     }
 
     private static func flowRow(_ row: SQLiteStatement) -> FlowRecord? { try? FlowRecordColumns.record(from: row) }
-    private static func exchangeRow(_ row: SQLiteStatement) -> ExchangeRecord? { try? ExchangeColumns.record(from: row) }
 
     /// `?, ?, …` and the bindings for `ids`, 500 at a time.
     private static func idChunks(_ ids: [Int64]) -> [(String, [SQLiteValue])] {

@@ -20,11 +20,11 @@ import Testing
         #expect(FlowSchema.currentVersion == FlowSchema.migrations.count)
         #expect(try database.userVersion() == FlowSchema.currentVersion)
         #expect(try names(database, type: "table") == ["audit_markers", "audit_projects", "audit_sessions",
-                                                       "captures", "certificates", "client_pins", "content_turn_runs", "exchanges", "flow_activity",
+                                                       "captures", "certificates", "client_pins", "content_turn_runs", "exchange_runs", "exchanges", "flow_activity",
                                                        "flow_names", "flow_names_text", "flow_names_text_config", "flow_names_text_data",
                                                        "flow_names_text_docsize", "flow_names_text_idx", "flow_writers", "flows", "host_names", "packet_counts", "packets", "pinned_hosts", "settings"])
         #expect(try names(database, type: "index") == ["audit_markers_by_time", "audit_sessions_by_project", "audit_sessions_live",
-                                                       "client_pins_by_host", "content_turn_runs_by_segment_time",
+                                                       "client_pins_by_host", "content_turn_runs_by_segment_time", "exchange_runs_by_flow", "exchange_runs_by_last_time",
                                                        "exchanges_by_request_time", "exchanges_open", "flows_by_audit_session", "flows_by_client_time",
                                                        "flows_by_host_time", "flows_by_other_hosts_time", "flows_by_program_time",
                                                        "flows_by_server_time", "flows_by_start_time", "flows_by_status_time", "flows_open",

@@ -76,7 +76,6 @@ enum LeftOpenFlows {
             SELECT \(FlowRecordColumns.selectList), writer, (SELECT ended IS NULL FROM flow_writers WHERE flow_writers.id = flows.writer)
             FROM flows WHERE id = ?
             """)
-        let requests = try local.prepare("SELECT \(ExchangeColumns.selectList) FROM exchanges WHERE flow_id = ? ORDER BY seq")
         let writerColumn = Int32(FlowRecordColumns.names.count + FlowProgramColumns.names.count)
         var closed: [FlowRecord] = []
         var exchanges: [ExchangeRecord] = []
@@ -98,13 +97,9 @@ enum LeftOpenFlows {
                 record = interrupted(record)
             }
             closed.append(record)
-            try requests.bind([.integer(id)])
-            try requests.forEachRow { row in
-                guard var exchange = try? ExchangeColumns.record(from: row) else { return }
-                if exchange.state == .open, gone { exchange = incomplete(exchange, flow: record) }
-                exchanges.append(exchange)
+            for exchange in try StoredExchanges.ofFlow(id, in: local).exchanges {
+                exchanges.append(exchange.state == .open && gone ? incomplete(exchange, flow: record) : exchange)
             }
-            requests.reset()
         }
         return (closed, exchanges)
     }

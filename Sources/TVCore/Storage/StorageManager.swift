@@ -165,8 +165,7 @@ public final class StorageManager {
                 try database.execute("DELETE FROM packet_counts WHERE flow_id IN (\(doomed))")
                 // Issue 16's exchange rows go with their flow.
                 if tables.contains("exchanges") {
-                    try database.execute("DELETE FROM exchanges WHERE flow_id IN (\(doomed))")
-                    report.exchangesDeleted += database.changes
+                    report.exchangesDeleted += try StoredExchanges.deleteRows(ofFlowsIn: doomed, database: database)
                 }
                 try database.execute("DELETE FROM flows WHERE id IN (\(doomed))")
                 return database.changes

@@ -1,0 +1,198 @@
+import FlowTerms
+
+/// Reading exchanges where the flow writer keeps them (migration 22): rows of `exchanges`
+/// (open ones, ones whose open row was written, and every row from before) and packed runs of
+/// `exchange_runs` (`ExchangeRunCoding`). Every reader of this data folder's exchanges goes
+/// through here, so the two places read as one list.
+public enum StoredExchanges {
+    /// `exchange_runs`' columns in reading and binding order.
+    static let runColumns = "first_id, flow_id, exchange_count, first_request_time, last_request_time, exchanges"
+
+    /// One read exchange (or the damage found in its place) and its page key.
+    typealias Found = (key: FlowCursor, exchange: Result<ExchangeRecord, DamagedRow>)
+
+    /// The exchanges of the run the statement is on (selected `runColumns`): each one, or its
+    /// damage; a run whose bytes do not read is one damaged entry keyed by its latest time.
+    static func run(_ row: SQLiteStatement) -> [Found] {
+        let firstID = row.int64(at: 0)
+        let bytes = row.blob(at: 5) ?? []
+        do throws(ExchangeRunCoding.Malformed) {
+            let values = try ExchangeRunCoding.values(bytes, firstID: firstID, flowID: row.int64(at: 1),
+                                                      count: Int(clamping: row.int64(at: 2)))
+            return values.map { values in
+                let key = FlowCursor(startTime: values[18].integerValue ?? 0, id: values[0].integerValue ?? 0)
+                do throws(DamagedRow) {
+                    return (key, .success(try ExchangeColumns.record(values)))
+                } catch {
+                    return (key, .failure(error))
+                }
+            }
+        } catch {
+            let damage = DamagedRow(row: "exchange run \(firstID)", column: "exchanges (byte \(error.offset))", value: .blob(bytes))
+            return [(FlowCursor(startTime: row.int64(at: 4), id: firstID), .failure(damage))]
+        }
+    }
+
+    /// One row of `exchanges` (selected `ExchangeColumns.selectList`) and its key.
+    static func row(_ row: SQLiteStatement) -> Found {
+        let key = FlowCursor(startTime: row.int64(at: 18), id: row.int64(at: 0))
+        do throws(DamagedRow) {
+            return (key, .success(try ExchangeColumns.record(from: row)))
+        } catch {
+            return (key, .failure(error))
+        }
+    }
+
+    /// One page of `query`, newest first: the rows' page as `ExchangeQuery.plan` selects it,
+    /// merged with the runs that can hold a newer exchange (`ExchangePageMerge`), read in order
+    /// of their latest request time until no further run can change the page.
+    /// - Throws: `FlowStoreError.badCursor` for a cursor tv did not give out, or a read failure.
+    static func page(_ query: ExchangeQuery, in database: SQLiteDatabase) throws -> ExchangePage {
+        let plan = try query.plan()
+        var merge = ExchangePageMerge(size: plan.limit + 1)
+        let rows = try database.prepare(plan.sql)
+        try rows.bind(plan.bindings)
+        try rows.forEachRow { merge.add(row($0)) }
+        let runPlan = try query.runPlan()
+        let runs = try database.prepare(runPlan.sql)
+        try runs.bind(runPlan.bindings)
+        defer { runs.reset() }
+        let window = try query.window()
+        while try runs.step() {
+            guard merge.needs(runUpTo: runs.int64(at: 4)) else { break }
+            for found in run(runs) where window.admits(found.key) { merge.add(found) }
+        }
+        var found = merge.newestFirst
+        let more = found.count > plan.limit
+        if more { found.removeLast(found.count - plan.limit) }
+        var page = ExchangePage(exchanges: [], nextCursor: more ? found.last.map { $0.key.string } : nil)
+        for entry in found {
+            switch entry.exchange {
+            case let .success(exchange): page.exchanges.append(exchange)
+            case let .failure(damage): page.damaged.append(damage)
+            }
+        }
+        return page
+    }
+
+    /// The exchange with `id`, from its row or from the run whose ids hold it; nil when none has it.
+    /// - Throws: `FlowStoreError` when the database cannot be read, `.damagedRow` for a damaged one.
+    static func exchange(id: Int64, in database: SQLiteDatabase) throws -> ExchangeRecord? {
+        let rows = try database.prepare("SELECT \(ExchangeColumns.selectList) FROM exchanges WHERE id = ?")
+        try rows.bind([.integer(id)])
+        var found: Found?
+        if try rows.step() {
+            found = row(rows)
+        } else {
+            let runs = try database.prepare(
+                "SELECT \(runColumns) FROM exchange_runs WHERE first_id <= ? ORDER BY first_id DESC LIMIT 1")
+            try runs.bind([.integer(id)])
+            if try runs.step(), id < runs.int64(at: 0) + runs.int64(at: 2) {
+                // A run whose bytes do not read is one damaged entry: it stands for each of its ids.
+                let entries = run(runs)
+                found = entries.first { $0.key.id == id } ?? (entries.count == 1 ? entries[0] : nil)
+            }
+        }
+        switch found?.exchange {
+        case nil: return nil
+        case let .success(exchange): return exchange
+        case let .failure(damage): throw FlowStoreError.damagedRow(path: database.path, damage)
+        }
+    }
+
+    /// Every exchange of flow `flowID` in request order (`seq`, then id), damaged ones beside them.
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    static func ofFlow(_ flowID: Int64, in database: SQLiteDatabase) throws -> (exchanges: [ExchangeRecord], damaged: [DamagedRow]) {
+        var all: [Found] = []
+        let rows = try database.prepare("SELECT \(ExchangeColumns.selectList) FROM exchanges WHERE flow_id = ?")
+        try rows.bind([.integer(flowID)])
+        try rows.forEachRow { all.append(row($0)) }
+        let runs = try database.prepare("SELECT \(runColumns) FROM exchange_runs WHERE flow_id = ?")
+        try runs.bind([.integer(flowID)])
+        try runs.forEachRow { all += run($0) }
+        var exchanges: [ExchangeRecord] = []
+        var damaged: [DamagedRow] = []
+        for entry in all {
+            switch entry.exchange {
+            case let .success(exchange): exchanges.append(exchange)
+            case let .failure(damage): damaged.append(damage)
+            }
+        }
+        exchanges.sort { ($0.sequence, $0.id) < ($1.sequence, $1.id) }
+        return (exchanges, damaged)
+    }
+
+    /// Exchanges requested at or after `since` (µs) of the flows `flowCondition` selects (a
+    /// `WHERE` body over `flows` with `flowBindings`; nil for all), oldest first, at most `limit`;
+    /// damaged ones left out.
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    static func requested(since: Int64, flowCondition: String?, _ flowBindings: [SQLiteValue], limit: Int,
+                          in database: SQLiteDatabase) throws -> [ExchangeRecord] {
+        let flows = flowCondition.map { " AND flow_id IN (SELECT id FROM flows WHERE \($0))" } ?? ""
+        var all: [Found] = []
+        let rows = try database.prepare("SELECT \(ExchangeColumns.selectList) FROM exchanges WHERE request_time >= ?"
+            + flows + " ORDER BY request_time, id LIMIT ?")
+        try rows.bind([.integer(since)] + flowBindings + [.integer(Int64(limit))])
+        try rows.forEachRow { all.append(row($0)) }
+        let runs = try database.prepare("SELECT \(runColumns) FROM exchange_runs WHERE last_request_time >= ?" + flows)
+        try runs.bind([.integer(since)] + flowBindings)
+        try runs.forEachRow { all += run($0).filter { $0.key.startTime >= since } }
+        all.sort { ($0.key.startTime, $0.key.id) < ($1.key.startTime, $1.key.id) }
+        return all.prefix(limit).compactMap { try? $0.exchange.get() }
+    }
+
+    /// The exchanges with these ids (any order; missing ids absent, damaged ones left out).
+    /// - Throws: `FlowStoreError` when the database cannot be read.
+    static func withIDs(_ ids: [Int64], in database: SQLiteDatabase) throws -> [ExchangeRecord] {
+        var found: [Int64: ExchangeRecord] = [:]
+        let wanted = Set(ids)
+        let rows = try database.prepare("SELECT \(ExchangeColumns.selectList) FROM exchanges WHERE id = ?")
+        let runs = try database.prepare(
+            "SELECT \(runColumns) FROM exchange_runs WHERE first_id <= ? ORDER BY first_id DESC LIMIT 1")
+        for id in ids where found[id] == nil {
+            defer { rows.reset(); runs.reset() }
+            try rows.bind([.integer(id)])
+            if try rows.step() {
+                if case let .success(exchange) = row(rows).exchange { found[id] = exchange }
+                continue
+            }
+            try runs.bind([.integer(id)])
+            guard try runs.step(), id < runs.int64(at: 0) + runs.int64(at: 2) else { continue }
+            // The whole run is read: the ids asked for next are often its neighbours.
+            for entry in run(runs) {
+                if case let .success(exchange) = entry.exchange, wanted.contains(exchange.id) { found[exchange.id] = exchange }
+            }
+        }
+        return ids.compactMap { found[$0] }.uniqued()
+    }
+
+    /// Deletes the exchanges (rows and runs) of the flows `flows` selects (`SELECT id FROM …`),
+    /// inside the caller's transaction. Retention's step for issue 16's exchanges.
+    /// - Returns: how many exchanges were deleted.
+    /// - Throws: `FlowStoreError` when the database cannot be written.
+    public static func deleteRows(ofFlowsIn flows: String, database: SQLiteDatabase) throws -> Int {
+        try database.execute("DELETE FROM exchanges WHERE flow_id IN (\(flows))")
+        var deleted = database.changes
+        if case let .integer(packed) = try database.scalar(
+            "SELECT coalesce(sum(exchange_count), 0) FROM exchange_runs WHERE flow_id IN (\(flows))") {
+            deleted += Int(packed)
+        }
+        try database.execute("DELETE FROM exchange_runs WHERE flow_id IN (\(flows))")
+        return deleted
+    }
+}
+
+private extension SQLiteValue {
+    var integerValue: Int64? {
+        if case let .integer(n) = self { return n }
+        return nil
+    }
+}
+
+private extension Array where Element == ExchangeRecord {
+    /// The records in order, each id once.
+    func uniqued() -> [ExchangeRecord] {
+        var seen = Set<Int64>()
+        return filter { seen.insert($0.id).inserted }
+    }
+}
