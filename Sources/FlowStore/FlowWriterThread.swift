@@ -29,6 +29,10 @@ final class FlowWriterThread: QueueWriter {
     private var health = WriteHealth()
     /// Failed attempts since the last one that succeeded (the backoff's count).
     private var failuresInARow = 0
+    /// True when a lost connection was dropped while the store had its own work
+    /// (`FlowBatchStore.sideWorkDue`, the shared store's local tables): the idle timer then
+    /// reconnects with backoff, without waiting for a batch.
+    private var sideWorkOwed = false
     /// Told when writes start failing and when they resume.
     private let onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)?
 
@@ -53,6 +57,7 @@ final class FlowWriterThread: QueueWriter {
 
     var idleDeadline: DispatchTime? {
         let side = writer?.sideWorkDue
+            ?? (sideWorkOwed ? .now() + .milliseconds(backend.retryDelay(failures: failuresInARow)) : nil)
         if !unwritten.isEmpty { return earliest(.now() + .milliseconds(backend.retryDelay(failures: failuresInARow)), side) }
         guard let due = openExchanges.nextDue else { return side }
         // At the held exchange's due time (µs of wall clock), and never in a tight loop.
@@ -61,15 +66,31 @@ final class FlowWriterThread: QueueWriter {
 
     func idleDeadlinePassed() {
         _ = attempt([])
-        // The store's own work (`FlowBatchStore.sideWorkDue`); a failure only drops a lost
-        // connection: the next batch reconnects and says it.
-        guard let store = writer, let due = store.sideWorkDue, due <= .now() else { return }
+        // The store's own work (`FlowBatchStore.sideWorkDue`). A connection lost doing it is
+        // dropped and made anew on a later tick (`sideWorkOwed`, with the batches' backoff);
+        // both the failure and the recovery are reported as a batch's are.
+        var reconnected = false
+        if writer == nil, sideWorkOwed {
+            do {
+                writer = try backend.open(closing: closing)
+                sideWorkOwed = false
+                reconnected = true
+            } catch {
+                report(error as? FlowStoreError ?? .failed(path: path, reason: "\(error)"))
+                return
+            }
+        }
+        // A new connection copies at once (its first `sideWorkDue` is an interval away).
+        guard let store = writer, let due = store.sideWorkDue, reconnected || due <= .now() else { return }
         do {
             try store.doSideWork()
+            if health.failing { report(nil) }
         } catch {
             if store.isLost {
                 store.close()
                 writer = nil
+                sideWorkOwed = true
+                report(error as? FlowStoreError ?? .failed(path: path, reason: "\(error)"))
             }
         }
     }
@@ -110,7 +131,10 @@ final class FlowWriterThread: QueueWriter {
         guard !events.isEmpty else { return true }
         var failure: FlowStoreError?
         do {
-            if writer == nil { writer = try backend.open(closing: closing) }
+            if writer == nil {
+                writer = try backend.open(closing: closing)
+                sideWorkOwed = false
+            }
             try writer!.write(events)
         } catch let error as FlowStoreError {
             failure = error
@@ -120,6 +144,7 @@ final class FlowWriterThread: QueueWriter {
         if failure != nil {
             // A lost connection (the shared store's server went away) is made anew next time.
             if let lost = writer, lost.isLost {
+                sideWorkOwed = lost.sideWorkDue != nil
                 lost.close()
                 writer = nil
             }

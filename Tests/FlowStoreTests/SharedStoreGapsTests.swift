@@ -118,6 +118,29 @@ import FlowTerms
         #expect(try w.psql("SELECT host, reason FROM pinned_hosts") == "quiet.example|the client refused tv's certificate")
     }
 
+    /// The server drops the writer's connection while no flow comes (`pg_terminate_backend`):
+    /// the idle timer's copy fails, and a later tick reconnects (with backoff) and copies what
+    /// waited, without a batch; the failure and the recovery are counted and said.
+    @Test func theIdleTimerReconnectsAfterTheServerDropsTheConnection() throws {
+        let w = try World()
+        let shared = try w.startShared()
+        try w.write { writer in _ = writer.open(sampleFlow(start: 100)) }
+        try w.store.pinnedHosts.remember("before.example", reason: "pinned", at: 200)
+        #expect(try w.psql("SELECT count(*) FROM pinned_hosts", awaiting: "1") == "1")
+        #expect(try w.psql("""
+            SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+            """) == "1")
+        try w.store.pinnedHosts.remember("after.example", reason: "pinned", at: 300)
+        try w.store.hostNames.remember(name: "later.example", address: "192.0.2.9", at: 400)
+        #expect(try w.psql("SELECT string_agg(host, ' ' ORDER BY host) || ' ' || (SELECT count(*) FROM host_names) FROM pinned_hosts",
+                           awaiting: "after.example before.example 1") == "after.example before.example 1")
+        #expect(shared.counters.failedWrites >= 1)
+        for _ in 0..<20 where shared.counters.failing { usleep(50_000) }
+        #expect(!shared.counters.failing)
+        #expect(shared.counters.accepted == 1)
+    }
+
     /// kill -9 between the shared writer's commit and the local writer's: the shared flow has no
     /// local row. The next start closes it from its shared row (interrupted at its last activity,
     /// its open request incomplete) when no local writer lives; a live one may not have written

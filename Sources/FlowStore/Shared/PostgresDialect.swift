@@ -35,8 +35,8 @@ enum PostgresDialect {
     }
 
     /// `--host TEXT` on the shared store: a case-insensitive substring of the host name, the
-    /// other names, or either address (`ILIKE` with LIKE's wildcards escaped). SQLite's FTS5
-    /// trigram index (`FlowTextSearch`) is local only.
+    /// other names, or either address (`ILIKE` with LIKE's wildcards escaped), read on the flows
+    /// themselves: what `SharedHostSearch` falls back to past `listedLookups` names.
     static func textCondition(_ text: String) -> (String, [SQLiteValue]) {
         let pattern = SQLiteValue.text("%" + FlowQuery.escapeLike(text) + "%")
         return ("(host ILIKE ? ESCAPE '\\' OR other_hosts ILIKE ? ESCAPE '\\' OR server_address ILIKE ? ESCAPE '\\' OR client_address ILIKE ? ESCAPE '\\')",

@@ -62,10 +62,14 @@ public final class SharedFlowHistory: FlowHistory {
     }
 
     /// The SELECT of one page of `query` (one row more than the page), its bindings and the
-    /// page's size.
+    /// page's size. With `--host`, the names holding the text are looked up first
+    /// (`SharedHostSearch`).
     /// - Throws: `FlowStoreError.badCursor`.
     func pageSQL(_ query: FlowQuery) throws -> (String, [SQLiteValue], Int) {
-        var (conditions, bindings) = query.filterConditions(textSearch: PostgresDialect.textCondition)
+        let names = try hostNames(query)
+        var rest = query
+        if names != nil { rest.host = nil }
+        var (conditions, bindings) = rest.filterConditions()
         let narrowing = instanceCondition
         conditions += narrowing.0
         bindings += narrowing.1
@@ -75,10 +79,31 @@ public final class SharedFlowHistory: FlowHistory {
             bindings += [.integer(cursor.startTime), .integer(cursor.id), .text(cursor.instance)]
         }
         let limit = query.effectiveLimit
+        if case let (names, text)? = names {
+            if (1...SharedHostSearch.mergedLookups).contains(names.lookups) {
+                let (sql, values) = SharedHostSearch.mergedPageSQL(names, filters: (conditions, bindings), rows: limit + 1)
+                return (sql, values, limit)
+            }
+            let (condition, values) = SharedHostSearch.condition(names, text: text)
+            conditions.insert(condition, at: 0)
+            bindings.insert(contentsOf: values, at: 0)
+        }
         bindings.append(.integer(Int64(limit + 1)))
         let sql = "SELECT \(PostgresDialect.selectList) FROM flows" + FlowQuery.whereClause(conditions)
             + " ORDER BY start_time DESC, id DESC, instance_id DESC LIMIT ?"
         return (sql, bindings, limit)
+    }
+
+    /// The names holding `query.host` (`SharedHostSearch.namesSQL`) and the text; nil without
+    /// `--host`.
+    /// - Throws: `FlowStoreError`.
+    func hostNames(_ query: FlowQuery) throws -> (FlowNameMatches, String)? {
+        guard let text = query.host, !text.isEmpty else { return nil }
+        let rows = try connection.withLock { try $0.query(SharedHostSearch.namesSQL, SharedHostSearch.namesBindings(text)) }
+        return (FlowNameMatches(rows: rows.compactMap { row in
+            guard case let .text(name) = row[0], case let .integer(bits) = row[1] else { return nil }
+            return (name, bits)
+        }), text)
     }
 
     /// The server's plan of `query`'s page (`EXPLAIN`): the tests read which index `--host` uses.
@@ -106,7 +131,10 @@ public final class SharedFlowHistory: FlowHistory {
     }
 
     public func count(_ query: FlowQuery) throws -> Int {
-        var (conditions, bindings) = query.filterConditions(textSearch: PostgresDialect.textCondition)
+        let names = try hostNames(query)
+        var (conditions, bindings) = query.filterConditions { text in
+            names.map { SharedHostSearch.condition($0.0, text: text) } ?? PostgresDialect.textCondition(text)
+        }
         let narrowing = instanceCondition
         conditions += narrowing.0
         bindings += narrowing.1

@@ -71,6 +71,6 @@ enum SharedStoreReadCommands {
     /// A note for `--host` on a shared store without its trigram index (every row is read).
     static func hostIndexNote(_ inv: Invocation, history: SharedFlowHistory, query: FlowQuery) throws {
         guard let host = query.host, !host.isEmpty, try !history.hasHostIndex() else { return }
-        inv.console.note("tv: The shared store has no trigram index for --host (the pg_trgm extension is missing and this role may not create it), so every row is read; a database owner can run CREATE EXTENSION pg_trgm and the next tv that opens the store makes the index.")
+        inv.console.note("tv: The shared store has no trigram index for --host (the pg_trgm extension is missing and this role may not create it), so every name (`flow_names`) is read; a database owner can run CREATE EXTENSION pg_trgm and the next tv that opens the store makes the index.")
     }
 }
