@@ -112,12 +112,12 @@ final class ProgramResolver {
         }
         // The recent owners first (cheap), everything only when that was not enough.
         if missing {
-            owners.scanRecent()
             var unowned = Set<UInt64>()
             for (_, _, sockets) in found {
                 guard case .success(let list) = sockets else { continue }
                 for s in list where s.inode != 0 && owners.holders[UInt64(s.inode)] == nil { unowned.insert(UInt64(s.inode)) }
             }
+            unowned = owners.scanRecent(wanted: unowned)
             if !unowned.isEmpty { owners.rescan(namespace: namespace, wanted: unowned) }
         }
         return found.map { request, address, sockets in

@@ -40,17 +40,19 @@ final class SocketOwners {
         if recent.count > Self.recentLimit { recent.removeLast() }
     }
 
-    /// Reads the descriptors of the recent processes again, adding what they hold to the map.
-    func scanRecent() {
+    /// Reads the descriptors of the recent processes again, adding what they hold to the map,
+    /// until every inode in `wanted` is found (the rest are not read).
+    /// - Returns: the inodes of `wanted` still not found.
+    func scanRecent(wanted: Set<UInt64>) -> Set<UInt64> {
         if holders.count > Self.mapLimit { holders.removeAll() }
-        for pid in recent {
-            let fdDirectory = "/proc/\(pid)/fd"
-            for name in ProcFiles.entries(fdDirectory).names {
-                guard let fd = Int32(name), let link = ProcFiles.readLink("\(fdDirectory)/\(name)"),
-                      let inode = ProcFiles.socketInode(link: link), holders[inode] == nil else { continue }
+        var left = wanted
+        for pid in recent where !left.isEmpty {
+            for (fd, inode) in ProcFiles.socketDescriptors(pid: pid, stoppingOnceFound: left).sockets where holders[inode] == nil {
                 holders[inode] = SocketHolder(pid: pid, fd: fd)
+                left.remove(inode)
             }
         }
+        return left
     }
 
     /// The holder of `inode`, checked now: its link still names the socket. nil on a miss.
@@ -63,7 +65,7 @@ final class SocketOwners {
 
     /// Whether `holder`'s descriptor still is socket `inode` (a link read now).
     static func holds(_ holder: SocketHolder, _ inode: UInt64) -> Bool {
-        ProcFiles.readLink("/proc/\(holder.pid)/fd/\(holder.fd)").flatMap(ProcFiles.socketInode) == inode
+        ProcFiles.socketInode(pid: holder.pid, fd: holder.fd) == inode
     }
 
     /// Reads the descriptors of the processes in network namespace `namespace` (the inode of
@@ -79,12 +81,9 @@ final class SocketOwners {
         let pids = ProcFiles.entries("/proc").names.compactMap(ProcFiles.pid).sorted(by: >)
         for pid in pids where !left.isEmpty {
             if let namespace, ProcFiles.inode("/proc/\(pid)/ns/net").map({ $0 != namespace }) ?? false { continue }
-            let fdDirectory = "/proc/\(pid)/fd"
-            let (fds, error) = ProcFiles.entries(fdDirectory)
+            let (sockets, error) = ProcFiles.socketDescriptors(pid: pid, stoppingOnceFound: left)
             if error == EACCES { denied += 1 }
-            for name in fds {
-                guard let fd = Int32(name), let link = ProcFiles.readLink("\(fdDirectory)/\(name)"),
-                      let inode = ProcFiles.socketInode(link: link) else { continue }
+            for (fd, inode) in sockets {
                 holders[inode] = SocketHolder(pid: pid, fd: fd)
                 left.remove(inode)
             }
