@@ -95,6 +95,8 @@ extension ProxyConnection {
                 bufferRefusedAt = loop.now
             }
         }
+        // The HTTP/1 exchange reader goes with them when no exchange is open.
+        exchanges?.releaseIdle()
     }
 
     /// One direction. Returns true when it stopped only for fairness (more may be readable).

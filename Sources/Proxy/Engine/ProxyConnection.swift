@@ -89,10 +89,7 @@ final class ProxyConnection: LoopHandler {
             leafKeys: shared.leafKeys,
             dialledAddress: frontEnd.dialsListener ? Socket.localAddress(fd)?.ip : nil,
             proxyCredentials: configuration.proxyCredentials)
-        let pinning = shared.pinning, evidence = shared.pinningEvidence
-        machine = ConnectionMachine(settings: settings, facts: facts, recall: { key, start in
-            pinning.recall(key) ?? (pinning.learns && evidence.retry(key, connectionStart: start) ? .retry : nil)
-        })
+        machine = ConnectionMachine(settings: settings, facts: facts, recall: shared.recall)
         lastActivity = loop.now
         idleNanos = UInt64(max(1, configuration.idleTimeout) * 1e9)
     }

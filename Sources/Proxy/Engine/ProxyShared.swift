@@ -44,6 +44,9 @@ final class ProxyShared: Sendable {
     let recorder: (any ChunkRecorder)?
     let pinning: any PinningMemory
     let pinningEvidence: PinningEvidence
+    /// What every connection's machine recalls about a pin key (`ConnectionMachine.init`'s
+    /// `recall`): one closure for all of them, not a context allocated per connection.
+    let recall: @Sendable (PinKey, Int64) -> PinningRecall?
 
     /// - Parameters:
     ///   - connectionCap: the cap in force (nil: `configuration.maxConnections`).
@@ -68,6 +71,10 @@ final class ProxyShared: Sendable {
         recorder = configuration.chunkRecorder
         pinning = configuration.pinningMemory
         pinningEvidence = PinningEvidence(rule: configuration.pinningEvidence)
+        let pinning = pinning, evidence = pinningEvidence
+        recall = { key, start in
+            pinning.recall(key) ?? (pinning.learns && evidence.retry(key, connectionStart: start) ? .retry : nil)
+        }
     }
 
     func newFlowID() -> UInt64 { nextFlowID.wrappingAdd(1, ordering: .relaxed).oldValue }

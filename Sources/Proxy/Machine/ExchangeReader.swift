@@ -44,6 +44,11 @@ final class ExchangeReader {
     private(set) var stop: Stop?
     private var http1: HTTP1ExchangeReading?
     private var http2: HTTP2ExchangeReading?
+    /// The connection is read as HTTP/1: a reader released while idle (`releaseIdle`) is made
+    /// again at the next byte without looking for the HTTP/2 preface.
+    private var readsHTTP1 = false
+    /// The HTTP/1 exchanges read before the reader was last released (their numbering goes on).
+    private var http1Sequence = 0
 
     init(_ settings: Settings) {
         self.settings = settings
@@ -58,11 +63,12 @@ final class ExchangeReader {
             // A client that starts with the HTTP/2 preface speaks h2 with prior knowledge ("PRI "
             // begins no HTTP/1 request: RFC 9113 §3.4 reserves the method).
             let n = min(bytes.count, HTTP2FrameScanner.clientPreface.count)
-            if direction == .clientToServer, n >= 4,
+            if !readsHTTP1, direction == .clientToServer, n >= 4,
                bytes.prefix(n).elementsEqual(HTTP2FrameScanner.clientPreface.prefix(n)) {
                 http2 = HTTP2ExchangeReading(settings)
             } else {
-                http1 = HTTP1ExchangeReading(settings)
+                http1 = HTTP1ExchangeReading(settings, sequence: http1Sequence)
+                readsHTTP1 = true
             }
         }
         let found: Stop?
@@ -72,6 +78,19 @@ final class ExchangeReader {
             found = http1!.feed(bytes, direction, at: micros, emit: emit)
         }
         if let found { halt(found, at: micros, emit: emit) }
+    }
+
+    /// The connection went quiet (the relay's idle-buffer timer, `IdleBufferPolicy`): the HTTP/1
+    /// reader is dropped when no exchange is open and no head or body is half read, keeping only
+    /// its count of exchanges; the next byte makes a new one, so an idle keep-alive connection
+    /// holds no reader (~1 KiB: the reader, its heads' and bodies' scanners, its queue). HTTP/2
+    /// keeps its reader: its HPACK tables must outlive the quiet. Returns true when released.
+    @discardableResult
+    func releaseIdle() -> Bool {
+        guard let reader = http1, reader.isBetweenExchanges else { return false }
+        http1Sequence = reader.sequence
+        http1 = nil
+        return true
     }
 
     /// The connection ended at `micros`: every exchange still open ends with it (a response

@@ -18,15 +18,23 @@ final class HTTP1ExchangeReading {
 
     private let settings: ExchangeReader.Settings
     private var pending: [Pending] = []
-    private var sequence = 0
+    /// Requests read on the connection so far (the last exchange's number).
+    private(set) var sequence: Int
     private var requestHead: HTTP1HeadScanner?
     private var requestBody: HTTPBodyScanner?
     private var responseHead: HTTP1HeadScanner?
     private var responseBody: HTTPBodyScanner?
 
-    init(_ settings: ExchangeReader.Settings) {
+    /// - Parameter sequence: the exchanges a previous reader of the connection already read.
+    init(_ settings: ExchangeReader.Settings, sequence: Int = 0) {
         self.settings = settings
+        self.sequence = sequence
         pending.reserveCapacity(2)
+    }
+
+    /// No exchange is open and no head or body is half read: nothing would be lost with the reader.
+    var isBetweenExchanges: Bool {
+        pending.isEmpty && requestHead == nil && requestBody == nil && responseHead == nil && responseBody == nil
     }
 
     /// Reads one burst; returns why reading must stop, if it must.
