@@ -12,6 +12,8 @@ final class FlowBatchWriter: FlowBatchStore {
     private let upsert: SQLiteStatement
     /// The exchanges' rows and runs (migration 22).
     private var exchanges: ExchangeRowWriter
+    /// The flow row's texts, bound without a copy (its buffer reused row after row; `FlowRecordColumns.write`).
+    private var flowTexts = SQLiteTextRow()
     /// `UPDATE flows SET program_* … WHERE id = ?` (`FlowEvent.program` for a flow whose record
     /// is not in the batch).
     private let setProgram: SQLiteStatement
@@ -76,6 +78,14 @@ final class FlowBatchWriter: FlowBatchStore {
         // were a fifth of a flow's cost). The WAL file keeps its largest size (up to 32 MiB and
         // a batch) until the last connection closes (SQLite then removes it) or `tv storage compact` empties it.
         try database.execute("PRAGMA wal_autocheckpoint=8192")
+        // Statement journals in memory, not in a temporary file (sqlite.org/tempfiles.html §2.5,
+        // §5). The flow upsert may abort after writing (NOT NULL, the triggers' statements), so
+        // SQLite keeps each page it changes, before the change, in a statement journal: about
+        // nine 4 KiB pages a flow (the row and its six index entries). In a file (/var/tmp)
+        // that was two pwrite calls a page, ~18 a flow, a fifth of the writer's CPU (strace,
+        // perf: i24-hist); in memory it is a copy. A batch's journal lives only while one
+        // statement runs, so the memory is a few pages at a time.
+        try database.execute("PRAGMA temp_store=MEMORY")
         upsert = try database.prepare(FlowRecordColumns.upsertSQL)
         exchanges = try ExchangeRowWriter(database: database)
         setProgram = try database.prepare(FlowRecordColumns.programUpdateSQL)
@@ -112,17 +122,12 @@ final class FlowBatchWriter: FlowBatchStore {
             let programs = batch.programs.isEmpty ? [:] : Dictionary(batch.programs, uniquingKeysWith: { _, last in last })
             for id in batch.order {
                 let flow = batch.latest[id]!
-                let bindings = FlowRecordColumns.bindings(flow, writer: registration.id)
                 // The upsert's update path leaves the last insert rowid alone: it equals the id
                 // only when the row is new (migration 21: the writer counts its new rows).
                 database.lastInsertRowID = 0
-                if let program = programs[id] {
-                    try upsertWithProgram.bind(bindings + FlowRecordColumns.programBindings(program))
-                    try upsertWithProgram.step()
-                } else {
-                    try upsert.bind(bindings)
-                    try upsert.step()
-                }
+                let program = programs[id]
+                try FlowRecordColumns.write(flow, writer: registration.id, program: program,
+                                            with: program == nil ? upsert : upsertWithProgram, texts: &flowTexts)
                 if database.lastInsertRowID == id { tally.add(startTime: flow.startTime) }
                 try writeNames(of: flow)
             }

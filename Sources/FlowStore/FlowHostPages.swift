@@ -2,13 +2,16 @@
 /// flows window by window, newest first.
 extension FlowQuery {
     /// The SELECT for one window of a `--host` page over `names` (every filter and the cursor
-    /// kept), asking for at most `rows` rows; with no window, the walk of `flows_by_start_time`.
+    /// kept), asking for at most `rows` rows; with no window, the walk of `flows_by_start_time`
+    /// (of `flows_by_status_time` with a status).
     /// - Throws: `FlowStoreError.badCursor` when `after` is not a cursor tv gave out.
     public func hostPlan(names: FlowNameMatches, window: Range<Int64>?, rows: Int) throws -> FlowQueryPlan {
         // In a window, the names' seeks bound the rows read; the status, program or audit
         // session index would not (a rare name's windows grow to the whole history, and with
         // them a range of, say, every failed flow). A unary + keeps SQLite from choosing them
         // (sqlite.org/optoverview.html §18, "Disqualifying WHERE clause terms using unary-+").
+        // The status is in the name indexes (migration 22): a flow of another status is
+        // skipped from the index entry, its row never read.
         var rest = self
         if window != nil { (rest.status, rest.program, rest.auditSession) = (nil, nil, nil) }
         var (conditions, bindings) = rest.filterConditions(textSearch: { _ in FlowTextSearch.condition(names: names) })
@@ -31,7 +34,10 @@ extension FlowQuery {
             bindings += [.integer(window.lowerBound), .integer(window.upperBound)]
         }
         bindings.append(.integer(Int64(max(rows, 1))))
-        let sql = "SELECT \(FlowRecordColumns.selectList) FROM flows" + (window == nil ? " INDEXED BY flows_by_start_time" : "")
+        // The walk reads the status index when there is a status (only that status's flows
+        // are read, newest first), else the time index.
+        let walked = status == nil ? "flows_by_start_time" : "flows_by_status_time"
+        let sql = "SELECT \(FlowRecordColumns.selectList) FROM flows" + (window == nil ? " INDEXED BY \(walked)" : "")
             + FlowQuery.whereClause(conditions)
             + " ORDER BY start_time DESC, id DESC LIMIT ?"
         return FlowQueryPlan(sql: sql, bindings: bindings, limit: effectiveLimit)
@@ -82,7 +88,9 @@ extension FlowStore {
                 let round = try statement ?? database.prepare(plan.sql)
                 statement = round
                 try round.bind(plan.bindings)
+                let before = rows.count
                 try rows.read(round)
+                windows.found(rows.count - before, missing: limit + 1 - rows.count)
             }
             return rows.page(limit: limit)
         }

@@ -5,7 +5,11 @@
 /// shared by many hosts) cannot be merged by SQLite without sorting all their flows. So the page
 /// is read in time windows, newest first: each window asks every name's index for its flows in
 /// the window only (one seek per name) and sorts those few; the first window is an hour wide and
-/// each next one twice as wide, until the page is full or the history ends. A popular name fills
+/// each next one at least twice as wide, until the page is full or the history ends. Once a
+/// window found rows, the next is as wide as the rows still missing need at the density seen so
+/// far, with half again for margin (`found(_:missing:)`; at most 64 times the last width), so a
+/// filter that keeps one flow in four (`--status inspected`) costs one more round of seeks, not
+/// three. A popular name fills
 /// the page in the first hour; a name seen once a week costs a dozen windows of a few seeks.
 /// When the text matches more names than `mostLookups` (a text as common as `com`), a window's
 /// seeks would cost more than reading the flows themselves: the page walks
@@ -28,6 +32,12 @@ public struct FlowHostWindows: Sendable, Equatable {
     public let lower: Int64
     /// The next window's width (µs).
     public private(set) var width: Int64
+    /// The widths of the windows given so far, summed (µs).
+    public private(set) var widthRead: Int64 = 0
+    /// The rows those windows held.
+    public private(set) var rowsFound = 0
+    /// The most a window grows over the one before it (`found(_:missing:)`).
+    public static let mostGrowth: Int64 = 64
 
     /// Windows from `upper` (exclusive) back to `lower` (inclusive), newest first.
     public init(upper: Int64, lower: Int64, firstWidth: Int64 = FlowHostWindows.firstWidth) {
@@ -55,9 +65,24 @@ public struct FlowHostWindows: Sendable, Equatable {
         let (start, overflow) = upper.subtractingReportingOverflow(width)
         let from = overflow ? lower : max(lower, start)
         defer {
+            widthRead = widthRead.addingReportingOverflow(upper - from).overflow ? Int64.max : widthRead + (upper - from)
             upper = from
             width = width > Int64.max / 2 ? Int64.max : width * 2
         }
         return from..<upper
+    }
+
+    /// Told after each window: it held `rows` rows, and the page still misses `missing`. The
+    /// next window is then as wide as `missing` rows take at the density of every window so far
+    /// (rows found over width read), times 1.5; never narrower than twice the last window (the
+    /// default), never wider than `mostGrowth` times it. With no row found yet, the default.
+    /// E.g. a first hour that held 20 rows of 52 needed: the next window is 2.25 hours, not 2.
+    public mutating func found(_ rows: Int, missing: Int) {
+        rowsFound += max(rows, 0)
+        guard rowsFound > 0, missing > 0, widthRead > 0 else { return }
+        let last = width / 2
+        let wanted = Double(widthRead) / Double(rowsFound) * Double(missing) * 1.5
+        let most = last > Int64.max / FlowHostWindows.mostGrowth ? Int64.max : last * FlowHostWindows.mostGrowth
+        width = max(width, wanted >= Double(most) ? most : Int64(wanted))
     }
 }

@@ -67,6 +67,67 @@ enum FlowRecordColumns {
         ]
     }
 
+    /// Binds `flow` (then `writer`, then `program`'s columns when given) to `upsertSQL`'s or
+    /// `upsertWithProgramSQL`'s parameters, in `bindings`' order, and runs it once: integers one
+    /// by one and texts through `texts` without a copy (`SQLiteTextRow.stepRebindingEveryText`:
+    /// every text parameter is set before each step), so no array of values is built. The
+    /// writer's path, once per flow; `bindings` stays for the writers that bind arrays.
+    /// - Throws: `FlowStoreError` when a value cannot be bound or the row cannot be written.
+    static func write(_ flow: FlowRecord, writer: Int64, program: FlowProgram?, with statement: SQLiteStatement,
+                      texts: inout SQLiteTextRow) throws {
+        statement.rewind()
+        try statement.bind(integer: flow.id, at: 1)
+        try statement.bind(integer: flow.startTime, at: 2)
+        try statement.bind(integer: flow.lastActivityTime, at: 3)
+        texts.set(flow.clientAddress, at: 4)
+        try statement.bind(integer: Int64(flow.clientPort), at: 5)
+        texts.set(flow.serverAddress, at: 6)
+        try statement.bind(integer: Int64(flow.serverPort), at: 7)
+        texts.set(flow.transport.rawValue, at: 8)
+        texts.set(flow.host, at: 9)
+        texts.set(flow.hostOrigin.rawValue, at: 10)
+        texts.set(flow.alpn, at: 11)
+        texts.set(flow.tlsVersion, at: 12)
+        texts.set(flow.status.rawValue, at: 13)
+        texts.set(flow.failureReason, at: 14)
+        try statement.bind(integer: flow.bytesUp, at: 15)
+        try statement.bind(integer: flow.bytesDown, at: 16)
+        try statement.bind(optionalInteger: flow.duration, at: 17)
+        texts.set(flow.error, at: 18)
+        texts.set(list: flow.clientVersions, at: 19)
+        texts.set(list: flow.clientALPN, at: 20)
+        texts.set(flow.chosenVersionSource, at: 21)
+        texts.set(flow.certificateSubject, at: 22)
+        texts.set(flow.certificateIssuer, at: 23)
+        texts.set(list: flow.certificateSANs, at: 24)
+        try statement.bind(optionalInteger: flow.certificateNotBefore, at: 25)
+        try statement.bind(optionalInteger: flow.certificateNotAfter, at: 26)
+        texts.set(flow.certificateSHA256, at: 27)
+        try statement.bind(optionalInteger: flow.packetsUp, at: 28)
+        try statement.bind(optionalInteger: flow.packetsDown, at: 29)
+        texts.set(flow.clientTLSVersion, at: 30)
+        texts.set(list: flow.otherHosts, at: 31)
+        try statement.bind(integer: flow.hostIsECHPublicName ? 1 : 0, at: 32)
+        texts.set(words: flow.certificateChain, at: 33)
+        try statement.bind(integer: writer, at: 34)
+        switch program {
+        case .known(let p)?:
+            try statement.bind(integer: Int64(p.pid), at: 35)
+            texts.set(p.command, at: 36)
+            texts.set(p.executable, at: 37)
+            try statement.bind(integer: Int64(p.uid), at: 38)
+            texts.set(p.user, at: 39)
+            texts.set(nil, at: 40)
+        case .notKnown(let reason)?:
+            for index: Int32 in 35...38 { try statement.bind(optionalInteger: nil, at: index) }
+            texts.set(nil, at: 39)
+            texts.set(reason.rawValue, at: 40)
+        case nil:
+            break
+        }
+        _ = try texts.stepRebindingEveryText(statement)
+    }
+
     /// Reads the current row of a statement that selected `selectList`, checking every value
     /// against what a writer writes.
     /// - Throws: `DamagedRow` naming the first column that holds a value no writer writes.

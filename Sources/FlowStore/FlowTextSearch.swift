@@ -7,8 +7,9 @@ import Foundation
 /// (a few thousand, against millions of flows), kept by triggers on `flows` (migration 20); an
 /// FTS5 phrase over `flow_names_text` (trigram tokenizer; sqlite.org/fts5.html §4.3.5: a phrase
 /// of trigrams matches exactly the substrings) finds the names holding the text, and each
-/// name's column index (`flows_by_host_time`, `flows_by_other_hosts_time`,
-/// `flows_by_server_time`, `flows_by_client_time`) finds its flows, never a scan of `flows`.
+/// name's column index (`flows_by_host_time_status`, `flows_by_other_hosts_time_status`,
+/// `flows_by_server_time_status`, `flows_by_client_time_status`: the name, the time, the status)
+/// finds its flows, never a scan of `flows`.
 /// A name's `columns` bits say in which of the four columns it was ever written, so a host name
 /// is never looked for among the addresses. Fewer than three characters cannot make a trigram:
 /// the page then walks `flows_by_start_time` newest first and stops when the page is full (a

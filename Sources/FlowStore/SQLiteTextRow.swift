@@ -28,6 +28,33 @@ struct SQLiteTextRow {
         texts.append((index, start, bytes.count - start))
     }
 
+    /// Sets parameter `index` to `items` as `TextList.encode` writes them (`,` between items,
+    /// `%` and `,` inside one escaped), gathered straight into the buffer.
+    mutating func set(list items: [String], at index: Int32) {
+        let start = bytes.count
+        for (n, item) in items.enumerated() {
+            if n > 0 { bytes.append(UInt8(ascii: ",")) }
+            for byte in item.utf8 {
+                switch byte {
+                case UInt8(ascii: "%"): bytes.append(contentsOf: [UInt8(ascii: "%"), UInt8(ascii: "2"), UInt8(ascii: "5")])
+                case UInt8(ascii: ","): bytes.append(contentsOf: [UInt8(ascii: "%"), UInt8(ascii: "2"), UInt8(ascii: "C")])
+                default: bytes.append(byte)
+                }
+            }
+        }
+        texts.append((index, start, bytes.count - start))
+    }
+
+    /// Sets parameter `index` to `words` joined by one space (a flow's chain of fingerprints).
+    mutating func set(words: [String], at index: Int32) {
+        let start = bytes.count
+        for (n, word) in words.enumerated() {
+            if n > 0 { bytes.append(UInt8(ascii: " ")) }
+            bytes.append(contentsOf: word.utf8)
+        }
+        texts.append((index, start, bytes.count - start))
+    }
+
     /// Binds the values set since the last step to `statement` (the caller binds every other
     /// parameter), steps it once, then binds the texts to NULL and forgets every value.
     /// - Returns: what `SQLiteStatement.step` returns.

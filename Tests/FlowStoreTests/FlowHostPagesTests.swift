@@ -22,6 +22,33 @@ import FlowTerms
         #expect(huge.next() == nil)
     }
 
+    @Test("after a window that found rows, the next is as wide as the missing rows need at the density seen, times 1.5, within 2 and 64 times the last")
+    func windowsGrowWithTheDensitySeen() {
+        var windows = FlowHostWindows(upper: 100 * Self.hour, lower: 0)
+        #expect(windows.next() == 99 * Self.hour..<100 * Self.hour)
+        // 20 rows in the first hour, 32 missing: 1 h / 20 × 32 × 1.5 = 2.4 h (more than 2 h).
+        windows.found(20, missing: 32)
+        #expect(windows.width == 8_640_000_000)
+        #expect(windows.next() == 99 * Self.hour - 8_640_000_000..<99 * Self.hour)
+        // Nothing in those 2.4 h, still 32 missing: 3.4 h / 20 × 32 × 1.5 = 8.16 h (more than 4.8 h).
+        windows.found(0, missing: 32)
+        #expect(windows.width == 29_376_000_000)
+        #expect(windows.widthRead == 12_240_000_000 && windows.rowsFound == 20)
+        // Nothing found yet: twice the last, as without `found`; nothing missing: unchanged.
+        var empty = FlowHostWindows(upper: 100 * Self.hour, lower: 0)
+        _ = empty.next()
+        empty.found(0, missing: 51)
+        #expect(empty.width == 2 * Self.hour)
+        empty.found(3, missing: 0)
+        #expect(empty.width == 2 * Self.hour)
+        // One row in an hour, 1,000 missing: 1,500 h wanted, 64 h at most.
+        var sparse = FlowHostWindows(upper: 10_000 * Self.hour, lower: 0)
+        _ = sparse.next()
+        sparse.found(1, missing: 1_000)
+        #expect(sparse.width == 64 * Self.hour)
+        #expect(sparse.next() == 9_935 * Self.hour..<9_999 * Self.hour)
+    }
+
     @Test("a query's windows: from the newest flow, the --to bound or the cursor's flow, back to the oldest, --from or --since")
     func bounds() throws {
         let all = try FlowHostWindows(query: FlowQuery(host: "abc"), oldest: 100, newest: 900)
@@ -108,6 +135,45 @@ import FlowTerms
                 == expectedPages(written, "walk.test", limit: 9, status: .failed, from: from))
             #expect(try store.count(FlowQuery(host: "example")) == expectedPages(written, "example", limit: 10_000)[0].count)
         }
+    }
+
+    @Test("a store made before the status joined the name indexes: migrated, each name index is (name, time, status) and --host --status pages are right")
+    func migrationPutsTheStatusInTheNameIndexes() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let path = folder + "/tunnelvision.sqlite3"
+        let mine = try #require(FlowSchema.migrations.firstIndex { $0.contains("flows_by_host_time_status") })
+        do {
+            let database = try SQLiteDatabase(path: path)
+            try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(mine)))
+            for id in 1...6 {
+                try database.execute("""
+                    INSERT INTO flows (id, start_time, last_activity_time, client_address, client_port, server_address, server_port,
+                                       transport, host, other_hosts, host_origin, status)
+                    VALUES (\(id), \(id * 10), \(id * 10), '127.0.0.1', 1, '10.0.0.\(id % 2)', 443, 'tcp', 'api.example.com',
+                            '\(id == 3 ? "b.example.com" : "")', 'sni', '\(id % 3 == 0 ? "failed" : "encrypted")')
+                    """)
+            }
+            #expect(try FlowSchema.migrate(database) == mine)
+            for (index, column) in [("flows_by_host_time_status", "host"), ("flows_by_other_hosts_time_status", "other_hosts"),
+                                    ("flows_by_server_time_status", "server_address"), ("flows_by_client_time_status", "client_address")] {
+                var columns: [String] = []
+                try database.prepare("SELECT name FROM pragma_index_info('\(index)') ORDER BY seqno").forEachRow {
+                    columns.append($0.string(at: 0) ?? "")
+                }
+                #expect(columns == [column, "start_time", "status"], "\(index)")
+            }
+            var old = 0
+            try database.prepare("SELECT count(*) FROM sqlite_schema WHERE name IN ('flows_by_host_time', 'flows_by_other_hosts_time', "
+                                 + "'flows_by_server_time', 'flows_by_client_time')").forEachRow { old = Int($0.int64(at: 0)) }
+            #expect(old == 0)
+            database.close()
+        }
+        let store = try FlowStore(path: path)
+        defer { store.close() }
+        #expect(try store.flows(FlowQuery(host: "example", status: .failed)).flows.map(\.id) == [6, 3])
+        #expect(try store.flows(FlowQuery(host: "b.example", status: .failed)).flows.map(\.id) == [3])
+        #expect(try store.flows(FlowQuery(host: "10.0.0.1", status: .encrypted)).flows.map(\.id) == [5, 1])
     }
 
     @Test("a store made by the previous schema: the migration lists its names and --host finds its flows")

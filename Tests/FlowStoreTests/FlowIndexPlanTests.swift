@@ -64,8 +64,8 @@ import FlowTerms
             let window = " AND start_time>? AND start_time<?"
             // A window: each column's names seek that column's index within the window (SQLite's
             // multi-index OR), and only the window's rows are sorted.
-            let columns = [("flows_by_host_time", "host"), ("flows_by_other_hosts_time", "other_hosts"),
-                           ("flows_by_server_time", "server_address"), ("flows_by_client_time", "client_address")]
+            let columns = [("flows_by_host_time_status", "host"), ("flows_by_other_hosts_time_status", "other_hosts"),
+                           ("flows_by_server_time_status", "server_address"), ("flows_by_client_time_status", "client_address")]
             var windowPlan: [String] = ["MULTI-INDEX OR"]
             for (n, (index, column)) in columns.enumerated() {
                 windowPlan += ["INDEX \(n + 1)"] + json(n + 1) + seek(index, column, window)
@@ -79,11 +79,16 @@ import FlowTerms
             #expect(try details(store, FlowQuery(host: "example", status: .failed).hostPlan(names: names, window: 0..<2_000, rows: 51)) == windowPlan)
             #expect(try details(store, FlowQuery(host: "example", status: .failed, program: "curl").hostPlan(names: names, window: 0..<2_000, rows: 51))
                 == windowPlan)
-            // The walk: the time index newest first, no sort.
+            // The walk: the time index newest first, no sort; with a status, that status's flows
+            // newest first (the status index), no sort.
             #expect(try details(store, FlowQuery(host: "example").hostPlan(names: names, window: nil, rows: 51))
                 == ["SCAN flows USING INDEX flows_by_start_time"] + lists)
             #expect(try details(store, FlowQuery(host: "example", after: cursor).hostPlan(names: names, window: nil, rows: 51))
                 == ["SEARCH flows USING INDEX flows_by_start_time (start_time<?)"] + lists)
+            #expect(try details(store, FlowQuery(host: "example", status: .inspected).hostPlan(names: names, window: nil, rows: 51))
+                == ["SEARCH flows USING INDEX flows_by_status_time (status=?)"] + lists)
+            #expect(try details(store, FlowQuery(host: "example", status: .inspected, after: cursor).hostPlan(names: names, window: nil, rows: 51))
+                == ["SEARCH flows USING INDEX flows_by_status_time (status=? AND start_time<?)"] + lists)
             // The names: the trigram index over names, then each name by its id.
             let namesPlan = ["SEARCH flow_names USING INTEGER PRIMARY KEY (rowid=?)", "LIST SUBQUERY 1", "SCAN flow_names_text VIRTUAL TABLE INDEX 0:M1"]
             #expect(try details(store, FlowQueryPlan(sql: FlowTextSearch.namesSQL, bindings: [.text("\"example\"")], limit: 0)) == namesPlan)

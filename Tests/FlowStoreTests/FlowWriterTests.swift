@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @testable import FlowStore
+import FlowTerms
 
 @Suite struct FlowWriterTests {
     @Test func batchesTenThousandOpensAndUpdates() throws {
@@ -55,7 +56,7 @@ import Testing
         try withStore { store, _ in
             let writer = try store.makeWriter()
             defer { writer.close() }
-            let flow = writer.open(FlowRecord(
+            var record = FlowRecord(
                 startTime: 1_712_000_000_000_000, lastActivityTime: 1_712_000_000_500_000,
                 clientAddress: "::1", clientPort: 51_234, serverAddress: "2001:db8::1", serverPort: 8_443,
                 transport: .udp, host: "quic.example", hostOrigin: .dns, alpn: "h3", tlsVersion: "TLSv1.3",
@@ -65,10 +66,35 @@ import Testing
                 chosenVersionSource: "upstream_leg", certificateSubject: "CN=quic.example",
                 certificateIssuer: "CN=Example CA, O=Example", certificateSANs: ["DNS:quic.example", "IP:2001:db8::1"],
                 certificateNotBefore: 1_700_000_000, certificateNotAfter: 1_800_000_000,
-                certificateSHA256: String(repeating: "ab", count: 32)))
+                certificateSHA256: String(repeating: "ab", count: 32))
+            record.packetsUp = 12
+            record.packetsDown = 0
+            record.clientTLSVersion = "TLSv1.2"
+            record.otherHosts = ["a,b.example", "100%.example"]
+            record.hostIsECHPublicName = true
+            record.certificateChain = [String(repeating: "ab", count: 32), String(repeating: "cd", count: 32)]
+            var flow = writer.open(record)
             writer.flush()
             #expect(try store.flow(id: flow.id) == flow)
             #expect(try store.flow(id: flow.id + 1) == nil)
+            // The record with its program in one batch (one upsert with the program's columns),
+            // a known program and one not known.
+            writer.pauseForTesting()
+            let known = FlowProgram.known(ProgramIdentity(pid: 42, command: "curl", executable: "/usr/bin/curl", uid: 1_000, user: "ünï"))
+            flow.bytesDown = 10
+            writer.enqueue(.updated(flow))
+            writer.enqueue(.program(flowID: flow.id, known))
+            var other = writer.open(FlowRecord(startTime: 5, lastActivityTime: 6, clientAddress: "127.0.0.1", clientPort: 1,
+                                               serverAddress: "", serverPort: 80, transport: .tcp, host: nil, hostOrigin: .none,
+                                               alpn: nil, tlsVersion: nil, status: .notEncrypted, bytesUp: 0, bytesDown: 0,
+                                               duration: nil, error: nil))
+            writer.enqueue(.program(flowID: other.id, .notKnown(.socketGone)))
+            writer.resumeForTesting()
+            writer.flush()
+            flow.program = known
+            other.program = .notKnown(.socketGone)
+            #expect(try store.flow(id: flow.id) == flow)
+            #expect(try store.flow(id: other.id) == other)
         }
     }
 

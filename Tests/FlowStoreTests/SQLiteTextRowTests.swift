@@ -41,6 +41,31 @@ import Testing
         ])
     }
 
+    @Test("lists and words gathered into the buffer store what TextList.encode and a space join make")
+    func listsAndWords() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try SQLiteDatabase(path: folder + "/texts.sqlite3")
+        defer { database.close() }
+        try database.execute("CREATE TABLE t (n INTEGER, a TEXT, b TEXT)")
+        let insert = try database.prepare("INSERT INTO t (n, a, b) VALUES (?, ?, ?)")
+        let lists: [[String]] = [[], ["h2", "http/1.1"], ["a,b", "50%", "ünï,%"], [""], ["", ""]]
+        var texts = SQLiteTextRow()
+        for (n, list) in lists.enumerated() {
+            insert.rewind()
+            try insert.bind(integer: Int64(n), at: 1)
+            texts.set(list: list, at: 2)
+            texts.set(words: list, at: 3)
+            #expect(try texts.step(insert) == false)
+        }
+        let read = try database.prepare("SELECT a, b FROM t ORDER BY n")
+        var found: [[String?]] = []
+        try read.forEachRow { row in found.append([row.string(at: 0), row.string(at: 1)]) }
+        #expect(found == [["", ""], ["h2,http/1.1", "h2 http/1.1"], ["a%2Cb,50%25,ünï%2C%25", "a,b 50% ünï,%"], ["", ""], [",", " "]])
+        #expect(found.map { $0[0] } == lists.map { TextList.encode($0) })
+        #expect(found.map { $0[1] } == lists.map { $0.joined(separator: " ") })
+    }
+
     @Test("a failed step unbinds and forgets the texts: the next row binds only its own")
     func failedStepForgets() throws {
         let folder = makeTemporaryFolder()
