@@ -179,7 +179,7 @@ import FlowTerms
         #expect(pending.batch.events == [
             .chunk(flow: 5, turn: turn(1, kept: 1), block: 0, start: 0, count: 1),
             .chunk(flow: 1, turn: turn(1, kept: 3), block: 1, start: 0, count: 3),
-            .turnEnded(flow: 2, turn: turn(1, kept: 0, incomplete: true)),
+            .turnEnded(flow: 2, turn: Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 0, seenBytes: 4, incomplete: true)),
         ])
         #expect(pending.batch.blocks[1] === block)
         #expect(answer == ContentOfferAnswer(openTurnDrops: [TurnDrop(flow: 1, turn: 1, bytes: 4)]))

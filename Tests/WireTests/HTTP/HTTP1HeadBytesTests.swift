@@ -80,7 +80,7 @@ struct HTTP1HeadBytesTests {
         #expect(scan("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", .response, answering: "GET")
             == .malformed(reason: "The response has Content-Length values that disagree (5, 5, 6), so its body cannot be delimited (RFC 9112 §6.3)."))
         #expect(scan("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n 5\r\n\r\n", .response, answering: "GET")
-            == .malformed(reason: "The Content-Length \"5 5\" is not a decimal number of bytes (RFC 9110 §8.6)."))
+            == .malformed(reason: "The Content-Length \"5, 5 5\" is not a decimal number of bytes (RFC 9110 §8.6)."))
     }
 
     @Test("start lines: the version's bytes one by one (RFC 9112 §2.3), a DEL or space in the target (§3.2)")
