@@ -23,9 +23,6 @@ public protocol ChunkRecorder: Sendable {
     /// The flow is over, and how: `cutOff` when it failed (a reset, a broken leg) rather than
     /// closing in order. The driver calls this one; its default calls `flowEnded(flow:)`.
     func flowEnded(flow: UInt64, cutOff: Bool)
-    /// A loop thread's own way in (`LoopChunkRecorder`), made once per loop: every chunk and flow
-    /// end of that loop's flows goes through it. The default calls this recorder directly.
-    func loopRecorder() -> any LoopChunkRecorder
 }
 
 extension ChunkRecorder {
@@ -35,8 +32,6 @@ extension ChunkRecorder {
     public func inspectedFlowBegan(flow: UInt64, client: FlowEnds.End, server: FlowEnds.End, startMicros: Int64) {}
     /// How the flow ended does not matter by default.
     public func flowEnded(flow: UInt64, cutOff: Bool) { flowEnded(flow: flow) }
-    /// Nothing gathered by default: each call goes straight to this recorder.
-    public func loopRecorder() -> any LoopChunkRecorder { DirectLoopRecorder(self) }
 }
 
 /// The two ends of a flow as text, for seams below the layer that knows addresses as values.
@@ -84,7 +79,4 @@ public struct ChunkRecorderPair: ChunkRecorder {
         first.flowEnded(flow: flow, cutOff: cutOff)
         second.flowEnded(flow: flow, cutOff: cutOff)
     }
-
-    /// Each of the two's own loop recorder, fed while it records.
-    public func loopRecorder() -> any LoopChunkRecorder { LoopChunkRecorderPair(self) }
 }

@@ -11,30 +11,19 @@ enum ContentEvent: Sendable, Equatable {
 /// Memory a batch copies chunk bytes into: its own allocation, so that the writer hands ranges
 /// of it straight to writev(2) (`SegmentAppender.append(pieces:)`) without copying them again.
 ///
-/// A loop's block (`loopOwned`, `LoopContentRecorder`) is filled by that loop thread alone and
-/// handed to the queue by reference, one written range at a time, while the loop goes on
-/// appending after it; the queue's own blocks are filled under its lock.
-///
-/// `@unchecked Sendable`: every byte range is written once, by one thread, before it is handed
-/// on: a queue block's under the content queue's lock, a loop block's by its loop before the
-/// hand-over (made under that lock). The writer reads only ranges handed to it, after
-/// `BoundedWriterQueue.run` swapped the batch out of the queue (under that lock), and checks
-/// them against the immutable `capacity`, never against `count`, which only the filling thread
-/// touches. A queue block is cleared (`reset`) by the writer before it is handed back the same
-/// way; a loop block is never reset, only released. Nothing keeps a pointer into a block past
-/// `write(_:)`.
+/// `@unchecked Sendable`: a block belongs to one `ContentBatch`, and a batch is touched by one
+/// thread at a time: the loops append under the content queue's lock; the writer reads it only
+/// after `BoundedWriterQueue.run` swapped it out of the queue (under that lock), and clears it
+/// before handing it back the same way. Nothing keeps a pointer into it past `write(_:)`.
 final class ContentBlock: @unchecked Sendable, Equatable {
     /// Bytes the block can hold.
     let capacity: Int
-    /// Filled by a loop thread (`LoopContentRecorder`), not by the queue.
-    let loopOwned: Bool
-    /// Bytes written so far (read and written by the filling thread only).
+    /// Bytes written so far.
     private(set) var count = 0
     private let base: UnsafeMutableRawPointer
 
-    init(capacity: Int, loopOwned: Bool = false) {
+    init(capacity: Int) {
         self.capacity = capacity
-        self.loopOwned = loopOwned
         base = .allocate(byteCount: max(capacity, 1), alignment: 16)
     }
 
@@ -53,10 +42,9 @@ final class ContentBlock: @unchecked Sendable, Equatable {
         return start
     }
 
-    /// The bytes from `start`, `count` long (a range handed on as written; checked against the
-    /// capacity, which is immutable, so the writer never reads the filling thread's `count`).
+    /// The bytes from `start`, `count` long (inside what was written).
     func bytes(start: Int, count: Int) -> UnsafeRawBufferPointer {
-        precondition(start >= 0 && count >= 0 && start + count <= capacity, "a range inside the block")
+        precondition(start >= 0 && count >= 0 && start + count <= self.count, "a range inside the block's bytes")
         return UnsafeRawBufferPointer(start: base + start, count: count)
     }
 
@@ -80,34 +68,17 @@ struct ContentBatch: Sendable {
 
     var events: [ContentEvent] = []
     var blocks: [ContentBlock] = []
-    /// The block `appendChunk` copies into (the batch's own, never a loop's).
-    private var filling: Int?
 
     var isEmpty: Bool { events.isEmpty }
 
     /// Appends a chunk event for `kept`, copying the bytes.
     mutating func appendChunk(flow: Int64, turn: Turn, _ kept: UnsafeRawBufferPointer) {
-        if filling == nil || blocks[filling!].room < kept.count {
+        if blocks.isEmpty || blocks[blocks.count - 1].room < kept.count {
             blocks.append(ContentBlock(capacity: max(ContentBatch.blockBytes, kept.count)))
-            filling = blocks.count - 1
         }
-        let block = filling!
-        let start = blocks[block].append(kept)
-        events.append(.chunk(flow: flow, turn: turn, block: block, start: start, count: kept.count))
-    }
-
-    /// Appends a chunk event for bytes already copied into `block` (a loop's), which the batch
-    /// refers to from then on (once, however many chunks lie in it).
-    mutating func appendChunk(flow: Int64, turn: Turn, in block: ContentBlock, start: Int, count: Int) {
-        events.append(.chunk(flow: flow, turn: turn, block: place(of: block), start: start, count: count))
-    }
-
-    /// Where `block` is in `blocks`, added at the end when it is not there yet.
-    mutating func place(of block: ContentBlock) -> Int {
-        if let last = blocks.indices.last, blocks[last] === block { return last }
-        if let found = blocks.lastIndex(where: { $0 === block }) { return found }
-        blocks.append(block)
-        return blocks.count - 1
+        let last = blocks.count - 1
+        let start = blocks[last].append(kept)
+        events.append(.chunk(flow: flow, turn: turn, block: last, start: start, count: kept.count))
     }
 
     /// The bytes of a chunk event's range, valid until the batch is cleared.
@@ -120,18 +91,13 @@ struct ContentBatch: Sendable {
         try body(bytes(block: block, start: start, count: count))
     }
 
-    /// Empties the batch for reuse, keeping only its first own block's storage (so one burst
-    /// does not pin its high-water mark for the rest of the session) and up to 4,096 events'
-    /// room; loops' blocks are let go (their loops may still be filling them).
+    /// Empties the batch for reuse, keeping only its first block's storage (so one burst does
+    /// not pin its high-water mark for the rest of the session) and up to 4,096 events' room.
     mutating func clear() {
         events.removeAll(keepingCapacity: events.capacity <= 4_096)
-        let kept = blocks.first { !$0.loopOwned && $0.capacity <= 2 * ContentBatch.blockBytes }
-        blocks.removeAll(keepingCapacity: blocks.capacity <= 64)
-        filling = nil
-        if let kept {
-            kept.reset()
-            blocks.append(kept)
-            filling = 0
+        if blocks.count > 1 { blocks.removeLast(blocks.count - 1) }
+        if !blocks.isEmpty {
+            if blocks[0].capacity > 2 * ContentBatch.blockBytes { blocks = [] } else { blocks[0].reset() }
         }
     }
 }

@@ -13,18 +13,11 @@ import FlowTerms
 /// - `apply(_:)` takes a new policy (saved first by the caller, applied here): switching off
 ///   stops every flow at once; a new expiry sweeps at once; a new budget applies to new flows.
 /// - `stop()` at session end finishes every flow still recording; then close the writer.
-/// - `loopRecorder()` gives a loop thread its own recorder (`LoopContentRecorder`: flows it
-///   owns, no lock per chunk, one hand-over per loop turn); a switch-off reaches those flows at
-///   their loop's next turn end (`switchOffs`).
 public final class ContentRecorder: Sendable {
     /// The writer the flows hand their bytes to.
     public let writer: ContentWriter
     private let keeping: Atomic<Bool>
     private let state: Mutex<(policy: ContentPolicy, flows: [Int64: FlowContentRecorder])>
-    /// Flows loop recorders are recording now.
-    private let loopFlows = Atomic<Int>(0)
-    /// How many times content was switched off (`apply` without keep, `stop`).
-    private let switchOffCount = Atomic<Int>(0)
 
     public init(writer: ContentWriter, policy: ContentPolicy) {
         self.writer = writer
@@ -40,27 +33,7 @@ public final class ContentRecorder: Sendable {
     public var policy: ContentPolicy { state.withLock { $0.policy } }
 
     /// Flows being recorded now.
-    public var activeFlows: Int { state.withLock { $0.flows.values.count { $0.isRecording } } + loopFlows.load(ordering: .relaxed) }
-
-    /// How many times content was switched off so far (a loop recorder stops the flows it took
-    /// before the count it sees grow).
-    var switchOffs: Int { switchOffCount.load(ordering: .acquiring) }
-
-    /// A loop recorder's new flow: its budget and the switch-offs so far, or nil when content
-    /// is not kept. The flow counts as recording until `loopFlowStopped()`.
-    func startLoopFlow() -> (budget: RecordingBudget, switchOffs: Int)? {
-        guard keeping.load(ordering: .relaxed) else { return nil }
-        return state.withLock { state -> (budget: RecordingBudget, switchOffs: Int)? in
-            guard state.policy.keep else { return nil }
-            loopFlows.wrappingAdd(1, ordering: .relaxed)
-            return (state.policy.budget, switchOffCount.load(ordering: .relaxed))
-        }
-    }
-
-    /// A loop recorder's flow stopped recording (ended, done, or switched off).
-    func loopFlowStopped() {
-        loopFlows.wrappingSubtract(1, ordering: .relaxed)
-    }
+    public var activeFlows: Int { state.withLock { $0.flows.values.count { $0.isRecording } } }
 
     /// The writer's counters (queued, dropped, written, sweeps).
     public var counters: ContentCounters { writer.counters }
@@ -107,7 +80,6 @@ public final class ContentRecorder: Sendable {
             let changed = state.policy.expiry != policy.expiry
             state.policy = policy
             keeping.store(policy.keep, ordering: .relaxed)
-            if !policy.keep { switchOffCount.wrappingAdd(1, ordering: .releasing) }
             return (policy.keep ? [] : state.flows.values.filter(\.isRecording), changed)
         }
         stopping.forEach { $0.stop() }
@@ -119,7 +91,6 @@ public final class ContentRecorder: Sendable {
         keeping.store(false, ordering: .relaxed)
         let flows = state.withLock { state -> [FlowContentRecorder] in
             state.policy.keep = false
-            switchOffCount.wrappingAdd(1, ordering: .releasing)
             return state.flows.values.filter(\.isRecording)
         }
         flows.forEach { $0.stop() }
@@ -136,9 +107,6 @@ public final class ContentRecorder: Sendable {
 extension ContentRecorder: ChunkRecorder {
     /// `isKeeping`, as the loop asks it before every chunk.
     public var isRecording: Bool { isKeeping }
-
-    /// A loop thread's own recorder of the flows it serves (`LoopContentRecorder`).
-    public func loopRecorder() -> any LoopChunkRecorder { LoopContentRecorder(session: self) }
 
     /// `record(flow:_:at:_:)` for the proxy's flow id (`FlowFacts.id`).
     public func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) {

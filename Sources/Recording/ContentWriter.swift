@@ -42,13 +42,13 @@ public final class ContentWriter: Sendable {
     /// Queues the kept bytes of a chunk of `turn` (its figures so far) of `flow`; never blocks.
     /// - Returns: false when the chunk was dropped (queue full or writer closed).
     public func enqueueChunk(flow: Int64, turn: Turn, bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { queue.enqueue(.chunk(flow: flow, ended: nil, chunkOf: turn, kept: $0)).chunkQueued }
+        bytes.withUnsafeBytes { queue.enqueue(ContentOffer(flow: flow, ended: nil, chunkOf: turn, kept: $0)) }
     }
 
     /// Queues the end of `turn` of `flow` with its final figures; never blocks. A dropped end
     /// is counted (`counters.turnEndsDropped`); the turn is then written as incomplete later.
     public func enqueueTurnEnd(flow: Int64, turn: Turn) {
-        _ = queue.enqueue(.chunk(flow: flow, ended: turn, chunkOf: nil, kept: UnsafeRawBufferPointer(start: nil, count: 0)))
+        _ = queue.enqueue(ContentOffer(flow: flow, ended: turn, chunkOf: nil, kept: UnsafeRawBufferPointer(start: nil, count: 0)))
     }
 
     /// What one chunk of `flow` produces, queued under one lock: the end of the turn its change
@@ -56,14 +56,7 @@ public final class ContentWriter: Sendable {
     /// Never blocks.
     /// - Returns: false when the chunk was dropped (queue full or writer closed).
     func enqueue(flow: Int64, ended: Turn?, chunkOf turn: Turn?, _ kept: UnsafeRawBufferPointer) -> Bool {
-        queue.enqueue(.chunk(flow: flow, ended: ended, chunkOf: turn, kept: kept)).chunkQueued
-    }
-
-    /// Queues what a loop gathered over one turn of its loop (`LoopContentRecorder`), under one
-    /// lock; never blocks. Its blocks are referred to, not copied.
-    /// - Returns: the kept bytes dropped (queue full or writer closed) of turns still open.
-    func enqueue(gathered: ContentBatch) -> [TurnDrop] {
-        queue.enqueue(.gathered(gathered)).openTurnDrops
+        queue.enqueue(ContentOffer(flow: flow, ended: ended, chunkOf: turn, kept: kept))
     }
 
     /// A flow ended: what is queued is written now rather than at the end of the linger.

@@ -71,9 +71,6 @@ public final class EpollLoop {
     /// Where the policy's counts are published after each wait it saw (nil: not published).
     private let busyPollCounts: BusyPollCounts?
     private var lastWaitFoundEvents = false
-    /// Called at the end of every turn and once more when the loop stops (a recorder hands on
-    /// what it gathered during the turn: `LoopChunkRecorder.loopTurnEnded`).
-    public var turnEnded: (() -> Void)?
 
     /// Monotonic ns and wall-clock µs, read once per loop turn (and by `refreshClock`). Stored
     /// internal and read through the getters below: every access to an internal field is seen by
@@ -239,7 +236,6 @@ public final class EpollLoop {
             }
         }
         drainInbox?()
-        turnEnded?()
         timers.removeAll()
         return failure
     }
@@ -271,10 +267,7 @@ public final class EpollLoop {
                     continue
                 }
                 handler(for: token)?.loopEvent(side: Int(token & 3), events: bits)
-                if !running {
-                    turnEnded?()
-                    return nil
-                }
+                if !running { return nil }
             }
         }
         while running, let (deadline, token) = timers.popDue(now) {
@@ -289,7 +282,6 @@ public final class EpollLoop {
             for h in handlers { h?.loopShutdown() }
             running = false
         }
-        turnEnded?()
         return nil
     }
 }

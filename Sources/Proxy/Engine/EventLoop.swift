@@ -20,9 +20,6 @@ final class EventLoop {
     let core: EpollLoop
     /// The relay buffer: every read on this loop lands here, so the data path never allocates.
     let buffer: UnsafeMutableRawBufferPointer
-    /// This thread's way into the session's chunk recorder (nil: none): every chunk and flow end
-    /// of this loop's flows, handed on at the end of each loop turn.
-    let chunkRecorder: (any LoopChunkRecorder)?
 
     /// The facts of the upstream certificate this loop read last, with a reference to it (so its
     /// address cannot be reused by another certificate while kept). Resumed upstream legs share
@@ -52,9 +49,7 @@ final class EventLoop {
         inbox = LoopInbox()
         guard inbox.wakeFD >= 0 else { throw ProxyError.threadsUnavailable("eventfd: \(Errno(errno))") }
         buffer = .allocate(byteCount: max(16 * 1024, shared.configuration.relayBufferSize), alignment: 16)
-        chunkRecorder = shared.recorder?.loopRecorder()
         core.attach(inbox, to: self)
-        if let chunkRecorder { core.turnEnded = { chunkRecorder.loopTurnEnded() } }
     }
 
     deinit {

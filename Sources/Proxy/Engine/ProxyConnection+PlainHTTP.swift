@@ -74,7 +74,7 @@ extension ProxyConnection {
             }
             endPlainExchanges(flow: flow.id)
             shared.sink?.flowClosed(flow)
-            if recorded { loop.chunkRecorder?.flowEnded(flow: flow.id, cutOff: false) }
+            if recorded { shared.recorder?.flowEnded(flow: flow.id) }
         case .newServerLeg:
             let leg = Leg(fd: -1)
             leg.connecting = true
@@ -169,8 +169,8 @@ extension ProxyConnection {
     private func recordPlain(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, _ record: PlainHTTPMachine.Recording?) {
         guard let record else { return }
         if !exchangesStopped { readPlainExchanges(bytes, direction, flow: record.flow) }
-        guard let recorder = shared.recorder, recorder.isRecording, let chunks = loop.chunkRecorder else { return }
-        chunks.record(flow: record.flow, direction: direction, offsetMicros: record.offsetMicros, bytes: bytes)
+        guard let recorder = shared.recorder, recorder.isRecording else { return }
+        recorder.record(flow: record.flow, direction: direction, offsetMicros: record.offsetMicros, bytes: bytes)
     }
 
     // MARK: loop callbacks in the plain-HTTP phase

@@ -314,6 +314,6 @@ final class ProxyConnection: LoopHandler {
         }
         endExchanges()
         shared.sink?.flowClosed(facts)
-        if machine.relay.recordingStarted { loop.chunkRecorder?.flowEnded(flow: facts.id, cutOff: facts.status == .failed) }
+        if machine.relay.recordingStarted { shared.recorder?.flowEnded(flow: facts.id, cutOff: facts.status == .failed) }
     }
 }
