@@ -155,6 +155,30 @@ public struct HTTP1HeadScanner: Sendable {
         }
     }
 
+    /// The values of a field kept every time it appears (Content-Length, Transfer-Encoding): the
+    /// first held inline, so a head with one or none (the usual) allocates nothing for them.
+    private struct Repeated {
+        var first: Value?
+        var more: [Value] = []
+
+        var isEmpty: Bool { first == nil }
+        var count: Int { first == nil ? 0 : 1 + more.count }
+
+        mutating func append(_ value: Value) {
+            if first == nil { first = value } else { more.append(value) }
+        }
+
+        /// Obs-fold: `continuation` joins the last value.
+        mutating func unfoldLast(_ continuation: UnsafeBufferPointer<UInt8>, in head: UnsafeBufferPointer<UInt8>) {
+            if more.isEmpty { first?.unfold(continuation, in: head) } else { more[more.count - 1].unfold(continuation, in: head) }
+        }
+
+        func texts(_ head: UnsafeBufferPointer<UInt8>) -> [String] {
+            guard let first else { return [] }
+            return [first.text(head)] + more.map { $0.text(head) }
+        }
+    }
+
     static func read(_ head: UnsafeBufferPointer<UInt8>, startLineOffset: Int, kind: HTTP1HeadParser.Kind,
                      answering requestMethod: String?) throws(WireFormatError) -> Result {
         var lines = FastLines(head, start: startLineOffset)
@@ -166,7 +190,7 @@ public struct HTTP1HeadScanner: Sendable {
             ? try HTTP1HeadParser.parseRequestLine(startLine, leniency: .lenient)
             : try HTTP1HeadParser.parseStatusLine(startLine)
         var host: Value?, contentType: Value?, contentEncoding: Value?
-        var lengths: [Value] = [], codings: [Value] = []
+        var lengths = Repeated(), codings = Repeated()
         // The field the previous line was (obs-fold continues it); nil: none yet.
         var previous: Kept??
         while let range = lines.next(), !range.isEmpty {
@@ -181,8 +205,8 @@ public struct HTTP1HeadScanner: Sendable {
                 case .host?: host?.unfold(continuation, in: head)
                 case .contentType?: contentType?.unfold(continuation, in: head)
                 case .contentEncoding?: contentEncoding?.unfold(continuation, in: head)
-                case .contentLength?: lengths[lengths.count - 1].unfold(continuation, in: head)
-                case .transferEncoding?: codings[codings.count - 1].unfold(continuation, in: head)
+                case .contentLength?: lengths.unfoldLast(continuation, in: head)
+                case .transferEncoding?: codings.unfoldLast(continuation, in: head)
                 case nil: break
                 }
                 continue
@@ -217,16 +241,21 @@ public struct HTTP1HeadScanner: Sendable {
 
     /// `HTTP1Head`'s framing rules over the kept values; one plain Content-Length of digits
     /// alone (the usual case) is read without making its string.
-    private static func bodyFraming(status: Int?, version: HTTPVersion, _ lengths: [Value], _ codings: [Value],
+    private static func bodyFraming(status: Int?, version: HTTPVersion, _ lengths: Repeated, _ codings: Repeated,
                                     _ head: UnsafeBufferPointer<UInt8>) throws(WireFormatError) -> HTTPBodyFraming {
-        if codings.isEmpty, lengths.count == 1, lengths[0].folded == nil {
-            let digits = head[lengths[0].range]
-            if !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-                return .contentLength(digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) })
+        if codings.isEmpty, lengths.more.isEmpty, let only = lengths.first, only.folded == nil,
+           !only.range.isEmpty, only.range.count <= 18 {
+            var length = 0
+            var digitsOnly = true
+            for index in only.range {
+                let digit = head[index] &- UInt8(ascii: "0")
+                if digit > 9 { digitsOnly = false; break }
+                length = length * 10 + Int(digit)
             }
+            if digitsOnly { return .contentLength(length) }
         }
-        return try HTTP1Head.framing(status: status, version: version, contentLengths: lengths.map { $0.text(head) },
-                                     transferEncodings: codings.map { $0.text(head) }, leniency: .lenient)
+        return try HTTP1Head.framing(status: status, version: version, contentLengths: lengths.texts(head),
+                                     transferEncodings: codings.texts(head), leniency: .lenient)
     }
 
     /// Which kept field `name` is, compared without ASCII case (requests keep Host, responses

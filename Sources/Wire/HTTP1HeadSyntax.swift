@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The line grammar of an HTTP/1 head (RFC 9112 §3, §4, §5) for `HTTP1HeadParser`.
 extension HTTP1HeadParser {
     /// Parses a complete head: `head[startLineOffset...]` is the start line, the field lines and
@@ -41,13 +45,13 @@ extension HTTP1HeadParser {
     /// `method SP request-target SP HTTP-version` (RFC 9112 §3).
     static func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>, leniency: HTTP1Leniency) throws(WireFormatError) -> HTTP1Head.StartLine {
         let space = UInt8(ascii: " ")
-        guard let firstSpace = line.firstIndex(of: space),
-              let secondSpace = line[(firstSpace + 1)...].firstIndex(of: space) else {
+        guard let firstSpace = line.firstIndex(of: space, from: 0),
+              let secondSpace = line.firstIndex(of: space, from: firstSpace + 1) else {
             throw WireFormatError("The request line is not a method, a target and a version separated by single spaces (RFC 9112 §3).")
         }
         let method = UnsafeBufferPointer(rebasing: line[0 ..< firstSpace])
-        for byte in method where !HTTPToken.isTokenByte(byte) {
-            throw WireFormatError("The request method contains byte 0x\(String(byte, radix: 16)), which is not allowed in a token (RFC 9110 §9.1).")
+        for index in 0 ..< method.count where !HTTPToken.isTokenByte(method[index]) {
+            throw WireFormatError("The request method contains byte 0x\(String(method[index], radix: 16)), which is not allowed in a token (RFC 9110 §9.1).")
         }
         let target = UnsafeBufferPointer(rebasing: line[(firstSpace + 1) ..< secondSpace])
         guard !target.isEmpty else {
@@ -57,8 +61,10 @@ extension HTTP1HeadParser {
         // may come as raw UTF-8 (HostPort.parse reads it; IDNA converts it). Lenient: non-ASCII
         // bytes (obs-text) are read anywhere.
         let authority = leniency == .strict ? authorityRange(target) : 0 ..< 0
-        for (index, byte) in target.enumerated()
-        where byte < 0x21 || byte == 0x7F || (byte > 0x7E && leniency == .strict && !authority.contains(index)) {
+        for index in 0 ..< target.count {
+            let byte = target[index]
+            guard byte < 0x21 || byte >= 0x7F else { continue }
+            guard byte < 0x21 || byte == 0x7F || (leniency == .strict && !authority.contains(index)) else { continue }
             throw WireFormatError("The request target contains byte 0x\(String(byte, radix: 16)), which is not visible ASCII (RFC 9112 §3.2).")
         }
         if leniency == .strict, IDNA.utf8Text(target[authority]) == nil {
@@ -104,7 +110,9 @@ extension HTTP1HeadParser {
         }
         guard line.count > 12 else { return .status(version: version, code: code, reason: nil) }
         let reason = UnsafeBufferPointer(rebasing: line[13...])
-        for byte in reason where (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F {
+        for index in 0 ..< reason.count {
+            let byte = reason[index]
+            guard (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F else { continue }
             throw WireFormatError("The reason phrase contains control byte 0x\(String(byte, radix: 16)) (RFC 9112 §4).")
         }
         return .status(version: version, code: code, reason: String(decoding: reason, as: UTF8.self))
@@ -112,7 +120,8 @@ extension HTTP1HeadParser {
 
     /// `"HTTP/" DIGIT "." DIGIT` (RFC 9112 §2.3), nil otherwise.
     static func parseVersion(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPVersion? {
-        guard bytes.count == 8, bytes.starts(with: "HTTP/".utf8), bytes[6] == UInt8(ascii: "."),
+        guard bytes.count == 8, bytes[0] == UInt8(ascii: "H"), bytes[1] == UInt8(ascii: "T"), bytes[2] == UInt8(ascii: "T"),
+              bytes[3] == UInt8(ascii: "P"), bytes[4] == UInt8(ascii: "/"), bytes[6] == UInt8(ascii: "."),
               let major = decimalDigit(bytes[5]), let minor = decimalDigit(bytes[7]) else { return nil }
         return HTTPVersion(major: major, minor: minor)
     }
@@ -129,14 +138,24 @@ extension HTTP1HeadParser {
     /// in the value (RFC 9112 §5, RFC 9110 §5.1, §5.5). What `parseFieldLine` and the exchange
     /// rows' lean scan (`HTTP1HeadScanner`) both check, so they refuse the same lines.
     static func fieldLineParts(_ line: UnsafeBufferPointer<UInt8>) throws(WireFormatError) -> (colon: Int, value: Range<Int>) {
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
-            throw WireFormatError("A header line has no colon (RFC 9112 §5).")
-        }
-        for byte in line[0 ..< colon] where !HTTPToken.isTokenByte(byte) {
+        // One pass over the name: token bytes up to the first colon. A byte that is neither
+        // fails only when a colon follows somewhere (else the line has none, the first rule).
+        var colon = 0
+        while colon < line.count {
+            let byte = line[colon]
+            if HTTPToken.isTokenByte(byte) {
+                colon += 1
+                continue
+            }
+            if byte == UInt8(ascii: ":") { break }
+            guard line.firstIndex(of: UInt8(ascii: ":"), from: colon + 1) != nil else { break }
             if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") {
                 throw WireFormatError("A header name is followed by whitespace before its colon, which RFC 9112 §5.1 forbids.")
             }
             throw WireFormatError("A header name contains byte 0x\(String(byte, radix: 16)), which is not allowed in a token (RFC 9110 §5.1).")
+        }
+        guard colon < line.count, line[colon] == UInt8(ascii: ":") else {
+            throw WireFormatError("A header line has no colon (RFC 9112 §5).")
         }
         guard colon > 0 else {
             throw WireFormatError("A header line has an empty name (RFC 9110 §5.1).")
@@ -151,7 +170,10 @@ extension HTTP1HeadParser {
         var valueEnd = line.count
         while valueStart < valueEnd, line[valueStart] == UInt8(ascii: " ") || line[valueStart] == UInt8(ascii: "\t") { valueStart += 1 }
         while valueEnd > valueStart, line[valueEnd - 1] == UInt8(ascii: " ") || line[valueEnd - 1] == UInt8(ascii: "\t") { valueEnd -= 1 }
-        for byte in line[valueStart ..< valueEnd] where byte == 0 || byte == UInt8(ascii: "\r") {
+        // Both refused bytes are below 0x0E: one compare passes every other byte.
+        for index in valueStart ..< valueEnd where line[index] < 0x0E {
+            let byte = line[index]
+            guard byte == 0 || byte == UInt8(ascii: "\r") else { continue }
             throw WireFormatError("A header value contains a \(byte == 0 ? "NUL" : "bare CR") byte, which RFC 9110 §5.5 forbids.")
         }
         return valueStart ..< valueEnd
@@ -174,5 +196,14 @@ extension HTTP1HeadParser {
 
     static func decimalDigit(_ byte: UInt8) -> Int? {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") ? Int(byte - UInt8(ascii: "0")) : nil
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// The first index of `byte` at or after `start` (`memchr(3)`), nil when there is none.
+    func firstIndex(of byte: UInt8, from start: Int) -> Int? {
+        guard start < count, let base = baseAddress,
+              let found = memchr(base + start, Int32(byte), count - start) else { return nil }
+        return UnsafeRawPointer(found) - UnsafeRawPointer(base)
     }
 }

@@ -1,17 +1,17 @@
 /// Byte classes and comparisons of HTTP syntax (RFC 9110 §5.6.2).
 enum HTTPToken {
-    /// Whether `byte` is a `tchar`: `!#$%&'*+-.^_`|~`, DIGIT or ALPHA.
+    /// Whether `byte` is a `tchar`: `!#$%&'*+-.^_`|~`, DIGIT or ALPHA. One shift and mask of a
+    /// 128-bit set (bytes 0–63, then 64–127), as the head scanners test every name byte.
+    @inline(__always)
     static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "0") ... UInt8(ascii: "9"),
-             UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            true
-        default:
-            false
-        }
+        byte < 64 ? (tokenBitsLow >> UInt64(byte)) & 1 != 0
+            : byte < 128 && (tokenBitsHigh >> UInt64(byte &- 64)) & 1 != 0
     }
+
+    /// Bit n set: byte n (0–63) is a `tchar` (`!#$%&'*+-.` and DIGIT).
+    static var tokenBitsLow: UInt64 { 0x03FF_6CFA_0000_0000 }
+    /// Bit n set: byte 64 + n (64–127) is a `tchar` (ALPHA and `^_`|~`).
+    static var tokenBitsHigh: UInt64 { 0x57FF_FFFF_C7FF_FFFE }
 
     /// Whether two strings are equal ignoring ASCII case.
     static func equalsIgnoringASCIICase(_ a: String, _ b: String) -> Bool {

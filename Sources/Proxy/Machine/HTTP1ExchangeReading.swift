@@ -46,17 +46,20 @@ final class HTTP1ExchangeReading {
         var offset = 0
         while offset < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-            if requestBody != nil {
-                let (wire, content) = requestBody!.consumeCounting(rest)
+            // A pattern, not `!= nil`: the scanner is Equatable, and that `!=` copies both sides.
+            if case var body? = requestBody {
+                let (wire, content) = body.consumeCounting(rest)
                 offset += wire
                 let last = pending.count - 1
                 pending[last].record.requestWireBytes += Int64(wire)
                 pending[last].record.requestBodyBytes += Int64(content)
-                if let failure = requestBody!.failure { return .malformed(failure) }
-                if requestBody!.isDone {
+                if let failure = body.failure { return .malformed(failure) }
+                if body.isDone {
                     requestBody = nil
                     pending[last].requestDone = true
                     finishReady(at: now, emit: emit)
+                } else {
+                    requestBody = body
                 }
                 continue
             }
@@ -109,17 +112,19 @@ final class HTTP1ExchangeReading {
                 return sequence == 0 ? .notHTTP : .malformed("The server sent bytes that answer no request (RFC 9112 §9.3).")
             }
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-            if responseBody != nil {
-                let (wire, content) = responseBody!.consumeCounting(rest)
+            if case var body? = responseBody {
+                let (wire, content) = body.consumeCounting(rest)
                 offset += wire
                 pending[index].record.responseWireBytes! += Int64(wire)
                 pending[index].record.responseBodyBytes! += Int64(content)
-                if let failure = responseBody!.failure { return .malformed(failure) }
-                if responseBody!.isDone {
+                if let failure = body.failure { return .malformed(failure) }
+                if body.isDone {
                     responseBody = nil
                     pending[index].responseDone = true
                     pending[index].record.endTime = now
                     finishReady(at: now, emit: emit)
+                } else {
+                    responseBody = body
                 }
                 continue
             }
@@ -150,13 +155,8 @@ final class HTTP1ExchangeReading {
         let code = head.code
         // Interim responses (RFC 9110 §15.2) precede the final one; 101 is final for the connection.
         if code < 200 && code != 101 { return nil }
-        let method = pending[index].record.method
-        pending[index].record.status = code
-        pending[index].record.reason = head.reason
-        pending[index].record.contentType = head.contentType
-        pending[index].record.contentEncoding = head.contentEncoding
-        pending[index].record.responseBodyBytes = 0
-        pending[index].record.responseWireBytes = 0
+        // One access to `pending` for the six fields (each `pending[i].x =` is one).
+        let method = Self.takeResponse(head, into: &pending[index].record)
         if code == 101 || (method == "CONNECT" && (200 ..< 300).contains(code)) {
             // What follows is another protocol (RFC 9110 §7.8, §9.3.6): this exchange is complete.
             pending[index].record.upgrade = code == 101
@@ -180,6 +180,23 @@ final class HTTP1ExchangeReading {
         return nil
     }
 
+    /// Puts a final response head's fields in `record`; its method.
+    private static func takeResponse(_ head: HTTP1ResponseSummary, into record: inout ExchangeRecord) -> String {
+        record.status = head.code
+        record.reason = head.reason
+        record.contentType = head.contentType
+        record.contentEncoding = head.contentEncoding
+        record.responseBodyBytes = 0
+        record.responseWireBytes = 0
+        return record.method
+    }
+
+    /// Whether a response body is being walked (a pattern: the scanner's `!= nil` copies it).
+    private var readingResponseBody: Bool {
+        if case .some = responseBody { return true }
+        return false
+    }
+
     /// Emits and drops, in order, the exchanges at the front whose request and response ended.
     private func finishReady(at now: Int64, emit: (ExchangeRecord) -> Void) {
         while let first = pending.first, first.requestDone && first.responseDone {
@@ -196,7 +213,7 @@ final class HTTP1ExchangeReading {
     func end(at now: Int64, emit: (ExchangeRecord) -> Void) {
         for entry in pending {
             var record = entry.record
-            record.state = entry.untilClose && entry.requestDone && responseBody != nil ? .complete : .incomplete
+            record.state = entry.untilClose && entry.requestDone && readingResponseBody ? .complete : .incomplete
             record.endTime = now
             emit(record)
         }
