@@ -35,9 +35,12 @@ public final class ControlServer: Sendable {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ControlError.socket(path: path, reason: String(cString: strerror(errno))) }
         var addr = try UnixAddress(path: path)
-        let old = umask(0o177)
-        let rc = addr.withSockaddr { bind(fd, $0, $1) }
-        umask(old)
+        // The socket file is made 0600 from the start without touching the process's umask
+        // (umask is process-wide: setting it around bind made folders and files other threads
+        // created meanwhile 0600, seen as a flaky suite). Linux's unix_bind gives the file the
+        // socket inode's mode minus the umask, and fchmod before bind sets that inode's mode.
+        // The chmod after bind keeps it 0600 where a kernel ignores the first.
+        let rc = fchmod(fd, 0o600) == 0 ? addr.withSockaddr { bind(fd, $0, $1) } : -1
         guard rc == 0, chmod(path, 0o600) == 0, listen(fd, 16) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
