@@ -166,6 +166,26 @@ import FlowTerms
         #expect(try history.flows(FlowQuery(host: "H12345.EXAMPLE")).flows.map(\.id) == [12345])
     }
 
+    /// Opening the store while a writer's batch is open (its names inserted, not committed)
+    /// neither waits for it nor makes it wait: the migration check takes no lock on
+    /// `flow_names` once the index is there (`CREATE INDEX IF NOT EXISTS` took a SHARE lock and
+    /// waited for the batch: here its `statement_timeout` cancels it, which the DO block's
+    /// handler does not catch, and the open fails).
+    @Test func openingTheStoreDoesNotWaitForAnOpenBatch() throws {
+        let url = try PostgresServer.shared().makeDatabase()
+        let target = try SharedStoreTarget(url)
+        let first = try SharedFlowHistory(target)
+        first.close()
+        let batch = try PGConnection(target)
+        defer { batch.close() }
+        try batch.execute("BEGIN; INSERT INTO flow_names (name, column_bit) VALUES ('open.example', 1)")
+        let impatient = try SharedStoreTarget(url + "&options=-c%20statement_timeout%3D5000")
+        let opened = try SharedFlowHistory(impatient)
+        #expect(try opened.hasHostIndex())
+        opened.close()
+        try batch.execute("COMMIT")
+    }
+
     /// A role that may make tables but not extensions: the store works, without the index.
     @Test func aRoleThatMayNotCreateTheExtensionReadsWithoutTheIndex() throws {
         let server = try PostgresServer.shared()
