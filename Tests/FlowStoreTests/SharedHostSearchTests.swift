@@ -112,4 +112,35 @@ import FlowTerms
         #expect(!plan.contains("Seq Scan on flows"), "\(plan)")
         #expect(try history.flows(FlowQuery(host: "h1.exa", limit: 3)).flows.map(\.id) == [flows[37].id, flows[33].id, flows[29].id])
     }
+
+    /// A page's statements are prepared once per connection: the same page read seven times
+    /// (past the five custom plans after which the server may keep a generic one) answers the
+    /// same rows each time, from one statement; the next page and `--host`'s names and merged
+    /// page are one statement each more.
+    @Test func aPageIsPreparedOncePerConnectionAndAnswersTheSameEachTime() throws {
+        let f = try Fixture(.postgresql)
+        guard let history = f.history as? SharedFlowHistory else { Issue.record("not the shared store"); return }
+        var flows: [FlowRecord] = []
+        try f.write { writer in
+            flows = (0..<20).map { writer.open(sampleFlow(start: Int64($0), host: "h\($0 % 2).example", server: "192.0.2.1")) }
+        }
+        func prepared() throws -> [String] {
+            try history.connection.withLock { connection in
+                try connection.query("SELECT name FROM pg_prepared_statements ORDER BY prepare_time, name")
+                    .compactMap { if case let .text(t) = $0.first ?? .null { return t } else { return nil } }
+            }
+        }
+        let newest = flows.reversed().map(\.id)
+        for _ in 0..<7 { #expect(try history.flows(FlowQuery(limit: 3)).flows.map(\.id) == Array(newest.prefix(3))) }
+        #expect(try prepared() == ["tv_1"])
+        let first = try history.flows(FlowQuery(limit: 3))
+        for _ in 0..<7 {
+            #expect(try history.flows(FlowQuery(limit: 3, after: first.nextCursor)).flows.map(\.id) == Array(newest[3..<6]))
+        }
+        #expect(try prepared() == ["tv_1", "tv_2"])
+        for _ in 0..<7 {
+            #expect(try history.flows(FlowQuery(host: "h1.exa", limit: 2)).flows.map(\.id) == [flows[19].id, flows[17].id])
+        }
+        #expect(try prepared() == ["tv_1", "tv_2", "tv_3", "tv_4"])
+    }
 }

@@ -3,7 +3,9 @@ import Synchronization
 
 /// The shared store read by the reading commands (`tv flows --store URL`, `tv flow ID --store`,
 /// `tv store instances`): one libpq connection behind a mutex, every value a parameter.
-/// `instance` narrows every read to one instance (its id or its machine's name).
+/// `instance` narrows every read to one instance (its id or its machine's name). A page's
+/// statements (the page, `--host`'s names) are prepared once per connection
+/// (`PGConnection.query(prepared:)`): a history held open (`tv web`) stops planning them anew.
 public final class SharedFlowHistory: FlowHistory {
     /// The server, as the URL named it.
     public let target: SharedStoreTarget
@@ -40,7 +42,7 @@ public final class SharedFlowHistory: FlowHistory {
 
     public func flows(_ query: FlowQuery) throws -> FlowPage {
         let (sql, bindings, limit) = try pageSQL(query)
-        let rows = try connection.withLock { try $0.query(sql, bindings) }
+        let rows = try connection.withLock { try $0.query(sql, bindings, prepared: true) }
         let more = rows.count > limit
         var page = FlowPage(flows: [], nextCursor: nil)
         var last: SharedFlowCursor?
@@ -99,7 +101,7 @@ public final class SharedFlowHistory: FlowHistory {
     /// - Throws: `FlowStoreError`.
     func hostNames(_ query: FlowQuery) throws -> (FlowNameMatches, String)? {
         guard let text = query.host, !text.isEmpty else { return nil }
-        let rows = try connection.withLock { try $0.query(SharedHostSearch.namesSQL, SharedHostSearch.namesBindings(text)) }
+        let rows = try connection.withLock { try $0.query(SharedHostSearch.namesSQL, SharedHostSearch.namesBindings(text), prepared: true) }
         return (FlowNameMatches(rows: rows.compactMap { row in
             guard case let .text(name) = row[0], case let .integer(bits) = row[1] else { return nil }
             return (name, bits)
