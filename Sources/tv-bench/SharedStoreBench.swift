@@ -119,18 +119,23 @@ struct SharedStoreBench {
         return met
     }
 
-    /// Prints the reads' table; true when each page is within the goal.
-    func printReads(_ reads: [FlowStoreBench.Row], over total: Int) throws -> Bool {
+    /// Prints the reads' table; true when each page is within the goal (in a session held
+    /// open; the new session's column is said beside it).
+    func printReads(_ reads: [Row], over total: Int) throws -> Bool {
         print("")
-        print("read (over \(FlowStoreBenchReport.grouped(total)) shared flows)".padding(toLength: 48, withPad: " ", startingAt: 0) + "  first page   next page   rows  plan")
-        for row in reads {
+        print("read (over \(FlowStoreBenchReport.grouped(total)) shared flows)".padding(toLength: 48, withPad: " ", startingAt: 0)
+              + "  first page   next page  new session   rows  plan")
+        for read in reads {
+            let row = read.page
             let over = row.firstMillis > SharedStoreBench.goalMillis || (row.nextMillis ?? 0) > SharedStoreBench.goalMillis
             print(row.name.padding(toLength: 48, withPad: " ", startingAt: 0)
                   + "  " + FlowStoreBenchReport.millis(row.firstMillis).leftPadded(10)
                   + "  " + (row.nextMillis.map(FlowStoreBenchReport.millis) ?? "-").leftPadded(10)
+                  + "  " + FlowStoreBenchReport.millis(read.newSessionMillis).leftPadded(11)
                   + "  " + String(row.rows).leftPadded(5) + "  " + row.plan.joined(separator: "; ") + (over ? "  OVER GOAL" : ""))
         }
-        return reads.allSatisfy { $0.firstMillis <= SharedStoreBench.goalMillis && ($0.nextMillis ?? 0) <= SharedStoreBench.goalMillis }
+        print("(first and next page: medians in one session held open; new session: connecting, opening and the first page, as one `tv flows --store`)")
+        return reads.allSatisfy { $0.page.firstMillis <= SharedStoreBench.goalMillis && ($0.page.nextMillis ?? 0) <= SharedStoreBench.goalMillis }
     }
 
     /// Empties the shared tables (a scratch database).
@@ -188,7 +193,7 @@ struct SharedStoreBench {
     }
 
     /// Timeline pages over everything written.
-    func timeline(_ target: SharedStoreTarget) throws -> [FlowStoreBench.Row] {
+    func timeline(_ target: SharedStoreTarget) throws -> [Row] {
         try SharedStoreMaintenance.analyze(target)
         let all = try SharedFlowHistory(target)
         defer { all.close() }
@@ -196,18 +201,35 @@ struct SharedStoreBench {
         defer { one.close() }
         let host = SyntheticHistory(flows: 1, end: 0).hosts[37].name
         return [
-            try row("timeline, newest 50", all, FlowQuery(limit: 50)),
-            try row("timeline of one instance (--instance)", one, FlowQuery(limit: 50)),
-            try row("--host \(host.prefix(12))", all, FlowQuery(host: String(host.prefix(12)), limit: 50)),
-            try row("--status failed", all, FlowQuery(status: .failed, limit: 50)),
+            try row("timeline, newest 50", all, FlowQuery(limit: 50), target),
+            try row("timeline of one instance (--instance)", one, FlowQuery(limit: 50), target),
+            try row("--host \(host.prefix(12))", all, FlowQuery(host: String(host.prefix(12)), limit: 50), target),
+            try row("--status failed", all, FlowQuery(status: .failed, limit: 50), target),
         ]
     }
 
-    /// A page of `query` and the page after it, timed (`BenchTiming.pages`, no warm-up).
-    func row(_ name: String, _ history: SharedFlowHistory, _ query: FlowQuery) throws -> FlowStoreBench.Row {
+    /// A page of `query` and the page after it, timed (`BenchTiming.pages`, no warm-up), and
+    /// the first page in a new session (`newSessionMillis`).
+    func row(_ name: String, _ history: SharedFlowHistory, _ query: FlowQuery, _ target: SharedStoreTarget) throws -> Row {
         let timed = try BenchTiming.pages(rounds: rounds, warmUp: false, query, read: { try history.flows($0) }, cursor: \.nextCursor)
-        return FlowStoreBench.Row(name: name, firstMillis: timed.first, nextMillis: timed.next, rows: timed.page.flows.count,
-                                  plan: try history.indexesChosen(query))
+        let fresh = try BenchTiming.medianMillis(rounds: rounds, warmUp: false) {
+            let opened = try SharedFlowHistory(target, instance: history.instance)
+            defer { opened.close() }
+            _ = try opened.flows(query)
+        }
+        return Row(page: FlowStoreBench.Row(name: name, firstMillis: timed.first, nextMillis: timed.next, rows: timed.page.flows.count,
+                                            plan: try history.indexesChosen(query)),
+                   newSessionMillis: fresh)
+    }
+
+    /// A page's timings.
+    struct Row {
+        /// In one session held open (the first page read once before timing, so the session's
+        /// catalog caches are warm), as `tv web` or a session reading on reads.
+        var page: FlowStoreBench.Row
+        /// Connecting, opening the history (the schema check, `--instance`'s ids) and the first
+        /// page, in a new session each time: what one `tv flows --store` pays after its start.
+        var newSessionMillis: Double
     }
 }
 
