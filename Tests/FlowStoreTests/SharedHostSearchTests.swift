@@ -113,10 +113,10 @@ import FlowTerms
         #expect(try history.flows(FlowQuery(host: "h1.exa", limit: 3)).flows.map(\.id) == [flows[37].id, flows[33].id, flows[29].id])
     }
 
-    /// A page's statements are prepared once per connection: the same page read seven times
-    /// (past the five custom plans after which the server may keep a generic one) answers the
-    /// same rows each time, from one statement; the next page and `--host`'s names and merged
-    /// page are one statement each more.
+    /// A page's statements are prepared at their second run on a connection, once: a page read
+    /// once prepares nothing; the same page read seven times (past the five custom plans after
+    /// which the server may keep a generic one) answers the same rows each time, from one
+    /// statement; the next page and `--host`'s names and merged page are one statement each more.
     @Test func aPageIsPreparedOncePerConnectionAndAnswersTheSameEachTime() throws {
         let f = try Fixture(.postgresql)
         guard let history = f.history as? SharedFlowHistory else { Issue.record("not the shared store"); return }
@@ -131,6 +131,8 @@ import FlowTerms
             }
         }
         let newest = flows.reversed().map(\.id)
+        #expect(try history.flows(FlowQuery(limit: 3)).flows.map(\.id) == Array(newest.prefix(3)))
+        #expect(try prepared() == [])
         for _ in 0..<7 { #expect(try history.flows(FlowQuery(limit: 3)).flows.map(\.id) == Array(newest.prefix(3))) }
         #expect(try prepared() == ["tv_1"])
         let first = try history.flows(FlowQuery(limit: 3))

@@ -62,13 +62,15 @@ final class PGConnection {
     }
 
     /// Runs one statement with `?` parameters (renumbered `$1…`, `PostgresDialect.numbered`) and
-    /// returns its rows, each value typed by its column's type. `prepared`: the statement is
-    /// prepared once on this connection (`PQprepare`, by its text) and executed by name, so a
-    /// page read again is not parsed again, and from its sixth run on the server may keep one
-    /// generic plan rather than planning each run (PostgreSQL's `plan_cache_mode = auto`).
-    /// Measured on a 10 M-flow store (`EXPLAIN ANALYZE`, warm session, load 5): the `--host`
-    /// page's UNION ALL planned in 0.4-0.6 ms per run against 0.14 ms of execution; prepared,
-    /// from the sixth run 0.003-0.007 ms of planning.
+    /// returns its rows, each value typed by its column's type. `prepared`: from its second run
+    /// on this connection the statement is prepared (`PQprepare`, by its text) and executed by
+    /// name, so a page read again is not parsed again, and from its sixth run the server may
+    /// keep one generic plan rather than planning each run (PostgreSQL's
+    /// `plan_cache_mode = auto`). Measured on a 10 M-flow store (`EXPLAIN ANALYZE`, warm
+    /// session, load 3-5): the `--host` page's UNION ALL planned in 0.4-0.75 ms per run against
+    /// 0.14-0.34 ms of execution; prepared, from the sixth run 0.003-0.007 ms of planning. Not
+    /// at the first run: preparing is a round trip more, and a one-shot reader (`tv flows
+    /// --store`, a new session each) never runs a text twice.
     /// - Throws: as `execute`.
     @discardableResult
     func query(_ sql: String, _ parameters: [SQLiteValue] = [], prepared: Bool = false) throws -> [[SQLiteValue]] {
@@ -77,7 +79,7 @@ final class PGConnection {
         defer { texts.forEach { free($0) } }
         let pointers: [UnsafePointer<CChar>?] = texts.map { $0.map { UnsafePointer($0) } }
         let numbered = PostgresDialect.numbered(sql)
-        let result = prepared
+        let result = prepared && seenOnce(numbered)
             ? PQexecPrepared(conn, try statement(numbered, parameters: Int32(parameters.count)), Int32(parameters.count), pointers, nil, nil, 0)
             : PQexecParams(conn, numbered, Int32(parameters.count), nil, pointers, nil, nil, 0)
         defer { PQclear(result) }
@@ -155,10 +157,21 @@ final class PGConnection {
 
     /// The statements prepared on this connection: each one's name by its numbered text.
     private var preparedNames: [String: String] = [:]
+    /// The texts run once with `prepared` and not prepared yet.
+    private var runOnce: Set<String> = []
     private var preparedCount = 0
     /// The most statements kept prepared; past it every one is deallocated and prepared again as
     /// it comes (a `--host` page's text varies with its names' count and its filters).
     static let preparedLimit = 128
+
+    /// Whether `numbered` ran before on this connection (then it is, or is now to be, prepared);
+    /// notes it when not.
+    private func seenOnce(_ numbered: String) -> Bool {
+        if preparedNames[numbered] != nil || runOnce.remove(numbered) != nil { return true }
+        if runOnce.count >= PGConnection.preparedLimit { runOnce.removeAll() }
+        runOnce.insert(numbered)
+        return false
+    }
 
     /// The name `numbered` is prepared under on this connection, preparing it the first time.
     /// - Throws: as `execute` (the statement's error, e.g. an unknown column, comes here).

@@ -4,8 +4,9 @@ import Synchronization
 /// The shared store read by the reading commands (`tv flows --store URL`, `tv flow ID --store`,
 /// `tv store instances`): one libpq connection behind a mutex, every value a parameter.
 /// `instance` narrows every read to one instance (its id or its machine's name). A page's
-/// statements (the page, `--host`'s names) are prepared once per connection
-/// (`PGConnection.query(prepared:)`): a history held open (`tv web`) stops planning them anew.
+/// statements (the page, `--host`'s names) are prepared at their second run on the connection
+/// (`PGConnection.query(prepared:)`): a history held open stops planning them anew, a one-shot
+/// reader pays no round trip more.
 public final class SharedFlowHistory: FlowHistory {
     /// The server, as the URL named it.
     public let target: SharedStoreTarget
