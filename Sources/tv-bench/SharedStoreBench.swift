@@ -13,11 +13,13 @@ import TVCore
 /// batch, as a session sends them: SQLite's (the baseline, this build's writer), one shared-store
 /// instance sending by COPY (`SharedInsertion.copy`, what `tv run --store` does), one sending
 /// multi-row INSERTs (`.rows`, for the comparison), and four instances writing at once by COPY
-/// (N/4 flows each, one producer thread each). Goal: each shared rate at least SQLite's. With
+/// (N/4 flows each, one producer thread each; `--copy-only` leaves the multi-row INSERT one
+/// out). Goal: each shared rate at least SQLite's. With
 /// `--timeline-flows N`, four more COPY instances then fill the shared store up to N flows.
 /// Then, over every shared flow, the median time of a timeline page (the newest 50, the next
 /// keyset page) and of one instance's, one `--host`'s and one status's pages (goal: at most
-/// 20 ms each), with the index PostgreSQL chose. `--reads-only` reads what an earlier run left
+/// 20 ms each), with the index PostgreSQL chose, and each first page in a new session (connect,
+/// open, read: one `tv flows --store`). `--reads-only` reads what an earlier run left
 /// (nothing emptied or written; missing migrations are applied first, as any tv that opens the
 /// store applies them). Wall-clock: say how loaded the machine was.
 struct SharedStoreBench {
@@ -29,6 +31,9 @@ struct SharedStoreBench {
     var timelineFlows = 0
     /// Only the reads, over what the database holds (`--reads-only`).
     var readsOnly = false
+    /// Leaves out the multi-row INSERT instance (`--copy-only`): not a goal row, and at a
+    /// million flows the longest (190-260 s of an 8-minute run).
+    var copyOnly = false
 
     static let goalMillis = 20.0
 
@@ -44,10 +49,11 @@ struct SharedStoreBench {
             case "--rounds": rounds = try FlowStoreBench.positive(rest.popFirst(), argument)
             case "--timeline-flows": timelineFlows = try FlowStoreBench.positive(rest.popFirst(), argument)
             case "--reads-only": readsOnly = true
+            case "--copy-only": copyOnly = true
             case "--dir":
                 guard let path = rest.popFirst() else { throw BenchUsage("--dir takes a folder") }
                 directory = path
-            default: throw BenchUsage("tv-bench shared takes --store URL, --flows N, --rounds N, --timeline-flows N, --reads-only and --dir PATH, not '\(argument)'")
+            default: throw BenchUsage("tv-bench shared takes --store URL, --flows N, --rounds N, --timeline-flows N, --reads-only, --copy-only and --dir PATH, not '\(argument)'")
             }
         }
         guard !url.isEmpty else { throw BenchUsage("tv-bench shared needs --store URL (a scratch database: it is emptied)") }
@@ -86,7 +92,8 @@ struct SharedStoreBench {
 
         let sqlite = try fill("SQLite writer (this data folder)", flows: flows, end: end) { try store.makeWriter() }
         var fills = [sqlite]
-        for (insertion, words) in [(SharedInsertion.copy, "COPY"), (.rows, "multi-row INSERT")] {
+        let insertions = [(SharedInsertion.copy, "COPY")] + (copyOnly ? [] : [(.rows, "multi-row INSERT")])
+        for (insertion, words) in insertions {
             var one = try fill("shared store, 1 instance, \(words)", flows: flows, end: end) {
                 try FlowWriter(shared: target, instance: InstanceIdentity(id: "bench-single-\(words.prefix(4))", machine: "bench-single"),
                                insertion: insertion)
@@ -96,7 +103,8 @@ struct SharedStoreBench {
         }
         let four = try fillTogether(target, instances: 4, flows: flows, prefix: "bench", end: end)
         fills += four
-        let written = 3 * flows + four.last!.flows
+        // The shared flows written (SQLite's are not in the shared store).
+        let written = (copyOnly ? 1 : 2) * flows + four.last!.flows
         if timelineFlows > written {
             var topUp = try fillTogether(target, instances: 4, flows: timelineFlows - written, prefix: "bench-fill", end: end)
             topUp = topUp.map { var f = $0; f.comparable = false; f.name = f.name.replacingOccurrences(of: "shared store", with: "timeline fill"); return f }
