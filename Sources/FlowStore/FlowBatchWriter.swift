@@ -120,8 +120,8 @@ final class FlowBatchWriter: FlowBatchStore {
                 insertCertificate.reset()
             }
             let programs = batch.programs.isEmpty ? [:] : Dictionary(batch.programs, uniquingKeysWith: { _, last in last })
-            for id in batch.order {
-                let flow = batch.latest[id]!
+            for flow in batch.latestFlows {
+                let id = flow.id
                 // The upsert's update path leaves the last insert rowid alone: it equals the id
                 // only when the row is new (migration 21: the writer counts its new rows).
                 database.lastInsertRowID = 0
@@ -136,7 +136,7 @@ final class FlowBatchWriter: FlowBatchStore {
                 try activityUpsert.step()
             }
             try exchanges.write(batch.exchanges.inOrder)
-            for (id, program) in batch.programs where batch.latest[id] == nil {
+            for (id, program) in batch.programs where !batch.hasRecord(of: id) {
                 try setProgram.bind(FlowRecordColumns.programBindings(program) + [.integer(id)])
                 try setProgram.step()
             }

@@ -22,8 +22,11 @@ struct PendingFlowEvents: WriterBatch {
         return (1, true)
     }
 
-    /// Keeps up to 4,096 events' room, so one burst does not pin its high-water mark.
+    /// Keeps up to 16,384 events' room (128 KiB: an event is one reference, `FlowEvent` is
+    /// `indirect`), so a busy writer's batches reuse their storage (the queue swaps two) instead
+    /// of growing it by doubling and faulting in fresh pages each time, and one larger burst does
+    /// not pin its high-water mark.
     mutating func removeAll() {
-        events.removeAll(keepingCapacity: events.capacity <= 4_096)
+        events.removeAll(keepingCapacity: events.capacity <= 16_384)
     }
 }

@@ -34,6 +34,7 @@ public final class SQLiteDatabase {
     ///   `.corrupt` when it is not an SQLite database, other cases for other SQLite failures.
     public init(path: String, busyTimeout milliseconds: Int32 = 5_000, oneThread: Bool = false) throws {
         self.path = path
+        _ = SQLiteDatabase.configureLibrary
         try SQLiteDatabase.createPrivateFile(path)
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | (oneThread ? SQLITE_OPEN_NOMUTEX : SQLITE_OPEN_FULLMUTEX)
@@ -75,10 +76,24 @@ public final class SQLiteDatabase {
         }
     }
 
+    /// The process-wide settings of the SQLite library, applied once before the first connection
+    /// opens (`sqlite3_config` works only before SQLite initializes): **memory statistics off**
+    /// (`SQLITE_CONFIG_MEMSTATUS`). With them on (the system library's default), every
+    /// `sqlite3_malloc` and `sqlite3_free` takes a process-wide mutex to count bytes, and this
+    /// build has no lookaside (`OMIT_LOOKASIDE`), so every small allocation goes there: the flow
+    /// writer spent ~5 % of its CPU in `pthread_mutex_lock`/`unlock` for it (perf, `tv-bench
+    /// flows`, i25-hist). tv reads none of those statistics (`sqlite3_memory_used`, the soft heap
+    /// limit). A library already initialized (SQLite used before the first `SQLiteDatabase`)
+    /// keeps its setting: the call then fails harmlessly.
+    static let configureLibrary: Void = {
+        _ = tv_sqlite3_config_memstatus(0)
+    }()
+
     /// Opens a connection with `flags` (extended result codes on, the busy timeout set).
     /// - Parameter path: the file's path, for errors (when `name` is a URI).
     private static func connect(_ name: String, flags: Int32, busyTimeout milliseconds: Int32,
                              path: String? = nil) throws -> OpaquePointer {
+        _ = SQLiteDatabase.configureLibrary
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {

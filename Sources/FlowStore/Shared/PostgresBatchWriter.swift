@@ -49,7 +49,7 @@ final class PostgresBatchWriter: FlowBatchStore {
         let batch = CollapsedFlowBatch(events)
         let rows = SharedBatchRows(flows: batch.flows, programs: Dictionary(batch.programs, uniquingKeysWith: { _, last in last }),
                                    exchanges: batch.exchanges.inOrder, instance: instance,
-                                   auditSession: batch.order.isEmpty ? nil : tables?.liveAuditSession())
+                                   auditSession: batch.flowCount == 0 ? nil : tables?.liveAuditSession())
         do {
             try connection.transaction {
                 try rows.send(on: connection, as: insertion)
