@@ -20,7 +20,9 @@ public protocol WriterBatch: Sendable {
     /// when `refusing` (the queue is stopping) but still counts it.
     /// - Returns: how many events were added (each is accepted, and finished by a write), and the
     ///   producer's answer.
-    mutating func add(_ offer: Offer, refusing: Bool, counters: inout Counters) -> (added: Int, outcome: Outcome)
+    /// `offer` is consumed: a batch that keeps it moves it in (a flow event is one copy less
+    /// per `enqueue`, ~450 instructions of its enum's copy witness; callgrind, h1 row).
+    mutating func add(_ offer: consuming Offer, refusing: Bool, counters: inout Counters) -> (added: Int, outcome: Outcome)
     /// Empties the batch after a write, keeping what storage the type sees fit (the queue swaps
     /// it back in for the next batch).
     mutating func removeAll()
@@ -113,9 +115,11 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
     /// specialized into its producers (no generic dispatch per event).
     /// - Returns: the batch's answer.
     @inlinable
-    public func enqueue(_ offer: Batch.Offer) -> Batch.Outcome {
+    public func enqueue(_ offer: consuming Batch.Offer) -> Batch.Outcome {
+        // Moved into the lock's closure through an optional (a captured value cannot be consumed).
+        var slot = Optional(offer)
         let (outcome, signal) = state.withLock { state -> (Batch.Outcome, Bool) in
-            let (added, outcome) = state.batch.add(offer, refusing: state.handshake.stopping, counters: &state.counters)
+            let (added, outcome) = state.batch.add(slot.take()!, refusing: state.handshake.stopping, counters: &state.counters)
             guard added > 0 else { return (outcome, false) }
             state.handshake.accept(added)
             if state.handshake.takeSleepingWriter() { return (outcome, true) }

@@ -193,8 +193,8 @@ public final class FlowWriter: Sendable {
     /// Queues `event` for the writer thread; never blocks.
     /// - Returns: true when queued; false when dropped (queue full or writer closed).
     @discardableResult
-    public func enqueue(_ event: FlowEvent) -> Bool {
-        if let mirror { _ = mirror.enqueue(event) }
+    public func enqueue(_ event: consuming FlowEvent) -> Bool {
+        if let mirror { _ = mirror.enqueue(copy event) }
         return queue.enqueue(event)
     }
 

@@ -13,7 +13,7 @@ struct PendingFlowEvents: WriterBatch {
     var isWorthWritingNow: Bool { false }
 
     /// - Returns: whether `event` was queued.
-    mutating func add(_ event: FlowEvent, refusing: Bool, counters: inout FlowWriterCounters) -> (added: Int, outcome: Bool) {
+    mutating func add(_ event: consuming FlowEvent, refusing: Bool, counters: inout FlowWriterCounters) -> (added: Int, outcome: Bool) {
         guard !refusing, events.count < capacity else {
             counters.dropped += 1
             return (0, false)

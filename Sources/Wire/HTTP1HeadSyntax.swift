@@ -170,8 +170,19 @@ extension HTTP1HeadParser {
         var valueEnd = line.count
         while valueStart < valueEnd, line[valueStart] == UInt8(ascii: " ") || line[valueStart] == UInt8(ascii: "\t") { valueStart += 1 }
         while valueEnd > valueStart, line[valueEnd - 1] == UInt8(ascii: " ") || line[valueEnd - 1] == UInt8(ascii: "\t") { valueEnd -= 1 }
-        // Both refused bytes are below 0x0E: one compare passes every other byte.
-        for index in valueStart ..< valueEnd where line[index] < 0x0E {
+        // Both refused bytes are below 0x0E: eight bytes at a time pass when none is (the word
+        // test below has no false negatives; a word it flags is looked at byte by byte). The
+        // byte loop alone cost ~10 instructions a byte, ~160 a field line (callgrind, h1 row).
+        var index = valueStart
+        if let base = line.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while index + 8 <= valueEnd {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                if (word &- 0x0E0E_0E0E_0E0E_0E0E) & ~word & 0x8080_8080_8080_8080 != 0 { break }
+                index += 8
+            }
+        }
+        for index in index ..< valueEnd where line[index] < 0x0E {
             let byte = line[index]
             guard byte == 0 || byte == UInt8(ascii: "\r") else { continue }
             throw WireFormatError("A header value contains a \(byte == 0 ? "NUL" : "bare CR") byte, which RFC 9110 §5.5 forbids.")

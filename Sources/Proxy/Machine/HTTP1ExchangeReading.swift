@@ -199,12 +199,13 @@ final class HTTP1ExchangeReading {
 
     /// Emits and drops, in order, the exchanges at the front whose request and response ended.
     private func finishReady(at now: Int64, emit: (ExchangeRecord) -> Void) {
-        while let first = pending.first, first.requestDone && first.responseDone {
-            var record = first.record
+        // No binding of `pending.first`: out of the queue, the record is then this one's alone,
+        // and its writes below do not copy its fields (`ExchangeRecord` is copy-on-write).
+        while !pending.isEmpty, pending[0].requestDone && pending[0].responseDone {
+            var record = pending.removeFirst().record
             record.state = .complete
             record.endTime = max(record.endTime ?? now, now)
             emit(record)
-            pending.removeFirst()
         }
     }
 

@@ -65,6 +65,40 @@ struct HTTP1HeadBytesTests {
             == .request(HTTP1RequestSummary(method: "GET", target: "/", version: .http11, host: "", framing: .none)))
     }
 
+    @Test("field values read eight bytes at a time: NUL or CR at any position of a long value is found; every other byte passes")
+    func valueBytesByWord() {
+        let name = Array("X-Long: ".utf8)
+        for length in [7, 8, 9, 15, 16, 17, 31] {
+            for position in 0 ..< length {
+                for refused: UInt8 in [0x00, 0x0D] {
+                    var value = Array(repeating: UInt8(ascii: "v"), count: length)
+                    value[position] = refused
+                    let outcome: String? = (name + value).withUnsafeBufferPointer { bytes in
+                        do throws(WireFormatError) {
+                            _ = try HTTP1HeadParser.fieldLineParts(bytes)
+                            return nil
+                        } catch {
+                            return error.reason
+                        }
+                    }
+                    #expect(outcome == "A header value contains a \(refused == 0 ? "NUL" : "bare CR") byte, which RFC 9110 §5.5 forbids.",
+                            "length \(length), position \(position)")
+                }
+            }
+        }
+        // Every byte but NUL and CR (0x0E…0xFF included: the high bytes must not look low to the
+        // word test), in words of eight, is one value.
+        var value: [UInt8] = [UInt8(ascii: "a")]
+        for byte in UInt8(0) ... UInt8(255) where byte != 0x00 && byte != 0x0D && byte != 0x20 && byte != 0x09 {
+            value.append(byte)
+        }
+        value.append(UInt8(ascii: "z"))
+        let range = (name + value).withUnsafeBufferPointer { bytes -> Range<Int>? in
+            try? HTTP1HeadParser.fieldLineParts(bytes).value
+        }
+        #expect(range == name.count ..< name.count + value.count)
+    }
+
     @Test("Content-Length read in place: digits only, up to 18 of them; anything else by the full rules (RFC 9110 §8.6)")
     func contentLengthInPlace() {
         #expect(response(contentLength: " 0") == length(0))
