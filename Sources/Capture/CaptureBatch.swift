@@ -2,7 +2,7 @@ import FlowStore
 import FlowTerms
 
 /// One packet waiting for the capture writer. Its Enhanced Packet Block is already built, whole,
-/// in `CaptureBatch.blocks[block]`; the captured bytes (cut to the snap length) start
+/// in the batch's blocks (`CaptureBatch.withBlocks`) at `block`; the captured bytes (cut to the snap length) start
 /// `PcapngBlocks.enhancedPacketHeaderSize` bytes into it.
 public struct QueuedPacket: Sendable, Equatable {
     public var flow: UInt64
@@ -12,10 +12,10 @@ public struct QueuedPacket: Sendable, Equatable {
     public var originalLength: Int
     /// Bytes kept (at most the snap length).
     public var includedLength: Int
-    /// Where its block is in `CaptureBatch.blocks`.
+    /// Where its block is in the batch's blocks.
     public var block: Range<Int>
 
-    /// Where the captured bytes are in `CaptureBatch.blocks`.
+    /// Where the captured bytes are in the batch's blocks.
     public var bytes: Range<Int> {
         block.lowerBound + PcapngBlocks.enhancedPacketHeaderSize..<block.lowerBound + PcapngBlocks.enhancedPacketHeaderSize + includedLength
     }
@@ -61,10 +61,11 @@ public struct CaptureBatch: WriterBatch {
     public typealias Outcome = Bool
     public typealias Counters = CaptureQueueCounters
 
-    /// The packets, in the order offered; their blocks follow one another in `blocks`.
+    /// The packets, in the order offered; their blocks follow one another in the block store.
     public private(set) var packets: [QueuedPacket] = []
-    /// The packets' Enhanced Packet Blocks, back to back.
-    public private(set) var blocks: [UInt8] = []
+    /// The packets' Enhanced Packet Blocks, back to back (`withBlocks`): made at the first
+    /// packet, `maximumBytes` of `CaptureMemory`, and kept from batch to batch.
+    private var store: CaptureBlockStore?
     /// Decryption Secrets Blocks, back to back, in the order offered.
     public private(set) var secrets: [UInt8] = []
     /// How many blocks `secrets` holds.
@@ -79,7 +80,19 @@ public struct CaptureBatch: WriterBatch {
     }
 
     public var count: Int { packets.count + secretsCount }
-    public var isWorthWritingNow: Bool { count * 2 >= maximumItems || (blocks.count + secrets.count) * 2 >= maximumBytes }
+    public var isWorthWritingNow: Bool { count * 2 >= maximumItems || (blockBytes + secrets.count) * 2 >= maximumBytes }
+
+    /// Bytes of packet blocks held.
+    public var blockBytes: Int { store?.count ?? 0 }
+
+    /// Calls `body` with the packets' blocks, back to back (valid during the call only).
+    public func withBlocks<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        guard let store else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: store.base, count: store.count))
+    }
+
+    /// A copy of the packets' blocks (tests).
+    public var blocks: [UInt8] { withBlocks { Array($0) } }
 
     public mutating func add(_ offer: CaptureOffer, refusing: Bool, counters: inout CaptureQueueCounters) -> (added: Int, outcome: Bool) {
         switch offer {
@@ -88,22 +101,23 @@ public struct CaptureBatch: WriterBatch {
             let commentBytes = comment.map(PcapngBlocks.commentBytes)
             let flag: PcapngBlocks.FlagDirection = direction == .clientToServer ? .outbound : .inbound
             let length = PcapngBlocks.enhancedPacketLength(capturedLength: kept, direction: flag, commentLength: commentBytes?.count)
-            guard !refusing, count < maximumItems, blocks.count + secrets.count + length <= maximumBytes else {
+            guard !refusing, count < maximumItems, blockBytes + secrets.count + length <= maximumBytes else {
                 counters.packetsDropped &+= 1
                 return (0, false)
             }
+            let blocks = uniqueStore()
             let start = blocks.count
-            PcapngBlocks.appendEnhancedPacket(to: &blocks, timestampMicros: time, capturedLength: kept, originalLength: packet.count,
-                                              direction: flag, comment: commentBytes) {
-                $0.append(contentsOf: UnsafeRawBufferPointer(rebasing: packet[0..<kept]))
-            }
+            PcapngBlocks.writeEnhancedPacket(at: blocks.base + start, length: length, timestampMicros: time,
+                                             packet: UnsafeRawBufferPointer(rebasing: packet[0..<kept]), originalLength: packet.count,
+                                             direction: flag, comment: commentBytes)
+            blocks.count = start + length
             packets.append(QueuedPacket(flow: flow, direction: direction, timeMicros: time, originalLength: packet.count,
-                                          includedLength: kept, block: start..<blocks.count))
+                                          includedLength: kept, block: start..<start + length))
             counters.packetsQueued &+= 1
             return (1, true)
         case let .secrets(type, keyLog):
             let block = PcapngBlocks.decryptionSecrets(secretsType: type, secrets: keyLog)
-            guard !refusing, count < maximumItems, blocks.count + secrets.count + block.count <= maximumBytes else {
+            guard !refusing, count < maximumItems, blockBytes + secrets.count + block.count <= maximumBytes else {
                 counters.secretsDropped &+= 1
                 return (0, false)
             }
@@ -113,10 +127,49 @@ public struct CaptureBatch: WriterBatch {
         }
     }
 
+    /// The block store, made at the first packet and copied first if another batch shares it (a
+    /// batch copied as a value: the queue's empty batch is copied before any packet, so the two
+    /// batches it swaps each make their own).
+    private mutating func uniqueStore() -> CaptureBlockStore {
+        // Checked before any binding (a binding is a second reference).
+        if isKnownUniquelyReferenced(&store), let store { return store }
+        let fresh = CaptureBlockStore(capacity: maximumBytes)
+        if let store {
+            fresh.base.copyMemory(from: store.base, byteCount: store.count)
+            fresh.count = store.count
+        }
+        store = fresh
+        return fresh
+    }
+
     public mutating func removeAll() {
         packets.removeAll(keepingCapacity: true)
-        blocks.removeAll(keepingCapacity: true)
+        if isKnownUniquelyReferenced(&store) { store?.count = 0 } else { store = nil }
         secrets.removeAll(keepingCapacity: true)
         secretsCount = 0
     }
+}
+
+/// The memory a `CaptureBatch` builds its packets' blocks in: `capacity` bytes (the batch's
+/// `maximumBytes`) of `CaptureMemory` (huge pages where the kernel gives them), reserved once
+/// and kept from batch to batch, so that the engine thread neither reallocates nor faults in
+/// fresh 4 KiB pages as a batch grows; heap memory if the mapping fails.
+///
+/// `@unchecked Sendable`: a store belongs to one `CaptureBatch` (copied first when shared,
+/// `CaptureBatch.uniqueStore`), and a batch is touched by one thread at a time: the engine
+/// appends under the capture queue's lock; the writer reads it only after
+/// `BoundedWriterQueue.run` swapped it out of the queue (under that lock), and empties it
+/// before handing it back the same way. Nothing keeps a pointer into it past `write(_:)`.
+final class CaptureBlockStore: @unchecked Sendable {
+    /// Bytes of blocks held, from `base`.
+    var count = 0
+    let base: UnsafeMutableRawPointer
+    private let memory: CaptureMemory?
+
+    init(capacity: Int) {
+        memory = CaptureMemory(capacity: capacity)
+        base = memory?.base ?? .allocate(byteCount: max(capacity, 1), alignment: 16)
+    }
+
+    deinit { if memory == nil { base.deallocate() } }
 }

@@ -57,6 +57,9 @@ public final class CaptureFileAppender {
     public let blockBytes: Int
 
     private var directDescriptor: Int32
+    /// The direct buffer's memory (`CaptureMemory`: 2 MiB-aligned, huge pages where the kernel
+    /// gives them, so O_DIRECT pins a few large pages per write, not a thousand small ones).
+    private let memory: CaptureMemory?
     private let buffer: UnsafeMutableRawPointer?
     private let capacity: Int
     /// Bytes in `buffer`: the file's bytes from `end - held` (a block boundary) to `end`.
@@ -79,13 +82,14 @@ public final class CaptureFileAppender {
         let alignment = max(page, block, Int(memoryAlignment).nonzeroBitCount == 1 ? Int(memoryAlignment) : 0)
         blockBytes = block
         capacity = max(block, bufferBytes / block * block)
-        var memory: UnsafeMutableRawPointer?
-        if directFD >= 0, posix_memalign(&memory, alignment, capacity) != 0 {
-            memory = nil
+        // CaptureMemory is 2 MiB-aligned: enough for any direct I/O alignment up to that.
+        let mapped = directFD >= 0 && alignment <= CaptureMemory.hugePageBytes ? CaptureMemory(capacity: capacity) : nil
+        if directFD >= 0, mapped == nil {
             close(directFD)
             directFD = -1
         }
-        buffer = memory
+        memory = mapped
+        buffer = mapped?.base
         directDescriptor = directFD
         mode = directFD >= 0 ? .direct : .buffered
     }
@@ -93,7 +97,6 @@ public final class CaptureFileAppender {
     deinit {
         if directDescriptor >= 0 { close(directDescriptor) }
         if descriptor >= 0 { close(descriptor) }
-        free(buffer)
     }
 
     /// Appends `parts`, in order, at the file's end.

@@ -81,9 +81,14 @@ public final class CaptureWriter: PacketRecorder {
 
     /// Waits until everything queued before the call is in the file, the held-back tail too
     /// (tests, a reading command).
-    public func flush() {
-        queue.flush()
-        _ = queue.perform { $0.writeTail() }
+    public func flush() { _ = flush(waitingUntil: .distantFuture) }
+
+    /// `flush` that waits no later than `deadline` (`LiveSessionFlush`): true when everything
+    /// queued before the call, the held tail too, is in the file; false when the deadline passed
+    /// first (the writer goes on) or the writer stopped (its file was closed whole).
+    public func flush(waitingUntil deadline: DispatchTime) -> Bool {
+        guard queue.flush(waitingUntil: deadline) else { return false }
+        return queue.perform({ $0.writeTail() }, waitingUntil: deadline)
     }
 
     /// Pauses or resumes capturing new packets (the engine checks `isCapturing` first).

@@ -187,7 +187,7 @@ final class CaptureWriterThread: QueueWriter {
     }
 
     /// Writes the packets from `start` (after the batch's secrets when `withSecrets`) until the
-    /// batch ends or the file reaches its size limit: their blocks are a run of `batch.blocks`,
+    /// batch ends or the file reaches its size limit: their blocks are a run of the batch's blocks,
     /// written as they are with one writev(2). Past `rowsPerFlow` a packet costs its flow's count
     /// only (the last flow's is kept aside: a bulk transfer is long runs of one flow).
     /// - Returns: the index of the first packet not written.
@@ -202,7 +202,7 @@ final class CaptureWriterThread: QueueWriter {
         var runEnd = runStart
         var index = start
         let limit = configuration.rotation.maximumBytes ?? 0
-        batch.blocks.withUnsafeBytes { raw in
+        batch.withBlocks { raw in
             while index < batch.packets.count {
                 let written = Int64(secretsLength + runEnd - runStart)
                 if limit > 0, open.packets + Int64(index - start) > 0, open.bytes + written >= limit { break }
@@ -231,7 +231,7 @@ final class CaptureWriterThread: QueueWriter {
         let total = secretsLength + runEnd - runStart
         guard total > 0 else { return index }
         let failure = batch.secrets.withUnsafeBytes { secrets in
-            batch.blocks.withUnsafeBytes { blocks in
+            batch.withBlocks { blocks in
                 open.output.append([UnsafeRawBufferPointer(rebasing: secrets[0..<secretsLength]),
                                     UnsafeRawBufferPointer(rebasing: blocks[runStart..<runEnd])])
             }

@@ -136,6 +136,52 @@ public enum PcapngBlocks {
         return total
     }
 
+    /// `appendEnhancedPacket` written in place: the block's `length` bytes (exactly
+    /// `enhancedPacketLength(capturedLength: packet.count, …)`) at `out`, the header, options and
+    /// trailer stored directly and the packet's bytes copied once (the capture queue's hot path:
+    /// no per-field append, uniqueness or capacity check).
+    /// - Parameter comment: opt_comment's bytes (`commentBytes`), when given.
+    public static func writeEnhancedPacket(at out: UnsafeMutableRawPointer, length total: Int, timestampMicros: Int64,
+                                           packet: UnsafeRawBufferPointer, originalLength: Int, direction: FlagDirection?,
+                                           comment: [UInt8]?) {
+        func put32(_ value: UInt32, _ offset: Int) { out.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
+        func put16(_ value: UInt16, _ offset: Int) { out.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt16.self) }
+        func zero(_ count: Int, _ offset: Int) { if count > 0 { (out + offset).initializeMemory(as: UInt8.self, repeating: 0, count: count) } }
+        let ticks = UInt64(bitPattern: timestampMicros)
+        put32(enhancedPacketType, 0)
+        put32(UInt32(total), 4)
+        put32(0, 8)
+        put32(UInt32(truncatingIfNeeded: ticks >> 32), 12)
+        put32(UInt32(truncatingIfNeeded: ticks), 16)
+        put32(UInt32(packet.count), 20)
+        put32(UInt32(originalLength), 24)
+        var at = enhancedPacketHeaderSize
+        if let source = packet.baseAddress, packet.count > 0 { (out + at).copyMemory(from: source, byteCount: packet.count) }
+        at += packet.count
+        zero(padding(packet.count), at)
+        at += padding(packet.count)
+        if let direction {
+            put16(optionPacketFlags, at)
+            put16(4, at + 2)
+            put32(direction.rawValue, at + 4)
+            at += 8
+        }
+        if let comment {
+            put16(optionComment, at)
+            put16(UInt16(comment.count), at + 2)
+            comment.withUnsafeBytes { if let source = $0.baseAddress, $0.count > 0 { (out + at + 4).copyMemory(from: source, byteCount: $0.count) } }
+            at += 4 + comment.count
+            zero(padding(comment.count), at)
+            at += padding(comment.count)
+        }
+        if direction != nil || comment != nil {
+            put32(0, at)  // opt_endofopt
+            at += 4
+        }
+        put32(UInt32(total), at)
+        assert(at + 4 == total, "the block's length is enhancedPacketLength")
+    }
+
     /// A Decryption Secrets Block (§4.7) carrying `secrets` of `secretsType` (for TLS,
     /// `tlsKeyLogSecrets`: SSLKEYLOGFILE lines, each ending in a line feed). It must come before
     /// the packets it decrypts (§4.7); Wireshark reads every DSB of the file before dissecting.

@@ -2,10 +2,12 @@ import ControlChannel
 import Dispatch
 import TVHome
 
-/// A reading command (`tv flows`, `tv flow`, `tv turns`, `tv export har`) asks a live session of
-/// the same data folder to write what its flow and content writers hold before it reads, so a
-/// flow that just ended shows closed, with its bytes, instead of "open" or not at all (the
-/// writers batch for up to a few hundred milliseconds).
+/// A reading command (`tv flows`, `tv flow`, `tv turns`, `tv export har`, `tv packets`, `tv packet`)
+/// asks a live session of the same data folder to write what its writers hold before it reads
+/// (flows, content, and in `--mode tun` the capture: its queue, rows and held-back tail; with
+/// `capture.decrypted` the decrypted capture too), so a flow that just ended shows closed, with
+/// its bytes and packets, instead of "open" or not at all (the writers batch for up to a few
+/// hundred milliseconds, and a capture file's tail reaches the disk up to a second later).
 ///
 /// Bounded twice, so a hung session never holds up a read: the session waits for its writers at
 /// most `sessionWaitMillis` (500 ms), and the command waits for the answer at most
@@ -27,13 +29,14 @@ public enum LiveSessionFlush {
         case behind
     }
 
-    /// The session's side: both writers flushed, each waiting no later than the shared deadline
-    /// (`sessionWaitMillis` from now). True when both finished in time.
-    public static func answer(flushFlows: (DispatchTime) -> Bool, flushContent: (DispatchTime) -> Bool) -> ControlResponse {
+    /// The session's side: every writer flushed in turn (flows first), each waiting no later than
+    /// the shared deadline (`sessionWaitMillis` from now); every one is asked even after one was
+    /// late. Ok when all finished in time.
+    public static func answer(flushing writers: [(DispatchTime) -> Bool]) -> ControlResponse {
         let deadline = DispatchTime.now() + .milliseconds(sessionWaitMillis)
-        let flows = flushFlows(deadline)
-        let content = flushContent(deadline)
-        return flows && content
+        var allDone = true
+        for flush in writers where !flush(deadline) { allDone = false }
+        return allDone
             ? ControlResponse(ok: true, message: "flushed")
             : ControlResponse(ok: false, message: "the writers did not finish within \(sessionWaitMillis) ms")
     }

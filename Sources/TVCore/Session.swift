@@ -325,8 +325,10 @@ public final class Session: Sendable {
             return ControlResponse(ok: true, message: "stopped", values: finalLosses.withLock { $0 }?.values ?? [:])
         case LiveSessionFlush.request.command:
             // A reading command asks first, so what it shows is current (bounded: never hangs it).
-            return LiveSessionFlush.answer(flushFlows: writer.flush(waitingUntil:),
-                                           flushContent: wiring.contentWriter.flush(waitingUntil:))
+            var writers: [(DispatchTime) -> Bool] = [writer.flush(waitingUntil:), wiring.contentWriter.flush(waitingUntil:)]
+            if let packets = capture?.writer { writers.append(packets.flush(waitingUntil:)) }
+            if let decrypted = wiring.decryptedCapture { writers.append(decrypted.flush(waitingUntil:)) }
+            return LiveSessionFlush.answer(flushing: writers)
         case "reserve-flow-ids":
             // A `tv exec` writing to the same database takes a block of ids so that its flows
             // never overwrite this session's (both upsert by id).

@@ -39,9 +39,11 @@ public final class DecryptedCapture: ChunkRecorder {
 
     /// Creates the file (0600, never over an existing one; O_DIRECT where the file system allows
     /// it, `CaptureFileAppender`) and starts the writer thread.
+    /// - Parameter tailInterval: seconds the tail past the file's last whole block may wait in
+    ///   the direct buffer before it is written (`CaptureTailSchedule`; `flush` writes it at once).
     /// - Throws: `FileWriteError` when the file cannot be created.
     public init(path: String, lingerMillis: Int = 50, directWrites: Bool = true,
-                directBufferBytes: Int = CaptureFileAppender.defaultBufferBytes) throws {
+                directBufferBytes: Int = CaptureFileAppender.defaultBufferBytes, tailInterval: Double = 1) throws {
         self.path = path
         recording = Atomic(true)
         let failure = FailureNote()
@@ -59,7 +61,7 @@ public final class DecryptedCapture: ChunkRecorder {
             } catch {
                 throw FileWriteError(path: path, reason: error.phrase)
             }
-            return DecryptedCaptureThread(output: output, failures: { reason in failure.note(reason) },
+            return DecryptedCaptureThread(output: output, tailInterval: tailInterval, failures: { reason in failure.note(reason) },
                                           mode: { now in mode.note(now) })
         }
     }
@@ -79,8 +81,17 @@ public final class DecryptedCapture: ChunkRecorder {
     /// How the file is written (O_DIRECT or buffered), for `tv status`.
     public var writeMode: CaptureWriteMode? { writeModeNote.value }
 
-    /// Writes what is queued and waits for it (tests; the end of a session).
-    public func flush() { queue.flush() }
+    /// Writes what is queued and the held-back tail past the file's last whole block, and waits
+    /// for both: every byte queued before the call is then in the file (tests, a reading command).
+    public func flush() { _ = flush(waitingUntil: .distantFuture) }
+
+    /// `flush` that waits no later than `deadline` (`LiveSessionFlush`): true when everything
+    /// queued before the call, the held tail too, is in the file; false when the deadline passed
+    /// first (the writer goes on) or the capture stopped (its file was closed whole).
+    public func flush(waitingUntil deadline: DispatchTime) -> Bool {
+        guard queue.flush(waitingUntil: deadline) else { return false }
+        return queue.perform({ $0.writeTail() }, waitingUntil: deadline)
+    }
 
     /// Writes what is queued, closes the file and ends the thread.
     public func stop() {

@@ -27,10 +27,11 @@ final class DecryptedCaptureThread: QueueWriter {
     private var failed = false
 
     /// Takes `output` (an empty file) and writes the file's header; `mode` hears how the file is
-    /// written, after each write.
-    init(output: CaptureFileAppender, failures: @escaping @Sendable (String) -> Void,
+    /// written, after each write; the held tail reaches the file within `tailInterval` seconds.
+    init(output: CaptureFileAppender, tailInterval: Double, failures: @escaping @Sendable (String) -> Void,
          mode: @escaping @Sendable (CaptureWriteMode) -> Void) {
         self.output = output
+        tail = CaptureTailSchedule(interval: tailInterval)
         self.failures = failures
         self.mode = mode
         heads = PcapngBlocks.sectionHeader(comment: DecryptedCapture.fileComment)
@@ -40,11 +41,18 @@ final class DecryptedCaptureThread: QueueWriter {
         if flush(plaintext: UnsafeRawBufferPointer(start: nil, count: 0)), output.writeTail() == nil { tail.wrote() }
     }
 
-    /// The held-back tail (`CaptureFileAppender`) reaches the file within a second.
-    private var tail = CaptureTailSchedule(interval: 1)
+    /// When the held-back tail (`CaptureFileAppender`) is due in the file.
+    private var tail: CaptureTailSchedule
 
     func tick() {
         guard tail.isDue(nowNanos: DispatchTime.now().uptimeNanoseconds) else { return }
+        writeTail()
+    }
+
+    /// Writes the held-back tail now (`DecryptedCapture.flush`, and when it is due): every packet
+    /// built so far is then in the file. A failure is tried again an interval later.
+    func writeTail() {
+        guard !failed else { return }
         if output.writeTail() == nil { tail.wrote() } else { tail.retryLater(nowNanos: DispatchTime.now().uptimeNanoseconds) }
     }
     var idleDeadline: DispatchTime? { tail.deadlineNanos.map { DispatchTime(uptimeNanoseconds: $0) } }

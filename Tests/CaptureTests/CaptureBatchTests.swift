@@ -51,6 +51,22 @@ struct CaptureBatchTests {
         #expect(batch.count == 0 && batch.blocks.isEmpty && batch.secrets.isEmpty && batch.packets.isEmpty)
     }
 
+    @Test("a batch copied as a value keeps its own blocks: adding to or emptying the copy leaves the original as it was")
+    func copiedBatch() {
+        var counters = CaptureQueueCounters()
+        var batch = CaptureBatch()
+        #expect(Self.offer(&batch, [0x45, 1, 2], time: 1, counters: &counters))
+        let before = batch.blocks
+        #expect(before.count == 48)
+        var copy = batch
+        // 28 header + 2 + 2 padding + 8 flags + 4 end + 4 trailer = 48.
+        #expect(Self.offer(&copy, [0x45, 3], time: 2, counters: &counters))
+        #expect(batch.blocks == before && batch.packets.count == 1 && batch.blockBytes == 48)
+        #expect(copy.blockBytes == 96 && Array(copy.blocks.prefix(48)) == before && copy.packets.map(\.block) == [0..<48, 48..<96])
+        copy.removeAll()
+        #expect(batch.blocks == before && copy.blockBytes == 0)
+    }
+
     @Test("full (items or bytes) or stopping: the packet is dropped and counted, nothing of it kept")
     func bounds() {
         var counters = CaptureQueueCounters()

@@ -29,15 +29,18 @@ import TVHome
         #expect(SessionStatusPresentation.closedCounts(["accepted": "1"]) == nil)
     }
 
-    @Test("the flush a reading command asks for: ok when both writers finished by the deadline, not ok (and said) when one did not")
+    @Test("the flush a reading command asks for: ok when every writer finished by the deadline, not ok (and said) when one did not, every one still asked")
     func flushAnswer() {
         var deadlines: [DispatchTime] = []
-        let ok = LiveSessionFlush.answer(flushFlows: { deadlines.append($0); return true }, flushContent: { deadlines.append($0); return true })
+        let ok = LiveSessionFlush.answer(flushing: [{ deadlines.append($0); return true }, { deadlines.append($0); return true },
+                                                   { deadlines.append($0); return true }])
         #expect(ok == ControlResponse(ok: true, message: "flushed"))
         // One shared deadline, 500 ms out.
-        #expect(deadlines.count == 2 && deadlines[0] == deadlines[1])
-        let late = LiveSessionFlush.answer(flushFlows: { _ in true }, flushContent: { _ in false })
+        #expect(deadlines.count == 3 && deadlines[0] == deadlines[1] && deadlines[1] == deadlines[2])
+        var asked = 0
+        let late = LiveSessionFlush.answer(flushing: [{ _ in asked += 1; return false }, { _ in asked += 1; return true }])
         #expect(late == ControlResponse(ok: false, message: "the writers did not finish within 500 ms"))
+        #expect(asked == 2)
         #expect(LiveSessionFlush.notice(.behind) == "The running tv session did not finish writing within 1 s, so the newest flows may be missing or still shown open; run the command again in a moment.")
         #expect(LiveSessionFlush.notice(.flushed) == nil && LiveSessionFlush.notice(.noSession) == nil)
     }

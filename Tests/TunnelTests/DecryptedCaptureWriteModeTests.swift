@@ -40,6 +40,33 @@ struct DecryptedCaptureWriteModeTests {
         #expect(out.split(separator: "\n").map(String.init) == ["/big||", "|200|300000"], "\(out)")
     }
 
+    @Test("flush while the capture runs writes the tail held in the O_DIRECT buffer: tshark reads the request before stop")
+    func flushWritesHeldTail() throws {
+        let folder = "/var/tmp/tv-decrypted-flush-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/" + DecryptedCapture.fileName(startMicros: 1_764_620_000_000_000)
+        // The tail timer never fires in the test: only flush can write the packets (under one block).
+        let capture = try DecryptedCapture(path: path, lingerMillis: 1, directBufferBytes: 16_384, tailInterval: 3_600)
+        defer { capture.stop() }
+        capture.inspectedFlowBegan(flow: 5, client: .init(address: "127.0.0.1", port: 50_005), server: .init(address: "127.0.0.1", port: 8443),
+                                   startMicros: 1_764_620_000_000_000)
+        Array("GET /held HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8).withUnsafeBytes {
+            capture.record(flow: 5, direction: .clientToServer, offsetMicros: 1_000, bytes: $0)
+        }
+        capture.flush()
+        try #require(capture.writeMode == .direct, "needs a file system that takes O_DIRECT under /var/tmp")
+        #expect(capture.failure == nil)
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else {
+            Issue.record("tshark is needed (Debian package tshark, in Scripts/packages.sh TEST_PACKAGES)")
+            return
+        }
+        // SYN, SYN-ACK, ACK, the request and the server's ACK of it: five packets. Without the
+        // tail the file would end at its last whole block, short of the request.
+        let out = try PacketDissectorTests.run(["/usr/bin/tshark", "-r", path, "-T", "fields", "-e", "frame.number", "-e", "http.request.uri"])
+        #expect(out.split(separator: "\n").map(String.init) == ["1\t", "2\t", "3\t", "4\t/held", "5\t"], "\(out)")
+    }
+
     @Test("O_DIRECT on a disk file system: tshark reads the request and the 300 KB response; `direct` said")
     func direct() throws {
         let folder = "/var/tmp/tv-decrypted-direct-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
