@@ -45,35 +45,53 @@ struct OpenTurns {
 
     let limit: Int64
     private(set) var buffered: Int64 = 0
-    private var open: [Int64: Buffer] = [:]
+    /// The slot in `slots` of each flow with an open turn. The table holds plain integers and
+    /// the buffers live in an array, so finding, reading and taking a buffer neither copies it
+    /// nor retains its `carried` bytes: with the buffers as the table's values, reading a turn's
+    /// number through `values[index]` copied the whole buffer, ~700 instructions a turn end
+    /// (callgrind, `Scripts/bench-callgrind` h1 row, i25-rec).
+    private var slotOf: [Int64: Int] = [:]
+    /// Buffers by slot; nil: free (its index is in `freeSlots`).
+    private var slots: [Buffer?] = []
+    private var freeSlots: [Int] = []
     /// The ranges of the batch being written (emptied by `endBatch`).
     private(set) var pieces: [Piece] = []
 
     init(limit: Int64) { self.limit = limit }
 
-    var isEmpty: Bool { open.isEmpty }
+    var isEmpty: Bool { slotOf.isEmpty }
 
     /// Adds a chunk's kept bytes (`count` bytes at `start` of block `block` of the batch being
     /// written) to its turn.
     /// - Returns: bytes discarded (0 when all fit), and the flow's earlier turn if one was still
     ///   open (its end event was lost).
     mutating func append(flow: Int64, turn: Turn, block: Int, start: Int, count: Int) -> (discarded: Int, orphan: Finished?) {
-        let orphan = takeEarlier(flow: flow, than: turn.number)
-        // Mutated in place in the dictionary: no copy of the buffer per chunk.
+        var orphan: Finished?
+        let slot: Int
+        if let found = slotOf[flow] {
+            if slots[found]!.turn.number < turn.number {
+                // Its end was lost: the earlier turn is written as it is, this one takes the slot.
+                let earlier = take(slot: found)
+                buffered -= Int64(earlier.count)
+                orphan = OpenTurns.finish(flow: flow, buffer: earlier)
+                slots[found] = Buffer(turn: turn)
+            }
+            slot = found
+        } else {
+            slot = makeSlot(Buffer(turn: turn))
+            slotOf[flow] = slot
+        }
+        // Mutated in place in the array: no copy of the buffer per chunk.
         if buffered + Int64(count) > limit {
-            open[flow, default: Buffer(turn: turn)].lost = true
+            slots[slot]!.lost = true
             return (count, orphan)
         }
         let index = pieces.count
         pieces.append(Piece(block: block, start: start, count: count))
-        let previous = { (buffer: inout Buffer) -> Int in
-            let last = buffer.lastPiece
-            if last < 0 { buffer.firstPiece = index }
-            buffer.lastPiece = index
-            buffer.count += count
-            return last
-        }(&open[flow, default: Buffer(turn: turn)])
-        if previous >= 0 { pieces[previous].next = index }
+        let previous = slots[slot]!.lastPiece
+        if previous < 0 { slots[slot]!.firstPiece = index } else { pieces[previous].next = index }
+        slots[slot]!.lastPiece = index
+        slots[slot]!.count += count
         buffered += Int64(count)
         return (0, orphan)
     }
@@ -81,17 +99,22 @@ struct OpenTurns {
     /// Ends `turn` of `flow` with its final figures.
     /// - Returns: the flow's earlier turn if one was still open, then this one.
     mutating func end(flow: Int64, turn: Turn) -> (earlier: Finished?, ended: Finished) {
-        // One lookup: the flow's open turn is an earlier one (its end was lost), this one, or none.
+        // The flow's open turn is an earlier one (its end was lost), this one, or a later one
+        // (left open: a writer that sees events in order never meets it).
         var earlier: Finished?
         var buffer: Buffer?
-        if let index = open.index(forKey: flow) {
-            let number = open.values[index].turn.number
-            if number < turn.number {
-                let taken = open.remove(at: index).value
-                buffered -= Int64(taken.count)
-                earlier = OpenTurns.finish(flow: flow, buffer: taken)
-            } else if number == turn.number {
-                buffer = open.remove(at: index).value
+        if let slot = slotOf[flow] {
+            let number = slots[slot]!.turn.number
+            if number <= turn.number {
+                slotOf[flow] = nil
+                let taken = take(slot: slot)
+                freeSlots.append(slot)
+                if number < turn.number {
+                    buffered -= Int64(taken.count)
+                    earlier = OpenTurns.finish(flow: flow, buffer: taken)
+                } else {
+                    buffer = taken
+                }
             }
         }
         let count = buffer?.count ?? 0
@@ -111,19 +134,15 @@ struct OpenTurns {
     /// blocks are about to be reused), and the pieces are forgotten.
     mutating func endBatch(_ batch: ContentBatch) {
         guard !pieces.isEmpty else { return }
-        var index = open.startIndex
-        while index != open.endIndex {
-            if open.values[index].firstPiece >= 0 {
-                var next = open.values[index].firstPiece
-                while next >= 0 {
-                    let piece = pieces[next]
-                    open.values[index].carried.append(contentsOf: batch.bytes(block: piece.block, start: piece.start, count: piece.count))
-                    next = piece.next
-                }
-                open.values[index].firstPiece = -1
-                open.values[index].lastPiece = -1
+        for slot in slotOf.values where slots[slot]!.firstPiece >= 0 {
+            var next = slots[slot]!.firstPiece
+            while next >= 0 {
+                let piece = pieces[next]
+                slots[slot]!.carried.append(contentsOf: batch.bytes(block: piece.block, start: piece.start, count: piece.count))
+                next = piece.next
             }
-            index = open.index(after: index)
+            slots[slot]!.firstPiece = -1
+            slots[slot]!.lastPiece = -1
         }
         pieces.removeAll(keepingCapacity: pieces.capacity <= 65_536)
     }
@@ -131,8 +150,10 @@ struct OpenTurns {
     /// Every open turn, for shutdown (after the last batch ended): their ends never came, so they
     /// are written as incomplete.
     mutating func drain() -> [Finished] {
-        let all = open.map { flow, buffer in OpenTurns.finish(flow: flow, buffer: buffer) }
-        open = [:]
+        let all = slotOf.map { flow, slot in OpenTurns.finish(flow: flow, buffer: slots[slot]!) }
+        slotOf = [:]
+        slots = []
+        freeSlots = []
         buffered = 0
         return all.sorted { ($0.flow, $0.turn.number) < ($1.flow, $1.turn.number) }
     }
@@ -150,11 +171,21 @@ struct OpenTurns {
         return out
     }
 
-    private mutating func takeEarlier(flow: Int64, than number: Int) -> Finished? {
-        guard let buffer = open[flow], buffer.turn.number < number else { return nil }
-        open[flow] = nil
-        buffered -= Int64(buffer.count)
-        return OpenTurns.finish(flow: flow, buffer: buffer)
+    /// Puts `buffer` in a free slot (or a new one). - Returns: the slot.
+    private mutating func makeSlot(_ buffer: Buffer) -> Int {
+        if let free = freeSlots.popLast() {
+            slots[free] = buffer
+            return free
+        }
+        slots.append(buffer)
+        return slots.count - 1
+    }
+
+    /// Moves the buffer out of `slot`, leaving it nil (the caller frees or refills it).
+    private mutating func take(slot: Int) -> Buffer {
+        var taken: Buffer?
+        swap(&taken, &slots[slot])
+        return taken!
     }
 
     /// A turn whose end event never arrived: what was held, marked incomplete (its seen figure

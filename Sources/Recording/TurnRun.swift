@@ -28,7 +28,11 @@ struct TurnRun: Equatable {
         runOf.reserveCapacity(rows.count)
         for row in rows {
             let index: Int
-            if let found = runOf[row.flowID], runs[found].segment == row.segment, runs[found].recordedAt == row.recordedAt {
+            // The last run first: a flow's turns mostly follow one another in a batch, and the
+            // table's hash then costs nothing.
+            let last = runs.count - 1
+            let found = last >= 0 && runs[last].flowID == row.flowID ? last : runOf[row.flowID]
+            if let found, runs[found].segment == row.segment, runs[found].recordedAt == row.recordedAt {
                 index = found
                 runs[index].firstTurn = min(runs[index].firstTurn, row.turn.number)
                 runs[index].turns.append(TurnRunText.turnSeparator)
