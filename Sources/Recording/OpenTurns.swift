@@ -19,15 +19,19 @@ struct OpenTurns {
         var next = -1
     }
 
+    /// A flow's open turn. Plain values only (no array): copying one, or moving it in and out
+    /// of the table, is a few loads and stores. With the carried bytes inside it, every read of
+    /// a buffer out of the table retained and released them through outlined copies: ~700
+    /// instructions a turn end (callgrind, `Scripts/bench-callgrind` h1 row, i25-rec).
     struct Buffer {
         var turn: Turn
-        /// Bytes that came in earlier batches, copied when their batch ended.
-        var carried: [UInt8] = []
         /// This batch's ranges, first and last index in `pieces` (-1: none).
         var firstPiece = -1
         var lastPiece = -1
-        /// Bytes held: `carried` and the pieces.
+        /// Bytes held: those carried (in `carried`) and the pieces.
         var count = 0
+        /// Whether `carried` holds bytes of this turn from earlier batches.
+        var hasCarried = false
         var lost = false
     }
 
@@ -46,6 +50,9 @@ struct OpenTurns {
     let limit: Int64
     private(set) var buffered: Int64 = 0
     private var open: [Int64: Buffer] = [:]
+    /// Bytes of open turns that came in earlier batches, copied when their batch ended, by flow
+    /// (only turns that outlive a batch have any).
+    private var carried: [Int64: [UInt8]] = [:]
     /// The ranges of the batch being written (emptied by `endBatch`).
     private(set) var pieces: [Piece] = []
 
@@ -58,22 +65,31 @@ struct OpenTurns {
     /// - Returns: bytes discarded (0 when all fit), and the flow's earlier turn if one was still
     ///   open (its end event was lost).
     mutating func append(flow: Int64, turn: Turn, block: Int, start: Int, count: Int) -> (discarded: Int, orphan: Finished?) {
-        let orphan = takeEarlier(flow: flow, than: turn.number)
-        // Mutated in place in the dictionary: no copy of the buffer per chunk.
+        var orphan: Finished?
+        var found = open.index(forKey: flow)
+        if let index = found, open.values[index].turn.number < turn.number {
+            // Its end was lost: the earlier turn is written as it is, and this one starts afresh.
+            orphan = take(open.remove(at: index).value, flow: flow, ending: nil)
+            found = nil
+        }
+        let index: Dictionary<Int64, Buffer>.Index
+        if let found {
+            index = found
+        } else {
+            open[flow] = Buffer(turn: turn)
+            index = open.index(forKey: flow)!
+        }
+        // Mutated in place in the table: one lookup per chunk, no copy of the buffer.
         if buffered + Int64(count) > limit {
-            open[flow, default: Buffer(turn: turn)].lost = true
+            open.values[index].lost = true
             return (count, orphan)
         }
-        let index = pieces.count
+        let piece = pieces.count
         pieces.append(Piece(block: block, start: start, count: count))
-        let previous = { (buffer: inout Buffer) -> Int in
-            let last = buffer.lastPiece
-            if last < 0 { buffer.firstPiece = index }
-            buffer.lastPiece = index
-            buffer.count += count
-            return last
-        }(&open[flow, default: Buffer(turn: turn)])
-        if previous >= 0 { pieces[previous].next = index }
+        let previous = open.values[index].lastPiece
+        if previous < 0 { open.values[index].firstPiece = piece } else { pieces[previous].next = piece }
+        open.values[index].lastPiece = piece
+        open.values[index].count += count
         buffered += Int64(count)
         return (0, orphan)
     }
@@ -81,30 +97,27 @@ struct OpenTurns {
     /// Ends `turn` of `flow` with its final figures.
     /// - Returns: the flow's earlier turn if one was still open, then this one.
     mutating func end(flow: Int64, turn: Turn) -> (earlier: Finished?, ended: Finished) {
-        // One lookup: the flow's open turn is an earlier one (its end was lost), this one, or none.
+        // One lookup: the flow's open turn is an earlier one (its end was lost), this one, or a
+        // later one (put back: a writer that sees events in order never meets it).
         var earlier: Finished?
-        var buffer: Buffer?
-        if let index = open.index(forKey: flow) {
-            let number = open.values[index].turn.number
-            if number < turn.number {
-                let taken = open.remove(at: index).value
-                buffered -= Int64(taken.count)
-                earlier = OpenTurns.finish(flow: flow, buffer: taken)
-            } else if number == turn.number {
-                buffer = open.remove(at: index).value
+        if let taken = open.removeValue(forKey: flow) {
+            if taken.turn.number < turn.number {
+                earlier = take(taken, flow: flow, ending: nil)
+            } else if taken.turn.number == turn.number {
+                return (nil, take(taken, flow: flow, ending: turn))
+            } else {
+                open[flow] = taken
             }
         }
-        let count = buffer?.count ?? 0
-        buffered -= Int64(count)
         var final = turn
-        if buffer?.lost == true || count != final.keptBytes {
-            // Only a loss of the writer's own changes the recorder's figures; a mismatch
-            // otherwise is a bug (caught in debug builds; the index never names bytes it lacks).
-            assert(buffer?.lost == true, "the recorder's kept figure is the bytes that reached the writer")
-            final.keptBytes = count
+        if final.keptBytes != 0 {
+            // Nothing of it reached the writer although the recorder kept bytes: only a loss of
+            // the writer's own could do that (caught in debug builds).
+            assertionFailure("the recorder's kept figure is the bytes that reached the writer")
+            final.keptBytes = 0
             final.incomplete = true
         }
-        return (earlier, Finished(flow: flow, turn: final, carried: buffer?.carried ?? [], firstPiece: buffer?.firstPiece ?? -1))
+        return (earlier, Finished(flow: flow, turn: final, carried: [], firstPiece: -1))
     }
 
     /// The batch being written is done with: the turns still open copy their pieces of it (its
@@ -114,12 +127,14 @@ struct OpenTurns {
         var index = open.startIndex
         while index != open.endIndex {
             if open.values[index].firstPiece >= 0 {
+                let flow = open.keys[index]
                 var next = open.values[index].firstPiece
                 while next >= 0 {
                     let piece = pieces[next]
-                    open.values[index].carried.append(contentsOf: batch.bytes(block: piece.block, start: piece.start, count: piece.count))
+                    carried[flow, default: []].append(contentsOf: batch.bytes(block: piece.block, start: piece.start, count: piece.count))
                     next = piece.next
                 }
+                open.values[index].hasCarried = true
                 open.values[index].firstPiece = -1
                 open.values[index].lastPiece = -1
             }
@@ -131,8 +146,10 @@ struct OpenTurns {
     /// Every open turn, for shutdown (after the last batch ended): their ends never came, so they
     /// are written as incomplete.
     mutating func drain() -> [Finished] {
-        let all = open.map { flow, buffer in OpenTurns.finish(flow: flow, buffer: buffer) }
+        let buffers = open
+        let all = buffers.map { flow, buffer in take(buffer, flow: flow, ending: nil) }
         open = [:]
+        carried = [:]
         buffered = 0
         return all.sorted { ($0.flow, $0.turn.number) < ($1.flow, $1.turn.number) }
     }
@@ -150,20 +167,30 @@ struct OpenTurns {
         return out
     }
 
-    private mutating func takeEarlier(flow: Int64, than number: Int) -> Finished? {
-        guard let buffer = open[flow], buffer.turn.number < number else { return nil }
-        open[flow] = nil
+    /// The turn `buffer` holds, taken out of the record (the caller removed it from `open`):
+    /// with `ending`'s figures when its end came (kept = the bytes held: only a loss of the
+    /// writer's own makes them differ), else as a turn whose end never came.
+    private mutating func take(_ buffer: Buffer, flow: Int64, ending: Turn?) -> Finished {
         buffered -= Int64(buffer.count)
-        return OpenTurns.finish(flow: flow, buffer: buffer)
+        let bytes = buffer.hasCarried ? carried.removeValue(forKey: flow) ?? [] : []
+        guard var final = ending else { return OpenTurns.finish(flow: flow, buffer: buffer, carried: bytes) }
+        if buffer.lost || buffer.count != final.keptBytes {
+            // Only a loss of the writer's own changes the recorder's figures; a mismatch
+            // otherwise is a bug (caught in debug builds; the index never names bytes it lacks).
+            assert(buffer.lost, "the recorder's kept figure is the bytes that reached the writer")
+            final.keptBytes = buffer.count
+            final.incomplete = true
+        }
+        return Finished(flow: flow, turn: final, carried: bytes, firstPiece: buffer.firstPiece)
     }
 
     /// A turn whose end event never arrived: what was held, marked incomplete (its seen figure
     /// is only what its last chunk knew).
-    private static func finish(flow: Int64, buffer: Buffer) -> Finished {
+    private static func finish(flow: Int64, buffer: Buffer, carried: [UInt8]) -> Finished {
         var turn = buffer.turn
         turn.keptBytes = buffer.count
         turn.seenBytes = max(turn.seenBytes, buffer.count)
         turn.incomplete = true
-        return Finished(flow: flow, turn: turn, carried: buffer.carried, firstPiece: buffer.firstPiece)
+        return Finished(flow: flow, turn: turn, carried: carried, firstPiece: buffer.firstPiece)
     }
 }

@@ -38,7 +38,13 @@ import Testing
 
     @Test("decimal text of every Int64, as SQLite writes integers")
     func decimals() {
-        for value: Int64 in [0, 7, 10, 99, 100, 1_250, -1, -10, Int64.max, Int64.min] {
+        let boundaries: [Int64] = (1...18).flatMap { power -> [Int64] in
+            var ten: Int64 = 1
+            for _ in 0..<power { ten *= 10 }
+            return [ten - 1, ten, ten + 1, -ten, -(ten - 1)]
+        }
+        for value: Int64 in [0, 7, 10, 99, 100, 1_250, -1, -10, 1_000_000_000_000_000_000, Int64.max, Int64.min, Int64.min + 1]
+            + boundaries {
             var text: [UInt8] = []
             TurnRunText.decimal(value, to: &text)
             #expect(String(decoding: text, as: UTF8.self) == String(value))
