@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -183,5 +184,7 @@ ssize_t tv_recv(int fd, void *buf, size_t len) { return recv(fd, buf, len, MSG_D
 ssize_t tv_send_dgram(int fd, const void *buf, size_t len) { return send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL); }
 
 int tv_set_thread_name(const char *name) {
-    return pthread_setname_np(pthread_self(), name);
+    char cut[16];
+    snprintf(cut, sizeof cut, "%s", name);
+    return pthread_setname_np(pthread_self(), cut);
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import CTVShims
 import Synchronization
 
 /// What waits in a `BoundedWriterQueue` between the producers and the writer thread: the user's
@@ -210,6 +211,7 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
         let startup = Mutex<(any Error)?>(nil)
         let started = DispatchSemaphore(value: 0)
         let thread = Thread {
+            _ = tv_set_thread_name(name)
             let writer: Writer
             do {
                 writer = try make()

@@ -1,4 +1,5 @@
 import Foundation
+import CTVShims
 import Synchronization
 
 /// The one writer of flow rows: a background `Thread` with its own SQLite connection, fed through
@@ -68,6 +69,7 @@ public final class FlowWriter: Sendable {
         let startup = Mutex<Result<(Int64, FlowWriterRegistry.Recovery), FlowStoreError>?>(nil)
         let started = DispatchSemaphore(value: 0)
         let thread = Thread {
+            _ = tv_set_thread_name("tv flow writer")
             // The connection is born, used and closed on this thread.
             let writer: FlowBatchWriter
             do {
@@ -147,6 +149,7 @@ public final class FlowWriter: Sendable {
         let started = DispatchSemaphore(value: 0)
         let backend = PostgresFlowBackend(target: target, instance: instance, localPath: localPath, insertion: insertion)
         let thread = Thread {
+            _ = tv_set_thread_name("tv shared writer")
             let store: any FlowBatchStore
             do {
                 store = try backend.open(closing: closing)

@@ -1,4 +1,5 @@
 import Foundation
+import CTVShims
 import Synchronization
 import FlowTerms
 #if canImport(Glibc)
@@ -55,6 +56,7 @@ public final class ProgramLookup: Sendable {
         self.capacity = max(1, capacity)
         let shared = self.shared
         let thread = Thread {
+            _ = tv_set_thread_name("tv-lookup")
             let state = shared
             let wake = shared.wake, finished = shared.finished
             let resolver = ProgramResolver()

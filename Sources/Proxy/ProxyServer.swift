@@ -107,6 +107,7 @@ public final class ProxyServer: Sendable {
             finished.append(done)
             counters.append(loopCounters)
             let thread = Thread {
+                _ = tv_set_thread_name("tv-loop-\(index)")
                 do {
                     let loop = try EventLoop(index: index, shared: shared, counters: loopCounters)
                     if fd >= 0 {

@@ -50,7 +50,7 @@ struct ProcFilesTests {
         #expect(Self.descriptor("12a") == nil)
     }
 
-    @Test("this process's own descriptors as the kernel lists them: a socket pair's two ends with fstat's inodes, not the pipe; the single-link read agrees")
+    @Test("this process's own descriptors as the kernel lists them: a socket pair's two ends with fstat's inodes, not the pipe; the single-link read agrees; a refused link (EACCES, EPERM) ends the read, a closed one (ENOENT) does not")
     func ownSockets() throws {
         var pair: [Int32] = [-1, -1]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
@@ -79,6 +79,11 @@ struct ProcFilesTests {
         let stopped = ProcFiles.socketDescriptors(pid: getpid(), stoppingOnceFound: [first.1]).sockets
         #expect(stopped.last?.fd == first.0 && stopped.last?.inode == first.1)
         #expect(!stopped.contains { $0.fd > first.0 })
+
+        // A refused link ends the read of that process (the rest would be refused too); a
+        // descriptor closed meanwhile does not.
+        #expect(ProcFiles.refusalEndsRead(errno: EACCES) && ProcFiles.refusalEndsRead(errno: EPERM))
+        #expect(!ProcFiles.refusalEndsRead(errno: ENOENT) && !ProcFiles.refusalEndsRead(errno: ENAMETOOLONG))
 
         // A process that is not there: no sockets and ENOENT.
         let gone = ProcFiles.socketDescriptors(pid: Int32.max)

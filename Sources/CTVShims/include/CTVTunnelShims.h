@@ -23,7 +23,7 @@ int tv_tun_open_offload(const char *name, char actual[16], int header_size, unsi
 /// TUN_F_CSUM, TUN_F_TSO4, TUN_F_TSO6 (linux/if_tun.h).
 extern const unsigned tv_TUN_F_CSUM, tv_TUN_F_TSO4, tv_TUN_F_TSO6;
 /// Names the calling thread for the kernel (comm: /proc/PID/task/TID/comm, top -H, perf); at most
-/// 15 bytes are kept. Returns 0 or an errno value (pthread_setname_np).
+/// 15 bytes are kept (a longer name is cut, not refused). Returns 0 or an errno value (pthread_setname_np).
 int tv_set_thread_name(const char *name);
 
 /// unshare(2) / setns(2); 0 or -errno.
