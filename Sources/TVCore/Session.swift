@@ -223,7 +223,9 @@ public final class Session: Sendable {
             timer.resume()
             recheck = timer
         }
-        retention.start()
+        // The first retention pass is the last of the start-up work (it opens the database
+        // once more): after it, the start-up code and constants are not needed again.
+        retention.start { StartupPages.release(scope: .everyObject) }
         options.metrics?.start { [self] in MetricsExposition.render(self.statusValues()) }
         stopSignal.wait()
         options.metrics?.stop(started: true)

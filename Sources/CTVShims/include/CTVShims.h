@@ -14,6 +14,7 @@
 #include "CTVTunnelShims.h"
 #include "CTVProgramShims.h"
 #include "CTVLazyLibraries.h"
+#include "CTVLoadedSegments.h"
 
 /// EVP_EC_gen(curve): a fresh EC key on the named curve ("P-256", "P-384"); NULL on failure.
 EVP_PKEY *tv_ec_keygen(const char *curve);

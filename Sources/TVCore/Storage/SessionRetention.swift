@@ -37,9 +37,13 @@ public final class SessionRetention: @unchecked Sendable {
         timer.setEventHandler { [self] in self.pass() }
     }
 
-    /// Runs the pass at start, then starts the periodic ones.
-    public func start() {
-        queue.async { [self] in self.pass() }
+    /// Runs the pass at start, then starts the periodic ones. `afterFirstPass` runs on the pass
+    /// queue once the first pass is done (the session's start-up work ends there).
+    public func start(afterFirstPass: @escaping @Sendable () -> Void = {}) {
+        queue.async { [self] in
+            self.pass()
+            afterFirstPass()
+        }
         timer.resume()
     }
 
