@@ -14,6 +14,7 @@ typedef struct {
     size_t own_cap;
     size_t off, len;      // waiting bytes: [off, len) of the active buffer
     int in_scratch;       // the waiting bytes sit in this thread's scratch
+    int hold;             // BIO_flush keeps the bytes (tv_wbio_hold)
 } tv_wbio;
 
 #define SCRATCH_CAP (256 * 1024)
@@ -122,6 +123,7 @@ static long wbio_ctrl(BIO *b, int cmd, long num, void *ptr) {
     switch (cmd) {
     case BIO_CTRL_FLUSH: {
         BIO_clear_retry_flags(b);
+        if (w->hold) return 1;
         int r = flush_now(w);
         if (r == 0) { BIO_set_retry_write(b); return 0; }
         return r > 0 ? 1 : 0;
@@ -175,6 +177,11 @@ BIO *tv_wbio_new(int fd, size_t limit) {
 size_t tv_wbio_pending(BIO *bio) {
     tv_wbio *w = BIO_get_data(bio);
     return w ? w->len - w->off : 0;
+}
+
+void tv_wbio_hold(BIO *bio, int on) {
+    tv_wbio *w = BIO_get_data(bio);
+    if (w) w->hold = on;
 }
 
 int tv_wbio_flush(BIO *bio) {

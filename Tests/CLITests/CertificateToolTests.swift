@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `tv ca create` / `tv ca issue` output, cross-checked with the `openssl` command-line tool.
-@Suite("CLI: certificates through openssl", .timeLimit(.minutes(1)))
+@Suite("CLI: certificates through openssl", .timeLimit(.minutes(5)))
 struct CertificateToolTests {
     /// `openssl verify -CAfile root -purpose sslserver [-x509_strict] <check> leaf`.
     func verify(_ s: Sandbox, leaf: String, _ check: [String], strict: Bool = false) throws -> ProcessOutput {

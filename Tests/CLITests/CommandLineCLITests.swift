@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `tv`'s command line as a user meets it: help, refusals, exit codes, status, the data folder.
-@Suite("CLI: command line, status, refusals", .timeLimit(.minutes(1)))
+@Suite("CLI: command line, status, refusals", .timeLimit(.minutes(5)))
 struct CommandLineCLITests {
     static let helpLines: [[String]] = [
         ["--help"], ["-h"], ["ca", "--help"], ["ca", "-h"],

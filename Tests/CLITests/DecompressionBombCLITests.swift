@@ -90,10 +90,13 @@ struct DecompressionBombCLITests {
     static let commandWords = "and stopped: this command decodes at most 64.0 MiB in all"
     static let spentWords = "Not decoded: this command has already decoded 64.0 MiB, the most it decodes in all"
 
-    /// Runs `tv ARGS` on the sandbox, measuring it; standard output to `stdoutPath`.
+    /// Runs `tv ARGS` on the sandbox, measuring it; standard output to `stdoutPath`. The timeout
+    /// only guards against a hang: `turns --http --full` of ten gzip bombs dumps 64 MiB as 4.2 M
+    /// hex rows (~330 MB), which the debug build wrote in more than 120 s on two CPUs loaded by
+    /// six parallel builds (killed, -9, in a full-suite run on 2026-12-02).
     func measured(_ sandbox: Sandbox, _ arguments: [String], stdoutPath: String) throws -> ChildMemory.Result {
         let result = try ChildMemory.run(try TVBinary.require(), ["--data-dir", sandbox.dataDir] + arguments,
-                                         environment: sandbox.environment, stdoutPath: stdoutPath, timeout: 120)
+                                         environment: sandbox.environment, stdoutPath: stdoutPath, timeout: 900)
         #expect(result.status == 0, "\(arguments): \(result)")
         #expect(result.samples > 0, "/proc/<pid>/status was never read: \(result)")
         #expect(result.peakResidentKiB < Self.residentBoundKiB, "\(arguments): \(result)")

@@ -4,7 +4,7 @@ import Testing
 /// `tv man` and `tv completions` through the real binary: the pages render with groff without a
 /// warning and hold every command `tv help` lists (the tree read back from --help, not from the
 /// specs), and the completion scripts complete in real bash and fish and pass zsh's syntax check.
-@Suite("CLI: man pages and shell completions (issue 22)", .timeLimit(.minutes(2)))
+@Suite("CLI: man pages and shell completions (issue 22)", .timeLimit(.minutes(5)))
 struct DocCLITests {
     /// Every command path `tv help` shows, read from the SUBCOMMANDS sections recursively, with
     /// the long options each command's help lists.

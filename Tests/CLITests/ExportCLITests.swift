@@ -18,7 +18,7 @@ print(json.dumps({
 """#
 
 /// `tv ca export` in each format, read back by the tools that consume it (issue 2).
-@Suite("CLI: exports", .timeLimit(.minutes(1)))
+@Suite("CLI: exports", .timeLimit(.minutes(5)))
 struct ExportCLITests {
     /// The plistlib report of the profile at `path`.
     func readProfile(_ s: Sandbox, _ path: String) throws -> [String: Any] {

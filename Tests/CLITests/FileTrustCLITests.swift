@@ -7,7 +7,7 @@ import Glibc
 /// Issue 12 §8 and §9 through the built `tv`: files another user controls (a key log, the data
 /// folder, its ca/), a folder at the control socket's path, and `--inspect` without a usable CA.
 /// The hostile files are made by root and given to a scratch user (as if that user had made them).
-@Suite("CLI: files another user controls, and causes named right (issue 12)", .timeLimit(.minutes(1)))
+@Suite("CLI: files another user controls, and causes named right (issue 12)", .timeLimit(.minutes(5)))
 struct FileTrustCLITests {
     /// `tv run --listen 127.0.0.1:<free port> ARGS…` with `environment` added; it must fail.
     func runRefused(_ s: Sandbox, _ arguments: [String], environment: [String: String] = [:],

@@ -7,7 +7,7 @@ import FlowTerms
 /// `--filter` on `tv flows` and `tv export har`, and the HAR export's selection (ranges,
 /// `--all`, `--since`, `--from/--to`) through the real binary, over a data folder written by
 /// the real writers: exact ids and entries selected, and each error's sentence.
-@Suite("CLI: filters and the HAR selection", .serialized, .timeLimit(.minutes(1)))
+@Suite("CLI: filters and the HAR selection", .serialized, .timeLimit(.minutes(5)))
 struct FilterCLITests {
     /// Microseconds since the epoch when the flows were seeded.
     static let now = Int64(Date().timeIntervalSince1970 * 1_000_000)

@@ -5,7 +5,7 @@ import Testing
 /// `--yes`), links or copies, and the installed `tv` runs. Run on the `tv` these tests already
 /// built (`--binary`), into a scratch `--prefix`, so nothing is built and nothing outside the
 /// sandbox is touched.
-@Suite("CLI: Scripts/install", .timeLimit(.minutes(1)))
+@Suite("CLI: Scripts/install", .timeLimit(.minutes(5)))
 struct InstallScriptCLITests {
     /// The repository's `Scripts/install`, found from this file's place in `Tests/CLITests/`.
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

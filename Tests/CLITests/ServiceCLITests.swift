@@ -6,7 +6,7 @@ import Testing
 /// itself is not asked to start anything unless it runs this machine (then `systemctl --user` would
 /// need a user manager of the scratch user; the start/stop case is skipped with the reason). Where
 /// systemd is not PID 1, `ServiceSystemdTests` boots one in namespaces and runs the unit there.
-@Suite("CLI: tv service (issue 22)", .timeLimit(.minutes(1)))
+@Suite("CLI: tv service (issue 22)", .timeLimit(.minutes(5)))
 struct ServiceCLITests {
     static var systemdRunning: Bool { FileManager.default.fileExists(atPath: "/run/systemd/system") }
 

@@ -13,7 +13,7 @@ import Testing
        .enabled(if: !ServiceCLITests.systemdRunning, "systemd runs this machine: ServiceCLITests' real service test starts it there"))
 struct ServiceSystemdTests {
     @Test("service install starts tv (enabled, active, data folder 0700, records a request); a SIGKILL restarts it and the journal has its sentence on the interrupted flow; stop is clean; remove removes the unit",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(5)))
     func installRestartStopRemove() throws {
         try withSandbox { s in
             let tv = try TVBinary.require()

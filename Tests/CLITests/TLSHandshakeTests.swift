@@ -77,7 +77,7 @@ except ssl.SSLCertVerificationError as e:
 
 /// A real TLS handshake with a leaf from `tv ca issue`, verified by curl and Python (issue 2).
 /// Serialized: each test runs a listener on a loopback port.
-@Suite("CLI: TLS handshake with a minted leaf", .serialized, .timeLimit(.minutes(1)))
+@Suite("CLI: TLS handshake with a minted leaf", .serialized, .timeLimit(.minutes(5)))
 struct TLSHandshakeTests {
     /// A sandbox with a CA and `tv ca issue a.test 127.0.0.1` served by s_server.
     func withServer(_ body: (Sandbox, TLSServer) throws -> Void) throws {

@@ -6,7 +6,7 @@ import FlowTerms
 /// What a fresh user met walking through `tv`: the next-page hint, the plain-flow sentence, the
 /// "tv:" prefix, read-only commands on a missing data folder, --version, bare `tv inspect`,
 /// the Windows removal step and the CA-in-doubt advice — each through the real binary.
-@Suite("CLI: a fresh user's walkthrough", .timeLimit(.minutes(1)))
+@Suite("CLI: a fresh user's walkthrough", .timeLimit(.minutes(5)))
 struct WalkthroughCLITests {
     /// Writes `flows` into the sandbox's data folder through the real writer.
     func seed(_ s: Sandbox, _ flows: [(FlowStatus, String?)]) throws {

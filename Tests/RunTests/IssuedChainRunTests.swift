@@ -4,7 +4,7 @@ import Testing
 /// `tv ca issue`'s files on a real server: nginx configured with `NAME-chain.pem` and
 /// `NAME-key.pem` sends the leaf without the root, and clients given `NAME-root.pem` verify it,
 /// directly and through `tv run --inspect`.
-@Suite("run: tv ca issue's chain on nginx", .timeLimit(.minutes(1)))
+@Suite("run: tv ca issue's chain on nginx", .timeLimit(.minutes(5)))
 struct IssuedChainRunTests {
     @Test("nginx serving NAME-chain.pem sends one certificate, the leaf; openssl s_client and curl given NAME-root.pem verify it, and tv inspects it")
     func nginxServesIssuedChain() throws {

@@ -5,7 +5,7 @@ import Testing
 /// reading the bundle whole at start when the links are there (issue 21, `SystemRootPlan`):
 /// nginx's certificate from a CA only in SSL_CERT_DIR is trusted when `openssl rehash` linked it,
 /// and refused when the directory holds the CA's file without the link.
-@Suite("run: upstream roots from the hash links of SSL_CERT_DIR (issue 21)", .timeLimit(.minutes(1)))
+@Suite("run: upstream roots from the hash links of SSL_CERT_DIR (issue 21)", .timeLimit(.minutes(5)))
 struct SystemRootsRunTests {
     @Test("the upstream CA in SSL_CERT_DIR: hash-linked by openssl rehash, inspected; not linked, the upstream is refused",
           arguments: [true, false])

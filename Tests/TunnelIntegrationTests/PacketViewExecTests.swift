@@ -31,6 +31,14 @@ final class PacketViewExecTests {
         }
     }
 
+    /// Every packet of `files` as tshark lists it, for a failure's message.
+    func listing(_ files: [String]) -> String {
+        files.map { file in
+            file + ":\n" + Sh.run(["tshark", "-r", file, "-T", "fields", "-E", "separator=|", "-e", "frame.number", "-e", "frame.time_relative",
+                                   "-e", "ip.src", "-e", "tcp.srcport", "-e", "tcp.dstport", "-e", "tcp.seq", "-e", "tcp.len", "-e", "_ws.col.Info"]).out
+        }.joined(separator: "\n")
+    }
+
     func json(_ arguments: [String]) throws -> [String: Any] {
         let r = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir] + arguments + ["--json"])
         guard r.status == 0, let object = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any] else {
@@ -50,7 +58,7 @@ final class PacketViewExecTests {
         // The request and the response decrypt through the embedded secrets alone. (OpenSSL logs
         // the traffic secrets just after the Finished is on the wire; the capture writer puts a
         // batch's secrets before its packets, so they precede the Finished in the file.)
-        #expect(http.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200"], "\(http)")
+        #expect(http.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200"], "\(http)\n\(r)\n\(listing(files))")
         // It is the embedded secrets that decrypt it: without them (editcap --discard-all-secrets)
         // nothing reads as HTTP.
         let bare = lab.dir + "/bare.pcapng"

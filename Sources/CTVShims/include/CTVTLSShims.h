@@ -71,4 +71,9 @@ size_t tv_wbio_pending(BIO *bio);
 /// Sends what waits: 1 = all sent, 0 = the socket is full (try again when writable),
 /// -1 = error (errno set).
 int tv_wbio_flush(BIO *bio);
+/// While `on`, OpenSSL's own BIO_flush keeps the bytes (and says it sent them); only
+/// tv_wbio_flush sends. OpenSSL 3 flushes a TLS 1.3 server's flight (ServerHello … Finished)
+/// *before* it derives and logs the application and client handshake secrets; held, the flight
+/// leaves after the key log callback, so a capture's secrets precede the packets they decrypt.
+void tv_wbio_hold(BIO *bio, int on);
 #endif
