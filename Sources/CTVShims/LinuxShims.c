@@ -10,6 +10,8 @@ int tv_rename_exchange(const char *a, const char *b) { return renameat2(AT_FDCWD
 
 size_t tv_heap_in_use(void) { return mallinfo2().uordblks; }
 
+void tv_malloc_trim(void) { (void)malloc_trim(0); }
+
 int tv_o_direct(void) { return O_DIRECT; }
 
 unsigned int tv_dio_offset_alignment(int fd, unsigned int *memory_alignment) {

@@ -91,6 +91,12 @@ struct RelayPhaseTests {
         #expect(!off.relay.spliceAllowed)
     }
 
+    @Test("the ServerHello parser is boxed: 8 bytes of every connection's relay state, not the parser inline")
+    func helloParserBoxed() {
+        #expect(MemoryLayout<HelloReading?>.size == 8)
+        #expect(MemoryLayout<ServerHelloParser>.size > 100)
+    }
+
     @Test("relay end, both sides closed in order after data: nothing to weigh, a plain close")
     func relayEndClean() {
         var m = Self.inspected()

@@ -46,6 +46,10 @@ int tv_rename_exchange(const char *a, const char *b);
 /// memory micro-benchmarks (malloc.h is not in Swift's Glibc module).
 size_t tv_heap_in_use(void);
 
+/// malloc_trim(0): returns every arena's free whole pages to the kernel (madvise(MADV_DONTNEED)
+/// on free chunks, then the top of each arena).
+void tv_malloc_trim(void);
+
 /// O_DIRECT (glibc defines it only under _GNU_SOURCE): open(2) flag for writes that skip the page cache.
 int tv_o_direct(void);
 

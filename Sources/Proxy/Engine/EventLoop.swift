@@ -32,6 +32,10 @@ final class EventLoop {
     /// This loop's view of the listening socket (nil for a loop that only adopts connections).
     var listener: Listener?
 
+    /// Returns the heap's free pages to the kernel after idle connections released their TLS
+    /// buffers (`HeapTrimPolicy`).
+    private(set) lazy var heapTrimmer = HeapTrimmer(loop: self)
+
     /// Monotonic ns and wall-clock µs, read once per loop turn.
     var now: UInt64 { core.now }
     var wallNow: Int64 { core.wallNow }
