@@ -10,7 +10,11 @@ public protocol ChunkRecorder: Sendable {
     ///   - direction: which way the bytes went.
     ///   - offsetMicros: µs since the flow's first byte (its accept time).
     ///   - bytes: the plaintext, valid during the call only.
-    func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer)
+    /// - Returns: false when nothing more of this flow will be recorded (content keeping is past
+    ///   the flow's budget on both sides, or stopped for it): the caller may stop calling for
+    ///   the flow. True otherwise, and whenever in doubt.
+    @discardableResult
+    func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) -> Bool
     /// The flow is over; nothing more will come for it.
     func flowEnded(flow: UInt64)
     /// An inspected flow's decrypted relay begins (both TLS legs are up), before its first
@@ -60,9 +64,13 @@ public struct ChunkRecorderPair: ChunkRecorder {
 
     public var isRecording: Bool { first.isRecording || second.isRecording }
 
-    public func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) {
-        if first.isRecording { first.record(flow: flow, direction: direction, offsetMicros: offsetMicros, bytes: bytes) }
-        if second.isRecording { second.record(flow: flow, direction: direction, offsetMicros: offsetMicros, bytes: bytes) }
+    /// False only when both said false (one not recording now may start).
+    @discardableResult
+    public func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) -> Bool {
+        var wanted = false
+        if !first.isRecording || first.record(flow: flow, direction: direction, offsetMicros: offsetMicros, bytes: bytes) { wanted = true }
+        if !second.isRecording || second.record(flow: flow, direction: direction, offsetMicros: offsetMicros, bytes: bytes) { wanted = true }
+        return wanted
     }
 
     public func flowEnded(flow: UInt64) {

@@ -53,7 +53,11 @@ public final class ContentRecorder: Sendable {
     /// One plaintext read of flow `id` (see `FlowContentRecorder.record`): handed to the flow's
     /// recorder, which is made now when the flow has none and content is kept (else the chunk is
     /// not recorded). One uncontended lock to find the recorder; never blocks on disk.
-    public func record(flow id: Int64, _ direction: Direction, at offset: Int64, _ bytes: UnsafeRawBufferPointer) {
+    /// - Returns: false once the flow's recorder records nothing more (both sides past the
+    ///   budget, content switched off, or finished): the proxy stops handing this flow's chunks
+    ///   (past the budget a chunk then costs the loop nothing instead of this lock and lookup).
+    @discardableResult
+    public func record(flow id: Int64, _ direction: Direction, at offset: Int64, _ bytes: UnsafeRawBufferPointer) -> Bool {
         let recorder = state.withLock { state -> FlowContentRecorder? in
             if let existing = state.flows[id] { return existing }
             guard state.policy.keep else { return nil }
@@ -61,7 +65,9 @@ public final class ContentRecorder: Sendable {
             state.flows[id] = made
             return made
         }
-        recorder?.record(direction, at: offset, bytes)
+        guard let recorder else { return true }
+        recorder.record(direction, at: offset, bytes)
+        return recorder.isRecording
     }
 
     /// The connection of flow `id` (the proxy's `FlowFacts.id`) closed: its recorder (if it has
@@ -109,7 +115,8 @@ extension ContentRecorder: ChunkRecorder {
     public var isRecording: Bool { isKeeping }
 
     /// `record(flow:_:at:_:)` for the proxy's flow id (`FlowFacts.id`).
-    public func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) {
+    @discardableResult
+    public func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) -> Bool {
         record(flow: Int64(flow), direction, at: offsetMicros, bytes)
     }
 }

@@ -33,6 +33,9 @@ struct OpenTurns {
         /// Whether `carried` holds bytes of this turn from earlier batches.
         var hasCarried = false
         var lost = false
+        /// False once the turn was taken out (it ended, or was written as an orphan): the entry
+        /// stays in the table until the batch ends, so the flow's next turn reuses it.
+        var isOpen = true
     }
 
     /// A turn ready to be written: final figures (kept = bytes actually held) and where its bytes
@@ -49,7 +52,16 @@ struct OpenTurns {
 
     let limit: Int64
     private(set) var buffered: Int64 = 0
+    /// A flow's entry, open or idle. An ended turn's entry stays (idle) until `endBatch`: a
+    /// small request's turns follow one another on one flow (request, response, request …), and
+    /// removing the entry at each end and inserting it again at the next turn's first chunk
+    /// took four hash lookups a turn; reused in place, each chunk and each end takes one
+    /// (callgrind, `Scripts/bench-callgrind` h1 row, i26-rec).
     private var open: [Int64: Buffer] = [:]
+    /// Entries of `open` whose turn is open.
+    private var openCount = 0
+    /// `endBatch`'s list of idle entries to remove (kept from batch to batch).
+    private var idle: [Int64] = []
     /// Bytes of open turns that came in earlier batches, copied when their batch ended, by flow
     /// (only turns that outlive a batch have any).
     private var carried: [Int64: [UInt8]] = [:]
@@ -58,55 +70,66 @@ struct OpenTurns {
 
     init(limit: Int64) { self.limit = limit }
 
-    var isEmpty: Bool { open.isEmpty }
+    /// No turn is open.
+    var isEmpty: Bool { openCount == 0 }
+
+    /// Entries in the table, open and idle (tests: an idle entry lasts until `endBatch`).
+    var entries: Int { open.count }
 
     /// Adds a chunk's kept bytes (`count` bytes at `start` of block `block` of the batch being
-    /// written) to its turn.
+    /// written) to its turn. One hash lookup: the table's default subscript finds the flow's
+    /// entry or inserts one, and the entry is changed in place.
     /// - Returns: bytes discarded (0 when all fit), and the flow's earlier turn if one was still
     ///   open (its end event was lost).
     mutating func append(flow: Int64, turn: Turn, block: Int, start: Int, count: Int) -> (discarded: Int, orphan: Finished?) {
+        OpenTurns.append(to: &open[flow, default: Buffer(turn: turn, isOpen: false)], flow: flow, turn: turn,
+                         piece: Piece(block: block, start: start, count: count),
+                         limit: limit, buffered: &buffered, openCount: &openCount, pieces: &pieces, carried: &carried)
+    }
+
+    /// `append`'s work on the flow's entry (distinct stored properties passed in-out, so the
+    /// entry is borrowed from the table only once).
+    private static func append(to buffer: inout Buffer, flow: Int64, turn: Turn, piece: Piece, limit: Int64,
+                               buffered: inout Int64, openCount: inout Int, pieces: inout [Piece],
+                               carried: inout [Int64: [UInt8]]) -> (discarded: Int, orphan: Finished?) {
         var orphan: Finished?
-        var found = open.index(forKey: flow)
-        if let index = found, open.values[index].turn.number < turn.number {
+        if buffer.isOpen, buffer.turn.number < turn.number {
             // Its end was lost: the earlier turn is written as it is, and this one starts afresh.
-            orphan = take(open.remove(at: index).value, flow: flow, ending: nil)
-            found = nil
+            orphan = take(buffer, flow: flow, ending: nil, buffered: &buffered, carried: &carried)
+            buffer = Buffer(turn: turn)
+        } else if !buffer.isOpen {
+            buffer = Buffer(turn: turn)
+            openCount += 1
         }
-        let index: Dictionary<Int64, Buffer>.Index
-        if let found {
-            index = found
-        } else {
-            open[flow] = Buffer(turn: turn)
-            index = open.index(forKey: flow)!
+        if buffered + Int64(piece.count) > limit {
+            buffer.lost = true
+            return (piece.count, orphan)
         }
-        // Mutated in place in the table: one lookup per chunk, no copy of the buffer.
-        if buffered + Int64(count) > limit {
-            open.values[index].lost = true
-            return (count, orphan)
-        }
-        let piece = pieces.count
-        pieces.append(Piece(block: block, start: start, count: count))
-        let previous = open.values[index].lastPiece
-        if previous < 0 { open.values[index].firstPiece = piece } else { pieces[previous].next = piece }
-        open.values[index].lastPiece = piece
-        open.values[index].count += count
-        buffered += Int64(count)
+        let index = pieces.count
+        pieces.append(piece)
+        if buffer.lastPiece < 0 { buffer.firstPiece = index } else { pieces[buffer.lastPiece].next = index }
+        buffer.lastPiece = index
+        buffer.count += piece.count
+        buffered += Int64(piece.count)
         return (0, orphan)
     }
 
-    /// Ends `turn` of `flow` with its final figures.
+    /// Ends `turn` of `flow` with its final figures. One hash lookup; the flow's entry stays,
+    /// idle, until the batch ends.
     /// - Returns: the flow's earlier turn if one was still open, then this one.
     mutating func end(flow: Int64, turn: Turn) -> (earlier: Finished?, ended: Finished) {
-        // One lookup: the flow's open turn is an earlier one (its end was lost), this one, or a
-        // later one (put back: a writer that sees events in order never meets it).
+        // The flow's open turn is an earlier one (its end was lost), this one, or a later one
+        // (left open: a writer that sees events in order never meets it).
         var earlier: Finished?
-        if let taken = open.removeValue(forKey: flow) {
-            if taken.turn.number < turn.number {
-                earlier = take(taken, flow: flow, ending: nil)
-            } else if taken.turn.number == turn.number {
-                return (nil, take(taken, flow: flow, ending: turn))
-            } else {
-                open[flow] = taken
+        if let index = open.index(forKey: flow), open.values[index].isOpen {
+            let taken = open.values[index]
+            if taken.turn.number <= turn.number {
+                open.values[index].isOpen = false
+                openCount -= 1
+                if taken.turn.number == turn.number {
+                    return (nil, OpenTurns.take(taken, flow: flow, ending: turn, buffered: &buffered, carried: &carried))
+                }
+                earlier = OpenTurns.take(taken, flow: flow, ending: nil, buffered: &buffered, carried: &carried)
             }
         }
         var final = turn
@@ -121,12 +144,14 @@ struct OpenTurns {
     }
 
     /// The batch being written is done with: the turns still open copy their pieces of it (its
-    /// blocks are about to be reused), and the pieces are forgotten.
+    /// blocks are about to be reused), the pieces are forgotten, and idle entries are removed
+    /// (a flow that ended leaves none behind).
     mutating func endBatch(_ batch: ContentBatch) {
-        guard !pieces.isEmpty else { return }
         var index = open.startIndex
         while index != open.endIndex {
-            if open.values[index].firstPiece >= 0 {
+            if !open.values[index].isOpen {
+                idle.append(open.keys[index])
+            } else if open.values[index].firstPiece >= 0 {
                 let flow = open.keys[index]
                 var next = open.values[index].firstPiece
                 while next >= 0 {
@@ -140,15 +165,20 @@ struct OpenTurns {
             }
             index = open.index(after: index)
         }
+        for flow in idle { open.removeValue(forKey: flow) }
+        idle.removeAll(keepingCapacity: idle.capacity <= 4_096)
         pieces.removeAll(keepingCapacity: pieces.capacity <= 65_536)
     }
 
     /// Every open turn, for shutdown (after the last batch ended): their ends never came, so they
     /// are written as incomplete.
     mutating func drain() -> [Finished] {
-        let buffers = open
-        let all = buffers.map { flow, buffer in take(buffer, flow: flow, ending: nil) }
+        var all: [Finished] = []
+        for (flow, buffer) in open where buffer.isOpen {
+            all.append(OpenTurns.take(buffer, flow: flow, ending: nil, buffered: &buffered, carried: &carried))
+        }
         open = [:]
+        openCount = 0
         carried = [:]
         buffered = 0
         return all.sorted { ($0.flow, $0.turn.number) < ($1.flow, $1.turn.number) }
@@ -167,10 +197,11 @@ struct OpenTurns {
         return out
     }
 
-    /// The turn `buffer` holds, taken out of the record (the caller removed it from `open`):
+    /// The turn `buffer` holds, taken out of the record (the caller marks its entry idle):
     /// with `ending`'s figures when its end came (kept = the bytes held: only a loss of the
     /// writer's own makes them differ), else as a turn whose end never came.
-    private mutating func take(_ buffer: Buffer, flow: Int64, ending: Turn?) -> Finished {
+    private static func take(_ buffer: Buffer, flow: Int64, ending: Turn?, buffered: inout Int64,
+                             carried: inout [Int64: [UInt8]]) -> Finished {
         buffered -= Int64(buffer.count)
         let bytes = buffer.hasCarried ? carried.removeValue(forKey: flow) ?? [] : []
         guard var final = ending else { return OpenTurns.finish(flow: flow, buffer: buffer, carried: bytes) }

@@ -109,8 +109,11 @@ public final class DecryptedCapture: ChunkRecorder {
                                  startMicros: startMicros))
     }
 
-    public func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) {
+    /// Always true: the capture has no per-flow budget.
+    @discardableResult
+    public func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) -> Bool {
         _ = queue.enqueue(.data(flow: flow, direction: direction, timeMicros: offsetMicros, bytes: bytes))
+        return true
     }
 
     public func flowEnded(flow: UInt64, cutOff: Bool) {

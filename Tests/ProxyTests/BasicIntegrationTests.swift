@@ -305,6 +305,21 @@ final class EngineBehaviourTests {
         }
     }
 
+    @Test("a recorder that wants nothing more of a flow is handed none of its later chunks")
+    func recorderDone() throws {
+        let recorder = CountingRecorder(on: true, wanted: false)
+        let harness = try Harness { $0.chunkRecorder = recorder }
+        let r = Shell.run(["curl", "-sS", "--http1.1", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "-o", "/dev/null",
+                           "https://localhost:\(nginx.tlsPort)/10m.bin"], timeout: 60)
+        #expect(r.status == 0, "\(r.err)")
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.bytesFromServer > 10_000_000)
+        // The request, the first chunk, was the last it was handed.
+        #expect(recorder.chunks.load(ordering: .relaxed) == 1)
+        #expect(UInt64(recorder.bytes.load(ordering: .relaxed)) == flow.bytesFromClient)
+        #expect(harness.waitIdle())
+    }
+
     @Test("client-leg session resumption with a ticket; upstream sessions reused")
     func resumption() throws {
         let harness = try Harness(mode: .reverse(tls: true, host: "127.0.0.1", port: nginx.tlsPort))

@@ -316,6 +316,40 @@ import FlowTerms
         #expect(open.bytes(of: long, in: second) == [1, 2, 3, 4, 5])
         #expect(long.turn == turn && open.buffered == 0)
     }
+
+    /// A flow's turns one after another in one batch (request, response, request) reuse its
+    /// entry: it stays, idle, after each end, and the batch's end removes it; a turn open at the
+    /// batch's end keeps its entry.
+    @Test func consecutiveTurnsOfAFlowReuseItsEntryUntilTheBatchEnds() {
+        var open = OpenTurns(limit: 100)
+        var batch = ContentBatch()
+        let request = Turn(number: 1, direction: .clientToServer, startOffset: 0, keptBytes: 2, seenBytes: 2)
+        let response = Turn(number: 2, direction: .serverToClient, startOffset: 4, keptBytes: 3, seenBytes: 3)
+        let next = Turn(number: 3, direction: .clientToServer, startOffset: 9, keptBytes: 1, seenBytes: 1)
+        _ = Self.append(&open, &batch, flow: 7, turn: request, [1, 2])
+        let first = open.end(flow: 7, turn: request)
+        #expect(open.isEmpty && open.entries == 1 && open.buffered == 0)
+        #expect(first.earlier == nil && first.ended.turn == request && open.bytes(of: first.ended, in: batch) == [1, 2])
+        _ = Self.append(&open, &batch, flow: 7, turn: response, [3, 4])
+        _ = Self.append(&open, &batch, flow: 7, turn: response, [5])
+        #expect(!open.isEmpty && open.entries == 1 && open.buffered == 3)
+        let second = open.end(flow: 7, turn: response)
+        #expect(second.earlier == nil && second.ended.turn == response)
+        #expect(open.bytes(of: second.ended, in: batch) == [3, 4, 5] && second.ended.carried.isEmpty)
+        // An end for a turn the flow never opened: the earlier turn is not touched again.
+        let stray = open.end(flow: 7, turn: Turn(number: 2, direction: .serverToClient, startOffset: 4, keptBytes: 0, seenBytes: 3))
+        #expect(stray.earlier == nil && stray.ended.firstPiece == -1 && open.buffered == 0)
+        _ = Self.append(&open, &batch, flow: 7, turn: next, [6])
+        _ = Self.append(&open, &batch, flow: 8, turn: request, [9, 9])
+        _ = open.end(flow: 8, turn: request)
+        #expect(open.entries == 2 && open.buffered == 1)
+        open.endBatch(batch)
+        // Flow 8's idle entry is gone; flow 7's open turn carried its byte.
+        #expect(open.entries == 1 && open.buffered == 1 && open.pieces.isEmpty)
+        batch.clear()
+        let last = open.end(flow: 7, turn: next)
+        #expect(last.ended.turn == next && last.ended.carried == [6] && open.isEmpty)
+    }
 }
 
 @Suite struct ContentWriterBatchingTests {

@@ -258,9 +258,9 @@ extension ProxyConnection {
         // fast local server's response often comes back within the turn that sent the request,
         // which made a request last 0 µs (found by the walkthrough). One vDSO call per burst.
         if machine.relay.recordsContent, !exchangesStopped { readExchanges(chunk, direction, at: EngineClock.wallMicros()) }
-        if machine.relay.recordsContent, let recorder = shared.recorder, recorder.isRecording {
-            recorder.record(flow: machine.facts.id, direction: direction,
-                            offsetMicros: now - machine.facts.startMicros, bytes: chunk)
+        if machine.relay.recordsContent, !recorderDone, let recorder = shared.recorder, recorder.isRecording,
+           !recorder.record(flow: machine.facts.id, direction: direction, offsetMicros: now - machine.facts.startMicros, bytes: chunk) {
+            recorderDone = true
         }
     }
 }

@@ -65,6 +65,10 @@ final class ProxyConnection: LoopHandler {
     /// nil until the first plaintext burst, and again once reading stopped (`exchangesStopped`).
     var exchanges: ExchangeReader?
     var exchangesStopped = false
+    /// The chunk recorder said it records nothing more of this flow (`ChunkRecorder.record`
+    /// returned false: content keeping past the flow's budget on both sides): its chunks are no
+    /// longer handed to it.
+    var recorderDone = false
 
     /// The loop's relay buffer.
     var buffer: UnsafeMutableRawBufferPointer { loop.buffer }

@@ -33,15 +33,20 @@ final class CollectingSink: FlowSink {
     }
 }
 
-/// A ChunkRecorder that sums what it is given.
+/// A ChunkRecorder that sums what it is given, and answers `wanted` to every chunk.
 final class CountingRecorder: ChunkRecorder {
     let on: Bool
+    let wanted: Bool
     let bytes = Atomic<Int>(0)
     let chunks = Atomic<Int>(0)
-    init(on: Bool) { self.on = on }
+    init(on: Bool, wanted: Bool = true) {
+        self.on = on
+        self.wanted = wanted
+    }
     var isRecording: Bool { on }
-    func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes buffer: UnsafeRawBufferPointer) {
+    func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes buffer: UnsafeRawBufferPointer) -> Bool {
         bytes.wrappingAdd(buffer.count, ordering: .relaxed)
         chunks.wrappingAdd(1, ordering: .relaxed)
+        return wanted
     }
 }
