@@ -12,10 +12,10 @@ public struct QueuedPacket: Sendable, Equatable {
     public var originalLength: Int
     /// Bytes kept (at most the snap length).
     public var includedLength: Int
-    /// Where its block is in the batch's blocks.
+    /// Where its block is in the batch's store (`CaptureBatch.withBlocks`, from the store's start).
     public var block: Range<Int>
 
-    /// Where the captured bytes are in the batch's blocks.
+    /// Where the captured bytes are in the batch's store.
     public var bytes: Range<Int> {
         block.lowerBound + PcapngBlocks.enhancedPacketHeaderSize..<block.lowerBound + PcapngBlocks.enhancedPacketHeaderSize + includedLength
     }
@@ -73,6 +73,17 @@ public struct CaptureBatch: WriterBatch {
     /// Bounds: items (packets and secrets) and bytes (both stores) in one batch.
     public let maximumItems: Int
     public let maximumBytes: Int
+    /// Where the first packet's block starts in the store (`withBlocks`; 0 ≤ it <
+    /// `maximumFirstBlockOffset`): the capture writer sets it on the empty batch to the file's
+    /// end modulo its direct write unit as it expects it when this batch is written
+    /// (`CaptureWriterThread.prepare`), so that the store's start is a block boundary of the file
+    /// and the blocks are written with O_DIRECT from the store itself, the held tail put in front
+    /// of them (`CaptureFileAppender.append(inPlace:)`), not copied into the appender's buffer.
+    /// The bytes before it are not blocks.
+    public private(set) var firstBlockOffset = 0
+    /// The room kept in front of the blocks for `firstBlockOffset` (a direct write unit larger
+    /// than this is written by copying, as before).
+    public static let maximumFirstBlockOffset = 64 << 10
 
     public init(maximumItems: Int = 16_384, maximumBytes: Int = 16 << 20) {
         self.maximumItems = maximumItems
@@ -83,16 +94,36 @@ public struct CaptureBatch: WriterBatch {
     public var isWorthWritingNow: Bool { count * 2 >= maximumItems || (blockBytes + secrets.count) * 2 >= maximumBytes }
 
     /// Bytes of packet blocks held.
-    public var blockBytes: Int { store?.count ?? 0 }
+    public var blockBytes: Int {
+        guard let store, store.count > 0 else { return 0 }
+        return store.count - firstBlockOffset
+    }
 
-    /// Calls `body` with the packets' blocks, back to back (valid during the call only).
+    /// Calls `body` with the store from its start: the packets' blocks back to back from
+    /// `firstBlockOffset` (`QueuedPacket.block` counts from the store's start); valid during the
+    /// call only; empty when no packet was taken.
     public func withBlocks<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        guard let store else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        guard let store, store.count > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         return try body(UnsafeRawBufferPointer(start: store.base, count: store.count))
     }
 
+    /// The store's memory, for the writer that owns the batch (`BoundedWriterQueue.run` swapped
+    /// it out): `base` (2 MiB-aligned when mapped; the first `firstBlockOffset` bytes are free
+    /// for it to fill) and the bytes used from it; nil when no packet was taken.
+    public var storeMemory: (base: UnsafeMutableRawPointer, count: Int)? {
+        guard let store, store.count > 0 else { return nil }
+        return (store.base, store.count)
+    }
+
     /// A copy of the packets' blocks (tests).
-    public var blocks: [UInt8] { withBlocks { Array($0) } }
+    public var blocks: [UInt8] { withBlocks { Array($0.dropFirst(firstBlockOffset)) } }
+
+    /// Sets `firstBlockOffset` on a batch that holds no packet (0 when `offset` is outside
+    /// 0..<`maximumFirstBlockOffset`); a batch holding packets keeps its own.
+    public mutating func placeFirstBlock(at offset: Int) {
+        guard packets.isEmpty, blockBytes == 0 else { return }
+        firstBlockOffset = (0..<Self.maximumFirstBlockOffset).contains(offset) ? offset : 0
+    }
 
     public mutating func add(_ offer: CaptureOffer, refusing: Bool, counters: inout CaptureQueueCounters) -> (added: Int, outcome: Bool) {
         switch offer {
@@ -106,7 +137,7 @@ public struct CaptureBatch: WriterBatch {
                 return (0, false)
             }
             let blocks = uniqueStore()
-            let start = blocks.count
+            let start = blocks.count == 0 ? firstBlockOffset : blocks.count
             PcapngBlocks.writeEnhancedPacket(at: blocks.base + start, length: length, timestampMicros: time,
                                              packet: UnsafeRawBufferPointer(rebasing: packet[0..<kept]), originalLength: packet.count,
                                              direction: flag, comment: commentBytes)
@@ -133,7 +164,7 @@ public struct CaptureBatch: WriterBatch {
     private mutating func uniqueStore() -> CaptureBlockStore {
         // Checked before any binding (a binding is a second reference).
         if isKnownUniquelyReferenced(&store), let store { return store }
-        let fresh = CaptureBlockStore(capacity: maximumBytes)
+        let fresh = CaptureBlockStore(capacity: maximumBytes + Self.maximumFirstBlockOffset)
         if let store {
             fresh.base.copyMemory(from: store.base, byteCount: store.count)
             fresh.count = store.count
@@ -151,7 +182,7 @@ public struct CaptureBatch: WriterBatch {
 }
 
 /// The memory a `CaptureBatch` builds its packets' blocks in: `capacity` bytes (the batch's
-/// `maximumBytes`) of `CaptureMemory` (huge pages where the kernel gives them), reserved once
+/// `maximumBytes` and the room for its `firstBlockOffset`) of `CaptureMemory` (huge pages where the kernel gives them), reserved once
 /// and kept from batch to batch, so that the engine thread neither reallocates nor faults in
 /// fresh 4 KiB pages as a batch grows; heap memory if the mapping fails.
 ///

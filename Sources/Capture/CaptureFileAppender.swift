@@ -62,6 +62,8 @@ public final class CaptureFileAppender {
     private let memory: CaptureMemory?
     private let buffer: UnsafeMutableRawPointer?
     private let capacity: Int
+    /// The alignment direct I/O asks of memory (STATX_DIOALIGN's, at least a page).
+    private let directMemoryAlignment: Int
     /// Bytes in `buffer`: the file's bytes from `end - held` (a block boundary) to `end`.
     private var held = 0
 
@@ -81,6 +83,7 @@ public final class CaptureFileAppender {
         let page = max(Int(sysconf(Int32(_SC_PAGESIZE))), 4096)
         let alignment = max(page, block, Int(memoryAlignment).nonzeroBitCount == 1 ? Int(memoryAlignment) : 0)
         blockBytes = block
+        directMemoryAlignment = alignment
         capacity = max(block, bufferBytes / block * block)
         // CaptureMemory is 2 MiB-aligned: enough for any direct I/O alignment up to that.
         let mapped = directFD >= 0 && alignment <= CaptureMemory.hugePageBytes ? CaptureMemory(capacity: capacity) : nil
@@ -120,6 +123,52 @@ public final class CaptureFileAppender {
 
     /// Appends one run of bytes (`append([bytes])`).
     public func append(_ bytes: UnsafeRawBufferPointer) -> Errno? { append([bytes]) }
+
+    /// The offset from a block boundary of the file at which bytes appended next land: where
+    /// `append(inPlace:leading:count:)` wants its bytes to start; nil when the file is not
+    /// written directly (every append copies then).
+    public var inPlaceOffset: Int? { mode == .direct && descriptor >= 0 && buffer != nil ? held : nil }
+
+    /// Appends `count` bytes found at `memory + leading` with O_DIRECT from that memory itself
+    /// (the copy into the direct buffer skipped): the held tail is copied into the `leading`
+    /// bytes in front of them (the caller's, free to overwrite), every whole block from `memory`
+    /// is written, and the new tail past the last one is copied into the buffer and held.
+    /// Used only when `leading` is `inPlaceOffset` and `memory` is aligned for direct I/O;
+    /// otherwise the bytes are appended as `append` does (copied).
+    /// Measured: the copy skipped was the capture writer's largest user-space cost in the bulk
+    /// rows (`memmove` into this buffer, 88 of its 454 perf samples, i25-cap).
+    /// - Returns: nil when every byte is in the file; else why not (the file is as it was).
+    public func append(inPlace memory: UnsafeMutableRawPointer, leading: Int, count: Int) -> Errno? {
+        let bytes = UnsafeRawBufferPointer(start: memory + leading, count: count)
+        guard count > 0, inPlaceOffset == leading, Int(bitPattern: memory) % directMemoryAlignment == 0, let buffer else {
+            return append([bytes])
+        }
+        if held > 0 { memory.copyMemory(from: buffer, byteCount: held) }
+        let total = held + count
+        let whole = total / blockBytes * blockBytes
+        let alignedEnd = end - Int64(held)
+        if whole > 0 {
+            if let failure = writeAll(directDescriptor, memory, whole, at: alignedEnd) {
+                // The file as it was on disk ends at `written`; the held tail is still in the
+                // buffer, untouched.
+                _ = ftruncate(descriptor, off_t(written))
+                guard failure.code == EINVAL else { return failure }
+                // As `append`: buffered for good, the held tail first.
+                close(directDescriptor)
+                directDescriptor = -1
+                mode = .buffered
+                if let tailFailure = writeTail() { return tailFailure }
+                held = 0
+                return appendBuffered([bytes])
+            }
+        }
+        let rest = total - whole
+        if rest > 0 { buffer.copyMemory(from: memory + whole, byteCount: rest) }
+        held = rest
+        end = alignedEnd + Int64(total)
+        written = max(written, alignedEnd + Int64(whole))
+        return nil
+    }
 
     /// Writes the held tail (direct mode) through the buffered descriptor, so the file ends at
     /// the last byte appended; nothing when `pending` is 0.

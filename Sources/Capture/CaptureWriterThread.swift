@@ -118,6 +118,19 @@ final class CaptureWriterThread: QueueWriter {
 
     func idleDeadlinePassed() {}
 
+    /// Places the next batch's first block where the file's end will be, from a block boundary,
+    /// once `taken` is written (its secrets, then its blocks, in the open file), so that batch is
+    /// written from its store in place (`CaptureFileAppender.append(inPlace:)`). A guess only:
+    /// when the file rotates or the batch brings secrets first, it is written by copying.
+    func prepare(_ next: inout CaptureBatch, following taken: CaptureBatch) {
+        guard let open = file, open.output.inPlaceOffset != nil else {
+            next.placeFirstBlock(at: 0)
+            return
+        }
+        let end = open.output.end + Int64(taken.secrets.count + taken.blockBytes)
+        next.placeFirstBlock(at: Int(end % Int64(open.output.blockBytes)))
+    }
+
     func write(_ batch: CaptureBatch) -> Int {
         var failed = 0
         var start = 0
@@ -230,10 +243,18 @@ final class CaptureWriterThread: QueueWriter {
         let packets = index - start
         let total = secretsLength + runEnd - runStart
         guard total > 0 else { return index }
-        let failure = batch.secrets.withUnsafeBytes { secrets in
-            batch.withBlocks { blocks in
-                open.output.append([UnsafeRawBufferPointer(rebasing: secrets[0..<secretsLength]),
-                                    UnsafeRawBufferPointer(rebasing: blocks[runStart..<runEnd])])
+        let failure: Errno?
+        if secretsLength == 0, let store = batch.storeMemory, runStart == batch.firstBlockOffset,
+           open.output.inPlaceOffset == runStart {
+            // The usual bulk batch: `prepare` placed its first block where the file's end is
+            // from a block boundary, so its blocks go to the disk from the store itself.
+            failure = open.output.append(inPlace: store.base, leading: runStart, count: runEnd - runStart)
+        } else {
+            failure = batch.secrets.withUnsafeBytes { secrets in
+                batch.withBlocks { blocks in
+                    open.output.append([UnsafeRawBufferPointer(rebasing: secrets[0..<secretsLength]),
+                                        UnsafeRawBufferPointer(rebasing: blocks[runStart..<runEnd])])
+                }
             }
         }
         if let failure {

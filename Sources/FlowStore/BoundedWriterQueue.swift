@@ -46,6 +46,15 @@ public protocol QueueWriter: AnyObject {
     func write(_ batch: Batch) -> Int
     /// The queue is stopping and its batch is written: last work, then close.
     func stop()
+    /// Called under the queue's mutex right after `taken` was swapped out for writing, with the
+    /// empty batch producers fill next (nothing is in it yet): a writer that knows where the next
+    /// batch's bytes will land sets it up here (the capture writer: `CaptureBatch.firstBlockOffset`).
+    /// Default: nothing.
+    func prepare(_ next: inout Batch, following taken: Batch)
+}
+
+extension QueueWriter {
+    public func prepare(_ next: inout Batch, following taken: Batch) {}
 }
 
 /// The bounded queue between threads that report events and one writer thread, and that
@@ -287,6 +296,7 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
                 }
                 if state.batch.count > 0 && (!state.handshake.paused || state.handshake.stopping) {
                     swap(&taken, &state.batch)
+                    writer.prepare(&state.batch, following: taken)
                     state.expedited = false
                     return .write
                 }

@@ -67,6 +67,33 @@ struct CaptureBatchTests {
         #expect(batch.blocks == before && copy.blockBytes == 0)
     }
 
+    @Test("a first block placed past the store's start: blocks from there, the room before it not counted; kept while packets are held")
+    func placedFirstBlock() {
+        var counters = CaptureQueueCounters()
+        var batch = CaptureBatch(maximumItems: 10, maximumBytes: 300)
+        batch.placeFirstBlock(at: 100)
+        #expect(batch.firstBlockOffset == 100 && batch.blockBytes == 0 && batch.storeMemory == nil)
+        let packet = [UInt8](repeating: 0x45, count: 100)
+        #expect(Self.offer(&batch, packet, time: 1, counters: &counters))
+        #expect(Self.offer(&batch, packet, time: 2, counters: &counters))
+        // The room in front counts against nothing: still two 144-byte blocks in 300 bytes.
+        #expect(!Self.offer(&batch, packet, time: 3, counters: &counters))
+        #expect(batch.packets.map(\.block) == [100..<244, 244..<388])
+        #expect(batch.blockBytes == 288 && batch.storeMemory?.count == 388)
+        let one = packet.withUnsafeBytes { PcapngBlocks.enhancedPacket(timestampMicros: 1, packet: $0, originalLength: 100, direction: .outbound) }
+        #expect(Array(batch.blocks.prefix(144)) == one && batch.blocks.count == 288)
+        #expect(batch.withBlocks { Array($0[batch.packets[0].bytes]) } == packet)
+        batch.placeFirstBlock(at: 7)
+        #expect(batch.firstBlockOffset == 100, "a batch holding packets keeps its offset")
+        batch.removeAll()
+        batch.placeFirstBlock(at: 7)
+        #expect(Self.offer(&batch, packet, time: 4, counters: &counters))
+        #expect(batch.packets.map(\.block) == [7..<151])
+        batch.removeAll()
+        batch.placeFirstBlock(at: CaptureBatch.maximumFirstBlockOffset)
+        #expect(batch.firstBlockOffset == 0, "past the room kept: from the start")
+    }
+
     @Test("full (items or bytes) or stopping: the packet is dropped and counted, nothing of it kept")
     func bounds() {
         var counters = CaptureQueueCounters()

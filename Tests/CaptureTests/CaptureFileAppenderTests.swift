@@ -130,6 +130,45 @@ struct CaptureFileAppenderTests {
         #expect(withUnsafeBytes(of: &one) { output.append($0) } == Errno(EBADF))
     }
 
+    @Test("Appended in place from 2 MiB-aligned memory at the offset asked (the held tail put in front): the same bytes after every append; another offset or alignment is copied, the same bytes")
+    func inPlace() throws {
+        let scratch = try DiskScratch()
+        let output = try CaptureFileAppender(creating: scratch.path + "/p.pcapng", bufferBytes: 16_384)
+        try #require(output.mode == .direct)
+        let room = 65_536
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: room + 200_000, alignment: 2 << 20)
+        defer { memory.deallocate() }
+        var expected: [UInt8] = []
+        // What the file held after the last `writeTail` (a written tail stays in it).
+        var inFile = 0
+        for (i, size) in Self.sizes.enumerated() {
+            let part = patternBytes(size, seed: i)
+            // Every third append misses: one byte further on, or memory off the alignment.
+            let wanted = try #require(output.inPlaceOffset)
+            #expect(wanted == expected.count % output.blockBytes)
+            let base = i % 3 == 2 ? memory + 16 : memory
+            let leading = i % 3 == 1 ? wanted + 1 : wanted
+            part.withUnsafeBytes { (base + leading).copyMemory(from: $0.baseAddress!, byteCount: size) }
+            #expect(output.append(inPlace: base, leading: leading, count: size) == nil)
+            #expect(Array(UnsafeRawBufferPointer(start: base + leading, count: size)) == part, "the bytes appended are left as they were")
+            expected += part
+            let whole = max(inFile, expected.count / output.blockBytes * output.blockBytes)
+            #expect(output.end == Int64(expected.count) && output.pending == expected.count - whole, "after append \(i)")
+            #expect(fileBytes(output.path) == Array(expected.prefix(whole)), "after append \(i): the whole blocks only")
+            if i % 2 == 1 {
+                #expect(output.writeTail() == nil)
+                #expect(fileBytes(output.path) == expected, "after append \(i) and its tail")
+                inFile = expected.count
+            }
+        }
+        #expect(output.mode == .direct)
+        let (fd, tailFailure) = output.handOver()
+        #expect(fd >= 0 && tailFailure == nil)
+        close(fd)
+        #expect(fileBytes(output.path) == expected)
+        #expect(output.inPlaceOffset == nil, "handed over: nothing in place")
+    }
+
     @Test("Asked for buffered writes: the same bytes, through the page cache")
     func bufferedOnRequest() throws {
         let scratch = try DiskScratch()

@@ -171,6 +171,32 @@ final class RunModeTests {
         #expect(flows.contains { $0["serverPort"] as? Int == 53 && $0["host"] as? String == "named.test" })
         #expect(!flows.contains { $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 8080 })
 
+        // A flow's packets right after its traffic, the session still running (issue 17): the
+        // reading commands ask the session to flush first (`LiveSessionFlush`: the capture's
+        // queue and its held-back tail), so the list is whole at once and the file being recorded
+        // holds every packet of it, as tshark counts them (without the flush the tail would
+        // reach the file only at the next tick of `CaptureTailSchedule`).
+        let fresh = lab.inHost(["curl", "-sS", "-g", "http://[fd05::2]:8080/index.html?fresh"])
+        #expect(fresh.status == 0)
+        let freshFlow = try lab.flows().first { $0["serverAddress"] as? String == "fd05::2" && $0["serverPort"] as? Int == 8080 }
+        let freshID = try #require(freshFlow?["id"] as? Int)
+        let listed = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "packets", String(freshID), "--json"])
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [String: Any], "\(listed)")
+        let packets = try #require(list["packets"] as? [[String: Any]])
+        let clientPort = try #require(freshFlow?["clientPort"] as? Int)
+        let folder = lab.dataDir + "/captures"
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".pcapng") }
+        let inFiles = files.reduce(0) { total, name in
+            let r = Sh.run(["tshark", "-r", folder + "/" + name, "-Y", "tcp.port == \(clientPort) && ipv6.addr == fd05::2", "-T", "fields", "-e", "frame.number"])
+            return total + r.out.split(separator: "\n").count
+        }
+        #expect(list["count"] as? Int == packets.count && packets.count > 5, "\(list)")
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") {
+            #expect(inFiles == packets.count, "tshark counts \(inFiles) packets of the flow in the files, tv \(packets.count)")
+        }
+        #expect(packets.first?["meaning"] as? String == "opened")
+        #expect(packets.contains { $0["meaning"] as? String == "finished_sending" }, "\(packets)")
+
         // SIGTERM: everything goes, rp_filter comes back.
         tv.stop(signal: SIGTERM)
         #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
