@@ -49,6 +49,9 @@ final class FlowBatchWriter: FlowBatchStore {
     private let nameTextInsert: SQLiteStatement
     /// Which rows may exist already (`FlowTriggerWork`): the writer runs no triggers.
     private var triggerWork: FlowTriggerWork
+    /// A test's writer whose connection keeps the triggers (`ClosingChoice.keepsTriggers`): they
+    /// then do their own work and the writer does not repeat it.
+    private let runsTriggers: Bool
 
     /// Opens `path`, applies migrations, registers the writer (closing flows a dead writer left
     /// open), reads max(id).
@@ -98,7 +101,8 @@ final class FlowBatchWriter: FlowBatchStore {
         // them): it does their work for its own rows (`FlowTriggerWork`), and SQLite then keeps
         // no statement journal for the flow upsert (above: ~9 page copies a flow, 8.5 % of the
         // writer's samples in memcpy, i25-hist).
-        database.triggersEnabled = false
+        runsTriggers = closing.keepsTriggers
+        database.triggersEnabled = runsTriggers
         triggerWork = FlowTriggerWork(maxIDAtOpen: maxID)
         activityRemoval = try database.prepare(FlowActivityTally.removalSQL)
         oldStart = try database.prepare(FlowTriggerWork.oldStartSQL)
@@ -139,7 +143,7 @@ final class FlowBatchWriter: FlowBatchStore {
             let programs = batch.programs.isEmpty ? [:] : Dictionary(batch.programs, uniquingKeysWith: { _, last in last })
             for flow in batch.latestFlows {
                 let id = flow.id
-                let previousStart = triggerWork.mayExist(id) ? try startTime(of: id) : nil
+                let previousStart = !runsTriggers && triggerWork.mayExist(id) ? try startTime(of: id) : nil
                 triggerWork.writing(id)
                 // The upsert's update path leaves the last insert rowid alone: it equals the id
                 // only when the row is new (migration 21: the writer counts its new rows).
@@ -199,7 +203,7 @@ final class FlowBatchWriter: FlowBatchStore {
             try nameUpsert.step()
             // Inserted (an update leaves the rowid alone): its trigrams, `flow_names_text_insert`'s work.
             let nameID = database.lastInsertRowID
-            if nameID != 0 {
+            if nameID != 0 && !runsTriggers {
                 try nameTextInsert.bind([.integer(nameID), .text(name)])
                 try nameTextInsert.step()
             }
@@ -268,4 +272,10 @@ final class FlowBatchWriter: FlowBatchStore {
 final class ClosingChoice: Sendable {
     /// See `FlowWriter.close(interruptingOpenFlows:)`.
     let interruptOpenFlows = Atomic<Bool>(false)
+    /// Test hook, fixed at the writer's start: its connection keeps the triggers (and leaves
+    /// their work to them), so a test can make writes fail or count them with a trigger of its
+    /// own (`FlowStore.makeWriterKeepingTriggersForTesting`). False for every real writer.
+    let keepsTriggers: Bool
+
+    init(keepsTriggers: Bool = false) { self.keepsTriggers = keepsTriggers }
 }
