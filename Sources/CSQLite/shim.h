@@ -6,3 +6,12 @@
 static inline int tv_sqlite3_config_memstatus(int on) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, on);
 }
+
+/// `sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, on, &now)`
+/// (sqlite.org/c3ref/c_dbconfig_defensive.html#sqlitedbconfigenabletrigger): triggers of the
+/// main schema on (1) or off (0) for this connection only; `sqlite3_db_config` is variadic,
+/// which Swift cannot call. Statements prepared before are re-prepared at their next step.
+/// Returns SQLITE_OK and stores the setting now in effect (0 or 1) in `*now`.
+static inline int tv_sqlite3_db_enable_triggers(sqlite3 *db, int on, int *now) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, on, now);
+}

@@ -21,6 +21,19 @@ public struct FlowHostWindows: Sendable, Equatable {
     /// Above this many (name, column) lookups a page walks the time index instead.
     public static let mostLookups = 512
 
+    /// How many entries of `flows_by_status_time` a `--host TEXT --status S` page walks before
+    /// its windows (`walksFirst`): a walk entry costs a row read (its names are in the row), a
+    /// window a seek per name and a row read per kept flow.
+    public static let walkedEntries = 1_024
+
+    /// Whether a page of `query` (a host text the names index answers) first walks its status's
+    /// index for `walkedEntries` entries, then reads windows from where the walk stopped: with
+    /// a status, the walk reads only that status's flows and needs no seek per name; a text
+    /// common among them (`--host github --status inspected`) fills its page there.
+    public static func walksFirst(_ query: FlowQuery) -> Bool {
+        query.status != nil
+    }
+
     /// Whether a page over `names` reads windows (else it walks the time index).
     public static func readsWindows(_ names: FlowNameMatches) -> Bool {
         names.lookups <= mostLookups

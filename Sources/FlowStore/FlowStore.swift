@@ -72,6 +72,13 @@ public final class FlowStore: Sendable {
         try FlowWriter(path: path, capacity: capacity, retryLimit: retryLimit, mirror: mirror, onHealthChange: onHealthChange)
     }
 
+    /// Test hook: `makeWriter`, its connection keeping the triggers (a test's own trigger refuses
+    /// or counts its writes; `ClosingChoice.keepsTriggers`).
+    func makeWriterKeepingTriggersForTesting(retryLimit: Int = FlowWriter.defaultRetryLimit,
+                                             onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws -> FlowWriter {
+        try FlowWriter(path: path, retryLimit: retryLimit, keepingTriggers: true, onHealthChange: onHealthChange)
+    }
+
     /// One page of flows matching `query`, newest first (start time, then id, both descending).
     /// - Returns: at most `query.effectiveLimit` flows and the cursor of the next page (nil when
     ///   no row follows).

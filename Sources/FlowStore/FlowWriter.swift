@@ -46,12 +46,20 @@ public final class FlowWriter: Sendable {
     ///   at once) and opens its connection at the first attempt that finds room.
     ///   - mirror: the shared store's writer, which is given a copy of every event (ids are this
     ///     writer's: the shared row is keyed by instance and local id).
-    public init(path: String, capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
+    public convenience init(path: String, capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
                 mirror: FlowWriter? = nil,
                 onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
+        try self.init(path: path, capacity: capacity, retryLimit: retryLimit, mirror: mirror, keepingTriggers: false,
+                      onHealthChange: onHealthChange)
+    }
+
+    /// `init(path:…)`, with `keepingTriggers` true only for a test (`ClosingChoice.keepsTriggers`).
+    init(path: String, capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
+         mirror: FlowWriter? = nil, keepingTriggers: Bool,
+         onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
         self.path = path
         self.mirror = mirror
-        let closing = ClosingChoice()
+        let closing = ClosingChoice(keepsTriggers: keepingTriggers)
         self.closing = closing
         let pending = PendingFlowEvents(capacity: capacity)
         self.capacity = pending.capacity

@@ -213,6 +213,22 @@ public final class SQLiteDatabase {
         set { if let handle { sqlite3_set_last_insert_rowid(handle, newValue) } }
     }
 
+    /// Whether the triggers of the file's schema run for this connection's statements
+    /// (`SQLITE_DBCONFIG_ENABLE_TRIGGER`; on by default, and for every other connection whatever
+    /// this one says). Set off only by a writer that does the triggers' work itself
+    /// (`FlowBatchWriter`, `FlowTriggerWork`). Setting it on a closed connection does nothing.
+    var triggersEnabled: Bool {
+        get {
+            var now: Int32 = 1
+            if let handle { _ = tv_sqlite3_db_enable_triggers(handle, -1, &now) }
+            return now != 0
+        }
+        set {
+            var now: Int32 = 0
+            if let handle { _ = tv_sqlite3_db_enable_triggers(handle, newValue ? 1 : 0, &now) }
+        }
+    }
+
     func connection() throws -> OpaquePointer {
         guard let handle else { throw FlowStoreError.failed(path: path, reason: "the connection is closed") }
         return handle

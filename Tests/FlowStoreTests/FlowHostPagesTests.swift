@@ -75,12 +75,13 @@ import FlowTerms
         #expect(FlowHostWindows.readsWindows(FlowNameMatches(rows: (0..<512).map { ("h\($0)", 1) })))
     }
 
-    /// Every page of `query`, following cursors.
-    func allPages(_ store: FlowStore, _ query: FlowQuery) throws -> [[Int64]] {
+    /// Every page of `query`, following cursors; a `--host --status` page's walk `walking`
+    /// entries long when given.
+    func allPages(_ store: FlowStore, _ query: FlowQuery, walking: Int? = nil) throws -> [[Int64]] {
         var pages: [[Int64]] = []
         var query = query
         while true {
-            let page = try store.flows(query)
+            let page = try walking.map { try store.hostPage(query, text: query.host ?? "", walking: $0) } ?? store.flows(query)
             pages.append(page.flows.map(\.id))
             guard let next = page.nextCursor else { return pages }
             query.after = next
@@ -134,6 +135,17 @@ import FlowTerms
             #expect(try allPages(store, FlowQuery(host: "walk.test", status: .failed, since: from, limit: 9))
                 == expectedPages(written, "walk.test", limit: 9, status: .failed, from: from))
             #expect(try store.count(FlowQuery(host: "example")) == expectedPages(written, "example", limit: 10_000)[0].count)
+            // --host --status: the bounded walk of the status index, then windows from where it
+            // stopped (a walk of 1 entry, of a few, of more than the status has: windows only, a
+            // walk that fills some pages, the walk alone).
+            for walking in [1, 13, 40, 1_024] {
+                for (text, limit) in [("example", 5), ("rare.example.org", 3), ("popular.example", 50), ("10.0.0.4", 7), ("nowhere", 5)] {
+                    #expect(try allPages(store, FlowQuery(host: text, status: .failed, limit: limit), walking: walking)
+                        == expectedPages(written, text, limit: limit, status: .failed), "\(text) \(limit) walking \(walking)")
+                }
+                #expect(try allPages(store, FlowQuery(host: "example", status: .failed, from: from, to: to, limit: 4), walking: walking)
+                    == expectedPages(written, "example", limit: 4, status: .failed, from: from, to: to), "from/to walking \(walking)")
+            }
         }
     }
 

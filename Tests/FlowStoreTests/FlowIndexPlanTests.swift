@@ -89,6 +89,18 @@ import FlowTerms
                 == ["SEARCH flows USING INDEX flows_by_status_time (status=?)"] + lists)
             #expect(try details(store, FlowQuery(host: "example", status: .inspected, after: cursor).hostPlan(names: names, window: nil, rows: 51))
                 == ["SEARCH flows USING INDEX flows_by_status_time (status=? AND start_time<?)"] + lists)
+            // --host --status's bounded walk: the status index alone (covering: no row read) for
+            // the walk's ids, then those rows by id, the kept few sorted; where it stopped, the
+            // same index alone.
+            for query in [FlowQuery(host: "example", status: .inspected), FlowQuery(host: "example", status: .inspected, after: cursor),
+                          FlowQuery(host: "example", status: .inspected, from: 100, to: 900)] {
+                let walked = query.after == nil && query.from == nil ? "status=?" : query.after != nil ? "status=? AND start_time<?" : "status=? AND start_time>? AND start_time<?"
+                #expect(try details(store, query.hostWalkPlan(names: names, walking: 1_024, rows: 51))
+                    == ["SEARCH flows USING INTEGER PRIMARY KEY (rowid=?)", "LIST SUBQUERY 5", "SEARCH flows USING COVERING INDEX flows_by_status_time (\(walked))"]
+                        + lists + ["USE TEMP B-TREE FOR ORDER BY"], "\(query)")
+                #expect(try details(store, query.hostWalkEndPlan(walking: 1_024))
+                    == ["SEARCH flows USING COVERING INDEX flows_by_status_time (\(walked))"], "\(query)")
+            }
             // The names: the trigram index over names, then each name by its id.
             let namesPlan = ["SEARCH flow_names USING INTEGER PRIMARY KEY (rowid=?)", "LIST SUBQUERY 1", "SCAN flow_names_text VIRTUAL TABLE INDEX 0:M1"]
             #expect(try details(store, FlowQueryPlan(sql: FlowTextSearch.namesSQL, bindings: [.text("\"example\"")], limit: 0)) == namesPlan)

@@ -146,7 +146,7 @@ import FlowTerms
     @Test func aFailedBatchIsKeptAndRetriedUntilItIsWritten() throws {
         try withStore { store, folder in
             let changes = Mutex<[WriteHealth.Change]>([])
-            let writer = try store.makeWriter { change, _ in changes.withLock { $0.append(change) } }
+            let writer = try store.makeWriterKeepingTriggersForTesting { change, _ in changes.withLock { $0.append(change) } }
             defer { writer.close() }
             // A trigger makes every insert fail, as a full disk would.
             try store.connection.withDatabase { try $0.execute("CREATE TRIGGER refuse BEFORE INSERT ON flows BEGIN SELECT RAISE(ABORT, 'refused by test'); END") }
@@ -176,7 +176,7 @@ import FlowTerms
 
     @Test func flowsStillUnwrittenAtCloseAreCountedAsNotSavedOrStale() throws {
         try withStore { store, _ in
-            let writer = try store.makeWriter(retryLimit: 2)
+            let writer = try store.makeWriterKeepingTriggersForTesting(retryLimit: 2)
             let saved = writer.open(sampleFlow(start: 1))
             writer.flush()
             try store.connection.withDatabase { try $0.execute("CREATE TRIGGER refuse BEFORE UPDATE ON flows BEGIN SELECT RAISE(ABORT, 'refused by test'); END; CREATE TRIGGER refuseNew BEFORE INSERT ON flows BEGIN SELECT RAISE(ABORT, 'refused by test'); END") }

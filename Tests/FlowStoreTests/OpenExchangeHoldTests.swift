@@ -78,7 +78,7 @@ import Testing
     func oneWritePerExchange() throws {
         try withStore { store, _ in
             try countingUpdates(store)
-            let writer = try store.makeWriter()
+            let writer = try store.makeWriterKeepingTriggersForTesting()
             defer { writer.close() }
             let flow = writer.open(sampleFlow(start: 100))
             let now = EngineClock.wallMicros()
@@ -97,7 +97,7 @@ import Testing
     func flushWritesOpenExchanges() throws {
         try withStore { store, _ in
             try countingUpdates(store)
-            let writer = try store.makeWriter()
+            let writer = try store.makeWriterKeepingTriggersForTesting()
             defer { writer.close() }
             let flow = writer.open(sampleFlow(start: 100))
             let now = EngineClock.wallMicros()
