@@ -22,35 +22,6 @@ import FlowTerms
         #expect(SharedHostSearch.namesBindings("a_b%") == [.text("%a\\_b\\%%")])
     }
 
-    /// A batch's names for `flow_names` (PostgreSQL migration 6: the writer's, no trigger):
-    /// each pair once, in byte order then bit, and with a cache only those it has not
-    /// written (a rolled-back batch's are written again).
-    @Test func aBatchsNewNamesAreEachPairOnceInByteOrder() {
-        var other = sampleFlow(start: 2, host: "b.example", server: "192.0.2.1", client: "10.0.0.1")
-        other.otherHosts = ["x.example", "y.example"]
-        let flows = [sampleFlow(start: 1, host: "b.example", server: "192.0.2.1", client: "10.0.0.1"), other,
-                     sampleFlow(start: 3, host: "B.example", server: "b.example", client: "10.0.0.1"),
-                     sampleFlow(start: 4, host: nil, server: "192.0.2.1", client: "10.0.0.1")]
-        var none: FlowNameCache?
-        let all = SharedFlowNames.newNames(of: flows, cache: &none).map { "\($0.name):\($0.bit)" }
-        #expect(all == ["10.0.0.1:8", "192.0.2.1:4", "B.example:1", "b.example:1", "b.example:4",
-                        "x.example,y.example:2"])
-        var cache: FlowNameCache? = FlowNameCache()
-        cache?.begin(dataVersion: 0)
-        #expect(SharedFlowNames.newNames(of: Array(flows.prefix(1)), cache: &cache).map(\.name) == ["10.0.0.1", "192.0.2.1", "b.example"])
-        cache?.committed()
-        cache?.begin(dataVersion: 0)
-        #expect(SharedFlowNames.newNames(of: flows, cache: &cache).map { "\($0.name):\($0.bit)" }
-                == ["B.example:1", "b.example:4", all[5]])
-        cache?.rolledBack()
-        cache?.begin(dataVersion: 0)
-        #expect(SharedFlowNames.newNames(of: flows, cache: &cache).count == 3)
-        cache?.committed()
-        cache?.begin(dataVersion: 0)
-        #expect(SharedFlowNames.newNames(of: flows, cache: &cache).isEmpty)
-        #expect(SharedFlowNames.insertSQL(rows: 2) == "INSERT INTO flow_names (name, column_bit) VALUES (?, ?), (?, ?) ON CONFLICT DO NOTHING")
-    }
-
     @Test func pastTheListedNamesTheConditionIsTheSubstringOnTheFlows() {
         let many = FlowNameMatches(rows: (0...SharedHostSearch.listedLookups).map { ("h\($0).example", 1) })
         #expect(SharedHostSearch.condition(many, text: "example") == PostgresDialect.textCondition("example"))

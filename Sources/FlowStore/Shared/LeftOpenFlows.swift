@@ -30,8 +30,6 @@ enum LeftOpenFlows {
         for record in closed + unwritten {
             try connection.query(PostgresDialect.upsertSQL(rows: 1), PostgresDialect.upsertBindings(record, instance: instance))
         }
-        var everyName: FlowNameCache?
-        try SharedFlowNames.insert(SharedFlowNames.newNames(of: closed + unwritten, cache: &everyName), on: connection)
         for exchange in exchanges {
             try connection.query(SharedExchangeRows.upsertSQL(rows: 1), SharedExchangeRows.bindings(exchange, instance: instance))
         }

@@ -5,9 +5,8 @@ import FlowTerms
 /// connection, made, used and closed on that thread. A batch is one transaction: the flows'
 /// latest records and the request rows (their paths without the query, `SharedExchangeRows`)
 /// sent as `insertion` says (`SharedBatchRows`: by default COPY into staging tables, then one
-/// `INSERT … SELECT … ON CONFLICT (instance_id, id) DO UPDATE` each), programs, the flows' names
-/// new to this connection (`SharedFlowNames`), the local names, pinned hosts and audit rows when
-/// due (`LocalTableSync`), and the instance's `last_seen`.
+/// `INSERT … SELECT … ON CONFLICT (instance_id, id) DO UPDATE` each), programs, the local names,
+/// pinned hosts and audit rows when due (`LocalTableSync`), and the instance's `last_seen`.
 /// A flow first written takes the local audit session recording then (`audit_session_id`).
 /// While no flow comes, the local tables are copied on the writer's idle timer when they changed
 /// (`sideWorkDue`). Each connection first closes the flows this instance left open when it was
@@ -19,9 +18,6 @@ final class PostgresBatchWriter: FlowBatchStore {
     /// Reads this data folder's names, pinned hosts, audit rows and live audit session; nil:
     /// events only.
     private let tables: LocalTableSync?
-    /// The names this connection's batches wrote to `flow_names` (`SharedFlowNames`); never
-    /// nil here (an optional only for `SharedFlowNames.newNames`' "every name").
-    private var names: FlowNameCache? = FlowNameCache()
 
     /// Connects, applies migrations, records the instance (`instances`), makes the staging
     /// tables (`SharedStaging`) and closes the flows it left open when it was killed
@@ -54,24 +50,17 @@ final class PostgresBatchWriter: FlowBatchStore {
         let rows = SharedBatchRows(flows: batch.flows, programs: Dictionary(batch.programs, uniquingKeysWith: { _, last in last }),
                                    exchanges: batch.exchanges.inOrder, instance: instance,
                                    auditSession: batch.flowCount == 0 ? nil : tables?.liveAuditSession())
-        names?.begin(dataVersion: 0)
-        let newNames = SharedFlowNames.newNames(of: batch.flows, cache: &names)
         do {
             try connection.transaction {
                 try rows.send(on: connection, as: insertion)
-                // Last of the batch's rows: a new name another instance inserts too waits
-                // for this transaction's end.
-                try SharedFlowNames.insert(newNames, on: connection)
                 try tables?.run(into: connection)
                 try connection.query("UPDATE instances SET last_seen = ? WHERE instance_id = ?",
                                      [.integer(Int64(Date().timeIntervalSince1970 * 1_000_000)), .text(instance.id)])
             }
         } catch {
-            names?.rolledBack()
             tables?.reset()
             throw error
         }
-        names?.committed()
     }
 
     /// The next copy of the local tables, while no flow comes.

@@ -213,16 +213,6 @@ enum PostgresSchema {
         DROP INDEX flows_by_host;
         DROP INDEX IF EXISTS flows_host_trgm;
         """,
-        // 6 (i26-pg, issue 25): the writers keep `flow_names` themselves (`SharedFlowNames`:
-        // each batch inserts only the names its writer has not written before), so the
-        // statement triggers, which read every batch's transition tables (8 of 64 µs a flow on
-        // a 10 M-flow store), go. A flow written by other means than a tv writer brings its
-        // names itself (`Scripts/bench-shared --fill-data` does).
-        """
-        DROP TRIGGER flow_names_on_insert ON flows;
-        DROP TRIGGER flow_names_on_update ON flows;
-        DROP FUNCTION tv_flow_names_add();
-        """,
     ]
 
     /// The trigram index `--host` reads on the shared store (`SharedHostSearch.namesSQL`): a
