@@ -25,8 +25,12 @@ struct PendingFlowEvents: WriterBatch {
     /// Keeps up to 16,384 events' room (128 KiB: an event is one reference, `FlowEvent` is
     /// `indirect`), so a busy writer's batches reuse their storage (the queue swaps two) instead
     /// of growing it by doubling and faulting in fresh pages each time, and one larger burst does
-    /// not pin its high-water mark.
+    /// not pin its high-water mark. Decided by the batch's count, not the array's capacity: the
+    /// capacity Swift reports is the allocation's usable size, which glibc rounds up to whole
+    /// pages when it maps a 128 KiB array (16,767 events) and not when its heap serves it (whether
+    /// it maps depends on the process's earlier frees), so a capacity bound kept the storage in one
+    /// process and dropped it in another.
     mutating func removeAll() {
-        events.removeAll(keepingCapacity: events.capacity <= 16_384)
+        events.removeAll(keepingCapacity: events.count <= 16_384)
     }
 }
