@@ -143,8 +143,9 @@ struct ExecProxyRunTests {
                     System.out.print(r.body());
                     // The JVM closes its sockets as it exits; a connection gone before tv's
                     // program lookup ran is "not known" (README), which a loaded machine made
-                    // happen here once. A real program lives longer than one request.
-                    Thread.sleep(400);
+                    // happen here twice (the second time with 400 ms, in a full-suite run on
+                    // 2026-12-02). A real program lives longer than one request.
+                    Thread.sleep(1500);
                 } catch (java.io.IOException e) {
                     System.err.println("direct: " + e);
                     System.exit(3);
