@@ -108,13 +108,7 @@ public final class CaptureFileAppender {
         guard descriptor >= 0 else { return Errno(EBADF) }
         if mode == .direct, let failure = appendDirect(parts) {
             guard failure.code == EINVAL else { return failure }
-            // The file system took the O_DIRECT open but not the write: buffered from now on,
-            // the held tail first (it is in the buffer, not yet in the file).
-            close(directDescriptor)
-            directDescriptor = -1
-            mode = .buffered
-            if let failure = writeTail() { return failure }
-            held = 0
+            if let failure = becomeBuffered() { return failure }
         } else if mode == .direct {
             return nil
         }
@@ -153,12 +147,7 @@ public final class CaptureFileAppender {
                 // buffer, untouched.
                 _ = ftruncate(descriptor, off_t(written))
                 guard failure.code == EINVAL else { return failure }
-                // As `append`: buffered for good, the held tail first.
-                close(directDescriptor)
-                directDescriptor = -1
-                mode = .buffered
-                if let tailFailure = writeTail() { return tailFailure }
-                held = 0
+                if let tailFailure = becomeBuffered() { return tailFailure }
                 return appendBuffered([bytes])
             }
         }
@@ -200,6 +189,18 @@ public final class CaptureFileAppender {
     }
 
     // MARK: writing
+
+    /// The file system took the O_DIRECT open but not a write (EINVAL): buffered from now on,
+    /// the held tail written first (it is in the buffer, not yet in the file).
+    /// - Returns: nil, or why the held tail could not be written.
+    private func becomeBuffered() -> Errno? {
+        close(directDescriptor)
+        directDescriptor = -1
+        mode = .buffered
+        if let failure = writeTail() { return failure }
+        held = 0
+        return nil
+    }
 
     private func appendBuffered(_ parts: [UnsafeRawBufferPointer]) -> Errno? {
         let start = end
