@@ -1,0 +1,142 @@
+import ControlChannel
+import FlowStore
+import Foundation
+import LocalCA
+import Proxy
+import Recording
+import FlowTerms
+import Settings
+import SetupActions
+import Synchronization
+import TVHome
+
+/// The session's answers on its control socket (`tv status`, `tv stop`, settings saved, the CA
+/// changed, flushes for reading commands, capture rotation) and the status values `tv status`
+/// shows.
+extension Session {
+    func answer(_ request: ControlRequest) -> ControlResponse {
+        switch request.command {
+        case "status":
+            return ControlResponse(ok: true, message: "running", values: statusValues())
+        case "stop":
+            // Answered once the session has stopped, with what was not saved (`tv stop` says it).
+            requestStop()
+            guard stoppedSignal.wait(timeout: .now() + 14) == .success else {
+                return ControlResponse(ok: true, message: "Stopping: open connections are closed and everything is flushed.")
+            }
+            stoppedSignal.signal()  // for any later waiter
+            return ControlResponse(ok: true, message: "stopped", values: finalLosses.withLock { $0 }?.values ?? [:])
+        case LiveSessionFlush.request.command:
+            // A reading command asks first, so what it shows is current (bounded: never hangs it).
+            var writers: [(DispatchTime) -> Bool] = [writer.flush(waitingUntil:), wiring.contentWriter.flush(waitingUntil:)]
+            if let packets = capture?.writer { writers.append(packets.flush(waitingUntil:)) }
+            if let decrypted = wiring.decryptedCapture { writers.append(decrypted.flush(waitingUntil:)) }
+            return LiveSessionFlush.answer(flushing: writers)
+        case "reserve-flow-ids":
+            // A `tv exec` writing to the same database takes a block of ids so that its flows
+            // never overwrite this session's (both upsert by id).
+            guard let count = request.arguments["count"].flatMap(Int64.init), count > 0, count <= 1 << 32 else {
+                return ControlResponse(ok: false, message: "reserve-flow-ids needs a count from 1 to 2^32")
+            }
+            guard let first = proxy.reserveFlowIDs(UInt64(count)) else {
+                return ControlResponse(ok: false, message: "the session is stopping")
+            }
+            return ControlResponse(ok: true, message: "reserved", values: ["first": String(first)])
+        case "setting-saved":
+            guard let record = try? settings.read() else {
+                return ControlResponse(ok: false, message: "the session could not read \(settings.file.path)")
+            }
+            if request.arguments["key"] == SettingKeys.clientCertificates.name {
+                // Read and checked once, when the proxy starts (`ProxyConfiguration.clientCertificates`).
+                return ControlResponse(ok: false, message: "client certificates are read when a session starts")
+            }
+            if request.arguments["key"]?.hasPrefix("capture.") == true {
+                // The capture writer is made with them as the session starts (`SessionCapture`).
+                return ControlResponse(ok: false, message: "capture settings are read when a session starts")
+            }
+            if request.arguments["key"] == SettingKeys.inspectionEnabled.name {
+                let wanted = record[SettingKeys.inspectionEnabled]
+                // A CA made since the session started (e.g. by `tv setup`) is picked up here.
+                if wanted && !canInspect { reloadCA() }
+                if wanted && !canInspect {
+                    return ControlResponse(ok: false, message: "this session has no usable CA, so it cannot inspect")
+                }
+                if !options.forceInspection && options.caFile == nil { proxy.setInspection(enabled: wanted) }
+            }
+            applyContentPolicy(record)
+            if let key = request.arguments["key"], StorageLimitsReading.isLimit(key) { retention.limitsChanged() }
+            return ControlResponse(ok: true, message: "applied")
+        case "ca-changed":
+            // `tv ca create`, `import`, `remake`, `remove` and `tv setup` changed the data
+            // folder's CA: mint from the one there now.
+            guard options.caFile == nil else {
+                return ControlResponse(ok: true, message: "this session uses its own CA (--ca); it keeps it")
+            }
+            if let problem = reloadCA(), options.forceInspection {
+                return ControlResponse(ok: false, message: "this session was started with --inspect and now has no usable CA (\(problem)); it inspects nothing until there is one")
+            }
+            return ControlResponse(ok: true, message: "applied", values: ["inspection": proxy.inspectionEnabled ? "on" : "off"])
+        case "pinned-forgotten":
+            // `tv pinned forget` removed the rows first; the in-memory sets answer the loops.
+            guard let host = request.arguments["host"], !host.isEmpty else {
+                return ControlResponse(ok: false, message: "no host was named")
+            }
+            wiring.pinning.forget(host: host)
+            return ControlResponse(ok: true, message: "applied")
+        case LiveDeleteEverything.request.command:
+            return LiveDeleteEverything.answer(home: home, flows: writer, content: wiring.contentWriter,
+                                               now: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        case LiveAuditKeys.request.command:
+            // `tv audit start` / `stop`: follow the live audit session's key log (issue 23).
+            return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
+        case "rotate-capture":
+            guard let capture else { return ControlResponse(ok: false, message: CaptureSessionWords.notCapturing) }
+            let result = capture.rotate()
+            return ControlResponse(ok: result.ok, message: result.message, values: result.values)
+        default:
+            return ControlResponse(ok: false, message: "'\(request.command)' is not something this session knows; use the same version of tv.")
+        }
+    }
+
+    func statusValues() -> [String: String] {
+        let c = proxy.counters
+        var values: [String: String] = [
+            "listen": options.mode == .tun ? listenLabel : (proxy.address?.description ?? ""),
+            "mode": options.mode.description,
+            "modeLabel": modeLabel,
+            "inspection": proxy.inspectionEnabled ? "on" : "off",
+            "openConnections": String(c.openConnections),
+            "accepted": String(c.accepted),
+            "refusedByCap": String(c.refusedByCap),
+            "refusedPerClient": String(c.refusedPerClient),
+            "headTimeouts": String(c.headTimeouts),
+            "exchangeReadingStopped": String(c.exchangeReadingStopped),
+            "busyPollsFoundNothing": String(c.busyPollsFoundNothing),
+            "busyPollsFoundWork": String(c.busyPollsFoundWork),
+            "acceptsFailedForDescriptors": String(c.acceptsFailedForDescriptors),
+            "connectionCap": String(c.connectionCap),
+            "descriptorLimit": String(c.descriptorLimit),
+            "bytesFromClients": String(c.bytesFromClients),
+            "bytesFromServers": String(c.bytesFromServers),
+            "pinningDetections": String(c.pinningDetections),
+            "clientLacksRoot": String(c.clientLacksRoot),
+            "possiblePinning": String(c.possiblePinning),
+            "clientLeft": String(c.clientLeft),
+            "contentKeeping": content.isKeeping ? "on" : "off",
+            "dataFolder": home.path,
+            "pid": String(getpid()),
+            "proxyAuth": options.proxyCredentials == nil ? "off" : "on",
+        ]
+        for (kind, n) in c.closedByStatus { values[SessionStatusPresentation.closedKey(kind)] = String(n) }
+        values.merge(wiring.losses.values) { old, _ in old }
+        if let shared = wiring.shared { values.merge(SharedStoreWiring.statusValues(shared)) { old, _ in old } }
+        if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
+        if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
+        if let capture { values.merge(capture.statusValues) { old, _ in old } }
+        values.merge(ProgramLookupStatus.values(wiring.programs.counters)) { old, _ in old }
+        values.merge(QueueStatus.values(flows: writer.counters, decrypted: wiring.decryptedCapture?.counters)) { old, _ in old }
+        values.merge(DiagnosticsCounters.values(proxy: c, caLoaded: canInspect, content: wiring.contentWriter.counters,
+                                                tally: wiring.tally, startedAtMicros: startedAtMicros)) { old, _ in old }
+        return values
+    }
+}

@@ -1,0 +1,68 @@
+import ControlChannel
+import FlowStore
+import Foundation
+import LocalCA
+import Proxy
+import Recording
+import FlowTerms
+import Settings
+import SetupActions
+import Synchronization
+import TVHome
+
+/// The session's CA and what follows from it: the data folder's CA read again when it changes,
+/// the periodic trust re-check, and the content policy that holds only while inspecting.
+extension Session {
+    /// Reads the data folder's CA again and mints from it (a CA made, remade or removed since
+    /// the session started), then applies the saved inspection setting after asking trust again.
+    /// A `--ca FILE` session keeps its own CA. Returns the sentence to answer with when the
+    /// folder's CA cannot be used.
+    @discardableResult
+    func reloadCA() -> String? {
+        guard options.caFile == nil else { return nil }
+        let folder = CAFolder(home: home)
+        var problem: String?
+        switch folder.load() {
+        case .present(let ca):
+            if proxy.authority?.root.sha256 != ca.root.sha256 { proxy.setAuthority(ca) }
+        case .absent:
+            proxy.setAuthority(nil)
+            problem = "there is no CA in \(folder.directory)"
+        case .doubt(let doubt):
+            proxy.setAuthority(nil)
+            problem = doubt.message
+        }
+        if followsSettings {
+            recheckTrust()
+        } else {
+            applyContentPolicy((try? settings.read()) ?? SettingsRecord())
+        }
+        return problem
+    }
+
+    func recheckTrust() {
+        let now = Int64(Date().timeIntervalSince1970)
+        if options.caFile == nil, proxy.authority == nil, case .present(let ca) = CAFolder(home: home).load() {
+            proxy.setAuthority(ca)
+        }
+        guard let report = try? InspectionGuard.recheck(home: home, settings: settings, environment: environment, now: now) else { return }
+        for notice in report.notices { say(notice) }
+        let wanted = report.record[SettingKeys.inspectionEnabled] && canInspect
+        if proxy.inspectionEnabled != wanted {
+            proxy.setInspection(enabled: wanted)
+            applyContentPolicy(report.record)
+        }
+    }
+
+    /// The content policy in force: the saved one, kept only while inspecting (or forced).
+    static func contentPolicy(_ record: SettingsRecord, inspecting: Bool, force: Bool) -> ContentPolicy {
+        ContentPolicy(keep: force ? inspecting : (record[SettingKeys.contentKeep] && inspecting),
+                      expiry: ContentExpiry(text: record[SettingKeys.contentExpiry]) ?? .default,
+                      flowBudget: record[SettingKeys.contentFlowBudget])
+    }
+
+    func applyContentPolicy(_ record: SettingsRecord) {
+        let policy = Session.contentPolicy(record, inspecting: proxy.inspectionEnabled, force: options.forceContentKeep)
+        do { try content.apply(policy) } catch let error as UserFacingError { say(error.message) } catch { say("\(error)") }
+    }
+}
