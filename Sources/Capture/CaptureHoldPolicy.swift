@@ -61,6 +61,7 @@ public struct CaptureHoldPolicy: Sendable, Equatable {
         }
     }
 
+    /// The bounds it was made with.
     public let limits: Limits
     /// The waiting flows by id.
     public private(set) var waiting: [UInt64: Wait] = [:]
