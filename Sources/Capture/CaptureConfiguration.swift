@@ -27,6 +27,9 @@ public struct CaptureConfiguration: Sendable {
     public var directWrites: Bool = true
     /// The O_DIRECT buffer, bytes (rounded down to whole blocks).
     public var directBufferBytes: Int = CaptureFileAppender.defaultBufferBytes
+    /// What the writer may hold back so a connection's client secret precedes its Finished
+    /// (`CaptureHoldPolicy`).
+    public var holdLimits = CaptureHoldPolicy.Limits()
 
     public init(folder: CaptureFolder, databasePath: String, snapLength: Int, rotation: CaptureRotation) {
         self.folder = folder

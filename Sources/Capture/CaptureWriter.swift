@@ -79,8 +79,9 @@ public final class CaptureWriter: PacketRecorder {
         return result.withLock { $0 }
     }
 
-    /// Waits until everything queued before the call is in the file, the held-back tail too
-    /// (tests, a reading command).
+    /// Waits until everything queued before the call is in the file, the held-back tail and the
+    /// packets held for a secret (`CaptureHoldPolicy`, let go without it) too (tests, a reading
+    /// command).
     public func flush() { _ = flush(waitingUntil: .distantFuture) }
 
     /// `flush` that waits no later than `deadline` (`LiveSessionFlush`): true when everything
@@ -88,7 +89,10 @@ public final class CaptureWriter: PacketRecorder {
     /// first (the writer goes on) or the writer stopped (its file was closed whole).
     public func flush(waitingUntil deadline: DispatchTime) -> Bool {
         guard queue.flush(waitingUntil: deadline) else { return false }
-        return queue.perform({ $0.writeTail() }, waitingUntil: deadline)
+        return queue.perform({
+            $0.writeAllHeld()
+            $0.writeTail()
+        }, waitingUntil: deadline)
     }
 
     /// Pauses or resumes capturing new packets (the engine checks `isCapturing` first).

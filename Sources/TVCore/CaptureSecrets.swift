@@ -1,6 +1,9 @@
 import Capture
 import FlowTerms
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The client legs' TLS secrets, handed to the capture file being written as Decryption Secrets
 /// Blocks (pcapng §4.7), so the capture of a TUN session decrypts in Wireshark and tshark with no
@@ -10,6 +13,17 @@ import Synchronization
 /// full (`capture.secretsDropped`).
 final class CaptureSecrets: TLSSecretsRecorder {
     private let writer = Mutex<CaptureWriter?>(nil)
+    /// Test seam (`TV_TEST_CLIENT_SECRET_DELAY_MS`, 0 otherwise): the loop that logs a
+    /// client-Finished secret (`TLSClientRandom.clientFinishedLabels`) sleeps this long first, so
+    /// the TUN engine's batch with that Finished is written before the secret is queued (what a
+    /// busy machine does by chance); the capture writer must still put the secret first
+    /// (`CaptureHoldPolicy`). Blocks the loop: never set outside tests.
+    let clientSecretDelayMillis: Int
+
+    /// - Parameter environment: the session's (`TV_TEST_CLIENT_SECRET_DELAY_MS`).
+    init(environment: [String: String] = [:]) {
+        clientSecretDelayMillis = environment["TV_TEST_CLIENT_SECRET_DELAY_MS"].flatMap(Int.init).map { min(max($0, 0), 5_000) } ?? 0
+    }
 
     /// Secrets from now on go to `capture` (nil: nowhere).
     func attach(_ capture: CaptureWriter?) {
@@ -18,6 +32,9 @@ final class CaptureSecrets: TLSSecretsRecorder {
 
     func record(keyLogLine line: UnsafeRawBufferPointer) {
         guard let capture = writer.withLock({ $0 }) else { return }
+        if clientSecretDelayMillis > 0, TLSClientRandom.clientFinishedLabels.contains(where: { line.starts(with: $0.utf8) }) {
+            usleep(useconds_t(clientSecretDelayMillis * 1000))
+        }
         var bytes = [UInt8](line)
         bytes.append(0x0a)
         capture.appendSecrets(bytes)

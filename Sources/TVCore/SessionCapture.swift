@@ -47,6 +47,8 @@ final class SessionCapture: Sendable {
             "capture.packetsDropped": String(queue.packetsDropped),
             "capture.packetsFailed": String(counters.packetsFailed),
             "capture.secretsDropped": String(queue.secretsDropped),
+            // Packets waiting for their connection's client secret (`CaptureHoldPolicy`).
+            "capture.packetsHeld": String(counters.packetsHeld),
             "capture.snapLength": String(writer.snapLength),
         ]
         if let seq = counters.recordingSequence { values["capture.recording"] = String(seq) }

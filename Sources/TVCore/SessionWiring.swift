@@ -29,7 +29,7 @@ final class SessionWiring: Sendable {
     /// The decrypted capture (`capture.decrypted`, only while inspecting); nil when off.
     let decryptedCapture: DecryptedCapture?
     /// The client legs' TLS secrets for a TUN session's capture file (attached once it has one).
-    let captureSecrets = CaptureSecrets()
+    let captureSecrets: CaptureSecrets
     /// Both legs' TLS secrets for the recording audit session (`Options.auditSessionID`, or the
     /// live one `tv audit start` started), followed as sessions start and stop (`LiveAuditKeys`).
     let auditKeys: LiveAuditKeys
@@ -57,6 +57,7 @@ final class SessionWiring: Sendable {
         try home.ensureExists()
         try home.ensureDirectory(home.runDirectory)
         settings = SettingsStore(file: SettingsFile(home: home))
+        captureSecrets = CaptureSecrets(environment: environment)
 
         // The CA: a one-session file, or the data folder's (absent or in doubt: no inspection).
         var authority: CertificateAuthority?

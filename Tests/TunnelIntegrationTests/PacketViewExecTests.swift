@@ -67,6 +67,20 @@ final class PacketViewExecTests {
         #expect(tshark([bare], filter: "http", fields: ["http.request.method"]).isEmpty)
     }
 
+    @Test("The client's secret logged 300 ms after its Finished was captured (TV_TEST_CLIENT_SECRET_DELAY_MS: the loop sleeps first, the writer has written that batch): the writer held the flow's packets, tshark decrypts both directions")
+    func lateClientSecret() throws {
+        let r = lab.inHost(["env", "TV_TEST_CLIENT_SECRET_DELAY_MS=300", TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet",
+                            "--inspect", "--upstream-ca", lab.upstreamCA, "--",
+                            "curl", "-sS", "--http1.1", "--cacert", lab.tvRoot, "https://origin.test/index.html"])
+        #expect(r.status == 0 && r.out == OriginLab.indexBody, "\(r)")
+        let files = try captures()
+        try #require(!files.isEmpty)
+        // Without the hold, the Finished and the request are in the file before the secret: the
+        // request does not decrypt (only the response, whose secret came before the server's flight).
+        let http = tshark(files, filter: "http", fields: ["http.request.method", "http.request.uri", "http.response.code"])
+        #expect(http.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200"], "\(http)\n\(r)\n\(listing(files))")
+    }
+
     @Test("tv packet FLOW N for every packet of an HTTPS flow and of a DNS lookup equals tshark's reading: addresses, ports, seq/ack, flags, window, TTL, DNS answers")
     func packetEqualsTshark() throws {
         let r = lab.exec(["--inspect", "--upstream-ca", lab.upstreamCA],

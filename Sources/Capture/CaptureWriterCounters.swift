@@ -1,0 +1,28 @@
+import Synchronization
+
+/// What the capture writer did, for `tv status` (read under a mutex from any thread).
+public struct CaptureWriterCounters: Sendable, Equatable {
+    /// Packets written to a file (and counted for their flow).
+    public var packetsWritten: UInt64 = 0
+    /// Packets that reached the writer but could not be written (the file or the database failed).
+    public var packetsFailed: UInt64 = 0
+    /// Packets held back now until their connection's client secret is in the file
+    /// (`CaptureHoldPolicy`).
+    public var packetsHeld: UInt64 = 0
+    /// Files opened by this writer.
+    public var filesOpened: UInt64 = 0
+    /// The file being written now, nil when none is open.
+    public var recordingSequence: Int64?
+    /// The last failure, one sentence; nil when the last write succeeded.
+    public var lastFailure: String?
+    /// How the file being written (else the last one) is written: O_DIRECT or buffered.
+    public var writeMode: CaptureWriteMode?
+
+    public init() {}
+}
+
+/// The writer's counters, shared by the writer thread (which writes them) and `CaptureWriter`
+/// (which reads them for `tv status`).
+final class CaptureCountersBox: Sendable {
+    let state = Mutex(CaptureWriterCounters())
+}

@@ -1,0 +1,104 @@
+import Wire
+
+/// A TLS connection's client random (RFC 8446 §4.1.2, RFC 5246 §7.4.1.2: the 32 bytes after the
+/// ClientHello's legacy_version), the key an NSS key log line names its connection by. The
+/// capture writer reads it from a client's ClientHello in a captured packet and from the key log
+/// lines in the Decryption Secrets Blocks it writes, to match a connection with its secrets
+/// (`CaptureHoldPolicy`). Reading only: nothing here parses more of TLS than where the random is.
+public struct TLSClientRandom: Hashable, Sendable {
+    /// The 32 bytes, big-endian in four words (cheap to hash and compare).
+    public let words: (UInt64, UInt64, UInt64, UInt64)
+
+    /// - Parameter bytes: exactly 32 bytes.
+    public init?(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == 32 else { return nil }
+        func word(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 << 8 | UInt64(bytes[at + $1]) } }
+        words = (word(0), word(8), word(16), word(24))
+    }
+
+    public static func == (a: TLSClientRandom, b: TLSClientRandom) -> Bool { a.words == b.words }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+    }
+
+    /// The labels of key log lines that carry the secret for the client's direction after its
+    /// Finished: TLS 1.3's `CLIENT_TRAFFIC_SECRET_0` and TLS 1.2's `CLIENT_RANDOM` (the master
+    /// secret). Wireshark derives the client's keys when it reads that Finished, so these are the
+    /// lines that must be in the file before it (NSS key log format).
+    public static let clientFinishedLabels: [String] = ["CLIENT_TRAFFIC_SECRET_0", "CLIENT_RANDOM"]
+
+    /// The client random of the ClientHello that starts the TCP payload of `packet` (a raw IPv4 or
+    /// IPv6 packet, LINKTYPE_RAW, what was captured of it): a TLS handshake record (content type
+    /// 22, version 3.x) whose first message is a ClientHello (type 1), the random whole in the
+    /// captured bytes. Nil for anything else (not TCP, a later fragment, no payload, cut short).
+    public static func ofClientHello(in packet: UnsafeRawBufferPointer) -> TLSClientRandom? {
+        guard case .success(let layout) = IPDatagramLayout.read(packet), layout.transportProtocol == IPProtocolNumber.tcp,
+              layout.carriesTransportHeader, !layout.headersCut else { return nil }
+        let tcp = layout.transportOffset
+        guard tcp + 20 <= packet.count else { return nil }
+        let payload = tcp + Int(packet[tcp + 12] >> 4) * 4
+        // record header (5) + handshake header (4) + legacy_version (2) + random (32)
+        guard payload + 43 <= min(packet.count, layout.end) else { return nil }
+        guard packet[payload] == 22, packet[payload + 1] == 3, packet[payload + 5] == 1 else { return nil }
+        return TLSClientRandom(UnsafeRawBufferPointer(rebasing: packet[payload + 11..<payload + 43]))
+    }
+
+    /// The client randoms of the lines of `keyLog` (NSS key log lines, "LABEL RANDOM SECRET\n")
+    /// whose label is one of `clientFinishedLabels`, in order; other lines are skipped.
+    public static func clientFinishedSecrets(inKeyLog keyLog: UnsafeRawBufferPointer) -> [TLSClientRandom] {
+        var found: [TLSClientRandom] = []
+        var start = 0
+        while start < keyLog.count {
+            var end = start
+            while end < keyLog.count, keyLog[end] != 0x0a { end += 1 }
+            if let random = clientFinishedRandom(line: UnsafeRawBufferPointer(rebasing: keyLog[start..<end])) { found.append(random) }
+            start = end + 1
+        }
+        return found
+    }
+
+    /// The client randoms `clientFinishedSecrets` finds in every Decryption Secrets Block of
+    /// `blocks` (pcapng blocks back to back, as `CaptureBatch.secrets` holds them; pcapng §4.7:
+    /// secrets type, secrets length, then the secrets) of the TLS key log type.
+    public static func clientFinishedSecrets(inBlocks blocks: UnsafeRawBufferPointer) -> [TLSClientRandom] {
+        var found: [TLSClientRandom] = []
+        var at = 0
+        func le32(_ offset: Int) -> Int { (0..<4).reduce(0) { $0 | Int(blocks[offset + $1]) << (8 * $1) } }
+        while at + 12 <= blocks.count {
+            let total = le32(at + 4)
+            guard total >= 12, at + total <= blocks.count else { break }
+            if UInt32(le32(at)) == PcapngBlocks.decryptionSecretsType, total >= 20, UInt32(le32(at + 8)) == PcapngBlocks.tlsKeyLogSecrets {
+                let length = min(le32(at + 12), total - 20)
+                found += clientFinishedSecrets(inKeyLog: UnsafeRawBufferPointer(rebasing: blocks[at + 16..<at + 16 + length]))
+            }
+            at += total
+        }
+        return found
+    }
+
+    private static func clientFinishedRandom(line: UnsafeRawBufferPointer) -> TLSClientRandom? {
+        guard let space = line.firstIndex(of: 0x20) else { return nil }
+        let label = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<space]), as: UTF8.self)
+        guard clientFinishedLabels.contains(label), space + 1 + 64 <= line.count else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        for i in 0..<32 {
+            guard let high = hexValue(line[space + 1 + 2 * i]), let low = hexValue(line[space + 2 + 2 * i]) else { return nil }
+            bytes[i] = high << 4 | low
+        }
+        if space + 1 + 64 < line.count, line[space + 1 + 64] != 0x20 { return nil }
+        return bytes.withUnsafeBytes { TLSClientRandom($0) }
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x61...0x66: return c - 0x61 + 10
+        case 0x41...0x46: return c - 0x41 + 10
+        default: return nil
+        }
+    }
+}
