@@ -10,9 +10,9 @@ public enum DecryptedCaptureItem: Sendable, Equatable {
     case began(flow: UInt64, client: PacketEndpoint, server: PacketEndpoint, startMicros: Int64, block: Int)
     /// `count` bytes of a flow's plaintext, laid out from `block` as its segments' blocks
     /// (`DecryptedCaptureLayout.dataBytes`): each payload is in place, the headers are the
-    /// writer's to fill. `sum` is `InternetChecksum.sum` of the bytes when they fit one segment
-    /// (nil over more: the writer sums each segment).
-    case data(flow: UInt64, direction: Direction, timeMicros: Int64, block: Int, count: Int, sum: UInt32?)
+    /// writer's to fill. `sums` are where in `DecryptedCaptureBatch.segmentSums` each segment's
+    /// payload sum is (`InternetChecksum.sum`, one per segment of at most the MSS, in order).
+    case data(flow: UInt64, direction: Direction, timeMicros: Int64, block: Int, count: Int, sums: Range<Int>)
     /// The flow is over: closed in order, or cut off; its blocks go at `block`.
     case ended(flow: UInt64, cutOff: Bool, timeMicros: Int64, block: Int)
 }
@@ -62,6 +62,9 @@ public struct DecryptedCaptureBatch: WriterBatch {
     public typealias Counters = DecryptedCaptureCounters
 
     public private(set) var items: [DecryptedCaptureItem] = []
+    /// The data segments' payload sums, taken by the loop as it copies each (measured: chunks
+    /// over the MSS summed by the writer instead were its largest user-space cost, perf).
+    public private(set) var segmentSums: [UInt32] = []
     /// Inspected flows begun and not ended (as of this batch's last item), with their layouts.
     public private(set) var flows: [UInt64: DecryptedCaptureLayout] = [:]
     public let maximumItems: Int
@@ -77,7 +80,7 @@ public struct DecryptedCaptureBatch: WriterBatch {
 
     private var store: DecryptedCaptureStore?
     /// The last item when it is data that a next chunk of its flow and direction may join.
-    private var open: (index: Int, flow: UInt64, direction: Direction, timeMicros: Int64, block: Int, count: Int, sum: UInt32)?
+    private var open: (index: Int, flow: UInt64, direction: Direction, timeMicros: Int64, block: Int, count: Int)?
 
     public init(maximumItems: Int = 8_192, maximumBytes: Int = 16 << 20) {
         self.maximumItems = maximumItems
@@ -156,11 +159,13 @@ public struct DecryptedCaptureBatch: WriterBatch {
                 return (0, false)
             }
             (store.base + last.block + layout.dataOffset(ofByte: last.count)).copyMemory(from: source, byteCount: n)
-            let sum = InternetChecksum.joined(last.sum, InternetChecksum.sum(chunk), firstCount: last.count)
+            // An open item carries one segment, its sum the last one taken.
+            let sumIndex = segmentSums.count - 1
+            segmentSums[sumIndex] = InternetChecksum.joined(segmentSums[sumIndex], InternetChecksum.sum(chunk), firstCount: last.count)
             store.count = last.block + layout.dataBytes(last.count + n)
             items[last.index] = .data(flow: flow, direction: direction, timeMicros: last.timeMicros, block: last.block, count: last.count + n,
-                                      sum: sum)
-            open = (last.index, flow, direction, last.timeMicros, last.block, last.count + n, sum)
+                                      sums: sumIndex..<sumIndex + 1)
+            open = (last.index, flow, direction, last.timeMicros, last.block, last.count + n)
             counters.bytesQueued &+= UInt64(n)
             return (0, true)
         }
@@ -168,20 +173,17 @@ public struct DecryptedCaptureBatch: WriterBatch {
             counters.bytesDropped &+= UInt64(n)
             return (0, false)
         }
-        var sum: UInt32?
-        if n <= layout.maximumSegmentSize {
-            (store.base + block + layout.payloadOffset).copyMemory(from: source, byteCount: n)
-            sum = InternetChecksum.sum(chunk)
-        } else {
-            var start = 0
-            while start < n {
-                let piece = min(layout.maximumSegmentSize, n - start)
-                (store.base + block + layout.dataOffset(ofByte: start)).copyMemory(from: source + start, byteCount: piece)
-                start += piece
-            }
+        let firstSum = segmentSums.count
+        var start = 0
+        while start < n {
+            let piece = min(layout.maximumSegmentSize, n - start)
+            (store.base + block + layout.dataOffset(ofByte: start)).copyMemory(from: source + start, byteCount: piece)
+            segmentSums.append(InternetChecksum.sum(UnsafeRawBufferPointer(start: source + start, count: piece)))
+            start += piece
         }
-        items.append(.data(flow: flow, direction: direction, timeMicros: timeMicros, block: block, count: n, sum: sum))
-        open = sum.map { (items.count - 1, flow, direction, timeMicros, block, n, $0) }
+        items.append(.data(flow: flow, direction: direction, timeMicros: timeMicros, block: block, count: n,
+                           sums: firstSum..<segmentSums.count))
+        open = n <= layout.maximumSegmentSize ? (items.count - 1, flow, direction, timeMicros, block, n) : nil
         counters.bytesQueued &+= UInt64(n)
         return (1, true)
     }
@@ -212,6 +214,7 @@ public struct DecryptedCaptureBatch: WriterBatch {
 
     public mutating func removeAll() {
         items.removeAll(keepingCapacity: true)
+        segmentSums.removeAll(keepingCapacity: true)
         if isKnownUniquelyReferenced(&store) { store?.count = 0 } else { store = nil }
         // The next batch takes the flows from the one written after this (`follow`).
         flows = [:]

@@ -87,16 +87,19 @@ final class DecryptedCaptureThread: QueueWriter {
                 var synthesizer = TCPStreamSynthesizer(client: client, server: server, clientISN: isn, serverISN: ~isn)
                 region = place(synthesizer.opening(), comment: flow, at: start, in: base, block: block)
                 streams[flow] = (synthesizer, start)
-            case let .data(flow, direction, time, block, count, sum):
+            case let .data(flow, direction, time, block, count, sums):
                 guard var stream = streams[flow] else { continue }
                 var at = block
+                var nextSum = sums.lowerBound
                 for segment in stream.synthesizer.carrying(direction, count: count) {
                     let payload = segment.payload.count
                     let captured = TCPSegmentBuilder.length(segment.fields, payloadCount: payload)
                     let packet = base + at + PcapngBlocks.enhancedPacketHeaderSize
-                    let payloadSum = payload == 0 ? 0
-                        : payload == count ? sum ?? InternetChecksum.sum(UnsafeRawBufferPointer(start: packet + captured - payload, count: payload))
-                        : InternetChecksum.sum(UnsafeRawBufferPointer(start: packet + captured - payload, count: payload))
+                    var payloadSum: UInt32 = 0
+                    if payload > 0 {
+                        payloadSum = batch.segmentSums[nextSum]
+                        nextSum += 1
+                    }
                     PcapngBlocks.writeEnhancedPacketFrame(at: base + at, timestampMicros: stream.startMicros + time, capturedLength: captured,
                                                          originalLength: captured)
                     TCPSegmentBuilder.writeHeaders(segment.fields, payloadCount: payload, payloadSum: payloadSum, at: packet)
