@@ -16,19 +16,19 @@ import Glibc
 /// the O_DIRECT buffer for every write) was 8 % of the capture writer's samples.
 ///
 /// Not thread-safe by itself: its owner says who touches it when.
-final class CaptureMemory {
+public final class CaptureMemory {
     /// The usable memory: `capacity` bytes, 2 MiB-aligned.
-    let base: UnsafeMutableRawPointer
+    public let base: UnsafeMutableRawPointer
     /// Bytes usable from `base`.
-    let capacity: Int
+    public let capacity: Int
     private let mapped: UnsafeMutableRawPointer
     private let mappedLength: Int
 
     /// The alignment asked for (a huge page on x86-64 and arm64 with 4 KiB base pages).
-    static let hugePageBytes = 2 << 20
+    public static let hugePageBytes = 2 << 20
 
     /// Maps `capacity` bytes (rounded up to whole 4 KiB pages); nil when mmap(2) fails.
-    init?(capacity: Int) {
+    public init?(capacity: Int) {
         let page = 4096
         let length = max(page, (capacity + page - 1) / page * page)
         let total = length + Self.hugePageBytes

@@ -182,6 +182,29 @@ public enum PcapngBlocks {
         assert(at + 4 == total, "the block's length is enhancedPacketLength")
     }
 
+    /// The frame of an Enhanced Packet Block without options around `capturedLength` packet
+    /// bytes already in place at `out + enhancedPacketHeaderSize` (never read nor moved): the
+    /// header, the padding and the trailing length, `enhancedPacketLength(capturedLength:
+    /// direction: nil, commentLength: nil)` bytes in all, as `writeEnhancedPacket` writes them (the
+    /// decrypted capture's loops copy each payload straight into its place in the file's format).
+    public static func writeEnhancedPacketFrame(at out: UnsafeMutableRawPointer, timestampMicros: Int64, capturedLength: Int,
+                                                originalLength: Int) {
+        let total = enhancedPacketLength(capturedLength: capturedLength, direction: nil, commentLength: nil)
+        func put32(_ value: UInt32, _ offset: Int) { out.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
+        let ticks = UInt64(bitPattern: timestampMicros)
+        put32(enhancedPacketType, 0)
+        put32(UInt32(total), 4)
+        put32(0, 8)
+        put32(UInt32(truncatingIfNeeded: ticks >> 32), 12)
+        put32(UInt32(truncatingIfNeeded: ticks), 16)
+        put32(UInt32(capturedLength), 20)
+        put32(UInt32(originalLength), 24)
+        let end = enhancedPacketHeaderSize + capturedLength
+        let pad = padding(capturedLength)
+        if pad > 0 { (out + end).initializeMemory(as: UInt8.self, repeating: 0, count: pad) }
+        put32(UInt32(total), end + pad)
+    }
+
     /// A Decryption Secrets Block (§4.7) carrying `secrets` of `secretsType` (for TLS,
     /// `tlsKeyLogSecrets`: SSLKEYLOGFILE lines, each ending in a line feed). It must come before
     /// the packets it decrypts (§4.7); Wireshark reads every DSB of the file before dissecting.

@@ -105,8 +105,9 @@ public final class DecryptedCapture: ChunkRecorder {
 
     public func inspectedFlowBegan(flow: UInt64, client: FlowEnds.End, server: FlowEnds.End, startMicros: Int64) {
         guard let c = PacketAddress(client.address), let s = PacketAddress(server.address) else { return }
-        _ = queue.enqueue(.began(flow: flow, client: PacketEndpoint(c, client.port), server: PacketEndpoint(s, server.port),
-                                 startMicros: startMicros))
+        let clientEnd = PacketEndpoint(c, client.port), serverEnd = PacketEndpoint(s, server.port)
+        _ = queue.enqueue(.began(flow: flow, client: clientEnd, server: serverEnd, startMicros: startMicros,
+                                 layout: DecryptedCaptureLayout(flow: flow, client: clientEnd, server: serverEnd)))
     }
 
     /// Always true: the capture has no per-flow budget.

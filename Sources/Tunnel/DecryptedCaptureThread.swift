@@ -10,6 +10,12 @@ import Glibc
 /// packets appended to the session's decrypted capture file as pcapng Enhanced Packet Blocks
 /// (the first packet of each stream carries the comment `tv flow ID`). Runs on its
 /// `BoundedWriterQueue`'s thread only.
+///
+/// The batch comes laid out in the file's format (`DecryptedCaptureBatch`): the writer fills in
+/// each block's header and each packet's headers around the plaintext already in place, builds
+/// the handshakes and ends into the room kept for them, and appends the store's runs of blocks
+/// with O_DIRECT from the store itself where they start at the file's end modulo a block
+/// (`prepare` places each batch so), by copying otherwise.
 final class DecryptedCaptureThread: QueueWriter {
     typealias Batch = DecryptedCaptureBatch
 
@@ -19,11 +25,11 @@ final class DecryptedCaptureThread: QueueWriter {
     private let output: CaptureFileAppender
     private let failures: @Sendable (String) -> Void
     private let mode: @Sendable (CaptureWriteMode) -> Void
-    private var streams: [UInt64: (synthesizer: TCPStreamSynthesizer, startMicros: Int64, commented: Bool)] = [:]
-    /// The bytes the writer builds itself (block and packet headers, padding, options, trailers);
-    /// the plaintext stays in the batch, and `gather` says how the two interleave in the file.
+    private var streams: [UInt64: (synthesizer: TCPStreamSynthesizer, startMicros: Int64)] = [:]
+    /// Blocks the writer builds apart (handshakes and ends) before they go to their place.
     private var heads: [UInt8] = []
-    private var gather = DecryptedCaptureGather()
+    /// The batch's runs of blocks to append, in file order (store offsets).
+    private var runs: [Range<Int>] = []
     private var failed = false
 
     /// Takes `output` (an empty file) and writes the file's header; `mode` hears how the file is
@@ -36,9 +42,8 @@ final class DecryptedCaptureThread: QueueWriter {
         self.mode = mode
         heads = PcapngBlocks.sectionHeader(comment: DecryptedCapture.fileComment)
             + PcapngBlocks.interfaceDescription(snapLength: 0)
-        gather.heads(upTo: heads.count)
         // The head goes into the file at once (a capture with no flow yet is a readable file).
-        if flush(plaintext: UnsafeRawBufferPointer(start: nil, count: 0)), output.writeTail() == nil { tail.wrote() }
+        if appendHeads(), output.writeTail() == nil { tail.wrote() }
     }
 
     /// When the held-back tail (`CaptureFileAppender`) is due in the file.
@@ -58,99 +63,126 @@ final class DecryptedCaptureThread: QueueWriter {
     var idleDeadline: DispatchTime? { tail.deadlineNanos.map { DispatchTime(uptimeNanoseconds: $0) } }
     func idleDeadlinePassed() {}
 
-    func write(_ batch: DecryptedCaptureBatch) -> Int {
-        let written = batch.bytes.withUnsafeBytes { plaintext -> Bool in
-            var index = 0
-            while index < batch.items.count {
-                let item = batch.items[index]
-                index += 1
-                switch item {
-                case let .began(flow, client, server, start):
-                    guard streams[flow] == nil else { continue }
-                    // Reproducible initial sequence numbers, different per flow and per side.
-                    let isn = UInt32(truncatingIfNeeded: flow &* 0x9E37_79B1)
-                    var stream = (synthesizer: TCPStreamSynthesizer(client: client, server: server, clientISN: isn, serverISN: ~isn),
-                                  startMicros: start, commented: false)
-                    append(stream.synthesizer.opening(), plaintext: plaintext, from: 0, flow: flow, at: start,
-                           commented: &stream.commented)
-                    streams[flow] = stream
-                case let .data(flow, direction, time, first):
-                    guard var stream = streams[flow] else { continue }
-                    // Small chunks of one flow and direction that follow one another in the batch
-                    // (their bytes do too) become one segment, as a receiver's GRO joins them; it
-                    // keeps the first chunk's time.
-                    var range = first
-                    while index < batch.items.count, case let .data(nextFlow, nextDirection, _, next) = batch.items[index],
-                          nextFlow == flow, nextDirection == direction, next.lowerBound == range.upperBound,
-                          next.upperBound - range.lowerBound <= stream.synthesizer.maximumSegmentSize {
-                        range = range.lowerBound..<next.upperBound
-                        index += 1
-                    }
-                    append(stream.synthesizer.carrying(direction, count: range.count), plaintext: plaintext, from: range.lowerBound,
-                           flow: flow, at: stream.startMicros + time, commented: &stream.commented)
-                    streams[flow] = stream
-                case let .ended(flow, cutOff, time):
-                    guard var stream = streams.removeValue(forKey: flow) else { continue }
-                    append(stream.synthesizer.ending(reset: cutOff), plaintext: plaintext, from: 0, flow: flow, at: time,
-                           commented: &stream.commented)
-                }
-            }
-            return flush(plaintext: plaintext)
+    /// Places the next batch's first block where the file's end will be, from a block boundary,
+    /// once `taken` is written (all its blocks), and hands it the flows. A guess only: a batch
+    /// whose blocks the writer skips some of is written by copying from there on.
+    func prepare(_ next: inout DecryptedCaptureBatch, following taken: DecryptedCaptureBatch) {
+        var offset = 0
+        if !failed, output.inPlaceOffset != nil {
+            offset = Int((output.end + Int64(taken.blockBytes)) % Int64(output.blockBytes))
         }
-        return written ? 0 : batch.count
+        next.follow(taken, firstBlockOffset: offset)
+    }
+
+    func write(_ batch: DecryptedCaptureBatch) -> Int {
+        guard let base = batch.storeBase else { return 0 }
+        runs.removeAll(keepingCapacity: true)
+        for item in batch.items {
+            let region: Range<Int>
+            switch item {
+            case let .began(flow, client, server, start, block):
+                guard streams[flow] == nil else { continue }
+                // Reproducible initial sequence numbers, different per flow and per side.
+                let isn = UInt32(truncatingIfNeeded: flow &* 0x9E37_79B1)
+                var synthesizer = TCPStreamSynthesizer(client: client, server: server, clientISN: isn, serverISN: ~isn)
+                region = place(synthesizer.opening(), comment: flow, at: start, in: base, block: block)
+                streams[flow] = (synthesizer, start)
+            case let .data(flow, direction, time, block, count, sums):
+                guard var stream = streams[flow] else { continue }
+                var at = block
+                var nextSum = sums.lowerBound
+                for segment in stream.synthesizer.carrying(direction, count: count) {
+                    let payload = segment.payload.count
+                    let captured = TCPSegmentBuilder.length(segment.fields, payloadCount: payload)
+                    let packet = base + at + PcapngBlocks.enhancedPacketHeaderSize
+                    var payloadSum: UInt32 = 0
+                    if payload > 0 {
+                        payloadSum = batch.segmentSums[nextSum]
+                        nextSum += 1
+                    }
+                    PcapngBlocks.writeEnhancedPacketFrame(at: base + at, timestampMicros: stream.startMicros + time, capturedLength: captured,
+                                                         originalLength: captured)
+                    TCPSegmentBuilder.writeHeaders(segment.fields, payloadCount: payload, payloadSum: payloadSum, at: packet)
+                    at += PcapngBlocks.enhancedPacketLength(capturedLength: captured, direction: nil, commentLength: nil)
+                }
+                region = block..<at
+                streams[flow] = stream
+            case let .ended(flow, cutOff, time, block):
+                guard var stream = streams.removeValue(forKey: flow) else { continue }
+                region = place(stream.synthesizer.ending(reset: cutOff), comment: nil, at: time, in: base, block: block)
+            }
+            if let last = runs.last, last.upperBound == region.lowerBound {
+                runs[runs.count - 1] = last.lowerBound..<region.upperBound
+            } else {
+                assert(runs.last.map { $0.upperBound <= region.lowerBound } ?? true, "the loop's layout and the writer's blocks agree")
+                runs.append(region)
+            }
+        }
+        guard !failed else { return batch.count }
+        for run in runs {
+            let failure: Errno?
+            if let lead = output.inPlaceOffset, run.lowerBound >= lead, (run.lowerBound - lead) % output.blockBytes == 0 {
+                // The bytes in front of the run are blocks already appended (or the batch's free
+                // room): the appender puts its held tail there and writes from the store.
+                failure = output.append(inPlace: base + run.lowerBound - lead, leading: lead, count: run.count)
+            } else {
+                failure = output.append(UnsafeRawBufferPointer(start: base + run.lowerBound, count: run.count))
+            }
+            if let failure {
+                failed = true
+                failures(failure.phrase)
+                return batch.count
+            }
+        }
+        tail.appended(pending: output.pending, nowNanos: DispatchTime.now().uptimeNanoseconds)
+        mode(output.mode)
+        return 0
     }
 
     func stop() {
         // Flows still open when the session stops end in order.
         let now = EngineClock.wallMicros()
-        for (flow, var stream) in streams {
-            append(stream.synthesizer.ending(reset: false), plaintext: UnsafeRawBufferPointer(start: nil, count: 0), from: 0, flow: flow, at: now,
-                   commented: &stream.commented)
+        for (_, var stream) in streams {
+            build(stream.synthesizer.ending(reset: false), comment: nil, at: now)
         }
         streams.removeAll()
-        flush(plaintext: UnsafeRawBufferPointer(start: nil, count: 0))
+        appendHeads()
         let (fd, tailFailure) = output.handOver()
         if let tailFailure, !failed { failures(tailFailure.phrase) }
         _ = fdatasync(fd)
         close(fd)
     }
 
-    /// Builds each planned segment's Enhanced Packet Block in `heads` around a hole for its
-    /// payload, `plaintext[start + segment.payload]`, which the gather list takes from the batch
-    /// where it is: the plaintext is copied once, from the batch into the file's buffer.
-    private func append(_ planned: [TCPStreamSynthesizer.PlannedSegment], plaintext: UnsafeRawBufferPointer, from start: Int,
-                        flow: UInt64, at micros: Int64, commented: inout Bool) {
-        for segment in planned {
-            let comment = commented ? nil : PcapngBlocks.commentBytes(Self.streamComment(flow: flow))
-            commented = true
-            let range = start + segment.payload.lowerBound..<start + segment.payload.upperBound
-            let payload = range.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(rebasing: plaintext[range])
-            let length = TCPSegmentBuilder.length(segment.fields, payloadCount: payload.count)
-            var hole = 0
+    /// Builds the blocks of `planned` segments without payload (handshakes and ends) in
+    /// `heads`, the first with flow `comment`'s when given.
+    private func build(_ planned: [TCPStreamSynthesizer.PlannedSegment], comment flow: UInt64?, at micros: Int64) {
+        for (index, segment) in planned.enumerated() {
+            let comment = index == 0 ? flow.map { PcapngBlocks.commentBytes(Self.streamComment(flow: $0)) } : nil
+            let length = TCPSegmentBuilder.length(segment.fields, payloadCount: 0)
             PcapngBlocks.appendEnhancedPacket(to: &heads, timestampMicros: micros, capturedLength: length, originalLength: length,
                                               direction: nil, comment: comment) {
-                TCPSegmentBuilder.appendHeaders(segment.fields, payload: payload, to: &$0)
-                hole = $0.count
+                TCPSegmentBuilder.appendHeaders(segment.fields, payload: UnsafeRawBufferPointer(start: nil, count: 0), to: &$0)
             }
-            gather.heads(upTo: hole)
-            gather.plaintext(range)
-            gather.heads(upTo: heads.count)
         }
     }
 
-    /// Writes what is gathered (one append: `heads` and `plaintext` interleaved); false (said
-    /// once) when the file cannot be written.
+    /// `build` into the room the loop kept at `block` (`DecryptedCaptureLayout`): the region.
+    private func place(_ planned: [TCPStreamSynthesizer.PlannedSegment], comment flow: UInt64?, at micros: Int64,
+                       in base: UnsafeMutableRawPointer, block: Int) -> Range<Int> {
+        heads.removeAll(keepingCapacity: true)
+        defer { heads.removeAll(keepingCapacity: true) }
+        build(planned, comment: flow, at: micros)
+        heads.withUnsafeBytes { (base + block).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        return block..<block + heads.count
+    }
+
+    /// Appends `heads` (the file's head, the ends at stop) by copying; false (said once) when
+    /// the file cannot be written.
     @discardableResult
-    private func flush(plaintext: UnsafeRawBufferPointer) -> Bool {
-        defer {
-            heads.removeAll(keepingCapacity: true)
-            gather.removeAll()
-        }
+    private func appendHeads() -> Bool {
+        defer { heads.removeAll(keepingCapacity: true) }
         guard !failed else { return false }
-        let failure = heads.withUnsafeBytes { built in
-            gather.withParts(heads: built, plaintext: plaintext) { output.append($0) }
-        }
-        if let failure {
+        if !heads.isEmpty, let failure = heads.withUnsafeBytes({ output.append($0) }) {
             failed = true
             failures(failure.phrase)
             return false

@@ -37,6 +37,18 @@ public enum InternetChecksum {
         return fold(UInt32(UInt16(bigEndian: UInt16(acc))) &+ initial)
     }
 
+    /// The sum of `first`'s bytes followed by `second`'s, from their two sums (`sum` with no
+    /// initial value) and `firstCount`, the length of `first`: when it is odd, `second`'s bytes
+    /// sit one place later in the 16-bit words, which swaps the two bytes of its sum (RFC 1071
+    /// §2(B): a byte swap commutes with the one's complement sum). Equal to `sum` over the two
+    /// runs together, as one's complement values (0x0000 and 0xFFFF differ only for all-zero
+    /// data, which a header's nonzero sum then absorbs alike).
+    @inline(__always)
+    public static func joined(_ first: UInt32, _ second: UInt32, firstCount: Int) -> UInt32 {
+        let shifted = firstCount & 1 == 0 ? second : UInt32(UInt16(truncatingIfNeeded: second).byteSwapped)
+        return fold(first &+ shifted)
+    }
+
     /// `sum` over a byte array (tests, crafted packets).
     public static func sum(_ bytes: [UInt8], initial: UInt32 = 0) -> UInt32 {
         bytes.withUnsafeBytes { sum($0, initial: initial) }

@@ -20,6 +20,22 @@ struct InternetChecksumTests {
         #expect(InternetChecksum.sum([0x12, 0x34, 0x56]) == 0x1234 + 0x5600)
     }
 
+    @Test("joined: the sums of two runs give the sum of both together, at every split (odd first runs swap the second's bytes)")
+    func joinedSums() {
+        #expect(InternetChecksum.joined(0x1200, 0x3456, firstCount: 1) == InternetChecksum.sum([0x12, 0x34, 0x56]))
+        #expect(InternetChecksum.joined(0x1234, 0x5600, firstCount: 2) == InternetChecksum.sum([0x12, 0x34, 0x56]))
+        let runs: [[UInt8]] = [(0..<257).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 7) }, [UInt8](repeating: 0xff, count: 33),
+                               [UInt8](repeating: 0, count: 9) + [1, 2, 3], [0xff, 0xff, 0x00, 0x01]]
+        for bytes in runs {
+            let whole = InternetChecksum.sum(bytes)
+            for cut in 0...bytes.count {
+                let first = Array(bytes[..<cut]), second = Array(bytes[cut...])
+                #expect(InternetChecksum.joined(InternetChecksum.sum(first), InternetChecksum.sum(second), firstCount: cut) == whole,
+                        "cut \(cut) of \(bytes.count)")
+            }
+        }
+    }
+
     @Test("RFC 1624 §4 example: HC 0xDD2F, m 0x5555 → m' 0x3285 gives HC' 0x0000 (Eqn. 3), not 0xFFFF")
     func rfc1624Example() {
         #expect(InternetChecksum.adjust(0xdd2f, oldSum: 0x5555, newSum: 0x3285) == 0x0000)
