@@ -58,16 +58,21 @@ public final class ContentRecorder: Sendable {
     ///   (past the budget a chunk then costs the loop nothing instead of this lock and lookup).
     @discardableResult
     public func record(flow id: Int64, _ direction: Direction, at offset: Int64, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        let recorder = state.withLock { state -> FlowContentRecorder? in
+        guard let recorder = existingOrNewRecorder(flow: id) else { return true }
+        recorder.record(direction, at: offset, bytes)
+        return recorder.isRecording
+    }
+
+    /// Flow `id`'s recorder: the one it has (even stopped), else a new one when content is kept,
+    /// else nil. One lock and one hashed lookup.
+    private func existingOrNewRecorder(flow id: Int64) -> FlowContentRecorder? {
+        state.withLock { state -> FlowContentRecorder? in
             if let existing = state.flows[id] { return existing }
             guard state.policy.keep else { return nil }
             let made = FlowContentRecorder(flowID: id, budget: state.policy.budget, writer: writer, session: self)
             state.flows[id] = made
             return made
         }
-        guard let recorder else { return true }
-        recorder.record(direction, at: offset, bytes)
-        return recorder.isRecording
     }
 
     /// The connection of flow `id` (the proxy's `FlowFacts.id`) closed: its recorder (if it has
@@ -118,5 +123,11 @@ extension ContentRecorder: ChunkRecorder {
     @discardableResult
     public func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) -> Bool {
         record(flow: Int64(flow), direction, at: offsetMicros, bytes)
+    }
+
+    /// The flow's `FlowContentRecorder` (the one it has, even stopped, else a new one), or nil
+    /// when content is not kept: the same recorder `record(flow:…)` would find for each chunk.
+    public func flowRecorder(flow: UInt64) -> (any FlowChunkRecorder)? {
+        existingOrNewRecorder(flow: Int64(flow))
     }
 }

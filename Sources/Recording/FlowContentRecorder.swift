@@ -16,7 +16,7 @@ import FlowTerms
 ///
 /// When content is switched off, the open turn ends at once (marked incomplete) and nothing more
 /// is kept.
-public final class FlowContentRecorder: Sendable {
+public final class FlowContentRecorder: FlowChunkRecorder {
     /// The flow's id (the `flows` row).
     public let flowID: Int64
     private let writer: ContentWriter
@@ -57,6 +57,13 @@ public final class FlowContentRecorder: Sendable {
             return recorder.isDone
         }
         if done { end(incomplete: false) }
+    }
+
+    /// `record` for the connection that holds this recorder (`FlowChunkRecorder`).
+    /// - Returns: `isRecording` after the chunk.
+    public func record(direction: Direction, offsetMicros: Int64, bytes: UnsafeRawBufferPointer) -> Bool {
+        record(direction, at: offsetMicros, bytes)
+        return isRecording
     }
 
     /// The connection closed: ends the open turn and forgets the flow.

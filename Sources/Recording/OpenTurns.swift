@@ -52,16 +52,16 @@ struct OpenTurns {
 
     let limit: Int64
     private(set) var buffered: Int64 = 0
-    /// A flow's entry, open or idle. An ended turn's entry stays (idle) until `endBatch`: a
-    /// small request's turns follow one another on one flow (request, response, request …), and
-    /// removing the entry at each end and inserting it again at the next turn's first chunk
-    /// took four hash lookups a turn; reused in place, each chunk and each end takes one
-    /// (callgrind, `Scripts/bench-callgrind` h1 row, i26-rec).
-    private var open: [Int64: Buffer] = [:]
+    /// A flow's entry, open or idle (keyed by `FlowKey`: no SipHash). An ended turn's entry
+    /// stays (idle) until `endBatch`: a small request's turns follow one another on one flow
+    /// (request, response, request …), and removing the entry at each end and inserting it
+    /// again at the next turn's first chunk took four hash lookups a turn; reused in place,
+    /// each chunk and each end takes one (callgrind, `Scripts/bench-callgrind` h1 row, i26-rec).
+    private var open: [FlowKey: Buffer] = [:]
     /// Entries of `open` whose turn is open.
     private var openCount = 0
     /// `endBatch`'s list of idle entries to remove (kept from batch to batch).
-    private var idle: [Int64] = []
+    private var idle: [FlowKey] = []
     /// Bytes of open turns that came in earlier batches, copied when their batch ended, by flow
     /// (only turns that outlive a batch have any).
     private var carried: [Int64: [UInt8]] = [:]
@@ -82,7 +82,7 @@ struct OpenTurns {
     /// - Returns: bytes discarded (0 when all fit), and the flow's earlier turn if one was still
     ///   open (its end event was lost).
     mutating func append(flow: Int64, turn: Turn, block: Int, start: Int, count: Int) -> (discarded: Int, orphan: Finished?) {
-        OpenTurns.append(to: &open[flow, default: Buffer(turn: turn, isOpen: false)], flow: flow, turn: turn,
+        OpenTurns.append(to: &open[FlowKey(flow), default: Buffer(turn: turn, isOpen: false)], flow: flow, turn: turn,
                          piece: Piece(block: block, start: start, count: count),
                          limit: limit, buffered: &buffered, openCount: &openCount, pieces: &pieces, carried: &carried)
     }
@@ -121,7 +121,7 @@ struct OpenTurns {
         // The flow's open turn is an earlier one (its end was lost), this one, or a later one
         // (left open: a writer that sees events in order never meets it).
         var earlier: Finished?
-        if let index = open.index(forKey: flow), open.values[index].isOpen {
+        if let index = open.index(forKey: FlowKey(flow)), open.values[index].isOpen {
             let taken = open.values[index]
             if taken.turn.number <= turn.number {
                 open.values[index].isOpen = false
@@ -152,7 +152,7 @@ struct OpenTurns {
             if !open.values[index].isOpen {
                 idle.append(open.keys[index])
             } else if open.values[index].firstPiece >= 0 {
-                let flow = open.keys[index]
+                let flow = open.keys[index].id
                 var next = open.values[index].firstPiece
                 while next >= 0 {
                     let piece = pieces[next]
@@ -175,7 +175,7 @@ struct OpenTurns {
     mutating func drain() -> [Finished] {
         var all: [Finished] = []
         for (flow, buffer) in open where buffer.isOpen {
-            all.append(OpenTurns.take(buffer, flow: flow, ending: nil, buffered: &buffered, carried: &carried))
+            all.append(OpenTurns.take(buffer, flow: flow.id, ending: nil, buffered: &buffered, carried: &carried))
         }
         open = [:]
         openCount = 0

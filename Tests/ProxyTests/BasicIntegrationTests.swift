@@ -320,6 +320,27 @@ final class EngineBehaviourTests {
         #expect(harness.waitIdle())
     }
 
+    @Test("a recorder that gives a flow its own recorder is asked once; every chunk goes to that one", arguments: [true, false])
+    func heldFlowRecorder(wanted: Bool) throws {
+        let recorder = CountingRecorder(on: true, wanted: wanted, holds: true)
+        let harness = try Harness { $0.chunkRecorder = recorder }
+        let r = Shell.run(["curl", "-sS", "--http1.1", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "-o", "/dev/null",
+                           "https://localhost:\(nginx.tlsPort)/10m.bin"], timeout: 60)
+        #expect(r.status == 0, "\(r.err)")
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.bytesFromServer > 10_000_000)
+        #expect(recorder.flowRecordersAsked.load(ordering: .relaxed) == 1)
+        #expect(recorder.chunks.load(ordering: .relaxed) == 0)
+        if wanted {
+            #expect(UInt64(recorder.held.bytes.load(ordering: .relaxed)) == flow.bytesFromClient + flow.bytesFromServer)
+        } else {
+            // The request, the first chunk, was the last it was handed.
+            #expect(recorder.held.chunks.load(ordering: .relaxed) == 1)
+            #expect(UInt64(recorder.held.bytes.load(ordering: .relaxed)) == flow.bytesFromClient)
+        }
+        #expect(harness.waitIdle())
+    }
+
     @Test("client-leg session resumption with a ticket; upstream sessions reused")
     func resumption() throws {
         let harness = try Harness(mode: .reverse(tls: true, host: "127.0.0.1", port: nginx.tlsPort))

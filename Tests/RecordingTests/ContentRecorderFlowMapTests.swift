@@ -39,6 +39,32 @@ import FlowTerms
         ])
     }
 
+    /// The connection's way in: the flow's own recorder (`flowRecorder(flow:)`, asked once) is
+    /// the one `record(flow:…)` finds, with the same answers; the flow still ends through
+    /// `flowEnded`. No recorder is given while content is not kept.
+    @Test func aFlowsOwnRecorderIsTheOneTheMapHolds() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let session = try session(home, policy: ContentPolicy(keep: true, flowBudget: 4))
+        let held = try #require(session.flowRecorder(flow: 7))
+        #expect(held === session.flowRecorder(flow: 7))
+        #expect(session.activeFlows == 1)
+        #expect(bytes(6).withUnsafeBytes { held.record(direction: up, offsetMicros: 0, bytes: $0) })
+        #expect(bytes(5).withUnsafeBytes { session.record(flow: 7, down, at: 1, $0) })
+        #expect(!bytes(3).withUnsafeBytes { held.record(direction: up, offsetMicros: 2, bytes: $0) })
+        #expect(session.activeFlows == 0)
+        session.flowEnded(flow: 7)
+        try session.apply(ContentPolicy(keep: false))
+        #expect(session.flowRecorder(flow: 8) == nil)
+        session.writer.close()
+        let store = try home.store()
+        defer { store.close() }
+        #expect(try store.turns(flow: 7).map(\.turn) == [
+            Turn(number: 1, direction: up, startOffset: 0, keptBytes: 4, seenBytes: 6, cutBy: .flowBudget),
+            Turn(number: 2, direction: down, startOffset: 1, keptBytes: 4, seenBytes: 5, cutBy: .flowBudget),
+        ])
+    }
+
     /// Switched off, then on again: a flow that was stopped stays unrecorded; a new flow is
     /// recorded.
     @Test func aStoppedFlowIsNotRecordedAgainWhenContentIsSwitchedBackOn() throws {

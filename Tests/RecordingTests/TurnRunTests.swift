@@ -51,6 +51,19 @@ import Testing
         }
     }
 
+    @Test("flow keys hash with one multiply; consecutive ids take distinct buckets and are all found")
+    func flowKeys() {
+        #expect(FlowKey(1)._rawHashValue(seed: 0) == Int(bitPattern: 0x9E37_79B9_7F4A_7C15))
+        #expect(FlowKey(2)._rawHashValue(seed: 5) == Int(truncatingIfNeeded: UInt64(0x9E37_79B9_7F4A_7C15) &* 2) ^ 5)
+        // Low 10 bits (a 1,024-bucket table's) of 1,024 consecutive ids: all distinct.
+        #expect(Set((0..<1_024).map { FlowKey(Int64(5_000 + $0))._rawHashValue(seed: 0) & 1_023 }).count == 1_024)
+        var table: [FlowKey: Int64] = [:]
+        for id in Int64(-500)..<100_000 { table[FlowKey(id)] = id &* 3 }
+        #expect(table.count == 100_500)
+        #expect((Int64(-500)..<100_000).allSatisfy { table[FlowKey($0)] == $0 &* 3 })
+        #expect(table[FlowKey(100_000)] == nil)
+    }
+
     @Test("the widest turn (every number at its extreme) is packed whole, within `longestTurn`, after text already there")
     func widestTurn() {
         let turn = Turn(number: Int.min, direction: .serverToClient, startOffset: Int64.min, keptBytes: Int.min,

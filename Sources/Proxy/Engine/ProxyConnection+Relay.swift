@@ -258,9 +258,39 @@ extension ProxyConnection {
         // fast local server's response often comes back within the turn that sent the request,
         // which made a request last 0 µs (found by the walkthrough). One vDSO call per burst.
         if machine.relay.recordsContent, !exchangesStopped { readExchanges(chunk, direction, at: EngineClock.wallMicros()) }
-        if machine.relay.recordsContent, !recorderDone, let recorder = shared.recorder, recorder.isRecording,
-           !recorder.record(flow: machine.facts.id, direction: direction, offsetMicros: now - machine.facts.startMicros, bytes: chunk) {
-            recorderDone = true
+        if machine.relay.recordsContent, let recorder = shared.recorder, recorder.isRecording {
+            record(chunk, direction, offsetMicros: now - machine.facts.startMicros, to: recorder)
         }
     }
+
+    /// Hands a relay chunk to the flow's own recorder, asked for at the first chunk, else to the
+    /// session's by flow id; stops once the recorder wants nothing more of the flow.
+    @inline(__always)
+    private func record(_ chunk: UnsafeRawBufferPointer, _ direction: Direction, offsetMicros: Int64, to recorder: any ChunkRecorder) {
+        if case .unasked = chunkRoute {
+            chunkRoute = recorder.flowRecorder(flow: machine.facts.id).map(ChunkRoute.held) ?? .byID
+        }
+        let wanted: Bool
+        switch chunkRoute {
+        case .done, .unasked: return
+        case .held(let flowRecorder):
+            wanted = flowRecorder.record(direction: direction, offsetMicros: offsetMicros, bytes: chunk)
+        case .byID:
+            wanted = recorder.record(flow: machine.facts.id, direction: direction, offsetMicros: offsetMicros, bytes: chunk)
+        }
+        if !wanted { chunkRoute = .done }
+    }
+}
+
+/// How a connection's relay chunks reach the chunk recorder.
+enum ChunkRoute {
+    /// No chunk recorded yet.
+    case unasked
+    /// To the flow's own recorder (`ChunkRecorder.flowRecorder(flow:)`): no lookup per chunk.
+    case held(any FlowChunkRecorder)
+    /// The recorder has no flow recorder to give: `record(flow:…)` for every chunk.
+    case byID
+    /// The recorder said it records nothing more of this flow (`record` returned false: content
+    /// keeping past the flow's budget on both sides): its chunks are no longer handed to it.
+    case done
 }

@@ -65,10 +65,8 @@ final class ProxyConnection: LoopHandler {
     /// nil until the first plaintext burst, and again once reading stopped (`exchangesStopped`).
     var exchanges: ExchangeReader?
     var exchangesStopped = false
-    /// The chunk recorder said it records nothing more of this flow (`ChunkRecorder.record`
-    /// returned false: content keeping past the flow's budget on both sides): its chunks are no
-    /// longer handed to it.
-    var recorderDone = false
+    /// How the relay's chunks reach the chunk recorder (`ProxyConnection+Relay.swift`, `record`).
+    var chunkRoute = ChunkRoute.unasked
 
     /// The loop's relay buffer.
     var buffer: UnsafeMutableRawBufferPointer { loop.buffer }

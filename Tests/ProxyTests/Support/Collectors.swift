@@ -37,16 +37,40 @@ final class CollectingSink: FlowSink {
 final class CountingRecorder: ChunkRecorder {
     let on: Bool
     let wanted: Bool
+    /// Whether `flowRecorder(flow:)` gives a flow recorder (counting into `held`).
+    let holds: Bool
     let bytes = Atomic<Int>(0)
     let chunks = Atomic<Int>(0)
-    init(on: Bool, wanted: Bool = true) {
+    /// Times `flowRecorder(flow:)` was asked.
+    let flowRecordersAsked = Atomic<Int>(0)
+    let held: HeldCounter
+    init(on: Bool, wanted: Bool = true, holds: Bool = false) {
         self.on = on
         self.wanted = wanted
+        self.holds = holds
+        held = HeldCounter(wanted: wanted)
     }
     var isRecording: Bool { on }
     func record(flow: UInt64, direction: Direction, offsetMicros: Int64, bytes buffer: UnsafeRawBufferPointer) -> Bool {
         bytes.wrappingAdd(buffer.count, ordering: .relaxed)
         chunks.wrappingAdd(1, ordering: .relaxed)
         return wanted
+    }
+    func flowRecorder(flow: UInt64) -> (any FlowChunkRecorder)? {
+        flowRecordersAsked.wrappingAdd(1, ordering: .relaxed)
+        return holds ? held : nil
+    }
+
+    /// The flow recorder `CountingRecorder` gives: its own counts.
+    final class HeldCounter: FlowChunkRecorder {
+        let wanted: Bool
+        let bytes = Atomic<Int>(0)
+        let chunks = Atomic<Int>(0)
+        init(wanted: Bool) { self.wanted = wanted }
+        func record(direction: Direction, offsetMicros: Int64, bytes buffer: UnsafeRawBufferPointer) -> Bool {
+            bytes.wrappingAdd(buffer.count, ordering: .relaxed)
+            chunks.wrappingAdd(1, ordering: .relaxed)
+            return wanted
+        }
     }
 }
