@@ -45,9 +45,12 @@ protocol FlowBatchBackend: Sendable {
 struct SQLiteFlowBackend: FlowBatchBackend {
     let path: String
     let retryMillis: Int
+    /// Test hook: the writer's connection keeps the triggers (`FlowBatchWriter.init`'s
+    /// `keepingTriggers`; `FlowStore.makeWriterKeepingTriggersForTesting`). False for every real writer.
+    var keepsTriggers = false
 
     func open(closing: ClosingChoice) throws -> any FlowBatchStore {
-        try FlowBatchWriter(path: path, closing: closing)
+        try FlowBatchWriter(path: path, closing: closing, keepingTriggers: keepsTriggers)
     }
 
     func countMissingWithoutStore(_ ids: [Int64]) -> Int {

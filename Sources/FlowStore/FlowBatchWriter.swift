@@ -37,6 +37,8 @@ final class FlowBatchWriter: FlowBatchStore {
     private let nameUpsert: SQLiteStatement
     /// `PRAGMA data_version`, read at each batch's start (`FlowNameCache.begin`).
     private let dataVersion: SQLiteStatement
+    /// The live audit session, read once per batch (`FlowRecordColumns.liveAuditSessionSQL`).
+    private let liveAuditSession: SQLiteStatement
     /// The batch's new flows per minute and hour.
     private var tally = FlowActivityTally()
     /// The names this writer knows `flow_names` holds.
@@ -49,14 +51,16 @@ final class FlowBatchWriter: FlowBatchStore {
     private let nameTextInsert: SQLiteStatement
     /// Which rows may exist already (`FlowTriggerWork`): the writer runs no triggers.
     private var triggerWork: FlowTriggerWork
-    /// A test's writer whose connection keeps the triggers (`ClosingChoice.keepsTriggers`): they
-    /// then do their own work and the writer does not repeat it.
+    /// A test's writer whose connection keeps the triggers (`FlowStore.makeWriterKeepingTriggersForTesting`):
+    /// they then do their own work and the writer does not repeat it.
     private let runsTriggers: Bool
 
     /// Opens `path`, applies migrations, registers the writer (closing flows a dead writer left
-    /// open), reads max(id).
+    /// open), reads max(id). `keepingTriggers` is a test hook (false for every real writer): the
+    /// connection keeps the triggers and leaves their work to them, so a test can make writes
+    /// fail or count them with a trigger of its own.
     /// - Throws: `FlowStoreError` (`.corrupt`, `.newerSchema`, `.cannotOpen` …).
-    init(path: String, closing: ClosingChoice = ClosingChoice()) throws {
+    init(path: String, closing: ClosingChoice = ClosingChoice(), keepingTriggers: Bool = false) throws {
         self.closing = closing
         // Born, used and closed on the writer thread (`FlowWriter`'s thread; `SQLiteFlowBackend`
         // opens it there too): no SQLite mutex on each bind and step (callgrind: ~4 k instructions
@@ -101,7 +105,7 @@ final class FlowBatchWriter: FlowBatchStore {
         // them): it does their work for its own rows (`FlowTriggerWork`), and SQLite then keeps
         // no statement journal for the flow upsert (above: ~9 page copies a flow, 8.5 % of the
         // writer's samples in memcpy, i25-hist).
-        runsTriggers = closing.keepsTriggers
+        runsTriggers = keepingTriggers
         database.triggersEnabled = runsTriggers
         triggerWork = FlowTriggerWork(maxIDAtOpen: maxID)
         activityRemoval = try database.prepare(FlowActivityTally.removalSQL)
@@ -114,6 +118,7 @@ final class FlowBatchWriter: FlowBatchStore {
         activityUpsert = try database.prepare(FlowActivityTally.upsertSQL)
         nameUpsert = try database.prepare(FlowNameCache.upsertSQL)
         dataVersion = try database.prepare("PRAGMA data_version")
+        liveAuditSession = try database.prepare(FlowRecordColumns.liveAuditSessionSQL)
         transactions = try PreparedTransaction(database)
         insertCertificate = try database.prepare("""
             INSERT INTO certificates (sha256, der, stored_at) VALUES (?, ?, ?)
@@ -140,6 +145,7 @@ final class FlowBatchWriter: FlowBatchStore {
                 try insertCertificate.step()
                 insertCertificate.reset()
             }
+            let auditSession = try readLiveAuditSession()
             let programs = batch.programs.isEmpty ? [:] : Dictionary(batch.programs, uniquingKeysWith: { _, last in last })
             for flow in batch.latestFlows {
                 let id = flow.id
@@ -149,7 +155,7 @@ final class FlowBatchWriter: FlowBatchStore {
                 // only when the row is new (migration 21: the writer counts its new rows).
                 database.lastInsertRowID = 0
                 let program = programs[id]
-                try FlowRecordColumns.write(flow, writer: registration.id, program: program,
+                try FlowRecordColumns.write(flow, writer: registration.id, program: program, auditSession: auditSession,
                                             with: program == nil ? upsert : upsertWithProgram, texts: &flowTexts)
                 if database.lastInsertRowID == id {
                     tally.add(startTime: flow.startTime)
@@ -185,6 +191,13 @@ final class FlowBatchWriter: FlowBatchStore {
         nameTextInsert.rewind()
     }
 
+    /// The live audit session's id, nil when none is recording. Read inside the batch's write
+    /// transaction, so it holds for every row of the batch.
+    private func readLiveAuditSession() throws -> Int64? {
+        defer { liveAuditSession.rewind() }
+        return try liveAuditSession.step() ? liveAuditSession.int64(at: 0) : nil
+    }
+
     /// The start time of flow `id`'s row (µs since the epoch), nil when there is none.
     private func startTime(of id: Int64) throws -> Int64? {
         defer { oldStart.rewind() }
@@ -196,8 +209,9 @@ final class FlowBatchWriter: FlowBatchStore {
     /// yet (`FlowNameCache`).
     private func writeNames(of flow: FlowRecord) throws {
         let otherHosts = flow.otherHosts.isEmpty ? "" : TextList.encode(flow.otherHosts)
-        for (name, bit) in FlowNameCache.names(host: flow.host, otherHosts: otherHosts, serverAddress: flow.serverAddress,
-                                                clientAddress: flow.clientAddress) where names.needs(name, bit: bit) {
+        try FlowNameCache.forEachName(host: flow.host, otherHosts: otherHosts, serverAddress: flow.serverAddress,
+                                      clientAddress: flow.clientAddress) { name, bit in
+            guard names.needs(name, bit: bit) else { return }
             database.lastInsertRowID = 0
             try nameUpsert.bind([.text(name), .integer(bit)])
             try nameUpsert.step()
@@ -272,10 +286,4 @@ final class FlowBatchWriter: FlowBatchStore {
 final class ClosingChoice: Sendable {
     /// See `FlowWriter.close(interruptingOpenFlows:)`.
     let interruptOpenFlows = Atomic<Bool>(false)
-    /// Test hook, fixed at the writer's start: its connection keeps the triggers (and leaves
-    /// their work to them), so a test can make writes fail or count them with a trigger of its
-    /// own (`FlowStore.makeWriterKeepingTriggersForTesting`). False for every real writer.
-    let keepsTriggers: Bool
-
-    init(keepsTriggers: Bool = false) { self.keepsTriggers = keepsTriggers }
 }

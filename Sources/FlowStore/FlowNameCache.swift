@@ -62,11 +62,22 @@ struct FlowNameCache {
     /// is no name (the trigger's `WHERE new.x <> ''`).
     static func names(host: String?, otherHosts: String, serverAddress: String, clientAddress: String) -> [(name: String, bit: Int64)] {
         var names: [(String, Int64)] = []
-        if let host, !host.isEmpty { names.append((host, 1)) }
-        if !otherHosts.isEmpty { names.append((otherHosts, 2)) }
-        if !serverAddress.isEmpty { names.append((serverAddress, 4)) }
-        if !clientAddress.isEmpty { names.append((clientAddress, 8)) }
+        forEachName(host: host, otherHosts: otherHosts, serverAddress: serverAddress, clientAddress: clientAddress) {
+            names.append(($0, $1))
+        }
         return names
+    }
+
+    /// `names`, handed to `body` one by one in the same order, with no array: the writer's path,
+    /// once per flow (building the array cost ~3 k instructions a flow, 4 % of the writer's,
+    /// callgrind at 100,000 flows, i27-hist).
+    /// - Throws: what `body` throws (the rest are not handed then).
+    static func forEachName(host: String?, otherHosts: String, serverAddress: String, clientAddress: String,
+                            _ body: (String, Int64) throws -> Void) rethrows {
+        if let host, !host.isEmpty { try body(host, 1) }
+        if !otherHosts.isEmpty { try body(otherHosts, 2) }
+        if !serverAddress.isEmpty { try body(serverAddress, 4) }
+        if !clientAddress.isEmpty { try body(clientAddress, 8) }
     }
 
     /// The upsert of one name and its bit (bound: name, bit): a new name is inserted (its

@@ -39,9 +39,24 @@ enum FlowRecordColumns {
         let updates = written.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         // `audit_session_id` (i21-audit) is set on insert from the live audit session and never
         // updated: a flow belongs to the session that was recording when it was first written.
-        return "INSERT INTO flows (\(written.joined(separator: ", ")), audit_session_id) VALUES (\(placeholders), "
-            + "(SELECT id FROM audit_sessions WHERE ended IS NULL)) ON CONFLICT(id) DO UPDATE SET \(updates)"
+        // It is the last parameter, bound by the writer from `liveAuditSessionSQL` read once per
+        // batch (inside its write transaction nothing else can start or end a session), not a
+        // subquery run again for every row (~1.1 k instructions a flow, callgrind, i27-hist).
+        //
+        // `OR FAIL`: a row that breaks a constraint (NOT NULL) ends the statement with an error,
+        // and the writer's ROLLBACK of the whole batch undoes it. With the default (`ABORT`)
+        // SQLite must be able to undo the statement alone, so the upsert's update path (a row
+        // rewritten with its indexes) kept a statement journal, every page it changed copied
+        // first (replaying 3,200 rewrites into a 100,000-flow file without triggers,
+        // temp_store=FILE, strace: 6,943 journal page writes; with OR FAIL, 0; i27-hist).
+        return "INSERT OR FAIL INTO flows (\(written.joined(separator: ", ")), audit_session_id) VALUES (\(placeholders), ?) "
+            + "ON CONFLICT(id) DO UPDATE SET \(updates)"
     }
+
+    /// The live audit session's id, if one is recording (no row: none), bound as the upsert's
+    /// `audit_session_id`; the first row in id order when several are open, as the subquery it
+    /// replaced took.
+    static let liveAuditSessionSQL = "SELECT id FROM audit_sessions WHERE ended IS NULL"
 
     /// The record's values in `names` order, then `writer` (the id of the writer writing it).
     static func bindings(_ flow: FlowRecord, writer: Int64) -> [SQLiteValue] {
@@ -67,14 +82,14 @@ enum FlowRecordColumns {
         ]
     }
 
-    /// Binds `flow` (then `writer`, then `program`'s columns when given) to `upsertSQL`'s or
+    /// Binds `flow` (then `writer`, then `program`'s columns when given, then `auditSession`) to `upsertSQL`'s or
     /// `upsertWithProgramSQL`'s parameters, in `bindings`' order, and runs it once: integers one
     /// by one and texts through `texts` without a copy (`SQLiteTextRow.stepRebindingEveryText`:
     /// every text parameter is set before each step), so no array of values is built. The
     /// writer's path, once per flow; `bindings` stays for the writers that bind arrays.
     /// - Throws: `FlowStoreError` when a value cannot be bound or the row cannot be written.
-    static func write(_ flow: FlowRecord, writer: Int64, program: FlowProgram?, with statement: SQLiteStatement,
-                      texts: inout SQLiteTextRow) throws {
+    static func write(_ flow: FlowRecord, writer: Int64, program: FlowProgram?, auditSession: Int64?,
+                      with statement: SQLiteStatement, texts: inout SQLiteTextRow) throws {
         statement.rewind()
         try statement.bind(integer: flow.id, at: 1)
         try statement.bind(integer: flow.startTime, at: 2)
@@ -125,6 +140,7 @@ enum FlowRecordColumns {
         case nil:
             break
         }
+        try statement.bind(optionalInteger: auditSession, at: program == nil ? 35 : 41)
         _ = try texts.stepRebindingEveryText(statement)
     }
 

@@ -73,7 +73,7 @@ public final class FlowStore: Sendable {
     }
 
     /// Test hook: `makeWriter`, its connection keeping the triggers (a test's own trigger refuses
-    /// or counts its writes; `ClosingChoice.keepsTriggers`).
+    /// or counts its writes; `SQLiteFlowBackend.keepsTriggers`).
     func makeWriterKeepingTriggersForTesting(retryLimit: Int = FlowWriter.defaultRetryLimit,
                                              onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws -> FlowWriter {
         try FlowWriter(path: path, retryLimit: retryLimit, keepingTriggers: true, onHealthChange: onHealthChange)

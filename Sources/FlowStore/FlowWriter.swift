@@ -53,14 +53,15 @@ public final class FlowWriter: Sendable {
                       onHealthChange: onHealthChange)
     }
 
-    /// `init(path:…)`, with `keepingTriggers` true only for a test (`ClosingChoice.keepsTriggers`).
+    /// `init(path:…)`, with `keepingTriggers` true only for a test (`SQLiteFlowBackend.keepsTriggers`).
     init(path: String, capacity: Int = FlowWriter.defaultCapacity, retryLimit: Int = FlowWriter.defaultRetryLimit,
          mirror: FlowWriter? = nil, keepingTriggers: Bool,
          onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
         self.path = path
         self.mirror = mirror
-        let closing = ClosingChoice(keepsTriggers: keepingTriggers)
+        let closing = ClosingChoice()
         self.closing = closing
+        let backend = SQLiteFlowBackend(path: path, retryMillis: 1_000, keepsTriggers: keepingTriggers)
         let pending = PendingFlowEvents(capacity: capacity)
         self.capacity = pending.capacity
         // The writer, just woken by a first event, waits up to 100 ms for more, so that a flow's
@@ -81,7 +82,7 @@ public final class FlowWriter: Sendable {
             // The connection is born, used and closed on this thread.
             let writer: FlowBatchWriter
             do {
-                writer = try FlowBatchWriter(path: path, closing: closing)
+                writer = try FlowBatchWriter(path: path, closing: closing, keepingTriggers: keepingTriggers)
             } catch FlowStoreError.diskFull(let full) {
                 // A full disk at start: ids go on from the file's max(id), read read-only, and
                 // every attempt tries to open the connection again, so recording starts as soon
@@ -96,7 +97,7 @@ public final class FlowWriter: Sendable {
                     return
                 }
                 // Said before `init` returns, so a session warns before its banner.
-                let thread = FlowWriterThread(queue: queue, writer: nil, backend: SQLiteFlowBackend(path: path, retryMillis: 1_000), path: path, closing: closing, retryLimit: retryLimit,
+                let thread = FlowWriterThread(queue: queue, writer: nil, backend: backend, path: path, closing: closing, retryLimit: retryLimit,
                                               startFailure: .diskFull(path: full), onHealthChange: onHealthChange)
                 started.signal()
                 queue.run(thread)
@@ -109,7 +110,7 @@ public final class FlowWriter: Sendable {
             }
             startup.withLock { $0 = .success((writer.maxID, writer.recovery)) }
             started.signal()
-            queue.run(FlowWriterThread(queue: queue, writer: writer, backend: SQLiteFlowBackend(path: path, retryMillis: 1_000), path: path, closing: closing, retryLimit: retryLimit,
+            queue.run(FlowWriterThread(queue: queue, writer: writer, backend: backend, path: path, closing: closing, retryLimit: retryLimit,
                                        onHealthChange: onHealthChange))
         }
         thread.name = "tv flow writer"
