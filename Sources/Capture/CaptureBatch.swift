@@ -181,25 +181,28 @@ public struct CaptureBatch: WriterBatch {
     }
 }
 
-/// The memory a `CaptureBatch` builds its packets' blocks in: `capacity` bytes (the batch's
-/// `maximumBytes` and the room for its `firstBlockOffset`) of `CaptureMemory` (huge pages where the kernel gives them), reserved once
-/// and kept from batch to batch, so that the engine thread neither reallocates nor faults in
-/// fresh 4 KiB pages as a batch grows; heap memory if the mapping fails.
+/// The memory a capture batch builds its blocks in (`CaptureBatch`'s packets, the decrypted
+/// capture's `DecryptedCaptureBatch` laid out in the file's format): `capacity` bytes (the batch's
+/// `maximumBytes` and the room for its `firstBlockOffset`) of `CaptureMemory` (huge pages past the
+/// first 2 MiB where the kernel gives them), reserved once and kept from batch to batch, so that
+/// the thread filling it neither reallocates nor faults in fresh 4 KiB pages as a batch grows;
+/// heap memory aligned to `alignment` if the mapping fails.
 ///
-/// `@unchecked Sendable`: a store belongs to one `CaptureBatch` (copied first when shared,
-/// `CaptureBatch.uniqueStore`), and a batch is touched by one thread at a time: the engine
-/// appends under the capture queue's lock; the writer reads it only after
+/// `@unchecked Sendable`: a store belongs to one batch (copied first when shared, the batch's
+/// `uniqueStore`), and a batch is touched by one thread at a time: the engine or loop thread
+/// appends under the capture queue's lock; the writer reads it (and fills headers in) only after
 /// `BoundedWriterQueue.run` swapped it out of the queue (under that lock), and empties it
 /// before handing it back the same way. Nothing keeps a pointer into it past `write(_:)`.
-final class CaptureBlockStore: @unchecked Sendable {
+public final class CaptureBlockStore: @unchecked Sendable {
     /// Bytes of blocks held, from `base`.
-    var count = 0
-    let base: UnsafeMutableRawPointer
+    public var count = 0
+    public let base: UnsafeMutableRawPointer
     private let memory: CaptureMemory?
 
-    init(capacity: Int) {
+    /// - Parameter alignment: of the heap fallback (4096 where the store is written with O_DIRECT).
+    public init(capacity: Int, alignment: Int = 16) {
         memory = CaptureMemory(capacity: capacity)
-        base = memory?.base ?? .allocate(byteCount: max(capacity, 1), alignment: 16)
+        base = memory?.base ?? .allocate(byteCount: max(capacity, 1), alignment: alignment)
     }
 
     deinit { if memory == nil { base.deallocate() } }

@@ -147,14 +147,8 @@ public enum PcapngBlocks {
         func put32(_ value: UInt32, _ offset: Int) { out.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
         func put16(_ value: UInt16, _ offset: Int) { out.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt16.self) }
         func zero(_ count: Int, _ offset: Int) { if count > 0 { (out + offset).initializeMemory(as: UInt8.self, repeating: 0, count: count) } }
-        let ticks = UInt64(bitPattern: timestampMicros)
-        put32(enhancedPacketType, 0)
-        put32(UInt32(total), 4)
-        put32(0, 8)
-        put32(UInt32(truncatingIfNeeded: ticks >> 32), 12)
-        put32(UInt32(truncatingIfNeeded: ticks), 16)
-        put32(UInt32(packet.count), 20)
-        put32(UInt32(originalLength), 24)
+        writeEnhancedPacketHeader(at: out, length: total, timestampMicros: timestampMicros,
+                                  capturedLength: packet.count, originalLength: originalLength)
         var at = enhancedPacketHeaderSize
         if let source = packet.baseAddress, packet.count > 0 { (out + at).copyMemory(from: source, byteCount: packet.count) }
         at += packet.count
@@ -190,6 +184,20 @@ public enum PcapngBlocks {
     public static func writeEnhancedPacketFrame(at out: UnsafeMutableRawPointer, timestampMicros: Int64, capturedLength: Int,
                                                 originalLength: Int) {
         let total = enhancedPacketLength(capturedLength: capturedLength, direction: nil, commentLength: nil)
+        writeEnhancedPacketHeader(at: out, length: total, timestampMicros: timestampMicros,
+                                  capturedLength: capturedLength, originalLength: originalLength)
+        let end = enhancedPacketHeaderSize + capturedLength
+        let pad = padding(capturedLength)
+        if pad > 0 { (out + end).initializeMemory(as: UInt8.self, repeating: 0, count: pad) }
+        out.storeBytes(of: UInt32(total).littleEndian, toByteOffset: end + pad, as: UInt32.self)
+    }
+
+    /// The first `enhancedPacketHeaderSize` (28) bytes of an Enhanced Packet Block (§4.3) at
+    /// `out`: block type, total length, interface 0, the timestamp's high and low halves (µs),
+    /// captured and original length, little-endian.
+    @inline(__always)
+    static func writeEnhancedPacketHeader(at out: UnsafeMutableRawPointer, length total: Int, timestampMicros: Int64,
+                                          capturedLength: Int, originalLength: Int) {
         func put32(_ value: UInt32, _ offset: Int) { out.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
         let ticks = UInt64(bitPattern: timestampMicros)
         put32(enhancedPacketType, 0)
@@ -199,10 +207,6 @@ public enum PcapngBlocks {
         put32(UInt32(truncatingIfNeeded: ticks), 16)
         put32(UInt32(capturedLength), 20)
         put32(UInt32(originalLength), 24)
-        let end = enhancedPacketHeaderSize + capturedLength
-        let pad = padding(capturedLength)
-        if pad > 0 { (out + end).initializeMemory(as: UInt8.self, repeating: 0, count: pad) }
-        put32(UInt32(total), end + pad)
     }
 
     /// A Decryption Secrets Block (§4.7) carrying `secrets` of `secretsType` (for TLS,

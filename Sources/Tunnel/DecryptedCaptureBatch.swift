@@ -78,7 +78,7 @@ public struct DecryptedCaptureBatch: WriterBatch {
     /// The room kept in front of the blocks for `firstBlockOffset`.
     public static let maximumFirstBlockOffset = 64 << 10
 
-    private var store: DecryptedCaptureStore?
+    private var store: CaptureBlockStore?
     /// The last item when it is data that a next chunk of its flow and direction may join.
     private var open: (index: Int, flow: UInt64, direction: Direction, timeMicros: Int64, block: Int, count: Int)?
 
@@ -201,9 +201,9 @@ public struct DecryptedCaptureBatch: WriterBatch {
     /// The store, made at the first item and copied first if another batch shares it (the
     /// queue's empty batch is copied as a value before any item: the two batches it swaps each
     /// make their own).
-    private mutating func uniqueStore() -> DecryptedCaptureStore {
+    private mutating func uniqueStore() -> CaptureBlockStore {
         if isKnownUniquelyReferenced(&store), let store { return store }
-        let fresh = DecryptedCaptureStore(capacity: maximumBytes + Self.maximumFirstBlockOffset)
+        let fresh = CaptureBlockStore(capacity: maximumBytes + Self.maximumFirstBlockOffset, alignment: 4096)
         if let store {
             fresh.base.copyMemory(from: store.base, byteCount: store.count)
             fresh.count = store.count
@@ -221,27 +221,4 @@ public struct DecryptedCaptureBatch: WriterBatch {
         open = nil
         firstBlockOffset = 0
     }
-}
-
-/// The memory a `DecryptedCaptureBatch` lays its blocks out in: `capacity` bytes of
-/// `CaptureMemory` (huge pages past the first 2 MiB where the kernel gives them), reserved once
-/// and kept from batch to batch; heap memory if the mapping fails.
-///
-/// `@unchecked Sendable`: a store belongs to one batch (copied first when shared,
-/// `DecryptedCaptureBatch.uniqueStore`), and a batch is touched by one thread at a time: the
-/// loops lay out under the queue's lock; the writer fills headers and writes only after
-/// `BoundedWriterQueue.run` swapped the batch out of the queue (under that lock), and empties it
-/// before handing it back the same way. Nothing keeps a pointer into it past `write(_:)`.
-final class DecryptedCaptureStore: @unchecked Sendable {
-    /// Bytes laid out, from `base`.
-    var count = 0
-    let base: UnsafeMutableRawPointer
-    private let memory: CaptureMemory?
-
-    init(capacity: Int) {
-        memory = CaptureMemory(capacity: capacity)
-        base = memory?.base ?? .allocate(byteCount: max(capacity, 1), alignment: 4096)
-    }
-
-    deinit { if memory == nil { base.deallocate() } }
 }
