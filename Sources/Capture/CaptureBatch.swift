@@ -26,8 +26,10 @@ public enum CaptureOffer {
     /// A packet (`bytes` valid during the call only), the snap length to cut it to, and an
     /// optional comment for its block (opt_comment).
     case packet(flow: UInt64, direction: Direction, timeMicros: Int64, bytes: UnsafeRawBufferPointer, snapLength: Int, comment: String?)
-    /// Secrets of `type` (`PcapngBlocks.tlsKeyLogSecrets`: SSLKEYLOGFILE lines).
-    case secrets(type: UInt32, bytes: [UInt8])
+    /// Secrets of `type` (`PcapngBlocks.tlsKeyLogSecrets`: SSLKEYLOGFILE lines), with the client
+    /// randoms of the client-Finished secrets among them (`TLSClientRandom.clientFinishedSecrets`),
+    /// read by the producer so the writer never parses its blocks back.
+    case secrets(type: UInt32, bytes: [UInt8], clientRandoms: [TLSClientRandom])
 }
 
 /// The capture queue's counters (under its mutex).
@@ -70,6 +72,9 @@ public struct CaptureBatch: WriterBatch {
     public private(set) var secrets: [UInt8] = []
     /// How many blocks `secrets` holds.
     public private(set) var secretsCount = 0
+    /// The client randoms of the client-Finished secrets in `secrets` (`CaptureOffer.secrets`),
+    /// in order: the flows whose wait for their secret this batch ends (`CaptureHoldPolicy`).
+    public private(set) var clientRandoms: [TLSClientRandom] = []
     /// Bounds: items (packets and secrets) and bytes (both stores) in one batch.
     public let maximumItems: Int
     public let maximumBytes: Int
@@ -146,7 +151,7 @@ public struct CaptureBatch: WriterBatch {
                                           includedLength: kept, block: start..<start + length))
             counters.packetsQueued &+= 1
             return (1, true)
-        case let .secrets(type, keyLog):
+        case let .secrets(type, keyLog, randoms):
             let block = PcapngBlocks.decryptionSecrets(secretsType: type, secrets: keyLog)
             guard !refusing, count < maximumItems, blockBytes + secrets.count + block.count <= maximumBytes else {
                 counters.secretsDropped &+= 1
@@ -154,6 +159,7 @@ public struct CaptureBatch: WriterBatch {
             }
             secrets.append(contentsOf: block)
             secretsCount += 1
+            clientRandoms += randoms
             return (1, true)
         }
     }
@@ -178,6 +184,7 @@ public struct CaptureBatch: WriterBatch {
         if isKnownUniquelyReferenced(&store) { store?.count = 0 } else { store = nil }
         secrets.removeAll(keepingCapacity: true)
         secretsCount = 0
+        clientRandoms.removeAll(keepingCapacity: true)
     }
 }
 

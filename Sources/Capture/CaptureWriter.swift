@@ -60,11 +60,15 @@ public final class CaptureWriter: PacketRecorder {
     // MARK: the rest of the API
 
     /// Queues TLS secrets (SSLKEYLOGFILE lines, each ending in "\n") as a Decryption Secrets Block
-    /// of the file being written; never blocks.
+    /// of the file being written; never blocks. The client randoms of its client-Finished lines
+    /// are read here, on the caller's thread and outside the queue's lock, and travel with the
+    /// block (`CaptureBatch.clientRandoms`).
     /// - Returns: false when the queue was full (dropped and counted in `secretsDropped`).
     @discardableResult
     public func appendSecrets(_ keyLogLines: [UInt8], type: UInt32 = PcapngBlocks.tlsKeyLogSecrets) -> Bool {
-        queue.enqueue(.secrets(type: type, bytes: keyLogLines))
+        let randoms = type == PcapngBlocks.tlsKeyLogSecrets
+            ? keyLogLines.withUnsafeBytes { TLSClientRandom.clientFinishedSecrets(inKeyLog: $0) } : []
+        return queue.enqueue(.secrets(type: type, bytes: keyLogLines, clientRandoms: randoms))
     }
 
     /// Closes the file being written and opens the next; waits for the writer.

@@ -123,7 +123,7 @@ extension CaptureWriterThread {
         for (flow, n) in counts { flowCounts[flow] = n }
         if flowCounts.count > 200_000 { flowCounts = counts }
         do {
-            try tally.commit(seq: open.seq, bytes: open.bytes, packets: open.packets, database: database)
+            try tally.commit(seq: open.seq, bytes: open.bytes, packets: open.packets, statements: packetStatements(on: database))
             box.state.withLock {
                 $0.packetsWritten &+= UInt64(packets)
                 $0.lastFailure = nil

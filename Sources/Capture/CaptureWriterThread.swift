@@ -23,6 +23,9 @@ final class CaptureWriterThread: QueueWriter {
     let configuration: CaptureConfiguration
     let box: CaptureCountersBox
     var database: SQLiteDatabase?
+    /// The packet rows' statements on `database`, prepared at the first commit and kept
+    /// (`packetStatements(on:)`).
+    private var statements: CapturePacketStatements?
     /// The open file: descriptor, sequence, bytes and packets written, when it started.
     struct OpenFile {
         var output: CaptureFileAppender
@@ -124,10 +127,7 @@ final class CaptureWriterThread: QueueWriter {
         // Flows whose client secret this batch brings are let go right after it; so are waits
         // that grew too old (`CaptureHoldPolicy`).
         var released: [UInt64] = []
-        if secretsPending {
-            let randoms = batch.secrets.withUnsafeBytes { TLSClientRandom.clientFinishedSecrets(inBlocks: $0) }
-            released = randoms.compactMap { hold.secretWritten($0) }
-        }
+        if secretsPending { released = batch.clientRandoms.compactMap { hold.secretWritten($0) } }
         if hold.deadlineMicros != nil { released += hold.expire(nowMicros: EngineClock.wallMicros()) }
         // Rotation by size is checked between packets, so a file ends near its limit.
         while start < batch.packets.count || secretsPending {
@@ -151,6 +151,7 @@ final class CaptureWriterThread: QueueWriter {
     func stop() {
         closeFile(nowMicros: EngineClock.wallMicros())
         background.finish()
+        statements = nil
         database?.close()
         database = nil
     }
@@ -253,6 +254,16 @@ final class CaptureWriterThread: QueueWriter {
         _ = flock(fd, LOCK_UN)
         background.syncAndClose(handed)
         box.state.withLock { $0.recordingSequence = nil }
+    }
+
+    /// The packet rows' statements on `database`: the kept set, or a new one when there is none
+    /// yet or it was prepared on another handle.
+    /// - Throws: `FlowStoreError` when a statement does not compile.
+    func packetStatements(on database: SQLiteDatabase) throws -> CapturePacketStatements {
+        if let statements, statements.database === database { return statements }
+        let made = try CapturePacketStatements(database: database)
+        statements = made
+        return made
     }
 
     func note(failure: String) {

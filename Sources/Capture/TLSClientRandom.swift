@@ -2,9 +2,10 @@ import Wire
 
 /// A TLS connection's client random (RFC 8446 §4.1.2, RFC 5246 §7.4.1.2: the 32 bytes after the
 /// ClientHello's legacy_version), the key an NSS key log line names its connection by. The
-/// capture writer reads it from a client's ClientHello in a captured packet and from the key log
-/// lines in the Decryption Secrets Blocks it writes, to match a connection with its secrets
-/// (`CaptureHoldPolicy`). Reading only: nothing here parses more of TLS than where the random is.
+/// capture writer reads it from a client's ClientHello in a captured packet; the capture reads
+/// it from the key log lines handed to it (`CaptureWriter.appendSecrets`) and the batch carries
+/// it beside their Decryption Secrets Blocks (`CaptureBatch.clientRandoms`), to match a
+/// connection with its secrets (`CaptureHoldPolicy`). Reading only: nothing here parses more of TLS than where the random is.
 public struct TLSClientRandom: Hashable, Sendable {
     /// The 32 bytes, big-endian in four words (cheap to hash and compare).
     public let words: (UInt64, UInt64, UInt64, UInt64)
@@ -15,6 +16,9 @@ public struct TLSClientRandom: Hashable, Sendable {
         func word(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 << 8 | UInt64(bytes[at + $1]) } }
         words = (word(0), word(8), word(16), word(24))
     }
+
+    /// The 32 bytes as their four big-endian words.
+    init(words: (UInt64, UInt64, UInt64, UInt64)) { self.words = words }
 
     public static func == (a: TLSClientRandom, b: TLSClientRandom) -> Bool { a.words == b.words }
 
@@ -61,36 +65,25 @@ public struct TLSClientRandom: Hashable, Sendable {
         return found
     }
 
-    /// The client randoms `clientFinishedSecrets` finds in every Decryption Secrets Block of
-    /// `blocks` (pcapng blocks back to back, as `CaptureBatch.secrets` holds them; pcapng §4.7:
-    /// secrets type, secrets length, then the secrets) of the TLS key log type.
-    public static func clientFinishedSecrets(inBlocks blocks: UnsafeRawBufferPointer) -> [TLSClientRandom] {
-        var found: [TLSClientRandom] = []
-        var at = 0
-        func le32(_ offset: Int) -> Int { (0..<4).reduce(0) { $0 | Int(blocks[offset + $1]) << (8 * $1) } }
-        while at + 12 <= blocks.count {
-            let total = le32(at + 4)
-            guard total >= 12, at + total <= blocks.count else { break }
-            if UInt32(le32(at)) == PcapngBlocks.decryptionSecretsType, total >= 20, UInt32(le32(at + 8)) == PcapngBlocks.tlsKeyLogSecrets {
-                let length = min(le32(at + 12), total - 20)
-                found += clientFinishedSecrets(inKeyLog: UnsafeRawBufferPointer(rebasing: blocks[at + 16..<at + 16 + length]))
-            }
-            at += total
-        }
-        return found
-    }
-
+    /// The client random of one key log line (no line feed) whose label is one of
+    /// `clientFinishedLabels`; nil for another label or a malformed random. The label is compared
+    /// as bytes and the random read into its words directly: no allocation (the loops call this
+    /// for every key log line they hand the capture, `CaptureWriter.appendSecrets`).
     private static func clientFinishedRandom(line: UnsafeRawBufferPointer) -> TLSClientRandom? {
         guard let space = line.firstIndex(of: 0x20) else { return nil }
-        let label = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<space]), as: UTF8.self)
-        guard clientFinishedLabels.contains(label), space + 1 + 64 <= line.count else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        for i in 0..<32 {
-            guard let high = hexValue(line[space + 1 + 2 * i]), let low = hexValue(line[space + 2 + 2 * i]) else { return nil }
-            bytes[i] = high << 4 | low
-        }
+        let label = UnsafeRawBufferPointer(rebasing: line[0..<space])
+        guard clientFinishedLabels.contains(where: { label.elementsEqual($0.utf8) }), space + 1 + 64 <= line.count else { return nil }
         if space + 1 + 64 < line.count, line[space + 1 + 64] != 0x20 { return nil }
-        return bytes.withUnsafeBytes { TLSClientRandom($0) }
+        func word(_ at: Int) -> UInt64? {
+            var word: UInt64 = 0
+            for i in at..<at + 8 {
+                guard let high = hexValue(line[space + 1 + 2 * i]), let low = hexValue(line[space + 2 + 2 * i]) else { return nil }
+                word = word << 8 | UInt64(high << 4 | low)
+            }
+            return word
+        }
+        guard let w0 = word(0), let w1 = word(8), let w2 = word(16), let w3 = word(24) else { return nil }
+        return TLSClientRandom(words: (w0, w1, w2, w3))
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {

@@ -26,7 +26,8 @@ struct CaptureBatchTests {
         #expect(Self.offer(&batch, first, time: 7, counters: &counters))
         #expect(Self.offer(&batch, second, time: 8, direction: .serverToClient, snapLength: 10, counters: &counters))
         let keyLog = Array("CLIENT_TRAFFIC_SECRET_0 a b\n".utf8)
-        _ = batch.add(.secrets(type: PcapngBlocks.tlsKeyLogSecrets, bytes: keyLog), refusing: false, counters: &counters)
+        let random = TLSClientRandom(words: (1, 2, 3, 0xffff_ffff_ffff_fffe))
+        _ = batch.add(.secrets(type: PcapngBlocks.tlsKeyLogSecrets, bytes: keyLog, clientRandoms: [random]), refusing: false, counters: &counters)
         #expect(Self.offer(&batch, third, time: 9, comment: "tv flow 1", counters: &counters))
 
         let expected = first.withUnsafeBytes {
@@ -45,10 +46,26 @@ struct CaptureBatchTests {
         #expect(Array(batch.blocks[batch.packets[1].bytes]) == Array(0..<10))
         #expect(batch.secrets == PcapngBlocks.decryptionSecrets(secrets: keyLog))
         #expect(batch.count == 4 && batch.secretsCount == 1)
+        #expect(batch.clientRandoms == [random])
         #expect(counters.packetsQueued == 3 && counters.packetsDropped == 0)
 
         batch.removeAll()
-        #expect(batch.count == 0 && batch.blocks.isEmpty && batch.secrets.isEmpty && batch.packets.isEmpty)
+        #expect(batch.count == 0 && batch.blocks.isEmpty && batch.secrets.isEmpty && batch.packets.isEmpty && batch.clientRandoms.isEmpty)
+    }
+
+    @Test("the client randoms travel with their secrets: in order across blocks, none for a block without; a dropped block's stay out")
+    func clientRandomsWithSecrets() {
+        var counters = CaptureQueueCounters()
+        var batch = CaptureBatch(maximumItems: 3, maximumBytes: 1 << 20)
+        let a = TLSClientRandom(words: (0xa, 0, 0, 1)), b = TLSClientRandom(words: (0xb, 0, 0, 2)), c = TLSClientRandom(words: (0xc, 0, 0, 3))
+        let line = Array("CLIENT_RANDOM x y\n".utf8)
+        #expect(batch.add(.secrets(type: PcapngBlocks.tlsKeyLogSecrets, bytes: line, clientRandoms: [a, b]), refusing: false, counters: &counters).outcome)
+        #expect(batch.add(.secrets(type: PcapngBlocks.tlsKeyLogSecrets, bytes: line, clientRandoms: []), refusing: false, counters: &counters).outcome)
+        #expect(batch.add(.secrets(type: PcapngBlocks.tlsKeyLogSecrets, bytes: line, clientRandoms: [c]), refusing: false, counters: &counters).outcome)
+        #expect(batch.clientRandoms == [a, b, c])
+        // A fourth item is over `maximumItems`: dropped, its random with it.
+        #expect(!batch.add(.secrets(type: PcapngBlocks.tlsKeyLogSecrets, bytes: line, clientRandoms: [a]), refusing: false, counters: &counters).outcome)
+        #expect(batch.clientRandoms == [a, b, c] && batch.secretsCount == 3 && counters.secretsDropped == 1)
     }
 
     @Test("a batch copied as a value keeps its own blocks: adding to or emptying the copy leaves the original as it was")

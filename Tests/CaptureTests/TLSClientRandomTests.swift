@@ -48,10 +48,12 @@ struct TLSClientRandomTests {
             + "CLIENT_RANDOM \(hex.dropLast()) 44\n" + "CLIENT_RANDOM \(hex)ff 55\n" + "CLIENT_HANDSHAKE_TRAFFIC_SECRET \(hex) 66\n"
         let found = Array(lines.utf8).withUnsafeBytes { TLSClientRandom.clientFinishedSecrets(inKeyLog: $0) }
         #expect(found == [expected, random(0xab)])
-        // The same read from Decryption Secrets Blocks back to back (and one of another type skipped).
-        let blocks = PcapngBlocks.decryptionSecrets(secrets: Array("CLIENT_RANDOM \(other) 33\n".utf8))
-            + PcapngBlocks.decryptionSecrets(secretsType: 0x5353_4850, secrets: Array("CLIENT_RANDOM \(hex) 33\n".utf8))
-            + PcapngBlocks.decryptionSecrets(secrets: Array("CLIENT_TRAFFIC_SECRET_0 \(hex) 77\n".utf8), comment: "x")
-        #expect(blocks.withUnsafeBytes { TLSClientRandom.clientFinishedSecrets(inBlocks: $0) } == [random(0xab), expected])
+        // The four words, big-endian; upper-case hex reads the same; a line without its line feed.
+        #expect(expected.words == (0x0001_0203_0405_0607, 0x0809_0a0b_0c0d_0e0f, 0x1011_1213_1415_1617, 0x1819_1a1b_1c1d_1e1f))
+        let upper = Array("CLIENT_RANDOM \(hex.uppercased()) 99".utf8)
+        #expect(upper.withUnsafeBytes { TLSClientRandom.clientFinishedSecrets(inKeyLog: $0) } == [expected])
+        // A label that only starts like one, and a random with a non-hex digit, name nothing.
+        let near = Array("CLIENT_TRAFFIC_SECRET_01 \(hex) 1\nCLIENT_RANDOM \(hex.dropLast())g 2\n".utf8)
+        #expect(near.withUnsafeBytes { TLSClientRandom.clientFinishedSecrets(inKeyLog: $0) } == [])
     }
 }
