@@ -17,8 +17,10 @@ public struct TLSClientRandom: Hashable, Sendable {
         words = (word(0), word(8), word(16), word(24))
     }
 
-    /// The 32 bytes as their four big-endian words.
-    init(words: (UInt64, UInt64, UInt64, UInt64)) { self.words = words }
+    /// - Parameter words: the 32 bytes, big-endian, in four words.
+    public init(words: (UInt64, UInt64, UInt64, UInt64)) {
+        self.words = words
+    }
 
     public static func == (a: TLSClientRandom, b: TLSClientRandom) -> Bool { a.words == b.words }
 
@@ -51,47 +53,16 @@ public struct TLSClientRandom: Hashable, Sendable {
         return TLSClientRandom(UnsafeRawBufferPointer(rebasing: packet[payload + 11..<payload + 43]))
     }
 
-    /// The client randoms of the lines of `keyLog` (NSS key log lines, "LABEL RANDOM SECRET\n")
-    /// whose label is one of `clientFinishedLabels`, in order; other lines are skipped.
+    /// The client randoms of the lines of `keyLog` (NSS key log lines, "LABEL RANDOM SECRET\n",
+    /// split by `KeyLogLine`) whose label is one of `clientFinishedLabels` and whose random is 64
+    /// hex digits, in order; other lines are skipped.
     public static func clientFinishedSecrets(inKeyLog keyLog: UnsafeRawBufferPointer) -> [TLSClientRandom] {
         var found: [TLSClientRandom] = []
-        var start = 0
-        while start < keyLog.count {
-            var end = start
-            while end < keyLog.count, keyLog[end] != 0x0a { end += 1 }
-            if let random = clientFinishedRandom(line: UnsafeRawBufferPointer(rebasing: keyLog[start..<end])) { found.append(random) }
-            start = end + 1
+        KeyLogLine.forEach(in: keyLog) { line in
+            guard clientFinishedLabels.contains(where: { line.hasLabel($0, in: keyLog) }),
+                  let random = line.clientRandom(in: keyLog) else { return }
+            found.append(random)
         }
         return found
-    }
-
-    /// The client random of one key log line (no line feed) whose label is one of
-    /// `clientFinishedLabels`; nil for another label or a malformed random. The label is compared
-    /// as bytes and the random read into its words directly: no allocation (the loops call this
-    /// for every key log line they hand the capture, `CaptureWriter.appendSecrets`).
-    private static func clientFinishedRandom(line: UnsafeRawBufferPointer) -> TLSClientRandom? {
-        guard let space = line.firstIndex(of: 0x20) else { return nil }
-        let label = UnsafeRawBufferPointer(rebasing: line[0..<space])
-        guard clientFinishedLabels.contains(where: { label.elementsEqual($0.utf8) }), space + 1 + 64 <= line.count else { return nil }
-        if space + 1 + 64 < line.count, line[space + 1 + 64] != 0x20 { return nil }
-        func word(_ at: Int) -> UInt64? {
-            var word: UInt64 = 0
-            for i in at..<at + 8 {
-                guard let high = hexValue(line[space + 1 + 2 * i]), let low = hexValue(line[space + 2 + 2 * i]) else { return nil }
-                word = word << 8 | UInt64(high << 4 | low)
-            }
-            return word
-        }
-        guard let w0 = word(0), let w1 = word(8), let w2 = word(16), let w3 = word(24) else { return nil }
-        return TLSClientRandom(words: (w0, w1, w2, w3))
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x61...0x66: return c - 0x61 + 10
-        case 0x41...0x46: return c - 0x41 + 10
-        default: return nil
-        }
     }
 }

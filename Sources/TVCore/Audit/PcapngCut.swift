@@ -21,11 +21,11 @@ struct PcapngCut {
     let to: Int64
     /// Whether Decryption Secrets Blocks are kept (`--no-keys` drops them).
     let keepSecrets: Bool
-    /// When known, the client_randoms (as their key log hex) of the flows the cut is for: a
-    /// secret of any other TLS connection is left out of both the blocks and `keyLog` (a block
-    /// is rewritten with the lines that stay, dropped when none does). nil: every secret of the
-    /// span is kept.
-    let clientRandoms: Set<ArraySlice<UInt8>>?
+    /// When known, the client randoms of the flows the cut is for: a secret of any other TLS
+    /// connection (or a line that names none) is left out of both the blocks and `keyLog` (a
+    /// block is rewritten with the lines that stay, dropped when none does). nil: every secret
+    /// of the span is kept.
+    let clientRandoms: Set<TLSClientRandom>?
 
     /// The output so far (starts with the Section Header Block).
     private(set) var output: [UInt8]
@@ -35,7 +35,7 @@ struct PcapngCut {
     private(set) var packets = 0
     private var interfaces = 0
 
-    init(from: Int64, to: Int64, keepSecrets: Bool, clientRandoms: Set<ArraySlice<UInt8>>? = nil, comment: String) {
+    init(from: Int64, to: Int64, keepSecrets: Bool, clientRandoms: Set<TLSClientRandom>? = nil, comment: String) {
         self.from = from
         self.to = to
         self.keepSecrets = keepSecrets
@@ -130,23 +130,26 @@ struct PcapngCut {
             return
         }
         var kept: [UInt8] = []
-        for line in b[16..<(16 + length)].split(separator: 0x0a) {
-            let fields = line.split(separator: 0x20)
-            guard fields.count == 3, clientRandoms.contains(fields[1]) else { continue }
-            kept += line
-            kept.append(0x0a)
+        b[16..<(16 + length)].withUnsafeBytes { text in
+            KeyLogLine.forEach(in: text) { line in
+                guard let random = line.clientRandom(in: text), clientRandoms.contains(random) else { return }
+                kept += text[line.line]
+                kept.append(0x0a)
+            }
         }
         guard !kept.isEmpty else { return }
         output += PcapngBlocks.decryptionSecrets(secrets: kept)
         keyLog += kept
     }
 
-    /// The client_randoms of an SSLKEYLOGFILE text (the second field of each three-field line).
-    static func clientRandoms(keyLog: [UInt8]) -> Set<ArraySlice<UInt8>> {
-        var randoms = Set<ArraySlice<UInt8>>()
-        for line in keyLog.split(separator: 0x0a) {
-            let fields = line.split(separator: 0x20)
-            if fields.count == 3 { randoms.insert(ArraySlice(Array(fields[1]))) }
+    /// The client randoms an SSLKEYLOGFILE text names (`KeyLogLine`: each well-formed line's
+    /// second field, 64 hex digits), whatever the label.
+    static func clientRandoms(keyLog: [UInt8]) -> Set<TLSClientRandom> {
+        var randoms = Set<TLSClientRandom>()
+        keyLog.withUnsafeBytes { text in
+            KeyLogLine.forEach(in: text) { line in
+                if let random = line.clientRandom(in: text) { randoms.insert(random) }
+            }
         }
         return randoms
     }
