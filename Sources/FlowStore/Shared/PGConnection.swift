@@ -141,6 +141,78 @@ final class PGConnection {
         }
     }
 
+    /// Runs `sql`, a `COPY … FROM STDIN` statement, and lets `body` make the rows while they
+    /// travel: each call of `send` hands libpq a piece (`PQputCopyData`; libpq writes to the
+    /// socket once it holds 8 KiB), so the server parses one piece while `body` makes the next.
+    /// A `body` that sends nothing still ends the COPY (no row).
+    /// - Throws: as `copy`; `body`'s own error after ending the COPY as failed.
+    func copy(_ sql: String, streaming body: (_ send: (UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        let conn = try connection()
+        let start = PQexec(conn, sql)
+        guard let start, PQresultStatus(start) == PGRES_COPY_IN else {
+            defer { PQclear(start) }
+            try check(start)
+            throw FlowStoreError.sharedStoreFailed(server: server, reason: "the server did not start the COPY")
+        }
+        PQclear(start)
+        var sent = true
+        var thrown: Error?
+        do {
+            try body { bytes in
+                var offset = 0
+                while sent, offset < bytes.count {
+                    let length = min(1 << 20, bytes.count - offset)
+                    sent = PQputCopyData(conn, bytes.baseAddress!.advanced(by: offset).assumingMemoryBound(to: CChar.self), Int32(length)) == 1
+                    offset += length
+                }
+                if !sent {
+                    throw FlowStoreError.sharedStoreUnreachable(server: server, reason: handle.map { PGConnection.words(PQerrorMessage($0)) } ?? "no answer")
+                }
+            }
+        } catch {
+            thrown = error
+        }
+        let ended = PQputCopyEnd(conn, sent && thrown == nil ? nil : "tv could not send every row") == 1
+        var failure: Error?
+        while let result = PQgetResult(conn) {
+            if failure == nil {
+                do { try check(result) } catch { failure = error }
+            }
+            PQclear(result)
+        }
+        if let thrown { throw thrown }
+        if let failure { throw failure }
+        guard ended else {
+            throw FlowStoreError.sharedStoreUnreachable(server: server, reason: handle.map { PGConnection.words(PQerrorMessage($0)) } ?? "no answer")
+        }
+    }
+
+    /// Sends SQL that takes no parameters (several statements allowed) without waiting for it
+    /// (`PQsendQuery`): the caller works meanwhile, then calls `finish()`, and sends nothing
+    /// else on this connection before.
+    /// - Throws: `FlowStoreError.sharedStoreUnreachable` when it cannot be sent.
+    func start(_ sql: String) throws {
+        let conn = try connection()
+        guard PQsendQuery(conn, sql) == 1 else {
+            throw FlowStoreError.sharedStoreUnreachable(server: server, reason: PGConnection.words(PQerrorMessage(conn)))
+        }
+    }
+
+    /// Waits for what `start` sent: every statement's result, the first failure thrown (after
+    /// all results are read, so the connection can take the next command).
+    /// - Throws: as `execute`.
+    func finish() throws {
+        let conn = try connection()
+        var failure: Error?
+        while let result = PQgetResult(conn) {
+            if failure == nil {
+                do { try check(result) } catch { failure = error }
+            }
+            PQclear(result)
+        }
+        if let failure { throw failure }
+    }
+
     /// Runs `body` inside BEGIN … COMMIT; rolls back (when the connection still stands) and
     /// rethrows when `body` throws.
     func transaction<T>(_ body: () throws -> T) throws -> T {
