@@ -44,7 +44,6 @@
     X(PQconninfoOption *, PQconninfoParse, (const char *s, char **e), (s, e)) \
     X(void, PQconninfoFree, (PQconninfoOption *o), (o)) \
     X(void, PQfreemem, (void *p), (p)) \
-    X(int, PQsendQuery, (PGconn *c, const char *q), (c, q)) \
     X(int, PQputCopyData, (PGconn *c, const char *b, int n), (c, b, n)) \
     X(int, PQputCopyEnd, (PGconn *c, const char *e), (c, e)) \
     X(PGresult *, PQgetResult, (PGconn *c), (c)) \

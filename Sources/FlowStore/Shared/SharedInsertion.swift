@@ -63,36 +63,24 @@ struct SharedBatchRows {
     func send(on connection: PGConnection, as insertion: SharedInsertion) throws {
         switch insertion {
         case .copy:
-            // The writer thread's work overlaps the server's (i28-pg, measured in PERFORMANCE.md):
-            // the flows' text travels in pieces as it is made, and the request rows' text is made
-            // while the server upserts the flows.
             var data: [UInt8] = []
-            data.reserveCapacity(SharedBatchRows.copyPiece + 4_096)
-            if !flows.isEmpty {
-                try connection.copy(SharedStaging.copyFlowsSQL) { send in
-                    for flow in flows {
-                        var values = PostgresDialect.upsertBindings(flow, instance: instance, auditSession: auditSession)
-                        values += programs[flow.id].map(FlowProgramColumns.bindings) ?? noProgram
-                        CopyText.appendRow(values, to: &data)
-                        if data.count >= SharedBatchRows.copyPiece {
-                            try data.withUnsafeBytes(send)
-                            data.removeAll(keepingCapacity: true)
-                        }
-                    }
-                    try data.withUnsafeBytes(send)
-                }
-                var upserts: [String] = []
+            data.reserveCapacity(flows.count * 320)
+            for flow in flows {
+                var values = PostgresDialect.upsertBindings(flow, instance: instance, auditSession: auditSession)
+                values += programs[flow.id].map(FlowProgramColumns.bindings) ?? noProgram
+                CopyText.appendRow(values, to: &data)
+            }
+            if !data.isEmpty {
+                try connection.copy(SharedStaging.copyFlowsSQL, data)
                 if programs.isEmpty || flows.contains(where: { programs[$0.id] == nil }) {
-                    upserts.append(SharedStaging.insertFlowsSQL(program: false))
+                    try connection.execute(SharedStaging.insertFlowsSQL(program: false))
                 }
                 if flows.contains(where: { programs[$0.id] != nil }) {
-                    upserts.append(SharedStaging.insertFlowsSQL(program: true))
+                    try connection.execute(SharedStaging.insertFlowsSQL(program: true))
                 }
-                try connection.start(upserts.joined(separator: ";\n"))
             }
             data.removeAll(keepingCapacity: true)
             for exchange in exchanges { CopyText.appendRow(SharedExchangeRows.bindings(exchange, instance: instance), to: &data) }
-            if !flows.isEmpty { try connection.finish() }
             if !data.isEmpty {
                 try connection.copy(SharedStaging.copyExchangesSQL, data)
                 try connection.execute(SharedStaging.insertExchangesSQL)
@@ -118,9 +106,6 @@ struct SharedBatchRows {
                                  FlowProgramColumns.bindings(program) + [.text(instance.id), .integer(id)])
         }
     }
-
-    /// The flows' COPY text is handed to libpq in pieces of this many bytes (64 KiB: ~200 rows).
-    static let copyPiece = 65_536
 
     private let noProgram = Array(repeating: SQLiteValue.null, count: FlowProgramColumns.names.count)
 
