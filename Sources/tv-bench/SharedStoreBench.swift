@@ -68,6 +68,27 @@ struct SharedStoreBench {
         /// A shared writer's row measured against SQLite's (not the per-instance rows of a
         /// together run, nor the timeline's top-up).
         var comparable = false
+        /// This process's CPU (every thread: producers and writers) and the server's
+        /// (`ServerCPU`; nil without `TV_BENCH_SERVER_PID`, or for SQLite's row), µs per flow.
+        var clientMicrosPerFlow: Double?
+        var serverMicrosPerFlow: Double?
+    }
+
+    /// The server's CPU reader (`TV_BENCH_SERVER_PID`, set by `Scripts/bench-shared`).
+    let server = ServerCPU.fromEnvironment()
+
+    /// `body`'s fill with the CPU it took here and on the server (read after the writers'
+    /// backends had 0.3 s to end and be reaped; that wait is outside the fill's time).
+    func measured(shared: Bool = true, _ body: () throws -> Fill) rethrows -> Fill {
+        let client = FlowStoreBench.cpuMicros()
+        let before = shared ? server?.micros() : nil
+        var fill = try body()
+        fill.clientMicrosPerFlow = (FlowStoreBench.cpuMicros() - client) / Double(fill.flows)
+        if let before {
+            usleep(300_000)
+            fill.serverMicrosPerFlow = server?.micros().map { ($0 - before) / Double(fill.flows) }
+        }
+        return fill
     }
 
     /// Runs everything and prints the table; true when every goal is met.
@@ -90,18 +111,25 @@ struct SharedStoreBench {
         defer { store.close() }
         try empty(target)
 
-        let sqlite = try fill("SQLite writer (this data folder)", flows: flows, end: end) { try store.makeWriter() }
+        let sqlite = try measured(shared: false) { try fill("SQLite writer (this data folder)", flows: flows, end: end) { try store.makeWriter() } }
         var fills = [sqlite]
         let insertions = [(SharedInsertion.copy, "COPY")] + (copyOnly ? [] : [(.rows, "multi-row INSERT")])
         for (insertion, words) in insertions {
-            var one = try fill("shared store, 1 instance, \(words)", flows: flows, end: end) {
-                try FlowWriter(shared: target, instance: InstanceIdentity(id: "bench-single-\(words.prefix(4))", machine: "bench-single"),
-                               insertion: insertion)
+            var one = try measured {
+                try fill("shared store, 1 instance, \(words)", flows: flows, end: end) {
+                    try FlowWriter(shared: target, instance: InstanceIdentity(id: "bench-single-\(words.prefix(4))", machine: "bench-single"),
+                                   insertion: insertion)
+                }
             }
             one.comparable = true
             fills.append(one)
         }
-        let four = try fillTogether(target, instances: 4, flows: flows, prefix: "bench", end: end)
+        var four: [Fill] = []
+        let together = try measured {
+            four = try fillTogether(target, instances: 4, flows: flows, prefix: "bench", end: end)
+            return four[four.count - 1]
+        }
+        four[four.count - 1] = together
         fills += four
         // The shared flows written (SQLite's are not in the shared store).
         let written = (copyOnly ? 1 : 2) * flows + four.last!.flows
@@ -118,7 +146,9 @@ struct SharedStoreBench {
             let under = fill.comparable && fill.flowsPerSecond < sqlite.flowsPerSecond
             print(fill.name.padding(toLength: 48, withPad: " ", startingAt: 0)
                   + String(format: "%@ flows/s (%.1f s)", FlowStoreBenchReport.grouped(Int(fill.flowsPerSecond)).leftPadded(9), fill.seconds)
-                  + (under ? "  UNDER SQLITE" : ""))
+                  + (under ? "  UNDER SQLITE" : "")
+                  + (fill.clientMicrosPerFlow.map { String(format: "  tv CPU %.1f µs/flow", $0) } ?? "")
+                  + (fill.serverMicrosPerFlow.map { String(format: ", server CPU %.1f µs/flow", $0) } ?? ""))
         }
         let readsMet = try printReads(reads, over: total)
         let met = fills.allSatisfy { !$0.comparable || $0.flowsPerSecond >= sqlite.flowsPerSecond } && readsMet
