@@ -23,32 +23,16 @@ public enum InternetChecksum {
                 acc &+= UInt64(base.loadUnaligned(fromByteOffset: word &* 4, as: UInt32.self))
             }
             index = words &* 4
-            acc = addingTail(acc, base, from: index, count: count)
+            if index + 2 <= count {
+                acc &+= UInt64(base.loadUnaligned(fromByteOffset: index, as: UInt16.self))
+                index += 2
+            }
+            if index < count {
+                // The odd byte is the high byte of a big-endian word: in host (little-endian)
+                // order that word reads as the byte itself.
+                acc &+= UInt64(UInt16(bigEndian: UInt16(base.load(fromByteOffset: index, as: UInt8.self)) << 8))
+            }
         }
-        return folded(acc, initial: initial)
-    }
-
-    /// `acc` plus the last 0–3 bytes of `count` at `base` from `index` (a whole multiple of 4):
-    /// a 16-bit word, then an odd byte padded with a zero byte on the right (RFC 1071 §4.1).
-    @inline(__always)
-    static func addingTail(_ acc: UInt64, _ base: UnsafeRawPointer, from index: Int, count: Int) -> UInt64 {
-        var acc = acc, index = index
-        if index + 2 <= count {
-            acc &+= UInt64(base.loadUnaligned(fromByteOffset: index, as: UInt16.self))
-            index += 2
-        }
-        if index < count {
-            // The odd byte is the high byte of a big-endian word: in host (little-endian)
-            // order that word reads as the byte itself.
-            acc &+= UInt64(UInt16(bigEndian: UInt16(base.load(fromByteOffset: index, as: UInt8.self)) << 8))
-        }
-        return acc
-    }
-
-    /// A 64-bit sum of host-order words folded to 16 bits, swapped to network order, plus `initial`.
-    @inline(__always)
-    static func folded(_ acc: UInt64, initial: UInt32) -> UInt32 {
-        var acc = acc
         while acc >> 16 != 0 { acc = (acc & 0xffff) &+ (acc >> 16) }
         return fold(UInt32(UInt16(bigEndian: UInt16(acc))) &+ initial)
     }

@@ -15,7 +15,6 @@
 #include "CTVProgramShims.h"
 #include "CTVLazyLibraries.h"
 #include "CTVLoadedSegments.h"
-#include "CTVCopySum.h"
 
 /// EVP_EC_gen(curve): a fresh EC key on the named curve ("P-256", "P-384"); NULL on failure.
 EVP_PKEY *tv_ec_keygen(const char *curve);
