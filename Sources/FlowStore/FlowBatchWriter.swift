@@ -54,13 +54,22 @@ final class FlowBatchWriter: FlowBatchStore {
     /// A test's writer whose connection keeps the triggers (`FlowStore.makeWriterKeepingTriggersForTesting`):
     /// they then do their own work and the writer does not repeat it.
     private let runsTriggers: Bool
+    /// The WAL's frames after the last commit (`SQLiteDatabase.watchWAL`).
+    private let walFrames = WALFrameCount()
+    /// When to ask `checkpointer` for a checkpoint, and when to wait for one.
+    private var walSchedule: WALCheckpointSchedule
+    /// The WAL's checkpoints, on a thread of their own.
+    private(set) var checkpointer: WALCheckpointer?
+    /// The WAL's frames after the last commit (tests).
+    var walFramesAfterLastCommit: Int { walFrames.frames }
 
     /// Opens `path`, applies migrations, registers the writer (closing flows a dead writer left
     /// open), reads max(id). `keepingTriggers` is a test hook (false for every real writer): the
     /// connection keeps the triggers and leaves their work to them, so a test can make writes
     /// fail or count them with a trigger of its own.
     /// - Throws: `FlowStoreError` (`.corrupt`, `.newerSchema`, `.cannotOpen` …).
-    init(path: String, closing: ClosingChoice = ClosingChoice(), keepingTriggers: Bool = false) throws {
+    init(path: String, closing: ClosingChoice = ClosingChoice(), keepingTriggers: Bool = false,
+         walSchedule: WALCheckpointSchedule = .flowWriter) throws {
         self.closing = closing
         // Born, used and closed on the writer thread (`FlowWriter`'s thread; `SQLiteFlowBackend`
         // opens it there too): no SQLite mutex on each bind and step (callgrind: ~4 k instructions
@@ -87,12 +96,13 @@ final class FlowBatchWriter: FlowBatchStore {
         // those leaves were read again, and spilled to the WAL mid-batch, flow after flow. The
         // cache grows only as pages are read: a small history costs what it is.
         try database.execute("PRAGMA cache_size=-32768")
-        // The WAL is checkpointed after a commit that leaves 8,192 pages (32 MiB) in it, not
-        // SQLite's 1,000: a busy writer's batches each rewrite the same hot index leaves, and
-        // with the default nearly every batch copied them all into the file again (page writes
-        // were a fifth of a flow's cost). The WAL file keeps its largest size (up to 32 MiB and
-        // a batch) until the last connection closes (SQLite then removes it) or `tv storage compact` empties it.
-        try database.execute("PRAGMA wal_autocheckpoint=8192")
+        // No autocheckpoint on the writer's commits (the hook replaces it): its `WALCheckpointer`
+        // copies the WAL on another thread and core, asked every 4,096 frames (16 MiB), and the
+        // writer waits for a whole one only past 16,384 frames (64 MiB), so the WAL starts over
+        // there (`WALCheckpointSchedule`). With SQLite's checkpoint on this thread (after 8,192
+        // frames) its fdatasync and copy were ~15 % of the writer's samples (perf, i27-hist).
+        self.walSchedule = walSchedule
+        database.watchWAL(walFrames)
         // Statement journals in memory, not in a temporary file (sqlite.org/tempfiles.html §2.5,
         // §5). The flow upsert may abort after writing (NOT NULL, the triggers' statements), so
         // SQLite keeps each page it changes, before the change, in a statement journal: about
@@ -124,6 +134,7 @@ final class FlowBatchWriter: FlowBatchStore {
             INSERT INTO certificates (sha256, der, stored_at) VALUES (?, ?, ?)
             ON CONFLICT(sha256) DO UPDATE SET stored_at = excluded.stored_at
             """)
+        checkpointer = WALCheckpointer(path: path)
     }
 
     /// Writes `events` in one transaction. Several events for one flow collapse into its latest
@@ -178,6 +189,11 @@ final class FlowBatchWriter: FlowBatchStore {
                 try setProgram.bind(FlowRecordColumns.programBindings(program) + [.integer(id)])
                 try setProgram.step()
             }
+        }
+        switch walSchedule.committed(frames: walFrames.frames) {
+        case .nothing: break
+        case .ask: checkpointer?.ask()
+        case .waitForAll: checkpointer?.askAndWait()
         }
         // Rewound, not cleared: each is bound afresh before its next step (clearing the flow
         // upsert's bindings after every batch cost as much as binding an exchange).
@@ -278,6 +294,7 @@ final class FlowBatchWriter: FlowBatchStore {
         _ = try? FlowWriterRegistry(database: database).unregister(
             registration, interruptingOpenFlows: closing.interruptOpenFlows.load(ordering: .relaxed),
             now: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        checkpointer?.stop()
         database.close()
     }
 }
