@@ -94,7 +94,17 @@ public final class StorageManager {
     /// while another connection reads an older snapshot (SQLite then copies what it can).
     /// - Returns: the bytes the log still holds afterwards (0: emptied, or no log).
     func emptyWAL() throws -> Int64 {
-        _ = try database.scalar("PRAGMA wal_checkpoint(TRUNCATE)")
+        // A running session's flow writer checkpoints on a thread of its own (`WALCheckpointer`,
+        // a PASSIVE checkpoint every 16 MiB of WAL). While one runs it holds the checkpoint lock,
+        // and TRUNCATE then answers busy at once: SQLite calls no busy handler for that lock
+        // (sqlite3_wal_checkpoint_v2). So a busy answer is tried again 50 ms later, for up to a
+        // second (a reader's older snapshot also answers busy, after the busy timeout: then the
+        // report says what the WAL still holds).
+        let deadline = DispatchTime.now().uptimeNanoseconds + 1_000_000_000
+        while case .integer(1) = try database.scalar("PRAGMA wal_checkpoint(TRUNCATE)"),
+              DispatchTime.now().uptimeNanoseconds < deadline {
+            usleep(50_000)
+        }
         var st = stat()
         return stat(database.path + "-wal", &st) == 0 ? Int64(st.st_size) : 0
     }
