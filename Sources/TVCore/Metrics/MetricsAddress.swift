@@ -18,8 +18,8 @@ public enum MetricsAddress {
         } else {
             hostPort = splitHostPort(text, defaultPort: nil)
         }
-        guard var (host, port) = hostPort else { throw MetricsError.badAddress(text) }
-        if host == "localhost" { host = "127.0.0.1" }
+        guard let (named, port) = hostPort else { throw MetricsError.badAddress(text) }
+        let host = named == "localhost" ? "127.0.0.1" : named
         guard IPAddress(host) != nil else { throw MetricsError.badAddress(text) }
         let endpoint = Endpoint(address: host, port: port)
         if !open && !ListenExposure.isLoopback(host) { throw MetricsError.notLoopback(endpoint) }
