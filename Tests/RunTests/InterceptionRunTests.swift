@@ -609,8 +609,19 @@ struct InterceptionRunTests {
         #expect(refusedUpstream.allSatisfy { $0.string("serverAddress") == "127.0.0.1" }, "\(refusedUpstream.prefix(1))")
         let pinnedHosts = (try JSONSerialization.jsonObject(with: try box.tvArgs(["pinned", "--json"]).stdout) as? [JSON] ?? []).compactMap { $0.string("host") }
         #expect(pinnedHosts.allSatisfy { $0 == "vanish.test" }, "only the vanishing clients' own name can be pinned: \(pinnedHosts)")
-        let earlyResets = bad.filter { $0.string("failureReason") == "the client closed the connection before the handshake" }
-        #expect(!earlyResets.isEmpty, "clients reset before tv's flight are recorded as such, not as pins: \(summary)")
+        // A vanishing client resets right after its whole ClientHello: whether tv has written its
+        // certificate by the time it sees the reset is a race on the loop (the flow's failure says
+        // which way it went; `PinningAndALPNTests` pins the decision itself). Usually the reset
+        // wins and the flow says the client left before the handshake, never a pin. When tv's
+        // flight wins for the first ones, they are possible pinning and vanish.test's later
+        // connections pass through (kept_private): then no vanishing client may say anything else.
+        let vanish = bad.filter { $0.string("host") == "vanish.test" }
+        let vanishReasons = Dictionary(grouping: vanish, by: { "\($0.string("status") ?? "?") \($0.string("failureReason") ?? "-")" }).mapValues(\.count)
+        let earlyResets = vanish.filter { $0.string("failureReason") == "the client closed the connection before the handshake" }
+        let flightFirst = vanish.filter { $0.string("status") == "failed" && ($0.string("failureReason") ?? "").contains("(possible pinning)") }
+        let passedThrough = vanish.filter { $0.string("status") == "kept_private" }
+        #expect(!earlyResets.isEmpty || (!flightFirst.isEmpty && flightFirst.count + passedThrough.count == vanish.count),
+                "clients reset before tv's flight are recorded as such, not as pins: \(vanishReasons)")
         #expect(try box.waitForNoOpenConnections() == 0)
         #expect(try box.status()?.int("accepted") == 1001)
         try tv.stop()
