@@ -21,8 +21,13 @@ final class CaptureSecrets: TLSSecretsRecorder {
     let clientSecretDelayMillis: Int
 
     /// - Parameter environment: the session's (`TV_TEST_CLIENT_SECRET_DELAY_MS`).
+    /// Read only in debug builds (the tests' `tv`); a release build's loops never sleep here.
     init(environment: [String: String] = [:]) {
+        #if DEBUG
         clientSecretDelayMillis = environment["TV_TEST_CLIENT_SECRET_DELAY_MS"].flatMap(Int.init).map { min(max($0, 0), 5_000) } ?? 0
+        #else
+        clientSecretDelayMillis = 0
+        #endif
     }
 
     /// Secrets from now on go to `capture` (nil: nowhere).

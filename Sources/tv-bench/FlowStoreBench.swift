@@ -64,7 +64,7 @@ struct FlowStoreBench {
         let store = try FlowStore(path: path)
         defer { store.close() }
         let insert = try fill(store, &history)
-        let reads = try FlowStoreReads(store: store, path: path, history: history, rounds: rounds)
+        let reads = FlowStoreReads(store: store, path: path, history: history, rounds: rounds)
         let rows = try reads.all()
         let fileBytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0
         let met = insert.flowsPerSecond >= FlowStoreBench.goalFlowsPerSecond
