@@ -120,8 +120,7 @@ final class WALCheckpointer: Sendable {
         }
         while true {
             wake.wait()
-            let (request, stopping) = state.withLock { ($0.requested, $0.stopping) }
-            let due = state.withLock { $0.completed < request }
+            let (request, stopping, due) = state.withLock { ($0.requested, $0.stopping, $0.completed < $0.requested) }
             if due, let database {
                 database.checkpointPassively()
             }
