@@ -4,7 +4,7 @@ import Foundation
 import TVCore
 
 /// Issue 19's benchmark of the history at scale: `tv-bench flows [--flows N] [--rounds N]
-/// [--json] [--dir PATH]`.
+/// [--json] [--writer-capacity N] [--dir PATH]`.
 ///
 /// It fills a scratch store with `SyntheticHistory` flows (with their programs and exchanges)
 /// through the batched writer, as a session does, and reports the insert rate (goal: at least
@@ -26,6 +26,8 @@ struct FlowStoreBench {
     var rounds = 9
     var json = false
     var directory: String
+    /// The writer's queue capacity, events (`--writer-capacity N`; the session's default otherwise).
+    var writerCapacity = FlowWriter.defaultCapacity
 
     static let goalMillis = 5.0
     static let goalFlowsPerSecond = 50_000.0
@@ -41,10 +43,11 @@ struct FlowStoreBench {
             case "--flows": flows = try FlowStoreBench.positive(rest.popFirst(), argument)
             case "--rounds": rounds = try FlowStoreBench.positive(rest.popFirst(), argument)
             case "--json": json = true
+            case "--writer-capacity": writerCapacity = try FlowStoreBench.positive(rest.popFirst(), argument)
             case "--dir":
                 guard let path = rest.popFirst() else { throw BenchUsage("--dir takes a folder") }
                 directory = path
-            default: throw BenchUsage("tv-bench flows takes --flows N, --rounds N, --json and --dir PATH, not '\(argument)'")
+            default: throw BenchUsage("tv-bench flows takes --flows N, --rounds N, --json, --writer-capacity N and --dir PATH, not '\(argument)'")
             }
         }
     }
@@ -101,7 +104,7 @@ struct FlowStoreBench {
     /// Every flow through `FlowWriter` (the session's writer: bounded queue, one transaction per
     /// batch), each with its program event and its exchanges, as a session sends them.
     func fill(_ store: FlowStore, _ history: inout SyntheticHistory) throws -> Insert {
-        let writer = try store.makeWriter()
+        let writer = try store.makeWriter(capacity: writerCapacity)
         var waits = 0
         var exchanges = 0
         func send(_ event: FlowEvent) {

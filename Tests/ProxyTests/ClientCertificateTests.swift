@@ -17,9 +17,11 @@ struct ClientCertificateTests {
     typealias Machine = ConnectionMachine
     typealias T = ConnectionMachineTests
 
-    static func failure(alert: UInt8?, requested: Bool, presented: Bool = false, eof: Bool = false) -> TLSFailure {
-        var f = TLSFailure(peerAlert: alert, systemError: nil, eof: eof, text: alert.map { "alert \(TLSAlert.name($0))" } ?? "the peer closed the connection")
-        f.clientCertificate = ClientCertificateAsk(requested: requested, presented: presented)
+    static func failure(alert: UInt8?, requested: Bool, presented: Bool = false, eof: Bool = false, reset: Bool = false,
+                        serverWentOn: Bool = false) -> TLSFailure {
+        var f = TLSFailure(peerAlert: alert, systemError: reset ? ECONNRESET : nil, eof: eof,
+                           text: alert.map { "alert \(TLSAlert.name($0))" } ?? "the peer closed the connection")
+        f.clientCertificate = ClientCertificateAsk(requested: requested, presented: presented, serverWentOn: serverWentOn)
         return f
     }
 
@@ -42,6 +44,12 @@ struct ClientCertificateTests {
         #expect(V.failure(Self.failure(alert: 40, requested: true)) == .clientCertificateRequired(presented: false, alert: 40))
         #expect(V.failure(Self.failure(alert: 48, requested: true, presented: true)) == .clientCertificateRequired(presented: true, alert: 48))
         #expect(V.failure(Self.failure(alert: nil, requested: true, eof: true)) == .clientCertificateRequired(presented: false, alert: nil))
+        #expect(V.failure(Self.failure(alert: nil, requested: true, presented: true, reset: true)) == .clientCertificateRequired(presented: true, alert: nil))
+        // Asked, answered, and the server went on sending data: a close or reset after that is not a refusal…
+        #expect(V.failure(Self.failure(alert: nil, requested: true, presented: true, eof: true, serverWentOn: true)) == nil)
+        #expect(V.failure(Self.failure(alert: nil, requested: true, presented: true, reset: true, serverWentOn: true)) == nil)
+        // …but an alert still says what it says.
+        #expect(V.failure(Self.failure(alert: 42, requested: true, presented: true, serverWentOn: true)) == .clientCertificateRequired(presented: true, alert: 42))
         // Not asked: a handshake_failure is just that; so is an EOF.
         #expect(V.failure(Self.failure(alert: 40, requested: false)) == nil)
         #expect(V.failure(Self.failure(alert: nil, requested: false, eof: true)) == nil)
@@ -58,6 +66,24 @@ struct ClientCertificateTests {
         #expect(V.failure(ConnectionFailure.send(to: .server, tls)) == .clientCertificateRequired(presented: false, alert: 116))
         #expect(V.failure(ConnectionFailure.read(from: .client, reset: false, tls)) == nil)
         #expect(V.failure(ConnectionFailure.idle(seconds: 5)) == nil)
+    }
+
+    @Test("the server went on after the answer: only data read in a call that began after the latest request counts; a new request starts over")
+    func serverWentOn() {
+        var ask = ClientCertificateAsk()
+        ask.noteServerData(requestsBefore: 0)  // data before any request
+        #expect(!ask.serverWentOn && !ask.requested)
+        ask.noteRequest()
+        ask.noteServerData(requestsBefore: 0)  // the read that brought the request also returned data
+        #expect(!ask.serverWentOn && ask.requested)
+        ask.noteServerData(requestsBefore: 1)  // a later read
+        #expect(ask.serverWentOn)
+        ask.noteRequest()  // a renegotiation asks again
+        #expect(!ask.serverWentOn && ask.requests == 2)
+        ask.noteServerData(requestsBefore: 1)
+        #expect(!ask.serverWentOn)
+        ask.noteServerData(requestsBefore: 2)
+        #expect(ask.serverWentOn)
     }
 
     @Test("the sentences: what happened and what to do")

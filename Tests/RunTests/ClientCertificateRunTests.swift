@@ -142,9 +142,10 @@ struct ClientCertificateRunTests {
 
     /// A TLS 1.3 server that asks for a client certificate only after reading a request head
     /// (post-handshake authentication, RFC 8446 §4.6.2), and answers with the name it saw.
-    static func postHandshakeServer(cert: String, key: String, ca: String) -> String {
+    /// - Parameter thenReset: after the response, close with a reset (SO_LINGER 0) instead of a FIN.
+    static func postHandshakeServer(cert: String, key: String, ca: String, thenReset: Bool = false) -> String {
         """
-        import socket, ssl, sys
+        import socket, ssl, struct, sys
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_3
         ctx.load_cert_chain("\(cert)", "\(key)")
@@ -172,6 +173,8 @@ struct ClientCertificateRunTests {
                 subject = dict(x[0] for x in s.getpeercert()["subject"])
                 body = ("client certificate: %s\\n" % subject["commonName"]).encode()
                 s.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\nConnection: close\\r\\n\\r\\n" % len(body) + body)
+                if \(thenReset ? "True" : "False"):
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 s.close()
             except Exception as e:
                 print("error:", repr(e), flush=True)
@@ -198,6 +201,26 @@ struct ClientCertificateRunTests {
         #expect(rows.map { $0.string("status") } == ["inspected", "failed"], "\(rows)")
         #expect(rows.last?.string("failureReason") == Self.reason("certificate_required"), "\(rows)")
         try without.stop()
+    }
+
+    @Test("TLS 1.3 post-handshake authentication answered, then the server resets after its response: inspected with the reset, not a refused certificate")
+    func postHandshakeThenReset() throws {
+        let world = try World()
+        let server = try PythonServer(Self.postHandshakeServer(cert: world.pki.serverCert, key: world.pki.serverKey, ca: world.clientPEM,
+                                                               thenReset: true))
+        defer { server.stop() }
+        let tv = try world.run("--client-cert", "localhost=\(world.clientPEM)")
+        let r = try world.curlThrough(tv, ["--http1.1", "https://localhost:\(server.port)/"])
+        // tv passes the server's reset on to curl, which then may or may not have read the
+        // response first (a reset can overtake data not yet read): either is right here.
+        #expect(r.out == "client certificate: tv test client\n\n200" || (r.status == 56 && r.out == "\n000"), "\(r)")
+        let rows = try world.box.closedFlows(1)
+        #expect(rows.map { $0.string("status") } == ["inspected"], "\(rows)")
+        #expect(rows.first?.string("failureReason") == nil, "\(rows)")
+        // The reset is read, or met by tv's next send to the server (its close_notify): both say so.
+        #expect(["the server reset the connection", "sending to the server failed: broken pipe"].contains(rows.first?.string("error") ?? ""), "\(rows)")
+        #expect(rows.first?.int("bytesDown") == 93, "the response was read from the server: \(rows)")
+        try tv.stop()
     }
 
     @Test("the tls.clientCerts setting is checked when set and used by tv run")

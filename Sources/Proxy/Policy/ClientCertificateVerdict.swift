@@ -5,10 +5,37 @@ import FlowTerms
 /// TLS 1.2 renegotiation; OpenSSL's certificate callback runs for each) and whether tv answered
 /// it with one of the user's certificates.
 struct ClientCertificateAsk: Equatable, Sendable {
-    /// A CertificateRequest arrived from the server.
-    var requested = false
+    /// How many CertificateRequests arrived from the server (a TLS 1.2 server may renegotiate
+    /// more than once).
+    var requests = 0
     /// tv presented a certificate in answer (`ClientCertificateChoice` found one).
     var presented = false
+    /// The server sent application data in a read that began after the latest CertificateRequest
+    /// had arrived: it went on after tv's answer, so it took the answer (or could do without a
+    /// certificate), and a close or reset after that is not a refusal. Data read in the same call
+    /// that brought the request does not count (the server had not seen the answer yet).
+    var serverWentOn = false
+
+    /// A CertificateRequest arrived from the server.
+    var requested: Bool { requests > 0 }
+
+    init(requested: Bool = false, presented: Bool = false, serverWentOn: Bool = false) {
+        requests = requested ? 1 : 0
+        self.presented = presented
+        self.serverWentOn = serverWentOn
+    }
+
+    /// A CertificateRequest arrived (OpenSSL's certificate callback): whatever the server sent
+    /// before it says nothing about this one's answer.
+    mutating func noteRequest() {
+        requests += 1
+        serverWentOn = false
+    }
+
+    /// A read that began when `requestsBefore` requests had arrived returned application data.
+    mutating func noteServerData(requestsBefore: Int) {
+        if requestsBefore > 0 && requestsBefore == requests { serverWentOn = true }
+    }
 }
 
 /// Whether a failed upstream TLS leg failed because the server requires a client certificate,
@@ -19,7 +46,10 @@ struct ClientCertificateAsk: Equatable, Sendable {
 /// - After a CertificateRequest, the alerts a server sends when the certificate is missing or
 ///   refused (handshake_failure 40, bad_certificate 42, unsupported_certificate 43,
 ///   certificate_revoked 44, certificate_expired 45, certificate_unknown 46, unknown_ca 48,
-///   access_denied 49: RFC 5246 §7.2.2, RFC 8446 §6.2), or a bare close, say so too.
+///   access_denied 49: RFC 5246 §7.2.2, RFC 8446 §6.2), or a bare close or reset, say so too;
+///   but not a close or reset after the server went on sending data past tv's answer (a server
+///   that answers the request and then closes without close_notify, or resets: seen with
+///   Python's `ssl` after a post-handshake request, on a loaded machine).
 /// - Anything else is not about client certificates (nil).
 enum ClientCertificateVerdict {
     /// The alerts that, after a CertificateRequest, mean the certificate was missing or refused.
@@ -36,7 +66,7 @@ enum ClientCertificateVerdict {
             guard alert == TLSAlert.certificateRequired || (ask.requested && refusalAlerts.contains(alert)) else { return nil }
             return .clientCertificateRequired(presented: ask.presented, alert: alert)
         }
-        guard ask.requested, failure.eof || failure.systemError != nil else { return nil }
+        guard ask.requested, !ask.serverWentOn, failure.eof || failure.systemError != nil else { return nil }
         return .clientCertificateRequired(presented: ask.presented, alert: nil)
     }
 

@@ -203,7 +203,7 @@ private let tvNewUpstreamSession: @convention(c) (OpaquePointer?, OpaquePointer?
 /// `ClientCertificateChoice` picks for the server, if any (none: an empty Certificate message).
 private let tvClientCertificate: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32 = { ssl, _ in
     guard let ssl, let session = TLSSession.from(ssl) else { return 1 }
-    session.clientCertificateAsk.requested = true
+    session.clientCertificateAsk.noteRequest()
     guard let server = session.clientCertificateServer,
           let index = ClientCertificateChoice.select(host: server.host, port: server.port,
                                                      patterns: session.clientIdentities.map(\.pattern)) else { return 1 }

@@ -166,8 +166,12 @@ final class TLSSession {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+        let requestsBefore = clientCertificateAsk.requests
         let rc = SSL_read(ssl, buffer.baseAddress, Int32(min(buffer.count, Int(Int32.max))))
-        if rc > 0 { return .bytes(Int(rc)) }
+        if rc > 0 {
+            if requestsBefore > 0 { clientCertificateAsk.noteServerData(requestsBefore: requestsBefore) }
+            return .bytes(Int(rc))
+        }
         return classify(rc)
     }
 
