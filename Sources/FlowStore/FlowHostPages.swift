@@ -10,11 +10,11 @@ extension FlowQuery {
         // session index would not (a rare name's windows grow to the whole history, and with
         // them a range of, say, every failed flow). A unary + keeps SQLite from choosing them
         // (sqlite.org/optoverview.html §18, "Disqualifying WHERE clause terms using unary-+").
-        // The status is in the name indexes (migration 22): a flow of another status is
+        // The status is in the name indexes (migrations 23, 24): a flow of another status is
         // skipped from the index entry, its row never read.
         var rest = self
         if window != nil { (rest.status, rest.program, rest.auditSession) = (nil, nil, nil) }
-        var (conditions, bindings) = rest.filterConditions(textSearch: { _ in FlowTextSearch.condition(names: names) })
+        var (conditions, bindings) = rest.filterConditions(textSearch: { _ in FlowTextSearch.condition(names: names, window: window) })
         if window != nil {
             let kept: [(String, SQLiteValue?)] = [("+program_command = ?", program.map { .text($0) }),
                                                   ("+audit_session_id = ?", auditSession.map { .integer($0) }),
@@ -64,7 +64,7 @@ extension FlowQuery {
     /// is at or after where the walk stopped (`hostWalkEndPlan`), so windows carry on from there.
     /// - Throws: `FlowStoreError.badCursor` when `after` is not a cursor tv gave out.
     public func hostWalkPlan(names: FlowNameMatches, walking: Int, rows: Int) throws -> FlowQueryPlan {
-        var (conditions, bindings) = filterConditions(textSearch: { _ in FlowTextSearch.condition(names: names) })
+        var (conditions, bindings) = filterConditions(textSearch: { _ in FlowTextSearch.condition(names: names, window: nil) })
         let (walkedConditions, walkedBindings) = try walkedConditions()
         // NOT INDEXED: the rows are fetched by id from the walk's list (rowid lookups stay
         // allowed; sqlite.org/lang_indexedby.html), never through a name or status index.
@@ -106,7 +106,9 @@ extension FlowStore {
     /// holding it, then `FlowHostWindows`' windows (or its walk) until the page and one row more
     /// are read; with a status, a bounded walk of `walking` entries of the status index first.
     /// - Throws: `FlowStoreError.badCursor`, or a read failure.
-    func hostPage(_ query: FlowQuery, text: String, walking: Int = FlowHostWindows.walkedEntries) throws -> FlowPage {
+    /// (`walking` and `seeks`, a window's most seeks (`FlowHostWindows.mostWidth`), are a test's to change.)
+    func hostPage(_ query: FlowQuery, text: String, walking: Int = FlowHostWindows.walkedEntries,
+                  seeks: Int = FlowHostWindows.mostSeeks) throws -> FlowPage {
         try connection.withDatabase { database in
             if let after = query.after { _ = try FlowCursor(after) }
             let names = try FlowStore.names(holding: text, in: database)
@@ -138,7 +140,8 @@ extension FlowStore {
                   case let .integer(newest) = try database.scalar("SELECT max(start_time) FROM flows") else {
                 return rows.page(limit: limit)
             }
-            var windows = try FlowHostWindows(query: windowed, oldest: oldest, newest: newest)
+            var windows = try FlowHostWindows(query: windowed, oldest: oldest, newest: newest,
+                                              mostWidth: FlowHostWindows.mostWidth(lookups: names.lookups, seeks: seeks))
             var statement: SQLiteStatement?
             while rows.count <= limit, let window = windows.next() {
                 let plan = try windowed.hostPlan(names: names, window: window, rows: limit + 1 - rows.count)

@@ -11,6 +11,9 @@
 /// filter that keeps one flow in four (`--status inspected`) costs one more round of seeks, not
 /// three. A popular name fills
 /// the page in the first hour; a name seen once a week costs a dozen windows of a few seeks.
+/// A window's seeks are one per (day, name) (`FlowDays`): no window is wider than lets its
+/// seeks stay within `mostSeeks` (`mostWidth(lookups:)`), so a text of many names reads a long
+/// history in more windows, not in one of many thousand seeks.
 /// When the text matches more names than `mostLookups` (a text as common as `com`), a window's
 /// seeks would cost more than reading the flows themselves: the page walks
 /// `flows_by_start_time` newest first instead, keeping the flows of those names (a common text
@@ -39,12 +42,23 @@ public struct FlowHostWindows: Sendable, Equatable {
         names.lookups <= mostLookups
     }
 
+    /// The most (day, name) seeks a window should cost (`mostWidth(lookups:)`).
+    public static let mostSeeks = 2_048
+
+    /// The widest window (µs) whose seeks over `lookups` (name, column) pairs stay within
+    /// `seeks`: a window touches at most its width in whole days plus one. At least a day.
+    public static func mostWidth(lookups: Int, seeks: Int = mostSeeks) -> Int64 {
+        Int64(max(1, seeks / max(lookups, 1) - 1)) * FlowDays.micros
+    }
+
     /// The next window ends here (exclusive, µs).
     public private(set) var upper: Int64
     /// No window starts before this (inclusive, µs).
     public let lower: Int64
-    /// The next window's width (µs).
+    /// The next window's width (µs), before `mostWidth`.
     public private(set) var width: Int64
+    /// No window is wider than this (µs).
+    public let mostWidth: Int64
     /// The widths of the windows given so far, summed (µs).
     public private(set) var widthRead: Int64 = 0
     /// The rows those windows held.
@@ -52,10 +66,12 @@ public struct FlowHostWindows: Sendable, Equatable {
     /// The most a window grows over the one before it (`found(_:missing:)`).
     public static let mostGrowth: Int64 = 64
 
-    /// Windows from `upper` (exclusive) back to `lower` (inclusive), newest first.
-    public init(upper: Int64, lower: Int64, firstWidth: Int64 = FlowHostWindows.firstWidth) {
+    /// Windows from `upper` (exclusive) back to `lower` (inclusive), newest first, none wider
+    /// than `mostWidth` (µs).
+    public init(upper: Int64, lower: Int64, firstWidth: Int64 = FlowHostWindows.firstWidth, mostWidth: Int64 = .max) {
         self.upper = upper
         self.lower = lower
+        self.mostWidth = max(mostWidth, 1)
         width = max(firstWidth, 1)
     }
 
@@ -64,18 +80,18 @@ public struct FlowHostWindows: Sendable, Equatable {
     /// is earliest; the cursor's own start time is in its window, the keyset condition keeps
     /// out what came before), back to the oldest flow or the `from` / `since` filter.
     /// - Throws: `FlowStoreError.badCursor` when `query.after` is not a cursor tv gave out.
-    public init(query: FlowQuery, oldest: Int64, newest: Int64) throws {
+    public init(query: FlowQuery, oldest: Int64, newest: Int64, mostWidth: Int64 = .max) throws {
         var upper = newest + 1
         if let to = query.to { upper = min(upper, to) }
         if let after = query.after { upper = min(upper, try FlowCursor(after).startTime + 1) }
         let lower = [oldest, query.from, query.since].compactMap { $0 }.max() ?? oldest
-        self.init(upper: upper, lower: lower)
+        self.init(upper: upper, lower: lower, mostWidth: mostWidth)
     }
 
     /// The next window (`lower..<upper` of start times), or nil when the history is read.
     public mutating func next() -> Range<Int64>? {
         guard upper > lower else { return nil }
-        let (start, overflow) = upper.subtractingReportingOverflow(width)
+        let (start, overflow) = upper.subtractingReportingOverflow(min(width, mostWidth))
         let from = overflow ? lower : max(lower, start)
         defer {
             widthRead = widthRead.addingReportingOverflow(upper - from).overflow ? Int64.max : widthRead + (upper - from)

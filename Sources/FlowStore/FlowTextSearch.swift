@@ -7,9 +7,9 @@ import Foundation
 /// (a few thousand, against millions of flows), kept by triggers on `flows` (migration 20); an
 /// FTS5 phrase over `flow_names_text` (trigram tokenizer; sqlite.org/fts5.html §4.3.5: a phrase
 /// of trigrams matches exactly the substrings) finds the names holding the text, and each
-/// name's column index (`flows_by_host_time_status`, `flows_by_other_hosts_time_status`,
-/// `flows_by_server_time_status`, `flows_by_client_time_status`: the name, the time, the status)
-/// finds its flows, never a scan of `flows`.
+/// name's column index (`flows_by_day_host`, `flows_by_day_other_hosts`, `flows_by_day_server`,
+/// `flows_by_day_client`: the day, the name, the time, the status; `FlowDays`) finds its flows
+/// by one seek per day and name, never a scan of `flows`.
 /// A name's `columns` bits say in which of the four columns it was ever written, so a host name
 /// is never looked for among the addresses. Fewer than three characters cannot make a trigram:
 /// the page then walks `flows_by_start_time` newest first and stops when the page is full (a
@@ -41,19 +41,24 @@ public enum FlowTextSearch {
     ]
 
     /// `column IN (names)` for one of the four, with `other_hosts`'s partial index's own
-    /// condition (its index holds only flows with other names).
-    static func term(_ column: String, _ names: String) -> String {
-        column == "other_hosts" ? "(other_hosts <> '' AND other_hosts IN (\(names)))" : "\(column) IN (\(names))"
+    /// condition (its index holds only flows with other names); with `days` (a subquery), the
+    /// day too, inside the term: SQLite's OR optimization plans each term on its own, so a
+    /// term seeks its index by (day, name) only when it carries both (`FlowDays`).
+    static func term(_ column: String, _ names: String, days: String? = nil) -> String {
+        let named = column == "other_hosts" ? "other_hosts <> '' AND other_hosts IN (\(names))" : "\(column) IN (\(names))"
+        guard let days else { return column == "other_hosts" ? "(\(named))" : named }
+        return "(\(FlowDays.expression) IN (\(days)) AND \(named))"
     }
 
     /// The condition on `flows` and its bindings, for any reading that is not a `tv flows`
     /// page (counts, `--follow`, the export, exchanges' filters): the names found by the
-    /// phrase are looked up afresh for each of the four columns.
+    /// phrase are looked up afresh for each of the four columns, on every day that has flows
+    /// (`FlowDays.daysWithFlowsSQL`).
     public static func condition(_ text: String) -> (String, [SQLiteValue]) {
         if usesIndex(text) {
             let terms = columns.map { column, bit in
                 term(column, "SELECT name FROM flow_names WHERE columns & \(bit) AND id IN "
-                     + "(SELECT rowid FROM flow_names_text WHERE flow_names_text MATCH ?)")
+                     + "(SELECT rowid FROM flow_names_text WHERE flow_names_text MATCH ?)", days: FlowDays.daysWithFlowsSQL)
             }
             return ("(" + terms.joined(separator: " OR ") + ")", Array(repeating: .text(phrase(text)), count: columns.count))
         }
@@ -68,11 +73,18 @@ public enum FlowTextSearch {
 
     /// The condition for names already found (`FlowNameMatches`): each column's names as one
     /// bound JSON array, read by `json_each` (sqlite.org/json1.html), so a page's rounds repeat
-    /// no text search.
-    public static func condition(names: FlowNameMatches) -> (String, [SQLiteValue]) {
-        let terms = columns.map { column, _ in term(column, "SELECT value FROM json_each(?)") }
-        let lists = [names.hosts, names.otherHosts, names.serverAddresses, names.clientAddresses]
-        return ("(" + terms.joined(separator: " OR ") + ")", lists.map { .text(FlowNameMatches.json($0)) })
+    /// no text search. In a `window` of start times, each term seeks its index on the window's
+    /// days (`FlowDays.days`, one more bound array a term); without, the condition only filters
+    /// rows read through another index (a walk).
+    public static func condition(names: FlowNameMatches, window: Range<Int64>?) -> (String, [SQLiteValue]) {
+        let lists = [names.hosts, names.otherHosts, names.serverAddresses, names.clientAddresses].map { SQLiteValue.text(FlowNameMatches.json($0)) }
+        guard let window else {
+            let terms = columns.map { column, _ in term(column, "SELECT value FROM json_each(?)") }
+            return ("(" + terms.joined(separator: " OR ") + ")", lists)
+        }
+        let terms = columns.map { column, _ in term(column, "SELECT value FROM json_each(?)", days: "SELECT value FROM json_each(?)") }
+        let days = SQLiteValue.text(FlowDays.json(FlowDays.days(window)))
+        return ("(" + terms.joined(separator: " OR ") + ")", lists.flatMap { [days, $0] })
     }
 }
 

@@ -49,6 +49,62 @@ import FlowTerms
         #expect(sparse.next() == 9_935 * Self.hour..<9_999 * Self.hour)
     }
 
+    @Test("no window is wider than its (day, name) seeks allow: at most the width in whole days plus one day a lookup")
+    func windowsStayWithinTheirSeeks() {
+        let day = FlowDays.micros
+        #expect(FlowHostWindows.mostSeeks == 2_048)
+        #expect(FlowHostWindows.mostWidth(lookups: 1) == 2_047 * day)
+        #expect(FlowHostWindows.mostWidth(lookups: 125) == 15 * day)
+        #expect(FlowHostWindows.mostWidth(lookups: 512) == 3 * day)
+        #expect(FlowHostWindows.mostWidth(lookups: 1_024) == day && FlowHostWindows.mostWidth(lookups: 5_000) == day)
+        #expect(FlowHostWindows.mostWidth(lookups: 0) == 2_047 * day)
+        #expect(FlowHostWindows.mostWidth(lookups: 3, seeks: 1) == day)
+        // An hour, two, four … until the cap: then a day at a time.
+        var windows = FlowHostWindows(upper: 3 * day, lower: 0, mostWidth: day)
+        var seen: [Range<Int64>] = []
+        while let window = windows.next() { seen.append(window) }
+        let h = Self.hour
+        #expect(seen == [3 * day - h..<3 * day, 3 * day - 3 * h..<3 * day - h, 3 * day - 7 * h..<3 * day - 3 * h,
+                         3 * day - 15 * h..<3 * day - 7 * h, 2 * day - 7 * h..<3 * day - 15 * h, day - 7 * h..<2 * day - 7 * h,
+                         0..<day - 7 * h])
+        // Every window's days × lookups within the seeks: a window of width W touches ≤ W / day + 1 days.
+        for window in seen { #expect(FlowDays.days(window)!.count <= 2) }
+    }
+
+    @Test("a flow's day: µs since the epoch over 86,400,000,000 as SQLite divides; a window's days, oldest first, as JSON")
+    func days() {
+        let day = FlowDays.micros
+        #expect(day == 86_400_000_000)
+        #expect(FlowDays.day(0) == 0 && FlowDays.day(day - 1) == 0 && FlowDays.day(day) == 1)
+        // 2026-12-03T06:00:00Z = 1,796,277,600 s: day 20,790 since 1970-01-01.
+        #expect(FlowDays.day(1_796_277_600_000_000) == 20_790)
+        #expect(FlowDays.days(0..<1) == 0...0)
+        #expect(FlowDays.days(day - 1..<day + 1) == 0...1)
+        #expect(FlowDays.days(day..<3 * day) == 1...2)
+        #expect(FlowDays.days(5..<5) == nil)
+        #expect(FlowDays.json(1...3) == "[1,2,3]")
+        #expect(FlowDays.json(nil) == "[]")
+    }
+
+    @Test("a history with a flow from a clock that said 1970: a count reads only the days that have flows, and finds them all")
+    func countOverSparseDays() throws {
+        try withStore { store, _ in
+            let now: Int64 = 1_796_277_600_000_000
+            let written = try writeFlows([sampleFlow(start: 5, host: "early.example.com"), sampleFlow(start: now, host: "late.example.com"),
+                                          sampleFlow(start: now + FlowDays.micros, host: "other.test", server: "192.0.2.9")], to: store)
+            #expect(try store.count(FlowQuery(host: "example")) == 2)
+            #expect(try store.count(FlowQuery(host: "192.0.2")) == 1)
+            #expect(try store.count(FlowQuery(host: "nowhere")) == 0)
+            #expect(try store.flows(FlowQuery(host: "example")).flows.map(\.id) == [written[1].id, written[0].id])
+            let days = try store.connection.withDatabase { database -> [Int64] in
+                var days: [Int64] = []
+                try database.prepare(FlowDays.daysWithFlowsSQL).forEachRow { days.append($0.int64(at: 0)) }
+                return days
+            }
+            #expect(days == [0, 20_790, 20_791])
+        }
+    }
+
     @Test("a query's windows: from the newest flow, the --to bound or the cursor's flow, back to the oldest, --from or --since")
     func bounds() throws {
         let all = try FlowHostWindows(query: FlowQuery(host: "abc"), oldest: 100, newest: 900)
@@ -77,11 +133,12 @@ import FlowTerms
 
     /// Every page of `query`, following cursors; a `--host --status` page's walk `walking`
     /// entries long when given.
-    func allPages(_ store: FlowStore, _ query: FlowQuery, walking: Int? = nil) throws -> [[Int64]] {
+    func allPages(_ store: FlowStore, _ query: FlowQuery, walking: Int? = nil, seeks: Int? = nil) throws -> [[Int64]] {
         var pages: [[Int64]] = []
         var query = query
         while true {
-            let page = try walking.map { try store.hostPage(query, text: query.host ?? "", walking: $0) } ?? store.flows(query)
+            let page = try seeks.map { try store.hostPage(query, text: query.host ?? "", seeks: $0) }
+                ?? walking.map { try store.hostPage(query, text: query.host ?? "", walking: $0) } ?? store.flows(query)
             pages.append(page.flows.map(\.id))
             guard let next = page.nextCursor else { return pages }
             query.after = next
@@ -129,6 +186,10 @@ import FlowTerms
                     #expect(try allPages(store, FlowQuery(host: text, limit: limit)) == expectedPages(written, text, limit: limit), "\(text) \(limit)")
                 }
             }
+            // Windows of a day at most (a seek budget of 1): the same pages.
+            for text in ["popular.example", "rare.example.org", "example", "10.0.0.4", "tie.ex"] {
+                #expect(try allPages(store, FlowQuery(host: text, limit: 50), seeks: 1) == expectedPages(written, text, limit: 50), "\(text) seeks 1")
+            }
             let from = 10 * day, to = 40 * day
             #expect(try allPages(store, FlowQuery(host: "example", status: .failed, from: from, to: to, limit: 5))
                 == expectedPages(written, "example", limit: 5, status: .failed, from: from, to: to))
@@ -149,7 +210,7 @@ import FlowTerms
         }
     }
 
-    @Test("a store made before the status joined the name indexes: migrated, each name index is (name, time, status) and --host --status pages are right")
+    @Test("a store made before the status joined the name indexes: migrated, each name index is (day, name, time, status) and --host --status pages are right")
     func migrationPutsTheStatusInTheNameIndexes() throws {
         let folder = makeTemporaryFolder()
         defer { removeFolder(folder) }
@@ -167,17 +228,19 @@ import FlowTerms
                     """)
             }
             #expect(try FlowSchema.migrate(database) == mine)
-            for (index, column) in [("flows_by_host_time_status", "host"), ("flows_by_other_hosts_time_status", "other_hosts"),
-                                    ("flows_by_server_time_status", "server_address"), ("flows_by_client_time_status", "client_address")] {
+            // The day leads (migration 24): an expression, which pragma_index_info names NULL (cid -2).
+            for (index, column) in [("flows_by_day_host", "host"), ("flows_by_day_other_hosts", "other_hosts"),
+                                    ("flows_by_day_server", "server_address"), ("flows_by_day_client", "client_address")] {
                 var columns: [String] = []
-                try database.prepare("SELECT name FROM pragma_index_info('\(index)') ORDER BY seqno").forEachRow {
-                    columns.append($0.string(at: 0) ?? "")
+                try database.prepare("SELECT cid, name FROM pragma_index_info('\(index)') ORDER BY seqno").forEachRow {
+                    columns.append($0.string(at: 1) ?? "cid \($0.int64(at: 0))")
                 }
-                #expect(columns == [column, "start_time", "status"], "\(index)")
+                #expect(columns == ["cid -2", column, "start_time", "status"], "\(index)")
             }
             var old = 0
             try database.prepare("SELECT count(*) FROM sqlite_schema WHERE name IN ('flows_by_host_time', 'flows_by_other_hosts_time', "
-                                 + "'flows_by_server_time', 'flows_by_client_time')").forEachRow { old = Int($0.int64(at: 0)) }
+                                 + "'flows_by_server_time', 'flows_by_client_time', 'flows_by_host_time_status', 'flows_by_other_hosts_time_status', "
+                                 + "'flows_by_server_time_status', 'flows_by_client_time_status')").forEachRow { old = Int($0.int64(at: 0)) }
             #expect(old == 0)
             database.close()
         }

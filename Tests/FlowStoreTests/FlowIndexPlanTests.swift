@@ -62,13 +62,14 @@ import FlowTerms
                 ["SEARCH flows USING INDEX \(index) (\(column)=?\(time))"]
             }
             let window = " AND start_time>? AND start_time<?"
-            // A window: each column's names seek that column's index within the window (SQLite's
-            // multi-index OR), and only the window's rows are sorted.
-            let columns = [("flows_by_host_time_status", "host"), ("flows_by_other_hosts_time_status", "other_hosts"),
-                           ("flows_by_server_time_status", "server_address"), ("flows_by_client_time_status", "client_address")]
+            // A window: each column's names seek that column's index on each of the window's days
+            // (the day list and the name list: SQLite's multi-index OR), and only the window's
+            // rows are sorted.
+            let columns = [("flows_by_day_host", "host"), ("flows_by_day_other_hosts", "other_hosts"),
+                           ("flows_by_day_server", "server_address"), ("flows_by_day_client", "client_address")]
             var windowPlan: [String] = ["MULTI-INDEX OR"]
             for (n, (index, column)) in columns.enumerated() {
-                windowPlan += ["INDEX \(n + 1)"] + json(n + 1) + seek(index, column, window)
+                windowPlan += ["INDEX \(n + 1)"] + json(2 * n + 1) + json(2 * n + 2) + seek(index, "<expr>=? AND " + column, window)
             }
             windowPlan.append("USE TEMP B-TREE FOR ORDER BY")
             let lists: [String] = json(1) + json(2) + json(3) + json(4)
@@ -104,14 +105,20 @@ import FlowTerms
             // The names: the trigram index over names, then each name by its id.
             let namesPlan = ["SEARCH flow_names USING INTEGER PRIMARY KEY (rowid=?)", "LIST SUBQUERY 1", "SCAN flow_names_text VIRTUAL TABLE INDEX 0:M1"]
             #expect(try details(store, FlowQueryPlan(sql: FlowTextSearch.namesSQL, bindings: [.text("\"example\"")], limit: 0)) == namesPlan)
-            // A count: the names of each column found afresh, each column's index, no scan of flows.
+            // A count: the days that have flows (the time index sought once a day), the names of
+            // each column found afresh, each column's index by (day, name), no scan of flows.
+            func days(_ n: Int) -> [String] {
+                ["LIST SUBQUERY \(n + 2)", "CO-ROUTINE flow_days", "SETUP", "SEARCH flows USING COVERING INDEX flows_by_start_time",
+                 "RECURSIVE STEP", "SCAN flow_days", "CORRELATED SCALAR SUBQUERY \(n)",
+                 "SEARCH flows USING COVERING INDEX flows_by_start_time (start_time>?)", "SCAN flow_days"]
+            }
             func lookup(_ n: Int) -> [String] {
                 ["LIST SUBQUERY \(n + 1)", "SEARCH flow_names USING INTEGER PRIMARY KEY (rowid=?)", "LIST SUBQUERY \(n)",
                  "SCAN flow_names_text VIRTUAL TABLE INDEX 0:M1"]
             }
             var countPlan: [String] = ["MULTI-INDEX OR"]
             for (n, (index, column)) in columns.enumerated() {
-                countPlan += ["INDEX \(n + 1)"] + lookup(2 * n + 1) + seek(index, column, "")
+                countPlan += ["INDEX \(n + 1)"] + days(6 * n + 2) + lookup(6 * n + 5) + seek(index, "<expr>=? AND " + column, "")
             }
             #expect(try details(store, FlowQuery(host: "example").countPlan()) == countPlan)
         }

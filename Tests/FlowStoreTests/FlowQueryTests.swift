@@ -19,8 +19,11 @@ import Testing
         func names(_ bit: Int) -> String {
             "SELECT name FROM flow_names WHERE columns & \(bit) AND id IN (SELECT rowid FROM flow_names_text WHERE flow_names_text MATCH ?)"
         }
-        let text = "(host IN (\(names(1))) OR (other_hosts <> '' AND other_hosts IN (\(names(2))))"
-            + " OR server_address IN (\(names(4))) OR client_address IN (\(names(8))))"
+        let days = "start_time / 86400000000 IN (WITH RECURSIVE flow_days(d) AS (SELECT min(start_time) / 86400000000 FROM flows"
+            + " UNION ALL SELECT (SELECT min(start_time) FROM flows WHERE start_time >= (d + 1) * 86400000000) / 86400000000"
+            + " FROM flow_days WHERE d IS NOT NULL) SELECT d FROM flow_days WHERE d IS NOT NULL)"
+        let text = "((\(days) AND host IN (\(names(1)))) OR (\(days) AND other_hosts <> '' AND other_hosts IN (\(names(2))))"
+            + " OR (\(days) AND server_address IN (\(names(4)))) OR (\(days) AND client_address IN (\(names(8)))))"
         #expect(plan.sql == select + " WHERE " + text
             + " AND status = ? AND start_time >= ? AND start_time >= ?"
             + " AND start_time < ? AND (start_time, id) < (?, ?) ORDER BY start_time DESC, id DESC LIMIT ?")

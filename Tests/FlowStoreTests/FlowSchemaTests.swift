@@ -25,9 +25,9 @@ import Testing
                                                        "flow_names_text_docsize", "flow_names_text_idx", "flow_writers", "flows", "host_names", "packet_counts", "packets", "pinned_hosts", "settings"])
         #expect(try names(database, type: "index") == ["audit_markers_by_time", "audit_sessions_by_project", "audit_sessions_live",
                                                        "client_pins_by_host", "content_turn_runs_by_segment_time", "exchange_runs_by_flow", "exchange_runs_by_last_time",
-                                                       "exchanges_by_request_time", "exchanges_open", "flows_by_audit_session", "flows_by_client_time_status",
-                                                       "flows_by_host_time_status", "flows_by_other_hosts_time_status", "flows_by_program_time",
-                                                       "flows_by_server_time_status", "flows_by_start_time", "flows_by_status_time", "flows_open",
+                                                       "exchanges_by_request_time", "exchanges_open", "flows_by_audit_session", "flows_by_day_client",
+                                                       "flows_by_day_host", "flows_by_day_other_hosts", "flows_by_day_server", "flows_by_program_time",
+                                                       "flows_by_start_time", "flows_by_status_time", "flows_open",
                                                        "packets_by_capture"])
         // A second run is a no-op.
         #expect(try FlowSchema.migrate(database) == FlowSchema.currentVersion)
