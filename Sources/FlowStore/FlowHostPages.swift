@@ -95,8 +95,8 @@ extension FlowStore {
     }
 
     static func names(holding text: String, in database: SQLiteDatabase) throws -> FlowNameMatches {
-        let lookup = try database.prepare(FlowTextSearch.namesSQL)
-        try lookup.bind([.text(FlowTextSearch.phrase(text))])
+        let lookup = try database.prepare(FlowTextSearch.namesSQL(text))
+        try lookup.bind([FlowTextSearch.match(text)])
         var found: [(name: String, columns: Int64)] = []
         try lookup.forEachRow { row in found.append((row.string(at: 0) ?? "", row.int64(at: 1))) }
         return FlowNameMatches(rows: found)

@@ -659,7 +659,7 @@ public enum FlowSchema {
         // keyed by day first, 3,035 (the 50th batch of a million bench flows, built batch by
         // batch; week-long buckets: 6,829). tv-bench's insert rate went from 43-54 k to
         // 71-78 k flows/s. A name's flows are found by one seek per (day, name)
-        // (`FlowTextSearch`, `FlowHostWindows.mostDays`).
+        // (`FlowTextSearch`, `FlowHostWindows.mostWidth`).
         """
         DROP INDEX flows_by_host_time_status;
         DROP INDEX flows_by_other_hosts_time_status;

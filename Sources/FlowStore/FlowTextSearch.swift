@@ -3,25 +3,42 @@ import Foundation
 /// The SQL for `--host TEXT`: a case-insensitive substring of the host name, the other names its
 /// address had (a name inferred from DNS), or either address.
 ///
-/// Three characters or more: the distinct texts those four columns ever held are `flow_names`
-/// (a few thousand, against millions of flows), kept by triggers on `flows` (migration 20); an
-/// FTS5 phrase over `flow_names_text` (trigram tokenizer; sqlite.org/fts5.html §4.3.5: a phrase
+/// The distinct texts those four columns ever held are `flow_names` (a few thousand, against
+/// millions of flows), kept by triggers on `flows` (migration 20); for three characters or more,
+/// an FTS5 phrase over `flow_names_text` (trigram tokenizer; sqlite.org/fts5.html §4.3.5: a phrase
 /// of trigrams matches exactly the substrings) finds the names holding the text, and each
 /// name's column index (`flows_by_day_host`, `flows_by_day_other_hosts`, `flows_by_day_server`,
 /// `flows_by_day_client`: the day, the name, the time, the status; `FlowDays`) finds its flows
 /// by one seek per day and name, never a scan of `flows`.
 /// A name's `columns` bits say in which of the four columns it was ever written, so a host name
 /// is never looked for among the addresses. Fewer than three characters cannot make a trigram:
-/// the page then walks `flows_by_start_time` newest first and stops when the page is full (a
-/// bounded read for any text that occurs; a text that occurs nowhere reads the index to its
-/// end, which is the one case the trigram index cannot answer).
+/// the names are then matched by LIKE (a scan of the few thousand names, never of the flows),
+/// and found the same way.
 public enum FlowTextSearch {
     /// The fewest characters the trigram index can answer.
     public static let indexedLength = 3
 
-    /// Whether `text` is looked up through `flow_names_text` (three characters or more).
+    /// Whether `text` is looked up through the names (any text but the empty one, which is no
+    /// filter).
     public static func usesIndex(_ text: String) -> Bool {
+        !text.isEmpty
+    }
+
+    /// Whether the names holding `text` are found by the trigram index (three characters or
+    /// more) rather than by LIKE over `flow_names`.
+    static func usesTrigrams(_ text: String) -> Bool {
         text.unicodeScalars.count >= indexedLength
+    }
+
+    /// The condition on `flow_names` that keeps the names holding `text` (one binding, `match(_:)`):
+    /// the trigram index's phrase, or LIKE with the text as a substring.
+    static func nameCondition(_ text: String) -> String {
+        usesTrigrams(text) ? "id IN (SELECT rowid FROM flow_names_text WHERE flow_names_text MATCH ?)" : "name LIKE ? ESCAPE '\\'"
+    }
+
+    /// `nameCondition(_:)`'s binding: the FTS5 phrase, or the LIKE pattern (wildcards escaped).
+    static func match(_ text: String) -> SQLiteValue {
+        .text(usesTrigrams(text) ? phrase(text) : "%" + FlowQuery.escapeLike(text) + "%")
     }
 
     /// `text` as one FTS5 phrase: double quotes doubled (fts5.html §3.1).
@@ -55,21 +72,16 @@ public enum FlowTextSearch {
     /// phrase are looked up afresh for each of the four columns, on every day that has flows
     /// (`FlowDays.daysWithFlowsSQL`).
     public static func condition(_ text: String) -> (String, [SQLiteValue]) {
-        if usesIndex(text) {
-            let terms = columns.map { column, bit in
-                term(column, "SELECT name FROM flow_names WHERE columns & \(bit) AND id IN "
-                     + "(SELECT rowid FROM flow_names_text WHERE flow_names_text MATCH ?)", days: FlowDays.daysWithFlowsSQL)
-            }
-            return ("(" + terms.joined(separator: " OR ") + ")", Array(repeating: .text(phrase(text)), count: columns.count))
+        let terms = columns.map { column, bit in
+            term(column, "SELECT name FROM flow_names WHERE columns & \(bit) AND \(nameCondition(text))", days: FlowDays.daysWithFlowsSQL)
         }
-        let pattern = SQLiteValue.text("%" + FlowQuery.escapeLike(text) + "%")
-        return ("(host LIKE ? ESCAPE '\\' OR other_hosts LIKE ? ESCAPE '\\' OR server_address LIKE ? ESCAPE '\\' OR client_address LIKE ? ESCAPE '\\')",
-                [pattern, pattern, pattern, pattern])
+        return ("(" + terms.joined(separator: " OR ") + ")", Array(repeating: match(text), count: columns.count))
     }
 
-    /// The names holding a phrase (`phrase(_:)`, bound once), with their `columns` bits.
-    public static let namesSQL =
-        "SELECT name, columns FROM flow_names WHERE id IN (SELECT rowid FROM flow_names_text WHERE flow_names_text MATCH ?)"
+    /// The names holding `text` (one binding, `match(_:)`), with their `columns` bits.
+    static func namesSQL(_ text: String) -> String {
+        "SELECT name, columns FROM flow_names WHERE \(nameCondition(text))"
+    }
 
     /// The condition for names already found (`FlowNameMatches`): each column's names as one
     /// bound JSON array, read by `json_each` (sqlite.org/json1.html), so a page's rounds repeat

@@ -25,6 +25,34 @@ public enum SettingLimit: Sendable, Equatable {
                                   "w": 604_800 * second])
     }
 
+    /// What a user may set a size limit to, as it is saved: `off` (any case), or a whole number
+    /// above zero with its unit (`B`, `KB`/`KiB`, `MB`/`MiB`, `GB`/`GiB`, `TB`/`TiB`, any case,
+    /// spaces allowed before it), written back canonically (`2 gb` → `2GB`). Nil for anything
+    /// else, including what `bytes(_:)` still reads when a file holds it (a bare number, `0`,
+    /// `none`, empty): a user who types `0` or `2` most likely meant something else.
+    public static func userBytes(_ text: String) -> String? {
+        userText(text, units: ["b": "B", "k": "KB", "kb": "KB", "kib": "KiB", "m": "MB", "mb": "MB", "mib": "MiB",
+                               "g": "GB", "gb": "GB", "gib": "GiB", "t": "TB", "tb": "TB", "tib": "TiB"]) { bytes($0) }
+    }
+
+    /// What a user may set an age limit to, as it is saved: `off` (any case), or a whole number
+    /// above zero with `s`, `m`/`min`, `h`, `d` or `w` (any case), written back canonically
+    /// (`30 D` → `30d`). Nil for anything else (`0d`, `none`, empty, a bare number).
+    public static func userMicros(_ text: String) -> String? {
+        userText(text, units: ["s": "s", "m": "m", "min": "m", "h": "h", "d": "d", "w": "w"]) { micros($0) }
+    }
+
+    private static func userText(_ text: String, units: [String: String], reading: (String) -> SettingLimit) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if trimmed == "off" { return "off" }
+        let digits = trimmed.prefix { $0.isASCII && $0.isNumber }
+        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
+        guard let n = Int64(digits), let canonical = units[unit] else { return nil }
+        let saved = "\(n)\(canonical)"
+        guard case .limit = reading(saved) else { return nil }
+        return saved
+    }
+
     private static func read(_ text: String, units: [String: Int64]) -> SettingLimit {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         if ["", "off", "none", "0"].contains(trimmed) { return .off }

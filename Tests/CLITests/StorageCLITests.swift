@@ -119,12 +119,27 @@ import Glibc
             #expect(r.out == "Saved history.maxAge = 2d (was 30d).\nDeleted 1 connection.\n", "\(r)")
             let bad = try s.tv("settings", "set", "captures.maxBytes", "lots")
             #expect(bad.status != 0)
-            #expect(bad.err == "tv: captures.maxBytes takes a size like 64MB, 2GB or 500KB (1 KB = 1024 bytes), or off, not 'lots'.\n", "\(bad)")
+            #expect(bad.err == "tv: captures.maxBytes takes a size above zero with its unit like 64MB, 2GB or 500KB (1 KB = 1024 bytes), or off, not 'lots'.\n", "\(bad)")
             let badAge = try s.tv("settings", "set", "history.maxAge", "forever")
-            #expect(badAge.err == "tv: history.maxAge takes an age like 12h, 30d or 2w, or off, not 'forever'.\n", "\(badAge)")
+            #expect(badAge.err == "tv: history.maxAge takes an age above zero like 12h, 30d or 2w, or off, not 'forever'.\n", "\(badAge)")
+            // Zero, a bare number, none and empty read as no limit in a saved file; typed, they are refused.
+            for (name, value) in [("history.maxAge", "0"), ("history.maxAge", "0d"), ("history.maxAge", ""), ("history.maxAge", "none"),
+                                  ("history.maxAge", "30"), ("captures.maxBytes", "0GB"), ("captures.maxBytes", "2"), ("captures.maxAge", "0")] {
+                let refused = try s.tv("settings", "set", name, value)
+                #expect(refused.status == 2 && refused.err.hasPrefix("tv: \(name) takes a") && refused.err.hasSuffix(", not '\(value)'.\n"),
+                        "\(refused)")
+            }
             #expect(try s.tv("settings", "get", "captures.maxBytes").out == "2GB\n")
+            #expect(try s.tv("settings", "get", "history.maxAge").out == "2d\n")
             let size = try s.tv("settings", "set", "captures.maxBytes", "500MB")
             #expect(size.out == "Saved captures.maxBytes = 500MB (was 2GB).\n", "\(size)")
+            // Saved as written canonically: the unit's case, no space; OFF is off.
+            let spaced = try s.tv("settings", "set", "captures.maxBytes", " 2 gib ")
+            #expect(spaced.out == "Saved captures.maxBytes = 2GiB (was 500MB).\n", "\(spaced)")
+            let days = try s.tv("settings", "set", "captures.maxAge", "30D")
+            #expect(days.out == "Saved captures.maxAge = 30d (was 2w).\n", "\(days)")
+            let off = try s.tv("settings", "set", "history.maxAge", "OFF")
+            #expect(off.out == "Saved history.maxAge = off (was 2d).\n", "\(off)")
         }
     }
 

@@ -36,12 +36,13 @@ import Testing
         #expect(count.bindings == Array(plan.bindings.prefix(8)))
     }
 
-    @Test func aHostShorterThanATrigramIsALikeOverTheThreeColumns() throws {
-        let plan = try FlowQuery(host: "a_").plan()
-        #expect(plan.sql == select + " WHERE (host LIKE ? ESCAPE '\\' OR other_hosts LIKE ? ESCAPE '\\' OR server_address LIKE ? ESCAPE '\\'"
-            + " OR client_address LIKE ? ESCAPE '\\') ORDER BY start_time DESC, id DESC LIMIT ?")
-        let pattern = SQLiteValue.text("%a\\_%")
-        #expect(plan.bindings == [pattern, pattern, pattern, pattern, .integer(51)])
+    @Test func aHostShorterThanATrigramIsALikeOverTheNames() throws {
+        let (condition, bindings) = FlowTextSearch.condition("a_")
+        #expect(condition.contains("host IN (SELECT name FROM flow_names WHERE columns & 1 AND name LIKE ? ESCAPE '\\')"), "\(condition)")
+        #expect(!condition.contains("MATCH"))
+        #expect(bindings == Array(repeating: .text("%a\\_%"), count: 4))
+        #expect(FlowTextSearch.namesSQL("a_") == "SELECT name, columns FROM flow_names WHERE name LIKE ? ESCAPE '\\'")
+        #expect(FlowTextSearch.usesIndex("a") && FlowTextSearch.usesIndex("a_") && !FlowTextSearch.usesIndex(""))
         #expect(FlowTextSearch.condition("say \"hi\"").1 == Array(repeating: .text("\"say \"\"hi\"\"\""), count: 4))
     }
 

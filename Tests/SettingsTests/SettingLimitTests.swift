@@ -18,6 +18,26 @@ struct SettingLimitTests {
         #expect(SettingLimit.bytes("99999999999TB") == .unreadable("99999999999TB"))
     }
 
+    @Test("What a user may set: off or a whole number above zero with its unit, saved canonically; nothing else")
+    func userValues() {
+        #expect(SettingLimit.userBytes("2GB") == "2GB")
+        #expect(SettingLimit.userBytes(" 64 mb ") == "64MB")
+        #expect(SettingLimit.userBytes("500kib") == "500KiB")
+        #expect(SettingLimit.userBytes("1t") == "1TB")
+        #expect(SettingLimit.userBytes("4096b") == "4096B")
+        #expect(SettingLimit.userBytes("OFF") == "off")
+        for refused in ["", "0", "0GB", "4096", "none", "2.5GB", "lots", "-5MB", "99999999999TB", "off please"] {
+            #expect(SettingLimit.userBytes(refused) == nil, "\(refused)")
+        }
+        #expect(SettingLimit.userMicros("30D") == "30d")
+        #expect(SettingLimit.userMicros("15 min") == "15m")
+        #expect(SettingLimit.userMicros("12h") == "12h")
+        #expect(SettingLimit.userMicros("Off") == "off")
+        for refused in ["", "0", "0d", "30", "none", "1y", "-5d", "1.5h"] {
+            #expect(SettingLimit.userMicros(refused) == nil, "\(refused)")
+        }
+    }
+
     @Test("Ages: s, m/min, h, d, w in µs")
     func ages() {
         #expect(SettingLimit.micros("30d") == .limit(30 * 86_400_000_000))

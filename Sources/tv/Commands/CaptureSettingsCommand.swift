@@ -26,17 +26,17 @@ enum CaptureSettingsCommand {
                     "The snap length is written in each capture file's header, so it applies from the next start of `tv exec` or `tv run --mode tun`; rotating does not apply it.")
         case SettingKeys.captureRotateBytes.name, SettingKeys.capturesMaxBytes.name:
             let key = name == SettingKeys.captureRotateBytes.name ? SettingKeys.captureRotateBytes : SettingKeys.capturesMaxBytes
-            if case .unreadable = SettingLimit.bytes(value) {
-                throw UsageRefusal("\(name) takes a size like 64MB, 2GB or 500KB (1 KB = 1024 bytes), or off, not '\(value)'.")
+            guard let size = SettingLimit.userBytes(value) else {
+                throw UsageRefusal("\(name) takes a size above zero with its unit like 64MB, 2GB or 500KB (1 KB = 1024 bytes), or off, not '\(value)'.")
             }
-            return (try settings.set(key, to: value.trimmingCharacters(in: .whitespaces)),
+            return (try settings.set(key, to: size),
                     name == SettingKeys.captureRotateBytes.name ? nextStart : nil)
         default:
             let key = name == SettingKeys.captureRotateAge.name ? SettingKeys.captureRotateAge : SettingKeys.capturesMaxAge
-            if case .unreadable = SettingLimit.micros(value) {
-                throw UsageRefusal("\(name) takes an age like 90s, 15m, 1h, 30d or 2w, or off, not '\(value)'.")
+            guard let age = SettingLimit.userMicros(value) else {
+                throw UsageRefusal("\(name) takes an age above zero like 90s, 15m, 1h, 30d or 2w, or off, not '\(value)'.")
             }
-            return (try settings.set(key, to: value.trimmingCharacters(in: .whitespaces)),
+            return (try settings.set(key, to: age),
                     name == SettingKeys.captureRotateAge.name ? nextStart : nil)
         }
     }

@@ -115,10 +115,10 @@ enum SettingsCommands {
             change = try settings.set(SettingKeys.logRequests, to: try bool(name, value))
             applies = "It applies when the next `tv run` starts (or now, for this run only: `tv run --log requests`)."
         case SettingKeys.historyMaxAge.name:
-            if case .unreadable = SettingLimit.micros(value) {
-                throw UsageRefusal("\(name) takes an age like 12h, 30d or 2w, or off, not '\(value)'.")
+            guard let age = SettingLimit.userMicros(value) else {
+                throw UsageRefusal("\(name) takes an age above zero like 12h, 30d or 2w, or off, not '\(value)'.")
             }
-            change = try settings.set(SettingKeys.historyMaxAge, to: value.trimmingCharacters(in: .whitespaces))
+            change = try settings.set(SettingKeys.historyMaxAge, to: age)
         case SettingKeys.captureDecrypted.name:
             change = try settings.set(SettingKeys.captureDecrypted, to: try bool(name, value))
             applies = "It applies when the next session with inspection on starts (any mode); the file is captures/decrypted-….pcapng, 0600: it holds what inspected connections said."
