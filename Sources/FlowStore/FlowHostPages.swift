@@ -14,7 +14,7 @@ extension FlowQuery {
         // skipped from the index entry, its row never read.
         var rest = self
         if window != nil { (rest.status, rest.program, rest.auditSession) = (nil, nil, nil) }
-        var (conditions, bindings) = rest.filterConditions(textSearch: { _ in FlowTextSearch.condition(names: names, window: window) })
+        var (conditions, bindings) = rest.filterConditions(textSearch: { FlowTextSearch.condition(names: names, window: window, text: $0) })
         if window != nil {
             let kept: [(String, SQLiteValue?)] = [("+program_command = ?", program.map { .text($0) }),
                                                   ("+audit_session_id = ?", auditSession.map { .integer($0) }),
@@ -64,7 +64,7 @@ extension FlowQuery {
     /// is at or after where the walk stopped (`hostWalkEndPlan`), so windows carry on from there.
     /// - Throws: `FlowStoreError.badCursor` when `after` is not a cursor tv gave out.
     public func hostWalkPlan(names: FlowNameMatches, walking: Int, rows: Int) throws -> FlowQueryPlan {
-        var (conditions, bindings) = filterConditions(textSearch: { _ in FlowTextSearch.condition(names: names, window: nil) })
+        var (conditions, bindings) = filterConditions(textSearch: { FlowTextSearch.condition(names: names, window: nil, text: $0) })
         let (walkedConditions, walkedBindings) = try walkedConditions()
         // NOT INDEXED: the rows are fetched by id from the walk's list (rowid lookups stay
         // allowed; sqlite.org/lang_indexedby.html), never through a name or status index.

@@ -78,6 +78,16 @@ public enum FlowTextSearch {
         return ("(" + terms.joined(separator: " OR ") + ")", Array(repeating: match(text), count: columns.count))
     }
 
+    /// LIKE with `text` as a substring of any of the four columns, for a walk (rows read through
+    /// the time or status index) over a text shorter than a trigram that many names hold (`ap`):
+    /// cheaper per row read than lists of a thousand names bound and built into lookups first
+    /// (tv-bench, `--host ap`: 0.6 ms against 5 ms).
+    static func likeCondition(_ text: String) -> (String, [SQLiteValue]) {
+        let pattern = SQLiteValue.text("%" + FlowQuery.escapeLike(text) + "%")
+        return ("(host LIKE ? ESCAPE '\\' OR other_hosts LIKE ? ESCAPE '\\' OR server_address LIKE ? ESCAPE '\\' OR client_address LIKE ? ESCAPE '\\')",
+                [pattern, pattern, pattern, pattern])
+    }
+
     /// The names holding `text` (one binding, `match(_:)`), with their `columns` bits.
     static func namesSQL(_ text: String) -> String {
         "SELECT name, columns FROM flow_names WHERE \(nameCondition(text))"
@@ -88,7 +98,9 @@ public enum FlowTextSearch {
     /// no text search. In a `window` of start times, each term seeks its index on the window's
     /// days (`FlowDays.days`, one more bound array a term); without, the condition only filters
     /// rows read through another index (a walk).
-    public static func condition(names: FlowNameMatches, window: Range<Int64>?) -> (String, [SQLiteValue]) {
+    /// A walk over a text shorter than a trigram filters by `likeCondition(text)` instead.
+    public static func condition(names: FlowNameMatches, window: Range<Int64>?, text: String = "") -> (String, [SQLiteValue]) {
+        if window == nil && !text.isEmpty && !usesTrigrams(text) { return likeCondition(text) }
         let lists = [names.hosts, names.otherHosts, names.serverAddresses, names.clientAddresses].map { SQLiteValue.text(FlowNameMatches.json($0)) }
         guard let window else {
             let terms = columns.map { column, _ in term(column, "SELECT value FROM json_each(?)") }

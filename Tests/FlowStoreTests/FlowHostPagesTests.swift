@@ -181,7 +181,10 @@ import FlowTerms
             flows.append(sampleFlow(start: 30 * day, host: "tie.example.com"))
             flows.append(sampleFlow(start: 30 * day, host: "tie.example.com"))
             let written = try writeFlows(flows, to: store)
-            for text in ["popular.example", "rare.example.org", "walk.test", "example", "2001:db8::", "216.3", "10.0.0.4", "other.net", "tie.ex", "nowhere"] {
+            // Shorter than a trigram too: names by LIKE, then windows (`n1`: ~110 names) or, for a
+            // text that many names hold (`n`, `t`), the walk filtered by LIKE; `qz` holds none.
+            for text in ["popular.example", "rare.example.org", "walk.test", "example", "2001:db8::", "216.3", "10.0.0.4", "other.net", "tie.ex", "nowhere",
+                         "n1", "n", "t", "ex", "qz"] {
                 for limit in [7, 50] {
                     #expect(try allPages(store, FlowQuery(host: text, limit: limit)) == expectedPages(written, text, limit: limit), "\(text) \(limit)")
                 }

@@ -104,6 +104,12 @@ import FlowTerms
             let namesPlan = ["SEARCH flow_names USING INTEGER PRIMARY KEY (rowid=?)", "LIST SUBQUERY 1", "SCAN flow_names_text VIRTUAL TABLE INDEX 0:M1"]
             #expect(try details(store, FlowQueryPlan(sql: FlowTextSearch.namesSQL("example"), bindings: [FlowTextSearch.match("example")], limit: 0))
                 == namesPlan)
+            // A walk over a text shorter than a trigram filters by LIKE, no name lists.
+            let likeWalk = ["SCAN flows USING INDEX flows_by_start_time"]
+            #expect(try details(store, FlowQuery(host: "ex").hostPlan(names: names, window: nil, rows: 51)) == likeWalk)
+            #expect(try details(store, FlowQuery(host: "ex", status: .inspected).hostWalkPlan(names: names, walking: 1_024, rows: 51))
+                == ["SEARCH flows USING INTEGER PRIMARY KEY (rowid=?)", "LIST SUBQUERY 1",
+                    "SEARCH flows USING COVERING INDEX flows_by_status_time (status=?)", "USE TEMP B-TREE FOR ORDER BY"])
             // Shorter than a trigram: LIKE over the names (a few thousand rows), never over the flows.
             #expect(try details(store, FlowQueryPlan(sql: FlowTextSearch.namesSQL("ex"), bindings: [FlowTextSearch.match("ex")], limit: 0))
                 == ["SCAN flow_names"])
