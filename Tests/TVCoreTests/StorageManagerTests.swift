@@ -157,6 +157,9 @@ import TVHome
         var unlimited = figures
         unlimited.limits = StorageLimits(historyMaxAge: nil, capturesMaxBytes: nil, capturesMaxAge: nil)
         #expect(StoragePresentation.lines(unlimited, now: 0)[2] == "Captures: 1.4 GiB in 3 files; no limit is set, so nothing removes a capture unless you do.")
+        var noContent = figures
+        (noContent.contentBytes, noContent.contentTurns) = (0, 0)
+        #expect(StoragePresentation.lines(noContent, now: 0)[4] == "Decrypted content: 0 B of a fixed 512 MiB; kept 1 day.")
         #expect(StoragePresentation.deletionWarning(figures) == [
             "This deletes the whole history (12,345 connections, with their packets, names and exchanges), 2 capture files and all decrypted content (2.0 MiB). None of it comes back.",
             "capture-000007.pcapng is being recorded and is spared.",

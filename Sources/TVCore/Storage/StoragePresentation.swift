@@ -25,9 +25,8 @@ public enum StoragePresentation {
         if let recording = f.recordingCapture {
             out.append("  \(CaptureFolder.fileName(Int64(recording))) is being recorded: it counts, and is never deleted while it is.")
         }
-        if f.contentBytes > 0 || f.contentTurns > 0 {
-            out.append("Decrypted content: \(Units.bytes(f.contentBytes)) of a fixed \(Units.bytes(f.limits.contentCeiling)); kept \(f.limits.contentExpiry.words).")
-        }
+        // Said also when empty: each of the three stores with its size and its limit (issue 19).
+        out.append("Decrypted content: \(Units.bytes(f.contentBytes)) of a fixed \(Units.bytes(f.limits.contentCeiling)); kept \(f.limits.contentExpiry.words).")
         out.append("Total: \(Units.bytes(f.totalBytes)).")
         return out
     }
