@@ -34,4 +34,9 @@ public enum FlowDays {
     static let daysWithFlowsSQL = "WITH RECURSIVE flow_days(d) AS (SELECT min(start_time) / 86400000000 FROM flows "
         + "UNION ALL SELECT (SELECT min(start_time) FROM flows WHERE start_time >= (d + 1) * 86400000000) / 86400000000 "
         + "FROM flow_days WHERE d IS NOT NULL) SELECT d FROM flow_days WHERE d IS NOT NULL"
+
+    /// `daysWithFlowsSQL` from the day of the first flow at or after a bound (one binding, µs).
+    static let daysWithFlowsFromSQL = "WITH RECURSIVE flow_days(d) AS (SELECT min(start_time) / 86400000000 FROM flows WHERE start_time >= ? "
+        + "UNION ALL SELECT (SELECT min(start_time) FROM flows WHERE start_time >= (d + 1) * 86400000000) / 86400000000 "
+        + "FROM flow_days WHERE d IS NOT NULL) SELECT d FROM flow_days WHERE d IS NOT NULL"
 }

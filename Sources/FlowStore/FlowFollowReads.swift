@@ -9,9 +9,11 @@ extension FlowStore {
     /// Damaged rows are skipped.
     /// - Throws: `FlowStoreError` when the database cannot be read.
     public func flows(matching query: FlowQuery, startedSince since: Int64, limit: Int) throws -> [FlowRecord] {
-        var (conditions, bindings) = query.filterConditions()
-        conditions.append("start_time >= ?")
-        bindings += [.integer(since), .integer(Int64(max(1, limit)))]
+        // The moment as a `since` filter, so a `--host` condition reads the days from it on.
+        var bounded = query
+        bounded.since = max(query.since ?? since, since)
+        var (conditions, bindings) = bounded.filterConditions()
+        bindings.append(.integer(Int64(max(1, limit))))
         let sql = "SELECT \(FlowRecordColumns.selectList) FROM flows" + FlowQuery.whereClause(conditions)
             + " ORDER BY start_time, id LIMIT ?"
         return try readRows(sql, bindings, FlowStore.flowRow)

@@ -74,12 +74,14 @@ public struct FlowQuery: Sendable, Equatable {
     }
 
     /// The filters' WHERE conditions and their bindings (also `FlowStore.follow`'s).
-    /// - Parameter textSearch: `--host`'s condition (SQLite's FTS5 one, or the shared store's).
-    func filterConditions(textSearch: (String) -> (String, [SQLiteValue]) = FlowTextSearch.condition) -> ([String], [SQLiteValue]) {
+    /// - Parameter textSearch: `--host`'s condition; nil: SQLite's (`FlowTextSearch.condition`),
+    ///   reading the days from the `since` / `from` filter's on.
+    func filterConditions(textSearch: ((String) -> (String, [SQLiteValue]))? = nil) -> ([String], [SQLiteValue]) {
         var conditions: [String] = []
         var bindings: [SQLiteValue] = []
         if let host, !host.isEmpty {
-            let (condition, values) = textSearch(host)
+            let lower = [since, from].compactMap { $0 }.max()
+            let (condition, values) = textSearch?(host) ?? FlowTextSearch.condition(host, from: lower)
             conditions.append(condition)
             bindings += values
         }

@@ -71,11 +71,15 @@ public enum FlowTextSearch {
     /// page (counts, `--follow`, the export, exchanges' filters): the names found by the
     /// phrase are looked up afresh for each of the four columns, on every day that has flows
     /// (`FlowDays.daysWithFlowsSQL`).
-    public static func condition(_ text: String) -> (String, [SQLiteValue]) {
+    /// With `from` (µs; the `--since` / `--from` filter, `--follow`'s moment), only the days
+    /// from its own on are read: a poll of a long history seeks today, not every day since.
+    public static func condition(_ text: String, from: Int64? = nil) -> (String, [SQLiteValue]) {
         let terms = columns.map { column, bit in
-            term(column, "SELECT name FROM flow_names WHERE columns & \(bit) AND \(nameCondition(text))", days: FlowDays.daysWithFlowsSQL)
+            term(column, "SELECT name FROM flow_names WHERE columns & \(bit) AND \(nameCondition(text))",
+                 days: from == nil ? FlowDays.daysWithFlowsSQL : FlowDays.daysWithFlowsFromSQL)
         }
-        return ("(" + terms.joined(separator: " OR ") + ")", Array(repeating: match(text), count: columns.count))
+        let termBindings = (from.map { [SQLiteValue.integer($0)] } ?? []) + [match(text)]
+        return ("(" + terms.joined(separator: " OR ") + ")", Array(Array(repeating: termBindings, count: columns.count).joined()))
     }
 
     /// LIKE with `text` as a substring of any of the four columns, for a walk (rows read through

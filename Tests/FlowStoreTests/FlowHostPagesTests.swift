@@ -102,6 +102,12 @@ import FlowTerms
                 return days
             }
             #expect(days == [0, 20_790, 20_791])
+            // From a moment on (--since, --follow): the days from the first flow at or after it.
+            #expect(try store.count(FlowQuery(host: "example", since: now)) == 1)
+            #expect(try store.count(FlowQuery(host: "example", since: now + 1)) == 0)
+            #expect(try store.flows(matching: FlowQuery(host: "example"), startedSince: 6, limit: 10).map(\.id) == [written[1].id])
+            #expect(try store.flows(matching: FlowQuery(host: "example"), startedSince: 0, limit: 10).map(\.id) == [written[0].id, written[1].id])
+            #expect(try store.flows(matching: FlowQuery(host: "test", since: now + 5), startedSince: 0, limit: 10).map(\.id) == [written[2].id])
         }
     }
 

@@ -19,7 +19,8 @@ import Testing
         func names(_ bit: Int) -> String {
             "SELECT name FROM flow_names WHERE columns & \(bit) AND id IN (SELECT rowid FROM flow_names_text WHERE flow_names_text MATCH ?)"
         }
-        let days = "start_time / 86400000000 IN (WITH RECURSIVE flow_days(d) AS (SELECT min(start_time) / 86400000000 FROM flows"
+        // The days from the later of --since and --from on (the first flow's at or after it).
+        let days = "start_time / 86400000000 IN (WITH RECURSIVE flow_days(d) AS (SELECT min(start_time) / 86400000000 FROM flows WHERE start_time >= ?"
             + " UNION ALL SELECT (SELECT min(start_time) FROM flows WHERE start_time >= (d + 1) * 86400000000) / 86400000000"
             + " FROM flow_days WHERE d IS NOT NULL) SELECT d FROM flow_days WHERE d IS NOT NULL)"
         let text = "((\(days) AND host IN (\(names(1)))) OR (\(days) AND other_hosts <> '' AND other_hosts IN (\(names(2))))"
@@ -28,12 +29,16 @@ import Testing
             + " AND status = ? AND start_time >= ? AND start_time >= ?"
             + " AND start_time < ? AND (start_time, id) < (?, ?) ORDER BY start_time DESC, id DESC LIMIT ?")
         let phrase = SQLiteValue.text("\"a_b%\"")
-        #expect(plan.bindings == [phrase, phrase, phrase, phrase, .text("kept_private"), .integer(100), .integer(200),
+        let lower = SQLiteValue.integer(200)
+        #expect(plan.bindings == [lower, phrase, lower, phrase, lower, phrase, lower, phrase, .text("kept_private"), .integer(100), .integer(200),
                                   .integer(9_000), .integer(7_000), .integer(42), .integer(11)])
         let count = query.countPlan()
         #expect(count.sql == "SELECT count(*) FROM flows WHERE " + text
             + " AND status = ? AND start_time >= ? AND start_time >= ? AND start_time < ?")
-        #expect(count.bindings == Array(plan.bindings.prefix(8)))
+        #expect(count.bindings == Array(plan.bindings.prefix(12)))
+        // Without a lower bound, every day that has flows.
+        let (unbounded, unboundedBindings) = FlowTextSearch.condition("a_b%")
+        #expect(!unbounded.contains("WHERE start_time >= ? UNION") && unboundedBindings == [phrase, phrase, phrase, phrase])
     }
 
     @Test func aHostShorterThanATrigramIsALikeOverTheNames() throws {
