@@ -84,8 +84,8 @@ public final class FlowStore: Sendable {
     ///   no row follows).
     /// - Throws: `FlowStoreError.badCursor` for a cursor tv did not give out, or a read failure.
     public func flows(_ query: FlowQuery) throws -> FlowPage {
-        // A host text the trigram index answers is read by names, window by window (`FlowHostWindows`).
-        if let host = query.host, FlowTextSearch.usesIndex(host) { return try hostPage(query, text: host) }
+        // A host text is read through the names that hold it, window by window (`FlowHostWindows`).
+        if let host = query.host, FlowTextSearch.readsNames(host) { return try hostPage(query, text: host) }
         let plan = try query.plan()
         return try connection.withDatabase { database in
             let statement = try database.prepare(plan.sql)

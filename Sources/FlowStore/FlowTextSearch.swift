@@ -20,7 +20,7 @@ public enum FlowTextSearch {
 
     /// Whether `text` is looked up through the names (any text but the empty one, which is no
     /// filter).
-    public static func usesIndex(_ text: String) -> Bool {
+    public static func readsNames(_ text: String) -> Bool {
         !text.isEmpty
     }
 

@@ -69,7 +69,7 @@ struct FlowStoreReads {
     /// The plan a page of `query` runs: for a host text the trigram index answers, the first
     /// window's (the last hour's), the walk's, or with a status the bounded walk's (`FlowHostWindows`).
     func plan(_ query: FlowQuery) throws -> FlowQueryPlan {
-        guard let host = query.host, FlowTextSearch.usesIndex(host) else { return try query.plan() }
+        guard let host = query.host, FlowTextSearch.readsNames(host) else { return try query.plan() }
         let names = try store.names(holding: host)
         if FlowHostWindows.readsWindows(names), FlowHostWindows.walksFirst(query) {
             return try query.hostWalkPlan(names: names, walking: FlowHostWindows.walkedEntries, rows: query.effectiveLimit + 1)

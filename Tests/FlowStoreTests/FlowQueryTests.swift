@@ -47,7 +47,7 @@ import Testing
         #expect(!condition.contains("MATCH"))
         #expect(bindings == Array(repeating: .text("%a\\_%"), count: 4))
         #expect(FlowTextSearch.namesSQL("a_") == "SELECT name, columns FROM flow_names WHERE name LIKE ? ESCAPE '\\'")
-        #expect(FlowTextSearch.usesIndex("a") && FlowTextSearch.usesIndex("a_") && !FlowTextSearch.usesIndex(""))
+        #expect(FlowTextSearch.readsNames("a") && FlowTextSearch.readsNames("a_") && !FlowTextSearch.readsNames(""))
         #expect(FlowTextSearch.condition("say \"hi\"").1 == Array(repeating: .text("\"say \"\"hi\"\"\""), count: 4))
     }
 
