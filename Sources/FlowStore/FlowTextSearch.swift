@@ -103,8 +103,8 @@ public enum FlowTextSearch {
     /// days (`FlowDays.days`, one more bound array a term); without, the condition only filters
     /// rows read through another index (a walk).
     /// A walk over a text shorter than a trigram filters by `likeCondition(text)` instead.
-    public static func condition(names: FlowNameMatches, window: Range<Int64>?, text: String = "") -> (String, [SQLiteValue]) {
-        if window == nil && !text.isEmpty && !usesTrigrams(text) { return likeCondition(text) }
+    public static func condition(names: FlowNameMatches, window: Range<Int64>?, text: String) -> (String, [SQLiteValue]) {
+        if window == nil && !usesTrigrams(text) { return likeCondition(text) }
         let lists = [names.hosts, names.otherHosts, names.serverAddresses, names.clientAddresses].map { SQLiteValue.text(FlowNameMatches.json($0)) }
         guard let window else {
             let terms = columns.map { column, _ in term(column, "SELECT value FROM json_each(?)") }

@@ -43,24 +43,28 @@ public enum SettingLimit: Sendable, Equatable {
     }
 
     private static func userText(_ text: String, units: [String: String], reading: (String) -> SettingLimit) -> String? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        if trimmed == "off" { return "off" }
-        let digits = trimmed.prefix { $0.isASCII && $0.isNumber }
-        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
-        guard let n = Int64(digits), let canonical = units[unit] else { return nil }
-        let saved = "\(n)\(canonical)"
+        let (word, number, unit) = parts(text)
+        if word == "off" { return "off" }
+        guard let number, let canonical = units[unit] else { return nil }
+        let saved = "\(number)\(canonical)"
         guard case .limit = reading(saved) else { return nil }
         return saved
     }
 
     private static func read(_ text: String, units: [String: Int64]) -> SettingLimit {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        if ["", "off", "none", "0"].contains(trimmed) { return .off }
-        let digits = trimmed.prefix { $0.isASCII && $0.isNumber }
-        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
-        guard !digits.isEmpty, let n = Int64(digits), let scale = units[unit] else { return .unreadable(text) }
-        let (product, overflow) = n.multipliedReportingOverflow(by: scale)
+        let (word, number, unit) = parts(text)
+        if ["", "off", "none", "0"].contains(word) { return .off }
+        guard let number, let scale = units[unit] else { return .unreadable(text) }
+        let (product, overflow) = number.multipliedReportingOverflow(by: scale)
         guard !overflow else { return .unreadable(text) }
         return product == 0 ? .off : .limit(product)
+    }
+
+    /// `text` trimmed and lower-cased (`word`), its leading whole number (nil: none, or too
+    /// large) and the unit after it, spaces between them dropped.
+    private static func parts(_ text: String) -> (word: String, number: Int64?, unit: String) {
+        let word = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let digits = word.prefix { $0.isASCII && $0.isNumber }
+        return (word, Int64(digits), word.dropFirst(digits.count).trimmingCharacters(in: .whitespaces))
     }
 }
