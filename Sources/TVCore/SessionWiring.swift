@@ -201,7 +201,7 @@ final class SessionWiring: Sendable {
         writer.close(interruptingOpenFlows: true)
         shared?.writer.close()
         requestLog?.drain()
-        store.close()
+        store.closeEmptyingWAL()
         return losses
     }
 

@@ -174,6 +174,23 @@ struct DiskFullRunTests {
         }
     }
 
+    @Test("a clean stop after reading commands leaves the write-ahead log empty, so a disk that fills after it does not keep the next tv run from starting (5 sessions; before the session emptied it, one stop in two left ~80 KB)")
+    func cleanStopEmptiesTheWAL() throws {
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        defer { withExtendedLifetime(world) {} }
+        for round in 1...5 {
+            let tv = try TVSession(box, [])
+            try requests(1, world, tv)
+            // `tv flows --json` (a reading command, read-only) until the flow is closed.
+            #expect(try box.closedFlows(round).count == round)
+            #expect(try tv.stop().status == 0)
+            var st = stat()
+            let wal = stat(box.dataDir + "/tunnelvision.sqlite3-wal", &st) == 0 ? Int(st.st_size) : 0
+            #expect(wal == 0, "session \(round): the WAL holds \(wal) bytes after a clean stop")
+        }
+    }
+
     @Test("decrypted content on a full disk: turns that cannot be written are said once, counted in status and the stop message; 'recording resumed' when there is room")
     func contentOnAFullDisk() throws {
         let world = try RunWorld()
