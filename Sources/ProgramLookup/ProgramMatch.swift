@@ -12,6 +12,14 @@ public enum ProgramMatch {
         case unknown(ProgramUnknown)
     }
 
+    /// Whether `sockets` hold a live socket (inode not 0) with local port `port` and local address
+    /// `address` or the wildcard: one `decide` could name a program for. An IPv4 dump holding
+    /// none sends the resolver to the IPv6 one (an IPv6 socket speaking IPv4, Java's way).
+    public static func holdsLiveSocket(_ sockets: [DiagSocket], address: [UInt8], port: UInt16) -> Bool {
+        let wildcard = [UInt8](repeating: 0, count: address.count)
+        return sockets.contains { $0.inode != 0 && $0.sourcePort == port && ($0.source == address || $0.source == wildcard) }
+    }
+
     /// The client's socket among `sockets` (a dump filtered by local port):
     /// - a socket matches when its local port is `port` and its local address is `address`, or
     ///   the wildcard (an unconnected UDP socket bound to 0.0.0.0 / ::); exact addresses win;

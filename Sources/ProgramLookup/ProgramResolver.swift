@@ -104,13 +104,19 @@ final class ProgramResolver {
                 sockets = dump(family: address.family, transport: request.transport, port: request.clientPort)
             }
             // An IPv4 client may be an IPv6 socket speaking IPv4 (`::ffff:a.b.c.d`, Java's way).
+            // The IPv4 dump is by port alone, so it may hold other connections' sockets with that
+            // port and none of them the client's: a TIME_WAIT socket of a connection to another
+            // server (Linux gives one ephemeral port to connections to different destinations),
+            // common on a busy machine, named Java's flow "socket gone" (ExecProxyRunTests in
+            // full-suite CI runs). So the IPv6 dump is asked whenever no live IPv4 socket matches.
             if case .exact = query {
                 // The exact request found IPv4-mapped sockets too (the kernel looks them up by
                 // their IPv4 addresses).
-            } else if case .success(let list) = sockets, list.isEmpty, address.family == UInt8(AF_INET) {
+            } else if case .success(let list) = sockets, address.family == UInt8(AF_INET),
+                      !ProgramMatch.holdsLiveSocket(list, address: address.bytes, port: request.clientPort) {
                 let mapped = [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + address.bytes
                 let six = dump(family: UInt8(AF_INET6), transport: request.transport, port: request.clientPort)
-                if case .success(let list6) = six, !list6.isEmpty {
+                if case .success(let list6) = six, ProgramMatch.holdsLiveSocket(list6, address: mapped, port: request.clientPort) {
                     sockets = six
                     address = (UInt8(AF_INET6), mapped)
                 }

@@ -121,6 +121,49 @@ struct ProgramLookupTests {
         }
     }
 
+    @Test("an IPv6 socket speaking IPv4 (Java's way) whose port a TIME_WAIT IPv4 socket of a connection to another server shares: named python3, not 'socket gone' (the IPv4 dump holds only the dead one)")
+    func mappedBesideTimeWait() throws {
+        // The child: an IPv4 connection from port P to one listener, closed (TIME_WAIT on the
+        // child's side); then an IPv6 socket bound to ::ffff:127.0.0.1:P connected to a dual-stack
+        // listener (a proxy), as Java's HttpClient connects; it prints P.
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        child.arguments = ["-c", """
+            import socket, sys
+            other = socket.socket(); other.bind(('127.0.0.1', 0)); other.listen(4)
+            proxy = socket.socket(socket.AF_INET6); proxy.bind(('::', 0)); proxy.listen(4)
+            a = socket.socket(); a.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); a.bind(('127.0.0.1', 0))
+            port = a.getsockname()[1]
+            a.connect(('127.0.0.1', other.getsockname()[1])); peer, _ = other.accept(); a.close(); peer.close()
+            s = socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(('::ffff:127.0.0.1', port)); s.connect(('::ffff:127.0.0.1', proxy.getsockname()[1]))
+            print(port, flush=True); sys.stdin.read()
+            """]
+        let out = Pipe(), input = Pipe()
+        child.standardOutput = out
+        child.standardInput = input
+        try child.run()
+        defer { try? input.fileHandleForWriting.close(); child.waitUntilExit() }
+        let port = try #require(UInt16(Self.line(out.fileHandleForReading.fileDescriptor)))
+        // The dead IPv4 socket is there: /proc/net/tcp lists 127.0.0.1:P (0100007F) in TIME_WAIT (06).
+        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        let local = "0100007F:" + String(format: "%04X", port)
+        try #require(table.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[1] == local && fields[3] == "06"
+        }, "no TIME_WAIT socket on \(local): \(table)")
+
+        let answers = Answers()
+        let lookup = ProgramLookup { id, p in answers.add(id, p) }
+        #expect(lookup.lookUp(ProgramLookupRequest(flowID: 1, clientAddress: "127.0.0.1", clientPort: port, serverAddress: nil, serverPort: 0, transport: .tcp)))
+        #expect(answers.got.wait(timeout: .now() + 5) == .success)
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/usr/bin/python3")
+        let python = FlowProgram.known(ProgramIdentity(pid: child.processIdentifier, command: "python3",
+                                                       executable: "/usr/bin/" + executable, uid: 0, user: "root"))
+        #expect(answers.list.withLock { $0.last?.1 } == python)
+        lookup.stop()
+    }
+
     /// One line the child printed (without its newline), read byte by byte (at most 5 s).
     static func line(_ fd: Int32) -> String {
         var bytes: [UInt8] = []

@@ -56,6 +56,21 @@ struct ProgramMatchTests {
         #expect(Self.decide([a, b], holders, server: ([192, 0, 2, 3], 443)) == .unknown(.ambiguous))
     }
 
+    @Test("a live socket decide could name: the client's address or the wildcard, its port, inode not 0; a TIME_WAIT socket (inode 0), another port or another address is none, so the IPv6 dump is asked")
+    func liveSocket() {
+        #expect(ProgramMatch.holdsLiveSocket([Self.socket(Self.lo, 54_321, inode: 77)], address: Self.lo, port: 54_321))
+        #expect(ProgramMatch.holdsLiveSocket([Self.socket(Self.any4, 54_321, to: Self.any4, 0, inode: 7)], address: Self.lo, port: 54_321))
+        #expect(!ProgramMatch.holdsLiveSocket([], address: Self.lo, port: 54_321))
+        // A connection to another server that shares the ephemeral port, in TIME_WAIT.
+        #expect(!ProgramMatch.holdsLiveSocket([Self.socket(Self.lo, 54_321, to: [127, 0, 0, 1], 443, inode: 0)], address: Self.lo, port: 54_321))
+        #expect(!ProgramMatch.holdsLiveSocket([Self.socket(Self.lo, 54_322, inode: 5), Self.socket([10, 0, 0, 1], 54_321, inode: 6)],
+                                              address: Self.lo, port: 54_321))
+        let mapped: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 127, 0, 0, 1]
+        let six = DiagSocket(family: 10, state: 1, source: mapped, sourcePort: 54_321, destination: mapped, destinationPort: 8080, uid: 0, inode: 9)
+        #expect(ProgramMatch.holdsLiveSocket([six], address: mapped, port: 54_321))
+        #expect(!ProgramMatch.holdsLiveSocket([six], address: Self.lo, port: 54_321))
+    }
+
     @Test("/proc texts as read from a real python3 (readlink of /proc/self/fd/*, /proc/self/comm)")
     func procTexts() {
         #expect(ProcFiles.socketInode(link: "socket:[4522727]") == 4_522_727)
