@@ -135,9 +135,11 @@ public final class FlowStore: Sendable {
     /// two left the WAL holding the session's last writes (~80 KB; strace: the last close never
     /// tried the exclusive lock it needs). On a disk that then filled, the next `tv run` could not
     /// index that WAL and refused to start (DiskFullRunTests, 1 clean-clone CI run in 3). Best
-    /// effort: a file opened read-only, or a reader in another process, leaves the WAL as it is.
+    /// effort: a file opened read-only, or a reader in another process, leaves the WAL as it is
+    /// (a reader is waited for 200 ms at most, not the connection's 5 s: a stop must not hang on
+    /// a `tv flows --follow` in another terminal).
     public func closeEmptyingWAL() {
-        _ = try? connection.withDatabase { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        _ = try? connection.withDatabase { try $0.execute("PRAGMA busy_timeout = 200; PRAGMA wal_checkpoint(TRUNCATE)") }
         connection.close()
     }
 }
