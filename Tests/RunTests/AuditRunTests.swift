@@ -93,7 +93,13 @@ struct AuditRunTests {
 
         // tshark reads the decrypted capture and shows the HTTP/1.1 request.
         let http = try box.tool("tshark", ["-r", out + "/decrypted.pcapng", "-Y", "http.request", "-T", "fields", "-e", "http.request.uri"])
-        #expect(http.out.split(separator: "\n").contains("/index.html"), "\(http)")
+        if !http.out.split(separator: "\n").contains("/index.html") {
+            // Failed once in a full-suite CI run (tshark found no request); what the file held:
+            let frames = try box.tool("tshark", ["-r", out + "/decrypted.pcapng", "-T", "fields", "-e", "frame.time_epoch", "-e", "tcp.stream",
+                                                 "-e", "tcp.srcport", "-e", "tcp.dstport", "-e", "tcp.len", "-e", "_ws.col.Protocol", "-e", "_ws.col.Info"])
+            let turns = try box.tv("turns", "1")
+            Issue.record("no /index.html request in decrypted.pcapng: \(http)\nits frames:\n\(frames.out)\(frames.err)\nsession \(show.out)\nturns of flow 1: \(turns.out)")
+        }
 
         // Verify passes; one byte of flows.json changed in the tar (nothing recomputed) is named.
         let verify = try box.tv("audit", "verify", "evidence.tar.gz")
