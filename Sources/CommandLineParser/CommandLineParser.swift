@@ -96,7 +96,9 @@ public struct CommandLineParser: Sendable {
                 wantsVersion = true
                 continue
             }
-            if arg.hasPrefix("-") && arg.count > 1 {
+            // A dash and a digit is a value (`-5d`, `-1`), never an option: no option is a
+            // digit, and the command then says what it takes instead of "has no option -5d".
+            if arg.hasPrefix("-") && arg.count > 1 && !arg.dropFirst().first!.isASCIIDigit {
                 let (spec, inlineValue) = try resolveOption(arg, in: command, path: path)
                 if spec.takesValue {
                     var value = inlineValue
@@ -273,4 +275,9 @@ public struct CommandLineParser: Sendable {
     private func display(_ path: [String]) -> String {
         ([root.name] + path).joined(separator: " ")
     }
+}
+
+extension Character {
+    /// 0 to 9 (ASCII only).
+    var isASCIIDigit: Bool { isASCII && isNumber }
 }

@@ -98,6 +98,15 @@ struct CommandLineParserTests {
         #expect(refusal(["ca", "export", "-yx"])?.message == "'t ca export' has no option -yx; see 't ca export --help'.")
     }
 
+    @Test("a dash and a digit is a value, not an option: a positional (-5d) or an option's value (-1); the command judges it")
+    func negativeValues() throws {
+        #expect(try run(["ca", "show", "-5d"]).positionals == ["-5d"])
+        #expect(try run(["ca", "export", "-1", "-y"]).positionals == ["-1"])
+        #expect(try run(["ca", "create", "--key", "-2"]).value("key") == "-2")
+        #expect(refusal(["ca", "create", "-5d"])?.message == "'t ca create' does not take the argument '-5d'; see 't ca create --help'.")
+        #expect(refusal(["ca", "create", "-x5"])?.message == "'t ca create' has no option -x5; see 't ca create --help'.")
+    }
+
     @Test("unknown options are refused with one sentence and exit code 2")
     func unknownOption() {
         let long = refusal(["ca", "create", "--bogus"])
