@@ -58,6 +58,23 @@ import Glibc
         }
     }
 
+    @Test("a flow that never reached its server (no address): server is null in JSON and empty in CSV, not ':443'")
+    func notConnected() throws {
+        try withSandbox { s in
+            try Self.fill(s.dataDir, count: 2)
+            let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try database.execute("UPDATE flows SET server_address = '', status = 'failed' WHERE id = 2")
+            database.close()
+            let json = s.work + "/c.json", csv = s.work + "/c.csv"
+            #expect(try s.tv("export", "connections", "-o", json).status == 0)
+            #expect(try s.tv("export", "connections", "-o", csv, "--format", "csv").status == 0)
+            let jq = try s.tool("jq", ["-c", "[.connections[] | [.id, .server]]", json])
+            #expect(jq.out == "[[2,null],[1,\"192.0.2.7:443\"]]\n", "\(jq)")
+            let read = try s.tool("python3", ["-c", "import csv, sys; print([r[6] for r in csv.reader(open(sys.argv[1], newline=''))])", csv])
+            #expect(read.out == "['server', '', '192.0.2.7:443']\n", "\(read)")
+        }
+    }
+
     @Test("CSV (RFC 4180) read back by Python's csv module: the header, every row, quotes and commas intact")
     func csvReadByPython() throws {
         try withSandbox { s in

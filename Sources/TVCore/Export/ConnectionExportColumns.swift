@@ -36,7 +36,9 @@ public enum ConnectionExportColumns {
         return [
             .int(f.id), .string(iso(f.startTime)), f.duration.map { .string(iso(f.startTime + $0)) } ?? .null,
             optInt(f.duration), .string(f.transport.rawValue),
-            .string(endpoint(f.clientAddress, f.clientPort)), .string(endpoint(f.serverAddress, f.serverPort)),
+            // A flow that never reached a server (its name did not resolve, the connect failed)
+            // has no server address: null, not ":443".
+            .string(endpoint(f.clientAddress, f.clientPort)), f.serverAddress.isEmpty ? .null : .string(endpoint(f.serverAddress, f.serverPort)),
             opt(f.host), .string(f.hostOrigin.rawValue), .array(f.otherHosts.map { .string($0) }),
             .string(f.status.rawValue), opt(f.failureReason), opt(f.error),
             .int(f.bytesUp), .int(f.bytesDown), optInt(f.packetsUp), optInt(f.packetsDown),
