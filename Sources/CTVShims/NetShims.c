@@ -8,6 +8,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <linux/netfilter_ipv4.h>
 #include "CTVNetShims.h"
 
@@ -49,6 +51,10 @@ int tv_set_reuse(int fd, int reuseport) {
     return 0;
 }
 int tv_set_v6only(int fd, int on) { return setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on); }
+int tv_socket_unacknowledged(int fd) {
+    int n = 0;
+    return ioctl(fd, SIOCOUTQ, &n) == 0 ? n : -errno;
+}
 int tv_socket_error(int fd) {
     int err = 0; socklen_t len = sizeof err;
     if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return errno;

@@ -108,17 +108,22 @@ struct RelayPhaseTests {
         #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 1_600_000))) == [])
     }
 
-    @Test("relay end by a leg: the sentence says which leg and how; a reset is carried as a reset")
+    @Test("relay end by a leg: the sentence says which leg and how; a reset is carried as a reset; after a read failure, what tv holds for the other leg is delivered first")
     func relayEndFailures() {
-        let cases: [(ConnectionFailure, Bool, String)] = [
-            (.read(from: .client, reset: true, .system(Errno(ECONNRESET))), true, "the client reset the connection"),
-            (.read(from: .server, reset: false, .tls(TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "bad record mac"))), false, "reading from the server failed: bad record mac"),
-            (.send(to: .client, .system(Errno(EPIPE))), false, "sending to the client failed: broken pipe"),
+        // A read failure leaves what tv read from that leg to be delivered to the other first.
+        let cases: [(ConnectionFailure, Bool, String, Machine.Command)] = [
+            (.read(from: .client, reset: true, .system(Errno(ECONNRESET))), true, "the client reset the connection",
+             .deliverThenClose(to: .server, reset: true)),
+            (.read(from: .server, reset: true, .system(Errno(ECONNRESET))), true, "the server reset the connection",
+             .deliverThenClose(to: .client, reset: true)),
+            (.read(from: .server, reset: false, .tls(TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "bad record mac"))), false,
+             "reading from the server failed: bad record mac", .deliverThenClose(to: .client, reset: false)),
+            (.send(to: .client, .system(Errno(EPIPE))), false, "sending to the client failed: broken pipe", .close(reset: false)),
         ]
-        for (failure, reset, sentence) in cases {
+        for (failure, reset, sentence, close) in cases {
             var m = Self.inspected()
             _ = T.moved(&m, 10, .clientToServer, at: 1_100_000)
-            #expect(m.handle(.relayEnded(.init(failure: failure, reset: reset, atMicros: 9_000_000))) == [.close(reset: reset)])
+            #expect(m.handle(.relayEnded(.init(failure: failure, reset: reset, atMicros: 9_000_000))) == [close])
             #expect(m.facts.error == sentence)
         }
     }

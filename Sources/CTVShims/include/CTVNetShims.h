@@ -47,6 +47,9 @@ int tv_set_reuse(int fd, int reuseport);
 int tv_set_v6only(int fd, int on);
 /// getsockopt(SO_ERROR): the pending error of a connecting socket.
 int tv_socket_error(int fd);
+/// ioctl(SIOCOUTQ) of a TCP socket: the bytes in its send queue the peer has not acknowledged
+/// yet (sent or not; tcp(7)); -errno on failure.
+int tv_socket_unacknowledged(int fd);
 /// 1 when the peer has already closed or reset (poll, no wait: POLLRDHUP, POLLHUP or POLLERR),
 /// 0 when not (yet), -1 on error. Reads nothing and clears no pending error.
 int tv_peer_has_closed(int fd);

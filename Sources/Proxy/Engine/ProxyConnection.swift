@@ -36,6 +36,9 @@ final class ProxyConnection: LoopHandler {
     var phaseDeadline: UInt64 = 0
     var armedAt: UInt64 = 0
     var lastActivity: UInt64
+    /// Set once the relay ended by one leg's read failure: what tv holds for the other leg is
+    /// being delivered before the close (`ProxyConnection+Delivery`).
+    var delivery: Delivery?
     let idleNanos: UInt64
     var pendingConnect: SocketAddress?
     /// An upstream socket connected before the client's connection was adopted (connect-first).
@@ -191,6 +194,8 @@ final class ProxyConnection: LoopHandler {
             loop.counters.headTimeouts.wrappingAdd(1, ordering: .relaxed)
         case .close(let reset):
             finish(reset: reset)
+        case let .deliverThenClose(side, reset):
+            deliverThenFinish(to: side == .client ? client : upstream, reset: reset)
         }
     }
 
@@ -203,6 +208,7 @@ final class ProxyConnection: LoopHandler {
         if events & (tv_EPOLLIN | tv_EPOLLERR | tv_EPOLLHUP | tv_EPOLLRDHUP) != 0 { leg.readable = true }
         if events & (tv_EPOLLRDHUP | tv_EPOLLHUP) != 0 { leg.peerClosing = true }
         if events & (tv_EPOLLOUT | tv_EPOLLERR | tv_EPOLLHUP) != 0 { leg.writable = true }
+        if delivery != nil { return deliver() }
         switch machine.phase.io {
         case .upstreamHandshake:
             if side == 1 { driveUpstreamHandshake() } else if leg.peerClosing { peekClient() }
@@ -229,6 +235,7 @@ final class ProxyConnection: LoopHandler {
     func loopTimer(deadline: UInt64) {
         guard !released else { return }
         if deadline == armedAt { armedAt = 0 }
+        if delivery != nil { return deliver() }
         if plain != nil { return feedPlain(.timer) }
         let now = loop.now
         if phaseDeadline != 0 && now >= phaseDeadline {
@@ -249,6 +256,7 @@ final class ProxyConnection: LoopHandler {
 
     func loopRunAgain() {
         guard !released else { return }
+        if delivery != nil { return deliver() }
         switch machine.phase.io {
         case .relay: relay()
         case .plainHTTP: drivePlain()
@@ -258,12 +266,14 @@ final class ProxyConnection: LoopHandler {
 
     func loopShutdown() {
         guard !released else { return }
+        if let delivery { return finish(reset: delivery.reset) }
         if plain != nil { return feedPlain(.shutdown) }
         feed(.shutdown(atMicros: loop.wallNow))
     }
 
     func rearm() {
         var next = phaseDeadline
+        if let delivery, next == 0 || delivery.nextCheck < next { next = delivery.nextCheck }
         if machine.phase.io == .relay {
             let idle = lastActivity &+ idleNanos
             if next == 0 || idle < next { next = idle }

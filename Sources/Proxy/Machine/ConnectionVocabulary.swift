@@ -239,6 +239,11 @@ extension ConnectionMachine {
         /// The client's request head was not complete in time (`HeadDeadline`): count it.
         case countHeadTimeout
         case close(reset: Bool)
+        /// The relay ended by a read failure of one leg: deliver to `to` (the other leg) what tv
+        /// already read and holds for it (unsent bytes, TLS records, the splice pipe, and the
+        /// socket's send queue until the peer has acknowledged it), bounded by the idle timeout;
+        /// then close as `.close(reset:)` does.
+        case deliverThenClose(to: ConnectionFailure.Side, reset: Bool)
 
         /// Commands that still make sense once the connection is closed.
         var isBookkeeping: Bool {

@@ -1,0 +1,63 @@
+import CTVShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The end of a relay that one leg's read failure ended (`ConnectionMachine.Command
+/// .deliverThenClose`): what tv already read from the failed leg and holds for the other is
+/// delivered before the close, so the close (a reset, when the failed leg was reset) cannot
+/// discard it. Nothing more is read from either leg. Delivered means: no unsent bytes in tv (the
+/// stash, TLS records, the splice pipe) and none in the socket's send queue the peer has not
+/// acknowledged (SIOCOUTQ, polled every `deliveryRecheckNanos`) when the close is a reset; a reset sent before that would discard
+/// the queue, while the peer's kernel keeps what it acknowledged readable after a reset (an
+/// 8 MiB response reset by its server once acknowledged reached a client reading at 4 MB/s whole
+/// directly, 6.8 MB of it through tv before). Bounded: after the idle timeout, or when the leg
+/// fails, the close happens anyway.
+extension ProxyConnection {
+    struct Delivery {
+        /// Toward the client (else the server).
+        var toClient: Bool
+        var reset: Bool
+        /// When to give up (monotonic ns).
+        var deadline: UInt64
+        /// When to look at the send queue again (monotonic ns; 0: on the next writable event).
+        var nextCheck: UInt64 = 0
+    }
+
+    /// How often the send queue is looked at while the peer acknowledges it: 5 ms.
+    static let deliveryRecheckNanos: UInt64 = 5_000_000
+
+    func deliverThenFinish(to leg: Leg?, reset: Bool) {
+        guard let leg, leg.fd >= 0 else { return finish(reset: reset) }
+        client.readClosed = true
+        upstream?.readClosed = true
+        delivery = Delivery(toClient: leg === client, reset: reset, deadline: loop.now &+ idleNanos)
+        deliver()
+    }
+
+    /// One step: flush what tv holds; when nothing is left, close once the send queue is
+    /// acknowledged (or the deadline passed), else look again later.
+    func deliver() {
+        guard !released, var step = delivery else { return }
+        guard let leg = step.toClient ? client : upstream else { return finish(reset: step.reset) }
+        let now = loop.now
+        if now >= step.deadline { return finish(reset: step.reset) }
+        var result: Leg.FlushResult = .drained
+        if leg.pipe != nil { result = leg.flushPipe() }
+        if case .drained = result { result = leg.flush() }
+        switch result {
+        case .failed:
+            return finish(reset: step.reset)
+        case .blocked:
+            // The next writable event comes back here; the deadline still holds.
+            step.nextCheck = step.deadline
+        case .drained:
+            // A close without a reset leaves the queue to the kernel, which sends it before the FIN.
+            if !step.reset || tv_socket_unacknowledged(leg.fd) <= 0 { return finish(reset: step.reset) }
+            step.nextCheck = now &+ Self.deliveryRecheckNanos
+        }
+        delivery = step
+        armedAt = 0
+        rearm()
+    }
+}
