@@ -33,21 +33,24 @@ struct ServerResetRunTests {
     }
 
     /// A slow reader: a 64 KiB receive buffer, 64 KiB read every 10 ms (~6 MB/s), so tv's send
-    /// queue toward it stays full. Through a proxy (argv 3) it sends CONNECT first. Prints the
+    /// queue toward it stays full. Through a proxy (argv 3) it sends CONNECT first, or with argv 4
+    /// `plain` an absolute-form GET to the proxy (tv's plain HTTP proxy). Prints the
     /// body bytes it got and how the connection ended.
     static let reader = """
     import socket, sys, time
     host, port, size = '127.0.0.1', int(sys.argv[1]), int(sys.argv[2])
     s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
     target = '%s:%d' % (host, port)
-    if len(sys.argv) > 3:
+    if len(sys.argv) > 4:  # argv 4 'plain': an absolute-form request to the proxy, no CONNECT
+        s.connect((host, int(sys.argv[3])))
+    elif len(sys.argv) > 3:
         s.connect((host, int(sys.argv[3])))
         s.sendall(('CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target, target)).encode())
         got = b''
         while b'\\r\\n\\r\\n' not in got: got += s.recv(1)
     else:
         s.connect((host, port))
-    s.sendall(('GET /big HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % target).encode())
+    s.sendall(('GET %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % ('http://%s/big' % target if len(sys.argv) > 4 else '/big', target)).encode())
     data, ending = b'', 'eof'
     while True:
         try: chunk = s.recv(65536)
@@ -72,6 +75,20 @@ struct ServerResetRunTests {
         let rows = try world.sandbox.closedFlows(1)
         #expect(rows.first?.string("error") == "the server reset the connection", "\(rows)")
         #expect(rows.first?.int("bytesDown") ?? 0 > size, "\(rows)")
+        try tv.stop()
+    }
+
+    @Test("through the plain HTTP proxy (an absolute-form GET), the same: all 8 MiB, then the reset; the request's flow says the server reset")
+    func plainProxyDeliversBeforeTheReset() throws {
+        let size = 8 << 20
+        let world = try RunWorld(createCA: false)
+        let server = try PythonServer(Self.server(size: size))
+        defer { server.stop() }
+        let tv = try world.run()
+        let through = try world.sandbox.python(Self.reader, [String(server.port), String(size), String(tv.port), "plain"])
+        #expect(through.out == "\(size) reset\n", "through tv: \(through)")
+        let rows = try world.sandbox.closedFlows(1)
+        #expect(rows.first?.string("error") == "the server reset the connection", "\(rows)")
         try tv.stop()
     }
 }

@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// The end of a relay that one leg's read failure ended (`ConnectionMachine.Command
-/// .deliverThenClose`): what tv already read from the failed leg and holds for the other is
+/// .deliverThenClose`, and the plain HTTP proxy's `PlainHTTPMachine.Command.deliverThenClose`
+/// when its server's leg failed): what tv already read from the failed leg and holds for the other is
 /// delivered before the close, so the close (a reset, when the failed leg was reset) cannot
 /// discard it. Nothing more is read from either leg. Delivered means: no unsent bytes in tv (the
 /// stash, TLS records, the splice pipe) and none in the socket's send queue the peer has not
@@ -24,11 +25,17 @@ extension ProxyConnection {
         var nextCheck: UInt64 = 0
     }
 
+    /// The close the delivery waited for: the relay's (which reports the flow) or the plain
+    /// HTTP proxy's (whose flows were reported already).
+    func closeAfterDelivery(reset: Bool) {
+        if plain != nil { closePlain(reset: reset) } else { finish(reset: reset) }
+    }
+
     /// How often the send queue is looked at while the peer acknowledges it: 5 ms.
     static let deliveryRecheckNanos: UInt64 = 5_000_000
 
     func deliverThenFinish(to leg: Leg?, reset: Bool) {
-        guard let leg, leg.fd >= 0 else { return finish(reset: reset) }
+        guard let leg, leg.fd >= 0 else { return closeAfterDelivery(reset: reset) }
         client.readClosed = true
         upstream?.readClosed = true
         delivery = Delivery(toClient: leg === client, reset: reset, deadline: loop.now &+ idleNanos)
@@ -39,21 +46,21 @@ extension ProxyConnection {
     /// acknowledged (or the deadline passed), else look again later.
     func deliver() {
         guard !released, var step = delivery else { return }
-        guard let leg = step.toClient ? client : upstream else { return finish(reset: step.reset) }
+        guard let leg = step.toClient ? client : upstream else { return closeAfterDelivery(reset: step.reset) }
         let now = loop.now
-        if now >= step.deadline { return finish(reset: step.reset) }
+        if now >= step.deadline { return closeAfterDelivery(reset: step.reset) }
         var result: Leg.FlushResult = .drained
         if leg.pipe != nil { result = leg.flushPipe() }
         if case .drained = result { result = leg.flush() }
         switch result {
         case .failed:
-            return finish(reset: step.reset)
+            return closeAfterDelivery(reset: step.reset)
         case .blocked:
             // The next writable event comes back here; the deadline still holds.
             step.nextCheck = step.deadline
         case .drained:
             // A close without a reset leaves the queue to the kernel, which sends it before the FIN.
-            if !step.reset || tv_socket_unacknowledged(leg.fd) <= 0 { return finish(reset: step.reset) }
+            if !step.reset || tv_socket_unacknowledged(leg.fd) <= 0 { return closeAfterDelivery(reset: step.reset) }
             step.nextCheck = now &+ Self.deliveryRecheckNanos
         }
         delivery = step

@@ -131,14 +131,23 @@ extension ProxyConnection {
         case .runAgain:
             loop.runAgain(token)
         case .close(let reset):
-            guard !released else { break }
-            released = true
-            client.close(reset: reset)
+            closePlain(reset: reset)
+        case .deliverThenClose(let reset):
             upstream?.close(reset: reset)
             upstream = nil
-            loop.unregister(token)
-            shared.connectionEnded(address: admittedAddress)
+            deliverThenFinish(to: client, reset: reset)
         }
+    }
+
+    /// Closes both legs (the flows were reported by `.closeFlow`). Idempotent.
+    func closePlain(reset: Bool) {
+        guard !released else { return }
+        released = true
+        client.close(reset: reset)
+        upstream?.close(reset: reset)
+        upstream = nil
+        loop.unregister(token)
+        shared.connectionEnded(address: admittedAddress)
     }
 
     private func connectPlain(_ address: SocketAddress) {
@@ -201,8 +210,14 @@ extension ProxyConnection {
         }
         more = readPlainClient() || more
         guard !released else { return }
-        if client.hasPending, case .failed(_, let text) = client.flush() { return failPlain(.sendFailed(to: .client, text)) }
+        let heldBack = client.hasPending
+        if heldBack, case .failed(_, let text) = client.flush() { return failPlain(.sendFailed(to: .client, text)) }
         feedPlain(.passDone(clientReadClosed: client.readClosed, clientUnsent: client.hasPending))
+        // The client's stash drained in this pass after back-pressure held the server's reads:
+        // read on now, as no new edge may come (a server that sent everything, and then reset
+        // or went quiet, signals nothing more). Without this a slow client's response stalled
+        // until the idle timeout with the rest unread in tv's socket (ServerResetRunTests).
+        if heldBack && !client.hasPending, let up = upstream, !up.readClosed, up.readable { more = true }
         if more && !released { loop.runAgain(token) }
     }
 

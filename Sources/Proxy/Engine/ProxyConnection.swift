@@ -266,7 +266,7 @@ final class ProxyConnection: LoopHandler {
 
     func loopShutdown() {
         guard !released else { return }
-        if let delivery { return finish(reset: delivery.reset) }
+        if let delivery { return closeAfterDelivery(reset: delivery.reset) }
         if plain != nil { return feedPlain(.shutdown) }
         feed(.shutdown(atMicros: loop.wallNow))
     }

@@ -104,7 +104,8 @@ struct PlainHTTPMachine {
         case .serverEnded:
             serverEnded()
         case let .serverFailed(reset, text):
-            finish(reset: reset, failure: .read(from: .server, reset: reset, text))
+            // What tv read from the server before the failure still reaches the client.
+            finish(reset: reset, failure: .read(from: .server, reset: reset, text), deliveringFirst: true)
         case let .sendFailed(side, text):
             finish(reset: true, failure: .send(to: side, text))
         case let .resolved(list, id):
@@ -427,7 +428,9 @@ struct PlainHTTPMachine {
         finish(reset: false, failure: failure)
     }
 
-    mutating func finish(reset: Bool, failure: ConnectionFailure?) {
+    /// - Parameter deliveringFirst: what tv holds for the client is delivered before the close
+    ///   (`.deliverThenClose`): the server's read failed, and a reset would discard it.
+    mutating func finish(reset: Bool, failure: ConnectionFailure?, deliveringFirst: Bool = false) {
         guard !closed else { return }
         closed = true
         if hasUpstream {
@@ -442,6 +445,6 @@ struct PlainHTTPMachine {
             emit(.closeFlow(flow, recorded: false))
             firstFacts = nil
         }
-        emit(.close(reset: reset))
+        emit(deliveringFirst ? .deliverThenClose(reset: reset) : .close(reset: reset))
     }
 }

@@ -90,11 +90,14 @@ extension PlainHTTPMachine {
         /// Run another pass over both legs soon.
         case runAgain
         case close(reset: Bool)
+        /// The server's leg failed while reading: deliver to the client what tv holds for it (as
+        /// `ConnectionMachine.Command.deliverThenClose`), then close as `.close(reset:)` does.
+        case deliverThenClose(reset: Bool)
 
         /// Commands that must run even after an I/O failure cut the batch short.
         var isBookkeeping: Bool {
             switch self {
-            case .openFlow, .updateFlow, .closeFlow, .closeServer, .close: return true
+            case .openFlow, .updateFlow, .closeFlow, .closeServer, .close, .deliverThenClose: return true
             default: return false
             }
         }
