@@ -131,8 +131,8 @@ public final class FlowStore: Sendable {
     /// Copies the write-ahead log into the database file and truncates it to nothing
     /// (`PRAGMA wal_checkpoint(TRUNCATE)`, sqlite.org/pragma.html), then closes: what a session
     /// does last, once its writers have closed. SQLite's own checkpoint when the last connection
-    /// closes did not always happen: after a reading command had read the file, one clean stop in
-    /// two left the WAL holding the session's last writes (~80 KB; strace: the last close never
+    /// closes did not always happen: after a reading command had read the file, 2 to 6 clean stops
+    /// in 8 left the WAL holding the session's last writes (~80 KB; strace: the last close never
     /// tried the exclusive lock it needs). On a disk that then filled, the next `tv run` could not
     /// index that WAL and refused to start (DiskFullRunTests, 1 clean-clone CI run in 3). Best
     /// effort: a file opened read-only, or a reader in another process, leaves the WAL as it is
