@@ -4,16 +4,17 @@ import Glibc
 #endif
 
 /// The end of a relay that one leg's read failure ended (`ConnectionMachine.Command
-/// .deliverThenClose`, and the plain HTTP proxy's `PlainHTTPMachine.Command.deliverThenClose`
-/// when its server's leg failed): what tv already read from the failed leg and holds for the other is
-/// delivered before the close, so the close (a reset, when the failed leg was reset) cannot
+/// .deliverThenClose`, and `PlainHTTPMachine.Command.deliverThenClose` when the plain HTTP
+/// proxy's server leg failed): what tv already read from the failed leg and holds for the other
+/// is delivered before the close, so the close (a reset, when the failed leg was reset) cannot
 /// discard it. Nothing more is read from either leg. Delivered means: no unsent bytes in tv (the
-/// stash, TLS records, the splice pipe) and none in the socket's send queue the peer has not
-/// acknowledged (SIOCOUTQ, polled every `deliveryRecheckNanos`) when the close is a reset; a reset sent before that would discard
-/// the queue, while the peer's kernel keeps what it acknowledged readable after a reset (an
-/// 8 MiB response reset by its server once acknowledged reached a client reading at 4 MB/s whole
-/// directly, 6.8 MB of it through tv before). Bounded: after the idle timeout, or when the leg
-/// fails, the close happens anyway.
+/// stash, TLS records, the splice pipe) and, when the close is a reset, none in the socket's send
+/// queue that the peer has not acknowledged (SIOCOUTQ, polled every `deliveryRecheckNanos`): a
+/// reset sent before that would discard the queue, while the peer's kernel keeps what it
+/// acknowledged readable after a reset. Measured: an 8 MiB response its server reset once
+/// acknowledged reached a slow client whole directly, and 4.7-6.8 MB of it through tv before
+/// (ServerResetRunTests). Bounded: after the idle timeout, or when the leg fails, the close
+/// happens anyway.
 extension ProxyConnection {
     struct Delivery {
         /// Toward the client (else the server).
@@ -64,7 +65,6 @@ extension ProxyConnection {
             step.nextCheck = now &+ Self.deliveryRecheckNanos
         }
         delivery = step
-        armedAt = 0
         rearm()
     }
 }
