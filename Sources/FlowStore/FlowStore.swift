@@ -134,7 +134,7 @@ public final class FlowStore: Sendable {
     /// closes did not always happen: after a reading command had read the file, 2 to 6 clean stops
     /// in 8 left the WAL holding the session's last writes (~80 KB; strace: the last close never
     /// tried the exclusive lock it needs). On a disk that then filled, the next `tv run` could not
-    /// index that WAL and refused to start (DiskFullRunTests, 1 clean-clone CI run in 3). Best
+    /// index that WAL and refused to start (DiskFullRunTests, once in six clean-clone CI runs). Best
     /// effort: a file opened read-only, or a reader in another process, leaves the WAL as it is
     /// (a reader is waited for 200 ms at most, not the connection's 5 s: a stop must not hang on
     /// a `tv flows --follow` in another terminal).

@@ -133,8 +133,7 @@ extension ProxyConnection {
         case .close(let reset):
             closePlain(reset: reset)
         case .deliverThenClose(let reset):
-            upstream?.close(reset: reset)
-            upstream = nil
+            // The machine closed the server's leg first (`.closeServer`).
             deliverThenFinish(to: client, reset: reset)
         }
     }
