@@ -41,13 +41,28 @@ struct AuditRunTests {
         let listing = try box.tv("flows")
         #expect(listing.out.contains("marker: opened the login screen (session 1)"), "\(listing)")
         // And under tv activity's bars: a ▲ row and the marker's line; JSON names it with its bar.
-        let activity = try box.tv("activity", "--since", "10m", "--bars", "10").out.split(separator: "\n").map(String.init)
+        // "--since 10m" ends at now, so the bars move at each 2-minute mark: the text is read
+        // between two JSON reads of the same window (once failed when a mark fell between the
+        // text and the JSON, 10:51:59.9 → 10:52:00.1), read again when they differ.
+        func window() throws -> (json: String, from: Int?) {
+            let out = try box.tv("activity", "--since", "10m", "--bars", "10", "--json").out
+            let object = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? JSON
+            return (out, object?.int("from"))
+        }
+        var activity: [String] = []
+        var activityJSON = ""
+        for _ in 0..<3 {
+            let before = try window()
+            activity = try box.tv("activity", "--since", "10m", "--bars", "10").out.split(separator: "\n").map(String.init)
+            let after = try window()
+            activityJSON = after.json
+            if before.from != nil && before.from == after.from { break }
+        }
         let bars = activity.first?.count ?? 0
         let markAt = activity.count > 5 ? Array(activity[2]).firstIndex(of: "▲") : nil
         #expect(activity.count > 5 && activity[1] == String(repeating: "─", count: bars) && activity[2].filter({ $0 == "▲" }).count == 1
                 && activity[2].allSatisfy { $0 == " " || $0 == "▲" } && activity[2].count <= bars, "\(activity)")
         #expect(activity.contains { $0.hasSuffix("  marker: opened the login screen (session 1)") }, "\(activity)")
-        let activityJSON = try box.tv("activity", "--since", "10m", "--bars", "10", "--json").out
         #expect(activityJSON.contains(#""text": "opened the login screen""#) && activityJSON.contains("\"bar\": \(markAt ?? -1)"), "\(activityJSON)")
 
         _ = try tv.stop()
