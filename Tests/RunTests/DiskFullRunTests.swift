@@ -191,6 +191,41 @@ struct DiskFullRunTests {
         }
     }
 
+    @Test("a session killed with SIGKILL, then the disk full: tv flows reads its flows and the next tv run starts and records (the waiting WAL folded without a -shm)")
+    func killedThenFull() throws {
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        let disk = try SmallDisk(at: box.dataDir, megabytes: 2)
+        defer {
+            disk.unmount()
+            withExtendedLifetime(world) {}
+        }
+        var tv = try TVSession(box, [])
+        try requests(2, world, tv)
+        #expect(try box.closedFlows(2).count == 2)
+        tv.kill()
+        let database = box.dataDir + "/tunnelvision.sqlite3"
+        var st = stat()
+        #expect(stat(database + "-wal", &st) == 0 && st.st_size > 0, "the killed session left no WAL content")
+        // What SQLite's first connection leaves of the -shm file before growing it back (and
+        // what a reading command that failed on the full disk left): 3 bytes. Then full.
+        #expect(truncate(database + "-shm", 3) == 0)
+        disk.fill()
+
+        // Both flows are read on the full disk (before: "The disk holding the data folder is full").
+        let flows = try box.tv("flows", "--json")
+        #expect(flows.status == 0, "\(flows)")
+        #expect((try? box.flowRows().count) == 2, "\(flows)")
+        #expect(stat(database + "-wal", &st) != 0 || st.st_size == 0, "the WAL was not folded: \(st.st_size) bytes")
+
+        // The next session starts, forwards and, with the WAL's room freed, saves or counts.
+        tv = try TVSession(box, [])
+        try requests(1, world, tv)
+        _ = try waitForStatus(box) { $0.int("accepted") == 1 && $0.int("openConnections") == 0 }
+        let stop = try tv.stop()
+        #expect(neverWritten(stop.out) + (try box.flowRows().count) - 2 == 1, "\(stop.out)")
+    }
+
     @Test("decrypted content on a full disk: turns that cannot be written are said once, counted in status and the stop message; 'recording resumed' when there is room")
     func contentOnAFullDisk() throws {
         let world = try RunWorld()
