@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The flow database's schema, as an ordered list of migrations.
 ///
@@ -707,20 +708,42 @@ public enum FlowSchema {
     /// The version a file has after all migrations: `migrations.count`.
     public static var currentVersion: Int { migrations.count }
 
+    /// What a program is told before migrations run on a large history: the file, its size in
+    /// bytes, and the versions from and to. A migration can rebuild an index over every flow
+    /// (version 24's took ~4 s at a million flows), and `tv run` or a reading command said
+    /// nothing meanwhile. Set once by the program (`tv` says it on standard error); nil: silent.
+    public typealias MigrationNotice = @Sendable (_ path: String, _ bytes: Int64, _ from: Int, _ to: Int) -> Void
+
+    /// The program's `MigrationNotice`, read by `migrate`.
+    public static let migrationNotice = Mutex<MigrationNotice?>(nil)
+
+    /// The file size from which `migrate` gives notice: 64 MiB, about 50,000 flows with their
+    /// indexes (a migration over them takes well under a second).
+    public static let noticeFromBytes: Int64 = 64 << 20
+
     /// Brings `database` up to `migrations.count`, in order, in one transaction.
-    /// - Parameter migrations: the list to apply (the real one unless a test passes its own).
+    /// - Parameters:
+    ///   - migrations: the list to apply (the real one unless a test passes its own).
+    ///   - notice: told before migrations run on a file of at least `noticeFromBytes` that
+    ///     already holds a history (version ≥ 1); `migrationNotice` unless a test passes its own.
     /// - Returns: the version the file had before (0 for a new file).
     /// - Throws: `FlowStoreError.newerSchema` when the file's version is above what this code
     ///   knows (the file is left untouched), or the `FlowStoreError` of a failing statement (the
     ///   file stays at its old version).
     @discardableResult
-    public static func migrate(_ database: SQLiteDatabase, migrations: [String] = FlowSchema.migrations) throws -> Int {
+    public static func migrate(_ database: SQLiteDatabase, migrations: [String] = FlowSchema.migrations,
+                               notice: MigrationNotice? = FlowSchema.migrationNotice.withLock { $0 },
+                               noticeFromBytes: Int64 = FlowSchema.noticeFromBytes) throws -> Int {
         // Read the version inside the write transaction, so two connections opening at once
         // cannot both apply the same migration.
         try database.transaction {
             let found = try database.userVersion()
             guard found <= migrations.count else {
                 throw FlowStoreError.newerSchema(path: database.path, found: found, supported: migrations.count)
+            }
+            var st = stat()
+            if found > 0, found < migrations.count, let notice, stat(database.path, &st) == 0, Int64(st.st_size) >= noticeFromBytes {
+                notice(database.path, Int64(st.st_size), found, migrations.count)
             }
             for version in found..<migrations.count {
                 try database.execute(migrations[version])

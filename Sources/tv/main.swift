@@ -1,11 +1,17 @@
 import CommandLineParser
+import FlowStore
 import Foundation
+import TVCore
 import TVHome
 
 // `tv`: parse, dispatch, print one sentence on error. Exit codes: 0 done, 1 refused or failed,
 // 2 the command line cannot be run as typed.
 let console = Console()
 let parser = CommandTree.parser
+// A migration over a large history is said before it runs (it can take seconds).
+FlowSchema.migrationNotice.withLock {
+    $0 = { path, bytes, from, to in Console().note("tv: " + MigrationNotice.sentence(path: path, bytes: bytes, from: from, to: to)) }
+}
 let arguments = Array(CommandLine.arguments.dropFirst())
 
 do {

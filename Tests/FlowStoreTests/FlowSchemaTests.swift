@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 import Testing
 @testable import FlowStore
 
@@ -152,6 +154,30 @@ import Testing
         #expect(try FlowSchema.migrate(database, migrations: second) == 2)
         #expect(try database.userVersion() == 4)
         #expect(try database.scalar("SELECT x * 100 + y FROM a") == .integer(1_102))
+    }
+
+    @Test("a migration of a file that holds a history, at or above the size given, is announced once with the file, its size and both versions; a new file, a small one and a current one are not")
+    func migrationsOfALargeHistoryAreAnnounced() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let path = folder + "/t.sqlite3"
+        let database = try SQLiteDatabase(path: path)
+        let heard = Mutex<[String]>([])
+        let notice: FlowSchema.MigrationNotice = { path, bytes, from, to in heard.withLock { $0.append("\(path) \(bytes) \(from)→\(to)") } }
+        let first = ["CREATE TABLE a (x BLOB)", "INSERT INTO a VALUES (zeroblob(100000))"]
+        #expect(try FlowSchema.migrate(database, migrations: first, notice: notice, noticeFromBytes: 0) == 0)
+        #expect(heard.withLock { $0 } == [], "a new file is not a history")
+        let second = first + ["ALTER TABLE a ADD COLUMN y INTEGER"]
+        #expect(try FlowSchema.migrate(database, migrations: second, notice: notice, noticeFromBytes: 1 << 30) == 2)
+        #expect(heard.withLock { $0 } == [], "under the size")
+        let third = second + ["ALTER TABLE a ADD COLUMN z INTEGER"]
+        var st = stat()
+        #expect(stat(path, &st) == 0)
+        #expect(try FlowSchema.migrate(database, migrations: third, notice: notice, noticeFromBytes: Int64(st.st_size)) == 3)
+        #expect(heard.withLock { $0 } == ["\(path) \(st.st_size) 3→4"])
+        #expect(try FlowSchema.migrate(database, migrations: third, notice: notice, noticeFromBytes: 0) == 4)
+        #expect(heard.withLock { $0 }.count == 1, "a current file is not announced")
+        #expect(FlowSchema.noticeFromBytes == 64 << 20)
     }
 
     @Test func aFailingMigrationLeavesTheFileAtItsOldVersion() throws {
