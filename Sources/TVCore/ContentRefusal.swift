@@ -1,9 +1,11 @@
 import TVHome
 
-/// Why `tv turns` or `tv export har` prints nothing from kept content: one sentence, exit code 1.
+/// Why `tv turns` or `tv export har` prints nothing from kept content, or a command that reads
+/// one flow has no such flow: one sentence, exit code 1.
 public enum ContentRefusal: UserFacingError, Equatable {
     /// The data folder has no flow with this id (`tv turns`: no flow row, no turns and no
-    /// damaged turn rows either; `tv export har`: no flow row).
+    /// damaged turn rows either; `tv export har`, `tv flow`, `tv packets`, `tv packet`, `tv
+    /// requests --flow`: no flow row).
     case noFlow(Int64)
     /// The flow has no turn `turn`; `last` is the number of its last kept turn, nil when none is kept.
     case noTurn(flow: Int64, turn: Int, last: Int?)

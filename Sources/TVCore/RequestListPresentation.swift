@@ -25,12 +25,34 @@ public struct RequestListPresentation: Sendable {
     public let nextCursor: String?
     /// The options to repeat before `--after` in the closing hint (as `FlowListPresentation`).
     public let repeatedOptions: [String]
+    /// What the list was narrowed to, for the sentence an empty list says: one flow (`--flow`,
+    /// a flow that exists), and whether a stretch of time was given (`--since`, `--from`, `--to`).
+    public let flow: Int64?
+    public let windowed: Bool
 
-    public init(page: ExchangePage, repeatedOptions: [String] = []) {
+    public init(page: ExchangePage, repeatedOptions: [String] = [], flow: Int64? = nil, windowed: Bool = false) {
         rows = page.exchanges.map(RequestListPresentation.row)
         damaged = page.damaged
         nextCursor = page.nextCursor
         self.repeatedOptions = repeatedOptions
+        self.flow = flow
+        self.windowed = windowed
+    }
+
+    /// What an empty list says: nothing recorded at all, nothing of one flow, nothing in the
+    /// stretch of time asked (requests kept elsewhere are not "not recorded yet").
+    var emptySentence: String {
+        let source = "they are read from inspected connections (`tv inspect on`) and plain HTTP through the proxy"
+        switch (flow, windowed) {
+        case let (flow?, false):
+            return "Flow \(flow) has no HTTP requests recorded; \(source)."
+        case let (flow?, true):
+            return "Flow \(flow) has no HTTP requests recorded in this stretch of time."
+        case (nil, true):
+            return "No HTTP requests are recorded in this stretch of time; `tv requests` without --since, --from and --to lists every one kept."
+        case (nil, false):
+            return "No HTTP requests are recorded yet. They are read from inspected connections (`tv inspect on`) and plain HTTP through the proxy while `tv run` runs."
+        }
     }
 
     /// `https://host/path`, with `?…` when a query was left out (it is content).
@@ -81,7 +103,7 @@ public struct RequestListPresentation: Sendable {
         let more = nextCursor.map { ["More: " + RequestListPresentation.moreCommand(cursor: $0, repeatedOptions: repeatedOptions)] } ?? []
         guard !rows.isEmpty else {
             if !more.isEmpty { return damagedLine + more }
-            return damagedLine + ["No HTTP requests are recorded yet. They are read from inspected connections (`tv inspect on`) and plain HTTP through the proxy while `tv run` runs."]
+            return damagedLine + [emptySentence]
         }
         let header = Row(id: "ID", time: "TIME (UTC)", method: "METHOD", host: "HOST", path: "PATH", status: "STATUS",
                          sizes: "SIZES (REQ → RESP)", duration: "DURATION", contentType: "TYPE")

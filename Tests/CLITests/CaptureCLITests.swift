@@ -49,6 +49,11 @@ struct CaptureCLITests {
             #expect(notNumber.status == 2 && notNumber.err == "tv: 'x' is not a capture number; `tv captures` lists them.\n")
             let packets = try s.tv("packets", "9")
             #expect(packets.status == 1 && packets.err == "tv: There is no flow 9 in this data folder; `tv flows` lists the ones there are.\n", "\(packets)")
+            // One packet of a flow that does not exist: the same sentence, not "has no captured packets".
+            let packet = try s.tv("packet", "9", "1")
+            #expect(packet.status == 1 && packet.err == "tv: There is no flow 9 in this data folder; `tv flows` lists the ones there are.\n", "\(packet)")
+            let requests = try s.tv("requests", "--flow", "9")
+            #expect(requests.status == 1 && requests.err == "tv: There is no flow 9 in this data folder; `tv flows` lists the ones there are.\n", "\(requests)")
         }
     }
 }

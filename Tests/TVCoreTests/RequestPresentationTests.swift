@@ -45,6 +45,13 @@ import Testing
         #expect(!RequestListPresentation(page: ExchangePage(exchanges: [hostile], nextCursor: nil)).lines().joined().contains("\u{1b}"))
         #expect(RequestListPresentation(page: ExchangePage(exchanges: [], nextCursor: nil)).lines()
                 == ["No HTTP requests are recorded yet. They are read from inspected connections (`tv inspect on`) and plain HTTP through the proxy while `tv run` runs."])
+        // Narrowed, an empty list does not say that nothing is recorded.
+        let empty = ExchangePage(exchanges: [], nextCursor: nil)
+        #expect(RequestListPresentation(page: empty, flow: 7).lines()
+                == ["Flow 7 has no HTTP requests recorded; they are read from inspected connections (`tv inspect on`) and plain HTTP through the proxy."])
+        #expect(RequestListPresentation(page: empty, flow: 7, windowed: true).lines() == ["Flow 7 has no HTTP requests recorded in this stretch of time."])
+        #expect(RequestListPresentation(page: empty, windowed: true).lines()
+                == ["No HTTP requests are recorded in this stretch of time; `tv requests` without --since, --from and --to lists every one kept."])
     }
 
     @Test func detailFacts() {

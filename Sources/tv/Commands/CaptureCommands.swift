@@ -57,9 +57,7 @@ enum CaptureCommands {
         try FlowCommands.askSessionToFlush(inv)
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
-        guard try store.flow(id: id) != nil else {
-            throw UsageRefusal("There is no flow \(id) in this data folder; `tv flows` lists the ones there are.", exitCode: 1)
-        }
+        guard try store.flow(id: id) != nil else { throw ContentRefusal.noFlow(id) }
         let catalog = try catalog(inv, writing: false)
         defer { catalog.close() }
         let list = try packetList(catalog, flow: id)

@@ -148,9 +148,7 @@ enum FlowCommands {
         try askSessionToFlush(inv)
         let store = try openStoreForReading(inv)
         defer { store.close() }
-        guard let record = try store.flow(id: id) else {
-            throw UsageRefusal("There is no flow \(id) in this data folder; `tv flows` lists the ones there are.", exitCode: 1)
-        }
+        guard let record = try store.flow(id: id) else { throw ContentRefusal.noFlow(id) }
         let exchanges = try store.exchanges(ofFlow: id)
         if inv.json {
             inv.console.line(RequestListPresentation.json(flow: FlowDetailPresentation.json(record), exchanges.exchanges).serialized(pretty: true))

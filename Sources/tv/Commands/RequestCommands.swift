@@ -48,6 +48,7 @@ enum RequestCommands {
         try FlowCommands.askSessionToFlush(inv)
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
+        if let id = query.flowID, try store.flow(id: id) == nil { throw ContentRefusal.noFlow(id) }
         let page: ExchangePage
         if let filter {
             // Headers and bodies are read from kept content, only for the rows an operator asks about.
@@ -65,7 +66,10 @@ enum RequestCommands {
             inv.console.line("No requests match --filter \(FlowListPresentation.shellWord(TerminalText.line(filter))).")
         } else {
             let repeated = ["data-dir", "flow", "since", "from", "to", "filter", "limit"].flatMap { name in c.values(name).flatMap { ["--" + name, $0] } }
-            for line in RequestListPresentation(page: page, repeatedOptions: repeated).lines() { inv.console.line(line) }
+            let windowed = c.value("since") != nil || c.value("from") != nil || c.value("to") != nil
+            for line in RequestListPresentation(page: page, repeatedOptions: repeated, flow: query.flowID, windowed: windowed).lines() {
+                inv.console.line(line)
+            }
         }
         return 0
     }
