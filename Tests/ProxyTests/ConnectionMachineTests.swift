@@ -254,7 +254,8 @@ struct ConnectionMachineTests {
         _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
         let out = m.handle(.clientHandshakeFailed(.init(failure: TLSFailure(peerAlert: 48, systemError: nil, eof: false, text: "alert unknown_ca"),
                                                         flightSent: true)))
-        #expect(out == [.remember(Self.fixtureKey(), .lacksRoot, reason: Self.lacksRootSentence), .armTimer(millis: 0), .close(reset: false)])
+        // Memory keeps the cause alone (`tv pinned`); the flow's sentence carries the way back.
+        #expect(out == [.remember(Self.fixtureKey(), .lacksRoot, reason: "the client does not trust tv's root (alert unknown_ca)"), .armTimer(millis: 0), .close(reset: false)])
         #expect(m.facts.pinningDetected)
         #expect(m.facts.status == .failed)
         #expect(m.facts.failureReason == Self.lacksRootSentence)

@@ -13,8 +13,10 @@ import Testing
     func sentence() {
         let key = PinKey(client: Self.curl, host: "api.example.com", port: 443)
         #expect(PinnedHostNotice.sentence(key: key, kind: .lacksRoot, reason: "R")
-                == "127.0.0.1 (hello aaaaaaaaaaaa) lacks tv's root for api.example.com:443: its connections there pass through unread from now on (R). "
-                + "Once it has the root, `tv pinned forget api.example.com`.")
+                == "127.0.0.1 (hello aaaaaaaaaaaa) lacks tv's root for api.example.com:443: its connections there pass through unread from now on; "
+                + "give it the root (`tv ca export`; curl: --cacert or CURL_CA_BUNDLE, Python requests: REQUESTS_CA_BUNDLE, "
+                + "Python and other OpenSSL programs: SSL_CERT_FILE, Node: NODE_EXTRA_CA_CERTS, Java: keytool -importcert into its truststore), "
+                + "then `tv pinned forget api.example.com`.")
         #expect(PinnedHostNotice.sentence(key: key, kind: .pinned, reason: "R")
                 == "127.0.0.1 (hello aaaaaaaaaaaa) pins its certificate for api.example.com:443: its connections there pass through unread from now on (R). "
                 + "`tv pinned forget api.example.com` tries inspecting again.")

@@ -146,6 +146,16 @@ public enum ConnectionFailure: Equatable, Sendable {
     }
 
     /// The one sentence for the flow's error field.
+    /// Why a client lacks tv's root, as pinning memory keeps it (`tv pinned`): "the client does
+    /// not trust tv's root (alert unknown_ca)".
+    public static func lacksRootCause(alert: UInt8) -> String {
+        "the client does not trust tv's root (alert \(TLSAlert.name(alert)))"
+    }
+
+    /// How a client is given tv's root, by kind of client.
+    public static let rootAdvice = "give it the root (`tv ca export`; curl: --cacert or CURL_CA_BUNDLE, Python requests: REQUESTS_CA_BUNDLE, "
+        + "Python and other OpenSSL programs: SSL_CERT_FILE, Node: NODE_EXTRA_CA_CERTS, Java: keytool -importcert into its truststore)"
+
     public var sentence: String {
         switch self {
         case let .clientGone(reset, moment):
@@ -210,9 +220,7 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .leafNameError(let text): return "tv cannot make a certificate for this name (\(text))"
         case .leafMint(let text): return "tv could not mint a certificate: \(text)"
         case let .clientLacksRoot(alert, key):
-            return "the client does not trust tv's root (alert \(TLSAlert.name(alert))): give it the root "
-                + "(`tv ca export`; curl: --cacert or CURL_CA_BUNDLE, Python requests: REQUESTS_CA_BUNDLE, "
-                + "Python and other OpenSSL programs: SSL_CERT_FILE, Node: NODE_EXTRA_CA_CERTS, Java: keytool -importcert into its truststore)"
+            return ConnectionFailure.lacksRootCause(alert: alert) + ": " + ConnectionFailure.rootAdvice
                 + (key.map { "; until then its connections to \($0.target) pass through unread (`tv pinned forget \($0.host)` after giving it the root)" } ?? "")
         case let .possiblePinning(sign, key):
             let what: String

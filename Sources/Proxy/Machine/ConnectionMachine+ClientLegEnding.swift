@@ -10,7 +10,7 @@ extension ConnectionMachine {
         switch verdict {
         case .lacksRoot(let alert):
             let failure = ConnectionFailure.clientLacksRoot(alert: alert, passThrough: key)
-            return (failure, key.map { .remember($0, .lacksRoot, reason: failure.sentence) })
+            return (failure, key.map { .remember($0, .lacksRoot, reason: ConnectionFailure.lacksRootCause(alert: alert)) })
         case .possiblePinning(let sign):
             return (.possiblePinning(sign, passThrough: nil), key.map { .suspectPinning($0, sign) })
         case .clientLeft: return (.clientGone(reset: false, .beforeHandshake), nil)
