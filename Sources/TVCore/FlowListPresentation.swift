@@ -92,13 +92,37 @@ public struct FlowListPresentation: Sendable {
     /// minimum version): "not inspected: REASON".
     public static func statusWord(_ flow: FlowRecord) -> String {
         switch flow.status {
-        case .encrypted: return flow.failureReason.map { "not inspected: " + TerminalText.line($0) } ?? ""
+        case .encrypted: return flow.failureReason.map { "not inspected: " + listReason(TerminalText.line($0)) } ?? ""
         case .inspected: return "inspected"
         case .notEncrypted: return "not encrypted"
         case .keptPrivate: return "kept private"
-        case .failed: return "failed" + (flow.failureReason.map { ": " + TerminalText.line($0) } ?? "")
+        case .failed: return "failed" + (flow.failureReason.map { ": " + listReason(TerminalText.line($0)) } ?? "")
         case .interrupted: return "interrupted"
         }
+    }
+
+    /// The longest reason a list row shows whole, in characters.
+    static let listReasonLimit = 100
+
+    /// A reason as a list row shows it: whole up to `listReasonLimit` characters; a longer one
+    /// (a cause, then what to do about it: the client lacking tv's root is ~450 characters) is
+    /// cut to its cause, up to the first "; " or ": " outside brackets, else at the limit, and
+    /// marked " …" (`tv flow ID` shows it whole).
+    static func listReason(_ reason: String) -> String {
+        guard reason.count > listReasonLimit else { return reason }
+        var depth = 0
+        var previous: Character = " "
+        var index = reason.startIndex
+        while index < reason.endIndex {
+            let c = reason[index]
+            if c == "(" { depth += 1 } else if c == ")" { depth = max(0, depth - 1) }
+            if c == " " && depth == 0 && (previous == ";" || previous == ":") {
+                return String(reason[..<reason.index(before: index)]) + " …"
+            }
+            previous = c
+            index = reason.index(after: index)
+        }
+        return String(reason.prefix(listReasonLimit - 1)) + " …"
     }
 
     /// `h2 :443`, `TLSv1.3 :443`, `tcp :80`: the ALPN the server chose, else the TLS version

@@ -74,6 +74,22 @@ import FlowTerms
         #expect(FlowListPresentation.statusWord(flow(.failed)) == "failed: the server's certificate did not verify")
     }
 
+    @Test("a reason over 100 characters is cut to its cause in the list (the first '; ' or ': ' outside brackets, else at 99), whole in the detail")
+    func longReasonsAreCutToTheirCause() {
+        var f = flow(.failed)
+        f.failureReason = "the client does not trust tv's root (alert unknown_ca): give it the root (`tv ca export`; curl: --cacert or CURL_CA_BUNDLE, "
+            + "Python requests: REQUESTS_CA_BUNDLE); until then its connections to a.test:443 pass through unread"
+        #expect(FlowListPresentation.statusWord(f) == "failed: the client does not trust tv's root (alert unknown_ca) …")
+        f.failureReason = "the server's certificate does not verify (unable to get local issuer certificate: depth 1; x); nothing was sent to it; "
+            + "trust the server's CA with --upstream-ca FILE"
+        #expect(FlowListPresentation.statusWord(f) == "failed: the server's certificate does not verify (unable to get local issuer certificate: depth 1; x) …")
+        f.failureReason = String(repeating: "a", count: 101)
+        #expect(FlowListPresentation.statusWord(f) == "failed: " + String(repeating: "a", count: 99) + " …")
+        f.failureReason = String(repeating: "b", count: 100)
+        #expect(FlowListPresentation.statusWord(f) == "failed: " + String(repeating: "b", count: 100))
+        #expect(FlowDetailPresentation.statusSentence(f).hasSuffix(String(repeating: "b", count: 100)))
+    }
+
     @Test("an encrypted flow tv would have inspected (ClientHello below tv's minimum) names why in the list and the detail; one with no reason stays blank")
     func notInspectedReason() {
         var old = flow(.encrypted)
