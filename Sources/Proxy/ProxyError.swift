@@ -21,6 +21,15 @@ public enum ProxyError: UserFacingError, Equatable {
     case alreadyStarted
     case threadsUnavailable(String)
 
+    /// 2 for a command line that cannot run as typed (`--listen`, `--mode`: they come only from
+    /// it), 1 otherwise.
+    public var exitCode: Int32 {
+        switch self {
+        case .invalidListenAddress, .invalidMode: return 2
+        default: return 1
+        }
+    }
+
     public var message: String {
         switch self {
         case let .portInUse(host, port):

@@ -60,6 +60,10 @@ struct CommandLineCLITests {
         (["help", "bogus"], "tv: 'tv bogus' is not a command; see 'tv --help' for the list.\n"),
         (["help", "ca", "shwo"], "tv: 'tv ca shwo' is not a command (did you mean 'tv ca show'?); see 'tv ca --help' for the list.\n"),
         (["help", "ca", "issue", "x"], "tv: 'tv ca issue' has no subcommands, so 'x' is not one; see 'tv ca issue --help'.\n"),
+        // Refused before the first run's introduction is shown (it was, then exit 1).
+        (["run", "--listen", "nonsense"], "tv: 'nonsense' is not an address to listen on; write it as HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080.\n"),
+        (["run", "--listen", "127.0.0.1:99999"], "tv: '127.0.0.1:99999' is not an address to listen on; write it as HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080.\n"),
+        (["run", "--mode", "sock5"], "tv: 'sock5' is not a proxy mode (did you mean 'socks5'?); use regular, socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT.\n"),
     ]
 
     /// `tv help WORDS…` and the `--help` it stands for.

@@ -283,8 +283,12 @@ struct InterceptionRunTests {
         #expect(rows[0].string("status") == "failed")
         #expect(rows[0].string("error") == reason)
         #expect(rows[0].object("certificate")?.string("issuer") == "CN=localhost")
+        // The list shows the cause (the reason is over 100 characters); `tv flow` the whole of it.
         let list = try box.tv("flows")
-        #expect(list.out.contains("failed: " + reason), "\(list.out)")
+        let cause = String(reason[..<(reason.range(of: "; ")?.lowerBound ?? reason.endIndex)])
+        #expect(list.out.hasSuffix("  failed: " + cause + " …\n"), "\(list.out)")
+        let detail = try box.tv("flow", String(try #require(rows[0].int("id"))))
+        #expect(detail.out.contains(reason), "\(detail.out)")
         // An h2-only client: the alert, as before (a 502 would need HTTP/2 framing).
         let h2 = try box.tool("openssl", ["s_client", "-proxy", tv.proxyHostPort, "-connect", "localhost:\(server.port)",
                                           "-servername", "localhost", "-alpn", "h2", "-CAfile", world.tvRoot], stdin: Data())

@@ -103,6 +103,8 @@ enum RunCommands {
         var options = try proxyOptions(c)
         if let mode = c.value("mode") { options.mode = try ProxyMode.parse(mode) }
         options.listen = c.value("listen")
+        // A command line that cannot run is refused before anything is said or made.
+        if let listen = options.listen { var probe = ProxyConfiguration(); try probe.setListen(listen) }
         if let spec = c.value("proxy-auth") {
             switch options.mode {
             case .regular, .socks5: options.proxyCredentials = try ProxyCredentials.load(spec)
@@ -233,8 +235,6 @@ enum RunCommands {
         guard let asked = ForcedSessionOption.asked(by: options) else { return }
         let folder = CAFolder(home: home)
         guard case .absent = folder.load() else { return }
-        // A command line that cannot run is refused before anything is made.
-        if let listen = options.listen { var probe = ProxyConfiguration(); try probe.setListen(listen) }
         if !inv.yes {
             guard inv.console.stdinIsTerminal else { return }
             inv.console.note("\(asked.rawValue) needs a certificate authority, and there is none yet. tv would make one in \(folder.directory); its private key never leaves this machine, and clients trust tv's certificates only once given its root.")
