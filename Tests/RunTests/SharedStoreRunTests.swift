@@ -240,7 +240,7 @@ struct SharedStoreRunTests {
     func passwordInURLRefused() throws {
         let box = try Sandbox()
         defer { box.remove() }
-        let r = try box.tv("run", "--listen", "127.0.0.1:0", "--store", "postgresql://tv:hunter2@127.0.0.1:1/db")
+        let r = try box.tv("run", "--listen", "127.0.0.1:\(freeLoopbackPort())", "--store", "postgresql://tv:hunter2@127.0.0.1:1/db")
         #expect(r.status != 0, "\(r)")
         #expect(r.err.contains("holds a password") && r.err.contains("PGPASSFILE") && !r.all.contains("hunter2"), "\(r)")
     }
