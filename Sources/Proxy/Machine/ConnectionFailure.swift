@@ -145,7 +145,6 @@ public enum ConnectionFailure: Equatable, Sendable {
         }
     }
 
-    /// The one sentence for the flow's error field.
     /// Why a client lacks tv's root, as pinning memory keeps it (`tv pinned`): "the client does
     /// not trust tv's root (alert unknown_ca)".
     public static func lacksRootCause(alert: UInt8) -> String {
@@ -156,6 +155,7 @@ public enum ConnectionFailure: Equatable, Sendable {
     public static let rootAdvice = "give it the root (`tv ca export`; curl: --cacert or CURL_CA_BUNDLE, Python requests: REQUESTS_CA_BUNDLE, "
         + "Python and other OpenSSL programs: SSL_CERT_FILE, Node: NODE_EXTRA_CA_CERTS, Java: keytool -importcert into its truststore)"
 
+    /// The one sentence for the flow's error field.
     public var sentence: String {
         switch self {
         case let .clientGone(reset, moment):

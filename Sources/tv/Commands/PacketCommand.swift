@@ -19,10 +19,11 @@ enum PacketCommand {
         guard let n = Int64(text), n > 0 else { throw UsageRefusal("'\(text)' is not a packet number; `tv packets \(id)` lists them (1, 2, …).") }
         try FlowCommands.askSessionToFlush(inv)
         // A flow that does not exist is not one with no packets.
-        let store = try FlowCommands.openStoreForReading(inv)
-        let known = try store.flow(id: id) != nil
-        store.close()
-        guard known else { throw ContentRefusal.noFlow(id) }
+        do {
+            let store = try FlowCommands.openStoreForReading(inv)
+            defer { store.close() }
+            guard try store.flow(id: id) != nil else { throw ContentRefusal.noFlow(id) }
+        }
         let catalog = try CaptureCommands.catalog(inv, writing: false)
         defer { catalog.close() }
         let detail = try PacketDetailReading.read(catalog, flow: UInt64(id), n: n)
