@@ -113,24 +113,24 @@ let package = Package(
         .testTarget(name: "CommandLineParserTests", dependencies: ["CommandLineParser"]),
         .testTarget(name: "TVHomeTests", dependencies: ["TVHome"]),
         .testTarget(name: "LocalCATests", dependencies: ["LocalCA", "COpenSSL", "CTVShims", "TVHome"]),
-        .testTarget(name: "CLITests", dependencies: ["tv", "Recording", "FlowStore", "FlowTerms"]),
+        .testTarget(name: "CLITests", dependencies: ["tv", "Recording", "FlowStore", "FlowTerms", "CTVShims"]),
         .testTarget(name: "ControlChannelTests", dependencies: ["ControlChannel", "TVHome"]),
         .testTarget(name: "ProgramLookupTests", dependencies: ["ProgramLookup", "CTVShims", "FlowTerms"]),
-        .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome", "FlowTerms"]),
-        .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome"]),
+        .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome", "FlowTerms", "CTVShims"]),
+        .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome", "CTVShims"]),
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
         .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore", "SetupActions", "TVHome"]),
-        .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome"]),
-        .testTarget(name: "TVCoreTests", dependencies: ["Tunnel", "TVCore", "FlowFilter", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome", "Capture", "Settings", "ProgramLookup"]),
+        .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome", "CTVShims"]),
+        .testTarget(name: "TVCoreTests", dependencies: ["Tunnel", "TVCore", "FlowFilter", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome", "Capture", "Settings", "ProgramLookup", "CTVShims"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome", "FlowTerms"]),
-        .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording", "FlowTerms"]),
+        .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording", "FlowTerms", "CTVShims"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "FlowFilterTests", dependencies: ["FlowFilter"]),
         // `tv web`'s security decision with exact values, and the embedded pages matching their sources
         // (the server through real curl and headless Chromium: RunTests' WebRunTests).
         .testTarget(name: "WebTests", dependencies: ["Web"]),
         // The pcapng encoder, the packet classifier and the capture writer, read back by tshark/capinfos.
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "FlowStore", "FlowTerms", "TVHome", "Settings", "Wire"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "FlowStore", "FlowTerms", "TVHome", "Settings", "Wire", "CTVShims"]),
         // Vectors/: RFC 9001 and RFC 9369 Appendix A (QUIC Initial protection), read at run time.
         .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "Wire", "COpenSSL", "CTVShims", "FlowTerms", "Capture"], exclude: ["Vectors"]),
         // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),
         // Issues 4 and 5 end to end through the built `tv` (tv run, flows, turns, …) with real
         // clients and servers; Shared/ links the CLITests and ProxyTests helpers it reuses.
-        .testTarget(name: "RunTests", dependencies: ["tv", "LocalCA"], exclude: ["Browser"]),
+        .testTarget(name: "RunTests", dependencies: ["tv", "LocalCA", "CTVShims"], exclude: ["Browser"]),
     ],
     swiftLanguageModes: [.v6]
 )

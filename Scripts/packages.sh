@@ -37,8 +37,9 @@ BUILD_PACKAGES=(libssl-dev libsqlite3-dev libpq-dev libnghttp2-dev zlib1g-dev li
 # tests start, PostgresServer.swift; python3-prometheus-client: parses `tv run --metrics`;
 # groff-base, bash-completion, zsh and fish: render the man pages and run or check the completion
 # scripts; systemd: `systemd-analyze verify` of the unit, and systemd booted as PID 1 of a namespace to run it;
-# util-linux's unshare, nsenter and setpriv, iproute2's ip: the namespaces of that test and of the package's).
-TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server chromium chromium-driver python3-selenium wget git golang-go default-jdk-headless python3-venv util-linux postgresql python3-prometheus-client groff-base bash-completion zsh fish systemd)
+# util-linux's unshare, nsenter and setpriv, iproute2's ip: the namespaces of that test and of the package's;
+# gdb: the stacks of a suite that runs past its deadline, Scripts/hung-suite-report).
+TEST_PACKAGES=(python3 jq python3-requests nodejs curl nginx-light tmux libnss3-tools nghttp2-client nghttp2-server gzip brotli zstd xxd wrk iproute2 procps dnsmasq-base nftables tshark ngtcp2-client ngtcp2-server chromium chromium-driver python3-selenium wget git golang-go default-jdk-headless python3-venv util-linux postgresql python3-prometheus-client groff-base bash-completion zsh fish systemd gdb)
 # What Scripts/package needs beside the build's: strip (binutils), dpkg-deb (dpkg), ldd (libc-bin).
 PACKAGE_PACKAGES=(binutils dpkg libc-bin)
 # Only for regenerating the TUN packet fixtures (Scripts/fixtures/capture_tunnel_packets.sh).

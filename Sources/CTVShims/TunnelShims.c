@@ -64,21 +64,39 @@ const int tv_CLONE_NEWNET = CLONE_NEWNET, tv_CLONE_NEWNS = CLONE_NEWNS;
 int tv_mount_make_private(void) { return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 ? 0 : -errno; }
 int tv_bind_mount(const char *src, const char *dst) { return mount(src, dst, NULL, MS_BIND, NULL) == 0 ? 0 : -errno; }
 
-int tv_spawn(const char *path, char *const argv[], char *const envp[], int in, int out, int err, pid_t *pid) {
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_t actions;
+/* Signals at their defaults and an empty mask in the child; in/out/err dup2'd onto 0/1/2 when >= 0. */
+static void spawn_prepare(posix_spawnattr_t *attr, posix_spawn_file_actions_t *actions, int in, int out, int err) {
     sigset_t all, none;
     sigfillset(&all);
     sigemptyset(&none);
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    posix_spawn_file_actions_init(&actions);
-    if (in >= 0) posix_spawn_file_actions_adddup2(&actions, in, 0);
-    if (out >= 0) posix_spawn_file_actions_adddup2(&actions, out, 1);
-    if (err >= 0) posix_spawn_file_actions_adddup2(&actions, err, 2);
+    posix_spawnattr_init(attr);
+    posix_spawnattr_setsigdefault(attr, &all);
+    posix_spawnattr_setsigmask(attr, &none);
+    posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    posix_spawn_file_actions_init(actions);
+    if (in >= 0) posix_spawn_file_actions_adddup2(actions, in, 0);
+    if (out >= 0) posix_spawn_file_actions_adddup2(actions, out, 1);
+    if (err >= 0) posix_spawn_file_actions_adddup2(actions, err, 2);
+}
+
+int tv_spawn(const char *path, char *const argv[], char *const envp[], int in, int out, int err, pid_t *pid) {
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t actions;
+    spawn_prepare(&attr, &actions, in, out, err);
     int rc = posix_spawnp(pid, path, &actions, &attr, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
+int tv_spawn_alone(const char *path, char *const argv[], char *const envp[], const char *directory, int in, int out,
+                   int err, pid_t *pid) {
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t actions;
+    spawn_prepare(&attr, &actions, in, out, err);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (directory != NULL) posix_spawn_file_actions_addchdir_np(&actions, directory);
+    int rc = posix_spawn(pid, path, &actions, &attr, argv, envp);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     return rc;

@@ -55,20 +55,9 @@ import FlowTerms
         guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw CocoaError(.fileNoSuchFile)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--data-dir", dataDir] + arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": dataDir, "LC_ALL": "C.UTF-8"]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errData, as: UTF8.self), data)
+        let r = try Run.process(path, ["--data-dir", dataDir] + arguments, in: FileManager.default.currentDirectoryPath,
+                                environment: ["PATH": "/usr/bin:/bin", "HOME": dataDir, "LC_ALL": "C.UTF-8"])
+        return (r.status, r.out, r.err, r.stdout)
     }
 
     @Test func turnsHTTPRawHARAndDelete() throws {

@@ -16,18 +16,14 @@ struct LiveSessionFlushCLITests {
                                                     attributes: [.posixPermissions: 0o700])
             let socket = s.dataDir + "/run/control.sock"
             // Accepts every connection and reads nothing, answers nothing: a stuck session.
-            let hung = Process()
-            hung.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            hung.arguments = ["-c", """
+            let hung = try Child("/usr/bin/python3", ["-c", """
                 import socket, sys, time
                 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16)
                 held = []
                 while True:
                     held.append(s.accept()[0])
-                """, socket]
-            try hung.run()
-            // SIGKILL: the test runner ignores SIGTERM, and its children inherit that.
-            defer { kill(hung.processIdentifier, SIGKILL); hung.waitUntilExit() }
+                """, socket], environment: s.environment)
+            defer { hung.stop() }
             for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
             let notice = "The running tv session did not finish writing within 1 s, so the newest flows may be missing or still shown open; run the command again in a moment.\n"
             for arguments in [["flows"], ["flow", "1"], ["turns", "1"]] {

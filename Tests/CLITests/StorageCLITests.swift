@@ -150,14 +150,11 @@ import Glibc
             let port = freeLoopbackPort()
             let errPath = s.root + "/run.err"
             _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-            let run = Process()
-            run.executableURL = URL(fileURLWithPath: try TVBinary.require())
-            run.arguments = ["--data-dir", s.dataDir, "run", "--listen", "127.0.0.1:\(port)"]
-            run.environment = s.environment
-            run.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-            run.standardError = FileHandle(forWritingAtPath: errPath)
-            try run.run()
-            defer { kill(run.processIdentifier, SIGKILL); run.waitUntilExit() }
+            let errFD = open(errPath, O_WRONLY | O_CLOEXEC)
+            defer { close(errFD) }
+            let run = try Child(try TVBinary.require(), ["--data-dir", s.dataDir, "run", "--listen", "127.0.0.1:\(port)"],
+                                environment: s.environment, stderr: errFD)
+            defer { run.stop() }
             func flows() throws -> Int64 {
                 let database = try SQLiteDatabase(readingAt: s.dataDir + "/tunnelvision.sqlite3")
                 defer { database.close() }
@@ -229,16 +226,9 @@ import Glibc
             // A file whose row a killed pass already deleted (the rows commit before the unlink).
             try FileManager.default.createDirectory(atPath: s.dataDir + "/captures", withIntermediateDirectories: true)
             _ = FileManager.default.createFile(atPath: s.dataDir + "/captures/capture-000001.pcapng", contents: Data(count: 64))
-            let pass = Process()
-            pass.executableURL = URL(fileURLWithPath: try TVBinary.require())
-            pass.arguments = ["--data-dir", s.dataDir, "storage", "apply"]
-            pass.environment = s.environment
-            pass.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-            pass.standardError = FileHandle(forWritingAtPath: "/dev/null")
-            try pass.run()
+            let pass = try Child(try TVBinary.require(), ["--data-dir", s.dataDir, "storage", "apply"], environment: s.environment)
             usleep(150_000)
-            kill(pass.processIdentifier, SIGKILL)
-            pass.waitUntilExit()
+            pass.stop()
             let check = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
             #expect(try check.scalar("PRAGMA integrity_check") == .text("ok"))
             let flows = try StorageCLITests.integer(check, "SELECT count(*) FROM flows")

@@ -6,7 +6,7 @@ import Glibc
 
 /// `openssl s_server` serving a leaf from `tv ca issue` on 127.0.0.1, with the listener always stopped.
 final class TLSServer {
-    let process: Process
+    let process: Child
     let port: UInt16
     let logPath: String
 
@@ -15,17 +15,9 @@ final class TLSServer {
         var lastError = "no attempt"
         for attempt in 0..<5 {
             let port = freeLoopbackPort()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: try Run.resolve("openssl"))
-            process.arguments = ["s_server", "-cert", cert, "-key", key, "-accept", "127.0.0.1:\(port)", "-www", "-quiet"]
-            process.currentDirectoryURL = URL(fileURLWithPath: sandbox.work)
-            process.environment = sandbox.environment
             let log = sandbox.root + "/s_server-\(attempt).log"
-            _ = FileManager.default.createFile(atPath: log, contents: nil)
-            process.standardOutput = FileHandle(forWritingAtPath: log)
-            process.standardError = FileHandle(forWritingAtPath: log)
-            process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-            try process.run()
+            let process = try Child("openssl", ["s_server", "-cert", cert, "-key", key, "-accept", "127.0.0.1:\(port)", "-www", "-quiet"],
+                                    environment: sandbox.environment, directory: sandbox.work, log: log)
             let deadline = Date().addingTimeInterval(5)
             while process.isRunning && Date() < deadline && !isListening(port) { usleep(10_000) }
             if process.isRunning && isListening(port) {
@@ -34,15 +26,14 @@ final class TLSServer {
                 self.logPath = log
                 return
             }
-            Run.stop(process)
+            process.stop()
             lastError = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)
         }
         throw StartFailed(log: lastError)
     }
 
-    /// Stops the server and waits for it.
-    func stop() { Run.stop(process) }
-    deinit { Run.stop(process) }
+    /// Stops the server and waits for it (also when the object goes away: `Child`'s deinit).
+    func stop() { process.stop() }
 
     struct StartFailed: Error, CustomStringConvertible {
         let log: String

@@ -62,14 +62,8 @@ struct CaptureRecordTests {
         func remove() { try? FileManager.default.removeItem(atPath: dir) }
 
         static func run(_ tool: String, _ arguments: [String]) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tool)
-            process.arguments = arguments
-            process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+            let finished = Child.run(tool, arguments, environment: ProcessInfo.processInfo.environment, timeout: 60)
+            guard finished.status == 0, finished.startFailure == nil else { throw CocoaError(.fileWriteUnknown) }
         }
     }
 

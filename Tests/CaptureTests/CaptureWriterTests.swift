@@ -11,19 +11,9 @@ import Glibc
 func runTool(_ name: String, _ arguments: [String]) -> (status: Int32, out: String, err: String)? {
     let candidates = ["/usr/bin/" + name, "/usr/sbin/" + name, "/bin/" + name]
     guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.environment = ["HOME": NSTemporaryDirectory(), "PATH": "/usr/bin:/bin", "LC_ALL": "C"]
-    guard (try? process.run()) != nil else { return nil }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    let finished = Child.run(path, arguments, environment: ["HOME": NSTemporaryDirectory(), "PATH": "/usr/bin:/bin", "LC_ALL": "C"], timeout: 120)
+    guard finished.startFailure == nil else { return nil }
+    return (finished.status, String(decoding: finished.stdout, as: UTF8.self), String(decoding: finished.stderr, as: UTF8.self))
 }
 
 let tsharkInstalled = FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") && FileManager.default.isExecutableFile(atPath: "/usr/bin/capinfos")

@@ -38,15 +38,8 @@ struct PKCS12TrustStoreTests {
     }
 
     private func run(_ program: String, _ arguments: [String]) -> (status: Int32, text: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        guard (try? process.run()) != nil else { return (-1, "could not start \(program)") }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let finished = Child.run(program, arguments, environment: ProcessInfo.processInfo.environment, timeout: 60)
+        if let failure = finished.startFailure { return (-1, "could not start \(program): \(failure)") }
+        return (finished.status, String(decoding: finished.stdout + finished.stderr, as: UTF8.self))
     }
 }

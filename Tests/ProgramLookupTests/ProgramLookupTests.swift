@@ -40,15 +40,9 @@ struct ProgramLookupTests {
                 port = UInt16(bigEndian: a.sin6_port)
             }
             #expect(listen(listener, 4) == 0)
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            child.arguments = ["-c", "import socket,sys; s=socket.create_connection(('\(host)', \(port))); print(s.getsockname()[1], flush=True); "
-                               + "sys.stdin.readline(); t=socket.create_connection(('\(host)', \(port))); print(t.getsockname()[1], flush=True); sys.stdin.read()"]
-            let out = Pipe(), input = Pipe()
-            child.standardOutput = out
-            child.standardInput = input
-            try child.run()
-            let clientPort = try #require(UInt16(Self.line(out.fileHandleForReading.fileDescriptor)))
+            let (child, input, out) = try Self.python("import socket,sys; s=socket.create_connection(('\(host)', \(port))); print(s.getsockname()[1], flush=True); "
+                               + "sys.stdin.readline(); t=socket.create_connection(('\(host)', \(port))); print(t.getsockname()[1], flush=True); sys.stdin.read()")
+            let clientPort = try #require(UInt16(Self.line(out.fileDescriptor)))
 
             let answers = Answers()
             let lookup = ProgramLookup { id, p in answers.add(id, p) }
@@ -57,21 +51,21 @@ struct ProgramLookupTests {
             let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/usr/bin/python3")
             let first = answers.list.withLock { $0 }
             #expect(first.count == 1 && first[0].0 == 1)
-            let python = FlowProgram.known(ProgramIdentity(pid: child.processIdentifier, command: "python3",
+            let python = FlowProgram.known(ProgramIdentity(pid: child.pid, command: "python3",
                                                            executable: "/usr/bin/" + executable, uid: 0, user: "root"))
             #expect(first[0].1 == python, "\(first)")
             #expect(lookup.counters.scans == 1)
 
             // A second connection of the same program: found among the recent owners, no full scan.
-            input.fileHandleForWriting.write(Data("go\n".utf8))
-            let second = try #require(UInt16(Self.line(out.fileHandleForReading.fileDescriptor)))
+            input.write(Data("go\n".utf8))
+            let second = try #require(UInt16(Self.line(out.fileDescriptor)))
             #expect(lookup.lookUp(ProgramLookupRequest(flowID: 3, clientAddress: host, clientPort: second, serverAddress: nil, serverPort: 0, transport: .tcp)))
             #expect(answers.got.wait(timeout: .now() + 5) == .success)
             #expect(answers.list.withLock { $0.last?.0 == 3 && $0.last?.1 == python })
             #expect(lookup.counters.scans == 1)
 
-            try input.fileHandleForWriting.close()
-            child.waitUntilExit()
+            try input.close()
+            #expect(child.wait(seconds: 10))
             #expect(lookup.lookUp(ProgramLookupRequest(flowID: 2, clientAddress: host, clientPort: clientPort, serverAddress: nil, serverPort: 0, transport: .tcp)))
             #expect(answers.got.wait(timeout: .now() + 5) == .success)
             // Closed by the exit: gone from the table, or left with inode 0 (FIN_WAIT / TIME_WAIT).
@@ -84,20 +78,14 @@ struct ProgramLookupTests {
     @Test("where peers are servers, a python3 child's TCP socket (IPv4 and IPv6) is found by its four-tuple (no dump): named python3; a wrong server port misses and the dump still names it; after it exits, socket gone")
     func exactFourTuple() throws {
         for (family, host) in [(AF_INET, "127.0.0.1"), (AF_INET6, "::1")] {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            child.arguments = ["-c", "import socket,sys; l=socket.socket(socket.\(family == AF_INET ? "AF_INET" : "AF_INET6")); l.bind(('\(host)', 0)); l.listen(4); "
-                               + "s=socket.create_connection(('\(host)', l.getsockname()[1])); print(s.getsockname()[1], l.getsockname()[1], flush=True); sys.stdin.read()"]
-            let out = Pipe(), input = Pipe()
-            child.standardOutput = out
-            child.standardInput = input
-            try child.run()
-            let ports = Self.line(out.fileHandleForReading.fileDescriptor).split(separator: " ").compactMap { UInt16($0) }
+            let (child, input, out) = try Self.python("import socket,sys; l=socket.socket(socket.\(family == AF_INET ? "AF_INET" : "AF_INET6")); l.bind(('\(host)', 0)); l.listen(4); "
+                               + "s=socket.create_connection(('\(host)', l.getsockname()[1])); print(s.getsockname()[1], l.getsockname()[1], flush=True); sys.stdin.read()")
+            let ports = Self.line(out.fileDescriptor).split(separator: " ").compactMap { UInt16($0) }
             try #require(ports.count == 2)
             let answers = Answers()
             let lookup = ProgramLookup(peersAreServers: true) { id, p in answers.add(id, p) }
             let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/usr/bin/python3")
-            let python = FlowProgram.known(ProgramIdentity(pid: child.processIdentifier, command: "python3",
+            let python = FlowProgram.known(ProgramIdentity(pid: child.pid, command: "python3",
                                                            executable: "/usr/bin/" + executable, uid: 0, user: "root"))
             #expect(lookup.lookUp(ProgramLookupRequest(flowID: 1, clientAddress: host, clientPort: ports[0], serverAddress: host,
                                                        serverPort: ports[1], transport: .tcp)))
@@ -110,8 +98,8 @@ struct ProgramLookupTests {
             #expect(answers.got.wait(timeout: .now() + 5) == .success)
             #expect(answers.list.withLock { $0.last?.1 } == python)
             #expect(lookup.counters.exact == 1)
-            try input.fileHandleForWriting.close()
-            child.waitUntilExit()
+            try input.close()
+            #expect(child.wait(seconds: 10))
             #expect(lookup.lookUp(ProgramLookupRequest(flowID: 3, clientAddress: host, clientPort: ports[0], serverAddress: host,
                                                        serverPort: ports[1], transport: .tcp)))
             #expect(answers.got.wait(timeout: .now() + 5) == .success)
@@ -126,9 +114,7 @@ struct ProgramLookupTests {
         // The child: an IPv4 connection from port P to one listener, closed (TIME_WAIT on the
         // child's side); then an IPv6 socket bound to ::ffff:127.0.0.1:P connected to a dual-stack
         // listener (a proxy), as Java's HttpClient connects; it prints P.
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        child.arguments = ["-c", """
+        let (child, input, out) = try Self.python("""
             import socket, sys
             other = socket.socket(); other.bind(('127.0.0.1', 0)); other.listen(4)
             proxy = socket.socket(socket.AF_INET6); proxy.bind(('::', 0)); proxy.listen(4)
@@ -138,13 +124,9 @@ struct ProgramLookupTests {
             s = socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind(('::ffff:127.0.0.1', port)); s.connect(('::ffff:127.0.0.1', proxy.getsockname()[1]))
             print(port, flush=True); sys.stdin.read()
-            """]
-        let out = Pipe(), input = Pipe()
-        child.standardOutput = out
-        child.standardInput = input
-        try child.run()
-        defer { try? input.fileHandleForWriting.close(); child.waitUntilExit() }
-        let port = try #require(UInt16(Self.line(out.fileHandleForReading.fileDescriptor)))
+            """)
+        defer { try? input.close(); _ = child.wait(seconds: 10) }
+        let port = try #require(UInt16(Self.line(out.fileDescriptor)))
         // The dead IPv4 socket is there: /proc/net/tcp lists 127.0.0.1:P (0100007F) in TIME_WAIT (06).
         // Read to its end: String(contentsOfFile:) stops after the first 4 KiB of a /proc file
         // (a CI run with many sockets missed the line).
@@ -160,13 +142,25 @@ struct ProgramLookupTests {
         #expect(lookup.lookUp(ProgramLookupRequest(flowID: 1, clientAddress: "127.0.0.1", clientPort: port, serverAddress: nil, serverPort: 0, transport: .tcp)))
         #expect(answers.got.wait(timeout: .now() + 5) == .success)
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/usr/bin/python3")
-        let python = FlowProgram.known(ProgramIdentity(pid: child.processIdentifier, command: "python3",
+        let python = FlowProgram.known(ProgramIdentity(pid: child.pid, command: "python3",
                                                        executable: "/usr/bin/" + executable, uid: 0, user: "root"))
         #expect(answers.list.withLock { $0.last?.1 } == python)
         lookup.stop()
     }
 
     /// One line the child printed (without its newline), read byte by byte (at most 5 s).
+    /// `python3 -c code` with its standard input and output on pipes: the child, the end its input
+    /// is written to, the end its output is read from (a `Child`: see there why not Foundation's
+    /// `Process`).
+    static func python(_ code: String) throws -> (Child, FileHandle, FileHandle) {
+        let toChild = try Child.pipe(), fromChild = try Child.pipe()
+        defer { close(toChild.read); close(fromChild.write) }
+        let child = try Child("/usr/bin/python3", ["-c", code], environment: ProcessInfo.processInfo.environment,
+                              stdin: toChild.read, stdout: fromChild.write, stderr: -1)
+        return (child, FileHandle(fileDescriptor: toChild.write, closeOnDealloc: true),
+                FileHandle(fileDescriptor: fromChild.read, closeOnDealloc: true))
+    }
+
     static func line(_ fd: Int32) -> String {
         var bytes: [UInt8] = []
         let deadline = Date().addingTimeInterval(5)

@@ -179,20 +179,16 @@ struct AuditKeysRunTests {
         let tv = try world.run("--inspect")
         #expect(try box.tv("audit", "start", "keys").status == 0)
         let pcap = box.work + "/lo.pcapng"
-        let dumpcap = Process()
-        dumpcap.executableURL = URL(fileURLWithPath: "/usr/bin/dumpcap")
-        // It stops by itself (the test runner's threads block SIGINT and SIGTERM, which its children inherit).
-        dumpcap.arguments = ["-q", "-a", "duration:6", "-i", "lo", "-w", pcap, "-f", "tcp port \(tv.port) or tcp port \(world.nginx.tlsPort)"]
-        dumpcap.standardOutput = FileHandle.nullDevice
-        dumpcap.standardError = FileHandle.nullDevice
-        try dumpcap.run()
-        defer { if dumpcap.isRunning { kill(dumpcap.processIdentifier, SIGKILL) } }
+        // It stops by itself after 6 s.
+        let dumpcap = try Child("/usr/bin/dumpcap", ["-q", "-a", "duration:6", "-i", "lo", "-w", pcap, "-f", "tcp port \(tv.port) or tcp port \(world.nginx.tlsPort)"],
+                                environment: box.environment)
+        defer { dumpcap.stop() }
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, ((try? FileManager.default.attributesOfItem(atPath: pcap)[.size] as? Int) ?? 0) == 0 { usleep(50_000) }
         usleep(500_000)
         try curlWithKeys(world, tv, "during")
         _ = try box.closedFlows(1)
-        dumpcap.waitUntilExit()
+        #expect(dumpcap.wait(seconds: 20), "dumpcap -a duration:6 did not stop by itself")
         #expect(try box.tv("audit", "stop").status == 0)
         _ = try tv.stop()
         let out = try unpack(box, session: 1, name: "x")

@@ -94,14 +94,9 @@ struct LiveViewRunTests {
         let tv = try world.run("--inspect")
         // Port 443 needs root; any port shows the same, so fall back to a free one.
         let port: UInt16 = getuid() == 0 ? 443 : freeLoopbackPort()
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: try Run.resolve("python3"))
-        server.arguments = ["-m", "http.server", "--bind", "127.0.0.1", String(port)]
-        server.currentDirectoryURL = URL(fileURLWithPath: world.www)
-        server.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        server.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try server.run()
-        defer { Run.stop(server) }
+        let server = try Child("python3", ["-m", "http.server", "--bind", "127.0.0.1", String(port)],
+                               environment: Run.environment(home: box.root), directory: world.www)
+        defer { server.stop() }
         var answered: ProcessOutput?
         for _ in 0..<50 {
             // -p: CONNECT first, then plain HTTP inside the tunnel.
@@ -159,17 +154,13 @@ struct LiveViewRunTests {
         let world = try RunWorld()
         let box = world.sandbox
         let tv = try world.run()
-        func start(_ extra: [String]) throws -> (Process, String) {
+        func start(_ extra: [String]) throws -> (Child, String) {
             let out = box.root + "/follow-\(UUID().uuidString.prefix(6)).txt"
-            _ = FileManager.default.createFile(atPath: out, contents: nil)
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: try TVBinary.require())
-            p.arguments = ["--data-dir", box.dataDir, "flows", "--follow"] + extra
-            p.environment = box.environment
-            _ = FileManager.default.createFile(atPath: out + ".err", contents: nil)
-            p.standardOutput = FileHandle(forWritingAtPath: out)
-            p.standardError = FileHandle(forWritingAtPath: out + ".err")
-            try p.run()
+            let outFD = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            let errFD = open(out + ".err", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            defer { close(outFD); close(errFD) }
+            let p = try Child(try TVBinary.require(), ["--data-dir", box.dataDir, "flows", "--follow"] + extra,
+                              environment: box.environment, stdout: outFD, stderr: errFD)
             return (p, out)
         }
         let (text, textOut) = try start(["--host", "localhost"])
@@ -187,12 +178,12 @@ struct LiveViewRunTests {
         #expect(events.map { $0.string("event") ?? "" } == ["opened", "finished"])
         #expect(events.last?.object("flow")?.string("host") == "localhost")
         // Ctrl-C ends one and says so; stopping the session ends the other and says that.
-        kill(text.processIdentifier, SIGINT)
-        #expect(Run.waitForExit(text, seconds: 5))
+        text.send(SIGINT)
+        #expect(text.wait(seconds: 5))
         #expect(box.text(textOut + ".err").contains("Stopped following (Ctrl-C)."))
         try tv.stop()
-        #expect(Run.waitForExit(json, seconds: 5))
-        #expect(json.terminationStatus == 0)
+        #expect(json.wait(seconds: 5))
+        #expect(json.status == 0)
         #expect(box.text(jsonOut + ".err") == "The session stopped, so following ends.\n")
     }
 
@@ -202,14 +193,10 @@ struct LiveViewRunTests {
         let box = world.sandbox
         let tv = try world.run("--inspect")
         let out = box.root + "/requests.txt"
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try TVBinary.require())
-        p.arguments = ["--data-dir", box.dataDir, "flows", "--follow", "--requests"]
-        p.environment = box.environment
-        p.standardOutput = FileHandle(forWritingAtPath: out)
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let outFD = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(outFD) }
+        let p = try Child(try TVBinary.require(), ["--data-dir", box.dataDir, "flows", "--follow", "--requests"],
+                          environment: box.environment, stdout: outFD)
         usleep(700_000)
         let curl = try world.curlThrough(tv, ["--http1.1", world.url("/index.html"), world.url("/missing")])
         #expect(curl.out.hasPrefix("hello from nginx\n"), "\(curl)")
@@ -220,6 +207,6 @@ struct LiveViewRunTests {
         #expect(lines.first?.contains(" GET https://localhost:\(world.nginx.tlsPort)/index.html 200 17 B ") == true, "\(lines)")
         #expect(lines.last?.contains(" GET https://localhost:\(world.nginx.tlsPort)/missing 404 ") == true, "\(lines)")
         try tv.stop()
-        #expect(Run.waitForExit(p, seconds: 5))
+        #expect(p.wait(seconds: 5))
     }
 }

@@ -22,23 +22,15 @@ struct TopRunTests {
             let script = box.root + "/top.sh"
             let line = (["exec", "env"] + box.environment.map { "\($0.key)=\($0.value)" } + command).map { "'\($0)'" }.joined(separator: " ")
             try Data((line + "\n").utf8).write(to: URL(fileURLWithPath: script))
-            let client = Process()
-            // Through python only to clear the signal mask the test runner's threads hand down
-            // and to close every descriptor past 2: the tmux server outlives its client, and one
-            // it inherited (Foundation's end for noticing the child's exit) would keep the
-            // client looking alive.
-            client.executableURL = URL(fileURLWithPath: FileManager.default.fileExists(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : try Run.resolve("python3"))
-            client.arguments = ["-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.closerange(3, 65536); os.execvp(sys.argv[1], sys.argv[1:])",
-                                try Run.resolve("tmux"), "-S", socket, "new-session", "-d", "-x", String(width), "-y", String(height), "-s", "top", "sh " + script]
-            client.environment = Run.environment(home: "/tmp")
-            client.standardInput = FileHandle.nullDevice
-            client.standardOutput = FileHandle.nullDevice
+            // The client starts the server, which outlives it: `Child` hands neither anything
+            // past descriptor 2 nor the test runner's blocked signals.
             let errors = box.root + "/tmux.err"
-            _ = FileManager.default.createFile(atPath: errors, contents: nil)
-            client.standardError = FileHandle(forWritingAtPath: errors)
-            try client.run()
-            guard Run.waitForExit(client, seconds: 10), client.terminationStatus == 0 else {
-                Run.stop(client)
+            let errorsFD = open(errors, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            defer { close(errorsFD) }
+            let client = try Child("tmux", ["-S", socket, "new-session", "-d", "-x", String(width), "-y", String(height), "-s", "top", "sh " + script],
+                                   environment: Run.environment(home: "/tmp"), stderr: errorsFD)
+            guard client.wait(seconds: 10), client.status == 0 else {
+                client.stop()
                 throw TmuxFailed(stderr: box.text(errors))
             }
         }

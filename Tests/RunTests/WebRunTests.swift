@@ -188,16 +188,12 @@ struct WebRunTests {
 
     /// `tv web --listen 127.0.0.1:0` alone over the sandbox's data folder: the process (stopped by
     /// the caller) and the one line it printed, the URL (empty if none came within 10 s).
-    func webAlone(_ box: Sandbox) throws -> (Process, String) {
+    func webAlone(_ box: Sandbox) throws -> (Child, String) {
         let out = box.root + "/web.out"
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try TVBinary.require())
-        process.arguments = ["--data-dir", box.dataDir, "web", "--listen", "127.0.0.1:0"]
-        process.environment = box.environment
-        process.standardOutput = FileHandle(forWritingAtPath: out)
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        let outFD = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(outFD) }
+        let process = try Child(try TVBinary.require(), ["--data-dir", box.dataDir, "web", "--listen", "127.0.0.1:0"],
+                                environment: box.environment, stdout: outFD)
         var line = ""
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, !line.hasSuffix("\n") {
@@ -214,7 +210,7 @@ struct WebRunTests {
         defer { box.remove() }
         try box.createCA()
         let (process, url) = try webAlone(box)
-        defer { Run.stop(process) }
+        defer { process.stop() }
         #expect(url.hasPrefix("http://127.0.0.1:") && url.contains("/?token="))
         let parts = url.components(separatedBy: "/?token=")
         let bearer = ["-H", "Authorization: Bearer " + parts[1]]
@@ -223,9 +219,9 @@ struct WebRunTests {
         #expect(try code(box, ["-H", "Authorization: Bearer nope", parts[0] + "/api/flows"]) == "403")
         let diag = try box.curl(bearer + [parts[0] + "/api/diag"]).out
         #expect(diag.contains("\"running\": false"))
-        kill(process.processIdentifier, SIGTERM)
-        #expect(Run.waitForExit(process, seconds: 5))
-        #expect(process.terminationStatus == 0)
+        process.send(SIGTERM)
+        #expect(process.wait(seconds: 5))
+        #expect(process.status == 0)
     }
 
     /// `tv web` alone over a data folder whose flow database is unreadable and where no session
@@ -246,7 +242,7 @@ struct WebRunTests {
         let sentence = flows.err.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "tv: ", with: "")
         #expect(sentence.contains("is corrupt"), "\(flows)")
         let (process, url) = try webAlone(box)
-        defer { Run.stop(process) }
+        defer { process.stop() }
         let folder = Self.screenshotFolder
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/web_states.py").path

@@ -14,7 +14,7 @@ final class TempFolder {
         path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
     }
     deinit {
-        _ = Process.chattr("-i", path)
+        _ = Child.chattr("-i", path)
         try? FileManager.default.removeItem(atPath: path)
     }
     func write(_ name: String, _ text: String) {
@@ -23,16 +23,11 @@ final class TempFolder {
     func read(_ name: String) -> String? { FileManager.default.contents(atPath: path + "/" + name).map { String(decoding: $0, as: UTF8.self) } }
 }
 
-extension Process {
+extension Child {
     /// Runs chattr(1) on `path`; true when it succeeded (ext4/xfs; tmpfs cannot).
     static func chattr(_ flag: String, _ path: String) -> Bool {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
-        p.arguments = [flag, path]
-        p.standardError = FileHandle.nullDevice
-        guard (try? p.run()) != nil else { return false }
-        p.waitUntilExit()
-        return p.terminationStatus == 0
+        let finished = Child.run("/usr/bin/chattr", [flag, path], environment: ProcessInfo.processInfo.environment, timeout: 30)
+        return finished.startFailure == nil && finished.status == 0
     }
 }
 
@@ -135,8 +130,8 @@ struct SettingsStoreTests {
         let store = SettingsStore(file: SettingsFile(path: path), liveSession: session)
         _ = try store.set(SettingKeys.inspectionEnabled, to: true)
         let before = dir.read("settings.json")
-        #expect(Process.chattr("+i", dir.path))
-        defer { _ = Process.chattr("-i", dir.path) }
+        #expect(Child.chattr("+i", dir.path))
+        defer { _ = Child.chattr("-i", dir.path) }
         #expect(throws: SettingsError.saveFailed(path: path, key: "inspection.enabled", reason: "Operation not permitted")) {
             try store.set(SettingKeys.inspectionEnabled, to: false)
         }
@@ -211,8 +206,8 @@ struct SettingsStoreTests {
 /// Whether `chattr +i` works on the temporary folder's file system.
 func immutableFoldersWork() -> Bool {
     let dir = TempFolder()
-    guard Process.chattr("+i", dir.path) else { return false }
+    guard Child.chattr("+i", dir.path) else { return false }
     let blocked = !FileManager.default.createFile(atPath: dir.path + "/probe", contents: Data())
-    _ = Process.chattr("-i", dir.path)
+    _ = Child.chattr("-i", dir.path)
     return blocked
 }

@@ -140,26 +140,25 @@ struct SetupFlowTests {
 
 /// A command run at a pseudo-terminal through `script -qec CMD /dev/null`, fed line by line.
 final class Terminal {
-    let process = Process()
-    let input = Pipe()
+    let process: Child
+    let input: FileHandle
+    let received: FileHandle
     let collected = Collected()
 
     init(box: TVSandbox, command: String) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = box.environment
-        let out = Pipe()
-        process.standardInput = input
-        process.standardOutput = out
-        process.standardError = out
+        let toChild = try Child.pipe(), fromChild = try Child.pipe()
+        defer { close(toChild.read); close(fromChild.write) }
+        input = FileHandle(fileDescriptor: toChild.write, closeOnDealloc: true)
+        received = FileHandle(fileDescriptor: fromChild.read, closeOnDealloc: true)
         let sink = collected
-        out.fileHandleForReading.readabilityHandler = { handle in sink.append(handle.availableData) }
-        try process.run()
+        received.readabilityHandler = { handle in sink.append(handle.availableData) }
+        process = try Child("/usr/bin/script", ["-qec", command, "/dev/null"], environment: box.environment,
+                            stdin: toChild.read, stdout: fromChild.write, stderr: fromChild.write)
     }
 
     var output: String { collected.text }
 
-    func send(_ text: String) { input.fileHandleForWriting.write(Data(text.utf8)) }
+    func send(_ text: String) { input.write(Data(text.utf8)) }
 
     /// Waits (at most 30 s) until the output contains `text`.
     func waitFor(_ text: String, timeout: Double = 30) throws {
@@ -174,13 +173,11 @@ final class Terminal {
 
     /// Waits (at most 30 s) for the exit status.
     func wait() -> Int32 {
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { stop(); return -9 }
-        return process.terminationStatus
+        guard process.wait(seconds: 30) else { stop(); return -9 }
+        return process.status ?? -1
     }
 
-    func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
-    }
+    func stop() { process.stop() }
+
+    deinit { received.readabilityHandler = nil }
 }

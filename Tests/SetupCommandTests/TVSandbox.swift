@@ -56,28 +56,14 @@ final class TVSandbox {
     @discardableResult
     func tv(_ arguments: String...) -> Result { run(TVSandbox.binary, arguments) }
 
+    /// Runs `program` (a `Child`: see there why not Foundation's `Process`) with its output in
+    /// files, at most `timeout` seconds (then killed: status -9).
     func run(_ program: String, _ arguments: [String], timeout: Double = 60) -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { return Result(status: -1, out: "", err: "could not start \(program): \(error)") }
-        let outData = Collected(), errData = Collected()
-        let group = DispatchGroup()
-        let oh = out.fileHandleForReading, eh = err.fileHandleForReading
-        DispatchQueue.global().async(group: group) { outData.append(oh.readDataToEndOfFile()) }
-        DispatchQueue.global().async(group: group) { errData.append(eh.readDataToEndOfFile()) }
-        if group.wait(timeout: .now() + timeout) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return Result(status: -9, out: outData.text, err: errData.text + "\n[killed after \(timeout) s]")
-        }
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, out: outData.text, err: errData.text)
+        let finished = Child.run(program, arguments, environment: environment, timeout: timeout)
+        let out = String(decoding: finished.stdout, as: UTF8.self), err = String(decoding: finished.stderr, as: UTF8.self)
+        if let failure = finished.startFailure { return Result(status: -1, out: "", err: "could not start \(program): \(failure)") }
+        guard !finished.timedOut else { return Result(status: -9, out: out, err: err + "\n[killed after \(timeout) s]") }
+        return Result(status: finished.status, out: out, err: err)
     }
 
     /// Runs a helper program (openssl, certutil) and requires success.

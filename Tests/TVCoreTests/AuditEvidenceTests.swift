@@ -35,17 +35,9 @@ import TVHome
     }
 
     func run(_ tool: String, _ arguments: [String], in folder: String) throws -> (status: Int32, out: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let finished = Child.run(tool, arguments, environment: ProcessInfo.processInfo.environment, directory: folder, timeout: 120)
+        if let failure = finished.startFailure { return (-1, failure.description) }
+        return (finished.status, String(decoding: finished.stdout + finished.stderr, as: UTF8.self))
     }
 
     @Test("retention leaves a session's flows and the capture holding their packets alone, and takes them once the session is deleted")

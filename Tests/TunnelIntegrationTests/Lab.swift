@@ -16,8 +16,8 @@ struct Output: CustomStringConvertible {
 }
 
 /// Runs programs, bounded in time, output captured in files (no pipe can stall a child).
-/// posix_spawn + waitpid(WNOHANG) (Tunnel.ChildProcess), not Foundation's `Process`: its child
-/// monitor blocked in a wait for a long-running daemon and never reaped the next short child.
+/// `Child`ren: posix_spawn with nothing past descriptor 2 inherited, reaped here (see `Child` for
+/// why not Foundation's `Process`).
 enum Sh {
     static let environment: [String: String] = {
         var env = ProcessInfo.processInfo.environment
@@ -26,41 +26,16 @@ enum Sh {
         return env
     }()
 
+    /// Runs `arguments` (argv[0] looked up in PATH); its exit code, or 128 + the signal that ended
+    /// it (the shell's convention), -1 when it could not start.
     @discardableResult
     static func run(_ arguments: [String], timeout: Double = 60, stdin: String? = nil) -> Output {
-        let tag = UUID().uuidString
-        let outPath = NSTemporaryDirectory() + "tvlab-\(tag).out", errPath = NSTemporaryDirectory() + "tvlab-\(tag).err"
-        let inPath = NSTemporaryDirectory() + "tvlab-\(tag).in"
-        _ = FileManager.default.createFile(atPath: inPath, contents: Data((stdin ?? "").utf8))
-        defer { for p in [outPath, errPath, inPath] { try? FileManager.default.removeItem(atPath: p) } }
-        let outFD = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        let errFD = open(errPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        let inFD = open(stdin == nil ? "/dev/null" : inPath, O_RDONLY | O_CLOEXEC)
-        defer { close(outFD); close(errFD); close(inFD) }
-        let pid: pid_t
-        do {
-            pid = try ChildProcess.spawn(arguments, environment: environment, stdin: inFD, stdout: outFD, stderr: errFD)
-        } catch {
-            return Output(status: -1, out: "", err: "\(error)", timedOut: false)
-        }
-        let deadline = Date().addingTimeInterval(timeout)
-        var timedOut = false
-        var status: Int32 = 0
-        while true {
-            let rc = waitpid(pid, &status, WNOHANG)
-            if rc == pid { break }
-            if rc < 0 && errno != EINTR { break }
-            if Date() > deadline && !timedOut {
-                timedOut = true
-                kill(pid, SIGKILL)
-            }
-            usleep(5_000)
-        }
-        var code: Int32 = 0
-        let kind = tv_wait_status(status, &code)
-        return Output(status: kind == 1 ? code : kind == 2 ? 128 + code : -1,
-                      out: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                      err: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "", timedOut: timedOut)
+        let finished = Child.run(arguments[0], Array(arguments.dropFirst()), environment: environment,
+                                 stdin: stdin.map { Data($0.utf8) }, timeout: timeout)
+        if let failure = finished.startFailure { return Output(status: -1, out: "", err: failure.description, timedOut: false) }
+        return Output(status: finished.signaled ? 128 + finished.status : finished.status,
+                      out: String(decoding: finished.stdout, as: UTF8.self),
+                      err: String(decoding: finished.stderr, as: UTF8.self), timedOut: finished.timedOut)
     }
 
     /// Runs and requires success.
@@ -77,48 +52,32 @@ struct LabError: Error, CustomStringConvertible {
     init(_ text: String) { description = text }
 }
 
-/// A program kept running in the background; killed by pid when the lab goes.
-final class Daemon: @unchecked Sendable {
-    // `@unchecked Sendable`: `pid` is set in init; `stop` is called from one place at a time.
-    private(set) var pid: pid_t = 0
+/// A program kept running in the background (a `Child`); killed when the lab goes.
+final class Daemon: Sendable {
+    private let child: Child
     let log: String
 
     init(_ arguments: [String], log: String) throws {
         self.log = log
         let fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        defer { close(fd); close(null) }
-        pid = try ChildProcess.spawn(arguments, environment: Sh.environment, stdin: null, stdout: fd, stderr: fd)
+        defer { close(fd) }
+        child = try Child(arguments[0], Array(arguments.dropFirst()), environment: Sh.environment, stdout: fd, stderr: fd)
     }
 
-    /// Sends `signal` and waits up to 10 s for the exit (then SIGKILL).
+    /// Its pid.
+    var pid: pid_t { child.pid }
+
+    /// Sends `signal` and waits up to 10 s for the exit (then SIGKILL, and ≤ 5 s more).
     func stop(signal: Int32 = SIGKILL) {
-        guard pid > 0 else { return }
-        kill(pid, signal)
-        var status: Int32 = 0
-        let deadline = Date().addingTimeInterval(10)
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            if Date() > deadline { kill(pid, SIGKILL) }
-            usleep(10_000)
-        }
-        pid = 0
+        child.send(signal)
+        if !child.wait(seconds: 10) { child.stop() }
     }
 
-    /// Waits for it to exit by itself (up to `timeout` s); its exit status, nil when still running.
+    /// Waits for it to exit by itself (up to `timeout` s); its exit code or 128 + the signal that
+    /// ended it, nil when still running.
     func wait(timeout: Double) -> Int32? {
-        guard pid > 0 else { return nil }
-        var status: Int32 = 0
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if waitpid(pid, &status, WNOHANG) == pid {
-                pid = 0
-                var code: Int32 = 0
-                let kind = tv_wait_status(status, &code)
-                return kind == 1 ? code : 128 + code
-            }
-            usleep(10_000)
-        }
-        return nil
+        guard child.wait(seconds: timeout), let status = child.status else { return nil }
+        return child.signaled ? 128 + status : status
     }
 
     var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }

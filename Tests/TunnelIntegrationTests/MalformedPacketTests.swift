@@ -119,7 +119,7 @@ struct MalformedPacketTests {
         let arguments = ["python3", sender] + cases.map { String($0.2, radix: 16) + ":" + Self.hexString($0.1) }
             + ["v800:" + Self.hexString(vnetPartial + partialACK)]
         let environment = ["PATH": (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/local/bin:/usr/bin:/bin"]
-        let pid = try namespace.thread.run { try ChildProcess.spawn(arguments, environment: environment, stdout: out) }
+        let pid = try namespace.thread.run { try ChildProcess.spawn(arguments, environment: environment, stdout: out, stderr: out) }
         close(out)
         #expect(ChildProcess.wait(pid) == 0)
         #expect((try? String(contentsOfFile: outPath, encoding: .utf8)) == "abcd 2\n")

@@ -80,19 +80,9 @@ struct DecryptedCaptureWriteModeTests {
         let folder = NSTemporaryDirectory() + "tv-decrypted-ramfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let mounted = Process()
-        mounted.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mounted.arguments = ["-t", "ramfs", "none", folder]
-        try mounted.run()
-        mounted.waitUntilExit()
-        try #require(mounted.terminationStatus == 0)
-        defer {
-            let unmount = Process()
-            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
-            unmount.arguments = [folder]
-            try? unmount.run()
-            unmount.waitUntilExit()
-        }
+        let mounted = Child.run("/bin/mount", ["-t", "ramfs", "none", folder], environment: ProcessInfo.processInfo.environment, timeout: 30)
+        try #require(mounted.status == 0, "\(String(decoding: mounted.stderr, as: UTF8.self))")
+        defer { _ = Child.run("/bin/umount", [folder], environment: ProcessInfo.processInfo.environment, timeout: 30) }
         try writeAndRead(folder: folder, expecting: .buffered)
     }
 }

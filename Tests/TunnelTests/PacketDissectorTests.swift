@@ -184,15 +184,8 @@ struct PacketDissectorTests {
     }
 
     static func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let finished = Child.run(arguments[0], Array(arguments.dropFirst()), environment: ProcessInfo.processInfo.environment, timeout: 120)
+        if let failure = finished.startFailure { throw failure }
+        return String(decoding: finished.stdout, as: UTF8.self)
     }
 }

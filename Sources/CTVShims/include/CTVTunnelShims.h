@@ -39,6 +39,13 @@ int tv_bind_mount(const char *src, const char *dst);
 /// posix_spawnp(path…) with every signal at its default disposition and an empty signal mask in
 /// the child; `in`/`out`/`err` are dup2'd onto 0/1/2 when >= 0. Returns 0 and *pid, or an errno.
 int tv_spawn(const char *path, char *const argv[], char *const envp[], int in, int out, int err, pid_t *pid);
+/// posix_spawn(path…) as tv_spawn, and also: the child starts in `directory` (when not NULL) and
+/// keeps no descriptor past 2 (posix_spawn_file_actions_addclosefrom_np, glibc 2.34), so nothing
+/// the parent has open (a pipe, a socket, Foundation's end for noticing another child's exit)
+/// outlives the parent's use of it in this child. `path` is not looked up in PATH. Returns 0 and
+/// *pid, or an errno (a missing program or folder included).
+int tv_spawn_alone(const char *path, char *const argv[], char *const envp[], const char *directory, int in, int out,
+                   int err, pid_t *pid);
 /// The wait status decoded: returns 1 and *code for an exit, 2 and *code = signal for a kill, 0 otherwise.
 int tv_wait_status(int status, int *code);
 

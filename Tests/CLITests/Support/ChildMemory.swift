@@ -32,46 +32,26 @@ enum ChildMemory {
                     timeout: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) throws -> Result {
         let errPath = NSTemporaryDirectory() + "/tv-childmemory-\(getpid())-\(UUID().uuidString).err"
         defer { unlink(errPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // The test runner's threads block signals; the child gets an empty mask.
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL) }
-
+        let outFD = open(stdoutPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let errFD = open(errPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(outFD); close(errFD) }
+        // A `Child`: nothing past descriptor 2 inherited, an empty signal mask, reaped here.
+        let child = try Child(path, arguments, environment: environment, stdout: outFD, stderr: errFD)
         let started = Date()
         var result = Result(status: -1, peakResidentKiB: 0, peakVirtualKiB: 0, samples: 0, err: "", seconds: 0)
-        var status: Int32 = 0
         while true {
-            if let figures = statusFigures(pid) {
+            if let figures = statusFigures(child.pid) {
                 result.samples += 1
                 result.peakResidentKiB = max(result.peakResidentKiB, figures.hwm)
                 result.peakVirtualKiB = max(result.peakVirtualKiB, figures.peak)
             }
-            let reaped = waitpid(pid, &status, WNOHANG)
-            if reaped == pid { break }
-            if reaped < 0 && errno != EINTR { break }
+            if let status = child.status {
+                // Foundation's convention in `Child`; this result has a signal as its negative.
+                result.status = child.signaled ? -status : status
+                break
+            }
             if Date().timeIntervalSince(started) > timeout {
-                kill(pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
+                child.stop()
                 Issue.record("\(path) \(arguments.joined(separator: " ")) did not finish within \(timeout) s and was killed",
                              sourceLocation: sourceLocation)
                 break
@@ -79,7 +59,6 @@ enum ChildMemory {
             usleep(2_000)
         }
         result.seconds = Date().timeIntervalSince(started)
-        result.status = status & 0x7f == 0 ? (status >> 8) & 0xff : -(status & 0x7f)
         result.err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
         return result
     }

@@ -23,7 +23,8 @@ struct ProcessOutput: CustomStringConvertible {
 }
 
 /// Runs programs for the CLI tests: output goes to files (no pipe can fill up and stall the
-/// child), standard input is /dev/null unless given, and every run is bounded in time.
+/// child), standard input is /dev/null unless given, and every run is bounded in time. Children
+/// are `Child`ren (posix_spawn, reaped here), never Foundation's `Process` (see `Child`).
 enum Run {
     /// The environment children get: PATH and a C.UTF-8 locale, HOME pointed at the sandbox, and
     /// none of TV_HOME / XDG_DATA_HOME, so nothing can reach a real data folder.
@@ -37,77 +38,17 @@ enum Run {
     @discardableResult
     static func process(_ executable: String, _ arguments: [String], in directory: String, environment: [String: String],
                         stdin: Data? = nil, timeout: Double = 30, sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try resolve(executable))
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.environment = environment
-        let tag = "\(getpid())-\(UUID().uuidString)"
-        let outPath = NSTemporaryDirectory() + "/tvtest-\(tag).out"
-        let errPath = NSTemporaryDirectory() + "/tvtest-\(tag).err"
-        let inPath = NSTemporaryDirectory() + "/tvtest-\(tag).in"
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: inPath, contents: stdin ?? Data())
-        defer {
-            for path in [outPath, errPath, inPath] { try? FileManager.default.removeItem(atPath: path) }
+        let finished = Child.run(executable, arguments, environment: environment, directory: directory, stdin: stdin, timeout: timeout)
+        if let failure = finished.startFailure { throw failure }
+        if finished.timedOut {
+            Issue.record("`\(finished.command)` did not finish within \(timeout) s and was killed", sourceLocation: sourceLocation)
         }
-        let outHandle = FileHandle(forWritingAtPath: outPath)!
-        let errHandle = FileHandle(forWritingAtPath: errPath)!
-        let inHandle = stdin == nil ? FileHandle(forReadingAtPath: "/dev/null")! : FileHandle(forReadingAtPath: inPath)!
-        defer { try? outHandle.close(); try? errHandle.close(); try? inHandle.close() }
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-        process.standardInput = inHandle
-        try process.run()
-        let timedOut = !waitForExit(process, seconds: timeout)
-        let command = ([executable] + arguments).joined(separator: " ")
-        if timedOut {
-            stop(process)
-            Issue.record("`\(command)` did not finish within \(timeout) s and was killed", sourceLocation: sourceLocation)
-        }
-        return ProcessOutput(command: command,
-                             status: timedOut ? -1 : process.terminationStatus,
-                             stdout: FileManager.default.contents(atPath: outPath) ?? Data(),
-                             stderr: FileManager.default.contents(atPath: errPath) ?? Data(),
-                             timedOut: timedOut)
-    }
-
-    /// Waits until `process` exits; false if it is still running after `seconds`.
-    static func waitForExit(_ process: Process, seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning {
-            if Date() > deadline { return false }
-            usleep(5_000)
-        }
-        return true
-    }
-
-    /// Kills `process` and waits (≤ 5 s) until it is gone.
-    ///
-    /// SIGKILL straight away: children that Foundation's `Process` spawns from the test runner's
-    /// threads inherit their blocked signal mask (SIGTERM included, seen in /proc/PID/status
-    /// SigBlk), so `terminate()` would leave them running until a timeout.
-    static func stop(_ process: Process) {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        _ = waitForExit(process, seconds: 5)
+        return ProcessOutput(command: finished.command, status: finished.timedOut ? -1 : finished.status,
+                             stdout: finished.stdout, stderr: finished.stderr, timedOut: finished.timedOut)
     }
 
     /// An absolute path for `name` (as given when it contains a slash, else the first on PATH).
-    static func resolve(_ name: String) throws -> String {
-        if name.contains("/") { return name }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for dir in path.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(dir)/\(name)") {
-            return "\(dir)/\(name)"
-        }
-        throw MissingTool(name: name)
-    }
-
-    struct MissingTool: Error, CustomStringConvertible {
-        let name: String
-        var description: String { "\(name) is not installed (Scripts/test installs it)" }
-    }
+    static func resolve(_ name: String) throws -> String { try Child.resolve(name) }
 }
 
 /// A port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, released).

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Content-coded bodies made at test time by the real tools Debian ships (`gzip`, `brotli`,
 /// `zstd`; Scripts/packages.sh TEST_PACKAGES), including decompression bombs (issue 12 §1):
@@ -25,18 +28,13 @@ enum RealTools {
     /// Standard output of `bash -c script` (pipefail) when it exits 0.
     private static func shell(_ script: String) -> [UInt8]? {
         let output = NSTemporaryDirectory() + "/tv-realtools-\(getpid())-\(UUID().uuidString).out"
-        guard FileManager.default.createFile(atPath: output, contents: nil), let handle = FileHandle(forWritingAtPath: output) else { return nil }
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", "set -o pipefail; " + script]
-        process.standardOutput = handle
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        do { try process.run() } catch { return nil }
-        process.waitUntilExit()
-        try? handle.close()
-        guard process.terminationStatus == 0, let data = FileManager.default.contents(atPath: output), !data.isEmpty else { return nil }
+        let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(fd) }
+        guard fd >= 0, let child = try? Child("/bin/bash", ["-c", "set -o pipefail; " + script],
+                                              environment: ProcessInfo.processInfo.environment, stdout: fd) else { return nil }
+        if !child.wait(seconds: 60) { child.stop() }
+        guard child.status == 0, let data = FileManager.default.contents(atPath: output), !data.isEmpty else { return nil }
         return Array(data)
     }
 }

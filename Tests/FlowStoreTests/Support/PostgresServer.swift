@@ -90,9 +90,9 @@ final class PostgresServer: @unchecked Sendable {
         try run(binaries + "/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "tv", "-d", database, "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
     }
 
-    /// Runs `tool` (as `postgres` when root), waits, returns its standard output. Spawned and
-    /// reaped by hand (`posix_spawn`, `waitpid`), output to a file: `pg_ctl start` leaves the
-    /// server running with whatever it inherited, which would keep `Process` waiting forever.
+    /// Runs `tool` (as `postgres` when root), waits (≤ 60 s), returns its standard output. A
+    /// `Child` with its output in a file: `pg_ctl start` leaves the server running with whatever it
+    /// inherited, which must be nothing the tests read to its end (see `Child`).
     @discardableResult
     private func run(_ tool: String, _ arguments: [String]) throws -> String {
         var argv = [tool] + arguments
@@ -101,23 +101,19 @@ final class PostgresServer: @unchecked Sendable {
         }
         let output = NSTemporaryDirectory() + "/tv-pg-out-\(UUID().uuidString)"
         defer { unlink(output) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let cArgs = argv.map { strdup($0) } + [nil]
-        defer { cArgs.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, argv[0], &actions, nil, cArgs, environ)
-        guard rc == 0 else { throw PostgresServerError.failed("\(argv[0]): \(String(cString: strerror(rc)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer { close(fd) }
+        let child: Child
+        do {
+            child = try Child(argv[0], Array(argv.dropFirst()), environment: ProcessInfo.processInfo.environment, stdout: fd, stderr: fd)
+        } catch {
+            throw PostgresServerError.failed("\(error)")
+        }
+        if !child.wait(seconds: 60) { child.stop() }
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-        guard status == 0 else {
+        guard child.status == 0 else {
             let log = (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? ""
-            throw PostgresServerError.failed("\(argv.joined(separator: " ")): \(text) \(log.suffix(2_000))")
+            throw PostgresServerError.failed("\(argv.joined(separator: " ")) (exit \(child.status.map(String.init) ?? "none: killed after 60 s")): \(text) \(log.suffix(2_000))")
         }
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -19,52 +19,18 @@ enum Shell {
         return path
     }
 
-    /// Runs `arguments` (argv[0] looked up in PATH), killing it after `timeout` seconds.
+    /// Runs `arguments` (argv[0] looked up in PATH), killing it after `timeout` seconds. A `Child`
+    /// (posix_spawn, reaped here), never Foundation's `Process` (see `Child`).
     @discardableResult
     static func run(_ arguments: [String], timeout: Double = 30, stdin: Data? = nil, environment: [String: String]? = nil) -> Output {
-        let dir = NSTemporaryDirectory()
-        let tag = UUID().uuidString
-        let outPath = dir + "tvsh-\(tag).out", errPath = dir + "tvsh-\(tag).err"
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(atPath: outPath)
-            try? FileManager.default.removeItem(atPath: errPath)
+        let finished = Child.run(arguments[0], Array(arguments.dropFirst()),
+                                 environment: ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 },
+                                 stdin: stdin, timeout: timeout)
+        if let failure = finished.startFailure {
+            return Output(status: -1, out: "", err: "cannot run \(arguments[0]): \(failure)", outData: Data(), timedOut: false)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        if let environment {
-            var env = ProcessInfo.processInfo.environment
-            for (k, v) in environment { env[k] = v }
-            process.environment = env
-        }
-        process.standardOutput = FileHandle(forWritingAtPath: outPath)
-        process.standardError = FileHandle(forWritingAtPath: errPath)
-        let input = Pipe()
-        process.standardInput = stdin == nil ? FileHandle(forReadingAtPath: "/dev/null") : input
-        do { try process.run() } catch {
-            return Output(status: -1, out: "", err: "cannot run \(arguments[0]): \(error)", outData: Data(), timedOut: false)
-        }
-        if let stdin {
-            input.fileHandleForWriting.write(stdin)
-            try? input.fileHandleForWriting.close()
-        }
-        let deadline = Date().addingTimeInterval(timeout)
-        var timedOut = false
-        while process.isRunning {
-            if Date() > deadline {
-                timedOut = true
-                kill(process.processIdentifier, SIGKILL)
-                break
-            }
-            usleep(5_000)
-        }
-        process.waitUntilExit()
-        let outData = (try? Data(contentsOf: URL(fileURLWithPath: outPath))) ?? Data()
-        let errData = (try? Data(contentsOf: URL(fileURLWithPath: errPath))) ?? Data()
-        return Output(status: process.terminationStatus, out: String(decoding: outData, as: UTF8.self),
-                      err: String(decoding: errData, as: UTF8.self), outData: outData, timedOut: timedOut)
+        return Output(status: finished.status, out: String(decoding: finished.stdout, as: UTF8.self),
+                      err: String(decoding: finished.stderr, as: UTF8.self), outData: finished.stdout, timedOut: finished.timedOut)
     }
 
     /// A port that was free a moment ago (bind to 0, read, close).
@@ -99,36 +65,21 @@ enum Shell {
     }
 }
 
-/// A child process kept running in the background (servers), always killed.
+/// A child process kept running in the background (servers), always killed (`Child`'s deinit).
 final class Background {
-    let process = Process()
+    let process: Child
     let logPath: String
 
     init(_ arguments: [String], logPath: String) throws {
         self.logPath = logPath
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let log = FileHandle(forWritingAtPath: logPath)
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        try process.run()
+        process = try Child(arguments[0], Array(arguments.dropFirst()), environment: ProcessInfo.processInfo.environment, log: logPath)
     }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    func stop() { process.stop() }
 
-    deinit { stop() }
-}
-
-extension Background {
     /// A Python script run in the background with arguments, always killed.
     static func python(_ script: String, _ arguments: [String]) -> Background {
         let path = NSTemporaryDirectory() + "tvbg-\(UUID().uuidString.prefix(8)).py"

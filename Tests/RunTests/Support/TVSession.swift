@@ -12,7 +12,7 @@ final class TVSession {
     let sandbox: Sandbox
     let port: UInt16
     let logPath: String
-    private let process = Process()
+    private let child: Child
 
     /// - Parameter listen: the --listen value; nil for 127.0.0.1:<free port>, "" for none at all.
     /// - Parameter launcher: a program (full path) and arguments that exec tv, keeping its pid
@@ -24,36 +24,32 @@ final class TVSession {
         logPath = sandbox.root + "/tv-run-\(UUID().uuidString.prefix(6)).log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let binary = try TVBinary.require()
-        process.executableURL = URL(fileURLWithPath: launcher.first ?? binary)
         let listenArguments = listen == "" ? [] : ["--listen", listen ?? "127.0.0.1:\(port)"]
-        process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [binary])
+        let arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [binary])
             + ["--data-dir", sandbox.dataDir, "run"] + listenArguments + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: sandbox.work)
-        process.environment = sandbox.environment.merging(extra) { $1 }
-        let logHandle = FileHandle(forWritingAtPath: logPath)!
-        process.standardOutput = logHandle
-        process.standardError = logHandle
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        try process.run()
-        try? logHandle.close()
+        let logFD = open(logPath, O_WRONLY | O_APPEND | O_CLOEXEC)
+        defer { close(logFD) }
+        child = try Child(launcher.first ?? binary, Array(arguments), environment: sandbox.environment.merging(extra) { $1 },
+                          directory: sandbox.work, stdout: logFD, stderr: logFD)
         let socket = sandbox.dataDir + "/run/control.sock"
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
-            guard process.isRunning else { break }
+            guard child.isRunning else { break }
             if FileManager.default.fileExists(atPath: socket), (try? sandbox.tv("status"))?.status == 0 { return }
             usleep(20_000)
         }
         let text = log()
-        Run.stop(process)
+        child.stop()
         throw StartFailed(log: text)
     }
 
     var proxyURL: String { "http://127.0.0.1:\(port)" }
     var proxyHostPort: String { "127.0.0.1:\(port)" }
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { child.isRunning }
     /// The child's pid (tv's own: a launcher execs it).
-    var pid: Int32 { process.processIdentifier }
-    var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
+    var pid: Int32 { child.pid }
+    /// tv's exit code (or the signal that ended it); nil while it runs.
+    var exitStatus: Int32? { child.status }
 
     /// What the session printed so far (banner, notices).
     func log() -> String {
@@ -64,20 +60,20 @@ final class TVSession {
     @discardableResult
     func stop(sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessOutput {
         let result = try sandbox.tv("stop", sourceLocation: sourceLocation)
-        if !Run.waitForExit(process, seconds: 15) {
+        if !child.wait(seconds: 15) {
             Issue.record("tv run did not exit within 15 s of `tv stop`:\n\(log())", sourceLocation: sourceLocation)
-            Run.stop(process)
+            child.stop()
         }
         return result
     }
 
     /// Sends `signal` to the session (as Ctrl-C or a service manager would).
-    func send(_ signal: Int32) { Glibc.kill(process.processIdentifier, signal) }
+    func send(_ signal: Int32) { child.send(signal) }
     /// Waits (≤ `seconds`) for the session to exit by itself.
-    func waitForExit(seconds: Double) -> Bool { Run.waitForExit(process, seconds: seconds) }
+    func waitForExit(seconds: Double) -> Bool { child.wait(seconds: seconds) }
 
-    func kill() { Run.stop(process) }
-    deinit { Run.stop(process) }
+    /// SIGKILL (also when the object goes away: `Child`'s deinit).
+    func kill() { child.stop() }
 
     struct StartFailed: Error, CustomStringConvertible {
         let log: String

@@ -1,0 +1,1 @@
+../../CLITests/Support/Child.swift
