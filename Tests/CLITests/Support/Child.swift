@@ -34,7 +34,8 @@ final class Child: Sendable {
     /// Starts `executable` (a path, or a name looked up on the PATH of `environment`, else of the
     /// tests) with `arguments`. `stdin`/`stdout`/`stderr` are descriptors the child gets as 0/1/2
     /// (-1: /dev/null). `directory` is where it starts (nil: the tests' own).
-    /// - Throws: `Child.CannotStart` when posix_spawn fails (a missing program or folder).
+    /// - Throws: `Child.MissingTool` when no such program is on the PATH, `Child.CannotStart` when
+    ///   posix_spawn fails (a missing folder, a file that is not a program).
     init(_ executable: String, _ arguments: [String], environment: [String: String], directory: String? = nil,
          stdin: Int32 = -1, stdout: Int32 = -1, stderr: Int32 = -1) throws {
         let path = try Child.resolve(executable, path: environment["PATH"])
