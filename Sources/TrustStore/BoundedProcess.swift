@@ -1,3 +1,4 @@
+import CTVShims
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -52,6 +53,12 @@ public enum BoundedProcess {
     }
 
     /// Runs `program` with `arguments`.
+    ///
+    /// The child is started with posix_spawn (`tv_spawn_alone`: no descriptor of tv's past 2, an
+    /// empty signal mask) and reaped here, so every wait ends by `timeout`: a helper the program
+    /// leaves running (a daemon, a hook's background job) can hold its output pipes, but not this
+    /// call. Foundation's `Process` waited for such a helper to exit (it learns of an exit through
+    /// a socket the child's descendants inherit), and `waitUntilExit()` after a kill with it.
     /// - Parameters:
     ///   - environment: the child's environment (also used to find `program` on `PATH`).
     ///   - timeout: seconds before the child is killed (SIGKILL).
@@ -59,42 +66,94 @@ public enum BoundedProcess {
     public static func run(_ program: String, _ arguments: [String], environment: [String: String],
                            timeout: Double = 30) throws -> Result {
         guard let path = locate(program, environment: environment) else { throw Failure.notFound(program: program) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw Failure.couldNotStart(program: program, reason: error.localizedDescription)
+        let deadline = Date().addingTimeInterval(timeout)
+        let out = try OutputPipe(program), err = try OutputPipe(program)
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        var pid: pid_t = 0
+        let argv = [path] + arguments
+        let envp = environment.map { "\($0.key)=\($0.value)" }.sorted()
+        let rc = withCStrings(argv) { argv in
+            withCStrings(envp) { envp in tv_spawn_alone(path, argv, envp, nil, null, out.writeEnd, err.writeEnd, &pid) }
         }
-        let outBytes = Collected()
-        let errBytes = Collected()
-        let group = DispatchGroup()
-        let outHandle = out.fileHandleForReading
-        let errHandle = err.fileHandleForReading
-        DispatchQueue.global().async(group: group) { outBytes.set(outHandle.readDataToEndOfFile()) }
-        DispatchQueue.global().async(group: group) { errBytes.set(errHandle.readDataToEndOfFile()) }
-        let pid = process.processIdentifier
-        if group.wait(timeout: .now() + timeout) == .timedOut {
-            kill(pid, SIGKILL)
-            process.waitUntilExit()
-            _ = group.wait(timeout: .now() + 2)
-            throw Failure.timedOut(program: program, seconds: timeout)
+        close(null)
+        out.closeWriteEnd()
+        err.closeWriteEnd()
+        guard rc == 0 else { throw Failure.couldNotStart(program: program, reason: String(cString: strerror(rc))) }
+        var status: Int32 = 0
+        var exited = false
+        while !exited {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            exited = reaped == pid || (reaped < 0 && errno == ECHILD)
+            // Read for up to 50 ms while it runs; once it has exited, take what is there.
+            drain([out, err], waitMilliseconds: exited ? 0 : 50)
+            if !exited && Date() > deadline {
+                kill(pid, SIGKILL)
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                throw Failure.timedOut(program: program, seconds: timeout)
+            }
         }
-        process.waitUntilExit()
-        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-        return Result(status: status, stdout: outBytes.bytes, stderr: errBytes.bytes)
+        var code: Int32 = 0
+        switch tv_wait_status(status, &code) {
+        case 1: return Result(status: code, stdout: out.bytes, stderr: err.bytes)
+        case 2: return Result(status: 128 + code, stdout: out.bytes, stderr: err.bytes)
+        default: return Result(status: 1, stdout: out.bytes, stderr: err.bytes)
+        }
     }
 
-    /// Bytes handed from a reader thread to the waiting caller.
-    private final class Collected: @unchecked Sendable {
-        private let lock = NSLock()
-        private var data = Data()
-        func set(_ d: Data) { lock.lock(); data = d; lock.unlock() }
-        var bytes: [UInt8] { lock.lock(); defer { lock.unlock() }; return [UInt8](data) }
+    /// Reads what `pipes` hold, waiting up to `waitMilliseconds` for the first bytes.
+    private static func drain(_ pipes: [OutputPipe], waitMilliseconds: Int32) {
+        var wait = waitMilliseconds
+        while true {
+            let open = pipes.filter { !$0.ended }
+            guard !open.isEmpty else { return }
+            var fds = open.map { pollfd(fd: $0.readEnd, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&fds, nfds_t(fds.count), wait)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return }
+            for (index, pipe) in open.enumerated() where fds[index].revents != 0 { pipe.read() }
+            wait = 0
+        }
+    }
+
+    /// One output of the child: a pipe whose write end it gets as 1 or 2, read here until its end.
+    private final class OutputPipe {
+        let readEnd: Int32
+        private(set) var writeEnd: Int32
+        private(set) var bytes: [UInt8] = []
+        private(set) var ended = false
+
+        init(_ program: String) throws {
+            var fds: [Int32] = [-1, -1]
+            guard pipe(&fds) == 0 else {
+                throw Failure.couldNotStart(program: program, reason: String(cString: strerror(errno)))
+            }
+            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            (readEnd, writeEnd) = (fds[0], fds[1])
+        }
+
+        func closeWriteEnd() {
+            if writeEnd >= 0 { close(writeEnd); writeEnd = -1 }
+        }
+
+        /// One read: bytes appended, or the end (end of file or an error) noted.
+        func read() {
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(readEnd, $0.baseAddress, $0.count) }
+            if n > 0 { bytes += chunk[0..<n] } else if n == 0 || (errno != EINTR && errno != EAGAIN) { ended = true }
+        }
+
+        deinit {
+            closeWriteEnd()
+            close(readEnd)
+        }
+    }
+
+    /// Calls `body` with a NULL-terminated `char *const[]` of `strings`.
+    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+        pointers.append(nil)
+        defer { for p in pointers { free(p) } }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 }

@@ -1,5 +1,6 @@
 import CommandLineParser
 import Foundation
+import Tunnel
 import TVCore
 import TVHome
 
@@ -126,15 +127,16 @@ enum ServiceCommand {
 
     /// Runs one `systemctl` command; a failure is said with the command to run by hand.
     private static func systemctl(_ words: [String], _ inv: Invocation) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = words
-        do { try process.run() } catch {
-            throw UsageRefusal("Could not run \(words.joined(separator: " ")) (\(error.localizedDescription)); run it by hand.", exitCode: 1)
+        // posix_spawn and waitpid for this child alone (its output is the terminal's): Foundation's
+        // Process would also wait for any helper it leaves running.
+        let status: Int32
+        do {
+            status = ChildProcess.wait(try ChildProcess.spawn(words, environment: ProcessInfo.processInfo.environment))
+        } catch TunnelError.cannotRun(_, let reason) {
+            throw UsageRefusal("Could not run \(words.joined(separator: " ")) (\(reason)); run it by hand.", exitCode: 1)
         }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw UsageRefusal("\(words.joined(separator: " ")) failed (exit \(process.terminationStatus)); see its message above, fix it and run it again.", exitCode: 1)
+        guard status == 0 else {
+            throw UsageRefusal("\(words.joined(separator: " ")) failed (exit \(status)); see its message above, fix it and run it again.", exitCode: 1)
         }
     }
 }

@@ -57,7 +57,9 @@ final class PythonServer {
         path = NSTemporaryDirectory() + "tvpysrv-\(port).py"
         try script.write(toFile: path, atomically: true, encoding: .utf8)
         background = try Background(["python3", path, String(port)], logPath: path + ".log")
-        guard Shell.waitForPort(port) else {
+        // Ready once the listener shows in /proc, without connecting: a server that speaks first
+        // would write its banner to a probe that has already gone, and die of the reset.
+        guard Shell.waitForListener(port) else {
             background.stop()
             throw TestError("python server did not start: \(background.log)")
         }

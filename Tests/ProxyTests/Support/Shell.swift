@@ -47,6 +47,25 @@ enum Shell {
         return UInt16(bigEndian: addr.sin_port)
     }
 
+    /// Waits until a TCP socket listens on `port` (/proc/net/tcp and tcp6, state 0A), without
+    /// connecting to it.
+    static func waitForListener(_ port: UInt16, timeout: Double = 10) -> Bool {
+        let local = ":" + String(format: "%04X", port)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+                // Read to the end: String(contentsOfFile:) stops after the first 4 KiB of a /proc file.
+                let text = String(decoding: FileHandle(forReadingAtPath: table)?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+                for line in text.split(separator: "\n").dropFirst() {
+                    let fields = line.split(separator: " ")
+                    if fields.count > 3, fields[1].hasSuffix(local), fields[3] == "0A" { return true }
+                }
+            }
+            usleep(20_000)
+        }
+        return false
+    }
+
     /// Waits until something accepts TCP connections on 127.0.0.1:port.
     static func waitForPort(_ port: UInt16, timeout: Double = 10) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
