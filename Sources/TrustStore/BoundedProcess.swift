@@ -84,8 +84,9 @@ public enum BoundedProcess {
         while !exited {
             let reaped = waitpid(pid, &status, WNOHANG)
             exited = reaped == pid || (reaped < 0 && errno == ECHILD)
-            // Read for up to 50 ms while it runs; once it has exited, take what is there.
-            drain([out, err], waitMilliseconds: exited ? 0 : 50)
+            // Read for up to 50 ms while it runs; once it has exited, take what is there (a
+            // second at most: a helper it left may go on writing).
+            drain([out, err], waitMilliseconds: exited ? 0 : 50, until: exited ? Date().addingTimeInterval(1) : deadline)
             if !exited && Date() > deadline {
                 kill(pid, SIGKILL)
                 while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
@@ -100,10 +101,11 @@ public enum BoundedProcess {
         }
     }
 
-    /// Reads what `pipes` hold, waiting up to `waitMilliseconds` for the first bytes.
-    private static func drain(_ pipes: [OutputPipe], waitMilliseconds: Int32) {
+    /// Reads what `pipes` hold, waiting up to `waitMilliseconds` for the first bytes; returns by
+    /// `deadline` even while a tool writes without pause.
+    private static func drain(_ pipes: [OutputPipe], waitMilliseconds: Int32, until deadline: Date) {
         var wait = waitMilliseconds
-        while true {
+        while Date() <= deadline {
             let open = pipes.filter { !$0.ended }
             guard !open.isEmpty else { return }
             var fds = open.map { pollfd(fd: $0.readEnd, events: Int16(POLLIN), revents: 0) }
