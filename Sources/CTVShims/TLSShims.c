@@ -80,8 +80,14 @@ int tv_keylog_attach_sink(SSL_CTX *ctx, tv_secrets_sink_fn fn, void *context) {
     sink->fn = fn;
     sink->context = context;
     if (!SSL_CTX_set_ex_data(ctx, secrets_index, sink)) { free(sink); return 0; }
-    SSL_CTX_set_keylog_callback(ctx, keylog_line);
     return 1;
+}
+
+void tv_keylog_arm(SSL_CTX *ctx) {
+    /* One aligned pointer store, NULL -> keylog_line and never back (see the header): a
+       handshake on another thread reads either, and libssl's two reads per line (the NULL check,
+       then the call) can only see NULL then NULL, NULL then the function, or the function twice. */
+    if (SSL_CTX_get_keylog_callback(ctx) != keylog_line) SSL_CTX_set_keylog_callback(ctx, keylog_line);
 }
 
 int tv_keylog_attach(SSL_CTX *ctx, int fd) {

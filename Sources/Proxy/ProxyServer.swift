@@ -186,6 +186,12 @@ public final class ProxyServer: Sendable {
     /// Whether TLS is inspected for new connections.
     public var inspectionEnabled: Bool { state.withLock { $0.inspectionEnabled } }
 
+    /// Whether libssl makes key log lines for each of the running server's contexts (`(server,
+    /// client)`: client legs, upstream legs; both false when it does not run). Tests.
+    var keyLogArmed: (server: Bool, client: Bool) {
+        state.withLock { $0.running?.shared.contexts.keyLogArmed } ?? (false, false)
+    }
+
     /// Switches inspection for connections accepted from now on (open ones keep their decision).
     public func setInspection(enabled: Bool) {
         let shared = state.withLock { s -> ProxyShared? in

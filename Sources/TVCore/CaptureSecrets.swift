@@ -20,9 +20,16 @@ final class CaptureSecrets: TLSSecretsRecorder {
     /// (`CaptureHoldPolicy`). Blocks the loop: never set outside tests.
     let clientSecretDelayMillis: Int
 
-    /// - Parameter environment: the session's (`TV_TEST_CLIENT_SECRET_DELAY_MS`).
-    /// Read only in debug builds (the tests' `tv`); a release build's loops never sleep here.
-    init(environment: [String: String] = [:]) {
+    /// Turned on when a capture is first attached: the TLS contexts make key log lines from then on.
+    let keyLogSwitch: KeyLogSwitch
+
+    /// - Parameters:
+    ///   - environment: the session's (`TV_TEST_CLIENT_SECRET_DELAY_MS`). Read only in debug
+    ///     builds (the tests' `tv`); a release build's loops never sleep here.
+    ///   - keyLogSwitch: turned on by the first `attach` of a capture (the session's TLS
+    ///     contexts make no lines before).
+    init(environment: [String: String] = [:], keyLogSwitch: KeyLogSwitch = KeyLogSwitch()) {
+        self.keyLogSwitch = keyLogSwitch
         #if DEBUG
         clientSecretDelayMillis = environment["TV_TEST_CLIENT_SECRET_DELAY_MS"].flatMap(Int.init).map { min(max($0, 0), 5_000) } ?? 0
         #else
@@ -33,6 +40,7 @@ final class CaptureSecrets: TLSSecretsRecorder {
     /// Secrets from now on go to `capture` (nil: nowhere).
     func attach(_ capture: CaptureWriter?) {
         writer.withLock { $0 = capture }
+        if capture != nil { keyLogSwitch.turnOn() }
     }
 
     func record(keyLogLine line: UnsafeRawBufferPointer) {

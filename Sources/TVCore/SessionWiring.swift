@@ -30,6 +30,9 @@ final class SessionWiring: Sendable {
     let decryptedCapture: DecryptedCapture?
     /// The client legs' TLS secrets for a TUN session's capture file (attached once it has one).
     let captureSecrets: CaptureSecrets
+    /// On once a capture or an audit session wants the TLS secrets (`KeyLogSwitch`): until then
+    /// the proxy's contexts make no key log lines.
+    let keyLogSwitch = KeyLogSwitch()
     /// Both legs' TLS secrets for the recording audit session (`Options.auditSessionID`, or the
     /// live one `tv audit start` started), followed as sessions start and stop (`LiveAuditKeys`).
     let auditKeys: LiveAuditKeys
@@ -57,7 +60,7 @@ final class SessionWiring: Sendable {
         try home.ensureExists()
         try home.ensureDirectory(home.runDirectory)
         settings = SettingsStore(file: SettingsFile(home: home))
-        captureSecrets = CaptureSecrets(environment: environment)
+        captureSecrets = CaptureSecrets(environment: environment, keyLogSwitch: keyLogSwitch)
 
         // The CA: a one-session file, or the data folder's (absent or in doubt: no inspection).
         var authority: CertificateAuthority?
@@ -164,8 +167,9 @@ final class SessionWiring: Sendable {
         let decrypted = try DecryptedCaptureSetup.make(home: home, record: record, inspecting: inspecting)
         decryptedCapture = decrypted
         // Attached whether or not inspecting now (inspection may be turned on while it runs);
-        // with no audit session live, lines go nowhere.
-        let keys = LiveAuditKeys(home: home)
+        // the contexts make no lines until a capture or an audit session is first followed
+        // (`keyLogSwitch`), and with no audit session live, lines go nowhere.
+        let keys = LiveAuditKeys(home: home, keyLogSwitch: keyLogSwitch)
         if let id = options.auditSessionID {
             try keys.follow(id)
         } else {
@@ -174,6 +178,7 @@ final class SessionWiring: Sendable {
         auditKeys = keys
         config.clientLegSecrets = SecretsFanOut(first: captureSecrets, second: keys)
         config.upstreamLegSecrets = keys
+        config.keyLogSwitch = keyLogSwitch
         if let decrypted {
             config.chunkRecorder = ChunkRecorderPair(content, decrypted)
         } else {

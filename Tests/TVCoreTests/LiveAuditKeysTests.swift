@@ -118,12 +118,15 @@ import TVHome
             #expect(LiveAuditKeys.readLive(home: home) == .none)
             try keys.refollow()
             #expect(keys.following == nil)
+            // Nothing followed yet: the session's TLS contexts make no key log lines.
+            #expect(!keys.keyLogSwitch.isOn)
             line("EXPORTER_SECRET 00 00")
 
             let first = try store.audit.start(project: "app", note: "", settings: "{}", now: t)
             #expect(LiveAuditKeys.readLive(home: home) == .session(first.id))
             #expect(keys.answer(inspecting: true) == ControlResponse(ok: true, message: "following audit session \(first.id)",
                                                                     values: ["following": String(first.id), "inspection": "on"]))
+            #expect(keys.keyLogSwitch.isOn)
             line("EXPORTER_SECRET aa 01")
             _ = try store.audit.stop(now: t + 1)
             #expect(keys.answer(inspecting: false) == ControlResponse(ok: true, message: "following no audit session",
@@ -158,6 +161,7 @@ import TVHome
             #expect(!answer.ok && answer.values == ["inspection": "on"], "\(answer)")
             #expect(answer.message.hasPrefix("Could not write \(home.path)/audit-keys"), "\(answer)")
             #expect(keys.following == nil)
+            #expect(!keys.keyLogSwitch.isOn)
             _ = live
         }
     }

@@ -54,7 +54,16 @@ typedef void (*tv_secrets_sink_fn)(void *context, const char *line, size_t lengt
 
 /// Makes every SSL created from `ctx` also hand its NSS key log lines to `fn(context, …)` (with
 /// or without a key log file from `tv_keylog_attach`). `context` must outlive the context.
+/// Lines are made only once the context has its callback: from `tv_keylog_attach` with a file,
+/// or from `tv_keylog_arm`.
 int tv_keylog_attach_sink(SSL_CTX *ctx, tv_secrets_sink_fn fn, void *context);
+
+/// Gives `ctx` the key log callback, so that libssl makes NSS key log lines for the file and the
+/// sink attached above (it makes none for a context without one). May be called while other
+/// threads run handshakes on `ctx`: the callback only ever goes from NULL to tv's function, and
+/// is never taken away again (`SSL_CTX_set_keylog_callback` is a plain store, and libssl reads
+/// it once for its NULL check and again for the call, so NULL after a non-NULL check would crash).
+void tv_keylog_arm(SSL_CTX *ctx);
 
 #endif
 

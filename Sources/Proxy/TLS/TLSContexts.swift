@@ -14,8 +14,11 @@ import FlowTerms
 /// its leaf certificate with `SSL_use_certificate`. The client context (upstream legs) carries
 /// the verification store.
 ///
-/// `@unchecked Sendable`: both contexts are fully configured in `init` and never changed after;
-/// OpenSSL allows concurrent `SSL_new` and handshakes on a shared, no-longer-modified `SSL_CTX`
+/// `@unchecked Sendable`: both contexts are fully configured in `init` and never changed after,
+/// but for two changes made for running handshakes: a root added to the client context's store
+/// (`trustUpstream`: the X509_STORE takes its own lock) and the key log callback set once
+/// (`armKeyLog`: one pointer, NULL to tv's function and never back, `tv_keylog_arm`). OpenSSL
+/// allows concurrent `SSL_new` and handshakes on a shared, no-longer-modified `SSL_CTX`
 /// (openssl-threads(7)). Freed in `deinit` only.
 final class TLSContexts: @unchecked Sendable {
     let server: OpaquePointer
@@ -118,6 +121,27 @@ final class TLSContexts: @unchecked Sendable {
         // the user's certificate for it, if any.
         SSL_CTX_set_cert_cb(client, tvClientCertificate, nil)
         ERR_clear_error()
+        // The recorders' lines are made once something wants them (`KeyLogSwitch`).
+        if secretsBox != nil || upstreamSecretsBox != nil {
+            if let keyLogSwitch = configuration.keyLogSwitch {
+                keyLogSwitch.whenOn { [weak self] in self?.armKeyLog() }
+            } else {
+                armKeyLog()
+            }
+        }
+    }
+
+    /// Whether libssl makes key log lines for each context (a key log file, or a recorder's
+    /// lines wanted): `(server, client)`.
+    var keyLogArmed: (server: Bool, client: Bool) {
+        (SSL_CTX_get_keylog_callback(server) != nil, SSL_CTX_get_keylog_callback(client) != nil)
+    }
+
+    /// Gives each context with a recorder attached its key log callback (once; from any thread,
+    /// handshakes running: `tv_keylog_arm`).
+    private func armKeyLog() {
+        if secretsBox != nil { tv_keylog_arm(server) }
+        if upstreamSecretsBox != nil { tv_keylog_arm(client) }
     }
 
     /// The suites `ctx` enables, split by the certificate key their authentication needs.
@@ -147,8 +171,9 @@ final class TLSContexts: @unchecked Sendable {
         ERR_clear_error()
     }
 
-    /// Hands `ctx`'s key log lines to `recorder` (`tv_keylog_attach_sink`); the box to release
-    /// when the contexts go, nil when it could not be attached.
+    /// Hands `ctx`'s key log lines to `recorder` (`tv_keylog_attach_sink`), once the context is
+    /// armed (`armKeyLog`); the box to release when the contexts go, nil when it could not be
+    /// attached.
     static func attachSecrets(_ recorder: any TLSSecretsRecorder, to ctx: OpaquePointer) -> Unmanaged<SecretsBox>? {
         let box = Unmanaged.passRetained(SecretsBox(recorder))
         if tv_keylog_attach_sink(ctx, tvClientLegSecret, box.toOpaque()) == 1 { return box }

@@ -27,9 +27,17 @@ final class LiveAuditKeys: TLSSecretsRecorder {
     private let state = Mutex(Followed())
     /// Serializes `follow` (the session's start and the control thread), so a log is made once.
     private let changing = Mutex(())
+    /// Turned on when an audit session is first followed: the TLS contexts make key log lines
+    /// from then on.
+    let keyLogSwitch: KeyLogSwitch
 
     /// Follows nothing yet; `refollow` or `follow` starts.
-    init(home: TVHome) { self.home = home }
+    /// - Parameter keyLogSwitch: turned on when a key log is first followed (the session's TLS
+    ///   contexts make no lines before).
+    init(home: TVHome, keyLogSwitch: KeyLogSwitch = KeyLogSwitch()) {
+        self.home = home
+        self.keyLogSwitch = keyLogSwitch
+    }
 
     /// The audit session whose key log lines go to now (nil: none).
     var following: Int64? { state.withLock { $0.id } }
@@ -111,6 +119,7 @@ final class LiveAuditKeys: TLSSecretsRecorder {
             return log
         }
         old?.stop()
+        if made != nil { keyLogSwitch.turnOn() }
         if let failure { throw failure }
     }
 }
