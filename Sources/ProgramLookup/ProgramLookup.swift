@@ -32,6 +32,8 @@ public final class ProgramLookup: Sendable {
         /// A sock_diag socket made in another network namespace, and that namespace's inode, to
         /// use from the next batch on.
         var namespaceSocket: (socket: Int32, namespace: UInt64)?
+        /// The listener's family, address and port, for the resolver's next batch (`setListener`).
+        var listener: (family: UInt8, bytes: [UInt8], port: UInt16)?
         var counters = Counters()
     }
 
@@ -63,13 +65,14 @@ public final class ProgramLookup: Sendable {
             resolver.peersAreServers = peersAreServers
             while true {
                 wake.wait()
-                let (batch, socket, stop) = state.state.withLock { s -> ([ProgramLookupRequest], (socket: Int32, namespace: UInt64)?, Bool) in
+                let (batch, socket, listener, stop) = state.state.withLock { s in
                     let out = s.queue
                     s.queue.removeAll(keepingCapacity: true)
                     let socket = s.namespaceSocket
                     s.namespaceSocket = nil
-                    return (out, socket, s.stopped)
+                    return (out, socket, s.listener, s.stopped)
                 }
+                resolver.listener = listener
                 if let socket {
                     resolver.close()
                     resolver.netlink = socket.socket
@@ -122,6 +125,16 @@ public final class ProgramLookup: Sendable {
             if let old = s.namespaceSocket { close(old.socket) }
             s.namespaceSocket = (socket, namespace)
         }
+    }
+
+    /// Tells the lookup where tv listens for clients that connect to it (the explicit proxy,
+    /// SOCKS5, reverse mode): `address` (numeric) and `port`, the peer of each such client's
+    /// socket, which is then asked for by its four-tuple instead of by a dump of every socket on
+    /// its port (`SockDiagQuery`). An address bound to all (`0.0.0.0`, `::`) or that is no
+    /// numeric address changes nothing. From the next batch on.
+    public func setListener(address: String, port: UInt16) {
+        let parsed = ProgramLookupRequest.addressBytes(address)
+        shared.state.withLock { $0.listener = parsed.map { ($0.family, $0.bytes, port) } }
     }
 
     /// Resolves what is queued, then ends the thread (waits for it). Safe to call twice.

@@ -58,6 +58,9 @@ final class ProgramResolver {
     /// True when each flow's server is its client socket's peer (the TUN and transparent modes,
     /// `tv exec`): the socket is asked by its four-tuple (`SockDiagQuery`).
     var peersAreServers = false
+    /// Where tv listens for its clients in the other modes, when that is one address: their
+    /// sockets' peer, so they are asked by their four-tuple too (`SockDiagQuery`).
+    var listener: (family: UInt8, bytes: [UInt8], port: UInt16)?
     /// Flows whose socket an exact request answered.
     private(set) var exactAnswers: UInt64 = 0
     /// The network namespace the sock_diag socket asks (the inode of its `ns/net`): only its
@@ -92,14 +95,23 @@ final class ProgramResolver {
             let server = request.serverAddress.flatMap(ProgramLookupRequest.addressBytes)
             let query = SockDiagQuery.plan(transport: request.transport, client: parsed, clientPort: request.clientPort,
                                            server: server,
-                                           serverPort: request.serverPort, peersAreServers: peersAreServers || clientsAreLocal)
+                                           serverPort: request.serverPort, peersAreServers: peersAreServers || clientsAreLocal,
+                                           listener: listener)
+            var answeredExactly = false
             if case let .exact(family, source, sourcePort, destination, destinationPort) = query,
                case .sockets(let list) = SockDiagQuery.outcome(exact(family: family, source: source, sourcePort: sourcePort,
                                                                      destination: destination, destinationPort: destinationPort),
                                                                clientsAreLocal: clientsAreLocal) {
                 exactAnswers += 1
+                answeredExactly = true
                 sockets = .success(list)
                 exactQueries.append((found.count, query))
+                // An IPv6 socket speaking IPv4 (Java's way) is found by its IPv4 four-tuple and
+                // answered as what it is: it is matched by its mapped address.
+                if address.family == UInt8(AF_INET) {
+                    let mapped = [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + address.bytes
+                    if list.contains(where: { $0.family == UInt8(AF_INET6) && $0.source == mapped }) { address = (UInt8(AF_INET6), mapped) }
+                }
             } else {
                 sockets = dump(family: address.family, transport: request.transport, port: request.clientPort)
             }
@@ -109,9 +121,9 @@ final class ProgramResolver {
             // server (Linux gives one ephemeral port to connections to different destinations),
             // common on a busy machine, named Java's flow "socket gone" (ExecProxyRunTests in
             // full-suite CI runs). So the IPv6 dump is asked whenever no live IPv4 socket matches.
-            if case .exact = query {
+            if answeredExactly {
                 // The exact request found IPv4-mapped sockets too (the kernel looks them up by
-                // their IPv4 addresses).
+                // their IPv4 addresses). One that missed was followed by the dump, as below.
             } else if case .success(let list) = sockets, address.family == UInt8(AF_INET),
                       !ProgramMatch.holdsLiveSocket(list, address: address.bytes, port: request.clientPort) {
                 let mapped = [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + address.bytes

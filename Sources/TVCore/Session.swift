@@ -147,6 +147,9 @@ public final class Session: Sendable {
             wiring.close()
             throw error
         }
+        // The explicit proxy's, SOCKS5's and reverse mode's clients connect to this address:
+        // the program lookup asks the kernel for their sockets by four-tuple, not by a dump.
+        wiring.programs.setListener(address: address.address, port: address.port)
         if options.mode == .tun {
             let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord())
             if let notice = capture.notice { say(notice) }

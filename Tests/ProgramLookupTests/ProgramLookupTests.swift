@@ -109,6 +109,48 @@ struct ProgramLookupTests {
         }
     }
 
+    @Test("a client of tv's listener (explicit proxy, SOCKS5, reverse mode) is asked by its four-tuple once the listener is known, an IPv6 socket speaking IPv4 (Java's way) too; a wildcard listener keeps the dump; all name python3")
+    func exactToTheListener() throws {
+        // (the listener's family, its address, the client socket's family and the address it connects to)
+        let cases = [("AF_INET", "127.0.0.1", "AF_INET", "127.0.0.1"), ("AF_INET6", "::1", "AF_INET6", "::1"),
+                     ("AF_INET", "127.0.0.1", "AF_INET6", "::ffff:127.0.0.1")]
+        for (listenFamily, host, clientFamily, target) in cases {
+            let family = listenFamily == "AF_INET" ? AF_INET : AF_INET6
+            // The child holds a listener (tv's, here) and a client connected to it.
+            let (child, input, out) = try Self.python("import socket,sys; l=socket.socket(socket.\(listenFamily)); l.bind(('\(host)', 0)); l.listen(4); "
+                               + "s=socket.socket(socket.\(clientFamily)); s.connect(('\(target)', l.getsockname()[1])); "
+                               + "print(s.getsockname()[1], l.getsockname()[1], flush=True); sys.stdin.read()")
+            defer { try? input.close(); _ = child.wait(seconds: 10) }
+            let ports = Self.line(out.fileDescriptor).split(separator: " ").compactMap { UInt16($0) }
+            try #require(ports.count == 2)
+            let answers = Answers()
+            let lookup = ProgramLookup { id, p in answers.add(id, p) }
+            defer { lookup.stop() }
+            let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/usr/bin/python3")
+            let python = FlowProgram.known(ProgramIdentity(pid: child.pid, command: "python3",
+                                                           executable: "/usr/bin/" + executable, uid: 0, user: "root"))
+            // The flow's server is where the proxy went, not the client's peer.
+            let request = { (id: Int64) in ProgramLookupRequest(flowID: id, clientAddress: host, clientPort: ports[0],
+                                                                 serverAddress: "93.184.216.34", serverPort: 443, transport: .tcp) }
+            lookup.setListener(address: family == AF_INET ? "0.0.0.0" : "::", port: ports[1])
+            #expect(lookup.lookUp(request(1)))
+            #expect(answers.got.wait(timeout: .now() + 5) == .success)
+            #expect(answers.list.withLock { $0.last?.1 } == python)
+            #expect(lookup.counters.exact == 0)
+            lookup.setListener(address: host, port: ports[1])
+            #expect(lookup.lookUp(request(2)))
+            #expect(answers.got.wait(timeout: .now() + 5) == .success)
+            #expect(answers.list.withLock { $0.last?.1 } == python)
+            #expect(lookup.counters.exact == 1)
+            // A listener that is not the client's peer: the exact request misses, the dump names it.
+            lookup.setListener(address: host, port: ports[1] &+ 1)
+            #expect(lookup.lookUp(request(3)))
+            #expect(answers.got.wait(timeout: .now() + 5) == .success)
+            #expect(answers.list.withLock { $0.last?.1 } == python)
+            #expect(lookup.counters.exact == 1)
+        }
+    }
+
     @Test("an IPv6 socket speaking IPv4 (Java's way) whose port a TIME_WAIT IPv4 socket of a connection to another server shares: named python3, not 'socket gone' (the IPv4 dump holds only the dead one)")
     func mappedBesideTimeWait() throws {
         // The child: an IPv4 connection from port P to one listener, closed (TIME_WAIT on the

@@ -32,6 +32,39 @@ struct SockDiagQueryTests {
                                    peersAreServers: true) == .dump)
     }
 
+    @Test("clients of tv's listener (explicit proxy, SOCKS5, reverse mode): exact to the listener when it is one address of the client's family; a wildcard listener or none: a dump")
+    func planToTheListener() {
+        let loopback: (family: UInt8, bytes: [UInt8]) = (2, [127, 0, 0, 1])
+        let loopback6: (family: UInt8, bytes: [UInt8]) = (10, [UInt8](repeating: 0, count: 15) + [1])
+        let listener: (family: UInt8, bytes: [UInt8], port: UInt16) = (2, [127, 0, 0, 1], 8080)
+        #expect(SockDiagQuery.plan(transport: .tcp, client: loopback, clientPort: 54_321, server: Self.remote, serverPort: 443,
+                                   peersAreServers: false, listener: listener)
+                == .exact(family: 2, source: [127, 0, 0, 1], sourcePort: 54_321, destination: [127, 0, 0, 1], destinationPort: 8080))
+        #expect(SockDiagQuery.plan(transport: .tcp, client: loopback6, clientPort: 54_321, server: nil, serverPort: 0,
+                                   peersAreServers: false, listener: (10, loopback6.bytes, 8080))
+                == .exact(family: 10, source: loopback6.bytes, sourcePort: 54_321, destination: loopback6.bytes, destinationPort: 8080))
+        // Bound to every address: which one the client reached is not known.
+        #expect(SockDiagQuery.plan(transport: .tcp, client: loopback, clientPort: 54_321, server: Self.remote, serverPort: 443,
+                                   peersAreServers: false, listener: (2, [0, 0, 0, 0], 8080)) == .dump)
+        #expect(SockDiagQuery.plan(transport: .tcp, client: loopback6, clientPort: 54_321, server: nil, serverPort: 0,
+                                   peersAreServers: false, listener: (10, [UInt8](repeating: 0, count: 16), 8080)) == .dump)
+        // Another family, no port, UDP, no client port: a dump.
+        #expect(SockDiagQuery.plan(transport: .tcp, client: loopback6, clientPort: 54_321, server: nil, serverPort: 0,
+                                   peersAreServers: false, listener: listener) == .dump)
+        #expect(SockDiagQuery.plan(transport: .tcp, client: loopback, clientPort: 54_321, server: nil, serverPort: 0,
+                                   peersAreServers: false, listener: (2, [127, 0, 0, 1], 0)) == .dump)
+        #expect(SockDiagQuery.plan(transport: .udp, client: loopback, clientPort: 54_321, server: nil, serverPort: 0,
+                                   peersAreServers: false, listener: listener) == .dump)
+        #expect(SockDiagQuery.plan(transport: .tcp, client: loopback, clientPort: 0, server: nil, serverPort: 0,
+                                   peersAreServers: false, listener: listener) == .dump)
+        // Where peers are servers, the server is the peer and the listener plays no part.
+        #expect(SockDiagQuery.plan(transport: .tcp, client: Self.app, clientPort: 54_321, server: Self.remote, serverPort: 443,
+                                   peersAreServers: true, listener: listener)
+                == .exact(family: 2, source: [10, 0, 0, 2], sourcePort: 54_321, destination: [93, 184, 216, 34], destinationPort: 443))
+        #expect(SockDiagQuery.plan(transport: .tcp, client: Self.app, clientPort: 54_321, server: nil, serverPort: 443,
+                                   peersAreServers: true, listener: listener) == .dump)
+    }
+
     @Test("the exact answer: a connection is the answer, a listener never; ENOENT or only a listener is gone only where every client is local; any other failure asks by a dump")
     func outcome() {
         let socket = DiagSocket(family: 2, state: 1, source: [10, 0, 0, 2], sourcePort: 54_321, destination: [93, 184, 216, 34],
