@@ -23,6 +23,10 @@ public final class ProgramLookup: Sendable {
         public var scans: UInt64 = 0
         /// Flows whose socket was found by its four-tuple (`SockDiagQuery.exact`), not by a dump.
         public var exact: UInt64 = 0
+        /// sock_diag dumps made: each walks the kernel's whole table of one family's sockets (a
+        /// flow whose socket was not asked for exactly; two when an IPv4 client is looked for
+        /// among IPv6 sockets too).
+        public var dumps: UInt64 = 0
         public init() {}
     }
 
@@ -88,6 +92,7 @@ public final class ProgramLookup: Sendable {
                         $0.counters.notKnown += UInt64(answers.count - named)
                         $0.counters.scans = resolver.scans
                         $0.counters.exact = resolver.exactAnswers
+                        $0.counters.dumps = resolver.dumps
                     }
                     for (id, program) in answers { deliver(id, program) }
                 }

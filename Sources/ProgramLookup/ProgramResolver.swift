@@ -63,6 +63,8 @@ final class ProgramResolver {
     var listener: (family: UInt8, bytes: [UInt8], port: UInt16)?
     /// Flows whose socket an exact request answered.
     private(set) var exactAnswers: UInt64 = 0
+    /// sock_diag dumps made (each a walk of the kernel's whole table of the family's sockets).
+    private(set) var dumps: UInt64 = 0
     /// The network namespace the sock_diag socket asks (the inode of its `ns/net`): only its
     /// processes' descriptors are read.
     var namespace: UInt64? = ProcFiles.inode("/proc/thread-self/ns/net")
@@ -93,6 +95,13 @@ final class ProgramResolver {
             var address = parsed
             var sockets: Result<[DiagSocket], SockDiagError>
             let server = request.serverAddress.flatMap(ProgramLookupRequest.addressBytes)
+            // A client address this machine does not have (a phone using tv as its proxy) has no
+            // socket here to find: no dump (a walk of the whole TCP table), and no local socket
+            // that merely shares its port (a listener on `0.0.0.0:PORT` matched it) is named.
+            if !clientsAreLocal, parsed.bytes.withUnsafeBufferPointer({ tv_address_is_local(Int32(parsed.family), $0.baseAddress) }) == 0 {
+                found.append((request, address, server?.bytes, .success([])))
+                continue
+            }
             let query = SockDiagQuery.plan(transport: request.transport, client: parsed, clientPort: request.clientPort,
                                            server: server,
                                            serverPort: request.serverPort, peersAreServers: peersAreServers || clientsAreLocal,
@@ -245,6 +254,7 @@ final class ProgramResolver {
 
     /// One dump of `family` sockets of the flow's protocol with local port `port`.
     private func dump(family: UInt8, transport: FlowTransport, port: UInt16) -> Result<[DiagSocket], SockDiagError> {
+        dumps += 1
         guard netlink >= 0 else { return .failure(.kernel(errno: -netlink)) }
         // Leftovers of a dump that timed out earlier would be read as this one's answer.
         while recv(netlink, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}

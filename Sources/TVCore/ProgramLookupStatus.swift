@@ -7,7 +7,7 @@ public enum ProgramLookupStatus {
     public static func values(_ c: ProgramLookup.Counters) -> [String: String] {
         ["programs.lookedUp": String(c.lookedUp), "programs.found": String(c.found), "programs.notKnown": String(c.notKnown),
          "programs.dropped": String(c.dropped), "programs.scans": String(c.scans),
-         "programs.exact": String(c.exact)]
+         "programs.exact": String(c.exact), "programs.dumps": String(c.dumps)]
     }
 
     /// `3 looked up: 2 named, 1 not known`, with `, 4 not looked up (too many waiting)` when

@@ -137,17 +137,21 @@ struct ProgramLookupTests {
             #expect(answers.got.wait(timeout: .now() + 5) == .success)
             #expect(answers.list.withLock { $0.last?.1 } == python)
             #expect(lookup.counters.exact == 0)
+            let dumped = lookup.counters.dumps
+            #expect(dumped >= 1)
             lookup.setListener(address: host, port: ports[1])
             #expect(lookup.lookUp(request(2)))
             #expect(answers.got.wait(timeout: .now() + 5) == .success)
             #expect(answers.list.withLock { $0.last?.1 } == python)
             #expect(lookup.counters.exact == 1)
+            #expect(lookup.counters.dumps == dumped)
             // A listener that is not the client's peer: the exact request misses, the dump names it.
             lookup.setListener(address: host, port: ports[1] &+ 1)
             #expect(lookup.lookUp(request(3)))
             #expect(answers.got.wait(timeout: .now() + 5) == .success)
             #expect(answers.list.withLock { $0.last?.1 } == python)
             #expect(lookup.counters.exact == 1)
+            #expect(lookup.counters.dumps == 2 * dumped)
         }
     }
 
@@ -225,6 +229,23 @@ struct ProgramLookupTests {
         #expect(answers.got.wait(timeout: .now() + 5) == .success)
         #expect(answers.list.withLock { $0.first?.1 } == .notKnown(.otherMachine))
         lookup.stop()
+    }
+
+    @Test("a client of another machine, its port held by a local listener on 0.0.0.0: another machine, with no dump of the socket table")
+    func otherMachineBesideALocalListener() throws {
+        let (child, input, out) = try Self.python("import socket,sys; l=socket.socket(); l.bind(('0.0.0.0', 0)); l.listen(4); "
+                                                  + "print(l.getsockname()[1], flush=True); sys.stdin.read()")
+        defer { try? input.close(); _ = child.wait(seconds: 10) }
+        let port = try #require(UInt16(Self.line(out.fileDescriptor)))
+        let answers = Answers()
+        let lookup = ProgramLookup { id, p in answers.add(id, p) }
+        defer { lookup.stop() }
+        lookup.lookUp(ProgramLookupRequest(flowID: 9, clientAddress: "192.0.2.77", clientPort: port, serverAddress: nil, serverPort: 0,
+                                           transport: .tcp))
+        #expect(answers.got.wait(timeout: .now() + 5) == .success)
+        #expect(answers.list.withLock { $0.first?.1 } == .notKnown(.otherMachine))
+        // Not looked for: no walk of the socket table for an address this machine does not have.
+        #expect(lookup.counters.dumps == 0)
     }
 
     @Test("a full queue drops and counts, never waits")

@@ -42,7 +42,7 @@ struct ProgramRunTests {
         let status = try #require(try box.status())
         #expect(status.object("programs")?.int("found") == 1 && status.object("programs")?.int("dropped") == 0, "\(status)")
         // curl's socket is the peer of tv's listener (127.0.0.1): asked by its four-tuple, no dump.
-        #expect(status.object("programs")?.int("exact") == 1, "\(status)")
+        #expect(status.object("programs")?.int("exact") == 1 && status.object("programs")?.int("dumps") == 0, "\(status)")
         let human = try box.tv("status").out
         #expect(human.contains("\n  programs          1 looked up: 1 named, 0 not known\n"), "\(human)")
         try tv.stop()

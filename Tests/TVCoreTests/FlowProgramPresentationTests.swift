@@ -68,9 +68,10 @@ struct ProgramLookupStatusTests {
         c.notKnown = 1
         c.scans = 1
         c.exact = 2
+        c.dumps = 1
         let values = ProgramLookupStatus.values(c)
         #expect(values == ["programs.lookedUp": "3", "programs.found": "2", "programs.notKnown": "1", "programs.dropped": "0", "programs.scans": "1",
-                           "programs.exact": "2"])
+                           "programs.exact": "2", "programs.dumps": "1"])
         #expect(ProgramLookupStatus.line(values) == "3 looked up: 2 named, 1 not known")
         c.dropped = 4
         #expect(ProgramLookupStatus.line(ProgramLookupStatus.values(c)) == "3 looked up: 2 named, 1 not known, 4 not looked up (too many waiting)")
