@@ -96,8 +96,8 @@ final class ProgramResolver {
             var sockets: Result<[DiagSocket], SockDiagError>
             let server = request.serverAddress.flatMap(ProgramLookupRequest.addressBytes)
             // A client address this machine does not have (a phone using tv as its proxy) has no
-            // socket here to find: no dump (a walk of the whole TCP table), and no local socket
-            // that merely shares its port (a listener on `0.0.0.0:PORT` matched it) is named.
+            // socket here to find: no dump (a walk of the whole socket table), and no local socket
+            // that merely shares its port is named (a UDP socket bound to `0.0.0.0:PORT` was).
             if !clientsAreLocal, parsed.bytes.withUnsafeBufferPointer({ tv_address_is_local(Int32(parsed.family), $0.baseAddress) }) == 0 {
                 found.append((request, address, server?.bytes, .success([])))
                 continue

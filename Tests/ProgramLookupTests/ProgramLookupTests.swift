@@ -231,17 +231,17 @@ struct ProgramLookupTests {
         lookup.stop()
     }
 
-    @Test("a client of another machine, its port held by a local listener on 0.0.0.0: another machine, with no dump of the socket table")
-    func otherMachineBesideALocalListener() throws {
-        let (child, input, out) = try Self.python("import socket,sys; l=socket.socket(); l.bind(('0.0.0.0', 0)); l.listen(4); "
-                                                  + "print(l.getsockname()[1], flush=True); sys.stdin.read()")
+    @Test("a UDP client of another machine whose port a local socket bound to 0.0.0.0 holds: another machine, not that socket's program, with no dump of the socket table")
+    func otherMachineBesideALocalSocket() throws {
+        let (child, input, out) = try Self.python("import socket,sys; u=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('0.0.0.0', 0)); "
+                                                  + "print(u.getsockname()[1], flush=True); sys.stdin.read()")
         defer { try? input.close(); _ = child.wait(seconds: 10) }
         let port = try #require(UInt16(Self.line(out.fileDescriptor)))
         let answers = Answers()
         let lookup = ProgramLookup { id, p in answers.add(id, p) }
         defer { lookup.stop() }
         lookup.lookUp(ProgramLookupRequest(flowID: 9, clientAddress: "192.0.2.77", clientPort: port, serverAddress: nil, serverPort: 0,
-                                           transport: .tcp))
+                                           transport: .udp))
         #expect(answers.got.wait(timeout: .now() + 5) == .success)
         #expect(answers.list.withLock { $0.first?.1 } == .notKnown(.otherMachine))
         // Not looked for: no walk of the socket table for an address this machine does not have.
