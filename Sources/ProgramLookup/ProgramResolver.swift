@@ -115,31 +115,31 @@ final class ProgramResolver {
                 answeredExactly = true
                 sockets = .success(list)
                 exactQueries.append((found.count, query))
-                // An IPv6 socket speaking IPv4 (Java's way) is found by its IPv4 four-tuple and
-                // answered as what it is: it is matched by its mapped address.
-                if address.family == UInt8(AF_INET) {
-                    let mapped = [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + address.bytes
-                    if list.contains(where: { $0.family == UInt8(AF_INET6) && $0.source == mapped }) { address = (UInt8(AF_INET6), mapped) }
-                }
             } else {
                 sockets = dump(family: address.family, transport: request.transport, port: request.clientPort)
             }
-            // An IPv4 client may be an IPv6 socket speaking IPv4 (`::ffff:a.b.c.d`, Java's way).
+            // An IPv4 client may be an IPv6 socket speaking IPv4 (`::ffff:a.b.c.d`, Java's way),
+            // matched by its mapped address. An exact request finds it by its IPv4 four-tuple (the
+            // kernel looks such sockets up by their IPv4 addresses) and answers it as what it is.
             // The IPv4 dump is by port alone, so it may hold other connections' sockets with that
             // port and none of them the client's: a TIME_WAIT socket of a connection to another
             // server (Linux gives one ephemeral port to connections to different destinations),
             // common on a busy machine, named Java's flow "socket gone" (ExecProxyRunTests in
-            // full-suite CI runs). So the IPv6 dump is asked whenever no live IPv4 socket matches.
-            if answeredExactly {
-                // The exact request found IPv4-mapped sockets too (the kernel looks them up by
-                // their IPv4 addresses). One that missed was followed by the dump, as below.
-            } else if case .success(let list) = sockets, address.family == UInt8(AF_INET),
-                      !ProgramMatch.holdsLiveSocket(list, address: address.bytes, port: request.clientPort) {
-                let mapped = [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + address.bytes
-                let six = dump(family: UInt8(AF_INET6), transport: request.transport, port: request.clientPort)
-                if case .success(let list6) = six, ProgramMatch.holdsLiveSocket(list6, address: mapped, port: request.clientPort) {
-                    sockets = six
-                    address = (UInt8(AF_INET6), mapped)
+            // full-suite CI runs). So after a dump the IPv6 dump is asked whenever no live IPv4
+            // socket matches (after an exact request that missed too).
+            if address.family == UInt8(AF_INET), case .success(let list) = sockets {
+                if answeredExactly {
+                    if list.contains(where: { $0.family == UInt8(AF_INET6) }) {
+                        let mapped = Self.mapped(address.bytes)
+                        if list.contains(where: { $0.source == mapped }) { address = (UInt8(AF_INET6), mapped) }
+                    }
+                } else if !ProgramMatch.holdsLiveSocket(list, address: address.bytes, port: request.clientPort) {
+                    let mapped = Self.mapped(address.bytes)
+                    let six = dump(family: UInt8(AF_INET6), transport: request.transport, port: request.clientPort)
+                    if case .success(let list6) = six, ProgramMatch.holdsLiveSocket(list6, address: mapped, port: request.clientPort) {
+                        sockets = six
+                        address = (UInt8(AF_INET6), mapped)
+                    }
                 }
             }
             if case .success(let list) = sockets {
@@ -251,6 +251,9 @@ final class ProgramResolver {
             return .failure(error)
         }
     }
+
+    /// The IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2) of IPv4 address bytes.
+    private static func mapped(_ v4: [UInt8]) -> [UInt8] { [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + v4 }
 
     /// One dump of `family` sockets of the flow's protocol with local port `port`.
     private func dump(family: UInt8, transport: FlowTransport, port: UInt16) -> Result<[DiagSocket], SockDiagError> {
