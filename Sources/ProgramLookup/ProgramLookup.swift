@@ -135,8 +135,10 @@ public final class ProgramLookup: Sendable {
     /// Tells the lookup where tv listens for clients that connect to it (the explicit proxy,
     /// SOCKS5, reverse mode): `address` (numeric) and `port`, the peer of each such client's
     /// socket, which is then asked for by its four-tuple instead of by a dump of every socket on
-    /// its port (`SockDiagQuery`). An address bound to all (`0.0.0.0`, `::`) or that is no
-    /// numeric address changes nothing. From the next batch on.
+    /// its port (`SockDiagQuery`). Bound to every address (`0.0.0.0`, `::`), a client is asked
+    /// for with its own address as its peer (the one a local client reached, unless it bound
+    /// another; a miss falls back to the dump). Text that is no numeric address changes nothing.
+    /// From the next batch on.
     public func setListener(address: String, port: UInt16) {
         let parsed = ProgramLookupRequest.addressBytes(address)
         shared.state.withLock { $0.listener = parsed.map { ($0.family, $0.bytes, port) } }

@@ -58,8 +58,8 @@ final class ProgramResolver {
     /// True when each flow's server is its client socket's peer (the TUN and transparent modes,
     /// `tv exec`): the socket is asked by its four-tuple (`SockDiagQuery`).
     var peersAreServers = false
-    /// Where tv listens for its clients in the other modes, when that is one address: their
-    /// sockets' peer, so they are asked by their four-tuple too (`SockDiagQuery`).
+    /// Where tv listens for its clients in the other modes: their sockets' peer (one address; all
+    /// zeros: the client's own), so they are asked by their four-tuple too (`SockDiagQuery`).
     var listener: (family: UInt8, bytes: [UInt8], port: UInt16)?
     /// Flows whose socket an exact request answered.
     private(set) var exactAnswers: UInt64 = 0

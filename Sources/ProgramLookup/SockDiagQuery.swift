@@ -13,7 +13,11 @@ import Glibc
 /// It needs the socket's peer: the flow's server where tv sees the program's own connection (the
 /// TUN and transparent modes; in `tv exec` by construction), tv's listener where the program
 /// connected to tv (the explicit proxy, SOCKS5, reverse mode). A listener bound to every address
-/// (`0.0.0.0`, `::`) does not say which one a client reached, so its clients are asked by a dump.
+/// (`0.0.0.0`, `::`) does not say which one a client reached; a local client that did not bind
+/// an address has the one it connected to as its own (Linux takes a local route's destination
+/// as the source: `ip_route_output_key_hash_rcu`, RTN_LOCAL; RFC 6724 rule 1 in IPv6), so its
+/// socket is asked for with its own address as the peer, and a miss (a client that bound another
+/// address) falls back to the dump (`outcome`).
 /// The dump by port cost 36 % of tv's CPU samples in a reverse-mode run of new connections
 /// (`perf`, wrk -c16 with `Connection: close`, 2026-12-03): one walk of the TCP hash per flow.
 public enum SockDiagQuery: Sendable, Equatable {
@@ -30,7 +34,8 @@ public enum SockDiagQuery: Sendable, Equatable {
     ///   - server: the server's, when known; it must be of the client's family.
     ///   - peersAreServers: the flows' servers are their client sockets' peers.
     ///   - listener: where tv listens for the clients of the other modes (family, address bytes,
-    ///     port), when it is one address; it must be of the client's family.
+    ///     port): one address of the client's family is the peer; all zeros (bound to every
+    ///     address, either family) make the client's own address the peer.
     public static func plan(transport: FlowTransport, client: (family: UInt8, bytes: [UInt8]), clientPort: UInt16,
                             server: (family: UInt8, bytes: [UInt8])?, serverPort: UInt16, peersAreServers: Bool,
                             listener: (family: UInt8, bytes: [UInt8], port: UInt16)? = nil) -> SockDiagQuery {
@@ -39,7 +44,10 @@ public enum SockDiagQuery: Sendable, Equatable {
         if peersAreServers {
             peer = server.flatMap { $0.family == client.family ? ($0.bytes, serverPort) : nil }
         } else {
-            peer = listener.flatMap { $0.family == client.family && $0.bytes.contains { $0 != 0 } ? ($0.bytes, $0.port) : nil }
+            peer = listener.flatMap { listener in
+                guard listener.bytes.contains(where: { $0 != 0 }) else { return (client.bytes, listener.port) }
+                return listener.family == client.family ? (listener.bytes, listener.port) : nil
+            }
         }
         guard let peer, peer.port != 0 else { return .dump }
         return .exact(family: client.family, source: client.bytes, sourcePort: clientPort, destination: peer.bytes, destinationPort: peer.port)

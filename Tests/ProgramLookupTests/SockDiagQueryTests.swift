@@ -32,7 +32,7 @@ struct SockDiagQueryTests {
                                    peersAreServers: true) == .dump)
     }
 
-    @Test("clients of tv's listener (explicit proxy, SOCKS5, reverse mode): exact to the listener when it is one address of the client's family; a wildcard listener or none: a dump")
+    @Test("clients of tv's listener (explicit proxy, SOCKS5, reverse mode): exact to the listener when it is one address of the client's family, to the client's own address when it is bound to every address; none: a dump")
     func planToTheListener() {
         let loopback: (family: UInt8, bytes: [UInt8]) = (2, [127, 0, 0, 1])
         let loopback6: (family: UInt8, bytes: [UInt8]) = (10, [UInt8](repeating: 0, count: 15) + [1])
@@ -43,12 +43,23 @@ struct SockDiagQueryTests {
         #expect(SockDiagQuery.plan(transport: .tcp, client: loopback6, clientPort: 54_321, server: nil, serverPort: 0,
                                    peersAreServers: false, listener: (10, loopback6.bytes, 8080))
                 == .exact(family: 10, source: loopback6.bytes, sourcePort: 54_321, destination: loopback6.bytes, destinationPort: 8080))
-        // Bound to every address: which one the client reached is not known.
+        // Bound to every address: the client's own address is the peer (what a local client
+        // reached, unless it bound another), in either family (`::` takes IPv4 clients too).
+        let lan: (family: UInt8, bytes: [UInt8]) = (2, [192, 168, 1, 5])
         #expect(SockDiagQuery.plan(transport: .tcp, client: loopback, clientPort: 54_321, server: Self.remote, serverPort: 443,
-                                   peersAreServers: false, listener: (2, [0, 0, 0, 0], 8080)) == .dump)
+                                   peersAreServers: false, listener: (2, [0, 0, 0, 0], 8080))
+                == .exact(family: 2, source: [127, 0, 0, 1], sourcePort: 54_321, destination: [127, 0, 0, 1], destinationPort: 8080))
+        #expect(SockDiagQuery.plan(transport: .tcp, client: lan, clientPort: 40_000, server: nil, serverPort: 0,
+                                   peersAreServers: false, listener: (10, [UInt8](repeating: 0, count: 16), 8080))
+                == .exact(family: 2, source: [192, 168, 1, 5], sourcePort: 40_000, destination: [192, 168, 1, 5], destinationPort: 8080))
         #expect(SockDiagQuery.plan(transport: .tcp, client: loopback6, clientPort: 54_321, server: nil, serverPort: 0,
-                                   peersAreServers: false, listener: (10, [UInt8](repeating: 0, count: 16), 8080)) == .dump)
-        // Another family, no port, UDP, no client port: a dump.
+                                   peersAreServers: false, listener: (10, [UInt8](repeating: 0, count: 16), 8080))
+                == .exact(family: 10, source: loopback6.bytes, sourcePort: 54_321, destination: loopback6.bytes, destinationPort: 8080))
+        #expect(SockDiagQuery.plan(transport: .tcp, client: loopback, clientPort: 54_321, server: nil, serverPort: 0,
+                                   peersAreServers: false, listener: (2, [0, 0, 0, 0], 0)) == .dump)
+        // No listener known, another family, no port, UDP, no client port: a dump.
+        #expect(SockDiagQuery.plan(transport: .tcp, client: loopback, clientPort: 54_321, server: Self.remote, serverPort: 443,
+                                   peersAreServers: false, listener: nil) == .dump)
         #expect(SockDiagQuery.plan(transport: .tcp, client: loopback6, clientPort: 54_321, server: nil, serverPort: 0,
                                    peersAreServers: false, listener: listener) == .dump)
         #expect(SockDiagQuery.plan(transport: .tcp, client: loopback, clientPort: 54_321, server: nil, serverPort: 0,
