@@ -18,8 +18,8 @@ public struct ContentCounters: Sendable, Equatable {
     public var bytesWritten: Int64 = 0
     /// Turns lost to a write or index failure (see `lastError`).
     public var turnsLost = 0
-    /// The most recent failure, as its sentence.
-    public var lastError: String?
+    /// The most recent failure (its sentence: `message`).
+    public var lastError: ContentWriteFailure?
     /// Attempts to store turns (segment writes and index transactions) that failed.
     public var failedWrites = 0
     /// True while storing turns fails (from a failed attempt until the next successful one).

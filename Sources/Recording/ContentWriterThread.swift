@@ -161,7 +161,7 @@ final class ContentWriterThread: QueueWriter {
         /// Their kept bytes.
         var written: Int64 = 0
         var lost = 0
-        var lastError: String?
+        var lastError: ContentWriteFailure?
     }
 
     private var staging = Staging()
@@ -200,7 +200,7 @@ final class ContentWriterThread: QueueWriter {
                 if work.count >= ContentWriterThread.stageLimit { writeStaged(&work, batch) }
             } catch {
                 work.lost += 1
-                work.lastError = (error as? ContentError)?.message ?? (error as? FlowStoreError)?.message ?? "\(error)"
+                work.lastError = ContentWriteFailure(error)
             }
         }
         writeStaged(&work, batch)
@@ -271,7 +271,7 @@ final class ContentWriterThread: QueueWriter {
                 _ = try segment.append(ranges)
             }
         } catch {
-            work.lastError = (error as? ContentError)?.message ?? "\(error)"
+            work.lastError = ContentWriteFailure(error)
         }
         let size = segment.size
         for row in work.turns {
@@ -318,7 +318,7 @@ final class ContentWriterThread: QueueWriter {
             }
         } catch {
             work.lost += count
-            work.lastError = (error as? FlowStoreError)?.message ?? "\(error)"
+            work.lastError = ContentWriteFailure(error)
         }
     }
 
@@ -362,8 +362,8 @@ final class ContentWriterThread: QueueWriter {
         do {
             _ = try sweep()
         } catch {
-            let text = (error as? ContentError)?.message ?? (error as? FlowStoreError)?.message ?? "\(error)"
-            queue.updateCounters { $0.lastError = text }
+            let failure = ContentWriteFailure(error)
+            queue.updateCounters { $0.lastError = failure }
         }
     }
 

@@ -46,7 +46,7 @@ public struct RecordingLosses: Sendable, Equatable {
         contentWritesFailed = content.failedWrites
         contentChunksDropped = content.chunksDropped
         contentFailing = content.failing
-        lastContentError = content.failedWrites > 0 ? content.lastError : nil
+        lastContentError = content.failedWrites > 0 ? content.lastError?.message : nil
     }
 
     /// True when everything was saved (nothing lost, dropped or waiting), even if some writes

@@ -23,7 +23,7 @@ public enum RecordingPresentation {
     public static func contentNotice(_ change: WriteHealth.Change, _ counters: ContentCounters) -> String {
         switch change {
         case .startedFailing:
-            let cause = counters.lastError ?? "A write of decrypted content failed."
+            let cause = counters.lastError?.message ?? "A write of decrypted content failed."
             return "Decrypted content is not being saved: \(cause) Connections are still forwarded; tv tries again with the next turns and says when recording resumes."
         case .resumed:
             return "Recording resumed: decrypted content is saved again (\(turns(counters.turnsLost)) could not be saved)."

@@ -24,7 +24,7 @@ import Testing
             == "Recording resumed: flows are saved again; 4 flows could not be saved and 1 flow lost their last update.")
         var content = ContentCounters()
         content.turnsLost = 2
-        content.lastError = ContentError.diskFull(path: "/d/content/content-00000003.seg").message
+        content.lastError = .segment(.diskFull(path: "/d/content/content-00000003.seg"))
         #expect(RecordingPresentation.contentNotice(.startedFailing, content)
             == "Decrypted content is not being saved: The disk holding the data folder is full (/d/content/content-00000003.seg cannot grow); free some space on it and try again. Connections are still forwarded; tv tries again with the next turns and says when recording resumes.")
         #expect(RecordingPresentation.contentNotice(.resumed, content)
@@ -41,7 +41,7 @@ import Testing
         content.turnsLost = 3
         content.failedWrites = 1
         content.chunksDropped = 1
-        content.lastError = "The content error."
+        content.lastError = .segment(.cannotWrite(path: "/d/content/content-00000001.seg", reason: "Permission denied"))
         let losses = RecordingLosses(flows: flowCounters(notSaved: 254, stale: 1, failedWrites: 9, dropped: 2), content: content)
         #expect(RecordingPresentation.stopped(losses, folder: "/d")
             == "not everything was saved in /d: 254 flows never written, 1 flow without their last update, 2 flow events dropped because the database could not keep up, 3 turns of decrypted content never written, 1 content chunk dropped because the disk could not keep up. The last error: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again.")
@@ -52,7 +52,7 @@ import Testing
         content.turnsLost = 1
         content.failedWrites = 1
         content.failing = true
-        content.lastError = "The content error."
+        content.lastError = .segment(.cannotWrite(path: "/d/content/content-00000001.seg", reason: "Permission denied"))
         let losses = RecordingLosses(flows: flowCounters(notSaved: 7, waiting: 12, failedWrites: 4, failing: true), content: content)
         #expect(RecordingLosses(values: losses.values) == losses)
         #expect(RecordingLosses(values: ["mode": "regular"]) == nil)
@@ -62,7 +62,7 @@ import Testing
             "flows not saved   7 (0 without their last update, 12 waiting to be retried; 4 failed writes, failing now)",
             "  last error      The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again.",
             "content not saved 1 turn (1 failed writes, failing now)",
-            "  last error      The content error.",
+            "  last error      Could not write decrypted content to /d/content/content-00000001.seg (Permission denied); check free space and that the content folder belongs to you (0700), then try again.",
         ])
         #expect(RecordingPresentation.statusLines(RecordingLosses()) == [])
     }

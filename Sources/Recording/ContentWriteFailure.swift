@@ -1,0 +1,31 @@
+import FlowStore
+import TVHome
+
+/// Why storing decrypted content failed (`ContentCounters.lastError`): a segment file's fault or
+/// the turns index's. The sentence is the underlying error's, rendered when it is read
+/// (`message`), so callers branch on the kind and never on text.
+public enum ContentWriteFailure: UserFacingError, Equatable {
+    /// A segment file could not be made, written, read or deleted (the disk full among them).
+    case segment(ContentError)
+    /// The turns index (the flow database) could not be opened or written.
+    case index(FlowStoreError)
+    /// An error of neither kind, by its description (no path of the writer throws one today).
+    case unexpected(String)
+
+    /// The failure `error` is: a `ContentError` is the segment's, a `FlowStoreError` the index's.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as ContentError: self = .segment(error)
+        case let error as FlowStoreError: self = .index(error)
+        default: self = .unexpected(String(describing: error))
+        }
+    }
+
+    public var message: String {
+        switch self {
+        case let .segment(error): return error.message
+        case let .index(error): return error.message
+        case let .unexpected(description): return "Storing decrypted content failed (\(description)); tv tries again with the next turns."
+        }
+    }
+}
