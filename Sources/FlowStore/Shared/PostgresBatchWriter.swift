@@ -4,7 +4,8 @@ import FlowTerms
 /// The shared store's side of the flow writer thread (`FlowBatchStore`): its own libpq
 /// connection, made, used and closed on that thread. A batch is one transaction: the flows'
 /// latest records and the request rows (their paths without the query, `SharedExchangeRows`)
-/// sent as `insertion` says (`SharedBatchRows`: by default COPY into staging tables, then one
+/// sent as `insertion` says (`SharedBatchRows`: by default the flows it has no row of yet by COPY
+/// straight into `flows` (`SharedNewFlows`), the rest by COPY into staging tables, then one
 /// `INSERT … SELECT … ON CONFLICT (instance_id, id) DO UPDATE` each), programs, the local names,
 /// pinned hosts and audit rows when due (`LocalTableSync`), and the instance's `last_seen`.
 /// A flow first written takes the local audit session recording then (`audit_session_id`).
@@ -18,6 +19,9 @@ final class PostgresBatchWriter: FlowBatchStore {
     /// Reads this data folder's names, pinned hosts, audit rows and live audit session; nil:
     /// events only.
     private let tables: LocalTableSync?
+    /// The flows this connection wrote while open (`SharedNewFlows`): the rest of a batch's
+    /// flows are copied straight into `flows`.
+    private var newFlows = SharedNewFlows()
 
     /// Connects, applies migrations, records the instance (`instances`), makes the staging
     /// tables (`SharedStaging`) and closes the flows it left open when it was killed
@@ -47,9 +51,11 @@ final class PostgresBatchWriter: FlowBatchStore {
 
     func write(_ events: [FlowEvent]) throws {
         let batch = CollapsedFlowBatch(events)
-        let rows = SharedBatchRows(flows: batch.flows, programs: Dictionary(batch.programs, uniquingKeysWith: { _, last in last }),
+        var rows = SharedBatchRows(flows: batch.flows, programs: Dictionary(batch.programs, uniquingKeysWith: { _, last in last }),
                                    exchanges: batch.exchanges.inOrder, instance: instance,
                                    auditSession: batch.flowCount == 0 ? nil : tables?.liveAuditSession())
+        let known = newFlows
+        rows.isNew = { known.isNew($0) }
         do {
             try connection.transaction {
                 try rows.send(on: connection, as: insertion)
@@ -57,6 +63,7 @@ final class PostgresBatchWriter: FlowBatchStore {
                 try connection.query("UPDATE instances SET last_seen = ? WHERE instance_id = ?",
                                      [.integer(Int64(Date().timeIntervalSince1970 * 1_000_000)), .text(instance.id)])
             }
+            newFlows.committed(rows.flows)
         } catch {
             tables?.reset()
             throw error
