@@ -9,7 +9,8 @@ public enum ContentWriteFailure: UserFacingError, Equatable {
     case segment(ContentError)
     /// The turns index (the flow database) could not be opened or written.
     case index(FlowStoreError)
-    /// An error of neither kind, by its description (no path of the writer throws one today).
+    /// An error of neither kind, by its description (no path of the writer throws one today);
+    /// what tv does about it (it tries again with the next turns) is said where it is shown.
     case unexpected(String)
 
     /// The failure `error` is: a `ContentError` is the segment's, a `FlowStoreError` the index's.
@@ -25,7 +26,7 @@ public enum ContentWriteFailure: UserFacingError, Equatable {
         switch self {
         case let .segment(error): return error.message
         case let .index(error): return error.message
-        case let .unexpected(description): return "Storing decrypted content failed (\(description)); tv tries again with the next turns."
+        case let .unexpected(description): return "Storing decrypted content failed (\(description))."
         }
     }
 }

@@ -14,7 +14,7 @@ import FlowTerms
         #expect(ContentWriteFailure(index) == .index(index))
         #expect(ContentWriteFailure(index).message == index.message)
         #expect(ContentWriteFailure(CocoaError(.fileWriteUnknown)) == .unexpected(String(describing: CocoaError(.fileWriteUnknown))))
-        #expect(ContentWriteFailure.unexpected("E").message == "Storing decrypted content failed (E); tv tries again with the next turns.")
+        #expect(ContentWriteFailure.unexpected("E").message == "Storing decrypted content failed (E).")
     }
 
     @Test("a content folder removed under a running writer: the turn is lost and the counters hold the segment's typed failure, not its text")

@@ -95,9 +95,14 @@ struct WebRunTests {
         defer { session.kill() }
         let web = try served(session)
         let box = world.sandbox
-        // Server-Sent Events, listened to while a flow is made.
-        let events = Background { try? box.curl(["-N", "--max-time", "4", "-b", web.cookie, web.base + "/api/events"]) }
-        usleep(800_000)
+        // Server-Sent Events, listened to while a flow is made: the flows are made once the
+        // stream has begun (its `retry:` line is in the file), not after a fixed wait (a loaded
+        // CI run connected the stream 800 ms after the flows and saw neither open).
+        let told = box.work + "/events.txt"
+        let events = Background { try? box.curl(["-N", "--max-time", "30", "-o", told, "-b", web.cookie, web.base + "/api/events"], timeout: 40) }
+        func toldSoFar() -> String { (try? String(contentsOfFile: told, encoding: .utf8)) ?? "" }
+        for _ in 0..<200 where !toldSoFar().contains("retry:") { usleep(50_000) }
+        try #require(toldSoFar().contains("retry:"), "the event stream did not begin within 10 s")
         for path in ["/a", "/b"] { _ = try world.curlThrough(session, [world.url(path)]) }
         let rows = try box.closedFlows(2)
         func api(_ path: String) throws -> Any {
@@ -132,11 +137,14 @@ struct WebRunTests {
         let activity = try #require(try api("/api/activity?bars=10") as? [String: Any])
         let counted = (activity["buckets"] as? [[String: Any]] ?? []).compactMap { $0["count"] as? Int }.reduce(0, +)
         #expect(counted == rows.count)
-        // The events told both flows as they opened.
-        let told = try #require(events.wait())
-        for row in rows {
-            #expect(told.out.contains("event: flow\ndata: {\"event\":\"opened\",\"flow\":{\"id\":\(row["id"] as? Int ?? -1),"), "\(told.out)")
-        }
+        // The events told both flows as they opened (waited for ≤ 20 s; then the session ends
+        // the stream).
+        let opened = rows.map { "event: flow\ndata: {\"event\":\"opened\",\"flow\":{\"id\":\($0["id"] as? Int ?? -1)," }
+        for _ in 0..<400 where !opened.allSatisfy(toldSoFar().contains) { usleep(50_000) }
+        let stream = toldSoFar()
+        for line in opened { #expect(stream.contains(line), "\(stream)") }
+        session.kill()
+        _ = events.wait()
     }
 
     /// Where the screenshots go: $TV_TEST_OUTPUT/web-screens, else .build/test-output/web-screens.
