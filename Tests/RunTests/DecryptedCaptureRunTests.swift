@@ -41,7 +41,13 @@ struct DecryptedCaptureRunTests {
         #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600)
 
         let h1Packets = try Self.tshark(box, file, filter: "http", fields: ["http.request.method", "http.request.uri", "http.response.code"])
-        #expect(h1Packets.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200"], "\(h1Packets)")
+        // Said with every payload packet as tshark reads it (checksums checked) and the session's
+        // counters: this failed once in a loaded clean-clone CI run (SYNs with their comments and
+        // four FINs were there, no HTTP) and never alone; the next failure should say why.
+        let seen = h1Packets.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200"] ? []
+            : try Self.tshark(box, file, filter: "tcp.len > 0 || tcp.checksum.status == 2 || ip.checksum.status == 2",
+                              fields: ["frame.number", "tcp.stream", "tcp.seq", "tcp.len", "tcp.checksum.status", "_ws.col.Protocol", "_ws.col.Info"])
+        #expect(h1Packets.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200"], "\(h1Packets) \(seen) \(log)")
         // HTTP/2 without TLS on a port Wireshark does not know is read as such when asked (Decode As).
         let h2Packets = try Self.tshark(box, file, filter: "http2.type == 1",
                                         fields: ["http2.headers.method", "http2.headers.path", "http2.headers.status"],
