@@ -40,13 +40,20 @@ struct DecryptedCaptureRunTests {
         var info = stat()
         #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o600)
 
-        let h1Packets = try Self.tshark(box, file, filter: "http", fields: ["http.request.method", "http.request.uri", "http.response.code"])
-        // Said with every payload packet as tshark reads it (checksums checked) and the session's
-        // counters: this failed once in a loaded clean-clone CI run (SYNs with their comments and
-        // four FINs were there, no HTTP) and never alone; the next failure should say why.
+        // HTTP/1 is read as such by its server port (Decode As), as HTTP/2 is below: without it
+        // tshark gives a stream to whatever protocol Wireshark registers on either of its ports
+        // before its HTTP heuristic is asked, and curl's ephemeral port can be one (44818 is
+        // EtherNet/IP, 48898 ADS, 57000 IRC: `tshark -G decodes`); this failed once in a clean-clone
+        // CI run that way (SYNs, comments and FINs there, no HTTP), and a stream with client port
+        // 44818 fails the same without `-d`.
+        let decodeH1 = ["-d", "tcp.port==\(world.nginx.tlsPort),http"]
+        let h1Packets = try Self.tshark(box, file, filter: "http && !http2", fields: ["http.request.method", "http.request.uri", "http.response.code"],
+                                        extra: decodeH1)
+        // Said with every payload packet as tshark reads it (checksums checked) and the session's log.
         let seen = h1Packets.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200"] ? []
             : try Self.tshark(box, file, filter: "tcp.len > 0 || tcp.checksum.status == 2 || ip.checksum.status == 2",
-                              fields: ["frame.number", "tcp.stream", "tcp.seq", "tcp.len", "tcp.checksum.status", "_ws.col.Protocol", "_ws.col.Info"])
+                              fields: ["frame.number", "tcp.stream", "tcp.seq", "tcp.len", "tcp.checksum.status", "_ws.col.Protocol", "_ws.col.Info"],
+                              extra: decodeH1)
         #expect(h1Packets.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200"], "\(h1Packets) \(seen) \(log)")
         // HTTP/2 without TLS on a port Wireshark does not know is read as such when asked (Decode As).
         let h2Packets = try Self.tshark(box, file, filter: "http2.type == 1",
@@ -96,7 +103,7 @@ struct DecryptedCaptureRunTests {
 
         // Stream 0 is the h1 flow: its response is one HTTP message of the whole body.
         let h1Response = try Self.tshark(box, file, filter: "tcp.stream == 0 && http.response.code == 200",
-                                         fields: ["http.content_length", "tcp.reassembled.length"])
+                                         fields: ["http.content_length", "tcp.reassembled.length"], extra: ["-d", "tcp.port==\(world.nginx.tlsPort),http"])
         #expect(h1Response.map { $0[0] } == ["1048576"], "\(h1Response)")
         #expect(h1Response.first.flatMap { Int($0[1]) } ?? 0 > 1_048_576, "\(h1Response)")
         // The h2 flow: its request and its DATA frames adding up to the body.
