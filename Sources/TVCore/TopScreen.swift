@@ -119,14 +119,29 @@ public struct TopScreen: Sendable {
             + "\(Units.grouped(n(SessionStatusPresentation.closedKey(.failed)))) failed"
     }
 
+    /// The keys the live screen takes, its last line.
+    static let keysLine = "q quit · s sort · p pause"
+
     /// The screen as `height` lines of at most `width` characters (cut, never wrapped).
     public func lines(width: Int, height: Int) -> [String] {
+        guard case .live = liveness else { return fit([stripLine, "  " + Self.keysLine], width: width, height: height) }
+        var fitted = fit(content(width: width, height: height), width: width, height: height - 1)
+        while fitted.count < height - 1 { fitted.append("") }
+        return fitted + [String(Self.keysLine.prefix(width))]
+    }
+
+    /// The screen for a pipe or a file (`tv top --once` when standard output is no terminal and
+    /// `$COLUMNS` is not set): laid out for `width` columns but no line cut and no row left out
+    /// for want of room (every talker, every program, every newest flow of the sample), without
+    /// the keys line or blank rows.
+    public func report(width: Int = 80) -> [String] {
+        guard case .live = liveness else { return [stripLine] }
+        return content(width: width, height: Int(Int32.max))
+    }
+
+    /// The live screen's lines above the keys line, rows chosen for `height` lines, not cut.
+    private func content(width: Int, height: Int) -> [String] {
         var out: [String] = [stripLine]
-        let keys = "q quit · s sort · p pause"
-        guard case .live = liveness else {
-            out.append("  " + keys)
-            return fit(out, width: width, height: height)
-        }
         out.append(settingsLine)
         if let auditStrip { out.append("  " + auditStrip) }
         let chartWidth = max(0, min(60, width - 24))
@@ -169,9 +184,7 @@ public struct TopScreen: Sendable {
             out.append("  \(f.id) \(Units.utc(f.startTime / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(f.host ?? f.serverAddress)) "
                        + "\(FlowListPresentation.protocolAndPort(f)) ↓ \(Units.bytes(f.bytesDown)) ↑ \(Units.bytes(f.bytesUp)) \(end) \(status)")
         }
-        var fitted = fit(out, width: width, height: height - 1)
-        while fitted.count < height - 1 { fitted.append("") }
-        return fitted + [String(keys.prefix(width))]
+        return out
     }
 
     /// `tv top --once --json`: `state`, `reason` (failed), `session` (the status values, as

@@ -109,7 +109,7 @@ struct TopRunTests {
         try tv.stop()
     }
 
-    @Test("--once --json: one sample with the state, the session, rates and talkers; off, and a failed start with its reason")
+    @Test("--once --json: one sample with the state, the session, rates and talkers; off (piped: not cut), and a failed start with its reason")
     func once() throws {
         let world = try RunWorld()
         let box = world.sandbox
@@ -129,6 +129,9 @@ struct TopRunTests {
         #expect(try box.json("top", "--once").string("state") == "live")
         try tv.stop()
         #expect(try box.json("top", "--once").string("state") == "off")
+        // Piped (no terminal, no $COLUMNS), the screen is not cut to 80 columns.
+        let off = try box.tv("top", "--once")
+        #expect(off.out == "tv top  OFF  no session is running for \(box.dataDir); start one with `tv run`\n", "\(off)")
         let taken = try box.tvArgs(["run", "--listen", "127.0.0.1:\(world.nginx.tlsPort)"])
         #expect(taken.status != 0)
         let failed = try box.json("top", "--once")

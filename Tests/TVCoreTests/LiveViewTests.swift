@@ -117,6 +117,32 @@ import TVHome
         #expect(screen.lines(width: 30, height: 5).allSatisfy { $0.count <= 30 })
     }
 
+    @Test("the report for a pipe (tv top --once, no terminal): nothing cut, every talker and newest flow, no keys line or blank rows")
+    func report() {
+        var values = Self.liveValues
+        for n in 1...30 {
+            values["talkers.\(n).host"] = "talker-\(n).a-rather-long-name-that-runs-past-eighty-columns.example"
+            values["talkers.\(n).flows"] = "1"
+            values["talkers.\(n).bytesFromServer"] = String(31 - n)
+            values["talkers.\(n).bytesFromClient"] = "0"
+        }
+        let newest = (1...25).reversed().map { Self.flow(Int64($0), at: Self.t0 + Int64($0) * Self.s, duration: Self.s) }
+        let screen = TopScreen(liveness: .live, values: values, history: RateHistory(), newest: newest,
+                               sort: .bytes, paused: false, nowMicros: Self.t0, dataFolder: "/d")
+        let lines = screen.report()
+        // strip, settings, two rate lines, totals, the talkers' heading and 30 rows, "Newest flows" and 25 rows.
+        #expect(lines.count == 5 + 1 + 30 + 1 + 25, "\(lines)")
+        #expect(lines[6] == "  talker-1.a-rather-long-name-that-runs-past-eighty-columns.example       1       30 B        0 B")
+        #expect(lines[35].hasPrefix("  talker-30."))
+        #expect(lines[36] == "Newest flows")
+        #expect(lines.last == "  1 14:05:04 a.test h2 :443 ↓ 2.9 KiB ↑ 120 B 1.0 s inspected")
+        #expect(!lines.contains(TopScreen.keysLine) && !lines.contains(""))
+        // The terminal's screen of the same sample cuts both.
+        #expect(screen.lines(width: 80, height: 24).allSatisfy { $0.count <= 80 })
+        let off = TopScreen(liveness: .off, values: [:], history: RateHistory(), newest: [], sort: .bytes, paused: false, nowMicros: Self.t0, dataFolder: "/a/data/folder/with/a/long/path/that/would/not/fit/in/80/columns")
+        #expect(off.report() == ["tv top  OFF  no session is running for /a/data/folder/with/a/long/path/that/would/not/fit/in/80/columns; start one with `tv run`"])
+    }
+
     @Test("with programs known, a by-program table sits between the talkers and the newest flows; --json carries it")
     func programs() {
         let programs = [ProgramTotals(command: "curl", flows: 3, bytesDown: 3_072, bytesUp: 100),

@@ -34,12 +34,14 @@ enum TopCommand {
             let screen = sampler.screen(sort: .bytes, paused: false)
             if inv.json {
                 inv.console.line(screen.json.serialized(pretty: true))
-            } else {
+            } else if let size = Terminal.size(environment: inv.environment) {
                 // The screen without the keys line and the blank rows that fill a terminal.
-                let size = Terminal.size(environment: inv.environment) ?? (24, 80)
                 var lines = Array(screen.lines(width: size.columns, height: size.rows).dropLast())
                 while lines.last == "" { lines.removeLast() }
                 for line in lines { inv.console.line(line) }
+            } else {
+                // A pipe or a file: nothing cut (as `top -b`), every row of the sample.
+                for line in screen.report() { inv.console.line(line) }
             }
             return 0
         }
