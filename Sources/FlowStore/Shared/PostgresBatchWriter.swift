@@ -4,9 +4,9 @@ import FlowTerms
 /// The shared store's side of the flow writer thread (`FlowBatchStore`): its own libpq
 /// connection, made, used and closed on that thread. A batch is one transaction: the flows'
 /// latest records and the request rows (their paths without the query, `SharedExchangeRows`)
-/// sent as `insertion` says (`SharedBatchRows`: by default the flows it has no row of yet by COPY
-/// straight into `flows` (`SharedNewFlows`), the rest by COPY into staging tables, then one
-/// `INSERT … SELECT … ON CONFLICT (instance_id, id) DO UPDATE` each), programs, the local names,
+/// sent as `insertion` says (`SharedBatchRows`: by default the flows and request rows it has no
+/// row of yet by COPY straight into `flows` and `exchanges` (`SharedNewRows`), the rest by COPY
+/// into staging tables, then one `INSERT … SELECT … ON CONFLICT … DO UPDATE` each), programs, the local names,
 /// pinned hosts and audit rows when due (`LocalTableSync`), and the instance's `last_seen`.
 /// A flow first written takes the local audit session recording then (`audit_session_id`).
 /// While no flow comes, the local tables are copied on the writer's idle timer when they changed
@@ -22,6 +22,8 @@ final class PostgresBatchWriter: FlowBatchStore {
     /// The flows this connection wrote while open (`SharedNewFlows`): the rest of a batch's
     /// flows are copied straight into `flows`.
     private var newFlows = SharedNewFlows()
+    /// The request rows this connection wrote while open (`SharedNewExchanges`).
+    private var newExchanges = SharedNewExchanges()
 
     /// Connects, applies migrations, records the instance (`instances`), makes the staging
     /// tables (`SharedStaging`) and closes the flows it left open when it was killed
@@ -54,8 +56,9 @@ final class PostgresBatchWriter: FlowBatchStore {
         var rows = SharedBatchRows(flows: batch.flows, programs: Dictionary(batch.programs, uniquingKeysWith: { _, last in last }),
                                    exchanges: batch.exchanges.inOrder, instance: instance,
                                    auditSession: batch.flowCount == 0 ? nil : tables?.liveAuditSession())
-        let known = newFlows
+        let known = newFlows, knownExchanges = newExchanges
         rows.isNew = { known.isNew($0) }
+        rows.isNewExchange = { knownExchanges.isNew($0) }
         do {
             try connection.transaction {
                 try rows.send(on: connection, as: insertion)
@@ -64,6 +67,7 @@ final class PostgresBatchWriter: FlowBatchStore {
                                      [.integer(Int64(Date().timeIntervalSince1970 * 1_000_000)), .text(instance.id)])
             }
             newFlows.committed(rows.flows)
+            newExchanges.committed(rows.exchanges)
         } catch {
             tables?.reset()
             throw error
