@@ -30,21 +30,37 @@ public final class DecryptedCapture: ChunkRecorder {
                       Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
     }
 
-    /// Where the file is.
+    /// Whether `name` is a decrypted capture's file name (`fileName`, or one with `-N` after the
+    /// time when a session started in the same second): what retention and delete-everything
+    /// look for in the captures folder.
+    public static func isFileName(_ name: String) -> Bool {
+        name.hasPrefix("decrypted-") && name.hasSuffix(".pcapng")
+    }
+
+    /// `path` with `-N` before its extension: the name taken when `path` exists (another
+    /// session started in the same second). Pure.
+    static func numbered(_ path: String, _ n: Int) -> String {
+        guard n > 1, path.hasSuffix(".pcapng") else { return path }
+        return String(path.dropLast(".pcapng".count)) + "-\(n).pcapng"
+    }
+
+    /// Where the file is: the path asked for, or `numbered` when it existed.
     public let path: String
     private let queue: BoundedWriterQueue<DecryptedCaptureThread>
     private let recording: Atomic<Bool>
     private let lastFailure: FailureNote
     private let writeModeNote: WriteModeNote
 
-    /// Creates the file (0600, never over an existing one; O_DIRECT where the file system allows
-    /// it, `CaptureFileAppender`) and starts the writer thread.
+    /// Creates the file (0600, never over an existing one: `-2`, `-3` … after the name when it
+    /// exists; O_DIRECT where the file system allows it, `CaptureFileAppender`), locks it for as
+    /// long as it is written (an exclusive flock(2), as the packet capture's files:
+    /// `CaptureFolder.isRecording` tells it from any process) and starts the writer thread. A
+    /// session that ends without an inspected flow leaves no file.
     /// - Parameter tailInterval: seconds the tail past the file's last whole block may wait in
     ///   the direct buffer before it is written (`CaptureTailSchedule`; `flush` writes it at once).
     /// - Throws: `FileWriteError` when the file cannot be created.
     public init(path: String, lingerMillis: Int = 50, directWrites: Bool = true,
                 directBufferBytes: Int = CaptureFileAppender.defaultBufferBytes, tailInterval: Double = 1) throws {
-        self.path = path
         recording = Atomic(true)
         let failure = FailureNote()
         lastFailure = failure
@@ -54,16 +70,23 @@ public final class DecryptedCapture: ChunkRecorder {
                                                                lingerMillis: lingerMillis, lingerAfterWrite: false)
         self.queue = queue
         // The file is made on the writer's thread, which owns it from then on.
+        let chosen = Mutex(path)
         try queue.startThread(named: "tv decrypted capture") {
-            let output: CaptureFileAppender
-            do throws(Errno) {
-                output = try CaptureFileAppender(creating: path, direct: directWrites, bufferBytes: directBufferBytes)
-            } catch {
-                throw FileWriteError(path: path, reason: error.phrase)
+            var n = 1
+            while true {
+                let candidate = Self.numbered(path, n)
+                do throws(Errno) {
+                    let output = try CaptureFileAppender(creating: candidate, direct: directWrites, bufferBytes: directBufferBytes)
+                    chosen.withLock { $0 = candidate }
+                    return DecryptedCaptureThread(output: output, path: candidate, tailInterval: tailInterval,
+                                                  failures: { reason in failure.note(reason) }, mode: { now in mode.note(now) })
+                } catch {
+                    guard error.code == EEXIST, n < 100 else { throw FileWriteError(path: candidate, reason: error.phrase) }
+                    n += 1
+                }
             }
-            return DecryptedCaptureThread(output: output, tailInterval: tailInterval, failures: { reason in failure.note(reason) },
-                                          mode: { now in mode.note(now) })
         }
+        self.path = chosen.withLock { $0 }
     }
 
     deinit { queue.stop() }

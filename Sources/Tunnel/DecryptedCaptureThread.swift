@@ -23,6 +23,10 @@ final class DecryptedCaptureThread: QueueWriter {
     static func streamComment(flow: UInt64) -> String { "tv flow \(flow)" }
 
     private let output: CaptureFileAppender
+    /// The file, removed at `stop` when no inspected flow began in it.
+    private let path: String
+    /// Whether a stream began in the file.
+    private var holdsStreams = false
     private let failures: @Sendable (String) -> Void
     private let mode: @Sendable (CaptureWriteMode) -> Void
     private var streams: [UInt64: (synthesizer: TCPStreamSynthesizer, startMicros: Int64)] = [:]
@@ -34,9 +38,12 @@ final class DecryptedCaptureThread: QueueWriter {
 
     /// Takes `output` (an empty file) and writes the file's header; `mode` hears how the file is
     /// written, after each write; the held tail reaches the file within `tailInterval` seconds.
-    init(output: CaptureFileAppender, tailInterval: Double, failures: @escaping @Sendable (String) -> Void,
+    init(output: CaptureFileAppender, path: String, tailInterval: Double, failures: @escaping @Sendable (String) -> Void,
          mode: @escaping @Sendable (CaptureWriteMode) -> Void) {
         self.output = output
+        self.path = path
+        // Held until the descriptor is closed at `stop`: the file is being recorded.
+        _ = flock(output.descriptor, LOCK_EX | LOCK_NB)
         tail = CaptureTailSchedule(interval: tailInterval)
         self.failures = failures
         self.mode = mode
@@ -87,6 +94,7 @@ final class DecryptedCaptureThread: QueueWriter {
                 var synthesizer = TCPStreamSynthesizer(client: client, server: server, clientISN: isn, serverISN: ~isn)
                 region = place(synthesizer.opening(), comment: flow, at: start, in: base, block: block)
                 streams[flow] = (synthesizer, start)
+                holdsStreams = true
             case let .data(flow, direction, time, block, count, sums):
                 guard var stream = streams[flow] else { continue }
                 var at = block
@@ -149,6 +157,8 @@ final class DecryptedCaptureThread: QueueWriter {
         appendHeads()
         let (fd, tailFailure) = output.handOver()
         if let tailFailure, !failed { failures(tailFailure.phrase) }
+        // A session that inspected nothing (or whose start was refused) leaves no file behind.
+        if !holdsStreams { unlink(path) }
         _ = fdatasync(fd)
         close(fd)
     }

@@ -142,6 +142,51 @@ import TVHome
         }
     }
 
+    /// The decrypted captures (`capture.decrypted`'s files, no row describes them): the captures'
+    /// age and what their size limit leaves take them oldest first, delete-everything takes every
+    /// one, and the one a running session holds locked survives both and is named.
+    @Test func decryptedCapturesLiveUnderTheCapturesLimitsAndGoWithEverything() throws {
+        try withHome { home, database in
+            let now = StorageClock.now()
+            try capture(home, database, seq: 1, endedAt: now - day, bytes: 400_000)
+            func decrypted(_ name: String, bytes: Int, daysOld: Int64) throws {
+                let path = home.captureDirectory + "/" + name
+                _ = FileManager.default.createFile(atPath: path, contents: Data(count: bytes))
+                let seconds = (now - daysOld * day) / 1_000_000
+                var times = [timespec(tv_sec: Int(seconds), tv_nsec: 0), timespec(tv_sec: Int(seconds), tv_nsec: 0)]
+                #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            }
+            try decrypted("decrypted-20251101-100000.pcapng", bytes: 100_000, daysOld: 40)
+            try decrypted("decrypted-20251120-100000.pcapng", bytes: 300_000, daysOld: 3)
+            try decrypted("decrypted-20251121-100000.pcapng", bytes: 300_000, daysOld: 2)
+            try decrypted("decrypted-20251121-100000-2.pcapng", bytes: 200_000, daysOld: 1)
+            // The one a running session writes: held locked, as `DecryptedCapture` holds it.
+            try decrypted("decrypted-20251122-100000.pcapng", bytes: 50_000, daysOld: 0)
+            let held = open(home.captureDirectory + "/decrypted-20251122-100000.pcapng", O_RDONLY)
+            #expect(flock(held, LOCK_EX | LOCK_NB) == 0)
+            defer { close(held) }
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            // 1 MB for the captures: the packet capture keeps 400,000, the decrypted ones 600,000.
+            let limits = StorageLimits(historyMaxAge: nil, capturesMaxBytes: 1_000_000, capturesMaxAge: 30 * day)
+            let report = try manager.applyLimits(limits, recording: nil, now: now)
+            #expect(report.decryptedCapturesDeleted == 2 && report.decryptedCaptureBytesFreed == 400_000, "\(report)")
+            #expect(files(home) == ["capture-000001.pcapng", "decrypted-20251121-100000-2.pcapng", "decrypted-20251121-100000.pcapng",
+                                    "decrypted-20251122-100000.pcapng"])
+            #expect(StoragePresentation.report(report, automatic: true) == ["Deleted 2 decrypted captures (391 KiB)."])
+            let figures = try StorageFigures.read(home: home, limits: limits)
+            #expect(figures.decryptedCaptureFiles == 3 && figures.decryptedCaptureBytes == 550_000)
+            #expect(figures.recordingDecryptedCapture == "decrypted-20251122-100000.pcapng")
+            #expect(StoragePresentation.deletionWarning(figures).last == "decrypted-20251122-100000.pcapng is being written by the running session and is spared.")
+            let everything = try manager.deleteEverything(recording: nil, now: now)
+            #expect(everything.decryptedCapturesDeleted == 2 && everything.sparedDecryptedCapture == "decrypted-20251122-100000.pcapng")
+            #expect(files(home) == ["decrypted-20251122-100000.pcapng"])
+            let said = StoragePresentation.deletedEverything(everything, databaseFile: "tunnelvision.sqlite3", session: true)
+            #expect(said.contains("captures/decrypted-20251122-100000.pcapng, the decrypted capture the running session writes, still holds the plaintext of what it inspected; run this command again after the session ends."), "\(said)")
+            #expect(said.last?.hasSuffix("nothing that was deleted is left in the data folder but the decrypted capture being written.") == true, "\(said)")
+        }
+    }
+
     @Test func figuresAndTheirSentences() {
         let figures = StorageFigures(databaseBytes: 4_194_304, freeBytes: 1_048_576, flows: 12_345, oldestFlowStart: 1_764_471_900_000_000,
                                      captureFiles: 3, captureBytes: 1_500_000_000, recordingCapture: 7, contentBytes: 2_097_152,
@@ -164,5 +209,11 @@ import TVHome
             "This deletes the whole history (12,345 connections, with their packets, names and exchanges), 2 capture files and all decrypted content (2.0 MiB). None of it comes back.",
             "capture-000007.pcapng is being recorded and is spared.",
         ])
+        var withDecrypted = figures
+        (withDecrypted.decryptedCaptureFiles, withDecrypted.decryptedCaptureBytes) = (2, 3 << 20)
+        #expect(StoragePresentation.lines(withDecrypted, now: 0)[4]
+                == "Decrypted captures (capture.decrypted): 3.0 MiB in 2 files, the plaintext of inspected connections; under the captures' limits, after the packet captures.")
+        #expect(StoragePresentation.deletionWarning(withDecrypted)[0]
+                == "This deletes the whole history (12,345 connections, with their packets, names and exchanges), 2 capture files, 2 decrypted captures and all decrypted content (2.0 MiB). None of it comes back.")
     }
 }

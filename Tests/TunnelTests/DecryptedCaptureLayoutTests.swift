@@ -129,7 +129,7 @@ struct DecryptedCaptureLayoutTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/d.pcapng"
         let output = try CaptureFileAppender(creating: path, direct: direct, bufferBytes: 16_384)
-        let writer = DecryptedCaptureThread(output: output, tailInterval: 1, failures: { Issue.record("write failed: \($0)") }, mode: { _ in })
+        let writer = DecryptedCaptureThread(output: output, path: path, tailInterval: 1, failures: { Issue.record("write failed: \($0)") }, mode: { _ in })
         let events = Self.events()
         var counters = DecryptedCaptureCounters()
         var batch = DecryptedCaptureBatch()

@@ -1,3 +1,4 @@
+import Capture
 import FlowTerms
 import Foundation
 import Testing
@@ -20,7 +21,14 @@ struct DecryptedCaptureTests {
         let path = dir + "/" + DecryptedCapture.fileName(startMicros: 1_764_620_000_000_000)
         #expect(path.hasSuffix("/decrypted-20251201-201320.pcapng"))
         let capture = try DecryptedCapture(path: path, lingerMillis: 1)
-        #expect(throws: (any Error).self) { try DecryptedCapture(path: path) }  // never over an existing file
+        // Never over an existing file: a second session in the same second takes `-2`; one that
+        // inspected nothing (or whose start was refused) leaves no file behind.
+        let second = try DecryptedCapture(path: path)
+        #expect(second.path == dir + "/decrypted-20251201-201320-2.pcapng")
+        #expect(FileManager.default.fileExists(atPath: second.path) && CaptureFolder.isRecording(second.path))
+        second.stop()
+        #expect(!FileManager.default.fileExists(atPath: second.path))
+        #expect(DecryptedCapture.isFileName("decrypted-20251201-201320-2.pcapng") && !DecryptedCapture.isFileName("capture-000001.pcapng"))
         let request = Array("GET /one HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8)
         let response = Array("HTTP/1.1 204 No Content\r\n\r\n".utf8)
         func feed(_ flow: UInt64, _ bytes: [UInt8], _ direction: Direction, at offset: Int64) {
@@ -38,7 +46,9 @@ struct DecryptedCaptureTests {
         feed(42, response, .serverToClient, at: 2_500)
         capture.flowEnded(flow: 41, cutOff: false)
         capture.flowEnded(flow: 42, cutOff: true)
+        #expect(CaptureFolder.isRecording(path))
         capture.stop()
+        #expect(!CaptureFolder.isRecording(path))
         #expect(capture.counters.bytesDropped == 0 && capture.failure == nil)
         var info = stat()
         #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)

@@ -15,6 +15,11 @@ public struct StorageFigures: Sendable, Equatable {
     public var captureFiles: Int
     public var captureBytes: Int64
     public var recordingCapture: Int?
+    /// The decrypted captures (`captures/decrypted-*.pcapng`, under the captures' limits), and
+    /// the one a running session writes (its name).
+    public var decryptedCaptureFiles: Int
+    public var decryptedCaptureBytes: Int64
+    public var recordingDecryptedCapture: String?
     /// Decrypted content: the segment files and the kept turns.
     public var contentBytes: Int64
     public var contentTurns: Int
@@ -22,7 +27,8 @@ public struct StorageFigures: Sendable, Equatable {
     public var limits: StorageLimits
 
     public init(databaseBytes: Int64, freeBytes: Int64, flows: Int, oldestFlowStart: Int64?, captureFiles: Int,
-                captureBytes: Int64, recordingCapture: Int?, contentBytes: Int64, contentTurns: Int, limits: StorageLimits) {
+                captureBytes: Int64, recordingCapture: Int?, decryptedCaptureFiles: Int = 0, decryptedCaptureBytes: Int64 = 0,
+                recordingDecryptedCapture: String? = nil, contentBytes: Int64, contentTurns: Int, limits: StorageLimits) {
         self.databaseBytes = databaseBytes
         self.freeBytes = freeBytes
         self.flows = flows
@@ -30,13 +36,16 @@ public struct StorageFigures: Sendable, Equatable {
         self.captureFiles = captureFiles
         self.captureBytes = captureBytes
         self.recordingCapture = recordingCapture
+        self.decryptedCaptureFiles = decryptedCaptureFiles
+        self.decryptedCaptureBytes = decryptedCaptureBytes
+        self.recordingDecryptedCapture = recordingDecryptedCapture
         self.contentBytes = contentBytes
         self.contentTurns = contentTurns
         self.limits = limits
     }
 
     /// Everything tv keeps in the data folder's three stores.
-    public var totalBytes: Int64 { databaseBytes + captureBytes + contentBytes }
+    public var totalBytes: Int64 { databaseBytes + captureBytes + decryptedCaptureBytes + contentBytes }
 
     /// Reads the figures of `home` (read-only: works on a full disk).
     /// - Throws: `FlowStoreError`.
@@ -63,9 +72,12 @@ public struct StorageFigures: Sendable, Equatable {
         let content = try ContentStore(readingHome: home)
         defer { content.close() }
         let usage = try content.usage()
+        let decrypted = DecryptedCaptureFiles(home: home).onDisk()
         return StorageFigures(databaseBytes: bytes, freeBytes: free, flows: flows, oldestFlowStart: oldest,
                               captureFiles: files.count, captureBytes: files.values.reduce(0) { $0 + $1.bytes },
-                              recordingCapture: captures.recording(), contentBytes: usage.fileBytes, contentTurns: usage.turns,
-                              limits: limits)
+                              recordingCapture: captures.recording(), decryptedCaptureFiles: decrypted.count,
+                              decryptedCaptureBytes: decrypted.reduce(0) { $0 + $1.bytes },
+                              recordingDecryptedCapture: decrypted.first(where: \.isRecording)?.name,
+                              contentBytes: usage.fileBytes, contentTurns: usage.turns, limits: limits)
     }
 }

@@ -24,6 +24,7 @@ public final class StorageManager {
     let database: SQLiteDatabase
     let content: ContentStore
     let captures: CaptureFiles
+    let decryptedCaptures: DecryptedCaptureFiles
 
     /// Opens the flow database and the content store of `home` (migrating as needed).
     /// - Throws: `FlowStoreError`, `TVHomeError`.
@@ -33,6 +34,7 @@ public final class StorageManager {
         try FlowSchema.migrate(database)
         content = try ContentStore(home: home)
         captures = CaptureFiles(home: home)
+        decryptedCaptures = DecryptedCaptureFiles(home: home)
     }
 
     /// Closes both connections.
@@ -84,6 +86,15 @@ public final class StorageManager {
             let pruned = try CertificatePruning.prune(database, storedBefore: nil)
             report.certificatesDeleted += pruned
             if pruned > 0 { ServerCertificateMemory.forgetAll() }
+        }
+        // Every decrypted capture but the one a running session writes (said, with its name).
+        for file in decryptedCaptures.onDisk() {
+            if file.isRecording {
+                report.sparedDecryptedCapture = file.name
+            } else if let freed = try decryptedCaptures.delete(file.name) {
+                report.decryptedCapturesDeleted += 1
+                report.decryptedCaptureBytesFreed += freed
+            }
         }
         if case let .integer(open) = try database.scalar("SELECT count(*) FROM flows WHERE duration IS NULL") { report.openFlowsKept = Int(open) }
         report.walBytesLeft = try emptyWAL()
@@ -139,6 +150,18 @@ public final class StorageManager {
                 if let freed = try captures.delete(drop.sequence) {
                     report.captureFilesDeleted += 1
                     report.captureBytesFreed += freed
+                }
+            }
+        }
+        if !plan.deletesAllContent {
+            // The decrypted captures, under the captures' limits with what the packet captures left.
+            let captureBytes = captures.onDisk().values.reduce(Int64(0)) { $0 + $1.bytes }
+            let doomed = DecryptedCaptureRetention.doomed(decryptedCaptures.onDisk(), maxAge: limits.capturesMaxAge,
+                                                          roomBytes: limits.capturesMaxBytes.map { $0 - captureBytes }, now: now)
+            for name in doomed {
+                if let freed = try decryptedCaptures.delete(name) {
+                    report.decryptedCapturesDeleted += 1
+                    report.decryptedCaptureBytesFreed += freed
                 }
             }
         }

@@ -25,6 +25,13 @@ public enum StoragePresentation {
         if let recording = f.recordingCapture {
             out.append("  \(CaptureFolder.fileName(Int64(recording))) is being recorded: it counts, and is never deleted while it is.")
         }
+        if f.decryptedCaptureFiles > 0 {
+            out.append("Decrypted captures (capture.decrypted): \(Units.bytes(f.decryptedCaptureBytes)) in \(counted(f.decryptedCaptureFiles, "file")), "
+                       + "the plaintext of inspected connections; under the captures' limits, after the packet captures.")
+            if let recording = f.recordingDecryptedCapture {
+                out.append("  \(recording) is being written by the running session: it counts, and is never deleted while it is.")
+            }
+        }
         // Said also when empty: each of the three stores with its size and its limit (issue 19).
         out.append("Decrypted content: \(Units.bytes(f.contentBytes)) of a fixed \(Units.bytes(f.limits.contentCeiling)); kept \(f.limits.contentExpiry.words).")
         out.append("Total: \(Units.bytes(f.totalBytes)).")
@@ -42,6 +49,8 @@ public enum StoragePresentation {
                                   ("recording", f.recordingCapture.map { .string(CaptureFolder.fileName(Int64($0))) } ?? .null),
                                   ("maxBytes", optional(f.limits.capturesMaxBytes)),
                                   ("maxAgeMicros", optional(f.limits.capturesMaxAge))])),
+            ("decryptedCaptures", .object([("bytes", .int(f.decryptedCaptureBytes)), ("files", .int(Int64(f.decryptedCaptureFiles))),
+                                           ("recording", f.recordingDecryptedCapture.map { .string($0) } ?? .null)])),
             ("content", .object([("bytes", .int(f.contentBytes)), ("turns", .int(Int64(f.contentTurns))),
                                  ("ceilingBytes", .int(f.limits.contentCeiling)), ("expiry", .string(f.limits.contentExpiry.text))])),
             ("totalBytes", .int(f.totalBytes)),
@@ -72,6 +81,9 @@ public enum StoragePresentation {
         if r.captureFilesDeleted > 0 {
             parts.append("\(counted(r.captureFilesDeleted, "capture file")) (\(Units.bytes(r.captureBytesFreed)))")
         }
+        if r.decryptedCapturesDeleted > 0 {
+            parts.append("\(counted(r.decryptedCapturesDeleted, "decrypted capture")) (\(Units.bytes(r.decryptedCaptureBytesFreed)))")
+        }
         if r.content.rowsDeleted > 0 { parts.append(counted(r.content.rowsDeleted, "decrypted turn")) }
         if r.content.filesDeleted > 0 {
             parts.append("\(counted(r.content.filesDeleted, "content segment")) (\(Units.bytes(r.content.bytesFreed)))")
@@ -100,12 +112,18 @@ public enum StoragePresentation {
         if let spared = r.content.spared {
             out.append("content/\(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.bytes))) is being written by a running tv exec and still holds what it decrypted; run this command again after it ends.")
         }
+        if let spared = r.sparedDecryptedCapture {
+            out.append("captures/\(spared), the decrypted capture the running session writes, still holds the plaintext of what it inspected; run this command again after the session ends.")
+        }
         if r.walBytesLeft > 0 {
             out.append("\(databaseFile)-wal (\(Units.bytes(r.walBytesLeft))) may still hold copies of deleted rows because another tv was reading the history; run this command again when no other tv command is running.")
         } else if session {
+            var still: [String] = []
+            if r.sparedRecording != nil { still.append("the packets of the capture file being recorded") }
+            if r.sparedDecryptedCapture != nil { still.append("the decrypted capture being written") }
             out.append("The running session closed its open content file first, and the history's write-ahead log was emptied: "
-                       + (r.sparedRecording == nil ? "nothing that was deleted is left in the data folder."
-                                                   : "nothing that was deleted is left in the data folder but the packets of the capture file being recorded."))
+                       + (still.isEmpty ? "nothing that was deleted is left in the data folder."
+                                        : "nothing that was deleted is left in the data folder but " + still.joined(separator: " and ") + "."))
         }
         return out
     }
@@ -125,10 +143,16 @@ public enum StoragePresentation {
 
     /// What delete-everything says before acting: what is lost, and what is spared.
     public static func deletionWarning(_ f: StorageFigures) -> [String] {
+        let decrypted = f.decryptedCaptureFiles - (f.recordingDecryptedCapture == nil ? 0 : 1)
+        let files = counted(f.captureFiles - (f.recordingCapture == nil ? 0 : 1), "capture file")
+            + (decrypted > 0 ? ", \(counted(decrypted, "decrypted capture"))" : "")
         var out = ["This deletes the whole history (\(counted(f.flows, "connection")), with their packets, names and exchanges), "
-                   + "\(counted(f.captureFiles - (f.recordingCapture == nil ? 0 : 1), "capture file")) and all decrypted content (\(Units.bytes(f.contentBytes))). None of it comes back."]
+                   + "\(files) and all decrypted content (\(Units.bytes(f.contentBytes))). None of it comes back."]
         if let recording = f.recordingCapture {
             out.append("\(CaptureFolder.fileName(Int64(recording))) is being recorded and is spared.")
+        }
+        if let recording = f.recordingDecryptedCapture {
+            out.append("\(recording) is being written by the running session and is spared.")
         }
         return out
     }

@@ -17,6 +17,11 @@ public struct StorageReport: Sendable, Equatable {
     /// Capture files deleted and the bytes they held.
     public var captureFilesDeleted = 0
     public var captureBytesFreed: Int64 = 0
+    /// Decrypted captures (`captures/decrypted-*.pcapng`) deleted and the bytes they held.
+    public var decryptedCapturesDeleted = 0
+    public var decryptedCaptureBytesFreed: Int64 = 0
+    /// delete-everything: the decrypted capture a running session writes, spared (its name).
+    public var sparedDecryptedCapture: String?
     /// Packet rows pointing into deleted capture files, now marked: their bytes are gone.
     public var packetsMarkedGone = 0
     /// The content sweep's own report (expiry, ceiling, unreferenced segments).
@@ -38,6 +43,6 @@ public struct StorageReport: Sendable, Equatable {
     public var deletedNothing: Bool {
         flowsDeleted == 0 && packetsDeleted == 0 && exchangesDeleted == 0 && flowContentRowsDeleted == 0 && namesDeleted == 0
             && certificatesDeleted == 0
-            && captureFilesDeleted == 0 && packetsMarkedGone == 0 && content.rowsDeleted == 0 && content.filesDeleted == 0
+            && captureFilesDeleted == 0 && decryptedCapturesDeleted == 0 && packetsMarkedGone == 0 && content.rowsDeleted == 0 && content.filesDeleted == 0
     }
 }

@@ -1,0 +1,42 @@
+import Capture
+import Foundation
+import Recording
+import TVHome
+import Tunnel
+
+/// The decrypted captures on disk (`captures/decrypted-*.pcapng`, `DecryptedCapture`): the
+/// plaintext of inspected flows, one file per session. Retention and delete-everything read and
+/// delete them here (`DecryptedCaptureRetention` decides which); the one a running session
+/// writes is the one it holds locked (`CaptureFolder.isRecording`), from any process.
+struct DecryptedCaptureFiles {
+    let folder: String
+
+    init(home: TVHome) { folder = home.captureDirectory }
+
+    /// Every decrypted capture in the folder (regular files only), by name.
+    func onDisk() -> [DecryptedCaptureRetention.File] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter(DecryptedCapture.isFileName).sorted().compactMap { name in
+            var st = stat()
+            let path = folder + "/" + name
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+            return DecryptedCaptureRetention.File(name: name, bytes: Int64(st.st_size),
+                                                  modified: Int64(st.st_mtim.tv_sec) * 1_000_000 + Int64(st.st_mtim.tv_nsec) / 1_000,
+                                                  isRecording: CaptureFolder.isRecording(path))
+        }
+    }
+
+    /// Unlinks `name` unless a session holds it.
+    /// - Returns: the bytes freed, nil when it was already gone or is being written.
+    /// - Throws: `StorageError.cannotDelete`.
+    func delete(_ name: String) throws -> Int64? {
+        let path = folder + "/" + name
+        var st = stat()
+        guard lstat(path, &st) == 0, !CaptureFolder.isRecording(path) else { return nil }
+        if unlink(path) != 0 {
+            if errno == ENOENT { return nil }
+            throw StorageError.cannotDelete(path: path, reason: String(cString: strerror(errno)))
+        }
+        return Int64(st.st_size)
+    }
+}

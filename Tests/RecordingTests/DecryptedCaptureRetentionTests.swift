@@ -1,0 +1,29 @@
+import Testing
+@testable import Recording
+
+/// Which decrypted captures a retention pass deletes (`DecryptedCaptureRetention`), with exact
+/// names: the captures' age first, then the oldest while past the room the size limit leaves;
+/// the file a session writes never.
+@Suite struct DecryptedCaptureRetentionTests {
+    let day: Int64 = 86_400_000_000
+    let now: Int64 = 1_764_620_000_000_000
+
+    func file(_ name: String, _ bytes: Int64, daysOld: Int64, recording: Bool = false) -> DecryptedCaptureRetention.File {
+        .init(name: name, bytes: bytes, modified: now - daysOld * day, isRecording: recording)
+    }
+
+    @Test func ageThenSizeOldestFirstNeverTheOneBeingWritten() {
+        let files = [file("d-c", 300, daysOld: 2), file("d-a", 100, daysOld: 40), file("d-live", 50, daysOld: 45, recording: true),
+                     file("d-b", 300, daysOld: 3), file("d-d", 200, daysOld: 1)]
+        // Age only: the 40-day one; the 45-day one is being written.
+        #expect(DecryptedCaptureRetention.doomed(files, maxAge: 30 * day, roomBytes: nil, now: now) == ["d-a"])
+        // Size only: 950 bytes in 600 of room: the oldest (never the live one) until within.
+        #expect(DecryptedCaptureRetention.doomed(files, maxAge: nil, roomBytes: 600, now: now) == ["d-a", "d-b"])
+        // Both: the age first, then b and c (850 − 300 − 300 = 250 ≤ 300).
+        #expect(DecryptedCaptureRetention.doomed(files, maxAge: 30 * day, roomBytes: 300, now: now) == ["d-a", "d-b", "d-c"])
+        // The packet captures took all the room (or more): every file but the live one.
+        #expect(DecryptedCaptureRetention.doomed(files, maxAge: nil, roomBytes: -5, now: now) == ["d-a", "d-b", "d-c", "d-d"])
+        #expect(DecryptedCaptureRetention.doomed(files, maxAge: nil, roomBytes: nil, now: now) == [])
+        #expect(DecryptedCaptureRetention.doomed([], maxAge: day, roomBytes: 0, now: now) == [])
+    }
+}
