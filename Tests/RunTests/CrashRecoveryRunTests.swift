@@ -46,4 +46,59 @@ struct CrashRecoveryRunTests {
         let locks = try FileManager.default.contentsOfDirectory(atPath: box.dataDir).filter { $0.hasSuffix(".lock") }
         #expect(locks == [])
     }
+
+    /// A server that answers any GET with a 6 MB body sent 64 KiB every 100 ms (~10 s): its
+    /// bytes keep moving through tv for seconds whatever the sockets' buffers hold.
+    static let slowServer = """
+        import socket, sys, threading, time
+        srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("127.0.0.1", int(sys.argv[1]))); srv.listen(8)
+        def serve(c):
+            try:
+                c.recv(65536)
+                c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 6291456\\r\\nConnection: close\\r\\n\\r\\n")
+                for _ in range(96):
+                    c.sendall(b"a" * 65536); time.sleep(0.1)
+            except OSError:
+                pass
+            c.close()
+        while True:
+            c, _ = srv.accept()
+            threading.Thread(target=serve, args=(c,), daemon=True).start()
+        """
+
+    /// Found by a new-user trial: a slow download showed 0 B in `tv flows` for as long as it
+    /// lasted, and a session killed under it left the flow "interrupted" after 0 µs with 0 B.
+    @Test("slow downloads' open rows show their bytes while they last (told every 2 s), plain through the proxy and through a CONNECT tunnel; a session killed under them leaves each row interrupted at its recorded activity, with those bytes")
+    func openFlowsShowTheirBytesAndSurviveAKill() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let slow = try PythonServer(Self.slowServer)
+        defer { slow.stop() }
+        let tv = try world.run()
+        let url = "http://127.0.0.1:\(slow.port)/slow.bin"
+        let plain = try Background(["curl", "-sS", "-x", tv.proxyURL, "-o", "/dev/null", url], logPath: box.root + "/slow-plain.log")
+        defer { plain.stop() }
+        let tunnel = try Background(["curl", "-sS", "-p", "-x", tv.proxyURL, "-o", "/dev/null", url], logPath: box.root + "/slow-tunnel.log")
+        defer { tunnel.stop() }
+        var open: [JSON] = []
+        for _ in 0..<200 {
+            open = try box.flowRows().filter { $0["duration"] is NSNull && ($0.int("bytesDown") ?? 0) > 100_000 }
+            if open.count == 2 { break }
+            usleep(50_000)
+        }
+        let seen = try box.flowRows()
+        try #require(open.count == 2, "not two open rows with their bytes: \(seen)")
+        for row in open { #expect((row.int("lastActivityTime") ?? 0) > (row.int("startTime") ?? 0) + 1_000_000, "\(row)") }
+        tv.kill()
+        plain.stop()
+        tunnel.stop()
+        let next = try world.run()
+        defer { try? next.stop() }
+        for row in open {
+            let closed = try #require(try box.flowRows().first { $0.int("id") == row.int("id") })
+            #expect(closed.string("status") == "interrupted", "\(closed)")
+            #expect((closed.int("duration") ?? 0) >= 1_000_000 && (closed.int("bytesDown") ?? 0) >= (row.int("bytesDown") ?? 0), "\(closed)")
+        }
+    }
 }

@@ -213,7 +213,7 @@ extension ProxyConnection {
             case .moved(let n):
                 loop.counters.splicedBytes.wrappingAdd(UInt64(n), ordering: .relaxed)
                 lastActivity = loop.now
-                machine.spliced(n, direction, atMicros: loop.wallNow)
+                if let command = machine.spliced(n, direction, atMicros: loop.wallNow) { perform(command) }
                 count(n, direction)
                 switch sink.flushPipe() {
                 case .drained: break

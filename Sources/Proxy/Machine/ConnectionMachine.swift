@@ -61,12 +61,15 @@ struct ConnectionMachine {
     var answering: ConnectionFailure?
     /// The relay phase: see `ConnectionMachine+Relay.swift`.
     private(set) var relay = RelayState()
+    /// When the relay's moving bytes are next told (`.updateFlow`).
+    private var progress: FlowProgressReport
 
     init(settings: Settings, facts: FlowFacts, recall: @escaping (PinKey, Int64) -> PinningRecall?) {
         self.settings = settings
         reader = FrontEndReader(credentials: settings.proxyCredentials)
         self.facts = facts
         self.recall = recall
+        progress = FlowProgressReport(startMicros: facts.startMicros)
     }
 
     /// A 502 went to the client in the data phase (`ConnectionMachine+ClientCertificate.swift`
@@ -390,7 +393,8 @@ struct ConnectionMachine {
     /// ServerHello read from a pass-through's first server bytes, the client's first data over
     /// our leaf, a TLS handshake beginning inside a plain relay. Called per chunk on the hot
     /// path: no allocation (but while a handshake message is being read); a command only on the
-    /// first client data of an inspected flow, or when a hello completes.
+    /// first client data of an inspected flow, when a hello completes, or when the totals are
+    /// due to be told (`FlowProgressReport`: `.updateFlow` at most every 2 s while bytes move).
     @inline(__always)
     mutating func moved(_ chunk: UnsafeRawBufferPointer, _ direction: Direction, atMicros now: Int64) -> Command? {
         facts.count(chunk.count, direction, atMicros: now)
@@ -404,7 +408,9 @@ struct ConnectionMachine {
             facts.note(hello)
             return .updateFlow
         }
-        guard relay.watchesUpgrade, let finding = relay.observeUpgrade(chunk, direction) else { return nil }
+        guard relay.watchesUpgrade, let finding = relay.observeUpgrade(chunk, direction) else {
+            return progress.isDue(atMicros: now) ? .updateFlow : nil
+        }
         // A plain relay turned into TLS (STARTTLS, or a client whose first bytes were plain): an
         // encrypted pass-through from here, named by the ClientHello; the ServerHello says the
         // version and protocol the two ends agreed.
@@ -421,9 +427,10 @@ struct ConnectionMachine {
         return .updateFlow
     }
 
-    /// Bytes spliced without being seen: only the totals.
-    mutating func spliced(_ count: Int, _ direction: Direction, atMicros now: Int64) {
+    /// Bytes spliced without being seen: the totals, told as `moved`'s are (`.updateFlow` when due).
+    mutating func spliced(_ count: Int, _ direction: Direction, atMicros now: Int64) -> Command? {
         facts.count(count, direction, atMicros: now)
+        return progress.isDue(atMicros: now) ? .updateFlow : nil
     }
 
     private mutating func relayEnded(_ ending: RelayEnding) -> [Command] {

@@ -58,6 +58,8 @@ struct PlainHTTPMachine {
     private var closeAfterResponse = false
     private var upgraded = false
     private(set) var lastActivity: UInt64 = 0
+    /// When the current upstream flow's moving bytes are next told (`.updateFlow`).
+    private var progress = FlowProgressReport(startMicros: 0)
     /// Set by a server chunk after which this pass reads no more from the server.
     private(set) var serverReadsPaused = false
 
@@ -229,7 +231,14 @@ struct PlainHTTPMachine {
     private mutating func sendUpstream(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, owned: Bool) {
         guard !range.isEmpty, hasUpstream else { return }
         facts?.bytesFromClient &+= UInt64(range.count)
+        facts?.lastActivityMicros = now.micros
         emit(owned ? .sendServer(Array(bytes[range]), record: recording) : .forwardToServer(range, record: recording))
+        reportProgressIfDue()
+    }
+
+    /// The flow's totals told while bytes move (`FlowProgressReport`: at most every 2 s).
+    private mutating func reportProgressIfDue() {
+        if let facts, progress.isDue(atMicros: now.micros) { emit(.updateFlow(facts)) }
     }
 
     /// Where this flow's bytes are recorded (nil: not recorded).
@@ -249,6 +258,7 @@ struct PlainHTTPMachine {
         observeResponse(chunk)
         guard !closed else { return }
         emit(.writeClient(0..<chunk.count))
+        reportProgressIfDue()
         serverReadsPaused = responsesDone()
     }
 
@@ -357,6 +367,7 @@ struct PlainHTTPMachine {
         flow.port = target.port
         flow.status = .notEncrypted
         facts = flow
+        progress = FlowProgressReport(startMicros: now.micros)
         emit(.updateFlow(flow))
         // Requests go into the new leg's queue at once; it is flushed once connected.
         attempt += 1

@@ -1,0 +1,53 @@
+@testable import Proxy
+import Testing
+import FlowTerms
+
+/// An open flow's totals told while bytes move (`FlowProgressReport`): at most every 2 s, never
+/// while nothing moves; through both machines, with the exact commands.
+@Suite("FlowProgressReport")
+struct FlowProgressReportTests {
+    @Test("due 2 s after the start, then 2 s after each report; never earlier, never for a clock that went back")
+    func due() {
+        var p = FlowProgressReport(startMicros: 1_000_000)
+        let answers = [2_999_999, 3_000_000, 4_500_000, 500_000, 5_000_001].map { p.isDue(atMicros: $0) }
+        #expect(answers == [false, true, false, false, true])
+        #expect(p.lastMicros == 5_000_001)
+    }
+
+    @Test("ConnectionMachine: an inspected relay's bursts say .updateFlow once 2 s have passed since the flow began, then every 2 s; spliced bytes too")
+    func connectionMachine() throws {
+        typealias T = ConnectionMachineTests
+        var m = T.machine()   // the flow began at 1,000 µs
+        T.connected(&m)
+        _ = T.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = m.handle(.upstreamHandshakeDone(T.upstreamDone))
+        _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        #expect(T.moved(&m, 500, .clientToServer, at: 2_000) == .clientAccepted(T.fixtureKey()))
+        #expect(T.moved(&m, 16_384, .serverToClient, at: 1_500_000) == nil)
+        #expect(T.moved(&m, 16_384, .serverToClient, at: 2_001_000) == .updateFlow)
+        #expect(m.facts.bytesFromServer == 32_768 && m.facts.lastActivityMicros == 2_001_000)
+        #expect(T.moved(&m, 16_384, .serverToClient, at: 4_000_999) == nil)
+        #expect(T.moved(&m, 100, .clientToServer, at: 4_001_000) == .updateFlow)
+        let spliced = [m.spliced(1_000, .serverToClient, atMicros: 5_000_000), m.spliced(1_000, .serverToClient, atMicros: 6_001_000)]
+        #expect(spliced == [nil, .updateFlow])
+        #expect(m.facts.bytesFromServer == 51_152 && m.facts.bytesFromClient == 600)
+    }
+
+    @Test("PlainHTTPMachine: a long response's chunks add .updateFlow with the flow's totals once 2 s have passed since its leg began, then every 2 s")
+    func plainHTTPMachine() {
+        typealias T = PlainHTTPMachineTests
+        var m = T.started()
+        T.requested(&m)   // the leg began at 3,000 µs (`at: 2`: µs = seconds × 1000 + 1000)
+        let head = "HTTP/1.1 200 OK\r\nContent-Length: 3000000\r\n\r\n"
+        #expect(T.server(&m, head, at: 1_000) == [.tallyFromServer(head.utf8.count, record: nil), .writeClient(0..<head.utf8.count)])
+        let chunk = String(repeating: "a", count: 1_000)
+        // 2,002,000 µs: 1,999,000 after the leg began, not yet.
+        #expect(T.server(&m, chunk, at: 2_001) == [.tallyFromServer(1_000, record: nil), .writeClient(0..<1_000)])
+        var told = T.flow(server: Endpoint(address: "127.0.0.1", port: 8080))
+        told.bytesFromClient = UInt64(T.forwarded.count)
+        told.bytesFromServer = UInt64(head.utf8.count + 2_000)
+        told.lastActivityMicros = 2_003_000
+        #expect(T.server(&m, chunk, at: 2_002) == [.tallyFromServer(1_000, record: nil), .writeClient(0..<1_000), .updateFlow(told)])
+        #expect(T.server(&m, chunk, at: 4_001) == [.tallyFromServer(1_000, record: nil), .writeClient(0..<1_000)])
+    }
+}
