@@ -50,15 +50,60 @@ public struct WebListener: Sendable {
     }
 
     /// `127.0.0.1:8081` or `[::1]:8081`.
-    public var authority: String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
+    public var authority: String { Self.authority(of: address, port: port) }
+
+    /// Whether it listens on every address of its family (`0.0.0.0`, `::`).
+    public var isWildcard: Bool { address == "0.0.0.0" || address == "::" }
 
     /// The `Host` values this server answers to: its address with the port, and `localhost`
-    /// with the port when the address is loopback (what a person types). Any other name, a
-    /// rebinding attacker's included, is refused.
+    /// with the port when the address is loopback (what a person types); on every address
+    /// (`0.0.0.0`, `::`), each of the machine's addresses of that family instead
+    /// (`interfaceAddresses`, read now). Any other name, a rebinding attacker's included, is
+    /// refused: a name is never answered to, only the numeric addresses.
     public var hostNames: Set<String> {
-        var names: Set<String> = [authority]
-        if address.hasPrefix("127.") || address == "::1" { names.insert("localhost:\(port)") }
+        Self.hostNames(address: address, port: port, interfaceAddresses: isWildcard ? Self.interfaceAddresses() : [])
+    }
+
+    /// `hostNames` for `address` and `port`, given the machine's addresses for a wildcard (pure).
+    public static func hostNames(address: String, port: UInt16, interfaceAddresses: [String]) -> Set<String> {
+        let wildcard = address == "0.0.0.0" || address == "::"
+        let family = wildcard ? interfaceAddresses.filter { $0.contains(":") == address.contains(":") } : [address]
+        var names = Set(family.map { authority(of: $0, port: port) })
+        if family.contains(where: { $0.hasPrefix("127.") || $0 == "::1" }) { names.insert("localhost:\(port)") }
         return names
+    }
+
+    /// `address:port`, an IPv6 address in brackets.
+    public static func authority(of address: String, port: UInt16) -> String {
+        address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
+    }
+
+    /// The numeric addresses of the machine's interfaces (getifaddrs(3)), IPv4 and IPv6 (link
+    /// scoped ones without their zone).
+    public static func interfaceAddresses() -> [String] {
+        var first: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&first) == 0 else { return [] }
+        defer { freeifaddrs(first) }
+        var out: [String] = []
+        var cursor = first
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ifa_next }
+            guard let sa = entry.pointee.ifa_addr else { continue }
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            switch Int32(sa.pointee.sa_family) {
+            case AF_INET:
+                var a = sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+                guard inet_ntop(AF_INET, &a, &text, socklen_t(text.count)) != nil else { continue }
+            case AF_INET6:
+                var a = sa.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+                guard inet_ntop(AF_INET6, &a, &text, socklen_t(text.count)) != nil else { continue }
+            default:
+                continue
+            }
+            let address = String(cString: text)
+            if !out.contains(address) { out.append(address) }
+        }
+        return out
     }
 }
 

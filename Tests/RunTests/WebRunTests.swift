@@ -196,11 +196,11 @@ struct WebRunTests {
 
     /// `tv web --listen 127.0.0.1:0` alone over the sandbox's data folder: the process (stopped by
     /// the caller) and the one line it printed, the URL (empty if none came within 10 s).
-    func webAlone(_ box: Sandbox) throws -> (Child, String) {
+    func webAlone(_ box: Sandbox, listen: String = "127.0.0.1:0") throws -> (Child, String) {
         let out = box.root + "/web.out"
         let outFD = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         defer { close(outFD) }
-        let process = try Child(try TVBinary.require(), ["--data-dir", box.dataDir, "web", "--listen", "127.0.0.1:0"],
+        let process = try Child(try TVBinary.require(), ["--data-dir", box.dataDir, "web", "--listen", listen],
                                 environment: box.environment, stdout: outFD)
         var line = ""
         let deadline = Date().addingTimeInterval(10)
@@ -230,6 +230,25 @@ struct WebRunTests {
         process.send(SIGTERM)
         #expect(process.wait(seconds: 5))
         #expect(process.status == 0)
+    }
+
+    /// `tv web --listen 0.0.0.0:0` (found by a new-user trial: it printed an `http://0.0.0.0:…` URL
+    /// and refused every name but that one with 421): it prints the loopback URL and answers to
+    /// the machine's own addresses; a name it was not given is still refused.
+    @Test func tvWebOnEveryAddressAnswersToTheMachinesAddresses() throws {
+        let box = try Sandbox()
+        defer { box.remove() }
+        try box.createCA()
+        let (process, url) = try webAlone(box, listen: "0.0.0.0:0")
+        defer { process.stop() }
+        #expect(url.hasPrefix("http://127.0.0.1:") && url.contains("/?token="), "\(url)")
+        let parts = url.components(separatedBy: "/?token=")
+        let port = parts[0].components(separatedBy: ":").last ?? ""
+        let bearer = ["-H", "Authorization: Bearer " + parts[1]]
+        #expect(try code(box, bearer + [parts[0] + "/api/flows"]) == "200")
+        #expect(try code(box, bearer + ["-H", "Host: localhost:\(port)", parts[0] + "/api/flows"]) == "200")
+        #expect(try code(box, bearer + ["-H", "Host: rebound.example:\(port)", parts[0] + "/api/flows"]) == "421")
+        #expect(try code(box, bearer + ["-H", "Host: 0.0.0.0:\(port)", parts[0] + "/api/flows"]) == "421")
     }
 
     /// `tv web` alone over a data folder whose flow database is unreadable and where no session

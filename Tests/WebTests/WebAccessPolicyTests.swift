@@ -104,6 +104,20 @@ struct WebAccessPolicyTests {
         #expect(WebListener(socket: -1, address: "127.0.0.1", port: 8081).hostNames == ["127.0.0.1:8081", "localhost:8081"])
         #expect(WebListener(socket: -1, address: "::1", port: 9000).hostNames == ["[::1]:9000", "localhost:9000"])
         #expect(WebListener(socket: -1, address: "192.0.2.7", port: 8081).hostNames == ["192.0.2.7:8081"])
+        // On every address: each of the machine's addresses of the family, numeric only (a
+        // rebinding attacker's name is still refused), localhost through loopback.
+        let machine = ["127.0.0.1", "192.0.2.7", "10.1.2.3", "::1", "2001:db8::5", "fe80::1"]
+        #expect(WebListener.hostNames(address: "0.0.0.0", port: 8081, interfaceAddresses: machine)
+                == ["127.0.0.1:8081", "localhost:8081", "192.0.2.7:8081", "10.1.2.3:8081"])
+        #expect(WebListener.hostNames(address: "::", port: 8081, interfaceAddresses: machine)
+                == ["[::1]:8081", "localhost:8081", "[2001:db8::5]:8081", "[fe80::1]:8081"])
+        #expect(WebListener.hostNames(address: "0.0.0.0", port: 8081, interfaceAddresses: []) == [])
+        let policy = WebAccessPolicy(hosts: WebListener.hostNames(address: "0.0.0.0", port: 8081, interfaceAddresses: machine), token: "t")
+        #expect(policy.decide(WebRequestFacts(method: "GET", path: "/", host: "192.0.2.7:8081", bearerToken: "t")) == .allow)
+        #expect(policy.decide(WebRequestFacts(method: "GET", path: "/", host: "0.0.0.0:8081", bearerToken: "t")) == .refuse(.wrongHost("0.0.0.0:8081")))
+        #expect(policy.decide(WebRequestFacts(method: "GET", path: "/", host: "evil.example:8081", bearerToken: "t")) == .refuse(.wrongHost("evil.example:8081")))
+        // The real machine's: loopback at least.
+        #expect(WebListener.interfaceAddresses().contains("127.0.0.1"))
     }
 
     @Test func theHeadersEveryAnswerCarries() {

@@ -82,7 +82,14 @@ enum WebCommand {
         if !(listener.address.hasPrefix("127.") || listener.address == "::1") {
             inv.console.note("tv: warning: tv web listens on \(listener.authority): anyone who can reach it and learns the URL reads your history; listen on 127.0.0.1 unless you mean it.")
         }
-        return Served(server: server, url: "http://\(listener.authority)/?token=\(token)")
+        guard listener.isWildcard else { return Served(server: server, url: "http://\(listener.authority)/?token=\(token)") }
+        // On every address: the URL through loopback, and the addresses it answers to from elsewhere.
+        let loopback = WebListener.authority(of: listener.address == "::" ? "::1" : "127.0.0.1", port: listener.port)
+        let others = policy.hosts.filter { $0 != loopback && !$0.hasPrefix("localhost:") }.sorted()
+        if !others.isEmpty {
+            inv.console.note("tv: it answers at \(others.map { "http://\($0)/" }.joined(separator: ", ")) too, with the same token.")
+        }
+        return Served(server: server, url: "http://\(loopback)/?token=\(token)")
     }
 }
 
