@@ -148,10 +148,15 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
                 return "\(head), because this session has no CA to make certificates with; \(keeps), so check `tv ca status` and make one with `tv setup`."
             case .clientsLackRoot:
                 return "\(head), because their clients do not trust tv's root; \(keeps), so give them the root (`tv setup`, or `curl --cacert` with the file `tv ca status` names) and let tv try again with `tv pinned forget HOST`."
-            case let .legFailed(leg, reason):
-                let which = leg == .server ? "the server" : "the client"
+            case let .legFailed(.server, reason):
+                // A server tv cannot verify is not passed through: the flow fails (an HTTP client
+                // gets tv's 502 saying why), so nothing here keeps browsing working.
                 let why = reason.map { " (most often: \($0))" } ?? ""
-                return "\(head), because tv's handshake with \(which) failed\(why); \(keeps), so check the reasons with `tv flows --status failed`."
+                return "\(head), because tv's handshake with the server failed\(why); those connections failed (an HTTP client got tv's 502 saying why), "
+                    + "so check the reasons with `tv flows --status failed`, and for a server with a private CA give it to tv with --upstream-ca FILE."
+            case let .legFailed(.client, reason):
+                let why = reason.map { " (most often: \($0))" } ?? ""
+                return "\(head), because tv's handshake with the client failed\(why); \(keeps), so check the reasons with `tv flows --status failed`."
             }
         }
     }

@@ -30,7 +30,7 @@ import Testing
                 == "1 connection was named and still never taken over, because their clients do not trust tv's root; browsing keeps working, because tv passes such connections through untouched, so give them the root (`tv setup`, or `curl --cacert` with the file `tv ca status` names) and let tv try again with `tv pinned forget HOST`.")
         let failure = DiagnosticsFacts.LegFailureCount(leg: .server, reason: "certificate", count: 3)
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 3, commonestFailure: failure)).sentence
-                == "3 connections were named and still never taken over, because tv's handshake with the server failed (most often: certificate); browsing keeps working, because tv passes such connections through untouched, so check the reasons with `tv flows --status failed`.")
+                == "3 connections were named and still never taken over, because tv's handshake with the server failed (most often: certificate); those connections failed (an HTTP client got tv's 502 saying why), so check the reasons with `tv flows --status failed`, and for a server with a private CA give it to tv with --upstream-ca FILE.")
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 1)).sentence
                 == "1 connection was named and still never taken over, because tv's handshake with the client failed; browsing keeps working, because tv passes such connections through untouched, so check the reasons with `tv flows --status failed`.")
     }
