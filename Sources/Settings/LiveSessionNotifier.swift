@@ -14,6 +14,9 @@ public enum LiveSessionDelivery: Sendable, Equatable {
     case noSession
     /// A running session took the new value.
     case applied
+    /// A running session heard of it and keeps the value it started with (`reason`: what reads
+    /// it only as a session starts); the saved value applies when the next session starts.
+    case atNextStart(reason: String)
     /// A session is running but could not be told.
     case failed(reason: String)
 
@@ -22,6 +25,8 @@ public enum LiveSessionDelivery: Sendable, Equatable {
         switch self {
         case .noSession: return nil
         case .applied: return "The running session applied it."
+        case .atNextStart(let reason):
+            return "The running session keeps the value it started with (\(reason))."
         case .failed(let reason):
             return "The running session could not be told (\(reason)); the saved value takes effect when it restarts (`tv stop`, then `tv run`)."
         }

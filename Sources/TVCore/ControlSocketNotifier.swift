@@ -30,7 +30,8 @@ public struct ControlSocketNotifier: LiveSessionNotifier {
         guard let client = try? ControlClient(path: socketPath) else { return .noSession }
         do {
             let response = try client.send(request)
-            return response.ok ? .applied : .failed(reason: response.message)
+            guard response.ok else { return .failed(reason: response.message) }
+            return response.values[SettingsAtStart.appliesKey] == SettingsAtStart.atNextStart ? .atNextStart(reason: response.message) : .applied
         } catch ControlError.notRunning {
             return .noSession
         } catch let error as UserFacingError {

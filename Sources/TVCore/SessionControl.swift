@@ -46,13 +46,8 @@ extension Session {
             guard let record = try? settings.read() else {
                 return ControlResponse(ok: false, message: "the session could not read \(settings.file.path)")
             }
-            if request.arguments["key"] == SettingKeys.clientCertificates.name {
-                // Read and checked once, when the proxy starts (`ProxyConfiguration.clientCertificates`).
-                return ControlResponse(ok: false, message: "client certificates are read when a session starts")
-            }
-            if request.arguments["key"]?.hasPrefix("capture.") == true {
-                // The capture writer is made with them as the session starts (`SessionCapture`).
-                return ControlResponse(ok: false, message: "capture settings are read when a session starts")
+            if let key = request.arguments["key"], let reason = SettingsAtStart.reason(key) {
+                return ControlResponse(ok: true, message: reason, values: [SettingsAtStart.appliesKey: SettingsAtStart.atNextStart])
             }
             if request.arguments["key"] == SettingKeys.inspectionEnabled.name {
                 let wanted = record[SettingKeys.inspectionEnabled]

@@ -240,7 +240,7 @@ struct ClientCertificateRunTests {
         #expect(r.out.contains("Subject: CN=tv test client") && r.out.hasSuffix("\n200"), "\(r)")
         // The running session does not take a new list: said, not claimed as applied.
         let live = try world.box.tv("settings", "set", "tls.clientCerts", "")
-        #expect(live.out == "Saved tls.clientCerts = [] (was [\"^localhost$=\(world.clientPEM)\"]).\nThe running session could not be told (client certificates are read when a session starts); the saved value takes effect when it restarts (`tv stop`, then `tv run`).\n", "\(live)")
+        #expect(live.out == "Saved tls.clientCerts = [] (was [\"^localhost$=\(world.clientPEM)\"]).\nThe running session keeps the value it started with (client certificates are read when a session starts).\nIt applies when the next session starts (`tv stop`, then `tv run`).\n", "\(live)")
         try tv.stop()
     }
 

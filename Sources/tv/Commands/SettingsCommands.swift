@@ -108,6 +108,7 @@ enum SettingsCommands {
             }
             for entry in list { try ClientCertificateRule(parsing: entry).check(now: inv.now) }
             change = try settings.set(SettingKeys.clientCertificates, to: list)
+            applies = "It applies when the next session starts (`tv stop`, then `tv run`)."
         case SettingKeys.requestsRecord.name:
             change = try settings.set(SettingKeys.requestsRecord, to: try bool(name, value))
             applies = "It applies when the next session starts; rows already kept stay."
