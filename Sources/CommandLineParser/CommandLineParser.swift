@@ -99,7 +99,20 @@ public struct CommandLineParser: Sendable {
             // A dash and a digit is a value (`-5d`, `-1`), never an option: no option is a
             // digit, and the command then says what it takes instead of "has no option -5d".
             if arg.hasPrefix("-") && arg.count > 1 && !arg.dropFirst().first!.isASCIIDigit {
-                let (spec, inlineValue) = try resolveOption(arg, in: command, path: path)
+                let spec: OptionSpec, inlineValue: String?
+                do {
+                    (spec, inlineValue) = try resolveOption(arg, in: command, path: path)
+                } catch let error as CommandLineError {
+                    // An option of the default subcommand given to its parent (`tv content --json`
+                    // runs `tv content status --json`): the parent runs that subcommand, so it
+                    // takes that subcommand's options too.
+                    guard positionals.isEmpty, let fallback = command.defaultSubcommand,
+                          let sub = command.subcommands.first(where: { $0.name == fallback }),
+                          let found = try? resolveOption(arg, in: sub, path: path + [fallback]) else { throw error }
+                    (spec, inlineValue) = found
+                    command = sub
+                    path.append(fallback)
+                }
                 if spec.takesValue {
                     var value = inlineValue
                     if value == nil {

@@ -68,6 +68,22 @@ struct CommandLineParserTests {
         guard case .help = try p.parse(["exec", "--help"]) else { Issue.record("expected help"); return }
     }
 
+    @Test("a parent with a default subcommand takes that subcommand's options (tv content --json = tv content status --json); others are still refused, named by the parent")
+    func defaultSubcommandsOptions() throws {
+        let content = CommandSpec(name: "content", summary: "Content.", subcommands: [
+            CommandSpec(name: "status", summary: "Status.", options: [OptionSpec("json", help: "JSON.")]),
+            CommandSpec(name: "delete", summary: "Delete.", options: [OptionSpec("yes", help: "Agree.")]),
+        ], defaultSubcommand: "status")
+        let p = CommandLineParser(root: CommandSpec(name: "t", summary: "T.", subcommands: [content]),
+                                  globalOptions: [OptionSpec("data-dir", value: "DIR", help: "Data folder.")])
+        #expect(try p.parse(["content", "--json"]) == .run(ParsedCommand(path: ["content", "status"], options: ["json": [""]])))
+        #expect(try p.parse(["content", "--data-dir", "d", "--json"])
+                == .run(ParsedCommand(path: ["content", "status"], options: ["data-dir": ["d"], "json": [""]])))
+        #expect(try p.parse(["content"]) == .run(ParsedCommand(path: ["content", "status"])))
+        #expect(throws: CommandLineError("'t content' has no option --yes; see 't content --help'.")) { try p.parse(["content", "--yes"]) }
+        #expect(try p.parse(["content", "delete", "--yes"]) == .run(ParsedCommand(path: ["content", "delete"], options: ["yes": [""]])))
+    }
+
     @Test("a plain command with options and flags")
     func plain() throws {
         let command = try run(["ca", "create", "--key", "rsa-2048", "--json"])
