@@ -78,7 +78,8 @@ final class FlowBatchWriter: FlowBatchStore {
         try FlowSchema.migrate(database)
         (registration, recovery) = try FlowWriterRegistry(database: database)
             .register(pid: getpid(), now: Int64(Date().timeIntervalSince1970 * 1_000_000))
-        if case let .integer(max) = try database.scalar("SELECT max(id) FROM flows") {
+        // Above every id ever used here, deleted flows' included (`FlowIDFloor`).
+        if case let .integer(max) = try database.scalar(FlowIDFloor.highestSQL) {
             maxID = max
         } else {
             maxID = 0
@@ -252,13 +253,13 @@ final class FlowBatchWriter: FlowBatchStore {
         exchanges.committed()
     }
 
-    /// The largest flow id in the file at `path`, read read-only (0 for none): where ids go on
+    /// The largest flow id ever used in the file at `path` (`FlowIDFloor`), read read-only (0 for none): where ids go on
     /// when the writer cannot open its connection yet (a full disk).
     /// - Throws: `FlowStoreError` when the file cannot be read either.
     static func maxID(readingAt path: String) throws -> Int64 {
         let database = try SQLiteDatabase(readingAt: path)
         defer { database.close() }
-        if case let .integer(max) = try database.scalar("SELECT max(id) FROM flows") { return max }
+        if case let .integer(max) = try database.scalar(FlowIDFloor.highestSQL) { return max }
         return 0
     }
 

@@ -142,6 +142,40 @@ import TVHome
         }
     }
 
+    /// Found by a new-user trial: after delete-everything the next session numbered its flows
+    /// from the deleted ones' ids again, so an id in an earlier export named another flow.
+    @Test func flowIDsAreNeverHandedOutTwiceAfterDeletions() throws {
+        try withHome { home, _ in
+            let now = StorageClock.now()
+            func write(_ count: Int) throws -> [Int64] {
+                let store = try FlowStore(path: home.databasePath)
+                defer { store.close() }
+                let writer = try store.makeWriter()
+                var ids: [Int64] = []
+                for _ in 0..<count {
+                    var flow = FlowRecord(startTime: now - day, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "10.0.0.1",
+                                          serverPort: 443, host: "a.example", hostOrigin: .sni, status: .encrypted)
+                    flow.duration = 1_000
+                    ids.append(writer.open(flow).id)
+                }
+                writer.flush()
+                writer.close()
+                return ids
+            }
+            #expect(try write(3) == [1, 2, 3])
+            var manager = try StorageManager(home: home)
+            #expect(try manager.deleteEverything(recording: nil, now: now).flowsDeleted == 3)
+            manager.close()
+            #expect(try write(2) == [4, 5])
+            // Retention taking the newest too (an age of one hour), then a writer reading the file read-only.
+            manager = try StorageManager(home: home)
+            #expect(try manager.applyLimits(StorageLimits(historyMaxAge: 3_600_000_000, capturesMaxBytes: nil, capturesMaxAge: nil),
+                                            recording: nil, now: now).flowsDeleted == 2)
+            manager.close()
+            #expect(try write(1) == [6])
+        }
+    }
+
     /// The decrypted captures (`capture.decrypted`'s files, no row describes them): the captures'
     /// age and what their size limit leaves take them oldest first, delete-everything takes every
     /// one, and the one a running session holds locked survives both and is named.

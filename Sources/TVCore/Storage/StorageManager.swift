@@ -176,6 +176,8 @@ public final class StorageManager {
     /// packets, exchanges and content; then names last seen before the cutoff.
     func deleteFlows(before cutoff: Int64, exempt: Set<Int64>, tables: Set<String>, into report: inout StorageReport) throws {
         let deletedBefore = report.flowsDeleted
+        // The largest id is kept first, so no later flow takes a deleted one's id.
+        try database.transaction { try database.execute(FlowIDFloor.rememberSQL) }
         try database.execute("CREATE TEMP TABLE IF NOT EXISTS retention_doomed (id INTEGER PRIMARY KEY)")
         try database.execute("CREATE TEMP TABLE IF NOT EXISTS retention_exempt (id INTEGER PRIMARY KEY)")
         try database.execute("DELETE FROM retention_exempt")
