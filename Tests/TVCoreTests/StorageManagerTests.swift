@@ -176,6 +176,35 @@ import TVHome
         }
     }
 
+    /// Found by a new-user trial: delete-everything kept audit sessions' flows and captures
+    /// without a word, next to "nothing that was deleted is left".
+    @Test func deleteEverythingSaysWhatAuditEvidenceItKept() throws {
+        try withHome { home, database in
+            let now = StorageClock.now()
+            let store = try FlowStore(path: home.databasePath)
+            let writer = try store.makeWriter()
+            for _ in 0..<3 {
+                var flow = FlowRecord(startTime: now - day, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "10.0.0.1",
+                                      serverPort: 443, host: "a.example", hostOrigin: .sni, status: .encrypted)
+                flow.duration = 1_000
+                _ = writer.open(flow)
+            }
+            writer.flush()
+            writer.close()
+            store.close()
+            try capture(home, database, seq: 1, endedAt: now - day, bytes: 1_000)
+            try capture(home, database, seq: 2, endedAt: now - day, bytes: 1_000)
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            let report = try manager.deleteEverything(evidence: .known(captures: [1], flows: [2]), recording: nil, now: now)
+            #expect(report.flowsDeleted == 2 && report.captureFilesDeleted == 1, "\(report)")
+            #expect(report.evidenceFlowsKept == 1 && report.evidenceCapturesKept == 1)
+            #expect(files(home) == ["capture-000001.pcapng"])
+            #expect(StoragePresentation.deletedEverything(report, databaseFile: "tunnelvision.sqlite3", session: false).last
+                    == "Kept as audit evidence until their audit session is deleted (`tv audit delete ID`, then the limits): 1 connection with its content, 1 capture file.")
+        }
+    }
+
     /// The decrypted captures (`capture.decrypted`'s files, no row describes them): the captures'
     /// age and what their size limit leaves take them oldest first, delete-everything takes every
     /// one, and the one a running session holds locked survives both and is named.

@@ -97,6 +97,13 @@ public final class StorageManager {
             }
         }
         if case let .integer(open) = try database.scalar("SELECT count(*) FROM flows WHERE duration IS NULL") { report.openFlowsKept = Int(open) }
+        // What audit sessions hold stays: said, so nobody takes it for deleted.
+        if case .known = evidence {
+            // Every closed flow left is one an audit session holds.
+            if case let .integer(kept) = try database.scalar("SELECT count(*) FROM flows WHERE duration IS NOT NULL") { report.evidenceFlowsKept = Int(kept) }
+            let onDisk = captures.onDisk()
+            report.evidenceCapturesKept = evidence.captures.filter { onDisk[$0] != nil }.count
+        }
         report.walBytesLeft = try emptyWAL()
         return report
     }

@@ -31,6 +31,10 @@ public struct StorageReport: Sendable, Equatable {
     /// Set when the captures are still over their size limit, and why.
     public var capturesStillOver: RetentionPlan.CapturesStillOver?
 
+    /// delete-everything: flows and capture files kept because audit sessions hold them as
+    /// evidence (deleted with their session, `tv audit delete`, then by retention).
+    public var evidenceFlowsKept = 0
+    public var evidenceCapturesKept = 0
     /// delete-everything: flows still open (a running session's), which it leaves to their writer.
     public var openFlowsKept = 0
     /// delete-everything: bytes the database's write-ahead log still holds after it tried to
