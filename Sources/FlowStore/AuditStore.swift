@@ -88,6 +88,18 @@ public struct AuditStore: Sendable {
         }
     }
 
+    /// Replaces session `id`'s settings (a JSON object as text): `tv run --audit` starts its audit
+    /// session before its own session is made, and records what that session runs with (its
+    /// inspection among them) once it is.
+    /// - Throws: `FlowStoreError`.
+    public func recordSettings(session id: Int64, settings: String) throws {
+        try connection.withDatabase { database in
+            let update = try database.prepare("UPDATE audit_sessions SET settings = ? WHERE id = ?")
+            try update.bind([.text(settings), .integer(id)])
+            try database.transaction { _ = try update.step() }
+        }
+    }
+
     /// Ends the live session at `now`.
     /// - Throws: `AuditError.noLiveSession`; `FlowStoreError`.
     public func stop(now: Int64) throws -> AuditSession {

@@ -93,6 +93,11 @@ extension Session {
         }
     }
 
+    /// What an audit session records of this one (`AuditRecording.settingsKeys` of its status).
+    public var auditSettings: [String: String] {
+        statusValues().filter { AuditRecording.settingsKeys.contains($0.key) }
+    }
+
     func statusValues() -> [String: String] {
         let c = proxy.counters
         var values: [String: String] = [

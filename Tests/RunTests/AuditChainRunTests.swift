@@ -23,6 +23,12 @@ struct AuditChainRunTests {
         }
         _ = try box.closedFlows(2)
         _ = try tv.stop()
+        // The session's settings as `tv audit start` beside a session records them, inspection
+        // included (a new-user trial found `tv run --inspect --audit` recording only mode, listen, pid).
+        let sessions = try box.tv("audit", "sessions", "--json")
+        let settings = (try JSONSerialization.jsonObject(with: sessions.stdout) as? [JSON])?.first?.object("settings")
+        #expect(settings?.string("inspection") == "on" && settings?.string("mode") == "regular"
+                && settings?.string("modeLabel") != nil && settings?.string("pid") != nil, "\(sessions)")
 
         // Two flows of one chain: two certificates stored, each flow lists both fingerprints.
         let stored = try box.tool("python3", ["-c", """

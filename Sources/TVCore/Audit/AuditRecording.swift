@@ -17,6 +17,18 @@ public enum AuditRecording {
                                      recorder: recorder)
     }
 
+    /// The keys of a running session's status an audit session records as its settings (`tv
+    /// audit start` beside a session, and `tv run --audit`): the same shape either way.
+    public static let settingsKeys = ["mode", "modeLabel", "listen", "inspection", "pid"]
+
+    /// Records `settings` (`settingsKeys` of the session's status) as session `id`'s.
+    /// - Throws: `FlowStoreError`, `TVHomeError`.
+    public static func recordSettings(home: TVHome, id: Int64, settings: [String: String]) throws {
+        let store = try FlowStore(home: home)
+        defer { store.close() }
+        try store.audit.recordSettings(session: id, settings: AuditPresentation.settingsText(settings))
+    }
+
     /// This process as a recorder; nil when `/proc/self/stat` cannot be read.
     public static func current() -> AuditRecorder? {
         recorder(pid: getpid())

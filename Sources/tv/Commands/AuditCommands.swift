@@ -101,7 +101,7 @@ enum AuditCommands {
         guard let client = try? ControlClient(path: SessionPaths.controlSocket(home)),
               let answer = try? client.send(ControlRequest(command: "status"), timeoutSeconds: 2), answer.ok else { return nil }
         var settings: [String: String] = [:]
-        for key in ["mode", "modeLabel", "listen", "inspection", "pid"] { if let v = answer.values[key] { settings[key] = v } }
+        for key in AuditRecording.settingsKeys { if let v = answer.values[key] { settings[key] = v } }
         return settings
     }
 

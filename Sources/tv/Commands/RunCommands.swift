@@ -203,6 +203,10 @@ enum RunCommands {
             session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
                 console.note("tv: " + TerminalText.line(text))
             }
+            if let audit {
+                // What the session runs with (its inspection, the mode's words), as `tv audit start` records it.
+                try? AuditRecording.recordSettings(home: home, id: audit.id, settings: session.auditSettings)
+            }
             if !quiet { for line in session.banner.lines { console.note(line) } }
             if !quiet, let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros()) { console.note("  " + strip) }
             // Said even under --quiet: who can read what it decrypts.
