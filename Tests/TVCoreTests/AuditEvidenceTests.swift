@@ -159,6 +159,16 @@ import TVHome
             let cut = home.path + "/cut.tar.gz"
             _ = FileManager.default.createFile(atPath: cut, contents: bytes.prefix(bytes.count - 20))
             #expect(BundleVerifier.verify(path: cut) == .unreadable("it ends before its compressed stream does (cut short)"))
+            // Not an archive at all (a new-user trial's `tv audit verify /etc/hostname` said "the archive ends early").
+            let text = home.path + "/hostname"
+            _ = FileManager.default.createFile(atPath: text, contents: Data("box\n".utf8))
+            #expect(BundleVerifier.verify(path: text) == .unreadable("it is not an archive `tv audit bundle` writes (neither gzip nor tar)"))
+            _ = FileManager.default.createFile(atPath: text, contents: Data(repeating: 0x41, count: 4096))
+            #expect(BundleVerifier.verify(path: text) == .unreadable("it is not an archive `tv audit bundle` writes (neither gzip nor tar)"))
+            // A tar cut inside its first member is still read as a tar that ends early.
+            let tarBytes = try #require(FileManager.default.contents(atPath: plain))
+            _ = FileManager.default.createFile(atPath: text, contents: tarBytes.prefix(700))
+            if case .unreadable(let why) = BundleVerifier.verify(path: text) { #expect(why.hasPrefix("the archive ends early"), "\(why)") } else { Issue.record("a cut tar verified") }
         }
     }
 

@@ -174,6 +174,9 @@ public enum BundleVerifier {
                     if n >= 2 && buffer[0] == 0x1F && buffer[1] == 0x8B {
                         guard let g = GzipDecompressor() else { return .unreadable("zlib could not start") }
                         gzip = g
+                    } else if n < 512 || !buffer[257..<262].elementsEqual("ustar".utf8) {
+                        // Neither gzip (RFC 1952 §2.3.1's magic) nor a POSIX tar header ("ustar" at 257).
+                        return .unreadable("it is not an archive `tv audit bundle` writes (neither gzip nor tar)")
                     }
                 }
                 try buffer.withUnsafeBytes { raw in
