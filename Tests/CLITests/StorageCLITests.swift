@@ -257,7 +257,7 @@ import Glibc
             let lines = before.out.split(separator: "\n").map(String.init)
             #expect(lines.count == 5, "\(before)")
             #expect(lines[0].hasPrefix("History: ") && lines[0].contains(", 2,001 connections since ") && lines[0].hasSuffix("; kept 30 days."), "\(before)")
-            #expect(lines[2] == "Captures: 0 B in 0 files of 2.0 GiB; each kept 30 days after its last packet.", "\(before)")
+            #expect(lines[2] == "Captures: 0 B in 0 files of 2.0 GiB; each kept 30 days after it closes (the next one opens, or its session ends).", "\(before)")
             #expect(lines[3].hasPrefix("Decrypted content: 0 B of a fixed 512 MiB; kept "), "\(before)")
             #expect(lines[4].hasPrefix("Total: "), "\(before)")
             #expect(try s.tv("storage", "apply").out == "Deleted 2,000 connections.\n")

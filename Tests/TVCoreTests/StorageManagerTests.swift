@@ -257,7 +257,7 @@ import TVHome
         #expect(StoragePresentation.lines(figures, now: 0) == [
             "History: 4.0 MiB, 12,345 connections since 2025-11-30 03:05 UTC; kept 30 days.",
             "  SQLite keeps the room of deleted rows for reuse: the file does not shrink after a cleanup (1.0 MiB free inside it now; `tv storage compact` gives it back).",
-            "Captures: 1.4 GiB in 3 files of 2.0 GiB; each kept 30 days after its last packet.",
+            "Captures: 1.4 GiB in 3 files of 2.0 GiB; each kept 30 days after it closes (the next one opens, or its session ends).",
             "  capture-000007.pcapng is being recorded: it counts, and is never deleted while it is.",
             "Decrypted content: 2.0 MiB of a fixed 512 MiB; kept 1 day.",
             "Total: 1.4 GiB.",

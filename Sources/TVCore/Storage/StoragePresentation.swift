@@ -18,8 +18,8 @@ public enum StoragePresentation {
         switch (f.limits.capturesMaxBytes, f.limits.capturesMaxAge) {
         case (nil, nil): captures += "; no limit is set, so nothing removes a capture unless you do."
         case let (bytes?, nil): captures += " of \(Units.bytes(bytes)); no expiry."
-        case let (nil, age?): captures += ", no size limit; each kept \(words(age: age)) after its last packet."
-        case let (bytes?, age?): captures += " of \(Units.bytes(bytes)); each kept \(words(age: age)) after its last packet."
+        case let (nil, age?): captures += ", no size limit; each kept \(words(age: age)) after it closes (the next one opens, or its session ends)."
+        case let (bytes?, age?): captures += " of \(Units.bytes(bytes)); each kept \(words(age: age)) after it closes (the next one opens, or its session ends)."
         }
         out.append(captures)
         if let recording = f.recordingCapture {
