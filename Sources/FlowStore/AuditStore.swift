@@ -346,6 +346,17 @@ public struct AuditStore: Sendable {
         try connection.withDatabase { try AuditStore.evidence(in: $0) }
     }
 
+    /// Every audit session's span (µs; `to` nil while it records): what `tv audit bundle` cuts
+    /// the decrypted captures by, so the files meeting one are evidence.
+    /// - Throws: `FlowStoreError`.
+    public static func spans(in database: SQLiteDatabase) throws -> [(from: Int64, to: Int64?)] {
+        var out: [(from: Int64, to: Int64?)] = []
+        try database.prepare("SELECT started, ended FROM audit_sessions").forEachRow {
+            out.append(($0.int64(at: 0), $0.isNull(at: 1) ? nil : $0.int64(at: 1)))
+        }
+        return out
+    }
+
     /// `evidence()` over a connection the caller owns (the retention pass's).
     public static func evidence(in database: SQLiteDatabase) throws -> AuditEvidenceIDs {
         var flows: Set<Int64> = []

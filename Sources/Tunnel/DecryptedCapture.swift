@@ -37,6 +37,25 @@ public final class DecryptedCapture: ChunkRecorder {
         name.hasPrefix("decrypted-") && name.hasSuffix(".pcapng")
     }
 
+    /// The session start a decrypted capture's file name says (µs since the epoch, UTC, to the
+    /// second; `fileName`'s inverse, `-N` ignored); nil for a name not of that form.
+    public static func startMicros(fileName name: String) -> Int64? {
+        guard isFileName(name) else { return nil }
+        let digits = Array(name.utf8.dropFirst("decrypted-".count).prefix(15))
+        guard digits.count == 15, digits[8] == UInt8(ascii: "-"),
+              digits.enumerated().allSatisfy({ $0.offset == 8 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0.element) }) else { return nil }
+        func number(_ range: Range<Int>) -> Int32 { digits[range].reduce(0) { $0 * 10 + Int32($1 - UInt8(ascii: "0")) } }
+        var parts = tm()
+        parts.tm_year = number(0..<4) - 1900
+        parts.tm_mon = number(4..<6) - 1
+        parts.tm_mday = number(6..<8)
+        parts.tm_hour = number(9..<11)
+        parts.tm_min = number(11..<13)
+        parts.tm_sec = number(13..<15)
+        let seconds = timegm(&parts)
+        return seconds < 0 ? nil : Int64(seconds) * 1_000_000
+    }
+
     /// `path` with `-N` before its extension: the name taken when `path` exists (another
     /// session started in the same second). Pure.
     static func numbered(_ path: String, _ n: Int) -> String {

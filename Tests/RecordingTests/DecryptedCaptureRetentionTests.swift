@@ -26,4 +26,19 @@ import Testing
         #expect(DecryptedCaptureRetention.doomed(files, maxAge: nil, roomBytes: nil, now: now) == [])
         #expect(DecryptedCaptureRetention.doomed([], maxAge: day, roomBytes: 0, now: now) == [])
     }
+
+    @Test func filesMeetingAnAuditSessionAreEvidenceAndStay() {
+        // b spans 4–3 days ago, c 2–1; the audit session 3.5–3.2 days ago meets b only.
+        let a = DecryptedCaptureRetention.File(name: "d-a", bytes: 100, started: now - 41 * day, modified: now - 40 * day, isRecording: false)
+        let b = DecryptedCaptureRetention.File(name: "d-b", bytes: 300, started: now - 4 * day, modified: now - 3 * day, isRecording: false)
+        let c = DecryptedCaptureRetention.File(name: "d-c", bytes: 300, started: now - 2 * day, modified: now - 1 * day, isRecording: false)
+        let session: DecryptedCaptureRetention.Span = (now - 7 * day / 2, now - 16 * day / 5)
+        #expect(DecryptedCaptureRetention.isEvidence(b, spans: [session]) && !DecryptedCaptureRetention.isEvidence(c, spans: [session]))
+        // A session still recording meets every file since its start.
+        #expect(DecryptedCaptureRetention.isEvidence(c, spans: [(now - 2 * day, nil)]) && !DecryptedCaptureRetention.isEvidence(a, spans: [(now - 2 * day, nil)]))
+        #expect(DecryptedCaptureRetention.doomed([a, b, c], evidence: [session], maxAge: 2 * day, roomBytes: 0, now: now) == ["d-a", "d-c"])
+        #expect(DecryptedCaptureRetention.doomed([a, b, c], evidence: [], maxAge: 2 * day, roomBytes: 0, now: now) == ["d-a", "d-b", "d-c"])
+        // The sessions cannot be read: nothing goes.
+        #expect(DecryptedCaptureRetention.doomed([a, b, c], evidence: nil, maxAge: 2 * day, roomBytes: 0, now: now) == [])
+    }
 }

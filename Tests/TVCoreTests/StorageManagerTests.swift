@@ -5,6 +5,7 @@ import Capture
 import Recording
 import Testing
 import TVHome
+import Tunnel
 @testable import TVCore
 
 /// `StorageManager` over a real data folder: the file being recorded survives every path
@@ -202,6 +203,43 @@ import TVHome
             #expect(files(home) == ["capture-000001.pcapng"])
             #expect(StoragePresentation.deletedEverything(report, databaseFile: "tunnelvision.sqlite3", session: false).last
                     == "Kept as audit evidence until their audit session is deleted (`tv audit delete ID`, then the limits): 1 connection with its content, 1 capture file.")
+        }
+    }
+
+    /// A decrypted capture whose span meets an audit session's is evidence (`tv audit bundle`
+    /// cuts its `decrypted.pcapng` from it): kept by delete-everything and by the limits, said.
+    @Test func decryptedCapturesAnAuditSessionHoldsAreKept() throws {
+        try withHome { home, database in
+            let now = StorageClock.now()
+            try FileManager.default.createDirectory(atPath: home.captureDirectory, withIntermediateDirectories: true)
+            func decrypted(startedDaysAgo: Int64, modifiedDaysAgo: Int64) -> String {
+                let start = (now - startedDaysAgo * day) / 1_000_000 * 1_000_000
+                let name = DecryptedCapture.fileName(startMicros: start)
+                let path = home.captureDirectory + "/" + name
+                _ = FileManager.default.createFile(atPath: path, contents: Data(count: 1_000))
+                let seconds = (now - modifiedDaysAgo * day) / 1_000_000
+                var times = [timespec(tv_sec: Int(seconds), tv_nsec: 0), timespec(tv_sec: Int(seconds), tv_nsec: 0)]
+                _ = utimensat(AT_FDCWD, path, &times, 0)
+                return name
+            }
+            let old = decrypted(startedDaysAgo: 10, modifiedDaysAgo: 9)
+            let held = decrypted(startedDaysAgo: 5, modifiedDaysAgo: 4)
+            #expect(DecryptedCapture.startMicros(fileName: held) == (now - 5 * day) / 1_000_000 * 1_000_000)
+            try database.execute("INSERT INTO audit_projects (id, name, created) VALUES (1, 'app', 0)")
+            try database.execute("INSERT INTO audit_sessions (project_id, started, ended) VALUES (1, \(now - 9 * day / 2), \(now - 4 * day - day / 5))")
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            let limits = StorageLimits(historyMaxAge: nil, capturesMaxBytes: 1, capturesMaxAge: day)
+            let pass = try manager.applyLimits(limits, recording: nil, now: now)
+            #expect(pass.decryptedCapturesDeleted == 1 && files(home) == [held], "\(pass) \(files(home))")
+            #expect(!files(home).contains(old))
+            let everything = try manager.deleteEverything(recording: nil, now: now)
+            #expect(everything.evidenceDecryptedCapturesKept == 1 && everything.decryptedCapturesDeleted == 0 && files(home) == [held])
+            #expect(StoragePresentation.deletedEverything(everything, databaseFile: "tunnelvision.sqlite3", session: false).last
+                    == "Kept as audit evidence until their audit session is deleted (`tv audit delete ID`, then the limits): 1 decrypted capture.")
+            // Once the session is deleted, it goes with everything else.
+            try database.execute("DELETE FROM audit_sessions")
+            #expect(try manager.deleteEverything(recording: nil, now: now).decryptedCapturesDeleted == 1 && files(home) == [])
         }
     }
 

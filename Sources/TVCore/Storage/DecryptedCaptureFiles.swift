@@ -20,7 +20,7 @@ struct DecryptedCaptureFiles {
             var st = stat()
             let path = folder + "/" + name
             guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
-            return DecryptedCaptureRetention.File(name: name, bytes: Int64(st.st_size),
+            return DecryptedCaptureRetention.File(name: name, bytes: Int64(st.st_size), started: DecryptedCapture.startMicros(fileName: name) ?? 0,
                                                   modified: Int64(st.st_mtim.tv_sec) * 1_000_000 + Int64(st.st_mtim.tv_nsec) / 1_000,
                                                   isRecording: CaptureFolder.isRecording(path))
         }

@@ -87,10 +87,14 @@ public final class StorageManager {
             report.certificatesDeleted += pruned
             if pruned > 0 { ServerCertificateMemory.forgetAll() }
         }
-        // Every decrypted capture but the one a running session writes (said, with its name).
+        // Every decrypted capture but the one a running session writes (said, with its name) and
+        // those audit sessions hold (all of them when which cannot be read).
+        let spans = decryptedCaptureEvidence(evidence)
         for file in decryptedCaptures.onDisk() {
             if file.isRecording {
                 report.sparedDecryptedCapture = file.name
+            } else if spans.map({ DecryptedCaptureRetention.isEvidence(file, spans: $0) }) ?? true {
+                report.evidenceDecryptedCapturesKept += 1
             } else if let freed = try decryptedCaptures.delete(file.name) {
                 report.decryptedCapturesDeleted += 1
                 report.decryptedCaptureBytesFreed += freed
@@ -106,6 +110,14 @@ public final class StorageManager {
         }
         report.walBytesLeft = try emptyWAL()
         return report
+    }
+
+    /// The audit sessions' spans the decrypted captures are evidence by (`DecryptedCaptureRetention`);
+    /// nil when the history cannot say (`.unknown`, or the sessions cannot be read): then none
+    /// is deleted.
+    func decryptedCaptureEvidence(_ evidence: AuditEvidence) -> [DecryptedCaptureRetention.Span]? {
+        guard evidence != .unknown else { return nil }
+        return try? AuditStore.spans(in: database).map { ($0.from, $0.to) }
     }
 
     /// Copies the write-ahead log into the database file and truncates it to nothing. It cannot
@@ -163,7 +175,8 @@ public final class StorageManager {
         if !plan.deletesAllContent {
             // The decrypted captures, under the captures' limits with what the packet captures left.
             let captureBytes = captures.onDisk().values.reduce(Int64(0)) { $0 + $1.bytes }
-            let doomed = DecryptedCaptureRetention.doomed(decryptedCaptures.onDisk(), maxAge: limits.capturesMaxAge,
+            let doomed = DecryptedCaptureRetention.doomed(decryptedCaptures.onDisk(), evidence: decryptedCaptureEvidence(evidence),
+                                                          maxAge: limits.capturesMaxAge,
                                                           roomBytes: limits.capturesMaxBytes.map { $0 - captureBytes }, now: now)
             for name in doomed {
                 if let freed = try decryptedCaptures.delete(name) {

@@ -112,10 +112,11 @@ public enum StoragePresentation {
         if let spared = r.content.spared {
             out.append("content/\(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.bytes))) is being written by a running tv exec and still holds what it decrypted; run this command again after it ends.")
         }
-        if r.evidenceFlowsKept > 0 || r.evidenceCapturesKept > 0 {
+        if r.evidenceFlowsKept > 0 || r.evidenceCapturesKept > 0 || r.evidenceDecryptedCapturesKept > 0 {
             var kept: [String] = []
             if r.evidenceFlowsKept > 0 { kept.append(counted(r.evidenceFlowsKept, "connection") + (r.evidenceFlowsKept == 1 ? " with its content" : " with their content")) }
             if r.evidenceCapturesKept > 0 { kept.append(counted(r.evidenceCapturesKept, "capture file")) }
+            if r.evidenceDecryptedCapturesKept > 0 { kept.append(counted(r.evidenceDecryptedCapturesKept, "decrypted capture")) }
             out.append("Kept as audit evidence until their audit session is deleted (`tv audit delete ID`, then the limits): " + kept.joined(separator: ", ") + ".")
         }
         if let spared = r.sparedDecryptedCapture {

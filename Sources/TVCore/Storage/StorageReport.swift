@@ -35,6 +35,8 @@ public struct StorageReport: Sendable, Equatable {
     /// evidence (deleted with their session, `tv audit delete`, then by retention).
     public var evidenceFlowsKept = 0
     public var evidenceCapturesKept = 0
+    /// delete-everything: decrypted captures kept because they meet an audit session's span.
+    public var evidenceDecryptedCapturesKept = 0
     /// delete-everything: flows still open (a running session's), which it leaves to their writer.
     public var openFlowsKept = 0
     /// delete-everything: bytes the database's write-ahead log still holds after it tried to
