@@ -59,7 +59,7 @@ public struct WebListener: Sendable {
     /// with the port when the address is loopback (what a person types); on every address
     /// (`0.0.0.0`, `::`), each of the machine's addresses of that family instead
     /// (`interfaceAddresses`, read now). Any other name, a rebinding attacker's included, is
-    /// refused: a name is never answered to, only the numeric addresses.
+    /// refused: no name but `localhost` is answered to, only the numeric addresses.
     public var hostNames: Set<String> {
         Self.hostNames(address: address, port: port, interfaceAddresses: isWildcard ? Self.interfaceAddresses() : [])
     }
