@@ -47,12 +47,18 @@ struct CaptureFiles {
     /// - Returns: the bytes freed, nil when it was already gone or is being recorded.
     /// - Throws: `StorageError.cannotDelete`.
     func delete(_ sequence: Int) throws -> Int64? {
-        let file = folder.filePath(Int64(sequence))
+        try Self.unlinkUnlessRecording(folder.filePath(Int64(sequence)))
+    }
+
+    /// Unlinks the capture file (packet or decrypted) at `path` unless a writer holds it locked.
+    /// - Returns: the bytes freed, nil when it was already gone or is being recorded.
+    /// - Throws: `StorageError.cannotDelete`.
+    static func unlinkUnlessRecording(_ path: String) throws -> Int64? {
         var st = stat()
-        guard lstat(file, &st) == 0, !CaptureFolder.isRecording(file) else { return nil }
-        if unlink(file) != 0 {
+        guard lstat(path, &st) == 0, !CaptureFolder.isRecording(path) else { return nil }
+        if unlink(path) != 0 {
             if errno == ENOENT { return nil }
-            throw StorageError.cannotDelete(path: file, reason: String(cString: strerror(errno)))
+            throw StorageError.cannotDelete(path: path, reason: String(cString: strerror(errno)))
         }
         return Int64(st.st_size)
     }

@@ -30,13 +30,6 @@ struct DecryptedCaptureFiles {
     /// - Returns: the bytes freed, nil when it was already gone or is being written.
     /// - Throws: `StorageError.cannotDelete`.
     func delete(_ name: String) throws -> Int64? {
-        let path = folder + "/" + name
-        var st = stat()
-        guard lstat(path, &st) == 0, !CaptureFolder.isRecording(path) else { return nil }
-        if unlink(path) != 0 {
-            if errno == ENOENT { return nil }
-            throw StorageError.cannotDelete(path: path, reason: String(cString: strerror(errno)))
-        }
-        return Int64(st.st_size)
+        try CaptureFiles.unlinkUnlessRecording(folder + "/" + name)
     }
 }
