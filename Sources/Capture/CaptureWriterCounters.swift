@@ -13,6 +13,9 @@ public struct CaptureWriterCounters: Sendable, Equatable {
     public var filesOpened: UInt64 = 0
     /// The file being written now, nil when none is open.
     public var recordingSequence: Int64?
+    /// The first file this writer opened (nil: none yet): with the last, the range a rotating
+    /// session wrote (`tv exec`'s closing lines).
+    public var firstSequence: Int64?
     /// The last failure, one sentence; nil when the last write succeeded.
     public var lastFailure: String?
     /// How the file being written (else the last one) is written: O_DIRECT or buffered.

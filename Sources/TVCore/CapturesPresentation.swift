@@ -4,6 +4,15 @@ import TVHome
 
 /// `tv captures` (list, delete, room): what the command line says about capture files. Pure.
 public enum CapturesPresentation {
+    /// `tv exec`'s closing line about its packets: the one file it wrote, or the first and last
+    /// when it rotated (`capture.rotateBytes`; a new-user trial was named only the last of four).
+    /// `files`: the sequence numbers, first...last.
+    public static func execFiles(_ files: ClosedRange<Int64>, folder: String) -> String {
+        let first = folder + "/" + CaptureFolder.fileName(files.lowerBound)
+        guard files.count > 1 else { return "its packets are in \(first) (`tv packets ID`, `tv captures`)." }
+        return "its packets are in \(files.count) files, \(first) to \(CaptureFolder.fileName(files.upperBound)) (`tv packets ID`, `tv captures`)."
+    }
+
     /// The list, newest first: name, size, time, and the one being written marked Recording.
     /// - Parameter captureOn: `capture.enabled` now (the empty list says it).
     public static func lines(_ files: [CaptureFile], folder: String, captureOn: Bool) -> [String] {
@@ -49,7 +58,7 @@ public enum CapturesPresentation {
 
     /// Said before a capture is deleted.
     public static func deletionWarning(_ file: CaptureFile) -> String {
-        "Deleting \(CaptureFolder.fileName(file.seq)) (\(Units.bytes(file.bytes)), \(ByteWords.grouped(file.packets)) packets): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back."
+        "Deleting \(CaptureFolder.fileName(file.seq)) (\(Units.bytes(file.bytes)), \(ByteWords.grouped(file.packets)) packet\(file.packets == 1 ? "" : "s")): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back."
     }
 
     /// Said after.

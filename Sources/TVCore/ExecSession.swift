@@ -42,8 +42,9 @@ public final class ExecSession {
     /// The banner facts: whether TLS is inspected and why.
     public let inspecting: Bool
     public let inspectionNote: String
-    /// The capture file written last, after `run` (nil: capture off or it could not start).
-    public private(set) var lastCapture: Int64?
+    /// The capture files written, first and last, after `run` (nil: capture off or it could not
+    /// start; one file: both the same).
+    public private(set) var captures: ClosedRange<Int64>?
     /// The tunnel's counters after `run` (for diagnostics and tests).
     public private(set) var tunnelCounters: [String: UInt64] = [:]
 
@@ -87,12 +88,18 @@ public final class ExecSession {
                                          interval: options.proxy.retentionIntervalSeconds, say: say)
         retention.start()
         // `tv audit start` and `stop` reach this exec on a socket of its own (`tv run` owns the
-        // control socket), so both legs' TLS secrets go to the live audit session's key log at once.
-        let auditSocket = try? ControlServer(path: AuditKeysNotifier.execSocket(home: home, pid: getpid())) { [wiring, proxy] request in
-            guard request.command == LiveAuditKeys.request.command else {
-                return ControlResponse(ok: false, message: "a tv exec answers only audit changes on this socket; `tv status` asks `tv run`")
+        // control socket), so both legs' TLS secrets go to the live audit session's key log at
+        // once; `tv captures rotate` closes this exec's capture file there too.
+        let auditSocket = try? ControlServer(path: AuditKeysNotifier.execSocket(home: home, pid: getpid())) { [wiring, proxy, capture] request in
+            switch request.command {
+            case LiveAuditKeys.request.command:
+                return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
+            case CaptureRotationRequest.command:
+                let result = capture.rotate()
+                return ControlResponse(ok: result.ok, message: result.message, values: result.values)
+            default:
+                return ControlResponse(ok: false, message: "a tv exec answers only audit changes and capture rotation on this socket; `tv status` asks `tv run`")
             }
-            return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
         }
         try? wiring.auditKeys.refollow()
         defer {
@@ -100,7 +107,9 @@ public final class ExecSession {
             retention.stop()
             proxy.stop(graceSeconds: 1)
             wiring.captureSecrets.attach(nil)
-            lastCapture = capture.writer?.counters.recordingSequence
+            if let counters = capture.writer?.counters, let last = counters.recordingSequence {
+                captures = (counters.firstSequence ?? last)...last
+            }
             if let sentence = capture.stop() { say(sentence) }
             names.flush()
             // What was not saved (a full disk) is said; "everything is saved" goes without saying.
@@ -112,12 +121,9 @@ public final class ExecSession {
         let resolvers = ResolvConf.nameservers()
         if resolvers.isEmpty { say("this host's /etc/resolv.conf names no nameserver: names will not resolve inside") }
 
-        let resolvPath = home.runDirectory + "/exec-\(getpid()).resolv.conf"
-        guard FileManager.default.createFile(atPath: resolvPath, contents: Data(plan.resolvConf.utf8),
-                                             attributes: [.posixPermissions: 0o644]) else {
-            throw TunnelError.namespace(step: "write the tunnel's resolv.conf in \(home.runDirectory)", reason: "the file could not be created")
-        }
-        defer { try? FileManager.default.removeItem(atPath: resolvPath) }
+        let resolvPath = try ExecResolvConfFile.write(plan.resolvConf, pid: getpid(),
+                                                      folders: ExecResolvConfFile.folders(runDirectory: home.runDirectory))
+        defer { unlink(resolvPath) }
 
         let namespace = try ExecNamespace(plan: plan, resolvConfPath: resolvPath)
         defer { namespace.close() }

@@ -106,6 +106,12 @@ struct CaptureSettingsPlan: Equatable {
     }
 }
 
+/// The control request `tv captures rotate` sends to each running session (`tv run`'s control
+/// socket, every `tv exec`'s own): the session closes its capture file and opens the next.
+public enum CaptureRotationRequest {
+    public static let command = "rotate-capture"
+}
+
 /// Sentences of a session's capture.
 enum CaptureSessionWords {
     static let notCapturing = "The running session captures no packets (capture.enabled is off, or it is not a TUN session); there is nothing to rotate."

@@ -84,7 +84,7 @@ extension Session {
         case LiveAuditKeys.request.command:
             // `tv audit start` / `stop`: follow the live audit session's key log (issue 23).
             return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
-        case "rotate-capture":
+        case CaptureRotationRequest.command:
             guard let capture else { return ControlResponse(ok: false, message: CaptureSessionWords.notCapturing) }
             let result = capture.rotate()
             return ControlResponse(ok: result.ok, message: result.message, values: result.values)

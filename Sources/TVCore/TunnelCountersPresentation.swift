@@ -1,11 +1,13 @@
-/// The block `tv exec` prints to stderr when CMD exits: what went through the tunnel, from the
-/// engine's counters (`TunnelCounters.snapshot`, names → values): packets tv read from the TUN
-/// and wrote into it. TCP crosses the TUN twice (CMD → tv's listener, and back), so for TCP the
-/// two counts are alike; they are not "from CMD" and "to CMD".
+/// The block `tv exec` prints to stderr when CMD exits (and `tv status` under `--mode tun`):
+/// what went through the tunnel, from the engine's counters (`TunnelCounters.snapshot`, names →
+/// values). The first line is what the programs behind the TUN sent and received, each packet
+/// counted once, as the capture has them; the TUN's own read and write counts (TCP crosses it
+/// twice, so each is both directions together: a new-user trial read them as "sent" and
+/// "received") stay in the snapshot for diagnosis.
 ///
 /// Shape (three lines at most; the drop line only when something was dropped):
 /// ```
-/// tunnel: read 1,234 packets (96.5 KiB) from the TUN, wrote 1,100 packets (1.2 MiB) into it
+/// tunnel: programs sent 1,234 packets (96.5 KiB) and received 1,100 packets (1.2 MiB)
 /// tunnel: 12 TCP connections (1 refused upstream), 3 UDP flows (10 datagrams up, 9 down), 4 DNS queries (4 answered)
 /// tunnel: dropped 5 packets: 3 icmp, 2 no connection
 /// ```
@@ -18,8 +20,8 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
         func n(_ name: String) -> UInt64 { counters[name] ?? 0 }
         func count(_ v: UInt64) -> String { Units.grouped(Int64(clamping: v)) }
         func plural(_ v: UInt64, _ one: String, _ many: String) -> String { "\(count(v)) \(v == 1 ? one : many)" }
-        var lines = ["tunnel: read \(plural(n("packetsRead"), "packet", "packets")) (\(Units.bytes(Int64(clamping: n("bytesRead"))))) from the TUN, "
-                     + "wrote \(plural(n("packetsWritten"), "packet", "packets")) (\(Units.bytes(Int64(clamping: n("bytesWritten"))))) into it"]
+        var lines = ["tunnel: programs sent \(plural(n("packetsFromPrograms"), "packet", "packets")) (\(Units.bytes(Int64(clamping: n("bytesFromPrograms"))))) "
+                     + "and received \(plural(n("packetsToPrograms"), "packet", "packets")) (\(Units.bytes(Int64(clamping: n("bytesToPrograms")))))"]
 
         var tcp = plural(n("tcpRedirected"), "TCP connection", "TCP connections")
         var tcpNotes: [String] = []

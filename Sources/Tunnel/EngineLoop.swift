@@ -47,6 +47,8 @@ final class EngineLoop: LoopHandler {
     struct ReadyUpstream {
         let fd: Int32
         let deadline: UInt64
+        /// When the connect started (µs since the epoch): the flow's start.
+        let startMicros: Int64
     }
 
     let configuration: TunnelEngineConfiguration
@@ -231,9 +233,17 @@ final class EngineLoop: LoopHandler {
 
     /// Hands a packet the program sent (`.clientToServer`, as it sent it, before any rewrite) or
     /// received (`.serverToClient`, as it receives it) to the capture; `flow` 0 for a packet of
-    /// no flow (refused, dropped).
+    /// no flow (refused, dropped). Every packet the program sends or receives passes here once,
+    /// so this also counts them by direction (`TunnelCounters.packetsFromPrograms` …).
     @inline(__always)
     func capture(_ packet: UnsafeRawBufferPointer, flow: UInt64, _ direction: Direction) {
+        if direction == .clientToServer {
+            counters.packetsFromPrograms.wrappingAdd(1, ordering: .relaxed)
+            counters.bytesFromPrograms.wrappingAdd(UInt64(packet.count), ordering: .relaxed)
+        } else {
+            counters.packetsToPrograms.wrappingAdd(1, ordering: .relaxed)
+            counters.bytesToPrograms.wrappingAdd(UInt64(packet.count), ordering: .relaxed)
+        }
         guard let recorder, recorder.isCapturing else { return }
         recorder.record(flow: flow, direction: direction, timeMicros: EngineClock.wallMicros(), packet: packet)
     }
@@ -296,11 +306,12 @@ final class EngineLoop: LoopHandler {
             connectFailed(pending.entry, .noAnswer(seconds: Int(configuration.connectTimeout)), startMicros: pending.startMicros)
         }
         for (id, ready) in readyUpstreams where ready.deadline <= now {
+            if let entry = nat.entry(id) { abandon(entry, .clientGone(reset: false, .whileConnecting)) }
             close(ready.fd)
             readyUpstreams[id] = nil
             nat.remove(id, now: now)
         }
-        for entry in nat.expire(now: now) { discardUpstream(entry.id) }
+        for entry in nat.expire(now: now) { abandon(entry, .clientGone(reset: false, .whileConnecting)) }
         let timedOut = reassembler.expire(now: now)
         for _ in 0..<timedOut { counters.drop(.fragmentTimeout) }
         expireUDP(wallMicros: wall)
@@ -311,17 +322,36 @@ final class EngineLoop: LoopHandler {
     }
 
     /// Closes whatever upstream socket entry `id` still holds (pending or waiting for its accept).
-    func discardUpstream(_ id: UInt64) {
+    /// - Returns: when that connect started (µs since the epoch), nil when the entry held none
+    ///   (its connection is the proxy's, or it had already failed and been recorded).
+    @discardableResult
+    func discardUpstream(_ id: UInt64) -> Int64? {
+        var started: Int64?
         if let pending = pendingConnects.removeValue(forKey: id) {
             loop.unregister(pending.token)
             close(pending.fd)
+            started = pending.startMicros
         }
-        if let ready = readyUpstreams.removeValue(forKey: id) { close(ready.fd) }
+        if let ready = readyUpstreams.removeValue(forKey: id) {
+            close(ready.fd)
+            started = ready.startMicros
+        }
+        return started
     }
 
-    /// Stops: every upstream socket still ours is closed, UDP flows are reported closed.
+    /// Gives up `entry`'s upstream socket, if it still holds one, and records its flow as failed
+    /// for `why` (`recordUnadopted`): a connection that never reached the proxy.
+    func abandon(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure) {
+        guard let started = discardUpstream(entry.id) else { return }
+        recordUnadopted(entry, why, startMicros: started)
+    }
+
+    /// Stops: every upstream socket still ours is closed and its flow recorded as stopped, UDP
+    /// flows are reported closed.
     func shutdown() {
-        for id in Array(pendingConnects.keys) + Array(readyUpstreams.keys) { discardUpstream(id) }
+        for id in Array(pendingConnects.keys) + Array(readyUpstreams.keys) {
+            if let entry = nat.entry(id) { abandon(entry, .stopped) } else { discardUpstream(id) }
+        }
         let wall = EngineClock.wallMicros()
         for key in Array(udpFlows.keys) { closeUDPFlow(key, wallMicros: wall, reason: nil) }
         for listener in listeners { listener.stopListening() }

@@ -75,7 +75,7 @@ extension EngineLoop {
             if let connecting = nat.forward(app: source, remote: destination) {
                 // The app gave up while the upstream connect was still going: so do we.
                 if header.isRST {
-                    discardUpstream(connecting.id)
+                    abandon(connecting, .clientGone(reset: true, .whileConnecting))
                     nat.remove(connecting.id, now: now)
                 }
             } else {
@@ -119,7 +119,7 @@ extension EngineLoop {
             capture(UnsafeRawBufferPointer(segment), flow: entry.flowID, .clientToServer)
             if let replaced {
                 counters.tcpTupleReused.wrappingAdd(1, ordering: .relaxed)
-                discardUpstream(replaced.id)
+                abandon(replaced, .clientGone(reset: false, .whileConnecting))
             }
             startConnect(entry, syn: Array(UnsafeRawBufferPointer(segment)), synHeader: vnet)
         }
@@ -127,8 +127,16 @@ extension EngineLoop {
 
     private func startConnect(_ entry: TCPNATTable.Entry, syn: [UInt8], synHeader: VirtioNetHeader) {
         let started = EngineClock.wallMicros()
+        let target: PacketEndpoint
+        switch DNSAddressRoute(remote: entry.remote, configuration: configuration, rotation: resolverIndex) {
+        case .asAddressed: target = entry.remote
+        case .resolver(let resolver): target = resolver
+        case .noResolver:
+            connectFailed(entry, .noAddress, startMicros: started)
+            return
+        }
         let fd: Int32
-        switch Socket.startConnect(to: entry.remote.socketAddress, mark: configuration.mark) {
+        switch Socket.startConnect(to: target.socketAddress, mark: configuration.mark) {
         case .failure(.mark(let err)):
             connectFailed(entry, .mark(err), startMicros: started)
             return
@@ -137,7 +145,7 @@ extension EngineLoop {
             return
         case .success(let (connected, done)):
             if done {
-                connectSucceeded(entry, fd: connected, syn: syn, synHeader: synHeader)
+                connectSucceeded(entry, fd: connected, syn: syn, synHeader: synHeader, startMicros: started)
                 return
             }
             fd = connected
@@ -157,20 +165,21 @@ extension EngineLoop {
         // EPOLLOUT alone means the connect succeeded; with ERR/HUP, SO_ERROR says why it failed.
         let err = bits & (tv_EPOLLERR | tv_EPOLLHUP) == 0 && bits & tv_EPOLLOUT != 0 ? 0 : tv_socket_error(pending.fd)
         if err == 0 {
-            connectSucceeded(pending.entry, fd: pending.fd, syn: pending.syn, synHeader: pending.synHeader)
+            connectSucceeded(pending.entry, fd: pending.fd, syn: pending.syn, synHeader: pending.synHeader,
+                             startMicros: pending.startMicros)
         } else {
             close(pending.fd)
             connectFailed(pending.entry, .connect(Errno(err)), startMicros: pending.startMicros)
         }
     }
 
-    private func connectSucceeded(_ entry: TCPNATTable.Entry, fd: Int32, syn: [UInt8], synHeader: VirtioNetHeader) {
+    private func connectSucceeded(_ entry: TCPNATTable.Entry, fd: Int32, syn: [UInt8], synHeader: VirtioNetHeader, startMicros: Int64) {
         guard nat.entry(entry.id) != nil, let listener = listenerEndpoint(isIPv6: entry.app.address.isIPv6) else {
             close(fd)
             return
         }
         nat.connected(entry.id)
-        readyUpstreams[entry.id] = ReadyUpstream(fd: fd, deadline: now + Self.acceptWaitNanos)
+        readyUpstreams[entry.id] = ReadyUpstream(fd: fd, deadline: now + Self.acceptWaitNanos, startMicros: startMicros)
         var copy = syn
         copy.withUnsafeMutableBytes { raw in
             guard case .success(let packet) = PacketParser.parse(UnsafeRawBufferPointer(raw)) else { return }
@@ -189,14 +198,23 @@ extension EngineLoop {
         capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: entry.flowID, .serverToClient)
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
         counters.tcpConnectFailed.wrappingAdd(1, ordering: .relaxed)
+        // The flow says what the program saw (the reset above: ECONNREFUSED) beside tv's own error.
+        recordUnadopted(entry, .unreachable(target: "\(entry.remote)", why, answered: .reset), startMicros: startMicros)
+    }
+
+    /// Records the failed flow of a connection that never reached the proxy (its upstream
+    /// connect failed, or the program or tv gave up first). Its id was given at the SYN and its
+    /// captured packets carry it, so it gets its row: without one, the id was never used as far
+    /// as the history knew, and a later session gave it to another flow, whose packet list then
+    /// showed these packets (a new-user trial).
+    func recordUnadopted(_ entry: TCPNATTable.Entry, _ failure: ConnectionFailure, startMicros: Int64) {
         guard let sink, let id = entry.flowID != 0 ? entry.flowID : proxy.allocateFlowID() else { return }
         let wall = EngineClock.wallMicros()
         var facts = FlowFacts(id: id, startMicros: startMicros, client: entry.app.endpoint)
         facts.server = entry.remote.endpoint
         facts.port = entry.remote.port
         nameFromDNS(&facts, address: entry.remote.address)
-        // The flow says what the program saw (the reset above: ECONNREFUSED) beside tv's own error.
-        facts.fail(.unreachable(target: "\(entry.remote)", why, answered: .reset))
+        facts.fail(failure)
         facts.lastActivityMicros = wall
         facts.durationMicros = wall - startMicros
         sink.flowOpened(facts)

@@ -87,17 +87,18 @@ extension EngineLoop {
             counters.drop(.tableFull)
             return nil
         }
-        let toDNSAddress = configuration.servesDNSAddress && key.remote.port == 53
-            && (key.remote.address == plan.dns4 || key.remote.address == plan.dns6)
         let upstream: PacketEndpoint
-        if toDNSAddress {
-            guard !configuration.resolvers.isEmpty else {
-                answerServerFailure(key, payload)
-                return nil
-            }
-            upstream = PacketEndpoint(configuration.resolvers[resolverIndex % configuration.resolvers.count])
-        } else {
+        let toDNSAddress: Bool
+        switch DNSAddressRoute(remote: key.remote, configuration: configuration, rotation: resolverIndex) {
+        case .asAddressed:
             upstream = key.remote
+            toDNSAddress = false
+        case .resolver(let resolver):
+            upstream = resolver
+            toDNSAddress = true
+        case .noResolver:
+            answerServerFailure(key, payload)
+            return nil
         }
         let fd = tv_socket_dgram(upstream.address.family)
         guard fd >= 0 else { counters.drop(.sendFailed); return nil }

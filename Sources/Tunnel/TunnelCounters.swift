@@ -6,6 +6,15 @@ public final class TunnelCounters: Sendable {
     public let packetsWritten = Atomic<UInt64>(0)
     public let bytesRead = Atomic<UInt64>(0)
     public let bytesWritten = Atomic<UInt64>(0)
+    /// What the programs behind the TUN sent (`.clientToServer`) and received
+    /// (`.serverToClient`): packets and IP bytes, each counted once, as the capture sees them (a
+    /// reassembled datagram is one packet). The read and write counts above are the TUN's own:
+    /// TCP crosses it twice (program → tv's listener, and back), so there each is the two
+    /// directions together.
+    public let packetsFromPrograms = Atomic<UInt64>(0)
+    public let bytesFromPrograms = Atomic<UInt64>(0)
+    public let packetsToPrograms = Atomic<UInt64>(0)
+    public let bytesToPrograms = Atomic<UInt64>(0)
     /// TCP connections redirected to the listener (SYN forwarded after the upstream connect).
     public let tcpRedirected = Atomic<UInt64>(0)
     /// Upstream connects that failed (the app got a reset: "connection refused").
@@ -101,6 +110,10 @@ public final class TunnelCounters: Sendable {
         var out: [String: UInt64] = [
             "packetsRead": packetsRead.load(ordering: .relaxed), "packetsWritten": packetsWritten.load(ordering: .relaxed),
             "bytesRead": bytesRead.load(ordering: .relaxed), "bytesWritten": bytesWritten.load(ordering: .relaxed),
+            "packetsFromPrograms": packetsFromPrograms.load(ordering: .relaxed),
+            "bytesFromPrograms": bytesFromPrograms.load(ordering: .relaxed),
+            "packetsToPrograms": packetsToPrograms.load(ordering: .relaxed),
+            "bytesToPrograms": bytesToPrograms.load(ordering: .relaxed),
             "tcpRedirected": tcpRedirected.load(ordering: .relaxed), "tcpConnectFailed": tcpConnectFailed.load(ordering: .relaxed),
             "tcpResetsSent": tcpResetsSent.load(ordering: .relaxed), "tcpTupleReused": tcpTupleReused.load(ordering: .relaxed),
             "tcpAdopted": tcpAdopted.load(ordering: .relaxed), "tcpAcceptRefused": tcpAcceptRefused.load(ordering: .relaxed),

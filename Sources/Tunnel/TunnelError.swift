@@ -17,6 +17,8 @@ public enum TunnelError: UserFacingError, Equatable {
     case cannotRun(command: String, reason: String)
     /// The listener could not be opened.
     case cannotListen(reason: String)
+    /// `tv exec`'s resolv.conf could not be written in any folder tried (the first one's error).
+    case cannotWriteResolvConf(folder: String, reason: String)
 
     /// 127 when the command could not be started (the shell's "command not found"), else 1.
     public var exitCode: Int32 {
@@ -41,6 +43,8 @@ public enum TunnelError: UserFacingError, Equatable {
             return "tv could not start \(command) (\(reason)); check the command name and PATH."
         case .cannotListen(let reason):
             return "tv could not open the tunnel's listener (\(reason)); try again."
+        case let .cannotWriteResolvConf(folder, reason):
+            return "tv could not write the tunnel's resolv.conf in \(folder) (\(reason)), nor in /run; make room or permission there and try again."
         }
     }
 }

@@ -127,6 +127,21 @@ struct CapturePresentationTests {
             == "Deleting capture-000001.pcapng (64.0 MiB, 10 packets): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back.")
     }
 
+    @Test("one packet is one packet in the deletion warning")
+    func deletionWarningSingular() {
+        let one = CaptureFile(seq: 18, path: "/d/captures/capture-000018.pcapng", startedMicros: 0, endedMicros: 1, bytes: 116, packets: 1,
+                              snapLength: 65_535, isRecording: false)
+        #expect(CapturesPresentation.deletionWarning(one).hasPrefix("Deleting capture-000018.pcapng (116 B, 1 packet): "))
+    }
+
+    @Test("tv exec's closing line names the one file, or the first and last when the session rotated")
+    func execFiles() {
+        #expect(CapturesPresentation.execFiles(34...34, folder: "/d/captures")
+                == "its packets are in /d/captures/capture-000034.pcapng (`tv packets ID`, `tv captures`).")
+        #expect(CapturesPresentation.execFiles(34...37, folder: "/d/captures")
+                == "its packets are in 4 files, /d/captures/capture-000034.pcapng to capture-000037.pcapng (`tv packets ID`, `tv captures`).")
+    }
+
     @Test("Status line and the loss sentence; the values nest in tv status --json without a clash")
     func status() {
         let values = ["capture.enabled": "on", "capture.recording": "4", "capture.packetsWritten": "1200", "capture.packetsDropped": "3"]

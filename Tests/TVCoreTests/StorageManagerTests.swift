@@ -177,6 +177,37 @@ import Tunnel
         }
     }
 
+    /// Found by a new-user trial: `tv exec` ended while a connection's upstream connect was still
+    /// going, so its packets were captured under an id that no flow row held, and the next
+    /// session gave that id to another flow, whose packet list then showed those packets.
+    @Test func anIDWithPacketsButNoFlowIsNotHandedOutAgain() throws {
+        try withHome { home, _ in
+            let now = StorageClock.now()
+            func write() throws -> Int64 {
+                let store = try FlowStore(path: home.databasePath)
+                defer { store.close() }
+                let writer = try store.makeWriter()
+                var flow = FlowRecord(startTime: now - day, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "10.0.0.1",
+                                      serverPort: 443, host: "a.example", hostOrigin: .sni, status: .encrypted)
+                flow.duration = 1_000
+                let id = writer.open(flow).id
+                writer.flush()
+                writer.close()
+                return id
+            }
+            #expect(try write() == 1)
+            let database = try SQLiteDatabase(path: home.databasePath)
+            try database.execute("INSERT INTO packet_counts (flow_id, packets) VALUES (7, 3)")
+            database.close()
+            #expect(try write() == 8)
+            // And after delete-everything took the flows (the orphan packet rows are no flow's, so they stay).
+            let manager = try StorageManager(home: home)
+            #expect(try manager.deleteEverything(recording: nil, now: now).flowsDeleted == 2)
+            manager.close()
+            #expect(try write() == 9)
+        }
+    }
+
     /// Found by a new-user trial: delete-everything kept audit sessions' flows and captures
     /// without a word, next to "nothing that was deleted is left".
     @Test func deleteEverythingSaysWhatAuditEvidenceItKept() throws {

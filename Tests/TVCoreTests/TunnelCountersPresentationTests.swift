@@ -5,13 +5,14 @@ import Testing
     @Test("a run with TCP, UDP, DNS and drops: three lines, drops largest first, words for reasons")
     func full() {
         let counters: [String: UInt64] = [
-            "packetsRead": 1_234, "bytesRead": 98_816, "packetsWritten": 1_100, "bytesWritten": 1_258_291,
+            "packetsRead": 2_334, "bytesRead": 1_357_107, "packetsWritten": 2_334, "bytesWritten": 1_357_107,
+            "packetsFromPrograms": 1_234, "bytesFromPrograms": 98_816, "packetsToPrograms": 1_100, "bytesToPrograms": 1_258_291,
             "tcpRedirected": 12, "tcpConnectFailed": 1, "tcpResetsSent": 2, "udpFlows": 3, "udpDatagramsUp": 10,
             "udpDatagramsDown": 9, "dnsQueries": 4, "dnsAnswers": 3, "dnsTimeouts": 1, "fragmentsReassembled": 1,
             "pathMTUSignals": 2, "dropped.icmp": 3, "dropped.noConnection": 2, "dropped.badChecksum": 2, "natEntries": 5,
         ]
         #expect(TunnelCountersPresentation(counters: counters).lines == [
-            "tunnel: read 1,234 packets (96.5 KiB) from the TUN, wrote 1,100 packets (1.2 MiB) into it",
+            "tunnel: programs sent 1,234 packets (96.5 KiB) and received 1,100 packets (1.2 MiB)",
             "tunnel: 12 TCP connections (1 refused upstream, 2 resets sent), 3 UDP flows (10 datagrams up, 9 down), "
                 + "4 DNS queries (3 answered, 1 unanswered), 1 datagram reassembled, 2 path-MTU signals",
             "tunnel: dropped 7 packets: 3 ICMP, 2 bad checksum, 2 no connection",
@@ -21,11 +22,11 @@ import Testing
     @Test("nothing happened: two lines, singular forms, no drop line")
     func empty() {
         #expect(TunnelCountersPresentation(counters: [:]).lines == [
-            "tunnel: read 0 packets (0 B) from the TUN, wrote 0 packets (0 B) into it",
+            "tunnel: programs sent 0 packets (0 B) and received 0 packets (0 B)",
             "tunnel: 0 TCP connections",
         ])
-        #expect(TunnelCountersPresentation(counters: ["packetsRead": 1, "bytesRead": 60, "tcpRedirected": 1, "dropped.synRetransmit": 1]).lines == [
-            "tunnel: read 1 packet (60 B) from the TUN, wrote 0 packets (0 B) into it",
+        #expect(TunnelCountersPresentation(counters: ["packetsRead": 1, "bytesRead": 60, "packetsFromPrograms": 1, "bytesFromPrograms": 60, "tcpRedirected": 1, "dropped.synRetransmit": 1]).lines == [
+            "tunnel: programs sent 1 packet (60 B) and received 0 packets (0 B)",
             "tunnel: 1 TCP connection",
             "tunnel: dropped 1 packet: 1 SYN retransmit",
         ])

@@ -104,6 +104,49 @@ final class CaptureExecTests {
         #expect(text.out.contains("cut off") && text.out.contains("RST, ACK"), "\(text)")
     }
 
+    @Test("a connect still going when the command exits: its flow is recorded (failed: tv stopped) with its SYNs; the next session's flow gets a new id and none of them")
+    func connectingAtExit() throws {
+        // 10.203.0.77 is in the origin's subnet and answers nothing: the host's connect waits for ARP.
+        let client = try lab.script("giveup.py", """
+            import socket
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM); s.settimeout(1.5)
+            try:
+                s.connect(("10.203.0.77", 8080)); print("connected")
+            except OSError as e:
+                print("gave up")
+            """)
+        let r = lab.exec([], ["python3", client])
+        #expect(r.status == 0 && r.out == "gave up\n", "\(r)")
+        let stopped = try #require(try lab.flows().first { $0["serverAddress"] as? String == "10.203.0.77" }, "no flow for the connect")
+        #expect(stopped["status"] as? String == "failed")
+        #expect(stopped["failureReason"] as? String == "tv stopped")
+        let id = try #require(stopped["id"] as? Int)
+        let list = try #require(try json(["packets", String(id), "--json"]) as? [String: Any])
+        let packets = try #require(list["packets"] as? [[String: Any]])
+        #expect(!packets.isEmpty && packets.allSatisfy { $0["meaning"] as? String == "opened" }, "\(packets)")
+        // The next session: a new id, and its flow lists only its own packets.
+        let next = lab.exec([], ["curl", "-sS", "-o", "/dev/null", "http://10.203.0.2:8080/index.html"])
+        #expect(next.status == 0, "\(next)")
+        let web = try #require(try lab.flows().first { $0["serverPort"] as? Int == 8080 && $0["serverAddress"] as? String == "10.203.0.2" })
+        #expect(try #require(web["id"] as? Int) > id)
+        let webList = try #require(try json(["packets", String(web["id"] as! Int), "--json"]) as? [String: Any])
+        let webPackets = try #require(webList["packets"] as? [[String: Any]])
+        #expect(webPackets.first?["meaning"] as? String == "opened" && webPackets.dropFirst().first?["meaning"] as? String == "accepted", "\(webPackets.prefix(3))")
+    }
+
+    @Test("the closing lines count what the command sent and received, each packet once: tshark's count of each direction in the file")
+    func directionCounts() throws {
+        let r = lab.tv(["exec", "--yes", "--", "curl", "-sS", "-o", "/dev/null", "http://10.203.0.2:8080/1m.bin"])
+        #expect(r.status == 0, "\(r)")
+        let line = try #require(r.err.split(separator: "\n").first { $0.hasPrefix("tv: tunnel: programs sent ") }, "\(r.err)")
+        let numbers = line.split(whereSeparator: { !$0.isNumber && $0 != "," }).map { $0.replacingOccurrences(of: ",", with: "") }.filter { !$0.isEmpty }
+        // "tv: tunnel: programs sent N packets (X) and received M packets (Y)": N and M are the counts.
+        let sent = try #require(Int(numbers[0])), received = try #require(Int(line.components(separatedBy: "received ")[1].split(separator: " ")[0].replacingOccurrences(of: ",", with: "")))
+        #expect(sent == tsharkCount("frame.packet_flags_direction == 2"), "\(line)")
+        #expect(received == tsharkCount("frame.packet_flags_direction == 1"), "\(line)")
+        #expect(sent > 0 && received > 0, "\(line)")
+    }
+
     @Test("a DNS query through the tunnel's DNS address: its flow has the query and the answer, as tshark sees them")
     func dnsQuery() throws {
         let r = lab.exec([], ["getent", "ahostsv4", "named.test"])
@@ -127,6 +170,31 @@ final class CaptureExecTests {
         let flow = try #require(try lab.flows().first)
         let packets = lab.tv(["packets", String(flow["id"] as! Int)])
         #expect(packets.out.hasPrefix("No packets were captured for flow"), "\(packets)")
+    }
+
+    @Test("tv captures rotate reaches a running tv exec (its file was listed Recording and rotate said no session ran); the closing line names both files")
+    func rotateDuringExec() throws {
+        let marker = lab.dir + "/rotated"
+        let script = "curl -s -o /dev/null http://10.203.0.2:8080/index.html; while [ ! -e \(marker) ]; do sleep 0.1; done; "
+            + "curl -s -o /dev/null http://10.203.0.2:8080/index.html"
+        let daemon = try Daemon(["ip", "netns", "exec", lab.host, "unshare", "-m", "sh", "-c",
+                                 "mount --bind \"$1\" /etc/resolv.conf && mount --bind \"$2\" /etc/hosts && shift 2 && exec \"$@\"",
+                                 "sh", lab.dir + "/resolv.conf", lab.dir + "/hosts",
+                                 TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--", "timeout", "60", "sh", "-c", script],
+                                log: lab.dir + "/rotate.out")
+        defer { daemon.stop() }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, (try? lab.flows().first { $0["serverPort"] as? Int == 8080 }) == nil { usleep(50_000) }
+        let rotated = lab.tv(["captures", "rotate"])
+        #expect(rotated.status == 0 && rotated.out == "Closed capture 1; capture 2 is being recorded now.\n", "\(rotated)")
+        FileManager.default.createFile(atPath: marker, contents: nil)
+        #expect(daemon.wait(timeout: 30) == 0, "\(daemon.output)")
+        #expect(daemon.output.contains("tv: its packets are in 2 files, \(captureFolder)/capture-000001.pcapng to capture-000002.pcapng"), "\(daemon.output)")
+        // Each file reads whole in capinfos.
+        for seq in 1...2 {
+            let info = Sh.run(["capinfos", "-c", "-M", captureFolder + "/capture-00000\(seq).pcapng"])
+            #expect(info.status == 0, "\(info)")
+        }
     }
 
     @Test("tv killed with SIGKILL mid-write: the file it left opens in capinfos and tshark; the next session closes its row (not Recording), cut to whole blocks")

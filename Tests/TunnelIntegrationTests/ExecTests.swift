@@ -267,6 +267,24 @@ final class ExecTests {
         #expect(names.out.contains("('named.test', '10.203.0.2', 120)"), "\(names)")
     }
 
+    @Test("DNS over TCP to the tunnel's DNS address reaches the host's resolver too (RFC 7766 §5: how a truncated answer is asked again)")
+    func dnsOverTCP() throws {
+        let client = try lab.script("dnstcp.py", """
+            import socket, struct
+            q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"\\x05named\\x04test\\x00" + struct.pack(">HH", 1, 1)
+            s = socket.create_connection(("10.77.0.53", 53), timeout=10)
+            s.sendall(struct.pack(">H", len(q)) + q)
+            n = struct.unpack(">H", s.recv(2))[0]
+            a = b""
+            while len(a) < n: a += s.recv(n - len(a))
+            print("rcode", a[3] & 15, "answers", struct.unpack(">H", a[6:8])[0])
+            """)
+        let r = lab.exec([], ["python3", client])
+        #expect(r.status == 0 && r.out == "rcode 0 answers 1\n", "\(r)")
+        let f = try #require(try flow { $0["transport"] as? String == "tcp" && $0["serverPort"] as? Int == 53 })
+        #expect(f["status"] as? String == "not_encrypted")
+    }
+
     @Test("200 parallel and 1,000 sequential connections, 0 errors")
     func manyConnections() throws {
         let client = try lab.script("conns.py", """

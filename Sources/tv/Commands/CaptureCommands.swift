@@ -85,17 +85,24 @@ enum CaptureCommands {
         return 0
     }
 
+    /// Asks every running session, `tv run` and each `tv exec` (a new-user trial found a `tv exec`'s
+    /// file listed as Recording and `rotate` saying no session ran), to close its file.
     static func rotate(_ inv: Invocation) throws -> Int32 {
         let home = try inv.existingHome()
-        let response: ControlResponse
-        do {
-            response = try ControlClient(path: SessionPaths.controlSocket(home)).send(ControlRequest(command: "rotate-capture"), timeoutSeconds: 20)
-        } catch ControlError.notRunning {
+        var responses: [ControlResponse] = []
+        for socket in AuditKeysNotifier.sockets(home: home) {
+            do {
+                responses.append(try ControlClient(path: socket).send(ControlRequest(command: CaptureRotationRequest.command), timeoutSeconds: 20))
+            } catch ControlError.notRunning {
+                continue
+            }
+        }
+        guard !responses.isEmpty else {
             throw UsageRefusal("No tv session is running for \(home.path), so no capture file is being written; there is nothing to rotate.", exitCode: 3)
         }
-        guard response.ok else { throw UsageRefusal(TerminalText.line(response.message), exitCode: 1) }
-        inv.console.line(TerminalText.line(response.message))
-        return 0
+        if responses.count == 1, !responses[0].ok { throw UsageRefusal(TerminalText.line(responses[0].message), exitCode: 1) }
+        for response in responses { inv.console.line(TerminalText.line(response.message)) }
+        return responses.allSatisfy(\.ok) ? 0 : 1
     }
 
     static func delete(_ inv: Invocation) throws -> Int32 {

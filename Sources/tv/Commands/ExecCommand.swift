@@ -60,8 +60,8 @@ enum ExecCommand {
         let code = try session.run(arguments)
         if !quiet {
             console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).")
-            if let seq = session.lastCapture {
-                console.note("tv: its packets are in \(home.captureDirectory)/\(CaptureFolder.fileName(seq)) (`tv packets ID`, `tv captures`).")
+            if let files = session.captures {
+                console.note("tv: " + CapturesPresentation.execFiles(files, folder: home.captureDirectory))
             }
             let counters = session.tunnelCounters
             for line in TunnelCountersPresentation(counters: counters).lines { console.note("tv: " + line) }
