@@ -14,6 +14,10 @@ public struct QueuedPacket: Sendable, Equatable {
     public var includedLength: Int
     /// Where its block is in the batch's store (`CaptureBatch.withBlocks`, from the store's start).
     public var block: Range<Int>
+    /// The packet's row facts read from the whole packet before the snap length cut it, when
+    /// the cut may have taken its headers (`CaptureBatch.headerReach`); nil: read them from the
+    /// kept bytes. (With `capture.snaplen 10` every SYN was listed as data: a new-user trial.)
+    public var summary: PacketSummary? = nil
 
     /// Where the captured bytes are in the batch's store.
     public var bytes: Range<Int> {
@@ -130,6 +134,11 @@ public struct CaptureBatch: WriterBatch {
         firstBlockOffset = (0..<Self.maximumFirstBlockOffset).contains(offset) ? offset : 0
     }
 
+    /// Kept bytes below which a cut may have taken a packet's IP and transport headers (an IPv6
+    /// header with extension headers, then TCP's 14 bytes to its flags): such a packet's row
+    /// facts are read before the cut, on the producer's thread.
+    static let headerReach = 256
+
     public mutating func add(_ offer: CaptureOffer, refusing: Bool, counters: inout CaptureQueueCounters) -> (added: Int, outcome: Bool) {
         switch offer {
         case let .packet(flow, direction, time, packet, snapLength, comment):
@@ -148,7 +157,9 @@ public struct CaptureBatch: WriterBatch {
                                              direction: flag, comment: commentBytes)
             blocks.count = start + length
             packets.append(QueuedPacket(flow: flow, direction: direction, timeMicros: time, originalLength: packet.count,
-                                          includedLength: kept, block: start..<start + length))
+                                          includedLength: kept, block: start..<start + length,
+                                          summary: kept < packet.count && kept < Self.headerReach
+                                              ? PacketSummary.read(packet, originalLength: packet.count) : nil))
             counters.packetsQueued &+= 1
             return (1, true)
         case let .secrets(type, keyLog, randoms):

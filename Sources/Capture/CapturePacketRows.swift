@@ -39,7 +39,7 @@ struct CapturePacketRows {
         }
         lastCount += 1
         guard lastCount <= rowsPerFlow else { return nil }
-        let summary = PacketSummary.read(bytes, originalLength: packet.originalLength)
+        let summary = packet.summary ?? PacketSummary.read(bytes, originalLength: packet.originalLength)
         rows.append(Row(flow: packet.flow, n: lastCount, offset: offset, time: packet.timeMicros, direction: packet.direction,
                         originalLength: packet.originalLength, includedLength: packet.includedLength, summary: summary))
         return summary

@@ -18,9 +18,12 @@ public enum CaptureRecord {
         /// The file was deleted (`tv captures delete`, retention) or is no longer there: the bytes
         /// are gone; the connection stays in the history.
         case deleted
-        /// The file is there but could not be read (a read error, a short read, a block that is
-        /// not an Enhanced Packet Block where the row says): worth trying again.
+        /// The file is there but reading it failed (an I/O error): worth trying again.
         case readFailed(String)
+        /// The file is there but damaged at the record's place (it ends before the record, or the
+        /// block there is not this kind of record or cannot hold what it says): changed or cut
+        /// after tv wrote it; trying again finds the same (a new-user trial was told to retry).
+        case damaged(String)
         /// The record there does not describe this packet (its `orig_len` differs from the row's):
         /// not drawn.
         case notThisPacket(recordLength: Int)
@@ -56,25 +59,25 @@ public enum CaptureRecord {
     ///     the largest IP packet a TUN carries).
     ///   - rowOriginalLength: the packet's length as its row keeps it.
     public static func check(_ header: [UInt8], snapLength: Int, rowOriginalLength: Int) -> Check {
-        guard header.count == headerSize else { return .refused(.readFailed("the record ends early")) }
+        guard header.count == headerSize else { return .refused(.damaged("the record ends early")) }
         func u32(_ i: Int) -> Int { Int(header[i]) | Int(header[i + 1]) << 8 | Int(header[i + 2]) << 16 | Int(header[i + 3]) << 24 }
         guard u32(0) == 6 else {
-            return .refused(.readFailed("the block at that offset is not an Enhanced Packet Block (pcapng §4.3), type \(u32(0))"))
+            return .refused(.damaged("the block at that offset is not an Enhanced Packet Block (pcapng §4.3), type \(u32(0))"))
         }
         let total = u32(4), included = u32(20), original = u32(24)
         let bound = snapLength > 0 ? snapLength : 65_535 + 40
         guard included <= bound, included <= original else {
-            return .refused(.readFailed("the record says it holds \(included) bytes, more than the file keeps of a packet (\(bound))"))
+            return .refused(.damaged("the record says it holds \(included) bytes, more than the file keeps of a packet (\(bound))"))
         }
         guard total >= headerSize + included + (4 - included % 4) % 4 + 4, total % 4 == 0 else {
-            return .refused(.readFailed("the block's length \(total) cannot hold its \(included) bytes (pcapng §3.1)"))
+            return .refused(.damaged("the block's length \(total) cannot hold its \(included) bytes (pcapng §3.1)"))
         }
         guard original == rowOriginalLength else { return .refused(.notThisPacket(recordLength: original)) }
         return .header(Header(includedLength: included, originalLength: original))
     }
 
     /// Reads the record at `offset` of the file at `path`; `isRecording`: a live writer holds the
-    /// file, so a file ending before the record is `.notYetWritten`, not `.readFailed`.
+    /// file, so a file ending before the record is `.notYetWritten`, not `.damaged`.
     public static func read(path: String, offset: Int64, snapLength: Int, rowOriginalLength: Int, isRecording: Bool = false) -> Outcome {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -90,7 +93,7 @@ public enum CaptureRecord {
                 let n = out.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress! + done, count - done, off_t(position) + off_t(done)) }
                 if n < 0 && errno == EINTR { continue }
                 if n < 0 { return .readFailed(Errno(errno).phrase) }
-                if n == 0 { return isRecording ? .notYetWritten : .readFailed("the file ends before the record does") }
+                if n == 0 { return isRecording ? .notYetWritten : .damaged("the file ends before the record does") }
                 done += n
             }
             return .bytes(out)

@@ -19,7 +19,12 @@ public enum FlowRecordMapping {
                            error: f.error)
         r.clientTLSVersion = f.clientTLSVersion?.description
         r.failureReason = f.failureReason
-        if case .keptPrivate = f.status { r.failureReason = "this host pins its certificate" }
+        // A kept-private flow says why from its recall (`FlowFacts.failureReason`): pinned, or
+        // lacking tv's root. A fixed "this host pins" here contradicted `error` for the second
+        // (a new-user trial); this sentence is only for a row without either.
+        if case .keptPrivate = f.status, r.failureReason == nil {
+            r.failureReason = "this client refused tv's certificate for this host and port before, so it passes through unread"
+        }
         r.packetsUp = f.packetsFromClient.map { Int64(clamping: $0) }
         r.packetsDown = f.packetsFromServer.map { Int64(clamping: $0) }
         r.clientVersions = f.offeredVersions.map(\.description)

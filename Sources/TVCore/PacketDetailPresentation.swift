@@ -47,6 +47,9 @@ public struct PacketDetailPresentation: Sendable, Equatable {
             return "\(fileName) was deleted: those bytes are gone; the connection stays in your history."
         case .readFailed(let reason):
             return "The bytes could not be read from \(fileName) (\(reason)); try `tv packet \(row.flow) \(row.n)` again."
+        case .damaged(let reason):
+            return "\(fileName) is damaged where this packet was written (\(reason)): it was changed or cut after tv wrote it, "
+                + "so these bytes cannot be drawn; the connection stays in your history."
         case .notYetWritten:
             return "Packet \(row.n) of flow \(row.flow) is still in the capture writer's buffer, not yet in \(fileName); "
                 + "it is written within a second (or when tv stops): try `tv packet \(row.flow) \(row.n)` again."

@@ -19,9 +19,16 @@ public enum TunnelNamesPresentation {
         var out: [String] = []
 
         let answers = n("dnsAnswersWithAddresses")
-        if answers == 0 {
+        let withoutAddresses = n("dnsAnswersWithoutAddresses"), unreadableAnswers = n("dnsAnswersUnreadable")
+        if answers == 0, withoutAddresses > 0 {
+            // Answers crossed, none with an address (NXDOMAIN, NODATA, TXT …): saying "no answer
+            // crossed" here read as wrong beside them (a new-user trial).
+            var line = "names from lookups: none — the \(plural(withoutAddresses, "DNS answer", "DNS answers")) that crossed the tunnel gave no address"
+            if unreadableAnswers > 0 { line += " (\(plural(unreadableAnswers, "answer", "answers")) could not be read)" }
+            out.append(line + ", so connections are named only when they announce a host")
+        } else if answers == 0 {
             var line = "names from lookups: none — no DNS answer crossed the tunnel unencrypted (encrypted DNS looks like this), so connections are named only when they announce a host"
-            if n("dnsAnswersUnreadable") > 0 { line += " (\(plural(n("dnsAnswersUnreadable"), "answer", "answers")) could not be read)" }
+            if unreadableAnswers > 0 { line += " (\(plural(unreadableAnswers, "answer", "answers")) could not be read)" }
             out.append(line)
         } else {
             var notes: [String] = []

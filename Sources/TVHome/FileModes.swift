@@ -14,8 +14,13 @@ public enum FileModes {
             guard isDir.boolValue else {
                 throw TVHomeError.cannotCreate(path: path, reason: "a file stands where the folder should be")
             }
+            // A folder that has the mode already needs no chmod: on a read-only file system the
+            // chmod fails (EROFS), and "could not create" an existing folder read wrong (a
+            // new-user trial); what cannot be written there is said by what writes.
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & 0o7777 == mode { return }
             if chmod(path, mode) != 0 {
-                throw TVHomeError.cannotCreate(path: path, reason: String(cString: strerror(errno)))
+                throw TVHomeError.cannotSetMode(path: path, mode: mode, reason: String(cString: strerror(errno)))
             }
             return
         }

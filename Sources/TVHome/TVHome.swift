@@ -89,6 +89,9 @@ public struct TVHome: Sendable, Equatable {
 public enum TVHomeError: UserFacingError, Equatable {
     case noHome
     case cannotCreate(path: String, reason: String)
+    /// The folder exists with another mode and could not be given `mode` (a read-only file
+    /// system, a folder of another user's).
+    case cannotSetMode(path: String, mode: mode_t, reason: String)
     /// A command that only reads found no data folder (it never makes one).
     case missing(path: String)
     /// The data folder (`place`) at `path` could be changed by another user (`TVHome.checkTrust`).
@@ -103,6 +106,9 @@ public enum TVHomeError: UserFacingError, Equatable {
             return "No data folder could be chosen because HOME is not set; pass --data-dir DIR or set TV_HOME."
         case let .cannotCreate(path, reason):
             return "Could not create the data folder \(path) (\(reason)); check that its parent is writable or pass --data-dir."
+        case let .cannotSetMode(path, mode, reason):
+            return "The folder \(path) exists but could not be made private (mode \(String(mode, radix: 8)), \(reason)); "
+                + "make it writable by you, or pass --data-dir with another folder."
         case let .missing(path):
             return "There is no data folder at \(path) yet; `tv run` or `tv setup` makes one."
         case let .untrusted(path, place, problem):

@@ -16,6 +16,20 @@ struct CaptureBatchTests {
         }
     }
 
+    @Test("a snap length that cuts the headers: the row facts come from the whole packet (a SYN stays opened, a RST cut off); a long cut reads them from the kept bytes")
+    func rowFactsBeforeTheCut() {
+        var batch = CaptureBatch(maximumItems: 8, maximumBytes: 1 << 16)
+        var counters = CaptureQueueCounters()
+        let (_, syn) = Conversation.packets[0], (_, reset) = Conversation.packets[6], (_, request) = Conversation.packets[3]
+        #expect(Self.offer(&batch, syn, time: 1, snapLength: 10, counters: &counters))
+        #expect(Self.offer(&batch, reset, time: 2, snapLength: 10, counters: &counters))
+        #expect(Self.offer(&batch, request, time: 3, counters: &counters))
+        #expect(batch.packets.map(\.summary?.meaning) == [.opened, .cutOff, nil])
+        #expect(batch.packets[0].includedLength == 10)
+        // Without the summary the kept 10 bytes read as data: what the trial saw.
+        #expect(syn.withUnsafeBytes { PacketSummary.read(UnsafeRawBufferPointer(rebasing: $0[0..<10]), originalLength: syn.count) }.meaning == .data)
+    }
+
     @Test("packet, packet, secret, packet: three blocks back to back, byte for byte PcapngBlocks.enhancedPacket; the secret in its own store")
     func blocksAndSecrets() {
         var counters = CaptureQueueCounters()

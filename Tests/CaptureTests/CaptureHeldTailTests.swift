@@ -56,7 +56,7 @@ struct CaptureHeldTailTests {
         }
         // Without a live writer the same short file is a read failure (what a killed writer left).
         #expect(CaptureRecord.read(path: file.path, offset: rows[0].fileOffset, snapLength: 0, rowOriginalLength: Int(rows[0].originalLength))
-                == .readFailed("the file ends before the record does"))
+                == .damaged("the file ends before the record does"))
         writer.flush()
         for (row, (_, bytes)) in zip(rows, Conversation.packets) {
             #expect(CaptureRecord.read(path: file.path, offset: row.fileOffset, snapLength: 0, rowOriginalLength: Int(row.originalLength),

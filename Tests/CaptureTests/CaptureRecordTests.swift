@@ -101,7 +101,7 @@ struct CaptureRecordTests {
         #expect(CaptureRecord.read(path: file.path, offset: file.offsets[0], snapLength: 40, rowOriginalLength: 141)
                 == .bytes(Array(Self.request.prefix(40))))
         #expect(CaptureRecord.read(path: file.path, offset: file.offsets[0], snapLength: 32, rowOriginalLength: 141)
-                == .readFailed("the record says it holds 40 bytes, more than the file keeps of a packet (32)"))
+                == .damaged("the record says it holds 40 bytes, more than the file keeps of a packet (32)"))
     }
 
     @Test("an offset that is not an EPB, a file cut short, a file that is gone, a path that cannot be read")
@@ -110,10 +110,10 @@ struct CaptureRecordTests {
         let file = try ToolFile([Self.request])
         defer { file.remove() }
         #expect(CaptureRecord.read(path: file.path, offset: 0, snapLength: 65_535, rowOriginalLength: 141)
-                == .readFailed("the block at that offset is not an Enhanced Packet Block (pcapng §4.3), type 168627466"))
+                == .damaged("the block at that offset is not an Enhanced Packet Block (pcapng §4.3), type 168627466"))
         #expect(truncate(file.path, off_t(file.offsets[0] + 60)) == 0)
         #expect(CaptureRecord.read(path: file.path, offset: file.offsets[0], snapLength: 65_535, rowOriginalLength: 141)
-                == .readFailed("the file ends before the record does"))
+                == .damaged("the file ends before the record does"))
         #expect(CaptureRecord.read(path: file.dir + "/gone.pcapng", offset: 0, snapLength: 0, rowOriginalLength: 141) == .deleted)
         guard case .readFailed = CaptureRecord.read(path: file.dir, offset: 0, snapLength: 0, rowOriginalLength: 141) else {
             Issue.record("a directory read as a record"); return
@@ -127,9 +127,9 @@ struct CaptureRecordTests {
         header[4] = 40  // 28 + 40 bytes + 4 would need 72
         header[20] = 40; header[24] = 40
         #expect(CaptureRecord.check(header, snapLength: 0, rowOriginalLength: 40)
-                == .refused(.readFailed("the block's length 40 cannot hold its 40 bytes (pcapng §3.1)")))
+                == .refused(.damaged("the block's length 40 cannot hold its 40 bytes (pcapng §3.1)")))
         header[4] = 72
         #expect(CaptureRecord.check(header, snapLength: 0, rowOriginalLength: 40) == .header(.init(includedLength: 40, originalLength: 40)))
-        #expect(CaptureRecord.check(Array(header.prefix(20)), snapLength: 0, rowOriginalLength: 40) == .refused(.readFailed("the record ends early")))
+        #expect(CaptureRecord.check(Array(header.prefix(20)), snapLength: 0, rowOriginalLength: 40) == .refused(.damaged("the record ends early")))
     }
 }

@@ -295,6 +295,9 @@ struct ConnectionMachineTests {
         _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
         #expect(m.facts.status == .keptPrivate)
         #expect(m.facts.error == "passed through unread: this client lacked tv's root for a.test:443 before; give it the root, then `tv pinned forget a.test`")
+        // The row's reason is the same sentence (a new-user trial found "this host pins its
+        // certificate" in the JSON beside it).
+        #expect(m.facts.failureReason == m.facts.error)
         #expect(m.outcome == nil)
         // The same client to another port of the host is inspected.
         var other = Self.machine(recall: { key, _ in key == Self.fixtureKey() ? .remembered(.lacksRoot) : nil })

@@ -60,6 +60,11 @@ struct NamePresentationTests {
             "names from lookups: none — no DNS answer crossed the tunnel unencrypted (encrypted DNS looks like this), so connections are named only when they announce a host",
             "names from QUIC: none — nothing used QUIC",
         ])
+        // Answers crossed and none gave an address (NXDOMAIN, NODATA, TXT): not "no answer crossed".
+        #expect(TunnelNamesPresentation.lines(["dnsAnswersWithoutAddresses": 2])[0]
+                == "names from lookups: none — the 2 DNS answers that crossed the tunnel gave no address, so connections are named only when they announce a host")
+        #expect(TunnelNamesPresentation.lines(["dnsAnswersWithoutAddresses": 1, "dnsAnswersUnreadable": 1])[0]
+                == "names from lookups: none — the 1 DNS answer that crossed the tunnel gave no address (1 answer could not be read), so connections are named only when they announce a host")
         let busy: [String: UInt64] = ["dnsAnswersWithAddresses": 3, "dnsNamesLearned": 5, "dnsAnswersWithoutAddresses": 1, "dnsAnswersUnreadable": 2,
                                       "flowsNamedFromDNS": 1, "quicNamed": 2, "quicPacketsOpened": 3, "quicReadRestarts": 1]
         #expect(TunnelNamesPresentation.lines(busy) == [

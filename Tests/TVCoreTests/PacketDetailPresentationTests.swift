@@ -83,6 +83,10 @@ struct PacketDetailPresentationTests {
         #expect(!deleted.lines.contains { $0.hasPrefix("Bytes") })
         let failed = Self.detail(.readFailed("Input/output error"), size: 58)
         #expect(failed.lines.last == "The bytes could not be read from capture-000003.pcapng (Input/output error); try `tv packet 9 2` again.")
+        // A damaged file is not offered a retry: the same bytes are there next time.
+        let damaged = Self.detail(.damaged("the file ends before the record does"), size: 58)
+        #expect(damaged.lines.last == "capture-000003.pcapng is damaged where this packet was written (the file ends before the record does): "
+                + "it was changed or cut after tv wrote it, so these bytes cannot be drawn; the connection stays in your history.")
         let cut = Self.detail(.bytes(Array(Self.nxdomain.prefix(40))), size: 58, snapLength: 40)
         #expect(cut.lines.last == "The capture kept 40 of this packet's 58 bytes: its snap length (40) cut the rest when it was written, and that is permanent; `tv settings set capture.snaplen BYTES` keeps more from the next session.")
         #expect(cut.lines.contains("  message  the capture kept too little of this datagram to read it; `tv settings set capture.snaplen` keeps more from the next session"))

@@ -164,11 +164,14 @@ public struct FlowFacts: Sendable, Hashable {
 
 extension FlowFacts {
     /// Why the flow failed (the one stored sentence, `error`); for an encrypted flow tv would
-    /// have inspected, why it passed it through (`notInspectedReason`); nil otherwise.
+    /// have inspected, why it passed it through (`notInspectedReason`); for a kept-private one,
+    /// why it was kept (`error`: pinned, or lacking tv's root, `ConnectionFailure.keptPrivate`);
+    /// nil otherwise.
     public var failureReason: String? {
         switch status {
         case .failed: return error
         case .encrypted: return notInspectedReason
+        case .keptPrivate: return notInspectedReason ?? error
         default: return nil
         }
     }
