@@ -110,9 +110,18 @@ struct FlowWriterRegistry {
         }
     }
 
-    /// Closes `writer`'s open flows as interrupted, ending each at its last known activity.
+    /// Closes `writer`'s open flows as interrupted, ending each at its last known activity: the
+    /// row's, or its last captured packet's when later (a flow killed before its first progress
+    /// report read 0 µs long beside 1.6 s of packets: a new-user trial).
     /// - Returns: how many.
     private func closeOpenFlows(writer: Int64) throws -> Int {
+        let lastPacket = try database.prepare("""
+            UPDATE flows SET last_activity_time = max(last_activity_time,
+                coalesce((SELECT max(time_us) FROM packets WHERE packets.flow_id = flows.id), 0))
+            WHERE writer = ? AND duration IS NULL
+            """)
+        try lastPacket.bind([.integer(writer)])
+        try lastPacket.step()
         // Their exchanges still open end with them, incomplete (issue 16).
         let exchanges = try database.prepare("""
             UPDATE exchanges SET state = 'incomplete',

@@ -121,6 +121,7 @@ public final class ExecSession {
         let resolvers = ResolvConf.nameservers()
         if resolvers.isEmpty { say("this host's /etc/resolv.conf names no nameserver: names will not resolve inside") }
 
+        ExecLeftovers.sweep(ExecResolvConfFile.folders(runDirectory: home.runDirectory))
         let resolvPath = try ExecResolvConfFile.write(plan.resolvConf, pid: getpid(),
                                                       folders: ExecResolvConfFile.folders(runDirectory: home.runDirectory))
         defer { unlink(resolvPath) }

@@ -44,7 +44,7 @@ public enum TunnelError: UserFacingError, Equatable {
         case .cannotListen(let reason):
             return "tv could not open the tunnel's listener (\(reason)); try again."
         case let .cannotWriteResolvConf(folder, reason):
-            return "tv could not write the tunnel's resolv.conf in \(folder) (\(reason)), nor in /run; make room or permission there and try again."
+            return "tv could not write the tunnel's resolv.conf in \(folder) (\(reason)), nor in /run/tunnelvision; make room or permission there and try again."
         }
     }
 }

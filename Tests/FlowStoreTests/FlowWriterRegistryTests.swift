@@ -47,21 +47,30 @@ import FlowTerms
         try insertFlow(database, id: 1, writer: dead.id, start: 5_000, last: 7_500)
         try insertFlow(database, id: 2, writer: dead.id, start: 6_000, last: 6_000, status: .inspected)
         try insertFlow(database, id: 3, writer: dead.id, start: 6_000, last: 9_000, status: .encrypted, duration: 3_000)
+        try insertFlow(database, id: 4, writer: dead.id, start: 6_000, last: 6_000)
+        // Flow 4's packets went on after its row's last activity (no progress report yet); flow
+        // 1's last packet is before its row's, which stands.
+        try database.execute("""
+            INSERT INTO packets (flow_id, n, capture_seq, file_offset, time_us, direction, orig_len, incl_len, tcp_flags, meaning) VALUES
+            (4, 1, 1, 60, 6000, 'client_to_server', 60, 60, 2, 'opened'), (4, 2, 1, 120, 7600, 'server_to_client', 1500, 1500, 16, 'data'),
+            (1, 1, 1, 180, 7000, 'client_to_server', 60, 60, 2, 'opened')
+            """)
         // kill -9: the kernel drops the lock; nothing else happens.
         close(dead.lockDescriptor)
 
         let (next, recovery) = try registry.register(pid: 4_243, now: 20_000)
-        #expect(recovery == FlowWriterRegistry.Recovery(deadWriters: 1, interruptedFlows: 2))
+        #expect(recovery == FlowWriterRegistry.Recovery(deadWriters: 1, interruptedFlows: 3))
         #expect(try row(database, 1) == ("interrupted", 2_500))
         #expect(try row(database, 2) == ("interrupted", 0))
         #expect(try row(database, 3) == ("encrypted", 3_000))
+        #expect(try row(database, 4) == ("interrupted", 1_600))
         #expect(try database.scalar("SELECT ended FROM flow_writers WHERE id = ?", [.integer(dead.id)]) == .integer(20_000))
         #expect(!FileManager.default.fileExists(atPath: dead.lockPath))
         // Read back through the store: the record says interrupted.
         let store = try FlowStore(path: database.path)
         defer { store.close() }
         #expect(try store.flow(id: 1)?.status == .interrupted)
-        #expect(try store.count(FlowQuery(status: .interrupted)) == 2)
+        #expect(try store.count(FlowQuery(status: .interrupted)) == 3)
         try registry.unregister(next, interruptingOpenFlows: false, now: 30_000)
     }
 

@@ -26,6 +26,6 @@ import Tunnel
             try ExecResolvConfFile.write("x\n", pid: 1, folders: ["/nonexistent-tv/run", "/nonexistent-tv/other"])
         }
         #expect(TunnelError.cannotWriteResolvConf(folder: "/d/run", reason: "no space left on device").message
-                == "tv could not write the tunnel's resolv.conf in /d/run (no space left on device), nor in /run; make room or permission there and try again.")
+                == "tv could not write the tunnel's resolv.conf in /d/run (no space left on device), nor in /run/tunnelvision; make room or permission there and try again.")
     }
 }
