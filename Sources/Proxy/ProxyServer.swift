@@ -262,11 +262,13 @@ public final class ProxyServer: Sendable {
     ///   the two fcntl calls that would make it so are skipped.
     /// - Parameter flowID: the flow id the front-end already gave this connection (the TUN's, so
     ///   its captured packets and its flow row share it; from `allocateFlowID`); nil: a new one.
+    /// - Parameter flowAnnounced: the front end already reported that flow opened to the sink (a
+    ///   slow connect, reported while the program waited): the connection reports it updated.
     /// Returns false (and closes both) when the server is not running or the cap is reached (the
     /// per-address limit does not apply: the TUN's clients are this host's own programs).
     @discardableResult
     public func adopt(clientFD fd: Int32, client: SocketAddress, destination: OriginalDestination, upstreamFD: Int32? = nil,
-                      clientIsNonBlocking: Bool = false, flowID: UInt64? = nil) -> Bool {
+                      clientIsNonBlocking: Bool = false, flowID: UInt64? = nil, flowAnnounced: Bool = false) -> Bool {
         guard let (running, index) = state.withLock({ s -> (Running, Int)? in
             guard let r = s.running else { return nil }
             s.nextLoop &+= 1
@@ -287,7 +289,8 @@ public final class ProxyServer: Sendable {
         }
         running.inboxes[index].post { loop in
             loop.counters.accepted.wrappingAdd(1, ordering: .relaxed)
-            let connection = ProxyConnection(loop: loop, fd: fd, peer: client, frontEnd: .fixed(destination, upstreamTLS: nil), flowID: flowID)
+            let connection = ProxyConnection(loop: loop, fd: fd, peer: client, frontEnd: .fixed(destination, upstreamTLS: nil), flowID: flowID,
+                                             flowAnnounced: flowAnnounced)
             connection.preconnectedUpstream = upstreamFD
             connection.start()
         }

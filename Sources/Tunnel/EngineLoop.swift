@@ -26,6 +26,8 @@ final class EngineLoop: LoopHandler {
         let startMicros: Int64
         /// This connect's token on the loop (registered by `EngineLoop.startConnect`).
         var token: UInt64 = 0
+        /// Its flow was reported opened while it connected (`EngineLoop.announceSlowConnects`).
+        var announced = false
 
         init(engine: EngineLoop, fd: Int32, entry: TCPNATTable.Entry, syn: [UInt8], synHeader: VirtioNetHeader,
              deadline: UInt64, startMicros: Int64) {
@@ -49,6 +51,8 @@ final class EngineLoop: LoopHandler {
         let deadline: UInt64
         /// When the connect started (µs since the epoch): the flow's start.
         let startMicros: Int64
+        /// Its flow was reported opened while it connected.
+        let announced: Bool
     }
 
     let configuration: TunnelEngineConfiguration
@@ -303,8 +307,10 @@ final class EngineLoop: LoopHandler {
             loop.unregister(pending.token)
             close(pending.fd)
             pendingConnects[id] = nil
-            connectFailed(pending.entry, .noAnswer(seconds: Int(configuration.connectTimeout)), startMicros: pending.startMicros)
+            connectFailed(pending.entry, .noAnswer(seconds: Int(configuration.connectTimeout)), startMicros: pending.startMicros,
+                          announced: pending.announced)
         }
+        announceSlowConnects()
         for (id, ready) in readyUpstreams where ready.deadline <= now {
             if let entry = nat.entry(id) { abandon(entry, .clientGone(reset: false, .whileConnecting)) }
             close(ready.fd)
@@ -322,19 +328,20 @@ final class EngineLoop: LoopHandler {
     }
 
     /// Closes whatever upstream socket entry `id` still holds (pending or waiting for its accept).
-    /// - Returns: when that connect started (µs since the epoch), nil when the entry held none
-    ///   (its connection is the proxy's, or it had already failed and been recorded).
+    /// - Returns: when that connect started (µs since the epoch) and whether its flow was
+    ///   reported opened; nil when the entry held none (its connection is the proxy's, or it had
+    ///   already failed and been recorded).
     @discardableResult
-    func discardUpstream(_ id: UInt64) -> Int64? {
-        var started: Int64?
+    func discardUpstream(_ id: UInt64) -> (startMicros: Int64, announced: Bool)? {
+        var started: (Int64, Bool)?
         if let pending = pendingConnects.removeValue(forKey: id) {
             loop.unregister(pending.token)
             close(pending.fd)
-            started = pending.startMicros
+            started = (pending.startMicros, pending.announced)
         }
         if let ready = readyUpstreams.removeValue(forKey: id) {
             close(ready.fd)
-            started = ready.startMicros
+            started = (ready.startMicros, ready.announced)
         }
         return started
     }
@@ -342,8 +349,24 @@ final class EngineLoop: LoopHandler {
     /// Gives up `entry`'s upstream socket, if it still holds one, and records its flow as failed
     /// for `why` (`recordUnadopted`): a connection that never reached the proxy.
     func abandon(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure) {
-        guard let started = discardUpstream(entry.id) else { return }
-        recordUnadopted(entry, why, startMicros: started)
+        guard let (started, announced) = discardUpstream(entry.id) else { return }
+        recordUnadopted(entry, why, startMicros: started, announced: announced)
+    }
+
+    /// Reports opened the flow of every connect still going at a housekeeping tick (so 0–200 ms
+    /// old; most connects finish long before one): the program lookup then asks for the
+    /// program's socket while it waits in SYN-SENT. Reported only when the flow ends, a connect
+    /// that failed was looked up after tv's reset had closed that socket, and its program read
+    /// "the socket was gone (a program that finished at once)" while the program still waited
+    /// (a new-user trial).
+    private func announceSlowConnects() {
+        guard let sink else { return }
+        // A connect without an id from the SYN (none could be given) is reported once, at its end.
+        for pending in pendingConnects.values where !pending.announced && pending.entry.flowID != 0 {
+            guard let facts = unadoptedFacts(pending.entry, startMicros: pending.startMicros) else { continue }
+            sink.flowOpened(facts)
+            pending.announced = true
+        }
     }
 
     /// Stops: every upstream socket still ours is closed and its flow recorded as stopped, UDP

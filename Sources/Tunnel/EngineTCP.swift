@@ -145,7 +145,7 @@ extension EngineLoop {
             return
         case .success(let (connected, done)):
             if done {
-                connectSucceeded(entry, fd: connected, syn: syn, synHeader: synHeader, startMicros: started)
+                connectSucceeded(entry, fd: connected, syn: syn, synHeader: synHeader, startMicros: started, announced: false)
                 return
             }
             fd = connected
@@ -166,20 +166,21 @@ extension EngineLoop {
         let err = bits & (tv_EPOLLERR | tv_EPOLLHUP) == 0 && bits & tv_EPOLLOUT != 0 ? 0 : tv_socket_error(pending.fd)
         if err == 0 {
             connectSucceeded(pending.entry, fd: pending.fd, syn: pending.syn, synHeader: pending.synHeader,
-                             startMicros: pending.startMicros)
+                             startMicros: pending.startMicros, announced: pending.announced)
         } else {
             close(pending.fd)
-            connectFailed(pending.entry, .connect(Errno(err)), startMicros: pending.startMicros)
+            connectFailed(pending.entry, .connect(Errno(err)), startMicros: pending.startMicros, announced: pending.announced)
         }
     }
 
-    private func connectSucceeded(_ entry: TCPNATTable.Entry, fd: Int32, syn: [UInt8], synHeader: VirtioNetHeader, startMicros: Int64) {
+    private func connectSucceeded(_ entry: TCPNATTable.Entry, fd: Int32, syn: [UInt8], synHeader: VirtioNetHeader, startMicros: Int64,
+                                  announced: Bool) {
         guard nat.entry(entry.id) != nil, let listener = listenerEndpoint(isIPv6: entry.app.address.isIPv6) else {
             close(fd)
             return
         }
         nat.connected(entry.id)
-        readyUpstreams[entry.id] = ReadyUpstream(fd: fd, deadline: now + Self.acceptWaitNanos, startMicros: startMicros)
+        readyUpstreams[entry.id] = ReadyUpstream(fd: fd, deadline: now + Self.acceptWaitNanos, startMicros: startMicros, announced: announced)
         var copy = syn
         copy.withUnsafeMutableBytes { raw in
             guard case .success(let packet) = PacketParser.parse(UnsafeRawBufferPointer(raw)) else { return }
@@ -191,7 +192,7 @@ extension EngineLoop {
 
     /// The upstream refused or timed out: the app gets `RST|ACK` (seq 0, ack ISN+1, from R:r), so
     /// it reports "connection refused", and a failed flow is recorded.
-    func connectFailed(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure.Unreachable, startMicros: Int64) {
+    func connectFailed(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure.Unreachable, startMicros: Int64, announced: Bool = false) {
         nat.remove(entry.id, now: now)
         let n = PacketBuilder.tcp(into: writeBuffer, source: entry.remote, destination: entry.app, sequence: 0,
                                   acknowledgment: entry.isn &+ 1, flags: TCPFlags.rst | TCPFlags.ack)
@@ -199,7 +200,7 @@ extension EngineLoop {
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
         counters.tcpConnectFailed.wrappingAdd(1, ordering: .relaxed)
         // The flow says what the program saw (the reset above: ECONNREFUSED) beside tv's own error.
-        recordUnadopted(entry, .unreachable(target: "\(entry.remote)", why, answered: .reset), startMicros: startMicros)
+        recordUnadopted(entry, .unreachable(target: "\(entry.remote)", why, answered: .reset), startMicros: startMicros, announced: announced)
     }
 
     /// Records the failed flow of a connection that never reached the proxy (its upstream
@@ -207,18 +208,27 @@ extension EngineLoop {
     /// captured packets carry it, so it gets its row: without one, the id was never used as far
     /// as the history knew, and a later session gave it to another flow, whose packet list then
     /// showed these packets (a new-user trial).
-    func recordUnadopted(_ entry: TCPNATTable.Entry, _ failure: ConnectionFailure, startMicros: Int64) {
-        guard let sink, let id = entry.flowID != 0 ? entry.flowID : proxy.allocateFlowID() else { return }
+    /// - Parameter announced: its flow was reported opened while it connected (only closed here).
+    func recordUnadopted(_ entry: TCPNATTable.Entry, _ failure: ConnectionFailure, startMicros: Int64, announced: Bool = false) {
+        guard let sink, var facts = unadoptedFacts(entry, startMicros: startMicros) else { return }
         let wall = EngineClock.wallMicros()
+        facts.fail(failure)
+        facts.lastActivityMicros = wall
+        facts.durationMicros = wall - startMicros
+        if !announced { sink.flowOpened(facts) }
+        sink.flowClosed(facts)
+    }
+
+    /// The facts of a connection the proxy does not have (yet): its id (given at the SYN, else a
+    /// new one), the program's address, the server and the name DNS gave it; nil without a sink
+    /// or an id.
+    func unadoptedFacts(_ entry: TCPNATTable.Entry, startMicros: Int64) -> FlowFacts? {
+        guard sink != nil, let id = entry.flowID != 0 ? entry.flowID : proxy.allocateFlowID() else { return nil }
         var facts = FlowFacts(id: id, startMicros: startMicros, client: entry.app.endpoint)
         facts.server = entry.remote.endpoint
         facts.port = entry.remote.port
         nameFromDNS(&facts, address: entry.remote.address)
-        facts.fail(failure)
-        facts.lastActivityMicros = wall
-        facts.durationMicros = wall - startMicros
-        sink.flowOpened(facts)
-        sink.flowClosed(facts)
+        return facts
     }
 
     func sendReset(answering header: TCPHeader, from: PacketEndpoint, to: PacketEndpoint) {
@@ -248,10 +258,12 @@ extension EngineLoop {
                                               inferredNames: names)
         // accept4(SOCK_NONBLOCK) (`Listener`): the proxy need not fcntl it.
         if proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd,
-                       clientIsNonBlocking: true, flowID: entry.flowID == 0 ? nil : entry.flowID) {
+                       clientIsNonBlocking: true, flowID: entry.flowID == 0 ? nil : entry.flowID, flowAnnounced: upstream.announced) {
             counters.tcpAdopted.wrappingAdd(1, ordering: .relaxed)
         } else {
             counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)
+            // The proxy reset both sockets; the flow (its id on the captured packets) still ends.
+            recordUnadopted(entry, .notAdopted, startMicros: upstream.startMicros, announced: upstream.announced)
         }
     }
 }

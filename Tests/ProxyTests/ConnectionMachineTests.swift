@@ -35,6 +35,21 @@ struct ConnectionMachineTests {
         return Machine(settings: settings, facts: facts, recall: recall)
     }
 
+    @Test("a flow the front end already reported opened (the TUN's slow connect) is reported updated at start, never opened twice")
+    func flowAlreadyOpened() {
+        let destination = OriginalDestination(host: "10.0.0.1", port: 80, origin: .none)
+        let policy = InterceptionPolicy(inspectionEnabled: true, caAvailable: true, ignoreHosts: [])
+        var settings = Machine.Settings(frontEnd: .fixed(destination, upstreamTLS: nil), policy: policy, connectTimeoutMillis: 5_000)
+        var fresh = Machine(settings: settings, facts: FlowFacts(id: 7, startMicros: 1_000, client: Endpoint(address: "10.77.0.1", port: 50000)),
+                            recall: { _, _ in nil })
+        let address = SocketAddress(numericHost: "10.0.0.1", port: 80)!
+        #expect(fresh.handle(.start) == [.openFlow, .armTimer(millis: 5_000), .connect(address)])
+        settings.flowAlreadyOpened = true
+        var announced = Machine(settings: settings, facts: FlowFacts(id: 7, startMicros: 1_000, client: Endpoint(address: "10.77.0.1", port: 50000)),
+                                recall: { _, _ in nil })
+        #expect(announced.handle(.start) == [.updateFlow, .armTimer(millis: 5_000), .connect(address)])
+    }
+
     static func bytes(_ m: inout Machine, _ data: [UInt8]) -> [Machine.Command] {
         data.withUnsafeBytes { m.handle(.clientBytes($0)) }
     }

@@ -41,4 +41,75 @@ final class ExecProgramTests {
         let list = lab.tv(["flows", "--program", "python3"]).out.split(separator: "\n")
         #expect(list.count == 3 && list.dropFirst().allSatisfy { $0.contains("  python3  ") }, "\(list)")
     }
+
+    /// Found by a new-user trial: a connect tv could not complete was looked up only after tv's
+    /// reset had closed the program's socket, so a program that had waited seconds read as "the
+    /// socket was gone (a program that finished at once)". The flow is now reported while the
+    /// connect runs, and the lookup finds the socket in SYN-SENT.
+    @Test("a connect that fails after the program waited (no host answers ARP): the failed flow names the waiting program")
+    func programOfAFailedSlowConnect() throws {
+        let script = try lab.script("waits.py", """
+            import os, socket
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM); s.settimeout(10)
+            try:
+                s.connect(("10.203.0.77", 8080)); print("connected")
+            except OSError as e:
+                print(os.getpid(), type(e).__name__)
+            """)
+        let r = lab.exec([], ["python3", script])
+        let printed = r.out.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+        try #require(printed.count == 2 && printed[1] == "ConnectionRefusedError", "\(r)")
+        let f = try #require(try lab.flows().first { $0["serverAddress"] as? String == "10.203.0.77" }, "no flow")
+        #expect(f["status"] as? String == "failed", "\(f)")
+        let program = try #require(f["program"] as? [String: Any], "\(f)")
+        #expect(program["known"] as? Bool == true && program["pid"] as? Int == Int(printed[0]) && program["command"] as? String == "python3", "\(program)")
+        // One row, opened once: `tv flows` lists it once.
+        #expect(try lab.flows().filter { $0["serverAddress"] as? String == "10.203.0.77" }.count == 1)
+    }
+
+    /// The other side of reporting a slow connect's flow early: when the connect then succeeds,
+    /// the proxy reports that flow updated, not opened again. The origin's listener has a full
+    /// accept queue (a connection from outside tv waits in it), so the kernel drops tv's SYN and
+    /// tv's connect succeeds only on a retransmission, seconds later, once the origin accepts.
+    @Test("a connect that succeeds after seconds: one flow row, opened once, finished with its bytes and its program")
+    func slowConnectThatSucceeds() throws {
+        let server = try lab.script("backlog.py", """
+            import socket, sys, time
+            s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("10.203.0.2", 8099)); s.listen(0)
+            print("ready", flush=True)
+            time.sleep(2.5)                       # the accept queue stays full this long
+            while True:
+                c, _ = s.accept(); c.sendall(b"hello"); c.close()
+            """)
+        let origin = try Daemon(["ip", "netns", "exec", lab.origin, "python3", server], log: lab.dir + "/backlog.out")
+        defer { origin.stop() }
+        var ready = false
+        for _ in 0..<100 where !ready { ready = origin.output.contains("ready"); if !ready { usleep(50_000) } }
+        try #require(ready, "\(origin.output)")
+        let filler = try lab.script("filler.py", """
+            import socket, time
+            f = socket.create_connection(("10.203.0.2", 8099)); time.sleep(8)
+            """)
+        let hold = try Daemon(["ip", "netns", "exec", lab.host, "python3", filler], log: lab.dir + "/filler.out")
+        defer { hold.stop() }
+        usleep(300_000)
+        let client = try lab.script("slow.py", """
+            import os, socket, time
+            start = time.time()
+            s = socket.create_connection(("10.203.0.2", 8099), timeout=20)
+            data = s.recv(100)
+            print(os.getpid(), data.decode(), round(time.time() - start))
+            """)
+        let r = lab.exec([], ["python3", client])
+        let printed = r.out.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+        try #require(printed.count == 3 && printed[1] == "hello", "\(r)")
+        #expect(Int(printed[2]).map { $0 >= 1 } == true, "the connect was not slow: \(r)")
+        let rows = try lab.flows().filter { $0["serverPort"] as? Int == 8099 }
+        #expect(rows.count == 1, "\(rows)")
+        let f = try #require(rows.first)
+        #expect(f["status"] as? String == "not_encrypted" && f["bytesDown"] as? Int == 5, "\(f)")
+        let program = try #require(f["program"] as? [String: Any], "\(f)")
+        #expect(program["known"] as? Bool == true && program["pid"] as? Int == Int(printed[0]), "\(program)")
+    }
 }

@@ -74,14 +74,16 @@ final class ProxyConnection: LoopHandler {
     /// The loop's relay buffer.
     var buffer: UnsafeMutableRawBufferPointer { loop.buffer }
 
-    /// - Parameter flowID: the id a front-end already gave the connection (the TUN's); nil: a new one.
-    init(loop: EventLoop, fd: Int32, peer: SocketAddress, frontEnd: FrontEndKind, flowID: UInt64? = nil) {
+    /// - Parameters:
+    ///   - flowID: the id a front-end already gave the connection (the TUN's); nil: a new one.
+    ///   - flowAnnounced: the front end already reported that flow opened (`Settings.flowAlreadyOpened`).
+    init(loop: EventLoop, fd: Int32, peer: SocketAddress, frontEnd: FrontEndKind, flowID: UInt64? = nil, flowAnnounced: Bool = false) {
         self.loop = loop
         shared = loop.shared
         client = Leg(fd: fd)
         let facts = FlowFacts(id: flowID ?? shared.newFlowID(), startMicros: loop.wallNow, client: peer.endpoint)
         let configuration = shared.configuration
-        let settings = ConnectionMachine.Settings(
+        var settings = ConnectionMachine.Settings(
             frontEnd: frontEnd, policy: shared.policy, upstreamInsecure: configuration.upstreamInsecure,
             minimumTLSVersion: configuration.minimumTLSVersion,
             handshakeTimeoutMillis: Int(configuration.handshakeTimeout * 1000),
@@ -94,6 +96,7 @@ final class ProxyConnection: LoopHandler {
             leafKeys: shared.leafKeys,
             dialledAddress: frontEnd.dialsListener ? Socket.localAddress(fd)?.ip : nil,
             proxyCredentials: configuration.proxyCredentials)
+        settings.flowAlreadyOpened = flowAnnounced
         machine = ConnectionMachine(settings: settings, facts: facts, recall: shared.recall)
         lastActivity = loop.now
         idleNanos = UInt64(max(1, configuration.idleTimeout) * 1e9)

@@ -91,7 +91,7 @@ extension ConnectionFailure {
         case .send(let side, _): return (side, "connectionLost")
         case .proxyRequestUnreadable, .proxyRequestUnsupported, .socksRefused, .proxyAuthenticationMissing,
              .proxyAuthenticationWrong, .socksUnreadable, .requestUnreadable, .proxyRequestTimeout, .headTimeout,
-             .hostNameRefused, .keptPrivate, .clientVersionTooOld, .idle, .stopped, .internalError,
+             .hostNameRefused, .keptPrivate, .clientVersionTooOld, .idle, .stopped, .notAdopted, .internalError,
              .notAbsoluteHTTP, .chunkedBodyMalformed, .responseUnreadable, .responseIncomplete:
             return nil
         }

@@ -119,6 +119,9 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// The relay was idle for the idle timeout (seconds).
     case idle(seconds: Int)
     case stopped
+    /// The proxy took no more connections (stopping, or at its connection cap) when a front end
+    /// handed this one over.
+    case notAdopted
     /// OpenSSL could not make a TLS session (its reasons, if any).
     case tlsSession(String?)
     case noCA
@@ -250,6 +253,7 @@ public enum ConnectionFailure: Equatable, Sendable {
         case let .send(side, failure): return "sending to the \(side.word) failed: \(failure.phrase)"
         case .idle(let seconds): return "closed after \(seconds) s without traffic"
         case .stopped: return "tv stopped"
+        case .notAdopted: return "tv took no more connections (it was stopping, or at its connection cap), so this one was reset"
         case .tlsSession(let reasons): return "tv could not create a TLS session" + (reasons.map { " (\($0))" } ?? "")
         case .noCA: return "no CA is loaded"
         case .certificateUse: return "tv could not use its certificate for this connection"

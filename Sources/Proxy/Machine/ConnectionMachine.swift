@@ -174,7 +174,7 @@ struct ConnectionMachine {
 
     private mutating func start() -> [Command] {
         guard phase == .start else { return [] }
-        var out: [Command] = [.openFlow]
+        var out: [Command] = [settings.flowAlreadyOpened ? .updateFlow : .openFlow]
         switch settings.frontEnd {
         case .explicitHTTP:
             phase = .frontEnd

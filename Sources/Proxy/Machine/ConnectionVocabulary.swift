@@ -26,6 +26,10 @@ extension ConnectionMachine {
         /// Pinning memory learns (`PinningMemory.learns`; false under `--no-pinning-detection`):
         /// refusals are remembered and weighed, and the flow says what that means for next time.
         var remembersClients = true
+        /// The front end already reported the flow opened (the TUN's connect that took longer
+        /// than a housekeeping tick: reported then, so the program lookup saw the program's socket
+        /// while it waited): the machine's first report is an update, not a second open.
+        var flowAlreadyOpened = false
         /// Which leaf key types the client leg presents (`LeafKeyPlan`).
         var leafKeys = LeafKeyPlan(primary: .ecdsaP256, suites: .init())
         /// The address the client connected to, when it is not the destination (reverse mode:
