@@ -81,6 +81,15 @@ public enum ContentSettingError: UserFacingError, Equatable {
     /// A `content.flowBudget` value that is not a byte count in range.
     case badFlowBudget(String)
 
+    /// 2 for a value that is not one (a bad command line, as every other setting's bad value);
+    /// 1 for a state that refuses a good value.
+    public var exitCode: Int32 {
+        switch self {
+        case .keepNeedsInspection: return 1
+        case .badExpiry, .badFlowBudget: return 2
+        }
+    }
+
     public var message: String {
         switch self {
         case .keepNeedsInspection:

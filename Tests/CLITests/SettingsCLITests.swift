@@ -36,6 +36,10 @@ struct SettingsCLITests {
             #expect(try s.tv("settings", "set", "log.requests", "loud").err == "tv: log.requests takes on or off, not 'loud'.\n")
             let unknown = try s.tv("settings", "get", "nope")
             #expect(unknown.status == 2)
+            // A value that is not one exits 2, whichever setting (content's exited 1: a trial).
+            for (key, value) in [("content.expiry", "abc"), ("content.flowBudget", "abc"), ("capture.snaplen", "abc"), ("history.maxAge", "abc")] {
+                #expect(try s.tv("settings", "set", key, value).status == 2, "\(key)")
+            }
             let json = try s.tv("settings", "show", "--json")
             let parsed = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
             #expect(parsed?["content.expiry"] as? String == "1w")
