@@ -82,6 +82,18 @@ import Testing
         #expect(ServiceUnit.path(scope: .system, configHome: "/x") == "/etc/systemd/system/tv.service")
     }
 
+    @Test("a system service cannot see /tmp or /var/tmp (PrivateTmp): a tv or data folder there is a problem said; a user service's is not")
+    func privateTmp() {
+        #expect(ServiceUnit(scope: .system, binary: "/usr/local/bin/tv", dataFolder: "/var/lib/tunnelvision").privateTmpProblem == nil)
+        #expect(ServiceUnit(scope: .system, binary: "/var/tmp/tv-try/tv", dataFolder: "/var/lib/tunnelvision").privateTmpProblem
+                == "The system service gets its own empty /tmp and /var/tmp (PrivateTmp=yes), so it would not find /var/tmp/tv-try/tv there; "
+                + "put tv elsewhere (Scripts/install --system links it into /usr/local/bin) and pass --exec PATH, or install a --user service.")
+        #expect(ServiceUnit(scope: .system, binary: "/usr/bin/tv", dataFolder: "/tmp/tvdata").privateTmpProblem?.hasPrefix(
+            "The system service gets its own empty /tmp and /var/tmp (PrivateTmp=yes), so its data in /tmp/tvdata") == true)
+        #expect(ServiceUnit(scope: .system, binary: "/tmpfoo/tv", dataFolder: "/var/tmpx").privateTmpProblem == nil)
+        #expect(ServiceUnit(scope: .user, binary: "/tmp/tv", dataFolder: "/tmp/d").privateTmpProblem == nil)
+    }
+
     @Test("quoting for systemd: safe words as they are; spaces, quotes and backslashes quoted; % and $ doubled")
     func quoting() {
         #expect(ServiceUnit.quote("/usr/bin/tv") == "/usr/bin/tv")

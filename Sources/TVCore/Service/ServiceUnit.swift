@@ -36,6 +36,25 @@ public struct ServiceUnit: Sendable, Equatable {
         }
     }
 
+    /// Why a system service could not run as written: it gets a private, empty /tmp and /var/tmp
+    /// (`PrivateTmp=yes`), so a `tv` or a data folder under them is not there for it (a new-user
+    /// trial's unit named /var/tmp/…/tv); nil for a user service or paths outside them.
+    public var privateTmpProblem: String? {
+        guard scope == .system else { return nil }
+        func underTmp(_ path: String) -> Bool {
+            ["/tmp", "/var/tmp"].contains { path == $0 || path.hasPrefix($0 + "/") }
+        }
+        if underTmp(binary) {
+            return "The system service gets its own empty /tmp and /var/tmp (PrivateTmp=yes), so it would not find \(binary) there; "
+                + "put tv elsewhere (Scripts/install --system links it into /usr/local/bin) and pass --exec PATH, or install a --user service."
+        }
+        if underTmp(dataFolder) {
+            return "The system service gets its own empty /tmp and /var/tmp (PrivateTmp=yes), so its data in \(dataFolder) would not be the folder you read; "
+                + "pass --data-dir with a folder outside them, or install a --user service."
+        }
+        return nil
+    }
+
     /// The command line systemd runs.
     public var execStart: String {
         [binary, "--data-dir", dataFolder, "run", "--quiet"].map(Self.quote).joined(separator: " ")

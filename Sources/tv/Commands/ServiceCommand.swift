@@ -62,12 +62,15 @@ enum ServiceCommand {
     static var systemdRunning: Bool { FileManager.default.fileExists(atPath: "/run/systemd/system") }
 
     static func show(_ inv: Invocation) throws -> Int32 {
-        inv.console.out(try unit(inv).text)
+        let unit = try unit(inv)
+        inv.console.out(unit.text)
+        if let problem = unit.privateTmpProblem { inv.console.note("tv: " + problem) }
         return 0
     }
 
     static func install(_ inv: Invocation) throws -> Int32 {
         let unit = try unit(inv)
+        if let problem = unit.privateTmpProblem { throw UsageRefusal(problem, exitCode: 1) }
         let path = try unitPath(inv, unit.scope)
         if unit.scope == .system && getuid() != 0 {
             throw UsageRefusal("A system service is written to /etc/systemd/system, which needs root: run sudo tv service install, or tv service install --user for your own.", exitCode: 1)
