@@ -4,6 +4,7 @@ import FlowStore
 import Foundation
 import Proxy
 import Settings
+import Synchronization
 import TVHome
 import Tunnel
 #if canImport(Glibc)
@@ -90,15 +91,27 @@ public final class ExecSession {
         // `tv audit start` and `stop` reach this exec on a socket of its own (`tv run` owns the
         // control socket), so both legs' TLS secrets go to the live audit session's key log at
         // once; `tv captures rotate` closes this exec's capture file there too.
-        let auditSocket = try? ControlServer(path: AuditKeysNotifier.execSocket(home: home, pid: getpid())) { [wiring, proxy, capture] request in
+        // `tv status`, `tv diag` and `tv top` read this exec there when no `tv run` answers.
+        let engineCounters = Mutex<TunnelCounters?>(nil)
+        let startedAtMicros = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        let label = "tv exec of " + arguments.joined(separator: " ")
+        let auditSocket = try? ControlServer(path: AuditKeysNotifier.execSocket(home: home, pid: getpid())) { [wiring, proxy, capture, home] request in
             switch request.command {
+            case "status":
+                var values = SessionStatusValues.common(proxy: proxy, wiring: wiring, home: home.path,
+                                                        tunnel: engineCounters.withLock { $0 }?.snapshot ?? [:], capture: capture,
+                                                        canInspect: wiring.authority != nil, startedAtMicros: startedAtMicros)
+                values["mode"] = "exec"
+                values["modeLabel"] = label
+                values["listen"] = "a TUN in its own network namespace"
+                return ControlResponse(ok: true, message: "running", values: values)
             case LiveAuditKeys.request.command:
                 return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
             case CaptureRotationRequest.command:
                 let result = capture.rotate()
                 return ControlResponse(ok: result.ok, message: result.message, values: result.values)
             default:
-                return ControlResponse(ok: false, message: "a tv exec answers only audit changes and capture rotation on this socket; `tv status` asks `tv run`")
+                return ControlResponse(ok: false, message: "a tv exec answers only status, audit changes and capture rotation on this socket")
             }
         }
         try? wiring.auditKeys.refollow()
@@ -138,6 +151,7 @@ public final class ExecSession {
         let engine = TunnelEngine(configuration: engineConfig, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy,
                                   sink: wiring.configuration.flowSink, dnsObserver: names.observer, recorder: capture.recorder)
         try engine.start()
+        engineCounters.withLock { $0 = engine.counters }
         defer {
             engine.stop()
             tunnelCounters = engine.counters.snapshot

@@ -99,44 +99,13 @@ extension Session {
     }
 
     func statusValues() -> [String: String] {
-        let c = proxy.counters
-        var values: [String: String] = [
-            "listen": options.mode == .tun ? listenLabel : (proxy.address?.description ?? ""),
-            "mode": options.mode.description,
-            "modeLabel": modeLabel,
-            "inspection": proxy.inspectionEnabled ? "on" : "off",
-            "openConnections": String(c.openConnections),
-            "accepted": String(c.accepted),
-            "refusedByCap": String(c.refusedByCap),
-            "refusedPerClient": String(c.refusedPerClient),
-            "headTimeouts": String(c.headTimeouts),
-            "exchangeReadingStopped": String(c.exchangeReadingStopped),
-            "busyPollsFoundNothing": String(c.busyPollsFoundNothing),
-            "busyPollsFoundWork": String(c.busyPollsFoundWork),
-            "acceptsFailedForDescriptors": String(c.acceptsFailedForDescriptors),
-            "connectionCap": String(c.connectionCap),
-            "descriptorLimit": String(c.descriptorLimit),
-            "bytesFromClients": String(c.bytesFromClients),
-            "bytesFromServers": String(c.bytesFromServers),
-            "pinningDetections": String(c.pinningDetections),
-            "clientLacksRoot": String(c.clientLacksRoot),
-            "possiblePinning": String(c.possiblePinning),
-            "clientLeft": String(c.clientLeft),
-            "contentKeeping": content.isKeeping ? "on" : "off",
-            "dataFolder": home.path,
-            "pid": String(getpid()),
-            "proxyAuth": options.proxyCredentials == nil ? "off" : "on",
-        ]
-        for (kind, n) in c.closedByStatus { values[SessionStatusPresentation.closedKey(kind)] = String(n) }
-        values.merge(wiring.losses.values) { old, _ in old }
-        if let shared = wiring.shared { values.merge(SharedStoreWiring.statusValues(shared)) { old, _ in old } }
-        if options.mode == .transparent { values["notRedirected"] = String(c.notRedirected) }
-        if let tunnel { for (key, n) in tunnel.counters { values["tunnel." + key] = String(n) } }
-        if let capture { values.merge(capture.statusValues) { old, _ in old } }
-        values.merge(ProgramLookupStatus.values(wiring.programs.counters)) { old, _ in old }
-        values.merge(QueueStatus.values(flows: writer.counters, decrypted: wiring.decryptedCapture?.counters)) { old, _ in old }
-        values.merge(DiagnosticsCounters.values(proxy: c, caLoaded: canInspect, content: wiring.contentWriter.counters,
-                                                tally: wiring.tally, startedAtMicros: startedAtMicros)) { old, _ in old }
+        var values = SessionStatusValues.common(proxy: proxy, wiring: wiring, home: home.path, tunnel: tunnel?.counters,
+                                                capture: capture, canInspect: canInspect, startedAtMicros: startedAtMicros)
+        values["listen"] = options.mode == .tun ? listenLabel : (proxy.address?.description ?? "")
+        values["mode"] = options.mode.description
+        values["modeLabel"] = modeLabel
+        values["proxyAuth"] = options.proxyCredentials == nil ? "off" : "on"
+        if options.mode == .transparent { values["notRedirected"] = String(proxy.counters.notRedirected) }
         return values
     }
 }

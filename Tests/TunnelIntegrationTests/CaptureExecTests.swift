@@ -187,6 +187,15 @@ final class CaptureExecTests {
         while Date() < deadline, (try? lab.flows().first { $0["serverPort"] as? Int == 8080 }) == nil { usleep(50_000) }
         let rotated = lab.tv(["captures", "rotate"])
         #expect(rotated.status == 0 && rotated.out == "Closed capture 1; capture 2 is being recorded now.\n", "\(rotated)")
+        // The running exec is the session tv status, diag and top read; tv stop says how it ends.
+        let status = lab.tv(["status"])
+        #expect(status.status == 0 && status.out.hasPrefix("tv is running (pid ") && status.out.contains("tv exec of timeout 60 sh -c"), "\(status)")
+        #expect(status.out.contains("  tunnel: programs sent "), "\(status)")
+        #expect(lab.tv(["diag"]).status == 0)
+        let top = lab.tv(["top", "--once", "--json"])
+        #expect(top.status == 0 && top.out.contains("\"live\""), "\(top)")
+        let stop = lab.tv(["stop"])
+        #expect(stop.status == 3 && stop.err.contains("; a tv exec is (pid "), "\(stop)")
         FileManager.default.createFile(atPath: marker, contents: nil)
         #expect(daemon.wait(timeout: 30) == 0, "\(daemon.output)")
         #expect(daemon.output.contains("tv: its packets are in 2 files, \(captureFolder)/capture-000001.pcapng to capture-000002.pcapng"), "\(daemon.output)")

@@ -13,16 +13,10 @@ enum DiagCommand {
 
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["diag": run]
 
-    /// The live session's `status` values; nil when no session answers (a session of another
-    /// user is an error, as for `tv status`).
+    /// The live session's `status` values (`tv run`'s, else a `tv exec`'s: `LiveSessionStatus`);
+    /// nil when no session answers (a session of another user is an error, as for `tv status`).
     static func liveValues(_ home: TVHome, timeoutSeconds: Int = 5) throws -> [String: String]? {
-        do {
-            return try ControlClient(path: SessionPaths.controlSocket(home)).send(ControlRequest(command: "status"), timeoutSeconds: timeoutSeconds).values
-        } catch ControlError.otherUser(let path, let owner) {
-            throw ControlError.otherUser(path: path, owner: owner)
-        } catch {
-            return nil
-        }
+        try LiveSessionStatus.answer(home: home, timeoutSeconds: timeoutSeconds)?.values
     }
 
     static func run(_ inv: Invocation) throws -> Int32 {

@@ -255,11 +255,7 @@ enum RunCommands {
 
     static func status(_ inv: Invocation) throws -> Int32 {
         let home = try inv.home()
-        var answer: ControlResponse?
-        do { answer = try ControlClient(path: SessionPaths.controlSocket(home)).send(ControlRequest(command: "status")) }
-        catch ControlError.otherUser(let path, let owner) { throw ControlError.otherUser(path: path, owner: owner) }
-        catch { answer = nil }
-        guard let response = answer else {
+        guard let response = try LiveSessionStatus.answer(home: home) else {
             if inv.json {
                 inv.console.line(JSONValue.object([("running", .bool(false)), ("dataFolder", .string(home.path))]).serialized(pretty: true))
             } else if !home.exists {
@@ -315,7 +311,17 @@ enum RunCommands {
         let home = try inv.home()
         let path = SessionPaths.controlSocket(home)
         // The session answers once it has stopped (up to 14 s), with what was not saved.
-        let response = try ControlClient(path: path).send(ControlRequest(command: "stop"), timeoutSeconds: 20)
+        let response: ControlResponse
+        do {
+            response = try ControlClient(path: path).send(ControlRequest(command: "stop"), timeoutSeconds: 20)
+        } catch ControlError.notRunning {
+            // A `tv exec` is its command's: it ends when the command does (said rather than "no session").
+            if let exec = try? LiveSessionStatus.answer(home: home, timeoutSeconds: 2), let pid = exec.values["pid"] {
+                throw UsageRefusal("No `tv run` is running for \(home.path); a tv exec is (pid \(pid)): it stops when its command ends, "
+                                   + "or with Ctrl-C in its terminal (kill -INT \(pid)).", exitCode: 3)
+            }
+            throw ControlError.notRunning
+        }
         guard response.ok else { throw UsageRefusal(response.message, exitCode: 1) }
         if let losses = RecordingLosses(values: response.values) {
             inv.console.line("Stopped the session; " + RecordingPresentation.stopped(losses, folder: home.path))

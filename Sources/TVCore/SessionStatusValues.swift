@@ -1,0 +1,53 @@
+import Foundation
+import Proxy
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The status values both kinds of session report on their sockets (`tv run`'s control socket,
+/// each `tv exec`'s own), read by `tv status`, `tv diag` and `tv top`: the proxy's counters,
+/// what was not saved, the tunnel's and the capture's counters, the program lookup, the writers'
+/// queues and the diagnostics. Names → decimal text, as `ControlResponse.values` carries them.
+enum SessionStatusValues {
+    /// - Parameters:
+    ///   - tunnel: the TUN engine's counters (`TunnelCounters.snapshot`), nil for a proxy mode.
+    ///   - canInspect: a CA is loaded.
+    ///   - startedAtMicros: the session's start (µs since the epoch).
+    static func common(proxy: ProxyServer, wiring: SessionWiring, home: String, tunnel: [String: UInt64]?,
+                       capture: SessionCapture?, canInspect: Bool, startedAtMicros: Int64) -> [String: String] {
+        let c = proxy.counters
+        var values: [String: String] = [
+            "inspection": proxy.inspectionEnabled ? "on" : "off",
+            "openConnections": String(c.openConnections),
+            "accepted": String(c.accepted),
+            "refusedByCap": String(c.refusedByCap),
+            "refusedPerClient": String(c.refusedPerClient),
+            "headTimeouts": String(c.headTimeouts),
+            "exchangeReadingStopped": String(c.exchangeReadingStopped),
+            "busyPollsFoundNothing": String(c.busyPollsFoundNothing),
+            "busyPollsFoundWork": String(c.busyPollsFoundWork),
+            "acceptsFailedForDescriptors": String(c.acceptsFailedForDescriptors),
+            "connectionCap": String(c.connectionCap),
+            "descriptorLimit": String(c.descriptorLimit),
+            "bytesFromClients": String(c.bytesFromClients),
+            "bytesFromServers": String(c.bytesFromServers),
+            "pinningDetections": String(c.pinningDetections),
+            "clientLacksRoot": String(c.clientLacksRoot),
+            "possiblePinning": String(c.possiblePinning),
+            "clientLeft": String(c.clientLeft),
+            "contentKeeping": wiring.content.isKeeping ? "on" : "off",
+            "dataFolder": home,
+            "pid": String(getpid()),
+        ]
+        for (kind, n) in c.closedByStatus { values[SessionStatusPresentation.closedKey(kind)] = String(n) }
+        values.merge(wiring.losses.values) { old, _ in old }
+        if let shared = wiring.shared { values.merge(SharedStoreWiring.statusValues(shared)) { old, _ in old } }
+        if let tunnel { for (key, n) in tunnel { values["tunnel." + key] = String(n) } }
+        if let capture { values.merge(capture.statusValues) { old, _ in old } }
+        values.merge(ProgramLookupStatus.values(wiring.programs.counters)) { old, _ in old }
+        values.merge(QueueStatus.values(flows: wiring.writer.counters, decrypted: wiring.decryptedCapture?.counters)) { old, _ in old }
+        values.merge(DiagnosticsCounters.values(proxy: c, caLoaded: canInspect, content: wiring.contentWriter.counters,
+                                                tally: wiring.tally, startedAtMicros: startedAtMicros)) { old, _ in old }
+        return values
+    }
+}
