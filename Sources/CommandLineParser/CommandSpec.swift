@@ -45,13 +45,17 @@ public struct OptionSpec: Sendable, Equatable {
     public var help: String
     /// Whether the option may be given more than once (values are kept in order).
     public var repeatable: Bool
+    /// The words a shell completes its value with (`regular`, `socks5` …); empty: file names.
+    public var completions: [String]
 
-    public init(_ long: String, short: Character? = nil, value: String? = nil, help: String, repeatable: Bool = false) {
+    public init(_ long: String, short: Character? = nil, value: String? = nil, help: String, repeatable: Bool = false,
+                completions: [String] = []) {
         self.long = long
         self.short = short
         self.valueName = value
         self.help = help
         self.repeatable = repeatable
+        self.completions = completions
     }
 
     /// Whether the option takes a value.
@@ -64,11 +68,15 @@ public struct PositionalSpec: Sendable, Equatable {
     public var help: String
     public var optional: Bool
     public var variadic: Bool
+    /// The words a shell completes it with (`bash`, `zsh`, `fish`; setting names); empty: file
+    /// names. Only a command's first positional is completed from its words.
+    public var completions: [String]
 
-    public init(_ name: String, help: String, optional: Bool = false, variadic: Bool = false) {
+    public init(_ name: String, help: String, optional: Bool = false, variadic: Bool = false, completions: [String] = []) {
         self.name = name
         self.help = help
         self.optional = optional
         self.variadic = variadic
+        self.completions = completions
     }
 }

@@ -18,7 +18,8 @@ public enum CompletionShell: String, Sendable, CaseIterable {
 /// options that take a value) and walk the words typed so far as the parser does: words before
 /// the first positional that name a subcommand descend, an option that takes a value swallows the
 /// next word, and after the first positional no subcommand is offered. After an option that
-/// takes a value, files are offered; after a dash, the command's options; else its subcommands.
+/// takes a value, its words (`OptionSpec.completions`) or else files are offered; after a dash,
+/// the command's options; else its subcommands, or its first positional's words.
 extension CommandLineParser {
     /// The script for `shell`.
     public func completionScript(_ shell: CompletionShell) -> String {
@@ -35,6 +36,15 @@ extension CommandLineParser {
         var path: String
         var subcommands: [CommandSpec]
         var options: [OptionSpec]
+        /// The words the command's first positional is completed with (empty: files).
+        var positionalWords: [String]
+
+        /// Each spelling of an option that has value words, with those words.
+        var choices: [(spelling: String, words: [String])] {
+            options.filter { !$0.completions.isEmpty }.flatMap { o in
+                (["--" + o.long] + (o.short.map { ["-" + String($0)] } ?? [])).map { ($0, o.completions) }
+            }
+        }
     }
 
     func completionTable() -> [CompletionEntry] {
@@ -42,7 +52,8 @@ extension CommandLineParser {
         func walk(_ spec: CommandSpec, _ path: [String]) {
             let extra = path.isEmpty ? versionOption : []
             entries.append(CompletionEntry(path: path.joined(separator: " "), subcommands: spec.subcommands,
-                                           options: spec.options + globalOptions + extra + [Self.helpOption]))
+                                           options: spec.options + globalOptions + extra + [Self.helpOption],
+                                           positionalWords: spec.positionals.first?.completions ?? []))
             for sub in spec.subcommands where sub.name != Self.helpWord { walk(sub, path + [sub.name]) }
         }
         walk(documentedRoot, [])
@@ -69,6 +80,12 @@ extension CommandLineParser {
             s += "        \(Self.posixQuote("subcommands " + e.path))) REPLY=\(Self.posixQuote(e.subcommands.map(\.name).joined(separator: " "))) ;;\n"
             s += "        \(Self.posixQuote("options " + e.path))) REPLY=\(Self.posixQuote(Self.spellings(e.options).joined(separator: " "))) ;;\n"
             s += "        \(Self.posixQuote("values " + e.path))) REPLY=\(Self.posixQuote(Self.spellings(e.options.filter(\.takesValue)).joined(separator: " "))) ;;\n"
+            for (spelling, words) in e.choices {
+                s += "        \(Self.posixQuote("choices \(spelling) " + e.path))) REPLY=\(Self.posixQuote(words.joined(separator: " "))) ;;\n"
+            }
+            if !e.positionalWords.isEmpty {
+                s += "        \(Self.posixQuote("positionals " + e.path))) REPLY=\(Self.posixQuote(e.positionalWords.joined(separator: " "))) ;;\n"
+            }
         }
         s += "        *) REPLY='' ;;\n    esac\n}\n\n"
         s += """
@@ -93,7 +110,8 @@ extension CommandLineParser {
                 COMPREPLY=()
                 \(f)_words "$cmdpath" values
                 if [[ "$prev" == -?* && " $REPLY " == *" $prev "* ]]; then
-                    COMPREPLY=($(compgen -f -- "$cur"))
+                    \(f)_words "$cmdpath" "choices $prev"
+                    if [[ -n "$REPLY" ]]; then COMPREPLY=($(compgen -W "$REPLY" -- "$cur")); else COMPREPLY=($(compgen -f -- "$cur")); fi
                     return 0
                 fi
                 if ((positional == 0)) && [[ "$cur" == -* ]]; then
@@ -103,6 +121,7 @@ extension CommandLineParser {
                 fi
                 if ((positional == 0)); then
                     \(f)_words "$cmdpath" subcommands
+                    [[ -z "$REPLY" ]] && \(f)_words "$cmdpath" positionals
                     COMPREPLY=($(compgen -W "$REPLY" -- "$cur"))
                 fi
                 return 0
@@ -125,6 +144,12 @@ extension CommandLineParser {
             s += "    (\(Self.posixQuote("subcommands " + e.path))) reply=(\(described(e.subcommands.map { ($0.name, $0.summary) }))) ;;\n"
             s += "    (\(Self.posixQuote("options " + e.path))) reply=(\(described(e.options.flatMap { o in Self.spellings([o]).map { ($0, o.help) } }))) ;;\n"
             s += "    (\(Self.posixQuote("values " + e.path))) reply=(\(Self.spellings(e.options.filter(\.takesValue)).map(Self.posixQuote).joined(separator: " "))) ;;\n"
+            for (spelling, words) in e.choices {
+                s += "    (\(Self.posixQuote("choices \(spelling) " + e.path))) reply=(\(words.map(Self.posixQuote).joined(separator: " "))) ;;\n"
+            }
+            if !e.positionalWords.isEmpty {
+                s += "    (\(Self.posixQuote("positionals " + e.path))) reply=(\(e.positionalWords.map(Self.posixQuote).joined(separator: " "))) ;;\n"
+            }
         }
         s += "  esac\n}\n\n"
         s += """
@@ -151,7 +176,8 @@ extension CommandLineParser {
               cur=${words[CURRENT]}
               \(f)_words "$cmdpath" values
               if [[ $prev == -?* ]] && (( ${reply[(Ie)$prev]} )); then
-                _files
+                \(f)_words "$cmdpath" "choices $prev"
+                if (( ${#reply} )); then compadd -a reply; else _files; fi
                 return
               fi
               if (( positional == 0 )) && [[ $cur == -* ]]; then
@@ -163,6 +189,11 @@ extension CommandLineParser {
                 \(f)_words "$cmdpath" subcommands
                 if (( ${#reply} )); then
                   _describe -t commands command reply
+                  return
+                fi
+                \(f)_words "$cmdpath" positionals
+                if (( ${#reply} )); then
+                  compadd -a reply
                   return
                 fi
               fi
@@ -237,10 +268,17 @@ extension CommandLineParser {
             for sub in e.subcommands {
                 s += "complete -c \(program) -f -n \(Self.fishQuote("\(f)_at \(at) --subcommand")) -a \(Self.fishQuote(sub.name)) -d \(Self.fishQuote(Self.oneLine(sub.summary)))\n"
             }
+            if e.subcommands.isEmpty && !e.positionalWords.isEmpty {
+                s += "complete -c \(program) -f -n \(Self.fishQuote("\(f)_at \(at) --subcommand")) -a \(Self.fishQuote(e.positionalWords.joined(separator: " ")))\n"
+            }
             for o in e.options {
                 var line = "complete -c \(program) -n \(Self.fishQuote("\(f)_at \(at)")) -l \(Self.fishQuote(o.long))"
                 if let short = o.short { line += " -s \(Self.fishQuote(String(short)))" }
-                if o.takesValue { line += " -r -F" }
+                if !o.completions.isEmpty {
+                    line += " -x -a \(Self.fishQuote(o.completions.joined(separator: " ")))"
+                } else if o.takesValue {
+                    line += " -r -F"
+                }
                 s += line + " -d \(Self.fishQuote(Self.oneLine(o.help)))\n"
             }
         }

@@ -14,7 +14,7 @@ enum DocCommands {
     static let completionsSpec = CommandSpec(
         name: "completions", summary: "Print the completion script for bash, zsh or fish.",
         discussion: "Made from the same command descriptions as --help. bash: `source <(tv completions bash)` in ~/.bashrc; zsh: save it as _tv in a folder on $fpath; fish: save it as ~/.config/fish/completions/tv.fish. The Debian package installs all three.",
-        positionals: [PositionalSpec("SHELL", help: "bash, zsh or fish.")])
+        positionals: [PositionalSpec("SHELL", help: "bash, zsh or fish.", completions: ["bash", "zsh", "fish"])])
 
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["man": man, "completions": completions]
 

@@ -14,7 +14,8 @@ enum RunCommands {
     static let runSpec = CommandSpec(
         name: "run", summary: "Run the proxy in the foreground and record every connection (Ctrl-C stops).",
         discussion: "Listens on 127.0.0.1:8080 as an explicit proxy unless told otherwise. Inspects TLS only when inspection is on (`tv inspect on`, after `tv setup`) or --inspect / --ca is given; everything else is passed through untouched and still recorded as a flow.",
-        options: [OptionSpec("mode", value: "MODE", help: "regular (default), socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT."),
+        options: [OptionSpec("mode", value: "MODE", help: "regular (default), socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT.",
+                            completions: ["regular", "socks5", "transparent", "tun", "reverse:https://", "reverse:http://"]),
                   OptionSpec("listen", value: "HOST:PORT", help: "Where to listen (default 127.0.0.1:8080; loopback unless you say otherwise)."),
                   OptionSpec("proxy-auth", value: "USER:PASSFILE", help: "Regular and socks5 modes: require this user name and the password on PASSFILE's first line (a file of yours, 0600) of every client (HTTP Basic, 407 otherwise; SOCKS5 username/password), compared in constant time."),
                   OptionSpec("dry-run", help: "--mode tun: print the routing changes it would make, and make none."),

@@ -19,9 +19,11 @@ enum SettingsCommands {
             CommandSpec(name: "show", summary: "Every setting with its value (the default).",
                         options: [OptionSpec("json", help: "Print as JSON."),
                                   OptionSpec("meanings", help: "With --json: a list of {name, value, saved, default, meaning}, in this order (tv web's Settings screen).")]),
-            CommandSpec(name: "get", summary: "One setting's value.", positionals: [PositionalSpec("KEY", help: "The setting's name, e.g. content.expiry.")]),
+            CommandSpec(name: "get", summary: "One setting's value.",
+                        positionals: [PositionalSpec("KEY", help: "The setting's name, e.g. content.expiry.", completions: SettingKeys.all.map(\.name))]),
             CommandSpec(name: "set", summary: "Save one setting and apply it to a running session.",
-                        positionals: [PositionalSpec("KEY", help: "The setting's name."), PositionalSpec("VALUE", help: "Its new value.")]),
+                        positionals: [PositionalSpec("KEY", help: "The setting's name.", completions: SettingKeys.all.map(\.name)),
+                                      PositionalSpec("VALUE", help: "Its new value.")]),
         ],
         defaultSubcommand: "show")
 
