@@ -143,7 +143,7 @@ final class RunModeTests {
         #expect(status.out.contains("): whole host through a TUN (policy routing) on tv0 ("), "\(status)")
         #expect(!status.out.contains(" on :0"), "\(status)")
         // … and what went through the TUN so far: packets, the UDP flows and the reassembled datagram.
-        #expect(status.out.contains("\n  tunnel: read "), "\(status)")
+        #expect(status.out.contains("\n  tunnel: programs sent "), "\(status)")
         #expect(status.out.contains(" UDP flow") && status.out.contains("1 datagram reassembled") && !status.out.contains("path-MTU"), "\(status)")
         // … and where names came from (issue 18).
         #expect(status.out.contains("\n  names from lookups: ") && status.out.contains("\n  names from QUIC: "), "\(status)")
