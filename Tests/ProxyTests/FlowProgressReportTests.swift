@@ -14,6 +14,37 @@ struct FlowProgressReportTests {
         #expect(p.lastMicros == 5_000_001)
     }
 
+    @Test("bytes moved after a report and then quiet are told once by trailing, and never when nothing moved since")
+    func trailing() {
+        var p = FlowProgressReport(startMicros: 1_000_000)
+        let none = p.trailing(atMicros: 9_000_000)            // nothing moved yet
+        let first = p.isDue(atMicros: 3_000_000)
+        #expect(!none && first && !p.unreported)
+        let early = p.isDue(atMicros: 3_500_000)
+        #expect(!early && p.unreported)
+        let tail = p.trailing(atMicros: 5_500_000)
+        #expect(tail && !p.unreported && p.lastMicros == 5_500_000)
+        let again = p.trailing(atMicros: 8_000_000)
+        #expect(!again)
+    }
+
+    @Test("ConnectionMachine: the tail of a burst that stopped before its report was due is told on .progressQuiet, once")
+    func connectionMachineTrailing() throws {
+        typealias T = ConnectionMachineTests
+        var m = T.machine()
+        T.connected(&m)
+        _ = T.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = m.handle(.upstreamHandshakeDone(T.upstreamDone))
+        _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        _ = T.moved(&m, 500, .clientToServer, at: 2_000)
+        #expect(T.moved(&m, 16_384, .serverToClient, at: 2_001_000) == .updateFlow)
+        #expect(T.moved(&m, 5_000_000, .serverToClient, at: 2_100_000) == nil)
+        #expect(m.hasUnreportedProgress)
+        #expect(m.handle(.progressQuiet(atMicros: 4_100_000)) == [.updateFlow])
+        #expect(m.facts.bytesFromServer == 5_016_384 && !m.hasUnreportedProgress)
+        #expect(m.handle(.progressQuiet(atMicros: 6_100_000)) == [])
+    }
+
     @Test("ConnectionMachine: an inspected relay's bursts say .updateFlow once 2 s have passed since the flow began, then every 2 s; spliced bytes too")
     func connectionMachine() throws {
         typealias T = ConnectionMachineTests

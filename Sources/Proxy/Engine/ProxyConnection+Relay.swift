@@ -67,6 +67,13 @@ extension ProxyConnection {
         end(.send(to: direction.sink, failure), reset: reset)
     }
 
+    /// Arms the timer that tells bytes moved since the flow's last report once the relay has
+    /// been quiet for the report interval (`.progressQuiet`); once until it fires.
+    private func armProgress() {
+        progressArmed = true
+        rearm()
+    }
+
     /// Marks the TLS legs as possibly holding buffers and arms the quiet timer (once per quiet
     /// to busy transition).
     private func noteTLSActivity() {
@@ -214,6 +221,7 @@ extension ProxyConnection {
                 loop.counters.splicedBytes.wrappingAdd(UInt64(n), ordering: .relaxed)
                 lastActivity = loop.now
                 if let command = machine.spliced(n, direction, atMicros: loop.wallNow) { perform(command) }
+                if !progressArmed && machine.hasUnreportedProgress { armProgress() }
                 count(n, direction)
                 switch sink.flushPipe() {
                 case .drained: break
@@ -253,6 +261,7 @@ extension ProxyConnection {
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
         let now = loop.wallNow
         if let command = machine.moved(chunk, direction, atMicros: now) { perform(command) }
+        if !progressArmed && machine.hasUnreportedProgress { armProgress() }
         count(n, direction)
         // The exchange's times read the clock itself: the loop's is read once per turn, and a
         // fast local server's response often comes back within the turn that sent the request,

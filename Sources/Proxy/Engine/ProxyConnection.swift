@@ -36,6 +36,8 @@ final class ProxyConnection: LoopHandler {
     var phaseDeadline: UInt64 = 0
     var armedAt: UInt64 = 0
     var lastActivity: UInt64
+    /// A timer is armed for the bytes moved since the flow's last report (`armProgress`).
+    var progressArmed = false
     /// Set once the relay ended by one leg's read failure: what tv holds for the other leg is
     /// being delivered before the close (`ProxyConnection+Delivery`).
     var delivery: Delivery?
@@ -254,6 +256,11 @@ final class ProxyConnection: LoopHandler {
         if buffersMayBeHeld && now >= IdleBufferPolicy.attemptAt(lastActivity: lastActivity, refusedAt: bufferRefusedAt) {
             releaseIdleBuffers()
         }
+        if progressArmed && now >= lastActivity &+ FlowProgressReport.intervalNanos {
+            progressArmed = false
+            feed(.progressQuiet(atMicros: loop.wallNow))
+            guard !released else { return }
+        }
         rearm()
     }
 
@@ -283,6 +290,10 @@ final class ProxyConnection: LoopHandler {
             if buffersMayBeHeld {
                 let quiet = IdleBufferPolicy.attemptAt(lastActivity: lastActivity, refusedAt: bufferRefusedAt)
                 if quiet < next { next = quiet }
+            }
+            if progressArmed {
+                let told = lastActivity &+ FlowProgressReport.intervalNanos
+                if told < next { next = told }
             }
         }
         guard next != 0, armedAt == 0 || next < armedAt else { return }

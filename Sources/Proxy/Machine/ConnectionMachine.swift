@@ -153,6 +153,9 @@ struct ConnectionMachine {
         case .idle(let now):
             guard phase == .relaying else { return [] }
             return relayEnded(RelayEnding(failure: .idle(seconds: settings.idleTimeoutSeconds), atMicros: now))
+        case .progressQuiet(let now):
+            guard phase == .relaying, progress.trailing(atMicros: now) else { return [] }
+            return [.updateFlow]
         case .relayEnded(let ending): return relayEnded(ending)
         case .shutdown(let now):
             guard phase != .closed else { return [] }
@@ -426,6 +429,9 @@ struct ConnectionMachine {
         }
         return .updateFlow
     }
+
+    /// Bytes moved since the flow was last told (the driver arms a timer for `.progressQuiet`).
+    var hasUnreportedProgress: Bool { progress.unreported }
 
     /// Bytes spliced without being seen: the totals, told as `moved`'s are (`.updateFlow` when due).
     mutating func spliced(_ count: Int, _ direction: Direction, atMicros now: Int64) -> Command? {

@@ -164,6 +164,9 @@ extension ConnectionMachine {
         case pinningWeighed(PinKey, PinningDetector.PinningSign, tipped: Bool)
         /// The relay saw no traffic for the idle timeout (at this wall-clock µs).
         case idle(atMicros: Int64)
+        /// The relay has been quiet for `FlowProgressReport.intervalMicros` after bytes that were
+        /// not told yet (`hasUnreportedProgress`), at this wall-clock µs.
+        case progressQuiet(atMicros: Int64)
         /// The data phase is over.
         case relayEnded(RelayEnding)
         /// tv is stopping (at this wall-clock µs).
