@@ -182,6 +182,87 @@ public enum StoredExchanges {
     }
 }
 
+/// Query strings are content (README: "headers, bodies and query strings are content"): a
+/// request row keeps its query only while the content it was kept with is kept. When content is
+/// deleted (`tv content delete`) or expires, the rows' queries go too, in rows and packed runs
+/// alike, as if content had not been kept (`query_removed` set). A trial found them in
+/// `tv requests`, HAR exports and the database file after `tv content delete`.
+extension StoredExchanges {
+    /// Removes the query of every exchange of `scope`, inside the caller's transaction.
+    /// - Parameters:
+    ///   - requestedBefore: only exchanges whose request began before this (µs since the epoch);
+    ///     nil: every one.
+    ///   - sparing: flows whose exchanges keep their queries (audit evidence).
+    /// - Returns: how many exchanges lost a query.
+    /// - Throws: `FlowStoreError` when the database cannot be read or written; a run whose bytes
+    ///   do not read is left as it is.
+    public static func removeQueries(requestedBefore cutoff: Int64?, sparing: Set<Int64>, database: SQLiteDatabase) throws -> Int {
+        try removeQueries(from: nil, before: cutoff, sparing: sparing, database: database)
+    }
+
+    /// The `settings` key holding the time before which expired requests' queries are gone.
+    static let queriesRemovedBeforeKey = "exchanges.queriesRemovedBefore"
+
+    /// Removes the queries of the exchanges requested before `cutoff` (content's expiry) that an
+    /// earlier call did not reach (from the time the last one kept in `settings`), so each sweep
+    /// reads only the stretch since the last, inside the caller's transaction.
+    /// - Returns: how many exchanges lost a query. - Throws: as `removeQueries`.
+    public static func removeExpiredQueries(before cutoff: Int64, sparing: Set<Int64>, database: SQLiteDatabase) throws -> Int {
+        var since: Int64 = 0
+        if case let .integer(n) = try database.scalar("SELECT CAST(value AS INTEGER) FROM settings WHERE key = ?", [.text(queriesRemovedBeforeKey)]) {
+            since = n
+        }
+        guard cutoff > since else { return 0 }
+        let removed = try removeQueries(from: since, before: cutoff, sparing: sparing, database: database)
+        let keep = try database.prepare("""
+            INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value
+            """)
+        try keep.bind([.text(queriesRemovedBeforeKey), .text(String(cutoff))])
+        _ = try keep.step()
+        return removed
+    }
+
+    private static func removeQueries(from since: Int64?, before cutoff: Int64?, sparing: Set<Int64>, database: SQLiteDatabase) throws -> Int {
+        let spared = sparing.isEmpty ? "" : " AND flow_id NOT IN (\(sparing.sorted().map(String.init).joined(separator: ",")))"
+        let window = (since.map { " AND request_time >= \($0)" } ?? "") + (cutoff.map { " AND request_time < \($0)" } ?? "")
+        try database.execute("""
+            UPDATE exchanges SET path = substr(path, 1, instr(path, '?') - 1), query_removed = 1
+            WHERE instr(path, '?') > 0\(window)\(spared)
+            """)
+        var removed = database.changes
+        let runWindow = (since.map { " AND last_request_time >= \($0)" } ?? "") + (cutoff.map { " AND first_request_time < \($0)" } ?? "")
+        let runs = try database.prepare("""
+            SELECT \(runColumns) FROM exchange_runs WHERE instr(exchanges, '?') > 0\(runWindow)\(spared)
+            """)
+        var rewritten: [(Int64, [UInt8])] = []
+        runs: while try runs.step() {
+            var encoder = ExchangeRunCoding.Encoder()
+            var stripped = 0
+            for found in run(runs) {
+                guard case var .success(exchange) = found.exchange else { continue runs }
+                if let mark = exchange.path.firstIndex(of: "?"), cutoff.map({ exchange.requestTime < $0 }) ?? true,
+                   since.map({ exchange.requestTime >= $0 }) ?? true {
+                    exchange.path = String(exchange.path[..<mark])
+                    exchange.queryRemoved = true
+                    stripped += 1
+                }
+                encoder.append(exchange)
+            }
+            if stripped > 0 {
+                rewritten.append((runs.int64(at: 0), encoder.bytes))
+                removed += stripped
+            }
+        }
+        let update = try database.prepare("UPDATE exchange_runs SET exchanges = ? WHERE first_id = ?")
+        for (firstID, bytes) in rewritten {
+            update.reset()
+            try update.bind([.blob(bytes), .integer(firstID)])
+            _ = try update.step()
+        }
+        return removed
+    }
+}
+
 private extension SQLiteValue {
     var integerValue: Int64? {
         if case let .integer(n) = self { return n }

@@ -138,7 +138,14 @@ public final class ContentStore {
     /// - Throws: `FlowStoreError`, `ContentError.cannotDelete`.
     @discardableResult
     public func deleteAll(evidence: AuditEvidence = .none) throws -> ContentSweepReport {
-        try ContentSweeper(database: database, directory: directory).deleteAll(writing: nil, evidence: evidence)
+        // The requests' queries (content) are overwritten where they were, not left in free
+        // space (sqlite.org/pragma.html#pragma_secure_delete), and the write-ahead log that
+        // held the pages before is emptied when no reader needs it (best effort: a running
+        // session's reader may keep it until its next checkpoint).
+        try database.execute("PRAGMA secure_delete = ON")
+        let report = try ContentSweeper(database: database, directory: directory).deleteAll(writing: nil, evidence: evidence)
+        try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return report
     }
 
     /// Deletes the index rows of `flow` (its bytes go at a later sweep, when nothing else in their

@@ -10,6 +10,8 @@ public struct ContentSweepReport: Sendable, Equatable {
     public var spared: SegmentFile?
     /// Segment files left alone because they predate the database (see `SegmentRange`).
     public var leftAlone: Int
+    /// Request rows whose query string went with the content (`StoredExchanges.removeQueries`).
+    public var queriesRemoved = 0
 
     public init(rowsDeleted: Int = 0, filesDeleted: Int = 0, bytesFreed: Int64 = 0, spared: SegmentFile? = nil,
                 leftAlone: Int = 0) {

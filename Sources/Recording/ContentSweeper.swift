@@ -28,6 +28,12 @@ struct ContentSweeper {
             let expiring = facts.filter { $0.expiredRows > 0 && !plan.keptAsEvidence.contains($0.sequence) }.map(\.sequence)
             var deleted = try index.deleteRecorded(before: plan.expireBefore, inSegments: expiring)
             for drop in plan.drops { deleted += try index.deleteRows(inSegment: drop.sequence) }
+            // The requests' queries expire with the content (they are content).
+            if case .unknown = evidence {} else {
+                let spared: Set<Int64>
+                if case let .known(_, flows) = evidence { spared = flows } else { spared = [] }
+                report.queriesRemoved = try StoredExchanges.removeExpiredQueries(before: plan.expireBefore, sparing: spared, database: database)
+            }
             return deleted
         }
         for drop in plan.drops where drop.reason != .fileMissing {
@@ -81,8 +87,12 @@ struct ContentSweeper {
         var report = ContentSweepReport()
         report.rowsDeleted = try database.transaction { () -> Int in
             switch evidence {
-            case .none: return try index.deleteAll()
-            case let .known(_, flows): return try index.deleteAll(except: flows)
+            case .none:
+                report.queriesRemoved = try StoredExchanges.removeQueries(requestedBefore: nil, sparing: [], database: database)
+                return try index.deleteAll()
+            case let .known(_, flows):
+                report.queriesRemoved = try StoredExchanges.removeQueries(requestedBefore: nil, sparing: flows, database: database)
+                return try index.deleteAll(except: flows)
             case .unknown: return 0
             }
         }

@@ -335,7 +335,7 @@ struct ContentRunTests {
         try tv.stop()
     }
 
-    @Test("with the switch off nothing is recorded; tv content delete --yes removes the index rows and the segment bytes")
+    @Test("with the switch off nothing is recorded; tv content delete --yes removes the index rows, the segment bytes and the requests' queries (not left in the database files)")
     func switchOffAndDelete() throws {
         let world = try Self.world()
         let box = world.sandbox
@@ -351,11 +351,13 @@ struct ContentRunTests {
 
         tv = try world.run("--inspect", "--keep-content")
         #expect(try box.status()?.string("contentKeeping") == "on")
-        for path in ["/index.html", "/1k.bin"] {
+        for path in ["/index.html?apikey=SECRETQ1", "/1k.bin"] {
             #expect(try world.curlThrough(tv, ["--http1.1", "-o", "/dev/null", world.url(path)]).status == 0)
         }
         let rows = try box.closedFlows(3)
         try tv.stop()
+        // With content kept, the request row keeps its query (content, like headers and bodies).
+        #expect(try box.tv("requests", "--json").out.contains("apikey=SECRETQ1"))
         let kept = try rows[1...].map { try Self.turns(box, $0.int("id")!) }
         #expect(kept.map(\.count) == [2, 2])
         let total = kept.joined().reduce(0) { $0 + ($1.json.int("keptBytes") ?? 0) }
@@ -379,6 +381,13 @@ struct ContentRunTests {
             #expect(try box.tv("turns", String(id)).out == "Flow \(id): localhost\n" + nothing)
         }
         #expect(try box.flowRows().count == 3, "flows stay in the history; only their content goes")
+        // The query went with the content: not in the list, not left in the database's files (a trial found both).
+        let requests = try box.tv("requests", "--json").out
+        #expect(!requests.contains("SECRETQ1") && requests.contains("/index.html"), "\(requests)")
+        for file in ["tunnelvision.sqlite3", "tunnelvision.sqlite3-wal"] {
+            let bytes = box.read(box.dataDir + "/" + file)
+            #expect(bytes.range(of: Data("SECRETQ1".utf8)) == nil, "\(file) still holds the query")
+        }
 
         // While a session writes: the rows go, its segment is spared and said so; it keeps recording.
         tv = try world.run("--inspect", "--keep-content")

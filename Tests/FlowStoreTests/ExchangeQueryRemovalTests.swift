@@ -1,0 +1,67 @@
+import FlowTerms
+import Testing
+@testable import FlowStore
+
+/// Query strings are content: when content is deleted or expires, request rows lose their query,
+/// in `exchanges` rows and in packed runs alike (a trial found them after `tv content delete`).
+@Suite struct ExchangeQueryRemovalTests {
+    private func exchange(flow: Int64, sequence: Int, path: String, at time: Int64, done: Bool) -> ExchangeRecord {
+        var e = ExchangeRecord(flowID: flow, sequence: sequence, httpVersion: "HTTP/1.1", method: "GET", scheme: "https",
+                               authority: "example.com", path: path, queryRemoved: false, requestTime: time)
+        if done {
+            e.status = 200
+            e.responseTime = time + 10
+            e.endTime = time + 20
+            e.state = .complete
+        }
+        return e
+    }
+
+    @Test("every query goes, from rows and runs; paths without one and spared flows keep theirs; a second pass finds none")
+    func removesFromRowsAndRuns() throws {
+        try withStore { store, folder in
+            let writer = try store.makeWriter()
+            let a = writer.open(sampleFlow(start: 100)), b = writer.open(sampleFlow(start: 200))
+            // An open exchange is written as a row; finished ones in one batch are packed in a run.
+            writer.enqueue(.exchange(exchange(flow: a.id, sequence: 1, path: "/open?token=SECRET1", at: 1_000, done: false)))
+            writer.flush()
+            for (n, path) in ["/r?apikey=SECRET2", "/plain", "/q?x=SECRET3&y=2"].enumerated() {
+                writer.enqueue(.exchange(exchange(flow: a.id, sequence: n + 2, path: path, at: 2_000 + Int64(n), done: true)))
+            }
+            writer.enqueue(.exchange(exchange(flow: b.id, sequence: 1, path: "/kept?evidence=1", at: 3_000, done: true)))
+            writer.flush()
+            writer.close()
+            let database = try SQLiteDatabase(path: folder + "/tunnelvision.sqlite3")
+            defer { database.close() }
+            #expect(try database.scalar("SELECT count(*) FROM exchange_runs") != .integer(0))
+            let removed = try database.transaction { try StoredExchanges.removeQueries(requestedBefore: nil, sparing: [b.id], database: database) }
+            #expect(removed == 3)
+            let rowsA = try store.exchanges(ofFlow: a.id).exchanges
+            #expect(rowsA.map(\.path) == ["/open", "/r", "/plain", "/q"])
+            #expect(rowsA.map(\.queryRemoved) == [true, true, false, true])
+            #expect(try store.exchanges(ofFlow: b.id).exchanges.map(\.path) == ["/kept?evidence=1"])
+            #expect(try database.transaction { try StoredExchanges.removeQueries(requestedBefore: nil, sparing: [b.id], database: database) } == 0)
+        }
+    }
+
+    @Test("expiry: only requests before the cutoff, each stretch read once (the last cutoff is kept)")
+    func expiry() throws {
+        try withStore { store, folder in
+            let writer = try store.makeWriter()
+            let a = writer.open(sampleFlow(start: 100))
+            for (n, time) in [Int64(1_000), 5_000, 9_000].enumerated() {
+                writer.enqueue(.exchange(exchange(flow: a.id, sequence: n + 1, path: "/p\(n)?k=v", at: time, done: true)))
+            }
+            writer.flush()
+            writer.close()
+            let database = try SQLiteDatabase(path: folder + "/tunnelvision.sqlite3")
+            defer { database.close() }
+            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 6_000, sparing: [], database: database) } == 2)
+            #expect(try store.exchanges(ofFlow: a.id).exchanges.map(\.path) == ["/p0", "/p1", "/p2?k=v"])
+            // The same cutoff again: nothing to read; a later one takes the rest.
+            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 6_000, sparing: [], database: database) } == 0)
+            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 10_000, sparing: [], database: database) } == 1)
+            #expect(try store.exchanges(ofFlow: a.id).exchanges.map(\.queryRemoved) == [true, true, true])
+        }
+    }
+}
