@@ -2,9 +2,10 @@ import TVHome
 
 /// Why the proxy could not start or was refused a setting; each message says what to do next.
 public enum ProxyError: UserFacingError, Equatable {
-    case portInUse(host: String, port: UInt16)
-    case cannotListen(host: String, port: UInt16, reason: String)
-    case permissionDenied(host: String, port: UInt16)
+    /// `option`: the option that gave the address (`--listen`, `--metrics`), named in the advice.
+    case portInUse(host: String, port: UInt16, option: String = "--listen")
+    case cannotListen(host: String, port: UInt16, reason: String, option: String = "--listen")
+    case permissionDenied(host: String, port: UInt16, option: String = "--listen")
     case invalidListenAddress(String)
     case invalidMode(String, reason: String)
     /// A host pattern that is not a regular expression; `use`: the option that gave it.
@@ -30,14 +31,24 @@ public enum ProxyError: UserFacingError, Equatable {
         }
     }
 
+    /// The same failure, its advice naming `option` instead (a listener other than the proxy's).
+    public func naming(_ option: String) -> ProxyError {
+        switch self {
+        case let .portInUse(host, port, _): return .portInUse(host: host, port: port, option: option)
+        case let .cannotListen(host, port, reason, _): return .cannotListen(host: host, port: port, reason: reason, option: option)
+        case let .permissionDenied(host, port, _): return .permissionDenied(host: host, port: port, option: option)
+        default: return self
+        }
+    }
+
     public var message: String {
         switch self {
-        case let .portInUse(host, port):
-            return "Port \(port) on \(host) is already in use; stop the other program or pass --listen \(host):PORT."
-        case let .cannotListen(host, port, reason):
-            return "tv cannot listen on \(Endpoint(address: host, port: port)) (\(reason)); pass another --listen HOST:PORT."
-        case let .permissionDenied(host, port):
-            return "Listening on port \(port) of \(host) needs more privileges; use a port above 1023, e.g. --listen \(host):8080."
+        case let .portInUse(host, port, option):
+            return "Port \(port) on \(host) is already in use; stop the other program or pass \(option) \(host):PORT."
+        case let .cannotListen(host, port, reason, option):
+            return "tv cannot listen on \(Endpoint(address: host, port: port)) (\(reason)); pass another \(option) HOST:PORT."
+        case let .permissionDenied(host, port, option):
+            return "Listening on port \(port) of \(host) needs more privileges; use a port above 1023, e.g. \(option) \(host):8080."
         case .invalidListenAddress(let text):
             return "'\(text)' is not an address to listen on; write it as HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080."
         case let .invalidMode(text, reason):

@@ -113,12 +113,16 @@ public enum WebListenerError: Error, Equatable {
     case bind(address: String, port: UInt16, errno: Int32)
 
     /// One sentence: what happened and what to do.
-    public var message: String {
+    public var message: String { message(option: "--listen") }
+
+    /// The sentence naming `option`, the option that gave the address (`tv run --web`'s is
+    /// `--web-listen`; a trial was told to change `--listen`, the proxy's).
+    public func message(option: String) -> String {
         switch self {
         case .notAnAddress(let text):
-            return "'\(text)' is not an address to listen on; give a numeric one such as 127.0.0.1:8081 or [::1]:8081."
+            return "'\(text)' is not an address to listen on; give \(option) a numeric one such as 127.0.0.1:8081 or [::1]:8081."
         case .bind(let address, let port, let e):
-            return "Could not listen on \(address):\(port) (\(String(cString: strerror(e)))); choose another port with --listen 127.0.0.1:PORT."
+            return "Could not listen on \(address):\(port) (\(String(cString: strerror(e)))); choose another port with \(option) 127.0.0.1:PORT."
         }
     }
 }

@@ -20,7 +20,8 @@ public final class MetricsServer: Sendable {
     /// Binds and listens now (so a taken port fails the session's start); serves once `start`.
     /// - Throws: `ProxyError` (the port is taken, permission denied, …).
     public init(address: Endpoint) throws {
-        let fd = try ProxyServer.listen(host: address.address, port: address.port)
+        let fd: Int32
+        do { fd = try ProxyServer.listen(host: address.address, port: address.port) } catch let error as ProxyError { throw error.naming("--metrics") }
         listenFD = fd
         var actual = address
         var storage = sockaddr_storage()

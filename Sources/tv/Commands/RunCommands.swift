@@ -212,7 +212,7 @@ enum RunCommands {
             if !quiet, let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros()) { console.note("  " + strip) }
             // Said even under --quiet: who can read what it decrypts.
             if let warning = session.exposureWarning { console.note("tv: warning: " + warning) }
-            let web: WebCommand.Served? = try c.has("web") ? WebCommand.start(inv, home: home, listen: c.value("web-listen")) : nil
+            let web: WebCommand.Served? = try c.has("web") ? WebCommand.start(inv, home: home, listen: c.value("web-listen"), option: "--web-listen") : nil
             if let web { console.note("tv web: " + web.url) }
             defer { web?.stop() }
             try session.run()

@@ -56,16 +56,17 @@ enum WebCommand {
     /// warned about on standard error (anyone who can reach it and learns the token reads the history).
     /// - Throws: `WebStartError` (a bad --listen, a port in use, libmicrohttpd refusing);
     ///   `MissingLibrary` when libmicrohttpd12 is not installed.
-    static func start(_ inv: Invocation, home: TVHome, listen: String?) throws -> Served {
+    /// - Parameter option: the option `listen` came from, for the sentences (`--web-listen` under `tv run --web`).
+    static func start(_ inv: Invocation, home: TVHome, listen: String?, option: String = "--listen") throws -> Served {
         let text = listen ?? defaultListen
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-            throw WebStartError(message: "--listen takes HOST:PORT (127.0.0.1:8081, [::1]:8081), not '\(text)'.")
+            throw WebStartError(message: "\(option) takes HOST:PORT (127.0.0.1:8081, [::1]:8081), not '\(text)'.")
         }
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let listener: WebListener
         do { listener = try WebListener.open(address: host, port: port) } catch let e as WebListenerError {
-            throw WebStartError(message: e.message)
+            throw WebStartError(message: e.message(option: option))
         }
         var random = SystemRandomNumberGenerator()
         let token = (0..<4).map { _ in String(random.next() as UInt64, radix: 16) }.map { String(repeating: "0", count: 16 - $0.count) + $0 }.joined()
@@ -77,7 +78,7 @@ enum WebCommand {
         } catch let missing as MissingLibrary {
             throw missing
         } catch {
-            throw WebStartError(message: "The web server would not start on \(listener.authority); try another port with --listen.")
+            throw WebStartError(message: "The web server would not start on \(listener.authority); try another port with \(option).")
         }
         if !(listener.address.hasPrefix("127.") || listener.address == "::1") {
             inv.console.note("tv: warning: tv web listens on \(listener.authority): anyone who can reach it and learns the URL reads your history; listen on 127.0.0.1 unless you mean it.")
