@@ -454,6 +454,24 @@ struct ConnectionMachineTests {
         #expect(Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN).contains(.relay(.raw(plaintext: false, observeServerHello: true))))
     }
 
+    @Test("reverse mode: a server tv cannot reach answers a plain client's request with a 502 that says why; a TLS client gets no HTTP bytes")
+    func reverseUnreachable() {
+        let destination = OriginalDestination(host: "127.0.0.1", port: 1, origin: .reverse)
+        let address = SocketAddress(numericHost: "127.0.0.1", port: 1)!
+        var plain = Self.machine(.fixed(destination, upstreamTLS: false))
+        _ = plain.handle(.start)
+        #expect(Self.text(&plain, "GET /x HTTP/1.1\r\nHost: a.test\r\n\r\n") == [.armTimer(millis: 5_000), .connect(address)])
+        let out = plain.handle(.connectFailed(Errno(ECONNREFUSED)))
+        guard case .sendClient(let reply) = out.first else { Issue.record("no reply: \(out)"); return }
+        let body = "tv could not connect to 127.0.0.1:1 (connection refused)\n"
+        #expect(String(decoding: reply, as: UTF8.self) == "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body)
+        #expect(plain.facts.status == .failed)
+        var tls = Self.machine(.fixed(destination, upstreamTLS: true))
+        _ = tls.handle(.start)
+        _ = Self.bytes(&tls, Array(ProxyFixtures.clientHelloSNIAndALPN[0..<1]))
+        #expect(!tls.handle(.connectFailed(Errno(ECONNREFUSED))).contains { if case .sendClient = $0 { return true }; return false })
+    }
+
     @Test("reverse mode: a plain client's head opens nothing upstream until it is whole; then the same bytes are relayed")
     func reverseWaitsForTheWholeHead() {
         var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))

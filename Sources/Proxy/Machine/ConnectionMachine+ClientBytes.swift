@@ -21,7 +21,9 @@ extension ConnectionMachine {
             sawHeadBytes = true
             switch reader.reverseHead(all) {
             case .needMore: return []
-            case .connect: return beginConnect(destination)
+            case .connect:
+                headWasHTTP1 = all.first != 0x16 && !all.starts(with: FrontEndReader.http2Preface)
+                return beginConnect(destination)
             case let .refuse(failure, answer): return [.sendClient(answer)] + fail(failure, reset: false)
             }
         case .awaitingFirstBytes:

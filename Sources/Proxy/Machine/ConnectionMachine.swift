@@ -50,6 +50,9 @@ struct ConnectionMachine {
     var sawClientBytes = false
     /// Reverse mode: the client sent something while tv waited for its head.
     var sawHeadBytes = false
+    /// Reverse mode: the client's first bytes were an HTTP/1 request head (not a ClientHello or
+    /// HTTP/2's preface), so a server tv cannot reach is answered with a 502 in HTTP/1.
+    var headWasHTTP1 = false
     /// Reverse mode to an HTTPS server, and the client spoke plain HTTP: tv is the TLS client of
     /// the server and relays the client's plaintext over that leg (mitmproxy's reverse mode does
     /// the same).
@@ -229,7 +232,9 @@ struct ConnectionMachine {
         switch settings.frontEnd {
         case .explicitHTTP: out.append(.sendClient(Self.errorResponse(502, "Bad Gateway", failure)))
         case .socks5: out.append(.sendClient(SOCKS5Reply.failure(socksCode)))
-        case .fixed: break
+        case .fixed:
+            // Reverse mode's plain client waits for an HTTP answer (it had nothing at all: a trial).
+            if headWasHTTP1 { out.append(.sendClient(Self.errorResponse(502, "Bad Gateway", failure))) }
         }
         return out + fail(failure, reset: false)
     }
