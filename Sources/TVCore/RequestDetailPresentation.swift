@@ -12,10 +12,14 @@ public struct RequestDetailPresentation: Sendable {
     public let exchange: ExchangeRecord
     /// The recorded messages, nil when no content was kept (or could not be matched).
     public let recorded: HTTPExchange?
+    /// Bodies whole (`tv request --full`); else previews, as `tv turns` shows them (a trial's
+    /// 200 MiB gzip body printed 89 MB of hex).
+    public let full: Bool
 
-    public init(exchange: ExchangeRecord, recorded: HTTPExchange?) {
+    public init(exchange: ExchangeRecord, recorded: HTTPExchange?, full: Bool = false) {
         self.exchange = exchange
         self.recorded = recorded
+        self.full = full
     }
 
     /// What tv keeps of a request without content keeping, and what only with it (also in the
@@ -67,13 +71,14 @@ public struct RequestDetailPresentation: Sendable {
             emit(RequestDetailPresentation.keptWithoutContent)
             return
         }
-        let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: true)
+        let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: full)
         if let request = recorded.request { writeMessage(request, .clientToServer, http, reader, emit) } else { emit("  (no request was recorded)") }
         for interim in recorded.interim { writeMessage(interim, .serverToClient, http, reader, emit) }
         if let response = recorded.response { writeMessage(response, .serverToClient, http, reader, emit) } else { emit("  (no response was recorded)") }
     }
 
-    /// A message as `tv turns --http --full` shows it, except that a JSON body is pretty-printed.
+    /// A message as `tv turns --http` shows it (`--full`: whole), except that a JSON body of at
+    /// most 64 KiB is pretty-printed.
     private func writeMessage(_ message: HTTPMessage, _ direction: Direction, _ http: HTTPPresentation,
                               _ reader: BoundedBodyReader, _ emit: (String) -> Void) {
         let type = message.headers.first("content-type")?.lowercased() ?? ""

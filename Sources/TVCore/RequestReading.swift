@@ -10,8 +10,9 @@ import TVHome
 public struct RequestReading: KeptContentReading {
     /// What to print.
     public enum Shape: Sendable, Equatable {
-        /// The exchange with its timing and (when kept) headers and bodies; JSON with `json`.
-        case shown(json: Bool)
+        /// The exchange with its timing and (when kept) headers and bodies; JSON with `json`;
+        /// bodies whole with `full`, else previews (as `tv turns`).
+        case shown(json: Bool, full: Bool)
         /// An equivalent curl command.
         case curl
     }
@@ -35,12 +36,12 @@ public struct RequestReading: KeptContentReading {
             let curl = CurlCommand(exchange, request: recorded?.request)
             if let note = curl.note { output.note("tv: " + note) }
             output.line(curl.command)
-        case .shown(json: true):
+        case .shown(json: true, _):
             var text = ""
             RequestDetailPresentation(exchange: exchange, recorded: recorded).writeJSON(reader: BoundedBodyReader()) { text += $0 }
             output.line(text)
-        case .shown(json: false):
-            let detail = RequestDetailPresentation(exchange: exchange, recorded: recorded)
+        case .shown(json: false, let full):
+            let detail = RequestDetailPresentation(exchange: exchange, recorded: recorded, full: full)
             let reader = BoundedBodyReader()
             output.lines { line in detail.write(reader: reader, line) }
         }

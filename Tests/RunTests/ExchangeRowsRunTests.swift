@@ -233,6 +233,23 @@ struct ExchangeRowsRunTests {
         #expect(curl.contains(" -H 'X-Token: abc'"), "\(curl)")
     }
 
+    @Test("tv request shows a body over the preview in part, as tv turns does, and --full prints every kept byte")
+    func bodyPreview() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect", "--keep-content")
+        let r = try world.curlThrough(tv, ["--http1.1", "-o", "/dev/null", world.url("/1k.bin")])
+        #expect(r.status == 0, "\(r)")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let row = try #require((try box.json("requests")["requests"] as? [JSON] ?? []).first)
+        let id = try #require(row.int("id"))
+        let shown = try box.tv("request", String(id)).out
+        #expect(shown.contains("… showing 256 of 1,024 bytes; --full prints all that was kept."), "\(shown)")
+        let full = try box.tv("request", String(id), "--full").out
+        #expect(!full.contains("… showing") && full.split(separator: "\n").count > shown.split(separator: "\n").count, "\(full)")
+    }
+
     @Test("plain HTTP through the proxy: each request of a keep-alive connection is a row")
     func plainHTTP() throws {
         let world = try RunWorld()

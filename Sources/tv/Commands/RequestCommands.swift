@@ -22,7 +22,9 @@ enum RequestCommands {
 
     static let requestSpec = CommandSpec(
         name: "request", summary: "Show one HTTP request: its timing and, when content was kept, its headers and bodies.",
-        options: [OptionSpec("curl", help: "Print an equivalent curl command instead."), FlowCommands.json] + SharedStoreReadCommands.options,
+        options: [OptionSpec("curl", help: "Print an equivalent curl command instead."),
+                  OptionSpec("full", help: "Print every kept byte of the bodies instead of previews (as `tv turns --full`)."),
+                  FlowCommands.json] + SharedStoreReadCommands.options,
         positionals: [PositionalSpec("ID", help: "The request's id, as `tv requests` prints it.")])
 
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["requests": requests, "request": request]
@@ -79,7 +81,7 @@ enum RequestCommands {
         guard let id = Int64(text), id > 0 else { throw UsageRefusal("'\(text)' is not a request id; `tv requests` lists them.") }
         if let shared = try SharedStoreCommands.open(inv) { return try SharedStoreReadCommands.request(inv, history: shared, id: id) }
         try FlowCommands.askSessionToFlush(inv)
-        let shape: RequestReading.Shape = inv.command.has("curl") ? .curl : .shown(json: inv.json)
+        let shape: RequestReading.Shape = inv.command.has("curl") ? .curl : .shown(json: inv.json, full: inv.command.has("full"))
         try RequestReading(id: id, shape: shape).run(home: try inv.existingHome(), to: inv.console)
         return 0
     }
