@@ -147,9 +147,9 @@ extension DiagnosticsVerdict {
         case .working: return "working"
         case .allByRule: return "allByRule"
         case .allPinned: return "allPinned"
-        case .neverTakenOver(_, .noCertificateAuthority): return "neverTakenOver.noCA"
-        case .neverTakenOver(_, .clientsLackRoot): return "neverTakenOver.clientsLackRoot"
-        case .neverTakenOver(_, .legFailed): return "neverTakenOver.legFailed"
+        case .neverTakenOver(_, .noCertificateAuthority, _): return "neverTakenOver.noCA"
+        case .neverTakenOver(_, .clientsLackRoot, _): return "neverTakenOver.clientsLackRoot"
+        case .neverTakenOver(_, .legFailed, _): return "neverTakenOver.legFailed"
         }
     }
 }

@@ -91,8 +91,10 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
     case allByRule(tls: UInt64)
     /// Every connection tv tried to take over (`attempts`) came from a client that pins.
     case allPinned(attempts: UInt64)
-    /// `attempts` connections were named and never taken over, for `cause`.
-    case neverTakenOver(attempts: UInt64, cause: Cause)
+    /// `attempts` connections were named and never taken over; `causing` of them for `cause`
+    /// (the commonest; the sentence says "of them" when others had other causes: a trial read
+    /// one cause given for a count that mixed several).
+    case neverTakenOver(attempts: UInt64, cause: Cause, causing: UInt64)
 
     /// Why connections were never taken over.
     public enum Cause: Sendable, Equatable {
@@ -115,11 +117,12 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
         let attempts = tls - min(f.passedByRule, tls)
         guard attempts > 0 else { return .allByRule(tls: tls) }
         if f.pinned >= attempts { return .allPinned(attempts: attempts) }
-        if f.noCA > 0 || !f.caLoaded { return .neverTakenOver(attempts: attempts, cause: .noCertificateAuthority) }
+        if f.noCA > 0 || !f.caLoaded { return .neverTakenOver(attempts: attempts, cause: .noCertificateAuthority, causing: attempts) }
         if f.lacksRoot > 0, f.lacksRoot >= (f.commonestFailure?.count ?? 0) {
-            return .neverTakenOver(attempts: attempts, cause: .clientsLackRoot)
+            return .neverTakenOver(attempts: attempts, cause: .clientsLackRoot, causing: min(f.lacksRoot, attempts))
         }
-        return .neverTakenOver(attempts: attempts, cause: .legFailed(f.commonestFailure?.leg ?? .client, reason: f.commonestFailure?.reason))
+        return .neverTakenOver(attempts: attempts, cause: .legFailed(f.commonestFailure?.leg ?? .client, reason: f.commonestFailure?.reason),
+                               causing: min(f.commonestFailure?.count ?? attempts, attempts))
     }
 
     /// The sentence.
@@ -140,23 +143,25 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
             return "Every TLS connection offered (\(tls)) was passed through by a rule (--ignore-hosts, --allow-hosts, or a TLS version below tv's minimum), so nothing was inspected."
         case .allPinned(let n):
             return "Every client tv tried to inspect pins its certificate (\(n) \(n == 1 ? "connection" : "connections")): tv passes them through untouched, which is the pinning rule working, not a fault."
-        case let .neverTakenOver(n, cause):
-            let head = "\(n) \(n == 1 ? "connection was" : "connections were") named and still never taken over"
+        case let .neverTakenOver(n, cause, causing):
+            let named = "\(n) \(n == 1 ? "connection was" : "connections were") named and still never taken over"
+            // Some had other causes: the counters below say which.
+            let head = causing < n ? named + ", \(causing) of them because" : named + ", because"
             let keeps = "browsing keeps working, because tv passes such connections through untouched"
             switch cause {
             case .noCertificateAuthority:
-                return "\(head), because this session has no CA to make certificates with; \(keeps), so check `tv ca status` and make one with `tv setup`."
+                return "\(head) this session has no CA to make certificates with; \(keeps), so check `tv ca status` and make one with `tv setup`."
             case .clientsLackRoot:
-                return "\(head), because their clients do not trust tv's root; \(keeps), so give them the root (`tv setup`, or `curl --cacert` with the file `tv ca status` names) and let tv try again with `tv pinned forget HOST`."
+                return "\(head) their clients do not trust tv's root; \(keeps), so give them the root (`tv setup`, or `curl --cacert` with the file `tv ca status` names) and let tv try again with `tv pinned forget HOST`."
             case let .legFailed(.server, reason):
                 // A server tv cannot verify is not passed through: the flow fails (an HTTP client
                 // gets tv's 502 saying why), so nothing here keeps browsing working.
                 let why = reason.map { " (most often: \($0))" } ?? ""
-                return "\(head), because tv's handshake with the server failed\(why); those connections failed (an HTTP client got tv's 502 saying why), "
+                return "\(head) tv's handshake with the server failed\(why); those connections failed (an HTTP client got tv's 502 saying why), "
                     + "so check the reasons with `tv flows --status failed`, and for a server with a private CA give it to tv with --upstream-ca FILE."
             case let .legFailed(.client, reason):
                 let why = reason.map { " (most often: \($0))" } ?? ""
-                return "\(head), because tv's handshake with the client failed\(why); \(keeps), so check the reasons with `tv flows --status failed`."
+                return "\(head) tv's handshake with the client failed\(why); \(keeps), so check the reasons with `tv flows --status failed`."
             }
         }
     }

@@ -33,6 +33,13 @@ import Testing
                 == "3 connections were named and still never taken over, because tv's handshake with the server failed (most often: certificate); those connections failed (an HTTP client got tv's 502 saying why), so check the reasons with `tv flows --status failed`, and for a server with a private CA give it to tv with --upstream-ca FILE.")
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 1)).sentence
                 == "1 connection was named and still never taken over, because tv's handshake with the client failed; browsing keeps working, because tv passes such connections through untouched, so check the reasons with `tv flows --status failed`.")
+        // Mixed causes (a trial: 3 server certificates and 1 client without the root were all
+        // given the first cause): the commonest is said with its own count.
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 4, lacksRoot: 1, commonestFailure: failure)).sentence
+                == "4 connections were named and still never taken over, 3 of them because tv's handshake with the server failed (most often: certificate); those connections failed (an HTTP client got tv's 502 saying why), so check the reasons with `tv flows --status failed`, and for a server with a private CA give it to tv with --upstream-ca FILE.")
+        let one = DiagnosticsFacts.LegFailureCount(leg: .server, reason: "certificate", count: 2)
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 4, lacksRoot: 2, commonestFailure: one)).sentence
+                .hasPrefix("4 connections were named and still never taken over, 2 of them because their clients do not trust tv's root; "))
     }
 
     /// The rule written as a decision table over which counters are non-zero (each counter 0 or
