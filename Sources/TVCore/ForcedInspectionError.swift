@@ -37,7 +37,7 @@ public enum ForcedInspectionError: UserFacingError, Equatable {
     public var message: String {
         switch self {
         case let .noCA(option, directory):
-            return "\(option.rawValue) \(option.asks), but there is no CA in \(directory) to inspect with; make one with `tv setup` (or `tv ca create`), or run without \(option.rawValue)."
+            return "\(option.rawValue) \(option.asks), but there is no CA in \(directory) to inspect with; make one with `tv setup` or `tv ca create` (`tv run` makes one as it starts with --yes), or run without \(option.rawValue)."
         case let .caInDoubt(option, doubt):
             return "\(option.rawValue) \(option.asks), but the CA is in doubt (\(doubt.path) \(doubt.problem)); repair or restore that file (`tv ca status` says more), or run without \(option.rawValue)."
         }

@@ -26,6 +26,9 @@ public struct RunBanner: Sendable, Equatable {
     public var sharedStore: String?
     /// Where `--metrics` serves the session's counters (`127.0.0.1:9464`), nil when it does not.
     public var metrics: String?
+    /// `--proxy-auth`'s user name (nil: none): the example commands carry it, since a client
+    /// without it is refused (407, or SOCKS5 "no acceptable method": a trial copied them).
+    public var proxyUser: String?
 
     public init(listen: String, mode: String, caFingerprint: String?, caPath: String?, inspecting: Bool,
                 inspectionNote: String, dataFolder: String, keylogPath: String?, contentKeptFor: String? = nil,
@@ -82,13 +85,18 @@ public struct RunBanner: Sendable, Equatable {
         if !extraLines.isEmpty {
             out += extraLines
         } else if mode.hasPrefix("explicit") {
-            out.append("Point a client at it:")
-            out.append("  curl -x http://\(listen)\(inspecting ? cacert : "") https://example.com/")
-            out.append("  export https_proxy=http://\(listen) http_proxy=http://\(listen)   # most command-line tools")
-            out.append("  a browser: HTTP and HTTPS proxy \(listen) in its proxy settings")
+            let user = proxyUser.map { "\($0):PASSWORD@" } ?? ""
+            out.append("Point a client at it\(proxyUser == nil ? "" : " (with the password of --proxy-auth)"):")
+            out.append("  curl -x http://\(user)\(listen)\(inspecting ? cacert : "") https://example.com/")
+            out.append("  export https_proxy=http://\(user)\(listen) http_proxy=http://\(user)\(listen)   # most command-line tools")
+            out.append("  a browser: HTTP and HTTPS proxy \(listen) in its proxy settings" + (proxyUser == nil ? "" : ", user \(proxyUser!)"))
         } else if mode.hasPrefix("SOCKS5") {
-            out.append("Point a client at it:")
-            out.append("  curl --socks5-hostname \(listen)\(inspecting ? cacert : "") https://example.com/")
+            out.append("Point a client at it\(proxyUser == nil ? "" : " (with the password of --proxy-auth)"):")
+            if let proxyUser {
+                out.append("  curl -x socks5h://\(proxyUser):PASSWORD@\(listen)\(inspecting ? cacert : "") https://example.com/")
+            } else {
+                out.append("  curl --socks5-hostname \(listen)\(inspecting ? cacert : "") https://example.com/")
+            }
         } else {
             out.append("Every connection to \(listen) goes to the reverse target:")
             out.append("  curl\(inspecting ? cacert : " -k") https://\(listen)/")

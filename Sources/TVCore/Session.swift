@@ -194,6 +194,7 @@ public final class Session: Sendable {
                            decryptedCapturePath: wiring.decryptedCapture?.path, extraLines: extra)
         banner.sharedStore = wiring.shared.map(SharedStoreWiring.bannerText)
         banner.metrics = options.metrics?.address.description
+        banner.proxyUser = options.proxyCredentials?.user
         self.banner = banner
     }
 

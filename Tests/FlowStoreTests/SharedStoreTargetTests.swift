@@ -31,6 +31,12 @@ import Testing
         #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://tv@db.example/history?nosuch=1", reason: "invalid URI query parameter: \"nosuch\"")) {
             try SharedStoreTarget("postgresql://tv@db.example/history?nosuch=1")
         }
+        // Another scheme is named as such, not read as libpq's keyword=value text (`missing "="`).
+        #expect(throws: FlowStoreError.badStoreURL(url: "mysql://x", reason: "it is a mysql:// URL, and the shared store is PostgreSQL: give a postgresql://HOST[:PORT]/DATABASE URL")) {
+            try SharedStoreTarget("mysql://x")
+        }
+        #expect(throws: Never.self) { _ = try SharedStoreTarget("postgres://tv@db.example/history") }
+        #expect(throws: Never.self) { _ = try SharedStoreTarget("host=db.example dbname=history") }
     }
 
     @Test func backoffDoublesFromTheBaseUpToTheCap() {

@@ -158,6 +158,15 @@ import FlowTerms
                                inspectionNote: "off", dataFolder: "/d", keylogPath: nil)
         #expect(banner.lines.first == "tv is running: explicit HTTP proxy on 0.0.0.0:8080.")
         #expect(banner.lines.contains("  curl -x http://127.0.0.1:8080 https://example.com/"))
+        // With --proxy-auth the examples carry the user (a trial's copies were refused with 407).
+        var authenticated = banner
+        authenticated.proxyUser = "alice"
+        #expect(authenticated.lines.contains("Point a client at it (with the password of --proxy-auth):"))
+        #expect(authenticated.lines.contains("  curl -x http://alice:PASSWORD@127.0.0.1:8080 https://example.com/"))
+        var socks = RunBanner(listen: "127.0.0.1:1080", mode: "SOCKS5 proxy", caFingerprint: nil, caPath: nil, inspecting: false,
+                              inspectionNote: "off", dataFolder: "/d", keylogPath: nil)
+        socks.proxyUser = "alice"
+        #expect(socks.lines.contains("  curl -x socks5h://alice:PASSWORD@127.0.0.1:1080 https://example.com/"))
     }
 
     @Test func listLines() {

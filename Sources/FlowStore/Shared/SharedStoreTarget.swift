@@ -35,6 +35,14 @@ public struct SharedStoreTarget: Sendable, Equatable {
     /// - Throws: `MissingLibrary` when libpq.so.5 cannot be opened; `FlowStoreError.badStoreURL`
     ///   when libpq cannot read it or it holds a password.
     public init(_ url: String) throws {
+        // A URL of another scheme (mysql://, http://) is not libpq's to judge: its parser reads
+        // it as keyword=value text and says `missing "=" …` (a trial). libpq takes
+        // postgresql:// and postgres:// URIs (PostgreSQL documentation §34.1.1.2) and
+        // keyword=value strings, which have no "://".
+        if let scheme = url.range(of: "://").map({ url[..<$0.lowerBound].lowercased() }), scheme != "postgresql", scheme != "postgres" {
+            throw FlowStoreError.badStoreURL(url: SharedStoreTarget.redacted(url),
+                reason: "it is a \(scheme):// URL, and the shared store is PostgreSQL: give a postgresql://HOST[:PORT]/DATABASE URL")
+        }
         if let why = tv_lazy_library_open(TV_LAZY_LIBPQ) { throw MissingLibrary.sharedStore(reason: String(cString: why)) }
         var errorMessage: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(url, &errorMessage) else {
