@@ -7,8 +7,8 @@ final class ExchangePlaybook {
     let reader: ExchangeReader
     private(set) var emitted: [ExchangeRecord] = []
 
-    init(keepsQuery: Bool = false, http2: Bool = false, scheme: String = "https") {
-        reader = ExchangeReader(.init(flowID: 7, scheme: scheme, keepsQuery: keepsQuery, http2: http2))
+    init(keepsQuery: Bool = false, http2: Bool = false, scheme: String = "https", target: (scheme: String, authority: String)? = nil) {
+        reader = ExchangeReader(.init(flowID: 7, scheme: scheme, keepsQuery: keepsQuery, http2: http2, target: target))
     }
 
     /// Feeds `bytes` as one burst; returns what was emitted for it.
@@ -38,6 +38,16 @@ struct ExchangeReaderHTTP1Tests {
     func get(_ sequence: Int, _ path: String, at time: Int64, queryRemoved: Bool = false, method: String = "GET") -> ExchangeRecord {
         ExchangeRecord(flowID: 7, sequence: sequence, httpVersion: "HTTP/1.1", method: method, scheme: "https",
                        authority: "example.com", path: path, queryRemoved: queryRemoved, requestTime: time)
+    }
+
+    @Test("reverse mode: the request is recorded to the target tv sent it to, whatever its Host or absolute URL named")
+    func reverseTarget() {
+        let p = ExchangePlaybook(scheme: "http", target: (scheme: "https", authority: "localhost:18443"))
+        let first = p.client("GET /index.html HTTP/1.1\r\nHost: other.invalid:9\r\n\r\n", at: 10)
+        #expect(first.map(\.authority) == ["localhost:18443"] && first.map(\.scheme) == ["https"], "\(first)")
+        p.server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", at: 20)
+        let second = p.client("GET http://elsewhere.invalid/x HTTP/1.1\r\nHost: elsewhere.invalid\r\n\r\n", at: 30)
+        #expect(second.map(\.authority) == ["localhost:18443"] && second.map(\.path) == ["/x"], "\(second)")
     }
 
     @Test("keep-alive: two exchanges, the query left out, bodies counted across bursts")

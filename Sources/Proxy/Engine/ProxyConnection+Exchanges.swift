@@ -15,7 +15,7 @@ extension ProxyConnection {
             let facts = machine.facts
             exchanges = ExchangeReader(.init(
                 flowID: Int64(facts.id), scheme: facts.status == .inspected ? "https" : "http",
-                keepsQuery: shared.recorder?.isRecording ?? false, http2: facts.alpn == "h2"))
+                keepsQuery: shared.recorder?.isRecording ?? false, http2: facts.alpn == "h2", target: machine.reverseTarget))
         }
         feedExchanges(chunk, direction, at: micros)
     }

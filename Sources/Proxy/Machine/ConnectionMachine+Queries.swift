@@ -22,4 +22,11 @@ extension ConnectionMachine {
         return PinKey(client: ClientIdentity(address: facts.client.address, helloFingerprint: helloFingerprint),
                       host: serverName ?? destination.hostName ?? destination.host, port: destination.port)
     }
+
+    /// Reverse mode's target, as its requests are recorded (`ExchangeReader.Settings.target`):
+    /// the scheme tv speaks to it and its `host:port`; nil in the other modes.
+    var reverseTarget: (scheme: String, authority: String)? {
+        guard case let .fixed(destination, upstreamTLS) = settings.frontEnd, destination.origin == .reverse, let upstreamTLS else { return nil }
+        return (upstreamTLS ? "https" : "http", destination.description)
+    }
 }

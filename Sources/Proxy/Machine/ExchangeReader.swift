@@ -25,6 +25,15 @@ final class ExchangeReader {
         var http2: Bool
         /// Most exchanges (HTTP/1 requests waiting for responses, HTTP/2 streams) open at once.
         var maxOpen = 256
+        /// Reverse mode: every request goes to this target (its scheme and `host:port`), whatever
+        /// the client's Host, :authority or absolute URL said; nil elsewhere. A trial's request
+        /// with `Host: other.invalid:9` was recorded (and `--curl` replayed) to that host.
+        var target: (scheme: String, authority: String)?
+
+        static func == (a: Settings, b: Settings) -> Bool {
+            a.flowID == b.flowID && a.scheme == b.scheme && a.keepsQuery == b.keepsQuery && a.http2 == b.http2
+                && a.maxOpen == b.maxOpen && a.target?.scheme == b.target?.scheme && a.target?.authority == b.target?.authority
+        }
     }
 
     /// Why reading stopped.

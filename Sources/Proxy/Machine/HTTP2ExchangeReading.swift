@@ -69,7 +69,8 @@ final class HTTP2ExchangeReading {
             let target = ExchangeTarget(fields.path ?? (method == "CONNECT" ? fields.authority ?? "" : ""), keepsQuery: settings.keepsQuery)
             let record = ExchangeRecord(
                 flowID: settings.flowID, sequence: sequence, streamID: Int64(id), httpVersion: "HTTP/2", method: method,
-                scheme: fields.scheme ?? settings.scheme, authority: fields.authority ?? fields.host, path: target.path,
+                scheme: settings.target?.scheme ?? fields.scheme ?? settings.scheme,
+                authority: settings.target?.authority ?? fields.authority ?? fields.host, path: target.path,
                 queryRemoved: target.queryRemoved, requestTime: now, upgrade: fields.protocolName,
                 connect: method == "CONNECT")
             streams[id] = Stream(record: record, requestDone: endStream)
