@@ -16,8 +16,9 @@ public enum MetricsHTTP {
         switch HTTPRequestHeadParser.parse(bytes, maxHeadBytes: maxHeadBytes) {
         case .needMoreData:
             return bytes.count >= maxHeadBytes ? answer(400, "Bad Request", body: "The request head is longer than \(maxHeadBytes) bytes.\n") : nil
-        case .malformed:
-            return answer(400, "Bad Request", body: "The request is not HTTP/1.\n")
+        case .malformed(let reason):
+            // The parser's reason, with its RFC section (a head over the limit said "not HTTP/1").
+            return answer(400, "Bad Request", body: (reason.hasSuffix(".") ? reason : reason + ".") + "\n")
         case .head(let head):
             guard head.method == "GET" || head.method == "HEAD" else {
                 return answer(405, "Method Not Allowed", body: "Only GET and HEAD are served here.\n", extra: [("Allow", "GET, HEAD")])
