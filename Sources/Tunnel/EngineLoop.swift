@@ -312,9 +312,14 @@ final class EngineLoop: LoopHandler {
         }
         announceSlowConnects()
         for (id, ready) in readyUpstreams where ready.deadline <= now {
-            if let entry = nat.entry(id) { abandon(entry, .clientGone(reset: false, .whileConnecting)) }
-            close(ready.fd)
-            readyUpstreams[id] = nil
+            // `abandon` closes the socket itself (closing it here too could close a descriptor a
+            // loop thread was given in between).
+            if let entry = nat.entry(id) {
+                abandon(entry, .clientGone(reset: false, .whileConnecting))
+            } else {
+                close(ready.fd)
+                readyUpstreams[id] = nil
+            }
             nat.remove(id, now: now)
         }
         for entry in nat.expire(now: now) { abandon(entry, .clientGone(reset: false, .whileConnecting)) }
