@@ -188,16 +188,13 @@ public enum StoredExchanges {
 /// alike, as if content had not been kept (`query_removed` set). A trial found them in
 /// `tv requests`, HAR exports and the database file after `tv content delete`.
 extension StoredExchanges {
-    /// Removes the query of every exchange of `scope`, inside the caller's transaction.
-    /// - Parameters:
-    ///   - requestedBefore: only exchanges whose request began before this (µs since the epoch);
-    ///     nil: every one.
-    ///   - sparing: flows whose exchanges keep their queries (audit evidence).
+    /// Removes the query of every exchange (`tv content delete`), inside the caller's transaction.
+    /// - Parameter sparing: flows whose exchanges keep their queries (audit evidence).
     /// - Returns: how many exchanges lost a query.
     /// - Throws: `FlowStoreError` when the database cannot be read or written; a run whose bytes
     ///   do not read is left as it is.
-    public static func removeQueries(requestedBefore cutoff: Int64?, sparing: Set<Int64>, database: SQLiteDatabase) throws -> Int {
-        try removeQueries(from: nil, before: cutoff, sparing: sparing, database: database)
+    public static func removeQueries(sparing: Set<Int64>, database: SQLiteDatabase) throws -> Int {
+        try removeQueries(from: nil, before: nil, sparing: sparing, database: database)
     }
 
     /// The `settings` key holding the time before which expired requests' queries are gone.

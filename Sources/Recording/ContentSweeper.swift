@@ -28,11 +28,11 @@ struct ContentSweeper {
             let expiring = facts.filter { $0.expiredRows > 0 && !plan.keptAsEvidence.contains($0.sequence) }.map(\.sequence)
             var deleted = try index.deleteRecorded(before: plan.expireBefore, inSegments: expiring)
             for drop in plan.drops { deleted += try index.deleteRows(inSegment: drop.sequence) }
-            // The requests' queries expire with the content (they are content).
-            if case .unknown = evidence {} else {
-                let spared: Set<Int64>
-                if case let .known(_, flows) = evidence { spared = flows } else { spared = [] }
-                report.queriesRemoved = try StoredExchanges.removeExpiredQueries(before: plan.expireBefore, sparing: spared, database: database)
+            // The requests' queries expire with the content (they are content); audit evidence keeps them.
+            switch evidence {
+            case .none: report.queriesRemoved = try StoredExchanges.removeExpiredQueries(before: plan.expireBefore, sparing: [], database: database)
+            case let .known(_, flows): report.queriesRemoved = try StoredExchanges.removeExpiredQueries(before: plan.expireBefore, sparing: flows, database: database)
+            case .unknown: break
             }
             return deleted
         }
@@ -88,10 +88,10 @@ struct ContentSweeper {
         report.rowsDeleted = try database.transaction { () -> Int in
             switch evidence {
             case .none:
-                report.queriesRemoved = try StoredExchanges.removeQueries(requestedBefore: nil, sparing: [], database: database)
+                report.queriesRemoved = try StoredExchanges.removeQueries(sparing: [], database: database)
                 return try index.deleteAll()
             case let .known(_, flows):
-                report.queriesRemoved = try StoredExchanges.removeQueries(requestedBefore: nil, sparing: flows, database: database)
+                report.queriesRemoved = try StoredExchanges.removeQueries(sparing: flows, database: database)
                 return try index.deleteAll(except: flows)
             case .unknown: return 0
             }

@@ -23,7 +23,7 @@ public enum ExecLeftovers {
             } else {
                 return false
             }
-            guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigitCharacter), let pid = Int32(digits), pid > 0 else { return false }
+            guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let pid = Int32(digits), pid > 0 else { return false }
             return !isAlive(pid)
         }
     }
@@ -41,8 +41,4 @@ public enum ExecLeftovers {
     static func processExists(_ pid: Int32) -> Bool {
         kill(pid, 0) == 0 || errno != ESRCH
     }
-}
-
-private extension Character {
-    var isASCIIDigitCharacter: Bool { ("0"..."9").contains(self) }
 }

@@ -34,13 +34,13 @@ import Testing
             let database = try SQLiteDatabase(path: folder + "/tunnelvision.sqlite3")
             defer { database.close() }
             #expect(try database.scalar("SELECT count(*) FROM exchange_runs") != .integer(0))
-            let removed = try database.transaction { try StoredExchanges.removeQueries(requestedBefore: nil, sparing: [b.id], database: database) }
+            let removed = try database.transaction { try StoredExchanges.removeQueries(sparing: [b.id], database: database) }
             #expect(removed == 3)
             let rowsA = try store.exchanges(ofFlow: a.id).exchanges
             #expect(rowsA.map(\.path) == ["/open", "/r", "/plain", "/q"])
             #expect(rowsA.map(\.queryRemoved) == [true, true, false, true])
             #expect(try store.exchanges(ofFlow: b.id).exchanges.map(\.path) == ["/kept?evidence=1"])
-            #expect(try database.transaction { try StoredExchanges.removeQueries(requestedBefore: nil, sparing: [b.id], database: database) } == 0)
+            #expect(try database.transaction { try StoredExchanges.removeQueries(sparing: [b.id], database: database) } == 0)
         }
     }
 
