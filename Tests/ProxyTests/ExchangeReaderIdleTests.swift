@@ -42,6 +42,30 @@ struct ExchangeReaderIdleTests {
         #expect(withQuiet.stop == .ended)
     }
 
+    @Test("between exchanges (tv may stop with FINs) exactly when nothing is part way; never once reading stopped")
+    func betweenExchanges() {
+        var between: [Bool] = []
+        _ = twoExchanges { between.append($0.reader.isBetweenExchanges) }
+        #expect(between == [false, true, false, false, true])
+        let fresh = ExchangePlaybook()
+        #expect(fresh.reader.isBetweenExchanges)
+        fresh.client("GET /a HT", at: 100)
+        #expect(!fresh.reader.isBetweenExchanges)
+        let ended = ExchangePlaybook()
+        ended.client(Self.request, at: 100)
+        ended.server(Self.response, at: 200)
+        ended.end(at: 300)
+        #expect(!ended.reader.isBetweenExchanges)
+        // HTTP/2: no stream open. Stream 1 opened (request ended), then answered with END_STREAM.
+        let h2 = ExchangePlaybook(http2: true)
+        #expect(h2.reader.isBetweenExchanges)
+        h2.feed(ExchangeReaderHTTP2Tests.preface + ExchangeReaderHTTP2Tests.frame(0x1, 0x5, 1, ExchangeReaderHTTP2Tests.c31), .clientToServer, at: 1)
+        #expect(!h2.reader.isBetweenExchanges)
+        h2.feed(ExchangeReaderHTTP2Tests.frame(0x1, 0x5, 1, ExchangeReaderHTTP2Tests.ok200TextPlain), .serverToClient, at: 2)
+        #expect(h2.emitted.map(\.state) == [.open, .complete])
+        #expect(h2.reader.isBetweenExchanges)
+    }
+
     @Test("a head half read is kept: nothing is released before its end")
     func halfHeadKept() {
         let p = ExchangePlaybook()

@@ -243,7 +243,8 @@ struct PlainHTTPMachineTests {
             (.clientFailed(reset: false, .tls(TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "bad record mac"))), 3, "reading from the client failed: bad record mac", false),
             (.sendFailed(to: .client, .system(Errno(EPIPE))), 3, "sending to the client failed: broken pipe", true),
             (.timer, 400, "closed after 300 s without traffic", false),
-            (.shutdown, 3, "tv stopped", true),
+            (.shutdown(holdsNothing: true), 3, "tv stopped", true),
+            (.shutdown(holdsNothing: false), 3, "tv stopped", true),
         ]
         for (event, at, sentence, reset) in cases {
             var m = Self.started()
@@ -259,6 +260,43 @@ struct PlainHTTPMachineTests {
                 #expect(out[2] == .close(reset: reset))
             }
         }
+    }
+
+    @Test("tv stopping between exchanges with nothing held: FINs, so the client still reads what its socket holds; anything part way, or bytes left in tv, a reset")
+    func shutdownBetweenExchanges() {
+        let response = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"
+        func answered() -> Machine {
+            var m = Self.started()
+            Self.requested(&m)
+            _ = Self.server(&m, response, at: 3)
+            return m
+        }
+        var done = answered()
+        #expect(done.isBetweenExchanges)
+        var out = Self.run(&done, .shutdown(holdsNothing: true), at: 4)
+        guard out.count == 3, case .closeFlow(let flow, _) = out[1] else { Issue.record("\(out)"); return }
+        #expect(flow.error == "tv stopped")
+        #expect(out[0] == .closeServer(reset: false))
+        #expect(out[2] == .close(reset: false))
+        var held = answered()
+        out = Self.run(&held, .shutdown(holdsNothing: false), at: 4)
+        #expect(out.first == .closeServer(reset: true) && out.last == .close(reset: true), "\(out)")
+        // The response part way: a reset however much tv sent.
+        var midResponse = Self.started()
+        Self.requested(&midResponse)
+        _ = Self.server(&midResponse, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", at: 3)
+        #expect(!midResponse.isBetweenExchanges)
+        out = Self.run(&midResponse, .shutdown(holdsNothing: true), at: 4)
+        #expect(out.first == .closeServer(reset: true) && out.last == .close(reset: true), "\(out)")
+        // A request awaiting its response, and the next head half sent.
+        var awaiting = Self.started()
+        Self.requested(&awaiting)
+        #expect(!awaiting.isBetweenExchanges)
+        var halfHead = answered()
+        _ = Self.client(&halfHead, "GET http://127.0.0.1:8080/b HT", at: 4)
+        #expect(!halfHead.isBetweenExchanges)
+        out = Self.run(&halfHead, .shutdown(holdsNothing: true), at: 5)
+        #expect(out.last == .close(reset: true), "\(out)")
     }
 
     @Test("the client leaving before any request: the first flow fails with that sentence")

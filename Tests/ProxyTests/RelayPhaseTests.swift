@@ -209,6 +209,21 @@ struct RelayPhaseTests {
         #expect(early.handle(.shutdown(atMicros: 9_000_001)) == [])
     }
 
+    @Test("tv stopping a relay between exchanges with nothing held: closed with FINs (the client reads what its socket holds); either fact missing, a reset")
+    func shutdownBetweenExchanges() {
+        for (between, holdsNothing, reset) in [(true, true, false), (true, false, true), (false, true, true), (false, false, true)] {
+            var m = Self.inspected()
+            _ = T.moved(&m, 10, .clientToServer, at: 1_100_000)
+            #expect(m.handle(.shutdown(atMicros: 9_000_000, betweenExchanges: between, holdsNothing: holdsNothing)) == [.close(reset: reset)],
+                    "between \(between), holds nothing \(holdsNothing)")
+            #expect(m.facts.error == "tv stopped")
+        }
+        // Before the relay there is nothing to deliver: a reset whatever the driver says.
+        var early = T.machine()
+        _ = early.handle(.start)
+        #expect(early.handle(.shutdown(atMicros: 9_000_000, betweenExchanges: true, holdsNothing: true)) == [.close(reset: true)])
+    }
+
     @Test("the server's handshake failure, an h2-only client: protocol_version alert for a version mismatch, handshake_failure otherwise")
     func upstreamFailureAlert() {
         for (mismatch, alert) in [(true, TLSAlert.protocolVersion), (false, TLSAlert.handshakeFailure)] {

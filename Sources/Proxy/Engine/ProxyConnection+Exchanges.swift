@@ -50,7 +50,11 @@ extension ProxyConnection {
     private func feedExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
         guard let reader = exchanges else { return }
         let sink = shared.sink
-        reader.feed(bytes, direction, at: micros) { sink?.exchangeChanged($0) }
+        reader.feed(bytes, direction, at: micros) { record in
+            // Its last bytes are in this burst, not yet written to the client.
+            if direction == .serverToClient, record.state == .complete { completedInFlight.append(record) }
+            sink?.exchangeChanged(record)
+        }
         guard let stop = reader.stop else { return }
         if case .malformed = stop { loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed) }
         // A relay is one stream: done. Plain HTTP keeps the stopped reader (it ignores the rest
@@ -58,6 +62,28 @@ extension ProxyConnection {
         if plain == nil {
             exchanges = nil
             exchangesStopped = true
+        }
+    }
+
+    /// After a pass: tv holds nothing more for the client, so what completed is in its socket.
+    func noteClientDrained() {
+        if !completedInFlight.isEmpty && !client.hasUnsent { completedInFlight.removeAll(keepingCapacity: true) }
+    }
+
+    /// The connection closes: if bytes for the client are still unsent (a reset, a failed leg,
+    /// tv stopping while the client does not read), the exchanges that ended in them never
+    /// reached it whole, and their rows say so after all (`.incomplete`; they said complete
+    /// when tv had read them). Found by a trial: `tv stop` during a download left a complete
+    /// row for a 1 MiB response of which the client had 128,000 bytes.
+    func endUndeliveredExchanges() {
+        guard !completedInFlight.isEmpty else { return }
+        let records = completedInFlight
+        completedInFlight = []
+        guard client.hasUnsent else { return }
+        let sink = shared.sink
+        for var record in records {
+            record.state = .incomplete
+            sink?.exchangeChanged(record)
         }
     }
 

@@ -141,6 +141,7 @@ extension ProxyConnection {
     /// Closes both legs (the flows were reported by `.closeFlow`). Idempotent.
     func closePlain(reset: Bool) {
         guard !released else { return }
+        endUndeliveredExchanges()
         released = true
         client.close(reset: reset)
         upstream?.close(reset: reset)
@@ -211,6 +212,7 @@ extension ProxyConnection {
         guard !released else { return }
         let heldBack = client.hasPending
         if heldBack, case .failed(_, let text) = client.flush() { return failPlain(.sendFailed(to: .client, text)) }
+        noteClientDrained()
         feedPlain(.passDone(clientReadClosed: client.readClosed, clientUnsent: client.hasPending))
         // The client's stash drained in this pass after back-pressure held the server's reads:
         // read on now, as no new edge may come (a server that sent everything, and then reset

@@ -46,6 +46,7 @@ extension ProxyConnection {
         guard !released else { return }
         let moreDown = pump(from: up, to: client, direction: .serverToClient)
         guard !released else { return }
+        noteClientDrained()
         if client.readClosed && up.readClosed && up.writeClosed && client.writeClosed && !client.hasUnsent && !up.hasUnsent {
             return end(nil)
         }
@@ -106,6 +107,7 @@ extension ProxyConnection {
         }
         // The HTTP/1 exchange reader goes with them when no exchange is open.
         exchanges?.releaseIdle()
+        if completedInFlight.isEmpty && completedInFlight.capacity > 0 { completedInFlight = [] }
     }
 
     /// One direction. Returns true when it stopped only for fairness (more may be readable).

@@ -1,4 +1,5 @@
 import CTVShims
+import FlowTerms
 import LocalCA
 import Wire
 #if canImport(Glibc)
@@ -70,6 +71,10 @@ final class ProxyConnection: LoopHandler {
     /// nil until the first plaintext burst, and again once reading stopped (`exchangesStopped`).
     var exchanges: ExchangeReader?
     var exchangesStopped = false
+    /// Exchanges whose response ended in a server burst whose bytes are not all in the client's
+    /// socket yet (cleared once tv holds nothing more for the client, `noteClientDrained`). A close
+    /// that leaves bytes unsent ends them `.incomplete` after all (`endUndeliveredExchanges`).
+    var completedInFlight: [ExchangeRecord] = []
     /// How the relay's chunks reach the chunk recorder (`ProxyConnection+Relay.swift`, `record`).
     var chunkRoute = ChunkRoute.unasked
 
@@ -277,8 +282,25 @@ final class ProxyConnection: LoopHandler {
     func loopShutdown() {
         guard !released else { return }
         if let delivery { return closeAfterDelivery(reset: delivery.reset) }
-        if plain != nil { return feedPlain(.shutdown) }
-        feed(.shutdown(atMicros: loop.wallNow))
+        let holdsNothing = sendWhatIsHeld()
+        if plain != nil { return feedPlain(.shutdown(holdsNothing: holdsNothing)) }
+        let betweenExchanges = machine.relay.recordsContent && !exchangesStopped && (exchanges?.isBetweenExchanges ?? true)
+        feed(.shutdown(atMicros: loop.wallNow, betweenExchanges: betweenExchanges, holdsNothing: holdsNothing))
+    }
+
+    /// tv is stopping: one try (never waiting) to send what it holds for each leg of a relay or
+    /// of plain HTTP (the splice pipe, plaintext SSL_write did not take, TLS records). Returns
+    /// true when nothing is left; false in any other phase.
+    private func sendWhatIsHeld() -> Bool {
+        guard machine.phase.io == .relay || plain != nil else { return false }
+        var holdsNothing = true
+        for case let leg? in [client, upstream] where leg.fd >= 0 && !leg.connecting {
+            var result = leg.flushPipe()
+            if case .drained = result { result = leg.flush() }
+            if case .drained = result { continue }
+            holdsNothing = false
+        }
+        return holdsNothing
     }
 
     func rearm() {
@@ -307,6 +329,7 @@ final class ProxyConnection: LoopHandler {
     func finish(reset: Bool) {
         guard !released else { return }
         if !reset && machine.closeLingers { client.shutdownAfterAnswer() }
+        endUndeliveredExchanges()
         released = true
         client.close(reset: reset)
         upstream?.close(reset: reset)

@@ -160,10 +160,15 @@ struct ConnectionMachine {
             guard phase == .relaying, progress.trailing(atMicros: now) else { return [] }
             return [.updateFlow]
         case .relayEnded(let ending): return relayEnded(ending)
-        case .shutdown(let now):
+        case let .shutdown(now, betweenExchanges, holdsNothing):
             guard phase != .closed else { return [] }
             if facts.error == nil { facts.error = ConnectionFailure.stopped.sentence }
-            if phase == .relaying { return relayEnded(RelayEnding(failure: nil, reset: true, atMicros: now)) }
+            // A reset would cut nothing only between exchanges with nothing left in tv; even then
+            // it would discard what the client's socket holds unread (a trial's 1 MiB response:
+            // its row said complete, the client read 128,000 bytes and then the reset).
+            if phase == .relaying {
+                return relayEnded(RelayEnding(failure: nil, reset: !(betweenExchanges && holdsNothing), atMicros: now))
+            }
             phase = .closed
             return [.close(reset: true)]
         }

@@ -169,8 +169,12 @@ extension ConnectionMachine {
         case progressQuiet(atMicros: Int64)
         /// The data phase is over.
         case relayEnded(RelayEnding)
-        /// tv is stopping (at this wall-clock µs).
-        case shutdown(atMicros: Int64)
+        /// tv is stopping (at this wall-clock µs). `betweenExchanges`: the relay's exchange reader
+        /// has no request or response part way (`ExchangeReader.isBetweenExchanges`; false when
+        /// it is not read as HTTP); `holdsNothing`: the driver sent everything it held for either
+        /// leg (one try, just before). Both true: the legs close with FINs, so the client still
+        /// reads what its socket holds of the last response; else they are reset as ever.
+        case shutdown(atMicros: Int64, betweenExchanges: Bool = false, holdsNothing: Bool = false)
     }
 
     /// How the data phase ended.

@@ -89,6 +89,15 @@ final class ExchangeReader {
         if let found { halt(found, at: micros, emit: emit) }
     }
 
+    /// No exchange is open and nothing of one is half read (HTTP/1: no head or body part way;
+    /// HTTP/2: no stream open), so closing the connection now cuts no request or response;
+    /// false once reading stopped (what the stream holds is not known then).
+    var isBetweenExchanges: Bool {
+        guard stop == nil else { return false }
+        if let http2 { return http2.isBetweenExchanges }
+        return http1?.isBetweenExchanges ?? true
+    }
+
     /// The connection went quiet (the relay's idle-buffer timer, `IdleBufferPolicy`): the HTTP/1
     /// reader is dropped when no exchange is open and no head or body is half read, keeping only
     /// its count of exchanges; the next byte makes a new one, so an idle keep-alive connection

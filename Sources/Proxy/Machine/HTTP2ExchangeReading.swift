@@ -34,6 +34,9 @@ final class HTTP2ExchangeReading {
         responseHeaders = try? HPACKInflater()
     }
 
+    /// No stream is open (every exchange read so far has ended).
+    var isBetweenExchanges: Bool { streams.isEmpty }
+
     /// Reads one burst; returns why reading must stop, if it must.
     func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         if direction == .clientToServer {

@@ -63,6 +63,13 @@ struct PlainHTTPMachine {
     /// Set by a server chunk after which this pass reads no more from the server.
     private(set) var serverReadsPaused = false
 
+    /// No request is part way (head or body), none is held, no response is awaited or part way,
+    /// and the connection is not a tunnel: closing it now cuts nothing.
+    var isBetweenExchanges: Bool {
+        guard case .head = clientState, headFed == 0, held.isEmpty else { return false }
+        return outstanding.isEmpty && responseBody == nil && !upgraded
+    }
+
     /// The caller's command array while an event is handled (swapped in and out: no copy).
     private var emitted: [Command] = []
     private(set) var now = Instant(nanos: 0, micros: 0)
@@ -135,8 +142,10 @@ struct PlainHTTPMachine {
             if clientReadClosed && outstanding.isEmpty && !clientUnsent && !connecting { finish(reset: false, failure: nil) }
         case .clientSent:
             finish(reset: false, failure: nil)
-        case .shutdown:
-            finish(reset: true, failure: .stopped)
+        case .shutdown(let holdsNothing):
+            // Between exchanges with nothing left in tv, FINs: a reset would discard what the
+            // client's socket holds unread of the last response.
+            finish(reset: !(holdsNothing && isBetweenExchanges), failure: .stopped)
         }
     }
 

@@ -50,8 +50,10 @@ extension PlainHTTPMachine {
         case passDone(clientReadClosed: Bool, clientUnsent: Bool)
         /// After `.shutdownClientWrite(finishWhenSent: true)`: everything reached the client.
         case clientSent
-        /// tv is stopping.
-        case shutdown
+        /// tv is stopping. `holdsNothing`: the driver sent everything it held for either leg (one
+        /// try, just before): a connection between exchanges then closes with FINs, so the client
+        /// still reads what its socket holds of the last response (a reset would discard it).
+        case shutdown(holdsNothing: Bool)
     }
 
     enum Command: Equatable {
