@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -87,6 +88,56 @@ int tv_spawn(const char *path, char *const argv[], char *const envp[], int in, i
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     return rc;
+}
+
+int tv_spawn_tied(const char *path, char *const argv[], char *const envp[], int in, int out, int err, int signal, pid_t *pid) {
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) return errno;
+    pid_t parent = getpid();
+    sigset_t all, old;
+    sigfillset(&all);
+    // No handler of the parent's may run in the child before the defaults are back.
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t child = fork();
+    if (child == 0) {
+        struct sigaction fallback;
+        memset(&fallback, 0, sizeof fallback);
+        fallback.sa_handler = SIG_DFL;
+        for (int s = 1; s < NSIG; s++) (void)sigaction(s, &fallback, NULL);
+        int failure = 0;
+        // The parent may have ended before the prctl: then nothing would ever send the signal.
+        if (prctl(PR_SET_PDEATHSIG, signal) != 0) failure = errno;
+        else if (getppid() != parent) failure = ESRCH;
+        if (failure == 0 && in >= 0 && dup2(in, 0) < 0) failure = errno;
+        if (failure == 0 && out >= 0 && dup2(out, 1) < 0) failure = errno;
+        if (failure == 0 && err >= 0 && dup2(err, 2) < 0) failure = errno;
+        if (failure == 0) {
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            execvpe(path, argv, envp);
+            failure = errno;
+        }
+        ssize_t ignored = write(report[1], &failure, sizeof failure);
+        (void)ignored;
+        _exit(127);
+    }
+    int result = child < 0 ? errno : 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(report[1]);
+    if (child > 0) {
+        int failure = 0;
+        ssize_t n;
+        do n = read(report[0], &failure, sizeof failure); while (n < 0 && errno == EINTR);
+        if (n == (ssize_t)sizeof failure) {
+            while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {}
+            result = failure;
+        } else {
+            *pid = child;
+        }
+    }
+    close(report[0]);
+    return result;
 }
 
 int tv_spawn_alone(const char *path, char *const argv[], char *const envp[], const char *directory, int in, int out,

@@ -140,7 +140,7 @@ public final class ExecProxySession {
         }
         _ = tv_forward_signals_install()
         defer { tv_forward_signals_remove() }
-        let pid = try ChildProcess.spawn(arguments, environment: proxyEnvironment.apply(to: environment))
+        let pid = try ChildProcess.spawn(arguments, environment: proxyEnvironment.apply(to: environment), endsWithCaller: true)
         tv_forward_signals_set_child(pid)
         let code = ChildProcess.wait(pid)
         tv_forward_signals_set_child(0)

@@ -11,9 +11,14 @@ import FlowTerms
 public enum ChildProcess {
     /// Spawns `arguments` (argv[0] looked up in PATH of `environment`) with the given standard
     /// streams (-1 = inherit). Returns the pid.
+    /// - Parameter endsWithCaller: the child gets SIGTERM when the calling thread ends
+    ///   (`tv_spawn_tied`): a `tv exec` killed with SIGKILL no longer leaves its command running
+    ///   (in a namespace whose tunnel is gone, or pointed at a proxy that is). The calling thread
+    ///   must wait for the child. SIGTERM, not SIGKILL: the command may still save what it holds
+    ///   (one that ignores it keeps running, as every command did before).
     /// - Throws: `TunnelError.cannotRun`.
     public static func spawn(_ arguments: [String], environment: [String: String], stdin: Int32 = -1,
-                             stdout: Int32 = -1, stderr: Int32 = -1) throws -> pid_t {
+                             stdout: Int32 = -1, stderr: Int32 = -1, endsWithCaller: Bool = false) throws -> pid_t {
         precondition(!arguments.isEmpty)
         var pid: pid_t = 0
         let envStrings = environment.map { "\($0.key)=\($0.value)" }.sorted()
@@ -21,7 +26,8 @@ public enum ChildProcess {
             withCStrings(envStrings) { envp in
                 // posix_spawnp searches the PATH of the *parent*; look it up in the child's PATH ourselves.
                 let path = resolve(arguments[0], path: environment["PATH"])
-                return tv_spawn(path, argv, envp, stdin, stdout, stderr, &pid)
+                return endsWithCaller ? tv_spawn_tied(path, argv, envp, stdin, stdout, stderr, SIGTERM, &pid)
+                    : tv_spawn(path, argv, envp, stdin, stdout, stderr, &pid)
             }
         }
         guard rc == 0 else { throw TunnelError.cannotRun(command: arguments[0], reason: Errno(rc).phrase) }

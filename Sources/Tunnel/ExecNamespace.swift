@@ -77,9 +77,11 @@ public final class ExecNamespace: Sendable {
     }
 
     /// Starts `arguments` inside (network + mount namespace), with `environment`, sharing our
-    /// standard streams and foreground process group (so Ctrl-C reaches it).
+    /// standard streams and foreground process group (so Ctrl-C reaches it). It gets SIGTERM
+    /// when the namespace thread ends (`ChildProcess.spawn(endsWithCaller:)`): at `close`, or
+    /// when tv is killed.
     public func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
-        try thread.run { try ChildProcess.spawn(arguments, environment: environment) }
+        try thread.run { try ChildProcess.spawn(arguments, environment: environment, endsWithCaller: true) }
     }
 
     /// Processes still in the namespace (a daemon the command left behind), by pid.

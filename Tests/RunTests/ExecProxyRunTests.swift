@@ -42,6 +42,21 @@ struct ExecProxyRunTests {
         #expect(bundle.hasSuffix(world.sandbox.text(world.sandbox.rootPEM)))
     }
 
+    @Test("tv exec --proxy killed with SIGKILL: CMD gets SIGTERM at once instead of running on against a proxy that is gone")
+    func killedTV() throws {
+        let world = try ProxyEnvWorld()
+        let ready = world.sandbox.work + "/cmd-ready", said = world.sandbox.work + "/cmd-term"
+        let trap = "trap 'echo got-TERM > \(said); exit 9' TERM; touch \(ready); while :; do sleep 0.1; done"
+        let tv = try Child(try TVBinary.require(), ["--data-dir", world.sandbox.dataDir, "exec", "--proxy", "--quiet", "--", "/bin/sh", "-c", trap],
+                           environment: world.sandbox.environment, directory: world.sandbox.work, log: world.sandbox.work + "/exec.log")
+        for _ in 0..<200 where access(ready, F_OK) != 0 { usleep(50_000) }
+        #expect(access(ready, F_OK) == 0, "CMD never started: \(world.sandbox.text(world.sandbox.work + "/exec.log"))")
+        kill(tv.pid, SIGKILL)
+        #expect(tv.wait(seconds: 10))
+        for _ in 0..<50 where access(said, F_OK) != 0 { usleep(100_000) }
+        #expect(world.sandbox.text(said) == "got-TERM\n")
+    }
+
     @Test("the environment, exactly: the proxy in both cases, NO_PROXY for loopback, every bundle variable, WGETRC, JAVA_TOOL_OPTIONS; a loopback host goes direct (not intercepted, no flow)")
     func environmentAndLoopbackDirect() throws {
         let world = try ProxyEnvWorld()

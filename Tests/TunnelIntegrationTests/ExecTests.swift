@@ -434,6 +434,23 @@ final class ExecTests {
         #expect(tv.output.contains("got-TERM"), "\(tv.output)")
     }
 
+    @Test("tv killed with SIGKILL (nothing of tv left to tear down): CMD gets SIGTERM at once instead of running on in the dead namespace")
+    func killedTV() throws {
+        let ready = lab.dir + "/cmd-ready-kill"
+        let said = lab.dir + "/cmd-term-kill"
+        let trap = "trap 'echo got-TERM > \(said); exit 9' TERM; touch \(ready); while :; do sleep 0.1; done"
+        let script = "mount --bind \"$1\" /etc/resolv.conf && shift && exec \"$@\""
+        let tv = try Daemon(["ip", "netns", "exec", lab.host, "unshare", "-m", "sh", "-c", script, "sh", lab.dir + "/resolv.conf",
+                             TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--", "sh", "-c", trap],
+                            log: lab.dir + "/kill.log")
+        for _ in 0..<200 where access(ready, F_OK) != 0 { usleep(100_000) }
+        #expect(access(ready, F_OK) == 0, "CMD never started: \(tv.output)")
+        kill(tv.pid, SIGKILL)
+        _ = tv.wait(timeout: 20)
+        for _ in 0..<50 where access(said, F_OK) != 0 { usleep(100_000) }
+        #expect((try? String(contentsOfFile: said, encoding: .utf8)) == "got-TERM\n", "\(tv.output)")
+    }
+
     @Test("next to a live `tv run`: exec's flows land in the same database under ids the session reserved, neither overwrites the other")
     func liveSession() throws {
         let run = try Daemon(["ip", "netns", "exec", lab.host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--quiet"], log: lab.dir + "/run.log")

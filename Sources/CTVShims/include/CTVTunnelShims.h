@@ -39,6 +39,15 @@ int tv_bind_mount(const char *src, const char *dst);
 /// posix_spawnp(path…) with every signal at its default disposition and an empty signal mask in
 /// the child; `in`/`out`/`err` are dup2'd onto 0/1/2 when >= 0. Returns 0 and *pid, or an errno.
 int tv_spawn(const char *path, char *const argv[], char *const envp[], int in, int out, int err, pid_t *pid);
+/// As tv_spawn, and the child gets `signal` when the thread that called this ends (prctl
+/// PR_SET_PDEATHSIG, kept across the exec), so a command tv started does not outlive a tv that
+/// was killed (kill -9): the calling thread must live until it has waited for the child. Made
+/// with fork(2), since posix_spawn has no such attribute; between fork and exec the child calls
+/// only async-signal-safe functions (sigaction, prctl, getppid, dup2, sigprocmask, execvpe with
+/// `path` already holding a slash, or a name looked up in the parent's PATH as posix_spawnp
+/// does). Returns 0 and *pid, or an errno (the exec's own failure included: it comes back
+/// through a close-on-exec pipe).
+int tv_spawn_tied(const char *path, char *const argv[], char *const envp[], int in, int out, int err, int signal, pid_t *pid);
 /// posix_spawn(path…) as tv_spawn, and also: the child starts in `directory` (when not NULL) and
 /// keeps no descriptor past 2 (posix_spawn_file_actions_addclosefrom_np, glibc 2.34), so nothing
 /// the parent has open (a pipe, a socket, Foundation's end for noticing another child's exit)
