@@ -16,10 +16,12 @@ public enum FlowNamePresentation {
         case .dns: return "inferred from DNS: a lookup gave this name for \(TerminalText.line(f.serverAddress)); the connection announced none"
         case .dnsQuestion: return "the name this DNS query asked about"
         case .none:
-            // Only the tunnel carries DNS; an unnamed TCP flow may have come through a proxy mode.
+            // Only the tunnel carries DNS; an unnamed TCP flow may have come through a proxy mode,
+            // and the row does not say which front end it came through (a trial read the old
+            // "(a proxy mode sees no DNS)" under a `tv exec` flow as being about that flow).
             return f.transport == .udp
                 ? "no name was seen; this is the address: the connection announced none and no live DNS answer named it"
-                : "no name was seen; this is the address: the connection announced none, and no live DNS answer the tunnel carried named it (a proxy mode sees no DNS)"
+                : "no name was seen; this is the address: the connection announced none, and no live DNS answer named it (only tv exec and --mode tun see DNS; the proxy modes see none)"
         }
     }
 

@@ -71,7 +71,9 @@ struct PlainHTTPMachineTests {
         sent.bytesFromClient = UInt64(Self.forwarded.count)
         #expect(Self.run(&m, .connected, at: 2) == [.updateFlow(sent), .serverReady])
         let response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
-        #expect(Self.server(&m, response, at: 3) == [.tallyFromServer(response.utf8.count, record: nil), .writeClient(0..<response.utf8.count)])
+        // The response's bytes are not told yet: the timer is armed for the trailing report.
+        #expect(Self.server(&m, response, at: 3) == [.tallyFromServer(response.utf8.count, record: nil), .writeClient(0..<response.utf8.count),
+                                                    .armTimer(at: 5_000_000_000)])
         #expect(m.facts?.bytesFromServer == UInt64(response.utf8.count))
         #expect(!m.serverReadsPaused)
     }
@@ -91,9 +93,14 @@ struct PlainHTTPMachineTests {
         var m = Self.started()
         _ = Self.client(&m, "POST http://127.0.0.1:8080/p HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 5\r\n\r\n", at: 2)
         _ = Self.run(&m, .connected, at: 2)
-        #expect(Self.client(&m, "abc", at: 3) == [.forwardToServer(0..<3, record: nil)])
+        #expect(Self.client(&m, "abc", at: 3) == [.forwardToServer(0..<3, record: nil), .armTimer(at: 5_000_000_000)])
         #expect(Self.client(&m, "de", at: 4) == [.forwardToServer(0..<2, record: nil)])
-        #expect(Self.client(&m, "G", at: 5) == [.armTimer(at: 15_000_000_000)])
+        // The trailing report (2 s after the client's last byte) comes first, then the head's deadline.
+        #expect(Self.client(&m, "G", at: 5) == [.armTimer(at: 7_000_000_000)])
+        let quiet = Self.run(&m, .timer, at: 7)
+        guard case .updateFlow(let told)? = quiet.first else { Issue.record("\(quiet)"); return }
+        #expect(told.bytesFromClient == UInt64("POST /p HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 5\r\n\r\n".utf8.count + 5))
+        #expect(Array(quiet.dropFirst()) == [.armTimer(at: 15_000_000_000)])
     }
 
     @Test("a 101 turns the connection into a tunnel: client bytes go on raw, framing is no longer read")
@@ -103,7 +110,7 @@ struct PlainHTTPMachineTests {
         _ = Self.run(&m, .connected, at: 2)
         let switching = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\u{81}\u{01}x"
         let n = switching.utf8.count
-        #expect(Self.server(&m, switching, at: 3) == [.tallyFromServer(n, record: nil), .writeClient(0..<n)])
+        #expect(Self.server(&m, switching, at: 3) == [.tallyFromServer(n, record: nil), .writeClient(0..<n), .armTimer(at: 5_000_000_000)])
         #expect(Self.client(&m, "GET not a head", at: 4) == [.forwardToServer(0..<14, record: nil)])
         #expect(Self.run(&m, .clientEnded, at: 5) == [.shutdownServerWrite])
         var flow = m.facts!
@@ -130,7 +137,7 @@ struct PlainHTTPMachineTests {
         next.bytesFromClient = 0
         let out = Self.server(&m, response, at: 4)
         #expect(out == [
-            .tallyFromServer(n, record: nil), .writeClient(0..<n), .closeServer(reset: false), .closeFlow(ended, recorded: false),
+            .tallyFromServer(n, record: nil), .writeClient(0..<n), .armTimer(at: 6_000_000_000), .closeServer(reset: false), .closeFlow(ended, recorded: false),
             // The held head is parsed again: its deadline starts now.
             .armTimer(at: 14_000_000_000),
             .openFlow(FlowFacts(id: 100, startMicros: 5_000, client: Self.first.client)), .updateFlow(next), .newServerLeg,

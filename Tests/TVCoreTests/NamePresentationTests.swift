@@ -49,7 +49,7 @@ struct NamePresentationTests {
         #expect(FlowDetailPresentation.lines(flow(.dnsQuestion, host: "named.test", transport: .udp), now: now)[1]
                 == "  name         named.test (the name this DNS query asked about)")
         #expect(FlowDetailPresentation.lines(flow(.none, host: nil), now: now)[1]
-                == "  name         203.0.113.100 (no name was seen; this is the address: the connection announced none, and no live DNS answer the tunnel carried named it (a proxy mode sees no DNS))")
+                == "  name         203.0.113.100 (no name was seen; this is the address: the connection announced none, and no live DNS answer named it (only tv exec and --mode tun see DNS; the proxy modes see none))")
         #expect(FlowDetailPresentation.lines(flow(.none, host: nil, transport: .udp), now: now)[1]
                 == "  name         203.0.113.100 (no name was seen; this is the address: the connection announced none and no live DNS answer named it)")
     }

@@ -9,12 +9,14 @@ extension PlainHTTPMachine {
         if now.nanos >= lastActivity &+ settings.idleNanos {
             return finish(reset: false, failure: .idle(seconds: settings.idleTimeoutSeconds))
         }
+        _ = reportTrailingProgress()
         rearm()
     }
 
-    /// The earliest of the idle, connect and head deadlines.
+    /// The earliest of the idle, connect and head deadlines, and the trailing progress report's.
     mutating func rearm() {
         var next = lastActivity &+ settings.idleNanos
+        if let told = trailingProgressDeadline, told < next { next = told }
         if connecting && connectDeadline != 0 && connectDeadline < next { next = connectDeadline }
         if let head = headDeadline.deadline, head < next { next = head }
         emit(.armTimer(at: next))

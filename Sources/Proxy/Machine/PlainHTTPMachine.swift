@@ -245,9 +245,31 @@ struct PlainHTTPMachine {
         reportProgressIfDue()
     }
 
-    /// The flow's totals told while bytes move (`FlowProgressReport`: at most every 2 s).
+    /// The flow's totals told while bytes move (`FlowProgressReport`: at most every 2 s); bytes
+    /// not told yet arm the timer, which tells them once the flow has been quiet for the interval
+    /// (`timer`), as the relay's `.progressQuiet` does.
     private mutating func reportProgressIfDue() {
-        if let facts, progress.isDue(atMicros: now.micros) { emit(.updateFlow(facts)) }
+        guard let facts else { return }
+        let armed = progress.unreported
+        if progress.isDue(atMicros: now.micros) {
+            emit(.updateFlow(facts))
+        } else if !armed {
+            emit(.armTimer(at: now.nanos &+ FlowProgressReport.intervalNanos))
+        }
+    }
+
+    /// The trailing report: bytes moved since the last report, and the flow quiet since for the
+    /// interval. Returns true when it told them.
+    mutating func reportTrailingProgress() -> Bool {
+        guard let facts, progress.unreported, now.nanos >= lastActivity &+ FlowProgressReport.intervalNanos,
+              progress.trailing(atMicros: now.micros) else { return false }
+        emit(.updateFlow(facts))
+        return true
+    }
+
+    /// When the trailing report is due (monotonic ns); nil when nothing is waiting to be told.
+    var trailingProgressDeadline: UInt64? {
+        progress.unreported && facts != nil ? lastActivity &+ FlowProgressReport.intervalNanos : nil
     }
 
     /// Where this flow's bytes are recorded (nil: not recorded).
