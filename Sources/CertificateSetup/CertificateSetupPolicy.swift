@@ -3,7 +3,8 @@ import TrustStore
 /// The stage machine: stage = f(CA facts, trust facts, inspection setting, this visit's progress).
 ///
 /// Pure: no I/O, no clock. The order of the rules is the policy:
-/// 1. A CA in doubt closes the door (never "no CA": generating would replace a root devices trust).
+/// 1. A CA in doubt closes the door (never "no CA": generating would replace a root devices trust);
+///    so does a root that cannot sign now (expired, or not valid yet: `tv ca remake` is its own step).
 /// 2. No CA: explain first; after consent, create. Only here is `canGenerate` true.
 /// 3. A leaf that verifies for TLS: ready, or inspecting when inspection is on.
 /// 4. A store that cannot be read (usable unknown, or usable no with installed unknown): closed
@@ -43,6 +44,14 @@ public enum CertificateSetupPolicy {
                 nextStep: "Create the certificate.",
                 nextCommand: "tv ca create",
                 state: state, notice: nil, canGenerate: true)
+        case let .cannotSign(reason, remedy):
+            return SetupStage(
+                step: .closedDoor,
+                meaning: "The CA cannot sign: \(reason). Every certificate it made would be refused, so nothing can be inspected with it.",
+                nextStep: remedy.prefix(1).uppercased() + remedy.dropFirst() + ".",
+                nextCommand: remedy.contains("tv ca remake") ? "tv ca remake" : "tv setup" + opt,
+                state: .failed(reason: reason, retry: "Check again after that: `tv setup\(opt)`."),
+                notice: nil, canGenerate: false)
         case .present:
             break
         }
@@ -182,6 +191,8 @@ public enum CertificateSetupPolicy {
                                           advice: "`tv setup` starts again."))
         case .doubt(let reason):
             return .turnOff(TurnOffReason(why: "the CA is in doubt (\(reason))", advice: "Repair the CA, then `tv setup`."))
+        case let .cannotSign(reason, remedy):
+            return .turnOff(TurnOffReason(why: "the CA cannot sign (\(reason))", advice: remedy.prefix(1).uppercased() + remedy.dropFirst() + "."))
         case .present:
             break
         }

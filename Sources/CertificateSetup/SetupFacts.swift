@@ -6,6 +6,9 @@ public enum CAFact: Sendable, Equatable, Hashable {
     case absent
     /// A usable CA exists.
     case present
+    /// A CA exists, but its root cannot sign now (`reason`: "its root expired on …", one clause;
+    /// `remedy`: what to do, one clause): every leaf would be refused, so nothing is inspected.
+    case cannotSign(reason: String, remedy: String)
     /// Something is there that cannot be read or trusted; `reason` is one sentence.
     case doubt(reason: String)
 }

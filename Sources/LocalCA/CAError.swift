@@ -20,6 +20,10 @@ public enum CAError: UserFacingError, Equatable {
     case unreadableFile(path: String, reason: String)
     case passphraseRequired
     case consentRequired(what: String)
+    /// The root cannot sign now (`CertificateAuthority.rootProblem`).
+    case rootNotValid(CARootProblem)
+    /// `tv ca issue` would replace a file that is there (a key a server may be using).
+    case wouldOverwrite(path: String)
 
     public var message: String {
         switch self {
@@ -45,6 +49,10 @@ public enum CAError: UserFacingError, Equatable {
             return "Exporting the root key needs a passphrase to protect it; give one with --passphrase-file FILE."
         case .consentRequired(let what):
             return "\(what) Add --yes to confirm."
+        case .rootNotValid(let problem):
+            return "The CA cannot sign: \(problem.clause); \(problem.remedy)."
+        case .wouldOverwrite(let path):
+            return "\(path) is already there (a server may be using it); remove it first, or issue into another folder with --out-dir."
         }
     }
 
@@ -53,6 +61,39 @@ public enum CAError: UserFacingError, Equatable {
         switch self {
         case .unknownKeyType: return 2
         default: return 1
+        }
+    }
+}
+
+/// Why a root cannot sign at some moment: every client refuses a leaf outside its issuer's
+/// validity (RFC 5280 §6.1.3 (a)(2)).
+public enum CARootProblem: Sendable, Equatable {
+    /// Its notAfter (seconds since 1970) has passed.
+    case expired(notAfter: Int64)
+    /// Its notBefore (seconds since 1970) has not come yet.
+    case notYetValid(notBefore: Int64)
+
+    /// The problem of a root valid from `notBefore` until `notAfter` at `now` (all seconds since
+    /// 1970); nil inside that span.
+    public static func at(_ now: Int64, notBefore: Int64, notAfter: Int64) -> CARootProblem? {
+        if now >= notAfter { return .expired(notAfter: notAfter) }
+        if now < notBefore { return .notYetValid(notBefore: notBefore) }
+        return nil
+    }
+
+    /// What is wrong, as a clause ("its root expired on …").
+    public var clause: String {
+        switch self {
+        case .expired(let end): return "its root expired on \(Timestamp.utc(end))"
+        case .notYetValid(let start): return "its root is not valid until \(Timestamp.utc(start))"
+        }
+    }
+
+    /// What to do, as a clause.
+    public var remedy: String {
+        switch self {
+        case .expired: return "make a new one with `tv ca remake` (devices that trusted the old root must be given the new one)"
+        case .notYetValid: return "check this machine's clock (`date`)"
         }
     }
 }

@@ -56,6 +56,14 @@ public struct CAFolder: Sendable {
             guard root.isCA else {
                 return .doubt(CADoubt(path: rootPath, problem: "is not a CA certificate (basicConstraints CA:TRUE is missing)"))
             }
+            // A key others could read may have been copied: whoever holds the root's key makes
+            // certificates every device that trusts the root accepts (a trial's 0644 key was used
+            // without a word, though a 0644 client certificate is refused).
+            for path in [rootKeyPath, leafKeyPath] {
+                if case .found(let facts) = FileFacts.lstat(path), let problem = Self.exposure(path, facts) {
+                    return .doubt(CADoubt(path: path, problem: problem))
+                }
+            }
             return .present(CertificateAuthority(root: root, rootKey: rootKey, leafKey: leafKey))
         } catch let doubt as DoubtThrow {
             return .doubt(doubt.doubt)
@@ -151,6 +159,13 @@ public struct CAFolder: Sendable {
         try FileModes.writeAtomically(try leafKey.pkcs8PEM(), to: leafKeyPath, mode: 0o600, exclusive: true)
         try FileModes.writeAtomically(root.pem, to: rootPath, mode: 0o644, exclusive: true)
         _ = try ProfileIdentity.loadOrCreate(path: identityPath)
+    }
+
+    /// Why a private key file with `facts` at `path` may have been read by others, as a clause
+    /// with the repair; nil when only its owner may read or write it.
+    static func exposure(_ path: String, _ facts: FileFacts) -> String? {
+        guard facts.mode & 0o077 != 0 else { return nil }
+        return "can be read or written by other users (mode \(FileTrust.octal(facts.mode))); if nobody else could have copied it, `chmod 600 \(path)`"
     }
 
     private func entryExists(_ path: String) -> Bool {

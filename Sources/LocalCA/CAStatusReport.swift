@@ -61,18 +61,33 @@ public struct CAStatusReport: Sendable, Equatable {
         case .present:
             var validity = "\(Timestamp.utc(notBefore!)) to \(Timestamp.utc(notAfter!))"
             if now >= notAfter! { validity += " (EXPIRED)" } else if now < notBefore! { validity += " (not yet valid)" }
-            return [
-                "CA: present",
-                "  subject      \(subject!)",
-                "  key          \(keyType!) (leaf key \(leafKeyType!))",
-                "  valid        \(validity)",
-                "  serial       \(serialHex!)",
-                "  SHA-256      \(sha256!)",
-                "  SHA-1        \(sha1!)",
-                "  certificate  \(rootPath!)",
-                "  folder       \(directory) (the keys stay here; they are never printed)",
-            ]
+            // A root that cannot sign is the setup stage's to say (`CAFact.cannotSign`).
+            var next: [String] = []
+            if rootProblem(now: now) == nil && notAfter! - now < 30 * 86_400 {
+                next = ["Next: it expires in \((notAfter! - now) / 86_400) days; then nothing can be inspected with it: make a new one with `tv ca remake` before then."]
+            }
+            return presentLines(validity: validity) + next
         }
+    }
+
+    /// Why the root cannot sign at `now`; nil when it can (or there is no root).
+    public func rootProblem(now: Int64) -> CARootProblem? {
+        guard state == .present, let notBefore, let notAfter else { return nil }
+        return CARootProblem.at(now, notBefore: notBefore, notAfter: notAfter)
+    }
+
+    private func presentLines(validity: String) -> [String] {
+        [
+            "CA: present",
+            "  subject      \(subject!)",
+            "  key          \(keyType!) (leaf key \(leafKeyType!))",
+            "  valid        \(validity)",
+            "  serial       \(serialHex!)",
+            "  SHA-256      \(sha256!)",
+            "  SHA-1        \(sha1!)",
+            "  certificate  \(rootPath!)",
+            "  folder       \(directory) (the keys stay here; they are never printed)",
+        ]
     }
 
     /// The JSON object for `--json`, as ordered key/value pairs (strings, numbers or null).

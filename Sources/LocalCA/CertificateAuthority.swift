@@ -81,7 +81,7 @@ public final class CertificateAuthority: Sendable {
     /// RSA leaf key); AKI = the root's SKI; basicConstraints critical CA:FALSE; a random 16-byte
     /// serial; notBefore = now − 2 days; notAfter = notBefore + 199 days, never past the root's end.
     /// - Parameter now: seconds since 1970-01-01 UTC.
-    /// - Throws: `OpenSSLError`; `CAError.importRefused` never. Cost: one signature (~0.05 ms P-256).
+    /// - Throws: `CAError.rootNotValid` outside the root's validity; `OpenSSLError`. Cost: one signature (~0.05 ms P-256).
     public func mintLeaf(for identity: LeafIdentity, keyType: KeyType? = nil, now: Int64) throws -> Leaf {
         let key = try leafKey(keyType ?? leafKeyType)
         let certificate = try sign(identity: identity, key: key, now: now)
@@ -90,14 +90,22 @@ public final class CertificateAuthority: Sendable {
 
     /// Issues a certificate for a local development server with its own fresh key (what mkcert
     /// does): the same profile as a minted leaf.
-    /// - Throws: `OpenSSLError`.
+    /// - Throws: `CAError.rootNotValid` outside the root's validity; `OpenSSLError`.
     public func issue(for identity: LeafIdentity, keyType: KeyType, now: Int64) throws -> Leaf {
         let key = try PrivateKey.generate(keyType)
         let certificate = try sign(identity: identity, key: key, now: now)
         return Leaf(certificate: certificate, key: key, root: root)
     }
 
+    /// Why the root cannot sign at `now` (seconds since 1970): it expired, or is not valid yet;
+    /// nil when it can. A leaf is never valid outside its root's validity (its end is capped at
+    /// the root's), so a trial's expired root minted leaves that ended before they began.
+    public func rootProblem(now: Int64) -> CARootProblem? {
+        CARootProblem.at(now, notBefore: root.notBefore, notAfter: root.notAfter)
+    }
+
     private func sign(identity: LeafIdentity, key: PrivateKey, now: Int64) throws -> Certificate {
+        if let problem = rootProblem(now: now) { throw CAError.rootNotValid(problem) }
         let notBefore = now - CertificateAuthority.leafBackdate
         let notAfter = min(notBefore + CertificateAuthority.leafSpan, root.notAfter)
         let builder = try CertificateBuilder(subjectKey: key, serial: try SerialNumber.random(),

@@ -1,3 +1,5 @@
+import TVHome
+
 extension CertificateAuthority {
     /// A CA for one session from a single PEM file holding the CA's private key and certificate
     /// (mitmproxy's `mitmproxy-ca.pem` shape), kept in memory only; a fresh leaf key is made.
@@ -9,6 +11,9 @@ extension CertificateAuthority {
     /// - Throws: `CAError.unreadableFile`, `CAError.importRefused`, `OpenSSLError`.
     public static func fromCombinedPEM(path: String, leafKeyType: KeyType = .ecdsaP256, now: Int64) throws -> CertificateAuthority {
         let bytes = try readUserFile(path)
+        if case .found(let facts) = FileFacts.stat(path), facts.mode & 0o077 != 0 {
+            throw CAError.importRefused(file: path, reason: "it holds the CA's private key and other users can read or write it (mode \(FileTrust.octal(facts.mode))); `chmod 600 \(path)` first")
+        }
         guard let root = Certificate.allFromPEM(bytes).first else {
             throw CAError.importRefused(file: path, reason: "it holds no PEM certificate")
         }

@@ -113,6 +113,11 @@ public struct LeafIdentity: Sendable, Hashable {
                 throw CAError.invalidName(raw, reason: "the label '\(label)' starts or ends with a hyphen")
             }
         }
+        // RFC 1123 §2.1; browsers (WHATWG URL's IPv4 parser) read such a host as an address, so
+        // the name would never match: `1.2.3` is 1.2.0.3 to them, `999.1.1.1` no host at all.
+        if let last = labels.last, last.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            throw CAError.invalidName(raw, reason: "its last label is all digits, which clients read as an IPv4 address, not a name; write an address as four numbers 0-255 (a.b.c.d)")
+        }
         return name
     }
 }

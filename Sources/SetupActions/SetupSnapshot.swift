@@ -20,10 +20,11 @@ public struct SetupSnapshot: Sendable {
                             environment: [String: String], now: Int64) -> SetupSnapshot {
         let caState = CAFolder(home: home).load()
         var trust: TrustFacts?
-        if case .present(let ca) = caState {
+        // A root that cannot sign makes no test leaf: the store is not asked.
+        if case .present(let ca) = caState, ca.rootProblem(now: now) == nil {
             trust = TrustQuestions.ask(store, about: ca, now: now, environment: environment)
         }
-        let facts = SetupFacts(ca: caFact(caState), store: store, trust: trust, inspectionEnabled: inspectionEnabled)
+        let facts = SetupFacts(ca: caFact(caState, now: now), store: store, trust: trust, inspectionEnabled: inspectionEnabled)
         return SetupSnapshot(caState: caState, store: store, trust: trust, facts: facts)
     }
 
@@ -34,11 +35,13 @@ public struct SetupSnapshot: Sendable {
         return SetupSnapshot(caState: caState, store: store, trust: trust, facts: facts)
     }
 
-    /// The stage machine's view of a CA state.
-    public static func caFact(_ state: CAState) -> CAFact {
+    /// The stage machine's view of a CA state at `now` (seconds since 1970).
+    public static func caFact(_ state: CAState, now: Int64) -> CAFact {
         switch state {
         case .absent: return .absent
-        case .present: return .present
+        case .present(let ca):
+            guard let problem = ca.rootProblem(now: now) else { return .present }
+            return .cannotSign(reason: problem.clause, remedy: problem.remedy)
         case .doubt(let doubt): return .doubt(reason: "\(doubt.path) \(doubt.problem)")
         }
     }

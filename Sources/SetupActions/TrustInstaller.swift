@@ -43,6 +43,15 @@ public enum TrustInstaller {
             }
         }
 
+        /// The bundle or folder a store edit writes; nil for the other actions.
+        var storePath: String? {
+            switch self {
+            case .bundleAdd(let path), .bundleRemove(let path): return path
+            case .folderAdd(let dir, _), .folderRemove(let dir): return dir
+            default: return nil
+            }
+        }
+
         /// Whether the action changes the machine's own trust (needs root; refused under the guard).
         var changesSystem: Bool {
             switch self {
@@ -57,6 +66,11 @@ public enum TrustInstaller {
         case cannotApply(target: String)
         case refusedByEnvironment
         case stepFailed(step: String, reason: String, done: [String])
+        /// A `file:` or `dir:` store that is the system store's own output (the bundle or hashed
+        /// folder `update-ca-certificates` builds): an edit there is undone by the next rebuild,
+        /// and is a system change a `--yes` never makes (a trial's `tv setup --yes
+        /// --trust-store file:/etc/ssl/certs/ca-certificates.crt` rewrote it).
+        case systemGenerated(path: String)
 
         public var message: String {
             switch self {
@@ -64,11 +78,33 @@ public enum TrustInstaller {
                 return "tv cannot do the steps for \(target) on this machine; follow them by hand (`tv ca trust` without --apply prints them)."
             case .refusedByEnvironment:
                 return "\(TrustInstaller.refuseSystemVariable)=1 forbids changing this machine's trust store; unset it to apply, or choose a store with --trust-store."
+            case .systemGenerated(let path):
+                return "\(path) is what this machine's system trust store is built into (update-ca-certificates rebuilds it and drops what is added by hand); nothing was changed. Use the system store instead: `sudo tv ca trust --apply --yes` (or `tv ca remove --apply --yes` to take the root out)."
             case let .stepFailed(step, reason, done):
                 let before = done.isEmpty ? "nothing was done before it" : "already done: " + done.joined(separator: "; ")
                 return "Could not \(step) (\(reason)); \(before). Fix the cause (system stores need root: sudo) and run the command again."
             }
         }
+    }
+
+    /// Whether `path` (a bundle file or a hashed folder) is, once links are followed, OpenSSL's
+    /// compiled-in default bundle or folder, or a file in that folder: the system store's output.
+    public static func isSystemGenerated(_ path: String) -> Bool {
+        func resolved(_ p: String) -> String? {
+            guard let real = realpath(p, nil) else { return nil }
+            defer { free(real) }
+            return String(cString: real)
+        }
+        let defaults = TrustQuestions.systemPaths(environment: [:])
+        let systemFile = resolved(defaults.file)
+        let systemDirs = defaults.dirs.compactMap(resolved)
+        if let target = resolved(path), target == systemFile || systemDirs.contains(target) { return true }
+        // A file in the folder (its own links may lead anywhere, e.g. /usr/share/ca-certificates).
+        var folder = path
+        while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
+        guard let slash = folder.lastIndex(of: "/") else { return false }
+        let parent = slash == folder.startIndex ? "/" : String(folder[..<slash])
+        return resolved(parent).map(systemDirs.contains) ?? false
     }
 
     /// The actions that install and trust the root for `target`, or nil when tv cannot do them here.
@@ -119,6 +155,9 @@ public enum TrustInstaller {
                                environment: [String: String], announce: (String) -> Void = { _ in }) throws {
         if environment[refuseSystemVariable] == "1" && actions.contains(where: \.changesSystem) {
             throw Failure.refusedByEnvironment
+        }
+        for action in actions {
+            if let path = action.storePath, isSystemGenerated(path) { throw Failure.systemGenerated(path: path) }
         }
         var done: [String] = []
         for action in actions {

@@ -33,6 +33,8 @@ public enum ForcedInspectionError: UserFacingError, Equatable {
     case noCA(ForcedSessionOption, directory: String)
     /// The data folder's CA is in doubt (`CAFolder.load`).
     case caInDoubt(ForcedSessionOption, CADoubt)
+    /// The data folder's CA cannot sign now (expired, or not valid yet).
+    case caCannotSign(ForcedSessionOption, CARootProblem)
 
     public var message: String {
         switch self {
@@ -40,6 +42,8 @@ public enum ForcedInspectionError: UserFacingError, Equatable {
             return "\(option.rawValue) \(option.asks), but there is no CA in \(directory) to inspect with; make one with `tv setup` or `tv ca create` (`tv run` makes one as it starts with --yes), or run without \(option.rawValue)."
         case let .caInDoubt(option, doubt):
             return "\(option.rawValue) \(option.asks), but the CA is in doubt (\(doubt.path) \(doubt.problem)); repair or restore that file (`tv ca status` says more), or run without \(option.rawValue)."
+        case let .caCannotSign(option, problem):
+            return "\(option.rawValue) \(option.asks), but the CA cannot sign: \(problem.clause); \(problem.remedy), or run without \(option.rawValue)."
         }
     }
 }

@@ -73,7 +73,15 @@ final class SessionWiring: Sendable {
         } else {
             let folder = CAFolder(home: home)
             switch folder.load() {
-            case .present(let ca): authority = ca; caPath = folder.rootPath; note = ""
+            case .present(let ca):
+                if let problem = ca.rootProblem(now: now) {
+                    // Every leaf it signed would be refused: no inspection, said as a doubt is.
+                    if let asked = ForcedSessionOption.asked(by: options) { throw ForcedInspectionError.caCannotSign(asked, problem) }
+                    note = CAError.rootNotValid(problem).message
+                    if (try? settings.read())?[SettingKeys.inspectionEnabled] == true { say(note) }
+                } else {
+                    authority = ca; caPath = folder.rootPath; note = ""
+                }
             case .absent:
                 if let asked = ForcedSessionOption.asked(by: options) { throw ForcedInspectionError.noCA(asked, directory: folder.directory) }
                 note = "there is no CA yet; `tv setup` makes one and walks you through trusting it"

@@ -76,7 +76,17 @@ struct OpenSSLTrustCheck {
         else { installed = .no }
 
         let leaf: Certificate
-        do { leaf = try mint() } catch {
+        do { leaf = try mint() } catch CAError.rootNotValid(let problem) {
+            // What OpenSSL says of any leaf under a root outside its validity (the root fails
+            // first): the store may hold the root, but it is not usable for TLS now.
+            let code: Int32
+            switch problem {
+            case .expired: code = X509_V_ERR_CERT_HAS_EXPIRED
+            case .notYetValid: code = X509_V_ERR_CERT_NOT_YET_VALID
+            }
+            return TrustFacts(store: store, installed: installed, usable: .no,
+                              finding: .verifyFailed(code: code, text: String(cString: X509_verify_cert_error_string(Int(code)))))
+        } catch {
             return TrustFacts(store: store, installed: installed,
                               usable: .unknown(because: "a test leaf could not be made (\((error as? OpenSSLError)?.message ?? "\(error)"))"),
                               finding: .unreadable("no test leaf"))

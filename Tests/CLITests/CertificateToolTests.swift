@@ -199,6 +199,12 @@ struct CertificateToolTests {
             #expect(s.mode(s.work) == 0o750)
             let lines = here.out.split(separator: "\n", omittingEmptySubsequences: false)
             #expect(lines.first?.hasPrefix("Issued a certificate for DNS:here.test, valid until ") == true, "\(here.out)")
+            // Again into the same folder: refused, the key a server may be using left as it was.
+            let key = s.text(s.work + "/here.test-key.pem")
+            let again = try s.tv("ca", "issue", "here.test")
+            #expect(again.status == 1, "\(again)")
+            #expect(again.err == "tv: \(s.work)/here.test-key.pem is already there (a server may be using it); remove it first, or issue into another folder with --out-dir.\n")
+            #expect(s.text(s.work + "/here.test-key.pem") == key)
             #expect(lines.dropFirst().map(String.init) == [
                 "  certificate  \(s.work)/here.test.pem",
                 "  chain        \(s.work)/here.test-chain.pem (what a server sends: the certificate and its intermediates, none here; not the root)",
@@ -220,7 +226,7 @@ struct CertificateToolTests {
             #expect(noCA.status == 1)
             #expect(noCA.err.hasPrefix("tv: There is no CA in \(s.caDir) yet;"))
             try s.createCA()
-            for bad in ["bücher.test", "a..test", "*.test", String(repeating: "x", count: 64) + ".test"] {
+            for bad in ["bücher.test", "a..test", "*.test", String(repeating: "x", count: 64) + ".test", "1.2.3", "999.1.1.1", "a.b.123"] {
                 let result = try s.tv("ca", "issue", bad)
                 #expect(result.status == 1, "\(bad): \(result)")
                 #expect(result.err.hasPrefix("tv: '\(bad)' cannot be a certificate name because"), "\(result)")

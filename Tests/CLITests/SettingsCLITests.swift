@@ -40,6 +40,13 @@ struct SettingsCLITests {
             for (key, value) in [("content.expiry", "abc"), ("content.flowBudget", "abc"), ("capture.snaplen", "abc"), ("history.maxAge", "abc")] {
                 #expect(try s.tv("settings", "set", key, value).status == 2, "\(key)")
             }
+            // store.url: checked as it is saved (a trial found it could never be set).
+            let store = try s.tv("settings", "set", "store.url", "postgresql://tv@db.test/history")
+            #expect(store.status == 0 && store.out.hasPrefix("Saved store.url = postgresql://tv@db.test/history (was '').\n"), "\(store)")
+            let password = try s.tv("settings", "set", "store.url", "postgresql://tv:secret@db.test/history")
+            #expect(password.status == 2 && password.err.hasPrefix("tv: The store URL postgresql://tv:***@db.test/history cannot be used: it holds a password"), "\(password)")
+            #expect(try s.tv("settings", "get", "store.url").out == "postgresql://tv@db.test/history\n")
+            #expect(try s.tv("settings", "set", "store.url", "").out.hasPrefix("Saved store.url = '' (was postgresql://tv@db.test/history).\n"))
             let json = try s.tv("settings", "show", "--json")
             let parsed = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
             #expect(parsed?["content.expiry"] as? String == "1w")

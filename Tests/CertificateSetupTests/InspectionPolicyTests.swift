@@ -18,6 +18,9 @@ struct InspectionPolicyTests {
                     expected = .turnOff(TurnOffReason(why: "there is no CA any more, so nothing can be inspected", advice: "`tv setup` starts again."))
                 case (.doubt(let r), _):
                     expected = .turnOff(TurnOffReason(why: "the CA is in doubt (\(r))", advice: "Repair the CA, then `tv setup`."))
+                case (.cannotSign(let r, _), _):
+                    expected = .turnOff(TurnOffReason(why: "the CA cannot sign (\(r))",
+                                                      advice: "Make a new one with `tv ca remake` (devices that trusted the old root must be given the new one)."))
                 case (.present, .yes):
                     expected = .leaveAsIs
                 case (.present, .no):

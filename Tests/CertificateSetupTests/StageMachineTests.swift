@@ -2,13 +2,15 @@ import CertificateSetup
 import Testing
 import TrustStore
 
-/// The stage machine over every combination of facts: CA (absent, present, doubt) × installed
-/// (yes, no, unknown) × usable (yes, no, unknown) × store kind (4) × inspection (on, off) = 216.
-/// Each expectation below is written out literally for its class; the table is checked to cover
-/// all 216 combinations and every stage.
+/// The stage machine over every combination of facts: CA (absent, present, doubt, cannot sign)
+/// × installed (yes, no, unknown) × usable (yes, no, unknown) × store kind (4) × inspection (on,
+/// off) = 288. Each expectation below is written out literally for its class; the table is
+/// checked to cover all 288 combinations and every stage.
 struct StageMachineTests {
     static let stores: [TrustStoreSpec] = [.system, .file("/s/b.pem"), .dir("/s/d"), .nss("/s/n")]
-    static let cas: [CAFact] = [.absent, .present, .doubt(reason: "/h/ca/root-key.pem cannot be parsed as a PEM private key")]
+    static let cas: [CAFact] = [.absent, .present, .doubt(reason: "/h/ca/root-key.pem cannot be parsed as a PEM private key"),
+                                .cannotSign(reason: "its root expired on 2025-01-01 00:00:00 UTC",
+                                            remedy: "make a new one with `tv ca remake` (devices that trusted the old root must be given the new one)")]
     static let answers: [TrustAnswer] = [.yes, .no, .unknown(because: "/s cannot be read")]
 
     /// The finding the trust check would report for installed-yes/usable-no in each store kind.
@@ -57,6 +59,9 @@ struct StageMachineTests {
         case .absent:
             return Expected(step: .explain, next: "Read the explanation, then agree to create the certificate.",
                             command: "tv setup" + opt, state: "not started", canGenerate: true)
+        case .cannotSign:
+            return Expected(step: .closedDoor, next: "Make a new one with `tv ca remake` (devices that trusted the old root must be given the new one).",
+                            command: "tv ca remake", state: "failed", canGenerate: false)
         case .present:
             break
         }
@@ -97,7 +102,7 @@ struct StageMachineTests {
             seen.insert(stage.step)
             count += 1
         }
-        #expect(count == 216)
+        #expect(count == 288)
         // Without progress, `create` is reached only after consent (see ProgressTests).
         #expect(seen == [.explain, .installAndTrust, .ready, .inspecting, .closedDoor])
     }
@@ -132,6 +137,14 @@ struct StageMachineTests {
         let store = CertificateSetupPolicy.stage(SetupFacts(ca: .present, store: .nss("/n"), installed: .unknown(because: "x"),
                                                             usable: .unknown(because: "certutil is not installed"), inspectionEnabled: false))
         #expect(store.meaning == "The NSS database /n cannot be read: certutil is not installed. It is not known whether the root is installed or trusted.")
+        let expired = CertificateSetupPolicy.stage(SetupFacts(ca: .cannotSign(reason: "its root expired on 2025-01-01 00:00:00 UTC", remedy: "make a new one with `tv ca remake`"),
+                                                              store: .system, installed: .yes, usable: .yes, inspectionEnabled: true))
+        #expect(expired.meaning == "The CA cannot sign: its root expired on 2025-01-01 00:00:00 UTC. Every certificate it made would be refused, so nothing can be inspected with it.")
+        #expect(expired.state == .failed(reason: "its root expired on 2025-01-01 00:00:00 UTC", retry: "Check again after that: `tv setup`."))
+        let clock = CertificateSetupPolicy.stage(SetupFacts(ca: .cannotSign(reason: "its root is not valid until 2030-01-01 00:00:00 UTC", remedy: "check this machine's clock (`date`)"),
+                                                            store: .file("/b"), installed: .no, usable: .no, inspectionEnabled: false))
+        #expect(clock.nextStep == "Check this machine's clock (`date`).")
+        #expect(clock.nextCommand == "tv setup --trust-store file:/b")
     }
 }
 

@@ -132,6 +132,10 @@ struct CAFolderTests {
         Damage(name: "a root key that does not match", apply: { f in
                    try Data(try PrivateKey.generate(.ecdsaP256).pkcs8PEM()).write(to: URL(fileURLWithPath: f.rootKeyPath)) },
                blamed: { $0.rootKeyPath }, problem: "is not the key of"),
+        Damage(name: "a root key other users can read (0644)", apply: { chmod($0.rootKeyPath, 0o644) },
+               blamed: { $0.rootKeyPath }, problem: "can be read or written by other users (mode 0644); if nobody else could have copied it, `chmod 600 "),
+        Damage(name: "a leaf key its group can read (0640)", apply: { chmod($0.leafKeyPath, 0o640) },
+               blamed: { $0.leafKeyPath }, problem: "can be read or written by other users (mode 0640)"),
         Damage(name: "a dangling symlink as the root key", apply: { f in
                    try FileManager.default.removeItem(atPath: f.rootKeyPath)
                    try FileManager.default.createSymbolicLink(atPath: f.rootKeyPath, withDestinationPath: f.directory + "/nowhere") },

@@ -112,15 +112,16 @@ struct LeafIdentityTests {
         ("a test", "contains ' '"), ("a/b.test", "contains '/'"), ("a:b.test", "contains ':'"),
         ("-a.test", "hyphen"), ("a-.test", "hyphen"), ("[a.test]", "contains '['"),
         ("a.test..", "empty label"), ("a,b.test", "contains ','"),
+        ("1.2.3", "last label is all digits"), ("999.1.1.1", "last label is all digits"), ("a.b.123", "last label is all digits"),
     ])
     func invalid(name: String, why: String) {
         let reason = refusal(name)
         #expect(reason?.contains(why) == true, "'\(name)': \(reason ?? "accepted")")
     }
 
-    @Test("names with underscores, digits and inner hyphens are accepted")
+    @Test("names with underscores, digits and inner hyphens are accepted (digits only in a label that is not the last)")
     func valid() throws {
-        let names = ["_dmarc.example.com", "a-b.c-d.test", "1.2.3", "localhost", "x1.test"]
+        let names = ["_dmarc.example.com", "a-b.c-d.test", "1.2.3x", "123.test", "localhost", "x1.test"]
         #expect(try LeafIdentity(names: names).dnsNames == names)
     }
 

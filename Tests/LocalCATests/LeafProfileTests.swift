@@ -173,6 +173,37 @@ struct LeafProfileTests {
         #expect(verify(cert, root: root, .host("a.test"), at: now) == 0)
     }
 
+    @Test("a root that has expired, or is not valid yet, signs nothing: the reason and the remedy (a trial's expired root minted leaves that ended before they began)")
+    func rootOutsideItsValidity() throws {
+        let now = currentTime()
+        let rootKey = try PrivateKey.generate(.ecdsaP256)
+        // Made 3,660 days ago: its ten years (backdated 2 days) have ended.
+        let old = try CertificateAuthority.makeRoot(key: rootKey, now: now - 3_660 * day)
+        let expired = CertificateAuthority(root: old, rootKey: rootKey, leafKey: try PrivateKey.generate(.ecdsaP256))
+        #expect(old.notAfter < now)
+        #expect(expired.rootProblem(now: now) == .expired(notAfter: old.notAfter))
+        #expect(throws: CAError.rootNotValid(.expired(notAfter: old.notAfter))) {
+            try expired.mintLeaf(for: try LeafIdentity(names: ["a.test"]), now: now)
+        }
+        #expect(throws: CAError.rootNotValid(.expired(notAfter: old.notAfter))) {
+            try expired.issue(for: try LeafIdentity(names: ["a.test"]), keyType: .ecdsaP256, now: now)
+        }
+        #expect(CAError.rootNotValid(.expired(notAfter: 1_735_689_600)).message
+                == "The CA cannot sign: its root expired on 2025-01-01 00:00:00 UTC; make a new one with `tv ca remake` (devices that trusted the old root must be given the new one).")
+        // Made (backdated 2 days) 10 days from now: not valid yet.
+        let early = try CertificateAuthority.makeRoot(key: rootKey, now: now + 12 * day)
+        let future = CertificateAuthority(root: early, rootKey: rootKey, leafKey: try PrivateKey.generate(.ecdsaP256))
+        #expect(future.rootProblem(now: now) == .notYetValid(notBefore: early.notBefore))
+        #expect(throws: CAError.rootNotValid(.notYetValid(notBefore: early.notBefore))) {
+            try future.mintLeaf(for: try LeafIdentity(names: ["a.test"]), now: now)
+        }
+        #expect(CAError.rootNotValid(.notYetValid(notBefore: 1_893_456_000)).message
+                == "The CA cannot sign: its root is not valid until 2030-01-01 00:00:00 UTC; check this machine's clock (`date`).")
+        // The last second of its validity still signs; its end does not.
+        #expect(expired.rootProblem(now: old.notAfter - 1) == nil)
+        #expect(expired.rootProblem(now: old.notAfter) == .expired(notAfter: old.notAfter))
+    }
+
     @Test("serials of leaves minted in a row are all different")
     func serialsDiffer() throws {
         let now = currentTime()

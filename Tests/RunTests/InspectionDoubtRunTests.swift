@@ -1,4 +1,5 @@
 import Foundation
+import LocalCA
 import Testing
 
 /// Issue 12 §9: inspection asked for and not happening is never silent. With inspection saved on
@@ -22,5 +23,30 @@ struct InspectionDoubtRunTests {
         #expect(r.out == "hello from nginx\n", "\(r)")
         #expect(try box.closedFlows(1).first?.string("status") == "encrypted")
         try tv.stop()
+    }
+
+    @Test("an expired root: tv ca status says it cannot sign and what to do (exit 1), tv ca issue and tv run --inspect refuse; nothing is minted from it")
+    func expiredRoot() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        // The data folder's own CA, its root replaced by one made 3,660 days ago (ten years,
+        // backdated two days: it ended 8 days ago) with the same key.
+        let folder = CAFolder(directory: box.caDir)
+        let key = try PrivateKey.fromPEM(Array(FileManager.default.contents(atPath: folder.rootKeyPath) ?? Data()))
+        let old = try CertificateAuthority.makeRoot(key: key, now: Int64(Date().timeIntervalSince1970) - 3_660 * 86_400)
+        try Data(old.pem).write(to: URL(fileURLWithPath: folder.rootPath))
+        let ended = Timestamp.utc(old.notAfter)
+        let status = try box.tv("ca", "status")
+        #expect(status.status == 1, "\(status)")
+        #expect(status.out.contains("(EXPIRED)"), "\(status)")
+        #expect(status.out.contains("  The CA cannot sign: its root expired on \(ended). Every certificate it made would be refused, so nothing can be inspected with it.\n"), "\(status)")
+        #expect(status.out.contains("  Next: Make a new one with `tv ca remake` (devices that trusted the old root must be given the new one). (`tv ca remake`)\n"), "\(status)")
+        let issued = try box.tv("ca", "issue", "a.test")
+        #expect(issued.status == 1)
+        #expect(issued.err == "tv: The CA cannot sign: its root expired on \(ended); make a new one with `tv ca remake` (devices that trusted the old root must be given the new one).\n", "\(issued)")
+        #expect(!FileManager.default.fileExists(atPath: box.work + "/a.test.pem"))
+        let run = try box.tv("run", "--inspect", "--listen", "127.0.0.1:\(freeLoopbackPort())")
+        #expect(run.status == 1, "\(run)")
+        #expect(run.err.hasSuffix("tv: --inspect asks to inspect this session, but the CA cannot sign: its root expired on \(ended); make a new one with `tv ca remake` (devices that trusted the old root must be given the new one), or run without --inspect.\n"), "\(run)")
     }
 }

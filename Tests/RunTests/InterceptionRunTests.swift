@@ -143,6 +143,11 @@ struct InterceptionRunTests {
                                             "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
         try #require(made.status == 0, "\(made)")
         let combined = try box.write("session-ca.pem", box.text(key) + box.text(cert))
+        // Readable by others, the key is refused (a trial's 0644 --ca file was taken silently).
+        chmod(combined, 0o644)
+        let exposed = try box.tv("run", "--ca", combined)
+        #expect(exposed.status == 1 && exposed.err.hasSuffix("tv: \(combined) cannot be imported as the CA: it holds the CA's private key and other users can read or write it (mode 0644); `chmod 600 \(combined)` first.\n"), "\(exposed)")
+        chmod(combined, 0o600)
 
         let refused = try box.tv("run", "--leaf-key", "rsa-2048")
         #expect(refused.status == 2, "\(refused)")

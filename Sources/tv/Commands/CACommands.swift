@@ -47,8 +47,6 @@ enum CACommands {
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
         "ca create": create,
         "ca import": importCA,
-        "ca status": status,
-        "ca show": status,
         "ca export": export,
         "ca issue": issue,
     ]
@@ -91,18 +89,6 @@ enum CACommands {
         }
         LiveSession.caChanged(inv)
         return 0
-    }
-
-    static func status(_ inv: Invocation) throws -> Int32 {
-        let home = try inv.home()
-        let folder = CAFolder(home: home)
-        let report = CAStatusReport(state: folder.load(), folder: folder)
-        if inv.json {
-            inv.console.line(JSONValue.object(report.jsonFields()).serialized(pretty: true))
-        } else {
-            for line in report.lines(now: inv.now) { inv.console.line(line) }
-        }
-        return report.state == .doubt ? 1 : 0
     }
 
     static func loadPresent(_ inv: Invocation) throws -> (CertificateAuthority, CAFolder) {
@@ -181,6 +167,12 @@ enum CACommands {
         let chainPath = dir + "/\(base)-chain.pem"
         let keyPath = dir + "/\(base)-key.pem"
         let rootPath = dir + "/\(base)-root.pem"
+        // Never over a key (or its certificate) a server may be using: a trial's second issue
+        // replaced the first's key without a word.
+        for path in [keyPath, certPath, chainPath] {
+            var st = stat()
+            if lstat(path, &st) == 0 { throw CAError.wouldOverwrite(path: path) }
+        }
         try FileModes.writeAtomically(try leaf.key.pkcs8PEM(), to: keyPath, mode: 0o600)
         try FileModes.writeAtomically(leaf.certificate.pem, to: certPath, mode: 0o644)
         try FileModes.writeAtomically(leaf.chainPEM, to: chainPath, mode: 0o644)

@@ -48,7 +48,7 @@ enum CAStatusCommand {
             }
         }
         let caReport = CAStatusReport(state: snapshots[0].caState, folder: folder)
-        if caReport.state == .doubt { exitCode = 1 }
+        if caReport.state == .doubt || caReport.rootProblem(now: inv.now) != nil { exitCode = 1 }
         let stage = CertificateSetupPolicy.stage(snapshots[0].facts)
         for notice in notices { inv.console.note(notice) }
 

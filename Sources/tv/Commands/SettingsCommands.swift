@@ -1,4 +1,5 @@
 import CommandLineParser
+import FlowStore
 import Foundation
 import Proxy
 import Recording
@@ -125,15 +126,25 @@ enum SettingsCommands {
         case SettingKeys.captureDecrypted.name:
             change = try settings.set(SettingKeys.captureDecrypted, to: try bool(name, value))
             applies = "It applies when the next session with inspection on starts (any mode); the file is captures/decrypted-….pcapng, 0600: it holds what inspected connections said."
+        case SettingKeys.storeURL.name:
+            // Checked now (a URL tv can connect with, no password in it), not at the next start.
+            if !value.isEmpty {
+                do { _ = try SharedStoreTarget(value) } catch let error as FlowStoreError { throw UsageRefusal(error.message) }
+            }
+            change = try settings.set(SettingKeys.storeURL, to: value)
+            applies = value.isEmpty ? "It applies when the next session starts: its flows stay in this data folder only."
+                : "It applies when the next session starts (`tv stop`, then `tv run`); `tv store instances` reads the store now."
         case _ where CaptureSettingsCommand.names.contains(name):
             (change, applies) = try CaptureSettingsCommand.set(name, value, settings: settings)
         default:
             throw unknown(name)
         }
+        // An empty value is shown as it is typed ('').
+        func shown(_ text: String) -> String { text.isEmpty ? "''" : text }
         if change.saved {
-            inv.console.line("Saved \(name) = \(change.newText) (was \(change.oldText)).")
+            inv.console.line("Saved \(name) = \(shown(change.newText)) (was \(shown(change.oldText))).")
         } else {
-            inv.console.line("\(name) is already \(change.newText); nothing changed.")
+            inv.console.line("\(name) is already \(shown(change.newText)); nothing changed.")
         }
         if let sentence = change.delivery.sentence { inv.console.line(sentence) }
         if change.saved, let applies { inv.console.line(applies) }

@@ -1,0 +1,37 @@
+import Foundation
+import SetupActions
+import Testing
+import TrustStore
+
+/// `TrustInstaller.isSystemGenerated`: a `file:` or `dir:` store that is the system store's own
+/// output is never edited by an apply (a trial's `tv setup --yes --trust-store
+/// file:/etc/ssl/certs/ca-certificates.crt` rewrote the system bundle). Only read here: no test
+/// points an apply at the machine's own store.
+struct SystemGeneratedStoreTests {
+    @Test("OpenSSL's default bundle and folder, by any path that leads to them, and files in that folder, are the system's; other paths are not")
+    func systemPaths() throws {
+        let defaults = TrustQuestions.systemPaths(environment: [:])
+        let file = defaults.file
+        try #require(FileManager.default.fileExists(atPath: file), "this machine has no default bundle at \(file)")
+        #expect(TrustInstaller.isSystemGenerated(file))
+        for dir in defaults.dirs where FileManager.default.fileExists(atPath: dir) {
+            #expect(TrustInstaller.isSystemGenerated(dir))
+            #expect(TrustInstaller.isSystemGenerated(dir + "/"))
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+            if let one = entries.first { #expect(TrustInstaller.isSystemGenerated(dir + "/" + one), "\(dir)/\(one)") }
+        }
+        // The Debian bundle by its usual name and through the link OpenSSL's default is.
+        if FileManager.default.fileExists(atPath: "/etc/ssl/certs/ca-certificates.crt") {
+            #expect(TrustInstaller.isSystemGenerated("/etc/ssl/certs/ca-certificates.crt"))
+            #expect(TrustInstaller.isSystemGenerated("/etc/ssl/certs/../certs/ca-certificates.crt"))
+        }
+        let own = NSTemporaryDirectory() + "tv-bundle-\(UUID().uuidString).pem"
+        #expect(!TrustInstaller.isSystemGenerated(own))            // not there yet
+        FileManager.default.createFile(atPath: own, contents: Data())
+        defer { try? FileManager.default.removeItem(atPath: own) }
+        #expect(!TrustInstaller.isSystemGenerated(own))
+        #expect(!TrustInstaller.isSystemGenerated(NSTemporaryDirectory()))
+        #expect(TrustInstaller.Failure.systemGenerated(path: "/etc/ssl/certs/ca-certificates.crt").message
+                == "/etc/ssl/certs/ca-certificates.crt is what this machine's system trust store is built into (update-ca-certificates rebuilds it and drops what is added by hand); nothing was changed. Use the system store instead: `sudo tv ca trust --apply --yes` (or `tv ca remove --apply --yes` to take the root out).")
+    }
+}
