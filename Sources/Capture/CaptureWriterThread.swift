@@ -52,11 +52,16 @@ final class CaptureWriterThread: QueueWriter {
     var held = CaptureHeldPackets()
     /// Held packets let go in one write, copied together (kept from write to write).
     var scratch: [UInt8] = []
+    /// The secrets each new file starts with (`CaptureCarriedSecrets`).
+    var carried = CaptureCarriedSecrets()
 
     init(configuration: CaptureConfiguration, counters: CaptureCountersBox) throws {
         self.configuration = configuration
         box = counters
         hold = CaptureHoldPolicy(limits: configuration.holdLimits)
+        // At most a quarter of a file rotated by size: the secrets never crowd out its packets.
+        let quarter = configuration.rotation.maximumBytes.map { Int(clamping: max(0, $0 / 4)) } ?? Int.max
+        carried = CaptureCarriedSecrets(limitBytes: min(CaptureCarriedSecrets.defaultLimitBytes, quarter))
         try configuration.folder.ensureExists()
         let database = try SQLiteDatabase(path: configuration.databasePath, oneThread: true)
         try FlowSchema.migrate(database)
@@ -141,6 +146,8 @@ final class CaptureWriterThread: QueueWriter {
                 }
             }
             start = writeSome(batch, from: start, withSecrets: secretsPending, released: released, failed: &failed)
+            // Written: the next file starts with them too (its packets may be theirs).
+            if secretsPending { carried.add(batch.secrets) }
             secretsPending = false
             released = []
             if start < batch.packets.count { rotate() }
@@ -208,7 +215,9 @@ final class CaptureWriterThread: QueueWriter {
         }
         let fd = output.descriptor
         _ = flock(fd, LOCK_EX | LOCK_NB)
+        // The head, then the secrets of the connections that may go on in this file.
         let head = PcapngBlocks.sectionHeader() + PcapngBlocks.interfaceDescription(snapLength: UInt32(clamping: configuration.snapLength))
+            + carried.blocks
         // The head goes into the file at once (an idle capture is a readable file).
         if let failure = head.withUnsafeBytes({ output.append($0) }) ?? output.writeTail() {
             unlink(folder.filePath(seq))

@@ -1,4 +1,4 @@
-import Capture
+@testable import Capture
 import FlowStore
 import FlowTerms
 import Foundation
@@ -190,6 +190,54 @@ struct CaptureWriterTests {
         let read = try #require(runTool("tshark", ["-r", scratch.folder.filePath(1), "-T", "fields", "-e", "frame.number"]))
         #expect(read.status == 0, "\(read.err)")
         #expect(read.out.split(separator: "\n").count == 7)
+    }
+
+    @Test("After a rotation each file starts with the secrets already written (its connections decrypt on their own); a later secret joins them")
+    func secretsCarriedIntoNextFiles() throws {
+        let scratch = CaptureScratch()
+        // 1,600 bytes a file: the carried secrets may take a quarter (400: both 196-byte blocks).
+        let writer = try CaptureWriter(configuration: scratch.configuration(rotation: CaptureRotation(maximumBytes: 1_600)))
+        let first = "CLIENT_RANDOM " + String(repeating: "ab", count: 32) + " " + String(repeating: "cd", count: 48) + "\n"
+        let second = "CLIENT_RANDOM " + String(repeating: "ef", count: 32) + " " + String(repeating: "01", count: 48) + "\n"
+        #expect(writer.appendSecrets(Array(first.utf8)))
+        Conversation.record(writer, flow: 5)
+        writer.flush()
+        #expect(writer.appendSecrets(Array(second.utf8)))
+        Conversation.record(writer, flow: 6)
+        writer.stop()
+        let files = try scratch.catalog().files().sorted { $0.seq < $1.seq }
+        #expect(files.count >= 2, "\(files.map(\.seq))")
+        let block1 = PcapngBlocks.decryptionSecrets(secretsType: PcapngBlocks.tlsKeyLogSecrets, secrets: Array(first.utf8))
+        let block2 = PcapngBlocks.decryptionSecrets(secretsType: PcapngBlocks.tlsKeyLogSecrets, secrets: Array(second.utf8))
+        for file in files {
+            let bytes = try #require(FileManager.default.contents(atPath: file.path)).map { $0 }
+            // SHB (28) + IDB (32), then the carried blocks, oldest first (the first file: the
+            // secret written before its packets, at the same place).
+            #expect(Array(bytes[60..<(60 + block1.count)]) == block1, "capture \(file.seq) does not start with the first secret")
+        }
+        // The last file was opened after both were written: it carries both.
+        let last = try #require(FileManager.default.contents(atPath: files.last!.path)).map { $0 }
+        #expect(Array(last[60..<(60 + block1.count + block2.count)]) == block1 + block2)
+        guard tsharkInstalled else { return }
+        for file in files {
+            let info = try #require(runTool("capinfos", ["-c", "-M", file.path]))
+            #expect(info.status == 0, "\(file.path): \(info.err)")
+        }
+    }
+
+    @Test("The carried secrets keep the newest whole chunks within their limit; one chunk over it is kept alone")
+    func carriedSecretsBound() {
+        var carried = CaptureCarriedSecrets(limitBytes: 10)
+        #expect(carried.blocks.isEmpty)
+        carried.add([1, 1, 1, 1])
+        carried.add([2, 2, 2, 2])
+        #expect(carried.blocks == [1, 1, 1, 1, 2, 2, 2, 2] && carried.bytes == 8)
+        carried.add([3, 3, 3, 3])
+        #expect(carried.blocks == [2, 2, 2, 2, 3, 3, 3, 3] && carried.bytes == 8)
+        carried.add(Array(repeating: 4, count: 12))
+        #expect(carried.blocks == Array(repeating: 4, count: 12) && carried.bytes == 12)
+        carried.add([])
+        #expect(carried.bytes == 12)
     }
 
     @Test("A file cut mid-block (a writer killed mid-write) is closed by the next writer: cut back to whole blocks, row closed, readable")
