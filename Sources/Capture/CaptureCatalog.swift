@@ -144,11 +144,14 @@ public struct CaptureCatalog {
     /// The row is marked first, in one transaction, then the file is unlinked
     /// (`CaptureDeletion.order`): a crash in between leaves a file under a deleted row, which the
     /// next `sweepDeleted` removes, never a live row naming a file that is gone.
+    /// - Returns: the bytes the unlinked file held (0 when it was already gone from the folder).
     /// - Throws: `CaptureError.noSuchCapture`, `.recording` (a live writer holds it),
     ///   `.cannotDelete` (the row is marked; the file stays for the next sweep), `.store`.
-    public func delete(_ seq: Int64, nowMicros: Int64) throws {
+    @discardableResult
+    public func delete(_ seq: Int64, nowMicros: Int64) throws -> Int64 {
         guard let (file, deleted) = try self.file(seq), deleted == nil else { throw CaptureError.noSuchCapture(seq: seq) }
         if CaptureFolder.isRecording(file.path) { throw CaptureError.recording(seq: seq) }
+        var freed: Int64 = 0
         for step in CaptureDeletion.order {
             switch step {
             case .markRowDeleted:
@@ -156,11 +159,16 @@ public struct CaptureCatalog {
                 try update.bind([.integer(nowMicros), .integer(seq)])
                 try database.transaction { _ = try update.step() }
             case .unlinkFile:
-                if unlink(file.path) != 0 && errno != ENOENT {
+                var st = stat()
+                let size = lstat(file.path, &st) == 0 ? Int64(st.st_size) : 0
+                if unlink(file.path) == 0 {
+                    freed = size
+                } else if errno != ENOENT {
                     throw CaptureError.cannotDelete(path: file.path, reason: String(cString: strerror(errno)))
                 }
             }
         }
+        return freed
     }
 
     /// Unlinks the files left under rows marked deleted (a deletion that stopped between its two

@@ -61,9 +61,13 @@ public enum CapturesPresentation {
         "Deleting \(CaptureFolder.fileName(file.seq)) (\(Units.bytes(file.bytes)), \(ByteWords.grouped(file.packets)) packet\(file.packets == 1 ? "" : "s")): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back."
     }
 
-    /// Said after.
-    public static func deleted(_ file: CaptureFile) -> String {
-        "Deleted \(CaptureFolder.fileName(file.seq)); \(Units.bytes(file.bytes)) freed."
+    /// Said after: what the unlinked file held (`freed` bytes), or that it was already gone
+    /// (a trial's moved-away file was "deleted; 1.1 KiB freed").
+    public static func deleted(_ file: CaptureFile, freed: Int64) -> String {
+        guard freed > 0 else {
+            return "Deleted \(CaptureFolder.fileName(file.seq)) from the list; its file was already gone from \(TerminalText.line(file.path)), so nothing was freed."
+        }
+        return "Deleted \(CaptureFolder.fileName(file.seq)); \(Units.bytes(freed)) freed."
     }
 
     /// `tv captures room`: one sentence per half, or the one sentence of neither limit / unreadable limits.

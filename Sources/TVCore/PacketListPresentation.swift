@@ -92,7 +92,9 @@ public struct PacketListPresentation: Sendable {
     public func summaryLines(limit: Int = 10) -> [String] {
         if let absence { return ["Packets: " + Self.sentence(absence, flow: flow)] }
         let head = PacketListPresentation(flow: flow, rows: Array(rows.prefix(limit)), count: count)
-        var out = ["Packets: \(ByteWords.grouped(count)) captured" + (count > Int64(limit) ? "; the first \(limit) (all of them: `tv packets \(flow)`):" : ":")]
+        // `tv packets` lists the rows kept (at most 500 a flow), not always all of them.
+        let list = count > Int64(rows.count) ? "`tv packets \(flow)` lists the first \(ByteWords.grouped(Int64(rows.count)))" : "all of them: `tv packets \(flow)`"
+        var out = ["Packets: \(ByteWords.grouped(count)) captured" + (count > Int64(limit) ? "; the first \(limit) (\(list)):" : ":")]
         out += head.rowLines()
         return out
     }

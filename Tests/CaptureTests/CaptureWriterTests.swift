@@ -280,17 +280,22 @@ struct CaptureWriterTests {
         let catalog = try scratch.catalog()
         #expect(throws: CaptureError.recording(seq: 1)) { try catalog.delete(1, nowMicros: 5) }
         _ = writer.rotate()
-        try catalog.delete(1, nowMicros: 5)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: scratch.folder.filePath(1))[.size] as? Int)
+        #expect(try catalog.delete(1, nowMicros: 5) == Int64(size))
         #expect(!FileManager.default.fileExists(atPath: scratch.folder.filePath(1)))
+        // A file already gone (moved away by hand): the row is marked, nothing was freed.
+        _ = writer.rotate()
+        try FileManager.default.removeItem(atPath: scratch.folder.filePath(2))
+        #expect(try catalog.delete(2, nowMicros: 5) == 0)
         #expect(throws: CaptureError.noSuchCapture(seq: 1)) { try catalog.delete(1, nowMicros: 6) }
         #expect(throws: CaptureError.noSuchCapture(seq: 99)) { try catalog.delete(99, nowMicros: 6) }
-        #expect(try catalog.files().map(\.seq) == [2])
+        #expect(try catalog.files().map(\.seq) == [3])
         #expect(try catalog.packets(flow: 8).count == 7)
         #expect(try catalog.file(1)?.deletedMicros == 5)
         writer.stop()
         let again = try CaptureWriter(configuration: scratch.configuration())
         again.stop()
-        #expect(try catalog.files().map(\.seq) == [3, 2])
+        #expect(try catalog.files().map(\.seq) == [4, 3])
     }
 
     @Test("A full queue drops and counts, never waits")

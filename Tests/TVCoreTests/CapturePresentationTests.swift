@@ -39,6 +39,8 @@ struct CapturePresentationTests {
         let list = PacketListPresentation(flow: 7, rows: rows, count: 1_234)
         #expect(list.lines().first == "Packets of flow 7: the first 500 of 1,234 are listed (tv keeps rows for the first 500 of a connection; the capture file has them all).")
         #expect(list.lines().count == 501)
+        // `tv flow`'s summary does not promise all 1,234 in `tv packets` (a trial's 607-packet flow).
+        #expect(list.summaryLines(limit: 10).first == "Packets: 1,234 captured; the first 10 (`tv packets 7` lists the first 500):")
         let json = list.json().serialized()
         #expect(json.hasPrefix("{\"flow\":7,\"count\":1234,\"listed\":500,\"capped\":true,\"packets\":[{\"n\":1,\"offsetMicros\":0,"))
         #expect(PacketListPresentation(flow: 7, rows: Array(rows.prefix(3)), count: 3).json().serialized()
@@ -125,6 +127,14 @@ struct CapturePresentationTests {
         ])
         #expect(CapturesPresentation.deletionWarning(Self.file(1, bytes: 64 << 20))
             == "Deleting capture-000001.pcapng (64.0 MiB, 10 packets): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back.")
+    }
+
+    @Test("after a deletion: what the file held is freed; a file already gone frees nothing, and says so")
+    func deletedSentences() {
+        let file = Self.file(3, bytes: 1_126)
+        #expect(CapturesPresentation.deleted(file, freed: 1_126) == "Deleted capture-000003.pcapng; 1.1 KiB freed.")
+        #expect(CapturesPresentation.deleted(file, freed: 0)
+                == "Deleted capture-000003.pcapng from the list; its file was already gone from /d/captures/capture-000003.pcapng, so nothing was freed.")
     }
 
     @Test("one packet is one packet in the deletion warning")

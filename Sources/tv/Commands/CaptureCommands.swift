@@ -122,8 +122,8 @@ enum CaptureCommands {
                 return 1
             }
         }
-        try catalog.delete(seq, nowMicros: FlowCommands.nowMicros())
-        inv.console.line(CapturesPresentation.deleted(file))
+        let freed = try catalog.delete(seq, nowMicros: FlowCommands.nowMicros())
+        inv.console.line(CapturesPresentation.deleted(file, freed: freed))
         return 0
     }
 
