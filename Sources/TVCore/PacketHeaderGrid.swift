@@ -61,7 +61,10 @@ public enum PacketHeaderGrid {
         case .udp(let u)?:
             out.append(Section("UDP", [Field("ports", "\(u.sourcePort) → \(u.destinationPort)"), Field("length", "\(u.length) bytes")]))
         case .icmp(let i)?:
-            out.append(Section(i.isV6 ? "ICMPv6" : "ICMP", [Field("type", "\(i.type) (\(i.name))"), Field("code", "\(i.code)")]))
+            // Each number with its own name (a trial read "type 3 (Destination unreachable (port unreachable)) code 3").
+            let type = ICMPNames.typeName(isV6: i.isV6, type: i.type).map { "\(i.type) (\($0))" } ?? "\(i.type)"
+            let code = ICMPNames.codeName(isV6: i.isV6, type: i.type, code: i.code).map { "\(i.code) (\($0))" } ?? "\(i.code)"
+            out.append(Section(i.isV6 ? "ICMPv6" : "ICMP", [Field("type", type), Field("code", code)]))
         case nil:
             break
         }

@@ -11,6 +11,12 @@ public enum ICMPNames {
         return code == 0 ? base : "\(base) (code \(code))"
     }
 
+    /// The type's name alone (`Destination unreachable`), nil for a type without one.
+    public static func typeName(isV6: Bool, type: UInt8) -> String? { (isV6 ? v6Types : v4Types)[type] }
+
+    /// The code's name where the type's codes are named (`port unreachable`), else nil.
+    public static func codeName(isV6: Bool, type: UInt8, code: UInt8) -> String? { (isV6 ? v6Codes : v4Codes)[type]?[code] }
+
     static let v4Types: [UInt8: String] = [
         0: "Echo reply", 3: "Destination unreachable", 4: "Source quench", 5: "Redirect", 8: "Echo request",
         9: "Router advertisement", 10: "Router solicitation", 11: "Time exceeded", 12: "Parameter problem",

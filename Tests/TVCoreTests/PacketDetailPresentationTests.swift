@@ -1,6 +1,7 @@
 import Capture
 import FlowTerms
 import Testing
+import Tunnel
 @testable import TVCore
 
 /// `tv packet FLOW N`'s presentation: the row's facts, the header grid and the DNS fields from
@@ -31,6 +32,18 @@ struct PacketDetailPresentationTests {
     static func detail(_ outcome: CaptureRecord.Outcome, size: Int, snapLength: Int = 65_535) -> PacketDetailPresentation {
         PacketDetailPresentation(row: row(size: size), firstPacketMicros: 1_764_620_000_000_000, fileName: "capture-000003.pcapng",
                                  snapLength: snapLength, outcome: outcome)
+    }
+
+    @Test("ICMP in the grid: the type and the code each with its own name (port unreachable, v4 and v6); a code without a name is its number")
+    func icmpGrid() throws {
+        let quote = "4500001c00004000401100000a0000010a000002e1851b5f00080000"
+        let v4 = try PacketDissector.dissect(Self.hex("450000380000000040010000" + "0a0000020a000001" + "0303000000000000" + quote)).get()
+        #expect(PacketHeaderGrid.sections(v4).last == .init("ICMP", [.init("type", "3 (Destination unreachable)"), .init("code", "3 (port unreachable)")]))
+        let v6 = try PacketDissector.dissect(Self.hex("60000000000c3a40" + "fd000000000000000000000000000001fd000000000000000000000000000002"
+                                                       + "0104000000000000" + "60000000")).get()
+        #expect(PacketHeaderGrid.sections(v6).last == .init("ICMPv6", [.init("type", "1 (Destination unreachable)"), .init("code", "4 (port unreachable)")]))
+        let echo = try PacketDissector.dissect(Self.hex("4500001c0000000040010000" + "0a0000020a000001" + "0800000000010001")).get()
+        #expect(PacketHeaderGrid.sections(echo).last == .init("ICMP", [.init("type", "8 (Echo request)"), .init("code", "0")]))
     }
 
     @Test("an NXDOMAIN reply: facts, IPv4 and UDP fields, 'No such name', the bytes")
