@@ -76,9 +76,11 @@ public enum PacketHeaderGrid {
     static func dnsFields(_ reading: DNSReading) -> [Field] {
         switch reading {
         case .captureKeptTooLittle:
-            return [Field("message", "the capture kept too little of this datagram to read it; `tv settings set capture.snaplen` keeps more from the next session")]
+            return [Field("message", "the capture kept too little of this packet to read it; `tv settings set capture.snaplen` keeps more from the next session")]
         case .notDNS(let reason):
             return [Field("message", "these bytes are not a DNS message (\(reason))")]
+        case .partOfTCPMessage:
+            return [Field("message", "part of a DNS message over TCP that other segments complete (tshark reassembles it)")]
         case .message(let m):
             var fields = [Field("message", m.isReply ? "reply" : "query"), Field("looked up", m.name.map(nameText) ?? "no question"),
                           Field("record type", m.recordType.map(DNSRecordTypeNames.name) ?? "none")]

@@ -8,6 +8,18 @@ public enum DNSReading: Sendable, Equatable {
     case captureKeptTooLittle
     /// The payload is whole but is not a DNS message: the parser's reason (`DNSMessageParser`).
     case notDNS(reason: String)
+    /// A TCP segment to or from port 53 that holds only part of a message (RFC 7766 §8: a
+    /// message over TCP is its 2-byte length, then the message, in as many segments as it takes).
+    case partOfTCPMessage
+
+    /// Reads a TCP segment's whole payload to or from port 53: the first message in it when the
+    /// segment holds its length and all of it (RFC 1035 §4.2.2), else `partOfTCPMessage`.
+    public static func read(tcpPayload payload: [UInt8]) -> DNSReading {
+        guard payload.count >= 2 else { return .partOfTCPMessage }
+        let length = Int(payload[0]) << 8 | Int(payload[1])
+        guard length > 0, payload.count >= 2 + length else { return .partOfTCPMessage }
+        return read(Array(payload[2..<(2 + length)]))
+    }
 
     /// Reads a whole UDP payload.
     public static func read(_ payload: [UInt8]) -> DNSReading {

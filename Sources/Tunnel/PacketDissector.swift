@@ -8,7 +8,7 @@ import Wire
 /// most `IPDatagramLayout.maximumExtensionHeaders` IPv6 extension headers, at most 40 option bytes.
 /// The IP layer is `IPDatagramLayout`'s reading (Wire), the same one the capture's packet rows use.
 public enum PacketDissector {
-    /// The UDP port DNS runs on (RFC 1035 §4.2.1).
+    /// The port DNS runs on, over UDP and TCP (RFC 1035 §4.2).
     public static let dnsPort: UInt16 = 53
 
     public static func dissect(_ bytes: [UInt8]) -> Result<PacketDissection, PacketDissectionFailure> {
@@ -70,14 +70,19 @@ public enum PacketDissector {
         case IPProtocolNumber.tcp:
             guard available >= 20 else { out.cut = .transport; return }
             let headerLength = Int(b[start + 12] >> 4) * 4
-            let optionsEnd = min(start + max(headerLength, 20), min(b.count, end))
-            let options = TCPOptionReader.read(Array(b[min(start + 20, optionsEnd)..<optionsEnd]))
+            let declaredEnd = min(start + max(headerLength, 20), end)
+            let optionsEnd = min(declaredEnd, b.count)
+            let options = TCPOptionReader.read(Array(b[min(start + 20, optionsEnd)..<optionsEnd]), truncated: optionsEnd < declaredEnd)
             out.transport = .tcp(TCPFields(sourcePort: u16(b, start), destinationPort: u16(b, start + 2),
                                            sequenceNumber: u32(b, start + 4), acknowledgmentNumber: u32(b, start + 8),
                                            headerLength: headerLength, flags: b[start + 13], window: u16(b, start + 14),
                                            checksum: u16(b, start + 16), urgentPointer: u16(b, start + 18), options: options,
                                            payloadLength: max(0, end - start - max(headerLength, 20))))
             if start + headerLength > b.count { out.cut = .transport } else if b.count < end { out.cut = .payload }
+            let payloadStart = start + max(headerLength, 20)
+            if payloadStart < end, u16(b, start) == dnsPort || u16(b, start + 2) == dnsPort {
+                out.dns = b.count < end ? .captureKeptTooLittle : DNSReading.read(tcpPayload: Array(b[payloadStart..<end]))
+            }
         case IPProtocolNumber.udp:
             guard available >= 8 else { out.cut = .transport; return }
             let udp = UDPFields(sourcePort: u16(b, start), destinationPort: u16(b, start + 2), length: u16(b, start + 4),

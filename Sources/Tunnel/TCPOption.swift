@@ -18,6 +18,9 @@ public enum TCPOption: Sendable, Equatable, CustomStringConvertible {
     case other(kind: UInt8, length: Int)
     /// An option whose length byte is wrong or runs past the header: reading stopped there.
     case malformed(kind: UInt8)
+    /// An option the capture's snap length cut: its bytes end where the kept bytes do (a trial
+    /// read a SYN's cut timestamps as "malformed length"). Reading stopped there.
+    case cut(kind: UInt8)
 
     /// The left and right edges of one SACK block.
     public struct SACKBlock: Sendable, Equatable {
@@ -42,6 +45,7 @@ public enum TCPOption: Sendable, Equatable, CustomStringConvertible {
         case .timestamps(let value, let echo): return "TS val \(value) ecr \(echo)"
         case .other(let kind, let length): return "kind \(kind) (length \(length))"
         case .malformed(let kind): return "kind \(kind) (malformed length)"
+        case .cut(let kind): return "kind \(kind) (cut short by the snap length)"
         }
     }
 }
@@ -49,8 +53,9 @@ public enum TCPOption: Sendable, Equatable, CustomStringConvertible {
 /// Reads the options area of a TCP header (the bytes between the fixed 20 and Data Offset × 4).
 public enum TCPOptionReader {
     /// Every option in `bytes`, in order; stops after End of Option List or at a malformed
-    /// length (which it reports as `.malformed`).
-    public static func read(_ bytes: [UInt8]) -> [TCPOption] {
+    /// length (which it reports as `.malformed`). `truncated`: the header's options area goes on
+    /// past `bytes` (the capture kept fewer bytes), so an option running past them is `.cut`.
+    public static func read(_ bytes: [UInt8], truncated: Bool = false) -> [TCPOption] {
         var out: [TCPOption] = []
         var i = 0
         while i < bytes.count {
@@ -60,9 +65,10 @@ public enum TCPOptionReader {
             case 1: out.append(.noOperation); i += 1; continue
             default: break
             }
-            guard i + 1 < bytes.count else { out.append(.malformed(kind: kind)); return out }
+            guard i + 1 < bytes.count else { out.append(truncated ? .cut(kind: kind) : .malformed(kind: kind)); return out }
             let length = Int(bytes[i + 1])
-            guard length >= 2, i + length <= bytes.count else { out.append(.malformed(kind: kind)); return out }
+            guard length >= 2 else { out.append(.malformed(kind: kind)); return out }
+            guard i + length <= bytes.count else { out.append(truncated ? .cut(kind: kind) : .malformed(kind: kind)); return out }
             let body = Array(bytes[(i + 2)..<(i + length)])
             func u32(_ j: Int) -> UInt32 { body[j..<(j + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
             switch (kind, length) {

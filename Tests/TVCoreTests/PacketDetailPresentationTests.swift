@@ -46,6 +46,24 @@ struct PacketDetailPresentationTests {
         #expect(PacketHeaderGrid.sections(echo).last == .init("ICMP", [.init("type", "8 (Echo request)"), .init("code", "0")]))
     }
 
+    @Test("DNS over TCP (RFC 7766): a segment holding a message's length and all of it gets the DNS fields; a part of one says so; a bare ACK has no DNS section")
+    func dnsOverTCP() throws {
+        let message = Array(Self.nxdomain[28...])   // the NXDOMAIN reply's DNS message (after IPv4 20 + UDP 8)
+        func segment(_ payload: [UInt8]) -> [UInt8] {
+            let total = 40 + payload.count
+            return Self.hex("4500") + [UInt8(total >> 8), UInt8(total & 0xff)] + Self.hex("0000400040060000" + "0acb08020acb0801")
+                + Self.hex("0035e78f" + "00000001" + "00000001" + "5018" + "fa00" + "0000" + "0000") + payload
+        }
+        let whole = try PacketDissector.dissect(segment([UInt8(message.count >> 8), UInt8(message.count & 0xff)] + message)).get()
+        #expect(PacketHeaderGrid.sections(whole).last?.title == "DNS")
+        #expect(PacketHeaderGrid.sections(whole).last?.fields.contains(.init("answer", "No such name (NXDOMAIN)")) == true, "\(PacketHeaderGrid.sections(whole))")
+        let part = try PacketDissector.dissect(segment([UInt8(message.count >> 8), UInt8(message.count & 0xff)] + message.prefix(10))).get()
+        #expect(part.dns == .partOfTCPMessage)
+        #expect(PacketHeaderGrid.sections(part).last == .init("DNS", [.init("message", "part of a DNS message over TCP that other segments complete (tshark reassembles it)")]))
+        let ack = try PacketDissector.dissect(segment([])).get()
+        #expect(ack.dns == nil)
+    }
+
     @Test("an NXDOMAIN reply: facts, IPv4 and UDP fields, 'No such name', the bytes")
     func nxdomainReply() {
         let lines = Self.detail(.bytes(Self.nxdomain), size: 58).lines
@@ -102,7 +120,7 @@ struct PacketDetailPresentationTests {
                 + "it was changed or cut after tv wrote it, so these bytes cannot be drawn; the connection stays in your history.")
         let cut = Self.detail(.bytes(Array(Self.nxdomain.prefix(40))), size: 58, snapLength: 40)
         #expect(cut.lines.last == "The capture kept 40 of this packet's 58 bytes: its snap length (40) cut the rest when it was written, and that is permanent; `tv settings set capture.snaplen BYTES` keeps more from the next session.")
-        #expect(cut.lines.contains("  message  the capture kept too little of this datagram to read it; `tv settings set capture.snaplen` keeps more from the next session"))
+        #expect(cut.lines.contains("  message  the capture kept too little of this packet to read it; `tv settings set capture.snaplen` keeps more from the next session"))
         let big = [UInt8](repeating: 0x41, count: 3_000)
         let capped = Self.detail(.bytes(big), size: 3_000)
         #expect(capped.lines.last == "Showing the first 2,048 of the 3,000 bytes kept (the display's cap, 2 KB); the file holds them all.")

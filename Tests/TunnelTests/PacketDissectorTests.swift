@@ -132,6 +132,15 @@ struct PacketDissectorTests {
         #expect(tcp.options.map(\.description).joined(separator: ",") == "mss 1460,sackOK,TS val 2712671132 ecr 0,nop,wscale 10")
         #expect(TCPFlags.acronyms(tcp.flags) == "SYN")
         #expect(tcp.headerLength == 40 && tcp.payloadLength == 0 && tcp.window == 64240)
+        // Cut by a 50-byte snap length inside the timestamps: cut, not malformed (a trial).
+        let cut = try PacketDissector.dissect(Array(syn.bytes.prefix(50))).get()
+        guard case .tcp(let short)? = cut.transport else { Issue.record("not TCP"); return }
+        #expect(short.options == [.maximumSegmentSize(1460), .sackPermitted, .cut(kind: 8)])
+        #expect(short.options.last?.description == "kind 8 (cut short by the snap length)")
+        // A wrong length byte in bytes that are all there stays malformed.
+        #expect(TCPOptionReader.read([8, 1, 0, 0]) == [.malformed(kind: 8)])
+        #expect(TCPOptionReader.read([2, 4, 5]) == [.malformed(kind: 2)])
+        #expect(TCPOptionReader.read([2, 4, 5], truncated: true) == [.cut(kind: 2)])
     }
 
     @Test("a packet the snaplen cut: read as far as its bytes go, the layer it ran out in said")
