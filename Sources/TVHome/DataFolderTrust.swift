@@ -25,6 +25,7 @@ extension TVHome {
     /// - Throws: `TVHomeError.untrusted` naming the folder, the problem and the fix;
     ///   `TVHomeError.unreachable` when a folder on the way cannot be entered by this user.
     public func checkTrust() throws {
+        if let file = TVHome.fileInTheWay(of: path) { throw TVHomeError.fileInTheWay(path: path, file: file) }
         let you = FileOwner.current
         var paths = [path]
         if let resolved = realpath(path, nil) {
@@ -47,6 +48,21 @@ extension TVHome {
                 return
             }
         }
+    }
+
+    /// The first of `path` and the folders above it that is there but is not a folder (links
+    /// followed); nil when none is (a trial's file given as --data-dir read "CA: none yet").
+    static func fileInTheWay(of path: String) -> String? {
+        // Prefixes of `path` as written, ending before each slash, then `path` itself.
+        let prefixes = path.indices.filter { path[$0] == "/" && $0 != path.startIndex }.map { String(path[..<$0]) } + [path]
+        for prefix in prefixes {
+            switch FileFacts.stat(prefix) {
+            case .found(let facts) where facts.kind != .directory: return prefix
+            case .found: continue
+            case .missing, .forbidden, .failed: return nil
+            }
+        }
+        return nil
     }
 
     /// Checks the folders above `target`, top down; false when one is missing (nothing below it

@@ -18,8 +18,15 @@ public enum FileModes {
             // chmod fails (EROFS), and "could not create" an existing folder read wrong (a
             // new-user trial); what cannot be written there is said by what writes.
             var info = stat()
-            if stat(path, &info) == 0, info.st_mode & 0o7777 == mode { return }
-            if chmod(path, mode) != 0 {
+            guard stat(path, &info) == 0 else {
+                throw TVHomeError.cannotSetMode(path: path, mode: mode, reason: String(cString: strerror(errno)))
+            }
+            let current = info.st_mode & 0o7777
+            if current == mode { return }
+            // Bits are only taken away, never given: a folder its owner made read-only stays so,
+            // and is said (a trial's 0500 data folder became 0700 and was written by `tv run`).
+            if mode & 0o200 != 0 && current & 0o200 == 0 { throw TVHomeError.readOnlyFolder(path: path, mode: current) }
+            if chmod(path, current & mode) != 0 {
                 throw TVHomeError.cannotSetMode(path: path, mode: mode, reason: String(cString: strerror(errno)))
             }
             return

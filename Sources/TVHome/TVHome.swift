@@ -18,9 +18,14 @@ public struct TVHome: Sendable, Equatable {
     /// - Parameters:
     ///   - dataDir: the `--data-dir` value, if given.
     ///   - environment: the process environment (`TV_HOME`, `XDG_DATA_HOME`, `HOME`).
-    /// - Throws: `TVHomeError.noHome` when none of them names a folder.
+    /// - Throws: `TVHomeError.noHome` when none of them names a folder; `.emptyDataDir` for an
+    ///   empty `--data-dir`.
     public static func resolve(dataDir: String?, environment: [String: String]) throws -> TVHome {
-        if let dataDir, !dataDir.isEmpty { return TVHome(path: dataDir) }
+        if let dataDir {
+            // Never the default folder in its place: a script's unset variable would write there.
+            guard !dataDir.isEmpty else { throw TVHomeError.emptyDataDir }
+            return TVHome(path: dataDir)
+        }
         if let home = environment["TV_HOME"], !home.isEmpty { return TVHome(path: home) }
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
             return TVHome(path: xdg + "/tunnelvision")
@@ -94,11 +99,20 @@ public enum TVHomeError: UserFacingError, Equatable {
     case cannotSetMode(path: String, mode: mode_t, reason: String)
     /// A command that only reads found no data folder (it never makes one).
     case missing(path: String)
+    /// The folder exists and its owner may not write it (mode `mode`): tv leaves it so.
+    case readOnlyFolder(path: String, mode: mode_t)
+    /// `--data-dir ''`: an empty path (an unset variable in a script), never the default folder.
+    case emptyDataDir
+    /// `file` (the data folder's path itself, or a folder above it) is a file, not a folder.
+    case fileInTheWay(path: String, file: String)
     /// The data folder (`place`) at `path` could be changed by another user (`TVHome.checkTrust`).
     case untrusted(path: String, place: DataFolderPlace, problem: FileTrustProblem)
     /// The data folder at `path` cannot be reached by `you`: `closedFolder` on the way may not
     /// be entered (its owner, when known).
     case unreachable(path: String, closedFolder: String, owner: FileOwner?, you: FileOwner)
+
+    /// A command line that cannot run as typed (an empty --data-dir) is 2; the rest 1.
+    public var exitCode: Int32 { self == .emptyDataDir ? 2 : 1 }
 
     public var message: String {
         switch self {
@@ -111,6 +125,14 @@ public enum TVHomeError: UserFacingError, Equatable {
                 + "make it writable by you, or pass --data-dir with another folder."
         case let .missing(path):
             return "There is no data folder at \(path) yet; `tv run` or `tv setup` makes one."
+        case let .readOnlyFolder(path, mode):
+            return "The folder \(path) is read-only (mode \(FileTrust.octal(UInt32(mode)))) and tv does not change that; make it writable (`chmod u+w \(path)`) or pass --data-dir with another folder."
+        case let .fileInTheWay(path, file):
+            return file == path
+                ? "The data folder \(path) is a file, not a folder; pass --data-dir with a folder (tv makes it when it is missing)."
+                : "The data folder \(path) cannot be made: \(file) is a file, not a folder; pass --data-dir with a folder (tv makes it when it is missing)."
+        case .emptyDataDir:
+            return "--data-dir was given an empty path (an unset variable?); name a folder, or leave the option out for the default."
         case let .untrusted(path, place, problem):
             return TVHomeError.untrustedSentence(path: path, place: place, problem: problem)
         case let .unreachable(path, closedFolder, owner, you):

@@ -16,7 +16,9 @@ struct TVHomeResolutionTests {
     @Test("then TV_HOME")
     func tvHomeSecond() throws {
         #expect(try TVHome.resolve(dataDir: nil, environment: full).path == "/env/tv")
-        #expect(try TVHome.resolve(dataDir: "", environment: full).path == "/env/tv")  // empty --data-dir ignored
+        // An empty --data-dir (a script's unset variable) is refused, never the default folder (a trial).
+        #expect(throws: TVHomeError.emptyDataDir) { try TVHome.resolve(dataDir: "", environment: full) }
+        #expect(TVHomeError.emptyDataDir.exitCode == 2)
     }
 
     @Test("then $XDG_DATA_HOME/tunnelvision")
@@ -87,6 +89,13 @@ struct TVHomeFileTests {
         #expect(FileModes.permissions(of: home.path) == 0o700)
         try home.ensureDirectory(home.runDirectory)
         #expect(FileModes.permissions(of: home.runDirectory) == 0o700)
+        // Bits are only taken away: a folder its owner made read-only is said, and stays so.
+        chmod(home.path, 0o555)
+        #expect(throws: TVHomeError.readOnlyFolder(path: home.path, mode: 0o555)) { try home.ensureExists() }
+        #expect(FileModes.permissions(of: home.path) == 0o555)
+        #expect(TVHomeError.readOnlyFolder(path: "/d", mode: 0o500).message
+                == "The folder /d is read-only (mode 0500) and tv does not change that; make it writable (`chmod u+w /d`) or pass --data-dir with another folder.")
+        chmod(home.path, 0o700)
     }
 
     @Test("requireExisting: a missing folder is refused in one sentence and nothing is made; an existing one passes")
@@ -108,9 +117,15 @@ struct TVHomeFileTests {
         let base = temporary()
         defer { try? FileManager.default.removeItem(atPath: base) }
         try Data("x".utf8).write(to: URL(fileURLWithPath: base))
-        #expect(throws: TVHomeError.cannotCreate(path: base, reason: "a file stands where the folder should be")) {
-            try TVHome(path: base).ensureExists()
-        }
+        let file = TVHome(path: base).path   // as written: the messages name the path given
+        #expect(throws: TVHomeError.fileInTheWay(path: file, file: file)) { try TVHome(path: base).ensureExists() }
+        // Said before anything reads it (a trial's `ca status` said "CA: none yet"), and for a
+        // file above the folder too.
+        #expect(throws: TVHomeError.fileInTheWay(path: file, file: file)) { try TVHome(path: base).checkTrust() }
+        #expect(throws: TVHomeError.fileInTheWay(path: file + "/sub/x", file: file)) { try TVHome(path: base + "/sub/x").checkTrust() }
+        #expect(TVHomeError.fileInTheWay(path: "/d/sub", file: "/d").message
+                == "The data folder /d/sub cannot be made: /d is a file, not a folder; pass --data-dir with a folder (tv makes it when it is missing).")
+        try TVHome(path: base + ".missing/a").checkTrust()   // nothing there yet: fine
     }
 
     @Test("writeAtomically sets the mode from the start, replaces whole, and leaves no temporary file")
