@@ -117,6 +117,9 @@ public struct CAFolder: Sendable {
         guard root.matches(rootKey) else {
             throw CAError.importRefused(file: keyPath, reason: "it is not the key of \(certificatePath)")
         }
+        guard rootKey.canSignCertificates else {
+            throw CAError.importRefused(file: keyPath, reason: Self.unsignableKey(rootKey))
+        }
         guard root.notBefore <= now, now < root.notAfter else {
             throw CAError.importRefused(file: certificatePath, reason: "it is not valid now (valid \(Timestamp.utc(root.notBefore)) to \(Timestamp.utc(root.notAfter)))")
         }
@@ -159,6 +162,12 @@ public struct CAFolder: Sendable {
         try FileModes.writeAtomically(try leafKey.pkcs8PEM(), to: leafKeyPath, mode: 0o600, exclusive: true)
         try FileModes.writeAtomically(root.pem, to: rootPath, mode: 0o644, exclusive: true)
         _ = try ProfileIdentity.loadOrCreate(path: identityPath)
+    }
+
+    /// Why a CA key tv cannot sign with is refused, as a clause (a trial's Ed25519 CA failed
+    /// later as "OpenSSL failed while signing … invalid digest").
+    static func unsignableKey(_ key: PrivateKey) -> String {
+        "its key is \(key.typeDescription), which tv does not sign certificates with; use an ECDSA (P-256, P-384) or RSA CA"
     }
 
     /// Why a private key file with `facts` at `path` may have been read by others, as a clause

@@ -22,6 +22,7 @@ extension CertificateAuthority {
         }
         guard root.isCA else { throw CAError.importRefused(file: path, reason: "its certificate is not a CA (basicConstraints CA:TRUE is missing)") }
         guard root.matches(key) else { throw CAError.importRefused(file: path, reason: "its key is not the key of its certificate") }
+        guard key.canSignCertificates else { throw CAError.importRefused(file: path, reason: CAFolder.unsignableKey(key)) }
         guard root.notBefore <= now, now < root.notAfter else {
             throw CAError.importRefused(file: path, reason: "its certificate is not valid now")
         }

@@ -32,7 +32,9 @@ public final class PrivateKey: @unchecked Sendable {
     public static func fromPEM(_ pem: [UInt8]) throws -> PrivateKey {
         let bio = pem.withUnsafeBytes { BIO_new_mem_buf($0.baseAddress, Int32($0.count)) }
         defer { BIO_free(bio) }
-        guard let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else {
+        // A callback that gives no passphrase: an encrypted key fails here instead of OpenSSL
+        // asking for one on the terminal (a trial saw "Enter PEM pass phrase:" twice).
+        guard let key = PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil) else {
             throw OpenSSLError("reading a PEM private key")
         }
         return PrivateKey(owning: key)
@@ -68,6 +70,10 @@ public final class PrivateKey: @unchecked Sendable {
         if EVP_PKEY_is_a(handle, "RSA") == 1 { return "RSA \(bits)" }
         return "\(String(cString: EVP_PKEY_get0_type_name(handle))) \(bits)-bit"
     }
+
+    /// Whether tv can sign certificates with it: ECDSA or RSA (an Ed25519 or Ed448 key signs
+    /// without a separate digest, which the certificate builder always names).
+    public var canSignCertificates: Bool { EVP_PKEY_is_a(handle, "EC") == 1 || isRSA }
 
     /// Whether this is an RSA key (leaves then also carry keyEncipherment).
     public var isRSA: Bool { EVP_PKEY_is_a(handle, "RSA") == 1 }

@@ -155,6 +155,35 @@ struct ImportTests {
         }
     }
 
+    @Test("an encrypted key is refused without a passphrase prompt; an Ed25519 CA (made by openssl) is refused as a key tv does not sign with")
+    func encryptedAndEd25519Keys() throws {
+        let tmp = TemporaryFolder()
+        defer { tmp.remove() }
+        func openssl(_ arguments: [String]) -> Child.Finished {
+            Child.run("/usr/bin/openssl", arguments, environment: ["PATH": "/usr/bin:/bin"], directory: tmp.path, stdin: Data(), timeout: 30)
+        }
+        let key = try pooledKey(.ecdsaP256)
+        let cert = try CertificateAuthority.makeRoot(key: key, now: currentTime())
+        let plain = try tmp.write("plain.key", try key.pkcs8PEM())
+        // No terminal is needed to see it: PEM_read_bio_PrivateKey is given a callback with no passphrase.
+        #expect(openssl(["pkey", "-in", plain, "-aes256", "-passout", "pass:secret", "-out", tmp.path + "/enc.key"]).status == 0)
+        let encrypted = Array(FileManager.default.contents(atPath: tmp.path + "/enc.key") ?? Data())
+        #expect(String(decoding: encrypted, as: UTF8.self).hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"))
+        let (r1, f1, _, keyPath) = try attempt(cert: cert.pem, key: encrypted, in: tmp)
+        #expect(refusal(r1, folder: f1).map { $0.0 == keyPath && $0.1.contains("not an unencrypted PEM private key") } == true)
+
+        let ed = TemporaryFolder()
+        defer { ed.remove() }
+        #expect(openssl(["genpkey", "-algorithm", "ed25519", "-out", tmp.path + "/ed.key"]).status == 0)
+        let made = openssl(["req", "-x509", "-new", "-key", tmp.path + "/ed.key", "-subj", "/CN=Ed Root", "-days", "30",
+                            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign", "-out", tmp.path + "/ed.pem"])
+        #expect(made.status == 0, "\(made)")
+        let (r2, f2, _, edKey) = try attempt(cert: Array(FileManager.default.contents(atPath: tmp.path + "/ed.pem") ?? Data()),
+                                             key: Array(FileManager.default.contents(atPath: tmp.path + "/ed.key") ?? Data()), in: ed)
+        #expect(refusal(r2, folder: f2).map { $0.0 == edKey && $0.1 == "its key is ED25519 256-bit, which tv does not sign certificates with; use an ECDSA (P-256, P-384) or RSA CA" } == true,
+                "\(r2)")
+    }
+
     @Test("import refuses when a CA already exists, writing nothing")
     func refusesExisting() throws {
         let tmp = TemporaryFolder()
