@@ -45,13 +45,16 @@ public enum CaptureRoom: Sendable, Equatable {
 
     /// Evaluates the captures (`files`: not deleted) against the two limits at `nowMicros`. A
     /// capture's age counts from its close (`endedMicros`); the one being recorded has none.
-    public static func evaluate(files: [CaptureFile], maxBytes: (name: String, limit: SettingLimit),
+    /// `decryptedBytes`: the decrypted captures (`decrypted-*.pcapng`), which live under the same
+    /// size limit (`DecryptedCaptureRetention`) and so count in what is used (a trial's room said
+    /// 2.6 MiB left where 2.3 MiB of decrypted captures left 0.3).
+    public static func evaluate(files: [CaptureFile], decryptedBytes: Int64 = 0, maxBytes: (name: String, limit: SettingLimit),
                                 maxAge: (name: String, limit: SettingLimit), nowMicros: Int64) -> CaptureRoom {
         var unreadable: [Unreadable] = []
         if case .unreadable(let text) = maxBytes.limit { unreadable.append(Unreadable(name: maxBytes.name, text: text)) }
         if case .unreadable(let text) = maxAge.limit { unreadable.append(Unreadable(name: maxAge.name, text: text)) }
         if !unreadable.isEmpty { return .unreadable(unreadable) }
-        let used = files.reduce(Int64(0)) { $0 + $1.bytes }
+        let used = files.reduce(Int64(0)) { $0 + $1.bytes } + max(0, decryptedBytes)
         if case .off = maxBytes.limit, case .off = maxAge.limit { return .neitherLimit(used: used) }
         let size: Size
         switch maxBytes.limit {

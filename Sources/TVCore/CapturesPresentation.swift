@@ -71,16 +71,21 @@ public enum CapturesPresentation {
     }
 
     /// `tv captures room`: one sentence per half, or the one sentence of neither limit / unreadable limits.
-    public static func roomLines(_ room: CaptureRoom) -> [String] {
+    /// `decryptedBytes`: how much of what the captures use is decrypted captures (they live
+    /// under the same size limit), said after the first sentence when any.
+    public static func roomLines(_ room: CaptureRoom, decryptedBytes: Int64 = 0) -> [String] {
+        var lines: [String]
         switch room {
         case .neitherLimit(let used):
-            return ["Neither limit is set (captures.maxBytes and captures.maxAge are off): nothing removes a capture unless you delete it. The captures use \(Units.bytes(used))."]
+            lines = ["Neither limit is set (captures.maxBytes and captures.maxAge are off): nothing removes a capture unless you delete it. The captures use \(Units.bytes(used))."]
         case .unreadable(let list):
             let names = list.map { "\($0.name) ('\(TerminalText.line($0.text))')" }.joined(separator: " and ")
             return ["tv cannot read \(names), so the room left is not shown; set \(list.count == 1 ? "it" : "them") again with `tv settings set NAME VALUE` (a size like 2GB, an age like 30d, or off)."]
         case let .limits(size, expiry):
-            return [sizeSentence(size), expirySentence(expiry)]
+            lines = [sizeSentence(size), expirySentence(expiry)]
         }
+        if decryptedBytes > 0 { lines[0] += " \(Units.bytes(decryptedBytes)) of that is decrypted captures (`tv storage` lists them)." }
+        return lines
     }
 
     static func sizeSentence(_ size: CaptureRoom.Size) -> String {

@@ -89,6 +89,12 @@ struct CapturePresentationTests {
             == "The 2.0 GiB limit cannot be met: the capture being recorded is 3.0 GiB on its own; close it with `tv captures rotate` so it can be removed.")
         #expect(Self.room([Self.file(1, bytes: 2_048)], "off", "30d").first
             == "No size limit (captures.maxBytes is off): the captures use 2.0 KiB and grow until you delete them.")
+        // Decrypted captures live under the same limit: they count in what is used, and are named.
+        let closed = [Self.file(2, bytes: 2_400 << 10, recording: true)]
+        let room = CaptureRoom.evaluate(files: closed, decryptedBytes: 2_300 << 10, maxBytes: ("captures.maxBytes", SettingLimit.bytes("5MB")),
+                                        maxAge: ("captures.maxAge", SettingLimit.micros("off")), nowMicros: 1_764_594_000_000_000)
+        #expect(CapturesPresentation.roomLines(room, decryptedBytes: 2_300 << 10).first
+            == "420 KiB left: the captures use 4.6 MiB of the 5.0 MiB limit (captures.maxBytes). 2.2 MiB of that is decrypted captures (`tv storage` lists them).")
     }
 
     @Test("Room: the four expiry outcomes, neither limit, unreadable limits")

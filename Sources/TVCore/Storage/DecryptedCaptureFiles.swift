@@ -8,7 +8,7 @@ import Tunnel
 /// plaintext of inspected flows, one file per session. Retention and delete-everything read and
 /// delete them here (`DecryptedCaptureRetention` decides which); the one a running session
 /// writes is the one it holds locked (`CaptureFolder.isRecording`), from any process.
-struct DecryptedCaptureFiles {
+public struct DecryptedCaptureFiles {
     let folder: String
 
     init(home: TVHome) { folder = home.captureDirectory }
@@ -24,6 +24,12 @@ struct DecryptedCaptureFiles {
                                                   modified: Int64(st.st_mtim.tv_sec) * 1_000_000 + Int64(st.st_mtim.tv_nsec) / 1_000,
                                                   isRecording: CaptureFolder.isRecording(path))
         }
+    }
+
+    /// The bytes every decrypted capture in `home`'s captures folder holds (`tv captures room`
+    /// counts them against captures.maxBytes, which they live under).
+    public static func totalBytes(home: TVHome) -> Int64 {
+        DecryptedCaptureFiles(home: home).onDisk().reduce(0) { $0 + $1.bytes }
     }
 
     /// Unlinks `name` unless a session holds it.

@@ -142,9 +142,10 @@ enum CaptureCommands {
             inv.console.line("tv cannot read the settings (\(error.message)), so the room left against captures.maxBytes and captures.maxAge is not shown.")
             return 1
         }
-        let room = CaptureRoom.evaluate(files: files, maxBytes: (SettingKeys.capturesMaxBytes.name, maxBytes),
+        let decrypted = DecryptedCaptureFiles.totalBytes(home: try inv.home())
+        let room = CaptureRoom.evaluate(files: files, decryptedBytes: decrypted, maxBytes: (SettingKeys.capturesMaxBytes.name, maxBytes),
                                         maxAge: (SettingKeys.capturesMaxAge.name, maxAge), nowMicros: FlowCommands.nowMicros())
-        for line in CapturesPresentation.roomLines(room) { inv.console.line(line) }
+        for line in CapturesPresentation.roomLines(room, decryptedBytes: decrypted) { inv.console.line(line) }
         return 0
     }
 }
