@@ -20,9 +20,14 @@ public struct CaptureFile: Sendable, Equatable {
     public var snapLength: Int64
     /// True when a live writer holds the file (its flock): the one marked Recording.
     public var isRecording: Bool
+    /// The file's size in the folder now (lstat), nil when it is not there: `bytes` is what the
+    /// writer recorded, which a file cut or removed by hand no longer holds.
+    public var bytesOnDisk: Int64?
 
+    /// `bytesOnDisk` nil here means as recorded (`bytes`); set the property to nil for a file
+    /// that is gone (`CaptureCatalog.files` asks the folder).
     public init(seq: Int64, path: String, startedMicros: Int64, endedMicros: Int64?, bytes: Int64, packets: Int64,
-                snapLength: Int64, isRecording: Bool) {
+                snapLength: Int64, isRecording: Bool, bytesOnDisk: Int64? = nil) {
         self.seq = seq
         self.path = path
         self.startedMicros = startedMicros
@@ -31,6 +36,13 @@ public struct CaptureFile: Sendable, Equatable {
         self.packets = packets
         self.snapLength = snapLength
         self.isRecording = isRecording
+        self.bytesOnDisk = bytesOnDisk ?? bytes
+    }
+
+    /// The size of the file at `path` now, nil when there is none (or it cannot be asked).
+    static func sizeOnDisk(_ path: String) -> Int64? {
+        var st = stat()
+        return lstat(path, &st) == 0 ? Int64(st.st_size) : nil
     }
 }
 
@@ -87,8 +99,10 @@ public struct CaptureCatalog {
         try select.forEachRow { row in
             let path = row.string(at: 1) ?? folder.filePath(row.int64(at: 0))
             let recording = row.int64(at: 7) != 0 && CaptureFolder.isRecording(path)
-            out.append(CaptureFile(seq: row.int64(at: 0), path: path, startedMicros: row.int64(at: 2), endedMicros: row.optionalInt64(at: 3),
-                                   bytes: row.int64(at: 4), packets: row.int64(at: 5), snapLength: row.int64(at: 6), isRecording: recording))
+            var file = CaptureFile(seq: row.int64(at: 0), path: path, startedMicros: row.int64(at: 2), endedMicros: row.optionalInt64(at: 3),
+                                   bytes: row.int64(at: 4), packets: row.int64(at: 5), snapLength: row.int64(at: 6), isRecording: recording)
+            file.bytesOnDisk = CaptureFile.sizeOnDisk(path)
+            out.append(file)
         }
         return out
     }

@@ -19,21 +19,38 @@ public enum CaptureRepair {
             if !CaptureFolder.isRecording(path) { abandoned.append((seq, path, row.int64(at: 2))) }
         }
         for capture in abandoned {
-            let end = wholeBlocksEnd(capture.path)
-            if let end { _ = truncate(capture.path, off_t(end)) }
-            let modified = (try? FileManager.default.attributesOfItem(atPath: capture.path)[.modificationDate] as? Date)
-                .map { Int64($0.timeIntervalSince1970 * 1e6) } ?? capture.started
-            let update = try database.prepare("UPDATE captures SET recording = 0, ended_at = ?, bytes = ? WHERE seq = ?")
-            try update.bind([.integer(max(modified, capture.started)), .integer(end ?? 0), .integer(capture.seq)])
+            // The row is told what the file holds once cut back: its packets and the time of the
+            // last one (a trial's repaired row kept the count its dead writer had committed and
+            // the repair's own time as its end, which the truncate had just made the mtime).
+            let whole = wholeBlocks(capture.path)
+            if let whole { _ = truncate(capture.path, off_t(whole.end)) }
+            let update = try database.prepare("UPDATE captures SET recording = 0, ended_at = ?, bytes = ?, packets = ? WHERE seq = ?")
+            try update.bind([.integer(max(whole?.lastPacketMicros ?? capture.started, capture.started)), .integer(whole?.end ?? 0),
+                             .integer(whole?.packets ?? 0), .integer(capture.seq)])
             _ = try update.step()
         }
+    }
+
+    /// What a capture file's whole blocks hold.
+    public struct WholeBlocks: Sendable, Equatable {
+        /// Where the last whole block ends (bytes from the start).
+        public var end: Int64
+        /// How many of them are Enhanced Packet Blocks.
+        public var packets: Int64
+        /// The last packet's timestamp (µs since the epoch: tv's interfaces say if_tsresol 6);
+        /// nil when there is none.
+        public var lastPacketMicros: Int64?
     }
 
     /// The length of the file's whole blocks: each block's header (type, total length) is read
     /// and its length checked (at least 12, a multiple of 4, inside the file, the trailing copy
     /// equal, draft-ietf-opsawg-pcapng §3.1); the first block that fails ends the whole ones.
     /// Reads 12 bytes per block, never the packets. Nil when the file cannot be opened.
-    public static func wholeBlocksEnd(_ path: String) -> Int64? {
+    public static func wholeBlocksEnd(_ path: String) -> Int64? { wholeBlocks(path)?.end }
+
+    /// As `wholeBlocksEnd`, also counting the Enhanced Packet Blocks and reading the last one's
+    /// timestamp (8 more bytes per packet block).
+    public static func wholeBlocks(_ path: String) -> WholeBlocks? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -41,16 +58,25 @@ public enum CaptureRepair {
         guard fstat(fd, &info) == 0 else { return nil }
         let size = Int64(info.st_size)
         var offset: Int64 = 0
-        var header = [UInt8](repeating: 0, count: 8)
+        var packets: Int64 = 0
+        var last: Int64?
+        var header = [UInt8](repeating: 0, count: 20)
         var trailer = [UInt8](repeating: 0, count: 4)
+        func le32(_ b: [UInt8], _ i: Int) -> UInt32 { UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24 }
         while offset + 12 <= size {
             guard header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 8, off_t(offset)) }) == 8 else { break }
-            let length = Int64(UInt32(header[4]) | UInt32(header[5]) << 8 | UInt32(header[6]) << 16 | UInt32(header[7]) << 24)
+            let length = Int64(le32(header, 4))
             guard length >= 12, length % 4 == 0, offset + length <= size else { break }
             guard trailer.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 4, off_t(offset + length - 4)) }) == 4,
                   trailer[...] == header[4..<8] else { break }
+            // An Enhanced Packet Block (type 6, §4.3): interface id, then the timestamp's high and low words.
+            if le32(header, 0) == 6, length >= 32,
+               header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress! + 8, 12, off_t(offset + 8)) }) == 12 {
+                packets += 1
+                last = Int64(UInt64(le32(header, 12)) << 32 | UInt64(le32(header, 16)))
+            }
             offset += length
         }
-        return offset
+        return WholeBlocks(end: offset, packets: packets, lastPacketMicros: last)
     }
 }

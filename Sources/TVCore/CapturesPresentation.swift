@@ -31,7 +31,8 @@ public enum CapturesPresentation {
             } else {
                 time = "\(started) UTC, not closed (its session ended without closing it)"
             }
-            return [String(file.seq), name, Units.bytes(file.bytes), "\(ByteWords.grouped(file.packets)) packet\(file.packets == 1 ? "" : "s")", time]
+            return [String(file.seq), name, Units.bytes(file.bytes), "\(ByteWords.grouped(file.packets)) packet\(file.packets == 1 ? "" : "s")",
+                    time + onDiskNote(file)]
         }
         let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
         var out = rows.map { row in
@@ -54,6 +55,16 @@ public enum CapturesPresentation {
                      ("endedMicros", file.endedMicros.map { .int($0) } ?? .null), ("bytes", .int(file.bytes)),
                      ("packets", .int(file.packets)), ("snapLength", .int(file.snapLength)), ("recording", .bool(file.isRecording))])
         })
+    }
+
+    /// What a closed capture's file no longer holds of what was recorded (a trial's file cut by
+    /// hand still read "9.3 KiB, 52 packets"): gone, or shorter; empty when whole (or recording,
+    /// whose end is still being written).
+    static func onDiskNote(_ file: CaptureFile) -> String {
+        guard !file.isRecording else { return "" }
+        guard let size = file.bytesOnDisk else { return "  (its file is gone from the folder)" }
+        guard size < file.bytes else { return "" }
+        return "  (its file holds only \(Units.bytes(size)) of it now: cut short since, `tv packet` says where)"
     }
 
     /// Said before a capture is deleted.

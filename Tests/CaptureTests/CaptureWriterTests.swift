@@ -245,14 +245,17 @@ struct CaptureWriterTests {
         let scratch = CaptureScratch()
         do {
             let writer = try CaptureWriter(configuration: scratch.configuration())
-            Conversation.record(writer, flow: 21)
+            // Packets after the file's start (a second from now), as real ones are.
+            Conversation.record(writer, flow: 21, startMicros: Int64(Date().timeIntervalSince1970 * 1e6) + 1_000_000)
             writer.stop()
         }
         let path = scratch.folder.filePath(1)
         let whole = try #require(FileManager.default.contents(atPath: path)).count
         // As a killed writer leaves it: marked recording, and the last block half written.
         let catalog = try scratch.catalog()
-        try catalog.database.execute("UPDATE captures SET recording = 1, ended_at = NULL WHERE seq = 1")
+        // Its row as the dead writer left it: more packets than reached the file (rows of a batch
+        // whose bytes were still held back), no end.
+        try catalog.database.execute("UPDATE captures SET recording = 1, ended_at = NULL, packets = 9 WHERE seq = 1")
         let fd = open(path, O_WRONLY | O_APPEND)
         let half = [UInt8](repeating: 0, count: 20)
         let torn = [UInt8]([6, 0, 0, 0, 0x40, 0, 0, 0]) + half
@@ -264,7 +267,12 @@ struct CaptureWriterTests {
         let files = try catalog.files()
         #expect(files.map(\.seq) == [2, 1])
         let repaired = try #require(files.last)
-        #expect(repaired.isRecording == false && repaired.endedMicros != nil && repaired.bytes == Int64(whole))
+        #expect(repaired.isRecording == false && repaired.bytes == Int64(whole))
+        // What the file holds once cut back: its 7 packets, ending at the last one's time (not at
+        // the repair's, which is when the truncate touched the file).
+        #expect(repaired.packets == 7)
+        #expect(repaired.endedMicros == (try catalog.packets(flow: 21)).map(\.timeMicros).max())
+        #expect(CaptureRepair.wholeBlocks(path)?.packets == 7)
         #expect(try #require(FileManager.default.contents(atPath: path)).count == whole)
         guard tsharkInstalled else { return }
         let info = try #require(runTool("capinfos", ["-c", "-M", path]))

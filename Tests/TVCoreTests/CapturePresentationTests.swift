@@ -135,6 +135,21 @@ struct CapturePresentationTests {
             == "Deleting capture-000001.pcapng (64.0 MiB, 10 packets): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back.")
     }
 
+    @Test("the list says when a closed capture's file is gone or shorter than recorded (cut by hand); the recording one is not judged")
+    func filesChangedOnDisk() {
+        var cut = Self.file(18, bytes: 9_523)
+        cut.bytesOnDisk = 5_000
+        var gone = Self.file(17, bytes: 100)
+        gone.bytesOnDisk = nil
+        var growing = Self.file(19, bytes: 100, recording: true)
+        growing.bytesOnDisk = 50
+        let lines = CapturesPresentation.lines([growing, cut, gone], folder: "/d/captures", captureOn: true)
+        #expect(lines[1].hasSuffix("Recording"), "\(lines)")
+        #expect(lines[2].hasSuffix("UTC  (its file holds only 4.9 KiB of it now: cut short since, `tv packet` says where)"), "\(lines)")
+        #expect(lines[3].hasSuffix("UTC  (its file is gone from the folder)"), "\(lines)")
+        #expect(!CapturesPresentation.lines([Self.file(1, bytes: 10)], folder: "/d", captureOn: true)[1].contains("its file"))
+    }
+
     @Test("after a deletion: what the file held is freed; a file already gone frees nothing, and says so")
     func deletedSentences() {
         let file = Self.file(3, bytes: 1_126)
