@@ -1,4 +1,6 @@
+import CertificateSetup
 import CommandLineParser
+import LocalCA
 
 /// The whole command tree of `tv`, and which function runs each command.
 enum CommandTree {
@@ -6,7 +8,7 @@ enum CommandTree {
         OptionSpec("data-dir", value: "DIR", help: "Data folder (default $TV_HOME, else $XDG_DATA_HOME/tunnelvision, else ~/.local/share/tunnelvision)."),
     ]
 
-    static let root = CommandSpec(
+    static let root = withValueWords(CommandSpec(
         name: "tv",
         summary: "TunnelVision: see which servers your machine talks to, and what your own TLS connections say.",
         discussion: "Everything stays on this machine: no account, no upload, no telemetry.",
@@ -17,7 +19,29 @@ enum CommandTree {
                       CaptureCommands.packetsSpec, PacketCommand.spec, CaptureCommands.capturesSpec,
                       TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, SharedStoreCommands.spec, ExportCommands.spec,
                       AuditCommands.spec, WebCommand.spec, ServiceCommand.spec, DocCommands.manSpec, DocCommands.completionsSpec, TVVersion.spec]
-    )
+    ))
+
+    /// The words an option's value completes to, by what the value is (one list each, wherever
+    /// the option appears): key types, trust stores, platforms. A trial found `--key`,
+    /// `--leaf-key`, `--platform` and `--trust-store` completing file names.
+    static func valueWords(_ option: OptionSpec) -> [String]? {
+        switch (option.long, option.valueName) {
+        case ("key", "TYPE"?), ("leaf-key", "TYPE"?): return KeyType.allCases.map(\.name)
+        case ("trust-store", _): return ["system", "file:", "dir:", "nss:"]
+        case ("platform", _): return TrustTarget.platformNames
+        default: return nil
+        }
+    }
+
+    /// `spec` with `valueWords` given to every option that has none, through the whole tree.
+    static func withValueWords(_ spec: CommandSpec) -> CommandSpec {
+        var spec = spec
+        for i in spec.options.indices where spec.options[i].completions.isEmpty {
+            if let words = valueWords(spec.options[i]) { spec.options[i].completions = words }
+        }
+        spec.subcommands = spec.subcommands.map(withValueWords)
+        return spec
+    }
 
     /// The parser of the whole tree (`--help`, `tv man`, `tv completions` all read it).
     static let parser = CommandLineParser(root: root, globalOptions: globalOptions, version: TVVersion.line)

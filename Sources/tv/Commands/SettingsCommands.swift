@@ -23,7 +23,9 @@ enum SettingsCommands {
             CommandSpec(name: "get", summary: "One setting's value.",
                         positionals: [PositionalSpec("KEY", help: "The setting's name, e.g. content.expiry.", completions: SettingKeys.all.map(\.name))]),
             CommandSpec(name: "set", summary: "Save one setting and apply it to a running session.",
-                        positionals: [PositionalSpec("KEY", help: "The setting's name.", completions: SettingKeys.all.map(\.name)),
+                        // inspection.enabled is turned with `tv inspect on|off`, which check trust first.
+                        positionals: [PositionalSpec("KEY", help: "The setting's name.",
+                                                     completions: SettingKeys.all.map(\.name).filter { $0 != SettingKeys.inspectionEnabled.name }),
                                       PositionalSpec("VALUE", help: "Its new value.")]),
         ],
         defaultSubcommand: "show")
