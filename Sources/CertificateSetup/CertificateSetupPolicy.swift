@@ -90,7 +90,7 @@ public enum CertificateSetupPolicy {
                 step: .installAndTrust,
                 meaning: "The root is in \(StoreWords.name(store)), but it is not trusted for TLS servers, so a leaf from it is refused.",
                 nextStep: missing,
-                nextCommand: "tv ca trust" + opt,
+                nextCommand: trustCommand(store, progress),
                 state: failure?.step == .installAndTrust
                     ? .failed(reason: failure!.reason, retry: "Try again: `tv ca trust\(opt) --apply --yes`, or follow the steps by hand.")
                     : .partiallyDone(done: "The root is installed in \(StoreWords.name(store)).", missing: missing),
@@ -109,9 +109,17 @@ public enum CertificateSetupPolicy {
                 step: .installAndTrust,
                 meaning: "The certificate exists, but \(StoreWords.name(store)) does not have the root yet.",
                 nextStep: "Install the root in \(StoreWords.name(store)) and trust it for TLS servers.",
-                nextCommand: "tv ca trust" + opt,
+                nextCommand: trustCommand(store, progress),
                 state: state, notice: nil, canGenerate: false)
         }
+    }
+
+    /// `tv ca trust` for `store`, or, once it has shown the steps and tv can do them, the command
+    /// that does them (with sudo for the system store).
+    private static func trustCommand(_ store: TrustStoreSpec, _ progress: SetupProgress) -> String {
+        let opt = StoreWords.option(store)
+        guard progress.stepsShownCanApply else { return "tv ca trust" + opt }
+        return (store == .system ? "sudo " : "") + "tv ca trust\(opt) --apply --yes"
     }
 
     private static func storeInDoubt(store: TrustStoreSpec, because: String) -> SetupStage {

@@ -55,11 +55,17 @@ public struct SetupProgress: Sendable, Equatable {
     public var waitingOnUser: Bool
     /// The last attempt that failed in this visit (create, apply trust, turn inspection on).
     public var lastFailure: SetupFailure?
+    /// `tv ca trust` has just printed the install steps and tv can do them on this machine: the
+    /// next command is the one that does them (`--apply --yes`), not `tv ca trust` again (a
+    /// trial read `tv ca trust` as the next step of `tv ca trust`).
+    public var stepsShownCanApply: Bool
 
-    public init(explanationAccepted: Bool = false, waitingOnUser: Bool = false, lastFailure: SetupFailure? = nil) {
+    public init(explanationAccepted: Bool = false, waitingOnUser: Bool = false, lastFailure: SetupFailure? = nil,
+                stepsShownCanApply: Bool = false) {
         self.explanationAccepted = explanationAccepted
         self.waitingOnUser = waitingOnUser
         self.lastFailure = lastFailure
+        self.stepsShownCanApply = stepsShownCanApply
     }
 }
 

@@ -114,7 +114,7 @@ public struct CADoubt: Sendable, Equatable {
     }
 
     public var message: String {
-        "The CA is in doubt: \(path) \(problem); tv will not generate a new CA over it — repair or restore that file, or, to start over on purpose, \(CADoubt.startOver(doubtPath: path))."
+        "The CA is in doubt: \(path) \(problem); tv will neither sign with it nor generate a new CA over it — repair or restore that file, or, to start over on purpose, \(CADoubt.startOver(doubtPath: path))."
     }
 
     /// The files a CA is made of, which starting over deletes; `profile-identity.json` is kept,

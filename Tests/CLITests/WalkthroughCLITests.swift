@@ -201,7 +201,7 @@ struct WalkthroughCLITests {
             #expect(status.out.hasPrefix("CA: in doubt — \(s.caDir)/leaf-key.pem cannot be parsed as a PEM private key\nNothing will be generated over it. Repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from \(s.caDir) and keep profile-identity.json.\n"))
             let create = try s.tv("ca", "create")
             #expect(create.status == 1)
-            #expect(create.err == "tv: The CA is in doubt: \(s.caDir)/leaf-key.pem cannot be parsed as a PEM private key; tv will not generate a new CA over it — repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from \(s.caDir) and keep profile-identity.json.\n")
+            #expect(create.err == "tv: The CA is in doubt: \(s.caDir)/leaf-key.pem cannot be parsed as a PEM private key; tv will neither sign with it nor generate a new CA over it — repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from \(s.caDir) and keep profile-identity.json.\n")
         }
     }
 }

@@ -129,6 +129,15 @@ struct StageMachineTests {
         }
     }
 
+    @Test func afterTheStepsWereShownTheNextCommandDoesThem() {
+        for store in Self.stores {
+            let facts = SetupFacts(ca: .present, store: store, installed: .no, usable: .no, inspectionEnabled: false)
+            let shown = CertificateSetupPolicy.stage(facts, progress: SetupProgress(stepsShownCanApply: true))
+            #expect(shown.nextCommand == (store == .system ? "sudo " : "") + "tv ca trust" + Self.options[store.description]! + " --apply --yes")
+            #expect(CertificateSetupPolicy.stage(facts).nextCommand == "tv ca trust" + Self.options[store.description]!)
+        }
+    }
+
     @Test func closedDoorSaysWhatIsWrong() {
         let doubt = CertificateSetupPolicy.stage(SetupFacts(ca: .doubt(reason: "/h/ca/root.pem is missing while other CA files are there"),
                                                             store: .system, installed: .no, usable: .no, inspectionEnabled: false))

@@ -154,7 +154,7 @@ struct CAFolderTests {
             #expect(doubt.path == damage.blamed(folder))
             #expect(doubt.problem.contains(damage.problem), "\(doubt.problem)")
             #expect(doubt.message.contains(damage.blamed(folder)))
-            #expect(doubt.message.contains("will not generate a new CA over it"))
+            #expect(doubt.message.contains("will neither sign with it nor generate a new CA over it"))
 
             #expect(throws: CAError.inDoubt(doubt)) { try folder.create(now: currentTime()) }
             // Import is refused the same way, before its own files are even read.
@@ -193,7 +193,7 @@ struct CAFolderTests {
     @Test("doubt says how to start over as CA/README does: delete the three files, keep profile-identity.json")
     func doubtSaysHowToStartOver() throws {
         let doubt = CADoubt(path: "/h/ca/leaf-key.pem", problem: "cannot be parsed as a PEM private key")
-        #expect(doubt.message == "The CA is in doubt: /h/ca/leaf-key.pem cannot be parsed as a PEM private key; tv will not generate a new CA over it — repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from /h/ca and keep profile-identity.json.")
+        #expect(doubt.message == "The CA is in doubt: /h/ca/leaf-key.pem cannot be parsed as a PEM private key; tv will neither sign with it nor generate a new CA over it — repair or restore that file, or, to start over on purpose, delete root.pem, root-key.pem and leaf-key.pem from /h/ca and keep profile-identity.json.")
         #expect(CADoubt.startOver(doubtPath: "/h/ca") == "move /h/ca aside")
         try withCA { folder, _, _ in
             try Data("not a key".utf8).write(to: URL(fileURLWithPath: folder.leafKeyPath))

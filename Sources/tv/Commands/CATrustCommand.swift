@@ -30,7 +30,9 @@ enum CATrustCommand {
             for line in SetupRendering.guideLines(TrustGuides.install(target, root: root)) { inv.console.line(line) }
             if let checked = storeOf(target) {
                 inv.console.line("")
-                return try reask(inv, store: checked)
+                // The steps are on the screen already: the next command is the one that does them.
+                let applies = TrustInstaller.installActions(target, root: root) != nil
+                return try reask(inv, store: checked, stepsShown: applies)
             }
             if case .nss(directory: nil) = target {
                 inv.console.line("Then check with `tv ca status --trust-store nss:$HOME/.pki/nssdb` (or the Firefox profile folder).")
@@ -82,7 +84,9 @@ enum CATrustCommand {
     }
 
     /// Asks `store` now (and re-checks inspection) and prints both answers and the stage.
-    static func reask(_ inv: Invocation, store: TrustStoreSpec) throws -> Int32 {
+    /// - Parameter stepsShown: the install steps were just printed and tv can do them here
+    ///   (`SetupProgress.stepsShownCanApply`).
+    static func reask(_ inv: Invocation, store: TrustStoreSpec, stepsShown: Bool = false) throws -> Int32 {
         let home = try inv.home()
         var enabled = false
         var notices: [String] = []
@@ -95,7 +99,7 @@ enum CATrustCommand {
         for notice in notices { inv.console.note(notice) }
         let snapshot = SetupSnapshot.read(home: home, store: store, inspectionEnabled: enabled, environment: inv.environment, now: inv.now)
         if let trust = snapshot.trust { for line in SetupRendering.trustLines(trust) { inv.console.line(line) } }
-        let stage = CertificateSetupPolicy.stage(snapshot.facts)
+        let stage = CertificateSetupPolicy.stage(snapshot.facts, progress: SetupProgress(stepsShownCanApply: stepsShown))
         for line in SetupRendering.stageLines(stage) { inv.console.line(line) }
         return 0
     }
