@@ -37,7 +37,8 @@ struct SettingsCLITests {
             let unknown = try s.tv("settings", "get", "nope")
             #expect(unknown.status == 2)
             // A value that is not one exits 2, whichever setting (content's exited 1: a trial).
-            for (key, value) in [("content.expiry", "abc"), ("content.flowBudget", "abc"), ("capture.snaplen", "abc"), ("history.maxAge", "abc")] {
+            for (key, value) in [("content.expiry", "abc"), ("content.flowBudget", "abc"), ("capture.snaplen", "abc"), ("history.maxAge", "abc"),
+                                 ("trust.store", "bogus"), ("trust.store", "file:/nonexistent-folder/b.pem"), ("tls.clientCerts", "notjson")] {
                 #expect(try s.tv("settings", "set", key, value).status == 2, "\(key)")
             }
             // store.url: checked as it is saved (a trial found it could never be set).

@@ -89,7 +89,18 @@ enum SettingsCommands {
         case SettingKeys.inspectionEnabled.name:
             throw UsageRefusal("Inspection is turned on and off with `tv inspect on` / `tv inspect off`, which check trust first.")
         case SettingKeys.trustStore.name:
-            let spec = try TrustStoreSpec(parsing: value)
+            // A value that is not a store is a usage error (2) like every other setting's; a
+            // file: store whose folder is missing is refused now, as `tv ca trust --apply` would.
+            let spec: TrustStoreSpec
+            do {
+                spec = try TrustStoreSpec(parsing: value)
+                try spec.checkBundleFolder { folder in
+                    var isDirectory: ObjCBool = false
+                    return FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) && isDirectory.boolValue
+                }
+            } catch let error as UserFacingError {
+                throw UsageRefusal(error.message)
+            }
             change = try settings.set(SettingKeys.trustStore, to: spec.description)
         case SettingKeys.introSeen.name:
             change = try settings.set(SettingKeys.introSeen, to: try bool(name, value))
@@ -111,7 +122,13 @@ enum SettingsCommands {
             guard let list = [String](text: value) else {
                 throw UsageRefusal("\(name) takes a JSON array of \"HOST_PATTERN=FILE\" strings, one HOST_PATTERN=FILE, or '' for none, not '\(value)'.")
             }
-            for entry in list { try ClientCertificateRule(parsing: entry).check(now: inv.now) }
+            for entry in list {
+                // An entry that is not HOST_PATTERN=FILE cannot be read: a usage error (2); a file
+                // that cannot be used is said as the proxy says it (1).
+                let rule: ClientCertificateRule
+                do { rule = try ClientCertificateRule(parsing: entry) } catch { throw UsageRefusal(error.message) }
+                try rule.check(now: inv.now)
+            }
             change = try settings.set(SettingKeys.clientCertificates, to: list)
             applies = "It applies when the next session starts (`tv stop`, then `tv run`)."
         case SettingKeys.requestsRecord.name:
