@@ -26,8 +26,8 @@ public enum ListenExposure {
         guard !authenticated, !isLoopback(listen.address) else { return nil }
         let fix = "require a password with --proxy-auth USER:PASSFILE, or listen on 127.0.0.1."
         if inspecting {
-            return "listening on \(listen) with inspection on: anyone who can reach that address can use this proxy "
-                + "and read what it decrypts; " + fix
+            return "listening on \(listen) with inspection on: anyone who can reach that address can use this proxy, "
+                + "also to reach this machine's own 127.0.0.1 services, and read what it decrypts; " + fix
         }
         return "listening on \(listen): anyone who can reach that address can use this proxy, "
             + "also to reach this machine's own 127.0.0.1 services; " + fix

@@ -6,8 +6,8 @@ import Testing
 @Suite("Proxy authentication (tv run --proxy-auth)", .serialized)
 struct ProxyAuthRunTests {
     static func warning(_ listen: String) -> String {
-        "tv: warning: listening on \(listen) with inspection on: anyone who can reach that address can use this proxy "
-            + "and read what it decrypts; require a password with --proxy-auth USER:PASSFILE, or listen on 127.0.0.1."
+        "tv: warning: listening on \(listen) with inspection on: anyone who can reach that address can use this proxy, "
+            + "also to reach this machine's own 127.0.0.1 services, and read what it decrypts; require a password with --proxy-auth USER:PASSFILE, or listen on 127.0.0.1."
     }
 
     static let missing = "the client gave no proxy credentials and this proxy requires them (tv run --proxy-auth); give the client the user name and password"

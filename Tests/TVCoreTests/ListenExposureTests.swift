@@ -14,7 +14,7 @@ import Testing
     func warning() {
         let any = Endpoint(address: "0.0.0.0", port: 8080)
         #expect(ListenExposure.warning(mode: .regular, listen: any, inspecting: true, authenticated: false)
-            == "listening on 0.0.0.0:8080 with inspection on: anyone who can reach that address can use this proxy and read what it decrypts; require a password with --proxy-auth USER:PASSFILE, or listen on 127.0.0.1.")
+            == "listening on 0.0.0.0:8080 with inspection on: anyone who can reach that address can use this proxy, also to reach this machine's own 127.0.0.1 services, and read what it decrypts; require a password with --proxy-auth USER:PASSFILE, or listen on 127.0.0.1.")
         #expect(ListenExposure.warning(mode: .socks5, listen: Endpoint(address: "::", port: 1080), inspecting: true, authenticated: false)?
             .hasPrefix("listening on [::]:1080 with inspection on:") == true)
         #expect(ListenExposure.warning(mode: .regular, listen: any, inspecting: true, authenticated: true) == nil)
