@@ -131,7 +131,7 @@ extension CaptureWriterThread {
             }
         } catch {
             // The packets are in the file; their rows are not. Counted as failed for the list.
-            note(failure: "\(error)")
+            note(failure: error)
             flowCounts = [:]
             countFailed(packets, &failed)
         }

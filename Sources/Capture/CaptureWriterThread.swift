@@ -3,6 +3,7 @@ import FlowStore
 import FlowTerms
 import Foundation
 import Synchronization
+import TVHome
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -138,7 +139,7 @@ final class CaptureWriterThread: QueueWriter {
         while start < batch.packets.count || secretsPending {
             if file == nil {
                 do { try openFile(nowMicros: EngineClock.wallMicros()) } catch {
-                    note(failure: "\(error)")
+                    note(failure: error)
                     // Held packets let go with nowhere to go are lost as well.
                     let lost = released.reduce(0) { $0 + (held.take($1)?.packets.count ?? 0) }
                     countFailed(lost + batch.packets.count - start, &failed)
@@ -186,7 +187,7 @@ final class CaptureWriterThread: QueueWriter {
         let now = EngineClock.wallMicros()
         let closed = file?.seq
         closeFile(nowMicros: now)
-        do { try openFile(nowMicros: now) } catch { note(failure: "\(error)") }
+        do { try openFile(nowMicros: now) } catch { note(failure: error) }
         return (closed, file?.seq)
     }
 
@@ -259,7 +260,7 @@ final class CaptureWriterThread: QueueWriter {
                               .integer(open.seq)])
             _ = try update?.step()
         } catch {
-            note(failure: "\(error)")
+            note(failure: error)
         }
         _ = flock(fd, LOCK_UN)
         background.syncAndClose(handed)
@@ -278,5 +279,11 @@ final class CaptureWriterThread: QueueWriter {
 
     func note(failure: String) {
         box.state.withLock { $0.lastFailure = failure }
+    }
+
+    /// Notes `error` as its sentence (`UserFacingError.message`), never as a value dump (a
+    /// trial's `tv status` showed `failed(path: "…", reason: "CHECK constraint failed: …")`).
+    func note(failure error: any Error) {
+        note(failure: (error as? UserFacingError)?.message ?? "\(error)")
     }
 }

@@ -17,11 +17,6 @@ public enum PacketMeaning: String, Sendable, Equatable, CaseIterable {
     case finishedSending = "finished_sending"
     /// RST: the connection was cut off.
     case cutOff = "cut_off"
-    /// An ICMP or ICMPv6 error message (destination unreachable, packet too big, time exceeded,
-    /// parameter problem, …: RFC 792, RFC 4443 §2.1's types below 128): a router or host
-    /// reporting why a packet of this flow did not get through. A trial read the port
-    /// unreachable of a UDP flow to a closed port titled "data".
-    case errorReport = "error_report"
 
     /// The words people read ("delivery confirmed").
     public var words: String {
@@ -32,7 +27,6 @@ public enum PacketMeaning: String, Sendable, Equatable, CaseIterable {
         case .deliveryConfirmed: return "delivery confirmed"
         case .finishedSending: return "finished sending"
         case .cutOff: return "cut off"
-        case .errorReport: return "error report"
         }
     }
 
@@ -41,12 +35,10 @@ public enum PacketMeaning: String, Sendable, Equatable, CaseIterable {
     ///   - tcpFlags: the TCP header's flag byte (RFC 9293 §3.1: CWR ECE URG ACK PSH RST SYN FIN,
     ///     high bit to low), nil for a packet that is not TCP.
     ///   - payloadLength: bytes after the transport header.
-    ///   - reportsError: the packet is an ICMP/ICMPv6 error message (`PacketSummary.reportsError`).
     /// RST outranks every other flag: it arrives with ACK set almost every time, and reading it
     /// as a confirmation would hide the one thing worth telling. Then SYN (with or without ACK),
     /// then FIN, then payload; a segment with none of them confirms delivery.
-    public static func classify(tcpFlags: UInt8?, payloadLength: Int, reportsError: Bool = false) -> PacketMeaning {
-        if reportsError { return .errorReport }
+    public static func classify(tcpFlags: UInt8?, payloadLength: Int) -> PacketMeaning {
         guard let flags = tcpFlags else { return .data }
         if flags & TCPFlags.rst != 0 { return .cutOff }
         if flags & TCPFlags.syn != 0 { return flags & TCPFlags.ack != 0 ? .accepted : .opened }

@@ -11,30 +11,15 @@ public struct PacketSummary: Sendable, Equatable {
     public var tcpFlags: UInt8?
     /// Bytes after the transport header (TCP: after its data offset; UDP: after 8 bytes).
     public var payloadLength: Int
-    /// The ICMP (1) or ICMPv6 (58) message type, nil for other transports or when cut before it.
-    public var icmpType: UInt8?
 
-    public init(transport: UInt8?, tcpFlags: UInt8?, payloadLength: Int, icmpType: UInt8? = nil) {
+    public init(transport: UInt8?, tcpFlags: UInt8?, payloadLength: Int) {
         self.transport = transport
         self.tcpFlags = tcpFlags
         self.payloadLength = payloadLength
-        self.icmpType = icmpType
-    }
-
-    /// Whether it is an ICMP error message: ICMPv4 destination unreachable (3), source quench
-    /// (4), redirect (5), time exceeded (11), parameter problem (12) (RFC 792); ICMPv6 types
-    /// below 128 (RFC 4443 §2.1).
-    public var reportsError: Bool {
-        guard let icmpType else { return false }
-        switch transport {
-        case IPProtocolNumber.icmp: return [3, 4, 5, 11, 12].contains(icmpType)
-        case IPProtocolNumber.icmpv6: return icmpType < 128
-        default: return false
-        }
     }
 
     /// What the packet meant (`PacketMeaning.classify`).
-    public var meaning: PacketMeaning { PacketMeaning.classify(tcpFlags: tcpFlags, payloadLength: payloadLength, reportsError: reportsError) }
+    public var meaning: PacketMeaning { PacketMeaning.classify(tcpFlags: tcpFlags, payloadLength: payloadLength) }
 
     /// Reads `bytes` (the captured part of a packet of `originalLength` bytes on the wire; lengths
     /// come from the headers, bounded by `originalLength`, so a snap length cut changes nothing).
@@ -57,9 +42,6 @@ public struct PacketSummary: Sendable, Equatable {
             return PacketSummary(transport: proto, tcpFlags: bytes[offset + 13], payloadLength: max(0, total - offset - dataOffset))
         case IPProtocolNumber.udp:
             return PacketSummary(transport: proto, tcpFlags: nil, payloadLength: max(0, total - offset - 8))
-        case IPProtocolNumber.icmp, IPProtocolNumber.icmpv6:
-            let type = offset < bytes.count ? bytes[offset] : nil
-            return PacketSummary(transport: proto, tcpFlags: nil, payloadLength: max(0, total - offset), icmpType: type)
         default:
             return PacketSummary(transport: proto, tcpFlags: nil, payloadLength: max(0, total - offset))
         }

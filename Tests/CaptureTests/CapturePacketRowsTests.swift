@@ -20,6 +20,21 @@ struct CapturePacketRowsTests {
         return nil
     }
 
+    @Test("every meaning a row can have is one the packets table takes (its CHECK constraint): a new meaning needs a migration first")
+    func everyMeaningIsStorable() throws {
+        let scratch = CaptureScratch()
+        let database = try SQLiteDatabase(path: scratch.databasePath)
+        try FlowSchema.migrate(database)
+        for (n, meaning) in PacketMeaning.allCases.enumerated() {
+            // A session lost whole batches of rows to a meaning the constraint did not list.
+            try database.execute("""
+                INSERT INTO packets (flow_id, n, capture_seq, file_offset, time_us, direction, orig_len, incl_len, tcp_flags, meaning)
+                VALUES (1, \(n + 1), 1, 0, 0, 'client_to_server', 60, 60, NULL, '\(meaning.rawValue)')
+                """)
+        }
+        #expect(try database.scalar("SELECT count(*) FROM packets").int64 == Int64(PacketMeaning.allCases.count))
+    }
+
     @Test("two writes, one set of statements: the exact rows (an unreadable packet's flags NULL), counts raised, the file's row updated")
     func twoWrites() throws {
         let scratch = CaptureScratch()
