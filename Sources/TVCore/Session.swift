@@ -236,10 +236,17 @@ public final class Session: Sendable {
         recheck?.cancel()
         retention.stop()
         signals.forEach { $0.cancel() }
-        tunnel?.stop()
+        // The proxy's connections close first, while the tunnel still carries what they send:
+        // with the TUN gone first, a program's connection never heard the close (a trial's
+        // keep-alive client hung in ESTABLISHED, tv's socket in FIN-WAIT-1 on the vanished tv0).
+        proxy.stop(graceSeconds: 1)
+        if let tunnel {
+            // The loop forwards the closes within microseconds; this covers its being scheduled.
+            usleep(100_000)
+            tunnel.stop()
+        }
         wiring.captureSecrets.attach(nil)
         if let sentence = capture?.stop() { say(sentence) }
-        proxy.stop(graceSeconds: 1)
         let losses = wiring.close()
         finalLosses.withLock { $0 = losses }
         stoppedSignal.signal()

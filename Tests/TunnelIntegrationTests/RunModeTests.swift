@@ -197,8 +197,33 @@ final class RunModeTests {
         #expect(packets.first?["meaning"] as? String == "opened")
         #expect(packets.contains { $0["meaning"] as? String == "finished_sending" }, "\(packets)")
 
+        // A program's idle keep-alive connection hears the stop (a FIN: it was between exchanges);
+        // with the TUN torn down before the proxy closed it, it hung in ESTABLISHED (a trial).
+        let ready = lab.dir + "/keepalive-ready"
+        let keepAlive = try Daemon(["ip", "netns", "exec", host, "python3", "-c", """
+            import socket, sys
+            s = socket.create_connection(('10.205.0.2', 8080), timeout=5)
+            s.sendall(b'GET /index.html HTTP/1.1\\r\\nHost: 10.205.0.2\\r\\n\\r\\n')
+            got = b''
+            while b'\\r\\n\\r\\n' not in got: got += s.recv(4096)
+            length = int([l for l in got.split(b'\\r\\n') if l.lower().startswith(b'content-length:')][0].split(b':')[1])
+            while len(got.split(b'\\r\\n\\r\\n', 1)[1]) < length: got += s.recv(4096)
+            open(sys.argv[1], 'w').close()
+            s.settimeout(15)
+            try:
+                print('eof' if s.recv(4096) == b'' else 'bytes', flush=True)
+            except ConnectionResetError:
+                print('reset', flush=True)
+            except socket.timeout:
+                print('timeout', flush=True)
+            """, ready], log: lab.dir + "/keepalive.log")
+        for _ in 0..<100 where access(ready, F_OK) != 0 { usleep(100_000) }
+        #expect(access(ready, F_OK) == 0, "\(keepAlive.output)")
+
         // SIGTERM: everything goes, rp_filter comes back.
         tv.stop(signal: SIGTERM)
+        _ = keepAlive.wait(timeout: 20)
+        #expect(keepAlive.output.contains("eof"), "\(keepAlive.output)")
         #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
         #expect(Sh.run(["ip", "-n", host, "route", "show", "table", "29814"]).out.isEmpty)
         #expect(Sh.run(["ip", "-n", host, "-o", "link"]).out == linksBefore)
