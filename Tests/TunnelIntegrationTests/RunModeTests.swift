@@ -75,6 +75,9 @@ final class RunModeTests {
         #expect(direct.status != 0)
         let status = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status", "--json"])
         #expect(status.out.contains("\"notRedirected\" : 1") || status.out.contains("\"notRedirected\": 1"), "\(status)")
+        // … and said: a reset with nothing said looked like a broken tv, not a rule that does not match (a trial).
+        #expect(tv.output.contains("tv: reset a connection (the last from 10.204.0.2) that reached tv's port directly, without a REDIRECT rule's original destination"),
+                "\(tv.output)")
 
         let flows = try lab.flows()
         let tls4 = try #require(flows.first { $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 443 })

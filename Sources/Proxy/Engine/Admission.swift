@@ -52,6 +52,16 @@ extension ProxyShared {
         if let address { clientAddresses.withLock { $0.release(address) } }
     }
 
+    /// Transparent mode: a connection from `peer` came with no original destination (it reached
+    /// tv's port directly, no REDIRECT rule applied): counted, reset by the caller, and said (a
+    /// trial saw only resets, no flow and nothing said: the sign of a rule that does not match).
+    func notRedirected(from peer: String, now: UInt64) {
+        notRedirected.wrappingAdd(1, ordering: .relaxed)
+        if let said = notRedirectedNotices.withLock({ $0.note(at: now) }) {
+            configuration.notices?(.notRedirected(lastFrom: peer, count: said))
+        }
+    }
+
     /// accept(2) failed with `err`; counts and says it when it was for lack of descriptors.
     func acceptFailed(_ err: Int32, now: UInt64) {
         guard err == EMFILE || err == ENFILE else { return }

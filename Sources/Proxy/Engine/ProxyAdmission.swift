@@ -63,7 +63,7 @@ final class ProxyAdmission {
         case .transparent:
             guard let destination = TransparentDestination.read(client) else {
                 shared.connectionEnded(address: admitted)
-                shared.notRedirected.wrappingAdd(1, ordering: .relaxed)
+                shared.notRedirected(from: peer.ip.description, now: loop.now)
                 Socket.reset(client)
                 return
             }

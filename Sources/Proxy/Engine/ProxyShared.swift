@@ -35,6 +35,7 @@ final class ProxyShared: Sendable {
     /// One notice a minute about the cap, and one about descriptors.
     let capNotices = Mutex(NoticeThrottle())
     let descriptorNotices = Mutex(NoticeThrottle())
+    let notRedirectedNotices = Mutex(NoticeThrottle())
     /// Transparent mode: connections refused because no redirect rule sent them (no original
     /// destination, or the destination is the listener itself).
     let notRedirected = Atomic<UInt64>(0)

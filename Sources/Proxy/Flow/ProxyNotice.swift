@@ -12,6 +12,9 @@ public enum ProxyNotice: Sendable, Equatable {
     /// `limit`; ENFILE: the whole system's), so clients waited in the listen queue; tv paused
     /// accepting for 100 ms each time rather than spin.
     case outOfDescriptors(systemWide: Bool, limit: UInt64, failures: UInt64)
+    /// Transparent mode: `count` connections came to tv's port with no original destination (no
+    /// REDIRECT rule applied to them) and were reset; the last from `lastFrom`.
+    case notRedirected(lastFrom: String, count: UInt64)
 
     /// One sentence: what happened and what to do.
     public var message: String {
@@ -24,6 +27,8 @@ public enum ProxyNotice: Sendable, Equatable {
         case let .outOfDescriptors(systemWide, limit, failures):
             let whose = systemWide ? "the system ran out of file descriptors (fs.file-max)" : "tv ran out of file descriptors (its limit is \(limit); raise it with ulimit -n)"
             return "could not accept \(Self.connections(failures)): \(whose); clients wait in the listen queue until some close"
+        case let .notRedirected(last, count):
+            return "reset \(Self.connections(count)) (the last from \(last)) that reached tv's port directly, without a REDIRECT rule's original destination: transparent mode serves only redirected connections; check that your rule matches them (tv's start lines show one)"
         }
     }
 
