@@ -167,6 +167,13 @@ public final class ProxyServer: Sendable {
         state.withLock { $0.running?.shared.newFlowID() }
     }
 
+    /// A front end closed a flow of its own that no loop ever had (the TUN's refused connects):
+    /// counted with the loops' closed flows, so `tv status` and `tv diag` agree with the flow
+    /// list (a trial's refused connect was listed failed while both said 0 failed).
+    public func frontEndClosed(_ status: FlowStatus) {
+        state.withLock { $0.running?.shared }?.frontEndClosed.withLock { $0[status, default: 0] &+= 1 }
+    }
+
     /// A front-end's own listener (the TUN engine's) ran out of descriptors: counted and said as
     /// the proxy's own listener's failures are (`ProxyCounters.acceptsFailedForDescriptors`, the
     /// out-of-descriptors notice). Other errnos are ignored; nothing happens when not running.
@@ -246,6 +253,7 @@ public final class ProxyServer: Sendable {
             out.connectionCap = shared.connectionCap
             out.descriptorLimit = shared.descriptorLimit
             out.notRedirected = shared.notRedirected.load(ordering: .relaxed)
+            for (kind, count) in shared.frontEndClosed.withLock({ $0 }) { out.closedByStatus[kind, default: 0] += count }
             if let stats = shared.leafCache?.statistics {
                 out.leafCacheHits = stats.hits
                 out.leafCacheMisses = stats.misses

@@ -217,6 +217,7 @@ extension EngineLoop {
         facts.durationMicros = wall - startMicros
         if !announced { sink.flowOpened(facts) }
         sink.flowClosed(facts)
+        proxy.frontEndClosed(facts.status)
     }
 
     /// The facts of a connection the proxy does not have (yet): its id (given at the SYN, else a

@@ -140,6 +140,13 @@ final class RunModeTests {
         // A connected (LAN) destination bypasses the TUN: no flow for it.
         let lan = lab.inHost(["curl", "-sS", "http://10.203.0.2:8080/index.html"])
         #expect(lan.status == 0)
+        // A refused port: the program sees ECONNREFUSED, the flow is failed, and the session's
+        // counters say so too (a trial: listed failed while tv status and tv diag said 0 failed).
+        let refused = lab.inHost(["curl", "-sS", "-m", "5", "http://10.205.0.2:9/"])
+        #expect(refused.status == 7, "\(refused)")
+        let counted = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status", "--json"])
+        let closed = ((try? JSONSerialization.jsonObject(with: Data(counted.out.utf8))) as? [String: Any])?["closed"] as? [String: Any]
+        #expect((closed?["failed"] as? Int ?? 0) >= 1, "\(counted)")
 
         // `tv status` names the mode in words and where it listens: the TUN, not a port.
         let status = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status"])

@@ -36,6 +36,9 @@ final class ProxyShared: Sendable {
     let capNotices = Mutex(NoticeThrottle())
     let descriptorNotices = Mutex(NoticeThrottle())
     let notRedirectedNotices = Mutex(NoticeThrottle())
+    /// Flows a front end closed itself, never handed to a loop (the TUN's refused or abandoned
+    /// connects), by status: counted with the loops' closed flows (`ProxyServer.frontEndClosed`).
+    let frontEndClosed = Mutex<[FlowStatus: UInt64]>([:])
     /// Transparent mode: connections refused because no redirect rule sent them (no original
     /// destination, or the destination is the listener itself).
     let notRedirected = Atomic<UInt64>(0)
