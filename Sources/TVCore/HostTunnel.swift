@@ -62,7 +62,7 @@ final class HostTunnel: Sendable {
     init(options: HostTunnelOptions, proxy: ProxyServer, wiring: SessionWiring, recorder: (any PacketRecorder)?,
          say: @escaping @Sendable (String) -> Void) throws {
         let missing = Privileges.missing([Privileges.netAdmin])
-        guard missing.isEmpty else { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and ")) }
+        guard missing.isEmpty else { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and "), purpose: "to make a TUN device and route this host's traffic through it") }
         var plan = options.plan
         var routing = HostRoutingPlan(device: plan.deviceName, table: options.table, mark: options.mark, ipv6: true)
         var config = NetworkConfigurator()

@@ -4,7 +4,8 @@ import TVHome
 /// What can go wrong setting up or running a TUN front-end; each says what happened and what to do.
 public enum TunnelError: UserFacingError, Equatable {
     /// Not root / missing capabilities.
-    case needsPrivileges(command: String, missing: String)
+    /// `command` lacks `missing` (capabilities) for `purpose` ("to make a network namespace and a TUN device").
+    case needsPrivileges(command: String, missing: String, purpose: String)
     /// /dev/net/tun could not be opened or attached.
     case cannotOpenTUN(reason: String)
     /// A namespace operation failed.
@@ -28,8 +29,8 @@ public enum TunnelError: UserFacingError, Equatable {
 
     public var message: String {
         switch self {
-        case let .needsPrivileges(command, missing):
-            return "\(command) needs root (it lacks \(missing)) to make a network namespace and a TUN device; run it with sudo."
+        case let .needsPrivileges(command, missing, purpose):
+            return "\(command) needs root (it lacks \(missing)) \(purpose); run it with sudo."
         case .cannotOpenTUN(let reason):
             return "tv could not open a TUN device (\(reason)); check that /dev/net/tun exists (modprobe tun) and that you are root."
         case let .namespace(step, reason):

@@ -28,4 +28,10 @@ import Tunnel
         #expect(TunnelError.cannotWriteResolvConf(folder: "/d/run", reason: "no space left on device").message
                 == "tv could not write the tunnel's resolv.conf in /d/run (no space left on device), nor in /run/tunnelvision; make room or permission there and try again.")
     }
+
+    @Test("a missing privilege says what it is needed for: tv exec's namespace, tun mode's routing (a trial read 'a network namespace' for tun mode)")
+    func needsPrivileges() {
+        #expect(TunnelError.needsPrivileges(command: "tv run --mode tun", missing: "CAP_NET_ADMIN", purpose: "to make a TUN device and route this host's traffic through it").message
+                == "tv run --mode tun needs root (it lacks CAP_NET_ADMIN) to make a TUN device and route this host's traffic through it; run it with sudo.")
+    }
 }

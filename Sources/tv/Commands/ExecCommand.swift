@@ -37,7 +37,7 @@ enum ExecCommand {
 
         let missing = Privileges.missing()
         if !missing.isEmpty {
-            throw TunnelError.needsPrivileges(command: "tv exec", missing: missing.joined(separator: " and "))
+            throw TunnelError.needsPrivileges(command: "tv exec", missing: missing.joined(separator: " and "), purpose: "to make a network namespace and a TUN device")
         }
         let home = try inv.home()
         let explanation = ExecExplanation(command: arguments, plan: TunnelAddressPlan(), mtu: options.mtu ?? EgressMTU.current())

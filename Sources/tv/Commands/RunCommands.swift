@@ -153,7 +153,7 @@ enum RunCommands {
                 return 0
             }
             let missing = Privileges.missing([Privileges.netAdmin])
-            if !missing.isEmpty { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and ")) }
+            if !missing.isEmpty { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and "), purpose: "to make a TUN device and route this host's traffic through it") }
             if !inv.yes {
                 guard console.stdinIsTerminal else {
                     throw UsageRefusal("`tv run --mode tun` changes this host's routing (all its traffic goes through tv) and asks first; with no terminal to ask on, pass --yes (or see the changes with --dry-run).")
