@@ -90,6 +90,9 @@ struct AuditRunTests {
         // flows.json is what `tv flows --json --audit 1` prints for those flows (Python's json
         // compares), each with its serverChain (nginx sends one certificate; AuditChainRunTests).
         let listed = try box.tv("flows", "--json", "--audit", "1", "--limit", "10000")
+        // A session that does not exist is said (it was an empty page, exit 0: a trial).
+        let missing = try box.tv("flows", "--audit", "99")
+        #expect(missing.status == 1 && missing.err == "tv: There is no audit session 99; `tv audit sessions` lists them.\n", "\(missing)")
         try listed.stdout.write(to: URL(fileURLWithPath: box.work + "/listed.json"))
         let compare = try box.tool("python3", ["-c", """
             import json, sys

@@ -109,6 +109,9 @@ enum FlowCommands {
         try askSessionToFlush(inv)
         let store = try openStoreForReading(inv)
         defer { store.close() }
+        // An audit session that does not exist is said, not an empty page (a trial's --audit 99
+        // read "No flows on this page; 80 flows are recorded in all").
+        if let audit = query.auditSession { _ = try store.audit.session(audit) }
         let page: FlowPage
         if let filter {
             var matcher = FilterMatcher(filter)
