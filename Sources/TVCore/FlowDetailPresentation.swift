@@ -13,8 +13,15 @@ public enum FlowDetailPresentation {
     public static func lines(_ f: FlowRecord, now: Int64, content: ContentSummary = ContentSummary()) -> [String] {
         var out: [String] = []
         let name = TerminalText.line(f.host ?? f.serverAddress)
-        out.append("Flow \(f.id): \(name)")
-        out.append("  name         \(name) (\(FlowNamePresentation.origin(f)))")
+        if name.isEmpty {
+            // Ended before it named a destination (a SOCKS5 command other than CONNECT, a client
+            // gone before its request): "Flow 82: " with a name line naming no address (a trial).
+            out.append("Flow \(f.id): (no destination)")
+            out.append("  name         none: the connection ended before it named a destination")
+        } else {
+            out.append("Flow \(f.id): \(name)")
+            out.append("  name         \(name) (\(FlowNamePresentation.origin(f)))")
+        }
         out.append("  server       \(f.serverAddress.isEmpty ? "not connected (port \(f.serverPort))" : address(f.serverAddress, f.serverPort)) over \(f.transport.rawValue)")
         out.append("  client       \(address(f.clientAddress, f.clientPort))")
         out.append("  program      \(FlowProgramPresentation.sentence(f.program))")

@@ -52,6 +52,11 @@ struct NamePresentationTests {
                 == "  name         203.0.113.100 (no name was seen; this is the address: the connection announced none, and no live DNS answer named it (only tv exec and --mode tun see DNS; the proxy modes see none))")
         #expect(FlowDetailPresentation.lines(flow(.none, host: nil, transport: .udp), now: now)[1]
                 == "  name         203.0.113.100 (no name was seen; this is the address: the connection announced none and no live DNS answer named it)")
+        // Neither a name nor an address (a SOCKS5 UDP ASSOCIATE refused before any destination).
+        var nowhere = flow(.none, host: nil)
+        nowhere.serverAddress = ""
+        #expect(Array(FlowDetailPresentation.lines(nowhere, now: now).prefix(2))
+                == ["Flow \(nowhere.id): (no destination)", "  name         none: the connection ended before it named a destination"])
     }
 
     @Test("the tunnel's names: lookups and QUIC with their figures and the sentence each needs")
