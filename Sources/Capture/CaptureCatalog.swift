@@ -173,8 +173,7 @@ public struct CaptureCatalog {
                 try update.bind([.integer(nowMicros), .integer(seq)])
                 try database.transaction { _ = try update.step() }
             case .unlinkFile:
-                var st = stat()
-                let size = lstat(file.path, &st) == 0 ? Int64(st.st_size) : 0
+                let size = CaptureFile.sizeOnDisk(file.path) ?? 0
                 if unlink(file.path) == 0 {
                     freed = size
                 } else if errno != ENOENT {

@@ -9,7 +9,7 @@ extension PlainHTTPMachine {
         if now.nanos >= lastActivity &+ settings.idleNanos {
             return finish(reset: false, failure: .idle(seconds: settings.idleTimeoutSeconds))
         }
-        _ = reportTrailingProgress()
+        reportTrailingProgress()
         rearm()
     }
 

@@ -259,12 +259,11 @@ struct PlainHTTPMachine {
     }
 
     /// The trailing report: bytes moved since the last report, and the flow quiet since for the
-    /// interval. Returns true when it told them.
-    mutating func reportTrailingProgress() -> Bool {
+    /// interval (`FlowProgressReport.trailing`).
+    mutating func reportTrailingProgress() {
         guard let facts, progress.unreported, now.nanos >= lastActivity &+ FlowProgressReport.intervalNanos,
-              progress.trailing(atMicros: now.micros) else { return false }
+              progress.trailing(atMicros: now.micros) else { return }
         emit(.updateFlow(facts))
-        return true
     }
 
     /// When the trailing report is due (monotonic ns); nil when nothing is waiting to be told.
