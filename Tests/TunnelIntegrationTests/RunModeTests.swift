@@ -107,6 +107,14 @@ final class RunModeTests {
         // --dry-run says what it would do and does nothing.
         let dry = Sh.run(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--mode", "tun", "--dry-run"])
         #expect(dry.status == 0 && dry.out.contains("ip -4 rule add not fwmark 0x7476 table 29814 pref 32765"), "\(dry)")
+        // … the same as a user (no root: the route's MTU asked unmarked; a trial's user dry run
+        // said 1500 where root saw the route's 1400).
+        try Sh.must(["ip", "-n", host, "route", "change", "default", "via", "10.203.0.2", "mtu", "1400"])
+        let asRoot = Sh.run(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--mode", "tun", "--dry-run"])
+        let asUser = Sh.run(["ip", "netns", "exec", host, "setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+                             TVBinary.path!, "--data-dir", lab.dir + "/user-dry", "run", "--mode", "tun", "--dry-run"])
+        #expect(asRoot.out.contains("mtu 1400") && asUser.out.contains("mtu 1400"), "root: \(asRoot)\nuser: \(asUser)")
+        try Sh.must(["ip", "-n", host, "route", "change", "default", "via", "10.203.0.2"])
         #expect(Sh.run(["ip", "-n", host, "link", "show", "tv0"]).status != 0)
 
         let tv = try startTV(["--mode", "tun", "--yes", "--inspect", "--upstream-ca", lab.upstreamCA]) {
