@@ -194,7 +194,7 @@ public enum AuditPresentation {
     public static func bundleContents(_ b: EvidenceBundle, file: OutputFile) -> [String] {
         let r = b.request
         var lines = ["The bundle of session \(b.session.id) (project '\(TerminalText.line(b.session.projectName))') will hold:"]
-        lines.append("  \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count + 1) files, \(Units.bytes(b.bytes)) before compression")
+        lines.append("  \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count) files and their manifest, \(Units.bytes(b.bytes)) before compression")
         lines.append("  packets: \(b.packets) in pcapng")
         lines.append(r.includeContent
             ? "  decrypted content: included (\(b.contentFlows) flow\(b.contentFlows == 1 ? "" : "s") with kept content; headers and bodies as they were said) — --no-content leaves it out"
@@ -207,7 +207,7 @@ public enum AuditPresentation {
     }
 
     public static func bundleWritten(_ b: EvidenceBundle, file: OutputFile) -> String {
-        let what = "Wrote the evidence bundle of session \(b.session.id) to \(TerminalText.line(file.name)): \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count + 1) files"
+        let what = "Wrote the evidence bundle of session \(b.session.id) to \(TerminalText.line(file.name)): \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count) files and their manifest"
         guard let path = file.path else { return what + "; `tv audit verify FILE` checks it once saved." }
         return what + "; `tv audit verify \(TerminalText.line(path))` checks it."
     }
