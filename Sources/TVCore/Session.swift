@@ -241,7 +241,7 @@ public final class Session: Sendable {
         // keep-alive client hung in ESTABLISHED, tv's socket in FIN-WAIT-1 on the vanished tv0).
         proxy.stop(graceSeconds: 1)
         if let tunnel {
-            // The loop forwards the closes within microseconds; this covers its being scheduled.
+            // A margin (not measured) for the engine's loop to forward those closes before it stops.
             usleep(100_000)
             tunnel.stop()
         }

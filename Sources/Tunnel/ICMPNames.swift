@@ -3,11 +3,8 @@
 public enum ICMPNames {
     /// `Echo request`, `Destination unreachable (port unreachable)`, `Type 42 (code 1)`.
     public static func name(isV6: Bool, type: UInt8, code: UInt8) -> String {
-        let base = (isV6 ? v6Types : v4Types)[type]
-        guard let base else { return "Type \(type) (code \(code))" }
-        if let codes = (isV6 ? v6Codes : v4Codes)[type] {
-            return "\(base) (\(codes[code] ?? "code \(code)"))"
-        }
+        guard let base = typeName(isV6: isV6, type: type) else { return "Type \(type) (code \(code))" }
+        if let named = codeName(isV6: isV6, type: type, code: code) { return "\(base) (\(named))" }
         return code == 0 ? base : "\(base) (code \(code))"
     }
 

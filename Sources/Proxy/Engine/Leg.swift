@@ -222,6 +222,13 @@ final class Leg {
         case failed(reset: Bool, LegFailure)
     }
 
+    /// Writes everything tv holds for this leg: the splice pipe, then `flush`.
+    func flushAll() -> FlushResult {
+        let piped = flushPipe()
+        guard case .drained = piped else { return piped }
+        return flush()
+    }
+
     /// Writes what is waiting: records first, then plaintext SSL_write did not take.
     func flush() -> FlushResult {
         let records = flushRecords()

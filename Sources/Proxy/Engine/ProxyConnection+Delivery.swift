@@ -50,10 +50,7 @@ extension ProxyConnection {
         guard let leg = step.toClient ? client : upstream else { return closeAfterDelivery(reset: step.reset) }
         let now = loop.now
         if now >= step.deadline { return closeAfterDelivery(reset: step.reset) }
-        var result: Leg.FlushResult = .drained
-        if leg.pipe != nil { result = leg.flushPipe() }
-        if case .drained = result { result = leg.flush() }
-        switch result {
+        switch leg.flushAll() {
         case .failed:
             return closeAfterDelivery(reset: step.reset)
         case .blocked:

@@ -295,9 +295,7 @@ final class ProxyConnection: LoopHandler {
         guard machine.phase.io == .relay || plain != nil else { return false }
         var holdsNothing = true
         for case let leg? in [client, upstream] where leg.fd >= 0 && !leg.connecting {
-            var result = leg.flushPipe()
-            if case .drained = result { result = leg.flush() }
-            if case .drained = result { continue }
+            if case .drained = leg.flushAll() { continue }
             holdsNothing = false
         }
         return holdsNothing

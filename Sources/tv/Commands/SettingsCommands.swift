@@ -93,11 +93,7 @@ enum SettingsCommands {
             // file: store whose folder is missing is refused now, as `tv ca trust --apply` would.
             let spec: TrustStoreSpec
             do {
-                spec = try TrustStoreSpec(parsing: value)
-                try spec.checkBundleFolder { folder in
-                    var isDirectory: ObjCBool = false
-                    return FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) && isDirectory.boolValue
-                }
+                spec = try Invocation.checkedStore(value)
             } catch let error as UserFacingError {
                 throw UsageRefusal(error.message)
             }

@@ -31,7 +31,14 @@ extension Invocation {
     /// exist (the bundle itself need not), checked before the command makes or saves anything.
     /// - Throws: `TrustStoreError.unknownStore`, `.bundleFolderMissing`.
     func trustStoreOption() throws -> TrustStoreSpec? {
-        guard let store = try command.value("trust-store").map(TrustStoreSpec.init(parsing:)) else { return nil }
+        try command.value("trust-store").map(Invocation.checkedStore)
+    }
+
+    /// `text` parsed as a trust store whose `file:` bundle folder exists (`--trust-store`, and
+    /// `tv settings set trust.store`).
+    /// - Throws: `TrustStoreError.unknownStore`, `.bundleFolderMissing`.
+    static func checkedStore(_ text: String) throws -> TrustStoreSpec {
+        let store = try TrustStoreSpec(parsing: text)
         try store.checkBundleFolder { folder in
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) && isDirectory.boolValue
