@@ -99,6 +99,46 @@ public enum CapturesPresentation {
         return lines
     }
 
+    /// `tv captures room --json`: the same outcome as `roomLines`, as fields. `outcome` is
+    /// `neitherLimit`, `unreadable` or `limits`; with `limits`, `size.outcome` is one of
+    /// `roomToSpare`, `full`, `openCaptureOverLimit`, `noLimit` and `expiry.outcome` one of
+    /// `date`, `past`, `noDateYet`, `off` (the `CaptureRoom` case names). Sizes in bytes, times
+    /// in µs (`expiresMicros` since the epoch, `maxAgeMicros` a duration).
+    public static func roomJSON(_ room: CaptureRoom, decryptedBytes: Int64 = 0) -> JSONValue {
+        switch room {
+        case .neitherLimit(let used):
+            return .object([("outcome", .string("neitherLimit")), ("usedBytes", .int(used)), ("decryptedBytes", .int(decryptedBytes))])
+        case .unreadable(let list):
+            return .object([("outcome", .string("unreadable")),
+                            ("unreadable", .array(list.map { .object([("setting", .string($0.name)), ("text", .string($0.text))]) }))])
+        case let .limits(size, expiry):
+            let sizeFields: [(String, JSONValue)]
+            switch size {
+            case let .roomToSpare(left, limit, used):
+                sizeFields = [("outcome", .string("roomToSpare")), ("leftBytes", .int(left)), ("limitBytes", .int(limit)), ("usedBytes", .int(used))]
+            case let .full(used, limit):
+                sizeFields = [("outcome", .string("full")), ("limitBytes", .int(limit)), ("usedBytes", .int(used))]
+            case let .openCaptureOverLimit(open, limit):
+                sizeFields = [("outcome", .string("openCaptureOverLimit")), ("limitBytes", .int(limit)), ("openBytes", .int(open))]
+            case .noLimit(let used):
+                sizeFields = [("outcome", .string("noLimit")), ("usedBytes", .int(used))]
+            }
+            let expiryFields: [(String, JSONValue)]
+            switch expiry {
+            case let .date(micros, age):
+                expiryFields = [("outcome", .string("date")), ("expiresMicros", .int(micros)), ("maxAgeMicros", .int(age))]
+            case let .past(count, age):
+                expiryFields = [("outcome", .string("past")), ("captures", .int(Int64(count))), ("maxAgeMicros", .int(age))]
+            case .noDateYet(let age):
+                expiryFields = [("outcome", .string("noDateYet")), ("maxAgeMicros", .int(age))]
+            case .off:
+                expiryFields = [("outcome", .string("off"))]
+            }
+            return .object([("outcome", .string("limits")), ("size", .object(sizeFields)), ("expiry", .object(expiryFields)),
+                            ("decryptedBytes", .int(decryptedBytes))])
+        }
+    }
+
     static func sizeSentence(_ size: CaptureRoom.Size) -> String {
         switch size {
         case let .roomToSpare(left, limit, used):

@@ -8,7 +8,7 @@
 /// ```
 /// names from lookups: 3 answers gave 5 names (1 gave none); 4 connections went to an address they named — a name a program looked up, not one the connection announced (which wins when there is one)
 /// names from QUIC: 2 connections named, 0 announced none, 0 could not be read (Initial packets: 3 opened, 0 not opened, 0 reads started over, 0 skipped: too many being read)
-/// names from QUIC: tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted
+///                  tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted
 /// ```
 public enum TunnelNamesPresentation {
     /// - Parameter counters: `TunnelCounters.snapshot` (missing names count as 0).
@@ -60,7 +60,9 @@ public enum TunnelNamesPresentation {
         } else {
             reason = "no QUIC ClientHello announced a host, so QUIC connections keep the name a lookup gave them"
         }
-        out.append("names from QUIC: " + reason)
+        // The reason continues the counts' section under them, not under the label again (a
+        // new-user trial read "names from QUIC:" twice as two sections).
+        out.append(String(repeating: " ", count: "names from QUIC: ".count) + reason)
         return out
     }
 

@@ -118,6 +118,28 @@ struct CapturePresentationTests {
         ])
     }
 
+    @Test("Room as JSON (tv captures room --json): the same outcomes as the sentences, as fields")
+    func roomJSON() {
+        func json(_ files: [CaptureFile], _ bytes: String, _ age: String, decrypted: Int64 = 0, now: Int64 = 1_764_594_000_000_000) -> String {
+            CapturesPresentation.roomJSON(CaptureRoom.evaluate(files: files, decryptedBytes: decrypted, maxBytes: ("captures.maxBytes", SettingLimit.bytes(bytes)),
+                                                               maxAge: ("captures.maxAge", SettingLimit.micros(age)), nowMicros: now),
+                                          decryptedBytes: decrypted).serialized()
+        }
+        let closed = Self.file(1, bytes: 10, ended: 1_764_594_000_000_000)
+        #expect(json([Self.file(2, bytes: 1_000, recording: true), closed], "2KB", "30d", decrypted: 24)
+            == #"{"outcome":"limits","size":{"outcome":"roomToSpare","leftBytes":1014,"limitBytes":2048,"usedBytes":1034},"expiry":{"outcome":"date","expiresMicros":1767186000000000,"maxAgeMicros":2592000000000},"decryptedBytes":24}"#)
+        #expect(json([Self.file(2, bytes: 3_000, recording: true)], "2KB", "1d")
+            == #"{"outcome":"limits","size":{"outcome":"openCaptureOverLimit","limitBytes":2048,"openBytes":3000},"expiry":{"outcome":"noDateYet","maxAgeMicros":86400000000},"decryptedBytes":0}"#)
+        #expect(json([Self.file(2, bytes: 1_000, recording: true), Self.file(1, bytes: 2_000)], "2KB", "1d", now: 1_764_594_000_000_000 + Self.day)
+            == #"{"outcome":"limits","size":{"outcome":"full","limitBytes":2048,"usedBytes":3000},"expiry":{"outcome":"past","captures":1,"maxAgeMicros":86400000000},"decryptedBytes":0}"#)
+        #expect(json([closed], "off", "off") == #"{"outcome":"neitherLimit","usedBytes":10,"decryptedBytes":0}"#)
+        #expect(json([closed], "off", "12h")
+            == #"{"outcome":"limits","size":{"outcome":"noLimit","usedBytes":10},"expiry":{"outcome":"date","expiresMicros":1764637200000000,"maxAgeMicros":43200000000},"decryptedBytes":0}"#)
+        #expect(json([closed], "1GB", "off").contains(#""expiry":{"outcome":"off"}"#))
+        #expect(json([closed], "2XB", "soon")
+            == #"{"outcome":"unreadable","unreadable":[{"setting":"captures.maxBytes","text":"2XB"},{"setting":"captures.maxAge","text":"soon"}]}"#)
+    }
+
     @Test("The captures list: newest first, the Recording one marked and explained; empty says how captures are made")
     func capturesList() {
         let lines = CapturesPresentation.lines([Self.file(2, bytes: 1_536, recording: true), Self.file(1, bytes: 64 << 20)],

@@ -75,14 +75,14 @@ struct NamePresentationTests {
         #expect(TunnelNamesPresentation.lines(busy) == [
             "names from lookups: 3 answers gave 5 names (1 gave none, 2 could not be read); 1 connection went to an address they named — a name a program looked up, not one the connection announced (which wins when there is one)",
             "names from QUIC: 2 connections named, 0 announced none, 0 could not be read (Initial packets: 3 opened, 0 not opened, 1 read started over, 0 skipped: too many being read)",
-            "names from QUIC: tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted",
+            "                 tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted",
         ])
         #expect(TunnelNamesPresentation.lines(["quicPacketsNotOpened": 4, "quicUnreadable": 1]).last
-                == "names from QUIC: no QUIC Initial packet could be opened, so QUIC connections keep the name a lookup gave them")
+                == "                 no QUIC Initial packet could be opened, so QUIC connections keep the name a lookup gave them")
         #expect(TunnelNamesPresentation.lines(["quicPacketsOpened": 4, "quicUnreadable": 1]).last
-                == "names from QUIC: no QUIC handshake could be read to the end, so QUIC connections keep the name a lookup gave them")
+                == "                 no QUIC handshake could be read to the end, so QUIC connections keep the name a lookup gave them")
         #expect(TunnelNamesPresentation.lines(["quicPacketsOpened": 1, "quicNoName": 1]).last
-                == "names from QUIC: no QUIC ClientHello announced a host, so QUIC connections keep the name a lookup gave them")
+                == "                 no QUIC ClientHello announced a host, so QUIC connections keep the name a lookup gave them")
         #expect(TunnelNamesPresentation.lines(["dnsAnswersUnreadable": 1])[0].hasSuffix("announce a host (1 answer could not be read)"))
     }
 }

@@ -28,7 +28,7 @@ enum CaptureCommands {
             CommandSpec(name: "delete", summary: "Delete one capture file; the connections stay in your history.",
                         options: [OptionSpec("yes", help: "Do not ask for confirmation.")],
                         positionals: [PositionalSpec("SEQ", help: "The capture's number, as `tv captures` lists it.")]),
-            CommandSpec(name: "room", summary: "Room left against captures.maxBytes and captures.maxAge."),
+            CommandSpec(name: "room", summary: "Room left against captures.maxBytes and captures.maxAge.", options: [json]),
         ],
         defaultSubcommand: "list")
 
@@ -145,6 +145,10 @@ enum CaptureCommands {
         let decrypted = DecryptedCaptureFiles.totalBytes(home: try inv.home())
         let room = CaptureRoom.evaluate(files: files, decryptedBytes: decrypted, maxBytes: (SettingKeys.capturesMaxBytes.name, maxBytes),
                                         maxAge: (SettingKeys.capturesMaxAge.name, maxAge), nowMicros: FlowCommands.nowMicros())
+        if inv.json {
+            inv.console.line(CapturesPresentation.roomJSON(room, decryptedBytes: decrypted).serialized(pretty: true))
+            return 0
+        }
         for line in CapturesPresentation.roomLines(room, decryptedBytes: decrypted) { inv.console.line(line) }
         return 0
     }
