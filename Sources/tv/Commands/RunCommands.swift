@@ -168,16 +168,21 @@ enum RunCommands {
             }
         }
 
-        // The introduction, once (skipping counts as seen; an unreadable flag shows it again).
+        // The introduction, once (skipping counts as seen; an unreadable flag shows it again),
+        // said when the session has started, or before the CA question that needs it, never
+        // in front of a refusal (a new-user trial's "port in use" came after three screens).
         let settings = SettingsStore(file: SettingsFile(home: home))
-        if !quiet, (try? settings.read())?[SettingKeys.introSeen] != true {
+        var introPending = !quiet && (try? settings.read())?[SettingKeys.introSeen] != true
+        let introOnce = {
+            guard introPending else { return }
+            introPending = false
             for line in IntroPresentation.lines { console.note(line) }
             console.note("")
             try? home.ensureExists()
             _ = try? settings.set(SettingKeys.introSeen, to: true)
         }
 
-        try offerCA(inv, options: options, home: home)
+        try offerCA(inv, options: options, home: home, beforeAsking: introOnce)
 
         // `tv top` tells starting and a failed start apart from off (`SessionStartRecord`).
         SessionStartRecord(state: .starting, pid: getpid(), atMicros: inv.now * 1_000_000).write(home)
@@ -208,6 +213,7 @@ enum RunCommands {
                 // What the session runs with (its inspection, the mode's words), as `tv audit start` records it.
                 try? AuditRecording.recordSettings(home: home, id: audit.id, settings: session.auditSettings)
             }
+            introOnce()
             // Said first, and even under --quiet: who can use the proxy and read what it decrypts
             // (after the banner it scrolled out of sight).
             if let warning = session.exposureWarning { console.note("tv: warning: " + warning) }
@@ -237,12 +243,14 @@ enum RunCommands {
     /// `--inspect` / `--keep-content` with no CA: on a terminal, offers to create one (`--yes`
     /// agrees without asking); otherwise nothing is made and the session refuses to start
     /// (`ForcedInspectionError.noCA`: the reason and the next command).
-    static func offerCA(_ inv: Invocation, options: Session.Options, home: TVHome) throws {
+    /// `beforeAsking` runs just before the question (the introduction, on a first run).
+    static func offerCA(_ inv: Invocation, options: Session.Options, home: TVHome, beforeAsking: () -> Void = {}) throws {
         guard let asked = ForcedSessionOption.asked(by: options) else { return }
         let folder = CAFolder(home: home)
         guard case .absent = folder.load() else { return }
         if !inv.yes {
             guard inv.console.stdinIsTerminal else { return }
+            beforeAsking()
             inv.console.note("\(asked.rawValue) needs a certificate authority, and there is none yet. tv would make one in \(folder.directory); its private key never leaves this machine, and clients trust tv's certificates only once given its root.")
             guard inv.console.confirm("Create it now?") else { return }
         }
