@@ -671,6 +671,20 @@ public enum FlowSchema {
         CREATE INDEX flows_by_day_server ON flows (start_time / 86400000000, server_address, start_time, status);
         CREATE INDEX flows_by_day_client ON flows (start_time / 86400000000, client_address, start_time, status);
         """,
+        // 25 (session 25): host_origin gains 'http_host' (a flow that reached tv without a name,
+        // named by its first request's Host header: `HostOrigin.httpHost`). As in 9, only the
+        // CHECK list widens, so the stored SQL is edited in place (sqlite.org/lang_altertable.html
+        // §7); the table made and dropped after it changes the schema cookie, so other
+        // connections read the schema again.
+        """
+        PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema
+            SET sql = replace(sql, '''dns_question'', ''none'')', '''dns_question'', ''http_host'', ''none'')')
+            WHERE type = 'table' AND name = 'flows';
+        PRAGMA writable_schema = RESET;
+        CREATE TABLE schema_cookie_25 (x);
+        DROP TABLE schema_cookie_25;
+        """,
     ]
 
     /// Migration 20's triggers' body (on insert and on a changed name): each of the row's four

@@ -1,6 +1,6 @@
 /// Where a flow's host name came from. Stored in the flow database as the raw value.
 ///
-/// Announced names (`sni`, `quic`, `connect`, `socks`, `reverse`) are the connection's own;
+/// Announced names (`sni`, `quic`, `connect`, `socks`, `reverse`, `http_host`) are the connection's own;
 /// `dns` is a name of the address the connection went to, inferred from a lookup, and yields to
 /// any announced one.
 public enum HostOrigin: String, Sendable, Hashable, CaseIterable {
@@ -15,6 +15,11 @@ public enum HostOrigin: String, Sendable, Hashable, CaseIterable {
     case socks
     /// The fixed server of `--mode reverse:…`.
     case reverse
+    /// The first request's `Host` header (RFC 9110 §7.2) or absolute-form authority, on a
+    /// connection that reached tv without a name: plain HTTP in `--mode transparent`, `--mode
+    /// tun` and `tv exec`, or inspected TLS whose ClientHello carried no SNI. Announced, like
+    /// `sni`: it replaces a name inferred from DNS.
+    case httpHost = "http_host"
     /// Inferred from DNS: the connection announced no name, and a live DNS answer the tunnel
     /// carried gave this name for the server address (the TUN front-end only: the proxy modes
     /// see no DNS).

@@ -13,6 +13,7 @@ public enum FlowNamePresentation {
         case .connect: return "from the proxy CONNECT request"
         case .socks: return "from the SOCKS5 request"
         case .reverse: return "the reverse-proxy target"
+        case .httpHost: return "from the request's Host header: the connection reached tv with no name of its own"
         case .dns: return "inferred from DNS: a lookup gave this name for \(TerminalText.line(f.serverAddress)); the connection announced none"
         case .dnsQuestion: return "the name this DNS query asked about"
         case .none:

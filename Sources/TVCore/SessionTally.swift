@@ -68,7 +68,7 @@ public final class SessionTally: Sendable {
     public static func originKey(_ origin: HostOrigin) -> String { "names.origin." + String(describing: origin) }
 
     /// The control-socket values: `errors.N.at` / `.host` / `.sentence` (N from 1, newest first),
-    /// `names.fromTCP` (connections that announced their host: SNI, CONNECT, SOCKS5, reverse),
+    /// `names.fromTCP` (connections that announced their host: SNI, CONNECT, SOCKS5, reverse, Host header),
     /// `names.fromLookups.connectionsNamed` (named after a DNS answer), `names.origin.ORIGIN` (by
     /// each `HostOrigin` but `none`: `names.origin.sni`, …) and `talkers.N.host` /
     /// `.flows` / `.bytesFromServer` / `.bytesFromClient` for the ten busiest hosts by bytes.
@@ -80,7 +80,7 @@ public final class SessionTally: Sendable {
                 out["errors.\(i + 1).host"] = e.host
                 out["errors.\(i + 1).sentence"] = e.sentence
             }
-            let announced: [HostOrigin] = [.sni, .connect, .socks, .reverse]
+            let announced: [HostOrigin] = [.sni, .connect, .socks, .reverse, .httpHost]
             out["names.fromTCP"] = String(announced.reduce(UInt64(0)) { $0 &+ (s.namedByConnection[$1] ?? 0) })
             out["names.fromLookups.connectionsNamed"] = String(s.namedByConnection[.dns] ?? 0)
             for origin in HostOrigin.allCases where origin != .none {

@@ -554,7 +554,7 @@ async function inspector(id) {
   let detail;
   try { detail = await api("/api/flows/" + id); } catch (e) { screen("Connection " + id, errorCard(e.message)); return; }
   const f = detail.flow || detail;
-  const origin = { sni: "Announced (SNI)", quic: "Announced (QUIC Initial)", connect: "Announced (CONNECT)", socks: "Announced (SOCKS5)",
+  const origin = { sni: "Announced (SNI)", quic: "Announced (QUIC Initial)", connect: "Announced (CONNECT)", socks: "Announced (SOCKS5)", http_host: "Announced (the request's Host header)",
                    reverse: "The reverse proxy's upstream", dns: "Inferred from DNS", dns_question: "Inferred from a DNS question",
                    none: "None seen" }[f.hostOrigin] || f.hostOrigin;
   const end = f.duration === null ? null : f.startTime + f.duration;

@@ -23,6 +23,19 @@ public struct HostPort: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension HostPort {
+    /// Reads `text` as `uri-host [ ":" port ]` (an HTTP `Host` header's value or a request's
+    /// authority), `defaultPort` when it has none; the rules of the buffer form below.
+    /// - Throws: `WireFormatError` naming what is wrong.
+    public static func parse(authority text: String, defaultPort: UInt16) throws(WireFormatError) -> HostPort {
+        var copy = text
+        let result = copy.withUTF8 { bytes -> Result<HostPort, WireFormatError> in
+            do throws(WireFormatError) { return .success(try parse(bytes, defaultPort: defaultPort, what: "The request's authority")) } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
     /// Reads `uri-host [ ":" port ]` (RFC 3986 §3.2.2, §3.2.3). The host is a reg-name of letters,
     /// digits, `-`, `.`, `_`, `~` and UTF-8 beyond ASCII (an international name as raw UTF-8,
     /// RFC 3987's ireg-name, converted by the caller with `IDNA.asciiHost`), or a bracketed IPv6

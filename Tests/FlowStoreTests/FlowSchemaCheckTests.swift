@@ -37,4 +37,22 @@ struct FlowSchemaCheckTests {
         #expect(throws: FlowStoreError.self) { try insert(database, id: id, transport: "tcp", origin: "bogus", status: "failed") }
         #expect(throws: FlowStoreError.self) { try insert(database, id: id, transport: "sctp", origin: "sni", status: "failed") }
     }
+
+    @Test("migration 25 widens host_origin by 'http_host' in place: rows, and a column another migration added, stay")
+    func httpHostMigration() throws {
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try SQLiteDatabase(path: folder + "/t.sqlite3")
+        let mine = try #require(FlowSchema.migrations.firstIndex { $0.contains("'http_host'") })
+        #expect(mine == 24)
+        try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(mine)))
+        try database.execute("ALTER TABLE flows ADD COLUMN added_elsewhere TEXT")
+        try insert(database, id: 1, transport: "tcp", origin: "dns", status: "not_encrypted")
+        #expect(throws: FlowStoreError.self) { try database.execute("UPDATE flows SET host_origin = 'http_host'") }
+        try FlowSchema.migrate(database, migrations: Array(FlowSchema.migrations.prefix(mine + 1)))
+        #expect(try database.scalar("SELECT count(added_elsewhere) || '/' || host_origin FROM flows") == .text("0/dns"))
+        try database.execute("UPDATE flows SET host_origin = 'http_host'")
+        #expect(throws: FlowStoreError.self) { try database.execute("UPDATE flows SET host_origin = 'bogus'") }
+        #expect(try database.scalar("PRAGMA integrity_check") == .text("ok"))
+    }
 }

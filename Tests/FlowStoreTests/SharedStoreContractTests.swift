@@ -122,6 +122,21 @@ import FlowTerms
         #expect(try f.history.count(FlowQuery()) == 5)
     }
 
+    /// The writer binds every `HostOrigin`; PostgreSQL checks each row (SQLite's writer skips
+    /// its CHECKs), so a value its list lacks would lose the whole batch there.
+    @Test(arguments: Backend.allCases) func everyHostOriginIsWrittenAndReadBack(_ backend: Backend) throws {
+        let f = try Fixture(backend)
+        let flows = HostOrigin.allCases.enumerated().map { index, origin in
+            var flow = sampleFlow(start: Int64(index + 1), host: origin == .none ? nil : "\(origin.rawValue).test")
+            flow.hostOrigin = origin
+            return flow
+        }
+        let written = try f.writeFlows(flows)
+        for (flow, origin) in zip(written, HostOrigin.allCases) {
+            #expect(try f.history.flow(id: flow.id)?.hostOrigin == origin, "\(origin)")
+        }
+    }
+
     @Test(arguments: Backend.allCases) func openUpdatedClosedFlowIsOneRowWithItsLastState(_ backend: Backend) throws {
         let f = try Fixture(backend)
         var flow = sampleFlow(start: 500)

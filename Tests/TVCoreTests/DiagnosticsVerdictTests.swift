@@ -114,7 +114,7 @@ import Testing
         #expect(lines[0].hasPrefix("Name lookups are going out"))
         #expect(lines[1].hasPrefix("2 connections were named and still never taken over, because their clients do not trust tv's root"))
         #expect(lines.contains("  refused by client   2 lacking tv's root, 0 possible pinning, 0 left"))
-        #expect(lines.contains("  from TCP            2 named by what the connection announced (SNI, CONNECT, SOCKS5)"))
+        #expect(lines.contains("  from TCP            2 named by what the connection announced (SNI, CONNECT, SOCKS5, a Host header)"))
         // Names from lookups and QUIC: the tunnel's counters, said as `tv status` says them.
         #expect(lines.contains { $0.hasPrefix("  names from lookups: none — no DNS answer crossed the tunnel unencrypted") })
         #expect(lines.contains("  names from QUIC: none — nothing used QUIC"))

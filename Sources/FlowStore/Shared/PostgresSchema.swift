@@ -213,6 +213,14 @@ enum PostgresSchema {
         DROP INDEX flows_by_host;
         DROP INDEX IF EXISTS flows_host_trgm;
         """,
+        // 6 (session 25): host_origin gains 'http_host' (`HostOrigin.httpHost`), as SQLite's
+        // migration 25. NOT VALID: the rows already there are not read again (each passed the
+        // narrower list), new and updated rows are checked.
+        """
+        ALTER TABLE flows DROP CONSTRAINT flows_host_origin_check;
+        ALTER TABLE flows ADD CONSTRAINT flows_host_origin_check
+            CHECK (host_origin IN ('sni', 'connect', 'socks', 'reverse', 'quic', 'dns', 'dns_question', 'http_host', 'none')) NOT VALID;
+        """,
     ]
 
     /// The trigram index `--host` reads on the shared store (`SharedHostSearch.namesSQL`): a

@@ -50,11 +50,17 @@ extension ProxyConnection {
     private func feedExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
         guard let reader = exchanges else { return }
         let sink = shared.sink
+        // A relay that reached tv without a name (transparent or TUN plain HTTP, TLS without
+        // SNI) is named by its first request's authority: the machine decides.
+        var authority: String?
+        let wantsName = plain == nil && direction == .clientToServer && machine.wantsRequestName
         reader.feed(bytes, direction, at: micros) { record in
             // Its last bytes are in this burst, not yet written to the client.
             if direction == .serverToClient, record.state == .complete { completedInFlight.append(record) }
+            if wantsName, authority == nil { authority = record.authority }
             sink?.exchangeChanged(record)
         }
+        if let authority, let command = machine.requestNamed(authority) { perform(command) }
         guard let stop = reader.stop else { return }
         if case .malformed = stop { loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed) }
         // A relay is one stream: done. Plain HTTP keeps the stopped reader (it ignores the rest

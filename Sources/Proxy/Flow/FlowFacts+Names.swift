@@ -17,6 +17,23 @@ extension FlowFacts {
         return true
     }
 
+    /// Names a flow that reached tv without a name after its request's authority (`Host` header
+    /// or absolute-form target, RFC 9110 §7.2; `HostOrigin.httpHost`): a flow with no name, or
+    /// one inferred from DNS, takes the authority's host (lowercased, no port, no trailing dot,
+    /// A-labels); an announced name stays. An address, or text that is no host, names nothing.
+    /// - Returns: whether the flow was named.
+    @discardableResult
+    public mutating func nameFromRequest(authority: String) -> Bool {
+        guard host == nil || hostOrigin == .dns else { return false }
+        guard let parsed = try? HostPort.parse(authority: authority, defaultPort: port == 0 ? 80 : port),
+              let ascii = try? IDNA.asciiHost(parsed.host) else { return false }
+        guard let name = OriginalDestination(host: ascii, port: parsed.port, origin: .connect).hostName else { return false }
+        host = name
+        hostOrigin = .httpHost
+        otherHosts = []
+        return true
+    }
+
     /// The ClientHello read from the flow's QUIC Initial packets (RFC 9001 §4): what it offers,
     /// and its server_name as the host (`HostOrigin.quic`), which replaces a name inferred from
     /// DNS. The flow is encrypted (QUIC is, and tv passes it through).

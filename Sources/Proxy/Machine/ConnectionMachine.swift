@@ -443,6 +443,18 @@ struct ConnectionMachine {
     /// Bytes moved since the flow was last told (the driver arms a timer for `.progressQuiet`).
     var hasUnreportedProgress: Bool { progress.unreported }
 
+    /// Whether a request's authority could still name the flow (`requestNamed`): it has no
+    /// name, or one inferred from DNS. The driver asks before handing one over.
+    var wantsRequestName: Bool { phase == .relaying && (facts.host == nil || facts.hostOrigin == .dns) }
+
+    /// The relay's exchange reader read a request naming `authority` (its `Host` header or
+    /// absolute-form target): the flow is named after it when it reached tv without a name
+    /// (`FlowFacts.nameFromRequest`); `.updateFlow` then, else nothing.
+    mutating func requestNamed(_ authority: String) -> Command? {
+        guard wantsRequestName, facts.nameFromRequest(authority: authority) else { return nil }
+        return .updateFlow
+    }
+
     /// Bytes spliced without being seen: the totals, told as `moved`'s are (`.updateFlow` when due).
     mutating func spliced(_ count: Int, _ direction: Direction, atMicros now: Int64) -> Command? {
         facts.count(count, direction, atMicros: now)
