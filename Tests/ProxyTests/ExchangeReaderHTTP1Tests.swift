@@ -35,6 +35,27 @@ final class ExchangePlaybook {
 
 @Suite("Exchange rows read from HTTP/1 on the data path")
 struct ExchangeReaderHTTP1Tests {
+    @Test("a head whose body is still to come is said once (the driver acknowledges it at once); a body in the same burst, or none, is not")
+    func bodyWaitAfterHead() {
+        let p = ExchangePlaybook()
+        p.client("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 1)
+        #expect(!p.reader.takeRequestBodyWait())
+        p.client("POST /a HTTP/1.1\r\nHost: example.com\r\nContent-Length: 9\r\n\r\n", at: 2)
+        #expect(p.reader.takeRequestBodyWait())
+        #expect(!p.reader.takeRequestBodyWait(), "said once")
+        p.client("{\"a\": 1}", at: 3)
+        #expect(!p.reader.takeRequestBodyWait())
+        p.server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", at: 4)
+        // Head and body in one burst: nothing is held back.
+        p.client("POST /b HTTP/1.1\r\nHost: example.com\r\nContent-Length: 2\r\n\r\nhi", at: 5)
+        #expect(!p.reader.takeRequestBodyWait())
+        // The head split over bursts: said after the burst that ends it.
+        p.client("PUT /c HTTP/1.1\r\nHost: exa", at: 6)
+        #expect(!p.reader.takeRequestBodyWait())
+        p.client("mple.com\r\nTransfer-Encoding: chunked\r\n\r\n", at: 7)
+        #expect(p.reader.takeRequestBodyWait())
+    }
+
     func get(_ sequence: Int, _ path: String, at time: Int64, queryRemoved: Bool = false, method: String = "GET") -> ExchangeRecord {
         ExchangeRecord(flowID: 7, sequence: sequence, httpVersion: "HTTP/1.1", method: method, scheme: "https",
                        authority: "example.com", path: path, queryRemoved: queryRemoved, requestTime: time)

@@ -1,3 +1,4 @@
+import CTVShims
 import FlowTerms
 
 /// The driver's side of `ExchangeReader`: the relay's plaintext bursts (and plain HTTP's, per
@@ -61,6 +62,10 @@ extension ProxyConnection {
             sink?.exchangeChanged(record)
         }
         if let authority, let command = machine.requestNamed(authority) { perform(command) }
+        // The head is in; its body is still to come: acknowledge now rather than after the
+        // delayed-ACK timer (40 ms on Linux), which a client holding a small body under
+        // Nagle's algorithm would wait out. One setsockopt per such request.
+        if direction == .clientToServer, reader.takeRequestBodyWait() { _ = tv_set_quickack(client.fd, 1) }
         guard let stop = reader.stop else { return }
         if case .malformed = stop { loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed) }
         // A relay is one stream: done. Plain HTTP keeps the stopped reader (it ignores the rest

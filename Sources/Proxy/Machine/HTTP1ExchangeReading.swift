@@ -32,6 +32,17 @@ final class HTTP1ExchangeReading {
         pending.reserveCapacity(2)
     }
 
+    /// A request head ended in the last burst and its body is still to come (`takeBodyWait`).
+    private var bodyWaitAfterHead = false
+
+    /// Whether a request head ended with its body still to come since the last call (then
+    /// cleared): the client may be holding that body back until its head is acknowledged
+    /// (Nagle's algorithm, RFC 896, against the receiver's delayed ACK, RFC 1122 §4.2.3.2).
+    func takeBodyWait() -> Bool {
+        defer { bodyWaitAfterHead = false }
+        return bodyWaitAfterHead && requestBody != nil
+    }
+
     /// No exchange is open and no head or body is half read: nothing would be lost with the reader.
     var isBetweenExchanges: Bool {
         pending.isEmpty && requestHead == nil && requestBody == nil && responseHead == nil && responseBody == nil
@@ -102,7 +113,10 @@ final class HTTP1ExchangeReading {
         let body = HTTPBodyScanner(head.framing, leniency: .lenient)
         pending.append(Pending(record: record, requestDone: body.isDone))
         emit(record)
-        if !body.isDone { requestBody = body }
+        if !body.isDone {
+            requestBody = body
+            bodyWaitAfterHead = true
+        }
     }
 
     private func server(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
