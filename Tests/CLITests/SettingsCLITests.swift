@@ -48,6 +48,18 @@ struct SettingsCLITests {
             #expect(password.status == 2 && password.err.hasPrefix("tv: The store URL postgresql://tv:***@db.test/history cannot be used: it holds a password"), "\(password)")
             #expect(try s.tv("settings", "get", "store.url").out == "postgresql://tv@db.test/history\n")
             #expect(try s.tv("settings", "set", "store.url", "").out.hasPrefix("Saved store.url = '' (was postgresql://tv@db.test/history).\n"))
+            // A password put in the settings file by hand is never printed back.
+            let file = s.dataDir + "/settings.json"
+            var values = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any])
+            values["store.url"] = "postgresql://tv:Hunter2@db.test/h"
+            try JSONSerialization.data(withJSONObject: values).write(to: URL(fileURLWithPath: file))
+            #expect(try s.tv("settings", "get", "store.url").out == "postgresql://tv:***@db.test/h\n")
+            for arguments in [["settings", "show"], ["settings", "show", "--json"], ["settings", "show", "--json", "--meanings"]] {
+                let shown = try s.tvArgs(arguments)
+                #expect(shown.status == 0 && shown.out.contains("postgresql://tv:***@db.test/h") && !shown.out.contains("Hunter2"), "\(arguments)")
+            }
+            let replaced = try s.tv("settings", "set", "store.url", "")
+            #expect(replaced.out.hasPrefix("Saved store.url = '' (was postgresql://tv:***@db.test/h).\n") && !replaced.all.contains("Hunter2"), "\(replaced)")
             let json = try s.tv("settings", "show", "--json")
             let parsed = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
             #expect(parsed?["content.expiry"] as? String == "1w")

@@ -27,6 +27,25 @@ import Testing
         #expect(try SharedStoreTarget("postgresql://tv@db.example/history?passfile=/etc/tv/pgpass").parameters.contains { $0 == ("passfile", "/etc/tv/pgpass") })
     }
 
+    /// Every password form is masked in what tv prints (a trial's `?password=` and keyword
+    /// `password=` came back in clear in the refusal).
+    @Test func everyPasswordFormIsMaskedWhereverTheURLIsPrinted() throws {
+        #expect(SharedStoreTarget.redacted("postgresql://tv:S3cret@db.example/history") == "postgresql://tv:***@db.example/history")
+        #expect(SharedStoreTarget.redacted("postgresql://tv@db.example/history?sslmode=disable&password=S3cret!x")
+                == "postgresql://tv@db.example/history?sslmode=disable&password=***")
+        #expect(SharedStoreTarget.redacted("postgresql://tv@db/h?PASSWORD=S3cret&sslmode=disable") == "postgresql://tv@db/h?PASSWORD=***&sslmode=disable")
+        #expect(SharedStoreTarget.redacted("host=db port=1 password=S3cret!x dbname=h") == "host=db port=1 password=*** dbname=h")
+        #expect(SharedStoreTarget.redacted("host=db password = 'a b\\' c' dbname=h") == "host=db password = *** dbname=h")
+        #expect(SharedStoreTarget.redacted("host=db passfile=/etc/pgpass dbname=password") == "host=db passfile=/etc/pgpass dbname=password")
+        #expect(SharedStoreTarget.redacted("postgresql://tv@db/h?passfile=/p") == "postgresql://tv@db/h?passfile=/p")
+        for url in ["postgresql://tv@db/h?sslmode=disable&password=S3cret", "host=db password=S3cret", "postgresql://tv@db/h?PASSWORD=S3cret"] {
+            #expect(throws: FlowStoreError.self) { try SharedStoreTarget(url) }
+            do { _ = try SharedStoreTarget(url) } catch {
+                #expect(!"\(error)".contains("S3cret") && !((error as? FlowStoreError)?.message.contains("S3cret") ?? true), "\(error)")
+            }
+        }
+    }
+
     @Test func aURLLibpqCannotReadIsRefused() {
         #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://tv@db.example/history?nosuch=1", reason: "invalid URI query parameter: \"nosuch\"")) {
             try SharedStoreTarget("postgresql://tv@db.example/history?nosuch=1")

@@ -80,13 +80,49 @@ public struct SharedStoreTarget: Sendable, Equatable {
         a.url == b.url && a.parameters.elementsEqual(b.parameters) { $0 == $1 }
     }
 
-    /// `url` with anything between `://` and `@` after a `:` replaced by `***`, for an error
-    /// about a URL that carried a password.
-    static func redacted(_ url: String) -> String {
-        guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
-        let credentials = url[scheme.upperBound..<at]
-        guard let colon = credentials.firstIndex(of: ":") else { return url }
-        return String(url[..<colon]) + ":***" + String(url[at...])
+    /// `url` with every password in it replaced by `***`, for anything tv prints: the URL's
+    /// userinfo (`postgresql://user:***@host`), a `password=` query parameter and a
+    /// keyword/value string's `password = …` (quoted or not), the keyword matched without
+    /// regard to case (libpq refuses `PASSWORD=`, and its error should not echo the value).
+    public static func redacted(_ url: String) -> String {
+        var text = url
+        if let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@"),
+           let colon = text[scheme.upperBound..<at].firstIndex(of: ":") {
+            text = String(text[..<colon]) + ":***" + String(text[at...])
+        }
+        let isURL = text.contains("://")
+        var out = ""
+        var rest = Substring(text)
+        while let found = rest.range(of: "password", options: .caseInsensitive) {
+            out += rest[..<found.upperBound]
+            rest = rest[found.upperBound...]
+            // Only a keyword: `password` then optional spaces then `=`.
+            let afterSpaces = rest.drop { $0 == " " || $0 == "\t" }
+            guard afterSpaces.first == "=" else { continue }
+            out += rest[..<afterSpaces.startIndex] + "="
+            var value = afterSpaces.dropFirst()
+            if isURL {
+                value = value.drop { $0 != "&" && $0 != "#" }
+            } else {
+                let leading = value.prefix { $0 == " " || $0 == "\t" }
+                out += leading
+                value = value.dropFirst(leading.count)
+                if value.first == "'" {
+                    // A quoted value: up to the closing quote not escaped by a backslash.
+                    var index = value.index(after: value.startIndex)
+                    while index < value.endIndex, value[index] != "'" {
+                        if value[index] == "\\" { index = value.index(after: index) }
+                        if index < value.endIndex { index = value.index(after: index) }
+                    }
+                    value = index < value.endIndex ? value[value.index(after: index)...] : value[value.endIndex...]
+                } else {
+                    value = value.drop { $0 != " " && $0 != "\t" }
+                }
+            }
+            out += "***"
+            rest = value
+        }
+        return out + rest
     }
 }
 

@@ -39,18 +39,18 @@ enum SettingsCommands {
         let record = try inv.settingsStore().read()
         let rows = SettingKeys.all.map { key -> (String, String, Bool, String) in
             let saved = record.values[key.name]
-            return (key.name, saved.map(text) ?? key.defaultText, saved != nil, key.summary)
+            return (key.name, saved.map { redacted(key.name, text($0)) } ?? key.defaultText, saved != nil, key.summary)
         }
         if inv.json && inv.command.has("meanings") {
             inv.console.line(JSONValue.array(SettingKeys.all.map { key in
-                JSONValue.object([("name", .string(key.name)), ("value", record.values[key.name] ?? key.defaultJSON),
+                JSONValue.object([("name", .string(key.name)), ("value", redacted(key.name, record.values[key.name] ?? key.defaultJSON)),
                                   ("saved", .bool(record.values[key.name] != nil)), ("default", key.defaultJSON),
                                   ("meaning", .string(key.summary))])
             }).serialized(pretty: true))
             return 0
         }
         if inv.json {
-            inv.console.line(JSONValue.object(SettingKeys.all.map { ($0.name, record.values[$0.name] ?? $0.defaultJSON) }).serialized(pretty: true))
+            inv.console.line(JSONValue.object(SettingKeys.all.map { ($0.name, redacted($0.name, record.values[$0.name] ?? $0.defaultJSON)) }).serialized(pretty: true))
             return 0
         }
         let width = rows.map(\.0.count).max() ?? 0
@@ -68,7 +68,7 @@ enum SettingsCommands {
         guard let key = SettingKeys.all.first(where: { $0.name == name }) else { throw unknown(name) }
         try noteMissingFolder(inv)
         let record = try inv.settingsStore().read()
-        inv.console.line(record.values[key.name].map(text) ?? key.defaultText)
+        inv.console.line(record.values[key.name].map { redacted(key.name, text($0)) } ?? key.defaultText)
         return 0
     }
 
@@ -155,7 +155,7 @@ enum SettingsCommands {
             throw unknown(name)
         }
         // An empty value is shown as it is typed ('').
-        func shown(_ text: String) -> String { text.isEmpty ? "''" : text }
+        func shown(_ text: String) -> String { text.isEmpty ? "''" : redacted(name, text) }
         if change.saved {
             inv.console.line("Saved \(name) = \(shown(change.newText)) (was \(shown(change.oldText))).")
         } else {
@@ -168,6 +168,17 @@ enum SettingsCommands {
             for line in try StorageCommands.applyAutomatically(inv) { inv.console.line(line) }
         }
         return 0
+    }
+
+    /// A setting's value as printed: store.url with any password in it masked (tv refuses to
+    /// save one, but a settings file edited by hand may hold one).
+    static func redacted(_ name: String, _ text: String) -> String {
+        name == SettingKeys.storeURL.name ? SharedStoreTarget.redacted(text) : text
+    }
+
+    static func redacted(_ name: String, _ value: JSONValue) -> JSONValue {
+        guard name == SettingKeys.storeURL.name, case .string(let text) = value else { return value }
+        return .string(SharedStoreTarget.redacted(text))
     }
 
     static func bool(_ name: String, _ value: String) throws -> Bool {
