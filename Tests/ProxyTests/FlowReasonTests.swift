@@ -17,6 +17,20 @@ import Glibc
                 == "tv could not connect to a.test:443 (network is unreachable)")
     }
 
+    @Test("a refused request's target is quoted without its query and with userinfo masked: neither reaches a flow's error (nor the shared store)")
+    func targetsQuotedWithoutContent() {
+        #expect(ConnectionFailure.proxyRequestUnsupported(method: "GET", target: "/reset-password?token=SECRET").sentence
+                == "tv takes CONNECT host:port or absolute-form http:// requests, not 'GET /reset-password?…'")
+        #expect(ConnectionFailure.notAbsoluteHTTP(method: "GET", target: "/a#frag").sentence
+                == "tv forwards absolute-form http:// requests on this connection, not 'GET /a?…'")
+        #expect(ConnectionFailure.proxyRequestUnsupported(method: "GET", target: "ftp://alice:SECRET@host.test/x?y=1").sentence
+                == "tv takes CONNECT host:port or absolute-form http:// requests, not 'GET ftp://***@host.test/x?…'")
+        #expect(ConnectionFailure.proxyRequestUnsupported(method: "PUT", target: "/plain/path").sentence
+                == "tv takes CONNECT host:port or absolute-form http:// requests, not 'PUT /plain/path'")
+        #expect(ConnectionFailure.quoted("alice:SECRET@127.0.0.1:443") == "***@127.0.0.1:443")
+        #expect(ConnectionFailure.quoted("/a/b@c") == "/a/b@c", "an @ in the path is no userinfo")
+    }
+
     @Test("an encrypted flow tv would have inspected keeps why as its reason, even when a later error replaces `error`; other encrypted flows have none")
     func notInspectedReason() {
         var facts = FlowFacts(id: 1, startMicros: 0, client: Endpoint(address: "127.0.0.1", port: 1))

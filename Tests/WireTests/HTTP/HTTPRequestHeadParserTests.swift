@@ -158,6 +158,14 @@ struct HTTPRequestTargetTests {
         #expect(reason.contains("CONNECT target"), "\(reason)")
     }
 
+    @Test("userinfo in a refused target is masked in the reason (a trial's CONNECT alice:SECRET@host put the password in the flow's error)")
+    func userinfoMasked() {
+        let connect = expectMalformedHead("CONNECT alice:SECRET@127.0.0.1:443 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(!connect.contains("SECRET") && connect.contains("\"***@127.0.0.1:443\""), "\(connect)")
+        let absolute = expectMalformedHead("GET http://alice:SECRET@a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        #expect(!absolute.contains("SECRET"), "\(absolute)")
+    }
+
     @Test("absolute-form targets", arguments: [
         ("http://a.test", "http", "a.test", 80, "/"),
         ("http://a.test?x=1", "http", "a.test", 80, "/?x=1"),
