@@ -30,6 +30,12 @@ public struct RecordingLosses: Sendable, Equatable {
     public var contentFailing = false
     /// The sentence of the last content failure.
     public var lastContentError: String?
+    /// Flows the shared store (PostgreSQL, `--store`) never received over the session: given
+    /// up past its retry limit, or still waiting when the session stopped. They are in this
+    /// data folder; set when the session closes.
+    public var sharedFlowsNotSaved = 0
+    /// The shared store's `host:port/database`, when the session wrote to one.
+    public var sharedServer: String?
 
     public init() {}
 
@@ -52,6 +58,11 @@ public struct RecordingLosses: Sendable, Equatable {
     /// True when everything was saved (nothing lost, dropped or waiting), even if some writes
     /// failed and were retried with success.
     public var isEmpty: Bool {
+        isEmptyHere && sharedFlowsNotSaved == 0
+    }
+
+    /// True when everything was saved in the data folder (the shared store aside).
+    public var isEmptyHere: Bool {
         flowsNotSaved == 0 && flowUpdatesNotSaved == 0 && flowsWaiting == 0 && flowEventsDropped == 0
             && contentTurnsNotSaved == 0 && contentChunksDropped == 0
     }
@@ -61,6 +72,7 @@ public struct RecordingLosses: Sendable, Equatable {
         ("recording.flowsWaiting", \.flowsWaiting), ("recording.flowWritesFailed", \.flowWritesFailed),
         ("recording.flowEventsDropped", \.flowEventsDropped), ("recording.contentTurnsNotSaved", \.contentTurnsNotSaved),
         ("recording.contentWritesFailed", \.contentWritesFailed), ("recording.contentChunksDropped", \.contentChunksDropped),
+        ("recording.sharedFlowsNotSaved", \.sharedFlowsNotSaved),
     ]
 
     /// As control-socket values (`recording.*`; numbers as decimal text, flags as on/off, the
@@ -72,6 +84,7 @@ public struct RecordingLosses: Sendable, Equatable {
         values["recording.contentFailing"] = contentFailing ? "on" : "off"
         if let lastFlowError { values["recording.lastFlowError"] = lastFlowError }
         if let lastContentError { values["recording.lastContentError"] = lastContentError }
+        if let sharedServer { values["recording.sharedServer"] = sharedServer }
         return values
     }
 
@@ -83,5 +96,6 @@ public struct RecordingLosses: Sendable, Equatable {
         contentFailing = values["recording.contentFailing"] == "on"
         lastFlowError = values["recording.lastFlowError"]
         lastContentError = values["recording.lastContentError"]
+        sharedServer = values["recording.sharedServer"]
     }
 }

@@ -49,7 +49,18 @@ public enum RecordingPresentation {
     /// The sentence when the session has stopped: everything saved, or exactly what was not.
     /// - Parameter folder: the data folder.
     public static func stopped(_ losses: RecordingLosses, folder: String) -> String {
-        guard !losses.isEmpty else { return "everything is saved in \(folder)." }
+        var sentence = stoppedHere(losses, folder: folder)
+        if losses.sharedFlowsNotSaved > 0 {
+            // A lost shared store was said when it went; what it never got is said at the end,
+            // since nothing sends those flows later (a trial's 100 waiting flows went unsaid).
+            sentence += " \(flows(losses.sharedFlowsNotSaved)) never reached the shared store"
+                + (losses.sharedServer.map { " at \($0)" } ?? "") + "; this data folder has \(losses.sharedFlowsNotSaved == 1 ? "it" : "them")."
+        }
+        return sentence
+    }
+
+    private static func stoppedHere(_ losses: RecordingLosses, folder: String) -> String {
+        guard !losses.isEmptyHere else { return "everything is saved in \(folder)." }
         var parts: [String] = []
         if losses.flowsNotSaved > 0 { parts.append("\(flows(losses.flowsNotSaved)) never written") }
         if losses.flowUpdatesNotSaved > 0 { parts.append("\(flows(losses.flowUpdatesNotSaved)) without their last update") }

@@ -215,7 +215,12 @@ final class SessionWiring: Sendable {
         shared?.writer.close()
         requestLog?.drain()
         store.closeEmptyingWAL()
-        return losses
+        var final = losses
+        if let shared {
+            final.sharedFlowsNotSaved = shared.writer.counters.flowsNotSaved
+            final.sharedServer = shared.target.server
+        }
+        return final
     }
 
     /// What was not saved so far (flows and content), from the writers' counters.

@@ -31,6 +31,21 @@ import Testing
             == "Recording resumed: decrypted content is saved again (2 turns could not be saved).")
     }
 
+    @Test func theStopMessageSaysWhatTheSharedStoreNeverReceived() {
+        var losses = RecordingLosses()
+        losses.sharedFlowsNotSaved = 100
+        losses.sharedServer = "127.0.0.1:18250/tvhistory"
+        #expect(!losses.isEmpty && losses.isEmptyHere)
+        #expect(RecordingPresentation.stopped(losses, folder: "/d")
+                == "everything is saved in /d. 100 flows never reached the shared store at 127.0.0.1:18250/tvhistory; this data folder has them.")
+        // Carried to `tv stop` over the control socket.
+        #expect(RecordingLosses(values: losses.values) == losses)
+        losses.sharedFlowsNotSaved = 1
+        losses.flowsNotSaved = 2
+        #expect(RecordingPresentation.stopped(losses, folder: "/d")
+                == "not everything was saved in /d: 2 flows never written. 1 flow never reached the shared store at 127.0.0.1:18250/tvhistory; this data folder has it.")
+    }
+
     @Test func theStopMessageSaysExactlyWhatWasNotSaved() {
         #expect(RecordingPresentation.stopped(RecordingLosses(), folder: "/d") == "everything is saved in /d.")
         // Writes failed but every flow was written at a retry: everything is saved.
