@@ -35,6 +35,10 @@ public enum FlowStoreError: UserFacingError, Equatable {
     case badStoreURL(url: String, reason: String)
     /// `tv flow ID --store` found the id in several instances' histories.
     case ambiguousSharedFlow(id: Int64, instances: [String])
+    /// `--instance NAME` names no instance of the shared store at `server` (by id or machine).
+    case noSuchInstance(name: String, server: String)
+    /// The shared store at `server` was migrated by a newer tv (its `tv_schema` version).
+    case sharedStoreNewerSchema(server: String, found: Int, supported: Int)
 
     public var message: String {
         switch self {
@@ -60,6 +64,10 @@ public enum FlowStoreError: UserFacingError, Equatable {
             return "The shared store at \(server) refused a write or read (\(reason)); check that the user may create and write tables in that database, then try again."
         case let .badStoreURL(url, reason):
             return "The store URL \(url) cannot be used: \(reason)."
+        case let .noSuchInstance(name, server):
+            return "The shared store at \(server) has no instance with the id or machine name '\(name)'; `tv store instances --store URL` lists them."
+        case let .sharedStoreNewerSchema(server, found, supported):
+            return "The shared store at \(server) was set up by a newer tv (schema version \(found), this tv knows up to \(supported)); upgrade tv on this machine to read or write it."
         case let .ambiguousSharedFlow(id, instances):
             return "Flow \(id) is in the history of several instances (\(instances.joined(separator: ", "))); name one with --instance."
         case let .badCursor(cursor):

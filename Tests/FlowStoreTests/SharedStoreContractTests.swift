@@ -173,7 +173,7 @@ import FlowTerms
         let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
         #expect(try server.psql("SELECT version FROM tv_schema", database: database) == String(PostgresSchema.currentVersion))
         try server.psql("UPDATE tv_schema SET version = version + 1", database: database)
-        #expect(throws: FlowStoreError.newerSchema(path: connection.server, found: PostgresSchema.currentVersion + 1,
+        #expect(throws: FlowStoreError.sharedStoreNewerSchema(server: connection.server, found: PostgresSchema.currentVersion + 1,
                                                    supported: PostgresSchema.currentVersion)) {
             try PostgresSchema.migrate(connection)
         }
@@ -224,6 +224,10 @@ import FlowTerms
         #expect(try alpha.instances().map(\.identity) == [a])
         #expect(Set(try all.instances().map(\.identity)) == [a, b])
         #expect(try all.instances().map(\.flows) == [1, 1])
+        // A name that names no instance is said, not read as an empty history.
+        #expect(throws: FlowStoreError.noSuchInstance(name: "gamma", server: target.server)) { _ = try SharedFlowHistory(target, instance: "gamma") }
+        #expect(FlowStoreError.noSuchInstance(name: "gamma", server: "db:5432/h").message
+                == "The shared store at db:5432/h has no instance with the id or machine name 'gamma'; `tv store instances --store URL` lists them.")
     }
 
     /// The server stops mid-run: nothing acknowledged is lost, the writer says it fails, keeps

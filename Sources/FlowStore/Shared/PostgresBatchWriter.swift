@@ -28,7 +28,7 @@ final class PostgresBatchWriter: FlowBatchStore {
     /// Connects, applies migrations, records the instance (`instances`), makes the staging
     /// tables (`SharedStaging`) and closes the flows it left open when it was killed
     /// (`LeftOpenFlows`).
-    /// - Throws: `FlowStoreError.sharedStoreUnreachable`, `.sharedStoreFailed`, `.newerSchema`.
+    /// - Throws: `FlowStoreError.sharedStoreUnreachable`, `.sharedStoreFailed`, `.sharedStoreNewerSchema`.
     init(target: SharedStoreTarget, instance: InstanceIdentity, localPath: String? = nil, insertion: SharedInsertion = .copy) throws {
         self.instance = instance
         self.insertion = insertion

@@ -260,7 +260,7 @@ enum PostgresSchema {
     /// Brings the database up to `migrations.count` in one transaction, under an advisory lock so
     /// instances starting together apply each migration once.
     /// - Returns: the version found (0 for an empty database).
-    /// - Throws: `FlowStoreError.newerSchema` (a newer tv wrote it; left untouched), or the
+    /// - Throws: `FlowStoreError.sharedStoreNewerSchema` (a newer tv wrote it; left untouched), or the
     ///   failing statement's error (left at its old version).
     @discardableResult
     static func migrate(_ connection: PGConnection, migrations: [String] = PostgresSchema.migrations) throws -> Int {
@@ -271,7 +271,7 @@ enum PostgresSchema {
             var found = 0
             if case let .integer(n) = try connection.query("SELECT max(version) FROM tv_schema").first?.first ?? .null { found = Int(n) }
             guard found <= migrations.count else {
-                throw FlowStoreError.newerSchema(path: connection.server, found: found, supported: migrations.count)
+                throw FlowStoreError.sharedStoreNewerSchema(server: connection.server, found: found, supported: migrations.count)
             }
             for version in found..<migrations.count { try connection.execute(migrations[version]) }
             // Only when missing: `CREATE INDEX IF NOT EXISTS` takes its SHARE lock on

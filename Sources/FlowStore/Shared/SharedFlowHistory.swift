@@ -15,7 +15,8 @@ public final class SharedFlowHistory: FlowHistory {
     let connection: Mutex<PGConnection>
 
     /// Connects and applies missing migrations (an empty database becomes an empty history).
-    /// - Throws: `FlowStoreError.sharedStoreUnreachable`, `.sharedStoreFailed`, `.newerSchema`.
+    /// - Throws: `FlowStoreError.sharedStoreUnreachable`, `.sharedStoreFailed`, `.sharedStoreNewerSchema`,
+    ///   `.noSuchInstance` when `instance` names no instance.
     public init(_ target: SharedStoreTarget, instance: String? = nil) throws {
         self.target = target
         self.instance = instance
@@ -27,6 +28,12 @@ public final class SharedFlowHistory: FlowHistory {
             try connection.query("SELECT instance_id FROM instances WHERE instance_id = ? OR machine = ? ORDER BY instance_id",
                                  [.text(name), .text(name)])
                 .compactMap { if case let .text(id) = $0.first ?? .null { return id } else { return nil } }
+        }
+        // A name that names nothing is said, not read as an empty history (a trial's typo
+        // printed "No flows are recorded yet" with exit 0).
+        if let instance, narrowedIDs?.isEmpty == true {
+            connection.close()
+            throw FlowStoreError.noSuchInstance(name: instance, server: target.server)
         }
         self.connection = Mutex(connection)
     }
