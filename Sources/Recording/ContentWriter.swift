@@ -99,8 +99,10 @@ public final class ContentWriter: Sendable {
     /// Deletes every row and every segment, the one being written included (closed first; the
     /// next turn opens a new one), on the writer thread between batches.
     /// - Throws: `ContentWriterError.closed`, `FlowStoreError`, `ContentError`.
-    public func deleteEverything() throws -> ContentSweepReport {
-        try perform { try $0.deleteEverything() }
+    /// - Parameter keepingAuditEvidence: true (`tv storage delete-everything`) spares what
+    ///   audit sessions hold; false (`tv content delete`) deletes it too.
+    public func deleteEverything(keepingAuditEvidence: Bool = true) throws -> ContentSweepReport {
+        try perform { try $0.deleteEverything(evidence: keepingAuditEvidence ? nil : AuditEvidence.none) }
     }
 
     /// The sequence of the segment being written (nil before the first turn is written, or

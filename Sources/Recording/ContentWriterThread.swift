@@ -175,10 +175,16 @@ final class ContentWriterThread: QueueWriter {
     /// the next turn opens a new one (`tv storage delete-everything` inside a live session).
     /// Turns still open stay in memory and are written when they end. Audit evidence stays
     /// (read from the history now; its segments kept whole).
-    func deleteEverything() throws -> ContentSweepReport {
+    /// - Parameter evidence: audit evidence to spare; nil reads it from the history now
+    ///   (`tv storage delete-everything`), `.none` deletes it too (`tv content delete`).
+    func deleteEverything(evidence: AuditEvidence? = nil) throws -> ContentSweepReport {
         segment?.close()
         segment = nil
-        return try ContentSweeper(database: try database(), directory: directory).deleteAll(writing: nil, evidence: nil)
+        let database = try database()
+        // The requests' queries (content) are overwritten where they were, not left in free pages.
+        try database.execute("PRAGMA secure_delete = ON")
+        defer { try? database.execute("PRAGMA secure_delete = OFF") }
+        return try ContentSweeper(database: database, directory: directory).deleteAll(writing: nil, evidence: evidence)
     }
 
     /// Writes the open turns (as incomplete: their ends never came), closes the segment and the

@@ -26,21 +26,43 @@ public enum ContentUsagePresentation {
     }
 
     /// What `tv content delete` says before acting.
-    public static func deletionWarning(_ usage: ContentUsage) -> [String] {
-        var out = ["This deletes all decrypted content: \(counted(usage.turns, "turn")) of \(counted(usage.flows, "flow")), \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s"). The flows stay in the history; what was said inside them does not come back."]
-        if let writing = usage.beingWritten {
+    /// - Parameters:
+    ///   - captures: the decrypted captures there are (they go too; the ones being written stay).
+    ///   - bySession: the running session deletes (it closes the segment it writes first), so
+    ///     no segment is spared.
+    public static func deletionWarning(_ usage: ContentUsage, captures: DecryptedCapturesSummary = DecryptedCapturesSummary(),
+                                       bySession: Bool = false) -> [String] {
+        var out = ["This deletes all decrypted content: \(counted(usage.turns, "turn")) of \(counted(usage.flows, "flow")), \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s")"
+                   + (captures.files > 0 ? ", and the \(counted(captures.files, "decrypted capture")) (\(Units.bytes(captures.bytes)))" : "")
+                   + ". The flows stay in the history; what was said inside them does not come back."]
+        if bySession {
+            out.append("The running session deletes it: it closes the segment it is writing first, so nothing of it stays.")
+        } else if let writing = usage.beingWritten {
             out.append("The segment a running session is writing (\(SegmentName.fileName(writing.sequence)), \(Units.bytes(writing.bytes))) is spared: its index rows go now, and its bytes at the first sweep after the session moves to a new segment.")
+        }
+        if !captures.recording.isEmpty {
+            out.append(sparedCaptures(captures.recording, before: true))
         }
         return out
     }
 
     /// What `tv content delete` says after acting.
-    public static func deletionReport(_ report: ContentSweepReport) -> [String] {
-        var out = ["Deleted \(counted(report.rowsDeleted, "turn")) and \(report.filesDeleted) segment file\(report.filesDeleted == 1 ? "" : "s") (\(Units.bytes(report.bytesFreed)))."]
+    /// - Parameter captures: the decrypted captures deleted, and the names spared.
+    public static func deletionReport(_ report: ContentSweepReport, captures: DecryptedCapturesSummary = DecryptedCapturesSummary()) -> [String] {
+        var out = ["Deleted \(counted(report.rowsDeleted, "turn")) and \(report.filesDeleted) segment file\(report.filesDeleted == 1 ? "" : "s") (\(Units.bytes(report.bytesFreed)))"
+                   + (captures.files > 0 ? ", and \(counted(captures.files, "decrypted capture")) (\(Units.bytes(captures.bytes)))" : "") + "."]
         if let spared = report.spared {
             out.append("Spared \(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.bytes))), which a running session is writing; nothing in the index points at it any more.")
         }
+        if !captures.recording.isEmpty { out.append(sparedCaptures(captures.recording, before: false)) }
         return out
+    }
+
+    /// The decrypted captures a session is writing, which no delete touches.
+    static func sparedCaptures(_ names: [String], before: Bool) -> String {
+        let list = names.joined(separator: ", ")
+        return (before ? "The decrypted capture being written (\(list)) stays" : "Spared the decrypted capture being written (\(list))")
+            + ": it holds what inspected connections said in that session; stop the session and run `tv content delete` again to delete it."
     }
 
     /// "1 turn", "2 turns", "1,234 flows".

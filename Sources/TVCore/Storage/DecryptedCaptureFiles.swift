@@ -38,4 +38,44 @@ public struct DecryptedCaptureFiles {
     func delete(_ name: String) throws -> Int64? {
         try CaptureFiles.unlinkUnlessRecording(folder + "/" + name)
     }
+
+    /// What the decrypted captures hold now: files, bytes, and the names of the ones a session
+    /// is writing (`tv content delete` says them before deleting).
+    public static func summary(home: TVHome) -> DecryptedCapturesSummary {
+        let files = DecryptedCaptureFiles(home: home).onDisk()
+        return DecryptedCapturesSummary(files: files.count, bytes: files.reduce(0) { $0 + $1.bytes },
+                                        recording: files.filter(\.isRecording).map(\.name))
+    }
+
+    /// Deletes every decrypted capture but the ones a session is writing (`tv content delete`:
+    /// they hold the plaintext of inspected connections as much as the content store does).
+    /// - Returns: what went, and the names spared.
+    /// - Throws: `StorageError.cannotDelete`.
+    public static func deleteAll(home: TVHome) throws -> DecryptedCapturesSummary {
+        let captures = DecryptedCaptureFiles(home: home)
+        var deleted = DecryptedCapturesSummary()
+        for file in captures.onDisk() {
+            if file.isRecording {
+                deleted.recording.append(file.name)
+            } else if let freed = try captures.delete(file.name) {
+                deleted.files += 1
+                deleted.bytes += freed
+            }
+        }
+        return deleted
+    }
+}
+
+/// Decrypted capture files: how many and their bytes (present, or deleted), and the names of
+/// those a running session writes (never deleted under it).
+public struct DecryptedCapturesSummary: Sendable, Equatable {
+    public var files = 0
+    public var bytes: Int64 = 0
+    public var recording: [String] = []
+
+    public init(files: Int = 0, bytes: Int64 = 0, recording: [String] = []) {
+        self.files = files
+        self.bytes = bytes
+        self.recording = recording
+    }
 }

@@ -40,11 +40,15 @@ enum ContentCommands {
         let store = try ContentStore(home: try inv.existingHome())
         defer { store.close() }
         let usage = try store.usage()
-        guard usage.turns > 0 || !usage.segments.isEmpty else {
+        let home = try inv.existingHome()
+        let captures = DecryptedCaptureFiles.summary(home: home)
+        guard usage.turns > 0 || !usage.segments.isEmpty || captures.files > 0 else {
             inv.console.line("There is no decrypted content to delete.")
             return 0
         }
-        for line in ContentUsagePresentation.deletionWarning(usage) { inv.console.note(line) }
+        // A running session deletes it itself: only it can close the segment it writes.
+        let bySession = LiveContentDelete.sessionRuns(home)
+        for line in ContentUsagePresentation.deletionWarning(usage, captures: captures, bySession: bySession) { inv.console.note(line) }
         if !inv.yes {
             guard inv.console.stdinIsTerminal else {
                 throw UsageRefusal("Deleting decrypted content needs confirmation; add --yes when running without a terminal.")
@@ -54,8 +58,14 @@ enum ContentCommands {
                 return 1
             }
         }
+        if bySession, let answer = try LiveContentDelete.ask(home) {
+            guard answer.ok else { throw UsageRefusal(answer.message, exitCode: 1) }
+            inv.console.line(answer.message)
+            return 0
+        }
         let report = try store.deleteAll()
-        for line in ContentUsagePresentation.deletionReport(report) { inv.console.line(line) }
+        let deleted = try DecryptedCaptureFiles.deleteAll(home: home)
+        for line in ContentUsagePresentation.deletionReport(report, captures: deleted) { inv.console.line(line) }
         return 0
     }
 }
