@@ -1,3 +1,4 @@
+import FlowTerms
 import Foundation
 import TVHome
 
@@ -33,14 +34,14 @@ public enum HARExport {
         var skipped = 0
         var fromRows = 0
         for flow in flows {
-            for exchange in flow.conversation.exchanges {
+            for (position, exchange) in flow.conversation.exchanges.enumerated() {
                 guard let request = exchange.request else {
                     skipped += 1
                     continue
                 }
                 if !(request.body.completeness.isComplete && (exchange.response?.body.completeness.isComplete ?? true)) { cut += 1 }
                 entries.append((flow.startTime + request.offset, entry(exchange, request: request, flow: flow,
-                                                                     version: flow.conversation.version,
+                                                                     version: flow.conversation.version, row: flow.row(at: position),
                                                                      reader: reader, splicer: &splicer)))
             }
             for row in flow.rows {
@@ -62,16 +63,38 @@ public enum HARExport {
         ]))])
     }
 
-    static func entry(_ exchange: HTTPExchange, request: HTTPMessage, flow: HARFlow, version: String,
+    /// - Parameter row: the exchange's row (`HARFlow.exchangeRows`), when there is one: its
+    ///   times are the data path's, read per burst, where the turns' offsets share a loop turn's
+    ///   clock (a fast local exchange read 0 ms); a response the content lacks, and the sizes of
+    ///   bodies it cut, come from it.
+    static func entry(_ exchange: HTTPExchange, request: HTTPMessage, flow: HARFlow, version: String, row: ExchangeRecord? = nil,
                       reader: BoundedBodyReader, splicer: inout JSONBodySplicer) -> JSONValue {
         let response = exchange.response
-        let wait = response.map { max(0, Double($0.offset - request.lastOffset) / 1_000) } ?? 0
-        let receive = response.map { max(0, Double($0.lastOffset - $0.offset) / 1_000) } ?? 0
+        var wait = response.map { max(0, Double($0.offset - request.lastOffset) / 1_000) } ?? 0
+        var receive = response.map { max(0, Double($0.lastOffset - $0.offset) / 1_000) } ?? 0
+        if let row, row.responseTime != nil { (_, wait, receive) = HARRowEntry.timings(row) }
+        var requestFields = requestJSON(request, flow: flow, version: version, reader: reader, splicer: &splicer)
+        if let row, !request.body.completeness.isComplete { requestFields = replacing("bodySize", with: .int(row.requestBodyBytes), in: requestFields) }
+        let responseFields: JSONValue
+        var missing: String?
+        if let response {
+            var fields = responseJSON(response, version: version, reader: reader, splicer: &splicer)
+            if let row, !response.body.completeness.isComplete, let sent = row.responseBodyBytes {
+                fields = replacing("bodySize", with: .int(sent), in: fields)
+            }
+            responseFields = fields
+        } else if let row, row.status != nil {
+            responseFields = HARRowEntry.response(row, version: HARRowEntry.harVersion(row.httpVersion))
+            missing = "no response was recorded (the recording budget ran out, or not all was recorded); its status and sizes are from the request row"
+        } else {
+            responseFields = responseJSON(nil, version: version, reader: reader, splicer: &splicer)
+            missing = "no response was recorded"
+        }
         var fields: [(String, JSONValue)] = [
             ("startedDateTime", .string(isoDate(flow.startTime + request.offset))),
             ("time", .double(wait + receive)),
-            ("request", requestJSON(request, flow: flow, version: version, reader: reader, splicer: &splicer)),
-            ("response", responseJSON(response, version: version, reader: reader, splicer: &splicer)),
+            ("request", requestFields),
+            ("response", responseFields),
             ("cache", .object([])),
             ("timings", .object([("send", .double(0)), ("wait", .double(wait)), ("receive", .double(receive))])),
             ("serverIPAddress", .string(flow.serverAddress)),
@@ -82,9 +105,15 @@ public enum HARExport {
         if let reset = exchange.resetBy { notes.append("reset by \(reset)") }
         if let note = completenessNote(request.body, what: "request") { notes.append(note) }
         if let response, let note = completenessNote(response.body, what: "response") { notes.append(note) }
-        if response == nil { notes.append("no response was recorded") }
+        if let missing { notes.append(missing) }
         if !notes.isEmpty { fields.append(("comment", .string(notes.joined(separator: "; ")))) }
         return .object(fields)
+    }
+
+    /// `object` with `key`'s value replaced (the field keeps its place).
+    static func replacing(_ key: String, with value: JSONValue, in object: JSONValue) -> JSONValue {
+        guard case .object(let fields) = object else { return object }
+        return .object(fields.map { $0.0 == key ? (key, value) : $0 })
     }
 
     static func requestJSON(_ message: HTTPMessage, flow: HARFlow, version: String,
@@ -151,8 +180,9 @@ public enum HARExport {
         let code = HARExport.status(message, version: version)
         let reading = reader.measure(message.body, keeping: 0)
         var contentFields: [(String, JSONValue)] = [("size", .int(Int64(reading.size)))]
-        if reading.decoded {
-            // HAR 1.2 §content: "number of bytes saved" by the coding (decoded minus as sent).
+        if reading.decoded, message.body.completeness.isComplete {
+            // HAR 1.2 §content: "number of bytes saved" by the coding (decoded minus as sent);
+            // of a cut body neither is known (a trial's 50 MiB bomb read 16 MiB "saved").
             contentFields.append(("compression", .int(Int64(reading.size - message.body.transferred.count))))
         }
         contentFields.append(("mimeType", .string(message.headers.first("content-type") ?? "")))

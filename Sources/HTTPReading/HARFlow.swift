@@ -20,6 +20,12 @@ public struct HARFlow: Sendable {
     /// The flow's exchange rows, written as entries when its content was not kept
     /// (`HARRowEntry`); empty when `conversation` is what is written.
     public var rows: [ExchangeRecord]
+    /// Each of `conversation.exchanges`' exchange rows (nil where there is none, and for an
+    /// exchange without a request), set by `pairRows` and kept aligned when exchanges are
+    /// filtered: an entry whose response the content lacks (the recording budget ran out), or
+    /// whose body it cut, takes its status, sizes and times from its row, which the data path
+    /// read whole; `tv requests` and the HAR then say the same.
+    public var exchangeRows: [ExchangeRecord?] = []
 
     public init(id: Int64, startTime: Int64, scheme: String, host: String?, serverAddress: String, serverPort: Int,
                 conversation: HTTPConversation, rows: [ExchangeRecord] = []) {
@@ -38,5 +44,30 @@ public struct HARFlow: Sendable {
     func authority(scheme: String) -> String {
         let defaultPort = (scheme == "https" && serverPort == 443) || (scheme == "http" && serverPort == 80)
         return (host ?? serverAddress) + (defaultPort ? "" : ":\(serverPort)")
+    }
+
+    /// Pairs `rows` (the flow's exchange rows) with `conversation.exchanges`: HTTP/2 by stream
+    /// id, HTTP/1 by the request's place (the row's `sequence`, from 1).
+    public mutating func pairRows(_ rows: [ExchangeRecord]) {
+        var index = 0
+        exchangeRows = conversation.exchanges.map { exchange -> ExchangeRecord? in
+            guard exchange.request != nil else { return nil }
+            index += 1
+            if let stream = exchange.streamID { return rows.first { $0.streamID == Int64(stream) } }
+            return rows.first { $0.sequence == index && $0.streamID == nil }
+        }
+    }
+
+    /// Keeps the exchanges (and their rows) `isIncluded` accepts.
+    public mutating func filterExchanges(_ isIncluded: (HTTPExchange, ExchangeRecord?) -> Bool) {
+        let rows = exchangeRows.count == conversation.exchanges.count ? exchangeRows : Array(repeating: nil, count: conversation.exchanges.count)
+        let kept = zip(conversation.exchanges, rows).filter { isIncluded($0.0, $0.1) }
+        conversation.exchanges = kept.map(\.0)
+        exchangeRows = kept.map(\.1)
+    }
+
+    /// The row paired with `conversation.exchanges[position]`, if any.
+    func row(at position: Int) -> ExchangeRecord? {
+        position < exchangeRows.count ? exchangeRows[position] : nil
     }
 }

@@ -7,10 +7,11 @@ import TVHome
 /// says so), status and reason, HTTP version, body sizes as the row counted them (transfer coding
 /// removed, content coding still applied: HAR's `bodySize`; `content.size` is the same number, and
 /// its `comment` says when a content coding means the decoded size is unknown), `headersSize` -1,
-/// no headers, cookies, query or bodies (content). Timings from the row's times in milliseconds,
-/// -1 where the row does not tell (HAR's "-1 if the timing does not apply"): `send` is always -1
-/// (the row has no time for the request's last byte, so `wait` runs from its first), `wait` from
-/// the request's first byte to the response's first, `receive` from there to the end. `_tv` (a
+/// no headers, cookies, query or bodies (content). Timings from the row's times in milliseconds:
+/// `send` 0 (the row has no time for the request's last byte, so `wait` runs from its first),
+/// `wait` from the request's first byte to the response's first, `receive` from there to the
+/// end; 0 where the row does not tell (HAR 1.2 requires the three, non-negative; a trial's
+/// validator refused the -1 written before). `_tv` (a
 /// custom field, HAR §custom fields) names the request id `tv request ID` reads and its state.
 public enum HARRowEntry {
     /// The entry for `row` of `flow`.
@@ -19,7 +20,7 @@ public enum HARRowEntry {
         let version = harVersion(row.httpVersion)
         let fields: [(String, JSONValue)] = [
             ("startedDateTime", .string(HARExport.isoDate(row.requestTime))),
-            ("time", .double([timing.send, timing.wait, timing.receive].filter { $0 >= 0 }.reduce(0, +))),
+            ("time", .double(timing.send + timing.wait + timing.receive)),
             ("request", .object([
                 ("method", .string(row.method)),
                 ("url", .string(url(row, flow: flow))),
@@ -44,12 +45,12 @@ public enum HARRowEntry {
         "\(count) from exchange rows alone (content was not kept: no headers, bodies or query strings)"
     }
 
-    /// `send`, `wait`, `receive` in milliseconds; -1 where the row does not tell.
+    /// `send`, `wait`, `receive` in milliseconds; 0 where the row does not tell.
     public static func timings(_ row: ExchangeRecord) -> (send: Double, wait: Double, receive: Double) {
-        let wait = row.responseTime.map { milliseconds($0 - row.requestTime) } ?? -1
-        var receive: Double = -1
+        let wait = row.responseTime.map { milliseconds($0 - row.requestTime) } ?? 0
+        var receive: Double = 0
         if let first = row.responseTime, let end = row.endTime { receive = milliseconds(end - first) }
-        return (-1, wait, receive)
+        return (0, wait, receive)
     }
 
     /// The absolute URL: the row's scheme and authority (else the flow's), then its path as kept;

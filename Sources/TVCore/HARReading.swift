@@ -60,9 +60,16 @@ public struct HARReading: KeptContentReading {
             switch try keptConversation(id, content: content) {
             case let .success(conversation):
                 var flow = HARReading.harFlow(record, id: id, conversation: conversation)
+                flow.pairRows(try flows.exchanges(ofFlow: id).exchanges)
                 if let filter {
-                    flow.conversation.exchanges = flow.conversation.exchanges.filter { exchange in
-                        exchange.request != nil && matcher.matches(KeptExchangeSubject(flow: flow, record: record, exchange: exchange, reader: bodies))
+                    // An exchange whose response the content lacks is matched on its row, as
+                    // `tv requests --filter` matches it (a trial's `~c 204` found it there and
+                    // not in the HAR).
+                    let subjectFlow = flow
+                    flow.filterExchanges { exchange, row in
+                        guard exchange.request != nil else { return false }
+                        if exchange.response == nil, let row { return matcher.matches(ExchangeRowSubject(row, context: rowContext)) }
+                        return matcher.matches(KeptExchangeSubject(flow: subjectFlow, record: record, exchange: exchange, reader: bodies))
                     }
                     if flow.conversation.exchanges.isEmpty { continue }
                 }

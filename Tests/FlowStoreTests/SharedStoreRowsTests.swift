@@ -98,9 +98,11 @@ import FlowTerms
         // The query stays in this data folder only.
         #expect(try w.store.exchanges(ExchangeQuery()).exchanges.map(\.path) == ["/item?q=secret3", "/item?q=secret2", "/item?q=secret1"])
         #expect(try w.psql("SELECT count(*) FROM exchanges WHERE path LIKE '%secret%'") == "0")
-        let narrowed = try SharedFlowHistory(w.target, instance: "someone-else")
+        // Narrowed to this instance, the same rows; to a name no instance has, a refusal.
+        let narrowed = try SharedFlowHistory(w.target, instance: w.instance.id)
         defer { narrowed.close() }
-        #expect(try narrowed.exchanges(ExchangeQuery()).exchanges.isEmpty)
+        #expect(try narrowed.exchanges(ExchangeQuery()).exchanges.map(\.path) == ["/item", "/item", "/item"])
+        #expect(throws: FlowStoreError.noSuchInstance(name: "someone-else", server: w.target.server)) { _ = try SharedFlowHistory(w.target, instance: "someone-else") }
     }
 
     @Test func withoutQueryCutsAtTheFirstQuestionMark() {

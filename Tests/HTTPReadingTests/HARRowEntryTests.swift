@@ -26,7 +26,7 @@ import Testing
         "request":{"method":"GET","url":"https://a.test/search","httpVersion":"HTTP/1.1","cookies":[],"headers":[],"queryString":[],"headersSize":-1,"bodySize":0},\
         "response":{"status":404,"statusText":"Not Found","httpVersion":"HTTP/1.1","cookies":[],"headers":[],\
         "content":{"size":153,"mimeType":"text/html"},"redirectURL":"","headersSize":-1,"bodySize":153},\
-        "cache":{},"timings":{"send":-1.0,"wait":12.5,"receive":0.25},"serverIPAddress":"192.0.2.1","connection":"7",\
+        "cache":{},"timings":{"send":0.0,"wait":12.5,"receive":0.25},"serverIPAddress":"192.0.2.1","connection":"7",\
         "comment":"from the exchange row: content was not kept, so no headers, cookies or bodies; the query string was not kept, so the URL ends at the path",\
         "_tv":{"request":41,"state":"complete"}}],\
         "comment":"1 entry from 1 flow; 1 from exchange rows alone (content was not kept: no headers, bodies or query strings)"}}
@@ -43,19 +43,20 @@ import Testing
         {"startedDateTime":"2025-11-30T03:05:00.000Z","time":0.0,\
         "request":{"method":"POST","url":"https://a.test:8443/upload","httpVersion":"HTTP/2.0","cookies":[],"headers":[],"queryString":[],"headersSize":-1,"bodySize":100},\
         "response":{"status":0,"statusText":"","httpVersion":"","cookies":[],"headers":[],"content":{"size":0,"mimeType":""},"redirectURL":"","headersSize":-1,"bodySize":-1},\
-        "cache":{},"timings":{"send":-1.0,"wait":-1.0,"receive":-1.0},"serverIPAddress":"192.0.2.1","connection":"7",\
+        "cache":{},"timings":{"send":0.0,"wait":0.0,"receive":0.0},"serverIPAddress":"192.0.2.1","connection":"7",\
         "comment":"from the exchange row: content was not kept, so no headers, cookies or bodies; HTTP/2 stream 3; still open when exported; no response was read",\
         "_tv":{"request":9,"state":"open"}}
         """)
     }
 
-    @Test func timingsAreMillisecondsWithMinusOneWhereTheRowDoesNotTell() {
+    /// HAR 1.2 requires send, wait and receive, non-negative: 0 where the row does not tell.
+    @Test func timingsAreMillisecondsWithZeroWhereTheRowDoesNotTell() {
         var row = ExchangeRecord(flowID: 1, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", path: "/", requestTime: 1_000)
-        #expect(HARRowEntry.timings(row) == (-1, -1, -1))
+        #expect(HARRowEntry.timings(row) == (0, 0, 0))
         row.responseTime = 3_500
-        #expect(HARRowEntry.timings(row) == (-1, 2.5, -1))
+        #expect(HARRowEntry.timings(row) == (0, 2.5, 0))
         row.endTime = 4_000
-        #expect(HARRowEntry.timings(row) == (-1, 2.5, 0.5))
+        #expect(HARRowEntry.timings(row) == (0, 2.5, 0.5))
     }
 
     @Test func urlsFromTheRowElseTheFlow() {
