@@ -35,21 +35,25 @@ public struct CurlCommand: Sendable, Equatable {
             if parts.count >= 2 { target = String(parts[1]) }
         }
         let url = target.hasPrefix("/") ? "\(scheme)://\(authority)\(target)" : target
-        words += CurlCommand.methodWords(exchange.method, withBody: !request.body.transferred.isEmpty)
+        // The body goes in when it is whole printable text; the method is said against what
+        // curl will send (a POST whose binary body is left out said nothing, so curl sent a GET).
+        var missing: String?
+        var data: [String] = []
+        let body = request.body.transferred
+        if !body.isEmpty {
+            if request.body.completeness.isComplete, !body.contains(0), let text = String(validating: body, as: UTF8.self) {
+                data = ["--data-binary", text]
+            } else {
+                missing = "The request body (\(body.count) bytes) is binary or was not kept whole, so it is left out."
+            }
+        }
+        words += CurlCommand.methodWords(exchange.method, withBody: !data.isEmpty)
         words.append(url)
         let skipped: Set<String> = ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te"]
         for header in request.headers where !header.name.hasPrefix(":") && !skipped.contains(header.name.lowercased()) {
             words += ["-H", "\(header.name): \(header.value)"]
         }
-        var missing: String?
-        let body = request.body.transferred
-        if !body.isEmpty {
-            if request.body.completeness.isComplete, !body.contains(0), let text = String(validating: body, as: UTF8.self) {
-                words += ["--data-binary", text]
-            } else {
-                missing = "The request body (\(body.count) bytes) is binary or was not kept whole, so it is left out."
-            }
-        }
+        words += data
         command = words.map(FlowListPresentation.shellWord).joined(separator: " ")
         note = missing
     }

@@ -88,6 +88,14 @@ import Testing
         #expect(CurlCommand.methodWords("POST", withBody: true) == [])
         #expect(CurlCommand.methodWords("GET", withBody: false) == [])
         #expect(CurlCommand.methodWords("DELETE", withBody: false) == ["-X", "DELETE"])
+        // A body left out (binary, or cut) still says the method: curl would send a GET.
+        let binary = HTTPMessage(
+            startLine: "POST /echo HTTP/1.1",
+            headers: [HTTPHeader("Host", "example.com"), HTTPHeader("Content-Type", "application/octet-stream")],
+            body: HTTPBody(framing: "content-length", transferred: [0x00, 0xFF, 0x10]), turn: 1, offset: 0)
+        let left = CurlCommand(post, request: binary)
+        #expect(left.command == "curl -X POST https://example.com/echo -H 'Content-Type: application/octet-stream'")
+        #expect(left.note == "The request body (3 bytes) is binary or was not kept whole, so it is left out.")
     }
 
     @Test func jsonIndentation() {
