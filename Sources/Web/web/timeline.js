@@ -224,10 +224,31 @@ function timelineScreen() {
     const flow = event.flow;
     const i = timeline.rows.findIndex(r => r.id === flow.id);
     if (i >= 0) { timeline.rows[i] = flow; drawRows(); return; }
-    // A new flow joins the top of an unfiltered first page without a reload.
-    if (event.event === "opened" && !timeline.interval && !timeline.status && !timeline.host) {
-      timeline.rows.unshift(flow);
-      drawRows();
+    // A flow not shown joins the list, in start-time order, once it matches the filters (its
+    // status is known only as it goes on: a failed flow fails after it opened). A trial's new
+    // flows never appeared under a Status or Search filter.
+    if (!matchesFilters(flow)) return;
+    let at = timeline.rows.findIndex(r => r.startTime < flow.startTime || (r.startTime === flow.startTime && r.id < flow.id));
+    if (at < 0) {
+      if (timeline.next) return;  // older than the rows loaded so far: the next page has it
+      at = timeline.rows.length;
     }
+    timeline.rows.splice(at, 0, flow);
+    drawRows();
   });
+}
+
+// Whether `flow` belongs on the Timeline as filtered now, as /api/flows would select it: the
+// status, and the search text in its name, other names or addresses (case aside). A picked
+// interval is in the past (picked off the axis): a live flow is never in it. "When" presets
+// reach up to now, so every live flow is within them.
+function matchesFilters(flow) {
+  if (timeline.interval) return false;
+  if (timeline.status && flow.status !== timeline.status) return false;
+  if (timeline.host) {
+    const q = timeline.host.toLowerCase();
+    const texts = [flow.host, flow.serverAddress, flow.clientAddress].concat(flow.otherHosts || []);
+    if (!texts.some(t => t && String(t).toLowerCase().includes(q))) return false;
+  }
+  return true;
 }

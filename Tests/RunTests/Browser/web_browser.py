@@ -300,6 +300,23 @@ try:
         fail("the page was reloaded")
     print("ok: a new flow appeared without a reload", flush=True)
 
+    # … and under a Status filter and a Search (a trial's new flows never appeared under either).
+    newest = driver.execute_script("return timeline.rows[0]")
+    for how, setter in [("status", "document.getElementById('status').value = arguments[0]; document.getElementById('status').dispatchEvent(new Event('change'))"),
+                        ("search", "timeline.host = arguments[0]; loadFlows(false)")]:
+        value = newest["status"] if how == "status" else (newest.get("host") or newest["serverAddress"])
+        driver.execute_script(setter, value)
+        shown = wait_for("the Timeline filtered by " + how, lambda: driver.execute_script(
+            "return timeline.loaded && document.querySelectorAll('#rows li[data-flow]').length === timeline.rows.length"
+            " && timeline.rows.length > 0 && timeline.rows.length"))
+        subprocess.run(["curl", "-sS", "-o", "/dev/null", "-x", PROXY, "--cacert", CACERT, TARGET], check=True, timeout=30)
+        wait_for("the new flow under the %s filter" % how,
+                 lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == shown + 1, 15)
+        driver.execute_script("clearFilters()")
+        print("ok: a new flow appeared under a %s filter" % how, flush=True)
+    if driver.execute_script("return window.notReloaded") is not True:
+        fail("the page was reloaded")
+
     console_errors()
     if errors:
         fail("console errors: " + json.dumps(errors))
