@@ -13,8 +13,14 @@ import Glibc
 public final class WebServer: Sendable {
     /// The largest request body read (a settings change is a few bytes); larger: 413.
     public static let maximumBody = 65_536
-    /// Connections served at once (each holds a thread).
-    public static let connectionLimit: UInt32 = 64
+    /// Connections served at once (each holds a thread; its stack is reserved, not touched,
+    /// until used). A trial held the old 64 with 70 idle sockets from another local process and
+    /// the pages got no answer for two minutes.
+    public static let connectionLimit: UInt32 = 256
+    /// Seconds a connection may sit idle before libmicrohttpd closes it (was 120, the rest of
+    /// that two minutes): an open page's event stream writes every 3 s (the Dashboard's
+    /// figures) and a comment at least every 15 s (`WebEvents.keepAliveEvery`), so it never idles this long.
+    public static let idleTimeoutSeconds: UInt32 = 20
 
     public let policy: WebAccessPolicy
     /// The cookie's name (per port: `WebCookie.name`).
@@ -44,7 +50,7 @@ public final class WebServer: Sendable {
         let options: [CVarArg] = [
             Int32(truncatingIfNeeded: MHD_OPTION.LISTEN_SOCKET.rawValue), socket,
             Int32(truncatingIfNeeded: MHD_OPTION.CONNECTION_LIMIT.rawValue), Self.connectionLimit,
-            Int32(truncatingIfNeeded: MHD_OPTION.CONNECTION_TIMEOUT.rawValue), UInt32(120),
+            Int32(truncatingIfNeeded: MHD_OPTION.CONNECTION_TIMEOUT.rawValue), Self.idleTimeoutSeconds,
             Int32(truncatingIfNeeded: MHD_OPTION.NOTIFY_COMPLETED.rawValue), unsafeBitCast(completed, to: OpaquePointer.self), Int(0),
             Int32(truncatingIfNeeded: MHD_OPTION.END.rawValue),
         ]
@@ -57,6 +63,14 @@ public final class WebServer: Sendable {
             throw WebServerError.start
         }
         self.daemon.withLock { $0 = Int(bitPattern: UnsafeRawPointer(daemon)) }
+    }
+
+    /// The token of an `Authorization` header's value: `Bearer TOKEN`, the scheme's case aside
+    /// (RFC 9110 §11.1: auth schemes are case-insensitive), nil for any other scheme.
+    static func bearerToken(_ value: String) -> String? {
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingCharacters(in: .whitespaces)
     }
 
     /// Stops listening and waits for every connection's thread (streams end within a poll).
@@ -103,7 +117,7 @@ public final class WebServer: Sendable {
         let facts = WebRequestFacts(
             method: method, path: path, host: header("Host"), queryToken: query["token"],
             cookieToken: WebCookie.value(named: cookieName, in: header("Cookie")),
-            bearerToken: header("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil },
+            bearerToken: header("Authorization").flatMap(WebServer.bearerToken),
             origin: header("Origin"), fetchSite: header("Sec-Fetch-Site"))
         switch policy.decide(facts) {
         case .refuse(let refusal):

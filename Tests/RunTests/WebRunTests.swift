@@ -87,6 +87,22 @@ struct WebRunTests {
         #expect(try box.tv("settings", "get", "content.expiry").out.trimmingCharacters(in: .whitespacesAndNewlines) == "1h")
         // Other methods are refused.
         #expect(try code(box, ["-X", "DELETE", "-b", web.cookie, web.base + "/api/flows"]) == "405")
+        // The Bearer scheme, in any case (RFC 9110 §11.1); another scheme is no token.
+        #expect(try code(box, ["-H", "Authorization: bearer \(web.token)", web.base + "/api/status"]) == "200")
+        #expect(try code(box, ["-H", "Authorization: Basic \(web.token)", web.base + "/api/status"]) == "403")
+        // Idle sockets from another local process do not take every slot (a trial's 70 held the
+        // old 64, and the pages got no answer for two minutes).
+        var idle: [Int32] = []
+        defer { idle.forEach { close($0) } }
+        for _ in 0..<70 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: (UInt16(web.port) ?? 0).bigEndian,
+                                      sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+            let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            #expect(connected == 0)
+            idle.append(fd)
+        }
+        #expect(try code(box, ["-m", "10", "-b", web.cookie, web.base + "/api/status"]) == "200")
     }
 
     @Test func theAPIAnswersWhatTheCommandsPrint() throws {
