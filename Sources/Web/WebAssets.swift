@@ -564,7 +564,7 @@ async function inspector(id) {
         ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
         ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
         ["Packets", f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–")],
-        ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error ? " — " + f.error : "")],
+        ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error && f.error !== f.failureReason ? " — " + f.error : "")],
         ["Program", f.program && f.program.command ? f.program.command + (f.program.pid ? " (pid " + f.program.pid + ")" : "") : (f.program && f.program.unknownReason) || "not known"]]),
   ];
   if (f.otherHosts && f.otherHosts.length) parts.push(h("p", { class: "muted" }, "Its address also had the names " + f.otherHosts.join(", ") + "; it could belong to any of them."));
