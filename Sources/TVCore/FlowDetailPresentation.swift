@@ -108,6 +108,11 @@ public enum FlowDetailPresentation {
     /// What can be said about decrypted content for this flow: how much was saved (the amount,
     /// not the number of turns) and where to read it, or which of the four reasons there is none.
     public static func contentSentence(_ f: FlowRecord, content: ContentSummary = ContentSummary()) -> String {
+        if let instance = f.instance, content.turns == 0 {
+            // A shared row: content never travels, so its absence here says nothing of keeping
+            // (a trial's shared flow said "keeping decrypted content was off" where it was on).
+            return "What was said inside stays on the machine that recorded it; if it was kept, `tv turns \(f.id)` in the data folder of \(TerminalText.line(instance.machine)) (instance \(TerminalText.line(instance.id))) shows it."
+        }
         guard content.turns > 0 else { return ContentAbsence(flow: f).sentence(flowID: f.id, context: .flowDetail) }
         var sentence = "\(Units.bytes(content.keptBytes)) saved of what was said; tv turns \(f.id) shows it (--http reads it as HTTP)."
         if content.truncated { sentence += " The recording budget cut part of it." }

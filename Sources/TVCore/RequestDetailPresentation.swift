@@ -15,11 +15,15 @@ public struct RequestDetailPresentation: Sendable {
     /// Bodies whole (`tv request --full`); else previews, as `tv turns` shows them (a trial's
     /// 200 MiB gzip body printed 89 MB of hex).
     public let full: Bool
+    /// The instance whose shared row this is (`tv request --store`): its query string and
+    /// content stay on that machine, whatever its content keeping was.
+    public let sharedFrom: InstanceIdentity?
 
-    public init(exchange: ExchangeRecord, recorded: HTTPExchange?, full: Bool = false) {
+    public init(exchange: ExchangeRecord, recorded: HTTPExchange?, full: Bool = false, sharedFrom: InstanceIdentity? = nil) {
         self.exchange = exchange
         self.recorded = recorded
         self.full = full
+        self.sharedFrom = sharedFrom
     }
 
     /// What tv keeps of a request without content keeping, and what only with it (also in the
@@ -55,7 +59,11 @@ public struct RequestDetailPresentation: Sendable {
         out.append(timing)
         if e.upgrade { out.append("  switched protocols (upgrade); what followed is not read as HTTP") }
         if e.connect { out.append("  CONNECT: a tunnel was asked for") }
-        if e.queryRemoved { out.append("  the query string was not kept (content keeping was off)") }
+        if let instance = sharedFrom {
+            out.append("  the query string, headers and bodies never travel to the shared store; if kept, they are in the data folder of \(TerminalText.line(instance.machine)) (flow \(e.flowID) there)")
+        } else if e.queryRemoved {
+            out.append("  the query string was not kept (content keeping was off)")
+        }
         return out
     }
 

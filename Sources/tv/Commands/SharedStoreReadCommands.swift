@@ -45,7 +45,7 @@ enum SharedStoreReadCommands {
             inv.console.line(curl.command)
             return 0
         }
-        let detail = RequestDetailPresentation(exchange: exchange, recorded: nil)
+        let detail = RequestDetailPresentation(exchange: exchange, recorded: nil, sharedFrom: instance)
         if inv.json {
             var text = ""
             detail.writeJSON(reader: BoundedBodyReader()) { text += $0 }
