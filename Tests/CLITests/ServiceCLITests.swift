@@ -62,6 +62,11 @@ struct ServiceCLITests {
             #expect(relative.status == 2 && relative.err == "tv: --exec takes an absolute path (systemd runs it from /), not 'bin/tv'.\n", "\(relative)")
             let shown = try s.tvArgs(["service", "show", "--exec", "/usr/bin/tv"], dataDir: false)
             #expect(shown.out.contains("\nExecStart=/usr/bin/tv --data-dir /var/lib/tunnelvision run --quiet\n"), "\(shown)")
+            // A line break cannot be written into a unit; a --exec that is not there is said.
+            let broken = try s.tvArgs(["--data-dir", "/srv/new\nline", "service", "show"], dataDir: false)
+            #expect(broken.status == 2 && broken.err == "tv: --data-dir names a path with a line break or another control character, which a systemd unit cannot hold; choose another path.\n", "\(broken)")
+            let missing = try s.tvArgs(["service", "show", "--exec", "/nonexistent/tv"], dataDir: false)
+            #expect(missing.status == 0 && missing.err.contains("tv: /nonexistent/tv is not an executable file here; the service will fail to start until it is."), "\(missing)")
         }
     }
 

@@ -102,6 +102,12 @@ import Testing
         #expect(ServiceUnit.quote("/data/100%") == "\"/data/100%%\"")
         #expect(ServiceUnit.quote("/data/$HOME") == "\"/data/$$HOME\"")
         #expect(ServiceUnit.quote("") == "\"\"")
+        // A path list (ReadWritePaths=) expands no variables: `$` stays (it was doubled, naming another folder).
+        #expect(ServiceUnit.quotePath("/srv/$HOME/x") == "\"/srv/$HOME/x\"")
+        #expect(ServiceUnit.quotePath("/data/100%") == "\"/data/100%%\"")
+        #expect(ServiceUnit.quotePath("/srv/tv") == "/srv/tv")
+        let dollar = ServiceUnit(scope: .system, binary: "/usr/local/bin/tv", dataFolder: "/srv/$HOME/x")
+        #expect(dollar.text.contains("\nReadWritePaths=\"/srv/$HOME/x\"\n") && dollar.execStart.contains("\"/srv/$$HOME/x\""))
     }
 
     @Test("the plan said before installing or removing, with systemd running or not")

@@ -93,7 +93,7 @@ public struct ServiceUnit: Sendable, Equatable {
             // The default folder is systemd's to make (0700, root's); another must exist.
             lines += dataFolder == Self.systemDataFolder
                 ? ["StateDirectory=" + String(Self.systemDataFolder.dropFirst("/var/lib/".count)), "StateDirectoryMode=0700"]
-                : ["ReadWritePaths=" + Self.quote(dataFolder)]
+                : ["ReadWritePaths=" + Self.quotePath(dataFolder)]
             lines += [
                 "PrivateTmp=yes",
                 "PrivateDevices=yes",
@@ -118,7 +118,17 @@ public struct ServiceUnit: Sendable, Equatable {
     /// as it is when it holds only safe characters, else in double quotes with `\` and `"`
     /// escaped; `%` is doubled (a specifier otherwise) and `$` too (a variable otherwise).
     public static func quote(_ word: String) -> String {
-        let escaped = word.replacingOccurrences(of: "%", with: "%%").replacingOccurrences(of: "$", with: "$$")
+        quoted(word.replacingOccurrences(of: "%", with: "%%").replacingOccurrences(of: "$", with: "$$"), safe: word)
+    }
+
+    /// A path in a path-list setting (`ReadWritePaths=`, systemd.exec(5)): quoted as `quote`
+    /// quotes, `%` doubled, but `$` as it is: variables are expanded only on command lines, so
+    /// `$$` there named another folder (a trial's `/srv/$HOME/x`).
+    public static func quotePath(_ path: String) -> String {
+        quoted(path.replacingOccurrences(of: "%", with: "%%"), safe: path)
+    }
+
+    private static func quoted(_ escaped: String, safe word: String) -> String {
         let safe = !word.isEmpty && word.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/._-+:@,=".contains($0)) }
         if safe { return escaped }
         return "\"" + escaped.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""

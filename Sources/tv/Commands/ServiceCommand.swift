@@ -47,6 +47,14 @@ enum ServiceCommand {
         } else {
             binary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         }
+        // A unit file is lines: a line break (or another control character) in a path cannot
+        // be written into one (systemd-analyze refused a trial's unit as unbalanced quoting).
+        for (what, path) in [("--data-dir", folder), ("--exec", binary)] where path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw UsageRefusal("\(what) names a path with a line break or another control character, which a systemd unit cannot hold; choose another path.")
+        }
+        if inv.command.value("exec") != nil, !FileManager.default.isExecutableFile(atPath: binary) {
+            inv.console.note("tv: \(binary) is not an executable file here; the service will fail to start until it is.")
+        }
         return ServiceUnit(scope: scope, binary: binary, dataFolder: (folder as NSString).standardizingPath)
     }
 
