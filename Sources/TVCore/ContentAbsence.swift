@@ -54,7 +54,7 @@ public enum ContentAbsence: Sendable, Equatable {
         case .keptPrivate:
             return "Kept private: the app on the other end pins its certificate, so tv passed this connection through unread — that is a guarantee, not a failure."
         case .nothingKept:
-            return "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired."
+            return "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`)."
         case let .failed(reason):
             return "Nothing was kept: the connection failed before content was recorded" + (reason.map { " (\($0))." } ?? ".")
         case .interrupted:

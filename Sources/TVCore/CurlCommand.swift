@@ -24,7 +24,7 @@ public struct CurlCommand: Sendable, Equatable {
             words += CurlCommand.methodWords(exchange.method, withBody: false)
             words.append("\(scheme)://\(authority)\(exchange.path)")
             command = words.map(FlowListPresentation.shellWord).joined(separator: " ")
-            note = "Its headers" + (exchange.queryRemoved ? ", query string" : "") + " and body were not kept (content keeping was off), so this command sends the method and URL only."
+            note = "Its headers" + (exchange.queryRemoved ? ", query string" : "") + " and body were not kept (content keeping was off, or the content has expired or was deleted), so this command sends the method and URL only."
             return
         }
         var target = exchange.path

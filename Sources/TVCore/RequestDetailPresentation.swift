@@ -62,7 +62,7 @@ public struct RequestDetailPresentation: Sendable {
         if let instance = sharedFrom {
             out.append("  the query string, headers and bodies never travel to the shared store; if kept, they are in the data folder of \(TerminalText.line(instance.machine)) (flow \(e.flowID) there)")
         } else if e.queryRemoved {
-            out.append("  the query string was not kept (content keeping was off)")
+            out.append("  the query string was not kept (content keeping was off, or the content has expired or was deleted)")
         }
         return out
     }

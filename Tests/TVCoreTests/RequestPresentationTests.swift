@@ -62,7 +62,7 @@ import Testing
             "  request body 0 B",
             "  response body 1.2 KiB (1.2 KiB as sent), text/html",
             "  started 2025-12-01 20:13:20.000 UTC; first response byte after 12 ms; ended after 35 ms",
-            "  the query string was not kept (content keeping was off)",
+            "  the query string was not kept (content keeping was off, or the content has expired or was deleted)",
         ])
         var lines: [String] = []
         RequestDetailPresentation(exchange: Self.finished, recorded: nil).write(reader: BoundedBodyReader()) { lines.append($0) }
@@ -72,7 +72,7 @@ import Testing
     @Test func curlWithoutAndWithContent() {
         let bare = CurlCommand(Self.finished, request: nil)
         #expect(bare.command == "curl https://example.com/a")
-        #expect(bare.note == "Its headers, query string and body were not kept (content keeping was off), so this command sends the method and URL only.")
+        #expect(bare.note == "Its headers, query string and body were not kept (content keeping was off, or the content has expired or was deleted), so this command sends the method and URL only.")
         var post = Self.finished
         post.method = "POST"
         let request = HTTPMessage(
