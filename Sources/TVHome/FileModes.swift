@@ -66,7 +66,16 @@ public enum FileModes {
         }
         let tmp = temporaryPath(for: path, nonce: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw FileWriteError(path: path, reason: FileWriteError.reason(errno: errno)) }
+        guard fd >= 0 else {
+            let code = errno
+            // ENOENT in a folder that is there: one that takes no new files (/proc, /sys).
+            var folder = stat()
+            let parent = (path as NSString).deletingLastPathComponent
+            if code == ENOENT, stat(parent.isEmpty ? "." : parent, &folder) == 0, folder.st_mode & S_IFMT == S_IFDIR {
+                throw FileWriteError(path: path, reason: FileWriteError.noNewFiles)
+            }
+            throw FileWriteError(path: path, reason: FileWriteError.reason(errno: code))
+        }
         var ok = true
         var reason = ""
         var buffer: [UInt8] = []
@@ -145,6 +154,10 @@ public struct FileWriteError: UserFacingError, Equatable {
             let folder = parent.isEmpty ? "." : parent
             return "Could not write \(path): the folder \(folder) does not exist; create it or write somewhere else."
         }
+        if reason == FileWriteError.noNewFiles {
+            let parent = (path as NSString).deletingLastPathComponent
+            return "Could not write \(path): the folder \(parent.isEmpty ? "." : parent) takes no new files (a kernel's folder such as /proc or /sys); write somewhere else."
+        }
         if reason == FileWriteError.notRegular {
             return "Did not write \(path): it is a link, a device, a pipe or a folder, which tv does not replace; give the path of a file to create or replace."
         }
@@ -156,6 +169,9 @@ public struct FileWriteError: UserFacingError, Equatable {
 
     /// The reason when open(2) said ENOENT: the folder the file goes in is missing.
     public static let noFolder = "no such folder"
+
+    /// The reason when open(2) said ENOENT in a folder that is there (/proc, /sys).
+    public static let noNewFiles = "the folder takes no new files"
 
     /// The reason for an errno from opening `path` for writing (ENOENT: `noFolder`).
     public static func reason(errno code: Int32) -> String {

@@ -210,6 +210,12 @@ struct TVHomeFileTests {
         let folder = (path as NSString).deletingLastPathComponent
         #expect(FileWriteError(path: path, reason: FileWriteError.noFolder).message
                 == "Could not write \(path): the folder \(folder) does not exist; create it or write somewhere else.")
+        // A folder that is there and takes no files (a trial's /proc read "does not exist").
+        #expect(throws: FileWriteError(path: "/proc/x.har", reason: FileWriteError.noNewFiles)) {
+            try FileModes.writeAtomically(Array("x".utf8), to: "/proc/x.har", mode: 0o600)
+        }
+        #expect(FileWriteError(path: "/proc/x.har", reason: FileWriteError.noNewFiles).message
+                == "Could not write /proc/x.har: the folder /proc takes no new files (a kernel's folder such as /proc or /sys); write somewhere else.")
     }
 
     @Test("writeAtomically(exclusive:) never replaces an existing file")
