@@ -28,6 +28,9 @@ public enum FlowStoreError: UserFacingError, Equatable {
     /// The shared store's server could not be reached or the connection was lost (libpq's
     /// words in `reason`; `server` is `host:port/database`).
     case sharedStoreUnreachable(server: String, reason: String)
+    /// The shared store's server asked for a password and none was found (no password file
+    /// entry for this server, database and user); libpq's words in `reason`.
+    case sharedStoreNeedsPassword(server: String, reason: String)
     /// The shared store's server refused a statement (its words in `reason`).
     case sharedStoreFailed(server: String, reason: String)
     /// A `--store` URL (or `store.url`) tv will not use: libpq cannot read it, or it holds a
@@ -59,7 +62,12 @@ public enum FlowStoreError: UserFacingError, Equatable {
         case let .damagedRow(path, damage):
             return "The row of \(damage.row) in the flow database at \(path) is damaged (\(damage.column) is \(DamagedRow.words(damage.value))), so tv cannot show it; the other rows are unaffected."
         case let .sharedStoreUnreachable(server, reason):
-            return "The shared store at \(server) cannot be reached (\(reason)); check that the server runs and the URL, user and password file are right, then try again."
+            // Not only "unreachable": libpq says a refused login, a missing database or a
+            // certificate that does not verify the same way (a trial read "check that the server
+            // runs" under each); its reason says which.
+            return "tv could not connect to the shared store at \(server) (\(reason)); check that the server runs and the URL's host, port, database, user and sslmode, then try again."
+        case let .sharedStoreNeedsPassword(server, reason):
+            return "The shared store at \(server) asks for a password and tv found none (\(reason)); put it in a password file (PGPASSFILE, ~/.pgpass, or passfile= in the URL) for this server, database and user, then try again."
         case let .sharedStoreFailed(server, reason):
             return "The shared store at \(server) refused a write or read (\(reason)); check that the user may create and write tables in that database, then try again."
         case let .badStoreURL(url, reason):

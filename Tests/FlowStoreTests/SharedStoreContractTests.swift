@@ -276,6 +276,63 @@ import FlowTerms
         }
     }
 
+    /// A server that asks for a password tv has none for is said as that, with where a password
+    /// goes; a wrong one is libpq's reason, on one line (its lines were run together unpunctuated).
+    @Test func aPasswordTheServerAsksForIsSaidAsSuch() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        try server.start()
+        try server.psql("CREATE ROLE pw LOGIN PASSWORD 'right-one'; GRANT CREATE ON SCHEMA public TO pw", database: "postgres")
+        let hba = server.folder + "/data/pg_hba.conf"
+        let rules = try String(contentsOfFile: hba, encoding: .utf8)
+        try ("host all pw 127.0.0.1/32 scram-sha-256\n" + rules).write(toFile: hba, atomically: false, encoding: .utf8)
+        try server.psql("SELECT pg_reload_conf()", database: "postgres")
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let base = "postgresql://pw@127.0.0.1:\(server.port)/postgres?sslmode=disable&passfile="
+        do {
+            _ = try SharedFlowHistory(try SharedStoreTarget(base + folder + "/none"))
+            Issue.record("connected without a password")
+        } catch let error as FlowStoreError {
+            guard case let .sharedStoreNeedsPassword(where_, _) = error else { Issue.record("\(error)"); return }
+            #expect(where_ == "127.0.0.1:\(server.port)/postgres")
+            #expect(error.message.contains("asks for a password and tv found none") && error.message.contains("PGPASSFILE, ~/.pgpass, or passfile="))
+        }
+        let wrong = folder + "/pgpass"
+        try "127.0.0.1:\(server.port):postgres:pw:wrong-one\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+        chmod(wrong, 0o600)
+        do {
+            _ = try SharedFlowHistory(try SharedStoreTarget(base + wrong))
+            Issue.record("connected with a wrong password")
+        } catch let FlowStoreError.sharedStoreUnreachable(_, reason) {
+            #expect(reason.contains("password authentication failed for user \"pw\"") && !reason.contains("\n"), "\(reason)")
+        }
+        try "127.0.0.1:\(server.port):postgres:pw:right-one\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+        chmod(wrong, 0o600)  // libpq ignores a password file others may read
+        let history = try SharedFlowHistory(try SharedStoreTarget(base + wrong))
+        history.close()
+    }
+
+    /// A role that may only read reads a store at this version (a trial's `GRANT SELECT` role
+    /// was refused: every open ran `CREATE TABLE IF NOT EXISTS`, which needs CREATE).
+    @Test func aReadOnlyRoleReadsAStoreAtThisVersion() throws {
+        let server = try PostgresServer.shared()
+        let url = try server.makeDatabase()
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        let writer = try FlowWriter(shared: try SharedStoreTarget(url), instance: InstanceIdentity(id: "00000000-0000-4000-8000-0000000000aa", machine: "m"))
+        var flow = sampleFlow(start: 5)
+        flow.id = 1
+        writer.enqueue(.opened(flow))
+        writer.flush()
+        writer.close()
+        let role = "reader_" + database
+        try server.psql("CREATE ROLE \(role) LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO \(role); REVOKE CREATE ON SCHEMA public FROM PUBLIC", database: database)
+        let reader = try SharedFlowHistory(try SharedStoreTarget(url.replacingOccurrences(of: "//tv@", with: "//\(role)@")))
+        defer { reader.close() }
+        #expect(try reader.flows(FlowQuery()).flows.map(\.id) == [1])
+        #expect(try reader.instances().map(\.identity.machine) == ["m"])
+    }
+
     /// verify-full by default: the scratch server speaks no TLS, so a URL without sslmode is
     /// refused by libpq rather than sent in the clear.
     @Test func tlsIsRequiredUnlessTheURLSaysOtherwise() throws {

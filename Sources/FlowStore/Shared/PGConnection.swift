@@ -29,7 +29,9 @@ final class PGConnection {
         let conn = PQconnectdbParams(keyList, valueList, 0)
         guard let conn, PQstatus(conn) == CONNECTION_OK else {
             let reason = conn.map { PGConnection.words(PQerrorMessage($0)) } ?? "out of memory"
+            let needsPassword = conn.map { PQconnectionNeedsPassword($0) != 0 } ?? false
             PQfinish(conn)
+            if needsPassword { throw FlowStoreError.sharedStoreNeedsPassword(server: target.server, reason: reason) }
             throw FlowStoreError.sharedStoreUnreachable(server: target.server, reason: reason)
         }
         handle = conn
@@ -205,9 +207,17 @@ final class PGConnection {
     }
 
     /// libpq's message on one line, without its trailing newline.
-    private static func words(_ message: UnsafePointer<CChar>?) -> String {
+    /// libpq's message on one line: its lines joined with "; ", each without the final full
+    /// stop a sentence ends with ("Connection refused; Is the server running …").
+    static func words(_ message: UnsafePointer<CChar>?) -> String {
         guard let message else { return "" }
-        return String(cString: message).split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-            .joined(separator: " ")
+        return String(cString: message).split(whereSeparator: \.isNewline)
+            .map { line -> String in
+                var text = line.trimmingCharacters(in: .whitespaces)
+                if text.hasSuffix(".") { text.removeLast() }
+                return text
+            }
+            .filter { !$0.isEmpty }
+            .joined(separator: "; ")
     }
 }

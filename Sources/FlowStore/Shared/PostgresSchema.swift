@@ -264,7 +264,22 @@ enum PostgresSchema {
     ///   failing statement's error (left at its old version).
     @discardableResult
     static func migrate(_ connection: PGConnection, migrations: [String] = PostgresSchema.migrations) throws -> Int {
-        try connection.transaction {
+        // A store already at this version is read without DDL or locks, so a role that may only
+        // read (GRANT SELECT) reads it: `CREATE TABLE IF NOT EXISTS` needs CREATE on the schema
+        // even when the table is there (a trial's read-only role was refused on every command).
+        if migrations.count == PostgresSchema.migrations.count,
+           case .integer(let present)? = try connection.query("SELECT to_regclass('tv_schema') IS NOT NULL").first?.first, present == 1,
+           case .integer(let version)? = try connection.query("SELECT max(version) FROM tv_schema").first?.first {
+            if version > migrations.count {
+                throw FlowStoreError.sharedStoreNewerSchema(server: connection.server, found: Int(version), supported: migrations.count)
+            }
+            if version == migrations.count {
+                // Made when missing and this role may (the block swallows a refusal).
+                if try !hasHostIndex(connection) { try connection.execute(ensureHostIndexSQL) }
+                return Int(version)
+            }
+        }
+        return try connection.transaction {
             // 0x7476 'tv': one lock for every tv migrating this database.
             try connection.query("SELECT pg_advisory_xact_lock(?)", [.integer(0x7476)])
             try connection.execute("CREATE TABLE IF NOT EXISTS tv_schema (version BIGINT NOT NULL)")
