@@ -67,7 +67,11 @@ import Glibc
             database.close()
             let json = s.work + "/c.json", csv = s.work + "/c.csv"
             #expect(try s.tv("export", "connections", "-o", json).status == 0)
-            #expect(try s.tv("export", "connections", "-o", csv, "--format", "csv").status == 0)
+            // A .csv file is CSV without --format (a trial's README example wrote JSON into all.csv).
+            #expect(try s.tv("export", "connections", "-o", csv).status == 0)
+            let explicit = s.work + "/c-json.csv"
+            #expect(try s.tv("export", "connections", "-o", explicit, "--format", "json").status == 0)
+            #expect((try String(contentsOfFile: explicit, encoding: .utf8)).hasPrefix("{"))
             let jq = try s.tool("jq", ["-c", "[.connections[] | [.id, .server]]", json])
             #expect(jq.out == "[[2,null],[1,\"192.0.2.7:443\"]]\n", "\(jq)")
             let read = try s.tool("python3", ["-c", "import csv, sys; print([r[6] for r in csv.reader(open(sys.argv[1], newline=''))])", csv])

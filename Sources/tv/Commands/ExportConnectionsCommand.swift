@@ -8,7 +8,7 @@ enum ExportConnectionsCommand {
         name: "connections", summary: "Write the connection list (metadata only, no content) as JSON or CSV.",
         discussion: "Each connection: its id, times, transport, client and server as ADDRESS:PORT, the host name and where it came from, the status, bytes and packets per direction, and the handshake's facts. Nothing any connection said is inside. The newest 20,000 (or --limit N) connections matching the filters, newest first; the JSON ends with \"count\" and \"truncated\" (true when more matched). The file is written whole or not at all (mode 0600).",
         options: [OptionSpec("output", short: "o", value: "FILE", help: "The file to write (required; - writes to standard output)."),
-                  OptionSpec("format", value: "FORMAT", help: "json (the default) or csv (RFC 4180, for spreadsheets)."),
+                  OptionSpec("format", value: "FORMAT", help: "json or csv (RFC 4180, for spreadsheets); the default is csv for a FILE ending in .csv, else json."),
                   OptionSpec("limit", value: "N", help: "At most N connections, the newest (default 20000)."),
                   OptionSpec("host", value: "TEXT", help: "Only connections whose host name or address contains TEXT."),
                   OptionSpec("status", value: "S", help: "Only one status, as `tv flows --status`."),
@@ -28,6 +28,9 @@ enum ExportConnectionsCommand {
                 throw UsageRefusal("--format takes json or csv, not '\(text)'.")
             }
             export.format = format
+        } else if output.lowercased().hasSuffix(".csv") {
+            // A file named .csv is written as CSV (a trial's `-o all.csv` held JSON).
+            export.format = .csv
         }
         if let text = c.value("limit") {
             guard let n = Int(text), n > 0 else { throw UsageRefusal("--limit takes a positive whole number, not '\(text)'.") }
