@@ -10,7 +10,7 @@ public enum IntroPresentation {
         ("How it works",
          "Programs connect through tv: as an explicit proxy (127.0.0.1:8080 by default), or, with `tv exec` and `--mode tun`, through a private tunnel on this machine. To read inside TLS, tv makes its own certificate authority, which you decide to trust; apps that pin their certificates stay private, and that is expected."),
         ("Your privacy",
-         "No account. No cloud. Nothing is uploaded. History stays in your data folder, and you can stop any time with Ctrl-C or `tv stop`."),
+         "No account. No cloud. Nothing is uploaded. History stays in your data folder (a PostgreSQL store you name with --store gets the connection list, never what was said), and you can stop any time with Ctrl-C or `tv stop`."),
     ]
 
     /// The whole introduction as lines for a terminal.

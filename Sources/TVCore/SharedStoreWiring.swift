@@ -31,7 +31,7 @@ public struct SharedStoreWiring: Sendable {
 
     /// What the banner's `shared` line says.
     static func bannerText(_ shared: SharedStoreWiring) -> String {
-        "flows also go to PostgreSQL \(shared.target.server) (sslmode \(shared.target.sslMode)) as instance \(shared.instance.machine) \(shared.instance.id); content, packets and captures stay here"
+        "flows also go to PostgreSQL \(shared.target.server) (\(shared.target.transportWords)) as instance \(shared.instance.machine) \(shared.instance.id); content, packets and captures stay here"
     }
 
     /// The line said when writes to the shared store stop and when they resume.

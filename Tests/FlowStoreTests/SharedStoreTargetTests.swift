@@ -46,6 +46,12 @@ import Testing
         }
     }
 
+    @Test func aLocalSocketIsSaidAsSuchNotAsTLS() throws {
+        let socket = try SharedStoreTarget("postgresql://tv@/history?host=/var/run/postgresql&port=5433")
+        #expect(socket.server == "/var/run/postgresql:5433/history" && socket.transportWords == "a local socket, no TLS")
+        #expect(try SharedStoreTarget("postgresql://tv@db.example/history").transportWords == "sslmode verify-full")
+    }
+
     @Test func aURLLibpqCannotReadIsRefused() {
         #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://tv@db.example/history?nosuch=1", reason: "invalid URI query parameter: \"nosuch\"")) {
             try SharedStoreTarget("postgresql://tv@db.example/history?nosuch=1")

@@ -76,6 +76,13 @@ public struct SharedStoreTarget: Sendable, Equatable {
         sslMode = value("sslmode") ?? SharedStoreTarget.defaultSSLMode
     }
 
+    /// How the connection travels, for the banner: `sslmode verify-full`, or `a local socket, no
+    /// TLS` when the host is a folder (libpq's Unix-domain socket; sslmode does not apply there,
+    /// and a trial's banner claimed verify-full for one).
+    public var transportWords: String {
+        server.hasPrefix("/") ? "a local socket, no TLS" : "sslmode \(sslMode)"
+    }
+
     public static func == (a: SharedStoreTarget, b: SharedStoreTarget) -> Bool {
         a.url == b.url && a.parameters.elementsEqual(b.parameters) { $0 == $1 }
     }
