@@ -12,8 +12,10 @@ public struct SharedStoreWiring: Sendable {
     let writer: FlowWriter
 
     /// The URL this session uses: `--store` first, then the `store.url` setting; nil for none.
+    /// `--store ''` is none for this session, whatever the setting (there was no way to leave
+    /// the saved store out of one session).
     static func url(option: String?, setting: String) -> String? {
-        if let option, !option.isEmpty { return option }
+        if let option { return option.isEmpty ? nil : option }
         return setting.isEmpty ? nil : setting
     }
 

@@ -58,6 +58,9 @@ struct SettingsCLITests {
                 let shown = try s.tvArgs(arguments)
                 #expect(shown.status == 0 && shown.out.contains("postgresql://tv:***@db.test/h") && !shown.out.contains("Hunter2"), "\(arguments)")
             }
+            // An empty --store names no server (libpq read it as localhost:5432).
+            let empty = try s.tvArgs(["store", "instances", "--store", ""])
+            #expect(empty.status == 2 && empty.err == "tv: --store takes a postgresql://HOST[:PORT]/DATABASE URL; it was empty.\n", "\(empty)")
             let replaced = try s.tv("settings", "set", "store.url", "")
             #expect(replaced.out.hasPrefix("Saved store.url = '' (was postgresql://tv:***@db.test/h).\n") && !replaced.all.contains("Hunter2"), "\(replaced)")
             let json = try s.tv("settings", "show", "--json")

@@ -46,7 +46,7 @@ enum RunCommands {
         OptionSpec("leaf-key", value: "TYPE", help: "With --ca: the key type of the leaves it mints (ecdsa-p256, the default; ecdsa-p384, rsa-2048, rsa-3072)."),
         OptionSpec("inspect", help: "Inspect this session even if the trust store does not trust the root (clients given it with --cacert)."),
         OptionSpec("keep-content", help: "Keep decrypted content this session (as content.keep on; only while inspecting)."),
-        OptionSpec("store", value: "URL", help: "Also write this session's flows to the shared store at URL (postgresql://user@host/db; no password in it: PGPASSFILE or ~/.pgpass), tagged with this instance; content, packets and captures stay here. TLS is verified (sslmode=verify-full) unless the URL says otherwise. The store.url setting does the same for every session."),
+        OptionSpec("store", value: "URL", help: "Also write this session's flows to the shared store at URL (postgresql://user@host/db; no password in it: PGPASSFILE or ~/.pgpass), tagged with this instance; content, packets and captures stay here. TLS is verified (sslmode=verify-full) unless the URL says otherwise. The store.url setting does the same for every session; --store '' leaves it out of this one."),
         OptionSpec("no-pinning-detection", help: "Never take a refused or silent handshake for pinning this session: every host stays inspected (benchmarks)."),
     ]
 

@@ -31,6 +31,10 @@ enum SharedStoreCommands {
             let saved = try inv.settingsStore().read()[SettingKeys.storeURL]
             url = saved.isEmpty ? nil : saved
         }
+        if url == "" {
+            // libpq reads an empty string as its defaults (localhost:5432, the user's database).
+            throw UsageRefusal("--store takes a postgresql://HOST[:PORT]/DATABASE URL; it was empty.")
+        }
         guard let url else {
             if c.has("instance") { throw UsageRefusal("--instance goes with --store URL; it names one instance of the shared store.") }
             return nil
