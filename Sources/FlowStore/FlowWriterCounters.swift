@@ -13,6 +13,10 @@ public struct FlowWriterCounters: Sendable, Equatable {
     public var pending: Int
     /// The error of the most recent failed attempt, if any.
     public var lastError: FlowStoreError?
+    /// Events whose first attempt failed and a later one committed (the backlog written once
+    /// the database or the shared store's server was back); `written + writtenOnRetry` is
+    /// every event committed.
+    public var writtenOnRetry = 0
     /// Transactions that failed, retries included.
     public var failedWrites = 0
     /// Flows whose latest state waits in memory for the next attempt now.

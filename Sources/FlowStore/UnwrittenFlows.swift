@@ -14,6 +14,10 @@ struct UnwrittenFlows: Sendable {
     private(set) var exchangesGivenUp = 0
     /// Programs a failed transaction did not set, by flow (bounded by `limit` too).
     private var programs: [Int64: FlowProgram] = [:]
+    /// The events, as first queued, the state kept now stands for (several events of one flow
+    /// are one state here): what `takeAll`'s events count as when written
+    /// (`FlowWriterCounters.writtenOnRetry`). Flows given up past `limit` are not taken off it.
+    private(set) var representedEvents = 0
 
     init(limit: Int) { self.limit = max(limit, 1) }
 
@@ -24,7 +28,10 @@ struct UnwrittenFlows: Sendable {
     /// Keeps the latest state of every flow in `events` (a later event for a flow replaces its
     /// earlier state and keeps its place).
     /// - Returns: the flows given up to stay within `limit`, oldest first.
-    mutating func keep(_ events: [FlowEvent]) -> [FlowRecord] {
+    /// - Parameter represented: the events, as first queued, that `events` stand for
+    ///   (`events.count` unless some are states taken back from here).
+    mutating func keep(_ events: [FlowEvent], representing represented: Int? = nil) -> [FlowRecord] {
+        representedEvents += represented ?? events.count
         for event in events {
             guard let flow = event.flow else {
                 if case let .exchange(exchange) = event { exchanges.keep(exchange) }
@@ -48,6 +55,7 @@ struct UnwrittenFlows: Sendable {
             order = []
             exchanges = LatestExchanges()
             programs = [:]
+            representedEvents = 0
         }
         return order.map { .updated(latest[$0]!) } + exchanges.inOrder.map { .exchange($0) }
             + programs.sorted { $0.key < $1.key }.map { .program(flowID: $0.key, $0.value) }

@@ -57,7 +57,7 @@ public struct SharedStoreWiring: Sendable {
             "sharedStore.machine": shared.instance.machine,
             "sharedStore.state": c.failing ? "retrying" : "connected",
             "sharedStore.accepted": String(c.accepted),
-            "sharedStore.written": String(c.written),
+            "sharedStore.written": String(c.written + c.writtenOnRetry),
             "sharedStore.dropped": String(c.dropped),
             "sharedStore.failedWrites": String(c.failedWrites),
             "sharedStore.flowsWaiting": String(c.unwrittenFlows),

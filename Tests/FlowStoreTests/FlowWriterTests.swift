@@ -229,6 +229,20 @@ import FlowTerms
         #expect(set.giveUpAll() == [a])
         #expect(set.count == 0)
     }
+
+    /// Several events of a flow are one state kept; what it stands for is counted, so the
+    /// backlog written on a retry counts as the events first queued (`writtenOnRetry`).
+    @Test func unwrittenFlowsCountTheEventsTheirStatesStandFor() {
+        var set = UnwrittenFlows(limit: 10)
+        let a = sampleFlow(start: 1).with(id: 1), b = sampleFlow(start: 2).with(id: 2)
+        _ = set.keep([.opened(a), .updated(a), .closed(a), .opened(b)])
+        #expect(set.count == 2 && set.representedEvents == 4)
+        let again = set.takeAll()
+        #expect(again.count == 2 && set.representedEvents == 0)
+        // Taken back and kept again with a new batch of one: 4 + 1.
+        _ = set.keep(again + [.closed(b)], representing: 4 + 1)
+        #expect(set.representedEvents == 5)
+    }
 }
 
 extension FlowRecord {
