@@ -58,7 +58,7 @@ async function auditSession(id) {
         ["Connections", String(shown.flows)], ["Bytes", "↓ " + bytes(shown.bytesDown) + " received, ↑ " + bytes(shown.bytesUp) + " sent"],
         ["Packets", String(shown.packets) + (shown.captures.length ? " in captures " + shown.captures.join(", ") : "")],
         ["Decrypted content", shown.contentTurns + (shown.contentTurns === 1 ? " turn kept" : " turns kept")],
-        ["Ran with", Object.entries(s.settings || {}).map(([k, v]) => k + " " + v).join(", ") || "no session was live"]]),
+        ["Ran with", auditSettingsWords(s.settings) || "no session was live"]]),
     h("section", { class: "card", "aria-label": "Evidence bundle" }, h("h2", {}, "Evidence bundle"),
       h("p", {}, "One .tar.gz anyone can check with `tv audit verify`: the flows, the captured packets, and unless left out the decrypted content and the TLS secrets. It is written as `tv audit bundle` writes it and removed from this machine's temporary folder once sent."),
       h("p", {}, h("label", { class: "check" }, content, "Include decrypted content (turns, HAR, decrypted capture)"),
@@ -73,4 +73,17 @@ async function auditSession(id) {
 function talkersOf(rows, word) {
   return h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, word), h("th", { class: "num" }, "Flows"))),
     h("tbody", {}, rows.map(r => h("tr", {}, h("td", {}, r.name), h("td", { class: "num" }, r.flows)))));
+}
+
+// An audit session's settings in words: the mode's label (not also its key), the address,
+// inspection; other keys as they are (a trial read "modeLabel explicit proxy").
+function auditSettingsWords(settings) {
+  const v = settings || {};
+  const words = [];
+  if (v.modeLabel || v.mode) words.push(v.modeLabel || v.mode);
+  if (v.listen) words.push("on " + v.listen);
+  if (v.inspection) words.push("inspection " + v.inspection);
+  for (const [k, val] of Object.entries(v)) if (!["mode", "modeLabel", "listen", "inspection", "pid"].includes(k)) words.push(k + " " + val);
+  if (v.pid) words.push("pid " + v.pid);
+  return words.join(", ");
 }

@@ -25,7 +25,11 @@ async function inspector(id) {
   if (f.otherHosts && f.otherHosts.length) parts.push(h("p", { class: "muted" }, "Its address also had the names " + f.otherHosts.join(", ") + "; it could belong to any of them."));
   if (f.clientTLSVersion || f.serverTLSVersion || f.alpn || (f.clientVersions && f.clientVersions.length)) {
     parts.push(h("h2", {}, "How it was encrypted"), dl([
-      ["Version chosen", (f.serverTLSVersion || f.clientTLSVersion || "not read") + (f.chosenVersionSource ? " (read from " + f.chosenVersionSource + ")" : "")],
+      // Two legs when tv terminated TLS (as `tv flow` says them); else one handshake, and where
+      // its version was read, in words (a trial read "upstream_leg").
+      ...(f.chosenVersionSource === "upstream_leg"
+        ? [["Client leg", (f.clientTLSVersion || "none") + " (client to tv)"], ["Server leg", (f.serverTLSVersion || "unknown") + " (tv to server)"]]
+        : [["Version chosen", (f.serverTLSVersion || f.clientTLSVersion || "not read") + (f.chosenVersionSource ? " (read from the " + f.chosenVersionSource.replace(/_/g, " ") + ")" : "")]]),
       ["Offered versions", (f.clientVersions || []).join(", ") || "not read"],
       ["Offered protocols", (f.clientALPN || []).join(", ") || "none"],
       ["Chosen protocol", f.alpn || "none"],

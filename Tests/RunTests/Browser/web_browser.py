@@ -287,6 +287,10 @@ try:
     wait_for("the inspector", lambda: driver.execute_script("return location.hash") == "#/flow/" + flow_id)
     wait_for("the header grid", lambda: "First to last packet" in driver.find_element(By.TAG_NAME, "main").text)
     print("ok: a click on a row opens flow %s's inspector" % flow_id, flush=True)
+    inspector_text = driver.find_element(By.TAG_NAME, "main").text
+    if "upstream_leg" in inspector_text or "server_hello" in inspector_text:
+        fail("the inspector shows an internal word: " + inspector_text)
+    print("ok: the inspector says where versions were read in words", flush=True)
 
     # A new flow appears live, without a reload.
     driver.get(BASE + "/#/timeline")
