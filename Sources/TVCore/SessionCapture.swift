@@ -61,7 +61,7 @@ final class SessionCapture: Sendable {
     /// `tv captures rotate`: closes the file being written and opens the next.
     /// - Returns: ok and one sentence.
     func rotate() -> (ok: Bool, message: String, values: [String: String]) {
-        guard let writer else { return (false, CaptureSessionWords.notCapturing, [:]) }
+        guard let writer else { return (false, CaptureSessionWords.notCapturing, ["outcome": CaptureRotationRequest.notCapturing]) }
         let (closed, opened) = writer.rotate()
         return (opened != nil, CaptureSessionWords.rotated(closed: closed, opened: opened),
                 ["closed": closed.map(String.init) ?? "", "opened": opened.map(String.init) ?? ""])
@@ -110,6 +110,9 @@ struct CaptureSettingsPlan: Equatable {
 /// socket, every `tv exec`'s own): the session closes its capture file and opens the next.
 public enum CaptureRotationRequest {
     public static let command = "rotate-capture"
+    /// The answer's `outcome` value when the session captures nothing: no capture file is
+    /// being written (the command exits 3, tv web answers 409, as with no session at all).
+    public static let notCapturing = "not-capturing"
 }
 
 /// Sentences of a session's capture.

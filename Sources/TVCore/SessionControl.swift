@@ -87,7 +87,9 @@ extension Session {
             // `tv audit start` / `stop`: follow the live audit session's key log (issue 23).
             return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
         case CaptureRotationRequest.command:
-            guard let capture else { return ControlResponse(ok: false, message: CaptureSessionWords.notCapturing) }
+            guard let capture else {
+                return ControlResponse(ok: false, message: CaptureSessionWords.notCapturing, values: ["outcome": CaptureRotationRequest.notCapturing])
+            }
             let result = capture.rotate()
             return ControlResponse(ok: result.ok, message: result.message, values: result.values)
         default:

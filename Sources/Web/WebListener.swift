@@ -121,6 +121,9 @@ public enum WebListenerError: Error, Equatable {
         switch self {
         case .notAnAddress(let text):
             return "'\(text)' is not an address to listen on; give \(option) a numeric one such as 127.0.0.1:8081 or [::1]:8081."
+        case .bind(let address, let port, let e) where e == EADDRNOTAVAIL:
+            // The address, not the port (a trial was told to choose another port).
+            return "Could not listen on \(address):\(port): \(address) is not an address of this machine; give \(option) one of its own, such as 127.0.0.1:\(port)."
         case .bind(let address, let port, let e):
             return "Could not listen on \(address):\(port) (\(String(cString: strerror(e)))); choose another port with \(option) 127.0.0.1:PORT."
         }

@@ -142,6 +142,11 @@ struct WebRunTests {
         #expect(bad.contains("'nope' is not a status"))
         #expect(try code(box, ["-b", web.cookie, web.base + "/api/flows/999999"]) == "404")
         #expect(try code(box, ["-b", web.cookie, web.base + "/api/nothing"]) == "404")
+        // A session that captures nothing has no file to rotate: 409, as with no session (it was
+        // 404), and the command exits 3.
+        #expect(try code(box, ["-X", "POST", "-b", web.cookie, "-H", "Origin: \(web.origin)", web.base + "/api/captures/rotate"]) == "409")
+        let rotate = try box.tv("captures", "rotate")
+        #expect(rotate.status == 3 && rotate.err.contains("The running session captures no packets"), "\(rotate)")
         // Audit: the routes run `tv audit … --json`, so a project made on the command line is there.
         _ = try box.tv("audit", "project", "new", "web-check", "--note", "from the web test")
         let projects = try #require(try api("/api/audit/projects") as? [[String: Any]])

@@ -157,3 +157,13 @@ struct WebAssetsTests {
         }
     }
 }
+
+/// What `tv web` says when it cannot listen: the address, when the address is the problem.
+@Suite struct WebListenerErrorTests {
+    @Test func anAddressThatIsNotThisMachinesIsSaidAsSuch() {
+        #expect(WebListenerError.bind(address: "10.255.255.1", port: 18185, errno: EADDRNOTAVAIL).message
+                == "Could not listen on 10.255.255.1:18185: 10.255.255.1 is not an address of this machine; give --listen one of its own, such as 127.0.0.1:18185.")
+        #expect(WebListenerError.bind(address: "127.0.0.1", port: 80, errno: EADDRINUSE).message(option: "--web-listen")
+                == "Could not listen on 127.0.0.1:80 (Address already in use); choose another port with --web-listen 127.0.0.1:PORT.")
+    }
+}

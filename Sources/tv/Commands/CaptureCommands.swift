@@ -100,7 +100,11 @@ enum CaptureCommands {
         guard !responses.isEmpty else {
             throw UsageRefusal("No tv session is running for \(home.path), so no capture file is being written; there is nothing to rotate.", exitCode: 3)
         }
-        if responses.count == 1, !responses[0].ok { throw UsageRefusal(TerminalText.line(responses[0].message), exitCode: 1) }
+        if responses.count == 1, !responses[0].ok {
+            // A session that captures nothing writes no file: as with no session, exit 3.
+            let capturesNothing = responses[0].values["outcome"] == CaptureRotationRequest.notCapturing
+            throw UsageRefusal(TerminalText.line(responses[0].message), exitCode: capturesNothing ? 3 : 1)
+        }
         for response in responses { inv.console.line(TerminalText.line(response.message)) }
         return responses.allSatisfy(\.ok) ? 0 : 1
     }
