@@ -18,9 +18,9 @@ public final class WebServer: Sendable {
     /// the pages got no answer for two minutes.
     public static let connectionLimit: UInt32 = 256
     /// Seconds a connection may sit idle before libmicrohttpd closes it (was 120, the rest of
-    /// that two minutes): an open page's event stream writes every 3 s (the Dashboard's
-    /// figures) and a comment at least every 15 s (`WebEvents.keepAliveEvery`), so it never idles this long.
-    public static let idleTimeoutSeconds: UInt32 = 20
+    /// that two minutes): an open page's event stream writes at least every 10 s
+    /// (`WebEvents.keepAliveSeconds`), so it never idles this long.
+    public static let idleTimeoutSeconds: UInt32 = 30
 
     public let policy: WebAccessPolicy
     /// The cookie's name (per port: `WebCookie.name`).

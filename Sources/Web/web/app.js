@@ -101,6 +101,12 @@ function relative(micros) {
   return utc(micros, true);
 }
 
+// "N s ago" ages while the page stays open (a trial's row said "2 s ago" 20 s later): every
+// element drawn with `data-since` (µs) is told again every 5 s.
+setInterval(() => {
+  for (const el of document.querySelectorAll("[data-since]")) el.textContent = relative(Number(el.dataset.since));
+}, 5000);
+
 // The status mark: only departures from "encrypted" are named (the seed's second pass).
 const STATUS_WORDS = { not_encrypted: "Not encrypted", inspected: "Inspected", kept_private: "Kept private",
                        failed: "Failed", interrupted: "Interrupted" };

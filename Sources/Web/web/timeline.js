@@ -169,7 +169,7 @@ function flowRow(flow) {
     h("div", {},
       h("a", { class: "host", href: "#/flow/" + flow.id }, flowName(flow)),
       h("div", { class: "what" }, flowWhat(flow)),
-      h("div", { class: "when" }, relative(flow.startTime))),
+      h("div", { class: "when", "data-since": flow.startTime }, relative(flow.startTime))),
     h("div", { class: "moved" }, "↓ " + bytes(flow.bytesDown), h("br"), "↑ " + bytes(flow.bytesUp), h("br"), duration(flow.duration)));
 }
 

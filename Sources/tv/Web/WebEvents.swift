@@ -15,10 +15,13 @@ import Glibc
 /// - `event: top`, whenever `DashboardSampler` has new figures (every 3 s, sampled on its own
 ///   thread, so a flow event never waits for one): the shape `GET /api/top` answers (`tv top
 ///   --once --json`: the session's liveness, rates, totals, talkers), for the Dashboard.
-/// - a comment line every `keepAliveEvery` polls, so a client that went away is noticed.
+/// - a comment line when nothing was sent for `keepAliveSeconds`, so a client that went away
+///   is noticed and libmicrohttpd never closes the stream as idle (`WebServer.idleTimeoutSeconds`,
+///   three times as long). Counted in seconds, not polls: a poll's reads take their own time,
+///   and 30 polls outlasted a 20 s timeout under load (the browser test caught it).
 enum WebEvents {
     static let pollMillis: UInt32 = 500
-    static let keepAliveEvery = 30
+    static let keepAliveSeconds: Double = 10
     /// Set when `tv web` stops: every stream ends at its next poll.
     static let stopping = Atomic<Bool>(false)
 
@@ -37,8 +40,9 @@ final class FlowEventStream: WebStream, @unchecked Sendable {
     let api: WebAPI
     private var store: FlowStore?
     private var follower = FlowFollower(startMicros: FlowCommands.nowMicros())
-    private var polls = 0
     private var started = false
+    /// When the stream last sent anything.
+    private var lastSent = Date()
     /// The dashboard figures' generation last sent.
     private var toldGeneration = 0
 
@@ -62,7 +66,6 @@ final class FlowEventStream: WebStream, @unchecked Sendable {
         while true {
             usleep(WebEvents.pollMillis * 1_000)
             if WebEvents.stopping.load(ordering: .relaxed) { return nil }
-            polls += 1
             var out: [UInt8] = []
             if let store = openStore() {
                 _ = LiveSessionFlush.ask(home)
@@ -75,8 +78,12 @@ final class FlowEventStream: WebStream, @unchecked Sendable {
                 }
             }
             out += top()
-            if out.isEmpty && polls % WebEvents.keepAliveEvery == 0 { out = Array(": still here\n\n".utf8) }
-            if !out.isEmpty { return out }
+            let now = Date()
+            if out.isEmpty && now.timeIntervalSince(lastSent) >= WebEvents.keepAliveSeconds { out = Array(": still here\n\n".utf8) }
+            if !out.isEmpty {
+                lastSent = now
+                return out
+            }
         }
     }
 

@@ -303,6 +303,15 @@ try:
     if driver.execute_script("return window.notReloaded") is not True:
         fail("the page was reloaded")
     print("ok: a new flow appeared without a reload", flush=True)
+    # Its "N s ago" ages while the page stays open.
+    first_when = driver.execute_script("return document.querySelector('#rows li[data-flow] [data-since]').textContent")
+    # (The row may be drawn again by its flow's end meanwhile: the age is set anew each look.)
+    since = str((int(time.time()) - 125) * 1000000)
+    wait_for("the age to be told again", lambda: driver.execute_script(
+        "const el = document.querySelector('#rows li[data-flow] [data-since]');"
+        "if (el.dataset.since !== arguments[0]) el.dataset.since = arguments[0];"
+        "return el.textContent", since) == "2 min ago", 15)
+    print("ok: a row's age is told again while the page is open (was %s)" % first_when, flush=True)
 
     # … and under a Status filter and a Search (a trial's new flows never appeared under either).
     newest = driver.execute_script("return timeline.rows[0]")
