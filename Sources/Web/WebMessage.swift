@@ -53,6 +53,15 @@ public struct WebResponse: Sendable {
         json(JSONValue.object([("error", .string(sentence))]).serialized(), status: status)
     }
 
+    /// An error a browser shows as a page: the sentence alone, HTML-escaped (it may quote a
+    /// Host header), no script, no link (a trial's visit without the token got bare JSON).
+    public static func errorPage(_ sentence: String, status: Int) -> WebResponse {
+        let text = sentence.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        let page = "<!doctype html>\n<html lang=\"en\"><meta charset=\"utf-8\"><title>tv web</title>\n<p>\(text)</p>\n</html>\n"
+        return WebResponse(status: status, contentType: "text/html; charset=utf-8", body: Array(page.utf8))
+    }
+
     /// Headers on every answer: the Content-Security-Policy allows only this server's own
     /// scripts, styles, images and connections (no inline script, no other origin, no framing);
     /// no referrer is sent (the printed URL's token never leaves in one), nothing is sniffed,

@@ -121,6 +121,10 @@ public final class WebServer: Sendable {
             origin: header("Origin"), fetchSite: header("Sec-Fetch-Site"))
         switch policy.decide(facts) {
         case .refuse(let refusal):
+            // A browser visiting a page gets a page; scripts and the API get JSON.
+            if method == "GET", !path.hasPrefix("/api/"), header("Accept")?.contains("text/html") == true {
+                return WebResponse.errorPage(refusal.message, status: refusal.status)
+            }
             return WebResponse.error(refusal.message, status: refusal.status)
         case .tradeToken(let location):
             return WebResponse(status: 303, contentType: "text/plain; charset=utf-8", body: Array("See \(location)\n".utf8),

@@ -87,6 +87,12 @@ struct WebRunTests {
         #expect(try box.tv("settings", "get", "content.expiry").out.trimmingCharacters(in: .whitespacesAndNewlines) == "1h")
         // Other methods are refused.
         #expect(try code(box, ["-X", "DELETE", "-b", web.cookie, web.base + "/api/flows"]) == "405")
+        // A browser's visit without the token gets a page saying so, escaped; the API stays JSON.
+        let visit = try box.curl(["-H", "Accept: text/html,application/xhtml+xml", "-w", "\n%{http_code}", web.base + "/"]).out
+        #expect(visit.hasPrefix("<!doctype html>") && visit.contains("<p>This page needs the token in the URL `tv web` printed;") && visit.hasSuffix("\n403"), "\(visit)")
+        let rebound = try box.curl(["-H", "Accept: text/html", "-H", "Host: <b>x</b>:\(web.port)", "-w", "\n%{http_code}", web.base + "/"]).out
+        #expect(rebound.contains("&lt;b&gt;x&lt;/b&gt;") && !rebound.contains("<b>") && rebound.hasSuffix("\n421"), "\(rebound)")
+        #expect(try box.curl(["-H", "Accept: text/html", web.base + "/api/flows"]).out.hasPrefix("{\"error\""))
         // The Bearer scheme, in any case (RFC 9110 §11.1); another scheme is no token.
         #expect(try code(box, ["-H", "Authorization: bearer \(web.token)", web.base + "/api/status"]) == "200")
         #expect(try code(box, ["-H", "Authorization: Basic \(web.token)", web.base + "/api/status"]) == "403")

@@ -156,12 +156,27 @@ function screen(title, ...children) {
 
 // ---- live events ---------------------------------------------------------------------------
 
-const live = { listeners: new Set(), top: null, rates: [] };
+const live = { listeners: new Set(), top: null, rates: [], connected: false };
 function connectEvents() {
   const status = document.getElementById("live");
   const source = new EventSource("/api/events");
-  source.addEventListener("open", () => { status.textContent = "● Live"; });
-  source.addEventListener("error", () => { status.textContent = "○ Not connected: reconnecting…"; });
+  source.addEventListener("open", () => { live.connected = true; status.textContent = "● Live"; });
+  source.addEventListener("error", async () => {
+    live.connected = false;
+    status.textContent = "○ Not connected: reconnecting…";
+    for (const f of live.listeners) f("gone", null);
+    // Why: a tv web started again has a new token, and this page's is refused for good (a
+    // trial's page said "reconnecting" forever); else nothing answers yet.
+    try {
+      const answer = await fetch("/api/status", { credentials: "same-origin" });
+      if (answer.status === 403) {
+        source.close();
+        status.textContent = "○ This page's token is not the running tv web's (it changes at every start): open the URL tv web printed.";
+      }
+    } catch (e) {
+      status.textContent = "○ Not connected: tv web is not answering; reconnecting…";
+    }
+  });
   source.addEventListener("flow", e => {
     const event = JSON.parse(e.data);
     for (const f of live.listeners) f("flow", event);
@@ -196,18 +211,24 @@ function rateChart() {
   svg.setAttribute("aria-label", title);
   return h("figure", { class: "chart" }, svg,
     h("figcaption", { class: "legend" }, h("span", { class: "received" }, "Received per second"),
-      h("span", { class: "sent" }, "Sent per second"), h("span", { class: "muted" }, last ? "peak " + bytes(top) + "/s" : "")));
+      h("span", { class: "sent" }, "Sent per second"), h("span", { class: "muted" }, last && points.some(p => p.received > 0 || p.sent > 0) ? "peak " + bytes(top) + "/s" : "")));
 }
 
 function drawDashboard(top) {
   const parts = [];
+  // Figures kept from before a lost connection are said to be so (a trial's page went on
+  // showing "● Monitoring" after the session had stopped).
+  if (!live.connected && top && top.state === "live") {
+    parts.push(h("div", { class: "card", role: "status" }, h("strong", {}, "○ Not connected"),
+      h("p", {}, "The figures below are from before the connection to tv web was lost; they come back when it does.")));
+  }
   if (!top || top.state !== "live") {
     const word = top ? top.state : "unknown";
     const card = h("div", { class: "card", role: "status" },
       h("h2", {}, word === "failed" ? "Monitoring failed to start" : word === "starting" ? "Monitoring is starting" : "Monitoring is off"),
       top && top.reason ? h("p", {}, top.reason) : null,
       h("p", {}, word === "failed" ? "Fix what it says, then start it again with `tv run`."
-                 : "Start a session with `tv run` (or `tv run --web` to serve these screens beside it); the history below stays readable."),
+                 : "Start a session with `tv run` (or `tv run --web` to serve these screens beside it); the history stays readable on the Timeline."),
       h("p", {}, h("a", { href: "#/timeline" }, "Open the Timeline")));
     parts.push(card);
   } else {
@@ -230,13 +251,13 @@ function talkers(rows, key) {
   if (rows.length === 0) return h("p", { class: "muted" }, "None yet this session.");
   return h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, key === "host" ? "Host" : "Program"), h("th", { class: "num" }, "Flows"),
       h("th", { class: "num" }, "Received"), h("th", { class: "num" }, "Sent"))),
-    h("tbody", {}, rows.slice(0, 10).map(r => h("tr", {}, h("td", {}, r[key] || "(unknown)"), h("td", { class: "num" }, r.flows),
+    h("tbody", {}, rows.slice(0, 10).map(r => h("tr", {}, h("td", {}, r[key] || (key === "host" ? "(no name)" : "not known")), h("td", { class: "num" }, r.flows),
       h("td", { class: "num" }, bytes(r.received)), h("td", { class: "num" }, bytes(r.sent))))));
 }
 
 async function dashboard() {
   drawDashboard(live.top);
-  onLive((kind, top) => { if (kind === "top") drawDashboard(top); });
+  onLive((kind, top) => { if (kind === "top") drawDashboard(top); else if (kind === "gone") drawDashboard(live.top); });
   try { live.top = await api("/api/top"); drawDashboard(live.top); } catch (e) { main().append(errorCard(e.message)); }
 }
 
