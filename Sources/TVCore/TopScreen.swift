@@ -115,19 +115,21 @@ public struct TopScreen: Sendable {
     public var totalsLine: String {
         func n(_ key: String) -> Int64 { values[key].flatMap { Int64($0) } ?? 0 }
         return "This session: received \(Units.bytes(n("bytesFromServers"))), sent \(Units.bytes(n("bytesFromClients"))), "
-            + "\(Units.grouped(n("accepted"))) connections (\(Units.grouped(n("openConnections"))) open), "
+            + "\(Units.grouped(n("accepted"))) connection\(n("accepted") == 1 ? "" : "s") (\(Units.grouped(n("openConnections"))) open), "
             + "\(Units.grouped(n(SessionStatusPresentation.closedKey(.failed)))) failed"
     }
 
-    /// The keys the live screen takes, its last line.
+    /// The keys the live screen takes, its last line (while paused, `p` resumes).
     static let keysLine = "q quit · s sort · p pause"
+    static let pausedKeysLine = "q quit · s sort · p resume"
+    var keys: String { paused ? Self.pausedKeysLine : Self.keysLine }
 
     /// The screen as `height` lines of at most `width` characters (cut, never wrapped).
     public func lines(width: Int, height: Int) -> [String] {
         guard case .live = liveness else { return fit([stripLine, "  " + Self.keysLine], width: width, height: height) }
         var fitted = fit(content(width: width, height: height), width: width, height: height - 1)
         while fitted.count < height - 1 { fitted.append("") }
-        return fitted + [String(Self.keysLine.prefix(width))]
+        return fitted + [String(keys.prefix(width))]
     }
 
     /// The screen for a pipe or a file (`tv top --once` when standard output is no terminal and

@@ -77,7 +77,7 @@ struct TopRunTests {
         let received = ByteWords.binary(Int64(status.int("bytesFromServers") ?? -1))
         let sent = ByteWords.binary(Int64(status.int("bytesFromClients") ?? -1))
         let failed = status.object("closed")?.int("failed") ?? 0
-        #expect(screen.contains("This session: received \(received), sent \(sent), \(status.int("accepted") ?? -1) connections (0 open), \(failed) failed"), "\(screen)")
+        #expect(screen.contains("This session: received \(received), sent \(sent), \(status.int("accepted") ?? -1) connection\(status.int("accepted") == 1 ? "" : "s") (0 open), \(failed) failed"), "\(screen)")
         let talker = try #require(status.object("talkers")?.object("1"))
         #expect(talker.string("host") == "localhost")
         let row = try #require(screen.first { $0.hasPrefix("  localhost ") })
@@ -102,6 +102,7 @@ struct TopRunTests {
         try term.run(["send-keys", "-t", "top", "p"])
         screen = try term.wait { $0[1].hasSuffix("PAUSED") }
         #expect(screen[1].hasSuffix("PAUSED"), "\(screen[1])")
+        #expect(screen[49] == "q quit · s sort · p resume", "\(screen[49])")
         try term.run(["send-keys", "-t", "top", "q"])
         let deadline = Date().addingTimeInterval(5)
         while term.alive, Date() < deadline { usleep(100_000) }

@@ -112,7 +112,7 @@ import TVHome
         #expect(lines[6] == "  a.test" + String(repeating: " ", count: 42) + "       2    2.9 KiB      120 B")
         #expect(lines[7] == "Newest flows")
         #expect(lines[8] == "  9 14:05:03 a.test h2 :443 ↓ 2.9 KiB ↑ 120 B 1.0 s inspected")
-        #expect(lines[23] == "q quit · s sort · p pause")
+        #expect(lines[23] == "q quit · s sort · p resume", "paused: p resumes")
         #expect(screen.lines(width: 30, height: 5).count == 5)
         #expect(screen.lines(width: 30, height: 5).allSatisfy { $0.count <= 30 })
     }
