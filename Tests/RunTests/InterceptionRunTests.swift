@@ -664,6 +664,9 @@ struct InterceptionRunTests {
         let port = freeLoopbackPort()
         let tv = try TVSession(box, ["--inspect"], listen: String(port))
         #expect(try box.status()?.string("listen") == "127.0.0.1:\(port)")
+        // The setting is off; the session inspects, and `tv inspect` says both (a trial's screens said only "off").
+        let inspect = try box.tv("inspect")
+        #expect(inspect.out.hasPrefix("Inspection: off\n  the running session inspects anyway: it was started with --inspect"), "\(inspect)")
         let sockets = try box.tool("ss", ["-Hltn", "sport = :\(port)"]).out
         #expect(sockets.contains("127.0.0.1:\(port)"), "\(sockets)")
         #expect(!sockets.contains("0.0.0.0:\(port)") && !sockets.contains("*:\(port)") && !sockets.contains("[::]:\(port)"), "\(sockets)")

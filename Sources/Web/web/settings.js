@@ -124,8 +124,11 @@ async function setup() {
         st.nextStep ? h("p", {}, h("strong", {}, "Next: "), st.nextStep) : null,
         st.nextCommand ? h("pre", {}, st.nextCommand) : null),
       partial,
-      h("h2", {}, "Inspection"), h("p", {}, "Inspection is " + (ca.inspection || "unknown") + "."
-        + (st.canTurnInspectionOn && ca.inspection !== "on" ? " It can be turned on now: `tv inspect on`." : "")),
+      h("h2", {}, "Inspection"), h("p", {}, "Inspection is " + (ca.inspection || "unknown") + " in the settings."
+        + (st.canTurnInspectionOn && ca.inspection !== "on" ? " It can be turned on now: `tv inspect on`." : "")
+        // The running session's own switch (`tv run --inspect` inspects whatever the setting).
+        + (live.top && live.top.state === "live" && live.top.session && live.top.session.inspection === "on" && ca.inspection !== "on"
+          ? " The running session inspects anyway: it was started with --inspect." : "")),
       (ca.notices || []).length ? h("div", { class: "card" }, ca.notices.map(n => h("p", {}, n))) : null,
       h("h2", {}, "The trust stores asked"), stores,
       h("p", { class: "muted" }, "The certificate: " + (ca.state || "unknown") + (ca.directory ? ", in " + ca.directory : "") + "."));

@@ -1,3 +1,4 @@
+import TVCore
 import CertificateSetup
 import CommandLineParser
 import SetupActions
@@ -70,8 +71,12 @@ enum InspectCommands {
         let enabled = report.record[SettingKeys.inspectionEnabled]
         let stage = CertificateSetupPolicy.stage(report.snapshot.facts)
         for notice in report.notices { inv.console.note(notice) }
+        // The running session's own switch: `tv run --inspect` inspects whatever the setting
+        // (a trial's screens said "off" beside a session inspecting).
+        let session = (try? LiveSessionStatus.answer(home: home, timeoutSeconds: 2))?.values["inspection"]
         if inv.json {
             var fields: [(String, JSONValue)] = [("inspection", .string(enabled ? "on" : "off")),
+                                                 ("sessionInspection", session.map(JSONValue.string) ?? .null),
                                                  ("trustStore", .string(report.store.description))]
             fields.append(("trust", report.snapshot.trust.map(SetupRendering.trustJSON) ?? .null))
             fields.append(("stage", SetupRendering.stageJSON(stage)))
@@ -79,6 +84,11 @@ enum InspectCommands {
             inv.console.line(JSONValue.object(fields).serialized(pretty: true))
         } else {
             inv.console.line("Inspection: \(enabled ? "on" : "off")")
+            if let session, session != (enabled ? "on" : "off") {
+                inv.console.line(session == "on"
+                    ? "  the running session inspects anyway: it was started with --inspect (this setting is for sessions started without it)"
+                    : "  the running session does not inspect (its CA is in doubt or missing; `tv diag` says why)")
+            }
             if let trust = report.snapshot.trust { for line in SetupRendering.trustLines(trust) { inv.console.line(line) } }
             for line in SetupRendering.stageLines(stage) { inv.console.line(line) }
             if enabled { for line in SetupText.whenOn(contentKept: report.record[SettingKeys.contentKeep]) { inv.console.line("  " + line) } }
