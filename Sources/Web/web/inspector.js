@@ -106,7 +106,7 @@ async function content(id) {
     const turns = t.turns || [];
     if (t.absence) { screen("Decrypted content of " + id, back, h("div", { class: "card", role: "status" }, t.absence.sentence)); return; }
     const http = h("section", { id: "http-view" }, h("button", { type: "button", onclick: async () => {
-      try { const messages = await api("/api/flows/" + id + "/turns?http=1"); http.replaceChildren(h("h2", {}, "As HTTP messages"), anyValue(messages)); }
+      try { const messages = await api("/api/flows/" + id + "/turns?http=1"); http.replaceChildren(h("h2", {}, "As HTTP messages"), ...httpView(messages)); }
       catch (e) { http.replaceChildren(errorCard(e.message)); }
     } }, "Read as HTTP messages"));
     screen("Decrypted content of " + id, back, h("p", {}, harLink(id)), http,
@@ -117,6 +117,36 @@ async function content(id) {
         turn.unreadable ? errorCard(turn.unreadable)
           : h("pre", { class: turn.text !== undefined ? "" : "hex" }, turn.text !== undefined ? turn.text : hexDump(turn.base64)))));
   } catch (e) { screen("Decrypted content of " + id, back, errorCard(e.message)); }
+}
+
+// `tv turns ID --http --json` drawn as messages, as `tv turns --http` prints them: each
+// exchange a card, each message its start line and headers, then its body (text, or hex) and
+// what is known of it (a trial saw the JSON's field names as labels in a narrow column).
+function httpView(doc) {
+  if (!doc || doc.http === null) return [h("p", { class: "card" }, "Not read as HTTP: " + ((doc && doc.reason) || "no reason given"))];
+  const parts = (doc.exchanges || []).map((x, i) => h("section", { class: "card exchange" },
+    h("h3", {}, "#" + (i + 1) + (x.stream !== null && x.stream !== undefined ? " · stream " + x.stream : "")
+      + (x.pushed ? " (server push)" : "") + (x.resetBy ? " · reset by " + x.resetBy : "")),
+    x.request ? messageView("Request", x.request) : h("p", { class: "muted" }, "No request was recorded."),
+    ...(x.interim || []).map(m => messageView("Interim response", m)),
+    x.response ? messageView("Response", x.response) : h("p", { class: "muted" }, "No response was recorded.")));
+  if (parts.length === 0) parts.push(h("p", { class: "muted" }, "No exchange was read."));
+  for (const p of doc.problems || []) parts.push(h("p", { class: "card notice" }, sentWord(p.direction) + ", turn " + p.turn + ": " + p.reason));
+  for (const n of doc.notes || []) parts.push(h("p", { class: "muted" }, n));
+  return parts;
+}
+
+function messageView(title, m) {
+  const head = [m.startLine].concat((m.headers || []).map(([k, v]) => k + ": " + v)).join("\n");
+  const b = m.body || {};
+  let body = null;
+  if (b.text !== undefined && b.text !== null) body = b.text === "" ? null : h("pre", { class: "body" }, b.text);
+  else if (b.base64) body = h("pre", { class: "hex body" }, hexDump(b.base64));
+  const encodings = (b.encodings || []).length ? (b.decoded ? "decoded from " : "coded ") + b.encodings.join(", ") : null;
+  const facts = [b.transferredBytes ? bytes(b.transferredBytes) + " as sent" : null, encodings, b.completeness, b.note].filter(Boolean).join("; ");
+  const trailers = (m.trailers || []).length ? h("pre", { class: "head" }, m.trailers.map(([k, v]) => k + ": " + v).join("\n")) : null;
+  return h("div", { class: "message" }, h("h4", {}, title), h("pre", { class: "head" }, head), body, trailers,
+    facts ? h("p", { class: "muted" }, facts) : null);
 }
 
 async function packet(id, n) {

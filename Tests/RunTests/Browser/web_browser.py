@@ -93,6 +93,24 @@ try:
             print("ok: every screen loaded at %dx%d" % (width, height), flush=True)
     driver.set_window_size(1280, 800)
 
+    # The conversation read as HTTP: messages with their start lines and headers, not JSON's
+    # field names (a trial saw "startOffset" and "connectionFrames" as labels).
+    for width in (1280, 390):
+        driver.set_window_size(width, 800)
+        driver.get(BASE + "/#/dashboard")
+        driver.get(BASE + "/#/flow/%d/content" % EXPECTED_IDS[-1])
+        wait_for("the content screen", lambda: driver.find_element(By.CSS_SELECTOR, "#http-view button")).click()
+        view = wait_for("the HTTP view", lambda: driver.find_element(By.CSS_SELECTOR, "#http-view .exchange").text)
+        if "Request" not in view or "Response" not in view or "GET /" not in view or ":status: " not in view:
+            fail("the HTTP view reads: " + view)
+        if "startOffset" in view or "connectionFrames" in view or "transferredBytes" in view:
+            fail("the HTTP view shows JSON field names: " + view)
+        if driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
+            fail("the HTTP view is wider than the window at %d" % width)
+        driver.save_screenshot(os.path.join(OUT, "flow-content-http-%d.png" % width))
+    driver.set_window_size(1280, 800)
+    print("ok: the conversation reads as HTTP messages", flush=True)
+
     # Settings: grouped, each with its meaning; a change says what `tv settings set` said, a
     # refusal its sentence; inspection is pointed to the setup.
     driver.get(BASE + "/#/settings")
