@@ -39,7 +39,8 @@ public struct FlowListPresentation: Sendable {
     ///   - totalFlows: every flow in the data folder, counted without filters (`FlowStore.count`
     ///     of an empty query); needed only for an empty page.
     public init(page: FlowPage, now: Int64, repeatedOptions: [String] = [], totalFlows: Int? = nil) {
-        rows = page.flows.map { FlowListPresentation.row($0, now: now) }
+        let shared = SharedInstancePresentation.sharedMachineNames(page.flows)
+        rows = page.flows.map { FlowListPresentation.row($0, now: now, qualified: shared.contains($0.instance?.machine ?? "")) }
         damaged = page.damaged
         nextCursor = page.nextCursor
         self.repeatedOptions = repeatedOptions
@@ -137,8 +138,8 @@ public struct FlowListPresentation: Sendable {
         return "\(proto) :\(flow.serverPort)"
     }
 
-    static func row(_ flow: FlowRecord, now: Int64) -> Row {
-        Row(id: SharedInstancePresentation.id(flow),
+    static func row(_ flow: FlowRecord, now: Int64, qualified: Bool = false) -> Row {
+        Row(id: SharedInstancePresentation.id(flow, qualified: qualified),
             when: Units.relative(flow.startTime, now: now),
             program: FlowProgramPresentation.word(flow.program),
             status: statusWord(flow),

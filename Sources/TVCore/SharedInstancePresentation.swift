@@ -7,9 +7,31 @@ import TVHome
 public enum SharedInstancePresentation {
     /// The ID column: `MACHINE:ID` for a shared row (machine names are the instances' own words,
     /// escaped), the bare id for a local one.
-    public static func id(_ flow: FlowRecord) -> String {
+    /// - Parameter qualified: the machine's name is shared by several instances on the page:
+    ///   `MACHINE/PREFIX:ID`, PREFIX the first 8 characters of the instance id (a trial's list
+    ///   showed two different flows as `vm:20`); `tv flow LABEL --store` and `--instance
+    ///   MACHINE/PREFIX` take it back.
+    public static func id(_ flow: FlowRecord, qualified: Bool = false) -> String {
         guard let instance = flow.instance else { return String(flow.id) }
-        return TerminalText.line(instance.machine) + ":" + String(flow.id)
+        let name = TerminalText.line(instance.machine) + (qualified ? "/" + String(instance.id.prefix(8)) : "")
+        return name + ":" + String(flow.id)
+    }
+
+    /// The machine names that more than one instance among `flows` carries.
+    public static func sharedMachineNames(_ flows: [FlowRecord]) -> Set<String> {
+        var ids: [String: Set<String>] = [:]
+        for flow in flows { if let instance = flow.instance { ids[instance.machine, default: []].insert(instance.id) } }
+        return Set(ids.filter { $0.value.count > 1 }.keys)
+    }
+
+    /// A flow label as the list prints it: `ID`, `MACHINE:ID`, `MACHINE/PREFIX:ID` or an
+    /// instance id (or prefix) then `:ID`. - Returns: the instance part (nil for a bare id) and
+    /// the id; nil when it is no label.
+    public static func parseLabel(_ text: String) -> (instance: String?, id: Int64)? {
+        guard let colon = text.lastIndex(of: ":") else { return Int64(text).flatMap { $0 > 0 ? (nil, $0) : nil } }
+        let instance = String(text[..<colon])
+        guard !instance.isEmpty, let id = Int64(text[text.index(after: colon)...]), id > 0 else { return nil }
+        return (instance, id)
     }
 
     /// The `instance` line of `tv flow`: where the flow's content and packets are.

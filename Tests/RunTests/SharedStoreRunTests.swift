@@ -74,6 +74,15 @@ struct SharedStoreRunTests {
         #expect(one.status == 0 && one.out.contains("  instance     ") && one.out.contains("(instance \(idB))"), "\(one)")
         let ambiguous = try first.sandbox.tv("flow", "1", "--store", url)
         #expect(ambiguous.status != 0 && ambiguous.err.contains("name one with --instance"), "\(ambiguous)")
+        // Both instances run on this machine: the list tells their flows apart by the id's first
+        // 8 characters (a trial's list showed two flows as `vm:20`), and `tv flow` takes the label.
+        let label = "/" + idB.prefix(8) + ":1"
+        #expect(list.out.contains(label + " ") && list.out.contains("/" + idA.prefix(8) + ":1 "), "\(list)")
+        let machine = try #require(list.out.split(separator: "\n").compactMap { line -> String? in
+            line.split(separator: " ").first.map(String.init).flatMap { $0.hasSuffix(label) ? $0 : nil } }.first)
+        let byLabel = try first.sandbox.tv("flow", machine, "--store", url)
+        #expect(byLabel.status == 0 && byLabel.out.contains("(instance \(idB))"), "\(byLabel)")
+        #expect(try first.sandbox.tv("flow", "1", "--store", url, "--instance", String(idB.prefix(8))).out.contains("(instance \(idB))"))
         let instances = try first.sandbox.tvArgs(["store", "instances", "--store", url, "--json"])
         let listed = (try JSONSerialization.jsonObject(with: instances.stdout) as? [JSON]) ?? []
         #expect(Set(listed.compactMap { $0.string("id") }) == [idA, idB] && listed.allSatisfy { $0.int("flows") == 5 }, "\(instances)")

@@ -24,9 +24,13 @@ public final class SharedFlowHistory: FlowHistory {
         try PostgresSchema.migrate(connection)
         // The name becomes the ids it names once, so each read is `instance_id IN (…)`, which
         // `flows_by_instance_time` serves (an OR with the machine column would read every row).
-        narrowedIDs = try instance.map { name in
-            try connection.query("SELECT instance_id FROM instances WHERE instance_id = ? OR machine = ? ORDER BY instance_id",
-                                 [.text(name), .text(name)])
+        narrowedIDs = try instance.map { given in
+            // `MACHINE/PREFIX` (the list's label when one machine name has several instances)
+            // names the instance whose id begins with PREFIX; an id prefix of 8 or more alone too.
+            let name = given.split(separator: "/").last.map(String.init) ?? given
+            let prefix = name.count >= 8 && name.allSatisfy({ $0.isHexDigit || $0 == "-" }) ? name + "%" : ""
+            return try connection.query("SELECT instance_id FROM instances WHERE instance_id = ? OR machine = ? OR instance_id LIKE ? ORDER BY instance_id",
+                                        [.text(name), .text(name), .text(prefix)])
                 .compactMap { if case let .text(id) = $0.first ?? .null { return id } else { return nil } }
         }
         // A name that names nothing is said, not read as an empty history (a trial's typo

@@ -146,6 +146,16 @@ enum FlowCommands {
 
     static func flow(_ inv: Invocation) throws -> Int32 {
         let text = inv.command.positionals[0]
+        // With --store, the list's labels (`MACHINE:ID`, `MACHINE/PREFIX:ID`) are ids too.
+        if let label = SharedInstancePresentation.parseLabel(text), let named = label.instance {
+            if let given = inv.command.value("instance"), given != named {
+                throw UsageRefusal("'\(text)' names instance \(named) and --instance names \(given); give one of them.")
+            }
+            guard let shared = try SharedStoreCommands.open(inv, instance: named) else {
+                throw UsageRefusal("'\(text)' is a flow of the shared store; add --store URL to read it.")
+            }
+            return try SharedStoreCommands.flow(inv, history: shared, id: label.id)
+        }
         guard let id = Int64(text), id > 0 else { throw UsageRefusal("'\(text)' is not a flow id; `tv flows` lists them.") }
         if let shared = try SharedStoreCommands.open(inv) { return try SharedStoreCommands.flow(inv, history: shared, id: id) }
         try askSessionToFlush(inv)

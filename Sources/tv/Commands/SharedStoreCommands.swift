@@ -24,7 +24,8 @@ enum SharedStoreCommands {
 
     /// The shared history `--store` (else, when `settingFallback`, the store.url setting) names;
     /// nil when neither does.
-    static func open(_ inv: Invocation, settingFallback: Bool = false) throws -> SharedFlowHistory? {
+    /// - Parameter instance: the instance to narrow to (a flow label's), instead of `--instance`.
+    static func open(_ inv: Invocation, settingFallback: Bool = false, instance: String? = nil) throws -> SharedFlowHistory? {
         let c = inv.command
         var url = c.value("store")
         if url == nil, settingFallback {
@@ -39,7 +40,7 @@ enum SharedStoreCommands {
             if c.has("instance") { throw UsageRefusal("--instance goes with --store URL; it names one instance of the shared store.") }
             return nil
         }
-        return try SharedFlowHistory(try SharedStoreTarget(url), instance: c.value("instance"))
+        return try SharedFlowHistory(try SharedStoreTarget(url), instance: instance ?? c.value("instance"))
     }
 
     /// `tv flows --store URL`: one page of the shared history.
