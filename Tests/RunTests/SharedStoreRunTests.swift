@@ -83,6 +83,10 @@ struct SharedStoreRunTests {
         let byLabel = try first.sandbox.tv("flow", machine, "--store", url)
         #expect(byLabel.status == 0 && byLabel.out.contains("(instance \(idB))"), "\(byLabel)")
         #expect(try first.sandbox.tv("flow", "1", "--store", url, "--instance", String(idB.prefix(8))).out.contains("(instance \(idB))"))
+        // An audit session's number is each instance's own: over several, it is refused.
+        let audit = try first.sandbox.tv("flows", "--store", url, "--audit", "1")
+        #expect(audit.status == 2 && audit.err.contains("Audit session 1 is a number each instance gives its own sessions; add --instance NAME"), "\(audit)")
+        #expect(try first.sandbox.tv("flows", "--store", url, "--audit", "1", "--instance", idA).status == 0)
         let instances = try first.sandbox.tvArgs(["store", "instances", "--store", url, "--json"])
         let listed = (try JSONSerialization.jsonObject(with: instances.stdout) as? [JSON]) ?? []
         #expect(Set(listed.compactMap { $0.string("id") }) == [idA, idB] && listed.allSatisfy { $0.int("flows") == 5 }, "\(instances)")

@@ -45,6 +45,10 @@ public final class SharedFlowHistory: FlowHistory {
     /// The ids of the instances `instance` names (by id or machine name); nil when not narrowed.
     let narrowedIDs: [String]?
 
+    /// Whether reads are narrowed to exactly one instance (what a per-instance number, such as
+    /// an audit session's, needs to mean one thing).
+    public var narrowsToOneInstance: Bool { narrowedIDs?.count == 1 }
+
     /// The instance condition, when narrowed.
     var instanceCondition: ([String], [SQLiteValue]) {
         guard let ids = narrowedIDs else { return ([], []) }

@@ -39,6 +39,7 @@ enum ExportConnectionsCommand {
         if let shared = try SharedStoreCommands.open(inv) {
             defer { shared.close() }
             export.shared = true
+            try SharedStoreCommands.checkAudit(export.filters, shared)
             try SharedStoreReadCommands.hostIndexNote(inv, history: shared, query: export.filters)
             return try write(inv, export, from: shared, to: OutputFile(argument: output), now: now)
         }

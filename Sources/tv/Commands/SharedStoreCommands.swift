@@ -43,8 +43,16 @@ enum SharedStoreCommands {
         return try SharedFlowHistory(try SharedStoreTarget(url), instance: instance ?? c.value("instance"))
     }
 
+    /// An audit session's number is its instance's own: `--audit N` over several instances
+    /// mixed their sessions (a trial's `--audit 1` listed two projects' flows).
+    static func checkAudit(_ query: FlowQuery, _ history: SharedFlowHistory) throws {
+        guard let session = query.auditSession, !history.narrowsToOneInstance else { return }
+        throw UsageRefusal("Audit session \(session) is a number each instance gives its own sessions; add --instance NAME to say whose (`tv store instances` lists them).")
+    }
+
     /// `tv flows --store URL`: one page of the shared history.
     static func flows(_ inv: Invocation, history: SharedFlowHistory, query: FlowQuery, now: Int64) throws -> Int32 {
+        try checkAudit(query, history)
         let c = inv.command
         if c.has("filter") { throw UsageRefusal("--filter reads this data folder only; with --store, narrow with --host, --status, --program, --since, --from, --to and --instance.") }
         if c.has("follow") { throw UsageRefusal("--follow watches this data folder's session; the shared store is read a page at a time.") }
