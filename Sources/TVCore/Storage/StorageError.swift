@@ -25,4 +25,8 @@ public enum StorageError: UserFacingError, Equatable {
             return "Deleting everything needs confirmation; add --yes when running without a terminal."
         }
     }
+
+    /// A missing confirmation is a command line to complete (2, as `tv content delete`'s);
+    /// the rest are failures (1).
+    public var exitCode: Int32 { self == .needsConfirmation ? 2 : 1 }
 }
