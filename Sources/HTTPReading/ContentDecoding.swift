@@ -1,4 +1,5 @@
 import Foundation
+import TVHome
 
 /// Undoes `Content-Encoding` (RFC 9110 §8.4): gzip, x-gzip, deflate, br, zstd and identity, in
 /// the reverse of the order they were applied, as a stream: decoded bytes are handed on piece by
@@ -90,14 +91,14 @@ public enum ContentDecoding {
                 break
             case .needsMoreInput:
                 run.notes.append(complete
-                    ? "The \(stage.coding) stream ends early; \(count) bytes were decoded from it."
-                    : "Decoded from \(stage.coding) as far as it was recorded (\(count) bytes).")
+                    ? "The \(stage.coding) stream ends early; \(ByteWords.grouped(Int64(count))) bytes were decoded from it."
+                    : "Decoded from \(stage.coding) as far as it was recorded (\(ByteWords.grouped(Int64(count))) bytes).")
             case let .failed(reason):
                 if count == 0 {
                     run.refusal = "Could not decode \(stage.coding) (\(reason)); the body is shown as transferred."
                     return run
                 }
-                run.notes.append("Decoding \(stage.coding) failed after \(count) bytes (\(reason)).")
+                run.notes.append("Decoding \(stage.coding) failed after \(ByteWords.grouped(Int64(count))) bytes (\(reason)).")
             }
         }
         return run
