@@ -25,10 +25,8 @@ public enum LiveContentDelete {
             let report = try content.deleteEverything(keepingAuditEvidence: false)
             let captures = try DecryptedCaptureFiles.deleteAll(home: home)
             return ControlResponse(ok: true, message: ContentUsagePresentation.deletionReport(report, captures: captures).joined(separator: "\n"))
-        } catch let error as UserFacingError {
-            return ControlResponse(ok: false, message: error.message)
         } catch {
-            return ControlResponse(ok: false, message: "\(error)")
+            return LiveSessionRequest.failure(error)
         }
     }
 
@@ -36,11 +34,7 @@ public enum LiveContentDelete {
     /// command then deletes by itself).
     /// - Throws: `ControlError` when a session runs but does not answer in time.
     public static func ask(_ home: TVHome) throws -> ControlResponse? {
-        do {
-            return try ControlClient(path: SessionPaths.controlSocket(home)).send(request, timeoutSeconds: answerWaitSeconds)
-        } catch ControlError.notRunning {
-            return nil
-        }
+        try LiveSessionRequest.ask(home, request, timeoutSeconds: answerWaitSeconds)
     }
 
     /// Whether `tv run`'s session runs for `home` (its control socket answers). A `tv exec`

@@ -32,10 +32,8 @@ public enum LiveDeleteEverything {
             report.content.bytesFreed += segments.bytesFreed
             let lines = StoragePresentation.deletedEverything(report, databaseFile: home.databasePath, session: true)
             return ControlResponse(ok: true, message: lines.joined(separator: "\n"))
-        } catch let error as UserFacingError {
-            return ControlResponse(ok: false, message: error.message)
         } catch {
-            return ControlResponse(ok: false, message: "\(error)")
+            return LiveSessionRequest.failure(error)
         }
     }
 
@@ -43,10 +41,6 @@ public enum LiveDeleteEverything {
     /// command then deletes by itself).
     /// - Throws: `ControlError` when a session runs but does not answer in time.
     public static func ask(_ home: TVHome) throws -> ControlResponse? {
-        do {
-            return try ControlClient(path: SessionPaths.controlSocket(home)).send(request, timeoutSeconds: answerWaitSeconds)
-        } catch ControlError.notRunning {
-            return nil
-        }
+        try LiveSessionRequest.ask(home, request, timeoutSeconds: answerWaitSeconds)
     }
 }
