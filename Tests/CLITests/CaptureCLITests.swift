@@ -12,7 +12,15 @@ struct CaptureCLITests {
             #expect(snap.status == 0, "\(snap)")
             #expect(snap.out == "Saved capture.snaplen = 96 (was 65535).\nThe snap length is written in each capture file's header, so it applies from the next start of `tv exec` or `tv run --mode tun`; rotating does not apply it.\n")
             let bad = try s.tv("settings", "set", "capture.snaplen", "300000")
-            #expect(bad.status == 2 && bad.err == "tv: capture.snaplen takes a number of bytes from 0 (whole packets) to 262144, not '300000'.\n", "\(bad)")
+            #expect(bad.status == 2 && bad.err == "tv: capture.snaplen takes 0 (whole packets) or a number of bytes from 64 (a packet's IP and TCP headers) to 262144, not '300000'.\n", "\(bad)")
+            // Too small to hold a packet's headers, or to keep a file for more than a few packets
+            // (a trial's settings took 1 byte and 1KB).
+            #expect(try s.tv("settings", "set", "capture.snaplen", "1").status == 2)
+            let tiny = try s.tv("settings", "set", "capture.rotateBytes", "1K")
+            #expect(tiny.status == 2 && tiny.err == "tv: capture.rotateBytes takes 1MB or more (or off): a capture file of '1K' would be closed every few packets.\n", "\(tiny)")
+            #expect(try s.tv("settings", "set", "captures.maxBytes", "512KB").status == 2)
+            #expect(try s.tv("settings", "set", "capture.rotateAge", "5s").status == 2)
+            #expect(try s.tv("settings", "set", "capture.rotateAge", "10s").status == 0)
             let size = try s.tv("settings", "set", "captures.maxBytes", "lots")
             #expect(size.status == 2 && size.err == "tv: captures.maxBytes takes a size above zero with its unit like 64MB, 2GB or 500KB (1 KB = 1024 bytes), or off, not 'lots'.\n", "\(size)")
             let age = try s.tv("settings", "set", "capture.rotateAge", "soon")

@@ -9,6 +9,11 @@ enum CaptureSettingsCommand {
         SettingKeys.captureRotateAge.name, SettingKeys.capturesMaxBytes.name, SettingKeys.capturesMaxAge.name,
     ]
 
+    /// The smallest rotation size and size limit (1 MiB) and the shortest rotation age and
+    /// expiry (10 s) a setting takes.
+    static let smallestSize: Int64 = 1 << 20
+    static let shortestAge: Int64 = 10_000_000
+
     /// Saves `value` for `name` (one of `names`).
     /// - Returns: the change, and when it applies.
     /// - Throws: `UsageRefusal` for a value that is not one (nothing is saved).
@@ -18,8 +23,11 @@ enum CaptureSettingsCommand {
         case SettingKeys.captureEnabled.name:
             return (try settings.set(SettingKeys.captureEnabled, to: try SettingsCommands.bool(name, value)), nextStart)
         case SettingKeys.captureSnapLength.name:
-            guard let n = Int(value), n >= 0, n <= 262_144 else {
-                throw UsageRefusal("capture.snaplen takes a number of bytes from 0 (whole packets) to 262144, not '\(value)'.")
+            // Below 64 not even a packet's IP and TCP headers fit (IPv6's 40 and TCP's 20 bytes
+            // without options: tcpdump's classic 68 is of the same mind), and every row's
+            // meaning, flags and ports would be lost to the cut.
+            guard let n = Int(value), n == 0 || (n >= 64 && n <= 262_144) else {
+                throw UsageRefusal("capture.snaplen takes 0 (whole packets) or a number of bytes from 64 (a packet's IP and TCP headers) to 262144, not '\(value)'.")
             }
             // The snap length is written in each file's header, so it belongs to a session's files.
             return (try settings.set(SettingKeys.captureSnapLength, to: n),
@@ -29,12 +37,19 @@ enum CaptureSettingsCommand {
             guard let size = SettingLimit.userBytes(value) else {
                 throw UsageRefusal("\(name) takes a size above zero with its unit like 64MB, 2GB or 500KB (1 KB = 1024 bytes), or off, not '\(value)'.")
             }
+            // Smaller, a capture file would rotate (or be deleted) at every few packets.
+            if case .limit(let bytes) = SettingLimit.bytes(size), bytes < Self.smallestSize {
+                throw UsageRefusal("\(name) takes 1MB or more (or off): a capture file of '\(value)' would be closed every few packets.")
+            }
             return (try settings.set(key, to: size),
                     name == SettingKeys.captureRotateBytes.name ? nextStart : nil)
         default:
             let key = name == SettingKeys.captureRotateAge.name ? SettingKeys.captureRotateAge : SettingKeys.capturesMaxAge
             guard let age = SettingLimit.userMicros(value) else {
                 throw UsageRefusal("\(name) takes an age above zero like 90s, 15m, 1h, 30d or 2w, or off, not '\(value)'.")
+            }
+            if case .limit(let micros) = SettingLimit.micros(age), micros < Self.shortestAge {
+                throw UsageRefusal("\(name) takes 10s or more (or off): a capture file of '\(value)' would be closed every few packets.")
             }
             return (try settings.set(key, to: age),
                     name == SettingKeys.captureRotateAge.name ? nextStart : nil)
