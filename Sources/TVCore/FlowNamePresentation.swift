@@ -35,6 +35,12 @@ public enum FlowNamePresentation {
             out.append("  other names  \(TerminalText.line(f.serverAddress)) also had the live name\(f.otherHosts.count == 1 ? "" : "s") \(names): "
                        + "the connection could belong to any of them")
         }
+        if f.hostOrigin == .dnsQuestion {
+            // The program's packets go to the tunnel's DNS address; tv asks this host's resolver
+            // (`DNSAddressRoute`), which is the server the row names (a trial compared the two).
+            out.append("  resolver     the program asked tv's DNS address in the tunnel (its packets show that address); "
+                       + "tv asked this host's resolver, the server above, and answered with its reply")
+        }
         if f.hostIsECHPublicName {
             out.append("  ECH          the ClientHello carried encrypted_client_hello: this is the outer (public) name, and the name the client "
                        + "wanted may be encrypted inside (unless the extension was GREASE, which browsers send with the real name outside)")
