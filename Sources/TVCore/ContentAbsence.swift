@@ -56,6 +56,8 @@ public enum ContentAbsence: Sendable, Equatable {
         case .nothingKept:
             return "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`)."
         case let .failed(reason):
+            // Under `tv flow`'s status line the reason is just above (a trial read it twice).
+            if context == .flowDetail { return "Nothing was kept: the connection failed before content was recorded (the status above says why)." }
             return "Nothing was kept: the connection failed before content was recorded" + (reason.map { " (\($0))." } ?? ".")
         case .interrupted:
             return "Nothing was kept: the tv session carrying this connection ended before it did (killed or crashed), and none of its content had been written."

@@ -635,7 +635,9 @@ async function inspector(id) {
     if (t.absence) {
       // Without kept content the HAR is made from the request rows (`tv export har ID`).
       const rows = detail.requests && detail.requests.length ? h("p", {}, harLink(id), " (from the request rows: method, path, status, sizes and times)") : "";
-      holder.replaceChildren(h("p", { "data-absence": t.absence.reason }, t.absence.sentence), rows);
+      // A failed flow's reason is on the Status row above: not said twice (a trial read it twice).
+      const sentence = t.absence.reason === "failed" ? "Nothing was kept: the connection failed before content was recorded (the status above says why)." : t.absence.sentence;
+      holder.replaceChildren(h("p", { "data-absence": t.absence.reason }, sentence), rows);
       return;
     }
     const kept = turns.reduce((sum, t) => sum + (t.keptBytes || 0), 0);
