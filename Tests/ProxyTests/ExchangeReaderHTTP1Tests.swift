@@ -43,8 +43,11 @@ struct ExchangeReaderHTTP1Tests {
         p.client("POST /a HTTP/1.1\r\nHost: example.com\r\nContent-Length: 9\r\n\r\n", at: 2)
         #expect(p.reader.takeRequestBodyWait())
         #expect(!p.reader.takeRequestBodyWait(), "said once")
-        p.client("{\"a\": 1}", at: 3)
-        #expect(!p.reader.takeRequestBodyWait())
+        // The waited-for body ends: acknowledged too (the next request may wait behind it when
+        // the response came first).
+        p.client("{\"a\": 12}", at: 3)
+        #expect(p.reader.takeRequestBodyWait())
+        #expect(!p.reader.takeRequestBodyWait(), "said once")
         p.server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", at: 4)
         // Head and body in one burst: nothing is held back.
         p.client("POST /b HTTP/1.1\r\nHost: example.com\r\nContent-Length: 2\r\n\r\nhi", at: 5)
@@ -53,6 +56,11 @@ struct ExchangeReaderHTTP1Tests {
         p.client("PUT /c HTTP/1.1\r\nHost: exa", at: 6)
         #expect(!p.reader.takeRequestBodyWait())
         p.client("mple.com\r\nTransfer-Encoding: chunked\r\n\r\n", at: 7)
+        #expect(p.reader.takeRequestBodyWait())
+        // A chunk of a waited-for body that does not end it: nothing.
+        p.client("5\r\nhello\r\n", at: 8)
+        #expect(!p.reader.takeRequestBodyWait())
+        p.client("0\r\n\r\n", at: 9)
         #expect(p.reader.takeRequestBodyWait())
     }
 

@@ -34,13 +34,21 @@ final class HTTP1ExchangeReading {
 
     /// A request head ended in the last burst and its body is still to come (`takeBodyWait`).
     private var bodyWaitAfterHead = false
+    /// A body that was still to come when the last burst began ended in it.
+    private var bodyEndedAfterWait = false
 
-    /// Whether a request head ended with its body still to come since the last call (then
-    /// cleared): the client may be holding that body back until its head is acknowledged
-    /// (Nagle's algorithm, RFC 896, against the receiver's delayed ACK, RFC 1122 §4.2.3.2).
+    /// Whether, since the last call (then cleared), a request head ended with its body still to
+    /// come, or a body that had been waited for ended: the client may hold what it sends next
+    /// until what it sent is acknowledged (Nagle's algorithm, RFC 896, against the receiver's
+    /// delayed ACK, RFC 1122 §4.2.3.2): the body after its head, or the next request after a
+    /// body whose response came first (a server that answers before reading the body sends no
+    /// data after it for the ACK to ride on; a re-check saw every second POST take 42 ms).
     func takeBodyWait() -> Bool {
-        defer { bodyWaitAfterHead = false }
-        return bodyWaitAfterHead && requestBody != nil
+        defer {
+            bodyWaitAfterHead = false
+            bodyEndedAfterWait = false
+        }
+        return (bodyWaitAfterHead && requestBody != nil) || bodyEndedAfterWait
     }
 
     /// No exchange is open and no head or body is half read: nothing would be lost with the reader.
@@ -55,6 +63,9 @@ final class HTTP1ExchangeReading {
 
     private func client(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         var offset = 0
+        // A pattern, not `!= nil` (see below).
+        var waitedFor = false
+        if case .some = requestBody { waitedFor = true }
         while offset < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             // A pattern, not `!= nil`: the scanner is Equatable, and that `!=` copies both sides.
@@ -67,6 +78,8 @@ final class HTTP1ExchangeReading {
                 if let failure = body.failure { return .malformed(failure) }
                 if body.isDone {
                     requestBody = nil
+                    if waitedFor { bodyEndedAfterWait = true }
+                    waitedFor = false
                     pending[last].requestDone = true
                     finishReady(at: now, emit: emit)
                 } else {
