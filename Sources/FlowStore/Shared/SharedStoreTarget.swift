@@ -97,34 +97,42 @@ public struct SharedStoreTarget: Sendable, Equatable {
            let colon = text[scheme.upperBound..<at].firstIndex(of: ":") {
             text = String(text[..<colon]) + ":***" + String(text[at...])
         }
-        let isURL = text.contains("://")
+        if text.contains("://") {
+            // A URL's query: each parameter whose key, percent-decoded as libpq decodes it, is
+            // `password` in any case (a re-check's `pass%77ord=` was printed).
+            guard let question = text.firstIndex(of: "?") else { return text }
+            let end = text[question...].firstIndex(of: "#") ?? text.endIndex
+            let parameters = text[text.index(after: question)..<end].split(separator: "&", omittingEmptySubsequences: false).map { parameter -> String in
+                guard let equals = parameter.firstIndex(of: "=") else { return String(parameter) }
+                let key = String(parameter[..<equals])
+                let decoded = (key.removingPercentEncoding ?? key).lowercased()
+                return decoded == "password" ? key + "=***" : String(parameter)
+            }
+            return String(text[...question]) + parameters.joined(separator: "&") + String(text[end...])
+        }
+        // A keyword/value string: `password = value`, the value quoted or not.
         var out = ""
         var rest = Substring(text)
         while let found = rest.range(of: "password", options: .caseInsensitive) {
             out += rest[..<found.upperBound]
             rest = rest[found.upperBound...]
-            // Only a keyword: `password` then optional spaces then `=`.
             let afterSpaces = rest.drop { $0 == " " || $0 == "\t" }
             guard afterSpaces.first == "=" else { continue }
             out += rest[..<afterSpaces.startIndex] + "="
             var value = afterSpaces.dropFirst()
-            if isURL {
-                value = value.drop { $0 != "&" && $0 != "#" }
-            } else {
-                let leading = value.prefix { $0 == " " || $0 == "\t" }
-                out += leading
-                value = value.dropFirst(leading.count)
-                if value.first == "'" {
-                    // A quoted value: up to the closing quote not escaped by a backslash.
-                    var index = value.index(after: value.startIndex)
-                    while index < value.endIndex, value[index] != "'" {
-                        if value[index] == "\\" { index = value.index(after: index) }
-                        if index < value.endIndex { index = value.index(after: index) }
-                    }
-                    value = index < value.endIndex ? value[value.index(after: index)...] : value[value.endIndex...]
-                } else {
-                    value = value.drop { $0 != " " && $0 != "\t" }
+            let leading = value.prefix { $0 == " " || $0 == "\t" }
+            out += leading
+            value = value.dropFirst(leading.count)
+            if value.first == "'" {
+                // A quoted value: up to the closing quote not escaped by a backslash.
+                var index = value.index(after: value.startIndex)
+                while index < value.endIndex, value[index] != "'" {
+                    if value[index] == "\\" { index = value.index(after: index) }
+                    if index < value.endIndex { index = value.index(after: index) }
                 }
+                value = index < value.endIndex ? value[value.index(after: index)...] : value[value.endIndex...]
+            } else {
+                value = value.drop { $0 != " " && $0 != "\t" }
             }
             out += "***"
             rest = value
