@@ -74,9 +74,14 @@ public struct RequestDetailPresentation: Sendable {
     /// Hands every line to `emit`: the facts, then the recorded messages or why there are none.
     public func write(reader: BoundedBodyReader, _ emit: (String) -> Void) {
         factLines().forEach(emit)
+        if let instance = sharedFrom {
+            // Under the title, where the flow's own view says it (it came above the title).
+            emit("  instance     " + SharedInstancePresentation.sentence(instance))
+        }
         emit("")
         guard let recorded else {
-            emit(RequestDetailPresentation.keptWithoutContent)
+            // A shared row's content stays on its machine: no advice about keeping it here.
+            if sharedFrom == nil { emit(RequestDetailPresentation.keptWithoutContent) }
             return
         }
         let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: full)

@@ -195,7 +195,10 @@ struct SharedStoreRunTests {
         #expect(shown.status == 0 && shown.out.contains("  instance     ") && shown.out.contains("/index.html") && !shown.out.contains("secret"), "\(shown)")
         // Content never travels: the shared views say where it is, not that keeping was off.
         #expect(shown.out.contains("  the query string, headers and bodies never travel to the shared store; if kept, they are in the data folder of ")
-                && !shown.out.contains("content keeping was off"), "\(shown)")
+                && !shown.out.contains("content keeping was off") && !shown.out.contains("Without content keeping"), "\(shown)")
+        #expect(shown.out.hasPrefix("Request "), "the instance line comes under the title: \(shown)")
+        let curl = try box.tv("request", String(request.int("id") ?? 0), "--store", url, "--curl")
+        #expect(curl.err.contains("never travel to the shared store") && !curl.err.contains("keeping was off"), "\(curl)")
         let sharedFlow = try box.tv("flow", String(request.int("flow") ?? 0), "--store", url, "--instance", id)
         #expect(sharedFlow.status == 0 && sharedFlow.out.contains("What was said inside stays on the machine that recorded it; if it was kept, `tv turns ")
                 && !sharedFlow.out.contains("keeping decrypted content was off"), "\(sharedFlow)")

@@ -41,7 +41,10 @@ enum SharedStoreReadCommands {
         }
         if inv.command.has("curl") {
             let curl = CurlCommand(exchange, request: nil)
-            if let note = curl.note { inv.console.note("tv: " + note) }
+            // The headers, query and body never travel: said so, not "keeping was off".
+            if curl.note != nil {
+                inv.console.note("tv: Its headers, query string and body never travel to the shared store, so this command sends the method and URL only; `tv request --curl` on \(TerminalText.line(instance.machine)) has them if they were kept.")
+            }
             inv.console.line(curl.command)
             return 0
         }
@@ -51,7 +54,6 @@ enum SharedStoreReadCommands {
             detail.writeJSON(reader: BoundedBodyReader()) { text += $0 }
             inv.console.line(text)
         } else {
-            inv.console.line("  instance     " + SharedInstancePresentation.sentence(instance))
             let reader = BoundedBodyReader()
             inv.console.lines { line in detail.write(reader: reader, line) }
         }
