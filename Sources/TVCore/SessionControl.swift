@@ -51,6 +51,12 @@ extension Session {
             }
             if request.arguments["key"] == SettingKeys.inspectionEnabled.name {
                 let wanted = record[SettingKeys.inspectionEnabled]
+                // `tv run --inspect` (or `--ca`) holds its own switch: said, not "applied" (a
+                // re-check's `tv inspect off` said applied while the session went on inspecting).
+                if options.forceInspection || options.caFile != nil {
+                    let why = options.forceInspection ? "it was started with --inspect" : "it was started with its own --ca"
+                    return ControlResponse(ok: true, message: why, values: [SettingsAtStart.appliesKey: SettingsAtStart.atNextStart])
+                }
                 // A CA made since the session started (e.g. by `tv setup`) is picked up here.
                 if wanted && !canInspect { reloadCA() }
                 if wanted && !canInspect {
