@@ -213,13 +213,15 @@ enum RunCommands {
                 // What the session runs with (its inspection, the mode's words), as `tv audit start` records it.
                 try? AuditRecording.recordSettings(home: home, id: audit.id, settings: session.auditSettings)
             }
+            // The web view listens before anything is announced: a --web-listen it cannot take is
+            // the session's refusal, not a line after "tv is running" (a re-check).
+            let web: WebCommand.Served? = try c.has("web") ? WebCommand.start(inv, home: home, listen: c.value("web-listen"), option: "--web-listen") : nil
             introOnce()
             // Said first, and even under --quiet: who can use the proxy and read what it decrypts
             // (after the banner it scrolled out of sight).
             if let warning = session.exposureWarning { console.note("tv: warning: " + warning) }
             if !quiet { for line in session.banner.lines { console.note(line) } }
             if !quiet, let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros()) { console.note("  " + strip) }
-            let web: WebCommand.Served? = try c.has("web") ? WebCommand.start(inv, home: home, listen: c.value("web-listen"), option: "--web-listen") : nil
             if let web { console.note("tv web: " + web.url) }
             defer { web?.stop() }
             try session.run()
