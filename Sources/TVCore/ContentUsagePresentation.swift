@@ -32,8 +32,11 @@ public enum ContentUsagePresentation {
     ///     no segment is spared.
     public static func deletionWarning(_ usage: ContentUsage, captures: DecryptedCapturesSummary = DecryptedCapturesSummary(),
                                        bySession: Bool = false) -> [String] {
+        // The ones being written stay (said below): only the closed ones are counted as going.
+        let closed = DecryptedCapturesSummary(files: captures.files - captures.recording.count,
+                                              bytes: captures.bytes - captures.recordingBytes, recording: [])
         var out = ["This deletes all decrypted content: \(counted(usage.turns, "turn")) of \(counted(usage.flows, "flow")), \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s")"
-                   + (captures.files > 0 ? ", and the \(counted(captures.files, "decrypted capture")) (\(Units.bytes(captures.bytes)))" : "")
+                   + (closed.files > 0 ? ", and the \(counted(closed.files, "closed decrypted capture")) (\(Units.bytes(closed.bytes)))" : "")
                    + ". The flows stay in the history; what was said inside them does not come back."]
         if bySession {
             out.append("The running session deletes it: it closes the segment it is writing first, so nothing of it stays.")

@@ -43,8 +43,10 @@ public struct DecryptedCaptureFiles {
     /// is writing (`tv content delete` says them before deleting).
     public static func summary(home: TVHome) -> DecryptedCapturesSummary {
         let files = DecryptedCaptureFiles(home: home).onDisk()
-        return DecryptedCapturesSummary(files: files.count, bytes: files.reduce(0) { $0 + $1.bytes },
-                                        recording: files.filter(\.isRecording).map(\.name))
+        var summary = DecryptedCapturesSummary(files: files.count, bytes: files.reduce(0) { $0 + $1.bytes },
+                                               recording: files.filter(\.isRecording).map(\.name))
+        summary.recordingBytes = files.filter(\.isRecording).reduce(0) { $0 + $1.bytes }
+        return summary
     }
 
     /// Deletes every decrypted capture but the ones a session is writing (`tv content delete`:
@@ -72,6 +74,8 @@ public struct DecryptedCapturesSummary: Sendable, Equatable {
     public var files = 0
     public var bytes: Int64 = 0
     public var recording: [String] = []
+    /// The bytes of those being written.
+    public var recordingBytes: Int64 = 0
 
     public init(files: Int = 0, bytes: Int64 = 0, recording: [String] = []) {
         self.files = files

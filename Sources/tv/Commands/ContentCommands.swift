@@ -6,7 +6,7 @@ import TVCore
 import TVHome
 
 /// `tv content status|delete`: what decrypted content occupies, and deleting all of it (index
-/// and bytes together; the segment a running session is writing is spared, and that is said
+/// and bytes together (a running session deletes through its own writer: `LiveContentDelete`), and that is said
 /// before anything is deleted).
 enum ContentCommands {
     static let spec = CommandSpec(
@@ -15,7 +15,7 @@ enum ContentCommands {
             CommandSpec(name: "status", summary: "How much decrypted content is kept, and where (the default).",
                         options: [OptionSpec("json", help: "Print as JSON.")]),
             CommandSpec(name: "delete", summary: "Delete all decrypted content: the index and the bytes.",
-                        discussion: "The segment file a running session is writing is spared (deleting it under the writer would lose what is written next); its bytes are removed by the sweep once the session moves to the next segment. Flows stay in the history; only their content goes.",
+                        discussion: "While a tv run session runs, it does the deleting itself: it closes the segment it writes first, so nothing of the content stays. The decrypted captures go too, but the one a session is writing (named; `tv content delete` again after the session stops deletes it). Flows stay in the history; only their content goes.",
                         options: [OptionSpec("yes", help: "Do not ask for confirmation.")]),
         ],
         defaultSubcommand: "status")
