@@ -55,7 +55,7 @@ extension ContentWriterThread {
         work.lastError = nil
         work.turns.reserveCapacity(turns.count)
         work.rows.reserveCapacity(turns.count)
-        for item in turns {
+        for item in turns where !item.deleted {
             do {
                 if needsNewSegment(now: now, staged: work.count) {
                     writeStaged(&work, batch)

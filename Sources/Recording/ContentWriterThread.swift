@@ -180,11 +180,19 @@ final class ContentWriterThread: QueueWriter {
     func deleteEverything(evidence: AuditEvidence? = nil) throws -> ContentSweepReport {
         segment?.close()
         segment = nil
+        // `tv content delete`: what open turns hold so far goes too; their later bytes make
+        // turns of their own (a re-check found a response pending at the delete written after
+        // it). Kept under delete-everything, whose audit evidence may be among them.
+        if evidence == AuditEvidence.none { openTurns.forgetHeld() }
         let database = try database()
         // The requests' queries (content) are overwritten where they were, not left in free pages.
         try database.execute("PRAGMA secure_delete = ON")
         defer { try? database.execute("PRAGMA secure_delete = OFF") }
-        return try ContentSweeper(database: database, directory: directory).deleteAll(writing: nil, evidence: evidence)
+        let report = try ContentSweeper(database: database, directory: directory).deleteAll(writing: nil, evidence: evidence)
+        // …nor in the write-ahead log's older copies of those pages (best effort: a reader on an
+        // older snapshot keeps it until the session's next checkpoint; a re-check found one).
+        try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return report
     }
 
     /// Writes the open turns (as incomplete: their ends never came), closes the segment and the

@@ -33,6 +33,8 @@ struct OpenTurns {
         /// Whether `carried` holds bytes of this turn from earlier batches.
         var hasCarried = false
         var lost = false
+        /// What it held was deleted (`forgetHeld`, `tv content delete`): what it holds now came after.
+        var forgotten = false
         /// False once the turn was taken out (it ended, or was written as an orphan): the entry
         /// stays in the table until the batch ends, so the flow's next turn reuses it.
         var isOpen = true
@@ -48,6 +50,8 @@ struct OpenTurns {
         var turn: Turn
         var carried: [UInt8]
         var firstPiece: Int
+        /// Deleted while open, with nothing after: no row is written for it.
+        var deleted = false
     }
 
     let limit: Int64
@@ -170,6 +174,21 @@ struct OpenTurns {
         pieces.removeAll(keepingCapacity: pieces.capacity <= 65_536)
     }
 
+    /// Forgets what every open turn holds (`tv content delete`, between batches): their later
+    /// bytes, if any, are written as the turn, incomplete; a turn that gets none has no row.
+    mutating func forgetHeld() {
+        for index in open.indices where open.values[index].isOpen {
+            open.values[index].count = 0
+            open.values[index].hasCarried = false
+            open.values[index].firstPiece = -1
+            open.values[index].lastPiece = -1
+            open.values[index].lost = true
+            open.values[index].forgotten = true
+        }
+        carried = [:]
+        buffered = 0
+    }
+
     /// Every open turn, for shutdown (after the last batch ended): their ends never came, so they
     /// are written as incomplete.
     mutating func drain() -> [Finished] {
@@ -205,6 +224,9 @@ struct OpenTurns {
         buffered -= Int64(buffer.count)
         let bytes = buffer.hasCarried ? carried.removeValue(forKey: flow) ?? [] : []
         guard var final = ending else { return OpenTurns.finish(flow: flow, buffer: buffer, carried: bytes) }
+        if buffer.forgotten && buffer.count == 0 {
+            return Finished(flow: flow, turn: final, carried: [], firstPiece: -1, deleted: true)
+        }
         if buffer.lost || buffer.count != final.keptBytes {
             // Only a loss of the writer's own changes the recorder's figures; a mismatch
             // otherwise is a bug (caught in debug builds; the index never names bytes it lacks).
@@ -218,6 +240,9 @@ struct OpenTurns {
     /// A turn whose end event never arrived: what was held, marked incomplete (its seen figure
     /// is only what its last chunk knew).
     private static func finish(flow: Int64, buffer: Buffer, carried: [UInt8]) -> Finished {
+        if buffer.forgotten && buffer.count == 0 {
+            return Finished(flow: flow, turn: buffer.turn, carried: [], firstPiece: -1, deleted: true)
+        }
         var turn = buffer.turn
         turn.keptBytes = buffer.count
         turn.seenBytes = max(turn.seenBytes, buffer.count)

@@ -281,6 +281,28 @@ import FlowTerms
         #expect(open.isEmpty && open.buffered == 0)
     }
 
+    /// `tv content delete` between batches: open turns forget what they hold; one that gets more
+    /// is written with only that (incomplete), one that gets nothing has no row.
+    @Test func forgottenOpenTurnsKeepOnlyWhatComesAfter() {
+        var open = OpenTurns(limit: 100)
+        var first = ContentBatch()
+        let response = Turn(number: 2, direction: .serverToClient, startOffset: 0, keptBytes: 5, seenBytes: 5)
+        let quiet = Turn(number: 1, direction: .serverToClient, startOffset: 0, keptBytes: 2, seenBytes: 2)
+        _ = Self.append(&open, &first, flow: 1, turn: response, [1, 2, 3])
+        _ = Self.append(&open, &first, flow: 2, turn: quiet, [7, 8])
+        open.endBatch(first)
+        #expect(open.buffered == 5)
+        open.forgetHeld()
+        #expect(open.buffered == 0)
+        var second = ContentBatch()
+        _ = Self.append(&open, &second, flow: 1, turn: response, [4, 5])
+        let ended = open.end(flow: 1, turn: response).ended
+        #expect(!ended.deleted && ended.turn == Turn(number: 2, direction: .serverToClient, startOffset: 0, keptBytes: 2, seenBytes: 5, incomplete: true))
+        #expect(open.bytes(of: ended, in: second) == [4, 5])
+        let gone = open.end(flow: 2, turn: quiet).ended
+        #expect(gone.deleted)
+    }
+
     @Test func theBufferLimitDiscardsAndMarks() {
         var open = OpenTurns(limit: 4)
         var batch = ContentBatch()

@@ -413,6 +413,66 @@ struct ContentRunTests {
         try tv.stop()
         #expect(segmentsHold("FIFTHMARK") && !segmentsHold("FOURTHMARK"))
     }
+
+    /// A keep-alive connection: a request and its whole response, `tv content delete`, then a
+    /// second request. The first response's turn was still open at the delete (a turn ends when
+    /// the other side speaks) and was written after it (a re-check); it goes with the rest.
+    @Test("tv content delete takes what an open connection's open turn holds so far; the connection's later turns are kept")
+    func deleteTakesOpenTurns() throws {
+        let world = try Self.world()
+        let box = world.sandbox
+        let tv = try world.run("--inspect", "--keep-content")
+        defer { try? tv.stop() }
+        let ready = box.work + "/ready", go = box.work + "/go"
+        let client = #"""
+        import os, socket, ssl, sys, time
+        port, tls, ca, ready, go = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+        s = socket.create_connection(("127.0.0.1", port), timeout=20)
+        s.sendall(f"CONNECT localhost:{tls} HTTP/1.1\r\nHost: localhost:{tls}\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += s.recv(1)
+        t = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname="localhost")
+        def get(mark):
+            t.sendall(f"GET /index.html?mark={mark} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += t.recv(4096)
+            head, body = data.split(b"\r\n\r\n", 1)
+            length = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+            while len(body) < length:
+                body += t.recv(4096)
+        get("OPENBEFORE")
+        open(ready, "w").close()
+        for _ in range(400):
+            if os.path.exists(go):
+                break
+            time.sleep(0.05)
+        get("AFTERMARK")
+        print("done")
+        """#
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var output: ProcessOutput?
+        let arguments = [String(tv.port), String(world.nginx.tlsPort), world.tvRoot, ready, go]
+        nonisolated(unsafe) let sandbox = box
+        DispatchQueue.global().async {
+            output = try? sandbox.python(client, arguments)
+            done.signal()
+        }
+        for _ in 0..<400 where !FileManager.default.fileExists(atPath: ready) { usleep(50_000) }
+        let deleted = try box.tv("content", "delete", "--yes")
+        #expect(deleted.status == 0, "\(deleted)")
+        FileManager.default.createFile(atPath: go, contents: nil)
+        done.wait()
+        #expect(output?.out == "done\n", "\(String(describing: output))")
+        let flow = try #require(try box.closedFlows(1).last?.int("id"))
+        try tv.stop()
+        // Only the second exchange: its request first, then its response.
+        let turns = try Self.turns(box, flow)
+        #expect(turns.count == 2, "\(turns.map { $0.json })")
+        #expect(turns.first.map { String(decoding: $0.bytes, as: UTF8.self).contains("AFTERMARK") } == true)
+        #expect(turns.first?.json.string("direction") == "client_to_server")
+    }
 }
 
 /// The segment files in the sandbox's content folder.

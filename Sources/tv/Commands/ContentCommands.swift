@@ -37,6 +37,9 @@ enum ContentCommands {
     }
 
     static func delete(_ inv: Invocation) throws -> Int32 {
+        // What a running session holds is written first, so it is counted and said (a turn
+        // ended a moment ago read as "no decrypted content to delete").
+        try FlowCommands.askSessionToFlush(inv)
         let store = try ContentStore(home: try inv.existingHome())
         defer { store.close() }
         let usage = try store.usage()
