@@ -12,14 +12,23 @@ public enum TimeFilter {
         guard let unit = text.last, let factor = units[unit], let n = Int64(text.dropLast()), n >= 0 else {
             throw TimeFilterError.badSpan(text)
         }
-        return n * factor * 1_000_000
+        // Past what µs since 1970 can hold it is no span (a trial's 99999999999d trapped).
+        let (seconds, over1) = n.multipliedReportingOverflow(by: factor)
+        let (micros, over2) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        guard !over1, !over2 else { throw TimeFilterError.badSpan(text) }
+        return micros
     }
 
     /// A moment: seconds since the epoch (`1764471900`), or UTC `YYYY-MM-DDTHH:MM[:SS][Z]`,
     /// `YYYY-MM-DD HH:MM[:SS]`, `YYYY-MM-DD`; returned in microseconds since the epoch.
     /// - Throws: `TimeFilterError.badMoment`.
     public static func moment(_ text: String) throws -> Int64 {
-        if let seconds = Int64(text) { return seconds * 1_000_000 }
+        if let seconds = Int64(text) {
+            // Seconds since 1970, not before it, and within what µs can hold.
+            let (micros, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+            guard seconds >= 0, !overflow else { throw TimeFilterError.badMoment(text) }
+            return micros
+        }
         var trimmed = Array(text.utf8)
         if trimmed.last == UInt8(ascii: "Z") { trimmed.removeLast() }
         // YYYY-MM-DD, then optionally T or space, HH:MM, then optionally :SS.
@@ -50,7 +59,12 @@ public enum TimeFilter {
                 guard char(16, ":"), let sec = number(17..<19), sec < 61 else { throw TimeFilterError.badMoment(text) }
                 parts.tm_sec = sec
             }
-            return Int64(timegm(&parts)) * 1_000_000
+            let seconds = Int64(timegm(&parts))
+            // timegm folds an impossible day into the next month (2026-02-30 is March 2): refused.
+            var back = tm()
+            var t = time_t(seconds)
+            guard gmtime_r(&t, &back) != nil, back.tm_mday == d, back.tm_mon == mo - 1 else { throw TimeFilterError.badMoment(text) }
+            return seconds * 1_000_000
         }
         throw TimeFilterError.badMoment(text)
     }

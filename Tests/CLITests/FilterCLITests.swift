@@ -308,4 +308,22 @@ struct FilterCLITests {
             }
         }
     }
+
+    @Test("tv flows and tv activity check a window alike: reversed, --since with --from, a zero stretch, a start still to come, a huge span")
+    func windowsCheckedAlike() throws {
+        try withSandbox { s in
+            for command in ["flows", "activity"] {
+                let reversed = try s.tvArgs([command, "--from", "2026-12-02", "--to", "2026-12-01"])
+                #expect(reversed.status == 2 && reversed.err == "tv: --from must be before --to; nothing starts in that window.\n", "\(command): \(reversed)")
+                let both = try s.tvArgs([command, "--since", "5s", "--from", "2026-12-01"])
+                #expect(both.status == 2, "\(command): \(both)")
+                let huge = try s.tvArgs([command, "--since", "99999999999d"])
+                #expect(huge.status == 2 && huge.err.hasPrefix("tv: '99999999999d' is not a time span"), "\(command): \(huge)")
+            }
+            let zero = try s.tvArgs(["activity", "--since", "0s"])
+            #expect(zero.status == 2 && zero.err.contains("--since takes a stretch longer than zero"), "\(zero)")
+            let future = try s.tvArgs(["activity", "--from", "2099-01-01"])
+            #expect(future.status == 2 && future.err.contains("--from is still to come"), "\(future)")
+        }
+    }
 }

@@ -42,6 +42,10 @@ import FlowTerms
         #expect(try TimeFilter.span("1w") == 604_800_000_000)
         #expect(throws: TimeFilterError.badSpan("1y")) { try TimeFilter.span("1y") }
         #expect(throws: TimeFilterError.badSpan("h")) { try TimeFilter.span("h") }
+        // Past what µs can hold: refused, not a trap (a trial's 99999999999d crashed tv flows).
+        #expect(throws: TimeFilterError.badSpan("99999999999d")) { try TimeFilter.span("99999999999d") }
+        #expect(throws: TimeFilterError.badSpan("1000000000000w")) { try TimeFilter.span("1000000000000w") }
+        #expect(try TimeFilter.span("106752d") == 106_752 * 86_400_000_000)
     }
 
     @Test func moments() throws {
@@ -52,6 +56,11 @@ import FlowTerms
         #expect(throws: TimeFilterError.badMoment("2025-13-01")) { try TimeFilter.moment("2025-13-01") }
         #expect(throws: TimeFilterError.badMoment("yesterday")) { try TimeFilter.moment("yesterday") }
         #expect(throws: TimeFilterError.badMoment("2025-11-30T25:00")) { try TimeFilter.moment("2025-11-30T25:00") }
+        // A day the month lacks, seconds before 1970, and seconds past what µs can hold.
+        #expect(throws: TimeFilterError.badMoment("2026-02-30")) { try TimeFilter.moment("2026-02-30") }
+        #expect(try TimeFilter.moment("2024-02-29") == 1_709_164_800_000_000)
+        #expect(throws: TimeFilterError.badMoment("-5")) { try TimeFilter.moment("-5") }
+        #expect(throws: TimeFilterError.badMoment("99999999999999")) { try TimeFilter.moment("99999999999999") }
     }
 }
 

@@ -32,10 +32,15 @@ enum ActivityCommand {
         var from = try c.value("from").map(TimeFilter.moment)
         var to = try c.value("to").map(TimeFilter.moment)
         if let since = c.value("since") {
-            from = now - (try TimeFilter.span(since))
+            let span = try TimeFilter.span(since)
+            // A stretch of nothing names no bars (a trial's 0s said "--to must be after --from").
+            guard span > 0 else { throw UsageRefusal("--since takes a stretch longer than zero, such as 90s, 15m or 1h, not '\(since)'.") }
+            from = now - span
             to = now
         }
-        if let f = from, let t = to, t <= f { throw UsageRefusal("--to must be after --from.") }
+        if let f = from, let t = to, t <= f { throw UsageRefusal("--from must be before --to; nothing starts in that window.") }
+        // The axis ends now at the latest: a --from still to come has nothing to draw.
+        if let f = from, to == nil, f >= now { throw UsageRefusal("--from is still to come; give a moment before now.") }
         let report: ActivityReport
         if let shared = try SharedStoreCommands.open(inv) {
             report = try SharedStoreReadCommands.activity(inv, history: shared, from: from, to: to, now: now, maxBars: maxBars)

@@ -87,6 +87,11 @@ enum FlowCommands {
         if let since = c.value("since") { query.since = now - (try TimeFilter.span(since)) }
         if let from = c.value("from") { query.from = try TimeFilter.moment(from) }
         if let to = c.value("to") { query.to = try TimeFilter.moment(to) }
+        // Checked as tv activity checks them (a trial's reversed range listed nothing, silently).
+        if c.has("since"), c.has("from") {
+            throw UsageRefusal("--since is a stretch up to now and --from a start of your own; give one of them.")
+        }
+        if let from = query.from, let to = query.to, to <= from { throw UsageRefusal("--from must be before --to; nothing starts in that window.") }
         return query
     }
 
