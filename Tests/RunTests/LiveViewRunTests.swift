@@ -165,6 +165,8 @@ struct LiveViewRunTests {
         }
         let (text, textOut) = try start(["--host", "localhost"])
         let (json, jsonOut) = try start(["--json"])
+        // --filter is honoured as the list honours it (a trial's follow printed every flow).
+        let (none, noneOut) = try start(["--filter", "~d nomatch.example"])
         usleep(700_000)
         _ = try world.curlThrough(tv, [world.url("/index.html")])
         let deadline = Date().addingTimeInterval(10)
@@ -177,6 +179,9 @@ struct LiveViewRunTests {
         let events = box.text(jsonOut).split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? JSON }
         #expect(events.map { $0.string("event") ?? "" } == ["opened", "finished"])
         #expect(events.last?.object("flow")?.string("host") == "localhost")
+        #expect(box.text(noneOut).isEmpty, "\(box.text(noneOut))")
+        none.send(SIGINT)
+        #expect(none.wait(seconds: 5))
         // Ctrl-C ends one and says so; stopping the session ends the other and says that.
         text.send(SIGINT)
         #expect(text.wait(seconds: 5))
@@ -197,6 +202,11 @@ struct LiveViewRunTests {
         defer { close(outFD) }
         let p = try Child(try TVBinary.require(), ["--data-dir", box.dataDir, "flows", "--follow", "--requests"],
                           environment: box.environment, stdout: outFD)
+        let only404 = box.root + "/requests-404.txt"
+        let only404FD = open(only404, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(only404FD) }
+        let filtered = try Child(try TVBinary.require(), ["--data-dir", box.dataDir, "flows", "--follow", "--requests", "--filter", "~c 404"],
+                                 environment: box.environment, stdout: only404FD)
         usleep(700_000)
         let curl = try world.curlThrough(tv, ["--http1.1", world.url("/index.html"), world.url("/missing")])
         #expect(curl.out.hasPrefix("hello from nginx\n"), "\(curl)")
@@ -206,7 +216,10 @@ struct LiveViewRunTests {
         #expect(lines.count == 2, "\(lines)")
         #expect(lines.first?.contains(" GET https://localhost:\(world.nginx.tlsPort)/index.html 200 17 B ") == true, "\(lines)")
         #expect(lines.last?.contains(" GET https://localhost:\(world.nginx.tlsPort)/missing 404 ") == true, "\(lines)")
+        let filteredLines = box.text(only404).split(separator: "\n").map(String.init)
+        #expect(filteredLines.count == 1 && filteredLines.first?.contains("/missing 404 ") == true, "\(filteredLines)")
         try tv.stop()
         #expect(p.wait(seconds: 5))
+        #expect(filtered.wait(seconds: 5))
     }
 }

@@ -108,7 +108,7 @@ enum FlowCommands {
         let filter = try c.value("filter").map(FilterParser.parse)
         if c.has("follow") {
             if c.has("after") || c.has("limit") { throw UsageRefusal("--follow prints flows as they come; it takes no --after or --limit.") }
-            return try FollowCommand.run(inv, query: query, requests: c.has("requests"))
+            return try FollowCommand.run(inv, query: query, requests: c.has("requests"), filter: filter)
         }
         if c.has("requests") { throw UsageRefusal("--requests goes with --follow; `tv requests` lists the recorded ones.") }
         try askSessionToFlush(inv)

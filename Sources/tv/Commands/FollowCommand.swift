@@ -1,3 +1,4 @@
+import FlowFilter
 import FlowStore
 import Foundation
 import Synchronization
@@ -15,7 +16,8 @@ enum FollowCommand {
     /// Time between two polls.
     static let pollMillis: UInt32 = 500
 
-    static func run(_ inv: Invocation, query: FlowQuery, requests: Bool) throws -> Int32 {
+    /// - Parameter filter: `--filter`'s expression: only the rows it matches are told.
+    static func run(_ inv: Invocation, query: FlowQuery, requests: Bool, filter: FilterExpression? = nil) throws -> Int32 {
         let home = try inv.existingHome()
         guard LiveSessionFlush.ask(home) != .noSession else {
             throw UsageRefusal("No tv session is running for this data folder, so there is nothing to follow; start one with `tv run`.", exitCode: 3)
@@ -36,6 +38,7 @@ enum FollowCommand {
 
         let now = FlowCommands.nowMicros()
         let limit = 5_000
+        let matcher = filter.map { FollowFilter($0, store: store) }
         // Rows open now (started within the last day) are watched so their end is told.
         let watchedSince = now - 86_400_000_000
         let poll: () throws -> [String]
@@ -47,7 +50,7 @@ enum FollowCommand {
                 let started = try store.exchanges(matching: query, requestedSince: follower.since, limit: limit)
                 let rechecked = try store.exchanges(ids: Array(follower.open.keys))
                 return follower.take(started: started, rechecked: rechecked, full: started.count == limit).compactMap { event in
-                    guard case .finished(let e) = event else { return nil }
+                    guard case .finished(let e) = event, matcher?.matches(e) ?? true else { return nil }
                     return inv.json ? RequestListPresentation.json(e).serialized(pretty: false) : RequestListPresentation.logLine(e)
                 }
             }
@@ -58,8 +61,11 @@ enum FollowCommand {
             poll = {
                 let started = try store.flows(matching: query, startedSince: follower.since, limit: limit)
                 let rechecked = try store.flows(ids: Array(follower.open.keys))
-                return follower.take(started: started, rechecked: rechecked, full: started.count == limit).map { event in
-                    inv.json ? event.json.serialized(pretty: false) : event.line
+                return follower.take(started: started, rechecked: rechecked, full: started.count == limit).compactMap { event in
+                    let row: FlowRecord
+                    switch event { case .opened(let r), .finished(let r): row = r }
+                    guard matcher?.matches(row) ?? true else { return nil }
+                    return inv.json ? event.json.serialized(pretty: false) : event.line
                 }
             }
         }
