@@ -135,8 +135,9 @@ struct PinningRunTests {
         #expect(said.count == 2, "\(tv.log())")
         let human2 = try box.tv("status")
         #expect(human2.out.contains("  clients           1 lacked tv's root (`tv pinned` lists what tv remembered)\n"), "\(human2.out)")
-        // Forgotten: urllib is refused again (it still lacks the root), as a fresh refusal.
-        let forget = try box.tv("pinned", "forget", "localhost")
+        // Forgotten (named as `tv pinned` lists it, HOST:PORT: a trial's copy was refused):
+        // urllib is refused again (it still lacks the root), as a fresh refusal.
+        let forget = try box.tv("pinned", "forget", "localhost:\(port)")
         #expect(forget.out == "Forgot localhost; the next connection to it will be inspected again (if inspection is on).\nThe running session applied it.\n", "\(forget)")
         #expect(try Self.pinned(box).isEmpty)
         let again = try box.python(Self.urllib, [tv.proxyURL, world.pki.upstreamCA, world.url("/index.html")])

@@ -232,7 +232,9 @@ enum FlowCommands {
     static let retryNote = "Not listed: a client that closed right after its handshake with tv in a running session (possible pinning, or a probe such as `openssl s_client </dev/null`) has its next connection to that host and port passed through; it is listed here once it makes that connection."
 
     static func pinnedForget(_ inv: Invocation) throws -> Int32 {
-        let host = inv.command.positionals[0]
+        // `tv pinned` lists HOST:PORT (and [v6]:PORT): taken as the host, every port of it (a
+        // trial's copy of the listed name was refused).
+        let host = pinnedHost(inv.command.positionals[0])
         let store = try openStore(inv)
         defer { store.close() }
         // Every client, port and kind for the host, and an older tv's host-wide pin.
@@ -246,5 +248,16 @@ enum FlowCommands {
             return 0
         }
         throw UsageRefusal("\(TerminalText.line(host)) is not listed by `tv pinned`; nothing to forget.", exitCode: 1)
+    }
+
+    /// The host of `tv pinned`'s `HOST:PORT` or `[ADDRESS]:PORT`; a bare host (or IPv6
+    /// address) as given.
+    static func pinnedHost(_ text: String) -> String {
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            return String(text[text.index(after: text.startIndex)..<close])
+        }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        if parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, parts[1].allSatisfy(\.isNumber) { return String(parts[0]) }
+        return text
     }
 }
