@@ -68,6 +68,15 @@ public final class PersistentPinningMemory: PinningMemory {
         }
     }
 
+    /// Forgets every client, host, port and kind in memory (`tv storage delete-everything`
+    /// removed the rows).
+    public func forgetAll() {
+        state.withLock { state in
+            state.keys = [:]
+            state.hostWide.removeAll()
+        }
+    }
+
     /// Waits until every background write is done.
     public func flush() { queue.sync {} }
 }

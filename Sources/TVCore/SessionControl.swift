@@ -85,7 +85,7 @@ extension Session {
             wiring.pinning.forget(host: host)
             return ControlResponse(ok: true, message: "applied")
         case LiveDeleteEverything.request.command:
-            return LiveDeleteEverything.answer(home: home, flows: writer, content: wiring.contentWriter,
+            return LiveDeleteEverything.answer(home: home, flows: writer, content: wiring.contentWriter, pinning: wiring.pinning,
                                                now: Int64(Date().timeIntervalSince1970 * 1_000_000))
         case LiveContentDelete.request.command:
             return LiveContentDelete.answer(home: home, content: wiring.contentWriter)

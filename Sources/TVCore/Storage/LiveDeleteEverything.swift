@@ -18,15 +18,19 @@ public enum LiveDeleteEverything {
     static let flushWaitSeconds = 5
 
     /// The session's side: everything deleted, and the sentences saying what went and what stayed.
-    public static func answer(home: TVHome, flows: FlowWriter, content: ContentWriter, now: Int64) -> ControlResponse {
+    /// - Parameter pinning: the session's pinning memory, forgotten with its rows.
+    public static func answer(home: TVHome, flows: FlowWriter, content: ContentWriter, pinning: PersistentPinningMemory? = nil,
+                              now: Int64) -> ControlResponse {
         let deadline = DispatchTime.now() + .seconds(flushWaitSeconds)
         _ = flows.flush(waitingUntil: deadline)
         _ = content.flush(waitingUntil: deadline)
+        pinning?.flush()
         do {
             let segments = try content.deleteEverything()
             let manager = try StorageManager(home: home)
             defer { manager.close() }
             var report = try manager.deleteEverything(recording: nil, now: now)
+            pinning?.forgetAll()
             report.content.rowsDeleted += segments.rowsDeleted
             report.content.filesDeleted += segments.filesDeleted
             report.content.bytesFreed += segments.bytesFreed

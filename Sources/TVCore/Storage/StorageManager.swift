@@ -100,6 +100,12 @@ public final class StorageManager {
                 report.decryptedCaptureBytesFreed += freed
             }
         }
+        // What `tv pinned` remembers names hosts, client addresses and when: history too (a
+        // trial found it after "delete everything").
+        for table in ["client_pins", "pinned_hosts"] where try existingTables().contains(table) {
+            try database.execute("DELETE FROM \(table)")
+            report.pinsForgotten += database.changes
+        }
         if case let .integer(open) = try database.scalar("SELECT count(*) FROM flows WHERE duration IS NULL") { report.openFlowsKept = Int(open) }
         // What audit sessions hold stays: said, so nobody takes it for deleted.
         if case .known = evidence {

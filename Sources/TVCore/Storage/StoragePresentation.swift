@@ -106,6 +106,9 @@ public enum StoragePresentation {
     /// writing, and a write-ahead log (`databaseFile`-wal) that could not be emptied.
     public static func deletedEverything(_ r: StorageReport, databaseFile: String, session: Bool) -> [String] {
         var out = r.deletedNothing && r.sparedRecording == nil ? ["There was nothing to delete."] : report(r, automatic: false)
+        if r.pinsForgotten > 0 {
+            out.append("Forgot what `tv pinned` remembered (\(counted(r.pinsForgotten, "entry"))): the next connection of those clients is inspected again, if inspection is on.")
+        }
         if r.openFlowsKept > 0 {
             out.append("\(counted(r.openFlowsKept, "connection")) still open \(r.openFlowsKept == 1 ? "was" : "were") kept: \(r.openFlowsKept == 1 ? "its" : "their") session is still writing \(r.openFlowsKept == 1 ? "it" : "them").")
         }

@@ -39,6 +39,8 @@ public struct StorageReport: Sendable, Equatable {
     public var evidenceDecryptedCapturesKept = 0
     /// delete-everything: flows still open (a running session's), which it leaves to their writer.
     public var openFlowsKept = 0
+    /// delete-everything: remembered pinning clients and pinned hosts forgotten (`tv pinned`).
+    public var pinsForgotten = 0
     /// delete-everything: bytes the database's write-ahead log still holds after it tried to
     /// empty it (0: emptied); they may include copies of deleted rows.
     public var walBytesLeft: Int64 = 0
@@ -48,7 +50,7 @@ public struct StorageReport: Sendable, Equatable {
     /// True when the pass deleted nothing: an automatic pass then says nothing.
     public var deletedNothing: Bool {
         flowsDeleted == 0 && packetsDeleted == 0 && exchangesDeleted == 0 && flowContentRowsDeleted == 0 && namesDeleted == 0
-            && certificatesDeleted == 0
+            && certificatesDeleted == 0 && pinsForgotten == 0
             && captureFilesDeleted == 0 && decryptedCapturesDeleted == 0 && packetsMarkedGone == 0 && content.rowsDeleted == 0 && content.filesDeleted == 0
     }
 }
