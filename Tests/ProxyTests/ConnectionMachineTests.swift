@@ -328,13 +328,14 @@ struct ConnectionMachineTests {
     func pinningRetry() {
         var m = Self.machine(recall: { _, _ in .retry })
         Self.connected(&m)
-        let quiet = "the client closed right after the handshake without sending data (possible pinning)"
+        // Either sign brought it back, and the memory keeps no more: the reason says both.
+        let returned = "the client broke off tv's handshake, or closed right after it without sending data, and came back (pinning)"
         #expect(Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
-                == [.remember(Self.fixtureKey(), .pinned, reason: quiet),
+                == [.remember(Self.fixtureKey(), .pinned, reason: returned),
                     .armTimer(millis: 0), .relay(.raw(plaintext: false, observeServerHello: true)), .updateFlow])
         #expect(m.facts.status == .keptPrivate)
         #expect(m.facts.pinningDetected)
-        #expect(m.facts.error == "passed through unread: this client closed right after tv's handshake with a.test:443 and came back, so it pins its certificate; remembered (`tv pinned forget a.test` tries inspecting again)")
+        #expect(m.facts.error == "passed through unread: this client broke off tv's handshake with a.test:443, or closed right after it, and came back, so it pins its certificate; remembered (`tv pinned forget a.test` tries inspecting again)")
     }
 
     @Test("other client alerts abort the handshake: not one of the three kinds, nothing remembered")

@@ -78,8 +78,8 @@ struct InterceptionPolicyTests {
     @Test("what pinning memory recalled, in words")
     func rememberedWords() {
         #expect(InterceptionPolicy.Reason.remembered(.remembered(.lacksRoot)).description == "this client lacked tv's root for this host before")
-        #expect(InterceptionPolicy.Reason.remembered(.remembered(.pinned)).description == "this client closed right after tv's handshake with this host before (pinning)")
-        #expect(InterceptionPolicy.Reason.remembered(.retry).description == "this client closed right after tv's handshake with this host before (pinning)")
+        #expect(InterceptionPolicy.Reason.remembered(.remembered(.pinned)).description == "this client broke off tv's handshake with this host, or closed right after it, before (pinning)")
+        #expect(InterceptionPolicy.Reason.remembered(.retry).description == "this client broke off tv's handshake with this host, or closed right after it, before (pinning)")
         #expect(InterceptionPolicy.Reason.remembered(.hostWide).description == "an older tv remembered this host as pinned for every client")
     }
 }

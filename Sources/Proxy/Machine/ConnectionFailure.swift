@@ -241,7 +241,7 @@ public enum ConnectionFailure: Equatable, Sendable {
             case .remembered(.pinned):
                 return "passed through unread: this client pins its certificate for \(key.target) (`tv pinned forget \(key.host)` tries inspecting again)"
             case .retry:
-                return "passed through unread: this client closed right after tv's handshake with \(key.target) and came back, so it pins its certificate; remembered (`tv pinned forget \(key.host)` tries inspecting again)"
+                return "passed through unread: this client broke off tv's handshake with \(key.target), or closed right after it, and came back, so it pins its certificate; remembered (`tv pinned forget \(key.host)` tries inspecting again)"
             case .hostWide:
                 return "passed through unread: an older tv remembered \(key.host) as pinned for every client (`tv pinned forget \(key.host)` tries inspecting again)"
             }
@@ -339,4 +339,11 @@ extension ConnectionFailure {
         }
         return String(text) + (cut ? "?…" : "")
     }
+}
+
+extension ConnectionFailure {
+    /// What `tv pinned` remembers of a client that came back after either sign of pinning (the
+    /// memory does not keep which: a trial's client that broke off the handshake was listed as
+    /// closing "right after the handshake without sending data").
+    static let pinnedOnReturn = "the client broke off tv's handshake, or closed right after it without sending data, and came back (pinning)"
 }

@@ -274,7 +274,7 @@ struct ConnectionMachine {
                 facts.error = ConnectionFailure.keptPrivate(recalled, key).sentence
                 if recalled == .retry {
                     facts.pinningDetected = true
-                    out.append(.remember(key, .pinned, reason: ConnectionFailure.possiblePinning(.quietCloseAfterHandshake, passThrough: nil).sentence))
+                    out.append(.remember(key, .pinned, reason: ConnectionFailure.pinnedOnReturn))
                 }
             }
             return out + relayRaw(status: decision.passThroughStatus, observeServerHello: true)

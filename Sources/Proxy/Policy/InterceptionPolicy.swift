@@ -61,7 +61,7 @@ public struct InterceptionPolicy: Sendable {
             case .inspectionOff: return "inspection is off"
             case .noCertificateAuthority: return "no CA usable for TLS is loaded"
             case .remembered(.remembered(.pinned)), .remembered(.retry):
-                return "this client closed right after tv's handshake with this host before (pinning)"
+                return "this client broke off tv's handshake with this host, or closed right after it, before (pinning)"
             case .remembered(.remembered(.lacksRoot)): return "this client lacked tv's root for this host before"
             case .remembered(.hostWide): return "an older tv remembered this host as pinned for every client"
             case .ignored(let pattern): return "the host matches --ignore-hosts '\(pattern)'"
