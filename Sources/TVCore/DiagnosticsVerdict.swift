@@ -17,6 +17,9 @@ public struct DiagnosticsFacts: Sendable, Equatable {
     public var passedByRule: UInt64
     /// Of those, clients that pin: possible pinning now, or kept private for pinning before.
     public var pinned: UInt64
+    /// Of `pinned`, those kept private for pinning (the client came back): the rest only closed
+    /// at or right after tv's handshake, which a probe does too.
+    public var pinnedConfirmed: UInt64
     /// Of those, clients that lack tv's root: refused it now, or kept private for it before.
     public var lacksRoot: UInt64
     /// Of those, offered while the session had no CA.
@@ -37,8 +40,9 @@ public struct DiagnosticsFacts: Sendable, Equatable {
     }
 
     public init(inspectionOn: Bool, caLoaded: Bool = true, offered: UInt64 = 0, notTLS: UInt64 = 0, inspected: UInt64 = 0,
-                passedByRule: UInt64 = 0, pinned: UInt64 = 0, lacksRoot: UInt64 = 0, noCA: UInt64 = 0,
+                passedByRule: UInt64 = 0, pinned: UInt64 = 0, pinnedConfirmed: UInt64? = nil, lacksRoot: UInt64 = 0, noCA: UInt64 = 0,
                 commonestFailure: LegFailureCount? = nil) {
+        self.pinnedConfirmed = pinnedConfirmed ?? pinned
         self.inspectionOn = inspectionOn
         self.caLoaded = caLoaded
         self.offered = offered
@@ -64,7 +68,7 @@ public struct DiagnosticsFacts: Sendable, Equatable {
         }
         self.init(inspectionOn: values["inspection"] == "on", caLoaded: values["ca"] != "missing",
                   offered: n("total"), notTLS: n("notTLS"), inspected: n("inspected"), passedByRule: n("passedByRule"),
-                  pinned: n("clientRefused.possiblePinning") + n("keptPrivate.pinned"),
+                  pinned: n("clientRefused.possiblePinning") + n("keptPrivate.pinned"), pinnedConfirmed: n("keptPrivate.pinned"),
                   lacksRoot: n("clientRefused.lacksRoot") + n("keptPrivate.lacksRoot"),
                   noCA: n("noCA"), commonestFailure: commonest)
     }
@@ -89,8 +93,10 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
     case working(inspected: UInt64, tls: UInt64)
     /// Every TLS connection offered (`tls`) was passed through by a rule.
     case allByRule(tls: UInt64)
-    /// Every connection tv tried to take over (`attempts`) came from a client that pins.
-    case allPinned(attempts: UInt64)
+    /// Every connection tv tried to take over (`attempts`) came from a client that pins;
+    /// `confirmed` of them were passed through because it came back (0: each only closed at or
+    /// right after the handshake, which a probe such as `openssl s_client </dev/null` does too).
+    case allPinned(attempts: UInt64, confirmed: UInt64)
     /// `attempts` connections were named and never taken over; `causing` of them for `cause`
     /// (the commonest; the sentence says "of them" when others had other causes: a trial read
     /// one cause given for a count that mixed several).
@@ -116,7 +122,7 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
         if f.inspected > 0 { return .working(inspected: f.inspected, tls: tls) }
         let attempts = tls - min(f.passedByRule, tls)
         guard attempts > 0 else { return .allByRule(tls: tls) }
-        if f.pinned >= attempts { return .allPinned(attempts: attempts) }
+        if f.pinned >= attempts { return .allPinned(attempts: attempts, confirmed: min(f.pinnedConfirmed, attempts)) }
         if f.noCA > 0 || !f.caLoaded { return .neverTakenOver(attempts: attempts, cause: .noCertificateAuthority, causing: attempts) }
         if f.lacksRoot > 0, f.lacksRoot >= (f.commonestFailure?.count ?? 0) {
             return .neverTakenOver(attempts: attempts, cause: .clientsLackRoot, causing: min(f.lacksRoot, attempts))
@@ -141,7 +147,10 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
             return "Inspection is working: \(inspected) of \(tls) TLS \(tls == 1 ? "connection" : "connections") offered \(inspected == 1 ? "was" : "were") inspected."
         case .allByRule(let tls):
             return "Every TLS connection offered (\(tls)) was passed through by a rule (--ignore-hosts, --allow-hosts, or a TLS version below tv's minimum), so nothing was inspected."
-        case .allPinned(let n):
+        case let .allPinned(n, confirmed) where confirmed == 0:
+            // Not yet a verdict: a trial's single `s_client </dev/null` read as "every client pins".
+            return "Every client tv tried to inspect (\(n) \(n == 1 ? "connection" : "connections")) closed at or right after tv's handshake without sending anything: a client that pins its certificate does this, and so does a probe such as `openssl s_client </dev/null`; one that comes back is passed through untouched (`tv pinned` lists it then)."
+        case let .allPinned(n, _):
             return "Every client tv tried to inspect pins its certificate (\(n) \(n == 1 ? "connection" : "connections")): tv passes them through untouched, which is the pinning rule working, not a fault."
         case let .neverTakenOver(n, cause, causing):
             let named = "\(n) \(n == 1 ? "connection was" : "connections were") named and still never taken over"

@@ -24,6 +24,11 @@ import Testing
                 == "Every TLS connection offered (4) was passed through by a rule (--ignore-hosts, --allow-hosts, or a TLS version below tv's minimum), so nothing was inspected.")
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 3, passedByRule: 1, pinned: 2)).sentence
                 == "Every client tv tried to inspect pins its certificate (2 connections): tv passes them through untouched, which is the pinning rule working, not a fault.")
+        // Only closes at or right after the handshake, none came back: not yet a verdict (a
+        // trial's one `s_client </dev/null` read as "every client pins").
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 1, pinned: 1, pinnedConfirmed: 0)).sentence
+                == "Every client tv tried to inspect (1 connection) closed at or right after tv's handshake without sending anything: a client that pins its certificate does this, and so does a probe such as `openssl s_client </dev/null`; one that comes back is passed through untouched (`tv pinned` lists it then).")
+        #expect(DiagnosticsFacts(values: ["offered.clientRefused.possiblePinning": "1", "offered.keptPrivate.pinned": "1"]).pinnedConfirmed == 1)
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, caLoaded: false, offered: 2, noCA: 2)).sentence
                 == "2 connections were named and still never taken over, because this session has no CA to make certificates with; browsing keeps working, because tv passes such connections through untouched, so check `tv ca status` and make one with `tv setup`.")
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 1, lacksRoot: 1)).sentence
@@ -87,7 +92,7 @@ import Testing
                       "offered.clientRefused.lacksRoot": "1", "offered.keptPrivate.lacksRoot": "1", "offered.noCA": "0",
                       "offered.failed.server.certificate": "2", "offered.failed.client.timeout": "2", "offered.failed.server.unreachable": "1"]
         #expect(DiagnosticsFacts(values: values) == DiagnosticsFacts(
-            inspectionOn: true, caLoaded: true, offered: 12, notTLS: 1, inspected: 2, passedByRule: 1, pinned: 3, lacksRoot: 2, noCA: 0,
+            inspectionOn: true, caLoaded: true, offered: 12, notTLS: 1, inspected: 2, passedByRule: 1, pinned: 3, pinnedConfirmed: 2, lacksRoot: 2, noCA: 0,
             commonestFailure: .init(leg: .client, reason: "timeout", count: 2)))
         #expect(DiagnosticsFacts(values: ["inspection": "off", "ca": "missing"]) == DiagnosticsFacts(inspectionOn: false, caLoaded: false))
     }
