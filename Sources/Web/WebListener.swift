@@ -109,6 +109,11 @@ public struct WebListener: Sendable {
 
 /// Why `tv web` could not listen.
 public enum WebListenerError: Error, Equatable {
+    /// `ADDRESS:PORT`, an IPv6 address in brackets (`[::2]:18485`, RFC 3986 §3.2.2).
+    static func hostPort(_ address: String, _ port: UInt16) -> String {
+        address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
+    }
+
     case notAnAddress(String)
     case bind(address: String, port: UInt16, errno: Int32)
 
@@ -123,9 +128,9 @@ public enum WebListenerError: Error, Equatable {
             return "'\(text)' is not an address to listen on; give \(option) a numeric one such as 127.0.0.1:8081 or [::1]:8081."
         case .bind(let address, let port, let e) where e == EADDRNOTAVAIL:
             // The address, not the port (a trial was told to choose another port).
-            return "Could not listen on \(address):\(port): \(address) is not an address of this machine; give \(option) one of its own, such as 127.0.0.1:\(port)."
+            return "Could not listen on \(Self.hostPort(address, port)): \(address) is not an address of this machine; give \(option) one of its own, such as 127.0.0.1:\(port)."
         case .bind(let address, let port, let e):
-            return "Could not listen on \(address):\(port) (\(String(cString: strerror(e)))); choose another port with \(option) 127.0.0.1:PORT."
+            return "Could not listen on \(Self.hostPort(address, port)) (\(String(cString: strerror(e)))); choose another port with \(option) 127.0.0.1:PORT."
         }
     }
 }

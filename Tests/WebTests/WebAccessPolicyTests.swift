@@ -165,5 +165,6 @@ struct WebAssetsTests {
                 == "Could not listen on 10.255.255.1:18185: 10.255.255.1 is not an address of this machine; give --listen one of its own, such as 127.0.0.1:18185.")
         #expect(WebListenerError.bind(address: "127.0.0.1", port: 80, errno: EADDRINUSE).message(option: "--web-listen")
                 == "Could not listen on 127.0.0.1:80 (Address already in use); choose another port with --web-listen 127.0.0.1:PORT.")
+        #expect(WebListenerError.bind(address: "::2", port: 18485, errno: EADDRNOTAVAIL).message.hasPrefix("Could not listen on [::2]:18485: ::2 is not"))
     }
 }

@@ -37,7 +37,7 @@ enum CACommands {
                                   OptionSpec("passphrase-file", value: "FILE", help: "Read the PKCS#12 passphrase from the first line of FILE."),
                                   OptionSpec("yes", help: "Confirm exporting the root key.")]),
             CommandSpec(name: "issue", summary: "Issue a certificate with its own key for a local development server.",
-                        discussion: "Writes NAME.pem (the certificate), NAME-chain.pem (what the server sends: the certificate and its intermediates, never the root), NAME-key.pem (0600) and NAME-root.pem (this CA's root, for clients: curl --cacert NAME-root.pem), NAME being the first name given.",
+                        discussion: "Writes NAME.pem (the certificate), NAME-chain.pem (what the server sends: the certificate and its intermediates, never the root), NAME-key.pem (0600) and NAME-root.pem (this CA's root, for clients: curl --cacert NAME-root.pem), NAME being the first DNS name given (the first address when there is none; a * written as _wildcard).",
                         options: [OptionSpec("out-dir", value: "DIR", help: "Folder to write into (default: the current folder)."),
                                   OptionSpec("key", value: "TYPE", help: keyHelp)],
                         positionals: [PositionalSpec("NAME", help: "Host names and/or IP addresses the certificate is for.", variadic: true)]),
