@@ -320,6 +320,10 @@ struct FilterCLITests {
                 let huge = try s.tvArgs([command, "--since", "99999999999d"])
                 #expect(huge.status == 2 && huge.err.hasPrefix("tv: '99999999999d' is not a time span"), "\(command): \(huge)")
             }
+            for command in ["flows", "requests"] {
+                let over = try s.tvArgs([command, "--limit", "10001"])
+                #expect(over.status == 2 && over.err.hasPrefix("tv: --limit takes a whole number from 1 to 10000"), "\(command): \(over)")
+            }
             let zero = try s.tvArgs(["activity", "--since", "0s"])
             #expect(zero.status == 2 && zero.err.contains("--since takes a stretch longer than zero"), "\(zero)")
             let future = try s.tvArgs(["activity", "--from", "2099-01-01"])

@@ -100,7 +100,10 @@ enum FlowCommands {
         let now = nowMicros()
         var query = try filters(c, now: now)
         if let limit = c.value("limit") {
-            guard let n = Int(limit), n > 0 else { throw UsageRefusal("--limit takes a positive whole number, not '\(limit)'.") }
+            // One page holds at most FlowQuery.maximumLimit; more was cut silently (a trial).
+            guard let n = Int(limit), n > 0, n <= FlowQuery.maximumLimit else {
+                throw UsageRefusal("--limit takes a whole number from 1 to \(FlowQuery.maximumLimit) (a page; the page's last line says how to read on), not '\(limit)'.")
+            }
             query.limit = n
         }
         query.after = c.value("after")

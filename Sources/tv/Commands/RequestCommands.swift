@@ -41,7 +41,10 @@ enum RequestCommands {
         if let from = c.value("from") { query.from = max(query.from ?? .min, try TimeFilter.moment(from)) }
         if let to = c.value("to") { query.to = try TimeFilter.moment(to) }
         if let limit = c.value("limit") {
-            guard let n = Int(limit), n > 0 else { throw UsageRefusal("--limit takes a positive whole number, not '\(limit)'.") }
+            // One page holds at most FlowQuery.maximumLimit; more was cut silently (a trial).
+            guard let n = Int(limit), n > 0, n <= FlowQuery.maximumLimit else {
+                throw UsageRefusal("--limit takes a whole number from 1 to \(FlowQuery.maximumLimit) (a page; the page's last line says how to read on), not '\(limit)'.")
+            }
             query.limit = n
         }
         query.after = c.value("after")
