@@ -29,9 +29,6 @@ final class Child: Sendable {
     struct Ending {
         let code: Int32
         let signaled: Bool
-        /// Its peak resident memory as the kernel kept it (wait4's `ru_maxrss`, KiB); 0 when
-        /// not known (reaped elsewhere).
-        var maxResidentKiB = 0
     }
 
     /// Starts `executable` (a path, or a name looked up on the PATH of `environment`, else of the
@@ -74,10 +71,6 @@ final class Child: Sendable {
     /// `terminationStatus` has it); nil while it runs.
     var status: Int32? { ending?.code }
 
-    /// Its peak resident memory (KiB) as the kernel kept it, once it has exited and was reaped
-    /// here; nil while it runs.
-    var maxResidentKiB: Int? { ending?.maxResidentKiB }
-
     /// Whether a signal ended it (false while it runs).
     var signaled: Bool { ending?.signaled ?? false }
 
@@ -86,12 +79,11 @@ final class Child: Sendable {
         reaped.withLock { reaped in
             if reaped == nil {
                 var raw: Int32 = 0
-                var usage = rusage()
-                let result = wait4(pid, &raw, WNOHANG, &usage)
+                let result = waitpid(pid, &raw, WNOHANG)
                 if result == pid {
                     var code: Int32 = 0
                     let kind = tv_wait_status(raw, &code)
-                    reaped = Ending(code: kind == 0 ? -1 : code, signaled: kind == 2, maxResidentKiB: Int(usage.ru_maxrss))
+                    reaped = Ending(code: kind == 0 ? -1 : code, signaled: kind == 2)
                 } else if result < 0 && errno == ECHILD {
                     reaped = Ending(code: -1, signaled: false)  // not ours to wait for any more
                 }

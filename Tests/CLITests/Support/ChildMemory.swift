@@ -48,9 +48,6 @@ enum ChildMemory {
             if let status = child.status {
                 // Foundation's convention in `Child`; this result has a signal as its negative.
                 result.status = child.signaled ? -status : status
-                // The kernel's own high-water mark at the exit: what a sample can miss when this
-                // thread was descheduled for the child's whole run (a loaded CI run took none).
-                result.peakResidentKiB = max(result.peakResidentKiB, child.maxResidentKiB ?? 0)
                 break
             }
             if Date().timeIntervalSince(started) > timeout {
