@@ -333,8 +333,10 @@ try:
 
     # … and under a Status filter and a Search (a trial's new flows never appeared under either).
     newest = driver.execute_script("return timeline.rows[0]")
-    for how, setter in [("status", "document.getElementById('status').value = arguments[0]; document.getElementById('status').dispatchEvent(new Event('change'))"),
-                        ("search", "timeline.host = arguments[0]; loadFlows(false)")]:
+    # (`loaded` is cleared first, so the wait below sees the filtered page, not the one before it:
+    # a loaded CI run counted the unfiltered rows.)
+    for how, setter in [("status", "timeline.loaded = false; document.getElementById('status').value = arguments[0]; document.getElementById('status').dispatchEvent(new Event('change'))"),
+                        ("search", "timeline.loaded = false; timeline.host = arguments[0]; loadFlows(false)")]:
         value = newest["status"] if how == "status" else (newest.get("host") or newest["serverAddress"])
         driver.execute_script(setter, value)
         shown = wait_for("the Timeline filtered by " + how, lambda: driver.execute_script(
