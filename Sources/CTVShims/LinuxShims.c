@@ -27,3 +27,12 @@ unsigned int tv_dio_offset_alignment(int fd, unsigned int *memory_alignment) {
 #endif
     return 0;
 }
+
+int tv_file_birth(const char *path, long long *seconds, unsigned int *nanoseconds) {
+    struct statx info;
+    if (statx(AT_FDCWD, path, 0, STATX_BTIME, &info) != 0) return -1;
+    if (!(info.stx_mask & STATX_BTIME)) return 0;
+    *seconds = info.stx_btime.tv_sec;
+    *nanoseconds = info.stx_btime.tv_nsec;
+    return 1;
+}

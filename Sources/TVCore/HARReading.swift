@@ -61,7 +61,7 @@ public struct HARReading: KeptContentReading {
             case let .success(conversation):
                 var flow = HARReading.harFlow(record, id: id, conversation: conversation)
                 flow.pairRows(try flows.exchanges(ofFlow: id).exchanges)
-                if let filter {
+                if filter != nil {
                     // An exchange whose response the content lacks is matched on its row, as
                     // `tv requests --filter` matches it (a trial's `~c 204` found it there and
                     // not in the HAR).

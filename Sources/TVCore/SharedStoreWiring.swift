@@ -21,10 +21,11 @@ public struct SharedStoreWiring: Sendable {
 
     /// Connects (said at once when it cannot) and starts the shared writer.
     /// - Throws: `FlowStoreError.badStoreURL`, `.sharedStoreUnreachable`, `.sharedStoreFailed`,
-    ///   `.newerSchema`, `.cannotOpen` (the instance id file); `MissingLibrary` without libpq5.
+    ///   `.newerSchema`, `.cannotOpen` (the instance id or binding file); `MissingLibrary` without libpq5.
     static func start(url: String, home: TVHome, say: @escaping @Sendable (String) -> Void) throws -> SharedStoreWiring {
         let target = try SharedStoreTarget(url)
-        let instance = try InstanceIdentity.of(home)
+        let (instance, renewal) = try InstanceIdentity.of(home)
+        if let renewal { say(InstanceBinding.renewalSentence(old: renewal.previousID, new: instance.id, renewal.mismatch)) }
         let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath) { change, counters in
             say(sentence(change, counters, server: target.server))
         }

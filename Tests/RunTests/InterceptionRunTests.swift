@@ -690,12 +690,9 @@ struct InterceptionRunTests {
     @Test("a first run refused (its port taken) says only the refusal; the introduction waits for the first run that starts")
     func introWaitsForAStart() throws {
         try withSandbox { box in
-            let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(held) }
-            var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            try #require(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length) == 0 && listen(held, 1) == 0 && getsockname(held, $0, &length) == 0 } })
-            let busy = UInt16(bigEndian: address.sin_port)
+            let held = try #require(HeldLoopbackPort())
+            defer { held.close() }
+            let busy = held.port
             let refused = try box.tvArgs(["run", "--listen", "127.0.0.1:\(busy)"])
             #expect(refused.status == 1, "\(refused)")
             #expect(refused.err == "tv: Port \(busy) on 127.0.0.1 is already in use; stop the other program or pass --listen 127.0.0.1:PORT.\n", "\(refused)")

@@ -127,12 +127,9 @@ struct MetricsRunTests {
     @Test("a --metrics or --web-listen port in use is refused naming that option, not --listen (a trial was told to change --listen)")
     func portInUseNamesTheOption() throws {
         try withSandbox { box in
-            let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(held) }
-            var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            try #require(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(held, $0, length) == 0 && listen(held, 1) == 0 && getsockname(held, $0, &length) == 0 } })
-            let busy = UInt16(bigEndian: address.sin_port)
+            let held = try #require(HeldLoopbackPort())
+            defer { held.close() }
+            let busy = held.port
             let metrics = try box.tvArgs(["run", "--listen", "127.0.0.1:\(freeLoopbackPort())", "--metrics", "127.0.0.1:\(busy)"])
             #expect(metrics.status == 1 && metrics.err.hasSuffix("tv: Port \(busy) on 127.0.0.1 is already in use; stop the other program or pass --metrics 127.0.0.1:PORT.\n"), "\(metrics)")
             let web = try box.tvArgs(["run", "--listen", "127.0.0.1:\(freeLoopbackPort())", "--web", "--web-listen", "127.0.0.1:\(busy)"])

@@ -276,6 +276,47 @@ struct SharedStoreRunTests {
         try next.stop()
     }
 
+    @Test("a copied data folder (cp -a) takes its own instance id, says so, and neither it nor the original overwrites the other's shared rows (before, the copy's flows 4 and 5 replaced the original's)")
+    func copiedDataFolderTakesItsOwnInstance() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        try server.start()
+        let url = try server.makeDatabase()
+        let first = try RunWorld(), second = try RunWorld()
+        let a = try first.run("--inspect", "--store", url)
+        for _ in 0..<3 { #expect(try first.curlThrough(a, [first.url("/index.html")]).out == "hello from nginx\n") }
+        _ = try closedSharedRows(first.sandbox, url, 3)
+        try a.stop()
+        let idA = try instanceID(first.sandbox)
+
+        // The copy: another database file, the same instance-id file.
+        try FileManager.default.removeItem(atPath: second.sandbox.dataDir)
+        let copied = try Run.process("cp", ["-a", first.sandbox.dataDir, second.sandbox.dataDir], in: second.sandbox.work, environment: second.sandbox.environment, timeout: 30)
+        try #require(copied.status == 0, "\(copied)")
+        #expect(try instanceID(second.sandbox) == idA)
+        let again = try first.run("--inspect", "--store", url)
+        let b = try second.run("--inspect", "--store", url)
+        let idB = try instanceID(second.sandbox)
+        #expect(idB != idA)
+        #expect(b.log().contains("This data folder's shared-store instance id \(idA) was made for another database file (this data folder is a copy or a restored backup, or its database was made anew); so that the two never overwrite each other's rows in the shared store, it now writes as instance \(idB)."), "\(b.log())")
+        #expect(b.log().contains("as instance ") && b.log().contains(idB), "\(b.log())")
+        #expect(!again.log().contains("was made for another"), "\(again.log())")
+        for _ in 0..<2 {
+            #expect(try first.curlThrough(again, [first.url("/index.html")]).out == "hello from nginx\n")
+            #expect(try second.curlThrough(b, [second.url("/index.html")]).out == "hello from nginx\n")
+        }
+        // Both went on from flow 3: each has flows 4 and 5, and each instance's shared rows are its own.
+        let localA = try first.sandbox.closedFlows(5), localB = try second.sandbox.closedFlows(5)
+        let sharedA = try closedSharedRows(first.sandbox, url, 5, instance: idA)
+        let sharedB = try closedSharedRows(first.sandbox, url, 2, instance: idB)
+        func keyed(_ rows: [JSON]) -> [String] { rows.map { "\($0.int("id") ?? 0)@\($0.int("startTime") ?? 0)" }.sorted() }
+        #expect(keyed(sharedA) == keyed(localA), "the original's rows are its own")
+        #expect(keyed(sharedB) == keyed(localB.filter { ($0.int("id") ?? 0) > 3 }), "the copy's new flows are under its new id")
+        #expect(Set(sharedA.compactMap { $0.int("startTime") }).isDisjoint(with: sharedB.compactMap { $0.int("startTime") }))
+        try again.stop()
+        try b.stop()
+    }
+
     @Test("a store URL with a password is refused before anything listens, with the reason, and the password is not repeated")
     func passwordInURLRefused() throws {
         let box = try Sandbox()

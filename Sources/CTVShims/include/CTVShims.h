@@ -57,6 +57,11 @@ int tv_o_direct(void);
 /// bytes; 0 when the kernel or the file system does not say (the caller picks a safe default).
 unsigned int tv_dio_offset_alignment(int fd, unsigned int *memory_alignment);
 
+/// statx(path, STATX_BTIME): the file's birth time (creation), following symbolic links. 1 with
+/// `seconds` and `nanoseconds` set; 0 when the file system does not keep it; -1 (errno) when the
+/// file cannot be read.
+int tv_file_birth(const char *path, long long *seconds, unsigned int *nanoseconds);
+
 /// sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free) (NULL: nothing).
 void tv_safebags_free(STACK_OF(PKCS12_SAFEBAG) *bags);
 /// sk_PKCS7_pop_free(safes, PKCS7_free) (NULL: nothing).

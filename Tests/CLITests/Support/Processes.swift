@@ -65,6 +65,29 @@ func freeLoopbackPort() -> UInt16 {
     return UInt16(bigEndian: address.sin_port)
 }
 
+/// A port on 127.0.0.1 held by a listening socket until `close()`: a port in use, for the
+/// refusals that name it.
+struct HeldLoopbackPort {
+    let fd: Int32
+    let port: UInt16
+
+    /// Binds port 0 and listens. Nil when the socket could not be made.
+    init?() {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let held = fd >= 0 && withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, $0, &length) == 0 } }
+        guard held else {
+            if fd >= 0 { Glibc.close(fd) }
+            return nil
+        }
+        self.fd = fd
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}
+
 /// Whether something accepts TCP connections on 127.0.0.1:`port` now.
 func isListening(_ port: UInt16) -> Bool {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
