@@ -26,6 +26,8 @@ final class FlowBatchWriter: FlowBatchStore {
     private let insertCertificate: SQLiteStatement
     /// The largest flow id in the file when it was opened (0 for none).
     let maxID: Int64
+    /// The first of this writer's flow ids (`FlowIDRanges`, taken at registration).
+    var firstID: Int64 { registration.firstFlowID }
     /// This writer's row in `flow_writers`, stamped on every flow it writes, and its held lock.
     private let registration: FlowWriterRegistry.Registration
     /// What registering found: writers that had died and the flows they left open, now closed.
@@ -253,14 +255,23 @@ final class FlowBatchWriter: FlowBatchStore {
         exchanges.committed()
     }
 
-    /// The largest flow id ever used in the file at `path` (`FlowIDFloor`), read read-only (0 for none): where ids go on
-    /// when the writer cannot open its connection yet (a full disk).
+    /// Where ids go on when the writer cannot open its connection yet (a full disk), read
+    /// read-only: past the largest flow id ever used in the file at `path` (`FlowIDFloor`) and
+    /// every live writer's range (`FlowIDRanges`; such a writer registers no range of its own).
     /// - Throws: `FlowStoreError` when the file cannot be read either.
-    static func maxID(readingAt path: String) throws -> Int64 {
+    static func firstID(readingAt path: String) throws -> Int64 {
         let database = try SQLiteDatabase(readingAt: path)
         defer { database.close() }
-        if case let .integer(max) = try database.scalar(FlowIDFloor.highestSQL) { return max }
-        return 0
+        var highest: Int64 = 0
+        if case let .integer(max) = try database.scalar(FlowIDFloor.highestSQL) { highest = max }
+        var liveEnds: [Int64?] = []
+        if let live = try? database.prepare("SELECT id, flow_id_end FROM flow_writers WHERE ended IS NULL") {
+            try live.forEachRow { row in
+                guard !FlowWriterRegistry.isGone(lockPath: FlowWriterRegistry.lockPath(database: path, writer: row.int64(at: 0))) else { return }
+                liveEnds.append(row.isNull(at: 1) ? nil : row.int64(at: 1))
+            }
+        }
+        return FlowIDRanges.first(highestUsed: highest, liveEnds: liveEnds)
     }
 
     /// An SQLite file is never lost: a failed write is retried on the same connection.

@@ -685,6 +685,12 @@ public enum FlowSchema {
         CREATE TABLE schema_cookie_25 (x);
         DROP TABLE schema_cookie_25;
         """,
+        // 26 (session 26): each flow writer's range of flow ids, [first_flow_id, flow_id_end)
+        // (`FlowIDRanges`): two `tv exec`s at once took the same ids. NULL for writers before.
+        """
+        ALTER TABLE flow_writers ADD COLUMN first_flow_id INTEGER;
+        ALTER TABLE flow_writers ADD COLUMN flow_id_end INTEGER;
+        """,
     ]
 
     /// Migration 20's triggers' body (on insert and on a changed name): each of the row's four

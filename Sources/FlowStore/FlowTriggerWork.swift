@@ -20,8 +20,8 @@
 ///
 /// What is pure here: which of the writer's rows may already exist, so that only those pay a
 /// read of their old start time (`SELECT start_time … WHERE id = ?`). A row can exist only if
-/// this process's writer wrote its id before (ids are handed out by the session's counter, the
-/// ones `tv exec` uses reserved from it): at most the file's largest id when the connection
+/// this process's writer wrote its id before (ids are handed out by the session's counter, from
+/// the writer's own range: `FlowIDRanges`): at most the file's largest id when the connection
 /// opened (an earlier connection of this process), or an id this connection has written since.
 /// A new flow's id is above both, so the usual insert reads nothing.
 struct FlowTriggerWork: Equatable {

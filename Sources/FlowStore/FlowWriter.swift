@@ -89,8 +89,8 @@ public final class FlowWriter: Sendable {
                 // as there is room; forwarding does not wait for it. (Registering, and closing
                 // what a dead writer left open, happen at that first open; nothing is said then.)
                 do {
-                    let maxID = try FlowBatchWriter.maxID(readingAt: path)
-                    startup.withLock { $0 = .success((maxID, FlowWriterRegistry.Recovery())) }
+                    let firstID = try FlowBatchWriter.firstID(readingAt: path)
+                    startup.withLock { $0 = .success((firstID, FlowWriterRegistry.Recovery())) }
                 } catch {
                     startup.withLock { $0 = .failure((error as? FlowStoreError) ?? .diskFull(path: full)) }
                     started.signal()
@@ -108,7 +108,7 @@ public final class FlowWriter: Sendable {
                 started.signal()
                 return
             }
-            startup.withLock { $0 = .success((writer.maxID, writer.recovery)) }
+            startup.withLock { $0 = .success((writer.firstID, writer.recovery)) }
             started.signal()
             queue.run(FlowWriterThread(queue: queue, writer: writer, backend: backend, path: path, closing: closing, retryLimit: retryLimit,
                                        onHealthChange: onHealthChange))
@@ -117,8 +117,8 @@ public final class FlowWriter: Sendable {
         thread.start()
         started.wait()
         switch startup.withLock({ $0 }) {
-        case let .success((maxID, recovery)):
-            nextID = Atomic(maxID + 1)
+        case let .success((firstID, recovery)):
+            nextID = Atomic(firstID)
             interruptedAtStart = (recovery.deadWriters, recovery.interruptedFlows)
         case let .failure(error):
             queue.abandon()

@@ -14,14 +14,17 @@ import Glibc
 /// so two writers in one process (a test, `tv exec`'s) exclude each other too.
 ///
 /// `register` runs in one `BEGIN IMMEDIATE` transaction: two sessions starting at once see each
-/// other either fully registered and locked or not at all, and only one of them closes a dead
-/// writer's flows.
+/// other either fully registered and locked or not at all, only one of them closes a dead
+/// writer's flows, and each takes a range of flow ids no live writer has (`FlowIDRanges`).
 struct FlowWriterRegistry {
-    /// A registered writer: its id and the open lock file (closed by `unregister`).
+    /// A registered writer: its id, the first of its flow ids, and the open lock file (closed by
+    /// `unregister`).
     struct Registration {
         let id: Int64
         let lockDescriptor: Int32
         let lockPath: String
+        /// The writer hands out flow ids from here up (`FlowIDRanges`).
+        let firstFlowID: Int64
     }
 
     /// What `register` found and did.
@@ -69,8 +72,15 @@ struct FlowWriterRegistry {
                 try end(writer: writer, at: now)
                 unlink(FlowWriterRegistry.lockPath(database: database.path, writer: writer))
             }
-            let insert = try database.prepare("INSERT INTO flow_writers (pid, started) VALUES (?, ?)")
-            try insert.bind([.integer(Int64(pid)), .integer(now)])
+            // Its flow ids: above every id used here and every live writer's range.
+            let highest: Int64
+            if case let .integer(value) = try database.scalar(FlowIDFloor.highestSQL) { highest = value } else { highest = 0 }
+            let live = try database.prepare("SELECT flow_id_end FROM flow_writers WHERE ended IS NULL")
+            var liveEnds: [Int64?] = []
+            try live.forEachRow { liveEnds.append($0.isNull(at: 0) ? nil : $0.int64(at: 0)) }
+            let first = FlowIDRanges.first(highestUsed: highest, liveEnds: liveEnds)
+            let insert = try database.prepare("INSERT INTO flow_writers (pid, started, first_flow_id, flow_id_end) VALUES (?, ?, ?, ?)")
+            try insert.bind([.integer(Int64(pid)), .integer(now), .integer(first), .integer(first + FlowIDRanges.size)])
             try insert.step()
             guard case let .integer(id) = try database.scalar("SELECT last_insert_rowid()") else {
                 throw FlowStoreError.failed(path: database.path, reason: "the writer's row has no id")
@@ -85,7 +95,7 @@ struct FlowWriterRegistry {
                 close(fd)
                 throw FlowStoreError.cannotOpen(path: path, reason: reason)
             }
-            let registration = Registration(id: id, lockDescriptor: fd, lockPath: path)
+            let registration = Registration(id: id, lockDescriptor: fd, lockPath: path, firstFlowID: first)
             made = registration
             return (registration, recovery)
         }

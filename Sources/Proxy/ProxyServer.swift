@@ -181,12 +181,6 @@ public final class ProxyServer: Sendable {
         state.withLock { $0.running?.shared }?.acceptFailed(err, now: EngineClock.monotonicNanos())
     }
 
-    /// Takes `count` consecutive flow ids out of the engine's sequence for another process writing
-    /// to the same database (a `tv exec` next to a `tv run`); returns the first, nil when not running.
-    public func reserveFlowIDs(_ count: UInt64) -> UInt64? {
-        state.withLock { $0.running?.shared.reserveFlowIDs(count) }
-    }
-
     /// The address the server listens on, while it runs (empty when it does not listen).
     public var address: Endpoint? { state.withLock { $0.running?.address } }
 

@@ -14,8 +14,8 @@ import Glibc
 /// `tv exec -- CMD`: one command in its own network namespace whose default route is a TUN
 /// (tun-nat.md shape A), its TCP through the proxy (inspected, passed through, or not
 /// encrypted, each a flow), its UDP and DNS forwarded from this host, everything torn down when
-/// it exits. Works with no `tv run` session; if one is live, this session's flows go into the
-/// same database under ids the live session reserved for it.
+/// it exits. Works with no `tv run` session; beside live ones (a `tv run`, other `tv exec`s), its
+/// flows go into the same database under a range of ids none of them has (`FlowIDRanges`).
 public final class ExecSession {
     public struct Options: Sendable {
         /// The proxy options shared with `tv run` (mode and listen are ignored).
@@ -29,9 +29,6 @@ public final class ExecSession {
     /// Environment variables removed before CMD runs: its traffic already goes through tv.
     public static let proxyVariables: Set<String> = ["http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy", "socks_proxy",
                                                      "HTTP_PROXY", "HTTPS_PROXY", "FTP_PROXY", "ALL_PROXY", "NO_PROXY", "SOCKS_PROXY"]
-
-    /// Ids reserved from a live session for one exec (more than any one command makes).
-    static let reservedIDs: Int64 = 1 << 24
 
     public let home: TVHome
     public let options: Options
@@ -60,12 +57,6 @@ public final class ExecSession {
         wiring = try SessionWiring(home: home, options: options.proxy, environment: environment, now: now, peersAreServers: true, say: say)
         var config = wiring.configuration
         config.listens = false
-        // A live `tv run` writes to the same file: take a block of ids from it.
-        if let client = try? ControlClient(path: SessionPaths.controlSocket(home)),
-           let response = try? client.send(ControlRequest(command: "reserve-flow-ids", arguments: ["count": String(Self.reservedIDs)])),
-           response.ok, let first = response.values["first"].flatMap(UInt64.init) {
-            config.firstFlowID = first
-        }
         proxy = ProxyServer(configuration: config)
         do { try proxy.start() } catch {
             wiring.close()

@@ -32,16 +32,6 @@ extension Session {
             if let packets = capture?.writer { writers.append(packets.flush(waitingUntil:)) }
             if let decrypted = wiring.decryptedCapture { writers.append(decrypted.flush(waitingUntil:)) }
             return LiveSessionFlush.answer(flushing: writers)
-        case "reserve-flow-ids":
-            // A `tv exec` writing to the same database takes a block of ids so that its flows
-            // never overwrite this session's (both upsert by id).
-            guard let count = request.arguments["count"].flatMap(Int64.init), count > 0, count <= 1 << 32 else {
-                return ControlResponse(ok: false, message: "reserve-flow-ids needs a count from 1 to 2^32")
-            }
-            guard let first = proxy.reserveFlowIDs(UInt64(count)) else {
-                return ControlResponse(ok: false, message: "the session is stopping")
-            }
-            return ControlResponse(ok: true, message: "reserved", values: ["first": String(first)])
         case "setting-saved":
             guard let record = try? settings.read() else {
                 return ControlResponse(ok: false, message: "the session could not read \(settings.file.path)")

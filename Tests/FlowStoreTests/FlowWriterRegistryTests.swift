@@ -90,6 +90,55 @@ import FlowTerms
         try registry.unregister(live, interruptingOpenFlows: false, now: 3_000)
     }
 
+    @Test("each writer takes a range of flow ids: alone, from the largest id used; beside live writers, past their ranges; a dead writer's range is free again")
+    func flowIDRanges() throws {
+        #expect(FlowIDRanges.first(highestUsed: 0, liveEnds: []) == 1)
+        #expect(FlowIDRanges.first(highestUsed: 41, liveEnds: []) == 42)
+        #expect(FlowIDRanges.first(highestUsed: 41, liveEnds: [1 + (1 << 32)]) == 1 + (1 << 32))
+        #expect(FlowIDRanges.first(highestUsed: 41, liveEnds: [1 + (1 << 32), 1 + (2 << 32)]) == 1 + (2 << 32))
+        // Ids used past a live range (a writer that outran it) still count.
+        #expect(FlowIDRanges.first(highestUsed: 9 << 32, liveEnds: [1 + (1 << 32)]) == (9 << 32) + 1)
+        // A live writer an older tv registered (no range): a whole range above the largest id.
+        #expect(FlowIDRanges.first(highestUsed: 41, liveEnds: [nil]) == 42 + (1 << 32))
+
+        let folder = makeTemporaryFolder()
+        defer { removeFolder(folder) }
+        let database = try database(folder)
+        let registry = FlowWriterRegistry(database: database)
+        try insertFlow(database, id: 40, writer: 0, start: 1, last: 2, duration: 1)
+        let (run, _) = try registry.register(pid: getpid(), now: 1_000)
+        let (exec, _) = try registry.register(pid: getpid(), now: 2_000)
+        let (another, _) = try registry.register(pid: getpid(), now: 3_000)
+        #expect(run.firstFlowID == 41 && exec.firstFlowID == 41 + (1 << 32) && another.firstFlowID == 41 + (2 << 32))
+        #expect(try database.scalar("SELECT flow_id_end FROM flow_writers WHERE id = ?", [.integer(exec.id)]) == .integer(41 + (2 << 32)))
+        try registry.unregister(exec, interruptingOpenFlows: false, now: 4_000)
+        try registry.unregister(another, interruptingOpenFlows: false, now: 4_000)
+        // With the others ended, the next writer goes past the live one only.
+        let (next, _) = try registry.register(pid: getpid(), now: 5_000)
+        #expect(next.firstFlowID == 41 + (1 << 32))
+        try registry.unregister(next, interruptingOpenFlows: false, now: 6_000)
+        try registry.unregister(run, interruptingOpenFlows: false, now: 6_000)
+        // Alone again: from the largest id used.
+        let (alone, _) = try registry.register(pid: getpid(), now: 7_000)
+        #expect(alone.firstFlowID == 41)
+        try registry.unregister(alone, interruptingOpenFlows: false, now: 8_000)
+    }
+
+    @Test("two FlowWriters open on one file at once hand out ids that never meet")
+    func twoWritersAtOnce() throws {
+        try withStore { store, _ in
+            let first = try store.makeWriter()
+            let second = try store.makeWriter()
+            let a = first.open(sampleFlow(start: 100)), b = second.open(sampleFlow(start: 200))
+            let a2 = first.open(sampleFlow(start: 300))
+            #expect(a.id == 1 && a2.id == 2 && b.id == 1 + (1 << 32))
+            first.enqueue(.closed(a)); first.enqueue(.closed(a2)); second.enqueue(.closed(b))
+            first.close()
+            second.close()
+            #expect(try store.flow(id: a.id)?.startTime == 100 && store.flow(id: b.id)?.startTime == 200 && store.flow(id: a2.id)?.startTime == 300)
+        }
+    }
+
     @Test("a registered writer whose lock file is missing counts as gone; another user's unreadable file counts as alive")
     func lockFileEvidence() throws {
         let folder = makeTemporaryFolder()

@@ -451,7 +451,7 @@ final class ExecTests {
         #expect((try? String(contentsOfFile: said, encoding: .utf8)) == "got-TERM\n", "\(tv.output)")
     }
 
-    @Test("next to a live `tv run`: exec's flows land in the same database under ids the session reserved, neither overwrites the other")
+    @Test("next to a live `tv run`: exec's flows land in the same database under a range of ids past the session's, neither overwrites the other")
     func liveSession() throws {
         let run = try Daemon(["ip", "netns", "exec", lab.host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--quiet"], log: lab.dir + "/run.log")
         defer { run.stop(signal: SIGTERM) }
@@ -468,11 +468,35 @@ final class ExecTests {
         #expect(flows.count == 3, "\(flows)")
         let ids = flows.compactMap { $0["id"] as? Int }
         #expect(Set(ids).count == 3)
-        // Oldest first: the session's flow, exec's (from the block the session reserved for it),
-        // the session's next one (after the block).
+        // Oldest first: the session's flow, exec's (from the range past the session's, taken
+        // when exec's writer registered), the session's next one (its own range goes on).
         let byTime = flows.sorted { ($0["startTime"] as? Int ?? 0) < ($1["startTime"] as? Int ?? 0) }
         #expect(byTime[1]["clientAddress"] as? String == "10.77.0.1")
         let (first, exec, later) = (byTime[0]["id"] as? Int ?? 0, byTime[1]["id"] as? Int ?? 0, byTime[2]["id"] as? Int ?? 0)
-        #expect(first < exec && exec < first + (1 << 24) && later >= first + (1 << 24), "\(ids)")
+        #expect(exec == first + (1 << 32) && later == first + 1, "\(ids)")
+    }
+
+    @Test("two `tv exec`s at once on one data folder: every connection its own flow, no id shared (a trial's six connections were kept as three flows, each mixing two)")
+    func twoExecsAtOnce() throws {
+        // The first exec's command waits until the second's curl is done, so both live at once.
+        let gate = lab.dir + "/second-done"
+        let first = try Daemon(["ip", "netns", "exec", lab.host, TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--",
+                                "sh", "-c", "curl -sS -o /dev/null http://10.203.0.2:8080/index.html; i=0; while [ ! -e \(gate) ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; curl -sS -o /dev/null http://10.203.0.2:8080/index.html"],
+                               log: lab.dir + "/first-exec.log")
+        defer { first.stop() }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, (try? lab.flows().count) ?? 0 < 1 { usleep(50_000) }
+        let second = lab.exec([], ["sh", "-c", "curl -sS -o /dev/null http://10.203.0.2:8080/index.html && curl -sS -o /dev/null http://10.203.0.2:8080/index.html"])
+        #expect(second.status == 0, "\(second)")
+        FileManager.default.createFile(atPath: gate, contents: Data())
+        #expect(first.wait(timeout: 30) == 0, "\(first.output)")
+        let flows = try lab.flows().filter { $0["serverPort"] as? Int == 8080 }
+        let ids = flows.compactMap { $0["id"] as? Int }
+        #expect(flows.count == 4 && Set(ids).count == 4, "\(flows)")
+        // Each flow carries one request.
+        let requests = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "requests", "--json", "--limit", "100"])
+        let rows = ((try? JSONSerialization.jsonObject(with: Data(requests.out.utf8))) as? [String: Any])?["requests"] as? [[String: Any]] ?? []
+        let perFlow = Dictionary(grouping: rows.compactMap { $0["flow"] as? Int }, by: { $0 }).mapValues(\.count)
+        #expect(rows.count == 4 && perFlow.values.allSatisfy { $0 == 1 }, "\(requests)")
     }
 }

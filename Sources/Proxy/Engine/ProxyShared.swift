@@ -83,9 +83,6 @@ final class ProxyShared: Sendable {
 
     func newFlowID() -> UInt64 { nextFlowID.wrappingAdd(1, ordering: .relaxed).oldValue }
 
-    /// Takes `count` consecutive ids out of the sequence; returns the first.
-    func reserveFlowIDs(_ count: UInt64) -> UInt64 { nextFlowID.wrappingAdd(count, ordering: .relaxed).oldValue }
-
     /// The CA in force now.
     var authority: CertificateAuthority? { caMaterial.withLock { $0.authority } }
 
