@@ -1,6 +1,12 @@
 // Linux system calls glibc declares only under _GNU_SOURCE, which Swift's Glibc module does not set.
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -35,4 +41,23 @@ int tv_file_birth(const char *path, long long *seconds, unsigned int *nanosecond
     *seconds = info.stx_btime.tv_sec;
     *nanoseconds = info.stx_btime.tv_nsec;
     return 1;
+}
+
+int tv_create_locked(const char *path, unsigned int mode) {
+    char folder[PATH_MAX];
+    if (strlen(path) >= sizeof folder) { errno = ENAMETOOLONG; return -1; }
+    strcpy(folder, path);
+    int fd = open(dirname(folder), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+    if (fd >= 0) {
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) return fd;
+        int failure = errno;
+        close(fd);
+        // EEXIST is the answer; anything else (no /proc, say) falls back below.
+        if (failure == EEXIST) { errno = EEXIST; return -1; }
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd >= 0) (void)flock(fd, LOCK_EX | LOCK_NB);
+    return fd;
 }

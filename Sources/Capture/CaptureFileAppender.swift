@@ -67,12 +67,17 @@ public final class CaptureFileAppender {
     /// Bytes in `buffer`: the file's bytes from `end - held` (a block boundary) to `end`.
     private var held = 0
 
-    /// Creates the file (O_CREAT | O_EXCL, 0600); with `direct`, opens it a second time with
-    /// O_DIRECT, and falls back to buffered writes when the file system refuses (said by `mode`).
-    /// - Throws: `Errno` from open(2) of the file (EEXIST when it exists).
+    /// Creates the file (0600, never over one that exists) holding an exclusive flock(2) on it
+    /// until the appender goes: the file is Recording (`CaptureFolder.isRecording`) from the
+    /// moment its name exists (`tv_create_locked`). Before, it was locked after it was made and
+    /// its O_DIRECT descriptor and buffer set up, and a `tv exec` starting then deleted another
+    /// session's new capture file as one no writer held (a new-user trial). With `direct`, opens
+    /// it a second time with O_DIRECT, and falls back to buffered writes when the file system
+    /// refuses (said by `mode`).
+    /// - Throws: `Errno` from creating the file (EEXIST when it exists).
     public init(creating path: String, direct: Bool = true, bufferBytes: Int = CaptureFileAppender.defaultBufferBytes) throws(Errno) {
         self.path = path
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let fd = tv_create_locked(path, 0o600)
         guard fd >= 0 else { throw Errno(errno) }
         descriptor = fd
         var directFD: Int32 = -1

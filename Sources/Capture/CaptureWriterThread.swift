@@ -215,7 +215,6 @@ final class CaptureWriterThread: QueueWriter {
             throw CaptureError.cannotOpen(path: folder.filePath(seq), reason: lastError.description)
         }
         let fd = output.descriptor
-        _ = flock(fd, LOCK_EX | LOCK_NB)
         // The head, then the secrets of the connections that may go on in this file.
         let head = PcapngBlocks.sectionHeader() + PcapngBlocks.interfaceDescription(snapLength: UInt32(clamping: configuration.snapLength))
             + carried.blocks

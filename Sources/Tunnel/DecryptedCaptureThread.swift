@@ -42,8 +42,8 @@ final class DecryptedCaptureThread: QueueWriter {
          mode: @escaping @Sendable (CaptureWriteMode) -> Void) {
         self.output = output
         self.path = path
-        // Held until the descriptor is closed at `stop`: the file is being recorded.
-        _ = flock(output.descriptor, LOCK_EX | LOCK_NB)
+        // `output` holds the file's lock from its creation until the descriptor is closed at
+        // `stop`: the file is being recorded.
         tail = CaptureTailSchedule(interval: tailInterval)
         self.failures = failures
         self.mode = mode

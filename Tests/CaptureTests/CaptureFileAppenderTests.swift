@@ -169,6 +169,26 @@ struct CaptureFileAppenderTests {
         #expect(output.inPlaceOffset == nil, "handed over: nothing in place")
     }
 
+    @Test("Created locked: Recording from the moment its name exists (made unnamed with O_TMPFILE, locked, then linked; on ext4 and on ramfs), 0600, never over a file that exists; unlocked when the appender goes")
+    func createdLocked() throws {
+        let scratch = try DiskScratch()
+        var folders = [scratch.path]
+        let mount = ScratchMount(type: "ramfs")
+        if let mount { folders.append(mount.path) }
+        for folder in folders {
+            let path = folder + "/locked.pcapng"
+            var output: CaptureFileAppender? = try CaptureFileAppender(creating: path, direct: false)
+            #expect(CaptureFolder.isRecording(path), "\(folder)")
+            #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o600)
+            #expect(throws: Errno(EEXIST)) { try CaptureFileAppender(creating: path, direct: false) }
+            #expect(output?.mode == .buffered)
+            output = nil
+            #expect(!CaptureFolder.isRecording(path), "\(folder)")
+            #expect(FileManager.default.fileExists(atPath: path))
+        }
+        #expect(folders.count == 2 || getuid() != 0)
+    }
+
     @Test("Asked for buffered writes: the same bytes, through the page cache")
     func bufferedOnRequest() throws {
         let scratch = try DiskScratch()

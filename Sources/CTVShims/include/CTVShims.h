@@ -62,6 +62,12 @@ unsigned int tv_dio_offset_alignment(int fd, unsigned int *memory_alignment);
 /// file cannot be read.
 int tv_file_birth(const char *path, long long *seconds, unsigned int *nanoseconds);
 
+/// Creates the file at `path` (it must not exist: EEXIST) already holding an exclusive flock(2),
+/// so that no other process ever sees the name unlocked: an unnamed file (O_TMPFILE) is locked,
+/// then linked there (linkat through /proc/self/fd); where the file system or /proc cannot,
+/// O_CREAT | O_EXCL, then the lock at once. Returns the write-only descriptor, or -1 (errno).
+int tv_create_locked(const char *path, unsigned int mode);
+
 /// sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free) (NULL: nothing).
 void tv_safebags_free(STACK_OF(PKCS12_SAFEBAG) *bags);
 /// sk_PKCS7_pop_free(safes, PKCS7_free) (NULL: nothing).
