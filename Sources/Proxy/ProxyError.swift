@@ -14,6 +14,9 @@ public enum ProxyError: UserFacingError, Equatable {
     case keylogUnwritable(path: String, reason: String)
     /// The key log file is there but cannot be trusted with TLS secrets (nothing was written).
     case keylogRefused(path: String, problem: FileTrustProblem)
+    /// The key log path names a file that holds something else (its first line is not a key
+    /// log's: `KeyLogText`); nothing was written to it.
+    case keylogNotAKeyLog(path: String)
     case tlsSetupFailed(String)
     /// `--client-cert` (or the setting) is not `HOST_PATTERN=FILE`.
     case clientCertificateRuleUnreadable(String)
@@ -60,6 +63,8 @@ public enum ProxyError: UserFacingError, Equatable {
             return "The upstream CA file \(path) cannot be used (\(reason)); pass a PEM file of CA certificates with --upstream-ca."
         case let .keylogUnwritable(path, reason):
             return "The key log file \(path) cannot be opened (\(reason)); pass a writable path with --keylog or unset SSLKEYLOGFILE."
+        case let .keylogNotAKeyLog(path):
+            return "tv refuses the key log file \(path): it holds something other than TLS key log lines, and tv appends secrets only to a key log of its own or a new file; pass a new path with --keylog (or SSLKEYLOGFILE)."
         case let .keylogRefused(path, problem):
             let option = "--keylog (or SSLKEYLOGFILE)"
             let fix: String
@@ -71,7 +76,7 @@ public enum ProxyError: UserFacingError, Equatable {
             case .ownedBy(let owner, _):
                 fix = "\(owner.name) could read the TLS secrets; remove it or pass a path of your own with \(option)"
             case .openToOthers, .writableByOthers:
-                fix = "others could read the TLS secrets; `chmod 600 \(path)`, or pass a new path with \(option) (tv creates it 0600)"
+                fix = "others could read the TLS secrets; if it is your key log, `chmod 600 \(path)`, or pass a new path with \(option) (tv creates it 0600)"
             }
             return "tv refuses the key log file \(path): it \(problem.clause), and \(fix)."
         case .clientCertificateRuleUnreadable(let text):

@@ -5,7 +5,10 @@ import Glibc
 /// Opens a file that will hold secrets (a TLS key log) for appending, trusting only a file of
 /// your own that nobody else can read or write: `O_NOFOLLOW` (a symbolic link is refused, never
 /// followed), created 0600, and judged by `FileTrust.secretFile` on the opened descriptor itself
-/// (`fstat(2)`), so what is checked is what is written to.
+/// (`fstat(2)`), so what is checked is what is written to. A file that already holds something
+/// other than key log lines is refused before that (`KeyLogText.looksLikeKeyLog`): `--keylog`
+/// named at tv's own `settings.json` or the CA's key appended secrets to them (a new-user trial),
+/// and at `/etc/passwd` drew the advice to `chmod 600` it.
 public enum SecretFile {
     /// Why a secret file was not opened.
     public enum Failure: Error, Sendable, Equatable {
@@ -15,31 +18,77 @@ public enum SecretFile {
         case cannotOpen(reason: String)
     }
 
-    /// Opens (creating 0600 if missing) `path` for appending; the caller closes the descriptor.
-    /// - Throws: `Failure.refused` for a symbolic link, a non-regular file, a file of another
-    ///   user or one others may read or write; `Failure.cannotOpen` otherwise.
-    public static func openForAppend(_ path: String) throws(Failure) -> Int32 {
+    /// Why a key log was not opened.
+    public enum KeyLogFailure: Error, Sendable, Equatable {
+        /// As any secret file (refused, or open(2) failed).
+        case secretFile(Failure)
+        /// The file holds something other than a key log; nothing was written to it.
+        case notAKeyLog
+    }
+
+    /// Opens (creating 0600 if missing) the key log at `path` for appending; the caller closes
+    /// the descriptor.
+    /// - Throws: `.notAKeyLog` for a file whose first line is not a key log's; `.secretFile`:
+    ///   `.refused` for a symbolic link, a non-regular file, a file of another user or one others
+    ///   may read or write, `.cannotOpen` otherwise.
+    public static func openKeyLogForAppend(_ path: String) throws(KeyLogFailure) -> Int32 {
         // O_NONBLOCK: opening a FIFO must not wait for a reader; it is refused just after.
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        // O_RDWR: what is there already is read before anything is written.
+        let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard fd >= 0 else {
             let code = errno
             // ELOOP from O_NOFOLLOW, or EACCES from fs.protected_regular: say the real cause.
             if case .found(let facts) = FileFacts.lstat(path), let problem = FileTrust.secretFile(facts, you: .current) {
-                throw .refused(problem)
+                throw .secretFile(.refused(problem))
             }
-            throw .cannotOpen(reason: String(cString: strerror(code)))
+            throw .secretFile(.cannotOpen(reason: String(cString: strerror(code))))
         }
         guard let facts = FileFacts.fstat(fd) else {
             let reason = String(cString: strerror(errno))
             close(fd)
-            throw .cannotOpen(reason: reason)
+            throw .secretFile(.cannotOpen(reason: reason))
+        }
+        if facts.kind == .regular {
+            var head = [UInt8](repeating: 0, count: 512)
+            let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0, !KeyLogText.looksLikeKeyLog(head[0..<n], limit: head.count) {
+                close(fd)
+                throw .notAKeyLog
+            }
         }
         if let problem = FileTrust.secretFile(facts, you: .current) {
             close(fd)
-            throw .refused(problem)
+            throw .secretFile(.refused(problem))
         }
-        _ = fcntl(fd, F_SETFL, O_WRONLY | O_APPEND)
+        _ = fcntl(fd, F_SETFL, O_APPEND)
         return fd
+    }
+}
+
+/// What the start of an existing key log looks like (NSS's "Key Log Format"): its first line is
+/// a `#` comment, or `LABEL HEX HEX` with a label of capitals, digits and underscores. A pure rule.
+public enum KeyLogText {
+    /// Whether `head` (the file's first bytes, up to `limit`) starts as a key log: blank lines
+    /// skipped, the first other line checked whole (a line longer than `head` is none: a key log
+    /// line is under 250 bytes).
+    public static func looksLikeKeyLog(_ head: ArraySlice<UInt8>, limit: Int = 512) -> Bool {
+        let rest = head.drop { $0 == 0x0a || $0 == 0x0d }
+        guard let first = rest.first else { return true }
+        if first == 0x23 { return true }
+        var line = rest
+        if let end = rest.firstIndex(of: 0x0a) {
+            line = rest[rest.startIndex..<end]
+        } else if head.count >= limit {
+            return false
+        }
+        if line.last == 0x0d { line = line.dropLast() }
+        let fields = line.split(separator: 0x20, omittingEmptySubsequences: false)
+        guard fields.count == 3, !fields[0].isEmpty,
+              fields[0].allSatisfy({ (0x41...0x5a).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5f })
+        else { return false }
+        return fields.dropFirst().allSatisfy { field in
+            !field.isEmpty && field.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }
+        }
     }
 }
 

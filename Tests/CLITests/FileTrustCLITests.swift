@@ -79,8 +79,22 @@ struct FileTrustCLITests {
             chmod(file, 0o644)
             let result = try runRefused(s, ["--quiet", "--keylog", file])
             #expect(result.status == 1, "\(result)")
-            #expect(result.err == "tv refuses the key log file \(file): it can be read by other users (mode 0644), and others could read the TLS secrets; `chmod 600 \(file)`, or pass a new path with --keylog (or SSLKEYLOGFILE) (tv creates it 0600).\n", "\(result)")
+            #expect(result.err == "tv refuses the key log file \(file): it can be read by other users (mode 0644), and others could read the TLS secrets; if it is your key log, `chmod 600 \(file)`, or pass a new path with --keylog (or SSLKEYLOGFILE) (tv creates it 0600).\n", "\(result)")
             #expect(s.read(file).isEmpty)
+        }
+    }
+
+    @Test("--keylog naming a file that is not a key log (tv's own settings, the CA's key): refused before anything is written, without advice to chmod it")
+    func keylogNotAKeyLog() throws {
+        try withSandbox { s in
+            try s.createCA()
+            for file in [s.dataDir + "/ca/root-key.pem", try s.write("notes.txt", "my notes\n")] {
+                let before = s.read(file)
+                let result = try runRefused(s, ["--quiet", "--keylog", file])
+                #expect(result.status == 1, "\(result)")
+                #expect(result.err == "tv refuses the key log file \(file): it holds something other than TLS key log lines, and tv appends secrets only to a key log of its own or a new file; pass a new path with --keylog (or SSLKEYLOGFILE).\n", "\(result)")
+                #expect(s.read(file) == before)
+            }
         }
     }
 

@@ -41,10 +41,11 @@ final class TLSContexts: @unchecked Sendable {
         clientIdentities = try configuration.clientCertificates.map { try ClientCertificate.load($0, now: Int64(time(nil))) }
         var keylog: Int32 = -1
         if let path = configuration.keylogPath, !path.isEmpty {
-            do { keylog = try SecretFile.openForAppend(path) } catch {
+            do { keylog = try SecretFile.openKeyLogForAppend(path) } catch {
                 switch error {
-                case .refused(let problem): throw ProxyError.keylogRefused(path: path, problem: problem)
-                case .cannotOpen(let reason): throw ProxyError.keylogUnwritable(path: path, reason: reason)
+                case .secretFile(.refused(let problem)): throw ProxyError.keylogRefused(path: path, problem: problem)
+                case .notAKeyLog: throw ProxyError.keylogNotAKeyLog(path: path)
+                case .secretFile(.cannotOpen(let reason)): throw ProxyError.keylogUnwritable(path: path, reason: reason)
                 }
             }
         }
