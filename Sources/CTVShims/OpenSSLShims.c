@@ -1,5 +1,6 @@
 #include "CTVShims.h"
 #include <openssl/crypto.h>
+#include <openssl/x509_vfy.h>
 #include <openssl/rsa.h>
 
 EVP_PKEY *tv_ec_keygen(const char *curve) { return EVP_EC_gen(curve); }
@@ -19,3 +20,21 @@ unsigned long tv_name_print_flags(void) {
 }
 void tv_safebags_free(STACK_OF(PKCS12_SAFEBAG) *bags) { sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free); }
 void tv_pkcs7_stack_free(STACK_OF(PKCS7) *safes) { sk_PKCS7_pop_free(safes, PKCS7_free); }
+
+int tv_x509_store_remove_cert(X509_STORE *store, X509 *cert) {
+    int removed = 0;
+    if (store == NULL || cert == NULL || X509_STORE_lock(store) != 1) return 0;
+    STACK_OF(X509_OBJECT) *objects = X509_STORE_get0_objects(store);
+    for (int i = sk_X509_OBJECT_num(objects) - 1; i >= 0; i--) {
+        X509_OBJECT *object = sk_X509_OBJECT_value(objects, i);
+        if (X509_OBJECT_get_type(object) != X509_LU_X509) continue;
+        X509 *held = X509_OBJECT_get0_X509(object);
+        if (held != NULL && X509_cmp(held, cert) == 0) {
+            (void)sk_X509_OBJECT_delete(objects, i);
+            X509_OBJECT_free(object);
+            removed++;
+        }
+    }
+    X509_STORE_unlock(store);
+    return removed;
+}

@@ -242,6 +242,33 @@ struct InterceptionRunTests {
         try tv.stop()
     }
 
+    @Test("`tv ca remake` in a running session: the root given up no longer verifies servers (a server with its `tv ca issue` certificate is refused, as after a restart), and the new root does")
+    func remadeRootNoLongerVerifiesUpstream() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        #expect(try box.tv("ca", "issue", "localhost", "--out-dir", box.work).status == 0)
+        let server = try OpenSSLServer(cert: box.work + "/localhost-chain.pem", key: box.work + "/localhost-key.pem", extra: [])
+        defer { server.stop() }
+        let tv = try TVSession(box, ["--inspect"])
+        let before = try world.curlThrough(tv, ["--http1.1", "https://localhost:\(server.port)/"])
+        #expect(before.status == 0 && before.out.contains("s_server"), "\(before)")
+        let remade = try box.tv("ca", "remake", "--yes")
+        #expect(remade.status == 0 && remade.all.contains("The running session applied it."), "\(remade)")
+        // The client trusts the new root (the same file, rewritten); the server's certificate is
+        // from the old one: refused, as tv verifies servers (a 502 naming the reason).
+        let after = try world.curlThrough(tv, ["--http1.1", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "https://localhost:\(server.port)/"])
+        #expect(after.out == "502", "\(after)")
+        let rows = try box.closedFlows(2)
+        #expect(rows.last?.string("status") == "failed", "\(rows)")
+        // A certificate from the new root verifies.
+        #expect(try box.tv("ca", "issue", "localhost", "--out-dir", box.work + "/new").status == 0)
+        let fresh = try OpenSSLServer(cert: box.work + "/new/localhost-chain.pem", key: box.work + "/new/localhost-key.pem", extra: [])
+        defer { fresh.stop() }
+        let again = try world.curlThrough(tv, ["--http1.1", "https://localhost:\(fresh.port)/"])
+        #expect(again.status == 0 && again.out.contains("s_server"), "\(again)")
+        try tv.stop()
+    }
+
     @Test("a client with no SNI to an IP: tv's leaf carries the IP as an IP SAN and no DNS name; verified by the root")
     func noSNIToIP() throws {
         let world = try RunWorld()

@@ -68,6 +68,12 @@ int tv_file_birth(const char *path, long long *seconds, unsigned int *nanosecond
 /// O_CREAT | O_EXCL, then the lock at once. Returns the write-only descriptor, or -1 (errno).
 int tv_create_locked(const char *path, unsigned int mode);
 
+/// Removes `cert` from `store`'s certificates, under the store's own lock (OpenSSL has no call
+/// for it: X509_STORE_get0_objects, then the stack's entry deleted and freed). Returns how many
+/// entries went (0 or 1). A hash-directory lookup may load the same certificate again later, if
+/// the system's store holds it.
+int tv_x509_store_remove_cert(X509_STORE *store, X509 *cert);
+
 /// sk_PKCS12_SAFEBAG_pop_free(bags, PKCS12_SAFEBAG_free) (NULL: nothing).
 void tv_safebags_free(STACK_OF(PKCS12_SAFEBAG) *bags);
 /// sk_PKCS7_pop_free(safes, PKCS7_free) (NULL: nothing).

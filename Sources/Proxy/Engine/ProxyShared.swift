@@ -87,10 +87,16 @@ final class ProxyShared: Sendable {
     var authority: CertificateAuthority? { caMaterial.withLock { $0.authority } }
 
     /// Mints from `authority` for handshakes started from now on (nil: none; nothing is inspected),
-    /// and trusts its root when verifying servers too, as the first CA's is.
+    /// and trusts its root when verifying servers too, as the first CA's is; the root it replaces
+    /// no longer verifies servers (`TLSContexts.untrustUpstream`).
     func setAuthority(_ authority: CertificateAuthority?) {
         let suites = contexts.serverSuiteKeys
-        caMaterial.withLock { $0 = CAMaterial(authority: authority, leafCache: authority.map { LeafCache(authority: $0) }, suites: suites) }
+        let previous = caMaterial.withLock { material -> CertificateAuthority? in
+            let previous = material.authority
+            material = CAMaterial(authority: authority, leafCache: authority.map { LeafCache(authority: $0) }, suites: suites)
+            return previous
+        }
+        if let previous, previous.root.sha256 != authority?.root.sha256 { contexts.untrustUpstream(previous.root) }
         if let authority { contexts.trustUpstream(authority.root) }
     }
 

@@ -172,6 +172,17 @@ final class TLSContexts: @unchecked Sendable {
         ERR_clear_error()
     }
 
+    /// Takes `root` out of the roots upstream servers are verified against (a CA remade or
+    /// removed while the server runs: the root given up must not go on vouching for servers,
+    /// which it did until the next start: a new-user trial), and forgets the upstream sessions,
+    /// whose resumption would carry the old verification over. Safe from any thread (the
+    /// store's own lock; the cache's).
+    func untrustUpstream(_ root: Certificate) {
+        if let store = SSL_CTX_get_cert_store(client) { _ = tv_x509_store_remove_cert(store, root.handle) }
+        sessionCache.removeAll()
+        ERR_clear_error()
+    }
+
     /// Hands `ctx`'s key log lines to `recorder` (`tv_keylog_attach_sink`), once the context is
     /// armed (`armKeyLog`); the box to release when the contexts go, nil when it could not be
     /// attached.

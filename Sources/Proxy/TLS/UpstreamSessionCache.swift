@@ -51,4 +51,14 @@ final class UpstreamSessionCache: Sendable {
         let gone = state.withLock { $0.sessions.removeValue(forKey: key) }
         _ = gone
     }
+
+    /// Forgets every session (they are freed outside the lock).
+    func removeAll() {
+        let gone = state.withLock { s -> [String: Session] in
+            let all = s.sessions
+            s = State()
+            return all
+        }
+        _ = gone
+    }
 }
