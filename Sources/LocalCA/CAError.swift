@@ -19,6 +19,8 @@ public enum CAError: UserFacingError, Equatable {
     case rootCannotAnchor(file: String, RootAnchorFailure)
     case unreadableFile(path: String, reason: String)
     case passphraseRequired
+    /// `--passphrase-file` names a file whose first line is empty.
+    case passphraseFileEmpty(path: String)
     case consentRequired(what: String)
     /// The root cannot sign now (`CertificateAuthority.rootProblem`).
     case rootNotValid(CARootProblem)
@@ -47,6 +49,8 @@ public enum CAError: UserFacingError, Equatable {
             return "Could not read \(path) (\(reason)); check the path and its permissions."
         case .passphraseRequired:
             return "Exporting the root key needs a passphrase to protect it; give one with --passphrase-file FILE."
+        case .passphraseFileEmpty(let path):
+            return "The first line of \(path) is empty; put the passphrase on it (the PKCS#12 file is protected with that line)."
         case .consentRequired(let what):
             return "\(what) Add --yes to confirm."
         case .rootNotValid(let problem):

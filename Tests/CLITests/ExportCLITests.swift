@@ -159,6 +159,7 @@ struct ExportCLITests {
             let emptyPass = try s.write("empty.txt", "\n")
             let empty = try s.tv("ca", "export", "--p12-with-key", "--yes", "--passphrase-file", emptyPass, "-o", "key.p12")
             #expect(empty.status == 1)
+            #expect(empty.err == "tv: The first line of \(emptyPass) is empty; put the passphrase on it (the PKCS#12 file is protected with that line).\n", "\(empty)")
             #expect(!FileManager.default.fileExists(atPath: s.work + "/key.p12"))
             #expect(try FileManager.default.contentsOfDirectory(atPath: s.work).sorted() == ["empty.txt", "pass.txt"])
         }
@@ -183,6 +184,13 @@ struct ExportCLITests {
             #expect(wrong.status != 0)
             let info = try s.tool("openssl", ["pkcs12", "-in", "key.p12", "-passin", "file:pass.txt", "-info", "-nokeys"])
             #expect(info.all.contains("AES-256-CBC"), "\(info)")
+            // A passphrase file written with CRLF line ends (a Windows editor): the passphrase is
+            // the line without them (it used to keep "\r\n", and `pass:s3cret` could not open it).
+            let crlf = try s.write("crlf.txt", "s3cret\r\nsecond\r\n")
+            let windows = try s.tv("ca", "export", "--p12-with-key", "--yes", "--passphrase-file", crlf, "-o", "crlf.p12")
+            #expect(windows.status == 0, "\(windows)")
+            let opened = try s.tool("openssl", ["pkcs12", "-in", "crlf.p12", "-passin", "pass:s3cret", "-nocerts", "-nodes"])
+            #expect(opened.status == 0 && opened.out.contains("PRIVATE KEY"), "\(opened)")
         }
     }
 

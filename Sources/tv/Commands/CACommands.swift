@@ -113,8 +113,14 @@ enum CACommands {
         let (ca, folder) = try loadPresent(inv)
         var passphrase = ""
         if let file = inv.command.value("passphrase-file") {
-            let text = String(decoding: try readUserFile(file), as: UTF8.self)
-            passphrase = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+            // The first line's bytes without its end, `\n` or `\r\n` (Swift's "\n" split kept a
+            // CRLF line's `\r\n` as one character in the passphrase: an export nobody could open
+            // with the password written in the file, a new-user trial).
+            let bytes = try readUserFile(file)
+            var line = bytes.prefix { $0 != 0x0a }
+            if line.last == 0x0d { line = line.dropLast() }
+            passphrase = String(decoding: line, as: UTF8.self)
+            if passphrase.isEmpty { throw CAError.passphraseFileEmpty(path: file) }
         }
         var output = inv.command.value("output").flatMap { OutputFile(argument: $0).path }
         let bytes: [UInt8]
