@@ -191,6 +191,15 @@ struct LeafNamePlanTests {
         #expect(identity.ipAddresses == [IPAddress("127.0.0.1")!])
     }
 
+    @Test("an SNI with a wildcard is refused (no wildcard leaf is minted for `*.example.com`); the server's wildcard SAN still goes in")
+    func wildcardSNI() throws {
+        #expect(throws: CAError.invalidName("*.example.com", reason: "a server name indication names one host, and '*' is not part of a host name")) {
+            _ = try LeafNamePlan.identity(sni: "*.example.com", destinationHost: "example.com", upstreamSANs: [.dns("*.example.com")])
+        }
+        let identity = try LeafNamePlan.identity(sni: "www.example.com", destinationHost: "example.com", upstreamSANs: [.dns("*.example.com")])
+        #expect(identity.dnsNames == ["www.example.com", "*.example.com"])
+    }
+
     @Test("no SNI to an IP: the IP as an iPAddress SAN, never a DNS name")
     func ipOnly() throws {
         let identity = try LeafNamePlan.identity(sni: nil, destinationHost: "127.0.0.1", upstreamSANs: [.ip(IPAddress("127.0.0.1")!)])

@@ -16,11 +16,15 @@ public enum LeafNamePlan {
     ///   - dialledAddress: the address the client connected to when it is not the destination
     ///     (reverse mode); nil otherwise. Used only when there is no SNI.
     ///   - upstreamSANs: the real server certificate's SANs.
-    /// - Throws: `CAError` when no usable name remains (an SNI that cannot go in a certificate).
+    /// - Throws: `CAError` when no usable name remains (an SNI that cannot go in a certificate,
+    ///   or a wildcard).
     public static func identity(sni: String?, destinationHost: String, dialledAddress: IPAddress? = nil,
                                 upstreamSANs: [SubjectAlternativeName]) throws -> LeafIdentity {
         let base: LeafIdentity
         if let sni {
+            // An SNI names one host (RFC 6066 §3); `*` is no host name's character, so a client
+            // asking for `*.example.com` gets no wildcard leaf (it did: a new-user trial).
+            guard !sni.contains("*") else { throw CAError.invalidName(sni, reason: "a server name indication names one host, and '*' is not part of a host name") }
             base = try LeafIdentity(names: [sni])
         } else if let identity = try? LeafIdentity(names: [destinationHost]) {
             base = identity.adding(dialledAddress.map { [.ip($0)] } ?? [])
