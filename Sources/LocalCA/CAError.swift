@@ -2,8 +2,11 @@ import TVHome
 
 /// Why a CA operation was refused or failed; each case says what to do next.
 public enum CAError: UserFacingError, Equatable {
-    /// `tv ca create` / `import` found a working CA already.
+    /// `tv ca create` found a working CA already.
     case alreadyExists(directory: String)
+    /// `tv ca import` found a working CA already (remaking would not import anything: the way is
+    /// to remove it first).
+    case alreadyExistsForImport(directory: String)
     /// The CA folder holds something that cannot be read or trusted: nothing is generated over it.
     case inDoubt(CADoubt)
     /// No CA exists yet.
@@ -31,6 +34,8 @@ public enum CAError: UserFacingError, Equatable {
         switch self {
         case .alreadyExists(let dir):
             return "A CA already exists in \(dir); remaking it is a separate action (`tv ca remake`), because every device that trusts the current root would stop trusting tv."
+        case .alreadyExistsForImport(let dir):
+            return "A CA already exists in \(dir); to import another, remove this one first (`tv ca remove`: every device that trusts its root stops trusting tv), then import again."
         case .inDoubt(let doubt):
             return doubt.message
         case .absent(let dir):

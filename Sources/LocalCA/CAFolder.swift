@@ -94,11 +94,11 @@ public struct CAFolder: Sendable {
     /// the key matches, that it is valid at `now`, that it has a subjectKeyIdentifier (leaves
     /// name it), and that OpenSSL takes it as its own trust
     /// anchor for TLS servers (`CertificateAuthority.anchorFailure`); makes a fresh leaf key.
-    /// - Throws: `CAError.importRefused` naming the file and the reason;
+    /// - Throws: `CAError.alreadyExistsForImport`; `CAError.importRefused` naming the file and the reason;
     ///   `CAError.rootCannotAnchor` with OpenSSL's verify error; as `create` otherwise.
     @discardableResult
     public func importCA(certificatePath: String, keyPath: String, leafKeyType: KeyType = .ecdsaP256, now: Int64) throws -> CertificateAuthority {
-        try refuseUnlessAbsent()
+        try refuseUnlessAbsent(importing: true)
         let certBytes = try readUserFile(certificatePath)
         let keyBytes = try readUserFile(keyPath)
         let root: Certificate
@@ -147,10 +147,10 @@ public struct CAFolder: Sendable {
         }
     }
 
-    private func refuseUnlessAbsent() throws {
+    private func refuseUnlessAbsent(importing: Bool = false) throws {
         switch load() {
         case .absent: return
-        case .present: throw CAError.alreadyExists(directory: directory)
+        case .present: throw importing ? CAError.alreadyExistsForImport(directory: directory) : CAError.alreadyExists(directory: directory)
         case .doubt(let doubt): throw CAError.inDoubt(doubt)
         }
     }

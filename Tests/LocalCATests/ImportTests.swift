@@ -194,9 +194,12 @@ struct ImportTests {
         let certPath = try tmp.write("lab.crt", try CertificateAuthority.makeRoot(key: key, now: currentTime()).pem)
         let keyPath = try tmp.write("lab.key", try key.pkcs8PEM())
         let before = snapshot(tmp.path)
-        #expect(throws: CAError.alreadyExists(directory: folder.directory)) {
+        #expect(throws: CAError.alreadyExistsForImport(directory: folder.directory)) {
             try folder.importCA(certificatePath: certPath, keyPath: keyPath, now: currentTime())
         }
         #expect(sameSnapshot(before, snapshot(tmp.path)))
+        // The way out it names is removal (remaking imports nothing: a trial followed it).
+        #expect(CAError.alreadyExistsForImport(directory: folder.directory).message
+                == "A CA already exists in \(folder.directory); to import another, remove this one first (`tv ca remove`: every device that trusts its root stops trusting tv), then import again.")
     }
 }
