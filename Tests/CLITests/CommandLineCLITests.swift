@@ -259,6 +259,10 @@ struct CommandLineCLITests {
             #expect(again.err == "tv: A CA already exists in \(s.caDir); remaking it is a separate action (`tv ca remake`), because every device that trusts the current root would stop trusting tv.\n")
             #expect(again.out.isEmpty)
             #expect(try names().map { s.read(s.caDir + "/" + $0) } == before)
+            // A trust store that cannot be read is in doubt: said, and exit 1 (it exited 0).
+            let doubt = try s.tv("ca", "status", "--trust-store", "file:/nonexistent-\(getpid())/b.pem")
+            #expect(doubt.status == 1 && doubt.out.contains("Something is in doubt (failed)"), "\(doubt)")
+            #expect(try s.tv("ca", "status").status == 0)
         }
     }
 

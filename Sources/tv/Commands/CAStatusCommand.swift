@@ -50,6 +50,9 @@ enum CAStatusCommand {
         let caReport = CAStatusReport(state: snapshots[0].caState, folder: folder)
         if caReport.state == .doubt || caReport.rootProblem(now: inv.now) != nil { exitCode = 1 }
         let stage = CertificateSetupPolicy.stage(snapshots[0].facts)
+        // Whatever is in doubt exits 1, as a CA in doubt does (an unreadable trust store said
+        // "Something is in doubt (failed)" and exited 0: a trial).
+        if stage.step == .closedDoor { exitCode = 1 }
         for notice in notices { inv.console.note(notice) }
 
         if inv.json {
