@@ -16,6 +16,8 @@ public enum CAError: UserFacingError, Equatable {
     case noNames
     /// `tv ca import` was given a certificate that cannot be a root for us.
     case importRefused(file: String, reason: String)
+    /// `tv run --ca FILE` refused the file (`reason`: a clause); nothing is kept of it.
+    case sessionCARefused(file: String, reason: String)
     /// `tv ca import` was given a root OpenSSL will not take as its own trust anchor for TLS
     /// servers (`openssl verify -CAfile ROOT ROOT` fails), e.g. its authority key identifier is
     /// not its subject key identifier.
@@ -48,6 +50,8 @@ public enum CAError: UserFacingError, Equatable {
             return "A certificate needs at least one host name or IP address; name one."
         case let .importRefused(file, reason):
             return "\(file) cannot be imported as the CA: \(reason)."
+        case let .sessionCARefused(file, reason):
+            return "\(file) cannot be this session's CA (--ca): \(reason)."
         case let .rootCannotAnchor(file, failure):
             return "\(file) cannot be imported as the CA: OpenSSL does not accept it as its own trust anchor for TLS servers (error \(failure.code): \(failure.text)); reissue it \(failure.remedy), then import it again."
         case let .unreadableFile(path, reason):

@@ -8,23 +8,26 @@ extension CertificateAuthority {
     /// - Parameters:
     ///   - path: the file's path, named in errors.
     ///   - now: seconds since 1970-01-01 UTC.
-    /// - Throws: `CAError.unreadableFile`, `CAError.importRefused`, `OpenSSLError`.
+    /// - Throws: `CAError.unreadableFile`, `CAError.sessionCARefused`, `OpenSSLError`.
     public static func fromCombinedPEM(path: String, leafKeyType: KeyType = .ecdsaP256, now: Int64) throws -> CertificateAuthority {
         let bytes = try readUserFile(path)
-        if case .found(let facts) = FileFacts.stat(path), facts.mode & 0o077 != 0 {
-            throw CAError.importRefused(file: path, reason: "it holds the CA's private key and other users can read or write it (mode \(FileTrust.octal(facts.mode))); `chmod 600 \(path)` first")
-        }
+        func refuse(_ reason: String) -> CAError { .sessionCARefused(file: path, reason: reason) }
         guard let root = Certificate.allFromPEM(bytes).first else {
-            throw CAError.importRefused(file: path, reason: "it holds no PEM certificate")
+            throw refuse("it holds no PEM certificate; give one file with the CA's certificate and its private key")
         }
+        // The key first, then its file's mode: a certificate alone was refused as a key others
+        // could read (a trial's 0644 certificate file).
         guard let key = try? PrivateKey.fromPEM(bytes) else {
-            throw CAError.importRefused(file: path, reason: "it holds no unencrypted PEM private key")
+            throw refuse("it holds no unencrypted PEM private key; give one file with the CA's certificate and its private key (`cat ca.key ca.crt > ca.pem`, 0600)")
         }
-        guard root.isCA else { throw CAError.importRefused(file: path, reason: "its certificate is not a CA (basicConstraints CA:TRUE is missing)") }
-        guard root.matches(key) else { throw CAError.importRefused(file: path, reason: "its key is not the key of its certificate") }
-        guard key.canSignCertificates else { throw CAError.importRefused(file: path, reason: CAFolder.unsignableKey(key)) }
+        if case .found(let facts) = FileFacts.stat(path), facts.mode & 0o077 != 0 {
+            throw refuse("it holds the CA's private key and other users can read or write it (mode \(FileTrust.octal(facts.mode))); `chmod 600 \(path)` first")
+        }
+        guard root.isCA else { throw refuse("its certificate is not a CA (basicConstraints CA:TRUE is missing)") }
+        guard root.matches(key) else { throw refuse("its key is not the key of its certificate") }
+        guard key.canSignCertificates else { throw refuse(CAFolder.unsignableKey(key)) }
         guard root.notBefore <= now, now < root.notAfter else {
-            throw CAError.importRefused(file: path, reason: "its certificate is not valid now")
+            throw refuse("its certificate is not valid now")
         }
         return CertificateAuthority(root: root, rootKey: key, leafKey: try PrivateKey.generate(leafKeyType))
     }

@@ -16,6 +16,9 @@ public struct RunBanner: Sendable, Equatable {
     /// When decrypted content is kept this session: how long it is kept, in words (`1 day`);
     /// nil when nothing is kept.
     public var contentKeptFor: String?
+    /// Why decrypted content asked for with `--keep-content` is not kept (inspection is off),
+    /// nil otherwise: the option was ignored without a word (a trial).
+    public var contentNotKept: String?
     /// The decrypted capture being written this session (`capture.decrypted`), nil when none.
     public var decryptedCapturePath: String?
     /// Mode-specific instructions (transparent: the redirect rules; tun: what was routed), printed
@@ -72,6 +75,7 @@ public struct RunBanner: Sendable, Equatable {
         if let contentKeptFor {
             out.append("  content     kept: what inspected connections say is written to the data folder for \(contentKeptFor) (`tv turns ID`)")
         }
+        if let contentNotKept { out.append("  content     not kept — \(contentNotKept)") }
         if let keylogPath { out.append("  key log     \(keylogPath) (TLS secrets for Wireshark; guard it)") }
         if let metrics { out.append("  metrics     http://\(metrics)/metrics (Prometheus text format; loopback unless --metrics-open)") }
         if let decryptedCapturePath {

@@ -195,6 +195,9 @@ public final class Session: Sendable {
         banner.sharedStore = wiring.shared.map(SharedStoreWiring.bannerText)
         banner.metrics = options.metrics?.address.description
         banner.proxyUser = options.proxyCredentials?.user
+        if options.forceContentKeep && !wiring.inspecting {
+            banner.contentNotKept = "--keep-content keeps what inspected connections say, and this session inspects nothing; add --inspect, or turn inspection on with `tv inspect on`"
+        }
         self.banner = banner
     }
 

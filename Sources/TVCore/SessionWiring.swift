@@ -40,7 +40,7 @@ final class SessionWiring: Sendable {
     /// caller's to adjust before starting).
     let configuration: ProxyConfiguration
     let authority: CertificateAuthority?
-    /// The root's path when it is the data folder's CA (nil for `--ca FILE`).
+    /// The file clients trust: the data folder's root, or the `--ca FILE` (nil: no CA).
     let caPath: String?
     let inspecting: Bool
     /// One sentence: why inspection is on or off.
@@ -68,7 +68,9 @@ final class SessionWiring: Sendable {
         var note: String
         if let file = options.caFile {
             authority = try CertificateAuthority.fromCombinedPEM(path: file, leafKeyType: options.caLeafKeyType, now: now)
-            caPath = nil
+            // What clients trust: the file's certificate (curl's --cacert reads it beside the key;
+            // the banner's example lacked it: a trial).
+            caPath = file
             note = "forced for this session with --ca \(file)"
         } else {
             let folder = CAFolder(home: home)

@@ -146,7 +146,10 @@ struct InterceptionRunTests {
         // Readable by others, the key is refused (a trial's 0644 --ca file was taken silently).
         chmod(combined, 0o644)
         let exposed = try box.tv("run", "--ca", combined)
-        #expect(exposed.status == 1 && exposed.err.hasSuffix("tv: \(combined) cannot be imported as the CA: it holds the CA's private key and other users can read or write it (mode 0644); `chmod 600 \(combined)` first.\n"), "\(exposed)")
+        #expect(exposed.status == 1 && exposed.err.hasSuffix("tv: \(combined) cannot be this session's CA (--ca): it holds the CA's private key and other users can read or write it (mode 0644); `chmod 600 \(combined)` first.\n"), "\(exposed)")
+        // A certificate alone (0644, as certificates are): no key is said, not an exposed key.
+        let certOnly = try box.tv("run", "--ca", cert)
+        #expect(certOnly.status == 1 && certOnly.err.hasSuffix("tv: \(cert) cannot be this session's CA (--ca): it holds no unencrypted PEM private key; give one file with the CA's certificate and its private key (`cat ca.key ca.crt > ca.pem`, 0600).\n"), "\(certOnly)")
         chmod(combined, 0o600)
 
         let refused = try box.tv("run", "--leaf-key", "rsa-2048")

@@ -176,6 +176,15 @@ import FlowTerms
                               inspectionNote: "off", dataFolder: "/d", keylogPath: nil)
         socks.proxyUser = "alice"
         #expect(socks.lines.contains("  curl -x socks5h://alice:PASSWORD@127.0.0.1:1080 https://example.com/"))
+        // --keep-content with inspection off is said, not ignored in silence (a trial).
+        var notKept = banner
+        notKept.contentNotKept = "why"
+        #expect(notKept.lines.contains("  content     not kept — why"))
+        #expect(!banner.lines.contains { $0.hasPrefix("  content ") })
+        // --ca FILE: the example trusts that file (it had no --cacert: a trial).
+        let forced = RunBanner(listen: "127.0.0.1:8080", mode: "explicit HTTP proxy", caFingerprint: "AA", caPath: "/x/ca.pem", inspecting: true,
+                               inspectionNote: "forced for this session with --ca /x/ca.pem", dataFolder: "/d", keylogPath: nil)
+        #expect(forced.lines.contains("  curl -x http://127.0.0.1:8080 --cacert /x/ca.pem https://example.com/"))
     }
 
     @Test func listLines() {
