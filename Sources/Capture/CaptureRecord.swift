@@ -8,7 +8,9 @@ import Glibc
 /// offset, check the block's type and length, read the Enhanced Packet Block's fields — then the
 /// packet's bytes, whose length (`incl_len`) is bounded by the file's snap length before
 /// anything is allocated, and which are returned only when the record describes this packet (its
-/// `orig_len` equals the row's): showing another record would show another connection's traffic.
+/// `orig_len` and its timestamp equal the row's): showing another record would show another
+/// connection's traffic (a file copied over another, with a packet of the same length at the
+/// same offset, drew another query's bytes when only the length was compared: a trial).
 public enum CaptureRecord {
     /// What reading a row's record found.
     public enum Outcome: Sendable, Equatable {
@@ -24,9 +26,9 @@ public enum CaptureRecord {
         /// block there is not this kind of record or cannot hold what it says): changed or cut
         /// after tv wrote it; trying again finds the same (a new-user trial was told to retry).
         case damaged(String)
-        /// The record there does not describe this packet (its `orig_len` differs from the row's):
-        /// not drawn.
-        case notThisPacket(recordLength: Int)
+        /// The record there does not describe this packet (its `orig_len` or its timestamp, µs
+        /// since the epoch, differs from the row's): not drawn.
+        case notThisPacket(recordLength: Int, recordTimeMicros: Int64)
         /// The file being recorded ends before the record: the packet is still in the capture
         /// writer's buffer (the held-back tail, `CaptureFileAppender`) and reaches the file within
         /// `CaptureConfiguration.tailInterval`, or when the capture is rotated or stopped.
@@ -53,12 +55,14 @@ public enum CaptureRecord {
     /// Checks the 28 header bytes of the block at a row's offset: its type is an EPB (6), its
     /// total length holds the header, the captured bytes (padded to 4) and the trailing length;
     /// `incl_len` is at most the file's snap length (when it has one) and at most `orig_len`;
-    /// `orig_len` equals the row's.
+    /// `orig_len` and the timestamp equal the row's.
     /// - Parameters:
     ///   - snapLength: the file's snap length (0: whole packets, bounded then by 65,535 + 40,
     ///     the largest IP packet a TUN carries).
     ///   - rowOriginalLength: the packet's length as its row keeps it.
-    public static func check(_ header: [UInt8], snapLength: Int, rowOriginalLength: Int) -> Check {
+    ///   - rowTimeMicros: the packet's time as its row keeps it (µs since the epoch, the
+    ///     resolution of tv's interface description); nil: not compared.
+    public static func check(_ header: [UInt8], snapLength: Int, rowOriginalLength: Int, rowTimeMicros: Int64? = nil) -> Check {
         guard header.count == headerSize else { return .refused(.damaged("the record ends early")) }
         func u32(_ i: Int) -> Int { Int(header[i]) | Int(header[i + 1]) << 8 | Int(header[i + 2]) << 16 | Int(header[i + 3]) << 24 }
         guard u32(0) == 6 else {
@@ -72,13 +76,17 @@ public enum CaptureRecord {
         guard total >= headerSize + included + (4 - included % 4) % 4 + 4, total % 4 == 0 else {
             return .refused(.damaged("the block's length \(total) cannot hold its \(included) bytes (pcapng §3.1)"))
         }
-        guard original == rowOriginalLength else { return .refused(.notThisPacket(recordLength: original)) }
+        let time = Int64(u32(12)) << 32 | Int64(u32(16))
+        guard original == rowOriginalLength, rowTimeMicros.map({ $0 == time }) ?? true else {
+            return .refused(.notThisPacket(recordLength: original, recordTimeMicros: time))
+        }
         return .header(Header(includedLength: included, originalLength: original))
     }
 
     /// Reads the record at `offset` of the file at `path`; `isRecording`: a live writer holds the
     /// file, so a file ending before the record is `.notYetWritten`, not `.damaged`.
-    public static func read(path: String, offset: Int64, snapLength: Int, rowOriginalLength: Int, isRecording: Bool = false) -> Outcome {
+    public static func read(path: String, offset: Int64, snapLength: Int, rowOriginalLength: Int, rowTimeMicros: Int64? = nil,
+                            isRecording: Bool = false) -> Outcome {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let e = errno
@@ -100,7 +108,7 @@ public enum CaptureRecord {
         }
         let first = pread(headerSize, at: offset)
         guard case .bytes(let header) = first else { return first }
-        switch check(header, snapLength: snapLength, rowOriginalLength: rowOriginalLength) {
+        switch check(header, snapLength: snapLength, rowOriginalLength: rowOriginalLength, rowTimeMicros: rowTimeMicros) {
         case .refused(let outcome): return outcome
         case .header(let fields): return pread(fields.includedLength, at: offset + Int64(headerSize))
         }

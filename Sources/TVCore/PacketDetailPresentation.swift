@@ -53,9 +53,11 @@ public struct PacketDetailPresentation: Sendable, Equatable {
         case .notYetWritten:
             return "Packet \(row.n) of flow \(row.flow) is still in the capture writer's buffer, not yet in \(fileName); "
                 + "it is written within a second (or when tv stops): try `tv packet \(row.flow) \(row.n)` again."
-        case .notThisPacket(let length):
-            return "The record at this packet's place in \(fileName) is of another packet (\(Units.grouped(Int64(length))) bytes, "
-                + "this one was \(Units.grouped(row.originalLength))), so it is not drawn."
+        case let .notThisPacket(length, micros):
+            let differs = Int64(length) != row.originalLength
+                ? "\(Units.grouped(Int64(length))) bytes, this one was \(Units.grouped(row.originalLength))"
+                : "captured \(Units.duration(microseconds: abs(micros - row.timeMicros))) \(micros < row.timeMicros ? "before" : "after") this one"
+            return "The record at this packet's place in \(fileName) is of another packet (\(differs)), so it is not drawn."
         }
     }
 

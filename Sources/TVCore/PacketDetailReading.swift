@@ -19,7 +19,7 @@ public enum PacketDetailReading {
         let outcome: CaptureRecord.Outcome = deleted != nil
             ? .deleted
             : CaptureRecord.read(path: file.path, offset: row.fileOffset, snapLength: Int(file.snapLength),
-                                 rowOriginalLength: Int(row.originalLength), isRecording: file.isRecording)
+                                 rowOriginalLength: Int(row.originalLength), rowTimeMicros: row.timeMicros, isRecording: file.isRecording)
         return PacketDetailPresentation(row: row, firstPacketMicros: first.timeMicros, fileName: fileName,
                                         snapLength: Int(file.snapLength), outcome: outcome)
     }

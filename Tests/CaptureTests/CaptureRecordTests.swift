@@ -89,8 +89,15 @@ struct CaptureRecordTests {
         guard toolsPresent else { return }
         let file = try ToolFile([Self.request])
         defer { file.remove() }
-        #expect(CaptureRecord.read(path: file.path, offset: file.offsets[0], snapLength: 65_535, rowOriginalLength: 1_500)
-                == .notThisPacket(recordLength: 141))
+        let record = CaptureRecord.read(path: file.path, offset: file.offsets[0], snapLength: 65_535, rowOriginalLength: 1_500)
+        guard case let .notThisPacket(length, micros) = record else { Issue.record("\(record)"); return }
+        #expect(length == 141)
+        // Of the same length and another time (a file copied over another): not this packet
+        // either; at its own time, drawn.
+        #expect(CaptureRecord.read(path: file.path, offset: file.offsets[0], snapLength: 65_535, rowOriginalLength: 141, rowTimeMicros: micros + 1)
+                == .notThisPacket(recordLength: 141, recordTimeMicros: micros))
+        #expect(CaptureRecord.read(path: file.path, offset: file.offsets[0], snapLength: 65_535, rowOriginalLength: 141, rowTimeMicros: micros)
+                == .bytes(Self.request))
     }
 
     @Test("editcap -s 40: the 40 bytes the snap length kept; incl_len past the file's snap length is refused before allocating")

@@ -128,8 +128,11 @@ struct PacketDetailPresentationTests {
         let sentences = [deleted.absence, failed.absence, cut.snapLengthCut, capped.displayCapNote]
         #expect(Set(sentences.compactMap { $0 }).count == 4)
         #expect(deleted.snapLengthCut == nil && deleted.displayCapNote == nil && capped.absence == nil && capped.snapLengthCut == nil)
-        let other = Self.detail(.notThisPacket(recordLength: 1_500), size: 58)
+        let other = Self.detail(.notThisPacket(recordLength: 1_500, recordTimeMicros: 0), size: 58)
         #expect(other.lines.last == "The record at this packet's place in capture-000003.pcapng is of another packet (1,500 bytes, this one was 58), so it is not drawn.")
+        let then = Self.detail(.bytes([]), size: 58).row.timeMicros
+        let otherTime = Self.detail(.notThisPacket(recordLength: 58, recordTimeMicros: then - 1_500_000), size: 58)
+        #expect(otherTime.lines.last == "The record at this packet's place in capture-000003.pcapng is of another packet (captured 1.5 s before this one), so it is not drawn.")
     }
 
     @Test("--json: the facts, the grid, the hex and each sentence under its own key")
