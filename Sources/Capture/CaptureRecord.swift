@@ -29,6 +29,10 @@ public enum CaptureRecord {
         /// The record there does not describe this packet (its `orig_len` or its timestamp, µs
         /// since the epoch, differs from the row's): not drawn.
         case notThisPacket(recordLength: Int, recordTimeMicros: Int64)
+        /// The file was closed before this packet's bytes reached it: its writer ended without
+        /// writing them (killed, or crashed; the next session cut the file back to whole packets,
+        /// `CaptureRepair`), though its row had been made. `fileBytes`: what the file holds.
+        case neverWritten(fileBytes: Int64)
         /// The file being recorded ends before the record: the packet is still in the capture
         /// writer's buffer (the held-back tail, `CaptureFileAppender`) and reaches the file within
         /// `CaptureConfiguration.tailInterval`, or when the capture is rotated or stopped.

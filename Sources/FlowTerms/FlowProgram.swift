@@ -39,7 +39,9 @@ public enum ProgramUnknown: String, Sendable, Hashable, CaseIterable {
     /// The client's socket was already gone from the kernel's table (or closing, with no owner)
     /// when tv looked: a short-lived program that finished first.
     case socketGone = "socket_gone"
-    /// The socket was there, but no process held it any more by the time tv read `/proc`.
+    /// The socket was there, but no process held it any more by the time tv read `/proc`: the
+    /// program had closed it (a resolver's query socket, one answer later) or exited. The words
+    /// said only "exited", of a curl that went on to open its next connection (a trial).
     case processGone = "process_gone"
     /// A process holds the socket, but tv may not read its descriptors (tv runs without the
     /// privilege to look at other users' processes).
@@ -57,7 +59,7 @@ public enum ProgramUnknown: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .otherMachine: return "the client is on another machine"
         case .socketGone: return "the client's socket was gone before tv looked (a program that finished at once)"
-        case .processGone: return "the program exited before tv could read it"
+        case .processGone: return "no program held the client's socket any more when tv looked (closed already, or its program exited)"
         case .notVisible: return "tv may not read that process (run tv as root to see other users' programs)"
         case .ambiguous: return "more than one socket had the client's address and port"
         case .lookupFailed: return "the kernel's socket table did not answer"

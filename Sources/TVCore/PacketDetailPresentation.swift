@@ -50,6 +50,9 @@ public struct PacketDetailPresentation: Sendable, Equatable {
         case .damaged(let reason):
             return "\(fileName) is damaged where this packet was written (\(reason)): it was changed or cut after tv wrote it, "
                 + "so these bytes cannot be drawn; the connection stays in your history."
+        case .neverWritten(let bytes):
+            return "Packet \(row.n) of flow \(row.flow) never reached \(fileName): the session writing it ended (killed, or crashed) before it wrote its last packets, "
+                + "and the file keeps the \(Units.grouped(bytes)) bytes written before; the connection stays in your history."
         case .notYetWritten:
             return "Packet \(row.n) of flow \(row.flow) is still in the capture writer's buffer, not yet in \(fileName); "
                 + "it is written within a second (or when tv stops): try `tv packet \(row.flow) \(row.n)` again."

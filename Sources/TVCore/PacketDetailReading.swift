@@ -16,8 +16,11 @@ public enum PacketDetailReading {
         guard let (file, deleted) = try catalog.file(row.captureSeq) else {
             return PacketDetailPresentation(row: row, firstPacketMicros: first.timeMicros, fileName: fileName, snapLength: 0, outcome: .deleted)
         }
+        // A closed file that ends before the row's offset never got those bytes (its writer was
+        // killed with them queued): said as that, not as a file damaged after tv wrote it (a trial).
         let outcome: CaptureRecord.Outcome = deleted != nil
             ? .deleted
+            : !file.isRecording && row.fileOffset >= file.bytes ? .neverWritten(fileBytes: file.bytes)
             : CaptureRecord.read(path: file.path, offset: row.fileOffset, snapLength: Int(file.snapLength),
                                  rowOriginalLength: Int(row.originalLength), rowTimeMicros: row.timeMicros, isRecording: file.isRecording)
         return PacketDetailPresentation(row: row, firstPacketMicros: first.timeMicros, fileName: fileName,

@@ -93,7 +93,7 @@ public struct PacketListPresentation: Sendable {
         if let absence { return ["Packets: " + Self.sentence(absence, flow: flow)] }
         let head = PacketListPresentation(flow: flow, rows: Array(rows.prefix(limit)), count: count)
         // `tv packets` lists the rows kept (at most 500 a flow), not always all of them.
-        let list = count > Int64(rows.count) ? "`tv packets \(flow)` lists the first \(ByteWords.grouped(Int64(rows.count)))" : "all of them: `tv packets \(flow)`"
+        let list = count > Int64(rows.count) ? "`tv packets \(flow)` lists the first \(ByteWords.grouped(Int64(rows.count)))" : "`tv packets \(flow)` lists all \(ByteWords.grouped(count))"
         var out = ["Packets: \(ByteWords.grouped(count)) captured" + (count > Int64(limit) ? "; the first \(limit) (\(list)):" : ":")]
         out += head.rowLines()
         return out

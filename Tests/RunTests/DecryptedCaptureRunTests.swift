@@ -90,6 +90,35 @@ struct DecryptedCaptureRunTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("decrypted-") }.isEmpty)
     }
 
+    @Test("a decrypted capture cut mid-packet (a session killed while writing it) is cut back to whole packets by the next session, whatever its mode; capinfos then reads it cleanly")
+    func cutDecryptedCaptureRepairedAtNextStart() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        #expect(try box.tv("settings", "set", "capture.decrypted", "on").status == 0)
+        let tv = try world.run("--inspect")
+        #expect(try world.curlThrough(tv, ["--http1.1", world.url("/index.html")]).out == "hello from nginx\n")
+        _ = try box.closedFlows(1)
+        try tv.stop()
+        let folder = box.dataDir + "/captures"
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasPrefix("decrypted-") })
+        let file = folder + "/" + name
+        let whole = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+        // What a kill mid-write leaves: the head of an Enhanced Packet Block whose body never came.
+        let handle = try #require(FileHandle(forWritingAtPath: file))
+        handle.seekToEndOfFile()
+        handle.write(Data([6, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3]))
+        try handle.close()
+        let cut = try box.tool("capinfos", ["-c", file])
+        #expect(cut.status != 0 || cut.all.contains("cut short"), "\(cut)")
+        // The next session (no inspection, no decrypted capture of its own) repairs it.
+        #expect(try box.tv("settings", "set", "capture.decrypted", "off").status == 0)
+        let next = try world.run()
+        try next.stop()
+        #expect(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int == whole)
+        let clean = try box.tool("capinfos", ["-c", file])
+        #expect(clean.status == 0 && !clean.all.contains("cut short"), "\(clean)")
+    }
+
     @Test("a 1 MiB body over h1 and over h2: segments of up to 64 KB (the largest an IP packet allows), reassembled by tshark whole, checksums good, no analysis warnings")
     func largeBodiesInLargeSegments() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") else {

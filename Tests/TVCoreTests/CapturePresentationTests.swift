@@ -57,7 +57,7 @@ struct CapturePresentationTests {
         ])
         let summary = PacketListPresentation(flow: 42, rows: Self.handshake, count: 5).summaryLines(limit: 2)
         #expect(summary == [
-            "Packets: 5 captured; the first 2 (all of them: `tv packets 42`):",
+            "Packets: 5 captured; the first 2 (`tv packets 42` lists all 5):",
             "  1  0.000 s  →  60 B  opened    SYN",
             "  2  0.004 s  ←  60 B  accepted  SYN, ACK",
         ])

@@ -130,6 +130,8 @@ struct PacketDetailPresentationTests {
         #expect(deleted.snapLengthCut == nil && deleted.displayCapNote == nil && capped.absence == nil && capped.snapLengthCut == nil)
         let other = Self.detail(.notThisPacket(recordLength: 1_500, recordTimeMicros: 0), size: 58)
         #expect(other.lines.last == "The record at this packet's place in capture-000003.pcapng is of another packet (1,500 bytes, this one was 58), so it is not drawn.")
+        let lost = Self.detail(.neverWritten(fileBytes: 4_096), size: 58)
+        #expect(lost.lines.last == "Packet \(lost.row.n) of flow \(lost.row.flow) never reached capture-000003.pcapng: the session writing it ended (killed, or crashed) before it wrote its last packets, and the file keeps the 4,096 bytes written before; the connection stays in your history.")
         let then = Self.detail(.bytes([]), size: 58).row.timeMicros
         let otherTime = Self.detail(.notThisPacket(recordLength: 58, recordTimeMicros: then - 1_500_000), size: 58)
         #expect(otherTime.lines.last == "The record at this packet's place in capture-000003.pcapng is of another packet (captured 1.5 s before this one), so it is not drawn.")
