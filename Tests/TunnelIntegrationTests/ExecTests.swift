@@ -476,6 +476,26 @@ final class ExecTests {
         #expect(exec == first + (1 << 32) && later == first + 1, "\(ids)")
     }
 
+    @Test("tv captures rotate with a proxy-mode `tv run` (which captures nothing) beside a `tv exec`: the exec's file rotates, said once, exit 0 (it printed 'nothing to rotate' too and exited 1)")
+    func rotateBesideAProxySession() throws {
+        let run = try Daemon(["ip", "netns", "exec", lab.host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--quiet"], log: lab.dir + "/run.log")
+        defer { run.stop(signal: SIGTERM) }
+        let gate = lab.dir + "/rotated"
+        let exec = try Daemon(["ip", "netns", "exec", lab.host, TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--",
+                               "sh", "-c", "curl -sS -o /dev/null http://10.203.0.2:8080/index.html; i=0; while [ ! -e \(gate) ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done"],
+                              log: lab.dir + "/exec.log")
+        defer { exec.stop() }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, (try? lab.flows().count) ?? 0 < 1 { usleep(50_000) }
+        while Date() < deadline && Sh.run(["ip", "netns", "exec", lab.host, "ss", "-tln", "sport", "= :8080"]).out.components(separatedBy: "\n").count < 3 { usleep(50_000) }
+        let rotated = lab.tv(["captures", "rotate"])
+        FileManager.default.createFile(atPath: gate, contents: Data())
+        #expect(rotated.status == 0, "\(rotated)")
+        #expect(rotated.out.hasPrefix("Closed capture ") && rotated.out.hasSuffix(" is being recorded now.\n") && !rotated.out.contains("nothing to rotate")
+                && rotated.out.split(separator: "\n").count == 1, "\(rotated)")
+        #expect(exec.wait(timeout: 30) == 0, "\(exec.output)")
+    }
+
     @Test("two `tv exec`s at once on one data folder: every connection its own flow, no id shared (a trial's six connections were kept as three flows, each mixing two)")
     func twoExecsAtOnce() throws {
         // The first exec's command waits until the second's curl is done, so both live at once.

@@ -100,13 +100,14 @@ enum CaptureCommands {
         guard !responses.isEmpty else {
             throw UsageRefusal("No tv session is running for \(home.path), so no capture file is being written; there is nothing to rotate.", exitCode: 3)
         }
-        if responses.count == 1, !responses[0].ok {
-            // A session that captures nothing writes no file: as with no session, exit 3.
-            let capturesNothing = responses[0].values["outcome"] == CaptureRotationRequest.notCapturing
-            throw UsageRefusal(TerminalText.line(responses[0].message), exitCode: capturesNothing ? 3 : 1)
-        }
-        for response in responses { inv.console.line(TerminalText.line(response.message)) }
-        return responses.allSatisfy(\.ok) ? 0 : 1
+        // A session that captures nothing writes no file: not a failure, and not said beside one
+        // that rotated (a `tv run` in proxy mode beside a `tv exec` printed "nothing to rotate"
+        // and the rotation, and exited 1: a trial). When none captures: as with no session, exit 3.
+        let capturing = responses.filter { $0.values["outcome"] != CaptureRotationRequest.notCapturing }
+        guard !capturing.isEmpty else { throw UsageRefusal(TerminalText.line(responses[0].message), exitCode: 3) }
+        if capturing.count == 1, !capturing[0].ok { throw UsageRefusal(TerminalText.line(capturing[0].message), exitCode: 1) }
+        for response in capturing { inv.console.line(TerminalText.line(response.message)) }
+        return capturing.allSatisfy(\.ok) ? 0 : 1
     }
 
     static func delete(_ inv: Invocation) throws -> Int32 {
