@@ -15,7 +15,8 @@ public enum PacketMeaning: String, Sendable, Equatable, CaseIterable {
     case deliveryConfirmed = "delivery_confirmed"
     /// FIN: this side finished sending (data on the same segment is still its last words).
     case finishedSending = "finished_sending"
-    /// RST: the connection was cut off.
+    /// RST: the connection was cut off; or an ICMP destination unreachable (ICMPv4 type 3,
+    /// ICMPv6 type 1), UDP's answer for the same (a port unreachable was titled "data": a trial).
     case cutOff = "cut_off"
 
     /// The words people read ("delivery confirmed").
@@ -38,7 +39,9 @@ public enum PacketMeaning: String, Sendable, Equatable, CaseIterable {
     /// RST outranks every other flag: it arrives with ACK set almost every time, and reading it
     /// as a confirmation would hide the one thing worth telling. Then SYN (with or without ACK),
     /// then FIN, then payload; a segment with none of them confirms delivery.
-    public static func classify(tcpFlags: UInt8?, payloadLength: Int) -> PacketMeaning {
+    ///   - destinationUnreachable: the packet is an ICMP or ICMPv6 destination unreachable.
+    public static func classify(tcpFlags: UInt8?, payloadLength: Int, destinationUnreachable: Bool = false) -> PacketMeaning {
+        if destinationUnreachable { return .cutOff }
         guard let flags = tcpFlags else { return .data }
         if flags & TCPFlags.rst != 0 { return .cutOff }
         if flags & TCPFlags.syn != 0 { return flags & TCPFlags.ack != 0 ? .accepted : .opened }

@@ -11,15 +11,20 @@ public struct PacketSummary: Sendable, Equatable {
     public var tcpFlags: UInt8?
     /// Bytes after the transport header (TCP: after its data offset; UDP: after 8 bytes).
     public var payloadLength: Int
+    /// An ICMP (type 3) or ICMPv6 (type 1) destination unreachable.
+    public var destinationUnreachable: Bool
 
-    public init(transport: UInt8?, tcpFlags: UInt8?, payloadLength: Int) {
+    public init(transport: UInt8?, tcpFlags: UInt8?, payloadLength: Int, destinationUnreachable: Bool = false) {
         self.transport = transport
         self.tcpFlags = tcpFlags
         self.payloadLength = payloadLength
+        self.destinationUnreachable = destinationUnreachable
     }
 
     /// What the packet meant (`PacketMeaning.classify`).
-    public var meaning: PacketMeaning { PacketMeaning.classify(tcpFlags: tcpFlags, payloadLength: payloadLength) }
+    public var meaning: PacketMeaning {
+        PacketMeaning.classify(tcpFlags: tcpFlags, payloadLength: payloadLength, destinationUnreachable: destinationUnreachable)
+    }
 
     /// Reads `bytes` (the captured part of a packet of `originalLength` bytes on the wire; lengths
     /// come from the headers, bounded by `originalLength`, so a snap length cut changes nothing).
@@ -42,6 +47,9 @@ public struct PacketSummary: Sendable, Equatable {
             return PacketSummary(transport: proto, tcpFlags: bytes[offset + 13], payloadLength: max(0, total - offset - dataOffset))
         case IPProtocolNumber.udp:
             return PacketSummary(transport: proto, tcpFlags: nil, payloadLength: max(0, total - offset - 8))
+        case IPProtocolNumber.icmp, IPProtocolNumber.icmpv6:
+            let unreachable = offset < bytes.count && bytes[offset] == (proto == IPProtocolNumber.icmp ? 3 : 1)
+            return PacketSummary(transport: proto, tcpFlags: nil, payloadLength: max(0, total - offset), destinationUnreachable: unreachable)
         default:
             return PacketSummary(transport: proto, tcpFlags: nil, payloadLength: max(0, total - offset))
         }

@@ -1,5 +1,6 @@
 import CTVShims
 import FlowTerms
+import Proxy
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -87,6 +88,12 @@ extension EngineLoop {
             counters.pathMTUSignals.wrappingAdd(1, ordering: .relaxed)
         } else {
             counters.portUnreachableSignals.wrappingAdd(1, ordering: .relaxed)
+            // The flow says so (it read ↓ 0 B and no error: a trial): failed when the server
+            // never answered otherwise, a note on it when it had.
+            if var facts = flow.facts {
+                if facts.bytesFromServer == 0 { facts.fail(.portUnreachable) } else { facts.error = ConnectionFailure.portUnreachable.sentence }
+                flow.facts = facts
+            }
         }
     }
 }

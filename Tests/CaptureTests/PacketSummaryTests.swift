@@ -70,6 +70,17 @@ struct PacketSummaryTests {
         #expect(icmp6.meaning == .data)
     }
 
+    @Test("ICMP and ICMPv6 port unreachable (the kernel's answers to a UDP datagram to port 9 on lo, captured by dumpcap) are titled cut off, as a reset is; an echo is data")
+    func destinationUnreachable() {
+        let v4 = Self.summary("45c0003d024a0000400179b47f0000017f0000010303038e0000000045000021584240004011e4877f0000017f000001b7650009000dfe2068656c6c6f")
+        #expect(v4 == PacketSummary(transport: 1, tcpFlags: nil, payloadLength: 41, destinationUnreachable: true))
+        #expect(v4.meaning == .cutOff)
+        let v6 = Self.summary("600e7d86003d3a4000000000000000000000000000000001000000000000000000000000000000010104dc5200000000600abeec000d11400000000000000000000000000000000100000000000000000000000000000001ade10009000d002068656c6c6f")
+        #expect(v6 == PacketSummary(transport: 58, tcpFlags: nil, payloadLength: 61, destinationUnreachable: true))
+        #expect(v6.meaning == .cutOff)
+        #expect(PacketMeaning.classify(tcpFlags: nil, payloadLength: 8) == .data)
+    }
+
     @Test("Unreadable: empty, not IP, a 10-byte IPv4 stub")
     func unreadable() {
         #expect([UInt8]().withUnsafeBytes { PacketSummary.read($0, originalLength: 0) } == PacketSummary(transport: nil, tcpFlags: nil, payloadLength: 0))

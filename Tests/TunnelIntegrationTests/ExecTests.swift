@@ -238,6 +238,16 @@ final class ExecTests {
         let r = lab.tv(["exec", "--yes", "--", "python3", client])
         #expect(r.status == 0 && r.out == "ECONNREFUSED ECONNREFUSED\n", "\(r)")
         #expect(r.err.contains("2 port-unreachable signals"), "\(r.err)")
+        // Each flow says why (it read ↓ 0 B and no error), and its ICMP is titled cut off, not data.
+        let flows = try lab.flows().filter { $0["serverPort"] as? Int == 7009 }
+        #expect(flows.count == 2, "\(flows)")
+        for flow in flows {
+            #expect(flow["status"] as? String == "failed"
+                    && flow["failureReason"] as? String == "the server answered ICMP port unreachable (nothing listens on that port); tv passed it on, so the program saw connection refused (ECONNREFUSED)", "\(flow)")
+            let packets = lab.tv(["packets", String(flow["id"] as? Int ?? 0), "--json"])
+            let rows = ((try? JSONSerialization.jsonObject(with: Data(packets.out.utf8))) as? [String: Any])?["packets"] as? [[String: Any]] ?? []
+            #expect(rows.map { $0["meaning"] as? String ?? "?" } == ["data", "cut_off"], "\(packets)")
+        }
     }
 
     @Test("a loopback stub resolver on the host (like systemd-resolved's 127.0.0.53) still answers: tv asks it from outside the namespace")

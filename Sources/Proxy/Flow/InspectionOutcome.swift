@@ -92,7 +92,7 @@ extension ConnectionFailure {
         case .proxyRequestUnreadable, .proxyRequestUnsupported, .socksRefused, .proxyAuthenticationMissing,
              .proxyAuthenticationWrong, .socksUnreadable, .requestUnreadable, .proxyRequestTimeout, .headTimeout,
              .hostNameRefused, .keptPrivate, .clientVersionTooOld, .idle, .stopped, .notAdopted, .internalError,
-             .notAbsoluteHTTP, .chunkedBodyMalformed, .responseUnreadable, .responseIncomplete:
+             .notAbsoluteHTTP, .chunkedBodyMalformed, .responseUnreadable, .responseIncomplete, .portUnreachable:
             return nil
         }
     }

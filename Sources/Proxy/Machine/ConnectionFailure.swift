@@ -136,6 +136,9 @@ public enum ConnectionFailure: Equatable, Sendable {
     case responseUnreadable(String)
     /// The server closed before its response was complete.
     case responseIncomplete
+    /// A UDP flow's server answered with ICMP port unreachable (nothing listens on its port);
+    /// tv passed it on to the program (`EngineLoop.udpErrorQueue`).
+    case portUnreachable
 
     /// Which of the three client-leg kinds the counters and the flow name this is
     /// (`ClientLegOutcome`); nil for every other failure.
@@ -234,6 +237,8 @@ public enum ConnectionFailure: Equatable, Sendable {
             return what + " (possible pinning)" + (key.map { "; its next connection to \($0.target) passes through unread" } ?? "")
         case .clientAborted(let alert): return "the client aborted the handshake (alert \(TLSAlert.name(alert)))"
         case .clientHandshakeFailed(let reason): return "the client's TLS handshake failed (\(reason))"
+        case .portUnreachable:
+            return "the server answered ICMP port unreachable (nothing listens on that port); tv passed it on, so the program saw connection refused (ECONNREFUSED)"
         case let .keptPrivate(recall, key):
             switch recall {
             case .remembered(.lacksRoot):
