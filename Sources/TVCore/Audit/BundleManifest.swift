@@ -103,7 +103,7 @@ public enum BundleVerdict: Sendable, Equatable {
         let f = TerminalText.line(file)
         switch self {
         case let .intact(files):
-            return "\(f) is intact: all \(files) file\(files == 1 ? "" : "s") match the SHA-256 in its manifest."
+            return "\(f) is intact: all \(files) file\(files == 1 ? "" : "s") match the SHA-256 in its manifest (nothing was damaged or lost; the manifest is not signed, so this does not show that nobody rewrote the bundle whole)."
         case let .changed(name):
             return "\(f) is NOT intact: \(TerminalText.line(name)) was changed (its SHA-256 differs from the manifest's)."
         case let .wrongSize(name, expected, found):

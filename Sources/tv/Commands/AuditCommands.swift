@@ -15,7 +15,7 @@ enum AuditCommands {
     static let yes = OptionSpec("yes", help: "Do not ask for confirmation (needed without a terminal).")
 
     static let spec = CommandSpec(
-        name: "audit", summary: "Record audit sessions in projects, mark moments, and write evidence bundles anyone can verify.",
+        name: "audit", summary: "Record audit sessions in projects, mark moments, and write evidence bundles anyone can check for damage.",
         discussion: "A session holds every flow first written while it records (by `tv run` or `tv exec`), with their packets, capture files and kept content; at most one records at a time. Its evidence is exempt from retention until the session is deleted.",
         subcommands: [
             CommandSpec(name: "project", summary: "Make or show a project.", subcommands: [

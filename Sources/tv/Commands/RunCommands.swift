@@ -38,7 +38,7 @@ enum RunCommands {
         OptionSpec("busy-poll", value: "MICROS", help: "After finding work, poll up to MICROS µs before sleeping, the window adapting to the gaps between events (0-1000; default 0, off): lower latency on VMs for more CPU, as HAProxy's busy-polling."),
         OptionSpec("ignore-hosts", value: "REGEX", help: "Never inspect hosts matching REGEX (host or host:port); repeatable.", repeatable: true),
         OptionSpec("allow-hosts", value: "REGEX", help: "Inspect only hosts matching REGEX; repeatable.", repeatable: true),
-        OptionSpec("upstream-insecure", help: "Do not verify servers' certificates (inspection forges nothing over a bad one otherwise)."),
+        OptionSpec("upstream-insecure", help: "Do not verify servers' certificates. Otherwise a server whose certificate does not verify is never reached through inspection: an HTTP client gets tv's 502 saying why (over a leaf for the name it asked, none copied from that certificate), others a TLS alert."),
         OptionSpec("upstream-ca", value: "FILE", help: "Also trust the CAs in FILE (PEM) when verifying servers."),
         OptionSpec("client-cert", value: "HOST_PATTERN=FILE", help: "Present the client certificate in FILE (PEM: certificate, chain, unencrypted key; 0600) to servers matching HOST_PATTERN that ask for one; repeatable, the first match wins (then the tls.clientCerts setting).", repeatable: true),
         OptionSpec("keylog", value: "FILE", help: "Append TLS key log lines for both legs to FILE (0600); SSLKEYLOGFILE works too."),
