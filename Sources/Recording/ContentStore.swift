@@ -93,8 +93,11 @@ public final class ContentStore {
         let range = try SegmentRangeRecord(database: database).read()
             ?? SegmentRange.established(lowestReferenced: rows.keys.min(), highestInFolder: directory.highestSequence())
         let predating = segments.map(\.sequence).filter { !range.contains($0) && rows[$0] == nil }
-        return ContentUsage(turns: totals.turns, flows: totals.flows, keptBytes: totals.keptBytes,
-                            segments: segments, predating: predating)
+        var usage = ContentUsage(turns: totals.turns, flows: totals.flows, keptBytes: totals.keptBytes,
+                                 segments: segments, predating: predating)
+        let evidence = AuditEvidence.read(from: database).flows
+        usage.evidenceFlows = Set(try index.segmentFlows(of: evidence).values.joined()).count
+        return usage
     }
 
     /// Applies retention now: rows past `expiry`, then segments nothing references, then the

@@ -38,6 +38,10 @@ public enum ContentUsagePresentation {
         var out = ["This deletes all decrypted content: \(counted(usage.turns, "turn")) of \(counted(usage.flows, "flow")), \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s")"
                    + (closed.files > 0 ? ", and the \(counted(closed.files, "closed decrypted capture")) (\(Units.bytes(closed.bytes)))" : "")
                    + ". The flows stay in the history; what was said inside them does not come back."]
+        if usage.evidenceFlows > 0 {
+            let one = usage.evidenceFlows == 1
+            out.append("\(counted(usage.evidenceFlows, "of those flow")) \(one ? "is" : "are") evidence of an audit session: \(one ? "its" : "their") content goes too, and a bundle of that session will carry none (retention and `tv storage delete-everything` spare it; this does not).")
+        }
         if bySession {
             out.append("The running session deletes it: it closes the segment it is writing first, so nothing of it stays.")
         } else if let writing = usage.beingWritten {
@@ -73,10 +77,11 @@ public enum ContentUsagePresentation {
         "\(Units.grouped(Int64(n))) \(word)\(n == 1 ? "" : "s")"
     }
 
-    /// Usage as JSON.
+    /// Usage as JSON (`evidenceFlows`: of `flows`, those audit sessions hold).
     public static func json(_ usage: ContentUsage) -> JSONValue {
         .object([
-            ("turns", .int(Int64(usage.turns))), ("flows", .int(Int64(usage.flows))), ("keptBytes", .int(usage.keptBytes)),
+            ("turns", .int(Int64(usage.turns))), ("flows", .int(Int64(usage.flows))), ("evidenceFlows", .int(Int64(usage.evidenceFlows))),
+            ("keptBytes", .int(usage.keptBytes)),
             ("fileBytes", .int(usage.fileBytes)), ("ceilingBytes", .int(ContentRetentionPlanner.ceilingBytes)),
             ("segments", .array(usage.segments.map { segment in
                 .object([("file", .string(SegmentName.fileName(segment.sequence))), ("bytes", .int(segment.bytes)),

@@ -65,6 +65,11 @@ struct AuditContentRunTests {
         #expect(try turns(box) == "\(session):2")
         #expect(try segments(box) == ["content-00000002.seg"])
 
+        // `tv content delete` would take it: said before asking (it went unsaid: a trial).
+        let asked = try box.tv("content", "delete")
+        #expect(asked.status != 0 && asked.err.contains("1 of those flow is evidence of an audit session: its content goes too, and a bundle of that session will carry none"), "\(asked)")
+        #expect(try turns(box) == "\(session):2")
+
         let delete = try box.tv("audit", "delete", "1", "--yes")
         #expect(delete.status == 0, "\(delete)")
         #expect(try box.tv("storage", "apply").status == 0)
