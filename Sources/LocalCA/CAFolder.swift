@@ -111,7 +111,13 @@ public struct CAFolder: Sendable {
         guard root.isCA else {
             throw CAError.importRefused(file: certificatePath, reason: "it is not a CA (basicConstraints CA:TRUE is missing)")
         }
-        if let ku = root.keyUsage, ku & UInt32(0x0004) == 0 {  // KU_KEY_CERT_SIGN
+        guard let ku = root.keyUsage else {
+            // OpenSSL's strict verification (X509_V_FLAG_X509_STRICT, Python 3.13's default) refuses
+            // every leaf under a CA without keyUsage (error 92, "CA cert does not include key usage
+            // extension"): a trial's imported lab root was taken, and its leaves then failed there.
+            throw CAError.importRefused(file: certificatePath, reason: "it has no keyUsage extension, and strict verifiers (OpenSSL's -x509_strict, Python 3.13's default) refuse every certificate under such a CA (reissue it with keyUsage=critical,keyCertSign,cRLSign)")
+        }
+        if ku & UInt32(0x0004) == 0 {  // KU_KEY_CERT_SIGN
             throw CAError.importRefused(file: certificatePath, reason: "its keyUsage does not allow keyCertSign")
         }
         guard root.matches(rootKey) else {

@@ -24,6 +24,10 @@ extension CertificateAuthority {
             throw refuse("it holds the CA's private key and other users can read or write it (mode \(FileTrust.octal(facts.mode))); `chmod 600 \(path)` first")
         }
         guard root.isCA else { throw refuse("its certificate is not a CA (basicConstraints CA:TRUE is missing)") }
+        guard let usage = root.keyUsage else {
+            throw refuse("its certificate has no keyUsage extension, and strict verifiers (OpenSSL's -x509_strict, Python 3.13's default) refuse every certificate under such a CA (reissue it with keyUsage=critical,keyCertSign,cRLSign)")
+        }
+        guard usage & UInt32(0x0004) != 0 else { throw refuse("its certificate's keyUsage does not allow keyCertSign") }  // KU_KEY_CERT_SIGN
         guard root.matches(key) else { throw refuse("its key is not the key of its certificate") }
         guard key.canSignCertificates else { throw refuse(CAFolder.unsignableKey(key)) }
         guard root.notBefore <= now, now < root.notAfter else {

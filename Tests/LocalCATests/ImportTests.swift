@@ -60,16 +60,26 @@ struct ImportTests {
         #expect(verify(leaf.certificate, root: cert, .host("lab.test"), at: now) == 0)
     }
 
-    @Test("DER certificate input is accepted, and a CA without keyUsage is accepted")
+    @Test("DER certificate input is accepted; a CA without keyUsage is refused (RFC 5280 §4.2.1.3: a CA MUST have it; strict verifiers refuse its leaves)")
     func importsDER() throws {
         let tmp = TemporaryFolder()
         defer { tmp.remove() }
         let key = try pooledKey(.ecdsaP256)
         let now = currentTime()
-        let cert = try Self.selfSigned(key: key, extensions: [(NID_basic_constraints, "critical,CA:TRUE"), (NID_subject_key_identifier, "hash")],
+        let cert = try Self.selfSigned(key: key, extensions: [(NID_basic_constraints, "critical,CA:TRUE"), (NID_subject_key_identifier, "hash"),
+                                                              (NID_key_usage, "critical,keyCertSign,cRLSign")],
                                        notBefore: now - day, notAfter: now + day)
         let (result, _, _, _) = try attempt(cert: cert.der, key: try key.pkcs8PEM(), in: tmp)
         #expect(try result.get().root.der == cert.der)
+
+        let bare = try Self.selfSigned(key: key, extensions: [(NID_basic_constraints, "critical,CA:TRUE"), (NID_subject_key_identifier, "hash")],
+                                       notBefore: now - day, notAfter: now + day)
+        let tmp2 = TemporaryFolder()
+        defer { tmp2.remove() }
+        let (refusedResult, folder, certPath, _) = try attempt(cert: bare.der, key: try key.pkcs8PEM(), in: tmp2)
+        let refused = try #require(refusal(refusedResult, folder: folder))
+        #expect(refused.0 == certPath)
+        #expect(refused.1 == "it has no keyUsage extension, and strict verifiers (OpenSSL's -x509_strict, Python 3.13's default) refuse every certificate under such a CA (reissue it with keyUsage=critical,keyCertSign,cRLSign)")
     }
 
     @Test("a certificate that is not a CA is refused")
