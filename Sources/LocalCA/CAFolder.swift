@@ -106,7 +106,12 @@ public struct CAFolder: Sendable {
         else if let der = try? Certificate.fromDER(certBytes) { root = der }
         else { throw CAError.importRefused(file: certificatePath, reason: "it is not a PEM or DER certificate") }
         guard let rootKey = try? PrivateKey.fromPEM(keyBytes) else {
-            throw CAError.importRefused(file: keyPath, reason: "it is not an unencrypted PEM private key (decrypt it first with `openssl pkey`)")
+            // An encrypted key and an unreadable one are two different fixes (a cut key was told to
+            // be decrypted: a trial).
+            let encrypted = String(decoding: keyBytes.prefix(4096), as: UTF8.self).contains("ENCRYPTED")
+            throw CAError.importRefused(file: keyPath, reason: encrypted
+                ? "it is an encrypted private key; decrypt it first (`openssl pkey -in KEY -out plain.key`)"
+                : "it holds no readable PEM private key (cut short, or not a key)")
         }
         guard root.isCA else {
             throw CAError.importRefused(file: certificatePath, reason: "it is not a CA (basicConstraints CA:TRUE is missing)")

@@ -136,6 +136,12 @@ struct CommandLineCLITests {
             let result = try s.tv("ca", "issue", "--out-dir", "o", "--", "-x.test")
             #expect(result.status == 1, "\(result)")
             #expect(result.err.hasPrefix("tv: '-x.test' cannot be a certificate name because"))
+            // --out-dir makes its last folder only: a missing parent is refused, nothing made.
+            let deep = try s.tv("ca", "issue", "--out-dir", s.work + "/missing/x", "a.test")
+            #expect(deep.status != 0 && deep.err.contains("the folder \(s.work)/missing does not exist; tv makes only the last folder of the path."), "\(deep)")
+            #expect(!FileManager.default.fileExists(atPath: s.work + "/missing"))
+            let made = try s.tv("ca", "issue", "--out-dir", s.work + "/new", "a.test")
+            #expect(made.status == 0 && FileManager.default.fileExists(atPath: s.work + "/new/a.test-key.pem"), "\(made)")
         }
     }
 

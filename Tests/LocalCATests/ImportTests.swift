@@ -157,7 +157,13 @@ struct ImportTests {
         let tmp2 = TemporaryFolder()
         defer { tmp2.remove() }
         let (r2, f2, _, keyPath) = try attempt(cert: cert.pem, key: cert.pem, in: tmp2)
-        #expect(refusal(r2, folder: f2).map { $0.0 == keyPath && $0.1.contains("not an unencrypted PEM private key") } == true)
+        #expect(refusal(r2, folder: f2).map { $0.0 == keyPath && $0.1 == "it holds no readable PEM private key (cut short, or not a key)" } == true)
+        // A key cut short is not told to be decrypted (a trial).
+        let tmp4 = TemporaryFolder()
+        defer { tmp4.remove() }
+        let cutKey = Array(try key.pkcs8PEM().prefix(60))
+        let (r4, f4, _, cutPath) = try attempt(cert: cert.pem, key: cutKey, in: tmp4)
+        #expect(refusal(r4, folder: f4).map { $0.0 == cutPath && $0.1 == "it holds no readable PEM private key (cut short, or not a key)" } == true)
         // A file that does not exist.
         let folder = CAFolder(home: TVHome(path: tmp.path + "/home3"))
         #expect(throws: CAError.unreadableFile(path: tmp.path + "/nope.pem", reason: "no such file")) {
@@ -180,7 +186,7 @@ struct ImportTests {
         let encrypted = Array(FileManager.default.contents(atPath: tmp.path + "/enc.key") ?? Data())
         #expect(String(decoding: encrypted, as: UTF8.self).hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"))
         let (r1, f1, _, keyPath) = try attempt(cert: cert.pem, key: encrypted, in: tmp)
-        #expect(refusal(r1, folder: f1).map { $0.0 == keyPath && $0.1.contains("not an unencrypted PEM private key") } == true)
+        #expect(refusal(r1, folder: f1).map { $0.0 == keyPath && $0.1 == "it is an encrypted private key; decrypt it first (`openssl pkey -in KEY -out plain.key`)" } == true)
 
         let ed = TemporaryFolder()
         defer { ed.remove() }

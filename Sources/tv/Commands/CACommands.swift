@@ -164,8 +164,16 @@ enum CACommands {
         let dir = inv.command.value("out-dir") ?? FileManager.default.currentDirectoryPath
         // Make the folder only when it is missing: an existing one (the current folder, /tmp, a
         // project folder) is the user's, and its mode is not ours to change.
+        // Only the last folder of the path is made: a parent that is missing is more likely a
+        // typo than a wish (a trial's `--out-dir /nonexistent/x` made both, 0755, and put a key
+        // there), and `tv ca export -o` refuses a missing folder too.
         var isDir: ObjCBool = false
         if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
+            let parent = (dir as NSString).deletingLastPathComponent
+            var parentIsDir: ObjCBool = false
+            guard parent.isEmpty || (FileManager.default.fileExists(atPath: parent, isDirectory: &parentIsDir) && parentIsDir.boolValue) else {
+                throw UsageRefusal("--out-dir \(dir): the folder \(parent) does not exist; tv makes only the last folder of the path.")
+            }
             try FileModes.makeDirectory(dir, mode: 0o755)
         }
         let base = (identity.dnsNames.first ?? identity.ipAddresses.first!.description).replacingOccurrences(of: "*", with: "_wildcard")
