@@ -64,7 +64,7 @@ public enum CapturesPresentation {
         guard !file.isRecording else { return "" }
         guard let size = file.bytesOnDisk else { return "  (its file is gone from the folder)" }
         guard size < file.bytes else { return "" }
-        return "  (its file holds only \(Units.bytes(size)) of it now: cut short since, `tv packet` says where)"
+        return "  (the file was cut after tv closed it: it now holds only \(Units.bytes(size)) of the \(Units.bytes(file.bytes)) written; `tv packet` says which packets are gone)"
     }
 
     /// Said before a capture is deleted.

@@ -39,7 +39,7 @@ public enum PacketDetailRefusal: UserFacingError, Equatable {
             if count == 0 {
                 return "Flow \(flow) has no captured packets (packets are captured for tv exec and --mode tun sessions with capture.enabled); `tv flow \(flow)` shows what is known of it."
             }
-            return "Flow \(flow) has no packet \(n): \(count) were captured and tv keeps rows for the first 500; `tv packets \(flow)` lists them."
+            return "Flow \(flow) has no packet \(n): \(Units.grouped(count)) were captured and tv keeps rows for the first 500; `tv packets \(flow)` lists them."
         }
     }
 }

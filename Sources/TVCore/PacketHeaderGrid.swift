@@ -89,7 +89,7 @@ public enum PacketHeaderGrid {
             case .answered: break
             case .noSuchName: fields.append(Field("answer", "No such name (NXDOMAIN)"))
             case .noRecordsOfThatType: fields.append(Field("answer", "No records of that type (the name exists)"))
-            case .failed(let code): fields.append(Field("answer", "failed: \(responseCodeName(code))"))
+            case .failed(let code): fields.append(Field("answer", "failed: \(DNSMessage.responseCodeName(code))"))
             }
             if !answer.addresses.isEmpty { fields.append(Field("addresses", answer.addresses.map(\.description).joined(separator: ", "))) }
             if !answer.names.isEmpty { fields.append(Field("names", answer.names.map(nameText).joined(separator: ", "))) }
@@ -98,17 +98,6 @@ public enum PacketHeaderGrid {
                     .joined(separator: ", ")))
             }
             return fields
-        }
-    }
-
-    /// The RCODE's name (RFC 1035 §4.1.1; RFC 6895 §2.3).
-    static func responseCodeName(_ code: UInt8) -> String {
-        switch code {
-        case 1: return "format error (RCODE 1)"
-        case 2: return "server failure (RCODE 2)"
-        case 4: return "not implemented (RCODE 4)"
-        case 5: return "refused (RCODE 5)"
-        default: return "RCODE \(code)"
         }
     }
 

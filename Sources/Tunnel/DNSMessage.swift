@@ -107,3 +107,18 @@ public struct DNSResolvedAddress: Sendable, Hashable {
         self.ttl = ttl
     }
 }
+
+extension DNSMessage {
+    /// An RCODE's name for people (RFC 1035 §4.1.1; RFC 6895 §2.3): "refused (RCODE 5)"; the one
+    /// wording `tv packet`'s DNS fields and a DNS flow's error share (they said it two ways: a trial).
+    public static func responseCodeName(_ code: UInt8) -> String {
+        switch code {
+        case 1: return "format error (RCODE 1)"
+        case 2: return "server failure (RCODE 2)"
+        case 3: return "no such name (NXDOMAIN)"
+        case 4: return "not implemented (RCODE 4)"
+        case 5: return "refused (RCODE 5)"
+        default: return "RCODE \(code)"
+        }
+    }
+}

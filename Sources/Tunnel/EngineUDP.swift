@@ -214,7 +214,7 @@ extension EngineLoop {
         query.facts.durationMicros = wall - query.facts.startMicros
         switch parsed {
         case .success(let message) where message.responseCode == 3: query.facts.error = "the name does not exist (NXDOMAIN)"
-        case .success(let message) where message.responseCode != 0: query.facts.error = "the resolver answered RCODE \(message.responseCode)"
+        case .success(let message) where message.responseCode != 0: query.facts.error = "the resolver answered: \(DNSMessage.responseCodeName(message.responseCode))"
         case .failure(let failure): query.facts.error = "the answer could not be read: \(failure.reason)"
         default: break
         }

@@ -167,7 +167,7 @@ struct CapturePresentationTests {
         growing.bytesOnDisk = 50
         let lines = CapturesPresentation.lines([growing, cut, gone], folder: "/d/captures", captureOn: true)
         #expect(lines[1].hasSuffix("Recording"), "\(lines)")
-        #expect(lines[2].hasSuffix("UTC  (its file holds only 4.9 KiB of it now: cut short since, `tv packet` says where)"), "\(lines)")
+        #expect(lines[2].hasSuffix("UTC  (the file was cut after tv closed it: it now holds only 4.9 KiB of the 9.3 KiB written; `tv packet` says which packets are gone)"), "\(lines)")
         #expect(lines[3].hasSuffix("UTC  (its file is gone from the folder)"), "\(lines)")
         #expect(!CapturesPresentation.lines([Self.file(1, bytes: 10)], folder: "/d", captureOn: true)[1].contains("its file"))
     }
