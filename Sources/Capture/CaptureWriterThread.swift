@@ -214,7 +214,6 @@ final class CaptureWriterThread: QueueWriter {
         guard let output else {
             throw CaptureError.cannotOpen(path: folder.filePath(seq), reason: lastError.description)
         }
-        let fd = output.descriptor
         // The head, then the secrets of the connections that may go on in this file.
         let head = PcapngBlocks.sectionHeader() + PcapngBlocks.interfaceDescription(snapLength: UInt32(clamping: configuration.snapLength))
             + carried.blocks

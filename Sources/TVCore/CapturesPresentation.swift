@@ -1,4 +1,5 @@
 import Capture
+import Recording
 import Foundation
 import TVHome
 
@@ -55,6 +56,22 @@ public enum CapturesPresentation {
                      ("endedMicros", file.endedMicros.map { .int($0) } ?? .null), ("bytes", .int(file.bytes)),
                      ("packets", .int(file.packets)), ("snapLength", .int(file.snapLength)), ("recording", .bool(file.isRecording))])
         })
+    }
+
+    /// The decrypted captures (`capture.decrypted`: the plaintext of inspected connections as
+    /// TCP, one file per session), newest first; nothing when there are none. `tv captures`
+    /// listed only the packet captures, and these went unmentioned outside `tv storage` (a trial).
+    public static func decryptedLines(_ files: [DecryptedCaptureRetention.File]) -> [String] {
+        guard !files.isEmpty else { return [] }
+        let rows = files.sorted { $0.name > $1.name }.map { file in
+            (file.name, Units.bytes(file.bytes), file.isRecording ? "Recording" : "closed")
+        }
+        let nameWidth = rows.map(\.0.count).max() ?? 0, sizeWidth = rows.map(\.1.count).max() ?? 0
+        return ["\(files.count) decrypted capture\(files.count == 1 ? "" : "s") (inspected connections' plaintext as TCP, for Wireshark without keys; `tv content delete` and retention remove them):"]
+            + rows.map { name, size, state in
+                "  " + name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  "
+                    + String(repeating: " ", count: sizeWidth - size.count) + size + "  " + state
+            }
     }
 
     /// What a closed capture's file no longer holds of what was recorded (a trial's file cut by

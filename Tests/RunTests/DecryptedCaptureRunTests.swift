@@ -103,6 +103,9 @@ struct DecryptedCaptureRunTests {
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasPrefix("decrypted-") })
         let file = folder + "/" + name
         let whole = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+        // `tv captures` names it (it listed only packet captures: a trial).
+        let listed = try box.tv("captures")
+        #expect(listed.out.contains("1 decrypted capture (") && listed.out.contains("  \(name)  ") && listed.out.contains("closed"), "\(listed)")
         // What a kill mid-write leaves: the head of an Enhanced Packet Block whose body never came.
         let handle = try #require(FileHandle(forWritingAtPath: file))
         handle.seekToEndOfFile()

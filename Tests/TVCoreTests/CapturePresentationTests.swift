@@ -2,6 +2,7 @@ import Capture
 import FlowTerms
 import Settings
 import Testing
+import Recording
 @testable import TVCore
 
 @Suite("Packets and captures in words")
@@ -155,6 +156,20 @@ struct CapturePresentationTests {
         ])
         #expect(CapturesPresentation.deletionWarning(Self.file(1, bytes: 64 << 20))
             == "Deleting capture-000001.pcapng (64.0 MiB, 10 packets): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back.")
+    }
+
+    @Test("the decrypted captures are listed after the packet captures, newest first, the one being written marked")
+    func decryptedCaptures() {
+        #expect(CapturesPresentation.decryptedLines([]) == [])
+        let lines = CapturesPresentation.decryptedLines([
+            DecryptedCaptureRetention.File(name: "decrypted-20261204-101500.pcapng", bytes: 12_288, modified: 0, isRecording: false),
+            DecryptedCaptureRetention.File(name: "decrypted-20261204-120000.pcapng", bytes: 300, modified: 0, isRecording: true),
+        ])
+        #expect(lines == [
+            "2 decrypted captures (inspected connections' plaintext as TCP, for Wireshark without keys; `tv content delete` and retention remove them):",
+            "  decrypted-20261204-120000.pcapng     300 B  Recording",
+            "  decrypted-20261204-101500.pcapng  12.0 KiB  closed",
+        ])
     }
 
     @Test("the list says when a closed capture's file is gone or shorter than recorded (cut by hand); the recording one is not judged")

@@ -26,6 +26,12 @@ public struct DecryptedCaptureFiles {
         }
     }
 
+    /// Every decrypted capture in `home`'s captures folder, oldest first (`tv captures` lists them
+    /// after the packet captures).
+    public static func listing(home: TVHome) -> [DecryptedCaptureRetention.File] {
+        DecryptedCaptureFiles(home: home).onDisk()
+    }
+
     /// The bytes every decrypted capture in `home`'s captures folder holds (`tv captures room`
     /// counts them against captures.maxBytes, which they live under).
     public static func totalBytes(home: TVHome) -> Int64 {

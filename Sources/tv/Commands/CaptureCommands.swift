@@ -82,6 +82,9 @@ enum CaptureCommands {
         }
         let on = (try? inv.settingsStore().read())?[SettingKeys.captureEnabled] ?? SettingKeys.captureEnabled.defaultValue
         for line in CapturesPresentation.lines(files, folder: home.captureDirectory, captureOn: on) { inv.console.line(line) }
+        let decrypted = CapturesPresentation.decryptedLines(DecryptedCaptureFiles.listing(home: home))
+        if !decrypted.isEmpty { inv.console.line("") }
+        for line in decrypted { inv.console.line(line) }
         return 0
     }
 
