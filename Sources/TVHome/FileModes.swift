@@ -31,13 +31,31 @@ public enum FileModes {
             }
             return
         }
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: Int(mode)])
-        } catch {
-            throw TVHomeError.cannotCreate(path: path, reason: error.localizedDescription)
+        if let reason = makeDirectories(path, mode: mode) {
+            throw TVHomeError.cannotCreate(path: path, reason: reason)
         }
         _ = chmod(path, mode)
+    }
+
+    /// mkdir(2) of `path` and of its missing parents, each with `mode`; nil when made, else the
+    /// system's reason in words (Foundation's said "The operation could not be completed. The
+    /// file doesn't exist." of a folder under /proc: a trial). ENOENT in a parent that exists is a
+    /// file system that takes no new entries (/proc, /sys).
+    private static func makeDirectories(_ path: String, mode: mode_t) -> String? {
+        if mkdir(path, mode) == 0 { return nil }
+        let code = errno
+        if code == EEXIST { return nil }
+        let parent = (path as NSString).deletingLastPathComponent
+        if code == ENOENT, !parent.isEmpty, parent != path {
+            var info = stat()
+            if stat(parent, &info) == 0 {
+                return info.st_mode & S_IFMT == S_IFDIR ? FileWriteError.noNewFiles : "\(parent) is not a folder"
+            }
+            if let reason = makeDirectories(parent, mode: mode) { return reason }
+            if mkdir(path, mode) == 0 || errno == EEXIST { return nil }
+            return String(cString: strerror(errno))
+        }
+        return String(cString: strerror(code))
     }
 
     /// Writes `data` to `path` atomically with `mode` (e.g. 0o600), through a temporary file in the

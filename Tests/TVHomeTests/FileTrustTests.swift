@@ -97,6 +97,17 @@ struct FileTrustDiskTests {
     static let isRoot = geteuid() == 0
     let you = FileOwner.current
 
+    @Test("FileModes.makeDirectory: missing parents made with the mode; a file system that takes no new folders (/proc) said in words, not Foundation's")
+    func makeDirectory() throws {
+        let base = try temporary()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try FileModes.makeDirectory(base + "/a/b/c", mode: 0o700)
+        for path in [base + "/a", base + "/a/b", base + "/a/b/c"] { #expect(FileModes.permissions(of: path) == 0o700, "\(path)") }
+        #expect(throws: TVHomeError.cannotCreate(path: "/proc/tv-nope-\(getpid())", reason: "the folder takes no new files")) {
+            try FileModes.makeDirectory("/proc/tv-nope-\(getpid())", mode: 0o700)
+        }
+    }
+
     func temporary() throws -> String {
         let base = (NSTemporaryDirectory() as NSString).appendingPathComponent("tvtrust-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
