@@ -123,7 +123,7 @@ struct PinningRunTests {
         #expect(pins[0].string("reason") == "the client does not trust tv's root (alert unknown_ca)")
         let hello = pins[0].string("clientHello") ?? ""
         let human = try box.tv("pinned")
-        #expect(human.out.hasPrefix("localhost:\(port)  lacks tv's root  127.0.0.1 (hello \(hello))  last "), "\(human.out)")
+        #expect(human.out.hasPrefix("localhost:\(port)  lacks tv's root  127.0.0.1 (hello \(hello))  refused tv 1×, last "), "\(human.out)")
         let status = try #require(try box.status())
         #expect(status.int("clientLacksRoot") == 1)
         #expect(status.int("possiblePinning") == 0)

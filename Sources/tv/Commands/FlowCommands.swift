@@ -215,17 +215,17 @@ enum FlowCommands {
         let rows: [[String]] = pins.map { p in
             let target = p.host.contains(":") ? "[\(p.host)]:\(p.port)" : "\(p.host):\(p.port)"
             return [TerminalText.line(target), p.kind.words, TerminalText.line("\(p.clientAddress) (hello \(p.clientHello))"),
-                    "last \(Units.relative(p.lastSeen, now: now)), \(p.count)×  \(TerminalText.line(p.reason))"]
+                    "refused tv \(p.count)×, last \(Units.relative(p.lastSeen, now: now))  \(TerminalText.line(p.reason))"]
         } + hosts.map { h in
             [TerminalText.line(h.host), PinKind.pinned.words, "every client and port (remembered by an older tv)",
-             "last \(Units.relative(h.lastSeen, now: now)), \(h.count)×  \(TerminalText.line(h.reason))"]
+             "refused tv \(h.count)×, last \(Units.relative(h.lastSeen, now: now))  \(TerminalText.line(h.reason))"]
         }
         let widths = (0..<3).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
             inv.console.line((0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 + "  " + row[3])
         }
-        inv.console.line("tv passes these clients' connections to these hosts through unread. A client that lacks tv's root: give it the root (`tv ca export`), then `tv pinned forget HOST`; the same command tries inspecting a pinned one again.")
+        inv.console.line("The count is of refusals tv saw (what taught it), not of connections passed through since. tv passes these clients' connections to these hosts through unread. A client that lacks tv's root: give it the root (`tv ca export`), then `tv pinned forget HOST`; the same command tries inspecting a pinned one again.")
         inv.console.line(Self.retryNote)
         return 0
     }
