@@ -29,7 +29,7 @@ public enum FlowDetailPresentation {
         let last = f.duration.map { f.startTime + $0 } ?? f.lastActivityTime
         out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last))\(f.duration == nil ? " (still open)" : "")")
         out.append("  duration     \(f.duration.map { Units.duration(microseconds: $0) } ?? "open, \(Units.duration(microseconds: max(0, now - f.startTime))) so far")")
-        out.append("  bytes        ↑ \(Units.bytes(f.bytesUp)) up (\(f.bytesUp) B), ↓ \(Units.bytes(f.bytesDown)) down (\(f.bytesDown) B)")
+        out.append("  bytes        ↑ \(Units.bytes(f.bytesUp)) up (\(f.bytesUp) B), ↓ \(Units.bytes(f.bytesDown)) down (\(f.bytesDown) B)" + bytesMeaning(f))
         if let up = f.packetsUp, let down = f.packetsDown { out.append("  packets      ↑ \(up) up, ↓ \(down) down") }
         out.append("  status       \(statusSentence(f))")
         // A failed flow's error is its failure reason, already said on the status line.
@@ -147,5 +147,21 @@ public enum FlowDetailPresentation {
             ("chain", .array(f.certificateChain.map { .string($0) })),
             ("program", FlowProgramPresentation.json(f.program)),
         ] + SharedInstancePresentation.jsonField(f.instance))
+    }
+
+    /// What the byte counts count (a trial compared an inspected flow's 178 B with tshark's
+    /// 2,420 B of TCP payload and found no word on which is which), and for a flow a killed
+    /// session left, that they stop where tv stopped counting.
+    static func bytesMeaning(_ f: FlowRecord) -> String {
+        var what: String
+        switch (f.status, f.transport) {
+        case (.inspected, _): what = " — what was said inside TLS"
+        case (_, .udp): what = " — datagram payloads"
+        default: what = " — TCP payload"
+        }
+        if f.status == .interrupted {
+            what += "; counted until tv stopped (`tv packets \(f.id)` shows how it ended, when captured)"
+        }
+        return what
     }
 }

@@ -213,8 +213,8 @@ struct CertificateToolTests {
                 "Clients trust it once they trust this root (`tv ca trust` shows how).",
                 "",
             ])
-            // A missing --out-dir is made.
-            let fresh = try s.issue(["new.test"], outDir: s.work + "/a/b")
+            // A missing --out-dir is made, its last folder only (a missing parent is refused).
+            let fresh = try s.issue(["new.test"], outDir: s.work + "/a")
             #expect(FileManager.default.fileExists(atPath: fresh.cert))
         }
     }

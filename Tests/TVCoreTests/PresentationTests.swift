@@ -248,7 +248,14 @@ import FlowTerms
         let lines = FlowDetailPresentation.lines(flow(.keptPrivate), now: now)
         #expect(lines[0] == "Flow 7: a.test")
         #expect(lines[1] == "  name         a.test (from the TLS ClientHello (SNI))")
-        #expect(lines.contains("  bytes        ↑ 1.5 KiB up (1536 B), ↓ 2.0 KiB down (2048 B)"))
+        #expect(lines.contains("  bytes        ↑ 1.5 KiB up (1536 B), ↓ 2.0 KiB down (2048 B) — TCP payload"))
+        var inspected = flow(.inspected, id: 8)
+        #expect(FlowDetailPresentation.bytesMeaning(inspected) == " — what was said inside TLS")
+        inspected.status = .interrupted
+        #expect(FlowDetailPresentation.bytesMeaning(inspected) == " — TCP payload; counted until tv stopped (`tv packets 8` shows how it ended, when captured)")
+        inspected.transport = .udp
+        inspected.status = .notEncrypted
+        #expect(FlowDetailPresentation.bytesMeaning(inspected) == " — datagram payloads")
         #expect(lines.last == "  Kept private: the app on the other end pins its certificate, so tv passed this connection through unread — that is a guarantee, not a failure.")
         let json = FlowDetailPresentation.json(flow(.inspected)).serialized()
         #expect(json.hasPrefix("{\"id\":7,\"startTime\":1764471888000000,"))
