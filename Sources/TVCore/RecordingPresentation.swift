@@ -52,9 +52,10 @@ public enum RecordingPresentation {
         var sentence = stoppedHere(losses, folder: folder)
         if losses.sharedFlowsNotSaved > 0 {
             // A lost shared store was said when it went; what it never got is said at the end,
-            // since nothing sends those flows later (a trial's 100 waiting flows went unsaid).
+            // since no session sends those flows later (a trial's 100 waiting flows went unsaid):
+            // `tv store backfill` does, when asked.
             sentence += " \(flows(losses.sharedFlowsNotSaved)) never reached the shared store"
-                + (losses.sharedServer.map { " at \($0)" } ?? "") + "; this data folder has \(losses.sharedFlowsNotSaved == 1 ? "it" : "them")."
+                + (losses.sharedServer.map { " at \($0)" } ?? "") + "; this data folder has \(losses.sharedFlowsNotSaved == 1 ? "it" : "them") (`tv store backfill --since SPAN` sends \(losses.sharedFlowsNotSaved == 1 ? "it" : "them") once the store answers)."
         }
         return sentence
     }

@@ -136,9 +136,20 @@ struct SharedStoreRunTests {
         }
         #expect(try second.sandbox.closedFlows(7).count == 7)
         let stopped = try b.stop()
-        #expect(stopped.out.contains("2 flows never reached the shared store at 127.0.0.1:\(server.port)/\(database); this data folder has them."), "\(stopped)")
+        #expect(stopped.out.contains("2 flows never reached the shared store at 127.0.0.1:\(server.port)/\(database); this data folder has them (`tv store backfill --since SPAN` sends them once the store answers)."), "\(stopped)")
         try server.start()
         #expect(try sharedRows(first.sandbox, url).count == 13)
+        // Sent afterwards from the data folder that has them: every local flow is then shared,
+        // the request rows with them; sending again changes nothing.
+        for _ in 0..<2 {
+            let backfill = try second.sandbox.tv("store", "backfill", "--store", url, "--all")
+            #expect(backfill.status == 0 && backfill.out.hasPrefix("Sent 7 flows and 7 request rows to the shared store at 127.0.0.1:\(server.port)/\(database) as instance "), "\(backfill)")
+        }
+        let backfilled = try sharedRows(first.sandbox, url, instance: idB)
+        #expect(backfilled.map { $0.int("id") ?? 0 }.sorted() == (try second.sandbox.closedFlows(7)).map { $0.int("id") ?? 0 }, "\(backfilled)")
+        #expect(try sharedRows(first.sandbox, url).count == 15)
+        let refusedSpan = try second.sandbox.tv("store", "backfill", "--store", url)
+        #expect(refusedSpan.status == 2 && refusedSpan.err.contains("Say which flows to send: --since SPAN, --from TIME [--to TIME], or --all."), "\(refusedSpan)")
     }
 
     @Test("kill -9 leaves the shared rows open; the instance's next start closes them as interrupted; tv requests, tv request, tv activity and tv export connections read the shared store")

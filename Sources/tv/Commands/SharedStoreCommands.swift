@@ -17,10 +17,11 @@ enum SharedStoreCommands {
         subcommands: [
             CommandSpec(name: "instances", summary: "The instances that wrote to the shared store, with their flow counts, most recent first.",
                         options: [storeOption, instanceOption, OptionSpec("json", help: "Print as JSON.")]),
+            SharedStoreBackfill.spec,
         ],
         defaultSubcommand: "instances")
 
-    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["store instances": instances]
+    static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["store instances": instances, "store backfill": SharedStoreBackfill.run]
 
     /// The shared history `--store` (else, when `settingFallback`, the store.url setting) names;
     /// nil when neither does.
