@@ -495,9 +495,7 @@ final class ExecTests {
         let run = try Daemon(["ip", "netns", "exec", lab.host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--quiet"], log: lab.dir + "/run.log")
         defer { run.stop(signal: SIGTERM) }
         let gate = lab.dir + "/rotated"
-        let exec = try Daemon(["ip", "netns", "exec", lab.host, TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--",
-                               "sh", "-c", "curl -sS -o /dev/null http://10.203.0.2:8080/index.html; i=0; while [ ! -e \(gate) ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done"],
-                              log: lab.dir + "/exec.log")
+        let exec = try lab.execHeldOpen(until: gate, before: "curl -sS -o /dev/null http://10.203.0.2:8080/index.html", log: "exec.log")
         defer { exec.stop() }
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline, (try? lab.flows().count) ?? 0 < 1 { usleep(50_000) }
@@ -514,9 +512,8 @@ final class ExecTests {
     func twoExecsAtOnce() throws {
         // The first exec's command waits until the second's curl is done, so both live at once.
         let gate = lab.dir + "/second-done"
-        let first = try Daemon(["ip", "netns", "exec", lab.host, TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--",
-                                "sh", "-c", "curl -sS -o /dev/null http://10.203.0.2:8080/index.html; i=0; while [ ! -e \(gate) ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; curl -sS -o /dev/null http://10.203.0.2:8080/index.html"],
-                               log: lab.dir + "/first-exec.log")
+        let first = try lab.execHeldOpen(until: gate, before: "curl -sS -o /dev/null http://10.203.0.2:8080/index.html",
+                                         after: "curl -sS -o /dev/null http://10.203.0.2:8080/index.html", log: "first-exec.log")
         defer { first.stop() }
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline, (try? lab.flows().count) ?? 0 < 1 { usleep(50_000) }

@@ -125,6 +125,16 @@ final class OriginLab: @unchecked Sendable {
         tv(["exec", "--yes", "--quiet"] + options + ["--"] + command, timeout: timeout)
     }
 
+    /// A `tv exec` left running in the host stand-in: its command runs `before`, waits (up to
+    /// `waitSeconds`) until the file `gate` exists, then runs `after`; the test makes `gate` when
+    /// it has done what needs the exec alive.
+    func execHeldOpen(until gate: String, before: String, after: String = "true", waitSeconds: Int = 15, log name: String) throws -> Daemon {
+        let ticks = waitSeconds * 20
+        return try Daemon(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", dataDir, "exec", "--yes", "--quiet", "--", "sh", "-c",
+                           "\(before); i=0; while [ ! -e \(gate) ] && [ $i -lt \(ticks) ]; do sleep 0.05; i=$((i+1)); done; \(after)"],
+                          log: dir + "/" + name)
+    }
+
     /// The flows as `tv flows --json` prints them, newest first.
     func flows(limit: Int = 50) throws -> [[String: Any]] {
         let r = Sh.run([TVBinary.path!, "--data-dir", dataDir, "flows", "--json", "--limit", String(limit)])
