@@ -79,7 +79,8 @@ public final class CertificateAuthority: Sendable {
     /// Profile: SAN with every name (critical when there is no CN); CN = first name when ≤ 64
     /// characters; EKU serverAuth; keyUsage critical digitalSignature (+ keyEncipherment for an
     /// RSA leaf key); AKI = the root's SKI; basicConstraints critical CA:FALSE; a random 16-byte
-    /// serial; notBefore = now − 2 days; notAfter = notBefore + 199 days, never past the root's end.
+    /// serial; notBefore = now − 2 days, never before the root's start; notAfter = notBefore + 199
+    /// days, never past the root's end.
     /// - Parameter now: seconds since 1970-01-01 UTC.
     /// - Throws: `CAError.rootNotValid` outside the root's validity; `OpenSSLError`. Cost: one signature (~0.05 ms P-256).
     public func mintLeaf(for identity: LeafIdentity, keyType: KeyType? = nil, now: Int64) throws -> Leaf {
@@ -106,7 +107,10 @@ public final class CertificateAuthority: Sendable {
 
     private func sign(identity: LeafIdentity, key: PrivateKey, now: Int64) throws -> Certificate {
         if let problem = rootProblem(now: now) { throw CAError.rootNotValid(problem) }
-        let notBefore = now - CertificateAuthority.leafBackdate
+        // Never before the root's own start: a root imported the day it was made (not
+        // backdated) got leaves that began two days before it (a trial); nested validity is what
+        // strict path builders expect.
+        let notBefore = max(now - CertificateAuthority.leafBackdate, root.notBefore)
         let notAfter = min(notBefore + CertificateAuthority.leafSpan, root.notAfter)
         let builder = try CertificateBuilder(subjectKey: key, serial: try SerialNumber.random(),
                                              notBefore: notBefore, notAfter: notAfter)

@@ -173,6 +173,20 @@ struct LeafProfileTests {
         #expect(verify(cert, root: root, .host("a.test"), at: now) == 0)
     }
 
+    @Test("a leaf never begins before its root: a root valid from this moment (imported the day it was made) gets leaves from this moment, not two days before")
+    func neverBeforeRootStart() throws {
+        let now = currentTime()
+        let rootKey = try PrivateKey.generate(.ecdsaP256)
+        // makeRoot backdates 2 days: made "2 days from now" it starts now.
+        let root = try CertificateAuthority.makeRoot(key: rootKey, now: now + 2 * day)
+        #expect(root.notBefore == now)
+        let ca = CertificateAuthority(root: root, rootKey: rootKey, leafKey: try PrivateKey.generate(.ecdsaP256))
+        let cert = try ca.mintLeaf(for: try LeafIdentity(names: ["a.test"]), now: now).certificate
+        #expect(cert.notBefore == root.notBefore)
+        #expect(cert.notAfter == now + 199 * day)
+        #expect(verify(cert, root: root, .host("a.test"), at: now) == 0)
+    }
+
     @Test("a root that has expired, or is not valid yet, signs nothing: the reason and the remedy (a trial's expired root minted leaves that ended before they began)")
     func rootOutsideItsValidity() throws {
         let now = currentTime()
