@@ -143,11 +143,22 @@ public struct FlowListPresentation: Sendable {
             when: Units.relative(flow.startTime, now: now),
             program: FlowProgramPresentation.word(flow.program),
             status: statusWord(flow),
-            host: TerminalText.line(flow.host ?? flow.serverAddress),
+            host: elided(TerminalText.line(flow.host ?? flow.serverAddress)),
             protocolAndPort: FlowNamePresentation.service(flow),
             up: "↑ " + Units.bytes(flow.bytesUp) + packets(flow.packetsUp),
             down: "↓ " + Units.bytes(flow.bytesDown) + packets(flow.packetsDown),
             duration: flow.duration.map { Units.duration(microseconds: $0) } ?? "open")
+    }
+
+    /// The HOST column's widest: a longer name is cut in its middle, keeping its end (where the
+    /// registrable domain is), so one long SNI does not push every row of the page past the
+    /// terminal (a trial's 70-character name did); `tv flow ID` shows it whole.
+    static let hostColumnLimit = 40
+
+    /// `text` cut to `hostColumnLimit` characters: its first 12, "…", and its end.
+    static func elided(_ text: String) -> String {
+        guard text.count > hostColumnLimit else { return text }
+        return String(text.prefix(12)) + "…" + String(text.suffix(hostColumnLimit - 13))
     }
 
     /// ` in 3 pkts` after a byte count when the packets were counted; empty otherwise.

@@ -108,7 +108,9 @@ import Testing
 
         let flows = try Self.run(["flows"], dataDir: dataDir)
         #expect(flows.status == 0)
-        #expect(flows.out.contains("  " + Self.hostShown + "  h2" + Self.shown + " :443  "))
+        // The list cuts a host over 40 characters in its middle (its escaped form counts).
+        let listedHost = Self.hostShown.count > 40 ? String(Self.hostShown.prefix(12)) + "…" + String(Self.hostShown.suffix(27)) : Self.hostShown
+        #expect(flows.out.contains("  " + listedHost + "  h2" + Self.shown + " :443  "), "\(flows.out)")
         #expect(flows.out.contains("failed: the server sent alert '" + Self.shown + "'"))
 
         let flow = try Self.run(["flow", "1"], dataDir: dataDir)

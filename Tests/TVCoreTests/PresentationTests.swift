@@ -187,6 +187,15 @@ import FlowTerms
         #expect(forced.lines.contains("  curl -x http://127.0.0.1:8080 --cacert /x/ca.pem https://example.com/"))
     }
 
+    @Test("a host name longer than 40 characters is cut in its middle in the list, its end kept")
+    func longHostElided() {
+        let long = "averyveryverylongsubdomain.of-a-service.cdn.example.com"
+        #expect(FlowListPresentation.elided(long) == "averyveryver…f-a-service.cdn.example.com")
+        #expect(FlowListPresentation.elided(long).count == 40)
+        #expect(FlowListPresentation.elided("a.test") == "a.test")
+        #expect(FlowListPresentation.elided(String(repeating: "x", count: 40)) == String(repeating: "x", count: 40))
+    }
+
     @Test func listLines() {
         let page = FlowPage(flows: [flow(.inspected, id: 12), flow(.encrypted, id: 9)], nextCursor: "abc")
         let lines = FlowListPresentation(page: page, now: now).lines()
