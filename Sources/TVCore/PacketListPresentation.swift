@@ -52,9 +52,10 @@ public struct PacketListPresentation: Sendable {
         return "Packets of flow \(flow): \(ByteWords.grouped(count)) packet\(count == 1 ? "" : "s")."
     }
 
-    /// Time since the first packet, ms resolution: "0.000 s", "0.004 s", "12.345 s".
+    /// Time since the first packet, to the nearest ms: "0.000 s", "0.005 s", "12.345 s" (611 µs
+    /// read 0.000 s while the absolute time had moved a millisecond: a trial; truncated before).
     public static func offset(_ micros: Int64) -> String {
-        let ms = max(0, micros) / 1_000
+        let ms = (max(0, micros) + 500) / 1_000
         let millis = String(ms % 1_000)
         return "\(ms / 1_000).\(String(repeating: "0", count: 3 - millis.count))\(millis) s"
     }

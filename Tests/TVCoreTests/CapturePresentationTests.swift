@@ -28,9 +28,9 @@ struct CapturePresentationTests {
             "Packets of flow 42: 5 packets.",
             "  1   0.000 s  →     60 B  opened              SYN",
             "  2   0.004 s  ←     60 B  accepted            SYN, ACK",
-            "  3   0.004 s  →     52 B  delivery confirmed  ACK",
-            "  4   1.234 s  →  1,500 B  data                PSH, ACK  (96 of 1,500 bytes kept)",
-            "  5  12.001 s  ←     40 B  cut off             RST, ACK",
+            "  3   0.005 s  →     52 B  delivery confirmed  ACK",
+            "  4   1.235 s  →  1,500 B  data                PSH, ACK  (96 of 1,500 bytes kept)",
+            "  5  12.002 s  ←     40 B  cut off             RST, ACK",
         ])
     }
 
