@@ -7,8 +7,13 @@ import TVHome
 public struct ControlSocketNotifier: LiveSessionNotifier {
     /// The control socket's path (`$TV_HOME/run/control.sock`).
     public let socketPath: String
+    /// Every running session's socket: `tv run`'s, then each `tv exec`'s (`run/exec-PID.sock`).
+    let allSockets: @Sendable () -> [String]
 
-    public init(home: TVHome) { socketPath = SessionPaths.controlSocket(home) }
+    public init(home: TVHome) {
+        socketPath = SessionPaths.controlSocket(home)
+        allSockets = { AuditKeysNotifier.sockets(home: home) }
+    }
 
     public func settingSaved(key: String, record: SettingsRecord) -> LiveSessionDelivery {
         deliver(ControlRequest(command: "setting-saved", arguments: ["key": key]))
@@ -17,16 +22,28 @@ public struct ControlSocketNotifier: LiveSessionNotifier {
     /// Tells a running session that the data folder's CA was made, imported, remade or removed,
     /// so it mints from the one there now (and applies the saved inspection setting) at once.
     public func caChanged() -> LiveSessionDelivery {
-        deliver(ControlRequest(command: "ca-changed"))
+        deliverToAll(ControlRequest(command: "ca-changed"))
     }
 
     /// Tells a running session that `host` was removed from the pinned hosts (the row is already
     /// gone), so its next connection is inspected again without a restart.
     public func pinnedHostForgotten(_ host: String) -> LiveSessionDelivery {
-        deliver(ControlRequest(command: "pinned-forgotten", arguments: ["host": host]))
+        deliverToAll(ControlRequest(command: "pinned-forgotten", arguments: ["host": host]))
     }
 
-    private func deliver(_ request: ControlRequest) -> LiveSessionDelivery {
+    /// `request` to every running session, `tv exec`s too: a remade CA or a forgotten pin
+    /// reached only `tv run`, and a running exec went on minting from the deleted root, then
+    /// remembered every client that refused it as lacking tv's root (a re-check). One answer:
+    /// a failure if any session failed, else applied if any took it, else no session.
+    func deliverToAll(_ request: ControlRequest) -> LiveSessionDelivery {
+        let answers = allSockets().map { deliver(request, to: $0) }.filter { $0 != .noSession }
+        if let failed = answers.first(where: { if case .failed = $0 { return true } else { return false } }) { return failed }
+        return answers.first ?? .noSession
+    }
+
+    private func deliver(_ request: ControlRequest) -> LiveSessionDelivery { deliver(request, to: socketPath) }
+
+    private func deliver(_ request: ControlRequest, to socketPath: String) -> LiveSessionDelivery {
         guard let client = try? ControlClient(path: socketPath) else { return .noSession }
         do {
             let response = try client.send(request)

@@ -2,6 +2,7 @@ import ControlChannel
 import CTVShims
 import FlowStore
 import Foundation
+import LocalCA
 import Proxy
 import Settings
 import Synchronization
@@ -86,6 +87,7 @@ public final class ExecSession {
         let engineCounters = Mutex<TunnelCounters?>(nil)
         let startedAtMicros = Int64(Date().timeIntervalSince1970 * 1_000_000)
         let label = "tv exec of " + arguments.joined(separator: " ")
+        let ownCA = options.proxy.caFile != nil
         let auditSocket = try? ControlServer(path: AuditKeysNotifier.execSocket(home: home, pid: getpid())) { [wiring, proxy, capture, home] request in
             switch request.command {
             case "status":
@@ -101,8 +103,21 @@ public final class ExecSession {
             case CaptureRotationRequest.command:
                 let result = capture.rotate()
                 return ControlResponse(ok: result.ok, message: result.message, values: result.values)
+            case "ca-changed":
+                // `tv ca create`, `import`, `remake`, `remove`: mint from the CA there now, and the
+                // root given up stops verifying servers (`ProxyServer.setAuthority`).
+                guard !ownCA else { return ControlResponse(ok: true, message: "this session uses its own CA (--ca); it keeps it") }
+                switch CAFolder(home: home).load() {
+                case .present(let ca): if proxy.authority?.root.sha256 != ca.root.sha256 { proxy.setAuthority(ca) }
+                case .absent, .doubt: proxy.setAuthority(nil)
+                }
+                return ControlResponse(ok: true, message: "applied")
+            case "pinned-forgotten":
+                guard let host = request.arguments["host"], !host.isEmpty else { return ControlResponse(ok: false, message: "no host was named") }
+                wiring.pinning.forget(host: host)
+                return ControlResponse(ok: true, message: "applied")
             default:
-                return ControlResponse(ok: false, message: "a tv exec answers only status, audit changes and capture rotation on this socket")
+                return ControlResponse(ok: false, message: "a tv exec answers only status, audit changes, capture rotation, CA changes and forgotten pins on this socket")
             }
         }
         try? wiring.auditKeys.refollow()

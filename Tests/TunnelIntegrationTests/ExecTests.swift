@@ -508,6 +508,23 @@ final class ExecTests {
         #expect(exec.wait(timeout: 30) == 0, "\(exec.output)")
     }
 
+    @Test("tv ca remake while a tv exec inspects: the exec mints from the new root at once, and tv ca remake says so (it went on with the deleted root, and its clients were then remembered as lacking tv's root: a re-check)")
+    func remakeReachesARunningExec() throws {
+        let gate = lab.dir + "/remade", codes = lab.dir + "/codes"
+        let curl = "curl -sS -o /dev/null -w '%{http_code} ' --cacert \(lab.tvRoot) https://origin.test/index.html >> \(codes)"
+        let exec = try lab.execHeldOpen(until: gate, before: curl, after: curl, options: ["--inspect", "--upstream-ca", lab.upstreamCA], log: "remake-exec.log")
+        defer { exec.stop() }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, (try? String(contentsOfFile: codes, encoding: .utf8)) != "200 " { usleep(50_000) }
+        let remade = lab.tv(["ca", "remake", "--yes"])
+        FileManager.default.createFile(atPath: gate, contents: Data())
+        #expect(remade.status == 0 && remade.out.contains("The running session applied it."), "\(remade)")
+        #expect(exec.wait(timeout: 30) == 0, "\(exec.output)")
+        // The second curl trusts only the new root (the same file, rewritten).
+        #expect((try? String(contentsOfFile: codes, encoding: .utf8)) == "200 200 ", "\(exec.output)")
+        #expect(lab.tv(["pinned"]).out.hasPrefix("Nothing is passed through"))
+    }
+
     @Test("two `tv exec`s at once on one data folder: every connection its own flow, no id shared (a trial's six connections were kept as three flows, each mixing two)")
     func twoExecsAtOnce() throws {
         // The first exec's command waits until the second's curl is done, so both live at once.

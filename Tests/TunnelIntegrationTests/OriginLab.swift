@@ -128,9 +128,13 @@ final class OriginLab: @unchecked Sendable {
     /// A `tv exec` left running in the host stand-in: its command runs `before`, waits (up to
     /// `waitSeconds`) until the file `gate` exists, then runs `after`; the test makes `gate` when
     /// it has done what needs the exec alive.
-    func execHeldOpen(until gate: String, before: String, after: String = "true", waitSeconds: Int = 15, log name: String) throws -> Daemon {
+    /// It runs as `inHost` runs commands (the lab's resolv.conf and hosts), with `options` before `--`.
+    func execHeldOpen(until gate: String, before: String, after: String = "true", options: [String] = [], waitSeconds: Int = 15,
+                      log name: String) throws -> Daemon {
         let ticks = waitSeconds * 20
-        return try Daemon(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", dataDir, "exec", "--yes", "--quiet", "--", "sh", "-c",
+        let mounts = "mount --bind \"$1\" /etc/resolv.conf && mount --bind \"$2\" /etc/hosts && shift 2 && exec \"$@\""
+        return try Daemon(["ip", "netns", "exec", host, "unshare", "-m", "sh", "-c", mounts, "sh", dir + "/resolv.conf", dir + "/hosts",
+                           TVBinary.path!, "--data-dir", dataDir, "exec", "--yes", "--quiet"] + options + ["--", "sh", "-c",
                            "\(before); i=0; while [ ! -e \(gate) ] && [ $i -lt \(ticks) ]; do sleep 0.05; i=$((i+1)); done; \(after)"],
                           log: dir + "/" + name)
     }
