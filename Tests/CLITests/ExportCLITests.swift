@@ -194,6 +194,24 @@ struct ExportCLITests {
         }
     }
 
+    @Test("-o inside the data folder is refused before anything is written (an export replaced the CA's root key: a re-check)")
+    func outputInsideDataFolderRefused() throws {
+        try withSandbox { s in
+            try s.createCA()
+            let key = s.read(s.caDir + "/root-key.pem")
+            let over = try s.tv("ca", "export", "--pem", "-o", s.caDir + "/root-key.pem")
+            #expect(over.status != 0 && over.err == "tv: \(s.caDir)/root-key.pem is inside tv's data folder \(s.dataDir), among tv's own files; write it outside the data folder.\n", "\(over)")
+            #expect(s.read(s.caDir + "/root-key.pem") == key)
+            // Also through a path that reaches it another way, and a new file there.
+            let dotted = try s.tv("ca", "export", "--pem", "-o", s.work + "/../data/settings-copy.pem")
+            #expect(dotted.status != 0 && dotted.err.contains("is inside tv's data folder"), "\(dotted)")
+            #expect(!FileManager.default.fileExists(atPath: s.dataDir + "/settings-copy.pem"))
+            let connections = try s.tv("export", "connections", "-o", s.dataDir + "/c.json")
+            #expect(connections.status != 0 && connections.err.contains("is inside tv's data folder"), "\(connections)")
+            #expect(try s.tv("ca", "export", "--pem", "-o", s.work + "/root.pem").status == 0)
+        }
+    }
+
     @Test("--android: the file name is openssl's subject_hash_old + .0, the content the PEM")
     func android() throws {
         try withSandbox { s in

@@ -193,7 +193,7 @@ enum AuditCommands {
         guard let output = c.value("output") else {
             throw UsageRefusal("`tv audit bundle` needs -o FILE: the bundle can carry decrypted content and keys, so it goes to a file you name.")
         }
-        let file = OutputFile(argument: output)
+        let file = try inv.outputFile(output)
         if file == .standardOutput && inv.console.stdoutIsTerminal {
             throw UsageRefusal("The bundle is a gzip archive and standard output is a terminal; write it with -o FILE or redirect it.", exitCode: 1)
         }

@@ -122,7 +122,7 @@ enum CACommands {
             passphrase = String(decoding: line, as: UTF8.self)
             if passphrase.isEmpty { throw CAError.passphraseFileEmpty(path: file) }
         }
-        var output = inv.command.value("output").flatMap { OutputFile(argument: $0).path }
+        var output = try inv.command.value("output").flatMap { try inv.outputFile($0).path }
         let bytes: [UInt8]
         var binary = false
         switch format {

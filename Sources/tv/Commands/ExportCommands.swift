@@ -46,7 +46,7 @@ enum ExportCommands {
             defer { store.close() }
             ids = try selection.flowIDs(in: store)
         }
-        try HARReading(flowIDs: ids, file: OutputFile(argument: output), creatorVersion: TVVersion.number, filter: filter, itemized: selection.onlyIDs)
+        try HARReading(flowIDs: ids, file: try inv.outputFile(output), creatorVersion: TVVersion.number, filter: filter, itemized: selection.onlyIDs)
             .run(home: try inv.existingHome(), to: inv.console)
         return 0
     }

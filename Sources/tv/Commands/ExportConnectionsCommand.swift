@@ -41,12 +41,12 @@ enum ExportConnectionsCommand {
             export.shared = true
             try SharedStoreCommands.checkAudit(export.filters, shared)
             try SharedStoreReadCommands.hostIndexNote(inv, history: shared, query: export.filters)
-            return try write(inv, export, from: shared, to: OutputFile(argument: output), now: now)
+            return try write(inv, export, from: shared, to: try inv.outputFile(output), now: now)
         }
         try FlowCommands.askSessionToFlush(inv)
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
-        return try write(inv, export, from: store, to: OutputFile(argument: output), now: now)
+        return try write(inv, export, from: store, to: try inv.outputFile(output), now: now)
     }
 
     /// Writes the file from `store` (this data folder's or the shared one), saying what it holds.

@@ -21,6 +21,15 @@ enum LiveSession {
 }
 
 extension Invocation {
+    /// `-o`'s value as an output: `-` standard output, else a file outside the data folder
+    /// (`OutputOutsideDataFolder`: an export there replaced the CA's key, a re-check).
+    /// - Throws: `OutputOutsideDataFolder.Refusal`.
+    func outputFile(_ argument: String) throws -> OutputFile {
+        let file = OutputFile(argument: argument)
+        if let path = file.path, let home = try? home() { try OutputOutsideDataFolder.check(path, home: home) }
+        return file
+    }
+
     /// The settings record of this data folder, with the live-session seam.
     func settingsStore() throws -> SettingsStore {
         let home = try home()

@@ -32,7 +32,7 @@ enum TurnsCommand {
 
         let shape: TurnsReading.Shape
         if c.has("raw"), let only {
-            shape = .raw(turn: only, file: c.value("output").flatMap { OutputFile(argument: $0).path })
+            shape = .raw(turn: only, file: try c.value("output").flatMap { try inv.outputFile($0).path })
         } else {
             shape = .shown(turn: only, full: c.has("full"), http: c.has("http"), json: inv.json)
         }
