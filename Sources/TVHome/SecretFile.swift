@@ -65,23 +65,33 @@ public enum SecretFile {
     }
 }
 
-/// What the start of an existing key log looks like (NSS's "Key Log Format"): its first line is
-/// a `#` comment, or `LABEL HEX HEX` with a label of capitals, digits and underscores. A pure rule.
+/// What the start of an existing key log looks like (NSS's "Key Log Format"): every line is
+/// blank, a `#` comment, or `LABEL HEX HEX` with a label of capitals, digits and underscores. A
+/// pure rule. (The first line alone let a shell script or a Markdown file through: a re-check.)
 public enum KeyLogText {
-    /// Whether `head` (the file's first bytes, up to `limit`) starts as a key log: blank lines
-    /// skipped, the first other line checked whole (a line longer than `head` is none: a key log
-    /// line is under 250 bytes).
+    /// Whether `head` (the file's first bytes, up to `limit`) reads as a key log: each whole line
+    /// in it is blank, a comment (not a `#!` script line), or a key log line; a last line cut by
+    /// `limit` counts only when it is longer than any key log line could be (then it is none).
     public static func looksLikeKeyLog(_ head: ArraySlice<UInt8>, limit: Int = 512) -> Bool {
-        let rest = head.drop { $0 == 0x0a || $0 == 0x0d }
-        guard let first = rest.first else { return true }
-        if first == 0x23 { return true }
-        var line = rest
-        if let end = rest.firstIndex(of: 0x0a) {
-            line = rest[rest.startIndex..<end]
-        } else if head.count >= limit {
-            return false
+        var rest = head[...]
+        while !rest.isEmpty {
+            let end = rest.firstIndex(of: 0x0a)
+            if end == nil, head.count >= limit {
+                // Cut by the read: judged only when no key log line is that long (about 230 bytes).
+                return rest.count < 300
+            }
+            var line = rest[rest.startIndex..<(end ?? rest.endIndex)]
+            rest = end.map { rest[rest.index(after: $0)...] } ?? rest[rest.endIndex...]
+            if line.last == 0x0d { line = line.dropLast() }
+            guard isKeyLogLine(line) else { return false }
         }
-        if line.last == 0x0d { line = line.dropLast() }
+        return true
+    }
+
+    /// One line: blank, a `#` comment (not `#!`), or `LABEL HEX HEX`.
+    static func isKeyLogLine(_ line: ArraySlice<UInt8>) -> Bool {
+        guard let first = line.first else { return true }
+        if first == 0x23 { return line.dropFirst().first != 0x21 }
         let fields = line.split(separator: 0x20, omittingEmptySubsequences: false)
         guard fields.count == 3, !fields[0].isEmpty,
               fields[0].allSatisfy({ (0x41...0x5a).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5f })
