@@ -72,7 +72,7 @@ public enum ProxyError: UserFacingError, Equatable {
             case .symbolicLink:
                 fix = "tv does not follow a link for TLS secrets; pass the real file's path with \(option)"
             case .notRegularFile:
-                fix = "pass the path of a regular file with \(option)"
+                fix = "tv writes TLS secrets only into a regular file; pass the path of one with \(option)"
             case .ownedBy(let owner, _):
                 fix = "\(owner.name) could read the TLS secrets; remove it or pass a path of your own with \(option)"
             case .openToOthers, .writableByOthers:

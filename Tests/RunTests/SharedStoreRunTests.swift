@@ -326,6 +326,12 @@ struct SharedStoreRunTests {
         #expect(Set(sharedA.compactMap { $0.int("startTime") }).isDisjoint(with: sharedB.compactMap { $0.int("startTime") }))
         try again.stop()
         try b.stop()
+        // A backfill from the copy sends its own flows only: 1 to 3 are the original's, under
+        // its id already (a re-check's copy sent them again under its new one).
+        let backfill = try second.sandbox.tv("store", "backfill", "--store", url, "--all")
+        #expect(backfill.status == 0 && backfill.out.hasPrefix("Sent 2 flows and 2 request rows")
+                && backfill.out.contains("3 flows were left out: recorded before this data folder became instance \(idB) (it is a copy)"), "\(backfill)")
+        #expect(keyed(try sharedRows(first.sandbox, url, instance: idB)) == keyed(localB.filter { ($0.int("id") ?? 0) > 3 }))
     }
 
     @Test("a store URL with a password is refused before anything listens, with the reason, and the password is not repeated")

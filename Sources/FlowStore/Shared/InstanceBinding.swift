@@ -23,11 +23,17 @@ public struct InstanceBinding: Sendable, Equatable {
     /// removed and made anew often gets the inode number just freed (ext4 and tmpfs hand it out
     /// again at once), never the same birth time. Nil: unknown (the file system keeps none).
     public var databaseBirth: String?
+    /// When the id was renewed: the first flow id recorded under it. The flows below it are the
+    /// history of the folder this one was copied from, under that folder's id already, so
+    /// `tv store backfill` leaves them out (a copy re-sent them under its new id: a re-check).
+    /// Nil: every flow is this id's. Carried, never compared.
+    public var firstFlow: Int64?
 
-    public init(machine: String?, databaseInode: UInt64?, databaseBirth: String? = nil) {
+    public init(machine: String?, databaseInode: UInt64?, databaseBirth: String? = nil, firstFlow: Int64? = nil) {
         self.machine = machine
         self.databaseInode = databaseInode
         self.databaseBirth = databaseBirth
+        self.firstFlow = firstFlow
     }
 
     /// Why an id is renewed.
@@ -64,7 +70,7 @@ public struct InstanceBinding: Sendable, Equatable {
             return .renew(current, .otherDatabaseFile)
         }
         let merged = InstanceBinding(machine: current.machine ?? stored.machine, databaseInode: current.databaseInode ?? stored.databaseInode,
-                                     databaseBirth: current.databaseBirth ?? stored.databaseBirth)
+                                     databaseBirth: current.databaseBirth ?? stored.databaseBirth, firstFlow: stored.firstFlow)
         return merged == stored ? .keep : .record(merged)
     }
 
@@ -73,13 +79,14 @@ public struct InstanceBinding: Sendable, Equatable {
         machine.prefix { $0 != ":" }
     }
 
-    /// The file's text: `machine=…`, `database-inode=…` and `database-birth=…` lines, the unknown
-    /// left out.
+    /// The file's text: `machine=…`, `database-inode=…`, `database-birth=…` and `first-flow=…`
+    /// lines, the unknown left out.
     public var fileText: String {
         var text = ""
         if let machine { text += "machine=\(machine)\n" }
         if let databaseInode { text += "database-inode=\(databaseInode)\n" }
         if let databaseBirth { text += "database-birth=\(databaseBirth)\n" }
+        if let firstFlow { text += "first-flow=\(firstFlow)\n" }
         return text
     }
 
@@ -89,6 +96,7 @@ public struct InstanceBinding: Sendable, Equatable {
         var machine: String?
         var inode: UInt64?
         var birth: String?
+        var firstFlow: Int64?
         for line in fileText.split(whereSeparator: \.isNewline) {
             guard let equals = line.firstIndex(of: "=") else { continue }
             let value = String(line[line.index(after: equals)...])
@@ -96,11 +104,12 @@ public struct InstanceBinding: Sendable, Equatable {
             case "machine": machine = value.isEmpty ? nil : value
             case "database-inode": inode = UInt64(value)
             case "database-birth": birth = value.isEmpty ? nil : value
+            case "first-flow": firstFlow = Int64(value)
             default: continue
             }
         }
         guard machine != nil || inode != nil || birth != nil else { return nil }
-        self.init(machine: machine, databaseInode: inode, databaseBirth: birth)
+        self.init(machine: machine, databaseInode: inode, databaseBirth: birth, firstFlow: firstFlow)
     }
 
     /// The machine fact from `/etc/machine-id`'s text (nil: missing) and the host name: the

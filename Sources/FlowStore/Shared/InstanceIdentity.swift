@@ -15,11 +15,15 @@ public struct InstanceIdentity: Sendable, Hashable {
     public var id: String
     /// The machine's host name when the instance last started.
     public var machine: String
+    /// The first flow id recorded under this id when it was renewed from a copied folder's
+    /// (`InstanceBinding.firstFlow`); nil: every flow of the data folder is this id's.
+    public var firstFlow: Int64?
 
     /// An identity from its parts.
-    public init(id: String, machine: String) {
+    public init(id: String, machine: String, firstFlow: Int64? = nil) {
         self.id = id
         self.machine = machine
+        self.firstFlow = firstFlow
     }
 
     /// The file name of the id in the data folder.
@@ -56,15 +60,17 @@ public struct InstanceIdentity: Sendable, Hashable {
         let stored = made ? nil : InstanceBinding(fileText: readAll(lock))
         switch InstanceBinding.decide(stored: stored, current: current) {
         case .keep:
-            return (InstanceIdentity(id: id, machine: machineName()), nil)
+            return (InstanceIdentity(id: id, machine: machineName(), firstFlow: stored?.firstFlow), nil)
         case .record(let binding):
             try replaceContents(of: lock, path: bindingPath, with: binding.fileText)
-            return (InstanceIdentity(id: id, machine: machineName()), nil)
-        case let .renew(binding, mismatch):
+            return (InstanceIdentity(id: id, machine: machineName(), firstFlow: binding.firstFlow), nil)
+        case .renew(var binding, let mismatch):
             let fresh = UUID().uuidString.lowercased()
+            // The flows recorded so far were the other folder's (under the old id).
+            binding.firstFlow = highestFlowID(home.databasePath).map { $0 + 1 }
             try writeID(fresh, home: home)
             try replaceContents(of: lock, path: bindingPath, with: binding.fileText)
-            return (InstanceIdentity(id: fresh, machine: machineName()), Renewal(previousID: id, mismatch: mismatch))
+            return (InstanceIdentity(id: fresh, machine: machineName(), firstFlow: binding.firstFlow), Renewal(previousID: id, mismatch: mismatch))
         }
     }
 
@@ -105,6 +111,15 @@ public struct InstanceIdentity: Sendable, Hashable {
             unlink(temporary)
             throw FlowStoreError.cannotOpen(path: path, reason: reason)
         }
+    }
+
+    /// The largest flow id ever used in the database at `path` (`FlowIDFloor`); nil when it
+    /// cannot be read.
+    private static func highestFlowID(_ path: String) -> Int64? {
+        guard let database = try? SQLiteDatabase(readingAt: path) else { return nil }
+        defer { database.close() }
+        if case let .integer(max)? = try? database.scalar(FlowIDFloor.highestSQL) { return max }
+        return nil
     }
 
     /// The inode number of `path`; nil when it cannot be read.

@@ -47,7 +47,7 @@ enum SharedStoreBackfill {
         let (instance, renewal) = try InstanceIdentity.of(home)
         if let renewal { inv.console.note(InstanceBinding.renewalSentence(old: renewal.previousID, new: instance.id, renewal.mismatch)) }
         let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath)
-        var flows = 0, requests = 0, open = 0
+        var flows = 0, requests = 0, open = 0, copied = 0
         func send(_ event: FlowEvent) {
             if writer.enqueue(event) { return }
             writer.flush()
@@ -59,6 +59,8 @@ enum SharedStoreBackfill {
             query.after = after
             let page = try store.flows(query)
             for flow in page.flows {
+                // Recorded before this folder took its own id (a copy): the other folder's rows.
+                if let first = instance.firstFlow, flow.id < first { copied += 1; continue }
                 guard flow.duration != nil else { open += 1; continue }
                 send(.closed(flow))
                 if let program = flow.program { send(.program(flowID: flow.id, program)) }
@@ -82,6 +84,9 @@ enum SharedStoreBackfill {
         var line = "Sent \(Units.grouped(Int64(flows))) flow\(flows == 1 ? "" : "s") and \(Units.grouped(Int64(requests))) request row\(requests == 1 ? "" : "s") to the shared store at \(target.server) as instance \(instance.machine) \(instance.id)"
         line += flows == 0 ? " (none closed in that span)." : "; flows already there were written again with the same facts."
         inv.console.line(line)
+        if copied > 0 {
+            inv.console.line("\(Units.grouped(Int64(copied))) flow\(copied == 1 ? " was" : "s were") left out: recorded before this data folder became instance \(instance.id) (it is a copy), \(copied == 1 ? "it is" : "they are") the folder it came from's, under that folder's id.")
+        }
         if open > 0 {
             inv.console.line("\(Units.grouped(Int64(open))) open flow\(open == 1 ? " was" : "s were") left to the session that has \(open == 1 ? "it" : "them").")
         }
