@@ -140,6 +140,9 @@ struct CommandLineCLITests {
             let deep = try s.tv("ca", "issue", "--out-dir", s.work + "/missing/x", "a.test")
             #expect(deep.status != 0 && deep.err.contains("the folder \(s.work)/missing does not exist; tv makes only the last folder of the path."), "\(deep)")
             #expect(!FileManager.default.fileExists(atPath: s.work + "/missing"))
+            let file = try s.write("plain-file", "x")
+            let onFile = try s.tv("ca", "issue", "--out-dir", file, "a.test")
+            #expect(onFile.status != 0 && onFile.err.contains("--out-dir \(file) is a file, not a folder"), "\(onFile)")
             let made = try s.tv("ca", "issue", "--out-dir", s.work + "/new", "a.test")
             #expect(made.status == 0 && FileManager.default.fileExists(atPath: s.work + "/new/a.test-key.pem"), "\(made)")
         }

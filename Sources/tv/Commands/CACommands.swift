@@ -168,7 +168,10 @@ enum CACommands {
         // typo than a wish (a trial's `--out-dir /nonexistent/x` made both, 0755, and put a key
         // there), and `tv ca export -o` refuses a missing folder too.
         var isDir: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
+        if FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), !isDir.boolValue {
+            throw UsageRefusal("--out-dir \(dir) is a file, not a folder; name a folder (tv makes it when it is missing).")
+        }
+        if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) {
             let parent = (dir as NSString).deletingLastPathComponent
             var parentIsDir: ObjCBool = false
             guard parent.isEmpty || (FileManager.default.fileExists(atPath: parent, isDirectory: &parentIsDir) && parentIsDir.boolValue) else {
