@@ -14,8 +14,8 @@ public enum ProxyError: UserFacingError, Equatable {
     case keylogUnwritable(path: String, reason: String)
     /// The key log file is there but cannot be trusted with TLS secrets (nothing was written).
     case keylogRefused(path: String, problem: FileTrustProblem)
-    /// The key log path names a file that holds something else (its first line is not a key
-    /// log's: `KeyLogText`); nothing was written to it.
+    /// The key log path names a file that holds something else (what it starts with is not a
+    /// key log: `KeyLogText`); nothing was written to it.
     case keylogNotAKeyLog(path: String)
     case tlsSetupFailed(String)
     /// `--client-cert` (or the setting) is not `HOST_PATTERN=FILE`.

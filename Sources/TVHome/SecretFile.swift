@@ -28,7 +28,7 @@ public enum SecretFile {
 
     /// Opens (creating 0600 if missing) the key log at `path` for appending; the caller closes
     /// the descriptor.
-    /// - Throws: `.notAKeyLog` for a file whose first line is not a key log's; `.secretFile`:
+    /// - Throws: `.notAKeyLog` for a file whose start is not a key log (`KeyLogText`); `.secretFile`:
     ///   `.refused` for a symbolic link, a non-regular file, a file of another user or one others
     ///   may read or write, `.cannotOpen` otherwise.
     public static func openKeyLogForAppend(_ path: String) throws(KeyLogFailure) -> Int32 {
