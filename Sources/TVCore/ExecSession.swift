@@ -2,7 +2,6 @@ import ControlChannel
 import CTVShims
 import FlowStore
 import Foundation
-import LocalCA
 import Proxy
 import Settings
 import Synchronization
@@ -107,10 +106,7 @@ public final class ExecSession {
                 // `tv ca create`, `import`, `remake`, `remove`: mint from the CA there now, and the
                 // root given up stops verifying servers (`ProxyServer.setAuthority`).
                 guard !ownCA else { return ControlResponse(ok: true, message: "this session uses its own CA (--ca); it keeps it") }
-                switch CAFolder(home: home).load() {
-                case .present(let ca): if proxy.authority?.root.sha256 != ca.root.sha256 { proxy.setAuthority(ca) }
-                case .absent, .doubt: proxy.setAuthority(nil)
-                }
+                _ = Session.mintFromFolderCA(home: home, proxy: proxy)
                 return ControlResponse(ok: true, message: "applied")
             case "pinned-forgotten":
                 guard let host = request.arguments["host"], !host.isEmpty else { return ControlResponse(ok: false, message: "no host was named") }

@@ -13,6 +13,25 @@ import TVHome
 /// The session's CA and what follows from it: the data folder's CA read again when it changes,
 /// the periodic trust re-check, and the content policy that holds only while inspecting.
 extension Session {
+    /// Mints from the data folder's CA as it is now: its root when present (a root given up stops
+    /// verifying servers, `ProxyServer.setAuthority`), none when absent or in doubt. `tv run`'s
+    /// `reloadCA` and a `tv exec`'s `ca-changed` answer both use it.
+    /// - Returns: why the folder has no usable CA; nil when it has one.
+    static func mintFromFolderCA(home: TVHome, proxy: ProxyServer) -> String? {
+        let folder = CAFolder(home: home)
+        switch folder.load() {
+        case .present(let ca):
+            if proxy.authority?.root.sha256 != ca.root.sha256 { proxy.setAuthority(ca) }
+            return nil
+        case .absent:
+            proxy.setAuthority(nil)
+            return "there is no CA in \(folder.directory)"
+        case .doubt(let doubt):
+            proxy.setAuthority(nil)
+            return doubt.message
+        }
+    }
+
     /// Reads the data folder's CA again and mints from it (a CA made, remade or removed since
     /// the session started), then applies the saved inspection setting after asking trust again.
     /// A `--ca FILE` session keeps its own CA. Returns the sentence to answer with when the
@@ -20,18 +39,7 @@ extension Session {
     @discardableResult
     func reloadCA() -> String? {
         guard options.caFile == nil else { return nil }
-        let folder = CAFolder(home: home)
-        var problem: String?
-        switch folder.load() {
-        case .present(let ca):
-            if proxy.authority?.root.sha256 != ca.root.sha256 { proxy.setAuthority(ca) }
-        case .absent:
-            proxy.setAuthority(nil)
-            problem = "there is no CA in \(folder.directory)"
-        case .doubt(let doubt):
-            proxy.setAuthority(nil)
-            problem = doubt.message
-        }
+        let problem = Session.mintFromFolderCA(home: home, proxy: proxy)
         if followsSettings {
             recheckTrust()
         } else {

@@ -2,6 +2,7 @@ import Capture
 import FlowStore
 import FlowTerms
 import Foundation
+import Glibc
 import Testing
 import TVCore
 
@@ -34,5 +35,32 @@ struct PacketDetailReadingTests {
         writer.flush()
         let read = try PacketDetailReading.read(catalog, flow: 42, n: 1)
         #expect(read.outcome == .bytes(packet) && read.absence == nil)
+    }
+
+    @Test("A killed writer's packet whose bytes never reached the file: after the next start's repair, the row past the file's end is said as never written, not as damage")
+    func neverWritten() throws {
+        let root = NSTemporaryDirectory() + "tv-packet-detail-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let folder = CaptureFolder(path: root + "/captures")
+        var configuration = CaptureConfiguration(folder: folder, databasePath: root + "/tunnelvision.sqlite3", snapLength: 0, rotation: CaptureRotation())
+        configuration.lingerMillis = 0
+        let writer = try CaptureWriter(configuration: configuration)
+        let packet = PacketDetailPresentationTests.nxdomain
+        packet.withUnsafeBytes { writer.record(flow: 42, direction: .serverToClient, timeMicros: 1_764_620_000_000_000, packet: $0) }
+        writer.flush()
+        writer.stop()
+        let database = try SQLiteDatabase(path: configuration.databasePath)
+        let catalog = CaptureCatalog(database: database, folder: folder)
+        defer { catalog.close() }
+        let row = try #require(try catalog.packet(flow: 42, n: 1))
+        // What a kill leaves: the row made, the file ending before the packet, the capture still
+        // marked recording; the next start repairs it (`CaptureRepair.closeAbandoned`).
+        #expect(truncate(folder.filePath(row.captureSeq), off_t(row.fileOffset)) == 0)
+        try database.execute("UPDATE captures SET recording = 1, ended_at = NULL WHERE seq = \(row.captureSeq)")
+        try CaptureRepair.closeAbandoned(database: database, folder: folder)
+        let detail = try PacketDetailReading.read(catalog, flow: 42, n: 1)
+        #expect(detail.outcome == .neverWritten(fileBytes: row.fileOffset))
+        #expect(detail.absence == "Packet 1 of flow 42 never reached capture-000001.pcapng: the session writing it ended (killed, or crashed) before it wrote its last packets, and the file keeps the \(Units.grouped(row.fileOffset)) bytes written before; the connection stays in your history.")
     }
 }
