@@ -21,10 +21,15 @@ public enum OutputOutsideDataFolder {
 
     /// Throws `Refusal` when `path` resolves to a place inside `home` (its folder, or any
     /// folder under it); a path whose folder does not exist is left to the writer's error.
+    /// The path itself counts too when it exists (`tv ca export --android -o DIR` writes into
+    /// a folder).
     public static func check(_ path: String, home: TVHome) throws {
-        guard let folder = resolved((path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent),
-              let data = resolved(home.path) else { return }
-        if folder == data || folder.hasPrefix(data + "/") { throw Refusal(path: path, dataFolder: home.path) }
+        guard let data = resolved(home.path) else { return }
+        let parent = (path as NSString).deletingLastPathComponent
+        for place in [resolved(path), resolved(parent.isEmpty ? "." : parent)].compactMap({ $0 })
+        where place == data || place.hasPrefix(data + "/") {
+            throw Refusal(path: path, dataFolder: home.path)
+        }
     }
 
     private static func resolved(_ path: String) -> String? {

@@ -208,6 +208,9 @@ struct ExportCLITests {
             #expect(!FileManager.default.fileExists(atPath: s.dataDir + "/settings-copy.pem"))
             let connections = try s.tv("export", "connections", "-o", s.dataDir + "/c.json")
             #expect(connections.status != 0 && connections.err.contains("is inside tv's data folder"), "\(connections)")
+            // The data folder itself, as the folder --android writes into.
+            let android = try s.tv("ca", "export", "--android", "-o", s.dataDir)
+            #expect(android.status != 0 && android.err.contains("is inside tv's data folder"), "\(android)")
             #expect(try s.tv("ca", "export", "--pem", "-o", s.work + "/root.pem").status == 0)
         }
     }
