@@ -49,12 +49,20 @@ public enum CapturesPresentation {
         return out
     }
 
-    /// `tv captures --json`.
-    public static func json(_ files: [CaptureFile]) -> JSONValue {
+    /// `tv captures --json`: the packet captures newest first (`"kind": "packets"`, each with the
+    /// `seq` the other commands take), then the decrypted captures newest first (`"kind":
+    /// "decrypted"`, named by file: they have no sequence number; `tv content delete` and
+    /// retention remove them). A trial found the decrypted ones missing here and in `/api/captures`
+    /// while `tv captures` listed them. Times are µs since the epoch; `folder` is the captures folder.
+    public static func json(_ files: [CaptureFile], decrypted: [DecryptedCaptureRetention.File] = [], folder: String = "") -> JSONValue {
         .array(files.map { file in
-            .object([("seq", .int(file.seq)), ("path", .string(file.path)), ("startedMicros", .int(file.startedMicros)),
+            .object([("kind", .string("packets")), ("seq", .int(file.seq)), ("path", .string(file.path)), ("startedMicros", .int(file.startedMicros)),
                      ("endedMicros", file.endedMicros.map { .int($0) } ?? .null), ("bytes", .int(file.bytes)),
                      ("packets", .int(file.packets)), ("snapLength", .int(file.snapLength)), ("recording", .bool(file.isRecording))])
+        } + decrypted.sorted { $0.name > $1.name }.map { file in
+            .object([("kind", .string("decrypted")), ("name", .string(file.name)), ("path", .string(folder + "/" + file.name)),
+                     ("startedMicros", .int(file.started)), ("modifiedMicros", .int(file.modified)), ("bytes", .int(file.bytes)),
+                     ("recording", .bool(file.isRecording))])
         })
     }
 

@@ -525,7 +525,9 @@ async function captures() {
   screen("Captures", h("p", { class: "muted" }, "Loading…"));
   try {
     const list = await api("/api/captures");
-    const files = Array.isArray(list) ? list : (list.files || list.captures || []);
+    const all = Array.isArray(list) ? list : (list.files || list.captures || []);
+    const files = all.filter(f => f.kind !== "decrypted");
+    const decrypted = all.filter(f => f.kind === "decrypted");
     let room = null;
     try { room = (await api("/api/captures/room")).said; } catch (e) { room = e.message; }
     const rows = files.map(f => h("tr", {}, h("td", {}, "capture " + f.seq, f.recording ? h("span", { class: "badge" }, " ● Recording") : ""),
@@ -539,6 +541,12 @@ async function captures() {
       files.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "File"), h("th", { class: "num" }, "Size"), h("th", { class: "hide-narrow" }, "Started"), h("th", {}, ""))), h("tbody", {}, rows))
                    : h("p", {}, "No capture files. Captures are written in the TUN modes (`tv run --mode tun`, `tv exec`)."),
       h("p", {}, h("button", { type: "button", onclick: async () => { try { await post("/api/captures/rotate"); captures(); } catch (e) { main().append(errorCard(e.message)); } } }, "Start a new capture file")),
+      decrypted.length ? h("h2", {}, "Decrypted captures") : null,
+      decrypted.length ? h("p", { class: "muted" }, "Inspected connections' plaintext as TCP, one file per session, for Wireshark without keys. Content delete and retention remove them.") : null,
+      decrypted.length ? h("table", { id: "decrypted-captures" }, h("thead", {}, h("tr", {}, h("th", {}, "File"), h("th", { class: "num" }, "Size"), h("th", { class: "hide-narrow" }, "Started"), h("th", {}, ""))),
+        h("tbody", {}, decrypted.map(f => h("tr", {}, h("td", {}, f.name, f.recording ? h("span", { class: "badge" }, " ● Recording") : ""),
+          h("td", { class: "num" }, bytes(f.bytes)), h("td", { class: "hide-narrow" }, utc(f.startedMicros, true)),
+          h("td", {}, f.recording ? h("span", { class: "muted" }, "being written") : h("a", { href: `/api/captures/decrypted/${encodeURIComponent(f.name)}/file`, download: "" }, "Download")))))) : null,
       h("h2", {}, "Room left"), h("pre", {}, room || ""));
   } catch (e) { screen("Captures", errorCard(e.message)); }
 }

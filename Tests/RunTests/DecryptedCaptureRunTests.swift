@@ -106,6 +106,12 @@ struct DecryptedCaptureRunTests {
         // `tv captures` names it (it listed only packet captures: a trial).
         let listed = try box.tv("captures")
         #expect(listed.out.contains("1 decrypted capture (") && listed.out.contains("  \(name)  ") && listed.out.contains("closed"), "\(listed)")
+        // So does `tv captures --json` (and `/api/captures` with it), as a "decrypted" entry.
+        let json = try box.tv("captures", "--json")
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]], "\(json)")
+        let entry = try #require(entries.first { $0["kind"] as? String == "decrypted" }, "\(json)")
+        #expect(entry["name"] as? String == name && entry["path"] as? String == file && entry["bytes"] as? Int == whole
+                && entry["recording"] as? Bool == false && entries.filter { $0["kind"] as? String == "decrypted" }.count == 1, "\(json)")
         // What a kill mid-write leaves: the head of an Enhanced Packet Block whose body never came.
         let handle = try #require(FileHandle(forWritingAtPath: file))
         handle.seekToEndOfFile()

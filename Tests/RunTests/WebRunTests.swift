@@ -259,6 +259,35 @@ struct WebRunTests {
         #expect(process.status == 0)
     }
 
+    /// The decrypted captures in `/api/captures` and their download (a trial: the list and the
+    /// API named only packet captures): a listed name is served byte for byte; a name not listed,
+    /// or a path, is not.
+    @Test func decryptedCaptureListedAndDownloaded() throws {
+        let box = try Sandbox()
+        defer { box.remove() }
+        try box.createCA()
+        let folder = box.dataDir + "/captures"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let name = "decrypted-20261204-101500.pcapng"
+        let bytes = Data((0..<5_000).map { UInt8($0 % 251) })
+        try bytes.write(to: URL(fileURLWithPath: folder + "/" + name))
+        let (process, url) = try webAlone(box)
+        defer { process.stop() }
+        let parts = url.components(separatedBy: "/?token=")
+        try #require(parts.count == 2, "\(url)")
+        let bearer = ["-H", "Authorization: Bearer " + parts[1]]
+        let listed = try box.curl(bearer + [parts[0] + "/api/captures"]).out
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]], "\(listed)")
+        #expect(entries.count == 1 && entries[0]["kind"] as? String == "decrypted" && entries[0]["name"] as? String == name
+                && entries[0]["bytes"] as? Int == 5_000, "\(listed)")
+        let saved = box.root + "/saved.pcapng"
+        let got = try box.curl(bearer + ["-o", saved, "-w", "%{http_code}", parts[0] + "/api/captures/decrypted/\(name)/file"])
+        #expect(got.out == "200", "\(got)")
+        #expect(FileManager.default.contents(atPath: saved) == bytes)
+        #expect(try code(box, bearer + [parts[0] + "/api/captures/decrypted/decrypted-20261204-101501.pcapng/file"]) == "404")
+        #expect(try code(box, bearer + ["--path-as-is", parts[0] + "/api/captures/decrypted/..%2Fca%2Froot-key.pem/file"]) == "404")
+    }
+
     /// `tv web --listen 0.0.0.0:0` (found by a new-user trial: it printed an `http://0.0.0.0:…` URL
     /// and refused every name but that one with 421): it prints the loopback URL and answers to
     /// the machine's own addresses; a name it was not given is still refused.

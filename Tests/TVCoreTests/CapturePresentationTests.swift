@@ -172,6 +172,18 @@ struct CapturePresentationTests {
         ])
     }
 
+    @Test("tv captures --json: packet captures with kind and seq, then the decrypted ones newest first with kind, name and path")
+    func capturesJSON() {
+        #expect(CapturesPresentation.json([]).serialized() == "[]")
+        let json = CapturesPresentation.json([Self.file(1, bytes: 2_048)], decrypted: [
+            DecryptedCaptureRetention.File(name: "decrypted-20261204-101500.pcapng", bytes: 12_288, started: 5, modified: 7, isRecording: false),
+            DecryptedCaptureRetention.File(name: "decrypted-20261204-120000.pcapng", bytes: 300, started: 9, modified: 11, isRecording: true),
+        ], folder: "/d/captures").serialized()
+        #expect(json.hasPrefix(#"[{"kind":"packets","seq":1,"#))
+        #expect(json.hasSuffix(#"{"kind":"decrypted","name":"decrypted-20261204-120000.pcapng","path":"/d/captures/decrypted-20261204-120000.pcapng","startedMicros":9,"modifiedMicros":11,"bytes":300,"recording":true},"#
+            + #"{"kind":"decrypted","name":"decrypted-20261204-101500.pcapng","path":"/d/captures/decrypted-20261204-101500.pcapng","startedMicros":5,"modifiedMicros":7,"bytes":12288,"recording":false}]"#), "\(json)")
+    }
+
     @Test("the list says when a closed capture's file is gone or shorter than recorded (cut by hand); the recording one is not judged")
     func filesChangedOnDisk() {
         var cut = Self.file(18, bytes: 9_523)

@@ -77,7 +77,8 @@ enum CaptureCommands {
         _ = try? catalog.sweepDeleted()
         let files = try catalog.files()
         if inv.json {
-            inv.console.line(CapturesPresentation.json(files).serialized(pretty: true))
+            inv.console.line(CapturesPresentation.json(files, decrypted: DecryptedCaptureFiles.listing(home: home),
+                                                       folder: home.captureDirectory).serialized(pretty: true))
             return 0
         }
         let on = (try? inv.settingsStore().read())?[SettingKeys.captureEnabled] ?? SettingKeys.captureEnabled.defaultValue

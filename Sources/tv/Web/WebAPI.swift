@@ -72,6 +72,9 @@ struct WebAPI: Sendable {
         if rest.count == 3, rest[0] == "captures", rest[2] == "file", request.method == "GET", let seq = Int64(rest[1]) {
             return captureFile(seq)
         }
+        if rest.count == 4, rest[0] == "captures", rest[1] == "decrypted", rest[3] == "file", request.method == "GET" {
+            return decryptedCaptureFile(rest[2])
+        }
         for route in Self.routes where route.pattern.count == rest.count {
             var numbers: [String: String] = [:]
             let fits = zip(route.pattern, rest).allSatisfy { pattern, part in
@@ -126,6 +129,27 @@ struct WebAPI: Sendable {
             return WebResponse.error("Capture \(seq) could not be opened; `tv captures` says whether it is still there.", status: 404)
         }
         let name = path.split(separator: "/").last.map(String.init) ?? "capture.pcapng"
+        return WebResponse(status: 200, contentType: "application/x-pcapng", body: [],
+                           headers: [("Content-Disposition", "attachment; filename=\"\(name)\"")], stream: stream)
+    }
+
+    /// GET /api/captures/decrypted/NAME/file: the decrypted capture `tv captures --json` lists as
+    /// NAME (`"kind": "decrypted"`), as a download; only a listed name is served (never a path),
+    /// and the file a session is writing is refused as the packet captures' is.
+    func decryptedCaptureFile(_ name: String) -> WebResponse {
+        let listed = run(["captures", "list", "--json"])
+        guard listed.status == 200 else { return listed }
+        let files = (try? JSONSerialization.jsonObject(with: Data(listed.body)) as? [[String: Any]]) ?? []
+        guard let file = files.first(where: { $0["kind"] as? String == "decrypted" && $0["name"] as? String == name }),
+              let path = file["path"] as? String else {
+            return WebResponse.error("There is no decrypted capture named \(TerminalText.line(name)); `tv captures` lists the ones there are.", status: 404)
+        }
+        if file["recording"] as? Bool == true {
+            return WebResponse.error("\(name) is being written by a running session; download it after the session ends.", status: 409)
+        }
+        guard let stream = WebFileStream(path: path) else {
+            return WebResponse.error("\(name) could not be opened; `tv captures` says whether it is still there.", status: 404)
+        }
         return WebResponse(status: 200, contentType: "application/x-pcapng", body: [],
                            headers: [("Content-Disposition", "attachment; filename=\"\(name)\"")], stream: stream)
     }
