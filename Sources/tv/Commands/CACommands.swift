@@ -121,6 +121,13 @@ enum CACommands {
             if line.last == 0x0d { line = line.dropLast() }
             passphrase = String(decoding: line, as: UTF8.self)
             if passphrase.isEmpty { throw CAError.passphraseFileEmpty(path: file) }
+            // The passphrase is what protects the exported root key: a file others can read
+            // hands it to them (a trial's 0644 file went unmentioned). Said, not refused: the
+            // file is the user's, and the export is what they asked for.
+            var st = stat()
+            if format == "p12-with-key", stat(file, &st) == 0, st.st_mode & 0o077 != 0 {
+                inv.console.note("Warning: \(TerminalText.line(file)) can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))), and its passphrase protects the exported root key; `chmod 600` it, or delete it once the key is imported.")
+            }
         }
         var output = try inv.command.value("output").flatMap { try inv.outputFile($0).path }
         let bytes: [UInt8]
