@@ -7,10 +7,9 @@ public struct WebRequestFacts: Sendable, Equatable {
     public var path: String
     /// The `Host` header (RFC 9110 §7.2), nil when absent.
     public var host: String?
-    /// The `token` query parameter (the printed URL's), nil when absent.
+    /// The `token` query parameter (the printed URL's, and the pages' event stream and download
+    /// links, which cannot send a header), nil when absent.
     public var queryToken: String?
-    /// The value of the server's cookie in the `Cookie` header (RFC 6265 §5.4), nil when absent.
-    public var cookieToken: String?
     /// The token of an `Authorization: Bearer TOKEN` header (RFC 6750 §2.1), for scripts.
     public var bearerToken: String?
     /// The `Origin` header (RFC 6454 §7), nil when absent.
@@ -18,13 +17,12 @@ public struct WebRequestFacts: Sendable, Equatable {
     /// The `Sec-Fetch-Site` header (Fetch Metadata: `same-origin`, `same-site`, `cross-site`, `none`).
     public var fetchSite: String?
 
-    public init(method: String, path: String, host: String?, queryToken: String? = nil, cookieToken: String? = nil,
+    public init(method: String, path: String, host: String?, queryToken: String? = nil,
                 bearerToken: String? = nil, origin: String? = nil, fetchSite: String? = nil) {
         self.method = method
         self.path = path
         self.host = host
         self.queryToken = queryToken
-        self.cookieToken = cookieToken
         self.bearerToken = bearerToken
         self.origin = origin
         self.fetchSite = fetchSite
@@ -35,9 +33,9 @@ public struct WebRequestFacts: Sendable, Equatable {
 public enum WebRefusal: Sendable, Equatable {
     /// The `Host` header names none of the listening names (DNS rebinding), or is missing.
     case wrongHost(String?)
-    /// No token and no cookie: the printed URL was not used.
+    /// No token: the printed URL was not used.
     case noToken
-    /// A token or cookie was given and is not this server's (an old URL, another `tv web`).
+    /// A token was given and is not this server's (an old URL, another `tv web`).
     case wrongToken
     /// A state-changing request from another origin (CSRF), or a browser's without an origin.
     case crossOrigin(String?)
@@ -60,13 +58,13 @@ public enum WebRefusal: Sendable, Equatable {
         case .wrongHost(let host):
             return "tv web does not answer to the name \(host.map { "'\($0)'" } ?? "(none)"); open the URL `tv web` printed."
         case .noToken:
-            return "This page needs the token in the URL `tv web` printed; open that URL once and the browser keeps a cookie."
+            return "This needs the token in the URL `tv web` printed: open that URL once in this browser (its pages keep the token for this address and port), or send `Authorization: Bearer TOKEN`."
         case .wrongToken:
             return "The token is not this tv web's (it changes at every start); open the URL the running `tv web` printed."
         case .crossOrigin(let origin):
             return "A change was asked from another origin (\(origin ?? "unknown")); only tv web's own pages may change settings."
         case .method(let m):
-            return "tv web does not serve \(m) requests; use GET to read and POST to change."
+            return "tv web does not serve \(m) here: pages are read with GET, and the API under /api/ takes GET to read and POST to change."
         }
     }
 }
@@ -75,23 +73,24 @@ public enum WebRefusal: Sendable, Equatable {
 public enum WebAccessDecision: Sendable, Equatable {
     /// Serve it.
     case allow
-    /// A page visit with the right token in its URL: set the cookie and send the browser to
-    /// `location`, the same path without the token (303, RFC 9110 §15.4.4).
-    case tradeToken(location: String)
     case refuse(WebRefusal)
 }
 
-/// `tv web`'s security decision, pure: request facts in, allow / trade the token / refuse out.
+/// `tv web`'s security decision, pure: request facts in, allow / refuse out.
 ///
 /// - DNS rebinding: the `Host` header must be one of `hosts` (the listening address and, on
-///   loopback, `localhost`, each with the port), compared without case.
-/// - Authentication: the cookie (HttpOnly, SameSite=Strict, set when the printed URL's token was
-///   traded) or `Authorization: Bearer TOKEN` (scripts); a token in the query of a GET is traded
-///   for the cookie and dropped from the address bar.
-/// - CSRF: a POST with the cookie must say it is same-origin (`Origin` one of `hosts`, or
-///   `Sec-Fetch-Site: same-origin`); a foreign `Origin` or `Sec-Fetch-Site` is refused whatever
-///   the credential. A bearer token cannot be sent by another site's page without a CORS
-///   preflight, which this server never grants.
+///   loopback, `localhost`, each with the port), compared without case; before anything else.
+/// - The pages (every path outside `/api/`: HTML, CSS, JavaScript, the same for everyone and
+///   holding nothing recorded) are served to a listening name without a token, for reading only.
+/// - The API needs the token: `Authorization: Bearer TOKEN` (the pages' own requests and
+///   scripts), or `?token=` on a GET (the pages' event stream and download links, which cannot
+///   send a header). No cookie is a credential: a browser sends a cookie of 127.0.0.1 to every
+///   port of 127.0.0.1 (RFC 6265 §8.5), so any other local server a user opened received it (a
+///   trial's server on another port logged the token). The pages keep the token in this
+///   origin's storage, which is per port, and send it only here.
+/// - CSRF: a POST must not say it comes from elsewhere (a foreign `Origin`, or `Sec-Fetch-Site`
+///   other than `same-origin`), whatever the credential; another site's page could not send the
+///   bearer header without a CORS preflight, which this server never grants, nor learn the token.
 /// Tokens are compared in constant time.
 public struct WebAccessPolicy: Sendable, Equatable {
     /// The `Host` values answered, lowercase (`127.0.0.1:8081`, `localhost:8081`).
@@ -104,32 +103,26 @@ public struct WebAccessPolicy: Sendable, Equatable {
         self.token = token
     }
 
-    /// The methods served: reading (GET, HEAD) and changing (POST).
+    /// The methods served: reading (GET, HEAD) and changing (POST, the API only).
     public static let readingMethods: Set<String> = ["GET", "HEAD"]
     public static let changingMethods: Set<String> = ["POST"]
 
     public func decide(_ facts: WebRequestFacts) -> WebAccessDecision {
         guard let host = facts.host, hosts.contains(host.lowercased()) else { return .refuse(.wrongHost(facts.host)) }
         let reading = Self.readingMethods.contains(facts.method)
-        guard reading || Self.changingMethods.contains(facts.method) else { return .refuse(.method(facts.method)) }
+        let api = facts.path == "/api" || facts.path.hasPrefix("/api/")
+        guard reading || (api && Self.changingMethods.contains(facts.method)) else { return .refuse(.method(facts.method)) }
         if !reading {
             // A foreign origin is refused before any credential is looked at.
             if let origin = facts.origin, !isOwnOrigin(origin) { return .refuse(.crossOrigin(origin)) }
             if let site = facts.fetchSite, site != "same-origin" { return .refuse(.crossOrigin(facts.origin ?? site)) }
         }
+        guard api else { return .allow }
         if let bearer = facts.bearerToken {
             return Self.same(bearer, token) ? .allow : .refuse(.wrongToken)
         }
-        if reading, let query = facts.queryToken {
-            return Self.same(query, token) ? .tradeToken(location: facts.path) : .refuse(.wrongToken)
-        }
-        guard let cookie = facts.cookieToken else { return .refuse(.noToken) }
-        guard Self.same(cookie, token) else { return .refuse(.wrongToken) }
-        if !reading, facts.origin == nil, facts.fetchSite == nil {
-            // A browser always says where a POST comes from; one that does not is not trusted with the cookie.
-            return .refuse(.crossOrigin(nil))
-        }
-        return .allow
+        guard reading, let query = facts.queryToken else { return .refuse(.noToken) }
+        return Self.same(query, token) ? .allow : .refuse(.wrongToken)
     }
 
     /// Whether `origin` is `http://` one of the listening names.
@@ -146,28 +139,5 @@ public struct WebAccessPolicy: Sendable, Equatable {
         var diff: UInt8 = 0
         for i in 0..<x.count { diff |= x[i] ^ y[i] }
         return diff == 0
-    }
-}
-
-/// The cookie `tv web` sets and reads (RFC 6265).
-public enum WebCookie {
-    /// The cookie's name for a server on `port`: cookies are not kept per port (RFC 6265 §8.5),
-    /// so two `tv web`s on one machine must not overwrite each other's.
-    public static func name(port: UInt16) -> String { "tv_web_\(port)" }
-
-    /// The `Set-Cookie` value that keeps `token` for this server's pages only.
-    public static func setCookie(name: String, token: String) -> String {
-        "\(name)=\(token); Path=/; HttpOnly; SameSite=Strict"
-    }
-
-    /// The value of cookie `name` in a `Cookie` header (`a=1; tv_web_8081=TOKEN`), nil when absent.
-    public static func value(named name: String, in header: String?) -> String? {
-        guard let header else { return nil }
-        for pair in header.split(separator: ";") {
-            let trimmed = pair.drop(while: { $0 == " " })
-            guard let eq = trimmed.firstIndex(of: "=") else { continue }
-            if trimmed[..<eq] == Substring(name) { return String(trimmed[trimmed.index(after: eq)...]) }
-        }
-        return nil
     }
 }

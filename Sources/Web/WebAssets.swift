@@ -168,6 +168,35 @@ function s(tag, attrs) {
   return el;
 }
 
+// ---- the token ------------------------------------------------------------------------------
+// The printed URL's `?token=` is taken once, kept in this origin's localStorage (scheme, host and
+// port: no other local server can read it) and dropped from the address bar; every API request
+// sends it as `Authorization: Bearer`, and the event stream and download links, which cannot
+// send a header, as `?token=`. Never a cookie: a browser sends 127.0.0.1's cookies to every port
+// of 127.0.0.1, so any other local server the user opened would receive it (a trial).
+const TOKEN_KEY = "tv-web-token";
+let tokenInMemory = "";
+function takeToken() {
+  const params = new URLSearchParams(location.search);
+  const given = params.get("token");
+  if (!given) return;
+  tokenInMemory = given;
+  try { localStorage.setItem(TOKEN_KEY, given); } catch (e) { /* storage off: this tab keeps it */ }
+  params.delete("token");
+  const rest = params.toString();
+  history.replaceState(null, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+}
+function webToken() {
+  try { return localStorage.getItem(TOKEN_KEY) || tokenInMemory; } catch (e) { return tokenInMemory; }
+}
+// `path` with the token in its query, for what cannot send a header.
+function withToken(path) {
+  return path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(webToken());
+}
+function authorized(headers) {
+  return Object.assign({ Authorization: "Bearer " + webToken() }, headers || {});
+}
+
 // Bumped at every route: an answer that arrives after its screen was left is dropped (it never
 // resolves), so it cannot draw over the screen now shown.
 let routeToken = 0;
@@ -187,7 +216,8 @@ const NOT_ANSWERING = "tv web is not answering: it stopped (with its session, fo
 async function fetchJSON(path, options) {
   let response;
   try {
-    response = await fetch(path, Object.assign({ credentials: "same-origin", headers: { Accept: "application/json" } }, options || {}));
+    const given = options || {};
+    response = await fetch(path, Object.assign({}, given, { credentials: "omit", headers: authorized(Object.assign({ Accept: "application/json" }, given.headers || {})) }));
   } catch (e) {
     const error = new Error(NOT_ANSWERING);
     error.status = 0;
@@ -296,9 +326,25 @@ function screen(title, ...children) {
 // ---- live events ---------------------------------------------------------------------------
 
 const live = { listeners: new Set(), top: null, rates: [], connected: false };
+// A hidden tab lets go of its stream, and takes it again when shown: a browser opens at most six
+// HTTP/1.1 connections to one host, so six open tabs' streams left a seventh tab no connection
+// to load with (a trial).
+let eventSource = null;
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden && eventSource) {
+    eventSource.close();
+    eventSource = null;
+    live.connected = false;
+    document.getElementById("live").textContent = "○ Paused while this tab is hidden";
+  } else if (!document.hidden && !eventSource) {
+    connectEvents();
+  }
+});
 function connectEvents() {
   const status = document.getElementById("live");
-  const source = new EventSource("/api/events");
+  if (eventSource) eventSource.close();
+  const source = new EventSource(withToken("/api/events"));
+  eventSource = source;
   source.addEventListener("open", () => { live.connected = true; status.textContent = "● Live"; });
   source.addEventListener("error", async () => {
     live.connected = false;
@@ -307,7 +353,7 @@ function connectEvents() {
     // Why: a tv web started again has a new token, and this page's is refused for good (a
     // trial's page said "reconnecting" forever); else nothing answers yet.
     try {
-      const answer = await fetch("/api/status", { credentials: "same-origin" });
+      const answer = await fetch("/api/status", { credentials: "omit", headers: authorized() });
       if (answer.status === 403) {
         source.close();
         status.textContent = "○ This page's token is not the running tv web's (it changes at every start): open the URL tv web printed.";
@@ -423,7 +469,12 @@ function route() {
 }
 
 window.addEventListener("hashchange", () => { route(); main().focus({ preventScroll: true }); });
-document.addEventListener("DOMContentLoaded", () => { connectEvents(); route(); });
+document.addEventListener("DOMContentLoaded", () => {
+  takeToken();
+  if (document.hidden) document.getElementById("live").textContent = "○ Paused while this tab is hidden";
+  else connectEvents();
+  route();
+});
 """######),
         "/audit.js": ("text/javascript; charset=utf-8", ######"""
 // tv web: Audit — projects, each with its sessions; a session's span, flows and markers in one
@@ -476,7 +527,7 @@ async function auditSession(id) {
     const q = new URLSearchParams();
     if (!content.checked) q.set("content", "no");
     if (!keys.checked) q.set("keys", "no");
-    link.setAttribute("href", "/api/audit/sessions/" + id + "/bundle" + (q.toString() ? "?" + q : ""));
+    link.setAttribute("href", withToken("/api/audit/sessions/" + id + "/bundle" + (q.toString() ? "?" + q : "")));
   };
   content.addEventListener("change", aim);
   keys.addEventListener("change", aim);
@@ -532,7 +583,7 @@ async function captures() {
     try { room = (await api("/api/captures/room")).said; } catch (e) { room = e.message; }
     const rows = files.map(f => h("tr", {}, h("td", {}, "capture " + f.seq, f.recording ? h("span", { class: "badge" }, " ● Recording") : ""),
       h("td", { class: "num" }, bytes(f.bytes)), h("td", { class: "hide-narrow" }, utc(f.startedMicros, true)),
-      h("td", {}, f.recording ? null : h("a", { href: `/api/captures/${f.seq}/file`, download: "" }, "Download"), " ",
+      h("td", {}, f.recording ? null : h("a", { href: withToken(`/api/captures/${f.seq}/file`), download: "" }, "Download"), " ",
         f.recording ? h("span", { class: "muted" }, "being written") : h("button", { type: "button", onclick: async () => {
         if (!confirm(`Delete capture ${f.seq} (${bytes(f.bytes)}, ${f.packets} packets)? The connections stay in your history; only the raw packet bytes go, and they do not come back.`)) return;
         try { await post(`/api/captures/${f.seq}/delete`); captures(); } catch (e) { main().append(errorCard(e.message)); }
@@ -546,7 +597,7 @@ async function captures() {
       decrypted.length ? h("table", { id: "decrypted-captures" }, h("thead", {}, h("tr", {}, h("th", {}, "File"), h("th", { class: "num" }, "Size"), h("th", { class: "hide-narrow" }, "Started"), h("th", {}, ""))),
         h("tbody", {}, decrypted.map(f => h("tr", {}, h("td", {}, f.name, f.recording ? h("span", { class: "badge" }, " ● Recording") : ""),
           h("td", { class: "num" }, bytes(f.bytes)), h("td", { class: "hide-narrow" }, utc(f.startedMicros, true)),
-          h("td", {}, f.recording ? h("span", { class: "muted" }, "being written") : h("a", { href: `/api/captures/decrypted/${encodeURIComponent(f.name)}/file`, download: "" }, "Download")))))) : null,
+          h("td", {}, f.recording ? h("span", { class: "muted" }, "being written") : h("a", { href: withToken(`/api/captures/decrypted/${encodeURIComponent(f.name)}/file`), download: "" }, "Download")))))) : null,
       h("h2", {}, "Room left"), h("pre", {}, room || ""));
   } catch (e) { screen("Captures", errorCard(e.message)); }
 }
@@ -673,7 +724,7 @@ function meaningWords(meaning) { return String(meaning).replace(/_/g, " "); }
 
 // One flow's conversation as HAR, as `tv export har ID` writes it.
 function harLink(id) {
-  return h("a", { href: "/api/flows/" + id + "/har", download: "flow-" + id + ".har", class: "har-link" }, "Download as HAR");
+  return h("a", { href: withToken("/api/flows/" + id + "/har"), download: "flow-" + id + ".har", class: "har-link" }, "Download as HAR");
 }
 
 function hexFromPairs(hex) {
@@ -710,7 +761,7 @@ async function content(id) {
       ...turns.map(turn => h("section", { class: "card" },
         h("h2", {}, sentWord(turn.direction) + " · turn " + turn.number + " · " + bytes(turn.keptBytes)
           + (turn.truncated ? " kept of " + bytes(turn.seenBytes) + " (cut; the rest of this side was not recorded)" : "")),
-        h("p", {}, h("a", { href: `/api/flows/${id}/turns/${turn.number}/raw`, download: `flow-${id}-turn-${turn.number}.bin` }, "Download the whole turn")),
+        h("p", {}, h("a", { href: withToken(`/api/flows/${id}/turns/${turn.number}/raw`), download: `flow-${id}-turn-${turn.number}.bin` }, "Download the whole turn")),
         turn.unreadable ? errorCard(turn.unreadable)
           : h("pre", { class: turn.text !== undefined ? "" : "hex" }, turn.text !== undefined ? turn.text : hexDump(turn.base64)))));
   } catch (e) { screen("Decrypted content of " + id, back, errorCard(e.message)); }
@@ -958,7 +1009,7 @@ function aimHAR() {
   if (!link) return;
   const p = flowParams(null);
   p.delete("limit");
-  link.setAttribute("href", "/api/har?" + p);
+  link.setAttribute("href", withToken("/api/har?" + p));
 }
 
 async function loadFlows(more) {

@@ -23,8 +23,6 @@ public final class WebServer: Sendable {
     public static let idleTimeoutSeconds: UInt32 = 30
 
     public let policy: WebAccessPolicy
-    /// The cookie's name (per port: `WebCookie.name`).
-    public let cookieName: String
     let route: @Sendable (WebRequest) -> WebResponse
     /// The daemon handle's bit pattern (OpaquePointer is not Sendable); 0 once stopped.
     private let daemon = Mutex<Int>(0)
@@ -32,13 +30,12 @@ public final class WebServer: Sendable {
     /// Starts serving on `socket` (bound and listening; the server owns it from now on).
     /// - Throws: `MissingLibrary` when libmicrohttpd.so.12 cannot be opened (the socket is closed);
     ///   `WebServerError.start` when libmicrohttpd refuses to start.
-    public init(socket: Int32, policy: WebAccessPolicy, cookieName: String, route: @escaping @Sendable (WebRequest) -> WebResponse) throws {
+    public init(socket: Int32, policy: WebAccessPolicy, route: @escaping @Sendable (WebRequest) -> WebResponse) throws {
         if let why = tv_lazy_library_open(TV_LAZY_LIBMICROHTTPD) {
             close(socket)
             throw MissingLibrary.web(reason: String(cString: why))
         }
         self.policy = policy
-        self.cookieName = cookieName
         self.route = route
         let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_THREAD_PER_CONNECTION.rawValue
         let completed: MHD_RequestCompletedCallback = { _, _, state, _ in
@@ -116,7 +113,6 @@ public final class WebServer: Sendable {
         var query = Self.arguments(connection)
         let facts = WebRequestFacts(
             method: method, path: path, host: header("Host"), queryToken: query["token"],
-            cookieToken: WebCookie.value(named: cookieName, in: header("Cookie")),
             bearerToken: header("Authorization").flatMap(WebServer.bearerToken),
             origin: header("Origin"), fetchSite: header("Sec-Fetch-Site"))
         switch policy.decide(facts) {
@@ -126,9 +122,6 @@ public final class WebServer: Sendable {
                 return WebResponse.errorPage(refusal.message, status: refusal.status)
             }
             return WebResponse.error(refusal.message, status: refusal.status)
-        case .tradeToken(let location):
-            return WebResponse(status: 303, contentType: "text/plain; charset=utf-8", body: Array("See \(location)\n".utf8),
-                               headers: [("Location", location), ("Set-Cookie", WebCookie.setCookie(name: cookieName, token: policy.token))])
         case .allow:
             if upload.tooLarge { return WebResponse.error("The request's body is larger than \(Self.maximumBody) bytes; send less.", status: 413) }
             query["token"] = nil

@@ -115,7 +115,7 @@ struct HARRowsRunTests {
         let flow = try #require(try box.json("requests", "--limit", "1")["requests"] as? [JSON]).first?.int("flow")
         let id = try #require(flow)
         let served = try WebRunTests().served(tv)
-        let web = try box.curl(["-sS", "-b", served.cookie, "-o", box.work + "/web.har", served.base + "/api/flows/\(id)/har"])
+        let web = try box.curl(["-sS", "-H", served.bearer, "-o", box.work + "/web.har", served.base + "/api/flows/\(id)/har"])
         #expect(web.status == 0, "\(web)")
         #expect(try box.tv("export", "har", String(id), "-o", box.work + "/cli.har").status == 0)
         let webJSON = try JSONSerialization.jsonObject(with: box.read(box.work + "/web.har")) as? NSDictionary

@@ -14,7 +14,7 @@ struct WebDownloadsRunTests {
     let web = WebRunTests()
 
     func get(_ box: Sandbox, _ served: WebRunTests.Served, _ path: String, to file: String? = nil) throws -> ProcessOutput {
-        try box.curl(["-sS", "-b", served.cookie, "-D", box.work + "/headers.txt"] + (file.map { ["-o", $0] } ?? []) + [served.base + path])
+        try box.curl(["-sS", "-H", served.bearer, "-D", box.work + "/headers.txt"] + (file.map { ["-o", $0] } ?? []) + [served.base + path])
     }
 
     func object(_ path: String) throws -> Any { try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) }
@@ -55,7 +55,7 @@ struct WebDownloadsRunTests {
         #expect(NSDictionary(dictionary: all) == NSDictionary(dictionary: try #require(try object(box.work + "/cli-all.har") as? [String: Any])))
         #expect(((all["log"] as? [String: Any])?["entries"] as? [Any])?.count == 2)
         // A filter that selects nothing says so.
-        let none = try box.curl(["-sS", "-b", served.cookie, "-w", "\n%{http_code}", served.base + "/api/har?status=kept_private"]).out
+        let none = try box.curl(["-sS", "-H", served.bearer, "-w", "\n%{http_code}", served.base + "/api/har?status=kept_private"]).out
         #expect(none == #"{"error":"No connection matches the Timeline's filters, so there is no HAR to make; clear a filter and try again."}"# + "\n404")
 
         // The audit bundle: `tv audit verify` passes the downloaded file; without content and keys, the bare list.
@@ -68,7 +68,7 @@ struct WebDownloadsRunTests {
         let bare = try box.tool("tar", ["-tzf", box.work + "/bare.tar.gz"])
         #expect(bare.out == "manifest.json\nproject.json\nsession.json\nmarkers.json\nflows.json\n", "\(bare)")
         // A session there is not: the command's sentence.
-        let missing = try box.curl(["-sS", "-b", served.cookie, "-w", "\n%{http_code}", served.base + "/api/audit/sessions/99/bundle"]).out
+        let missing = try box.curl(["-sS", "-H", served.bearer, "-w", "\n%{http_code}", served.base + "/api/audit/sessions/99/bundle"]).out
         #expect(missing.hasSuffix("\n404") && missing.contains("99"), "\(missing)")
         // Nothing is left behind in the temporary folder.
         #expect(Set(leftovers()) == before)
@@ -93,7 +93,7 @@ struct WebDownloadsRunTests {
         #expect(expiry["value"] as? String == "1d" && expiry["default"] as? String == "1d" && expiry["saved"] as? Bool == false)
         #expect(expiry["meaning"] as? String == "How long kept content lives: 1h, 1d or 1w (never forever).")
 
-        let post = ["-sS", "-X", "POST", "-b", served.cookie, "-H", "Origin: \(served.origin)", "-H", "Content-Type: application/json", "-w", "\n%{http_code}"]
+        let post = ["-sS", "-X", "POST", "-H", served.bearer, "-H", "Origin: \(served.origin)", "-H", "Content-Type: application/json", "-w", "\n%{http_code}"]
         // A change: what `tv settings set` prints.
         let saved = try box.curl(post + ["--data", #"{"key":"content.expiry","value":"1h"}"#, served.base + "/api/settings"]).out
         let said = try #require(try JSONSerialization.jsonObject(with: Data(saved.components(separatedBy: "\n").dropLast().joined(separator: "\n").utf8)) as? [String: Any])
@@ -124,7 +124,7 @@ struct WebDownloadsRunTests {
             host, port = sys.argv[1].split("//")[1].split(":")
             c = http.client.HTTPConnection(host, int(port), timeout=12)
             asked = time.time()
-            c.request("GET", "/api/events", headers={"Cookie": sys.argv[2]})
+            c.request("GET", "/api/events", headers={"Authorization": sys.argv[2]})
             r = c.getresponse()
             out = {"asked": asked, "events": []}
             end = time.time() + 9
@@ -140,7 +140,7 @@ struct WebDownloadsRunTests {
                     out["events"].append({"at": time.time(), "kind": kind, "data": json.loads(data)})
             print(json.dumps(out))
             """
-        let events = WebRunTests.Background { try? box.tool("/usr/bin/python3", ["-c", reader, served.base, served.cookie], timeout: 20) }
+        let events = WebRunTests.Background { try? box.tool("/usr/bin/python3", ["-c", reader, served.base, "Bearer " + served.token], timeout: 20) }
         usleep(3_500_000)
         let made = Date().timeIntervalSince1970
         let curled = try world.curlThrough(session, [world.url("/a")])

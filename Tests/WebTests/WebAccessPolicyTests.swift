@@ -8,39 +8,47 @@ struct WebAccessPolicyTests {
     let token = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
     var policy: WebAccessPolicy { WebAccessPolicy(hosts: ["127.0.0.1:8081", "localhost:8081"], token: token) }
 
-    func get(_ path: String = "/", host: String? = "127.0.0.1:8081", query: String? = nil, cookie: String? = nil,
-             bearer: String? = nil) -> WebRequestFacts {
-        WebRequestFacts(method: "GET", path: path, host: host, queryToken: query, cookieToken: cookie, bearerToken: bearer)
+    func get(_ path: String = "/api/flows", host: String? = "127.0.0.1:8081", query: String? = nil, bearer: String? = nil) -> WebRequestFacts {
+        WebRequestFacts(method: "GET", path: path, host: host, queryToken: query, bearerToken: bearer)
     }
 
     @Test func theHostMustBeAListeningName() {
-        #expect(policy.decide(get(cookie: token)) == .allow)
-        #expect(policy.decide(get(host: "LOCALHOST:8081", cookie: token)) == .allow)
+        #expect(policy.decide(get(bearer: token)) == .allow)
+        #expect(policy.decide(get(host: "LOCALHOST:8081", bearer: token)) == .allow)
         // DNS rebinding: a name that resolves to 127.0.0.1 is still not one of ours.
-        #expect(policy.decide(get(host: "evil.example:8081", cookie: token)) == .refuse(.wrongHost("evil.example:8081")))
-        #expect(policy.decide(get(host: "127.0.0.1", cookie: token)) == .refuse(.wrongHost("127.0.0.1")))
-        #expect(policy.decide(get(host: "127.0.0.1:8082", cookie: token)) == .refuse(.wrongHost("127.0.0.1:8082")))
-        #expect(policy.decide(get(host: nil, cookie: token)) == .refuse(.wrongHost(nil)))
-        // The host is checked before anything else, even a right token.
+        #expect(policy.decide(get(host: "evil.example:8081", bearer: token)) == .refuse(.wrongHost("evil.example:8081")))
+        #expect(policy.decide(get(host: "127.0.0.1", bearer: token)) == .refuse(.wrongHost("127.0.0.1")))
+        #expect(policy.decide(get(host: "127.0.0.1:8082", bearer: token)) == .refuse(.wrongHost("127.0.0.1:8082")))
+        #expect(policy.decide(get(host: nil, bearer: token)) == .refuse(.wrongHost(nil)))
+        // The host is checked before anything else, even a right token, and for the pages too.
         #expect(policy.decide(get(host: "evil.example", query: token)) == .refuse(.wrongHost("evil.example")))
+        #expect(policy.decide(get("/", host: "evil.example:8081")) == .refuse(.wrongHost("evil.example:8081")))
     }
 
-    @Test func aTokenIsNeeded() {
+    @Test func theAPINeedsTheToken() {
         #expect(policy.decide(get()) == .refuse(.noToken))
-        #expect(policy.decide(get("/api/flows")) == .refuse(.noToken))
-        #expect(policy.decide(get(cookie: "f" + token.dropFirst())) == .refuse(.wrongToken))
-        #expect(policy.decide(get(cookie: "short")) == .refuse(.wrongToken))
+        #expect(policy.decide(get("/api")) == .refuse(.noToken))
+        #expect(policy.decide(get(bearer: "f" + token.dropFirst())) == .refuse(.wrongToken))
+        #expect(policy.decide(get(bearer: "short")) == .refuse(.wrongToken))
         #expect(policy.decide(get(query: "nope")) == .refuse(.wrongToken))
+        // In the query (the event stream, a download link): served, not traded for anything.
+        #expect(policy.decide(get("/api/events", query: token)) == .allow)
+        // A bearer decides over the query.
+        #expect(policy.decide(get(query: token, bearer: "old")) == .refuse(.wrongToken))
     }
 
-    @Test func theURLsTokenIsTradedForTheCookie() {
-        #expect(policy.decide(get("/", query: token)) == .tradeToken(location: "/"))
-        #expect(policy.decide(get("/api/flows", query: token)) == .tradeToken(location: "/api/flows"))
-        // A right cookie with a stale token in the URL: the URL's token is what was asked about.
-        #expect(policy.decide(get("/", query: "old", cookie: token)) == .refuse(.wrongToken))
+    @Test func thePagesNeedNoToken() {
+        // tv's own HTML, CSS and JavaScript: the same for everyone, nothing recorded in them.
+        for path in ["/", "/app.js", "/app.css", "/index.html", "/apiary"] {
+            #expect(policy.decide(get(path)) == .allow, "\(path)")
+        }
+        #expect(policy.decide(get("/", query: "stale")) == .allow)
+        // Read only: a POST to a page is no method it has (it answered 200: a trial).
+        let post = WebRequestFacts(method: "POST", path: "/app.js", host: "127.0.0.1:8081", origin: "http://127.0.0.1:8081")
+        #expect(policy.decide(post) == .refuse(.method("POST")))
     }
 
-    @Test func scriptsMaySendTheTokenAsABearer() {
+    @Test func scriptsAndPagesSendTheTokenAsABearer() {
         #expect(policy.decide(get("/api/flows", bearer: token)) == .allow)
         #expect(policy.decide(get("/api/flows", bearer: "wrong")) == .refuse(.wrongToken))
         let post = WebRequestFacts(method: "POST", path: "/api/settings", host: "127.0.0.1:8081", bearerToken: token)
@@ -48,8 +56,8 @@ struct WebAccessPolicyTests {
     }
 
     @Test func aChangeMustComeFromThisOrigin() {
-        func post(origin: String?, site: String?, cookie: String? = nil) -> WebRequestFacts {
-            WebRequestFacts(method: "POST", path: "/api/settings", host: "127.0.0.1:8081", cookieToken: cookie ?? token,
+        func post(origin: String?, site: String?, bearer: String? = nil) -> WebRequestFacts {
+            WebRequestFacts(method: "POST", path: "/api/settings", host: "127.0.0.1:8081", bearerToken: bearer ?? token,
                             origin: origin, fetchSite: site)
         }
         #expect(policy.decide(post(origin: "http://127.0.0.1:8081", site: "same-origin")) == .allow)
@@ -59,25 +67,24 @@ struct WebAccessPolicyTests {
         #expect(policy.decide(post(origin: "https://127.0.0.1:8081", site: nil)) == .refuse(.crossOrigin("https://127.0.0.1:8081")))
         #expect(policy.decide(post(origin: "null", site: nil)) == .refuse(.crossOrigin("null")))
         #expect(policy.decide(post(origin: nil, site: "same-site")) == .refuse(.crossOrigin("same-site")))
-        // A browser always says where a POST comes from; with the cookie alone it is refused.
-        #expect(policy.decide(post(origin: nil, site: nil)) == .refuse(.crossOrigin(nil)))
-        // A foreign origin is refused whatever the credential, a bearer's too.
-        let bearer = WebRequestFacts(method: "POST", path: "/api/settings", host: "127.0.0.1:8081", bearerToken: token, origin: "http://evil.example")
-        #expect(policy.decide(bearer) == .refuse(.crossOrigin("http://evil.example")))
+        // A foreign origin is refused whatever the credential, before it is looked at.
+        #expect(policy.decide(post(origin: "http://evil.example", site: nil, bearer: "wrong")) == .refuse(.crossOrigin("http://evil.example")))
         // No token: refused as such, after the origin was found to be ours.
         let none = WebRequestFacts(method: "POST", path: "/api/settings", host: "127.0.0.1:8081", origin: "http://127.0.0.1:8081")
         #expect(policy.decide(none) == .refuse(.noToken))
-        // A token in the URL is never traded on a POST.
+        // A token in the URL never carries a POST.
         let queried = WebRequestFacts(method: "POST", path: "/api/settings", host: "127.0.0.1:8081", queryToken: token, origin: "http://127.0.0.1:8081")
         #expect(policy.decide(queried) == .refuse(.noToken))
     }
 
     @Test func onlyReadingAndChangingMethods() {
         for method in ["PUT", "DELETE", "OPTIONS", "TRACE", "CONNECT", "get"] {
-            let facts = WebRequestFacts(method: method, path: "/", host: "127.0.0.1:8081", cookieToken: token)
-            #expect(policy.decide(facts) == .refuse(.method(method)))
+            for path in ["/", "/api/flows"] {
+                let facts = WebRequestFacts(method: method, path: path, host: "127.0.0.1:8081", bearerToken: token)
+                #expect(policy.decide(facts) == .refuse(.method(method)))
+            }
         }
-        #expect(policy.decide(WebRequestFacts(method: "HEAD", path: "/", host: "127.0.0.1:8081", cookieToken: token)) == .allow)
+        #expect(policy.decide(WebRequestFacts(method: "HEAD", path: "/api/flows", host: "127.0.0.1:8081", bearerToken: token)) == .allow)
     }
 
     @Test func refusalsSayWhatToDo() {
@@ -88,16 +95,7 @@ struct WebAccessPolicyTests {
         #expect(WebRefusal.method("PUT").status == 405)
         #expect(WebRefusal.wrongHost("evil.example").message == "tv web does not answer to the name 'evil.example'; open the URL `tv web` printed.")
         #expect(WebRefusal.crossOrigin("http://evil.example").message == "A change was asked from another origin (http://evil.example); only tv web's own pages may change settings.")
-    }
-
-    @Test func theCookie() {
-        #expect(WebCookie.name(port: 8081) == "tv_web_8081")
-        #expect(WebCookie.setCookie(name: "tv_web_8081", token: "abc") == "tv_web_8081=abc; Path=/; HttpOnly; SameSite=Strict")
-        #expect(WebCookie.value(named: "tv_web_8081", in: "a=1; tv_web_8081=abc; b=2") == "abc")
-        #expect(WebCookie.value(named: "tv_web_8081", in: "tv_web_80810=abc") == nil)
-        #expect(WebCookie.value(named: "tv_web_8081", in: "xtv_web_8081=abc") == nil)
-        #expect(WebCookie.value(named: "tv_web_8081", in: nil) == nil)
-        #expect(WebCookie.value(named: "tv_web_8081", in: "tv_web_8081=") == "")
+        #expect(WebRefusal.noToken.message == "This needs the token in the URL `tv web` printed: open that URL once in this browser (its pages keep the token for this address and port), or send `Authorization: Bearer TOKEN`.")
     }
 
     @Test func theListenersNames() {

@@ -29,6 +29,35 @@ function s(tag, attrs) {
   return el;
 }
 
+// ---- the token ------------------------------------------------------------------------------
+// The printed URL's `?token=` is taken once, kept in this origin's localStorage (scheme, host and
+// port: no other local server can read it) and dropped from the address bar; every API request
+// sends it as `Authorization: Bearer`, and the event stream and download links, which cannot
+// send a header, as `?token=`. Never a cookie: a browser sends 127.0.0.1's cookies to every port
+// of 127.0.0.1, so any other local server the user opened would receive it (a trial).
+const TOKEN_KEY = "tv-web-token";
+let tokenInMemory = "";
+function takeToken() {
+  const params = new URLSearchParams(location.search);
+  const given = params.get("token");
+  if (!given) return;
+  tokenInMemory = given;
+  try { localStorage.setItem(TOKEN_KEY, given); } catch (e) { /* storage off: this tab keeps it */ }
+  params.delete("token");
+  const rest = params.toString();
+  history.replaceState(null, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+}
+function webToken() {
+  try { return localStorage.getItem(TOKEN_KEY) || tokenInMemory; } catch (e) { return tokenInMemory; }
+}
+// `path` with the token in its query, for what cannot send a header.
+function withToken(path) {
+  return path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(webToken());
+}
+function authorized(headers) {
+  return Object.assign({ Authorization: "Bearer " + webToken() }, headers || {});
+}
+
 // Bumped at every route: an answer that arrives after its screen was left is dropped (it never
 // resolves), so it cannot draw over the screen now shown.
 let routeToken = 0;
@@ -48,7 +77,8 @@ const NOT_ANSWERING = "tv web is not answering: it stopped (with its session, fo
 async function fetchJSON(path, options) {
   let response;
   try {
-    response = await fetch(path, Object.assign({ credentials: "same-origin", headers: { Accept: "application/json" } }, options || {}));
+    const given = options || {};
+    response = await fetch(path, Object.assign({}, given, { credentials: "omit", headers: authorized(Object.assign({ Accept: "application/json" }, given.headers || {})) }));
   } catch (e) {
     const error = new Error(NOT_ANSWERING);
     error.status = 0;
@@ -157,9 +187,25 @@ function screen(title, ...children) {
 // ---- live events ---------------------------------------------------------------------------
 
 const live = { listeners: new Set(), top: null, rates: [], connected: false };
+// A hidden tab lets go of its stream, and takes it again when shown: a browser opens at most six
+// HTTP/1.1 connections to one host, so six open tabs' streams left a seventh tab no connection
+// to load with (a trial).
+let eventSource = null;
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden && eventSource) {
+    eventSource.close();
+    eventSource = null;
+    live.connected = false;
+    document.getElementById("live").textContent = "○ Paused while this tab is hidden";
+  } else if (!document.hidden && !eventSource) {
+    connectEvents();
+  }
+});
 function connectEvents() {
   const status = document.getElementById("live");
-  const source = new EventSource("/api/events");
+  if (eventSource) eventSource.close();
+  const source = new EventSource(withToken("/api/events"));
+  eventSource = source;
   source.addEventListener("open", () => { live.connected = true; status.textContent = "● Live"; });
   source.addEventListener("error", async () => {
     live.connected = false;
@@ -168,7 +214,7 @@ function connectEvents() {
     // Why: a tv web started again has a new token, and this page's is refused for good (a
     // trial's page said "reconnecting" forever); else nothing answers yet.
     try {
-      const answer = await fetch("/api/status", { credentials: "same-origin" });
+      const answer = await fetch("/api/status", { credentials: "omit", headers: authorized() });
       if (answer.status === 403) {
         source.close();
         status.textContent = "○ This page's token is not the running tv web's (it changes at every start): open the URL tv web printed.";
@@ -284,4 +330,9 @@ function route() {
 }
 
 window.addEventListener("hashchange", () => { route(); main().focus({ preventScroll: true }); });
-document.addEventListener("DOMContentLoaded", () => { connectEvents(); route(); });
+document.addEventListener("DOMContentLoaded", () => {
+  takeToken();
+  if (document.hidden) document.getElementById("live").textContent = "○ Paused while this tab is hidden";
+  else connectEvents();
+  route();
+});

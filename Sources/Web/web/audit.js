@@ -48,7 +48,7 @@ async function auditSession(id) {
     const q = new URLSearchParams();
     if (!content.checked) q.set("content", "no");
     if (!keys.checked) q.set("keys", "no");
-    link.setAttribute("href", "/api/audit/sessions/" + id + "/bundle" + (q.toString() ? "?" + q : ""));
+    link.setAttribute("href", withToken("/api/audit/sessions/" + id + "/bundle" + (q.toString() ? "?" + q : "")));
   };
   content.addEventListener("change", aim);
   keys.addEventListener("change", aim);

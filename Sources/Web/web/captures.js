@@ -13,7 +13,7 @@ async function captures() {
     try { room = (await api("/api/captures/room")).said; } catch (e) { room = e.message; }
     const rows = files.map(f => h("tr", {}, h("td", {}, "capture " + f.seq, f.recording ? h("span", { class: "badge" }, " ● Recording") : ""),
       h("td", { class: "num" }, bytes(f.bytes)), h("td", { class: "hide-narrow" }, utc(f.startedMicros, true)),
-      h("td", {}, f.recording ? null : h("a", { href: `/api/captures/${f.seq}/file`, download: "" }, "Download"), " ",
+      h("td", {}, f.recording ? null : h("a", { href: withToken(`/api/captures/${f.seq}/file`), download: "" }, "Download"), " ",
         f.recording ? h("span", { class: "muted" }, "being written") : h("button", { type: "button", onclick: async () => {
         if (!confirm(`Delete capture ${f.seq} (${bytes(f.bytes)}, ${f.packets} packets)? The connections stay in your history; only the raw packet bytes go, and they do not come back.`)) return;
         try { await post(`/api/captures/${f.seq}/delete`); captures(); } catch (e) { main().append(errorCard(e.message)); }
@@ -27,7 +27,7 @@ async function captures() {
       decrypted.length ? h("table", { id: "decrypted-captures" }, h("thead", {}, h("tr", {}, h("th", {}, "File"), h("th", { class: "num" }, "Size"), h("th", { class: "hide-narrow" }, "Started"), h("th", {}, ""))),
         h("tbody", {}, decrypted.map(f => h("tr", {}, h("td", {}, f.name, f.recording ? h("span", { class: "badge" }, " ● Recording") : ""),
           h("td", { class: "num" }, bytes(f.bytes)), h("td", { class: "hide-narrow" }, utc(f.startedMicros, true)),
-          h("td", {}, f.recording ? h("span", { class: "muted" }, "being written") : h("a", { href: `/api/captures/decrypted/${encodeURIComponent(f.name)}/file`, download: "" }, "Download")))))) : null,
+          h("td", {}, f.recording ? h("span", { class: "muted" }, "being written") : h("a", { href: withToken(`/api/captures/decrypted/${encodeURIComponent(f.name)}/file`), download: "" }, "Download")))))) : null,
       h("h2", {}, "Room left"), h("pre", {}, room || ""));
   } catch (e) { screen("Captures", errorCard(e.message)); }
 }

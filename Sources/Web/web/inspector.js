@@ -78,7 +78,7 @@ function meaningWords(meaning) { return String(meaning).replace(/_/g, " "); }
 
 // One flow's conversation as HAR, as `tv export har ID` writes it.
 function harLink(id) {
-  return h("a", { href: "/api/flows/" + id + "/har", download: "flow-" + id + ".har", class: "har-link" }, "Download as HAR");
+  return h("a", { href: withToken("/api/flows/" + id + "/har"), download: "flow-" + id + ".har", class: "har-link" }, "Download as HAR");
 }
 
 function hexFromPairs(hex) {
@@ -115,7 +115,7 @@ async function content(id) {
       ...turns.map(turn => h("section", { class: "card" },
         h("h2", {}, sentWord(turn.direction) + " · turn " + turn.number + " · " + bytes(turn.keptBytes)
           + (turn.truncated ? " kept of " + bytes(turn.seenBytes) + " (cut; the rest of this side was not recorded)" : "")),
-        h("p", {}, h("a", { href: `/api/flows/${id}/turns/${turn.number}/raw`, download: `flow-${id}-turn-${turn.number}.bin` }, "Download the whole turn")),
+        h("p", {}, h("a", { href: withToken(`/api/flows/${id}/turns/${turn.number}/raw`), download: `flow-${id}-turn-${turn.number}.bin` }, "Download the whole turn")),
         turn.unreadable ? errorCard(turn.unreadable)
           : h("pre", { class: turn.text !== undefined ? "" : "hex" }, turn.text !== undefined ? turn.text : hexDump(turn.base64)))));
   } catch (e) { screen("Decrypted content of " + id, back, errorCard(e.message)); }

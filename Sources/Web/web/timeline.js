@@ -30,7 +30,7 @@ function aimHAR() {
   if (!link) return;
   const p = flowParams(null);
   p.delete("limit");
-  link.setAttribute("href", "/api/har?" + p);
+  link.setAttribute("href", withToken("/api/har?" + p));
 }
 
 async function loadFlows(more) {

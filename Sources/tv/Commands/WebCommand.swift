@@ -13,7 +13,7 @@ enum WebCommand {
     static let listenHelp = "Where to serve (default 127.0.0.1:8081; loopback unless you say otherwise; port 0: any free one)."
     static let spec = CommandSpec(
         name: "web", summary: "Serve the screens (Dashboard, Timeline, Flow Inspector, …) to a browser on this machine, live.",
-        discussion: "Prints one URL with a random token; opening it once trades the token for a cookie (HttpOnly, SameSite=Strict) and drops it from the address bar. Requests naming another host (DNS rebinding) or changing something from another origin (CSRF) are refused; scripts may send `Authorization: Bearer TOKEN` instead. Runs until Ctrl-C or SIGTERM. The JSON API under /api/ is listed in the README.",
+        discussion: "Prints one URL with a random token; opening it once, the pages keep the token in the browser's storage for this address and port (never a cookie, which the browser would send to every port of the address) and drop it from the address bar. Requests naming another host (DNS rebinding) or changing something from another origin (CSRF) are refused; scripts send `Authorization: Bearer TOKEN`. Runs until Ctrl-C or SIGTERM. The JSON API under /api/ is listed in the README.",
         options: [OptionSpec("listen", value: "HOST:PORT", help: listenHelp)])
 
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = ["web": run]
@@ -74,7 +74,7 @@ enum WebCommand {
         let api = WebAPI(home: home, environment: inv.environment)
         let server: WebServer
         do {
-            server = try WebServer(socket: listener.socket, policy: policy, cookieName: WebCookie.name(port: listener.port), route: { api.answer($0) })
+            server = try WebServer(socket: listener.socket, policy: policy, route: { api.answer($0) })
         } catch let missing as MissingLibrary {
             throw missing
         } catch {

@@ -31,6 +31,18 @@ from selenium.webdriver.common.keys import Keys
 URL, OUT, EXPECTED, PROXY, TARGET, CACERT, SESSION_PID = sys.argv[1:8]
 EXPECTED_IDS = sorted(int(x) for x in EXPECTED.split(",") if x)
 BASE = URL.split("/?token=")[0]
+TOKEN = URL.split("/?token=")[1]
+
+
+def untokened(href):
+    """A download link without its token, after checking it carries this tv web's (a link cannot
+    send a header, and no cookie carries the token)."""
+    path, _, query = href.partition("?")
+    params = [p for p in query.split("&") if p]
+    if "token=" + TOKEN not in params:
+        fail("the link %s does not carry the token" % href)
+    rest = [p for p in params if p != "token=" + TOKEN]
+    return path + ("?" + "&".join(rest) if rest else "")
 SCREENS = ["dashboard", "timeline", "flow/%d" % EXPECTED_IDS[-1], "flow/%d/content" % EXPECTED_IDS[-1],
            "captures", "settings", "setup", "diagnostics", "audit", "audit/1"]
 
@@ -64,7 +76,13 @@ try:
     wait_for("the token traded for the cookie", lambda: "token=" not in driver.current_url)
     if driver.current_url.rstrip("/") + "/" != BASE + "/":
         fail("the address kept more than the path: " + driver.current_url)
-    print("ok: the token was traded and dropped from the address", flush=True)
+    # No cookie holds it (a browser sends 127.0.0.1's cookies to every port of it: a trial's server
+    # on another port logged the token); the page keeps it in this origin's storage.
+    if driver.get_cookies():
+        fail("the page left cookies: " + json.dumps(driver.get_cookies()))
+    if driver.execute_script("return localStorage.getItem('tv-web-token')") != URL.split("/?token=")[1]:
+        fail("the page did not keep the token in its origin's storage")
+    print("ok: the token was taken and dropped from the address, no cookie set", flush=True)
 
     # Every screen loads, at both sizes and at 200 % zoom (a 1280x800 window showing 640x400 CSS
     # pixels), with a heading, no error card of the page's own and nothing wider than the window.
@@ -169,10 +187,10 @@ try:
     if "between the screens" not in driver.find_element(By.CSS_SELECTOR, "#rows li.marker").text:
         fail("the marker's text is not shown")
     bundle = driver.find_element(By.ID, "bundle-download")
-    if not bundle.get_attribute("href").endswith("/api/audit/sessions/1/bundle"):
+    if not untokened(bundle.get_attribute("href")).endswith("/api/audit/sessions/1/bundle"):
         fail("the bundle link is " + bundle.get_attribute("href"))
     driver.find_element(By.ID, "bundle-keys").click()
-    if not bundle.get_attribute("href").endswith("/api/audit/sessions/1/bundle?keys=no"):
+    if not untokened(bundle.get_attribute("href")).endswith("/api/audit/sessions/1/bundle?keys=no"):
         fail("the bundle link without keys is " + bundle.get_attribute("href"))
     print("ok: the audit session shows its flows and marker and offers its bundle", flush=True)
 
@@ -238,7 +256,7 @@ try:
     # The HAR download follows the filter: the picked interval, as `tv export har` writes it.
     picked = driver.execute_script("return timeline.interval")
     har = driver.find_element(By.ID, "har-download").get_attribute("href")
-    if not har.endswith("/api/har?from=%d&to=%d" % (picked["from"], picked["to"])):
+    if not untokened(har).endswith("/api/har?from=%d&to=%d" % (picked["from"], picked["to"])):
         fail("the Timeline's HAR link is " + har)
     answer = driver.execute_async_script("""const done = arguments[arguments.length - 1];
         fetch(arguments[0]).then(r => r.json().then(b => done([r.status, r.headers.get('content-disposition'), b.log.entries.length])))
@@ -364,6 +382,25 @@ try:
     if answer != [200, 'attachment; filename="flow-%d.har"' % EXPECTED_IDS[-1], 1]:
         fail("the flow's HAR answered " + str(answer))
     print("ok: a flow's HAR downloads from its inspector", flush=True)
+
+    # Eight more tabs: each loads and goes live (a hidden tab lets go of its event stream; with six
+    # streams held a browser gave a seventh tab no connection, and it stayed blank: a trial).
+    first = driver.current_window_handle
+    driver.set_page_load_timeout(20)
+    tabs = []
+    for n in range(8):
+        driver.switch_to.new_window("tab")
+        driver.get(BASE + "/#/timeline")
+        tabs.append(driver.current_window_handle)
+    for handle in tabs + [first]:
+        driver.switch_to.window(handle)
+        wait_for("tab %s live" % handle[-6:], lambda: driver.find_element(By.ID, "live").text == "● Live", 15)
+        wait_for("tab %s drawn" % handle[-6:], lambda: driver.find_element(By.ID, "main").get_attribute("data-drawn"), 15)
+    for handle in tabs:
+        driver.switch_to.window(handle)
+        driver.close()
+    driver.switch_to.window(first)
+    print("ok: nine tabs at once each load and go live", flush=True)
 
     # The session gone: the page says it is not connected, and the next screen says tv web is not answering.
     os.kill(int(SESSION_PID), signal.SIGTERM)

@@ -115,7 +115,7 @@ try:
     if len(rows) != len(listed):
         fail("Captures shows %d files, tv captures --json %d" % (len(rows), len(listed)))
     for row, file in zip(rows, listed):
-        downloads = row.find_elements(By.CSS_SELECTOR, "a[href$='/file']")
+        downloads = row.find_elements(By.CSS_SELECTOR, "a[href*='/file?token=']")
         if file["seq"] == int(RECORDING):
             if "● Recording" not in row.text or "being written" not in row.text or downloads:
                 fail("the capture being written is not marked Recording: " + row.text)
