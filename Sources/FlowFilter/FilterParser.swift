@@ -11,6 +11,11 @@
 /// `(~d a | ~d b) & ~m GET`, as in mitmproxy (which allows adjacent terms only outside
 /// parentheses; tv allows them inside too). Pure: text in, an expression or the first mistake out.
 public enum FilterParser {
+    /// The deepest nesting of `(` and `!` taken: each level is a recursive call here and in the
+    /// matcher, and a trial's 17,000 parentheses overflowed the stack (signal 11). mitmproxy's
+    /// own parser (pyparsing) stops at Python's recursion limit.
+    public static let maximumDepth = 100
+
     /// The expression `text` writes.
     /// - Throws: `FilterSyntaxError`, with the column of the first mistake.
     public static func parse(_ text: String) throws -> FilterExpression {
@@ -28,6 +33,14 @@ public enum FilterParser {
         /// The column one past the text's end.
         let end: Int
         var index = 0
+        /// The `(` and `!` open around the token being read.
+        var depth = 0
+
+        /// Counts one more level at `column`, refused past `maximumDepth`.
+        mutating func deeper(at column: Int) throws {
+            depth += 1
+            if depth > FilterParser.maximumDepth { throw FilterSyntaxError(.tooDeep(FilterParser.maximumDepth), column: column) }
+        }
 
         var peek: FilterLexer.Located? { index < tokens.count ? tokens[index] : nil }
 
@@ -72,8 +85,10 @@ public enum FilterParser {
         }
 
         mutating func not(after: String?) throws -> FilterExpression {
-            if peek?.token == .not {
+            if let located = peek, located.token == .not {
                 _ = next()
+                try deeper(at: located.column)
+                defer { depth -= 1 }
                 return .not(try not(after: "!"))
             }
             return try primary(after: after)
@@ -86,6 +101,8 @@ public enum FilterParser {
             switch located.token {
             case .open:
                 _ = next()
+                try deeper(at: located.column)
+                defer { depth -= 1 }
                 let inner = try sequence(after: "(")
                 guard peek?.token == .close else { throw FilterSyntaxError(.unclosedParenthesis, column: located.column) }
                 _ = next()

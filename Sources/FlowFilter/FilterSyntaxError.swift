@@ -22,6 +22,9 @@ public struct FilterSyntaxError: UserFacingError, Equatable {
         case unclosedQuote(Character)
         /// A `(` opened here is not closed.
         case unclosedParenthesis
+        /// A `(` or `!` here nests deeper than `FilterParser.maximumDepth` (each level is a call
+        /// in the parser and the matcher: 17,000 parentheses overflowed the stack, a trial).
+        case tooDeep(Int)
         /// A `)` with no `(` before it.
         case unopenedParenthesis
     }
@@ -60,6 +63,8 @@ public struct FilterSyntaxError: UserFacingError, Equatable {
             return "The quote \(quote) \(at) is not closed; end the regex with another \(quote)."
         case .unclosedParenthesis:
             return "The '(' \(at) is not closed; add a ')'."
+        case let .tooDeep(limit):
+            return "The expression nests deeper than \(limit) parentheses and '!' \(at); write it with fewer levels."
         case .unopenedParenthesis:
             return "The ')' \(at) closes nothing; remove it or add a '(' before it."
         }

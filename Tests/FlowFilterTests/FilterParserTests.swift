@@ -57,6 +57,14 @@ func code(_ n: Int) -> FilterExpression { .term(FilterTerm(.statusCode, .number(
         #expect(try FilterParser.parse(expected.description) == expected)
     }
 
+    @Test func oneHundredLevelsAreTaken() throws {
+        let deep = String(repeating: "(", count: 100) + "~d a" + String(repeating: ")", count: 100)
+        #expect(try FilterParser.parse(deep).description == "~d \"a\"")
+        #expect(try FilterParser.parse(String(repeating: "!", count: 100) + "~q").description == String(repeating: "!", count: 100) + "~q")
+        // Depth, not count: many levels one after the other are fine.
+        #expect(throws: Never.self) { try FilterParser.parse(Array(repeating: "(~d a)", count: 500).joined(separator: " | ")) }
+    }
+
     @Test func descriptionIsFullyParenthesized() throws {
         #expect(try FilterParser.parse("~d a | !~q ~c 404").description == "((~d \"a\" | !~q) & ~c 404)")
         #expect(try FilterParser.parse("~u 'a\"b\\\\c'").description == "~u \"a\\\"b\\\\c\"")
@@ -73,6 +81,13 @@ func code(_ n: Int) -> FilterExpression { .term(FilterTerm(.statusCode, .number(
         ("(~d a", .unclosedParenthesis, 1, "The '(' at column 1 is not closed; add a ')'."),
         ("~d a & ((~m b)", .unclosedParenthesis, 8, "The '(' at column 8 is not closed; add a ')'."),
         ("~d a)", .unopenedParenthesis, 5, "The ')' at column 5 closes nothing; remove it or add a '(' before it."),
+        // 100 levels are taken; the 101st '(' or '!' is refused where it stands (17,000 crashed tv).
+        (String(repeating: "(", count: 101) + "~all" + String(repeating: ")", count: 101), .tooDeep(100), 101,
+         "The expression nests deeper than 100 parentheses and '!' at column 101; write it with fewer levels."),
+        (String(repeating: "!", count: 120_000) + "~all", .tooDeep(100), 101,
+         "The expression nests deeper than 100 parentheses and '!' at column 101; write it with fewer levels."),
+        (String(repeating: "(!", count: 51) + "~q" + String(repeating: ")", count: 51), .tooDeep(100), 101,
+         "The expression nests deeper than 100 parentheses and '!' at column 101; write it with fewer levels."),
         ("~x foo", .unknownOperator("~x"), 1,
          "Unknown operator '~x' at column 1; the operators are ~all ~b ~bq ~bs ~c ~d ~dst ~e ~h ~hq ~hs ~m ~q ~s ~src ~t ~tq ~ts ~tcp ~udp ~u."),
         ("~u ü ~zz", .unknownOperator("~zz"), 6,
