@@ -7,7 +7,8 @@ import TVHome
 /// The JSON is for programs: every key is camelCase with no spaces. A dotted name groups: the
 /// closed flows by status (`closed.keptPrivate`), the recording's losses (`recording.flowsWaiting`)
 /// and the TUN's counters (`tunnel.dropped.icmp`) become nested objects (`"closed": {"keptPrivate": 2}`),
-/// so `jq .closed.keptPrivate` reads one. Decimal text becomes a number, anything else a string.
+/// so `jq .closed.keptPrivate` reads one; numbered names (`errors.1.reason`) become a list in
+/// number order. Decimal text becomes a number, anything else a string.
 public enum SessionStatusPresentation {
     /// The control-socket name of the count of flows closed with `status` (`closed.keptPrivate`).
     public static func closedKey(_ status: FlowStatus) -> String { "closed." + status.key }
@@ -38,7 +39,15 @@ public enum SessionStatusPresentation {
                 group.append((Array(leaves[i].0.dropFirst()), leaves[i].1))
                 i += 1
             }
-            out.append((path[0], .object(nest(group))))
+            let members = nest(group)
+            // Numbered members (`errors.1.reason`, `talkers.2.host`) are a list, in number order
+            // (they came out as objects keyed "1", "2": a trial).
+            let numbers = members.compactMap { name, _ in name.utf8.allSatisfy { (0x30...0x39).contains($0) } ? Int(name) : nil }
+            if numbers.count == members.count {
+                out.append((path[0], .array(zip(numbers, members).sorted { $0.0 < $1.0 }.map { $0.1.1 })))
+            } else {
+                out.append((path[0], .object(members)))
+            }
         }
         return out
     }

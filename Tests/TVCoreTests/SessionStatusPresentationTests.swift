@@ -21,6 +21,16 @@ import TVHome
             + #""tunnel":{"dropped":{"badChecksum":6,"icmp":5},"tcpRedirected":4}}"#)
     }
 
+    @Test("numbered names (errors.1.reason, talkers.10.host) are lists in number order, not objects keyed \"1\"")
+    func numberedNamesAreLists() {
+        let values = ["errors.1.reason": "refused", "errors.1.count": "2", "errors.2.reason": "reset", "errors.2.count": "1",
+                      "talkers.10.host": "j", "talkers.2.host": "b", "talkers.1.host": "a",
+                      "tunnel.1x": "5", "tunnel.2": "6"]
+        #expect(SessionStatusPresentation.json(values).serialized() == #"{"running":true,"#
+            + #""errors":[{"count":2,"reason":"refused"},{"count":1,"reason":"reset"}],"#
+            + #""talkers":[{"host":"a"},{"host":"b"},{"host":"j"}],"tunnel":{"1x":5,"2":6}}"#)
+    }
+
     @Test("the closed line in words, alphabetically; none without counts")
     func closedLine() {
         var values: [String: String] = [:]
