@@ -40,6 +40,17 @@ public struct ActivityAxis: Sendable, Equatable {
         self.init(start: last - width * Int64(maxBars), widthMicros: width, bars: maxBars, clipped: true)
     }
 
+    /// The axis `tv activity` draws for the options given (µs; nil: not given) over a history
+    /// whose flows start from `oldest` to `newest`: --from/--to as given; --to alone from the
+    /// oldest flow, or, when even that started after --to, from --to's own moment (nothing kept
+    /// then: the report says so; it drew the oldest flow's second, after --to, a trial); --from
+    /// alone up to `now`; neither, everything kept.
+    public static func stretch(from: Int64?, to: Int64?, now: Int64, oldest: Int64, newest: Int64, maxBars: Int) -> ActivityAxis {
+        let end = to ?? (from != nil ? now : newest + 1)
+        let start = from ?? (oldest < end ? oldest : end - 1)
+        return ActivityAxis(from: start, to: end, maxBars: maxBars)
+    }
+
     /// An axis as given (tests, and a stretch already planned).
     public init(start: Int64, widthMicros: Int64, bars: Int, clipped: Bool = false) {
         self.start = start

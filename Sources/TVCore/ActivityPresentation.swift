@@ -142,7 +142,7 @@ public struct ActivityReport: Sendable, Equatable {
         var out = [barLine, String(repeating: "─", count: axis.bars)]
         if let markRow { out.append(markRow) }
         out.append(left + String(repeating: " ", count: gap) + right)
-        var summary = "\(axis.bars) bars of \(axis.widthWords)"
+        var summary = "\(axis.bars) bar\(axis.bars == 1 ? "" : "s") of \(axis.widthWords)"
         if let b = busiest {
             let at = Units.utc((axis.start + axis.widthMicros * Int64(b.index)) / 1_000_000, format: format)
             summary += "; busiest: \(Units.grouped(b.count)) \(b.count == 1 ? "connection" : "connections") in the \(axis.widthWords) from \(at)"

@@ -42,6 +42,26 @@ import TVHome
         #expect(ActivityAxis(from: 5 * s + 3, to: 5 * s + 3, maxBars: 80) == ActivityAxis(start: 5 * s, widthMicros: s, bars: 1))
     }
 
+    @Test("the stretch drawn for --from/--to/neither; --to before the oldest flow ends at --to and the report says nothing is kept")
+    func stretchForOptions() {
+        let s = Self.s
+        let oldest = 5_000 * s, newest = 5_059 * s, now = 9_000 * s
+        // Neither: everything kept. --from alone: up to now. Both: as given.
+        #expect(ActivityAxis.stretch(from: nil, to: nil, now: now, oldest: oldest, newest: newest, maxBars: 60)
+                == ActivityAxis(start: 5_000 * s, widthMicros: s, bars: 60))
+        #expect(ActivityAxis.stretch(from: 8_940 * s, to: nil, now: now, oldest: oldest, newest: newest, maxBars: 60)
+                == ActivityAxis(start: 8_940 * s, widthMicros: s, bars: 60))
+        #expect(ActivityAxis.stretch(from: 4_000 * s, to: 4_060 * s, now: now, oldest: oldest, newest: newest, maxBars: 60)
+                == ActivityAxis(start: 4_000 * s, widthMicros: s, bars: 60))
+        // --to alone: from the oldest flow; before the oldest flow, the second ending at --to (it
+        // drew the oldest flow's second, after --to: a trial), and the report draws nothing.
+        #expect(ActivityAxis.stretch(from: nil, to: 5_030 * s, now: now, oldest: oldest, newest: newest, maxBars: 60)
+                == ActivityAxis(start: 5_000 * s, widthMicros: s, bars: 30))
+        let before = ActivityAxis.stretch(from: nil, to: 4_000 * s, now: now, oldest: oldest, newest: newest, maxBars: 60)
+        #expect(before == ActivityAxis(start: 3_999 * s, widthMicros: s, bars: 1))
+        #expect(ActivityReport(axis: before, sparse: [:], oldestKept: oldest).notices == [.removedByRetention(oldestKept: oldest), .noFilter])
+    }
+
     @Test("zero-filling: one count per bar, 0 where the aggregate had none")
     func zeroFill() {
         let axis = ActivityAxis(start: 0, widthMicros: Self.s, bars: 6)

@@ -62,9 +62,7 @@ enum ActivityCommand {
         defer { store.close() }
         let report: ActivityReport
         if let bounds = try store.startTimeBounds() {
-            let start = from ?? bounds.oldest
-            let end = to ?? (from != nil ? now : bounds.newest + 1)
-            let axis = ActivityAxis(from: start, to: end, maxBars: maxBars)
+            let axis = ActivityAxis.stretch(from: from, to: to, now: now, oldest: bounds.oldest, newest: bounds.newest, maxBars: maxBars)
             let sparse = axis.end > bounds.oldest ? try store.activity(from: axis.start, to: axis.end, widthMicros: axis.widthMicros) : [:]
             let markers = try store.audit.markers(from: axis.start, to: axis.end)
             report = ActivityReport(axis: axis, sparse: sparse, oldestKept: bounds.oldest, markers: markers)

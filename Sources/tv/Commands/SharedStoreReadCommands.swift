@@ -65,7 +65,7 @@ enum SharedStoreReadCommands {
     static func activity(_ inv: Invocation, history: SharedFlowHistory, from: Int64?, to: Int64?, now: Int64, maxBars: Int) throws -> ActivityReport {
         defer { history.close() }
         guard let bounds = try history.startTimeBounds() else { return ActivityReport(axis: nil, sparse: [:], oldestKept: nil) }
-        let axis = ActivityAxis(from: from ?? bounds.oldest, to: to ?? (from != nil ? now : bounds.newest + 1), maxBars: maxBars)
+        let axis = ActivityAxis.stretch(from: from, to: to, now: now, oldest: bounds.oldest, newest: bounds.newest, maxBars: maxBars)
         let sparse = axis.end > bounds.oldest ? try history.activity(from: axis.start, to: axis.end, widthMicros: axis.widthMicros) : [:]
         return ActivityReport(axis: axis, sparse: sparse, oldestKept: bounds.oldest, markers: try history.markers(from: axis.start, to: axis.end))
     }
