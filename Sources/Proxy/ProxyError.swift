@@ -8,6 +8,8 @@ public enum ProxyError: UserFacingError, Equatable {
     case permissionDenied(host: String, port: UInt16, option: String = "--listen")
     case invalidListenAddress(String)
     case invalidMode(String, reason: String)
+    /// `--mode reverse:` names the address tv itself listens on (`ProxyMode.reverseTargetIsListener`).
+    case reverseTargetIsListener(mode: String, listen: String)
     /// A host pattern that is not a regular expression; `use`: the option that gave it.
     case invalidHostPattern(String, use: HostPatternUse = .hostFilters)
     case upstreamCAFileUnreadable(path: String, reason: String)
@@ -29,7 +31,7 @@ public enum ProxyError: UserFacingError, Equatable {
     /// it), 1 otherwise.
     public var exitCode: Int32 {
         switch self {
-        case .invalidListenAddress, .invalidMode: return 2
+        case .invalidListenAddress, .invalidMode, .reverseTargetIsListener: return 2
         default: return 1
         }
     }
@@ -56,6 +58,8 @@ public enum ProxyError: UserFacingError, Equatable {
             return "'\(text)' is not an address to listen on; write it as HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080."
         case let .invalidMode(text, reason):
             return "'\(text)' is not a proxy mode\(reason.isEmpty ? "" : " (\(reason))"); use regular, socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT."
+        case let .reverseTargetIsListener(mode, listen):
+            return "\(mode) points at tv's own listening address \(listen), so every request would come back to tv; give the server's address after reverse:, or listen elsewhere with --listen."
         case let .invalidHostPattern(pattern, use):
             let option = use == .clientCertificate ? "--client-cert HOST_PATTERN" : "--ignore-hosts / --allow-hosts pattern"
             return "'\(pattern)' is not a regular expression; fix the \(option) (e.g. '\\.example\\.com$')."

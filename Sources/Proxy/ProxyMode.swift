@@ -1,4 +1,5 @@
 import TVHome
+import Wire
 
 /// How clients reach the proxy and how their destination is learnt.
 public enum ProxyMode: Sendable, Hashable, CustomStringConvertible {
@@ -41,10 +42,44 @@ public enum ProxyMode: Sendable, Hashable, CustomStringConvertible {
             }
             rest = rest[..<slash]
         }
-        guard let (host, port) = splitHostPort(String(rest), defaultPort: tls ? 443 : 80), !host.isEmpty else {
+        guard !rest.isEmpty, !rest.hasPrefix(":") else {
             throw ProxyError.invalidMode(text, reason: "the reverse target needs a host and an optional port 1-65535")
         }
-        return .reverse(tls: tls, host: host, port: port)
+        // A URI authority's rules (RFC 3986 §3.2.2): a name, an IPv4 address or a bracketed IPv6
+        // one, then one port. Userinfo, spaces and extra colons were taken as a host name to
+        // resolve, and every request then failed with 502 (a trial).
+        if rest.contains("@") {
+            throw ProxyError.invalidMode(text, reason: "the reverse target cannot carry a user name or password; tv sends the client's own credentials")
+        }
+        var target: HostPort
+        do { target = try HostPort.parse(authority: String(rest), defaultPort: tls ? 443 : 80, what: "the reverse target") } catch {
+            throw ProxyError.invalidMode(text, reason: String(error.reason.dropLast()))
+        }
+        // An international name is dialled, named and verified in its A-label form.
+        if IDNA.isInternational(target.host) {
+            do { target.host = try IDNA.asciiHost(target.host) } catch {
+                throw ProxyError.invalidMode(text, reason: "'\(TerminalText.line(target.host))' is not a valid international domain name (IDNA: \(error.reason))")
+            }
+        }
+        return .reverse(tls: tls, host: target.host, port: target.port)
+    }
+
+    /// Whether a reverse target is the proxy's own listener on `host`:`port` (tv would relay each
+    /// request to itself until a limit stopped it: a trial's one request made 1,023 flows): the
+    /// same port, and the same address, `localhost` beside a loopback address, or a loopback
+    /// target while listening on every address. Names other than `localhost` are not resolved.
+    public func reverseTargetIsListener(host listenHost: String, port listenPort: UInt16) -> Bool {
+        guard case let .reverse(_, host, port) = self, port == listenPort else { return false }
+        let target = host.lowercased(), listen = listenHost.lowercased()
+        let loopbackAddress = { (text: String) in text.hasPrefix("127.") || text == "::1" }
+        let loopback = { (text: String) in text == "localhost" || loopbackAddress(text) }
+        switch (target, listen) {
+        case _ where target == listen: return true
+        case _ where listen == "0.0.0.0" || listen == "::": return loopback(target)
+        case ("localhost", _): return listen == "127.0.0.1" || listen == "::1"
+        case (_, "localhost"): return target == "127.0.0.1" || target == "::1"
+        default: return false
+        }
     }
 
     public var description: String {

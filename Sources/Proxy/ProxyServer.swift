@@ -64,6 +64,10 @@ public final class ProxyServer: Sendable {
         // network server does.
         signal(SIGPIPE, SIG_IGN)
         var configuration = self.configuration
+        if configuration.mode.reverseTargetIsListener(host: configuration.listenHost, port: configuration.listenPort) {
+            throw ProxyError.reverseTargetIsListener(mode: configuration.mode.description,
+                                                     listen: Endpoint(address: configuration.listenHost, port: configuration.listenPort).description)
+        }
         configuration.inspectionEnabled = state.withLock { $0.inspectionEnabled }
         if let swapped = state.withLock({ $0.swappedAuthority }) {
             configuration.authority = swapped

@@ -32,6 +32,12 @@ public struct RunBanner: Sendable, Equatable {
     /// `--proxy-auth`'s user name (nil: none): the example commands carry it, since a client
     /// without it is refused (407, or SOCKS5 "no acceptable method": a trial copied them).
     public var proxyUser: String?
+    /// `--upstream-insecure`: servers' certificates are not verified this session (it went
+    /// unsaid, and the flows showed an expired server as inspected: a trial).
+    public var upstreamInsecure = false
+    /// A reverse target spoken to without TLS (`reverse:http://`): its clients speak plain HTTP
+    /// to tv too (the banner offered `curl https://`, which hung: a trial).
+    public var reversePlain = false
 
     public init(listen: String, mode: String, caFingerprint: String?, caPath: String?, inspecting: Bool,
                 inspectionNote: String, dataFolder: String, keylogPath: String?, contentKeptFor: String? = nil,
@@ -77,6 +83,9 @@ public struct RunBanner: Sendable, Equatable {
         }
         if let contentNotKept { out.append("  content     not kept — \(contentNotKept)") }
         if let keylogPath { out.append("  key log     \(keylogPath) (TLS secrets for Wireshark; guard it)") }
+        if upstreamInsecure {
+            out.append("  servers     certificates NOT verified (--upstream-insecure): an impostor on the way to a server is shown to clients as that server")
+        }
         if let metrics { out.append("  metrics     http://\(metrics)/metrics (Prometheus text format; loopback unless --metrics-open)") }
         if let decryptedCapturePath {
             out.append("  decrypted   \(decryptedCapturePath) (inspected connections' plaintext as TCP for Wireshark; content: guard it)")
@@ -103,7 +112,7 @@ public struct RunBanner: Sendable, Equatable {
             }
         } else {
             out.append("Every connection to \(listen) goes to the reverse target:")
-            out.append("  curl\(inspecting ? cacert : " -k") https://\(listen)/")
+            out.append(reversePlain ? "  curl http://\(listen)/" : "  curl\(inspecting ? cacert : " -k") https://\(listen)/")
         }
         out.append("Stop with Ctrl-C or `tv stop`; `tv status` shows live counters.")
         return out

@@ -195,6 +195,8 @@ public final class Session: Sendable {
         banner.sharedStore = wiring.shared.map(SharedStoreWiring.bannerText)
         banner.metrics = options.metrics?.address.description
         banner.proxyUser = options.proxyCredentials?.user
+        banner.upstreamInsecure = options.upstreamInsecure
+        if case .reverse(tls: false, _, _) = options.mode { banner.reversePlain = true }
         if options.forceContentKeep && !wiring.inspecting {
             banner.contentNotKept = "--keep-content keeps what inspected connections say, and this session inspects nothing; add --inspect, or turn inspection on with `tv inspect on`"
         }

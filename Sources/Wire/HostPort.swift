@@ -26,10 +26,11 @@ extension HostPort {
     /// Reads `text` as `uri-host [ ":" port ]` (an HTTP `Host` header's value or a request's
     /// authority), `defaultPort` when it has none; the rules of the buffer form below.
     /// - Throws: `WireFormatError` naming what is wrong.
-    public static func parse(authority text: String, defaultPort: UInt16) throws(WireFormatError) -> HostPort {
+    /// `what` names the text in reasons.
+    public static func parse(authority text: String, defaultPort: UInt16, what: String = "The request's authority") throws(WireFormatError) -> HostPort {
         var copy = text
         let result = copy.withUTF8 { bytes -> Result<HostPort, WireFormatError> in
-            do throws(WireFormatError) { return .success(try parse(bytes, defaultPort: defaultPort, what: "The request's authority")) } catch {
+            do throws(WireFormatError) { return .success(try parse(bytes, defaultPort: defaultPort, what: what)) } catch {
                 return .failure(error)
             }
         }

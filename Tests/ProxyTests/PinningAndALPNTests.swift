@@ -272,12 +272,48 @@ struct ProxyModeTests {
         #expect(throws: ProxyError.self) { try ProxyMode.parse("reverse:ftp://x") }
         #expect(throws: ProxyError.self) { try ProxyMode.parse("transparent-ish") }
         #expect(throws: ProxyError.self) { try ProxyMode.parse("reverse:https://x:99999") }
+        // A URI authority's rules: userinfo, extra colons, spaces and unclosed brackets are refused
+        // at start (each was taken as a name to resolve, and every request failed with 502: a trial).
+        #expect(throws: ProxyError.invalidMode("reverse:https://user:pw@localhost:18211", reason: "the reverse target cannot carry a user name or password; tv sends the client's own credentials")) {
+            try ProxyMode.parse("reverse:https://user:pw@localhost:18211")
+        }
+        #expect(throws: ProxyError.invalidMode("reverse:https://a:b:c", reason: "the reverse target \"a:b:c\" has several colons; an IPv6 address must be written in brackets")) {
+            try ProxyMode.parse("reverse:https://a:b:c")
+        }
+        #expect(throws: ProxyError.self) { try ProxyMode.parse("reverse:https://localhost:18201:5") }
+        #expect(throws: ProxyError.self) { try ProxyMode.parse("reverse:https://exa mple:1") }
+        #expect(throws: ProxyError.self) { try ProxyMode.parse("reverse:https://[::1") }
+        #expect(throws: ProxyError.self) { try ProxyMode.parse("reverse:https://:443") }
+        // An international name in its A-label form (what is dialled and verified).
+        #expect(try ProxyMode.parse("reverse:https://bücher.test:8443") == .reverse(tls: true, host: "xn--bcher-kva.test", port: 8443))
         var c = ProxyConfiguration()
         try c.setListen("127.0.0.1:9090")
         #expect(c.listenHost == "127.0.0.1" && c.listenPort == 9090)
         try c.setListen("[::1]:8081")
         #expect(c.listenHost == "::1" && c.listenPort == 8081)
         #expect(throws: ProxyError.self) { try c.setListen("nonsense") }
+    }
+
+    @Test("a reverse target that is tv's own listener is told apart (one request looped 1,023 times: a trial)")
+    func reverseTargetIsListener() throws {
+        func loops(_ mode: String, _ host: String, _ port: UInt16) throws -> Bool {
+            try ProxyMode.parse(mode).reverseTargetIsListener(host: host, port: port)
+        }
+        #expect(try loops("reverse:http://127.0.0.1:18221", "127.0.0.1", 18221))
+        #expect(try loops("reverse:https://localhost:18221", "127.0.0.1", 18221))
+        #expect(try loops("reverse:http://LOCALHOST:18221", "::1", 18221))
+        #expect(try loops("reverse:http://127.0.0.1:18221", "localhost", 18221))
+        #expect(try loops("reverse:http://[::1]:18221", "::", 18221))
+        #expect(try loops("reverse:http://127.0.0.1:18221", "0.0.0.0", 18221))
+        #expect(try loops("reverse:http://[::1]:18221", "[::1]".trimmingCharacters(in: ["[", "]"]), 18221))
+        // Another port, another loopback address tv does not listen on, a name not resolved.
+        #expect(try !loops("reverse:http://127.0.0.1:18222", "127.0.0.1", 18221))
+        #expect(try !loops("reverse:http://127.0.0.2:18221", "127.0.0.1", 18221))
+        #expect(try !loops("reverse:http://example.test:18221", "0.0.0.0", 18221))
+        #expect(!ProxyMode.regular.reverseTargetIsListener(host: "127.0.0.1", port: 8080))
+        let error = ProxyError.reverseTargetIsListener(mode: "reverse:http://127.0.0.1:18221", listen: "127.0.0.1:18221")
+        #expect(error.exitCode == 2)
+        #expect(error.message == "reverse:http://127.0.0.1:18221 points at tv's own listening address 127.0.0.1:18221, so every request would come back to tv; give the server's address after reverse:, or listen elsewhere with --listen.")
     }
 
     @Test("errors say what happened and what to do")

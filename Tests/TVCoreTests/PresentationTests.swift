@@ -185,6 +185,18 @@ import FlowTerms
         let forced = RunBanner(listen: "127.0.0.1:8080", mode: "explicit HTTP proxy", caFingerprint: "AA", caPath: "/x/ca.pem", inspecting: true,
                                inspectionNote: "forced for this session with --ca /x/ca.pem", dataFolder: "/d", keylogPath: nil)
         #expect(forced.lines.contains("  curl -x http://127.0.0.1:8080 --cacert /x/ca.pem https://example.com/"))
+        // Reverse mode: https clients for a TLS target, plain ones for reverse:http:// (the banner
+        // offered `curl https://` there, and curl hung: a trial).
+        var reverse = RunBanner(listen: "127.0.0.1:8443", mode: "reverse proxy to https://a.test:443", caFingerprint: "AA", caPath: "/x/ca.pem",
+                                inspecting: true, inspectionNote: "on", dataFolder: "/d", keylogPath: nil)
+        #expect(reverse.lines.suffix(2).first == "  curl --cacert /x/ca.pem https://127.0.0.1:8443/")
+        reverse.reversePlain = true
+        #expect(reverse.lines.suffix(2).first == "  curl http://127.0.0.1:8443/")
+        // --upstream-insecure is said (it went unsaid: a trial).
+        var insecure = banner
+        #expect(!insecure.lines.contains { $0.hasPrefix("  servers ") })
+        insecure.upstreamInsecure = true
+        #expect(insecure.lines.contains("  servers     certificates NOT verified (--upstream-insecure): an impostor on the way to a server is shown to clients as that server"))
     }
 
     @Test("a host name longer than 40 characters is cut in its middle in the list, its end kept")
