@@ -20,6 +20,12 @@ void tv_malloc_trim(void) { (void)malloc_trim(0); }
 
 int tv_o_direct(void) { return O_DIRECT; }
 
+long long tv_seek_data(int fd, long long offset) { return (long long)lseek(fd, (off_t)offset, SEEK_DATA); }
+
+int tv_punch_hole(int fd, long long offset, long long length) {
+    return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)length);
+}
+
 unsigned int tv_dio_offset_alignment(int fd, unsigned int *memory_alignment) {
     struct statx info;
     *memory_alignment = 0;

@@ -1,5 +1,6 @@
 import Foundation
 import TVHome
+import CTVShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -77,6 +78,48 @@ public struct ContentDirectory: Sendable, Equatable {
             done += n
         }
         return bytes
+    }
+
+    /// Makes `gaps` of segment `sequence` read as zeros: the bytes of turns whose rows are gone
+    /// (`SegmentHoles`). Holes are punched (`tv_punch_hole`); where the file system cannot,
+    /// zeros are written over what is not zero yet. A stretch already a hole is skipped
+    /// (`SEEK_DATA` finds no data in it). A file that is gone is nothing to clear.
+    /// - Throws: `ContentError.cannotDelete` when the file cannot be opened or written.
+    func clear(sequence: Int, gaps: [Range<Int64>]) throws {
+        guard !gaps.isEmpty else { return }
+        let file = path(of: sequence)
+        let fd = open(file, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return }
+            throw ContentError.cannotDelete(path: file, reason: String(cString: strerror(errno)))
+        }
+        defer { close(fd) }
+        for gap in gaps {
+            let data = tv_seek_data(fd, gap.lowerBound)
+            // ENXIO: only holes from there to the end.
+            guard data >= 0, Int64(data) < gap.upperBound else { continue }
+            let start = Int64(data)
+            if tv_punch_hole(fd, start, gap.upperBound - start) == 0 { continue }
+            guard errno == EOPNOTSUPP else { throw ContentError.cannotDelete(path: file, reason: String(cString: strerror(errno))) }
+            try Self.zero(fd, start..<gap.upperBound, path: file)
+        }
+    }
+
+    /// Writes zeros over the bytes of `range` that are not zero, 64 KiB at a time.
+    private static func zero(_ fd: Int32, _ range: Range<Int64>, path: String) throws {
+        var piece = [UInt8](repeating: 0, count: 65_536)
+        let zeros = [UInt8](repeating: 0, count: 65_536)
+        var at = range.lowerBound
+        while at < range.upperBound {
+            let count = Int(min(Int64(piece.count), range.upperBound - at))
+            let read = piece.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, count, off_t(at)) }
+            guard read > 0 else { return }
+            if piece.prefix(read).contains(where: { $0 != 0 }) {
+                let written = zeros.withUnsafeBytes { pwrite(fd, $0.baseAddress!, read, off_t(at)) }
+                guard written == read else { throw ContentError.cannotDelete(path: path, reason: String(cString: strerror(errno))) }
+            }
+            at += Int64(read)
+        }
     }
 
     /// Deletes segment `sequence` unless a writer holds it.

@@ -151,8 +151,9 @@ public final class ContentStore {
         return report
     }
 
-    /// Deletes the index rows of `flow` (its bytes go at a later sweep, when nothing else in their
-    /// segments is referenced). - Returns: rows deleted.
+    /// Deletes the index rows of `flow` (its bytes are cleared at the next sweep: a whole segment
+    /// goes when nothing in it is referenced, and in one still holding other turns its bytes are
+    /// made zeros, `SegmentHoles`). - Returns: rows deleted.
     /// - Throws: `FlowStoreError`.
     @discardableResult
     public func forget(flow: Int64) throws -> Int {

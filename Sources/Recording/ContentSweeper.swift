@@ -42,7 +42,21 @@ struct ContentSweeper {
                 report.bytesFreed += freed
             }
         }
+        let dropped = Set(plan.drops.map(\.sequence)), leftAlone = Set(plan.leftAlone)
+        try clearUnreferenced(files.filter { !dropped.contains($0.sequence) && !leftAlone.contains($0.sequence) }, writing: writing)
         return report
+    }
+
+    /// Clears what no row references in `files` (`SegmentHoles`): the bytes of turns deleted
+    /// while others in their segment stay. Only segments nobody else writes: this writer's own
+    /// (`writing`: on its thread between batches, every byte it appended is indexed) and closed
+    /// ones; a segment with a row that cannot be read is left whole.
+    private func clearUnreferenced(_ files: [SegmentFile], writing: Int?) throws {
+        let index = TurnIndex(database: database)
+        for file in files where file.sequence == writing || !file.isBeingWritten {
+            guard let referenced = try index.referencedRanges(inSegment: file.sequence) else { continue }
+            try directory.clear(sequence: file.sequence, gaps: SegmentHoles.gaps(referenced: referenced, size: file.bytes))
+        }
     }
 
     /// What the planner knows of every segment (files and rows), as a sweep would plan over it.
@@ -103,7 +117,11 @@ struct ContentSweeper {
                 report.spared = file
                 continue
             }
-            if referenced.contains(file.sequence) { continue }
+            if referenced.contains(file.sequence) {
+                // Kept for audit evidence: the other flows' turns in it are cleared.
+                try clearUnreferenced([file], writing: writing)
+                continue
+            }
             if let freed = try directory.delete(sequence: file.sequence) {
                 report.filesDeleted += 1
                 report.bytesFreed += freed

@@ -94,6 +94,25 @@ struct TurnIndex {
         return (byNumber.values.sorted { $0.turn.number < $1.turn.number }, damaged)
     }
 
+    /// The byte ranges of segment `segment` its rows reference (each turn's `segmentOffset` and
+    /// kept bytes); nil when a row there cannot be read (damaged: what it references is unknown,
+    /// so nothing may be cleared).
+    func referencedRanges(inSegment segment: Int) throws -> [Range<Int64>]? {
+        let statement = try database.prepare("SELECT flow_id, segment, recorded_at, turns FROM content_turn_runs WHERE segment = ?")
+        try statement.bind([.integer(Int64(segment))])
+        var ranges: [Range<Int64>] = []
+        var readable = true
+        try statement.forEachRow { row in
+            guard readable else { return }
+            guard case let .integer(flow) = row.value(at: 0), case let .text(text) = row.value(at: 3) else { readable = false; return }
+            for result in TurnRunText.turns(flow: flow, segment: row.value(at: 1), recordedAt: row.value(at: 2), text: text) {
+                guard case let .success(turn) = result else { readable = false; return }
+                ranges.append(turn.segmentOffset..<(turn.segmentOffset + Int64(turn.turn.keptBytes)))
+            }
+        }
+        return readable ? ranges : nil
+    }
+
     /// Counts and sums for `flow`, over its turns that are not damaged.
     func summary(flow: Int64) throws -> ContentSummary {
         let turns = try self.turns(flow: flow).turns

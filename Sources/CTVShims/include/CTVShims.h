@@ -62,6 +62,15 @@ unsigned int tv_dio_offset_alignment(int fd, unsigned int *memory_alignment);
 /// file cannot be read.
 int tv_file_birth(const char *path, long long *seconds, unsigned int *nanoseconds);
 
+/// fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE): the `length` bytes at `offset` read as
+/// zeros from now on (whole blocks freed, partial ones zeroed), the file's size unchanged. 0, or
+/// -1 (errno; EOPNOTSUPP where the file system cannot).
+int tv_punch_hole(int fd, long long offset, long long length);
+
+/// lseek(SEEK_DATA): the first offset at or after `offset` holding data, -1 (errno ENXIO) when
+/// only holes follow to the end.
+long long tv_seek_data(int fd, long long offset);
+
 /// Creates the file at `path` (it must not exist: EEXIST) already holding an exclusive flock(2),
 /// so that no other process ever sees the name unlocked: an unnamed file (O_TMPFILE) is locked,
 /// then linked there (linkat through /proc/self/fd); where the file system or /proc cannot,
