@@ -865,9 +865,12 @@ function settingRow(s, said) {
     control = h("form", { class: "inline", "data-setting": s.name, onsubmit: async e => {
       e.preventDefault();
       const out = e.target.querySelector("[role=status]");
+      // A history.maxAge deletes what is older at once: asked here, as `--yes` is on the command line.
+      const yes = s.name === "history.maxAge" && input.value.trim().toLowerCase() !== "off";
+      if (yes && !confirm(`Save history.maxAge = ${input.value}? Connections that started longer ago than that are deleted at once, with their requests, packets and content (m is minutes: a month is 30d).`)) return;
       out.replaceChildren(h("span", { class: "muted" }, "Saving…"));
       try {
-        const answer = await post("/api/settings", { key: s.name, value: input.value });
+        const answer = await post("/api/settings", { key: s.name, value: input.value, yes });
         // Everything is read again: a change may have changed others (limits applied, a session told).
         settings({ name: s.name, said: answer.said });
       } catch (err) { out.replaceChildren(errorCard(err.message)); }

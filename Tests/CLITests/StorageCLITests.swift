@@ -115,13 +115,21 @@ import Glibc
             try StorageCLITests.writeFlows(s.dataDir, daysAgo: [3, 0.5])
             let quiet = try s.tv("settings", "set", "captures.maxAge", "2w")
             #expect(quiet.out == "Saved captures.maxAge = 2w (was 30d).\n", "\(quiet)")
-            let r = try s.tv("settings", "set", "history.maxAge", "2d")
+            // An age that deletes connections kept is refused with the count, saved with --yes
+            // (a trial's `1s` deleted the whole history with one line of output).
+            let asked = try s.tv("settings", "set", "history.maxAge", "2d")
+            #expect(asked.status == 1 && asked.err.hasPrefix("tv: history.maxAge 2d deletes 1 of the 2 connections kept (those started before ")
+                    && asked.err.hasSuffix("), with their requests, packets and content, as soon as it is saved; add --yes to save it (m is minutes: a month is 30d).\n"), "\(asked)")
+            #expect(try s.tv("settings", "get", "history.maxAge").out == "30d\n")
+            let r = try s.tv("settings", "set", "history.maxAge", "2d", "--yes")
             #expect(r.out == "Saved history.maxAge = 2d (was 30d).\nDeleted 1 connection.\n", "\(r)")
+            // One that deletes nothing needs no --yes.
+            #expect(try s.tv("settings", "set", "history.maxAge", "1w").status == 0)
             let bad = try s.tv("settings", "set", "captures.maxBytes", "lots")
             #expect(bad.status != 0)
             #expect(bad.err == "tv: captures.maxBytes takes a size above zero with its unit like 64MB, 2GB or 500KB (1 KB = 1024 bytes), or off, not 'lots'.\n", "\(bad)")
             let badAge = try s.tv("settings", "set", "history.maxAge", "forever")
-            #expect(badAge.err == "tv: history.maxAge takes an age above zero like 12h, 30d or 2w, or off, not 'forever'.\n", "\(badAge)")
+            #expect(badAge.err == "tv: history.maxAge takes an age above zero like 12h, 30d or 2w (s, m for minutes, h, d, w), or off, not 'forever'.\n", "\(badAge)")
             // Zero, a bare number, none and empty read as no limit in a saved file; typed, they are refused.
             for (name, value) in [("history.maxAge", "0"), ("history.maxAge", "0d"), ("history.maxAge", ""), ("history.maxAge", "none"),
                                   ("history.maxAge", "30"), ("captures.maxBytes", "0GB"), ("captures.maxBytes", "2"), ("captures.maxAge", "0")] {
@@ -130,7 +138,7 @@ import Glibc
                         "\(refused)")
             }
             #expect(try s.tv("settings", "get", "captures.maxBytes").out == "2GB\n")
-            #expect(try s.tv("settings", "get", "history.maxAge").out == "2d\n")
+            #expect(try s.tv("settings", "get", "history.maxAge").out == "1w\n")
             let size = try s.tv("settings", "set", "captures.maxBytes", "500MB")
             #expect(size.out == "Saved captures.maxBytes = 500MB (was 2GB).\n", "\(size)")
             // Saved as written canonically: the unit's case, no space; OFF is off.
@@ -139,7 +147,7 @@ import Glibc
             let days = try s.tv("settings", "set", "captures.maxAge", "30D")
             #expect(days.out == "Saved captures.maxAge = 30d (was 2w).\n", "\(days)")
             let off = try s.tv("settings", "set", "history.maxAge", "OFF")
-            #expect(off.out == "Saved history.maxAge = off (was 2d).\n", "\(off)")
+            #expect(off.out == "Saved history.maxAge = off (was 1w).\n", "\(off)")
         }
     }
 

@@ -23,6 +23,7 @@ enum SettingsCommands {
             CommandSpec(name: "get", summary: "One setting's value.",
                         positionals: [PositionalSpec("KEY", help: "The setting's name, e.g. content.expiry.", completions: SettingKeys.all.map(\.name))]),
             CommandSpec(name: "set", summary: "Save one setting and apply it to a running session.",
+                        options: [OptionSpec("yes", help: "Agree to a history.maxAge that deletes connections already kept (without it, such an age is refused and the count said).")],
                         // inspection.enabled is turned with `tv inspect on|off`, which check trust first.
                         positionals: [PositionalSpec("KEY", help: "The setting's name.",
                                                      completions: SettingKeys.all.map(\.name).filter { $0 != SettingKeys.inspectionEnabled.name }),
@@ -135,7 +136,10 @@ enum SettingsCommands {
             applies = "It applies when the next `tv run` starts (or now, for this run only: `tv run --log requests`)."
         case SettingKeys.historyMaxAge.name:
             guard let age = SettingLimit.userMicros(value) else {
-                throw UsageRefusal("\(name) takes an age above zero like 12h, 30d or 2w, or off, not '\(value)'.")
+                throw UsageRefusal("\(name) takes an age above zero like 12h, 30d or 2w (s, m for minutes, h, d, w), or off, not '\(value)'.")
+            }
+            if !inv.yes, case let .limit(micros) = SettingLimit.micros(age) {
+                try HistoryAgeConsent.check(inv, age: age, micros: micros)
             }
             change = try settings.set(SettingKeys.historyMaxAge, to: age)
         case SettingKeys.captureDecrypted.name:
@@ -197,5 +201,22 @@ enum SettingsCommands {
         case .int(let i): return String(i)
         default: return value.serialized()
         }
+    }
+}
+
+/// A history.maxAge that deletes connections already kept is said first, and saved only with
+/// --yes: a trial's `1s` (and `1m`, minutes, for a month) deleted the whole history with one
+/// line of output, the count only in the session's own log.
+enum HistoryAgeConsent {
+    /// Refuses (exit 1) when flows started before now − `micros` are kept, naming how many.
+    static func check(_ inv: Invocation, age: String, micros: Int64) throws {
+        guard let home = try? inv.existingHome(), FileManager.default.fileExists(atPath: home.databasePath),
+              let store = try? FlowStore(readingHome: home) else { return }
+        defer { store.close() }
+        let cutoff = inv.now * 1_000_000 - micros
+        let older = (try? store.count(FlowQuery(to: cutoff))) ?? 0
+        guard older > 0 else { return }
+        let all = (try? store.flowCount()) ?? older
+        throw UsageRefusal("history.maxAge \(age) deletes \(ByteWords.grouped(Int64(older))) of the \(ByteWords.grouped(Int64(all))) connections kept (those started before \(Units.utc(cutoff / 1_000_000))), with their requests, packets and content, as soon as it is saved; add --yes to save it (m is minutes: a month is 30d).", exitCode: 1)
     }
 }

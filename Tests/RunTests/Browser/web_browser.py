@@ -151,6 +151,22 @@ try:
         fail("the refusal is not the command's sentence: " + refusal)
     # The refusal's 400 is logged by the browser itself; it is the answer asked for, not an error.
     errors.extend(m for m in severe_messages(driver) if not ("/api/settings" in m and "status of 400" in m))
+    # history.maxAge deletes what is older at once: the page asks first; declined, nothing is sent.
+    def save_age(value, answer):
+        driver.execute_script("window.asked = null; window.confirm = m => { window.asked = m; return arguments[0]; }", answer)
+        age = driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] input")
+        age.clear()
+        age.send_keys(value)
+        driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] button[type=submit]").click()
+        return wait_for("the page to ask", lambda: driver.execute_script("return window.asked"))
+    asked = save_age("52w", False)
+    if "deleted at once" not in asked:
+        fail("history.maxAge was not asked about: " + asked)
+    time.sleep(0.5)
+    if driver.execute_script("return document.querySelector(\"form[data-setting='history.maxAge'] .said\")"):
+        fail("a declined history.maxAge was saved")
+    save_age("52w", True)
+    wait_for("history.maxAge saved", lambda: driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] .said").text.startswith("Saved history.maxAge = 52w (was "))
     if "tv inspect on|off" not in driver.find_element(By.ID, "row-setting-inspection-enabled").text:
         fail("inspection is not pointed to `tv inspect`")
     driver.save_screenshot(os.path.join(OUT, "settings-changed-1280x800.png"))
