@@ -51,13 +51,15 @@ public struct ContentPolicy: Sendable, Equatable {
     }
 
     /// Reads a `content.flowBudget` value: a whole number of bytes, optionally with a binary
-    /// suffix (`262144`, `256K`, `256KiB`, `1M`, `1MiB`).
+    /// suffix (`262144`, `256K`, `256KB`, `256KiB`, `1M`, `1MB`, `1MiB`), any case.
     /// - Throws: `ContentSettingError.badFlowBudget` when it is not such a number or lies
     ///   outside 1 KiB…64 MiB.
     public static func parseFlowBudget(_ text: String) throws -> Int {
         var digits = text.trimmingCharacters(in: .whitespaces).uppercased()
         var factor = 1
-        for (suffix, multiplier) in [("KIB", 1_024), ("MIB", 1_048_576), ("K", 1_024), ("M", 1_048_576), ("B", 1)]
+        // KB and MB as every other size setting takes them (1 KB = 1,024 bytes): `1MB` was refused
+        // here alone (a trial).
+        for (suffix, multiplier) in [("KIB", 1_024), ("MIB", 1_048_576), ("KB", 1_024), ("MB", 1_048_576), ("K", 1_024), ("M", 1_048_576), ("B", 1)]
         where digits.hasSuffix(suffix) {
             digits.removeLast(suffix.count)
             factor = multiplier
@@ -97,7 +99,7 @@ public enum ContentSettingError: UserFacingError, Equatable {
         case let .badExpiry(text):
             return "'\(text)' is not a content expiry; use 1h, 1d or 1w (there is no 'forever')."
         case let .badFlowBudget(text):
-            return "'\(text)' is not a flow budget; give bytes per direction between 1K and 64M (for example 1048576, 256K or 1M)."
+            return "'\(text)' is not a flow budget; give bytes per direction between 1K and 64M (for example 1048576, 256KB or 1MB)."
         }
     }
 }

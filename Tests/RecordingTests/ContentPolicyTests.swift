@@ -35,7 +35,11 @@ import Testing
         #expect(try ContentPolicy.parseFlowBudget("256KiB") == 262_144)
         #expect(try ContentPolicy.parseFlowBudget("1M") == 1_048_576)
         #expect(try ContentPolicy.parseFlowBudget("64MiB") == 67_108_864)
-        for bad in ["512", "65M", "-1", "lots", "1.5M", ""] {
+        // KB and MB as the other size settings take them (refused here alone: a trial).
+        #expect(try ContentPolicy.parseFlowBudget("1MB") == 1_048_576)
+        #expect(try ContentPolicy.parseFlowBudget("256kb") == 262_144)
+        #expect(ContentSettingError.badFlowBudget("x").message == "'x' is not a flow budget; give bytes per direction between 1K and 64M (for example 1048576, 256KB or 1MB).")
+        for bad in ["512", "65M", "65MB", "-1", "lots", "1.5M", "", "1GB"] {
             #expect(throws: ContentSettingError.badFlowBudget(bad)) { try ContentPolicy.parseFlowBudget(bad) }
         }
     }

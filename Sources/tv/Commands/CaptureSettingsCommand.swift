@@ -35,11 +35,13 @@ enum CaptureSettingsCommand {
         case SettingKeys.captureRotateBytes.name, SettingKeys.capturesMaxBytes.name:
             let key = name == SettingKeys.captureRotateBytes.name ? SettingKeys.captureRotateBytes : SettingKeys.capturesMaxBytes
             guard let size = SettingLimit.userBytes(value) else {
-                throw UsageRefusal("\(name) takes a size above zero with its unit like 64MB, 2GB or 500KB (1 KB = 1024 bytes), or off, not '\(value)'.")
+                throw UsageRefusal("\(name) takes a size of 1MB or more with its unit like 64MB or 2GB (1 KB = 1024 bytes), or off, not '\(value)'.")
             }
             // Smaller, a capture file would rotate (or be deleted) at every few packets.
             if case .limit(let bytes) = SettingLimit.bytes(size), bytes < Self.smallestSize {
-                throw UsageRefusal("\(name) takes 1MB or more (or off): a capture file of '\(value)' would be closed every few packets.")
+                throw UsageRefusal(name == SettingKeys.captureRotateBytes.name
+                    ? "\(name) takes 1MB or more (or off): a capture file of '\(value)' would be closed every few packets."
+                    : "\(name) takes 1MB or more (or off): all captures within '\(value)' would hold only a few packets, each file deleted as soon as the next began.")
             }
             return (try settings.set(key, to: size),
                     name == SettingKeys.captureRotateBytes.name ? nextStart : nil)
@@ -49,7 +51,9 @@ enum CaptureSettingsCommand {
                 throw UsageRefusal("\(name) takes an age above zero like 90s, 15m, 1h, 30d or 2w, or off, not '\(value)'.")
             }
             if case .limit(let micros) = SettingLimit.micros(age), micros < Self.shortestAge {
-                throw UsageRefusal("\(name) takes 10s or more (or off): a capture file of '\(value)' would be closed every few packets.")
+                throw UsageRefusal(name == SettingKeys.captureRotateAge.name
+                    ? "\(name) takes 10s or more (or off): a capture file of '\(value)' would be closed every few packets."
+                    : "\(name) takes 10s or more (or off): each capture file would be deleted '\(value)' after it was closed, before anyone could read it.")
             }
             return (try settings.set(key, to: age),
                     name == SettingKeys.captureRotateAge.name ? nextStart : nil)
