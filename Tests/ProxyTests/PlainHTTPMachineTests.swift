@@ -243,6 +243,36 @@ struct PlainHTTPMachineTests {
         #expect(Array(out.dropFirst()) == [.shutdownClientWrite(finishWhenSent: false), .closeServer(reset: false), .close(reset: false)])
     }
 
+    @Test("a malformed response head begun in the chunk: what came before it goes on, then tv's 502 with the reason; begun earlier (part passed on): a reset")
+    func malformedResponse() {
+        let reason = "The response has Content-Length values that disagree (3, 5), so its body cannot be delimited (RFC 9112 §6.3)."
+        var m = Self.started()
+        Self.requested(&m)
+        let bad = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nhello"
+        let out = Self.server(&m, bad, at: 3)
+        guard out.count == 5, case .closeFlow(let flow, _) = out[3] else { Issue.record("\(out)"); return }
+        #expect(flow.error == "the server's response was not understood: " + reason, "\(flow)")
+        #expect(out[0] == .tallyFromServer(bad.utf8.count, record: nil))
+        #expect(out[1] == .answerClient(ConnectionMachine.errorResponse(502, "Bad Gateway", .responseUnreadable(reason)), linger: false), "\(out)")
+        #expect(Array(out[2...]).filter { if case .closeFlow = $0 { return false } else { return true } } == [.closeServer(reset: false), .close(reset: false)])
+
+        // Pipelined: the first response is whole and goes on; the second's head is garbage.
+        var p = Self.started()
+        Self.requested(&p)
+        _ = Self.client(&p, Self.get, at: 2)
+        let good = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
+        let both = Self.server(&p, good + "garbage\r\n\r\n", at: 3)
+        #expect(both.prefix(2) == [.tallyFromServer(good.utf8.count + 11, record: nil), .writeClient(0..<good.utf8.count)], "\(both)")
+        #expect(both.contains { if case .answerClient(let bytes, _) = $0 { return bytes.starts(with: Array("HTTP/1.1 502 Bad Gateway\r\n".utf8)) } else { return false } }, "\(both)")
+
+        // A head split across reads: its first part already went on, so no answer can follow it.
+        var q = Self.started()
+        Self.requested(&q)
+        #expect(Self.server(&q, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n", at: 3).contains(.writeClient(0..<36)))
+        let split = Self.server(&q, "Content-Length: 5\r\n\r\n", at: 3)
+        #expect(!split.contains { if case .answerClient = $0 { return true } else { return false } } && split.last == .close(reset: true), "\(split)")
+    }
+
     @Test("leg failures, idle and stop end the connection with the sentence; a send failure is a reset")
     func endings() {
         let cases: [(Machine.Event, UInt64, String, Bool)] = [

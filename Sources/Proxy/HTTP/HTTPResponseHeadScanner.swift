@@ -22,6 +22,9 @@ struct HTTPResponseHeadScanner {
     /// Bytes fed to `parser` before the last input.
     private var fed = 0
 
+    /// Whether no byte of the next head has been fed yet (nothing of it passed on).
+    var isAtStart: Bool { fed == 0 }
+
     /// `requestMethod`: HEAD responses have no body (RFC 9110 §9.3.2).
     mutating func feed(_ input: UnsafeRawBufferPointer, requestMethod: String) -> Result {
         let before = fed

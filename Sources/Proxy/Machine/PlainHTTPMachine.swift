@@ -305,11 +305,18 @@ struct PlainHTTPMachine {
                 // Bytes nobody asked for: pass them on and stop reading framing.
                 return
             }
+            let fresh = responseHead.isAtStart
             switch responseHead.feed(UnsafeRawBufferPointer(rebasing: chunk[offset...]), requestMethod: method) {
             case .needMore:
                 return
             case .malformed(let reason):
-                return finish(reset: true, failure: .responseUnreadable(reason))
+                // No byte of this response has reached the client yet (it began in this chunk,
+                // which is passed on after it is read): what came before it goes, then tv's 502
+                // with the reason, as for a server tv cannot reach (the client got a bare reset:
+                // a trial). A head begun in an earlier chunk was partly passed on: reset.
+                guard fresh else { return finish(reset: true, failure: .responseUnreadable(reason)) }
+                if offset > 0 { emit(.writeClient(0..<offset)) }
+                return fail(.responseUnreadable(reason), status: 502)
             case let .head(head, consumed):
                 offset += consumed
                 if head.status == 101 {
