@@ -8,7 +8,7 @@ public enum ContentAbsence: Sendable, Equatable {
     case notEncrypted
     /// TLS passed through: tv never decrypted it.
     case notInspected
-    /// The client pins its certificate; tv passed it through unread, as a guarantee.
+    /// The client pins its certificate or lacks tv's root; tv passed it through unread, as a guarantee.
     case keptPrivate
     /// Inspected, and nothing is kept: the switch was off, or what was kept expired.
     case nothingKept
@@ -52,7 +52,10 @@ public enum ContentAbsence: Sendable, Equatable {
         case .notInspected:
             return "Not inspected: tv passed this connection through without decrypting it, so it never saw what was said."
         case .keptPrivate:
-            return "Kept private: the app on the other end pins its certificate, so tv passed this connection through unread — that is a guarantee, not a failure."
+            // Pinning or a client lacking tv's root: the flow's error says which (it said "pins"
+            // of a curl that only lacked the root: a trial).
+            let which = context == .flowDetail ? "the error line above says which" : "`tv flow \(flowID)` says which"
+            return "Kept private: this client pins its certificate or lacks tv's root (\(which)), so tv passed this connection through unread — that is a guarantee, not a failure."
         case .nothingKept:
             return "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`)."
         case let .failed(reason):

@@ -32,8 +32,10 @@ public enum FlowDetailPresentation {
         out.append("  bytes        ↑ \(Units.bytes(f.bytesUp)) up (\(f.bytesUp) B), ↓ \(Units.bytes(f.bytesDown)) down (\(f.bytesDown) B)" + bytesMeaning(f))
         if let up = f.packetsUp, let down = f.packetsDown { out.append("  packets      ↑ \(up) up, ↓ \(down) down") }
         out.append("  status       \(statusSentence(f))")
-        // A failed flow's error is its failure reason, already said on the status line.
-        if let error = f.error, error != f.failureReason { out.append("  error        \(TerminalText.line(error))") }
+        // A failed (or uninspected encrypted) flow's error is its failure reason, already said on
+        // the status line; a kept-private flow's status points to this line (it was left out: a trial).
+        let saidOnStatus = (f.status == .failed || f.status == .encrypted) && f.error == f.failureReason
+        if let error = f.error, !saidOnStatus { out.append("  error        \(TerminalText.line(error))") }
         out += FlowNamePresentation.notes(f)
 
         out.append("")

@@ -277,7 +277,15 @@ import FlowTerms
         inspected.transport = .udp
         inspected.status = .notEncrypted
         #expect(FlowDetailPresentation.bytesMeaning(inspected) == " — datagram payloads")
-        #expect(lines.last == "  Kept private: the app on the other end pins its certificate, so tv passed this connection through unread — that is a guarantee, not a failure.")
+        #expect(lines.last == "  Kept private: this client pins its certificate or lacks tv's root (the error line above says which), so tv passed this connection through unread — that is a guarantee, not a failure.")
+        // The status line points to the error line, so it is there (it was left out: a trial).
+        var kept = flow(.keptPrivate)
+        kept.error = "passed through unread: this client lacked tv's root for a.test:443 before; give it the root, then `tv pinned forget a.test`"
+        kept.failureReason = kept.error
+        #expect(FlowDetailPresentation.lines(kept, now: now).contains("  error        " + kept.error!))
+        var failed = flow(.failed)
+        failed.error = failed.failureReason
+        #expect(!FlowDetailPresentation.lines(failed, now: now).contains { $0.hasPrefix("  error ") })
         let json = FlowDetailPresentation.json(flow(.inspected)).serialized()
         #expect(json.hasPrefix("{\"id\":7,\"startTime\":1764471888000000,"))
         #expect(json.contains("\"status\":\"inspected\""))

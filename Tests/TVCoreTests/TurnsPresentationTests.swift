@@ -95,7 +95,7 @@ import FlowTerms
         func only(_ status: FlowStatus) -> String { TurnsPresentation(flowID: 7, flow: flow(status), items: []).lines()[1] }
         #expect(only(.notEncrypted) == "Not encrypted: this connection was plain and tv kept none of its content; `tv flow 7` shows its addresses, times and byte counts.")
         #expect(only(.encrypted) == "Not inspected: tv passed this connection through without decrypting it, so it never saw what was said.")
-        #expect(only(.keptPrivate) == "Kept private: the app on the other end pins its certificate, so tv passed this connection through unread — that is a guarantee, not a failure.")
+        #expect(only(.keptPrivate) == "Kept private: this client pins its certificate or lacks tv's root (`tv flow 7` says which), so tv passed this connection through unread — that is a guarantee, not a failure.")
         #expect(only(.inspected) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`).")
         let json = TurnsPresentation(flowID: 7, flow: flow(.keptPrivate), items: []).json().serialized()
         #expect(json.hasPrefix("{\"flow\":7,\"status\":\"kept_private\",\"turns\":[],\"absence\":{\"reason\":\"kept_private\","))
