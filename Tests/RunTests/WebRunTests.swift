@@ -267,6 +267,21 @@ struct WebRunTests {
         #expect(process.status == 0)
     }
 
+    /// `tv web --data-dir` naming a folder that does not exist says so (a trial's mistyped folder
+    /// served empty pages without a word), and serves anyway: a session may make it.
+    @Test func tvWebOverAMissingFolderSaysSo() throws {
+        let box = try Sandbox()
+        defer { box.remove() }
+        let missing = box.root + "/no-such-folder"
+        let log = box.root + "/web.log"
+        let process = try Child(try TVBinary.require(), ["--data-dir", missing, "web", "--listen", "127.0.0.1:0"], environment: box.environment, log: log)
+        defer { process.stop() }
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !box.text(log).contains("There is no data folder") { usleep(20_000) }
+        #expect(box.text(log).contains("/?token=") && box.text(log).contains("There is no data folder at \(missing) yet; `tv run` or `tv setup` makes one."),
+                "\(box.text(log))")
+    }
+
     /// The decrypted captures in `/api/captures` and their download (a trial: the list and the
     /// API named only packet captures): a listed name is served byte for byte; a name not listed,
     /// or a path, is not.

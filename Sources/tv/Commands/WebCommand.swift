@@ -24,6 +24,9 @@ enum WebCommand {
         let home = try inv.home()
         let served = try start(inv, home: home, listen: inv.command.value("listen"))
         inv.console.line(served.url)
+        // Served anyway (a session may make it), but said: a mistyped --data-dir showed only
+        // empty pages (a trial).
+        if !home.exists { inv.console.note(TVHomeError.missing(path: home.path).message) }
         Terminal.unblock([SIGINT, SIGTERM])
         let stop = Atomic<Int32>(0)
         signal(SIGINT, SIG_IGN)
