@@ -10,7 +10,7 @@ enum ExportConnectionsCommand {
         options: [OptionSpec("output", short: "o", value: "FILE", help: "The file to write (required; - writes to standard output)."),
                   OptionSpec("format", value: "FORMAT", help: "json or csv (RFC 4180, for spreadsheets); the default is csv for a FILE ending in .csv, else json."),
                   OptionSpec("limit", value: "N", help: "At most N connections, the newest (default 20000)."),
-                  OptionSpec("host", value: "TEXT", help: "Only connections whose host name or address contains TEXT."),
+                  OptionSpec("host", value: "TEXT", help: "Only connections whose host name, or the server's or the client's address, contains TEXT."),
                   OptionSpec("status", value: "S", help: "Only one status, as `tv flows --status`."),
                   OptionSpec("since", value: "SPAN", help: "Only connections started within SPAN (90s, 15m, 1h, 2d, 1w)."),
                   OptionSpec("from", value: "TIME", help: "Only connections started at or after TIME (UTC)."),

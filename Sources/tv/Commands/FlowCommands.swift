@@ -14,7 +14,7 @@ enum FlowCommands {
     static let flowsSpec = CommandSpec(
         name: "flows", summary: "List recorded connections, newest first.",
         discussion: "The status column names only departures from \"encrypted\" (inspected, not encrypted, kept private, failed, and \"not inspected: REASON\" for an encrypted flow tv would have inspected). PROGRAM names the local program that opened the connection (`tv flow` shows its pid, executable and user, or why it is not known: a client on another machine, or one that finished before tv looked). PROTO shows the ALPN, else the client's TLS version; when tv's two legs negotiated different versions, the server's follows (TLSv1.3 (server TLSv1.2)). A running session is asked to write what it holds first (waiting at most 1 s). Pages are keyset-based: follow the printed --after cursor for the next one.",
-        options: [OptionSpec("host", value: "TEXT", help: "Only flows whose host name, another name its address had (a name inferred from DNS), or address contains TEXT."),
+        options: [OptionSpec("host", value: "TEXT", help: "Only flows whose host name, another name its address had (a name inferred from DNS), or the server's or the client's address contains TEXT (the client's too: 192.168 matches every flow from a LAN client)."),
                   OptionSpec("program", value: "NAME", help: "Only flows opened by program NAME (its command name, as the PROGRAM column shows it: curl, python3)."),
                   OptionSpec("audit", value: "SESSION", help: "Only flows of audit session SESSION (`tv audit sessions`)."),
                   OptionSpec("status", value: "S", help: "Only one status: \(FlowStatus.allCases.map(\.rawValue).joined(separator: ", ")) (dashes or spaces also accepted)."),
