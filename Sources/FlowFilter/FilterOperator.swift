@@ -100,7 +100,7 @@ public enum FilterOperator: String, CaseIterable, Sendable, Hashable {
     }
 
     /// The whole language in a few lines, for `--help` texts.
-    public static let summary = "A filter is mitmproxy's language: ~d regex (domain), ~m (method), ~u (URL; a bare regex means ~u), ~c int (status), ~t (Content-Type; ~tq/~ts request/response), ~h (header line; ~hq/~hs), ~b (body; ~bq/~bs), ~q (no response), ~s, ~e (failed), ~src/~dst (ADDRESS:PORT), ~tcp, ~udp, ~all, joined by ! (not), & (and), | (or) and parentheses; adjacent terms mean &, with the lowest precedence; regexes are case-insensitive and searched, not anchored; quote one with spaces or ( ) ~ in it ('a b' or \"a b\"); ~h and ~b look only in kept content."
+    public static let summary = "A filter is mitmproxy's language: ~d regex (domain), ~m (method), ~u (URL; a bare regex means ~u), ~c int (status), ~t (Content-Type; ~tq/~ts request/response), ~h (header line; ~hq/~hs), ~b (body; ~bq/~bs), ~q (no response from the server; tv's own 502 counts as none), ~s, ~e (failed), ~src/~dst (ADDRESS:PORT), ~tcp, ~udp, ~all, joined by ! (not), & (and), | (or) and parentheses; adjacent terms mean &, with the lowest precedence; regexes are case-insensitive and searched, not anchored; quote one with spaces or ( ) ~ in it ('a b' or \"a b\"); ~h and ~b look only in kept content."
 }
 
 /// A field of a flow or an exchange that an operator looks in.
@@ -122,7 +122,8 @@ public enum FilterField: Sendable, Hashable, CaseIterable {
 
 /// A yes-or-no fact the operators without an argument ask.
 public enum FilterFlag: Sendable, Hashable {
-    /// The row has a request and a response (`~s`; `~q` is its negation).
+    /// The row has a request and the server's response (`~s`; `~q` is its negation: a row tv
+    /// answered itself, `502 by tv`, has none).
     case hasResponse
     /// The row failed (`~e`).
     case failed

@@ -63,10 +63,17 @@ public struct RequestListPresentation: Sendable {
     }
 
     /// `200`, `404 Not Found` only in the detail; here the code (`502 by tv` when tv answered in
-    /// the server's place), or what stands for none: `—` while open, `cut` when it ended without
-    /// a response.
+    /// the server's place, `200 cut` when the response never reached its end: an aborted
+    /// download read as a plain `200`, a trial), or what stands for none: `—` while open, `cut`
+    /// when it ended without a response.
     public static func status(_ e: ExchangeRecord) -> String {
-        if let status = e.status { return e.state == .answered ? "\(status) by tv" : String(status) }
+        if let status = e.status {
+            switch e.state {
+            case .answered: return "\(status) by tv"
+            case .incomplete: return "\(status) cut"
+            case .open, .complete: return String(status)
+            }
+        }
         return e.state == .open ? "—" : "cut"
     }
 
