@@ -6,6 +6,8 @@ import FlowStore
 struct ContentSweeper {
     let database: SQLiteDatabase
     let directory: ContentDirectory
+    /// Which segments' unreferenced bytes were already cleared (the writer's, across sweeps).
+    var clearing = SegmentClearing()
 
     /// Gathers the facts, plans, applies.
     /// - Parameters:
@@ -53,9 +55,13 @@ struct ContentSweeper {
     /// ones; a segment with a row that cannot be read is left whole.
     private func clearUnreferenced(_ files: [SegmentFile], writing: Int?) throws {
         let index = TurnIndex(database: database)
+        let sums = try index.keptBytesBySegment()
         for file in files where file.sequence == writing || !file.isBeingWritten {
-            guard let referenced = try index.referencedRanges(inSegment: file.sequence) else { continue }
+            let sum = sums[file.sequence] ?? 0
+            guard clearing.needs(file.sequence, bytes: file.bytes, referenced: sum),
+                  let referenced = try index.referencedRanges(inSegment: file.sequence) else { continue }
             try directory.clear(sequence: file.sequence, gaps: SegmentHoles.gaps(referenced: referenced, size: file.bytes))
+            clearing.cleared(file.sequence, referenced: sum, bytes: file.bytes)
         }
     }
 

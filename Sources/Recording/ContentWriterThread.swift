@@ -14,6 +14,8 @@ final class ContentWriterThread: QueueWriter {
     let queue: Queue
     /// When the last periodic sweep ran (`tick`).
     private var lastSweep = DispatchTime.now()
+    /// The segments whose deleted turns' bytes its sweeps already cleared (`SegmentClearing`).
+    private let clearing = SegmentClearing()
     private let sweepInterval: DispatchTimeInterval
     /// The writer's connection; nil while it could not be opened (a full disk at start): every
     /// use tries again (`database()`).
@@ -147,7 +149,7 @@ final class ContentWriterThread: QueueWriter {
             segment.close()
             self.segment = nil
         }
-        let report = try ContentSweeper(database: try database(), directory: directory)
+        let report = try ContentSweeper(database: try database(), directory: directory, clearing: clearing)
             .sweep(now: clock.now(), expiry: expiry, ceiling: configuration.ceiling, writing: segment?.sequence)
         queue.updateCounters {
             $0.sweeps += 1

@@ -22,3 +22,23 @@ public enum SegmentHoles {
         return gaps.filter { !$0.isEmpty }
     }
 }
+
+/// What each segment's rows referenced (kept bytes, summed) and its size when its unreferenced
+/// bytes were last cleared, so a sweep that finds both the same, or every byte referenced, reads
+/// no row of it (each run's text would be parsed every minute otherwise). A closed segment's size
+/// stays, and its sum only falls as rows go; the segment being written grows, and is read again.
+/// Held by the content writer's thread across its sweeps; a command's sweep starts empty. Not
+/// `Sendable`: one thread uses it.
+final class SegmentClearing {
+    private var clearedAt: [Int: (referenced: Int64, bytes: Int64)] = [:]
+
+    /// Whether segment `sequence` of `bytes`, its rows referencing `referenced` kept bytes, may
+    /// hold bytes to clear: some are unreferenced, and it changed since it was last cleared.
+    func needs(_ sequence: Int, bytes: Int64, referenced: Int64) -> Bool {
+        guard referenced < bytes else { return false }
+        guard let last = clearedAt[sequence] else { return true }
+        return last.referenced != referenced || last.bytes != bytes
+    }
+
+    func cleared(_ sequence: Int, referenced: Int64, bytes: Int64) { clearedAt[sequence] = (referenced, bytes) }
+}

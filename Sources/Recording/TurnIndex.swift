@@ -94,6 +94,16 @@ struct TurnIndex {
         return (byNumber.values.sorted { $0.turn.number < $1.turn.number }, damaged)
     }
 
+    /// Kept bytes the rows of each segment reference, summed (no `turns` text is read).
+    func keptBytesBySegment() throws -> [Int: Int64] {
+        let statement = try database.prepare("SELECT segment, total(kept_bytes) FROM content_turn_runs GROUP BY segment")
+        var sums: [Int: Int64] = [:]
+        try statement.forEachRow { row in
+            if case let .integer(segment) = row.value(at: 0), case let .real(sum) = row.value(at: 1) { sums[Int(segment)] = Int64(sum) }
+        }
+        return sums
+    }
+
     /// The byte ranges of segment `segment` its rows reference (each turn's `segmentOffset` and
     /// kept bytes); nil when a row there cannot be read (damaged: what it references is unknown,
     /// so nothing may be cleared).

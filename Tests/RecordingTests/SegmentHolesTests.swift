@@ -17,6 +17,20 @@ import FlowTerms
         #expect(SegmentHoles.gaps(referenced: [0..<0], size: 0) == [])
     }
 
+    @Test("a segment is read again only when some of it is unreferenced and its sum or size changed since it was cleared")
+    func clearingRemembers() {
+        let clearing = SegmentClearing()
+        #expect(!clearing.needs(1, bytes: 100, referenced: 100))
+        #expect(clearing.needs(1, bytes: 100, referenced: 60))
+        clearing.cleared(1, referenced: 60, bytes: 100)
+        #expect(!clearing.needs(1, bytes: 100, referenced: 60))
+        #expect(clearing.needs(1, bytes: 100, referenced: 40))
+        #expect(clearing.needs(1, bytes: 160, referenced: 100))
+        // One turn deleted and one of the same size appended: the same sum, a larger file.
+        #expect(clearing.needs(1, bytes: 150, referenced: 60))
+        #expect(clearing.needs(2, bytes: 100, referenced: 60))
+    }
+
     /// Two flows' turns in one segment; one flow forgotten; the writer's own sweep (the segment
     /// still being written) clears its bytes, keeps the other's, and the file keeps its size.
     @Test("a forgotten flow's bytes are zeros after the next sweep, in the segment being written and in a closed one")
@@ -29,7 +43,8 @@ import FlowTerms
         let session = ContentRecorder(writer: try ContentWriter(configuration, clock: clock), policy: ContentPolicy(keep: true))
         let secret = Array("GET /data.json?secret=1 HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8)
         let kept = Array("GET /kept HTTP/1.1\r\nHost: b.test\r\n\r\n".utf8)
-        for (id, text) in [(Int64(1), secret), (2, kept), (3, Array("third flow's request, forgotten later".utf8))] {
+        for (id, text) in [(Int64(1), secret), (2, kept), (3, Array("third flow's request, forgotten later".utf8)),
+                           (4, Array("the fourth flow's request".utf8))] {
             let flow = try #require(session.recorder(flow: id))
             flow.record(.clientToServer, at: 0, text)
             flow.finish()
@@ -48,6 +63,13 @@ import FlowTerms
         #expect(after.count == before.count)
         #expect(after.range(of: Data("secret".utf8)) == nil)
         #expect(after.prefix(secret.count).allSatisfy { $0 == 0 })
+        #expect(try store.recordedTurns(flow: 2).map(\.bytes) == [kept])
+        // A sweep with nothing newly forgotten reads no row of it; one after another flow is
+        // forgotten clears that one too (the writer remembers what it cleared by the sum).
+        _ = try session.writer.sweep()
+        #expect(try store.forget(flow: 4) == 1)
+        _ = try session.writer.sweep()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)).range(of: Data("fourth".utf8)) == nil)
         #expect(try store.recordedTurns(flow: 2).map(\.bytes) == [kept])
 
         // Closed (the session ended): a command's sweep clears a flow forgotten then.
