@@ -56,7 +56,14 @@ struct WebDownloadsRunTests {
         #expect(((all["log"] as? [String: Any])?["entries"] as? [Any])?.count == 2)
         // A filter that selects nothing says so.
         let none = try box.curl(["-sS", "-H", served.bearer, "-w", "\n%{http_code}", served.base + "/api/har?status=kept_private"]).out
-        #expect(none == #"{"error":"No connection matches the Timeline's filters, so there is no HAR to make; clear a filter and try again."}"# + "\n404")
+        #expect(none == #"{"error":"No connection matches these filters, so there is no HAR to make; clear a filter and try again."}"# + "\n404")
+        // `filter` picks requests, as `tv export har --filter` does (it picked flows: a trial).
+        let query = "~u two"
+        _ = try get(box, served, "/api/har?since=1h&filter=" + (query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""), to: box.work + "/picked.har")
+        #expect(try box.tvArgs(["export", "har", "--filter", query, "-o", "cli-picked.har"]).status == 0)
+        let picked = try #require(try object(box.work + "/picked.har") as? [String: Any])
+        #expect(NSDictionary(dictionary: picked) == NSDictionary(dictionary: try #require(try object(box.work + "/cli-picked.har") as? [String: Any])))
+        #expect(((picked["log"] as? [String: Any])?["entries"] as? [Any])?.count == 1, "\(picked)")
 
         // The audit bundle: `tv audit verify` passes the downloaded file; without content and keys, the bare list.
         #expect(try box.tv("audit", "stop").status == 0)

@@ -15,8 +15,9 @@ struct WebFileDownload: Sendable, Equatable {
         /// One flow's conversation as HAR: `tv export har ID`.
         case flowHAR(Int64)
         /// The flows the Timeline's filters select (the `tv flows` options given), as HAR:
-        /// `tv export har ID…` of the flows `tv flows --json OPTIONS` lists.
-        case timelineHAR(options: [String])
+        /// `tv export har ID… [--filter EXPR]` of the flows `tv flows --json OPTIONS` lists,
+        /// `requests` (a filter expression) picking their requests.
+        case timelineHAR(options: [String], requests: String?)
         /// An audit session's evidence: `tv audit bundle ID --yes [--no-content] [--no-keys]`.
         case auditBundle(Int64, content: Bool, keys: Bool)
     }
@@ -41,9 +42,12 @@ struct WebFileDownload: Sendable, Equatable {
             return WebFileDownload(source: .flowHAR(id), name: "flow-\(id).har", contentType: "application/json")
         }
         if parts == ["har"] {
-            let names = WebAPI.flowFilters.filter { $0 != "limit" && $0 != "after" }
+            // The flow filters pick the flows; `filter` picks their requests, as `tv export har
+            // --filter` does (it picked flows, so `~c 404` found no flow where the command
+            // wrote three entries: a trial).
+            let names = WebAPI.flowFilters.filter { $0 != "limit" && $0 != "after" && $0 != "filter" }
             let options = names.compactMap { name in query[name].map { "--\(name)=\($0)" } }
-            return WebFileDownload(source: .timelineHAR(options: options), name: "timeline.har", contentType: "application/json")
+            return WebFileDownload(source: .timelineHAR(options: options, requests: query["filter"]), name: "timeline.har", contentType: "application/json")
         }
         if parts.count == 4, parts[0] == "audit", parts[1] == "sessions", parts[3] == "bundle", let id = Int64(parts[2]), id > 0 {
             return WebFileDownload(source: .auditBundle(id, content: query["content"] != "no", keys: query["keys"] != "no"),
@@ -61,16 +65,16 @@ extension WebAPI {
         switch download.source {
         case .flowHAR(let id):
             words = ["export", "har", String(id)]
-        case .timelineHAR(let options):
+        case let .timelineHAR(options, requests):
             let ids: [Int64]
             switch selectedFlows(options) {
             case .failure(let refusal): return refusal.response
             case .success(let found): ids = found
             }
             guard !ids.isEmpty else {
-                return WebResponse.error("No connection matches the Timeline's filters, so there is no HAR to make; clear a filter and try again.", status: 404)
+                return WebResponse.error("No connection matches these filters, so there is no HAR to make; clear a filter and try again.", status: 404)
             }
-            words = ["export", "har"] + ids.map(String.init)
+            words = ["export", "har"] + ids.map(String.init) + (requests.map { ["--filter", $0] } ?? [])
         case .auditBundle(let id, let content, let keys):
             words = ["audit", "bundle", String(id), "--yes"] + (content ? [] : ["--no-content"]) + (keys ? [] : ["--no-keys"])
         }
