@@ -27,12 +27,14 @@ public enum SettingLimit: Sendable, Equatable {
 
     /// What a user may set a size limit to, as it is saved: `off` (any case), or a whole number
     /// above zero with its unit (`B`, `KB`/`KiB`, `MB`/`MiB`, `GB`/`GiB`, `TB`/`TiB`, any case,
-    /// spaces allowed before it), written back canonically (`2 gb` → `2GB`). Nil for anything
+    /// spaces allowed before it), written back canonically (`2 gb` and `2GiB` → `2GB`). Nil for anything
     /// else, including what `bytes(_:)` still reads when a file holds it (a bare number, `0`,
     /// `none`, empty): a user who types `0` or `2` most likely meant something else.
     public static func userBytes(_ text: String) -> String? {
-        userText(text, units: ["b": "B", "k": "KB", "kb": "KB", "kib": "KiB", "m": "MB", "mb": "MB", "mib": "MiB",
-                               "g": "GB", "gb": "GB", "gib": "GiB", "t": "TB", "tb": "TB", "tib": "TiB"]) { bytes($0) }
+        // KiB is KB here (1 KB = 1,024 bytes), so it is saved as KB: `2GiB` over `2GB` was
+        // said as a change (a trial).
+        userText(text, units: ["b": "B", "k": "KB", "kb": "KB", "kib": "KB", "m": "MB", "mb": "MB", "mib": "MB",
+                               "g": "GB", "gb": "GB", "gib": "GB", "t": "TB", "tb": "TB", "tib": "TB"]) { bytes($0) }
     }
 
     /// What a user may set an age limit to, as it is saved: `off` (any case), or a whole number

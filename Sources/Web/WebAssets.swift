@@ -878,7 +878,9 @@ function settingRow(s, said) {
       h("button", { type: "submit" }, "Save"), h("div", { role: "status" }, said ? h("p", { class: "said" }, said) : null));
   }
   const byDefault = s.saved ? null : h("span", { class: "badge" }, "default");
-  const size = s.name === "content.flowBudget" || s.name === "capture.snaplen" ? " (" + bytes(s.value) + ")" : "";
+  // A snap length of 0 keeps whole packets (it read "0 (0 B)": a trial).
+  const size = s.name === "capture.snaplen" && Number(s.value) === 0 ? " (whole packets)"
+    : s.name === "content.flowBudget" || s.name === "capture.snaplen" ? " (" + bytes(s.value) + ")" : "";
   return h("div", { class: "setting", id: "row-" + id },
     h("div", { class: "setting-head" }, h("strong", {}, s.name), " ", h("span", { class: "value" }, (current || "none") + size), " ", byDefault),
     h("p", { class: "muted meaning" }, s.meaning), control);

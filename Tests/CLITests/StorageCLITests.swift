@@ -143,7 +143,10 @@ import Glibc
             #expect(size.out == "Saved captures.maxBytes = 500MB (was 2GB).\n", "\(size)")
             // Saved as written canonically: the unit's case, no space; OFF is off.
             let spaced = try s.tv("settings", "set", "captures.maxBytes", " 2 gib ")
-            #expect(spaced.out == "Saved captures.maxBytes = 2GiB (was 500MB).\n", "\(spaced)")
+            #expect(spaced.out == "Saved captures.maxBytes = 2GB (was 500MB).\n", "\(spaced)")
+            // The same size in binary units is the same setting (it was said as a change: a trial).
+            let same = try s.tv("settings", "set", "captures.maxBytes", "2GiB")
+            #expect(same.out == "captures.maxBytes is already 2GB; nothing changed.\n", "\(same)")
             let days = try s.tv("settings", "set", "captures.maxAge", "30D")
             #expect(days.out == "Saved captures.maxAge = 30d (was 2w).\n", "\(days)")
             let off = try s.tv("settings", "set", "history.maxAge", "OFF")

@@ -22,7 +22,7 @@ struct SettingLimitTests {
     func userValues() {
         #expect(SettingLimit.userBytes("2GB") == "2GB")
         #expect(SettingLimit.userBytes(" 64 mb ") == "64MB")
-        #expect(SettingLimit.userBytes("500kib") == "500KiB")
+        #expect(SettingLimit.userBytes("500kib") == "500KB")
         #expect(SettingLimit.userBytes("1t") == "1TB")
         #expect(SettingLimit.userBytes("4096b") == "4096B")
         #expect(SettingLimit.userBytes("OFF") == "off")
