@@ -18,12 +18,26 @@ public struct RequestDetailPresentation: Sendable {
     /// The instance whose shared row this is (`tv request --store`): its query string and
     /// content stay on that machine, whatever its content keeping was.
     public let sharedFrom: InstanceIdentity?
+    /// Where reading the flow's kept turns as HTTP stopped, when it did: a response that is
+    /// missing for that reason says it (it read "no response was recorded" where the client had
+    /// a whole 200 with a 100 KB header: a trial).
+    public var stoppedReading: HTTPConversation.ReadingProblem?
 
-    public init(exchange: ExchangeRecord, recorded: HTTPExchange?, full: Bool = false, sharedFrom: InstanceIdentity? = nil) {
+    public init(exchange: ExchangeRecord, recorded: HTTPExchange?, full: Bool = false, sharedFrom: InstanceIdentity? = nil,
+                stoppedReading: HTTPConversation.ReadingProblem? = nil) {
         self.exchange = exchange
         self.recorded = recorded
         self.full = full
         self.sharedFrom = sharedFrom
+        self.stoppedReading = stoppedReading
+    }
+
+    /// Said where the response is missing.
+    func missingResponse() -> String {
+        guard let problem = stoppedReading else { return "  (no response was recorded)" }
+        let side = problem.direction == .serverToClient ? "from the server" : "from the client"
+        return "  (no response was read: reading this connection as HTTP stopped at turn \(problem.turn) \(side): "
+            + TerminalText.line(problem.reason) + " `tv turns \(exchange.flowID)` shows every byte that was kept.)"
     }
 
     /// What tv keeps of a request without content keeping, and what only with it (also in the
@@ -87,7 +101,7 @@ public struct RequestDetailPresentation: Sendable {
         let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: full)
         if let request = recorded.request { writeMessage(request, .clientToServer, http, reader, emit) } else { emit("  (no request was recorded)") }
         for interim in recorded.interim { writeMessage(interim, .serverToClient, http, reader, emit) }
-        if let response = recorded.response { writeMessage(response, .serverToClient, http, reader, emit) } else { emit("  (no response was recorded)") }
+        if let response = recorded.response { writeMessage(response, .serverToClient, http, reader, emit) } else { emit(missingResponse()) }
     }
 
     /// A message as `tv turns --http` shows it (`--full`: whole), except that a JSON body of at
@@ -115,6 +129,10 @@ public struct RequestDetailPresentation: Sendable {
         let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: true)
         var splicer = JSONBodySplicer()
         fields.append(("content", recorded.map { http.exchangeJSON($0, reader: reader, splicer: &splicer) } ?? .null))
+        // Where reading the kept turns as HTTP stopped (nil: it did not).
+        fields.append(("readingStopped", stoppedReading.map { problem in
+            .object([("turn", .int(Int64(problem.turn))), ("direction", .string(problem.direction.rawValue)), ("reason", .string(problem.reason))])
+        } ?? .null))
         splicer.write(JSONValue.object(fields).serialized(pretty: true), reader: reader, to: emit)
     }
 }

@@ -30,7 +30,9 @@ public struct RequestReading: KeptContentReading {
     ///   when a store cannot be read.
     public func run(flows: FlowStore, content: ContentStore, to output: some CommandOutput) throws {
         guard let exchange = try flows.exchange(id: id) else { throw ContentRefusal.noRequest(id) }
-        let recorded = try RequestReading.recordedExchange(exchange, content: content)
+        let conversation = try RequestReading.recordedConversation(flow: exchange.flowID, content: content)
+        let recorded = conversation.flatMap { RequestReading.match(exchange, in: $0.exchanges) }
+        let stopped = conversation?.problems.first
         switch shape {
         case .curl:
             let curl = CurlCommand(exchange, request: recorded?.request)
@@ -38,10 +40,10 @@ public struct RequestReading: KeptContentReading {
             output.line(curl.command)
         case .shown(json: true, _):
             var text = ""
-            RequestDetailPresentation(exchange: exchange, recorded: recorded).writeJSON(reader: BoundedBodyReader()) { text += $0 }
+            RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: stopped).writeJSON(reader: BoundedBodyReader()) { text += $0 }
             output.line(text)
         case .shown(json: false, let full):
-            let detail = RequestDetailPresentation(exchange: exchange, recorded: recorded, full: full)
+            let detail = RequestDetailPresentation(exchange: exchange, recorded: recorded, full: full, stoppedReading: stopped)
             let reader = BoundedBodyReader()
             output.lines { line in detail.write(reader: reader, line) }
         }
@@ -54,11 +56,17 @@ public struct RequestReading: KeptContentReading {
 
     /// The exchanges read from flow `flow`'s kept turns; nil when none were kept or they do not read as HTTP.
     static func recordedExchanges(flow: Int64, content: ContentStore) throws -> [HTTPExchange]? {
+        try recordedConversation(flow: flow, content: content)?.exchanges
+    }
+
+    /// Flow `flow`'s kept turns read as HTTP (exchanges, and where reading stopped); nil when
+    /// none were kept or they do not read as HTTP.
+    static func recordedConversation(flow: Int64, content: ContentStore) throws -> HTTPConversation? {
         let indexed = try content.turns(flow: flow)
         guard !indexed.isEmpty else { return nil }
         let recorded = indexed.compactMap { turn in (try? content.bytes(of: turn)).map { RecordedTurn(turn: turn.turn, bytes: $0) } }
         guard case let .conversation(conversation) = HTTPReader.read(recorded) else { return nil }
-        return conversation.exchanges
+        return conversation
     }
 
     /// The recorded exchange that is `exchange`: HTTP/2 by stream id (pushed streams are never

@@ -1,6 +1,7 @@
 import FlowStore
 import FlowTerms
 import HTTPReading
+import Recording
 import Testing
 @testable import TVCore
 
@@ -126,5 +127,27 @@ import Testing
         #expect(RequestReading.match(e, in: h2)?.request?.startLine == "GET /three HTTP/2")
         e.streamID = 2
         #expect(RequestReading.match(e, in: h2) == nil)
+    }
+    @Test("a response missing because reading stopped says why, not that none was recorded (a trial's whole 200 read as none)")
+    func missingResponseSaysWhyReadingStopped() throws {
+        func turn(_ n: Int, _ direction: Direction, _ text: String) -> RecordedTurn {
+            RecordedTurn(turn: Turn(number: n, direction: direction, startOffset: Int64(n) * 1_000, keptBytes: text.utf8.count, seenBytes: text.utf8.count),
+                         bytes: Array(text.utf8))
+        }
+        let turns = [turn(1, .clientToServer, "GET /dupcl HTTP/1.1\r\nHost: a.test\r\n\r\n"),
+                     turn(2, .serverToClient, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nhello")]
+        guard case let .conversation(conversation) = HTTPReader.read(turns) else { Issue.record("not read as HTTP"); return }
+        let problem = try #require(conversation.problems.first)
+        var exchange = Self.finished
+        exchange.status = nil
+        exchange.sequence = 1
+        let recorded = RequestReading.match(exchange, in: conversation.exchanges)
+        #expect(recorded?.request != nil && recorded?.response == nil)
+        var lines: [String] = []
+        RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: problem).write(reader: BoundedBodyReader()) { lines.append($0) }
+        #expect(lines.last == "  (no response was read: reading this connection as HTTP stopped at turn 2 from the server: \(problem.reason) `tv turns 7` shows every byte that was kept.)", "\(lines)")
+        var without: [String] = []
+        RequestDetailPresentation(exchange: exchange, recorded: recorded).write(reader: BoundedBodyReader()) { without.append($0) }
+        #expect(without.last == "  (no response was recorded)")
     }
 }
