@@ -314,6 +314,11 @@ struct ConnectionMachineTests {
         // certificate" in the JSON beside it).
         #expect(m.facts.failureReason == m.facts.error)
         #expect(m.outcome == nil)
+        // The relay ending in the client's reset (curl lacking the root resets) keeps the reason
+        // (it was replaced by "the client reset the connection": a re-check).
+        let reason = m.facts.error
+        _ = m.handle(.relayEnded(.init(failure: .read(from: .client, reset: true, .system(Errno(ECONNRESET))), atMicros: 2_000_000)))
+        #expect(m.facts.error == reason && m.facts.status == .keptPrivate)
         // The same client to another port of the host is inspected.
         var other = Self.machine(recall: { key, _ in key == Self.fixtureKey() ? .remembered(.lacksRoot) : nil })
         _ = other.handle(.start)

@@ -467,7 +467,10 @@ struct ConnectionMachine {
             return clientCertificateEnded(certificate)
         }
         phase = .closed
-        if let failure = ending.failure { facts.error = failure.sentence }
+        // A kept-private flow's error is why it was passed through (its status line points to
+        // it); how that relay ended is no news (curl lacking the root resets: the reason was lost,
+        // a re-check).
+        if let failure = ending.failure, facts.status != .keptPrivate { facts.error = failure.sentence }
         var out: [Command] = []
         if facts.status == .inspected, let key = pinKey,
            case .possiblePinning(let sign) = relay.pinningVerdict(settings.detector, clientBytes: facts.bytesFromClient, at: ending.atMicros) {
