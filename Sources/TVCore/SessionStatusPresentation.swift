@@ -20,8 +20,15 @@ public enum SessionStatusPresentation {
             let text = values[key]!
             return (key.split(separator: ".", omittingEmptySubsequences: false).map(String.init), Int64(text).map { .int($0) } ?? .string(text))
         }
-        return .object([("running", .bool(true))] + nest(leaves))
+        var fields = nest(leaves)
+        // A list with no member yet is an empty list, not a missing key (a re-check's script
+        // failed on `errors` before the first failure).
+        for name in listNames where !fields.contains(where: { $0.0 == name }) { fields.append((name, .array([]))) }
+        return .object([("running", .bool(true))] + fields.sorted { $0.0 < $1.0 })
     }
+
+    /// The numbered names that are lists (`errors.1.reason`, `talkers.1.host`).
+    static let listNames = ["errors", "talkers"]
 
     /// Leaves sorted by path; a path's first name shared by several leaves becomes one object.
     private static func nest(_ leaves: [([String], JSONValue)]) -> [(String, JSONValue)] {

@@ -226,7 +226,7 @@ struct CapturePresentationTests {
     func status() {
         let values = ["capture.enabled": "on", "capture.recording": "4", "capture.packetsWritten": "1200", "capture.packetsDropped": "3"]
         #expect(SessionStatusPresentation.json(values).serialized()
-            == "{\"running\":true,\"capture\":{\"enabled\":\"on\",\"packetsDropped\":3,\"packetsWritten\":1200,\"recording\":4}}")
+            == "{\"running\":true,\"capture\":{\"enabled\":\"on\",\"packetsDropped\":3,\"packetsWritten\":1200,\"recording\":4},\"errors\":[],\"talkers\":[]}")
         #expect(CapturesPresentation.statusLine(["capture.enabled": "off"]) == nil)
         #expect(CapturesPresentation.statusLine(["capture.enabled": "on", "capture.recording": "4", "capture.packetsWritten": "1200", "capture.packetsDropped": "3"])
             == "capture 4 recording, 1,200 packets written, 3 dropped (the capture writer fell behind; they are not in the file)")

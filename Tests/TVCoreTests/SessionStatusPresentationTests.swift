@@ -16,12 +16,12 @@ import TVHome
             "tunnel.tcpRedirected": "4", "tunnel.dropped.icmp": "5", "tunnel.dropped.badChecksum": "6",
         ]
         #expect(SessionStatusPresentation.json(values).serialized() == #"{"running":true,"accepted":3,"#
-            + #""closed":{"inspected":1,"keptPrivate":2,"notEncrypted":0},"inspection":"on","pinningDetections":1,"#
-            + #""recording":{"flowsFailing":"off","flowsWaiting":0},"#
+            + #""closed":{"inspected":1,"keptPrivate":2,"notEncrypted":0},"errors":[],"inspection":"on","pinningDetections":1,"#
+            + #""recording":{"flowsFailing":"off","flowsWaiting":0},"talkers":[],"#
             + #""tunnel":{"dropped":{"badChecksum":6,"icmp":5},"tcpRedirected":4}}"#)
     }
 
-    @Test("numbered names (errors.1.reason, talkers.10.host) are lists in number order, not objects keyed \"1\"")
+    @Test("numbered names (errors.1.reason, talkers.10.host) are lists in number order, not objects keyed \"1\"; with no member, empty lists")
     func numberedNamesAreLists() {
         let values = ["errors.1.reason": "refused", "errors.1.count": "2", "errors.2.reason": "reset", "errors.2.count": "1",
                       "talkers.10.host": "j", "talkers.2.host": "b", "talkers.1.host": "a",
