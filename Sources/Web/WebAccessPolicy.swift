@@ -83,8 +83,8 @@ public enum WebAccessDecision: Sendable, Equatable {
 /// - The pages (every path outside `/api/`: HTML, CSS, JavaScript, the same for everyone and
 ///   holding nothing recorded) are served to a listening name without a token, for reading only.
 /// - The API needs the token: `Authorization: Bearer TOKEN` (the pages' own requests and
-///   scripts), or `?token=` on a GET (the pages' event stream and download links, which cannot
-///   send a header). No cookie is a credential: a browser sends a cookie of 127.0.0.1 to every
+///   scripts), or `?token=` on a GET of the event stream or a file (`takesQueryToken`: what an
+///   `EventSource` or a download link asks for, which cannot send a header). No cookie is a credential: a browser sends a cookie of 127.0.0.1 to every
 ///   port of 127.0.0.1 (RFC 6265 §8.5), so any other local server a user opened received it (a
 ///   trial's server on another port logged the token). The pages keep the token in this
 ///   origin's storage, which is per port, and send it only here.
@@ -121,8 +121,23 @@ public struct WebAccessPolicy: Sendable, Equatable {
         if let bearer = facts.bearerToken {
             return Self.same(bearer, token) ? .allow : .refuse(.wrongToken)
         }
-        guard reading, let query = facts.queryToken else { return .refuse(.noToken) }
+        guard reading, let query = facts.queryToken, Self.takesQueryToken(facts.path) else { return .refuse(.noToken) }
         return Self.same(query, token) ? .allow : .refuse(.wrongToken)
+    }
+
+    /// The routes a browser asks for without a header of the page's (an `EventSource`, a
+    /// download link), which take the token in the query: the event stream and the files. Every
+    /// other route needs the bearer header (the query served every GET: a re-check).
+    static func takesQueryToken(_ path: String) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.first == "api" else { return false }
+        let rest = parts.dropFirst()
+        if Array(rest) == ["events"] || Array(rest) == ["har"] { return true }
+        guard let last = rest.last else { return false }
+        switch (rest.first, last) {
+        case ("flows", "har"), ("flows", "raw"), ("captures", "file"), ("audit", "bundle"): return true
+        default: return false
+        }
     }
 
     /// Whether `origin` is `http://` one of the listening names.

@@ -63,7 +63,7 @@ struct WebRunTests {
         #expect(try code(box, [web.base + "/"]) == "200")
         #expect(try code(box, [web.base + "/app.js"]) == "200")
         // A wrong token.
-        #expect(try code(box, [web.base + "/api/flows?token=" + String(repeating: "0", count: 64)]) == "403")
+        #expect(try code(box, [web.base + "/api/har?token=" + String(repeating: "0", count: 64)]) == "403")
         #expect(try code(box, ["-H", "Authorization: Bearer " + String(repeating: "0", count: 64), web.base + "/api/flows"]) == "403")
         // DNS rebinding: another name for the same address, with the right token, pages too.
         #expect(try code(box, ["-H", "Host: evil.example:\(web.port)", web.base + "/?token=" + web.token]) == "421")
@@ -74,8 +74,11 @@ struct WebRunTests {
         let printed = try box.curl(["-D", "-", "-o", "/dev/null", web.base + "/?token=" + web.token]).out
         #expect(printed.hasPrefix("HTTP/1.1 200") && !printed.lowercased().contains("set-cookie"), "\(printed)")
         #expect(try code(box, ["-b", "tv_web_\(web.port)=\(web.token)", web.base + "/api/flows"]) == "403")
-        // In the query, the token serves a GET (the event stream and download links send it so).
-        #expect(try code(box, [web.base + "/api/status?token=" + web.token]) == "200")
+        // In the query, the token serves only what cannot send a header: the event stream and the
+        // download links (it served every GET: a re-check).
+        #expect(try code(box, ["-m", "2", web.base + "/api/events?token=" + web.token]) == "200")
+        #expect(try code(box, [web.base + "/api/status?token=" + web.token]) == "403")
+        #expect(try code(box, [web.base + "/api/flows?token=" + web.token]) == "403")
         // The page, with the policy and no inline script.
         let page = try box.curl(["-D", "-", web.base + "/"]).out
         #expect(page.contains("Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self';"))
@@ -354,6 +357,7 @@ struct WebRunTests {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/web_states.py").path
         let result = try box.tool("/usr/bin/python3", [script, url, folder, sentence], timeout: 120)
         #expect(result.status == 0, "\(result.all)")
+        #expect(result.out.contains("ok: without the token the page says so"), "\(result.all)")
         for size in ["1280x800", "390x844"] {
             #expect(result.out.contains("ok: the Timeline says the store is unreadable at \(size)"), "\(result.all)")
             #expect(result.out.contains("ok: the Dashboard says monitoring is off at \(size)"), "\(result.all)")

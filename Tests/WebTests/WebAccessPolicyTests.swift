@@ -30,9 +30,15 @@ struct WebAccessPolicyTests {
         #expect(policy.decide(get("/api")) == .refuse(.noToken))
         #expect(policy.decide(get(bearer: "f" + token.dropFirst())) == .refuse(.wrongToken))
         #expect(policy.decide(get(bearer: "short")) == .refuse(.wrongToken))
-        #expect(policy.decide(get(query: "nope")) == .refuse(.wrongToken))
-        // In the query (the event stream, a download link): served, not traded for anything.
-        #expect(policy.decide(get("/api/events", query: token)) == .allow)
+        #expect(policy.decide(get("/api/events", query: "nope")) == .refuse(.wrongToken))
+        // In the query: only what cannot send a header, the event stream and the files.
+        for path in ["/api/events", "/api/har", "/api/flows/7/har", "/api/flows/7/turns/2/raw", "/api/captures/3/file",
+                     "/api/captures/decrypted/decrypted-20261204-101500.pcapng/file", "/api/audit/sessions/1/bundle"] {
+            #expect(policy.decide(get(path, query: token)) == .allow, "\(path)")
+        }
+        for path in ["/api/flows", "/api/status", "/api/flows/7", "/api/settings", "/api/captures", "/api/har/x"] {
+            #expect(policy.decide(get(path, query: token)) == .refuse(.noToken), "\(path)")
+        }
         // A bearer decides over the query.
         #expect(policy.decide(get(query: token, bearer: "old")) == .refuse(.wrongToken))
     }

@@ -217,7 +217,9 @@ function connectEvents() {
       const answer = await fetch("/api/status", { credentials: "omit", headers: authorized() });
       if (answer.status === 403) {
         source.close();
-        status.textContent = "○ This page's token is not the running tv web's (it changes at every start): open the URL tv web printed.";
+        status.textContent = webToken()
+          ? "○ This page's token is not the running tv web's (it changes at every start): open the URL tv web printed."
+          : "○ This page has no token: open the URL tv web printed (it carries one).";
       }
     } catch (e) {
       status.textContent = "○ Not connected: tv web is not answering; reconnecting…";
@@ -317,6 +319,12 @@ function route() {
   }
   live.listeners.clear();
   routeToken++;
+  // Without the token every screen would draw its empty state ("Monitoring is off" beside a
+  // running session: a re-check); say what is missing instead.
+  if (!webToken()) {
+    screen("TunnelVision", errorCard("This page has no token, so it can show nothing recorded: open the URL `tv web` printed (it carries the token; the page keeps it for this address and port)."));
+    return;
+  }
   if (name === "timeline") timelineScreen();
   else if (name === "flow" && parts[2] === "packet") packet(parts[1], parts[3]);
   else if (name === "flow" && parts[2] === "content") content(parts[1]);

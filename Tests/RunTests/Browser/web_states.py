@@ -22,6 +22,13 @@ URL, OUT, SENTENCE = sys.argv[1:4]
 BASE = URL.split("/?token=")[0]
 driver = start_chromium()
 try:
+    # Without the token (a fresh profile on the bare address) every screen says it is missing,
+    # not its empty state ("Monitoring is off" beside a running session: a re-check).
+    driver.get(BASE + "/#/dashboard")
+    said = wait_for("the missing token said", lambda: driver.find_element(By.CSS_SELECTOR, "main .card.error[role=alert]").text)
+    if "This page has no token" not in said or driver.find_elements(By.CSS_SELECTOR, "main .card[role=status]"):
+        fail("without the token the Dashboard shows %r" % driver.find_element(By.TAG_NAME, "main").text)
+    print("ok: without the token the page says so", flush=True)
     driver.get(URL)
     wait_for("the token traded for the cookie", lambda: "token=" not in driver.current_url)
     for width, height in [(1280, 800), (390, 844)]:
