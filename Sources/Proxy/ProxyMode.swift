@@ -1,4 +1,7 @@
 import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
 import Wire
 
 /// How clients reach the proxy and how their destination is learnt.
@@ -66,20 +69,47 @@ public enum ProxyMode: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether a reverse target is the proxy's own listener on `host`:`port` (tv would relay each
     /// request to itself until a limit stopped it: a trial's one request made 1,023 flows): the
-    /// same port, and the same address, `localhost` beside a loopback address, or a loopback
-    /// target while listening on every address. Names other than `localhost` are not resolved.
+    /// same port, and the same address in any spelling (`127.1`, `2130706433`, `::ffff:127.0.0.1`
+    /// and `localhost.` were let through: a re-check), `localhost` beside a loopback address, a
+    /// loopback target while listening on every address, or the unspecified address (which
+    /// reaches this host) while listening on loopback or everywhere. Names other than
+    /// `localhost` are not resolved.
     public func reverseTargetIsListener(host listenHost: String, port listenPort: UInt16) -> Bool {
         guard case let .reverse(_, host, port) = self, port == listenPort else { return false }
-        let target = host.lowercased(), listen = listenHost.lowercased()
-        let loopbackAddress = { (text: String) in text.hasPrefix("127.") || text == "::1" }
-        let loopback = { (text: String) in text == "localhost" || loopbackAddress(text) }
-        switch (target, listen) {
-        case _ where target == listen: return true
-        case _ where listen == "0.0.0.0" || listen == "::": return loopback(target)
-        case ("localhost", _): return listen == "127.0.0.1" || listen == "::1"
-        case (_, "localhost"): return target == "127.0.0.1" || target == "::1"
-        default: return false
+        let target = Self.canonicalHost(host), listen = Self.canonicalHost(listenHost)
+        let unspecified = { (text: String) in text == "0.0.0.0" || text == "::" }
+        let loopback = { (text: String) in text == "localhost" || text.hasPrefix("127.") || text == "::1" }
+        if target == listen { return true }
+        if unspecified(listen) { return loopback(target) || unspecified(target) }
+        if unspecified(target) { return loopback(listen) }
+        // localhost resolves to 127.0.0.1 and ::1.
+        if target == "localhost" { return listen == "127.0.0.1" || listen == "::1" }
+        if listen == "localhost" { return target == "127.0.0.1" || target == "::1" }
+        return false
+    }
+
+    /// One spelling per address: lowercase without a trailing dot, `localhost` for it and its
+    /// subdomains (RFC 6761 §6.3), IPv4 in dotted quads whatever its form (inet_aton's: `127.1`,
+    /// `0x7f000001`, `2130706433`), IPv6 as inet_ntop writes it, a v4-mapped one as its IPv4.
+    static func canonicalHost(_ host: String) -> String {
+        var name = host.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        if name == "localhost" || name.hasSuffix(".localhost") { return "localhost" }
+        var v4 = in_addr()
+        if inet_aton(name, &v4) != 0 { return dotted(v4) }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, name, &v6) == 1 else { return name }
+        let bytes = withUnsafeBytes(of: v6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
+            return bytes[12...].map { String($0) }.joined(separator: ".")
         }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &v6, &text, socklen_t(text.count)) != nil else { return name }
+        return String(cString: text)
+    }
+
+    private static func dotted(_ address: in_addr) -> String {
+        withUnsafeBytes(of: address.s_addr) { $0.map { String($0) }.joined(separator: ".") }
     }
 
     public var description: String {

@@ -306,6 +306,13 @@ struct ProxyModeTests {
         #expect(try loops("reverse:http://[::1]:18221", "::", 18221))
         #expect(try loops("reverse:http://127.0.0.1:18221", "0.0.0.0", 18221))
         #expect(try loops("reverse:http://[::1]:18221", "[::1]".trimmingCharacters(in: ["[", "]"]), 18221))
+        // Any spelling of the address (they were let through: a re-check), and the unspecified one.
+        for target in ["[::ffff:127.0.0.1]", "127.1", "2130706433", "0x7f000001", "localhost.", "a.localhost", "0.0.0.0"] {
+            #expect(try loops("reverse:http://\(target):18221", "127.0.0.1", 18221), "\(target)")
+        }
+        #expect(try loops("reverse:http://[::]:18221", "::1", 18221))
+        #expect(ProxyMode.canonicalHost("[::FFFF:7F00:1]".trimmingCharacters(in: ["[", "]"])) == "127.0.0.1")
+        #expect(ProxyMode.canonicalHost("2001:DB8::0:1") == "2001:db8::1")
         // Another port, another loopback address tv does not listen on, a name not resolved.
         #expect(try !loops("reverse:http://127.0.0.1:18222", "127.0.0.1", 18221))
         #expect(try !loops("reverse:http://127.0.0.2:18221", "127.0.0.1", 18221))
