@@ -109,6 +109,26 @@ import Glibc
         }
     }
 
+    @Test("a captures limit that would delete capture files is refused with the count and saved with --yes (a re-check's 1MB deleted one without a word)")
+    func captureLimitAsksFirst() throws {
+        try withSandbox { s in
+            try StorageCLITests.writeFlows(s.dataDir, daysAgo: [1])
+            let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try StorageCLITests.capture(database, dataDir: s.dataDir, seq: 1, endedDaysAgo: 3, bytes: 2_000)
+            try StorageCLITests.capture(database, dataDir: s.dataDir, seq: 2, endedDaysAgo: 1, bytes: 3_000)
+            database.close()
+            let age = try s.tv("settings", "set", "captures.maxAge", "2d")
+            #expect(age.status == 1 && age.err == "tv: captures.maxAge 2d deletes 1 capture file (2.0 KiB) as soon as it is saved; add --yes to save it.\n", "\(age)")
+            #expect(FileManager.default.fileExists(atPath: s.dataDir + "/captures/capture-000001.pcapng"))
+            #expect(try s.tv("settings", "get", "captures.maxAge").out == "30d\n")
+            // One that deletes nothing needs no --yes; with --yes the file goes.
+            #expect(try s.tv("settings", "set", "captures.maxAge", "5d").status == 0)
+            let yes = try s.tv("settings", "set", "captures.maxAge", "2d", "--yes")
+            #expect(yes.status == 0 && yes.out.contains("1 capture file"), "\(yes)")
+            #expect(!FileManager.default.fileExists(atPath: s.dataDir + "/captures/capture-000001.pcapng"))
+        }
+    }
+
     @Test("a limit saved with no session running is applied at once, silently when nothing goes; nonsense is refused with one sentence and changes nothing")
     func limitChangeApplies() throws {
         try withSandbox { s in

@@ -68,6 +68,24 @@ public final class StorageManager {
         return try apply(plan, limits: limits, evidence: evidence, now: now)
     }
 
+    /// The capture files `limits` would delete now, without deleting anything: the packet
+    /// captures' drops and the decrypted captures past them (`tv settings set captures.maxBytes`
+    /// and `captures.maxAge` ask before they delete: a re-check's 1MB took a 17.8 MiB capture
+    /// without a word). Bytes in all.
+    public func captureFilesDoomed(_ limits: StorageLimits, now: Int64) throws -> (files: Int, bytes: Int64) {
+        let evidence = try auditEvidence()
+        let inventory = try inventory(now: now, expiry: limits.contentExpiry, recording: nil, evidence: evidence)
+        var none = limits
+        none.historyMaxAge = nil
+        let plan = RetentionPlanner.plan(inventory: inventory, limits: none, evidence: evidence, now: now)
+        let left = captures.onDisk().filter { file in !plan.captureDrops.contains { $0.sequence == file.key } }.values.reduce(Int64(0)) { $0 + $1.bytes }
+        let decrypted = decryptedCaptures.onDisk()
+        let doomed = DecryptedCaptureRetention.doomed(decrypted, evidence: decryptedCaptureEvidence(evidence), maxAge: limits.capturesMaxAge,
+                                                      roomBytes: limits.capturesMaxBytes.map { $0 - left }, now: now)
+        let decryptedBytes = decrypted.filter { doomed.contains($0.name) }.reduce(Int64(0)) { $0 + $1.bytes }
+        return (plan.captureDrops.count + doomed.count, plan.captureBytesFreed + decryptedBytes)
+    }
+
     /// Deletes everything but the file being recorded and audit evidence (`evidence`, or what
     /// the audit sessions hold now when nil), leaving no copy of a deleted row behind: the
     /// deletion overwrites what it frees with zeros (`PRAGMA secure_delete`), then the

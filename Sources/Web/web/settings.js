@@ -46,9 +46,14 @@ function settingRow(s, said) {
     control = h("form", { class: "inline", "data-setting": s.name, onsubmit: async e => {
       e.preventDefault();
       const out = e.target.querySelector("[role=status]");
-      // A history.maxAge deletes what is older at once: asked here, as `--yes` is on the command line.
-      const yes = s.name === "history.maxAge" && input.value.trim().toLowerCase() !== "off";
-      if (yes && !confirm(`Save history.maxAge = ${input.value}? Connections that started longer ago than that are deleted at once, with their requests, packets and content (m is minutes: a month is 30d).`)) return;
+      // A limit deletes what is past it at once: asked here, as `--yes` is on the command line.
+      const deletes = {
+        "history.maxAge": "Connections that started longer ago than that are deleted at once, with their requests, packets and content (m is minutes: a month is 30d).",
+        "captures.maxAge": "Capture files older than that are deleted at once (m is minutes: a month is 30d).",
+        "captures.maxBytes": "The oldest capture files are deleted at once until the captures fit.",
+      }[s.name];
+      const yes = Boolean(deletes) && input.value.trim().toLowerCase() !== "off";
+      if (yes && !confirm(`Save ${s.name} = ${input.value}? ${deletes}`)) return;
       out.replaceChildren(h("span", { class: "muted" }, "Saving…"));
       try {
         const answer = await post("/api/settings", { key: s.name, value: input.value, yes });

@@ -23,7 +23,7 @@ enum SettingsCommands {
             CommandSpec(name: "get", summary: "One setting's value.",
                         positionals: [PositionalSpec("KEY", help: "The setting's name, e.g. content.expiry.", completions: SettingKeys.all.map(\.name))]),
             CommandSpec(name: "set", summary: "Save one setting and apply it to a running session.",
-                        options: [OptionSpec("yes", help: "Agree to a history.maxAge that deletes connections already kept (without it, such an age is refused and the count said).")],
+                        options: [OptionSpec("yes", help: "Agree to a limit (history.maxAge, captures.maxBytes, captures.maxAge) that deletes what is kept now (without it, such a limit is refused and the count said).")],
                         // inspection.enabled is turned with `tv inspect on|off`, which check trust first.
                         positionals: [PositionalSpec("KEY", help: "The setting's name.",
                                                      completions: SettingKeys.all.map(\.name).filter { $0 != SettingKeys.inspectionEnabled.name }),
@@ -154,6 +154,7 @@ enum SettingsCommands {
             applies = value.isEmpty ? "It applies when the next session starts: its flows stay in this data folder only."
                 : "It applies when the next session starts (`tv stop`, then `tv run`); `tv store instances` reads the store now."
         case _ where CaptureSettingsCommand.names.contains(name):
+            if !inv.yes { try CaptureLimitConsent.check(inv, name: name, value: value, settings: settings) }
             (change, applies) = try CaptureSettingsCommand.set(name, value, settings: settings)
         default:
             throw unknown(name)
@@ -218,5 +219,27 @@ enum HistoryAgeConsent {
         guard older > 0 else { return }
         let all = (try? store.flowCount()) ?? older
         throw UsageRefusal("history.maxAge \(age) deletes \(ByteWords.grouped(Int64(older))) of the \(ByteWords.grouped(Int64(all))) connections kept (those started before \(Units.utc(cutoff / 1_000_000))), with their requests, packets and content, as soon as it is saved; add --yes to save it (m is minutes: a month is 30d).", exitCode: 1)
+    }
+}
+
+/// A captures.maxBytes or captures.maxAge that deletes capture files now is said first, and
+/// saved only with --yes, as history.maxAge is (a re-check's `1MB` deleted a 17.8 MiB decrypted
+/// capture at once, without a count).
+enum CaptureLimitConsent {
+    /// Refuses (exit 1) when the new limit would delete capture files, naming how many.
+    static func check(_ inv: Invocation, name: String, value: String, settings: SettingsStore) throws {
+        let limit: SettingLimit
+        switch name {
+        case SettingKeys.capturesMaxBytes.name: limit = SettingLimit.userBytes(value).map(SettingLimit.bytes) ?? .off
+        case SettingKeys.capturesMaxAge.name: limit = SettingLimit.userMicros(value).map(SettingLimit.micros) ?? .off
+        default: return
+        }
+        guard case let .limit(n) = limit, let home = try? inv.existingHome(),
+              var limits = try? StorageLimitsReading.limits(settings.read()),
+              let storage = try? StorageManager(home: home) else { return }
+        defer { storage.close() }
+        if name == SettingKeys.capturesMaxBytes.name { limits.capturesMaxBytes = n } else { limits.capturesMaxAge = n }
+        guard let doomed = try? storage.captureFilesDoomed(limits, now: inv.now * 1_000_000), doomed.files > 0 else { return }
+        throw UsageRefusal("\(name) \(value) deletes \(doomed.files) capture file\(doomed.files == 1 ? "" : "s") (\(Units.bytes(doomed.bytes))) as soon as it is saved; add --yes to save it.", exitCode: 1)
     }
 }
