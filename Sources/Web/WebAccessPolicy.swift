@@ -84,10 +84,11 @@ public enum WebAccessDecision: Sendable, Equatable {
 ///   holding nothing recorded) are served to a listening name without a token, for reading only.
 /// - The API needs the token: `Authorization: Bearer TOKEN` (the pages' own requests and
 ///   scripts), or `?token=` on a GET of the event stream or a file (`takesQueryToken`: what an
-///   `EventSource` or a download link asks for, which cannot send a header). No cookie is a credential: a browser sends a cookie of 127.0.0.1 to every
-///   port of 127.0.0.1 (RFC 6265 §8.5), so any other local server a user opened received it (a
-///   trial's server on another port logged the token). The pages keep the token in this
-///   origin's storage, which is per port, and send it only here.
+///   `EventSource` or a download link asks for, which cannot send a header). No cookie is a
+///   credential: a browser sends a cookie of 127.0.0.1 to every port of 127.0.0.1 (RFC 6265
+///   §8.5), so any other local server a user opened received it (a trial's server on another
+///   port logged the token). The pages keep the token in this origin's storage, which is per
+///   port, and send it only here.
 /// - CSRF: a POST must not say it comes from elsewhere (a foreign `Origin`, or `Sec-Fetch-Site`
 ///   other than `same-origin`), whatever the credential; another site's page could not send the
 ///   bearer header without a CORS preflight, which this server never grants, nor learn the token.
