@@ -1,0 +1,44 @@
+import FlowStore
+import Foundation
+import Settings
+import TVCore
+import TVHome
+
+/// A history.maxAge that deletes connections already kept is said first, and saved only with
+/// --yes: a trial's `1s` (and `1m`, minutes, for a month) deleted the whole history with one
+/// line of output, the count only in the session's own log.
+enum HistoryAgeConsent {
+    /// Refuses (exit 1) when flows started before now − `micros` are kept, naming how many.
+    static func check(_ inv: Invocation, age: String, micros: Int64) throws {
+        guard let home = try? inv.existingHome(), FileManager.default.fileExists(atPath: home.databasePath),
+              let store = try? FlowStore(readingHome: home) else { return }
+        defer { store.close() }
+        let cutoff = inv.now * 1_000_000 - micros
+        let older = (try? store.count(FlowQuery(to: cutoff))) ?? 0
+        guard older > 0 else { return }
+        let all = (try? store.flowCount()) ?? older
+        throw UsageRefusal("history.maxAge \(age) deletes \(ByteWords.grouped(Int64(older))) of the \(ByteWords.grouped(Int64(all))) connections kept (those started before \(Units.utc(cutoff / 1_000_000))), with their requests, packets and content, as soon as it is saved; add --yes to save it (m is minutes: a month is 30d).", exitCode: 1)
+    }
+}
+
+/// A captures.maxBytes or captures.maxAge that deletes capture files now is said first, and
+/// saved only with --yes, as history.maxAge is (a re-check's `1MB` deleted a 17.8 MiB decrypted
+/// capture at once, without a count).
+enum CaptureLimitConsent {
+    /// Refuses (exit 1) when the new limit would delete capture files, naming how many.
+    static func check(_ inv: Invocation, name: String, value: String, settings: SettingsStore) throws {
+        let limit: SettingLimit
+        switch name {
+        case SettingKeys.capturesMaxBytes.name: limit = SettingLimit.userBytes(value).map(SettingLimit.bytes) ?? .off
+        case SettingKeys.capturesMaxAge.name: limit = SettingLimit.userMicros(value).map(SettingLimit.micros) ?? .off
+        default: return
+        }
+        guard case let .limit(n) = limit, let home = try? inv.existingHome(),
+              var limits = try? StorageLimitsReading.limits(settings.read()),
+              let storage = try? StorageManager(home: home) else { return }
+        defer { storage.close() }
+        if name == SettingKeys.capturesMaxBytes.name { limits.capturesMaxBytes = n } else { limits.capturesMaxAge = n }
+        guard let doomed = try? storage.captureFilesDoomed(limits, now: inv.now * 1_000_000), doomed.files > 0 else { return }
+        throw UsageRefusal("\(name) \(value) deletes \(doomed.files) capture file\(doomed.files == 1 ? "" : "s") (\(Units.bytes(doomed.bytes))) as soon as it is saved; add --yes to save it.", exitCode: 1)
+    }
+}
