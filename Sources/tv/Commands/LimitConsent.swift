@@ -34,6 +34,7 @@ enum CaptureLimitConsent {
         default: return
         }
         guard case let .limit(n) = limit, let home = try? inv.existingHome(),
+              FileManager.default.fileExists(atPath: home.databasePath),
               var limits = try? StorageLimitsReading.limits(settings.read()),
               let storage = try? StorageManager(home: home) else { return }
         defer { storage.close() }
