@@ -99,14 +99,15 @@ struct WebAPI: Sendable {
         return WebResponse.error("There is no \(request.path) in tv web's API; the README lists the routes.", status: 404)
     }
 
-    /// POST /api/settings with `{"key": K, "value": V}` (and `"yes": true` for `--yes`): `tv settings set K V` (saved first, then
-    /// a running session told), answered with what it said (`{"said": TEXT}`) or its refusal.
+    /// POST /api/settings with `{"key": K, "value": V}` (and `"yes": true` for `--yes`): `tv
+    /// settings set K V` (saved first, then a running session told), answered with what it said
+    /// (`{"said": TEXT}`) or its refusal.
     func setSetting(_ body: [UInt8]) -> WebResponse {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
               let key = object["key"] as? String, let value = object["value"] as? String else {
             return WebResponse.error("A setting change is a JSON object {\"key\": NAME, \"value\": TEXT}.", status: 400)
         }
-        // `"yes": true`: the page asked first (a history.maxAge that deletes what is kept).
+        // `"yes": true`: the page asked first (a limit that deletes what is kept: `LimitConsent`).
         var answer = run(["settings", "set", key, value] + (object["yes"] as? Bool == true ? ["--yes"] : []))
         // A refused key or value is a bad request, never a missing thing (the command's exit 1).
         if answer.status == 404 { answer.status = 400 }
