@@ -35,6 +35,13 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// Whether this is an IPv4 address.
     public var isIPv4: Bool { bytes.count == 4 }
 
+    /// An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2) as the IPv4 address it
+    /// carries; any other address as it is.
+    public var unmapped: IPAddress {
+        guard bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff else { return self }
+        return IPAddress(bytes: Array(bytes[12..<16]))!
+    }
+
     /// The canonical text form (inet_ntop(3)): `127.0.0.1`, `::1`.
     public var description: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))

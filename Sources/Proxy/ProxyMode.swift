@@ -1,3 +1,4 @@
+import LocalCA
 import TVHome
 #if canImport(Glibc)
 import Glibc
@@ -89,27 +90,15 @@ public enum ProxyMode: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// One spelling per address: lowercase without a trailing dot, `localhost` for it and its
-    /// subdomains (RFC 6761 §6.3), IPv4 in dotted quads whatever its form (inet_aton's: `127.1`,
-    /// `0x7f000001`, `2130706433`), IPv6 as inet_ntop writes it, a v4-mapped one as its IPv4.
+    /// subdomains (RFC 6761 §6.3), an address as `IPAddress` writes it (a v4-mapped one as its
+    /// IPv4), IPv4 also from inet_aton's older forms (`127.1`, `0x7f000001`, `2130706433`).
     static func canonicalHost(_ host: String) -> String {
         var name = host.lowercased()
         if name.hasSuffix(".") { name.removeLast() }
         if name == "localhost" || name.hasSuffix(".localhost") { return "localhost" }
         var v4 = in_addr()
-        if inet_aton(name, &v4) != 0 { return dotted(v4) }
-        var v6 = in6_addr()
-        guard inet_pton(AF_INET6, name, &v6) == 1 else { return name }
-        let bytes = withUnsafeBytes(of: v6) { Array($0) }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
-            return bytes[12...].map { String($0) }.joined(separator: ".")
-        }
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard inet_ntop(AF_INET6, &v6, &text, socklen_t(text.count)) != nil else { return name }
-        return String(cString: text)
-    }
-
-    private static func dotted(_ address: in_addr) -> String {
-        withUnsafeBytes(of: address.s_addr) { $0.map { String($0) }.joined(separator: ".") }
+        if inet_aton(name, &v4) != 0, let ip = IPAddress(bytes: withUnsafeBytes(of: &v4) { Array($0) }) { return ip.description }
+        return IPAddress(name)?.unmapped.description ?? name
     }
 
     public var description: String {

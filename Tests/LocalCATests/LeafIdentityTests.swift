@@ -18,6 +18,15 @@ struct LeafIdentityTests {
         }
     }
 
+    @Test("an IPv4-mapped IPv6 address unmaps to its IPv4; others stay as they are")
+    func unmapped() throws {
+        #expect(try #require(IPAddress("::ffff:127.0.0.1")).unmapped == IPAddress("127.0.0.1"))
+        #expect(try #require(IPAddress("::ffff:7f00:1")).unmapped.description == "127.0.0.1")
+        #expect(try #require(IPAddress("::1")).unmapped == IPAddress("::1"))
+        #expect(try #require(IPAddress("::fffe:7f00:1")).unmapped.description == "::fffe:7f00:1")
+        #expect(try #require(IPAddress("10.0.0.1")).unmapped == IPAddress("10.0.0.1"))
+    }
+
     @Test("a trailing dot is removed and names are lowercased")
     func trailingDotAndCase() throws {
         let identity = try LeafIdentity(names: ["WWW.Example.COM."])

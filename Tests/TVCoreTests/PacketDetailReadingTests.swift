@@ -10,14 +10,22 @@ import TVCore
 /// held back: the packet's row is there, its bytes are not yet in the file.
 @Suite("PacketDetailReading: a packet still in the capture writer's buffer", .serialized)
 struct PacketDetailReadingTests {
-    @Test("Before the tail is written: the one sentence (not a read failure); after flush: the bytes")
-    func notYetWritten() throws {
+    /// A fresh folder (the caller removes it) with a captures folder and a writer's configuration
+    /// in it, lingering 0 ms.
+    static func scratch() throws -> (root: String, folder: CaptureFolder, configuration: CaptureConfiguration) {
         let root = NSTemporaryDirectory() + "tv-packet-detail-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        defer { try? FileManager.default.removeItem(atPath: root) }
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let folder = CaptureFolder(path: root + "/captures")
         var configuration = CaptureConfiguration(folder: folder, databasePath: root + "/tunnelvision.sqlite3", snapLength: 0, rotation: CaptureRotation())
         configuration.lingerMillis = 0
+        return (root, folder, configuration)
+    }
+
+    @Test("Before the tail is written: the one sentence (not a read failure); after flush: the bytes")
+    func notYetWritten() throws {
+        let (root, folder, made) = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var configuration = made
         configuration.tailInterval = 3_600
         let writer = try CaptureWriter(configuration: configuration)
         defer { writer.stop() }
@@ -39,12 +47,8 @@ struct PacketDetailReadingTests {
 
     @Test("A killed writer's packet whose bytes never reached the file: after the next start's repair, the row past the file's end is said as never written, not as damage")
     func neverWritten() throws {
-        let root = NSTemporaryDirectory() + "tv-packet-detail-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let (root, folder, configuration) = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: root) }
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        let folder = CaptureFolder(path: root + "/captures")
-        var configuration = CaptureConfiguration(folder: folder, databasePath: root + "/tunnelvision.sqlite3", snapLength: 0, rotation: CaptureRotation())
-        configuration.lingerMillis = 0
         let writer = try CaptureWriter(configuration: configuration)
         let packet = PacketDetailPresentationTests.nxdomain
         packet.withUnsafeBytes { writer.record(flow: 42, direction: .serverToClient, timeMicros: 1_764_620_000_000_000, packet: $0) }

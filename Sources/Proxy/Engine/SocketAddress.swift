@@ -47,10 +47,9 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             self.init(ip: IPAddress(bytes: bytes)!, port: UInt16(bigEndian: sin.sin_port))
         } else if family == AF_INET6 {
             let sin6 = storage.load(as: sockaddr_in6.self)
-            var bytes = withUnsafeBytes(of: sin6.sin6_addr) { Array($0) }
+            let bytes = withUnsafeBytes(of: sin6.sin6_addr) { Array($0) }
             // An IPv4-mapped address (::ffff:a.b.c.d) reads as IPv4.
-            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff { bytes = Array(bytes[12..<16]) }
-            self.init(ip: IPAddress(bytes: bytes)!, port: UInt16(bigEndian: sin6.sin6_port))
+            self.init(ip: IPAddress(bytes: bytes)!.unmapped, port: UInt16(bigEndian: sin6.sin6_port))
         } else {
             return nil
         }

@@ -80,10 +80,17 @@ public final class StorageManager {
         let plan = RetentionPlanner.plan(inventory: inventory, limits: none, evidence: evidence, now: now)
         let left = captures.onDisk().filter { file in !plan.captureDrops.contains { $0.sequence == file.key } }.values.reduce(Int64(0)) { $0 + $1.bytes }
         let decrypted = decryptedCaptures.onDisk()
-        let doomed = DecryptedCaptureRetention.doomed(decrypted, evidence: decryptedCaptureEvidence(evidence), maxAge: limits.capturesMaxAge,
-                                                      roomBytes: limits.capturesMaxBytes.map { $0 - left }, now: now)
+        let doomed = decryptedDoomed(decrypted, limits: limits, evidence: evidence, packetCaptureBytes: left, now: now)
         let decryptedBytes = decrypted.filter { doomed.contains($0.name) }.reduce(Int64(0)) { $0 + $1.bytes }
         return (plan.captureDrops.count + doomed.count, plan.captureBytesFreed + decryptedBytes)
+    }
+
+    /// The decrypted captures `limits` delete: past captures.maxAge, then the oldest while they
+    /// exceed what captures.maxBytes leaves after `packetCaptureBytes`; audit evidence kept.
+    func decryptedDoomed(_ files: [DecryptedCaptureRetention.File], limits: StorageLimits, evidence: AuditEvidence,
+                         packetCaptureBytes: Int64, now: Int64) -> [String] {
+        DecryptedCaptureRetention.doomed(files, evidence: decryptedCaptureEvidence(evidence), maxAge: limits.capturesMaxAge,
+                                         roomBytes: limits.capturesMaxBytes.map { $0 - packetCaptureBytes }, now: now)
     }
 
     /// Deletes everything but the file being recorded and audit evidence (`evidence`, or what
@@ -199,9 +206,8 @@ public final class StorageManager {
         if !plan.deletesAllContent {
             // The decrypted captures, under the captures' limits with what the packet captures left.
             let captureBytes = captures.onDisk().values.reduce(Int64(0)) { $0 + $1.bytes }
-            let doomed = DecryptedCaptureRetention.doomed(decryptedCaptures.onDisk(), evidence: decryptedCaptureEvidence(evidence),
-                                                          maxAge: limits.capturesMaxAge,
-                                                          roomBytes: limits.capturesMaxBytes.map { $0 - captureBytes }, now: now)
+            let doomed = decryptedDoomed(decryptedCaptures.onDisk(), limits: limits, evidence: evidence,
+                                         packetCaptureBytes: captureBytes, now: now)
             for name in doomed {
                 if let freed = try decryptedCaptures.delete(name) {
                     report.decryptedCapturesDeleted += 1

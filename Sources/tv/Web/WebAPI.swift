@@ -70,10 +70,10 @@ struct WebAPI: Sendable {
         if rest == ["settings"], request.method == "POST" { return setSetting(request.body) }
         if let file = WebFileDownload.route(rest, method: request.method, query: request.query) { return written(file) }
         if rest.count == 3, rest[0] == "captures", rest[2] == "file", request.method == "GET", let seq = Int64(rest[1]) {
-            return captureFile(seq)
+            return captureFile(.packets(seq))
         }
         if rest.count == 4, rest[0] == "captures", rest[1] == "decrypted", rest[3] == "file", request.method == "GET" {
-            return decryptedCaptureFile(rest[2])
+            return captureFile(.decrypted(rest[2]))
         }
         for route in Self.routes where route.pattern.count == rest.count {
             var numbers: [String: String] = [:]
@@ -114,44 +114,43 @@ struct WebAPI: Sendable {
         return answer
     }
 
-    /// GET /api/captures/SEQ/file: the capture file `tv captures --json` lists as SEQ, as a
-    /// download; the file being written is refused (its last record may be half-written), as
-    /// `tv captures` says.
-    func captureFile(_ seq: Int64) -> WebResponse {
-        let listed = run(["captures", "list", "--json"])
-        guard listed.status == 200 else { return listed }
-        let files = (try? JSONSerialization.jsonObject(with: Data(listed.body)) as? [[String: Any]]) ?? []
-        guard let file = files.first(where: { ($0["seq"] as? NSNumber)?.int64Value == seq }), let path = file["path"] as? String else {
-            return WebResponse.error("There is no capture \(seq); `tv captures` lists the ones there are.", status: 404)
-        }
-        if file["recording"] as? Bool == true {
-            return WebResponse.error("Capture \(seq) is being written; start a new one (`tv captures rotate`) and download this one then.", status: 409)
-        }
-        guard let stream = WebFileStream(path: path) else {
-            return WebResponse.error("Capture \(seq) could not be opened; `tv captures` says whether it is still there.", status: 404)
-        }
-        let name = path.split(separator: "/").last.map(String.init) ?? "capture.pcapng"
-        return WebResponse(status: 200, contentType: "application/x-pcapng", body: [],
-                           headers: [("Content-Disposition", "attachment; filename=\"\(name)\"")], stream: stream)
+    /// A capture file the routes serve: a packet capture by its sequence number, a decrypted
+    /// capture by its file name (`"kind": "decrypted"` in `tv captures --json`).
+    enum CaptureFileName {
+        case packets(Int64)
+        case decrypted(String)
     }
 
-    /// GET /api/captures/decrypted/NAME/file: the decrypted capture `tv captures --json` lists as
-    /// NAME (`"kind": "decrypted"`), as a download; only a listed name is served (never a path),
-    /// and the file a session is writing is refused as the packet captures' is.
-    func decryptedCaptureFile(_ name: String) -> WebResponse {
+    /// GET /api/captures/SEQ/file and /api/captures/decrypted/NAME/file: the capture file `tv
+    /// captures --json` lists so, as a download; only a listed file is served (never a path), and
+    /// the one a session is writing is refused (its last record may be half-written), as `tv
+    /// captures` says.
+    func captureFile(_ which: CaptureFileName) -> WebResponse {
         let listed = run(["captures", "list", "--json"])
         guard listed.status == 200 else { return listed }
         let files = (try? JSONSerialization.jsonObject(with: Data(listed.body)) as? [[String: Any]]) ?? []
-        guard let file = files.first(where: { $0["kind"] as? String == "decrypted" && $0["name"] as? String == name }),
-              let path = file["path"] as? String else {
-            return WebResponse.error("There is no decrypted capture named \(TerminalText.line(name)); `tv captures` lists the ones there are.", status: 404)
+        let label: String, missing: String, writing: String
+        let matches: ([String: Any]) -> Bool
+        switch which {
+        case .packets(let seq):
+            label = "Capture \(seq)"
+            missing = "There is no capture \(seq)"
+            writing = "Capture \(seq) is being written; start a new one (`tv captures rotate`) and download this one then."
+            matches = { ($0["seq"] as? NSNumber)?.int64Value == seq }
+        case .decrypted(let name):
+            label = TerminalText.line(name)
+            missing = "There is no decrypted capture named \(label)"
+            writing = "\(label) is being written by a running session; download it after the session ends."
+            matches = { $0["kind"] as? String == "decrypted" && $0["name"] as? String == name }
         }
-        if file["recording"] as? Bool == true {
-            return WebResponse.error("\(name) is being written by a running session; download it after the session ends.", status: 409)
+        guard let file = files.first(where: matches), let path = file["path"] as? String else {
+            return WebResponse.error(missing + "; `tv captures` lists the ones there are.", status: 404)
         }
+        if file["recording"] as? Bool == true { return WebResponse.error(writing, status: 409) }
         guard let stream = WebFileStream(path: path) else {
-            return WebResponse.error("\(name) could not be opened; `tv captures` says whether it is still there.", status: 404)
+            return WebResponse.error("\(label) could not be opened; `tv captures` says whether it is still there.", status: 404)
         }
+        let name = path.split(separator: "/").last.map(String.init) ?? "capture.pcapng"
         return WebResponse(status: 200, contentType: "application/x-pcapng", body: [],
                            headers: [("Content-Disposition", "attachment; filename=\"\(name)\"")], stream: stream)
     }
