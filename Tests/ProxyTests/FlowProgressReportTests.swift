@@ -70,17 +70,17 @@ struct FlowProgressReportTests {
         var m = T.started()
         T.requested(&m)   // the leg began at 3,000 µs (`at: 2`: µs = seconds × 1000 + 1000)
         let head = "HTTP/1.1 200 OK\r\nContent-Length: 3000000\r\n\r\n"
-        #expect(T.server(&m, head, at: 1_000) == [.tallyFromServer(head.utf8.count, record: nil), .writeClient(0..<head.utf8.count),
+        #expect(T.server(&m, head, at: 1_000) == [.tallyFromServer(head.utf8.count, record: nil), .writeClient(0..<head.utf8.count, record: nil),
                                                   .armTimer(at: 1_002_000_000_000)])
         let chunk = String(repeating: "a", count: 1_000)
         // 2,002,000 µs: 1,999,000 after the leg began, not yet.
-        #expect(T.server(&m, chunk, at: 2_001) == [.tallyFromServer(1_000, record: nil), .writeClient(0..<1_000)])
+        #expect(T.server(&m, chunk, at: 2_001) == [.tallyFromServer(1_000, record: nil), .writeClient(0..<1_000, record: nil)])
         var told = T.flow(server: Endpoint(address: "127.0.0.1", port: 8080))
         told.bytesFromClient = UInt64(T.forwarded.count)
         told.bytesFromServer = UInt64(head.utf8.count + 2_000)
         told.lastActivityMicros = 2_003_000
-        #expect(T.server(&m, chunk, at: 2_002) == [.tallyFromServer(1_000, record: nil), .writeClient(0..<1_000), .updateFlow(told)])
-        #expect(T.server(&m, chunk, at: 4_001) == [.tallyFromServer(1_000, record: nil), .writeClient(0..<1_000), .armTimer(at: 4_003_000_000_000)])
+        #expect(T.server(&m, chunk, at: 2_002) == [.tallyFromServer(1_000, record: nil), .writeClient(0..<1_000, record: nil), .updateFlow(told)])
+        #expect(T.server(&m, chunk, at: 4_001) == [.tallyFromServer(1_000, record: nil), .writeClient(0..<1_000, record: nil), .armTimer(at: 4_003_000_000_000)])
     }
 
     @Test("PlainHTTPMachine: bytes after the last report are told once the flow has been quiet 2 s (the timer the first of them armed), once")
@@ -90,7 +90,7 @@ struct FlowProgressReportTests {
         T.requested(&m)
         let head = "HTTP/1.1 200 OK\r\nContent-Length: 3000000\r\n\r\n"
         _ = T.server(&m, head, at: 2_002)   // past 2 s: told at once, nothing waiting
-        #expect(T.server(&m, String(repeating: "a", count: 1_000), at: 2_003) == [.tallyFromServer(1_000, record: nil), .writeClient(0..<1_000),
+        #expect(T.server(&m, String(repeating: "a", count: 1_000), at: 2_003) == [.tallyFromServer(1_000, record: nil), .writeClient(0..<1_000, record: nil),
                                                                                 .armTimer(at: 2_005_000_000_000)])
         // More bytes at 2,004 s: the flow is quiet only from then.
         _ = T.server(&m, String(repeating: "a", count: 500), at: 2_004)

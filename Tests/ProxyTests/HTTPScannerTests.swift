@@ -52,5 +52,11 @@ struct HTTPScannerTests {
         #expect(head("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n") == .head(.init(status: 200, framing: .none, closes: true), consumed: 57))
         #expect(head("HTTP/1.1 200 OK\r\nContent-Le") == .needMore)
         if case .malformed = head("SSH-2.0-OpenSSH\r\n\r\n") {} else { Issue.record("not refused") }
+        // Both Content-Length and Transfer-Encoding (RFC 9112 §6.3 rule 3): refused, in either
+        // order and whatever the coding; either one alone, or both on a HEAD answer, is read.
+        let both = HTTPResponseHeadScanner.Result.malformed("The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error.")
+        #expect(head("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n") == both)
+        #expect(head("HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\ncontent-length: 5\r\n\r\n") == both)
+        #expect(head("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", method: "HEAD") == .head(.init(status: 200, framing: .none, closes: false), consumed: 66))
     }
 }

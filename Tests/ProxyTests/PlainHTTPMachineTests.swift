@@ -72,7 +72,7 @@ struct PlainHTTPMachineTests {
         #expect(Self.run(&m, .connected, at: 2) == [.updateFlow(sent), .serverReady])
         let response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
         // The response's bytes are not told yet: the timer is armed for the trailing report.
-        #expect(Self.server(&m, response, at: 3) == [.tallyFromServer(response.utf8.count, record: nil), .writeClient(0..<response.utf8.count),
+        #expect(Self.server(&m, response, at: 3) == [.tallyFromServer(response.utf8.count, record: nil), .writeClient(0..<response.utf8.count, record: nil),
                                                     .armTimer(at: 5_000_000_000)])
         #expect(m.facts?.bytesFromServer == UInt64(response.utf8.count))
         #expect(!m.serverReadsPaused)
@@ -85,7 +85,15 @@ struct PlainHTTPMachineTests {
         let out = Self.client(&m, Self.get, at: 2)
         #expect(out.last == .sendServer(Self.forwarded, record: .init(flow: 7, offsetMicros: 2_000)))
         _ = Self.run(&m, .connected, at: 2)
-        #expect(Self.server(&m, "HTTP/1.1 204 No Content\r\n\r\n", at: 3).first == .tallyFromServer(27, record: .init(flow: 7, offsetMicros: 3_000)))
+        let at3 = Machine.Recording(flow: 7, offsetMicros: 3_000)
+        #expect(Self.server(&m, "HTTP/1.1 204 No Content\r\n\r\n", at: 3).prefix(2) == [.tallyFromServer(27, record: at3), .writeClient(0..<27, record: at3)])
+        // A head in two reads: each read is recorded as the server said it; the rows read the
+        // head once it goes on whole, at the second read's offset.
+        _ = Self.client(&m, Self.get, at: 4)
+        #expect(Self.server(&m, "HTTP/1.1 204 No", at: 5) == [.tallyFromServer(15, record: .init(flow: 7, offsetMicros: 5_000))])
+        let at6 = Machine.Recording(flow: 7, offsetMicros: 6_000)
+        #expect(Self.server(&m, " Content\r\n\r\n", at: 6).prefix(3) == [.tallyFromServer(12, record: at6), .sendClient(Array("HTTP/1.1 204 No".utf8), record: at6),
+                                                                             .writeClient(0..<12, record: at6)])
     }
 
     @Test("a body is passed on by range as it comes; the next head starts its own deadline")
@@ -110,7 +118,7 @@ struct PlainHTTPMachineTests {
         _ = Self.run(&m, .connected, at: 2)
         let switching = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\u{81}\u{01}x"
         let n = switching.utf8.count
-        #expect(Self.server(&m, switching, at: 3) == [.tallyFromServer(n, record: nil), .writeClient(0..<n), .armTimer(at: 5_000_000_000)])
+        #expect(Self.server(&m, switching, at: 3) == [.tallyFromServer(n, record: nil), .writeClient(0..<n, record: nil), .armTimer(at: 5_000_000_000)])
         #expect(Self.client(&m, "GET not a head", at: 4) == [.forwardToServer(0..<14, record: nil)])
         #expect(Self.run(&m, .clientEnded, at: 5) == [.shutdownServerWrite])
         var flow = m.facts!
@@ -137,7 +145,7 @@ struct PlainHTTPMachineTests {
         next.bytesFromClient = 0
         let out = Self.server(&m, response, at: 4)
         #expect(out == [
-            .tallyFromServer(n, record: nil), .writeClient(0..<n), .armTimer(at: 6_000_000_000), .closeServer(reset: false), .closeFlow(ended, recorded: false),
+            .tallyFromServer(n, record: nil), .writeClient(0..<n, record: nil), .armTimer(at: 6_000_000_000), .closeServer(reset: false), .closeFlow(ended, recorded: false),
             // The held head is parsed again: its deadline starts now.
             .armTimer(at: 14_000_000_000),
             .openFlow(FlowFacts(id: 100, startMicros: 5_000, client: Self.first.client)), .updateFlow(next), .newServerLeg,
@@ -243,7 +251,7 @@ struct PlainHTTPMachineTests {
         #expect(Array(out.dropFirst()) == [.shutdownClientWrite(finishWhenSent: false), .closeServer(reset: false), .close(reset: false)])
     }
 
-    @Test("a malformed response head begun in the chunk: what came before it goes on, then tv's 502 with the reason; begun earlier (part passed on): a reset")
+    @Test("a malformed response head: what came before it goes on, then tv's 502 with the reason, delivered before the close")
     func malformedResponse() {
         let reason = "The response has Content-Length values that disagree (3, 5), so its body cannot be delimited (RFC 9112 §6.3)."
         var m = Self.started()
@@ -254,7 +262,7 @@ struct PlainHTTPMachineTests {
         #expect(flow.error == "the server's response was not understood: " + reason, "\(flow)")
         #expect(out[0] == .tallyFromServer(bad.utf8.count, record: nil))
         #expect(out[1] == .answerClient(ConnectionMachine.errorResponse(502, "Bad Gateway", .responseUnreadable(reason)), linger: false), "\(out)")
-        #expect(Array(out[2...]).filter { if case .closeFlow = $0 { return false } else { return true } } == [.closeServer(reset: false), .close(reset: false)])
+        #expect(out[2] == .closeServer(reset: false) && out[4] == .deliverThenClose(reset: false), "\(out)")
 
         // Pipelined: the first response is whole and goes on; the second's head is garbage.
         var p = Self.started()
@@ -262,19 +270,73 @@ struct PlainHTTPMachineTests {
         _ = Self.client(&p, Self.get, at: 2)
         let good = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
         let both = Self.server(&p, good + "garbage\r\n\r\n", at: 3)
-        #expect(both.prefix(2) == [.tallyFromServer(good.utf8.count + 11, record: nil), .writeClient(0..<good.utf8.count)], "\(both)")
+        #expect(both.prefix(2) == [.tallyFromServer(good.utf8.count + 11, record: nil), .writeClient(0..<good.utf8.count, record: nil)], "\(both)")
         #expect(both.contains { if case .answerClient(let bytes, _) = $0 { return bytes.starts(with: Array("HTTP/1.1 502 Bad Gateway\r\n".utf8)) } else { return false } }, "\(both)")
 
-        // A head split across reads: its first part already went on, so no answer can follow it.
+        // A head split across reads: its first part was held, so the 502 is still the client's
+        // whole answer.
         var q = Self.started()
         Self.requested(&q)
-        #expect(Self.server(&q, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n", at: 3).contains(.writeClient(0..<36)))
+        #expect(Self.server(&q, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n", at: 3) == [.tallyFromServer(36, record: nil), .armTimer(at: 5_000_000_000)])
         let split = Self.server(&q, "Content-Length: 5\r\n\r\n", at: 3)
-        #expect(!split.contains { if case .answerClient = $0 { return true } else { return false } } && split.last == .close(reset: true), "\(split)")
+        #expect(split.first == .tallyFromServer(21, record: nil) && split.contains(.answerClient(ConnectionMachine.errorResponse(502, "Bad Gateway", .responseUnreadable(reason)), linger: false))
+                && split.last == .deliverThenClose(reset: false), "\(split)")
+        #expect(!split.contains { if case .sendClient = $0 { return true } else { return false } }, "\(split)")
+    }
+
+    @Test("a response head split across reads is held until whole, then goes on in order: the held start, then the chunk")
+    func splitResponseHead() {
+        var m = Self.started()
+        Self.requested(&m)
+        let start = "HTTP/1.1 200 OK\r\nConte"
+        let rest = "nt-Length: 3\r\n\r\nabc"
+        let first = Self.server(&m, start, at: 3)
+        #expect(first == [.tallyFromServer(start.utf8.count, record: nil), .armTimer(at: 5_000_000_000)])
+        #expect(!m.isBetweenExchanges)
+        let second = Self.server(&m, rest, at: 3)
+        #expect(second == [.tallyFromServer(rest.utf8.count, record: nil), .sendClient(Array(start.utf8), record: nil), .writeClient(0..<rest.utf8.count, record: nil)], "\(second)")
+        #expect(m.isBetweenExchanges)
+
+        // A whole response, then the next one's head begun: the whole one goes on, the start waits.
+        var p = Self.started()
+        Self.requested(&p)
+        _ = Self.client(&p, Self.get, at: 2)
+        let whole = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
+        let out = Self.server(&p, whole + "HTTP/1.1 2", at: 3)
+        #expect(out == [.tallyFromServer(whole.utf8.count + 10, record: nil), .writeClient(0..<whole.utf8.count, record: nil), .armTimer(at: 5_000_000_000)], "\(out)")
+        let end = Self.server(&p, "04 No Content\r\n\r\n", at: 3)
+        #expect(end == [.tallyFromServer(17, record: nil), .sendClient(Array("HTTP/1.1 2".utf8), record: nil), .writeClient(0..<17, record: nil)], "\(end)")
+    }
+
+    @Test("the server ending or failing before its response head is whole: tv's 502 in its place, nothing of the head passed on; idle then: 504")
+    func noResponseHead() {
+        let cases: [(String, Machine.Event, UInt64, Int, String)] = [
+            ("", .serverEnded, 4, 502, "the server closed the connection before its response was complete"),
+            ("HTTP/1.1 200 OK\r\nContent-Le", .serverEnded, 4, 502, "the server closed the connection before its response was complete"),
+            ("not http at all", .serverEnded, 4, 502, "the server closed the connection before its response was complete"),
+            ("HTTP/1.1 200", .serverFailed(reset: true, .system(Errno(ECONNRESET))), 4, 502, "the server reset the connection"),
+            ("", .timer, 400, 504, "closed after 300 s without traffic"),
+        ]
+        for (sent, event, at, status, sentence) in cases {
+            var m = Self.started()
+            Self.requested(&m)
+            if !sent.isEmpty {
+                #expect(!Self.server(&m, sent, at: 3).contains { if case .writeClient = $0 { return true } else { return false } })
+            }
+            let out = Self.run(&m, event, at: at)
+            let text = status == 502 ? "Bad Gateway" : "Gateway Timeout"
+            guard out.count == 4, case .answerClient(let answer, linger: false) = out[0], case .closeFlow(let flow, _) = out[2] else { Issue.record("\(out)"); continue }
+            #expect(answer.starts(with: Array("HTTP/1.1 \(status) \(text)\r\n".utf8)) && String(decoding: answer, as: UTF8.self).hasSuffix("tv: \(sentence)\n"), "\(String(decoding: answer, as: UTF8.self))")
+            #expect(flow.error == sentence && flow.status == .failed, "\(flow)")
+            #expect(out[1] == .closeServer(reset: false))
+            #expect(out[3] == (status == 504 ? .close(reset: false) : .deliverThenClose(reset: false)), "\(out)")
+        }
     }
 
     @Test("leg failures, idle and stop end the connection with the sentence; a send failure is a reset")
     func endings() {
+        // After the response head (a body under way): the server's failures and idle end it
+        // without an answer (`noResponseHead` has the ones before it).
         let cases: [(Machine.Event, UInt64, String, Bool)] = [
             (.serverFailed(reset: true, .system(Errno(ECONNRESET))), 3, "the server reset the connection", true),
             (.clientFailed(reset: false, .tls(TLSFailure(peerAlert: nil, systemError: nil, eof: false, text: "bad record mac"))), 3, "reading from the client failed: bad record mac", false),
@@ -286,6 +348,7 @@ struct PlainHTTPMachineTests {
         for (event, at, sentence, reset) in cases {
             var m = Self.started()
             Self.requested(&m)
+            _ = Self.server(&m, "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc", at: 2)
             let out = Self.run(&m, event, at: at)
             guard out.count == 3, case .closeFlow(let flow, _) = out[1] else { Issue.record("\(out)"); continue }
             #expect(out[0] == .closeServer(reset: reset))

@@ -30,4 +30,77 @@ struct ExchangeEdgesRunTests {
         #expect((try box.json("requests", "--filter", "~e")["requests"] as? [JSON] ?? []).count == 1)
         #expect((try box.json("requests", "--filter", "~q")["requests"] as? [JSON] ?? []).count == 1)
     }
+
+    /// Answers by path: `/split` a head in two writes 300 ms apart, `/splitbad` a head in two
+    /// writes whose second makes it unreadable (two Content-Lengths that disagree), `/close` no
+    /// answer, `/both` Content-Length and Transfer-Encoding together, `/half` half a head then a close, `/nohttp` a line that is not HTTP then a close.
+    static let headServer = #"""
+    import socket, sys, threading, time
+    l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(16)
+    def serve(c):
+        with c:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = c.recv(65536)
+                if not chunk: return
+                data += chunk
+            path = data.split(b" ")[1]
+            if path == b"/split":
+                c.sendall(b"HTTP/1.1 200 OK\r\nConte"); time.sleep(0.3)
+                c.sendall(b"nt-Length: 5\r\nConnection: close\r\n\r\nhello")
+            elif path == b"/splitbad":
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n"); time.sleep(0.3)
+                c.sendall(b"Content-Length: 5\r\n\r\nhello")
+            elif path == b"/both":
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+            elif path == b"/half":
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-")
+            elif path == b"/nohttp":
+                c.sendall(b"hello world\n")
+            time.sleep(0.2)
+    while True:
+        c, _ = l.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+    """#
+
+    @Test("a response head is passed on only once whole: split across reads it arrives intact; unreadable (both Content-Length and Transfer-Encoding among them), unfinished or missing, curl gets tv's 502 with the reason, not a reset, an empty reply or HTTP/0.9")
+    func responseHeadsHeldUntilWhole() throws {
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        let server = try PythonServer(Self.headServer)
+        defer { server.stop() }
+        // Directly, curl sees what the server did: the baseline tv's answers replace.
+        let direct = try box.curl(["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(server.port)/close"])
+        #expect(direct.status == 52 && direct.err.contains("Empty reply from server"), "\(direct)")
+        let tv = try world.run()
+        let split = try box.curl(["-x", tv.proxyURL, "-w", " %{http_code}", "http://127.0.0.1:\(server.port)/split"])
+        #expect(split.status == 0 && split.out == "hello 200", "\(split)")
+        let cases: [(String, String)] = [
+            ("/splitbad", "tv: the server's response was not understood: The response has Content-Length values that disagree (3, 5), so its body cannot be delimited (RFC 9112 §6.3)."),
+            ("/both", "tv: the server's response was not understood: The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error."),
+            ("/close", "tv: the server closed the connection before its response was complete"),
+            ("/half", "tv: the server closed the connection before its response was complete"),
+            ("/nohttp", "tv: the server closed the connection before its response was complete"),
+        ]
+        for (path, body) in cases {
+            let r = try box.curl(["-x", tv.proxyURL, "-w", "\n%{http_code}", "http://127.0.0.1:\(server.port)\(path)"])
+            #expect(r.status == 0 && r.out == body + "\n\n502", "\(path): \(r)")
+        }
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let flows = try box.json("flows")["flows"] as? [JSON] ?? []
+        #expect(flows.count == 6, "\(flows)")
+        let errors = Set(flows.compactMap { $0.string("error") })
+        #expect(errors == ["the server's response was not understood: The response has Content-Length values that disagree (3, 5), so its body cannot be delimited (RFC 9112 §6.3).",
+                           "the server's response was not understood: The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error.",
+                           "the server closed the connection before its response was complete"], "\(flows)")
+        // The request rows read what reached the client: tv's 502, not a cut response.
+        let rows = try box.json("requests")["requests"] as? [JSON] ?? []
+        let byPath = Dictionary(rows.compactMap { row in row.string("path").map { ($0, row) } }) { a, _ in a }
+        #expect(byPath["/split"]?.int("status") == 200 && byPath["/split"]?.string("state") == "complete", "\(rows)")
+        for (path, _) in cases {
+            #expect(byPath[path]?.int("status") == 502 && byPath[path]?.string("state") == "answered", "\(path): \(rows)")
+        }
+    }
 }

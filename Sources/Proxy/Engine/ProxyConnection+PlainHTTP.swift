@@ -105,16 +105,22 @@ extension ProxyConnection {
             sendServer(UnsafeRawBufferPointer(rebasing: plainChunk![range]), record)
         case let .tallyFromServer(count, record):
             loop.counters.bytesFromServers.wrappingAdd(UInt64(count), ordering: .relaxed)
-            recordPlain(UnsafeRawBufferPointer(rebasing: plainChunk![0..<count]), .serverToClient, record)
-        case .writeClient(let range):
+            recordPlain(UnsafeRawBufferPointer(rebasing: plainChunk![0..<count]), .serverToClient, record, readsExchanges: false)
+        case let .writeClient(range, record):
             let bytes = UnsafeRawBufferPointer(rebasing: plainChunk![range])
-            switch client.write(bytes) {
-            case .wrote(let n): if n < bytes.count { client.stash(UnsafeRawBufferPointer(rebasing: bytes[n...])) }
-            case .failed(_, let text): failPlain(.sendFailed(to: .client, text))
+            readPlainResponse(bytes, record)
+            writePlainClient(bytes)
+        case let .sendClient(bytes, record):
+            bytes.withUnsafeBytes {
+                readPlainResponse($0, record)
+                writePlainClient($0)
             }
         case let .answerClient(bytes, linger):
-            guard !client.hasPending else { break }
-            _ = bytes.withUnsafeBytes { tv_send(client.fd, $0.baseAddress, $0.count) }
+            if client.hasPending {
+                bytes.withUnsafeBytes { client.stash($0) }
+            } else {
+                _ = bytes.withUnsafeBytes { tv_send(client.fd, $0.baseAddress, $0.count) }
+            }
             if !exchangesStopped { bytes.withUnsafeBytes { readPlainAnswer($0) } }
             if linger { client.shutdownAfterAnswer() }
         case .shutdownServerWrite:
@@ -135,6 +141,22 @@ extension ProxyConnection {
         case .deliverThenClose(let reset):
             // The machine closed the server's leg first (`.closeServer`).
             deliverThenFinish(to: client, reset: reset)
+        }
+    }
+
+    /// What reaches the client of the server's response, read for the request rows.
+    private func readPlainResponse(_ bytes: UnsafeRawBufferPointer, _ record: PlainHTTPMachine.Recording?) {
+        guard let record, !exchangesStopped else { return }
+        readPlainExchanges(bytes, .serverToClient, flow: record.flow)
+    }
+
+    /// Writes what the machine passes on to the client, behind what already waits for it (a held
+    /// head's bytes then the rest of the chunk, in one batch); what the socket does not take waits.
+    private func writePlainClient(_ bytes: UnsafeRawBufferPointer) {
+        guard !client.hasPending else { return client.stash(bytes) }
+        switch client.write(bytes) {
+        case .wrote(let n): if n < bytes.count { client.stash(UnsafeRawBufferPointer(rebasing: bytes[n...])) }
+        case .failed(_, let text): failPlain(.sendFailed(to: .client, text))
         }
     }
 
@@ -175,9 +197,13 @@ extension ProxyConnection {
         }
     }
 
-    private func recordPlain(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, _ record: PlainHTTPMachine.Recording?) {
+    /// Offers `bytes` to the recorder as what `direction`'s side said, and to the request rows'
+    /// reader unless `readsExchanges` is false (the server's bytes: the rows read what reaches
+    /// the client, `readPlainResponse`).
+    private func recordPlain(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, _ record: PlainHTTPMachine.Recording?,
+                             readsExchanges: Bool = true) {
         guard let record else { return }
-        if !exchangesStopped { readPlainExchanges(bytes, direction, flow: record.flow) }
+        if readsExchanges && !exchangesStopped { readPlainExchanges(bytes, direction, flow: record.flow) }
         guard let recorder = shared.recorder, recorder.isRecording else { return }
         recorder.record(flow: record.flow, direction: direction, offsetMicros: record.offsetMicros, bytes: bytes)
     }

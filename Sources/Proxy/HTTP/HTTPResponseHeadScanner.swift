@@ -25,6 +25,9 @@ struct HTTPResponseHeadScanner {
     /// Whether no byte of the next head has been fed yet (nothing of it passed on).
     var isAtStart: Bool { fed == 0 }
 
+    /// Why a response with both Content-Length and Transfer-Encoding is refused.
+    static let lengthAndCoding = "The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error."
+
     /// `requestMethod`: HEAD responses have no body (RFC 9110 §9.3.2).
     mutating func feed(_ input: UnsafeRawBufferPointer, requestMethod: String) -> Result {
         let before = fed
@@ -41,6 +44,14 @@ struct HTTPResponseHeadScanner {
             case .failure(let error):
                 return .malformed(error.reason)
             case .success(let framing):
+                // Framing that came from Transfer-Encoding: with a Content-Length too, the two
+                // parties after tv could read the body's end differently. RFC 9112 §6.3 rule 3:
+                // an intermediary forwarding it MUST remove Content-Length first; tv refuses it
+                // instead, as mitmproxy does (its validate_inbound_headers, on by default).
+                if framing == .chunked || framing == .untilClose, head.value(forHeader: "Transfer-Encoding") != nil,
+                   head.value(forHeader: "Content-Length") != nil {
+                    return .malformed(Self.lengthAndCoding)
+                }
                 return .head(Head(status: head.status ?? 0, framing: framing == .contentLength(0) ? .none : framing, closes: !head.keepsAlive),
                              consumed: head.byteCount - before)
             }

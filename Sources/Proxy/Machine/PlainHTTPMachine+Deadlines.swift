@@ -7,7 +7,10 @@ extension PlainHTTPMachine {
         }
         if headDeadline.passed(at: now.nanos) { return headTimedOut() }
         if now.nanos >= lastActivity &+ settings.idleNanos {
-            return finish(reset: false, failure: .idle(seconds: settings.idleTimeoutSeconds))
+            // A server that never began its response: tv answers 504 in its place.
+            let failure = ConnectionFailure.idle(seconds: settings.idleTimeoutSeconds)
+            if awaitingResponseHead { return fail(failure, status: 504) }
+            return finish(reset: false, failure: failure)
         }
         reportTrailingProgress()
         rearm()

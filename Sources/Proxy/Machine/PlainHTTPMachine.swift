@@ -8,7 +8,8 @@ import FlowTerms
 /// rest (body included, chunked or not) is relayed as is. Keep-alive on both sides; a request
 /// for another host:port waits until the previous responses are complete, then goes over a new
 /// upstream connection (a new flow). Responses are relayed unchanged; their framing is only read
-/// to know when each ends. Every request head must be whole within the head timeout of its
+/// to know when each ends, and a response head goes on only once it is whole, so a head tv cannot
+/// read, or none at all, is answered with tv's 502 instead (`observeResponse`). Every request head must be whole within the head timeout of its
 /// first byte (`HeadDeadline`), however slowly its bytes trickle in.
 ///
 /// Commands go into the caller's reusable array (`handle(_:at:into:)`), and bytes of the event's
@@ -54,6 +55,8 @@ struct PlainHTTPMachine {
     /// Request methods whose responses are still expected, oldest first.
     private(set) var outstanding: [String] = []
     private var responseHead = HTTPResponseHeadScanner()
+    /// The start of a response head read in an earlier chunk, not passed on until it is whole.
+    private var heldHead: [UInt8] = []
     private(set) var responseBody: HTTPBodyScanner?
     private var closeAfterResponse = false
     private var upgraded = false
@@ -113,8 +116,15 @@ struct PlainHTTPMachine {
         case .serverEnded:
             serverEnded()
         case let .serverFailed(reset, text):
-            // What tv read from the server before the failure still reaches the client.
-            finish(reset: reset, failure: .read(from: .server, reset: reset, text), deliveringFirst: true)
+            // What tv read from the server before the failure still reaches the client; when
+            // that is no byte of the awaited response, tv's 502 follows it.
+            let failure = ConnectionFailure.read(from: .server, reset: reset, text)
+            if awaitingResponseHead {
+                heldHead = []
+                fail(failure, status: 502, deliveringFirst: true)
+            } else {
+                finish(reset: reset, failure: failure, deliveringFirst: true)
+            }
         case let .sendFailed(side, text):
             finish(reset: true, failure: .send(to: side, text))
         case let .resolved(list, id):
@@ -285,39 +295,55 @@ struct PlainHTTPMachine {
         facts?.bytesFromServer &+= UInt64(chunk.count)
         facts?.lastActivityMicros = now.micros
         emit(.tallyFromServer(chunk.count, record: recording))
-        observeResponse(chunk)
+        let passing = observeResponse(chunk)
         guard !closed else { return }
-        emit(.writeClient(0..<chunk.count))
+        if passing > 0 { emit(.writeClient(0..<passing, record: recording)) }
         reportProgressIfDue()
         serverReadsPaused = responsesDone()
     }
 
-    private mutating func observeResponse(_ chunk: UnsafeRawBufferPointer) {
+    /// Whether a response head is awaited and none of it has reached the client (the response
+    /// before it, if any, is whole): tv can still answer in the server's place.
+    var awaitingResponseHead: Bool { !outstanding.isEmpty && responseBody == nil && !upgraded }
+
+    /// Reads the responses' framing in `chunk` and returns how much of it goes on to the client
+    /// now: all of it, but for the start of a response head that is not whole yet, which waits in
+    /// `heldHead` until it is (a head is bounded by `HTTP1HeadParser`'s limit). So no byte of a
+    /// head reaches the client before tv has read it whole: one it cannot read, or one the server
+    /// never finishes, is answered with tv's 502 instead (mitmproxy answers both the same way).
+    private mutating func observeResponse(_ chunk: UnsafeRawBufferPointer) -> Int {
         var offset = 0
         while offset < chunk.count && !upgraded {
             if var body = responseBody {
                 offset += body.consume(UnsafeRawBufferPointer(rebasing: chunk[offset...]))
-                if body.malformed { return finish(reset: true, failure: .chunkedBodyMalformed(.server)) }
+                if body.malformed {
+                    finish(reset: true, failure: .chunkedBodyMalformed(.server))
+                    return 0
+                }
                 if body.isDone { responseBody = nil; responseComplete() } else { responseBody = body }
                 continue
             }
             guard let method = outstanding.first else {
                 // Bytes nobody asked for: pass them on and stop reading framing.
-                return
+                return chunk.count
             }
-            let fresh = responseHead.isAtStart
             switch responseHead.feed(UnsafeRawBufferPointer(rebasing: chunk[offset...]), requestMethod: method) {
             case .needMore:
-                return
+                heldHead.append(contentsOf: chunk[offset...])
+                return offset
             case .malformed(let reason):
-                // No byte of this response has reached the client yet (it began in this chunk,
-                // which is passed on after it is read): what came before it goes, then tv's 502
-                // with the reason, as for a server tv cannot reach (the client got a bare reset:
-                // a trial). A head begun in an earlier chunk was partly passed on: reset.
-                guard fresh else { return finish(reset: true, failure: .responseUnreadable(reason)) }
-                if offset > 0 { emit(.writeClient(0..<offset)) }
-                return fail(.responseUnreadable(reason), status: 502)
+                // What came before this head goes on, then tv's 502 with the reason, as for a
+                // server tv cannot reach (a bare reset told the client nothing: a trial).
+                if offset > 0 { emit(.writeClient(0..<offset, record: recording)) }
+                heldHead = []
+                fail(.responseUnreadable(reason), status: 502, deliveringFirst: true)
+                return 0
             case let .head(head, consumed):
+                // A head begun in an earlier chunk ends at the start of this one (`offset` is 0).
+                if !heldHead.isEmpty {
+                    emit(.sendClient(heldHead, record: recording))
+                    heldHead = []
+                }
                 offset += consumed
                 if head.status == 101 {
                     upgraded = true
@@ -329,13 +355,14 @@ struct PlainHTTPMachine {
                         paused = false
                         bytes.withUnsafeBytes { sendUpstream($0, 0..<bytes.count, owned: true) }
                     }
-                    return
+                    return chunk.count
                 }
                 if (100..<200).contains(head.status) { continue }   // informational: the final response follows
                 if head.closes { closeAfterResponse = true }
                 if head.framing == .none { responseComplete() } else { responseBody = HTTPBodyScanner(head.framing) }
             }
         }
+        return chunk.count
     }
 
     private mutating func responseComplete() {
@@ -371,6 +398,12 @@ struct PlainHTTPMachine {
             responseBody = nil
             responseComplete()
             closeAfterResponse = true
+        }
+        if awaitingResponseHead {
+            // No byte of the response reached the client (a head is held until whole): tv
+            // answers in the server's place, as for a server it cannot reach.
+            heldHead = []
+            return fail(.responseIncomplete, status: 502, deliveringFirst: true)
         }
         if upgraded || closeAfterResponse || !outstanding.isEmpty {
             // The server ended the exchange; the client learns it from our FIN.
@@ -460,8 +493,9 @@ struct PlainHTTPMachine {
 
     // MARK: ending
 
-    /// Answers the client with an error (when no response is under way) and closes.
-    mutating func fail(_ failure: ConnectionFailure, status: Int) {
+    /// Answers the client with an error (when no response is under way) and closes;
+    /// `deliveringFirst` as for `finish`.
+    mutating func fail(_ failure: ConnectionFailure, status: Int, deliveringFirst: Bool = false) {
         if outstanding.count <= 1 && responseBody == nil {
             let text = status == 400 ? "Bad Request" : status == 504 ? "Gateway Timeout" : "Bad Gateway"
             emit(.answerClient(ConnectionMachine.errorResponse(status, text, failure), linger: false))
@@ -473,7 +507,7 @@ struct PlainHTTPMachine {
             facts = flow
             firstFacts = nil
         }
-        finish(reset: false, failure: failure)
+        finish(reset: false, failure: failure, deliveringFirst: deliveringFirst)
     }
 
     /// - Parameter deliveringFirst: what tv holds for the client is delivered before the close

@@ -75,12 +75,18 @@ extension PlainHTTPMachine {
         case sendServer([UInt8], record: Recording?)
         /// Send this range of the event's chunk to the server (count, record).
         case forwardToServer(Range<Int>, record: Recording?)
-        /// Count (and record) this many bytes of the event's chunk as the server's.
+        /// Count (and record, as what the server said) this many bytes of the event's chunk as
+        /// the server's.
         case tallyFromServer(Int, record: Recording?)
-        /// Write this range of the event's chunk to the client.
-        case writeClient(Range<Int>)
-        /// Answer the client with tv's own response, unless bytes for it are still waiting (they
-        /// would interleave); `linger`: let it arrive (shut down writing, drain) before the close.
+        /// Write this range of the event's chunk to the client. The request rows read what
+        /// reaches the client (`record`'s flow), so a head tv never passed on is not read as a
+        /// response: tv's answer in its place is.
+        case writeClient(Range<Int>, record: Recording?)
+        /// Write these bytes to the client, read as `writeClient`'s are: the start of a response
+        /// head read in an earlier chunk, held by the machine until the head was whole.
+        case sendClient([UInt8], record: Recording?)
+        /// Answer the client with tv's own response, after what is still waiting for it (whole
+        /// responses: the machine answers only between them); `linger`: let it arrive (shut down writing, drain) before the close.
         case answerClient([UInt8], linger: Bool)
         case shutdownServerWrite
         /// Half-close toward the client; `finishWhenSent`: answer `.clientSent` once nothing is
