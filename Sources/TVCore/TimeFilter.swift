@@ -6,7 +6,7 @@ import Glibc
 /// Parses the time words of `tv flows`: `--since 1h` and `--from/--to` moments.
 public enum TimeFilter {
     /// A span such as `90s`, `15m`, `1h`, `2d`, `1w` in microseconds.
-    /// - Throws: `TimeFilterError.badSpan`.
+    /// - Throws: `TimeFilterError.badSpan`, or `.emptySpan` for a span of zero.
     public static func span(_ text: String) throws -> Int64 {
         let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800]
         guard let unit = text.last, let factor = units[unit], let n = Int64(text.dropLast()), n >= 0 else {
@@ -16,6 +16,9 @@ public enum TimeFilter {
         let (seconds, over1) = n.multipliedReportingOverflow(by: factor)
         let (micros, over2) = seconds.multipliedReportingOverflow(by: 1_000_000)
         guard !over1, !over2 else { throw TimeFilterError.badSpan(text) }
+        // A stretch of nothing selects nothing, for every command alike (`tv flows --since 0s`
+        // listed no flows while `tv activity --since 0s` refused it: a trial).
+        guard micros > 0 else { throw TimeFilterError.emptySpan(text) }
         return micros
     }
 
@@ -72,10 +75,13 @@ public enum TimeFilter {
 
 public enum TimeFilterError: UserFacingError, Equatable {
     case badSpan(String)
+    /// A span of no time at all (`0s`, `0d`).
+    case emptySpan(String)
     case badMoment(String)
     public var message: String {
         switch self {
         case .badSpan(let t): return "'\(t)' is not a time span; write a number and a unit, such as 90s, 15m, 1h, 2d or 1w."
+        case .emptySpan(let t): return "'\(t)' is no time at all; write a stretch longer than zero, such as 90s, 15m, 1h, 2d or 1w."
         case .badMoment(let t): return "'\(t)' is not a moment; write UTC as 2026-11-30T14:05:00Z, 2026-11-30 14:05, 2026-11-30, or seconds since 1970."
         }
     }

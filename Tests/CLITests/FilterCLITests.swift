@@ -324,8 +324,11 @@ struct FilterCLITests {
                 let over = try s.tvArgs([command, "--limit", "10001"])
                 #expect(over.status == 2 && over.err.hasPrefix("tv: --limit takes a whole number from 1 to 10000"), "\(command): \(over)")
             }
-            let zero = try s.tvArgs(["activity", "--since", "0s"])
-            #expect(zero.status == 2 && zero.err.contains("--since takes a stretch longer than zero"), "\(zero)")
+            // Every command that takes --since refuses a span of nothing alike.
+            for command in ["activity", "flows", "requests"] {
+                let zero = try s.tvArgs([command, "--since", "0s"])
+                #expect(zero.status == 2 && zero.err == "tv: '0s' is no time at all; write a stretch longer than zero, such as 90s, 15m, 1h, 2d or 1w.\n", "\(command): \(zero)")
+            }
             let future = try s.tvArgs(["activity", "--from", "2099-01-01"])
             #expect(future.status == 2 && future.err.contains("--from is still to come"), "\(future)")
         }

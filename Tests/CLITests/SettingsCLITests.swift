@@ -18,6 +18,10 @@ struct SettingsCLITests {
             let bad = try s.tv("settings", "set", "content.expiry", "forever")
             #expect(bad.status != 0)
             #expect(try s.tv("settings", "get", "content.expiry").out == "1w\n")
+            // The default in another spelling: saved, but nothing in force changed (a trial read
+            // "Saved content.flowBudget = 1048576 (was 1048576)").
+            let same = try s.tv("settings", "set", "content.flowBudget", "1MB")
+            #expect(same.status == 0 && same.out == "Saved content.flowBudget = 1048576, its default, now set explicitly; nothing in force changed.\n", "\(same)")
             let budget = try s.tv("settings", "set", "content.flowBudget", "2048")
             #expect(budget.status == 0, "\(budget)")
             #expect(try s.tv("settings", "get", "content.flowBudget").out == "2048\n")

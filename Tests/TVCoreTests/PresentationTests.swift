@@ -42,6 +42,8 @@ import FlowTerms
         #expect(try TimeFilter.span("1w") == 604_800_000_000)
         #expect(throws: TimeFilterError.badSpan("1y")) { try TimeFilter.span("1y") }
         #expect(throws: TimeFilterError.badSpan("h")) { try TimeFilter.span("h") }
+        #expect(throws: TimeFilterError.emptySpan("0s")) { try TimeFilter.span("0s") }
+        #expect(throws: TimeFilterError.emptySpan("0w")) { try TimeFilter.span("0w") }
         // Past what µs can hold: refused, not a trap (a trial's 99999999999d crashed tv flows).
         #expect(throws: TimeFilterError.badSpan("99999999999d")) { try TimeFilter.span("99999999999d") }
         #expect(throws: TimeFilterError.badSpan("1000000000000w")) { try TimeFilter.span("1000000000000w") }

@@ -161,13 +161,17 @@ enum SettingsCommands {
         }
         // An empty value is shown as it is typed ('').
         func shown(_ text: String) -> String { text.isEmpty ? "''" : redacted(name, text) }
-        if change.saved {
+        // Saved over the default in another spelling (1MB for 1048576): in force already.
+        let sameInForce = change.saved && change.oldText == change.newText
+        if sameInForce {
+            inv.console.line("Saved \(name) = \(shown(change.newText)), its default, now set explicitly; nothing in force changed.")
+        } else if change.saved {
             inv.console.line("Saved \(name) = \(shown(change.newText)) (was \(shown(change.oldText))).")
         } else {
             inv.console.line("\(name) is already \(shown(change.newText)); nothing changed.")
         }
         if let sentence = change.delivery.sentence { inv.console.line(sentence) }
-        if change.saved, let applies { inv.console.line(applies) }
+        if change.saved, !sameInForce, let applies { inv.console.line(applies) }
         if change.saved, change.delivery == .noSession, StorageLimitsReading.isLimit(name) {
             // No session to apply it: a limit is applied when it changes, here (silent when nothing goes).
             for line in try StorageCommands.applyAutomatically(inv) { inv.console.line(line) }
