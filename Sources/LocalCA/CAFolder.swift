@@ -167,7 +167,7 @@ public struct CAFolder: Sendable {
     }
 
     private func write(root: Certificate, rootKey: PrivateKey, leafKey: PrivateKey) throws {
-        try FileModes.makeDirectory((directory as NSString).deletingLastPathComponent, mode: 0o700)
+        try FileModes.makeDirectory(PathText.folder(of: directory), mode: 0o700)
         try FileModes.makeDirectory(directory, mode: 0o700)
         try FileModes.writeAtomically(try rootKey.pkcs8PEM(), to: rootKeyPath, mode: 0o600, exclusive: true)
         try FileModes.writeAtomically(try leafKey.pkcs8PEM(), to: leafKeyPath, mode: 0o600, exclusive: true)

@@ -42,7 +42,7 @@ public struct SettingsFile: Sendable {
     /// - Parameter key: the key being changed, named in the error.
     /// - Throws: `SettingsError.saveFailed`; the file then still holds what it held before.
     public func save(_ record: SettingsRecord, changing key: String) throws {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathText.folder(of: path)
         do {
             var isDir: ObjCBool = false
             if !FileManager.default.fileExists(atPath: folder, isDirectory: &isDir) {

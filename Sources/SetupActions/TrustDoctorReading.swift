@@ -1,3 +1,4 @@
+import TVHome
 import CertificateSetup
 import Foundation
 import LocalCA
@@ -90,7 +91,7 @@ public enum TrustDoctorReading {
     static func java(environment: [String: String], root: Certificate) -> TrustPlaceFacts? {
         guard let java = BoundedProcess.locate("java", environment: environment),
               let real = realPath(java) else { return nil }
-        let javaHome = ((real as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        let javaHome = PathText.folder(of: PathText.folder(of: real))
         let release = (try? String(contentsOfFile: javaHome + "/release", encoding: .utf8)) ?? ""
         let version = release.split(separator: "\n").first { $0.hasPrefix("JAVA_VERSION=") }
             .map { $0.dropFirst("JAVA_VERSION=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } ?? "?"

@@ -25,7 +25,7 @@ public enum OutputOutsideDataFolder {
     /// a folder).
     public static func check(_ path: String, home: TVHome) throws {
         guard let data = resolved(home.path) else { return }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathText.folder(of: path)
         for place in [resolved(path), resolved(parent.isEmpty ? "." : parent)].compactMap({ $0 })
         where place == data || place.hasPrefix(data + "/") {
             throw Refusal(path: path, dataFolder: home.path)

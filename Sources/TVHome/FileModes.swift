@@ -45,7 +45,7 @@ public enum FileModes {
         if mkdir(path, mode) == 0 { return nil }
         let code = errno
         if code == EEXIST { return nil }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = PathText.folder(of: path)
         if code == ENOENT, !parent.isEmpty, parent != path {
             var info = stat()
             if stat(parent, &info) == 0 {
@@ -88,7 +88,7 @@ public enum FileModes {
             let code = errno
             // ENOENT in a folder that is there: one that takes no new files (/proc, /sys).
             var folder = stat()
-            let parent = (path as NSString).deletingLastPathComponent
+            let parent = PathText.folder(of: path)
             if code == ENOENT, stat(parent.isEmpty ? "." : parent, &folder) == 0, folder.st_mode & S_IFMT == S_IFDIR {
                 throw FileWriteError(path: path, reason: FileWriteError.noNewFiles)
             }
@@ -168,12 +168,12 @@ public struct FileWriteError: UserFacingError, Equatable {
     public init(path: String, reason: String) { self.path = path; self.reason = reason }
     public var message: String {
         if reason == FileWriteError.noFolder {
-            let parent = (path as NSString).deletingLastPathComponent
+            let parent = PathText.folder(of: path)
             let folder = parent.isEmpty ? "." : parent
             return "Could not write \(path): the folder \(folder) does not exist; create it or write somewhere else."
         }
         if reason == FileWriteError.noNewFiles {
-            let parent = (path as NSString).deletingLastPathComponent
+            let parent = PathText.folder(of: path)
             return "Could not write \(path): the folder \(parent.isEmpty ? "." : parent) takes no new files (a kernel's folder such as /proc or /sys); write somewhere else."
         }
         if reason == FileWriteError.notRegular {

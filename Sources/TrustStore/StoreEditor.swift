@@ -86,7 +86,7 @@ public enum StoreEditor {
             if case .read(let bytes) = StoreFileReader.read(dir + "/" + name) {
                 resolvesToRoot = StoredCertificate.allFromPEM(bytes).contains(where: { $0.der == rootDER })
             } else {
-                resolvesToRoot = holding.contains((target as NSString).lastPathComponent)
+                resolvesToRoot = holding.contains(PathText.name(of: target))
             }
             if resolvesToRoot {
                 if unlink(dir + "/" + name) != 0 { throw Failure(step: "remove \(dir)/\(name)", reason: String(cString: strerror(errno))) }

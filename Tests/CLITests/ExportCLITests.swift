@@ -218,6 +218,17 @@ struct ExportCLITests {
         }
     }
 
+    @Test("-o with a one-character relative name writes it (Foundation's deletingLastPathComponent trapped: a trial)")
+    func oneCharacterOutput() throws {
+        try withSandbox { s in
+            try s.createCA()
+            let pem = try s.tv("ca", "export", "--pem", "-o", "z")
+            #expect(pem.status == 0 && s.read(s.work + "/z") == s.read(s.rootPEM), "\(pem)")
+            let connections = try s.tv("export", "connections", "-o", "q")
+            #expect(connections.status == 0 && FileManager.default.fileExists(atPath: s.work + "/q"), "\(connections)")
+        }
+    }
+
     @Test("--android: the file name is openssl's subject_hash_old + .0, the content the PEM")
     func android() throws {
         try withSandbox { s in

@@ -26,7 +26,7 @@ public final class AuditKeyLog: TLSSecretsRecorder {
     /// - Throws: `FileWriteError` when the folder or file cannot be made.
     public init(path: String, lingerMillis: Int = 50) throws {
         self.path = path
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathText.folder(of: path)
         if mkdir(folder, 0o700) != 0 && errno != EEXIST {
             throw FileWriteError(path: folder, reason: Errno(errno).phrase)
         }

@@ -179,7 +179,7 @@ enum CACommands {
             throw UsageRefusal("--out-dir \(dir) is a file, not a folder; name a folder (tv makes it when it is missing).")
         }
         if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) {
-            let parent = (dir as NSString).deletingLastPathComponent
+            let parent = PathText.folder(of: dir)
             var parentIsDir: ObjCBool = false
             guard parent.isEmpty || (FileManager.default.fileExists(atPath: parent, isDirectory: &parentIsDir) && parentIsDir.boolValue) else {
                 throw UsageRefusal("--out-dir \(dir): the folder \(parent) does not exist; tv makes only the last folder of the path.")

@@ -89,7 +89,7 @@ enum ServiceCommand {
         let home = try TVHome.resolve(dataDir: unit.dataFolder, environment: inv.environment)
         try home.ensureExists()
         do {
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: PathText.folder(of: path), withIntermediateDirectories: true)
             try Data(unit.text.utf8).write(to: URL(fileURLWithPath: path))
             _ = chmod(path, 0o644)
         } catch {
