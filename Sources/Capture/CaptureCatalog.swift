@@ -89,7 +89,10 @@ public struct CaptureCatalog {
         self.folder = folder
     }
 
-    /// The captures whose files were not deleted, newest first.
+    /// The captures whose files were not deleted, newest first. A file's path is always this
+    /// folder's name for its seq, never the row's `path` column: a copied or moved data folder
+    /// keeps the rows of the folder it came from, and `tv captures delete` in a copy deleted the
+    /// original's file (a trial). The column says where the file was written, nothing more.
     public func files() throws -> [CaptureFile] {
         var out: [CaptureFile] = []
         let select = try database.prepare("""
@@ -97,7 +100,7 @@ public struct CaptureCatalog {
             WHERE deleted_at IS NULL ORDER BY seq DESC
             """)
         try select.forEachRow { row in
-            let path = row.string(at: 1) ?? folder.filePath(row.int64(at: 0))
+            let path = folder.filePath(row.int64(at: 0))
             let recording = row.int64(at: 7) != 0 && CaptureFolder.isRecording(path)
             var file = CaptureFile(seq: row.int64(at: 0), path: path, startedMicros: row.int64(at: 2), endedMicros: row.optionalInt64(at: 3),
                                    bytes: row.int64(at: 4), packets: row.int64(at: 5), snapLength: row.int64(at: 6), isRecording: recording)
@@ -114,7 +117,7 @@ public struct CaptureCatalog {
             """)
         try select.bind([.integer(seq)])
         guard try select.step() else { return nil }
-        let path = select.string(at: 1) ?? folder.filePath(seq)
+        let path = folder.filePath(seq)
         let deleted = select.optionalInt64(at: 8)
         let recording = deleted == nil && select.int64(at: 7) != 0 && CaptureFolder.isRecording(path)
         return (CaptureFile(seq: seq, path: path, startedMicros: select.int64(at: 2), endedMicros: select.optionalInt64(at: 3),

@@ -15,7 +15,9 @@ public enum CaptureRepair {
         let select = try database.prepare("SELECT seq, path, started_at FROM captures WHERE recording = 1 AND deleted_at IS NULL")
         try select.forEachRow { row in
             let seq = row.int64(at: 0)
-            let path = row.string(at: 1) ?? folder.filePath(seq)
+            // This folder's file, whatever the row's path says (a copied folder's rows name the
+            // original's files, which this repair would cut: `CaptureCatalog.files`).
+            let path = folder.filePath(seq)
             if !CaptureFolder.isRecording(path) { abandoned.append((seq, path, row.int64(at: 2))) }
         }
         for capture in abandoned {

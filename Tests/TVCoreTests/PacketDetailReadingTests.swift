@@ -67,4 +67,32 @@ struct PacketDetailReadingTests {
         #expect(detail.outcome == .neverWritten(fileBytes: row.fileOffset))
         #expect(detail.absence == "Packet 1 of flow 42 never reached capture-000001.pcapng: the session writing it ended (killed, or crashed) before it wrote its last packets, and the file keeps the \(Units.grouped(row.fileOffset)) bytes written before; the connection stays in your history.")
     }
+
+    @Test("A copied data folder's captures are its own files: listed, deleted and repaired there, never the original's (a trial's delete in a copy removed the original's file)")
+    func copiedFolder() throws {
+        let (root, _, configuration) = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let writer = try CaptureWriter(configuration: configuration)
+        PacketDetailPresentationTests.nxdomain.withUnsafeBytes { writer.record(flow: 42, direction: .serverToClient, timeMicros: 1_764_620_000_000_000, packet: $0) }
+        writer.flush()
+        writer.stop()
+        let copy = root + "-copy"
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        try FileManager.default.copyItem(atPath: root, toPath: copy)
+        let original = root + "/captures/capture-000001.pcapng", copied = copy + "/captures/capture-000001.pcapng"
+        func sizeOnDisk(_ path: String) -> Int64? { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil }
+        let size = try #require(sizeOnDisk(original))
+        let database = try SQLiteDatabase(path: copy + "/tunnelvision.sqlite3")
+        let catalog = CaptureCatalog(database: database, folder: CaptureFolder(path: copy + "/captures"))
+        defer { catalog.close() }
+        #expect(try catalog.files().map(\.path) == [copied])
+        // The next start's repair of a capture left recording cuts the copy's file, not the original's.
+        try database.execute("UPDATE captures SET recording = 1, ended_at = NULL WHERE seq = 1")
+        #expect(truncate(copied, off_t(size + 3)) == 0)
+        try CaptureRepair.closeAbandoned(database: database, folder: CaptureFolder(path: copy + "/captures"))
+        #expect(sizeOnDisk(copied) == size && sizeOnDisk(original) == size)
+        #expect(try catalog.delete(1, nowMicros: 1_764_620_001_000_000) == size)
+        #expect(sizeOnDisk(copied) == nil)
+        #expect(sizeOnDisk(original) == size)
+    }
 }
