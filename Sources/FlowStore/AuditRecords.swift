@@ -20,8 +20,31 @@ public struct AuditProject: Sendable, Equatable {
     }
 }
 
+/// The audit session recording while a batch of flows is written (`audit_sessions` with no end):
+/// its id and start. A flow is its when the flow started at or after that start ("its new flows
+/// belong to it from now"): the writer writes in batches, so a flow that began, and even ended,
+/// just before `tv audit start` could be first written after it, and was put in the session
+/// (its start before the bundle's span, its TLS secrets not in the bundle: a trial).
+public struct LiveAuditSession: Sendable, Equatable {
+    public let id: Int64
+    /// µs since the epoch.
+    public let startedMicros: Int64
+
+    public init(id: Int64, startedMicros: Int64) {
+        self.id = id
+        self.startedMicros = startedMicros
+    }
+
+    /// The session `flow` belongs to: this one's id, or nil for a flow that started before it.
+    public func id(for flow: FlowRecord) -> Int64? { flow.startTime >= startedMicros ? id : nil }
+
+    /// Reads the live session (none: nil): the first row in id order when several are open.
+    static let selectSQL = "SELECT id, started FROM audit_sessions WHERE ended IS NULL ORDER BY id LIMIT 1"
+}
+
 /// One audit session (`audit_sessions`): a stretch of recording inside a project. It holds the
-/// flows first written while it was open (`flows.audit_session_id`) and what hangs off them.
+/// flows first written while it was open that started after it began (`flows.audit_session_id`,
+/// `LiveAuditSession`) and what hangs off them.
 public struct AuditSession: Sendable, Equatable {
     public var id: Int64
     public var projectID: Int64

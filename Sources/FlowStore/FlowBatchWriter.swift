@@ -39,7 +39,7 @@ final class FlowBatchWriter: FlowBatchStore {
     private let nameUpsert: SQLiteStatement
     /// `PRAGMA data_version`, read at each batch's start (`FlowNameCache.begin`).
     private let dataVersion: SQLiteStatement
-    /// The live audit session, read once per batch (`FlowRecordColumns.liveAuditSessionSQL`).
+    /// The live audit session, read once per batch (`LiveAuditSession.selectSQL`).
     private let liveAuditSession: SQLiteStatement
     /// The batch's new flows per minute and hour.
     private var tally = FlowActivityTally()
@@ -131,7 +131,7 @@ final class FlowBatchWriter: FlowBatchStore {
         activityUpsert = try database.prepare(FlowActivityTally.upsertSQL)
         nameUpsert = try database.prepare(FlowNameCache.upsertSQL)
         dataVersion = try database.prepare("PRAGMA data_version")
-        liveAuditSession = try database.prepare(FlowRecordColumns.liveAuditSessionSQL)
+        liveAuditSession = try database.prepare(LiveAuditSession.selectSQL)
         transactions = try PreparedTransaction(database)
         insertCertificate = try database.prepare("""
             INSERT INTO certificates (sha256, der, stored_at) VALUES (?, ?, ?)
@@ -169,7 +169,7 @@ final class FlowBatchWriter: FlowBatchStore {
                 // only when the row is new (migration 21: the writer counts its new rows).
                 database.lastInsertRowID = 0
                 let program = programs[id]
-                try FlowRecordColumns.write(flow, writer: registration.id, program: program, auditSession: auditSession,
+                try FlowRecordColumns.write(flow, writer: registration.id, program: program, auditSession: auditSession?.id(for: flow),
                                             with: program == nil ? upsert : upsertWithProgram, texts: &flowTexts)
                 if database.lastInsertRowID == id {
                     tally.add(startTime: flow.startTime)
@@ -210,11 +210,11 @@ final class FlowBatchWriter: FlowBatchStore {
         nameTextInsert.rewind()
     }
 
-    /// The live audit session's id, nil when none is recording. Read inside the batch's write
+    /// The live audit session, nil when none is recording. Read inside the batch's write
     /// transaction, so it holds for every row of the batch.
-    private func readLiveAuditSession() throws -> Int64? {
+    private func readLiveAuditSession() throws -> LiveAuditSession? {
         defer { liveAuditSession.rewind() }
-        return try liveAuditSession.step() ? liveAuditSession.int64(at: 0) : nil
+        return try liveAuditSession.step() ? LiveAuditSession(id: liveAuditSession.int64(at: 0), startedMicros: liveAuditSession.int64(at: 1)) : nil
     }
 
     /// The start time of flow `id`'s row (µs since the epoch), nil when there is none.

@@ -39,7 +39,7 @@ enum FlowRecordColumns {
         let updates = written.dropFirst().map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
         // `audit_session_id` (i21-audit) is set on insert from the live audit session and never
         // updated: a flow belongs to the session that was recording when it was first written.
-        // It is the last parameter, bound by the writer from `liveAuditSessionSQL` read once per
+        // It is the last parameter, bound by the writer from `LiveAuditSession` read once per
         // batch (inside its write transaction nothing else can start or end a session), not a
         // subquery run again for every row (~1.1 k instructions a flow, callgrind, i27-hist).
         //
@@ -52,11 +52,6 @@ enum FlowRecordColumns {
         return "INSERT OR FAIL INTO flows (\(written.joined(separator: ", ")), audit_session_id) VALUES (\(placeholders), ?) "
             + "ON CONFLICT(id) DO UPDATE SET \(updates)"
     }
-
-    /// The live audit session's id, if one is recording (no row: none), bound as the upsert's
-    /// `audit_session_id`; the first row in id order when several are open, as the subquery it
-    /// replaced took.
-    static let liveAuditSessionSQL = "SELECT id FROM audit_sessions WHERE ended IS NULL"
 
     /// The record's values in `names` order, then `writer` (the id of the writer writing it).
     static func bindings(_ flow: FlowRecord, writer: Int64) -> [SQLiteValue] {

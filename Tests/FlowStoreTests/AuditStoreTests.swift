@@ -83,7 +83,7 @@ import FlowTerms
         }
     }
 
-    @Test("flows first written while a session records belong to it, whatever later updates say; markers go to the live session")
+    @Test("flows that start while a session records belong to it, whatever later updates say, and one that started before it does not however late it is written; markers go to the live session")
     func taggingAndSummary() throws {
         try withStore { store, _ in
             _ = try store.audit.newProject(name: "app", note: "", now: 1)
@@ -91,6 +91,9 @@ import FlowTerms
             let session = try store.audit.start(project: "app", note: "", settings: "{}", now: 200)
             var during = try writeFlows([sampleFlow(start: 300, host: "a.test"), sampleFlow(start: 310, host: "a.test"),
                                          sampleFlow(start: 320, host: nil, server: "10.0.0.9")], to: store)
+            // Started before the session, first written during it (the writer's batch came
+            // late): not the session's (a trial's flow from before `tv audit start` was in it).
+            let late = try writeFlows([sampleFlow(start: 199, host: "before.test")], to: store)
             let marker = try store.audit.mark("opened the login screen", now: 330)
             #expect(marker == AuditMarker(id: 1, sessionID: session.id, time: 330, text: "opened the login screen"))
             _ = try store.audit.stop(now: 400)
@@ -104,7 +107,7 @@ import FlowTerms
             writer.close()
             _ = try writeFlows([sampleFlow(start: 500, host: "late.test")], to: store)
             #expect(try store.audit.flowIDs(session: session.id) == during.map(\.id))
-            #expect(!during.map(\.id).contains(before[0].id))
+            #expect(!during.map(\.id).contains(before[0].id) && !during.map(\.id).contains(late[0].id))
             var query = FlowQuery()
             query.auditSession = session.id
             #expect(try store.flows(query).flows.map(\.id) == Array(during.map(\.id).reversed()))

@@ -80,7 +80,11 @@ import FlowTerms
         _ = try w.store.audit.newProject(name: "lab", note: "", now: 100)
         let session = try w.store.audit.start(project: "lab", note: "", settings: "{}", now: 200)
         var during = sampleFlow(start: 300)
-        try w.write { writer in during = writer.open(during) }
+        var early = sampleFlow(start: 150)
+        try w.write { writer in
+            during = writer.open(during)
+            early = writer.open(early)   // began before the session, written during it: not its
+        }
         _ = try w.store.audit.stop(now: 400)
         var after = sampleFlow(start: 500)
         try w.write { writer in
@@ -88,13 +92,13 @@ import FlowTerms
             writer.enqueue(.closed(during))
             after = writer.open(after)
         }
-        #expect(try w.psql("SELECT id, audit_session_id, duration FROM flows ORDER BY id") == "\(during.id)|\(session.id)|250\n\(after.id)||")
+        #expect(try w.psql("SELECT id, audit_session_id, duration FROM flows ORDER BY id") == "\(during.id)|\(session.id)|250\n\(early.id)||\n\(after.id)||")
         let local = try SQLiteDatabase(readingAt: w.store.path)
         defer { local.close() }
         let statement = try local.prepare("SELECT id, audit_session_id FROM flows ORDER BY id")
         var localRows: [[SQLiteValue]] = []
         try statement.forEachRow { localRows.append([$0.value(at: 0), $0.value(at: 1)]) }
-        #expect(localRows == [[.integer(during.id), .integer(session.id)], [.integer(after.id), .null]])
+        #expect(localRows == [[.integer(during.id), .integer(session.id)], [.integer(early.id), .null], [.integer(after.id), .null]])
     }
 
     /// Pinned hosts, names and audit rows changed while no flow is written travel on the shared

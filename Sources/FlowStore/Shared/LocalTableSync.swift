@@ -92,13 +92,13 @@ final class LocalTableSync {
     /// The local audit session recording now (`audit_sessions` with no end; at most one), which
     /// a flow first written now belongs to, as SQLite's upsert decides (`FlowRecordColumns`);
     /// nil for none or when the file cannot be read.
-    func liveAuditSession() -> Int64? {
+    func liveAuditSession() -> LiveAuditSession? {
         guard let local = reader() else { return nil }
         do {
-            let statement = try local.prepare("SELECT id FROM audit_sessions WHERE ended IS NULL")
-            var id: Int64?
-            try statement.forEachRow { id = $0.optionalInt64(at: 0) }
-            return id
+            let statement = try local.prepare(LiveAuditSession.selectSQL)
+            var live: LiveAuditSession?
+            try statement.forEachRow { live = LiveAuditSession(id: $0.int64(at: 0), startedMicros: $0.int64(at: 1)) }
+            return live
         } catch {
             drop()
             return nil

@@ -71,7 +71,7 @@ struct SharedBatchRows {
     let exchanges: [ExchangeRecord]
     let instance: InstanceIdentity
     /// The local audit session recording as the batch is written (nil: none).
-    let auditSession: Int64?
+    let auditSession: LiveAuditSession?
     /// Whether the store has no row of flow `id` yet, as far as the writer knows
     /// (`SharedNewFlows`); such flows are copied straight into `flows` by `.copy`. A wrong
     /// "new" costs a rolled-back COPY, never a row.
@@ -127,7 +127,7 @@ struct SharedBatchRows {
                 let group = flows.filter { (programs[$0.id] != nil) == program }
                 try inChunks(group, of: PostgresDialect.rowsPerInsert) { chunk in
                     try connection.query(PostgresDialect.upsertSQL(rows: chunk.count, program: program), chunk.flatMap {
-                        PostgresDialect.upsertBindings($0, instance: instance, auditSession: auditSession, program: programs[$0.id])
+                        PostgresDialect.upsertBindings($0, instance: instance, auditSession: auditSession?.id(for: $0), program: programs[$0.id])
                     })
                 }
             }
@@ -148,7 +148,7 @@ struct SharedBatchRows {
 
     /// `flow`'s row in `SharedStaging.flowColumns` order as COPY text (no program: NULLs).
     private func appendCopyRow(_ flow: FlowRecord, to data: inout [UInt8]) {
-        var values = PostgresDialect.upsertBindings(flow, instance: instance, auditSession: auditSession)
+        var values = PostgresDialect.upsertBindings(flow, instance: instance, auditSession: auditSession?.id(for: flow))
         values += programs[flow.id].map(FlowProgramColumns.bindings) ?? noProgram
         CopyText.appendRow(values, to: &data)
     }
