@@ -100,6 +100,22 @@ public struct AuditStore: Sendable {
         }
     }
 
+    /// Records `settings` as the live session's when it has none yet (`{}`: `tv audit start` with
+    /// no session running): the first `tv run` or `tv exec` to start while it records says what
+    /// it runs with, its CA among them. Returns whether a session took them.
+    /// - Throws: `FlowStoreError`.
+    @discardableResult
+    public func adoptSettings(_ settings: String) throws -> Bool {
+        try connection.withDatabase { database in
+            let update = try database.prepare("UPDATE audit_sessions SET settings = ? WHERE ended IS NULL AND settings = '{}'")
+            try update.bind([.text(settings)])
+            return try database.transaction {
+                _ = try update.step()
+                return database.changes > 0
+            }
+        }
+    }
+
     /// Ends the live session at `now`.
     /// - Throws: `AuditError.noLiveSession`; `FlowStoreError`.
     public func stop(now: Int64) throws -> AuditSession {

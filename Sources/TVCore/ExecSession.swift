@@ -87,16 +87,21 @@ public final class ExecSession {
         let startedAtMicros = Int64(Date().timeIntervalSince1970 * 1_000_000)
         let label = "tv exec of " + arguments.joined(separator: " ")
         let ownCA = options.proxy.caFile != nil
+        let statusValues = { @Sendable [wiring, proxy, capture, home] in
+            var values = SessionStatusValues.common(proxy: proxy, wiring: wiring, home: home.path,
+                                                    tunnel: engineCounters.withLock { $0 }?.snapshot ?? [:], capture: capture,
+                                                    canInspect: wiring.authority != nil, startedAtMicros: startedAtMicros)
+            values["mode"] = "exec"
+            values["modeLabel"] = label
+            values["listen"] = "a TUN in its own network namespace"
+            return values
+        }
+        // An audit session started before any session ran learns what this one runs with.
+        AuditRecording.adoptLive(home: home, values: statusValues())
         let auditSocket = try? ControlServer(path: AuditKeysNotifier.execSocket(home: home, pid: getpid())) { [wiring, proxy, capture, home] request in
             switch request.command {
             case "status":
-                var values = SessionStatusValues.common(proxy: proxy, wiring: wiring, home: home.path,
-                                                        tunnel: engineCounters.withLock { $0 }?.snapshot ?? [:], capture: capture,
-                                                        canInspect: wiring.authority != nil, startedAtMicros: startedAtMicros)
-                values["mode"] = "exec"
-                values["modeLabel"] = label
-                values["listen"] = "a TUN in its own network namespace"
-                return ControlResponse(ok: true, message: "running", values: values)
+                return ControlResponse(ok: true, message: "running", values: statusValues())
             case LiveAuditKeys.request.command:
                 return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
             case CaptureRotationRequest.command:

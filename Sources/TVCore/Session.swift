@@ -201,6 +201,8 @@ public final class Session: Sendable {
             banner.contentNotKept = "--keep-content keeps what inspected connections say, and this session inspects nothing; add --inspect, or turn inspection on with `tv inspect on`"
         }
         self.banner = banner
+        // An audit session started before any session ran learns what this one runs with.
+        AuditRecording.adoptLive(home: home, values: statusValues())
     }
 
     /// Serves until `tv stop`, SIGINT or SIGTERM; then stops everything and flushes the database.

@@ -1,4 +1,5 @@
 import Foundation
+import LocalCA
 import Proxy
 #if canImport(Glibc)
 import Glibc
@@ -39,6 +40,8 @@ enum SessionStatusValues {
             "dataFolder": home,
             "pid": String(getpid()),
         ]
+        // The root leaves are minted from now (a `--ca` of its own, or the folder's).
+        if let authority = proxy.authority { values["caSHA256"] = Hex.encode(authority.root.sha256) }
         for (kind, n) in c.closedByStatus { values[SessionStatusPresentation.closedKey(kind)] = String(n) }
         values.merge(wiring.losses.values) { old, _ in old }
         if let shared = wiring.shared { values.merge(SharedStoreWiring.statusValues(shared)) { old, _ in old } }

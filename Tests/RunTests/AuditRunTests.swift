@@ -104,8 +104,8 @@ struct AuditRunTests {
             har = json.load(open(sys.argv[3]))
             urls = sorted(e['request']['url'] for e in har['log']['entries'])
             manifest = json.load(open(sys.argv[4]))
-            print(len(bundle), urls, manifest['session'], manifest['contentIncluded'], manifest['keysIncluded'], manifest['caSHA256'] is not None)
-            """, out + "/flows.json", box.work + "/listed.json", out + "/requests.har", out + "/manifest.json"])
+            print(len(bundle), urls, manifest['session'], manifest['contentIncluded'], manifest['keysIncluded'], manifest['caSHA256'] == sys.argv[5])
+            """, out + "/flows.json", box.work + "/listed.json", out + "/requests.har", out + "/manifest.json", try Self.fingerprint(box, world.tvRoot)])
         let port = world.nginx.tlsPort
         #expect(compare.out == "2 ['https://localhost:\(port)/index.html', 'https://localhost:\(port)/index.html?two'] 1 True True True\n", "\(compare)")
 
@@ -195,5 +195,49 @@ struct AuditRunTests {
         #expect(parsed.count == 1 && parsed[0].string("note") == "second half" && !(parsed[0]["ended"] is NSNull), "\(sessions)")
         #expect((parsed.first?.object("settings")?.string("mode")) == "regular", "\(sessions)")
         _ = try tv.stop()
+    }
+
+    /// The SHA-256 of `pem`'s certificate as lowercase hex, by openssl.
+    static func fingerprint(_ box: Sandbox, _ pem: String) throws -> String {
+        let out = try box.tool("openssl", ["x509", "-in", pem, "-noout", "-fingerprint", "-sha256"]).out
+        return String(out.split(separator: "=").last ?? "").replacingOccurrences(of: ":", with: "").lowercased()
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("tv audit start with no session running, then tv run --ca: the session records the run's settings and the CA it minted from; the bundle's manifest names that CA, not the folder's, even after the folder's CA is remade")
+    func settingsAndCAOfARunStartedLater() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let folderCA = try Self.fingerprint(box, world.tvRoot)
+        let key = box.work + "/session-ca.key", cert = box.work + "/session-ca.crt"
+        let made = try box.tool("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                            "-keyout", key, "-out", cert, "-days", "30", "-subj", "/CN=Audit Session CA",
+                                            "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+        try #require(made.status == 0, "\(made)")
+        let combined = try box.write("session-ca.pem", box.text(key) + box.text(cert))
+        chmod(combined, 0o600)
+        let sessionCA = try Self.fingerprint(box, cert)
+        #expect(try box.tv("audit", "project", "new", "app").status == 0)
+        #expect(try box.tv("audit", "start", "app").status == 0)
+        let tv = try world.run("--inspect", "--ca", combined)
+        let r = try box.curl(["-x", tv.proxyURL, "--cacert", cert, world.url("/index.html")])
+        #expect(r.out == "hello from nginx\n", "\(r)")
+        _ = try box.closedFlows(1)
+        _ = try tv.stop()
+        #expect(try box.tv("audit", "stop").status == 0)
+        let sessions = try JSONSerialization.jsonObject(with: try box.tv("audit", "sessions", "--json").stdout) as? [JSON] ?? []
+        let settings = sessions.first?.object("settings")
+        #expect(settings?.string("mode") == "regular" && settings?.string("inspection") == "on" && settings?.string("caSHA256") == sessionCA, "\(sessions)")
+        // The folder's CA remade after the session: the manifest still names the session's.
+        #expect(try box.tv("ca", "remake", "--yes").status == 0)
+        #expect(try Self.fingerprint(box, world.tvRoot) != folderCA)
+        let bundle = try box.tv("audit", "bundle", "1", "-o", "e.tar.gz", "--yes")
+        #expect(bundle.status == 0, "\(bundle)")
+        let manifest = try box.tool("python3", ["-c", """
+            import json, sys, tarfile
+            with tarfile.open(sys.argv[1]) as t: m = json.load(t.extractfile('manifest.json'))
+            print(m['caSHA256'], m['settings']['caSHA256'])
+            """, box.work + "/e.tar.gz"])
+        #expect(manifest.out == "\(sessionCA) \(sessionCA)\n", "\(manifest)")
     }
 }

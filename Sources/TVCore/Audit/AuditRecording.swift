@@ -19,7 +19,10 @@ public enum AuditRecording {
 
     /// The keys of a running session's status an audit session records as its settings (`tv
     /// audit start` beside a session, and `tv run --audit`): the same shape either way.
-    public static let settingsKeys = ["mode", "modeLabel", "listen", "inspection", "pid"]
+    /// `caSHA256` is the root the session mints leaves from (hex), so a bundle names the CA its
+    /// flows were inspected with, not the data folder's at bundle time (a trial's manifest named
+    /// a CA remade after the session, and the folder's CA beside a `tv run --ca` that used another).
+    public static let settingsKeys = ["mode", "modeLabel", "listen", "inspection", "pid", "caSHA256"]
 
     /// Records `settings` (`settingsKeys` of the session's status) as session `id`'s.
     /// - Throws: `FlowStoreError`, `TVHomeError`.
@@ -27,6 +30,15 @@ public enum AuditRecording {
         let store = try FlowStore(home: home)
         defer { store.close() }
         try store.audit.recordSettings(session: id, settings: AuditPresentation.settingsText(settings))
+    }
+
+    /// A session (`tv run`, `tv exec`) starting while an audit session records that has no
+    /// settings yet (`tv audit start` with none running) gives it its own (`settingsKeys` of
+    /// `values`). Errors leave the audit session as it was.
+    public static func adoptLive(home: TVHome, values: [String: String]) {
+        guard let store = try? FlowStore(home: home) else { return }
+        defer { store.close() }
+        _ = try? store.audit.adoptSettings(AuditPresentation.settingsText(values.filter { settingsKeys.contains($0.key) }))
     }
 
     /// This process as a recorder; nil when `/proc/self/stat` cannot be read.

@@ -77,7 +77,11 @@ public struct EvidenceBundle: Sendable, Equatable {
     /// Gathers the bundle of `request.session` from the stores and captures of `home`.
     /// - Throws: `AuditError.noSession`, `FlowStoreError`, `ContentError`, `PcapngCut.Problem`
     ///   (as `EvidenceBundleError.capture`).
-    public static func gather(home: TVHome, request: EvidenceBundleRequest, caSHA256: String?) throws -> EvidenceBundle {
+    /// The manifest's `caSHA256` is the root the session's run minted from, as recorded in its
+    /// settings (`AuditRecording.settingsKeys`); null when no run recorded one (no session ran
+    /// while it recorded, or it was recorded before tv kept it), never the data folder's CA at
+    /// bundle time, which may have been remade since or never used (`tv run --ca`).
+    public static func gather(home: TVHome, request: EvidenceBundleRequest) throws -> EvidenceBundle {
         let store = try FlowStore(readingHome: home)
         defer { store.close() }
         let session = try store.audit.session(request.session)
@@ -158,6 +162,7 @@ public struct EvidenceBundle: Sendable, Equatable {
                 }
             }
         }
+        let caSHA256 = AuditPresentation.settings(session.settings)["caSHA256"]
         let manifest = BundleManifest(tvVersion: request.tvVersion, machine: request.machine, caSHA256: caSHA256,
                                       created: request.now, project: session.projectName, session: session.id,
                                       from: session.started, to: session.ended, settings: session.settings,

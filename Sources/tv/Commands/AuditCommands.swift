@@ -202,9 +202,7 @@ enum AuditCommands {
         try FlowCommands.askSessionToFlush(inv)
         let request = EvidenceBundleRequest(session: id, includeContent: !c.has("no-content"), includeKeys: !c.has("no-keys"),
                                             tvVersion: TVVersion.number, machine: machineName(), now: FlowCommands.nowMicros())
-        var caSHA256: String?
-        if case let .present(ca) = CAFolder(home: home).load() { caSHA256 = Hex.encode(ca.root.sha256) }
-        let bundle = try EvidenceBundle.gather(home: home, request: request, caSHA256: caSHA256)
+        let bundle = try EvidenceBundle.gather(home: home, request: request)
         if !inv.yes {
             guard inv.console.stdinIsTerminal else {
                 throw UsageRefusal("`tv audit bundle` says what the bundle holds and asks first; with no terminal to ask on, pass --yes (and --no-content / --no-keys to leave those out).")
