@@ -173,6 +173,40 @@ struct AuditRunTests {
         #expect(try box.tv("audit", "stop").status == 0)
     }
 
+    @Test("after a tv run --audit is killed: a marker is refused (the session is closed at its last flow first, said), and tv audit stop closes it there, not now")
+    func killedRecorderTakesNoMarker() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        #expect(try box.tv("audit", "project", "new", "app").status == 0)
+        let tv = try world.run("--inspect", "--audit", "app")
+        _ = try world.curlThrough(tv, ["--http1.1", world.url("/index.html?killed")])
+        let last = try #require(try box.closedFlows(1).first?.int("lastActivityTime"))
+        tv.kill()
+        let mark = try box.tv("audit", "mark", "made after the kill")
+        #expect(mark.status == 1 && mark.err.hasPrefix("Session 1 of project 'app' was left recording by a tv run that is gone; closed at ")
+                && mark.err.contains("No audit session is recording"), "\(mark)")
+        let sessions = try JSONSerialization.jsonObject(with: try box.tv("audit", "sessions", "--json").stdout) as? [JSON] ?? []
+        #expect(sessions.count == 1 && sessions[0].int("ended") == last, "\(sessions)")
+        #expect(try box.tv("audit", "show", "1").out.contains("made after the kill") == false)
+
+        // The same through tv audit stop, and the status strip no longer shows it recording.
+        #expect(try box.tv("audit", "start", "app").status == 0)
+        #expect(try box.tv("audit", "stop").status == 0)
+        let again = try world.run("--inspect", "--audit", "app")
+        _ = try world.curlThrough(again, ["--http1.1", world.url("/index.html?again")])
+        let end = try #require(try box.closedFlows(2).compactMap { $0.int("lastActivityTime") }.max())
+        again.kill()
+        let stop = try box.tv("audit", "stop")
+        #expect(stop.status == 0 && stop.out.hasPrefix("Session 3 of project 'app' was left recording by a tv run that is gone; closed at "), "\(stop)")
+        let closed = try JSONSerialization.jsonObject(with: try box.tv("audit", "sessions", "--json").stdout) as? [JSON] ?? []
+        #expect(closed.count == 3 && closed.first { $0.int("id") == 3 }?.int("ended") == end, "\(closed)")
+        // `tv status` does not show a killed run's session as recording.
+        let third = try world.run("--inspect", "--audit", "app")
+        third.kill()
+        let status = try box.tv("status")
+        #expect(status.status == 3 && !status.out.contains("Audit:"), "\(status)")
+    }
+
     @Test("tv audit start beside a running tv run: only flows written from then on belong to the session; tv audit stop ends it")
     func startAgainstARunningSession() throws {
         let world = try RunWorld()

@@ -71,8 +71,10 @@ public enum AuditRecording {
         return try? store.audit.stop(now: now)
     }
 
-    /// The strip for the live session, or nil when none records.
+    /// The strip for the live session, or nil when none records (one whose `tv run --audit` is
+    /// gone is closed first, where it can be: it records nothing).
     public static func strip(home: TVHome, now: Int64) -> String? {
+        _ = closeAbandoned(home: home)
         guard let store = try? FlowStore(readingHome: home) else { return nil }
         defer { store.close() }
         guard let live = try? store.audit.live() else { return nil }

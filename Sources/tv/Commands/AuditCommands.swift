@@ -118,6 +118,12 @@ enum AuditCommands {
     }
 
     static func stop(_ inv: Invocation) throws -> Int32 {
+        // A session whose `tv run --audit` was killed ends where its recording did, not now (a
+        // trial's span grew past the kill); that is the stop asked for.
+        if let closed = AuditRecording.closeAbandoned(home: try inv.home()) {
+            inv.console.line(closed)
+            return 0
+        }
         // What a running session holds is written before the end is set.
         try? FlowCommands.askSessionToFlush(inv)
         let store = try writableStore(inv)
@@ -130,6 +136,9 @@ enum AuditCommands {
     }
 
     static func mark(_ inv: Invocation) throws -> Int32 {
+        // A session whose `tv run --audit` was killed takes no more markers: it is closed first
+        // (a trial marked one after the kill, and the session's span grew to hold it).
+        if let closed = AuditRecording.closeAbandoned(home: try inv.home()) { inv.console.note(closed) }
         let store = try writableStore(inv)
         defer { store.close() }
         let marker = try store.audit.mark(inv.command.positionals.joined(separator: " "), now: FlowCommands.nowMicros())
