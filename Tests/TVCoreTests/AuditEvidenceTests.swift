@@ -172,17 +172,84 @@ import TVHome
         }
     }
 
-    @Test("the verdict (pure): missing, resized, unlisted and changed files, and no manifest")
+    @Test("the verdict (pure): missing, resized, unlisted and changed files, no manifest, names held or listed twice, unsafe names, an unknown format")
     func verdicts() {
         let a = BundleManifest.Entry(name: "a", bytes: 3, sha256: "aa")
         let b = BundleManifest.Entry(name: "b", bytes: 4, sha256: "bb")
         let manifestEntry = BundleManifest.Entry(name: "manifest.json", bytes: 10, sha256: "mm")
-        #expect(BundleVerdict.decide(manifest: [a, b], found: [manifestEntry, a, b]) == .intact(files: 2))
-        #expect(BundleVerdict.decide(manifest: [a, b], found: [manifestEntry, a]) == .missing("b"))
-        #expect(BundleVerdict.decide(manifest: [a, b], found: [a, .init(name: "b", bytes: 5, sha256: "bb")]) == .wrongSize("b", expected: 4, found: 5))
-        #expect(BundleVerdict.decide(manifest: [a, b], found: [a, .init(name: "b", bytes: 4, sha256: "cc")]) == .changed("b"))
-        #expect(BundleVerdict.decide(manifest: [a], found: [a, b]) == .unlisted("b"))
+        func listing(_ entries: [BundleManifest.Entry], version: Int64 = 1) -> BundleManifest.Listing { .init(formatVersion: version, entries: entries) }
+        #expect(BundleVerdict.decide(manifest: listing([a, b]), found: [manifestEntry, a, b]) == .intact(files: 2))
+        #expect(BundleVerdict.decide(manifest: listing([a, b]), found: [manifestEntry, a]) == .missing("b"))
+        #expect(BundleVerdict.decide(manifest: listing([a, b]), found: [a, .init(name: "b", bytes: 5, sha256: "bb")]) == .wrongSize("b", expected: 4, found: 5))
+        #expect(BundleVerdict.decide(manifest: listing([a, b]), found: [a, .init(name: "b", bytes: 4, sha256: "cc")]) == .changed("b"))
+        #expect(BundleVerdict.decide(manifest: listing([a]), found: [a, b]) == .unlisted("b"))
         #expect(BundleVerdict.decide(manifest: nil, found: [a]) == .noManifest)
+        // A tampered copy ahead of the real one: held twice, whichever hashes right.
+        #expect(BundleVerdict.decide(manifest: listing([a, b]), found: [manifestEntry, .init(name: "a", bytes: 3, sha256: "xx"), a, b]) == .heldTwice("a"))
+        #expect(BundleVerdict.decide(manifest: nil, found: [manifestEntry, manifestEntry, a]) == .heldTwice("manifest.json"))
+        #expect(BundleVerdict.decide(manifest: listing([a, a, b]), found: [manifestEntry, a, b]) == .listedTwice("a"))
+        for name in ["../../evil.sh", "/etc/cron.d/evil", "content/../../x", "content//x", "./a", "content/", ""] {
+            let entry = BundleManifest.Entry(name: name, bytes: 1, sha256: "ee")
+            #expect(BundleVerdict.decide(manifest: listing([a, entry]), found: [manifestEntry, a, entry]) == .unsafeName(name), "\(name)")
+            #expect(BundleVerdict.decide(manifest: listing([a, entry]), found: [manifestEntry, a]) == .unsafeName(name), "listed only: \(name)")
+        }
+        #expect(BundleVerdict.decide(manifest: listing([], version: 99), found: [manifestEntry]) == .unknownFormat(99))
+        #expect(BundleVerdict.unknownFormat(99).exitCode == 2 && BundleVerdict.cannotRead("x").exitCode == 2
+                && BundleVerdict.heldTwice("a").exitCode == 1 && BundleVerdict.intact(files: 1).exitCode == 0)
+    }
+
+    @Test("verify refuses what tar or gzip would not take as written: bytes appended, a second gzip member, a second copy of a file, an unsafe name, an unknown format; a missing file is nothing checked, not a damaged bundle")
+    func verifyRefusesAppendedAndAmbiguousArchives() throws {
+        try withHome { home in
+            let file = home.path + "/b.tar.gz"
+            try sampleBundle().write(to: file)
+            let original = try #require(FileManager.default.contents(atPath: file))
+            func verdict(_ data: Data) -> BundleVerdict {
+                let path = home.path + "/t.tar.gz"
+                _ = FileManager.default.createFile(atPath: path, contents: data)
+                return BundleVerifier.verify(path: path)
+            }
+            #expect(verdict(original + Data("garbage\n".utf8)) == .appended(bytes: 8))
+            #expect(verdict(original + original) == .appended(bytes: Int64(original.count)))
+            #expect(BundleVerdict.appended(bytes: 8).sentence(file: "g.tgz") == "g.tgz is NOT intact: 8 bytes follow the end of the archive tv wrote (something was appended).")
+            // Python's tarfile rewrites the archive: a duplicate flows.json ahead of the real one,
+            // members with unsafe names (listed in a manifest that says so), a format from the future.
+            let script = """
+                import hashlib, io, json, sys, tarfile
+                src, out, how = sys.argv[1], sys.argv[2], sys.argv[3]
+                with tarfile.open(src, 'r:gz') as t:
+                    members = [(m, t.extractfile(m).read()) for m in t.getmembers()]
+                manifest = json.loads(members[0][1])
+                def add(t, name, data):
+                    info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+                extra = []
+                if how == 'twice':
+                    extra = [('flows.json', b'{"flows": ["forged"]}\\n')]
+                elif how == 'unsafe':
+                    data = b'#!/bin/sh\\n'
+                    extra = [('../../evil.sh', data)]
+                    manifest['files'].append({'name': '../../evil.sh', 'bytes': len(data), 'sha256': hashlib.sha256(data).hexdigest()})
+                elif how == 'future':
+                    manifest['formatVersion'] = 99
+                with tarfile.open(out, 'w:gz', format=tarfile.USTAR_FORMAT) as t:
+                    add(t, 'manifest.json', json.dumps(manifest).encode())
+                    for name, data in extra: add(t, name, data)
+                    for m, data in members[1:]: add(t, m.name, data)
+                """
+            for (how, expected) in [("twice", BundleVerdict.heldTwice("flows.json")), ("unsafe", .unsafeName("../../evil.sh")),
+                                    ("future", .unknownFormat(99)), ("same", .intact(files: 3))] {
+                let out = home.path + "/\(how).tar.gz"
+                let made = try run("python3", ["-c", script, file, out, how], in: home.path)
+                #expect(made.status == 0, "\(made.out)")
+                #expect(BundleVerifier.verify(path: out) == expected, "\(how)")
+            }
+            // Nothing to check: said as such, not as a damaged bundle.
+            #expect(BundleVerifier.verify(path: home.path + "/nonexistent.tar.gz") == .cannotRead("No such file or directory"))
+            #expect(BundleVerdict.cannotRead("No such file or directory").sentence(file: "x.tgz")
+                    == "tv could not read x.tgz (No such file or directory), so nothing was checked; give the path of a bundle file you can read.")
+            #expect(BundleVerifier.verify(path: home.path) == .cannotRead("it is a folder"))
+            #expect(verdict(Data()) == .unreadable("it is empty (0 bytes)"))
+        }
     }
 
     @Test("ustar headers: checksum, octal fields and the name limit")

@@ -64,6 +64,8 @@ final class GzipDecompressor {
     private let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
     private var out = [UInt8](repeating: 0, count: 65_536)
     private(set) var ended = false
+    /// Input bytes after the member's end (the verifier's `appended`: tv writes one member).
+    private(set) var trailingBytes: Int64 = 0
     private let started: Bool
 
     init?() {
@@ -78,9 +80,13 @@ final class GzipDecompressor {
         stream.deallocate()
     }
 
-    /// Decompresses `input`, handing the bytes to `emit`; what follows the member's end is ignored.
+    /// Decompresses `input`, handing the bytes to `emit`; what follows the member's end is only
+    /// counted (`trailingBytes`).
     func take(_ input: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) throws -> Void) throws {
-        guard !ended else { return }
+        guard !ended else {
+            trailingBytes += Int64(input.count)
+            return
+        }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: UInt8.self))
         stream.pointee.avail_in = uInt(input.count)
         while true {
@@ -94,6 +100,7 @@ final class GzipDecompressor {
             switch rc {
             case Z_STREAM_END:
                 ended = true
+                trailingBytes += Int64(stream.pointee.avail_in)
                 return
             case Z_OK:
                 if stream.pointee.avail_in == 0 && produced < out.count { return }

@@ -140,6 +140,13 @@ public struct UstarStreamReader {
     private var block: [UInt8] = []
     private var current: String?
     private var zeroBlocks = 0
+    /// Bytes read after the end-of-archive blocks, and where the first non-zero one was.
+    private var afterEnd: Int64 = 0
+    private var firstNonZero: Int64?
+
+    /// Bytes after the end-of-archive blocks from the first non-zero one on (zeros are a
+    /// record's padding, as GNU tar writes; anything else was appended).
+    public var trailingBytes: Int64 { firstNonZero.map { afterEnd - $0 } ?? 0 }
 
     public init() {}
 
@@ -157,7 +164,11 @@ public struct UstarStreamReader {
         while offset < bytes.count {
             switch state {
             case .ended:
-                return  // anything after the end (GNU tar pads to a record) is ignored
+                // After the end: zero padding (GNU tar pads to a record), or something appended.
+                let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+                if firstNonZero == nil, let i = rest.firstIndex(where: { $0 != 0 }) { firstNonZero = afterEnd + Int64(i - rest.startIndex) }
+                afterEnd += Int64(rest.count)
+                return
             case let .data(remaining, padding):
                 if remaining > 0 {
                     let n = Int(min(Int64(bytes.count - offset), remaining))

@@ -45,6 +45,7 @@ enum AuditCommands {
                                   yes],
                         positionals: [PositionalSpec("SESSION", help: "The session's id.")]),
             CommandSpec(name: "verify", summary: "Check a bundle's files against its manifest: intact, or which file is not.",
+                        discussion: "Exit status: 0 intact; 1 not intact (a file changed, missing or unlisted, a name held twice or unsafe, bytes appended, the archive cut or damaged); 2 nothing could be checked (the file cannot be read, or its bundle format is newer than this tv).",
                         positionals: [PositionalSpec("FILE", help: "The bundle.")]),
         ])
 
@@ -230,7 +231,7 @@ enum AuditCommands {
         let file = inv.command.positionals.first ?? ""
         let verdict = BundleVerifier.verify(path: file)
         inv.console.line(verdict.sentence(file: file))
-        return verdict.isIntact ? 0 : 1
+        return verdict.exitCode
     }
 
     /// This machine's name (gethostname(2)).
