@@ -172,8 +172,7 @@ public final class ExecSession {
         tv_forward_signals_set_child(pid)
         let code = ChildProcess.wait(pid)
         tv_forward_signals_set_child(0)
-        let left = namespace.killRemaining()
-        if left > 0 { say("\(left) process\(left == 1 ? "" : "es") \(arguments[0]) left running inside the namespace \(left == 1 ? "was" : "were") stopped") }
+        if let sentence = ExecNamespace.leftoverSentence(namespace.killRemaining()) { say(sentence) }
         return code
     }
 }

@@ -97,12 +97,33 @@ public final class ExecNamespace: Sendable {
     }
 
     /// Kills what the command left running inside (SIGKILL): the namespace must go.
-    /// Returns how many there were.
+    /// Returns the command names (`/proc/PID/comm`, read before the kill) of those there were,
+    /// in pid order: what they are, not the command tv ran (a trial's leftover `sleep` was said
+    /// as `sh`).
     @discardableResult
-    public func killRemaining() -> Int {
-        let pids = remainingProcesses()
+    public func killRemaining() -> [String] {
+        let pids = remainingProcesses().sorted()
+        let names = pids.map { pid in
+            ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         for pid in pids { kill(pid, SIGKILL) }
-        return pids.count
+        return names.map { $0.isEmpty ? "?" : $0 }
+    }
+
+    /// The sentence for `killRemaining`'s names, nil for none: "1 process (sleep) left running
+    /// inside the namespace was stopped", names counted once each ("sleep ×2, python3").
+    public static func leftoverSentence(_ names: [String]) -> String? {
+        guard !names.isEmpty else { return nil }
+        var order: [String] = []
+        var counts: [String: Int] = [:]
+        for name in names {
+            if counts[name] == nil { order.append(name) }
+            counts[name, default: 0] += 1
+        }
+        let listed = order.map { counts[$0]! > 1 ? "\($0) ×\(counts[$0]!)" : $0 }.joined(separator: ", ")
+        let n = names.count
+        return "\(n) process\(n == 1 ? "" : "es") (\(listed)) left running inside the namespace \(n == 1 ? "was" : "were") stopped"
     }
 
     /// Closes the listeners and the TUN and ends the namespace thread.

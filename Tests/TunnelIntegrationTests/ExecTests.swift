@@ -373,6 +373,8 @@ final class ExecTests {
         #expect(r.status == 0, "\(r)")
         let lines = r.out.split(separator: "\n").map(String.init)
         #expect(lines.last == "tv0:")
+        // The leftover is named as what it is, not as CMD (a trial's `sleep` was said as `sh`).
+        #expect(r.err.contains("tv: 1 process (sleep) left running inside the namespace was stopped"), "\(r.err)")
         let namespace = try #require(lines.first)
         #expect(namespace.hasPrefix("net:["))
         // No process is in that namespace any more, no fd holds it, no TUN is left in the host.

@@ -37,3 +37,13 @@ struct SmallPartsTests {
         #expect(plan.resolvConf.hasSuffix("nameserver 10.77.0.53\nnameserver fd77::53\n"))
     }
 }
+
+@Suite("ExecNamespace.leftoverSentence")
+struct LeftoverSentenceTests {
+    @Test("the leftovers named by their command names, each once with its count; none: no sentence")
+    func sentences() {
+        #expect(ExecNamespace.leftoverSentence([]) == nil)
+        #expect(ExecNamespace.leftoverSentence(["sleep"]) == "1 process (sleep) left running inside the namespace was stopped")
+        #expect(ExecNamespace.leftoverSentence(["sleep", "python3", "sleep"]) == "3 processes (sleep ×2, python3) left running inside the namespace were stopped")
+    }
+}
