@@ -120,9 +120,10 @@ public struct CaptureCatalog {
         let path = folder.filePath(seq)
         let deleted = select.optionalInt64(at: 8)
         let recording = deleted == nil && select.int64(at: 7) != 0 && CaptureFolder.isRecording(path)
-        return (CaptureFile(seq: seq, path: path, startedMicros: select.int64(at: 2), endedMicros: select.optionalInt64(at: 3),
-                            bytes: select.int64(at: 4), packets: select.int64(at: 5), snapLength: select.int64(at: 6), isRecording: recording),
-                deleted)
+        var file = CaptureFile(seq: seq, path: path, startedMicros: select.int64(at: 2), endedMicros: select.optionalInt64(at: 3),
+                               bytes: select.int64(at: 4), packets: select.int64(at: 5), snapLength: select.int64(at: 6), isRecording: recording)
+        file.bytesOnDisk = CaptureFile.sizeOnDisk(path)
+        return (file, deleted)
     }
 
     /// Every packet captured for `flow` (0 when none).

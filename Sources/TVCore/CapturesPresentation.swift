@@ -88,6 +88,11 @@ public enum CapturesPresentation {
     static func onDiskNote(_ file: CaptureFile) -> String {
         guard !file.isRecording else { return "" }
         guard let size = file.bytesOnDisk else { return "  (its file is gone from the folder)" }
+        // Left open by a killed writer: its size and count are what it had committed, and the
+        // next start repairs it (not "cut after tv closed it": it was never closed; a trial).
+        if file.endedMicros == nil {
+            return "  (its writer was killed or crashed: the next `tv run` or `tv exec` cuts it back to its whole packets and counts them)"
+        }
         guard size < file.bytes else { return "" }
         return "  (the file was cut after tv closed it: it now holds only \(Units.bytes(size)) of the \(Units.bytes(file.bytes)) written; `tv packet` says which packets are gone)"
     }

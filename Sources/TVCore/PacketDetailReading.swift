@@ -18,11 +18,17 @@ public enum PacketDetailReading {
         }
         // A closed file that ends before the row's offset never got those bytes (its writer was
         // killed with them queued): said as that, not as a file damaged after tv wrote it (a trial).
-        let outcome: CaptureRecord.Outcome = deleted != nil
+        // A file its killed writer left open, not yet repaired by the next start, ends where the
+        // kill stopped it, its last packet perhaps cut: anything past that end, or cut there,
+        // never reached it either (a trial read "changed or cut after tv wrote it" there).
+        let leftOpen = !file.isRecording && file.endedMicros == nil
+        let written = leftOpen ? min(file.bytes, file.bytesOnDisk ?? 0) : file.bytes
+        var outcome: CaptureRecord.Outcome = deleted != nil
             ? .deleted
-            : !file.isRecording && row.fileOffset >= file.bytes ? .neverWritten(fileBytes: file.bytes)
+            : !file.isRecording && row.fileOffset >= written ? .neverWritten(fileBytes: written)
             : CaptureRecord.read(path: file.path, offset: row.fileOffset, snapLength: Int(file.snapLength),
                                  rowOriginalLength: Int(row.originalLength), rowTimeMicros: row.timeMicros, isRecording: file.isRecording)
+        if leftOpen, case .damaged = outcome { outcome = .neverWritten(fileBytes: written) }
         return PacketDetailPresentation(row: row, firstPacketMicros: first.timeMicros, fileName: fileName,
                                         snapLength: Int(file.snapLength), outcome: outcome)
     }

@@ -60,8 +60,16 @@ struct PacketDetailReadingTests {
         let row = try #require(try catalog.packet(flow: 42, n: 1))
         // What a kill leaves: the row made, the file ending before the packet, the capture still
         // marked recording; the next start repairs it (`CaptureRepair.closeAbandoned`).
-        #expect(truncate(folder.filePath(row.captureSeq), off_t(row.fileOffset)) == 0)
+        #expect(truncate(folder.filePath(row.captureSeq), off_t(row.fileOffset + 5)) == 0)
         try database.execute("UPDATE captures SET recording = 1, ended_at = NULL WHERE seq = \(row.captureSeq)")
+        // Before the next start's repair: the packet cut short by the kill never reached the
+        // file either, and the list says the file is left open, not cut after it was closed.
+        let before = try PacketDetailReading.read(catalog, flow: 42, n: 1)
+        #expect(before.outcome == .neverWritten(fileBytes: row.fileOffset + 5), "\(before.outcome)")
+        let listed = CapturesPresentation.lines(try catalog.files(), folder: folder.path, captureOn: true)
+        #expect(listed.count == 2 && listed[1].hasSuffix("not closed (its session ended without closing it)  (its writer was killed or crashed: the next `tv run` or `tv exec` cuts it back to its whole packets and counts them)"), "\(listed)")
+        #expect(truncate(folder.filePath(row.captureSeq), off_t(row.fileOffset)) == 0)
+        #expect(try PacketDetailReading.read(catalog, flow: 42, n: 1).outcome == .neverWritten(fileBytes: row.fileOffset))
         try CaptureRepair.closeAbandoned(database: database, folder: folder)
         let detail = try PacketDetailReading.read(catalog, flow: 42, n: 1)
         #expect(detail.outcome == .neverWritten(fileBytes: row.fileOffset))
