@@ -4,8 +4,8 @@ import TVHome
 
 /// The columns of `tv export connections`, one list for JSON and CSV: metadata only, never a
 /// payload (seed 000 Captures, "The connection list as JSON"): the five-tuple in human terms,
-/// the name and where it came from, times, bytes and packets per direction, the status and the
-/// handshake's facts.
+/// the name and where it came from, times, bytes per direction and packets per direction where
+/// counted (UDP flows of the tunnel; null otherwise), the status and the handshake's facts.
 public enum ConnectionExportColumns {
     /// Column names, in order (the CSV header; the JSON keys).
     public static let names = [

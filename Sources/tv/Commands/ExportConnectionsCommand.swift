@@ -6,7 +6,7 @@ import TVCore
 enum ExportConnectionsCommand {
     static let spec = CommandSpec(
         name: "connections", summary: "Write the connection list (metadata only, no content) as JSON or CSV.",
-        discussion: "Each connection: its id, times, transport, client and server as ADDRESS:PORT, the host name and where it came from, the status, bytes and packets per direction, and the handshake's facts. Nothing any connection said is inside. The newest 20,000 (or --limit N) connections matching the filters, newest first; the JSON ends with \"count\" and \"truncated\" (true when more matched). The file is written whole or not at all (mode 0600).",
+        discussion: "Each connection: its id, times, transport, client and server as ADDRESS:PORT, the host name and where it came from, the status, bytes per direction, packets per direction where the tunnel counted them (UDP flows of tv exec and --mode tun; null elsewhere: a TCP flow's captured packets are listed by `tv packets ID`), and the handshake's facts. Nothing any connection said is inside. The newest 20,000 (or --limit N) connections matching the filters, newest first; the JSON ends with \"count\" and \"truncated\" (true when more matched). The file is written whole or not at all (mode 0600).",
         options: [OptionSpec("output", short: "o", value: "FILE", help: "The file to write (required; - writes to standard output)."),
                   OptionSpec("format", value: "FORMAT", help: "json or csv (RFC 4180, for spreadsheets); the default is csv for a FILE ending in .csv, else json."),
                   OptionSpec("limit", value: "N", help: "At most N connections, the newest (default 20000)."),
