@@ -89,11 +89,34 @@ extension CommandLineParser {
         }
         s += "        *) REPLY='' ;;\n    esac\n}\n\n"
         s += """
+            \(f)_trim() {
+                # bash replaces only what follows the last : or = of the word (COMP_WORDBREAKS).
+                if [[ "$cur" == *[:=]* ]]; then
+                    local p="${cur%"${cur##*[:=]}"}"
+                    COMPREPLY=("${COMPREPLY[@]#"$p"}")
+                fi
+            }
+
             \(f)() {
-                local cur="${COMP_WORDS[COMP_CWORD]}" prev="" cmdpath="" word i positional=0 REPLY
-                ((COMP_CWORD > 0)) && prev="${COMP_WORDS[COMP_CWORD-1]}"
-                for ((i = 1; i < COMP_CWORD; i++)); do
-                    word="${COMP_WORDS[i]}"
+                # bash splits 127.0.0.1:8080 and --opt=value at : and = (COMP_WORDBREAKS): such a
+                # word is joined again with its neighbours, or a --listen value ends completion.
+                local -a words=()
+                local k join=0 word
+                for ((k = 0; k < ${#COMP_WORDS[@]} && k <= COMP_CWORD; k++)); do
+                    word="${COMP_WORDS[k]}"
+                    if ((k > 1)) && { [[ "$word" == ":" || "$word" == "=" ]] || ((join)); }; then
+                        words[${#words[@]}-1]+="$word"
+                        if [[ "$word" == ":" || "$word" == "=" ]]; then join=1; else join=0; fi
+                    else
+                        words+=("$word")
+                        join=0
+                    fi
+                done
+                local cword=$((${#words[@]} - 1))
+                local cur="${words[cword]}" prev="" cmdpath="" i positional=0 REPLY
+                ((cword > 0)) && prev="${words[cword-1]}"
+                for ((i = 1; i < cword; i++)); do
+                    word="${words[i]}"
                     if [[ "$word" == "--" ]]; then positional=1; continue; fi
                     if ((positional == 0)) && [[ "$word" == -?* ]]; then
                         \(f)_words "$cmdpath" values
@@ -112,17 +135,20 @@ extension CommandLineParser {
                 if [[ "$prev" == -?* && " $REPLY " == *" $prev "* ]]; then
                     \(f)_words "$cmdpath" "choices $prev"
                     if [[ -n "$REPLY" ]]; then COMPREPLY=($(compgen -W "$REPLY" -- "$cur")); else COMPREPLY=($(compgen -f -- "$cur")); fi
+                    \(f)_trim
                     return 0
                 fi
                 if ((positional == 0)) && [[ "$cur" == -* ]]; then
                     \(f)_words "$cmdpath" options
                     COMPREPLY=($(compgen -W "$REPLY" -- "$cur"))
+                    \(f)_trim
                     return 0
                 fi
                 if ((positional == 0)); then
                     \(f)_words "$cmdpath" subcommands
                     [[ -z "$REPLY" ]] && \(f)_words "$cmdpath" positionals
                     COMPREPLY=($(compgen -W "$REPLY" -- "$cur"))
+                    \(f)_trim
                 fi
                 return 0
             }

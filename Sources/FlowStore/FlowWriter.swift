@@ -134,9 +134,12 @@ public final class FlowWriter: Sendable {
     /// batched as the local writer's are; while the server is away the queue drops and counts,
     /// the flows of failed batches wait in memory (up to `retryLimit`), and the connection is
     /// made anew with backoff (0.2 s doubling to 5 s).
-    /// - Throws: `FlowStoreError.sharedStoreUnreachable` / `.sharedStoreFailed` / `.newerSchema`
-    ///   when the first connection fails: pointing at a shared store is an explicit act, so a
-    ///   wrong URL or password is said at once.
+    /// - Throws: `FlowStoreError.sharedStoreNeedsPassword` / `.sharedStoreFailed` / `.newerSchema`
+    ///   when the first connection is refused for what only the user can change (no password
+    ///   for it, the schema, a statement the server refuses): said at once. A server that does
+    ///   not answer (`.sharedStoreUnreachable`: stopped, restarting, no route) is not thrown: the
+    ///   writer starts with writes failing (told to `onHealthChange` before `init` returns) and
+    ///   connects when it answers, as after an outage mid-session.
     ///   - localPath: the data folder's SQLite file, read on the shared writer's thread for the
     ///     names, pinned hosts and audit rows that travel and the flows a killed run left open
     ///     (`PostgresBatchWriter`); nil: only the events travel.
@@ -162,6 +165,17 @@ public final class FlowWriter: Sendable {
             let store: any FlowBatchStore
             do {
                 store = try backend.open(closing: closing)
+            } catch let FlowStoreError.sharedStoreUnreachable(server, reason) {
+                // The server does not answer now (stopped, restarting, the network): the session
+                // starts anyway and its flows wait for it as after a mid-session outage (the
+                // README: forwarding never waits on the network; a trial's `tv run --store` and
+                // its service exited while PostgreSQL was down). Said before `init` returns.
+                let thread = FlowWriterThread(queue: queue, writer: nil, backend: backend, path: target.server, closing: closing,
+                                              retryLimit: retryLimit, startFailure: .sharedStoreUnreachable(server: server, reason: reason),
+                                              onHealthChange: onHealthChange)
+                started.signal()
+                queue.run(thread)
+                return
             } catch {
                 startup.withLock { $0 = (error as? FlowStoreError) ?? .sharedStoreFailed(server: target.server, reason: "\(error)") }
                 started.signal()

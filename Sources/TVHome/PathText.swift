@@ -3,7 +3,7 @@
 /// one character (`tv audit bundle 2 -o a` crashed: a trial); these never trap.
 public enum PathText {
     /// The folder part of `path`, as `NSString.deletingLastPathComponent` answers it: "/a/b" →
-    /// "/a", "/a" → "/", "a" → "", "a/b/" → "a", "/" → "/".
+    /// "/a", "/a" → "/", "a" → "", "a/b/" → "a", "/" → "/", "/tmp//a/b" → "/tmp/a".
     public static func folder(of path: String) -> String {
         let p = trimmed(path)
         guard let slash = p.lastIndex(of: "/") else { return "" }
@@ -20,9 +20,13 @@ public enum PathText {
         return String(p[p.index(after: slash)...])
     }
 
-    /// `path` without trailing slashes, but "/" kept.
+    /// `path` with each run of slashes made one and without a trailing slash, but "/" kept
+    /// (as `NSString` does: "/tmp//a/b" → folder "/tmp/a").
     private static func trimmed(_ path: String) -> Substring {
-        guard let last = path.lastIndex(where: { $0 != "/" }) else { return path.isEmpty ? "" : "/" }
-        return path[...last]
+        var collapsed = ""
+        collapsed.reserveCapacity(path.utf8.count)
+        for character in path where !(character == "/" && collapsed.last == "/") { collapsed.append(character) }
+        guard let last = collapsed.lastIndex(where: { $0 != "/" }) else { return collapsed.isEmpty ? "" : "/" }
+        return collapsed[...last]
     }
 }

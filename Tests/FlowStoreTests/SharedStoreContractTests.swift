@@ -264,16 +264,37 @@ import FlowTerms
         #expect(ids == Array((1...10).reversed()))
     }
 
-    @Test func aServerThatIsNotThereIsSaidAtStart() throws {
-        let port = PostgresServer.freePort()
-        let target = try SharedStoreTarget("postgresql://tv@127.0.0.1:\(port)/none?sslmode=disable")
-        do {
-            _ = try FlowWriter(shared: target, instance: InstanceIdentity(id: "x", machine: "y"))
-            Issue.record("a writer started without a server")
-        } catch let FlowStoreError.sharedStoreUnreachable(server, reason) {
-            #expect(server == "127.0.0.1:\(port)/none")
-            #expect(reason.contains("Connection refused"))
+    /// A server that does not answer at start is said before the writer returns, and the writer
+    /// starts anyway (a trial's `tv run --store` exited while PostgreSQL was down, and its
+    /// service with it): the flows wait, and reach the server once it answers.
+    @Test func aServerThatIsNotThereAtStartIsSaidAndWaitedFor() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        let target = try SharedStoreTarget(server.url())
+        let changes = ChangeLog()
+        let writer = try FlowWriter(shared: target, instance: InstanceIdentity(id: "00000000-0000-4000-8000-0000000000dd", machine: "delta")) { change, _ in
+            changes.append(change)
         }
+        #expect(changes.all == [.startedFailing])
+        #expect(writer.counters.failing)
+        guard case let .sharedStoreUnreachable(where_, reason)? = writer.counters.lastError else {
+            Issue.record("\(String(describing: writer.counters.lastError))")
+            return
+        }
+        #expect(where_ == "127.0.0.1:\(server.port)/postgres" && reason.contains("Connection refused"), "\(reason)")
+        func flow(_ id: Int64) -> FlowRecord { var f = sampleFlow(start: id * 10); f.id = id; return f }
+        for id in Int64(1)...3 { writer.enqueue(.opened(flow(id))) }
+        writer.flush()
+        #expect(writer.counters.unwrittenFlows == 3)
+        try server.start()
+        let deadline = Date().addingTimeInterval(15)
+        while writer.counters.failing, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(changes.all == [.startedFailing, .resumed])
+        writer.close()
+        #expect(writer.counters.flowsNotSaved == 0)
+        let history = try SharedFlowHistory(target)
+        defer { history.close() }
+        #expect(try history.flows(FlowQuery(limit: 100)).flows.map(\.id) == [3, 2, 1])
     }
 
     /// A server that asks for a password tv has none for is said as that, with where a password

@@ -152,6 +152,32 @@ struct SharedStoreRunTests {
         #expect(refusedSpan.status == 2 && refusedSpan.err.contains("Say which flows to send: --since SPAN, --from TIME [--to TIME], or --all."), "\(refusedSpan)")
     }
 
+    @Test("tv run --store with PostgreSQL down starts anyway (forwarding never waits on the network), says so before its banner, and its flows reach the store once the server answers")
+    func startsWhileTheStoreIsDown() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        let url = server.url()
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect", "--store", url)
+        #expect(tv.log().contains("tv: Flows are not reaching the shared store at 127.0.0.1:\(server.port)/postgres: tv could not connect to the shared store"), "\(tv.log())")
+        let r = try world.curlThrough(tv, [world.url("/index.html")])
+        #expect(r.out == "hello from nginx\n", "\(r)")
+        _ = try box.closedFlows(1)
+        let status = try box.json("status")
+        #expect(status.object("sharedStore")?.string("state") == "retrying", "\(status)")
+        try server.start()
+        var rows: [JSON] = []
+        let deadline = Date().addingTimeInterval(20)
+        repeat {
+            rows = (try? sharedRows(box, url)) ?? []
+            if rows.count == 1 { break }
+            usleep(100_000)
+        } while Date() < deadline
+        #expect(rows.count == 1 && rows.first?.string("host") == "localhost", "\(rows)")
+        try tv.stop()
+    }
+
     @Test("kill -9 leaves the shared rows open; the instance's next start closes them as interrupted; tv requests, tv request, tv activity and tv export connections read the shared store")
     func killedInstanceClosesItsSharedFlowsAtNextStart() throws {
         let server = try PostgresServer()

@@ -10,7 +10,7 @@ struct PathTextTests {
         let cases: [(String, String, String)] = [
             ("/a/b", "/a", "b"), ("/a", "/", "a"), ("a", "", "a"), ("a/b/", "a", "b"), ("/", "/", "/"),
             ("", "", ""), ("ab", "", "ab"), ("./x", ".", "x"), ("a//b", "a", "b"), ("//a", "/", "a"),
-            ("/var/tmp/out.tgz", "/var/tmp", "out.tgz"),
+            ("/var/tmp/out.tgz", "/var/tmp", "out.tgz"), ("/tmp//x/y.har", "/tmp/x", "y.har"), (".", "", "."),
         ]
         for (path, folder, name) in cases {
             #expect(PathText.folder(of: path) == folder, "\(path)")
