@@ -37,13 +37,13 @@ import Testing
         losses.sharedServer = "127.0.0.1:18250/tvhistory"
         #expect(!losses.isEmpty && losses.isEmptyHere)
         #expect(RecordingPresentation.stopped(losses, folder: "/d")
-                == "everything is saved in /d. 100 flows never reached the shared store at 127.0.0.1:18250/tvhistory; this data folder has them (`tv store backfill --since SPAN` sends them once the store answers).")
+                == "everything is saved in /d. This session could not send 100 flows to the shared store at 127.0.0.1:18250/tvhistory; this data folder has them (`tv store backfill --since SPAN` sends whatever is still missing once the store answers).")
         // Carried to `tv stop` over the control socket.
         #expect(RecordingLosses(values: losses.values) == losses)
         losses.sharedFlowsNotSaved = 1
         losses.flowsNotSaved = 2
         #expect(RecordingPresentation.stopped(losses, folder: "/d")
-                == "not everything was saved in /d: 2 flows never written. 1 flow never reached the shared store at 127.0.0.1:18250/tvhistory; this data folder has it (`tv store backfill --since SPAN` sends it once the store answers).")
+                == "not everything was saved in /d: 2 flows never written. This session could not send 1 flow to the shared store at 127.0.0.1:18250/tvhistory; this data folder has it (`tv store backfill --since SPAN` sends whatever is still missing once the store answers).")
     }
 
     @Test func theStopMessageSaysExactlyWhatWasNotSaved() {
