@@ -123,6 +123,36 @@ public struct AuditDeletion: Sendable, Equatable {
     public var markers: Int
     /// Flows no longer evidence (kept in the history; retention may now take them).
     public var flowsReleased: Int
+
+    public init(session: AuditSession, markers: Int, flowsReleased: Int) {
+        self.session = session
+        self.markers = markers
+        self.flowsReleased = flowsReleased
+    }
+}
+
+/// What an audit project's name and a marker's text may hold.
+public enum AuditLimits {
+    /// Characters in a project's name.
+    public static let name = 100
+    /// Characters in a marker's text.
+    public static let marker = 2_000
+
+    /// Whether `name` can name a project: 1…`name` characters, no control character (nor a
+    /// bidirectional override, which reorders what a listing shows), no whitespace at either end.
+    public static func isProjectName(_ name: String) -> Bool {
+        guard let first = name.first, let last = name.last, name.count <= self.name else { return false }
+        return !first.isWhitespace && !last.isWhitespace
+            && !name.unicodeScalars.contains { $0.properties.generalCategory == .control || (0x202A...0x202E).contains($0.value)
+                || (0x2066...0x2069).contains($0.value) }
+    }
+
+    /// `word` as a POSIX shell reads it back: as is when only safe characters, else in single quotes.
+    public static func shellWord(_ word: String) -> String {
+        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%")
+        if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }
+        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
 }
 
 /// Why an audit command could not do what was asked. One sentence each: what happened, what to do.
@@ -141,11 +171,16 @@ public enum AuditError: UserFacingError, Equatable {
     case noSession(Int64)
     /// `tv audit delete` of the session still recording.
     case deleteLive(Int64)
+    /// A project name with a control character, space at either end, or over `AuditLimits.name`
+    /// characters: it would look like another name in every listing (a trial's 'app-review ').
+    case badProjectName(String)
+    /// A marker's text over `AuditLimits.marker` characters (a trial's 100,000 were echoed whole).
+    case markerTooLong(characters: Int)
 
     public var message: String {
         switch self {
         case let .projectExists(name):
-            return "A project named '\(TerminalText.line(name))' exists already; choose another name or use it (`tv audit start \(TerminalText.line(name))`)."
+            return "A project named '\(TerminalText.line(name))' exists already; choose another name or use it (`tv audit start \(TerminalText.line(AuditLimits.shellWord(name)))`)."
         case let .noProject(name):
             return "There is no project named '\(TerminalText.line(name))'; `tv audit projects` lists them and `tv audit project new NAME` makes one."
         case let .empty(what):
@@ -158,6 +193,10 @@ public enum AuditError: UserFacingError, Equatable {
             return "There is no audit session \(id); `tv audit sessions` lists them."
         case let .deleteLive(id):
             return "Session \(id) is still recording; stop it (`tv audit stop`) before deleting it."
+        case let .badProjectName(name):
+            return "'\(TerminalText.line(name))' cannot be a project name: give one of at most \(AuditLimits.name) characters, with no control character and no space at either end."
+        case let .markerTooLong(characters):
+            return "The marker's text has \(characters) characters; a marker holds at most \(AuditLimits.marker) (put longer notes in a file beside the bundle)."
         }
     }
 }

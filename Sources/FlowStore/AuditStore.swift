@@ -18,6 +18,7 @@ public struct AuditStore: Sendable {
     /// - Throws: `AuditError.empty` (blank name), `.projectExists`; `FlowStoreError`.
     public func newProject(name: String, note: String, now: Int64) throws -> AuditProject {
         guard !name.allSatisfy(\.isWhitespace) else { throw AuditError.empty(what: "project name") }
+        guard AuditLimits.isProjectName(name) else { throw AuditError.badProjectName(name) }
         return try connection.withDatabase { database in
             if try AuditStore.project(named: name, in: database) != nil { throw AuditError.projectExists(name) }
             let insert = try database.prepare("INSERT INTO audit_projects (name, note, created) VALUES (?, ?, ?) RETURNING id")
@@ -189,6 +190,7 @@ public struct AuditStore: Sendable {
     /// - Throws: `AuditError.empty`, `.noLiveSession`; `FlowStoreError`.
     public func mark(_ text: String, now: Int64) throws -> AuditMarker {
         guard !text.allSatisfy(\.isWhitespace) else { throw AuditError.empty(what: "marker's text") }
+        guard text.count <= AuditLimits.marker else { throw AuditError.markerTooLong(characters: text.count) }
         return try connection.withDatabase { database in
             try database.transaction {
                 guard let live = try AuditStore.live(in: database) else { throw AuditError.noLiveSession }

@@ -98,6 +98,30 @@ struct OutputDashCLITests {
             try bundle.stdout.write(to: URL(fileURLWithPath: s.work + "/saved.tar.gz"))
             let verify = try s.tv("audit", "verify", "saved.tar.gz")
             #expect(verify.status == 0 && verify.out.contains("saved.tar.gz is intact"), "\(verify)")
+            // And read back from standard input (`-`), as it was written.
+            let piped = try s.tvArgs(["audit", "verify", "-"], stdin: bundle.stdout)
+            #expect(piped.status == 0 && piped.out.hasPrefix("The bundle on standard input is intact: all "), "\(piped)")
+            let missing = try s.tv("audit", "verify", "nowhere.tar.gz")
+            #expect(missing.status == 2 && missing.out == "tv could not read nowhere.tar.gz (No such file or directory), so nothing was checked; give the path of a bundle file you can read.\n", "\(missing)")
+        }
+    }
+
+    @Test("audit names and markers: a project name that would pass for another (a space at an end, a control character, a bidi override) or a marker past its limit is refused; a name the shell splits is quoted where tv suggests a command")
+    func auditNamesAndMarkers() throws {
+        try withSandbox { s in
+            try FileManager.default.createDirectory(atPath: s.dataDir, withIntermediateDirectories: true)
+            for bad in ["app-review ", " app", "a\u{7}b", "x\u{202E}gnp.exe", String(repeating: "p", count: 101)] {
+                let r = try s.tv("audit", "project", "new", bad)
+                #expect(r.status == 1 && r.err.contains("cannot be a project name: give one of at most 100 characters, with no control character and no space at either end."), "\(bad): \(r)")
+            }
+            let made = try s.tv("audit", "project", "new", "a/b c")
+            #expect(made.status == 0 && made.out == "Made project 'a/b c'; `tv audit start 'a/b c'` records a session in it.\n", "\(made)")
+            let again = try s.tv("audit", "project", "new", "a/b c")
+            #expect(again.err.contains("(`tv audit start 'a/b c'`)"), "\(again)")
+            #expect(try s.tv("audit", "start", "a/b c").status == 0)
+            let long = try s.tv("audit", "mark", String(repeating: "m", count: 2_001))
+            #expect(long.status == 1 && long.err == "tv: The marker's text has 2001 characters; a marker holds at most 2000 (put longer notes in a file beside the bundle).\n", "\(long)")
+            #expect(try s.tv("audit", "mark", String(repeating: "m", count: 2_000)).status == 0)
         }
     }
 }

@@ -145,6 +145,19 @@ struct AuditRunTests {
         #expect(bare.status == 0, "\(bare)")
         let bareList = try box.tool("tar", ["-tzf", box.work + "/bare.tar.gz"])
         #expect(bareList.out == "manifest.json\nproject.json\nsession.json\nmarkers.json\nflows.json\n", "\(bareList)")
+        // After the content is deleted, a bundle asked with content says it holds none (its
+        // manifest said contentIncluded: true with no content file: a trial).
+        #expect(try box.tv("content", "delete", "--yes").status == 0)
+        let emptied = try box.tv("audit", "bundle", "1", "-o", "emptied.tar.gz", "--yes")
+        #expect(emptied.status == 0, "\(emptied)")
+        let flags = try box.tool("python3", ["-c", """
+            import json, sys, tarfile
+            with tarfile.open(sys.argv[1]) as t:
+                m = json.load(t.extractfile('manifest.json'))
+                names = t.getnames()
+            print(m['contentIncluded'], m['keysIncluded'], any(n.startswith('content/') for n in names), 'keys.log' in names)
+            """, box.work + "/emptied.tar.gz"])
+        #expect(flags.out == "False True False True\n", "\(flags)")
     }
 
     @Test("tv run --audit killed with SIGKILL: its session stays live until the next tv audit start closes it at its last flow's time, said once")

@@ -96,6 +96,18 @@ import TVHome
                               files: files, manifest: manifest)
     }
 
+    @Test("the bundle's prompt says when it replaces a file and when its session still records")
+    func bundlePrompt() {
+        var live = sampleBundle()
+        let lines = AuditPresentation.bundleContents(live, file: .path("e.tar.gz"), replacing: true)
+        #expect(lines.contains("  to e.tar.gz (0600), replacing the file there"), "\(lines)")
+        #expect(!lines.contains { $0.contains("still recording") })
+        live.session.ended = nil
+        let recording = AuditPresentation.bundleContents(live, file: .path("e.tar.gz"))
+        #expect(recording.contains("  to e.tar.gz (0600)") && recording.last == "  the session is still recording: the bundle holds what it recorded until now (`tv audit stop` first for all of it)", "\(recording)")
+        #expect(AuditPresentation.deleted(AuditDeletion(session: live.session, markers: 1, flowsReleased: 1)).hasSuffix("1 flow is no longer evidence."))
+    }
+
     @Test("the bundle is a tar.gz GNU tar lists and extracts and Python's tarfile reads, with hashlib's SHA-256 in its manifest")
     func bundleReadByRealTools() throws {
         try withHome { home in

@@ -157,7 +157,7 @@ public enum AuditPresentation {
     }
 
     public static func deleted(_ d: AuditDeletion) -> String {
-        "Deleted session \(d.session.id) and \(d.markers) marker\(d.markers == 1 ? "" : "s"); \(d.flowsReleased) flow\(d.flowsReleased == 1 ? "" : "s") are no longer evidence."
+        "Deleted session \(d.session.id) and \(d.markers) marker\(d.markers == 1 ? "" : "s"); \(d.flowsReleased) flow\(d.flowsReleased == 1 ? " is" : "s are") no longer evidence."
     }
 
     /// Said once when a live session whose `tv run --audit` is gone is closed:
@@ -191,7 +191,8 @@ public enum AuditPresentation {
     }
 
     /// What a bundle holds, said before it is written.
-    public static func bundleContents(_ b: EvidenceBundle, file: OutputFile) -> [String] {
+    /// - Parameter replacing: a file is at `file`'s path now, which the bundle replaces.
+    public static func bundleContents(_ b: EvidenceBundle, file: OutputFile, replacing: Bool = false) -> [String] {
         let r = b.request
         var lines = ["The bundle of session \(b.session.id) (project '\(TerminalText.line(b.session.projectName))') will hold:"]
         lines.append("  \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count) files and their manifest, \(Units.bytes(b.bytes)) before compression")
@@ -202,7 +203,13 @@ public enum AuditPresentation {
         lines.append(r.includeKeys
             ? "  TLS keys: included (\(b.keyLines) key log line\(b.keyLines == 1 ? "" : "s"): whoever has the bundle can decrypt its packets) — --no-keys leaves them out"
             : "  TLS keys: left out (--no-keys)")
-        lines.append(file.path.map { "  to \(TerminalText.line($0)) (0600)" } ?? "  to standard output")
+        var target = file.path.map { "  to \(TerminalText.line($0)) (0600)" } ?? "  to standard output"
+        if replacing { target += ", replacing the file there" }
+        lines.append(target)
+        if b.session.ended == nil {
+            // A trial bundled a live session without a word: its span ends now, not at its stop.
+            lines.append("  the session is still recording: the bundle holds what it recorded until now (`tv audit stop` first for all of it)")
+        }
         return lines
     }
 

@@ -6,8 +6,10 @@ import TVHome
 ///
 /// Shape: `{"format": "tv-audit-bundle", "formatVersion": 1, "tvVersion", "machine",
 /// "caSHA256" (hex or null), "created" (µs), "project", "session", "from", "to" (µs; null while
-/// recording), "settings" (the session's, an object), "contentIncluded", "keysIncluded",
-/// "files": [{"name", "bytes", "sha256"}]}`.
+/// recording), "settings" (the session's, an object), "contentIncluded" (the bundle holds
+/// decrypted content: `decrypted.pcapng` or `content/`), "keysIncluded" (it holds `keys.log`),
+/// "files": [{"name", "bytes", "sha256"}]}`. (Both said what was asked, not what was there: a
+/// trial's bundle after `tv content delete` said content was included and held none.)
 public struct BundleManifest: Sendable, Equatable {
     public static let fileName = "manifest.json"
     public static let format = "tv-audit-bundle"

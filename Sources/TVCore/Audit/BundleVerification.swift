@@ -120,9 +120,9 @@ public enum BundleVerifier {
     /// The most manifest text read (a manifest is a few KiB per thousand files).
     static let manifestLimit = 64 << 20
 
-    /// Verifies the bundle at `path`.
+    /// Verifies the bundle at `path` (`-`: standard input, as every command's `-o -` writes it).
     public static func verify(path: String) -> BundleVerdict {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = path == "-" ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .cannotRead(String(cString: strerror(errno))) }
         defer { close(fd) }
         var info = stat()

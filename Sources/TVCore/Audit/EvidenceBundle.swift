@@ -166,7 +166,8 @@ public struct EvidenceBundle: Sendable, Equatable {
         let manifest = BundleManifest(tvVersion: request.tvVersion, machine: request.machine, caSHA256: caSHA256,
                                       created: request.now, project: session.projectName, session: session.id,
                                       from: session.started, to: session.ended, settings: session.settings,
-                                      contentIncluded: request.includeContent, keysIncluded: request.includeKeys, files: [])
+                                      contentIncluded: files.contains { $0.name == "decrypted.pcapng" || $0.name.hasPrefix("content/") },
+                                      keysIncluded: files.contains { $0.name == "keys.log" }, files: [])
         return EvidenceBundle(session: session, flows: records.count, contentFlows: contentFlows, packets: packets,
                               keyLines: keyLog.split(separator: 0x0A).count, request: request, files: files, manifest: manifest)
     }

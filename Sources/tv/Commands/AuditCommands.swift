@@ -46,7 +46,7 @@ enum AuditCommands {
                         positionals: [PositionalSpec("SESSION", help: "The session's id.")]),
             CommandSpec(name: "verify", summary: "Check a bundle's files against its manifest: intact, or which file is not.",
                         discussion: "Exit status: 0 intact; 1 not intact (a file changed, missing or unlisted, a name held twice or unsafe, bytes appended, the archive cut or damaged); 2 nothing could be checked (the file cannot be read, or its bundle format is newer than this tv).",
-                        positionals: [PositionalSpec("FILE", help: "The bundle.")]),
+                        positionals: [PositionalSpec("FILE", help: "The bundle; - reads it from standard input.")]),
         ])
 
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
@@ -68,7 +68,7 @@ enum AuditCommands {
         defer { store.close() }
         let p = try store.audit.newProject(name: inv.command.positionals.first ?? "", note: inv.command.value("note") ?? "",
                                            now: FlowCommands.nowMicros())
-        inv.console.line("Made project '\(TerminalText.line(p.name))'; `tv audit start \(TerminalText.line(p.name))` records a session in it.")
+        inv.console.line("Made project '\(TerminalText.line(p.name))'; `tv audit start \(TerminalText.line(AuditLimits.shellWord(p.name)))` records a session in it.")
         return 0
     }
 
@@ -217,7 +217,8 @@ enum AuditCommands {
             guard inv.console.stdinIsTerminal else {
                 throw UsageRefusal("`tv audit bundle` says what the bundle holds and asks first; with no terminal to ask on, pass --yes (and --no-content / --no-keys to leave those out).")
             }
-            for line in AuditPresentation.bundleContents(bundle, file: file) { inv.console.note(line) }
+            let replacing = file.path.map { FileManager.default.fileExists(atPath: $0) } ?? false
+            for line in AuditPresentation.bundleContents(bundle, file: file, replacing: replacing) { inv.console.note(line) }
             guard inv.console.confirm("Write it?") else { inv.console.note("Nothing was written."); return 1 }
         }
         try bundle.write(to: file, output: inv.console)
@@ -230,7 +231,7 @@ enum AuditCommands {
     static func verify(_ inv: Invocation) throws -> Int32 {
         let file = inv.command.positionals.first ?? ""
         let verdict = BundleVerifier.verify(path: file)
-        inv.console.line(verdict.sentence(file: file))
+        inv.console.line(verdict.sentence(file: file == "-" ? "The bundle on standard input" : file))
         return verdict.exitCode
     }
 
