@@ -24,6 +24,7 @@ public struct SharedStoreWiring: Sendable {
     ///   `.newerSchema`, `.cannotOpen` (the instance id or binding file); `MissingLibrary` without libpq5.
     static func start(url: String, home: TVHome, say: @escaping @Sendable (String) -> Void) throws -> SharedStoreWiring {
         let target = try SharedStoreTarget(url)
+        if let warning = target.unverifiedRemoteWarning { say(warning) }
         let (instance, renewal) = try InstanceIdentity.of(home)
         if let renewal { say(InstanceBinding.renewalSentence(old: renewal.previousID, new: instance.id, renewal.mismatch)) }
         let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath) { change, counters in

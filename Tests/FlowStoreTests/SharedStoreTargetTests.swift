@@ -57,6 +57,20 @@ import Testing
         #expect(try SharedStoreTarget("postgresql://tv@db.example/history").transportWords == "sslmode verify-full")
     }
 
+    /// Flows' metadata to another machine without the server's certificate checked is said at
+    /// start (a trial's sslmode=disable to 192.0.2.1 was taken without a word); loopback, a
+    /// local socket and verify-full/verify-ca say nothing.
+    @Test func anUncheckedServerElsewhereIsWarnedOf() throws {
+        let quiet = ["postgresql://tv@db.example/h", "postgresql://tv@db.example/h?sslmode=verify-ca",
+                     "postgresql://tv@127.0.0.1:5433/h?sslmode=disable", "postgresql://tv@localhost/h?sslmode=prefer",
+                     "postgresql://tv@[::1]/h?sslmode=disable", "postgresql:///h?host=/run/postgresql&sslmode=disable"]
+        for url in quiet { #expect(try SharedStoreTarget(url).unverifiedRemoteWarning == nil, "\(url)") }
+        #expect(try SharedStoreTarget("postgresql://tv@192.0.2.1/h?sslmode=disable").unverifiedRemoteWarning
+                == "The shared store at 192.0.2.1:5432/h is reached with sslmode=disable: the flows' metadata may travel unencrypted and the server's certificate is not checked, so anyone on the way could read or change it; use sslmode=verify-full (with sslrootcert= naming the server's CA) unless that network is yours alone.")
+        #expect(try SharedStoreTarget("postgresql://tv@db.example/h?sslmode=require").unverifiedRemoteWarning?.contains("sslmode=require: the flows' metadata is encrypted but the server's certificate is not checked, so anyone on the way could pose as the server") == true)
+        #expect(try SharedStoreTarget("postgresql://tv@localhost,db.example/h?sslmode=prefer").unverifiedRemoteWarning != nil)
+    }
+
     @Test func aURLLibpqCannotReadIsRefused() {
         #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://tv@db.example/history?nosuch=1", reason: "invalid URI query parameter: \"nosuch\"")) {
             try SharedStoreTarget("postgresql://tv@db.example/history?nosuch=1")

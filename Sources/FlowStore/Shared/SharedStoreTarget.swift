@@ -74,6 +74,27 @@ public struct SharedStoreTarget: Sendable, Equatable {
         database = value("dbname") ?? value("user") ?? ProcessInfoUser.name
         server = "\(host):\(port)/\(database)"
         sslMode = value("sslmode") ?? SharedStoreTarget.defaultSSLMode
+        hosts = host.split(separator: ",").map { String($0) }
+    }
+
+    /// The URL's hosts (libpq takes a comma-separated list).
+    let hosts: [String]
+
+    /// The sentence said at start when flows would travel to another machine without the
+    /// server's certificate checked (`sslmode` other than verify-full or verify-ca: disable,
+    /// allow and prefer may not even encrypt; require encrypts but trusts any certificate):
+    /// nil for a local socket or a loopback host. The README says disable is for a server on
+    /// the same machine only, and a trial's disable to another host was taken without a word.
+    public var unverifiedRemoteWarning: String? {
+        guard sslMode != "verify-full", sslMode != "verify-ca" else { return nil }
+        func isLocal(_ host: String) -> Bool {
+            host.hasPrefix("/") || host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        }
+        guard !hosts.allSatisfy(isLocal) else { return nil }
+        let what = sslMode == "require"
+            ? "the flows' metadata is encrypted but the server's certificate is not checked, so anyone on the way could pose as the server"
+            : "the flows' metadata may travel unencrypted and the server's certificate is not checked, so anyone on the way could read or change it"
+        return "The shared store at \(server) is reached with sslmode=\(sslMode): \(what); use sslmode=verify-full (with sslrootcert= naming the server's CA) unless that network is yours alone."
     }
 
     /// How the connection travels, for the banner: `sslmode verify-full`, or `a local socket, no
