@@ -146,17 +146,18 @@ public enum TVHomeError: UserFacingError, Equatable {
         let own = "pass --data-dir with a folder of your own"
         switch (place, problem) {
         case let (.dataFolder, .ownedBy(owner, you)):
-            let why = you.id == 0 ? "so \(owner.name) could change what tv trusts in it (such as the CA)"
+            // "the user nobody could", not "nobody could" (a trial read the opposite).
+            let why = you.id == 0 ? "so the user \(owner.name) could change what tv trusts in it (such as the CA)"
                                   : "and its sessions, flows and CA are \(owner.name)'s"
             return "The data folder \(path) belongs to \(owner.name), not to you (\(you.name)), \(why); run tv as \(owner.name) (\(owner.sudoHint)) to use it, or \(own)."
         case (.dataFolder, .writableByOthers):
             return "The data folder \(path) \(problem.clause), so they could change what tv trusts in it (such as the CA); check what is in it, then `chmod 700 \(path)`, or \(own)."
         case let (.caFolder, .ownedBy(owner, _)):
-            return "The CA folder \(path) \(problem.clause), so \(owner.name) could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or run tv as \(owner.name) (\(owner.sudoHint))."
+            return "The CA folder \(path) \(problem.clause), so the user \(owner.name) could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or run tv as \(owner.name) (\(owner.sudoHint))."
         case (.caFolder, .writableByOthers):
             return "The CA folder \(path) \(problem.clause), so they could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or, if you are sure the CA in it is yours, `chmod 700 \(path)`."
         case let (.above(dataFolder), .ownedBy(owner, _)):
-            return "The folder \(path) above the data folder \(dataFolder) \(problem.clause), so \(owner.name) could put another data folder in its place; \(own) in a place only you and root control."
+            return "The folder \(path) above the data folder \(dataFolder) \(problem.clause), so the user \(owner.name) could put another data folder in its place; \(own) in a place only you and root control."
         case let (.above(dataFolder), .writableByOthers):
             return "The folder \(path) above the data folder \(dataFolder) \(problem.clause) and is not sticky, so they could put another data folder in its place; `chmod o-w \(path)`, or \(own) elsewhere."
         default:

@@ -105,7 +105,7 @@ struct FileTrustCLITests {
         try withSandbox { s in
             mkdir(s.dataDir, 0o755)
             user.own(s.dataDir)
-            let expected = "tv: The data folder \(s.dataDir) belongs to \(user.name), not to you (root), so \(user.name) could change what tv trusts in it (such as the CA); run tv as \(user.name) (sudo -u \(user.name) tv …) to use it, or pass --data-dir with a folder of your own.\n"
+            let expected = "tv: The data folder \(s.dataDir) belongs to \(user.name), not to you (root), so the user \(user.name) could change what tv trusts in it (such as the CA); run tv as \(user.name) (sudo -u \(user.name) tv …) to use it, or pass --data-dir with a folder of your own.\n"
             let create = try s.tv("ca", "create")
             #expect(create.status == 1, "\(create)")
             #expect(create.err == expected, "\(create)")
@@ -128,7 +128,7 @@ struct FileTrustCLITests {
             user.own(s.caDir)
             let run = try runRefused(s, ["--quiet", "--inspect"])
             #expect(run.status == 1, "\(run)")
-            #expect(run.err == "tv: The CA folder \(s.caDir) belongs to \(user.name), not to you (root), so \(user.name) could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or run tv as \(user.name) (sudo -u \(user.name) tv …).\n", "\(run)")
+            #expect(run.err == "tv: The CA folder \(s.caDir) belongs to \(user.name), not to you (root), so the user \(user.name) could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or run tv as \(user.name) (sudo -u \(user.name) tv …).\n", "\(run)")
             lchown(s.caDir, 0, 0)
             chmod(s.caDir, 0o777)
             let status = try s.tv("ca", "status")

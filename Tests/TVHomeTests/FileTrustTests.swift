@@ -73,17 +73,17 @@ struct FileTrustRuleTests {
     @Test("the data folder's refusals, one sentence each: what, why, and what to do")
     func dataFolderSentences() {
         #expect(TVHomeError.untrusted(path: "/d", place: .dataFolder, problem: .ownedBy(alice, you: root)).message
-                == "The data folder /d belongs to alice, not to you (root), so alice could change what tv trusts in it (such as the CA); run tv as alice (sudo -u alice tv …) to use it, or pass --data-dir with a folder of your own.")
+                == "The data folder /d belongs to alice, not to you (root), so the user alice could change what tv trusts in it (such as the CA); run tv as alice (sudo -u alice tv …) to use it, or pass --data-dir with a folder of your own.")
         #expect(TVHomeError.untrusted(path: "/d", place: .dataFolder, problem: .ownedBy(root, you: alice)).message
                 == "The data folder /d belongs to root, not to you (alice), and its sessions, flows and CA are root's; run tv as root (sudo tv …) to use it, or pass --data-dir with a folder of your own.")
         #expect(TVHomeError.untrusted(path: "/d", place: .dataFolder, problem: .writableByOthers(mode: 0o777)).message
                 == "The data folder /d can be written by other users (mode 0777), so they could change what tv trusts in it (such as the CA); check what is in it, then `chmod 700 /d`, or pass --data-dir with a folder of your own.")
         #expect(TVHomeError.untrusted(path: "/d/ca", place: .caFolder, problem: .ownedBy(alice, you: root)).message
-                == "The CA folder /d/ca belongs to alice, not to you (root), so alice could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or run tv as alice (sudo -u alice tv …).")
+                == "The CA folder /d/ca belongs to alice, not to you (root), so the user alice could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or run tv as alice (sudo -u alice tv …).")
         #expect(TVHomeError.untrusted(path: "/d/ca", place: .caFolder, problem: .writableByOthers(mode: 0o770)).message
                 == "The CA folder /d/ca can be written by other users (mode 0770), so they could have replaced the CA; move that folder aside (`tv ca create` then makes a new CA), or, if you are sure the CA in it is yours, `chmod 700 /d/ca`.")
         #expect(TVHomeError.untrusted(path: "/a", place: .above(dataFolder: "/a/d"), problem: .ownedBy(alice, you: root)).message
-                == "The folder /a above the data folder /a/d belongs to alice, not to you (root), so alice could put another data folder in its place; pass --data-dir with a folder of your own in a place only you and root control.")
+                == "The folder /a above the data folder /a/d belongs to alice, not to you (root), so the user alice could put another data folder in its place; pass --data-dir with a folder of your own in a place only you and root control.")
         #expect(TVHomeError.untrusted(path: "/a", place: .above(dataFolder: "/a/d"), problem: .writableByOthers(mode: 0o777)).message
                 == "The folder /a above the data folder /a/d can be written by other users (mode 0777) and is not sticky, so they could put another data folder in its place; `chmod o-w /a`, or pass --data-dir with a folder of your own elsewhere.")
         #expect(TVHomeError.unreachable(path: "/r/d", closedFolder: "/r", owner: root, you: alice).message
