@@ -7,12 +7,13 @@ import Glibc
 /// first byte, and a replaced file is swapped in whole (write a temporary, fsync, rename(2)).
 public enum FileModes {
     /// Creates `path` and missing parents; an existing folder of ours is (re)set to `mode`.
-    /// - Throws: `TVHomeError.cannotCreate` when `path` is not a folder or cannot be made.
+    /// - Throws: `TVHomeError.fileWhereFolderGoes` when a file stands at `path`, `.cannotCreate`
+    ///   when it cannot be made.
     public static func makeDirectory(_ path: String, mode: mode_t) throws {
         var isDir: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
             guard isDir.boolValue else {
-                throw TVHomeError.cannotCreate(path: path, reason: "a file stands where the folder should be")
+                throw TVHomeError.fileWhereFolderGoes(path: path)
             }
             // A folder that has the mode already needs no chmod: on a read-only file system the
             // chmod fails (EROFS), and "could not create" an existing folder read wrong (a

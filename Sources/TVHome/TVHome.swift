@@ -94,6 +94,10 @@ public struct TVHome: Sendable, Equatable {
 public enum TVHomeError: UserFacingError, Equatable {
     case noHome
     case cannotCreate(path: String, reason: String)
+    /// A file (not a folder) stands where tv keeps a folder (the data folder, or one in it such
+    /// as `captures`): the old sentence called any of them "the data folder" and advised checking
+    /// its parent (a trial's file at `captures`).
+    case fileWhereFolderGoes(path: String)
     /// The folder exists with another mode and could not be given `mode` (a read-only file
     /// system, a folder of another user's).
     case cannotSetMode(path: String, mode: mode_t, reason: String)
@@ -119,7 +123,9 @@ public enum TVHomeError: UserFacingError, Equatable {
         case .noHome:
             return "No data folder could be chosen because HOME is not set; pass --data-dir DIR or set TV_HOME."
         case let .cannotCreate(path, reason):
-            return "Could not create the data folder \(path) (\(reason)); check that its parent is writable or pass --data-dir."
+            return "Could not create the folder \(path) (\(reason)); check that its parent is writable or pass --data-dir."
+        case .fileWhereFolderGoes(let path):
+            return "\(path) is a file where tv keeps a folder; move that file aside (tv makes the folder again) or pass --data-dir."
         case let .cannotSetMode(path, mode, reason):
             return "The folder \(path) exists but could not be made private (mode \(String(mode, radix: 8)), \(reason)); "
                 + "make it writable by you, or pass --data-dir with another folder."

@@ -106,6 +106,11 @@ struct FileTrustDiskTests {
         #expect(throws: TVHomeError.cannotCreate(path: "/proc/tv-nope-\(getpid())", reason: "the folder takes no new files")) {
             try FileModes.makeDirectory("/proc/tv-nope-\(getpid())", mode: 0o700)
         }
+        // A file where a folder goes (a trial's `captures`): named as such, with what to do.
+        _ = FileManager.default.createFile(atPath: base + "/captures", contents: Data())
+        #expect(throws: TVHomeError.fileWhereFolderGoes(path: base + "/captures")) { try FileModes.makeDirectory(base + "/captures", mode: 0o700) }
+        #expect(TVHomeError.fileWhereFolderGoes(path: "/d/captures").message
+                == "/d/captures is a file where tv keeps a folder; move that file aside (tv makes the folder again) or pass --data-dir.")
     }
 
     func temporary() throws -> String {
