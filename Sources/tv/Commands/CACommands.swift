@@ -87,6 +87,12 @@ enum CACommands {
         if let eku = ca.root.extendedKeyUsage, eku & 0x0001 == 0 {  // XKU_SSL_SERVER
             inv.console.note("Note: this root carries an extendedKeyUsage without serverAuth; OpenSSL-based clients will refuse its leaves.")
         }
+        // tv keeps its own 0600 copy; the source key others can read hands them the root (a
+        // trial's 0644 key was taken without a word). Said, not refused: the file is the user's.
+        var st = stat()
+        if stat(key, &st) == 0, st.st_mode & 0o077 != 0 {
+            inv.console.note("Warning: \(TerminalText.line(key)) can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))), and it holds the root's private key: whoever reads it can make certificates this machine trusts once the root is trusted; `chmod 600` it, or delete it now that tv keeps its own copy (0600).")
+        }
         LiveSession.caChanged(inv)
         return 0
     }
