@@ -39,7 +39,11 @@ struct DocCLITests {
             let groups = tree.filter { $0.path.count == 1 }.map { $0.path[0] }
             let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
             #expect(files == (["tv.1"] + groups.map { "tv-\($0).1" }).sorted(), "\(files)")
-            #expect(wrote.out == "Wrote \(files.count) manual pages into \(dir).\n")
+            #expect(wrote.out == "Wrote \(files.count) manual pages into \(dir); `man -l \(dir)/tv.1` reads the first.\n")
+            // Not into the data folder, as every -o.
+            try FileManager.default.createDirectory(atPath: s.dataDir, withIntermediateDirectories: true)
+            let inside = try s.tvArgs(["man", "--out", s.dataDir + "/man"])
+            #expect(inside.status != 0 && inside.err.contains("is inside tv's data folder"), "\(inside)")
             for file in files {
                 let check = try s.tool("groff", ["-ww", "-z", "-man", "-Tutf8", dir + "/" + file])
                 #expect(check.status == 0 && check.err.isEmpty, "\(file): \(check)")

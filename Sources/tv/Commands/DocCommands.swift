@@ -1,5 +1,6 @@
 import CommandLineParser
 import Foundation
+import TVCore
 import TVHome
 
 /// `tv man` and `tv completions`: the manual pages and the shell completion scripts, made from
@@ -24,6 +25,8 @@ enum DocCommands {
             if let name = inv.command.positionals.first {
                 throw UsageRefusal("--out writes every page; leave out '\(name)', or print its page without --out.")
             }
+            // Not among tv's own files (as every -o; a trial wrote the pages into the data folder).
+            if let home = try? inv.home() { try OutputOutsideDataFolder.check(dir, home: home) }
             do {
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
                 for page in pages {
@@ -34,7 +37,8 @@ enum DocCommands {
             } catch {
                 throw UsageRefusal("Could not write the manual pages into \(dir) (\(error.localizedDescription)); choose a folder you can write.", exitCode: 1)
             }
-            inv.console.line("Wrote \(pages.count) manual pages into \(dir).")
+            // Not ending in the folder's name: `--out .` read "into ..".
+            inv.console.line("Wrote \(pages.count) manual pages into \(dir); `man -l \(dir.hasSuffix("/") ? dir : dir + "/")tv.1` reads the first.")
             return 0
         }
         let name = inv.command.positionals.first.map { "tv-\($0).1" } ?? "tv.1"
