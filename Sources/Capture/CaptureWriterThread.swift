@@ -215,7 +215,7 @@ final class CaptureWriterThread: QueueWriter {
             throw CaptureError.cannotOpen(path: folder.filePath(seq), reason: lastError.description)
         }
         // The head, then the secrets of the connections that may go on in this file.
-        let head = PcapngBlocks.sectionHeader() + PcapngBlocks.interfaceDescription(snapLength: UInt32(clamping: configuration.snapLength))
+        let head = PcapngBlocks.tunnelCaptureHead(snapLength: UInt32(clamping: configuration.snapLength))
             + carried.blocks
         // The head goes into the file at once (an idle capture is a readable file).
         if let failure = head.withUnsafeBytes({ output.append($0) }) ?? output.writeTail() {

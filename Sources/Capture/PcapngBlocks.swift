@@ -24,36 +24,62 @@ public enum PcapngBlocks {
     public static let optionComment: UInt16 = 1
     public static let optionInterfaceTimestampResolution: UInt16 = 9
     public static let optionPacketFlags: UInt16 = 2
+    /// shb_userappl (§4.1), if_name and if_description (§4.2).
+    public static let optionApplication: UInt16 = 4
+    public static let optionInterfaceName: UInt16 = 2
+    public static let optionInterfaceDescription: UInt16 = 3
     /// The EPB header before the packet bytes: type, length, interface, timestamp (2), captured and
     /// original lengths, 4 bytes each. The packet's bytes start this far into its block.
     public static let enhancedPacketHeaderSize = 28
+
+    /// The SHB's shb_userappl of every capture tv writes.
+    public static let application = "TunnelVision (tv)"
+    /// The IDB's if_name and if_description of the TUN's captures (`tv exec`, `--mode tun`).
+    public static let tunnelInterface = "tv0"
+    public static let tunnelInterfaceDescription = "tv's TUN: the programs' packets as they sent and received them"
+
+    /// The first blocks of a TUN capture file (`CaptureWriter`): its Section Header and its one
+    /// Interface Description, named.
+    public static func tunnelCaptureHead(snapLength: UInt32) -> [UInt8] {
+        sectionHeader(application: application)
+            + interfaceDescription(snapLength: snapLength, name: tunnelInterface, description: tunnelInterfaceDescription)
+    }
 
     /// Bytes of padding that bring `count` to a multiple of 4.
     @inlinable
     public static func padding(_ count: Int) -> Int { (4 - count % 4) % 4 }
 
     /// A Section Header Block (§4.1): version 1.0, section length -1 (not known: the file grows),
-    /// an optional comment.
-    public static func sectionHeader(comment: String? = nil) -> [UInt8] {
+    /// an optional comment and the application that wrote it (shb_userappl, which Wireshark's
+    /// capture file properties show).
+    public static func sectionHeader(comment: String? = nil, application: String? = nil) -> [UInt8] {
         var body: [UInt8] = []
         body.appendLE(byteOrderMagic)
         body.appendLE(UInt16(1))
         body.appendLE(UInt16(0))
         body.appendLE(UInt64.max)  // -1: section length not specified
-        appendOptions(&body, comment: comment, extra: [])
+        appendOptions(&body, comment: comment, extra: application.map { [(optionApplication, optionBytes($0))] } ?? [])
         return block(sectionHeaderType, body)
     }
 
     /// An Interface Description Block (§4.2): `linkType`, `snapLength` (0: no limit), with
-    /// if_tsresol = 6 (timestamps in µs) stated explicitly.
-    public static func interfaceDescription(linkType: UInt16 = linkTypeRaw, snapLength: UInt32) -> [UInt8] {
+    /// if_tsresol = 6 (timestamps in µs) stated explicitly, then the interface's name and
+    /// description when given (without if_name Wireshark shows "unknown": a trial).
+    public static func interfaceDescription(linkType: UInt16 = linkTypeRaw, snapLength: UInt32, name: String? = nil,
+                                            description: String? = nil) -> [UInt8] {
         var body: [UInt8] = []
         body.appendLE(linkType)
         body.appendLE(UInt16(0))
         body.appendLE(snapLength)
-        appendOptions(&body, comment: nil, extra: [(optionInterfaceTimestampResolution, [6])])
+        var options: [(UInt16, [UInt8])] = [(optionInterfaceTimestampResolution, [6])]
+        if let name { options.append((optionInterfaceName, optionBytes(name))) }
+        if let description { options.append((optionInterfaceDescription, optionBytes(description))) }
+        appendOptions(&body, comment: nil, extra: options)
         return block(interfaceDescriptionType, body)
     }
+
+    /// A text option's UTF-8 bytes, cut to what a 16-bit option length holds.
+    private static func optionBytes(_ text: String) -> [UInt8] { Array(text.utf8.prefix(Int(UInt16.max))) }
 
     /// The direction an EPB's epb_flags states (§4.3, bits 0-1: 01 inbound, 10 outbound).
     public enum FlagDirection: UInt32, Sendable {

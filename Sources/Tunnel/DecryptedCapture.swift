@@ -20,6 +20,12 @@ public final class DecryptedCapture: ChunkRecorder {
     /// The Section Header's comment: what the file is.
     public static let fileComment = "tv decrypted capture: synthesized TCP carrying the plaintext of inspected flows"
 
+    /// The file's first blocks: its Section Header (the comment, the application) and its one
+    /// Interface Description, named so Wireshark does not show "unknown".
+    public static let heads = PcapngBlocks.sectionHeader(comment: fileComment, application: PcapngBlocks.application)
+        + PcapngBlocks.interfaceDescription(snapLength: 0, name: "tv-decrypted",
+                                            description: "tv's decrypted capture: inspected connections' plaintext as TCP")
+
     /// The file's name for a session that started at `startMicros` (UTC):
     /// `decrypted-20261201-203000.pcapng`.
     public static func fileName(startMicros: Int64) -> String {

@@ -47,8 +47,7 @@ final class DecryptedCaptureThread: QueueWriter {
         tail = CaptureTailSchedule(interval: tailInterval)
         self.failures = failures
         self.mode = mode
-        heads = PcapngBlocks.sectionHeader(comment: DecryptedCapture.fileComment)
-            + PcapngBlocks.interfaceDescription(snapLength: 0)
+        heads = DecryptedCapture.heads
         // The head goes into the file at once (a capture with no flow yet is a readable file).
         if appendHeads(), output.writeTail() == nil { tail.wrote() }
     }

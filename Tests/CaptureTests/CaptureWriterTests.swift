@@ -183,9 +183,10 @@ struct CaptureWriterTests {
         Conversation.record(writer, flow: 5)
         writer.stop()
         let file = try #require(FileManager.default.contents(atPath: scratch.folder.filePath(1))).map { $0 }
-        // SHB (28) + IDB (32): the DSB comes next.
-        #expect(Array(file[60..<64]) == [0x0A, 0, 0, 0])
-        #expect(try scratch.catalog().packets(flow: 5).first?.fileOffset == Int64(60 + 12 + 8 + line.utf8.count + PcapngBlocks.padding(line.utf8.count)))
+        // SHB and IDB (`tunnelCaptureHead`): the DSB comes next.
+        let head = PcapngBlocks.tunnelCaptureHead(snapLength: 0).count
+        #expect(Array(file[head..<(head + 4)]) == [0x0A, 0, 0, 0])
+        #expect(try scratch.catalog().packets(flow: 5).first?.fileOffset == Int64(head + 12 + 8 + line.utf8.count + PcapngBlocks.padding(line.utf8.count)))
         guard tsharkInstalled else { return }
         let read = try #require(runTool("tshark", ["-r", scratch.folder.filePath(1), "-T", "fields", "-e", "frame.number"]))
         #expect(read.status == 0, "\(read.err)")
@@ -209,15 +210,16 @@ struct CaptureWriterTests {
         #expect(files.count >= 2, "\(files.map(\.seq))")
         let block1 = PcapngBlocks.decryptionSecrets(secretsType: PcapngBlocks.tlsKeyLogSecrets, secrets: Array(first.utf8))
         let block2 = PcapngBlocks.decryptionSecrets(secretsType: PcapngBlocks.tlsKeyLogSecrets, secrets: Array(second.utf8))
+        let head = PcapngBlocks.tunnelCaptureHead(snapLength: 0).count
         for file in files {
             let bytes = try #require(FileManager.default.contents(atPath: file.path)).map { $0 }
-            // SHB (28) + IDB (32), then the carried blocks, oldest first (the first file: the
-            // secret written before its packets, at the same place).
-            #expect(Array(bytes[60..<(60 + block1.count)]) == block1, "capture \(file.seq) does not start with the first secret")
+            // SHB and IDB, then the carried blocks, oldest first (the first file: the secret
+            // written before its packets, at the same place).
+            #expect(Array(bytes[head..<(head + block1.count)]) == block1, "capture \(file.seq) does not start with the first secret")
         }
         // The last file was opened after both were written: it carries both.
         let last = try #require(FileManager.default.contents(atPath: files.last!.path)).map { $0 }
-        #expect(Array(last[60..<(60 + block1.count + block2.count)]) == block1 + block2)
+        #expect(Array(last[head..<(head + block1.count + block2.count)]) == block1 + block2)
         guard tsharkInstalled else { return }
         for file in files {
             let info = try #require(runTool("capinfos", ["-c", "-M", file.path]))

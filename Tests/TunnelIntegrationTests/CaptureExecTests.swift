@@ -50,6 +50,9 @@ final class CaptureExecTests {
             let path = try #require(file["path"] as? String)
             let info = Sh.run(["capinfos", "-c", "-M", path])
             #expect(info.status == 0, "\(info)")
+            // The interface is named (Wireshark showed "unknown") and the file says what wrote it.
+            let named = Sh.run(["capinfos", path])
+            #expect(named.out.contains("Name = tv0") && named.out.contains("Capture application: TunnelVision (tv)"), "\(named)")
             var st = stat()
             #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o600)
         }

@@ -23,7 +23,7 @@ struct DecryptedCaptureLayoutTests {
     /// The expected file: the head, then per event the blocks of `handle`'s packets, chunks of
     /// one flow and direction that follow one another joined up to the MSS (first one's time).
     func model(_ events: [Event], batchStarts: Set<Int>) -> [UInt8] {
-        var out = PcapngBlocks.sectionHeader(comment: DecryptedCapture.fileComment) + PcapngBlocks.interfaceDescription(snapLength: 0)
+        var out = DecryptedCapture.heads
         var streams: [UInt64: (TCPStreamSynthesizer, Int64)] = [:]
         var joined: (flow: UInt64, direction: Direction, time: Int64, bytes: [UInt8])?
         func emit(_ packets: [TCPStreamSynthesizer.Packet], at micros: Int64, comment: String? = nil) {
