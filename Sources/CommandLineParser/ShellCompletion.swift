@@ -90,23 +90,24 @@ extension CommandLineParser {
         s += "        *) REPLY='' ;;\n    esac\n}\n\n"
         s += """
             \(f)_trim() {
-                # bash replaces only what follows the last : or = of the word (COMP_WORDBREAKS).
-                if [[ "$cur" == *[:=]* ]]; then
-                    local p="${cur%"${cur##*[:=]}"}"
+                # bash replaces only what follows the last :, = or @ of the word (COMP_WORDBREAKS).
+                if [[ "$cur" == *[:=@]* ]]; then
+                    local p="${cur%"${cur##*[:=@]}"}"
                     COMPREPLY=("${COMPREPLY[@]#"$p"}")
                 fi
             }
 
             \(f)() {
-                # bash splits 127.0.0.1:8080 and --opt=value at : and = (COMP_WORDBREAKS): such a
-                # word is joined again with its neighbours, or a --listen value ends completion.
+                # bash splits 127.0.0.1:8080, --opt=value and user@host at :, = and @
+                # (COMP_WORDBREAKS): such a word is joined again with its neighbours, or a
+                # --listen or --store value ends completion.
                 local -a words=()
                 local k join=0 word
                 for ((k = 0; k < ${#COMP_WORDS[@]} && k <= COMP_CWORD; k++)); do
                     word="${COMP_WORDS[k]}"
-                    if ((k > 1)) && { [[ "$word" == ":" || "$word" == "=" ]] || ((join)); }; then
+                    if ((k > 1)) && { [[ "$word" == [:=@] ]] || ((join)); }; then
                         words[${#words[@]}-1]+="$word"
-                        if [[ "$word" == ":" || "$word" == "=" ]]; then join=1; else join=0; fi
+                        if [[ "$word" == [:=@] ]]; then join=1; else join=0; fi
                     else
                         words+=("$word")
                         join=0

@@ -31,6 +31,7 @@ public enum FlowStoreError: UserFacingError, Equatable {
     /// The shared store's server asked for a password and none was found (no password file
     /// entry for this server, database and user); libpq's words in `reason`.
     case sharedStoreNeedsPassword(server: String, reason: String)
+
     /// The shared store's server refused a statement (its words in `reason`).
     case sharedStoreFailed(server: String, reason: String)
     /// A `--store` URL (or `store.url`) tv will not use: libpq cannot read it, or it holds a
@@ -65,7 +66,7 @@ public enum FlowStoreError: UserFacingError, Equatable {
             // Not only "unreachable": libpq says a refused login, a missing database or a
             // certificate that does not verify the same way (a trial read "check that the server
             // runs" under each); its reason says which.
-            return "tv could not connect to the shared store at \(server) (\(reason)); check that the server runs and the URL's host, port, database, user and sslmode, then try again."
+            return "tv could not connect to the shared store at \(server) (\(reason)); check that the server runs, the URL's host, port, database, user and sslmode, and the password file's line for it, then try again."
         case let .sharedStoreNeedsPassword(server, reason):
             return "The shared store at \(server) asks for a password and tv found none (\(reason)); put it in a password file (PGPASSFILE, ~/.pgpass, or passfile= in the URL) for this server, database and user, then try again."
         case let .sharedStoreFailed(server, reason):
@@ -103,6 +104,17 @@ public enum FlowStoreError: UserFacingError, Equatable {
             return .cannotOpen(path: path, reason: message)
         default:
             return .failed(path: path, reason: message)
+        }
+    }
+}
+
+extension FlowStoreError {
+    /// The shared store's connection could not be made (`sharedStoreUnreachable`,
+    /// `sharedStoreNeedsPassword`): a session starts anyway and retries (`FlowWriter`).
+    public var isConnectionRefusal: Bool {
+        switch self {
+        case .sharedStoreUnreachable, .sharedStoreNeedsPassword: return true
+        default: return false
         }
     }
 }

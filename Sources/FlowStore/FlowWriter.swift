@@ -134,12 +134,11 @@ public final class FlowWriter: Sendable {
     /// batched as the local writer's are; while the server is away the queue drops and counts,
     /// the flows of failed batches wait in memory (up to `retryLimit`), and the connection is
     /// made anew with backoff (0.2 s doubling to 5 s).
-    /// - Throws: `FlowStoreError.sharedStoreNeedsPassword` / `.sharedStoreFailed` / `.newerSchema`
-    ///   when the first connection is refused for what only the user can change (no password
-    ///   for it, the schema, a statement the server refuses): said at once. A server that does
-    ///   not answer (`.sharedStoreUnreachable`: stopped, restarting, no route) is not thrown: the
-    ///   writer starts with writes failing (told to `onHealthChange` before `init` returns) and
-    ///   connects when it answers, as after an outage mid-session.
+    /// - Throws: `FlowStoreError.sharedStoreFailed` / `.newerSchema` when the store refuses what
+    ///   tv asks of it once connected (the schema, a statement): said at once. A connection that
+    ///   cannot be made (`isConnectionRefusal`: stopped, restarting, no route, no or a wrong
+    ///   password) is not thrown: the writer starts with writes failing (told to `onHealthChange`
+    ///   before `init` returns) and connects when it can, as after an outage mid-session.
     ///   - localPath: the data folder's SQLite file, read on the shared writer's thread for the
     ///     names, pinned hosts and audit rows that travel and the flows a killed run left open
     ///     (`PostgresBatchWriter`); nil: only the events travel.
@@ -165,14 +164,15 @@ public final class FlowWriter: Sendable {
             let store: any FlowBatchStore
             do {
                 store = try backend.open(closing: closing)
-            } catch let FlowStoreError.sharedStoreUnreachable(server, reason) {
-                // The server does not answer now (stopped, restarting, the network): the session
-                // starts anyway and its flows wait for it as after a mid-session outage (the
-                // README: forwarding never waits on the network; a trial's `tv run --store` and
-                // its service exited while PostgreSQL was down). Said before `init` returns.
+            } catch let error as FlowStoreError where error.isConnectionRefusal {
+                // The server does not take a connection now (stopped, restarting, the network,
+                // a password the password file lacks or has wrong): the session starts anyway and
+                // its flows wait for it as after a mid-session outage (the README: forwarding
+                // never waits on the network; a trial's `tv run --store` and its service exited
+                // while PostgreSQL was down). Said before `init` returns; each retry connects
+                // anew, reading the password file again.
                 let thread = FlowWriterThread(queue: queue, writer: nil, backend: backend, path: target.server, closing: closing,
-                                              retryLimit: retryLimit, startFailure: .sharedStoreUnreachable(server: server, reason: reason),
-                                              onHealthChange: onHealthChange)
+                                              retryLimit: retryLimit, startFailure: error, onHealthChange: onHealthChange)
                 started.signal()
                 queue.run(thread)
                 return

@@ -37,7 +37,7 @@ public struct PacketListPresentation: Sendable {
     public static func sentence(_ absence: Absence, flow: Int64) -> String {
         switch absence {
         case .noneCaptured:
-            return "No packets were captured for flow \(flow): tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets)."
+            return "No packets of flow \(flow) are recorded: tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets), and a session killed outright (`kill -9`) loses the rows it had not written yet."
         case .rowsNotSaved(let count):
             return "\(count == 1 ? "1 packet was" : "\(ByteWords.grouped(count)) packets were") captured for flow \(flow), but no packet row was saved (the capture writer fell behind or failed; `tv status` says which); the capture file still holds them."
         }

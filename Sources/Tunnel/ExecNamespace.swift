@@ -102,6 +102,11 @@ public final class ExecNamespace: Sendable {
     /// as `sh`).
     @discardableResult
     public func killRemaining() -> [String] {
+        guard !remainingProcesses().isEmpty else { return [] }
+        // A child CMD forked just before it exited may not have exec'd its program yet (still
+        // named as its parent: a re-check's `sh -c 'sleep 50 & exit 0'` said `sh` one time in
+        // four); 50 ms lets it, and costs only an exit that leaves processes behind.
+        usleep(50_000)
         let pids = remainingProcesses().sorted()
         let names = pids.map { pid in
             ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "")

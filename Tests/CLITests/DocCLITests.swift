@@ -112,6 +112,7 @@ struct DocCLITests {
             #expect(try Self.bashComplete(s, script, ["tv", "run", "--listen", "127.0.0.1", ":", "25100", "--insp"]) == ["--inspect"])
             #expect(try Self.bashComplete(s, script, ["tv", "run", "--store", "postgresql", ":", "//db/h", "--mode", "t"]) == ["transparent", "tun"])
             #expect(try Self.bashComplete(s, script, ["tv", "run", "--listen", "=", "127.0.0.1", ":", "1", "--insp"]) == ["--inspect"])
+            #expect(try Self.bashComplete(s, script, ["tv", "run", "--store", "postgresql", ":", "//tvu", "@", "127.0.0.1", ":", "26432/tvdb", "--insp"]) == ["--inspect"])
         }
     }
 

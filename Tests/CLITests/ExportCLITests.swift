@@ -226,6 +226,8 @@ struct ExportCLITests {
             #expect(pem.status == 0 && s.read(s.work + "/z") == s.read(s.rootPEM), "\(pem)")
             let connections = try s.tv("export", "connections", "-o", "q")
             #expect(connections.status == 0 && FileManager.default.fileExists(atPath: s.work + "/q"), "\(connections)")
+            let empty = try s.tv("export", "connections", "-o", "")
+            #expect(empty.status == 2 && empty.err == "tv: -o takes a file's path (or - for standard output), not an empty word.\n", "\(empty)")
         }
     }
 

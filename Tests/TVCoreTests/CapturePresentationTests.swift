@@ -51,7 +51,7 @@ struct CapturePresentationTests {
     @Test("No packets, and packets without rows, are two different sentences; tv flow shows the first rows and the count")
     func absences() {
         #expect(PacketListPresentation(flow: 3, rows: [], count: 0).lines() == [
-            "No packets were captured for flow 3: tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets).",
+            "No packets of flow 3 are recorded: tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets), and a session killed outright (`kill -9`) loses the rows it had not written yet.",
         ])
         #expect(PacketListPresentation(flow: 3, rows: [], count: 12).lines() == [
             "12 packets were captured for flow 3, but no packet row was saved (the capture writer fell behind or failed; `tv status` says which); the capture file still holds them.",

@@ -172,7 +172,7 @@ final class CaptureExecTests {
         #expect(list.out.contains("There are no capture files yet") && list.out.contains("(it is off"), "\(list)")
         let flow = try #require(try lab.flows().first)
         let packets = lab.tv(["packets", String(flow["id"] as! Int)])
-        #expect(packets.out.hasPrefix("No packets were captured for flow"), "\(packets)")
+        #expect(packets.out.hasPrefix("No packets of flow "), "\(packets)")
     }
 
     @Test("tv captures rotate reaches a running tv exec (its file was listed Recording and rotate said no session ran); the closing line names both files")

@@ -85,7 +85,7 @@ public enum BundleVerdict: Sendable, Equatable {
         case let .listedTwice(name):
             return "\(f) is NOT intact: its manifest lists \(TerminalText.line(name)) twice."
         case let .unsafeName(name):
-            return "\(f) is NOT intact: it holds \(TerminalText.line(name)), a name `tv audit bundle` never writes (absolute, or with an empty, . or .. part), which unpacking could place outside its folder."
+            return "\(f) is NOT intact: it holds \(TerminalText.line(name)), a name `tv audit bundle` never writes (absolute, or with an empty, . or .. part; an absolute or .. name unpacks outside its folder)."
         case let .appended(bytes):
             return "\(f) is NOT intact: \(bytes) byte\(bytes == 1 ? "" : "s") follow the end of the archive tv wrote (something was appended)."
         case .noManifest:

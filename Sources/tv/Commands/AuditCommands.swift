@@ -148,6 +148,8 @@ enum AuditCommands {
     }
 
     static func sessions(_ inv: Invocation) throws -> Int32 {
+        // Not "recording now" for a session whose `tv run --audit` is gone (a re-check).
+        if let closed = AuditRecording.closeAbandoned(home: try inv.home()) { inv.console.note(closed) }
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
         let list = try store.audit.sessions(project: inv.command.positionals.first)
@@ -158,6 +160,7 @@ enum AuditCommands {
 
     static func show(_ inv: Invocation) throws -> Int32 {
         let id = try sessionID(inv)
+        if let closed = AuditRecording.closeAbandoned(home: try inv.home()) { inv.console.note(closed) }
         try FlowCommands.askSessionToFlush(inv)
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }

@@ -274,6 +274,9 @@ enum RunCommands {
                 inv.console.line(TVHomeError.missing(path: home.path).message)
             } else {
                 inv.console.line("No tv session is running for \(home.path); start one with `tv run`.")
+                // A session a killed `tv run --audit` left recording is closed here, and said
+                // (a re-check's was closed silently, and `tv audit stop` then found none).
+                if let closed = AuditRecording.closeAbandoned(home: home) { inv.console.line("  " + closed) }
                 if let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros()) { inv.console.line("  " + strip) }
             }
             return 3

@@ -25,6 +25,8 @@ extension Invocation {
     /// (`OutputOutsideDataFolder`: an export there replaced the CA's key, a re-check).
     /// - Throws: `OutputOutsideDataFolder.Refusal`.
     func outputFile(_ argument: String) throws -> OutputFile {
+        // An empty name is no file (a re-check read "Could not write  (No such file…)").
+        guard !argument.isEmpty else { throw UsageRefusal("-o takes a file's path (or - for standard output), not an empty word.") }
         let file = OutputFile(argument: argument)
         if let path = file.path, let home = try? home() { try OutputOutsideDataFolder.check(path, home: home) }
         return file
