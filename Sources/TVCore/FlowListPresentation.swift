@@ -48,7 +48,7 @@ public struct FlowListPresentation: Sendable {
     }
 
     /// The options that narrow which flows are listed (not `--limit`, not `--data-dir`).
-    static let filterOptions: Set<String> = ["--host", "--program", "--status", "--since", "--from", "--to", "--filter"]
+    static let filterOptions: Set<String> = ["--host", "--program", "--audit", "--status", "--since", "--from", "--to", "--filter"]
 
     /// The line of an empty page: the start-a-session advice only when nothing is recorded at
     /// all; otherwise the filters given, as typed, and the total, so "nothing matched" is never

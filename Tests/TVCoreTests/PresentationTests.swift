@@ -265,6 +265,9 @@ import FlowTerms
                 == ["No flows on this page; 3 flows are recorded in all."])
         #expect(FlowListPresentation(page: empty, now: now, repeatedOptions: ["--status", "failed"]).lines()
                 == ["No flows match --status failed."])
+        // An audit session without flows (a re-check read "No flows on this page").
+        #expect(FlowListPresentation(page: empty, now: now, repeatedOptions: ["--audit", "2"], totalFlows: 7).lines()
+                == ["No flows match --audit 2; 7 flows are recorded in all."])
     }
 
     @Test func detailNamesOriginAndContentReason() {
