@@ -101,7 +101,7 @@ let package = Package(
         // Asks a trust store, now, whether our root is installed and usable for TLS.
         .target(name: "TrustStore", dependencies: ["COpenSSL", "CTVShims", "LocalCA", "TVHome"]),
         // The stage machine and every sentence of the setup flow (pure; no I/O).
-        .target(name: "CertificateSetup", dependencies: ["TrustStore"]),
+        .target(name: "CertificateSetup", dependencies: ["TrustStore", "TVHome"]),
         // The I/O around the stage machine: reading facts, guarding inspection, remake, remove, trust --apply.
         .target(name: "SetupActions", dependencies: ["CertificateSetup", "TrustStore", "Settings", "LocalCA", "TVHome", "CTVShims"]),
 

@@ -1,3 +1,4 @@
+import TVHome
 import TrustStore
 
 /// The stage machine: stage = f(CA facts, trust facts, inspection setting, this visit's progress).

@@ -1,3 +1,5 @@
+import TVHome
+
 /// A language runtime that keeps its own list of trusted roots instead of reading the system
 /// store, so trusting the root system-wide does not reach its programs.
 public enum TrustRuntime: String, Sendable, Equatable, CaseIterable {

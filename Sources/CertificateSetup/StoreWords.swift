@@ -1,3 +1,4 @@
+import TVHome
 import TrustStore
 
 /// How the sentences name a trust store and the command-line option that selects it.
@@ -15,16 +16,6 @@ public enum StoreWords {
     /// ` --trust-store SPEC` (shell-quoted), or "" for `system`, the default.
     public static func option(_ store: TrustStoreSpec) -> String {
         store == .system ? "" : " --trust-store " + ShellWord.quote(store.description)
-    }
-}
-
-/// Quoting for commands shown to people to copy into a POSIX shell.
-public enum ShellWord {
-    /// `word` as is when it holds only safe characters, else in single quotes ('\'' for a quote).
-    public static func quote(_ word: String) -> String {
-        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%")
-        if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }
-        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 

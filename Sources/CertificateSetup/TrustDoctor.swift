@@ -1,3 +1,4 @@
+import TVHome
 import TrustStore
 
 /// A bundle an environment variable names instead of a program's own list (`REQUESTS_CA_BUNDLE`,

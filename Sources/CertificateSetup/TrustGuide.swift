@@ -1,3 +1,4 @@
+import TVHome
 import TrustStore
 
 /// Where a root is to be trusted: a Linux distribution's system store, an NSS database, another

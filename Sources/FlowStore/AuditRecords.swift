@@ -147,12 +147,6 @@ public enum AuditLimits {
                 || (0x2066...0x2069).contains($0.value) }
     }
 
-    /// `word` as a POSIX shell reads it back: as is when only safe characters, else in single quotes.
-    public static func shellWord(_ word: String) -> String {
-        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%")
-        if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }
-        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
 }
 
 /// Why an audit command could not do what was asked. One sentence each: what happened, what to do.
@@ -180,7 +174,7 @@ public enum AuditError: UserFacingError, Equatable {
     public var message: String {
         switch self {
         case let .projectExists(name):
-            return "A project named '\(TerminalText.line(name))' exists already; choose another name or use it (`tv audit start \(TerminalText.line(AuditLimits.shellWord(name)))`)."
+            return "A project named '\(TerminalText.line(name))' exists already; choose another name or use it (`tv audit start \(TerminalText.line(ShellWord.quote(name)))`)."
         case let .noProject(name):
             return "There is no project named '\(TerminalText.line(name))'; `tv audit projects` lists them and `tv audit project new NAME` makes one."
         case let .empty(what):

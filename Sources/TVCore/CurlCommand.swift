@@ -23,7 +23,7 @@ public struct CurlCommand: Sendable, Equatable {
         guard let request else {
             words += CurlCommand.methodWords(exchange.method, withBody: false)
             words.append("\(scheme)://\(authority)\(exchange.path)")
-            command = words.map(FlowListPresentation.shellWord).joined(separator: " ")
+            command = words.map(ShellWord.quote).joined(separator: " ")
             note = "Its headers" + (exchange.queryRemoved ? ", query string" : "") + " and body were not kept (content keeping was off, or the content has expired or was deleted), so this command sends the method and URL only."
             return
         }
@@ -54,7 +54,7 @@ public struct CurlCommand: Sendable, Equatable {
             words += ["-H", "\(header.name): \(header.value)"]
         }
         words += data
-        command = words.map(FlowListPresentation.shellWord).joined(separator: " ")
+        command = words.map(ShellWord.quote).joined(separator: " ")
         note = missing
     }
 

@@ -59,7 +59,7 @@ public struct FlowListPresentation: Sendable {
         while i < repeatedOptions.count {
             if FlowListPresentation.filterOptions.contains(repeatedOptions[i]) {
                 filters.append(repeatedOptions[i])
-                if i + 1 < repeatedOptions.count { filters.append(FlowListPresentation.shellWord(repeatedOptions[i + 1])) }
+                if i + 1 < repeatedOptions.count { filters.append(ShellWord.quote(repeatedOptions[i + 1])) }
                 i += 2
             } else {
                 i += 1
@@ -76,16 +76,9 @@ public struct FlowListPresentation: Sendable {
     /// `tv flows [OPTIONS] --after CURSOR`: the command for the page after `cursor`, with the
     /// given options repeated (shell-quoted where needed).
     public static func moreCommand(cursor: String, repeatedOptions: [String]) -> String {
-        (["tv", "flows"] + repeatedOptions.map(shellWord) + ["--after", shellWord(cursor)]).joined(separator: " ")
+        (["tv", "flows"] + repeatedOptions.map(ShellWord.quote) + ["--after", ShellWord.quote(cursor)]).joined(separator: " ")
     }
 
-    /// `word` as is when it holds only characters a POSIX shell leaves alone, else in single
-    /// quotes (a `'` inside becomes `'\''`).
-    public static func shellWord(_ word: String) -> String {
-        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%")
-        if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }
-        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
 
     /// The status word: empty for encrypted, else what departed from it (a failure's reason,
     /// which can quote the peer, escaped by `TerminalText.line`). An encrypted flow with a

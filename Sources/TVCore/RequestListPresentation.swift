@@ -135,7 +135,7 @@ public struct RequestListPresentation: Sendable {
 
     /// `tv requests [OPTIONS] --after CURSOR`.
     public static func moreCommand(cursor: String, repeatedOptions: [String]) -> String {
-        (["tv", "requests"] + repeatedOptions.map(FlowListPresentation.shellWord) + ["--after", FlowListPresentation.shellWord(cursor)])
+        (["tv", "requests"] + repeatedOptions.map(ShellWord.quote) + ["--after", ShellWord.quote(cursor)])
             .joined(separator: " ")
     }
 

@@ -1,6 +1,7 @@
 import CertificateSetup
 import Testing
 import TrustStore
+import TVHome
 
 struct TrustGuideTests {
     let root = RootDescription(path: "/h/ca/root.pem", commonName: "TunnelVision Root CA 1a2b3c4d", tag: "9f86d081",

@@ -68,7 +68,7 @@ enum AuditCommands {
         defer { store.close() }
         let p = try store.audit.newProject(name: inv.command.positionals.first ?? "", note: inv.command.value("note") ?? "",
                                            now: FlowCommands.nowMicros())
-        inv.console.line("Made project '\(TerminalText.line(p.name))'; `tv audit start \(TerminalText.line(AuditLimits.shellWord(p.name)))` records a session in it.")
+        inv.console.line("Made project '\(TerminalText.line(p.name))'; `tv audit start \(TerminalText.line(ShellWord.quote(p.name)))` records a session in it.")
         return 0
     }
 

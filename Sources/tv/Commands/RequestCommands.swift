@@ -68,7 +68,7 @@ enum RequestCommands {
         if inv.json {
             inv.console.line(RequestListPresentation.json(page).serialized(pretty: true))
         } else if let filter = c.value("filter"), page.exchanges.isEmpty, page.nextCursor == nil {
-            inv.console.line("No requests match --filter \(FlowListPresentation.shellWord(TerminalText.line(filter))).")
+            inv.console.line("No requests match --filter \(ShellWord.quote(TerminalText.line(filter))).")
         } else {
             let repeated = ["data-dir", "flow", "since", "from", "to", "filter", "limit"].flatMap { name in c.values(name).flatMap { ["--" + name, $0] } }
             let windowed = c.value("since") != nil || c.value("from") != nil || c.value("to") != nil
