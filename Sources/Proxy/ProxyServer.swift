@@ -221,6 +221,12 @@ public final class ProxyServer: Sendable {
         shared?.setAuthority(authority)
     }
 
+    /// Drops what the running session weighs against `host` (`PinningEvidenceRule`'s records):
+    /// `tv pinned forget HOST` of a suspicion not yet listed by `tv pinned`.
+    public func forgetPinningEvidence(host: String) {
+        state.withLock { $0.running?.shared }?.pinningEvidence.forget(host: host)
+    }
+
     /// The counters now (also after stop: the last run's).
     public var counters: ProxyCounters {
         let (list, shared) = state.withLock { ($0.lastCounters, $0.lastShared) }

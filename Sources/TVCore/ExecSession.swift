@@ -116,6 +116,7 @@ public final class ExecSession {
             case "pinned-forgotten":
                 guard let host = request.arguments["host"], !host.isEmpty else { return ControlResponse(ok: false, message: "no host was named") }
                 wiring.pinning.forget(host: host)
+            proxy.forgetPinningEvidence(host: host)
                 return ControlResponse(ok: true, message: "applied")
             default:
                 return ControlResponse(ok: false, message: "a tv exec answers only status, audit changes, capture rotation, CA changes and forgotten pins on this socket")

@@ -73,6 +73,7 @@ extension Session {
                 return ControlResponse(ok: false, message: "no host was named")
             }
             wiring.pinning.forget(host: host)
+            proxy.forgetPinningEvidence(host: host)
             return ControlResponse(ok: true, message: "applied")
         case LiveDeleteEverything.request.command:
             return LiveDeleteEverything.answer(home: home, flows: writer, content: wiring.contentWriter, pinning: wiring.pinning,

@@ -62,6 +62,26 @@ struct PinningRunTests {
         try tv.stop()
     }
 
+    @Test("tv pinned forget HOST of a suspicion not yet listed (one probe): the running session drops it, and the probe's next connection is inspected")
+    func forgetAPendingSuspicion() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect")
+        let port = world.nginx.tlsPort
+        try Self.probe(box, tv, "localhost:\(port)", serverName: "a.test")
+        _ = try box.closedFlows(1)
+        #expect(try Self.pinned(box).isEmpty)
+        let forget = try box.tv("pinned", "forget", "a.test")
+        #expect(forget.status == 0 && forget.out == "a.test is not listed by `tv pinned`; the running session forgot any suspicion it held against it, so its next connection is inspected (if inspection is on).\n", "\(forget)")
+        try Self.probe(box, tv, "localhost:\(port)", serverName: "a.test")
+        let rows = try box.closedFlows(2)
+        #expect(rows.map { $0.string("status") } == ["inspected", "inspected"], "\(rows)")
+        try tv.stop()
+        // No session and nothing listed: nothing to forget, as before.
+        let none = try box.tv("pinned", "forget", "a.test")
+        #expect(none.status == 1 && none.err == "tv: a.test is not listed by `tv pinned`; nothing to forget.\n", "\(none)")
+    }
+
     @Test("pins are keyed by port: two probes to 127.0.0.1:port1 pass port1 through, not 127.0.0.1:port2")
     func portsApart() throws {
         let world = try RunWorld()

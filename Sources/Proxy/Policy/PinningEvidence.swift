@@ -5,7 +5,10 @@ import Synchronization
 ///
 /// A close counts only when:
 /// - the same client had no successful inspected exchange with that host and port (it sent data
-///   after tv's handshake) while the closing connection was open;
+///   after tv's handshake) while the closing connection was open, nor in the `trustMemory`
+///   before it began: a client that took tv's certificate for the host does not pin it, and a
+///   browser's spare connection, opened after its first one succeeded and dropped unused, was
+///   taken for pinning and its next connection passed through (a trial with Chromium);
 /// - its connection began after the previous counted close for the key: a burst of closes from
 ///   connections that were all open at once (a load tool stopping, a browser dropping its spare
 ///   connections) is one episode, while a pinning client retries one attempt after another.
@@ -18,7 +21,13 @@ import Synchronization
 /// touched only when a handshake ends, a first byte of data arrives, or a ClientHello is decided.
 public struct PinningEvidenceRule: Sendable, Hashable {
     public var threshold: Int
-    public init(threshold: Int = 1) { self.threshold = max(1, threshold) }
+    /// How long a success keeps a client's quiet closes with that host from counting (µs;
+    /// default 10 minutes, longer than a browser keeps a spare connection).
+    public var trustMemoryMicros: Int64
+    public init(threshold: Int = 1, trustMemoryMicros: Int64 = 600_000_000) {
+        self.threshold = max(1, threshold)
+        self.trustMemoryMicros = trustMemoryMicros
+    }
 
     public struct Record: Sendable, Hashable {
         public var lastSuccessMicros: Int64 = .min
@@ -30,7 +39,7 @@ public struct PinningEvidenceRule: Sendable, Hashable {
     /// Records a close for a connection accepted at `start`, ending at `now`. Returns true when
     /// it tipped the balance: the client's next connection is to be passed through.
     public func suspicion(_ record: inout Record, connectionStart start: Int64, now: Int64) -> Bool {
-        if record.lastSuccessMicros >= start { return false }
+        if record.lastSuccessMicros != .min && record.lastSuccessMicros >= start - trustMemoryMicros { return false }
         if start <= record.lastCountedMicros { return false }
         record.count += 1
         record.lastCountedMicros = now
@@ -73,6 +82,13 @@ final class PinningEvidence: Sendable {
             if isRetry { all[key] = nil }
             return isRetry
         }
+    }
+
+    /// Drops every record for `host` (`tv pinned forget HOST`): a suspicion not yet tipped, or
+    /// one whose retry has not come, no longer passes the next connection through.
+    func forget(host: String) {
+        let name = PinKey.normalize(host)
+        records.withLock { all in all = all.filter { $0.key.host != name } }
     }
 
     func success(_ key: PinKey, now: Int64) {

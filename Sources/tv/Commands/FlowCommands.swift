@@ -250,6 +250,11 @@ enum FlowCommands {
             }
             return 0
         }
+        // Not saved, but a running session may weigh a suspicion (`retryNote`): it drops that.
+        if ControlSocketNotifier(home: try inv.home()).pinnedHostForgotten(PinnedHosts.normalize(host)) == .applied {
+            inv.console.line("\(TerminalText.line(PinnedHosts.normalize(host))) is not listed by `tv pinned`; the running session forgot any suspicion it held against it, so its next connection is inspected (if inspection is on).")
+            return 0
+        }
         throw UsageRefusal("\(TerminalText.line(host)) is not listed by `tv pinned`; nothing to forget.", exitCode: 1)
     }
 
