@@ -31,6 +31,40 @@ struct ExchangeEdgesRunTests {
         #expect((try box.json("requests", "--filter", "~q")["requests"] as? [JSON] ?? []).count == 1)
     }
 
+    @Test("a POST whose body comes after its head, to a port nobody listens on: tv's 502 is its row's answer (502 by tv, ~q, not ~s), ended no earlier than its first response byte")
+    func answeredBeforeTheBodyCame() throws {
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        let tv = try world.run()
+        let closed = freeLoopbackPort()
+        let client = """
+            import socket, sys, time
+            s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))
+            s.sendall(b'POST http://127.0.0.1:%s/split HTTP/1.1\\r\\nHost: 127.0.0.1:%s\\r\\nContent-Length: 809\\r\\n\\r\\n' % (sys.argv[2].encode(), sys.argv[2].encode()))
+            time.sleep(0.3)
+            try: s.sendall(b'x' * 809)
+            except OSError: pass
+            data = b''
+            while True:
+                try: chunk = s.recv(65536)
+                except OSError: break
+                if not chunk: break
+                data += chunk
+            print(data.split(b'\\r\\n')[0].decode())
+            """
+        let r = try box.python(client, [String(tv.port), String(closed)])
+        #expect(r.out == "HTTP/1.1 502 Bad Gateway\n", "\(r)")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let rows = try box.json("requests")["requests"] as? [JSON] ?? []
+        #expect(rows.count == 1 && rows.first?.string("state") == "answered" && rows.first?.int("status") == 502, "\(rows)")
+        if let row = rows.first, let response = row.int("responseTime"), let end = row.int("endTime") {
+            #expect(end >= response, "\(row)")
+        }
+        #expect((try box.json("requests", "--filter", "~s")["requests"] as? [JSON] ?? []).isEmpty)
+        #expect((try box.json("requests", "--filter", "~q")["requests"] as? [JSON] ?? []).count == 1)
+    }
+
     /// Answers by path: `/split` a head in two writes 300 ms apart, `/splitbad` a head in two
     /// writes whose second makes it unreadable (two Content-Lengths that disagree), `/close` no
     /// answer, `/both` Content-Length and Transfer-Encoding together, `/half` half a head then a close, `/nohttp` a line that is not HTTP then a close.

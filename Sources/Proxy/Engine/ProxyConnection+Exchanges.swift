@@ -37,15 +37,24 @@ extension ProxyConnection {
 
     /// tv answered plain HTTP's client itself (`.answerClient`: a 502 when the server could not
     /// be reached, a 504, a 408): the answer is read as the response of the exchange waiting
-    /// for one, which ends `.answered`, not `.complete` (nor cut: it had an answer, tv's).
+    /// for one, which ends `.answered`, not `.complete` (nor cut: it had an answer, tv's). tv's
+    /// answer ends the connection, so the reading ends with it, at the answer's time: a request
+    /// whose body had not all come (a POST's body sent after its head) ended `502 cut`, its end
+    /// stamped before its answer by the loop's older clock, and `~s` took it for the server's
+    /// (a trial).
     func readPlainAnswer(_ bytes: UnsafeRawBufferPointer) {
         guard let reader = exchanges, reader.stop == nil else { return }
         let sink = shared.sink
-        reader.feed(bytes, .serverToClient, at: EngineClock.wallMicros()) { exchange in
+        let now = EngineClock.wallMicros()
+        let told: (ExchangeRecord) -> Void = { exchange in
             var exchange = exchange
-            if exchange.state == .complete { exchange.state = .answered }
+            if exchange.state == .complete || (exchange.state == .incomplete && exchange.status != nil) { exchange.state = .answered }
             sink?.exchangeChanged(exchange)
         }
+        reader.feed(bytes, .serverToClient, at: now, emit: told)
+        reader.end(at: now, emit: told)
+        exchanges = nil
+        exchangesStopped = true
     }
 
     private func feedExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
