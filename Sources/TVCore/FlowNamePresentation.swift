@@ -10,7 +10,9 @@ public enum FlowNamePresentation {
         switch f.hostOrigin {
         case .sni: return "from the TLS ClientHello (SNI)"
         case .quic: return "from QUIC: the ClientHello (SNI) in its Initial packets"
-        case .connect: return "from the proxy CONNECT request"
+        // The explicit proxy's request: a CONNECT target, or a plain request's absolute URL (a
+        // trial's plain `curl -x` flow read "CONNECT request"; the row does not say which).
+        case .connect: return "from the proxy request (its CONNECT target or its URL)"
         case .socks: return "from the SOCKS5 request"
         case .reverse: return "the reverse-proxy target"
         case .httpHost: return "from the request's Host header: the connection reached tv with no name of its own"

@@ -141,9 +141,16 @@ public struct HARReading: KeptContentReading {
         }
     }
 
-    /// The HAR side of flow `id`: `http` for a plain flow, `https` for the rest.
+    /// The HAR side of flow `id`: `http` for a plain flow (not encrypted, or failed with no TLS
+    /// seen: a plain request tv answered 502 was exported as https://, a trial), `https` for the rest.
     static func harFlow(_ record: FlowRecord, id: Int64, conversation: HTTPConversation) -> HARFlow {
-        HARFlow(id: id, startTime: record.startTime, scheme: record.status == .notEncrypted ? "http" : "https",
+        let plain: Bool
+        switch record.status {
+        case .notEncrypted: plain = true
+        case .inspected: plain = false
+        default: plain = record.clientVersions.isEmpty && record.clientTLSVersion == nil && record.tlsVersion == nil
+        }
+        return HARFlow(id: id, startTime: record.startTime, scheme: plain ? "http" : "https",
                 host: record.host, serverAddress: record.serverAddress, serverPort: record.serverPort,
                 conversation: conversation)
     }

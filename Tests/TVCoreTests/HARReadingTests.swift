@@ -2,6 +2,7 @@ import FlowFilter
 import FlowStore
 import FlowTerms
 import Foundation
+import HTTPReading
 import Testing
 import TVHome
 @testable import TVCore
@@ -34,6 +35,16 @@ import TVHome
         #expect(entries.count == 1)
         #expect((entries.first?["request"] as? [String: Any])?["url"] as? String == "https://a.test/hello")
         #expect(((entries.first?["response"] as? [String: Any])?["content"] as? [String: Any])?["text"] as? String == "hello")
+    }
+
+    /// A plain request tv answered 502 fails its flow: still http://, as its rows say (a trial's
+    /// export with content kept wrote https://); a TLS flow that failed is https://.
+    @Test func aFailedPlainFlowIsHTTP() {
+        var plain = FlowRecord(startTime: 1, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "127.0.0.1",
+                               serverPort: 27_999, host: "127.0.0.1", hostOrigin: .connect, status: .failed)
+        #expect(HARReading.harFlow(plain, id: 1, conversation: HTTPConversation(version: "HTTP/1.1")).scheme == "http")
+        plain.clientVersions = ["TLSv1.3"]
+        #expect(HARReading.harFlow(plain, id: 1, conversation: HTTPConversation(version: "HTTP/1.1")).scheme == "https")
     }
 
     @Test func entriesAndFlowsAreCountedInTheSummary() {
