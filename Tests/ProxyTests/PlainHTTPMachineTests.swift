@@ -284,6 +284,27 @@ struct PlainHTTPMachineTests {
         #expect(!split.contains { if case .sendClient = $0 { return true } else { return false } }, "\(split)")
     }
 
+    @Test("the client ending its side while its response has not begun: tv still waits 30 s for it (a half-close), then closes without an answer nobody would read; a response that began goes on")
+    func clientLeftWaiting() {
+        var m = Self.started()
+        Self.requested(&m)
+        #expect(Self.run(&m, .clientEnded, at: 3) == [.shutdownServerWrite, .armTimer(at: 33_000_000_000)])
+        #expect(m.abandonedDeadline == 33_000_000_000)
+        let out = Self.run(&m, .timer, at: 33)
+        guard out.count == 3, case .closeFlow(let flow, _) = out[1] else { Issue.record("\(out)"); return }
+        #expect(out[0] == .closeServer(reset: false) && out[2] == .close(reset: false))
+        #expect(flow.error == "the client closed the connection while it waited for the response, which had not begun when tv gave up waiting for it")
+        #expect(!out.contains { if case .answerClient = $0 { return true } else { return false } })
+
+        // A half-closing client whose response comes within the wait gets it whole.
+        var h = Self.started()
+        Self.requested(&h)
+        _ = Self.run(&h, .clientEnded, at: 3)
+        let response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        #expect(Self.server(&h, response, at: 20).contains(.writeClient(0..<response.utf8.count, record: nil)))
+        #expect(h.abandonedDeadline == nil)
+    }
+
     @Test("a response head split across reads is held until whole, then goes on in order: the held start, then the chunk")
     func splitResponseHead() {
         var m = Self.started()

@@ -23,6 +23,9 @@ public enum ConnectionFailure: Equatable, Sendable {
         case beforeHandshake
         /// Plain HTTP forwarding: no request reached a server.
         case beforeFirstRequest
+        /// Plain HTTP forwarding: the client ended its side while its response was awaited, and
+        /// none came within `PlainHTTPMachine.Settings.abandonedWaitNanos` (nginx's 499).
+        case awaitingResponse
     }
 
     /// Why no connection to the server was made.
@@ -175,6 +178,7 @@ public enum ConnectionFailure: Equatable, Sendable {
             case .duringServerHandshake: when = "during the server's TLS handshake"
             case .beforeHandshake: when = "before the handshake"
             case .beforeFirstRequest: when = "before its first request"
+            case .awaitingResponse: when = "while it waited for the response, which had not begun when tv gave up waiting for it"
             }
             return "the client \(reset ? "reset" : "closed") the connection \(when)"
         case .proxyRequestUnreadable(let reason): return "the client's proxy request was not understood: \(reason)"

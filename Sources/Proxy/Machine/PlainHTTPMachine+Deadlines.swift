@@ -1,4 +1,5 @@
-/// The plain-HTTP machine's deadlines: connect, request head (`HeadDeadline`), idle.
+/// The plain-HTTP machine's deadlines: connect, request head (`HeadDeadline`), the wait for a
+/// response after the client ended its side, idle.
 extension PlainHTTPMachine {
     mutating func timer() {
         if connecting && connectDeadline != 0 && now.nanos >= connectDeadline {
@@ -6,6 +7,10 @@ extension PlainHTTPMachine {
             return fail(.unreachable(target: targetName, .noAnswer(seconds: nil)), status: 504)
         }
         if headDeadline.passed(at: now.nanos) { return headTimedOut() }
+        if let ended = abandonedDeadline, now.nanos >= ended {
+            // Nobody reads an answer now: closed without one, the exchange left incomplete.
+            return finish(reset: false, failure: .clientGone(reset: false, .awaitingResponse))
+        }
         if now.nanos >= lastActivity &+ settings.idleNanos {
             // A server that never began its response: tv answers 504 in its place.
             let failure = ConnectionFailure.idle(seconds: settings.idleTimeoutSeconds)
@@ -22,7 +27,15 @@ extension PlainHTTPMachine {
         if let told = trailingProgressDeadline, told < next { next = told }
         if connecting && connectDeadline != 0 && connectDeadline < next { next = connectDeadline }
         if let head = headDeadline.deadline, head < next { next = head }
+        if let ended = abandonedDeadline, ended < next { next = ended }
         emit(.armTimer(at: next))
+    }
+
+    /// When tv stops waiting for a response the client may no longer read: its side ended while
+    /// the response had not begun (nil otherwise, also once the response began).
+    var abandonedDeadline: UInt64? {
+        guard let ended = clientEndedAt, awaitingResponseHead else { return nil }
+        return ended &+ settings.abandonedWaitNanos
     }
 
     /// A request head was not whole in time: 408 unless a response is under way, counted, closed.

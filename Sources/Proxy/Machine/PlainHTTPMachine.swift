@@ -57,6 +57,9 @@ struct PlainHTTPMachine {
     private var responseHead = HTTPResponseHeadScanner()
     /// The start of a response head read in an earlier chunk, not passed on until it is whole.
     private var heldHead: [UInt8] = []
+    /// When the client ended its side with a response awaited (monotonic ns; nil: it has not):
+    /// the wait for that response is bounded from then (`Settings.abandonedWaitNanos`).
+    private(set) var clientEndedAt: UInt64?
     private(set) var responseBody: HTTPBodyScanner?
     private var closeAfterResponse = false
     private var upgraded = false
@@ -109,6 +112,10 @@ struct PlainHTTPMachine {
             process(chunk, owned: false)
         case .clientEnded:
             if upgraded || !outstanding.isEmpty { emit(.shutdownServerWrite) }
+            if awaitingResponseHead && heldHead.isEmpty {
+                clientEndedAt = now.nanos
+                rearm()
+            }
         case let .clientFailed(reset, text):
             finish(reset: reset, failure: .read(from: .client, reset: reset, text))
         case .serverBytes(let chunk):

@@ -11,6 +11,11 @@ extension PlainHTTPMachine {
         var idleTimeoutSeconds = 300
         /// A recorder is configured: flows' bytes are offered to it.
         var recording = false
+        /// After the client ends its side with a response awaited and not begun, how long tv
+        /// still waits for it (ns): a client that only half-closed gets it, and one that left
+        /// (curl --max-time) no longer holds the connection for the idle timeout, to be answered
+        /// a 504 nobody reads (a trial's row read `504 by tv … 10 min`).
+        var abandonedWaitNanos: UInt64 = 30_000_000_000
     }
 
     /// A moment: monotonic ns (deadlines) and wall-clock µs since 1970 (flow times).
