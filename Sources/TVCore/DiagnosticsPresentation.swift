@@ -142,6 +142,7 @@ extension DiagnosticsVerdict {
         switch self {
         case .noSession: return "noSession"
         case .inspectionOff: return "inspectionOff"
+        case .noCANow: return "noCANow"
         case .nothingOffered: return "nothingOffered"
         case .notTLS: return "notTLS"
         case .working: return "working"

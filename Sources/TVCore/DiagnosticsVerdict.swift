@@ -78,7 +78,7 @@ public struct DiagnosticsFacts: Sendable, Equatable {
 /// apart from the cases that look the same from outside (nothing offered, not TLS, pinning
 /// clients, connections named and never taken over). Pure: facts in, one case and its sentence out.
 ///
-/// Read in this order, the first that holds wins: no session; inspection off; nothing offered;
+/// Read in this order, the first that holds wins: no session; inspection off; no CA now; nothing offered;
 /// nothing offered was TLS; something was inspected; every TLS connection passed by a rule;
 /// every other one's client pins; else never taken over, because the session has no CA, else
 /// because the clients lack tv's root (when that is the commonest refusal), else the commonest
@@ -86,6 +86,9 @@ public struct DiagnosticsFacts: Sendable, Equatable {
 public enum DiagnosticsVerdict: Sendable, Equatable {
     case noSession
     case inspectionOff
+    /// Inspection is on and the session has no CA now (removed while it ran, or none at start):
+    /// nothing can be taken over from now, whatever was before (`inspectedBefore`).
+    case noCANow(inspectedBefore: UInt64)
     case nothingOffered
     /// `offered` connections, none TLS.
     case notTLS(offered: UInt64)
@@ -116,6 +119,9 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
     public static func of(_ facts: DiagnosticsFacts?) -> DiagnosticsVerdict {
         guard let f = facts else { return .noSession }
         guard f.inspectionOn else { return .inspectionOff }
+        // What holds now before what was counted: a trial's `tv ca remove` under a running
+        // session still read "Inspection is working: 1 of 6 … inspected".
+        guard f.caLoaded else { return .noCANow(inspectedBefore: f.inspected) }
         guard f.offered > 0 else { return .nothingOffered }
         let tls = f.offered - min(f.notTLS, f.offered)
         guard tls > 0 else { return .notTLS(offered: f.offered) }
@@ -138,6 +144,9 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
             return "No tv session is running, so there is nothing to diagnose (the counters start at zero with every session); start one with `tv run`."
         case .inspectionOff:
             return "Inspection is off in this session, so no connection is offered for inspection: everything is passed through untouched and still recorded; `tv inspect on` (after `tv setup`) turns it on."
+        case .noCANow(let before):
+            let earlier = before == 0 ? "" : " (\(before) \(before == 1 ? "connection was" : "connections were") inspected while it had one)"
+            return "Inspection is on, but this session has no CA now\(earlier): nothing is inspected until there is one, and connections pass through untouched; make or bring one with `tv ca create` or `tv ca import` (the running session takes it at once)."
         case .nothingOffered:
             return "Inspection is on, and no connection has been offered for inspection yet: nothing has come through tv since it started, so check that clients use it (their proxy setting, or the redirect rules and routes of --mode transparent and tun)."
         case .notTLS(let n):

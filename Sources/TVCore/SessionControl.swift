@@ -64,7 +64,10 @@ extension Session {
                 return ControlResponse(ok: true, message: "this session uses its own CA (--ca); it keeps it")
             }
             if let problem = reloadCA(), options.forceInspection {
-                return ControlResponse(ok: false, message: "this session was started with --inspect and now has no usable CA (\(problem)); it inspects nothing until there is one")
+                // Applied: the session took the change and inspects nothing until there is a CA
+                // (not a failure to tell it: `tv ca remove` said "could not be told", a trial).
+                return ControlResponse(ok: true, message: "this session was started with --inspect and now has no usable CA (\(problem)); it inspects nothing until there is one",
+                                       values: ["inspection": proxy.inspectionEnabled ? "on" : "off"])
             }
             return ControlResponse(ok: true, message: "applied", values: ["inspection": proxy.inspectionEnabled ? "on" : "off"])
         case "pinned-forgotten":

@@ -46,10 +46,24 @@ struct SetupLiveRunTests {
         // Removed: the session stops minting at once and passes TLS through.
         let remove = try box.tv("ca", "remove", "--yes")
         #expect(remove.status == 0, "\(remove)")
-        #expect(remove.out.contains("The running session applied it.\n"), "\(remove.out)")
+        #expect(remove.out.contains("The running session applied it: it inspects nothing, passing connections through, until there is a CA again"), "\(remove.out)")
         #expect(try box.status()?.string("inspection") == "off")
         let passed = try box.curl(["-x", tv.proxyURL, "--cacert", world.pki.upstreamCA, world.url("/index.html")])
         #expect(passed.status == 0 && passed.out == "hello from nginx\n", "\(passed)")
+        try tv.stop()
+    }
+
+    @Test("tv run --inspect, then tv ca remove: the session applied it (inspects nothing until there is a CA), and tv diag's verdict says there is no CA now, not that inspection works")
+    func removedUnderForcedInspection() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect")
+        _ = try world.curlThrough(tv, [world.url("/index.html")])
+        _ = try box.closedFlows(1)
+        let remove = try box.tv("ca", "remove", "--yes")
+        #expect(remove.status == 0 && remove.out.contains("The running session applied it: it inspects nothing"), "\(remove)")
+        let diag = try box.tv("diag")
+        #expect(diag.out.hasPrefix("Inspection is on, but this session has no CA now (1 connection was inspected while it had one): "), "\(diag)")
         try tv.stop()
     }
 

@@ -29,8 +29,14 @@ import Testing
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 1, pinned: 1, pinnedConfirmed: 0)).sentence
                 == "Every client tv tried to inspect (1 connection) closed at or right after tv's handshake without sending anything: a client that pins its certificate does this, and so does a probe such as `openssl s_client </dev/null`; one that comes back is passed through untouched (`tv pinned` lists it then).")
         #expect(DiagnosticsFacts(values: ["offered.clientRefused.possiblePinning": "1", "offered.keptPrivate.pinned": "1"]).pinnedConfirmed == 1)
-        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, caLoaded: false, offered: 2, noCA: 2)).sentence
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, caLoaded: true, offered: 2, noCA: 2)).sentence
                 == "2 connections were named and still never taken over, because this session has no CA to make certificates with; browsing keeps working, because tv passes such connections through untouched, so check `tv ca status` and make one with `tv setup`.")
+        // No CA now, whatever was inspected before it went (a trial's `tv ca remove` under a
+        // running session still read "Inspection is working").
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, caLoaded: false, offered: 6, inspected: 1, noCA: 5)).sentence
+                == "Inspection is on, but this session has no CA now (1 connection was inspected while it had one): nothing is inspected until there is one, and connections pass through untouched; make or bring one with `tv ca create` or `tv ca import` (the running session takes it at once).")
+        #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, caLoaded: false)).sentence
+                == "Inspection is on, but this session has no CA now: nothing is inspected until there is one, and connections pass through untouched; make or bring one with `tv ca create` or `tv ca import` (the running session takes it at once).")
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 1, lacksRoot: 1)).sentence
                 == "1 connection was named and still never taken over, because their clients do not trust tv's root; browsing keeps working, because tv passes such connections through untouched, so give them the root (`tv setup`, or `curl --cacert` with the file `tv ca status` names) and let tv try again with `tv pinned forget HOST`.")
         let failure = DiagnosticsFacts.LegFailureCount(leg: .server, reason: "certificate", count: 3)
@@ -53,13 +59,14 @@ import Testing
     static func expected(on: Bool, ca: Bool, notTLS: Bool, inspected: Bool, rule: Bool, pinned: Bool, lacksRoot: Bool,
                          noCA: Bool, failure: Bool, rest: Bool) -> String {
         if !on { return "inspectionOff" }
+        if !ca { return "noCANow" }
         let parts = [notTLS, inspected, rule, pinned, lacksRoot, noCA, failure, rest]
         if !parts.contains(true) { return "nothingOffered" }
         if !parts.dropFirst().contains(true) { return "notTLS" }
         if inspected { return "working" }
         if ![pinned, lacksRoot, noCA, failure, rest].contains(true) { return "allByRule" }
         if pinned && ![lacksRoot, noCA, failure, rest].contains(true) { return "allPinned" }
-        if noCA || !ca { return "neverTakenOver.noCA" }
+        if noCA { return "neverTakenOver.noCA" }
         if lacksRoot { return "neverTakenOver.clientsLackRoot" }  // 2 lacking the root ≥ 2 of the commonest failure
         return "neverTakenOver.legFailed"
     }
@@ -81,7 +88,7 @@ import Testing
             #expect(verdict.name == want, "bits \(bits): \(facts)")
             seen.insert(verdict.name)
         }
-        #expect(seen == ["inspectionOff", "nothingOffered", "notTLS", "working", "allByRule", "allPinned",
+        #expect(seen == ["inspectionOff", "noCANow", "nothingOffered", "notTLS", "working", "allByRule", "allPinned",
                          "neverTakenOver.noCA", "neverTakenOver.clientsLackRoot", "neverTakenOver.legFailed"])
     }
 

@@ -4,6 +4,7 @@ import LocalCA
 import SetupActions
 import Settings
 import TrustStore
+import TVCore
 import TVHome
 
 /// `tv ca remove --yes`: inspection off, then the root key, root certificate and leaf key deleted;
@@ -70,7 +71,14 @@ enum CARemoveCommand {
         }
         inv.console.line("Deleted the root key, the root certificate and the leaf key from \(folder.directory).")
         inv.console.line(SetupText.removeKeeps)
-        LiveSession.caChanged(inv)
+        // A running session stops inspecting at once (no CA to mint from); said as that, not as
+        // "could not be told … when it restarts" (a trial's session had applied it).
+        let delivery = ControlSocketNotifier(home: home).caChanged()
+        if delivery == .applied {
+            inv.console.line("The running session applied it: it inspects nothing, passing connections through, until there is a CA again (`tv ca create` or `tv ca import`, which it takes at once).")
+        } else if let sentence = delivery.sentence {
+            inv.console.line(sentence)
+        }
         guard let root = outcome.removedRoot else {
             inv.console.line("The root could not be read, so remove any TunnelVision root from your stores by hand.")
             return 0
