@@ -182,7 +182,7 @@ public enum CertificateSetupPolicy {
         case .inspecting: return .alreadyOn
         default:
             let command = stage.nextCommand.map { " (`\($0)`)" } ?? ""
-            return .refuse("Inspection stays off: \(stage.meaning) Next: \(stage.nextStep)\(command)")
+            return .refuse("Inspection stays off. \(stage.meaning) Next: \(stage.nextStep)\(command)")
         }
     }
 

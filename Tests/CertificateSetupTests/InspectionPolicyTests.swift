@@ -50,7 +50,7 @@ struct InspectionPolicyTests {
             case .ready: #expect(decision == .turnOn)
             case .inspecting: #expect(decision == .alreadyOn)
             default:
-                #expect(decision == .refuse("Inspection stays off: \(stage.meaning) Next: \(stage.nextStep) (`\(stage.nextCommand!)`)"))
+                #expect(decision == .refuse("Inspection stays off. \(stage.meaning) Next: \(stage.nextStep) (`\(stage.nextCommand!)`)"))
             }
         }
     }

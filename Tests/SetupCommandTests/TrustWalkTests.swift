@@ -11,7 +11,7 @@ struct TrustWalkTests {
         #expect(json[path: "stage", "canGenerate"] as? Bool == true)
         let refused = box.tv("inspect", "on")
         #expect(refused.status == 1)
-        #expect(refused.err.hasPrefix("tv: Inspection stays off: There is no certificate yet."))
+        #expect(refused.err.hasPrefix("tv: Inspection stays off. There is no certificate yet."))
         #expect(box.tv("ca", "create").status == 0)
 
         json = try box.statusJSON()
