@@ -305,6 +305,17 @@ struct PlainHTTPMachineTests {
         #expect(h.abandonedDeadline == nil)
     }
 
+    @Test("fields the Connection header names are not forwarded (RFC 9110 §7.6.1), but framing, Host, Upgrade and Connection itself stay")
+    func hopByHopFields() {
+        var m = Self.started()
+        let head = "POST http://127.0.0.1:8080/p HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: keep-alive, X-Hop, Content-Length, Upgrade\r\n"
+            + "X-Hop: secret\r\nKeep-Alive: timeout=5\r\nUpgrade: websocket\r\nContent-Length: 2\r\nX-End: 1\r\n\r\n"
+        let out = Self.client(&m, head, at: 2)
+        guard case .sendServer(let bytes, _)? = out.last else { Issue.record("\(out)"); return }
+        #expect(String(decoding: bytes, as: UTF8.self) == "POST /p HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: keep-alive, X-Hop, Content-Length, Upgrade\r\n"
+                + "Upgrade: websocket\r\nContent-Length: 2\r\nX-End: 1\r\n\r\n")
+    }
+
     @Test("a response head split across reads is held until whole, then goes on in order: the held start, then the chunk")
     func splitResponseHead() {
         var m = Self.started()
