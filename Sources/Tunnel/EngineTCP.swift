@@ -252,17 +252,10 @@ extension EngineLoop {
             counters.tcpAcceptRefused.wrappingAdd(1, ordering: .relaxed)
             return
         }
-        // TCP to the tunnel's DNS address went to a resolver of the host's (`DNSAddressRoute`,
-        // chosen at the connect a few ms ago): the flow names that server, as a UDP query's row
-        // does (a trial's row named 10.77.0.53 beside UDP rows naming the resolver).
-        var server = entry.remote
-        if case .resolver(let resolver) = DNSAddressRoute(remote: entry.remote, configuration: configuration, rotation: resolverIndex) {
-            server = resolver
-        }
         // Named after the address's live DNS names unless the connection announces its own (SNI).
-        let names = namesFromDNS(for: server.address)
+        let names = namesFromDNS(for: entry.remote.address)
         if !names.isEmpty { counters.flowsNamedFromDNS.wrappingAdd(1, ordering: .relaxed) }
-        let destination = OriginalDestination(host: server.address.description, port: server.port, origin: .none,
+        let destination = OriginalDestination(host: entry.remote.address.description, port: entry.remote.port, origin: .none,
                                               inferredNames: names)
         // accept4(SOCK_NONBLOCK) (`Listener`): the proxy need not fcntl it.
         if proxy.adopt(clientFD: client, client: entry.app.socketAddress, destination: destination, upstreamFD: upstream.fd,
