@@ -58,9 +58,9 @@ struct ExchangeEdgesRunTests {
         try tv.stop()
         let rows = try box.json("requests")["requests"] as? [JSON] ?? []
         #expect(rows.count == 1 && rows.first?.string("state") == "answered" && rows.first?.int("status") == 502, "\(rows)")
-        if let row = rows.first, let response = row.int("responseTime"), let end = row.int("endTime") {
-            #expect(end >= response, "\(row)")
-        }
+        let row = try #require(rows.first)
+        let response = try #require(row.int("responseTime")), end = try #require(row.int("endTime"))
+        #expect(end >= response, "\(row)")
         #expect((try box.json("requests", "--filter", "~s")["requests"] as? [JSON] ?? []).isEmpty)
         #expect((try box.json("requests", "--filter", "~q")["requests"] as? [JSON] ?? []).count == 1)
     }

@@ -112,7 +112,7 @@ struct PlainHTTPMachine {
             process(chunk, owned: false)
         case .clientEnded:
             if upgraded || !outstanding.isEmpty { emit(.shutdownServerWrite) }
-            if awaitingResponseHead && heldHead.isEmpty {
+            if awaitingResponseHead {
                 clientEndedAt = now.nanos
                 rearm()
             }
