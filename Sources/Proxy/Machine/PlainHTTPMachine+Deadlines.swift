@@ -2,7 +2,7 @@
 /// response after the client ended its side, idle.
 extension PlainHTTPMachine {
     mutating func timer() {
-        if connecting && connectDeadline != 0 && now.nanos >= connectDeadline {
+        if upstream.connecting && upstream.connectDeadline != 0 && now.nanos >= upstream.connectDeadline {
             keepNumericTarget()
             return fail(.unreachable(target: targetName, .noAnswer(seconds: nil)), status: 504)
         }
@@ -14,7 +14,7 @@ extension PlainHTTPMachine {
         if now.nanos >= lastActivity &+ settings.idleNanos {
             // A server that never began its response: tv answers 504 in its place.
             let failure = ConnectionFailure.idle(seconds: settings.idleTimeoutSeconds)
-            if awaitingResponseHead { return fail(failure, status: 504) }
+            if responses.awaitingHead { return fail(failure, status: 504) }
             return finish(reset: false, failure: failure)
         }
         reportTrailingProgress()
@@ -25,7 +25,7 @@ extension PlainHTTPMachine {
     mutating func rearm() {
         var next = lastActivity &+ settings.idleNanos
         if let told = trailingProgressDeadline, told < next { next = told }
-        if connecting && connectDeadline != 0 && connectDeadline < next { next = connectDeadline }
+        if upstream.connecting && upstream.connectDeadline != 0 && upstream.connectDeadline < next { next = upstream.connectDeadline }
         if let head = headDeadline.deadline, head < next { next = head }
         if let ended = abandonedDeadline, ended < next { next = ended }
         emit(.armTimer(at: next))
@@ -34,7 +34,7 @@ extension PlainHTTPMachine {
     /// When tv stops waiting for a response the client may no longer read: its side ended while
     /// the response had not begun (nil otherwise, also once the response began).
     var abandonedDeadline: UInt64? {
-        guard let ended = clientEndedAt, awaitingResponseHead else { return nil }
+        guard let ended = clientEndedAt, responses.awaitingHead else { return nil }
         return ended &+ settings.abandonedWaitNanos
     }
 
@@ -42,7 +42,7 @@ extension PlainHTTPMachine {
     mutating func headTimedOut() {
         emit(.countHeadTimeout)
         let limit = settings.headTimeoutMillis
-        if HeadDeadline.ending(responseUnderWay: !outstanding.isEmpty || responseBody != nil) == .requestTimeout {
+        if HeadDeadline.ending(responseUnderWay: responses.isUnderWay) == .requestTimeout {
             emit(.answerClient(HeadDeadline.requestTimeoutResponse(limitMillis: limit), linger: true))
         }
         finish(reset: false, failure: .headTimeout(limitMillis: limit))

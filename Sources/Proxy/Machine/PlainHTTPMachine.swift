@@ -9,8 +9,9 @@ import FlowTerms
 /// for another host:port waits until the previous responses are complete, then goes over a new
 /// upstream connection (a new flow). Responses are relayed unchanged; their framing is only read
 /// to know when each ends, and a response head goes on only once it is whole, so a head tv cannot
-/// read, or none at all, is answered with tv's 502 instead (`observeResponse`). Every request head must be whole within the head timeout of its
-/// first byte (`HeadDeadline`), however slowly its bytes trickle in.
+/// read, or none at all, is answered with tv's 502 instead (`PlainHTTPResponses`). Every request
+/// head must be whole within the head timeout of its first byte (`HeadDeadline`), however slowly
+/// its bytes trickle in. The upstream leg's connection attempts: `PlainHTTPUpstream`.
 ///
 /// Commands go into the caller's reusable array (`handle(_:at:into:)`), and bytes of the event's
 /// own chunk are named by range, so a chunk costs no allocation. Vocabulary:
@@ -41,28 +42,15 @@ struct PlainHTTPMachine {
     private var firstFacts: FlowFacts?
     private var client: Endpoint
 
-    private var upstreamTarget: HostPort?
-    private var hasUpstream = false
-    private(set) var connecting = false
-    private(set) var connectDeadline: UInt64 = 0
-    private var connectAddress: SocketAddress?
-    private var addresses: [SocketAddress] = []
-    private var nextAddress = 0
-    private var lastConnectError: Errno?
-    /// Counts upstream legs: a resolve answer for an older one is stale.
-    private var attempt = 0
+    /// The upstream leg and its connection attempts (`PlainHTTPUpstream.swift`).
+    private(set) var upstream = PlainHTTPUpstream()
 
-    /// Request methods whose responses are still expected, oldest first.
-    private(set) var outstanding: [String] = []
-    private var responseHead = HTTPResponseHeadScanner()
-    /// The start of a response head read in an earlier chunk, not passed on until it is whole.
-    private var heldHead: [UInt8] = []
+    /// The responses awaited and where each ends (`PlainHTTPResponses.swift`).
+    private(set) var responses = PlainHTTPResponses()
     /// When the client ended its side with a response awaited (monotonic ns; nil: it has not):
     /// the wait for that response is bounded from then (`Settings.abandonedWaitNanos`).
     private(set) var clientEndedAt: UInt64?
-    private(set) var responseBody: HTTPBodyScanner?
     private var closeAfterResponse = false
-    private var upgraded = false
     private(set) var lastActivity: UInt64 = 0
     /// When the current upstream flow's moving bytes are next told (`.updateFlow`).
     private var progress = FlowProgressReport(startMicros: 0)
@@ -73,7 +61,7 @@ struct PlainHTTPMachine {
     /// and the connection is not a tunnel: closing it now cuts nothing.
     var isBetweenExchanges: Bool {
         guard case .head = clientState, headFed == 0, held.isEmpty else { return false }
-        return outstanding.isEmpty && responseBody == nil && !upgraded
+        return responses.isIdle
     }
 
     /// The caller's command array while an event is handled (swapped in and out: no copy).
@@ -111,8 +99,8 @@ struct PlainHTTPMachine {
             lastActivity = now.nanos
             process(chunk, owned: false)
         case .clientEnded:
-            if upgraded || !outstanding.isEmpty { emit(.shutdownServerWrite) }
-            if awaitingResponseHead {
+            if responses.upgraded || !responses.outstanding.isEmpty { emit(.shutdownServerWrite) }
+            if responses.awaitingHead {
                 clientEndedAt = now.nanos
                 rearm()
             }
@@ -126,8 +114,8 @@ struct PlainHTTPMachine {
             // What tv read from the server before the failure still reaches the client; when
             // that is no byte of the awaited response, tv's 502 follows it.
             let failure = ConnectionFailure.read(from: .server, reset: reset, text)
-            if awaitingResponseHead {
-                heldHead = []
+            if responses.awaitingHead {
+                responses.dropHeldHead()
                 fail(failure, status: 502, deliveringFirst: true)
             } else {
                 finish(reset: reset, failure: failure, deliveringFirst: true)
@@ -135,28 +123,25 @@ struct PlainHTTPMachine {
         case let .sendFailed(side, text):
             finish(reset: true, failure: .send(to: side, text))
         case let .resolved(list, id):
-            guard id == attempt, hasUpstream else { return }
-            addresses = list
-            nextAddress = 0
+            guard upstream.resolved(list, attempt: id) else { return }
             connectNext()
         case let .resolveFailed(message, id):
-            guard id == attempt, hasUpstream, let target = upstreamTarget else { return }
+            guard upstream.isCurrent(id), let target = upstream.target else { return }
             fail(.unreachable(target: "\(target)", .resolve(message)), status: 502)
         case .connected:
-            guard connecting else { return }
-            connecting = false
-            connectDeadline = 0
-            facts?.server = connectAddress?.endpoint
+            guard upstream.connecting else { return }
+            upstream.connected()
+            facts?.server = upstream.address?.endpoint
             if let facts { emit(.updateFlow(facts)) }
             emit(.serverReady)
         case .connectFailed(let err):
-            guard connecting else { return }
-            lastConnectError = err
+            guard upstream.connecting else { return }
+            upstream.refused(err)
             connectNext()
         case .timer:
             timer()
         case let .passDone(clientReadClosed, clientUnsent):
-            if clientReadClosed && outstanding.isEmpty && !clientUnsent && !connecting { finish(reset: false, failure: nil) }
+            if clientReadClosed && responses.outstanding.isEmpty && !clientUnsent && !upstream.connecting { finish(reset: false, failure: nil) }
         case .clientSent:
             finish(reset: false, failure: nil)
         case .shutdown(let holdsNothing):
@@ -225,8 +210,8 @@ struct PlainHTTPMachine {
             fail(.hostNameRefused(error), status: 400)
             return false
         }
-        if upstreamTarget != destination || !hasUpstream {
-            if !outstanding.isEmpty {
+        if upstream.target != destination || !upstream.isOpen {
+            if !responses.outstanding.isEmpty {
                 // Wait for the previous responses; keep this request (re-parsed later from its
                 // equivalent text) and what follows.
                 paused = true
@@ -240,11 +225,11 @@ struct PlainHTTPMachine {
     }
 
     private mutating func forward(_ head: HTTPRequestHead, originForm: String) {
-        let bytes = head.originFormBytes(originForm, target: upstreamTarget)
+        let bytes = head.originFormBytes(originForm, target: upstream.target)
         // The head as the server gets it (origin-form) is what was said on this flow: recorded
         // like the body bytes that follow it.
         emit(.sendServer(bytes, record: recording))
-        outstanding.append(head.method)
+        responses.expect(head.method)
         if !head.keepsAlive { closeAfterResponse = true }
         switch head.bodyFraming {
         case .none, .untilClose: clientState = .head   // a request is never .untilClose
@@ -255,7 +240,7 @@ struct PlainHTTPMachine {
     }
 
     private mutating func sendUpstream(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, owned: Bool) {
-        guard !range.isEmpty, hasUpstream else { return }
+        guard !range.isEmpty, upstream.isOpen else { return }
         facts?.bytesFromClient &+= UInt64(range.count)
         facts?.lastActivityMicros = now.micros
         emit(owned ? .sendServer(Array(bytes[range]), record: recording) : .forwardToServer(range, record: recording))
@@ -302,84 +287,37 @@ struct PlainHTTPMachine {
         facts?.bytesFromServer &+= UInt64(chunk.count)
         facts?.lastActivityMicros = now.micros
         emit(.tallyFromServer(chunk.count, record: recording))
-        let passing = observeResponse(chunk)
-        guard !closed else { return }
-        if passing > 0 { emit(.writeClient(0..<passing, record: recording)) }
-        reportProgressIfDue()
-        serverReadsPaused = responsesDone()
-    }
-
-    /// Whether a response head is awaited and none of it has reached the client (the response
-    /// before it, if any, is whole): tv can still answer in the server's place.
-    var awaitingResponseHead: Bool { !outstanding.isEmpty && responseBody == nil && !upgraded }
-
-    /// Reads the responses' framing in `chunk` and returns how much of it goes on to the client
-    /// now: all of it, but for the start of a response head that is not whole yet, which waits in
-    /// `heldHead` until it is (a head is bounded by `HTTP1HeadParser`'s limit). So no byte of a
-    /// head reaches the client before tv has read it whole: one it cannot read, or one the server
-    /// never finishes, is answered with tv's 502 instead (mitmproxy answers both the same way).
-    private mutating func observeResponse(_ chunk: UnsafeRawBufferPointer) -> Int {
-        var offset = 0
-        while offset < chunk.count && !upgraded {
-            if var body = responseBody {
-                offset += body.consume(UnsafeRawBufferPointer(rebasing: chunk[offset...]))
-                if body.malformed {
-                    finish(reset: true, failure: .chunkedBodyMalformed(.server))
-                    return 0
-                }
-                if body.isDone { responseBody = nil; responseComplete() } else { responseBody = body }
-                continue
-            }
-            guard let method = outstanding.first else {
-                // Bytes nobody asked for: pass them on and stop reading framing.
-                return chunk.count
-            }
-            switch responseHead.feed(UnsafeRawBufferPointer(rebasing: chunk[offset...]), requestMethod: method) {
-            case .needMore:
-                heldHead.append(contentsOf: chunk[offset...])
-                return offset
-            case .malformed(let reason):
-                // What came before this head goes on, then tv's 502 with the reason, as for a
-                // server tv cannot reach (a bare reset told the client nothing: a trial).
-                if offset > 0 { emit(.writeClient(0..<offset, record: recording)) }
-                heldHead = []
-                fail(.responseUnreadable(reason), status: 502, deliveringFirst: true)
-                return 0
-            case let .head(head, consumed):
-                // A head begun in an earlier chunk ends at the start of this one (`offset` is 0).
-                if !heldHead.isEmpty {
-                    emit(.sendClient(heldHead, record: recording))
-                    heldHead = []
-                }
-                offset += consumed
-                if head.status == 101 {
-                    upgraded = true
-                    clientState = .tunnel
-                    outstanding.removeAll()
-                    if !held.isEmpty {
-                        let bytes = held
-                        held = []
-                        paused = false
-                        bytes.withUnsafeBytes { sendUpstream($0, 0..<bytes.count, owned: true) }
-                    }
-                    return chunk.count
-                }
-                if (100..<200).contains(head.status) { continue }   // informational: the final response follows
-                if head.closes { closeAfterResponse = true }
-                if head.framing == .none { responseComplete() } else { responseBody = HTTPBodyScanner(head.framing) }
+        let reading = responses.read(chunk)
+        if !reading.heldHeadFirst.isEmpty { emit(.sendClient(reading.heldHeadFirst, record: recording)) }
+        if reading.serverCloses { closeAfterResponse = true }
+        switch reading.stop {
+        case nil:
+            break
+        case .bodyMalformed:
+            return finish(reset: true, failure: .chunkedBodyMalformed(.server))
+        case .headUnreadable(let reason):
+            // What came before this head goes on, then tv's 502 with the reason, as for a
+            // server tv cannot reach (a bare reset told the client nothing: a trial).
+            if reading.passing > 0 { emit(.writeClient(0..<reading.passing, record: recording)) }
+            return fail(.responseUnreadable(reason), status: 502, deliveringFirst: true)
+        case .upgraded:
+            clientState = .tunnel
+            if !held.isEmpty {
+                let bytes = held
+                held = []
+                paused = false
+                bytes.withUnsafeBytes { sendUpstream($0, 0..<bytes.count, owned: true) }
             }
         }
-        return chunk.count
-    }
-
-    private mutating func responseComplete() {
-        if !outstanding.isEmpty { outstanding.removeFirst() }
+        if reading.passing > 0 { emit(.writeClient(0..<reading.passing, record: recording)) }
+        reportProgressIfDue()
+        serverReadsPaused = responsesDone()
     }
 
     /// After each chunk: when every response is in and the client asked to close, or a request
     /// is held for another host, act now. True: read no more from the server in this pass.
     private mutating func responsesDone() -> Bool {
-        guard outstanding.isEmpty, responseBody == nil, !upgraded else { return false }
+        guard responses.isIdle else { return false }
         if closeAfterResponse {
             emit(.shutdownClientWrite(finishWhenSent: true))
             return true
@@ -401,20 +339,16 @@ struct PlainHTTPMachine {
     }
 
     private mutating func serverEnded() {
-        if let body = responseBody, body.framing == .untilClose {
-            responseBody = nil
-            responseComplete()
-            closeAfterResponse = true
-        }
-        if awaitingResponseHead {
+        if responses.serverEnded() { closeAfterResponse = true }
+        if responses.awaitingHead {
             // No byte of the response reached the client (a head is held until whole): tv
             // answers in the server's place, as for a server it cannot reach.
-            heldHead = []
+            responses.dropHeldHead()
             return fail(.responseIncomplete, status: 502, deliveringFirst: true)
         }
-        if upgraded || closeAfterResponse || !outstanding.isEmpty {
+        if responses.upgraded || closeAfterResponse || !responses.outstanding.isEmpty {
             // The server ended the exchange; the client learns it from our FIN.
-            if !outstanding.isEmpty && !upgraded { endFlow(failure: .responseIncomplete) }
+            if !responses.outstanding.isEmpty && !responses.upgraded { endFlow(failure: .responseIncomplete) }
             emit(.shutdownClientWrite(finishWhenSent: false))
             return finish(reset: false, failure: nil)
         }
@@ -425,11 +359,10 @@ struct PlainHTTPMachine {
 
     // MARK: upstream connections
 
-    var targetName: String { upstreamTarget.map { "\($0)" } ?? "the server" }
+    var targetName: String { upstream.target.map { "\($0)" } ?? "the server" }
 
     private mutating func openUpstream(_ target: HostPort) {
         closeUpstream()
-        upstreamTarget = target
         var flow: FlowFacts
         if let first = firstFacts {
             flow = first
@@ -447,46 +380,37 @@ struct PlainHTTPMachine {
         progress = FlowProgressReport(startMicros: now.micros)
         emit(.updateFlow(flow))
         // Requests go into the new leg's queue at once; it is flushed once connected.
-        attempt += 1
-        hasUpstream = true
-        connecting = true
+        let numeric = name.numericAddress
+        upstream.open(target, numeric: numeric, deadline: now.nanos + settings.connectTimeoutNanos)
         emit(.newServerLeg)
-        connectDeadline = now.nanos + settings.connectTimeoutNanos
         rearm()
-        if let address = name.numericAddress {
-            addresses = [address]
-            nextAddress = 0
+        if numeric != nil {
             connectNext()
         } else {
-            emit(.resolve(host: target.host, port: target.port, attempt: attempt))
+            emit(.resolve(host: target.host, port: target.port, attempt: upstream.attempt))
         }
     }
 
     private mutating func connectNext() {
-        guard hasUpstream else { return }
-        guard nextAddress < addresses.count else {
+        guard upstream.isOpen else { return }
+        guard let address = upstream.nextToTry() else {
             keepNumericTarget()
-            return fail(.unreachable(target: targetName, lastConnectError.map { .connect($0) } ?? .noAddress), status: 502)
+            return fail(.unreachable(target: targetName, upstream.lastError.map { .connect($0) } ?? .noAddress), status: 502)
         }
-        connectAddress = addresses[nextAddress]
-        nextAddress += 1
-        emit(.connect(addresses[nextAddress - 1]))
+        emit(.connect(address))
     }
 
     /// A target given as an address is where the flow went even when no connection was made:
     /// keep it as the flow's server, so the flow is named by it (`FlowFacts.server`).
     mutating func keepNumericTarget() {
-        guard facts?.server == nil, let target = upstreamTarget,
+        guard facts?.server == nil, let target = upstream.target,
               let address = OriginalDestination(host: target.host, port: target.port, origin: .connect).numericAddress else { return }
         facts?.server = address.endpoint
     }
 
     private mutating func closeUpstream() {
-        guard hasUpstream else { return }
+        guard upstream.close() else { return }
         emit(.closeServer(reset: false))
-        hasUpstream = false
-        upstreamTarget = nil
-        connecting = false
         endFlow(failure: nil)
     }
 
@@ -503,7 +427,7 @@ struct PlainHTTPMachine {
     /// Answers the client with an error (when no response is under way) and closes;
     /// `deliveringFirst` as for `finish`.
     mutating func fail(_ failure: ConnectionFailure, status: Int, deliveringFirst: Bool = false) {
-        if outstanding.count <= 1 && responseBody == nil {
+        if responses.outstanding.count <= 1 && responses.body == nil {
             let text = status == 400 ? "Bad Request" : status == 504 ? "Gateway Timeout" : "Bad Gateway"
             emit(.answerClient(ConnectionMachine.errorResponse(status, text, failure), linger: false))
         }
@@ -522,10 +446,7 @@ struct PlainHTTPMachine {
     mutating func finish(reset: Bool, failure: ConnectionFailure?, deliveringFirst: Bool = false) {
         guard !closed else { return }
         closed = true
-        if hasUpstream {
-            emit(.closeServer(reset: reset))
-            hasUpstream = false
-        }
+        if upstream.close() { emit(.closeServer(reset: reset)) }
         endFlow(failure: failure)
         if var flow = firstFacts {
             // No request ever reached a server.

@@ -1,0 +1,125 @@
+import Wire
+
+/// The server → client half of `PlainHTTPMachine`: which responses are still awaited and where
+/// each one ends, read from their framing as the bytes pass (RFC 9112 §6.3), and the start of a
+/// response head held back until it is whole. Pure: it never emits; `read` says how much of a
+/// chunk goes on and what, if anything, ends reading, and the machine acts on that.
+///
+/// A response head goes on only once it is whole (bounded by `HTTP1HeadParser`'s limit), so a
+/// head tv cannot read, or one the server never finishes, can still be answered with tv's 502
+/// (mitmproxy answers both the same way).
+struct PlainHTTPResponses {
+    /// Request methods whose responses are still expected, oldest first.
+    private(set) var outstanding: [String] = []
+    /// The body being read (nil between responses).
+    private(set) var body: HTTPBodyScanner?
+    /// A 101 response switched the connection to another protocol: bytes flow raw both ways.
+    private(set) var upgraded = false
+    private var head = HTTPResponseHeadScanner()
+    /// The start of a response head read in an earlier chunk, not passed on until it is whole.
+    private var heldHead: [UInt8] = []
+
+    /// What `read` found in one chunk from the server.
+    struct Reading: Equatable {
+        /// A head that began in an earlier chunk and ended in this one: it goes to the client
+        /// before the chunk's `passing` bytes.
+        var heldHeadFirst: [UInt8] = []
+        /// The chunk's first `passing` bytes go on to the client now.
+        var passing = 0
+        /// A response said the server closes after it (RFC 9112 §9.6).
+        var serverCloses = false
+        /// Why reading ended in this chunk; nil when it goes on.
+        var stop: Stop?
+    }
+
+    enum Stop: Equatable {
+        /// A head tv cannot read (one sentence with its RFC section); the bytes before it pass.
+        case headUnreadable(String)
+        /// A chunked body broke its framing (RFC 9112 §7.1); nothing of the chunk passes.
+        case bodyMalformed
+        /// A 101 response: from here the connection is a tunnel (the whole chunk passes).
+        case upgraded
+    }
+
+    /// A request went to the server: its response is awaited after those before it.
+    mutating func expect(_ method: String) { outstanding.append(method) }
+
+    /// A response head is awaited and none of it has reached the client (the response before
+    /// it, if any, is whole): tv can still answer in the server's place.
+    var awaitingHead: Bool { !outstanding.isEmpty && body == nil && !upgraded }
+
+    /// No response is awaited or part way, and the connection is not a tunnel.
+    var isIdle: Bool { outstanding.isEmpty && body == nil && !upgraded }
+
+    /// A response is awaited or part way.
+    var isUnderWay: Bool { !outstanding.isEmpty || body != nil }
+
+    /// Reads the responses' framing in `chunk`: all of it passes but for the start of a head
+    /// that is not whole yet, which is held until it is.
+    mutating func read(_ chunk: UnsafeRawBufferPointer) -> Reading {
+        var reading = Reading()
+        var offset = 0
+        while offset < chunk.count && !upgraded {
+            if var current = body {
+                offset += current.consume(UnsafeRawBufferPointer(rebasing: chunk[offset...]))
+                if current.malformed {
+                    reading.stop = .bodyMalformed
+                    return reading
+                }
+                if current.isDone { body = nil; responseComplete() } else { body = current }
+                continue
+            }
+            guard let method = outstanding.first else {
+                // Bytes nobody asked for: pass them on and stop reading framing.
+                reading.passing = chunk.count
+                return reading
+            }
+            switch head.feed(UnsafeRawBufferPointer(rebasing: chunk[offset...]), requestMethod: method) {
+            case .needMore:
+                heldHead.append(contentsOf: chunk[offset...])
+                reading.passing = offset
+                return reading
+            case .malformed(let reason):
+                heldHead = []
+                reading.passing = offset
+                reading.stop = .headUnreadable(reason)
+                return reading
+            case let .head(parsed, consumed):
+                // A head begun in an earlier chunk ends at the start of this one (`offset` is 0).
+                if !heldHead.isEmpty {
+                    reading.heldHeadFirst = heldHead
+                    heldHead = []
+                }
+                offset += consumed
+                if parsed.status == 101 {
+                    upgraded = true
+                    outstanding.removeAll()
+                    reading.stop = .upgraded
+                    reading.passing = chunk.count
+                    return reading
+                }
+                if (100..<200).contains(parsed.status) { continue }   // informational: the final response follows
+                if parsed.closes { reading.serverCloses = true }
+                if parsed.framing == .none { responseComplete() } else { body = HTTPBodyScanner(parsed.framing) }
+            }
+        }
+        reading.passing = chunk.count
+        return reading
+    }
+
+    /// The server ended its side. Returns true when that ended a body delimited by the close
+    /// (RFC 9112 §6.3 rule 8): that response is complete.
+    mutating func serverEnded() -> Bool {
+        guard let current = body, current.framing == .untilClose else { return false }
+        body = nil
+        responseComplete()
+        return true
+    }
+
+    /// tv answers in the server's place: what was held of the awaited head never goes on.
+    mutating func dropHeldHead() { heldHead = [] }
+
+    private mutating func responseComplete() {
+        if !outstanding.isEmpty { outstanding.removeFirst() }
+    }
+}

@@ -1,0 +1,122 @@
+@testable import Proxy
+import Testing
+import Wire
+import FlowTerms
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The plain-HTTP machine's two halves on their own: where responses end (RFC 9112 §6.3) and the
+/// upstream leg's attempts, with exact values.
+@Suite("PlainHTTPResponses and PlainHTTPUpstream")
+struct PlainHTTPResponsesTests {
+    typealias Reading = PlainHTTPResponses.Reading
+
+    static func read(_ r: inout PlainHTTPResponses, _ text: String) -> Reading {
+        Array(text.utf8).withUnsafeBytes { r.read($0) }
+    }
+
+    @Test("two pipelined responses in one chunk, the second's head cut: the first passes whole, the cut head is held, then given first")
+    func pipelinedWithHeldHead() {
+        var r = PlainHTTPResponses()
+        r.expect("GET")
+        r.expect("GET")
+        #expect(r.awaitingHead)
+        let first = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
+        #expect(Self.read(&r, first + "HTTP/1.1 204 No") == Reading(passing: first.utf8.count))
+        #expect(r.outstanding == ["GET"])
+        #expect(r.awaitingHead)
+        #expect(Self.read(&r, " Content\r\n\r\n") == Reading(heldHeadFirst: Array("HTTP/1.1 204 No".utf8), passing: 12))
+        #expect(r.isIdle)
+    }
+
+    @Test("a HEAD response's Content-Length announces no body; Connection: close is said")
+    func headResponseAndClose() {
+        var r = PlainHTTPResponses()
+        r.expect("HEAD")
+        let head = "HTTP/1.1 200 OK\r\nContent-Length: 500\r\nConnection: close\r\n\r\n"
+        #expect(Self.read(&r, head) == Reading(passing: head.utf8.count, serverCloses: true))
+        #expect(r.isIdle)
+    }
+
+    @Test("a 103 then a 200: the informational response does not answer the request")
+    func informational() {
+        var r = PlainHTTPResponses()
+        r.expect("GET")
+        let text = "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"
+        #expect(Self.read(&r, text) == Reading(passing: text.utf8.count))
+        #expect(r.outstanding == ["GET"] && r.body != nil && !r.awaitingHead && r.isUnderWay)
+        #expect(Self.read(&r, "0\r\n\r\n") == Reading(passing: 5))
+        #expect(r.isIdle && !r.isUnderWay)
+    }
+
+    @Test("an unreadable head: the bytes before it pass, reading stops with the reason")
+    func unreadableHead() {
+        var r = PlainHTTPResponses()
+        r.expect("GET")
+        r.expect("GET")
+        let first = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
+        let reading = Self.read(&r, first + "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        #expect(reading == Reading(passing: first.utf8.count, stop: .headUnreadable(HTTPResponseHeadScanner.lengthAndCoding)))
+    }
+
+    @Test("a broken chunk size stops reading and passes nothing of the chunk")
+    func malformedChunkedBody() {
+        var r = PlainHTTPResponses()
+        r.expect("GET")
+        #expect(Self.read(&r, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n") == Reading(stop: .bodyMalformed))
+    }
+
+    @Test("101: the whole chunk passes, nothing more is awaited, and the connection is a tunnel")
+    func upgrade() {
+        var r = PlainHTTPResponses()
+        r.expect("GET")
+        let text = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\u{81}\u{01}x"
+        #expect(Self.read(&r, text) == Reading(passing: text.utf8.count, stop: .upgraded))
+        #expect(r.upgraded && r.outstanding.isEmpty && !r.isIdle && !r.awaitingHead)
+        #expect(Self.read(&r, "raw") == Reading(passing: 3))
+    }
+
+    @Test("a body delimited by the close ends with the server's FIN; bytes nobody asked for pass")
+    func untilCloseAndUnasked() {
+        var r = PlainHTTPResponses()
+        #expect(Self.read(&r, "stray") == Reading(passing: 5))
+        r.expect("GET")
+        #expect(Self.read(&r, "HTTP/1.0 200 OK\r\n\r\nbody").passing == 23)
+        #expect(!r.awaitingHead && r.isUnderWay)
+        let ended = r.serverEnded()
+        #expect(ended && r.isIdle)
+        let again = r.serverEnded()
+        #expect(!again)
+    }
+
+    @Test("the upstream leg: a stale resolver answer is ignored, addresses are tried in order, the last refusal is kept, a new leg forgets it")
+    func upstreamAttempts() {
+        let a = SocketAddress(numericHost: "127.0.0.1", port: 1)!
+        let b = SocketAddress(numericHost: "::1", port: 1)!
+        var u = PlainHTTPUpstream()
+        let none = u.nextToTry()
+        let closedNothing = u.close()
+        #expect(none == nil && !closedNothing)
+        u.open(HostPort(host: "example.test", port: 80), numeric: nil, deadline: 5)
+        #expect(u.attempt == 1 && u.isOpen && u.connecting && u.connectDeadline == 5 && u.isCurrent(1))
+        let stale = u.resolved([a], attempt: 0)
+        let beforeAnswer = u.nextToTry()
+        #expect(!stale && beforeAnswer == nil)
+        let fresh = u.resolved([a, b], attempt: 1)
+        let tried1 = u.nextToTry()
+        #expect(fresh && tried1 == a)
+        u.refused(Errno(ECONNREFUSED))
+        let tried2 = u.nextToTry()
+        #expect(tried2 == b && u.address == b)
+        u.connected()
+        #expect(!u.connecting && u.connectDeadline == 0 && u.lastError == Errno(ECONNREFUSED))
+        let closed = u.close()
+        #expect(closed && !u.isOpen && u.target == nil && !u.isCurrent(1))
+        u.open(HostPort(host: "127.0.0.1", port: 8080), numeric: a, deadline: 9)
+        #expect(u.attempt == 2 && u.lastError == nil && u.address == nil)
+        let only = u.nextToTry()
+        let after = u.nextToTry()
+        #expect(only == a && after == nil)
+    }
+}
