@@ -34,7 +34,8 @@ public enum OutputFile: Sendable, Equatable {
     /// `FileModes.writeAtomically`, or to `output`'s standard output in pieces of up to 64 KiB.
     /// Text written to a terminal goes through `CommandOutput.out` (escaped as `TerminalText`
     /// escapes); a pipe or a file gets the bytes as they are.
-    /// - Throws: `FileWriteError` when the file cannot be written; whatever `produce` throws.
+    /// - Throws: `FileWriteError` when the file cannot be written, `StandardOutputWriteError`
+    ///   when standard output could not take it all; whatever `produce` throws.
     public func write(mode: mode_t, output: some CommandOutput, _ produce: (_ write: ([UInt8]) -> Void) throws -> Void) throws {
         switch self {
         case let .path(path):
@@ -58,6 +59,7 @@ public enum OutputFile: Sendable, Equatable {
                 if buffer.count >= 65_536 { flush(all: false) }
             }
             if !buffer.isEmpty { flush(all: true) }
+            if let code = output.standardOutputFailure { throw StandardOutputWriteError(code: code) }
         }
     }
 }

@@ -57,13 +57,32 @@ struct Console {
         return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
     }
 
+    /// The errno of the first write to standard output that failed; nil while none did (a
+    /// reader that went away, EPIPE, is not counted: `tv flows | head` is not an error).
+    var standardOutputFailure: Int32? {
+        let code = Console.outputFailure.load(ordering: .relaxed)
+        return code == 0 ? nil : code
+    }
+
+    /// The first errno a write to standard output gave (0: none), process-wide: every `Console`
+    /// writes to the same descriptor. Once set, standard output is written no more.
+    private static let outputFailure = Atomic<Int32>(0)
+
     private func write(_ fd: Int32, _ data: [UInt8]) {
         if let capture { return capture.append(data, error: fd == 2) }
+        if fd == 1 && Console.outputFailure.load(ordering: .relaxed) != 0 { return }
         data.withUnsafeBytes { raw in
             var off = 0
             while off < raw.count {
                 let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
-                if n < 0 { if errno == EINTR { continue }; return }
+                if n < 0 {
+                    let code = errno
+                    if code == EINTR { continue }
+                    if fd == 1 && code != EPIPE {
+                        _ = Console.outputFailure.compareExchange(expected: 0, desired: code, ordering: .relaxed)
+                    }
+                    return
+                }
                 off += n
             }
         }

@@ -26,7 +26,14 @@ do {
         }
         let invocation = Invocation(command: parsed, environment: ProcessInfo.processInfo.environment,
                                     console: console, now: Int64(Date().timeIntervalSince1970))
-        exit(try handler(invocation))
+        let code = try handler(invocation)
+        // A result that did not all reach standard output (a full disk behind `>`) is not a
+        // success, whatever the command concluded from what it wrote.
+        if code == 0, let failure = console.standardOutputFailure {
+            console.note("tv: " + StandardOutputWriteError(code: failure).message)
+            exit(1)
+        }
+        exit(code)
     }
 } catch let error as CommandLineError {
     console.note("tv: " + error.message)
