@@ -5,6 +5,10 @@
 /// call: copy what you keep. Called on a loop thread; never block.
 public protocol ChunkRecorder: Sendable {
     var isRecording: Bool { get }
+    /// Whether what it records now is kept as the flows' content (turns, `content.keep`): the
+    /// request rows keep query strings only then, for a query string is content. A recorder that
+    /// records without keeping content (the decrypted capture) says false.
+    var keepsContent: Bool { get }
     /// - Parameters:
     ///   - flow: the flow id (as in `FlowFacts.id`).
     ///   - direction: which way the bytes went.
@@ -46,6 +50,8 @@ public protocol FlowChunkRecorder: AnyObject, Sendable {
 }
 
 extension ChunkRecorder {
+    /// No content kept by default.
+    public var keepsContent: Bool { false }
     /// Nothing to forget by default.
     public func flowEnded(flow: UInt64) {}
     /// Nothing to rebuild by default.
@@ -82,6 +88,7 @@ public struct ChunkRecorderPair: ChunkRecorder {
     }
 
     public var isRecording: Bool { first.isRecording || second.isRecording }
+    public var keepsContent: Bool { first.keepsContent || second.keepsContent }
 
     /// False only when both said false (one not recording now may start).
     @discardableResult

@@ -118,6 +118,8 @@ public final class ContentRecorder: Sendable {
 extension ContentRecorder: ChunkRecorder {
     /// `isKeeping`, as the loop asks it before every chunk.
     public var isRecording: Bool { isKeeping }
+    /// What it records is the flows' content.
+    public var keepsContent: Bool { isKeeping }
 
     /// `record(flow:_:at:_:)` for the proxy's flow id (`FlowFacts.id`).
     @discardableResult

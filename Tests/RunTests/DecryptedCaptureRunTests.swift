@@ -33,6 +33,12 @@ struct DecryptedCaptureRunTests {
         let rows = try box.closedFlows(2)
         try #require(rows.count == 2)
         let log = try tv.stop()
+        // content.keep is off (its default): the request rows keep no query string, for a query
+        // is content, whether or not the decrypted capture records (a trial's rows said `?two`).
+        let listed = try box.tv("requests", "--json")
+        let page = try #require(try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [String: Any], "\(listed)")
+        let requests = try #require(page["requests"] as? [[String: Any]], "\(listed)")
+        #expect(requests.map { "\($0["path"] ?? "") \($0["queryRemoved"] as? Bool ?? false)" }.sorted() == ["/index.html false", "/index.html true"], "\(requests)")
         let folder = box.dataDir + "/captures"
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("decrypted-") }
         try #require(names.count == 1, "\(names) \(log)")

@@ -16,7 +16,7 @@ extension ProxyConnection {
             let facts = machine.facts
             exchanges = ExchangeReader(.init(
                 flowID: Int64(facts.id), scheme: facts.status == .inspected ? "https" : "http",
-                keepsQuery: shared.recorder?.isRecording ?? false, http2: facts.alpn == "h2", target: machine.reverseTarget))
+                keepsQuery: shared.recorder?.keepsContent ?? false, http2: facts.alpn == "h2", target: machine.reverseTarget))
         }
         feedExchanges(chunk, direction, at: micros)
     }
@@ -30,7 +30,7 @@ extension ProxyConnection {
                 return
             }
             exchanges = ExchangeReader(.init(flowID: Int64(flow), scheme: "http",
-                                             keepsQuery: shared.recorder?.isRecording ?? false, http2: false))
+                                             keepsQuery: shared.recorder?.keepsContent ?? false, http2: false))
         }
         feedExchanges(bytes, direction, at: EngineClock.wallMicros())  // not the turn's clock: see `moved`
     }

@@ -36,6 +36,8 @@ final class CollectingSink: FlowSink {
 /// A ChunkRecorder that sums what it is given, and answers `wanted` to every chunk.
 final class CountingRecorder: ChunkRecorder {
     let on: Bool
+    /// Counted chunks stand for kept content (query strings kept in the request rows).
+    var keepsContent: Bool { on }
     let wanted: Bool
     /// Whether `flowRecorder(flow:)` gives a flow recorder (counting into `held`).
     let holds: Bool
