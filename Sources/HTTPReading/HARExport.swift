@@ -33,6 +33,7 @@ public enum HARExport {
         var cut = 0
         var skipped = 0
         var fromRows = 0
+        var pastBudget = 0
         for flow in flows {
             for (position, exchange) in flow.conversation.exchanges.enumerated() {
                 guard let request = exchange.request else {
@@ -46,13 +47,13 @@ public enum HARExport {
             }
             for row in flow.rows {
                 entries.append((row.requestTime, HARRowEntry.entry(row, flow: flow)))
-                fromRows += 1
+                if flow.rowsSource == .contentNotKept { fromRows += 1 } else { pastBudget += 1 }
             }
         }
         entries.sort { $0.0 < $1.0 }
         var comment = "\(entries.count) entr\(entries.count == 1 ? "y" : "ies") from \(flows.count) flow\(flows.count == 1 ? "" : "s")"
         if cut > 0 { comment += "; \(cut) with a body that is not complete (cut by the recording budget, or not all recorded)" }
-        if fromRows > 0 { comment += "; " + HARRowEntry.logNote(fromRows) }
+        for note in HARRowEntry.logNotes(notKept: fromRows, pastBudget: pastBudget) { comment += "; " + note }
         if skipped > 0 { comment += "; \(skipped) response\(skipped == 1 ? "" : "s") without a recorded request left out" }
         return .object([("log", .object([
             ("version", .string("1.2")),
@@ -70,9 +71,10 @@ public enum HARExport {
     static func entry(_ exchange: HTTPExchange, request: HTTPMessage, flow: HARFlow, version: String, row: ExchangeRecord? = nil,
                       reader: BoundedBodyReader, splicer: inout JSONBodySplicer) -> JSONValue {
         let response = exchange.response
-        var wait = response.map { max(0, Double($0.offset - request.lastOffset) / 1_000) } ?? 0
-        var receive = response.map { max(0, Double($0.lastOffset - $0.offset) / 1_000) } ?? 0
-        if let row, row.responseTime != nil { (_, wait, receive) = HARRowEntry.timings(row) }
+        // In µs, made milliseconds once: sums of milliseconds carried binary noise (43.138999999999996).
+        var wait = response.map { max(0, $0.offset - request.lastOffset) } ?? 0
+        var receive = response.map { max(0, $0.lastOffset - $0.offset) } ?? 0
+        if let row, row.responseTime != nil || response == nil { (wait, receive) = HARRowEntry.timingMicros(row) }
         var requestFields = requestJSON(request, flow: flow, version: version, reader: reader, splicer: &splicer)
         if let row, !request.body.completeness.isComplete { requestFields = replacing("bodySize", with: .int(row.requestBodyBytes), in: requestFields) }
         let responseFields: JSONValue
@@ -81,22 +83,31 @@ public enum HARExport {
             var fields = responseJSON(response, version: version, reader: reader, splicer: &splicer)
             if let row, !response.body.completeness.isComplete, let sent = row.responseBodyBytes {
                 fields = replacing("bodySize", with: .int(sent), in: fields)
+                // HAR's content.size is the whole body's length; of a cut body without a content
+                // coding that is what was sent (its text holds what was kept, and says so).
+                if row.contentEncoding == nil, case .object(let parts) = fields,
+                   let content = parts.first(where: { $0.0 == "content" })?.1 {
+                    fields = replacing("content", with: replacing("size", with: .int(sent), in: content), in: fields)
+                }
             }
             responseFields = fields
         } else if let row, row.status != nil {
             responseFields = HARRowEntry.response(row, version: HARRowEntry.harVersion(row.httpVersion))
-            missing = "no response was recorded (the recording budget ran out, or not all was recorded); its status and sizes are from the request row"
+            missing = row.state == .answered
+                ? "answered by tv in the server's place (`tv flow \(row.flowID)` says why); its status and sizes are from the request row"
+                : "no response was recorded (the recording budget ran out, or not all was recorded); its status and sizes are from the request row"
         } else {
             responseFields = responseJSON(nil, version: version, reader: reader, splicer: &splicer)
             missing = "no response was recorded"
         }
         var fields: [(String, JSONValue)] = [
             ("startedDateTime", .string(isoDate(flow.startTime + request.offset))),
-            ("time", .double(wait + receive)),
+            ("time", .double(HARRowEntry.milliseconds(wait + receive))),
             ("request", requestFields),
             ("response", responseFields),
             ("cache", .object([])),
-            ("timings", .object([("send", .double(0)), ("wait", .double(wait)), ("receive", .double(receive))])),
+            ("timings", .object([("send", .double(0)), ("wait", .double(HARRowEntry.milliseconds(wait))),
+                                 ("receive", .double(HARRowEntry.milliseconds(receive)))])),
             ("serverIPAddress", .string(flow.serverAddress)),
             ("connection", .string(String(flow.id))),
         ]

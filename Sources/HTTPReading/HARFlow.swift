@@ -17,9 +17,12 @@ public struct HARFlow: Sendable {
     public var serverPort: Int
     /// The flow's turns read as HTTP (empty when no content was kept).
     public var conversation: HTTPConversation
-    /// The flow's exchange rows, written as entries when its content was not kept
-    /// (`HARRowEntry`); empty when `conversation` is what is written.
+    /// Exchange rows written as entries (`HARRowEntry`): all of them when the flow's content was
+    /// not kept; beside `conversation`, the rows of requests the kept content lacks (the flow's
+    /// recording budget ran out before them). `rowsSource` says which.
     public var rows: [ExchangeRecord]
+    /// Why `rows` are written from their rows rather than from kept content.
+    public var rowsSource: HARRowEntry.Source = .contentNotKept
     /// Each of `conversation.exchanges`' exchange rows (nil where there is none, and for an
     /// exchange without a request), set by `pairRows` and kept aligned when exchanges are
     /// filtered: an entry whose response the content lacks (the recording budget ran out), or
@@ -62,6 +65,28 @@ public struct HARFlow: Sendable {
     public mutating func filterExchanges(_ isIncluded: (HTTPExchange, ExchangeRecord?) -> Bool) {
         let rows = exchangeRows.count == conversation.exchanges.count ? exchangeRows : Array(repeating: nil, count: conversation.exchanges.count)
         let kept = zip(conversation.exchanges, rows).filter { isIncluded($0.0, $0.1) }
+        conversation.exchanges = kept.map(\.0)
+        exchangeRows = kept.map(\.1)
+    }
+
+    /// Gives `rows` the exchange rows `pairRows` paired with no kept request (the kept content
+    /// ends before them: the recording budget ran out), and leaves out as many of the responses
+    /// kept without their request, which are theirs: HTTP/1 answers in order, and an HTTP/2
+    /// stream whose request was not kept is a row the streams' pairing did not take. Called after
+    /// `pairRows` with the same rows; a response beyond the rows stays (counted as left out).
+    public mutating func addRowsLackingRequests(_ all: [ExchangeRecord]) {
+        let paired = Set(exchangeRows.compactMap { $0?.id })
+        let lacking = all.filter { !paired.contains($0.id) }
+        guard !lacking.isEmpty else { return }
+        rows = lacking
+        rowsSource = .requestNotKept
+        var dropping = lacking.count
+        let aligned = exchangeRows.count == conversation.exchanges.count ? exchangeRows : Array(repeating: nil, count: conversation.exchanges.count)
+        let kept = zip(conversation.exchanges, aligned).filter { exchange, _ in
+            guard exchange.request == nil, dropping > 0 else { return true }
+            dropping -= 1
+            return false
+        }
         conversation.exchanges = kept.map(\.0)
         exchangeRows = kept.map(\.1)
     }

@@ -14,13 +14,22 @@ import TVHome
 /// validator refused the -1 written before). `_tv` (a
 /// custom field, HAR §custom fields) names the request id `tv request ID` reads and its state.
 public enum HARRowEntry {
-    /// The entry for `row` of `flow`.
+    /// Why an entry is written from its row.
+    public enum Source: Sendable, Equatable {
+        /// The flow's content was not kept.
+        case contentNotKept
+        /// Content was kept, but the flow's recording budget ran out before this request.
+        case requestNotKept
+    }
+
+    /// The entry for `row` of `flow` (`flow.rowsSource` says why it is from the row).
     public static func entry(_ row: ExchangeRecord, flow: HARFlow) -> JSONValue {
         let timing = timings(row)
+        let micros = timingMicros(row)
         let version = harVersion(row.httpVersion)
         let fields: [(String, JSONValue)] = [
             ("startedDateTime", .string(HARExport.isoDate(row.requestTime))),
-            ("time", .double(timing.send + timing.wait + timing.receive)),
+            ("time", .double(milliseconds(micros.wait + micros.receive))),
             ("request", .object([
                 ("method", .string(row.method)),
                 ("url", .string(url(row, flow: flow))),
@@ -34,23 +43,34 @@ public enum HARRowEntry {
             ("timings", .object([("send", .double(timing.send)), ("wait", .double(timing.wait)), ("receive", .double(timing.receive))])),
             ("serverIPAddress", .string(flow.serverAddress)),
             ("connection", .string(String(flow.id))),
-            ("comment", .string(comment(row))),
+            ("comment", .string(comment(row, source: flow.rowsSource))),
             ("_tv", .object([("request", .int(row.id)), ("state", .string(row.state.rawValue))])),
         ]
         return .object(fields)
     }
 
-    /// The log comment's part for `count` entries from rows.
-    public static func logNote(_ count: Int) -> String {
-        "\(count) from exchange rows alone (content was not kept: no headers, bodies or query strings)"
+    /// The log comment's parts for `notKept` entries from the rows of flows whose content was
+    /// not kept and `pastBudget` from rows of requests past a flow's recording budget.
+    public static func logNotes(notKept: Int, pastBudget: Int) -> [String] {
+        var notes: [String] = []
+        if notKept > 0 { notes.append("\(notKept) from exchange rows alone (content was not kept: no headers, bodies or query strings)") }
+        if pastBudget > 0 {
+            notes.append("\(pastBudget) from exchange rows alone (requests past their flow's recording budget: no headers or bodies)")
+        }
+        return notes
     }
 
-    /// `send`, `wait`, `receive` in milliseconds; 0 where the row does not tell.
+    /// `send`, `wait`, `receive` in milliseconds; 0 where the row does not tell. Without a
+    /// response, the time from the request to the exchange's end was spent waiting for one.
     public static func timings(_ row: ExchangeRecord) -> (send: Double, wait: Double, receive: Double) {
-        let wait = row.responseTime.map { milliseconds($0 - row.requestTime) } ?? 0
-        var receive: Double = 0
-        if let first = row.responseTime, let end = row.endTime { receive = milliseconds(end - first) }
-        return (0, wait, receive)
+        let micros = timingMicros(row)
+        return (0, milliseconds(micros.wait), milliseconds(micros.receive))
+    }
+
+    /// `timings` in µs.
+    static func timingMicros(_ row: ExchangeRecord) -> (wait: Int64, receive: Int64) {
+        guard let first = row.responseTime else { return (max(0, (row.endTime ?? row.requestTime) - row.requestTime), 0) }
+        return (max(0, first - row.requestTime), max(0, (row.endTime ?? first) - first))
     }
 
     /// The absolute URL: the row's scheme and authority (else the flow's), then its path as kept;
@@ -63,8 +83,10 @@ public enum HARRowEntry {
     }
 
     /// What the entry is made of and where it stands, in one line.
-    public static func comment(_ row: ExchangeRecord) -> String {
-        var notes = ["from the exchange row: content was not kept, so no headers, cookies or bodies"]
+    public static func comment(_ row: ExchangeRecord, source: Source = .contentNotKept) -> String {
+        var notes = [source == .contentNotKept
+            ? "from the exchange row: content was not kept, so no headers, cookies or bodies"
+            : "from the exchange row: the flow's recording budget ran out before this request, so no headers, cookies or bodies"]
         if row.queryRemoved { notes.append("the query string was not kept, so the URL ends at the path") }
         if let stream = row.streamID { notes.append("HTTP/2 stream \(stream)") }
         if row.upgrade { notes.append("switched protocols") }

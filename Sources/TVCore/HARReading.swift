@@ -60,7 +60,11 @@ public struct HARReading: KeptContentReading {
             switch try keptConversation(id, content: content) {
             case let .success(conversation):
                 var flow = HARReading.harFlow(record, id: id, conversation: conversation)
-                flow.pairRows(try flows.exchanges(ofFlow: id).exchanges)
+                let rows = try flows.exchanges(ofFlow: id).exchanges
+                flow.pairRows(rows)
+                // Requests past the flow's recording budget are not in its content: their rows
+                // are (a trial's keep-alive connection after a 100 KB upload gave 1 entry of 3).
+                flow.addRowsLackingRequests(rows)
                 if filter != nil {
                     // An exchange whose response the content lacks is matched on its row, as
                     // `tv requests --filter` matches it (a trial's `~c 204` found it there and
@@ -71,7 +75,8 @@ public struct HARReading: KeptContentReading {
                         if exchange.response == nil, let row { return matcher.matches(ExchangeRowSubject(row, context: rowContext)) }
                         return matcher.matches(KeptExchangeSubject(flow: subjectFlow, record: record, exchange: exchange, reader: bodies))
                     }
-                    if flow.conversation.exchanges.isEmpty { continue }
+                    flow.rows = flow.rows.filter { matcher.matches(ExchangeRowSubject($0, context: rowContext)) }
+                    if flow.conversation.exchanges.isEmpty && flow.rows.isEmpty { continue }
                 }
                 harFlows.append(flow)
                 continue
@@ -95,14 +100,16 @@ public struct HARReading: KeptContentReading {
         }
         if let sentence = FilterNotice.sentence(matcher, rows: .requests) { output.note("tv: " + sentence) }
         let fromContent = harFlows.reduce(0) { $0 + $1.conversation.exchanges.filter { $0.request != nil }.count }
-        let fromRows = harFlows.reduce(0) { $0 + $1.rows.count }
-        guard fromContent + fromRows > 0 else { throw filter == nil ? ContentRefusal.noHTTP : HARSelectionError.noRequestMatches }
+        let fromRows = harFlows.reduce(0) { $0 + ($1.rowsSource == .contentNotKept ? $1.rows.count : 0) }
+        let pastBudget = harFlows.reduce(0) { $0 + ($1.rowsSource == .requestNotKept ? $1.rows.count : 0) }
+        guard fromContent + fromRows + pastBudget > 0 else { throw filter == nil ? ContentRefusal.noHTTP : HARSelectionError.noRequestMatches }
         // Bodies are decoded one at a time, within one budget for the command, straight into the file.
         try file.write(mode: 0o600, output: output) { write in
             HARExport.write(harFlows, creatorVersion: creatorVersion, reader: BoundedBodyReader()) { write(Array($0.utf8)) }
             write([0x0A])
         }
-        let summary = HARReading.summary(entries: fromContent + fromRows, fromRows: fromRows, flows: harFlows.count, file: file.name)
+        let summary = HARReading.summary(entries: fromContent + fromRows + pastBudget, fromRows: fromRows, pastBudget: pastBudget,
+                                         flows: harFlows.count, file: file.name)
         // Standard output holds the HAR alone: the summary goes beside it.
         if file == .standardOutput { output.note("tv: " + summary) } else { output.line(summary) }
     }
@@ -156,12 +163,18 @@ public struct HARReading: KeptContentReading {
     }
 
     /// `Wrote 2 HAR entries from 2 flows to FILE; …`: what the entries hold, from kept content
-    /// (bodies: share with care) or `fromRows` of them from exchange rows alone.
-    static func summary(entries: Int, fromRows: Int = 0, flows: Int, file: String) -> String {
+    /// (bodies: share with care), `fromRows` of them from the exchange rows of flows whose content
+    /// was not kept, `pastBudget` from the rows of requests past their flow's recording budget.
+    static func summary(entries: Int, fromRows: Int = 0, pastBudget: Int = 0, flows: Int, file: String) -> String {
         let head = "Wrote \(entries) HAR entr\(entries == 1 ? "y" : "ies") from \(flows) flow\(flows == 1 ? "" : "s") to \(file)"
-        if fromRows == 0 { return head + "; it holds the kept bodies, so share it with care." }
-        let rows = fromRows == entries ? (entries == 1 ? "it is" : "all are") : "\(fromRows) \(fromRows == 1 ? "is" : "are")"
-        let tail = fromRows == entries ? "" : "; the rest hold the kept bodies, so share it with care"
-        return head + "; \(rows) from exchange rows alone (no content was kept: no headers, bodies or query strings)" + tail + "."
+        if fromRows + pastBudget == 0 { return head + "; it holds the kept bodies, so share it with care." }
+        func count(_ n: Int) -> String { n == entries ? (entries == 1 ? "it is" : "all are") : "\(n) \(n == 1 ? "is" : "are")" }
+        var text = head
+        if fromRows > 0 { text += "; \(count(fromRows)) from exchange rows alone (no content was kept: no headers, bodies or query strings)" }
+        if pastBudget > 0 {
+            text += "; \(count(pastBudget)) from exchange rows alone (requests past their flow's recording budget: no headers or bodies)"
+        }
+        if fromRows + pastBudget < entries { text += "; the rest hold the kept bodies, so share it with care" }
+        return text + "."
     }
 }

@@ -43,7 +43,9 @@ struct OutputDashCLITests {
             #expect((request["headers"] as? [Any])?.isEmpty == true)
             #expect(request["headersSize"] as? Int == -1)
             #expect((entry["response"] as? [String: Any])?["status"] as? Int == 0)
-            #expect(entry["timings"] as? NSDictionary == ["send": 0, "wait": 0, "receive": 0] as NSDictionary)
+            // No response: the 1 ms from the request to the exchange's end was spent waiting for one.
+            #expect(entry["timings"] as? NSDictionary == ["send": 0, "wait": 1, "receive": 0] as NSDictionary)
+            #expect(entry["time"] as? Double == 1)
             #expect(entry["comment"] as? String == "from the exchange row: content was not kept, so no headers, cookies or bodies; the query string was not kept, so the URL ends at the path; ended before it was complete; no response was read")
             #expect(log["comment"] as? String == "1 entry from 1 flow; 1 from exchange rows alone (content was not kept: no headers, bodies or query strings)")
             // Flows 1–3 still come from their kept content, beside flow 7's row.

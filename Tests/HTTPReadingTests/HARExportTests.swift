@@ -79,3 +79,84 @@ import Testing
         #expect(bare.contains("\"comment\":\"no response was recorded\""))
     }
 }
+
+extension HARExportTests {
+    /// A keep-alive connection whose first request (a 100,000-byte upload) the turn limit cut:
+    /// the client side was recorded no further, so the next two requests are not in the content,
+    /// only their responses. Their rows become entries (a trial's HAR held 1 entry of 3 and said
+    /// "2 responses without a recorded request left out"), the two orphan responses are theirs.
+    @Test func requestsPastTheBudgetComeFromTheirRows() throws {
+        let body = String(repeating: "x", count: 100_000)
+        let c = try #require(conversation(TurnRecorder.turns(from: [
+            Chunk(up, at: 0, b("POST /upload HTTP/1.1\r\nHost: a.test\r\nContent-Length: 100000\r\n\r\n" + body)),
+            Chunk(down, at: 10, b("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")),
+            Chunk(up, at: 20, b("GET /json HTTP/1.1\r\nHost: a.test\r\n\r\n")),
+            Chunk(down, at: 30, b("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")),
+            Chunk(up, at: 40, b("GET /cookies HTTP/1.1\r\nHost: a.test\r\n\r\n")),
+            Chunk(down, at: 50, b("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nck")),
+        ])))
+        #expect(c.exchanges.map { $0.request == nil } == [false, true, true])
+        func row(_ id: Int64, _ sequence: Int, _ method: String, _ path: String, at offset: Int64) -> ExchangeRecord {
+            var r = ExchangeRecord(flowID: 7, sequence: sequence, httpVersion: "HTTP/1.1", method: method, scheme: "https", authority: "a.test",
+                                   path: path, status: 200, reason: "OK", responseBodyBytes: 2, responseWireBytes: 2,
+                                   requestTime: start + offset, responseTime: start + offset + 2_000, endTime: start + offset + 2_500, state: .complete)
+            r.id = id
+            return r
+        }
+        let rows = [row(41, 1, "POST", "/upload", at: 0), row(42, 2, "GET", "/json", at: 20_000), row(43, 3, "GET", "/cookies", at: 40_000)]
+        var flow = HARFlow(id: 7, startTime: start, scheme: "https", host: "a.test", serverAddress: "192.0.2.1", serverPort: 443, conversation: c)
+        flow.pairRows(rows)
+        flow.addRowsLackingRequests(rows)
+        #expect(flow.rows.map(\.id) == [42, 43] && flow.rowsSource == .requestNotKept)
+        #expect(flow.conversation.exchanges.count == 1 && flow.exchangeRows.map { $0?.id } == [41])
+        let log = try #require((try JSONSerialization.jsonObject(with: Data(HARExport.text([flow], creatorVersion: "0.1").utf8)) as? [String: Any])?["log"] as? [String: Any])
+        let entries = try #require(log["entries"] as? [[String: Any]])
+        #expect(entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
+                == ["https://a.test/upload", "https://a.test/json", "https://a.test/cookies"])
+        #expect(entries[1]["comment"] as? String
+                == "from the exchange row: the flow's recording budget ran out before this request, so no headers, cookies or bodies")
+        #expect(entries[1]["timings"] as? NSDictionary == ["send": 0, "wait": 2, "receive": 0.5] as NSDictionary)
+        #expect(log["comment"] as? String
+                == "3 entries from 1 flow; 1 with a body that is not complete (cut by the recording budget, or not all recorded); 2 from exchange rows alone (requests past their flow's recording budget: no headers or bodies)")
+        // A flow whose rows all have their request in the content gets none.
+        var whole = HARFlow(id: 7, startTime: start, scheme: "https", host: "a.test", serverAddress: "192.0.2.1", serverPort: 443, conversation: c)
+        whole.pairRows(Array(rows.prefix(1)))
+        whole.addRowsLackingRequests(Array(rows.prefix(1)))
+        #expect(whole.rows.isEmpty && whole.rowsSource == .contentNotKept && whole.conversation.exchanges.count == 3)
+    }
+
+    /// tv answered in the server's place (a reset server, a refused connect): the entry says so,
+    /// not that the budget ran out; a cut response body's content.size is the body's whole length
+    /// (HAR 1.2: the returned content's length), its text what was kept; times in whole µs.
+    @Test func answeredByTvAndCutContentSize() throws {
+        let c = try #require(conversation(TurnRecorder.turns(from: [
+            Chunk(up, at: 0, b("GET /reset HTTP/1.1\r\nHost: a.test\r\n\r\n")),
+        ])))
+        var answered = ExchangeRecord(flowID: 7, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "https", authority: "a.test",
+                                      path: "/reset", status: 502, reason: "Bad Gateway", responseBodyBytes: 120, responseWireBytes: 120,
+                                      requestTime: start, responseTime: start + 46_198, endTime: start + 46_199, state: .answered)
+        answered.id = 9
+        var flow = HARFlow(id: 7, startTime: start, scheme: "https", host: "a.test", serverAddress: "192.0.2.1", serverPort: 443, conversation: c)
+        flow.pairRows([answered])
+        let entry = try #require(((try JSONSerialization.jsonObject(with: Data(HARExport.text([flow], creatorVersion: "0.1").utf8)) as? [String: Any])?["log"]
+                                  as? [String: Any])?["entries"] as? [[String: Any]]).first
+        #expect(entry?["comment"] as? String == "answered by tv in the server's place (`tv flow 7` says why); its status and sizes are from the request row")
+        #expect(entry?["time"] as? Double == 46.199)
+
+        let big = try #require(conversation(TurnRecorder.turns(from: [
+            Chunk(up, at: 0, b("GET /big HTTP/1.1\r\nHost: a.test\r\n\r\n")),
+            Chunk(down, at: 10, b("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 200000\r\n\r\n") + [UInt8](repeating: 7, count: 200_000)),
+        ])))
+        var cut = ExchangeRecord(flowID: 8, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "https", authority: "a.test",
+                                 path: "/big", status: 200, reason: "OK", responseBodyBytes: 200_000, responseWireBytes: 200_000,
+                                 contentType: "application/octet-stream", requestTime: start, responseTime: start + 1_000, endTime: start + 9_000,
+                                 state: .complete)
+        cut.id = 10
+        var bigFlow = HARFlow(id: 8, startTime: start, scheme: "https", host: "a.test", serverAddress: "192.0.2.1", serverPort: 443, conversation: big)
+        bigFlow.pairRows([cut])
+        let response = try #require((((try JSONSerialization.jsonObject(with: Data(HARExport.text([bigFlow], creatorVersion: "0.1").utf8)) as? [String: Any])?["log"]
+                                      as? [String: Any])?["entries"] as? [[String: Any]])?.first?["response"] as? [String: Any])
+        #expect(response["bodySize"] as? Int == 200_000)
+        #expect((response["content"] as? [String: Any])?["size"] as? Int == 200_000)
+    }
+}
