@@ -97,6 +97,28 @@ import Glibc
         }
     }
 
+    @Test("CSV: a host (a client's SNI) or SAN a spreadsheet would run as a formula starts with ' (OWASP); JSON keeps it as it was")
+    func csvFormulaGuard() throws {
+        try withSandbox { s in
+            try Self.fill(s.dataDir, count: 4)
+            let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try database.execute("UPDATE flows SET host = '=HYPERLINK(\"http://x\")' WHERE id = 1")
+            try database.execute("UPDATE flows SET host = '@SUM(1+1)' WHERE id = 2")
+            try database.execute("UPDATE flows SET host = '-2+3', error = '+cmd' WHERE id = 3")
+            database.close()
+            let file = s.work + "/connections.csv"
+            #expect(try s.tv("export", "connections", "-o", file, "--format", "csv").status == 0)
+            let read = try s.tool("python3", ["-c", """
+                import csv, json, sys
+                rows = list(csv.reader(open(sys.argv[1], newline='')))
+                print(json.dumps([[r[0], r[7], r[12]] for r in rows[1:]]))
+                """, file])
+            #expect(read.out == #"[["4", "h4.test", "said \"no\", then closed"], ["3", "'-2+3", "'+cmd"], ["2", "'@SUM(1+1)", "said \"no\", then closed"], ["1", "'=HYPERLINK(\"http://x\")", "said \"no\", then closed"]]"# + "\n", "\(read)")
+            let json = try s.tv("export", "connections", "-o", "-")
+            #expect(json.out.contains(#""host":"=HYPERLINK(\"http://x\")""#), "\(json)")
+        }
+    }
+
     @Test("a full disk (a 64 KiB tmpfs) leaves no file, no temporary, and says why", .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
     func fullDiskLeavesNoFile() throws {
         try withSandbox { s in

@@ -73,20 +73,38 @@ public enum ConnectionExportColumns {
     }
 
     /// One CSV field (RFC 4180 §2): quoted when it holds a comma, a quote, CR or LF, its quotes
-    /// doubled; a list is its items joined by spaces; null is empty.
+    /// doubled; a list is its items joined by spaces; null is empty. Text a spreadsheet would run
+    /// as a formula (a first character of `=`, `+`, `-`, `@`, tab or CR: OWASP's CSV injection
+    /// advice) gets a `'` in front, which spreadsheets show as text: a client chooses its SNI,
+    /// and `=HYPERLINK(…)` as a host ran as a formula (a trial).
     public static func csvField(_ value: JSONValue) -> String {
-        let text: String
+        var text: String
         switch value {
         case .null: text = ""
         case .string(let s): text = s
         case .int(let i): text = String(i)
         case .bool(let b): text = b ? "true" : "false"
         case .double(let d): text = String(d)
-        case .array(let items): text = items.map(csvField).map(unquote).joined(separator: " ")
+        case .array(let items): text = items.map(csvField).map(unquote).map(unguard).joined(separator: " ")
         case .object: text = value.serialized()
+        }
+        switch value {
+        case .string, .array, .object:
+            if let first = text.unicodeScalars.first, formulaStarts.contains(first) { text = "'" + text }
+        case .null, .int, .bool, .double:
+            break
         }
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// First characters that make a spreadsheet cell a formula (OWASP, CSV injection).
+    static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
+
+    /// A list item's own guard taken off: the joined cell is guarded once, by its first character.
+    private static func unguard(_ item: String) -> String {
+        guard item.hasPrefix("'"), let second = item.unicodeScalars.dropFirst().first, formulaStarts.contains(second) else { return item }
+        return String(item.dropFirst())
     }
 
     private static func unquote(_ field: String) -> String {
