@@ -36,8 +36,11 @@ enum ChunkedBody {
 }
 
 extension HTTPHeader {
-    /// A field read by Wire, its value's bytes shown as UTF-8 (as recorded text is shown).
+    /// A field read by Wire, its value's bytes shown as UTF-8 when they are UTF-8 (as recorded
+    /// text is shown), else one ISO-8859-1 character a byte (RFC 9110 §5.5's historical
+    /// charset), so no byte is lost: `caf\xE9` is "café", not "caf\u{FFFD}" (a trial's export).
     init(recorded field: HTTPHeaderField) {
-        self.init(field.name, String(decoding: field.latin1Bytes, as: UTF8.self))
+        let bytes = field.latin1Bytes
+        self.init(field.name, String(validating: bytes, as: UTF8.self) ?? field.value)
     }
 }

@@ -52,15 +52,15 @@ public final class HPACKInflater {
         if failure < 0 { throw HPACKError(reason: String(cString: nghttp2_strerror(Int32(failure)))) }
     }
 
-    /// Decodes one complete header block into (name, value) strings (UTF-8, invalid bytes
-    /// replaced), in order.
+    /// Decodes one complete header block into (name, value) strings, in order: UTF-8 where the
+    /// bytes are UTF-8, else one ISO-8859-1 character a byte (RFC 9110 §5.5), so no byte is lost.
     /// - Throws: `HPACKError` with nghttp2's reason when the block is not valid HPACK.
     public func decode(_ block: [UInt8]) throws(HPACKError) -> [(name: String, value: String)] {
         var fields: [(name: String, value: String)] = []
         let failure: HPACKError? = block.withUnsafeBytes { bytes in
             do throws(HPACKError) {
                 try decode(bytes) { name, value in
-                    fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+                    fields.append((Self.text(name), Self.text(value)))
                 }
                 return nil
             } catch {
@@ -69,6 +69,12 @@ public final class HPACKInflater {
         }
         if let failure { throw failure }
         return fields
+    }
+
+    /// `bytes` as UTF-8 when they are, else one ISO-8859-1 scalar a byte.
+    static func text(_ raw: UnsafeRawBufferPointer) -> String {
+        let bytes = raw.bindMemory(to: UInt8.self)
+        return String(validating: bytes, as: UTF8.self) ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }
 }
 

@@ -7,7 +7,8 @@ public struct HTTP1Head: Sendable, Hashable {
         /// `method SP request-target SP HTTP-version`; the target exactly as sent (UTF-8 decoded).
         case request(method: String, target: String, version: HTTPVersion)
         /// `HTTP-version SP status-code [SP reason-phrase]`; the code is 100...999, the reason is
-        /// nil when the line ends after the code, and UTF-8 decoded otherwise.
+        /// nil when the line ends after the code, else UTF-8 decoded when it is UTF-8 and one
+        /// ISO-8859-1 character a byte when it is not.
         case status(version: HTTPVersion, code: Int, reason: String?)
     }
 

@@ -115,7 +115,10 @@ extension HTTP1HeadParser {
             guard (byte < 0x20 && byte != UInt8(ascii: "\t")) || byte == 0x7F else { continue }
             throw WireFormatError("The reason phrase contains control byte 0x\(String(byte, radix: 16)) (RFC 9112 §4).")
         }
-        return .status(version: version, code: code, reason: String(decoding: reason, as: UTF8.self))
+        // UTF-8 when it is; else one ISO-8859-1 character a byte (RFC 9112 §4: historically
+        // ISO-8859-1), so a byte like 0xE9 is "é", not U+FFFD.
+        return .status(version: version, code: code,
+                       reason: String(validating: reason, as: UTF8.self) ?? String(String.UnicodeScalarView(reason.map { Unicode.Scalar($0) })))
     }
 
     /// `"HTTP/" DIGIT "." DIGIT` (RFC 9112 §2.3), nil otherwise.

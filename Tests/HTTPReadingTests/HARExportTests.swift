@@ -160,3 +160,21 @@ extension HARExportTests {
         #expect((response["content"] as? [String: Any])?["size"] as? Int == 200_000)
     }
 }
+
+extension HARExportTests {
+    /// Header values and a reason phrase that are not UTF-8 (ISO-8859-1 bytes): one character a
+    /// byte, so nothing is lost (a trial's HAR had "caf\u{FFFD}"); UTF-8 values stay UTF-8.
+    @Test func latin1HeaderBytesSurvive() throws {
+        let c = try #require(conversation(TurnRecorder.turns(from: [
+            Chunk(up, at: 0, b("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")),
+            Chunk(down, at: 10, b("HTTP/1.1 599 Weird ") + [0xE9] + b("\r\nX-Latin: caf") + [0xE9] + b(" na") + [0xEF] + b("ve\r\nX-UTF8: caf")
+                  + [0xC3, 0xA9] + b("\r\nContent-Length: 0\r\n\r\n")),
+        ])))
+        let response = try #require(c.exchanges.first?.response)
+        #expect(response.startLine == "HTTP/1.1 599 Weird \u{E9}")
+        #expect(response.headers.map(\.value) == ["caf\u{E9} na\u{EF}ve", "caf\u{E9}", "0"])
+        let har = HARExport.text([HARFlow(id: 1, startTime: start, scheme: "http", host: "a.test", serverAddress: "192.0.2.1", serverPort: 80,
+                                          conversation: c)], creatorVersion: "0.1")
+        #expect(har.contains("\"statusText\":\"Weird \u{E9}\"") && har.contains("\"value\":\"caf\u{E9} na\u{EF}ve\"") && !har.contains("\u{FFFD}"))
+    }
+}
