@@ -74,6 +74,13 @@ struct WebDownloadsRunTests {
         _ = try get(box, served, "/api/audit/sessions/1/bundle?content=no&keys=no", to: box.work + "/bare.tar.gz")
         let bare = try box.tool("tar", ["-tzf", box.work + "/bare.tar.gz"])
         #expect(bare.out == "manifest.json\nproject.json\nsession.json\nmarkers.json\nflows.json\n", "\(bare)")
+        // Anything but yes or no is refused before a bundle is made: keys=false put the TLS
+        // secrets in the bundle, as everything but exactly `no` did (a trial).
+        for value in ["keys=false", "keys=0", "content=false", "keys=NO"] {
+            let vague = try box.curl(["-sS", "-H", served.bearer, "-w", "\n%{http_code}", served.base + "/api/audit/sessions/1/bundle?" + value]).out
+            #expect(vague == #"{"error":"A bundle's content= and keys= take yes or no (nothing else); give keys=no to leave the TLS secrets out, content=no the kept content."}"# + "\n400",
+                    "\(value): \(vague)")
+        }
         // A session there is not: the command's sentence.
         let missing = try box.curl(["-sS", "-H", served.bearer, "-w", "\n%{http_code}", served.base + "/api/audit/sessions/99/bundle"]).out
         #expect(missing.hasSuffix("\n404") && missing.contains("99"), "\(missing)")

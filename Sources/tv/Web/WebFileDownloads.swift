@@ -18,8 +18,9 @@ struct WebFileDownload: Sendable, Equatable {
         /// `tv export har ID… [--filter EXPR]` of the flows `tv flows --json OPTIONS` lists,
         /// `requests` (a filter expression) picking their requests.
         case timelineHAR(options: [String], requests: String?)
-        /// An audit session's evidence: `tv audit bundle ID --yes [--no-content] [--no-keys]`.
-        case auditBundle(Int64, content: Bool, keys: Bool)
+        /// An audit session's evidence: `tv audit bundle ID --yes [--no-content] [--no-keys]`;
+        /// nil: the query's value was neither yes nor no (refused before anything is written).
+        case auditBundle(Int64, content: Bool?, keys: Bool?)
     }
 
     var source: Source
@@ -50,10 +51,21 @@ struct WebFileDownload: Sendable, Equatable {
             return WebFileDownload(source: .timelineHAR(options: options, requests: query["filter"]), name: "timeline.har", contentType: "application/json")
         }
         if parts.count == 4, parts[0] == "audit", parts[1] == "sessions", parts[3] == "bundle", let id = Int64(parts[2]), id > 0 {
-            return WebFileDownload(source: .auditBundle(id, content: query["content"] != "no", keys: query["keys"] != "no"),
+            return WebFileDownload(source: .auditBundle(id, content: includes(query["content"]), keys: includes(query["keys"])),
                                    name: "audit-session-\(id).tar.gz", contentType: "application/gzip")
         }
         return nil
+    }
+
+    /// Whether a bundle's `content` or `keys` is included: absent or `yes` includes it, `no`
+    /// leaves it out, and anything else is nil (refused: `keys=false` put the TLS secrets in the
+    /// bundle, as everything but exactly `no` did: a trial).
+    static func includes(_ value: String?) -> Bool? {
+        switch value {
+        case nil, "yes"?: return true
+        case "no"?: return false
+        default: return nil
+        }
     }
 }
 
@@ -75,8 +87,10 @@ extension WebAPI {
                 return WebResponse.error("No connection matches these filters, so there is no HAR to make; clear a filter and try again.", status: 404)
             }
             words = ["export", "har"] + ids.map(String.init) + (requests.map { ["--filter", $0] } ?? [])
-        case .auditBundle(let id, let content, let keys):
+        case .auditBundle(let id, let content?, let keys?):
             words = ["audit", "bundle", String(id), "--yes"] + (content ? [] : ["--no-content"]) + (keys ? [] : ["--no-keys"])
+        case .auditBundle:
+            return WebResponse.error("A bundle's content= and keys= take yes or no (nothing else); give keys=no to leave the TLS secrets out, content=no the kept content.", status: 400)
         }
         var template = Array((FileManager.default.temporaryDirectory.path + "/tv-web-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
