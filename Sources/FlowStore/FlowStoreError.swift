@@ -11,6 +11,9 @@ public enum FlowStoreError: UserFacingError, Equatable {
     case cannotOpen(path: String, reason: String)
     /// The file is not an SQLite database or its pages are damaged (SQLITE_NOTADB, SQLITE_CORRUPT).
     case corrupt(path: String, reason: String)
+    /// The file is missing but its write-ahead log (`-wal`) is there, holding what was written
+    /// last: a new file would discard it, so none is made.
+    case walWithoutDatabase(path: String)
     /// The file's `PRAGMA user_version` is newer than the schema this build knows.
     case newerSchema(path: String, found: Int, supported: Int)
     /// Another connection held a lock for longer than the busy timeout (SQLITE_BUSY, SQLITE_LOCKED).
@@ -49,9 +52,11 @@ public enum FlowStoreError: UserFacingError, Equatable {
         case let .cannotOpen(path, reason):
             return "Could not open the flow database at \(path) (\(reason)); check that its folder exists and belongs to you, then try again."
         case let .corrupt(path, reason):
-            return "The flow database at \(path) is corrupt (\(reason)); move it aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."
+            return "The flow database at \(path) is corrupt (\(reason)); move it aside with its -wal and -shm files (all three together) and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."
+        case let .walWithoutDatabase(path):
+            return "The flow database \(path) is missing, but its write-ahead log \(path)-wal is there and holds the flows written last; put the database file back, or move \(path)-wal and \(path)-shm aside as well (tv then starts a new history without them), and try again."
         case let .newerSchema(path, found, supported):
-            return "The flow database at \(path) was written by a newer tv (schema version \(found), this tv knows up to \(supported)); upgrade tv, or move the file aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."
+            return "The flow database at \(path) was written by a newer tv (schema version \(found), this tv knows up to \(supported)); upgrade tv, or move the file aside with its -wal and -shm files and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."
         case let .busy(path):
             return "The flow database at \(path) is locked by another process; stop the other tv session or try again in a moment."
         case let .diskFull(path):
@@ -59,7 +64,7 @@ public enum FlowStoreError: UserFacingError, Equatable {
         case let .readOnly(path):
             return "The flow database at \(path) cannot be written; check that the file and its folder belong to you (file 0600, folder 0700) and try again."
         case let .failed(path, reason):
-            return "The flow database at \(path) reported an error (\(reason)); try again, and if it keeps happening move the file aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."
+            return "The flow database at \(path) reported an error (\(reason)); try again, and if it keeps happening move the file aside with its -wal and -shm files and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."
         case let .damagedRow(path, damage):
             return "The row of \(damage.row) in the flow database at \(path) is damaged (\(damage.column) is \(DamagedRow.words(damage.value))), so tv cannot show it; the other rows are unaffected."
         case let .sharedStoreUnreachable(server, reason):

@@ -31,10 +31,14 @@ public final class SQLiteDatabase {
     ///     connection's mutex on every call (bind, step, reset). Everything else keeps
     ///     `SQLITE_OPEN_FULLMUTEX`.
     /// - Throws: `FlowStoreError.cannotOpen` when the file cannot be created or opened,
-    ///   `.corrupt` when it is not an SQLite database, other cases for other SQLite failures.
+    ///   `.corrupt` when it is not an SQLite database, `.walWithoutDatabase` when the file is
+    ///   missing and a write-ahead log waits beside it (a new file would discard the log's
+    ///   flows: a trial moved a killed session's database aside, and the next `tv flows` made a
+    ///   new one and the log's last 100 flows were gone), other cases for other SQLite failures.
     public init(path: String, busyTimeout milliseconds: Int32 = 5_000, oneThread: Bool = false) throws {
         self.path = path
         _ = SQLiteDatabase.configureLibrary
+        if access(path, F_OK) != 0 && !SQLiteDatabase.walIsEmpty(path) { throw FlowStoreError.walWithoutDatabase(path: path) }
         try SQLiteDatabase.createPrivateFile(path)
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | (oneThread ? SQLITE_OPEN_NOMUTEX : SQLITE_OPEN_FULLMUTEX)

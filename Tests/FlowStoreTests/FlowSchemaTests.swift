@@ -137,7 +137,7 @@ import Testing
         #expect(throws: expected) { try FlowStore(path: path) }
         #expect(throws: expected) { try FlowWriter(path: path) }
         #expect(expected.message == "The flow database at \(path) was written by a newer tv (schema version 99, "
-            + "this tv knows up to \(FlowSchema.currentVersion)); upgrade tv, or move the file aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it).")
+            + "this tv knows up to \(FlowSchema.currentVersion)); upgrade tv, or move the file aside with its -wal and -shm files and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it).")
         // Untouched: no tables were made, the version stays.
         let database = try SQLiteDatabase(path: path)
         #expect(try database.userVersion() == 99)

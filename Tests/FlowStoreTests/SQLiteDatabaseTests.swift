@@ -84,7 +84,7 @@ import TVHome
         #expect(throws: expected) { try FlowStore(path: path) }
         #expect(throws: expected) { try FlowWriter(path: path) }
         #expect(expected.message
-            == "The flow database at \(path) is corrupt (file is not a database); move it aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it).")
+            == "The flow database at \(path) is corrupt (file is not a database); move it aside with its -wal and -shm files (all three together) and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it).")
         #expect(expected.exitCode == 1)
     }
 

@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Issue 12 §3 through the real `tv` binary: content kept by one session survives a database
 /// that went bad — corrupt and moved aside as tv's advice says, or cut to 0 bytes — and the next
@@ -39,7 +42,7 @@ struct MovedAsideRunTests {
             try Data(repeating: 0x5a, count: 8192).write(to: URL(fileURLWithPath: database))
             let flows = try box.tv("flows")
             #expect(flows.status == 1)
-            #expect(flows.err.contains("is corrupt") && flows.err.contains("move it aside and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."), "\(flows)")
+            #expect(flows.err.contains("is corrupt") && flows.err.contains("move it aside with its -wal and -shm files (all three together) and tv will start a new one, leaving the decrypted content already kept in the content folder untouched (tv content delete removes it)."), "\(flows)")
             try FileManager.default.moveItem(atPath: database, toPath: database + ".corrupt")
         } else {
             try Data().write(to: URL(fileURLWithPath: database))
@@ -59,5 +62,27 @@ struct MovedAsideRunTests {
             let turns = try box.tv("turns", String(row.int("id") ?? 0))
             #expect(turns.status == 0 && turns.out.contains("GET /index.html"), "\(turns)")
         }
+    }
+
+    @Test("a killed session's database moved aside without its -wal: no command makes a new one over the log (it would lose the log's flows); put back, every flow is there")
+    func walWithoutDatabaseIsKept() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run()
+        for _ in 0..<3 { _ = try world.curlThrough(tv, ["--http1.1", "http://127.0.0.1:\(world.nginx.plainPort)/index.html"]) }
+        _ = try box.closedFlows(3)
+        tv.kill()
+        let database = box.dataDir + "/tunnelvision.sqlite3"
+        var st = stat()
+        try #require(stat(database + "-wal", &st) == 0 && st.st_size > 0, "the killed session left no WAL content")
+        try FileManager.default.moveItem(atPath: database, toPath: database + ".aside")
+        let said = "tv: The flow database \(database) is missing, but its write-ahead log \(database)-wal is there and holds the flows written last; put the database file back, or move \(database)-wal and \(database)-shm aside as well (tv then starts a new history without them), and try again.\n"
+        for words in [["flows"], ["storage"], ["requests"]] {
+            let refused = try box.tvArgs(words)
+            #expect(refused.status == 1 && refused.err == said, "\(words): \(refused)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: database))
+        try FileManager.default.moveItem(atPath: database + ".aside", toPath: database)
+        #expect(try box.flowRows().count == 3)
     }
 }
