@@ -29,11 +29,16 @@ struct ContentSweeper {
             // A segment kept as evidence keeps its rows too (whole, see the planner).
             let expiring = facts.filter { $0.expiredRows > 0 && !plan.keptAsEvidence.contains($0.sequence) }.map(\.sequence)
             var deleted = try index.deleteRecorded(before: plan.expireBefore, inSegments: expiring)
+            // Segments dropped over the ceiling hold the oldest content: the requests made up to
+            // their last record lose their queries too (a trial's api_key stayed in `tv request`
+            // after the ceiling took its content).
+            let droppedUpTo = try index.latestRecorded(inSegments: plan.drops.map(\.sequence))
             for drop in plan.drops { deleted += try index.deleteRows(inSegment: drop.sequence) }
             // The requests' queries expire with the content (they are content); audit evidence keeps them.
+            let cutoff = max(plan.expireBefore, droppedUpTo.map { $0 + 1 } ?? plan.expireBefore)
             switch evidence {
-            case .none: report.queriesRemoved = try StoredExchanges.removeExpiredQueries(before: plan.expireBefore, sparing: [], database: database)
-            case let .known(_, flows): report.queriesRemoved = try StoredExchanges.removeExpiredQueries(before: plan.expireBefore, sparing: flows, database: database)
+            case .none: report.queriesRemoved = try StoredExchanges.removeExpiredQueries(before: cutoff, sparing: [], database: database)
+            case let .known(_, flows): report.queriesRemoved = try StoredExchanges.removeExpiredQueries(before: cutoff, sparing: flows, database: database)
             case .unknown: break
             }
             return deleted

@@ -214,6 +214,14 @@ struct TurnIndex {
     }
 
     /// Deletes the rows of `segment`. - Returns: how many turns.
+    /// The latest `recorded_at` (µs) of the rows in `segments`; nil when they have none.
+    func latestRecorded(inSegments segments: [Int]) throws -> Int64? {
+        guard !segments.isEmpty else { return nil }
+        let list = segments.map(String.init).joined(separator: ",")
+        guard case let .integer(latest) = try database.scalar("SELECT max(recorded_at) FROM content_turn_runs WHERE segment IN (\(list))") else { return nil }
+        return latest
+    }
+
     func deleteRows(inSegment segment: Int) throws -> Int {
         try delete(where: "segment = ?", [.integer(Int64(segment))])
     }

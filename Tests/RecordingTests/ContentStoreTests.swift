@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TVHome
+import FlowStore
 @testable import Recording
 import FlowTerms
 
@@ -118,10 +119,27 @@ import FlowTerms
             flow.record(up, at: 0, bytes(40, UInt8(0x30 + id)))
             flow.finish()
             session.writer.flush()
+            clock.advance(by: 1_000)
         }
         #expect(home.files().count == 5)
         #expect(try session.writer.writingSegment() == 5)
+        // Each flow's request row, made when its content was recorded, with a query (content too).
+        let rows = try SQLiteDatabase(path: home.databasePath)
+        for id in Int64(1)...5 {
+            try rows.execute("""
+                INSERT INTO exchanges (flow_id, seq, http_version, method, path, request_time, state)
+                VALUES (\(id), 1, 'HTTP/1.1', 'GET', '/f?key=SECRET\(id)', \(testEpoch + (id - 1) * 1_000), 'complete')
+                """)
+        }
         let report = try session.writer.sweep()
+        // The queries of the requests whose content went over the ceiling go with it (a trial's
+        // api_key stayed in `tv request` after the ceiling took its content); the rest stay.
+        #expect(report.queriesRemoved == 3)
+        let paths = try rows.prepare("SELECT path, query_removed FROM exchanges ORDER BY flow_id")
+        var seen: [String] = []
+        while try paths.step() { seen.append((paths.string(at: 0) ?? "") + " " + String(paths.int64(at: 1))) }
+        #expect(seen == ["/f 1", "/f 1", "/f 1", "/f?key=SECRET4 0", "/f?key=SECRET5 0"])
+        rows.close()
         // 200 bytes in five 40-byte segments; the oldest three go, 80 bytes are left.
         #expect(report.filesDeleted == 3)
         #expect(report.bytesFreed == 120)
