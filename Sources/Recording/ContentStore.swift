@@ -140,6 +140,18 @@ public final class ContentStore {
     /// - Returns: what was deleted and which segment was spared.
     /// - Throws: `FlowStoreError`, `ContentError.cannotDelete`.
     @discardableResult
+    /// The files `deleteAll(evidence:)` would delete, deleted now, through a store opened for
+    /// reading (which works on a full disk): a full disk gets room for the rows' deletion, which
+    /// SQLite's log must grow for (a trial's `tv content delete` on a full disk freed nothing).
+    /// Call `deleteAll` next, on a store opened for writing; its report counts the rows.
+    /// - Returns: what went (files, bytes; the segment being written in `spared`).
+    /// - Throws: `FlowStoreError` when the index cannot be read, `ContentError.cannotDelete`.
+    public func deleteFilesFirst(evidence: AuditEvidence = .none) throws -> ContentSweepReport {
+        var report = ContentSweepReport()
+        _ = try ContentSweeper(database: database, directory: directory).deleteFilesForDeleteAll(writing: nil, evidence: evidence, into: &report)
+        return report
+    }
+
     public func deleteAll(evidence: AuditEvidence = .none) throws -> ContentSweepReport {
         // The requests' queries (content) are overwritten where they were, not left in free
         // space (sqlite.org/pragma.html#pragma_secure_delete), and the write-ahead log that

@@ -100,16 +100,20 @@ struct ContentSweeper {
         return (facts, files)
     }
 
-    /// Deletes every row, then every segment file but the one being written (those that predate
-    /// the database too: the user asked for all content to go), except audit evidence: the rows
-    /// of evidence flows stay, and so do the segments they point into (whole: a segment holds
-    /// turns of many flows; the other flows' rows go). With `.unknown` evidence every row stays
-    /// and only files no row points into go.
+    /// Deletes every segment file but the one being written (those that predate the database
+    /// too: the user asked for all content to go), then every row, except audit evidence: the
+    /// rows of evidence flows stay, and so do the segments they point into (whole: a segment
+    /// holds turns of many flows; the other flows' rows go, and their bytes are cleared). With
+    /// `.unknown` evidence every row stays and only files no row points into go. Files go first
+    /// so a full disk gets room for the rows' deletion (SQLite's log must grow for it: a trial's
+    /// `tv content delete` on a full disk failed and freed nothing); rows left pointing into a
+    /// deleted file are said to be gone by every reader.
     /// - Parameter evidence: what audit sessions hold; nil reads it from the database now.
     func deleteAll(writing: Int?, evidence: AuditEvidence?) throws -> ContentSweepReport {
         let index = TurnIndex(database: database)
         let evidence = evidence ?? AuditEvidence.read(from: database)
         var report = ContentSweepReport()
+        let evidenceFiles = try deleteFilesForDeleteAll(writing: writing, evidence: evidence, into: &report)
         report.rowsDeleted = try database.transaction { () -> Int in
             switch evidence {
             case .none:
@@ -121,16 +125,34 @@ struct ContentSweeper {
             case .unknown: return 0
             }
         }
-        let referenced: Set<Int> = try evidence == .none ? [] : index.referencedSegments()
+        // Kept for audit evidence: the other flows' turns in them are cleared.
+        if evidence != .unknown { try clearUnreferenced(evidenceFiles, writing: writing) }
+        return report
+    }
+
+    /// The file half of `deleteAll`, which needs the index only to read (a read-only connection
+    /// on a full disk will do): deletes every segment file but the one being written and those
+    /// audit evidence points into, adding them to `report`.
+    /// - Returns: the files kept for evidence (their other flows' bytes are cleared once the rows go).
+    func deleteFilesForDeleteAll(writing: Int?, evidence: AuditEvidence, into report: inout ContentSweepReport) throws -> [SegmentFile] {
+        let index = TurnIndex(database: database)
+        // The segments that stay: those evidence flows point into (every referenced one when
+        // what is evidence cannot be read).
+        let kept: Set<Int>
+        switch evidence {
+        case .none: kept = []
+        case let .known(_, flows): kept = Set(try index.segmentFlows(of: flows).keys)
+        case .unknown: kept = try index.referencedSegments()
+        }
         directory.removeAbandonedNewFiles()
+        var evidenceFiles: [SegmentFile] = []
         for file in directory.segments() {
             if file.isBeingWritten || file.sequence == writing {
                 report.spared = file
                 continue
             }
-            if referenced.contains(file.sequence) {
-                // Kept for audit evidence: the other flows' turns in it are cleared.
-                try clearUnreferenced([file], writing: writing)
+            if kept.contains(file.sequence) {
+                evidenceFiles.append(file)
                 continue
             }
             if let freed = try directory.delete(sequence: file.sequence) {
@@ -138,6 +160,6 @@ struct ContentSweeper {
                 report.bytesFreed += freed
             }
         }
-        return report
+        return evidenceFiles
     }
 }

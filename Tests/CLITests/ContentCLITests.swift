@@ -9,8 +9,8 @@ import FlowTerms
 @Suite(.serialized) struct ContentCLITests {
     /// A data folder with: flow 1 (HTTP/1.1, gzip body), flow 2 (HTTP/2 frames, padded data),
     /// flow 3 (binary, cut by a 64-byte flow budget), flow 4 (encrypted, nothing kept).
-    static func makeHome() throws -> (folder: String, dataDir: String) {
-        let folder = NSTemporaryDirectory() + "/tv-content-cli-\(getpid())-\(UUID().uuidString)"
+    static func makeHome(in parent: String = NSTemporaryDirectory()) throws -> (folder: String, dataDir: String) {
+        let folder = parent + "/tv-content-cli-\(getpid())-\(UUID().uuidString)"
         let dataDir = folder + "/data"
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         let store = try FlowStore(path: dataDir + "/tunnelvision.sqlite3")
@@ -115,5 +115,28 @@ import FlowTerms
         #expect(after.out == "Flow 1: a.test\nInspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`).\n")
         let flow = try Self.tv(["flow", "1"], dataDir: dataDir)
         #expect(flow.out.hasSuffix("Decrypted content\n  Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`).\n"))
+    }
+
+    @Test("tv content delete on a full disk frees the segments first, so the rows' deletion has room and succeeds (it failed and freed nothing: a trial)",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func deleteOnAFullDisk() throws {
+        try withSandbox { s in
+            let mount = s.root + "/full"
+            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+            let mounted = try s.tool("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mount])
+            try #require(mounted.status == 0, "tmpfs could not be mounted: \(mounted)")
+            defer { _ = try? s.tool("umount", [mount]) }
+            let (_, home) = try Self.makeHome(in: mount)
+            // What the sessions kept, then the rest of the disk in one more segment.
+            _ = try s.tool("dd", ["if=/dev/zero", "of=\(home)/content/content-00000099.seg", "bs=4096"])
+            let full = try s.tool("dd", ["if=/dev/zero", "of=\(home)/filler", "bs=512", "count=64"])
+            #expect(full.status != 0, "the disk is not full: \(full)")
+            let delete = try Self.tv(["content", "delete", "--yes"], dataDir: home)
+            #expect(delete.status == 0, "\(delete.status) \(delete.out) \(delete.err)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: home + "/content").filter { $0.hasSuffix(".seg") }
+            #expect(left.isEmpty, "\(left)")
+            let status = try Self.tv(["content", "status"], dataDir: home)
+            #expect(status.status == 0 && status.out.hasPrefix("No decrypted content is kept."), "\(status)")
+        }
     }
 }

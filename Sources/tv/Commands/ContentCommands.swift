@@ -40,10 +40,12 @@ enum ContentCommands {
         // What a running session holds is written first, so it is counted and said (a turn
         // ended a moment ago read as "no decrypted content to delete").
         try FlowCommands.askSessionToFlush(inv)
-        let store = try ContentStore(home: try inv.existingHome())
-        defer { store.close() }
-        let usage = try store.usage()
         let home = try inv.existingHome()
+        // Read through a store that works on a full disk, and the files go before the rows
+        // (`deleteFilesFirst`): on a full disk the delete failed and freed nothing (a trial).
+        let reader = try ContentStore(readingHome: home)
+        defer { reader.close() }
+        let usage = try reader.usage()
         let captures = DecryptedCaptureFiles.summary(home: home)
         guard usage.turns > 0 || !usage.segments.isEmpty || captures.files > 0 else {
             inv.console.line("There is no decrypted content to delete.")
@@ -66,7 +68,14 @@ enum ContentCommands {
             inv.console.line(answer.message)
             return 0
         }
-        let report = try store.deleteAll()
+        let freed = try reader.deleteFilesFirst()
+        reader.close()
+        let store = try ContentStore(home: home)
+        defer { store.close() }
+        var report = try store.deleteAll()
+        report.filesDeleted += freed.filesDeleted
+        report.bytesFreed += freed.bytesFreed
+        report.spared = report.spared ?? freed.spared
         let deleted = try DecryptedCaptureFiles.deleteAll(home: home)
         for line in ContentUsagePresentation.deletionReport(report, captures: deleted) { inv.console.line(line) }
         return 0
