@@ -302,6 +302,13 @@ function sentWord(direction) { return direction === "client_to_server" ? "↑ Se
 
 function errorCard(message) { return h("div", { class: "card error", role: "alert" }, message); }
 
+// A request row's status as `tv requests` says it: `502 by tv` when tv answered in the server's
+// place, `200 cut` when the response never reached its end, `—` while open, `cut` without one.
+function requestStatus(x) {
+  if (x.status !== null && x.status !== undefined) return x.status + (x.state === "answered" ? " by tv" : x.state === "incomplete" ? " cut" : "");
+  return x.state === "open" ? "—" : "cut";
+}
+
 function dl(pairs) {
   return h("dl", { class: "grid" }, pairs.filter(p => p).map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v))));
 }
@@ -422,14 +429,16 @@ function drawDashboard(top) {
     const session = top.session || {};
     parts.push(h("div", { class: "card strip", role: "status" }, h("strong", {}, "● Monitoring"),
       h("span", {}, session.modeLabel || session.mode || ""), h("span", { class: "muted" }, session.listen ? "on " + session.listen : ""),
-      h("span", {}, "inspection " + (session.inspection || "unknown"))));
+      h("span", {}, "inspection " + (session.inspection || "unknown")),
+      // Kept content is what was said: the strip says whether it is being kept, as `tv top` does.
+      session.contentKeeping ? h("span", {}, "content keeping " + session.contentKeeping) : null));
     parts.push(h("h2", {}, "Rates"), rateChart());
     const totals = [["Received", bytes(session.bytesFromServers || 0)], ["Sent", bytes(session.bytesFromClients || 0)],
                     ["Connections", String(session.accepted || 0)], ["Open now", String(session.openConnections || 0)]];
     parts.push(h("h2", {}, "This session"),
       h("div", { class: "tiles" }, totals.map(([k, v]) => h("div", { class: "tile" }, h("div", { class: "figure" }, v), h("div", { class: "label" }, k)))));
-    parts.push(h("h2", {}, "Top talkers by host"), talkers(top.talkers || [], "host"));
-    parts.push(h("h2", {}, "Top talkers by program"), talkers(top.programs || [], "program"));
+    parts.push(h("h2", {}, "Top talkers by host (closed connections)"), talkers(top.talkers || [], "host"));
+    parts.push(h("h2", {}, "Top talkers by program (this session's connections, open ones too)"), talkers(top.programs || [], "program"));
   }
   screen("Dashboard", ...parts);
 }
@@ -443,9 +452,11 @@ function talkers(rows, key) {
 }
 
 async function dashboard() {
-  drawDashboard(live.top);
-  onLive((kind, top) => { if (kind === "top") drawDashboard(top); else if (kind === "gone") drawDashboard(live.top); });
-  try { live.top = await api("/api/top"); drawDashboard(live.top); } catch (e) { main().append(errorCard(e.message)); }
+  // Nothing read yet is not "Monitoring is off" (a refused token drew that beside a running
+  // session: a trial); a refusal is the whole screen.
+  if (live.top) drawDashboard(live.top); else screen("Dashboard", h("p", { class: "muted" }, "Loading…"));
+  onLive((kind, top) => { if (kind === "top") drawDashboard(top); else if (kind === "gone" && live.top) drawDashboard(live.top); });
+  try { live.top = await api("/api/top"); drawDashboard(live.top); } catch (e) { screen("Dashboard", errorCard(e.message)); }
 }
 
 // ---- routing -------------------------------------------------------------------------------
@@ -672,7 +683,9 @@ async function inspector(id) {
     dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")"],
         ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
         ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
-        ["Packets", f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–")],
+        // TCP through the TUN is counted by its capture (below), not on the flow (a trial read
+        // "not counted" above "12 packets"): filled in once the packet list is read.
+        ["Packets", h("span", { id: "packet-count" }, f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–"))],
         ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error && f.error !== f.failureReason ? " — " + f.error : "")],
         ["Program", f.program && f.program.command ? f.program.command + (f.program.pid ? " (pid " + f.program.pid + ")" : "") : (f.program && f.program.unknownReason) || "not known"]]),
   ];
@@ -692,7 +705,7 @@ async function inspector(id) {
   parts.push(h("h2", {}, "Decrypted content"), h("div", { id: "content" }, h("p", { class: "muted" }, "Looking…")));
   if (detail.requests && detail.requests.length) {
     parts.push(h("h2", {}, "Requests"), h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Method"), h("th", {}, "Path"), h("th", { class: "num" }, "Status"))),
-      h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""), h("td", {}, x.path || x.url || ""), h("td", { class: "num" }, x.status ?? x.state))))));
+      h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""), h("td", {}, x.path || x.url || ""), h("td", { class: "num" }, requestStatus(x)))))));
   }
   parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
   screen(flowName(f), ...parts);
@@ -715,6 +728,9 @@ async function inspector(id) {
   api("/api/flows/" + id + "/packets").then(p => {
     const rows = p.packets || [];
     const holder = document.getElementById("packets");
+    if (f.packetsDown === null && f.packetsUp === null && p.count > 0) {
+      document.getElementById("packet-count").textContent = p.count + " captured (the list below)";
+    }
     if (rows.length === 0) { holder.replaceChildren(h("p", { class: "muted" }, "No packets were captured for this connection (captures are made in the TUN modes).")); return; }
     holder.replaceChildren(
       p.capped ? h("p", { id: "packets-capped" }, `Showing the first ${p.listed} of ${p.count} packets.`) : h("p", { class: "muted" }, `${p.count} packets.`),

@@ -163,6 +163,13 @@ function sentWord(direction) { return direction === "client_to_server" ? "↑ Se
 
 function errorCard(message) { return h("div", { class: "card error", role: "alert" }, message); }
 
+// A request row's status as `tv requests` says it: `502 by tv` when tv answered in the server's
+// place, `200 cut` when the response never reached its end, `—` while open, `cut` without one.
+function requestStatus(x) {
+  if (x.status !== null && x.status !== undefined) return x.status + (x.state === "answered" ? " by tv" : x.state === "incomplete" ? " cut" : "");
+  return x.state === "open" ? "—" : "cut";
+}
+
 function dl(pairs) {
   return h("dl", { class: "grid" }, pairs.filter(p => p).map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v))));
 }
@@ -283,14 +290,16 @@ function drawDashboard(top) {
     const session = top.session || {};
     parts.push(h("div", { class: "card strip", role: "status" }, h("strong", {}, "● Monitoring"),
       h("span", {}, session.modeLabel || session.mode || ""), h("span", { class: "muted" }, session.listen ? "on " + session.listen : ""),
-      h("span", {}, "inspection " + (session.inspection || "unknown"))));
+      h("span", {}, "inspection " + (session.inspection || "unknown")),
+      // Kept content is what was said: the strip says whether it is being kept, as `tv top` does.
+      session.contentKeeping ? h("span", {}, "content keeping " + session.contentKeeping) : null));
     parts.push(h("h2", {}, "Rates"), rateChart());
     const totals = [["Received", bytes(session.bytesFromServers || 0)], ["Sent", bytes(session.bytesFromClients || 0)],
                     ["Connections", String(session.accepted || 0)], ["Open now", String(session.openConnections || 0)]];
     parts.push(h("h2", {}, "This session"),
       h("div", { class: "tiles" }, totals.map(([k, v]) => h("div", { class: "tile" }, h("div", { class: "figure" }, v), h("div", { class: "label" }, k)))));
-    parts.push(h("h2", {}, "Top talkers by host"), talkers(top.talkers || [], "host"));
-    parts.push(h("h2", {}, "Top talkers by program"), talkers(top.programs || [], "program"));
+    parts.push(h("h2", {}, "Top talkers by host (closed connections)"), talkers(top.talkers || [], "host"));
+    parts.push(h("h2", {}, "Top talkers by program (this session's connections, open ones too)"), talkers(top.programs || [], "program"));
   }
   screen("Dashboard", ...parts);
 }
@@ -304,9 +313,11 @@ function talkers(rows, key) {
 }
 
 async function dashboard() {
-  drawDashboard(live.top);
-  onLive((kind, top) => { if (kind === "top") drawDashboard(top); else if (kind === "gone") drawDashboard(live.top); });
-  try { live.top = await api("/api/top"); drawDashboard(live.top); } catch (e) { main().append(errorCard(e.message)); }
+  // Nothing read yet is not "Monitoring is off" (a refused token drew that beside a running
+  // session: a trial); a refusal is the whole screen.
+  if (live.top) drawDashboard(live.top); else screen("Dashboard", h("p", { class: "muted" }, "Loading…"));
+  onLive((kind, top) => { if (kind === "top") drawDashboard(top); else if (kind === "gone" && live.top) drawDashboard(live.top); });
+  try { live.top = await api("/api/top"); drawDashboard(live.top); } catch (e) { screen("Dashboard", errorCard(e.message)); }
 }
 
 // ---- routing -------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ async function inspector(id) {
     dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")"],
         ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
         ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
-        ["Packets", f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–")],
+        // TCP through the TUN is counted by its capture (below), not on the flow (a trial read
+        // "not counted" above "12 packets"): filled in once the packet list is read.
+        ["Packets", h("span", { id: "packet-count" }, f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–"))],
         ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error && f.error !== f.failureReason ? " — " + f.error : "")],
         ["Program", f.program && f.program.command ? f.program.command + (f.program.pid ? " (pid " + f.program.pid + ")" : "") : (f.program && f.program.unknownReason) || "not known"]]),
   ];
@@ -38,7 +40,7 @@ async function inspector(id) {
   parts.push(h("h2", {}, "Decrypted content"), h("div", { id: "content" }, h("p", { class: "muted" }, "Looking…")));
   if (detail.requests && detail.requests.length) {
     parts.push(h("h2", {}, "Requests"), h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Method"), h("th", {}, "Path"), h("th", { class: "num" }, "Status"))),
-      h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""), h("td", {}, x.path || x.url || ""), h("td", { class: "num" }, x.status ?? x.state))))));
+      h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""), h("td", {}, x.path || x.url || ""), h("td", { class: "num" }, requestStatus(x)))))));
   }
   parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
   screen(flowName(f), ...parts);
@@ -61,6 +63,9 @@ async function inspector(id) {
   api("/api/flows/" + id + "/packets").then(p => {
     const rows = p.packets || [];
     const holder = document.getElementById("packets");
+    if (f.packetsDown === null && f.packetsUp === null && p.count > 0) {
+      document.getElementById("packet-count").textContent = p.count + " captured (the list below)";
+    }
     if (rows.length === 0) { holder.replaceChildren(h("p", { class: "muted" }, "No packets were captured for this connection (captures are made in the TUN modes).")); return; }
     holder.replaceChildren(
       p.capped ? h("p", { id: "packets-capped" }, `Showing the first ${p.listed} of ${p.count} packets.`) : h("p", { class: "muted" }, `${p.count} packets.`),

@@ -29,6 +29,15 @@ try:
     if "This page has no token" not in said or driver.find_elements(By.CSS_SELECTOR, "main .card[role=status]"):
         fail("without the token the Dashboard shows %r" % driver.find_element(By.TAG_NAME, "main").text)
     print("ok: without the token the page says so", flush=True)
+    # A token of an earlier tv web (it changes at every start): the refusal, not "Monitoring is
+    # off" above it (a trial).
+    driver.get(BASE + "/?token=0123456789abcdef")
+    wait_for("the stale token taken", lambda: "token=" not in driver.current_url)
+    driver.get(BASE + "/#/dashboard")
+    said = wait_for("the stale token said", lambda: driver.find_element(By.CSS_SELECTOR, "main .card.error[role=alert]").text)
+    if "not this tv web's" not in said or driver.find_elements(By.CSS_SELECTOR, "main .card[role=status]"):
+        fail("with a stale token the Dashboard shows %r" % driver.find_element(By.TAG_NAME, "main").text)
+    print("ok: with a stale token the page says so, and nothing else", flush=True)
     driver.get(URL)
     wait_for("the token traded for the cookie", lambda: "token=" not in driver.current_url)
     for width, height in [(1280, 800), (390, 844)]:
