@@ -16,9 +16,12 @@ public struct WebRequestFacts: Sendable, Equatable {
     public var origin: String?
     /// The `Sec-Fetch-Site` header (Fetch Metadata: `same-origin`, `same-site`, `cross-site`, `none`).
     public var fetchSite: String?
+    /// How many `Host` header lines the request has (`host` is the first one's value).
+    public var hostLines: Int
 
     public init(method: String, path: String, host: String?, queryToken: String? = nil,
-                bearerToken: String? = nil, origin: String? = nil, fetchSite: String? = nil) {
+                bearerToken: String? = nil, origin: String? = nil, fetchSite: String? = nil, hostLines: Int? = nil) {
+        self.hostLines = hostLines ?? (host == nil ? 0 : 1)
         self.method = method
         self.path = path
         self.host = host
@@ -41,6 +44,8 @@ public enum WebRefusal: Sendable, Equatable {
     case crossOrigin(String?)
     /// A method `tv web` does not serve.
     case method(String)
+    /// More than one `Host` line (RFC 9112 §3.2: a server responds 400).
+    case duplicateHost
 
     /// The HTTP status of the refusal: 421 for a name this server does not answer to (RFC 9110
     /// §15.5.20), 405 for a method, 403 otherwise.
@@ -48,6 +53,7 @@ public enum WebRefusal: Sendable, Equatable {
         switch self {
         case .wrongHost: return 421
         case .method: return 405
+        case .duplicateHost: return 400
         case .noToken, .wrongToken, .crossOrigin: return 403
         }
     }
@@ -65,6 +71,8 @@ public enum WebRefusal: Sendable, Equatable {
             return "A change was asked from another origin (\(origin ?? "unknown")); only tv web's own pages may change settings."
         case .method(let m):
             return "tv web does not serve \(m) here: pages are read with GET, and the API under /api/ takes GET to read and POST to change."
+        case .duplicateHost:
+            return "The request has more than one Host header, which RFC 9112 §3.2 answers with 400; send one."
         }
     }
 }
@@ -104,11 +112,19 @@ public struct WebAccessPolicy: Sendable, Equatable {
         self.token = token
     }
 
+    /// The `Allow` header of a 405 for `path` (RFC 9110 §15.5.6: a 405 names what is served).
+    public static func allowed(_ path: String) -> String {
+        path == "/api" || path.hasPrefix("/api/") ? "GET, HEAD, POST" : "GET, HEAD"
+    }
+
     /// The methods served: reading (GET, HEAD) and changing (POST, the API only).
     public static let readingMethods: Set<String> = ["GET", "HEAD"]
     public static let changingMethods: Set<String> = ["POST"]
 
     public func decide(_ facts: WebRequestFacts) -> WebAccessDecision {
+        // Before the name is judged: the first of two Host lines was the one looked at (a trial's
+        // `Host: 127.0.0.1:PORT` then `Host: evil.example` was served).
+        guard facts.hostLines <= 1 else { return .refuse(.duplicateHost) }
         guard let host = facts.host, hosts.contains(host.lowercased()) else { return .refuse(.wrongHost(facts.host)) }
         let reading = Self.readingMethods.contains(facts.method)
         let api = facts.path == "/api" || facts.path.hasPrefix("/api/")

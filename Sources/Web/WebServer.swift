@@ -114,20 +114,21 @@ public final class WebServer: Sendable {
         let facts = WebRequestFacts(
             method: method, path: path, host: header("Host"), queryToken: query["token"],
             bearerToken: header("Authorization").flatMap(WebServer.bearerToken),
-            origin: header("Origin"), fetchSite: header("Sec-Fetch-Site"))
+            origin: header("Origin"), fetchSite: header("Sec-Fetch-Site"), hostLines: Self.count(connection, header: "Host"))
         switch policy.decide(facts) {
         case .refuse(let refusal):
             // A browser visiting a page gets a page; scripts and the API get JSON.
-            if method == "GET", !path.hasPrefix("/api/"), header("Accept")?.contains("text/html") == true {
-                return WebResponse.errorPage(refusal.message, status: refusal.status)
-            }
-            return WebResponse.error(refusal.message, status: refusal.status)
+            var response = method == "GET" && !path.hasPrefix("/api/") && header("Accept")?.contains("text/html") == true
+                ? WebResponse.errorPage(refusal.message, status: refusal.status)
+                : WebResponse.error(refusal.message, status: refusal.status)
+            if case .method = refusal { response.headers.append(("Allow", WebAccessPolicy.allowed(path))) }
+            return response
         case .allow:
             if upload.tooLarge { return WebResponse.error("The request's body is larger than \(Self.maximumBody) bytes; send less.", status: 413) }
             query["token"] = nil
-            var response = route(WebRequest(method: method, path: path, query: query, body: upload.body))
-            if method == "HEAD" { response.body = []; response.stream = nil }
-            return response
+            // A HEAD is answered as its GET: libmicrohttpd sends the head alone, with the GET's
+            // Content-Length (RFC 9110 §9.3.2; emptying the body here said 0: a trial).
+            return route(WebRequest(method: method, path: path, query: query, body: upload.body))
         }
     }
 
@@ -183,6 +184,22 @@ public final class WebServer: Sendable {
     /// The query's parameters (first value of each name), as libmicrohttpd decoded them.
     /// The query's parameters while libmicrohttpd hands them over.
     private final class Gathered { var values: [String: String] = [:] }
+
+    /// How many header lines named `name` (ASCII case aside) the request has.
+    static func count(_ connection: OpaquePointer, header name: String) -> Int {
+        final class Counter { let name: String; var count = 0; init(_ name: String) { self.name = name } }
+        let counter = Counter(name.lowercased())
+        let iterator: MHD_KeyValueIterator = { cls, _, key, _ in
+            guard let cls, let key else { return .YES }
+            let c = Unmanaged<Counter>.fromOpaque(cls).takeUnretainedValue()
+            if String(cString: key).lowercased() == c.name { c.count += 1 }
+            return .YES
+        }
+        withExtendedLifetime(counter) {
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, iterator, Unmanaged.passUnretained(counter).toOpaque())
+        }
+        return counter.count
+    }
 
     static func arguments(_ connection: OpaquePointer) -> [String: String] {
         let gathered = Gathered()

@@ -96,8 +96,26 @@ struct WebRunTests {
         #expect(try box.tv("settings", "get", "content.expiry").out.trimmingCharacters(in: .whitespacesAndNewlines) != "1h")
         #expect(try code(box, change + ["-H", web.bearer, "-H", "Origin: \(web.origin)", web.base + "/api/settings"]) == "200")
         #expect(try box.tv("settings", "get", "content.expiry").out.trimmingCharacters(in: .whitespacesAndNewlines) == "1h")
-        // Other methods are refused, and a POST to a page (it answered 200: a trial).
+        // Other methods are refused, with Allow (RFC 9110 §15.5.6; none was said: a trial), and a
+        // POST to a page (it answered 200: a trial).
         #expect(try code(box, ["-X", "DELETE", "-H", web.bearer, web.base + "/api/flows"]) == "405")
+        let refused = try box.curl(["-s", "-D", "-", "-o", "/dev/null", "-X", "PUT", "-H", web.bearer, web.base + "/api/settings"]).out
+        #expect(refused.hasPrefix("HTTP/1.1 405") && refused.contains("Allow: GET, HEAD, POST\r\n"), "\(refused)")
+        let routeRefused = try box.curl(["-s", "-D", "-", "-o", "/dev/null", "-X", "POST", "-H", web.bearer, "-H", "Origin: \(web.origin)", web.base + "/api/status"]).out
+        #expect(routeRefused.hasPrefix("HTTP/1.1 405") && routeRefused.contains("Allow: GET, HEAD\r\n"), "\(routeRefused)")
+        // A HEAD says the GET's length (RFC 9110 §9.3.2; it said 0: a trial).
+        let page0 = try box.curl(["-s", web.base + "/"]).stdout.count
+        let head = try box.curl(["-s", "-I", web.base + "/"]).out
+        #expect(head.contains("Content-Length: \(page0)\r\n") && page0 > 1_000, "\(head)")
+        // Two Host lines: 400, whichever comes first (the first was the one judged: a trial).
+        // (curl sends one Host line whatever it is given: written by hand.)
+        let doubled = try box.tool("python3", ["-c", """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            s.sendall(("GET /api/status HTTP/1.1\\r\\nHost: 127.0.0.1:%s\\r\\nHost: evil.example\\r\\n%s\\r\\nConnection: close\\r\\n\\r\\n" % (sys.argv[1], sys.argv[2])).encode())
+            print(s.recv(100).decode().splitlines()[0])
+            """, web.port, web.bearer])
+        #expect(doubled.out == "HTTP/1.1 400 Bad Request\n", "\(doubled)")
         #expect(try code(box, ["-X", "POST", "-H", web.bearer, "-H", "Origin: \(web.origin)", web.base + "/app.js"]) == "405")
         // A browser's visit of another name gets a page saying so, escaped; the API stays JSON.
         let rebound = try box.curl(["-H", "Accept: text/html", "-H", "Host: <b>x</b>:\(web.port)", "-w", "\n%{http_code}", web.base + "/"]).out

@@ -91,6 +91,20 @@ struct WebAccessPolicyTests {
             }
         }
         #expect(policy.decide(WebRequestFacts(method: "HEAD", path: "/api/flows", host: "127.0.0.1:8081", bearerToken: token)) == .allow)
+        // A 405 names what is served (RFC 9110 §15.5.6).
+        #expect(WebAccessPolicy.allowed("/") == "GET, HEAD" && WebAccessPolicy.allowed("/app.js") == "GET, HEAD")
+        #expect(WebAccessPolicy.allowed("/api/settings") == "GET, HEAD, POST" && WebAccessPolicy.allowed("/api") == "GET, HEAD, POST")
+    }
+
+    @Test func twoHostLinesAreRefusedWhicheverComesFirst() {
+        // RFC 9112 §3.2: 400; the first line's value was the one judged (a trial's second
+        // `Host: evil.example` after ours was served).
+        let doubled = WebRequestFacts(method: "GET", path: "/api/flows", host: "127.0.0.1:8081", bearerToken: token, hostLines: 2)
+        #expect(policy.decide(doubled) == .refuse(.duplicateHost))
+        #expect(WebRefusal.duplicateHost.status == 400)
+        #expect(WebRefusal.duplicateHost.message == "The request has more than one Host header, which RFC 9112 §3.2 answers with 400; send one.")
+        #expect(WebRequestFacts(method: "GET", path: "/", host: "127.0.0.1:8081").hostLines == 1)
+        #expect(WebRequestFacts(method: "GET", path: "/", host: nil).hostLines == 0)
     }
 
     @Test func refusalsSayWhatToDo() {

@@ -85,7 +85,9 @@ struct WebAPI: Sendable {
             }
             guard fits else { continue }
             guard route.method == request.method || (route.method == "GET" && request.method == "HEAD") else {
-                return WebResponse.error("\(request.path) takes \(route.method), not \(request.method).", status: 405)
+                var refused = WebResponse.error("\(request.path) takes \(route.method), not \(request.method).", status: 405)
+                refused.headers.append(("Allow", route.method == "GET" ? "GET, HEAD" : route.method))
+                return refused
             }
             let words = route.command.map { numbers[$0] ?? $0 }
             let options = route.options.compactMap { name in request.query[name].map { "--\(name)=\($0)" } }
