@@ -209,6 +209,10 @@ final class SessionWiring: Sendable {
         // The lookups still queued answer before the flow writer closes.
         programs.stop()
         content.stop()
+        // A last sweep: bytes of turns deleted while the session ran (a history limit, an expiry
+        // within the last minute) are cleared now, not left in plaintext until the next session
+        // or command (a trial grep'd 60 deleted tokens from a segment after `tv stop`).
+        _ = try? contentWriter.sweep()
         contentWriter.close()
         decryptedCapture?.stop()
         auditKeys.stop()

@@ -335,6 +335,29 @@ struct ContentRunTests {
         try tv.stop()
     }
 
+    @Test("bytes of turns a history limit deleted while the session ran are gone from the segment files once tv stop returns (they stayed in plaintext until the next session: a trial)")
+    func stopClearsDeletedTurns() throws {
+        let world = try Self.world()
+        let box = world.sandbox
+        let tv = try world.run("--inspect", "--keep-content")
+        let url = "http://localhost:\(world.nginx.plainPort)/index.html?token=STOPSECRET1"
+        #expect(try box.curl(["-x", tv.proxyURL, "-o", "/dev/null", url]).status == 0)
+        _ = try box.closedFlows(1)
+        let folder = box.dataDir + "/content"
+        func holding() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+                box.read(folder + "/" + $0).range(of: Data("STOPSECRET1".utf8)) != nil
+            }
+        }
+        try #require(!holding().isEmpty, "the content was not kept")
+        usleep(1_500_000)
+        let set = try box.tv("settings", "set", "history.maxAge", "1s", "--yes")
+        #expect(set.status == 0, "\(set)")
+        #expect(try box.flowRows().isEmpty)
+        try tv.stop()
+        #expect(holding().isEmpty, "\(holding())")
+    }
+
     @Test("with the switch off nothing is recorded; tv content delete --yes removes the index rows, the segment bytes and the requests' queries (not left in the database files)")
     func switchOffAndDelete() throws {
         let world = try Self.world()
