@@ -181,6 +181,7 @@ extension ContentWriterThread {
                 $0.turnsWritten += count
                 $0.bytesWritten += bytes
             }
+            bytesSinceSweep += Int64(bytes)
         } catch {
             work.lost += count
             work.lastError = ContentWriteFailure(error)

@@ -14,6 +14,11 @@ final class ContentWriterThread: QueueWriter {
     let queue: Queue
     /// When the last periodic sweep ran (`tick`).
     private var lastSweep = DispatchTime.now()
+    /// The segment files' bytes as the last sweep left them, and the bytes written since: a
+    /// sweep runs as soon as they pass the ceiling by `ceilingSlack`, not only once a minute
+    /// (a trial's busy session grew the folder to 6.5 times the 512 MiB ceiling between sweeps).
+    private var bytesAfterSweep: Int64 = 0
+    var bytesSinceSweep: Int64 = 0
     /// The segments whose deleted turns' bytes its sweeps already cleared (`SegmentClearing`).
     private let clearing = SegmentClearing()
     private let sweepInterval: DispatchTimeInterval
@@ -78,10 +83,20 @@ final class ContentWriterThread: QueueWriter {
     /// A periodic sweep when one is due: even when the writer never goes idle (a busy session
     /// still expires content).
     func tick() {
-        guard DispatchTime.now() >= lastSweep + sweepInterval else { return }
+        guard DispatchTime.now() >= lastSweep + sweepInterval || isOverCeiling else { return }
         periodicSweep()
         lastSweep = .now()
     }
+
+    /// Written past the ceiling by more than `ceilingSlack` since the last sweep (what a sweep
+    /// could not take, such as audit evidence, does not make every batch sweep again).
+    var isOverCeiling: Bool {
+        bytesSinceSweep >= ceilingSlack && bytesAfterSweep + bytesSinceSweep > configuration.ceiling
+    }
+
+    /// How far past the ceiling the files may grow before a sweep runs early: 1/16 of it (32 MiB
+    /// of the 512), about two segments.
+    var ceilingSlack: Int64 { max(1, configuration.ceiling / 16) }
 
     /// The idle writer wakes for the next sweep (`tick` runs it).
     var idleDeadline: DispatchTime? { lastSweep + sweepInterval }
@@ -151,6 +166,8 @@ final class ContentWriterThread: QueueWriter {
         }
         let report = try ContentSweeper(database: try database(), directory: directory, clearing: clearing)
             .sweep(now: clock.now(), expiry: expiry, ceiling: configuration.ceiling, writing: segment?.sequence)
+        bytesAfterSweep = directory.segments().reduce(0) { $0 + $1.bytes }
+        bytesSinceSweep = 0
         queue.updateCounters {
             $0.sweeps += 1
             $0.lastSweep = report

@@ -114,16 +114,7 @@ import FlowTerms
             $0.segmentBytes = 40
             $0.ceiling = 100
         }
-        for id in Int64(1)...5 {
-            let flow = try #require(session.recorder(flow: id))
-            flow.record(up, at: 0, bytes(40, UInt8(0x30 + id)))
-            flow.finish()
-            session.writer.flush()
-            clock.advance(by: 1_000)
-        }
-        #expect(home.files().count == 5)
-        #expect(try session.writer.writingSegment() == 5)
-        // Each flow's request row, made when its content was recorded, with a query (content too).
+        // Each flow's request row, made as its content is recorded, with a query (content too).
         let rows = try SQLiteDatabase(path: home.databasePath)
         for id in Int64(1)...5 {
             try rows.execute("""
@@ -131,24 +122,59 @@ import FlowTerms
                 VALUES (\(id), 1, 'HTTP/1.1', 'GET', '/f?key=SECRET\(id)', \(testEpoch + (id - 1) * 1_000), 'complete')
                 """)
         }
+        for id in Int64(1)...5 {
+            let flow = try #require(session.recorder(flow: id))
+            flow.record(up, at: 0, bytes(40, UInt8(0x30 + id)))
+            flow.finish()
+            session.writer.flush()
+            clock.advance(by: 1_000)
+            // Past the ceiling, a sweep runs between batches (`passingTheCeilingSweepsBetweenBatches`).
+            _ = try session.writer.writingSegment()
+        }
+        #expect(try session.writer.writingSegment() == 5)
         let report = try session.writer.sweep()
+        #expect(report.filesDeleted == 0 && report.spared?.sequence == 5)
+        // 200 bytes in five 40-byte segments; the oldest three went, 80 bytes are left.
+        #expect(home.files() == ["content-00000004.seg", "content-00000005.seg"])
         // The queries of the requests whose content went over the ceiling go with it (a trial's
         // api_key stayed in `tv request` after the ceiling took its content); the rest stay.
-        #expect(report.queriesRemoved == 3)
         let paths = try rows.prepare("SELECT path, query_removed FROM exchanges ORDER BY flow_id")
         var seen: [String] = []
         while try paths.step() { seen.append((paths.string(at: 0) ?? "") + " " + String(paths.int64(at: 1))) }
         #expect(seen == ["/f 1", "/f 1", "/f 1", "/f?key=SECRET4 0", "/f?key=SECRET5 0"])
         rows.close()
-        // 200 bytes in five 40-byte segments; the oldest three go, 80 bytes are left.
-        #expect(report.filesDeleted == 3)
-        #expect(report.bytesFreed == 120)
-        #expect(report.spared?.sequence == 5)
-        #expect(home.files() == ["content-00000004.seg", "content-00000005.seg"])
         let store = try home.store()
         defer { store.close() }
         #expect(try store.usage().turns == 2)
         #expect(try store.recordedTurns(flow: 4).map(\.bytes) == [bytes(40, 0x34)])
+        session.writer.close()
+    }
+
+    /// A busy session does not wait out the minute between sweeps once its files pass the
+    /// ceiling by a sixteenth of it: a sweep runs between batches (a trial's folder grew to 6.5
+    /// times the ceiling between two sweeps).
+    @Test func passingTheCeilingSweepsBetweenBatches() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        let session = try session(home, clock: clock) {
+            $0.segmentBytes = 40
+            $0.ceiling = 100
+            $0.sweepInterval = 3_600
+        }
+        var counts: [Int] = []
+        for id in Int64(1)...8 {
+            let flow = try #require(session.recorder(flow: id))
+            flow.record(up, at: 0, bytes(40, UInt8(0x30 + id)))
+            flow.finish()
+            session.writer.flush()
+            // A job runs after the loop's tick: the early sweep, when due, has run by then.
+            _ = try session.writer.writingSegment()
+            counts.append(home.files().count)
+        }
+        // Never more than the two whole segments the ceiling holds (80 of 100 bytes; the newest
+        // is the one being written); without the early sweep: 1, 2, … 8.
+        #expect(counts == [1, 2, 2, 2, 2, 2, 2, 2], "\(counts)")
         session.writer.close()
     }
 
