@@ -30,6 +30,11 @@ public struct CaptureConfiguration: Sendable {
     /// What the writer may hold back so a connection's client secret precedes its Finished
     /// (`CaptureHoldPolicy`).
     public var holdLimits = CaptureHoldPolicy.Limits()
+    /// Called on the writer thread each time a file was closed and the next opened (a rotation
+    /// limit, or `tv captures rotate`): the session applies the capture limits then, rather than
+    /// at its next periodic pass (a trial's folder held 457 MiB against `captures.maxBytes` 5MB
+    /// for minutes). Must not block.
+    public var onRotated: (@Sendable () -> Void)?
 
     public init(folder: CaptureFolder, databasePath: String, snapLength: Int, rotation: CaptureRotation) {
         self.folder = folder

@@ -188,6 +188,7 @@ final class CaptureWriterThread: QueueWriter {
         let closed = file?.seq
         closeFile(nowMicros: now)
         do { try openFile(nowMicros: now) } catch { note(failure: error) }
+        if closed != nil { configuration.onRotated?() }
         return (closed, file?.seq)
     }
 

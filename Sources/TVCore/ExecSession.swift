@@ -71,13 +71,15 @@ public final class ExecSession {
     /// Everything is torn down and flushed before this returns, also when it throws.
     /// - Throws: `TunnelError` when the namespace cannot be made or CMD cannot start.
     public func run(_ arguments: [String]) throws -> Int32 {
-        let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord())
-        if let notice = capture.notice { say(notice) }
-        wiring.captureSecrets.attach(capture.writer)
-        // The same retention passes as `tv run`'s (issue 19): at start and periodically; a limit
-        // saved meanwhile is applied by `tv settings set` itself (no control socket here).
+        // The same retention passes as `tv run`'s (issue 19): at start, periodically, when a capture
+        // file rotates and at the end; a limit saved meanwhile is applied by `tv settings set`
+        // itself (no control socket here).
         let retention = SessionRetention(home: home, settings: wiring.settings,
                                          interval: options.proxy.retentionIntervalSeconds, say: say)
+        let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord(),
+                                     onRotated: { [retention] in retention.limitsChanged() })
+        if let notice = capture.notice { say(notice) }
+        wiring.captureSecrets.attach(capture.writer)
         retention.start()
         // `tv audit start` and `stop` reach this exec on a socket of its own (`tv run` owns the
         // control socket), so both legs' TLS secrets go to the live audit session's key log at
@@ -132,6 +134,7 @@ public final class ExecSession {
                 captures = (counters.firstSequence ?? last)...last
             }
             if let sentence = capture.stop() { say(sentence) }
+            if capture.writer != nil { retention.finalPass() }
             names.flush()
             // What was not saved (a full disk) is said; "everything is saved" goes without saying.
             let losses = wiring.close()

@@ -150,8 +150,12 @@ public final class Session: Sendable {
         // The explicit proxy's, SOCKS5's and reverse mode's clients connect to this address:
         // the program lookup asks the kernel for their sockets by four-tuple, not by a dump.
         wiring.programs.setListener(address: address.address, port: address.port)
+        // Made before the capture, which asks it for a pass when a file rotates.
+        let retention = SessionRetention(home: home, settings: wiring.settings, interval: options.retentionIntervalSeconds, say: say)
+        self.retention = retention
         if options.mode == .tun {
-            let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord())
+            let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord(),
+                                         onRotated: { retention.limitsChanged() })
             if let notice = capture.notice { say(notice) }
             wiring.captureSecrets.attach(capture.writer)
             do {
@@ -182,7 +186,6 @@ public final class Session: Sendable {
             extra = tunnel?.summary ?? []
         }
         self.modeLabel = modeLabel
-        retention = SessionRetention(home: home, settings: wiring.settings, interval: options.retentionIntervalSeconds, say: say)
         listenLabel = options.mode == .tun ? (tunnel?.listenDescription ?? "") : address.description
         exposureWarning = ListenExposure.warning(mode: options.mode, listen: address, inspecting: wiring.inspecting,
                                                  authenticated: options.proxyCredentials != nil)
@@ -253,7 +256,11 @@ public final class Session: Sendable {
             tunnel.stop()
         }
         wiring.captureSecrets.attach(nil)
-        if let sentence = capture?.stop() { say(sentence) }
+        if let capture {
+            if let sentence = capture.stop() { say(sentence) }
+            // The capture limits once more, over the files this session closed.
+            if capture.writer != nil { retention.finalPass() }
+        }
         let losses = wiring.close()
         finalLosses.withLock { $0 = losses }
         stoppedSignal.signal()

@@ -13,8 +13,10 @@ final class SessionCapture: Sendable {
     /// One sentence for the start (nil: nothing to say beyond the banner).
     let notice: String?
 
-    /// - Parameter record: the settings as the session starts (their values apply until it ends).
-    init(home: TVHome, record: SettingsRecord) {
+    /// - Parameters:
+    ///   - record: the settings as the session starts (their values apply until it ends).
+    ///   - onRotated: called when a file closes and the next opens (`CaptureConfiguration.onRotated`).
+    init(home: TVHome, record: SettingsRecord, onRotated: (@Sendable () -> Void)? = nil) {
         guard record[SettingKeys.captureEnabled] else {
             writer = nil
             notice = nil
@@ -24,6 +26,7 @@ final class SessionCapture: Sendable {
         var configuration = CaptureConfiguration(folder: CaptureFolder(path: home.captureDirectory), databasePath: home.databasePath,
                                                  snapLength: plan.snapLength, rotation: plan.rotation)
         configuration.rowsPerFlow = 500
+        configuration.onRotated = onRotated
         do {
             writer = try CaptureWriter(configuration: configuration)
             notice = plan.unreadable.isEmpty ? nil : CaptureSettingsPlan.unreadableSentence(plan.unreadable)

@@ -69,4 +69,20 @@ final class ExecRetentionTests {
         #expect(try integer(after, "SELECT count(*) FROM captures WHERE seq > 1 AND deleted_at IS NULL") == 1)
         #expect(FileManager.default.fileExists(atPath: folder + "/capture-000002.pcapng"))
     }
+
+    @Test("capture.rotateBytes 1MB and captures.maxBytes 2MB: the limit is applied as files rotate and when tv exec ends, so the folder is within it after an 8 MiB download (it held 457 MiB against 5MB until the next session: a trial)")
+    func captureLimitAppliedAtRotationAndEnd() throws {
+        for (key, value) in [("capture.rotateBytes", "1MB"), ("captures.maxBytes", "2MB")] {
+            let set = lab.tv(["settings", "set", key, value])
+            #expect(set.status == 0, "\(set)")
+        }
+        let r = lab.exec([], ["curl", "-sS", "-o", "/dev/null", "http://origin.test:8080/1m.bin?[1-8]"])
+        #expect(r.status == 0, "\(r)")
+        let folder = lab.dataDir + "/captures"
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("capture-") }
+        let total = try files.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: folder + "/" + $1)[.size] as? Int ?? 0) }
+        #expect(!files.isEmpty && total <= 2 * 1_048_576, "\(files.count) files, \(total) bytes")
+        // The session said what went.
+        #expect(r.err.contains("capture file"), "\(r.err)")
+    }
 }

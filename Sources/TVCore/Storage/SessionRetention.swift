@@ -58,6 +58,12 @@ public final class SessionRetention: @unchecked Sendable {
         queue.sync {}
     }
 
+    /// One more pass, waited for: at the end of a session whose captures grew since its last
+    /// (the folder stayed over its limit until the next session: a trial). After `stop()`.
+    public func finalPass() {
+        queue.sync { self.pass() }
+    }
+
     /// One automatic pass: silent when nothing went; failures said once each time.
     private func pass() {
         do {
