@@ -118,11 +118,21 @@ import Glibc
             try StorageCLITests.capture(database, dataDir: s.dataDir, seq: 2, endedDaysAgo: 1, bytes: 3_000)
             database.close()
             let age = try s.tv("settings", "set", "captures.maxAge", "2d")
-            #expect(age.status == 1 && age.err == "tv: captures.maxAge 2d deletes 1 capture file (2.0 KiB) as soon as it is saved; add --yes to save it.\n", "\(age)")
+            #expect(age.status == 1 && age.err == "tv: captures.maxAge 2d deletes 1 capture file (2.0 KiB) that the limits in force keep, as soon as it is saved; add --yes to save it.\n", "\(age)")
+            // A value that is not one is refused as such first (`1B` was said to delete files: a trial).
+            let tiny = try s.tv("settings", "set", "captures.maxBytes", "1B")
+            #expect(tiny.status == 2 && tiny.err.hasPrefix("tv: captures.maxBytes takes 1MB or more (or off)"), "\(tiny)")
             #expect(FileManager.default.fileExists(atPath: s.dataDir + "/captures/capture-000001.pcapng"))
             #expect(try s.tv("settings", "get", "captures.maxAge").out == "30d\n")
             // One that deletes nothing needs no --yes; with --yes the file goes.
             #expect(try s.tv("settings", "set", "captures.maxAge", "5d").status == 0)
+            // A file already past the limits in force (one came while they were saved) is not
+            // blamed on a looser value: 6d is saved without --yes (it was refused for it: a trial).
+            let late = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try StorageCLITests.capture(late, dataDir: s.dataDir, seq: 3, endedDaysAgo: 10, bytes: 1_000)
+            late.close()
+            let looser = try s.tv("settings", "set", "captures.maxAge", "6d")
+            #expect(looser.status == 0, "\(looser)")
             let yes = try s.tv("settings", "set", "captures.maxAge", "2d", "--yes")
             #expect(yes.status == 0 && yes.out.contains("1 capture file"), "\(yes)")
             #expect(!FileManager.default.fileExists(atPath: s.dataDir + "/captures/capture-000001.pcapng"))

@@ -15,9 +15,12 @@ enum CaptureSettingsCommand {
     static let shortestAge: Int64 = 10_000_000
 
     /// Saves `value` for `name` (one of `names`).
+    /// - Parameter consent: asked once the value is known to be one, before it is saved (a limit
+    ///   that deletes files now: `CaptureLimitConsent`); it throws to refuse. A value that is not
+    ///   one is refused first (`1B` was said to delete files, then refused as too small: a trial).
     /// - Returns: the change, and when it applies.
-    /// - Throws: `UsageRefusal` for a value that is not one (nothing is saved).
-    static func set(_ name: String, _ value: String, settings: SettingsStore) throws -> (SettingChange, String?) {
+    /// - Throws: `UsageRefusal` for a value that is not one (nothing is saved), what `consent` throws.
+    static func set(_ name: String, _ value: String, settings: SettingsStore, consent: () throws -> Void = {}) throws -> (SettingChange, String?) {
         let nextStart = "It applies when the next `tv exec` or `tv run --mode tun` starts; a running session keeps the value it started with."
         switch name {
         case SettingKeys.captureEnabled.name:
@@ -43,6 +46,7 @@ enum CaptureSettingsCommand {
                     ? "\(name) takes 1MB or more (or off): a capture file of '\(value)' would be closed every few packets."
                     : "\(name) takes 1MB or more (or off): all captures within '\(value)' would hold only a few packets, each file deleted as soon as the next began.")
             }
+            try consent()
             return (try settings.set(key, to: size),
                     name == SettingKeys.captureRotateBytes.name ? nextStart : nil)
         default:
@@ -55,6 +59,7 @@ enum CaptureSettingsCommand {
                     ? "\(name) takes 10s or more (or off): a capture file of '\(value)' would be closed every few packets."
                     : "\(name) takes 10s or more (or off): each capture file would be deleted '\(value)' after it was closed, before anyone could read it.")
             }
+            try consent()
             return (try settings.set(key, to: age),
                     name == SettingKeys.captureRotateAge.name ? nextStart : nil)
         }

@@ -25,7 +25,10 @@ enum HistoryAgeConsent {
 /// saved only with --yes, as history.maxAge is (a re-check's `1MB` deleted a 17.8 MiB decrypted
 /// capture at once, without a count).
 enum CaptureLimitConsent {
-    /// Refuses (exit 1) when the new limit would delete capture files, naming how many.
+    /// Refuses (exit 1) when the new limit would delete capture files that the limits in force
+    /// keep, naming how many: loosening one limit is never refused for what the other one
+    /// deletes (a trial's `captures.maxAge 60d`, was 30d, was said to delete 9 files that
+    /// `captures.maxBytes` was over by).
     static func check(_ inv: Invocation, name: String, value: String, settings: SettingsStore) throws {
         let limit: SettingLimit
         switch name {
@@ -38,8 +41,11 @@ enum CaptureLimitConsent {
               var limits = try? StorageLimitsReading.limits(settings.read()),
               let storage = try? StorageManager(home: home) else { return }
         defer { storage.close() }
+        let now = inv.now * 1_000_000
+        let already = (try? storage.captureFilesDoomed(limits, now: now)) ?? (files: 0, bytes: 0)
         if name == SettingKeys.capturesMaxBytes.name { limits.capturesMaxBytes = n } else { limits.capturesMaxAge = n }
-        guard let doomed = try? storage.captureFilesDoomed(limits, now: inv.now * 1_000_000), doomed.files > 0 else { return }
-        throw UsageRefusal("\(name) \(value) deletes \(doomed.files) capture file\(doomed.files == 1 ? "" : "s") (\(Units.bytes(doomed.bytes))) as soon as it is saved; add --yes to save it.", exitCode: 1)
+        guard let doomed = try? storage.captureFilesDoomed(limits, now: now), doomed.files > already.files else { return }
+        let more = doomed.files - already.files
+        throw UsageRefusal("\(name) \(value) deletes \(more) capture file\(more == 1 ? "" : "s") (\(Units.bytes(doomed.bytes - already.bytes))) that the limits in force keep, as soon as it is saved; add --yes to save it.", exitCode: 1)
     }
 }

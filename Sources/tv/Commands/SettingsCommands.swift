@@ -154,8 +154,9 @@ enum SettingsCommands {
             applies = value.isEmpty ? "It applies when the next session starts: its flows stay in this data folder only."
                 : "It applies when the next session starts (`tv stop`, then `tv run`); `tv store instances` reads the store now."
         case _ where CaptureSettingsCommand.names.contains(name):
-            if !inv.yes { try CaptureLimitConsent.check(inv, name: name, value: value, settings: settings) }
-            (change, applies) = try CaptureSettingsCommand.set(name, value, settings: settings)
+            (change, applies) = try CaptureSettingsCommand.set(name, value, settings: settings) {
+                if !inv.yes { try CaptureLimitConsent.check(inv, name: name, value: value, settings: settings) }
+            }
         default:
             throw unknown(name)
         }
