@@ -23,7 +23,9 @@ public enum TimeFilter {
     }
 
     /// A moment: seconds since the epoch (`1764471900`), or UTC `YYYY-MM-DDTHH:MM[:SS][Z]`,
-    /// `YYYY-MM-DD HH:MM[:SS]`, `YYYY-MM-DD`; returned in microseconds since the epoch.
+    /// `YYYY-MM-DD HH:MM[:SS]`, `YYYY-MM-DD`; after whole seconds, a fraction of up to six digits
+    /// (`.713`) and a UTC offset (`+01:00`, `-0530`) in place of `Z` (RFC 3339 §5.6: the HAR's
+    /// own `startedDateTime` form was refused: a trial); returned in microseconds since the epoch.
     /// - Throws: `TimeFilterError.badMoment`.
     public static func moment(_ text: String) throws -> Int64 {
         if let seconds = Int64(text) {
@@ -33,7 +35,28 @@ public enum TimeFilter {
             return micros
         }
         var trimmed = Array(text.utf8)
-        if trimmed.last == UInt8(ascii: "Z") { trimmed.removeLast() }
+        // An offset from UTC (after whole seconds only), else Z; then a fraction of a second.
+        var offsetSeconds: Int64 = 0
+        if trimmed.last == UInt8(ascii: "Z") {
+            trimmed.removeLast()
+        } else if trimmed.count > 19, let sign = trimmed.lastIndex(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }), sign >= 19 {
+            // HH:MM or HHMM.
+            let rest = Array(trimmed[(sign + 1)...])
+            let zone = rest.count == 5 && rest[2] == UInt8(ascii: ":") ? Array(rest[0..<2] + rest[3..<5]) : rest
+            guard zone.count == 4, zone.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { throw TimeFilterError.badMoment(text) }
+            let hours = Int64(zone[0] - 0x30) * 10 + Int64(zone[1] - 0x30), minutes = Int64(zone[2] - 0x30) * 10 + Int64(zone[3] - 0x30)
+            guard hours < 24, minutes < 60 else { throw TimeFilterError.badMoment(text) }
+            offsetSeconds = (hours * 3_600 + minutes * 60) * (trimmed[sign] == UInt8(ascii: "-") ? -1 : 1)
+            trimmed.removeLast(trimmed.count - sign)
+        }
+        var fractionMicros: Int64 = 0
+        if trimmed.count > 19, trimmed[19] == UInt8(ascii: ".") {
+            let digits = trimmed[20...]
+            guard (1...6).contains(digits.count), digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { throw TimeFilterError.badMoment(text) }
+            fractionMicros = digits.reduce(0) { $0 * 10 + Int64($1 - 0x30) }
+            for _ in digits.count..<6 { fractionMicros *= 10 }
+            trimmed.removeLast(trimmed.count - 19)
+        }
         // YYYY-MM-DD, then optionally T or space, HH:MM, then optionally :SS.
         func number(_ range: Range<Int>) -> Int32? {
             guard range.upperBound <= trimmed.count else { return nil }
@@ -67,7 +90,9 @@ public enum TimeFilter {
             var back = tm()
             var t = time_t(seconds)
             guard gmtime_r(&t, &back) != nil, back.tm_mday == d, back.tm_mon == mo - 1 else { throw TimeFilterError.badMoment(text) }
-            return seconds * 1_000_000
+            // A fraction or an offset belongs after whole seconds (`…T14:05:00.5`, `…:00+01:00`).
+            guard trimmed.count == 19 || (fractionMicros == 0 && offsetSeconds == 0) else { throw TimeFilterError.badMoment(text) }
+            return (seconds - offsetSeconds) * 1_000_000 + fractionMicros
         }
         throw TimeFilterError.badMoment(text)
     }
@@ -82,7 +107,7 @@ public enum TimeFilterError: UserFacingError, Equatable {
         switch self {
         case .badSpan(let t): return "'\(t)' is not a time span; write a number and a unit, such as 90s, 15m, 1h, 2d or 1w."
         case .emptySpan(let t): return "'\(t)' is no time at all; write a stretch longer than zero, such as 90s, 15m, 1h, 2d or 1w."
-        case .badMoment(let t): return "'\(t)' is not a moment; write UTC as 2026-11-30T14:05:00Z, 2026-11-30 14:05, 2026-11-30, or seconds since 1970."
+        case .badMoment(let t): return "'\(t)' is not a moment; write UTC as 2026-11-30T14:05:00Z (a fraction and an offset such as .713+01:00 may follow the seconds), 2026-11-30 14:05, 2026-11-30, or seconds since 1970."
         }
     }
     public var exitCode: Int32 { 2 }

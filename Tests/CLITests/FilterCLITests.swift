@@ -295,7 +295,7 @@ struct FilterCLITests {
                 (["--all", "1"], 2, "--all takes every flow, so give either flow ids or --all, not both."),
                 (["--since", "1y"], 2, "'1y' is not a time span; write a number and a unit, such as 90s, 15m, 1h, 2d or 1w."),
                 (["--from", "2026-12-02", "--to", "2026-12-01"], 2, "--from must be before --to; nothing starts in that window."),
-                (["--from", "2026-13-01"], 2, "'2026-13-01' is not a moment; write UTC as 2026-11-30T14:05:00Z, 2026-11-30 14:05, 2026-11-30, or seconds since 1970."),
+                (["--from", "2026-13-01"], 2, "'2026-13-01' is not a moment; write UTC as 2026-11-30T14:05:00Z (a fraction and an offset such as .713+01:00 may follow the seconds), 2026-11-30 14:05, 2026-11-30, or seconds since 1970."),
                 (["--filter", "~c"], 2, "Expected a status code (a number such as 404) after '~c' at column 3."),
                 (["40-48"], 1, "No flow is in this selection, so nothing was written; `tv flows` lists the ones there are."),
                 (["9"], 1, "There is no flow 9 in this data folder; `tv flows` lists the ones there are."),

@@ -63,6 +63,15 @@ import FlowTerms
         #expect(try TimeFilter.moment("2024-02-29") == 1_709_164_800_000_000)
         #expect(throws: TimeFilterError.badMoment("-5")) { try TimeFilter.moment("-5") }
         #expect(throws: TimeFilterError.badMoment("99999999999999")) { try TimeFilter.moment("99999999999999") }
+        // RFC 3339 after whole seconds: a fraction (the HAR's startedDateTime) and an offset.
+        #expect(try TimeFilter.moment("2025-11-30T03:05:00.713Z") == 1_764_471_900_713_000)
+        #expect(try TimeFilter.moment("2025-11-30T03:05:00.000001") == 1_764_471_900_000_001)
+        #expect(try TimeFilter.moment("2025-11-30T04:05:00+01:00") == 1_764_471_900_000_000)
+        #expect(try TimeFilter.moment("2025-11-29T21:35:00.5-0530") == 1_764_471_900_500_000)
+        for bad in ["2025-11-30T03:05:00.", "2025-11-30T03:05:00.1234567Z", "2025-11-30T03:05+01:00", "2025-11-30T03:05:00+1:00",
+                    "2025-11-30T03:05:00+24:00", "2025-11-30T03:05:00.5x", "2025-11-30+01:00"] {
+            #expect(throws: TimeFilterError.badMoment(bad)) { try TimeFilter.moment(bad) }
+        }
     }
 }
 
