@@ -44,4 +44,17 @@ import Glibc
         facts.fail(.stopped)
         #expect(facts.failureReason == ConnectionFailure.stopped.sentence)
     }
+
+    @Test("a flow is cut off (the decrypted capture ends its stream with RST) when it failed or ended in a reset from either side; closed in order otherwise")
+    func cutOffWhenReset() {
+        let refused = LegFailure.system(Errno(ECONNRESET))
+        #expect(ConnectionFailure.cutsOff(status: .failed, failure: nil))
+        #expect(ConnectionFailure.cutsOff(status: .inspected, failure: .read(from: .server, reset: true, refused)))
+        #expect(ConnectionFailure.cutsOff(status: .inspected, failure: .clientGone(reset: true, .awaitingResponse)))
+        #expect(ConnectionFailure.cutsOff(status: .inspected, failure: .send(to: .client, .system(Errno(EPIPE)))))
+        #expect(!ConnectionFailure.cutsOff(status: .inspected, failure: nil))
+        #expect(!ConnectionFailure.cutsOff(status: .inspected, failure: .read(from: .server, reset: false, .tlsClosed)))
+        #expect(!ConnectionFailure.cutsOff(status: .inspected, failure: .idle(seconds: 300)))
+        #expect(!ConnectionFailure.cutsOff(status: .inspected, failure: .stopped))
+    }
 }

@@ -358,6 +358,8 @@ final class ProxyConnection: LoopHandler {
         }
         endExchanges()
         shared.sink?.flowClosed(facts)
-        if machine.relay.recordingStarted { shared.recorder?.flowEnded(flow: facts.id, cutOff: facts.status == .failed) }
+        if machine.relay.recordingStarted {
+            shared.recorder?.flowEnded(flow: facts.id, cutOff: ConnectionFailure.cutsOff(status: facts.status, failure: machine.failure))
+        }
     }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FlowTerms
 import Wire
 
@@ -314,6 +317,20 @@ public enum LegFailure: Equatable, Sendable {
         case .tlsClosed: return "the peer closed the TLS session"
         case .pipeClosed: return "the pipe closed"
         case .noPipe: return "no pipe"
+        }
+    }
+}
+
+extension ConnectionFailure {
+    /// Whether a flow that ended with `status` and `failure` was cut off rather than closed in
+    /// order: a failed flow, or one that ended in a reset from either side (the decrypted
+    /// capture then ends its stream with RST, not FIN: a trial's reset flows closed with FINs).
+    public static func cutsOff(status: FlowStatus, failure: ConnectionFailure?) -> Bool {
+        if status == .failed { return true }
+        switch failure {
+        case .read(_, let reset, _)?, .clientGone(let reset, _)?: return reset
+        case .send(_, .system(let err))?: return err.code == ECONNRESET || err.code == EPIPE
+        default: return false
         }
     }
 }
