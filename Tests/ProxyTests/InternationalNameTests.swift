@@ -106,7 +106,7 @@ struct InternationalNameTests {
         #expect(out == [
             .armTimer(at: 12_000_000_000), .updateFlow(flow), .newServerLeg, .armTimer(at: 12_000_000_000),
             .resolve(host: "xn--bcher-kva.test", port: 80, attempt: 1),
-            .sendServer(Array("GET /a HTTP/1.1\r\nAccept: */*\r\nHost: xn--bcher-kva.test\r\n\r\n".utf8), record: nil),
+            .sendServer(Array("GET /a HTTP/1.1\r\nHost: xn--bcher-kva.test\r\nAccept: */*\r\n\r\n".utf8), record: nil),
         ])
     }
 

@@ -305,6 +305,19 @@ struct PlainHTTPMachineTests {
         #expect(h.abandonedDeadline == nil)
     }
 
+    @Test("the Host the server gets is the absolute-form target's (RFC 9112 §3.2.2), in the place of the client's; a forged one goes (two are refused with 400 before)")
+    func hostFromTheTarget() {
+        var m = Self.started()
+        let out = Self.client(&m, "GET http://127.0.0.1:8080/h HTTP/1.1\r\nAccept: */*\r\nHost: evil.example\r\nX-A: 1\r\n\r\n", at: 2)
+        guard case .sendServer(let bytes, _)? = out.last else { Issue.record("\(out)"); return }
+        #expect(String(decoding: bytes, as: UTF8.self) == "GET /h HTTP/1.1\r\nAccept: */*\r\nHost: 127.0.0.1:8080\r\nX-A: 1\r\n\r\n")
+        var v6 = Self.started()
+        // HTTP/1.0 needs no Host (1.1 without one is refused): one is added from the target.
+        let none = Self.client(&v6, "GET http://[::1]/h HTTP/1.0\r\nAccept: */*\r\n\r\n", at: 2)
+        guard case .sendServer(let made, _)? = none.last else { Issue.record("\(none)"); return }
+        #expect(String(decoding: made, as: UTF8.self) == "GET /h HTTP/1.0\r\nAccept: */*\r\nHost: [::1]\r\n\r\n")
+    }
+
     @Test("fields the Connection header names are not forwarded (RFC 9110 §7.6.1), but framing, Host, Upgrade and Connection itself stay")
     func hopByHopFields() {
         var m = Self.started()

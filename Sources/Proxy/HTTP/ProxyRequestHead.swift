@@ -3,10 +3,12 @@ import Wire
 /// An absolute-form request head (RFC 9112 §3.2.2) as a forward proxy passes it on.
 extension HTTPRequestHead {
     /// The head as the origin server gets it: the target in origin-form, the Proxy-* fields
-    /// (Proxy-Connection, Proxy-Authorization…) dropped, a Host field added from `target` when
-    /// the client sent none (RFC 9112 §3.2: the port only when it is not 80). A Host field with
-    /// bytes beyond ASCII (a raw international name) is replaced by `target`'s, whose host is
-    /// the A-label form (RFC 9112 §3.2.2 lets a proxy replace Host from an absolute-form target).
+    /// (Proxy-Connection, Proxy-Authorization…) dropped, and the Host field made from `target`
+    /// (RFC 9112 §3.2: the port only when it is not 80; an international name in its A-label
+    /// form), in the place of the client's Host field (the parser refuses two) or added at the
+    /// end without one. RFC 9112 §3.2.2: a proxy MUST ignore the received Host of an
+    /// absolute-form request and generate it from the target (a trial's `Host: evil.example`
+    /// reached the server at 127.0.0.1 and named the request row).
     ///
     /// Fields the client's Connection header names are hop-by-hop (RFC 9110 §7.6.1: a proxy
     /// removes them before forwarding; a trial's `Connection: X-Hop` reached the server), but for
@@ -17,16 +19,19 @@ extension HTTPRequestHead {
         var text = "\(method) \(originForm) \(version)\r\n"
         var sawHost = false
         let hopByHop = connectionOptions.isEmpty ? [] : Set(connectionOptions).subtracting(Self.framingAndRouting)
+        let generated = target.map { "Host: \($0.port == 80 ? ($0.isIPv6 ? "[\($0.host)]" : $0.host) : $0.description)\r\n" }
         for field in headers {
             let name = field.name.lowercased()
             if name.hasPrefix("proxy-") || hopByHop.contains(name) { continue }
             if name == "host" {
-                if target != nil && IDNA.isInternational(field.value) { continue }
+                if sawHost { continue }   // not reached: the parser refuses a second Host
                 sawHost = true
+                text += generated ?? "\(field.name): \(field.value)\r\n"
+                continue
             }
             text += "\(field.name): \(field.value)\r\n"
         }
-        if !sawHost, let target { text += "Host: \(target.port == 80 ? (target.isIPv6 ? "[\(target.host)]" : target.host) : target.description)\r\n" }
+        if !sawHost, let generated { text += generated }
         text += "\r\n"
         return Array(text.utf8)
     }
