@@ -590,6 +590,40 @@ struct ConnectionMachineTests {
         #expect(m.facts.upstreamTLSVersion == .tls13)
     }
 
+    @Test("reverse:https and a plain HTTP/2 client (prior knowledge): the TLS leg offers h2; chosen, the plaintext is relayed; not chosen, the client gets HTTP/2's SETTINGS and GOAWAY HTTP_1_1_REQUIRED, not an HTTP/1 502")
+    func reversePlainH2Client() {
+        let preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+        for chosen in ["h2", "http/1.1", nil] as [String?] {
+            var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8443, origin: .reverse), upstreamTLS: true))
+            let address = SocketAddress(numericHost: "127.0.0.1", port: 8443)!
+            _ = m.handle(.start)
+            _ = Self.text(&m, preface)
+            _ = m.handle(.connected(address))
+            let start = Self.text(&m, preface)
+            #expect(start.contains(.startUpstreamTLS(.init(serverName: nil, alpn: [Array("h2".utf8)], verifyHost: "127.0.0.1",
+                                                            sessionKey: "127.0.0.1:8443|"))), "\(start)")
+            let done = Machine.UpstreamHandshake(version: .tls13, alpn: chosen.map { Array($0.utf8) }, verifyError: nil,
+                                                 certificate: nil, certificateSANs: [], resumed: false)
+            let out = m.handle(.upstreamHandshakeDone(done))
+            if chosen == "h2" {
+                #expect(out == [.armTimer(millis: 0), .relay(.raw(plaintext: true, observeServerHello: false)), .updateFlow])
+                continue
+            }
+            let failure = ConnectionFailure.serverLacksHTTP2(chosen: chosen)
+            #expect(m.facts.error == failure.sentence)
+            let said = HTTP2Preface.settingsThenGoaway(code: 0xd, debug: failure.answer)
+            #expect(out == [.sendClient(said), .armTimer(millis: 0), .close(reset: false)], "\(out)")
+            // SETTINGS (empty), then GOAWAY: length 8 + the sentence, type 7, last stream 0, code 0xd.
+            #expect(Array(said.prefix(9)) == [0, 0, 0, 4, 0, 0, 0, 0, 0])
+            #expect(said[12] == 7 && Array(said[18..<26]) == [0, 0, 0, 0, 0, 0, 0, 0x0d])
+            #expect(Int(said[9]) << 16 | Int(said[10]) << 8 | Int(said[11]) == 8 + failure.answer.utf8.count)
+        }
+        // A request line is no preface; "PRI" alone is as far as one can tell.
+        #expect(!"GET / HTTP/1.1\r\n".utf8.withContiguousStorageIfAvailable { HTTP2Preface.begins(UnsafeRawBufferPointer($0)) }!)
+        #expect("PRI".utf8.withContiguousStorageIfAvailable { HTTP2Preface.begins(UnsafeRawBufferPointer($0)) }!)
+        #expect(!"PR".utf8.withContiguousStorageIfAvailable { HTTP2Preface.begins(UnsafeRawBufferPointer($0)) }!)
+    }
+
     @Test("reverse:https and a plain-HTTP client: a server certificate that does not verify, or a failed handshake, is a 502 in HTTP, not a TLS alert")
     func reversePlainClientBadGateway() {
         for event in [Machine.Event.upstreamHandshakeDone(.init(version: .tls13, alpn: nil, verifyError: "self-signed certificate",

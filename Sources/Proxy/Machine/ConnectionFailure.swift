@@ -142,6 +142,10 @@ public enum ConnectionFailure: Equatable, Sendable {
     case responseUnreadable(String)
     /// The server closed before its response was complete.
     case responseIncomplete
+    /// `reverse:https://…`: the client spoke HTTP/2 in clear (prior knowledge), and the server's
+    /// TLS chose no HTTP/2 (`chosen`: the protocol ALPN chose, nil for none); tv relays bytes and
+    /// cannot translate, so the client was told HTTP_1_1_REQUIRED (RFC 9113 §7).
+    case serverLacksHTTP2(chosen: String?)
     /// A UDP flow's server answered with ICMP port unreachable (nothing listens on its port);
     /// tv passed it on to the program (`EngineLoop.udpErrorQueue`).
     case portUnreachable
@@ -275,6 +279,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .chunkedBodyMalformed(let side): return "the \(side.word)'s chunked body is malformed"
         case .responseUnreadable(let reason): return "the server's response was not understood: \(reason)"
         case .responseIncomplete: return "the server closed the connection before its response was complete"
+        case .serverLacksHTTP2(let chosen):
+            return "the client spoke HTTP/2 in clear and the server's TLS offered no HTTP/2 (ALPN chose \(chosen ?? "nothing")), which tv cannot translate; the client was told HTTP_1_1_REQUIRED, so speak HTTP/1.1 to this reverse proxy (curl without --http2-prior-knowledge)"
         }
     }
 }

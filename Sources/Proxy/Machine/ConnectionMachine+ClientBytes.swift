@@ -45,7 +45,7 @@ extension ConnectionMachine {
         case .needMoreData:
             return out
         case .notTLS:
-            if upstreamTLS == true { return plainClientToTLSServer() }
+            if upstreamTLS == true { return plainClientToTLSServer(h2: HTTP2Preface.begins(all)) }
             return relayRaw(status: .notEncrypted, observeServerHello: false)
         case .malformed(let reason):
             return fail(.clientHelloMalformed(reason), reset: false)

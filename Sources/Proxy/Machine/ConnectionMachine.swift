@@ -57,6 +57,8 @@ struct ConnectionMachine {
     /// the server and relays the client's plaintext over that leg (mitmproxy's reverse mode does
     /// the same).
     private(set) var plainClientOverTLS = false
+    /// That plain client began with HTTP/2's connection preface (prior knowledge, RFC 9113 §3.3).
+    private(set) var plainClientSpeaksH2 = false
     /// The client's FIN or reset was here when its TLS leg started: not a pinning signal.
     private var clientClosedBeforeFlight = false
     /// The upstream handshake failed and tv's leg to the client is completed only to answer
@@ -292,17 +294,19 @@ struct ConnectionMachine {
     }
 
     /// `reverse:https://…` and a client that sent plain bytes (an HTTP request): open a TLS leg
-    /// to the target (SNI its name, never an IP, RFC 6066 §3; ALPN http/1.1, since the client
-    /// speaks HTTP/1 in clear; the certificate must name the target) and relay the client's
-    /// plaintext over it. The flow is "not encrypted" (the client's side was in clear) and keeps
-    /// the upstream leg's TLS facts.
-    mutating func plainClientToTLSServer() -> [Command] {
+    /// to the target (SNI its name, never an IP, RFC 6066 §3; ALPN the protocol the client
+    /// speaks in clear: h2 after HTTP/2's preface, else http/1.1 (h2c prior knowledge was sent
+    /// to a server that had chosen http/1.1: a trial); the certificate must name the target) and
+    /// relay the client's plaintext over it. The flow is "not encrypted" (the client's side was
+    /// in clear) and keeps the upstream leg's TLS facts.
+    mutating func plainClientToTLSServer(h2: Bool) -> [Command] {
         guard let destination else { return fail(.internalError("no destination"), reset: true) }
         plainClientOverTLS = true
+        plainClientSpeaksH2 = h2
         reader.reset()
         phase = .upstreamHandshake
         let name = destination.hostName
-        let plan = UpstreamTLSPlan(serverName: name, alpn: [Array("http/1.1".utf8)],
+        let plan = UpstreamTLSPlan(serverName: name, alpn: [Array((h2 ? "h2" : "http/1.1").utf8)],
                                    verifyHost: name ?? destination.host,
                                    sessionKey: "\(destination.host):\(destination.port)|\(name ?? "")")
         return [.armTimer(millis: settings.handshakeTimeoutMillis), .startUpstreamTLS(plan), .updateFlow]
@@ -310,8 +314,15 @@ struct ConnectionMachine {
 
     /// The TLS leg to the server of a plain client failed, or of a TLS client that speaks HTTP/1
     /// (`answering`): answer 502 in HTTP (a TLS alert means nothing to the plain client) and close.
+    /// A plain HTTP/2 client gets HTTP/2 instead: its SETTINGS and a GOAWAY saying why (an
+    /// HTTP/1 502 is bytes it cannot read).
     mutating func badGateway(_ failure: ConnectionFailure) -> [Command] {
-        [.sendClient(Self.errorResponse(502, "Bad Gateway", failure))] + fail(failure, reset: false)
+        if plainClientSpeaksH2 {
+            var code = HTTP2Preface.internalError
+            if case .serverLacksHTTP2 = failure { code = HTTP2Preface.http11Required }
+            return [.sendClient(HTTP2Preface.settingsThenGoaway(code: code, debug: failure.answer))] + fail(failure, reset: false)
+        }
+        return [.sendClient(Self.errorResponse(502, "Bad Gateway", failure))] + fail(failure, reset: false)
     }
 
     /// Relays the two sides' bytes as they are. A plain relay (`status` not encrypted: the server
@@ -334,6 +345,9 @@ struct ConnectionMachine {
         if plainClientOverTLS {
             if let error = done.verifyError, !settings.upstreamInsecure {
                 return badGateway(.upstreamCertificate(verifyError: error, clientRefused: false))
+            }
+            if plainClientSpeaksH2, done.alpn != Array("h2".utf8) {
+                return badGateway(.serverLacksHTTP2(chosen: done.alpn.map { String(decoding: $0, as: UTF8.self) }))
             }
             phase = .relaying
             facts.status = .notEncrypted
