@@ -64,7 +64,13 @@ public struct FilterMatcher: Sendable {
         }
         let texts = answers.joined()
         switch term.argument {
-        case let .regex(pattern): return texts.contains { pattern.search($0) }
+        case let .regex(pattern):
+            if term.op == .source || term.op == .destination, let literal = pattern.bracketedAddress {
+                // The address with its port names one endpoint; without, any port of it.
+                let whole = literal.contains("]:")
+                return texts.contains { whole ? $0.lowercased() == literal : $0.lowercased().hasPrefix(literal + ":") }
+            }
+            return texts.contains { pattern.search($0) }
         case let .number(n): return texts.contains { Int($0) == n }
         case .none: return false
         }

@@ -31,6 +31,20 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         return compiled.regex.firstMatch(in: text, options: [], range: range) != nil
     }
 
+    /// The source lowercased when it begins with an IPv6 address in brackets (`[::1]`,
+    /// `[fd00::2]:443`), which `~src`/`~dst` take literally: as a regex the brackets are a
+    /// character class, so the README's own `~dst [::1]:443` matched nothing it named (and
+    /// `127.0.0.1:443`, through "1:443"); nil otherwise.
+    public var bracketedAddress: String? {
+        let lower = source.lowercased()
+        guard lower.hasPrefix("["), let close = lower.firstIndex(of: "]") else { return nil }
+        let inside = lower[lower.index(after: lower.startIndex)..<close]
+        guard inside.contains(":"), inside.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
+        let rest = lower[lower.index(after: close)...]
+        guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else { return nil }
+        return lower
+    }
+
     public static func == (a: FilterPattern, b: FilterPattern) -> Bool { a.source == b.source }
 
     public var description: String { source }

@@ -51,6 +51,12 @@ import Testing
         ("~all", true, true, true, []),
         ("~src \"^127\\.0\\.0\\.1:50000$\"", true, false, true, []),
         ("~dst \"\\[2001:db8::1\\]:443\"", true, false, true, []),
+        // Written as the README shows it, an address in brackets is taken literally (as a regex
+        // the brackets are a class: it matched nothing it named, and 192.0.2.1:443 through "1:443").
+        ("~dst [2001:DB8::1]:443", true, false, true, []),
+        ("~dst [2001:db8::1]", true, false, true, []),
+        ("~dst [2001:db8::1]:44", false, false, false, []),
+        ("~dst [::1]:443", false, false, false, []),
         ("~d example & !~c 200", true, true, true, [.statusCode]),  // a flow has no status: ~c false, so ! true
         ("~c 200 | ~c 404", true, false, false, [.statusCode]),
         ("~m GET | ~d nomatch", false, true, false, [.method]),
