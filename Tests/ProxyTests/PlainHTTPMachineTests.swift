@@ -303,6 +303,18 @@ struct PlainHTTPMachineTests {
         let response = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
         #expect(Self.server(&h, response, at: 20).contains(.writeClient(0..<response.utf8.count, record: nil)))
         #expect(h.abandonedDeadline == nil)
+
+        // The server closing in answer to the client's FIN (Node's servers do): the client left;
+        // no 502 for it (it was recorded as a server failure and a 502 by tv: a trial).
+        var n = Self.started()
+        Self.requested(&n)
+        _ = Self.run(&n, .clientEnded, at: 3)
+        let ended = Self.run(&n, .serverEnded, at: 3)
+        #expect(!ended.contains { if case .answerClient = $0 { return true } else { return false } }, "\(ended)")
+        guard let closing = ended.first(where: { if case .closeFlow = $0 { return true } else { return false } }),
+              case .closeFlow(let left, _) = closing else { Issue.record("\(ended)"); return }
+        #expect(left.error == "the client closed the connection before the response began, and the server then closed its side too")
+        #expect(left.status != .failed)
     }
 
     @Test("the Host the server gets is the absolute-form target's (RFC 9112 §3.2.2), in the place of the client's; a forged one goes (two are refused with 400 before)")

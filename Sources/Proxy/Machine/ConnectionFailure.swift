@@ -29,6 +29,9 @@ public enum ConnectionFailure: Equatable, Sendable {
         /// Plain HTTP forwarding: the client ended its side while its response was awaited, and
         /// none came within `PlainHTTPMachine.Settings.abandonedWaitNanos` (nginx's 499).
         case awaitingResponse
+        /// Plain HTTP forwarding: the client ended its side while its response was awaited, and
+        /// the server closed in answer, before its response began.
+        case beforeResponse
     }
 
     /// Why no connection to the server was made.
@@ -186,6 +189,7 @@ public enum ConnectionFailure: Equatable, Sendable {
             case .beforeHandshake: when = "before the handshake"
             case .beforeFirstRequest: when = "before its first request"
             case .awaitingResponse: when = "while it waited for the response, which had not begun when tv gave up waiting for it"
+            case .beforeResponse: when = "before the response began, and the server then closed its side too"
             }
             return "the client \(reset ? "reset" : "closed") the connection \(when)"
         case .proxyRequestUnreadable(let reason): return "the client's proxy request was not understood: \(reason)"

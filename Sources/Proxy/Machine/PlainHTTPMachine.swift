@@ -341,9 +341,13 @@ struct PlainHTTPMachine {
     private mutating func serverEnded() {
         if responses.serverEnded() { closeAfterResponse = true }
         if responses.awaitingHead {
+            responses.dropHeldHead()
+            // The client ended its side first and the server closed in answer to that FIN (as
+            // Node's servers do): the client left, as the wait's deadline would say; no 502
+            // for it (a trial's `curl -m 1` was recorded as a server failure and a 502 by tv).
+            if clientEndedAt != nil { return finish(reset: false, failure: .clientGone(reset: false, .beforeResponse)) }
             // No byte of the response reached the client (a head is held until whole): tv
             // answers in the server's place, as for a server it cannot reach.
-            responses.dropHeldHead()
             return fail(.responseIncomplete, status: 502, deliveringFirst: true)
         }
         if responses.upgraded || closeAfterResponse || !responses.outstanding.isEmpty {
