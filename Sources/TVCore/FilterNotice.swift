@@ -22,7 +22,7 @@ public enum FilterNotice {
             return "\(names) \(ops.count == 1 ? "looks" : "look") at requests, which flow rows do not hold, so \(they) matched no flow; `tv requests --filter` filters requests."
         case .requests:
             let count = ops.compactMap { matcher.unanswered[$0] }.max() ?? 0
-            return "\(names) \(ops.count == 1 ? "looks" : "look") in kept headers and bodies, which \(count) of the \(matcher.rows) requests checked do not have (content.keep was off for them), so \(they) matched none of those."
+            return "\(names) \(ops.count == 1 ? "looks" : "look") in kept headers and bodies, which \(count) of the \(matcher.rows) requests checked do not have (no content was kept for them: content.keep was off, their flow's recording budget had run out, tv answered them itself, or what was kept expired or was deleted), so \(they) matched none of those."
         }
     }
 

@@ -22,6 +22,8 @@ public struct RequestDetailPresentation: Sendable {
     /// missing for that reason says it (it read "no response was recorded" where the client had
     /// a whole 200 with a 100 KB header: a trial).
     public var stoppedReading: HTTPConversation.ReadingProblem?
+    /// The flow has kept content (its turns read as HTTP), whether or not this request is in it.
+    public var flowContentKept = false
 
     public init(exchange: ExchangeRecord, recorded: HTTPExchange?, full: Bool = false, sharedFrom: InstanceIdentity? = nil,
                 stoppedReading: HTTPConversation.ReadingProblem? = nil) {
@@ -38,6 +40,19 @@ public struct RequestDetailPresentation: Sendable {
         let side = problem.direction == .serverToClient ? "from the server" : "from the client"
         return "  (no response was read: reading this connection as HTTP stopped at turn \(problem.turn) \(side): "
             + TerminalText.line(problem.reason) + " `tv turns \(exchange.flowID)` shows every byte that was kept.)"
+    }
+
+    /// Why a request of a flow with kept content is not in it, from where reading stopped.
+    func notInKeptContent() -> String {
+        let why: String
+        if let problem = stoppedReading {
+            let side = problem.direction == .serverToClient ? "from the server" : "from the client"
+            why = "reading the connection's kept turns as HTTP stopped before it, at turn \(problem.turn) \(side): " + TerminalText.line(problem.reason)
+        } else {
+            why = "the flow's recording budget ran out before it, or what was kept of it expired or was deleted."
+        }
+        return "This request is not in the content kept of its connection (the facts above are its row's): " + why
+            + " `tv turns \(exchange.flowID)` shows every byte that was kept."
     }
 
     /// What tv keeps of a request without content keeping, and what only with it (also in the
@@ -95,7 +110,10 @@ public struct RequestDetailPresentation: Sendable {
         emit("")
         guard let recorded else {
             // A shared row's content stays on its machine: no advice about keeping it here.
-            if sharedFrom == nil { emit(RequestDetailPresentation.keptWithoutContent) }
+            guard sharedFrom == nil else { return }
+            // Content was kept for the flow, this request is just not in it: not "without
+            // content keeping" (a trial's content.keep was on all along: the budget ran out).
+            emit(flowContentKept ? notInKeptContent() : RequestDetailPresentation.keptWithoutContent)
             return
         }
         let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: full)

@@ -43,7 +43,8 @@ public struct RequestReading: KeptContentReading {
             RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: stopped).writeJSON(reader: BoundedBodyReader()) { text += $0 }
             output.line(text)
         case .shown(json: false, let full):
-            let detail = RequestDetailPresentation(exchange: exchange, recorded: recorded, full: full, stoppedReading: stopped)
+            var detail = RequestDetailPresentation(exchange: exchange, recorded: recorded, full: full, stoppedReading: stopped)
+            detail.flowContentKept = conversation != nil
             let reader = BoundedBodyReader()
             output.lines { line in detail.write(reader: reader, line) }
         }

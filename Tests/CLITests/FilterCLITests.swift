@@ -116,11 +116,11 @@ struct FilterCLITests {
             #expect(try requestIDs(s, ["--filter", "~t html"]) == [1])
             #expect(try requestIDs(s, ["--filter", "~dst :80$"]) == [5])
             #expect(try requestIDs(s, ["--filter", "~d plain | ~c 500", "--since", "1d"]) == [5, 4])
-            let noHeaders = "tv: ~h looks in kept headers and bodies, which 1 of the 5 requests checked do not have (content.keep was off for them), so it matched none of those.\n"
+            let noHeaders = "tv: ~h looks in kept headers and bodies, which 1 of the 5 requests checked do not have (no content was kept for them: content.keep was off, their flow's recording budget had run out, tv answered them itself, or what was kept expired or was deleted), so it matched none of those.\n"
             #expect(try requestIDs(s, ["--filter", "~h 'content-type: application/json'"], err: noHeaders) == [2])
-            let noBodies = "tv: ~b looks in kept headers and bodies, which 1 of the 5 requests checked do not have (content.keep was off for them), so it matched none of those.\n"
+            let noBodies = "tv: ~b looks in kept headers and bodies, which 1 of the 5 requests checked do not have (no content was kept for them: content.keep was off, their flow's recording budget had run out, tv answered them itself, or what was kept expired or was deleted), so it matched none of those.\n"
             #expect(try requestIDs(s, ["--filter", "~b missing"], err: noBodies) == [2])
-            #expect(try requestIDs(s, ["--filter", "~tq json"], err: "tv: ~tq looks in kept headers and bodies, which 1 of the 5 requests checked do not have (content.keep was off for them), so it matched none of those.\n") == [2])
+            #expect(try requestIDs(s, ["--filter", "~tq json"], err: "tv: ~tq looks in kept headers and bodies, which 1 of the 5 requests checked do not have (no content was kept for them: content.keep was off, their flow's recording budget had run out, tv answered them itself, or what was kept expired or was deleted), so it matched none of those.\n") == [2])
             // ~m decides first for the rows that are not POSTs, so ~b is asked only of request 2.
             #expect(try requestIDs(s, ["--filter", "~m post & ~bq x"]) == [2])
         }

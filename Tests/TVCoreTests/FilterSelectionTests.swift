@@ -44,7 +44,7 @@ import Testing
         _ = requests.matches(FilterFields(texts: [.requestBody: ["no secret here"], .responseBody: []]))
         _ = requests.matches(FilterFields(texts: [:]))
         #expect(FilterNotice.sentence(requests, rows: .requests)
-            == "~b looks in kept headers and bodies, which 1 of the 2 requests checked do not have (content.keep was off for them), so it matched none of those.")
+            == "~b looks in kept headers and bodies, which 1 of the 2 requests checked do not have (no content was kept for them: content.keep was off, their flow's recording budget had run out, tv answered them itself, or what was kept expired or was deleted), so it matched none of those.")
         var answered = FilterMatcher(try FilterParser.parse("~d x"))
         _ = answered.matches(FlowRowSubject(Self.flow))
         #expect(FilterNotice.sentence(answered, rows: .flows) == nil)

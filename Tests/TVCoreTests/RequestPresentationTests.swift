@@ -73,6 +73,17 @@ import Testing
         var lines: [String] = []
         RequestDetailPresentation(exchange: Self.finished, recorded: nil).write(reader: BoundedBodyReader()) { lines.append($0) }
         #expect(lines.last == RequestDetailPresentation.keptWithoutContent)
+        // Content was kept for the flow, this request is not in it: said so, not "without
+        // content keeping" (a trial's content.keep was on all along).
+        var kept = RequestDetailPresentation(exchange: Self.finished, recorded: nil)
+        kept.flowContentKept = true
+        var budget: [String] = []
+        kept.write(reader: BoundedBodyReader()) { budget.append($0) }
+        #expect(budget.last == "This request is not in the content kept of its connection (the facts above are its row's): the flow's recording budget ran out before it, or what was kept of it expired or was deleted. `tv turns 7` shows every byte that was kept.")
+        kept.stoppedReading = HTTPConversation.ReadingProblem(direction: .clientToServer, turn: 3, reason: "The recording budget stopped this side in turn 3; nothing after it was recorded.")
+        var stopped: [String] = []
+        kept.write(reader: BoundedBodyReader()) { stopped.append($0) }
+        #expect(stopped.last == "This request is not in the content kept of its connection (the facts above are its row's): reading the connection's kept turns as HTTP stopped before it, at turn 3 from the client: The recording budget stopped this side in turn 3; nothing after it was recorded. `tv turns 7` shows every byte that was kept.")
     }
 
     @Test func curlWithoutAndWithContent() {
