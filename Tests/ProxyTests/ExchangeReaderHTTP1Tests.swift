@@ -64,6 +64,22 @@ struct ExchangeReaderHTTP1Tests {
         #expect(p.reader.takeRequestBodyWait())
     }
 
+    @Test("Expect: 100-continue answered 417 before any body byte, the body never sent: complete at the close, ending with its response; an upload the server answered part way is cut")
+    func answeredBeforeTheBody() {
+        let p = ExchangePlaybook()
+        p.client("POST /x HTTP/1.1\r\nHost: example.com\r\nExpect: 100-continue\r\nContent-Length: 1048576\r\n\r\n", at: 10)
+        p.server("HTTP/1.1 417 Expectation Failed\r\nContent-Length: 7\r\nConnection: close\r\n\r\nno way\n", at: 14)
+        let ended = p.end(at: 500)
+        #expect(ended.count == 1 && ended[0].state == .complete && ended[0].status == 417, "\(ended)")
+        #expect(ended[0].responseTime == 14 && ended[0].endTime == 14 && ended[0].requestBodyBytes == 0, "\(ended)")
+
+        let q = ExchangePlaybook()
+        q.client("POST /y HTTP/1.1\r\nHost: example.com\r\nContent-Length: 10\r\n\r\nabc", at: 10)
+        q.server("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", at: 12)
+        let cut = q.end(at: 20)
+        #expect(cut.count == 1 && cut[0].state == .incomplete && cut[0].endTime == 20, "\(cut)")
+    }
+
     func get(_ sequence: Int, _ path: String, at time: Int64, queryRemoved: Bool = false, method: String = "GET") -> ExchangeRecord {
         ExchangeRecord(flowID: 7, sequence: sequence, httpVersion: "HTTP/1.1", method: method, scheme: "https",
                        authority: "example.com", path: path, queryRemoved: queryRemoved, requestTime: time)

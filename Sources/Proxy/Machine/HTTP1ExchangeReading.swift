@@ -237,12 +237,16 @@ final class HTTP1ExchangeReading {
     }
 
     /// Ends every exchange still open at `now`: a response delimited by the close whose request
-    /// ended is complete, anything else incomplete.
+    /// ended is complete; so is one whose whole final response came before any byte of its
+    /// request's body, which the client then never sent (RFC 9110 §10.1.1: a 417 to
+    /// `Expect: 100-continue`, or any early answer; a trial's 417 read "cut", and its end came
+    /// before its response); anything else incomplete.
     func end(at now: Int64, emit: (ExchangeRecord) -> Void) {
         for entry in pending {
             var record = entry.record
-            record.state = entry.untilClose && entry.requestDone && readingResponseBody ? .complete : .incomplete
-            record.endTime = now
+            let answeredBeforeBody = entry.responseDone && !entry.requestDone && record.requestBodyBytes == 0
+            record.state = answeredBeforeBody || (entry.untilClose && entry.requestDone && readingResponseBody) ? .complete : .incomplete
+            record.endTime = answeredBeforeBody ? (record.endTime ?? now) : now
             emit(record)
         }
         pending.removeAll()
