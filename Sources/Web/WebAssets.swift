@@ -135,6 +135,7 @@ a.button.primary { background: var(--accent); color: var(--card); }
   th.hide-narrow, td.hide-narrow { display: none; }
   .diag-section table th { width: auto; }
 }
+.download-error { color: var(--bad); }
 """######),
         "/app.js": ("text/javascript; charset=utf-8", ######"""
 // tv web: the screens, drawn from /api/ (the commands' --json) and /api/events (Server-Sent
@@ -246,14 +247,17 @@ function bytes(n) {
   return (i === 0 ? String(v) : v.toFixed(v < 10 ? 1 : 0)) + " " + units[i];
 }
 
+// As `tv flows` writes it (Units.duration): µs below a millisecond, whole ms (truncated) below
+// a second, then one decimal of seconds, then min/s and h/min (3,886 µs read "4 ms" here and
+// "3 ms" there, and 132 µs "0 ms": a trial).
 function duration(micros) {
   if (micros === null || micros === undefined) return "open";
-  const ms = micros / 1000;
-  if (ms < 1000) return Math.round(ms) + " ms";
-  const sec = ms / 1000;
-  if (sec < 60) return sec.toFixed(1) + " s";
-  if (sec < 3600) return Math.floor(sec / 60) + " min " + Math.round(sec % 60) + " s";
-  return Math.floor(sec / 3600) + " h " + Math.round((sec % 3600) / 60) + " min";
+  if (micros < 1000) return micros + " µs";
+  if (micros < 1000000) return Math.floor(micros / 1000) + " ms";
+  if (micros < 60000000) return (Math.round(micros / 100000) / 10).toFixed(1) + " s";
+  const s = Math.floor(micros / 1000000), two = n => String(n).padStart(2, "0");
+  if (s < 3600) return Math.floor(s / 60) + " min " + two(s % 60) + " s";
+  return Math.floor(s / 3600) + " h " + two(Math.floor((s % 3600) / 60)) + " min";
 }
 
 function utc(micros, withDate) {
@@ -286,7 +290,9 @@ function statusMark(flow) {
   return h("span", { class: "mark" }, "");
 }
 
-function flowName(flow) { return flow.host || flow.serverAddress; }
+// A flow's name, else its server's address, else which connection it is (one that never named
+// a server drew a blank title and an empty link: a trial).
+function flowName(flow) { return flow.host || flow.serverAddress || "connection " + flow.id + " (no server named)"; }
 function flowWhat(flow) {
   const parts = [flow.transport.toUpperCase()];
   if (flow.alpn) parts.push(flow.alpn); else if (flow.clientTLSVersion) parts.push(flow.clientTLSVersion);
@@ -301,6 +307,45 @@ function flowWhat(flow) {
 function sentWord(direction) { return direction === "client_to_server" ? "↑ Sent" : "↓ Received"; }
 
 function errorCard(message) { return h("div", { class: "card error", role: "alert" }, message); }
+
+// An action's refusal said beside the control that asked, once (each click added another copy
+// at the foot of the page: a trial).
+function sayBeside(control, sentence) {
+  const holder = control && control.parentNode ? control.parentNode : main();
+  const said = holder.querySelector(".download-error");
+  if (said) said.remove();
+  const line = h("span", { class: "download-error error", role: "alert" }, " " + sentence);
+  if (control && control.parentNode) control.after(line); else holder.append(line);
+}
+
+// A download link whose refusal is said beside it: fetched first, saved from memory when it came
+// (a link straight to a 404 left the browser's "Failed - No file" and tv's sentence unread: a
+// trial). For HAR files; a capture, which may be gigabytes, stays a plain link.
+function checkedDownload(link) {
+  link.addEventListener("click", async event => {
+    event.preventDefault();
+    const said = link.parentNode.querySelector(".download-error");
+    if (said) said.remove();
+    try {
+      const answer = await fetch(link.getAttribute("href"), { credentials: "omit" });
+      if (!answer.ok) {
+        let sentence = "The download failed (HTTP " + answer.status + ").";
+        try { sentence = (await answer.json()).error || sentence; } catch (e) {}
+        sayBeside(link, sentence);
+        return;
+      }
+      const url = URL.createObjectURL(await answer.blob());
+      const save = h("a", { href: url, download: link.getAttribute("download") || "download" });
+      document.body.append(save);
+      save.click();
+      save.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60000);
+    } catch (e) {
+      sayBeside(link, "tv web is not answering: " + e.message);
+    }
+  });
+  return link;
+}
 
 // A request row's status as `tv requests` says it: `502 by tv` when tv answered in the server's
 // place, `200 cut` when the response never reached its end, `—` while open, `cut` without one.
@@ -603,14 +648,15 @@ async function captures() {
     const rows = files.map(f => h("tr", {}, h("td", {}, "capture " + f.seq, f.recording ? h("span", { class: "badge" }, " ● Recording") : ""),
       h("td", { class: "num" }, bytes(f.bytes)), h("td", { class: "hide-narrow" }, utc(f.startedMicros, true)),
       h("td", {}, f.recording ? null : h("a", { href: withToken(`/api/captures/${f.seq}/file`), download: "" }, "Download"), " ",
-        f.recording ? h("span", { class: "muted" }, "being written") : h("button", { type: "button", onclick: async () => {
+        f.recording ? h("span", { class: "muted" }, "being written") : h("button", { type: "button", onclick: async event => {
+        const button = event.currentTarget;
         if (!confirm(`Delete capture ${f.seq} (${bytes(f.bytes)}, ${f.packets} packets)? The connections stay in your history; only the raw packet bytes go, and they do not come back.`)) return;
-        try { await post(`/api/captures/${f.seq}/delete`); captures(); } catch (e) { main().append(errorCard(e.message)); }
+        try { await post(`/api/captures/${f.seq}/delete`); captures(); } catch (e) { sayBeside(button, e.message); }
       } }, "Delete"))));
     screen("Captures",
       files.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "File"), h("th", { class: "num" }, "Size"), h("th", { class: "hide-narrow" }, "Started"), h("th", {}, ""))), h("tbody", {}, rows))
                    : h("p", {}, "No capture files. Captures are written in the TUN modes (`tv run --mode tun`, `tv exec`)."),
-      h("p", {}, h("button", { type: "button", onclick: async () => { try { await post("/api/captures/rotate"); captures(); } catch (e) { main().append(errorCard(e.message)); } } }, "Start a new capture file")),
+      h("p", {}, h("button", { type: "button", onclick: async event => { const button = event.currentTarget; try { await post("/api/captures/rotate"); captures(); } catch (e) { sayBeside(button, e.message); } } }, "Start a new capture file")),
       decrypted.length ? h("h2", {}, "Decrypted captures") : null,
       decrypted.length ? h("p", { class: "muted" }, "Inspected connections' plaintext as TCP, one file per session, for Wireshark without keys. Content delete and retention remove them.") : null,
       decrypted.length ? h("table", { id: "decrypted-captures" }, h("thead", {}, h("tr", {}, h("th", {}, "File"), h("th", { class: "num" }, "Size"), h("th", { class: "hide-narrow" }, "Started"), h("th", {}, ""))),
@@ -680,7 +726,7 @@ async function inspector(id) {
   const end = f.duration === null ? null : f.startTime + f.duration;
   const parts = [
     h("p", {}, h("a", { href: "#/timeline" }, "← Timeline")),
-    dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")"],
+    dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress ? f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")" : "none: no server was reached or named"],
         ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
         ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
         // TCP through the TUN is counted by its capture (below), not on the flow (a trial read
@@ -748,7 +794,7 @@ function meaningWords(meaning) { return String(meaning).replace(/_/g, " "); }
 
 // One flow's conversation as HAR, as `tv export har ID` writes it.
 function harLink(id) {
-  return h("a", { href: withToken("/api/flows/" + id + "/har"), download: "flow-" + id + ".har", class: "har-link" }, "Download as HAR");
+  return checkedDownload(h("a", { href: withToken("/api/flows/" + id + "/har"), download: "flow-" + id + ".har", class: "har-link" }, "Download as HAR"));
 }
 
 function hexFromPairs(hex) {
@@ -1072,6 +1118,17 @@ async function loadActivity() {
   drawScrub();
 }
 
+// New flows redraw the activity bars, at most every 2 s (they said "Nothing is recorded yet"
+// above rows that came in live, until a reload: a trial). A zoomed past stretch is left alone.
+let activityReload = null;
+function reloadActivitySoon() {
+  if (activityReload || timeline.zoom.length) return;
+  activityReload = setTimeout(() => {
+    activityReload = null;
+    if (document.querySelector(".scrub")) loadActivity();
+  }, 2000);
+}
+
 function barRange(i) {
   const a = timeline.activity;
   const start = a.buckets[i].start / 1e6;
@@ -1227,7 +1284,7 @@ function timelineScreen() {
     h("label", {}, "When", preset), h("label", {}, "Status", status), h("label", {}, "Search", search),
     h("button", { type: "submit" }, "Search"));
   search.addEventListener("search", () => { if (search.value === "") { timeline.host = ""; loadFlows(false); } });
-  const har = h("p", { class: "har" }, h("a", { id: "har-download", download: "timeline.har" }, "Download these connections' HTTP as HAR"),
+  const har = h("p", { class: "har" }, checkedDownload(h("a", { id: "har-download", download: "timeline.har" }, "Download these connections' HTTP as HAR")),
     h("span", { class: "muted" }, " (what was kept of inspected connections, as `tv export har` writes it)"));
   screen("Timeline", h("section", { class: "scrub", "aria-label": "Activity" }), form, har, h("section", { id: "flow-list", "aria-live": "polite" }));
   drawRows();
@@ -1237,6 +1294,7 @@ function timelineScreen() {
     const flow = event.flow;
     const i = timeline.rows.findIndex(r => r.id === flow.id);
     if (i >= 0) { timeline.rows[i] = flow; drawRows(); return; }
+    reloadActivitySoon();
     // A flow not shown joins the list, in start-time order, once it matches the filters (its
     // status is known only as it goes on: a failed flow fails after it opened). A trial's new
     // flows never appeared under a Status or Search filter.

@@ -107,14 +107,17 @@ function bytes(n) {
   return (i === 0 ? String(v) : v.toFixed(v < 10 ? 1 : 0)) + " " + units[i];
 }
 
+// As `tv flows` writes it (Units.duration): µs below a millisecond, whole ms (truncated) below
+// a second, then one decimal of seconds, then min/s and h/min (3,886 µs read "4 ms" here and
+// "3 ms" there, and 132 µs "0 ms": a trial).
 function duration(micros) {
   if (micros === null || micros === undefined) return "open";
-  const ms = micros / 1000;
-  if (ms < 1000) return Math.round(ms) + " ms";
-  const sec = ms / 1000;
-  if (sec < 60) return sec.toFixed(1) + " s";
-  if (sec < 3600) return Math.floor(sec / 60) + " min " + Math.round(sec % 60) + " s";
-  return Math.floor(sec / 3600) + " h " + Math.round((sec % 3600) / 60) + " min";
+  if (micros < 1000) return micros + " µs";
+  if (micros < 1000000) return Math.floor(micros / 1000) + " ms";
+  if (micros < 60000000) return (Math.round(micros / 100000) / 10).toFixed(1) + " s";
+  const s = Math.floor(micros / 1000000), two = n => String(n).padStart(2, "0");
+  if (s < 3600) return Math.floor(s / 60) + " min " + two(s % 60) + " s";
+  return Math.floor(s / 3600) + " h " + two(Math.floor((s % 3600) / 60)) + " min";
 }
 
 function utc(micros, withDate) {
@@ -147,7 +150,9 @@ function statusMark(flow) {
   return h("span", { class: "mark" }, "");
 }
 
-function flowName(flow) { return flow.host || flow.serverAddress; }
+// A flow's name, else its server's address, else which connection it is (one that never named
+// a server drew a blank title and an empty link: a trial).
+function flowName(flow) { return flow.host || flow.serverAddress || "connection " + flow.id + " (no server named)"; }
 function flowWhat(flow) {
   const parts = [flow.transport.toUpperCase()];
   if (flow.alpn) parts.push(flow.alpn); else if (flow.clientTLSVersion) parts.push(flow.clientTLSVersion);
@@ -162,6 +167,45 @@ function flowWhat(flow) {
 function sentWord(direction) { return direction === "client_to_server" ? "↑ Sent" : "↓ Received"; }
 
 function errorCard(message) { return h("div", { class: "card error", role: "alert" }, message); }
+
+// An action's refusal said beside the control that asked, once (each click added another copy
+// at the foot of the page: a trial).
+function sayBeside(control, sentence) {
+  const holder = control && control.parentNode ? control.parentNode : main();
+  const said = holder.querySelector(".download-error");
+  if (said) said.remove();
+  const line = h("span", { class: "download-error error", role: "alert" }, " " + sentence);
+  if (control && control.parentNode) control.after(line); else holder.append(line);
+}
+
+// A download link whose refusal is said beside it: fetched first, saved from memory when it came
+// (a link straight to a 404 left the browser's "Failed - No file" and tv's sentence unread: a
+// trial). For HAR files; a capture, which may be gigabytes, stays a plain link.
+function checkedDownload(link) {
+  link.addEventListener("click", async event => {
+    event.preventDefault();
+    const said = link.parentNode.querySelector(".download-error");
+    if (said) said.remove();
+    try {
+      const answer = await fetch(link.getAttribute("href"), { credentials: "omit" });
+      if (!answer.ok) {
+        let sentence = "The download failed (HTTP " + answer.status + ").";
+        try { sentence = (await answer.json()).error || sentence; } catch (e) {}
+        sayBeside(link, sentence);
+        return;
+      }
+      const url = URL.createObjectURL(await answer.blob());
+      const save = h("a", { href: url, download: link.getAttribute("download") || "download" });
+      document.body.append(save);
+      save.click();
+      save.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60000);
+    } catch (e) {
+      sayBeside(link, "tv web is not answering: " + e.message);
+    }
+  });
+  return link;
+}
 
 // A request row's status as `tv requests` says it: `502 by tv` when tv answered in the server's
 // place, `200 cut` when the response never reached its end, `—` while open, `cut` without one.

@@ -15,7 +15,7 @@ async function inspector(id) {
   const end = f.duration === null ? null : f.startTime + f.duration;
   const parts = [
     h("p", {}, h("a", { href: "#/timeline" }, "← Timeline")),
-    dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")"],
+    dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress ? f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")" : "none: no server was reached or named"],
         ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
         ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
         // TCP through the TUN is counted by its capture (below), not on the flow (a trial read
@@ -83,7 +83,7 @@ function meaningWords(meaning) { return String(meaning).replace(/_/g, " "); }
 
 // One flow's conversation as HAR, as `tv export har ID` writes it.
 function harLink(id) {
-  return h("a", { href: withToken("/api/flows/" + id + "/har"), download: "flow-" + id + ".har", class: "har-link" }, "Download as HAR");
+  return checkedDownload(h("a", { href: withToken("/api/flows/" + id + "/har"), download: "flow-" + id + ".har", class: "har-link" }, "Download as HAR"));
 }
 
 function hexFromPairs(hex) {

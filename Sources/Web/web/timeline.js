@@ -59,6 +59,17 @@ async function loadActivity() {
   drawScrub();
 }
 
+// New flows redraw the activity bars, at most every 2 s (they said "Nothing is recorded yet"
+// above rows that came in live, until a reload: a trial). A zoomed past stretch is left alone.
+let activityReload = null;
+function reloadActivitySoon() {
+  if (activityReload || timeline.zoom.length) return;
+  activityReload = setTimeout(() => {
+    activityReload = null;
+    if (document.querySelector(".scrub")) loadActivity();
+  }, 2000);
+}
+
 function barRange(i) {
   const a = timeline.activity;
   const start = a.buckets[i].start / 1e6;
@@ -214,7 +225,7 @@ function timelineScreen() {
     h("label", {}, "When", preset), h("label", {}, "Status", status), h("label", {}, "Search", search),
     h("button", { type: "submit" }, "Search"));
   search.addEventListener("search", () => { if (search.value === "") { timeline.host = ""; loadFlows(false); } });
-  const har = h("p", { class: "har" }, h("a", { id: "har-download", download: "timeline.har" }, "Download these connections' HTTP as HAR"),
+  const har = h("p", { class: "har" }, checkedDownload(h("a", { id: "har-download", download: "timeline.har" }, "Download these connections' HTTP as HAR")),
     h("span", { class: "muted" }, " (what was kept of inspected connections, as `tv export har` writes it)"));
   screen("Timeline", h("section", { class: "scrub", "aria-label": "Activity" }), form, har, h("section", { id: "flow-list", "aria-live": "polite" }));
   drawRows();
@@ -224,6 +235,7 @@ function timelineScreen() {
     const flow = event.flow;
     const i = timeline.rows.findIndex(r => r.id === flow.id);
     if (i >= 0) { timeline.rows[i] = flow; drawRows(); return; }
+    reloadActivitySoon();
     // A flow not shown joins the list, in start-time order, once it matches the filters (its
     // status is known only as it goes on: a failed flow fails after it opened). A trial's new
     // flows never appeared under a Status or Search filter.
