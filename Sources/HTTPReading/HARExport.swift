@@ -1,6 +1,9 @@
 import FlowTerms
 import Foundation
 import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/) from the same reading `tv turns
 /// --http` shows: one entry per exchange that has a request. Bodies are what was kept — a body
@@ -80,7 +83,8 @@ public enum HARExport {
         let responseFields: JSONValue
         var missing: String?
         if let response {
-            var fields = responseJSON(response, version: version, reader: reader, splicer: &splicer)
+            var fields = responseJSON(response, version: version, reader: reader, splicer: &splicer,
+                                      receivedAt: flow.startTime + response.offset)
             if let row, !response.body.completeness.isComplete, let sent = row.responseBodyBytes {
                 fields = replacing("bodySize", with: .int(sent), in: fields)
                 // HAR's content.size is the whole body's length; of a cut body without a content
@@ -176,8 +180,10 @@ public enum HARExport {
         return Int64(version == "HTTP/2" ? (message.headers.first(":status") ?? "0") : parts.count > 1 ? String(parts[1]) : "0") ?? 0
     }
 
+    /// - Parameter receivedAt: when the response came (µs since the epoch): a cookie's Max-Age
+    ///   counts from it.
     static func responseJSON(_ message: HTTPMessage?, version: String, reader: BoundedBodyReader,
-                             splicer: inout JSONBodySplicer) -> JSONValue {
+                             splicer: inout JSONBodySplicer, receivedAt: Int64? = nil) -> JSONValue {
         guard let message else {
             return .object([
                 ("status", .int(0)), ("statusText", .string("")), ("httpVersion", .string("")),
@@ -203,7 +209,7 @@ public enum HARExport {
             ("status", .int(code)),
             ("statusText", .string(h2 ? "" : parts.count > 2 ? String(parts[2]) : "")),
             ("httpVersion", .string(h2 ? "HTTP/2.0" : parts.first.map(String.init) ?? version)),
-            ("cookies", .array(setCookies(message.headers.all("set-cookie")))),
+            ("cookies", .array(setCookies(message.headers.all("set-cookie"), receivedAt: receivedAt))),
             ("headers", headersJSON(message.headers)),
             ("content", .object(contentFields)),
             ("redirectURL", .string(message.headers.first("location") ?? "")),
@@ -255,25 +261,73 @@ public enum HARExport {
         }
     }
 
-    static func setCookies(_ values: [String]) -> [JSONValue] {
+    /// Set-Cookie values as HAR cookies: name, value, path, domain, `expires` in ISO 8601 (HAR
+    /// 1.2 §cookies: the HTTP-date was copied as sent, and Max-Age dropped: a trial), from
+    /// Max-Age counted from `receivedAt` when it is there (it wins over Expires, RFC 6265 §5.3),
+    /// else from Expires when it reads as an HTTP-date; httpOnly, secure.
+    static func setCookies(_ values: [String], receivedAt: Int64? = nil) -> [JSONValue] {
         values.compactMap { value in
             let attributes = value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
             guard let first = attributes.first, let equals = first.firstIndex(of: "=") else { return nil }
             var fields: [(String, JSONValue)] = [("name", .string(String(first[..<equals]))),
                                                  ("value", .string(String(first[first.index(after: equals)...])))]
+            var expires: Int64?
+            var maxAge: Int64?
             for attribute in attributes.dropFirst() {
                 let parts = attribute.split(separator: "=", maxSplits: 1)
+                let text = parts.count > 1 ? String(parts[1]) : ""
                 switch parts.first?.lowercased() {
-                case "path"?: fields.append(("path", .string(parts.count > 1 ? String(parts[1]) : "")))
-                case "domain"?: fields.append(("domain", .string(parts.count > 1 ? String(parts[1]) : "")))
-                case "expires"?: fields.append(("expires", .string(parts.count > 1 ? String(parts[1]) : "")))
+                case "path"?: fields.append(("path", .string(text)))
+                case "domain"?: fields.append(("domain", .string(text)))
+                case "expires"?: expires = httpDate(text)
+                case "max-age"?: maxAge = Int64(text)
                 case "httponly"?: fields.append(("httpOnly", .bool(true)))
                 case "secure"?: fields.append(("secure", .bool(true)))
                 default: break
                 }
             }
+            if let maxAge, let receivedAt {
+                // Zero or less: expired at once (RFC 6265 §5.2.2).
+                let seconds = max(0, min(maxAge, 400 * 86_400 * 100))
+                fields.append(("expires", .string(isoDate(receivedAt + seconds * 1_000_000))))
+            } else if let expires {
+                fields.append(("expires", .string(isoDate(expires))))
+            }
             return .object(fields)
         }
+    }
+
+    /// An HTTP-date (RFC 9110 §5.6.7: IMF-fixdate, the obsolete RFC 850 and asctime forms, and
+    /// the dashed form cookies use) in µs since the epoch; nil when it is none of them.
+    static func httpDate(_ text: String) -> Int64? {
+        let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+        var words = text.replacingOccurrences(of: "-", with: " ").split(separator: " ").map(String.init)
+        guard !words.isEmpty else { return nil }
+        let day, month, year, clock: String
+        if words[0].hasSuffix(",") {
+            // IMF-fixdate, RFC 850 and the dashed form: [weekday,] DD Mon YYYY|YY HH:MM:SS GMT
+            words.removeFirst()
+            guard words.count == 5, words[4].uppercased() == "GMT" else { return nil }
+            (day, month, year, clock) = (words[0], words[1], words[2], words[3])
+        } else {
+            // asctime: Wkd Mon D HH:MM:SS YYYY
+            guard words.count == 5 else { return nil }
+            (day, month, year, clock) = (words[2], words[1], words[4], words[3])
+        }
+        let time = clock.split(separator: ":").compactMap { Int32($0) }
+        guard let d = Int32(day), (1...31).contains(d), var y = Int32(year), time.count == 3,
+              let m = months.firstIndex(of: String(month.prefix(3)).lowercased()),
+              time[0] < 24, time[1] < 60, time[2] < 61 else { return nil }
+        // A two-digit year: 70–99 are 1900s, 0–69 2000s (RFC 6265 §5.1.1).
+        if year.count == 2 { y += y >= 70 ? 1_900 : 2_000 }
+        var parts = tm()
+        parts.tm_year = y - 1_900
+        parts.tm_mon = Int32(m)
+        parts.tm_mday = d
+        parts.tm_hour = time[0]
+        parts.tm_min = time[1]
+        parts.tm_sec = time[2]
+        return Int64(timegm(&parts)) * 1_000_000
     }
 
     /// ISO 8601 with milliseconds in UTC, as HAR writes times: `2025-11-30T03:05:00.123Z`.

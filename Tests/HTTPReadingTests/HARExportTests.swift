@@ -178,3 +178,23 @@ extension HARExportTests {
         #expect(har.contains("\"statusText\":\"Weird \u{E9}\"") && har.contains("\"value\":\"caf\u{E9} na\u{EF}ve\"") && !har.contains("\u{FFFD}"))
     }
 }
+
+extension HARExportTests {
+    /// HAR 1.2 §cookies: `expires` is ISO 8601. From Expires in each HTTP-date form, and from
+    /// Max-Age counted from the response's arrival, which wins (RFC 6265 §5.3); neither: none.
+    @Test func cookieExpiryInISO8601() {
+        func expires(_ header: String) -> String? {
+            guard case .object(let fields)? = HARExport.setCookies([header], receivedAt: start).first,
+                  case .string(let value)? = fields.first(where: { $0.0 == "expires" })?.1 else { return nil }
+            return value
+        }
+        #expect(expires("a=1; Expires=Wed, 21 Oct 2037 07:28:00 GMT") == "2037-10-21T07:28:00.000Z")
+        #expect(expires("a=1; expires=Wed, 21-Oct-2037 07:28:00 GMT; Path=/") == "2037-10-21T07:28:00.000Z")
+        #expect(expires("a=1; Expires=Sunday, 06-Nov-94 08:49:37 GMT") == "1994-11-06T08:49:37.000Z")
+        #expect(expires("a=1; Expires=Sun Nov  6 08:49:37 1994") == "1994-11-06T08:49:37.000Z")
+        #expect(expires("a=1; Max-Age=3600; Expires=Wed, 21 Oct 2037 07:28:00 GMT") == "2025-11-30T04:05:00.000Z")
+        #expect(expires("a=1; Max-Age=0") == "2025-11-30T03:05:00.000Z")
+        #expect(expires("a=1; Expires=tomorrow") == nil)
+        #expect(expires("a=1; SameSite=Lax") == nil)
+    }
+}
