@@ -16,9 +16,11 @@ public struct CurlCommand: Sendable, Equatable {
 
     public init(_ exchange: ExchangeRecord, request: HTTPMessage?) {
         var words = ["curl"]
-        if exchange.httpVersion == "HTTP/2" { words.append("--http2") }
-        if exchange.httpVersion == "HTTP/1.0" { words.append("--http1.0") }
         let scheme = exchange.scheme ?? "http"
+        // HTTP/2 in clear is prior knowledge: `--http2` sends an HTTP/1.1 Upgrade there (RFC
+        // 9113 §3.3 has no Upgrade; a trial's h2c row printed it).
+        if exchange.httpVersion == "HTTP/2" { words.append(scheme == "http" ? "--http2-prior-knowledge" : "--http2") }
+        if exchange.httpVersion == "HTTP/1.0" { words.append("--http1.0") }
         let authority = exchange.authority ?? "localhost"
         guard let request else {
             words += CurlCommand.methodWords(exchange.method, withBody: false)
@@ -44,7 +46,12 @@ public struct CurlCommand: Sendable, Equatable {
             if request.body.completeness.isComplete, !body.contains(0), let text = String(validating: body, as: UTF8.self) {
                 data = ["--data-binary", text]
             } else {
-                missing = "The request body (\(body.count) bytes) is binary or was not kept whole, so it is left out."
+                // The body's size as sent (the row's), not what was kept of it (a trial's 1 MiB
+                // POST read "65536 bytes").
+                let size = max(exchange.requestBodyBytes, Int64(body.count))
+                missing = request.body.completeness.isComplete
+                    ? "The request body (\(Units.grouped(size)) bytes) is binary, so it is left out."
+                    : "The request body (\(Units.grouped(size)) bytes, \(Units.grouped(Int64(body.count))) of them kept) was not kept whole, so it is left out."
             }
         }
         words += CurlCommand.methodWords(exchange.method, withBody: !data.isEmpty)

@@ -112,7 +112,21 @@ import Testing
             body: HTTPBody(framing: "content-length", transferred: [0x00, 0xFF, 0x10]), turn: 1, offset: 0)
         let left = CurlCommand(post, request: binary)
         #expect(left.command == "curl -X POST https://example.com/echo -H 'Content-Type: application/octet-stream'")
-        #expect(left.note == "The request body (3 bytes) is binary or was not kept whole, so it is left out.")
+        #expect(left.note == "The request body (3 bytes) is binary, so it is left out.")
+        // A body the budget cut is said with its size as sent (the row's), not what was kept.
+        var big = post
+        big.requestBodyBytes = 1_048_576
+        let cut = HTTPMessage(startLine: "POST /up HTTP/1.1", headers: [HTTPHeader("Host", "example.com")],
+                              body: HTTPBody(framing: "content-length", transferred: Array(repeating: 0x61, count: 65_536),
+                                             completeness: .cutByBudget(kept: 65_536, expected: 1_048_576)), turn: 1, offset: 0)
+        #expect(CurlCommand(big, request: cut).note == "The request body (1,048,576 bytes, 65,536 of them kept) was not kept whole, so it is left out.")
+        // HTTP/2 in clear is prior knowledge; over TLS, --http2.
+        var h2c = Self.finished
+        h2c.httpVersion = "HTTP/2"
+        h2c.scheme = "http"
+        #expect(CurlCommand(h2c, request: nil).command.hasPrefix("curl --http2-prior-knowledge http://"))
+        h2c.scheme = "https"
+        #expect(CurlCommand(h2c, request: nil).command.hasPrefix("curl --http2 https://"))
     }
 
     @Test func jsonIndentation() {
