@@ -142,8 +142,10 @@ public struct PacketDetailPresentation: Sendable, Equatable {
             ("timeMicros", .int(row.timeMicros)), ("offsetMicros", .int(row.timeMicros - firstPacketMicros)),
             ("direction", .string(row.direction.rawValue)), ("size", .int(row.originalLength)),
             ("meaning", .string(row.meaning.rawValue)),
-            ("tcpFlags", row.tcpFlags.map { .string(TCPFlags.acronyms($0)) } ?? .null),
-            ("capture", .string(fileName)), ("fileOffset", .int(row.fileOffset)),
+            // As `tv packets --json` has them (a list of acronyms; the capture's sequence number,
+            // its file's name beside it): the two disagreed (a trial).
+            ("tcpFlags", row.tcpFlags.map { PacketListPresentation.flagsJSON($0) } ?? .null),
+            ("capture", .int(row.captureSeq)), ("captureFile", .string(fileName)), ("fileOffset", .int(row.fileOffset)),
             ("headers", PacketHeaderGrid.json(sections)),
             ("bytesKept", kept.map { .int(Int64($0.count)) } ?? .null),
             ("hex", kept.map { .string($0.prefix(Self.displayCap).map { Self.hexByte($0) }.joined()) } ?? .null),

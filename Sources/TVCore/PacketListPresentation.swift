@@ -111,10 +111,14 @@ public struct PacketListPresentation: Sendable {
                 .object([("n", .int(row.n)), ("offsetMicros", .int(row.timeMicros - first)), ("timeMicros", .int(row.timeMicros)),
                          ("direction", .string(row.direction.rawValue)), ("size", .int(row.originalLength)),
                          ("capturedSize", .int(row.includedLength)),
-                         ("tcpFlags", row.tcpFlags.map { JSONValue.array(TCPFlags.acronyms($0).split(separator: ",").map { JSONValue.string($0.trimmingCharacters(in: .whitespaces)) }) } ?? .null),
+                         ("tcpFlags", row.tcpFlags.map(Self.flagsJSON) ?? .null),
                          ("meaning", .string(row.meaning.rawValue)), ("capture", .int(row.captureSeq)), ("fileOffset", .int(row.fileOffset))])
             })),
         ])
     }
-}
 
+    /// TCP flags as a JSON list of their acronyms (`["SYN", "ACK"]`), for both packet commands.
+    static func flagsJSON(_ flags: UInt8) -> JSONValue {
+        .array(TCPFlags.acronyms(flags).split(separator: ",").map { .string($0.trimmingCharacters(in: .whitespaces)) })
+    }
+}

@@ -142,6 +142,11 @@ struct PacketDetailPresentationTests {
         let text = Self.detail(.deleted, size: 58).json.serialized(pretty: false)
         #expect(text.contains("\"absence\":\"capture-000003.pcapng was deleted: those bytes are gone; the connection stays in your history.\""))
         #expect(text.contains("\"hex\":null") && text.contains("\"snapLengthCut\":null"))
+        // The capture as `tv packets --json` gives it: its sequence number, the file's name beside.
+        #expect(text.contains("\"capture\":3,\"captureFile\":\"capture-000003.pcapng\""), "\(text)")
+        let syn = PacketDetailPresentation(row: Self.row(size: 60, flags: 0x12, meaning: .accepted), firstPacketMicros: 1_764_620_000_000_000,
+                                           fileName: "capture-000003.pcapng", snapLength: 65_535, outcome: .deleted)
+        #expect(syn.json.serialized(pretty: false).contains("\"tcpFlags\":[\"SYN\",\"ACK\"]"))
         let shown = Self.detail(.bytes(Self.nxdomain), size: 58).json.serialized(pretty: false)
         #expect(shown.contains("\"hex\":\"4500003a1065"))
         #expect(shown.contains("\"DNS\":{\"message\":\"reply\",\"looked up\":\"missing.test\",\"record type\":\"A\",\"answer\":\"No such name (NXDOMAIN)\"}"))

@@ -165,9 +165,9 @@ async function packet(id, n) {
     const said = ["absence", "snapLengthCut", "displayCap", "notIP"].filter(k => p[k]).map(k => h("p", { class: "card", "data-reason": k }, p[k]));
     const sections = Object.entries(p.headers || {});
     screen("Packet " + n + " of connection " + id, back,
-      dl([["Meaning", meaningWords(p.meaning) + (p.tcpFlags ? " (" + p.tcpFlags + ")" : "")], ["When", packetOffset(p.offsetMicros) + " into the connection, " + utc(p.timeMicros, true)],
+      dl([["Meaning", meaningWords(p.meaning) + (p.tcpFlags ? " (" + p.tcpFlags.join(", ") + ")" : "")], ["When", packetOffset(p.offsetMicros) + " into the connection, " + utc(p.timeMicros, true)],
           ["Direction", sentWord(p.direction)], ["Size", bytes(p.size) + (p.bytesKept !== null ? ", " + bytes(p.bytesKept) + " kept" : "")],
-          ["Capture", p.capture + " at byte " + p.fileOffset]]),
+          ["Capture", p.captureFile + " at byte " + p.fileOffset]]),
       h("h2", {}, "Headers"),
       sections.length ? h("div", { id: "packet-headers" }, sections.map(([title, fields]) => h("section", { class: "card", "data-layer": title },
         h("h3", {}, title), dl(Object.entries(fields))))) : h("p", { class: "muted" }, "None read."),
