@@ -18,6 +18,10 @@ public struct CaptureWriterCounters: Sendable, Equatable {
     public var firstSequence: Int64?
     /// The last failure, one sentence; nil when the last write succeeded.
     public var lastFailure: String?
+    /// The first failure of the writer's life, one sentence, kept after writes succeed again:
+    /// the session's closing line says why packets were not saved (a full disk's sentence was
+    /// gone by then: a trial).
+    public var firstFailure: String?
     /// How the file being written (else the last one) is written: O_DIRECT or buffered.
     public var writeMode: CaptureWriteMode?
 

@@ -277,7 +277,10 @@ final class CaptureWriterThread: QueueWriter {
     }
 
     func note(failure: String) {
-        box.state.withLock { $0.lastFailure = failure }
+        box.state.withLock {
+            $0.lastFailure = failure
+            if $0.firstFailure == nil { $0.firstFailure = failure }
+        }
     }
 
     /// Notes `error` as its sentence (`UserFacingError.message`), never as a value dump (a

@@ -225,11 +225,15 @@ extension CapturesPresentation {
     }
 
     /// Said when a TUN session ends and its capture lost packets (nil: it lost none).
-    public static func lossSentence(dropped: UInt64, failed: UInt64) -> String? {
+    /// - Parameter why: the writer's first failure, when packets were not saved (a full disk says so).
+    public static func lossSentence(dropped: UInt64, failed: UInt64, why: String? = nil) -> String? {
         guard dropped + failed > 0 else { return nil }
         var parts: [String] = []
         if dropped > 0 { parts.append("\(ByteWords.grouped(Int64(dropped))) dropped because the capture writer fell behind") }
-        if failed > 0 { parts.append("\(ByteWords.grouped(Int64(failed))) not saved because a write failed") }
+        if failed > 0 {
+            parts.append("\(ByteWords.grouped(Int64(failed))) not saved because a write failed"
+                         + (why.map { " (" + TerminalText.line($0.hasSuffix(".") ? String($0.dropLast()) : $0) + ")" } ?? ""))
+        }
         return "Not every packet was captured: " + parts.joined(separator: ", ") + "; the connections themselves were not affected."
     }
 }

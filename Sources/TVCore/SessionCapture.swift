@@ -76,7 +76,8 @@ final class SessionCapture: Sendable {
     func stop() -> String? {
         guard let writer else { return nil }
         writer.stop()
-        return CapturesPresentation.lossSentence(dropped: writer.queueCounters.packetsDropped, failed: writer.counters.packetsFailed)
+        let counters = writer.counters
+        return CapturesPresentation.lossSentence(dropped: writer.queueCounters.packetsDropped, failed: counters.packetsFailed, why: counters.firstFailure)
     }
 }
 

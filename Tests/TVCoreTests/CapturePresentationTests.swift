@@ -238,5 +238,7 @@ struct CapturePresentationTests {
         #expect(CapturesPresentation.lossSentence(dropped: 0, failed: 0) == nil)
         #expect(CapturesPresentation.lossSentence(dropped: 5, failed: 1)
             == "Not every packet was captured: 5 dropped because the capture writer fell behind, 1 not saved because a write failed; the connections themselves were not affected.")
+        #expect(CapturesPresentation.lossSentence(dropped: 0, failed: 916, why: "The disk holding capture-000002.pcapng is full.")
+            == "Not every packet was captured: 916 not saved because a write failed (The disk holding capture-000002.pcapng is full); the connections themselves were not affected.")
     }
 }
