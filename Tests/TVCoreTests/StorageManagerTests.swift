@@ -34,6 +34,29 @@ import Tunnel
         }
     }
 
+    @Test("a history limit's count leaves out what audit sessions hold (it said 20 of 20 where it deleted the 10 outside: a trial), and open flows")
+    func flowsDoomedSparesEvidence() throws {
+        try withHome { home, database in
+            let now: Int64 = 1_764_600_000_000_000
+            for i in 0..<20 {
+                let start = now - Int64(i + 1) * 60_000_000
+                try database.execute("""
+                    INSERT INTO flows (id, start_time, last_activity_time, client_address, client_port, server_address, server_port, transport, host_origin, status, duration)
+                    VALUES (\(i + 1), \(start), \(start), '127.0.0.1', \(40_000 + i), '192.0.2.1', 443, 'tcp', 'none', 'encrypted', \(i == 19 ? "NULL" : "1000"))
+                    """)
+            }
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            #expect(try manager.flowsDoomed(startedBefore: now) == (doomed: 19, closed: 19))
+            // An audit session holding the newest ten flows (1–10).
+            try database.execute("INSERT INTO audit_projects (id, name, created) VALUES (1, 'app', 0)")
+            try database.execute("INSERT INTO audit_sessions (id, project_id, started, ended) VALUES (1, 1, \(now - 10 * 60_000_000 - 1), \(now))")
+            try database.execute("UPDATE flows SET audit_session_id = 1 WHERE id <= 10")
+            let counted = try manager.flowsDoomed(startedBefore: now)
+            #expect(counted == (doomed: 9, closed: 19), "\(counted)")
+        }
+    }
+
     func files(_ home: TVHome) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: home.captureDirectory)) ?? []).sorted()
     }

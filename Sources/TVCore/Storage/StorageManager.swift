@@ -85,6 +85,26 @@ public final class StorageManager {
         return (plan.captureDrops.count + doomed.count, plan.captureBytesFreed + decryptedBytes)
     }
 
+    /// The closed flows started before `cutoff` that a history limit would delete now, and how
+    /// many closed flows there are: audit evidence is not counted (it stays), as the deletion
+    /// spares it (`tv settings set history.maxAge` said it would delete 20 of 20 where it
+    /// deleted the 10 outside an audit session: a trial). With evidence unknown, none.
+    public func flowsDoomed(startedBefore cutoff: Int64) throws -> (doomed: Int, closed: Int) {
+        let evidence = try auditEvidence()
+        guard evidence != .unknown else { return (0, 0) }
+        func count(_ sql: String) throws -> Int {
+            if case let .integer(n) = try database.scalar(sql) { return Int(n) }
+            return 0
+        }
+        let closed = try count("SELECT count(*) FROM flows WHERE duration IS NOT NULL")
+        var doomed = try count("SELECT count(*) FROM flows WHERE duration IS NOT NULL AND start_time < \(cutoff)")
+        let exempt = evidence.flows
+        if !exempt.isEmpty {
+            doomed -= try count("SELECT count(*) FROM flows WHERE duration IS NOT NULL AND start_time < \(cutoff) AND id IN (\(exempt.sorted().map(String.init).joined(separator: ",")))")
+        }
+        return (doomed, closed)
+    }
+
     /// The decrypted captures `limits` delete: past captures.maxAge, then the oldest while they
     /// exceed what captures.maxBytes leaves after `packetCaptureBytes`; audit evidence kept.
     func decryptedDoomed(_ files: [DecryptedCaptureRetention.File], limits: StorageLimits, evidence: AuditEvidence,

@@ -11,12 +11,11 @@ enum HistoryAgeConsent {
     /// Refuses (exit 1) when flows started before now − `micros` are kept, naming how many.
     static func check(_ inv: Invocation, age: String, micros: Int64) throws {
         guard let home = try? inv.existingHome(), FileManager.default.fileExists(atPath: home.databasePath),
-              let store = try? FlowStore(readingHome: home) else { return }
-        defer { store.close() }
+              let storage = try? StorageManager(home: home) else { return }
+        defer { storage.close() }
         let cutoff = inv.now * 1_000_000 - micros
-        let older = (try? store.count(FlowQuery(to: cutoff))) ?? 0
-        guard older > 0 else { return }
-        let all = (try? store.flowCount()) ?? older
+        // Closed flows outside audit sessions: what the deletion takes.
+        guard let (older, all) = try? storage.flowsDoomed(startedBefore: cutoff), older > 0 else { return }
         throw UsageRefusal("history.maxAge \(age) deletes \(ByteWords.grouped(Int64(older))) of the \(ByteWords.grouped(Int64(all))) connections kept (those started before \(Units.utc(cutoff / 1_000_000))), with their requests, packets and content, as soon as it is saved; add --yes to save it (m is minutes: a month is 30d).", exitCode: 1)
     }
 }
