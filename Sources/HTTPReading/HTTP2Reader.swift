@@ -382,14 +382,16 @@ final class HTTP2Reader {
         conversation.exchanges = order.compactMap { id -> HTTPExchange? in
             guard let s = streams[id] else { return nil }
             return HTTPExchange(streamID: id, request: s.request.map { message($0, side: 0, stream: s) },
-                                interim: s.interim.map { message($0, side: 1, stream: s) },
+                                interim: s.interim.map { message($0, side: 1, stream: s, interim: true) },
                                 response: s.response.map { message($0, side: 1, stream: s) },
                                 pushed: s.pushed, resetBy: s.resetBy)
         }
         return conversation
     }
 
-    private func message(_ b: Builder, side: Int, stream: Stream) -> HTTPMessage {
+    /// - Parameter interim: a 1xx response (RFC 9113 §8.1): HEADERS alone, never a body nor
+    ///   END_STREAM, so complete as it is (a trial's 103 read "the recording ends before the body").
+    private func message(_ b: Builder, side: Int, stream: Stream, interim: Bool = false) -> HTTPMessage {
         let startLine: String
         if side == 0 {
             let method = b.headers.first(":method") ?? "?"
@@ -399,7 +401,7 @@ final class HTTP2Reader {
             startLine = "HTTP/2 \(b.headers.first(":status") ?? "?")"
         }
         var completeness = BodyCompleteness.complete
-        if !b.ended {
+        if !b.ended && !interim {
             let expected = b.headers.first("content-length").flatMap(Int.init)
             if let reset = stream.resetBy {
                 completeness = .reset(errorCode: reset)

@@ -134,3 +134,24 @@ let clientStart = HTTPReader.http2Preface + frame(4)
         #expect(c.problems.map(\.reason) == ["The client side does not start with the HTTP/2 connection preface (RFC 9113 §3.4)."])
     }
 }
+
+extension HTTP2ReaderTests {
+    /// A 103 Early Hints before the 200 (RFC 8297; RFC 9113 §8.1: HEADERS alone, no END_STREAM):
+    /// complete, with no body (it read "body: 0 bytes, DATA frames" and "the recording ends before
+    /// the body does": a trial).
+    @Test func earlyHintsHaveNoBody() throws {
+        let request: [UInt8] = [0x82, 0x84, 0x87, 0x41, 0x06] + b("a.test")
+        let hints: [UInt8] = [0x08, 0x03] + b("103") + [0x00, 0x04] + b("link") + [0x08] + b("</a.css>")
+        let c = try #require(conversation(TurnRecorder.turns(from: [
+            Chunk(up, at: 0, clientStart + frame(1, flags: 0x5, stream: 1, request)),
+            Chunk(down, at: 10, frame(4) + frame(1, flags: 0x4, stream: 1, hints) + frame(1, flags: 0x4, stream: 1, [0x88])
+                  + frame(0, flags: 0x1, stream: 1, b("ok"))),
+        ])))
+        let exchange = try #require(c.exchanges.first)
+        #expect(exchange.interim.map(\.startLine) == ["HTTP/2 103"])
+        #expect(exchange.interim.first?.headers.first("link") == "</a.css>")
+        #expect(exchange.interim.first?.body == HTTPBody.none)
+        #expect(exchange.response?.startLine == "HTTP/2 200" && exchange.response?.body.content == b("ok"))
+        #expect(exchange.response?.body.completeness == .complete)
+    }
+}
