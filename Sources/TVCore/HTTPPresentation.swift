@@ -140,8 +140,10 @@ public struct HTTPPresentation: Sendable {
         case let .missingBytes(kept):
             return "Bytes are missing after the first \(Units.grouped(Int64(kept))): the recording queue was full."
         case let .endedEarly(kept, expected):
-            return "The recording ends before the body does: \(Units.grouped(Int64(kept)))" + (expected.map { " of \(Units.grouped(Int64($0)))" } ?? "")
-                + " bytes."
+            // Not a recording limit (those are said above): the connection's bytes end here, so it
+            // closed or broke first (a trial's GOAWAY-ended stream read as the recording's end).
+            return "The connection ended before the body did: \(Units.grouped(Int64(kept)))" + (expected.map { " of \(Units.grouped(Int64($0)))" } ?? "")
+                + " bytes came."
         case let .reset(code):
             return "The stream was reset (\(code)) before the body ended."
         }

@@ -151,7 +151,7 @@ import FlowTerms
             "    Transfer-Encoding: chunked",
             "    body: 4 bytes, chunked",
             "      abcd",
-            "    The recording ends before the body does: 4 bytes.",
+            "    The connection ended before the body did: 4 bytes came.",
             "",
             "Reading stopped at turn 2 ← server to client: The chunked body cannot be read on: a chunk size line starts with byte 0x7a, which is not a hexadecimal digit (RFC 9112 §7.1); reading this side stops here.",
             "The plain view (tv turns 7) shows every byte that was kept.",
