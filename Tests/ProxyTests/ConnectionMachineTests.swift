@@ -319,6 +319,10 @@ struct ConnectionMachineTests {
         let reason = m.facts.error
         _ = m.handle(.relayEnded(.init(failure: .read(from: .client, reset: true, .system(Errno(ECONNRESET))), atMicros: 2_000_000)))
         #expect(m.facts.error == reason && m.facts.status == .keptPrivate)
+        // How the relay ended is kept beside: the decrypted capture ends the stream with RST
+        // (it wrote FINs for every reset flow: a re-check).
+        #expect(m.failure == nil && m.relayEndedBy == .read(from: .client, reset: true, .system(Errno(ECONNRESET))))
+        #expect(ConnectionFailure.cutsOff(status: m.facts.status, failure: m.failure ?? m.relayEndedBy))
         // The same client to another port of the host is inspected.
         var other = Self.machine(recall: { key, _ in key == Self.fixtureKey() ? .remembered(.lacksRoot) : nil })
         _ = other.handle(.start)

@@ -359,7 +359,7 @@ final class ProxyConnection: LoopHandler {
         endExchanges()
         shared.sink?.flowClosed(facts)
         if machine.relay.recordingStarted {
-            shared.recorder?.flowEnded(flow: facts.id, cutOff: ConnectionFailure.cutsOff(status: facts.status, failure: machine.failure))
+            shared.recorder?.flowEnded(flow: facts.id, cutOff: ConnectionFailure.cutsOff(status: facts.status, failure: machine.failure ?? machine.relayEndedBy))
         }
     }
 }

@@ -41,6 +41,10 @@ struct ConnectionMachine {
     private(set) var decision: InterceptionPolicy.Decision?
     /// Why the connection failed, when it did (`tv diag` counts takeovers by leg and reason).
     private(set) var failure: ConnectionFailure?
+    /// How the relay ended when it ended in a failure (a reset, a broken leg, idle): the flow
+    /// kept going until then, so this is not `failure`; the decrypted capture ends its stream
+    /// with RST for a reset (`ConnectionFailure.cutsOff`).
+    private(set) var relayEndedBy: ConnectionFailure?
     // The front-end and connect state below is written only by the machine's own files
     // (`+ClientBytes`, `+Connect`); facts, the phase's facts and the decision stay private(set).
     var reader: FrontEndReader
@@ -481,6 +485,7 @@ struct ConnectionMachine {
             return clientCertificateEnded(certificate)
         }
         phase = .closed
+        relayEndedBy = ending.failure
         // A kept-private flow's error is why it was passed through (its status line points to
         // it); how that relay ended is no news (curl lacking the root resets: the reason was lost,
         // a re-check).
