@@ -622,6 +622,16 @@ struct ConnectionMachineTests {
             #expect(said[12] == 7 && Array(said[18..<26]) == [0, 0, 0, 0, 0, 0, 0, 0x0d])
             #expect(Int(said[9]) << 16 | Int(said[10]) << 8 | Int(said[11]) == 8 + failure.answer.utf8.count)
         }
+        // A server that refuses h2 in its handshake (nginx without http2: alert 120) lacks it too.
+        var refusing = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8443, origin: .reverse), upstreamTLS: true))
+        _ = refusing.handle(.start)
+        _ = Self.text(&refusing, preface)
+        _ = refusing.handle(.connected(SocketAddress(numericHost: "127.0.0.1", port: 8443)!))
+        _ = Self.text(&refusing, preface)
+        let alert = refusing.handle(.upstreamHandshakeFailed(TLSFailure(peerAlert: 120, systemError: nil, eof: false,
+                                                                        text: "no application protocol", versionMismatch: false)))
+        #expect(refusing.facts.error == ConnectionFailure.serverLacksHTTP2(chosen: nil).sentence, "\(alert)")
+        #expect(alert.first == .sendClient(HTTP2Preface.settingsThenGoaway(code: 0xd, debug: ConnectionFailure.serverLacksHTTP2(chosen: nil).answer)))
         // A request line is no preface; "PRI" alone is as far as one can tell.
         #expect(!"GET / HTTP/1.1\r\n".utf8.withContiguousStorageIfAvailable { HTTP2Preface.begins(UnsafeRawBufferPointer($0)) }!)
         #expect("PRI".utf8.withContiguousStorageIfAvailable { HTTP2Preface.begins(UnsafeRawBufferPointer($0)) }!)

@@ -73,6 +73,13 @@ struct ExchangeReaderHTTP1Tests {
         #expect(ended.count == 1 && ended[0].state == .complete && ended[0].status == 417, "\(ended)")
         #expect(ended[0].responseTime == 14 && ended[0].endTime == 14 && ended[0].requestBodyBytes == 0, "\(ended)")
 
+        // The same 417 with a body delimited by the close: whole at the close, so complete too.
+        let u = ExchangePlaybook()
+        u.client("POST /x HTTP/1.1\r\nHost: example.com\r\nExpect: 100-continue\r\nContent-Length: 1048576\r\n\r\n", at: 10)
+        u.server("HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\n\r\nno way\n", at: 14)
+        let closed = u.end(at: 40)
+        #expect(closed.count == 1 && closed[0].state == .complete && closed[0].endTime == 40, "\(closed)")
+
         let q = ExchangePlaybook()
         q.client("POST /y HTTP/1.1\r\nHost: example.com\r\nContent-Length: 10\r\n\r\nabc", at: 10)
         q.server("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", at: 12)

@@ -118,6 +118,12 @@ struct ConnectionMachine {
         case .upstreamHandshakeFailed(let failure):
             guard phase == .upstreamHandshake else { return [] }
             let certificate = ClientCertificateVerdict.failure(failure)
+            // A plain HTTP/2 client's server that refuses h2 in its handshake (alert
+            // no_application_protocol, RFC 7301 §3.2: nginx without http2) lacks HTTP/2 as one
+            // that chose another protocol does (it read as a failed handshake: a re-check).
+            if plainClientOverTLS, plainClientSpeaksH2, certificate == nil, failure.peerAlert == TLSAlert.noApplicationProtocol {
+                return badGateway(.serverLacksHTTP2(chosen: nil))
+            }
             if plainClientOverTLS { return badGateway(certificate ?? .upstreamHandshake(failure.text, clientRefused: false)) }
             if let certificate { return upstreamFailed(alert: TLSAlert.handshakeFailure) { _ in certificate } }
             return upstreamFailed(alert: failure.versionMismatch ? TLSAlert.protocolVersion : TLSAlert.handshakeFailure) {

@@ -244,9 +244,12 @@ final class HTTP1ExchangeReading {
     func end(at now: Int64, emit: (ExchangeRecord) -> Void) {
         for entry in pending {
             var record = entry.record
-            let answeredBeforeBody = entry.responseDone && !entry.requestDone && record.requestBodyBytes == 0
+            // The response is whole: done, or delimited by this close (a re-check's 417 without
+            // Content-Length read "cut").
+            let responseWhole = entry.responseDone || (entry.untilClose && readingResponseBody)
+            let answeredBeforeBody = responseWhole && !entry.requestDone && record.requestBodyBytes == 0
             record.state = answeredBeforeBody || (entry.untilClose && entry.requestDone && readingResponseBody) ? .complete : .incomplete
-            record.endTime = answeredBeforeBody ? (record.endTime ?? now) : now
+            record.endTime = answeredBeforeBody && entry.responseDone ? (record.endTime ?? now) : now
             emit(record)
         }
         pending.removeAll()
