@@ -14,7 +14,9 @@ public struct CurlCommand: Sendable, Equatable {
     /// What the command cannot repeat, one sentence; nil when it repeats everything.
     public let note: String?
 
-    public init(_ exchange: ExchangeRecord, request: HTTPMessage?) {
+    /// - Parameter flowContentKept: the flow has kept content this request is not in (its note
+    ///   then says so, not that content keeping was off: a re-check).
+    public init(_ exchange: ExchangeRecord, request: HTTPMessage?, flowContentKept: Bool = false) {
         var words = ["curl"]
         let scheme = exchange.scheme ?? "http"
         // HTTP/2 in clear is prior knowledge: `--http2` sends an HTTP/1.1 Upgrade there (RFC
@@ -26,7 +28,10 @@ public struct CurlCommand: Sendable, Equatable {
             words += CurlCommand.methodWords(exchange.method, withBody: false)
             words.append("\(scheme)://\(authority)\(exchange.path)")
             command = words.map(ShellWord.quote).joined(separator: " ")
-            note = "Its headers" + (exchange.queryRemoved ? ", query string" : "") + " and body were not kept (content keeping was off, or the content has expired or was deleted), so this command sends the method and URL only."
+            let why = flowContentKept
+                ? ": this request is not in the content kept of its connection (its recording budget ran out first, or it expired or was deleted);"
+                : " (content keeping was off, or the content has expired or was deleted),"
+            note = "Its headers" + (exchange.queryRemoved ? ", query string" : "") + " and body were not kept" + why + " so this command sends the method and URL only."
             return
         }
         var target = exchange.path

@@ -35,7 +35,7 @@ public struct RequestReading: KeptContentReading {
         let stopped = conversation?.problems.first
         switch shape {
         case .curl:
-            let curl = CurlCommand(exchange, request: recorded?.request)
+            let curl = CurlCommand(exchange, request: recorded?.request, flowContentKept: conversation != nil)
             if let note = curl.note { output.note("tv: " + note) }
             output.line(curl.command)
         case .shown(json: true, _):

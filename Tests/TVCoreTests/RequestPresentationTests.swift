@@ -90,6 +90,8 @@ import Testing
         let bare = CurlCommand(Self.finished, request: nil)
         #expect(bare.command == "curl https://example.com/a")
         #expect(bare.note == "Its headers, query string and body were not kept (content keeping was off, or the content has expired or was deleted), so this command sends the method and URL only.")
+        #expect(CurlCommand(Self.finished, request: nil, flowContentKept: true).note
+                == "Its headers, query string and body were not kept: this request is not in the content kept of its connection (its recording budget ran out first, or it expired or was deleted); so this command sends the method and URL only.")
         var post = Self.finished
         post.method = "POST"
         let request = HTTPMessage(
