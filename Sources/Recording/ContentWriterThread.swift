@@ -182,6 +182,8 @@ final class ContentWriterThread: QueueWriter {
         } catch {
             let failure = ContentWriteFailure(error)
             queue.updateCounters { $0.lastError = failure }
+            // A failed sweep (a full disk) waits for the next slack or minute, not every batch.
+            bytesSinceSweep = 0
         }
     }
 
