@@ -81,8 +81,13 @@ struct MovedAsideRunTests {
             let refused = try box.tvArgs(words)
             #expect(refused.status == 1 && refused.err == said, "\(words): \(refused)")
         }
+        // A limit that would delete is refused before it is saved (it was saved, its consent
+        // skipped, and applied once the database was back: a re-check).
+        let limit = try box.tv("settings", "set", "history.maxAge", "1m")
+        #expect(limit.status == 1 && limit.err == said && !limit.out.contains("Saved"), "\(limit)")
         #expect(!FileManager.default.fileExists(atPath: database))
         try FileManager.default.moveItem(atPath: database + ".aside", toPath: database)
+        #expect(try box.tv("settings", "get", "history.maxAge").out == "30d\n")
         #expect(try box.flowRows().count == 3)
     }
 }

@@ -10,8 +10,7 @@ import TVHome
 enum HistoryAgeConsent {
     /// Refuses (exit 1) when flows started before now − `micros` are kept, naming how many.
     static func check(_ inv: Invocation, age: String, micros: Int64) throws {
-        guard let home = try? inv.existingHome(), FileManager.default.fileExists(atPath: home.databasePath),
-              let storage = try? StorageManager(home: home) else { return }
+        guard let home = try? inv.existingHome(), let storage = try LimitConsentStore.open(home) else { return }
         defer { storage.close() }
         let cutoff = inv.now * 1_000_000 - micros
         // Closed flows outside audit sessions: what the deletion takes.
@@ -36,9 +35,8 @@ enum CaptureLimitConsent {
         default: return
         }
         guard case let .limit(n) = limit, let home = try? inv.existingHome(),
-              FileManager.default.fileExists(atPath: home.databasePath),
               var limits = try? StorageLimitsReading.limits(settings.read()),
-              let storage = try? StorageManager(home: home) else { return }
+              let storage = try LimitConsentStore.open(home) else { return }
         defer { storage.close() }
         let now = inv.now * 1_000_000
         let already = (try? storage.captureFilesDoomed(limits, now: now)) ?? (files: 0, bytes: 0)
@@ -46,5 +44,18 @@ enum CaptureLimitConsent {
         guard let doomed = try? storage.captureFilesDoomed(limits, now: now), doomed.files > already.files else { return }
         let more = doomed.files - already.files
         throw UsageRefusal("\(name) \(value) deletes \(more) capture file\(more == 1 ? "" : "s") (\(Units.bytes(doomed.bytes - already.bytes))) that the limits in force keep, as soon as it is saved; add --yes to save it.", exitCode: 1)
+    }
+}
+
+/// The store a limit's consent reads: nil when nothing is kept (no database, no log waiting);
+/// else opened, and a store that cannot be (a database missing beside its waiting log, a corrupt
+/// one) refuses the change before it is saved (it was saved, the consent skipped, and applied
+/// once the database was put back: a re-check).
+enum LimitConsentStore {
+    static func open(_ home: TVHome) throws -> StorageManager? {
+        var st = stat()
+        let waitingLog = stat(home.databasePath + "-wal", &st) == 0 && st.st_size > 0
+        guard FileManager.default.fileExists(atPath: home.databasePath) || waitingLog else { return nil }
+        return try StorageManager(home: home)
     }
 }
