@@ -7,7 +7,10 @@ import TVHome
 /// request (content was kept) it carries the full URL with its query, the headers (but those
 /// curl sets itself from the transfer: Host, Content-Length, Transfer-Encoding, Connection and
 /// HTTP/2's pseudo-headers) and a printable body; without it, only the method and the URL tv
-/// kept, and `note` says what is missing. Every word is quoted for a POSIX shell.
+/// kept, and `note` says what is missing. A request whose connection went elsewhere than its URL
+/// names (`RequestDestination`) gets `--connect-to`, so the command reaches that server again
+/// (a `Host` forged inside a CONNECT tunnel was replayed to the host it named). Every word is
+/// quoted for a POSIX shell.
 public struct CurlCommand: Sendable, Equatable {
     /// The command line.
     public let command: String
@@ -16,7 +19,8 @@ public struct CurlCommand: Sendable, Equatable {
 
     /// - Parameter flowContentKept: the flow has kept content this request is not in (its note
     ///   then says so, not that content keeping was off: a re-check).
-    public init(_ exchange: ExchangeRecord, request: HTTPMessage?, flowContentKept: Bool = false) {
+    /// - Parameter destination: where the request was sent when its URL names another server.
+    public init(_ exchange: ExchangeRecord, request: HTTPMessage?, flowContentKept: Bool = false, destination: RequestDestination? = nil) {
         var words = ["curl"]
         let scheme = exchange.scheme ?? "http"
         // HTTP/2 in clear is prior knowledge: `--http2` sends an HTTP/1.1 Upgrade there (RFC
@@ -24,6 +28,7 @@ public struct CurlCommand: Sendable, Equatable {
         if exchange.httpVersion == "HTTP/2" { words.append(scheme == "http" ? "--http2-prior-knowledge" : "--http2") }
         if exchange.httpVersion == "HTTP/1.0" { words.append("--http1.0") }
         let authority = exchange.authority ?? "localhost"
+        if let destination { words += ["--connect-to", destination.curlConnectTo] }
         guard let request else {
             words += CurlCommand.methodWords(exchange.method, withBody: false)
             words.append("\(scheme)://\(authority)\(exchange.path)")

@@ -24,6 +24,9 @@ public struct RequestDetailPresentation: Sendable {
     public var stoppedReading: HTTPConversation.ReadingProblem?
     /// The flow has kept content (its turns read as HTTP), whether or not this request is in it.
     public var flowContentKept = false
+    /// Where the request was sent when its URL names another server (a forged Host, curl's
+    /// `--connect-to`); nil when the URL names it, or the flow is unknown.
+    public var destination: RequestDestination?
 
     public init(exchange: ExchangeRecord, recorded: HTTPExchange?, full: Bool = false, sharedFrom: InstanceIdentity? = nil,
                 stoppedReading: HTTPConversation.ReadingProblem? = nil) {
@@ -66,6 +69,7 @@ public struct RequestDetailPresentation: Sendable {
         var where_ = "  flow \(e.flowID), exchange \(e.sequence) of it"
         if let stream = e.streamID { where_ += ", stream \(stream)" }
         out.append(where_ + ", \(TerminalText.line(e.httpVersion))")
+        if let destination { out.append(destination.sentence) }
         var status = "  status " + (e.status.map(String.init) ?? "none")
         if let reason = e.reason, !reason.isEmpty { status += " " + TerminalText.line(reason) }
         switch e.state {
@@ -139,13 +143,16 @@ public struct RequestDetailPresentation: Sendable {
         http.writeMessage(message, direction: direction, reader: reader, emit)
     }
 
-    /// The exchange as JSON, handed to `emit` in pieces: every column, and `content` (the
+    /// The exchange as JSON, handed to `emit` in pieces: every column, `sentTo` (`host:port`
+    /// where the request went when its URL names another server, else null), and `content` (the
     /// recorded request and response with headers and decoded bodies, as `tv turns --http
     /// --json` shows them; null when no content was kept).
     public func writeJSON(reader: BoundedBodyReader, _ emit: (String) -> Void) {
         guard case var .object(fields) = RequestListPresentation.json(exchange) else { return }
         let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: true)
         var splicer = JSONBodySplicer()
+        // `host:port` (IPv6 in brackets) where the request went when its URL names another server.
+        fields.append(("sentTo", destination.map { .string($0.connection.description) } ?? .null))
         fields.append(("content", recorded.map { http.exchangeJSON($0, reader: reader, splicer: &splicer) } ?? .null))
         // Where reading the kept turns as HTTP stopped (nil: it did not).
         fields.append(("readingStopped", stoppedReading.map { problem in

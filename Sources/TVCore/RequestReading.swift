@@ -33,18 +33,22 @@ public struct RequestReading: KeptContentReading {
         let conversation = try RequestReading.recordedConversation(flow: exchange.flowID, content: content)
         let recorded = conversation.flatMap { RequestReading.match(exchange, in: $0.exchanges) }
         let stopped = conversation?.problems.first
+        let destination = try flows.flow(id: exchange.flowID).flatMap { RequestDestination.differing(exchange, on: $0) }
         switch shape {
         case .curl:
-            let curl = CurlCommand(exchange, request: recorded?.request, flowContentKept: conversation != nil)
+            let curl = CurlCommand(exchange, request: recorded?.request, flowContentKept: conversation != nil, destination: destination)
             if let note = curl.note { output.note("tv: " + note) }
             output.line(curl.command)
         case .shown(json: true, _):
             var text = ""
-            RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: stopped).writeJSON(reader: BoundedBodyReader()) { text += $0 }
+            var detail = RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: stopped)
+            detail.destination = destination
+            detail.writeJSON(reader: BoundedBodyReader()) { text += $0 }
             output.line(text)
         case .shown(json: false, let full):
             var detail = RequestDetailPresentation(exchange: exchange, recorded: recorded, full: full, stoppedReading: stopped)
             detail.flowContentKept = conversation != nil
+            detail.destination = destination
             let reader = BoundedBodyReader()
             output.lines { line in detail.write(reader: reader, line) }
         }

@@ -233,6 +233,31 @@ struct ExchangeRowsRunTests {
         #expect(curl.contains(" -H 'X-Token: abc'"), "\(curl)")
     }
 
+    @Test("a Host naming another server inside a CONNECT tunnel: tv request says where it went, and --curl's --connect-to replays it there")
+    func hostNamingAnotherServer() throws {
+        let world = try RunWorld(nginxLocations: #"location = /who { default_type text/plain; return 200 "port $server_port host $http_host\n"; }"#)
+        let box = world.sandbox
+        let tv = try world.run("--inspect", "--keep-content")
+        // CONNECT localhost:PORT, SNI localhost, then `Host: a.test`: nginx (whose certificate also
+        // names a.test) answers it; a.test itself resolves nowhere. The flow is named by its SNI,
+        // which the client only announced: the request went to the address tv dialled.
+        let r = try world.curlThrough(tv, ["-s", "--http1.1", "-H", "Host: a.test", world.url("/who")])
+        #expect(r.status == 0 && r.out == "port \(world.nginx.tlsPort) host a.test\n", "\(r)")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let row = try #require((try box.json("requests")["requests"] as? [JSON] ?? []).first)
+        #expect(row.string("authority") == "a.test", "\(row)")
+        let id = try #require(row.int("id"))
+        let shown = try box.tv("request", String(id)).out
+        #expect(shown.contains("\n  sent to 127.0.0.1:\(world.nginx.tlsPort), not the a.test:443 its URL names (the URL's host is the request's own Host or :authority, RFC 9110 §7.2)\n"), "\(shown)")
+        #expect(try box.json("request", String(id)).string("sentTo") == "127.0.0.1:\(world.nginx.tlsPort)")
+        let curl = try box.tv("request", String(id), "--curl").out
+        #expect(curl.hasPrefix("curl --connect-to a.test:443:127.0.0.1:\(world.nginx.tlsPort) https://a.test/who -H 'User-Agent: curl/"), "\(curl)")
+        // The command, run as printed (plus the CA and quiet output), reaches the same server.
+        let replay = try box.tool("sh", ["-c", curl.trimmingCharacters(in: .newlines) + " -s --max-time 10 --cacert '\(world.pki.upstreamCA)'"])
+        #expect(replay.status == 0 && replay.out == "port \(world.nginx.tlsPort) host a.test\n", "\(replay)")
+    }
+
     @Test("tv request shows a body over the preview in part, as tv turns does, and --full prints every kept byte")
     func bodyPreview() throws {
         let world = try RunWorld()

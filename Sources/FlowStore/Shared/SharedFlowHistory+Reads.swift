@@ -42,6 +42,21 @@ extension SharedFlowHistory {
         }
     }
 
+    /// Flow `id` of `instance` (a shared request row's flow: flow ids are each instance's own),
+    /// or nil.
+    /// - Throws: `FlowStoreError`.
+    public func flow(id: Int64, of instance: InstanceIdentity) throws -> FlowRecord? {
+        let sql = "SELECT \(PostgresDialect.selectList) FROM flows WHERE instance_id = ? AND id = ?"
+        guard let values = try connection.withLock({ try $0.query(sql, [.text(instance.id), .integer(id)]) }).first else { return nil }
+        do throws(DamagedRow) {
+            var record = try FlowRecordColumns.record(Array(values.dropLast(2)))
+            record.instance = SharedFlowHistory.identity(values)
+            return record
+        } catch {
+            throw FlowStoreError.damagedRow(path: target.server, error)
+        }
+    }
+
     /// The request rows of flow `id` of the instance that saw `flow`, in order.
     /// - Throws: `FlowStoreError`.
     public func exchanges(of flow: FlowRecord) throws -> (exchanges: [ExchangeRecord], damaged: [DamagedRow]) {

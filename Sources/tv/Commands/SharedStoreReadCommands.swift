@@ -39,8 +39,9 @@ enum SharedStoreReadCommands {
         guard let (exchange, instance) = try history.exchange(id: id) else {
             throw UsageRefusal("There is no request \(id) in the shared store\(history.instance.map { " for instance \(TerminalText.line($0))" } ?? ""); `tv requests --store URL` lists the ones there are.", exitCode: 1)
         }
+        let destination = try history.flow(id: exchange.flowID, of: instance).flatMap { RequestDestination.differing(exchange, on: $0) }
         if inv.command.has("curl") {
-            let curl = CurlCommand(exchange, request: nil)
+            let curl = CurlCommand(exchange, request: nil, destination: destination)
             // The headers, query and body never travel: said so, not "keeping was off".
             if curl.note != nil {
                 inv.console.note("tv: Its headers, query string and body never travel to the shared store, so this command sends the method and URL only; `tv request --curl` on \(TerminalText.line(instance.machine)) has them if they were kept.")
@@ -48,7 +49,8 @@ enum SharedStoreReadCommands {
             inv.console.line(curl.command)
             return 0
         }
-        let detail = RequestDetailPresentation(exchange: exchange, recorded: nil, sharedFrom: instance)
+        var detail = RequestDetailPresentation(exchange: exchange, recorded: nil, sharedFrom: instance)
+        detail.destination = destination
         if inv.json {
             var text = ""
             detail.writeJSON(reader: BoundedBodyReader()) { text += $0 }
