@@ -39,7 +39,12 @@ public struct RequestDetailPresentation: Sendable {
 
     /// Said where the response is missing.
     func missingResponse() -> String {
-        guard let problem = stoppedReading else { return "  (no response was recorded)" }
+        guard let problem = stoppedReading else {
+            // The row read a response the kept turns lack: its direction's budget ran out first
+            // (a trial's h1 request past 1 MiB of responses said only "no response was recorded").
+            guard let status = exchange.status else { return "  (no response was recorded)" }
+            return "  (the response, status \(status), was not kept: its direction's recording budget ran out before it, or what was kept of it expired or was deleted; the status and sizes above are its row's)"
+        }
         let side = problem.direction == .serverToClient ? "from the server" : "from the client"
         return "  (no response was read: reading this connection as HTTP stopped at turn \(problem.turn) \(side): "
             + TerminalText.line(problem.reason) + " `tv turns \(exchange.flowID)` shows every byte that was kept.)"

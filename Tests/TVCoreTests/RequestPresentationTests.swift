@@ -176,5 +176,10 @@ import Testing
         var without: [String] = []
         RequestDetailPresentation(exchange: exchange, recorded: recorded).write(reader: BoundedBodyReader()) { without.append($0) }
         #expect(without.last == "  (no response was recorded)")
+        // The row read a response (status 200) the kept turns lack.
+        exchange.status = 200
+        var past: [String] = []
+        RequestDetailPresentation(exchange: exchange, recorded: recorded).write(reader: BoundedBodyReader()) { past.append($0) }
+        #expect(past.last == "  (the response, status 200, was not kept: its direction's recording budget ran out before it, or what was kept of it expired or was deleted; the status and sizes above are its row's)")
     }
 }
