@@ -84,7 +84,7 @@ let package = Package(
 
         // The filter language (mitmproxy's operators): a pure parser to an expression, and its
         // evaluation over the fields a flow or an exchange offers (i16-filters).
-        .target(name: "FlowFilter", dependencies: ["TVHome"]),
+        .target(name: "FlowFilter", dependencies: ["TVHome", "Wire"]),
 
         // `tv web`: the request security decision (pure), the libmicrohttpd driver, the embedded
         // pages (Sources/Web/web, turned into WebAssets.swift by Scripts/web-assets).

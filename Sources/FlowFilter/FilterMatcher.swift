@@ -70,6 +70,7 @@ public struct FilterMatcher: Sendable {
                 let whole = literal.contains("]:")
                 return texts.contains { whole ? $0.lowercased() == literal : $0.lowercased().hasPrefix(literal + ":") }
             }
+            if term.op == .domain || term.op == .url { return texts.contains { pattern.searchHost($0) } }
             return texts.contains { pattern.search($0) }
         case let .number(n): return texts.contains { Int($0) == n }
         case .none: return false

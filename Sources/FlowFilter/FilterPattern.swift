@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// One regex of a filter, compiled once: searched (not anchored) and case-insensitive, as
 /// mitmproxy's are; ICU syntax (`NSRegularExpression`), which agrees with Python's for the
@@ -14,6 +15,10 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         init(_ regex: NSRegularExpression) { self.regex = regex }
     }
     private let compiled: Compiled
+    /// The regex with its international labels as A-labels (`IDNA.aLabelRuns`): tv stores host
+    /// names as DNS carries them, so `~d bücher` found nothing of `xn--bcher-kva.test`. Nil when
+    /// the source holds nothing international (or what IDNA refuses).
+    private let aLabels: Compiled?
 
     /// Compiles `source`; nil when it is not a regular expression. `.` crosses line ends when
     /// `dotAll` (bodies, as mitmproxy's `re.DOTALL`).
@@ -23,12 +28,21 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         guard let regex = try? NSRegularExpression(pattern: source, options: options) else { return nil }
         self.source = source
         self.compiled = Compiled(regex)
+        aLabels = IDNA.aLabelRuns(source).flatMap { try? NSRegularExpression(pattern: $0, options: options) }.map(Compiled.init)
     }
 
     /// Whether the regex is found anywhere in `text`.
     public func search(_ text: String) -> Bool {
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
         return compiled.regex.firstMatch(in: text, options: [], range: range) != nil
+    }
+
+    /// Whether the regex, or its A-label form, is found in `text` (a host name or a URL: `~d`, `~u`).
+    public func searchHost(_ text: String) -> Bool {
+        if search(text) { return true }
+        guard let aLabels else { return false }
+        let range = NSRange(text.startIndex..<text.endIndex, in: text)
+        return aLabels.regex.firstMatch(in: text, options: [], range: range) != nil
     }
 
     /// The source lowercased when it begins with an IPv6 address in brackets (`[::1]`,

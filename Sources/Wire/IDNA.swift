@@ -45,6 +45,36 @@ public enum IDNA {
         return String(cString: output)
     }
 
+    /// `text` (a search text or a regex over host names, which tv stores as A-labels) with each
+    /// run of label characters — letters, digits, marks and `-` — that holds a character beyond
+    /// ASCII replaced by its A-label: `bücher` → `xn--bcher-kva`, `^www\.bücher\.test$` →
+    /// `^www\.xn--bcher-kva\.test$`. Only a whole label converts to what a host holds (the
+    /// A-label of `ücher` is no part of `bücher`'s). Nil when nothing in `text` is international,
+    /// or a run is one IDNA refuses.
+    public static func aLabelRuns(_ text: String) -> String? {
+        guard isInternational(text) else { return nil }
+        var out = ""
+        var run = ""
+        func flush() throws(IDNARefusal) {
+            out += isInternational(run) ? try asciiHost(run) : run
+            run = ""
+        }
+        do throws(IDNARefusal) {
+            for character in text {
+                if character == "-" || character.isLetter || character.isNumber || character.unicodeScalars.allSatisfy({ $0.properties.generalCategory == .nonspacingMark || $0.properties.generalCategory == .spacingMark }) {
+                    run.append(character)
+                } else {
+                    try flush()
+                    out.append(character)
+                }
+            }
+            try flush()
+        } catch {
+            return nil
+        }
+        return out
+    }
+
     /// The bytes as text when they are valid UTF-8 (a host name before IDNA), else nil.
     static func utf8Text(_ bytes: some Collection<UInt8>) -> String? {
         String(validating: bytes, as: UTF8.self)

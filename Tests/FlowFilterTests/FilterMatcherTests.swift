@@ -87,6 +87,24 @@ import Testing
         #expect(matcher.unanswered == [.header: 3, .body: 3])
     }
 
+    @Test("~d and ~u with an international name also match its A-label form, which tv stores; other operators do not convert")
+    func internationalNames() throws {
+        let stored = FilterFields(texts: [.domain: ["xn--bcher-kva.test"], .url: ["https://xn--bcher-kva.test/a"], .method: ["GET"]],
+                                  flags: [.tcp: true])
+        let asSent = FilterFields(texts: [.domain: ["bücher.test"], .url: ["https://bücher.test/a"]], flags: [.tcp: true])
+        func matches(_ text: String, _ fields: FilterFields) throws -> Bool {
+            var missing: Set<FilterOperator> = []
+            return FilterMatcher.evaluate(try FilterParser.parse(text), fields, &missing)
+        }
+        #expect(try matches("~d bücher", stored))
+        #expect(try matches("~d ^BÜCHER\\.test$", stored))
+        #expect(try matches("~u bücher.test/a", stored))
+        #expect(try matches("~d bücher", asSent))
+        #expect(try matches("~d xn--bcher", stored))
+        #expect(try !matches("~d ücher", stored))      // only a whole label converts
+        #expect(try !matches("~m büch", stored))
+    }
+
     @Test func addressesAsMitmproxyWritesThem() {
         #expect(filterAddress("127.0.0.1", port: 8080) == "127.0.0.1:8080")
         #expect(filterAddress("::1", port: 443) == "[::1]:443")

@@ -42,6 +42,23 @@ struct IDNATests {
         #expect(refusal.reason == reason)
     }
 
+    @Test("a search text or regex: each international run of label characters becomes its A-label, the rest stays", arguments: [
+        ("bücher", "xn--bcher-kva"),
+        ("Bücher.test", "xn--bcher-kva.test"),
+        (#"^www\.bücher\.test$"#, #"^www\.xn--bcher-kva\.test$"#),
+        ("(bücher|faß)\\.", "(xn--bcher-kva|xn--fa-hia)\\."),
+        ("βόλος", "xn--nxasmm1c"),
+    ] as [(String, String)])
+    func aLabelRuns(_ text: String, _ expected: String) {
+        #expect(IDNA.aLabelRuns(text) == expected)
+    }
+
+    @Test("nothing international, or a run IDNA refuses: no A-label form")
+    func aLabelRunsNone() {
+        #expect(IDNA.aLabelRuns("example.com") == nil)
+        #expect(IDNA.aLabelRuns("ü-") == nil)
+    }
+
     @Test("UTF-8 validity: valid text is read, a stray continuation byte is not")
     func utf8() {
         #expect(IDNA.utf8Text(Array("bücher".utf8)) == "bücher")

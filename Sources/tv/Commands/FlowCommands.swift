@@ -6,6 +6,7 @@ import Recording
 import TVCore
 import TVHome
 import FlowTerms
+import Wire
 
 /// `tv flows`, `tv flow ID`, `tv pinned`: reading the history a session recorded.
 enum FlowCommands {
@@ -71,7 +72,8 @@ enum FlowCommands {
     /// The filters `tv flows` and `tv export connections` share: --host, --status, --since, --from, --to.
     static func filters(_ c: ParsedCommand, now: Int64) throws -> FlowQuery {
         var query = FlowQuery()
-        query.host = c.value("host")
+        // Names are stored as DNS carries them: `--host bücher.test` looks for xn--bcher-kva.test.
+        query.host = c.value("host").map { IDNA.aLabelRuns($0) ?? $0 }
         query.program = c.value("program")
         if let text = c.value("audit") {
             guard let id = Int64(text), id > 0 else { throw UsageRefusal("--audit takes a session id (`tv audit sessions` lists them), not '\(text)'.") }
