@@ -117,6 +117,26 @@ public struct AuditStore: Sendable {
         }
     }
 
+    /// Changes the live session's settings in one transaction: `change` gets them (a JSON
+    /// object's text) and returns the new text and a marker to add at `now` (tv's own, said in
+    /// the session's timeline), or nil to leave them. Returns whether a session changed.
+    /// - Throws: `FlowStoreError`.
+    @discardableResult
+    public func changeLiveSettings(now: Int64, _ change: (String) -> (settings: String, marker: String)?) throws -> Bool {
+        try connection.withDatabase { database in
+            try database.transaction {
+                guard let live = try AuditStore.live(in: database), let changed = change(live.settings) else { return false }
+                let update = try database.prepare("UPDATE audit_sessions SET settings = ? WHERE id = ?")
+                try update.bind([.text(changed.settings), .integer(live.id)])
+                _ = try update.step()
+                let insert = try database.prepare("INSERT INTO audit_markers (session_id, time, text) VALUES (?, ?, ?)")
+                try insert.bind([.integer(live.id), .integer(max(now, live.started)), .text(changed.marker)])
+                _ = try insert.step()
+                return true
+            }
+        }
+    }
+
     /// Ends the live session at `now`.
     /// - Throws: `AuditError.noLiveSession`; `FlowStoreError`.
     public func stop(now: Int64) throws -> AuditSession {

@@ -100,6 +100,8 @@ public final class ExecSession {
         }
         // An audit session started before any session ran learns what this one runs with.
         AuditRecording.adoptLive(home: home, values: statusValues())
+        // One that has them, from another root (a second run with `--ca`), learns this root too.
+        Session.noteAuditRoot(home: home, proxy: proxy)
         let auditSocket = try? ControlServer(path: AuditKeysNotifier.execSocket(home: home, pid: getpid())) { [wiring, proxy, capture, home] request in
             switch request.command {
             case "status":

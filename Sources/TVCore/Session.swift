@@ -206,6 +206,8 @@ public final class Session: Sendable {
         self.banner = banner
         // An audit session started before any session ran learns what this one runs with.
         AuditRecording.adoptLive(home: home, values: statusValues())
+        // One that has them, from another root (a second run with `--ca`), learns this root too.
+        Session.noteAuditRoot(home: home, proxy: proxy)
     }
 
     /// Serves until `tv stop`, SIGINT or SIGTERM; then stops everything and flushes the database.

@@ -21,7 +21,10 @@ extension Session {
         let folder = CAFolder(home: home)
         switch folder.load() {
         case .present(let ca):
-            if proxy.authority?.root.sha256 != ca.root.sha256 { proxy.setAuthority(ca) }
+            if proxy.authority?.root.sha256 != ca.root.sha256 {
+                proxy.setAuthority(ca)
+                noteAuditRoot(home: home, proxy: proxy)
+            }
             return nil
         case .absent:
             proxy.setAuthority(nil)
@@ -30,6 +33,13 @@ extension Session {
             proxy.setAuthority(nil)
             return doubt.message
         }
+    }
+
+    /// Tells a recording audit session the root this session mints from now
+    /// (`AuditRecording.noteRoot`): at the start, and whenever it changes.
+    static func noteAuditRoot(home: TVHome, proxy: ProxyServer) {
+        guard let root = proxy.authority?.root.sha256 else { return }
+        AuditRecording.noteRoot(home: home, sha256: Hex.encode(root), now: Int64(Date().timeIntervalSince1970 * 1_000_000))
     }
 
     /// Reads the data folder's CA again and mints from it (a CA made, remade or removed since
@@ -52,6 +62,7 @@ extension Session {
         let now = Int64(Date().timeIntervalSince1970)
         if options.caFile == nil, proxy.authority == nil, case .present(let ca) = CAFolder(home: home).load() {
             proxy.setAuthority(ca)
+            Session.noteAuditRoot(home: home, proxy: proxy)
         }
         guard let report = try? InspectionGuard.recheck(home: home, settings: settings, environment: environment, now: now) else { return }
         for notice in report.notices { say(notice) }

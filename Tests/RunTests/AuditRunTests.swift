@@ -273,6 +273,9 @@ struct AuditRunTests {
         #expect(r.out == "hello from nginx\n", "\(r)")
         _ = try box.closedFlows(1)
         _ = try tv.stop()
+        // A second run in the same session mints from the folder's root: the session learns it.
+        let second = try world.run("--inspect")
+        _ = try second.stop()
         #expect(try box.tv("audit", "stop").status == 0)
         let sessions = try JSONSerialization.jsonObject(with: try box.tv("audit", "sessions", "--json").stdout) as? [JSON] ?? []
         let settings = sessions.first?.object("settings")
@@ -285,8 +288,35 @@ struct AuditRunTests {
         let manifest = try box.tool("python3", ["-c", """
             import json, sys, tarfile
             with tarfile.open(sys.argv[1]) as t: m = json.load(t.extractfile('manifest.json'))
-            print(m['caSHA256'], m['settings']['caSHA256'])
+            print(m['caSHA256'], m['settings']['caSHA256'], ','.join(m['caSHA256s']))
             """, box.work + "/e.tar.gz"])
-        #expect(manifest.out == "\(sessionCA) \(sessionCA)\n", "\(manifest)")
+        #expect(manifest.out == "\(sessionCA) \(sessionCA) \(sessionCA),\(folderCA)\n", "\(manifest)")
+        let shown = try box.tv("audit", "show", "1").out
+        #expect(shown.contains("  tv: leaves are minted from another root from here on (SHA-256 \(folderCA)); the bundle's caSHA256s lists every root of this session\n"), "\(shown)")
+    }
+
+    @Test("tv ca remake while tv run --audit records: the session names both roots, the new one from when it applied, and the bundle lists both")
+    func rootRemadeMidSession() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let oldRoot = try Self.fingerprint(box, world.tvRoot)
+        #expect(try box.tv("audit", "project", "new", "app").status == 0)
+        let tv = try world.run("--inspect", "--audit", "app")
+        let kept = try box.write("old-root.pem", box.text(world.tvRoot))
+        #expect(try box.curl(["-x", tv.proxyURL, "--cacert", kept, world.url("/index.html")]).out == "hello from nginx\n")
+        #expect(try box.tv("ca", "remake", "--yes").status == 0)
+        let newRoot = try Self.fingerprint(box, world.tvRoot)
+        // The new root's leaves verify; the old root's no longer do.
+        #expect(try box.curl(["-x", tv.proxyURL, "--cacert", world.tvRoot, world.url("/index.html")]).out == "hello from nginx\n")
+        _ = try box.closedFlows(2)
+        _ = try tv.stop()
+        let bundle = try box.tv("audit", "bundle", "1", "-o", "e.tar.gz", "--yes")
+        #expect(bundle.status == 0, "\(bundle)")
+        let manifest = try box.tool("python3", ["-c", """
+            import json, sys, tarfile
+            with tarfile.open(sys.argv[1]) as t: m = json.load(t.extractfile('manifest.json'))
+            print(m['caSHA256'], ','.join(m['caSHA256s']))
+            """, box.work + "/e.tar.gz"])
+        #expect(manifest.out == "\(oldRoot) \(oldRoot),\(newRoot)\n", "\(manifest)")
     }
 }

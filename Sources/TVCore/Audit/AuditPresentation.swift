@@ -41,7 +41,20 @@ public enum AuditPresentation {
         JSONValue.object(values.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).serialized()
     }
 
+    /// Every root a session's runs minted from (hex), in order: `caSHA256`, then the later
+    /// ones `AuditRecording.noteRoot` added (`caSHA256s`); empty when no run recorded one.
+    public static func roots(_ settings: [String: String]) -> [String] {
+        let later = settings["caSHA256s"].map { $0.split(separator: ",").map(String.init) } ?? []
+        guard let first = settings["caSHA256"] else { return later }
+        return [first] + later.filter { $0 != first }
+    }
+
     // MARK: Sentences
+
+    /// tv's marker when a session's runs start minting from another root.
+    public static func rootChanged(_ sha256: String) -> String {
+        "tv: leaves are minted from another root from here on (SHA-256 \(sha256)); the bundle's caSHA256s lists every root of this session"
+    }
 
     /// The strip shown while a session records: `● Audit: project 'app-review', session 3, recording for 4m 12s, 2 markers`.
     public static func strip(_ s: AuditSession, markers: Int, now: Int64) -> String {

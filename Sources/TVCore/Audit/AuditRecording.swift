@@ -41,6 +41,28 @@ public enum AuditRecording {
         _ = try? store.audit.adoptSettings(AuditPresentation.settingsText(values.filter { settingsKeys.contains($0.key) }))
     }
 
+    /// A session (`tv run`, `tv exec`) mints leaves from root `sha256` (hex) from now on: at its
+    /// start, and when `tv ca remake`/`import` reaches it. When an audit session records and its
+    /// settings name another root (`caSHA256`, the first), the root is added to `caSHA256s`
+    /// (every root the session's runs minted from, in order, comma-separated) with a marker
+    /// saying when, so its bundle names every CA its flows were inspected with (a trial's bundle
+    /// named only the first root after a `tv ca remake` mid-session, and after a second run
+    /// with `--ca`). A session with no settings yet takes them from `adoptLive`. Errors leave
+    /// the audit session as it was.
+    public static func noteRoot(home: TVHome, sha256: String, now: Int64) {
+        guard let store = try? FlowStore(home: home) else { return }
+        defer { store.close() }
+        _ = try? store.audit.changeLiveSettings(now: now) { text in
+            var settings = AuditPresentation.settings(text)
+            guard let first = settings["caSHA256"] else { return nil }
+            var roots = AuditPresentation.roots(settings)
+            guard first != sha256, !roots.contains(sha256) else { return nil }
+            roots.append(sha256)
+            settings["caSHA256s"] = roots.joined(separator: ",")
+            return (AuditPresentation.settingsText(settings), AuditPresentation.rootChanged(sha256))
+        }
+    }
+
     /// This process as a recorder; nil when `/proc/self/stat` cannot be read.
     public static func current() -> AuditRecorder? {
         recorder(pid: getpid())

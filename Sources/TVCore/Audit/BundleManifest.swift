@@ -5,7 +5,9 @@ import TVHome
 /// other file with its size and SHA-256 (what `tv audit verify` checks).
 ///
 /// Shape: `{"format": "tv-audit-bundle", "formatVersion": 1, "tvVersion", "machine",
-/// "caSHA256" (hex or null), "created" (µs), "project", "session", "from", "to" (µs; null while
+/// "caSHA256" (hex or null: the first root its runs minted from), "caSHA256s" (every root they
+/// minted from, in order, the first included; a `tv ca remake` or a second run with `--ca`
+/// mid-session adds one), "created" (µs), "project", "session", "from", "to" (µs; null while
 /// recording), "settings" (the session's, an object), "contentIncluded" (the bundle holds
 /// decrypted content: `decrypted.pcapng` or `content/`), "keysIncluded" (it holds `keys.log`),
 /// "files": [{"name", "bytes", "sha256"}]}`. (Both said what was asked, not what was there: a
@@ -31,6 +33,8 @@ public struct BundleManifest: Sendable, Equatable {
     public var tvVersion: String
     public var machine: String
     public var caSHA256: String?
+    /// Every root the session's runs minted from, in order (`AuditPresentation.roots`).
+    public var caSHA256s: [String] = []
     public var created: Int64
     public var project: String
     public var session: Int64
@@ -46,7 +50,8 @@ public struct BundleManifest: Sendable, Equatable {
         .object([
             ("format", .string(BundleManifest.format)), ("formatVersion", .int(BundleManifest.formatVersion)),
             ("tvVersion", .string(tvVersion)), ("machine", .string(machine)),
-            ("caSHA256", caSHA256.map { .string($0) } ?? .null), ("created", .int(created)),
+            ("caSHA256", caSHA256.map { .string($0) } ?? .null), ("caSHA256s", .array(caSHA256s.map { .string($0) })),
+            ("created", .int(created)),
             ("project", .string(project)), ("session", .int(session)),
             ("from", .int(from)), ("to", to.map { .int($0) } ?? .null),
             ("settings", AuditPresentation.settingsJSON(settings)),

@@ -162,12 +162,13 @@ public struct EvidenceBundle: Sendable, Equatable {
                 }
             }
         }
-        let caSHA256 = AuditPresentation.settings(session.settings)["caSHA256"]
-        let manifest = BundleManifest(tvVersion: request.tvVersion, machine: request.machine, caSHA256: caSHA256,
+        let settings = AuditPresentation.settings(session.settings)
+        var manifest = BundleManifest(tvVersion: request.tvVersion, machine: request.machine, caSHA256: settings["caSHA256"],
                                       created: request.now, project: session.projectName, session: session.id,
                                       from: session.started, to: session.ended, settings: session.settings,
                                       contentIncluded: files.contains { $0.name == "decrypted.pcapng" || $0.name.hasPrefix("content/") },
                                       keysIncluded: files.contains { $0.name == "keys.log" }, files: [])
+        manifest.caSHA256s = AuditPresentation.roots(settings)
         return EvidenceBundle(session: session, flows: records.count, contentFlows: contentFlows, packets: packets,
                               keyLines: keyLog.split(separator: 0x0A).count, request: request, files: files, manifest: manifest)
     }
