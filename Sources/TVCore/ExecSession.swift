@@ -98,6 +98,7 @@ public final class ExecSession {
             values["listen"] = "a TUN in its own network namespace"
             return values
         }
+        HostTunnel.repairLeftovers(say: say)
         // An audit session started before any session ran learns what this one runs with.
         AuditRecording.adoptLive(home: home, values: statusValues())
         // One that has them, from another root (a second run with `--ca`), learns this root too.

@@ -54,23 +54,35 @@ final class HostTunnel: Sendable {
     private let engine: TunnelEngine
     private let routing: HostRoutingPlan
     private let restoreRPFilter: String?
+    private let claim: HostTunnelClaim
     private let names: HostNameRecorder
 
     var counters: [String: UInt64] { engine.counters.snapshot }
 
     /// - Parameter recorder: the packet capture (nil: none).
-    init(options: HostTunnelOptions, proxy: ProxyServer, wiring: SessionWiring, recorder: (any PacketRecorder)?,
+    /// - Parameter dataFolder: the session's, named to a second session this one refuses.
+    init(options: HostTunnelOptions, proxy: ProxyServer, wiring: SessionWiring, recorder: (any PacketRecorder)?, dataFolder: String,
          say: @escaping @Sendable (String) -> Void) throws {
         let missing = Privileges.missing([Privileges.netAdmin])
         guard missing.isEmpty else { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and "), purpose: "to make a TUN device and route this host's traffic through it") }
         var plan = options.plan
         var routing = HostRoutingPlan(device: plan.deviceName, table: options.table, mark: options.mark, ipv6: true)
         var config = NetworkConfigurator()
-        // A crashed run may have left its rules (the TUN itself went with the process).
+        // One whole-host session per namespace: a second one took the first's routing and, when
+        // it stopped, removed it under the first (a trial).
+        let claim = try HostTunnelClaim.acquire()
+        // A killed run may have left its rules (the TUN itself went with the process); with the
+        // claim held, none of them is a live session's.
+        if let left = claim.left {
+            for command in HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).undo { _ = config.tryIP(command) }
+        }
         for command in routing.undo { _ = config.tryIP(command) }
 
         let (fd, name, offload) = TUNDevice.open(name: plan.deviceName)
-        guard fd >= 0 else { throw TunnelError.cannotOpenTUN(reason: String(decoding: Array(UnsafeBufferPointer(start: strerror(-fd), count: strlen(strerror(-fd)))).map { UInt8(bitPattern: $0) }, as: UTF8.self)) }
+        guard fd >= 0 else {
+            claim.release()
+            throw TunnelError.cannotOpenTUN(reason: String(decoding: Array(UnsafeBufferPointer(start: strerror(-fd), count: strlen(strerror(-fd)))).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
         if let reason = offload.unavailableReason { say("the TUN runs without checksum offload (\(reason)); traffic still flows, with more CPU per byte") }
         var applied: [[String]] = []
         var rpFilter: String?
@@ -78,6 +90,7 @@ final class HostTunnel: Sendable {
             for command in routing.undo { _ = config.tryIP(command) }
             if let rpFilter { config.sysctl("net.ipv4.conf.all.rp_filter", rpFilter) }
             close(fd)
+            claim.release()
         }
         do {
             plan.deviceName = name
@@ -94,16 +107,20 @@ final class HostTunnel: Sendable {
                 applied.append(command)
             }
             // Strict reverse-path filtering drops the replies to marked sockets (tun-nat.md):
-            // loose (2) is enough; the effective value is max(all, device).
-            if NetworkConfigurator.read("net.ipv4.conf.all.rp_filter") == "1" {
-                rpFilter = config.sysctl("net.ipv4.conf.all.rp_filter", "2")
-            }
+            // loose (2) is enough; the effective value is max(all, device). A killed session's
+            // loosening is kept for this one and undone at its exit.
+            let rp = HostTunnelClaim.rpFilterPlan(current: NetworkConfigurator.read("net.ipv4.conf.all.rp_filter"), left: claim.left)
+            if rp.set { config.sysctl("net.ipv4.conf.all.rp_filter", "2") }
+            rpFilter = rp.restore
+            claim.record(HostTunnelClaim.Record(pid: getpid(), dataFolder: dataFolder, device: dev, table: routing.table,
+                                                mark: routing.mark, rpFilterWas: rpFilter))
             listeners = try TunnelListeners.open(plan: plan)
         } catch {
             undoAll()
             throw error
         }
         tunFD = fd
+        self.claim = claim
         self.routing = routing
         restoreRPFilter = rpFilter
         deviceName = plan.deviceName
@@ -121,9 +138,32 @@ final class HostTunnel: Sendable {
         listenDescription = "\(plan.deviceName) (\(plan.cidr4)\(plan.cidr6.map { ", " + $0 } ?? ""))"
         var lines: [String] = ["Everything this host sends to a default-routed address now goes through \(plan.deviceName) (LAN and connected routes do not):"]
         for line in routing.applyLines { lines.append("  " + line) }
-        if rpFilter != nil { lines.append("  sysctl -w net.ipv4.conf.all.rp_filter=2 (was 1; restored at exit)") }
+        if rpFilter != nil {
+            lines.append(claim.left?.rpFilterWas == nil
+                ? "  sysctl -w net.ipv4.conf.all.rp_filter=2 (was 1; restored at exit)"
+                : "  net.ipv4.conf.all.rp_filter is 2, left by a tv session that was killed (it was 1): restored to 1 at exit")
+        }
         lines.append("tv's own connections are marked \(routing.markText) and bypass it. Stopping tv removes all of this.")
         summary = lines
+    }
+
+    /// What a killed `tv run --mode tun` left in this namespace (its two policy rules per
+    /// family, and rp_filter at 2), removed by the next session in any mode, said once; nothing
+    /// when none was killed, a whole-host session is live, or tv lacks CAP_NET_ADMIN (a trial's
+    /// rules stayed, unmentioned, until the next whole-host session).
+    static func repairLeftovers(say: (String) -> Void) {
+        guard Privileges.missing([Privileges.netAdmin]).isEmpty, let claim = HostTunnelClaim.leftByKilledSession(),
+              let left = claim.left else { return }
+        var config = NetworkConfigurator()
+        for command in HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).undo { _ = config.tryIP(command) }
+        var restored: String?
+        if let was = left.rpFilterWas, NetworkConfigurator.read("net.ipv4.conf.all.rp_filter") == "2" {
+            config.sysctl("net.ipv4.conf.all.rp_filter", was)
+            restored = was
+        }
+        claim.release()
+        say("a tv run --mode tun (pid \(left.pid), data folder \(left.dataFolder)) that was killed had left its routing rules"
+            + (restored.map { " and net.ipv4.conf.all.rp_filter at 2; removed them and restored rp_filter to \($0)" } ?? "; removed them"))
     }
 
     /// Removes the routing, restores rp_filter, stops the engine, closes the TUN. Safe twice.
@@ -134,6 +174,7 @@ final class HostTunnel: Sendable {
         if let restoreRPFilter { config.sysctl("net.ipv4.conf.all.rp_filter", restoreRPFilter) }
         listeners.close()
         close(tunFD)
+        claim.release()
         names.flush()
     }
 }

@@ -159,7 +159,7 @@ public final class Session: Sendable {
             if let notice = capture.notice { say(notice) }
             wiring.captureSecrets.attach(capture.writer)
             do {
-                tunnel = try HostTunnel(options: options.tun, proxy: proxy, wiring: wiring, recorder: capture.recorder, say: say)
+                tunnel = try HostTunnel(options: options.tun, proxy: proxy, wiring: wiring, recorder: capture.recorder, dataFolder: home.path, say: say)
             } catch {
                 capture.stop()
                 proxy.stop()
@@ -170,6 +170,7 @@ public final class Session: Sendable {
         } else {
             tunnel = nil
             capture = nil
+            HostTunnel.repairLeftovers(say: say)
         }
 
         let modeLabel: String

@@ -8,6 +8,9 @@ public enum TunnelError: UserFacingError, Equatable {
     case needsPrivileges(command: String, missing: String, purpose: String)
     /// /dev/net/tun could not be opened or attached.
     case cannotOpenTUN(reason: String)
+    /// Another live `tv run --mode tun` routes this network namespace (`HostTunnelClaim`); its
+    /// pid, data folder and device from its record, when readable.
+    case hostTunnelInUse(pid: Int32?, dataFolder: String?, device: String?)
     /// A namespace operation failed.
     case namespace(step: String, reason: String)
     /// A configuration command (`ip …`, a sysctl) failed.
@@ -33,6 +36,10 @@ public enum TunnelError: UserFacingError, Equatable {
             return "\(command) needs root (it lacks \(missing)) \(purpose); run it with sudo."
         case .cannotOpenTUN(let reason):
             return "tv could not open a TUN device (\(reason)); check that /dev/net/tun exists (modprobe tun) and that you are root."
+        case let .hostTunnelInUse(pid, dataFolder, device):
+            let who = pid.map { "tv (pid \($0)" + (dataFolder.map { ", data folder \($0)" } ?? "") + ")" } ?? "Another tv session"
+            let stop = dataFolder.map { "`tv stop --data-dir \($0)`" } ?? "`tv stop` with its data folder"
+            return "\(who) already routes this host through \(device ?? "a TUN") with the same rules; stop it first (\(stop)), or run one command through its own TUN with `tv exec`."
         case let .namespace(step, reason):
             return "tv could not \(step) (\(reason)); it needs CAP_SYS_ADMIN and a kernel with network namespaces."
         case let .configuration(command, output):

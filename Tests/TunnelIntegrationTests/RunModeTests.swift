@@ -263,4 +263,46 @@ final class RunModeTests {
         #expect(Sh.run(["ip", "-n", host, "-o", "link"]).out == linksBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
     }
+
+    @Test("tun: one whole-host session per namespace (a second is refused, the first keeps its routing); what a killed one left (rules, rp_filter at 2) is repaired by the next session in any mode")
+    func tunClaim() throws {
+        let host = lab.host
+        func ns(_ args: [String]) -> Output { Sh.run(["ip", "netns", "exec", host] + args) }
+        try Sh.must(["ip", "-n", host, "route", "add", "default", "via", "10.203.0.2"])
+        try Sh.must(["ip", "-n", host, "-6", "route", "add", "default", "via", "fd03::2"])
+        try Sh.must(["ip", "netns", "exec", host, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=1"])
+        let rulesBefore = Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out
+        let running = { ((try? String(contentsOfFile: self.lab.dir + "/tv-run.log", encoding: .utf8)) ?? "").contains("tv is running") }
+        let first = try startTV(["--mode", "tun", "--yes"], ready: running)
+        defer { first.stop() }
+        // A second session (another data folder, another device) is refused, naming the first.
+        let second = ns([TVBinary.path!, "--data-dir", lab.dir + "/second", "run", "--mode", "tun", "--yes", "--tun-device", "tv9"])
+        #expect(second.status == 1 && second.err.contains("already routes this host through tv0 with the same rules; stop it first (`tv stop --data-dir \(lab.dataDir)`)"),
+                "\(second)")
+        #expect(Sh.run(["ip", "-n", host, "route", "show", "table", "29814"]).out.contains("dev tv0"))
+        #expect(Sh.run(["ip", "-n", host, "link", "show", "tv9"]).status != 0)
+        // Killed: its rules and rp_filter stay until the next session, here a proxy-mode one.
+        first.stop(signal: SIGKILL)
+        #expect(Sh.run(["ip", "-n", host, "rule"]).out.contains("fwmark 0x7476"))
+        #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "2\n")
+        let proxy = try Daemon(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dir + "/proxy", "run", "--listen", "127.0.0.1:18499"],
+                               log: lab.dir + "/tv-proxy.log")
+        defer { proxy.stop() }
+        for _ in 0..<150 where !proxy.output.contains("tv is running") { usleep(100_000) }
+        #expect(proxy.output.contains("that was killed had left its routing rules and net.ipv4.conf.all.rp_filter at 2; removed them and restored rp_filter to 1"),
+                "\(proxy.output)")
+        #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
+        #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
+        proxy.stop(signal: SIGINT)
+        // Killed again, then a whole-host session: it keeps the loosening and restores 1 at its exit.
+        let third = try startTV(["--mode", "tun", "--yes"], ready: running)
+        defer { third.stop() }
+        third.stop(signal: SIGKILL)
+        let fourth = try startTV(["--mode", "tun", "--yes"], ready: running)
+        defer { fourth.stop() }
+        #expect(fourth.output.contains("net.ipv4.conf.all.rp_filter is 2, left by a tv session that was killed (it was 1): restored to 1 at exit"), "\(fourth.output)")
+        fourth.stop(signal: SIGINT)
+        #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
+        #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
+    }
 }

@@ -1,0 +1,123 @@
+import Foundation
+import Synchronization
+import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `tv run --mode tun` per network namespace. Every such session uses the same routing
+/// table, rule priorities and mark (`HostRoutingPlan`), so a second one (another data folder)
+/// took the first's routing without a word, and its stop removed the rules the first still
+/// relied on: traffic then went out unseen while the first said it was running (a trial). The
+/// claim is an exclusive `flock` on `/run/tunnelvision/host-tunnel-NETNS.lock` (NETNS: the
+/// namespace's inode), held for the session's life and dropped by the kernel when its process
+/// ends, however it ends; beside it, `host-tunnel-NETNS.json` (`Record`, 0600) says who holds
+/// it and what it changed, so a session killed before it could undo its changes is told from a
+/// live one and repaired by the next (its rules, and rp_filter, which it had loosened: after a
+/// `kill -9` it stayed at 2 for good, as the next session saw 2 and left it).
+public final class HostTunnelClaim: Sendable {
+    /// What a holder changed, written once its routing is in place.
+    public struct Record: Codable, Sendable, Equatable {
+        public var pid: Int32
+        public var dataFolder: String
+        public var device: String
+        public var table: UInt32
+        public var mark: UInt32
+        /// The rp_filter value to put back (`all`), when the holder changed it.
+        public var rpFilterWas: String?
+
+        public init(pid: Int32, dataFolder: String, device: String, table: UInt32, mark: UInt32, rpFilterWas: String?) {
+            self.pid = pid
+            self.dataFolder = dataFolder
+            self.device = device
+            self.table = table
+            self.mark = mark
+            self.rpFilterWas = rpFilterWas
+        }
+    }
+
+    /// What to do with `net.ipv4.conf.all.rp_filter`: loosen it now (`set`), and the value to
+    /// restore at exit. Strict (1) becomes loose (2) and 1 is restored; 2 left by a killed
+    /// holder that found 1 (`left`) is kept for the session and 1 restored at its exit; any
+    /// other value is the administrator's and is left alone. Pure.
+    public static func rpFilterPlan(current: String?, left: Record?) -> (set: Bool, restore: String?) {
+        if current == "1" { return (true, "1") }
+        if current == "2", left?.rpFilterWas == "1" { return (false, "1") }
+        return (false, nil)
+    }
+
+    /// The record a killed holder left (its changes are this claim's to undo); nil when the
+    /// last holder cleaned up, or there was none.
+    public let left: Record?
+    private let fd: Int32
+    private let recordPath: String
+    private let released = Atomic<Bool>(false)
+
+    public static let folder = "/run/tunnelvision"
+
+    /// The lock and record paths of this thread's network namespace.
+    static func paths() -> (lock: String, record: String) {
+        var info = stat()
+        let namespace = stat("/proc/self/ns/net", &info) == 0 ? String(info.st_ino) : "default"
+        let base = folder + "/host-tunnel-" + namespace
+        return (base + ".lock", base + ".json")
+    }
+
+    private init(fd: Int32, left: Record?, recordPath: String) {
+        self.fd = fd
+        self.left = left
+        self.recordPath = recordPath
+    }
+
+    /// Takes the claim of this network namespace.
+    /// - Throws: `TunnelError.hostTunnelInUse` when another live session holds it (naming it
+    ///   from its record); `.configuration` when the lock cannot be made.
+    public static func acquire() throws(TunnelError) -> HostTunnelClaim {
+        let (lockPath, recordPath) = paths()
+        mkdir(folder, 0o700)
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else {
+            throw TunnelError.configuration(command: "open \(lockPath)", output: String(cString: strerror(errno)))
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            let holder = readRecord(recordPath)
+            throw TunnelError.hostTunnelInUse(pid: holder?.pid, dataFolder: holder?.dataFolder, device: holder?.device)
+        }
+        return HostTunnelClaim(fd: fd, left: readRecord(recordPath), recordPath: recordPath)
+    }
+
+    /// Takes the claim only when no session holds it and a killed one left a record: for the
+    /// other modes and `tv exec`, which repair what it left (`left`) and release. Nil otherwise,
+    /// and when the folder cannot be read (not root).
+    public static func leftByKilledSession() -> HostTunnelClaim? {
+        let (lockPath, recordPath) = paths()
+        guard access(recordPath, F_OK) == 0 else { return nil }
+        let fd = open(lockPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0, let left = readRecord(recordPath) else {
+            close(fd)
+            return nil
+        }
+        return HostTunnelClaim(fd: fd, left: left, recordPath: recordPath)
+    }
+
+    static func readRecord(_ path: String) -> Record? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try? JSONDecoder().decode(Record.self, from: data)
+    }
+
+    /// Says what this holder changed (replacing what a killed one left).
+    public func record(_ record: Record) {
+        guard let data = try? JSONEncoder().encode(record) else { return }
+        try? FileModes.writeAtomically(Array(data), to: recordPath, mode: 0o600)
+    }
+
+    /// Everything is undone: the record goes, then the lock (closing its descriptor drops it).
+    /// Safe twice.
+    public func release() {
+        guard !released.exchange(true, ordering: .relaxed) else { return }
+        unlink(recordPath)
+        close(fd)
+    }
+}
