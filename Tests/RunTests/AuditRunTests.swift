@@ -222,6 +222,25 @@ struct AuditRunTests {
         #expect(status.status == 3 && !status.out.contains("Audit:") && status.out.contains("  Session 4 of project 'app' was left recording by a tv run that is gone; closed at "), "\(status)")
     }
 
+    @Test("a tv run --audit that cannot start (another session runs for the folder, a key log others may read) leaves no audit session and no key log; one that ran keeps its own")
+    func refusedStartLeavesNoSession() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        #expect(try box.tv("audit", "project", "new", "app").status == 0)
+        let readable = try box.write("keys.txt", "")
+        chmod(readable, 0o644)
+        let refused = try box.tv("run", "--listen", "127.0.0.1:\(freeLoopbackPort())", "--audit", "app", "--keylog", readable)
+        #expect(refused.status != 0 && refused.err.contains("keys.txt") == true, "\(refused.err) \(refused.out)")
+        let tv = try world.run("--audit", "app")
+        let beside = try box.tv("run", "--listen", "127.0.0.1:\(freeLoopbackPort())", "--audit", "app")
+        #expect(beside.status != 0, "\(beside)")
+        _ = try tv.stop()
+        let sessions = try JSONSerialization.jsonObject(with: try box.tv("audit", "sessions", "--json").stdout) as? [JSON] ?? []
+        #expect(sessions.count == 1, "\(sessions)")
+        let keys = (try? FileManager.default.contentsOfDirectory(atPath: box.dataDir + "/audit-keys")) ?? []
+        #expect(keys.allSatisfy { $0 == "session-\(sessions.first?.int("id") ?? 0).log" }, "\(keys)")
+    }
+
     @Test("tv audit start beside a running tv run: only flows written from then on belong to the session; tv audit stop ends it")
     func startAgainstARunningSession() throws {
         let world = try RunWorld()

@@ -93,6 +93,20 @@ public enum AuditRecording {
         return try? store.audit.stop(now: now)
     }
 
+    /// A `tv run --audit` that could not start (another session runs, a port is taken, an
+    /// unreadable file): its audit session is stopped and, holding no flow and no marker,
+    /// deleted with its key log, so a refused start leaves no record that looks like recording
+    /// (a trial's four refused starts left four sessions of a few ms and empty key logs).
+    public static func discardUnstarted(home: TVHome, id: Int64, now: Int64) {
+        _ = stop(home: home, id: id, now: now)
+        guard let store = try? FlowStore(home: home) else { return }
+        defer { store.close() }
+        guard let flows = try? store.audit.flowIDs(session: id), flows.isEmpty,
+              let markers = try? store.audit.markers(session: id), markers.isEmpty,
+              (try? store.audit.delete(session: id)) != nil else { return }
+        unlink(AuditKeyLog.path(home: home, session: id))
+    }
+
     /// The strip for the live session, or nil when none records (one whose `tv run --audit` is
     /// gone is closed first, where it can be: it records nothing).
     public static func strip(home: TVHome, now: Int64) -> String? {

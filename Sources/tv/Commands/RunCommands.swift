@@ -227,11 +227,13 @@ enum RunCommands {
             try session.run()
         } catch ControlError.alreadyRunning(let path) {
             options.metrics?.stop(started: false)
+            if let audit { AuditRecording.discardUnstarted(home: home, id: audit.id, now: FlowCommands.nowMicros()) }
             // Not this start's failure to remember: the running session is the one to show.
             SessionStartRecord.clear(home)
             throw ControlError.alreadyRunning(path: path)
         } catch {
             options.metrics?.stop(started: false)
+            if let audit { AuditRecording.discardUnstarted(home: home, id: audit.id, now: FlowCommands.nowMicros()) }
             let reason = (error as? UserFacingError)?.message ?? "\(error)"
             SessionStartRecord(state: .failed, pid: getpid(), atMicros: Int64(Date().timeIntervalSince1970 * 1_000_000), reason: reason).write(home)
             throw error
