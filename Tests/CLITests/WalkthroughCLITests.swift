@@ -71,6 +71,10 @@ struct WalkthroughCLITests {
     static let readOnly: [[String]] = [
         ["flows"], ["flow", "1"], ["turns", "1"], ["pinned"], ["pinned", "list"], ["pinned", "forget", "a.test"],
         ["export", "har", "1", "-o", "x.har"], ["content", "status"], ["content"],
+        // Audit commands need a project or a session the folder would hold (a trial's `tv audit
+        // sessions` made the folder and answered "No audit sessions").
+        ["audit", "sessions"], ["audit", "show", "1"], ["audit", "mark", "hi"], ["audit", "stop"],
+        ["audit", "start", "app"], ["audit", "delete", "1", "--yes"], ["audit", "projects"],
     ]
 
     @Test("read-only commands on a missing data folder say so, exit 1 and make nothing", arguments: readOnly)

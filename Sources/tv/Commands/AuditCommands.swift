@@ -55,7 +55,10 @@ enum AuditCommands {
         "audit show": show, "audit delete": delete, "audit bundle": bundle, "audit verify": verify,
     ]
 
-    static func writableStore(_ inv: Invocation) throws -> FlowStore { try FlowStore(home: try inv.home()) }
+    /// The store of an existing data folder: every audit command but `project new` needs what
+    /// one holds (a project, a session), so a mistyped `--data-dir` is said, not made (a trial's
+    /// `tv audit sessions` made one and answered "No audit sessions").
+    static func writableStore(_ inv: Invocation) throws -> FlowStore { try FlowStore(home: try inv.existingHome()) }
 
     static func sessionID(_ inv: Invocation) throws -> Int64 {
         let text = inv.command.positionals.first ?? ""
@@ -64,7 +67,7 @@ enum AuditCommands {
     }
 
     static func projectNew(_ inv: Invocation) throws -> Int32 {
-        let store = try writableStore(inv)
+        let store = try FlowStore(home: try inv.home())
         defer { store.close() }
         let p = try store.audit.newProject(name: inv.command.positionals.first ?? "", note: inv.command.value("note") ?? "",
                                            now: FlowCommands.nowMicros())
@@ -107,7 +110,7 @@ enum AuditCommands {
     }
 
     static func start(_ inv: Invocation) throws -> Int32 {
-        let home = try inv.home()
+        let home = try inv.existingHome()
         if let closed = AuditRecording.closeAbandoned(home: home) { inv.console.note(closed) }
         let run = liveRunSettings(home)
         let session = try AuditRecording.start(home: home, project: inv.command.positionals.first ?? "",
@@ -121,7 +124,7 @@ enum AuditCommands {
     static func stop(_ inv: Invocation) throws -> Int32 {
         // A session whose `tv run --audit` was killed ends where its recording did, not now (a
         // trial's span grew past the kill); that is the stop asked for.
-        if let closed = AuditRecording.closeAbandoned(home: try inv.home()) {
+        if let closed = AuditRecording.closeAbandoned(home: try inv.existingHome()) {
             inv.console.line(closed)
             return 0
         }
@@ -131,7 +134,7 @@ enum AuditCommands {
         defer { store.close() }
         let session = try store.audit.stop(now: FlowCommands.nowMicros())
         // Ended first, then told: the running sessions read that none records and close its key log.
-        let told = AuditKeysNotifier.tellAll(home: try inv.home())
+        let told = AuditKeysNotifier.tellAll(home: try inv.existingHome())
         inv.console.line(AuditPresentation.stopped(session, summary: try store.audit.summary(session: session.id), told: told))
         return 0
     }
@@ -139,7 +142,7 @@ enum AuditCommands {
     static func mark(_ inv: Invocation) throws -> Int32 {
         // A session whose `tv run --audit` was killed takes no more markers: it is closed first
         // (a trial marked one after the kill, and the session's span grew to hold it).
-        if let closed = AuditRecording.closeAbandoned(home: try inv.home()) { inv.console.note(closed) }
+        if let closed = AuditRecording.closeAbandoned(home: try inv.existingHome()) { inv.console.note(closed) }
         let store = try writableStore(inv)
         defer { store.close() }
         let marker = try store.audit.mark(inv.command.positionals.joined(separator: " "), now: FlowCommands.nowMicros())
@@ -149,7 +152,7 @@ enum AuditCommands {
 
     static func sessions(_ inv: Invocation) throws -> Int32 {
         // Not "recording now" for a session whose `tv run --audit` is gone (a re-check).
-        if let closed = AuditRecording.closeAbandoned(home: try inv.home()) { inv.console.note(closed) }
+        if let closed = AuditRecording.closeAbandoned(home: try inv.existingHome()) { inv.console.note(closed) }
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
         let list = try store.audit.sessions(project: inv.command.positionals.first)
@@ -160,7 +163,7 @@ enum AuditCommands {
 
     static func show(_ inv: Invocation) throws -> Int32 {
         let id = try sessionID(inv)
-        if let closed = AuditRecording.closeAbandoned(home: try inv.home()) { inv.console.note(closed) }
+        if let closed = AuditRecording.closeAbandoned(home: try inv.existingHome()) { inv.console.note(closed) }
         try FlowCommands.askSessionToFlush(inv)
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
@@ -197,7 +200,7 @@ enum AuditCommands {
         }
         inv.console.line(AuditPresentation.deleted(try store.audit.delete(session: id)))
         // Its key log (both legs' secrets) goes with it.
-        unlink(AuditKeyLog.path(home: try inv.home(), session: id))
+        unlink(AuditKeyLog.path(home: try inv.existingHome(), session: id))
         return 0
     }
 
