@@ -217,6 +217,16 @@ public struct AuditRecorder: Sendable, Equatable {
         return fields.count > 19 ? Int64(fields[19]) : nil
     }
 
+    /// Whether `/proc/PID/stat`'s state (field 3) says the process has exited: a zombie (`Z`,
+    /// its parent has not reaped it yet) or dead (`X`). A `tv run --audit` killed together with
+    /// its parent stays a zombie for a while, and passed for a live recorder: its session took
+    /// markers after the kill (a trial).
+    public static func hasExited(stat: String) -> Bool {
+        guard let close = stat.lastIndex(of: ")") else { return false }
+        let state = stat[stat.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true).first
+        return state == "Z" || state == "X"
+    }
+
     /// Where a session whose recorder is gone is closed: its last flow's last activity or its
     /// last marker, whichever is later (µs); its start when it holds neither.
     public static func abandonedEnd(started: Int64, lastFlow: Int64?, lastMarker: Int64?) -> Int64 {

@@ -56,6 +56,11 @@ import FlowTerms
                 == 3_394_277)
         #expect(AuditRecorder.startTicks(stat: "4242 (tv) S 1 2") == nil)
         #expect(AuditRecorder.startTicks(stat: "no parenthesis") == nil)
+        // proc(5): field 3 is the state; Z (zombie) and X (dead) have exited.
+        #expect(AuditRecorder.hasExited(stat: "4242 (tv (run) x) Z 1 4242 4242 0 -1 4194560 900 0 0 0 12 3 0 0 20 0 9 0 3394277 0 0"))
+        #expect(AuditRecorder.hasExited(stat: "4242 (tv) X 1 2"))
+        #expect(!AuditRecorder.hasExited(stat: "4242 (Z) S 1 2"))
+        #expect(!AuditRecorder.hasExited(stat: "4242 (tv) R 1 2"))
         #expect(AuditRecorder.abandonedEnd(started: 10, lastFlow: nil, lastMarker: nil) == 10)
         #expect(AuditRecorder.abandonedEnd(started: 10, lastFlow: 90, lastMarker: 40) == 90)
         #expect(AuditRecorder.abandonedEnd(started: 10, lastFlow: 90, lastMarker: 95) == 95)

@@ -68,9 +68,10 @@ public enum AuditRecording {
         recorder(pid: getpid())
     }
 
-    /// Process `pid` as a recorder (its start ticks from `/proc/PID/stat`); nil when it is gone.
+    /// Process `pid` as a recorder (its start ticks from `/proc/PID/stat`); nil when it is gone
+    /// or has exited (a zombie).
     public static func recorder(pid: Int32) -> AuditRecorder? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), !AuditRecorder.hasExited(stat: stat),
               let ticks = AuditRecorder.startTicks(stat: stat) else { return nil }
         return AuditRecorder(pid: pid, startTicks: ticks)
     }
