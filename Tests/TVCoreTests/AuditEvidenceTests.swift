@@ -208,6 +208,10 @@ import TVHome
         #expect(BundleVerdict.decide(manifest: listing([], version: 99), found: [manifestEntry]) == .unknownFormat(99))
         #expect(BundleVerdict.unknownFormat(99).exitCode == 2 && BundleVerdict.cannotRead("x").exitCode == 2
                 && BundleVerdict.heldTwice("a").exitCode == 1 && BundleVerdict.intact(files: 1).exitCode == 0)
+        // Format 0 was never written: damaged, not newer.
+        #expect(BundleVerdict.decide(manifest: listing([], version: 0), found: [manifestEntry]) == .unknownFormat(0))
+        #expect(BundleVerdict.unknownFormat(0).exitCode == 1)
+        #expect(BundleVerdict.unknownFormat(0).sentence(file: "e.tgz") == "e.tgz is NOT intact: its manifest names bundle format 0, which no tv writes (tv's formats start at 1).")
     }
 
     @Test("verify refuses what tar or gzip would not take as written: bytes appended, a second gzip member, a second copy of a file, an unsafe name, an unknown format; a missing file is nothing checked, not a damaged bundle")

@@ -227,7 +227,9 @@ public enum AuditPresentation {
     }
 
     public static func bundleWritten(_ b: EvidenceBundle, file: OutputFile) -> String {
-        let what = "Wrote the evidence bundle of session \(b.session.id) to \(TerminalText.line(file.name)): \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count) files and their manifest"
+        var what = "Wrote the evidence bundle of session \(b.session.id) to \(TerminalText.line(file.name)): \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count) files and their manifest"
+        // Said with --yes too, where the question that says it is skipped (a trial).
+        if b.session.ended == nil { what += " (the session is still recording: it holds what was recorded until now)" }
         guard let path = file.path else { return what + "; `tv audit verify FILE` checks it once saved." }
         return what + "; `tv audit verify \(TerminalText.line(path))` checks it."
     }

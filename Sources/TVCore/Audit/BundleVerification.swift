@@ -90,6 +90,9 @@ public enum BundleVerdict: Sendable, Equatable {
             return "\(f) is NOT intact: \(bytes) byte\(bytes == 1 ? "" : "s") follow the end of the archive tv wrote (something was appended)."
         case .noManifest:
             return "\(f) is NOT a tv evidence bundle: it holds no readable manifest.json."
+        case let .unknownFormat(version) where version < BundleManifest.formatVersion:
+            // No tv wrote a format below 1: not "newer", and nothing to check it with (a trial).
+            return "\(f) is NOT intact: its manifest names bundle format \(version), which no tv writes (tv's formats start at 1)."
         case let .unknownFormat(version):
             return "\(f) is a tv evidence bundle of format \(version), which this tv (format \(BundleManifest.formatVersion)) cannot check; verify it with the tv that wrote it or a newer one."
         case let .unreadable(reason):
@@ -109,7 +112,8 @@ public enum BundleVerdict: Sendable, Equatable {
     public var exitCode: Int32 {
         switch self {
         case .intact: return 0
-        case .cannotRead, .unknownFormat: return 2
+        case let .unknownFormat(version): return version < BundleManifest.formatVersion ? 1 : 2
+        case .cannotRead: return 2
         default: return 1
         }
     }

@@ -71,7 +71,9 @@ enum AuditCommands {
         defer { store.close() }
         let p = try store.audit.newProject(name: inv.command.positionals.first ?? "", note: inv.command.value("note") ?? "",
                                            now: FlowCommands.nowMicros())
-        inv.console.line("Made project '\(TerminalText.line(p.name))'; `tv audit start \(TerminalText.line(ShellWord.quote(p.name)))` records a session in it.")
+        // A name that starts with '-' reads as an option unless after `--` (a trial's hint failed).
+        let word = (p.name.hasPrefix("-") ? "-- " : "") + ShellWord.quote(p.name)
+        inv.console.line("Made project '\(TerminalText.line(p.name))'; `tv audit start \(TerminalText.line(word))` records a session in it.")
         return 0
     }
 
