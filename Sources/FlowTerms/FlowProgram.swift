@@ -58,8 +58,8 @@ public enum ProgramUnknown: String, Sendable, Hashable, CaseIterable {
     public var phrase: String {
         switch self {
         case .otherMachine: return "the client is on another machine"
-        case .socketGone: return "the client's socket was gone before tv looked (a program that finished at once)"
-        case .processGone: return "no program held the client's socket any more when tv looked (closed already, or its program exited)"
+        case .socketGone: return "the client's socket was gone before tv looked (closed at once, as a one-off lookup's is; its program may still run)"
+        case .processGone: return "no program held the client's socket any more when tv looked (closed within a few ms, or its program exited)"
         case .notVisible: return "tv may not read that process (run tv as root to see other users' programs)"
         case .ambiguous: return "more than one socket had the client's address and port"
         case .lookupFailed: return "the kernel's socket table did not answer"

@@ -32,7 +32,7 @@ struct FlowProgramPresentationTests {
                 == "x (pid 7, executable not readable, uid 1234)")
         #expect(FlowProgramPresentation.sentence(.notKnown(.otherMachine)) == "not known: the client is on another machine")
         #expect(FlowProgramPresentation.sentence(.notKnown(.socketGone))
-                == "not known: the client's socket was gone before tv looked (a program that finished at once)")
+                == "not known: the client's socket was gone before tv looked (closed at once, as a one-off lookup's is; its program may still run)")
         #expect(FlowProgramPresentation.sentence(nil) == "not known: tv did not look it up")
     }
 
