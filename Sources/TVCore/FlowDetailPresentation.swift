@@ -156,8 +156,11 @@ public enum FlowDetailPresentation {
     /// session left, that they stop where tv stopped counting.
     static func bytesMeaning(_ f: FlowRecord) -> String {
         var what: String
-        switch (f.status, f.transport) {
-        case (.inspected, _): what = " — what was said inside TLS"
+        // An interrupted flow that tv was inspecting (it had opened the upstream TLS leg)
+        // counted what was said inside TLS too (a trial's read "TCP payload").
+        let inspected = f.status == .inspected || (f.status == .interrupted && f.chosenVersionSource == "upstream_leg")
+        switch (inspected, f.transport) {
+        case (true, _): what = " — what was said inside TLS"
         case (_, .udp): what = " — datagram payloads"
         default: what = " — TCP payload"
         }

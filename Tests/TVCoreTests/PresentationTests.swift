@@ -288,6 +288,9 @@ import FlowTerms
         #expect(FlowDetailPresentation.bytesMeaning(inspected) == " — what was said inside TLS")
         inspected.status = .interrupted
         #expect(FlowDetailPresentation.bytesMeaning(inspected) == " — TCP payload; counted until tv stopped (`tv packets 8` shows how it ended, when captured)")
+        // One tv was inspecting (its upstream leg had told the version) counted inside TLS.
+        inspected.chosenVersionSource = "upstream_leg"
+        #expect(FlowDetailPresentation.bytesMeaning(inspected) == " — what was said inside TLS; counted until tv stopped (`tv packets 8` shows how it ended, when captured)")
         inspected.transport = .udp
         inspected.status = .notEncrypted
         #expect(FlowDetailPresentation.bytesMeaning(inspected) == " — datagram payloads")
