@@ -8,7 +8,7 @@
 /// Shape (three lines at most; the drop line only when something was dropped):
 /// ```
 /// tunnel: programs sent 1,234 packets (96.5 KiB) and received 1,100 packets (1.2 MiB)
-/// tunnel: 12 TCP connections (1 refused upstream), 3 UDP flows (10 datagrams up, 9 down), 4 DNS queries (4 answered)
+/// tunnel: 12 TCP connections and 1 more that failed upstream (refused or unanswered), 3 UDP flows (10 datagrams up, 9 down), 4 DNS queries (4 answered)
 /// tunnel: dropped 5 packets: 3 icmp, 2 no connection
 /// ```
 public struct TunnelCountersPresentation: Sendable, Equatable {
@@ -24,11 +24,13 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
                      + "and received \(plural(n("packetsToPrograms"), "packet", "packets")) (\(Units.bytes(Int64(clamping: n("bytesToPrograms")))))"]
 
         var tcp = plural(n("tcpRedirected"), "TCP connection", "TCP connections")
+        // The failed ones are not among the relayed: "0 TCP connections (3 refused upstream)"
+        // read as a part of none (a trial).
         var tcpNotes: [String] = []
-        if n("tcpConnectFailed") > 0 { tcpNotes.append("\(count(n("tcpConnectFailed"))) refused upstream") }
         if n("tcpAcceptRefused") > 0 { tcpNotes.append("\(count(n("tcpAcceptRefused"))) not accepted") }
         if n("tcpResetsSent") > 0 { tcpNotes.append(plural(n("tcpResetsSent"), "reset sent", "resets sent")) }
         if !tcpNotes.isEmpty { tcp += " (" + tcpNotes.joined(separator: ", ") + ")" }
+        if n("tcpConnectFailed") > 0 { tcp += " and \(count(n("tcpConnectFailed"))) more that failed upstream (refused or unanswered)" }
         var parts = [tcp]
         if n("udpFlows") > 0 {
             parts.append(plural(n("udpFlows"), "UDP flow", "UDP flows")

@@ -27,7 +27,9 @@ public enum TunnelNamesPresentation {
             if unreadableAnswers > 0 { line += " (\(plural(unreadableAnswers, "answer", "answers")) could not be read)" }
             out.append(line + ", so connections are named only when they announce a host")
         } else if answers == 0 {
-            var line = "names from lookups: none — no DNS answer crossed the tunnel unencrypted (encrypted DNS looks like this), so connections are named only when they announce a host"
+            // Not only encrypted DNS looks like this: a program that used addresses, or a resolver
+            // on a connected network (which bypasses `--mode tun`'s route), too (a trial).
+            var line = "names from lookups: none — no DNS answer crossed the tunnel unencrypted (the programs used addresses, encrypted DNS, or a resolver on a connected network, which bypasses the tunnel), so connections are named only when they announce a host"
             if unreadableAnswers > 0 { line += " (\(plural(unreadableAnswers, "answer", "answers")) could not be read)" }
             out.append(line)
         } else {

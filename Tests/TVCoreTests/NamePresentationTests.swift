@@ -65,7 +65,7 @@ struct NamePresentationTests {
     @Test("the tunnel's names: lookups and QUIC with their figures and the sentence each needs")
     func counters() {
         #expect(TunnelNamesPresentation.lines([:]) == [
-            "names from lookups: none — no DNS answer crossed the tunnel unencrypted (encrypted DNS looks like this), so connections are named only when they announce a host",
+            "names from lookups: none — no DNS answer crossed the tunnel unencrypted (the programs used addresses, encrypted DNS, or a resolver on a connected network, which bypasses the tunnel), so connections are named only when they announce a host",
             "names from QUIC: none — nothing used QUIC",
         ])
         // Answers crossed and none gave an address (NXDOMAIN, NODATA, TXT): not "no answer crossed".

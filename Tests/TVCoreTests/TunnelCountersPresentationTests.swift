@@ -13,7 +13,7 @@ import Testing
         ]
         #expect(TunnelCountersPresentation(counters: counters).lines == [
             "tunnel: programs sent 1,234 packets (96.5 KiB) and received 1,100 packets (1.2 MiB)",
-            "tunnel: 12 TCP connections (1 refused upstream, 2 resets sent), 3 UDP flows (10 datagrams up, 9 down), "
+            "tunnel: 12 TCP connections (2 resets sent) and 1 more that failed upstream (refused or unanswered), 3 UDP flows (10 datagrams up, 9 down), "
                 + "4 DNS queries (3 answered, 1 unanswered), 1 datagram reassembled, 2 path-MTU signals",
             "tunnel: dropped 7 packets: 3 ICMP, 2 bad checksum, 2 no connection",
         ])
