@@ -163,12 +163,33 @@ static volatile sig_atomic_t forward_child = 0;
 static volatile sig_atomic_t forward_pending[65];
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
+static volatile sig_atomic_t forward_stops = 0;
+
+static void forward_say(const char *text) {
+    size_t n = strlen(text);
+    ssize_t w = write(STDERR_FILENO, text, n);
+    (void)w;
+}
+
 static void forward_handler(int sig, siginfo_t *info, void *context) {
     (void)context;
+    pid_t child = (pid_t)forward_child;
+    // A command that ignores SIGINT and SIGTERM kept tv waiting with no word (a trial): the
+    // second such signal says what the third does, the third kills it (SIGKILL). Only
+    // async-signal-safe calls here: write(2), kill(2).
+    if (sig == SIGINT || sig == SIGTERM) {
+        forward_stops++;
+        if (forward_stops == 2 && child > 0) {
+            forward_say("tv: the command is still running; once more (Ctrl-C or SIGTERM) kills it with SIGKILL.\n");
+        } else if (forward_stops >= 3 && child > 0) {
+            forward_say("tv: killing the command (SIGKILL).\n");
+            kill(child, SIGKILL);
+            return;
+        }
+    }
     // SI_KERNEL: the terminal generated it for the whole foreground process group, which the
     // child is in: it has it already.
     if (info != NULL && info->si_code == SI_KERNEL) return;
-    pid_t child = (pid_t)forward_child;
     if (child > 0) kill(child, sig); else if (sig > 0 && sig < 65) forward_pending[sig] = 1;
 }
 
@@ -192,6 +213,7 @@ void tv_forward_signals_set_child(pid_t pid) {
 
 void tv_forward_signals_remove(void) {
     forward_child = 0;
+    forward_stops = 0;
     for (unsigned i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) signal(forwarded[i], SIG_DFL);
 }
 

@@ -57,6 +57,27 @@ struct ExecProxyRunTests {
         #expect(world.sandbox.text(said) == "got-TERM\n")
     }
 
+    @Test("a CMD that ignores SIGINT and SIGTERM: the second signal to tv says a third kills it, the third does (SIGKILL)")
+    func escalatesToKill() throws {
+        let world = try ProxyEnvWorld()
+        let ready = world.sandbox.work + "/cmd-ready", log = world.sandbox.work + "/exec.log"
+        let stubborn = "trap '' INT TERM; touch \(ready); while :; do sleep 0.1; done"
+        let tv = try Child(try TVBinary.require(), ["--data-dir", world.sandbox.dataDir, "exec", "--proxy", "--quiet", "--", "/bin/sh", "-c", stubborn],
+                           environment: world.sandbox.environment, directory: world.sandbox.work, log: log)
+        for _ in 0..<200 where access(ready, F_OK) != 0 { usleep(50_000) }
+        #expect(access(ready, F_OK) == 0, "CMD never started: \(world.sandbox.text(log))")
+        kill(tv.pid, SIGINT)
+        usleep(300_000)
+        kill(tv.pid, SIGTERM)
+        for _ in 0..<50 where !world.sandbox.text(log).contains("once more") { usleep(100_000) }
+        #expect(world.sandbox.text(log).contains("tv: the command is still running; once more (Ctrl-C or SIGTERM) kills it with SIGKILL.\n"), "\(world.sandbox.text(log))")
+        #expect(!tv.wait(seconds: 1))
+        kill(tv.pid, SIGINT)
+        #expect(tv.wait(seconds: 10))
+        #expect(tv.status == 128 + SIGKILL, "\(String(describing: tv.status)) \(world.sandbox.text(log))")
+        #expect(world.sandbox.text(log).contains("tv: killing the command (SIGKILL).\n"))
+    }
+
     @Test("the environment, exactly: the proxy in both cases, NO_PROXY for loopback, every bundle variable, WGETRC, JAVA_TOOL_OPTIONS; a loopback host goes direct (not intercepted, no flow)")
     func environmentAndLoopbackDirect() throws {
         let world = try ProxyEnvWorld()

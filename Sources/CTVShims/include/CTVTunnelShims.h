@@ -61,7 +61,8 @@ int tv_wait_status(int status, int *code);
 /// SIGINT, SIGTERM, SIGHUP, SIGQUIT handlers for a parent waiting on `tv_forward_child`:
 /// a signal sent by a process (kill(1), systemd) is passed on to the child; one the terminal
 /// generated (Ctrl-C, which the child got too since it shares the foreground process group) is
-/// not repeated. Installed once; 0 or -errno.
+/// not repeated. A second SIGINT or SIGTERM says on stderr that a third kills the child; the
+/// third sends it SIGKILL (a command that ignores both kept tv waiting). Installed once; 0 or -errno.
 int tv_forward_signals_install(void);
 /// The child to forward to (0 = none); pending forwarded signals are delivered at once.
 void tv_forward_signals_set_child(pid_t pid);
