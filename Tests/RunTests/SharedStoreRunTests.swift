@@ -360,6 +360,42 @@ struct SharedStoreRunTests {
         #expect(keyed(try sharedRows(first.sandbox, url, instance: idB)) == keyed(localB.filter { ($0.int("id") ?? 0) > 3 }))
     }
 
+    @Test("a backup restored over the database in place (same inode and birth time) takes a new instance id at the next start, and its next flows overwrite none of the shared rows of the flows it lost")
+    func restoredInPlaceTakesANewInstance() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        try server.start()
+        let url = try server.makeDatabase()
+        let world = try RunWorld()
+        let box = world.sandbox
+        let a = try world.run("--inspect", "--store", url)
+        for _ in 0..<2 { #expect(try world.curlThrough(a, [world.url("/index.html")]).out == "hello from nginx\n") }
+        _ = try closedSharedRows(box, url, 2)
+        try a.stop()
+        let database = box.dataDir + "/tunnelvision.sqlite3", backup = box.work + "/backup.sqlite3"
+        try #require(try Run.process("cp", [database, backup], in: box.work, environment: box.environment, timeout: 30).status == 0)
+        let b = try world.run("--inspect", "--store", url)
+        for _ in 0..<2 { #expect(try world.curlThrough(b, [world.url("/1k.bin"), "-o", "/dev/null"]).status == 0) }
+        let before = try closedSharedRows(box, url, 4)
+        try b.stop()
+        let idA = try instanceID(box)
+        // `cp` over the file writes into it: the inode and birth time stay.
+        var was = stat(), now = stat()
+        stat(database, &was)
+        try #require(try Run.process("cp", [backup, database], in: box.work, environment: box.environment, timeout: 30).status == 0)
+        stat(database, &now)
+        #expect(was.st_ino == now.st_ino)
+        let c = try world.run("--inspect", "--store", url)
+        let idC = try instanceID(box)
+        #expect(idC != idA)
+        #expect(c.log().contains("This data folder's shared-store instance id \(idA) has flows in the shared store past this data folder's database (it was restored from a backup in place, or replaced); so that the two never overwrite each other's rows in the shared store, it now writes as instance \(idC)."), "\(c.log())")
+        #expect(try world.curlThrough(c, [world.url("/index.html?after")]).status == 0)
+        _ = try closedSharedRows(box, url, 1, instance: idC)
+        try c.stop()
+        func keyed(_ rows: [JSON]) -> [String] { rows.map { "\($0.int("id") ?? 0)@\($0.int("startTime") ?? 0)" }.sorted() }
+        #expect(keyed(try sharedRows(box, url, instance: idA)) == keyed(before), "the old id's rows are as they were")
+    }
+
     @Test("a store URL with a password is refused before anything listens, with the reason, and the password is not repeated")
     func passwordInURLRefused() throws {
         let box = try Sandbox()

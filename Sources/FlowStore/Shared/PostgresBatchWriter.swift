@@ -42,6 +42,7 @@ final class PostgresBatchWriter: FlowBatchStore {
                 ON CONFLICT (instance_id) DO UPDATE SET machine = EXCLUDED.machine, last_seen = EXCLUDED.last_seen
                 """, [.text(instance.id), .text(instance.machine), .integer(now), .integer(now)])
             if insertion == .copy { try connection.execute(SharedStaging.createSQL) }
+            if let localPath { try Self.refuseHistoryAhead(connection, target: target, instance: instance, localPath: localPath) }
             if let localPath {
                 try connection.transaction { _ = try LeftOpenFlows.close(on: connection, instance: instance, localPath: localPath) }
             }
@@ -49,6 +50,16 @@ final class PostgresBatchWriter: FlowBatchStore {
             connection.close()
             throw error
         }
+    }
+
+    /// Throws `.sharedHistoryAhead` when the store holds flows of `instance` past the largest
+    /// id the local database ever made: that database went back (a backup restored in place;
+    /// a trial's next flows overwrote the shared rows of the flows it had lost).
+    static func refuseHistoryAhead(_ connection: PGConnection, target: SharedStoreTarget, instance: InstanceIdentity, localPath: String) throws {
+        guard let local = InstanceIdentity.highestFlowID(localPath),
+              case let .integer(shared)? = try connection.query("SELECT max(id) FROM flows WHERE instance_id = ?", [.text(instance.id)]).first?.first,
+              shared > local else { return }
+        throw FlowStoreError.sharedHistoryAhead(server: target.server, instance: instance.id, shared: shared, local: local)
     }
 
     func write(_ events: [FlowEvent]) throws {
