@@ -108,6 +108,9 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
     @usableFromInline let state: Mutex<State>
     @usableFromInline let wake = DispatchSemaphore(value: 0)
     private let stoppedSignal = DispatchSemaphore(value: 0)
+    /// A timed stop gave up on the writer (`stop(waitingAtMost:)`): later stops (a deinit's)
+    /// do not wait for it either.
+    private let gaveUpWaiting = Atomic<Bool>(false)
     /// An empty batch like the first, the storage the writer swaps in when it takes one.
     private let emptyBatch: Batch
 
@@ -208,8 +211,23 @@ public final class BoundedWriterQueue<Writer: QueueWriter>: Sendable {
     public func stop() {
         let signal = state.withLock { $0.handshake.requestStop() }
         if signal { wake.signal() }
+        guard !gaveUpWaiting.load(ordering: .relaxed) else { return }
         stoppedSignal.wait()
         stoppedSignal.signal()  // let any other caller of stop() through too
+    }
+
+    /// `stop`, waiting at most `seconds` for the writer; false when it had not finished by then
+    /// (a write blocked on a server that does not answer: the thread is left to it, and the
+    /// process may exit without it).
+    public func stop(waitingAtMost seconds: Double) -> Bool {
+        let signal = state.withLock { $0.handshake.requestStop() }
+        if signal { wake.signal() }
+        guard stoppedSignal.wait(timeout: .now() + seconds) == .success else {
+            gaveUpWaiting.store(true, ordering: .relaxed)
+            return false
+        }
+        stoppedSignal.signal()
+        return true
     }
 
     /// Starts the writer's thread, named `name`: `make` builds the writer on that thread (a

@@ -251,6 +251,13 @@ public final class FlowWriter: Sendable {
         queue.stop()
     }
 
+    /// `close`, waiting at most `seconds` for what is queued to be written: false when the
+    /// writer was still blocked then (the shared store's server stopped answering mid-write:
+    /// a trial's `tv stop` and SIGTERM waited as long as the server hung, minutes).
+    public func close(waitingAtMost seconds: Double) -> Bool {
+        queue.stop(waitingAtMost: seconds)
+    }
+
     /// Counts since the writer started (accepted, written, dropped, failed, pending; flows waiting
     /// to be written again, and flows given up).
     public var counters: FlowWriterCounters {

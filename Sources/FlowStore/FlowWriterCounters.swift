@@ -31,6 +31,10 @@ public struct FlowWriterCounters: Sendable, Equatable {
     public var exchangesNotSaved = 0
     /// True while writes fail (from a failed attempt until the next successful one).
     public var failing = false
+    /// When the write in progress began (µs since the epoch); nil between writes. A write that
+    /// has waited long is a server that stopped answering (`tv status` says so: it said
+    /// "connected" while a trial's server hung).
+    public var writingSince: Int64?
 
     public init(accepted: Int, written: Int, dropped: Int, failed: Int, pending: Int, lastError: FlowStoreError?,
                 failedWrites: Int = 0, unwrittenFlows: Int = 0, flowsNotSaved: Int = 0, flowUpdatesNotSaved: Int = 0,

@@ -132,6 +132,8 @@ final class FlowWriterThread: QueueWriter {
         let events = openExchanges.sift(taken, now: EngineClock.wallMicros(), releasingAll: releasingOpenExchanges)
         guard !events.isEmpty else { return true }
         var failure: FlowStoreError?
+        let began = EngineClock.wallMicros()
+        queue.updateCounters { $0.writingSince = began }
         do {
             if writer == nil {
                 writer = try backend.open(closing: closing)
@@ -143,6 +145,7 @@ final class FlowWriterThread: QueueWriter {
         } catch {
             failure = .failed(path: path, reason: "\(error)")
         }
+        queue.updateCounters { $0.writingSince = nil }
         if failure != nil {
             // A lost connection (the shared store's server went away) is made anew next time.
             if let lost = writer, lost.isLost {

@@ -60,6 +60,13 @@ public enum RecordingPresentation {
             sentence += " This session could not send \(flows(losses.sharedFlowsNotSaved)) to the shared store"
                 + (losses.sharedServer.map { " at \($0)" } ?? "") + "; this data folder has \(one ? "it" : "them") (`tv store backfill --since SPAN` sends whatever is still missing once the store answers)."
         }
+        let store = losses.sharedServer.map { "the shared store at \($0)" } ?? "the shared store"
+        if losses.sharedEventsDropped > 0 {
+            sentence += " \(losses.sharedEventsDropped) events for \(store) were dropped while it fell behind, so some flows may be missing there or still open; this data folder has them all (`tv store backfill --since SPAN` sends them)."
+        }
+        if losses.sharedUnanswered {
+            sentence += " \(store.prefix(1).uppercased() + store.dropFirst()) did not answer a write for 15 s, so tv stopped without it: what it had not confirmed may be missing there (`tv store backfill --since SPAN` sends it once it answers)."
+        }
         return sentence
     }
 

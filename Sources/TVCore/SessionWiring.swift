@@ -202,6 +202,9 @@ final class SessionWiring: Sendable {
         configuration = config
     }
 
+    /// How long a stop waits for the shared store's last writes (seconds).
+    static let sharedStopWait = 15.0
+
     /// Stops recording and flushes everything to disk (content, pinned hosts, flows).
     /// - Returns: what was not saved (exact counts; empty when everything was).
     @discardableResult
@@ -219,12 +222,17 @@ final class SessionWiring: Sendable {
         pinning.flush()
         // The proxy has stopped: every flow was closed, so one still open lost its close.
         writer.close(interruptingOpenFlows: true)
-        shared?.writer.close()
+        // A server that stopped answering mid-write held `tv stop` and SIGTERM for as long as
+        // it hung (a trial: minutes); the local history has every flow, so the stop waits no longer.
+        let sharedFinished = shared?.writer.close(waitingAtMost: Self.sharedStopWait) ?? true
         requestLog?.drain()
         store.closeEmptyingWAL()
         var final = losses
         if let shared {
-            final.sharedFlowsNotSaved = shared.writer.counters.flowsNotSaved
+            let counters = shared.writer.counters
+            final.sharedFlowsNotSaved = counters.flowsNotSaved
+            final.sharedEventsDropped = counters.dropped
+            final.sharedUnanswered = !sharedFinished
             final.sharedServer = shared.target.server
         }
         return final

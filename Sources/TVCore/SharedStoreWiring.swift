@@ -1,4 +1,5 @@
 import FlowStore
+import FlowTerms
 import Settings
 import TVHome
 
@@ -74,7 +75,7 @@ public struct SharedStoreWiring: Sendable {
             "sharedStore.server": shared.target.server,
             "sharedStore.instance": shared.instance.id,
             "sharedStore.machine": shared.instance.machine,
-            "sharedStore.state": c.failing ? "retrying" : "connected",
+            "sharedStore.state": c.failing ? "retrying" : (waited(c).map { $0 >= 10 } == true ? "waiting" : "connected"),
             "sharedStore.accepted": String(c.accepted),
             "sharedStore.written": String(c.written + c.writtenOnRetry),
             "sharedStore.dropped": String(c.dropped),
@@ -84,7 +85,13 @@ public struct SharedStoreWiring: Sendable {
             "sharedStore.flowUpdatesNotSaved": String(c.flowUpdatesNotSaved),
         ]
         if let error = c.lastError { values["sharedStore.lastError"] = error.message }
+        if let seconds = waited(c) { values["sharedStore.writeWaitSeconds"] = String(seconds) }
         return values
+    }
+
+    /// Whole seconds the write in progress has waited for the server; nil between writes.
+    static func waited(_ c: FlowWriterCounters) -> Int64? {
+        c.writingSince.map { max(0, EngineClock.wallMicros() - $0) / 1_000_000 }
     }
 
     /// The `shared store` line of `tv status` from its values (already escaped): "connected to
@@ -93,6 +100,11 @@ public struct SharedStoreWiring: Sendable {
     public static func statusLine(_ v: [String: String]) -> String? {
         guard let server = v["sharedStore.server"] else { return nil }
         let counts = "\(v["sharedStore.written"] ?? "0") events written, \(v["sharedStore.flowsWaiting"] ?? "0") flows waiting, \(v["sharedStore.flowsNotSaved"] ?? "0") not saved, \(v["sharedStore.dropped"] ?? "0") events dropped"
+        if v["sharedStore.state"] == "waiting" {
+            // A server that takes a connection's writes and never answers (a trial's stopped
+            // PostgreSQL) read "connected" for minutes.
+            return "waiting for \(server), which has not answered a write for \(v["sharedStore.writeWaitSeconds"] ?? "?") s (\(counts)); forwarding goes on, flows wait in this data folder"
+        }
         if v["sharedStore.state"] == "retrying" {
             return "retrying \(server) (\(counts))" + (v["sharedStore.lastError"].map { ": " + $0 } ?? "")
         }

@@ -396,6 +396,40 @@ struct SharedStoreRunTests {
         #expect(keyed(try sharedRows(box, url, instance: idA)) == keyed(before), "the old id's rows are as they were")
     }
 
+    @Test("a server that takes writes and never answers (SIGSTOP): forwarding goes on, tv status says it waits, and SIGTERM stops the session within the stop's wait, saying so")
+    func hungServerDoesNotHoldTheStop() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        try server.start()
+        let url = try server.makeDatabase()
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect", "--store", url)
+        #expect(try world.curlThrough(tv, [world.url("/index.html")]).out == "hello from nginx\n")
+        _ = try closedSharedRows(box, url, 1)
+        let pidText = try String(contentsOfFile: server.folder + "/data/postmaster.pid", encoding: .utf8)
+        let postmaster = try #require(pid_t(pidText.split(separator: "\n").first ?? ""))
+        let children = try Run.process("pgrep", ["-P", String(postmaster)], in: box.work, environment: box.environment, timeout: 10)
+            .out.split(separator: "\n").compactMap { pid_t($0) }
+        let stopped = [postmaster] + children
+        for pid in stopped { kill(pid, SIGSTOP) }
+        defer { for pid in stopped { kill(pid, SIGCONT) } }
+        #expect(try world.curlThrough(tv, [world.url("/index.html?during")]).out == "hello from nginx\n")
+        var line = ""
+        let deadline = Date().addingTimeInterval(25)
+        repeat {
+            line = (try? box.tv("status").out) ?? ""
+            if line.contains("shared store  waiting for ") || line.contains("waiting for 127.0.0.1") { break }
+            usleep(500_000)
+        } while Date() < deadline
+        #expect(line.contains("waiting for 127.0.0.1:\(server.port)/") && line.contains(", which has not answered a write for "), "\(line)")
+        let began = Date()
+        tv.send(SIGTERM)
+        #expect(tv.waitForExit(seconds: 25), "\(tv.log())")
+        #expect(Date().timeIntervalSince(began) < 25)
+        #expect(tv.log().contains("did not answer a write for 15 s, so tv stopped without it"), "\(tv.log())")
+    }
+
     @Test("a store URL with a password is refused before anything listens, with the reason, and the password is not repeated")
     func passwordInURLRefused() throws {
         let box = try Sandbox()
