@@ -119,6 +119,9 @@ import FlowTerms
         try w.store.hostNames.remember(name: "API.Example.com.", address: "192.0.2.1", at: 100, ttl: 60)
         try w.store.hostNames.remember(name: "cdn.example.com", address: "192.0.2.1", at: 150)
         try w.store.pinnedHosts.remember("pinned.example", reason: "the client refused tv's certificate", at: 200)
+        // What tv writes now: per client, host and port (none of these travelled: a trial).
+        try w.store.clientPins.remember(clientAddress: "127.0.0.1", clientHello: "0123456789ab", host: "B.Test", port: 8443,
+                                        kind: .lacksRoot, reason: "the client lacks tv's root", at: 210)
         _ = try w.store.audit.newProject(name: "lab", note: "phones", now: 300)
         let session = try w.store.audit.start(project: "lab", note: "run 1", settings: "{}", now: 400)
         let marker = try w.store.audit.mark("login tapped", now: 500)
@@ -126,6 +129,8 @@ import FlowTerms
         let history = try SharedFlowHistory(w.target)
         defer { history.close() }
         #expect(try w.psql("SELECT instance_id, host, count FROM pinned_hosts", awaiting: "\(w.instance.id)|pinned.example|1") == "\(w.instance.id)|pinned.example|1")
+        #expect(try w.psql("SELECT instance_id, machine, client_address, client_hello, host, port, kind, first_seen, last_seen, reason, count FROM client_pins")
+                == "\(w.instance.id)|rows-machine|127.0.0.1|0123456789ab|b.test|8443|lacks_root|210|210|the client lacks tv's root|1")
         #expect(try history.names(forAddress: "192.0.2.1") == ["cdn.example.com", "api.example.com"])
         #expect(try w.psql("SELECT instance_id, machine, ttl FROM host_names WHERE name = 'api.example.com'") == "\(w.instance.id)|rows-machine|60")
         #expect(try w.psql("SELECT name, note, created FROM audit_projects") == "lab|phones|300")
@@ -136,7 +141,9 @@ import FlowTerms
         _ = try w.store.audit.stop(now: 600)
         _ = try w.store.audit.delete(session: session.id)
         #expect(try w.store.pinnedHosts.forget("pinned.example"))
+        #expect(try w.store.clientPins.forget(host: "b.test") == 1)
         w.shared?.close()
+        #expect(try w.psql("SELECT count(*) FROM client_pins") == "0")
         #expect(try w.psql("SELECT count(*) FROM audit_sessions") == "0")
         #expect(try w.psql("SELECT count(*) FROM audit_markers") == "0")
         #expect(try w.psql("SELECT count(*) FROM pinned_hosts") == "0")

@@ -20,6 +20,7 @@ final class LocalTableSync {
     /// The tables copied whole, oldest schema first.
     static let wholeTables: [Table] = [
         Table(name: "pinned_hosts", columns: ["host", "first_seen", "last_seen", "reason", "count"]),
+        Table(name: "client_pins", columns: ["client_address", "client_hello", "host", "port", "kind", "first_seen", "last_seen", "reason", "count"]),
         Table(name: "audit_projects", columns: ["id", "name", "note", "created"]),
         Table(name: "audit_sessions", columns: ["id", "project_id", "note", "started", "ended", "settings", "recorder_pid", "recorder_start_ticks"]),
         Table(name: "audit_markers", columns: ["id", "session_id", "time", "text"]),

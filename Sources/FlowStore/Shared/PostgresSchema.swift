@@ -221,6 +221,27 @@ enum PostgresSchema {
         ALTER TABLE flows ADD CONSTRAINT flows_host_origin_check
             CHECK (host_origin IN ('sni', 'connect', 'socks', 'reverse', 'quic', 'dns', 'dns_question', 'http_host', 'none')) NOT VALID;
         """,
+        // 7 (session 30): the pinning memory tv writes, SQLite's `client_pins` (its migration
+        // 5): per client (address and ClientHello fingerprint), host and port, and of which
+        // kind. Only the host-wide `pinned_hosts` an older tv wrote travelled, so no pin made
+        // since reached the shared store (a trial).
+        """
+        CREATE TABLE client_pins (
+            instance_id TEXT NOT NULL,
+            machine TEXT NOT NULL,
+            client_address TEXT NOT NULL,
+            client_hello TEXT NOT NULL,
+            host TEXT NOT NULL,
+            port INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('pinned', 'lacks_root')),
+            first_seen BIGINT NOT NULL,
+            last_seen BIGINT NOT NULL,
+            reason TEXT NOT NULL,
+            count BIGINT NOT NULL DEFAULT 1,
+            PRIMARY KEY (instance_id, client_address, client_hello, host, port)
+        );
+        CREATE INDEX client_pins_by_host ON client_pins (host);
+        """,
     ]
 
     /// The trigram index `--host` reads on the shared store (`SharedHostSearch.namesSQL`): a

@@ -2,7 +2,7 @@
 /// reads: emptying tv's tables and refreshing the planner's statistics. Not for a store in use.
 public enum SharedStoreMaintenance {
     /// The tables of the shared schema holding rows (`PostgresSchema`).
-    static let tables = ["flows", "exchanges", "host_names", "pinned_hosts", "audit_projects", "audit_sessions", "audit_markers", "instances"]
+    static let tables = ["flows", "exchanges", "host_names", "pinned_hosts", "client_pins", "audit_projects", "audit_sessions", "audit_markers", "instances"]
 
     /// Empties every table of tv's shared schema (migrating an empty database first).
     /// - Throws: `FlowStoreError`.
