@@ -46,11 +46,6 @@ public enum FlowStoreError: UserFacingError, Equatable {
     case noSuchInstance(name: String, server: String)
     /// The shared store at `server` was migrated by a newer tv (its `tv_schema` version).
     case sharedStoreNewerSchema(server: String, found: Int, supported: Int)
-    /// The shared store holds flows of `instance` up to id `shared`, past the largest this data
-    /// folder's database ever made (`local`): the database went back (a backup restored over it
-    /// in place, which keeps its inode and birth time), and its next flows would overwrite
-    /// those rows. Nothing is sent under that id; the next start takes a new one.
-    case sharedHistoryAhead(server: String, instance: String, shared: Int64, local: Int64)
 
     public var message: String {
         switch self {
@@ -87,8 +82,6 @@ public enum FlowStoreError: UserFacingError, Equatable {
             return "The shared store at \(server) has no instance with the id or machine name '\(name)'; `tv store instances --store URL` lists them."
         case let .sharedStoreNewerSchema(server, found, supported):
             return "The shared store at \(server) was set up by a newer tv (schema version \(found), this tv knows up to \(supported)); upgrade tv on this machine to read or write it."
-        case let .sharedHistoryAhead(server, instance, shared, local):
-            return "The shared store at \(server) holds flows of this data folder's instance \(instance) up to id \(shared), past the \(local) its database has made (it was restored from a backup, or replaced), so nothing more is sent under that id and no shared row is overwritten; restart tv and it writes as a new instance."
         case let .ambiguousSharedFlow(id, instances):
             return "Flow \(id) is in the history of several instances (\(instances.joined(separator: ", "))); name one with --instance."
         case let .badCursor(cursor):

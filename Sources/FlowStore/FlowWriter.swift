@@ -143,7 +143,10 @@ public final class FlowWriter: Sendable {
     ///     names, pinned hosts and audit rows that travel and the flows a killed run left open
     ///     (`PostgresBatchWriter`); nil: only the events travel.
     ///   - insertion: how batches are sent (`SharedInsertion`; COPY unless a benchmark compares).
+    /// - Parameter idFloor: told the largest flow id the store holds for `instance` at each
+    ///   connection (the local writer's ids go on past it).
     public init(shared target: SharedStoreTarget, instance: InstanceIdentity, localPath: String? = nil, insertion: SharedInsertion = .copy,
+                idFloor: SharedIDFloor? = nil,
                 capacity: Int = FlowWriter.defaultCapacity,
                 retryLimit: Int = FlowWriter.defaultRetryLimit,
                 onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws {
@@ -158,7 +161,7 @@ public final class FlowWriter: Sendable {
         self.queue = queue
         let startup = Mutex<FlowStoreError?>(nil)
         let started = DispatchSemaphore(value: 0)
-        let backend = PostgresFlowBackend(target: target, instance: instance, localPath: localPath, insertion: insertion)
+        let backend = PostgresFlowBackend(target: target, instance: instance, localPath: localPath, insertion: insertion, idFloor: idFloor)
         let thread = Thread {
             _ = tv_set_thread_name("tv shared writer")
             let store: any FlowBatchStore
@@ -198,6 +201,17 @@ public final class FlowWriter: Sendable {
 
     deinit {
         queue.stop()
+    }
+
+    /// Makes every id handed out from now on larger than `id` (`SharedIDFloor`: the shared
+    /// store holds flows of this instance up to `id`, past the local database's).
+    public func raiseIDFloor(above id: Int64) {
+        var current = nextID.load(ordering: .relaxed)
+        while current <= id {
+            let (exchanged, original) = nextID.compareExchange(expected: current, desired: id + 1, ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
     }
 
     /// A fresh flow id (the next of the atomic counter). Ids are never reused in this process.

@@ -129,6 +129,8 @@ final class SessionWiring: Sendable {
             .map { try SharedStoreWiring.start(url: $0, home: home, say: say) }
         // A full disk is said at once (one line), and again when recording resumes.
         writer = try store.makeWriter(mirror: shared?.writer) { change, counters in say(RecordingPresentation.flowNotice(change, counters)) }
+        // Its ids go on past the shared store's for this instance, before any flow is made.
+        shared?.idFloor.attach(writer)
         if let sentence = InterruptedFlowsNotice.sentence(writer.interruptedAtStart) { say(sentence) }
         var announce: (@Sendable (PinKey, PinKind, String) -> Void)?
         if options.announcesPinnedHosts {

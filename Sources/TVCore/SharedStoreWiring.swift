@@ -11,6 +11,8 @@ public struct SharedStoreWiring: Sendable {
     let target: SharedStoreTarget
     let instance: InstanceIdentity
     let writer: FlowWriter
+    /// The store's largest flow id for the instance; the session's local writer is attached.
+    let idFloor: SharedIDFloor
 
     /// The URL this session uses: `--store` first, then the `store.url` setting; nil for none.
     /// `--store ''` is none for this session, whatever the setting (there was no way to leave
@@ -26,29 +28,13 @@ public struct SharedStoreWiring: Sendable {
     static func start(url: String, home: TVHome, say: @escaping @Sendable (String) -> Void) throws -> SharedStoreWiring {
         let target = try SharedStoreTarget(url)
         if let warning = target.unverifiedRemoteWarning { say(warning) }
-        let (writer, instance) = try openWriter(target: target, home: home, say: say) { change, counters in
-            say(sentence(change, counters, server: target.server))
-        }
-        return SharedStoreWiring(target: target, instance: instance, writer: writer)
-    }
-
-    /// This data folder's instance identity (`InstanceIdentity.of`) and a shared writer under
-    /// it. When the store holds flows of the id past the database's (a backup restored in
-    /// place: `FlowStoreError.sharedHistoryAhead`), the id is renewed first, so the database's
-    /// next flows never overwrite the shared rows of the ones it lost (a trial's did). Renewals
-    /// are said through `say`.
-    /// - Throws: as `start`.
-    public static func openWriter(target: SharedStoreTarget, home: TVHome, say: (String) -> Void,
-                                  onHealthChange: (@Sendable (WriteHealth.Change, FlowWriterCounters) -> Void)? = nil) throws -> (FlowWriter, InstanceIdentity) {
         let (instance, renewal) = try InstanceIdentity.of(home)
         if let renewal { say(InstanceBinding.renewalSentence(old: renewal.previousID, new: instance.id, renewal.mismatch)) }
-        do {
-            return (try FlowWriter(shared: target, instance: instance, localPath: home.databasePath, onHealthChange: onHealthChange), instance)
-        } catch FlowStoreError.sharedHistoryAhead {
-            let renewed = try InstanceIdentity.renew(home, mismatch: .historyBehind)
-            say(InstanceBinding.renewalSentence(old: renewed.renewal.previousID, new: renewed.identity.id, renewed.renewal.mismatch))
-            return (try FlowWriter(shared: target, instance: renewed.identity, localPath: home.databasePath, onHealthChange: onHealthChange), renewed.identity)
+        let idFloor = SharedIDFloor()
+        let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath, idFloor: idFloor) { change, counters in
+            say(sentence(change, counters, server: target.server))
         }
+        return SharedStoreWiring(target: target, instance: instance, writer: writer, idFloor: idFloor)
     }
 
     /// What the banner's `shared` line says.

@@ -43,9 +43,6 @@ public struct InstanceBinding: Sendable, Equatable {
         case otherMachine
         /// The id was made for another database file: a copy, a restore, or a new file.
         case otherDatabaseFile
-        /// The shared store holds flows of the id past the database's largest: the database
-        /// went back (a backup restored in place keeps the file's inode and birth time).
-        case historyBehind
     }
 
     /// What to do with the id the data folder holds.
@@ -131,7 +128,6 @@ public struct InstanceBinding: Sendable, Equatable {
         switch mismatch {
         case .otherMachine: why = "was made on another machine (this data folder was copied or cloned)"
         case .otherDatabaseFile: why = "was made for another database file (this data folder is a copy or a restored backup, or its database was made anew)"
-        case .historyBehind: why = "has flows in the shared store past this data folder's database (it was restored from a backup in place, or replaced)"
         }
         return "This data folder's shared-store instance id \(old) \(why); so that the two never overwrite each other's rows in the shared store, it now writes as instance \(new). Its earlier shared rows stay under \(old)."
     }

@@ -64,38 +64,14 @@ public struct InstanceIdentity: Sendable, Hashable {
         case .record(let binding):
             try replaceContents(of: lock, path: bindingPath, with: binding.fileText)
             return (InstanceIdentity(id: id, machine: machineName(), firstFlow: binding.firstFlow), nil)
-        case .renew(let binding, let mismatch):
-            return try renew(id: id, binding: binding, mismatch: mismatch, home: home, lock: lock, bindingPath: bindingPath)
+        case .renew(var binding, let mismatch):
+            let fresh = UUID().uuidString.lowercased()
+            // The flows recorded so far were the other folder's (under the old id).
+            binding.firstFlow = highestFlowID(home.databasePath).map { $0 + 1 }
+            try writeID(fresh, home: home)
+            try replaceContents(of: lock, path: bindingPath, with: binding.fileText)
+            return (InstanceIdentity(id: fresh, machine: machineName(), firstFlow: binding.firstFlow), Renewal(previousID: id, mismatch: mismatch))
         }
-    }
-
-    /// Gives the data folder a new id although its binding holds (`.historyBehind`: the shared
-    /// store has flows of its id past its database's, `FlowStoreError.sharedHistoryAhead`).
-    /// - Throws: `FlowStoreError.cannotOpen` as `of` does.
-    public static func renew(_ home: TVHome, mismatch: InstanceBinding.Mismatch) throws -> (identity: InstanceIdentity, renewal: Renewal) {
-        let bindingPath = home.path + "/" + bindingFileName
-        let lock = open(bindingPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { throw FlowStoreError.cannotOpen(path: bindingPath, reason: String(cString: strerror(errno))) }
-        defer { Glibc.close(lock) }
-        while flock(lock, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw FlowStoreError.cannotOpen(path: bindingPath, reason: String(cString: strerror(errno))) }
-        }
-        let (id, _) = try readOrMakeID(home)
-        let binding = InstanceBinding(machine: InstanceBinding.machine(machineIDFile: try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8),
-                                                                       hostName: machineName()),
-                                      databaseInode: inode(of: home.databasePath), databaseBirth: birth(of: home.databasePath))
-        return try renew(id: id, binding: binding, mismatch: mismatch, home: home, lock: lock, bindingPath: bindingPath)
-    }
-
-    private static func renew(id: String, binding: InstanceBinding, mismatch: InstanceBinding.Mismatch, home: TVHome, lock: Int32,
-                              bindingPath: String) throws -> (identity: InstanceIdentity, renewal: Renewal) {
-        var binding = binding
-        let fresh = UUID().uuidString.lowercased()
-        // The flows recorded so far were the other folder's (under the old id).
-        binding.firstFlow = highestFlowID(home.databasePath).map { $0 + 1 }
-        try writeID(fresh, home: home)
-        try replaceContents(of: lock, path: bindingPath, with: binding.fileText)
-        return (InstanceIdentity(id: fresh, machine: machineName(), firstFlow: binding.firstFlow), Renewal(previousID: id, mismatch: mismatch))
     }
 
     /// The id in the data folder, made (mode 0600) when there is none; `made` when it was.
@@ -139,7 +115,7 @@ public struct InstanceIdentity: Sendable, Hashable {
 
     /// The largest flow id ever used in the database at `path` (`FlowIDFloor`); nil when it
     /// cannot be read.
-    static func highestFlowID(_ path: String) -> Int64? {
+    private static func highestFlowID(_ path: String) -> Int64? {
         guard let database = try? SQLiteDatabase(readingAt: path) else { return nil }
         defer { database.close() }
         if case let .integer(max)? = try? database.scalar(FlowIDFloor.highestSQL) { return max }

@@ -29,7 +29,8 @@ final class PostgresBatchWriter: FlowBatchStore {
     /// tables (`SharedStaging`) and closes the flows it left open when it was killed
     /// (`LeftOpenFlows`).
     /// - Throws: `FlowStoreError.sharedStoreUnreachable`, `.sharedStoreFailed`, `.sharedStoreNewerSchema`.
-    init(target: SharedStoreTarget, instance: InstanceIdentity, localPath: String? = nil, insertion: SharedInsertion = .copy) throws {
+    init(target: SharedStoreTarget, instance: InstanceIdentity, localPath: String? = nil, insertion: SharedInsertion = .copy,
+         idFloor: SharedIDFloor? = nil) throws {
         self.instance = instance
         self.insertion = insertion
         tables = localPath.map { LocalTableSync(path: $0, instance: instance) }
@@ -42,7 +43,12 @@ final class PostgresBatchWriter: FlowBatchStore {
                 ON CONFLICT (instance_id) DO UPDATE SET machine = EXCLUDED.machine, last_seen = EXCLUDED.last_seen
                 """, [.text(instance.id), .text(instance.machine), .integer(now), .integer(now)])
             if insertion == .copy { try connection.execute(SharedStaging.createSQL) }
-            if let localPath { try Self.refuseHistoryAhead(connection, target: target, instance: instance, localPath: localPath) }
+            // The local ids go on past the store's (`SharedIDFloor`): an id it holds would be
+            // overwritten by a new flow's.
+            if let idFloor, case let .integer(highest)? = try connection.query("SELECT max(id) FROM flows WHERE instance_id = ?",
+                                                                              [.text(instance.id)]).first?.first {
+                idFloor.saw(highest)
+            }
             if let localPath {
                 try connection.transaction { _ = try LeftOpenFlows.close(on: connection, instance: instance, localPath: localPath) }
             }
@@ -50,16 +56,6 @@ final class PostgresBatchWriter: FlowBatchStore {
             connection.close()
             throw error
         }
-    }
-
-    /// Throws `.sharedHistoryAhead` when the store holds flows of `instance` past the largest
-    /// id the local database ever made: that database went back (a backup restored in place;
-    /// a trial's next flows overwrote the shared rows of the flows it had lost).
-    static func refuseHistoryAhead(_ connection: PGConnection, target: SharedStoreTarget, instance: InstanceIdentity, localPath: String) throws {
-        guard let local = InstanceIdentity.highestFlowID(localPath),
-              case let .integer(shared)? = try connection.query("SELECT max(id) FROM flows WHERE instance_id = ?", [.text(instance.id)]).first?.first,
-              shared > local else { return }
-        throw FlowStoreError.sharedHistoryAhead(server: target.server, instance: instance.id, shared: shared, local: local)
     }
 
     func write(_ events: [FlowEvent]) throws {
@@ -131,11 +127,13 @@ struct PostgresFlowBackend: FlowBatchBackend {
     var localPath: String?
     /// How batches are sent (`SharedInsertion`).
     var insertion: SharedInsertion = .copy
+    /// Told the store's largest flow id for the instance at each connection.
+    var idFloor: SharedIDFloor?
     /// The first retry's delay and the longest (milliseconds).
     var retryBase = 200, retryCap = 5_000
 
     func open(closing: ClosingChoice) throws -> any FlowBatchStore {
-        try PostgresBatchWriter(target: target, instance: instance, localPath: localPath, insertion: insertion)
+        try PostgresBatchWriter(target: target, instance: instance, localPath: localPath, insertion: insertion, idFloor: idFloor)
     }
 
     /// Nothing can be read without the server: every id counts as missing.

@@ -44,7 +44,9 @@ enum SharedStoreBackfill {
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
         let target = try SharedStoreTarget(url)
-        let (writer, instance) = try SharedStoreWiring.openWriter(target: target, home: home) { inv.console.note($0) }
+        let (instance, renewal) = try InstanceIdentity.of(home)
+        if let renewal { inv.console.note(InstanceBinding.renewalSentence(old: renewal.previousID, new: instance.id, renewal.mismatch)) }
+        let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath)
         var flows = 0, requests = 0, open = 0, copied = 0
         func send(_ event: FlowEvent) {
             if writer.enqueue(event) { return }

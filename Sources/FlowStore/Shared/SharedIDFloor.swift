@@ -1,0 +1,40 @@
+import Synchronization
+
+/// The largest flow id the shared store holds for this instance, as each connection of the
+/// shared writer finds it (`PostgresBatchWriter`), and the local writer that must go on past it
+/// (`FlowWriter.raiseIDFloor`). The local database is where ids come from (`FlowIDFloor`), and
+/// it can fall behind the store: a backup restored over it in place (same file, so the instance
+/// keeps its id: `InstanceBinding` sees no change), or flows the shared writer sent that the
+/// local writer never wrote (its file locked, a full disk) before a kill. A new flow under an id
+/// the store already has replaces that row: a trial's restored folder overwrote the shared rows
+/// of the flows it had lost, one by one. Found at the session's first connection (before any
+/// flow is made, when the store answers at start) and again at each reconnection.
+public final class SharedIDFloor: Sendable {
+    private let highest = Atomic<Int64>(0)
+    private let writer = Mutex<FlowWriter?>(nil)
+
+    public init() {}
+
+    /// The largest id the store holds for the instance, as one connection found it.
+    func saw(_ id: Int64) {
+        var current = highest.load(ordering: .relaxed)
+        while id > current {
+            let (exchanged, original) = highest.compareExchange(expected: current, desired: id, ordering: .relaxed)
+            if exchanged { break }
+            current = original
+        }
+        writer.withLock { $0?.raiseIDFloor(above: id) }
+    }
+
+    /// The local writer whose ids go on past what the store holds: raised now to what was seen
+    /// so far, and at each later connection.
+    public func attach(_ local: FlowWriter) {
+        writer.withLock { writer in
+            writer = local
+            local.raiseIDFloor(above: highest.load(ordering: .relaxed))
+        }
+    }
+
+    /// The largest id seen so far (0: none).
+    public var value: Int64 { highest.load(ordering: .relaxed) }
+}
