@@ -39,6 +39,15 @@ protocol FlowBatchBackend: Sendable {
     /// How long the writer waits before trying again after `failures` failed attempts in a row
     /// (milliseconds).
     func retryDelay(failures: Int) -> Int
+    /// Whether a store that could not be opened at start is opened again on the idle timer,
+    /// with no flow to write: it has work of its own (the shared store's local tables, and the
+    /// flows a killed session left open there, `LeftOpenFlows`). A quiet session whose server
+    /// was down at start stayed "retrying" and left those open until a flow came (a trial).
+    var opensWhenIdle: Bool { get }
+}
+
+extension FlowBatchBackend {
+    var opensWhenIdle: Bool { false }
 }
 
 /// The flow database file (SQLite): retried every second.

@@ -50,7 +50,11 @@ final class FlowWriterThread: QueueWriter {
         self.closing = closing
         unwritten = UnwrittenFlows(limit: retryLimit)
         self.onHealthChange = onHealthChange
-        if let startFailure { report(startFailure) }
+        if let startFailure {
+            report(startFailure)
+            // Opened again on the idle timer, with backoff, not only when a flow comes.
+            sideWorkOwed = backend.opensWhenIdle
+        }
     }
 
     func tick() {}

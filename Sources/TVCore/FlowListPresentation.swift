@@ -38,8 +38,12 @@ public struct FlowListPresentation: Sendable {
     ///     unquoted; the hint quotes them for a POSIX shell.
     ///   - totalFlows: every flow in the data folder, counted without filters (`FlowStore.count`
     ///     of an empty query); needed only for an empty page.
-    public init(page: FlowPage, now: Int64, repeatedOptions: [String] = [], totalFlows: Int? = nil) {
-        let shared = SharedInstancePresentation.sharedMachineNames(page.flows)
+    ///   - machinesWithSeveralInstances: machine names several instances of the shared store
+    ///     carry (`SharedFlowHistory.machinesWithSeveralInstances`): their rows are qualified
+    ///     even on a page where one of them shows (a trial's `vm:18` was ambiguous to `tv flow`).
+    public init(page: FlowPage, now: Int64, repeatedOptions: [String] = [], totalFlows: Int? = nil,
+                machinesWithSeveralInstances: Set<String> = []) {
+        let shared = SharedInstancePresentation.sharedMachineNames(page.flows).union(machinesWithSeveralInstances)
         rows = page.flows.map { FlowListPresentation.row($0, now: now, qualified: shared.contains($0.instance?.machine ?? "")) }
         damaged = page.damaged
         nextCursor = page.nextCursor

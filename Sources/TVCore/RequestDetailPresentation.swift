@@ -81,7 +81,11 @@ public struct RequestDetailPresentation: Sendable {
         case .open: status += " — still open"
         case .complete: status += " — complete"
         case .incomplete: status += " — ended before it was complete"
-        case .answered: status += " — answered by tv, not the server (`tv flow \(e.flowID)` says why)"
+        case .answered:
+            // A shared row's flow is that instance's: this data folder's flow of the id is
+            // another connection (a trial's hint named one).
+            let command = sharedFrom.map { "tv flow \(e.flowID) --store URL --instance \(TerminalText.line(String($0.id.prefix(8))))" } ?? "tv flow \(e.flowID)"
+            status += " — answered by tv, not the server (`\(command)` says why)"
         }
         out.append(status)
         out.append("  request body \(Units.bytes(e.requestBodyBytes))" + asSent(e.requestBodyBytes, e.requestWireBytes))

@@ -253,6 +253,11 @@ import Glibc
             #expect((json["history"] as? [String: Any])?["flows"] as? Int == 0)
             #expect((json["captures"] as? [String: Any])?["files"] as? Int == 0)
             #expect((json["content"] as? [String: Any])?["bytes"] as? Int == 0)
+            #expect(!r.out.contains("shared store"), "\(r)")
+            // With a shared store set, it says the store keeps its copy (a trial was not told).
+            #expect(try s.tv("settings", "set", "store.url", "postgresql://tv@db.example/tvhistory").status == 0)
+            let shared = try s.tv("storage", "delete-everything", "--yes")
+            #expect(shared.out.hasSuffix("The shared store at db.example:5432/tvhistory keeps its copy of this data folder's flows (metadata, no content); tv deletes nothing there: its owner can (`DELETE FROM exchanges …` and `DELETE FROM flows WHERE instance_id = …`).\n"), "\(shared)")
         }
     }
 

@@ -179,6 +179,18 @@ import FlowTerms
         }
     }
 
+    @Test func aDatabaseWithAFlowsTableTvDidNotMakeIsRefusedAndLeftAlone() throws {
+        let server = try PostgresServer.shared()
+        let url = try server.makeDatabase()
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        try server.psql("CREATE TABLE flows (note TEXT); INSERT INTO flows VALUES ('theirs')", database: database)
+        let connection = try PGConnection(try SharedStoreTarget(url))
+        defer { connection.close() }
+        #expect(throws: FlowStoreError.sharedStoreNotTvs(server: connection.server)) { try PostgresSchema.migrate(connection) }
+        #expect(try server.psql("SELECT note FROM flows", database: database) == "theirs")
+        #expect(try server.psql("SELECT to_regclass('tv_schema') IS NULL", database: database) == "t")
+    }
+
     /// Every column of SQLite's `flows` (after all its migrations) is in the shared table, and
     /// the shared one adds only the instance columns.
     @Test func sharedFlowsTableHasSQLitesColumnsAndTheInstanceColumns() throws {

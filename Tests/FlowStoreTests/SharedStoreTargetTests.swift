@@ -81,6 +81,17 @@ import Testing
         }
         #expect(throws: Never.self) { _ = try SharedStoreTarget("postgres://tv@db.example/history") }
         #expect(throws: Never.self) { _ = try SharedStoreTarget("host=db.example dbname=history") }
+        // libpq refuses an sslmode only at connect time: tv refuses it at once.
+        #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://tv@127.0.0.1/x?sslmode=bogus",
+                                                   reason: "sslmode=bogus is not one libpq knows (disable, allow, prefer, require, verify-ca, verify-full)")) {
+            try SharedStoreTarget("postgresql://tv@127.0.0.1/x?sslmode=bogus")
+        }
+        #expect(throws: FlowStoreError.badStoreURL(url: "host=h sslmode=Require", reason: "sslmode=Require is not one libpq knows (disable, allow, prefer, require, verify-ca, verify-full)")) {
+            try SharedStoreTarget("host=h sslmode=Require")
+        }
+        for mode in ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] {
+            #expect(throws: Never.self) { _ = try SharedStoreTarget("postgresql://tv@127.0.0.1/x?sslmode=\(mode)") }
+        }
     }
 
     @Test func backoffDoublesFromTheBaseUpToTheCap() {

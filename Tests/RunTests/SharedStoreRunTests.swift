@@ -178,6 +178,27 @@ struct SharedStoreRunTests {
         try tv.stop()
     }
 
+    @Test("a quiet session whose store was down at start connects once the server answers, with no flow to send (it has the local tables and left-open flows to write)")
+    func quietSessionConnectsWhenTheStoreComesBack() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--store", server.url())
+        #expect(try box.json("status").object("sharedStore")?.string("state") == "retrying")
+        try server.start()
+        var state: String?
+        let deadline = Date().addingTimeInterval(20)
+        repeat {
+            state = try box.json("status").object("sharedStore")?.string("state")
+            if state == "connected" { break }
+            usleep(200_000)
+        } while Date() < deadline
+        #expect(state == "connected", "\(tv.log())")
+        #expect(try server.psql("SELECT count(*) FROM instances", database: "postgres") == "1")
+        try tv.stop()
+    }
+
     @Test("kill -9 leaves the shared rows open; the instance's next start closes them as interrupted; tv requests, tv request, tv activity and tv export connections read the shared store")
     func killedInstanceClosesItsSharedFlowsAtNextStart() throws {
         let server = try PostgresServer()

@@ -140,4 +140,6 @@ struct PostgresFlowBackend: FlowBatchBackend {
     func countMissingWithoutStore(_ ids: [Int64]) -> Int { ids.count }
 
     func retryDelay(failures: Int) -> Int { RetryBackoff.delay(failures: failures, base: retryBase, cap: retryCap) }
+
+    var opensWhenIdle: Bool { localPath != nil }
 }

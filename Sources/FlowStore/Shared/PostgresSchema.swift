@@ -309,6 +309,12 @@ enum PostgresSchema {
             guard found <= migrations.count else {
                 throw FlowStoreError.sharedStoreNewerSchema(server: connection.server, found: found, supported: migrations.count)
             }
+            // A database that is not tv's (its own `flows`, and no tv_schema before this one) was
+            // refused with PostgreSQL's "relation already exists" and advice about permissions
+            // (a trial); its tables are left as they are either way (the transaction rolls back).
+            if found == 0, case .integer(let taken)? = try connection.query("SELECT to_regclass('flows') IS NOT NULL").first?.first, taken == 1 {
+                throw FlowStoreError.sharedStoreNotTvs(server: connection.server)
+            }
             for version in found..<migrations.count { try connection.execute(migrations[version]) }
             // Only when missing: `CREATE INDEX IF NOT EXISTS` takes its SHARE lock on
             // `flow_names` before it looks for the index, so run on every open it made each

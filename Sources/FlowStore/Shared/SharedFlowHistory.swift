@@ -178,6 +178,14 @@ public final class SharedFlowHistory: FlowHistory {
         }
     }
 
+    /// The machine names more than one instance of the store carries (`instances`, a row per
+    /// instance: small), whatever the narrowing.
+    /// - Throws: `FlowStoreError`.
+    public func machinesWithSeveralInstances() throws -> Set<String> {
+        let rows = try connection.withLock { try $0.query("SELECT machine FROM instances GROUP BY machine HAVING count(*) > 1", []) }
+        return Set(rows.compactMap { if case let .text(t) = $0.first ?? .null { return t } else { return nil } })
+    }
+
     public func close() {
         connection.withLock { $0.close() }
     }

@@ -61,6 +61,13 @@ public struct SharedStoreTarget: Sendable, Equatable {
             throw FlowStoreError.badStoreURL(url: SharedStoreTarget.redacted(url),
                 reason: "it holds a password, which others can read in the process list and the shell's history; remove it and put it in a password file (PGPASSFILE, ~/.pgpass, or passfile= in the URL)")
         }
+        // libpq reads any sslmode value and refuses it only at each connect, so a session took
+        // `sslmode=bogus` and retried for ever (a trial): refused here, before anything listens.
+        // PostgreSQL documentation §34.1.2: the six values libpq knows.
+        if let mode = given.last(where: { $0.0 == "sslmode" })?.1, !SharedStoreTarget.sslModes.contains(mode) {
+            throw FlowStoreError.badStoreURL(url: SharedStoreTarget.redacted(url),
+                reason: "sslmode=\(mode) is not one libpq knows (\(SharedStoreTarget.sslModes.joined(separator: ", ")))")
+        }
         self.url = url
         var parameters: [(String, String)] = []
         if !given.contains(where: { $0.0 == "sslmode" }) { parameters.append(("sslmode", SharedStoreTarget.defaultSSLMode)) }
@@ -76,6 +83,9 @@ public struct SharedStoreTarget: Sendable, Equatable {
         sslMode = value("sslmode") ?? SharedStoreTarget.defaultSSLMode
         hosts = host.split(separator: ",").map { String($0) }
     }
+
+    /// libpq's sslmode values (PostgreSQL documentation §34.1.2, "sslmode").
+    static let sslModes = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"]
 
     /// The URL's hosts (libpq takes a comma-separated list).
     let hosts: [String]

@@ -65,7 +65,9 @@ enum SharedStoreCommands {
         } else {
             let total = page.flows.isEmpty && page.nextCursor == nil ? try history.count(FlowQuery()) : nil
             let repeated = ["store", "instance"].flatMap { name in c.values(name).flatMap { ["--" + name, $0] } } + FlowCommands.repeatedOptions(c)
-            for line in FlowListPresentation(page: page, now: now, repeatedOptions: repeated, totalFlows: total).lines() {
+            let several = try history.machinesWithSeveralInstances()
+            for line in FlowListPresentation(page: page, now: now, repeatedOptions: repeated, totalFlows: total,
+                                             machinesWithSeveralInstances: several).lines() {
                 inv.console.line(line)
             }
         }

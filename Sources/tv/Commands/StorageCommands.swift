@@ -83,13 +83,23 @@ enum StorageCommands {
         if let answer = try LiveDeleteEverything.ask(home) {
             guard answer.ok else { throw UsageRefusal(TerminalText.line(answer.message), exitCode: 1) }
             for line in answer.message.split(separator: "\n", omittingEmptySubsequences: false) { inv.console.line(TerminalText.line(String(line))) }
+            sharedCopyNote(inv)
             return 0
         }
         let manager = try StorageManager(home: home)
         defer { manager.close() }
         let report = try manager.deleteEverything(recording: nil, now: FlowCommands.nowMicros())
         for line in StoragePresentation.deletedEverything(report, databaseFile: home.databasePath, session: false) { inv.console.line(line) }
+        sharedCopyNote(inv)
         return 0
+    }
+
+    /// With `store.url` set, the sentence that the shared store keeps its copy: a user deleting
+    /// for privacy was not told that the flows' metadata stayed in PostgreSQL (a trial).
+    static func sharedCopyNote(_ inv: Invocation) {
+        guard let url = try? inv.settingsStore().read()[SettingKeys.storeURL], !url.isEmpty else { return }
+        let server = (try? SharedStoreTarget(url).server) ?? SharedStoreTarget.redacted(url)
+        inv.console.line("The shared store at \(TerminalText.line(server)) keeps its copy of this data folder's flows (metadata, no content); tv deletes nothing there: its owner can (`DELETE FROM exchanges …` and `DELETE FROM flows WHERE instance_id = …`).")
     }
 
     static func compact(_ inv: Invocation) throws -> Int32 {
