@@ -1,4 +1,5 @@
 import FlowStore
+import FlowTerms
 import Testing
 @testable import TVCore
 
@@ -26,5 +27,18 @@ import Testing
         #expect(SharedInstancePresentation.parseLabel("12")! == (nil, 12))
         #expect(SharedInstancePresentation.parseLabel("vm:") == nil && SharedInstancePresentation.parseLabel(":3") == nil
                 && SharedInstancePresentation.parseLabel("x") == nil && SharedInstancePresentation.parseLabel("vm:-1") == nil)
+        // A page showing one of two instances named alike in the store is qualified too (a
+        // trial's `vm:18` was ambiguous to `tv flow 18 --instance vm`).
+        let lone = FlowListPresentation(page: FlowPage(flows: [a, c], nextCursor: nil), now: 100, machinesWithSeveralInstances: ["vm"])
+        #expect(lone.rows.map(\.id) == ["vm/3d23a1b0:20", "lab:7"])
+    }
+
+    @Test("a shared request tv answered points to its flow in the shared store, not this data folder's of the id")
+    func answeredHint() {
+        let e = ExchangeRecord(id: 5, flowID: 6, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "https", authority: "a.test",
+                               path: "/", status: 502, requestTime: 0, state: .answered)
+        let shared = RequestDetailPresentation(exchange: e, recorded: nil, sharedFrom: InstanceIdentity(id: "b60b58d2-0000-4000-8000-000000000009", machine: "vm"))
+        #expect(shared.factLines()[2] == "  status 502 — answered by tv, not the server (`tv flow 6 --store URL --instance b60b58d2` says why)")
+        #expect(RequestDetailPresentation(exchange: e, recorded: nil).factLines()[2] == "  status 502 — answered by tv, not the server (`tv flow 6` says why)")
     }
 }
