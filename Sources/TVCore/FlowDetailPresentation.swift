@@ -10,7 +10,9 @@ public enum FlowDetailPresentation {
     ///   - now: µs since the epoch.
     ///   - content: what the turns index holds for this flow (`ContentStore.summary`); the
     ///     section is written from it, so read it before drawing.
-    public static func lines(_ f: FlowRecord, now: Int64, content: ContentSummary = ContentSummary()) -> [String] {
+    ///   - leftOpen: the flow is open and its session is gone (`FlowStore.isLeftOpen`): it is
+    ///     not "open, N so far", growing while nothing runs (a trial).
+    public static func lines(_ f: FlowRecord, now: Int64, content: ContentSummary = ContentSummary(), leftOpen: Bool = false) -> [String] {
         var out: [String] = []
         let name = TerminalText.line(f.host ?? f.serverAddress)
         if name.isEmpty {
@@ -27,8 +29,13 @@ public enum FlowDetailPresentation {
         out.append("  program      \(FlowProgramPresentation.sentence(f.program))")
         if let instance = f.instance { out.append("  instance     \(SharedInstancePresentation.sentence(instance))") }
         let last = f.duration.map { f.startTime + $0 } ?? f.lastActivityTime
-        out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last))\(f.duration == nil ? " (still open)" : "")")
-        out.append("  duration     \(f.duration.map { Units.duration(microseconds: $0) } ?? "open, \(Units.duration(microseconds: max(0, now - f.startTime))) so far")")
+        if f.duration == nil, leftOpen {
+            out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last)), its last recorded activity")
+            out.append("  duration     unknown: its session ended without closing it (killed or crashed); the next tv run or tv exec closes it as interrupted")
+        } else {
+            out.append("  active       \(Units.utcMillis(f.startTime)) to \(Units.utcMillis(last))\(f.duration == nil ? " (still open)" : "")")
+            out.append("  duration     \(f.duration.map { Units.duration(microseconds: $0) } ?? "open, \(Units.duration(microseconds: max(0, now - f.startTime))) so far")")
+        }
         out.append("  bytes        ↑ \(Units.bytes(f.bytesUp)) up (\(f.bytesUp) B), ↓ \(Units.bytes(f.bytesDown)) down (\(f.bytesDown) B)" + bytesMeaning(f))
         if let up = f.packetsUp, let down = f.packetsDown { out.append("  packets      ↑ \(up) up, ↓ \(down) down") }
         out.append("  status       \(statusSentence(f))")

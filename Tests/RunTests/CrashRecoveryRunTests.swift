@@ -23,6 +23,10 @@ struct CrashRecoveryRunTests {
         // What the bug looked like: open for ever.
         rows = try box.flowRows()
         #expect(rows.allSatisfy { $0["duration"] is NSNull }, "\(rows)")
+        // Meanwhile `tv flow` says it was left open, not "open, N so far" growing (a trial).
+        let left = try box.tv("flow", String(rows[0].int("id") ?? 0)).out
+        #expect(left.contains("\n  duration     unknown: its session ended without closing it (killed or crashed); the next tv run or tv exec closes it as interrupted\n")
+                && !left.contains("so far") && !left.contains("(still open)"), "\(left)")
 
         let next = try world.run("--inspect")
         #expect(next.log().contains("2 flows left open by an earlier tv session that ended without stopping (killed or crashed) are now closed as interrupted, at their last recorded activity (tv flows --status interrupted).\n"), "\(next.log())")

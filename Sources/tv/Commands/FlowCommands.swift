@@ -179,7 +179,8 @@ enum FlowCommands {
             let content = try ContentStore(readingHome: try inv.existingHome())
             defer { content.close() }
             let summary = try content.summary(flow: id)
-            for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary) { inv.console.line(line) }
+            let leftOpen = record.duration == nil && ((try? store.isLeftOpen(flowID: id)) ?? false)
+            for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary, leftOpen: leftOpen) { inv.console.line(line) }
             for line in RequestListPresentation.flowLines(exchanges.exchanges, damaged: exchanges.damaged) { inv.console.line(line) }
             for line in try CaptureCommands.flowPacketLines(inv, flow: id) { inv.console.line(line) }
         }
