@@ -30,7 +30,7 @@ public enum CapturesPresentation {
             } else if let ended = file.endedMicros {
                 time = "\(started) to \(Units.utc(ended / 1_000_000, format: "%H:%M:%S")) UTC"
             } else {
-                time = "\(started) UTC, not closed (its session ended without closing it)"
+                time = "\(started) UTC, not closed"
             }
             return [String(file.seq), name, Units.bytes(file.bytes), "\(ByteWords.grouped(file.packets)) packet\(file.packets == 1 ? "" : "s")",
                     time + onDiskNote(file)]
@@ -91,7 +91,9 @@ public enum CapturesPresentation {
         // Left open by a killed writer: its size and count are what it had committed, and the
         // next start repairs it (not "cut after tv closed it": it was never closed; a trial).
         if file.endedMicros == nil {
-            return "  (its writer was killed or crashed: the next `tv run` or `tv exec` cuts it back to its whole packets and counts them)"
+            // Also a session that ended normally on a full disk, which could not record the end
+            // (a trial read "killed or crashed" where nothing was).
+            return "  (its end was never recorded: its session was killed or crashed, or the disk was full as it closed; the next `tv run` or `tv exec` cuts it back to its whole packets and counts them)"
         }
         guard size < file.bytes else { return "" }
         return "  (the file was cut after tv closed it: it now holds only \(Units.bytes(size)) of the \(Units.bytes(file.bytes)) written; `tv packet` says which packets are gone)"

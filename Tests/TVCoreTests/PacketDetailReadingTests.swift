@@ -67,7 +67,7 @@ struct PacketDetailReadingTests {
         let before = try PacketDetailReading.read(catalog, flow: 42, n: 1)
         #expect(before.outcome == .neverWritten(fileBytes: row.fileOffset + 5), "\(before.outcome)")
         let listed = CapturesPresentation.lines(try catalog.files(), folder: folder.path, captureOn: true)
-        #expect(listed.count == 2 && listed[1].hasSuffix("not closed (its session ended without closing it)  (its writer was killed or crashed: the next `tv run` or `tv exec` cuts it back to its whole packets and counts them)"), "\(listed)")
+        #expect(listed.count == 2 && listed[1].hasSuffix("not closed  (its end was never recorded: its session was killed or crashed, or the disk was full as it closed; the next `tv run` or `tv exec` cuts it back to its whole packets and counts them)"), "\(listed)")
         #expect(truncate(folder.filePath(row.captureSeq), off_t(row.fileOffset)) == 0)
         #expect(try PacketDetailReading.read(catalog, flow: 42, n: 1).outcome == .neverWritten(fileBytes: row.fileOffset))
         try CaptureRepair.closeAbandoned(database: database, folder: folder)
