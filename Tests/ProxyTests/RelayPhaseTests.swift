@@ -234,6 +234,12 @@ struct RelayPhaseTests {
             #expect(m.handle(.upstreamHandshakeFailed(failure)) == [.armTimer(millis: 0), .refuseClientTLS(alert: alert)])
             #expect(m.facts.error == "the TLS handshake with the server failed (some reason); the client was refused")
         }
+        // The server offered none of the client's ALPN ids: the client hears no_application_protocol, as directly.
+        var m = T.machine()
+        T.connected(&m)
+        _ = T.bytes(&m, ProxyFixtures.clientHelloH2Only)
+        let failure = TLSFailure(peerAlert: TLSAlert.noApplicationProtocol, systemError: nil, eof: false, text: "no application protocol", versionMismatch: false)
+        #expect(m.handle(.upstreamHandshakeFailed(failure)) == [.armTimer(millis: 0), .refuseClientTLS(alert: TLSAlert.noApplicationProtocol)])
     }
 
     @Test("what the driver could not do is a failure the machine closes with; a leaf it could not mint is an internal_error alert")

@@ -126,7 +126,12 @@ struct ConnectionMachine {
             }
             if plainClientOverTLS { return badGateway(certificate ?? .upstreamHandshake(failure.text, clientRefused: false)) }
             if let certificate { return upstreamFailed(alert: TLSAlert.handshakeFailure) { _ in certificate } }
-            return upstreamFailed(alert: failure.versionMismatch ? TLSAlert.protocolVersion : TLSAlert.handshakeFailure) {
+            // The server's no_application_protocol (RFC 7301 §3.2: none of the offered ALPN ids)
+            // is the client's to hear as such, as it would directly (it heard handshake_failure:
+            // a trial's curl said "handshake failure" where direct it said "no application protocol").
+            let alert = failure.peerAlert == TLSAlert.noApplicationProtocol ? TLSAlert.noApplicationProtocol
+                : failure.versionMismatch ? TLSAlert.protocolVersion : TLSAlert.handshakeFailure
+            return upstreamFailed(alert: alert) {
                 .upstreamHandshake(failure.text, clientRefused: $0)
             }
         case .clientTLSStarted(let closed):
