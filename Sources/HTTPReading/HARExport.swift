@@ -147,7 +147,9 @@ public enum HARExport {
         let reading = reader.measure(message.body, keeping: 0)
         if reading.size > 0 {
             var post: [(String, JSONValue)] = [("mimeType", .string(message.headers.first("content-type") ?? ""))]
-            post += bodyText(message.body, reading, splicer: &splicer)
+            // HAR 1.2 has no `encoding` in postData (only in content); custom fields start with
+            // an underscore, so a binary request body's base64 is said as `_encoding`.
+            post += bodyText(message.body, reading, splicer: &splicer, encodingKey: "_encoding")
             if let note = reading.note { post.append(("comment", .string(note))) }
             fields.append(("postData", .object(post)))
         }
@@ -218,10 +220,11 @@ public enum HARExport {
         ])
     }
 
-    /// `text` (and `encoding` base64 when the body is not text), its value left to `splicer`.
-    static func bodyText(_ body: HTTPBody, _ reading: BodyReading, splicer: inout JSONBodySplicer) -> [(String, JSONValue)] {
+    /// `text` (and `encodingKey`: base64 when the body is not text), its value left to `splicer`.
+    static func bodyText(_ body: HTTPBody, _ reading: BodyReading, splicer: inout JSONBodySplicer,
+                         encodingKey: String = "encoding") -> [(String, JSONValue)] {
         if reading.printable { return [("text", splicer.placeholder(body, reading, form: .text))] }
-        return [("text", splicer.placeholder(body, reading, form: .base64)), ("encoding", .string("base64"))]
+        return [("text", splicer.placeholder(body, reading, form: .base64)), (encodingKey, .string("base64"))]
     }
 
     static func completenessNote(_ body: HTTPBody, what: String) -> String? {

@@ -29,6 +29,18 @@ import Testing
         #expect(((parsed?["log"] as? [String: Any])?["entries"] as? [Any])?.count == 1)
     }
 
+    @Test("a binary request body: base64 with postData's custom _encoding (HAR 1.2 has encoding in content only); a binary response body keeps content.encoding")
+    func binaryBodiesAreBase64() throws {
+        let c = try #require(conversation(TurnRecorder.turns(from: [
+            Chunk(up, at: 0, b("POST /up HTTP/1.1\r\nHost: a.test\r\nContent-Type: application/octet-stream\r\nContent-Length: 3\r\n\r\n") + [0x00, 0xFF, 0x10]),
+            Chunk(down, at: 1_000, b("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 2\r\n\r\n") + [0x00, 0x01]),
+        ])))
+        let text = HARExport.text([HARFlow(id: 7, startTime: start, scheme: "https", host: "a.test", serverAddress: "192.0.2.1",
+                                           serverPort: 443, conversation: c)], creatorVersion: "0.1")
+        #expect(text.contains("\"postData\":{\"mimeType\":\"application/octet-stream\",\"text\":\"AP8Q\",\"_encoding\":\"base64\"}"), "\(text)")
+        #expect(text.contains("\"mimeType\":\"application/octet-stream\",\"text\":\"AAE=\",\"encoding\":\"base64\"}"), "\(text)")
+    }
+
     @Test func http2StreamsBecomeEntriesAndCutsAreSaid() throws {
         let c = try #require(conversation(TurnRecorder.turns(from: HTTP2Captures.nghttpThreeStreams,
                                                              budget: RecordingBudget(turnLimit: 300))))
