@@ -72,8 +72,8 @@ import Glibc
             let explicit = s.work + "/c-json.csv"
             #expect(try s.tv("export", "connections", "-o", explicit, "--format", "json").status == 0)
             #expect((try String(contentsOfFile: explicit, encoding: .utf8)).hasPrefix("{"))
-            let jq = try s.tool("jq", ["-c", "[.connections[] | [.id, .server]]", json])
-            #expect(jq.out == "[[2,null],[1,\"192.0.2.7:443\"]]\n", "\(jq)")
+            let jq = try s.tool("jq", ["-c", "[.connections[] | [.id, .server, .serverPort]]", json])
+            #expect(jq.out == "[[2,null,443],[1,\"192.0.2.7:443\",443]]\n", "\(jq)")
             let read = try s.tool("python3", ["-c", "import csv, sys; print([r[6] for r in csv.reader(open(sys.argv[1], newline=''))])", csv])
             #expect(read.out == "['server', '', '192.0.2.7:443']\n", "\(read)")
         }
@@ -91,7 +91,7 @@ import Glibc
                 rows = list(csv.reader(open(sys.argv[1], newline='')))
                 print(json.dumps([len(rows), rows[0][:3], rows[1][0], rows[1][5], rows[1][6], rows[1][12], rows[1][13], rows[1][14], rows[0][9], rows[0][-5:]]))
                 """, file])
-            #expect(read.out == "[4, [\"id\", \"start\", \"end\"], \"3\", \"[::1]:40003\", \"192.0.2.7:443\", \"said \\\"no\\\", then closed\", \"3\", \"6\", \"otherHosts\", [\"programPID\", \"programCommand\", \"programExecutable\", \"programUser\", \"programNotKnown\"]]\n", "\(read)")
+            #expect(read.out == "[4, [\"id\", \"start\", \"end\"], \"3\", \"[::1]:40003\", \"192.0.2.7:443\", \"said \\\"no\\\", then closed\", \"3\", \"6\", \"otherHosts\", [\"programCommand\", \"programExecutable\", \"programUser\", \"programNotKnown\", \"serverPort\"]]\n", "\(read)")
             let bad = try s.tv("export", "connections", "-o", file, "--format", "xml")
             #expect(bad.err == "tv: --format takes json or csv, not 'xml'.\n", "\(bad)")
         }

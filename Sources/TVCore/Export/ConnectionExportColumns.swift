@@ -17,6 +17,10 @@ public enum ConnectionExportColumns {
         // The program behind the connection (issue 18): pid, command name, executable, user; or why
         // it is not known (`programNotKnown`, a `ProgramUnknown` raw value); all null: not looked up.
         "programPID", "programCommand", "programExecutable", "programUser", "programNotKnown",
+        // The port the client asked for, also of a flow that never reached a server (its name did
+        // not resolve: `server` is null, and the port was nowhere: a trial). Last, so the columns
+        // before it keep their places.
+        "serverPort",
     ]
 
     /// The shared store's export (`tv export connections --store`): `names`, then which instance
@@ -46,7 +50,7 @@ public enum ConnectionExportColumns {
             .array(f.clientVersions.map { .string($0) }), .array(f.clientALPN.map { .string($0) }),
             opt(f.certificateSubject), opt(f.certificateIssuer), .array(f.certificateSANs.map { .string($0) }),
             seconds(f.certificateNotBefore), seconds(f.certificateNotAfter), opt(f.certificateSHA256),
-        ] + programValues(f.program)
+        ] + programValues(f.program) + [f.serverPort > 0 ? .int(Int64(f.serverPort)) : .null]
     }
 
     /// `programPID` … `programNotKnown` for one flow's program.
