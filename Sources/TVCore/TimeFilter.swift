@@ -37,7 +37,8 @@ public enum TimeFilter {
         var trimmed = Array(text.utf8)
         // An offset from UTC (after whole seconds only), else Z; then a fraction of a second.
         var offsetSeconds: Int64 = 0
-        if trimmed.last == UInt8(ascii: "Z") {
+        // RFC 3339 §5.6 NOTE: "T" and "Z" may be lowercase.
+        if trimmed.last == UInt8(ascii: "Z") || trimmed.last == UInt8(ascii: "z") {
             trimmed.removeLast()
         } else if trimmed.count > 19, let sign = trimmed.lastIndex(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }), sign >= 19 {
             // HH:MM or HHMM.
@@ -75,7 +76,7 @@ public enum TimeFilter {
             parts.tm_mon = mo - 1
             parts.tm_mday = d
             if trimmed.count >= 16 {
-                guard char(10, "T "), let h = number(11..<13), char(13, ":"), let mi = number(14..<16), h < 24, mi < 60 else {
+                guard char(10, "Tt "), let h = number(11..<13), char(13, ":"), let mi = number(14..<16), h < 24, mi < 60 else {
                     throw TimeFilterError.badMoment(text)
                 }
                 parts.tm_hour = h

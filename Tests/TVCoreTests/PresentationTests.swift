@@ -53,6 +53,9 @@ import FlowTerms
     @Test func moments() throws {
         #expect(try TimeFilter.moment("1764471900") == 1_764_471_900_000_000)
         #expect(try TimeFilter.moment("2025-11-30T03:05:00Z") == 1_764_471_900_000_000)
+        // RFC 3339 §5.6 NOTE: lowercase t and z are the same.
+        #expect(try TimeFilter.moment("2025-11-30t03:05:00z") == 1_764_471_900_000_000)
+        #expect(try TimeFilter.moment("2025-11-30t03:05:00.5+01:00") == 1_764_471_900_000_000 - 3_600_000_000 + 500_000)
         #expect(try TimeFilter.moment("2025-11-30 03:05") == 1_764_471_900_000_000)
         #expect(try TimeFilter.moment("2025-11-30") == 1_764_460_800_000_000)
         #expect(throws: TimeFilterError.badMoment("2025-13-01")) { try TimeFilter.moment("2025-13-01") }
