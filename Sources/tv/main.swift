@@ -18,6 +18,11 @@ do {
     switch try parser.parse(arguments) {
     case .help(_, let text), .version(let text):
         console.out(text)
+        // As for every command: text that did not reach standard output is no success (a re-check).
+        if let failure = console.standardOutputFailure {
+            console.note("tv: " + StandardOutputWriteError(code: failure).message)
+            exit(1)
+        }
         exit(0)
     case .run(let parsed):
         guard let handler = CommandTree.handlers[parsed.path.joined(separator: " ")] else {
