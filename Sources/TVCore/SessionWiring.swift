@@ -67,10 +67,15 @@ final class SessionWiring: Sendable {
         var caPath: String?
         var note: String
         if let file = options.caFile {
-            authority = try CertificateAuthority.fromCombinedPEM(path: file, leafKeyType: options.caLeafKeyType, now: now)
-            // What clients trust: the file's certificate (curl's --cacert reads it beside the key;
-            // the banner's example lacked it: a trial).
-            caPath = file
+            let ca = try CertificateAuthority.fromCombinedPEM(path: file, leafKeyType: options.caLeafKeyType, now: now)
+            authority = ca
+            // What clients trust: the file's certificate alone, copied where the banner's example
+            // names it (it named FILE, which holds the CA's private key: a re-check; before, it
+            // named nothing: a trial). FILE itself is never suggested to hand to clients.
+            let root = home.runDirectory + "/session-root.pem"
+            if (try? FileModes.writeAtomically(ca.root.pem, to: root, mode: 0o600)) != nil {
+                caPath = root
+            }
             note = "forced for this session with --ca \(file)"
         } else {
             let folder = CAFolder(home: home)

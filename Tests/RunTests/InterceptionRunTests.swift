@@ -157,14 +157,20 @@ struct InterceptionRunTests {
         #expect(refused.err.contains("--leaf-key goes with --ca"), "\(refused)")
 
         let tv = try world.run("--ca", combined, "--leaf-key", "rsa-2048")
+        // The banner's example gives clients the root alone, never the file holding the key.
+        let sessionRoot = box.dataDir + "/run/session-root.pem"
+        #expect(tv.log().contains(" --cacert \(sessionRoot) https://example.com/") && !tv.log().contains("--cacert \(combined)"), "\(tv.log())")
+        let copied = try box.text(sessionRoot)
+        #expect(copied.hasPrefix("-----BEGIN CERTIFICATE-----") && !copied.contains("PRIVATE KEY"), "\(copied)")
+        #expect(try box.curl(["-x", tv.proxyURL, "--cacert", sessionRoot, world.url("/index.html")]).out == "hello from nginx\n")
         let presented = Clients.presentedCertificate(connect: "localhost:\(world.nginx.tlsPort)", proxy: tv.proxyHostPort, serverName: "localhost")
         #expect(presented.contains("Issuer: CN = One Session CA"), "\(presented)")
         #expect(presented.contains("Public Key Algorithm: rsaEncryption"), "\(presented)")
         #expect(presented.contains("Public-Key: (2048 bit)"), "\(presented)")
         let r = try box.curl(["-x", tv.proxyURL, "--cacert", cert, world.url("/index.html")])
         #expect(r.out == "hello from nginx\n", "\(r)")
-        let rows = try box.closedFlows(2)
-        #expect(rows.map { $0.string("status") } == ["inspected", "inspected"])
+        let rows = try box.closedFlows(3)
+        #expect(rows.map { $0.string("status") } == ["inspected", "inspected", "inspected"])
         try tv.stop()
     }
 
