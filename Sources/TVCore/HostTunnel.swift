@@ -72,8 +72,10 @@ final class HostTunnel: Sendable {
         // it stopped, removed it under the first (a trial).
         let claim = try HostTunnelClaim.acquire()
         // A killed run may have left its rules (the TUN itself went with the process); with the
-        // claim held, none of them is a live session's.
-        if let left = claim.left {
+        // claim held, none of them is a live session's. A record whose rule is not here is about
+        // another namespace that had this one's inode number: nothing of it applies.
+        let left = claim.left.flatMap { HostTunnelClaim.isHere($0) ? $0 : nil }
+        if let left {
             for command in HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).undo { _ = config.tryIP(command) }
         }
         for command in routing.undo { _ = config.tryIP(command) }
@@ -109,7 +111,7 @@ final class HostTunnel: Sendable {
             // Strict reverse-path filtering drops the replies to marked sockets (tun-nat.md):
             // loose (2) is enough; the effective value is max(all, device). A killed session's
             // loosening is kept for this one and undone at its exit.
-            let rp = HostTunnelClaim.rpFilterPlan(current: NetworkConfigurator.read("net.ipv4.conf.all.rp_filter"), left: claim.left)
+            let rp = HostTunnelClaim.rpFilterPlan(current: NetworkConfigurator.read("net.ipv4.conf.all.rp_filter"), left: left)
             if rp.set { config.sysctl("net.ipv4.conf.all.rp_filter", "2") }
             rpFilter = rp.restore
             claim.record(HostTunnelClaim.Record(pid: getpid(), dataFolder: dataFolder, device: dev, table: routing.table,
@@ -139,7 +141,7 @@ final class HostTunnel: Sendable {
         var lines: [String] = ["Everything this host sends to a default-routed address now goes through \(plan.deviceName) (LAN and connected routes do not):"]
         for line in routing.applyLines { lines.append("  " + line) }
         if rpFilter != nil {
-            lines.append(claim.left?.rpFilterWas == nil
+            lines.append(left?.rpFilterWas == nil
                 ? "  sysctl -w net.ipv4.conf.all.rp_filter=2 (was 1; restored at exit)"
                 : "  net.ipv4.conf.all.rp_filter is 2, left by a tv session that was killed (it was 1): restored to 1 at exit")
         }
@@ -154,6 +156,12 @@ final class HostTunnel: Sendable {
     static func repairLeftovers(say: (String) -> Void) {
         guard Privileges.missing([Privileges.netAdmin]).isEmpty, let claim = HostTunnelClaim.leftByKilledSession(),
               let left = claim.left else { return }
+        // Its rule is not here: another namespace's record (an inode number reused), or removed
+        // by hand; either way nothing of it is this session's to undo, and the record goes.
+        guard HostTunnelClaim.isHere(left) else {
+            claim.release()
+            return
+        }
         var config = NetworkConfigurator()
         for command in HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).undo { _ = config.tryIP(command) }
         var restored: String?

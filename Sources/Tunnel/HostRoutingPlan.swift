@@ -44,6 +44,14 @@ public struct HostRoutingPlan: Sendable, Equatable {
         ] }
     }
 
+    /// Whether `listing` (`ip rule show`'s text, one family) holds this plan's rule that sends
+    /// unmarked traffic to its table (`32765:	not from all fwmark 0x7476 lookup 29814`). Pure.
+    public func isApplied(in listing: String) -> Bool {
+        listing.split(whereSeparator: \.isNewline).contains { line in
+            line.hasPrefix("\(rulePriority):") && line.contains("fwmark \(markText)") && line.contains("lookup \(table)")
+        }
+    }
+
     /// The commands as typed, for `--dry-run` and the banner.
     public var applyLines: [String] { apply.map { (["ip"] + $0).joined(separator: " ") } }
 }

@@ -102,6 +102,18 @@ public final class HostTunnelClaim: Sendable {
         return HostTunnelClaim(fd: fd, left: left, recordPath: recordPath)
     }
 
+    /// Whether what `record` says its holder changed is here: its rule in this namespace's rules
+    /// (either family). A namespace deleted with its record left behind, and a new one given the
+    /// same inode number (the kernel reuses them), holds none: the record is not about it, and
+    /// its rp_filter is the administrator's (a re-check's new namespace had its 2 "restored" to 1).
+    public static func isHere(_ record: Record) -> Bool {
+        let plan = HostRoutingPlan(device: record.device, table: record.table, mark: record.mark, ipv6: true)
+        return ["-4", "-6"].contains { family in
+            guard let (code, listing) = try? ChildProcess.run(["ip", family, "rule", "show"]), code == 0 else { return false }
+            return plan.isApplied(in: listing)
+        }
+    }
+
     static func readRecord(_ path: String) -> Record? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         return try? JSONDecoder().decode(Record.self, from: data)

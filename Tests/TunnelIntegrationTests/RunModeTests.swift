@@ -304,5 +304,21 @@ final class RunModeTests {
         fourth.stop(signal: SIGINT)
         #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
+
+        // A record about another namespace that had this one's inode number (the kernel reuses
+        // them): its rule is not here, so this namespace's rp_filter 2 is the administrator's.
+        let inode = ns(["stat", "-L", "-c", "%i", "/proc/self/ns/net"]).out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let record = "/run/tunnelvision/host-tunnel-\(inode).json"
+        try #"{"pid":1,"dataFolder":"/elsewhere","device":"tv0","table":29814,"mark":29814,"rpFilterWas":"1"}"#
+            .write(toFile: record, atomically: true, encoding: .utf8)
+        try Sh.must(["ip", "netns", "exec", host, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=2"])
+        let other = try Daemon(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dir + "/other", "run", "--listen", "127.0.0.1:18498"],
+                               log: lab.dir + "/tv-other.log")
+        defer { other.stop() }
+        for _ in 0..<150 where !other.output.contains("tv is running") { usleep(100_000) }
+        #expect(!other.output.contains("that was killed"), "\(other.output)")
+        #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "2\n")
+        #expect(access(record, F_OK) != 0, "the stale record goes")
+        other.stop(signal: SIGINT)
     }
 }
