@@ -41,11 +41,13 @@ extension Session {
             }
             if request.arguments["key"] == SettingKeys.inspectionEnabled.name {
                 let wanted = record[SettingKeys.inspectionEnabled]
-                // `tv run --inspect` (or `--ca`) holds its own switch: said, not "applied" (a
-                // re-check's `tv inspect off` said applied while the session went on inspecting).
+                // `tv run --inspect` (or `--ca`) inspects whatever the setting says, but off always
+                // works (DESIGN §5; the seed: the toggle stops inspection immediately): a trial's
+                // `tv inspect off` left such a session decrypting. `tv inspect on` gives it back.
                 if options.forceInspection || options.caFile != nil {
-                    let why = options.forceInspection ? "it was started with --inspect" : "it was started with its own --ca"
-                    return ControlResponse(ok: true, message: why, values: [SettingsAtStart.appliesKey: SettingsAtStart.atNextStart])
+                    proxy.setInspection(enabled: wanted && canInspect)
+                    applyContentPolicy(record)
+                    return ControlResponse(ok: true, message: "applied")
                 }
                 // A CA made since the session started (e.g. by `tv setup`) is picked up here.
                 if wanted && !canInspect { reloadCA() }

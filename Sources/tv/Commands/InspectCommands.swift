@@ -86,7 +86,7 @@ enum InspectCommands {
             inv.console.line("Inspection: \(enabled ? "on" : "off")")
             if let session, session != (enabled ? "on" : "off") {
                 inv.console.line(session == "on"
-                    ? "  the running session inspects anyway: it was started with --inspect (this setting is for sessions started without it)"
+                    ? "  the running session inspects anyway: it was started with --inspect (`tv inspect off` stops it too)"
                     : "  the running session does not inspect (its CA is in doubt or missing; `tv diag` says why)")
             }
             if let trust = report.snapshot.trust { for line in SetupRendering.trustLines(trust) { inv.console.line(line) } }
