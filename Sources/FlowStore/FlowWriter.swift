@@ -214,6 +214,9 @@ public final class FlowWriter: Sendable {
         }
     }
 
+    /// The largest id handed out so far (or the one before the first).
+    public var highestAllocatedID: Int64 { nextID.load(ordering: .relaxed) - 1 }
+
     /// A fresh flow id (the next of the atomic counter). Ids are never reused in this process.
     public func allocateID() -> Int64 {
         nextID.wrappingAdd(1, ordering: .relaxed).oldValue

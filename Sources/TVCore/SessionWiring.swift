@@ -17,6 +17,8 @@ final class SessionWiring: Sendable {
     let settings: SettingsStore
     let store: FlowStore
     let writer: FlowWriter
+    /// The data folder.
+    let home: TVHome
     /// The shared store this session also writes to (`--store`, `store.url`); nil for none.
     let shared: SharedStoreWiring?
     /// Names the program behind each flow (its own thread; answers go to `writer`).
@@ -134,8 +136,15 @@ final class SessionWiring: Sendable {
             .map { try SharedStoreWiring.start(url: $0, home: home, say: say) }
         // A full disk is said at once (one line), and again when recording resumes.
         writer = try store.makeWriter(mirror: shared?.writer) { change, counters in say(RecordingPresentation.flowNotice(change, counters)) }
-        // Its ids go on past the shared store's for this instance, before any flow is made.
-        shared?.idFloor.attach(writer)
+        // Its ids go on past the shared store's for this instance, before any flow is made; also
+        // in a session without the store, past what the store was last known to hold
+        // (`StoreHighestMark`: a later backfill would write its flows over others').
+        if let shared {
+            shared.idFloor.attach(writer)
+        } else if let instance = InstanceIdentity.storedID(home), let mark = StoreHighestMark.read(home: home, instance: instance) {
+            writer.raiseIDFloor(above: mark)
+        }
+        self.home = home
         if let sentence = InterruptedFlowsNotice.sentence(writer.interruptedAtStart) { say(sentence) }
         var announce: (@Sendable (PinKey, PinKind, String) -> Void)?
         if options.announcesPinnedHosts {
@@ -236,6 +245,9 @@ final class SessionWiring: Sendable {
         store.closeEmptyingWAL()
         var final = losses
         if let shared {
+            // What this session may have sent: a start after a restore, with the store not
+            // answering, goes on past it.
+            StoreHighestMark.raise(home: home, instance: shared.instance.id, to: writer.highestAllocatedID)
             let counters = shared.writer.counters
             final.sharedFlowsNotSaved = counters.flowsNotSaved
             final.sharedEventsDropped = counters.dropped

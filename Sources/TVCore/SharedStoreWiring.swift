@@ -30,7 +30,9 @@ public struct SharedStoreWiring: Sendable {
         if let warning = target.unverifiedRemoteWarning { say(warning) }
         let (instance, renewal) = try InstanceIdentity.of(home)
         if let renewal { say(InstanceBinding.renewalSentence(old: renewal.previousID, new: instance.id, renewal.mismatch)) }
-        let idFloor = SharedIDFloor()
+        let idFloor = SharedIDFloor(known: StoreHighestMark.read(home: home, instance: instance.id)) { id in
+            StoreHighestMark.raise(home: home, instance: instance.id, to: id)
+        }
         let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath, idFloor: idFloor) { change, counters in
             say(sentence(change, counters, server: target.server))
         }

@@ -74,6 +74,13 @@ public struct InstanceIdentity: Sendable, Hashable {
         }
     }
 
+    /// The id the data folder holds now, without binding or making one; nil when it has none.
+    public static func storedID(_ home: TVHome) -> String? {
+        guard let text = try? String(contentsOfFile: home.path + "/" + fileName, encoding: .utf8) else { return nil }
+        let id = text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        return UUID(uuidString: id) != nil ? id : nil
+    }
+
     /// The id in the data folder, made (mode 0600) when there is none; `made` when it was.
     private static func readOrMakeID(_ home: TVHome) throws -> (id: String, made: Bool) {
         let path = home.path + "/" + fileName

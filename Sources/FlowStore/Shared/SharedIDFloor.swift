@@ -12,17 +12,28 @@ import Synchronization
 public final class SharedIDFloor: Sendable {
     private let highest = Atomic<Int64>(0)
     private let writer = Mutex<FlowWriter?>(nil)
+    /// Told each larger id a connection finds (`StoreHighestMark.raise`).
+    private let persist: (@Sendable (Int64) -> Void)?
 
-    public init() {}
+    /// - Parameters:
+    ///   - known: the mark kept from earlier sessions (`StoreHighestMark.read`), so a session
+    ///     whose store does not answer at start still goes on past it.
+    ///   - persist: keeps each larger id a connection finds.
+    public init(known: Int64? = nil, persist: (@Sendable (Int64) -> Void)? = nil) {
+        self.persist = persist
+        if let known { highest.store(known, ordering: .relaxed) }
+    }
 
     /// The largest id the store holds for the instance, as one connection found it.
     func saw(_ id: Int64) {
         var current = highest.load(ordering: .relaxed)
+        var raised = false
         while id > current {
             let (exchanged, original) = highest.compareExchange(expected: current, desired: id, ordering: .relaxed)
-            if exchanged { break }
+            if exchanged { raised = true; break }
             current = original
         }
+        if raised { persist?(id) }
         writer.withLock { $0?.raiseIDFloor(above: id) }
     }
 
