@@ -46,7 +46,8 @@ public enum FlowStoreError: UserFacingError, Equatable {
     case noSuchInstance(name: String, server: String)
     /// The shared store at `server` was migrated by a newer tv (its `tv_schema` version).
     case sharedStoreNewerSchema(server: String, found: Int, supported: Int)
-    /// The database at `server` has a `flows` table tv did not make (no `tv_schema`).
+    /// The database at `server` has a `flows`, `instances` or `exchanges` table tv did not make
+    /// (no `tv_schema`).
     case sharedStoreNotTvs(server: String)
 
     public var message: String {
@@ -85,7 +86,7 @@ public enum FlowStoreError: UserFacingError, Equatable {
         case let .sharedStoreNewerSchema(server, found, supported):
             return "The shared store at \(server) was set up by a newer tv (schema version \(found), this tv knows up to \(supported)); upgrade tv on this machine to read or write it."
         case let .sharedStoreNotTvs(server):
-            return "The database at \(server) already has a table named flows that tv did not make; give tv a database of its own (CREATE DATABASE tvhistory) and name it in the URL. Nothing in it was changed."
+            return "The database at \(server) already has tables named as tv's (flows, instances or exchanges) that tv did not make; give tv a database of its own (CREATE DATABASE tvhistory) and name it in the URL. Nothing in it was changed."
         case let .ambiguousSharedFlow(id, instances):
             return "Flow \(id) is in the history of several instances (\(instances.joined(separator: ", "))); name one with --instance."
         case let .badCursor(cursor):

@@ -70,6 +70,11 @@ final class FlowWriterThread: QueueWriter {
 
     func idleDeadlinePassed() {
         _ = attempt([])
+        // The store's own work waits on the server as a batch does: said the same way (a server
+        // that hung during it read "connected": a re-check).
+        let began = EngineClock.wallMicros()
+        queue.updateCounters { $0.writingSince = began }
+        defer { queue.updateCounters { $0.writingSince = nil } }
         // The store's own work (`FlowBatchStore.sideWorkDue`). A connection lost doing it is
         // dropped and made anew on a later tick (`sideWorkOwed`, with the batches' backoff);
         // both the failure and the recovery are reported as a batch's are.

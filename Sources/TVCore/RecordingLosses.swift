@@ -92,6 +92,7 @@ public struct RecordingLosses: Sendable, Equatable {
         if let lastFlowError { values["recording.lastFlowError"] = lastFlowError }
         if let lastContentError { values["recording.lastContentError"] = lastContentError }
         if let sharedServer { values["recording.sharedServer"] = sharedServer }
+        if sharedUnanswered { values["recording.sharedUnanswered"] = "on" }
         return values
     }
 
@@ -104,5 +105,6 @@ public struct RecordingLosses: Sendable, Equatable {
         lastFlowError = values["recording.lastFlowError"]
         lastContentError = values["recording.lastContentError"]
         sharedServer = values["recording.sharedServer"]
+        sharedUnanswered = values["recording.sharedUnanswered"] == "on"
     }
 }

@@ -31,7 +31,11 @@ public struct RequestDestination: Sendable, Equatable {
         guard let url = try? HostPort.parse(authority: authority, defaultPort: defaultPort) else { return nil }
         let port = UInt16(flow.serverPort)
         let urlHost = comparable(url.host)
-        if url.port == port, urlHost == comparable(flow.serverAddress) || flow.host.map(comparable) == urlHost { return nil }
+        // A flow named by its request's own Host (`httpHost`: a CONNECT to an address, plain
+        // HTTP through the TUN) is compared by address: its name is the claim being checked (a
+        // re-check's Host: b.test inside CONNECT 127.0.0.1 went unflagged).
+        let name = flow.hostOrigin == .httpHost ? nil : flow.host.map(comparable)
+        if url.port == port, urlHost == comparable(flow.serverAddress) || name == urlHost { return nil }
         let named: Set<HostOrigin> = [.connect, .socks, .reverse]
         let host = named.contains(flow.hostOrigin) ? flow.host ?? flow.serverAddress : flow.serverAddress
         guard !host.isEmpty else { return nil }

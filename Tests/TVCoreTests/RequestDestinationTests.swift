@@ -54,6 +54,9 @@ import Testing
                 == "b.example:443:10.0.0.7:443")
         #expect(RequestDestination.differing(Self.exchange("[::1]:80", scheme: "http"), on: Self.flow(host: nil, origin: .none, address: "2001:db8::5", port: 8080))?.curlConnectTo
                 == "[::1]:80:[2001:db8::5]:8080")
+        // A flow named by the request's own Host (CONNECT to an address) is checked by address.
+        #expect(RequestDestination.differing(Self.exchange("b.test:19503"), on: Self.flow(host: "b.test", origin: .httpHost, port: 19503))?.curlConnectTo
+                == "b.test:19503:127.0.0.1:19503")
     }
 
     @Test("--curl carries --connect-to before the URL, with or without the kept request; tv request says where it went")

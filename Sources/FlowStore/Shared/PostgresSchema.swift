@@ -312,7 +312,9 @@ enum PostgresSchema {
             // A database that is not tv's (its own `flows`, and no tv_schema before this one) was
             // refused with PostgreSQL's "relation already exists" and advice about permissions
             // (a trial); its tables are left as they are either way (the transaction rolls back).
-            if found == 0, case .integer(let taken)? = try connection.query("SELECT to_regclass('flows') IS NOT NULL").first?.first, taken == 1 {
+            if found == 0, case .integer(let taken)? = try connection.query(
+                "SELECT (to_regclass('flows') IS NOT NULL OR to_regclass('instances') IS NOT NULL OR to_regclass('exchanges') IS NOT NULL)::int").first?.first,
+               taken == 1 {
                 throw FlowStoreError.sharedStoreNotTvs(server: connection.server)
             }
             for version in found..<migrations.count { try connection.execute(migrations[version]) }
