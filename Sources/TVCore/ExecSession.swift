@@ -118,13 +118,17 @@ public final class ExecSession {
                 guard !ownCA else { return ControlResponse(ok: true, message: "this session uses its own CA (--ca); it keeps it") }
                 _ = Session.mintFromFolderCA(home: home, proxy: proxy)
                 return ControlResponse(ok: true, message: "applied")
+            case "inspection-off":
+                // `tv inspect off` reaches a `tv exec --inspect` too: off always works.
+                proxy.setInspection(enabled: false)
+                return ControlResponse(ok: true, message: "off")
             case "pinned-forgotten":
                 guard let host = request.arguments["host"], !host.isEmpty else { return ControlResponse(ok: false, message: "no host was named") }
                 wiring.pinning.forget(host: host)
             proxy.forgetPinningEvidence(host: host)
                 return ControlResponse(ok: true, message: "applied")
             default:
-                return ControlResponse(ok: false, message: "a tv exec answers only status, audit changes, capture rotation, CA changes and forgotten pins on this socket")
+                return ControlResponse(ok: false, message: "a tv exec answers only status, audit changes, capture rotation, CA changes, inspection off and forgotten pins on this socket")
             }
         }
         try? wiring.auditKeys.refollow()

@@ -41,13 +41,20 @@ extension Session {
             }
             if request.arguments["key"] == SettingKeys.inspectionEnabled.name {
                 let wanted = record[SettingKeys.inspectionEnabled]
-                // `tv run --inspect` (or `--ca`) inspects whatever the setting says, but off always
-                // works (DESIGN §5; the seed: the toggle stops inspection immediately): a trial's
-                // `tv inspect off` left such a session decrypting. `tv inspect on` gives it back.
+                // `tv run --inspect` (or `--ca`) holds its own switch against the setting's changes
+                // (a `tv ca remake` that turns the saved setting off for want of trust, say); the
+                // user's `tv inspect off` reaches it separately (`inspection-off`), and then the
+                // saved off is what it does.
                 if options.forceInspection || options.caFile != nil {
-                    proxy.setInspection(enabled: wanted && canInspect)
-                    applyContentPolicy(record)
-                    return ControlResponse(ok: true, message: "applied")
+                    if !wanted && !proxy.inspectionEnabled { return ControlResponse(ok: true, message: "applied") }
+                    // On again after a `tv inspect off` (it is what the session was started for).
+                    if wanted && canInspect {
+                        proxy.setInspection(enabled: true)
+                        applyContentPolicy(record)
+                        return ControlResponse(ok: true, message: "applied")
+                    }
+                    let why = options.forceInspection ? "it was started with --inspect" : "it was started with its own --ca"
+                    return ControlResponse(ok: true, message: why, values: [SettingsAtStart.appliesKey: SettingsAtStart.atNextStart])
                 }
                 // A CA made since the session started (e.g. by `tv setup`) is picked up here.
                 if wanted && !canInspect { reloadCA() }
@@ -59,6 +66,13 @@ extension Session {
             applyContentPolicy(record)
             if let key = request.arguments["key"], StorageLimitsReading.isLimit(key) { retention.limitsChanged() }
             return ControlResponse(ok: true, message: "applied")
+        case "inspection-off":
+            // `tv inspect off`: off always works (DESIGN §5; the seed's toggle stops inspection
+            // immediately), also in a session started with --inspect or --ca, which a trial's
+            // `tv inspect off` left decrypting. Sent before the setting is saved.
+            proxy.setInspection(enabled: false)
+            applyContentPolicy((try? settings.read()) ?? SettingsRecord())
+            return ControlResponse(ok: true, message: "off")
         case "ca-changed":
             // `tv ca create`, `import`, `remake`, `remove` and `tv setup` changed the data
             // folder's CA: mint from the one there now.

@@ -292,9 +292,12 @@ struct AuditRunTests {
         #expect(r.out == "hello from nginx\n", "\(r)")
         _ = try box.closedFlows(1)
         _ = try tv.stop()
-        // A second run in the same session mints from the folder's root: the session learns it.
+        // A second run in the same session mints from the folder's root: the session learns it;
+        // a third back on the session's CA is a switch too (it went unmarked: a re-check).
         let second = try world.run("--inspect")
         _ = try second.stop()
+        let third = try world.run("--inspect", "--ca", combined)
+        _ = try third.stop()
         #expect(try box.tv("audit", "stop").status == 0)
         let sessions = try JSONSerialization.jsonObject(with: try box.tv("audit", "sessions", "--json").stdout) as? [JSON] ?? []
         let settings = sessions.first?.object("settings")
@@ -309,7 +312,7 @@ struct AuditRunTests {
             with tarfile.open(sys.argv[1]) as t: m = json.load(t.extractfile('manifest.json'))
             print(m['caSHA256'], m['settings']['caSHA256'], ','.join(m['caSHA256s']))
             """, box.work + "/e.tar.gz"])
-        #expect(manifest.out == "\(sessionCA) \(sessionCA) \(sessionCA),\(folderCA)\n", "\(manifest)")
+        #expect(manifest.out == "\(sessionCA) \(sessionCA) \(sessionCA),\(folderCA),\(sessionCA)\n", "\(manifest)")
         let shown = try box.tv("audit", "show", "1").out
         #expect(shown.contains("  tv: leaves are minted from another root from here on (SHA-256 \(folderCA)); the bundle's caSHA256s lists every root of this session\n"), "\(shown)")
     }

@@ -41,12 +41,13 @@ public enum AuditPresentation {
         JSONValue.object(values.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).serialized()
     }
 
-    /// Every root a session's runs minted from (hex), in order: `caSHA256`, then the later
-    /// ones `AuditRecording.noteRoot` added (`caSHA256s`); empty when no run recorded one.
+    /// The roots a session's runs minted from (hex), in the order they took over: `caSHA256`,
+    /// then each switch `AuditRecording.noteRoot` recorded (`caSHA256s`; a root used again
+    /// appears again); empty when no run recorded one.
     public static func roots(_ settings: [String: String]) -> [String] {
-        let later = settings["caSHA256s"].map { $0.split(separator: ",").map(String.init) } ?? []
-        guard let first = settings["caSHA256"] else { return later }
-        return [first] + later.filter { $0 != first }
+        let listed = settings["caSHA256s"].map { $0.split(separator: ",").map(String.init) } ?? []
+        guard let first = settings["caSHA256"] else { return listed }
+        return listed.first == first ? listed : [first] + listed
     }
 
     // MARK: Sentences

@@ -43,8 +43,9 @@ public enum AuditRecording {
 
     /// A session (`tv run`, `tv exec`) mints leaves from root `sha256` (hex) from now on: at its
     /// start, and when `tv ca remake`/`import` reaches it. When an audit session records and its
-    /// settings name another root (`caSHA256`, the first), the root is added to `caSHA256s`
-    /// (every root the session's runs minted from, in order, comma-separated) with a marker
+    /// settings name another root last (`caSHA256`, then `caSHA256s`), the root is added to
+    /// `caSHA256s` (the roots the session's runs minted from, in the order they took over, one
+    /// used again listed again; comma-separated) with a marker
     /// saying when, so its bundle names every CA its flows were inspected with (a trial's bundle
     /// named only the first root after a `tv ca remake` mid-session, and after a second run
     /// with `--ca`). A session with no settings yet takes them from `adoptLive`. Errors leave
@@ -54,9 +55,11 @@ public enum AuditRecording {
         defer { store.close() }
         _ = try? store.audit.changeLiveSettings(now: now) { text in
             var settings = AuditPresentation.settings(text)
-            guard let first = settings["caSHA256"] else { return nil }
+            guard settings["caSHA256"] != nil else { return nil }
             var roots = AuditPresentation.roots(settings)
-            guard first != sha256, !roots.contains(sha256) else { return nil }
+            // Each switch is recorded, back to an earlier root too (the marker's "from here on"
+            // was false after a third run went back to the first run's root: a re-check).
+            guard roots.last != sha256 else { return nil }
             roots.append(sha256)
             settings["caSHA256s"] = roots.joined(separator: ",")
             return (AuditPresentation.settingsText(settings), AuditPresentation.rootChanged(sha256))

@@ -5,9 +5,9 @@ import TVHome
 /// other file with its size and SHA-256 (what `tv audit verify` checks).
 ///
 /// Shape: `{"format": "tv-audit-bundle", "formatVersion": 1, "tvVersion", "machine",
-/// "caSHA256" (hex or null: the first root its runs minted from), "caSHA256s" (every root they
-/// minted from, in order, the first included; a `tv ca remake` or a second run with `--ca`
-/// mid-session adds one), "created" (µs), "project", "session", "from", "to" (µs; null while
+/// "caSHA256" (hex or null: the first root its runs minted from), "caSHA256s" (the roots they
+/// minted from in the order they took over, the first included, one used again listed again;
+/// a `tv ca remake` or a run with another `--ca` mid-session adds one), "created" (µs), "project", "session", "from", "to" (µs; null while
 /// recording), "settings" (the session's, an object), "contentIncluded" (the bundle holds
 /// decrypted content: `decrypted.pcapng` or `content/`), "keysIncluded" (it holds `keys.log`),
 /// "files": [{"name", "bytes", "sha256"}]}`. (Both said what was asked, not what was there: a

@@ -1,5 +1,6 @@
 import TVCore
 import CertificateSetup
+import ControlChannel
 import CommandLineParser
 import SetupActions
 import Settings
@@ -57,6 +58,13 @@ enum InspectCommands {
 
     static func off(_ inv: Invocation) throws -> Int32 {
         let settings = try inv.settingsStore()
+        // Every running session stops inspecting first, one started with --inspect or --ca too
+        // (off always works: a trial's such session went on decrypting); then the setting.
+        if let home = try? inv.home(), home.exists {
+            for socket in AuditKeysNotifier.sockets(home: home) {
+                _ = try? ControlClient(path: socket).send(ControlRequest(command: "inspection-off"), timeoutSeconds: 5)
+            }
+        }
         let outcome = try settings.turnInspectionOff()
         inv.console.line(outcome.sentence(settingsPath: settings.file.path))
         return 0
