@@ -87,6 +87,8 @@ public final class Session: Sendable {
     let environment: [String: String]
     let say: @Sendable (String) -> Void
     let stopSignal = DispatchSemaphore(value: 0)
+    /// The stop signals' sources (`catchStopSignals`); empty until caught.
+    private let signalSources = Mutex<[DispatchSourceSignal]>([])
     /// What was not saved, once the session has stopped (nil until then).
     let finalLosses = Mutex<RecordingLosses?>(nil)
     /// Signalled once the session has stopped and `finalLosses` is set (a `tv stop` waits on it).
@@ -220,16 +222,8 @@ public final class Session: Sendable {
         SessionStartRecord.clear(home)
         // An audit session started after the wiring read the live one, before the socket listened.
         try? wiring.auditKeys.refollow()
-        if options.stopsOnSignals {
-            signal(SIGINT, SIG_IGN)
-            signal(SIGTERM, SIG_IGN)
-        }
-        let signals = (options.stopsOnSignals ? [SIGINT, SIGTERM] : []).map { sig -> DispatchSourceSignal in
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [self] in self.stopSignal.signal() }
-            source.resume()
-            return source
-        }
+        catchStopSignals()
+        let signals = signalSources.withLock { $0 }
         var recheck: DispatchSourceTimer?
         // Also without a CA at start: one made while the session runs is picked up, and its
         // trust asked again like the first's.
@@ -272,11 +266,33 @@ public final class Session: Sendable {
         if options.stopsOnSignals {
             signal(SIGINT, SIG_DFL)
             signal(SIGTERM, SIG_DFL)
+            signal(SIGHUP, SIG_DFL)
         }
     }
 
     /// Asks the session to stop (as `tv stop` does).
     public func requestStop() { stopSignal.signal() }
+
+    /// From now on SIGINT, SIGTERM and SIGHUP (a terminal or SSH session hanging up: it ended
+    /// the session outright, and `--mode tun` left its routing behind) stop the session cleanly,
+    /// also one arriving before `run()` waits (the banner is printed first: a Ctrl-C right
+    /// after it killed the session with its routing in place, the tun test's rare flake). Once;
+    /// nothing when the options say signals are not the session's.
+    public func catchStopSignals() {
+        guard options.stopsOnSignals else { return }
+        signalSources.withLock { sources in
+            guard sources.isEmpty else { return }
+            signal(SIGINT, SIG_IGN)
+            signal(SIGTERM, SIG_IGN)
+            signal(SIGHUP, SIG_IGN)
+            sources = [SIGINT, SIGTERM, SIGHUP].map { sig -> DispatchSourceSignal in
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+                source.setEventHandler { [self] in self.stopSignal.signal() }
+                source.resume()
+                return source
+            }
+        }
+    }
 
     /// What was not saved, once `run()` has returned (nil before): say it instead of "everything
     /// is saved" when it is not empty.

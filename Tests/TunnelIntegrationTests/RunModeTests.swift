@@ -320,5 +320,14 @@ final class RunModeTests {
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "2\n")
         #expect(access(record, F_OK) != 0, "the stale record goes")
         other.stop(signal: SIGINT)
+
+        // A hang-up (SIGHUP: the terminal or SSH session went) tears down as Ctrl-C does.
+        try Sh.must(["ip", "netns", "exec", host, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=1"])
+        let hungUp = try startTV(["--mode", "tun", "--yes"], ready: running)
+        defer { hungUp.stop() }
+        hungUp.stop(signal: SIGHUP)
+        #expect(hungUp.output.contains("tv stopped"), "\(hungUp.output)")
+        #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
+        #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
     }
 }

@@ -209,6 +209,8 @@ enum RunCommands {
             session = try Session(home: home, options: options, environment: inv.environment, now: inv.now) { text in
                 console.note("tv: " + TerminalText.line(text))
             }
+            // Before anything is announced: a Ctrl-C after the banner stops it cleanly.
+            session.catchStopSignals()
             if let audit {
                 // What the session runs with (its inspection, the mode's words), as `tv audit start` records it.
                 try? AuditRecording.recordSettings(home: home, id: audit.id, settings: session.auditSettings)
