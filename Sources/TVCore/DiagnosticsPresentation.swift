@@ -142,6 +142,7 @@ extension DiagnosticsVerdict {
         switch self {
         case .noSession: return "noSession"
         case .inspectionOff: return "inspectionOff"
+        case .caInDoubt: return "caInDoubt"
         case .noCANow: return "noCANow"
         case .nothingOffered: return "nothingOffered"
         case .notTLS: return "notTLS"

@@ -26,6 +26,10 @@ public struct DiagnosticsFacts: Sendable, Equatable {
     public var noCA: UInt64
     /// The takeover failure seen most (its leg and reason, `InspectionOutcome.failed`), if any.
     public var commonestFailure: LegFailureCount?
+    /// Why the data folder's CA is in doubt (`CADoubt.message`), when it is: not "missing" (an
+    /// unreadable key is doubt, never "no CA": DESIGN §4; a trial's diag said missing and
+    /// advised `tv inspect on`).
+    public var caDoubt: String?
 
     /// A takeover failure and how often it happened.
     public struct LegFailureCount: Sendable, Equatable {
@@ -66,11 +70,12 @@ public struct DiagnosticsFacts: Sendable, Equatable {
             if let c = commonest, c.count >= count { continue }
             commonest = LegFailureCount(leg: parts[2] == "server" ? .server : .client, reason: parts[3], count: count)
         }
-        self.init(inspectionOn: values["inspection"] == "on", caLoaded: values["ca"] != "missing",
+        self.init(inspectionOn: values["inspection"] == "on", caLoaded: values["ca"] != "missing" && values["ca"] != "in doubt",
                   offered: n("total"), notTLS: n("notTLS"), inspected: n("inspected"), passedByRule: n("passedByRule"),
                   pinned: n("clientRefused.possiblePinning") + n("keptPrivate.pinned"), pinnedConfirmed: n("keptPrivate.pinned"),
                   lacksRoot: n("clientRefused.lacksRoot") + n("keptPrivate.lacksRoot"),
                   noCA: n("noCA"), commonestFailure: commonest)
+        caDoubt = values["ca"] == "in doubt" ? (values["ca.doubt"] ?? "") : nil
     }
 }
 
@@ -86,6 +91,9 @@ public struct DiagnosticsFacts: Sendable, Equatable {
 public enum DiagnosticsVerdict: Sendable, Equatable {
     case noSession
     case inspectionOff
+    /// The data folder's CA is in doubt (`reason`), so nothing can be inspected until it is
+    /// fixed, whatever the switch says.
+    case caInDoubt(reason: String)
     /// Inspection is on and the session has no CA now (removed while it ran, or none at start):
     /// nothing can be taken over from now, whatever was before (`inspectedBefore`).
     case noCANow(inspectedBefore: UInt64)
@@ -118,6 +126,7 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
     /// The verdict for a session (`facts` nil: no session is running).
     public static func of(_ facts: DiagnosticsFacts?) -> DiagnosticsVerdict {
         guard let f = facts else { return .noSession }
+        if let doubt = f.caDoubt, !f.caLoaded { return .caInDoubt(reason: doubt) }
         guard f.inspectionOn else { return .inspectionOff }
         // What holds now before what was counted: a trial's `tv ca remove` under a running
         // session still read "Inspection is working: 1 of 6 … inspected".
@@ -144,6 +153,8 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
             return "No tv session is running, so there is nothing to diagnose (the counters start at zero with every session); start one with `tv run`."
         case .inspectionOff:
             return "Inspection is off in this session, so no connection is offered for inspection: everything is passed through untouched and still recorded; `tv inspect on` (after `tv setup`) turns it on."
+        case .caInDoubt(let reason):
+            return "Nothing can be inspected until the data folder's CA is fixed; the running session takes it at once then. " + reason
         case .noCANow(let before):
             let earlier = before == 0 ? "" : " (\(before) \(before == 1 ? "connection was" : "connections were") inspected while it had one)"
             return "Inspection is on, but this session has no CA now\(earlier): nothing is inspected until there is one, and connections pass through untouched; make or bring one with `tv ca create` or `tv ca import` (the running session takes it at once)."

@@ -38,7 +38,7 @@ public enum TunnelError: UserFacingError, Equatable {
             return "tv could not open a TUN device (\(reason)); check that /dev/net/tun exists (modprobe tun) and that you are root."
         case let .hostTunnelInUse(pid, dataFolder, device):
             let who = pid.map { "tv (pid \($0)" + (dataFolder.map { ", data folder \($0)" } ?? "") + ")" } ?? "Another tv session"
-            let stop = dataFolder.map { "`tv stop --data-dir \($0)`" } ?? "`tv stop` with its data folder"
+            let stop = dataFolder.map { "`tv stop --data-dir \(ShellWord.quote($0))`" } ?? "`tv stop` with its data folder"
             return "\(who) already routes this host through \(device ?? "a TUN") with the same rules; stop it first (\(stop)), or run one command through its own TUN with `tv exec`."
         case let .namespace(step, reason):
             return "tv could not \(step) (\(reason)); it needs CAP_SYS_ADMIN and a kernel with network namespaces."

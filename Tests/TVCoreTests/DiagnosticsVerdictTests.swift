@@ -92,6 +92,16 @@ import Testing
                          "neverTakenOver.noCA", "neverTakenOver.clientsLackRoot", "neverTakenOver.legFailed"])
     }
 
+    @Test("a CA in doubt is said as such, with why, whether inspection is on or off (it read 'missing' and advised tv inspect on: a trial)")
+    func caInDoubt() {
+        let facts = DiagnosticsFacts(values: ["inspection": "off", "ca": "in doubt", "ca.doubt": "The CA is in doubt: root-key.pem cannot be parsed."])
+        #expect(facts.caLoaded == false && facts.caDoubt == "The CA is in doubt: root-key.pem cannot be parsed.")
+        let verdict = DiagnosticsVerdict.of(facts)
+        #expect(verdict.name == "caInDoubt")
+        #expect(verdict.sentence == "Nothing can be inspected until the data folder's CA is fixed; the running session takes it at once then. The CA is in doubt: root-key.pem cannot be parsed.")
+        #expect(DiagnosticsFacts(values: ["inspection": "off", "ca": "missing"]).caDoubt == nil)
+    }
+
     @Test("facts from a session's values: the offered.* counters, the commonest failure (a tie goes to the first key)")
     func factsFromValues() {
         let values = ["inspection": "on", "ca": "loaded", "offered.total": "12", "offered.notTLS": "1", "offered.inspected": "2",
