@@ -59,6 +59,20 @@ struct WalkthroughCLITests {
         }
     }
 
+    @Test("a relative trust store path is saved absolute (saved as typed, it named another file from every other folder: a trial)")
+    func relativeTrustStoreSavedAbsolute() throws {
+        try withSandbox { s in
+            let set = try s.tv("settings", "set", "trust.store", "file:./sub/../rel.pem")
+            #expect(set.status == 0, "\(set)")
+            let got = try s.tv("settings", "get", "trust.store")
+            #expect(got.out == "file:\(s.work)/rel.pem\n", "\(got)")
+            let dir = try s.tv("settings", "set", "trust.store", "dir:certs")
+            #expect(dir.status == 0, "\(dir)")
+            let gotDir = try s.tv("settings", "get", "trust.store")
+            #expect(gotDir.out == "dir:\(s.work)/certs\n", "\(gotDir)")
+        }
+    }
+
     @Test("tv export har without -o says so with the tv: prefix every other error has")
     func harWithoutOutput() throws {
         try withSandbox { s in

@@ -119,14 +119,19 @@ enum SettingsCommands {
             guard let list = [String](text: value) else {
                 throw UsageRefusal("\(name) takes a JSON array of \"HOST_PATTERN=FILE\" strings, one HOST_PATTERN=FILE, or '' for none, not '\(value)'.")
             }
+            var saved: [String] = []
             for entry in list {
                 // An entry that is not HOST_PATTERN=FILE cannot be read: a usage error (2); a file
                 // that cannot be used is said as the proxy says it (1).
-                let rule: ClientCertificateRule
+                var rule: ClientCertificateRule
                 do { rule = try ClientCertificateRule(parsing: entry) } catch { throw UsageRefusal(error.message) }
+                // Saved with an absolute path: a relative one stopped `tv run` from starting in any
+                // other folder, a service's included (a trial).
+                rule.file = Invocation.absolutePath(rule.file)
                 try rule.check(now: inv.now)
+                saved.append(rule.pattern + "=" + rule.file)
             }
-            change = try settings.set(SettingKeys.clientCertificates, to: list)
+            change = try settings.set(SettingKeys.clientCertificates, to: saved)
             applies = "It applies when the next session starts (`tv stop`, then `tv run`)."
         case SettingKeys.requestsRecord.name:
             change = try settings.set(SettingKeys.requestsRecord, to: try bool(name, value))

@@ -45,11 +45,26 @@ extension Invocation {
         try command.value("trust-store").map(Invocation.checkedStore)
     }
 
+    /// `path` from the current folder when relative, `.` and `..` resolved (`~` is the shell's).
+    static func absolutePath(_ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        return URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true))
+            .standardizedFileURL.path
+    }
+
     /// `text` parsed as a trust store whose `file:` bundle folder exists (`--trust-store`, and
     /// `tv settings set trust.store`).
     /// - Throws: `TrustStoreError.unknownStore`, `.bundleFolderMissing`.
     static func checkedStore(_ text: String) throws -> TrustStoreSpec {
-        let store = try TrustStoreSpec(parsing: text)
+        // A relative path is made absolute now: saved as typed, it named another file from
+        // every other folder, and inspection went off there (a trial).
+        var store = try TrustStoreSpec(parsing: text)
+        switch store {
+        case .file(let path): store = .file(absolutePath(path))
+        case .dir(let path): store = .dir(absolutePath(path))
+        case .nss(let path): store = .nss(absolutePath(path))
+        default: break
+        }
         try store.checkBundleFolder { folder in
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) && isDirectory.boolValue
