@@ -39,7 +39,11 @@ public enum ForcedInspectionError: UserFacingError, Equatable {
     public var message: String {
         switch self {
         case let .noCA(option, directory):
-            return "\(option.rawValue) \(option.asks), but there is no CA in \(directory) to inspect with; make one with `tv setup` or `tv ca create` (`tv run` makes one as it starts with --yes), or run without \(option.rawValue)."
+            // --keep-content keeps only what is inspected: its way out names --inspect too (a
+            // trial's `--keep-content --yes` made a root key and kept nothing).
+            let run = option == .keepContent ? "`tv run --inspect --keep-content --yes` makes one as it starts and inspects with it"
+                                             : "`tv run --inspect --yes` makes one as it starts"
+            return "\(option.rawValue) \(option.asks), but there is no CA in \(directory) to inspect with; make one with `tv setup` or `tv ca create` (\(run)), or run without \(option.rawValue)."
         case let .caInDoubt(option, doubt):
             return "\(option.rawValue) \(option.asks), but the CA is in doubt (\(doubt.path) \(doubt.problem)); repair or restore that file (`tv ca status` says more), or run without \(option.rawValue)."
         case let .caCannotSign(option, problem):

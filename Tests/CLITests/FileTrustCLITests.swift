@@ -159,7 +159,7 @@ struct FileTrustCLITests {
         try withSandbox { s in
             let none = try runRefused(s, ["--quiet", "--inspect"])
             #expect(none.status == 1, "\(none)")
-            #expect(none.err == "tv: --inspect asks to inspect this session, but there is no CA in \(s.caDir) to inspect with; make one with `tv setup` or `tv ca create` (`tv run` makes one as it starts with --yes), or run without --inspect.\n", "\(none)")
+            #expect(none.err == "tv: --inspect asks to inspect this session, but there is no CA in \(s.caDir) to inspect with; make one with `tv setup` or `tv ca create` (`tv run --inspect --yes` makes one as it starts), or run without --inspect.\n", "\(none)")
             try s.createCA()
             try Data("not a key\n".utf8).write(to: URL(fileURLWithPath: s.caDir + "/leaf-key.pem"))
             let doubt = try runRefused(s, ["--quiet", "--inspect"])

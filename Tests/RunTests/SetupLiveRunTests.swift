@@ -76,7 +76,8 @@ struct SetupLiveRunTests {
             let asks = option == "--inspect" ? "asks to inspect this session" : "asks to keep this session's decrypted content"
             #expect(run.status == 1, "\(run)")
             #expect(run.out == "")
-            #expect(run.err == "tv: \(option) \(asks), but there is no CA in \(box.caDir) to inspect with; make one with `tv setup` or `tv ca create` (`tv run` makes one as it starts with --yes), or run without \(option).\n", "\(run.err)")
+            let way = option == "--inspect" ? "`tv run --inspect --yes` makes one as it starts" : "`tv run --inspect --keep-content --yes` makes one as it starts and inspects with it"
+            #expect(run.err == "tv: \(option) \(asks), but there is no CA in \(box.caDir) to inspect with; make one with `tv setup` or `tv ca create` (\(way)), or run without \(option).\n", "\(run.err)")
             #expect(!FileManager.default.fileExists(atPath: box.rootPEM))
         }
     }
@@ -131,7 +132,7 @@ struct SetupLiveRunTests {
         let arguments = [tv, "--data-dir", box.dataDir, "run", "--listen", "127.0.0.1:\(freeLoopbackPort())", "--inspect", "--quiet"]
         let question = "--inspect needs a certificate authority, and there is none yet. tv would make one in \(box.caDir); its private key never leaves this machine, and clients trust tv's certificates only once given its root.\nCreate it now? [y/N] "
         let no = try box.python(Self.terminalDriver, ["n", ""] + arguments)
-        #expect(no.out == question + "n\ntv: --inspect asks to inspect this session, but there is no CA in \(box.caDir) to inspect with; make one with `tv setup` or `tv ca create` (`tv run` makes one as it starts with --yes), or run without --inspect.\nEXIT 1\n", "\(no)")
+        #expect(no.out == question + "n\ntv: --inspect asks to inspect this session, but there is no CA in \(box.caDir) to inspect with; make one with `tv setup` or `tv ca create` (`tv run --inspect --yes` makes one as it starts), or run without --inspect.\nEXIT 1\n", "\(no)")
         #expect(!FileManager.default.fileExists(atPath: box.rootPEM))
         let yes = try box.python(Self.terminalDriver, ["y", "or trust it with `tv setup`."] + arguments)
         #expect(yes.out.hasPrefix(question + "y\nCreated the certificate "), "\(yes)")
