@@ -50,6 +50,29 @@ public enum TrustStoreSpec: Sendable, Equatable, Hashable, CustomStringConvertib
         }
     }
 
+    /// The files and folders the system store is generated into (Debian's update-ca-certificates,
+    /// Fedora's update-ca-trust, and the common links to them): named as `file:` or `dir:`, tv
+    /// would rewrite what the system regenerates (dropping the root later), past setup's
+    /// consent for the system store (a trial).
+    public static let systemStorePaths = [
+        "/etc/ssl/certs/ca-certificates.crt", "/etc/ssl/certs", "/etc/ssl/cert.pem", "/etc/pki/tls/certs/ca-bundle.crt",
+        "/etc/pki/tls/cert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/ca-bundle.pem",
+    ]
+
+    /// Refuses a `file:` or `dir:` store that is the system store's generated file or folder.
+    /// - Parameter resolve: the path with its links resolved (the caller's file system).
+    /// - Throws: `TrustStoreError.systemStoreByPath`.
+    public func checkNotSystemStore(_ resolve: (String) -> String) throws {
+        let path: String
+        switch self {
+        case .file(let p), .dir(let p): path = p
+        default: return
+        }
+        let resolved = resolve(path)
+        let system = Set(Self.systemStorePaths.flatMap { [$0, resolve($0)] })
+        if system.contains(resolved) || system.contains(path) { throw TrustStoreError.systemStoreByPath(store: description) }
+    }
+
     /// The kind without the path.
     public var kind: TrustStoreKind {
         switch self {
@@ -81,11 +104,15 @@ public enum TrustStoreError: UserFacingError, Equatable {
     case unknownStore(String)
     /// `file:PATH` names a bundle in a folder that does not exist.
     case bundleFolderMissing(store: String, folder: String)
+    /// `file:` or `dir:` names the system store's generated bundle or folder.
+    case systemStoreByPath(store: String)
 
     public var message: String {
         switch self {
         case .unknownStore(let text):
             return "'\(text)' is not a trust store tv can ask; use system, file:PATH (a PEM bundle), dir:PATH (a hashed folder) or nss:DIR (an NSS database)."
+        case .systemStoreByPath(let store):
+            return "\(store) is the system store's own generated file or folder, which update-ca-certificates rewrites (dropping anything added by hand), so tv does not name it as a bundle; use the system store (--trust-store system, the default), which asks before changing it."
         case let .bundleFolderMissing(store, folder):
             return "The folder \(folder) of \(store) does not exist, so nothing was made or saved; create the folder (a missing bundle in it is fine: tv creates it) or name another store with --trust-store."
         }

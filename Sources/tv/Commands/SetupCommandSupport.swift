@@ -65,6 +65,7 @@ extension Invocation {
         case .nss(let path): store = .nss(absolutePath(path))
         default: break
         }
+        try store.checkNotSystemStore { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path }
         try store.checkBundleFolder { folder in
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) && isDirectory.boolValue
