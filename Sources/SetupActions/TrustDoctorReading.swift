@@ -107,7 +107,7 @@ public enum TrustDoctorReading {
             namedBy = nil
         }
         let check = JavaKeystoreCheck(keytool: javaHome + "/bin/keytool", keystore: keystore,
-                                      password: properties["javax.net.ssl.trustStorePassword"] ?? "changeit",
+                                      password: properties["javax.net.ssl.trustStorePassword"],
                                       storeType: properties["javax.net.ssl.trustStoreType"], environment: environment)
         let target = realPath(keystore) ?? keystore
         return .java(program: java, version: version, keystore: keystore, namedBy: namedBy, trusts: check.trusts(root),

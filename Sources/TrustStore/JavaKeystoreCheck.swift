@@ -9,14 +9,17 @@ public struct JavaKeystoreCheck: Sendable {
     /// The JDK's keytool (`$JAVA_HOME/bin/keytool`).
     public let keytool: String
     public let keystore: String
-    public let password: String
+    /// The password Java is given (`javax.net.ssl.trustStorePassword`); nil: none, as Java
+    /// reads the store then (a PKCS#12 store with its certificates encrypted shows none; the
+    /// doctor asked with "changeit" and said trusted where Java found nothing: a trial).
+    public let password: String?
     /// `-storetype` (nil: keytool works it out from the file).
     public let storeType: String?
     public let environment: [String: String]
     /// Seconds keytool may take.
     public var timeout: Double = 30
 
-    public init(keytool: String, keystore: String, password: String, storeType: String?, environment: [String: String]) {
+    public init(keytool: String, keystore: String, password: String?, storeType: String?, environment: [String: String]) {
         self.keytool = keytool
         self.keystore = keystore
         self.password = password
@@ -33,7 +36,10 @@ public struct JavaKeystoreCheck: Sendable {
         var env = environment
         env["JAVA_TOOL_OPTIONS"] = nil
         env["_JAVA_OPTIONS"] = nil
-        var arguments = ["-J-Duser.language=en", "-J-Duser.country=US", "-list", "-rfc", "-keystore", keystore, "-storepass", password]
+        // Without a password keytool asks for one on standard input (/dev/null: none) and lists
+        // what can be read without it, as Java does.
+        var arguments = ["-J-Duser.language=en", "-J-Duser.country=US", "-list", "-rfc", "-keystore", keystore]
+        if let password { arguments += ["-storepass", password] }
         if let storeType { arguments += ["-storetype", storeType] }
         let result: BoundedProcess.Result
         do {

@@ -54,6 +54,17 @@ struct TrustDoctorRunTests {
         #expect(java2.string("trusted") == "yes" && java2.string("store") == store && java2["fix"] is NSNull, "\(java2)")
         let system2 = try #require(after.first { $0.string("kind") == "system" })
         #expect(system2.string("trusted") == "no")
+        // keytool's own PKCS#12 store (certificates encrypted under its password), named without
+        // trustStorePassword: Java reads no entry of it, and neither does the doctor now (it asked
+        // with "changeit" and said trusted: a trial).
+        let locked = box.work + "/locked.p12"
+        let made = try box.tool("keytool", ["-importcert", "-keystore", locked, "-storetype", "PKCS12", "-alias", "tv", "-file", box.rootPEM,
+                                             "-storepass", "changeit", "-noprompt"], timeout: 60)
+        try #require(made.status == 0, "\(made)")
+        let without = try doctor(box, ["PATH": path, "JAVA_TOOL_OPTIONS": "-Djavax.net.ssl.trustStore=\(locked)"])
+        #expect(without.first { $0.string("kind") == "java" }?.string("trusted") == "no", "\(without)")
+        let with = try doctor(box, ["PATH": path, "JAVA_TOOL_OPTIONS": "-Djavax.net.ssl.trustStore=\(locked) -Djavax.net.ssl.trustStorePassword=changeit"])
+        #expect(with.first { $0.string("kind") == "java" }?.string("trusted") == "yes", "\(with)")
     }
 
     @Test("text output: the root, each place with its store, answer, fix and what tv exec --proxy does; a count at the end")
