@@ -26,7 +26,9 @@ public struct RuntimeTrust: Sendable, Equatable {
     public func command(rootPath: String) -> String {
         let root = ShellWord.quote(rootPath)
         switch runtime {
-        case .python: return "export REQUESTS_CA_BUNDLE=\(root)"
+        // certifi's list plus the root, not the root alone: REQUESTS_CA_BUNDLE replaces the list,
+        // and hosts tv passes through untouched were refused after the advice (a trial).
+        case .python: return "cat \"$(python3 -m certifi)\" \(root) > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\""
         case .node: return "export NODE_EXTRA_CA_CERTS=\(root)"
         case .java: return "keytool -importcert -cacerts -alias tunnelvision -file \(root) -storepass changeit -noprompt"
         }
@@ -47,7 +49,7 @@ public struct RuntimeTrust: Sendable, Equatable {
         case .python:
             return TrustGuide(title: programs, steps: [
                 "\(command(rootPath: rootPath))   (in the shell that runs the program)",
-            ], note: "REQUESTS_CA_BUNDLE replaces certifi's list, so hosts tv passes through untouched are then refused; to keep them, point it at a bundle that also holds the public roots: `cat /etc/ssl/certs/ca-certificates.crt \(root) > ~/tv-bundle.pem`. Python's own ssl module (urllib) reads the system store, or SSL_CERT_FILE.")
+            ], note: "REQUESTS_CA_BUNDLE replaces certifi's list, so the bundle holds certifi's roots and tv's (hosts tv passes through untouched still verify); make it again after certifi is upgraded. Python's own ssl module (urllib) reads the system store, or SSL_CERT_FILE.")
         case .node:
             return TrustGuide(title: programs, steps: [
                 "\(command(rootPath: rootPath))   (read when node starts; it adds to Node's own list)",

@@ -155,7 +155,9 @@ public enum TrustDoctor {
                     command = append(named)
                 } else {
                     reason = said(certifiTrusts, yes: "certifi's bundle holds tv's root", no: "requests and pip read certifi's bundle, which lacks tv's root")
-                    command = RuntimeTrust.of(.python).command(rootPath: root.path)
+                    // This interpreter's certifi bundle plus the root (the root alone replaced
+                    // the list: hosts passed through untouched were refused then, a trial).
+                    command = "cat \(ShellWord.quote(certifi)) \(ShellWord.quote(root.path)) > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\""
                 }
                 return TrustDoctorRow(kind: "python", name: "Python \(version) (certifi)", program: program, store: named?.path ?? certifi,
                                       trusted: trusted, reason: reason, fix: fix(trusted, command),

@@ -12,13 +12,13 @@ struct RuntimeTrustTests {
 
     @Test func theTableNamesEachRuntimesOneSetting() {
         #expect(RuntimeTrust.all.map(\.runtime) == [.python, .node, .java])
-        #expect(RuntimeTrust.of(.python).command(rootPath: "/h/ca/root.pem") == "export REQUESTS_CA_BUNDLE=/h/ca/root.pem")
+        #expect(RuntimeTrust.of(.python).command(rootPath: "/h/ca/root.pem") == "cat \"$(python3 -m certifi)\" /h/ca/root.pem > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\"")
         #expect(RuntimeTrust.of(.node).command(rootPath: "/h/my ca/root.pem") == "export NODE_EXTRA_CA_CERTS='/h/my ca/root.pem'")
         #expect(RuntimeTrust.of(.java).command(rootPath: "/h/ca/root.pem")
                 == "keytool -importcert -cacerts -alias tunnelvision -file /h/ca/root.pem -storepass changeit -noprompt")
         #expect(RuntimeTrust.of(.node).line(rootPath: "/r.pem") == "Node.js reads the list built into node: export NODE_EXTRA_CA_CERTS=/r.pem")
         #expect(RuntimeTrust.of(.python).fixSentence(rootPath: "/r.pem")
-                == "Python requests (certifi) reads certifi's own bundle, not the system store; `export REQUESTS_CA_BUNDLE=/r.pem` makes it trust tv's root.")
+                == "Python requests (certifi) reads certifi's own bundle, not the system store; `cat \"$(python3 -m certifi)\" /r.pem > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\"` makes it trust tv's root.")
     }
 
     @Test func platformNamesTakeTheRuntimes() {
@@ -35,7 +35,7 @@ struct RuntimeTrustTests {
         #expect(node.title == "Node.js")
         #expect(node.steps == ["export NODE_EXTRA_CA_CERTS=/h/ca/root.pem   (read when node starts; it adds to Node's own list)"])
         let python = TrustGuides.install(.runtime(.python), root: root)
-        #expect(python.steps == ["export REQUESTS_CA_BUNDLE=/h/ca/root.pem   (in the shell that runs the program)"])
+        #expect(python.steps == ["cat \"$(python3 -m certifi)\" /h/ca/root.pem > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\"   (in the shell that runs the program)"])
         #expect(python.note?.hasPrefix("REQUESTS_CA_BUNDLE replaces certifi's list") == true)
         #expect(TrustGuides.install(.runtime(.java), root: root).steps.count == 2)
         #expect(TrustGuides.removal(.runtime(.node), root: root).steps == ["unset NODE_EXTRA_CA_CERTS where you set it (your shell profile or the program's environment)."])

@@ -34,7 +34,7 @@ import TrustStore
                            fix: "sudo keytool -importcert -keystore /usr/lib/jvm/j/lib/security/cacerts -storepass changeit -alias tunnelvision -file /h/ca/root.pem -noprompt",
                            execProxy: .covers("JAVA_TOOL_OPTIONS names a trust store with tv's root and the proxy properties, which HttpClient and HttpURLConnection follow")),
             TrustDoctorRow(kind: "python", name: "Python 3.11.2 (certifi)", program: "/v/bin/python3", store: "/v/certifi/cacert.pem", trusted: .no,
-                           reason: "requests and pip read certifi's bundle, which lacks tv's root", fix: "export REQUESTS_CA_BUNDLE=/h/ca/root.pem",
+                           reason: "requests and pip read certifi's bundle, which lacks tv's root", fix: "cat /v/certifi/cacert.pem /h/ca/root.pem > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\"",
                            execProxy: .covers("REQUESTS_CA_BUNDLE, PIP_CERT and SSL_CERT_FILE name a bundle with tv's root")),
             TrustDoctorRow(kind: "node", name: "Node v20.20.2", program: "/usr/bin/node", store: "node's built-in list", trusted: .no,
                            reason: "node reads its built-in list, which lacks tv's root, and NODE_EXTRA_CA_CERTS is not set",

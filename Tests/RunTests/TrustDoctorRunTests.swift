@@ -32,7 +32,7 @@ struct TrustDoctorRunTests {
         let python = try #require(places.first { $0.string("kind") == "python" && ($0.string("program") ?? "").hasPrefix(venv) }, "\(places)")
         let certifi = try #require(python.string("store"))
         #expect(certifi.hasPrefix(venv + "/lib/") && certifi.hasSuffix("/site-packages/certifi/cacert.pem"), "\(python)")
-        #expect(python.string("trusted") == "no" && python.string("fix") == "export REQUESTS_CA_BUNDLE=\(box.rootPEM)", "\(python)")
+        #expect(python.string("trusted") == "no" && python.string("fix") == "cat \(certifi) \(box.rootPEM) > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\"", "\(python)")
 
         let java = try #require(places.first { $0.string("kind") == "java" }, "\(places)")
         #expect(java.string("trusted") == "no" && java.string("store")?.hasSuffix("/lib/security/cacerts") == true, "\(java)")

@@ -78,12 +78,12 @@ struct TrustRecordTests {
         let node = box.tv("ca", "trust", "--platform", "node")
         #expect(node.out.hasSuffix("Node.js:\n  1. export NODE_EXTRA_CA_CERTS=\(root)   (read when node starts; it adds to Node's own list)\nThen start the program again: it reads its list when it starts.\n"), "\(node.out)")
         let python = box.tv("ca", "trust", "--platform", "python")
-        #expect(python.out.contains("Python requests (certifi):\n  1. export REQUESTS_CA_BUNDLE=\(root)   (in the shell that runs the program)\n"), "\(python.out)")
+        #expect(python.out.contains("Python requests (certifi):\n  1. cat \"$(python3 -m certifi)\" \(root) > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\"   (in the shell that runs the program)\n"), "\(python.out)")
         let java = box.tv("ca", "trust", "--platform", "java")
         #expect(java.out.contains("  1. keytool -importcert -cacerts -alias tunnelvision -file \(root) -storepass changeit -noprompt   (changes the JDK's cacerts: sudo for a system JDK)\n"), "\(java.out)")
         // tv setup names them too, with the same lines.
         let setup = box.tv("setup", "--trust-store", "file:" + box.path + "/b.pem", "--yes")
-        #expect(setup.out.contains("Programs that keep their own list of roots (trusting the store does not reach them):\n  Python requests (certifi) reads certifi's own bundle: export REQUESTS_CA_BUNDLE=\(root)\n  Node.js reads the list built into node: export NODE_EXTRA_CA_CERTS=\(root)\n  Java reads the JDK's cacerts keystore: keytool -importcert -cacerts -alias tunnelvision -file \(root) -storepass changeit -noprompt\n"), "\(setup.out)")
+        #expect(setup.out.contains("Programs that keep their own list of roots (trusting the store does not reach them):\n  Python requests (certifi) reads certifi's own bundle: cat \"$(python3 -m certifi)\" \(root) > \"$HOME/tv-python-roots.pem\" && export REQUESTS_CA_BUNDLE=\"$HOME/tv-python-roots.pem\"\n  Node.js reads the list built into node: export NODE_EXTRA_CA_CERTS=\(root)\n  Java reads the JDK's cacerts keystore: keytool -importcert -cacerts -alias tunnelvision -file \(root) -storepass changeit -noprompt\n"), "\(setup.out)")
         #expect(!setup.out.contains("requests, responses and their headers"))
         #expect(setup.out.contains("Content keeping is off: headers, bodies and query strings are not kept, only each request's method, URL path without its query"))
     }
