@@ -176,6 +176,9 @@ public final class Certificate: @unchecked Sendable {
         return Array(UnsafeBufferPointer(start: p, count: n))
     }
 
+    /// Whether the certificate carries name constraints (RFC 5280 §4.2.1.10).
+    public var hasNameConstraints: Bool { isCritical(NID_name_constraints) != nil }
+
     /// Whether the extension with `nid` is present and marked critical.
     public func isCritical(_ nid: Int32) -> Bool? {
         let index = X509_get_ext_by_NID(handle, nid, -1)

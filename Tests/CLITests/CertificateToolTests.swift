@@ -237,6 +237,23 @@ struct CertificateToolTests {
         }
     }
 
+    @Test("a name-constrained root (RFC 5280 §4.2.1.10) is imported, said, and its leaves verify for the names it permits only")
+    func importNameConstrainedCA() throws {
+        try withSandbox { s in
+            let made = try s.tool("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                              "-keyout", "nc.key", "-out", "nc.pem", "-days", "30", "-subj", "/CN=Constrained CA",
+                                              "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
+                                              "-addext", "nameConstraints=critical,permitted;DNS:.internal.test"])
+            #expect(made.status == 0, "\(made)")
+            let imported = try s.tv("ca", "import", "--cert", "nc.pem", "--key", "nc.key")
+            #expect(imported.status == 0 && imported.err.contains("this root carries name constraints"), "\(imported)")
+            let inside = try s.issue(["api.internal.test"])
+            #expect(try verify(s, leaf: inside.cert, ["-verify_hostname", "api.internal.test"]).status == 0)
+            let outside = try s.issue(["example.com"])
+            #expect(try verify(s, leaf: outside.cert, []).status != 0)
+        }
+    }
+
     @Test("tv ca import takes a CA made by openssl, and its leaves verify")
     func importOpenSSLCA() throws {
         try withSandbox { s in

@@ -84,6 +84,9 @@ enum CACommands {
         let ca = try folder.importCA(certificatePath: cert, keyPath: key, leafKeyType: leafType, now: inv.now)
         inv.console.line("Imported the CA \(ca.root.subject).")
         for line in CAStatusReport(state: .present(ca), folder: folder).lines(now: inv.now).dropFirst() { inv.console.line(line) }
+        if ca.root.hasNameConstraints {
+            inv.console.note("Note: this root carries name constraints: clients accept its leaves only for the names it permits, and refuse tv's certificate for every other host (those connections then show the client refusing it).")
+        }
         if let eku = ca.root.extendedKeyUsage, eku & 0x0001 == 0 {  // XKU_SSL_SERVER
             inv.console.note("Note: this root carries an extendedKeyUsage without serverAuth; OpenSSL-based clients will refuse its leaves.")
         }
