@@ -184,6 +184,11 @@ public struct CAFolder: Sendable {
     /// Why a private key file with `facts` at `path` may have been read by others, as a clause
     /// with the repair; nil when only its owner may read or write it.
     static func exposure(_ path: String, _ facts: FileFacts) -> String? {
+        // A link's own mode is 0777 and chmod changes its target's: the repair is the file itself
+        // in place of the link (a trial's chmod changed nothing).
+        if facts.kind == .symbolicLink {
+            return "is a symbolic link, and tv keeps its keys as files of its own (0600); put the key file itself there (`cp --remove-destination \"$(readlink -f \(path))\" \(path)`, then `chmod 600 \(path)`)"
+        }
         guard facts.mode & 0o077 != 0 else { return nil }
         return "can be read or written by other users (mode \(FileTrust.octal(facts.mode))); if nobody else could have copied it, `chmod 600 \(path)`"
     }
