@@ -188,15 +188,22 @@ struct SetupLiveRunTests {
         try tv.stop()
     }
 
-    @Test("Python requests trusts tv given exactly the REQUESTS_CA_BUNDLE line `tv ca trust --platform python` prints")
+    @Test("Python requests trusts tv given exactly the REQUESTS_CA_BUNDLE line `tv ca trust --platform python` prints (certifi's roots and tv's), and still trusts what certifi did")
     func pythonRequestsWithThePrintedVariable() throws {
         try #require(Clients.python("import requests").status == 0, "Python's requests is not importable (Scripts/test installs python3-requests)")
         let world = try RunWorld()
         let box = world.sandbox
-        let printed = try Self.printedVariable(box, platform: "python", name: "REQUESTS_CA_BUNDLE")
-        #expect(printed?.1 == box.rootPEM)
-        guard let printed else { return }
-        let (name, value) = printed
+        let guide = try box.tv("ca", "trust", "--platform", "python")
+        let line = try #require(guide.out.split(separator: "\n").first { $0.contains("export REQUESTS_CA_BUNDLE=") }, "\(guide)")
+        // The step as printed, up to its note in parentheses, run by a shell in a HOME of the test's.
+        let command = String(line.drop { $0 == " " }.drop { $0 != " " }.dropFirst()).components(separatedBy: "   (").first ?? ""
+        let made = try Run.process("sh", ["-c", command + " && printf %s \"$REQUESTS_CA_BUNDLE\""], in: box.work,
+                                   environment: box.environment.merging(["HOME": box.work]) { $1 })
+        #expect(made.status == 0 && made.out == box.work + "/tv-python-roots.pem", "\(made) \(command)")
+        let bundle = box.text(box.work + "/tv-python-roots.pem")
+        // certifi's roots and tv's: the bundle is more than tv's root alone.
+        #expect(bundle.hasSuffix(box.text(box.rootPEM)) && bundle.components(separatedBy: "BEGIN CERTIFICATE").count > 10, "\(bundle.prefix(200))")
+        let (name, value) = ("REQUESTS_CA_BUNDLE", box.work + "/tv-python-roots.pem")
         // The refused attempt without the variable must not make tv remember the host as pinned.
         let tv = try world.run("--inspect", "--quiet", "--no-pinning-detection")
         let script = """
