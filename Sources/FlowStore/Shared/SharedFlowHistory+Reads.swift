@@ -49,9 +49,7 @@ extension SharedFlowHistory {
         let sql = "SELECT \(PostgresDialect.selectList) FROM flows WHERE instance_id = ? AND id = ?"
         guard let values = try connection.withLock({ try $0.query(sql, [.text(instance.id), .integer(id)]) }).first else { return nil }
         do throws(DamagedRow) {
-            var record = try FlowRecordColumns.record(Array(values.dropLast(2)))
-            record.instance = SharedFlowHistory.identity(values)
-            return record
+            return try SharedFlowHistory.flowRecord(values)
         } catch {
             throw FlowStoreError.damagedRow(path: target.server, error)
         }

@@ -68,9 +68,7 @@ public final class SharedFlowHistory: FlowHistory {
                 last = SharedFlowCursor(startTime: start, id: id, instance: identity.id)
             }
             do throws(DamagedRow) {
-                var record = try FlowRecordColumns.record(Array(values.dropLast(2)))
-                record.instance = identity
-                page.flows.append(record)
+                page.flows.append(try SharedFlowHistory.flowRecord(values))
             } catch {
                 page.damaged.append(error)
             }
@@ -140,12 +138,19 @@ public final class SharedFlowHistory: FlowHistory {
             throw FlowStoreError.ambiguousSharedFlow(id: id, instances: rows.map { SharedFlowHistory.identity($0) }.map { "\($0.machine) \($0.id)" })
         }
         do throws(DamagedRow) {
-            var record = try FlowRecordColumns.record(Array(values.dropLast(2)))
-            record.instance = SharedFlowHistory.identity(values)
-            return record
+            return try SharedFlowHistory.flowRecord(values)
         } catch {
             throw FlowStoreError.damagedRow(path: target.server, error)
         }
+    }
+
+    /// A shared flow row (`PostgresDialect.selectList`: the local columns, then the instance's
+    /// two) as a record tagged with its instance.
+    /// - Throws: `DamagedRow` for a value no tv writes.
+    static func flowRecord(_ values: [SQLiteValue]) throws(DamagedRow) -> FlowRecord {
+        var record = try FlowRecordColumns.record(Array(values.dropLast(2)))
+        record.instance = identity(values)
+        return record
     }
 
     public func count(_ query: FlowQuery) throws -> Int {
