@@ -208,6 +208,18 @@ import TVHome
         #expect(BundleVerdict.decide(manifest: listing([], version: 99), found: [manifestEntry]) == .unknownFormat(99))
         #expect(BundleVerdict.unknownFormat(99).exitCode == 2 && BundleVerdict.cannotRead("x").exitCode == 2
                 && BundleVerdict.heldTwice("a").exitCode == 1 && BundleVerdict.intact(files: 1).exitCode == 0)
+        // formatVersion spelled as no whole number: malformed, not format 1 (JSON readers took
+        // true and 1.5 for 1) nor a wrapped huge number.
+        for text in ["true", "1.5", "1e0", "\"1\"", "99999999999999999999", "null"] {
+            let manifest = Array("{\"format\":\"tv-audit-bundle\",\"formatVersion\":\(text),\"files\":[]}".utf8)
+            #expect(BundleManifest.listing(manifest)?.formatVersionMalformed == true, "\(text)")
+        }
+        #expect(BundleManifest.wholeFormatVersion("{\"formatVersion\" : 1 ,") == 1)
+        #expect(BundleManifest.wholeFormatVersion("{\"formatVersion\":2}") == 2)
+        #expect(BundleVerdict.decide(manifest: BundleManifest.Listing(formatVersion: 0, entries: [], formatVersionMalformed: true), found: [manifestEntry])
+                == .malformedFormatVersion)
+        #expect(BundleVerdict.malformedFormatVersion.exitCode == 1)
+        #expect(BundleVerdict.malformedFormatVersion.sentence(file: "e.tgz") == "e.tgz is NOT intact: its manifest's formatVersion is not a whole number (tv writes 1).")
         // Format 0 was never written: damaged, not newer.
         #expect(BundleVerdict.decide(manifest: listing([], version: 0), found: [manifestEntry]) == .unknownFormat(0))
         #expect(BundleVerdict.unknownFormat(0).exitCode == 1)

@@ -64,17 +64,38 @@ public struct BundleManifest: Sendable, Equatable {
     public struct Listing: Sendable, Equatable {
         public var formatVersion: Int64
         public var entries: [Entry]
-        public init(formatVersion: Int64, entries: [Entry]) {
+        /// `formatVersion` is there but is no whole number as JSON writes one (`true`, `1.5`,
+        /// `1e0`, `"1"`, past 64 bits): JSON readers took `true` and `1.5` for 1 and wrapped a
+        /// huge number (a re-check).
+        public var formatVersionMalformed = false
+        public init(formatVersion: Int64, entries: [Entry], formatVersionMalformed: Bool = false) {
             self.formatVersion = formatVersion
             self.entries = entries
+            self.formatVersionMalformed = formatVersionMalformed
         }
+    }
+
+    /// The manifest's `formatVersion` as its text writes it: digits only (an optional minus),
+    /// within 64 bits; nil for any other spelling. Pure.
+    static func wholeFormatVersion(_ text: String) -> Int64? {
+        guard let key = text.range(of: "\"formatVersion\"") else { return nil }
+        var rest = text[key.upperBound...].drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }
+        guard rest.first == ":" else { return nil }
+        rest = rest.dropFirst().drop { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }
+        let token = rest.prefix { $0 == "-" || $0.isASCII && $0.isNumber }
+        let after = rest.dropFirst(token.count).first { $0 != " " && $0 != "\n" && $0 != "\t" && $0 != "\r" }
+        guard !token.isEmpty, after == "," || after == "}" else { return nil }
+        return Int64(token)
     }
 
     /// The format version and file list of a manifest's text; nil when it is not a tv bundle
     /// manifest (a version this tv does not know is returned as it is, for the verdict to say).
     public static func listing(_ bytes: [UInt8]) -> Listing? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-              object["format"] as? String == format, let version = (object["formatVersion"] as? NSNumber)?.int64Value else { return nil }
+              object["format"] as? String == format, object["formatVersion"] != nil else { return nil }
+        guard let version = wholeFormatVersion(String(decoding: bytes, as: UTF8.self)) else {
+            return Listing(formatVersion: 0, entries: [], formatVersionMalformed: true)
+        }
         guard version == formatVersion else { return Listing(formatVersion: version, entries: []) }
         guard let files = object["files"] as? [[String: Any]] else { return nil }
         var out: [Entry] = []

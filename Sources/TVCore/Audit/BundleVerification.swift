@@ -27,6 +27,8 @@ public enum BundleVerdict: Sendable, Equatable {
     case noManifest
     /// The manifest is of a bundle format this tv does not read.
     case unknownFormat(Int64)
+    /// The manifest's `formatVersion` is no whole number (`BundleManifest.Listing.formatVersionMalformed`).
+    case malformedFormatVersion
     /// The archive itself cannot be read: cut short, not gzip or tar, a damaged header.
     case unreadable(String)
     /// The file could not be opened or read at all (a wrong path, no permission): nothing was
@@ -43,6 +45,7 @@ public enum BundleVerdict: Sendable, Equatable {
             if !seen.insert(entry.name).inserted { return .heldTwice(entry.name) }
         }
         guard let manifest else { return .noManifest }
+        if manifest.formatVersionMalformed { return .malformedFormatVersion }
         guard manifest.formatVersion == BundleManifest.formatVersion else { return .unknownFormat(manifest.formatVersion) }
         var listed = Set<String>()
         for entry in manifest.entries {
@@ -90,6 +93,8 @@ public enum BundleVerdict: Sendable, Equatable {
             return "\(f) is NOT intact: \(bytes) byte\(bytes == 1 ? "" : "s") follow the end of the archive tv wrote (something was appended)."
         case .noManifest:
             return "\(f) is NOT a tv evidence bundle: it holds no readable manifest.json."
+        case .malformedFormatVersion:
+            return "\(f) is NOT intact: its manifest's formatVersion is not a whole number (tv writes \(BundleManifest.formatVersion))."
         case let .unknownFormat(version) where version < BundleManifest.formatVersion:
             // No tv wrote a format below 1: not "newer", and nothing to check it with (a trial).
             return "\(f) is NOT intact: its manifest names bundle format \(version), which no tv writes (tv's formats start at 1)."
