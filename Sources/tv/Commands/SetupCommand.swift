@@ -20,17 +20,22 @@ enum SetupCommand {
     static func run(_ inv: Invocation) throws -> Int32 {
         let home = try inv.home()
         let settings = try inv.settingsStore()
-        if let store = try inv.trustStoreOption() {
-            let change = try settings.set(SettingKeys.trustStore, to: store.description)
-            if change.saved { inv.console.line("Trust store for inspection: \(store) (saved).") }
-        }
+        let named = try inv.trustStoreOption()
         let interactive = inv.console.stdinIsTerminal && !inv.yes
         if !interactive && !inv.yes {
+            // Where you are, for the store named, and nothing saved (it saved trust.store while
+            // its help said it only prints: a trial).
             let report = try InspectionGuard.recheck(home: home, settings: settings, environment: inv.environment, now: inv.now)
             for notice in report.notices { inv.console.note(notice) }
-            for line in SetupRendering.stageLines(CertificateSetupPolicy.stage(report.snapshot.facts)) { inv.console.line(line) }
-            inv.console.line("(Standard input is not a terminal: run `tv setup` in one to be guided, or add --yes.)")
+            let facts = named.map { SetupSnapshot.read(home: home, store: $0, inspectionEnabled: false, environment: inv.environment, now: inv.now).facts }
+                ?? report.snapshot.facts
+            for line in SetupRendering.stageLines(CertificateSetupPolicy.stage(facts)) { inv.console.line(line) }
+            inv.console.line("(Standard input is not a terminal: run `tv setup` in one to be guided, or add --yes; nothing was saved.)")
             return 0
+        }
+        if let store = named {
+            let change = try settings.set(SettingKeys.trustStore, to: store.description)
+            if change.saved { inv.console.line("Trust store for inspection: \(store) (saved).") }
         }
 
         inv.console.line("TLS inspection — what it means")
