@@ -59,6 +59,16 @@ struct WalkthroughCLITests {
         }
     }
 
+    @Test("tv intro on a missing data folder prints the introduction and makes nothing")
+    func introMakesNoFolder() throws {
+        try withSandbox { s in
+            let missing = s.root + "/nonexistent/deep"
+            let result = try s.tvArgs(["--data-dir", missing, "intro"], dataDir: false)
+            #expect(result.status == 0 && !result.out.isEmpty, "\(result)")
+            #expect(!FileManager.default.fileExists(atPath: s.root + "/nonexistent"))
+        }
+    }
+
     @Test("a relative trust store path is saved absolute (saved as typed, it named another file from every other folder: a trial)")
     func relativeTrustStoreSavedAbsolute() throws {
         try withSandbox { s in

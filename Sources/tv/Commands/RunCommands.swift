@@ -356,8 +356,9 @@ enum RunCommands {
 
     static func intro(_ inv: Invocation) throws -> Int32 {
         for line in IntroPresentation.lines { inv.console.line(line) }
-        if let home = try? inv.home() {
-            try? home.ensureExists()
+        // Marked seen in a data folder that exists; a missing one is not made for it (only
+        // commands that write make it, so a mistyped --data-dir shows: a trial's was made here).
+        if let home = try? inv.home(), home.exists {
             _ = try? SettingsStore(file: SettingsFile(home: home)).set(SettingKeys.introSeen, to: true)
         }
         return 0
