@@ -110,11 +110,18 @@ struct TopRunTests {
         try tv.stop()
     }
 
-    @Test("--once --json: one sample with the state, the session, rates and talkers; off (piped: not cut), and a failed start with its reason")
+    /// `tv top --once --json` with no session: exit 3, as `tv status` (it said 0: a trial), and the sample.
+    func offSample(_ box: Sandbox) throws -> JSON {
+        let result = try box.tvArgs(["top", "--once", "--json"])
+        #expect(result.status == 3, "\(result)")
+        return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? JSON)
+    }
+
+    @Test("--once --json: one sample with the state, the session, rates and talkers; off (piped: not cut, exit 3), and a failed start with its reason")
     func once() throws {
         let world = try RunWorld()
         let box = world.sandbox
-        #expect(try box.json("top", "--once").string("state") == "off")
+        #expect(try offSample(box).string("state") == "off")
         let tv = try world.run()
         _ = try world.curlThrough(tv, [world.url("/index.html")])
         _ = try box.closedFlows(1)
@@ -129,17 +136,18 @@ struct TopRunTests {
         #expect(clash.status != 0)
         #expect(try box.json("top", "--once").string("state") == "live")
         try tv.stop()
-        #expect(try box.json("top", "--once").string("state") == "off")
+        #expect(try offSample(box).string("state") == "off")
         // Piped (no terminal, no $COLUMNS), the screen is not cut to 80 columns.
-        let off = try box.tv("top", "--once")
+        let off = try box.tvArgs(["top", "--once"])
+        #expect(off.status == 3)
         #expect(off.out == "tv top  OFF  no session is running for \(box.dataDir); start one with `tv run`\n", "\(off)")
         let taken = try box.tvArgs(["run", "--listen", "127.0.0.1:\(world.nginx.tlsPort)"])
         #expect(taken.status != 0)
-        let failed = try box.json("top", "--once")
+        let failed = try offSample(box)
         #expect(failed.string("state") == "failed", "\(failed)")
         let reason = try #require(failed.string("reason"))
         #expect(taken.err.contains(reason), "\(reason) vs \(taken)")
-        let screen = try box.tv("top", "--once").out
+        let screen = try box.tvArgs(["top", "--once"]).out
         #expect(screen.hasPrefix("tv top  FAILED  the last start, at "), "\(screen)")
         #expect(box.mode(box.dataDir + "/run/session-state") == 0o600)
     }

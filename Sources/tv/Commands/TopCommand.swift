@@ -16,7 +16,7 @@ import Glibc
 enum TopCommand {
     static let spec = CommandSpec(
         name: "top", summary: "Show the running session live: rates, totals, top talkers and the newest flows (q quits, s sorts, p pauses).",
-        discussion: "Tells a session that is off, starting, live or whose start failed (with the reason) apart by a word. With --once it prints one sample and ends.",
+        discussion: "Tells a session that is off, starting, live or whose start failed (with the reason) apart by a word. With --once it prints one sample and ends (exit 3 when no session runs, as `tv status`).",
         options: [OptionSpec("once", help: "Print one sample (two readings a second apart, for the rates) and end."),
                   FlowCommands.json])
 
@@ -43,7 +43,12 @@ enum TopCommand {
                 // A pipe or a file: nothing cut (as `top -b`), every row of the sample.
                 for line in screen.report() { inv.console.line(line) }
             }
-            return 0
+            // As `tv status`: 3 when no session runs (off, or its start failed), for scripts (it
+            // said 0 either way: a trial).
+            switch sampler.liveness {
+            case .off, .failed: return 3
+            case .live, .starting: return 0
+            }
         }
         guard inv.console.stdoutIsTerminal else {
             throw UsageRefusal("`tv top` redraws a terminal; for scripts use `tv top --once --json`.")
