@@ -103,6 +103,10 @@ import FlowTerms
         defer { narrowed.close() }
         #expect(try narrowed.exchanges(ExchangeQuery()).exchanges.map(\.path) == ["/item", "/item", "/item"])
         #expect(throws: FlowStoreError.noSuchInstance(name: "someone-else", server: w.target.server)) { _ = try SharedFlowHistory(w.target, instance: "someone-else") }
+        // A label's id prefix in upper case names the same instance (ids are lowercase UUIDs).
+        let upper = try SharedFlowHistory(w.target, instance: "any/" + w.instance.id.prefix(8).uppercased())
+        defer { upper.close() }
+        #expect(upper.narrowedIDs == [w.instance.id])
     }
 
     @Test func withoutQueryCutsAtTheFirstQuestionMark() {

@@ -27,10 +27,13 @@ public final class SharedFlowHistory: FlowHistory {
         narrowedIDs = try instance.map { given in
             // `MACHINE/PREFIX` (the list's label when one machine name has several instances)
             // names the instance whose id begins with PREFIX; an id prefix of 8 or more alone too.
+            // The id part is read in any case (ids are lowercase UUIDs: `vm/AA64F442` named none,
+            // a re-check). The machine part is the one the rows carry, which may be older than the
+            // instance's name now (a renamed host), so it is not checked.
             let name = given.split(separator: "/").last.map(String.init) ?? given
-            let prefix = name.count >= 8 && name.allSatisfy({ $0.isHexDigit || $0 == "-" }) ? name + "%" : ""
+            let prefix = name.count >= 8 && name.allSatisfy({ $0.isHexDigit || $0 == "-" }) ? name.lowercased() + "%" : ""
             return try connection.query("SELECT instance_id FROM instances WHERE instance_id = ? OR machine = ? OR instance_id LIKE ? ORDER BY instance_id",
-                                        [.text(name), .text(name), .text(prefix)])
+                                        [.text(name.lowercased()), .text(name), .text(prefix)])
                 .compactMap { if case let .text(id) = $0.first ?? .null { return id } else { return nil } }
         }
         // A name that names nothing is said, not read as an empty history (a trial's typo
