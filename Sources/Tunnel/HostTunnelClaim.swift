@@ -87,6 +87,22 @@ public final class HostTunnelClaim: Sendable {
         return HostTunnelClaim(fd: fd, left: readRecord(recordPath), recordPath: recordPath)
     }
 
+    /// The refusal a `--mode tun` start would meet now (another live session holds the claim),
+    /// asked before anything is made (a refused second session made its data folder and
+    /// database first: a re-check); nil when the claim is free or cannot be asked.
+    public static func refusalNow() -> TunnelError? {
+        let (lockPath, recordPath) = paths()
+        let fd = open(lockPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) != 0 else {
+            flock(fd, LOCK_UN)
+            return nil
+        }
+        let holder = readRecord(recordPath)
+        return .hostTunnelInUse(pid: holder?.pid, dataFolder: holder?.dataFolder, device: holder?.device)
+    }
+
     /// Takes the claim only when no session holds it and a killed one left a record: for the
     /// other modes and `tv exec`, which repair what it left (`left`) and release. Nil otherwise,
     /// and when the folder cannot be read (not root).

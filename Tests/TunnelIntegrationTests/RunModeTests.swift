@@ -281,6 +281,7 @@ final class RunModeTests {
                 "\(second)")
         #expect(Sh.run(["ip", "-n", host, "route", "show", "table", "29814"]).out.contains("dev tv0"))
         #expect(Sh.run(["ip", "-n", host, "link", "show", "tv9"]).status != 0)
+        #expect(!FileManager.default.fileExists(atPath: lab.dir + "/second"), "refused before its data folder was made")
         // Killed: its rules and rp_filter stay until the next session, here a proxy-mode one.
         first.stop(signal: SIGKILL)
         #expect(Sh.run(["ip", "-n", host, "rule"]).out.contains("fwmark 0x7476"))

@@ -154,6 +154,8 @@ enum RunCommands {
             }
             let missing = Privileges.missing([Privileges.netAdmin])
             if !missing.isEmpty { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and "), purpose: "to make a TUN device and route this host's traffic through it") }
+            // Another whole-host session: refused before asking, or making anything.
+            if let refusal = HostTunnelClaim.refusalNow() { throw refusal }
             if !inv.yes {
                 guard console.stdinIsTerminal else {
                     throw UsageRefusal("`tv run --mode tun` changes this host's routing (all its traffic goes through tv) and asks first; with no terminal to ask on, pass --yes (or see the changes with --dry-run).")
