@@ -75,7 +75,7 @@ public struct DiagnosticsFacts: Sendable, Equatable {
                   pinned: n("clientRefused.possiblePinning") + n("keptPrivate.pinned"), pinnedConfirmed: n("keptPrivate.pinned"),
                   lacksRoot: n("clientRefused.lacksRoot") + n("keptPrivate.lacksRoot"),
                   noCA: n("noCA"), commonestFailure: commonest)
-        caDoubt = values["ca"] == "in doubt" ? (values["ca.doubt"] ?? "") : nil
+        caDoubt = values["ca"] == "in doubt" ? (values["caDoubt"] ?? "") : nil
     }
 }
 

@@ -51,10 +51,11 @@ enum SessionStatusValues {
         values.merge(QueueStatus.values(flows: wiring.writer.counters, decrypted: wiring.decryptedCapture?.counters)) { old, _ in old }
         values.merge(DiagnosticsCounters.values(proxy: c, caLoaded: canInspect, content: wiring.contentWriter.counters,
                                                 tally: wiring.tally, startedAtMicros: startedAtMicros)) { old, _ in old }
-        // A folder CA in doubt is said as such, with why (it read "missing": a trial).
+        // A folder CA in doubt is said as such, with why (it read "missing": a trial). Not
+        // `ca.…`: `tv status --json` nests those under "ca", beside this one (a re-check).
         if !canInspect, case .doubt(let doubt) = CAFolder(directory: home + "/ca").load() {
             values["ca"] = "in doubt"
-            values["ca.doubt"] = doubt.message
+            values["caDoubt"] = doubt.message
         }
         return values
     }

@@ -80,6 +80,10 @@ struct WalkthroughCLITests {
             #expect(dir.status == 0, "\(dir)")
             let gotDir = try s.tv("settings", "get", "trust.store")
             #expect(gotDir.out == "dir:\(s.work)/certs\n", "\(gotDir)")
+            // `~` is $HOME, as the shell has it (the password database's was taken: a re-check).
+            #expect(try s.tvArgs(["settings", "set", "trust.store", "file:~/t.pem"]).status == 0)
+            let gotHome = try s.tv("settings", "get", "trust.store")
+            #expect(gotHome.out == "file:\(s.root)/home/t.pem\n", "\(gotHome)")
         }
     }
 

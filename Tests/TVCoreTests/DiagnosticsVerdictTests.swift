@@ -94,7 +94,7 @@ import Testing
 
     @Test("a CA in doubt is said as such, with why, whether inspection is on or off (it read 'missing' and advised tv inspect on: a trial)")
     func caInDoubt() {
-        let facts = DiagnosticsFacts(values: ["inspection": "off", "ca": "in doubt", "ca.doubt": "The CA is in doubt: root-key.pem cannot be parsed."])
+        let facts = DiagnosticsFacts(values: ["inspection": "off", "ca": "in doubt", "caDoubt": "The CA is in doubt: root-key.pem cannot be parsed."])
         #expect(facts.caLoaded == false && facts.caDoubt == "The CA is in doubt: root-key.pem cannot be parsed.")
         let verdict = DiagnosticsVerdict.of(facts)
         #expect(verdict.name == "caInDoubt")

@@ -48,6 +48,11 @@ extension Invocation {
     /// `path` from the current folder when relative, `.` and `..` resolved (`~` is the shell's).
     static func absolutePath(_ path: String) -> String {
         guard !path.hasPrefix("/") else { return path }
+        // `~` is $HOME, as the shell would have it (Foundation took the password database's:
+        // a re-check's HOME elsewhere saved /root/…).
+        if path == "~" || path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"], home.hasPrefix("/") {
+            return URL(fileURLWithPath: home + path.dropFirst()).standardizedFileURL.path
+        }
         return URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true))
             .standardizedFileURL.path
     }
