@@ -24,6 +24,9 @@ public final class FlowWriter: Sendable {
 
     private let queue: FlowWriterThread.Queue
     private let nextID: Atomic<Int64>
+    /// What `nextID` was last set to (at start, or by `raiseIDFloor`): equal to it, no id has
+    /// been handed out since (`highestAllocatedID`).
+    private let lastFloor = Atomic<Int64>(0)
     /// Set by `close(interruptingOpenFlows: true)`; read by the writer thread as it stops.
     private let closing: ClosingChoice
     /// Flows that writers found dead at start had left open, now closed as `interrupted`, and
@@ -119,6 +122,7 @@ public final class FlowWriter: Sendable {
         switch startup.withLock({ $0 }) {
         case let .success((firstID, recovery)):
             nextID = Atomic(firstID)
+            lastFloor.store(firstID, ordering: .relaxed)
             interruptedAtStart = (recovery.deadWriters, recovery.interruptedFlows)
         case let .failure(error):
             queue.abandon()
@@ -196,6 +200,7 @@ public final class FlowWriter: Sendable {
             throw failure
         }
         nextID = Atomic(1)
+        lastFloor.store(1, ordering: .relaxed)
         interruptedAtStart = (0, 0)
     }
 
@@ -209,13 +214,21 @@ public final class FlowWriter: Sendable {
         var current = nextID.load(ordering: .relaxed)
         while current <= id {
             let (exchanged, original) = nextID.compareExchange(expected: current, desired: id + 1, ordering: .relaxed)
-            if exchanged { return }
+            if exchanged {
+                lastFloor.store(id + 1, ordering: .relaxed)
+                return
+            }
             current = original
         }
     }
 
-    /// The largest id handed out so far (or the one before the first).
-    public var highestAllocatedID: Int64 { nextID.load(ordering: .relaxed) - 1 }
+    /// The largest id handed out since the start or the last `raiseIDFloor`; nil when none was
+    /// (a `tv exec` that made no flow has only its id range's start, 2³² past the others: marked
+    /// as the store's, it moved every later session's ids there).
+    public var highestAllocatedID: Int64? {
+        let next = nextID.load(ordering: .relaxed)
+        return next == lastFloor.load(ordering: .relaxed) ? nil : next - 1
+    }
 
     /// A fresh flow id (the next of the atomic counter). Ids are never reused in this process.
     public func allocateID() -> Int64 {

@@ -247,7 +247,7 @@ final class SessionWiring: Sendable {
         if let shared {
             // What this session may have sent: a start after a restore, with the store not
             // answering, goes on past it.
-            StoreHighestMark.raise(home: home, instance: shared.instance.id, to: writer.highestAllocatedID)
+            if let highest = writer.highestAllocatedID { StoreHighestMark.raise(home: home, instance: shared.instance.id, to: highest) }
             let counters = shared.writer.counters
             final.sharedFlowsNotSaved = counters.flowsNotSaved
             final.sharedEventsDropped = counters.dropped

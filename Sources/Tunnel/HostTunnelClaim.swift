@@ -75,16 +75,12 @@ public final class HostTunnelClaim: Sendable {
     public static func acquire() throws(TunnelError) -> HostTunnelClaim {
         let (lockPath, recordPath) = paths()
         mkdir(folder, 0o700)
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else {
-            throw TunnelError.configuration(command: "open \(lockPath)", output: String(cString: strerror(errno)))
+        switch lock(lockPath, create: true) {
+        case .taken(let fd): return HostTunnelClaim(fd: fd, left: readRecord(recordPath), recordPath: recordPath)
+        case .held: throw inUse(recordPath)
+        case .unavailable(let err):
+            throw TunnelError.configuration(command: "open \(lockPath)", output: String(cString: strerror(err)))
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            let holder = readRecord(recordPath)
-            throw TunnelError.hostTunnelInUse(pid: holder?.pid, dataFolder: holder?.dataFolder, device: holder?.device)
-        }
-        return HostTunnelClaim(fd: fd, left: readRecord(recordPath), recordPath: recordPath)
     }
 
     /// The refusal a `--mode tun` start would meet now (another live session holds the claim),
@@ -92,15 +88,13 @@ public final class HostTunnelClaim: Sendable {
     /// database first: a re-check); nil when the claim is free or cannot be asked.
     public static func refusalNow() -> TunnelError? {
         let (lockPath, recordPath) = paths()
-        let fd = open(lockPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        guard flock(fd, LOCK_EX | LOCK_NB) != 0 else {
-            flock(fd, LOCK_UN)
+        switch lock(lockPath, create: false) {
+        case .taken(let fd):
+            close(fd)
             return nil
+        case .held: return inUse(recordPath)
+        case .unavailable: return nil
         }
-        let holder = readRecord(recordPath)
-        return .hostTunnelInUse(pid: holder?.pid, dataFolder: holder?.dataFolder, device: holder?.device)
     }
 
     /// Takes the claim only when no session holds it and a killed one left a record: for the
@@ -108,14 +102,36 @@ public final class HostTunnelClaim: Sendable {
     /// and when the folder cannot be read (not root).
     public static func leftByKilledSession() -> HostTunnelClaim? {
         let (lockPath, recordPath) = paths()
-        guard access(recordPath, F_OK) == 0 else { return nil }
-        let fd = open(lockPath, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return nil }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0, let left = readRecord(recordPath) else {
+        guard access(recordPath, F_OK) == 0, case .taken(let fd) = lock(lockPath, create: false) else { return nil }
+        guard let left = readRecord(recordPath) else {
             close(fd)
             return nil
         }
         return HostTunnelClaim(fd: fd, left: left, recordPath: recordPath)
+    }
+
+    /// What trying the lock file found: the lock taken (its descriptor, which holds it until
+    /// closed), held by a live session, or the file not openable (its errno).
+    private enum LockAttempt {
+        case taken(Int32)
+        case held
+        case unavailable(Int32)
+    }
+
+    private static func lock(_ path: String, create: Bool) -> LockAttempt {
+        let fd = create ? open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) : open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return .unavailable(errno) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            return .held
+        }
+        return .taken(fd)
+    }
+
+    /// The refusal naming the live holder, from its record when readable.
+    private static func inUse(_ recordPath: String) -> TunnelError {
+        let holder = readRecord(recordPath)
+        return .hostTunnelInUse(pid: holder?.pid, dataFolder: holder?.dataFolder, device: holder?.device)
     }
 
     /// Whether what `record` says its holder changed is here: its rule in this namespace's rules

@@ -104,8 +104,17 @@ import FlowTerms
             #expect(first.map(\.id) == [1, 2, 3])
             let writer = try store.makeWriter()
             defer { writer.close() }
+            // Nothing handed out yet: no highest (a tv exec's range start is not a flow of its).
+            #expect(writer.highestAllocatedID == nil)
             #expect(writer.open(sampleFlow(start: 4)).id == 4)
             #expect(writer.allocateID() == 5)
+            #expect(writer.highestAllocatedID == 5)
+            // Raised past the shared store's largest: ids go on from there, none handed out since.
+            writer.raiseIDFloor(above: 20)
+            #expect(writer.highestAllocatedID == nil)
+            writer.raiseIDFloor(above: 10)
+            #expect(writer.allocateID() == 21)
+            #expect(writer.highestAllocatedID == 21)
         }
     }
 

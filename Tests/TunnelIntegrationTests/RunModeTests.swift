@@ -26,6 +26,21 @@ final class RunModeTests {
         return daemon
     }
 
+    /// The host stand-in as `--mode tun` finds a host: default routes (v4, v6) to the origin
+    /// side and strict reverse-path filtering; returns its policy rules (both families) now.
+    func prepareHostForTun() throws -> String {
+        let host = lab.host
+        try Sh.must(["ip", "-n", host, "route", "add", "default", "via", "10.203.0.2"])
+        try Sh.must(["ip", "-n", host, "-6", "route", "add", "default", "via", "fd03::2"])
+        try Sh.must(["ip", "netns", "exec", host, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=1"])
+        return rules()
+    }
+
+    /// The host stand-in's policy rules, both families.
+    func rules() -> String {
+        Sh.run(["ip", "-n", lab.host, "rule"]).out + Sh.run(["ip", "-n", lab.host, "-6", "rule"]).out
+    }
+
     @Test("transparent: a router namespace REDIRECTs a client's TCP to tv; inspected and plain, IPv4 and IPv6, original destinations recorded")
     func transparent() throws {
         // A client namespace whose gateway is the host stand-in (the router).
@@ -100,10 +115,7 @@ final class RunModeTests {
     func tun() throws {
         let host = lab.host
         func ns(_ args: [String]) -> Output { Sh.run(["ip", "netns", "exec", host] + args) }
-        try Sh.must(["ip", "-n", host, "route", "add", "default", "via", "10.203.0.2"])
-        try Sh.must(["ip", "-n", host, "-6", "route", "add", "default", "via", "fd03::2"])
-        try Sh.must(["ip", "netns", "exec", host, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=1"])
-        let rulesBefore = Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out
+        let rulesBefore = try prepareHostForTun()
         let linksBefore = Sh.run(["ip", "-n", host, "-o", "link"]).out
         // What a crashed run would have left.
         try Sh.must(["ip", "-n", host, "rule", "add", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"])
@@ -126,8 +138,8 @@ final class RunModeTests {
         }
         defer { tv.stop() }
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "2\n")
-        let rules = Sh.run(["ip", "-n", host, "rule"]).out
-        #expect(rules.components(separatedBy: "fwmark 0x7476").count == 2, "exactly one rule: \(rules)")
+        let v4Rules = Sh.run(["ip", "-n", host, "rule"]).out
+        #expect(v4Rules.components(separatedBy: "fwmark 0x7476").count == 2, "exactly one rule: \(v4Rules)")
 
         let https = lab.inHost(["curl", "-sS", "--cacert", lab.tvRoot, "--resolve", "origin.test:443:10.205.0.2", "https://origin.test/index.html"])
         #expect(https.status == 0 && https.out == OriginLab.indexBody, "\(https)\n\(tv.output)")
@@ -246,7 +258,7 @@ final class RunModeTests {
         tv.stop(signal: SIGTERM)
         _ = keepAlive.wait(timeout: 20)
         #expect(keepAlive.output.contains("eof"), "\(keepAlive.output)")
-        #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
+        #expect(rules() == rulesBefore)
         #expect(Sh.run(["ip", "-n", host, "route", "show", "table", "29814"]).out.isEmpty)
         #expect(Sh.run(["ip", "-n", host, "-o", "link"]).out == linksBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
@@ -259,7 +271,7 @@ final class RunModeTests {
         defer { again.stop() }
         #expect(Sh.run(["ip", "-n", host, "rule"]).out.contains("fwmark 0x7476"))
         again.stop(signal: SIGINT)
-        #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
+        #expect(rules() == rulesBefore)
         #expect(Sh.run(["ip", "-n", host, "-o", "link"]).out == linksBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
     }
@@ -268,10 +280,7 @@ final class RunModeTests {
     func tunClaim() throws {
         let host = lab.host
         func ns(_ args: [String]) -> Output { Sh.run(["ip", "netns", "exec", host] + args) }
-        try Sh.must(["ip", "-n", host, "route", "add", "default", "via", "10.203.0.2"])
-        try Sh.must(["ip", "-n", host, "-6", "route", "add", "default", "via", "fd03::2"])
-        try Sh.must(["ip", "netns", "exec", host, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=1"])
-        let rulesBefore = Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out
+        let rulesBefore = try prepareHostForTun()
         let running = { ((try? String(contentsOfFile: self.lab.dir + "/tv-run.log", encoding: .utf8)) ?? "").contains("tv is running") }
         let first = try startTV(["--mode", "tun", "--yes"], ready: running)
         defer { first.stop() }
@@ -292,7 +301,7 @@ final class RunModeTests {
         for _ in 0..<150 where !proxy.output.contains("tv is running") { usleep(100_000) }
         #expect(proxy.output.contains("that was killed had left its routing rules and net.ipv4.conf.all.rp_filter at 2; removed them and restored rp_filter to 1"),
                 "\(proxy.output)")
-        #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
+        #expect(rules() == rulesBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
         proxy.stop(signal: SIGINT)
         // Killed again, then a whole-host session: it keeps the loosening and restores 1 at its exit.
@@ -303,7 +312,7 @@ final class RunModeTests {
         defer { fourth.stop() }
         #expect(fourth.output.contains("net.ipv4.conf.all.rp_filter is 2, left by a tv session that was killed (it was 1): restored to 1 at exit"), "\(fourth.output)")
         fourth.stop(signal: SIGINT)
-        #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
+        #expect(rules() == rulesBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
 
         // A record about another namespace that had this one's inode number (the kernel reuses
@@ -328,7 +337,7 @@ final class RunModeTests {
         defer { hungUp.stop() }
         hungUp.stop(signal: SIGHUP)
         #expect(hungUp.output.contains("tv stopped"), "\(hungUp.output)")
-        #expect(Sh.run(["ip", "-n", host, "rule"]).out + Sh.run(["ip", "-n", host, "-6", "rule"]).out == rulesBefore)
+        #expect(rules() == rulesBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
     }
 }
