@@ -14,6 +14,9 @@ public enum CAError: UserFacingError, Equatable {
     case unknownKeyType(String)
     case invalidName(String, reason: String)
     case noNames
+    /// Names (host names or addresses) the root's name constraints do not permit
+    /// (RFC 5280 §4.2.1.10): clients refuse a certificate carrying any of them.
+    case outsideNameConstraints([String])
     /// `tv ca import` was given a certificate that cannot be a root for us.
     case importRefused(file: String, reason: String)
     /// `tv run --ca FILE` refused the file (`reason`: a clause); nothing is kept of it.
@@ -48,6 +51,9 @@ public enum CAError: UserFacingError, Equatable {
             return "'\(name)' cannot be a certificate name because \(reason)."
         case .noNames:
             return "A certificate needs at least one host name or IP address; name one."
+        case .outsideNameConstraints(let names):
+            let list = names.map { "'\($0)'" }.joined(separator: ", ")
+            return "The root's name constraints do not permit \(list), so clients would refuse a certificate naming \(names.count == 1 ? "it" : "them"); issue it for names the root permits (its nameConstraints extension lists them), or with a root that has no name constraints."
         case let .importRefused(file, reason):
             return "\(file) cannot be imported as the CA: \(reason)."
         case let .sessionCARefused(file, reason):

@@ -250,4 +250,12 @@ public enum SubjectAlternativeName: Sendable, Equatable, Hashable, CustomStringC
         case .ip(let ip): return "IP:\(ip)"
         }
     }
+
+    /// The name or address alone, as a user writes it (`a.test`, `10.0.0.1`).
+    public var name: String {
+        switch self {
+        case .dns(let name): return name
+        case .ip(let ip): return ip.description
+        }
+    }
 }

@@ -74,7 +74,9 @@ public final class CertificateAuthority: Sendable {
     }
 
     /// Mints a leaf for `identity`, signed by the root, carrying the shared leaf key of `keyType`
-    /// (nil: `leafKeyType`; another type's key is made on first use, `leafKey(_:)`).
+    /// (nil: `leafKeyType`; another type's key is made on first use, `leafKey(_:)`). Under a
+    /// name-constrained root the names it does not permit are left out (`permittedNames`): one
+    /// such name makes clients refuse the whole leaf.
     ///
     /// Profile: SAN with every name (critical when there is no CN); CN = first name when ≤ 64
     /// characters; EKU serverAuth; keyUsage critical digitalSignature (+ keyEncipherment for an
@@ -85,14 +87,18 @@ public final class CertificateAuthority: Sendable {
     /// - Throws: `CAError.rootNotValid` outside the root's validity; `OpenSSLError`. Cost: one signature (~0.05 ms P-256).
     public func mintLeaf(for identity: LeafIdentity, keyType: KeyType? = nil, now: Int64) throws -> Leaf {
         let key = try leafKey(keyType ?? leafKeyType)
-        let certificate = try sign(identity: identity, key: key, now: now)
+        let certificate = try sign(identity: permittedNames(identity), key: key, now: now)
         return Leaf(certificate: certificate, key: key, root: root)
     }
 
     /// Issues a certificate for a local development server with its own fresh key (what mkcert
     /// does): the same profile as a minted leaf.
-    /// - Throws: `CAError.rootNotValid` outside the root's validity; `OpenSSLError`.
+    /// - Throws: `CAError.outsideNameConstraints` when a name is one the root's name constraints
+    ///   do not permit (clients would refuse the certificate); `CAError.rootNotValid` outside the
+    ///   root's validity; `OpenSSLError`.
     public func issue(for identity: LeafIdentity, keyType: KeyType, now: Int64) throws -> Leaf {
+        let outside = namesOutsideConstraints(identity)
+        guard outside.isEmpty else { throw CAError.outsideNameConstraints(outside.map(\.name)) }
         let key = try PrivateKey.generate(keyType)
         let certificate = try sign(identity: identity, key: key, now: now)
         return Leaf(certificate: certificate, key: key, root: root)

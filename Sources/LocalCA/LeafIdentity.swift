@@ -63,6 +63,12 @@ public struct LeafIdentity: Sendable, Hashable {
         return LeafIdentity(trusted: dns, ips)
     }
 
+    /// The names of `sans` only, in their order (already normalised: taken from an identity).
+    func keeping(_ sans: [SubjectAlternativeName]) -> LeafIdentity {
+        LeafIdentity(trusted: sans.compactMap { if case .dns(let n) = $0 { return n } else { return nil } },
+                     sans.compactMap { if case .ip(let a) = $0 { return a } else { return nil } })
+    }
+
     private init(trusted dns: [String], _ ips: [IPAddress]) {
         self.dnsNames = dns
         self.ipAddresses = ips

@@ -48,6 +48,26 @@ struct LeafEdgesRunTests {
         try tv.stop()
     }
 
+    @Test("an imported root constrained to localhost (RFC 5280 §4.2.1.10): curl --cacert ROOT through tv to nginx, whose certificate also names a.test and others, verifies tv's leaf (the copied names outside made curl refuse it, error 60)")
+    func nameConstrainedRoot() throws {
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        let made = try box.tool("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                            "-keyout", box.work + "/nc.key", "-out", box.work + "/nc.pem", "-days", "30",
+                                            "-subj", "/CN=Constrained CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                                            "-addext", "keyUsage=critical,keyCertSign", "-addext", "nameConstraints=critical,permitted;DNS:localhost"])
+        #expect(made.status == 0, "\(made)")
+        let imported = try box.tv("ca", "import", "--cert", box.work + "/nc.pem", "--key", box.work + "/nc.key")
+        #expect(imported.status == 0, "\(imported)")
+        let tv = try world.run("--inspect")
+        let r = try world.curlThrough(tv, ["-sS", world.url("/index.html")])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.out == "hello from nginx\n", "\(r)")
+        let rows = try box.closedFlows(1)
+        #expect(rows.map { $0.string("status") } == ["inspected"], "\(rows)")
+        try tv.stop()
+    }
+
     @Test("reverse:https://localhost:PORT to a server whose certificate names only localhost: curl --cacert ROOT to the 127.0.0.1 and [::1] listeners (no SNI) verifies tv's leaf")
     func reverseModeDialledAddress() throws {
         let world = try RunWorld()
