@@ -46,6 +46,9 @@ public enum WebRefusal: Sendable, Equatable {
     case method(String)
     /// More than one `Host` line (RFC 9112 §3.2: a server responds 400).
     case duplicateHost
+    /// A path with an empty, `.` or `..` segment (`//api/…`, `/%2Fapi/…` once decoded), which
+    /// no page asks for.
+    case uncanonicalPath
 
     /// The HTTP status of the refusal: 421 for a name this server does not answer to (RFC 9110
     /// §15.5.20), 405 for a method, 403 otherwise.
@@ -53,7 +56,7 @@ public enum WebRefusal: Sendable, Equatable {
         switch self {
         case .wrongHost: return 421
         case .method: return 405
-        case .duplicateHost: return 400
+        case .duplicateHost, .uncanonicalPath: return 400
         case .noToken, .wrongToken, .crossOrigin: return 403
         }
     }
@@ -73,6 +76,8 @@ public enum WebRefusal: Sendable, Equatable {
             return "tv web does not serve \(m) here: pages are read with GET, and the API under /api/ takes GET to read and POST to change."
         case .duplicateHost:
             return "The request has more than one Host header, which RFC 9112 §3.2 answers with 400; send one."
+        case .uncanonicalPath:
+            return "The path has an empty, '.' or '..' segment, which tv web does not read; ask for it without them, as its pages do."
         }
     }
 }
@@ -114,7 +119,27 @@ public struct WebAccessPolicy: Sendable, Equatable {
 
     /// The `Allow` header of a 405 for `path` (RFC 9110 §15.5.6: a 405 names what is served).
     public static func allowed(_ path: String) -> String {
-        path == "/api" || path.hasPrefix("/api/") ? "GET, HEAD, POST" : "GET, HEAD"
+        isAPI(path) ? "GET, HEAD, POST" : "GET, HEAD"
+    }
+
+    /// Whether `path` is the API's (`/api`, `/api/…`): its first segment is `api`, as the router
+    /// reads it. Asked of canonical paths only (`isCanonical`): the router skips empty segments,
+    /// so `//api/settings` was routed to the API while a prefix test called it a page, and every
+    /// GET of the API answered without the token (a trial).
+    public static func isAPI(_ path: String) -> Bool {
+        path == "/api" || path.hasPrefix("/api/")
+    }
+
+    /// Whether `path` starts with `/` and has no empty, `.` or `..` segment (a trailing `/`
+    /// aside): the one spelling of each route, so the policy and the router read a path alike.
+    public static func isCanonical(_ path: String) -> Bool {
+        guard path.hasPrefix("/") else { return false }
+        let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        for (index, segment) in segments.enumerated() {
+            if segment.isEmpty, index != segments.count - 1 { return false }
+            if segment == "." || segment == ".." { return false }
+        }
+        return true
     }
 
     /// The methods served: reading (GET, HEAD) and changing (POST, the API only).
@@ -126,8 +151,9 @@ public struct WebAccessPolicy: Sendable, Equatable {
         // `Host: 127.0.0.1:PORT` then `Host: evil.example` was served).
         guard facts.hostLines <= 1 else { return .refuse(.duplicateHost) }
         guard let host = facts.host, hosts.contains(host.lowercased()) else { return .refuse(.wrongHost(facts.host)) }
+        guard Self.isCanonical(facts.path) else { return .refuse(.uncanonicalPath) }
         let reading = Self.readingMethods.contains(facts.method)
-        let api = facts.path == "/api" || facts.path.hasPrefix("/api/")
+        let api = Self.isAPI(facts.path)
         guard reading || (api && Self.changingMethods.contains(facts.method)) else { return .refuse(.method(facts.method)) }
         if !reading {
             // A foreign origin is refused before any credential is looked at.

@@ -118,7 +118,7 @@ public final class WebServer: Sendable {
         switch policy.decide(facts) {
         case .refuse(let refusal):
             // A browser visiting a page gets a page; scripts and the API get JSON.
-            var response = method == "GET" && !path.hasPrefix("/api/") && header("Accept")?.contains("text/html") == true
+            var response = method == "GET" && !WebAccessPolicy.isAPI(path) && header("Accept")?.contains("text/html") == true
                 ? WebResponse.errorPage(refusal.message, status: refusal.status)
                 : WebResponse.error(refusal.message, status: refusal.status)
             if case .method = refusal { response.headers.append(("Allow", WebAccessPolicy.allowed(path))) }

@@ -62,6 +62,12 @@ struct WebRunTests {
         #expect(try code(box, [web.base + "/api/flows"]) == "403")
         #expect(try code(box, [web.base + "/"]) == "200")
         #expect(try code(box, [web.base + "/app.js"]) == "200")
+        // A path spelled another way reaches no route without the token: `//api/…` and
+        // `/%2Fapi/…` (libmicrohttpd decodes %2F) answered every GET of the API (a trial).
+        for path in ["//api/settings", "/%2Fapi/settings", "//api/events", "/./api/settings", "/x/../api/flows", "/api//flows"] {
+            #expect(try code(box, ["--path-as-is", "-m", "2", web.base + path]) == "400", "\(path)")
+        }
+        #expect(try code(box, ["--path-as-is", "-H", web.bearer, web.base + "//api/settings"]) == "400")
         // A wrong token.
         #expect(try code(box, [web.base + "/api/har?token=" + String(repeating: "0", count: 64)]) == "403")
         #expect(try code(box, ["-H", "Authorization: Bearer " + String(repeating: "0", count: 64), web.base + "/api/flows"]) == "403")

@@ -96,6 +96,20 @@ struct WebAccessPolicyTests {
         #expect(WebAccessPolicy.allowed("/api/settings") == "GET, HEAD, POST" && WebAccessPolicy.allowed("/api") == "GET, HEAD, POST")
     }
 
+    @Test("a path with an empty, '.' or '..' segment is refused before the token is looked at: `//api/settings` (and `/%2Fapi/…`, which libmicrohttpd decodes to it) answered without the token (a trial)")
+    func uncanonicalPathsAreRefused() {
+        for path in ["//api/settings", "//api/flows/6/har", "/./api/settings", "/x/../api/settings", "/api//flows", "/api/flows/..", "//", "/api/.", "api/flows", ""] {
+            #expect(policy.decide(WebRequestFacts(method: "GET", path: path, host: "127.0.0.1:8081")) == .refuse(.uncanonicalPath), "\(path)")
+            #expect(policy.decide(WebRequestFacts(method: "GET", path: path, host: "127.0.0.1:8081", bearerToken: token)) == .refuse(.uncanonicalPath), "\(path)")
+        }
+        for path in ["/", "/app.js", "/api", "/api/", "/api/settings", "/api/flows/6/har", "/api/captures/decrypted/decrypted-1.pcapng/file"] {
+            #expect(WebAccessPolicy.isCanonical(path), "\(path)")
+        }
+        #expect(policy.decide(WebRequestFacts(method: "GET", path: "/api/", host: "127.0.0.1:8081")) == .refuse(.noToken))
+        #expect(WebRefusal.uncanonicalPath.status == 400)
+        #expect(WebRefusal.uncanonicalPath.message == "The path has an empty, '.' or '..' segment, which tv web does not read; ask for it without them, as its pages do.")
+    }
+
     @Test func twoHostLinesAreRefusedWhicheverComesFirst() {
         // RFC 9112 §3.2: 400; the first line's value was the one judged (a trial's second
         // `Host: evil.example` after ours was served).
