@@ -3,6 +3,8 @@ import FlowStore
 import FlowTerms
 import Foundation
 import HTTPReading
+import Recording
+import Synchronization
 import Testing
 import TVHome
 @testable import TVCore
@@ -166,5 +168,33 @@ import TVHome
         #expect((log?["entries"] as? [Any])?.count == 1)
         #expect(bytes.last == 0x0A)
         #expect(output.pieces.dropFirst() == [.note("tv: Wrote 1 HAR entry from 1 flow to standard output; it holds the kept bodies, so share it with care.")])
+    }
+}
+
+/// The evidence bundle's HAR, made by several `tv web` threads at once.
+@Suite(.serialized) struct EvidenceBundleHARTests {
+    @Test("bundles made at once each get their own flows' requests, and leave nothing in the data folder (a file named by process id was shared: one bundle held another session's requests, and verified: a trial)")
+    func concurrentBundlesKeepTheirOwnRequests() throws {
+        let folder = try KeptContentFolder()
+        defer { folder.remove() }
+        try HARReadingTests().addRows(folder)
+        let expected: [[Int64]: String] = [[1]: "/hello", [6]: "/one"]
+        let results = Mutex<[(flows: [Int64], har: String)]>([])
+        DispatchQueue.concurrentPerform(iterations: 160) { index in
+            // Each web request runs its command with stores of its own.
+            let flows: [Int64] = index % 2 == 0 ? [1] : [6]
+            guard let store = try? FlowStore(path: folder.home.databasePath), let content = try? ContentStore(readingHome: folder.home) else { return }
+            defer { store.close() }
+            let har = (try? EvidenceBundle.har(home: folder.home, flows: flows, store: store, content: content, version: "9.9")) ?? nil
+            results.withLock { $0.append((flows, har.map { String(decoding: $0, as: UTF8.self) } ?? "")) }
+        }
+        let all = results.withLock { $0 }
+        #expect(all.count == 160)
+        for (flows, har) in all {
+            let other = expected[flows == [1] ? [6] : [1]]!
+            #expect(har.contains(expected[flows]!) && !har.contains(other), "flows \(flows): \(har.prefix(300))")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.home.path).filter { $0.hasPrefix(".audit-bundle") }
+        #expect(left.isEmpty, "\(left)")
     }
 }

@@ -224,11 +224,18 @@ public struct EvidenceBundle: Sendable, Equatable {
         }
     }
 
-    /// The HAR of `flows` (nil when none holds a request), through `HARReading` and a file in
-    /// the data folder removed at once.
+    /// The HAR of `flows` (nil when none holds a request), through `HARReading` and a file in a
+    /// folder of its own (mkdtemp, 0700) in the data folder, both removed at once. The folder is
+    /// this call's alone: a name by process id was shared by `tv web`'s threads, and of two
+    /// bundles made at once one took the other session's requests, and verified (a trial).
     static func har(home: TVHome, flows: [Int64], store: FlowStore, content: ContentStore, version: String) throws -> [UInt8]? {
-        let path = home.path + "/.audit-bundle-\(getpid()).har"
-        defer { unlink(path) }
+        var template = Array((home.path + "/.audit-bundle-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw FileWriteError(path: home.path + "/.audit-bundle-XXXXXX", reason: String(cString: strerror(errno)))
+        }
+        let folder = String(cString: made)
+        let path = folder + "/requests.har"
+        defer { unlink(path); rmdir(folder) }
         do {
             try HARReading(flowIDs: flows, file: .path(path), creatorVersion: version, itemized: false)
                 .run(flows: store, content: content, to: SilentOutput())
