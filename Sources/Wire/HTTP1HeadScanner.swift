@@ -64,8 +64,10 @@ public struct HTTP1HeadScanner: Sendable {
     /// The largest head accepted, in bytes.
     public let maxHeadBytes: Int
 
-    private var buffer: [UInt8] = []
-    private var end = LineEndScan()
+    /// The head's bytes gathered so far, when it did not arrive in one piece (at most
+    /// `maxHeadBytes`; `compactGathered` keeps it so).
+    var buffer: [UInt8] = []
+    var end = LineEndScan()
     private var result: Result = .needMoreData
 
     /// A scanner of one head of `kind`; `requestMethod` for a response.
@@ -79,8 +81,21 @@ public struct HTTP1HeadScanner: Sendable {
     /// Feeds the next bytes of the stream: the answer, and how many of `bytes` the head took —
     /// all of them while the answer is `.needMoreData`; the body starts at `consumed` once the
     /// head is read. Once the answer is final, further bytes are ignored.
+    ///
+    /// A head longer than `maxHeadBytes` is read on (`compactGathered`): what is gathered never
+    /// exceeds that bound, and the head is refused only when one line, or the fields kept, fill it.
     public mutating func consumeHead(_ raw: UnsafeRawBufferPointer) -> (result: Result, consumed: Int) {
         guard case .needMoreData = result else { return (result, 0) }
+        var consumed = 0
+        while true {
+            let step = consumeStep(UnsafeRawBufferPointer(rebasing: raw[consumed...]))
+            consumed += step
+            guard case .needMoreData = result, consumed < raw.count else { return (result, consumed) }
+        }
+    }
+
+    /// One step of `consumeHead`: at most the room left below `maxHeadBytes`; the bytes it took.
+    private mutating func consumeStep(_ raw: UnsafeRawBufferPointer) -> Int {
         let bytes = raw.assumingMemoryBound(to: UInt8.self)
         let taken = min(bytes.count, maxHeadBytes - buffer.count)
         if buffer.isEmpty {
@@ -88,10 +103,10 @@ public struct HTTP1HeadScanner: Sendable {
             switch end.scan(window, kind: kind) {
             case .end(let headEnd):
                 result = read(UnsafeBufferPointer(rebasing: bytes[0 ..< headEnd]))
-                return (result, headEnd)
+                return headEnd
             case .refused(let reason):
                 result = .malformed(reason: reason)
-                return (result, taken)
+                return taken
             case .needMoreData:
                 buffer.append(contentsOf: window)
             }
@@ -105,19 +120,21 @@ public struct HTTP1HeadScanner: Sendable {
             case .end(let headEnd):
                 result = buffer.withUnsafeBufferPointer { read(UnsafeBufferPointer(rebasing: $0[0 ..< headEnd])) }
                 buffer = []
-                return (result, headEnd - before)
+                return headEnd - before
             case .refused(let reason):
                 result = .malformed(reason: reason)
-                return (result, taken)
+                return taken
             case .needMoreData:
                 break
             }
         }
         if buffer.count >= maxHeadBytes {
-            result = .malformed(reason: "The \(kind.noun) head exceeds \(maxHeadBytes) bytes without ending in an empty line.")
-            buffer = []
+            if let refusal = compactGathered() {
+                result = .malformed(reason: refusal)
+                buffer = []
+            }
         }
-        return (result, taken)
+        return taken
     }
 
     /// Reads a complete head (`head` ends with its empty line).
@@ -130,7 +147,7 @@ public struct HTTP1HeadScanner: Sendable {
     }
 
     /// The fields kept, by name (ASCII case-insensitive).
-    private enum Kept {
+    enum Kept {
         case host, contentType, contentEncoding, contentLength, transferEncoding
     }
 
@@ -260,7 +277,7 @@ public struct HTTP1HeadScanner: Sendable {
 
     /// Which kept field `name` is, compared without ASCII case (requests keep Host, responses
     /// Content-Type and Content-Encoding, both the framing fields).
-    private static func keptField(_ name: UnsafeBufferPointer<UInt8>, kind: HTTP1HeadParser.Kind) -> Kept? {
+    static func keptField(_ name: UnsafeBufferPointer<UInt8>, kind: HTTP1HeadParser.Kind) -> Kept? {
         switch name.count {
         case 4: return kind == .request && equalsFolded(name, "host") ? .host : nil
         case 12: return kind == .response && equalsFolded(name, "content-type") ? .contentType : nil
@@ -291,10 +308,22 @@ struct LineEndScan: Sendable {
     }
 
     private var scanIndex = 0
-    private var lineStart = 0
-    private var sawStartLine = false
+    /// Where the line being scanned begins (after the last line end found).
+    private(set) var lineStart = 0
+    /// Whether the start line is complete.
+    private(set) var sawStartLine = false
     /// Offset of the start line, past any empty lines before it.
     private(set) var startLineOffset = 0
+
+    /// The scan of a compacted buffer: every byte before `lineStart` scanned, the start line
+    /// first (offset 0) and complete.
+    static func resumed(lineStart: Int) -> LineEndScan {
+        var scan = LineEndScan()
+        scan.scanIndex = lineStart
+        scan.lineStart = lineStart
+        scan.sawStartLine = true
+        return scan
+    }
 
     /// Scans the bytes of `buffer` not seen yet; `buffer` holds every byte scanned before, at the
     /// same offsets.

@@ -297,6 +297,51 @@ struct ExchangeRowsRunTests {
         #expect(Set(rows.compactMap { $0.int("flow") }).count == 1)
     }
 
+    /// Python's own HTTP/1.1 server (up to 100 fields of up to 64 KiB each, as `http.client`
+    /// reads them): answers each request with the size of its body.
+    static let pythonServer = #"""
+    import sys
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        def answer(self):
+            n = int(self.headers.get("Content-Length") or 0)
+            body = str(len(self.rfile.read(n))).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        do_GET = do_POST = answer
+        def log_message(self, *a):
+            pass
+    ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+    """#
+
+    @Test("plain HTTP in a CONNECT tunnel: a request head of 80 fields of 1,000 bytes (80 KB, past the rows' 64 KiB reading room) and the request after it on the connection are rows; the first made the flow not HTTP, and neither was recorded (a trial)")
+    func requestHeadPastTheReadingRoom() throws {
+        let server = try PythonServer(Self.pythonServer)
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run()
+        let big = (1 ... 80).flatMap { ["-H", "X-Big-\($0): " + String(repeating: "v", count: 1_000)] }
+        let base = "http://127.0.0.1:\(server.port)"
+        // Through a CONNECT tunnel (`-p`), where tv reads the requests beside the relay (the
+        // explicit proxy's own plain-HTTP forwarding needs a whole head, and refuses one past
+        // 64 KiB, as nginx does past 32 KiB). curl sends the fields to both URLs, so each head is
+        // past 64 KiB; one connection.
+        let r = try box.curl(["-x", tv.proxyURL, "-p", "-sS"] + big + ["--data-binary", "small body", base + "/echo", base + "/again"])
+        #expect(r.status == 0 && r.out == "1010", "\(r.out.prefix(600)) \(r.err.prefix(300))")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let rows = (try box.json("requests")["requests"] as? [JSON] ?? []).reversed()
+        #expect(rows.map { $0.string("method") } == ["POST", "POST"], "\(rows)")
+        #expect(rows.map { $0.string("path") } == ["/echo", "/again"])
+        #expect(rows.map { $0.int("status") } == [200, 200])
+        #expect(rows.map { $0.int("requestBodyBytes") } == [10, 10])
+        #expect(rows.map { $0.string("state") } == ["complete", "complete"])
+        #expect(Set(rows.compactMap { $0.int("flow") }).count == 1)
+    }
+
     @Test("requests.record off: the flow is recorded, no request row is (the switch the on/off benchmark uses)")
     func recordOff() throws {
         let world = try RunWorld()

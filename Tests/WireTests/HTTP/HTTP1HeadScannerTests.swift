@@ -168,6 +168,72 @@ struct HTTP1HeadScannerTests {
         }
     }
 
+    @Test("a head past the bound is read on in the same room: the trial's 80 fields of 1,000 bytes before Content-Length (Python's server took it), whole and in 1,000-byte feeds; the body is not taken")
+    func headPastTheBound() {
+        let filler = (1 ... 80).map { "X-Big-\($0): " + String(repeating: "v", count: 1_000) + "\r\n" }.joined()
+        let head = Array(("POST /echo HTTP/1.1\r\nHost: 127.0.0.1:18211\r\n" + filler + "Content-Length: 10\r\n\r\n").utf8)
+        #expect(head.count > HTTP1HeadParser.defaultMaxHeadBytes)
+        let expected = HTTP1HeadScanner.Result.request(HTTP1RequestSummary(method: "POST", target: "/echo", version: .http11,
+                                                                           host: "127.0.0.1:18211", framing: .contentLength(10)))
+        let bytes = head + Array("small body".utf8)
+        #expect(scan(bytes, .request) == (expected, head.count))
+        var scanner = HTTP1HeadScanner(.request)
+        var consumed = 0
+        var result = HTTP1HeadScanner.Result.needMoreData
+        for start in stride(from: 0, to: bytes.count, by: 1_000) where result == .needMoreData {
+            let fed = bytes[start ..< min(start + 1_000, bytes.count)].withUnsafeBytes { scanner.consumeHead($0) }
+            result = fed.result
+            consumed += fed.consumed
+        }
+        #expect(result == expected)
+        #expect(consumed == head.count)
+    }
+
+    @Test("past a bound of 160 bytes, heads padded with fields not kept give the full parser's answer, whole and in feeds of 1, 7 and 50 bytes: kept fields folded across the shedding, continuations of shed fields, repeated lengths, broken lines among the shed")
+    func shedHeadsSameAsTheFullParser() {
+        let pad: String = (1 ... 12).map { (n: Int) -> String in "X-Pad-\(n): " + String(repeating: "p", count: 20) + "\r\n" }.joined()
+        let requests: [String] = [
+            "GET /a HTTP/1.1\r\n" + pad + "Host: a.test\r\n" + pad + "\r\n",
+            "GET /a HTTP/1.1\r\nHost: a\r\n" + pad + " folded onto the last pad\r\n" + pad + "\r\n",
+            "GET /a HTTP/1.1\r\n" + pad + "Host: first\r\n  and more\r\n" + pad + "Host: second\r\n\r\n",
+            "POST /a HTTP/1.1\r\n" + pad + "Content-Length: 5\r\n" + pad + "Content-Length: 5\r\n\r\n",
+            "POST /a HTTP/1.1\r\n" + pad + "Content-Length: 5\r\n" + pad + "Content-Length: 6\r\n\r\n",
+            "POST /a HTTP/1.1\r\n" + pad + "Transfer-Encoding: gzip,\r\n" + pad + "Transfer-Encoding: chunked\r\n\r\n",
+            "GET /a HTTP/1.1\r\n" + pad + "Bad Name: x\r\n" + pad + "\r\n",
+            "GET /a HTTP/1.1\r\n" + pad + "No colon\r\n" + pad + "\r\n",
+            "GET /a HTTP/1.1\r\n" + pad + "A: b\u{0}c\r\n" + pad + "\r\n",
+            "GET /a HTTP/1.1\r\n folded first\r\n" + pad + "\r\n",
+            "GET /a HTTP/1.1\n" + String(String.UnicodeScalarView(pad.unicodeScalars.filter { $0 != "\r" })) + "Host: lf\n\n",
+        ]
+        let responses: [String] = [
+            "HTTP/1.1 200 OK\r\n" + pad + "Content-Type: text/plain\r\n" + pad + "Content-Encoding: gzip\r\n\tx\r\nContent-Length: 3\r\n\r\n",
+            "HTTP/1.1 200 OK\r\n" + pad + pad + pad + "Transfer-Encoding: chunked\r\n\r\n",
+        ]
+        let cases = requests.map { (Array($0.utf8), HTTP1HeadParser.Kind.request) } + responses.map { (Array($0.utf8), .response) }
+        for (bytes, kind) in cases {
+            let label = String(decoding: bytes, as: UTF8.self).debugDescription
+            #expect(bytes.count > 320, "\(label)")
+            let expected = reference(bytes, kind, answering: "GET")
+            #expect(scan(bytes, kind, answering: "GET", maxHeadBytes: 160).0 == expected, "\(label)")
+            for size in [1, 7, 50] {
+                var scanner = HTTP1HeadScanner(kind, answering: "GET", maxHeadBytes: 160)
+                var consumed = 0
+                var result = HTTP1HeadScanner.Result.needMoreData
+                for start in stride(from: 0, to: bytes.count, by: size) where result == .needMoreData {
+                    let fed = bytes[start ..< min(start + size, bytes.count)].withUnsafeBytes { scanner.consumeHead($0) }
+                    result = fed.result
+                    consumed += fed.consumed
+                }
+                #expect(result == expected, "feeds of \(size): \(label)")
+                if case .malformed = expected {} else { #expect(consumed == bytes.count, "feeds of \(size): \(label)") }
+            }
+        }
+        // Kept fields that fill the bound on their own: the limit's sentence.
+        let lengths = "POST / HTTP/1.1\r\n" + String(repeating: "Content-Length: 5\r\n", count: 12) + "\r\n"
+        #expect(scan(Array(lengths.utf8), .request, maxHeadBytes: 160).0
+                == .malformed(reason: "The request head exceeds 160 bytes without ending in an empty line."))
+    }
+
     /// The offset just past a head's empty line (the fixtures' heads end there, or a body follows).
     private func headLength(_ bytes: [UInt8]) -> Int {
         var scanner = HTTP1HeadEndScanner()
