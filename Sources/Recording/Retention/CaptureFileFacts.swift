@@ -11,8 +11,9 @@ public struct CaptureFileFacts: Sendable, Equatable {
     /// True for the file a live session is writing: never deleted, by retention or by
     /// delete-everything.
     public var isRecording: Bool
-    /// False for a file on disk that no `captures` row describes (its row was deleted by a pass
-    /// killed before it unlinked the file): it is unreferenced and goes at the next pass.
+    /// False for a file on disk whose `captures` row a pass marked deleted before it was killed,
+    /// the file not yet unlinked: it is unreferenced and goes at the next pass. (A file no row
+    /// ever described is not given to the planner at all: not tv's to delete.)
     public var hasRow: Bool
 
     public init(sequence: Int, startedAt: Int64, endedAt: Int64? = nil, bytes: Int64, isRecording: Bool = false,

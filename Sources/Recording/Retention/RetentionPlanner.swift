@@ -4,7 +4,7 @@
 ///
 /// - History: flows that started before `now - historyMaxAge` go (with their packets, names,
 ///   exchanges and content, which the `StorageManager` deletes with them), except audit evidence.
-/// - Captures: first the files nothing describes, then the expired (last written before
+/// - Captures: first the files whose row a killed pass marked deleted, then the expired (last written before
 ///   `now - capturesMaxAge`), then the oldest while the files together exceed
 ///   `capturesMaxBytes`. The file being recorded and audit evidence are never deleted and still
 ///   count towards the size; when only they are left over the limit, the plan says which.

@@ -6,7 +6,8 @@ import TVHome
 
 /// The capture files as retention sees them: `CaptureFolder`'s files on disk joined with the
 /// `captures` rows (issue 17) that describe them. A row with `deleted_at` no longer describes a
-/// file: a file left under it (a pass killed between the row and the unlink) is unreferenced.
+/// file: a file left under it (a pass killed between the row and the unlink) is unreferenced. A
+/// file no row ever described is not tv's to delete (`unknown`).
 /// The file being recorded is the one a live writer holds locked (`CaptureFolder.isRecording`),
 /// the same test `tv captures` makes, from any process.
 struct CaptureFiles {
@@ -30,17 +31,29 @@ struct CaptureFiles {
         onDisk().keys.sorted().last { CaptureFolder.isRecording(folder.filePath(Int64($0))) }
     }
 
-    /// The facts the planner needs: every file on disk, its row's times when there is one.
+    /// The facts the planner needs: the files on disk the history describes, or described until
+    /// a pass deleted their row (`deleted`: a pass killed between the row and the unlink; the
+    /// planner deletes them as unreferenced), with their rows' times. A file the history never
+    /// described (`unknown`) is not retention's: a database moved aside as tv advises left every
+    /// earlier capture so, and the next start deleted them all (a trial).
     /// - Parameters:
     ///   - rows: live (not deleted) `captures` rows by sequence.
+    ///   - deleted: sequences whose row retention marked deleted.
     ///   - recording: the sequence a live writer holds, if any.
-    func facts(rows: [Int: CaptureRow], recording: Int?) -> [CaptureFileFacts] {
-        onDisk().sorted { $0.key < $1.key }.map { sequence, file in
+    func facts(rows: [Int: CaptureRow], deleted: Set<Int>, recording: Int?) -> [CaptureFileFacts] {
+        onDisk().sorted { $0.key < $1.key }.compactMap { sequence, file in
             let row = rows[sequence]
+            guard row != nil || deleted.contains(sequence) || sequence == recording else { return nil }
             return CaptureFileFacts(sequence: sequence, startedAt: row?.startedAt ?? file.modified,
                                     endedAt: row?.endedAt ?? (row == nil ? file.modified : nil), bytes: file.bytes,
                                     isRecording: sequence == recording, hasRow: row != nil)
         }
+    }
+
+    /// The files on disk the history never described (no row, live or deleted), by sequence with
+    /// their sizes: left alone, and not counted against the limits.
+    func unknown(rows: Set<Int>, deleted: Set<Int>, recording: Int?) -> [Int: Int64] {
+        onDisk().filter { !rows.contains($0.key) && !deleted.contains($0.key) && $0.key != recording }.mapValues(\.bytes)
     }
 
     /// Unlinks the file of `sequence` unless a writer holds it.
@@ -61,6 +74,27 @@ struct CaptureFiles {
             throw StorageError.cannotDelete(path: path, reason: String(cString: strerror(errno)))
         }
         return Int64(st.st_size)
+    }
+}
+
+/// The sequences of the `captures` rows, live and deleted, as retention and `tv storage` read them.
+struct CaptureRowSequences: Equatable {
+    var live: [Int: CaptureRow]
+    var deleted: Set<Int>
+
+    /// - Throws: `FlowStoreError`.
+    static func read(_ database: SQLiteDatabase) throws -> CaptureRowSequences {
+        var rows = CaptureRowSequences(live: [:], deleted: [])
+        let statement = try database.prepare("SELECT seq, started_at, ended_at, deleted_at IS NOT NULL FROM captures")
+        try statement.forEachRow { row in
+            let sequence = Int(row.int64(at: 0))
+            if row.int64(at: 3) != 0 {
+                rows.deleted.insert(sequence)
+            } else {
+                rows.live[sequence] = CaptureRow(startedAt: row.int64(at: 1), endedAt: row.optionalInt64(at: 2))
+            }
+        }
+        return rows
     }
 }
 

@@ -15,6 +15,10 @@ public struct StorageFigures: Sendable, Equatable {
     public var captureFiles: Int
     public var captureBytes: Int64
     public var recordingCapture: Int?
+    /// Capture files in the folder the history never described (a database moved aside, files
+    /// copied in): left alone by retention and not counted against the limits or the total.
+    public var unknownCaptureFiles: Int = 0
+    public var unknownCaptureBytes: Int64 = 0
     /// The decrypted captures (`captures/decrypted-*.pcapng`, under the captures' limits), and
     /// the one a running session writes (its name).
     public var decryptedCaptureFiles: Int
@@ -68,16 +72,22 @@ public struct StorageFigures: Sendable, Equatable {
         if case let .integer(total) = try database.scalar(FlowActivityPlan.totalSQL) { flows = Int(total) }
         let oldest = try integer("SELECT min(start_time) FROM flows")
         let captures = CaptureFiles(home: home)
-        let files = captures.onDisk()
+        let recording = captures.recording()
+        let rows = try CaptureRowSequences.read(database)
+        let unknown = captures.unknown(rows: Set(rows.live.keys), deleted: rows.deleted, recording: recording)
+        let files = captures.onDisk().filter { unknown[$0.key] == nil }
         let content = try ContentStore(readingHome: home)
         defer { content.close() }
         let usage = try content.usage()
         let decrypted = DecryptedCaptureFiles(home: home).onDisk()
-        return StorageFigures(databaseBytes: bytes, freeBytes: free, flows: flows, oldestFlowStart: oldest,
-                              captureFiles: files.count, captureBytes: files.values.reduce(0) { $0 + $1.bytes },
-                              recordingCapture: captures.recording(), decryptedCaptureFiles: decrypted.count,
-                              decryptedCaptureBytes: decrypted.reduce(0) { $0 + $1.bytes },
-                              recordingDecryptedCapture: decrypted.first(where: \.isRecording)?.name,
-                              contentBytes: usage.fileBytes, contentTurns: usage.turns, limits: limits)
+        var figures = StorageFigures(databaseBytes: bytes, freeBytes: free, flows: flows, oldestFlowStart: oldest,
+                                     captureFiles: files.count, captureBytes: files.values.reduce(0) { $0 + $1.bytes },
+                                     recordingCapture: recording, decryptedCaptureFiles: decrypted.count,
+                                     decryptedCaptureBytes: decrypted.reduce(0) { $0 + $1.bytes },
+                                     recordingDecryptedCapture: decrypted.first(where: \.isRecording)?.name,
+                                     contentBytes: usage.fileBytes, contentTurns: usage.turns, limits: limits)
+        figures.unknownCaptureFiles = unknown.count
+        figures.unknownCaptureBytes = unknown.values.reduce(0, +)
+        return figures
     }
 }

@@ -51,8 +51,9 @@ public final class StorageManager {
                           evidence: AuditEvidence = .none) throws -> StorageInventory {
         let oldest: Int64?
         if case let .integer(t) = try database.scalar("SELECT min(start_time) FROM flows") { oldest = t } else { oldest = nil }
+        let rows = try CaptureRowSequences.read(database)
         return StorageInventory(oldestFlowStart: oldest,
-                                captures: captures.facts(rows: try captureRows(), recording: recording ?? captures.recording()),
+                                captures: captures.facts(rows: rows.live, deleted: rows.deleted, recording: recording ?? captures.recording()),
                                 contentSegments: try content.segmentFacts(now: now, expiry: expiry, evidence: evidence))
     }
 
@@ -78,7 +79,7 @@ public final class StorageManager {
         var none = limits
         none.historyMaxAge = nil
         let plan = RetentionPlanner.plan(inventory: inventory, limits: none, evidence: evidence, now: now)
-        let left = captures.onDisk().filter { file in !plan.captureDrops.contains { $0.sequence == file.key } }.values.reduce(Int64(0)) { $0 + $1.bytes }
+        let left = inventory.captures.filter { file in !plan.captureDrops.contains { $0.sequence == file.sequence } }.reduce(Int64(0)) { $0 + $1.bytes }
         let decrypted = decryptedCaptures.onDisk()
         let doomed = decryptedDoomed(decrypted, limits: limits, evidence: evidence, packetCaptureBytes: left, now: now)
         let decryptedBytes = decrypted.filter { doomed.contains($0.name) }.reduce(Int64(0)) { $0 + $1.bytes }
@@ -225,7 +226,8 @@ public final class StorageManager {
         }
         if !plan.deletesAllContent {
             // The decrypted captures, under the captures' limits with what the packet captures left.
-            let captureBytes = captures.onDisk().values.reduce(Int64(0)) { $0 + $1.bytes }
+            let rows = try CaptureRowSequences.read(database)
+            let captureBytes = captures.facts(rows: rows.live, deleted: rows.deleted, recording: nil).reduce(Int64(0)) { $0 + $1.bytes }
             let doomed = decryptedDoomed(decryptedCaptures.onDisk(), limits: limits, evidence: evidence,
                                          packetCaptureBytes: captureBytes, now: now)
             for name in doomed {
@@ -300,16 +302,6 @@ public final class StorageManager {
             UNION SELECT server_address FROM flows WHERE server_address IS NOT NULL
             UNION SELECT client_address FROM flows WHERE client_address IS NOT NULL)
         """
-
-    /// Live (not deleted) `captures` rows by sequence.
-    func captureRows() throws -> [Int: CaptureRow] {
-        var rows: [Int: CaptureRow] = [:]
-        let statement = try database.prepare("SELECT seq, started_at, ended_at FROM captures WHERE deleted_at IS NULL")
-        try statement.forEachRow { row in
-            rows[Int(row.int64(at: 0))] = CaptureRow(startedAt: row.int64(at: 1), endedAt: row.optionalInt64(at: 2))
-        }
-        return rows
-    }
 
     /// Stops the rows describing capture `sequence` (its file goes after the transaction): its
     /// `captures` row gets `deleted_at` (kept, so the sequence is never given again, and the

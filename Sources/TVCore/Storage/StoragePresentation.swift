@@ -25,6 +25,11 @@ public enum StoragePresentation {
         if let recording = f.recordingCapture {
             out.append("  \(CaptureFolder.fileName(Int64(recording))) is being recorded: it counts, and is never deleted while it is.")
         }
+        if f.unknownCaptureFiles > 0 {
+            out.append("  Besides, \(counted(f.unknownCaptureFiles, "capture file")) (\(Units.bytes(f.unknownCaptureBytes))) in the folder "
+                       + "\(f.unknownCaptureFiles == 1 ? "is" : "are") not in this history (from a database moved aside, or copied in): "
+                       + "tv leaves \(f.unknownCaptureFiles == 1 ? "it" : "them") alone and does not count \(f.unknownCaptureFiles == 1 ? "it" : "them"); delete \(f.unknownCaptureFiles == 1 ? "it" : "them") yourself when done.")
+        }
         if f.decryptedCaptureFiles > 0 {
             out.append("Decrypted captures (capture.decrypted): \(Units.bytes(f.decryptedCaptureBytes)) in \(counted(f.decryptedCaptureFiles, "file")), "
                        + "the plaintext of inspected connections; under the captures' limits, after the packet captures.")
@@ -47,6 +52,7 @@ public enum StoragePresentation {
                                  ("maxAgeMicros", optional(f.limits.historyMaxAge))])),
             ("captures", .object([("bytes", .int(f.captureBytes)), ("files", .int(Int64(f.captureFiles))),
                                   ("recording", f.recordingCapture.map { .string(CaptureFolder.fileName(Int64($0))) } ?? .null),
+                                  ("notInHistory", .object([("files", .int(Int64(f.unknownCaptureFiles))), ("bytes", .int(f.unknownCaptureBytes))])),
                                   ("maxBytes", optional(f.limits.capturesMaxBytes)),
                                   ("maxAgeMicros", optional(f.limits.capturesMaxAge))])),
             ("decryptedCaptures", .object([("bytes", .int(f.decryptedCaptureBytes)), ("files", .int(Int64(f.decryptedCaptureFiles))),
