@@ -6,11 +6,26 @@ import Glibc
 
 /// Closes the captures a dead writer left marked recording (killed, crashed, power lost): the
 /// file is cut back to its last whole pcapng block (a write cut mid-block would make readers stop
-/// with an error) and the row gets its real size and an end time.
+/// with an error) and the row gets its real size and an end time. Only a write cut short is cut
+/// (`tailIsCut`): a file damaged otherwise (its first block overwritten, say) is left as it is,
+/// since cutting at the damage would lose every packet after it (a trial's file whose first 21
+/// bytes were overwritten was cut to 0 bytes, its 274 packets gone, without a word).
 public enum CaptureRepair {
+    /// What the repair did to one file that was not whole.
+    public enum Outcome: Sendable, Equatable {
+        /// Cut back to its whole blocks: the `bytes` of a block the kill interrupted went.
+        case cut(sequence: Int64, bytes: Int64)
+        /// Left as it was: damaged at `offset` by something other than a write cut short.
+        case damaged(sequence: Int64, offset: Int64)
+    }
+
     /// Every row marked recording whose file no live writer holds is closed.
+    /// - Returns: what was done to the files that were not whole (none for the usual kill, whose
+    ///   last write was whole).
     /// - Throws: `FlowStoreError` from the database.
-    public static func closeAbandoned(database: SQLiteDatabase, folder: CaptureFolder) throws {
+    @discardableResult
+    public static func closeAbandoned(database: SQLiteDatabase, folder: CaptureFolder) throws -> [Outcome] {
+        var outcomes: [Outcome] = []
         var abandoned: [(seq: Int64, path: String, started: Int64)] = []
         let select = try database.prepare("SELECT seq, path, started_at FROM captures WHERE recording = 1 AND deleted_at IS NULL")
         try select.forEachRow { row in
@@ -25,12 +40,48 @@ public enum CaptureRepair {
             // last one (a trial's repaired row kept the count its dead writer had committed and
             // the repair's own time as its end, which the truncate had just made the mtime).
             let whole = wholeBlocks(capture.path)
-            if let whole { _ = truncate(capture.path, off_t(whole.end)) }
+            var bytes = whole?.end ?? 0
+            if let whole, whole.end < whole.size {
+                if tailIsCut(capture.path, from: whole.end, size: whole.size) {
+                    _ = truncate(capture.path, off_t(whole.end))
+                    outcomes.append(.cut(sequence: capture.seq, bytes: whole.size - whole.end))
+                } else {
+                    bytes = whole.size
+                    outcomes.append(.damaged(sequence: capture.seq, offset: whole.end))
+                }
+            }
             let update = try database.prepare("UPDATE captures SET recording = 0, ended_at = ?, bytes = ?, packets = ? WHERE seq = ?")
-            try update.bind([.integer(max(whole?.lastPacketMicros ?? capture.started, capture.started)), .integer(whole?.end ?? 0),
+            try update.bind([.integer(max(whole?.lastPacketMicros ?? capture.started, capture.started)), .integer(bytes),
                              .integer(whole?.packets ?? 0), .integer(capture.seq)])
             _ = try update.step()
         }
+        return outcomes
+    }
+
+    /// Whether the bytes from `end` (where the whole blocks end) to `size` are what a write cut
+    /// short leaves: zeros (an aligned write's padding), or one block begun whose length runs past
+    /// the end of the file (or whose header is itself cut). Anything else is damage. The first
+    /// block must be whole for any cut: a file with no whole block is damaged at its start.
+    public static func tailIsCut(_ path: String, from end: Int64, size: Int64) -> Bool {
+        guard end > 0, size > end else { return false }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var header = [UInt8](repeating: 0, count: 8)
+        let got = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 8, off_t(end)) }
+        guard got > 0 else { return false }
+        if got < 8 { return true }
+        let length = Int64(header[4]) | Int64(header[5]) << 8 | Int64(header[6]) << 16 | Int64(header[7]) << 24
+        if length >= 12, length % 4 == 0, end + length > size { return true }
+        // Zeros to the end of the file.
+        var piece = [UInt8](repeating: 0, count: 65_536)
+        var offset = end
+        while offset < size {
+            let n = piece.withUnsafeMutableBytes { pread(fd, $0.baseAddress, min(65_536, Int(size - offset)), off_t(offset)) }
+            guard n > 0, piece[0 ..< n].allSatisfy({ $0 == 0 }) else { return false }
+            offset += Int64(n)
+        }
+        return true
     }
 
     /// What a capture file's whole blocks hold.
@@ -42,6 +93,8 @@ public enum CaptureRepair {
         /// The last packet's timestamp (µs since the epoch: tv's interfaces say if_tsresol 6);
         /// nil when there is none.
         public var lastPacketMicros: Int64?
+        /// The file's size (bytes).
+        public var size: Int64
     }
 
     /// The length of the file's whole blocks: each block's header (type, total length) is read
@@ -79,6 +132,6 @@ public enum CaptureRepair {
             }
             offset += length
         }
-        return WholeBlocks(end: offset, packets: packets, lastPacketMicros: last)
+        return WholeBlocks(end: offset, packets: packets, lastPacketMicros: last, size: size)
     }
 }

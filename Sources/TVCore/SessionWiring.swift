@@ -128,7 +128,7 @@ final class SessionWiring: Sendable {
         } catch FlowStoreError.diskFull {
             store = try FlowStore(readingHome: home)
         }
-        CapturesLeftByKilledSessions.repair(home: home)
+        for repaired in CapturesLeftByKilledSessions.repair(home: home) { say(repaired) }
         // The shared store (issue 25): an explicit act, so a bad URL or an unreachable server is
         // said before anything listens; once running, its writer only mirrors the local one.
         let storeSetting = ((try? settings.read()) ?? SettingsRecord())[SettingKeys.storeURL]

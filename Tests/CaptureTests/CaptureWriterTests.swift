@@ -281,6 +281,43 @@ struct CaptureWriterTests {
         #expect(info.status == 0, "\(info.err)")
     }
 
+    @Test("A file left recording whose first block is overwritten, or damaged part way, is left as it is (a trial's was cut to 0 bytes, its packets gone); a zero-padded tail is cut; each outcome is returned")
+    func damagedFileLeftAsItIs() throws {
+        let scratch = CaptureScratch()
+        do {
+            let writer = try CaptureWriter(configuration: scratch.configuration())
+            Conversation.record(writer, flow: 21, startMicros: Int64(Date().timeIntervalSince1970 * 1e6) + 1_000_000)
+            writer.stop()
+        }
+        let path = scratch.folder.filePath(1)
+        let original = try #require(FileManager.default.contents(atPath: path))
+        let catalog = try scratch.catalog()
+        func leftRecording(_ bytes: Data) throws -> [CaptureRepair.Outcome] {
+            #expect(FileManager.default.createFile(atPath: path, contents: bytes))
+            try catalog.database.execute("UPDATE captures SET recording = 1, ended_at = NULL WHERE seq = 1")
+            return try CaptureRepair.closeAbandoned(database: catalog.database, folder: scratch.folder)
+        }
+        // The first 21 bytes overwritten: damaged at byte 0, kept whole.
+        var garbage = original
+        garbage.replaceSubrange(0 ..< 21, with: Data("GARBAGEGARBAGEGARBAGE".utf8))
+        #expect(try leftRecording(garbage) == [.damaged(sequence: 1, offset: 0)])
+        #expect(FileManager.default.contents(atPath: path) == garbage)
+        #expect(try catalog.files().first { $0.seq == 1 }?.bytes == Int64(garbage.count))
+        // The second block, whose length fits in the file, with a wrong trailing length: damage
+        // part way, not a write cut short (cutting there would lose every packet after it).
+        let second = Int(original[4]) | Int(original[5]) << 8  // the section header's length: where block 2 starts
+        var trailerBroken = original
+        let blockTwoLength = Int(original[second + 4]) | Int(original[second + 5]) << 8
+        trailerBroken[second + blockTwoLength - 4] ^= 0xFF
+        #expect(try leftRecording(trailerBroken) == [.damaged(sequence: 1, offset: Int64(second))])
+        #expect(FileManager.default.contents(atPath: path) == trailerBroken)
+        // Zeros after the last whole block (an aligned write's padding): cut.
+        #expect(try leftRecording(original + Data(count: 28)) == [.cut(sequence: 1, bytes: 28)])
+        #expect(FileManager.default.contents(atPath: path) == original)
+        // Whole: nothing to say.
+        #expect(try leftRecording(original) == [])
+    }
+
     @Test("Delete: the file goes, the row stays marked (its number is never given again), packet rows stay; the recording one is refused")
     func delete() throws {
         let scratch = CaptureScratch()

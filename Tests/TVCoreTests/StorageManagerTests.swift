@@ -161,6 +161,20 @@ import Tunnel
         }
     }
 
+    @Test("a start says what it did to a capture a killed session left: cut back, or left as it is when damaged otherwise")
+    func killedSessionsCapturesAreSaid() throws {
+        try withHome { home, database in
+            try capture(home, database, seq: 1, endedAt: nil, bytes: 64)  // zeros: no whole block, damaged at byte 0
+            #expect(CapturesLeftByKilledSessions.repair(home: home) == [
+                "capture-000001.pcapng, left open by a session that was killed, is damaged at byte 0, not cut short by the kill: tv left it as it is (cutting it there would lose what follows); readers such as capinfos may stop at that byte.",
+            ])
+            #expect(files(home) == ["capture-000001.pcapng"])
+            #expect(CapturesLeftByKilledSessions.repair(home: home) == [], "said once: the row is closed")
+            #expect(CapturesLeftByKilledSessions.sentence("capture-000002.pcapng", cut: 28)
+                    == "capture-000002.pcapng, left open by a session that was killed, was cut back to its last whole block (the 28 bytes of the one the kill interrupted).")
+        }
+    }
+
     @Test func retentionCountsFromTheRollupAndTakesTheNamesNoFlowCarries() throws {
         try withHome { home, database in
             let now = StorageClock.now()
