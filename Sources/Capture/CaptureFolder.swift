@@ -31,10 +31,25 @@ public struct CaptureFolder: Sendable, Equatable {
 
     public func filePath(_ seq: Int64) -> String { path + "/" + CaptureFolder.fileName(seq) }
 
-    /// Makes the folder (0700) if it is missing.
+    /// Makes the folder (0700) if it is missing, and tightens its files' modes (`tightenFileModes`).
     /// - Throws: `TVHomeError.cannotCreate`.
     public func ensureExists() throws {
         try FileModes.makeDirectory(path, mode: 0o700)
+        tightenFileModes()
+    }
+
+    /// Makes the files in the folder that group or others may read or write 0600 (bits taken
+    /// away only), as the database is at every open: a capture holds packets, and a pcapng its
+    /// TLS secrets (a trial's `chmod 644` capture stayed so while the next session put the
+    /// folder and the database back). Symbolic links and other users' files are left alone.
+    public func tightenFileModes() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            let file = path + "/" + name
+            var info = stat()
+            guard lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0,
+                  info.st_uid == geteuid() else { continue }
+            _ = chmod(file, info.st_mode & 0o700)
+        }
     }
 
     /// The sequence numbers of the capture files present (unsorted); empty when the folder is missing.

@@ -1,3 +1,4 @@
+import Capture
 import FlowStore
 import Foundation
 import LocalCA
@@ -129,6 +130,7 @@ final class SessionWiring: Sendable {
             store = try FlowStore(readingHome: home)
         }
         for repaired in CapturesLeftByKilledSessions.repair(home: home) { say(repaired) }
+        CaptureFolder(path: home.captureDirectory).tightenFileModes()
         // The shared store (issue 25): an explicit act, so a bad URL or an unreachable server is
         // said before anything listens; once running, its writer only mirrors the local one.
         let storeSetting = ((try? settings.read()) ?? SettingsRecord())[SettingKeys.storeURL]

@@ -318,6 +318,27 @@ struct CaptureWriterTests {
         #expect(try leftRecording(original) == [])
     }
 
+    @Test("Capture files others may read are made 0600 when the folder is made ready (bits only taken away); links are left alone")
+    func modesTightened() throws {
+        let scratch = CaptureScratch()
+        let folder = scratch.folder
+        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        for (name, mode) in [("capture-000001.pcapng", 0o644), ("decrypted-1.pcapng", 0o640), ("capture-000002.pcapng", 0o400)] {
+            #expect(FileManager.default.createFile(atPath: folder.path + "/" + name, contents: Data([1])))
+            chmod(folder.path + "/" + name, mode_t(mode))
+        }
+        let outside = scratch.root + "/outside"
+        #expect(FileManager.default.createFile(atPath: outside, contents: Data([1])))
+        chmod(outside, 0o644)
+        #expect(symlink(outside, folder.path + "/link.pcapng") == 0)
+        try folder.ensureExists()
+        func mode(_ path: String) -> mode_t { var st = stat(); lstat(path, &st); return st.st_mode & 0o7777 }
+        #expect(mode(folder.path + "/capture-000001.pcapng") == 0o600)
+        #expect(mode(folder.path + "/decrypted-1.pcapng") == 0o600)
+        #expect(mode(folder.path + "/capture-000002.pcapng") == 0o400)
+        #expect(mode(outside) == 0o644)
+    }
+
     @Test("Delete: the file goes, the row stays marked (its number is never given again), packet rows stay; the recording one is refused")
     func delete() throws {
         let scratch = CaptureScratch()
