@@ -43,13 +43,7 @@ public struct CaptureFolder: Sendable, Equatable {
     /// TLS secrets (a trial's `chmod 644` capture stayed so while the next session put the
     /// folder and the database back). Symbolic links and other users' files are left alone.
     public func tightenFileModes() {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
-            let file = path + "/" + name
-            var info = stat()
-            guard lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0,
-                  info.st_uid == geteuid() else { continue }
-            _ = chmod(file, info.st_mode & 0o700)
-        }
+        FileModes.tightenFiles(in: path)
     }
 
     /// The sequence numbers of the capture files present (unsorted); empty when the folder is missing.

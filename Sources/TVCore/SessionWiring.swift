@@ -130,7 +130,9 @@ final class SessionWiring: Sendable {
             store = try FlowStore(readingHome: home)
         }
         for repaired in CapturesLeftByKilledSessions.repair(home: home) { say(repaired) }
+        // What was recorded stays the owner's, whatever a chmod since made of it.
         CaptureFolder(path: home.captureDirectory).tightenFileModes()
+        FileModes.tightenFiles(in: home.contentDirectory)
         // The shared store (issue 25): an explicit act, so a bad URL or an unreachable server is
         // said before anything listens; once running, its writer only mirrors the local one.
         let storeSetting = ((try? settings.read()) ?? SettingsRecord())[SettingKeys.storeURL]

@@ -154,6 +154,20 @@ public enum FileModes {
         return (parent.isEmpty ? "" : String(parent)) + "/." + name + ".tmp-" + nonce
     }
 
+    /// Makes the regular files directly in `folder` that group or others may read or write
+    /// owner-only (their group and other bits taken away, nothing given); symbolic links and
+    /// other users' files are left alone. For the folders holding what was recorded (captures,
+    /// decrypted content), whose files a user's `chmod` would otherwise leave open.
+    public static func tightenFiles(in folder: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+            let file = folder + "/" + name
+            var info = stat()
+            guard lstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0,
+                  info.st_uid == geteuid() else { continue }
+            _ = chmod(file, info.st_mode & 0o700)
+        }
+    }
+
     /// The permission bits of `path` (e.g. 0o600), or nil when it cannot be stat'ed.
     public static func permissions(of path: String) -> mode_t? {
         var st = stat()
