@@ -107,6 +107,8 @@ public final class ExecSession {
             switch request.command {
             case "status":
                 return ControlResponse(ok: true, message: "running", values: statusValues())
+            case LiveSessionFlush.request.command:
+                return wiring.flushAnswer(packets: capture.writer)
             case LiveAuditKeys.request.command:
                 return wiring.auditKeys.answer(inspecting: proxy.inspectionEnabled)
             case CaptureRotationRequest.command:
@@ -128,7 +130,7 @@ public final class ExecSession {
             proxy.forgetPinningEvidence(host: host)
                 return ControlResponse(ok: true, message: "applied")
             default:
-                return ControlResponse(ok: false, message: "a tv exec answers only status, audit changes, capture rotation, CA changes, inspection off and forgotten pins on this socket")
+                return ControlResponse(ok: false, message: "a tv exec answers only status, flush, audit changes, capture rotation, CA changes, inspection off and forgotten pins on this socket")
             }
         }
         try? wiring.auditKeys.refollow()

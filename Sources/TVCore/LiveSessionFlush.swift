@@ -41,10 +41,18 @@ public enum LiveSessionFlush {
             : ControlResponse(ok: false, message: "the writers did not finish within \(sessionWaitMillis) ms")
     }
 
-    /// Asks the session of `home`, if one runs. Never throws and never waits longer than
-    /// `answerWaitSeconds` for the answer.
+    /// Asks every session of `home` that runs: `tv run`'s, then each `tv exec`'s (a `tv exec`
+    /// alone was no session to `tv flows --follow`: a trial). Never throws; waits at most
+    /// `answerWaitSeconds` for each answer. Flushed when every session that answered did;
+    /// behind when one did not in time.
     public static func ask(_ home: TVHome) -> Outcome {
-        guard let client = try? ControlClient(path: SessionPaths.controlSocket(home)) else { return .noSession }
+        let outcomes = AuditKeysNotifier.sockets(home: home).map(ask(socket:)).filter { $0 != .noSession }
+        if outcomes.isEmpty { return .noSession }
+        return outcomes.contains(.behind) ? .behind : .flushed
+    }
+
+    static func ask(socket: String) -> Outcome {
+        guard let client = try? ControlClient(path: socket) else { return .noSession }
         do {
             return try client.send(request, timeoutSeconds: answerWaitSeconds).ok ? .flushed : .behind
         } catch ControlError.noAnswer {

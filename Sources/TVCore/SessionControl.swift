@@ -28,10 +28,7 @@ extension Session {
             return ControlResponse(ok: true, message: "stopped", values: finalLosses.withLock { $0 }?.values ?? [:])
         case LiveSessionFlush.request.command:
             // A reading command asks first, so what it shows is current (bounded: never hangs it).
-            var writers: [(DispatchTime) -> Bool] = [writer.flush(waitingUntil:), wiring.contentWriter.flush(waitingUntil:)]
-            if let packets = capture?.writer { writers.append(packets.flush(waitingUntil:)) }
-            if let decrypted = wiring.decryptedCapture { writers.append(decrypted.flush(waitingUntil:)) }
-            return LiveSessionFlush.answer(flushing: writers)
+            return wiring.flushAnswer(packets: capture?.writer)
         case "setting-saved":
             guard let record = try? settings.read() else {
                 return ControlResponse(ok: false, message: "the session could not read \(settings.file.path)")

@@ -1,4 +1,5 @@
 import Capture
+import ControlChannel
 import FlowStore
 import Foundation
 import LocalCA
@@ -263,4 +264,17 @@ final class SessionWiring: Sendable {
 
     /// What was not saved so far (flows and content), from the writers' counters.
     var losses: RecordingLosses { RecordingLosses(flows: writer.counters, content: contentWriter.counters) }
+}
+
+extension SessionWiring {
+    /// The answer to `LiveSessionFlush.request`, from `tv run`'s socket and a `tv exec`'s alike:
+    /// every writer of the session flushed in turn (flows, content, the packet capture when there
+    /// is one, the decrypted capture), within `LiveSessionFlush`'s bound. A `tv exec` answered no
+    /// flush, so `tv flows --follow` said no session ran beside one (a trial).
+    func flushAnswer(packets: CaptureWriter?) -> ControlResponse {
+        var writers: [(DispatchTime) -> Bool] = [writer.flush(waitingUntil:), contentWriter.flush(waitingUntil:)]
+        if let packets { writers.append(packets.flush(waitingUntil:)) }
+        if let decryptedCapture { writers.append(decryptedCapture.flush(waitingUntil:)) }
+        return LiveSessionFlush.answer(flushing: writers)
+    }
 }

@@ -510,6 +510,25 @@ final class ExecTests {
         #expect(exec.wait(timeout: 30) == 0, "\(exec.output)")
     }
 
+    @Test("tv flows --follow beside a tv exec alone: it follows the exec's flows and ends when the exec does (it said no session ran: a trial)")
+    func followAnExec() throws {
+        let gate = lab.dir + "/followed"
+        let exec = try lab.execHeldOpen(until: gate, before: "true", after: "curl -sS -o /dev/null http://10.203.0.2:8080/index.html",
+                                        log: "follow-exec.log")
+        defer { exec.stop() }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, lab.tv(["status", "--json"]).status != 0 { usleep(100_000) }
+        let follow = try Daemon([TVBinary.path!, "--data-dir", lab.dataDir, "flows", "--follow", "--json"], log: lab.dir + "/follow.log")
+        defer { follow.stop() }
+        usleep(1_000_000)
+        FileManager.default.createFile(atPath: gate, contents: Data())
+        #expect(exec.wait(timeout: 30) == 0, "\(exec.output)")
+        #expect(follow.wait(timeout: 10) == 0, "\(follow.output)")
+        let lines = follow.output.split(separator: "\n").filter { $0.hasPrefix("{") }
+        #expect(lines.count == 2 && lines.allSatisfy { $0.contains("\"serverPort\":8080") }, "\(follow.output)")
+        #expect(follow.output.contains("The session stopped, so following ends."), "\(follow.output)")
+    }
+
     @Test("tv ca remake while a tv exec inspects: the exec mints from the new root at once, and tv ca remake says so (it went on with the deleted root, and its clients were then remembered as lacking tv's root: a re-check)")
     func remakeReachesARunningExec() throws {
         let gate = lab.dir + "/remade", codes = lab.dir + "/codes"
