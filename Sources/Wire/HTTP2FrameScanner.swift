@@ -16,8 +16,9 @@ public struct HTTP2FrameScanner {
         case headerBlock(streamID: UInt32, endStream: Bool, promised: UInt32?, block: UnsafeRawBufferPointer)
         /// A DATA frame of `count` payload bytes (padding excluded) on `streamID`.
         case data(streamID: UInt32, count: Int, endStream: Bool)
-        /// RST_STREAM on `streamID`.
-        case reset(streamID: UInt32)
+        /// RST_STREAM on `streamID` with its error code (§6.4, §7: 0 is NO_ERROR); nil when the
+        /// payload is not the four bytes it must be.
+        case reset(streamID: UInt32, errorCode: UInt32?)
         /// A SETTINGS frame (not an ACK); `headerTableSize` when it set SETTINGS_HEADER_TABLE_SIZE.
         case settings(headerTableSize: Int?)
     }
@@ -244,7 +245,9 @@ public struct HTTP2FrameScanner {
             }
             event(.settings(headerTableSize: size))
         case 0x3:
-            event(.reset(streamID: streamID))
+            let code = payload.count == 4
+                ? UInt32(payload[0]) << 24 | UInt32(payload[1]) << 16 | UInt32(payload[2]) << 8 | UInt32(payload[3]) : nil
+            event(.reset(streamID: streamID, errorCode: code))
         default:
             break
         }

@@ -85,6 +85,23 @@ struct ExchangeReaderHTTP2Tests {
         #expect(p.reader.stop == .ended)
     }
 
+    @Test("a whole response, then the server's RST_STREAM NO_ERROR while the request body is still coming (RFC 9113 §8.1, nginx after answering a POST): complete; NO_ERROR before the response ends, or CANCEL after it, is incomplete")
+    func earlyAnswerThenNoError() {
+        // POST (static index 3) on stream 1, its body not yet sent.
+        let post = Self.preface + Self.frame(0x4, 0, 0, []) + Self.frame(0x1, Self.endHeaders, 1, [0x83, 0x87, 0x84, 0x41, 0x01, 0x61])
+        func rows(_ server: [UInt8]) -> ExchangeRecord? {
+            let p = ExchangePlaybook(http2: true)
+            p.feed(post, .clientToServer, at: 1)
+            p.feed(Self.frame(0x0, 0, 1, Array("field".utf8)), .clientToServer, at: 2)
+            return p.feed(server, .serverToClient, at: 3).last
+        }
+        let answered = Self.frame(0x1, Self.endHeaders, 1, Self.ok200TextPlain) + Self.frame(0x0, Self.endStream, 1, Array("ok".utf8))
+        let early = rows(answered + Self.frame(0x3, 0, 1, [0, 0, 0, 0]))
+        #expect(early?.state == .complete && early?.status == 200 && early?.requestBodyBytes == 5 && early?.responseBodyBytes == 2, "\(String(describing: early))")
+        #expect(rows(Self.frame(0x1, Self.endHeaders, 1, Self.ok200TextPlain) + Self.frame(0x3, 0, 1, [0, 0, 0, 0]))?.state == .incomplete)
+        #expect(rows(answered + Self.frame(0x3, 0, 1, [0, 0, 0, 8]))?.state == .incomplete)
+    }
+
     @Test("byte by byte: the same rows as whole bursts")
     func byteByByte() {
         let whole = ExchangePlaybook(http2: true)

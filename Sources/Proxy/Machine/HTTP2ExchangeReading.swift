@@ -7,7 +7,8 @@ import Glibc
 /// The HTTP/2 half of `ExchangeReader`: each direction's frames through `HTTP2FrameScanner`,
 /// header blocks through that direction's HPACK inflater (nghttp2's; RFC 7541), one exchange
 /// per client-opened stream (RFC 9113 §8.1). A stream's exchange ends when both sides sent
-/// END_STREAM (complete) or either reset it (incomplete). Pushed streams are decoded (the
+/// END_STREAM (complete), when the server reset it with NO_ERROR after its whole response
+/// (complete: §8.1's early answer), or when either reset it otherwise (incomplete). Pushed streams are decoded (the
 /// inflater's table depends on them) but not kept.
 final class HTTP2ExchangeReading {
     private struct Stream {
@@ -86,7 +87,7 @@ final class HTTP2ExchangeReading {
                 streams.values[index].requestDone = true
                 finishIfDone(index, at: now, emit: emit)
             }
-        case let .reset(id):
+        case let .reset(id, _):
             reset(id, at: now, emit: emit)
         case let .settings(size):
             // The client's table size bounds the server's encoder (RFC 9113 §6.5.2); only a
@@ -113,7 +114,16 @@ final class HTTP2ExchangeReading {
                 streams.values[index].responseDone = true
                 finishIfDone(index, at: now, emit: emit)
             }
-        case let .reset(id):
+        case let .reset(id, code):
+            // A complete response, then NO_ERROR: the server needs no more of the request and
+            // asks the client to stop sending it (RFC 9113 §8.1), as nginx does after answering a
+            // POST whose body it did not read. The exchange is complete, its request body what
+            // the client sent before; it was said cut, with the response whole (a trial).
+            if code == 0, let index = streams.index(forKey: id), streams.values[index].responseDone {
+                streams.values[index].requestDone = true
+                finishIfDone(index, at: now, emit: emit)
+                return
+            }
             reset(id, at: now, emit: emit)
         case let .settings(size):
             if let size, size > 4_096 { requestHeaders?.setMaximumTableSize(size) }
