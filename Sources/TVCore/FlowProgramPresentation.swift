@@ -31,14 +31,16 @@ public enum FlowProgramPresentation {
     }
 
     /// The `program` object of a flow's JSON: `{"known": true, "pid", "command", "executable",
-    /// "uid", "user"}` or `{"known": false, "reason": "socket_gone"}`; null when not looked up.
+    /// "uid", "user"}` or `{"known": false, "reason": "socket_gone", "said": SENTENCE}` (`said`:
+    /// `tv flow`'s line, so the web view says why as the command does); null when not looked up.
     public static func json(_ program: FlowProgram?) -> JSONValue {
         switch program {
         case .known(let p):
             return .object([("known", .bool(true)), ("pid", .int(Int64(p.pid))), ("command", .string(p.command)),
                             ("executable", p.executable.map { .string($0) } ?? .null), ("uid", .int(Int64(p.uid))),
                             ("user", p.user.map { .string($0) } ?? .null)])
-        case .notKnown(let reason): return .object([("known", .bool(false)), ("reason", .string(reason.rawValue))])
+        case .notKnown(let reason):
+            return .object([("known", .bool(false)), ("reason", .string(reason.rawValue)), ("said", .string(sentence(program)))])
         case nil: return .null
         }
     }

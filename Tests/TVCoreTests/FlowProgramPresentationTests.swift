@@ -53,7 +53,8 @@ struct FlowProgramPresentationTests {
     func json() {
         #expect(FlowProgramPresentation.json(Self.curl).serialized()
                 == #"{"known":true,"pid":4242,"command":"curl","executable":"/usr/bin/curl","uid":1000,"user":"alice"}"#)
-        #expect(FlowProgramPresentation.json(.notKnown(.processGone)).serialized() == #"{"known":false,"reason":"process_gone"}"#)
+        #expect(FlowProgramPresentation.json(.notKnown(.processGone)).serialized()
+                == #"{"known":false,"reason":"process_gone","said":"not known: no program held the client's socket any more when tv looked (closed within a few ms, or its program exited)"}"#)
         #expect(FlowProgramPresentation.json(nil).serialized() == "null")
     }
 }
