@@ -39,6 +39,8 @@ public final class ProgramLookup: Sendable {
         /// The listener's family, address and port, for the resolver's next batch (`setListener`).
         var listener: (family: UInt8, bytes: [UInt8], port: UInt16)?
         var counters = Counters()
+        /// Who waits for a queued flow's answer (`lookUp(_:whenAnswered:)`), by flow id.
+        var waiters: [Int64: @Sendable () -> Void] = [:]
     }
 
     /// What the thread and the callers share, by reference.
@@ -95,6 +97,8 @@ public final class ProgramLookup: Sendable {
                         $0.counters.dumps = resolver.dumps
                     }
                     for (id, program) in answers { deliver(id, program) }
+                    let told = state.state.withLock { s in answers.compactMap { s.waiters.removeValue(forKey: $0.0) } }
+                    for waiter in told { waiter() }
                 }
                 if stop && state.state.withLock({ $0.queue.isEmpty }) { break }
             }
@@ -106,18 +110,21 @@ public final class ProgramLookup: Sendable {
         thread.start()
     }
 
-    /// Queues `request`; never blocks. - Returns: false when it was dropped (queue full, or stopped).
+    /// Queues `request`; never blocks. `whenAnswered` is called on the lookup thread once the
+    /// answer was delivered, or at once when the request is dropped.
+    /// - Returns: false when it was dropped (queue full, or stopped).
     @discardableResult
-    public func lookUp(_ request: ProgramLookupRequest) -> Bool {
+    public func lookUp(_ request: ProgramLookupRequest, whenAnswered: (@Sendable () -> Void)? = nil) -> Bool {
         let queued = shared.state.withLock { s -> Bool in
             guard !s.stopped, s.queue.count < capacity else {
                 s.counters.dropped += 1
                 return false
             }
             s.queue.append(request)
+            if let whenAnswered { s.waiters[request.flowID] = whenAnswered }
             return true
         }
-        if queued { shared.wake.signal() }
+        if queued { shared.wake.signal() } else { whenAnswered?() }
         return queued
     }
 

@@ -35,13 +35,23 @@ public final class FlowStoreSink: FlowSink {
         self.lookUpWhenServerKnown = lookUpWhenServerKnown
     }
 
-    public func flowOpened(_ facts: FlowFacts) {
+    public func flowOpened(_ facts: FlowFacts) { opened(facts, programLookedUp: nil) }
+
+    public func flowOpened(_ facts: FlowFacts, programLookedUp: @escaping @Sendable () -> Void) {
+        opened(facts, programLookedUp: programLookedUp)
+    }
+
+    private func opened(_ facts: FlowFacts, programLookedUp: (@Sendable () -> Void)?) {
         _ = writer.enqueue(.opened(FlowRecordMapping.record(facts)))
-        guard let programs else { return }
+        guard let programs else {
+            programLookedUp?()
+            return
+        }
         if lookUpWhenServerKnown && facts.server == nil {
             awaitingServer.withLock { _ = $0.insert(facts.id) }
+            programLookedUp?()
         } else {
-            lookUpProgram(facts, programs)
+            lookUpProgram(facts, programs, whenAnswered: programLookedUp)
         }
     }
     public func flowUpdated(_ facts: FlowFacts) {
@@ -58,10 +68,10 @@ public final class FlowStoreSink: FlowSink {
         }
     }
 
-    private func lookUpProgram(_ facts: FlowFacts, _ programs: ProgramLookup) {
+    private func lookUpProgram(_ facts: FlowFacts, _ programs: ProgramLookup, whenAnswered: (@Sendable () -> Void)? = nil) {
         programs.lookUp(ProgramLookupRequest(flowID: Int64(facts.id), clientAddress: facts.client.address, clientPort: facts.client.port,
                                              serverAddress: facts.server?.address, serverPort: facts.server?.port ?? facts.port,
-                                             transport: facts.transport))
+                                             transport: facts.transport), whenAnswered: whenAnswered)
     }
     public func exchangeChanged(_ exchange: ExchangeRecord) {
         _ = writer.enqueue(.exchange(exchange))

@@ -67,11 +67,16 @@ final class EngineLoop: LoopHandler {
     /// The packet capture (nil: none); asked `isCapturing` before each packet.
     let recorder: (any PacketRecorder)?
     let counters: TunnelCounters
+    /// Where other threads post work for this engine (the stop; a held failure's lookup answered).
+    let inbox: LoopInbox<EngineLoop>
     /// The loop this engine runs on (tokens, timers, the inbox).
     let loop: EpollLoop
     var nat: TCPNATTable
     var reassembler: FragmentReassembler
     var pendingConnects: [UInt64: PendingConnect] = [:]
+    /// Connects that failed at once, their resets held while their programs are looked up
+    /// (`failConnect`).
+    var heldFailures: [UInt64: HeldFailure] = [:]
     var readyUpstreams: [UInt64: ReadyUpstream] = [:]
     var udpFlows: [UDPFlowKey: UDPFlow] = [:]
     /// Names from lookups (`EngineNames.swift`): the live names DNS answers gave, swept at most
@@ -117,6 +122,7 @@ final class EngineLoop: LoopHandler {
         self.dnsObserver = dnsObserver
         self.recorder = recorder
         self.counters = counters
+        self.inbox = inbox
         do {
             loop = try EpollLoop(maxEvents: Self.maxEvents)
         } catch {
@@ -339,6 +345,10 @@ final class EngineLoop: LoopHandler {
     @discardableResult
     func discardUpstream(_ id: UInt64) -> (startMicros: Int64, announced: Bool)? {
         var started: (Int64, Bool)?
+        if let held = heldFailures.removeValue(forKey: id) {
+            loop.unregister(held.token)
+            started = (held.startMicros, true)
+        }
         if let pending = pendingConnects.removeValue(forKey: id) {
             loop.unregister(pending.token)
             close(pending.fd)
@@ -377,6 +387,8 @@ final class EngineLoop: LoopHandler {
     /// Stops: every upstream socket still ours is closed and its flow recorded as stopped, UDP
     /// flows are reported closed.
     func shutdown() {
+        // Held resets go now, each flow with its own failure.
+        for id in Array(heldFailures.keys) { heldFailureDue(id) }
         for id in Array(pendingConnects.keys) + Array(readyUpstreams.keys) {
             if let entry = nat.entry(id) { abandon(entry, .stopped) } else { discardUpstream(id) }
         }

@@ -132,16 +132,16 @@ extension EngineLoop {
         case .asAddressed: target = entry.remote
         case .resolver(let resolver): target = resolver
         case .noResolver:
-            connectFailed(entry, .noAddress, startMicros: started)
+            failConnect(entry, .noAddress, startMicros: started, announced: false)
             return
         }
         let fd: Int32
         switch Socket.startConnect(to: target.socketAddress, mark: configuration.mark) {
         case .failure(.mark(let err)):
-            connectFailed(entry, .mark(err), startMicros: started)
+            failConnect(entry, .mark(err), startMicros: started, announced: false)
             return
         case .failure(let failure):
-            connectFailed(entry, .connect(failure.errno), startMicros: started)
+            failConnect(entry, .connect(failure.errno), startMicros: started, announced: false)
             return
         case .success(let (connected, done)):
             if done {
@@ -169,7 +169,7 @@ extension EngineLoop {
                              startMicros: pending.startMicros, announced: pending.announced)
         } else {
             close(pending.fd)
-            connectFailed(pending.entry, .connect(Errno(err)), startMicros: pending.startMicros, announced: pending.announced)
+            failConnect(pending.entry, .connect(Errno(err)), startMicros: pending.startMicros, announced: pending.announced)
         }
     }
 

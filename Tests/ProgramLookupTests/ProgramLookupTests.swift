@@ -284,4 +284,27 @@ struct ProgramLookupTests {
         lookup.stop()
         #expect(lookup.counters.dropped == UInt64(dropped))
     }
+
+    @Test("whenAnswered is told after the flow's answer was delivered, once; a dropped request's at once (a held reset waits on it: EngineLoop.failConnect)")
+    func whenAnsweredFollowsTheAnswer() {
+        let order = Mutex<[String]>([])
+        let entered = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        // Request 0 holds the thread in its delivery, so the queue (of one) is known empty, then full.
+        let lookup = ProgramLookup(capacity: 1) { id, _ in
+            if id == 0 { entered.signal(); gate.wait() } else { order.withLock { $0.append("delivered \(id)") } }
+        }
+        let told = DispatchSemaphore(value: 0)
+        func request(_ id: Int64) -> ProgramLookupRequest {
+            ProgramLookupRequest(flowID: id, clientAddress: "192.0.2.1", clientPort: 1, serverAddress: nil, serverPort: 0, transport: .tcp)
+        }
+        #expect(lookup.lookUp(request(0)))
+        #expect(entered.wait(timeout: .now() + 5) == .success)
+        #expect(lookup.lookUp(request(1)) { order.withLock { $0.append("told 1") }; told.signal() })
+        #expect(!lookup.lookUp(request(2)) { order.withLock { $0.append("told 2") } })
+        gate.signal()
+        #expect(told.wait(timeout: .now() + 5) == .success)
+        lookup.stop()
+        #expect(order.withLock { $0 } == ["told 2", "delivered 1", "told 1"])
+    }
+
 }

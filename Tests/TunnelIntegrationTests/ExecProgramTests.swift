@@ -67,6 +67,35 @@ final class ExecProgramTests {
         #expect(try lab.flows().filter { $0["serverAddress"] as? String == "10.203.0.77" }.count == 1)
     }
 
+    /// Found by a trial: a connect the origin refused at once was answered with tv's reset
+    /// before the lookup asked for the program's socket, so every such flow read "not known"
+    /// (20 of 20). The reset is now held while the lookup runs (`EngineLoop.failConnect`).
+    @Test("ten connects refused at once (no listener on the origin's port): each failed flow names the program, and each connect is refused")
+    func programOfConnectsRefusedAtOnce() throws {
+        let script = try lab.script("refused.py", """
+            import os, socket
+            refused = 0
+            for _ in range(10):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM); s.settimeout(10)
+                try:
+                    s.connect(("10.203.0.2", 9))
+                except ConnectionRefusedError:
+                    refused += 1
+                s.close()
+            print(os.getpid(), refused)
+            """)
+        let r = lab.exec([], ["python3", script])
+        let printed = r.out.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+        try #require(printed.count == 2 && printed[1] == "10", "\(r)")
+        let flows = try lab.flows().filter { $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 9 }
+        #expect(flows.count == 10, "\(flows)")
+        for f in flows {
+            #expect(f["status"] as? String == "failed", "\(f)")
+            let program = f["program"] as? [String: Any] ?? [:]
+            #expect(program["known"] as? Bool == true && program["pid"] as? Int == Int(printed[0]) && program["command"] as? String == "python3", "\(program)")
+        }
+    }
+
     /// The other side of reporting a slow connect's flow early: when the connect then succeeds,
     /// the proxy reports that flow updated, not opened again. The origin's listener has a full
     /// accept queue (a connection from outside tv waits in it), so the kernel drops tv's SYN and

@@ -7,6 +7,10 @@ import FlowTerms
 public protocol FlowSink: Sendable {
     /// A connection was accepted (or a plain-HTTP upstream opened); `facts.id` is new.
     func flowOpened(_ facts: FlowFacts)
+    /// As `flowOpened`, and `programLookedUp` is called (on another thread, at most once) when
+    /// the lookup of the flow's program has answered, or at once when there is no lookup. Same
+    /// rule: return at once.
+    func flowOpened(_ facts: FlowFacts, programLookedUp: @escaping @Sendable () -> Void)
     /// Something worth saving changed: the destination is known, a handshake finished, the status
     /// was decided.
     func flowUpdated(_ facts: FlowFacts)
@@ -18,6 +22,12 @@ public protocol FlowSink: Sendable {
 }
 
 extension FlowSink {
+    /// Without a program lookup: told at once.
+    public func flowOpened(_ facts: FlowFacts, programLookedUp: @escaping @Sendable () -> Void) {
+        flowOpened(facts)
+        programLookedUp()
+    }
+
     /// Exchanges are not wanted by default.
     public func exchangeChanged(_ exchange: ExchangeRecord) {}
 }
