@@ -113,6 +113,8 @@ final class CapturePacketStatements {
             INSERT INTO packet_counts (flow_id, packets) VALUES (?, ?)
             ON CONFLICT (flow_id) DO UPDATE SET packets = max(packets, excluded.packets)
             """)
-        updateCapture = try database.prepare("UPDATE captures SET bytes = ?, packets = ? WHERE seq = ?")
+        // Raised only: rows a full disk held back go in after later writes (or the file's close)
+        // set larger figures (`CaptureRowBacklog`).
+        updateCapture = try database.prepare("UPDATE captures SET bytes = max(bytes, ?1), packets = max(packets, ?2) WHERE seq = ?3")
     }
 }

@@ -122,20 +122,27 @@ extension CaptureWriterThread {
         file = open
         for (flow, n) in counts { flowCounts[flow] = n }
         if flowCounts.count > 200_000 { flowCounts = counts }
+        let dropped = backlog.append(.init(seq: open.seq, bytes: open.bytes, packets: open.packets, rows: tally, packetCount: packets))
+        if dropped > 0 { countFailed(dropped, &failed) }
+        box.state.withLock { $0.writeMode = open.output.mode }
+        commitBacklog(database)
+        return index
+    }
+
+    /// Commits the rows waiting (`CaptureRowBacklog`: this write's, after any a full disk held
+    /// back). A failure leaves them waiting, for the next write or tick; the counts of the flows
+    /// stay in `flowCounts` meanwhile, so no row number is given twice.
+    func commitBacklog(_ database: SQLiteDatabase) {
+        guard !backlog.isEmpty else { return }
         do {
-            try tally.commit(seq: open.seq, bytes: open.bytes, packets: open.packets, statements: packetStatements(on: database))
+            let committed = try backlog.commit(statements: packetStatements(on: database))
             box.state.withLock {
-                $0.packetsWritten &+= UInt64(packets)
+                $0.packetsWritten &+= UInt64(committed)
                 $0.lastFailure = nil
-                $0.writeMode = open.output.mode
             }
         } catch {
-            // The packets are in the file; their rows are not. Counted as failed for the list.
             note(failure: error)
-            flowCounts = [:]
-            countFailed(packets, &failed)
         }
-        return index
     }
 
     /// Writes the held packets of `flows` (their waits ended: `CaptureHoldPolicy.expire`,
@@ -157,6 +164,7 @@ extension CaptureWriterThread {
     /// The packets counted for `flow` so far (cache, else the table, else 0).
     func count(of flow: UInt64, in database: SQLiteDatabase) -> Int64 {
         if let known = flowCounts[flow] { return known }
+        if let waiting = backlog.latestCount(of: flow) { return waiting }
         let value = try? database.scalar("SELECT packets FROM packet_counts WHERE flow_id = ?", [.integer(Int64(bitPattern: flow))])
         if case .integer(let n)? = value { return n }
         return 0

@@ -46,6 +46,8 @@ final class CaptureWriterThread: QueueWriter {
     var file: OpenFile?
     /// Packets counted per flow so far (a cache of `packet_counts`; a miss reads the table).
     var flowCounts: [UInt64: Int64] = [:]
+    /// Rows a full database could not take yet, in write order (`CaptureRowBacklog`).
+    var backlog = CaptureRowBacklog()
     /// The files' fdatasyncs, off this thread.
     private let background = BackgroundSync()
     /// Which flows wait for their client secret, and the packets they hold (`CaptureHoldPolicy`).
@@ -76,6 +78,7 @@ final class CaptureWriterThread: QueueWriter {
     // MARK: QueueWriter
 
     func tick() {
+        if !backlog.isEmpty, let database { commitBacklog(database) }
         guard file != nil else { return }
         let now = EngineClock.wallMicros()
         if let due = hold.deadlineMicros, now >= due { writeHeld(hold.expire(nowMicros: now)) }
@@ -158,6 +161,11 @@ final class CaptureWriterThread: QueueWriter {
 
     func stop() {
         closeFile(nowMicros: EngineClock.wallMicros())
+        // Rows still waiting are tried once more (their figures only raise the closed file's
+        // row); what the database still cannot take is lost, and counted.
+        if let database { commitBacklog(database) }
+        let lost = backlog.drop()
+        if lost > 0 { box.state.withLock { $0.packetsFailed &+= UInt64(lost) } }
         background.finish()
         statements = nil
         database?.close()

@@ -339,6 +339,53 @@ struct CaptureWriterTests {
         #expect(mode(outside) == 0o644)
     }
 
+    @Test("Rows the database cannot take (another connection holds it, as a full disk would) wait and go in with the next write: every packet in the file keeps its row, numbered once (they were dropped: a trial's full disk)")
+    func rowsWaitForTheDatabase() throws {
+        let scratch = CaptureScratch()
+        let writer = try CaptureWriter(configuration: scratch.configuration())
+        let blocker = try SQLiteDatabase(path: scratch.databasePath)
+        defer { blocker.close() }
+        try blocker.execute("BEGIN EXCLUSIVE")
+        Conversation.record(writer, flow: 21)
+        // The commit waits out its 5 s busy timeout, fails, and its rows wait.
+        _ = writer.flush(waitingUntil: .now() + 6)
+        try blocker.execute("COMMIT")
+        Conversation.record(writer, flow: 22, startMicros: 1_764_000_001_000_000)
+        writer.flush()
+        writer.stop()
+        #expect(writer.counters.packetsFailed == 0)
+        let catalog = try scratch.catalog()
+        defer { catalog.close() }
+        #expect(try catalog.packets(flow: 21).map(\.n) == Array(1 ... 7))
+        #expect(try catalog.packets(flow: 22).map(\.n) == Array(1 ... 7))
+        let file = try #require(try catalog.files().first { $0.seq == 1 })
+        #expect(file.packets == 14)
+        #expect(CaptureRepair.wholeBlocks(scratch.folder.filePath(1))?.packets == 14)
+    }
+
+    @Test("The backlog keeps writes in order within its bound, gives the newest count of a flow, and lets the oldest go")
+    func backlogBound() {
+        func write(_ seq: Int64, flow: UInt64, packets: Int) -> CaptureRowBacklog.Write {
+            var rows = CapturePacketRows(rowsPerFlow: 500)
+            for i in 0 ..< packets {
+                let packet = QueuedPacket(flow: flow, direction: .clientToServer, timeMicros: Int64(i), originalLength: 60, includedLength: 60,
+                                          block: 0 ..< 92)
+                Conversation.packets[0].1.withUnsafeBytes { bytes in
+                    _ = rows.add(packet, bytes: bytes, offset: Int64(i), known: { _ in 0 })
+                }
+            }
+            _ = rows.finish()
+            return .init(seq: seq, bytes: 0, packets: 0, rows: rows, packetCount: packets)
+        }
+        var backlog = CaptureRowBacklog(maxRows: 10)
+        #expect(backlog.append(write(1, flow: 7, packets: 4)) == 0)
+        #expect(backlog.append(write(1, flow: 8, packets: 4)) == 0)
+        #expect(backlog.latestCount(of: 7) == 4 && backlog.latestCount(of: 9) == nil)
+        #expect(backlog.append(write(2, flow: 7, packets: 4)) == 4)
+        #expect(backlog.writes.map(\.seq) == [1, 2] && backlog.rowCount == 8)
+        #expect(backlog.drop() == 8 && backlog.isEmpty)
+    }
+
     @Test("Delete: the file goes, the row stays marked (its number is never given again), packet rows stay; the recording one is refused")
     func delete() throws {
         let scratch = CaptureScratch()
