@@ -120,6 +120,13 @@ import Tunnel
             #expect(report.deletedNothing)
             #expect(StoragePresentation.report(report, automatic: true) == [])
             #expect(StoragePresentation.report(report, automatic: false) == ["Everything is within its limits; nothing was deleted."])
+            // Over the size limit by the file being recorded alone: not "within its limits".
+            var over = StorageReport()
+            over.capturesStillOver = .recording
+            #expect(StoragePresentation.report(over, automatic: false) == [
+                "Nothing was deleted.",
+                "The captures are still over their size limit because of the file being recorded; it is deleted once a new capture file is started.",
+            ])
         }
     }
 

@@ -68,9 +68,10 @@ public enum StoragePresentation {
     public static func report(_ r: StorageReport, automatic: Bool) -> [String] {
         if r.deletedNothing {
             guard !automatic else { return [] }
-            var out = ["Everything is within its limits; nothing was deleted."]
-            out += stillOver(r)
-            return out
+            // Over the size limit with nothing deletable is not "within its limits" (a trial read
+            // both sentences, one after the other).
+            let over = stillOver(r)
+            return over.isEmpty ? ["Everything is within its limits; nothing was deleted."] : ["Nothing was deleted."] + over
         }
         var parts: [String] = []
         if r.flowsDeleted > 0 {
