@@ -27,6 +27,9 @@ public enum CaptureRoom: Sendable, Equatable {
         case full(used: Int64, limit: Int64)
         /// The capture being recorded is over the limit on its own: no deletion can meet it.
         case openCaptureOverLimit(open: Int64, limit: Int64)
+        /// The captures fill the limit and every closed one is audit evidence, which no limit
+        /// removes until its audit session is deleted.
+        case heldAsEvidence(used: Int64, limit: Int64)
         /// No size limit.
         case noLimit(used: Int64)
     }
@@ -39,6 +42,8 @@ public enum CaptureRoom: Sendable, Equatable {
         case past(count: Int, maxAgeMicros: Int64)
         /// No capture has closed yet: none has an age to count from.
         case noDateYet(maxAgeMicros: Int64)
+        /// Every closed capture is audit evidence: none expires until its audit session is deleted.
+        case onlyEvidence(maxAgeMicros: Int64)
         /// Captures do not expire.
         case off
     }
@@ -47,8 +52,11 @@ public enum CaptureRoom: Sendable, Equatable {
     /// capture's age counts from its close (`endedMicros`); the one being recorded has none.
     /// `decryptedBytes`: the decrypted captures (`decrypted-*.pcapng`), which live under the same
     /// size limit (`DecryptedCaptureRetention`) and so count in what is used (a trial's room said
-    /// 2.6 MiB left where 2.3 MiB of decrypted captures left 0.3).
-    public static func evaluate(files: [CaptureFile], decryptedBytes: Int64 = 0, maxBytes: (name: String, limit: SettingLimit),
+    /// 2.6 MiB left where 2.3 MiB of decrypted captures left 0.3). `evidence`: the sequences of
+    /// the captures audit sessions hold, which count but never go (a trial's room said the oldest
+    /// would go, and gave it an expiry date, when it was evidence).
+    public static func evaluate(files: [CaptureFile], decryptedBytes: Int64 = 0, evidence: Set<Int64> = [],
+                                maxBytes: (name: String, limit: SettingLimit),
                                 maxAge: (name: String, limit: SettingLimit), nowMicros: Int64) -> CaptureRoom {
         var unreadable: [Unreadable] = []
         if case .unreadable(let text) = maxBytes.limit { unreadable.append(Unreadable(name: maxBytes.name, text: text)) }
@@ -60,8 +68,11 @@ public enum CaptureRoom: Sendable, Equatable {
         switch maxBytes.limit {
         case .limit(let limit):
             let open = files.filter(\.isRecording).reduce(Int64(0)) { $0 + $1.bytes }
+            let closed = files.filter { !$0.isRecording }
             if open >= limit {
                 size = .openCaptureOverLimit(open: open, limit: limit)
+            } else if used >= limit, !closed.isEmpty, closed.allSatisfy({ evidence.contains($0.seq) }) {
+                size = .heldAsEvidence(used: used, limit: limit)
             } else if used >= limit {
                 size = .full(used: used, limit: limit)
             } else {
@@ -73,12 +84,15 @@ public enum CaptureRoom: Sendable, Equatable {
         let expiry: Expiry
         switch maxAge.limit {
         case .limit(let age):
-            let closed = files.filter { !$0.isRecording }.map { $0.endedMicros ?? $0.startedMicros }
+            let closedFiles = files.filter { !$0.isRecording }
+            let closed = closedFiles.filter { !evidence.contains($0.seq) }.map { $0.endedMicros ?? $0.startedMicros }
             let past = closed.filter { $0 + age <= nowMicros }.count
             if past > 0 {
                 expiry = .past(count: past, maxAgeMicros: age)
             } else if let oldest = closed.min() {
                 expiry = .date(micros: oldest + age, maxAgeMicros: age)
+            } else if !closedFiles.isEmpty {
+                expiry = .onlyEvidence(maxAgeMicros: age)
             } else {
                 expiry = .noDateYet(maxAgeMicros: age)
             }

@@ -152,6 +152,8 @@ public enum CapturesPresentation {
                 sizeFields = [("outcome", .string("full")), ("limitBytes", .int(limit)), ("usedBytes", .int(used))]
             case let .openCaptureOverLimit(open, limit):
                 sizeFields = [("outcome", .string("openCaptureOverLimit")), ("limitBytes", .int(limit)), ("openBytes", .int(open))]
+            case let .heldAsEvidence(used, limit):
+                sizeFields = [("outcome", .string("heldAsEvidence")), ("limitBytes", .int(limit)), ("usedBytes", .int(used))]
             case .noLimit(let used):
                 sizeFields = [("outcome", .string("noLimit")), ("usedBytes", .int(used))]
             }
@@ -163,6 +165,8 @@ public enum CapturesPresentation {
                 expiryFields = [("outcome", .string("past")), ("captures", .int(Int64(count))), ("maxAgeMicros", .int(age))]
             case .noDateYet(let age):
                 expiryFields = [("outcome", .string("noDateYet")), ("maxAgeMicros", .int(age))]
+            case .onlyEvidence(let age):
+                expiryFields = [("outcome", .string("onlyEvidence")), ("maxAgeMicros", .int(age))]
             case .off:
                 expiryFields = [("outcome", .string("off"))]
             }
@@ -179,6 +183,8 @@ public enum CapturesPresentation {
             return "No room left: the captures use \(Units.bytes(used)), the \(Units.bytes(limit)) limit is already full, so the oldest closed captures go to make room and what they held is lost."
         case let .openCaptureOverLimit(open, limit):
             return "The \(Units.bytes(limit)) limit cannot be met: the capture being recorded is \(Units.bytes(open)) on its own; close it with `tv captures rotate` so it can be removed."
+        case let .heldAsEvidence(used, limit):
+            return "No room left: the captures use \(Units.bytes(used)) of the \(Units.bytes(limit)) limit, and every closed one is audit evidence, which no limit removes until its audit session is deleted (`tv audit delete`)."
         case .noLimit(let used):
             return "No size limit (captures.maxBytes is off): the captures use \(Units.bytes(used)) and grow until you delete them."
         }
@@ -192,6 +198,8 @@ public enum CapturesPresentation {
             return "\(count == 1 ? "1 capture is" : "\(count) captures are") already past the \(ageWords(age)) expiry and \(count == 1 ? "goes" : "go") at the next cleanup."
         case .noDateYet(let age):
             return "No capture has closed yet, so none has an expiry date: a capture is kept \(ageWords(age)) from when it closes, and the one being recorded closes when the next one opens."
+        case .onlyEvidence(let age):
+            return "Every closed capture is audit evidence, which does not expire until its audit session is deleted; others are kept \(ageWords(age)) after they close."
         case .off:
             return "Captures do not expire (captures.maxAge is off)."
         }

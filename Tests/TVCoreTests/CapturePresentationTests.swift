@@ -78,6 +78,24 @@ struct CapturePresentationTests {
                                                             maxAge: ("captures.maxAge", SettingLimit.micros(age)), nowMicros: now))
     }
 
+    @Test("Room: captures held as audit evidence count, never go, and have no expiry date (a trial's room said the oldest would go, and when it expired)")
+    func evidenceInTheRoom() {
+        let files = [Self.file(2, bytes: 100, recording: true), Self.file(1, bytes: 2 << 20)]
+        let held = CaptureRoom.evaluate(files: files, evidence: [1], maxBytes: ("captures.maxBytes", SettingLimit.bytes("1MB")),
+                                        maxAge: ("captures.maxAge", SettingLimit.micros("30d")), nowMicros: 1_764_594_000_000_000)
+        #expect(held == .limits(size: .heldAsEvidence(used: (2 << 20) + 100, limit: 1 << 20), expiry: .onlyEvidence(maxAgeMicros: 30 * Self.day)))
+        #expect(CapturesPresentation.roomLines(held) == [
+            "No room left: the captures use 2.0 MiB of the 1.0 MiB limit, and every closed one is audit evidence, which no limit removes until its audit session is deleted (`tv audit delete`).",
+            "Every closed capture is audit evidence, which does not expire until its audit session is deleted; others are kept 30 days after they close.",
+        ])
+        // One closed capture that is not evidence: it is the one that goes, and the one that expires.
+        let mixed = CaptureRoom.evaluate(files: files + [Self.file(3, bytes: 10, ended: 1_764_594_000_000_000 - Self.day)], evidence: [1],
+                                         maxBytes: ("captures.maxBytes", SettingLimit.bytes("1MB")),
+                                         maxAge: ("captures.maxAge", SettingLimit.micros("30d")), nowMicros: 1_764_594_000_000_000)
+        #expect(mixed == .limits(size: .full(used: (2 << 20) + 110, limit: 1 << 20),
+                                 expiry: .date(micros: 1_764_594_000_000_000 + 29 * Self.day, maxAgeMicros: 30 * Self.day)))
+    }
+
     @Test("Room: the four size outcomes")
     func sizeOutcomes() {
         #expect(Self.room([Self.file(2, bytes: Self.gib / 2, recording: true), Self.file(1, bytes: Self.gib / 2)], "2GB", "off") == [

@@ -1,4 +1,5 @@
 import Capture
+import Recording
 import CommandLineParser
 import ControlChannel
 import FlowStore
@@ -152,7 +153,9 @@ enum CaptureCommands {
             return 1
         }
         let decrypted = DecryptedCaptureFiles.totalBytes(home: try inv.home())
-        let room = CaptureRoom.evaluate(files: files, decryptedBytes: decrypted, maxBytes: (SettingKeys.capturesMaxBytes.name, maxBytes),
+        let evidence = Set(AuditEvidence.read(from: catalog.database).captures.map(Int64.init))
+        let room = CaptureRoom.evaluate(files: files, decryptedBytes: decrypted, evidence: evidence,
+                                        maxBytes: (SettingKeys.capturesMaxBytes.name, maxBytes),
                                         maxAge: (SettingKeys.capturesMaxAge.name, maxAge), nowMicros: FlowCommands.nowMicros())
         if inv.json {
             inv.console.line(CapturesPresentation.roomJSON(room, decryptedBytes: decrypted).serialized(pretty: true))
