@@ -120,7 +120,10 @@ public final class CertificateAuthority: Sendable {
         let notAfter = min(notBefore + CertificateAuthority.leafSpan, root.notAfter)
         let builder = try CertificateBuilder(subjectKey: key, serial: try SerialNumber.random(),
                                              notBefore: notBefore, notAfter: notAfter)
-        let cn = identity.commonName
+        // Under a name-constrained root an address is no CN: OpenSSL checks a CN that looks like
+        // a host name against the DNS subtrees when no DNS SAN is there (`NAME_CONSTRAINTS_check_CN`),
+        // and refused `CN=127.0.0.1` under `permitted;DNS:.internal.test` (error 47: a re-check).
+        let cn = identity.dnsNames.isEmpty && root.hasNameConstraints ? nil : identity.commonName
         try builder.setSubject(cn.map { [("CN", $0)] } ?? [])
         try builder.setIssuer(root)
         try builder.addExtension(NID_basic_constraints, "critical,CA:FALSE", issuer: root)

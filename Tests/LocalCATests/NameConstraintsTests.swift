@@ -53,6 +53,15 @@ struct NameConstraintsTests {
         let leaf = try ca.mintLeaf(for: wanted, now: now).certificate
         #expect(leaf.subjectAlternativeNames == [.dns("a.internal.test"), .ip(IPAddress("10.1.2.3")!), .ip(IPAddress("10.9.9.9")!)])
         #expect(verify(leaf, root: ca.root, .ip("10.1.2.3"), at: now) == 0)
+        // An address alone: no CN (OpenSSL checks a CN like `10.1.2.3` against the DNS subtrees
+        // when there is no DNS SAN: error 47 before), the SAN critical; under either root.
+        for ca in [ca, try constrainedAuthority(now: now)] {
+            let address = try ca.mintLeaf(for: try LeafIdentity(names: ["10.1.2.3"]), now: now).certificate
+            #expect(subjectEntries(address).isEmpty && address.isCritical(NID_subject_alt_name) == true)
+            #expect(verify(address, root: ca.root, .ip("10.1.2.3"), at: now) == 0)
+            let issued = try ca.issue(for: try LeafIdentity(names: ["10.1.2.3"]), keyType: .ecdsaP256, now: now).certificate
+            #expect(verify(issued, root: ca.root, .ip("10.1.2.3"), at: now) == 0)
+        }
     }
 
     @Test("when the name the client asked for is itself outside, the leaf keeps every name (no leaf for it can verify; the client's refusal is the one import warned of)")
