@@ -7,11 +7,19 @@ import TVHome
 public enum CapturesPresentation {
     /// `tv exec`'s closing line about its packets: the one file it wrote, or the first and last
     /// when it rotated (`capture.rotateBytes`; a new-user trial was named only the last of four).
-    /// `files`: the sequence numbers, first...last.
-    public static func execFiles(_ files: ClosedRange<Int64>, folder: String) -> String {
-        let first = folder + "/" + CaptureFolder.fileName(files.lowerBound)
-        guard files.count > 1 else { return "its packets are in \(first) (`tv packets ID`, `tv captures`)." }
-        return "its packets are in \(files.count) files, \(first) to \(CaptureFolder.fileName(files.upperBound)) (`tv packets ID`, `tv captures`)."
+    /// `files`: the sequence numbers, first...last; `present`: those still on disk once its last
+    /// retention pass ran (the captures' limits can take them at its end: a trial was pointed at
+    /// a file just deleted).
+    public static func execFiles(_ files: ClosedRange<Int64>, present: Set<Int64>, folder: String) -> String {
+        let kept = files.filter(present.contains)
+        guard let first = kept.first, let last = kept.last else {
+            return "its packets were in \(files.count == 1 ? CaptureFolder.fileName(files.lowerBound) : "\(files.count) files, \(CaptureFolder.fileName(files.lowerBound)) to \(CaptureFolder.fileName(files.upperBound))"), "
+                + "deleted at its end by the captures' limits (captures.maxBytes, captures.maxAge); its connections stay (`tv flows`)."
+        }
+        let gone = files.count - kept.count
+        let deleted = gone == 0 ? "" : "; \(gone) of its \(files.count) files were deleted at its end by the captures' limits"
+        guard kept.count > 1 else { return "its packets are in \(folder)/\(CaptureFolder.fileName(first))\(deleted) (`tv packets ID`, `tv captures`)." }
+        return "its packets are in \(kept.count) files, \(folder)/\(CaptureFolder.fileName(first)) to \(CaptureFolder.fileName(last))\(deleted) (`tv packets ID`, `tv captures`)."
     }
 
     /// The list, newest first: name, size, time, and the one being written marked Recording.

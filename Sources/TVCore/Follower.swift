@@ -117,17 +117,22 @@ public struct Follower<Row: FollowedRow>: Sendable {
 }
 
 extension Follower.Event where Row == FlowRecord {
-    /// One line: `+` for opened, `-` for finished; the id, the time (UTC), the host, the
-    /// protocol and port; a finished flow adds its bytes, duration and status word.
-    /// `+ 12 14:05:03 example.com h2 :443`
-    /// `- 12 14:05:04 example.com h2 :443 ↑ 1.2 KiB ↓ 30 KiB 0.8 s inspected`
+    /// One line: `+` for opened, `-` for finished; the id, the time (UTC), the program when
+    /// known (`tv flows`' PROGRAM word; it was left out: a trial), the host, the protocol and
+    /// port; a finished flow adds its bytes, duration and status word.
+    /// `+ 12 14:05:03 curl example.com h2 :443`
+    /// `- 12 14:05:04 curl example.com h2 :443 ↑ 1.2 KiB ↓ 30 KiB 0.8 s inspected`
     public var line: String {
+        func program(_ f: FlowRecord) -> String {
+            let word = FlowProgramPresentation.word(f.program)
+            return word.isEmpty ? "" : word + " "
+        }
         switch self {
         case .opened(let f):
-            return "+ \(f.id) \(Units.utc(f.startTime / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(f.host ?? f.serverAddress)) \(FlowListPresentation.protocolAndPort(f))"
+            return "+ \(f.id) \(Units.utc(f.startTime / 1_000_000, format: "%H:%M:%S")) \(program(f))\(TerminalText.line(f.host ?? f.serverAddress)) \(FlowListPresentation.protocolAndPort(f))"
         case .finished(let f):
             let end = f.startTime + (f.duration ?? 0)
-            var out = "- \(f.id) \(Units.utc(end / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(f.host ?? f.serverAddress)) \(FlowListPresentation.protocolAndPort(f))"
+            var out = "- \(f.id) \(Units.utc(end / 1_000_000, format: "%H:%M:%S")) \(program(f))\(TerminalText.line(f.host ?? f.serverAddress)) \(FlowListPresentation.protocolAndPort(f))"
             out += " ↑ \(Units.bytes(f.bytesUp)) ↓ \(Units.bytes(f.bytesDown)) \(Units.duration(microseconds: f.duration ?? 0))"
             let status = f.status == .encrypted && f.failureReason == nil ? "encrypted" : FlowListPresentation.statusWord(f)
             return out + " " + status

@@ -109,7 +109,7 @@ public struct PacketDetailPresentation: Sendable, Equatable {
         var out = ["Packet \(row.n) of flow \(row.flow)"]
         let flags = row.tcpFlags.map { TCPFlags.acronyms($0) } ?? ""
         out.append("  when        " + Units.offsetSeconds(row.timeMicros - firstPacketMicros) + " after the flow's first packet ("
-                   + Units.utcMillis(row.timeMicros) + ")")
+                   + Units.utcMicros(row.timeMicros) + ")")
         out.append("  direction   " + DirectionWords.label(row.direction))
         out.append("  size        " + Units.grouped(row.originalLength) + " bytes")
         out.append("  meaning     " + row.meaning.words + (flags.isEmpty ? "" : " (\(flags))"))

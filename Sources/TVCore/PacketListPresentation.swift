@@ -52,20 +52,12 @@ public struct PacketListPresentation: Sendable {
         return "Packets of flow \(flow): \(ByteWords.grouped(count)) packet\(count == 1 ? "" : "s")."
     }
 
-    /// Time since the first packet, to the nearest ms: "0.000 s", "0.005 s", "12.345 s" (611 µs
-    /// read 0.000 s while the absolute time had moved a millisecond: a trial; truncated before).
-    public static func offset(_ micros: Int64) -> String {
-        let ms = (max(0, micros) + 500) / 1_000
-        let millis = String(ms % 1_000)
-        return "\(ms / 1_000).\(String(repeating: "0", count: 3 - millis.count))\(millis) s"
-    }
-
     /// One line per packet: number, time, direction, size, meaning, flags, and what the snap
     /// length kept when it cut the packet.
     public func rowLines() -> [String] {
         guard let first = rows.first?.timeMicros else { return [] }
         let cells: [[String]] = rows.map { row in
-            [String(row.n), Self.offset(row.timeMicros - first), row.direction == .clientToServer ? "→" : "←",
+            [String(row.n), Units.offsetSeconds(row.timeMicros - first), row.direction == .clientToServer ? "→" : "←",
              "\(ByteWords.grouped(row.originalLength)) B", row.meaning.words]
         }
         let widths = (0..<5).map { column in cells.map { $0[column].count }.max() ?? 0 }

@@ -47,13 +47,22 @@ public enum Units {
         return utc(us / 1_000_000, format: "%Y-%m-%d %H:%M:%S") + "." + String(repeating: "0", count: 3 - msText.count) + msText + " UTC"
     }
 
+    /// UTC with microseconds, as a capture stores the time and tshark shows it:
+    /// `2026-11-30 03:05:00.123456 UTC`.
+    public static func utcMicros(_ us: Int64) -> String {
+        let fraction = String(us % 1_000_000)
+        return utc(us / 1_000_000, format: "%Y-%m-%d %H:%M:%S") + "." + String(repeating: "0", count: 6 - fraction.count) + fraction + " UTC"
+    }
+
     /// A whole number with thousands grouped by commas: `1,048,776`.
     public static func grouped(_ n: Int64) -> String { ByteWords.grouped(n) }
 
-    /// An offset from the start of a flow, in seconds with millisecond resolution: `0.012 s`,
-    /// `61.250 s`, for µs.
+    /// An offset from the start of a flow (µs), in seconds to the nearest millisecond: `0.000 s`,
+    /// `0.012 s`, `61.251 s`; negative offsets read 0. One rounding for every list and detail: the
+    /// packet list rounded and a packet's detail truncated, so one packet read 0.003 s in one and
+    /// 0.002 s in the other (a trial).
     public static func offsetSeconds(_ us: Int64) -> String {
-        let ms = us / 1_000
+        let ms = (max(0, us) + 500) / 1_000
         let fraction = String(ms % 1_000)
         return "\(ms / 1_000)." + String(repeating: "0", count: 3 - fraction.count) + fraction + " s"
     }

@@ -335,7 +335,9 @@ struct WebRunTests {
         #expect(got.out == "200", "\(got)")
         #expect(FileManager.default.contents(atPath: saved) == bytes)
         #expect(try code(box, bearer + [parts[0] + "/api/captures/decrypted/decrypted-20261204-101501.pcapng/file"]) == "404")
-        #expect(try code(box, bearer + ["--path-as-is", parts[0] + "/api/captures/decrypted/..%2Fca%2Froot-key.pem/file"]) == "404")
+        // libmicrohttpd decodes %2F: a `..` segment, refused before any route is looked at.
+        #expect(try code(box, bearer + ["--path-as-is", parts[0] + "/api/captures/decrypted/..%2Fca%2Froot-key.pem/file"]) == "400")
+        #expect(try code(box, bearer + ["--path-as-is", parts[0] + "/api/captures/decrypted/%2E%2E%2Fca%2Froot-key.pem/file"]) == "400")
     }
 
     /// `tv web --listen 0.0.0.0:0` (found by a new-user trial: it printed an `http://0.0.0.0:…` URL

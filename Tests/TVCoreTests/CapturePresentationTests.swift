@@ -232,12 +232,17 @@ struct CapturePresentationTests {
         #expect(CapturesPresentation.deletionWarning(one).hasPrefix("Deleting capture-000018.pcapng (116 B, 1 packet): "))
     }
 
-    @Test("tv exec's closing line names the one file, or the first and last when the session rotated")
+    @Test("tv exec's closing line names the one file, or the first and last when the session rotated, and only files still there (it named one the captures' limits had just deleted: a trial)")
     func execFiles() {
-        #expect(CapturesPresentation.execFiles(34...34, folder: "/d/captures")
+        #expect(CapturesPresentation.execFiles(34...34, present: [34], folder: "/d/captures")
                 == "its packets are in /d/captures/capture-000034.pcapng (`tv packets ID`, `tv captures`).")
-        #expect(CapturesPresentation.execFiles(34...37, folder: "/d/captures")
+        #expect(CapturesPresentation.execFiles(34...37, present: [34, 35, 36, 37], folder: "/d/captures")
                 == "its packets are in 4 files, /d/captures/capture-000034.pcapng to capture-000037.pcapng (`tv packets ID`, `tv captures`).")
+        #expect(CapturesPresentation.execFiles(34...37, present: [36, 37], folder: "/d/captures")
+                == "its packets are in 2 files, /d/captures/capture-000036.pcapng to capture-000037.pcapng; 2 of its 4 files were deleted at its end by the captures' limits (`tv packets ID`, `tv captures`).")
+        #expect(CapturesPresentation.execFiles(43...43, present: [], folder: "/d/captures")
+                == "its packets were in capture-000043.pcapng, deleted at its end by the captures' limits (captures.maxBytes, captures.maxAge); its connections stay (`tv flows`).")
+        #expect(CapturesPresentation.execFiles(3...36, present: [], folder: "/d/captures").hasPrefix("its packets were in 34 files, capture-000003.pcapng to capture-000036.pcapng, deleted"))
     }
 
     @Test("Status line and the loss sentence; the values nest in tv status --json without a clash")

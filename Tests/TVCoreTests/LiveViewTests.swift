@@ -57,6 +57,9 @@ import TVHome
         let done = FlowFollower.Event.finished(Self.flow(7, at: Self.t0, duration: 1_500_000, host: "b.test\u{1B}", status: .encrypted))
         #expect(open.line == "+ 7 14:05:03 a.test h2 :443")
         #expect(done.line == "- 7 14:05:04 b.test\\x1b h2 :443 ↑ 120 B ↓ 2.9 KiB 1.5 s encrypted")
+        var named = Self.flow(7, at: Self.t0, duration: 1_500_000, host: "b.test", status: .encrypted)
+        named.program = .known(ProgramIdentity(pid: 42, command: "curl", executable: "/usr/bin/curl", uid: 0, user: "root"))
+        #expect(FlowFollower.Event.finished(named).line == "- 7 14:05:04 curl b.test h2 :443 ↑ 120 B ↓ 2.9 KiB 1.5 s encrypted")
         #expect(open.json.serialized().hasPrefix(#"{"event":"opened","flow":{"id":7,"#))
     }
 

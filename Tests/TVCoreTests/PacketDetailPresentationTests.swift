@@ -69,7 +69,7 @@ struct PacketDetailPresentationTests {
         let lines = Self.detail(.bytes(Self.nxdomain), size: 58).lines
         #expect(lines == [
             "Packet 2 of flow 9",
-            "  when        0.004 s after the flow's first packet (2025-12-01 20:13:20.004 UTC)",
+            "  when        0.005 s after the flow's first packet (2025-12-01 20:13:20.004500 UTC)",
             "  direction   ← server to client",
             "  size        58 bytes",
             "  meaning     data",

@@ -19,7 +19,8 @@ import FlowTerms
         #expect(Units.grouped(1_048_776) == "1,048,776")
         #expect(Units.offsetSeconds(0) == "0.000 s")
         #expect(Units.offsetSeconds(12_345) == "0.012 s")
-        #expect(Units.offsetSeconds(61_250_999) == "61.250 s")
+        #expect(Units.offsetSeconds(61_250_999) == "61.251 s")
+        #expect(Units.offsetSeconds(2_722) == "0.003 s" && Units.offsetSeconds(2_499) == "0.002 s" && Units.offsetSeconds(-5) == "0.000 s")
     }
 
     @Test func oneBlockPerTurnWithFiguresAndTheCutLine() {
@@ -68,7 +69,7 @@ import FlowTerms
                                                      seenBytes: 40, cutBy: .flowBudget), bytes: Array(bytes))
         #expect(TurnsPresentation(flowID: 7, flow: nil, items: [item]).lines() == [
             "Flow 7", "",
-            "Turn 1  → client to server  at 0.001 s  10 of 40 bytes kept",
+            "Turn 1  → client to server  at 0.002 s  10 of 40 bytes kept",
             "  prix: 5 ",
             "⋯ The client-to-server side stopped being recorded after this turn: this connection's budget per direction (content.flowBudget) was used up.",
         ])

@@ -61,7 +61,9 @@ enum ExecCommand {
         if !quiet {
             console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).")
             if let files = session.captures {
-                console.note("tv: " + CapturesPresentation.execFiles(files, folder: home.captureDirectory))
+                let folder = CaptureFolder(path: home.captureDirectory)
+                let present = Set(files.filter { FileManager.default.fileExists(atPath: folder.filePath($0)) })
+                console.note("tv: " + CapturesPresentation.execFiles(files, present: present, folder: home.captureDirectory))
             }
             let counters = session.tunnelCounters
             for line in TunnelCountersPresentation(counters: counters).lines { console.note("tv: " + line) }
