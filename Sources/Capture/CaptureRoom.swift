@@ -62,6 +62,15 @@ public enum CaptureRoom: Sendable, Equatable {
         if case .unreadable(let text) = maxBytes.limit { unreadable.append(Unreadable(name: maxBytes.name, text: text)) }
         if case .unreadable(let text) = maxAge.limit { unreadable.append(Unreadable(name: maxAge.name, text: text)) }
         if !unreadable.isEmpty { return .unreadable(unreadable) }
+        // What is on disk, as retention counts it (`CaptureFile.bytesOnDisk`): a file cut or gone
+        // since its row was written counted its row's size, and room and `tv storage` disagreed
+        // (a trial). A file gone from the folder takes no room and has no age.
+        let files = files.compactMap { file -> CaptureFile? in
+            guard let size = file.bytesOnDisk else { return nil }
+            var present = file
+            present.bytes = size
+            return present
+        }
         let used = files.reduce(Int64(0)) { $0 + $1.bytes } + max(0, decryptedBytes)
         if case .off = maxBytes.limit, case .off = maxAge.limit { return .neitherLimit(used: used) }
         let size: Size
