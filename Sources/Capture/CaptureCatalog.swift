@@ -183,6 +183,8 @@ public struct CaptureCatalog {
                 } else if errno != ENOENT {
                     throw CaptureError.cannotDelete(path: file.path, reason: String(cString: strerror(errno)))
                 }
+            case .markRowUnlinked:
+                try Self.markUnlinked(seq, nowMicros: nowMicros, in: database)
             }
         }
         return freed
@@ -196,18 +198,30 @@ public struct CaptureCatalog {
     @discardableResult
     public func sweepDeleted() throws -> [Int64] {
         var deleted: [Int64] = []
-        let select = try database.prepare("SELECT seq FROM captures WHERE deleted_at IS NOT NULL ORDER BY seq")
+        let select = try database.prepare("SELECT seq FROM captures WHERE deleted_at IS NOT NULL AND unlinked_at IS NULL ORDER BY seq")
         try select.forEachRow { deleted.append($0.int64(at: 0)) }
         var swept: [Int64] = []
         // Only names in the capture folder, whatever a row's path says.
         for seq in deleted {
             let path = folder.filePath(seq)
             let state = CaptureDeletion.State(rowDeleted: true, filePresent: access(path, F_OK) == 0)
-            if CaptureDeletion.sweeps(state, isRecording: CaptureFolder.isRecording(path)), unlink(path) == 0 {
+            let recording = CaptureFolder.isRecording(path)
+            if CaptureDeletion.sweeps(state, isRecording: recording), unlink(path) == 0 {
                 swept.append(seq)
             }
+            // Gone now (swept, or already): the deletion is done.
+            if !recording, access(path, F_OK) != 0 { try? Self.markUnlinked(seq, nowMicros: Int64(Date().timeIntervalSince1970 * 1e6), in: database) }
         }
         return swept
+    }
+
+    /// Marks capture `seq`'s deletion finished (`captures.unlinked_at`): a file of its name is no
+    /// longer the deletion's to remove.
+    /// - Throws: `FlowStoreError`.
+    public static func markUnlinked(_ seq: Int64, nowMicros: Int64, in database: SQLiteDatabase) throws {
+        let update = try database.prepare("UPDATE captures SET unlinked_at = ? WHERE seq = ? AND deleted_at IS NOT NULL AND unlinked_at IS NULL")
+        try update.bind([.integer(nowMicros), .integer(seq)])
+        _ = try update.step()
     }
 }
 

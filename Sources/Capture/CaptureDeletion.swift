@@ -1,11 +1,14 @@
 /// The order in which a capture is deleted, and what a sweep does with what a crash left: a pure
 /// decision, so that the crash window can be tested step by step without a crash.
 ///
-/// The row is marked deleted first (one transaction), then the file is unlinked. A process that
-/// dies between the two leaves a file under a deleted row: nothing points at it any more (every
-/// reader treats a deleted row's bytes as gone), and the next sweep (`CaptureCatalog
-/// .sweepDeleted`, run when a capture writer starts and by `tv captures`) unlinks it. The other
-/// order would leave a live row naming a file that is not there.
+/// The row is marked deleted first (one transaction), then the file is unlinked, then the row is
+/// marked unlinked. A process that dies between the first two leaves a file under a deleted row
+/// not marked unlinked: nothing points at it any more (every reader treats a deleted row's bytes
+/// as gone), and the next sweep (`CaptureCatalog.sweepDeleted`, run when a capture writer starts)
+/// unlinks it. The other order would leave a live row naming a file that is not there. Once the
+/// row says unlinked, a file of that name is not the deletion's: one restored from a backup was
+/// swept at the next start, silently (a re-check), and is now left alone, as a file the history
+/// does not describe.
 public enum CaptureDeletion {
     /// One step of deleting a capture.
     public enum Step: Sendable, Equatable, CaseIterable {
@@ -13,10 +16,12 @@ public enum CaptureDeletion {
         case markRowDeleted
         /// The file unlinked.
         case unlinkFile
+        /// `captures.unlinked_at` set: the deletion is done.
+        case markRowUnlinked
     }
 
     /// The steps in the order `CaptureCatalog.delete` takes them.
-    public static let order: [Step] = [.markRowDeleted, .unlinkFile]
+    public static let order: [Step] = [.markRowDeleted, .unlinkFile, .markRowUnlinked]
 
     /// What the database and the folder say about one capture.
     public struct State: Sendable, Equatable {
@@ -24,10 +29,13 @@ public enum CaptureDeletion {
         public var rowDeleted: Bool
         /// The file is in the folder.
         public var filePresent: Bool
+        /// The row says the file was unlinked (the deletion finished).
+        public var rowUnlinked: Bool
 
-        public init(rowDeleted: Bool, filePresent: Bool) {
+        public init(rowDeleted: Bool, filePresent: Bool, rowUnlinked: Bool = false) {
             self.rowDeleted = rowDeleted
             self.filePresent = filePresent
+            self.rowUnlinked = rowUnlinked
         }
 
         /// A live row naming a file that is not there: the one state deletion must never leave,
@@ -43,15 +51,16 @@ public enum CaptureDeletion {
             switch step {
             case .markRowDeleted: state.rowDeleted = true
             case .unlinkFile: state.filePresent = false
+            case .markRowUnlinked: state.rowUnlinked = true
             }
         }
         return state
     }
 
-    /// Whether a sweep unlinks a file in this state: its row is marked deleted and no live writer
-    /// holds it (`CaptureFolder.isRecording`). A live row's file is the user's; a file with no row
-    /// at all is retention's to judge (`RetentionPlanner`'s unreferenced files).
+    /// Whether a sweep unlinks a file in this state: its row is marked deleted, not yet unlinked,
+    /// and no live writer holds it (`CaptureFolder.isRecording`). A live row's file is the user's;
+    /// so is one under a finished deletion (put back since) or with no row at all.
     public static func sweeps(_ state: State, isRecording: Bool) -> Bool {
-        state.rowDeleted && state.filePresent && !isRecording
+        state.rowDeleted && !state.rowUnlinked && state.filePresent && !isRecording
     }
 }

@@ -9,7 +9,7 @@ public enum ExchangeColumns {
         "id", "flow_id", "seq", "stream_id", "http_version", "method", "scheme", "authority", "path",
         "query_removed", "status", "reason", "request_body_bytes", "request_wire_bytes",
         "response_body_bytes", "response_wire_bytes", "content_type", "content_encoding",
-        "request_time", "response_time", "end_time", "upgrade", "connect", "state",
+        "request_time", "response_time", "end_time", "upgrade", "connect", "state", "request_end_time",
     ]
 
     /// `id, flow_id, …` for a SELECT list (prefix with a table alias yourself when joining).
@@ -35,7 +35,7 @@ public enum ExchangeColumns {
          .integerOrNull(exchange.responseBodyBytes), .integerOrNull(exchange.responseWireBytes),
          .textOrNull(exchange.contentType), .textOrNull(exchange.contentEncoding), .integer(exchange.requestTime),
          .integerOrNull(exchange.responseTime), .integerOrNull(exchange.endTime), .integer(exchange.upgrade ? 1 : 0),
-         .integer(exchange.connect ? 1 : 0), .text(exchange.state.rawValue)]
+         .integer(exchange.connect ? 1 : 0), .text(exchange.state.rawValue), .integerOrNull(exchange.requestEndTime)]
     }
 
     /// Binds `exchange` to `upsertSQL`'s parameters (`names` without `id`, in order) and runs it
@@ -69,6 +69,7 @@ public enum ExchangeColumns {
         try statement.bind(integer: exchange.upgrade ? 1 : 0, at: 21)
         try statement.bind(integer: exchange.connect ? 1 : 0, at: 22)
         texts.set(exchange.state.rawValue, at: 23)
+        try statement.bind(optionalInteger: exchange.requestEndTime, at: 24)
         _ = try texts.stepRebindingEveryText(statement)
     }
 
@@ -109,7 +110,8 @@ public enum ExchangeColumns {
             endTime: try r.optionalInteger("end_time", in: count),
             upgrade: try r.flag("upgrade"),
             connect: try r.flag("connect"),
-            state: try r.known(ExchangeState.self, "state")
+            state: try r.known(ExchangeState.self, "state"),
+            requestEndTime: try r.optionalInteger("request_end_time", in: count)
         )
     }
 }

@@ -8,7 +8,8 @@ import FlowTerms
 /// "signed" ones are zigzag-mapped first (0, -1, 1, -2 … as 0, 1, 2, 3 …). Each exchange is:
 /// 1. `flags` (varint): bit 0 stream id, 1 scheme, 2 authority, 3 query removed, 4 status,
 ///    5 reason, 6 response body bytes, 7 response wire bytes, 8 content type, 9 content encoding,
-///    10 response time, 11 end time (present), 12 upgrade, 13 connect;
+///    10 response time, 11 end time (present), 12 upgrade, 13 connect, 14 request end time
+///    (present; migration 27: runs written before have none);
 /// 2. the sequence number, signed, less the previous exchange's (0 before the first);
 /// 3. the stream id when present;
 /// 4. texts: HTTP version, method, scheme?, authority?, path, reason?, content type?, content
@@ -16,7 +17,7 @@ import FlowTerms
 ///    `n - 1` bytes of UTF-8; `n = 0` repeats the last value of that field in the run;
 /// 5. status?, request body bytes, request wire bytes, response body bytes?, response wire bytes?;
 /// 6. request time (signed, µs, less the previous exchange's; 0 before the first), response
-///    time? and end time? (signed, less this exchange's request time).
+///    time?, end time? and request end time? (signed, less this exchange's request time).
 ///
 /// No value is checked here beyond the structure: reading gives the stored values to
 /// `ExchangeColumns.record(_:)`, which checks each as it checks a column.
@@ -52,6 +53,7 @@ enum ExchangeRunCoding {
             if e.endTime != nil { flags |= 1 << 11 }
             if e.upgrade { flags |= 1 << 12 }
             if e.connect { flags |= 1 << 13 }
+            if e.requestEndTime != nil { flags |= 1 << 14 }
             varint(flags)
             let sequence = Int64(e.sequence)
             signed(sequence &- previousSequence)
@@ -75,6 +77,7 @@ enum ExchangeRunCoding {
             previousRequestTime = e.requestTime
             if let time = e.responseTime { signed(time &- e.requestTime) }
             if let time = e.endTime { signed(time &- e.requestTime) }
+            if let time = e.requestEndTime { signed(time &- e.requestTime) }
         }
 
         private mutating func text(_ value: String, field: Int) {
@@ -152,11 +155,12 @@ enum ExchangeRunCoding {
             requestTime &+= try reader.signed()
             let responseTime: SQLiteValue = has(10) ? .integer(requestTime &+ (try reader.signed())) : .null
             let endTime: SQLiteValue = has(11) ? .integer(requestTime &+ (try reader.signed())) : .null
+            let requestEndTime: SQLiteValue = has(14) ? .integer(requestTime &+ (try reader.signed())) : .null
             out.append([
                 .integer(firstID &+ Int64(index)), .integer(flowID), .integer(sequence), stream, .text(version), .text(method),
                 scheme, authority, .text(path), .integer(has(3) ? 1 : 0), status, reason, .integer(requestBody),
                 .integer(requestWire), responseBody, responseWire, type, encoding, .integer(requestTime), responseTime,
-                endTime, .integer(has(12) ? 1 : 0), .integer(has(13) ? 1 : 0), .text(state),
+                endTime, .integer(has(12) ? 1 : 0), .integer(has(13) ? 1 : 0), .text(state), requestEndTime,
             ])
         }
         guard reader.offset == bytes.count else { throw Malformed(offset: reader.offset) }

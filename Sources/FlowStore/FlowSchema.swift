@@ -691,6 +691,17 @@ public enum FlowSchema {
         ALTER TABLE flow_writers ADD COLUMN first_flow_id INTEGER;
         ALTER TABLE flow_writers ADD COLUMN flow_id_end INTEGER;
         """,
+        // 27 (session 31): when a request's last byte was read, for HAR's `send` (it was always
+        // 0, the upload counted as the server's wait: a trial). Packed runs carry it too
+        // (`ExchangeRunCoding`, flag bit 14); rows written before have none. And when a deleted
+        // capture's file was unlinked (`CaptureDeletion`): a file restored under the name of a
+        // finished deletion was swept as if the deletion had stopped half way (a re-check);
+        // deletions finished before are taken as finished.
+        """
+        ALTER TABLE exchanges ADD COLUMN request_end_time INTEGER;  -- µs since the epoch: the request's last byte
+        ALTER TABLE captures ADD COLUMN unlinked_at INTEGER;        -- µs since the epoch: the deleted capture's file unlinked
+        UPDATE captures SET unlinked_at = deleted_at WHERE deleted_at IS NOT NULL;
+        """,
     ]
 
     /// Migration 20's triggers' body (on insert and on a changed name): each of the row's four

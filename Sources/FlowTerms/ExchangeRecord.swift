@@ -44,6 +44,7 @@ public struct ExchangeRecord: @unchecked Sendable, Equatable {
         @usableFromInline var requestTime: Int64
         @usableFromInline var responseTime: Int64?
         @usableFromInline var endTime: Int64?
+        @usableFromInline var requestEndTime: Int64?
         @usableFromInline var upgrade: Bool
         @usableFromInline var connect: Bool
         @usableFromInline var state: ExchangeState
@@ -171,6 +172,14 @@ public struct ExchangeRecord: @unchecked Sendable, Equatable {
         get { buffer.withUnsafeMutablePointerToHeader { $0.pointee.endTime } }
         set { unique.withUnsafeMutablePointerToHeader { $0.pointee.endTime = newValue } }
     }
+    /// When the request's last byte was read (the end of its head, or of its body: HTTP/1's
+    /// framing, HTTP/2's END_STREAM); nil while it was still coming, or when it never ended
+    /// (the server answered first and reset the stream). HAR's `send` (RFC-less, HAR 1.2
+    /// `timings`) is the time from `requestTime` to it.
+    @inlinable public var requestEndTime: Int64? {
+        get { buffer.withUnsafeMutablePointerToHeader { $0.pointee.requestEndTime } }
+        set { unique.withUnsafeMutablePointerToHeader { $0.pointee.requestEndTime = newValue } }
+    }
     /// The response switched protocols (101, e.g. a WebSocket) or an HTTP/2 extended CONNECT
     /// carried `:protocol`.
     @inlinable public var upgrade: Bool {
@@ -194,14 +203,14 @@ public struct ExchangeRecord: @unchecked Sendable, Equatable {
                 status: Int? = nil, reason: String? = nil, requestBodyBytes: Int64 = 0, requestWireBytes: Int64 = 0,
                 responseBodyBytes: Int64? = nil, responseWireBytes: Int64? = nil, contentType: String? = nil,
                 contentEncoding: String? = nil, requestTime: Int64, responseTime: Int64? = nil, endTime: Int64? = nil,
-                upgrade: Bool = false, connect: Bool = false, state: ExchangeState = .open) {
+                upgrade: Bool = false, connect: Bool = false, state: ExchangeState = .open, requestEndTime: Int64? = nil) {
         buffer = Self.make(Fields(
             id: id, flowID: flowID, sequence: sequence, streamID: streamID, httpVersion: httpVersion, method: method,
             scheme: scheme, authority: authority, path: path, queryRemoved: queryRemoved, status: status,
             reason: reason, requestBodyBytes: requestBodyBytes, requestWireBytes: requestWireBytes,
             responseBodyBytes: responseBodyBytes, responseWireBytes: responseWireBytes, contentType: contentType,
             contentEncoding: contentEncoding, requestTime: requestTime, responseTime: responseTime, endTime: endTime,
-            upgrade: upgrade, connect: connect, state: state))
+            requestEndTime: requestEndTime, upgrade: upgrade, connect: connect, state: state))
     }
 
     /// Field by field; records sharing their fields are equal at once.

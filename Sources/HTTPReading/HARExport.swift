@@ -75,9 +75,10 @@ public enum HARExport {
                       reader: BoundedBodyReader, splicer: inout JSONBodySplicer) -> JSONValue {
         let response = exchange.response
         // In µs, made milliseconds once: sums of milliseconds carried binary noise (43.138999999999996).
+        var send = max(0, request.lastOffset - request.offset)
         var wait = response.map { max(0, $0.offset - request.lastOffset) } ?? 0
         var receive = response.map { max(0, $0.lastOffset - $0.offset) } ?? 0
-        if let row, row.responseTime != nil || response == nil { (wait, receive) = HARRowEntry.timingMicros(row) }
+        if let row, row.responseTime != nil || response == nil { (send, wait, receive) = HARRowEntry.timingMicros(row) }
         var requestFields = requestJSON(request, flow: flow, version: version, reader: reader, splicer: &splicer)
         if let row, !request.body.completeness.isComplete { requestFields = replacing("bodySize", with: .int(row.requestBodyBytes), in: requestFields) }
         let responseFields: JSONValue
@@ -106,11 +107,11 @@ public enum HARExport {
         }
         var fields: [(String, JSONValue)] = [
             ("startedDateTime", .string(isoDate(flow.startTime + request.offset))),
-            ("time", .double(HARRowEntry.milliseconds(wait + receive))),
+            ("time", .double(HARRowEntry.milliseconds(send + wait + receive))),
             ("request", requestFields),
             ("response", responseFields),
             ("cache", .object([])),
-            ("timings", .object([("send", .double(0)), ("wait", .double(HARRowEntry.milliseconds(wait))),
+            ("timings", .object([("send", .double(HARRowEntry.milliseconds(send))), ("wait", .double(HARRowEntry.milliseconds(wait))),
                                  ("receive", .double(HARRowEntry.milliseconds(receive)))])),
             ("serverIPAddress", .string(flow.serverAddress)),
             ("connection", .string(String(flow.id))),

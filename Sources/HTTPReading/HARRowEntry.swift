@@ -29,7 +29,7 @@ public enum HARRowEntry {
         let version = harVersion(row.httpVersion)
         let fields: [(String, JSONValue)] = [
             ("startedDateTime", .string(HARExport.isoDate(row.requestTime))),
-            ("time", .double(milliseconds(micros.wait + micros.receive))),
+            ("time", .double(milliseconds(micros.send + micros.wait + micros.receive))),
             ("request", .object([
                 ("method", .string(row.method)),
                 ("url", .string(url(row, flow: flow))),
@@ -60,17 +60,25 @@ public enum HARRowEntry {
         return notes
     }
 
-    /// `send`, `wait`, `receive` in milliseconds; 0 where the row does not tell. Without a
-    /// response, the time from the request to the exchange's end was spent waiting for one.
+    /// `send`, `wait`, `receive` in milliseconds; 0 where the row does not tell. `send` runs
+    /// from the request's first byte to its last (`requestEndTime`), or to the response's first
+    /// when that came sooner (an early answer), so the three follow one another as HAR 1.2 has
+    /// them; a row without its request's end (written before migration 27, or a request that
+    /// never ended) sends in 0 (an upload was counted as the server's wait: a trial). Without a
+    /// response, the time from the request's end to the exchange's end was spent waiting for one.
     public static func timings(_ row: ExchangeRecord) -> (send: Double, wait: Double, receive: Double) {
         let micros = timingMicros(row)
-        return (0, milliseconds(micros.wait), milliseconds(micros.receive))
+        return (milliseconds(micros.send), milliseconds(micros.wait), milliseconds(micros.receive))
     }
 
     /// `timings` in µs.
-    static func timingMicros(_ row: ExchangeRecord) -> (wait: Int64, receive: Int64) {
-        guard let first = row.responseTime else { return (max(0, (row.endTime ?? row.requestTime) - row.requestTime), 0) }
-        return (max(0, first - row.requestTime), max(0, (row.endTime ?? first) - first))
+    static func timingMicros(_ row: ExchangeRecord) -> (send: Int64, wait: Int64, receive: Int64) {
+        let end = row.endTime ?? row.responseTime ?? row.requestEndTime ?? row.requestTime
+        var sent = min(max(row.requestEndTime ?? row.requestTime, row.requestTime), end)
+        if let first = row.responseTime { sent = min(sent, max(first, row.requestTime)) }
+        let send = sent - row.requestTime
+        guard let first = row.responseTime else { return (send, max(0, end - sent), 0) }
+        return (send, max(0, first - sent), max(0, end - first))
     }
 
     /// The absolute URL: the row's scheme and authority (else the flow's), then its path as kept;

@@ -96,6 +96,9 @@ public struct RequestDetailPresentation: Sendable {
             out.append(line)
         }
         var timing = "  started \(Units.utcMillis(e.requestTime))"
+        if let sent = e.requestEndTime, sent > e.requestTime {
+            timing += "; request sent in \(Units.duration(microseconds: sent - e.requestTime))"
+        }
         if let first = e.responseTime { timing += "; first response byte after \(Units.duration(microseconds: max(0, first - e.requestTime)))" }
         if let duration = e.duration { timing += "; ended after \(Units.duration(microseconds: duration))" }
         out.append(timing)

@@ -151,7 +151,8 @@ public struct RequestListPresentation: Sendable {
             ("requestBodyBytes", .int(e.requestBodyBytes)), ("requestWireBytes", .int(e.requestWireBytes)),
             ("responseBodyBytes", int(e.responseBodyBytes)), ("responseWireBytes", int(e.responseWireBytes)),
             ("contentType", text(e.contentType)), ("contentEncoding", text(e.contentEncoding)),
-            ("requestTime", .int(e.requestTime)), ("responseTime", int(e.responseTime)), ("endTime", int(e.endTime)),
+            ("requestTime", .int(e.requestTime)), ("requestEndTime", int(e.requestEndTime)), ("responseTime", int(e.responseTime)),
+            ("endTime", int(e.endTime)),
             ("duration", int(e.duration)), ("upgrade", .bool(e.upgrade)), ("connect", .bool(e.connect)),
             ("state", .string(e.state.rawValue)),
         ])

@@ -66,14 +66,14 @@ import FlowTerms
 
         let plain = try Self.tv(["turns", "1"], dataDir: dataDir)
         #expect(plain.status == 0)
-        #expect(plain.out.hasPrefix("Flow 1: a.test\n\nTurn 1  → client to server  at 0.000 s  37 bytes\n  GET /hello HTTP/1.1\n  Host: a.test\n\n\nTurn 2  ← server to client  at 0.001 s  88 bytes\n  00000000  48 54 54 50 2f 31 2e 31  20 32 30 30 20 4f 4b 0d  |HTTP/1.1 200 OK.|\n"))
+        #expect(plain.out.hasPrefix("Flow 1: a.test\n\nTurn 1  → client to server  at 0.000 s  37 bytes\n  GET /hello HTTP/1.1\n  Host: a.test\n\n\nTurn 2  ← server to client  at 0.002 s  88 bytes\n  00000000  48 54 54 50 2f 31 2e 31  20 32 30 30 20 4f 4b 0d  |HTTP/1.1 200 OK.|\n"))
 
         let http = try Self.tv(["turns", "1", "--http"], dataDir: dataDir)
         #expect(http.status == 0)
         #expect(http.out.contains("    body: 5 bytes, decoded from gzip (25 bytes as sent), content-length\n      hello\n"))
 
         let h2 = try Self.tv(["turns", "2", "--http"], dataDir: dataDir)
-        #expect(h2.out.hasPrefix("Flow 2: h2.test — read as HTTP/2, 1 exchange\n\nturn 1  → client to server  SETTINGS (no parameters)\n\n#1  stream 1\n  → client to server  turn 1  at 0.000 s\n    GET / HTTP/2\n  ← server to client  turn 2  at 0.000 s\n    HTTP/2 200\n    body: 2 bytes, DATA frames\n      hi\n"))
+        #expect(h2.out.hasPrefix("Flow 2: h2.test — read as HTTP/2, 1 exchange\n\nturn 1  → client to server  SETTINGS (no parameters)\n\n#1  stream 1\n  → client to server  turn 1  at 0.000 s\n    GET / HTTP/2\n  ← server to client  turn 2  at 0.001 s\n    HTTP/2 200\n    body: 2 bytes, DATA frames\n      hi\n"))
 
         let cut = try Self.tv(["turns", "3"], dataDir: dataDir)
         #expect(cut.out.contains("Turn 1  ← server to client  at 0.000 s  64 of 100 bytes kept\n  00000000  00 01 02 03 04 05 06 07  08 09 0a 0b 0c 0d 0e 0f  |................|\n"))

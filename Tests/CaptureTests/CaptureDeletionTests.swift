@@ -7,11 +7,12 @@ import Testing
 struct CaptureDeletionTests {
     @Test("The order: after every possible stop the row never names a file that is gone; the old order did")
     func crashWindow() {
-        #expect(CaptureDeletion.order == [.markRowDeleted, .unlinkFile])
+        #expect(CaptureDeletion.order == [.markRowDeleted, .unlinkFile, .markRowUnlinked])
         #expect(CaptureDeletion.state(after: 0) == .init(rowDeleted: false, filePresent: true))
         #expect(CaptureDeletion.state(after: 1) == .init(rowDeleted: true, filePresent: true))
         #expect(CaptureDeletion.state(after: 2) == .init(rowDeleted: true, filePresent: false))
-        #expect((0...2).map { CaptureDeletion.state(after: $0).isDangling } == [false, false, false])
+        #expect(CaptureDeletion.state(after: 3) == .init(rowDeleted: true, filePresent: false, rowUnlinked: true))
+        #expect((0...3).map { CaptureDeletion.state(after: $0).isDangling } == [false, false, false, false])
         // Unlinking first (the order before) leaves a live row without its file after one step.
         let unlinkFirst: [CaptureDeletion.Step] = [.unlinkFile, .markRowDeleted]
         #expect(CaptureDeletion.state(after: 1, of: unlinkFirst) == .init(rowDeleted: false, filePresent: false))
@@ -27,6 +28,9 @@ struct CaptureDeletionTests {
         #expect(!CaptureDeletion.sweeps(.init(rowDeleted: true, filePresent: false), isRecording: false))
         // What a stop after the first step leaves is what the sweep finishes.
         #expect(CaptureDeletion.sweeps(CaptureDeletion.state(after: 1), isRecording: false))
+        // A file put back under a finished deletion's name is not the deletion's (it was swept,
+        // silently: a re-check).
+        #expect(!CaptureDeletion.sweeps(.init(rowDeleted: true, filePresent: true, rowUnlinked: true), isRecording: false))
     }
 
     /// Marks capture `seq`'s row deleted as `delete`'s first step does, and stops there (the
@@ -68,5 +72,28 @@ struct CaptureDeletionTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.folder.filePath(3)))
         #expect(try catalog.files().map(\.seq) == [4])
         catalog.close()
+    }
+
+    @Test("A file put back under the name of a finished deletion (from a backup) is left alone by the next writer's start; one under a deletion stopped half way is swept")
+    func restoredFileKept() throws {
+        let scratch = CaptureScratch()
+        do {
+            let writer = try CaptureWriter(configuration: scratch.configuration())
+            Conversation.record(writer, flow: 8)
+            writer.flush()
+            _ = writer.rotate()
+            writer.stop()
+        }
+        let catalog = try scratch.catalog()
+        defer { catalog.close() }
+        let path = scratch.folder.filePath(1)
+        let backup = try #require(FileManager.default.contents(atPath: path))
+        try catalog.delete(1, nowMicros: 5)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(FileManager.default.createFile(atPath: path, contents: backup))
+        let next = try CaptureWriter(configuration: scratch.configuration())
+        next.stop()
+        #expect(FileManager.default.contents(atPath: path) == backup)
+        #expect(try catalog.sweepDeleted() == [])
     }
 }

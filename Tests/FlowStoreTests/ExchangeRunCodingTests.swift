@@ -33,7 +33,8 @@ import Testing
             authority: "ws.example:443", path: "/chat/ü", queryRemoved: true, status: 101, reason: "Switching Protocols",
             requestBodyBytes: 7, requestWireBytes: Int64.max, responseBodyBytes: 0, responseWireBytes: 11,
             contentType: "application/json", contentEncoding: "br", requestTime: 1_700_000_000_000_000,
-            responseTime: 1_699_999_999_999_990, endTime: 1_700_000_000_000_030, upgrade: true, connect: true, state: .incomplete)
+            responseTime: 1_699_999_999_999_990, endTime: 1_700_000_000_000_030, upgrade: true, connect: true, state: .incomplete,
+            requestEndTime: 1_700_000_000_000_012)
         let bare = ExchangeRecord(flowID: 3, sequence: 2, httpVersion: "HTTP/1.0", method: "HEAD", path: "",
                                   requestTime: 5, state: .answered)
         var again = full

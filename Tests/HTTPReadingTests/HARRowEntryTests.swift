@@ -57,6 +57,19 @@ import Testing
         #expect(HARRowEntry.timings(row) == (0, 2.5, 0))
         row.endTime = 4_000
         #expect(HARRowEntry.timings(row) == (0, 2.5, 0.5))
+        // The request's last byte at 2.0 ms: 1 ms sending, 1.5 waiting (it was all counted as wait).
+        row.requestEndTime = 2_000
+        #expect(HARRowEntry.timings(row) == (1, 1.5, 0.5))
+        // An early answer (the response began before the request ended): send ends at the
+        // response's first byte, no wait, so the three follow one another.
+        row.requestEndTime = 3_800
+        #expect(HARRowEntry.timings(row) == (2.5, 0, 0.5))
+        // No response yet: the wait runs from the request's end to the exchange's.
+        var open = ExchangeRecord(flowID: 1, sequence: 1, httpVersion: "HTTP/1.1", method: "PUT", path: "/", requestTime: 1_000,
+                                  endTime: 9_000, requestEndTime: 4_000)
+        #expect(HARRowEntry.timings(open) == (3, 5, 0))
+        open.endTime = nil
+        #expect(HARRowEntry.timings(open) == (3, 0, 0))
     }
 
     @Test func urlsFromTheRowElseTheFlow() {

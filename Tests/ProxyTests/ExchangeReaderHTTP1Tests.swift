@@ -87,9 +87,12 @@ struct ExchangeReaderHTTP1Tests {
         #expect(cut.count == 1 && cut[0].state == .incomplete && cut[0].endTime == 20, "\(cut)")
     }
 
-    func get(_ sequence: Int, _ path: String, at time: Int64, queryRemoved: Bool = false, method: String = "GET") -> ExchangeRecord {
+    /// A request as its head opens it; one without a body ends with its head (`requestEndTime`).
+    func get(_ sequence: Int, _ path: String, at time: Int64, queryRemoved: Bool = false, method: String = "GET",
+             ended: Bool = true) -> ExchangeRecord {
         ExchangeRecord(flowID: 7, sequence: sequence, httpVersion: "HTTP/1.1", method: method, scheme: "https",
-                       authority: "example.com", path: path, queryRemoved: queryRemoved, requestTime: time)
+                       authority: "example.com", path: path, queryRemoved: queryRemoved, requestTime: time,
+                       requestEndTime: ended ? time : nil)
     }
 
     @Test("reverse mode: the request is recorded to the target tv sent it to, whatever its Host or absolute URL named")
@@ -118,10 +121,12 @@ struct ExchangeReaderHTTP1Tests {
         done.endTime = 250
         done.state = .complete
         #expect(p.server("lo", at: 250) == [done])
-        let post = get(2, "/upload", at: 300, method: "POST")
+        let post = get(2, "/upload", at: 300, method: "POST", ended: false)
         #expect(p.client("POST /upload HTTP/1.1\r\nHost: example.com\r\nContent-Length: 6\r\n\r\nab", at: 300) == [post])
         #expect(p.client("cdef", at: 310) == [])
         var posted = post
+        // The request's last byte came at 310: HAR's send is 10 µs.
+        posted.requestEndTime = 310
         posted.requestBodyBytes = 6
         posted.requestWireBytes = 6
         posted.status = 204
@@ -141,7 +146,7 @@ struct ExchangeReaderHTTP1Tests {
         let p = ExchangePlaybook(keepsQuery: true, scheme: "http")
         let started = p.client("GET http://user:pw@example.org:8080/x?y=1 HTTP/1.1\r\nHost: example.org:8080\r\n\r\n", at: 1)
         #expect(started == [ExchangeRecord(flowID: 7, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "http",
-                                           authority: "example.org:8080", path: "/x?y=1", requestTime: 1)])
+                                           authority: "example.org:8080", path: "/x?y=1", requestTime: 1, requestEndTime: 1)])
     }
 
     @Test("pipelining: two requests in one burst, their responses in one burst, in order")
@@ -186,6 +191,7 @@ struct ExchangeReaderHTTP1Tests {
         #expect(done.map(\.status) == [201])
         #expect(done.map(\.responseTime) == [20])
         #expect(done.map(\.requestBodyBytes) == [4])
+        #expect(done.map(\.requestEndTime) == [30])
         #expect(done.map(\.endTime) == [40])
     }
 
@@ -207,7 +213,8 @@ struct ExchangeReaderHTTP1Tests {
         let p = ExchangePlaybook()
         let opened = p.client("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", at: 1)
         #expect(opened == [ExchangeRecord(flowID: 7, sequence: 1, httpVersion: "HTTP/1.1", method: "CONNECT", scheme: "https",
-                                          authority: "example.com:443", path: "example.com:443", requestTime: 1, connect: true)])
+                                          authority: "example.com:443", path: "example.com:443", requestTime: 1, connect: true,
+                                          requestEndTime: 1)])
         let done = p.server("HTTP/1.1 200 Connection established\r\n\r\n\u{16}\u{03}\u{01}", at: 2)
         #expect(done.map(\.state) == [.complete])
         #expect(p.reader.stop == .tunnel)
@@ -217,7 +224,8 @@ struct ExchangeReaderHTTP1Tests {
     func cutOffMidBody() {
         let p = ExchangePlaybook()
         p.client("POST /big HTTP/1.1\r\nHost: example.com\r\nContent-Length: 10\r\n\r\nabcd", at: 1)
-        var cut = get(1, "/big", at: 1, method: "POST")
+        // Its body never ended: no request end.
+        var cut = get(1, "/big", at: 1, method: "POST", ended: false)
         cut.requestBodyBytes = 4
         cut.requestWireBytes = 4
         cut.endTime = 9

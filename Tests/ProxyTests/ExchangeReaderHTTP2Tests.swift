@@ -49,16 +49,17 @@ struct ExchangeReaderHTTP2Tests {
             + frame(0x3, 0, 5, [0, 0, 0, 8])
     }
 
-    func request(_ sequence: Int, stream: Int64, scheme: String, path: String, at time: Int64) -> ExchangeRecord {
+    /// A request as its HEADERS open it; with END_STREAM there it ends at once (`requestEndTime`).
+    func request(_ sequence: Int, stream: Int64, scheme: String, path: String, at time: Int64, ended: Bool = true) -> ExchangeRecord {
         ExchangeRecord(flowID: 7, sequence: sequence, streamID: stream, httpVersion: "HTTP/2", method: "GET", scheme: scheme,
-                       authority: "www.example.com", path: path, requestTime: time)
+                       authority: "www.example.com", path: path, requestTime: time, requestEndTime: ended ? time : nil)
     }
 
     @Test("three streams: headers decoded with one inflater per direction, DATA counted without padding, a reset")
     func threeStreams() {
         let p = ExchangePlaybook(http2: true)
         let opened = p.feed(Self.clientStream, .clientToServer, at: 10)
-        var third = request(3, stream: 5, scheme: "https", path: "/index.html", at: 10)
+        var third = request(3, stream: 5, scheme: "https", path: "/index.html", at: 10, ended: false)
         #expect(opened == [request(1, stream: 1, scheme: "http", path: "/", at: 10), request(2, stream: 3, scheme: "http", path: "/", at: 10), third])
         let ended = p.feed(Self.serverStream, .serverToClient, at: 20)
         var first = request(1, stream: 1, scheme: "http", path: "/", at: 10)
@@ -78,6 +79,8 @@ struct ExchangeReaderHTTP2Tests {
         second.state = .complete
         third.requestBodyBytes = 4
         third.requestWireBytes = 4
+        // Its DATA carried END_STREAM in the client's burst at 10.
+        third.requestEndTime = 10
         third.endTime = 20
         third.state = .incomplete
         #expect(ended == [first, second, third])

@@ -342,6 +342,29 @@ struct ExchangeRowsRunTests {
         #expect(Set(rows.compactMap { $0.int("flow") }).count == 1)
     }
 
+    @Test("an upload curl sends at 256 KiB/s for about 0.75 s: the row keeps when the request ended, and the HAR's send is that time, not the server's wait (send was always 0: a trial)")
+    func uploadTimeIsSend() throws {
+        let server = try PythonServer(Self.pythonServer)
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run()
+        let body = try box.write("body.bin", String(repeating: "x", count: 192 * 1_024))
+        let r = try box.curl(["-x", tv.proxyURL, "-p", "-sS", "--limit-rate", "256K", "--data-binary", "@" + body,
+                              "http://127.0.0.1:\(server.port)/upload"])
+        #expect(r.status == 0 && r.out == String(192 * 1_024), "\(r)")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let row = try #require((try box.json("requests")["requests"] as? [JSON])?.first)
+        let (start, sent) = (row.int("requestTime") ?? 0, row.int("requestEndTime") ?? 0)
+        #expect(sent - start > 400_000, "\(row)")
+        let har = box.work + "/upload.har"
+        #expect(try box.tv("export", "har", String(row.int("flow") ?? 0), "-o", har).status == 0)
+        let log = try #require(try JSONSerialization.jsonObject(with: box.read(har)) as? [String: Any])
+        let timings = try #require(((log["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first?["timings"] as? [String: Double])
+        // At least the rate limit's time (it cannot be quicker); the wait (the server's) is the smaller part.
+        #expect((timings["send"] ?? 0) > 400 && (timings["wait"] ?? .infinity) < (timings["send"] ?? 0), "\(timings)")
+    }
+
     @Test("requests.record off: the flow is recorded, no request row is (the switch the on/off benchmark uses)")
     func recordOff() throws {
         let world = try RunWorld()

@@ -70,6 +70,12 @@ import Testing
             "  started 2025-12-01 20:13:20.000 UTC; first response byte after 12 ms; ended after 35 ms",
             "  the query string was not kept (content keeping was off, or the content has expired or was deleted)",
         ])
+        // An upload that took 8 ms to send: said (HAR's send too).
+        var uploaded = Self.finished
+        uploaded.requestEndTime = uploaded.requestTime + 8_000
+        #expect(RequestDetailPresentation(exchange: uploaded, recorded: nil).factLines()[5]
+                == "  started 2025-12-01 20:13:20.000 UTC; request sent in 8 ms; first response byte after 12 ms; ended after 35 ms")
+        #expect(RequestListPresentation.json(uploaded).serialized().contains(#""requestEndTime":1764620000008000"#))
         var lines: [String] = []
         RequestDetailPresentation(exchange: Self.finished, recorded: nil).write(reader: BoundedBodyReader()) { lines.append($0) }
         #expect(lines.last == RequestDetailPresentation.keptWithoutContent)

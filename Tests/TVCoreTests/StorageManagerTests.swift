@@ -151,20 +151,25 @@ import Tunnel
             try capture(home, database, seq: 2, endedAt: now - 40 * day, bytes: 2_000, row: .none)
             try capture(home, database, seq: 3, endedAt: now - day, bytes: 300, row: .deleted)
             try capture(home, database, seq: 4, endedAt: now - day, bytes: 400)
+            // Put back under the name of a finished deletion: not the history's either.
+            try capture(home, database, seq: 5, endedAt: now - day, bytes: 50, row: .deleted)
+            try database.execute("UPDATE captures SET unlinked_at = 2 WHERE seq = 5")
             let manager = try StorageManager(home: home)
             defer { manager.close() }
             let figures = try StorageFigures.read(home: home, limits: .factory)
             #expect(figures.captureFiles == 2 && figures.captureBytes == 700)
-            #expect(figures.unknownCaptureFiles == 2 && figures.unknownCaptureBytes == 3_000)
+            #expect(figures.unknownCaptureFiles == 3 && figures.unknownCaptureBytes == 3_050)
             #expect(StoragePresentation.lines(figures, now: now).contains(
-                "  Besides, 2 capture files (2.9 KiB) in the folder are not in this history (from a database moved aside, or copied in): tv leaves them alone and does not count them; delete them yourself when done."))
+                "  Besides, 3 capture files (3.0 KiB) in the folder are not in this history (from a database moved aside, or copied in): tv leaves them alone and does not count them; delete them yourself when done."))
             // The factory limits (30 days) and a 1-byte size limit: only the file whose row a pass deleted goes.
             let report = try manager.applyLimits(.factory, recording: nil, now: now)
             #expect(report.captureFilesDeleted == 1)
-            #expect(files(home) == ["capture-000001.pcapng", "capture-000002.pcapng", "capture-000004.pcapng"])
+            #expect(files(home) == ["capture-000001.pcapng", "capture-000002.pcapng", "capture-000004.pcapng", "capture-000005.pcapng"])
+            // The interrupted deletion is now finished: a file put back under its name stays.
+            #expect(try database.scalar("SELECT unlinked_at IS NOT NULL FROM captures WHERE seq = 3") == .integer(1))
             #expect(try manager.captureFilesDoomed(StorageLimits(historyMaxAge: nil, capturesMaxBytes: 1, capturesMaxAge: day), now: now) == (files: 1, bytes: 400))
             _ = try manager.deleteEverything(recording: nil, now: now)
-            #expect(files(home) == ["capture-000001.pcapng", "capture-000002.pcapng"])
+            #expect(files(home) == ["capture-000001.pcapng", "capture-000002.pcapng", "capture-000005.pcapng"])
         }
     }
 

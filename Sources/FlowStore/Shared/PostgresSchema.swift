@@ -242,6 +242,11 @@ enum PostgresSchema {
         );
         CREATE INDEX client_pins_by_host ON client_pins (host);
         """,
+        // 8 (session 31): when a request's last byte was read (SQLite's migration 27), for
+        // HAR's `send`.
+        """
+        ALTER TABLE exchanges ADD COLUMN request_end_time BIGINT;
+        """,
     ]
 
     /// The trigram index `--host` reads on the shared store (`SharedHostSearch.namesSQL`): a

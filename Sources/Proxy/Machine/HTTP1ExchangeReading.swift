@@ -81,6 +81,7 @@ final class HTTP1ExchangeReading {
                     if waitedFor { bodyEndedAfterWait = true }
                     waitedFor = false
                     pending[last].requestDone = true
+                    pending[last].record.requestEndTime = now
                     finishReady(at: now, emit: emit)
                 } else {
                     requestBody = body
@@ -103,7 +104,7 @@ final class HTTP1ExchangeReading {
                 return sequence == 0 ? .notHTTP : .malformed(reason)
             case .request(let head):
                 requestHead = nil
-                start(head, emit: emit)
+                start(head, at: now, emit: emit)
             case .response:
                 return .malformed("A status line where a request line belongs (RFC 9112 §3).")
             }
@@ -115,7 +116,7 @@ final class HTTP1ExchangeReading {
     private var startedAt: Int64 = 0
     private var responseStartedAt: Int64 = 0
 
-    private func start(_ head: HTTP1RequestSummary, emit: (ExchangeRecord) -> Void) {
+    private func start(_ head: HTTP1RequestSummary, at now: Int64, emit: (ExchangeRecord) -> Void) {
         sequence += 1
         let target = ExchangeTarget(head.target, keepsQuery: settings.keepsQuery)
         let record = ExchangeRecord(
@@ -124,8 +125,11 @@ final class HTTP1ExchangeReading {
             path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: head.method == "CONNECT")
         // Content-Length: 0 is no body either.
         let body = HTTPBodyScanner(head.framing, leniency: .lenient)
-        pending.append(Pending(record: record, requestDone: body.isDone))
-        emit(record)
+        var started = record
+        // No body (or Content-Length: 0): the request ends with its head.
+        if body.isDone { started.requestEndTime = now }
+        pending.append(Pending(record: started, requestDone: body.isDone))
+        emit(started)
         if !body.isDone {
             requestBody = body
             bodyWaitAfterHead = true

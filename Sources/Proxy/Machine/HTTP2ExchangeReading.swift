@@ -60,6 +60,7 @@ final class HTTP2ExchangeReading {
                 // Trailers (RFC 9113 §8.1).
                 if endStream {
                     streams.values[index].requestDone = true
+                    streams.values[index].record.requestEndTime = now
                     finishIfDone(index, at: now, emit: emit)
                 }
                 return
@@ -76,7 +77,7 @@ final class HTTP2ExchangeReading {
                 scheme: settings.target?.scheme ?? fields.scheme ?? settings.scheme,
                 authority: settings.target?.authority ?? fields.authority ?? fields.host, path: target.path,
                 queryRemoved: target.queryRemoved, requestTime: now, upgrade: fields.protocolName,
-                connect: method == "CONNECT")
+                connect: method == "CONNECT", requestEndTime: endStream ? now : nil)
             streams[id] = Stream(record: record, requestDone: endStream)
             emit(record)
         case let .data(id, count, endStream):
@@ -85,6 +86,7 @@ final class HTTP2ExchangeReading {
             streams.values[index].record.requestWireBytes += Int64(count)
             if endStream {
                 streams.values[index].requestDone = true
+                streams.values[index].record.requestEndTime = now
                 finishIfDone(index, at: now, emit: emit)
             }
         case let .reset(id, _):

@@ -80,16 +80,24 @@ struct CaptureFiles {
 /// The sequences of the `captures` rows, live and deleted, as retention and `tv storage` read them.
 struct CaptureRowSequences: Equatable {
     var live: [Int: CaptureRow]
+    /// Rows a pass marked deleted whose file it had not unlinked yet (killed in between); a
+    /// finished deletion's row is neither (a file of its name is not the history's).
     var deleted: Set<Int>
 
     /// - Throws: `FlowStoreError`.
     static func read(_ database: SQLiteDatabase) throws -> CaptureRowSequences {
         var rows = CaptureRowSequences(live: [:], deleted: [])
-        let statement = try database.prepare("SELECT seq, started_at, ended_at, deleted_at IS NOT NULL FROM captures")
+        // 0: live; 1: deleted, its file not yet unlinked (a pass killed between); 2: finished.
+        let statement = try database.prepare("""
+            SELECT seq, started_at, ended_at, CASE WHEN deleted_at IS NULL THEN 0 WHEN unlinked_at IS NULL THEN 1 ELSE 2 END FROM captures
+            """)
         try statement.forEachRow { row in
             let sequence = Int(row.int64(at: 0))
-            if row.int64(at: 3) != 0 {
+            let state = row.int64(at: 3)
+            if state == 1 {
                 rows.deleted.insert(sequence)
+            } else if state == 2 {
+                return
             } else {
                 rows.live[sequence] = CaptureRow(startedAt: row.int64(at: 1), endedAt: row.optionalInt64(at: 2))
             }

@@ -222,6 +222,10 @@ public final class StorageManager {
                     report.captureFilesDeleted += 1
                     report.captureBytesFreed += freed
                 }
+                // Gone (unlinked now, or before): the deletion is finished (`CaptureDeletion`).
+                if !FileManager.default.fileExists(atPath: captures.folder.filePath(Int64(drop.sequence))) {
+                    try CaptureCatalog.markUnlinked(Int64(drop.sequence), nowMicros: now, in: database)
+                }
             }
         }
         if !plan.deletesAllContent {

@@ -74,8 +74,8 @@ enum CaptureCommands {
         let home = try inv.existingHome()
         let catalog = try catalog(inv, writing: false)
         defer { catalog.close() }
-        // Files a deletion left under a marked row (it stopped between its steps) go first.
-        _ = try? catalog.sweepDeleted()
+        // A listing deletes nothing: what a deletion stopped half way left is the next capture
+        // writer's to sweep (it swept here too, and took a file restored under a deleted name).
         let files = try catalog.files()
         if inv.json {
             inv.console.line(CapturesPresentation.json(files, decrypted: DecryptedCaptureFiles.listing(home: home),
