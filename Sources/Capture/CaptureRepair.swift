@@ -60,16 +60,19 @@ public enum CaptureRepair {
 
     /// Whether the bytes from `end` (where the whole blocks end) to `size` are what a write cut
     /// short leaves: zeros (an aligned write's padding), or one block begun whose length runs past
-    /// the end of the file (or whose header is itself cut). Anything else is damage. The first
-    /// block must be whole for any cut: a file with no whole block is damaged at its start.
+    /// the end of the file (or whose header is itself cut). Anything else is damage. With no
+    /// whole block (`end` 0), the block begun must be a Section Header Block (type 0x0A0D0D0A,
+    /// pcapng §4.1): a file killed while its head was written is cut; one whose first bytes were
+    /// overwritten is damaged.
     public static func tailIsCut(_ path: String, from end: Int64, size: Int64) -> Bool {
-        guard end > 0, size > end else { return false }
+        guard size > end else { return false }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var header = [UInt8](repeating: 0, count: 8)
         let got = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 8, off_t(end)) }
         guard got > 0 else { return false }
+        if end == 0, got >= 4, header[0 ..< 4] != [0x0A, 0x0D, 0x0D, 0x0A], !header[0 ..< got].allSatisfy({ $0 == 0 }) { return false }
         if got < 8 { return true }
         let length = Int64(header[4]) | Int64(header[5]) << 8 | Int64(header[6]) << 16 | Int64(header[7]) << 24
         if length >= 12, length % 4 == 0, end + length > size { return true }

@@ -134,6 +134,7 @@ final class SessionWiring: Sendable {
         // What was recorded stays the owner's, whatever a chmod since made of it.
         CaptureFolder(path: home.captureDirectory).tightenFileModes()
         FileModes.tightenFiles(in: home.contentDirectory)
+        AuditKeyLog.tightenModes(home: home)
         // The shared store (issue 25): an explicit act, so a bad URL or an unreachable server is
         // said before anything listens; once running, its writer only mirrors the local one.
         let storeSetting = ((try? settings.read()) ?? SettingsRecord())[SettingKeys.storeURL]

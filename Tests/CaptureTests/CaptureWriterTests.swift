@@ -33,6 +33,14 @@ final class CaptureScratch {
         c.lingerMillis = 0
         return c
     }
+    /// Capture 1 with flow `flow`'s conversation, its writer stopped; its path. The packets
+    /// come after the file's start (a second from now), as real ones do.
+    func closedCapture(flow: UInt64) throws -> String {
+        let writer = try CaptureWriter(configuration: configuration())
+        Conversation.record(writer, flow: flow, startMicros: Int64(Date().timeIntervalSince1970 * 1e6) + 1_000_000)
+        writer.stop()
+        return folder.filePath(1)
+    }
     func catalog() throws -> CaptureCatalog {
         let database = try SQLiteDatabase(path: databasePath)
         try FlowSchema.migrate(database)
@@ -245,13 +253,7 @@ struct CaptureWriterTests {
     @Test("A file cut mid-block (a writer killed mid-write) is closed by the next writer: cut back to whole blocks, row closed, readable")
     func cutFileRepaired() throws {
         let scratch = CaptureScratch()
-        do {
-            let writer = try CaptureWriter(configuration: scratch.configuration())
-            // Packets after the file's start (a second from now), as real ones are.
-            Conversation.record(writer, flow: 21, startMicros: Int64(Date().timeIntervalSince1970 * 1e6) + 1_000_000)
-            writer.stop()
-        }
-        let path = scratch.folder.filePath(1)
+        let path = try scratch.closedCapture(flow: 21)
         let whole = try #require(FileManager.default.contents(atPath: path)).count
         // As a killed writer leaves it: marked recording, and the last block half written.
         let catalog = try scratch.catalog()
@@ -284,12 +286,7 @@ struct CaptureWriterTests {
     @Test("A file left recording whose first block is overwritten, or damaged part way, is left as it is (a trial's was cut to 0 bytes, its packets gone); a zero-padded tail is cut; each outcome is returned")
     func damagedFileLeftAsItIs() throws {
         let scratch = CaptureScratch()
-        do {
-            let writer = try CaptureWriter(configuration: scratch.configuration())
-            Conversation.record(writer, flow: 21, startMicros: Int64(Date().timeIntervalSince1970 * 1e6) + 1_000_000)
-            writer.stop()
-        }
-        let path = scratch.folder.filePath(1)
+        let path = try scratch.closedCapture(flow: 21)
         let original = try #require(FileManager.default.contents(atPath: path))
         let catalog = try scratch.catalog()
         func leftRecording(_ bytes: Data) throws -> [CaptureRepair.Outcome] {

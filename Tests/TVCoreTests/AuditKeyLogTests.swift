@@ -1,10 +1,26 @@
 import Foundation
 import Testing
+import TVHome
 @testable import TVCore
 
 /// The audit key log (issue 23): lines through a bounded batch to a 0600 file; the bundle's
 /// keys.log merges the capture's lines with it, each once.
 @Suite struct AuditKeyLogTests {
+    @Test("a key log and its folder opened to others are made the owner's again at a session's start (bits only taken away; a trial's 644 log in a 755 folder stayed so)")
+    func modesTightened() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("tv-keys-\(getpid())-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let home = TVHome(path: root)
+        let folder = AuditKeyLog.folder(home: home)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let log = AuditKeyLog.path(home: home, session: 1)
+        #expect(FileManager.default.createFile(atPath: log, contents: Data("CLIENT_RANDOM aa bb\n".utf8)))
+        chmod(log, 0o644)
+        chmod(folder, 0o755)
+        AuditKeyLog.tightenModes(home: home)
+        #expect(FileModes.permissions(of: folder) == 0o700 && FileModes.permissions(of: log) == 0o600)
+    }
+
     @Test("merged keeps the first list's order, adds the second's new lines, drops repeats and blank lines")
     func mergedLines() {
         let capture = Array("CLIENT_TRAFFIC_SECRET_0 aa 01\nEXPORTER_SECRET aa 02\n".utf8)

@@ -176,11 +176,20 @@ import Tunnel
     @Test("a start says what it did to a capture a killed session left: cut back, or left as it is when damaged otherwise")
     func killedSessionsCapturesAreSaid() throws {
         try withHome { home, database in
-            try capture(home, database, seq: 1, endedAt: nil, bytes: 64)  // zeros: no whole block, damaged at byte 0
+            // Garbage where the Section Header Block belongs: damaged at byte 0, left as it is.
+            try capture(home, database, seq: 1, endedAt: nil, bytes: 64)
+            let garbage = Data("GARBAGEGARBAGEGARBAGE".utf8) + Data(count: 43)
+            #expect(FileManager.default.createFile(atPath: home.captureDirectory + "/capture-000001.pcapng", contents: garbage))
+            // A head cut by the kill: its Section Header Block begun (type, then a length past the end).
+            try capture(home, database, seq: 2, endedAt: nil, bytes: 0)
+            let begun = Data([0x0A, 0x0D, 0x0D, 0x0A, 0x1C, 0x00, 0x00, 0x00, 0x4D, 0x3C, 0x2B, 0x1A])
+            #expect(FileManager.default.createFile(atPath: home.captureDirectory + "/capture-000002.pcapng", contents: begun))
             #expect(CapturesLeftByKilledSessions.repair(home: home) == [
                 "capture-000001.pcapng, left open by a session that was killed, is damaged at byte 0, not cut short by the kill: tv left it as it is (cutting it there would lose what follows); readers such as capinfos may stop at that byte.",
+                "capture-000002.pcapng, left open by a session that was killed, was cut back to its last whole block (the 12 bytes of the one the kill interrupted).",
             ])
-            #expect(files(home) == ["capture-000001.pcapng"])
+            #expect(files(home) == ["capture-000001.pcapng", "capture-000002.pcapng"])
+            #expect(FileManager.default.contents(atPath: home.captureDirectory + "/capture-000001.pcapng") == garbage)
             #expect(CapturesLeftByKilledSessions.repair(home: home) == [], "said once: the row is closed")
             #expect(CapturesLeftByKilledSessions.sentence("capture-000002.pcapng", cut: 28)
                     == "capture-000002.pcapng, left open by a session that was killed, was cut back to its last whole block (the 28 bytes of the one the kill interrupted).")

@@ -15,7 +15,21 @@ import Glibc
 public final class AuditKeyLog: TLSSecretsRecorder {
     /// The key log of audit session `session` in `home`.
     public static func path(home: TVHome, session: Int64) -> String {
-        home.path + "/audit-keys/session-\(session).log"
+        folder(home: home) + "/session-\(session).log"
+    }
+
+    /// The folder of the key logs (`audit-keys` in the data folder).
+    public static func folder(home: TVHome) -> String { home.path + "/audit-keys" }
+
+    /// Makes the key logs and their folder the owner's alone again (bits only taken away), as
+    /// the captures and content are at every session start: they hold TLS secrets, and a
+    /// trial's `chmod 644` log in a 755 folder stayed so.
+    public static func tightenModes(home: TVHome) {
+        let folder = folder(home: home)
+        var info = stat()
+        guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return }
+        try? FileModes.makeDirectory(folder, mode: 0o700)
+        FileModes.tightenFiles(in: folder)
     }
 
     /// Where the lines go.
