@@ -108,8 +108,11 @@ public enum CapturesPresentation {
     }
 
     /// Said before a capture is deleted.
-    public static func deletionWarning(_ file: CaptureFile) -> String {
+    /// - Parameter evidence: the file holds packets of an audit session's flows (retention keeps
+    ///   it; a deletion asked for takes it, so that is said first: a re-check's went unsaid).
+    public static func deletionWarning(_ file: CaptureFile, evidence: Bool = false) -> String {
         "Deleting \(CaptureFolder.fileName(file.seq)) (\(Units.bytes(file.bytes)), \(ByteWords.grouped(file.packets)) packet\(file.packets == 1 ? "" : "s")): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back."
+            + (evidence ? " It is audit evidence (it holds packets of an audit session's connections, which `tv audit bundle` packs): the bundle made after this has no packets from it." : "")
     }
 
     /// Said after: what the unlinked file held (`freed` bytes), or that it was already gone

@@ -186,6 +186,9 @@ struct CapturePresentationTests {
         ])
         #expect(CapturesPresentation.deletionWarning(Self.file(1, bytes: 64 << 20))
             == "Deleting capture-000001.pcapng (64.0 MiB, 10 packets): the connections recorded while it was written stay in your history; only the raw packet bytes go, and they do not come back.")
+        // Audit evidence is said first (a re-check's went without a word).
+        #expect(CapturesPresentation.deletionWarning(Self.file(1, bytes: 64 << 20), evidence: true).hasSuffix(
+            " It is audit evidence (it holds packets of an audit session's connections, which `tv audit bundle` packs): the bundle made after this has no packets from it."))
     }
 
     @Test("the decrypted captures are listed after the packet captures, newest first, the one being written marked")

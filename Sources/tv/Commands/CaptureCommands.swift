@@ -122,7 +122,8 @@ enum CaptureCommands {
         defer { catalog.close() }
         guard let (file, deleted) = try catalog.file(seq), deleted == nil else { throw CaptureError.noSuchCapture(seq: seq) }
         if file.isRecording { throw CaptureError.recording(seq: seq) }
-        inv.console.note(CapturesPresentation.deletionWarning(file))
+        let evidence = AuditEvidence.read(from: catalog.database).captures.contains(Int(seq))
+        inv.console.note(CapturesPresentation.deletionWarning(file, evidence: evidence))
         if !inv.yes {
             guard inv.console.stdinIsTerminal else {
                 throw UsageRefusal("Deleting a capture needs confirmation; add --yes when running without a terminal.")
