@@ -64,6 +64,12 @@ public enum CaptureRepair {
     /// whole block (`end` 0), the block begun must be a Section Header Block (type 0x0A0D0D0A,
     /// pcapng §4.1): a file killed while its head was written is cut; one whose first bytes were
     /// overwritten is damaged.
+    /// The largest block tv writes: a packet's is at most the snap length (65,535) and its
+    /// header; a new file's carried secrets at most 1 MiB (`CaptureCarriedSecrets`). A block
+    /// claiming more, running past the end, is damage, not a write the kill cut: a re-check's
+    /// length made 0x7FFFFF0 mid-file was taken for one, and 7 MB of good packets after it were cut.
+    static let largestBlockWritten: Int64 = (1 << 20) + (1 << 16)
+
     public static func tailIsCut(_ path: String, from end: Int64, size: Int64) -> Bool {
         guard size > end else { return false }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -75,7 +81,7 @@ public enum CaptureRepair {
         if end == 0, got >= 4, header[0 ..< 4] != [0x0A, 0x0D, 0x0D, 0x0A], !header[0 ..< got].allSatisfy({ $0 == 0 }) { return false }
         if got < 8 { return true }
         let length = Int64(header[4]) | Int64(header[5]) << 8 | Int64(header[6]) << 16 | Int64(header[7]) << 24
-        if length >= 12, length % 4 == 0, end + length > size { return true }
+        if length >= 12, length % 4 == 0, length <= largestBlockWritten, end + length > size { return true }
         // Zeros to the end of the file.
         var piece = [UInt8](repeating: 0, count: 65_536)
         var offset = end

@@ -308,6 +308,12 @@ struct CaptureWriterTests {
         trailerBroken[second + blockTwoLength - 4] ^= 0xFF
         #expect(try leftRecording(trailerBroken) == [.damaged(sequence: 1, offset: Int64(second))])
         #expect(FileManager.default.contents(atPath: path) == trailerBroken)
+        // A block part way through claiming a length no block tv writes has, running past the end:
+        // damage, left as it is (its 7 MB of packets after it were cut: a re-check).
+        var huge = original + original[Int(second)...]
+        huge.replaceSubrange(second + 4 ..< second + 8, with: [0xF0, 0xFF, 0xFF, 0x07])
+        #expect(try leftRecording(huge) == [.damaged(sequence: 1, offset: Int64(second))])
+        #expect(FileManager.default.contents(atPath: path) == huge)
         // Zeros after the last whole block (an aligned write's padding): cut.
         #expect(try leftRecording(original + Data(count: 28)) == [.cut(sequence: 1, bytes: 28)])
         #expect(FileManager.default.contents(atPath: path) == original)
