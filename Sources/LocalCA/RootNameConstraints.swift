@@ -12,7 +12,7 @@ import COpenSSL
 /// matching rules (label boundaries, address masks, name types without a subtree being free)
 /// are OpenSSL's, never ours.
 struct RootNameConstraints {
-    /// The parsed extension; freed with this value's holder (`withConstraints`).
+    /// The parsed extension; freed when `with` returns.
     private let constraints: UnsafeMutablePointer<NAME_CONSTRAINTS>
     /// The key the throwaway certificates carry and are signed with (any key: they are never sent).
     private let probeKey: PrivateKey
