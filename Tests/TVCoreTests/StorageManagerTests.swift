@@ -161,6 +161,9 @@ import Tunnel
             #expect(figures.unknownCaptureFiles == 3 && figures.unknownCaptureBytes == 3_050)
             #expect(StoragePresentation.lines(figures, now: now).contains(
                 "  Besides, 3 capture files (3.0 KiB) in the folder are not in this history (from a database moved aside, or copied in): tv leaves them alone and does not count them; delete them yourself when done."))
+            // Delete-everything says they stay (they may hold packets and secrets).
+            #expect(StoragePresentation.deletionWarning(figures).last
+                    == "3 capture files (3.0 KiB) in the folder are not in this history and stay: tv deletes only what it recorded here; remove them yourself from the captures folder.")
             // The factory limits (30 days) and a 1-byte size limit: only the file whose row a pass deleted goes.
             let report = try manager.applyLimits(.factory, recording: nil, now: now)
             #expect(report.captureFilesDeleted == 1)

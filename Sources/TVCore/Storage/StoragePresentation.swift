@@ -171,6 +171,13 @@ public enum StoragePresentation {
         if let recording = f.recordingDecryptedCapture {
             out.append("\(recording) is being written by the running session and is spared.")
         }
+        // Files the history does not describe stay (`CaptureFiles.unknown`): said, as they may
+        // hold packets and TLS secrets someone expects gone (a re-check was not told).
+        if f.unknownCaptureFiles > 0 {
+            out.append("\(counted(f.unknownCaptureFiles, "capture file")) (\(Units.bytes(f.unknownCaptureBytes))) in the folder "
+                       + "\(f.unknownCaptureFiles == 1 ? "is" : "are") not in this history and \(f.unknownCaptureFiles == 1 ? "stays" : "stay"): "
+                       + "tv deletes only what it recorded here; remove \(f.unknownCaptureFiles == 1 ? "it" : "them") yourself from the captures folder.")
+        }
         return out
     }
 
