@@ -58,18 +58,18 @@ public enum CaptureRepair {
         return outcomes
     }
 
-    /// Whether the bytes from `end` (where the whole blocks end) to `size` are what a write cut
-    /// short leaves: zeros (an aligned write's padding), or one block begun whose length runs past
-    /// the end of the file (or whose header is itself cut). Anything else is damage. With no
-    /// whole block (`end` 0), the block begun must be a Section Header Block (type 0x0A0D0D0A,
-    /// pcapng §4.1): a file killed while its head was written is cut; one whose first bytes were
-    /// overwritten is damaged.
     /// The largest block tv writes: a packet's is at most the snap length (65,535) and its
     /// header; a new file's carried secrets at most 1 MiB (`CaptureCarriedSecrets`). A block
     /// claiming more, running past the end, is damage, not a write the kill cut: a re-check's
     /// length made 0x7FFFFF0 mid-file was taken for one, and 7 MB of good packets after it were cut.
     static let largestBlockWritten: Int64 = (1 << 20) + (1 << 16)
 
+    /// Whether the bytes from `end` (where the whole blocks end) to `size` are what a write cut
+    /// short leaves: zeros (an aligned write's padding), or one block begun whose length, at most
+    /// `largestBlockWritten`, runs past the end of the file (or whose header is itself cut).
+    /// Anything else is damage. With no whole block (`end` 0), the block begun must be a Section
+    /// Header Block (type 0x0A0D0D0A, pcapng §4.1): a file killed while its head was written is
+    /// cut; one whose first bytes were overwritten is damaged.
     public static func tailIsCut(_ path: String, from end: Int64, size: Int64) -> Bool {
         guard size > end else { return false }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
