@@ -11,6 +11,10 @@ public struct LeafIdentity: Sendable, Hashable {
     public let dnsNames: [String]
     /// IP addresses, in the order given.
     public let ipAddresses: [IPAddress]
+    /// The name the identity was made for (the first one given), kept through `adding`: the one
+    /// a client asked for, where the SANs list DNS names first (an address asked for comes after
+    /// the server's copied names). Nil when none was given first.
+    public let asked: SubjectAlternativeName?
 
     /// Builds an identity from host names and/or IP literals.
     /// - Throws: `CAError.invalidName` for a name that cannot go into a certificate,
@@ -29,6 +33,7 @@ public struct LeafIdentity: Sendable, Hashable {
         guard !dns.isEmpty || !ips.isEmpty else { throw CAError.noNames }
         self.dnsNames = dns
         self.ipAddresses = ips
+        asked = names.first.flatMap { IPAddress($0).map { .ip($0) } ?? (try? LeafIdentity.normalizeDNSName($0)).map { .dns($0) } }
     }
 
     /// Builds an identity from already-split DNS names and addresses (names are normalised).
@@ -44,6 +49,7 @@ public struct LeafIdentity: Sendable, Hashable {
         guard !dns.isEmpty || !ips.isEmpty else { throw CAError.noNames }
         self.dnsNames = dns
         self.ipAddresses = ips
+        asked = dns.first.map { .dns($0) } ?? ips.first.map { .ip($0) }
     }
 
     /// This identity plus the SANs of the real server's certificate (copied so that a client
@@ -60,18 +66,19 @@ public struct LeafIdentity: Sendable, Hashable {
                 if !ips.contains(ip) { ips.append(ip) }
             }
         }
-        return LeafIdentity(trusted: dns, ips)
+        return LeafIdentity(trusted: dns, ips, asked: asked)
     }
 
     /// The names of `sans` only, in their order (already normalised: taken from an identity).
     func keeping(_ sans: [SubjectAlternativeName]) -> LeafIdentity {
         LeafIdentity(trusted: sans.compactMap { if case .dns(let n) = $0 { return n } else { return nil } },
-                     sans.compactMap { if case .ip(let a) = $0 { return a } else { return nil } })
+                     sans.compactMap { if case .ip(let a) = $0 { return a } else { return nil } }, asked: asked)
     }
 
-    private init(trusted dns: [String], _ ips: [IPAddress]) {
+    private init(trusted dns: [String], _ ips: [IPAddress], asked: SubjectAlternativeName?) {
         self.dnsNames = dns
         self.ipAddresses = ips
+        self.asked = asked
     }
 
     /// The subject CN: the first name when it fits `ub-common-name` (64 characters, RFC 5280

@@ -43,14 +43,14 @@ struct RootNameConstraints {
 
 extension CertificateAuthority {
     /// The names of `identity` the root permits, in order; `identity` itself when the root has
-    /// no name constraints, or when its first name (the one the client asked for) is outside
-    /// them: no leaf for that name can be accepted then, and the leaf the client refuses is the
-    /// one `tv ca import`'s note described.
+    /// no name constraints, or when the name asked for (`LeafIdentity.asked`, else the first) is
+    /// outside them: no leaf for that name can be accepted then, and the leaf the client refuses
+    /// is the one `tv ca import`'s note described.
     func permittedNames(_ identity: LeafIdentity) -> LeafIdentity {
         RootNameConstraints.with(root: root, probeKey: leafKey) { constraints in
             let names = identity.subjectAlternativeNames
-            guard let first = names.first, constraints.permits(first) else { return identity }
-            return identity.keeping(names.filter { $0 == first || constraints.permits($0) })
+            guard let asked = identity.asked ?? names.first, constraints.permits(asked) else { return identity }
+            return identity.keeping(names.filter { $0 == asked || constraints.permits($0) })
         } ?? identity
     }
 

@@ -74,6 +74,17 @@ struct NameConstraintsTests {
         #expect(verify(leaf, root: ca.root, .host("example.com"), at: now) == X509_V_ERR_PERMITTED_VIOLATION)
     }
 
+    @Test("an address asked for, the server also naming DNS hosts outside (which the SANs list first): the address is what counts, the outside names go, and the leaf verifies for it")
+    func askedAddressWithCopiedNames() throws {
+        let now = currentTime()
+        let ca = try constrainedAuthority(now: now)
+        let wanted = try identity(["10.1.2.3"], plus: [.dns("example.com"), .dns("db.internal.test")])
+        #expect(wanted.asked == .ip(IPAddress("10.1.2.3")!) && wanted.subjectAlternativeNames.first == .dns("example.com"))
+        let leaf = try ca.mintLeaf(for: wanted, now: now).certificate
+        #expect(leaf.subjectAlternativeNames == [.dns("db.internal.test"), .ip(IPAddress("10.1.2.3")!)])
+        #expect(verify(leaf, root: ca.root, .ip("10.1.2.3"), at: now) == 0)
+    }
+
     @Test("a root without name constraints keeps every name")
     func unconstrained() throws {
         let now = currentTime()
