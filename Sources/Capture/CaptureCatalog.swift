@@ -167,7 +167,13 @@ public struct CaptureCatalog {
     ///   `.cannotDelete` (the row is marked; the file stays for the next sweep), `.store`.
     @discardableResult
     public func delete(_ seq: Int64, nowMicros: Int64) throws -> Int64 {
-        guard let (file, deleted) = try self.file(seq), deleted == nil else { throw CaptureError.noSuchCapture(seq: seq) }
+        guard let (file, deleted) = try self.file(seq), deleted == nil else {
+            // A file of that name the history does not describe is said, not left unexplained
+            // ("There is no capture 1" beside capture-000001.pcapng in the folder: a re-check).
+            let path = folder.filePath(seq)
+            if access(path, F_OK) == 0 { throw CaptureError.notInHistory(seq: seq, path: path) }
+            throw CaptureError.noSuchCapture(seq: seq)
+        }
         if CaptureFolder.isRecording(file.path) { throw CaptureError.recording(seq: seq) }
         var freed: Int64 = 0
         for step in CaptureDeletion.order {

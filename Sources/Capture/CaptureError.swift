@@ -8,6 +8,9 @@ public enum CaptureError: UserFacingError, Equatable {
     case cannotOpen(path: String, reason: String)
     /// `tv captures delete SEQ` named a capture that is not there (never made, or already deleted).
     case noSuchCapture(seq: Int64)
+    /// `tv captures delete SEQ` named a file that is in the capture folder but not in this
+    /// history (a database moved aside, a file copied in or put back): not tv's to delete.
+    case notInHistory(seq: Int64, path: String)
     /// `tv captures delete SEQ` named the file being written.
     case recording(seq: Int64)
     /// The file could not be removed (its row is already marked deleted: the next sweep tries
@@ -22,6 +25,8 @@ public enum CaptureError: UserFacingError, Equatable {
             return "tv cannot write the capture file \(path) (\(reason)); free some space or fix the folder's permissions, and packets are captured again at the next file."
         case let .noSuchCapture(seq):
             return "There is no capture \(seq); `tv captures` lists the ones that exist."
+        case let .notInHistory(seq, path):
+            return "Capture \(seq) is not in this history, though \(path) is in the folder (from a database moved aside, or copied in); tv deletes only what it recorded here, so remove that file yourself if you no longer want it."
         case let .recording(seq):
             return "Capture \(seq) is being recorded and cannot be deleted; run `tv captures rotate` to close it first, then delete it."
         case let .cannotDelete(path, reason):

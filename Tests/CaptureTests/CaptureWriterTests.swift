@@ -407,6 +407,11 @@ struct CaptureWriterTests {
         #expect(try catalog.delete(2, nowMicros: 5) == 0)
         #expect(throws: CaptureError.noSuchCapture(seq: 1)) { try catalog.delete(1, nowMicros: 6) }
         #expect(throws: CaptureError.noSuchCapture(seq: 99)) { try catalog.delete(99, nowMicros: 6) }
+        // Put back under a deleted capture's name: not the history's, said so, and left.
+        #expect(FileManager.default.createFile(atPath: scratch.folder.filePath(1), contents: Data([1])))
+        #expect(throws: CaptureError.notInHistory(seq: 1, path: scratch.folder.filePath(1))) { try catalog.delete(1, nowMicros: 6) }
+        #expect(FileManager.default.fileExists(atPath: scratch.folder.filePath(1)))
+        try FileManager.default.removeItem(atPath: scratch.folder.filePath(1))
         #expect(try catalog.files().map(\.seq) == [3])
         #expect(try catalog.packets(flow: 8).count == 7)
         #expect(try catalog.file(1)?.deletedMicros == 5)
