@@ -119,17 +119,16 @@ final class HTTP1ExchangeReading {
     private func start(_ head: HTTP1RequestSummary, at now: Int64, emit: (ExchangeRecord) -> Void) {
         sequence += 1
         let target = ExchangeTarget(head.target, keepsQuery: settings.keepsQuery)
-        let record = ExchangeRecord(
+        var record = ExchangeRecord(
             flowID: settings.flowID, sequence: sequence, httpVersion: head.version == .http11 ? "HTTP/1.1" : head.version.description, method: head.method,
             scheme: settings.target?.scheme ?? target.scheme ?? settings.scheme, authority: settings.target?.authority ?? target.authority ?? head.host,
             path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: head.method == "CONNECT")
         // Content-Length: 0 is no body either.
         let body = HTTPBodyScanner(head.framing, leniency: .lenient)
-        var started = record
         // No body (or Content-Length: 0): the request ends with its head.
-        if body.isDone { started.requestEndTime = now }
-        pending.append(Pending(record: started, requestDone: body.isDone))
-        emit(started)
+        if body.isDone { record.requestEndTime = now }
+        pending.append(Pending(record: record, requestDone: body.isDone))
+        emit(record)
         if !body.isDone {
             requestBody = body
             bodyWaitAfterHead = true
