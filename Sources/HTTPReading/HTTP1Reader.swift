@@ -152,6 +152,10 @@ enum HTTP1Reader {
         case let .malformed(reason):
             stop(&side, at: side.position, into: &conversation, "The bytes here are not an HTTP/1 \(what): \(clause(reason)).")
             return nil
+        case let .tooLong(limit, inStartLine):
+            stop(&side, at: side.position, into: &conversation,
+                 "The bytes here are not an HTTP/1 \(what): \(clause(HTTP1HeadParser.tooLongSentence(kind, limit, inStartLine: inStartLine))).")
+            return nil
         }
     }
 

@@ -11,7 +11,7 @@
 /// refused or unfolded as `leniency` says.
 ///
 /// The parser buffers at most `maxHeadBytes`; a head that does not end within them is
-/// `.malformed`. For requests, a first byte that cannot start a method (a TLS record, for
+/// `.tooLong`. For requests, a first byte that cannot start a method (a TLS record, for
 /// instance) is refused at once. Bytes fed after the head are kept in `unconsumedBytes`. A head
 /// that arrives in one piece is read where it lies, without being copied.
 public struct HTTP1HeadParser: Sendable, IncrementalParser {
@@ -31,8 +31,20 @@ public struct HTTP1HeadParser: Sendable, IncrementalParser {
         case needMoreData
         /// The bytes are not a valid HTTP/1 head; one sentence naming the rule broken.
         case malformed(reason: String)
+        /// The head did not end within `maxHeadBytes` bytes; `inStartLine`: its first line had
+        /// not ended either. What a server or proxy answers with 414 (a request line, RFC 9110
+        /// §15.5.15) or 431 (its fields, RFC 6585 §5): the head may be well formed, only longer
+        /// than tv reads.
+        case tooLong(maxHeadBytes: Int, inStartLine: Bool)
         /// The complete head.
         case head(HTTP1Head)
+    }
+
+    /// "The request head exceeds 65536 bytes without ending in an empty line." (or, with
+    /// `inStartLine`, "The request line exceeds 65536 bytes without ending.")
+    public static func tooLongSentence(_ kind: Kind, _ limit: Int, inStartLine: Bool = false) -> String {
+        inStartLine ? "The \(kind == .request ? "request" : "status") line exceeds \(limit) bytes without ending."
+            : "The \(kind.noun) head exceeds \(limit) bytes without ending in an empty line."
     }
 
     /// Default bound on the head: 64 KiB (65,536 bytes).
@@ -115,7 +127,7 @@ public struct HTTP1HeadParser: Sendable, IncrementalParser {
             }
         }
         if buffer.count >= maxHeadBytes {
-            result = .malformed(reason: "The \(kind.noun) head exceeds \(maxHeadBytes) bytes without ending in an empty line.")
+            result = .tooLong(maxHeadBytes: maxHeadBytes, inStartLine: !scanner.sawStartLine)
             buffer = []
         }
         return result
@@ -167,7 +179,8 @@ struct HTTP1HeadEndScanner: Sendable {
 
     private var scanIndex = 0
     private var lineStart = 0
-    private var sawStartLine = false
+    /// Whether a non-empty line has ended (the start line is whole).
+    private(set) var sawStartLine = false
     /// Offset of the start line, past any empty lines before it.
     private(set) var startLineOffset = 0
 

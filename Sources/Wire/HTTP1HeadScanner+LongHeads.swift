@@ -14,7 +14,7 @@ extension HTTP1HeadScanner {
     /// otherwise the refusal: a malformed line, or no room made (one line, or the kept fields,
     /// fill the bound).
     mutating func compactGathered() -> String? {
-        let limitRefusal = "The \(kind.noun) head exceeds \(maxHeadBytes) bytes without ending in an empty line."
+        let limitRefusal = HTTP1HeadParser.tooLongSentence(kind, maxHeadBytes)
         guard end.sawStartLine else { return limitRefusal }
         let partialStart = end.lineStart
         var compacted: [UInt8] = []

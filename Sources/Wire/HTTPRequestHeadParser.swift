@@ -11,7 +11,7 @@
 /// CONNECT must carry exactly one Host header (§3.2); no request may carry two.
 ///
 /// The parser buffers at most `maxHeadBytes`; a head that does not end within them is
-/// `.malformed`. A first byte that cannot start a request line (a TLS record, for instance) is
+/// `.tooLong`. A first byte that cannot start a request line (a TLS record, for instance) is
 /// refused at once. Bytes fed after the head are kept in `unconsumedBytes` for the caller to
 /// forward.
 public struct HTTPRequestHeadParser: Sendable, IncrementalParser {
@@ -21,8 +21,23 @@ public struct HTTPRequestHeadParser: Sendable, IncrementalParser {
         case needMoreData
         /// The bytes are not a valid HTTP/1 request head; one sentence.
         case malformed(reason: String)
+        /// The head did not end within `maxHeadBytes` bytes (`HTTP1HeadParser.Result.tooLong`).
+        case tooLong(maxHeadBytes: Int, inStartLine: Bool)
         /// The complete head.
         case head(HTTPRequestHead)
+
+        /// What tv answers a request it will not read: 400 (`malformed`), 414 URI Too Long
+        /// (`tooLong` in the request line, RFC 9110 §15.5.15) or 431 Request Header Fields Too
+        /// Large (`tooLong` in the fields, RFC 6585 §5), with the sentence saying why; nil for
+        /// `needMoreData` and `head`. (A head over 64 KiB was a 400 "not HTTP": a trial.)
+        public var refusal: (status: Int, reason: String)? {
+            switch self {
+            case .needMoreData, .head: return nil
+            case .malformed(let reason): return (400, reason)
+            case let .tooLong(limit, inStartLine):
+                return (inStartLine ? 414 : 431, HTTP1HeadParser.tooLongSentence(.request, limit, inStartLine: inStartLine))
+            }
+        }
     }
 
     /// Default bound on the head: 64 KiB (65,536 bytes).
@@ -51,6 +66,8 @@ public struct HTTPRequestHeadParser: Sendable, IncrementalParser {
             return .needMoreData
         case .malformed(let reason):
             result = .malformed(reason: reason)
+        case let .tooLong(limit, inStartLine):
+            result = .tooLong(maxHeadBytes: limit, inStartLine: inStartLine)
         case .head(let head):
             do throws(WireFormatError) {
                 result = .head(try Self.requestHead(head))

@@ -449,6 +449,18 @@ struct ConnectionMachineTests {
         var garbage = Self.machine()
         _ = garbage.handle(.start)
         #expect(Self.bytes(&garbage, [0x16, 0x03, 0x01, 0, 1, 0]).last == .close(reset: false))
+        // A head past 64 KiB: 431 for its fields, 414 for its request line (a trial read 400).
+        var fields = Self.machine()
+        _ = fields.handle(.start)
+        let long = Self.text(&fields, "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\nX-Filler: " + String(repeating: "a", count: 70_000))
+        guard case .sendClient(let tooLarge) = long.first else { Issue.record("\(long)"); return }
+        #expect(String(decoding: tooLarge, as: UTF8.self).hasPrefix("HTTP/1.1 431 Request Header Fields Too Large\r\n"))
+        #expect(fields.facts.error?.contains("The request head exceeds 65536 bytes without ending in an empty line.") == true)
+        var line = Self.machine()
+        _ = line.handle(.start)
+        let longLine = Self.text(&line, "GET http://a.test/" + String(repeating: "a", count: 70_000))
+        guard case .sendClient(let tooLong) = longLine.first else { Issue.record("\(longLine)"); return }
+        #expect(String(decoding: tooLong, as: UTF8.self).hasPrefix("HTTP/1.1 414 URI Too Long\r\n"))
     }
 
     @Test("reverse mode: a TLS client's first byte connects; reverse:http passes TLS through")
@@ -516,7 +528,7 @@ struct ConnectionMachineTests {
         #expect(m.facts.server == nil)
     }
 
-    @Test("reverse mode: a whole head tv would not accept goes to the server to judge; one that cannot end is a 400; a client leaving early is said as such")
+    @Test("reverse mode: a whole head tv would not accept goes to the server to judge; one that cannot end is a 414 or 431; a client leaving early is said as such")
     func reverseBadHeadAndEarlyClose() {
         let address = SocketAddress(numericHost: "127.0.0.1", port: 8080)!
         for whole in ["GET / HTTP/1.1\r\nBad Header\r\n\r\n", "GET / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\n\n"] {
@@ -533,7 +545,14 @@ struct ConnectionMachineTests {
         let out = Self.text(&m, "GET /" + String(repeating: "a", count: 70_000))
         #expect(out.last == .close(reset: false))
         guard case .sendClient(let bytes) = out.first else { Issue.record("\(out)"); return }
-        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 414 URI Too Long\r\n"))
+        #expect(m.facts.error?.contains("The request line exceeds 65536 bytes without ending.") == true, "\(m.facts.error ?? "")")
+        // Fields that do not end within the bound: 431 (RFC 6585 §5), not a 400 "could not read".
+        var fields = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
+        _ = fields.handle(.start)
+        let long = Self.text(&fields, "GET / HTTP/1.1\r\nHost: a\r\nX-Filler: " + String(repeating: "a", count: 70_000))
+        guard case .sendClient(let answer) = long.first else { Issue.record("\(long)"); return }
+        #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 431 Request Header Fields Too Large\r\n"))
         var gone = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))
         _ = gone.handle(.start)
         #expect(gone.handle(.clientGone(reset: false)) == [.armTimer(millis: 0), .close(reset: false)])

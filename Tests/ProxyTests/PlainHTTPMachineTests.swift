@@ -227,7 +227,7 @@ struct PlainHTTPMachineTests {
         #expect(out.last == .close(reset: false))
     }
 
-    @Test("requests it does not take: 400 with the sentence; a malformed chunked body: 400")
+    @Test("requests it does not take: 400 with the sentence (431 for a head past 64 KiB); a malformed chunked body: 400")
     func refused() {
         var m = Self.started()
         let out = Self.client(&m, "GET /relative HTTP/1.1\r\nHost: a\r\n\r\n", at: 2)
@@ -238,6 +238,11 @@ struct PlainHTTPMachineTests {
         _ = Self.client(&chunked, "POST http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nTransfer-Encoding: chunked\r\n\r\n", at: 2)
         let bad = Self.client(&chunked, "zz\r\n", at: 3)
         #expect(bad.contains(.answerClient(ConnectionMachine.errorResponse(400, "Bad Request", body: "tv: the client's chunked body is malformed"), linger: false)))
+        // A head past 64 KiB on a kept-alive connection: 431 (RFC 6585 §5), not 400.
+        var long = Self.started()
+        let tooLarge = Self.client(&long, "GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-Filler: " + String(repeating: "a", count: 70_000), at: 2)
+        #expect(tooLarge.contains(.answerClient(ConnectionMachine.errorResponse(
+            431, "Request Header Fields Too Large", .requestUnreadable("The request head exceeds 65536 bytes without ending in an empty line.")), linger: false)))
     }
 
     @Test("the server closing before its response is complete: the flow says so; the client gets our FIN")

@@ -37,6 +37,8 @@ struct HTTPResponseHeadScanner {
             return .needMore
         case .malformed(let reason):
             return .malformed(reason)
+        case let .tooLong(limit, inStartLine):
+            return .malformed(HTTP1HeadParser.tooLongSentence(.response, limit, inStartLine: inStartLine))
         case .head(let head):
             parser = HTTP1HeadParser(.response, leniency: .lenient)
             fed = 0

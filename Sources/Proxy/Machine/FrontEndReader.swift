@@ -102,12 +102,14 @@ struct FrontEndReader {
         let fresh = newBytes(all)
         switch frontEnd {
         case .explicitHTTP:
-            switch httpParser.feed(fresh) {
-            case .needMoreData:
+            let read = httpParser.feed(fresh)
+            if let refusal = read.refusal {
+                return .refuse(.proxyRequestUnreadable(refusal.reason), answer: ConnectionMachine.errorResponse(
+                    refusal.status, HTTPReasonPhrase.of(refusal.status), body: "tv is an HTTP proxy and could not read this request: \(refusal.reason)"))
+            }
+            switch read {
+            case .needMoreData, .malformed, .tooLong:
                 return .needMore
-            case .malformed(let reason):
-                return .refuse(.proxyRequestUnreadable(reason), answer: ConnectionMachine.errorResponse(
-                    400, "Bad Request", body: "tv is an HTTP proxy and could not read this request: \(reason)"))
             case .head(let head):
                 if let credentials, let failure = ProxyAuthentication.failure(credentials.judge(proxyAuthorization: head.value(forHeader: "Proxy-Authorization"))) {
                     return .refuse(failure, answer: ProxyAuthentication.required(failure))
@@ -177,22 +179,24 @@ struct FrontEndReader {
         if all.count <= preface.count ? all.elementsEqual(preface.prefix(all.count)) : all.prefix(preface.count).elementsEqual(preface) {
             return all.count >= preface.count ? .connect : .needMore
         }
-        switch httpParser.feed(newBytes(all)) {
-        case .needMoreData:
-            return .needMore
-        case .malformed(let reason):
-            // A whole head tv would not accept itself (no Host, say) is the server's to judge,
-            // as before: tv's reverse mode relays requests, it does not police them. Bytes that
-            // cannot begin a head, or a head too long to end, are refused.
-            if Self.containsHeadEnd(all) {
-                httpParser = HTTPRequestHeadParser()
-                return .connect
-            }
-            return .refuse(.requestUnreadable(reason),
-                           answer: ConnectionMachine.errorResponse(400, "Bad Request", body: "tv could not read this request: \(reason)"))
+        let read = httpParser.feed(newBytes(all))
+        // A whole head tv would not accept itself (no Host, say) is the server's to judge, as
+        // before: tv's reverse mode relays requests, it does not police them. Bytes that cannot
+        // begin a head, or a head too long to end (414 or 431), are refused.
+        if case .malformed = read, Self.containsHeadEnd(all) {
+            httpParser = HTTPRequestHeadParser()
+            return .connect
+        }
+        if let refusal = read.refusal {
+            return .refuse(.requestUnreadable(refusal.reason), answer: ConnectionMachine.errorResponse(
+                refusal.status, HTTPReasonPhrase.of(refusal.status), body: "tv could not read this request: \(refusal.reason)"))
+        }
+        switch read {
         case .head:
             httpParser = HTTPRequestHeadParser()
             return .connect
+        case .needMoreData, .malformed, .tooLong:
+            return .needMore
         }
     }
 

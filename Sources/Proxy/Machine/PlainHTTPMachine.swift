@@ -180,11 +180,13 @@ struct PlainHTTPMachine {
                     headDeadline.headBegan(at: now.nanos)
                     rearm()
                 }
-                switch headParser.feed(rest) {
-                case .needMoreData:
+                let read = headParser.feed(rest)
+                if let refusal = read.refusal {
+                    return fail(.requestUnreadable(refusal.reason), status: refusal.status)
+                }
+                switch read {
+                case .needMoreData, .malformed, .tooLong:
                     return
-                case .malformed(let reason):
-                    return fail(.requestUnreadable(reason), status: 400)
                 case .head(let head):
                     let used = head.byteCount - before
                     headParser = HTTPRequestHeadParser()
@@ -432,8 +434,7 @@ struct PlainHTTPMachine {
     /// `deliveringFirst` as for `finish`.
     mutating func fail(_ failure: ConnectionFailure, status: Int, deliveringFirst: Bool = false) {
         if responses.outstanding.count <= 1 && responses.body == nil {
-            let text = status == 400 ? "Bad Request" : status == 504 ? "Gateway Timeout" : "Bad Gateway"
-            emit(.answerClient(ConnectionMachine.errorResponse(status, text, failure), linger: false))
+            emit(.answerClient(ConnectionMachine.errorResponse(status, HTTPReasonPhrase.of(status), failure), linger: false))
         }
         if facts != nil {
             facts?.fail(failure)

@@ -4,8 +4,8 @@ import Wire
 /// pure decision, the bytes to send, then the connection is closed.
 ///
 /// `GET /metrics` (and `/`) answers 200 with the exposition; `HEAD` the same head without the
-/// body; any other method 405 with `Allow: GET, HEAD`; any other path 404; a malformed or
-/// oversized head 400. Every answer carries `Connection: close` and its `Content-Length`.
+/// body; any other method 405 with `Allow: GET, HEAD`; any other path 404; a head tv will not
+/// read 400, 414 or 431 (`HTTPRequestHeadParser.Result.refusal`). Every answer carries `Connection: close` and its `Content-Length`.
 public enum MetricsHTTP {
     /// The most bytes of a request head read (a scraper's is a few hundred).
     public static let maxHeadBytes = 8_192
@@ -13,12 +13,14 @@ public enum MetricsHTTP {
     /// The response to the bytes read so far; nil while the head is not whole.
     /// - Parameter exposition: makes the body (called only for a 200).
     public static func response(to bytes: [UInt8], exposition: () -> String) -> [UInt8]? {
-        switch HTTPRequestHeadParser.parse(bytes, maxHeadBytes: maxHeadBytes) {
-        case .needMoreData:
-            return bytes.count >= maxHeadBytes ? answer(400, "Bad Request", body: "The request head is longer than \(maxHeadBytes) bytes.\n") : nil
-        case .malformed(let reason):
+        let read = HTTPRequestHeadParser.parse(bytes, maxHeadBytes: maxHeadBytes)
+        if let (status, reason) = read.refusal {
             // The parser's reason, with its RFC section (a head over the limit said "not HTTP/1").
-            return answer(400, "Bad Request", body: (reason.hasSuffix(".") ? reason : reason + ".") + "\n")
+            return answer(status, HTTPReasonPhrase.of(status), body: (reason.hasSuffix(".") ? reason : reason + ".") + "\n")
+        }
+        switch read {
+        case .needMoreData, .malformed, .tooLong:
+            return nil // refusals are answered above
         case .head(let head):
             guard head.method == "GET" || head.method == "HEAD" else {
                 return answer(405, "Method Not Allowed", body: "Only GET and HEAD are served here.\n", extra: [("Allow", "GET, HEAD")])

@@ -22,6 +22,7 @@ struct HTTP1HeadScannerTests {
         switch HTTP1HeadParser.parse(bytes, kind: kind, leniency: .lenient) {
         case .needMoreData: return .needMoreData
         case .malformed(let reason): return .malformed(reason: reason)
+        case let .tooLong(limit, inStartLine): return .malformed(reason: HTTP1HeadParser.tooLongSentence(kind, limit, inStartLine: inStartLine))
         case .head(let head):
             let framing: HTTPBodyFraming
             switch head.bodyFraming(leniency: .lenient, answering: method) {
