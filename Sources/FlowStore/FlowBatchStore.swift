@@ -105,6 +105,9 @@ struct CollapsedFlowBatch {
     /// stored one.
     var certificates: [String: [UInt8]] = [:]
 
+    /// The largest id of a flow the batch writes a row of; nil when it writes none.
+    var highestFlowID: Int64? { slots.keys.max() }
+
     init(_ events: [FlowEvent]) {
         self.events = events
         // No capacity reserved up front: most batches of a busy session are exchanges, and a

@@ -1,6 +1,7 @@
 import Foundation
 import CTVShims
 import Synchronization
+import FlowTerms
 
 /// The one writer of flow rows: a background `Thread` with its own SQLite connection, fed through
 /// a bounded in-memory queue, so the data path never waits on disk or SQLite.
@@ -23,10 +24,9 @@ public final class FlowWriter: Sendable {
     public let capacity: Int
 
     private let queue: FlowWriterThread.Queue
-    private let nextID: Atomic<Int64>
-    /// What `nextID` was last set to (at start, or by `raiseIDFloor`): equal to it, no id has
-    /// been handed out since (`highestAllocatedID`).
-    private let lastFloor = Atomic<Int64>(0)
+    /// The session's flow ids (`FlowIDSequence`), starting past the database's highest; the
+    /// engine takes its connections' ids from it too (`ProxyConfiguration.flowIDs`).
+    public let ids: FlowIDSequence
     /// Set by `close(interruptingOpenFlows: true)`; read by the writer thread as it stops.
     private let closing: ClosingChoice
     /// Flows that writers found dead at start had left open, now closed as `interrupted`, and
@@ -121,8 +121,7 @@ public final class FlowWriter: Sendable {
         started.wait()
         switch startup.withLock({ $0 }) {
         case let .success((firstID, recovery)):
-            nextID = Atomic(firstID)
-            lastFloor.store(firstID, ordering: .relaxed)
+            ids = FlowIDSequence(first: firstID)
             interruptedAtStart = (recovery.deadWriters, recovery.interruptedFlows)
         case let .failure(error):
             queue.abandon()
@@ -199,8 +198,7 @@ public final class FlowWriter: Sendable {
             queue.abandon()
             throw failure
         }
-        nextID = Atomic(1)
-        lastFloor.store(1, ordering: .relaxed)
+        ids = FlowIDSequence(first: 1)
         interruptedAtStart = (0, 0)
     }
 
@@ -210,30 +208,14 @@ public final class FlowWriter: Sendable {
 
     /// Makes every id handed out from now on larger than `id` (`SharedIDFloor`: the shared
     /// store holds flows of this instance up to `id`, past the local database's).
-    public func raiseIDFloor(above id: Int64) {
-        var current = nextID.load(ordering: .relaxed)
-        while current <= id {
-            let (exchanged, original) = nextID.compareExchange(expected: current, desired: id + 1, ordering: .relaxed)
-            if exchanged {
-                lastFloor.store(id + 1, ordering: .relaxed)
-                return
-            }
-            current = original
-        }
-    }
+    public func raiseIDFloor(above id: Int64) { ids.raise(above: id) }
 
-    /// The largest id handed out since the start or the last `raiseIDFloor`; nil when none was
-    /// (a `tv exec` that made no flow has only its id range's start, 2³² past the others: marked
-    /// as the store's, it moved every later session's ids there).
-    public var highestAllocatedID: Int64? {
-        let next = nextID.load(ordering: .relaxed)
-        return next == lastFloor.load(ordering: .relaxed) ? nil : next - 1
-    }
+    /// The largest id handed out since the start or the last `raiseIDFloor`
+    /// (`FlowIDSequence.highestHandedOut`).
+    public var highestAllocatedID: Int64? { ids.highestHandedOut }
 
-    /// A fresh flow id (the next of the atomic counter). Ids are never reused in this process.
-    public func allocateID() -> Int64 {
-        nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-    }
+    /// A fresh flow id (`ids.next()`). Ids are never reused in this process.
+    public func allocateID() -> Int64 { ids.next() }
 
     /// Gives `flow` a fresh id and enqueues `.opened` with it; never blocks.
     /// - Returns: the record with its id; keep it for `.updated` / `.closed`. The id is valid even

@@ -88,8 +88,9 @@ public struct ProxyConfiguration: Sendable {
     public var busyPollMicros: Int = 0
     /// Use splice(2) for passed-through TLS (no recording is possible there anyway).
     public var spliceEncryptedPassThrough: Bool = true
-    /// The first flow id handed out (the lead continues after the database's highest).
-    public var firstFlowID: UInt64 = 1
+    /// Where flow ids come from (`FlowIDSequence`: the flow writer's, so a floor raised on it
+    /// holds for the engine's connections too).
+    public var flowIDs = FlowIDSequence(first: 1)
     /// Receives flow facts; nil = facts are not reported.
     public var flowSink: (any FlowSink)?
     /// Remembers clients that pin, or lack tv's root, per host and port (`PinKey`).

@@ -14,14 +14,22 @@ import TVHome
 /// changed, flushes for reading commands, capture rotation) and the status values `tv status`
 /// shows.
 extension Session {
+    /// How long `tv stop` is answered after at most (s): the connections' second, the writers'
+    /// flushes, the shared store's wait (`SessionWiring.sharedStopWait`), and room to spare.
+    static let stopAnswerWait = SessionWiring.sharedStopWait + 6
+    /// How long `tv stop` waits for that answer (s).
+    public static let stopClientWait = Int(stopAnswerWait) + 4
+
     func answer(_ request: ControlRequest) -> ControlResponse {
         switch request.command {
         case "status":
             return ControlResponse(ok: true, message: "running", values: statusValues())
         case "stop":
-            // Answered once the session has stopped, with what was not saved (`tv stop` says it).
+            // Answered once the session has stopped, with what was not saved (`tv stop` says it):
+            // past the wait for a shared store that does not answer, or the answer went without
+            // it and `tv stop` said everything was saved (a trial's hung store).
             requestStop()
-            guard stoppedSignal.wait(timeout: .now() + 14) == .success else {
+            guard stoppedSignal.wait(timeout: .now() + Self.stopAnswerWait) == .success else {
                 return ControlResponse(ok: true, message: "Stopping: open connections are closed and everything is flushed.")
             }
             stoppedSignal.signal()  // for any later waiter

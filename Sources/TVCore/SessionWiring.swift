@@ -54,7 +54,6 @@ final class SessionWiring: Sendable {
     /// What `tv diag` and `tv top` read of the flows closed so far.
     let tally = SessionTally()
 
-    /// - Parameter firstFlowID: where flow ids start (nil: after the database's highest).
     /// - Throws: `FlowStoreError`, `CAError`, `SettingsError`, `TVHomeError`, `ProxyError`
     ///   (a bad --listen), `ForcedInspectionError` (--inspect or --keep-content without a usable CA).
     /// - Parameter peersAreServers: each flow's server is its client socket's peer (`tv exec`'s
@@ -185,7 +184,7 @@ final class SessionWiring: Sendable {
             + record[SettingKeys.clientCertificates].map { try ClientCertificateRule(parsing: $0) }
         config.proxyCredentials = options.proxyCredentials
         config.keylogPath = options.keylogPath ?? environment["SSLKEYLOGFILE"].flatMap { $0.isEmpty ? nil : $0 }
-        config.firstFlowID = UInt64(writer.allocateID())
+        config.flowIDs = writer.ids
         config.readsExchanges = record[SettingKeys.requestsRecord]
         let logsRequests = options.logRequests || record[SettingKeys.logRequests]
         requestLog = logsRequests ? options.printRequest.map { RequestLog(print: $0) } : nil

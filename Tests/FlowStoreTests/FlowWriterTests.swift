@@ -115,6 +115,32 @@ import FlowTerms
             writer.raiseIDFloor(above: 10)
             #expect(writer.allocateID() == 21)
             #expect(writer.highestAllocatedID == 21)
+            // The engine takes its ids from the same sequence: a floor raised later holds for it.
+            let engine = writer.ids
+            #expect(engine.next() == 22 && engine.first == 4)
+            writer.raiseIDFloor(above: 40)
+            #expect(engine.next() == 41 && writer.highestAllocatedID == 41)
+        }
+    }
+
+    @Test("the shared floor: the store's largest raises the local ids; each batch's largest is kept before it is sent, once per new largest")
+    func sharedFloorKeepsTheMarkAhead() throws {
+        try withStore { store, _ in
+            let kept = Mutex<[Int64]>([])
+            let floor = SharedIDFloor(known: 7, persist: { id in kept.withLock { $0.append(id) } })
+            let writer = try store.makeWriter()
+            defer { writer.close() }
+            floor.attach(writer)
+            #expect(writer.allocateID() == 8)
+            floor.willWrite(upTo: 8)
+            floor.willWrite(upTo: 8)
+            floor.willWrite(upTo: 5)
+            floor.saw(12)
+            floor.willWrite(upTo: 12)
+            floor.willWrite(upTo: 13)
+            #expect(kept.withLock { $0 } == [8, 12, 13])
+            #expect(writer.allocateID() == 13)
+            #expect(floor.sessionFirstID == 1)
         }
     }
 

@@ -322,6 +322,18 @@ struct SharedStoreRunTests {
         let local = try Run.process("python3", ["-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM flows').fetchone()[0])",
                                                 box.dataDir + "/tunnelvision.sqlite3"], in: box.work, environment: box.environment, timeout: 30)
         #expect(local.out == "0\n", "the local writer wrote the flows before the kill: \(local)")
+        // The store down at the next start: its flows still take ids past the two the store
+        // holds (kept beside the database before they were sent; a trial's took them again,
+        // and its flows replaced those rows once the store answered).
+        let sharedIDs = try server.psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM flows", database: database)
+        server.stop()
+        let down = try world.run("--inspect", "--store", url)
+        #expect(try world.curlThrough(down, [world.url("/index.html?down")]).status == 0)
+        let downIDs = try box.closedFlows(1).compactMap { $0.int("id") }
+        try down.stop()
+        try server.start()
+        #expect(downIDs.count == 1 && downIDs.allSatisfy { id in !sharedIDs.split(separator: ",").contains { Int($0) == id } },
+                "local \(downIDs), shared \(sharedIDs)")
 
         let next = try world.run("--inspect", "--store", url)
         var rows = ""
@@ -332,6 +344,61 @@ struct SharedStoreRunTests {
         }
         #expect(rows == "interrupted|t\ninterrupted|t")
         try next.stop()
+    }
+
+    @Test("flows a killed session held for a store that was down are said at the next start, with the backfill that sends them; flows made after the store comes back take ids past its rows")
+    func unsentFlowsSaidAndIDsPastTheStoreAfterReconnecting() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        try server.start()
+        let url = try server.makeDatabase()
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        let world = try RunWorld()
+        let box = world.sandbox
+        let a = try world.run("--inspect", "--store", url)
+        #expect(try world.curlThrough(a, [world.url("/index.html?a")]).status == 0)
+        _ = try closedSharedRows(box, url, 1)
+        try a.stop()
+        let database1 = box.dataDir + "/tunnelvision.sqlite3", backup = box.work + "/backup.sqlite3"
+        try #require(try Run.process("cp", [database1, backup], in: box.work, environment: box.environment, timeout: 30).status == 0)
+
+        // The store down; two flows written here and waiting for it when the session is killed.
+        server.stop()
+        let b = try world.run("--inspect", "--store", url)
+        for q in ["b1", "b2"] { #expect(try world.curlThrough(b, [world.url("/index.html?\(q)")]).status == 0) }
+        _ = try box.closedFlows(3)
+        b.kill()
+        try server.start()
+        let c = try world.run("--inspect", "--store", url)
+        let said = "2 flows this data folder recorded (started between "
+        var log = ""
+        for _ in 0..<100 where !log.contains(said) { log = c.log(); usleep(50_000) }
+        #expect(log.contains(said) && log.contains("are not in the shared store at 127.0.0.1:\(server.port)/\(database): an earlier session ended before it could send them, or ran without the store. `tv store backfill --from "), "\(log)")
+        try c.stop()
+        #expect(try server.psql("SELECT count(*) FROM flows", database: database) == "1")
+        let backfill = try box.tv("store", "backfill", "--store", url, "--all")
+        #expect(backfill.status == 0, "\(backfill)")
+        #expect(try server.psql("SELECT count(*) FROM flows", database: database) == "3")
+
+        // The database restored to before those flows (the same file, so the same instance), the
+        // mark beside it gone, the store down at the start: once the store answers, new flows go
+        // on past its rows (the engine took ids from a counter of its own and wrote over them).
+        try #require(try Run.process("cp", [backup, database1], in: box.work, environment: box.environment, timeout: 30).status == 0)
+        unlink(box.dataDir + "/instance-store-highest")
+        server.stop()
+        let d = try world.run("--inspect", "--store", url)
+        try server.start()
+        var state: String?
+        for _ in 0..<200 where state != "connected" {
+            state = try box.json("status").object("sharedStore")?.string("state")
+            usleep(100_000)
+        }
+        #expect(state == "connected", "\(d.log())")
+        #expect(try world.curlThrough(d, [world.url("/index.html?d")]).status == 0)
+        let rows = try closedSharedRows(box, url, 4)
+        try d.stop()
+        #expect(try server.psql("SELECT string_agg(id::text || ':' || status, ',' ORDER BY id) FROM flows", database: database).split(separator: ",").count == 4,
+                "every row kept: \(rows)")
     }
 
     @Test("a copied data folder (cp -a) takes its own instance id, says so, and neither it nor the original overwrites the other's shared rows (before, the copy's flows 4 and 5 replaced the original's)")
@@ -435,7 +502,7 @@ struct SharedStoreRunTests {
         #expect(final.count == 6, "\(final)")
     }
 
-    @Test("a server that takes writes and never answers (SIGSTOP): forwarding goes on, tv status says it waits, and SIGTERM stops the session within the stop's wait, saying so")
+    @Test("a server that takes writes and never answers (SIGSTOP): forwarding goes on, tv status says it waits, and `tv stop` ends the session within the stop's wait, both saying so")
     func hungServerDoesNotHoldTheStop() throws {
         let server = try PostgresServer()
         defer { server.stop(); server.remove() }
@@ -462,10 +529,13 @@ struct SharedStoreRunTests {
             usleep(500_000)
         } while Date() < deadline
         #expect(line.contains("waiting for 127.0.0.1:\(server.port)/") && line.contains(", which has not answered a write for "), "\(line)")
+        // `tv stop` says it too (it said "everything is saved": its answer came before the wait ended).
         let began = Date()
-        tv.send(SIGTERM)
+        let stop = try box.tv("stop")
         #expect(tv.waitForExit(seconds: 25), "\(tv.log())")
         #expect(Date().timeIntervalSince(began) < 25)
+        #expect(stop.out.contains("everything is saved in \(box.dataDir). The shared store at 127.0.0.1:\(server.port)/")
+                && stop.out.contains("did not answer a write for 15 s, so tv stopped without it"), "\(stop)")
         #expect(tv.log().contains("did not answer a write for 15 s, so tv stopped without it"), "\(tv.log())")
     }
 

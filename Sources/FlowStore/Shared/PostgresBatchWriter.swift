@@ -19,6 +19,8 @@ final class PostgresBatchWriter: FlowBatchStore {
     /// Reads this data folder's names, pinned hosts, audit rows and live audit session; nil:
     /// events only.
     private let tables: LocalTableSync?
+    /// Told the store's largest id at connection and each batch's before it is sent.
+    private let idFloor: SharedIDFloor?
     /// The flows this connection wrote while open (`SharedNewFlows`): the rest of a batch's
     /// flows are copied straight into `flows`.
     private var newFlows = SharedNewFlows()
@@ -33,6 +35,7 @@ final class PostgresBatchWriter: FlowBatchStore {
          idFloor: SharedIDFloor? = nil) throws {
         self.instance = instance
         self.insertion = insertion
+        self.idFloor = idFloor
         tables = localPath.map { LocalTableSync(path: $0, instance: instance) }
         connection = try PGConnection(target)
         do {
@@ -45,9 +48,18 @@ final class PostgresBatchWriter: FlowBatchStore {
             if insertion == .copy { try connection.execute(SharedStaging.createSQL) }
             // The local ids go on past the store's (`SharedIDFloor`): an id it holds would be
             // overwritten by a new flow's.
-            if let idFloor, case let .integer(highest)? = try connection.query("SELECT max(id) FROM flows WHERE instance_id = ?",
-                                                                              [.text(instance.id)]).first?.first {
-                idFloor.saw(highest)
+            if let idFloor {
+                let found = try connection.query("SELECT max(id) FROM flows WHERE instance_id = ?", [.text(instance.id)]).first?.first
+                let highest: Int64
+                if case let .integer(id)? = found { highest = id } else { highest = 0 }
+                if highest > 0 { idFloor.saw(highest) }
+                // What earlier sessions recorded here past it never reached the store: said.
+                let firstSeen = try connection.query("SELECT first_seen FROM instances WHERE instance_id = ?", [.text(instance.id)]).first?.first
+                if let localPath, case let .integer(since)? = firstSeen,
+                   let unsent = UnsentLocalFlows.find(localPath: localPath, above: max(highest, (instance.firstFlow ?? 1) - 1),
+                                                      below: idFloor.sessionFirstID ?? .max, since: since) {
+                    idFloor.noteUnsent(unsent)
+                }
             }
             if let localPath {
                 try connection.transaction { _ = try LeftOpenFlows.close(on: connection, instance: instance, localPath: localPath) }
@@ -66,6 +78,8 @@ final class PostgresBatchWriter: FlowBatchStore {
         let known = newFlows, knownExchanges = newExchanges
         rows.isNew = { known.isNew($0) }
         rows.isNewExchange = { knownExchanges.isNew($0) }
+        // Kept beside the database before the store can hold it (`SharedIDFloor.willWrite`).
+        if let highest = batch.highestFlowID { idFloor?.willWrite(upTo: highest) }
         do {
             try connection.transaction {
                 try rows.send(on: connection, as: insertion)

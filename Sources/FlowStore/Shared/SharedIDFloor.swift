@@ -9,19 +9,35 @@ import Synchronization
 /// the store already has replaces that row: a trial's restored folder overwrote the shared rows
 /// of the flows it had lost, one by one. Found at the session's first connection (before any
 /// flow is made, when the store answers at start) and again at each reconnection.
+///
+/// The largest id the store may hold is also kept outside the database (`persist`,
+/// `StoreHighestMark`) before each batch that goes past it is sent (`willWrite`): a kill
+/// loses the local writer's waiting flows while the store has them, and a next start with the
+/// store down then took their ids again (a trial: five shared rows written over).
 public final class SharedIDFloor: Sendable {
     private let highest = Atomic<Int64>(0)
+    /// The largest id handed to `persist` (or known from it at start).
+    private let persisted = Atomic<Int64>(0)
     private let writer = Mutex<FlowWriter?>(nil)
-    /// Told each larger id a connection finds (`StoreHighestMark.raise`).
+    /// Told each larger id the store holds or is about to (`StoreHighestMark.raise`).
     private let persist: (@Sendable (Int64) -> Void)?
+    /// Told what earlier sessions recorded that the store never got (`UnsentLocalFlows`), at
+    /// each connection that finds some.
+    private let unsent: (@Sendable (UnsentLocalFlows) -> Void)?
 
     /// - Parameters:
     ///   - known: the mark kept from earlier sessions (`StoreHighestMark.read`), so a session
     ///     whose store does not answer at start still goes on past it.
     ///   - persist: keeps each larger id a connection finds.
-    public init(known: Int64? = nil, persist: (@Sendable (Int64) -> Void)? = nil) {
+    ///   - unsent: says the flows of earlier sessions the store never got.
+    public init(known: Int64? = nil, persist: (@Sendable (Int64) -> Void)? = nil,
+                unsent: (@Sendable (UnsentLocalFlows) -> Void)? = nil) {
         self.persist = persist
-        if let known { highest.store(known, ordering: .relaxed) }
+        self.unsent = unsent
+        if let known {
+            highest.store(known, ordering: .relaxed)
+            persisted.store(known, ordering: .relaxed)
+        }
     }
 
     /// The largest id the store holds for the instance, as one connection found it.
@@ -33,8 +49,20 @@ public final class SharedIDFloor: Sendable {
             if exchanged { raised = true; break }
             current = original
         }
-        if raised { persist?(id) }
+        if raised { keep(id) }
         writer.withLock { $0?.raiseIDFloor(above: id) }
+    }
+
+    /// A batch with flows up to `id` is about to be sent: the mark is raised to it first (one
+    /// small file written per batch that goes past it, on the shared writer's thread).
+    func willWrite(upTo id: Int64) {
+        if id > persisted.load(ordering: .relaxed) { keep(id) }
+    }
+
+    private func keep(_ id: Int64) {
+        guard id > persisted.load(ordering: .relaxed) else { return }
+        persisted.store(id, ordering: .relaxed)
+        persist?(id)
     }
 
     /// The local writer whose ids go on past what the store holds: raised now to what was seen
@@ -45,6 +73,11 @@ public final class SharedIDFloor: Sendable {
             local.raiseIDFloor(above: highest.load(ordering: .relaxed))
         }
     }
+
+    /// The first id of this session's flows, once its local writer is attached (`FlowIDSequence.first`).
+    var sessionFirstID: Int64? { writer.withLock { $0?.ids.first } }
+
+    func noteUnsent(_ flows: UnsentLocalFlows) { unsent?(flows) }
 
     /// The largest id seen so far (0: none).
     public var value: Int64 { highest.load(ordering: .relaxed) }

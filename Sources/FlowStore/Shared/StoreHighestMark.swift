@@ -7,7 +7,8 @@ import TVHome
 /// writer's ids go on past it even when the store does not answer at start, or the session runs
 /// without the store (`--store ''`; a later `tv store backfill` sent its flows under ids the
 /// store already had for other flows: a re-check). Written when a connection finds the store's
-/// largest id (`SharedIDFloor`) and when a session that wrote to the store stops.
+/// largest id, before each batch that goes past it is sent (`SharedIDFloor`), and when a
+/// session that wrote to the store stops.
 public enum StoreHighestMark {
     public static let fileName = "instance-store-highest"
 

@@ -42,7 +42,7 @@ final class ProxyShared: Sendable {
     /// Transparent mode: connections refused because no redirect rule sent them (no original
     /// destination, or the destination is the listener itself).
     let notRedirected = Atomic<UInt64>(0)
-    private let nextFlowID: Atomic<UInt64>
+    private let flowIDs: FlowIDSequence
     let resolver: Resolver
     let sink: (any FlowSink)?
     let recorder: (any ChunkRecorder)?
@@ -69,7 +69,7 @@ final class ProxyShared: Sendable {
                                       leafCache: configuration.leafCache ?? configuration.authority.map { LeafCache(authority: $0) },
                                       suites: contexts.serverSuiteKeys))
         inspection = Atomic(configuration.inspectionEnabled)
-        nextFlowID = Atomic(configuration.firstFlowID)
+        flowIDs = configuration.flowIDs
         resolver = Resolver(threads: configuration.resolverThreads)
         sink = configuration.flowSink
         recorder = configuration.chunkRecorder
@@ -81,7 +81,7 @@ final class ProxyShared: Sendable {
         }
     }
 
-    func newFlowID() -> UInt64 { nextFlowID.wrappingAdd(1, ordering: .relaxed).oldValue }
+    func newFlowID() -> UInt64 { UInt64(flowIDs.next()) }
 
     /// The CA in force now.
     var authority: CertificateAuthority? { caMaterial.withLock { $0.authority } }

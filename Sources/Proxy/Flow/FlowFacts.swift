@@ -82,7 +82,7 @@ public struct ServerCertificateFacts: Sendable, Hashable {
 /// Everything the engine knows about one flow (one client connection, or one upstream of a plain
 /// HTTP proxy connection). A value: the sink gets a copy at open, update and close.
 public struct FlowFacts: Sendable, Hashable {
-    /// Unique in this process, increasing; assigned by the engine (`ProxyConfiguration.firstFlowID`).
+    /// Unique in this process, increasing; assigned by the engine (`ProxyConfiguration.flowIDs`).
     public var id: UInt64
     /// When the client connection was accepted, µs since 1970-01-01 UTC.
     public var startMicros: Int64

@@ -331,10 +331,10 @@ enum RunCommands {
     static func stop(_ inv: Invocation) throws -> Int32 {
         let home = try inv.home()
         let path = SessionPaths.controlSocket(home)
-        // The session answers once it has stopped (up to 14 s), with what was not saved.
+        // The session answers once it has stopped (up to `Session.stopAnswerWait`), with what was not saved.
         let response: ControlResponse
         do {
-            response = try ControlClient(path: path).send(ControlRequest(command: "stop"), timeoutSeconds: 20)
+            response = try ControlClient(path: path).send(ControlRequest(command: "stop"), timeoutSeconds: Session.stopClientWait)
         } catch ControlError.notRunning {
             // A `tv exec` is its command's: it ends when the command does (said rather than "no session").
             if let exec = try? LiveSessionStatus.answer(home: home, timeoutSeconds: 2), let pid = exec.values["pid"] {
@@ -348,11 +348,12 @@ enum RunCommands {
             inv.console.line("Stopped the session; " + RecordingPresentation.stopped(losses, folder: home.path))
             return 0
         }
-        // Wait (up to 15 s) for the session to finish flushing and remove its socket.
+        // Wait (up to 15 s) for the session to finish flushing and remove its socket. It did not
+        // say what it saved in time, so nothing is claimed of it here.
         for _ in 0..<150 where FileManager.default.fileExists(atPath: path) { usleep(100_000) }
         inv.console.line(FileManager.default.fileExists(atPath: path)
                          ? "Asked the session to stop; it is still finishing."
-                         : "Stopped the session; everything is saved in \(home.path).")
+                         : "Stopped the session; what it could not save, if anything, was said in its own terminal (its history is in \(home.path)).")
         return 0
     }
 
