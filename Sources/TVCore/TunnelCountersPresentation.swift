@@ -39,6 +39,7 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
         if n("dnsQueries") > 0 {
             var dns = plural(n("dnsQueries"), "DNS query", "DNS queries") + " (\(count(n("dnsAnswers"))) answered"
             if n("dnsTimeouts") > 0 { dns += ", \(count(n("dnsTimeouts"))) unanswered" }
+            if n("dnsStrayAnswers") > 0 { dns += "; \(plural(n("dnsStrayAnswers"), "datagram", "datagrams")) from a resolver answered no question asked and named nothing" }
             parts.append(dns + ")")
         }
         if n("fragmentsReassembled") > 0 { parts.append(plural(n("fragmentsReassembled"), "datagram reassembled", "datagrams reassembled")) }

@@ -21,6 +21,23 @@ public struct DNSMessage: Sendable, Equatable {
         self.answers = answers
     }
 
+    /// The name → address pairs that answer `question`: those of `resolvedAddresses` whose name
+    /// the question's CNAME chain reaches (the question's name, then each alias's target). A
+    /// record outside the chain is one a stub resolver does not use either (glibc's
+    /// `getanswer_r` follows the chain from the question): a resolver's answer to `evil.test`
+    /// carrying `www.bank.example A 192.0.2.1` names nothing. nil question: none.
+    public func resolvedAddresses(answering question: DNSQuestion?) -> [DNSResolvedAddress] {
+        guard let question else { return [] }
+        var reachable: Set<String> = [question.name]
+        var frontier = [question.name]
+        while let name = frontier.popLast() {
+            for record in answers where record.type == DNSRecord.cname && record.name == name {
+                if case .name(let target) = record.data, reachable.insert(target).inserted { frontier.append(target) }
+            }
+        }
+        return resolvedAddresses.filter { reachable.contains($0.name) }
+    }
+
     /// Every name → address the answers give, the CNAME chain followed back to the names that led
     /// to it (the question's name included), with the smallest TTL along the way (seconds).
     public var resolvedAddresses: [DNSResolvedAddress] {

@@ -10,12 +10,12 @@ extension EngineLoop {
 
     /// One DNS answer (parsed or not): its name → address pairs become live, and go to the
     /// observer (the `host_names` table, written off this thread).
-    func learnNames(from parsed: Result<DNSMessage, DNSMessageParser.Failure>, wallMicros: Int64) {
+    func learnNames(from parsed: Result<DNSMessage, DNSMessageParser.Failure>, question: DNSQuestion?, wallMicros: Int64) {
         guard case .success(let message) = parsed else {
             counters.dnsAnswersUnreadable.wrappingAdd(1, ordering: .relaxed)
             return
         }
-        let names = message.resolvedAddresses
+        let names = message.resolvedAddresses(answering: question)
         guard !names.isEmpty else {
             counters.dnsAnswersWithoutAddresses.wrappingAdd(1, ordering: .relaxed)
             return

@@ -148,9 +148,13 @@ extension EngineLoop {
             return
         }
         counters.dnsQueries.wrappingAdd(1, ordering: .relaxed)
+        var question: DNSQuestion?
+        if case .success(let message) = DNSMessageParser.parse(payload), !message.isResponse, message.questions.count == 1 {
+            question = message.questions.first
+        }
         guard let sink, let flowID = proxy.allocateFlowID() else {
             flow.queries[id] = DNSQueryFlow(facts: FlowFacts(id: 0, startMicros: 0, client: flow.key.app.endpoint),
-                                            deadline: now + UInt64(configuration.dnsTimeout * 1e9))
+                                            deadline: now + UInt64(configuration.dnsTimeout * 1e9), question: question)
             return
         }
         var facts = FlowFacts(id: flowID, startMicros: EngineClock.wallMicros(), client: flow.key.app.endpoint)
@@ -158,15 +162,15 @@ extension EngineLoop {
         facts.server = flow.upstream.endpoint
         facts.port = 53
         facts.status = .notEncrypted
-        if case .success(let message) = DNSMessageParser.parse(payload), let question = message.questions.first {
-            facts.host = question.name.isEmpty ? nil : question.name
-            facts.hostOrigin = facts.host == nil ? .none : .dnsQuestion
+        if let question, !question.name.isEmpty {
+            facts.host = question.name
+            facts.hostOrigin = .dnsQuestion
         }
         facts.bytesFromClient = UInt64(payload.count)
         facts.packetsFromClient = 1
         facts.packetsFromServer = 0
         sink.flowOpened(facts)
-        flow.queries[id] = DNSQueryFlow(facts: facts, deadline: now + UInt64(configuration.dnsTimeout * 1e9))
+        flow.queries[id] = DNSQueryFlow(facts: facts, deadline: now + UInt64(configuration.dnsTimeout * 1e9), question: question)
     }
 
     func udpReadable(_ key: UDPFlowKey) {
@@ -199,18 +203,37 @@ extension EngineLoop {
         }
     }
 
-    /// An answer: closes its query's flow and hands the names to the observer.
+    /// A datagram from the resolver (passed on to the program whatever it is): counted on the
+    /// query with its ID; only an answer to that query's question (`DNSAnswerMatch`) closes the
+    /// query's flow and hands the names to the observer. One with no waiting query's ID is a
+    /// stray (counted; it names nothing).
     private func answer(_ flow: UDPFlow, _ payload: UnsafeRawBufferPointer) {
-        guard payload.count >= 12 else { return }
-        let id = UInt16(payload[0]) << 8 | UInt16(payload[1])
-        counters.dnsAnswers.wrappingAdd(1, ordering: .relaxed)
+        let id = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : 0
+        guard payload.count >= 12, var query = flow.queries[id] else {
+            counters.dnsStrayAnswers.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
         let wall = EngineClock.wallMicros()
-        let parsed = DNSMessageParser.parse(payload)
-        learnNames(from: parsed, wallMicros: wall)
-        guard var query = flow.queries.removeValue(forKey: id), let sink, query.facts.id != 0 else { return }
         query.facts.bytesFromServer += UInt64(payload.count)
         query.facts.packetsFromServer = (query.facts.packetsFromServer ?? 0) + 1
         query.facts.lastActivityMicros = wall
+        let parsed = DNSMessageParser.parse(payload)
+        let match = DNSAnswerMatch.judge(parsed, asked: query.question)
+        if match == .doesNotAnswer {
+            // The program's resolver drops it and waits on; so does its query's flow.
+            query.otherAnswers += 1
+            flow.queries[id] = query
+            counters.dnsStrayAnswers.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        flow.queries[id] = nil
+        counters.dnsAnswers.wrappingAdd(1, ordering: .relaxed)
+        switch match {
+        case .answers: learnNames(from: parsed, question: query.question, wallMicros: wall)
+        case .unreadable: counters.dnsAnswersUnreadable.wrappingAdd(1, ordering: .relaxed)
+        case .unchecked, .doesNotAnswer: break
+        }
+        guard let sink, query.facts.id != 0 else { return }
         query.facts.durationMicros = wall - query.facts.startMicros
         switch parsed {
         case .success(let message) where message.responseCode == 3: query.facts.error = "the name does not exist (NXDOMAIN)"
@@ -257,7 +280,7 @@ extension EngineLoop {
                     flow.queries[id] = nil
                     counters.dnsTimeouts.wrappingAdd(1, ordering: .relaxed)
                     resolverIndex &+= 1   // try the next resolver for new associations
-                    report(query.facts, wallMicros: wallMicros, error: "no answer within \(Int(configuration.dnsTimeout)) s")
+                    report(query.facts, wallMicros: wallMicros, error: DNSQueryEnd.unanswered(seconds: Int(configuration.dnsTimeout), otherAnswers: query.otherAnswers))
                 }
                 if flow.queries.isEmpty && now &- flow.lastActivity >= Self.dnsIdleNanos {
                     closeUDPFlow(key, wallMicros: wallMicros, reason: nil)

@@ -53,4 +53,10 @@ final class UDPFlow: LoopHandler {
 struct DNSQueryFlow {
     var facts: FlowFacts
     let deadline: UInt64
+    /// The question asked (nil: the query could not be read), which an answer must repeat
+    /// (`DNSAnswerMatch`).
+    var question: DNSQuestion?
+    /// Datagrams with the query's ID that answered another question (dropped by the program's
+    /// resolver; said if no answer comes).
+    var otherAnswers = 0
 }

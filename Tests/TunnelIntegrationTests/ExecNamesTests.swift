@@ -79,6 +79,73 @@ final class ExecNamesTests {
         #expect(r.err.contains("tv: names from lookups: 2 answers gave 2 names; 2 connections went to an address they named"), "\(r.err)")
     }
 
+    @Test("a resolver's answers name only what they answer: one with the query's ID and another question, and a record outside the question's CNAME chain, name nothing; the query says so")
+    func spoofedAnswersNameNothing() throws {
+        // A resolver of its own on 10.203.0.3:53 in the origin namespace: for spoof.test it
+        // answers another question (bank.example) with the query's ID, then nothing; for
+        // chain.test a CNAME chain to real.test plus a record for bank.example outside it.
+        try Sh.must(["ip", "-n", lab.origin, "addr", "add", "10.203.0.3/24", "dev", "o-\(lab.tag)"])
+        let server = try lab.script("spoof-dns.py", """
+            import socket, struct
+            def name(n):
+                return b"".join(bytes([len(p)]) + p.encode() for p in n.split(".")) + b"\\0"
+            def rr(owner, rtype, data):
+                return name(owner) + struct.pack(">HHIH", rtype, 1, 60, len(data)) + data
+            a = socket.inet_aton("10.203.0.2")
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("10.203.0.3", 53))
+            while True:
+                q, peer = s.recvfrom(512)
+                qid, qname = q[:2], []
+                i = 12
+                while q[i]:
+                    qname.append(q[i + 1:i + 1 + q[i]].decode()); i += 1 + q[i]
+                qname = ".".join(qname)
+                if qname == "spoof.test":
+                    count = 1
+                    body = name("bank.example") + struct.pack(">HH", 1, 1) + rr("bank.example", 1, a)
+                elif qname == "chain.test":
+                    count = 3
+                    body = (name("chain.test") + struct.pack(">HH", 1, 1) + rr("chain.test", 5, name("real.test"))
+                            + rr("real.test", 1, a) + rr("bank.example", 1, a))
+                else:
+                    continue
+                s.sendto(qid + struct.pack(">HHHHH", 0x8180, 1, count, 0, 0) + body, peer)
+            """)
+        let resolver = try Daemon(["ip", "netns", "exec", lab.origin, "python3", server], log: lab.dir + "/spoof-dns.log")
+        defer { resolver.stop() }
+        let client = try lab.script("spoof-client.py", """
+            import socket, struct, time
+            def query(qid, qname):
+                q = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0)
+                q += b"".join(bytes([len(p)]) + p.encode() for p in qname.split(".")) + b"\\0" + struct.pack(">HH", 1, 1)
+                u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                u.settimeout(2)
+                u.sendto(q, ("10.203.0.3", 53))
+                try:
+                    return u.recv(512)
+                except socket.timeout:
+                    return b""
+            print(len(query(0x1234, "spoof.test")) > 0)
+            print(len(query(0x4321, "chain.test")) > 0)
+            s = socket.create_connection(("10.203.0.2", 8080), timeout=10)
+            s.sendall(b"GET /index.html HTTP/1.0\\r\\n\\r\\n")
+            while s.recv(65536): pass
+            time.sleep(6)  # spoof.test's query times out in tv (5 s)
+            """)
+        let r = lab.exec([], ["python3", client], timeout: 60)
+        #expect(r.status == 0 && r.out == "True\nTrue\n", "\(r)")
+        let flows = try lab.flows()
+        let tcp = try #require(flows.first { $0["serverPort"] as? Int == 8080 })
+        // The name looked up heads; its chain's other name is kept; bank.example is neither.
+        #expect(tcp["host"] as? String == "chain.test" && tcp["hostOrigin"] as? String == "dns", "\(tcp)")
+        #expect(tcp["otherHosts"] as? [String] == ["real.test"], "\(tcp)")
+        let spoofed = try #require(flows.first { $0["host"] as? String == "spoof.test" })
+        #expect(spoofed["error"] as? String == "no answer within 5 s; 1 datagram with its ID answered another question (a spoofed or misdirected answer, which the program's resolver drops)", "\(spoofed)")
+        #expect(spoofed["bytesDown"] as? Int ?? 0 > 0, "the datagram passed on is counted on the query: \(spoofed)")
+        #expect(try ids(host: "bank.example").isEmpty)
+    }
+
     @Test("a real QUIC client (ngtcp2 gtlsclient) to a QUIC server in the origin namespace: the flow is named from its Initial packets, origin QUIC",
           .enabled(if: Sh.run(["which", "gtlsclient"]).status == 0 && Sh.run(["which", "gtlsserver"]).status == 0, "needs ngtcp2-client and ngtcp2-server"))
     func quic() throws {

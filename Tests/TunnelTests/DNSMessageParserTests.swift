@@ -32,6 +32,31 @@ struct DNSMessageParserTests {
         #expect(aaaa.resolvedAddresses.count == 2)
     }
 
+    @Test("an answer names only what answers the question asked: the same ID and question (RFC 5452 §9.1), the question's CNAME chain")
+    func answerMatch() throws {
+        let a = try DNSMessageParser.parse(try payload(CapturedPackets.first("q: A? www.origin.test."))).get()
+        let asked = DNSQuestion(name: "www.origin.test", type: DNSRecord.a)
+        #expect(DNSAnswerMatch.judge(.success(a), asked: asked) == .answers)
+        #expect(DNSAnswerMatch.judge(.success(a), asked: DNSQuestion(name: "www.origin.test", type: DNSRecord.aaaa)) == .doesNotAnswer)
+        #expect(DNSAnswerMatch.judge(.success(a), asked: DNSQuestion(name: "origin.test", type: DNSRecord.a)) == .doesNotAnswer)
+        #expect(DNSAnswerMatch.judge(.success(a), asked: nil) == .unchecked)
+        var query = a
+        query.isResponse = false
+        #expect(DNSAnswerMatch.judge(.success(query), asked: asked) == .doesNotAnswer)
+        #expect(DNSAnswerMatch.judge(DNSMessageParser.parse([0, 1, 2]), asked: asked) == .unreadable("shorter than the 12-byte header"))
+        // The chain from the question: a record beside it names nothing.
+        let bank = PacketAddress("192.0.2.1")!, origin = PacketAddress("10.203.0.2")!
+        var spoofed = a
+        spoofed.answers.append(DNSRecord(name: "www.bank.example", type: DNSRecord.a, ttl: 60, data: .address(bank)))
+        #expect(spoofed.resolvedAddresses.contains { $0.name == "www.bank.example" })
+        #expect(spoofed.resolvedAddresses(answering: asked).map { "\($0.name)=\($0.address)" }.sorted()
+                == ["origin.test=\(origin)", "www.origin.test=\(origin)"])
+        #expect(spoofed.resolvedAddresses(answering: DNSQuestion(name: "origin.test", type: DNSRecord.a)).map(\.name) == ["origin.test"])
+        #expect(spoofed.resolvedAddresses(answering: nil).isEmpty)
+        #expect(DNSQueryEnd.unanswered(seconds: 5, otherAnswers: 0) == "no answer within 5 s")
+        #expect(DNSQueryEnd.unanswered(seconds: 5, otherAnswers: 2) == "no answer within 5 s; 2 datagrams with its ID answered another question (a spoofed or misdirected answer, which the program's resolver drops)")
+    }
+
     @Test("TTLs: the smallest along the chain; a TTL with the top bit set reads as 0 (RFC 2181 §8)")
     func ttls() throws {
         let message = try DNSMessageParser.parse(hex("""
