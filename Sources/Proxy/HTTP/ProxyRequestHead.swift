@@ -15,25 +15,36 @@ extension HTTPRequestHead {
     /// `HTTPRequestHead.framingAndRouting`: naming Content-Length, Transfer-Encoding or Host there
     /// would have tv read the body one way and the server another (request smuggling), and
     /// Upgrade goes on for the protocol switch tv relays.
+    ///
+    /// Field values go on as the bytes the client sent (`HTTPHeaderField.latin1Bytes`): written
+    /// back as UTF-8 text, a byte 0xE9 reached the server as 0xC3 0xA9 (a trial).
     func originFormBytes(_ originForm: String, target: HostPort?) -> [UInt8] {
-        var text = "\(method) \(originForm) \(version)\r\n"
+        var bytes = Array("\(method) \(originForm) \(version)\r\n".utf8)
         var sawHost = false
         let hopByHop = connectionOptions.isEmpty ? [] : Set(connectionOptions).subtracting(Self.framingAndRouting)
-        let generated = target.map { "Host: \($0.port == 80 ? ($0.isIPv6 ? "[\($0.host)]" : $0.host) : $0.description)\r\n" }
+        let generated = target.map { Array("Host: \($0.port == 80 ? ($0.isIPv6 ? "[\($0.host)]" : $0.host) : $0.description)\r\n".utf8) }
         for field in headers {
             let name = field.name.lowercased()
             if name.hasPrefix("proxy-") || hopByHop.contains(name) { continue }
             if name == "host" {
                 if sawHost { continue }   // not reached: the parser refuses a second Host
                 sawHost = true
-                text += generated ?? "\(field.name): \(field.value)\r\n"
+                if let generated { bytes += generated } else { Self.append(field, to: &bytes) }
                 continue
             }
-            text += "\(field.name): \(field.value)\r\n"
+            Self.append(field, to: &bytes)
         }
-        if !sawHost, let generated { text += generated }
-        text += "\r\n"
-        return Array(text.utf8)
+        if !sawHost, let generated { bytes += generated }
+        bytes += [0x0D, 0x0A]
+        return bytes
+    }
+
+    /// `name: value\r\n`, the value's own bytes.
+    private static func append(_ field: HTTPHeaderField, to bytes: inout [UInt8]) {
+        bytes += field.name.utf8
+        bytes += [UInt8(ascii: ":"), UInt8(ascii: " ")]
+        bytes += field.latin1Bytes
+        bytes += [0x0D, 0x0A]
     }
 
     /// The fields a Connection header may not take away (`originFormBytes`).
@@ -41,9 +52,9 @@ extension HTTPRequestHead {
 
     /// The head as the client sent it, in equivalent text (to be parsed again later).
     var equivalentBytes: [UInt8] {
-        var text = "\(method) \(target) \(version)\r\n"
-        for field in headers { text += "\(field.name): \(field.value)\r\n" }
-        text += "\r\n"
-        return Array(text.utf8)
+        var bytes = Array("\(method) \(target) \(version)\r\n".utf8)
+        for field in headers { Self.append(field, to: &bytes) }
+        bytes += [0x0D, 0x0A]
+        return bytes
     }
 }
