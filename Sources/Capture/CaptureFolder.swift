@@ -52,10 +52,26 @@ public struct CaptureFolder: Sendable, Equatable {
         return names.compactMap(CaptureFolder.sequence(ofName:))
     }
 
+    /// Opens `path` for reading if it is a regular file: the descriptor, or -1 with `errno` set
+    /// (EINVAL: something else is there, a named pipe, a device or a folder). Never blocks: a
+    /// named pipe put in a capture's place held `tv packet` and `tv captures delete` forever in
+    /// open(2) (a trial).
+    public static func openRegularFile(_ path: String) -> Int32 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return -1 }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            errno = EINVAL
+            return -1
+        }
+        return fd
+    }
+
     /// Whether a live writer holds `path` (an exclusive flock): that file is Recording. A file
-    /// that cannot be opened is not being recorded by anyone.
+    /// that cannot be opened (or is no regular file) is not being recorded by anyone.
     public static func isRecording(_ path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = openRegularFile(path)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         if flock(fd, LOCK_SH | LOCK_NB) == 0 {

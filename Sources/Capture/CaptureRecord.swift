@@ -91,9 +91,10 @@ public enum CaptureRecord {
     /// file, so a file ending before the record is `.notYetWritten`, not `.damaged`.
     public static func read(path: String, offset: Int64, snapLength: Int, rowOriginalLength: Int, rowTimeMicros: Int64? = nil,
                             isRecording: Bool = false) -> Outcome {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = CaptureFolder.openRegularFile(path)
         guard fd >= 0 else {
             let e = errno
+            if e == EINVAL { return .damaged("it is no longer a regular file (a named pipe, a device or a folder is in its place)") }
             return e == ENOENT ? .deleted : .readFailed(Errno(e).phrase)
         }
         defer { close(fd) }

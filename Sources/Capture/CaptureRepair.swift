@@ -72,7 +72,7 @@ public enum CaptureRepair {
     /// cut; one whose first bytes were overwritten is damaged.
     public static func tailIsCut(_ path: String, from end: Int64, size: Int64) -> Bool {
         guard size > end else { return false }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = CaptureFolder.openRegularFile(path)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var header = [UInt8](repeating: 0, count: 8)
@@ -115,7 +115,7 @@ public enum CaptureRepair {
     /// As `wholeBlocksEnd`, also counting the Enhanced Packet Blocks and reading the last one's
     /// timestamp (8 more bytes per packet block).
     public static func wholeBlocks(_ path: String) -> WholeBlocks? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = CaptureFolder.openRegularFile(path)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
