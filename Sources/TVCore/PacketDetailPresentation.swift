@@ -117,7 +117,8 @@ public struct PacketDetailPresentation: Sendable, Equatable {
             out.append(section.title)
             let width = section.fields.map(\.name.count).max() ?? 0
             for field in section.fields {
-                out.append("  " + field.name + String(repeating: " ", count: width - field.name.count + 2) + TerminalText.text(field.value))
+                // One line each: a DNS name carrying a newline drew a forged line (a trial).
+                out.append("  " + field.name + String(repeating: " ", count: width - field.name.count + 2) + TerminalText.line(field.value))
             }
         }
         for note in [cutNote, notIP].compactMap({ $0 }) { out.append(note) }

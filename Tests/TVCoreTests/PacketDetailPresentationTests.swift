@@ -137,6 +137,16 @@ struct PacketDetailPresentationTests {
         #expect(otherTime.lines.last == "The record at this packet's place in capture-000003.pcapng is of another packet (captured 1.5 s before this one), so it is not drawn.")
     }
 
+    @Test("a name from the wire is one line in the grid: a newline in a DNS label is shown escaped, never drawn (a trial forged a line so)")
+    func gridValuesAreOneLine() {
+        // dnsmasq's NXDOMAIN with the label "missing" made "m\nssing".
+        let forged = Self.hex("4500003a10654000401104b60acb08020acb08010035e78f0026d37e6ca681830001000000000000076d0a7373696e670474657374000001"
+                              + "0001")
+        let lines = Self.detail(.bytes(forged), size: 58).lines
+        #expect(lines.contains { $0.hasPrefix("  looked up") && $0.hasSuffix("m\\nssing.test") }, "\(lines)")
+        #expect(!lines.contains { $0.hasPrefix("ssing") })
+    }
+
     @Test("--json: the facts, the grid, the hex and each sentence under its own key")
     func json() {
         let text = Self.detail(.deleted, size: 58).json.serialized(pretty: false)
