@@ -156,6 +156,29 @@ struct PlainHTTPMachineTests {
         #expect(!m.paused)
     }
 
+    @Test("a response nobody asked for: the one asked for goes on, the rest is dropped and the server's leg reset (its flow says why); the next request opens a new leg as a new flow; empty lines between responses are let go")
+    func unaskedResponse() {
+        var m = Self.started()
+        Self.requested(&m)
+        let asked = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nresp-A"
+        let injected = "HTTP/1.1 200 OK\r\nContent-Length: 9\r\nX-Evil: 1\r\n\r\nINJECTED!"
+        let out = Self.server(&m, asked + injected, at: 3)
+        let n = asked.utf8.count
+        #expect(out.prefix(2) == [.tallyFromServer(n + injected.utf8.count, record: nil), .writeClient(0..<n, record: nil)], "\(out)")
+        #expect(out.contains(.closeServer(reset: true)), "\(out)")
+        guard case .closeFlow(let ended, _)? = out.last else { Issue.record("\(out)"); return }
+        #expect(ended.error == "the server sent \(injected.utf8.count) bytes no request asked for (a response the client would have taken for its next request's); tv dropped them and closed the connection to the server")
+        let next = Self.client(&m, Self.get, at: 4)
+        #expect(next.contains(.connect(Self.server)) && next.contains(.newServerLeg), "\(next)")
+        #expect(next.contains { if case .openFlow(let f) = $0 { return f.id == 100 } else { return false } }, "\(next)")
+
+        var blank = Self.started()
+        Self.requested(&blank)
+        let lenient = Self.server(&blank, asked + "\r\n", at: 3)
+        #expect(lenient.prefix(2) == [.tallyFromServer(n + 2, record: nil), .writeClient(0..<n, record: nil)], "\(lenient)")
+        #expect(!lenient.contains(.closeServer(reset: true)))
+    }
+
     @Test("Connection: close: after the response, half-close toward the client and finish once it is sent")
     func closeAfterResponse() {
         var m = Self.started()

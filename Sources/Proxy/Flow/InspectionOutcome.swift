@@ -92,7 +92,7 @@ extension ConnectionFailure {
         case .proxyRequestUnreadable, .proxyRequestUnsupported, .socksRefused, .proxyAuthenticationMissing,
              .proxyAuthenticationWrong, .socksUnreadable, .requestUnreadable, .proxyRequestTimeout, .headTimeout,
              .hostNameRefused, .keptPrivate, .clientVersionTooOld, .idle, .stopped, .notAdopted, .internalError,
-             .notAbsoluteHTTP, .chunkedBodyMalformed, .responseUnreadable, .responseIncomplete, .portUnreachable, .serverLacksHTTP2:
+             .notAbsoluteHTTP, .chunkedBodyMalformed, .responseUnreadable, .responseIncomplete, .responseUnasked, .portUnreachable, .serverLacksHTTP2:
             return nil
         }
     }

@@ -145,6 +145,9 @@ public enum ConnectionFailure: Equatable, Sendable {
     case responseUnreadable(String)
     /// The server closed before its response was complete.
     case responseIncomplete
+    /// Plain HTTP forwarding: the server sent bytes when no response was awaited (`bytes`, at
+    /// least): dropped, and the connection to it closed.
+    case responseUnasked(bytes: Int)
     /// `reverse:https://…`: the client spoke HTTP/2 in clear (prior knowledge), and the server's
     /// TLS chose no HTTP/2 (`chosen`: the protocol ALPN chose, nil for none); tv relays bytes and
     /// cannot translate, so the client was told HTTP_1_1_REQUIRED (RFC 9113 §7).
@@ -283,6 +286,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .chunkedBodyMalformed(let side): return "the \(side.word)'s chunked body is malformed"
         case .responseUnreadable(let reason): return "the server's response was not understood: \(reason)"
         case .responseIncomplete: return "the server closed the connection before its response was complete"
+        case .responseUnasked(let bytes):
+            return "the server sent \(bytes) byte\(bytes == 1 ? "" : "s") no request asked for (a response the client would have taken for its next request's); tv dropped \(bytes == 1 ? "it" : "them") and closed the connection to the server"
         case .serverLacksHTTP2(let chosen):
             return "the client spoke HTTP/2 in clear and the server's TLS offered no HTTP/2 (ALPN chose \(chosen ?? "nothing")), which tv cannot translate; the client was told HTTP_1_1_REQUIRED, so speak HTTP/1.1 to this reverse proxy (curl without --http2-prior-knowledge)"
         }

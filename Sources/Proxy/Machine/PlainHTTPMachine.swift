@@ -302,6 +302,11 @@ struct PlainHTTPMachine {
             // server tv cannot reach (a bare reset told the client nothing: a trial).
             if reading.passing > 0 { emit(.writeClient(0..<reading.passing, record: recording)) }
             return fail(.responseUnreadable(reason), status: 502, deliveringFirst: true)
+        case .unasked(let bytes):
+            // The responses asked for go on; the server's leg ends with its flow, and the
+            // client's next request opens a new one (a new flow).
+            if reading.passing > 0 { emit(.writeClient(0..<reading.passing, record: recording)) }
+            return dropUpstream(.responseUnasked(bytes: bytes))
         case .upgraded:
             clientState = .tunnel
             if !held.isEmpty {
@@ -418,6 +423,14 @@ struct PlainHTTPMachine {
         guard upstream.close() else { return }
         emit(.closeServer(reset: false))
         endFlow(failure: nil)
+    }
+
+    /// Resets the server's leg and ends its flow with `failure`; the client's connection goes
+    /// on (its next request opens a new leg; a client gone meanwhile ends it at `.passDone`).
+    private mutating func dropUpstream(_ failure: ConnectionFailure) {
+        if upstream.close() { emit(.closeServer(reset: true)) }
+        facts?.fail(failure)
+        endFlow(failure: failure)
     }
 
     private mutating func endFlow(failure: ConnectionFailure?) {

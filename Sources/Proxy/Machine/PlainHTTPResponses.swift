@@ -30,6 +30,8 @@ struct PlainHTTPResponses {
         var serverCloses = false
         /// Why reading ended in this chunk; nil when it goes on.
         var stop: Stop?
+        /// Empty lines after the last awaited response, not passed on (after `passing`).
+        var dropped = 0
     }
 
     enum Stop: Equatable {
@@ -39,6 +41,11 @@ struct PlainHTTPResponses {
         case bodyMalformed
         /// A 101 response: from here the connection is a tunnel (the whole chunk passes).
         case upgraded
+        /// Bytes came when no response was awaited (this many, from `passing` on): none of them
+        /// passes. A client reads a response it did not ask for as its next request's (response
+        /// queue poisoning), and tv's request rows lost every request after it (a trial); as
+        /// mitmproxy does ("Unexpected data from server"), the server's connection is closed.
+        case unasked(bytes: Int)
     }
 
     /// A request went to the server: its response is awaited after those before it.
@@ -70,8 +77,17 @@ struct PlainHTTPResponses {
                 continue
             }
             guard let method = outstanding.first else {
-                // Bytes nobody asked for: pass them on and stop reading framing.
-                reading.passing = chunk.count
+                // Empty lines between responses are let go (RFC 9112 §2.2's leniency for the
+                // empty lines before a start line); anything else nobody asked for stops here.
+                let rest = UnsafeRawBufferPointer(rebasing: chunk[offset...])
+                let blank = rest.prefix { $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") }.count
+                if blank == rest.count {
+                    reading.passing = offset
+                    reading.dropped = blank
+                    return reading
+                }
+                reading.passing = offset
+                reading.stop = .unasked(bytes: rest.count)
                 return reading
             }
             switch head.feed(UnsafeRawBufferPointer(rebasing: chunk[offset...]), requestMethod: method) {
