@@ -43,6 +43,8 @@ import Testing
         #expect(d.sentence == "  sent to a.example:443, not the b.example:443 its URL names (the URL's host is the request's own Host or :authority, RFC 9110 §7.2)")
         // SOCKS5 and reverse mode name it too.
         #expect(RequestDestination.differing(Self.exchange("b.example"), on: Self.flow(host: "a.example", origin: .socks))?.curlConnectTo == "b.example:443:a.example:443")
+        #expect(RequestDestination.differing(Self.exchange("b.test:22031"), on: Self.flow(host: "127.0.0.1", origin: .reverse, port: 22445))?.curlConnectTo
+                == "b.test:22031:127.0.0.1:22445")
     }
 
     @Test("a name the connection only announced (SNI, DNS) or none: sent to the address it dialled, at its port")

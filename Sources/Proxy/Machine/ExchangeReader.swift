@@ -25,9 +25,13 @@ final class ExchangeReader {
         var http2: Bool
         /// Most exchanges (HTTP/1 requests waiting for responses, HTTP/2 streams) open at once.
         var maxOpen = 256
-        /// Reverse mode: every request goes to this target (its scheme and `host:port`), whatever
-        /// the client's Host, :authority or absolute URL said; nil elsewhere. A trial's request
-        /// with `Host: other.invalid:9` was recorded (and `--curl` replayed) to that host.
+        /// Reverse mode: every request goes to this target (its scheme and `host:port`); nil
+        /// elsewhere. A row takes its scheme (the server got the request over it, RFC 9110 §7.1)
+        /// and its authority only when the request names none: the URL's host is the request's
+        /// own Host or :authority, as in every mode, and the target is where it was sent
+        /// (`RequestDestination`: `sentTo`, `--curl --connect-to`). Recorded as the target's, a
+        /// trial's `Host: b.test` was not said (and `--curl` dropped it); recorded as the client's
+        /// without `sentTo`, an earlier trial's `--curl` replayed to `other.invalid:9`.
         var target: (scheme: String, authority: String)?
 
         static func == (a: Settings, b: Settings) -> Bool {

@@ -121,7 +121,7 @@ final class HTTP1ExchangeReading {
         let target = ExchangeTarget(head.target, keepsQuery: settings.keepsQuery)
         var record = ExchangeRecord(
             flowID: settings.flowID, sequence: sequence, httpVersion: head.version == .http11 ? "HTTP/1.1" : head.version.description, method: head.method,
-            scheme: settings.target?.scheme ?? target.scheme ?? settings.scheme, authority: settings.target?.authority ?? target.authority ?? head.host,
+            scheme: settings.target?.scheme ?? target.scheme ?? settings.scheme, authority: target.authority ?? head.host ?? settings.target?.authority,
             path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: head.method == "CONNECT")
         // Content-Length: 0 is no body either.
         let body = HTTPBodyScanner(head.framing, leniency: .lenient)

@@ -75,7 +75,7 @@ final class HTTP2ExchangeReading {
             let record = ExchangeRecord(
                 flowID: settings.flowID, sequence: sequence, streamID: Int64(id), httpVersion: "HTTP/2", method: method,
                 scheme: settings.target?.scheme ?? fields.scheme ?? settings.scheme,
-                authority: settings.target?.authority ?? fields.authority ?? fields.host, path: target.path,
+                authority: fields.authority ?? fields.host ?? settings.target?.authority, path: target.path,
                 queryRemoved: target.queryRemoved, requestTime: now, upgrade: fields.protocolName,
                 connect: method == "CONNECT", requestEndTime: endStream ? now : nil)
             streams[id] = Stream(record: record, requestDone: endStream)
