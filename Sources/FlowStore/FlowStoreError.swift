@@ -44,6 +44,9 @@ public enum FlowStoreError: UserFacingError, Equatable {
     case ambiguousSharedFlow(id: Int64, instances: [String])
     /// `--instance NAME` names no instance of the shared store at `server` (by id or machine).
     case noSuchInstance(name: String, server: String)
+    /// `--instance NAME` is a machine name several instances carry (`labels`: `MACHINE/PREFIX`
+    /// of each, which names one).
+    case ambiguousInstance(name: String, labels: [String])
     /// The shared store at `server` was migrated by a newer tv (its `tv_schema` version).
     case sharedStoreNewerSchema(server: String, found: Int, supported: Int)
     /// The database at `server` has a `flows`, `instances` or `exchanges` table tv did not make
@@ -87,6 +90,8 @@ public enum FlowStoreError: UserFacingError, Equatable {
             return "The shared store at \(server) was set up by a newer tv (schema version \(found), this tv knows up to \(supported)); upgrade tv on this machine to read or write it."
         case let .sharedStoreNotTvs(server):
             return "The database at \(server) already has tables named as tv's (flows, instances or exchanges) that tv did not make; give tv a database of its own (CREATE DATABASE tvhistory) and name it in the URL. Nothing in it was changed."
+        case let .ambiguousInstance(name, labels):
+            return "'\(name)' is the machine name of \(labels.count) instances of the shared store; name one as \(labels.joined(separator: ", ")) (`tv store instances --store URL` lists them)."
         case let .ambiguousSharedFlow(id, instances):
             return "Flow \(id) is in the history of several instances (\(instances.joined(separator: ", "))); name one with --instance."
         case let .badCursor(cursor):

@@ -240,6 +240,20 @@ import FlowTerms
         #expect(throws: FlowStoreError.noSuchInstance(name: "gamma", server: target.server)) { _ = try SharedFlowHistory(target, instance: "gamma") }
         #expect(FlowStoreError.noSuchInstance(name: "gamma", server: "db:5432/h").message
                 == "The shared store at db:5432/h has no instance with the id or machine name 'gamma'; `tv store instances --store URL` lists them.")
+        // A machine name two instances carry names neither: each is said by the label that
+        // does (both were read as one: a trial).
+        let c = InstanceIdentity(id: "00000000-0000-4000-8000-0000000000cc", machine: "alpha")
+        let third = try FlowWriter(shared: target, instance: c)
+        third.flush()
+        third.close()
+        #expect(throws: FlowStoreError.ambiguousInstance(name: "alpha", labels: ["alpha/00000000", "alpha/00000000"])) {
+            _ = try SharedFlowHistory(target, instance: "alpha")
+        }
+        let byID = try SharedFlowHistory(target, instance: c.id)
+        defer { byID.close() }
+        #expect(byID.narrowsToOneInstance)
+        #expect(FlowStoreError.ambiguousInstance(name: "vm", labels: ["vm/24c26974", "vm/489d3e49"]).message
+                == "'vm' is the machine name of 2 instances of the shared store; name one as vm/24c26974, vm/489d3e49 (`tv store instances --store URL` lists them).")
     }
 
     /// The server stops mid-run: nothing acknowledged is lost, the writer says it fails, keeps

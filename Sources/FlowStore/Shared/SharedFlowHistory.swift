@@ -24,6 +24,7 @@ public final class SharedFlowHistory: FlowHistory {
         try PostgresSchema.migrate(connection)
         // The name becomes the ids it names once, so each read is `instance_id IN (…)`, which
         // `flows_by_instance_time` serves (an OR with the machine column would read every row).
+        var byMachine: [(id: String, machine: String)] = []
         narrowedIDs = try instance.map { given in
             // `MACHINE/PREFIX` (the list's label when one machine name has several instances)
             // names the instance whose id begins with PREFIX; an id prefix of 8 or more alone too.
@@ -32,15 +33,27 @@ public final class SharedFlowHistory: FlowHistory {
             // instance's name now (a renamed host), so it is not checked.
             let name = given.split(separator: "/").last.map(String.init) ?? given
             let prefix = name.count >= 8 && name.allSatisfy({ $0.isHexDigit || $0 == "-" }) ? name.lowercased() + "%" : ""
-            return try connection.query("SELECT instance_id FROM instances WHERE instance_id = ? OR machine = ? OR instance_id LIKE ? ORDER BY instance_id",
-                                        [.text(name.lowercased()), .text(name), .text(prefix)])
-                .compactMap { if case let .text(id) = $0.first ?? .null { return id } else { return nil } }
+            let rows = try connection.query("SELECT instance_id, machine FROM instances WHERE instance_id = ? OR machine = ? OR instance_id LIKE ? ORDER BY instance_id",
+                                            [.text(name.lowercased()), .text(name), .text(prefix)])
+            var ids: [String] = []
+            for row in rows {
+                guard row.count == 2, case let .text(id) = row[0], case let .text(machine) = row[1] else { continue }
+                ids.append(id)
+                if machine == name { byMachine.append((id, machine)) }
+            }
+            return ids
         }
         // A name that names nothing is said, not read as an empty history (a trial's typo
         // printed "No flows are recorded yet" with exit 0).
         if let instance, narrowedIDs?.isEmpty == true {
             connection.close()
             throw FlowStoreError.noSuchInstance(name: instance, server: target.server)
+        }
+        // A machine name several instances carry names none of them: each is said by the label
+        // that names it (it read them all as one, where the README says one: a trial).
+        if let instance, (narrowedIDs?.count ?? 0) > 1, byMachine.count > 1 {
+            connection.close()
+            throw FlowStoreError.ambiguousInstance(name: instance, labels: byMachine.map { "\($0.machine)/\($0.id.prefix(8))" })
         }
         self.connection = Mutex(connection)
     }
