@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import FlowStore
 
@@ -25,6 +26,12 @@ import Testing
         #expect(throws: FlowStoreError.self) { try SharedStoreTarget("host=db.example password=secret") }
         // A password file is how a password is given.
         #expect(try SharedStoreTarget("postgresql://tv@db.example/history?passfile=/etc/tv/pgpass").parameters.contains { $0 == ("passfile", "/etc/tv/pgpass") })
+        // The client key's passphrase too (a trial's showed in `ps`).
+        #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://tv@db.example/history?sslpassword=***",
+            reason: "it holds the client key's passphrase (sslpassword), which others can read in the process list and the shell's history; remove it and name a client key without a passphrase, readable only by you (sslkey=, mode 0600)")) {
+            try SharedStoreTarget("postgresql://tv@db.example/history?sslpassword=k3yPass")
+        }
+        #expect(SharedStoreTarget.redacted("host=db sslpassword=k3yPass") == "host=db sslpassword=***")
     }
 
     /// Every password form is masked in what tv prints (a trial's `?password=` and keyword
@@ -105,5 +112,23 @@ import Testing
     @Test func placeholdersAreNumberedOutsideQuotes() {
         #expect(PostgresDialect.numbered("a = ? AND b LIKE ? ESCAPE '\\' AND c = '?' AND d IN (?, ?)")
                 == "a = $1 AND b LIKE $2 ESCAPE '\\' AND c = '?' AND d IN ($3, $4)")
+    }
+
+    @Test("a password libpq did not find: the password file it read is said when it is missing, no file, or readable by others (libpq ignores it then)")
+    func passwordFileTrouble() throws {
+        let dir = NSTemporaryDirectory() + "tv-pgpass-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/pgpass"
+        #expect(PasswordFileCheck.trouble(parameters: [], environment: ["PGPASSFILE": file]) == "the password file \(file) does not exist")
+        #expect(PasswordFileCheck.trouble(parameters: [("passfile", dir)], environment: [:]) == "the password file \(dir) is not a regular file")
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("db:5432:h:tv:x\n".utf8), attributes: [.posixPermissions: 0o644]))
+        #expect(PasswordFileCheck.trouble(parameters: [], environment: ["PGPASSFILE": file])
+                == "libpq ignores the password file \(file) because others can read it (chmod 600 \(file))")
+        #expect(chmod(file, 0o600) == 0)
+        #expect(PasswordFileCheck.trouble(parameters: [], environment: ["PGPASSFILE": file]) == nil)
+        // passfile= wins over PGPASSFILE; ~/.pgpass last.
+        #expect(PasswordFileCheck.trouble(parameters: [("passfile", file)], environment: ["PGPASSFILE": dir + "/none"]) == nil)
+        #expect(PasswordFileCheck.trouble(parameters: [], environment: ["HOME": dir]) == "the password file \(dir)/.pgpass does not exist")
     }
 }

@@ -31,7 +31,10 @@ final class PGConnection {
             let reason = conn.map { PGConnection.words(PQerrorMessage($0)) } ?? "out of memory"
             let needsPassword = conn.map { PQconnectionNeedsPassword($0) != 0 } ?? false
             PQfinish(conn)
-            if needsPassword { throw FlowStoreError.sharedStoreNeedsPassword(server: target.server, reason: reason) }
+            if needsPassword {
+                let file = PasswordFileCheck.trouble(parameters: target.parameters)
+                throw FlowStoreError.sharedStoreNeedsPassword(server: target.server, reason: file.map { "\($0); \(reason)" } ?? reason)
+            }
             throw FlowStoreError.sharedStoreUnreachable(server: target.server, reason: reason)
         }
         handle = conn

@@ -61,6 +61,12 @@ public struct SharedStoreTarget: Sendable, Equatable {
             throw FlowStoreError.badStoreURL(url: SharedStoreTarget.redacted(url),
                 reason: "it holds a password, which others can read in the process list and the shell's history; remove it and put it in a password file (PGPASSFILE, ~/.pgpass, or passfile= in the URL)")
         }
+        // The client key's passphrase is a secret of the same kind (a trial's showed in `ps`);
+        // libpq reads it from nowhere else, so the way is a key without one, kept 0600.
+        if given.contains(where: { $0.0 == "sslpassword" && !$0.1.isEmpty }) {
+            throw FlowStoreError.badStoreURL(url: SharedStoreTarget.redacted(url),
+                reason: "it holds the client key's passphrase (sslpassword), which others can read in the process list and the shell's history; remove it and name a client key without a passphrase, readable only by you (sslkey=, mode 0600)")
+        }
         // libpq reads any sslmode value and refuses it only at each connect, so a session took
         // `sslmode=bogus` and retried for ever (a trial): refused here, before anything listens.
         // PostgreSQL documentation §34.1.2: the six values libpq knows.
@@ -119,7 +125,7 @@ public struct SharedStoreTarget: Sendable, Equatable {
     }
 
     /// `url` with every password in it replaced by `***`, for anything tv prints: the URL's
-    /// userinfo (`postgresql://user:***@host`), a `password=` query parameter and a
+    /// userinfo (`postgresql://user:***@host`), a `password=` or `sslpassword=` query parameter and a
     /// keyword/value string's `password = …` (quoted or not), the keyword matched without
     /// regard to case (libpq refuses `PASSWORD=`, and its error should not echo the value).
     public static func redacted(_ url: String) -> String {
@@ -137,7 +143,7 @@ public struct SharedStoreTarget: Sendable, Equatable {
                 guard let equals = parameter.firstIndex(of: "=") else { return String(parameter) }
                 let key = String(parameter[..<equals])
                 let decoded = (key.removingPercentEncoding ?? key).lowercased()
-                return decoded == "password" ? key + "=***" : String(parameter)
+                return decoded == "password" || decoded == "sslpassword" ? key + "=***" : String(parameter)
             }
             return String(text[...question]) + parameters.joined(separator: "&") + String(text[end...])
         }
