@@ -20,6 +20,10 @@ enum SettingsAtStart {
             // The loops' exchange reading and the request log are wired as the session starts
             // (`SessionWiring`: `readsExchanges`, `RequestLog`).
             return "request rows and the request log are set up when a session starts"
+        case SettingKeys.storeURL.name:
+            // The shared writer is made as the session starts (`SharedStoreWiring`); a running
+            // session said it "applied" the new URL (a trial).
+            return "the shared store is connected when a session starts"
         case _ where key.hasPrefix("capture."):
             // The capture writers are made with them as the session starts (`SessionCapture`,
             // `DecryptedCaptureSetup`).

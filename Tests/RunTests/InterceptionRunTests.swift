@@ -573,6 +573,10 @@ struct InterceptionRunTests {
         let recordOff = try box.tv("settings", "set", "requests.record", "off")
         #expect(recordOff.out == "Saved requests.record = off (was on).\nThe running session keeps the value it started with (request rows and the request log are set up when a session starts).\nIt applies when the next session starts; rows already kept stay.\n", "\(recordOff)")
         #expect(try box.tv("settings", "set", "requests.record", "on").status == 0)
+        // The shared store too (it said "applied" beside "applies when the next session starts").
+        let store = try box.tv("settings", "set", "store.url", "postgresql://tv@127.0.0.1:1/h?sslmode=disable")
+        #expect(store.out.contains("The running session keeps the value it started with (the shared store is connected when a session starts).\nIt applies when the next session starts"), "\(store)")
+        #expect(try box.tv("settings", "set", "store.url", "").status == 0)
         #expect(try get(bundle).out == "hello from nginx\n")
         let keepOff = try box.tv("settings", "set", "content.keep", "off")
         #expect(keepOff.status == 0, "\(keepOff)")
