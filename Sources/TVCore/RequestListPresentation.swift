@@ -18,6 +18,9 @@ public struct RequestListPresentation: Sendable {
         public var sizes: String
         public var duration: String
         public var contentType: String
+        /// The shared store's rows: the instance that saw it (`MACHINE`, or `MACHINE/PREFIX`
+        /// when several instances on the page carry that machine name); "" for a local row.
+        public var instance = ""
     }
 
     public let rows: [Row]
@@ -31,7 +34,17 @@ public struct RequestListPresentation: Sendable {
     public let windowed: Bool
 
     public init(page: ExchangePage, repeatedOptions: [String] = [], flow: Int64? = nil, windowed: Bool = false) {
-        rows = page.exchanges.map(RequestListPresentation.row)
+        // A shared page names each row's instance (`tv flows --store` does in its ID column; a
+        // trial's `tv requests --store` left it to --json).
+        var ids: [String: Set<String>] = [:]
+        for instance in page.instances.values { ids[instance.machine, default: []].insert(instance.id) }
+        rows = page.exchanges.map { e in
+            var row = RequestListPresentation.row(e)
+            if let instance = page.instances[e.id] {
+                row.instance = TerminalText.line(instance.machine) + ((ids[instance.machine]?.count ?? 0) > 1 ? "/" + String(instance.id.prefix(8)) : "")
+            }
+            return row
+        }
         damaged = page.damaged
         nextCursor = page.nextCursor
         self.repeatedOptions = repeatedOptions
@@ -112,16 +125,19 @@ public struct RequestListPresentation: Sendable {
             if !more.isEmpty { return damagedLine + more }
             return damagedLine + [emptySentence]
         }
+        let shared = rows.contains { !$0.instance.isEmpty }
         let header = Row(id: "ID", time: "TIME (UTC)", method: "METHOD", host: "HOST", path: "PATH", status: "STATUS",
-                         sizes: "SIZES (REQ → RESP)", duration: "DURATION", contentType: "TYPE")
+                         sizes: "SIZES (REQ → RESP)", duration: "DURATION", contentType: "TYPE", instance: "INSTANCE")
         let all = [header] + rows
         func width(_ key: KeyPath<Row, String>) -> Int { all.map { $0[keyPath: key].count }.max() ?? 0 }
+        let instanceWidth = width(\.instance)
         let w = [width(\.id), width(\.time), width(\.method), width(\.host), width(\.status), width(\.sizes), width(\.duration)]
         let pathWidth = min(width(\.path), 60)
         var out = all.map { r in
             let path = r.path.count > 60 ? String(r.path.prefix(59)) + "…" : r.path
-            return [pad(r.id, w[0], right: true), pad(r.time, w[1]), pad(r.method, w[2]), pad(r.host, w[3]), pad(path, pathWidth),
-                    pad(r.status, w[4]), pad(r.sizes, w[5], right: true), pad(r.duration, w[6], right: true), r.contentType]
+            return ([pad(r.id, w[0], right: true)] + (shared ? [pad(r.instance, instanceWidth)] : [])
+                    + [pad(r.time, w[1]), pad(r.method, w[2]), pad(r.host, w[3]), pad(path, pathWidth),
+                       pad(r.status, w[4]), pad(r.sizes, w[5], right: true), pad(r.duration, w[6], right: true), r.contentType])
                 .joined(separator: "  ").trimmingTrailingSpaces()
         }
         out += damagedLine + more

@@ -48,6 +48,20 @@ import Testing
         #expect(lines[0] == "ID  TIME (UTC)      METHOD  HOST         PATH  STATUS  SIZES (REQ → RESP)  DURATION  TYPE")
         #expect(lines[1] == "42  12-01 20:13:20  GET     example.com  /a?…  200          0 B → 1.2 KiB     35 ms  text/html")
         #expect(lines[2] == "More: tv requests --after abc")
+        // The shared store's rows say their instance (MACHINE/PREFIX when a name is shared).
+        var other = Self.finished
+        other.id = 44
+        var third = Self.finished
+        third.id = 45
+        var shared = ExchangePage(exchanges: [Self.finished, other, third], nextCursor: nil)
+        shared.instances = [42: InstanceIdentity(id: "24c26974-ee29", machine: "vm"), 44: InstanceIdentity(id: "489d3e49-aa", machine: "vm"),
+                            45: InstanceIdentity(id: "0badcafe-11", machine: "lab")]
+        #expect(RequestListPresentation(page: shared).lines() == [
+            "ID  INSTANCE     TIME (UTC)      METHOD  HOST         PATH  STATUS  SIZES (REQ → RESP)  DURATION  TYPE",
+            "42  vm/24c26974  12-01 20:13:20  GET     example.com  /a?…  200          0 B → 1.2 KiB     35 ms  text/html",
+            "44  vm/489d3e49  12-01 20:13:20  GET     example.com  /a?…  200          0 B → 1.2 KiB     35 ms  text/html",
+            "45  lab          12-01 20:13:20  GET     example.com  /a?…  200          0 B → 1.2 KiB     35 ms  text/html",
+        ])
         #expect(!RequestListPresentation(page: ExchangePage(exchanges: [hostile], nextCursor: nil)).lines().joined().contains("\u{1b}"))
         #expect(RequestListPresentation(page: ExchangePage(exchanges: [], nextCursor: nil)).lines()
                 == ["No HTTP requests are recorded yet. They are read from inspected connections (`tv inspect on`) and plain HTTP through the proxy while `tv run` runs."])
