@@ -181,11 +181,14 @@ public final class ExecSession {
         childEnvironment["TV_EXEC"] = "1"
         _ = tv_forward_signals_install()
         defer { tv_forward_signals_remove() }
+        // What the command starts is stopped even when tv is killed (`ExecNamespaceGuard`).
+        let guardian = ExecNamespaceGuard(namespaceInode: namespace.thread.networkNamespaceInode)
         let pid = try namespace.spawn(arguments, environment: childEnvironment)
         tv_forward_signals_set_child(pid)
         let code = ChildProcess.wait(pid)
         tv_forward_signals_set_child(0)
         if let sentence = ExecNamespace.leftoverSentence(namespace.killRemaining()) { say(sentence) }
+        guardian?.release()
         return code
     }
 }

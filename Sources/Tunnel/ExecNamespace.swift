@@ -86,14 +86,7 @@ public final class ExecNamespace: Sendable {
 
     /// Processes still in the namespace (a daemon the command left behind), by pid.
     public func remainingProcesses() -> [pid_t] {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
-        var out: [pid_t] = []
-        for entry in entries {
-            guard let pid = pid_t(entry), pid != getpid() else { continue }
-            var info = stat()
-            if stat("/proc/\(pid)/ns/net", &info) == 0, UInt64(info.st_ino) == thread.networkNamespaceInode { out.append(pid) }
-        }
-        return out
+        ExecNamespaceGuard.processes(in: thread.networkNamespaceInode)
     }
 
     /// Kills what the command left running inside (SIGKILL): the namespace must go.

@@ -3,6 +3,7 @@ import FlowStore
 import Foundation
 import TVCore
 import TVHome
+import Tunnel
 
 // `tv`: parse, dispatch, print one sentence on error. Exit codes: 0 done, 1 refused or failed,
 // 2 the command line cannot be run as typed.
@@ -13,6 +14,8 @@ FlowSchema.migrationNotice.withLock {
     $0 = { path, bytes, from, to in Console().note("tv: " + MigrationNotice.sentence(path: path, bytes: bytes, from: from, to: to)) }
 }
 let arguments = Array(CommandLine.arguments.dropFirst())
+// `tv exec`'s guard of its namespace (`ExecNamespaceGuard`): no command line of the user's.
+if arguments.first == ExecNamespaceGuard.command { ExecNamespaceGuard.run(Array(arguments.dropFirst())) }
 
 do {
     switch try parser.parse(arguments) {

@@ -450,11 +450,13 @@ final class ExecTests {
         #expect(tv.output.contains("got-TERM"), "\(tv.output)")
     }
 
-    @Test("tv killed with SIGKILL (nothing of tv left to tear down): CMD gets SIGTERM at once instead of running on in the dead namespace")
+    @Test("tv killed with SIGKILL (nothing of tv left to tear down): CMD gets SIGTERM at once instead of running on in the dead namespace, and what CMD started is stopped too")
     func killedTV() throws {
         let ready = lab.dir + "/cmd-ready-kill"
         let said = lab.dir + "/cmd-term-kill"
-        let trap = "trap 'echo got-TERM > \(said); exit 9' TERM; touch \(ready); while :; do sleep 0.1; done"
+        // A grandchild in its own session (out of CMD's process group): only the namespace's
+        // guard can find it (a trial's `curl` under `sh` ran on, reparented to init).
+        let trap = "setsid sleep 3317 & trap 'echo got-TERM > \(said); exit 9' TERM; touch \(ready); while :; do sleep 0.1; done"
         let script = "mount --bind \"$1\" /etc/resolv.conf && shift && exec \"$@\""
         let tv = try Daemon(["ip", "netns", "exec", lab.host, "unshare", "-m", "sh", "-c", script, "sh", lab.dir + "/resolv.conf",
                              TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--", "sh", "-c", trap],
@@ -465,6 +467,13 @@ final class ExecTests {
         _ = tv.wait(timeout: 20)
         for _ in 0..<50 where access(said, F_OK) != 0 { usleep(100_000) }
         #expect((try? String(contentsOfFile: said, encoding: .utf8)) == "got-TERM\n", "\(tv.output)")
+        var left = ""
+        for _ in 0..<50 {
+            left = Sh.run(["pgrep", "-f", "sleep 3317"]).out
+            if left.isEmpty { break }
+            usleep(100_000)
+        }
+        #expect(left.isEmpty, "still running: \(left)")
     }
 
     @Test("next to a live `tv run`: exec's flows land in the same database under a range of ids past the session's, neither overwrites the other")
