@@ -463,6 +463,28 @@ struct ConnectionMachineTests {
         #expect(String(decoding: tooLong, as: UTF8.self).hasPrefix("HTTP/1.1 414 URI Too Long\r\n"))
     }
 
+    @Test("a client speaking another protocol than the port's is told apart from its first byte and said as the setting to change")
+    func wrongProxyProtocol() {
+        var tls = Self.machine()
+        _ = tls.handle(.start)
+        #expect(Self.bytes(&tls, [0x16, 0x03, 0x01, 0, 1, 0]).last == .close(reset: false))
+        #expect(tls.facts.error == "the client spoke TLS to tv's explicit proxy, which speaks plain HTTP (a client given an https:// proxy URL does this): give it http://HOST:PORT as its proxy")
+        var socks = Self.machine()
+        _ = socks.handle(.start)
+        _ = Self.bytes(&socks, [0x05, 0x01, 0x00])
+        #expect(socks.facts.error == "the client spoke SOCKS to tv's HTTP proxy port: give it an http:// proxy, or run tv with --mode socks5 for SOCKS clients")
+        var http = Self.machine(.socks5)
+        _ = http.handle(.start)
+        let out = Self.text(&http, "GET http://a.test/ HTTP/1.1\r\n")
+        guard case .sendClient(let answer) = out.first else { Issue.record("\(out)"); return }
+        #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+        #expect(String(decoding: answer, as: UTF8.self).hasSuffix("tv: the client spoke HTTP to tv's SOCKS5 port: give it a socks5:// proxy, or run tv without --mode socks5 for an HTTP proxy\n"))
+        // Lower-case letters are no method (RFC 9110 §9.1: methods are case-sensitive); a SOCKS4
+        // greeting on the SOCKS5 port is the SOCKS parser's to say.
+        #expect(ProxyProtocol.spoken(first: UInt8(ascii: "g")) == nil)
+        #expect(ProxyProtocol.spoken(first: 0x04) == .socks)
+    }
+
     @Test("reverse mode: a TLS client's first byte connects; reverse:http passes TLS through")
     func reverse() {
         var m = Self.machine(.fixed(OriginalDestination(host: "127.0.0.1", port: 8080, origin: .reverse), upstreamTLS: false))

@@ -77,10 +77,11 @@ struct PlainHTTPResponsesTests {
         #expect(Self.read(&r, "raw") == Reading(passing: 3))
     }
 
-    @Test("a body delimited by the close ends with the server's FIN; bytes nobody asked for pass")
+    @Test("a body delimited by the close ends with the server's FIN; bytes nobody asked for stop reading and none pass, empty lines are let go")
     func untilCloseAndUnasked() {
         var r = PlainHTTPResponses()
-        #expect(Self.read(&r, "stray") == Reading(passing: 5))
+        #expect(Self.read(&r, "stray") == Reading(passing: 0, stop: .unasked(bytes: 5)))
+        #expect(Self.read(&r, "\r\n") == Reading(passing: 0, dropped: 2))
         r.expect("GET")
         #expect(Self.read(&r, "HTTP/1.0 200 OK\r\n\r\nbody").passing == 23)
         #expect(!r.awaitingHead && r.isUnderWay)

@@ -370,7 +370,7 @@ struct SharedStoreRunTests {
         b.kill()
         try server.start()
         let c = try world.run("--inspect", "--store", url)
-        let said = "2 flows this data folder recorded (started between "
+        let said = "2 flows this data folder recorded (started "
         var log = ""
         for _ in 0..<100 where !log.contains(said) { log = c.log(); usleep(50_000) }
         #expect(log.contains(said) && log.contains("are not in the shared store at 127.0.0.1:\(server.port)/\(database): an earlier session ended before it could send them, or ran without the store. `tv store backfill --from "), "\(log)")

@@ -90,7 +90,7 @@ extension ConnectionFailure {
         case .read(let side, _, _): return (side, "connectionLost")
         case .send(let side, _): return (side, "connectionLost")
         case .proxyRequestUnreadable, .proxyRequestUnsupported, .socksRefused, .proxyAuthenticationMissing,
-             .proxyAuthenticationWrong, .socksUnreadable, .requestUnreadable, .proxyRequestTimeout, .headTimeout,
+             .proxyAuthenticationWrong, .socksUnreadable, .wrongProxyProtocol, .requestUnreadable, .proxyRequestTimeout, .headTimeout,
              .hostNameRefused, .keptPrivate, .clientVersionTooOld, .idle, .stopped, .notAdopted, .internalError,
              .notAbsoluteHTTP, .chunkedBodyMalformed, .responseUnreadable, .responseIncomplete, .responseUnasked, .portUnreachable, .serverLacksHTTP2:
             return nil

@@ -70,6 +70,10 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// `Basic base64(user:password)`). The password is never kept.
     case proxyAuthenticationWrong(user: String?)
     case socksUnreadable(String)
+    /// The client spoke another protocol than the port's (`spoken`, told from its first byte):
+    /// TLS or SOCKS to the explicit HTTP proxy, HTTP or TLS to the SOCKS5 port. Said as the
+    /// setting to change (a trial read "byte 0x16, which cannot begin an HTTP method").
+    case wrongProxyProtocol(spoken: ProxyProtocol, port: ProxyProtocol)
     /// Reverse mode: the client's first request could not be parsed.
     case requestUnreadable(String)
     /// The SOCKS5 handshake did not complete in time (seconds).
@@ -205,6 +209,19 @@ public enum ConnectionFailure: Equatable, Sendable {
                 + " (tv run --proxy-auth); give the client the user name and password"
         case .socksRefused(let reason): return "the SOCKS5 request was refused: \(reason)"
         case .socksUnreadable(let reason): return "the client's SOCKS5 handshake was not understood: \(reason)"
+        case let .wrongProxyProtocol(spoken, port):
+            switch (spoken, port) {
+            case (.tls, .http):
+                return "the client spoke TLS to tv's explicit proxy, which speaks plain HTTP (a client given an https:// proxy URL does this): give it http://HOST:PORT as its proxy"
+            case (.socks, .http):
+                return "the client spoke SOCKS to tv's HTTP proxy port: give it an http:// proxy, or run tv with --mode socks5 for SOCKS clients"
+            case (.http, .socks):
+                return "the client spoke HTTP to tv's SOCKS5 port: give it a socks5:// proxy, or run tv without --mode socks5 for an HTTP proxy"
+            case (.tls, .socks):
+                return "the client spoke TLS to tv's SOCKS5 port: give it a socks5:// proxy, or run tv without --mode socks5 for an HTTP proxy"
+            default:
+                return "the client spoke \(spoken.words) to a port that speaks \(port.words)"
+            }
         case .requestUnreadable(let reason): return "the client's request was not understood: \(reason)"
         case .proxyRequestTimeout(let seconds): return "the client sent no complete proxy request within \(seconds) s"
         case .headTimeout(let limit): return HeadDeadline.reason(limitMillis: limit)

@@ -99,7 +99,23 @@ struct FrontEndReader {
     }
 
     mutating func proxyRequest(_ all: UnsafeRawBufferPointer, frontEnd: FrontEndKind) -> ProxyRequest {
+        let startsHere = fed == 0
         let fresh = newBytes(all)
+        // Another protocol than the port's, from its first byte: said as the setting to change.
+        if startsHere, let first = fresh.first, let spoken = ProxyProtocol.spoken(first: first) {
+            switch (frontEnd, spoken) {
+            case (.explicitHTTP, .tls), (.explicitHTTP, .socks):
+                return .refuse(.wrongProxyProtocol(spoken: spoken, port: .http), answer: nil)
+            case (.socks5, .http):
+                // An HTTP client reads an HTTP answer: it says what this port is.
+                let failure = ConnectionFailure.wrongProxyProtocol(spoken: .http, port: .socks)
+                return .refuse(failure, answer: ConnectionMachine.errorResponse(400, "Bad Request", failure))
+            case (.socks5, .tls):
+                return .refuse(.wrongProxyProtocol(spoken: .tls, port: .socks), answer: nil)
+            default:
+                break
+            }
+        }
         switch frontEnd {
         case .explicitHTTP:
             let read = httpParser.feed(fresh)
