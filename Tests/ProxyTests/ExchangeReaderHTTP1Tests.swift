@@ -108,6 +108,25 @@ struct ExchangeReaderHTTP1Tests {
         #expect(none.map(\.authority) == ["localhost:18443"], "\(none)")
     }
 
+    @Test("a response nobody asked for is read as the next request's, as the client takes it; more than 64 KiB of such bytes stops reading")
+    func unaskedResponseGoesToTheNextRequest() {
+        let p = ExchangePlaybook()
+        p.client("GET /first HTTP/1.1\r\nHost: a\r\n\r\n", at: 10)
+        let first = p.server("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nresp-AHTTP/1.1 200 OK\r\nContent-Length: 9\r\nX-Evil: 1\r\n\r\nINJECTED!", at: 20)
+        #expect(first.map(\.path) == ["/first"] && first.map(\.responseBodyBytes) == [6], "\(first)")
+        #expect(p.reader.stop == nil)
+        let second = p.client("GET /second HTTP/1.1\r\nHost: a\r\n\r\n", at: 30)
+        #expect(second.last.map { ($0.path, $0.status, $0.responseBodyBytes, $0.state) } ?? ("", nil, nil, .open) == ("/second", 200, 9, .complete), "\(second)")
+        // The server's own answer to /second now waits for a third request.
+        #expect(p.server("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nresp-B", at: 40) == [])
+        let third = p.client("GET /third HTTP/1.1\r\nHost: a\r\n\r\n", at: 50)
+        #expect(third.last?.responseBodyBytes == 6)
+        let flood = ExchangePlaybook()
+        flood.client("GET / HTTP/1.1\r\nHost: a\r\n\r\n", at: 10)
+        flood.server("HTTP/1.1 204 No Content\r\n\r\n" + String(repeating: "x", count: 65_537), at: 20)
+        #expect(flood.reader.stop == .malformed("The server sent more than 65536 bytes that answer no request (RFC 9112 §9.3)."))
+    }
+
     @Test("keep-alive: two exchanges, the query left out, bodies counted across bursts")
     func keepAlive() {
         let p = ExchangePlaybook()

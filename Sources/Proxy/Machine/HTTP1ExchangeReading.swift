@@ -24,6 +24,12 @@ final class HTTP1ExchangeReading {
     private var requestBody: HTTPBodyScanner?
     private var responseHead: HTTP1HeadScanner?
     private var responseBody: HTTPBodyScanner?
+    /// Server bytes that came when no request waited: the client takes them for its next
+    /// request's response (HTTP/1 answers in order), so they are read as that one's once it
+    /// comes. Reading stopped at them before, and a hostile server's one extra response hid
+    /// every later request of the connection from the rows (a trial). At most `earlyLimit`.
+    private var early: [UInt8] = []
+    static let earlyLimit = 65_536
 
     /// - Parameter sequence: the exchanges a previous reader of the connection already read.
     init(_ settings: ExchangeReader.Settings, sequence: Int = 0) {
@@ -53,7 +59,7 @@ final class HTTP1ExchangeReading {
 
     /// No exchange is open and no head or body is half read: nothing would be lost with the reader.
     var isBetweenExchanges: Bool {
-        pending.isEmpty && requestHead == nil && requestBody == nil && responseHead == nil && responseBody == nil
+        pending.isEmpty && requestHead == nil && requestBody == nil && responseHead == nil && responseBody == nil && early.isEmpty
     }
 
     /// Reads one burst; returns why reading must stop, if it must.
@@ -105,6 +111,11 @@ final class HTTP1ExchangeReading {
             case .request(let head):
                 requestHead = nil
                 start(head, at: now, emit: emit)
+                if !early.isEmpty {
+                    let held = early
+                    early = []
+                    if let stop = held.withUnsafeBytes({ server($0, at: now, emit: emit) }) { return stop }
+                }
             case .response:
                 return .malformed("A status line where a request line belongs (RFC 9112 §3).")
             }
@@ -138,10 +149,15 @@ final class HTTP1ExchangeReading {
     private func server(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         var offset = 0
         while offset < bytes.count {
-            guard let index = pending.firstIndex(where: { !$0.responseDone }) else {
-                return sequence == 0 ? .notHTTP : .malformed("The server sent bytes that answer no request (RFC 9112 §9.3).")
-            }
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            guard let index = pending.firstIndex(where: { !$0.responseDone }) else {
+                if sequence == 0 { return .notHTTP }
+                guard early.count + rest.count <= Self.earlyLimit else {
+                    return .malformed("The server sent more than \(Self.earlyLimit) bytes that answer no request (RFC 9112 §9.3).")
+                }
+                early += rest
+                return nil
+            }
             if case var body? = responseBody {
                 let (wire, content) = body.consumeCounting(rest)
                 offset += wire
