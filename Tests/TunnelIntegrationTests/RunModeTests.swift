@@ -92,6 +92,8 @@ final class RunModeTests {
         #expect(direct.status != 0)
         let status = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status", "--json"])
         #expect(status.out.contains("\"notRedirected\" : 1") || status.out.contains("\"notRedirected\": 1"), "\(status)")
+        let text = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status"])
+        #expect(text.out.contains("  not redirected    1 connection reached tv's port directly (no REDIRECT rule sent it, so no original destination): reset, no flow; check the rule's match"), "\(text)")
         // … and said: a reset with nothing said looked like a broken tv, not a rule that does not match (a trial).
         #expect(tv.output.contains("tv: reset a connection (the last from 10.204.0.2) that reached tv's port directly, without a REDIRECT rule's original destination"),
                 "\(tv.output)")

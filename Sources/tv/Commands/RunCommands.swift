@@ -298,6 +298,11 @@ enum RunCommands {
         if let strip = AuditRecording.strip(home: home, now: FlowCommands.nowMicros()) { inv.console.line("  " + strip) }
         inv.console.line("  inspection        \(v["inspection"] ?? "?")")
         inv.console.line("  connections open  \(v["openConnections"] ?? "0") of \(v["connectionCap"] ?? "?") (\(v["accepted"] ?? "0") accepted, \(v["refusedByCap"] ?? "0") refused at the cap, \(v["refusedPerClient"] ?? "0") over the per-client limit)")
+        // Transparent mode: connections no redirect rule sent (counted, reset, no flow): said
+        // here too, not only in the session's own terminal (a trial saw nothing of them).
+        if let missed = v["notRedirected"], missed != "0" {
+            inv.console.line("  not redirected    \(missed) connection\(missed == "1" ? "" : "s") reached tv's port directly (no REDIRECT rule sent \(missed == "1" ? "it" : "them"), so no original destination): reset, no flow; check the rule's match")
+        }
         if let n = v["headTimeouts"], n != "0" {
             inv.console.line("  slow heads        \(n) closed (request head not whole within the head timeout)")
         }
