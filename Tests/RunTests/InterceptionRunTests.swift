@@ -330,6 +330,10 @@ struct InterceptionRunTests {
         #expect(list.out.hasSuffix("  failed: " + cause + " …\n"), "\(list.out)")
         let detail = try box.tv("flow", String(try #require(rows[0].int("id"))))
         #expect(detail.out.contains(reason), "\(detail.out)")
+        // The request tv answered is a row, `502 by tv` (it made none: a trial).
+        let requests = try box.json("requests")["requests"] as? [JSON] ?? []
+        #expect(requests.count == 1 && requests.first?.int("status") == 502 && requests.first?.string("state") == "answered"
+                && requests.first?.string("authority") == "127.0.0.1:\(server.port)" && requests.first?.string("method") == "GET", "\(requests)")
         // An h2-only client: the alert, as before (a 502 would need HTTP/2 framing).
         let h2 = try box.tool("openssl", ["s_client", "-proxy", tv.proxyHostPort, "-connect", "localhost:\(server.port)",
                                           "-servername", "localhost", "-alpn", "h2", "-CAfile", world.tvRoot], stdin: Data())

@@ -36,6 +36,8 @@ extension ProxyConnection {
     }
 
     func sendClient(_ bytes: [UInt8]) {
+        // tv's 502 for an upstream failure: the request it answers gets its row (`.answered`).
+        if machine.answering != nil, exchanges != nil { bytes.withUnsafeBytes { readPlainAnswer($0) } }
         bytes.withUnsafeBytes { raw in
             if client.hasPending { client.stash(raw); return }
             switch client.write(raw) {
@@ -48,13 +50,21 @@ extension ProxyConnection {
     }
 
     /// Answering an upstream failure over tv's TLS leg: reads the client's plaintext until its
-    /// first bytes (`.clientRequestArrived`; the bytes are dropped, the 502 answers whatever was
-    /// asked) or its end. Called at once (the request may have come with the client's Finished)
-    /// and on each client event after.
+    /// first bytes (`.clientRequestArrived`; the 502 answers whatever was asked) or its end.
+    /// Called at once (the request may have come with the client's Finished) and on each client
+    /// event after. The request is read into a row as the relay's are, answered by tv's 502
+    /// (`sendClient`): curl's, Python's and Node's 502s made no row (a trial).
     func readClientRequest() {
         guard !released, machine.phase.io == .answer else { return }
         switch client.read(into: buffer) {
-        case .bytes(let n): if n > 0 { feed(.clientRequestArrived) }
+        case .bytes(let n):
+            guard n > 0 else { return }
+            if exchanges == nil, !exchangesStopped, shared.configuration.readsExchanges, shared.sink != nil {
+                exchanges = ExchangeReader(.init(flowID: Int64(machine.facts.id), scheme: "https",
+                                                 keepsQuery: shared.recorder?.keepsContent ?? false, http2: false))
+            }
+            if exchanges != nil { feedExchanges(UnsafeRawBufferPointer(rebasing: buffer[..<n]), .clientToServer, at: EngineClock.wallMicros()) }
+            feed(.clientRequestArrived)
         case .wouldBlock, .blockedOnWrite: return
         case .eof: feed(.clientGone(reset: false))
         case .failed(let reset, _): feed(.clientGone(reset: reset))

@@ -57,7 +57,7 @@ extension ProxyConnection {
         exchangesStopped = true
     }
 
-    private func feedExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
+    func feedExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
         guard let reader = exchanges else { return }
         let sink = shared.sink
         // A relay that reached tv without a name (transparent or TUN plain HTTP, TLS without
