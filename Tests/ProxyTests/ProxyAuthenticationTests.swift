@@ -57,6 +57,12 @@ struct ProxyAuthenticationTests {
         #expect(out == [.sendClient(Self.required("tv: " + Self.missingSentence)), .armTimer(millis: 0), .close(reset: false)])
         #expect(m.facts.status == .failed)
         #expect(m.facts.error == Self.missingSentence)
+        // The flow keeps where the refused request asked to go (it read "ended before it named
+        // a destination": a trial), the CONNECT's and an absolute-form request's alike.
+        #expect(m.facts.host == "a.test" && m.facts.port == 443 && m.facts.hostOrigin == .connect)
+        var plain = Self.machine(.explicitHTTP)
+        _ = Self.text(&plain, "GET http://b.test:8080/x HTTP/1.1\r\nHost: b.test:8080\r\n\r\n")
+        #expect(plain.facts.host == "b.test" && plain.facts.port == 8080)
     }
 
     @Test("explicit proxy: a wrong password is a 407 naming the user, never the password")

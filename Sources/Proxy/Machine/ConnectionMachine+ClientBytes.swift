@@ -14,7 +14,9 @@ extension ConnectionMachine {
             case .plainHTTP:
                 phase = .plainHTTP
                 return [.armTimer(millis: 0), .startPlainHTTP]
-            case let .refuse(failure, answer): return (answer.map { [.sendClient($0)] } ?? []) + fail(failure, reset: false)
+            case let .refuse(failure, answer, named):
+                if let named { aim(at: named) }
+                return (answer.map { [.sendClient($0)] } ?? []) + fail(failure, reset: false)
             }
         case .awaitingHead:
             guard let destination, !all.isEmpty else { return [] }

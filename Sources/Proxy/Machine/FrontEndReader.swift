@@ -72,8 +72,10 @@ struct FrontEndReader {
         case connect(consume: Int, OriginalDestination)
         /// An absolute-form http:// request: the plain-HTTP forwarder takes it, head unread.
         case plainHTTP
-        /// Answer (if anything) and close.
-        case refuse(ConnectionFailure, answer: [UInt8]?)
+        /// Answer (if anything) and close; `named`: where the request asked to go, when it said
+        /// (a refused CONNECT's flow keeps its target: it read "ended before it named a
+        /// destination", a trial).
+        case refuse(ConnectionFailure, answer: [UInt8]?, named: OriginalDestination? = nil)
     }
 
     /// What a reverse-mode client's first bytes came to.
@@ -128,7 +130,7 @@ struct FrontEndReader {
                 return .needMore
             case .head(let head):
                 if let credentials, let failure = ProxyAuthentication.failure(credentials.judge(proxyAuthorization: head.value(forHeader: "Proxy-Authorization"))) {
-                    return .refuse(failure, answer: ProxyAuthentication.required(failure))
+                    return .refuse(failure, answer: ProxyAuthentication.required(failure), named: Self.asked(head))
                 }
                 switch head.requestTarget {
                 case .authority(let hostPort) where head.isConnect:
@@ -181,6 +183,22 @@ struct FrontEndReader {
             }
         case .fixed:
             return .needMore
+        }
+    }
+
+    /// Where an explicit proxy request asked to go (a CONNECT's authority, an absolute http://
+    /// target), for the record of one refused before it was followed; nil when it named none or
+    /// the name is refused (IDNA).
+    static func asked(_ head: HTTPRequestHead) -> OriginalDestination? {
+        switch head.requestTarget {
+        case .authority(let hostPort) where head.isConnect:
+            guard let host = try? IDNA.asciiHost(hostPort.host) else { return nil }
+            return OriginalDestination(host: host, port: hostPort.port, origin: .connect)
+        case .absolute(let scheme, let named, _) where scheme == "http":
+            guard let host = try? IDNA.asciiHost(named.host) else { return nil }
+            return OriginalDestination(host: host, port: named.port, origin: .connect)
+        default:
+            return nil
         }
     }
 
