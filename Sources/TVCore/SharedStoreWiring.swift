@@ -33,7 +33,7 @@ public struct SharedStoreWiring: Sendable {
         let idFloor = SharedIDFloor(known: StoreHighestMark.read(home: home, instance: instance.id), persist: { id in
             StoreHighestMark.raise(home: home, instance: instance.id, to: id)
         }, unsent: { flows in
-            say(unsentSentence(flows, server: target.server))
+            say(unsentSentence(flows, server: target.server, url: target.url))
         })
         let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath, idFloor: idFloor) { change, counters in
             say(sentence(change, counters, server: target.server))
@@ -58,12 +58,14 @@ public struct SharedStoreWiring: Sendable {
     }
 
     /// The line said when a connection finds flows of earlier sessions the store never got
-    /// (`UnsentLocalFlows`), with the backfill that sends them.
-    static func unsentSentence(_ flows: UnsentLocalFlows, server: String) -> String {
+    /// (`UnsentLocalFlows`), with the backfill that sends them, its `--store` included (run as
+    /// printed without it, it was refused when the session's store came from `--store`: a
+    /// re-check). `url` holds no password (`SharedStoreTarget` refuses one).
+    static func unsentSentence(_ flows: UnsentLocalFlows, server: String, url: String) -> String {
         let from = flows.firstStart / 1_000_000 / 60 * 60
         let span = flows.count == 1 || flows.firstStart / 1_000_000 == flows.lastStart / 1_000_000 ? "started \(Units.utc(flows.firstStart / 1_000_000))"
             : "started between \(Units.utc(flows.firstStart / 1_000_000)) and \(Units.utc(flows.lastStart / 1_000_000))"
-        return "\(flows.count) flow\(flows.count == 1 ? "" : "s") this data folder recorded (\(span)) \(flows.count == 1 ? "is" : "are") not in the shared store at \(server): an earlier session ended before it could send \(flows.count == 1 ? "it" : "them"), or ran without the store. `tv store backfill --from \(Units.utc(from, format: "%Y-%m-%dT%H:%MZ"))` sends \(flows.count == 1 ? "it" : "them")."
+        return "\(flows.count) flow\(flows.count == 1 ? "" : "s") this data folder recorded (\(span)) \(flows.count == 1 ? "is" : "are") not in the shared store at \(server): an earlier session ended before it could send \(flows.count == 1 ? "it" : "them"), or ran without the store. `tv store backfill --store \(ShellWord.quote(url)) --from \(Units.utc(from, format: "%Y-%m-%dT%H:%MZ"))` sends \(flows.count == 1 ? "it" : "them")."
     }
 
     /// `tv status` values (added keys, `sharedStore.…`): the server, the instance, whether
