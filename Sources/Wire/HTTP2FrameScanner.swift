@@ -17,8 +17,9 @@ public struct HTTP2FrameScanner {
         /// A DATA frame of `count` payload bytes (padding excluded) on `streamID`.
         case data(streamID: UInt32, count: Int, endStream: Bool)
         /// RST_STREAM on `streamID` with its error code (§6.4, §7: 0 is NO_ERROR); nil when the
-        /// payload is not the four bytes it must be.
-        case reset(streamID: UInt32, errorCode: UInt32?)
+        /// payload is not the four bytes it must be. `start`: where the frame began in the bytes
+        /// of the `feed` that told it (nil: in an earlier one).
+        case reset(streamID: UInt32, errorCode: UInt32?, start: Int?)
         /// A SETTINGS frame (not an ACK); `headerTableSize` when it set SETTINGS_HEADER_TABLE_SIZE.
         case settings(headerTableSize: Int?)
     }
@@ -61,6 +62,9 @@ public struct HTTP2FrameScanner {
 
     /// A scanner for the client's side (`expectingPreface`: the 24-byte preface comes first) or
     /// the server's.
+    /// Where the frame being read began in the current `feed`'s bytes (nil: in an earlier one).
+    private var frameStart: Int?
+
     public init(expectingPreface: Bool) {
         stage = expectingPreface ? .preface(matched: 0) : .frameHeader
         header.reserveCapacity(9)
@@ -70,6 +74,7 @@ public struct HTTP2FrameScanner {
     public mutating func feed(_ bytes: UnsafeRawBufferPointer, _ event: (Event) -> Void) {
         var i = 0
         let count = bytes.count
+        frameStart = nil
         while i < count {
             switch stage {
             case .failed:
@@ -86,6 +91,7 @@ public struct HTTP2FrameScanner {
                 }
                 stage = m == preface.count ? .frameHeader : .preface(matched: m)
             case .frameHeader:
+                if header.isEmpty { frameStart = i }
                 if header.isEmpty && count - i >= 9 {
                     // The whole frame header is in this burst: read in place.
                     startFrame(UnsafeRawBufferPointer(rebasing: bytes[i ..< (i + 9)]), event)
@@ -247,7 +253,7 @@ public struct HTTP2FrameScanner {
         case 0x3:
             let code = payload.count == 4
                 ? UInt32(payload[0]) << 24 | UInt32(payload[1]) << 16 | UInt32(payload[2]) << 8 | UInt32(payload[3]) : nil
-            event(.reset(streamID: streamID, errorCode: code))
+            event(.reset(streamID: streamID, errorCode: code, start: frameStart))
         default:
             break
         }

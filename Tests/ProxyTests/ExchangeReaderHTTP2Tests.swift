@@ -103,6 +103,25 @@ struct ExchangeReaderHTTP2Tests {
         #expect(early?.state == .complete && early?.status == 200 && early?.requestBodyBytes == 5 && early?.responseBodyBytes == 2, "\(String(describing: early))")
         #expect(rows(Self.frame(0x1, Self.endHeaders, 1, Self.ok200TextPlain) + Self.frame(0x3, 0, 1, [0, 0, 0, 0]))?.state == .incomplete)
         #expect(rows(answered + Self.frame(0x3, 0, 1, [0, 0, 0, 8]))?.state == .incomplete)
+        // The relay writes such a reset apart from the response before it (once), where the
+        // burst holds both; one begun in an earlier burst, or another code, is not split at.
+        func split(_ bursts: [[UInt8]]) -> [Int?] {
+            let p = ExchangePlaybook(http2: true)
+            p.feed(post, .clientToServer, at: 1)
+            return bursts.map { burst in
+                p.feed(burst, .serverToClient, at: 3)
+                return p.reader.takeResponseSplit()
+            }
+        }
+        let reset = Self.frame(0x3, 0, 1, [0, 0, 0, 0])
+        #expect(split([answered + reset]) == [answered.count])
+        #expect(split([answered, reset]) == [nil, nil])
+        #expect(split([answered + Array(reset.prefix(4)), Array(reset.dropFirst(4))]) == [nil, nil])
+        #expect(split([answered + Self.frame(0x3, 0, 1, [0, 0, 0, 8])]) == [nil])
+        let p = ExchangePlaybook(http2: true)
+        p.feed(post, .clientToServer, at: 1)
+        p.feed(answered + reset, .serverToClient, at: 3)
+        #expect(p.reader.takeResponseSplit() == answered.count && p.reader.takeResponseSplit() == nil)
     }
 
     @Test("byte by byte: the same rows as whole bursts")

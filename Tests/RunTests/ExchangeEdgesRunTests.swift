@@ -31,6 +31,25 @@ struct ExchangeEdgesRunTests {
         #expect((try box.json("requests", "--filter", "~q")["requests"] as? [JSON] ?? []).count == 1)
     }
 
+    @Test("HTTP/2: nginx answering an upload early (413, its body limit) and resetting the stream NO_ERROR reaches curl as it does directly: the reset goes in a record of its own (coalesced with the response, Debian's curl 7.88 failed: a trial)")
+    func earlyAnswerOverHTTP2() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect")
+        let body = box.work + "/upload.bin"
+        try Data(repeating: 0x61, count: 3 << 20).write(to: URL(fileURLWithPath: body))
+        let direct = try box.curl(["--cacert", world.pki.upstreamCA, "--http2", "--data-binary", "@" + body, "-o", "/dev/null", "-w", "%{http_code}",
+                                   world.url("/index.html")])
+        #expect(direct.status == 0 && direct.out == "413", "\(direct)")
+        for _ in 0..<3 {
+            let through = try world.curlThrough(tv, ["--http2", "--data-binary", "@" + body, "-o", "/dev/null", "-w", "%{http_code}", world.url("/index.html")])
+            #expect(through.status == 0 && through.out == "413", "\(through)")
+        }
+        let rows = try box.json("requests")["requests"] as? [JSON] ?? []
+        #expect(rows.count == 3 && rows.allSatisfy { $0.int("status") == 413 && $0.string("state") == "complete" }, "\(rows)")
+        try tv.stop()
+    }
+
     @Test("a POST whose body comes after its head, to a port nobody listens on: tv's 502 is its row's answer (502 by tv, ~q, not ~s), ended no earlier than its first response byte")
     func answeredBeforeTheBodyCame() throws {
         let world = try RunWorld(createCA: false)

@@ -157,7 +157,8 @@ extension ProxyConnection {
                 moved(n, direction)
                 let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
                 if machine.relay.spliceAllowed { sink.copiedToward &+= n }
-                let written = sink.write(chunk)
+                let split = direction == .serverToClient ? exchanges?.takeResponseSplit() : nil
+                let written = split.map { writeApart(chunk, at: $0, to: sink) } ?? sink.write(chunk)
                 if case let .failed(reset, text) = after {
                     readFailed(direction, reset: reset, text)
                     return false
@@ -251,6 +252,27 @@ extension ProxyConnection {
             loop.counters.bytesFromClients.wrappingAdd(UInt64(n), ordering: .relaxed)
         } else {
             loop.counters.bytesFromServers.wrappingAdd(UInt64(n), ordering: .relaxed)
+        }
+    }
+
+    /// Writes `chunk` to `sink` in two sends, split at `split` (an HTTP/2 early answer's
+    /// RST_STREAM, `ExchangeReader.takeResponseSplit`: found while request rows are read, the
+    /// default): the first part's records are sent before the second is written. A short or
+    /// failed write is the caller's, as for one write.
+    private func writeApart(_ chunk: UnsafeRawBufferPointer, at split: Int, to sink: Leg) -> Leg.WriteResult {
+        guard split > 0, split < chunk.count else { return sink.write(chunk) }
+        let first = sink.write(UnsafeRawBufferPointer(rebasing: chunk[..<split]))
+        guard case .wrote(let w) = first, w == split else { return first }
+        if sink.tls != nil {
+            switch sink.flushRecords() {
+            case .drained: break
+            case .blocked: return .wrote(split)
+            case let .failed(reset, text): return .failed(reset: reset, text)
+            }
+        }
+        switch sink.write(UnsafeRawBufferPointer(rebasing: chunk[split...])) {
+        case .wrote(let more): return .wrote(split + more)
+        case let .failed(reset, text): return .failed(reset: reset, text)
         }
     }
 

@@ -101,6 +101,11 @@ final class ExchangeReader {
         http1?.takeBodyWait() ?? false
     }
 
+    /// Where to write the server's last burst apart, once (`HTTP2ExchangeReading.takeSplit`).
+    func takeResponseSplit() -> Int? {
+        http2?.takeSplit()
+    }
+
     /// No exchange is open and nothing of one is half read (HTTP/1: no head or body part way;
     /// HTTP/2: no stream open), so closing the connection now cuts no request or response;
     /// false once reading stopped (what the stream holds is not known then).

@@ -38,6 +38,21 @@ final class HTTP2ExchangeReading {
     /// No stream is open (every exchange read so far has ended).
     var isBetweenExchanges: Bool { streams.isEmpty }
 
+    /// Where, in the server's last burst, an RST_STREAM(NO_ERROR) after its stream's whole
+    /// response began; the relay writes the burst in two records there (`takeSplit`).
+    private var splitBefore: Int?
+
+    /// The offset to write the server's last burst apart at, once: an early answer's
+    /// RST_STREAM(NO_ERROR) goes in a record of its own after the response. Coalesced with the
+    /// response into one record (tv's relay joins what it reads together), Debian 12's curl
+    /// (7.88, nghttp2 1.52) failed the upload with "Stream error in the HTTP/2 framing layer"
+    /// where it showed nginx's 413 directly; nginx sends the reset in a record of its own (a
+    /// trial, tshark).
+    func takeSplit() -> Int? {
+        defer { splitBefore = nil }
+        return splitBefore
+    }
+
     /// Reads one burst; returns why reading must stop, if it must.
     func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         if direction == .clientToServer {
@@ -89,7 +104,7 @@ final class HTTP2ExchangeReading {
                 streams.values[index].record.requestEndTime = now
                 finishIfDone(index, at: now, emit: emit)
             }
-        case let .reset(id, _):
+        case let .reset(id, _, _):
             reset(id, at: now, emit: emit)
         case let .settings(size):
             // The client's table size bounds the server's encoder (RFC 9113 §6.5.2); only a
@@ -116,7 +131,7 @@ final class HTTP2ExchangeReading {
                 streams.values[index].responseDone = true
                 finishIfDone(index, at: now, emit: emit)
             }
-        case let .reset(id, code):
+        case let .reset(id, code, start):
             // A complete response, then NO_ERROR: the server needs no more of the request and
             // asks the client to stop sending it (RFC 9113 §8.1), as nginx does after answering a
             // POST whose body it did not read. The exchange is complete, its request body what
@@ -124,6 +139,8 @@ final class HTTP2ExchangeReading {
             if code == 0, let index = streams.index(forKey: id), streams.values[index].responseDone {
                 streams.values[index].requestDone = true
                 finishIfDone(index, at: now, emit: emit)
+                // Sent apart from the response before it, as the server sent it (`takeSplit`).
+                if let start, start > 0, splitBefore == nil { splitBefore = start }
                 return
             }
             reset(id, at: now, emit: emit)
