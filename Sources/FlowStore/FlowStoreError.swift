@@ -91,7 +91,7 @@ public enum FlowStoreError: UserFacingError, Equatable {
         case let .sharedStoreNotTvs(server):
             return "The database at \(server) already has tables named as tv's (flows, instances or exchanges) that tv did not make; give tv a database of its own (CREATE DATABASE tvhistory) and name it in the URL. Nothing in it was changed."
         case let .ambiguousInstance(name, labels):
-            return "'\(name)' is the machine name of \(labels.count) instances of the shared store; name one as \(labels.joined(separator: ", ")) (`tv store instances --store URL` lists them)."
+            return "'\(name)' names \(labels.count) instances of the shared store (a machine name they carry, or the start of their ids); name one as \(labels.joined(separator: ", ")) (`tv store instances --store URL` lists them)."
         case let .ambiguousSharedFlow(id, instances):
             return "Flow \(id) is in the history of several instances (\(instances.joined(separator: ", "))); name one with --instance."
         case let .badCursor(cursor):

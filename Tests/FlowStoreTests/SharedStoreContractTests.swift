@@ -253,7 +253,15 @@ import FlowTerms
         defer { byID.close() }
         #expect(byID.narrowsToOneInstance)
         #expect(FlowStoreError.ambiguousInstance(name: "vm", labels: ["vm/24c26974", "vm/489d3e49"]).message
-                == "'vm' is the machine name of 2 instances of the shared store; name one as vm/24c26974, vm/489d3e49 (`tv store instances --store URL` lists them).")
+                == "'vm' names 2 instances of the shared store (a machine name they carry, or the start of their ids); name one as vm/24c26974, vm/489d3e49 (`tv store instances --store URL` lists them).")
+        // After `MACHINE/`, a short prefix names the one instance it begins (it named none: a
+        // re-check); one that begins several is said as they are.
+        let short = try SharedFlowHistory(target, instance: "alpha/00000000-0000-4000-8000-0000000000c")
+        defer { short.close() }
+        #expect(short.narrowsToOneInstance)
+        #expect(throws: FlowStoreError.ambiguousInstance(name: "alpha/0000", labels: ["alpha/00000000", "beta/00000000", "alpha/00000000"])) {
+            _ = try SharedFlowHistory(target, instance: "alpha/0000")
+        }
     }
 
     /// The server stops mid-run: nothing acknowledged is lost, the writer says it fails, keeps

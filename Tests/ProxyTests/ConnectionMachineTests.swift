@@ -482,7 +482,18 @@ struct ConnectionMachineTests {
         // Lower-case letters are no method (RFC 9110 §9.1: methods are case-sensitive); a SOCKS4
         // greeting on the SOCKS5 port is the SOCKS parser's to say.
         #expect(ProxyProtocol.spoken(first: UInt8(ascii: "g")) == nil)
-        #expect(ProxyProtocol.spoken(first: 0x04) == .socks)
+        #expect(ProxyProtocol.spoken(first: 0x04) == .socks4)
+        // SOCKS4 is told apart: tv speaks SOCKS5 only (it was told `--mode socks5` on the HTTP
+        // port, and only "version 4" on the SOCKS port: a re-check). Its client gets SOCKS4's
+        // refusal (CD 91).
+        var four = Self.machine()
+        _ = four.handle(.start)
+        _ = Self.bytes(&four, [0x04, 0x01, 0x01, 0xBB, 127, 0, 0, 1, 0])
+        #expect(four.facts.error == "the client spoke SOCKS4 to tv's HTTP proxy port, and tv speaks SOCKS5 only: give it an http:// proxy, or a socks5:// one with tv run --mode socks5")
+        var fourOnSocks = Self.machine(.socks5)
+        _ = fourOnSocks.handle(.start)
+        #expect(Self.bytes(&fourOnSocks, [0x04, 0x01, 0x01, 0xBB, 127, 0, 0, 1, 0]).first == .sendClient([0x00, 0x5B, 0, 0, 0, 0, 0, 0]))
+        #expect(fourOnSocks.facts.error == "the client spoke SOCKS4, and tv's SOCKS port speaks SOCKS5 only: give it a socks5:// (or socks5h://) proxy")
     }
 
     @Test("reverse mode: a TLS client's first byte connects; reverse:http passes TLS through")

@@ -25,14 +25,18 @@ public final class SharedFlowHistory: FlowHistory {
         // The name becomes the ids it names once, so each read is `instance_id IN (…)`, which
         // `flows_by_instance_time` serves (an OR with the machine column would read every row).
         var byMachine: [(id: String, machine: String)] = []
+        var byPrefix: [(id: String, machine: String)] = []
         narrowedIDs = try instance.map { given in
             // `MACHINE/PREFIX` (the list's label when one machine name has several instances)
             // names the instance whose id begins with PREFIX; an id prefix of 8 or more alone too.
             // The id part is read in any case (ids are lowercase UUIDs: `vm/AA64F442` named none,
             // a re-check). The machine part is the one the rows carry, which may be older than the
             // instance's name now (a renamed host), so it is not checked.
+            // After `MACHINE/`, any prefix of the id (a short one named none: a re-check); alone,
+            // 8 characters or more, so a short machine name is not read as a prefix.
             let name = given.split(separator: "/").last.map(String.init) ?? given
-            let prefix = name.count >= 8 && name.allSatisfy({ $0.isHexDigit || $0 == "-" }) ? name.lowercased() + "%" : ""
+            let qualified = given.contains("/")
+            let prefix = name.count >= (qualified ? 1 : 8) && name.allSatisfy({ $0.isHexDigit || $0 == "-" }) ? name.lowercased() + "%" : ""
             let rows = try connection.query("SELECT instance_id, machine FROM instances WHERE instance_id = ? OR machine = ? OR instance_id LIKE ? ORDER BY instance_id",
                                             [.text(name.lowercased()), .text(name), .text(prefix)])
             var ids: [String] = []
@@ -40,6 +44,7 @@ public final class SharedFlowHistory: FlowHistory {
                 guard row.count == 2, case let .text(id) = row[0], case let .text(machine) = row[1] else { continue }
                 ids.append(id)
                 if machine == name { byMachine.append((id, machine)) }
+                if id != name.lowercased(), !prefix.isEmpty, id.hasPrefix(name.lowercased()) { byPrefix.append((id, machine)) }
             }
             return ids
         }
@@ -51,9 +56,11 @@ public final class SharedFlowHistory: FlowHistory {
         }
         // A machine name several instances carry names none of them: each is said by the label
         // that names it (it read them all as one, where the README says one: a trial).
-        if let instance, (narrowedIDs?.count ?? 0) > 1, byMachine.count > 1 {
+        // So is an id prefix several instances' ids begin with.
+        if let instance, (narrowedIDs?.count ?? 0) > 1, byMachine.count > 1 || byPrefix.count > 1 {
             connection.close()
-            throw FlowStoreError.ambiguousInstance(name: instance, labels: byMachine.map { "\($0.machine)/\($0.id.prefix(8))" })
+            let named = byMachine.count > 1 ? byMachine : byPrefix
+            throw FlowStoreError.ambiguousInstance(name: instance, labels: named.map { "\($0.machine)/\($0.id.prefix(8))" })
         }
         self.connection = Mutex(connection)
     }

@@ -106,8 +106,11 @@ struct FrontEndReader {
         // Another protocol than the port's, from its first byte: said as the setting to change.
         if startsHere, let first = fresh.first, let spoken = ProxyProtocol.spoken(first: first) {
             switch (frontEnd, spoken) {
-            case (.explicitHTTP, .tls), (.explicitHTTP, .socks):
+            case (.explicitHTTP, .tls), (.explicitHTTP, .socks), (.explicitHTTP, .socks4):
                 return .refuse(.wrongProxyProtocol(spoken: spoken, port: .http), answer: nil)
+            case (.socks5, .socks4):
+                // SOCKS4's reply to a request tv cannot grant: VN 0, CD 91 (rejected or failed).
+                return .refuse(.wrongProxyProtocol(spoken: .socks4, port: .socks), answer: [0x00, 0x5B, 0, 0, 0, 0, 0, 0])
             case (.socks5, .http):
                 // An HTTP client reads an HTTP answer: it says what this port is.
                 let failure = ConnectionFailure.wrongProxyProtocol(spoken: .http, port: .socks)

@@ -4,14 +4,18 @@
 /// port of another (`ConnectionFailure.wrongProxyProtocol`).
 public enum ProxyProtocol: Equatable, Sendable {
     case http
+    /// SOCKS5 (a greeting's version 5).
     case socks
+    /// SOCKS4 or 4a (version 4), which tv does not speak.
+    case socks4
     case tls
 
     /// What `first` begins, when it is one of the three; nil otherwise.
     static func spoken(first: UInt8) -> ProxyProtocol? {
         switch first {
         case 0x16: return .tls
-        case 0x04, 0x05: return .socks
+        case 0x05: return .socks
+        case 0x04: return .socks4
         case UInt8(ascii: "A")...UInt8(ascii: "Z"): return .http
         default: return nil
         }
@@ -20,7 +24,8 @@ public enum ProxyProtocol: Equatable, Sendable {
     var words: String {
         switch self {
         case .http: return "HTTP"
-        case .socks: return "SOCKS"
+        case .socks: return "SOCKS5"
+        case .socks4: return "SOCKS4"
         case .tls: return "TLS"
         }
     }
