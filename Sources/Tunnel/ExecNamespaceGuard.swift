@@ -30,11 +30,15 @@ public final class ExecNamespaceGuard: Sendable {
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) & ~O_NONBLOCK)
         var pid: pid_t = 0
         let arguments = ["tv", Self.command, String(namespaceInode)]
+        // It says nothing: /dev/null for its output, so it holds no pipe tv's output goes to
+        // (a reader of `tv exec … | …` would wait for it too).
+        let quiet = open("/dev/null", O_WRONLY | O_CLOEXEC)
         let rc = ChildProcess.withCStrings(arguments) { argv in
             ChildProcess.withCStrings(["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]) { envp in
-                tv_spawn_alone("/proc/self/exe", argv, envp, "/", fds[0], -1, -1, &pid)
+                tv_spawn_alone("/proc/self/exe", argv, envp, "/", fds[0], quiet, quiet, &pid)
             }
         }
+        if quiet >= 0 { close(quiet) }
         close(fds[0])
         guard rc == 0 else {
             close(fds[1])
