@@ -172,6 +172,12 @@ struct PlainHTTPMachineTests {
         #expect(next.contains(.connect(Self.server)) && next.contains(.newServerLeg), "\(next)")
         #expect(next.contains { if case .openFlow(let f) = $0 { return f.id == 100 } else { return false } }, "\(next)")
 
+        // After a `Connection: close` response, the client's side is still closed once it is sent.
+        var closing = Self.started()
+        Self.requested(&closing)
+        let closed = Self.server(&closing, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi" + injected, at: 3)
+        #expect(closed.contains(.closeServer(reset: true)) && closed.contains(.shutdownClientWrite(finishWhenSent: true)), "\(closed)")
+
         var blank = Self.started()
         Self.requested(&blank)
         let lenient = Self.server(&blank, asked + "\r\n", at: 3)

@@ -306,7 +306,11 @@ struct PlainHTTPMachine {
             // The responses asked for go on; the server's leg ends with its flow, and the
             // client's next request opens a new one (a new flow).
             if reading.passing > 0 { emit(.writeClient(0..<reading.passing, record: recording)) }
-            return dropUpstream(.responseUnasked(bytes: bytes))
+            dropUpstream(.responseUnasked(bytes: bytes))
+            // What the responses asked for would do next still happens: the client's close
+            // after a `Connection: close` response, a request held for another host.
+            serverReadsPaused = responsesDone()
+            return
         case .upgraded:
             clientState = .tunnel
             if !held.isEmpty {
