@@ -6,8 +6,8 @@
 /// program drops (a spoof, a late or misdirected answer) names nothing (a trial: an answer with
 /// another question, which dig discarded, named a connection "other.example").
 public enum DNSAnswerMatch: Equatable, Sendable {
-    /// A response to the question asked.
-    case answers
+    /// A response to the question asked (the message read).
+    case answers(DNSMessage)
     /// A readable message that answers some other question, or is no response (QR 0): the
     /// program's resolver drops it and waits on.
     case doesNotAnswer
@@ -26,7 +26,7 @@ public enum DNSAnswerMatch: Equatable, Sendable {
             guard let asked else { return .unchecked }
             guard message.isResponse, message.opcode == 0, let question = message.questions.first, message.questions.count == 1,
                   question == asked else { return .doesNotAnswer }
-            return .answers
+            return .answers(message)
         }
     }
 }

@@ -8,13 +8,10 @@ extension EngineLoop {
     /// How often expired names are swept out of the live table.
     static let nameSweepNanos: UInt64 = 10_000_000_000
 
-    /// One DNS answer (parsed or not): its name → address pairs become live, and go to the
-    /// observer (the `host_names` table, written off this thread).
-    func learnNames(from parsed: Result<DNSMessage, DNSMessageParser.Failure>, question: DNSQuestion?, wallMicros: Int64) {
-        guard case .success(let message) = parsed else {
-            counters.dnsAnswersUnreadable.wrappingAdd(1, ordering: .relaxed)
-            return
-        }
+    /// One DNS answer to `question` (`DNSAnswerMatch.answers`): the name → address pairs on the
+    /// question's CNAME chain become live, and go to the observer (the `host_names` table,
+    /// written off this thread).
+    func learnNames(from message: DNSMessage, answering question: DNSQuestion?, wallMicros: Int64) {
         let names = message.resolvedAddresses(answering: question)
         guard !names.isEmpty else {
             counters.dnsAnswersWithoutAddresses.wrappingAdd(1, ordering: .relaxed)

@@ -229,7 +229,7 @@ extension EngineLoop {
         flow.queries[id] = nil
         counters.dnsAnswers.wrappingAdd(1, ordering: .relaxed)
         switch match {
-        case .answers: learnNames(from: parsed, question: query.question, wallMicros: wall)
+        case .answers(let message): learnNames(from: message, answering: query.question, wallMicros: wall)
         case .unreadable: counters.dnsAnswersUnreadable.wrappingAdd(1, ordering: .relaxed)
         case .unchecked, .doesNotAnswer: break
         }

@@ -14,6 +14,7 @@ public enum HTTPReasonPhrase {
         case 414: return "URI Too Long"
         case 431: return "Request Header Fields Too Large"
         case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
         case 504: return "Gateway Timeout"
         default: return "Error"
         }

@@ -141,7 +141,7 @@ struct ClientCertificateTests {
         var m = Self.reversePlain()
         let out = m.handle(.upstreamHandshakeFailed(Self.failure(alert: 40, requested: true)))
         let reason = ConnectionFailure.clientCertificateRequired(presented: false, alert: 40).sentence
-        #expect(out == [.sendClient(Machine.errorResponse(502, "Bad Gateway", body: "tv: " + reason)), .armTimer(millis: 0), .close(reset: false)])
+        #expect(out == [.sendClient(Machine.errorResponse(502, body: "tv: " + reason)), .armTimer(millis: 0), .close(reset: false)])
         #expect(m.facts.status == .failed)
         #expect(m.facts.failureReason == reason)
     }
@@ -156,7 +156,7 @@ struct ClientCertificateTests {
         let failure = ConnectionFailure.read(from: .server, reset: false, .tls(Self.failure(alert: 116, requested: false)))
         let out = m.handle(.relayEnded(.init(failure: failure, atMicros: 3_000)))
         let reason = ConnectionFailure.clientCertificateRequired(presented: false, alert: 116).sentence
-        #expect(out == [.sendClient(Machine.errorResponse(502, "Bad Gateway", body: "tv: " + reason)), .armTimer(millis: 0), .close(reset: false)])
+        #expect(out == [.sendClient(Machine.errorResponse(502, body: "tv: " + reason)), .armTimer(millis: 0), .close(reset: false)])
         #expect(m.facts.status == .failed)
         #expect(m.facts.failureReason == reason)
         #expect(m.closeLingers)
@@ -180,7 +180,7 @@ struct ClientCertificateTests {
     func inspectedRelay() {
         let failure = ConnectionFailure.read(from: .server, reset: false, .tls(Self.failure(alert: 116, requested: false)))
         let reason = ConnectionFailure.clientCertificateRequired(presented: false, alert: 116).sentence
-        let answer: [Machine.Command] = [.sendClient(Machine.errorResponse(502, "Bad Gateway", body: "tv: " + reason)), .armTimer(millis: 0), .close(reset: false)]
+        let answer: [Machine.Command] = [.sendClient(Machine.errorResponse(502, body: "tv: " + reason)), .armTimer(millis: 0), .close(reset: false)]
         let closeOnly: [Machine.Command] = [.armTimer(millis: 0), .close(reset: false)]
         // (upstream ALPN, what the client sent first (nil: nothing yet), server bytes already relayed, expected)
         let cases: [(String?, String?, Int, [Machine.Command])] = [

@@ -226,9 +226,9 @@ struct ConnectionMachineTests {
 
     @Test("error bodies put \"tv: \" before a failure whose sentence does not already have tv as its subject")
     func errorBodyNamesTvOnce() {
-        let plain = String(decoding: Machine.errorResponse(400, "Bad Request", .requestUnreadable("the request line is malformed")), as: UTF8.self)
+        let plain = String(decoding: Machine.errorResponse(400, .requestUnreadable("the request line is malformed")), as: UTF8.self)
         #expect(plain.hasSuffix("\r\n\r\ntv: the client's request was not understood: the request line is malformed\n"))
-        let named = String(decoding: Machine.errorResponse(502, "Bad Gateway", .unreachable(target: "a.test:443", .connect(Errno(ECONNREFUSED)))), as: UTF8.self)
+        let named = String(decoding: Machine.errorResponse(502, .unreachable(target: "a.test:443", .connect(Errno(ECONNREFUSED)))), as: UTF8.self)
         #expect(named.hasSuffix("\r\n\r\ntv could not connect to a.test:443 (connection refused)\n"))
     }
 
@@ -706,7 +706,7 @@ struct ConnectionMachineTests {
                                                             sessionKey: "127.0.0.1:8443|"))), "\(start)")
             let out = m.handle(event)
             let reason = m.facts.error ?? ""
-            #expect(out == [.sendClient(Machine.errorResponse(502, "Bad Gateway", body: "tv: " + reason)), .armTimer(millis: 0), .close(reset: false)], "\(out)")
+            #expect(out == [.sendClient(Machine.errorResponse(502, body: "tv: " + reason)), .armTimer(millis: 0), .close(reset: false)], "\(out)")
             #expect(reason == "the server's certificate does not verify (self-signed certificate); nothing was sent to it; "
                         + "trust the server's CA with --upstream-ca FILE, or skip the check with --upstream-insecure"
                     || reason == "the TLS handshake with the server failed (wrong version number)", "\(reason)")

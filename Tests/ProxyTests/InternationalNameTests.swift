@@ -35,7 +35,7 @@ struct InternationalNameTests {
         _ = m.handle(.start)
         let out = ConnectionMachineTests.text(&m, "CONNECT a☃.test:443 HTTP/1.1\r\nHost: a☃.test:443\r\n\r\n")
         let sentence = ConnectionFailure.hostNameRefused(Self.disallowed).sentence
-        #expect(out.first == .sendClient(Machine.errorResponse(400, "Bad Request", body: "tv: " + sentence)))
+        #expect(out.first == .sendClient(Machine.errorResponse(400, body: "tv: " + sentence)))
         #expect(out.last == .close(reset: false))
         #expect(m.facts.status == .failed)
         #expect(m.facts.error == sentence)
@@ -115,7 +115,7 @@ struct InternationalNameTests {
         var m = PlainHTTPMachineTests.started()
         let out = PlainHTTPMachineTests.client(&m, "GET http://a☃.test/ HTTP/1.1\r\nHost: a☃.test\r\n\r\n", at: 2)
         let sentence = ConnectionFailure.hostNameRefused(Self.disallowed).sentence
-        #expect(out.contains(.answerClient(ConnectionMachine.errorResponse(400, "Bad Request", body: "tv: " + sentence), linger: false)))
+        #expect(out.contains(.answerClient(ConnectionMachine.errorResponse(400, body: "tv: " + sentence), linger: false)))
         let closed = out.compactMap { command -> FlowFacts? in
             if case .closeFlow(let flow, _) = command { return flow }
             return nil

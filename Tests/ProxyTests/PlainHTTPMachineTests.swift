@@ -213,7 +213,7 @@ struct PlainHTTPMachineTests {
         failed.error = reason
         failed.bytesFromClient = UInt64("GET / HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8.count)
         failed.durationMicros = 4_000 - 1_000
-        #expect(out == [.answerClient(ConnectionMachine.errorResponse(502, "Bad Gateway", body: reason), linger: false),
+        #expect(out == [.answerClient(ConnectionMachine.errorResponse(502, body: reason), linger: false),
                         .closeServer(reset: false), .closeFlow(failed, recorded: false), .close(reset: false)], "\(out)")
     }
 
@@ -225,7 +225,7 @@ struct PlainHTTPMachineTests {
         let out = Self.run(&m, .timer, at: 12)
         let reason = "tv could not connect to 127.0.0.1:8080 (no answer)"
         guard case .answerClient(let bytes, false) = out.first else { Issue.record("\(out)"); return }
-        #expect(bytes == ConnectionMachine.errorResponse(504, "Gateway Timeout", body: reason))
+        #expect(bytes == ConnectionMachine.errorResponse(504, body: reason))
         guard case .closeFlow(let flow, _) = out[2] else { Issue.record("\(out)"); return }
         #expect(flow.server == Endpoint(address: "127.0.0.1", port: 8080))
         #expect(flow.error == reason)
@@ -261,17 +261,16 @@ struct PlainHTTPMachineTests {
         var m = Self.started()
         let out = Self.client(&m, "GET /relative HTTP/1.1\r\nHost: a\r\n\r\n", at: 2)
         let reason = "tv forwards absolute-form http:// requests on this connection, not 'GET /relative'"
-        #expect(out.contains(.answerClient(ConnectionMachine.errorResponse(400, "Bad Request", body: reason), linger: false)))
+        #expect(out.contains(.answerClient(ConnectionMachine.errorResponse(400, body: reason), linger: false)))
         #expect(out.last == .close(reset: false))
         var chunked = Self.started()
         _ = Self.client(&chunked, "POST http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nTransfer-Encoding: chunked\r\n\r\n", at: 2)
         let bad = Self.client(&chunked, "zz\r\n", at: 3)
-        #expect(bad.contains(.answerClient(ConnectionMachine.errorResponse(400, "Bad Request", body: "tv: the client's chunked body is malformed"), linger: false)))
+        #expect(bad.contains(.answerClient(ConnectionMachine.errorResponse(400, body: "tv: the client's chunked body is malformed"), linger: false)))
         // A head past 64 KiB on a kept-alive connection: 431 (RFC 6585 §5), not 400.
         var long = Self.started()
         let tooLarge = Self.client(&long, "GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-Filler: " + String(repeating: "a", count: 70_000), at: 2)
-        #expect(tooLarge.contains(.answerClient(ConnectionMachine.errorResponse(
-            431, "Request Header Fields Too Large", .requestUnreadable("The request head exceeds 65536 bytes without ending in an empty line.")), linger: false)))
+        #expect(tooLarge.contains(.answerClient(ConnectionMachine.errorResponse(431, .requestUnreadable("The request head exceeds 65536 bytes without ending in an empty line.")), linger: false)))
     }
 
     @Test("the server closing before its response is complete: the flow says so; the client gets our FIN")
@@ -295,7 +294,7 @@ struct PlainHTTPMachineTests {
         guard out.count == 5, case .closeFlow(let flow, _) = out[3] else { Issue.record("\(out)"); return }
         #expect(flow.error == "the server's response was not understood: " + reason, "\(flow)")
         #expect(out[0] == .tallyFromServer(bad.utf8.count, record: nil))
-        #expect(out[1] == .answerClient(ConnectionMachine.errorResponse(502, "Bad Gateway", .responseUnreadable(reason)), linger: false), "\(out)")
+        #expect(out[1] == .answerClient(ConnectionMachine.errorResponse(502, .responseUnreadable(reason)), linger: false), "\(out)")
         #expect(out[2] == .closeServer(reset: false) && out[4] == .deliverThenClose(reset: false), "\(out)")
 
         // Pipelined: the first response is whole and goes on; the second's head is garbage.
@@ -313,7 +312,7 @@ struct PlainHTTPMachineTests {
         Self.requested(&q)
         #expect(Self.server(&q, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n", at: 3) == [.tallyFromServer(36, record: nil), .armTimer(at: 5_000_000_000)])
         let split = Self.server(&q, "Content-Length: 5\r\n\r\n", at: 3)
-        #expect(split.first == .tallyFromServer(21, record: nil) && split.contains(.answerClient(ConnectionMachine.errorResponse(502, "Bad Gateway", .responseUnreadable(reason)), linger: false))
+        #expect(split.first == .tallyFromServer(21, record: nil) && split.contains(.answerClient(ConnectionMachine.errorResponse(502, .responseUnreadable(reason)), linger: false))
                 && split.last == .deliverThenClose(reset: false), "\(split)")
         #expect(!split.contains { if case .sendClient = $0 { return true } else { return false } }, "\(split)")
     }

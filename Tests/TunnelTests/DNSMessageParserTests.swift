@@ -36,7 +36,7 @@ struct DNSMessageParserTests {
     func answerMatch() throws {
         let a = try DNSMessageParser.parse(try payload(CapturedPackets.first("q: A? www.origin.test."))).get()
         let asked = DNSQuestion(name: "www.origin.test", type: DNSRecord.a)
-        #expect(DNSAnswerMatch.judge(.success(a), asked: asked) == .answers)
+        #expect(DNSAnswerMatch.judge(.success(a), asked: asked) == .answers(a))
         #expect(DNSAnswerMatch.judge(.success(a), asked: DNSQuestion(name: "www.origin.test", type: DNSRecord.aaaa)) == .doesNotAnswer)
         #expect(DNSAnswerMatch.judge(.success(a), asked: DNSQuestion(name: "origin.test", type: DNSRecord.a)) == .doesNotAnswer)
         #expect(DNSAnswerMatch.judge(.success(a), asked: nil) == .unchecked)

@@ -18,10 +18,10 @@ final class ProxyAdmission {
         self.loop = loop
         self.frontEnd = frontEnd
         if case .connection(.explicitHTTP) = frontEnd {
-            capRefusal = ConnectionMachine.errorResponse(503, "Service Unavailable",
+            capRefusal = ConnectionMachine.errorResponse(503,
                 body: "tv: too many connections are open (the limit is \(loop.shared.connectionCap)); try again later")
             let perClient = loop.shared.clientAddresses.withLock { $0.maximum }
-            perClientRefusal = ConnectionMachine.errorResponse(503, "Service Unavailable",
+            perClientRefusal = ConnectionMachine.errorResponse(503,
                 body: "tv: your address has \(perClient) connections open, the most one client may; close some and try again")
         } else {
             capRefusal = nil

@@ -59,11 +59,9 @@ extension ProxyConnection {
         switch client.read(into: buffer) {
         case .bytes(let n):
             guard n > 0 else { return }
-            if exchanges == nil, !exchangesStopped, shared.configuration.readsExchanges, shared.sink != nil {
-                exchanges = ExchangeReader(.init(flowID: Int64(machine.facts.id), scheme: "https",
-                                                 keepsQuery: shared.recorder?.keepsContent ?? false, http2: false))
+            if !exchangesStopped, startReadingExchanges(flow: machine.facts.id, scheme: "https", http2: false) {
+                feedExchanges(UnsafeRawBufferPointer(rebasing: buffer[..<n]), .clientToServer, at: EngineClock.wallMicros())
             }
-            if exchanges != nil { feedExchanges(UnsafeRawBufferPointer(rebasing: buffer[..<n]), .clientToServer, at: EngineClock.wallMicros()) }
             feed(.clientRequestArrived)
         case .wouldBlock, .blockedOnWrite: return
         case .eof: feed(.clientGone(reset: false))

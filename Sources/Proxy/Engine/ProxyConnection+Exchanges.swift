@@ -9,14 +9,10 @@ extension ProxyConnection {
     /// A burst of the relay (inspected TLS or a plain relay).
     func readExchanges(_ chunk: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
         if exchanges == nil {
-            guard shared.configuration.readsExchanges, shared.sink != nil else {
-                exchangesStopped = true
-                return
-            }
+            // Read once, at the first burst (the facts are a copy).
             let facts = machine.facts
-            exchanges = ExchangeReader(.init(
-                flowID: Int64(facts.id), scheme: facts.status == .inspected ? "https" : "http",
-                keepsQuery: shared.recorder?.keepsContent ?? false, http2: facts.alpn == "h2", target: machine.reverseTarget))
+            guard startReadingExchanges(flow: facts.id, scheme: facts.status == .inspected ? "https" : "http", http2: facts.alpn == "h2",
+                                        target: machine.reverseTarget) else { return }
         }
         feedExchanges(chunk, direction, at: micros)
     }
@@ -24,15 +20,21 @@ extension ProxyConnection {
     /// A burst of plain HTTP's flow `flow` (a new flow ends the previous flow's reading).
     func readPlainExchanges(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, flow: UInt64) {
         if let reader = exchanges, reader.settings.flowID != Int64(flow) { endPlainExchanges(flow: UInt64(reader.settings.flowID)) }
-        if exchanges == nil {
-            guard shared.configuration.readsExchanges, shared.sink != nil else {
-                exchangesStopped = true
-                return
-            }
-            exchanges = ExchangeReader(.init(flowID: Int64(flow), scheme: "http",
-                                             keepsQuery: shared.recorder?.keepsContent ?? false, http2: false))
-        }
+        guard startReadingExchanges(flow: flow, scheme: "http", http2: false) else { return }
         feedExchanges(bytes, direction, at: EngineClock.wallMicros())  // not the turn's clock: see `moved`
+    }
+
+    /// Makes the connection's `ExchangeReader` when there is none yet; false (and reading
+    /// stopped) when the session reads no request rows.
+    func startReadingExchanges(flow: UInt64, scheme: String, http2: Bool, target: (scheme: String, authority: String)? = nil) -> Bool {
+        guard exchanges == nil else { return true }
+        guard shared.configuration.readsExchanges, shared.sink != nil else {
+            exchangesStopped = true
+            return false
+        }
+        exchanges = ExchangeReader(.init(flowID: Int64(flow), scheme: scheme, keepsQuery: shared.recorder?.keepsContent ?? false,
+                                         http2: http2, target: target))
+        return true
     }
 
     /// tv answered plain HTTP's client itself (`.answerClient`: a 502 when the server could not

@@ -219,10 +219,8 @@ public enum ConnectionFailure: Equatable, Sendable {
                 return "the client spoke SOCKS4 to tv's HTTP proxy port, and tv speaks SOCKS5 only: give it an http:// proxy, or a socks5:// one with tv run --mode socks5"
             case (.socks4, .socks):
                 return "the client spoke SOCKS4, and tv's SOCKS port speaks SOCKS5 only: give it a socks5:// (or socks5h://) proxy"
-            case (.http, .socks):
-                return "the client spoke HTTP to tv's SOCKS5 port: give it a socks5:// proxy, or run tv without --mode socks5 for an HTTP proxy"
-            case (.tls, .socks):
-                return "the client spoke TLS to tv's SOCKS5 port: give it a socks5:// proxy, or run tv without --mode socks5 for an HTTP proxy"
+            case (.http, .socks), (.tls, .socks):
+                return "the client spoke \(spoken.words) to tv's SOCKS5 port: give it a socks5:// proxy, or run tv without --mode socks5 for an HTTP proxy"
             default:
                 return "the client spoke \(spoken.words) to a port that speaks \(port.words)"
             }

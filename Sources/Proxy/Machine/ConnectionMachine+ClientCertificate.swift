@@ -10,7 +10,7 @@ extension ConnectionMachine {
         var out: [Command] = []
         if facts.bytesFromServer == 0 && clientSpeaksHTTP1 {
             answeredInRelay = true
-            out.append(.sendClient(Self.errorResponse(502, "Bad Gateway", failure)))
+            out.append(.sendClient(Self.errorResponse(502, failure)))
         }
         return out + fail(failure, reset: false)
     }

@@ -252,11 +252,11 @@ struct ConnectionMachine {
         if facts.server == nil, let address = destination?.numericAddress { facts.server = address.endpoint }
         var out: [Command] = []
         switch settings.frontEnd {
-        case .explicitHTTP: out.append(.sendClient(Self.errorResponse(502, "Bad Gateway", failure)))
+        case .explicitHTTP: out.append(.sendClient(Self.errorResponse(502, failure)))
         case .socks5: out.append(.sendClient(SOCKS5Reply.failure(socksCode)))
         case .fixed:
             // Reverse mode's plain client waits for an HTTP answer (it had nothing at all: a trial).
-            if headWasHTTP1 { out.append(.sendClient(Self.errorResponse(502, "Bad Gateway", failure))) }
+            if headWasHTTP1 { out.append(.sendClient(Self.errorResponse(502, failure))) }
         }
         return out + fail(failure, reset: false)
     }
@@ -337,7 +337,7 @@ struct ConnectionMachine {
             if case .serverLacksHTTP2 = failure { code = HTTP2Preface.http11Required }
             return [.sendClient(HTTP2Preface.settingsThenGoaway(code: code, debug: failure.answer))] + fail(failure, reset: false)
         }
-        return [.sendClient(Self.errorResponse(502, "Bad Gateway", failure))] + fail(failure, reset: false)
+        return [.sendClient(Self.errorResponse(502, failure))] + fail(failure, reset: false)
     }
 
     /// Relays the two sides' bytes as they are. A plain relay (`status` not encrypted: the server

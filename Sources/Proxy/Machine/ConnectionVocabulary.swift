@@ -265,17 +265,18 @@ extension ConnectionMachine {
         }
     }
 
-    /// A short HTTP error response from the proxy itself (RFC 9112 §2.1): status `code` with
-    /// reason phrase `text`, `Connection: close`, and `body` plus a newline as `text/plain`.
-    static func errorResponse(_ code: Int, _ text: String, body: String, fields: String = "") -> [UInt8] {
+    /// A short HTTP error response from the proxy itself (RFC 9112 §2.1): status `code` with its
+    /// reason phrase (`HTTPReasonPhrase`), `Connection: close`, and `body` plus a newline as
+    /// `text/plain`.
+    static func errorResponse(_ code: Int, body: String, fields: String = "") -> [UInt8] {
         let body = body + "\n"
-        let head = "HTTP/1.1 \(code) \(text)\r\n\(fields)Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+        let head = "HTTP/1.1 \(code) \(HTTPReasonPhrase.of(code))\r\n\(fields)Content-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
         return Array((head + body).utf8)
     }
 
     /// The error response that says `failure`, naming tv as the speaker once
     /// (`ConnectionFailure.answer`).
-    static func errorResponse(_ code: Int, _ text: String, _ failure: ConnectionFailure) -> [UInt8] {
-        errorResponse(code, text, body: failure.answer)
+    static func errorResponse(_ code: Int, _ failure: ConnectionFailure) -> [UInt8] {
+        errorResponse(code, body: failure.answer)
     }
 }

@@ -114,7 +114,7 @@ struct FrontEndReader {
             case (.socks5, .http):
                 // An HTTP client reads an HTTP answer: it says what this port is.
                 let failure = ConnectionFailure.wrongProxyProtocol(spoken: .http, port: .socks)
-                return .refuse(failure, answer: ConnectionMachine.errorResponse(400, "Bad Request", failure))
+                return .refuse(failure, answer: ConnectionMachine.errorResponse(400, failure))
             case (.socks5, .tls):
                 return .refuse(.wrongProxyProtocol(spoken: .tls, port: .socks), answer: nil)
             default:
@@ -126,7 +126,7 @@ struct FrontEndReader {
             let read = httpParser.feed(fresh)
             if let refusal = read.refusal {
                 return .refuse(.proxyRequestUnreadable(refusal.reason), answer: ConnectionMachine.errorResponse(
-                    refusal.status, HTTPReasonPhrase.of(refusal.status), body: "tv is an HTTP proxy and could not read this request: \(refusal.reason)"))
+                    refusal.status, body: "tv is an HTTP proxy and could not read this request: \(refusal.reason)"))
             }
             switch read {
             case .needMoreData, .malformed, .tooLong:
@@ -140,7 +140,7 @@ struct FrontEndReader {
                     let host: String
                     do throws(IDNARefusal) { host = try IDNA.asciiHost(hostPort.host) } catch {
                         let failure = ConnectionFailure.hostNameRefused(error)
-                        return .refuse(failure, answer: ConnectionMachine.errorResponse(400, "Bad Request", failure))
+                        return .refuse(failure, answer: ConnectionMachine.errorResponse(400, failure))
                     }
                     fed -= head.byteCount
                     return .connect(consume: head.byteCount, OriginalDestination(host: host, port: hostPort.port, origin: .connect))
@@ -148,7 +148,7 @@ struct FrontEndReader {
                     return .plainHTTP
                 default:
                     let failure = ConnectionFailure.proxyRequestUnsupported(method: head.method, target: head.target)
-                    return .refuse(failure, answer: ConnectionMachine.errorResponse(400, "Bad Request", failure))
+                    return .refuse(failure, answer: ConnectionMachine.errorResponse(400, failure))
                 }
             }
         case .socks5:
@@ -226,7 +226,7 @@ struct FrontEndReader {
         }
         if let refusal = read.refusal {
             return .refuse(.requestUnreadable(refusal.reason), answer: ConnectionMachine.errorResponse(
-                refusal.status, HTTPReasonPhrase.of(refusal.status), body: "tv could not read this request: \(refusal.reason)"))
+                refusal.status, body: "tv could not read this request: \(refusal.reason)"))
         }
         switch read {
         case .head:

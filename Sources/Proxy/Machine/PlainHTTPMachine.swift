@@ -451,7 +451,7 @@ struct PlainHTTPMachine {
     /// `deliveringFirst` as for `finish`.
     mutating func fail(_ failure: ConnectionFailure, status: Int, deliveringFirst: Bool = false) {
         if responses.outstanding.count <= 1 && responses.body == nil {
-            emit(.answerClient(ConnectionMachine.errorResponse(status, HTTPReasonPhrase.of(status), failure), linger: false))
+            emit(.answerClient(ConnectionMachine.errorResponse(status, failure), linger: false))
         }
         if facts != nil {
             facts?.fail(failure)

@@ -14,7 +14,7 @@ enum ProxyAuthentication {
     /// challenge RFC 9110 §11.7.1 requires), the failure's sentence as its body, and
     /// `Connection: close`: tv closes after it, and the client retries on a new connection.
     static func required(_ failure: ConnectionFailure) -> [UInt8] {
-        ConnectionMachine.errorResponse(407, "Proxy Authentication Required", body: failure.answer,
+        ConnectionMachine.errorResponse(407, body: failure.answer,
                                         fields: "Proxy-Authenticate: Basic realm=\"tv\", charset=\"UTF-8\"\r\n")
     }
 }

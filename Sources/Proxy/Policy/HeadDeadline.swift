@@ -55,7 +55,7 @@ struct HeadDeadline: Sendable, Equatable {
 
     /// The whole 408 response (RFC 9110 §15.5.9), `Connection: close`.
     static func requestTimeoutResponse(limitMillis: Int) -> [UInt8] {
-        ConnectionMachine.errorResponse(408, "Request Timeout",
+        ConnectionMachine.errorResponse(408,
                                         body: "tv: the request head did not arrive within \(Self.seconds(limitMillis)); send it again")
     }
 

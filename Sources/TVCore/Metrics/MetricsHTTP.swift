@@ -16,27 +16,27 @@ public enum MetricsHTTP {
         let read = HTTPRequestHeadParser.parse(bytes, maxHeadBytes: maxHeadBytes)
         if let (status, reason) = read.refusal {
             // The parser's reason, with its RFC section (a head over the limit said "not HTTP/1").
-            return answer(status, HTTPReasonPhrase.of(status), body: (reason.hasSuffix(".") ? reason : reason + ".") + "\n")
+            return answer(status, body: (reason.hasSuffix(".") ? reason : reason + ".") + "\n")
         }
         switch read {
         case .needMoreData, .malformed, .tooLong:
             return nil // refusals are answered above
         case .head(let head):
             guard head.method == "GET" || head.method == "HEAD" else {
-                return answer(405, "Method Not Allowed", body: "Only GET and HEAD are served here.\n", extra: [("Allow", "GET, HEAD")])
+                return answer(405, body: "Only GET and HEAD are served here.\n", extra: [("Allow", "GET, HEAD")])
             }
             let path = head.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
             guard path == "/metrics" || path == "/" else {
-                return answer(404, "Not Found", body: "Metrics are at /metrics.\n")
+                return answer(404, body: "Metrics are at /metrics.\n")
             }
-            return answer(200, "OK", body: exposition(), contentType: MetricsExposition.contentType, withBody: head.method == "GET")
+            return answer(200, body: exposition(), contentType: MetricsExposition.contentType, withBody: head.method == "GET")
         }
     }
 
-    static func answer(_ code: Int, _ reason: String, body: String, contentType: String = "text/plain; charset=utf-8",
+    static func answer(_ code: Int, body: String, contentType: String = "text/plain; charset=utf-8",
                        extra: [(String, String)] = [], withBody: Bool = true) -> [UInt8] {
         let bytes = Array(body.utf8)
-        var head = "HTTP/1.1 \(code) \(reason)\r\nContent-Type: \(contentType)\r\nContent-Length: \(bytes.count)\r\n"
+        var head = "HTTP/1.1 \(code) \(HTTPReasonPhrase.of(code))\r\nContent-Type: \(contentType)\r\nContent-Length: \(bytes.count)\r\n"
         for (name, value) in extra { head += "\(name): \(value)\r\n" }
         head += "Connection: close\r\n\r\n"
         return Array(head.utf8) + (withBody ? bytes : [])
