@@ -41,6 +41,7 @@
     X(Oid, PQftype, (const PGresult *r, int f), (r, f)) \
     X(char *, PQgetvalue, (const PGresult *r, int t, int f), (r, t, f)) \
     X(int, PQgetisnull, (const PGresult *r, int t, int f), (r, t, f)) \
+    X(char *, PQcmdTuples, (PGresult *r), (r)) \
     X(PQconninfoOption *, PQconninfoParse, (const char *s, char **e), (s, e)) \
     X(void, PQconninfoFree, (PQconninfoOption *o), (o)) \
     X(void, PQfreemem, (void *p), (p)) \

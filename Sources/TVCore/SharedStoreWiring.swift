@@ -34,6 +34,8 @@ public struct SharedStoreWiring: Sendable {
             StoreHighestMark.raise(home: home, instance: instance.id, to: id)
         }, unsent: { flows in
             say(unsentSentence(flows, server: target.server, url: target.url))
+        }, clashed: { new, total in
+            say(clashSentence(new: new, total: total, server: target.server))
         })
         let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath, idFloor: idFloor) { change, counters in
             say(sentence(change, counters, server: target.server))
@@ -68,6 +70,14 @@ public struct SharedStoreWiring: Sendable {
         return "\(flows.count) flow\(flows.count == 1 ? "" : "s") this data folder recorded (\(span)) \(flows.count == 1 ? "is" : "are") not in the shared store at \(server): an earlier session ended before it could send \(flows.count == 1 ? "it" : "them"), or ran without the store. `tv store backfill --store \(ShellWord.quote(url)) --from \(Units.utc(from, format: "%Y-%m-%dT%H:%MZ"))` sends \(flows.count == 1 ? "it" : "them")."
     }
 
+    /// The line said when a batch finds flows whose ids the store holds for other flows of this
+    /// instance (`SharedIDClash`): what stays where, and the likely cause.
+    static func clashSentence(new: Int, total: Int, server: String) -> String {
+        let these = new == 1 ? "1 flow of this session was" : "\(new) flows of this session were"
+        let sofar = total > new ? " (\(total) so far)" : ""
+        return "\(these) not sent to the shared store at \(server)\(sofar): it holds other flows of this instance under \(new == 1 ? "its id" : "their ids"), which it keeps; this data folder's database and its store mark look restored from an older copy. \(new == 1 ? "The flow stays" : "They stay") here; new flows go on past the store's ids."
+    }
+
     /// `tv status` values (added keys, `sharedStore.…`): the server, the instance, whether
     /// writes fail now, and the writer's counts.
     static func statusValues(_ shared: SharedStoreWiring) -> [String: String] {
@@ -84,6 +94,7 @@ public struct SharedStoreWiring: Sendable {
             "sharedStore.flowsWaiting": String(c.unwrittenFlows),
             "sharedStore.flowsNotSaved": String(c.flowsNotSaved),
             "sharedStore.flowUpdatesNotSaved": String(c.flowUpdatesNotSaved),
+            "sharedStore.idClashes": String(shared.idFloor.clashCount),
         ]
         if let error = c.lastError { values["sharedStore.lastError"] = error.message }
         if let seconds = waited(c) { values["sharedStore.writeWaitSeconds"] = String(seconds) }
@@ -100,7 +111,9 @@ public struct SharedStoreWiring: Sendable {
     /// without a shared store.
     public static func statusLine(_ v: [String: String]) -> String? {
         guard let server = v["sharedStore.server"] else { return nil }
+        let clashes = v["sharedStore.idClashes"].flatMap(Int.init) ?? 0
         let counts = "\(v["sharedStore.written"] ?? "0") events written, \(v["sharedStore.flowsWaiting"] ?? "0") flows waiting, \(v["sharedStore.flowsNotSaved"] ?? "0") not saved, \(v["sharedStore.dropped"] ?? "0") events dropped"
+            + (clashes > 0 ? ", \(clashes) kept here under ids the store holds for other flows" : "")
         if v["sharedStore.state"] == "waiting" {
             // A server that takes a connection's writes and never answers (a trial's stopped
             // PostgreSQL) read "connected" for minutes.

@@ -254,6 +254,66 @@ import FlowTerms
         #expect(try w.psql("SELECT id FROM flows WHERE duration IS NULL") == String(held.id))
     }
 
+    /// A flow under an id the store holds for another flow of the instance (a database and its
+    /// store mark put back from an older copy; `SharedIDClash`): the store's row and request rows
+    /// stay as they were, and the flow, its request rows and its later events stay out; the
+    /// batch's other flows are written. Before, the upsert replaced the older flow's row.
+    @Test(arguments: SharedInsertion.allCases)
+    func aFlowUnderAnIDTheStoreHoldsForAnotherStaysOut(_ insertion: SharedInsertion) throws {
+        let w = try World()
+        let floor = SharedIDFloor()
+        let first = try PostgresBatchWriter(target: w.target, instance: w.instance, insertion: insertion, idFloor: floor)
+        var old = sampleFlow(start: 100)
+        old.id = 7
+        old.duration = 5
+        try first.write([.closed(old), .exchange(request(flow: 7, 1, path: "/old", at: 101))])
+        first.close()
+        #expect(floor.clashingIDs.isEmpty)
+        let second = try PostgresBatchWriter(target: w.target, instance: w.instance, insertion: insertion, idFloor: floor)
+        var clash = sampleFlow(start: 500), fine = sampleFlow(start: 600)
+        clash.id = 7
+        fine.id = 8
+        try second.write([.opened(clash), .exchange(request(flow: 7, 1, path: "/new", at: 501)),
+                          .exchange(request(flow: 7, 2, path: "/new2", at: 502)), .opened(fine),
+                          .exchange(request(flow: 8, 1, path: "/fine", at: 601))])
+        #expect(floor.clashingIDs == [7])
+        clash.duration = 9
+        try second.write([.closed(clash), .exchange(request(flow: 7, 3, path: "/later", at: 505))])
+        second.close()
+        #expect(floor.clashCount == 1)
+        #expect(try w.psql("SELECT id || ':' || start_time || ':' || coalesce(duration::text, 'open') FROM flows ORDER BY id") == "7:100:5\n8:600:open")
+        #expect(try w.psql("SELECT flow_id || ':' || seq || ':' || path FROM exchanges ORDER BY flow_id, seq") == "7:1:/old\n8:1:/fine")
+    }
+
+    /// A flow the store holds open whose id this folder's database has for a closed flow with
+    /// another start (a restored copy) is another flow: the next start leaves it as it is.
+    @Test func anOpenSharedFlowIsNotClosedFromAnotherLocalFlowUnderItsID() throws {
+        let w = try World()
+        let local = try w.store.makeWriter()
+        var mine = local.open(sampleFlow(start: 500))
+        local.enqueue(.exchange(request(flow: mine.id, 1, path: "/mine", at: 501)))
+        mine.duration = 3
+        local.enqueue(.closed(mine))
+        local.flush()
+        local.close()
+        let other = try PostgresBatchWriter(target: w.target, instance: w.instance)
+        var theirs = sampleFlow(start: 100)
+        theirs.id = mine.id
+        try other.write([.opened(theirs)])
+        other.close()
+        _ = try w.startShared()
+        #expect(try w.psql("SELECT start_time || ':' || coalesce(duration::text, 'open') FROM flows") == "100:open")
+        #expect(try w.psql("SELECT count(*) FROM exchanges") == "0")
+    }
+
+    @Test func aClashIsAnIDTheStoreHoldsWithAnotherStart() {
+        func flow(_ id: Int64, _ start: Int64) -> FlowRecord { var f = sampleFlow(start: start); f.id = id; return f }
+        #expect(SharedIDClash.clashing([flow(1, 10), flow(2, 20), flow(3, 30)], stored: [1: 10, 2: 21]) == [2])
+        #expect(SharedIDClash.clashing([flow(4, 40)], stored: [:]).isEmpty)
+        #expect(PostgresDialect.conflictUpdate(["instance_id", "id", "start_time", "audit_session_id"])
+                == " ON CONFLICT (instance_id, id) DO UPDATE SET start_time = EXCLUDED.start_time WHERE flows.start_time = EXCLUDED.start_time")
+    }
+
     @Test func interruptedAndIncompleteEndAtTheLastActivity() {
         var flow = sampleFlow(start: 1_000)
         flow.lastActivityTime = 1_250

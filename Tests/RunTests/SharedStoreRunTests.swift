@@ -502,6 +502,53 @@ struct SharedStoreRunTests {
         #expect(final.count == 6, "\(final)")
     }
 
+    @Test("the database and its store mark both put back from an older copy, the store down at the start: the flow made before it answers takes an id it holds; at its first write it is found by its start, kept here and said, the store's row stays as it was, and a backfill leaves it out")
+    func restoredWithItsMarkKeepsTheStoresRows() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        try server.start()
+        let url = try server.makeDatabase()
+        let world = try RunWorld()
+        let box = world.sandbox
+        let a = try world.run("--inspect", "--store", url)
+        #expect(try world.curlThrough(a, [world.url("/index.html?a")]).status == 0)
+        _ = try closedSharedRows(box, url, 1)
+        try a.stop()
+        let database = box.dataDir + "/tunnelvision.sqlite3", mark = box.dataDir + "/instance-store-highest"
+        for (from, to) in [(database, box.work + "/backup.sqlite3"), (mark, box.work + "/backup-mark")] {
+            try #require(try Run.process("cp", [from, to], in: box.work, environment: box.environment, timeout: 30).status == 0)
+        }
+        let b = try world.run("--inspect", "--store", url)
+        for q in ["b1", "b2"] { #expect(try world.curlThrough(b, [world.url("/index.html?\(q)")]).status == 0) }
+        let before = try closedSharedRows(box, url, 3)
+        try b.stop()
+        for (from, to) in [(box.work + "/backup.sqlite3", database), (box.work + "/backup-mark", mark)] {
+            try #require(try Run.process("cp", [from, to], in: box.work, environment: box.environment, timeout: 30).status == 0)
+        }
+        server.stop()
+        let c = try world.run("--inspect", "--store", url)
+        #expect(try world.curlThrough(c, [world.url("/index.html?down")]).status == 0)
+        let down = try #require(try box.closedFlows(2).max { ($0.int("id") ?? 0) < ($1.int("id") ?? 0) }, "the flow made while the store was down")
+        try server.start()
+        let said = "1 flow of this session was not sent to the shared store at 127.0.0.1:\(server.port)/"
+        var log = ""
+        for _ in 0..<300 where !log.contains(said) { log = c.log(); usleep(50_000) }
+        #expect(log.contains(said) && log.contains(": it holds other flows of this instance under its id, which it keeps; this data folder's database and its store mark look restored from an older copy. The flow stays here; new flows go on past the store's ids."), "\(log)")
+        #expect(try box.status()?.object("sharedStore")?.int("idClashes") == 1)
+        #expect(try box.tv("status").out.contains(", 1 kept here under ids the store holds for other flows"))
+        // A flow made now goes past the store's ids.
+        #expect(try world.curlThrough(c, [world.url("/index.html?after")]).status == 0)
+        let after = try closedSharedRows(box, url, 4)
+        try c.stop()
+        func keyed(_ rows: [JSON]) -> [String] { rows.map { "\($0.int("id") ?? 0)@\($0.int("startTime") ?? 0)" }.sorted() }
+        #expect(Set(keyed(before)).isSubset(of: Set(keyed(after))) && after.count == 4, "the store's rows as they were: \(before) → \(after)")
+        #expect(!keyed(after).contains(keyed([down])[0]), "the clashing flow is not in the store")
+        #expect((after.compactMap { $0.int("id") }.max() ?? 0) > (before.compactMap { $0.int("id") }.max() ?? 0))
+        let backfill = try box.tv("store", "backfill", "--store", url, "--all")
+        #expect(backfill.status == 0 && backfill.out.contains("1 flow was left out: the shared store holds other flows of this instance under its id (this data folder's database looks restored from an older copy); it stays here, and the store's rows are as they were."), "\(backfill)")
+        #expect(Set(keyed(try sharedRows(box, url))) == Set(keyed(after)), "the backfill wrote over nothing")
+    }
+
     @Test("a server that takes writes and never answers (SIGSTOP): forwarding goes on, tv status says it waits, and `tv stop` ends the session within the stop's wait, both saying so")
     func hungServerDoesNotHoldTheStop() throws {
         let server = try PostgresServer()

@@ -23,9 +23,15 @@ enum LeftOpenFlows {
         let shared = open.compactMap { try? FlowRecordColumns.record($0) }
         guard !shared.isEmpty, let local = try? SQLiteDatabase(readingAt: localPath, busyTimeout: 1_000) else { return 0 }
         defer { local.close() }
-        guard let (closed, exchanges) = try? ended(shared.map(\.id), in: local),
+        guard let (ended, endedExchanges) = try? ended(shared.map(\.id), in: local),
               let absent = try? absentLocally(shared.map(\.id), in: local)
         else { return 0 }
+        // A local row under a shared row's id with another start is another flow
+        // (`SharedIDClash`): the shared one stays as it is.
+        let sharedStart = Dictionary(shared.map { ($0.id, $0.startTime) }, uniquingKeysWith: { first, _ in first })
+        let closed = ended.filter { sharedStart[$0.id] == $0.startTime }
+        let closedIDs = Set(closed.map(\.id))
+        let exchanges = endedExchanges.filter { closedIDs.contains($0.flowID) }
         let unwritten = (absent.isEmpty || (try? anyWriterAlive(local)) != false) ? [] : shared.filter { absent.contains($0.id) }.map(interrupted)
         for record in closed + unwritten {
             try connection.query(PostgresDialect.upsertSQL(rows: 1), PostgresDialect.upsertBindings(record, instance: instance))

@@ -64,6 +64,18 @@ final class PGConnection {
         let result = PQexec(try connection(), sql)
         defer { PQclear(result) }
         try check(result)
+        changedRows = PGConnection.changed(result)
+    }
+
+    /// The rows the last `execute` or `query` inserted, updated, deleted or copied
+    /// (`PQcmdTuples`; 0 for a statement that changes none, such as BEGIN). An
+    /// `INSERT … ON CONFLICT DO UPDATE … WHERE` counts the rows it inserted or updated, not those
+    /// its condition left alone (PostgreSQL's `INSERT` documentation, "Outputs").
+    private(set) var changedRows = 0
+
+    private static func changed(_ result: OpaquePointer?) -> Int {
+        guard let result, let text = PQcmdTuples(result) else { return 0 }
+        return Int(String(cString: text)) ?? 0
     }
 
     /// Runs one statement with `?` parameters (renumbered `$1…`, `PostgresDialect.numbered`) and
@@ -89,6 +101,7 @@ final class PGConnection {
             : PQexecParams(conn, numbered, Int32(parameters.count), nil, pointers, nil, nil, 0)
         defer { PQclear(result) }
         try check(result)
+        changedRows = PGConnection.changed(result)
         guard let result else { return [] }
         let rows = PQntuples(result), columns = PQnfields(result)
         var out: [[SQLiteValue]] = []

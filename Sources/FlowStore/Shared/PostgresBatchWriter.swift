@@ -72,8 +72,15 @@ final class PostgresBatchWriter: FlowBatchStore {
 
     func write(_ events: [FlowEvent]) throws {
         let batch = CollapsedFlowBatch(events)
-        var rows = SharedBatchRows(flows: batch.flows, programs: Dictionary(batch.programs, uniquingKeysWith: { _, last in last }),
-                                   exchanges: batch.exchanges.inOrder, instance: instance,
+        var flows = batch.flows, programs = Dictionary(batch.programs, uniquingKeysWith: { _, last in last })
+        var exchanges = batch.exchanges.inOrder
+        // Flows found under ids the store holds for other flows stay here (`SharedIDClash`).
+        if let clashing = idFloor?.clashingIDs, !clashing.isEmpty {
+            flows.removeAll { clashing.contains($0.id) }
+            programs = programs.filter { !clashing.contains($0.key) }
+            exchanges.removeAll { clashing.contains($0.flowID) }
+        }
+        var rows = SharedBatchRows(flows: flows, programs: programs, exchanges: exchanges, instance: instance,
                                    auditSession: batch.flowCount == 0 ? nil : tables?.liveAuditSession())
         let known = newFlows, knownExchanges = newExchanges
         rows.isNew = { known.isNew($0) }
@@ -81,14 +88,21 @@ final class PostgresBatchWriter: FlowBatchStore {
         // Kept beside the database before the store can hold it (`SharedIDFloor.willWrite`).
         if let highest = batch.highestFlowID { idFloor?.willWrite(upTo: highest) }
         do {
-            try connection.transaction {
-                try rows.send(on: connection, as: insertion)
+            let clashing = try connection.transaction {
+                let clashing = try rows.send(on: connection, as: insertion)
                 try tables?.run(into: connection)
                 try connection.query("UPDATE instances SET last_seen = ? WHERE instance_id = ?",
                                      [.integer(Int64(Date().timeIntervalSince1970 * 1_000_000)), .text(instance.id)])
+                return clashing
             }
-            newFlows.committed(rows.flows)
-            newExchanges.committed(rows.exchanges)
+            if clashing.isEmpty {
+                newFlows.committed(rows.flows)
+                newExchanges.committed(rows.exchanges)
+            } else {
+                idFloor?.noteClashes(clashing)
+                newFlows.committed(rows.flows.filter { !clashing.contains($0.id) })
+                newExchanges.committed(rows.exchanges.filter { !clashing.contains($0.flowID) })
+            }
         } catch {
             tables?.reset()
             throw error

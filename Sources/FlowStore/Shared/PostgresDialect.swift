@@ -61,12 +61,14 @@ enum PostgresDialect {
     }
 
     /// `ON CONFLICT (instance_id, id) DO UPDATE SET` every column of `columns` but the key and
-    /// `audit_session_id`: as SQLite's upsert, a flow belongs to the audit session that was
-    /// recording when it was first written, and later updates never move it.
+    /// `audit_session_id`, for the same flow only (`SharedIDClash.sameFlow`): as SQLite's
+    /// upsert, a flow belongs to the audit session that was recording when it was first
+    /// written, and later updates never move it.
     static func conflictUpdate(_ columns: [String]) -> String {
         let kept: Set<String> = ["instance_id", "id", "audit_session_id"]
         return " ON CONFLICT (instance_id, id) DO UPDATE SET "
             + columns.filter { !kept.contains($0) }.map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
+            + SharedIDClash.sameFlow
     }
 
     /// A flow's values in `upsertColumns(program: program != nil)` order (the local writer's id

@@ -13,7 +13,10 @@ import Synchronization
 /// The largest id the store may hold is also kept outside the database (`persist`,
 /// `StoreHighestMark`) before each batch that goes past it is sent (`willWrite`): a kill
 /// loses the local writer's waiting flows while the store has them, and a next start with the
-/// store down then took their ids again (a trial: five shared rows written over).
+/// store down then took their ids again (a trial: five shared rows written over). When the
+/// mark is put back from an older copy with the database, the flows made before the store
+/// answers can still take ids it holds: those are found at their first write and kept out of
+/// the store (`SharedIDClash`, `noteClashes`), its rows untouched.
 public final class SharedIDFloor: Sendable {
     private let highest = Atomic<Int64>(0)
     /// The largest id handed to `persist` (or known from it at start).
@@ -24,16 +27,23 @@ public final class SharedIDFloor: Sendable {
     /// Told what earlier sessions recorded that the store never got (`UnsentLocalFlows`), at
     /// each connection that finds some.
     private let unsent: (@Sendable (UnsentLocalFlows) -> Void)?
+    /// Flows of this session the store holds other flows under (`SharedIDClash`): never sent.
+    private let clashes = Mutex<Set<Int64>>([])
+    /// Told how many flows a batch found clashing, and how many so far.
+    private let clashed: (@Sendable (_ new: Int, _ total: Int) -> Void)?
 
     /// - Parameters:
     ///   - known: the mark kept from earlier sessions (`StoreHighestMark.read`), so a session
     ///     whose store does not answer at start still goes on past it.
     ///   - persist: keeps each larger id a connection finds.
     ///   - unsent: says the flows of earlier sessions the store never got.
+    ///   - clashed: says the flows a batch found whose ids the store holds for other flows.
     public init(known: Int64? = nil, persist: (@Sendable (Int64) -> Void)? = nil,
-                unsent: (@Sendable (UnsentLocalFlows) -> Void)? = nil) {
+                unsent: (@Sendable (UnsentLocalFlows) -> Void)? = nil,
+                clashed: (@Sendable (_ new: Int, _ total: Int) -> Void)? = nil) {
         self.persist = persist
         self.unsent = unsent
+        self.clashed = clashed
         if let known {
             highest.store(known, ordering: .relaxed)
             persisted.store(known, ordering: .relaxed)
@@ -78,6 +88,23 @@ public final class SharedIDFloor: Sendable {
     var sessionFirstID: Int64? { writer.withLock { $0?.ids.first } }
 
     func noteUnsent(_ flows: UnsentLocalFlows) { unsent?(flows) }
+
+    /// Flows a batch found under ids the store holds for other flows: kept out of every later
+    /// batch (`clashingIDs`), and said.
+    func noteClashes(_ ids: Set<Int64>) {
+        let (new, total) = clashes.withLock { known -> (Int, Int) in
+            let before = known.count
+            known.formUnion(ids)
+            return (known.count - before, known.count)
+        }
+        if new > 0 { clashed?(new, total) }
+    }
+
+    /// The flows found so far whose ids the store holds for other flows (empty: none, the rule).
+    public var clashingIDs: Set<Int64> { clashes.withLock { $0 } }
+
+    /// How many flows of this session stay out of the store because their ids were taken there.
+    public var clashCount: Int { clashes.withLock { $0.count } }
 
     /// The largest id seen so far (0: none).
     public var value: Int64 { highest.load(ordering: .relaxed) }

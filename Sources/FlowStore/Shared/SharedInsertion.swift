@@ -80,8 +80,11 @@ struct SharedBatchRows {
     var isNewExchange: (SharedExchangeKey) -> Bool = { _ in false }
 
     /// Sends the rows on `connection`, inside the caller's transaction, as `insertion` says.
+    /// - Returns: the batch's flows whose ids the store holds for other flows (`SharedIDClash`):
+    ///   neither they nor their request rows and programs were written.
     /// - Throws: `FlowStoreError` from the shared store.
-    func send(on connection: PGConnection, as insertion: SharedInsertion) throws {
+    func send(on connection: PGConnection, as insertion: SharedInsertion) throws -> Set<Int64> {
+        var clashing: Set<Int64> = []
         switch insertion {
         case .copy:
             var data: [UInt8] = []
@@ -100,14 +103,19 @@ struct SharedBatchRows {
             }
             if !data.isEmpty {
                 try connection.copy(SharedStaging.copyFlowsSQL, data)
+                var changed = 0
                 if programs.isEmpty || upserted.contains(where: { programs[$0.id] == nil }) {
                     try connection.execute(SharedStaging.insertFlowsSQL(program: false))
+                    changed += connection.changedRows
                 }
                 if upserted.contains(where: { programs[$0.id] != nil }) {
                     try connection.execute(SharedStaging.insertFlowsSQL(program: true))
+                    changed += connection.changedRows
                 }
+                if changed < upserted.count { clashing = try SharedIDClash.find(among: upserted, on: connection, instance: instance) }
             }
             data.removeAll(keepingCapacity: true)
+            let exchanges = clashing.isEmpty ? self.exchanges : self.exchanges.filter { !clashing.contains($0.flowID) }
             var upsertedExchanges = exchanges
             let newExchanges = exchanges.filter { isNewExchange(SharedExchangeKey($0)) }
             if !newExchanges.isEmpty {
@@ -123,14 +131,18 @@ struct SharedBatchRows {
                 try connection.execute(SharedStaging.insertExchangesSQL)
             }
         case .rows:
+            var changed = 0
             for program in [false, true] {
                 let group = flows.filter { (programs[$0.id] != nil) == program }
                 try inChunks(group, of: PostgresDialect.rowsPerInsert) { chunk in
                     try connection.query(PostgresDialect.upsertSQL(rows: chunk.count, program: program), chunk.flatMap {
                         PostgresDialect.upsertBindings($0, instance: instance, auditSession: auditSession?.id(for: $0), program: programs[$0.id])
                     })
+                    changed += connection.changedRows
                 }
             }
+            if changed < flows.count { clashing = try SharedIDClash.find(among: flows, on: connection, instance: instance) }
+            let exchanges = clashing.isEmpty ? self.exchanges : self.exchanges.filter { !clashing.contains($0.flowID) }
             try inChunks(exchanges, of: SharedExchangeRows.rowsPerInsert) { chunk in
                 try connection.query(SharedExchangeRows.upsertSQL(rows: chunk.count),
                                      chunk.flatMap { SharedExchangeRows.bindings($0, instance: instance) })
@@ -142,6 +154,7 @@ struct SharedBatchRows {
             try connection.query(PostgresDialect.programUpdateSQL,
                                  FlowProgramColumns.bindings(program) + [.text(instance.id), .integer(id)])
         }
+        return clashing
     }
 
     private let noProgram = Array(repeating: SQLiteValue.null, count: FlowProgramColumns.names.count)

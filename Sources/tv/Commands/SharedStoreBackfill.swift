@@ -46,7 +46,9 @@ enum SharedStoreBackfill {
         let target = try SharedStoreTarget(url)
         let (instance, renewal) = try InstanceIdentity.of(home)
         if let renewal { inv.console.note(InstanceBinding.renewalSentence(old: renewal.previousID, new: instance.id, renewal.mismatch)) }
-        let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath)
+        // Counts the flows the store holds other flows under the ids of (`SharedIDClash`).
+        let clashes = SharedIDFloor()
+        let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath, idFloor: clashes)
         var flows = 0, requests = 0, open = 0, copied = 0
         func send(_ event: FlowEvent) {
             if writer.enqueue(event) { return }
@@ -81,11 +83,19 @@ enum SharedStoreBackfill {
             let why = counters.lastError?.message ?? "the shared writer dropped \(lost) event\(lost == 1 ? "" : "s")"
             throw UsageRefusal("Not every flow reached the shared store at \(target.server): \(why) Nothing is lost here; run the same command again once the store answers.", exitCode: 1)
         }
+        let clashing = clashes.clashingIDs.sorted()
+        if !clashing.isEmpty {
+            flows -= clashing.count
+            for id in clashing { requests -= try store.exchanges(ofFlow: id).exchanges.count }
+        }
         var line = "Sent \(Units.grouped(Int64(flows))) flow\(flows == 1 ? "" : "s") and \(Units.grouped(Int64(requests))) request row\(requests == 1 ? "" : "s") to the shared store at \(target.server) as instance \(instance.machine) \(instance.id)"
         line += flows == 0 ? " (none closed in that span)." : "; flows already there were written again with the same facts."
         inv.console.line(line)
         if copied > 0 {
             inv.console.line("\(Units.grouped(Int64(copied))) flow\(copied == 1 ? " was" : "s were") left out: recorded before this data folder became instance \(instance.id) (it is a copy), \(copied == 1 ? "it is" : "they are") the folder it came from's, under that folder's id.")
+        }
+        if !clashing.isEmpty {
+            inv.console.line("\(Units.grouped(Int64(clashing.count))) flow\(clashing.count == 1 ? " was" : "s were") left out: the shared store holds other flows of this instance under \(clashing.count == 1 ? "its id" : "their ids") (this data folder's database looks restored from an older copy); \(clashing.count == 1 ? "it stays" : "they stay") here, and the store's rows are as they were.")
         }
         if open > 0 {
             inv.console.line("\(Units.grouped(Int64(open))) open flow\(open == 1 ? " was" : "s were") left to the session that has \(open == 1 ? "it" : "them").")
