@@ -36,6 +36,9 @@ public struct RecordingLosses: Sendable, Equatable {
     public var sharedFlowsNotSaved = 0
     /// The shared store's `host:port/database`, when the session wrote to one.
     public var sharedServer: String?
+    /// The URL the session wrote to the shared store with (never holds a password:
+    /// `SharedStoreTarget` refuses one), for the `tv store backfill --store` the stop prints.
+    public var sharedURL: String?
     /// Events (flow openings, updates, request rows) the shared writer's full queue dropped:
     /// their flows may be missing from the store or stay open there (a trial's stop said 1,116
     /// flows while 9,209 were missing, after 55,316 dropped events went unsaid).
@@ -92,6 +95,7 @@ public struct RecordingLosses: Sendable, Equatable {
         if let lastFlowError { values["recording.lastFlowError"] = lastFlowError }
         if let lastContentError { values["recording.lastContentError"] = lastContentError }
         if let sharedServer { values["recording.sharedServer"] = sharedServer }
+        if let sharedURL { values["recording.sharedURL"] = sharedURL }
         if sharedUnanswered { values["recording.sharedUnanswered"] = "on" }
         return values
     }
@@ -105,6 +109,7 @@ public struct RecordingLosses: Sendable, Equatable {
         lastFlowError = values["recording.lastFlowError"]
         lastContentError = values["recording.lastContentError"]
         sharedServer = values["recording.sharedServer"]
+        sharedURL = values["recording.sharedURL"]
         sharedUnanswered = values["recording.sharedUnanswered"] == "on"
     }
 }

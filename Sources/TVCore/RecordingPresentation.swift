@@ -1,5 +1,6 @@
 import FlowStore
 import Recording
+import TVHome
 
 /// What a session says about recording (pure): one line when writes start failing and when they
 /// resume, the `tv status` lines, and the sentence when it stops (what was saved, or exactly
@@ -58,16 +59,23 @@ public enum RecordingPresentation {
             // (a trial's 3 missing flows were said as 2,620): said as what this session sent.
             let one = losses.sharedFlowsNotSaved == 1
             sentence += " This session could not send \(flows(losses.sharedFlowsNotSaved)) to the shared store"
-                + (losses.sharedServer.map { " at \($0)" } ?? "") + "; this data folder has \(one ? "it" : "them") (`tv store backfill --since SPAN` sends whatever is still missing once the store answers)."
+                + (losses.sharedServer.map { " at \($0)" } ?? "") + "; this data folder has \(one ? "it" : "them") (`\(backfill(losses))` sends whatever is still missing once the store answers)."
         }
         let store = losses.sharedServer.map { "the shared store at \($0)" } ?? "the shared store"
         if losses.sharedEventsDropped > 0 {
-            sentence += " \(losses.sharedEventsDropped) events for \(store) were dropped while it fell behind, so some flows may be missing there or still open; this data folder has them all (`tv store backfill --since SPAN` sends them)."
+            sentence += " \(losses.sharedEventsDropped) events for \(store) were dropped while it fell behind, so some flows may be missing there or still open; this data folder has them all (`\(backfill(losses))` sends them)."
         }
         if losses.sharedUnanswered {
-            sentence += " \(store.prefix(1).uppercased() + store.dropFirst()) did not answer a write for 15 s, so tv stopped without it: what it had not confirmed may be missing there (`tv store backfill --since SPAN` sends it once it answers)."
+            sentence += " \(store.prefix(1).uppercased() + store.dropFirst()) did not answer a write for 15 s, so tv stopped without it: what it had not confirmed may be missing there (`\(backfill(losses))` sends it once it answers)."
         }
         return sentence
+    }
+
+    /// The backfill a stop's sentence names, with the session's `--store` (run without it, a
+    /// backfill reads the `store.url` setting, and refuses when the session's store came from
+    /// `--store` alone).
+    static func backfill(_ losses: RecordingLosses) -> String {
+        "tv store backfill " + (losses.sharedURL.map { "--store \(ShellWord.quote($0)) " } ?? "") + "--since SPAN"
     }
 
     private static func stoppedHere(_ losses: RecordingLosses, folder: String) -> String {

@@ -258,6 +258,7 @@ final class SessionWiring: Sendable {
             final.sharedEventsDropped = counters.dropped
             final.sharedUnanswered = !sharedFinished
             final.sharedServer = shared.target.server
+            final.sharedURL = shared.target.url
         }
         return final
     }

@@ -44,6 +44,11 @@ import Testing
         losses.flowsNotSaved = 2
         #expect(RecordingPresentation.stopped(losses, folder: "/d")
                 == "not everything was saved in /d: 2 flows never written. This session could not send 1 flow to the shared store at 127.0.0.1:18250/tvhistory; this data folder has it (`tv store backfill --since SPAN` sends whatever is still missing once the store answers).")
+        // The session's store came from `--store`: the backfill printed carries it (run as
+        // printed without it, the backfill was refused for want of a store).
+        losses.sharedURL = "postgresql://tv@127.0.0.1:18250/tvhistory?sslmode=disable"
+        #expect(RecordingLosses(values: losses.values) == losses)
+        #expect(RecordingPresentation.stopped(losses, folder: "/d").hasSuffix("(`tv store backfill --store 'postgresql://tv@127.0.0.1:18250/tvhistory?sslmode=disable' --since SPAN` sends whatever is still missing once the store answers)."))
     }
 
     @Test func theStopMessageSaysExactlyWhatWasNotSaved() {
