@@ -53,6 +53,34 @@ struct SetupLiveRunTests {
         try tv.stop()
     }
 
+    @Test("tv ca remake whose output goes to a closed pipe (killed by SIGPIPE at its first line, as under `| head -1`): the running session was told first and mints from the new root; tv ca remove the same")
+    func remakeCutShortStillReachesTheSession() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect")
+        let oldRoot = box.text(box.rootPEM)
+        // Standard output a pipe whose reading end is closed: the first write kills tv.
+        let closedPipe = """
+            import os, subprocess, sys
+            r, w = os.pipe(); os.close(r)
+            p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.DEVNULL, restore_signals=True)
+            print(p.returncode)
+            """
+        let cut = try box.tool("python3", ["-c", closedPipe, try TVBinary.require(), "--data-dir", box.dataDir, "ca", "remake", "--yes"])
+        #expect(cut.out == "-13\n", "killed by SIGPIPE: \(cut)")
+        #expect(box.text(box.rootPEM) != oldRoot)
+        // The client trusts the new root only: the session's leaf verifies.
+        let after = try world.curlThrough(tv, [world.url("/index.html")])
+        #expect(after.status == 0 && after.out == "hello from nginx\n", "\(after)")
+        try Data(oldRoot.utf8).write(to: URL(fileURLWithPath: box.work + "/old-root.pem"))
+        #expect(try box.curl(["-x", tv.proxyURL, "--cacert", box.work + "/old-root.pem", world.url("/index.html")]).status == 60)
+        let removed = try box.tool("python3", ["-c", closedPipe, try TVBinary.require(), "--data-dir", box.dataDir, "ca", "remove", "--yes"])
+        #expect(removed.out == "-13\n", "\(removed)")
+        let passed = try box.curl(["-x", tv.proxyURL, "--cacert", world.pki.upstreamCA, world.url("/index.html")])
+        #expect(passed.status == 0 && passed.out == "hello from nginx\n", "passed through once the CA is gone: \(passed)")
+        try tv.stop()
+    }
+
     @Test("tv run --inspect, then tv ca remove: the session applied it (inspects nothing until there is a CA), and tv diag's verdict says there is no CA now, not that inspection works")
     func removedUnderForcedInspection() throws {
         let world = try RunWorld()

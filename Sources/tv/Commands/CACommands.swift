@@ -58,6 +58,9 @@ enum CACommands {
         try home.ensureExists()
         let folder = CAFolder(home: home)
         let ca = try folder.create(rootKeyType: rootType, leafKeyType: leafType, now: inv.now)
+        // Running sessions first: output cut short (`| head`, SIGPIPE) must not leave them
+        // minting from the old files (a trial's remake left a session on the old root).
+        let told = LiveSession.caChanged(inv)
         let report = CAStatusReport(state: .present(ca), folder: folder)
         if inv.json {
             inv.console.line(JSONValue.object(report.jsonFields()).serialized(pretty: true))
@@ -68,7 +71,7 @@ enum CACommands {
             inv.console.line("Next: trust the root where you want inspection to work (CA/README.md lists every platform);")
             inv.console.line("      `tv ca export --mobileconfig -o tv.mobileconfig` for iOS/macOS, `--der` for Android/Windows.")
         }
-        LiveSession.caChanged(inv)
+        if let told { inv.console.line(told) }
         return 0
     }
 
@@ -82,6 +85,7 @@ enum CACommands {
         let home = try inv.home()
         let folder = CAFolder(home: home)
         let ca = try folder.importCA(certificatePath: cert, keyPath: key, leafKeyType: leafType, now: inv.now)
+        let told = LiveSession.caChanged(inv)
         inv.console.line("Imported the CA \(ca.root.subject).")
         for line in CAStatusReport(state: .present(ca), folder: folder).lines(now: inv.now).dropFirst() { inv.console.line(line) }
         if ca.root.hasNameConstraints {
@@ -96,7 +100,7 @@ enum CACommands {
         if stat(key, &st) == 0, st.st_mode & 0o077 != 0 {
             inv.console.note("Warning: \(TerminalText.line(key)) can be read by other users (mode \(String(st.st_mode & 0o777, radix: 8))), and it holds the root's private key: whoever reads it can make certificates this machine trusts once the root is trusted; `chmod 600` it, or delete it now that tv keeps its own copy (0600).")
         }
-        LiveSession.caChanged(inv)
+        if let told { inv.console.line(told) }
         return 0
     }
 

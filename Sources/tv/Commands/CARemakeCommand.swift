@@ -27,6 +27,9 @@ enum CARemakeCommand {
         }
         let outcome = try CARemake.remake(home: home, settings: try inv.settingsStore(), rootKeyType: rootType,
                                           leafKeyType: leafType, now: inv.now)
+        // Running sessions before any output: output cut short (`| head -1`, SIGPIPE) left a
+        // trial's session minting from the old root, whose key was gone, for minutes.
+        let told = LiveSession.caChanged(inv)
         let settingsPath = try inv.settingsStore().file.path
         inv.console.line(outcome.inspectionOff.sentence(settingsPath: settingsPath))
         inv.console.line("Remade the CA.")
@@ -34,7 +37,7 @@ enum CARemakeCommand {
         inv.console.line("  new root  \(outcome.newCA.root.subject)  serial \(outcome.newCA.root.serialHex)")
         inv.console.line("            SHA-256 \(Hex.encode(outcome.newCA.root.sha256, separator: ":", uppercase: true))")
         for warning in outcome.warnings { inv.console.note(warning) }
-        LiveSession.caChanged(inv)
+        if let told { inv.console.line(told) }
         inv.console.line("Next: install and trust the new root (`tv ca trust`), and remove the old one where you had added it (`tv ca remove --help` lists how per store; look for the old SHA-256).")
         return 0
     }

@@ -64,6 +64,9 @@ enum CARemoveCommand {
                 }
             }
         }
+        // The running session before anything more is printed (output cut short by a closed
+        // pipe must not leave it minting from a CA that is gone; a trial's remake did).
+        let delivery = outcome.removedSomething ? ControlSocketNotifier(home: home).caChanged() : nil
         inv.console.line(outcome.inspectionOff.sentence(settingsPath: settings.file.path))
         guard outcome.removedSomething else {
             inv.console.line("There was no CA to remove in \(folder.directory).")
@@ -73,10 +76,9 @@ enum CARemoveCommand {
         inv.console.line(SetupText.removeKeeps)
         // A running session stops inspecting at once (no CA to mint from); said as that, not as
         // "could not be told … when it restarts" (a trial's session had applied it).
-        let delivery = ControlSocketNotifier(home: home).caChanged()
         if delivery == .applied {
             inv.console.line("The running session applied it: it inspects nothing, passing connections through, until there is a CA again (`tv ca create` or `tv ca import`, which it takes at once).")
-        } else if let sentence = delivery.sentence {
+        } else if let sentence = delivery?.sentence {
             inv.console.line(sentence)
         }
         guard let root = outcome.removedRoot else {

@@ -66,10 +66,11 @@ enum SetupCommand {
             case .create:
                 do {
                     let ca = try CAFolder(home: home).create(now: inv.now)
+                    let told = LiveSession.caChanged(inv)
                     progress.lastFailure = nil
                     inv.console.line("Created the certificate: \(ca.root.subject), SHA-256 \(Hex.encode(ca.root.sha256, separator: ":", uppercase: true)).")
                     inv.console.line("Its private key is in \(CAFolder(home: home).directory) and never leaves this machine.")
-                    LiveSession.caChanged(inv)
+                    if let told { inv.console.line(told) }
                     inv.console.line("")
                 } catch let error as UserFacingError {
                     progress.lastFailure = SetupFailure(step: .create, reason: error.message)

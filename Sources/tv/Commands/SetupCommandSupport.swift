@@ -12,11 +12,14 @@ import TVHome
 enum LiveSession {
     static func notifier(_ home: TVHome) -> any LiveSessionNotifier { ControlSocketNotifier(home: home) }
 
-    /// Tells a running session that the data folder's CA changed, and says what became of it
-    /// (nothing when no session runs).
-    static func caChanged(_ inv: Invocation) {
-        guard let home = try? inv.home() else { return }
-        if let sentence = ControlSocketNotifier(home: home).caChanged().sentence { inv.console.line(sentence) }
+    /// Tells a running session that the data folder's CA changed (nothing when none runs).
+    /// Tells the running session, before the command prints anything (output cut short by a
+    /// closed pipe must not leave a session on the old files); the caller prints the sentence
+    /// where it belongs.
+    /// - Returns: what the session answered, to say (nil: nothing to say).
+    static func caChanged(_ inv: Invocation) -> String? {
+        guard let home = try? inv.home() else { return nil }
+        return ControlSocketNotifier(home: home).caChanged().sentence
     }
 }
 
