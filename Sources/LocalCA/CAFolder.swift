@@ -131,6 +131,9 @@ public struct CAFolder: Sendable {
         guard rootKey.canSignCertificates else {
             throw CAError.importRefused(file: keyPath, reason: Self.unsignableKey(rootKey))
         }
+        guard !rootKey.tooWeakForClients else {
+            throw CAError.importRefused(file: keyPath, reason: Self.weakKey(rootKey))
+        }
         guard root.notBefore <= now, now < root.notAfter else {
             throw CAError.importRefused(file: certificatePath, reason: "it is not valid now (valid \(Timestamp.utc(root.notBefore)) to \(Timestamp.utc(root.notAfter)))")
         }
@@ -179,6 +182,11 @@ public struct CAFolder: Sendable {
     /// later as "OpenSSL failed while signing … invalid digest").
     static func unsignableKey(_ key: PrivateKey) -> String {
         "its key is \(key.typeDescription), which tv does not sign certificates with; use an ECDSA (P-256, P-384) or RSA CA"
+    }
+
+    /// Why a root key too weak for clients (`PrivateKey.tooWeakForClients`) is refused.
+    static func weakKey(_ key: PrivateKey) -> String {
+        "its key is \(key.typeDescription), too weak for today's clients (OpenSSL's default security level refuses every certificate under it: \"CA certificate key too weak\"); use a CA with an RSA key of at least 2048 bits or an ECDSA P-256 or P-384 key"
     }
 
     /// Why a private key file with `facts` at `path` may have been read by others, as a clause

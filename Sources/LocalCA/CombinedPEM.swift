@@ -30,6 +30,7 @@ extension CertificateAuthority {
         guard usage & UInt32(0x0004) != 0 else { throw refuse("its certificate's keyUsage does not allow keyCertSign") }  // KU_KEY_CERT_SIGN
         guard root.matches(key) else { throw refuse("its key is not the key of its certificate") }
         guard key.canSignCertificates else { throw refuse(CAFolder.unsignableKey(key)) }
+        guard !key.tooWeakForClients else { throw refuse(CAFolder.weakKey(key)) }
         guard root.notBefore <= now, now < root.notAfter else {
             throw refuse("its certificate is not valid now")
         }

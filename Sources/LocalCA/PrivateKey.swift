@@ -75,6 +75,15 @@ public final class PrivateKey: @unchecked Sendable {
     /// without a separate digest, which the certificate builder always names).
     public var canSignCertificates: Bool { EVP_PKEY_is_a(handle, "EC") == 1 || isRSA }
 
+    /// Whether clients at OpenSSL's default security level (1 and Debian's 2: at least 80 and
+    /// 112 bits of security) refuse a chain signed by this key: RSA under 2048 bits, or an EC
+    /// key under 224 bits. curl and Python said "CA certificate key too weak" for every leaf of
+    /// an imported RSA-1024 root that tv had taken (a trial). NIST SP 800-57 part 1, table 2.
+    public var tooWeakForClients: Bool {
+        let bits = EVP_PKEY_get_bits(handle)
+        return isRSA ? bits < 2048 : bits < 224
+    }
+
     /// Whether this is an RSA key (leaves then also carry keyEncipherment).
     public var isRSA: Bool { EVP_PKEY_is_a(handle, "RSA") == 1 }
 }

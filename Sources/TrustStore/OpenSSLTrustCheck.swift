@@ -142,6 +142,10 @@ struct OpenSSLTrustCheck {
         X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_SSL_SERVER)
         X509_STORE_CTX_set_trust(ctx, X509_TRUST_SSL_SERVER)
         X509_VERIFY_PARAM_set1_host(X509_STORE_CTX_get0_param(ctx), OpenSSLTrustCheck.checkHost, 0)
+        // As a TLS client at Debian's default security level 2 (112 bits: RSA ≥ 2048, EC ≥ 224)
+        // checks the chain: without it a root curl and Python refuse ("CA certificate key too
+        // weak") read as usable (a trial's imported RSA-1024 root).
+        X509_VERIFY_PARAM_set_auth_level(X509_STORE_CTX_get0_param(ctx), 2)
         let ok = X509_verify_cert(ctx)
         let code = X509_STORE_CTX_get_error(ctx)
         ERR_clear_error()

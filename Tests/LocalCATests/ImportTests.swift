@@ -200,6 +200,27 @@ struct ImportTests {
                 "\(r2)")
     }
 
+    @Test("an RSA-1024 CA (made by openssl) is refused as too weak for clients (curl and Python refused every leaf under one tv had taken: CA certificate key too weak); the trust check verifies at security level 2 and says it")
+    func weakRSAKeyRefused() throws {
+        let tmp = TemporaryFolder()
+        defer { tmp.remove() }
+        func openssl(_ arguments: [String]) -> Child.Finished {
+            Child.run("/usr/bin/openssl", arguments, environment: ["PATH": "/usr/bin:/bin"], directory: tmp.path, stdin: Data(), timeout: 30)
+        }
+        let made = openssl(["req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", tmp.path + "/weak.key", "-out", tmp.path + "/weak.pem",
+                            "-days", "30", "-subj", "/CN=RSA1024 CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                            "-addext", "keyUsage=critical,keyCertSign"])
+        #expect(made.status == 0, "\(made)")
+        let home = TemporaryFolder()
+        defer { home.remove() }
+        let (result, folder, _, keyPath) = try attempt(cert: Array(FileManager.default.contents(atPath: tmp.path + "/weak.pem") ?? Data()),
+                                                       key: Array(FileManager.default.contents(atPath: tmp.path + "/weak.key") ?? Data()), in: home)
+        #expect(refusal(result, folder: folder).map { $0.0 == keyPath && $0.1 == "its key is RSA 1024, too weak for today's clients (OpenSSL's default security level refuses every certificate under it: \"CA certificate key too weak\"); use a CA with an RSA key of at least 2048 bits or an ECDSA P-256 or P-384 key" } == true,
+                "\(result)")
+        #expect(try PrivateKey.fromPEM(Array(FileManager.default.contents(atPath: tmp.path + "/weak.key") ?? Data())).tooWeakForClients)
+        #expect(try !pooledKey(.rsa2048).tooWeakForClients && !pooledKey(.ecdsaP256).tooWeakForClients)
+    }
+
     @Test("import refuses when a CA already exists, writing nothing")
     func refusesExisting() throws {
         let tmp = TemporaryFolder()

@@ -1,5 +1,5 @@
 import Foundation
-import LocalCA
+@testable import LocalCA
 import Testing
 import TrustStore
 
@@ -143,6 +143,22 @@ struct OpenSSLStoreTests {
         #expect(facts.usable == .no)
         guard case .verifyFailed(let code, _) = facts.finding else { Issue.record("finding \(facts.finding)"); return }
         #expect(code == 10)  // X509_V_ERR_CERT_HAS_EXPIRED
+    }
+
+    /// A root with an RSA-1024 key (taken before `tv ca import` refused one) is installed, not
+    /// usable: checked as a TLS client at Debian's security level 2 checks it (curl and Python
+    /// refused its leaves while the check said "usable for TLS yes", a trial).
+    @Test func aWeakRootIsInstalledNotUsable() throws {
+        let f = try StoreFixture()
+        let weakKey = try PrivateKey.fromPEM(Array(try f.run("openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024"]).utf8))
+        let root = try CertificateAuthority.makeRoot(key: weakKey, now: f.now)
+        let ca = CertificateAuthority(root: root, rootKey: weakKey, leafKey: try PrivateKey.generate(.ecdsaP256))
+        f.write("bundle.pem", String(decoding: root.pem, as: UTF8.self))
+        let facts = TrustQuestions.ask(.file(f.path + "/bundle.pem"), about: ca, now: f.now, environment: f.environment)
+        #expect(facts.installed == .yes)
+        #expect(facts.usable == .no)
+        guard case .verifyFailed(let code, let text) = facts.finding else { Issue.record("finding \(facts.finding)"); return }
+        #expect(code == 67 && text == "CA certificate key too weak", "\(text)")  // X509_V_ERR_CA_KEY_TOO_SMALL
     }
 }
 
