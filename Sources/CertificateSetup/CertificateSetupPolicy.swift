@@ -51,7 +51,9 @@ public enum CertificateSetupPolicy {
                 meaning: "The CA cannot sign: \(reason). Every certificate it made would be refused, so nothing can be inspected with it.",
                 nextStep: remedy.prefix(1).uppercased() + remedy.dropFirst() + ".",
                 nextCommand: remedy.contains("tv ca remake") ? "tv ca remake" : "tv setup" + opt,
-                state: .failed(reason: reason, retry: "Check again after that: `tv setup\(opt)`."),
+                // The remedy itself, then the check: "Check again after that" followed the
+                // reason alone in `tv ca status`, where nothing said what "that" was (a trial).
+                state: .failed(reason: reason, retry: remedy.prefix(1).uppercased() + remedy.dropFirst() + ", then check again: `tv setup\(opt)`."),
                 notice: nil, canGenerate: false)
         case .present:
             break

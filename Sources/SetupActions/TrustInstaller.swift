@@ -65,7 +65,8 @@ public enum TrustInstaller {
     public enum Failure: UserFacingError, Equatable {
         case cannotApply(target: String)
         case refusedByEnvironment
-        case stepFailed(step: String, reason: String, done: [String])
+        /// `systemStore`: the step changes the system's store, so root may be what it lacks.
+        case stepFailed(step: String, reason: String, done: [String], systemStore: Bool = false)
         /// A `file:` or `dir:` store that is the system store's own output (the bundle or hashed
         /// folder `update-ca-certificates` builds): an edit there is undone by the next rebuild,
         /// and is a system change a `--yes` never makes (a trial's `tv setup --yes
@@ -80,9 +81,11 @@ public enum TrustInstaller {
                 return "\(TrustInstaller.refuseSystemVariable)=1 forbids changing this machine's trust store; unset it to apply, or choose a store with --trust-store."
             case .systemGenerated(let path):
                 return "\(path) is what this machine's system trust store is built into (update-ca-certificates rebuilds it and drops what is added by hand); nothing was changed. Use the system store instead: `sudo tv ca trust --apply --yes` (or `tv ca remove --apply --yes` to take the root out)."
-            case let .stepFailed(step, reason, done):
+            case let .stepFailed(step, reason, done, systemStore):
                 let before = done.isEmpty ? "nothing was done before it" : "already done: " + done.joined(separator: "; ")
-                return "Could not \(step) (\(reason)); \(before). Fix the cause (system stores need root: sudo) and run the command again."
+                // The hint about root only for the system's store (a trial's NSS database in a
+                // missing folder, and a full disk under a file: bundle, were told to use sudo).
+                return "Could not \(step) (\(reason)); \(before). Fix the cause\(systemStore ? " (system stores need root: sudo)" : "") and run the command again."
             }
         }
     }
@@ -165,12 +168,16 @@ public enum TrustInstaller {
             do {
                 try perform(action, root: root, rootPath: rootPath, environment: environment)
             } catch let failure as Failure {
-                if case let .stepFailed(step, reason, _) = failure { throw Failure.stepFailed(step: step, reason: reason, done: done) }
+                if case let .stepFailed(step, reason, _, _) = failure {
+                    throw Failure.stepFailed(step: step, reason: reason, done: done, systemStore: action.changesSystem)
+                }
                 throw failure
             } catch let failure as StoreEditor.Failure {
-                throw Failure.stepFailed(step: action.sentence, reason: "could not \(failure.step): \(failure.reason)", done: done)
+                throw Failure.stepFailed(step: action.sentence, reason: "could not \(failure.step): \(failure.reason)", done: done,
+                                         systemStore: action.changesSystem)
             } catch {
-                throw Failure.stepFailed(step: action.sentence, reason: (error as? UserFacingError)?.message ?? "\(error)", done: done)
+                throw Failure.stepFailed(step: action.sentence, reason: (error as? UserFacingError)?.message ?? "\(error)", done: done,
+                                         systemStore: action.changesSystem)
             }
             done.append(action.sentence)
         }

@@ -77,6 +77,11 @@ public enum FileModes {
         if exclusive && FileManager.default.fileExists(atPath: path) {
             throw FileWriteError(path: path, reason: "the file already exists")
         }
+        // A path ending in "/" names a folder: one that is not there is said as that (a trial's
+        // `-o newdir/` read "the folder . takes no new files").
+        if path.count > 1, path.hasSuffix("/"), !FileManager.default.fileExists(atPath: path) {
+            throw FileWriteError(path: path, reason: FileWriteError.namedFolderMissing)
+        }
         // rename(2) would replace a link, a device or a pipe with a regular file (as root, even
         // /dev/stdout or /dev/null): only a regular file, or nothing, is ever replaced.
         var existing = stat()
@@ -187,6 +192,10 @@ public struct FileWriteError: UserFacingError, Equatable {
             let folder = parent.isEmpty ? "." : parent
             return "Could not write \(path): the folder \(folder) does not exist; create it or write somewhere else."
         }
+        if reason == FileWriteError.namedFolderMissing {
+            let folder = String(path.reversed().drop { $0 == "/" }.reversed())
+            return "Could not write \(path): the folder \(folder) does not exist; create it or write somewhere else."
+        }
         if reason == FileWriteError.noNewFiles {
             let parent = PathText.folder(of: path)
             return "Could not write \(path): the folder \(parent.isEmpty ? "." : parent) takes no new files (a kernel's folder such as /proc or /sys); write somewhere else."
@@ -202,6 +211,9 @@ public struct FileWriteError: UserFacingError, Equatable {
 
     /// The reason when open(2) said ENOENT: the folder the file goes in is missing.
     public static let noFolder = "no such folder"
+
+    /// The reason when the path ends in "/" and names a folder that is not there.
+    public static let namedFolderMissing = "no such folder (the path names a folder)"
 
     /// The reason when open(2) said ENOENT in a folder that is there (/proc, /sys).
     public static let noNewFiles = "the folder takes no new files"

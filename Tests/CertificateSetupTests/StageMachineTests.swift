@@ -149,11 +149,12 @@ struct StageMachineTests {
         let expired = CertificateSetupPolicy.stage(SetupFacts(ca: .cannotSign(reason: "its root expired on 2025-01-01 00:00:00 UTC", remedy: "make a new one with `tv ca remake`"),
                                                               store: .system, installed: .yes, usable: .yes, inspectionEnabled: true))
         #expect(expired.meaning == "The CA cannot sign: its root expired on 2025-01-01 00:00:00 UTC. Every certificate it made would be refused, so nothing can be inspected with it.")
-        #expect(expired.state == .failed(reason: "its root expired on 2025-01-01 00:00:00 UTC", retry: "Check again after that: `tv setup`."))
+        #expect(expired.state == .failed(reason: "its root expired on 2025-01-01 00:00:00 UTC", retry: "Make a new one with `tv ca remake`, then check again: `tv setup`."))
         let clock = CertificateSetupPolicy.stage(SetupFacts(ca: .cannotSign(reason: "its root is not valid until 2030-01-01 00:00:00 UTC", remedy: "check this machine's clock (`date`)"),
                                                             store: .file("/b"), installed: .no, usable: .no, inspectionEnabled: false))
         #expect(clock.nextStep == "Check this machine's clock (`date`).")
         #expect(clock.nextCommand == "tv setup --trust-store file:/b")
+        #expect(clock.state == .failed(reason: "its root is not valid until 2030-01-01 00:00:00 UTC", retry: "Check this machine's clock (`date`), then check again: `tv setup --trust-store file:/b`."))
     }
 }
 

@@ -34,4 +34,13 @@ struct SystemGeneratedStoreTests {
         #expect(TrustInstaller.Failure.systemGenerated(path: "/etc/ssl/certs/ca-certificates.crt").message
                 == "/etc/ssl/certs/ca-certificates.crt is what this machine's system trust store is built into (update-ca-certificates rebuilds it and drops what is added by hand); nothing was changed. Use the system store instead: `sudo tv ca trust --apply --yes` (or `tv ca remove --apply --yes` to take the root out).")
     }
+
+    @Test("a failed step names root (sudo) as a cause only for the system's store: a file: bundle or NSS database that fails (a full disk, a missing folder) was told to use sudo")
+    func sudoOnlyForTheSystemStore() {
+        #expect(TrustInstaller.Failure.stepFailed(step: "rewrite /b.pem", reason: "No space left on device", done: []).message
+                == "Could not rewrite /b.pem (No space left on device); nothing was done before it. Fix the cause and run the command again.")
+        #expect(TrustInstaller.Failure.stepFailed(step: "run update-ca-certificates", reason: "exit status 1: Permission denied", done: ["copy the root"],
+                                                  systemStore: true).message
+                == "Could not run update-ca-certificates (exit status 1: Permission denied); already done: copy the root. Fix the cause (system stores need root: sudo) and run the command again.")
+    }
 }

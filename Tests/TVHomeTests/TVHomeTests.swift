@@ -216,6 +216,14 @@ struct TVHomeFileTests {
         }
         #expect(FileWriteError(path: "/proc/x.har", reason: FileWriteError.noNewFiles).message
                 == "Could not write /proc/x.har: the folder /proc takes no new files (a kernel's folder such as /proc or /sys); write somewhere else.")
+        // A path ending in "/" names a folder (`-o newdir/`): one that is not there is said so
+        // (a trial's read "the folder . takes no new files").
+        let named = temporary() + "/newdir/"
+        #expect(throws: FileWriteError(path: named, reason: FileWriteError.namedFolderMissing)) {
+            try FileModes.writeAtomically(Array("x".utf8), to: named, mode: 0o600)
+        }
+        #expect(FileWriteError(path: "newdir/", reason: FileWriteError.namedFolderMissing).message
+                == "Could not write newdir/: the folder newdir does not exist; create it or write somewhere else.")
     }
 
     @Test("writeAtomically(exclusive:) never replaces an existing file")
