@@ -60,6 +60,27 @@ public struct SettingsFile: Sendable {
         }
     }
 
+    /// Writes `record` over the file in place, only when it is no longer than the file now (so
+    /// no new block is needed): the way to save a smaller record on a full disk, where the
+    /// atomic save's temporary file cannot be made. Not atomic: a crash part way leaves a file
+    /// `load` calls corrupt, which `tv inspect off` rewrites with inspection off.
+    /// - Throws: `SettingsError.saveFailed` (the file is longer than before would be needed, or
+    ///   cannot be opened or written, e.g. on a read-only mount).
+    func overwriteInPlace(_ record: SettingsRecord, changing key: String) throws {
+        let bytes = Array((record.json.serialized(pretty: true) + "\n").utf8)
+        let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw SettingsError.saveFailed(path: path, key: key, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, off_t(bytes.count) <= st.st_size else {
+            throw SettingsError.saveFailed(path: path, key: key, reason: "no space left on device")
+        }
+        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard written == bytes.count, ftruncate(fd, off_t(bytes.count)) == 0, fsync(fd) == 0 else {
+            throw SettingsError.saveFailed(path: path, key: key, reason: String(cString: strerror(errno)))
+        }
+    }
+
     /// The file's bytes, or nil when there is no file.
     /// - Throws: `SettingsError.unreadable`.
     func readBytes() throws -> [UInt8]? {

@@ -29,6 +29,13 @@ public struct SettingsRecord: Sendable, Equatable {
         return copy
     }
 
+    /// This record without a saved value for `key` (it reads as its default).
+    public func removing<Value>(_ key: SettingKey<Value>) -> SettingsRecord {
+        var copy = self
+        copy.values[key.name] = nil
+        return copy
+    }
+
     /// The record as the JSON object written to disk (keys sorted, so diffs stay small).
     public var json: JSONValue {
         .object(values.keys.sorted().map { ($0, values[$0]!) })

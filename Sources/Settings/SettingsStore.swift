@@ -54,12 +54,21 @@ public struct SettingsStore: Sendable {
         let key = SettingKeys.inspectionEnabled
         do {
             let record = try file.load()
-            if record.isSaved(key) && !record[key] {
+            // Off, saved or by default: nothing to write (a read-only data folder refused an
+            // off that was already so, and `tv ca remake` with it).
+            if !record[key] {
                 return .wasAlreadyOff(delivery: liveSession.settingSaved(key: key.name, record: record))
             }
             let updated = record.setting(key, to: false)
-            try file.save(updated, changing: key.name)
-            return .turnedOff(wasOn: record[key], delivery: liveSession.settingSaved(key: key.name, record: updated))
+            do {
+                try file.save(updated, changing: key.name)
+            } catch let failure as SettingsError {
+                // A full disk cannot take the atomic save's temporary file; the record without
+                // the key (off by default) is shorter than the file, so it fits where it is.
+                // When that fails too (a read-only mount), the save's own reason is said.
+                do { try file.overwriteInPlace(record.removing(key), changing: key.name) } catch { throw failure }
+            }
+            return .turnedOff(wasOn: true, delivery: liveSession.settingSaved(key: key.name, record: updated))
         } catch let error as SettingsError {
             let reason: String
             switch error {

@@ -269,4 +269,35 @@ struct DiskFullRunTests {
         let stop = try tv.stop()
         #expect(stop.out.hasPrefix("Stopped the session; not everything was saved in \(box.dataDir): \(lost == 1 ? "1 turn" : "\(lost) turns") of decrypted content never written."), "\(stop.out)")
     }
+
+    @Test("tv inspect off on a full disk turns inspection off (the record is rewritten in place, shorter); on a read-only data folder an off that already was is no write, and one that cannot be saved says the saved setting still says on")
+    func inspectionOffOnAFullOrReadOnlyDisk() throws {
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        let disk = try SmallDisk(at: box.dataDir, megabytes: 1)
+        defer {
+            Shell.run(["mount", "-o", "remount,rw", box.dataDir])
+            disk.unmount()
+            withExtendedLifetime(world) {}
+        }
+        let bundle = try box.write("bundle.pem", "")
+        let setup = try box.tv("setup", "--trust-store", "file:" + bundle, "--yes")
+        #expect(setup.status == 0, "\(setup)")
+        #expect(try box.tv("inspect", "status").out.hasPrefix("Inspection: on"))
+        disk.fill()
+        let off = try box.tv("inspect", "off")
+        #expect(off.status == 0 && off.out == "Inspection is now off.\n", "\(off)")
+        #expect(try box.tv("inspect", "status").out.hasPrefix("Inspection: off"))
+        // Read-only: already off is no write; a remake's own "off first" is that too.
+        Shell.run(["mount", "-o", "remount,ro", box.dataDir])
+        let again = try box.tv("inspect", "off")
+        #expect(again.status == 0 && again.out == "Inspection is off (it already was).\n", "\(again)")
+        // On, then read-only: the setting cannot be saved, and that is what is said.
+        Shell.run(["mount", "-o", "remount,rw", box.dataDir])
+        disk.free()
+        #expect(try box.tv("inspect", "on").status == 0)
+        Shell.run(["mount", "-o", "remount,ro", box.dataDir])
+        let refused = try box.tv("inspect", "off")
+        #expect(refused.status == 1 && refused.err == "tv: Could not save inspection.enabled to \(box.dataDir)/settings.json (Read-only file system). The saved setting still says on, so the next session would inspect; make the data folder writable (or free space), then run `tv inspect off` again.\n", "\(refused)")
+    }
 }

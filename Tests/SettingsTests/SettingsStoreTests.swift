@@ -1,5 +1,5 @@
 import Foundation
-import Settings
+@testable import Settings
 import Testing
 import TVHome
 #if canImport(Glibc)
@@ -135,12 +135,14 @@ struct SettingsStoreTests {
         #expect(throws: SettingsError.saveFailed(path: path, key: "inspection.enabled", reason: "Operation not permitted")) {
             try store.set(SettingKeys.inspectionEnabled, to: false)
         }
-        #expect(throws: SettingsError.saveFailed(path: path, key: "inspection.enabled", reason: "Operation not permitted")) {
-            try store.turnInspectionOff()
-        }
         #expect(dir.read("settings.json") == before)
         #expect(try store.read()[SettingKeys.inspectionEnabled] == true)
         #expect(session.keys == ["inspection.enabled"])
+        // Off always works where the file can still be written: in place, without the key
+        // (a full disk's way out; here the folder takes no new file).
+        #expect(try store.turnInspectionOff() == .turnedOff(wasOn: true, delivery: .applied))
+        #expect(dir.read("settings.json") == "{}\n")
+        #expect(try store.read()[SettingKeys.inspectionEnabled] == false)
     }
 
     @Test func inspectionOffRewritesACorruptFileAndKeepsTheOldBytes() throws {
@@ -159,11 +161,27 @@ struct SettingsStoreTests {
     @Test func inspectionOffFromOnAndWhenAlreadyOff() throws {
         let dir = TempFolder()
         let store = SettingsStore(file: SettingsFile(path: dir.path + "/settings.json"))
-        #expect(try store.turnInspectionOff() == .turnedOff(wasOn: false, delivery: .noSession))
+        // Off by default: nothing to write.
+        #expect(try store.turnInspectionOff() == .wasAlreadyOff(delivery: .noSession))
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/settings.json"))
         _ = try store.set(SettingKeys.inspectionEnabled, to: true)
         #expect(try store.turnInspectionOff() == .turnedOff(wasOn: true, delivery: .noSession))
         #expect(try store.turnInspectionOff() == .wasAlreadyOff(delivery: .noSession))
         #expect(try store.read()[SettingKeys.inspectionEnabled] == false)
+    }
+
+    /// A full disk's way out: the record without the key, written where the longer one was.
+    @Test func aShorterRecordIsWrittenInPlaceAndALongerOneRefused() throws {
+        let dir = TempFolder()
+        let file = SettingsFile(path: dir.path + "/settings.json")
+        let on = SettingsRecord().setting(SettingKeys.inspectionEnabled, to: true).setting(SettingKeys.trustStore, to: "file:/b.pem")
+        try file.save(on, changing: "inspection.enabled")
+        try file.overwriteInPlace(on.removing(SettingKeys.inspectionEnabled), changing: "inspection.enabled")
+        #expect(dir.read("settings.json") == "{\n  \"trust.store\": \"file:/b.pem\"\n}\n")
+        #expect(try file.load()[SettingKeys.inspectionEnabled] == false)
+        #expect(throws: SettingsError.saveFailed(path: file.path, key: "inspection.enabled", reason: "no space left on device")) {
+            try file.overwriteInPlace(on, changing: "inspection.enabled")
+        }
     }
 
     @Test func updateSavesSeveralKeysInOneWrite() throws {

@@ -60,12 +60,21 @@ enum InspectCommands {
         let settings = try inv.settingsStore()
         // Every running session stops inspecting first, one started with --inspect or --ca too
         // (off always works: a trial's such session went on decrypting); then the setting.
+        var stopped = 0
         if let home = try? inv.home(), home.exists {
             for socket in AuditKeysNotifier.sockets(home: home) {
-                _ = try? ControlClient(path: socket).send(ControlRequest(command: "inspection-off"), timeoutSeconds: 5)
+                if (try? ControlClient(path: socket).send(ControlRequest(command: "inspection-off"), timeoutSeconds: 5))?.ok == true { stopped += 1 }
             }
         }
-        let outcome = try settings.turnInspectionOff()
+        let outcome: InspectionOffOutcome
+        do {
+            outcome = try settings.turnInspectionOff()
+        } catch let SettingsError.saveFailed(path, key, reason) {
+            // The sessions were told; only the saved value stayed (a read-only data folder):
+            // "nothing changed" was not true.
+            let sessions = stopped == 0 ? "" : stopped == 1 ? "The running session stopped inspecting, but the" : "\(stopped) running sessions stopped inspecting, but the"
+            throw UsageRefusal("Could not save \(key) to \(path) (\(reason)). \(sessions.isEmpty ? "The" : sessions) saved setting still says on, so the next session would inspect; make the data folder writable (or free space), then run `tv inspect off` again.", exitCode: 1)
+        }
         inv.console.line(outcome.sentence(settingsPath: settings.file.path))
         return 0
     }
