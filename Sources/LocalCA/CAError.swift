@@ -29,6 +29,9 @@ public enum CAError: UserFacingError, Equatable {
     case passphraseRequired
     /// `--passphrase-file` names a file whose first line is empty.
     case passphraseFileEmpty(path: String)
+    /// The passphrase that would protect an exported root key is shorter than
+    /// `CAExport.minimumKeyPassphrase` characters.
+    case passphraseTooShort(path: String, characters: Int)
     case consentRequired(what: String)
     /// The root cannot sign now (`CertificateAuthority.rootProblem`).
     case rootNotValid(CARootProblem)
@@ -66,6 +69,8 @@ public enum CAError: UserFacingError, Equatable {
             return "Exporting the root key needs a passphrase to protect it; give one with --passphrase-file FILE."
         case .passphraseFileEmpty(let path):
             return "The first line of \(path) is empty; put the passphrase on it (the PKCS#12 file is protected with that line)."
+        case let .passphraseTooShort(path, characters):
+            return "The passphrase in \(path) is \(characters) character\(characters == 1 ? "" : "s") long, and it is all that protects the exported root key (whoever guesses it can make certificates every device that trusts the root accepts); use at least \(CAExport.minimumKeyPassphrase) characters."
         case .consentRequired(let what):
             return "\(what) Add --yes to confirm."
         case .rootNotValid(let problem):

@@ -11,6 +11,14 @@ public enum CAExport {
     /// DER (`.cer`): Android's and Windows' certificate installers.
     public static func der(_ ca: CertificateAuthority) -> [UInt8] { ca.root.der }
 
+    /// PBKDF2 iterations for a PKCS#12 that carries the root key: OWASP's Password Storage
+    /// Cheat Sheet (2023) figure for PBKDF2-HMAC-SHA256. `openssl pkcs12 -export -iter 600000`
+    /// took 0.34 s here, reading it back 0.2 s (2026-12-05).
+    public static let keyIterations: Int32 = 600_000
+
+    /// The fewest characters a passphrase protecting an exported root key may have.
+    public static let minimumKeyPassphrase = 8
+
     /// PKCS#12 (RFC 7292): the root certificate alone (for importing trust on Windows/macOS), or
     /// with the root key when `includeKey` (for moving the CA to another tool).
     /// - Parameter passphrase: protects the file (may be empty for certificate-only).
@@ -20,7 +28,10 @@ public enum CAExport {
         let name = ca.root.commonName ?? "TunnelVision Root CA"
         let p12: OpaquePointer?
         if includeKey {
-            p12 = PKCS12_create(passphrase, name, ca.rootKey.handle, ca.root.handle, nil, 0, 0, 0, 0, 0)
+            // The key bag (PBES2, AES-256-CBC) and the MAC both at `keyIterations`: OpenSSL's
+            // default of 2,048 made the MAC a cheap test of each guessed passphrase.
+            p12 = PKCS12_create(passphrase, name, ca.rootKey.handle, ca.root.handle, nil, 0, 0,
+                                keyIterations, keyIterations, 0)
         } else {
             // A certificate bag only; the certificate is public, so it is not encrypted
             // (nid_cert -1), which every importer (Windows, macOS Keychain) reads.

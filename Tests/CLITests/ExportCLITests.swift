@@ -146,7 +146,7 @@ struct ExportCLITests {
     func p12WithKeyRefusals() throws {
         try withSandbox { s in
             try s.createCA()
-            let pass = try s.write("pass.txt", "s3cret\n")
+            let pass = try s.write("pass.txt", "s3cret-and-more\n")
             let noYes = try s.tv("ca", "export", "--p12-with-key", "--passphrase-file", pass, "-o", "key.p12")
             #expect(noYes.status == 1)
             #expect(noYes.err.hasPrefix("tv: --p12-with-key writes the root's private key:"))
@@ -161,7 +161,12 @@ struct ExportCLITests {
             #expect(empty.status == 1)
             #expect(empty.err == "tv: The first line of \(emptyPass) is empty; put the passphrase on it (the PKCS#12 file is protected with that line).\n", "\(empty)")
             #expect(!FileManager.default.fileExists(atPath: s.work + "/key.p12"))
-            #expect(try FileManager.default.contentsOfDirectory(atPath: s.work).sorted() == ["empty.txt", "pass.txt"])
+            // A passphrase shorter than 8 characters is all that would protect the root key
+            // (a trial's one-character passphrase was taken without a word).
+            let shortPass = try s.write("short.txt", "a\n")
+            let short = try s.tv("ca", "export", "--p12-with-key", "--yes", "--passphrase-file", shortPass, "-o", "key.p12")
+            #expect(short.status == 1 && short.err == "tv: The passphrase in \(shortPass) is 1 character long, and it is all that protects the exported root key (whoever guesses it can make certificates every device that trusts the root accepts); use at least 8 characters.\n", "\(short)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: s.work).sorted() == ["empty.txt", "pass.txt", "short.txt"])
         }
     }
 
@@ -169,7 +174,7 @@ struct ExportCLITests {
     func p12WithKey() throws {
         try withSandbox { s in
             try s.createCA()
-            let pass = try s.write("pass.txt", "s3cret\nsecond line ignored\n")
+            let pass = try s.write("pass.txt", "s3cret-and-more\nsecond line ignored\n")
             #expect(chmod(pass, 0o600) == 0)
             let export = try s.tv("ca", "export", "--p12-with-key", "--yes", "--passphrase-file", pass, "-o", "key.p12")
             #expect(export.status == 0 && !export.all.contains("Warning"), "\(export)")
@@ -185,14 +190,17 @@ struct ExportCLITests {
             #expect(wrong.status != 0)
             let info = try s.tool("openssl", ["pkcs12", "-in", "key.p12", "-passin", "file:pass.txt", "-info", "-nokeys"])
             #expect(info.all.contains("AES-256-CBC"), "\(info)")
+            // The key bag and the MAC at 600,000 iterations (OpenSSL's default 2,048 made the MAC
+            // a cheap test of each guess).
+            #expect(info.all.contains("MAC: sha256, Iteration 600000") && info.all.contains("PBKDF2, AES-256-CBC, Iteration 600000"), "\(info)")
             // A passphrase file written with CRLF line ends (a Windows editor): the passphrase is
             // the line without them (it used to keep "\r\n", and `pass:s3cret` could not open it).
-            let crlf = try s.write("crlf.txt", "s3cret\r\nsecond\r\n")
+            let crlf = try s.write("crlf.txt", "s3cret-and-more\r\nsecond\r\n")
             #expect(chmod(crlf, 0o644) == 0)
             let windows = try s.tv("ca", "export", "--p12-with-key", "--yes", "--passphrase-file", crlf, "-o", "crlf.p12")
             // A passphrase file others can read is said (a trial's 0644 file went unmentioned).
             #expect(windows.status == 0 && windows.err.contains("Warning: \(crlf) can be read by other users (mode 644), and its passphrase protects the exported root key; `chmod 600` it"), "\(windows)")
-            let opened = try s.tool("openssl", ["pkcs12", "-in", "crlf.p12", "-passin", "pass:s3cret", "-nocerts", "-nodes"])
+            let opened = try s.tool("openssl", ["pkcs12", "-in", "crlf.p12", "-passin", "pass:s3cret-and-more", "-nocerts", "-nodes"])
             #expect(opened.status == 0 && opened.out.contains("PRIVATE KEY"), "\(opened)")
         }
     }

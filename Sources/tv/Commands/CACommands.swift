@@ -134,6 +134,9 @@ enum CACommands {
             if line.last == 0x0d { line = line.dropLast() }
             passphrase = String(decoding: line, as: UTF8.self)
             if passphrase.isEmpty { throw CAError.passphraseFileEmpty(path: file) }
+            if format == "p12-with-key", passphrase.count < CAExport.minimumKeyPassphrase {
+                throw CAError.passphraseTooShort(path: file, characters: passphrase.count)
+            }
             // The passphrase is what protects the exported root key: a file others can read
             // hands it to them (a trial's 0644 file went unmentioned). Said, not refused: the
             // file is the user's, and the export is what they asked for.
