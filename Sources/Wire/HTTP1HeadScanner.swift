@@ -68,6 +68,11 @@ public struct HTTP1HeadScanner: Sendable {
     /// `maxHeadBytes`; `compactGathered` keeps it so).
     var buffer: [UInt8] = []
     var end = LineEndScan()
+
+    /// The head's bytes gathered by earlier `consumeHead` calls (empty while it is read from
+    /// the caller's bytes in one piece): with the next call's bytes, where a refused head began,
+    /// for a caller that salvages its request line (`MalformedRequestLine`).
+    public var gathered: [UInt8] { buffer }
     private var result: Result = .needMoreData
 
     /// A scanner of one head of `kind`; `requestMethod` for a response.

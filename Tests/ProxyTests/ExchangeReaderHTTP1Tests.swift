@@ -304,6 +304,37 @@ struct ExchangeReaderHTTP1Tests {
         }
     }
 
+    @Test("a request head that breaks the rules (a NUL or DEL in its target, a NUL in a field value) still has a row, its line salvaged and its target's bytes escaped; reading stops as malformed, counted (it was forwarded and answered with no row: a trial)")
+    func unreadableRequestHeadsKeepARow() {
+        let nul = ExchangePlaybook()
+        let rows = nul.feed(Array("GET /nul".utf8) + [0] + Array("byte?q=1 HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8), .clientToServer, at: 5)
+        #expect(rows.count == 1)
+        #expect(rows.first.map { [$0.method, $0.path, $0.httpVersion, $0.state.rawValue] } == ["GET", "/nul%00byte", "HTTP/1.1", "incomplete"])
+        #expect(rows.first?.queryRemoved == true && rows.first?.sequence == 1 && rows.first?.requestTime == 5 && rows.first?.endTime == 5)
+        guard case .malformed = nul.reader.stop else { Issue.record("\(String(describing: nul.reader.stop))"); return }
+        // After a request that was read, in a head that came in two bursts.
+        let later = ExchangePlaybook(keepsQuery: true)
+        later.client("GET /ok HTTP/1.1\r\nHost: a.test\r\n\r\n", at: 1)
+        later.server("HTTP/1.1 204 No Content\r\n\r\n", at: 2)
+        later.client("POST /del", at: 3)
+        let second = later.feed([0x7F] + Array("x?q=1 HTTP/1.0\r\nX-Bad: a".utf8) + [0] + Array("b\r\n\r\n".utf8), .clientToServer, at: 4)
+        #expect(second.map { [$0.method, $0.path, $0.httpVersion, $0.state.rawValue, String($0.sequence)] } == [["POST", "/del%7Fx?q=1", "HTTP/1.0", "incomplete", "2"]])
+        // Not a request at all: no row, not HTTP.
+        let other = ExchangePlaybook()
+        #expect(other.client("hello\u{0}there\r\n\r\n", at: 1) == [])
+        #expect(other.reader.stop == .notHTTP)
+    }
+
+    @Test("a malformed request line salvaged: method, target escaped outside visible ASCII, the version it names")
+    func malformedRequestLine() {
+        func line(_ bytes: [UInt8]) -> MalformedRequestLine? { bytes.withUnsafeBytes { MalformedRequestLine($0) } }
+        #expect(line(Array("GET /a b HTTP/1.1\r\n".utf8)) == MalformedRequestLine(method: "GET", target: "/a%20b", version: "HTTP/1.1"))
+        #expect(line(Array("OPTIONS rtsp://x/\u{1} RTSP/1.0\n".utf8)) == MalformedRequestLine(method: "OPTIONS", target: "rtsp://x/%01%20RTSP/1.0", version: "HTTP/1.1"))
+        #expect(line(Array("GET /\u{E9}".utf8)) == MalformedRequestLine(method: "GET", target: "/%C3%A9", version: "HTTP/1.1"))
+        #expect(line(Array("get / HTTP/1.1\r\n".utf8)) == nil)
+        #expect(line([0x16, 0x03, 0x01]) == nil)
+    }
+
     @Test("bounded: more requests waiting than the limit stops reading")
     func bounded() {
         let reader = ExchangeReader(.init(flowID: 7, scheme: "http", keepsQuery: false, http2: false, maxOpen: 2))

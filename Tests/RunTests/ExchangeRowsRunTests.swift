@@ -342,6 +342,42 @@ struct ExchangeRowsRunTests {
         #expect(Set(rows.compactMap { $0.int("flow") }).count == 1)
     }
 
+    @Test("inspected requests whose heads break the rules (a NUL in the target, a DEL, a NUL in a field value) are forwarded as before and each has a row, its target escaped, incomplete (they were answered with no row at all: a trial)")
+    func unreadableRequestHeadsHaveRows() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect")
+        let client = #"""
+            import socket, ssl, sys
+            proxy, port, root = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+            for head in [b"GET /nul\x00byte HTTP/1.1\r\n", b"GET /del\x7fchar HTTP/1.1\r\n", b"GET /field HTTP/1.1\r\nX-Bad: a\x00b\r\n"]:
+                s = socket.create_connection(("127.0.0.1", proxy), timeout=10)
+                s.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += s.recv(4096)
+                t = ssl.create_default_context(cafile=root).wrap_socket(s, server_hostname="localhost")
+                t.sendall(head + f"Host: localhost:{port}\r\nConnection: close\r\n\r\n".encode())
+                got = b""
+                while True:
+                    d = t.recv(4096)
+                    if not d:
+                        break
+                    got += d
+                print(got.split(b"\r\n")[0].decode())
+                t.close()
+            """#
+        let p = try box.python(client, [String(tv.port), String(world.nginx.tlsPort), world.tvRoot])
+        #expect(p.status == 0 && p.out.split(separator: "\n").allSatisfy { $0.hasPrefix("HTTP/1.1 ") } && p.out.split(separator: "\n").count == 3,
+                "forwarded and answered: \(p)")
+        _ = try box.waitForNoOpenConnections()
+        let rows = (try box.json("requests")["requests"] as? [JSON] ?? []).reversed()
+        #expect(rows.map { $0.string("path") } == ["/nul%00byte", "/del%7Fchar", "/field"], "\(rows)")
+        #expect(rows.allSatisfy { $0.string("method") == "GET" && $0.string("state") == "incomplete" }, "\(rows)")
+        #expect(try box.status()?.int("exchangeReadingStopped") == 3)
+        try tv.stop()
+    }
+
     @Test("an upload curl sends at 256 KiB/s for about 0.75 s: the row keeps when the request ended, and the HAR's send is that time, not the server's wait (send was always 0: a trial)")
     func uploadTimeIsSend() throws {
         let server = try PythonServer(Self.pythonServer)

@@ -101,13 +101,20 @@ final class HTTP1ExchangeReading {
                 requestHead = HTTP1HeadScanner(.request)
                 startedAt = now
             }
+            let gathered = requestHead!.gathered
             let (result, consumed) = requestHead!.consumeHead(rest)
             offset += consumed
             switch result {
             case .needMoreData:
                 return nil
             case .malformed(let reason):
-                return sequence == 0 ? .notHTTP : .malformed(reason)
+                // A request that broke the rules still has a row (it is forwarded unread); bytes
+                // that never looked like a request are another protocol.
+                let line = gathered.isEmpty ? MalformedRequestLine(rest)
+                    : (gathered + rest.prefix(MalformedRequestLine.maxLine)).withUnsafeBytes { MalformedRequestLine($0) }
+                guard let line else { return sequence == 0 ? .notHTTP : .malformed(reason) }
+                unreadable(line, at: now, emit: emit)
+                return .malformed(reason)
             case .request(let head):
                 requestHead = nil
                 start(head, at: now, emit: emit)
@@ -144,6 +151,20 @@ final class HTTP1ExchangeReading {
             requestBody = body
             bodyWaitAfterHead = true
         }
+    }
+
+    /// A request head that could not be read: its salvaged line as a row that ends at once,
+    /// `.incomplete` (reading stops here; its response is forwarded unread).
+    private func unreadable(_ line: MalformedRequestLine, at now: Int64, emit: (ExchangeRecord) -> Void) {
+        sequence += 1
+        let target = ExchangeTarget(line.target, keepsQuery: settings.keepsQuery)
+        var record = ExchangeRecord(
+            flowID: settings.flowID, sequence: sequence, httpVersion: line.version, method: line.method,
+            scheme: settings.target?.scheme ?? target.scheme ?? settings.scheme, authority: target.authority ?? settings.target?.authority,
+            path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: line.method == "CONNECT")
+        record.state = .incomplete
+        record.endTime = now
+        emit(record)
     }
 
     private func server(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
