@@ -129,6 +129,16 @@ try:
     driver.set_window_size(1280, 800)
     print("ok: the conversation reads as HTTP messages", flush=True)
 
+    # The last flow's response body decodes to 200,000 characters (nginx's gzip): drawn up to
+    # 65,536 of them, and said (a 16 MiB body made a 78-million-character page: a trial).
+    cut = wait_for("the body's cut said", lambda: driver.find_element(By.CSS_SELECTOR, "#http-view p[data-shown='cut']").text)
+    if not cut.startswith("Showing the first 65,536 of 190,000 characters."):
+        fail("the body's cut reads: " + cut)
+    longest = driver.execute_script("return Math.max(...[...document.querySelectorAll('#http-view pre.body')].map(p => p.textContent.length))")
+    if longest != 65536:
+        fail("the longest body drawn is %d characters" % longest)
+    print("ok: a body past what the HTTP view draws is cut there, and said", flush=True)
+
     # Settings: grouped, each with its meaning; a change says what `tv settings set` said, a
     # refusal its sentence; inspection is pointed to the setup.
     driver.get(BASE + "/#/settings")
