@@ -70,6 +70,11 @@ extension Session {
             }
             applyContentPolicy(record)
             if let key = request.arguments["key"], StorageLimitsReading.isLimit(key) { retention.limitsChanged() }
+            // `tv run --keep-content` keeps content whatever the setting says: a saved off is
+            // for the next start (it answered "applied" while content went on being kept: a trial).
+            if request.arguments["key"] == SettingKeys.contentKeep.name, options.forceContentKeep, !record[SettingKeys.contentKeep] {
+                return ControlResponse(ok: true, message: "it was started with --keep-content", values: [SettingsAtStart.appliesKey: SettingsAtStart.atNextStart])
+            }
             return ControlResponse(ok: true, message: "applied")
         case "inspection-off":
             // `tv inspect off`: off always works (DESIGN §5; the seed's toggle stops inspection

@@ -176,6 +176,20 @@ struct ContentRunTests {
         try tv.stop()
     }
 
+    @Test("tv run --keep-content, then content.keep saved off: the session says it keeps the value it started with, and goes on keeping content (it answered \"applied\": a trial)")
+    func keepContentHoldsAgainstTheSetting() throws {
+        let world = try Self.world()
+        let box = world.sandbox
+        let tv = try world.run("--inspect", "--keep-content")
+        let off = try box.tv("settings", "set", "content.keep", "off")
+        #expect(off.status == 0 && off.out.contains("The running session keeps the value it started with (it was started with --keep-content)."), "\(off)")
+        let w = box.work
+        #expect(try box.curl(Self.h1(world, tv, "/gz/text.txt", head: w + "/d", body: w + "/b")).status == 0)
+        let id = try #require(try box.closedFlows(1).first?.int("id"))
+        #expect(try Self.turns(box, id).count == 2)
+        try tv.stop()
+    }
+
     @Test("HTTP/2: curl --http2 --parallel streams on one connection, and h2load in reverse mode, paired as request/response by --http")
     func http2Streams() throws {
         let world = try Self.world()

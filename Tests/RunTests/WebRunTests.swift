@@ -250,7 +250,7 @@ struct WebRunTests {
         #expect(result.status == 0, "\(result.all)")
         for check in ["every screen loaded at 1280x800", "every screen loaded at 390x844", "the Timeline shows the flows tv flows --json shows",
                       "tapping a bar filters the list", "a sweep across the bars bounds the list", "a click on a row opens flow", "the conversation shows its turns", "a new flow appeared without a reload", "no console errors",
-                      "a body past what the HTTP view draws is cut there, and said",
+                      "a body past what the HTTP view draws is cut there, and said", "the session's own switches are said beside the saved values",
                       "every screen readable at 200 % zoom", "a setting changed says what tv settings set said, a refusal its sentence",
                       "the setup shows its steps and the stage", "diagnostics show the verdict and its five sections",
                       "the audit session shows its flows and marker and offers its bundle", "the Timeline's HAR holds the picked interval's requests",

@@ -148,6 +148,13 @@ try:
         fail("the settings' groups are " + str(groups))
     if "How long kept content lives: 1h, 1d or 1w (never forever)." not in driver.find_element(By.TAG_NAME, "main").text:
         fail("content.expiry's meaning is not said")
+    # The session runs with --keep-content and --inspect, the saved values are off: said beside
+    # them (Settings read "content.keep off" beside a session keeping content: a trial).
+    held = {p.get_attribute("data-held"): p.text for p in driver.find_elements(By.CSS_SELECTOR, "p[data-held]")}
+    if not held.get("content.keep", "").startswith("The running session keeps content anyway: it was started with --keep-content") \
+            or not held.get("inspection.enabled", "").startswith("The running session inspects anyway: it was started with --inspect"):
+        fail("the session's own switches are said as " + str(held))
+    print("ok: the session's own switches are said beside the saved values", flush=True)
     form = driver.find_element(By.CSS_SELECTOR, "form[data-setting='content.expiry']")
     form.find_element(By.CSS_SELECTOR, "select option[value='1w']").click()
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
