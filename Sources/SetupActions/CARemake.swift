@@ -2,6 +2,7 @@ import CTVShims
 import Foundation
 import LocalCA
 import Settings
+import TrustStore
 import TVHome
 #if canImport(Glibc)
 import Glibc
@@ -25,6 +26,9 @@ public enum CARemake {
         public let inspectionOff: InspectionOffOutcome
         /// Sentences about clean-up that did not fully succeed (the new CA is in place regardless).
         public let warnings: [String]
+        /// The stores tv had put the old root in, where it is still trusted: kept
+        /// (`ReplacedRoots`) for the next `tv ca trust --apply` or `tv ca remove --apply`.
+        public var oldRootStores: [TrustStoreSpec] = []
     }
 
     /// Why a remake did not happen or did not finish.
@@ -103,7 +107,12 @@ public enum CARemake {
         } catch {
             warnings.append("The old root key could not be deleted from \(staging) (\((error as? UserFacingError)?.message ?? "\(error)")); delete that folder by hand.")
         }
-        return Outcome(oldRoot: old.root, newCA: newCA, inspectionOff: inspectionOff, warnings: warnings)
+        var outcome = Outcome(oldRoot: old.root, newCA: newCA, inspectionOff: inspectionOff, warnings: warnings)
+        do { outcome.oldRootStores = try ReplacedRoots.keep(old.root, home: home) } catch {
+            outcome = Outcome(oldRoot: old.root, newCA: newCA, inspectionOff: inspectionOff,
+                              warnings: warnings + ["The old root could not be kept for taking it out of the stores tv put it in (\((error as? UserFacingError)?.message ?? "\(error)")); remove it by hand (`tv ca remove --help` lists how per store)."])
+        }
+        return outcome
     }
 
     /// Swaps two folders atomically; where the file system cannot, renames with a way back.

@@ -119,4 +119,32 @@ struct RemakeRemoveTests {
         #expect(result.err.contains("could not read the NSS database \(box.path)/no-db"))
         #expect(FileManager.default.fileExists(atPath: box.ca + "/root-key.pem"))
     }
+
+    /// A remade root's predecessor, which tv had put in a store, comes out of it at the next
+    /// `tv ca trust --apply` there, and at `tv ca remove --apply` (a trial's stayed trusted in the
+    /// system store and NSS after remake, trust and remove --apply).
+    @Test func rootsARemakeReplacedComeOutOfTheStoresTvPutThemIn() throws {
+        let box = TVSandbox()
+        let bundle = box.path + "/b.pem"
+        #expect(box.tv("ca", "create").status == 0)
+        box.write(bundle, "# mine\n")
+        #expect(box.tv("ca", "trust", "--trust-store", "file:" + bundle, "--apply", "--yes").status == 0)
+        let first = box.rootPEM
+        #expect(box.read(bundle) == "# mine\n" + first)
+        let remade = box.tv("ca", "remake", "--yes")
+        #expect(remade.status == 0 && remade.out.contains("Next: install and trust the new root (`tv ca trust --apply`): in the bundle \(bundle), where tv had put the old root, it also takes the old one out"), "\(remade.out)")
+        #expect(FileManager.default.fileExists(atPath: box.home + "/replaced-roots"))
+        let second = box.rootPEM
+        let trusted = box.tv("ca", "trust", "--trust-store", "file:" + bundle, "--apply", "--yes")
+        #expect(trusted.status == 0 && trusted.out.contains("take the replaced root TunnelVision Root CA ") && trusted.out.contains("Took the replaced root TunnelVision Root CA "), "\(trusted.out)")
+        #expect(box.read(bundle) == "# mine\n" + second, "the old root out, the new one in")
+        #expect(!FileManager.default.fileExists(atPath: box.home + "/replaced-roots"))
+        // Remade again, then removed with --apply: both the current root and the replaced one go.
+        #expect(box.tv("ca", "remake", "--yes").status == 0)
+        let removed = box.tv("ca", "remove", "--yes", "--apply", "--trust-store", "file:" + bundle)
+        #expect(removed.status == 0 && removed.out.contains("Took the replaced root TunnelVision Root CA "), "\(removed.out)\(removed.err)")
+        #expect(box.read(bundle) == "# mine\n")
+        #expect(!FileManager.default.fileExists(atPath: box.home + "/replaced-roots"))
+        #expect(!FileManager.default.fileExists(atPath: box.home + "/trust-installs.json"))
+    }
 }

@@ -38,7 +38,13 @@ enum CARemakeCommand {
         inv.console.line("            SHA-256 \(Hex.encode(outcome.newCA.root.sha256, separator: ":", uppercase: true))")
         for warning in outcome.warnings { inv.console.note(warning) }
         if let told { inv.console.line(told) }
-        inv.console.line("Next: install and trust the new root (`tv ca trust`), and remove the old one where you had added it (`tv ca remove --help` lists how per store; look for the old SHA-256).")
+        if outcome.oldRootStores.isEmpty {
+            inv.console.line("Next: install and trust the new root (`tv ca trust`), and remove the old one where you had added it (`tv ca remove --help` lists how per store; look for the old SHA-256).")
+        } else {
+            // tv put the old root in these stores itself: the next apply there takes it out.
+            inv.console.line("Next: install and trust the new root (`tv ca trust --apply`): in " + outcome.oldRootStores.map(StoreWords.name).joined(separator: " and ")
+                + ", where tv had put the old root, it also takes the old one out (`tv ca remove --apply` does too). Remove it by hand wherever else you had added it.")
+        }
         return 0
     }
 }

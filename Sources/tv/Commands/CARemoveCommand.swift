@@ -23,8 +23,10 @@ enum CARemoveCommand {
         let apply = inv.command.has("apply")
         let store = apply ? try inv.chosenStore() : ((try? inv.chosenStore()) ?? .system)
         let target = try CATrustCommand.target(inv, store: store)
+        let replaced = apply ? ReplacedRoots.kept(home: home) : []
         if !inv.yes {
-            inv.console.note("This deletes the root key, the root certificate and the leaf key in \(folder.directory); tv's certificates stop working everywhere the root is trusted. \(SetupText.removeKeeps)")
+            inv.console.note("This deletes the root key, the root certificate and the leaf key in \(folder.directory); tv's certificates stop working everywhere the root is trusted. \(SetupText.removeKeeps)"
+                + (replaced.isEmpty ? "" : " It also takes the roots `tv ca remake` replaced out of the stores tv had put them in (" + replaced.map { "\($0.description.commonName) in " + $0.stores.map(StoreWords.name).joined(separator: " and ") }.joined(separator: "; ") + ")."))
             guard inv.confirmed("Remove the CA?") else {
                 throw CAError.consentRequired(what: "Removing the CA was not confirmed; nothing changed.")
             }
@@ -68,6 +70,13 @@ enum CARemoveCommand {
         // pipe must not leave it minting from a CA that is gone; a trial's remake did).
         let delivery = outcome.removedSomething ? ControlSocketNotifier(home: home).caChanged() : nil
         inv.console.line(outcome.inspectionOff.sentence(settingsPath: settings.file.path))
+        // Roots a remake replaced, still in stores tv put them in: out too (also when the CA
+        // itself was removed earlier without --apply).
+        if !replaced.isEmpty {
+            let report = ReplacedRoots.takeOut(home: home, current: nil, environment: inv.environment) { inv.console.line("→ " + $0) }
+            for (old, each) in report.takenOut { inv.console.line("Took the replaced root \(old.commonName) (SHA-256 \(old.sha256)) out of \(StoreWords.name(each)).") }
+            for (old, each, reason) in report.failed { inv.console.note("tv: Could not take the replaced root \(old.commonName) (SHA-256 \(old.sha256)) out of \(StoreWords.name(each)): \(reason)") }
+        }
         guard outcome.removedSomething else {
             inv.console.line("There was no CA to remove in \(folder.directory).")
             return 0

@@ -46,16 +46,27 @@ enum CATrustCommand {
         guard let actions = TrustInstaller.installActions(target, root: root) else {
             throw TrustInstaller.Failure.cannotApply(target: TrustGuides.install(target, root: root).title)
         }
+        // Roots a remake replaced that tv had put in this store go out with the same consent.
+        let home = try inv.home()
+        let replaced = storeOf(target).map { ReplacedRoots.kept(home: home, in: $0).filter { $0.description.sha256 != root.sha256 } } ?? []
         inv.console.line("This will:")
         for (i, action) in actions.enumerated() { inv.console.line("  \(i + 1). \(action.sentence)") }
+        for (i, old) in replaced.enumerated() {
+            inv.console.line("  \(actions.count + i + 1). take the replaced root \(old.description.commonName) (SHA-256 \(old.description.sha256)) out of it")
+        }
         guard inv.yes || inv.confirmed("Do it now?") else {
             throw UsageRefusal("Nothing was changed; add --yes to do these steps.", exitCode: 1)
         }
         try TrustInstaller.perform(actions, root: ca.root, rootPath: folder.rootPath, environment: inv.environment) {
             inv.console.line("→ " + $0)
         }
-        if let installed = storeOf(target), let note = TrustInstallRecord.remember(installed, sha256: root.sha256, home: try inv.home()) {
+        if let installed = storeOf(target), let note = TrustInstallRecord.remember(installed, sha256: root.sha256, home: home) {
             inv.console.note("tv: " + note)
+        }
+        if let installed = storeOf(target), !replaced.isEmpty {
+            let report = ReplacedRoots.takeOut(home: home, from: installed, current: root, environment: inv.environment) { inv.console.line("→ " + $0) }
+            for (old, each) in report.takenOut { inv.console.line("Took the replaced root \(old.commonName) (SHA-256 \(old.sha256)) out of \(StoreWords.name(each)).") }
+            for (old, each, reason) in report.failed { inv.console.note("tv: Could not take the replaced root \(old.commonName) (SHA-256 \(old.sha256)) out of \(StoreWords.name(each)): \(reason)") }
         }
         inv.console.line("Done. Asking \(StoreWords.name(storeOf(target) ?? store)) again:")
         return try reask(inv, store: storeOf(target) ?? store)
