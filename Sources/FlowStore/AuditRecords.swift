@@ -135,7 +135,7 @@ public struct AuditDeletion: Sendable, Equatable {
 public enum AuditLimits {
     /// Characters in a project's name.
     public static let name = 100
-    /// Characters in a marker's text.
+    /// Characters in a marker's text, and in a project's or session's note.
     public static let marker = 2_000
 
     /// Whether `name` can name a project: 1…`name` characters, no control character (nor a
@@ -170,6 +170,9 @@ public enum AuditError: UserFacingError, Equatable {
     case badProjectName(String)
     /// A marker's text over `AuditLimits.marker` characters (a trial's 100,000 were echoed whole).
     case markerTooLong(characters: Int)
+    /// A project's or session's note over `AuditLimits.marker` characters (a trial's 100,000
+    /// made every listing line 100,000 characters wide).
+    case noteTooLong(characters: Int)
 
     public var message: String {
         switch self {
@@ -191,6 +194,8 @@ public enum AuditError: UserFacingError, Equatable {
             return "'\(TerminalText.line(name))' cannot be a project name: give one of at most \(AuditLimits.name) characters, with no control character and no space at either end."
         case let .markerTooLong(characters):
             return "The marker's text has \(characters) characters; a marker holds at most \(AuditLimits.marker) (put longer notes in a file beside the bundle)."
+        case let .noteTooLong(characters):
+            return "The note has \(characters) characters; a note holds at most \(AuditLimits.marker) (put longer notes in a file beside the bundle)."
         }
     }
 }

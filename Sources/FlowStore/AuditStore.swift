@@ -15,10 +15,11 @@ public struct AuditStore: Sendable {
         """
 
     /// Makes a project.
-    /// - Throws: `AuditError.empty` (blank name), `.projectExists`; `FlowStoreError`.
+    /// - Throws: `AuditError.empty` (blank name), `.badProjectName`, `.noteTooLong`, `.projectExists`; `FlowStoreError`.
     public func newProject(name: String, note: String, now: Int64) throws -> AuditProject {
         guard !name.allSatisfy(\.isWhitespace) else { throw AuditError.empty(what: "project name") }
         guard AuditLimits.isProjectName(name) else { throw AuditError.badProjectName(name) }
+        guard note.count <= AuditLimits.marker else { throw AuditError.noteTooLong(characters: note.count) }
         return try connection.withDatabase { database in
             if try AuditStore.project(named: name, in: database) != nil { throw AuditError.projectExists(name) }
             let insert = try database.prepare("INSERT INTO audit_projects (name, note, created) VALUES (?, ?, ?) RETURNING id")
@@ -65,10 +66,11 @@ public struct AuditStore: Sendable {
     /// Starts a session of `project` at `now`, recording `settings` (a JSON object as text).
     /// One transaction: the check and the insert cannot interleave with another start, and the
     /// unique index `audit_sessions_live` refuses a second live row whatever the caller.
-    /// - Throws: `AuditError.noProject`, `.sessionRecording`; `FlowStoreError`.
+    /// - Throws: `AuditError.noProject`, `.sessionRecording`, `.noteTooLong`; `FlowStoreError`.
     /// `recorder`: the process recording it for as long as it runs (nil: until `tv audit stop`).
     public func start(project: String, note: String, settings: String, now: Int64, recorder: AuditRecorder? = nil) throws -> AuditSession {
-        try connection.withDatabase { database in
+        guard note.count <= AuditLimits.marker else { throw AuditError.noteTooLong(characters: note.count) }
+        return try connection.withDatabase { database in
             try database.transaction {
                 guard let owner = try AuditStore.project(named: project, in: database) else { throw AuditError.noProject(project) }
                 if let live = try AuditStore.live(in: database) {

@@ -124,6 +124,13 @@ struct OutputDashCLITests {
             let long = try s.tv("audit", "mark", String(repeating: "m", count: 2_001))
             #expect(long.status == 1 && long.err == "tv: The marker's text has 2001 characters; a marker holds at most 2000 (put longer notes in a file beside the bundle).\n", "\(long)")
             #expect(try s.tv("audit", "mark", String(repeating: "m", count: 2_000)).status == 0)
+            // Notes too (a trial's 100,000-character notes made every listing line that wide).
+            let note = String(repeating: "n", count: 2_001)
+            let project = try s.tv("audit", "project", "new", "bignote", "--note", note)
+            #expect(project.status == 1 && project.err == "tv: The note has 2001 characters; a note holds at most 2000 (put longer notes in a file beside the bundle).\n", "\(project)")
+            #expect(try s.tv("audit", "stop").status == 0)
+            let session = try s.tv("audit", "start", "a/b c", "--note", note)
+            #expect(session.status == 1 && session.err.hasPrefix("tv: The note has 2001 characters"), "\(session)")
         }
     }
 
