@@ -109,9 +109,10 @@ public struct AuditSessionSummary: Sendable, Equatable {
 
 /// A name and how many flows it had.
 public struct AuditCount: Sendable, Equatable {
-    public var name: String
+    /// The host or program; nil for flows whose program is not known (`tv top`'s "not known").
+    public var name: String?
     public var flows: Int
-    public init(_ name: String, _ flows: Int) {
+    public init(_ name: String?, _ flows: Int) {
         self.name = name
         self.flows = flows
     }

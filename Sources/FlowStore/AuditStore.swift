@@ -328,16 +328,18 @@ public struct AuditStore: Sendable {
                 var out: [AuditCount] = []
                 let select = try database.prepare(sql)
                 try select.bind(key)
-                try select.forEachRow { out.append(AuditCount($0.string(at: 0) ?? "", Int($0.int64(at: 1)))) }
+                try select.forEachRow { out.append(AuditCount($0.string(at: 0), Int($0.int64(at: 1)))) }
                 return out
             }
             summary.hosts = try counts("""
                 SELECT coalesce(host, server_address) AS name, count(*) AS n FROM flows WHERE audit_session_id = ?
                 GROUP BY name ORDER BY n DESC, name
                 """)
+            // Flows whose program is not known count too, under no name (`tv top` lists them;
+            // `tv audit show` left them out: a trial's 8 flows read "curl (7)").
             summary.programs = try counts("""
-                SELECT program_command AS name, count(*) AS n FROM flows WHERE audit_session_id = ? AND program_command IS NOT NULL
-                GROUP BY name ORDER BY n DESC, name
+                SELECT program_command AS name, count(*) AS n FROM flows WHERE audit_session_id = ?
+                GROUP BY name ORDER BY n DESC, name IS NULL, name
                 """)
             let flowsOf = "SELECT id FROM flows WHERE audit_session_id = ?"
             if case let .integer(n) = try database.scalar("SELECT count(*) FROM packets WHERE flow_id IN (\(flowsOf))", key) {

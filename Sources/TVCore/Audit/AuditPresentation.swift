@@ -153,11 +153,11 @@ public enum AuditPresentation {
         lines.append("  packets   \(summary.packets) in \(summary.captures.count) capture file\(summary.captures.count == 1 ? "" : "s")")
         lines.append("  content   \(summary.contentTurns) kept turn\(summary.contentTurns == 1 ? "" : "s")")
         if !summary.hosts.isEmpty {
-            lines.append("  hosts     " + summary.hosts.prefix(10).map { "\(TerminalText.line($0.name)) (\($0.flows))" }.joined(separator: ", ")
+            lines.append("  hosts     " + summary.hosts.prefix(10).map { "\(TerminalText.line($0.name ?? "")) (\($0.flows))" }.joined(separator: ", ")
                          + (summary.hosts.count > 10 ? ", … \(summary.hosts.count) in all" : ""))
         }
         if !summary.programs.isEmpty {
-            lines.append("  programs  " + summary.programs.prefix(10).map { "\(TerminalText.line($0.name)) (\($0.flows))" }.joined(separator: ", "))
+            lines.append("  programs  " + summary.programs.prefix(10).map { "\($0.name.map(TerminalText.line) ?? "not known") (\($0.flows))" }.joined(separator: ", "))
         }
         lines.append("  markers   \(markers.count)")
         for m in markers { lines.append("    \(Units.utcMillis(m.time))  \(TerminalText.line(m.text))") }

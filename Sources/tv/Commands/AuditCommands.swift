@@ -176,8 +176,8 @@ enum AuditCommands {
             inv.console.line(JSONValue.object([
                 ("session", AuditPresentation.json(session)), ("flows", .int(Int64(summary.flows))),
                 ("bytesUp", .int(summary.bytesUp)), ("bytesDown", .int(summary.bytesDown)),
-                ("hosts", .array(summary.hosts.map { .object([("name", .string($0.name)), ("flows", .int(Int64($0.flows)))]) })),
-                ("programs", .array(summary.programs.map { .object([("name", .string($0.name)), ("flows", .int(Int64($0.flows)))]) })),
+                ("hosts", .array(summary.hosts.map { .object([("name", .string($0.name ?? "")), ("flows", .int(Int64($0.flows)))]) })),
+                ("programs", .array(summary.programs.map { .object([("name", $0.name.map(JSONValue.string) ?? .null), ("flows", .int(Int64($0.flows)))]) })),
                 ("packets", .int(Int64(summary.packets))), ("captures", .array(summary.captures.map { .int(Int64($0)) })),
                 ("contentTurns", .int(Int64(summary.contentTurns))), ("markers", .array(markers.map(AuditPresentation.json))),
             ]).serialized(pretty: true))
