@@ -15,6 +15,21 @@ public struct HTTP1RequestSummary: Sendable, Hashable {
     public var host: String?
     /// How the body is delimited (RFC 9112 §6.3, lenient).
     public var framing: HTTPBodyFraming
+    /// Why a strict reading of the framing refuses what the lenient one read (Content-Length
+    /// beside Transfer-Encoding, Transfer-Encoding on HTTP/1.0 or not ending in one `chunked`):
+    /// servers may read such a body otherwise, the request-smuggling risk RFC 9112 §6.1 and §6.3
+    /// describe. Nil for the usual head (looked at only when Transfer-Encoding is there).
+    public var framingRefusal: String?
+
+    public init(method: String, target: String, version: HTTPVersion, host: String?, framing: HTTPBodyFraming,
+                framingRefusal: String? = nil) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.host = host
+        self.framing = framing
+        self.framingRefusal = framingRefusal
+    }
 }
 
 /// What an exchange row needs of an HTTP/1 response head: its status line, Content-Type,
@@ -250,8 +265,18 @@ public struct HTTP1HeadScanner: Sendable {
         switch start {
         case let .request(method, target, version):
             let framing = try bodyFraming(status: nil, version: version, lengths, codings, head)
+            // The strict rules only where they can differ: a Transfer-Encoding field is there.
+            var refusal: String?
+            if !codings.isEmpty {
+                do throws(WireFormatError) {
+                    _ = try HTTP1Head.framing(status: nil, version: version, contentLengths: lengths.texts(head),
+                                              transferEncodings: codings.texts(head), leniency: .strict)
+                } catch {
+                    refusal = error.reason
+                }
+            }
             return .request(HTTP1RequestSummary(method: method, target: target, version: version,
-                                                host: host?.text(head), framing: framing))
+                                                host: host?.text(head), framing: framing, framingRefusal: refusal))
         case let .status(version, code, reason):
             let framing: HTTPBodyFraming = HTTP1Head.responseHasNoBody(status: code, answering: requestMethod)
                 ? .none : try bodyFraming(status: code, version: version, lengths, codings, head)

@@ -121,6 +121,25 @@ struct ConnectionMachineTests {
         #expect(m.facts.status == .inspected)
     }
 
+    @Test("a relayed request head servers could read otherwise (the reader refused it): tv answers 400 saying why, delivers it, closes; the flow keeps its status and says why; later events change nothing")
+    func refusedRequestIsAnsweredWith400() {
+        var m = Self.machine()
+        Self.connected(&m)
+        _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
+        _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        _ = Self.moved(&m, 100, .clientToServer, at: 2_000)
+        let reason = "The request has both Content-Length and Transfer-Encoding, a request-smuggling risk RFC 9112 §6.3 lets a server refuse."
+        let failure = ConnectionFailure.requestUnreadable(reason)
+        #expect(m.handle(.requestRefused(reason)) == [.sendClient(Machine.errorResponse(400, failure)), .deliverThenClose(to: .client, reset: false)])
+        let body = "tv: the client's request was not understood: \(reason)\n"
+        #expect(String(decoding: Machine.errorResponse(400, failure), as: UTF8.self)
+                == "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body)
+        #expect(m.phase == .closed && m.facts.status == .inspected && m.facts.error == failure.sentence)
+        #expect(m.handle(.requestRefused(reason)) == [])
+        #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 9_000_000))) == [])
+    }
+
     @Test("inspection off: pass through untouched, the ServerHello read for the facts")
     func inspectionOff() {
         var m = Self.machine(inspection: false)

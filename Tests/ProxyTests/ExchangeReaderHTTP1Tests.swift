@@ -304,14 +304,14 @@ struct ExchangeReaderHTTP1Tests {
         }
     }
 
-    @Test("a request head that breaks the rules (a NUL or DEL in its target, a NUL in a field value) still has a row, its line salvaged and its target's bytes escaped; reading stops as malformed, counted (it was forwarded and answered with no row: a trial)")
+    @Test("a request head that breaks the rules (a NUL or DEL in its target, a NUL in a field value) is refused with a row, its line salvaged and its target's bytes escaped (it was forwarded and answered with no row: a trial)")
     func unreadableRequestHeadsKeepARow() {
         let nul = ExchangePlaybook()
         let rows = nul.feed(Array("GET /nul".utf8) + [0] + Array("byte?q=1 HTTP/1.1\r\nHost: a.test\r\n\r\n".utf8), .clientToServer, at: 5)
         #expect(rows.count == 1)
         #expect(rows.first.map { [$0.method, $0.path, $0.httpVersion, $0.state.rawValue] } == ["GET", "/nul%00byte", "HTTP/1.1", "incomplete"])
         #expect(rows.first?.queryRemoved == true && rows.first?.sequence == 1 && rows.first?.requestTime == 5 && rows.first?.endTime == 5)
-        guard case .malformed = nul.reader.stop else { Issue.record("\(String(describing: nul.reader.stop))"); return }
+        guard case .refused = nul.reader.stop else { Issue.record("\(String(describing: nul.reader.stop))"); return }
         // After a request that was read, in a head that came in two bursts.
         let later = ExchangePlaybook(keepsQuery: true)
         later.client("GET /ok HTTP/1.1\r\nHost: a.test\r\n\r\n", at: 1)
@@ -319,10 +319,27 @@ struct ExchangeReaderHTTP1Tests {
         later.client("POST /del", at: 3)
         let second = later.feed([0x7F] + Array("x?q=1 HTTP/1.0\r\nX-Bad: a".utf8) + [0] + Array("b\r\n\r\n".utf8), .clientToServer, at: 4)
         #expect(second.map { [$0.method, $0.path, $0.httpVersion, $0.state.rawValue, String($0.sequence)] } == [["POST", "/del%7Fx?q=1", "HTTP/1.0", "incomplete", "2"]])
-        // Not a request at all: no row, not HTTP.
+        // Not a request at all: no row, not HTTP (forwarded as another protocol).
         let other = ExchangePlaybook()
         #expect(other.client("hello\u{0}there\r\n\r\n", at: 1) == [])
         #expect(other.reader.stop == .notHTTP)
+    }
+
+    @Test("framing a strict server reads otherwise is refused with a row: Content-Length beside Transfer-Encoding (one POST through a tunnel was recorded as a POST and a smuggled GET: a trial), disagreeing lengths, a space before a colon; chunked alone is read")
+    func ambiguousFramingIsRefused() {
+        let smuggle = ExchangePlaybook()
+        let rows = smuggle.client("POST /clte HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", at: 3)
+        #expect(rows.map { [$0.method, $0.path, $0.state.rawValue] } == [["POST", "/clte", "incomplete"]])
+        #expect(smuggle.reader.stop == .refused("The request has both Content-Length and Transfer-Encoding, a request-smuggling risk RFC 9112 §6.3 lets a server refuse."))
+        let lengths = ExchangePlaybook()
+        #expect(lengths.client("POST /cl HTTP/1.1\r\nContent-Length: 4\r\nContent-Length: 10\r\n\r\n", at: 1).map(\.path) == ["/cl"])
+        guard case .refused = lengths.reader.stop else { Issue.record("\(String(describing: lengths.reader.stop))"); return }
+        let colon = ExchangePlaybook()
+        #expect(colon.client("POST /sp HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n", at: 1).map(\.path) == ["/sp"])
+        guard case .refused = colon.reader.stop else { Issue.record("\(String(describing: colon.reader.stop))"); return }
+        let chunked = ExchangePlaybook()
+        #expect(chunked.client("POST /ok HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", at: 1).map(\.state) == [.open])
+        #expect(chunked.reader.stop == nil)
     }
 
     @Test("a malformed request line salvaged: method, target escaped outside visible ASCII, the version it names")

@@ -342,22 +342,30 @@ struct ExchangeRowsRunTests {
         #expect(Set(rows.compactMap { $0.int("flow") }).count == 1)
     }
 
-    @Test("inspected requests whose heads break the rules (a NUL in the target, a DEL, a NUL in a field value) are forwarded as before and each has a row, its target escaped, incomplete (they were answered with no row at all: a trial)")
-    func unreadableRequestHeadsHaveRows() throws {
-        let world = try RunWorld()
+    @Test("inspected request heads a server could read otherwise (a NUL in the target, a DEL, a NUL in a field value, Content-Length beside Transfer-Encoding with a request behind it) get tv's 400 and reach no server; each has a row, answered 400, and a request before them on the connection is served (they were forwarded with no row, or recorded as two requests where the server saw one: trials)")
+    func refusedRequestHeads() throws {
+        let world = try RunWorld(nginxLocations: "access_log logs/access.log;")
         let box = world.sandbox
         let tv = try world.run("--inspect")
         let client = #"""
             import socket, ssl, sys
             proxy, port, root = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-            for head in [b"GET /nul\x00byte HTTP/1.1\r\n", b"GET /del\x7fchar HTTP/1.1\r\n", b"GET /field HTTP/1.1\r\nX-Bad: a\x00b\r\n"]:
+            heads = [b"GET /nul\x00byte HTTP/1.1\r\nHost: h\r\n\r\n", b"GET /del\x7fchar HTTP/1.1\r\nHost: h\r\n\r\n",
+                     b"GET /field HTTP/1.1\r\nHost: h\r\nX-Bad: a\x00b\r\n\r\n",
+                     b"POST /clte HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n"]
+            for head in heads:
                 s = socket.create_connection(("127.0.0.1", proxy), timeout=10)
                 s.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
                 data = b""
                 while b"\r\n\r\n" not in data:
                     data += s.recv(4096)
                 t = ssl.create_default_context(cafile=root).wrap_socket(s, server_hostname="localhost")
-                t.sendall(head + f"Host: localhost:{port}\r\nConnection: close\r\n\r\n".encode())
+                # A request that is served first, on the same connection.
+                t.sendall(b"GET /index.html HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                got = b""
+                while b"hello from nginx" not in got:
+                    got += t.recv(4096)
+                t.sendall(head)
                 got = b""
                 while True:
                     d = t.recv(4096)
@@ -368,14 +376,19 @@ struct ExchangeRowsRunTests {
                 t.close()
             """#
         let p = try box.python(client, [String(tv.port), String(world.nginx.tlsPort), world.tvRoot])
-        #expect(p.status == 0 && p.out.split(separator: "\n").allSatisfy { $0.hasPrefix("HTTP/1.1 ") } && p.out.split(separator: "\n").count == 3,
-                "forwarded and answered: \(p)")
+        #expect(p.status == 0 && p.out == String(repeating: "HTTP/1.1 400 Bad Request\n", count: 4), "tv's 400 each time: \(p)")
         _ = try box.waitForNoOpenConnections()
-        let rows = (try box.json("requests")["requests"] as? [JSON] ?? []).reversed()
-        #expect(rows.map { $0.string("path") } == ["/nul%00byte", "/del%7Fchar", "/field"], "\(rows)")
-        #expect(rows.allSatisfy { $0.string("method") == "GET" && $0.string("state") == "incomplete" }, "\(rows)")
-        #expect(try box.status()?.int("exchangeReadingStopped") == 3)
+        let rows = (try box.json("requests")["requests"] as? [JSON] ?? []).reversed().map { "\($0.string("method") ?? "") \($0.string("path") ?? "") \($0.int("status") ?? 0) \($0.string("state") ?? "")" }
+        #expect(rows == ["GET /index.html 200 complete", "GET /nul%00byte 400 answered", "GET /index.html 200 complete", "GET /del%7Fchar 400 answered",
+                         "GET /index.html 200 complete", "GET /field 400 answered", "GET /index.html 200 complete", "POST /clte 400 answered"], "\(rows)")
+        #expect(try box.status()?.int("exchangeReadingStopped") == 4)
+        let flows = try box.closedFlows(4)
+        #expect(flows.allSatisfy { $0.string("status") == "inspected" && ($0.string("error") ?? "").hasPrefix("the client's request was not understood: ") }, "\(flows)")
         try tv.stop()
+        // nginx served the four requests before them and saw none of the refused ones.
+        let log = box.text(world.nginx.dir + "/logs/access.log")
+        #expect(!log.contains("/nul") && !log.contains("/del") && !log.contains("/field") && !log.contains("/clte") && !log.contains("/smuggled"), "\(log)")
+        #expect(log.components(separatedBy: "GET /index.html").count - 1 == 4, "\(log)")
     }
 
     @Test("an upload curl sends at 256 KiB/s for about 0.75 s: the row keeps when the request ended, and the HAR's send is that time, not the server's wait (send was always 0: a trial)")

@@ -1,5 +1,6 @@
 import CTVShims
 import FlowTerms
+import Wire
 
 /// The driver's side of `ExchangeReader`: the relay's plaintext bursts (and plain HTTP's, per
 /// flow) go to the reader as they pass; what it reads goes to the flow sink (which only
@@ -66,11 +67,26 @@ extension ProxyConnection {
         // SNI) is named by its first request's authority: the machine decides.
         var authority: String?
         let wantsName = plain == nil && direction == .clientToServer && machine.wantsRequestName
+        var last: ExchangeRecord?
         reader.feed(bytes, direction, at: micros) { record in
             // Its last bytes are in this burst, not yet written to the client.
             if direction == .serverToClient, record.state == .complete { completedInFlight.append(record) }
             if wantsName, authority == nil { authority = record.authority }
+            last = record
             sink?.exchangeChanged(record)
+        }
+        // A request head servers could read otherwise: not forwarded, tv's 400 its answer (a
+        // relay only: plain HTTP forwarding reads heads strictly before it forwards them).
+        if plain == nil, direction == .clientToServer, case .refused(let reason)? = reader.stop {
+            refusedRequest = reason
+            if var refused = last {
+                refused.state = .answered
+                refused.status = 400
+                refused.reason = HTTPReasonPhrase.of(400)
+                refused.responseTime = micros
+                refused.endTime = micros
+                sink?.exchangeChanged(refused)
+            }
         }
         if let authority, let command = machine.requestNamed(authority) { perform(command) }
         // The head is in; its body is still to come: acknowledge now rather than after the
@@ -78,7 +94,10 @@ extension ProxyConnection {
         // Nagle's algorithm would wait out. One setsockopt per such request.
         if direction == .clientToServer, reader.takeRequestBodyWait() { _ = tv_set_quickack(client.fd, 1) }
         guard let stop = reader.stop else { return }
-        if case .malformed = stop { loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed) }
+        switch stop {
+        case .malformed, .refused: loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed)
+        case .notHTTP, .tunnel, .ended: break
+        }
         // A relay is one stream: done. Plain HTTP keeps the stopped reader (it ignores the rest
         // of its flow); the next flow is read afresh.
         if plain == nil {

@@ -155,6 +155,13 @@ extension ProxyConnection {
             switch result {
             case .bytes(let n):
                 moved(n, direction)
+                // A request head servers could read otherwise: not forwarded; the machine
+                // answers 400 and closes (`ExchangeReader.Stop.refused`).
+                if let reason = refusedRequest {
+                    refusedRequest = nil
+                    feed(.requestRefused(reason))
+                    return false
+                }
                 let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
                 if machine.relay.spliceAllowed { sink.copiedToward &+= n }
                 let split = direction == .serverToClient ? exchanges?.takeResponseSplit() : nil

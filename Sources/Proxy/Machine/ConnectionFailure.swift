@@ -74,7 +74,10 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// TLS or SOCKS to the explicit HTTP proxy, HTTP or TLS to the SOCKS5 port. Said as the
     /// setting to change (a trial read "byte 0x16, which cannot begin an HTTP method").
     case wrongProxyProtocol(spoken: ProxyProtocol, port: ProxyProtocol)
-    /// Reverse mode: the client's first request could not be parsed.
+    /// The client's request could not be read as HTTP, so tv answered 400 and did not forward
+    /// it: reverse mode's first request, plain HTTP forwarding's, and a relayed HTTP/1 request
+    /// head servers could read otherwise (`ExchangeReader.Stop.refused`: a broken head, or
+    /// framing a strict reading refuses).
     case requestUnreadable(String)
     /// The SOCKS5 handshake did not complete in time (seconds).
     case proxyRequestTimeout(seconds: Int)

@@ -153,6 +153,15 @@ struct ConnectionMachine {
         case .clientRequestArrived:
             guard phase == .answering, let answering else { return [] }
             return badGateway(answering)
+        case .requestRefused(let reason):
+            guard phase == .relaying else { return [] }
+            // tv's 400, what a server must answer (RFC 9112 §6.3, RFC 9110 §5.5), then the
+            // close; the server got nothing of the request, and the flow says why.
+            let failure = ConnectionFailure.requestUnreadable(reason)
+            phase = .closed
+            relayEndedBy = failure
+            facts.error = failure.sentence
+            return [.sendClient(Self.errorResponse(400, failure)), .deliverThenClose(to: .client, reset: false)]
         case .failed(let failure):
             guard phase != .closed else { return [] }
             return fail(failure, reset: false)

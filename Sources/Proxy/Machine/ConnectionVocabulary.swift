@@ -155,6 +155,10 @@ extension ConnectionMachine {
         /// Answering an upstream failure (`.readClientRequest`): the client's first request
         /// began (plaintext arrived over tv's leg).
         case clientRequestArrived
+        /// The relay's request rows refused a client's HTTP/1 request head servers could read
+        /// otherwise (`ExchangeReader.Stop.refused`, the reader's sentence); the burst holding
+        /// it was not forwarded.
+        case requestRefused(String)
         /// The driver could not do what a command asked (no TLS session, no CA…).
         case failed(ConnectionFailure)
         /// The leaf for the client leg could not be minted: the client gets an internal_error alert.

@@ -11,7 +11,8 @@ import Wire
 /// Bounded per connection: heads up to 64 KiB, header blocks up to 256 KiB, at most
 /// `Settings.maxOpen` exchanges waiting at once. The first thing that cannot be read (a broken
 /// head or framing, an HPACK error, too many exchanges open) stops reading for the connection —
-/// what is open becomes `.incomplete`, `stop` says why — and never touches forwarding.
+/// what is open becomes `.incomplete`, `stop` says why — and touches forwarding only for a
+/// client's request head servers could read otherwise (`Stop.refused`).
 final class ExchangeReader {
     /// What the reader knows of the connection.
     struct Settings: Equatable {
@@ -48,6 +49,15 @@ final class ExchangeReader {
         case tunnel
         /// The stream broke the rules after it had been read as HTTP (one sentence, RFC section).
         case malformed(String)
+        /// A client's HTTP/1 request head that servers could read otherwise than tv: one that
+        /// breaks the rules (a NUL in its target or a field value, a space before a colon,
+        /// Content-Length values that disagree) or whose framing a strict reading refuses
+        /// (Content-Length beside Transfer-Encoding: the request-smuggling risk RFC 9112 §6.1
+        /// and §6.3 describe). Its row is emitted, `.incomplete`; the driver must not forward it
+        /// (tv answers 400 and closes, `ConnectionFailure.requestRefused`). Forwarded unread,
+        /// such requests reached the server while the rows said something else or nothing (a
+        /// trial: one POST through a tunnel recorded as a POST and a GET).
+        case refused(String)
         /// The connection ended.
         case ended
     }

@@ -108,15 +108,21 @@ final class HTTP1ExchangeReading {
             case .needMoreData:
                 return nil
             case .malformed(let reason):
-                // A request that broke the rules still has a row (it is forwarded unread); bytes
-                // that never looked like a request are another protocol.
+                // A request that broke the rules has a row and is not forwarded (`.refused`);
+                // bytes that never looked like a request are another protocol.
                 let line = gathered.isEmpty ? MalformedRequestLine(rest)
                     : (gathered + rest.prefix(MalformedRequestLine.maxLine)).withUnsafeBytes { MalformedRequestLine($0) }
                 guard let line else { return sequence == 0 ? .notHTTP : .malformed(reason) }
                 unreadable(line, at: now, emit: emit)
-                return .malformed(reason)
+                return .refused(reason)
             case .request(let head):
                 requestHead = nil
+                // Framing a strict server reads otherwise: the same (`.refused`).
+                if let refusal = head.framingRefusal {
+                    let version = head.version == .http11 ? "HTTP/1.1" : head.version.description
+                    unreadable(MalformedRequestLine(method: head.method, target: head.target, version: version), at: now, emit: emit)
+                    return .refused(refusal)
+                }
                 start(head, at: now, emit: emit)
                 if !early.isEmpty {
                     let held = early
@@ -153,8 +159,8 @@ final class HTTP1ExchangeReading {
         }
     }
 
-    /// A request head that could not be read: its salvaged line as a row that ends at once,
-    /// `.incomplete` (reading stops here; its response is forwarded unread).
+    /// A request head that is not forwarded (`ExchangeReader.Stop.refused`): its line as a row
+    /// that ends at once, `.incomplete` (the driver makes it tv's 400).
     private func unreadable(_ line: MalformedRequestLine, at now: Int64, emit: (ExchangeRecord) -> Void) {
         sequence += 1
         let target = ExchangeTarget(line.target, keepsQuery: settings.keepsQuery)

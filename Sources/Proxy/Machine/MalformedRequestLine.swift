@@ -1,8 +1,8 @@
 /// The request line of an HTTP/1 request head tv could not read (a NUL or DEL in its target, a
-/// NUL in a field value: RFC 9112 §3, RFC 9110 §5.5), salvaged so the request still has a row.
-/// The relay forwards what it cannot read, and such a request went to the server and was
-/// answered while `tv requests` had nothing of it (a trial: three hostile requests, 200 each,
-/// no row). Pure.
+/// NUL in a field value: RFC 9112 §3, RFC 9110 §5.5), salvaged so the refused request
+/// (`ExchangeReader.Stop.refused`) still has a row: before, such requests went to the server
+/// and were answered while `tv requests` had nothing of them (a trial: three hostile requests,
+/// 200 each, no row). Pure.
 ///
 /// Salvaged only from bytes that begin like an HTTP/1 request (`RelayState.beginsHTTP1Request`:
 /// a method of capital letters and a space); anything else is another protocol, not a broken

@@ -31,8 +31,13 @@ struct HTTP1HeadScannerTests {
             }
             switch head.startLine {
             case let .request(method, target, version):
+                // The strict reading's refusal, where Transfer-Encoding is there.
+                var refusal: String?
+                if head.value(forHeader: "Transfer-Encoding") != nil, case .failure(let error) = head.bodyFraming(leniency: .strict) {
+                    refusal = error.reason
+                }
                 return .request(HTTP1RequestSummary(method: method, target: target, version: version,
-                                                    host: head.value(forHeader: "Host"), framing: framing))
+                                                    host: head.value(forHeader: "Host"), framing: framing, framingRefusal: refusal))
             case let .status(version, code, reason):
                 return .response(HTTP1ResponseSummary(version: version, code: code, reason: reason,
                                                       contentType: head.value(forHeader: "Content-Type"),
@@ -89,8 +94,13 @@ struct HTTP1HeadScannerTests {
             == .malformed(reason: "The response has Content-Length values that disagree (5, 6), so its body cannot be delimited (RFC 9112 §6.3)."))
         #expect(scan("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n 5\r\n\r\n", .response)
             == .malformed(reason: "The Content-Length \"5 5\" is not a decimal number of bytes (RFC 9110 §8.6)."))
+        // Read as chunked, and what a strict reading says of it (the relay refuses to forward it).
         #expect(scan("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", .request)
-            == .request(HTTP1RequestSummary(method: "POST", target: "/", version: .http11, host: nil, framing: .chunked)))
+            == .request(HTTP1RequestSummary(method: "POST", target: "/", version: .http11, host: nil, framing: .chunked,
+                                            framingRefusal: "The request has both Content-Length and Transfer-Encoding, a request-smuggling risk RFC 9112 §6.3 lets a server refuse.")))
+        #expect(scan("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", .request)
+            == .request(HTTP1RequestSummary(method: "POST", target: "/", version: .http10, host: nil, framing: .chunked,
+                                            framingRefusal: "The HTTP/1.0 request has a Transfer-Encoding header, which RFC 9112 §6.1 says to treat as faulty framing.")))
         #expect(scan("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", .response)
             == .response(HTTP1ResponseSummary(version: .http11, code: 200, reason: "OK", contentType: nil, contentEncoding: nil, framing: .untilClose)))
         #expect(scan("HTTP/1.0 204\r\n\r\n", .response) == .response(HTTP1ResponseSummary(
