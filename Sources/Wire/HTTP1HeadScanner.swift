@@ -47,6 +47,25 @@ public struct HTTP1ResponseSummary: Sendable, Hashable {
     public var contentEncoding: String?
     /// How the body is delimited (RFC 9112 §6.3, lenient), given the request it answers.
     public var framing: HTTPBodyFraming
+    /// Why the framing is an error though it was read: Content-Length beside Transfer-Encoding
+    /// on a response that has a body (RFC 9112 §6.3: possibly response splitting, "ought to be
+    /// handled as an error"; an intermediary that forwards it must first remove the
+    /// Content-Length, which a relay cannot). Nil for the usual head.
+    public var framingRefusal: String?
+
+    public init(version: HTTPVersion, code: Int, reason: String?, contentType: String?, contentEncoding: String?,
+                framing: HTTPBodyFraming, framingRefusal: String? = nil) {
+        self.version = version
+        self.code = code
+        self.reason = reason
+        self.contentType = contentType
+        self.contentEncoding = contentEncoding
+        self.framing = framing
+        self.framingRefusal = framingRefusal
+    }
+
+    /// The sentence of `framingRefusal`, also the proxy's plain path's for such a head.
+    public static let lengthAndCoding = "The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error."
 }
 
 /// The exchange rows' lean reading of one HTTP/1 head (issue 16's cost: the full
@@ -278,11 +297,13 @@ public struct HTTP1HeadScanner: Sendable {
             return .request(HTTP1RequestSummary(method: method, target: target, version: version,
                                                 host: host?.text(head), framing: framing, framingRefusal: refusal))
         case let .status(version, code, reason):
-            let framing: HTTPBodyFraming = HTTP1Head.responseHasNoBody(status: code, answering: requestMethod)
-                ? .none : try bodyFraming(status: code, version: version, lengths, codings, head)
+            let hasBody = !HTTP1Head.responseHasNoBody(status: code, answering: requestMethod)
+            let framing: HTTPBodyFraming = hasBody ? try bodyFraming(status: code, version: version, lengths, codings, head) : .none
             return .response(HTTP1ResponseSummary(version: version, code: code, reason: reason,
                                                   contentType: contentType?.text(head),
-                                                  contentEncoding: contentEncoding?.text(head), framing: framing))
+                                                  contentEncoding: contentEncoding?.text(head), framing: framing,
+                                                  framingRefusal: hasBody && !codings.isEmpty && !lengths.isEmpty
+                                                      ? HTTP1ResponseSummary.lengthAndCoding : nil))
         }
     }
 

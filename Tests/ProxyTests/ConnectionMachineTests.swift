@@ -138,6 +138,16 @@ struct ConnectionMachineTests {
         #expect(m.phase == .closed && m.facts.status == .inspected && m.facts.error == failure.sentence)
         #expect(m.handle(.requestRefused(reason)) == [])
         #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 9_000_000))) == [])
+        // A server's response head the client could read otherwise: tv's 502 in its place.
+        var r = Self.machine()
+        Self.connected(&r)
+        _ = Self.bytes(&r, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = r.handle(.upstreamHandshakeDone(Self.upstreamDone))
+        _ = r.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        let splitting = ConnectionFailure.responseUnreadable("The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error.")
+        #expect(r.handle(.responseRefused("The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error."))
+                == [.sendClient(Machine.errorResponse(502, splitting)), .deliverThenClose(to: .client, reset: false)])
+        #expect(r.phase == .closed && r.facts.error == splitting.sentence)
     }
 
     @Test("inspection off: pass through untouched, the ServerHello read for the facts")

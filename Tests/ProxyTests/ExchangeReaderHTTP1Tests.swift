@@ -340,6 +340,17 @@ struct ExchangeReaderHTTP1Tests {
         let chunked = ExchangePlaybook()
         #expect(chunked.client("POST /ok HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", at: 1).map(\.state) == [.open])
         #expect(chunked.reader.stop == nil)
+        // A response with both: the client may read it otherwise (RFC 9112 §6.3, response
+        // splitting); its exchange ends incomplete and the driver answers 502.
+        let split = ExchangePlaybook()
+        split.client("GET /r HTTP/1.1\r\nHost: x\r\n\r\n", at: 1)
+        #expect(split.server("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", at: 2).map(\.state) == [.incomplete])
+        #expect(split.reader.stop == .refused("The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error."))
+        // A 304 with both has no body: read as usual.
+        let noBody = ExchangePlaybook()
+        noBody.client("GET /c HTTP/1.1\r\n\r\n", at: 1)
+        #expect(noBody.server("HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", at: 2).map(\.status) == [304])
+        #expect(noBody.reader.stop == nil)
     }
 
     @Test("a malformed request line salvaged: method, target escaped outside visible ASCII, the version it names")

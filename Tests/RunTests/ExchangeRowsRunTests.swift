@@ -391,6 +391,30 @@ struct ExchangeRowsRunTests {
         #expect(log.components(separatedBy: "GET /index.html").count - 1 == 4, "\(log)")
     }
 
+    @Test("plain HTTP in a CONNECT tunnel: a response with both Content-Length and Transfer-Encoding (which the client may read otherwise) is not passed on; the client gets tv's 502 saying why, the row reads 502 by tv (it was relayed as is and recorded as 3 bytes: a trial)")
+    func ambiguousResponseIsRefused() throws {
+        let server = try PythonServer(#"""
+            import sys
+            from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+            class H(BaseHTTPRequestHandler):
+                protocol_version = "HTTP/1.1"
+                def do_GET(self):
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+                def log_message(self, *a):
+                    pass
+            ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+            """#)
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run()
+        let r = try box.curl(["-x", tv.proxyURL, "-p", "-sS", "-w", "\n%{http_code}", "http://127.0.0.1:\(server.port)/both"])
+        #expect(r.out.hasPrefix("tv: the server's response was not understood: The response has both Content-Length and Transfer-Encoding") && r.out.hasSuffix("\n502"), "\(r)")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let rows = (try box.json("requests")["requests"] as? [JSON] ?? [])
+        #expect(rows.map { "\($0.string("path") ?? "") \($0.int("status") ?? 0) \($0.string("state") ?? "")" } == ["/both 502 answered"], "\(rows)")
+    }
+
     @Test("an upload curl sends at 256 KiB/s for about 0.75 s: the row keeps when the request ended, and the HAR's send is that time, not the server's wait (send was always 0: a trial)")
     func uploadTimeIsSend() throws {
         let server = try PythonServer(Self.pythonServer)

@@ -75,14 +75,16 @@ extension ProxyConnection {
             last = record
             sink?.exchangeChanged(record)
         }
-        // A request head servers could read otherwise: not forwarded, tv's 400 its answer (a
-        // relay only: plain HTTP forwarding reads heads strictly before it forwards them).
-        if plain == nil, direction == .clientToServer, case .refused(let reason)? = reader.stop {
-            refusedRequest = reason
+        // A head the other side could read otherwise: not forwarded, tv's 400 (a request) or
+        // 502 (a response) its answer (a relay only: plain HTTP forwarding reads heads
+        // strictly before it forwards them).
+        if plain == nil, case .refused(let reason)? = reader.stop {
+            refusedHead = (direction, reason)
             if var refused = last {
+                let status = direction == .clientToServer ? 400 : 502
                 refused.state = .answered
-                refused.status = 400
-                refused.reason = HTTPReasonPhrase.of(400)
+                refused.status = status
+                refused.reason = HTTPReasonPhrase.of(status)
                 refused.responseTime = micros
                 refused.endTime = micros
                 sink?.exchangeChanged(refused)

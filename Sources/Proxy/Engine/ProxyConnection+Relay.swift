@@ -155,11 +155,11 @@ extension ProxyConnection {
             switch result {
             case .bytes(let n):
                 moved(n, direction)
-                // A request head servers could read otherwise: not forwarded; the machine
-                // answers 400 and closes (`ExchangeReader.Stop.refused`).
-                if let reason = refusedRequest {
-                    refusedRequest = nil
-                    feed(.requestRefused(reason))
+                // A head the other side could read otherwise: not forwarded; the machine
+                // answers 400 or 502 and closes (`ExchangeReader.Stop.refused`).
+                if let (way, reason) = refusedHead {
+                    refusedHead = nil
+                    feed(way == .clientToServer ? .requestRefused(reason) : .responseRefused(reason))
                     return false
                 }
                 let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])

@@ -71,9 +71,9 @@ final class ProxyConnection: LoopHandler {
     /// nil until the first plaintext burst, and again once reading stopped (`exchangesStopped`).
     var exchanges: ExchangeReader?
     var exchangesStopped = false
-    /// The relay's reader refused a client's request head in the burst just read
+    /// The relay's reader refused a head in the burst just read, and which way it went
     /// (`ExchangeReader.Stop.refused`): the burst is not forwarded (`ProxyConnection+Relay`).
-    var refusedRequest: String?
+    var refusedHead: (direction: Direction, reason: String)?
     /// Exchanges whose response ended in a server burst whose bytes are not all in the client's
     /// socket yet (cleared once tv holds nothing more for the client, `noteClientDrained`). A close
     /// that leaves bytes unsent ends them `.incomplete` after all (`endUndeliveredExchanges`).

@@ -26,7 +26,7 @@ struct HTTPResponseHeadScanner {
     var isAtStart: Bool { fed == 0 }
 
     /// Why a response with both Content-Length and Transfer-Encoding is refused.
-    static let lengthAndCoding = "The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error."
+    static let lengthAndCoding = HTTP1ResponseSummary.lengthAndCoding
 
     /// `requestMethod`: HEAD responses have no body (RFC 9110 §9.3.2).
     mutating func feed(_ input: UnsafeRawBufferPointer, requestMethod: String) -> Result {

@@ -162,6 +162,14 @@ struct ConnectionMachine {
             relayEndedBy = failure
             facts.error = failure.sentence
             return [.sendClient(Self.errorResponse(400, failure)), .deliverThenClose(to: .client, reset: false)]
+        case .responseRefused(let reason):
+            guard phase == .relaying else { return [] }
+            // The plain path's answer to such a head: tv's 502 in the response's place.
+            let failure = ConnectionFailure.responseUnreadable(reason)
+            phase = .closed
+            relayEndedBy = failure
+            facts.error = failure.sentence
+            return [.sendClient(Self.errorResponse(502, failure)), .deliverThenClose(to: .client, reset: false)]
         case .failed(let failure):
             guard phase != .closed else { return [] }
             return fail(failure, reset: false)

@@ -159,6 +159,9 @@ extension ConnectionMachine {
         /// otherwise (`ExchangeReader.Stop.refused`, the reader's sentence); the burst holding
         /// it was not forwarded.
         case requestRefused(String)
+        /// The same for a server's HTTP/1 response head the client could read otherwise
+        /// (Content-Length beside Transfer-Encoding): not forwarded; tv answers 502.
+        case responseRefused(String)
         /// The driver could not do what a command asked (no TLS session, no CA…).
         case failed(ConnectionFailure)
         /// The leaf for the client leg could not be minted: the client gets an internal_error alert.

@@ -54,9 +54,11 @@ final class ExchangeReader {
         /// Content-Length values that disagree) or whose framing a strict reading refuses
         /// (Content-Length beside Transfer-Encoding: the request-smuggling risk RFC 9112 §6.1
         /// and §6.3 describe). Its row is emitted, `.incomplete`; the driver must not forward it
-        /// (tv answers 400 and closes, `ConnectionFailure.requestRefused`). Forwarded unread,
-        /// such requests reached the server while the rows said something else or nothing (a
-        /// trial: one POST through a tunnel recorded as a POST and a GET).
+        /// (tv answers 400 and closes, `ConnectionMachine.Event.requestRefused`). Forwarded
+        /// unread, such requests reached the server while the rows said something else or
+        /// nothing (a trial: one POST through a tunnel recorded as a POST and a GET). From the
+        /// server: a response with Content-Length beside Transfer-Encoding, which the client
+        /// may read otherwise (RFC 9112 §6.3); tv answers 502 (`.responseRefused`).
         case refused(String)
         /// The connection ended.
         case ended

@@ -215,6 +215,8 @@ final class HTTP1ExchangeReading {
                 return .malformed(reason)
             case .response(let head):
                 responseHead = nil
+                // Framing the client may read otherwise: not forwarded (tv's 502, `.refused`).
+                if let refusal = head.framingRefusal { return .refused(refusal) }
                 if let stop = answer(index, head, at: now, emit: emit) { return stop }
             case .request:
                 return .malformed("A request line where a status line belongs (RFC 9112 §4).")

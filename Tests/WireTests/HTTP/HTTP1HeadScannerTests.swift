@@ -39,9 +39,12 @@ struct HTTP1HeadScannerTests {
                 return .request(HTTP1RequestSummary(method: method, target: target, version: version,
                                                     host: head.value(forHeader: "Host"), framing: framing, framingRefusal: refusal))
             case let .status(version, code, reason):
+                let both = head.value(forHeader: "Transfer-Encoding") != nil && head.value(forHeader: "Content-Length") != nil
+                    && !HTTP1Head.responseHasNoBody(status: code, answering: method)
                 return .response(HTTP1ResponseSummary(version: version, code: code, reason: reason,
                                                       contentType: head.value(forHeader: "Content-Type"),
-                                                      contentEncoding: head.value(forHeader: "Content-Encoding"), framing: framing))
+                                                      contentEncoding: head.value(forHeader: "Content-Encoding"), framing: framing,
+                                                      framingRefusal: both ? HTTP1ResponseSummary.lengthAndCoding : nil))
             }
         }
     }
