@@ -66,6 +66,12 @@ int tv_peer_has_closed(int fd) {
     if (rc < 0) return -1;
     return rc > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) ? 1 : 0;
 }
+int tv_socket_gone(int fd) {
+    struct pollfd p = { .fd = fd, .events = 0, .revents = 0 };
+    int rc = poll(&p, 1, 0);
+    if (rc < 0) return -1;
+    return rc > 0 && (p.revents & (POLLHUP | POLLERR)) ? 1 : 0;
+}
 int tv_original_dst(int fd, struct sockaddr_storage *addr, socklen_t *len) {
     *len = sizeof(struct sockaddr_in);
     return getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, addr, len);

@@ -88,4 +88,29 @@ struct ServerResetRunTests {
     func plainProxyDeliversBeforeTheReset() throws {
         try slowReadOfAResetResponse(plain: true, direct: false)
     }
+
+    @Test("inspected: an HTTP/1 server answers an HTTP/2 client's preface with an error page and closes (a reset: the client's frames were unread); the client, which cannot read it, closes too: the flow ends at once with the page's bytes, not after the 10-minute idle timeout (a trial's stayed open, holding both sockets)")
+    func deliveryToAClientThatResetEndsAtOnce() throws {
+        let server = try PythonServer(#"""
+            import ssl, sys
+            from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+            class H(BaseHTTPRequestHandler):
+                protocol_version = "HTTP/1.1"
+                def log_message(self, *a):
+                    pass
+            srv = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+            srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+            srv.serve_forever()
+            """#, arguments: [TestPKI.shared.serverCert, TestPKI.shared.serverKey])
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect")
+        let r = try box.curl(["-sS", "--http2-prior-knowledge", "-x", tv.proxyURL, "--cacert", world.tvRoot, "https://localhost:\(server.port)/h2"])
+        #expect(r.status != 0, "curl cannot read an HTTP/1 error page as HTTP/2: \(r)")
+        let flows = try box.closedFlows(1, timeout: 10)
+        #expect(flows.first.map { ($0.int("bytesDown") ?? 0) > 0 } == true, "the page's bytes were relayed: \(flows)")
+        try tv.stop()
+    }
 }

@@ -53,6 +53,10 @@ int tv_socket_unacknowledged(int fd);
 /// 1 when the peer has already closed or reset (poll, no wait: POLLRDHUP, POLLHUP or POLLERR),
 /// 0 when not (yet), -1 on error. Reads nothing and clears no pending error.
 int tv_peer_has_closed(int fd);
+/// 1 when the connection is down for good (poll, no wait: POLLHUP or POLLERR, a reset or both
+/// directions closed), so nothing more in its send queue will be acknowledged; 0 when not,
+/// -1 on error. A peer's half-close alone (it may still read) is not gone.
+int tv_socket_gone(int fd);
 /// SO_ORIGINAL_DST (IPv4) for the transparent front-end later; fills `addr`.
 int tv_original_dst(int fd, struct sockaddr_storage *addr, socklen_t *len);
 /// The calling thread's id (gettid).

@@ -58,7 +58,12 @@ extension ProxyConnection {
             step.nextCheck = step.deadline
         case .drained:
             // A close without a reset leaves the queue to the kernel, which sends it before the FIN.
-            if !step.reset || tv_socket_unacknowledged(leg.fd) <= 0 { return closeAfterDelivery(reset: step.reset) }
+            // A peer that reset (or closed both ways) acknowledges nothing more: its queue count
+            // stays as it was, and the wait ran to the 10-minute deadline with the flow open (a
+            // trial: an h2 client that closed on an HTTP/1 server's error page).
+            if !step.reset || tv_socket_unacknowledged(leg.fd) <= 0 || tv_socket_gone(leg.fd) == 1 {
+                return closeAfterDelivery(reset: step.reset)
+            }
             step.nextCheck = now &+ Self.deliveryRecheckNanos
         }
         delivery = step
