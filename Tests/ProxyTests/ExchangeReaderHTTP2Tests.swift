@@ -124,6 +124,41 @@ struct ExchangeReaderHTTP2Tests {
         #expect(p.reader.takeResponseSplit() == answered.count && p.reader.takeResponseSplit() == nil)
     }
 
+    @Test("a stream the server pushes (PUSH_PROMISE, RFC 9113 §8.4) is an exchange of its own: its request the promise's fields, its response on the promised stream (pushed responses had no row while tv turns --http showed them: a trial)")
+    func serverPush() {
+        let p = ExchangePlaybook(http2: true)
+        p.feed(Self.preface + Self.frame(0x4, 0, 0, []) + Self.frame(0x1, Self.endHeaders | Self.endStream, 1, Self.c31), .clientToServer, at: 10)
+        // The promise of stream 2 on stream 1 (C.3.1's fields, in the server's own table), its
+        // response, then stream 1's.
+        let server = Self.frame(0x4, 0, 0, [])
+            + Self.frame(0x5, Self.endHeaders, 1, [0, 0, 0, 2] + Self.c31)
+            + Self.frame(0x1, Self.endHeaders, 2, Self.ok200TextPlain) + Self.frame(0x0, Self.endStream, 2, Array("pushed".utf8))
+            + Self.frame(0x1, Self.endHeaders | Self.endStream, 1, [0x88])
+        let rows = p.feed(server, .serverToClient, at: 20)
+        var promised = request(2, stream: 2, scheme: "http", path: "/", at: 20)
+        #expect(rows.first == promised)
+        promised.status = 200
+        promised.contentType = "text/plain"
+        promised.responseBodyBytes = 6
+        promised.responseWireBytes = 6
+        promised.responseTime = 20
+        promised.endTime = 20
+        promised.state = .complete
+        var first = request(1, stream: 1, scheme: "http", path: "/", at: 10)
+        first.status = 200
+        first.responseBodyBytes = 0
+        first.responseWireBytes = 0
+        first.responseTime = 20
+        first.endTime = 20
+        first.state = .complete
+        #expect(Array(rows.dropFirst()) == [promised, first])
+        // A push the client refuses (RST_STREAM CANCEL) ends incomplete.
+        let refused = ExchangePlaybook(http2: true)
+        refused.feed(Self.preface + Self.frame(0x4, 0, 0, []) + Self.frame(0x1, Self.endHeaders | Self.endStream, 1, Self.c31), .clientToServer, at: 10)
+        refused.feed(Self.frame(0x4, 0, 0, []) + Self.frame(0x5, Self.endHeaders, 1, [0, 0, 0, 2] + Self.c31), .serverToClient, at: 20)
+        #expect(refused.feed(Self.frame(0x3, 0, 2, [0, 0, 0, 8]), .clientToServer, at: 30).map(\.state) == [.incomplete])
+    }
+
     @Test("byte by byte: the same rows as whole bursts")
     func byteByByte() {
         let whole = ExchangePlaybook(http2: true)

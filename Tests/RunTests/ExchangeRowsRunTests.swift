@@ -415,6 +415,29 @@ struct ExchangeRowsRunTests {
         #expect(rows.map { "\($0.string("path") ?? "") \($0.int("status") ?? 0) \($0.string("state") ?? "")" } == ["/both 502 answered"], "\(rows)")
     }
 
+    @Test("HTTP/2 server push through the reverse front-end (nghttpd pushing two stylesheets with its page, nghttp accepting them): each pushed response is a row of its own beside the page's (they had none: a trial)")
+    func serverPushHasRows() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let docs = box.work + "/docs"
+        try FileManager.default.createDirectory(atPath: docs, withIntermediateDirectories: true)
+        for (name, text) in [("index.html", "<link rel=stylesheet href=/s1.css>\n"), ("s1.css", "a{}\n"), ("s2.css", "b{}\n")] {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: docs + "/" + name))
+        }
+        let port = Shell.freePort()
+        let server = try Background(["nghttpd", "--htdocs=" + docs, "-p/index.html=/s1.css,/s2.css", String(port),
+                                     TestPKI.shared.serverKey, TestPKI.shared.serverCert], logPath: box.work + "/nghttpd.log")
+        defer { server.stop() }
+        #expect(Shell.waitForListener(port))
+        let tv = try world.run("--inspect", "--mode", "reverse:https://localhost:\(port)")
+        let got = try box.tool("nghttp", ["-ans", "https://localhost:\(tv.port)/index.html"], timeout: 30)
+        #expect(got.status == 0 && got.out.contains("/s1.css") && got.out.contains("/s2.css"), "\(got)")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let rows = (try box.json("requests")["requests"] as? [JSON] ?? []).map { "\($0.string("path") ?? "") \($0.int("status") ?? 0) \($0.int("stream").map { $0 % 2 == 0 ? "pushed" : "asked" } ?? "?")" }
+        #expect(Set(rows) == ["/index.html 200 asked", "/s1.css 200 pushed", "/s2.css 200 pushed"] && rows.count == 3, "\(rows)")
+    }
+
     @Test("an upload curl sends at 256 KiB/s for about 0.75 s: the row keeps when the request ended, and the HAR's send is that time, not the server's wait (send was always 0: a trial)")
     func uploadTimeIsSend() throws {
         let server = try PythonServer(Self.pythonServer)

@@ -8,8 +8,10 @@ import Glibc
 /// header blocks through that direction's HPACK inflater (nghttp2's; RFC 7541), one exchange
 /// per client-opened stream (RFC 9113 §8.1). A stream's exchange ends when both sides sent
 /// END_STREAM (complete), when the server reset it with NO_ERROR after its whole response
-/// (complete: §8.1's early answer), or when either reset it otherwise (incomplete). Pushed streams are decoded (the
-/// inflater's table depends on them) but not kept.
+/// (complete: §8.1's early answer), or when either reset it otherwise (incomplete). A stream the
+/// server pushes (PUSH_PROMISE, §8.4) is an exchange too, its request the promise's fields (its
+/// row's stream id even): the client received the response, and the rows left it out while
+/// `tv turns --http` showed it (a trial).
 final class HTTP2ExchangeReading {
     private struct Stream {
         var record: ExchangeRecord
@@ -84,17 +86,7 @@ final class HTTP2ExchangeReading {
                 failure = "More than \(settings.maxOpen) streams were open at once, more than tv reads."
                 return
             }
-            sequence += 1
-            let method = fields.method ?? ""
-            let target = ExchangeTarget(fields.path ?? (method == "CONNECT" ? fields.authority ?? "" : ""), keepsQuery: settings.keepsQuery)
-            let record = ExchangeRecord(
-                flowID: settings.flowID, sequence: sequence, streamID: Int64(id), httpVersion: "HTTP/2", method: method,
-                scheme: settings.target?.scheme ?? fields.scheme ?? settings.scheme,
-                authority: fields.authority ?? fields.host ?? settings.target?.authority, path: target.path,
-                queryRemoved: target.queryRemoved, requestTime: now, upgrade: fields.protocolName,
-                connect: method == "CONNECT", requestEndTime: endStream ? now : nil)
-            streams[id] = Stream(record: record, requestDone: endStream)
-            emit(record)
+            open(id, fields, requestEnded: endStream, at: now, emit: emit)
         case let .data(id, count, endStream):
             guard let index = streams.index(forKey: id) else { return }
             streams.values[index].record.requestBodyBytes += Int64(count)
@@ -116,10 +108,20 @@ final class HTTP2ExchangeReading {
     private func server(_ event: HTTP2FrameScanner.Event, at now: Int64, emit: (ExchangeRecord) -> Void) {
         guard failure == nil else { return }
         switch event {
-        case let .headerBlock(id, endStream, promised, block):
+        case let .headerBlock(id, _, promised?, block):
+            // The promised request, in the server's header table.
+            var fields = RequestFields()
+            guard decode(block, with: responseHeaders, on: id, into: { fields.take($0, $1) }) else { return }
+            guard streams[promised] == nil else { return }
+            guard streams.count < settings.maxOpen else {
+                failure = "More than \(settings.maxOpen) streams were open at once, more than tv reads."
+                return
+            }
+            open(promised, fields, requestEnded: true, at: now, emit: emit)
+        case let .headerBlock(id, endStream, nil, block):
             var fields = ResponseFields()
             guard decode(block, with: responseHeaders, on: id, into: { fields.take($0, $1) }) else { return }
-            guard promised == nil, let index = streams.index(forKey: id) else { return }
+            guard let index = streams.index(forKey: id) else { return }
             // In place (`values[index]`): reading `streams[id]` copies the whole record each time.
             answer(&streams.values[index], fields, endStream: endStream, at: now)
             if endStream { finishIfDone(index, at: now, emit: emit) }
@@ -147,6 +149,22 @@ final class HTTP2ExchangeReading {
         case let .settings(size):
             if let size, size > 4_096 { requestHeaders?.setMaximumTableSize(size) }
         }
+    }
+
+    /// A new exchange on stream `id` from its request fields (the client's HEADERS, or the
+    /// server's PUSH_PROMISE, whose request has ended as it is promised).
+    private func open(_ id: UInt32, _ fields: RequestFields, requestEnded: Bool, at now: Int64, emit: (ExchangeRecord) -> Void) {
+        sequence += 1
+        let method = fields.method ?? ""
+        let target = ExchangeTarget(fields.path ?? (method == "CONNECT" ? fields.authority ?? "" : ""), keepsQuery: settings.keepsQuery)
+        let record = ExchangeRecord(
+            flowID: settings.flowID, sequence: sequence, streamID: Int64(id), httpVersion: "HTTP/2", method: method,
+            scheme: settings.target?.scheme ?? fields.scheme ?? settings.scheme,
+            authority: fields.authority ?? fields.host ?? settings.target?.authority, path: target.path,
+            queryRemoved: target.queryRemoved, requestTime: now, upgrade: fields.protocolName,
+            connect: method == "CONNECT", requestEndTime: requestEnded ? now : nil)
+        streams[id] = Stream(record: record, requestDone: requestEnded)
+        emit(record)
     }
 
     /// Decodes one header block; false (and `failure` set) when it cannot be.
