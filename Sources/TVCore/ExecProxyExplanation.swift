@@ -11,12 +11,12 @@ public struct ExecProxyExplanation: Sendable, Equatable {
         self.joined = joined
     }
 
-    /// Programs that ignore the variables, as checked on Debian 12 (Go 1.19, OpenJDK 17, Node 20)
-    /// by `ExecProxyRunTests`; one line each.
+    /// Programs that ignore the variables, as checked on Debian 12 (Go 1.19, OpenJDK 17, Node 20:
+    /// `fetch` too, a trial) by `ExecProxyRunTests`; one line each.
     public static let notIntercepted = [
         "Go programs, for localhost and loopback addresses (net/http never proxies them);",
         "Java code that sets its own proxy or trust (HttpClient.Builder.NO_PROXY, Proxy.NO_PROXY, its own SSLContext); HttpClient and HttpURLConnection otherwise follow the properties tv sets;",
-        "Node's http and https modules before Node 24 and 22.21: they ignore HTTP(S)_PROXY (tv sets NODE_USE_ENV_PROXY=1, which the newer ones need);",
+        "Node before 24 and 22.21: its http and https modules and its fetch ignore HTTP(S)_PROXY (tv sets NODE_USE_ENV_PROXY=1, which the newer ones need);",
         "browsers (their own proxy settings and NSS certificate database), and programs that bring their own CA list or pin certificates.",
     ]
 

@@ -41,6 +41,9 @@ public final class ExecProxySession {
     public let files: ProxyTrustFiles
     public let joined: Joined
     private let session: Session?
+    /// Connections the session accepted while CMD ran (from any program, when CMD joined a
+    /// running session); nil when the session's status could not be read.
+    public private(set) var acceptedWhileRunning: Int?
     private let environment: [String: String]
     private let say: @Sendable (String) -> Void
 
@@ -140,12 +143,29 @@ public final class ExecProxySession {
         }
         _ = tv_forward_signals_install()
         defer { tv_forward_signals_remove() }
+        let before = accepted()
         let pid = try ChildProcess.spawn(arguments, environment: proxyEnvironment.apply(to: environment), endsWithCaller: true)
         tv_forward_signals_set_child(pid)
         let code = ChildProcess.wait(pid)
         tv_forward_signals_set_child(0)
+        if let before, let after = accepted() { acceptedWhileRunning = max(0, after - before) }
         if case ControlError.alreadyRunning(let path)? = failure.error { throw ExecProxyError.sessionRace(path: path) }
         return code
+    }
+
+    /// The session's count of accepted connections (`tv status`'s), over its control socket;
+    /// nil when it does not answer. A session started here is asked once it listens.
+    private func accepted() -> Int? {
+        let socket = SessionPaths.controlSocket(home)
+        for _ in 0..<50 {
+            if let answer = (try? ControlClient(path: socket)).flatMap({ try? $0.send(ControlRequest(command: "status"), timeoutSeconds: 2) }),
+               answer.ok, let value = answer.values["accepted"].flatMap(Int.init) {
+                return value
+            }
+            if session == nil { return nil }
+            usleep(20_000)
+        }
+        return nil
     }
 
     /// The session thread's failure, read after it ended.

@@ -28,7 +28,13 @@ enum ExecProxyCommand {
         }
         let code = try session.run(arguments)
         if !quiet {
-            console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).")
+            // None went through tv: the command (or its runtime) ignored the proxy variables,
+            // and nothing of it is in the history (a Node 20 fetch went direct unsaid: a trial).
+            if session.acceptedWhileRunning == 0 {
+                console.note("tv: \(arguments[0]) exited with \(code); no connection went through tv while it ran, so it made none or went direct (the programs listed above ignore the proxy variables; `sudo tv exec -- \(arguments[0])` catches everything).")
+            } else {
+                console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).")
+            }
         }
         return code
     }
