@@ -453,6 +453,9 @@ struct PlainHTTPMachine {
         if responses.outstanding.count <= 1 && responses.body == nil {
             emit(.answerClient(ConnectionMachine.errorResponse(status, failure), linger: false))
         }
+        // No connection to the server was made: the head counted as sent when it was queued
+        // never left (a refused flow read "↑ 80 B" where nothing reached any server: a trial).
+        if case .unreachable = failure { facts?.bytesFromClient = 0 }
         if facts != nil {
             facts?.fail(failure)
         } else if var flow = firstFacts {
