@@ -23,8 +23,8 @@ public enum TimeFilter {
     }
 
     /// A moment: seconds since the epoch (`1764471900`), or UTC `YYYY-MM-DDTHH:MM[:SS][Z]`,
-    /// `YYYY-MM-DD HH:MM[:SS]`, `YYYY-MM-DD`; after whole seconds, a fraction of up to six digits
-    /// (`.713`) and a UTC offset (`+01:00`, `-0530`) in place of `Z` (RFC 3339 §5.6: the HAR's
+    /// `YYYY-MM-DD HH:MM[:SS]`, `YYYY-MM-DD`; after whole seconds, a fraction (`.713`; to the
+    /// microsecond, digits past the sixth dropped) and a UTC offset (`+01:00`, `-0530`) in place of `Z` (RFC 3339 §5.6: the HAR's
     /// own `startedDateTime` form was refused: a trial); returned in microseconds since the epoch.
     /// - Throws: `TimeFilterError.badMoment`.
     public static func moment(_ text: String) throws -> Int64 {
@@ -53,9 +53,11 @@ public enum TimeFilter {
         var fractionMicros: Int64 = 0
         if trimmed.count > 19, trimmed[19] == UInt8(ascii: ".") {
             let digits = trimmed[20...]
-            guard (1...6).contains(digits.count), digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { throw TimeFilterError.badMoment(text) }
-            fractionMicros = digits.reduce(0) { $0 * 10 + Int64($1 - 0x30) }
-            for _ in digits.count..<6 { fractionMicros *= 10 }
+            // Any number of digits (RFC 3339 §5.6; `date +%N` gives nine), to the microsecond:
+            // digits past the sixth are dropped (seven and more were refused: a trial).
+            guard (1...18).contains(digits.count), digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { throw TimeFilterError.badMoment(text) }
+            fractionMicros = digits.prefix(6).reduce(0) { $0 * 10 + Int64($1 - 0x30) }
+            for _ in min(digits.count, 6)..<6 { fractionMicros *= 10 }
             trimmed.removeLast(trimmed.count - 19)
         }
         // YYYY-MM-DD, then optionally T or space, HH:MM, then optionally :SS.

@@ -68,6 +68,10 @@ import FlowTerms
         #expect(throws: TimeFilterError.badMoment("99999999999999")) { try TimeFilter.moment("99999999999999") }
         // RFC 3339 after whole seconds: a fraction (the HAR's startedDateTime) and an offset.
         #expect(try TimeFilter.moment("2025-11-30T03:05:00.713Z") == 1_764_471_900_713_000)
+        // `date +%N`'s nine digits, to the microsecond (seven and more were refused: a trial).
+        #expect(try TimeFilter.moment("2025-11-30T03:05:00.221044987Z") == 1_764_471_900_221_044)
+        #expect(try TimeFilter.moment("2025-11-30T03:05:00.2210440Z") == 1_764_471_900_221_044)
+        #expect(throws: TimeFilterError.badMoment("2025-11-30T03:05:00.Z")) { try TimeFilter.moment("2025-11-30T03:05:00.Z") }
         #expect(try TimeFilter.moment("2025-11-30T03:05:00.000001") == 1_764_471_900_000_001)
         #expect(try TimeFilter.moment("2025-11-30T04:05:00+01:00") == 1_764_471_900_000_000)
         #expect(try TimeFilter.moment("2025-11-29T21:35:00.5-0530") == 1_764_471_900_500_000)
