@@ -53,7 +53,7 @@ input, select { font: inherit; padding: 0.35rem 0.5rem; border: 1px solid var(--
 label { display: inline-flex; flex-direction: column; gap: 0.15rem; font-size: 0.875rem; color: var(--muted); }
 .filters { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: flex-end; margin-bottom: 0.5rem; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: 0.35rem 0.5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th, td { text-align: left; padding: 0.35rem 0.5rem; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
 th { font-size: 0.875rem; color: var(--muted); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .rows { list-style: none; margin: 0; padding: 0; }
@@ -239,12 +239,17 @@ function post(path, object) {
                      body: JSON.stringify(object || {}) });
 }
 
+// As `tv flows` writes it (ByteWords.binary): one decimal below 100 of a unit, whole above
+// (10 to 100 KiB read "59 KiB" here and "59.2 KiB" there: a trial).
 function bytes(n) {
   if (n === null || n === undefined) return "–";
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
   let v = n, i = 0;
   while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return (i === 0 ? String(v) : v.toFixed(v < 10 ? 1 : 0)) + " " + units[i];
+  if (i === 0) return String(v) + " B";
+  if (v >= 100) return Math.round(v) + " " + units[i];
+  const tenths = Math.round(v * 10);
+  return Math.floor(tenths / 10) + "." + (tenths % 10) + " " + units[i];
 }
 
 // As `tv flows` writes it (Units.duration): µs below a millisecond, whole ms (truncated) below

@@ -99,12 +99,17 @@ function post(path, object) {
                      body: JSON.stringify(object || {}) });
 }
 
+// As `tv flows` writes it (ByteWords.binary): one decimal below 100 of a unit, whole above
+// (10 to 100 KiB read "59 KiB" here and "59.2 KiB" there: a trial).
 function bytes(n) {
   if (n === null || n === undefined) return "–";
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
   let v = n, i = 0;
   while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return (i === 0 ? String(v) : v.toFixed(v < 10 ? 1 : 0)) + " " + units[i];
+  if (i === 0) return String(v) + " B";
+  if (v >= 100) return Math.round(v) + " " + units[i];
+  const tenths = Math.round(v * 10);
+  return Math.floor(tenths / 10) + "." + (tenths % 10) + " " + units[i];
 }
 
 // As `tv flows` writes it (Units.duration): µs below a millisecond, whole ms (truncated) below

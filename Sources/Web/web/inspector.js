@@ -143,16 +143,30 @@ function httpView(doc) {
   return parts;
 }
 
+// The most of one body drawn (characters of text, bytes of a hex dump): a 900 KB gzip body that
+// decodes to 16 MiB made a 78-million-character <pre> that took 15.6 s to draw (a trial).
+const BODY_SHOWN = 65536;
+
 function messageView(title, m) {
   const head = [m.startLine].concat((m.headers || []).map(([k, v]) => k + ": " + v)).join("\n");
   const b = m.body || {};
-  let body = null;
-  if (b.text !== undefined && b.text !== null) body = b.text === "" ? null : h("pre", { class: "body" }, b.text);
-  else if (b.base64) body = h("pre", { class: "hex body" }, hexDump(b.base64));
+  let body = null, shownNote = null;
+  if (b.text !== undefined && b.text !== null) {
+    body = b.text === "" ? null : h("pre", { class: "body" }, b.text.length > BODY_SHOWN ? b.text.slice(0, BODY_SHOWN) : b.text);
+    if (b.text.length > BODY_SHOWN) shownNote = "Showing the first " + BODY_SHOWN.toLocaleString("en-US") + " of " + b.text.length.toLocaleString("en-US") + " characters.";
+  } else if (b.base64) {
+    // Whole base64 quads only (4 characters are 3 bytes): the first 65,538 bytes, cut to 65,536.
+    const total = b.base64.length / 4 * 3 - (b.base64.endsWith("==") ? 2 : b.base64.endsWith("=") ? 1 : 0);
+    const quads = Math.ceil(BODY_SHOWN / 3) * 4;
+    body = h("pre", { class: "hex body" }, total > BODY_SHOWN ? hexDump(null, atob(b.base64.slice(0, quads)).slice(0, BODY_SHOWN)) : hexDump(b.base64));
+    if (total > BODY_SHOWN) shownNote = "Showing the first " + BODY_SHOWN.toLocaleString("en-US") + " of " + total.toLocaleString("en-US") + " bytes.";
+  }
+  if (shownNote) shownNote += " Each turn as it was sent is under Download the whole turn; tv turns with --http --full prints every byte.";
   const encodings = (b.encodings || []).length ? (b.decoded ? "decoded from " : "coded ") + b.encodings.join(", ") : null;
   const facts = [b.transferredBytes ? bytes(b.transferredBytes) + " as sent" : null, encodings, b.completeness, b.note].filter(Boolean).join("; ");
   const trailers = (m.trailers || []).length ? h("pre", { class: "head" }, m.trailers.map(([k, v]) => k + ": " + v).join("\n")) : null;
-  return h("div", { class: "message" }, h("h4", {}, title), h("pre", { class: "head" }, head), body, trailers,
+  return h("div", { class: "message" }, h("h4", {}, title), h("pre", { class: "head" }, head), body,
+    shownNote ? h("p", { class: "muted", "data-shown": "cut" }, shownNote) : null, trailers,
     facts ? h("p", { class: "muted" }, facts) : null);
 }
 

@@ -67,15 +67,25 @@ function settingRow(s, said) {
   // A snap length of 0 keeps whole packets (it read "0 (0 B)": a trial).
   const size = s.name === "capture.snaplen" && Number(s.value) === 0 ? " (whole packets)"
     : s.name === "content.flowBudget" || s.name === "capture.snaplen" ? " (" + bytes(s.value) + ")" : "";
+  // The running session's own switches (`tv run --keep-content`, `--inspect`) hold against the
+  // saved value: said beside it (Settings read "content.keep off" beside a session keeping
+  // content, and a Save of off changed nothing: a trial).
+  const session = live.top && live.top.state === "live" ? live.top.session : null;
+  const held = !session ? null
+    : s.name === "content.keep" && !s.value && session.contentKeeping === "on" ? "The running session keeps content anyway: it was started with --keep-content; this value applies from its next start."
+    : s.name === "inspection.enabled" && !s.value && session.inspection === "on" ? "The running session inspects anyway: it was started with --inspect; `tv inspect off` stops it."
+    : null;
   return h("div", { class: "setting", id: "row-" + id },
     h("div", { class: "setting-head" }, h("strong", {}, s.name), " ", h("span", { class: "value" }, (current || "none") + size), " ", byDefault),
-    h("p", { class: "muted meaning" }, s.meaning), control);
+    h("p", { class: "muted meaning" }, s.meaning), held ? h("p", { class: "notice", "data-held": s.name }, held) : null, control);
 }
 
 async function settings(justSaved) {
   screen("Settings", h("p", { class: "muted" }, "Loading…"));
   try {
     const list = await api("/api/settings/meanings");
+    // The session's own switches are said beside the values (`settingRow`): known before drawing.
+    if (!live.top) { try { live.top = await api("/api/top"); } catch (e) { /* no session: nothing held */ } }
     const known = new Set(SETTING_GROUPS.flatMap(g => g[1]));
     const groups = SETTING_GROUPS.concat([["Other", list.filter(s => !known.has(s.name)).map(s => s.name), null]]);
     const said = name => justSaved && justSaved.name === name ? justSaved.said : null;
