@@ -32,6 +32,14 @@ public enum TrustStoreSpec: Sendable, Equatable, Hashable, CustomStringConvertib
         }
     }
 
+    /// The path a `file:`, `dir:` or `nss:` store names; nil for `system`.
+    public var path: String? {
+        switch self {
+        case .system: return nil
+        case .file(let p), .dir(let p), .nss(let p): return p
+        }
+    }
+
     /// For `file:PATH`, the folder the bundle is in (`.` for a bare name): it must exist, while
     /// the bundle itself may not yet (then it is empty, and adding the root creates it).
     /// nil for the other kinds.

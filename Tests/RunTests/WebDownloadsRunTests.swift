@@ -124,6 +124,12 @@ struct WebDownloadsRunTests {
         // Inspection is not set here: the command's refusal.
         let inspection = try box.curl(post + ["--data", #"{"key":"inspection.enabled","value":"on"}"#, served.base + "/api/settings"]).out
         #expect(inspection.contains("tv inspect on") && inspection.hasSuffix("\n400"), "\(inspection)")
+        // A trust store by a relative path would be read against tv web's own folder: refused
+        // (a trial's file:bundle.pem landed beside where tv web was started).
+        let relative = try box.curl(post + ["--data", #"{"key":"trust.store","value":"file:bundle.pem"}"#, served.base + "/api/settings"]).out
+        #expect(relative.contains("a trust store's path must be absolute") && relative.hasSuffix("\n400"), "\(relative)")
+        let absolute = try box.curl(post + ["--data", #"{"key":"trust.store","value":"file:/tmp/tv-web-bundle.pem"}"#, served.base + "/api/settings"]).out
+        #expect(absolute.hasSuffix("\n200"), "\(absolute)")
     }
 
     @Test func dashboardFiguresNeverHoldFlowEvents() throws {

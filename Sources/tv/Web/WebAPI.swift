@@ -1,5 +1,7 @@
 import CommandLineParser
 import Foundation
+import Settings
+import TrustStore
 import TVHome
 import Web
 
@@ -108,6 +110,12 @@ struct WebAPI: Sendable {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
               let key = object["key"] as? String, let value = object["value"] as? String else {
             return WebResponse.error("A setting change is a JSON object {\"key\": NAME, \"value\": TEXT}.", status: 400)
+        }
+        // A store named by a relative path would be read against tv web's own working folder,
+        // which the page cannot know (a trial's `file:bundle.pem` landed beside where tv web
+        // was started): an absolute path, as the setting's meaning says.
+        if key == SettingKeys.trustStore.name, let store = try? TrustStoreSpec(parsing: value), store.path.map({ !$0.hasPrefix("/") }) == true {
+            return WebResponse.error("In tv web, a trust store's path must be absolute (it would be read against the folder tv web was started in); write it from /.", status: 400)
         }
         // `"yes": true`: the page asked first (a limit that deletes what is kept: `LimitConsent`).
         var answer = run(["settings", "set", key, value] + (object["yes"] as? Bool == true ? ["--yes"] : []))
