@@ -31,6 +31,12 @@ public enum StoreEditor {
             }
             bytes = [UInt8](data)
             mode = st.st_mode & 0o777
+            // A file with no certificate and lines that are not comments is not a bundle: adding
+            // a root to it would change some other file (a trust.store of file:/etc/shadow was
+            // taken: a trial).
+            if add, !PEMBundle.holdsCertificate(bytes), !PEMBundle.isBlankOrComments(bytes) {
+                throw Failure(step: "read the bundle \(path)", reason: "it holds no PEM certificate, so it is not a certificate bundle; name a bundle, or a file that does not exist yet")
+            }
         } else if !add {
             return 0
         }
@@ -171,6 +177,20 @@ public enum StoreEditor {
 
 /// A PEM bundle's text split into its blocks, to drop the ones that are a given certificate.
 public enum PEMBundle {
+    /// Whether `bytes` hold at least one PEM certificate (`CERTIFICATE` or `TRUSTED CERTIFICATE`)
+    /// OpenSSL reads.
+    public static func holdsCertificate(_ bytes: [UInt8]) -> Bool {
+        !StoredCertificate.allFromPEM(bytes).isEmpty
+    }
+
+    /// Whether every line of `bytes` is blank or a `#` comment (a bundle with nothing in it yet).
+    public static func isBlankOrComments(_ bytes: [UInt8]) -> Bool {
+        bytes.split(separator: 0x0A).allSatisfy { line in
+            let text = line.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+            return text.isEmpty || text.first == UInt8(ascii: "#")
+        }
+    }
+
     /// `bytes` without the PEM blocks (`CERTIFICATE` or `TRUSTED CERTIFICATE`) that are `root`;
     /// everything else, including comments between blocks, is kept byte for byte.
     /// - Returns: the kept bytes and how many blocks were removed.

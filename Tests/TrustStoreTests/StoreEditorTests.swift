@@ -20,6 +20,20 @@ struct StoreEditorTests {
         #expect(f.ask(store).installed == .no)
     }
 
+    /// A file with no certificate and lines that are not comments is not a bundle: the root is
+    /// not added to it (a trust.store of file:/etc/shadow was taken: a trial). Blank or comment
+    /// lines alone are a bundle with nothing in it yet.
+    @Test func aFileThatIsNoBundleIsNotWrittenTo() throws {
+        let f = try StoreFixture()
+        let shadow = "root:$y$j9T$abc:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
+        f.write("shadow", shadow)
+        #expect(throws: StoreEditor.Failure.self) { try StoreEditor.rewriteBundle(f.path + "/shadow", root: f.ca.root, add: true) }
+        #expect(f.read("shadow") == shadow)
+        f.write("empty.pem", "# nothing yet\n\n")
+        #expect(try StoreEditor.rewriteBundle(f.path + "/empty.pem", root: f.ca.root, add: true) == 0)
+        #expect(f.read("empty.pem") == "# nothing yet\n\n" + f.rootPEM)
+    }
+
     @Test func folderInstallLinksTheHashAndRemoveTakesBothAway() throws {
         let f = try StoreFixture()
         f.mkdir("certs")
