@@ -44,7 +44,14 @@ public struct CAFolder: Sendable {
         let present = files.filter { entryExists($0) }
         if present.isEmpty { return .absent }
         if let missing = files.first(where: { !entryExists($0) }) {
-            return .doubt(CADoubt(path: missing, problem: "is missing while other CA files are there"))
+            // Named, links with where they lead: a dangling link planted at a key path read only
+            // "root.pem is missing while other CA files are there" (a trial).
+            let there = present.map { path -> String in
+                let name = PathText.name(of: path)
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return name }
+                return "\(name) (a symbolic link to \(target)\(FileManager.default.fileExists(atPath: path) ? "" : ", which does not exist"))"
+            }
+            return .doubt(CADoubt(path: missing, problem: "is missing while \(there.joined(separator: " and ")) \(there.count == 1 ? "is" : "are") there"))
         }
         do {
             let root = try Certificate.fromPEM(try readFile(rootPath))

@@ -124,11 +124,16 @@ struct CAFolderTests {
                    try FileManager.default.createDirectory(atPath: f.rootPath, withIntermediateDirectories: false) },
                blamed: { $0.rootPath }, problem: "is a folder where a file should be"),
         Damage(name: "root key missing, certificate present", apply: { try FileManager.default.removeItem(atPath: $0.rootKeyPath) },
-               blamed: { $0.rootKeyPath }, problem: "is missing while other CA files are there"),
+               blamed: { $0.rootKeyPath }, problem: "is missing while root.pem and leaf-key.pem are there"),
         Damage(name: "leaf key missing", apply: { try FileManager.default.removeItem(atPath: $0.leafKeyPath) },
-               blamed: { $0.leafKeyPath }, problem: "is missing while other CA files are there"),
+               blamed: { $0.leafKeyPath }, problem: "is missing while root.pem and root-key.pem are there"),
         Damage(name: "certificate missing, keys present", apply: { try FileManager.default.removeItem(atPath: $0.rootPath) },
-               blamed: { $0.rootPath }, problem: "is missing while other CA files are there"),
+               blamed: { $0.rootPath }, problem: "is missing while root-key.pem and leaf-key.pem are there"),
+        // Named with where it leads (a trial's read only "other CA files are there").
+        Damage(name: "only a dangling symlink as the leaf key", apply: { f in
+                   for path in [f.rootPath, f.rootKeyPath, f.leafKeyPath] { try FileManager.default.removeItem(atPath: path) }
+                   try FileManager.default.createSymbolicLink(atPath: f.leafKeyPath, withDestinationPath: "/nonexistent/leaf.pem") },
+               blamed: { $0.rootPath }, problem: "is missing while leaf-key.pem (a symbolic link to /nonexistent/leaf.pem, which does not exist) is there"),
         Damage(name: "a root key that does not match", apply: { f in
                    try Data(try PrivateKey.generate(.ecdsaP256).pkcs8PEM()).write(to: URL(fileURLWithPath: f.rootKeyPath)) },
                blamed: { $0.rootKeyPath }, problem: "is not the key of"),

@@ -38,7 +38,7 @@ struct InspectOffTests {
         try FileManager.default.removeItem(atPath: box.ca + "/leaf-key.pem")
         let status = box.tv("ca", "status")
         #expect(status.status == 1)
-        #expect(status.err == "Inspection was on, but the CA is in doubt (\(box.ca)/leaf-key.pem is missing while other CA files are there); it is now off. Repair the CA, then `tv setup`.\n")
+        #expect(status.err == "Inspection was on, but the CA is in doubt (\(box.ca)/leaf-key.pem is missing while root.pem and root-key.pem are there); it is now off. Repair the CA, then `tv setup`.\n")
         #expect(status.out.contains("Something is in doubt (failed)"))
         #expect(!box.inspectionOn)
     }
