@@ -127,7 +127,7 @@ public struct TopScreen: Sendable {
     /// The screen as `height` lines of at most `width` characters (cut, never wrapped).
     public func lines(width: Int, height: Int) -> [String] {
         guard case .live = liveness else { return fit([stripLine, "  " + Self.keysLine], width: width, height: height) }
-        var fitted = fit(content(width: width, height: height), width: width, height: height - 1)
+        var fitted = fit(content(width: width, height: height, cut: true), width: width, height: height - 1)
         while fitted.count < height - 1 { fitted.append("") }
         return fitted + [String(keys.prefix(width))]
     }
@@ -141,8 +141,9 @@ public struct TopScreen: Sendable {
         return content(width: width, height: Int(Int32.max))
     }
 
-    /// The live screen's lines above the keys line, rows chosen for `height` lines, not cut.
-    private func content(width: Int, height: Int) -> [String] {
+    /// The live screen's lines above the keys line, rows chosen for `height` lines; `cut`: the
+    /// tables' first column is cut to its width (the terminal), else lines run on (a report).
+    private func content(width: Int, height: Int, cut: Bool = false) -> [String] {
         var out: [String] = [stripLine]
         out.append(settingsLine)
         if let auditStrip { out.append("  " + auditStrip) }
@@ -158,17 +159,17 @@ public struct TopScreen: Sendable {
         let tables = programs.isEmpty ? 2 : 3
         let rowsPerTable = max(1, (room - tables) / tables)
         let talkerRows = min(talkers.count, rowsPerTable)
-        out.append(pad("Top talkers (closed connections)", max(20, width - 30)) + pad("FLOWS", 8, right: true) + pad("RECEIVED", 11, right: true) + pad("SENT", 11, right: true))
+        out.append(column("Top talkers (closed connections)", max(20, width - 30), cut: cut) + pad("FLOWS", 8, right: true) + pad("RECEIVED", 11, right: true) + pad("SENT", 11, right: true))
         if talkers.isEmpty { out.append("  none yet") }
         for t in talkers.prefix(talkerRows) {
-            out.append(pad("  " + TerminalText.line(t.host), max(20, width - 30)) + pad(Units.grouped(t.flows), 8, right: true)
+            out.append(column("  " + TerminalText.line(t.host), max(20, width - 30), cut: cut) + pad(Units.grouped(t.flows), 8, right: true)
                        + pad(Units.bytes(t.received), 11, right: true) + pad(Units.bytes(t.sent), 11, right: true))
         }
         if !programs.isEmpty {
             // Every flow of the session (open ones too), by the program the lookup named.
-            out.append(pad("Top programs (this session's flows)", max(20, width - 30)) + pad("FLOWS", 8, right: true) + pad("RECEIVED", 11, right: true) + pad("SENT", 11, right: true))
+            out.append(column("Top programs (this session's flows)", max(20, width - 30), cut: cut) + pad("FLOWS", 8, right: true) + pad("RECEIVED", 11, right: true) + pad("SENT", 11, right: true))
             for p in programs.prefix(rowsPerTable) {
-                out.append(pad("  " + TerminalText.line(p.command ?? "not known"), max(20, width - 30)) + pad(Units.grouped(p.flows), 8, right: true)
+                out.append(column("  " + TerminalText.line(p.command ?? "not known"), max(20, width - 30), cut: cut) + pad(Units.grouped(p.flows), 8, right: true)
                            + pad(Units.bytes(p.bytesDown), 11, right: true) + pad(Units.bytes(p.bytesUp), 11, right: true))
             }
         }
@@ -217,6 +218,14 @@ public struct TopScreen: Sendable {
 
     private func fit(_ lines: [String], width: Int, height: Int) -> [String] {
         lines.prefix(max(0, height)).map { String($0.prefix(max(0, width))) }
+    }
+
+    /// A table's first column: with `cut`, a text longer than `w` is cut with "…", so the
+    /// columns after it stay under their headings (at 60 columns the programs' heading, 35
+    /// characters in a 30-character column, pushed SENT off the line: a trial).
+    private func column(_ s: String, _ w: Int, cut: Bool) -> String {
+        if cut, s.count > w, w > 1 { return String(s.prefix(w - 1)) + "…" }
+        return pad(s, w)
     }
 
     private func pad(_ s: String, _ w: Int, right: Bool = false) -> String {

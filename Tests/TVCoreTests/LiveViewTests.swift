@@ -116,6 +116,11 @@ import TVHome
         #expect(lines[7] == "Newest flows")
         #expect(lines[8] == "  9 14:05:03 a.test h2 :443 ↓ 2.9 KiB ↑ 120 B 1.0 s inspected")
         #expect(lines[23] == "q quit · s sort · p resume", "paused: p resumes")
+        // At 60 columns the headings stay over their columns (the programs' heading pushed SENT
+        // off the line: a trial): every line of a table ends at the same column.
+        let narrow = screen.lines(width: 60, height: 24)
+        #expect(narrow[5] == "Top talkers (closed connectio…   FLOWS   RECEIVED       SENT" && narrow[5].count == 60, "\(narrow)")
+        #expect(narrow[6] == "  a.test                             2    2.9 KiB      120 B", "\(narrow)")
         #expect(screen.lines(width: 30, height: 5).count == 5)
         #expect(screen.lines(width: 30, height: 5).allSatisfy { $0.count <= 30 })
     }
