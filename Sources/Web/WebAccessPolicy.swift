@@ -46,8 +46,8 @@ public enum WebRefusal: Sendable, Equatable {
     case method(String)
     /// More than one `Host` line (RFC 9112 §3.2: a server responds 400).
     case duplicateHost
-    /// A path with an empty, `.` or `..` segment (`//api/…`, `/%2Fapi/…` once decoded), which
-    /// no page asks for.
+    /// A path with an empty, `.` or `..` segment (`//api/…`, `/%2Fapi/…` once decoded), or a
+    /// control byte (`%00`), which no page asks for.
     case uncanonicalPath
 
     /// The HTTP status of the refusal: 421 for a name this server does not answer to (RFC 9110
@@ -77,7 +77,7 @@ public enum WebRefusal: Sendable, Equatable {
         case .duplicateHost:
             return "The request has more than one Host header, which RFC 9112 §3.2 answers with 400; send one."
         case .uncanonicalPath:
-            return "The path has an empty, '.' or '..' segment, which tv web does not read; ask for it without them, as its pages do."
+            return "The path has an empty, '.' or '..' segment or a control byte, which tv web does not read; ask for it without them, as its pages do."
         }
     }
 }
@@ -134,12 +134,28 @@ public struct WebAccessPolicy: Sendable, Equatable {
     /// aside): the one spelling of each route, so the policy and the router read a path alike.
     public static func isCanonical(_ path: String) -> Bool {
         guard path.hasPrefix("/") else { return false }
+        // A control byte, sent escaped (`WebServer.unescape` leaves `%00`…`%1F` and `%7F` as
+        // they came) or raw: no page asks for one.
+        guard !path.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }), !Self.escapesControlByte(path) else { return false }
         let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         for (index, segment) in segments.enumerated() {
             if segment.isEmpty, index != segments.count - 1 { return false }
             if segment == "." || segment == ".." { return false }
         }
         return true
+    }
+
+    /// Whether `path` holds `%00`…`%1F` or `%7F` (any case).
+    static func escapesControlByte(_ path: String) -> Bool {
+        let bytes = Array(path.utf8)
+        guard bytes.count >= 3 else { return false }
+        for i in 0 ..< bytes.count - 2 where bytes[i] == UInt8(ascii: "%") {
+            let high = bytes[i + 1], low = bytes[i + 2] | 0x20
+            let lowIsHex = (low >= UInt8(ascii: "0") && low <= UInt8(ascii: "9")) || (low >= UInt8(ascii: "a") && low <= UInt8(ascii: "f"))
+            if (high == UInt8(ascii: "0") || high == UInt8(ascii: "1")) && lowIsHex { return true }
+            if high == UInt8(ascii: "7") && low == UInt8(ascii: "f") { return true }
+        }
+        return false
     }
 
     /// The methods served: reading (GET, HEAD) and changing (POST, the API only).

@@ -45,6 +45,7 @@ public final class WebServer: Sendable {
             }
         }
         let options: [CVarArg] = [
+            Int32(truncatingIfNeeded: MHD_OPTION.UNESCAPE_CALLBACK.rawValue), unsafeBitCast(WebServer.unescape, to: OpaquePointer.self), Int(0),
             Int32(truncatingIfNeeded: MHD_OPTION.LISTEN_SOCKET.rawValue), socket,
             Int32(truncatingIfNeeded: MHD_OPTION.CONNECTION_LIMIT.rawValue), Self.connectionLimit,
             Int32(truncatingIfNeeded: MHD_OPTION.CONNECTION_TIMEOUT.rawValue), Self.idleTimeoutSeconds,
@@ -60,6 +61,40 @@ public final class WebServer: Sendable {
             throw WebServerError.start
         }
         self.daemon.withLock { $0 = Int(bitPattern: UnsafeRawPointer(daemon)) }
+    }
+
+    /// libmicrohttpd's unescaping of the path and query (`MHD_OPTION_UNESCAPE_CALLBACK`), but an
+    /// escaped control byte (`%00`…`%1F`, `%7F`) is left as it was sent: decoded, `%00` ended the
+    /// C string the path reaches tv as, so `/api/status%00junk` was served as `/api/status` (a
+    /// trial); left escaped, the path is refused (`WebAccessPolicy.isCanonical`). In place, never
+    /// longer (the option's contract).
+    static let unescape: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?) -> Int = { _, _, text in
+        guard let text else { return 0 }
+        func hex(_ c: CChar) -> UInt8? {
+            switch UInt8(bitPattern: c) {
+            case 0x30...0x39: return UInt8(bitPattern: c) - 0x30
+            case 0x41...0x46: return UInt8(bitPattern: c) - 0x41 + 10
+            case 0x61...0x66: return UInt8(bitPattern: c) - 0x61 + 10
+            default: return nil
+            }
+        }
+        var read = 0, write = 0
+        while text[read] != 0 {
+            if text[read] == 0x25, let high = hex(text[read + 1]), let low = hex(text[read + 2]) {
+                let byte = high << 4 | low
+                if byte >= 0x20 && byte != 0x7F {
+                    text[write] = CChar(bitPattern: byte)
+                    write += 1
+                    read += 3
+                    continue
+                }
+            }
+            text[write] = text[read]
+            write += 1
+            read += 1
+        }
+        text[write] = 0
+        return write
     }
 
     /// The token of an `Authorization` header's value: `Bearer TOKEN`, the scheme's case aside

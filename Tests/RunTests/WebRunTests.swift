@@ -68,6 +68,10 @@ struct WebRunTests {
             #expect(try code(box, ["--path-as-is", "-m", "2", web.base + path]) == "400", "\(path)")
         }
         #expect(try code(box, ["--path-as-is", "-H", web.bearer, web.base + "//api/settings"]) == "400")
+        // An escaped NUL cut the path short: `/api/status%00junk` was served as `/api/status`.
+        for path in ["/api/status%00junk", "/app.js%00.html", "/api/flows/1%00xyz"] {
+            #expect(try code(box, ["--path-as-is", "-H", web.bearer, web.base + path]) == "400", "\(path)")
+        }
         // A wrong token.
         #expect(try code(box, [web.base + "/api/har?token=" + String(repeating: "0", count: 64)]) == "403")
         #expect(try code(box, ["-H", "Authorization: Bearer " + String(repeating: "0", count: 64), web.base + "/api/flows"]) == "403")

@@ -107,7 +107,21 @@ struct WebAccessPolicyTests {
         }
         #expect(policy.decide(WebRequestFacts(method: "GET", path: "/api/", host: "127.0.0.1:8081")) == .refuse(.noToken))
         #expect(WebRefusal.uncanonicalPath.status == 400)
-        #expect(WebRefusal.uncanonicalPath.message == "The path has an empty, '.' or '..' segment, which tv web does not read; ask for it without them, as its pages do.")
+        #expect(WebRefusal.uncanonicalPath.message == "The path has an empty, '.' or '..' segment or a control byte, which tv web does not read; ask for it without them, as its pages do.")
+        // A control byte, escaped as `WebServer.unescape` leaves it or raw: `%00` cut the path
+        // short, and `/api/status%00junk` was served as `/api/status` (a trial).
+        for path in ["/api/flows/1%00xyz", "/app.js%00.html", "/api/status%1f", "/x%7F", "/x%7f", "/a\u{1}b"] {
+            #expect(!WebAccessPolicy.isCanonical(path), "\(path)")
+        }
+        for path in ["/api/flows?q=%20", "/a%2", "/a%25", "/a%20b"] { #expect(WebAccessPolicy.isCanonical(path), "\(path)") }
+        // What libmicrohttpd hands tv: everything decoded but an escaped control byte.
+        func unescaped(_ text: String) -> String {
+            var bytes = Array(text.utf8CString)
+            let count = bytes.withUnsafeMutableBufferPointer { WebServer.unescape(nil, nil, $0.baseAddress) }
+            return String(cString: Array(bytes.prefix(count)) + [0])
+        }
+        #expect(unescaped("/api/flows/1%00xyz") == "/api/flows/1%00xyz")
+        #expect(unescaped("/a%20b%2Fc%7e%7F%2") == "/a b/c~%7F%2")
     }
 
     @Test func twoHostLinesAreRefusedWhicheverComesFirst() {
