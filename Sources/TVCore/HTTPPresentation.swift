@@ -102,7 +102,10 @@ public struct HTTPPresentation: Sendable {
             let reading = reader.measure(body, keeping: full ? 65_536 : BytePreview.textCap)
             var about = "    body: \(Units.grouped(Int64(reading.size))) bytes"
             if reading.decoded {
-                about += ", decoded from \(body.encodings.map(TerminalText.line).joined(separator: ", ")) (\(Units.grouped(Int64(body.transferred.count))) bytes as sent)"
+                // Of a cut body, what was kept as sent, not the whole (a trial read 65,262 as
+                // what the server sent; 106,774 were).
+                let kept = body.completeness.isComplete ? "bytes as sent" : "bytes kept as sent"
+                about += ", decoded from \(body.encodings.map(TerminalText.line).joined(separator: ", ")) (\(Units.grouped(Int64(body.transferred.count))) \(kept))"
             }
             about += ", \(TerminalText.line(body.framing))"
             emit(about)
@@ -135,7 +138,10 @@ public struct HTTPPresentation: Sendable {
         case .complete:
             return nil
         case let .cutByBudget(kept, expected):
-            return "Cut by the recording budget: \(Units.grouped(Int64(kept)))" + (expected.map { " of \(Units.grouped(Int64($0)))" } ?? "")
+            // A limit, not "the budget": a turn keeps at most 64 KiB whatever the flow's budget
+            // says, and the turn's own line says which one cut (a trial read the budget blamed
+            // for the turn's cap).
+            return "Cut by a recording limit: \(Units.grouped(Int64(kept)))" + (expected.map { " of \(Units.grouped(Int64($0)))" } ?? "")
                 + " body bytes were kept."
         case let .missingBytes(kept):
             return "Bytes are missing after the first \(Units.grouped(Int64(kept))): the recording queue was full."

@@ -879,7 +879,9 @@ function messageView(title, m) {
   }
   if (shownNote) shownNote += " Each turn as it was sent is under Download the whole turn; tv turns with --http --full prints every byte.";
   const encodings = (b.encodings || []).length ? (b.decoded ? "decoded from " : "coded ") + b.encodings.join(", ") : null;
-  const facts = [b.transferredBytes ? bytes(b.transferredBytes) + " as sent" : null, encodings, b.completeness, b.note].filter(Boolean).join("; ");
+  // Sentences joined as clauses: each one's full stop dropped first (it read ".;": a trial).
+  const facts = [b.transferredBytes ? bytes(b.transferredBytes) + " as sent" : null, encodings, b.completeness, b.note]
+    .filter(Boolean).map(t => t.replace(/\.$/, "")).join("; ");
   const trailers = (m.trailers || []).length ? h("pre", { class: "head" }, m.trailers.map(([k, v]) => k + ": " + v).join("\n")) : null;
   return h("div", { class: "message" }, h("h4", {}, title), h("pre", { class: "head" }, head), body,
     shownNote ? h("p", { class: "muted", "data-shown": "cut" }, shownNote) : null, trailers,

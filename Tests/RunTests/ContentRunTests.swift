@@ -162,7 +162,7 @@ struct ContentRunTests {
         #expect(matches(text, #"Turn 2  ← server to client  at \d+\.\d{3} s  65,536 of \#(grouped(1_048_576 + headCount)) bytes kept\n"#), "\(text)")
         #expect(text.hasSuffix("⋯ The server-to-client side stopped being recorded after this turn: a turn keeps at most 64 KiB.\n"), "\(text)")
         let http = try box.tv("turns", String(id), "--http").out
-        #expect(http.contains("Cut by the recording budget: \(grouped(65_536 - headCount)) of 1,048,576 body bytes were kept."), "\(http)")
+        #expect(http.contains("Cut by a recording limit: \(grouped(65_536 - headCount)) of 1,048,576 body bytes were kept."), "\(http)")
 
         let rawFile = w + "/turn2.bin"
         #expect(try box.tv("turns", String(id), "--turn", "2", "--raw", "-o", rawFile).status == 0)
