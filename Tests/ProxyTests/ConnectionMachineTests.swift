@@ -131,13 +131,22 @@ struct ConnectionMachineTests {
         _ = Self.moved(&m, 100, .clientToServer, at: 2_000)
         let reason = "The request has both Content-Length and Transfer-Encoding, a request-smuggling risk RFC 9112 §6.3 lets a server refuse."
         let failure = ConnectionFailure.requestUnreadable(reason)
-        #expect(m.handle(.requestRefused(reason)) == [.sendClient(Machine.errorResponse(400, failure)), .deliverThenClose(to: .client, reset: false)])
+        #expect(m.handle(.requestRefused(reason, answered: true)) == [.sendClient(Machine.errorResponse(400, failure)), .deliverThenClose(to: .client, reset: false)])
         let body = "tv: the client's request was not understood: \(reason)\n"
         #expect(String(decoding: Machine.errorResponse(400, failure), as: UTF8.self)
                 == "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body)
         #expect(m.phase == .closed && m.facts.status == .inspected && m.facts.error == failure.sentence)
-        #expect(m.handle(.requestRefused(reason)) == [])
+        #expect(m.handle(.requestRefused(reason, answered: true)) == [])
         #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 9_000_000))) == [])
+        // Behind a request waiting for its response: no 400 (it would be read as that one's),
+        // a reset; the flow still says why.
+        var piped = Self.machine()
+        Self.connected(&piped)
+        _ = Self.bytes(&piped, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = piped.handle(.upstreamHandshakeDone(Self.upstreamDone))
+        _ = piped.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        #expect(piped.handle(.requestRefused(reason, answered: false)) == [.close(reset: true)])
+        #expect(piped.phase == .closed && piped.facts.error == failure.sentence)
         // A server's response head the client could read otherwise: tv's 502 in its place.
         var r = Self.machine()
         Self.connected(&r)

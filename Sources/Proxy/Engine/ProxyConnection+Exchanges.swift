@@ -1,6 +1,5 @@
 import CTVShims
 import FlowTerms
-import Wire
 
 /// The driver's side of `ExchangeReader`: the relay's plaintext bursts (and plain HTTP's, per
 /// flow) go to the reader as they pass; what it reads goes to the flow sink (which only
@@ -67,28 +66,16 @@ extension ProxyConnection {
         // SNI) is named by its first request's authority: the machine decides.
         var authority: String?
         let wantsName = plain == nil && direction == .clientToServer && machine.wantsRequestName
-        var last: ExchangeRecord?
         reader.feed(bytes, direction, at: micros) { record in
             // Its last bytes are in this burst, not yet written to the client.
             if direction == .serverToClient, record.state == .complete { completedInFlight.append(record) }
             if wantsName, authority == nil { authority = record.authority }
-            last = record
             sink?.exchangeChanged(record)
         }
-        // A head the other side could read otherwise: not forwarded, tv's 400 (a request) or
-        // 502 (a response) its answer (a relay only: plain HTTP forwarding reads heads
-        // strictly before it forwards them).
-        if plain == nil, case .refused(let reason)? = reader.stop {
-            refusedHead = (direction, reason)
-            if var refused = last {
-                let status = direction == .clientToServer ? 400 : 502
-                refused.state = .answered
-                refused.status = status
-                refused.reason = HTTPReasonPhrase.of(status)
-                refused.responseTime = micros
-                refused.endTime = micros
-                sink?.exchangeChanged(refused)
-            }
+        // A head the other side could read otherwise: not forwarded; the machine answers or
+        // resets (a relay only: plain HTTP forwarding reads heads strictly before it forwards).
+        if plain == nil, case let .refused(reason, answered)? = reader.stop {
+            refusedHead = (direction, reason, answered)
         }
         if let authority, let command = machine.requestNamed(authority) { perform(command) }
         // The head is in; its body is still to come: acknowledge now rather than after the

@@ -157,9 +157,9 @@ extension ProxyConnection {
                 moved(n, direction)
                 // A head the other side could read otherwise: not forwarded; the machine
                 // answers 400 or 502 and closes (`ExchangeReader.Stop.refused`).
-                if let (way, reason) = refusedHead {
+                if let (way, reason, answered) = refusedHead {
                     refusedHead = nil
-                    feed(way == .clientToServer ? .requestRefused(reason) : .responseRefused(reason))
+                    feed(way == .clientToServer ? .requestRefused(reason, answered: answered) : .responseRefused(reason))
                     return false
                 }
                 let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])

@@ -73,7 +73,7 @@ final class ProxyConnection: LoopHandler {
     var exchangesStopped = false
     /// The relay's reader refused a head in the burst just read, and which way it went
     /// (`ExchangeReader.Stop.refused`): the burst is not forwarded (`ProxyConnection+Relay`).
-    var refusedHead: (direction: Direction, reason: String)?
+    var refusedHead: (direction: Direction, reason: String, answered: Bool)?
     /// Exchanges whose response ended in a server burst whose bytes are not all in the client's
     /// socket yet (cleared once tv holds nothing more for the client, `noteClientDrained`). A close
     /// that leaves bytes unsent ends them `.incomplete` after all (`endUndeliveredExchanges`).

@@ -153,14 +153,17 @@ struct ConnectionMachine {
         case .clientRequestArrived:
             guard phase == .answering, let answering else { return [] }
             return badGateway(answering)
-        case .requestRefused(let reason):
+        case let .requestRefused(reason, answered):
             guard phase == .relaying else { return [] }
             // tv's 400, what a server must answer (RFC 9112 §6.3, RFC 9110 §5.5), then the
-            // close; the server got nothing of the request, and the flow says why.
+            // close; the server got nothing of the request, and the flow says why. Behind a
+            // request still waiting for its response, a 400 would be taken for that response:
+            // a reset instead.
             let failure = ConnectionFailure.requestUnreadable(reason)
             phase = .closed
             relayEndedBy = failure
             facts.error = failure.sentence
+            guard answered else { return [.close(reset: true)] }
             return [.sendClient(Self.errorResponse(400, failure)), .deliverThenClose(to: .client, reset: false)]
         case .responseRefused(let reason):
             guard phase == .relaying else { return [] }

@@ -157,8 +157,9 @@ extension ConnectionMachine {
         case clientRequestArrived
         /// The relay's request rows refused a client's HTTP/1 request head servers could read
         /// otherwise (`ExchangeReader.Stop.refused`, the reader's sentence); the burst holding
-        /// it was not forwarded.
-        case requestRefused(String)
+        /// it was not forwarded. `answered`: no earlier request waits for its response, so tv's
+        /// 400 answers this one; otherwise the connection is reset.
+        case requestRefused(String, answered: Bool)
         /// The same for a server's HTTP/1 response head the client could read otherwise
         /// (Content-Length beside Transfer-Encoding): not forwarded; tv answers 502.
         case responseRefused(String)

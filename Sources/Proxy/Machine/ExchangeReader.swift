@@ -53,13 +53,16 @@ final class ExchangeReader {
         /// breaks the rules (a NUL in its target or a field value, a space before a colon,
         /// Content-Length values that disagree) or whose framing a strict reading refuses
         /// (Content-Length beside Transfer-Encoding: the request-smuggling risk RFC 9112 §6.1
-        /// and §6.3 describe). Its row is emitted, `.incomplete`; the driver must not forward it
-        /// (tv answers 400 and closes, `ConnectionMachine.Event.requestRefused`). Forwarded
-        /// unread, such requests reached the server while the rows said something else or
-        /// nothing (a trial: one POST through a tunnel recorded as a POST and a GET). From the
-        /// server: a response with Content-Length beside Transfer-Encoding, which the client
-        /// may read otherwise (RFC 9112 §6.3); tv answers 502 (`.responseRefused`).
-        case refused(String)
+        /// and §6.3 describe). The driver must not forward it (`ConnectionMachine.Event
+        /// .requestRefused`). `answered`: no earlier request on the connection waits for its
+        /// response, so tv answers this one with 400 (its row reads so, `.answered`); otherwise
+        /// a 400 would be read as an earlier request's response (a re-check's pipelined GET took
+        /// it), so the connection is reset and the rows end incomplete. Forwarded unread, such
+        /// requests reached the server while the rows said something else or nothing (a trial:
+        /// one POST through a tunnel recorded as a POST and a GET). From the server: a response
+        /// with Content-Length beside Transfer-Encoding, which the client may read otherwise
+        /// (RFC 9112 §6.3); tv answers 502 in its place, always `answered` (`.responseRefused`).
+        case refused(String, answered: Bool)
         /// The connection ended.
         case ended
     }

@@ -113,15 +113,18 @@ final class HTTP1ExchangeReading {
                 let line = gathered.isEmpty ? MalformedRequestLine(rest)
                     : (gathered + rest.prefix(MalformedRequestLine.maxLine)).withUnsafeBytes { MalformedRequestLine($0) }
                 guard let line else { return sequence == 0 ? .notHTTP : .malformed(reason) }
-                unreadable(line, at: now, emit: emit)
-                return .refused(reason)
+                let answered = pending.isEmpty
+                refuse(line, host: nil, answered: answered, at: now, emit: emit)
+                return .refused(reason, answered: answered)
             case .request(let head):
                 requestHead = nil
                 // Framing a strict server reads otherwise: the same (`.refused`).
                 if let refusal = head.framingRefusal {
                     let version = head.version == .http11 ? "HTTP/1.1" : head.version.description
-                    unreadable(MalformedRequestLine(method: head.method, target: head.target, version: version), at: now, emit: emit)
-                    return .refused(refusal)
+                    let answered = pending.isEmpty
+                    refuse(MalformedRequestLine(method: head.method, target: head.target, version: version), host: head.host,
+                           answered: answered, at: now, emit: emit)
+                    return .refused(refusal, answered: answered)
                 }
                 start(head, at: now, emit: emit)
                 if !early.isEmpty {
@@ -159,18 +162,29 @@ final class HTTP1ExchangeReading {
         }
     }
 
-    /// A request head that is not forwarded (`ExchangeReader.Stop.refused`): its line as a row
-    /// that ends at once, `.incomplete` (the driver makes it tv's 400).
-    private func unreadable(_ line: MalformedRequestLine, at now: Int64, emit: (ExchangeRecord) -> Void) {
+    /// A request head that is not forwarded (`ExchangeReader.Stop.refused`): its line (and Host,
+    /// when it could be read) as a row that ends at once: tv's 400 when `answered`, else
+    /// `.incomplete` (the connection is reset).
+    private func refuse(_ line: MalformedRequestLine, host: String?, answered: Bool, at now: Int64, emit: (ExchangeRecord) -> Void) {
         sequence += 1
         let target = ExchangeTarget(line.target, keepsQuery: settings.keepsQuery)
         var record = ExchangeRecord(
             flowID: settings.flowID, sequence: sequence, httpVersion: line.version, method: line.method,
-            scheme: settings.target?.scheme ?? target.scheme ?? settings.scheme, authority: target.authority ?? settings.target?.authority,
+            scheme: settings.target?.scheme ?? target.scheme ?? settings.scheme,
+            authority: target.authority ?? host ?? settings.target?.authority,
             path: target.path, queryRemoved: target.queryRemoved, requestTime: startedAt, connect: line.method == "CONNECT")
-        record.state = .incomplete
         record.endTime = now
+        if answered { Self.answeredByTV(&record, status: 400, at: now) } else { record.state = .incomplete }
         emit(record)
+    }
+
+    /// `record` as answered by tv itself with `status` at `now` (`ExchangeState.answered`).
+    static func answeredByTV(_ record: inout ExchangeRecord, status: Int, at now: Int64) {
+        record.state = .answered
+        record.status = status
+        record.reason = HTTPReasonPhrase.of(status)
+        if record.responseTime == nil { record.responseTime = now }
+        record.endTime = now
     }
 
     private func server(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
@@ -215,8 +229,14 @@ final class HTTP1ExchangeReading {
                 return .malformed(reason)
             case .response(let head):
                 responseHead = nil
-                // Framing the client may read otherwise: not forwarded (tv's 502, `.refused`).
-                if let refusal = head.framingRefusal { return .refused(refusal) }
+                // Framing the client may read otherwise: not forwarded; tv's 502 answers the
+                // request it was for (`.refused`), the later ones end with the reading.
+                if let refusal = head.framingRefusal {
+                    var answered = pending.remove(at: index).record
+                    Self.answeredByTV(&answered, status: 502, at: now)
+                    emit(answered)
+                    return .refused(refusal, answered: true)
+                }
                 if let stop = answer(index, head, at: now, emit: emit) { return stop }
             case .request:
                 return .malformed("A request line where a status line belongs (RFC 9112 §4).")
