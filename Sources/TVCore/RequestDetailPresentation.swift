@@ -39,6 +39,11 @@ public struct RequestDetailPresentation: Sendable {
 
     /// Said where the response is missing.
     func missingResponse() -> String {
+        // tv's own answer (a 502, a refused head's 400) is never in the kept turns: it was not
+        // said by the server (a re-check read the budget blamed for it).
+        if exchange.state == .answered, let status = exchange.status {
+            return "  (the response, status \(status), was tv's own answer, which is not kept with what the client and server said; the flow's error says why tv answered)"
+        }
         guard let problem = stoppedReading else {
             // The row read a response the kept turns lack: its direction's budget ran out first
             // (a trial's h1 request past 1 MiB of responses said only "no response was recorded").

@@ -8,7 +8,8 @@ public enum ByteWords {
         let units = ["KiB", "MiB", "GiB", "TiB"]
         var value = Double(n) / 1024
         var index = 0
-        while value >= 1024 && index < units.count - 1 { value /= 1024; index += 1 }
+        // A value that rounds to 1024 is the next unit's 1.0 (1,048,524 B read "1024 KiB": a re-check).
+        while value.rounded() >= 1024 && index < units.count - 1 { value /= 1024; index += 1 }
         if value >= 100 { return "\(Int(value.rounded())) \(units[index])" }
         let tenths = Int64((value * 10).rounded())
         return "\(tenths / 10).\(tenths % 10) \(units[index])"

@@ -246,6 +246,8 @@ function bytes(n) {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
   let v = n, i = 0;
   while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  // A value that rounds to 1024 is the next unit's 1.0 (1,048,524 B read "1024 KiB").
+  if (i > 0 && Math.round(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
   if (i === 0) return String(v) + " B";
   if (v >= 100) return Math.round(v) + " " + units[i];
   const tenths = Math.round(v * 10);

@@ -11,6 +11,9 @@ import FlowTerms
         #expect(Units.bytes(1536) == "1.5 KiB")
         #expect(Units.bytes(10 * 1024 * 1024) == "10.0 MiB")
         #expect(Units.bytes(150 * 1024 * 1024) == "150 MiB")
+        // Rounding to 1024 of a unit is the next unit's 1.0 (it read "1024 KiB": a re-check).
+        #expect(Units.bytes(1_048_524) == "1.0 MiB")
+        #expect(Units.bytes(1_047_552) == "1023 KiB")
         #expect(Units.bytes(3 * 1024 * 1024 * 1024) == "3.0 GiB")
     }
 

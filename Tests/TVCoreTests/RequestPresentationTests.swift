@@ -201,5 +201,11 @@ import Testing
         var past: [String] = []
         RequestDetailPresentation(exchange: exchange, recorded: recorded).write(reader: BoundedBodyReader()) { past.append($0) }
         #expect(past.last == "  (the response, status 200, was not kept: its direction's recording budget ran out before it, or what was kept of it expired or was deleted; the status and sizes above are its row's)")
+        // tv's own answer is never in the kept turns (a re-check read the budget blamed for it).
+        exchange.status = 400
+        exchange.state = .answered
+        var own: [String] = []
+        RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: problem).write(reader: BoundedBodyReader()) { own.append($0) }
+        #expect(own.last == "  (the response, status 400, was tv's own answer, which is not kept with what the client and server said; the flow's error says why tv answered)")
     }
 }

@@ -31,7 +31,9 @@ enum CARemakeCommand {
         // trial's session minting from the old root, whose key was gone, for minutes.
         let told = LiveSession.caChanged(inv)
         let settingsPath = try inv.settingsStore().file.path
-        inv.console.line(outcome.inspectionOff.sentence(settingsPath: settingsPath))
+        // Only news is said: "Inspection is off (it already was)" led a remake's output when
+        // inspection had never been on (a re-check).
+        if case .wasAlreadyOff = outcome.inspectionOff {} else { inv.console.line(outcome.inspectionOff.sentence(settingsPath: settingsPath)) }
         inv.console.line("Remade the CA.")
         inv.console.line("  old root  \(outcome.oldRoot.subject)  SHA-256 \(Hex.encode(outcome.oldRoot.sha256, separator: ":", uppercase: true))")
         inv.console.line("  new root  \(outcome.newCA.root.subject)  serial \(outcome.newCA.root.serialHex)")

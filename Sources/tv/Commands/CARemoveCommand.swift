@@ -69,7 +69,8 @@ enum CARemoveCommand {
         // The running session before anything more is printed (output cut short by a closed
         // pipe must not leave it minting from a CA that is gone; a trial's remake did).
         let delivery = outcome.removedSomething ? ControlSocketNotifier(home: home).caChanged() : nil
-        inv.console.line(outcome.inspectionOff.sentence(settingsPath: settings.file.path))
+        // Only news is said (inspection that was already off is no news: a re-check).
+        if case .wasAlreadyOff = outcome.inspectionOff {} else { inv.console.line(outcome.inspectionOff.sentence(settingsPath: settings.file.path)) }
         // Roots a remake replaced, still in stores tv put them in: out too (also when the CA
         // itself was removed earlier without --apply).
         if !replaced.isEmpty {

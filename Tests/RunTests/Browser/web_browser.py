@@ -140,8 +140,8 @@ try:
     print("ok: a body past what the HTTP view draws is cut there, and said", flush=True)
 
     # Sizes as `tv flows` writes them (ByteWords.binary): one decimal below 100 of a unit.
-    sizes = driver.execute_script("return [bytes(60672), bytes(36385587), bytes(1023), bytes(102400), bytes(10342)]")
-    if sizes != ["59.3 KiB", "34.7 MiB", "1023 B", "100 KiB", "10.1 KiB"]:
+    sizes = driver.execute_script("return [bytes(60672), bytes(36385587), bytes(1023), bytes(102400), bytes(10342), bytes(1048524)]")
+    if sizes != ["59.3 KiB", "34.7 MiB", "1023 B", "100 KiB", "10.1 KiB", "1.0 MiB"]:
         fail("sizes read " + str(sizes))
     print("ok: sizes read as tv flows writes them", flush=True)
 
