@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Proxy
 import Wire
 import FlowTerms
@@ -47,6 +50,12 @@ extension EngineLoop {
         counters.quicUnreadable.wrappingAdd(1, ordering: .relaxed)
     }
 
+    /// Whether `name` is an IPv4 or IPv6 address literal (inet_pton(3) reads it).
+    static func isAddressLiteral(_ name: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
+    }
+
     /// A read that ended names its flow (reported at once) or is counted as unreadable; its
     /// memory is freed either way.
     private func settleQUIC(_ flow: UDPFlow) {
@@ -60,6 +69,9 @@ extension EngineLoop {
             // The name is recorded as an A-label (RFC 6066 §3); one IDNA refuses is not a name.
             var hello = read
             if let ascii = try? read.withASCIIServerName() { hello = ascii } else { hello.serverName = nil }
+            // An address is no host name (RFC 6066 §3 allows none there): named by it, the flow
+            // read as if it went to that address (a trial's SNI 10.1.2.3).
+            if let name = hello.normalizedServerName, Self.isAddressLiteral(name) { hello.serverName = nil }
             if hello.normalizedServerName == nil {
                 counters.quicNoName.wrappingAdd(1, ordering: .relaxed)
             } else {

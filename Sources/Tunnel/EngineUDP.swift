@@ -120,8 +120,8 @@ extension EngineLoop {
             facts.transport = .udp
             facts.server = upstream.endpoint
             facts.port = key.remote.port
-            // QUIC on 443 is encrypted; nothing else is read (tv does not decrypt UDP).
-            facts.status = key.remote.port == 443 ? .encrypted : .notEncrypted
+            // QUIC and DTLS are encrypted (`UDPEncryptionGuess`); tv does not decrypt UDP.
+            facts.status = UDPEncryptionGuess.looksEncrypted(payload, port: key.remote.port) ? .encrypted : .notEncrypted
             facts.packetsFromClient = 0
             facts.packetsFromServer = 0
             nameFromDNS(&facts, address: key.remote.address)
@@ -304,7 +304,9 @@ extension EngineLoop {
         loop.unwatch(flow.fd)
         close(flow.fd)
         abandonQUIC(flow)
-        if let facts = flow.facts { report(facts, wallMicros: wallMicros, error: reason) }
+        // A UDP association has no close: it ended with its last datagram, not when the idle
+        // timer or the session's end found it (a 1 ms exchange read 60 s: a trial).
+        if let facts = flow.facts { report(facts, wallMicros: max(facts.startMicros, min(wallMicros, facts.lastActivityMicros)), error: reason) }
         for (_, query) in flow.queries { report(query.facts, wallMicros: wallMicros, error: reason ?? "tv stopped before the answer came") }
     }
 

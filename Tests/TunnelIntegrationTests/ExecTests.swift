@@ -107,6 +107,9 @@ final class ExecTests {
         #expect(f["bytesUp"] as? Int == 78_501 && f["bytesDown"] as? Int == 78_501)
         #expect(f["packetsUp"] as? Int == 6 && f["packetsDown"] as? Int == 6)
         #expect(f["status"] as? String == "not_encrypted")
+        // An association ends with its last datagram, not when the session or the idle timer
+        // found it (a 1 ms exchange read 60 s: a trial).
+        #expect((f["duration"] as? Int).map { $0 == (f["lastActivityTime"] as? Int ?? -1) - (f["startTime"] as? Int ?? 0) } == true, "\(f)")
         // UDP to 443 is QUIC as far as tv knows: encrypted (nothing listens there; the flow is
         // still one), or failed with the reason when the origin's port unreachable came back
         // before the command ended.

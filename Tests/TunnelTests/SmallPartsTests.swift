@@ -47,3 +47,33 @@ struct LeftoverSentenceTests {
         #expect(ExecNamespace.leftoverSentence(["sleep", "python3", "sleep"]) == "3 processes (sleep ×2, python3) left running inside the namespace were stopped")
     }
 }
+
+@Suite("What a UDP flow's first datagram says of it")
+struct UDPFlowGuessTests {
+    func encrypted(_ bytes: [UInt8], port: UInt16 = 4433) -> Bool {
+        bytes.withUnsafeBytes { UDPEncryptionGuess.looksEncrypted($0, port: port) }
+    }
+
+    /// QUIC and DTLS are encrypted whatever the port (a trial's draft v2, version negotiation
+    /// and DTLS read "not encrypted — plain bytes"); other datagrams are not guessed at.
+    @Test func quicAndDTLSAreEncrypted() {
+        // RFC 9001 Appendix A.2's client Initial (1,200 bytes), on a port other than 443.
+        let initial = QUICVectors.v1.bytes("client_protected_packet")
+        #expect(initial.count == 1_200 && encrypted(initial))
+        // A version negotiation (version 0), short.
+        #expect(encrypted([0xC0, 0, 0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 1]))
+        // A short datagram with a long-header-looking first byte is not taken for QUIC.
+        #expect(!encrypted([0xC0, 0, 0, 0, 1, 0x68, 0x69]))
+        // DTLS 1.2: a handshake record (22), version 0xFEFD, epoch, sequence, length.
+        #expect(encrypted([22, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100] + Array(repeating: 0, count: 100)))
+        #expect(!encrypted(Array("hello".utf8)) && !encrypted([1]))
+        // UDP to 443, whatever it holds (as before).
+        #expect(encrypted([1], port: 443))
+    }
+
+    /// An address in the SNI names no host (RFC 6066 §3): it read as if the flow went there.
+    @Test func addressLiteralsAreNoNames() {
+        #expect(EngineLoop.isAddressLiteral("10.1.2.3") && EngineLoop.isAddressLiteral("fd31::2"))
+        #expect(!EngineLoop.isAddressLiteral("quic.test") && !EngineLoop.isAddressLiteral("10.1.2.3.nip.io"))
+    }
+}

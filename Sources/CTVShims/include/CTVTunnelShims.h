@@ -91,7 +91,8 @@ int tv_set_recverr(int fd, int family, int on);
 /// (-EAGAIN: the queue is empty).
 ssize_t tv_recv_errqueue(int fd, void *buf, size_t len, void *control, size_t *control_len);
 int tv_path_mtu(int fd, int family);
-/// socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0).
+/// socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), its receive buffer raised to
+/// 4 MiB (SO_RCVBUFFORCE where permitted, else SO_RCVBUF up to rmem_max).
 int tv_socket_dgram(int family);
 /// IP6T_SO_ORIGINAL_DST for an IPv6 connection a REDIRECT rule sent to us; fills `addr`.
 int tv_original_dst6(int fd, struct sockaddr_storage *addr, socklen_t *len);
