@@ -123,11 +123,16 @@ struct ConnectionMachineTests {
 
     @Test("a relayed request head servers could read otherwise (the reader refused it): tv answers 400 saying why, delivers it, closes; the flow keeps its status and says why; later events change nothing")
     func refusedRequestIsAnsweredWith400() {
-        var m = Self.machine()
-        Self.connected(&m)
-        _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
-        _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
-        _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        /// An explicit-proxy machine relaying an inspected connection.
+        func relaying() -> Machine {
+            var m = Self.machine()
+            Self.connected(&m)
+            _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+            _ = m.handle(.upstreamHandshakeDone(Self.upstreamDone))
+            _ = m.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+            return m
+        }
+        var m = relaying()
         _ = Self.moved(&m, 100, .clientToServer, at: 2_000)
         let reason = "The request has both Content-Length and Transfer-Encoding, a request-smuggling risk RFC 9112 §6.3 lets a server refuse."
         let failure = ConnectionFailure.requestUnreadable(reason)
@@ -140,21 +145,13 @@ struct ConnectionMachineTests {
         #expect(m.handle(.relayEnded(.init(failure: nil, atMicros: 9_000_000))) == [])
         // Behind a request waiting for its response: no 400 (it would be read as that one's),
         // a reset; the flow still says why.
-        var piped = Self.machine()
-        Self.connected(&piped)
-        _ = Self.bytes(&piped, ProxyFixtures.clientHelloSNIAndALPN)
-        _ = piped.handle(.upstreamHandshakeDone(Self.upstreamDone))
-        _ = piped.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        var piped = relaying()
         #expect(piped.handle(.requestRefused(reason, answered: false)) == [.close(reset: true)])
         #expect(piped.phase == .closed && piped.facts.error == failure.sentence)
         // A server's response head the client could read otherwise: tv's 502 in its place.
-        var r = Self.machine()
-        Self.connected(&r)
-        _ = Self.bytes(&r, ProxyFixtures.clientHelloSNIAndALPN)
-        _ = r.handle(.upstreamHandshakeDone(Self.upstreamDone))
-        _ = r.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
-        let splitting = ConnectionFailure.responseUnreadable("The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error.")
-        #expect(r.handle(.responseRefused("The response has both Content-Length and Transfer-Encoding, which RFC 9112 §6.3 says may be an attempt at response splitting and ought to be handled as an error."))
+        var r = relaying()
+        let splitting = ConnectionFailure.responseUnreadable(HTTP1ResponseSummary.lengthAndCoding)
+        #expect(r.handle(.responseRefused(HTTP1ResponseSummary.lengthAndCoding))
                 == [.sendClient(Machine.errorResponse(502, splitting)), .deliverThenClose(to: .client, reset: false)])
         #expect(r.phase == .closed && r.facts.error == splitting.sentence)
     }
