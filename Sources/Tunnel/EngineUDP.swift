@@ -74,7 +74,16 @@ extension EngineLoop {
     func flowID(of flow: UDPFlow, message: UnsafeRawBufferPointer) -> UInt64 {
         guard flow.isDNS else { return flow.facts?.id ?? 0 }
         guard message.count >= 2 else { return 0 }
-        return flow.queries[UInt16(message[0]) << 8 | UInt16(message[1])]?.facts.id ?? 0
+        let id = UInt16(message[0]) << 8 | UInt16(message[1])
+        return (flow.queries[id] ?? Self.onlyQuery(flow).flatMap { flow.queries[$0] })?.facts.id ?? 0
+    }
+
+    /// The ID of the one query waiting on `flow`, when exactly one waits: a datagram with another
+    /// ID on the association (a spoofed or late answer) is that query's traffic, which the
+    /// program received (a trial's wrong-ID reply reached dig and the capture, and no flow
+    /// counted it). With several waiting, whose it is cannot be told.
+    static func onlyQuery(_ flow: UDPFlow) -> UInt16? {
+        flow.queries.count == 1 ? flow.queries.first?.key : nil
     }
 
     /// The IPv4 DF bit of the packet in `bytes`.
@@ -206,11 +215,17 @@ extension EngineLoop {
     /// A datagram from the resolver (passed on to the program whatever it is): counted on the
     /// query with its ID; only an answer to that query's question (`DNSAnswerMatch`) closes the
     /// query's flow and hands the names to the observer. One with no waiting query's ID is a
-    /// stray (counted; it names nothing).
+    /// stray (counted; it names nothing; its bytes are the one waiting query's, `onlyQuery`).
     private func answer(_ flow: UDPFlow, _ payload: UnsafeRawBufferPointer) {
         let id = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : 0
         guard payload.count >= 12, var query = flow.queries[id] else {
             counters.dnsStrayAnswers.wrappingAdd(1, ordering: .relaxed)
+            // Counted on the one query waiting, if one alone waits (`onlyQuery`); it names nothing.
+            if let only = Self.onlyQuery(flow), var waiting = flow.queries[only] {
+                waiting.facts.bytesFromServer += UInt64(payload.count)
+                waiting.facts.packetsFromServer = (waiting.facts.packetsFromServer ?? 0) + 1
+                flow.queries[only] = waiting
+            }
             return
         }
         let wall = EngineClock.wallMicros()

@@ -108,6 +108,12 @@ final class ExecNamesTests {
                     count = 3
                     body = (name("chain.test") + struct.pack(">HH", 1, 1) + rr("chain.test", 5, name("real.test"))
                             + rr("real.test", 1, a) + rr("bank.example", 1, a))
+                elif qname == "wrongid.test":
+                    # A reply with another ID first (a spoofing attempt), then the real one.
+                    count = 1
+                    body = name("wrongid.test") + struct.pack(">HH", 1, 1) + rr("wrongid.test", 1, socket.inet_aton("10.203.0.9"))
+                    bad = bytes([qid[0] ^ 0x55, qid[1] ^ 0x55])
+                    s.sendto(bad + struct.pack(">HHHHH", 0x8180, 1, count, 0, 0) + body, peer)
                 else:
                     continue
                 s.sendto(qid + struct.pack(">HHHHH", 0x8180, 1, count, 0, 0) + body, peer)
@@ -123,18 +129,22 @@ final class ExecNamesTests {
                 u.settimeout(2)
                 u.sendto(q, ("10.203.0.3", 53))
                 try:
-                    return u.recv(512)
+                    while True:
+                        got = u.recv(512)
+                        if got[:2] == q[:2]:
+                            return got
                 except socket.timeout:
                     return b""
             print(len(query(0x1234, "spoof.test")) > 0)
             print(len(query(0x4321, "chain.test")) > 0)
+            print(len(query(0x5678, "wrongid.test")) > 0)
             s = socket.create_connection(("10.203.0.2", 8080), timeout=10)
             s.sendall(b"GET /index.html HTTP/1.0\\r\\n\\r\\n")
             while s.recv(65536): pass
             time.sleep(6)  # spoof.test's query times out in tv (5 s)
             """)
         let r = lab.exec([], ["python3", client], timeout: 60)
-        #expect(r.status == 0 && r.out == "True\nTrue\n", "\(r)")
+        #expect(r.status == 0 && r.out == "True\nTrue\nTrue\n", "\(r)")
         let flows = try lab.flows()
         let tcp = try #require(flows.first { $0["serverPort"] as? Int == 8080 })
         // The name looked up heads; its chain's other name is kept; bank.example is neither.
@@ -144,6 +154,10 @@ final class ExecNamesTests {
         #expect(spoofed["error"] as? String == "no answer within 5 s; 1 datagram with its ID answered another question (a spoofed or misdirected answer, which the program's resolver drops)", "\(spoofed)")
         #expect(spoofed["bytesDown"] as? Int ?? 0 > 0, "the datagram passed on is counted on the query: \(spoofed)")
         #expect(try ids(host: "bank.example").isEmpty)
+        // A reply with another ID reached the program (it read past it) and is counted on the one
+        // query waiting: two datagrams down (it was counted on none: a trial).
+        let wrongID = try #require(flows.first { $0["host"] as? String == "wrongid.test" })
+        #expect(wrongID["packetsDown"] as? Int == 2 && (wrongID["error"] == nil || wrongID["error"] is NSNull), "\(wrongID)")
     }
 
     @Test("a real QUIC client (ngtcp2 gtlsclient) to a QUIC server in the origin namespace: the flow is named from its Initial packets, origin QUIC",
