@@ -147,4 +147,16 @@ struct RemakeRemoveTests {
         #expect(!FileManager.default.fileExists(atPath: box.home + "/replaced-roots"))
         #expect(!FileManager.default.fileExists(atPath: box.home + "/trust-installs.json"))
     }
+
+    /// A file that is not a bundle is refused before the plan is shown, and left as it was (a
+    /// trust.store of file:/etc/shadow was taken; a re-check saw the plan first).
+    @Test func aFileThatIsNoBundleIsRefusedBeforeThePlan() throws {
+        let box = TVSandbox()
+        #expect(box.tv("ca", "create").status == 0)
+        let passwd = box.path + "/passwd"
+        box.write(passwd, "root:x:0:0:root:/root:/bin/bash\n")
+        let r = box.tv("ca", "trust", "--trust-store", "file:" + passwd, "--apply", "--yes")
+        #expect(r.status == 1 && !r.out.contains("This will:") && r.err.contains("holds no PEM certificate, so it is not a certificate bundle; nothing was changed."), "\(r)")
+        #expect(box.read(passwd) == "root:x:0:0:root:/root:/bin/bash\n")
+    }
 }
