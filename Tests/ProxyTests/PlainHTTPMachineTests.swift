@@ -272,6 +272,12 @@ struct PlainHTTPMachineTests {
         var long = Self.started()
         let tooLarge = Self.client(&long, "GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-Filler: " + String(repeating: "a", count: 70_000), at: 2)
         #expect(tooLarge.contains(.answerClient(ConnectionMachine.errorResponse(431, .requestUnreadable("The request head exceeds 65536 bytes without ending in an empty line.")), linger: false)))
+        // Behind a request still waiting for its response: no answer (it would be read as that
+        // request's: a re-check's pipelined GET took the 400), a reset.
+        var piped = Self.started()
+        let both = Self.client(&piped, Self.get + "POST http://127.0.0.1:8080/b HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n", at: 2)
+        #expect(!both.contains { if case .answerClient = $0 { return true } else { return false } }, "\(both)")
+        #expect(both.last == .close(reset: true), "\(both)")
     }
 
     @Test("the server closing before its response is complete: the flow says so; the client gets our FIN")

@@ -182,6 +182,11 @@ struct PlainHTTPMachine {
                 }
                 let read = headParser.feed(rest)
                 if let refusal = read.refusal {
+                    // Behind a request still waiting for its response, tv's answer would be read
+                    // as that request's (a re-check's pipelined GET took the 400): a reset.
+                    guard responses.outstanding.isEmpty else {
+                        return fail(.requestUnreadable(refusal.reason), status: refusal.status, answering: false)
+                    }
                     return fail(.requestUnreadable(refusal.reason), status: refusal.status)
                 }
                 switch read {
@@ -449,8 +454,10 @@ struct PlainHTTPMachine {
 
     /// Answers the client with an error (when no response is under way) and closes;
     /// `deliveringFirst` as for `finish`.
-    mutating func fail(_ failure: ConnectionFailure, status: Int, deliveringFirst: Bool = false) {
-        if responses.outstanding.count <= 1 && responses.body == nil {
+    /// - Parameter answering: false: no answer, and the connection is reset (a refused request
+    ///   behind one still waiting for its response).
+    mutating func fail(_ failure: ConnectionFailure, status: Int, deliveringFirst: Bool = false, answering: Bool = true) {
+        if answering && responses.outstanding.count <= 1 && responses.body == nil {
             emit(.answerClient(ConnectionMachine.errorResponse(status, failure), linger: false))
         }
         // No connection to the server was made: the head counted as sent when it was queued
@@ -463,7 +470,7 @@ struct PlainHTTPMachine {
             facts = flow
             firstFacts = nil
         }
-        finish(reset: false, failure: failure, deliveringFirst: deliveringFirst)
+        finish(reset: !answering, failure: failure, deliveringFirst: deliveringFirst)
     }
 
     /// - Parameter deliveringFirst: what tv holds for the client is delivered before the close
