@@ -53,7 +53,17 @@ extension EngineLoop {
     /// Whether `name` is an IPv4 or IPv6 address literal (inet_pton(3) reads it).
     static func isAddressLiteral(_ name: String) -> Bool {
         var v4 = in_addr(), v6 = in6_addr()
-        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
+        // inet_aton(3) too: it reads the forms inet_pton refuses (`010.001.002.003`, `10.1`).
+        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1 || inet_aton(name, &v4) != 0
+    }
+
+    /// Whether `name` (an A-label form) can be a DNS host name: letters, digits, hyphens,
+    /// underscores and dots only (a re-check's `[10.1.2.3]` and `host:443` named flows).
+    static func isHostName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+        }
     }
 
     /// A read that ended names its flow (reported at once) or is counted as unreadable; its
@@ -71,7 +81,7 @@ extension EngineLoop {
             if let ascii = try? read.withASCIIServerName() { hello = ascii } else { hello.serverName = nil }
             // An address is no host name (RFC 6066 §3 allows none there): named by it, the flow
             // read as if it went to that address (a trial's SNI 10.1.2.3).
-            if let name = hello.normalizedServerName, Self.isAddressLiteral(name) { hello.serverName = nil }
+            if let name = hello.normalizedServerName, Self.isAddressLiteral(name) || !Self.isHostName(name) { hello.serverName = nil }
             if hello.normalizedServerName == nil {
                 counters.quicNoName.wrappingAdd(1, ordering: .relaxed)
             } else {

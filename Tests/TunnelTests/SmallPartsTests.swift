@@ -75,5 +75,10 @@ struct UDPFlowGuessTests {
     @Test func addressLiteralsAreNoNames() {
         #expect(EngineLoop.isAddressLiteral("10.1.2.3") && EngineLoop.isAddressLiteral("fd31::2"))
         #expect(!EngineLoop.isAddressLiteral("quic.test") && !EngineLoop.isAddressLiteral("10.1.2.3.nip.io"))
+        // Forms inet_pton refuses, and what no host name holds (a re-check's `[10.1.2.3]`,
+        // `010.001.002.003` and `192.168.1.1:443` still named flows).
+        #expect(EngineLoop.isAddressLiteral("010.001.002.003") && EngineLoop.isAddressLiteral("10.1"))
+        #expect(!EngineLoop.isHostName("[10.1.2.3]") && !EngineLoop.isHostName("192.168.1.1:443") && !EngineLoop.isHostName("a b"))
+        #expect(EngineLoop.isHostName("xn--bcher-kva.test") && EngineLoop.isHostName("_dmarc.quic.test"))
     }
 }
