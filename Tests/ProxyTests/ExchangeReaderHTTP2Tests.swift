@@ -103,6 +103,20 @@ struct ExchangeReaderHTTP2Tests {
         #expect(early?.state == .complete && early?.status == 200 && early?.requestBodyBytes == 5 && early?.responseBodyBytes == 2, "\(String(describing: early))")
         #expect(rows(Self.frame(0x1, Self.endHeaders, 1, Self.ok200TextPlain) + Self.frame(0x3, 0, 1, [0, 0, 0, 0]))?.state == .incomplete)
         #expect(rows(answered + Self.frame(0x3, 0, 1, [0, 0, 0, 8]))?.state == .incomplete)
+        // The client's CANCEL of a stream whose whole response it has (curl stopping its upload
+        // once nginx's early 413 is in): complete, with the body it sent (a full suite read one
+        // "cut"); before the response ended, incomplete.
+        func clientReset(_ code: UInt8, after server: [UInt8]) -> ExchangeRecord? {
+            let p = ExchangePlaybook(http2: true)
+            p.feed(post, .clientToServer, at: 1)
+            p.feed(Self.frame(0x0, 0, 1, Array("field".utf8)), .clientToServer, at: 2)
+            p.feed(server, .serverToClient, at: 3)
+            return p.feed(Self.frame(0x3, 0, 1, [0, 0, 0, code]), .clientToServer, at: 4).last
+        }
+        let cancelled = clientReset(8, after: answered)
+        #expect(cancelled?.state == .complete && cancelled?.status == 200 && cancelled?.requestBodyBytes == 5 && cancelled?.endTime == 4, "\(String(describing: cancelled))")
+        #expect(clientReset(8, after: Self.frame(0x1, Self.endHeaders, 1, Self.ok200TextPlain))?.state == .incomplete)
+        #expect(clientReset(2, after: answered)?.state == .incomplete)
         // The relay writes such a reset apart from the response before it (once), where the
         // burst holds both; one begun in an earlier burst, or another code, is not split at.
         func split(_ bursts: [[UInt8]]) -> [Int?] {

@@ -96,7 +96,15 @@ final class HTTP2ExchangeReading {
                 streams.values[index].record.requestEndTime = now
                 finishIfDone(index, at: now, emit: emit)
             }
-        case let .reset(id, _, _):
+        case let .reset(id, code, _):
+            // The client stops a stream whose whole response it has (NO_ERROR or CANCEL: curl
+            // cancels its upload once nginx's early 413 is in): the exchange is complete, its
+            // request body what was sent before (a full suite read one such 413 "cut").
+            if code == 0 || code == 8, let index = streams.index(forKey: id), streams.values[index].responseDone {
+                streams.values[index].requestDone = true
+                finishIfDone(index, at: now, emit: emit)
+                return
+            }
             reset(id, at: now, emit: emit)
         case let .settings(size):
             // The client's table size bounds the server's encoder (RFC 9113 §6.5.2); only a
