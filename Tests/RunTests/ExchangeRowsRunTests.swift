@@ -353,13 +353,15 @@ struct ExchangeRowsRunTests {
             heads = [b"GET /nul\x00byte HTTP/1.1\r\nHost: h\r\n\r\n", b"GET /del\x7fchar HTTP/1.1\r\nHost: h\r\n\r\n",
                      b"GET /field HTTP/1.1\r\nHost: h\r\nX-Bad: a\x00b\r\n\r\n",
                      b"POST /clte HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n"]
-            for head in heads:
+            def tunnel():
                 s = socket.create_connection(("127.0.0.1", proxy), timeout=10)
                 s.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
                 data = b""
                 while b"\r\n\r\n" not in data:
                     data += s.recv(4096)
-                t = ssl.create_default_context(cafile=root).wrap_socket(s, server_hostname="localhost")
+                return ssl.create_default_context(cafile=root).wrap_socket(s, server_hostname="localhost")
+            for head in heads:
+                t = tunnel()
                 # A request that is served first, on the same connection.
                 t.sendall(b"GET /index.html HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 got = b""
@@ -376,12 +378,7 @@ struct ExchangeRowsRunTests {
                 t.close()
             # Behind a request in the same write: no 400 (it would be read as that request's
             # answer, a re-check's pipelined GET took it), the connection reset.
-            s = socket.create_connection(("127.0.0.1", proxy), timeout=10)
-            s.sendall(f"CONNECT localhost:{port} HTTP/1.1\r\nHost: localhost:{port}\r\n\r\n".encode())
-            data = b""
-            while b"\r\n\r\n" not in data:
-                data += s.recv(4096)
-            t = ssl.create_default_context(cafile=root).wrap_socket(s, server_hostname="localhost")
+            t = tunnel()
             t.sendall(b"GET /piped HTTP/1.1\r\nHost: localhost\r\n\r\n" + heads[3])
             try:
                 got = t.recv(4096)

@@ -3,9 +3,10 @@ import CTVShims
 import Glibc
 #endif
 
-/// The end of a relay that one leg's read failure ended (`ConnectionMachine.Command
-/// .deliverThenClose`, and `PlainHTTPMachine.Command.deliverThenClose` when the plain HTTP
-/// proxy's server leg failed): what tv already read from the failed leg and holds for the other
+/// The end of a relay that one leg's read failure ended, or that tv ended with an answer of its
+/// own to a refused head (`ConnectionMachine.Command.deliverThenClose`, and
+/// `PlainHTTPMachine.Command.deliverThenClose` when the plain HTTP proxy's server leg failed):
+/// what tv already read from the failed leg (or wrote itself) and holds for the other side
 /// is delivered before the close, so the close (a reset, when the failed leg was reset) cannot
 /// discard it. Nothing more is read from either leg. Delivered means: no unsent bytes in tv (the
 /// stash, TLS records, the splice pipe) and, when the close is a reset, none in the socket's send
@@ -13,8 +14,8 @@ import Glibc
 /// reset sent before that would discard the queue, while the peer's kernel keeps what it
 /// acknowledged readable after a reset. Measured: an 8 MiB response its server reset once
 /// acknowledged reached a slow client whole directly, and 4.7-6.8 MB of it through tv before
-/// (ServerResetRunTests). Bounded: after the idle timeout, or when the leg fails, the close
-/// happens anyway.
+/// (ServerResetRunTests). Bounded: after the idle timeout, when the leg fails, or when its peer
+/// has reset (`tv_socket_gone`: the queue count never falls then), the close happens anyway.
 extension ProxyConnection {
     struct Delivery {
         /// Toward the client (else the server).

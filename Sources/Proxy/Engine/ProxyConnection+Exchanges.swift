@@ -4,7 +4,9 @@ import FlowTerms
 /// The driver's side of `ExchangeReader`: the relay's plaintext bursts (and plain HTTP's, per
 /// flow) go to the reader as they pass; what it reads goes to the flow sink (which only
 /// enqueues). A connection whose stream cannot be read as HTTP stops being read — counted when
-/// it broke the rules after being read as HTTP — and is forwarded as before.
+/// it broke the rules after being read as HTTP — and is forwarded as before, but for a head the
+/// other side could read otherwise (`ExchangeReader.Stop.refused`): its burst is held back and
+/// the machine answers or resets (`refusedHead`, `ProxyConnection+Relay`).
 extension ProxyConnection {
     /// A burst of the relay (inspected TLS or a plain relay).
     func readExchanges(_ chunk: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64) {
