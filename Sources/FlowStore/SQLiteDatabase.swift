@@ -120,10 +120,16 @@ public final class SQLiteDatabase {
     /// build has no lookaside (`OMIT_LOOKASIDE`), so every small allocation goes there: the flow
     /// writer spent ~5 % of its CPU in `pthread_mutex_lock`/`unlock` for it (perf, `tv-bench
     /// flows`, i25-hist). tv reads none of those statistics (`sqlite3_memory_used`, the soft heap
-    /// limit). A library already initialized (SQLite used before the first `SQLiteDatabase`)
-    /// keeps its setting: the call then fails harmlessly.
+    /// limit). **No bulk page cache** (`SQLITE_CONFIG_PAGECACHE` with no buffer and no lines):
+    /// Debian's build preallocates 20 cache lines per connection (`DEFAULT_PCACHE_INITSZ=20`)
+    /// and writes a header into each, ~20 touched pages a connection; a resting `tv run` holds
+    /// several connections (seven handles on the database file) over a database of a few pages,
+    /// so each line is now allocated when first used (anonymous memory of a resting `tv run`
+    /// after one request −0.18 MiB, issue 21). A library already initialized (SQLite used
+    /// before the first `SQLiteDatabase`) keeps its settings: the calls then fail harmlessly.
     static let configureLibrary: Void = {
         _ = tv_sqlite3_config_memstatus(0)
+        _ = tv_sqlite3_config_no_bulk_page_cache()
     }()
 
     /// Opens a connection with `flags` (extended result codes on, the busy timeout set).
