@@ -109,6 +109,11 @@ public enum TrustGuides {
     /// Chromium's NSS database on Linux (an existing `~/.pki/nssdb` wins over the M146+ path).
     public static let chromiumNSS = "$HOME/.pki/nssdb"
 
+    /// Debian's hooks of the system store (update-ca-certificates(8)): each reads `+`/`-` lines
+    /// naming the links added to or removed from /etc/ssl/certs; ca-certificates-java's
+    /// `jks-keystore` keeps Java's cacerts in step with them.
+    public static let debianHooks = "/etc/ca-certificates/update.d"
+
     /// Which command shows the steps, so a note names that command's own option.
     public enum Audience: Sendable, Equatable {
         /// `tv ca trust`: NSS steps are `--platform nss`.
@@ -194,6 +199,7 @@ public enum TrustGuides {
             return TrustGuide(title: "Debian / Ubuntu (system store)", steps: [
                 "sudo rm /usr/local/share/ca-certificates/\(root.debianFileName)",
                 "sudo update-ca-certificates --fresh",
+                "echo -/etc/ssl/certs/\(root.pemFileName) | sudo run-parts --stdin \(debianHooks)   (Java's cacerts: update-ca-certificates does not tell it)",
             ])
         case .fedora:
             return TrustGuide(title: "Fedora / RHEL (system store)", steps: [

@@ -27,6 +27,13 @@ public enum TrustInstaller {
         case nssCreate(directory: String)
         case nssAdd(directory: String, nickname: String)
         case nssRemove(directory: String)
+        /// Tell the system store's hooks (`TrustGuides.debianHooks`: Java's cacerts from
+        /// ca-certificates-java) that the `pem` link is gone, as update-ca-certificates tells
+        /// them of a root it takes out itself. It does not for a root deleted from
+        /// /usr/local/share/ca-certificates, not even with `--fresh` (it clears every link
+        /// first, so none counts as removed, and the hook never sees the option): Java kept
+        /// trusting tv's removed root (a re-check). Nothing to tell when the folder is missing.
+        case tellHooksRemoved(pem: String)
 
         public var sentence: String {
             switch self {
@@ -40,6 +47,8 @@ public enum TrustInstaller {
             case .nssCreate(let dir): return "create an empty NSS database in \(dir), which has none (certutil -N --empty-password)"
             case let .nssAdd(dir, nickname): return "add the root to the NSS database \(dir) as '\(nickname)' trusted for websites (C,,)"
             case .nssRemove(let dir): return "delete the root from the NSS database \(dir)"
+            case .tellHooksRemoved(let pem):
+                return "tell the hooks in \(TrustGuides.debianHooks) (Java's cacerts) that \(pem) is gone, which update-ca-certificates does not"
             }
         }
 
@@ -55,7 +64,7 @@ public enum TrustInstaller {
         /// Whether the action changes the machine's own trust (needs root; refused under the guard).
         var changesSystem: Bool {
             switch self {
-            case .copy, .delete, .run: return true
+            case .copy, .delete, .run, .tellHooksRemoved: return true
             default: return false
             }
         }
@@ -136,7 +145,8 @@ public enum TrustInstaller {
         switch target {
         case .debian:
             return [.delete("/usr/local/share/ca-certificates/" + root.debianFileName),
-                    .run(program: "update-ca-certificates", arguments: ["--fresh"])]
+                    .run(program: "update-ca-certificates", arguments: ["--fresh"]),
+                    .tellHooksRemoved(pem: "/etc/ssl/certs/" + root.pemFileName)]
         case .fedora:
             return [.delete("/etc/pki/ca-trust/source/anchors/" + root.pemFileName),
                     .run(program: "update-ca-trust", arguments: ["extract"])]
@@ -192,14 +202,12 @@ public enum TrustInstaller {
                 throw Failure.stepFailed(step: action.sentence, reason: String(cString: strerror(errno)), done: [])
             }
         case let .run(program, arguments):
-            do {
-                let result = try BoundedProcess.run(program, arguments, environment: environment, timeout: 120)
-                guard result.status == 0 else {
-                    throw Failure.stepFailed(step: action.sentence, reason: "exit status \(result.status): \(result.firstErrorLine)", done: [])
-                }
-            } catch let failure as BoundedProcess.Failure {
-                throw Failure.stepFailed(step: action.sentence, reason: failure.reason, done: [])
-            }
+            try run(program, arguments, input: [], for: action, environment: environment)
+        case .tellHooksRemoved(let pem):
+            var isFolder = false
+            guard FileManager.default.fileExists(atPath: TrustGuides.debianHooks, isDirectory: &isFolder), isFolder else { return }
+            try run("run-parts", ["--stdin", TrustGuides.debianHooks], input: Array("-\(pem)\n".utf8), for: action,
+                    environment: environment)
         case .bundleAdd(let path): try StoreEditor.rewriteBundle(path, root: root, add: true)
         case .bundleRemove(let path): try StoreEditor.rewriteBundle(path, root: root, add: false)
         case let .folderAdd(dir, name): try StoreEditor.installInFolder(dir, root: root, fileName: name)
@@ -208,6 +216,20 @@ public enum TrustInstaller {
         case let .nssAdd(dir, nickname):
             try StoreEditor.trustInNSS(dir, root: root, rootPath: rootPath, nickname: nickname, environment: environment)
         case .nssRemove(let dir): try StoreEditor.removeFromNSS(dir, root: root, environment: environment)
+        }
+    }
+
+    /// Runs one step's program (two minutes at most: update-ca-certificates starts a JVM for
+    /// Java's keystore); a failure or a non-zero exit stops the apply.
+    private static func run(_ program: String, _ arguments: [String], input: [UInt8], for action: Action,
+                            environment: [String: String]) throws {
+        do {
+            let result = try BoundedProcess.run(program, arguments, environment: environment, input: input, timeout: 120)
+            guard result.status == 0 else {
+                throw Failure.stepFailed(step: action.sentence, reason: "exit status \(result.status): \(result.firstErrorLine)", done: [])
+            }
+        } catch let failure as BoundedProcess.Failure {
+            throw Failure.stepFailed(step: action.sentence, reason: failure.reason, done: [])
         }
     }
 }

@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// Runs a program to completion with a time limit, capturing its output; standard input is
-/// /dev/null, so a program that would ask a question fails instead of waiting forever.
+/// /dev/null (or the few bytes given), so a program that would ask a question fails instead of
+/// waiting forever.
 public enum BoundedProcess {
     /// What a finished program said.
     public struct Result: Sendable, Equatable {
@@ -61,21 +62,24 @@ public enum BoundedProcess {
     /// a socket the child's descendants inherit), and `waitUntilExit()` after a kill with it.
     /// - Parameters:
     ///   - environment: the child's environment (also used to find `program` on `PATH`).
+    ///   - input: the child's standard input, then its end; at most `maxInput` bytes (written
+    ///     into a pipe before the child starts, so the write never waits). Empty: /dev/null.
     ///   - timeout: seconds before the child is killed (SIGKILL).
     /// - Throws: `Failure`.
     public static func run(_ program: String, _ arguments: [String], environment: [String: String],
-                           timeout: Double = 30) throws -> Result {
+                           input: [UInt8] = [], timeout: Double = 30) throws -> Result {
+        precondition(input.count <= maxInput, "BoundedProcess input is at most \(maxInput) bytes")
         guard let path = locate(program, environment: environment) else { throw Failure.notFound(program: program) }
         let deadline = Date().addingTimeInterval(timeout)
         let out = try OutputPipe(program), err = try OutputPipe(program)
-        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let stdin = try standardInput(input, program)
         var pid: pid_t = 0
         let argv = [path] + arguments
         let envp = environment.map { "\($0.key)=\($0.value)" }.sorted()
         let rc = withCStrings(argv) { argv in
-            withCStrings(envp) { envp in tv_spawn_alone(path, argv, envp, nil, null, out.writeEnd, err.writeEnd, &pid) }
+            withCStrings(envp) { envp in tv_spawn_alone(path, argv, envp, nil, stdin, out.writeEnd, err.writeEnd, &pid) }
         }
-        close(null)
+        close(stdin)
         out.closeWriteEnd()
         err.closeWriteEnd()
         guard rc == 0 else { throw Failure.couldNotStart(program: program, reason: String(cString: strerror(rc))) }
@@ -99,6 +103,30 @@ public enum BoundedProcess {
         case 2: return Result(status: 128 + code, stdout: out.bytes, stderr: err.bytes)
         default: return Result(status: 1, stdout: out.bytes, stderr: err.bytes)
         }
+    }
+
+    /// The most `run` writes to a child's standard input: what a pipe holds on Linux before a
+    /// write waits (pipe(7): 16 pages).
+    public static let maxInput = 65_536
+
+    /// The read end for the child's standard input: /dev/null, or a pipe already holding `input`
+    /// with its write end closed.
+    private static func standardInput(_ input: [UInt8], _ program: String) throws -> Int32 {
+        guard !input.isEmpty else { return open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            throw Failure.couldNotStart(program: program, reason: String(cString: strerror(errno)))
+        }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        defer { close(fds[1]) }
+        let written = input.withUnsafeBytes { write(fds[1], $0.baseAddress, $0.count) }
+        guard written == input.count else {
+            let reason = written < 0 ? String(cString: strerror(errno)) : "only \(written) of \(input.count) bytes of its input could be written"
+            close(fds[0])
+            throw Failure.couldNotStart(program: program, reason: reason)
+        }
+        return fds[0]
     }
 
     /// Reads what `pipes` hold, waiting up to `waitMilliseconds` for the first bytes; returns by

@@ -25,6 +25,20 @@ public enum TrustQuestions {
         }
     }
 
+    /// Only the first question: is `root` among `store`'s anchors now? Needs no CA to mint with
+    /// (`tv ca remove` asks it of a root whose key is on its way out).
+    public static func installed(_ store: TrustStoreSpec, root: Certificate, environment: [String: String]) -> TrustAnswer {
+        switch store {
+        case .nss(let dir):
+            return NSSTrustCheck(directory: dir, environment: environment).ask(root: root).installed
+        case .system, .file, .dir:
+            return opensslCheck(store, environment: environment).ask(root: root) { throw InstalledOnly() }.installed
+        }
+    }
+
+    /// The leaf `installed` never mints.
+    private struct InstalledOnly: Error {}
+
     /// The bundle file and hashed folders OpenSSL reads for `system`: `SSL_CERT_FILE` else
     /// `X509_get_default_cert_file()`, and `SSL_CERT_DIR` (a colon-separated list) else
     /// `X509_get_default_cert_dir()`; the compiled-in defaults may be missing, the named ones not.

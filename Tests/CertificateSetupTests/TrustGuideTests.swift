@@ -1,4 +1,5 @@
 import CertificateSetup
+import SetupActions
 import Testing
 import TrustStore
 import TVHome
@@ -15,7 +16,15 @@ struct TrustGuideTests {
         #expect(TrustGuides.removal(.debian, root: root).steps == [
             "sudo rm /usr/local/share/ca-certificates/tunnelvision-9f86d081.crt",
             "sudo update-ca-certificates --fresh",
+            "echo -/etc/ssl/certs/tunnelvision-9f86d081.pem | sudo run-parts --stdin /etc/ca-certificates/update.d   (Java's cacerts: update-ca-certificates does not tell it)",
         ])
+        #expect(TrustInstaller.removalActions(.debian, root: root) == [
+            .delete("/usr/local/share/ca-certificates/tunnelvision-9f86d081.crt"),
+            .run(program: "update-ca-certificates", arguments: ["--fresh"]),
+            .tellHooksRemoved(pem: "/etc/ssl/certs/tunnelvision-9f86d081.pem"),
+        ])
+        #expect(TrustInstaller.removalActions(.debian, root: root)?.last?.sentence
+                == "tell the hooks in /etc/ca-certificates/update.d (Java's cacerts) that /etc/ssl/certs/tunnelvision-9f86d081.pem is gone, which update-ca-certificates does not")
     }
 
     @Test("Windows steps quote the common name with double quotes, as cmd.exe reads them")

@@ -57,6 +57,24 @@ struct TrustRecordTests {
         #expect(!FileManager.default.fileExists(atPath: box.home + "/trust-installs.json"))
     }
 
+    @Test("ca remove --apply on a store that never held the root says so instead of taking it out")
+    func removeFromAStoreThatNeverHeldTheRoot() throws {
+        let box = TVSandbox()
+        #expect(box.tv("ca", "create").status == 0)
+        let bundle = box.path + "/other.pem"
+        _ = try box.sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                       "-keyout", box.path + "/other.key", "-out", bundle, "-subj", "/CN=Another root", "-days", "2")
+        let before = box.read(bundle)
+        #expect(before.contains("BEGIN CERTIFICATE"))
+        let result = box.tv("ca", "remove", "--apply", "--yes", "--trust-store", "file:" + bundle)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("Taking the root out of PEM bundle \(bundle):\n→ rewrite \(bundle) without the root\n"), "\(result.out)")
+        #expect(result.out.contains("\nThe root was not in the bundle \(bundle) when the steps began; nothing was there to take out.\n\nIf you trusted the removed root ("), "\(result.out)")
+        #expect(!result.out.contains("Took the root out"), "\(result.out)")
+        #expect(!result.out.contains("Left to do"), "\(result.out)")
+        #expect(box.read(bundle) == before)
+    }
+
     @Test("ca remove without --apply lists the stores tv installed into first, as left to do")
     func removeWithoutApplyListsTheRememberedStores() throws {
         let box = TVSandbox()

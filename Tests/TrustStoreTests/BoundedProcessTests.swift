@@ -30,6 +30,15 @@ struct BoundedProcessTests {
         #expect(try BoundedProcess.run("sh", ["-c", "echo two lines >&2; echo more >&2; exit 1"], environment: environment).firstErrorLine == "two lines")
     }
 
+    @Test("standard input: the bytes given, then its end (64 KiB at most); none given reads as empty")
+    func standardInput() throws {
+        let echoed = try BoundedProcess.run("cat", [], environment: environment, input: Array("-/etc/ssl/certs/a.pem\n".utf8))
+        #expect(echoed.status == 0 && echoed.stdout == Array("-/etc/ssl/certs/a.pem\n".utf8))
+        let full = [UInt8](repeating: 0x61, count: BoundedProcess.maxInput)
+        #expect(try BoundedProcess.run("wc", ["-c"], environment: environment, input: full).stdout == Array("65536\n".utf8))
+        #expect(try BoundedProcess.run("wc", ["-c"], environment: environment).stdout == Array("0\n".utf8))
+    }
+
     @Test("a tool past its timeout is killed and said; a missing one is said")
     func failures() throws {
         #expect(throws: BoundedProcess.Failure.timedOut(program: "sleep", seconds: 0.3)) {

@@ -36,6 +36,9 @@ enum CARemoveCommand {
         var done: [TrustStoreSpec] = []
         var failures: [(TrustStoreSpec, String)] = []
         var remembered: [TrustStoreSpec] = []
+        // Stores that did not hold the root before their steps ran: "took it out" would be
+        // untrue there (a re-check's system store never had it).
+        var notThere: [TrustStoreSpec] = []
         let outcome = try CARemoval.remove(home: home, settings: settings) { root in
             guard let root else {
                 guard !apply else {
@@ -55,12 +58,14 @@ enum CARemoveCommand {
                     if index == 0 { throw TrustInstaller.Failure.cannotApply(target: guide.title) }
                     continue
                 }
+                let asked = index == 0 ? (CATrustCommand.storeOf(target) ?? each) : each
+                let held = TrustQuestions.installed(asked, root: root, environment: inv.environment)
                 inv.console.line("Taking the root out of \(guide.title):")
                 do {
                     try TrustInstaller.perform(actions, root: root, rootPath: folder.rootPath, environment: inv.environment) {
                         inv.console.line("→ " + $0)
                     }
-                    done.append(index == 0 ? (CATrustCommand.storeOf(target) ?? each) : each)
+                    if held == .no { notThere.append(asked) } else { done.append(asked) }
                 } catch let error as UserFacingError where index > 0 {
                     failures.append((each, error.message))
                 }
@@ -101,9 +106,12 @@ enum CARemoveCommand {
         if !done.isEmpty {
             inv.console.line("Took the root out of " + done.map(StoreWords.name).joined(separator: " and ") + ".")
         }
+        if !notThere.isEmpty {
+            inv.console.line("The root was not in " + notThere.map(StoreWords.name).joined(separator: " or ") + " when the steps began; nothing was there to take out.")
+        }
         for (each, reason) in failures { inv.console.note("tv: Could not take the root out of \(StoreWords.name(each)): \(reason)") }
         let left = TrustRemovalPlan.knownLeft(chosen: store, chosenExplicitly: inv.command.value("trust-store") != nil,
-                                              remembered: remembered, done: done)
+                                              remembered: remembered, done: done + notThere)
         inv.console.line("")
         if !left.isEmpty {
             inv.console.line("Left to do: take the removed root (\(description.commonName), SHA-256 \(description.sha256)) out of the stores tv knows still hold it:")
@@ -114,7 +122,7 @@ enum CARemoveCommand {
             inv.console.line("")
         }
         inv.console.line("If you trusted the removed root (\(description.commonName), SHA-256 \(description.sha256)) anywhere else by hand, take it out there:")
-        for t in TrustRemovalPlan.elsewhere(done: done, knownLeft: left) {
+        for t in TrustRemovalPlan.elsewhere(done: done + notThere, knownLeft: left) {
             for line in SetupRendering.guideLines(TrustGuides.removal(t, root: description)) { inv.console.line(line) }
         }
         return 0

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// `tv ca trust --apply` and `tv ca remove --apply` on Debian's own system store, for real, in a
+/// throwaway overlay of `/` (`ScratchRoot`, a private mount namespace: the machine's stores are not
+/// touched). Debian's update-ca-certificates hands what it adds to its hooks, so Java's cacerts
+/// (ca-certificates-java) gains the root; it hands them nothing when a file of
+/// /usr/local/share/ca-certificates is deleted, so without tv's own line to the hooks Java kept
+/// trusting a removed root (a re-check). Root only; keytool from default-jdk-headless
+/// (Scripts/packages.sh).
+@Suite("CLI: the Debian system store and Java's cacerts", .serialized,
+       .enabled(if: getuid() == 0, "needs root for a mount namespace"))
+struct DebianTrustCLITests {
+    @Test("apply puts the root in the system bundle and Java's cacerts; remove --apply takes it out of both",
+          .timeLimit(.minutes(4)))
+    func applyThenRemoveReachesJava() throws {
+        let tv = try TVBinary.require()
+        try #require(FileManager.default.isExecutableFile(atPath: "/etc/ca-certificates/update.d/jks-keystore"),
+                     "ca-certificates-java's hook is missing: install default-jdk-headless (Scripts/packages.sh)")
+        try withSandbox { s in
+            // Chrooted in the overlay; stdout carries only the lines compared, the tools' chatter
+            // goes to stderr (shown when the test fails).
+            let chrooted = try s.write("chrooted.sh", """
+                set -eu
+                cd /tmp
+                data=/root/tv-data
+                ./tv --data-dir "$data" ca create >/dev/null
+                cp "$data/ca/root.pem" /tmp/root-copy.pem
+                ./tv --data-dir "$data" ca trust --apply --yes --platform debian >&2
+                name=$(ls /usr/local/share/ca-certificates | grep '^tunnelvision-')
+                alias="debian:${name%.crt}.pem"
+                trusted() {
+                    if openssl verify -CAfile /etc/ssl/certs/ca-certificates.crt /tmp/root-copy.pem >/dev/null 2>&1
+                    then echo "system bundle: trusted"; else echo "system bundle: not trusted"; fi
+                    if keytool -list -cacerts -storepass changeit -alias "$alias" >/dev/null 2>&1
+                    then echo "java: trusted"; else echo "java: not trusted"; fi
+                }
+                trusted
+                ./tv --data-dir "$data" ca remove --apply --yes --platform debian >&2
+                trusted
+                [ -e "/etc/ssl/certs/${name%.crt}.pem" ] && echo "link left in /etc/ssl/certs" || true
+                """)
+            let namespace = try s.write("namespace.sh", """
+                set -eu
+                \(ScratchRoot.mountLines(folder: s.root + "/scratch", hideSwift: false))
+                cp '\(tv)' '\(chrooted)' "$r/tmp/"
+                exec chroot "$r" /usr/bin/env -i \(ScratchRoot.environment) bash /tmp/chrooted.sh
+                """)
+            let result = try s.tool("unshare", ["--pid", "--fork", "--mount", "--propagation", "private", "bash", namespace], timeout: 200)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.out == "system bundle: trusted\njava: trusted\nsystem bundle: not trusted\njava: not trusted\n", "\(result)")
+            #expect(result.err.contains("→ tell the hooks in /etc/ca-certificates/update.d (Java's cacerts) that /etc/ssl/certs/tunnelvision-"), "\(result)")
+        }
+    }
+}
