@@ -122,7 +122,7 @@ let package = Package(
         .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore", "SetupActions", "TVHome"]),
         .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome", "CTVShims"]),
         .testTarget(name: "TVCoreTests", dependencies: ["Tunnel", "TVCore", "FlowFilter", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome", "Capture", "Settings", "ProgramLookup", "CTVShims"]),
-        .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome", "FlowTerms"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome", "FlowTerms", "CTVShims"]),
         .testTarget(name: "HTTPReadingTests", dependencies: ["HTTPReading", "Recording", "FlowTerms", "CTVShims"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "FlowFilterTests", dependencies: ["FlowFilter"]),

@@ -32,7 +32,8 @@ public struct ContentDirectory: Sendable, Equatable {
             let file = path + "/" + name
             var st = stat()
             guard stat(file, &st) == 0 else { return nil }
-            return SegmentFile(sequence: sequence, bytes: Int64(st.st_size), isBeingWritten: ContentDirectory.isLocked(file))
+            return SegmentFile(sequence: sequence, bytes: Int64(st.st_size), isBeingWritten: ContentDirectory.isLocked(file),
+                               diskBytes: ContentDirectory.diskBytes(st))
         }.sorted { $0.sequence < $1.sequence }
     }
 
@@ -135,8 +136,11 @@ public struct ContentDirectory: Sendable, Equatable {
             if errno == ENOENT { return nil }
             throw ContentError.cannotDelete(path: file, reason: String(cString: strerror(errno)))
         }
-        return Int64(st.st_size)
+        return ContentDirectory.diskBytes(st)
     }
+
+    /// The space a file takes: its length, less holes (`SegmentFile.diskBytes`).
+    static func diskBytes(_ st: stat) -> Int64 { min(Int64(st.st_size), Int64(st.st_blocks) * 512) }
 
     /// True when some open file description holds a `flock` on `file` (the writer's exclusive
     /// lock); false when it is free or cannot be opened.

@@ -88,7 +88,7 @@ struct ContentSweeper {
         let held = try index.segmentFlows(of: evidence.flows)
         var facts: [SegmentFacts] = files.map { file in
             let r = rows[file.sequence] ?? (0, 0)
-            return SegmentFacts(sequence: file.sequence, fileBytes: file.bytes, rows: r.rows, expiredRows: r.expired,
+            return SegmentFacts(sequence: file.sequence, fileBytes: file.diskBytes, rows: r.rows, expiredRows: r.expired,
                                 isBeingWritten: file.isBeingWritten, madeByIndex: range.contains(file.sequence),
                                 flows: held[file.sequence] ?? [])
         }

@@ -23,8 +23,8 @@ public struct ContentUsage: Sendable, Equatable {
         self.predating = predating
     }
 
-    /// Bytes on disk: the sum of the segment files' sizes.
-    public var fileBytes: Int64 { segments.reduce(0) { $0 + $1.bytes } }
+    /// Bytes on disk: the sum of the space the segment files take (holes not counted).
+    public var fileBytes: Int64 { segments.reduce(0) { $0 + $1.diskBytes } }
 
     /// The segment a live session is writing, if any.
     public var beingWritten: SegmentFile? { segments.last { $0.isBeingWritten } }

@@ -166,7 +166,7 @@ final class ContentWriterThread: QueueWriter {
         }
         let report = try ContentSweeper(database: try database(), directory: directory, clearing: clearing)
             .sweep(now: clock.now(), expiry: expiry, ceiling: configuration.ceiling, writing: segment?.sequence)
-        bytesAfterSweep = directory.segments().reduce(0) { $0 + $1.bytes }
+        bytesAfterSweep = directory.segments().reduce(0) { $0 + $1.diskBytes }
         bytesSinceSweep = 0
         queue.updateCounters {
             $0.sweeps += 1

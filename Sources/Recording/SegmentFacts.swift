@@ -3,7 +3,8 @@
 public struct SegmentFacts: Sendable, Equatable {
     /// The segment's sequence number (lower is older).
     public var sequence: Int
-    /// The file's size in bytes, or nil when the file is missing (rows point at nothing).
+    /// The space the file takes on disk (`SegmentFile.diskBytes`: holes not counted), or nil
+    /// when the file is missing (rows point at nothing).
     public var fileBytes: Int64?
     /// Index rows pointing into it.
     public var rows: Int

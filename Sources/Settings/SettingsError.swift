@@ -13,7 +13,7 @@ public enum SettingsError: UserFacingError, Equatable {
     public var message: String {
         switch self {
         case let .corrupt(path, reason):
-            return "The settings file \(path) is not a settings record (\(reason)); fix or delete it (`tv inspect off` rewrites it with inspection off)."
+            return "The settings file \(path) is not a settings record (\(reason)); fix it, or let `tv inspect off` rewrite it (inspection off, the history and capture limits off so nothing kept is deleted, the old file kept beside it)."
         case let .unreadable(path, reason):
             return "The settings file \(path) cannot be read (\(reason)); make it a readable file again or remove what stands in its place."
         case let .saveFailed(path, key, reason):

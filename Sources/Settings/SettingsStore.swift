@@ -45,10 +45,17 @@ public struct SettingsStore: Sendable {
         return (updated, changed.map { ($0, liveSession.settingSaved(key: $0, record: updated)) })
     }
 
+    /// The limits a rewritten record turns off: whatever the lost file held (`off`, or longer
+    /// than the default), their defaults would have deleted history and capture files at the
+    /// next start without the `--yes` a shorter limit asks for (a trial lost 103 connections).
+    /// `content.expiry` has no `off`; it stays at its default.
+    public static let keepingLimits = [SettingKeys.historyMaxAge, SettingKeys.capturesMaxBytes, SettingKeys.capturesMaxAge]
+
     /// Saves `inspection.enabled = false`, whatever state the file is in: this is the one change
     /// that must always be possible. A file that cannot be read as a record is replaced by a new
-    /// one with inspection off and every other key at its default; its old bytes are kept next to
-    /// it as `settings.json.corrupt` when they can be read. A live session is always told.
+    /// one with inspection off, the limits that delete history and captures off
+    /// (`keepingLimits`), and every other key at its default; its old bytes are kept next to it
+    /// as `settings.json.corrupt` when they can be read. A live session is always told.
     /// - Throws: `SettingsError.saveFailed` only when nothing can be written at the path.
     public func turnInspectionOff() throws -> InspectionOffOutcome {
         let key = SettingKeys.inspectionEnabled
@@ -80,7 +87,8 @@ public struct SettingsStore: Sendable {
                 let aside = file.path + ".corrupt"
                 if (try? FileModes.writeAtomically(bytes, to: aside, mode: 0o600)) != nil { keptAt = aside }
             }
-            let fresh = SettingsRecord().setting(key, to: false)
+            var fresh = SettingsRecord().setting(key, to: false)
+            for limit in Self.keepingLimits { fresh = fresh.setting(limit, to: "off") }
             try file.save(fresh, changing: key.name)
             return .rewroteUnreadable(reason: reason, keptCopyAt: keptAt,
                                       delivery: liveSession.settingSaved(key: key.name, record: fresh))
@@ -128,7 +136,10 @@ public enum InspectionOffOutcome: Sendable, Equatable {
         case .wasAlreadyOff: text = "Inspection is off (it already was)."
         case .turnedOff(let wasOn, _): text = wasOn ? "Inspection is now off." : "Inspection is off (it already was)."
         case let .rewroteUnreadable(reason, keptAt, _):
-            text = "Inspection is now off. The settings file \(settingsPath) could not be read (\(reason)), so it was rewritten with inspection off and every other setting at its default"
+            let limits = SettingsStore.keepingLimits.map(\.name)
+            text = "Inspection is now off. The settings file \(settingsPath) could not be read (\(reason)), so it was rewritten with inspection off and every other setting at its default, except "
+                + limits.dropLast().joined(separator: ", ") + " and " + limits.last!
+                + ": off, so that nothing kept is deleted before you set them again"
             text += keptAt.map { "; the old file is kept at \($0)." } ?? "."
         }
         if let more = delivery.sentence { text += " " + more }

@@ -1,3 +1,4 @@
+import CTVShims
 import Foundation
 import Testing
 @testable import Recording
@@ -29,6 +30,27 @@ import FlowTerms
         // One turn deleted and one of the same size appended: the same sum, a larger file.
         #expect(clearing.needs(1, bytes: 150, referenced: 60))
         #expect(clearing.needs(2, bytes: 100, referenced: 60))
+    }
+
+    @Test("a segment's space on disk leaves out its holes; its length stays (turns are read at offsets in it)")
+    func diskBytesLeaveOutHoles() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let directory = ContentDirectory(path: home.contentPath)
+        try directory.ensureExists()
+        let file = directory.path(of: 1)
+        try Data(repeating: 0x61, count: 1 << 20).write(to: URL(fileURLWithPath: file))
+        let whole = try #require(directory.segments().first)
+        #expect(whole.bytes == 1 << 20 && whole.diskBytes == 1 << 20)
+        let fd = open(file, O_RDWR)
+        defer { close(fd) }
+        #expect(tv_punch_hole(fd, 0, 512 << 10) == 0)
+        let punched = try #require(directory.segments().first)
+        #expect(punched.bytes == 1 << 20)
+        #expect(punched.diskBytes == 512 << 10)
+        let store = try home.store()
+        defer { store.close() }
+        #expect(try store.usage().fileBytes == 512 << 10)
     }
 
     /// Two flows' turns in one segment; one flow forgotten; the writer's own sweep (the segment

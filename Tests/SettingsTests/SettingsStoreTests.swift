@@ -152,10 +152,10 @@ struct SettingsStoreTests {
         let session = RecordingSession()
         let outcome = try SettingsStore(file: SettingsFile(path: path), liveSession: session).turnInspectionOff()
         #expect(outcome == .rewroteUnreadable(reason: "it is not valid JSON", keptCopyAt: path + ".corrupt", delivery: .applied))
-        #expect(dir.read("settings.json") == "{\n  \"inspection.enabled\": false\n}\n")
+        #expect(dir.read("settings.json") == "{\n  \"captures.maxAge\": \"off\",\n  \"captures.maxBytes\": \"off\",\n  \"history.maxAge\": \"off\",\n  \"inspection.enabled\": false\n}\n")
         #expect(dir.read("settings.json.corrupt") == "{\"inspection.enabled\": tru")
         #expect(session.keys == ["inspection.enabled"])
-        #expect(outcome.sentence(settingsPath: path) == "Inspection is now off. The settings file \(path) could not be read (it is not valid JSON), so it was rewritten with inspection off and every other setting at its default; the old file is kept at \(path).corrupt. The running session applied it.")
+        #expect(outcome.sentence(settingsPath: path) == "Inspection is now off. The settings file \(path) could not be read (it is not valid JSON), so it was rewritten with inspection off and every other setting at its default, except history.maxAge, captures.maxBytes and captures.maxAge: off, so that nothing kept is deleted before you set them again; the old file is kept at \(path).corrupt. The running session applied it.")
     }
 
     @Test func inspectionOffFromOnAndWhenAlreadyOff() throws {

@@ -25,8 +25,8 @@ struct InspectOffTests {
         #expect(box.tv("inspect", "status").status == 1)
         let result = box.tv("inspect", "off")
         #expect(result.status == 0)
-        #expect(result.out == "Inspection is now off. The settings file \(box.home)/settings.json could not be read (it is not valid JSON), so it was rewritten with inspection off and every other setting at its default; the old file is kept at \(box.home)/settings.json.corrupt.\n")
-        #expect(box.settings == "{\n  \"inspection.enabled\": false\n}\n")
+        #expect(result.out == "Inspection is now off. The settings file \(box.home)/settings.json could not be read (it is not valid JSON), so it was rewritten with inspection off and every other setting at its default, except history.maxAge, captures.maxBytes and captures.maxAge: off, so that nothing kept is deleted before you set them again; the old file is kept at \(box.home)/settings.json.corrupt.\n")
+        #expect(box.settings == "{\n  \"captures.maxAge\": \"off\",\n  \"captures.maxBytes\": \"off\",\n  \"history.maxAge\": \"off\",\n  \"inspection.enabled\": false\n}\n")
         #expect(box.read(box.home + "/settings.json.corrupt") == "{\"inspection.enabled\": tr")
     }
 
