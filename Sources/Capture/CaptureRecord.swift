@@ -74,8 +74,11 @@ public enum CaptureRecord {
         }
         let total = u32(4), included = u32(20), original = u32(24)
         let bound = snapLength > 0 ? snapLength : 65_535 + 40
-        guard included <= bound, included <= original else {
+        guard included <= bound else {
             return .refused(.damaged("the record says it holds \(included) bytes, more than the file keeps of a packet (\(bound))"))
+        }
+        guard included <= original else {
+            return .refused(.damaged("the record says it holds \(included) bytes of a packet of \(original) (pcapng §4.3: never more than the packet had)"))
         }
         guard total >= headerSize + included + (4 - included % 4) % 4 + 4, total % 4 == 0 else {
             return .refused(.damaged("the block's length \(total) cannot hold its \(included) bytes (pcapng §3.1)"))

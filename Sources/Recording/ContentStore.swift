@@ -124,6 +124,16 @@ public final class ContentStore {
             .facts(expiredBefore: now - expiry.microseconds, writing: nil, evidence: evidence).0
     }
 
+    /// The turns a sweep at `now` with `expiry` would delete for their age (not for the
+    /// ceiling), without deleting anything: rows recorded before now − `expiry`, but for
+    /// segments kept as audit evidence, as the sweep spares them.
+    /// - Throws: `FlowStoreError`.
+    public func turnsExpiring(now: Int64, expiry: ContentExpiry, evidence: AuditEvidence) throws -> Int {
+        let facts = try segmentFacts(now: now, expiry: expiry, evidence: evidence)
+        let plan = ContentRetentionPlanner.plan(segments: facts, now: now, expiry: expiry, evidence: evidence, ceiling: .max)
+        return facts.filter { !plan.keptAsEvidence.contains($0.sequence) }.reduce(0) { $0 + $1.expiredRows }
+    }
+
     /// Deletes the index rows of the flows `selection` (a `SELECT` of flow ids) names, inside the
     /// caller's transaction on the flow database: the history's retention takes a flow's content
     /// with its row (the segments, unreferenced, go at the next sweep).

@@ -10,7 +10,7 @@ public enum ContentAbsence: Sendable, Equatable {
     case notInspected
     /// The client pins its certificate or lacks tv's root; tv passed it through unread, as a guarantee.
     case keptPrivate
-    /// Inspected, and nothing is kept: the switch was off, or what was kept expired.
+    /// Inspected, and nothing is kept: the switch was off, what was kept expired, or it could not be written.
     case nothingKept
     /// The flow failed before content was kept.
     case failed(String?)
@@ -57,7 +57,7 @@ public enum ContentAbsence: Sendable, Equatable {
             let which = context == .flowDetail ? "the error line above says which" : "`tv flow \(flowID)` says which"
             return "Kept private: this client pins its certificate or lacks tv's root (\(which)), so tv passed this connection through unread — that is a guarantee, not a failure."
         case .nothingKept:
-            return "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`)."
+            return "Inspected, and nothing was kept: keeping decrypted content was off for this connection, what was kept has expired or was deleted (`tv content delete`), or it could not be written (a full disk: the session said so then)."
         case let .failed(reason):
             // Under `tv flow`'s status line the reason is just above (a trial read it twice).
             if context == .flowDetail { return "Nothing was kept: the connection failed before content was recorded (the status above says why)." }

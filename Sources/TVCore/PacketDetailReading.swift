@@ -45,7 +45,10 @@ public enum PacketDetailRefusal: UserFacingError, Equatable {
             if count == 0 {
                 return "Flow \(flow) has no captured packets (packets are captured for tv exec and --mode tun sessions with capture.enabled); `tv flow \(flow)` shows what is known of it."
             }
-            return "Flow \(flow) has no packet \(n): \(Units.grouped(count)) were captured and tv keeps rows for the first 500; `tv packets \(flow)` lists them."
+            if n > count || count <= 500 {
+                return "Flow \(flow) has no packet \(n): \(Units.grouped(count)) were captured; `tv packets \(flow)` lists them."
+            }
+            return "Flow \(flow)'s packet \(n) was captured, but tv keeps rows only for the first 500 of a connection's \(Units.grouped(count)), so it cannot be shown here; the capture file holds it (`tv captures`)."
         }
     }
 }

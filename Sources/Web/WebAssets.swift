@@ -963,6 +963,7 @@ function settingRow(s, said) {
         "history.maxAge": "Connections that started longer ago than that are deleted at once, with their requests, packets and content (m is minutes: a month is 30d).",
         "captures.maxAge": "Capture files older than that are deleted at once (m is minutes: a month is 30d).",
         "captures.maxBytes": "The oldest capture files are deleted at once until the captures fit.",
+        "content.expiry": "Decrypted content recorded longer ago than that is deleted at once.",
       }[s.name];
       const yes = Boolean(deletes) && input.value.trim().toLowerCase() !== "off";
       if (yes && !confirm(`Save ${s.name} = ${input.value}? ${deletes}`)) return;

@@ -139,6 +139,29 @@ import Glibc
         }
     }
 
+    @Test("a shorter content.expiry that deletes kept turns says how many and is saved only with --yes; a longer one is saved at once (a trial's 1h deleted 1,029 turns unasked)")
+    func contentExpiryAsksFirst() throws {
+        try withSandbox { s in
+            try StorageCLITests.writeFlows(s.dataDir, daysAgo: [0.2, 0.1])
+            try StorageCLITests.keepContent(s.dataDir, flows: [1, 2])
+            let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try database.execute("UPDATE content_turn_runs SET recorded_at = recorded_at - 3 * 3600 * 1000000 WHERE flow_id = 1")
+            database.close()
+            let asked = try s.tv("settings", "set", "content.expiry", "1h")
+            #expect(asked.status == 1 && asked.err.hasPrefix("tv: content.expiry 1h deletes 1 decrypted turn that 1d keeps (those recorded before ")
+                    && asked.err.hasSuffix("), as soon as it is saved; add --yes to save it.\n"), "\(asked)")
+            #expect(try s.tv("settings", "get", "content.expiry").out == "1d\n")
+            let longer = try s.tv("settings", "set", "content.expiry", "1w")
+            #expect(longer.status == 0 && longer.out == "Saved content.expiry = 1w (was 1d).\n", "\(longer)")
+            let agreed = try s.tv("settings", "set", "content.expiry", "1h", "--yes")
+            #expect(agreed.status == 0 && agreed.out.hasPrefix("Saved content.expiry = 1h (was 1w).\n"), "\(agreed)")
+            let left = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            defer { left.close() }
+            #expect(try StorageCLITests.integer(left, "SELECT count(*) FROM content_turn_runs WHERE flow_id = 1") == 0)
+            #expect(try StorageCLITests.integer(left, "SELECT count(*) FROM content_turn_runs WHERE flow_id = 2") == 1)
+        }
+    }
+
     @Test("a limit saved with no session running is applied at once, silently when nothing goes; nonsense is refused with one sentence and changes nothing")
     func limitChangeApplies() throws {
         try withSandbox { s in
@@ -149,7 +172,9 @@ import Glibc
             // (a trial's `1s` deleted the whole history with one line of output).
             let asked = try s.tv("settings", "set", "history.maxAge", "2d")
             #expect(asked.status == 1 && asked.err.hasPrefix("tv: history.maxAge 2d deletes 1 of the 2 connections kept (those started before ")
-                    && asked.err.hasSuffix("), with their requests, packets and content, as soon as it is saved; add --yes to save it (m is minutes: a month is 30d).\n"), "\(asked)")
+                    && asked.err.hasSuffix("), with their requests, packets and content, as soon as it is saved; add --yes to save it.\n"), "\(asked)")
+            let minutes = try s.tv("settings", "set", "history.maxAge", "30m")
+            #expect(minutes.status == 1 && minutes.err.hasSuffix("add --yes to save it (m is minutes: a month is 30d).\n"), "\(minutes)")
             #expect(try s.tv("settings", "get", "history.maxAge").out == "30d\n")
             let r = try s.tv("settings", "set", "history.maxAge", "2d", "--yes")
             #expect(r.out == "Saved history.maxAge = 2d (was 30d).\nDeleted 1 connection.\n", "\(r)")

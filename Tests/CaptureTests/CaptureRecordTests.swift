@@ -111,6 +111,22 @@ struct CaptureRecordTests {
                 == .damaged("the record says it holds 40 bytes, more than the file keeps of a packet (32)"))
     }
 
+    @Test("a record claiming more bytes than its packet had is refused as that, not as past the snap length (a trial's edited file)")
+    func includedPastOriginal() {
+        var header = [UInt8](repeating: 0, count: CaptureRecord.headerSize)
+        func put(_ value: UInt32, at offset: Int) { for i in 0..<4 { header[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(i))) } }
+        put(6, at: 0)
+        put(UInt32(CaptureRecord.headerSize + 60_000 + 4), at: 4)
+        put(60_000, at: 20)
+        put(128, at: 24)
+        #expect(CaptureRecord.check(header, snapLength: 65_535, rowOriginalLength: 128)
+                == .refused(.damaged("the record says it holds 60000 bytes of a packet of 128 (pcapng §4.3: never more than the packet had)")))
+        put(70_000, at: 20)
+        put(80_000, at: 24)
+        #expect(CaptureRecord.check(header, snapLength: 65_535, rowOriginalLength: 80_000)
+                == .refused(.damaged("the record says it holds 70000 bytes, more than the file keeps of a packet (65535)")))
+    }
+
     @Test("an offset that is not an EPB, a file cut short, a file that is gone, a folder or a named pipe in its place")
     func failures() throws {
         guard toolsPresent else { return }

@@ -380,7 +380,7 @@ struct ContentRunTests {
         #expect(try box.status()?.string("contentKeeping") == "off")
         #expect(try world.curlThrough(tv, [world.url("/index.html")]).out == "hello from nginx\n")
         let first = try #require(try box.closedFlows(1).first?.int("id"))
-        let nothing = "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`).\n"
+        let nothing = "Inspected, and nothing was kept: keeping decrypted content was off for this connection, what was kept has expired or was deleted (`tv content delete`), or it could not be written (a full disk: the session said so then).\n"
         #expect(try box.tv("turns", String(first)).out == "Flow \(first): localhost\n" + nothing)
         #expect(try Self.turns(box, first).isEmpty)
         #expect(segmentFiles(box).isEmpty, "nothing written: \(segmentFiles(box))")

@@ -589,7 +589,7 @@ struct InterceptionRunTests {
         let rows = try box.closedFlows(5)
         try #require(rows.count == 5)
         #expect(rows.map { $0.string("status") } == ["inspected", "encrypted", "inspected", "inspected", "inspected"])
-        let nothing = "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`).\n"
+        let nothing = "Inspected, and nothing was kept: keeping decrypted content was off for this connection, what was kept has expired or was deleted (`tv content delete`), or it could not be written (a full disk: the session said so then).\n"
         let third = try box.tv("turns", String(rows[2].int("id")!))
         #expect(third.out.hasSuffix(nothing), "\(third)")
         let fourth = try box.tv("turns", String(rows[3].int("id")!))

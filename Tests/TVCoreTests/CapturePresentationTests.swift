@@ -279,4 +279,14 @@ struct CapturePresentationTests {
         #expect(CapturesPresentation.lossSentence(dropped: 0, failed: 916, why: "The disk holding capture-000002.pcapng is full.")
             == "Not every packet was captured: 916 not saved because a write failed (The disk holding capture-000002.pcapng is full); the connections themselves were not affected.")
     }
+
+    @Test("tv packet past the packets captured, and past the 500 rows kept of more: two different sentences (a trial)")
+    func noPacketSentences() {
+        #expect(PacketDetailRefusal.noPacket(flow: 7, n: 1201, count: 1200).message
+                == "Flow 7 has no packet 1201: 1,200 were captured; `tv packets 7` lists them.")
+        #expect(PacketDetailRefusal.noPacket(flow: 7, n: 40, count: 30).message
+                == "Flow 7 has no packet 40: 30 were captured; `tv packets 7` lists them.")
+        #expect(PacketDetailRefusal.noPacket(flow: 7, n: 1200, count: 1200).message
+                == "Flow 7's packet 1200 was captured, but tv keeps rows only for the first 500 of a connection's 1,200, so it cannot be shown here; the capture file holds it (`tv captures`).")
+    }
 }

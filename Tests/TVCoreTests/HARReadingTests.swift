@@ -79,7 +79,7 @@ import TVHome
         let file = folder.path + "/out.har"
         #expect(try run([2, 1], in: folder, file: file) == [
             .note("tv: The row of turn 1 of flow 2 is damaged (direction is 'sideways'); it is left out."),
-            .note("tv: left out flow 2: Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`)."),
+            .note("tv: left out flow 2: Inspected, and nothing was kept: keeping decrypted content was off for this connection, what was kept has expired or was deleted (`tv content delete`), or it could not be written (a full disk: the session said so then)."),
             .line("Wrote 1 HAR entry from 1 flow to \(file); it holds the kept bodies, so share it with care."),
         ])
     }

@@ -97,7 +97,7 @@ import FlowTerms
         #expect(only(.notEncrypted) == "Not encrypted: this connection was plain and tv kept none of its content; `tv flow 7` shows its addresses, times and byte counts.")
         #expect(only(.encrypted) == "Not inspected: tv passed this connection through without decrypting it, so it never saw what was said.")
         #expect(only(.keptPrivate) == "Kept private: this client pins its certificate or lacks tv's root (`tv flow 7` says which), so tv passed this connection through unread — that is a guarantee, not a failure.")
-        #expect(only(.inspected) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`).")
+        #expect(only(.inspected) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, what was kept has expired or was deleted (`tv content delete`), or it could not be written (a full disk: the session said so then).")
         let json = TurnsPresentation(flowID: 7, flow: flow(.keptPrivate), items: []).json().serialized()
         #expect(json.hasPrefix("{\"flow\":7,\"status\":\"kept_private\",\"turns\":[],\"absence\":{\"reason\":\"kept_private\","))
     }
@@ -114,7 +114,7 @@ import FlowTerms
         let f = flow(.inspected)
         #expect(FlowDetailPresentation.contentSentence(f, content: ContentSummary(turns: 4, keptBytes: 70_000, seenBytes: 1_100_000, truncated: true))
                 == "68.4 KiB saved of what was said; tv turns 7 shows it (--http reads it as HTTP). The recording budget cut part of it.")
-        #expect(FlowDetailPresentation.contentSentence(f) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, or what was kept has expired or was deleted (`tv content delete`).")
+        #expect(FlowDetailPresentation.contentSentence(f) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, what was kept has expired or was deleted (`tv content delete`), or it could not be written (a full disk: the session said so then).")
     }
 
     @Test("a plain flow's absence sentence points above under tv flow, and to tv flow elsewhere")

@@ -86,6 +86,12 @@ public final class StorageManager {
         return (plan.captureDrops.count + doomed.count, plan.captureBytesFreed + decryptedBytes)
     }
 
+    /// The decrypted turns `content.expiry` = `expiry` would delete now for their age
+    /// (`ContentStore.turnsExpiring`; audit evidence spared).
+    public func contentTurnsExpiring(_ expiry: ContentExpiry, now: Int64) throws -> Int {
+        try content.turnsExpiring(now: now, expiry: expiry, evidence: try auditEvidence())
+    }
+
     /// The closed flows started before `cutoff` that a history limit would delete now, and how
     /// many closed flows there are: audit evidence is not counted (it stays), as the deletion
     /// spares it (`tv settings set history.maxAge` said it would delete 20 of 20 where it

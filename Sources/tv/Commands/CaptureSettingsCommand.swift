@@ -52,11 +52,11 @@ enum CaptureSettingsCommand {
         default:
             let key = name == SettingKeys.captureRotateAge.name ? SettingKeys.captureRotateAge : SettingKeys.capturesMaxAge
             guard let age = SettingLimit.userMicros(value) else {
-                throw UsageRefusal("\(name) takes an age above zero like 90s, 15m, 1h, 30d or 2w, or off, not '\(value)'.")
+                throw UsageRefusal("\(name) takes an age of 10s or more like 90s, 15m, 1h, 30d or 2w, or off, not '\(value)'.")
             }
             if case .limit(let micros) = SettingLimit.micros(age), micros < Self.shortestAge {
                 throw UsageRefusal(name == SettingKeys.captureRotateAge.name
-                    ? "\(name) takes 10s or more (or off): a capture file of '\(value)' would be closed every few packets."
+                    ? "\(name) takes 10s or more (or off): a capture file closed every '\(value)' would hold only a few packets."
                     : "\(name) takes 10s or more (or off): each capture file would be deleted '\(value)' after it was closed, before anyone could read it.")
             }
             try consent()

@@ -1,4 +1,5 @@
 import FlowStore
+import Recording
 import Foundation
 import Settings
 import TVCore
@@ -15,7 +16,7 @@ enum HistoryAgeConsent {
         let cutoff = inv.now * 1_000_000 - micros
         // Closed flows outside audit sessions: what the deletion takes.
         guard let (older, all) = try? storage.flowsDoomed(startedBefore: cutoff), older > 0 else { return }
-        throw UsageRefusal("history.maxAge \(age) deletes \(ByteWords.grouped(Int64(older))) of the \(ByteWords.grouped(Int64(all))) connections kept (those started before \(Units.utc(cutoff / 1_000_000))), with their requests, packets and content, as soon as it is saved; add --yes to save it (m is minutes: a month is 30d).", exitCode: 1)
+        throw UsageRefusal("history.maxAge \(age) deletes \(ByteWords.grouped(Int64(older))) of the \(ByteWords.grouped(Int64(all))) connections kept (those started before \(Units.utc(cutoff / 1_000_000))), with their requests, packets and content, as soon as it is saved; add --yes to save it" + (age.hasSuffix("m") ? " (m is minutes: a month is 30d)." : "."), exitCode: 1)
     }
 }
 
@@ -44,6 +45,25 @@ enum CaptureLimitConsent {
         guard let doomed = try? storage.captureFilesDoomed(limits, now: now), doomed.files > already.files else { return }
         let more = doomed.files - already.files
         throw UsageRefusal("\(name) \(value) deletes \(more) capture file\(more == 1 ? "" : "s") (\(Units.bytes(doomed.bytes - already.bytes))) that the limits in force keep, as soon as it is saved; add --yes to save it.", exitCode: 1)
+    }
+}
+
+/// A shorter `content.expiry` that deletes decrypted turns kept now is said first, and saved
+/// only with --yes, as the three storage limits are (a trial's `1h` deleted 1,029 turns at once
+/// without a word before).
+enum ContentExpiryConsent {
+    /// Refuses (exit 1) when `expiry` deletes turns the expiry in force keeps, naming how many.
+    static func check(_ inv: Invocation, expiry: ContentExpiry, settings: SettingsStore) throws {
+        guard let home = try? inv.existingHome(), let record = try? settings.read(),
+              let current = ContentExpiry(text: record[SettingKeys.contentExpiry]),
+              expiry.microseconds < current.microseconds,
+              let storage = try LimitConsentStore.open(home) else { return }
+        defer { storage.close() }
+        let now = inv.now * 1_000_000
+        guard let after = try? storage.contentTurnsExpiring(expiry, now: now),
+              let before = try? storage.contentTurnsExpiring(current, now: now), after > before else { return }
+        let more = after - before
+        throw UsageRefusal("content.expiry \(expiry.text) deletes \(ByteWords.grouped(Int64(more))) decrypted turn\(more == 1 ? "" : "s") that \(current.text) keeps (those recorded before \(Units.utc((now - expiry.microseconds) / 1_000_000))), as soon as it is saved; add --yes to save it.", exitCode: 1)
     }
 }
 

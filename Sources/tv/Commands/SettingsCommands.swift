@@ -112,7 +112,9 @@ enum SettingsCommands {
             }
             change = try settings.set(SettingKeys.contentKeep, to: on)
         case SettingKeys.contentExpiry.name:
-            change = try settings.set(SettingKeys.contentExpiry, to: try ContentPolicy.parseExpiry(value).text)
+            let expiry = try ContentPolicy.parseExpiry(value)
+            if !inv.yes { try ContentExpiryConsent.check(inv, expiry: expiry, settings: settings) }
+            change = try settings.set(SettingKeys.contentExpiry, to: expiry.text)
         case SettingKeys.contentFlowBudget.name:
             change = try settings.set(SettingKeys.contentFlowBudget, to: try ContentPolicy.parseFlowBudget(value))
         case SettingKeys.clientCertificates.name:
