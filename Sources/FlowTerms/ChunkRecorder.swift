@@ -28,9 +28,9 @@ public protocol ChunkRecorder: Sendable {
     ///   - startMicros: the flow's accept time, wall clock µs since the epoch (what
     ///     `offsetMicros` counts from).
     func inspectedFlowBegan(flow: UInt64, client: FlowEnds.End, server: FlowEnds.End, startMicros: Int64)
-    /// The flow is over, and how: `cutOff` when it failed (a reset, a broken leg) rather than
-    /// closing in order. The driver calls this one; its default calls `flowEnded(flow:)`.
-    func flowEnded(flow: UInt64, cutOff: Bool)
+    /// The flow is over, and how (`StreamEnd`: who closed first, or who reset). The driver
+    /// calls this one; its default calls `flowEnded(flow:)`.
+    func flowEnded(flow: UInt64, end: StreamEnd)
     /// Flow `flow`'s own recorder, for a caller that hands it every chunk of the flow from then
     /// on instead of calling `record(flow:…)` (which finds it by id for each chunk). Asked at the
     /// flow's first chunk, while `isRecording`; the flow still ends through `flowEnded`.
@@ -57,7 +57,7 @@ extension ChunkRecorder {
     /// Nothing to rebuild by default.
     public func inspectedFlowBegan(flow: UInt64, client: FlowEnds.End, server: FlowEnds.End, startMicros: Int64) {}
     /// How the flow ended does not matter by default.
-    public func flowEnded(flow: UInt64, cutOff: Bool) { flowEnded(flow: flow) }
+    public func flowEnded(flow: UInt64, end: StreamEnd) { flowEnded(flow: flow) }
     /// No flow's own recorder by default: every chunk through `record(flow:…)`.
     public func flowRecorder(flow: UInt64) -> (any FlowChunkRecorder)? { nil }
 }
@@ -109,8 +109,8 @@ public struct ChunkRecorderPair: ChunkRecorder {
         second.inspectedFlowBegan(flow: flow, client: client, server: server, startMicros: startMicros)
     }
 
-    public func flowEnded(flow: UInt64, cutOff: Bool) {
-        first.flowEnded(flow: flow, cutOff: cutOff)
-        second.flowEnded(flow: flow, cutOff: cutOff)
+    public func flowEnded(flow: UInt64, end: StreamEnd) {
+        first.flowEnded(flow: flow, end: end)
+        second.flowEnded(flow: flow, end: end)
     }
 }

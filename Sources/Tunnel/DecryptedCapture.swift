@@ -165,11 +165,11 @@ public final class DecryptedCapture: ChunkRecorder {
         return true
     }
 
-    public func flowEnded(flow: UInt64, cutOff: Bool) {
-        _ = queue.enqueue(.ended(flow: flow, cutOff: cutOff, timeMicros: EngineClock.wallMicros()))
+    public func flowEnded(flow: UInt64, end: StreamEnd) {
+        _ = queue.enqueue(.ended(flow: flow, end: end, timeMicros: EngineClock.wallMicros()))
     }
 
-    public func flowEnded(flow: UInt64) { flowEnded(flow: flow, cutOff: false) }
+    public func flowEnded(flow: UInt64) { flowEnded(flow: flow, end: .closedByClient) }
 }
 
 /// The writer's last failure, for any thread to read.

@@ -14,7 +14,7 @@ public enum DecryptedCaptureItem: Sendable, Equatable {
     /// payload sum is (`InternetChecksum.sum`, one per segment of at most the MSS, in order).
     case data(flow: UInt64, direction: Direction, timeMicros: Int64, block: Int, count: Int, sums: Range<Int>)
     /// The flow is over: closed in order, or cut off; its blocks go at `block`.
-    case ended(flow: UInt64, cutOff: Bool, timeMicros: Int64, block: Int)
+    case ended(flow: UInt64, end: StreamEnd, timeMicros: Int64, block: Int)
 }
 
 /// What a loop hands the decrypted capture's queue (bytes valid during the call only).
@@ -23,7 +23,7 @@ public enum DecryptedCaptureOffer {
     /// before the queue's lock).
     case began(flow: UInt64, client: PacketEndpoint, server: PacketEndpoint, startMicros: Int64, layout: DecryptedCaptureLayout)
     case data(flow: UInt64, direction: Direction, timeMicros: Int64, bytes: UnsafeRawBufferPointer)
-    case ended(flow: UInt64, cutOff: Bool, timeMicros: Int64)
+    case ended(flow: UInt64, end: StreamEnd, timeMicros: Int64)
 }
 
 /// The decrypted capture queue's counters (under its mutex).
@@ -128,16 +128,16 @@ public struct DecryptedCaptureBatch: WriterBatch {
             items.append(.began(flow: flow, client: client, server: server, startMicros: start, block: block))
             flows[flow] = layout
             open = nil
-        case let .ended(flow, cutOff, time):
+        case let .ended(flow, end, time):
             guard let layout = flows[flow] else {
                 open = nil
                 return (0, true)
             }
-            guard let block = reserve(cutOff ? layout.resetBytes : layout.finishingBytes, refusing: refusing) else {
+            guard let block = reserve(layout.endingBytes(end), refusing: refusing) else {
                 counters.eventsDropped &+= 1
                 return (0, false)
             }
-            items.append(.ended(flow: flow, cutOff: cutOff, timeMicros: time, block: block))
+            items.append(.ended(flow: flow, end: end, timeMicros: time, block: block))
             flows[flow] = nil
             open = nil
         }

@@ -1,4 +1,5 @@
 import Capture
+import FlowTerms
 import Wire
 
 /// How many bytes each event of one inspected flow takes in the decrypted capture's file, so a
@@ -33,10 +34,17 @@ public struct DecryptedCaptureLayout: Sendable, Equatable {
         var opened = synthesizer
         openingBytes = blockBytes(opened.opening(), commentFirst: true)
         var finished = opened, reset = opened
-        finishingBytes = blockBytes(finished.ending(reset: false), commentFirst: false)
-        resetBytes = blockBytes(reset.ending(reset: true), commentFirst: false)
+        // Either side's FINs or RST are as large as the other's: the same headers, no payload.
+        finishingBytes = blockBytes(finished.ending(.closedByClient), commentFirst: false)
+        resetBytes = blockBytes(reset.ending(.reset(from: .serverToClient)), commentFirst: false)
         headerBytes = (synthesizer.client.address.isIPv6 ? 40 : 20) + 20
         maximumSegmentSize = synthesizer.maximumSegmentSize
+    }
+
+    /// The blocks of the stream's `end`: `finishingBytes` or `resetBytes`.
+    public func endingBytes(_ end: StreamEnd) -> Int {
+        if case .reset = end { return resetBytes }
+        return finishingBytes
     }
 
     /// Where a data segment's payload starts in its block: the block's header and the packet's.

@@ -114,9 +114,9 @@ final class DecryptedCaptureThread: QueueWriter {
                 }
                 region = block..<at
                 streams[flow] = stream
-            case let .ended(flow, cutOff, time, block):
+            case let .ended(flow, end, time, block):
                 guard var stream = streams.removeValue(forKey: flow) else { continue }
-                region = place(stream.synthesizer.ending(reset: cutOff), comment: nil, at: time, in: base, block: block)
+                region = place(stream.synthesizer.ending(end), comment: nil, at: time, in: base, block: block)
             }
             if let last = runs.last, last.upperBound == region.lowerBound {
                 runs[runs.count - 1] = last.lowerBound..<region.upperBound
@@ -150,7 +150,7 @@ final class DecryptedCaptureThread: QueueWriter {
         // Flows still open when the session stops end in order.
         let now = EngineClock.wallMicros()
         for (_, var stream) in streams {
-            build(stream.synthesizer.ending(reset: false), comment: nil, at: now)
+            build(stream.synthesizer.ending(.closedByClient), comment: nil, at: now)
         }
         streams.removeAll()
         appendHeads()

@@ -9,8 +9,9 @@ import FlowTerms
 /// - `.data`: the bytes cut into segments of at most `maximumSegmentSize` (by default as large as
 ///   an IP packet allows, as a capture of a sender with segmentation offload shows them), ACK on
 ///   each and PSH on the last, sequence numbers continuing the sender's; then the receiver's ACK.
-/// - `.ended(reset: false)`: FIN-ACK from the client, FIN-ACK from the server, the client's ACK
-///   (RFC 9293 §3.6). `.ended(reset: true)`: one RST-ACK from the server (the flow was cut off).
+/// - `.ended(.closed(firstFrom:))`: FIN-ACK from the side that closed first, FIN-ACK from the
+///   other, the first side's ACK (RFC 9293 §3.6). `.ended(.reset(from:))`: one RST-ACK from the
+///   side that reset (the flow was cut off).
 ///
 /// Data before `.opened` opens the stream first; anything after the end is ignored. When the two
 /// ends are of different families (an IPv4 client of a proxy reaching an IPv6 server), the IPv4
@@ -35,7 +36,7 @@ public struct TCPStreamSynthesizer: Sendable {
     public enum Event: Sendable, Equatable {
         case opened
         case data(Direction, [UInt8])
-        case ended(reset: Bool)
+        case ended(StreamEnd)
     }
 
     /// One synthesized packet and which way it went.
@@ -91,8 +92,8 @@ public struct TCPStreamSynthesizer: Sendable {
             return packets(opening(), data: [])
         case .data(let direction, let bytes):
             return packets(carrying(direction, count: bytes.count), data: bytes)
-        case .ended(let reset):
-            return packets(ending(reset: reset), data: [])
+        case .ended(let end):
+            return packets(ending(end), data: [])
         }
     }
 
@@ -110,11 +111,14 @@ public struct TCPStreamSynthesizer: Sendable {
         return out
     }
 
-    /// `.ended`: the FINs, or the RST when `reset` (none after the end).
-    public mutating func ending(reset: Bool) -> [PlannedSegment] {
+    /// `.ended`: the FINs, or the RST (none after the end).
+    public mutating func ending(_ end: StreamEnd) -> [PlannedSegment] {
         guard state != .ended else { return [] }
         var out = state == .fresh ? open() : []
-        out += reset ? cutOff() : finish()
+        switch end {
+        case .closed(let first): out += finish(first: first)
+        case .reset(let from): out += cutOff(from: from)
+        }
         state = .ended
         return out
     }
@@ -162,13 +166,13 @@ public struct TCPStreamSynthesizer: Sendable {
         return out
     }
 
-    private mutating func finish() -> [PlannedSegment] {
-        [segment(.clientToServer, flags: TCPFlags.fin | TCPFlags.ack),
-         segment(.serverToClient, flags: TCPFlags.fin | TCPFlags.ack),
-         segment(.clientToServer, flags: TCPFlags.ack)]
+    private mutating func finish(first: Direction) -> [PlannedSegment] {
+        [segment(first, flags: TCPFlags.fin | TCPFlags.ack),
+         segment(first.opposite, flags: TCPFlags.fin | TCPFlags.ack),
+         segment(first, flags: TCPFlags.ack)]
     }
 
-    private mutating func cutOff() -> [PlannedSegment] {
-        [segment(.serverToClient, flags: TCPFlags.rst | TCPFlags.ack)]
+    private mutating func cutOff(from: Direction) -> [PlannedSegment] {
+        [segment(from, flags: TCPFlags.rst | TCPFlags.ack)]
     }
 }

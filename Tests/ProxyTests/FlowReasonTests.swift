@@ -56,5 +56,17 @@ import Glibc
         #expect(!ConnectionFailure.cutsOff(status: .inspected, failure: .read(from: .server, reset: false, .tlsClosed)))
         #expect(!ConnectionFailure.cutsOff(status: .inspected, failure: .idle(seconds: 300)))
         #expect(!ConnectionFailure.cutsOff(status: .inspected, failure: .stopped))
+        // Who ended it, for the decrypted capture: the side that reset, else the first to close.
+        #expect(ConnectionFailure.streamEnd(status: .inspected, failure: .read(from: .client, reset: true, .system(Errno(ECONNRESET))), firstClosed: .serverToClient)
+                == .reset(from: .clientToServer))
+        #expect(ConnectionFailure.streamEnd(status: .inspected, failure: .read(from: .server, reset: true, .system(Errno(ECONNRESET))), firstClosed: .clientToServer)
+                == .reset(from: .serverToClient))
+        #expect(ConnectionFailure.streamEnd(status: .inspected, failure: .clientGone(reset: true, .awaitingResponse), firstClosed: .serverToClient)
+                == .reset(from: .clientToServer))
+        #expect(ConnectionFailure.streamEnd(status: .inspected, failure: .send(to: .client, .system(Errno(EPIPE))), firstClosed: .serverToClient)
+                == .reset(from: .clientToServer))
+        #expect(ConnectionFailure.streamEnd(status: .failed, failure: nil, firstClosed: .clientToServer) == .reset(from: .serverToClient))
+        #expect(ConnectionFailure.streamEnd(status: .inspected, failure: nil, firstClosed: .serverToClient) == .closed(firstFrom: .serverToClient))
+        #expect(ConnectionFailure.streamEnd(status: .inspected, failure: .idle(seconds: 300), firstClosed: .clientToServer) == .closedByClient)
     }
 }

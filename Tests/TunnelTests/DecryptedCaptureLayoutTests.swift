@@ -17,7 +17,7 @@ struct DecryptedCaptureLayoutTests {
     enum Event {
         case began(UInt64, PacketEndpoint, PacketEndpoint, Int64)
         case data(UInt64, Direction, Int64, [UInt8])
-        case ended(UInt64, Bool, Int64)
+        case ended(UInt64, StreamEnd, Int64)
     }
 
     /// The expected file: the head, then per event the blocks of `handle`'s packets, chunks of
@@ -62,10 +62,10 @@ struct DecryptedCaptureLayoutTests {
                     close()
                     joined = (flow, direction, time, bytes)
                 }
-            case let .ended(flow, cutOff, time):
+            case let .ended(flow, end, time):
                 close()
                 guard var stream = streams.removeValue(forKey: flow) else { continue }
-                emit(stream.0.handle(.ended(reset: cutOff)), at: time)
+                emit(stream.0.handle(.ended(end)), at: time)
             }
         }
         close()
@@ -99,10 +99,10 @@ struct DecryptedCaptureLayoutTests {
             .data(8, .serverToClient, 27, bytes(65_000, 10)),
             .data(8, .serverToClient, 28, bytes(515, 11)),
             .data(8, .serverToClient, 29, bytes(21, 12)),
-            .ended(7, false, start + 1_000),
+            .ended(7, .closed(firstFrom: .serverToClient), start + 1_000),
             .data(7, .serverToClient, 30, bytes(10, 13)),
-            .ended(8, true, start + 2_000),
-            .ended(8, false, start + 3_000),
+            .ended(8, .reset(from: .clientToServer), start + 2_000),
+            .ended(8, .closedByClient, start + 3_000),
         ]
     }
 
@@ -116,8 +116,8 @@ struct DecryptedCaptureLayoutTests {
             _ = bytes.withUnsafeBytes {
                 batch.add(.data(flow: flow, direction: direction, timeMicros: time, bytes: $0), refusing: false, counters: &counters)
             }
-        case let .ended(flow, cutOff, time):
-            _ = batch.add(.ended(flow: flow, cutOff: cutOff, timeMicros: time), refusing: false, counters: &counters)
+        case let .ended(flow, end, time):
+            _ = batch.add(.ended(flow: flow, end: end, timeMicros: time), refusing: false, counters: &counters)
         }
     }
 

@@ -44,8 +44,8 @@ struct DecryptedCaptureTests {
         feed(43, Array("GET /plain HTTP/1.1\r\n\r\n".utf8), .clientToServer, at: 1_600)  // never began: not written
         feed(41, response, .serverToClient, at: 2_000)
         feed(42, response, .serverToClient, at: 2_500)
-        capture.flowEnded(flow: 41, cutOff: false)
-        capture.flowEnded(flow: 42, cutOff: true)
+        capture.flowEnded(flow: 41, end: .closedByClient)
+        capture.flowEnded(flow: 42, end: .reset(from: .serverToClient))
         #expect(CaptureFolder.isRecording(path))
         capture.stop()
         #expect(!CaptureFolder.isRecording(path))

@@ -27,7 +27,7 @@ struct DecryptedCaptureWriteModeTests {
             response[at..<end].withUnsafeBytes { capture.record(flow: 9, direction: .serverToClient, offsetMicros: 2_000, bytes: $0) }
             at = end
         }
-        capture.flowEnded(flow: 9, cutOff: false)
+        capture.flowEnded(flow: 9, end: .closedByClient)
         capture.stop()
         #expect(capture.counters.bytesDropped == 0 && capture.failure == nil)
         #expect(capture.counters.writeMode == mode)

@@ -35,7 +35,7 @@ struct TCPStreamSynthesizerTests {
         var packets = s.handle(.opened)
         packets += s.handle(.data(.clientToServer, request))       // 39 bytes: 30 + 9
         packets += s.handle(.data(.serverToClient, response))      // 40 bytes: 30 + 10
-        packets += s.handle(.ended(reset: false))
+        packets += s.handle(.ended(.closedByClient))
         #expect(s.handle(.data(.clientToServer, [1])) == [] && s.state == .ended)
         #expect(try summary(packets) == [
             "> 10.0.0.1:40000 seq 1000 ack 0 SYN len 0",
@@ -55,11 +55,25 @@ struct TCPStreamSynthesizerTests {
         #expect(try tcp(packets[3]).0.options == [])
     }
 
+    @Test("the server closing first sends the first FIN; a client's reset is the client's RST (a trial's was drawn as the server's)")
+    func whoEnded() throws {
+        var closed = TCPStreamSynthesizer(client: endpoint("10.0.0.1", 40000), server: endpoint("10.0.0.2", 80), clientISN: 100, serverISN: 500)
+        _ = closed.handle(.opened)
+        #expect(try summary(closed.handle(.ended(.closed(firstFrom: .serverToClient)))) == [
+            "< 10.0.0.2:80 seq 501 ack 101 FIN, ACK len 0",
+            "> 10.0.0.1:40000 seq 101 ack 502 FIN, ACK len 0",
+            "< 10.0.0.2:80 seq 502 ack 102 ACK len 0",
+        ])
+        var reset = TCPStreamSynthesizer(client: endpoint("10.0.0.1", 40000), server: endpoint("10.0.0.2", 80), clientISN: 100, serverISN: 500)
+        _ = reset.handle(.opened)
+        #expect(try summary(reset.handle(.ended(.reset(from: .clientToServer)))) == ["> 10.0.0.1:40000 seq 101 ack 501 RST, ACK len 0"])
+    }
+
     @Test("a flow cut off: RST-ACK from the server; data first opens the stream; sequence numbers wrap")
     func cutOffAndWrap() throws {
         var s = TCPStreamSynthesizer(client: endpoint("fd00::1", 5), server: endpoint("fd00::2", 443),
                                      clientISN: 0xffff_fffe, serverISN: 7)
-        let packets = s.handle(.data(.clientToServer, [0x41, 0x42, 0x43])) + s.handle(.ended(reset: true))
+        let packets = s.handle(.data(.clientToServer, [0x41, 0x42, 0x43])) + s.handle(.ended(.reset(from: .serverToClient)))
         #expect(try summary(packets) == [
             "> fd00::1:5 seq 4294967294 ack 0 SYN len 0",
             "< fd00::2:443 seq 7 ack 4294967295 SYN, ACK len 0",
@@ -115,8 +129,8 @@ struct TCPStreamSynthesizerTests {
         var v6 = TCPStreamSynthesizer(client: endpoint("fd00::1", 40001), server: endpoint("fd00::2", 80),
                                       clientISN: 1, serverISN: 2)
         let packets = s.handle(.opened) + s.handle(.data(.clientToServer, request)) + s.handle(.data(.serverToClient, response))
-            + s.handle(.ended(reset: false))
-            + v6.handle(.data(.clientToServer, request)) + v6.handle(.data(.serverToClient, bigResponse)) + v6.handle(.ended(reset: true))
+            + s.handle(.ended(.closedByClient))
+            + v6.handle(.data(.clientToServer, request)) + v6.handle(.data(.serverToClient, bigResponse)) + v6.handle(.ended(.reset(from: .serverToClient)))
         let lines = try PacketDissectorTests.tshark(
             packets.map(\.bytes), fields: ["ip.checksum.status", "tcp.checksum.status", "http.request.method", "http.request.uri",
                                            "http.response.code", "http.content_length", "tcp.analysis.flags"],

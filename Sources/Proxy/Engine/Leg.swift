@@ -22,7 +22,11 @@ final class Leg {
     /// A non-blocking connect is in progress.
     var connecting = false
     /// EOF (or close_notify) was read.
-    var readClosed = false
+    var readClosed = false {
+        didSet { if readClosed && readClosedAtNanos == nil { readClosedAtNanos = EngineClock.monotonicNanos() } }
+    }
+    /// When `readClosed` first became true (monotonic ns): which side closed first.
+    private(set) var readClosedAtNanos: UInt64?
     /// We shut down our sending direction (FIN, after close_notify for TLS).
     var writeClosed = false
     private var pending: UnsafeMutableRawBufferPointer?

@@ -362,7 +362,12 @@ final class ProxyConnection: LoopHandler {
         endExchanges()
         shared.sink?.flowClosed(facts)
         if machine.relay.recordingStarted {
-            shared.recorder?.flowEnded(flow: facts.id, cutOff: ConnectionFailure.cutsOff(status: facts.status, failure: machine.failure ?? machine.relayEndedBy))
+            // The side whose end tv read first closed first (neither read: the client's, as tv
+            // closed both).
+            let clientEnd = client.readClosedAtNanos ?? .max, serverEnd = upstream?.readClosedAtNanos ?? .max
+            let firstClosed: Direction = serverEnd < clientEnd ? .serverToClient : .clientToServer
+            shared.recorder?.flowEnded(flow: facts.id, end: ConnectionFailure.streamEnd(status: facts.status, failure: machine.failure ?? machine.relayEndedBy,
+                                                                                        firstClosed: firstClosed))
         }
     }
 }
