@@ -12,6 +12,27 @@ public enum ProgramMatch {
         case unknown(ProgramUnknown)
     }
 
+    /// The endpoint the client's TCP socket is connected to (`SockDiagQuery.expectedPeer`):
+    /// `address` nil for any local address (a wildcard listener).
+    public struct Peer: Sendable, Equatable {
+        public var address: [UInt8]?
+        public var port: UInt16
+        public init(address: [UInt8]?, port: UInt16) {
+            self.address = address
+            self.port = port
+        }
+
+        /// Whether `socket` is connected here (an IPv6 socket speaking IPv4 to its mapped form),
+        /// or connected nowhere (an unconnected UDP socket).
+        func admits(_ socket: DiagSocket) -> Bool {
+            guard socket.destinationPort != 0 else { return true }
+            guard socket.destinationPort == port else { return false }
+            guard let address else { return true }
+            return socket.destination == address
+                || (address.count == 4 && socket.destination == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] + address)
+        }
+    }
+
     /// Whether `sockets` hold a live socket (inode not 0) with local port `port` and local address
     /// `address` or the wildcard: one `decide` could name a program for. An IPv4 dump holding
     /// none sends the resolver to the IPv6 one (an IPv6 socket speaking IPv4, Java's way).
@@ -25,6 +46,10 @@ public enum ProgramMatch {
     ///   the wildcard (an unconnected UDP socket bound to 0.0.0.0 / ::); exact addresses win;
     /// - a socket with inode 0 is closing with no file (TIME_WAIT, or its program closed it);
     /// - sockets held by `ownPID` (tv's own upstream sockets may share a local port) are not it;
+    /// - with `peer` known, a connected socket going elsewhere is not it: another program's
+    ///   connection that shares the local port (Linux gives one ephemeral port to connections to
+    ///   different destinations; a trial's curl was named after a benchmark's sslsplit, and a
+    ///   SO_REUSEPORT socket to another server made its process the flow's);
     /// - when several processes' sockets still match, the one connected to `server` wins;
     ///   otherwise it is ambiguous.
     /// - Parameters:
@@ -32,12 +57,13 @@ public enum ProgramMatch {
     ///   - unreadable: some processes' descriptors could not be read.
     public static func decide(sockets: [DiagSocket], address: [UInt8], port: UInt16,
                               server: (address: [UInt8], port: UInt16)?,
-                              holders: [UInt64: SocketHolder], ownPID: Int32, unreadable: Bool) -> Decision {
+                              holders: [UInt64: SocketHolder], ownPID: Int32, unreadable: Bool, peer: Peer? = nil) -> Decision {
         let wildcard = [UInt8](repeating: 0, count: address.count)
         var matching = sockets.filter { $0.sourcePort == port && ($0.source == address || $0.source == wildcard) }
         guard !matching.isEmpty else { return .noSocket }
         if matching.contains(where: { $0.source == address }) { matching = matching.filter { $0.source == address } }
-        let live = matching.filter { $0.inode != 0 }
+        var live = matching.filter { $0.inode != 0 }
+        if let peer { live = live.filter(peer.admits) }
         guard !live.isEmpty else { return .unknown(.socketGone) }
         var owned: [(DiagSocket, SocketHolder)] = live.compactMap { s in
             holders[UInt64(s.inode)].flatMap { $0.pid == ownPID ? nil : (s, $0) }

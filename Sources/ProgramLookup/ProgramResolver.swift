@@ -193,8 +193,13 @@ final class ProgramResolver {
             if let h = owners.holders[UInt64(s.inode)] { holders[UInt64(s.inode)] = h }
         }
         let server = serverBytes.map { ($0, request.serverPort) }
+        let client = ProgramLookupRequest.addressBytes(request.clientAddress) ?? address
+        let peer = SockDiagQuery.expectedPeer(transport: request.transport, client: client,
+                                              server: request.serverAddress.flatMap(ProgramLookupRequest.addressBytes),
+                                              serverPort: request.serverPort, peersAreServers: peersAreServers || clientsAreLocal,
+                                              listener: listener)
         let decision = ProgramMatch.decide(sockets: list, address: address.bytes, port: request.clientPort, server: server,
-                                   holders: holders, ownPID: ownPID, unreadable: owners.unreadable > 0)
+                                   holders: holders, ownPID: ownPID, unreadable: owners.unreadable > 0, peer: peer)
         switch decision {
         case .noSocket:
             if clientsAreLocal { return .notKnown(.socketGone) }

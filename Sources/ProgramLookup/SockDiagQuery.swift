@@ -39,18 +39,33 @@ public enum SockDiagQuery: Sendable, Equatable {
     public static func plan(transport: FlowTransport, client: (family: UInt8, bytes: [UInt8]), clientPort: UInt16,
                             server: (family: UInt8, bytes: [UInt8])?, serverPort: UInt16, peersAreServers: Bool,
                             listener: (family: UInt8, bytes: [UInt8], port: UInt16)? = nil) -> SockDiagQuery {
-        guard transport == .tcp, clientPort != 0 else { return .dump }
-        let peer: (bytes: [UInt8], port: UInt16)?
+        guard clientPort != 0,
+              let peer = expectedPeer(transport: transport, client: client, server: server, serverPort: serverPort,
+                                      peersAreServers: peersAreServers, listener: listener) else { return .dump }
+        // A wildcard listener: the client most likely connected to its own address.
+        return .exact(family: client.family, source: client.bytes, sourcePort: clientPort, destination: peer.address ?? client.bytes,
+                      destinationPort: peer.port)
+    }
+
+    /// Where a TCP client's socket is connected: the server when peers are servers (TUN,
+    /// transparent), else tv's listener, its address nil when the listener is a wildcard (the
+    /// client may have connected to any local address). nil when not known (not TCP, another
+    /// family, no port).
+    public static func expectedPeer(transport: FlowTransport, client: (family: UInt8, bytes: [UInt8]),
+                                    server: (family: UInt8, bytes: [UInt8])?, serverPort: UInt16, peersAreServers: Bool,
+                                    listener: (family: UInt8, bytes: [UInt8], port: UInt16)?) -> ProgramMatch.Peer? {
+        guard transport == .tcp else { return nil }
+        let peer: ProgramMatch.Peer?
         if peersAreServers {
-            peer = server.flatMap { $0.family == client.family ? ($0.bytes, serverPort) : nil }
+            peer = server.flatMap { $0.family == client.family ? ProgramMatch.Peer(address: $0.bytes, port: serverPort) : nil }
         } else {
             peer = listener.flatMap { listener in
-                guard listener.bytes.contains(where: { $0 != 0 }) else { return (client.bytes, listener.port) }
-                return listener.family == client.family ? (listener.bytes, listener.port) : nil
+                guard listener.bytes.contains(where: { $0 != 0 }) else { return ProgramMatch.Peer(address: nil, port: listener.port) }
+                return listener.family == client.family ? ProgramMatch.Peer(address: listener.bytes, port: listener.port) : nil
             }
         }
-        guard let peer, peer.port != 0 else { return .dump }
-        return .exact(family: client.family, source: client.bytes, sourcePort: clientPort, destination: peer.bytes, destinationPort: peer.port)
+        guard let peer, peer.port != 0 else { return nil }
+        return peer
     }
 
     /// What an exact request's answer means.

@@ -46,6 +46,31 @@ struct ProgramMatchTests {
         #expect(Self.decide([wild, theirs], [7: SocketHolder(pid: 31, fd: 4), 6: SocketHolder(pid: 4242, fd: 3)]) == .owner(theirs, SocketHolder(pid: 4242, fd: 3)))
     }
 
+    @Test("with the client's peer known, a socket on its port connected elsewhere is another program's, never the flow's (a trial's curl was named after sslsplit)")
+    func peerMustMatch() {
+        let other = Self.socket(Self.lo, 54_321, to: Self.lo, 20_302, inode: 3)
+        let client = Self.socket(Self.lo, 54_321, to: Self.lo, 8080, inode: 4)
+        let holders: [UInt64: SocketHolder] = [3: SocketHolder(pid: 11, fd: 3), 4: SocketHolder(pid: 12, fd: 5)]
+        func decide(_ sockets: [DiagSocket], _ peer: ProgramMatch.Peer?) -> ProgramMatch.Decision {
+            ProgramMatch.decide(sockets: sockets, address: Self.lo, port: 54_321, server: nil, holders: holders, ownPID: 100,
+                                unreadable: false, peer: peer)
+        }
+        let listener = ProgramMatch.Peer(address: Self.lo, port: 8080)
+        #expect(decide([other], listener) == .unknown(.socketGone))
+        #expect(decide([other], nil) == .owner(other, SocketHolder(pid: 11, fd: 3)))
+        #expect(decide([other, client], listener) == .owner(client, SocketHolder(pid: 12, fd: 5)))
+        // A wildcard listener: any local address, its port.
+        #expect(decide([other, client], ProgramMatch.Peer(address: nil, port: 8080)) == .owner(client, SocketHolder(pid: 12, fd: 5)))
+        // An IPv6 socket speaking IPv4 is connected to the listener's mapped address.
+        let mapped: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 127, 0, 0, 1]
+        let six = DiagSocket(family: 10, state: 1, source: mapped, sourcePort: 54_321, destination: mapped, destinationPort: 8080, uid: 0, inode: 4)
+        #expect(ProgramMatch.decide(sockets: [six], address: mapped, port: 54_321, server: nil, holders: holders, ownPID: 100,
+                                    unreadable: false, peer: listener) == .owner(six, SocketHolder(pid: 12, fd: 5)))
+        // An unconnected UDP socket has no peer to compare.
+        let wild = Self.socket(Self.any4, 54_321, to: Self.any4, 0, inode: 3)
+        #expect(decide([wild], listener) == .owner(wild, SocketHolder(pid: 11, fd: 3)))
+    }
+
     @Test("two processes' sockets on the same address and port: the one connected to the flow's server, else ambiguous")
     func twoProcesses() {
         let a = Self.socket(Self.lo, 54_321, to: [192, 0, 2, 1], 443, inode: 1)
