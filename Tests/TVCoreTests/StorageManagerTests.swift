@@ -322,8 +322,11 @@ import Tunnel
             #expect(report.flowsDeleted == 2 && report.captureFilesDeleted == 1, "\(report)")
             #expect(report.evidenceFlowsKept == 1 && report.evidenceCapturesKept == 1)
             #expect(files(home) == ["capture-000001.pcapng"])
-            #expect(StoragePresentation.deletedEverything(report, databaseFile: "tunnelvision.sqlite3", session: false).last
-                    == "Kept as audit evidence until their audit session is deleted (`tv audit delete ID`, then the limits): 1 connection with its content, 1 capture file.")
+            #expect(StoragePresentation.deletedEverything(report, databaseFile: "tunnelvision.sqlite3", session: false).suffix(2)
+                    == ["Kept as audit evidence until their audit session is deleted (`tv audit delete ID`, then the limits): 1 connection with its content, 1 capture file.",
+                        "Each evidence capture file is kept whole, so it still holds what it recorded of other connections in the same hours, deleted connections' included."])
+            #expect(StoragePresentation.deletedEverything(report, databaseFile: "tunnelvision.sqlite3", session: true).last
+                    == "The running session closed its open content file first, and the history's write-ahead log was emptied: nothing that was deleted is left in the data folder but the evidence capture files kept whole.")
         }
     }
 
@@ -356,8 +359,9 @@ import Tunnel
             #expect(!files(home).contains(old))
             let everything = try manager.deleteEverything(recording: nil, now: now)
             #expect(everything.evidenceDecryptedCapturesKept == 1 && everything.decryptedCapturesDeleted == 0 && files(home) == [held])
-            #expect(StoragePresentation.deletedEverything(everything, databaseFile: "tunnelvision.sqlite3", session: false).last
-                    == "Kept as audit evidence until their audit session is deleted (`tv audit delete ID`, then the limits): 1 decrypted capture.")
+            #expect(StoragePresentation.deletedEverything(everything, databaseFile: "tunnelvision.sqlite3", session: false).suffix(2)
+                    == ["Kept as audit evidence until their audit session is deleted (`tv audit delete ID`, then the limits): 1 decrypted capture.",
+                        "Each evidence capture file is kept whole, so it still holds what it recorded of other connections in the same hours (in a decrypted capture, their plaintext), deleted connections' included."])
             // Once the session is deleted, it goes with everything else.
             try database.execute("DELETE FROM audit_sessions")
             #expect(try manager.deleteEverything(recording: nil, now: now).decryptedCapturesDeleted == 1 && files(home) == [])

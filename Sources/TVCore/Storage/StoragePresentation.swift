@@ -128,6 +128,12 @@ public enum StoragePresentation {
             if r.evidenceCapturesKept > 0 { kept.append(counted(r.evidenceCapturesKept, "capture file")) }
             if r.evidenceDecryptedCapturesKept > 0 { kept.append(counted(r.evidenceDecryptedCapturesKept, "decrypted capture")) }
             out.append("Kept as audit evidence until their audit session is deleted (`tv audit delete ID`, then the limits): " + kept.joined(separator: ", ") + ".")
+            // A capture file is kept whole: it also holds what it recorded of other connections
+            // (a trial found deleted connections' requests in a decrypted capture kept so).
+            if r.evidenceCapturesKept > 0 || r.evidenceDecryptedCapturesKept > 0 {
+                out.append("Each evidence capture file is kept whole, so it still holds what it recorded of other connections in the same hours"
+                           + (r.evidenceDecryptedCapturesKept > 0 ? " (in a decrypted capture, their plaintext)" : "") + ", deleted connections' included.")
+            }
         }
         if let spared = r.sparedDecryptedCapture {
             out.append("captures/\(spared), the decrypted capture the running session writes, still holds the plaintext of what it inspected; run this command again after the session ends.")
@@ -138,6 +144,7 @@ public enum StoragePresentation {
             var still: [String] = []
             if r.sparedRecording != nil { still.append("the packets of the capture file being recorded") }
             if r.sparedDecryptedCapture != nil { still.append("the decrypted capture being written") }
+            if r.evidenceCapturesKept > 0 || r.evidenceDecryptedCapturesKept > 0 { still.append("the evidence capture files kept whole") }
             out.append("The running session closed its open content file first, and the history's write-ahead log was emptied: "
                        + (still.isEmpty ? "nothing that was deleted is left in the data folder."
                                         : "nothing that was deleted is left in the data folder but " + still.joined(separator: " and ") + "."))
