@@ -139,13 +139,14 @@ public enum AuditLimits {
     /// Characters in a marker's text, and in a project's or session's note.
     public static let marker = 2_000
 
-    /// Whether `name` can name a project: 1…`name` characters, no control character (nor a
-    /// bidirectional override, which reorders what a listing shows), no whitespace at either end.
+    /// Whether `name` can name a project: 1…`name` characters, no control character and no
+    /// invisible format character (general category Cf: a bidirectional override, which reorders
+    /// what a listing shows, a zero-width space, which made a name nobody could type back: a
+    /// trial), no whitespace at either end.
     public static func isProjectName(_ name: String) -> Bool {
         guard let first = name.first, let last = name.last, name.count <= self.name else { return false }
         return !first.isWhitespace && !last.isWhitespace
-            && !name.unicodeScalars.contains { $0.properties.generalCategory == .control || (0x202A...0x202E).contains($0.value)
-                || (0x2066...0x2069).contains($0.value) }
+            && !name.unicodeScalars.contains { [.control, .format].contains($0.properties.generalCategory) }
     }
 
 }
@@ -192,7 +193,9 @@ public enum AuditError: UserFacingError, Equatable {
         case let .deleteLive(id):
             return "Session \(id) is still recording; stop it (`tv audit stop`) before deleting it."
         case let .badProjectName(name):
-            return "'\(TerminalText.line(name))' cannot be a project name: give one of at most \(AuditLimits.name) characters, with no control character and no space at either end."
+            // A long name is shown by its start (a trial's 5,000 characters came back whole).
+            let shown = name.count > 60 ? TerminalText.line(String(name.prefix(60))) + "… (\(ByteWords.grouped(Int64(name.count))) characters)" : TerminalText.line(name)
+            return "'\(shown)' cannot be a project name: give one of at most \(AuditLimits.name) characters, with no control or invisible format character and no space at either end."
         case let .markerTooLong(characters):
             return "The marker's text has \(characters) characters; a marker holds at most \(AuditLimits.marker) (put longer notes in a file beside the bundle)."
         case let .noteTooLong(characters):

@@ -112,10 +112,13 @@ struct OutputDashCLITests {
     func auditNamesAndMarkers() throws {
         try withSandbox { s in
             try FileManager.default.createDirectory(atPath: s.dataDir, withIntermediateDirectories: true)
-            for bad in ["app-review ", " app", "a\u{7}b", "x\u{202E}gnp.exe", String(repeating: "p", count: 101)] {
+            for bad in ["app-review ", " app", "a\u{7}b", "x\u{202E}gnp.exe", "zw\u{200B}sp", String(repeating: "p", count: 101)] {
                 let r = try s.tv("audit", "project", "new", bad)
-                #expect(r.status == 1 && r.err.contains("cannot be a project name: give one of at most 100 characters, with no control character and no space at either end."), "\(bad): \(r)")
+                #expect(r.status == 1 && r.err.contains("cannot be a project name: give one of at most 100 characters, with no control or invisible format character and no space at either end."), "\(bad): \(r)")
             }
+            // A long name is shown by its start.
+            let longName = try s.tv("audit", "project", "new", String(repeating: "P", count: 5_000))
+            #expect(longName.err == "tv: '" + String(repeating: "P", count: 60) + "… (5,000 characters)' cannot be a project name: give one of at most 100 characters, with no control or invisible format character and no space at either end.\n", "\(longName)")
             let made = try s.tv("audit", "project", "new", "a/b c")
             #expect(made.status == 0 && made.out == "Made project 'a/b c'; `tv audit start 'a/b c'` records a session in it.\n", "\(made)")
             let again = try s.tv("audit", "project", "new", "a/b c")
