@@ -108,6 +108,24 @@ struct OutputDashCLITests {
         }
     }
 
+    @Test("audit delete and audit bundle without --yes and without a terminal say what they would do before refusing (a trial's script got only 'add --yes')")
+    func auditConsentWithoutTerminal() throws {
+        try withSandbox { s in
+            try FileManager.default.createDirectory(atPath: s.dataDir, withIntermediateDirectories: true)
+            #expect(try s.tv("audit", "project", "new", "p").status == 0)
+            #expect(try s.tv("audit", "start", "p").status == 0)
+            #expect(try s.tv("audit", "stop").status == 0)
+            let bundle = try s.tv("audit", "bundle", "1", "-o", s.work + "/b.tar.gz")
+            #expect(bundle.status == 2 && bundle.err.contains("\ntv: Nothing was written: with no terminal to ask on, pass --yes to write it (and --no-content / --no-keys to leave those out).\n"), "\(bundle)")
+            #expect(bundle.err.count > 120, "\(bundle)")
+            #expect(!FileManager.default.fileExists(atPath: s.work + "/b.tar.gz"))
+            let delete = try s.tv("audit", "delete", "1")
+            #expect(delete.status == 2 && delete.err.hasSuffix("\ntv: Nothing was deleted: with no terminal to ask on, add --yes to delete it.\n"), "\(delete)")
+            #expect(delete.err.hasPrefix("Deleting session 1 of project 'p' removes its record and its 0 markers"), "\(delete)")
+            #expect(try s.tv("audit", "sessions").out.contains("p"))
+        }
+    }
+
     @Test("audit names and markers: a project name that would pass for another (a space at an end, a control character, a bidi override) or a marker past its limit is refused; a name the shell splits is quoted where tv suggests a command")
     func auditNamesAndMarkers() throws {
         try withSandbox { s in

@@ -194,10 +194,12 @@ enum AuditCommands {
         let session = try store.audit.session(id)
         if session.isLive { throw AuditError.deleteLive(id) }
         if !inv.yes {
-            guard inv.console.stdinIsTerminal else {
-                throw UsageRefusal("Deleting an audit session needs confirmation; add --yes when running without a terminal.")
-            }
+            // What stops being evidence is said first, with a terminal or without (a trial's
+            // script got only "add --yes").
             inv.console.note(AuditPresentation.deletionQuestion(session, summary: try store.audit.summary(session: id)))
+            guard inv.console.stdinIsTerminal else {
+                throw UsageRefusal("Nothing was deleted: with no terminal to ask on, add --yes to delete it.")
+            }
             guard inv.console.confirm("Delete it?") else { inv.console.note("Nothing was deleted."); return 1 }
         }
         inv.console.line(AuditPresentation.deleted(try store.audit.delete(session: id)))
@@ -222,11 +224,12 @@ enum AuditCommands {
                                             tvVersion: TVVersion.number, machine: machineName(), now: FlowCommands.nowMicros())
         let bundle = try EvidenceBundle.gather(home: home, request: request)
         if !inv.yes {
-            guard inv.console.stdinIsTerminal else {
-                throw UsageRefusal("`tv audit bundle` says what the bundle holds and asks first; with no terminal to ask on, pass --yes (and --no-content / --no-keys to leave those out).")
-            }
+            // What the bundle holds is said first, with a terminal or without.
             let replacing = file.path.map { FileManager.default.fileExists(atPath: $0) } ?? false
             for line in AuditPresentation.bundleContents(bundle, file: file, replacing: replacing) { inv.console.note(line) }
+            guard inv.console.stdinIsTerminal else {
+                throw UsageRefusal("Nothing was written: with no terminal to ask on, pass --yes to write it (and --no-content / --no-keys to leave those out).")
+            }
             guard inv.console.confirm("Write it?") else { inv.console.note("Nothing was written."); return 1 }
         }
         try bundle.write(to: file, output: inv.console)
