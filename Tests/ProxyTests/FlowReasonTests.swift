@@ -67,6 +67,9 @@ import Glibc
                 == .reset(from: .clientToServer))
         #expect(ConnectionFailure.streamEnd(status: .failed, failure: nil, firstClosed: .clientToServer) == .reset(from: .serverToClient))
         #expect(ConnectionFailure.streamEnd(status: .inspected, failure: nil, firstClosed: .serverToClient) == .closed(firstFrom: .serverToClient))
+        // A TLS leg's close ends the relay: that side closed first, whatever the clocks say.
+        #expect(ConnectionFailure.streamEnd(status: .inspected, failure: .read(from: .server, reset: false, .tlsClosed), firstClosed: .clientToServer)
+                == .closed(firstFrom: .serverToClient))
         #expect(ConnectionFailure.streamEnd(status: .inspected, failure: .idle(seconds: 300), firstClosed: .clientToServer) == .closedByClient)
     }
 }

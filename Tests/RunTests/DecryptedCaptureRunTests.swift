@@ -30,15 +30,18 @@ struct DecryptedCaptureRunTests {
         #expect(h1.out == "hello from nginx\n", "\(h1)")
         let h2 = try world.curlThrough(tv, ["--http2", world.url("/index.html?two")])
         #expect(h2.out == "hello from nginx\n", "\(h2)")
-        let rows = try box.closedFlows(2)
-        try #require(rows.count == 2)
+        // nginx closes first after a `Connection: close` request: its stream's FINs start with the server's.
+        let closing = try world.curlThrough(tv, ["--http1.1", "-H", "Connection: close", world.url("/index.html?close")])
+        #expect(closing.out == "hello from nginx\n", "\(closing)")
+        let rows = try box.closedFlows(3)
+        try #require(rows.count == 3)
         let log = try tv.stop()
         // content.keep is off (its default): the request rows keep no query string, for a query
         // is content, whether or not the decrypted capture records (a trial's rows said `?two`).
         let listed = try box.tv("requests", "--json")
         let page = try #require(try JSONSerialization.jsonObject(with: Data(listed.out.utf8)) as? [String: Any], "\(listed)")
         let requests = try #require(page["requests"] as? [[String: Any]], "\(listed)")
-        #expect(requests.map { "\($0["path"] ?? "") \($0["queryRemoved"] as? Bool ?? false)" }.sorted() == ["/index.html false", "/index.html true"], "\(requests)")
+        #expect(requests.map { "\($0["path"] ?? "") \($0["queryRemoved"] as? Bool ?? false)" }.sorted() == ["/index.html false", "/index.html true", "/index.html true"], "\(requests)")
         let folder = box.dataDir + "/captures"
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("decrypted-") }
         try #require(names.count == 1, "\(names) \(log)")
@@ -56,11 +59,11 @@ struct DecryptedCaptureRunTests {
         let h1Packets = try Self.tshark(box, file, filter: "http && !http2", fields: ["http.request.method", "http.request.uri", "http.response.code"],
                                         extra: decodeH1)
         // Said with every payload packet as tshark reads it (checksums checked) and the session's log.
-        let seen = h1Packets.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200"] ? []
+        let seen = h1Packets.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200", "GET /index.html?close ", "  200"] ? []
             : try Self.tshark(box, file, filter: "tcp.len > 0 || tcp.checksum.status == 2 || ip.checksum.status == 2",
                               fields: ["frame.number", "tcp.stream", "tcp.seq", "tcp.len", "tcp.checksum.status", "_ws.col.Protocol", "_ws.col.Info"],
                               extra: decodeH1)
-        #expect(h1Packets.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200"], "\(h1Packets) \(seen) \(log)")
+        #expect(h1Packets.map { $0.joined(separator: " ") } == ["GET /index.html ", "  200", "GET /index.html?close ", "  200"], "\(h1Packets) \(seen) \(log)")
         // HTTP/2 without TLS on a port Wireshark does not know is read as such when asked (Decode As).
         let h2Packets = try Self.tshark(box, file, filter: "http2.type == 1",
                                         fields: ["http2.headers.method", "http2.headers.path", "http2.headers.status"],
@@ -74,9 +77,14 @@ struct DecryptedCaptureRunTests {
         let ids = rows.compactMap { $0.int("id") }.sorted()
         #expect(comments.map { $0[0] }.sorted() == ids.map { "tv flow \($0)" }, "\(comments)")
         #expect(comments.allSatisfy { $0[2] == "1" })
-        // Every stream ends: a FIN each way (curl and nginx closed in order).
-        let fins = try Self.tshark(box, file, filter: "tcp.flags.fin == 1", fields: ["tcp.stream"])
-        #expect(fins.count == 4, "\(fins)")
+        // Every stream ends: a FIN each way (curl and nginx closed in order), the first from the
+        // side that closed first: curl in two, nginx after `Connection: close` (a trial's
+        // server-first closes were drawn client first).
+        let fins = try Self.tshark(box, file, filter: "tcp.flags.fin == 1", fields: ["tcp.stream", "tcp.srcport"])
+        #expect(fins.count == 6, "\(fins)")
+        var firstFIN: [String: String] = [:]
+        for fin in fins where firstFIN[fin[0]] == nil { firstFIN[fin[0]] = fin[1] }
+        #expect(firstFIN.values.filter { $0 == "\(world.nginx.tlsPort)" }.count == 1, "\(fins)")
         let bad = try Self.tshark(box, file, filter: "tcp.analysis.flags || tcp.checksum.status == 0 || ip.checksum.status == 0",
                                   fields: ["frame.number"])
         #expect(bad.isEmpty, "\(bad)")

@@ -74,6 +74,9 @@ final class ProxyConnection: LoopHandler {
     /// The relay's reader refused a head in the burst just read, and which way it went
     /// (`ExchangeReader.Stop.refused`): the burst is not forwarded (`ProxyConnection+Relay`).
     var refusedHead: (direction: Direction, reason: String, answered: Bool)?
+    /// The side whose end the relay read first, taken when the legs close (the server leg is
+    /// released then): how the decrypted capture's stream closes (`StreamEnd`).
+    private var firstClosed: Direction = .clientToServer
     /// Exchanges whose response ended in a server burst whose bytes are not all in the client's
     /// socket yet (cleared once tv holds nothing more for the client, `noteClientDrained`). A close
     /// that leaves bytes unsent ends them `.incomplete` after all (`endUndeliveredExchanges`).
@@ -332,6 +335,9 @@ final class ProxyConnection: LoopHandler {
         if !reset && machine.closeLingers { client.shutdownAfterAnswer() }
         endUndeliveredExchanges()
         released = true
+        // Neither end read (tv closed both): the client's first.
+        let clientEnd = client.readClosedAtNanos ?? .max, serverEnd = upstream?.readClosedAtNanos ?? .max
+        firstClosed = serverEnd < clientEnd ? .serverToClient : .clientToServer
         client.close(reset: reset)
         upstream?.close(reset: reset)
         upstream = nil
@@ -362,10 +368,6 @@ final class ProxyConnection: LoopHandler {
         endExchanges()
         shared.sink?.flowClosed(facts)
         if machine.relay.recordingStarted {
-            // The side whose end tv read first closed first (neither read: the client's, as tv
-            // closed both).
-            let clientEnd = client.readClosedAtNanos ?? .max, serverEnd = upstream?.readClosedAtNanos ?? .max
-            let firstClosed: Direction = serverEnd < clientEnd ? .serverToClient : .clientToServer
             shared.recorder?.flowEnded(flow: facts.id, end: ConnectionFailure.streamEnd(status: facts.status, failure: machine.failure ?? machine.relayEndedBy,
                                                                                         firstClosed: firstClosed))
         }

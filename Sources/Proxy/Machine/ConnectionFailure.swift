@@ -376,9 +376,11 @@ extension ConnectionFailure {
     /// How a relay that ended with `status` and `failure` ended, for the decrypted capture: a
     /// reset from the side that sent it (a read that met it, a send that side refused; a trial's
     /// client reset was drawn as the server's), tv's own cut of a failed flow as the server's,
-    /// and otherwise closed in order, first by `firstClosed` (the side whose end tv read first).
+    /// and otherwise closed in order: first by the side whose end ended the relay when the
+    /// failure names it (a TLS leg's close), else by `firstClosed` (the side whose end tv read first).
     public static func streamEnd(status: FlowStatus, failure: ConnectionFailure?, firstClosed: Direction) -> StreamEnd {
         switch failure {
+        case let .read(side, reset, _)? where status != .failed: return reset ? .reset(from: side.sending) : .closed(firstFrom: side.sending)
         case let .read(side, true, _)?: return .reset(from: side.sending)
         case .clientGone(true, _)?: return .reset(from: .clientToServer)
         case let .send(side, .system(err))? where err.code == ECONNRESET || err.code == EPIPE: return .reset(from: side.sending)
