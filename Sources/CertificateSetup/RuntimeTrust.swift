@@ -73,5 +73,5 @@ public struct RuntimeTrust: Sendable, Equatable {
     public static func of(_ runtime: TrustRuntime) -> RuntimeTrust { all.first { $0.runtime == runtime }! }
 
     /// The sentence a system store's steps end with: who trusts it then, and who does not.
-    public static let systemStoreSentence = "OpenSSL, curl, wget, Python's ssl module (urllib) and Go programs then trust it; Python requests (certifi), Node.js and Java keep their own lists (`tv ca trust --platform python`, `node` or `java` prints what each needs)"
+    public static let systemStoreSentence = "OpenSSL, curl, wget, Python's ssl module (urllib), Go programs and the distribution's own Java (its cacerts is made from this store) then trust it; Python requests (certifi), Node.js and a JDK installed by hand keep their own lists (`tv ca trust --platform python`, `node` or `java` prints what each needs)"
 }

@@ -140,13 +140,17 @@ public enum AuditLimits {
     public static let marker = 2_000
 
     /// Whether `name` can name a project: 1…`name` characters, no control character and no
-    /// invisible format character (general category Cf: a bidirectional override, which reorders
-    /// what a listing shows, a zero-width space, which made a name nobody could type back: a
-    /// trial), no whitespace at either end.
+    /// invisible one (general category Cf: a bidirectional override, which reorders what a
+    /// listing shows, a zero-width space, which made a name nobody could type back: a trial; and
+    /// Unicode's default-ignorable code points, drawn as nothing: the Hangul filler, a variation
+    /// selector, the combining grapheme joiner made names that listed alike: a re-check), no
+    /// whitespace at either end.
     public static func isProjectName(_ name: String) -> Bool {
         guard let first = name.first, let last = name.last, name.count <= self.name else { return false }
         return !first.isWhitespace && !last.isWhitespace
-            && !name.unicodeScalars.contains { [.control, .format].contains($0.properties.generalCategory) }
+            && !name.unicodeScalars.contains {
+                [.control, .format].contains($0.properties.generalCategory) || $0.properties.isDefaultIgnorableCodePoint
+            }
     }
 
 }

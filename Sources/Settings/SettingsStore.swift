@@ -1,4 +1,7 @@
 import TVHome
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads and changes settings: saved first, applied to a live session second (DESIGN.md §5).
 public struct SettingsStore: Sendable {
@@ -84,7 +87,10 @@ public struct SettingsStore: Sendable {
             }
             var keptAt: String?
             if let bytes = try? file.readBytes() {
-                let aside = file.path + ".corrupt"
+                // Never over an earlier copy: a second rewrite replaced the first file's copy,
+                // and with it the user's store URL and limits (a re-check). `.corrupt-2`, … after.
+                let aside = (1...99).lazy.map { file.path + ".corrupt" + ($0 == 1 ? "" : "-\($0)") }
+                    .first { access($0, F_OK) != 0 } ?? file.path + ".corrupt-99"
                 if (try? FileModes.writeAtomically(bytes, to: aside, mode: 0o600)) != nil { keptAt = aside }
             }
             var fresh = SettingsRecord().setting(key, to: false)

@@ -15,11 +15,11 @@ public enum ContentUsagePresentation {
             out.append("On disk: \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s"), under a fixed ceiling of \(Units.bytes(ContentRetentionPlanner.ceilingBytes)); the oldest go first when it is reached.")
         }
         if let writing = usage.beingWritten {
-            out.append("A running session is writing \(SegmentName.fileName(writing.sequence)) (\(Units.bytes(writing.bytes))).")
+            out.append("A running session is writing \(SegmentName.fileName(writing.sequence)) (\(Units.bytes(writing.diskBytes))).")
         }
         let predating = usage.segments.filter { usage.predating.contains($0.sequence) }
         if !predating.isEmpty {
-            let bytes = predating.reduce(Int64(0)) { $0 + $1.bytes }
+            let bytes = predating.reduce(Int64(0)) { $0 + $1.diskBytes }
             out.append("\(predating.count) of them (\(Units.bytes(bytes))) predate this flow database, which has no index of them: they are kept untouched for a database moved aside, and `tv content delete` removes them.")
         }
         return out
@@ -45,7 +45,7 @@ public enum ContentUsagePresentation {
         if bySession {
             out.append("The running session deletes it: it closes the segment it is writing first, so nothing of it stays.")
         } else if let writing = usage.beingWritten {
-            out.append("The segment a running session is writing (\(SegmentName.fileName(writing.sequence)), \(Units.bytes(writing.bytes))) is spared: its index rows go now, and its bytes at the first sweep after the session moves to a new segment.")
+            out.append("The segment a running session is writing (\(SegmentName.fileName(writing.sequence)), \(Units.bytes(writing.diskBytes))) is spared: its index rows go now, and its bytes at the first sweep after the session moves to a new segment.")
         }
         if !captures.recording.isEmpty {
             out.append(sparedCaptures(captures.recording, before: true))
@@ -59,7 +59,7 @@ public enum ContentUsagePresentation {
         var out = ["Deleted \(counted(report.rowsDeleted, "turn")) and \(report.filesDeleted) segment file\(report.filesDeleted == 1 ? "" : "s") (\(Units.bytes(report.bytesFreed)))"
                    + (captures.files > 0 ? ", and \(counted(captures.files, "decrypted capture")) (\(Units.bytes(captures.bytes)))" : "") + "."]
         if let spared = report.spared {
-            out.append("Spared \(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.bytes))), which a running session is writing; nothing in the index points at it any more.")
+            out.append("Spared \(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.diskBytes))), which a running session is writing; nothing in the index points at it any more.")
         }
         if !captures.recording.isEmpty { out.append(sparedCaptures(captures.recording, before: false)) }
         return out
@@ -77,14 +77,16 @@ public enum ContentUsagePresentation {
         "\(Units.grouped(Int64(n))) \(word)\(n == 1 ? "" : "s")"
     }
 
-    /// Usage as JSON (`evidenceFlows`: of `flows`, those audit sessions hold).
+    /// Usage as JSON (`evidenceFlows`: of `flows`, those audit sessions hold; a segment's
+    /// `bytes` is the space it takes, which `fileBytes` adds up, and `length` its length, holes
+    /// punched for deleted turns included).
     public static func json(_ usage: ContentUsage) -> JSONValue {
         .object([
             ("turns", .int(Int64(usage.turns))), ("flows", .int(Int64(usage.flows))), ("evidenceFlows", .int(Int64(usage.evidenceFlows))),
             ("keptBytes", .int(usage.keptBytes)),
             ("fileBytes", .int(usage.fileBytes)), ("ceilingBytes", .int(ContentRetentionPlanner.ceilingBytes)),
             ("segments", .array(usage.segments.map { segment in
-                .object([("file", .string(SegmentName.fileName(segment.sequence))), ("bytes", .int(segment.bytes)),
+                .object([("file", .string(SegmentName.fileName(segment.sequence))), ("bytes", .int(segment.diskBytes)), ("length", .int(segment.bytes)),
                          ("beingWritten", .bool(segment.isBeingWritten)),
                          ("predatesDatabase", .bool(usage.predating.contains(segment.sequence)))])
             })),

@@ -48,7 +48,7 @@ public enum PacketDetailRefusal: UserFacingError, Equatable {
             if n > count || count <= 500 {
                 return "Flow \(flow) has no packet \(n): \(Units.grouped(count)) were captured; `tv packets \(flow)` lists them."
             }
-            return "Flow \(flow)'s packet \(n) was captured, but tv keeps rows only for the first 500 of a connection's \(Units.grouped(count)), so it cannot be shown here; the capture file holds it (`tv captures`)."
+            return "Flow \(flow)'s packet \(n) was captured, but tv keeps rows only for the first 500 of a connection's \(Units.grouped(count)), so it cannot be shown here; only its capture file has it, while that is kept (`tv captures`)."
         }
     }
 }

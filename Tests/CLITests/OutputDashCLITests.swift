@@ -121,7 +121,7 @@ struct OutputDashCLITests {
             #expect(!FileManager.default.fileExists(atPath: s.work + "/b.tar.gz"))
             let delete = try s.tv("audit", "delete", "1")
             #expect(delete.status == 2 && delete.err.hasSuffix("\ntv: Nothing was deleted: with no terminal to ask on, add --yes to delete it.\n"), "\(delete)")
-            #expect(delete.err.hasPrefix("Deleting session 1 of project 'p' removes its record and its 0 markers"), "\(delete)")
+            #expect(delete.err.hasPrefix("Deleting session 1 of project 'p' removes its record, its 0 markers and its TLS key log (both legs' secrets), "), "\(delete)")
             #expect(try s.tv("audit", "sessions").out.contains("p"))
         }
     }
@@ -130,7 +130,7 @@ struct OutputDashCLITests {
     func auditNamesAndMarkers() throws {
         try withSandbox { s in
             try FileManager.default.createDirectory(atPath: s.dataDir, withIntermediateDirectories: true)
-            for bad in ["app-review ", " app", "a\u{7}b", "x\u{202E}gnp.exe", "zw\u{200B}sp", String(repeating: "p", count: 101)] {
+            for bad in ["app-review ", " app", "a\u{7}b", "x\u{202E}gnp.exe", "zw\u{200B}sp", "ab\u{3164}", "ab\u{34F}c", String(repeating: "p", count: 101)] {
                 let r = try s.tv("audit", "project", "new", bad)
                 #expect(r.status == 1 && r.err.contains("cannot be a project name: give one of at most 100 characters, with no control or invisible format character and no space at either end."), "\(bad): \(r)")
             }

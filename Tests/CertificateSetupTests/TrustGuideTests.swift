@@ -42,9 +42,9 @@ struct TrustGuideTests {
     @Test("the system-store note names the NSS option of the command that prints it")
     func nssNoteNamesEachCommandsOption() {
         #expect(TrustGuides.install(.debian, root: root).note
-                == "OpenSSL, curl, wget, Python's ssl module (urllib) and Go programs then trust it; Python requests (certifi), Node.js and Java keep their own lists (`tv ca trust --platform python`, `node` or `java` prints what each needs); Firefox and Chromium use their own NSS database (`--platform nss`).")
+                == "OpenSSL, curl, wget, Python's ssl module (urllib), Go programs and the distribution's own Java (its cacerts is made from this store) then trust it; Python requests (certifi), Node.js and a JDK installed by hand keep their own lists (`tv ca trust --platform python`, `node` or `java` prints what each needs); Firefox and Chromium use their own NSS database (`--platform nss`).")
         #expect(TrustGuides.install(.debian, root: root, for: .setup).note
-                == "OpenSSL, curl, wget, Python's ssl module (urllib) and Go programs then trust it; Python requests (certifi), Node.js and Java keep their own lists (`tv ca trust --platform python`, `node` or `java` prints what each needs); Firefox and Chromium use their own NSS database (`--trust-store nss:DIR`).")
+                == "OpenSSL, curl, wget, Python's ssl module (urllib), Go programs and the distribution's own Java (its cacerts is made from this store) then trust it; Python requests (certifi), Node.js and a JDK installed by hand keep their own lists (`tv ca trust --platform python`, `node` or `java` prints what each needs); Firefox and Chromium use their own NSS database (`--trust-store nss:DIR`).")
     }
 
     @Test func fedoraAndNSSSteps() {

@@ -69,7 +69,7 @@ struct AuditTerminalRunTests {
 
         // tv audit delete says what it takes with it and asks; n keeps the session, y deletes it.
         let keep = try ask(box, ["audit", "delete", "1"], answer: "n", watch: file)
-        #expect((keep.before ?? "").hasPrefix("Deleting session 1 of project 'app' removes its record and its 1 marker, and its 2 flows, ")
+        #expect((keep.before ?? "").hasPrefix("Deleting session 1 of project 'app' removes its record, its 1 marker and its TLS key log (both legs' secrets), and its 2 flows, ")
                 && (keep.before ?? "").hasSuffix(" kept turns stop being evidence: retention may delete them from then on.\nDelete it? [y/N] "), "\(keep)")
         #expect(keep.status == 1 && keep.after == "n\nNothing was deleted.\n", "\(keep)")
         let kept = try JSONSerialization.jsonObject(with: try box.tv("audit", "sessions", "--json").stdout) as? [JSON] ?? []

@@ -155,6 +155,12 @@ struct SettingsStoreTests {
         #expect(dir.read("settings.json") == "{\n  \"captures.maxAge\": \"off\",\n  \"captures.maxBytes\": \"off\",\n  \"history.maxAge\": \"off\",\n  \"inspection.enabled\": false\n}\n")
         #expect(dir.read("settings.json.corrupt") == "{\"inspection.enabled\": tru")
         #expect(session.keys == ["inspection.enabled"])
+        // A second rewrite keeps the first copy: the next is `.corrupt-2`.
+        dir.write("settings.json", "oops")
+        let again = try SettingsStore(file: SettingsFile(path: path), liveSession: session).turnInspectionOff()
+        #expect(again == .rewroteUnreadable(reason: "it is not valid JSON", keptCopyAt: path + ".corrupt-2", delivery: .applied))
+        #expect(dir.read("settings.json.corrupt") == "{\"inspection.enabled\": tru")
+        #expect(dir.read("settings.json.corrupt-2") == "oops")
         #expect(outcome.sentence(settingsPath: path) == "Inspection is now off. The settings file \(path) could not be read (it is not valid JSON), so it was rewritten with inspection off and every other setting at its default, except history.maxAge, captures.maxBytes and captures.maxAge: off, so that nothing kept is deleted before you set them again; the old file is kept at \(path).corrupt. The running session applied it.")
     }
 

@@ -46,12 +46,12 @@ struct SetupFlowTests {
         #expect(result.status == 0)
         #expect(result.out.hasSuffix("Do the steps above (for the system store: `sudo tv ca trust --apply --yes`), then run `tv setup` again.\n"))
         // Setup's own option for NSS, not `tv ca trust`'s --platform.
-        #expect(result.out.contains("  Note: OpenSSL, curl, wget, Python's ssl module (urllib) and Go programs then trust it; Python requests (certifi), Node.js and Java keep their own lists (`tv ca trust --platform python`, `node` or `java` prints what each needs); Firefox and Chromium use their own NSS database (`--trust-store nss:DIR`).\n"))
+        #expect(result.out.contains("  Note: OpenSSL, curl, wget, Python's ssl module (urllib), Go programs and the distribution's own Java (its cacerts is made from this store) then trust it; Python requests (certifi), Node.js and a JDK installed by hand keep their own lists (`tv ca trust --platform python`, `node` or `java` prints what each needs); Firefox and Chromium use their own NSS database (`--trust-store nss:DIR`).\n"))
         #expect(!result.out.contains("Standard input is not a terminal"))
         // It explained what tv does: the first `tv run` does not show the introduction again.
         #expect(box.settings.contains("\"intro.seen\": true"))
         let trust = box.tv("ca", "trust")
-        #expect(trust.out.contains("  Note: OpenSSL, curl, wget, Python's ssl module (urllib) and Go programs then trust it; Python requests (certifi), Node.js and Java keep their own lists (`tv ca trust --platform python`, `node` or `java` prints what each needs); Firefox and Chromium use their own NSS database (`--platform nss`).\n"), "\(trust.out)")
+        #expect(trust.out.contains("  Note: OpenSSL, curl, wget, Python's ssl module (urllib), Go programs and the distribution's own Java (its cacerts is made from this store) then trust it; Python requests (certifi), Node.js and a JDK installed by hand keep their own lists (`tv ca trust --platform python`, `node` or `java` prints what each needs); Firefox and Chromium use their own NSS database (`--platform nss`).\n"), "\(trust.out)")
         #expect(FileManager.default.fileExists(atPath: box.ca + "/root.pem"))
         #expect(box.read(box.bundle) == "")
         #expect(!box.inspectionOn)

@@ -287,6 +287,6 @@ struct CapturePresentationTests {
         #expect(PacketDetailRefusal.noPacket(flow: 7, n: 40, count: 30).message
                 == "Flow 7 has no packet 40: 30 were captured; `tv packets 7` lists them.")
         #expect(PacketDetailRefusal.noPacket(flow: 7, n: 1200, count: 1200).message
-                == "Flow 7's packet 1200 was captured, but tv keeps rows only for the first 500 of a connection's 1,200, so it cannot be shown here; the capture file holds it (`tv captures`).")
+                == "Flow 7's packet 1200 was captured, but tv keeps rows only for the first 500 of a connection's 1,200, so it cannot be shown here; only its capture file has it, while that is kept (`tv captures`).")
     }
 }

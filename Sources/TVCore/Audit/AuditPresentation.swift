@@ -166,7 +166,7 @@ public enum AuditPresentation {
 
     /// What deleting session `s` takes, asked before it is done.
     public static func deletionQuestion(_ s: AuditSession, summary: AuditSessionSummary) -> String {
-        "Deleting session \(s.id) of project '\(TerminalText.line(s.projectName))' removes its record and its \(summary.markers) marker\(summary.markers == 1 ? "" : "s"), "
+        "Deleting session \(s.id) of project '\(TerminalText.line(s.projectName))' removes its record, its \(summary.markers) marker\(summary.markers == 1 ? "" : "s") and its TLS key log (both legs' secrets), "
             + "and its \(summary.flows) flow\(summary.flows == 1 ? "" : "s"), \(summary.captures.count) capture file\(summary.captures.count == 1 ? "" : "s") and \(summary.contentTurns) kept turn\(summary.contentTurns == 1 ? "" : "s") stop being evidence: retention may delete them from then on."
     }
 

@@ -53,7 +53,10 @@ function settingRow(s, said) {
         "captures.maxBytes": "The oldest capture files are deleted at once until the captures fit.",
         "content.expiry": "Decrypted content recorded longer ago than that is deleted at once.",
       }[s.name];
-      const yes = Boolean(deletes) && input.value.trim().toLowerCase() !== "off";
+      // content.expiry deletes only when it gets shorter (1h < 1d < 1w); a longer one is saved at once.
+      const expiries = ["1h", "1d", "1w"];
+      const shortens = s.name !== "content.expiry" || expiries.indexOf(input.value) < expiries.indexOf(current);
+      const yes = Boolean(deletes) && shortens && input.value.trim().toLowerCase() !== "off";
       if (yes && !confirm(`Save ${s.name} = ${input.value}? ${deletes}`)) return;
       out.replaceChildren(h("span", { class: "muted" }, "Saving…"));
       try {

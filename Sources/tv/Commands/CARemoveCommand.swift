@@ -39,6 +39,9 @@ enum CARemoveCommand {
         // Stores that did not hold the root before their steps ran: "took it out" would be
         // untrue there (a re-check's system store never had it).
         var notThere: [TrustStoreSpec] = []
+        // Stores that still hold the root after their steps (another copy, put there by hand
+        // under another name: a re-check's system store kept trusting it after "took it out").
+        var stillThere: [TrustStoreSpec] = []
         let outcome = try CARemoval.remove(home: home, settings: settings) { root in
             guard let root else {
                 guard !apply else {
@@ -65,7 +68,13 @@ enum CARemoveCommand {
                     try TrustInstaller.perform(actions, root: root, rootPath: folder.rootPath, environment: inv.environment) {
                         inv.console.line("→ " + $0)
                     }
-                    if held == .no { notThere.append(asked) } else { done.append(asked) }
+                    if held == .no {
+                        notThere.append(asked)
+                    } else if TrustQuestions.installed(asked, root: root, environment: inv.environment) == .yes {
+                        stillThere.append(asked)
+                    } else {
+                        done.append(asked)
+                    }
                 } catch let error as UserFacingError where index > 0 {
                     failures.append((each, error.message))
                 }
@@ -108,6 +117,9 @@ enum CARemoveCommand {
         }
         if !notThere.isEmpty {
             inv.console.line("The root was not in " + notThere.map(StoreWords.name).joined(separator: " or ") + " when the steps began; nothing was there to take out.")
+        }
+        for each in stillThere {
+            inv.console.note("tv: The root is still in \(StoreWords.name(each)) after the steps: another copy of it is there, under a name tv did not give it; find it (its SHA-256 is \(RootDescription(root: root, path: folder.rootPath).sha256)) and take it out by hand.")
         }
         for (each, reason) in failures { inv.console.note("tv: Could not take the root out of \(StoreWords.name(each)): \(reason)") }
         let left = TrustRemovalPlan.knownLeft(chosen: store, chosenExplicitly: inv.command.value("trust-store") != nil,
