@@ -117,6 +117,13 @@ struct ExchangeReaderHTTP2Tests {
         #expect(cancelled?.state == .complete && cancelled?.status == 200 && cancelled?.requestBodyBytes == 5 && cancelled?.endTime == 4, "\(String(describing: cancelled))")
         #expect(clientReset(8, after: Self.frame(0x1, Self.endHeaders, 1, Self.ok200TextPlain))?.state == .incomplete)
         #expect(clientReset(2, after: answered)?.state == .incomplete)
+        // The connection ends after the whole response, the upload unfinished: complete.
+        let closed = ExchangePlaybook(http2: true)
+        closed.feed(post, .clientToServer, at: 1)
+        closed.feed(Self.frame(0x0, 0, 1, Array("field".utf8)), .clientToServer, at: 2)
+        closed.feed(answered, .serverToClient, at: 3)
+        let atEnd = closed.end(at: 4)
+        #expect(atEnd.map(\.state) == [.complete] && atEnd.first?.requestBodyBytes == 5 && atEnd.first?.endTime == 4, "\(atEnd)")
         // The relay writes such a reset apart from the response before it (once), where the
         // burst holds both; one begun in an earlier burst, or another code, is not split at.
         func split(_ bursts: [[UInt8]]) -> [Int?] {

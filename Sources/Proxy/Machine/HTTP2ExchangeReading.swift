@@ -223,11 +223,14 @@ final class HTTP2ExchangeReading {
         emit(record)
     }
 
-    /// Ends every stream still open as incomplete, in the order they were opened.
+    /// Ends every stream still open, in the order they were opened: incomplete, but for one
+    /// whose whole response came (the client had its answer; its upload stopped with the
+    /// connection, as it may once a server answers early, RFC 9113 §8.1: a full suite read one
+    /// nginx 413 "cut" when curl closed the connection rather than cancelling the stream).
     func end(at now: Int64, emit: (ExchangeRecord) -> Void) {
         for stream in streams.values.sorted(by: { $0.record.sequence < $1.record.sequence }) {
             var record = stream.record
-            record.state = .incomplete
+            record.state = stream.responseDone ? .complete : .incomplete
             record.endTime = now
             emit(record)
         }
