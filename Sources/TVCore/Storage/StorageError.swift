@@ -22,7 +22,7 @@ public enum StorageError: UserFacingError, Equatable {
         case .compactWhileRunning:
             return "A session is writing to the history, and the first compaction rewrites the whole file; stop it (`tv stop`), run `tv storage compact`, then start it again (later compactions work while a session runs)."
         case .needsConfirmation:
-            return "Deleting everything needs confirmation; add --yes when running without a terminal."
+            return "Nothing was deleted: with no terminal to ask on, add --yes to delete everything."
         }
     }
 

@@ -71,9 +71,10 @@ enum StorageCommands {
     static func deleteEverything(_ inv: Invocation) throws -> Int32 {
         let home = try inv.existingHome()
         if !inv.yes {
-            guard inv.console.stdinIsTerminal else { throw StorageError.needsConfirmation }
+            // What would go is said first, with a terminal or without (a script got only the refusal).
             let figures = try StorageFigures.read(home: home, limits: try limits(inv))
             for line in StoragePresentation.deletionWarning(figures) { inv.console.note(line) }
+            guard inv.console.stdinIsTerminal else { throw StorageError.needsConfirmation }
             guard inv.console.confirm("Delete everything?") else {
                 inv.console.line("Nothing was deleted.")
                 return 1
