@@ -20,27 +20,34 @@ public enum TransparentRules {
     }
 
     /// What to type: connections from other machines (PREROUTING, tv as their gateway) and, when
-    /// tv marks its own sockets, this machine's own (OUTPUT).
+    /// tv marks its own sockets, this machine's own (OUTPUT). A listener on every IPv6 address
+    /// (`[::]`) takes IPv4 too, so its rules are for both families (nftables' `inet`, or
+    /// iptables and ip6tables): IPv6 ones alone let IPv4 traffic pass tv by, unrecorded (a trial).
     public static func lines(listen: Endpoint, marked: Bool) -> [String] {
         let port = listen.port
         let v6 = listen.address.contains(":")
-        let family = v6 ? "ip6" : "ip"
+        let bothFamilies = v6 && listen.address.allSatisfy { $0 == ":" || $0 == "0" }
+        let family = bothFamilies ? "inet" : v6 ? "ip6" : "ip"
+        let tables = bothFamilies ? ["iptables", "ip6tables"] : [v6 ? "ip6tables" : "iptables"]
+        func either(_ rule: String) -> String { "  or: " + tables.map { "\($0) \(rule)" }.joined(separator: ", and ") }
+        let markHex = "0x" + String(mark, radix: 16)
         var out = [
             "Send traffic here with a REDIRECT rule (tv changes no rules itself). For machines that use this one as their gateway:",
             "  nft add table \(family) tv",
             "  nft add chain \(family) tv prerouting '{ type nat hook prerouting priority dstnat; }'",
             "  nft add rule \(family) tv prerouting iifname != \"lo\" tcp dport '{ 80, 443 }' redirect to :\(port)",
-            "  or: \(v6 ? "ip6tables" : "iptables") -t nat -A PREROUTING ! -i lo -p tcp -m multiport --dports 80,443 -j REDIRECT --to-ports \(port)",
+            either("-t nat -A PREROUTING ! -i lo -p tcp -m multiport --dports 80,443 -j REDIRECT --to-ports \(port)"),
         ]
         if marked {
             out += [
-                "For this machine's own connections (tv's own are marked 0x\(String(mark, radix: 16)) and skipped):",
+                "For this machine's own connections (tv's own are marked \(markHex) and skipped):",
                 "  nft add chain \(family) tv output '{ type nat hook output priority -100; }'",
-                "  nft add rule \(family) tv output meta mark != 0x\(String(mark, radix: 16)) tcp dport '{ 80, 443 }' redirect to :\(port)",
-                "  or: \(v6 ? "ip6tables" : "iptables") -t nat -A OUTPUT -m mark ! --mark 0x\(String(mark, radix: 16)) -p tcp -m multiport --dports 80,443 -j REDIRECT --to-ports \(port)",
+                "  nft add rule \(family) tv output meta mark != \(markHex) tcp dport '{ 80, 443 }' redirect to :\(port)",
+                either("-t nat -A OUTPUT -m mark ! --mark \(markHex) -p tcp -m multiport --dports 80,443 -j REDIRECT --to-ports \(port)"),
             ]
         }
-        out.append("Listen on an address the redirected traffic can reach (--listen 0.0.0.0:\(port) for a gateway). Remove the rules with: nft delete table \(family) tv")
+        let gateway = v6 ? "--listen [::]:\(port)" : "--listen 0.0.0.0:\(port)"
+        out.append("Listen on an address the redirected traffic can reach (\(gateway) for a gateway). Remove the rules with: nft delete table \(family) tv")
         return out
     }
 }
