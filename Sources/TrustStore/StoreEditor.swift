@@ -31,11 +31,8 @@ public enum StoreEditor {
             }
             bytes = [UInt8](data)
             mode = st.st_mode & 0o777
-            // A file with no certificate and lines that are not comments is not a bundle: adding
-            // a root to it would change some other file (a trust.store of file:/etc/shadow was
-            // taken: a trial).
-            if add, !PEMBundle.holdsCertificate(bytes), !PEMBundle.isBlankOrComments(bytes) {
-                throw Failure(step: "read the bundle \(path)", reason: "it holds no PEM certificate, so it is not a certificate bundle; name a bundle, or a file that does not exist yet")
+            if add, PEMBundle.isNotABundle(bytes) {
+                throw Failure(step: "read the bundle \(path)", reason: PEMBundle.notABundleReason)
             }
         } else if !add {
             return 0
@@ -182,6 +179,14 @@ public enum PEMBundle {
     public static func holdsCertificate(_ bytes: [UInt8]) -> Bool {
         !StoredCertificate.allFromPEM(bytes).isEmpty
     }
+
+    /// Whether `bytes` cannot be a bundle: no certificate, and lines that are not comments. Adding
+    /// a root to such a file would change some other file (a trust.store of file:/etc/shadow was
+    /// taken: a trial).
+    public static func isNotABundle(_ bytes: [UInt8]) -> Bool { !holdsCertificate(bytes) && !isBlankOrComments(bytes) }
+
+    /// Why such a file is refused, inside a sentence.
+    public static let notABundleReason = "it holds no PEM certificate, so it is not a certificate bundle; name a bundle, or a file that does not exist yet"
 
     /// Whether every line of `bytes` is blank or a `#` comment (a bundle with nothing in it yet).
     public static func isBlankOrComments(_ bytes: [UInt8]) -> Bool {

@@ -380,8 +380,8 @@ extension ConnectionFailure {
     /// failure names it (a TLS leg's close), else by `firstClosed` (the side whose end tv read first).
     public static func streamEnd(status: FlowStatus, failure: ConnectionFailure?, firstClosed: Direction) -> StreamEnd {
         switch failure {
-        case let .read(side, reset, _)? where status != .failed: return reset ? .reset(from: side.sending) : .closed(firstFrom: side.sending)
         case let .read(side, true, _)?: return .reset(from: side.sending)
+        case let .read(side, false, _)? where status != .failed: return .closed(firstFrom: side.sending)
         case .clientGone(true, _)?: return .reset(from: .clientToServer)
         case let .send(side, .system(err))? where err.code == ECONNRESET || err.code == EPIPE: return .reset(from: side.sending)
         default: break

@@ -119,7 +119,7 @@ enum CARemoveCommand {
             inv.console.line("The root was not in " + notThere.map(StoreWords.name).joined(separator: " or ") + " when the steps began; nothing was there to take out.")
         }
         for each in stillThere {
-            inv.console.note("tv: The root is still in \(StoreWords.name(each)) after the steps: another copy of it is there, under a name tv did not give it; find it (its SHA-256 is \(RootDescription(root: root, path: folder.rootPath).sha256)) and take it out by hand.")
+            inv.console.note("tv: The root is still in \(StoreWords.name(each)) after the steps: another copy of it is there, under a name tv did not give it; find it (its SHA-256 is \(description.sha256)) and take it out by hand.")
         }
         for (each, reason) in failures { inv.console.note("tv: Could not take the root out of \(StoreWords.name(each)): \(reason)") }
         let left = TrustRemovalPlan.knownLeft(chosen: store, chosenExplicitly: inv.command.value("trust-store") != nil,

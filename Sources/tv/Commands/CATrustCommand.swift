@@ -48,9 +48,8 @@ enum CATrustCommand {
             throw TrustInstaller.Failure.cannotApply(target: TrustGuides.install(target, root: root).title)
         }
         // A file that is not a bundle is said before the plan, not after it (a re-check).
-        if case .bundle(let path) = target, let data = FileManager.default.contents(atPath: path),
-           !PEMBundle.holdsCertificate([UInt8](data)), !PEMBundle.isBlankOrComments([UInt8](data)) {
-            throw UsageRefusal("\(path) holds no PEM certificate, so it is not a certificate bundle; nothing was changed. Name a bundle, or a file that does not exist yet.", exitCode: 1)
+        if case .bundle(let path) = target, let data = FileManager.default.contents(atPath: path), PEMBundle.isNotABundle([UInt8](data)) {
+            throw UsageRefusal("Nothing was changed: \(path) is refused (\(PEMBundle.notABundleReason)).", exitCode: 1)
         }
         // Roots a remake replaced that tv had put in this store go out with the same consent.
         let home = try inv.home()
