@@ -145,12 +145,50 @@ public enum AuditLimits {
     /// Unicode's default-ignorable code points, drawn as nothing: the Hangul filler, a variation
     /// selector, the combining grapheme joiner made names that listed alike: a re-check), no
     /// whitespace at either end.
+    /// An emoji sequence's joiners and selectors are kept where they draw a picture (a trial's
+    /// family emoji 👨‍👩‍👧 was refused for its zero-width joiners): see `emojiHolds`.
     public static func isProjectName(_ name: String) -> Bool {
         guard let first = name.first, let last = name.last, name.count <= self.name else { return false }
         return !first.isWhitespace && !last.isWhitespace
-            && !name.unicodeScalars.contains {
-                [.control, .format].contains($0.properties.generalCategory) || $0.properties.isDefaultIgnorableCodePoint
+            && name.allSatisfy { character in
+                let scalars = Array(character.unicodeScalars)
+                return scalars.indices.allSatisfy { i in
+                    let p = scalars[i].properties
+                    let invisible = [.control, .format].contains(p.generalCategory) || p.isDefaultIgnorableCodePoint
+                    return !invisible || emojiHolds(scalars, at: i)
+                }
             }
+    }
+
+    /// Whether the invisible scalar at `i` of one character's `scalars` is part of an emoji
+    /// sequence (Unicode TS #51 §1.4): a zero-width joiner (U+200D) between two emoji, a
+    /// variation selector (U+FE0E, U+FE0F) right after an emoji, or the tag characters (U+E0020…
+    /// U+E007E, ended by U+E007F) of a flag after the black flag U+1F3F4. Anywhere else they draw
+    /// nothing, and a name holding one lists like a name without it.
+    static func emojiHolds(_ scalars: [Unicode.Scalar], at i: Int) -> Bool {
+        let value = scalars[i].value
+        let previous = i > 0 ? scalars[i - 1] : nil
+        switch value {
+        case 0x200D:
+            guard let previous, i + 1 < scalars.count else { return false }
+            let next = scalars[i + 1]
+            return (isPicture(previous) || [0xFE0F, 0xFE0E].contains(previous.value)) && isPicture(next)
+        case 0xFE0E, 0xFE0F:
+            // A digit, `#` or `*` is an emoji only as a keycap (followed by U+20E3).
+            guard let previous else { return false }
+            return isPicture(previous) || (previous.properties.isEmoji && i + 1 < scalars.count && scalars[i + 1].value == 0x20E3)
+        case 0xE0020...0xE007F:
+            guard scalars.first?.value == 0x1F3F4, scalars.last?.value == 0xE007F, scalars.count > 2 else { return false }
+            return value == 0xE007F ? i == scalars.count - 1 : i < scalars.count - 1
+        default:
+            return false
+        }
+    }
+
+    /// An emoji that is a picture by itself (not an ASCII digit, `#` or `*`, which have the
+    /// Emoji property only for keycaps).
+    private static func isPicture(_ scalar: Unicode.Scalar) -> Bool {
+        !scalar.isASCII && scalar.properties.isEmoji
     }
 
 }

@@ -14,6 +14,9 @@ public enum LiveSessionDelivery: Sendable, Equatable {
     case noSession
     /// A running session took the new value.
     case applied
+    /// A running session took the new value and did something with it at once, said in
+    /// `lines` (a storage limit: what its retention pass deleted; none when nothing went).
+    case appliedSaying([String])
     /// A running session heard of it and keeps the value it started with (`reason`: what reads
     /// it only as a session starts); the saved value applies when the next session starts.
     case atNextStart(reason: String)
@@ -25,6 +28,7 @@ public enum LiveSessionDelivery: Sendable, Equatable {
         switch self {
         case .noSession: return nil
         case .applied: return "The running session applied it."
+        case .appliedSaying(let lines): return (["The running session applied it."] + lines).joined(separator: "\n")
         case .atNextStart(let reason):
             return "The running session keeps the value it started with (\(reason))."
         case .failed(let reason):

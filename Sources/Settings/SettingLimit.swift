@@ -14,8 +14,28 @@ public enum SettingLimit: Sendable, Equatable {
     /// (binary steps, as tv writes sizes: 1 KB = 1,024 bytes), case-insensitive, spaces allowed
     /// before the unit; a bare number is bytes. Zero is a limit of nothing, so it reads as off.
     public static func bytes(_ text: String) -> SettingLimit {
-        read(text, units: ["b": 1, "": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
-                           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40])
+        read(text, units: byteUnits)
+    }
+
+    /// The size units `bytes(_:)` reads, each in bytes.
+    private static let byteUnits: [String: Int64] = [
+        "b": 1, "": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+        "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
+    ]
+
+    /// The largest size a setting holds, as `userBytes` writes it: 8,388,607 TB (just under
+    /// 2⁶³ bytes, what a 64-bit signed count holds).
+    public static let largestUserBytes = "\((Int64.max >> 40))TB"
+
+    /// Whether `text` is a whole number with a size unit (not a bare number) that is more bytes than tv can count
+    /// (2⁶³ or more): a size, but too large, not a text that is not one (a trial's
+    /// `8589934592GB` was refused as not a size).
+    public static func isTooManyBytes(_ text: String) -> Bool {
+        let (_, number, unit) = parts(text)
+        let word = text.trimmingCharacters(in: .whitespaces)
+        guard !unit.isEmpty, let scale = byteUnits[unit], word.first?.isASCII == true, word.first?.isNumber == true else { return false }
+        guard let number else { return true }
+        return number.multipliedReportingOverflow(by: scale).overflow
     }
 
     /// Reads a duration into µs: a whole number with `s`, `m`/`min`, `h`, `d` or `w`.

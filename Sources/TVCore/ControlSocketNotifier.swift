@@ -48,7 +48,11 @@ public struct ControlSocketNotifier: LiveSessionNotifier {
         do {
             let response = try client.send(request)
             guard response.ok else { return .failed(reason: response.message) }
-            return response.values[SettingsAtStart.appliesKey] == SettingsAtStart.atNextStart ? .atNextStart(reason: response.message) : .applied
+            if response.values[SettingsAtStart.appliesKey] == SettingsAtStart.atNextStart { return .atNextStart(reason: response.message) }
+            if let report = response.values[SessionRetention.reportKey] {
+                return .appliedSaying(report.split(separator: "\n").map { TerminalText.line(String($0)) })
+            }
+            return .applied
         } catch ControlError.notRunning {
             return .noSession
         } catch let error as UserFacingError {

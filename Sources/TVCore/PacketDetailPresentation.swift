@@ -36,6 +36,10 @@ public struct PacketDetailPresentation: Sendable, Equatable {
         return nil
     }
 
+    /// Whether the packet's bytes were read (drawn, perhaps cut by the snap length or the
+    /// display cap); false when `absence` says why not.
+    public var bytesShown: Bool { bytes != nil }
+
     /// The dissection of the bytes read (nil when none were, or they are not IP).
     var dissection: Result<PacketDissection, PacketDissectionFailure>? { bytes.map(PacketDissector.dissect) }
 

@@ -69,7 +69,12 @@ extension Session {
                 if !options.forceInspection && options.caFile == nil { proxy.setInspection(enabled: wanted) }
             }
             applyContentPolicy(record)
-            if let key = request.arguments["key"], StorageLimitsReading.isLimit(key) { retention.limitsChanged() }
+            // A limit's pass is waited for (bounded: the client waits 5 s for any answer), so
+            // `tv settings set` prints what went, as it does with no session running.
+            if let key = request.arguments["key"], StorageLimitsReading.isLimit(key) {
+                let said = retention.limitsChanged(waitingUpTo: SessionRetention.answerWaitSeconds)
+                return ControlResponse(ok: true, message: "applied", values: [SessionRetention.reportKey: SessionRetention.report(said)])
+            }
             // `tv run --keep-content` keeps content whatever the setting says: a saved off is
             // for the next start (it answered "applied" while content went on being kept: a trial).
             if request.arguments["key"] == SettingKeys.contentKeep.name, options.forceContentKeep, !record[SettingKeys.contentKeep] {

@@ -32,6 +32,20 @@ struct CaptureCLITests {
             #expect(age.status == 2 && age.err == "tv: capture.rotateAge takes an age of 10s or more like 90s, 15m, 1h, 30d or 2w, or off, not 'soon'.\n", "\(age)")
             let rotate = try s.tv("settings", "set", "capture.rotateBytes", "128MB")
             #expect(rotate.out == "Saved capture.rotateBytes = 128MB (was 64MB).\nIt applies when the next `tv exec` or `tv run --mode tun` starts; a running session keeps the value it started with.\n")
+            // A size too large to count is refused as that, not as text that is not a size.
+            let huge = try s.tv("settings", "set", "captures.maxBytes", "8589934592GB")
+            #expect(huge.status == 2 && huge.err == "tv: captures.maxBytes takes at most 8388607TB, and '8589934592GB' is more bytes than that; set a smaller size, or off for no limit.\n", "\(huge)")
+            // The file being recorded is never deleted: a rotation size above the limit on all
+            // captures would outgrow it (a trial saved 5GB under the 2GB default), either way round.
+            let over = try s.tv("settings", "set", "capture.rotateBytes", "5GB")
+            #expect(over.status == 2 && over.err == "tv: capture.rotateBytes takes at most captures.maxBytes (2GB): a capture file of 5GB would outgrow the limit on all captures before it was closed, and the file being recorded is never deleted; set a smaller size, or raise captures.maxBytes first.\n", "\(over)")
+            let under = try s.tv("settings", "set", "captures.maxBytes", "100MB")
+            #expect(under.status == 2 && under.err == "tv: captures.maxBytes takes at least capture.rotateBytes (128MB): the file being recorded, never deleted, would outgrow 100MB before it was closed; lower capture.rotateBytes first (`tv settings set capture.rotateBytes 100MB`), or set a larger limit.\n", "\(under)")
+            #expect(try s.tv("settings", "get", "captures.maxBytes").out == "2GB\n")
+            #expect(try s.tv("settings", "set", "capture.rotateBytes", "2GB").status == 0, "equal is allowed")
+            #expect(try s.tv("settings", "set", "capture.rotateBytes", "off").status == 0)
+            #expect(try s.tv("settings", "set", "captures.maxBytes", "100MB").status == 0, "no rotation size: nothing to compare")
+            #expect(try s.tv("settings", "set", "capture.rotateBytes", "128MB").status == 2)
             #expect(try s.tv("settings", "get", "capture.snaplen").out == "96\n")
         }
     }

@@ -139,6 +139,9 @@ struct OutputDashCLITests {
             #expect(longName.err == "tv: '" + String(repeating: "P", count: 60) + "… (5,000 characters)' cannot be a project name: give one of at most 100 characters, with no control or invisible format character and no space at either end.\n", "\(longName)")
             let made = try s.tv("audit", "project", "new", "a/b c")
             #expect(made.status == 0 && made.out == "Made project 'a/b c'; `tv audit start 'a/b c'` records a session in it.\n", "\(made)")
+            // An emoji sequence's joiners draw a picture: taken (a trial's family emoji was refused).
+            let family = try s.tv("audit", "project", "new", "👨\u{200D}👩\u{200D}👧")
+            #expect(family.status == 0 && family.out.hasPrefix("Made project '👨\u{200D}👩\u{200D}👧'"), "\(family)")
             let again = try s.tv("audit", "project", "new", "a/b c")
             #expect(again.err.contains("(`tv audit start 'a/b c'`)"), "\(again)")
             #expect(try s.tv("audit", "start", "a/b c").status == 0)

@@ -21,6 +21,20 @@ import FlowTerms
         }
     }
 
+    @Test("project names: emoji sequences keep their joiners, selectors and flag tags (a trial's family emoji was refused); the same invisible characters anywhere else are refused")
+    func emojiProjectNames() {
+        // UTS #51 sequences: ZWJ (family, rainbow flag), VS16 (heart), keycap, a tag flag (Scotland).
+        for name in ["👨\u{200D}👩\u{200D}👧", "🏳\u{FE0F}\u{200D}🌈", "❤\u{FE0F} app", "1\u{FE0F}\u{20E3}",
+                     "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}", "plain", "übung 🙂"] {
+            #expect(AuditLimits.isProjectName(name), "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        // A joiner or selector with nothing to join or select draws nothing: "a" and "a‍" list alike.
+        for name in ["a\u{200D}", "a\u{200D}b", "😀\u{200D}", "\u{200D}😀", "1\u{FE0F}", "x\u{FE0F}", "\u{E0067}\u{E007F}",
+                     "🏴\u{E0067}\u{E0062}", "🏴\u{E007F}", "😀\u{200B}😀", "😀\u{202E}x"] {
+            #expect(!AuditLimits.isProjectName(name), "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+    }
+
     @Test("two sessions never overlap: the second start is refused with the live one named, and the index refuses a raw second row")
     func oneLiveSession() throws {
         try withStore { store, folder in

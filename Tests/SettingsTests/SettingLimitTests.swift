@@ -29,6 +29,15 @@ struct SettingLimitTests {
         for refused in ["", "0", "0GB", "4096", "none", "2.5GB", "lots", "-5MB", "99999999999TB", "off please"] {
             #expect(SettingLimit.userBytes(refused) == nil, "\(refused)")
         }
+        // Sizes too large to count are told apart from text that is not a size (a trial's
+        // 8589934592GB, exactly 2⁶³ bytes, was refused as not a size).
+        #expect(SettingLimit.largestUserBytes == "8388607TB" && SettingLimit.userBytes("8388607TB") == "8388607TB")
+        for tooMany in ["8589934592GB", "8388608TB", "99999999999999999999GB", " 9223372036854775808 b"] {
+            #expect(SettingLimit.isTooManyBytes(tooMany), "\(tooMany)")
+        }
+        for notTooMany in ["8388607TB", "2GB", "lots", "99999999999999999999", "-99999999999999999999GB", "99999999999999999999XB"] {
+            #expect(!SettingLimit.isTooManyBytes(notTooMany), "\(notTooMany)")
+        }
         #expect(SettingLimit.userMicros("30D") == "30d")
         #expect(SettingLimit.userMicros("15 min") == "15m")
         #expect(SettingLimit.userMicros("12h") == "12h")

@@ -120,5 +120,10 @@ final class PacketViewExecTests {
             }
             #expect(match, "\(fields) vs \(answers)")
         }
+        // The capture deleted: the row is still printed, the bytes are said gone, and the exit
+        // status says so too (a trial's script read 0).
+        for capture in Set(rows.compactMap { $0["capture"] as? Int }) { #expect(lab.tv(["captures", "delete", String(capture), "--yes"]).status == 0) }
+        let gone = lab.tv(["packet", String(httpsID), "1"])
+        #expect(gone.status == 1 && gone.out.contains(" was deleted: those bytes are gone; the connection stays in your history.\n"), "\(gone)")
     }
 }

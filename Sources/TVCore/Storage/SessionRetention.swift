@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import Synchronization
 import Recording
 import Settings
 import TVHome
@@ -34,14 +35,14 @@ public final class SessionRetention: @unchecked Sendable {
         self.say = say
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval)
-        timer.setEventHandler { [self] in self.pass() }
+        timer.setEventHandler { [self] in _ = self.pass() }
     }
 
     /// Runs the pass at start, then starts the periodic ones. `afterFirstPass` runs on the pass
     /// queue once the first pass is done (the session's start-up work ends there).
     public func start(afterFirstPass: @escaping @Sendable () -> Void = {}) {
         queue.async { [self] in
-            self.pass()
+            _ = self.pass()
             afterFirstPass()
         }
         timer.resume()
@@ -49,7 +50,36 @@ public final class SessionRetention: @unchecked Sendable {
 
     /// A limit was saved: a pass now (after any pass already running).
     public func limitsChanged() {
-        queue.async { [self] in self.pass() }
+        queue.async { [self] in _ = self.pass() }
+    }
+
+    /// How long `setting-saved` waits for a limit's pass before it answers (s): below the control
+    /// client's 5 s wait for any answer.
+    public static let answerWaitSeconds = 3.0
+    /// The `setting-saved` answer's value holding the pass's sentences (one a line).
+    public static let reportKey = "retention"
+
+    /// The `reportKey` value for what `limitsChanged(waitingUpTo:)` returned: its sentences, or
+    /// the one saying the pass goes on.
+    public static func report(_ said: [String]?) -> String {
+        (said ?? ["Its retention pass is still running; the session's own output says what it deletes."]).joined(separator: "\n")
+    }
+
+    /// A limit was saved through `tv settings set` (the control socket's `setting-saved`): a pass
+    /// now, waited for up to `seconds`, so the command can print what went as it does with no
+    /// session running (a trial's `tv settings set history.maxAge 1h --yes` printed no count).
+    /// - Returns: the pass's sentences (empty when nothing went, as without a session), or nil
+    ///   when it was still running at the deadline (it goes on; the session says what it deletes).
+    public func limitsChanged(waitingUpTo seconds: Double) -> [String]? {
+        let done = DispatchSemaphore(value: 0)
+        let said = Mutex<[String]>([])
+        queue.async { [self] in
+            let lines = self.pass()
+            said.withLock { $0 = lines }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + seconds) == .success else { return nil }
+        return said.withLock { $0 }
     }
 
     /// Waits for a pass in progress, then stops the periodic ones.
@@ -61,22 +91,26 @@ public final class SessionRetention: @unchecked Sendable {
     /// One more pass, waited for: at the end of a session whose captures grew since its last
     /// (the folder stayed over its limit until the next session: a trial). After `stop()`.
     public func finalPass() {
-        queue.sync { self.pass() }
+        queue.sync { _ = self.pass() }
     }
 
     /// One automatic pass: silent when nothing went; failures said once each time.
-    private func pass() {
+    /// - Returns: the sentences it said.
+    private func pass() -> [String] {
+        var lines: [String]
         do {
             let limits = try StorageLimitsReading.limits(try settings.read())
             let manager = try StorageManager(home: home)
             defer { manager.close() }
             let report = try manager.applyLimits(limits, recording: nil, now: StorageClock.now())
-            for line in StoragePresentation.report(report, automatic: true) { say(line) }
+            lines = StoragePresentation.report(report, automatic: true)
         } catch let error as UserFacingError {
-            say("Retention did not run: " + error.message)
+            lines = ["Retention did not run: " + error.message]
         } catch {
-            say("Retention did not run: \(error)")
+            lines = ["Retention did not run: \(error)"]
         }
+        for line in lines { say(line) }
+        return lines
     }
 }
 

@@ -38,6 +38,9 @@ enum CaptureSettingsCommand {
         case SettingKeys.captureRotateBytes.name, SettingKeys.capturesMaxBytes.name:
             let key = name == SettingKeys.captureRotateBytes.name ? SettingKeys.captureRotateBytes : SettingKeys.capturesMaxBytes
             guard let size = SettingLimit.userBytes(value) else {
+                if SettingLimit.isTooManyBytes(value) {
+                    throw UsageRefusal("\(name) takes at most \(SettingLimit.largestUserBytes), and '\(value)' is more bytes than that; set a smaller size, or off for no limit.")
+                }
                 throw UsageRefusal("\(name) takes a size of 1MB or more with its unit like 64MB or 2GB (1 KB = 1024 bytes), or off, not '\(value)'.")
             }
             // Smaller, a capture file would rotate (or be deleted) at every few packets.
@@ -46,6 +49,7 @@ enum CaptureSettingsCommand {
                     ? "\(name) takes 1MB or more (or off): a capture file of '\(value)' would be closed every few packets."
                     : "\(name) takes 1MB or more (or off): all captures within '\(value)' would hold only a few packets, each file deleted as soon as the next began.")
             }
+            if let refusal = try rotationBeyondLimit(name, size, settings: settings) { throw refusal }
             try consent()
             return (try settings.set(key, to: size),
                     name == SettingKeys.captureRotateBytes.name ? nextStart : nil)
@@ -63,5 +67,21 @@ enum CaptureSettingsCommand {
             return (try settings.set(key, to: age),
                     name == SettingKeys.captureRotateAge.name ? nextStart : nil)
         }
+    }
+
+    /// The refusal for a rotation size above the size limit on all captures (or a limit below the
+    /// rotation size), nil when they fit: the file being recorded is never deleted, so it would
+    /// grow past the limit before it was closed (a trial saved capture.rotateBytes 5GB under a 1GB
+    /// captures.maxBytes). Equal is allowed: the file being recorded is then all that is kept.
+    static func rotationBeyondLimit(_ name: String, _ size: String, settings: SettingsStore) throws -> UsageRefusal? {
+        let record = try settings.read()
+        let rotating = name == SettingKeys.captureRotateBytes.name
+        let rotation = rotating ? size : record[SettingKeys.captureRotateBytes]
+        let limit = rotating ? record[SettingKeys.capturesMaxBytes] : size
+        guard case .limit(let rotationBytes) = SettingLimit.bytes(rotation), case .limit(let limitBytes) = SettingLimit.bytes(limit),
+              rotationBytes > limitBytes else { return nil }
+        return rotating
+            ? UsageRefusal("capture.rotateBytes takes at most captures.maxBytes (\(limit)): a capture file of \(size) would outgrow the limit on all captures before it was closed, and the file being recorded is never deleted; set a smaller size, or raise captures.maxBytes first.")
+            : UsageRefusal("captures.maxBytes takes at least capture.rotateBytes (\(rotation)): the file being recorded, never deleted, would outgrow \(size) before it was closed; lower capture.rotateBytes first (`tv settings set capture.rotateBytes \(size)`), or set a larger limit.")
     }
 }
