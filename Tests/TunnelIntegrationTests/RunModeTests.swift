@@ -124,7 +124,8 @@ final class RunModeTests {
 
         // --dry-run says what it would do and does nothing.
         let dry = Sh.run(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--mode", "tun", "--dry-run"])
-        #expect(dry.status == 0 && dry.out.contains("ip -4 rule add not fwmark 0x7476 table 29814 pref 32765"), "\(dry)")
+        #expect(dry.status == 0 && dry.out.contains("ip -4 rule add not fwmark 0x7476 table 29814 pref 32765")
+                && !dry.out.contains("A real run would be refused"), "\(dry)")
         // … the same as a user (no root: the route's MTU asked unmarked; a trial's user dry run
         // said 1500 where root saw the route's 1400).
         try Sh.must(["ip", "-n", host, "route", "change", "default", "via", "10.203.0.2", "mtu", "1400"])
@@ -142,6 +143,11 @@ final class RunModeTests {
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "2\n")
         let v4Rules = Sh.run(["ip", "-n", host, "rule"]).out
         #expect(v4Rules.components(separatedBy: "fwmark 0x7476").count == 2, "exactly one rule: \(v4Rules)")
+        // While it runs, a dry run from another data folder says a real one would be refused
+        // (a trial's said nothing), and changes nothing.
+        let dryNow = Sh.run(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dir + "/other-dry", "run", "--mode", "tun", "--dry-run"])
+        #expect(dryNow.status == 0 && dryNow.out.contains("\nA real run would be refused now: "), "\(dryNow)")
+        #expect(Sh.run(["ip", "-n", host, "rule"]).out == v4Rules)
 
         let https = lab.inHost(["curl", "-sS", "--cacert", lab.tvRoot, "--resolve", "origin.test:443:10.205.0.2", "https://origin.test/index.html"])
         #expect(https.status == 0 && https.out == OriginLab.indexBody, "\(https)\n\(tv.output)")

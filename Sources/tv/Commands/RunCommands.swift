@@ -150,12 +150,14 @@ enum RunCommands {
             if options.tun.dryRun {
                 console.line("tv run --mode tun would make these changes (nothing was changed):")
                 for line in options.tun.changeLines { console.line("  " + line) }
+                // What would refuse a real run now is said too (a trial's dry run said nothing
+                // while another whole-host session held the routes).
+                if let refusal = tunRefusalsNow(home: home).first { console.line("A real run would be refused now: " + refusal.message) }
                 return 0
             }
-            let missing = Privileges.missing([Privileges.netAdmin])
-            if !missing.isEmpty { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and "), purpose: "to make a TUN device and route this host's traffic through it") }
-            // Another whole-host session: refused before asking, or making anything.
-            if let refusal = HostTunnelClaim.refusalNow() { throw refusal }
+            // Missing privileges, or another whole-host session: refused before asking, or
+            // making anything.
+            if let refusal = tunRefusalsNow(home: nil).first { throw refusal }
             if !inv.yes {
                 guard console.stdinIsTerminal else {
                     throw UsageRefusal("`tv run --mode tun` changes this host's routing (all its traffic goes through tv) and asks first; with no terminal to ask on, pass --yes (or see the changes with --dry-run).")
@@ -269,6 +271,23 @@ enum RunCommands {
 
     static func client(_ inv: Invocation) throws -> ControlClient {
         try ControlClient(path: SessionPaths.controlSocket(try inv.home()))
+    }
+
+    /// What refuses `tv run --mode tun` now, in the order a real run meets them: missing
+    /// privileges, another whole-host session (any data folder), and, given `home`, a session
+    /// of this data folder (a real run finds it when it binds the control socket).
+    static func tunRefusalsNow(home: TVHome?) -> [any UserFacingError] {
+        var refusals: [any UserFacingError] = []
+        let missing = Privileges.missing([Privileges.netAdmin])
+        if !missing.isEmpty {
+            refusals.append(TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and "),
+                                                        purpose: "to make a TUN device and route this host's traffic through it"))
+        }
+        if let refusal = HostTunnelClaim.refusalNow() { refusals.append(refusal) }
+        if let home {
+            do { try ControlServer.refuseIfLive(path: SessionPaths.controlSocket(home)) } catch let error as any UserFacingError { refusals.append(error) } catch {}
+        }
+        return refusals
     }
 
     static func status(_ inv: Invocation) throws -> Int32 {
