@@ -13,9 +13,12 @@ import Glibc
 public final class ProgramLookup: Sendable {
     /// What the lookup did since it started.
     public struct Counters: Sendable, Equatable {
-        /// Flows looked up, and of them named / not known.
+        /// Flows looked up, and of them named / from a client on another machine (no local
+        /// program to name) / not known (the socket or process gone, the lookup failed):
+        /// `lookedUp == found + otherMachine + notKnown`.
         public var lookedUp: UInt64 = 0
         public var found: UInt64 = 0
+        public var otherMachine: UInt64 = 0
         public var notKnown: UInt64 = 0
         /// Requests dropped because the queue was full (their flows say "not looked up").
         public var dropped: UInt64 = 0
@@ -88,10 +91,12 @@ public final class ProgramLookup: Sendable {
                 if !batch.isEmpty {
                     let answers = resolver.resolve(batch)
                     let named = answers.filter { if case .known = $0.1 { return true } else { return false } }.count
+                    let remote = answers.filter { $0.1 == .notKnown(.otherMachine) }.count
                     state.state.withLock {
                         $0.counters.lookedUp += UInt64(answers.count)
                         $0.counters.found += UInt64(named)
-                        $0.counters.notKnown += UInt64(answers.count - named)
+                        $0.counters.otherMachine += UInt64(remote)
+                        $0.counters.notKnown += UInt64(answers.count - named - remote)
                         $0.counters.scans = resolver.scans
                         $0.counters.exact = resolver.exactAnswers
                         $0.counters.dumps = resolver.dumps

@@ -60,7 +60,7 @@ public enum DiagnosticsPresentation {
         out.append(inspection)
 
         var names = Section(title: "Names", rows: [])
-        names.rows.append(("from TCP", "\(n("names.fromTCP")) named by what the connection announced (SNI, CONNECT, SOCKS5, a Host header)"))
+        names.rows.append(("from TCP", "\(n("names.fromTCP")) named by what the connection announced (\(TunnelNamesPresentation.announcedNames))"))
         // Names from lookups and from QUIC exist only where tv sees packets (the tunnel modes): the
         // tunnel's counters, said as `tv status` and `tv exec` say them (`TunnelNamesPresentation`).
         let tunnel = values.reduce(into: [String: UInt64]()) { out, pair in

@@ -69,5 +69,9 @@ public enum TunnelNamesPresentation {
     }
 
     /// `tv status` in a proxy mode: where names come from there.
-    public static let proxyModeLine = "names             from what each connection announces (CONNECT, SOCKS5, SNI): a proxy sees no DNS, so an address-only connection stays unnamed"
+    public static let proxyModeLine = "names             from what each connection announces (\(announcedNames)): a proxy sees no DNS, so an address-only connection stays unnamed"
+
+    /// What a connection announces that names it, in `tv status` and `tv diag` alike (status left
+    /// the Host header out: a trial).
+    public static let announcedNames = "SNI, CONNECT, SOCKS5, a Host header"
 }

@@ -70,8 +70,14 @@ struct ProgramLookupTests {
             #expect(answers.got.wait(timeout: .now() + 5) == .success)
             // Closed by the exit: gone from the table, or left with inode 0 (FIN_WAIT / TIME_WAIT).
             #expect(answers.list.withLock { $0.last?.1 } == .notKnown(.socketGone))
+            // A client address this machine does not have (TEST-NET-1): on another machine,
+            // counted apart from "not known" (a trial's status called such clients not known).
+            #expect(lookup.lookUp(ProgramLookupRequest(flowID: 4, clientAddress: "192.0.2.9", clientPort: 40_000, serverAddress: nil, serverPort: 0, transport: .tcp)))
+            #expect(answers.got.wait(timeout: .now() + 5) == .success)
+            #expect(answers.list.withLock { $0.last?.1 } == .notKnown(.otherMachine))
             lookup.stop()
-            #expect(lookup.counters.lookedUp == 3 && lookup.counters.found == 2 && lookup.counters.notKnown == 1 && lookup.counters.dropped == 0)
+            let c = lookup.counters
+            #expect(c.lookedUp == 4 && c.found == 2 && c.otherMachine == 1 && c.notKnown == 1 && c.dropped == 0, "\(c)")
         }
     }
 

@@ -493,7 +493,7 @@ struct InterceptionRunTests {
         #expect(status.out.contains(" (1 accepted, 0 refused at the cap, 0 over the per-client limit)\n"), "\(status)")
         #expect(status.out.contains("  closed            0 encrypted, 0 failed, 1 inspected, 0 kept private, 0 not encrypted\n"), "\(status)")
         // A proxy sees no DNS: names come only from what connections announce (issue 18).
-        #expect(status.out.contains("\n  names             from what each connection announces (CONNECT, SOCKS5, SNI): a proxy sees no DNS"), "\(status)")
+        #expect(status.out.contains("\n  names             from what each connection announces (SNI, CONNECT, SOCKS5, a Host header): a proxy sees no DNS"), "\(status)")
 
         // A tunnel held open while the session stops.
         let echo = try PythonServer(echoServer)

@@ -84,7 +84,8 @@ struct MetricsRunTests {
             "tv_writes_failed_total{writer=content}": "recording.contentWritesFailed", "tv_writer_failing{writer=flows}": "recording.flowsFailing",
             "tv_writer_failing{writer=content}": "recording.contentFailing", "tv_content_turns_kept_total{}": "content.turnsKept",
             "tv_content_bytes_kept_total{}": "content.bytesKept", "tv_program_lookups_total{result=found}": "programs.found",
-            "tv_program_lookups_total{result=not_known}": "programs.notKnown", "tv_inspection_enabled{}": "inspection",
+            "tv_program_lookups_total{result=not_known}": "programs.notKnown", "tv_program_lookups_total{result=other_machine}": "programs.otherMachine",
+            "tv_inspection_enabled{}": "inspection",
         ]
         for (sample, key) in keyOf {
             #expect(scraped[sample] != nil && scraped[sample] == statusValue(key), "\(sample) = \(scraped[sample] ?? -1), status \(key) = \(statusValue(key) ?? -1)")

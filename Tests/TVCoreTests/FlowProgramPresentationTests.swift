@@ -71,11 +71,19 @@ struct ProgramLookupStatusTests {
         c.exact = 2
         c.dumps = 1
         let values = ProgramLookupStatus.values(c)
-        #expect(values == ["programs.lookedUp": "3", "programs.found": "2", "programs.notKnown": "1", "programs.dropped": "0", "programs.scans": "1",
-                           "programs.exact": "2", "programs.dumps": "1"])
+        #expect(values == ["programs.lookedUp": "3", "programs.found": "2", "programs.otherMachine": "0", "programs.notKnown": "1",
+                           "programs.dropped": "0", "programs.scans": "1", "programs.exact": "2", "programs.dumps": "1"])
         #expect(ProgramLookupStatus.line(values) == "3 looked up: 2 named, 1 not known")
         c.dropped = 4
         #expect(ProgramLookupStatus.line(ProgramLookupStatus.values(c)) == "3 looked up: 2 named, 1 not known, 4 not looked up (too many waiting)")
+        // Clients on other machines have no local program: counted apart from "not known" (a trial).
+        c.lookedUp = 6
+        c.otherMachine = 3
+        c.dropped = 0
+        #expect(ProgramLookupStatus.line(ProgramLookupStatus.values(c)) == "6 looked up: 2 named, 3 from other machines, 1 not known")
+        c.lookedUp = 4
+        c.otherMachine = 1
+        #expect(ProgramLookupStatus.line(ProgramLookupStatus.values(c)) == "4 looked up: 2 named, 1 from another machine, 1 not known")
         #expect(ProgramLookupStatus.line(["mode": "explicit"]) == nil)
     }
 }

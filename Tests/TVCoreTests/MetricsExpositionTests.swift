@@ -14,7 +14,7 @@ import Testing
         "recording.flowEventsDropped": "3", "recording.flowQueueEvents": "2", "recording.flowsNotSaved": "0",
         "recording.flowWritesFailed": "0", "recording.contentWritesFailed": "0", "recording.flowsFailing": "off", "recording.contentFailing": "on",
         "content.chunksDropped": "5", "content.queueEvents": "6", "content.queueBytes": "700", "content.turnsKept": "8", "content.bytesKept": "900",
-        "programs.dropped": "0", "programs.found": "6", "programs.notKnown": "1",
+        "programs.dropped": "0", "programs.found": "6", "programs.otherMachine": "2", "programs.notKnown": "1",
         "names.origin.sni": "4", "names.origin.quic": "0", "names.origin.connect": "2", "names.origin.socks": "0", "names.origin.reverse": "0",
         "names.origin.dns": "0", "names.origin.dnsQuestion": "0",
         "startedAt": "1764633600000042",
@@ -98,6 +98,7 @@ import Testing
             # HELP tv_program_lookups_total Flows whose program was looked up, by result.
             # TYPE tv_program_lookups_total counter
             tv_program_lookups_total{result="found"} 6
+            tv_program_lookups_total{result="other_machine"} 2
             tv_program_lookups_total{result="not_known"} 1
             # HELP tv_inspection_enabled 1 while the session inspects TLS, else 0.
             # TYPE tv_inspection_enabled gauge
