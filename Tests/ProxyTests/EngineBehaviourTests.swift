@@ -219,6 +219,56 @@ final class EngineBehaviourTests {
         #expect(flow.error?.contains("without traffic") == true)
     }
 
+    @Test("an inspected HTTP/1 request the server never answers: tv answers 504 at the idle timeout, the row is tv's answer, the flow says why (a trial's got a bare close)")
+    func silentServerAnswered504() throws {
+        let harness = try Harness { $0.idleTimeout = 1 }
+        let silent = try PythonServer("""
+            import socket, ssl, sys, time
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+            l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(8)
+            c, _ = l.accept(); s = ctx.wrap_socket(c, server_side=True); s.recv(65536); time.sleep(30)
+            """, arguments: [pki.serverCert, pki.serverKey])
+        defer { silent.stop() }
+        let r = Shell.run(["curl", "-sS", "--http1.1", "-x", harness.proxyURL, "--cacert", pki.tvRoot, "-w", "%{http_code}",
+                           "https://localhost:\(silent.port)/slow"], timeout: 20)
+        #expect(r.status == 0 && r.out == "tv: no response from the server within 1 s of the request\n504", "\(r)")
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.status == .inspected && flow.error == "no response from the server within 1 s of the request", "\(flow)")
+        let row = harness.sink.exchanges.last
+        #expect(row?.path == "/slow" && row?.status == 504 && row?.state == .answered, "\(String(describing: row))")
+        #expect(harness.waitIdle())
+    }
+
+    @Test("a client that stops reading what the server sends: closed at the idle timeout with that said, not 'without traffic' (a trial)")
+    func clientStoppedReading() throws {
+        let harness = try Harness { $0.idleTimeout = 1 }
+        let talker = try PythonServer("""
+            import socket, sys, time
+            l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(8)
+            c, _ = l.accept(); c.settimeout(20)
+            try:
+                while True: c.sendall(b"x" * 65536)
+            except OSError:
+                pass
+            time.sleep(5)
+            """)
+        defer { talker.stop() }
+        let script = """
+        import socket, sys, time
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+        s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % sys.argv[2].encode())
+        head = b""
+        while b"\\r\\n\\r\\n" not in head: head += s.recv(1)
+        time.sleep(4)
+        print("done")
+        """
+        let r = Clients.python(script, [String(harness.port), String(talker.port)])
+        #expect(r.out == "done\n", "\(r)")
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.error == "closed after 1 s in which the client took nothing of what tv held for it (it stopped reading)", "\(String(describing: flow.error))")
+        #expect(harness.waitIdle())
+    }
+
     @Test("a port already in use is a sentence; stop() resets open connections and joins; adopt() takes a connection")
     func lifecycle() throws {
         let first = try Harness()

@@ -66,6 +66,32 @@ struct ExchangeReaderIdleTests {
         #expect(h2.reader.isBetweenExchanges)
     }
 
+    @Test("awaits a response exactly when a request is whole and no byte of a response came (a 504 would be read as its answer); never over HTTP/2 or once reading stopped")
+    func awaitsResponse() {
+        var awaiting: [Bool] = []
+        _ = twoExchanges { awaiting.append($0.reader.awaitsResponse) }
+        // After the GET: awaited. After its response: no. After the POST's head (body to
+        // come): no (the client's side is not done). After the body: awaited. After the 204: no.
+        #expect(awaiting == [true, false, false, true, false])
+        let partial = ExchangePlaybook()
+        partial.client(Self.request, at: 100)
+        partial.server("HTTP/1.1 20", at: 200)
+        #expect(!partial.reader.awaitsResponse, "a response head under way: bytes already went to the client")
+        // An interim 100 Continue passed on: the final response is still awaited.
+        let interim = ExchangePlaybook()
+        interim.client("POST /c HTTP/1.1\r\nHost: example.com\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n", at: 100)
+        interim.server("HTTP/1.1 100 Continue\r\n\r\n", at: 150)
+        interim.client("x", at: 160)
+        #expect(interim.reader.awaitsResponse)
+        let ended = ExchangePlaybook()
+        ended.client(Self.request, at: 100)
+        ended.end(at: 300)
+        #expect(!ended.reader.awaitsResponse)
+        let h2 = ExchangePlaybook(http2: true)
+        h2.feed(ExchangeReaderHTTP2Tests.preface + ExchangeReaderHTTP2Tests.frame(0x1, 0x5, 1, ExchangeReaderHTTP2Tests.c31), .clientToServer, at: 1)
+        #expect(!h2.reader.awaitsResponse)
+    }
+
     @Test("a head half read is kept: nothing is released before its end")
     func halfHeadKept() {
         let p = ExchangePlaybook()

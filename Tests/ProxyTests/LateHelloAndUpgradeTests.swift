@@ -56,7 +56,7 @@ struct LateHelloAndUpgradeTests {
         var late = T.machine()
         T.connected(&late)
         // Nothing happens while the client is silent; the idle event means nothing before the relay.
-        #expect(late.handle(.idle(atMicros: 900_000)) == [])
+        #expect(late.handle(.idle(atMicros: 900_000, waiting: .nothing)) == [])
         #expect(late.phase == .awaitingFirstBytes)
         #expect(T.bytes(&late, Self.hello) == Self.inspectCommands)
         #expect(late.phase == .upstreamHandshake)

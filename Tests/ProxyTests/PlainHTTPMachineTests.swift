@@ -430,7 +430,7 @@ struct PlainHTTPMachineTests {
             ("HTTP/1.1 200 OK\r\nContent-Le", .serverEnded, 4, 502, "the server closed the connection before its response was complete"),
             ("not http at all", .serverEnded, 4, 502, "the server closed the connection before its response was complete"),
             ("HTTP/1.1 200", .serverFailed(reset: true, .system(Errno(ECONNRESET))), 4, 502, "the server reset the connection"),
-            ("", .timer, 400, 504, "closed after 300 s without traffic"),
+            ("", .timer, 400, 504, "no response from the server within 300 s of the request"),
         ]
         for (sent, event, at, status, sentence) in cases {
             var m = Self.started()

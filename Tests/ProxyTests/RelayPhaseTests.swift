@@ -128,15 +128,29 @@ struct RelayPhaseTests {
         }
     }
 
-    @Test("idle: the relay ends with the idle sentence; outside the relay the idle event means nothing")
+    @Test("idle: the relay ends with the sentence for what it waited for (nothing, a leg that stopped reading, a response: tv's 504 answers the request); outside the relay the idle event means nothing")
     func idle() {
         var m = Self.inspected()
         _ = T.moved(&m, 10, .clientToServer, at: 1_100_000)
-        #expect(m.handle(.idle(atMicros: 400_000_000)) == [.close(reset: false)])
+        #expect(m.handle(.idle(atMicros: 400_000_000, waiting: .nothing)) == [.close(reset: false)])
         #expect(m.facts.error == "closed after 300 s without traffic")
+        // A client that stopped reading is not "without traffic" (a trial).
+        var stalled = Self.inspected()
+        _ = T.moved(&stalled, 10, .serverToClient, at: 1_100_000)
+        #expect(stalled.handle(.idle(atMicros: 400_000_000, waiting: .reading(.client))) == [.close(reset: false)])
+        #expect(stalled.facts.error == "closed after 300 s in which the client took nothing of what tv held for it (it stopped reading)")
+        // A whole HTTP/1 request and no byte of its response: tv answers 504, as the plain-HTTP
+        // path does (a trial's inspected request got a bare close), and the flow says why.
+        var waiting = Self.inspected()
+        _ = T.moved(&waiting, 40, .clientToServer, at: 1_100_000)
+        let body = "tv: no response from the server within 300 s of the request\n"
+        let answer = Array(("HTTP/1.1 504 Gateway Timeout\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
+                            + "Connection: close\r\n\r\n" + body).utf8)
+        #expect(waiting.handle(.idle(atMicros: 400_000_000, waiting: .response)) == [.answerWaitingRequest(answer), .close(reset: false)])
+        #expect(waiting.facts.error == "no response from the server within 300 s of the request" && waiting.facts.status == .inspected)
         var early = T.machine()
         T.connected(&early)
-        #expect(early.handle(.idle(atMicros: 400_000_000)) == [])
+        #expect(early.handle(.idle(atMicros: 400_000_000, waiting: .response)) == [])
     }
 
     @Test("a quiet close within the window is a suspicion; weighed as tipped it remembers the host and says so once")

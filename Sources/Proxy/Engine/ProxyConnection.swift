@@ -177,6 +177,10 @@ final class ProxyConnection: LoopHandler {
             needsPeek = true
         case .sendClient(let bytes):
             sendClient(bytes)
+        case .answerWaitingRequest(let bytes):
+            // The waiting request's row gets tv's answer as its response (`answered`).
+            bytes.withUnsafeBytes { readPlainAnswer($0) }
+            sendClient(bytes)
         case let .resolve(host, port):
             resolve(host: host, port: port)
         case .connect(let address):
@@ -261,7 +265,7 @@ final class ProxyConnection: LoopHandler {
         }
         // The relay's timers (only the relay arms them; the machine ignores `.idle` elsewhere).
         if now >= lastActivity &+ idleNanos {
-            feed(.idle(atMicros: loop.wallNow))
+            feed(.idle(atMicros: loop.wallNow, waiting: idleWait))
             guard !released else { return }
         }
         if buffersMayBeHeld && now >= IdleBufferPolicy.attemptAt(lastActivity: lastActivity, refusedAt: bufferRefusedAt) {
@@ -273,6 +277,16 @@ final class ProxyConnection: LoopHandler {
             guard !released else { return }
         }
         rearm()
+    }
+
+    /// What the relay waits for as it goes quiet for the idle timeout: a leg that took nothing of
+    /// what tv holds for it, else an HTTP/1 request whose response has not begun (read by the
+    /// exchange reader), else nothing known.
+    private var idleWait: ConnectionMachine.IdleWait {
+        if client.hasUnsent { return .reading(.client) }
+        if upstream?.hasUnsent == true { return .reading(.server) }
+        if exchanges?.awaitsResponse == true { return .response }
+        return .nothing
     }
 
     func loopRunAgain() {

@@ -134,6 +134,12 @@ public enum ConnectionFailure: Equatable, Sendable {
     case send(to: Side, LegFailure)
     /// The relay was idle for the idle timeout (seconds).
     case idle(seconds: Int)
+    /// A request was whole and the server sent nothing of its response for the idle timeout
+    /// (seconds): tv answered 504 in its place.
+    case noResponse(seconds: Int)
+    /// The relay was idle for the idle timeout (seconds) while tv held bytes for `Side` that it
+    /// did not take: it stopped reading.
+    case stoppedReading(Side, seconds: Int)
     case stopped
     /// The proxy took no more connections (stopping, or at its connection cap) when a front end
     /// handed this one over.
@@ -297,6 +303,9 @@ public enum ConnectionFailure: Equatable, Sendable {
             return reset ? "the \(side.word) reset the connection" : "reading from the \(side.word) failed: \(failure.phrase)"
         case let .send(side, failure): return "sending to the \(side.word) failed: \(failure.phrase)"
         case .idle(let seconds): return "closed after \(seconds) s without traffic"
+        case .noResponse(let seconds): return "no response from the server within \(seconds) s of the request"
+        case let .stoppedReading(side, seconds):
+            return "closed after \(seconds) s in which the \(side.word) took nothing of what tv held for it (it stopped reading)"
         case .stopped: return "tv stopped"
         case .notAdopted: return "tv took no more connections (it was stopping, or at its connection cap), so this one was reset"
         case .tlsSession(let reasons): return "tv could not create a TLS session" + (reasons.map { " (\($0))" } ?? "")

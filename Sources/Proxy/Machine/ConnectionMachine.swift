@@ -190,9 +190,20 @@ struct ConnectionMachine {
             let failure = ConnectionFailure.possiblePinning(sign, passThrough: key)
             facts.error = failure.sentence  // a failed flow's reason too (`failureReason` reads it)
             return []
-        case .idle(let now):
+        case let .idle(now, waiting):
             guard phase == .relaying else { return [] }
-            return relayEnded(RelayEnding(failure: .idle(seconds: settings.idleTimeoutSeconds), atMicros: now))
+            let seconds = settings.idleTimeoutSeconds
+            switch waiting {
+            case .nothing:
+                return relayEnded(RelayEnding(failure: .idle(seconds: seconds), atMicros: now))
+            case .reading(let side):
+                return relayEnded(RelayEnding(failure: .stoppedReading(side, seconds: seconds), atMicros: now))
+            case .response:
+                // As the plain-HTTP path answers a server that never began its response (a
+                // trial's inspected request to a silent server got a bare close).
+                let failure = ConnectionFailure.noResponse(seconds: seconds)
+                return [.answerWaitingRequest(Self.errorResponse(504, failure))] + relayEnded(RelayEnding(failure: failure, atMicros: now))
+            }
         case .progressQuiet(let now):
             guard phase == .relaying, progress.trailing(atMicros: now) else { return [] }
             return [.updateFlow]

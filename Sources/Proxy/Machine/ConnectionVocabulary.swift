@@ -170,8 +170,9 @@ extension ConnectionMachine {
         /// The answer to `.suspectPinning`: whether the evidence now tips the balance (the
         /// client's next connection to the key passes through).
         case pinningWeighed(PinKey, PinningDetector.PinningSign, tipped: Bool)
-        /// The relay saw no traffic for the idle timeout (at this wall-clock µs).
-        case idle(atMicros: Int64)
+        /// The relay saw no traffic for the idle timeout (at this wall-clock µs), while it waited
+        /// for what `waiting` says (the driver's reading of its legs and exchange reader).
+        case idle(atMicros: Int64, waiting: IdleWait)
         /// The relay has been quiet for `FlowProgressReport.intervalMicros` after bytes that were
         /// not told yet (`hasUnreportedProgress`), at this wall-clock µs.
         case progressQuiet(atMicros: Int64)
@@ -222,6 +223,17 @@ extension ConnectionMachine {
         case decrypted
     }
 
+    /// What a relay that went quiet for the idle timeout was waiting for.
+    enum IdleWait: Equatable {
+        /// Nothing known: both sides were quiet.
+        case nothing
+        /// An HTTP/1 request tv reads was whole and no byte of its response had come: tv can
+        /// answer it (504) in the server's place.
+        case response
+        /// tv held bytes for this side that it did not take: it stopped reading.
+        case reading(ConnectionFailure.Side)
+    }
+
     enum Command: Equatable {
         case openFlow
         case updateFlow
@@ -230,6 +242,9 @@ extension ConnectionMachine {
         /// Drop this many bytes from the front of the client's unread bytes.
         case consumeClient(Int)
         case sendClient([UInt8])
+        /// tv's answer to the request waiting for its response (a 504 for a server that sent
+        /// none): sent to the client and read as that request's response, `answered` by tv.
+        case answerWaitingRequest([UInt8])
         case resolve(host: String, port: UInt16)
         case connect(SocketAddress)
         /// Deliver `.timeout` after this many ms (replaces the previous deadline); 0 = cancel.

@@ -130,6 +130,14 @@ final class ExchangeReader {
         return http1?.isBetweenExchanges ?? true
     }
 
+    /// An HTTP/1 request was read whole and no byte of any response has come since: an answer
+    /// sent to the client now would be read as its response. False over HTTP/2 (a stream's
+    /// answer would need frames of its own) and once reading stopped.
+    var awaitsResponse: Bool {
+        guard stop == nil, http2 == nil else { return false }
+        return http1?.awaitsResponse ?? false
+    }
+
     /// The connection went quiet (the relay's idle-buffer timer, `IdleBufferPolicy`): the HTTP/1
     /// reader is dropped when no exchange is open and no head or body is half read, keeping only
     /// its count of exchanges; the next byte makes a new one, so an idle keep-alive connection

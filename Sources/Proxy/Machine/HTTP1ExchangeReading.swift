@@ -62,6 +62,13 @@ final class HTTP1ExchangeReading {
         pending.isEmpty && requestHead == nil && requestBody == nil && responseHead == nil && responseBody == nil && early.isEmpty
     }
 
+    /// The oldest open exchange's request is whole and no byte of a response has come for it
+    /// (no head part way, no early bytes): `ExchangeReader.awaitsResponse`.
+    var awaitsResponse: Bool {
+        guard let first = pending.first else { return false }
+        return first.requestDone && !first.responseDone && responseHead == nil && responseBody == nil && early.isEmpty
+    }
+
     /// Reads one burst; returns why reading must stop, if it must.
     func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         direction == .clientToServer ? client(bytes, at: now, emit: emit) : server(bytes, at: now, emit: emit)

@@ -13,9 +13,8 @@ extension PlainHTTPMachine {
         }
         if now.nanos >= lastActivity &+ settings.idleNanos {
             // A server that never began its response: tv answers 504 in its place.
-            let failure = ConnectionFailure.idle(seconds: settings.idleTimeoutSeconds)
-            if responses.awaitingHead { return fail(failure, status: 504) }
-            return finish(reset: false, failure: failure)
+            if responses.awaitingHead { return fail(.noResponse(seconds: settings.idleTimeoutSeconds), status: 504) }
+            return finish(reset: false, failure: .idle(seconds: settings.idleTimeoutSeconds))
         }
         reportTrailingProgress()
         rearm()

@@ -15,6 +15,10 @@ final class CollectingSink: FlowSink {
     }
     func flowUpdated(_ facts: FlowFacts) { state.withLock { $0[facts.id, default: Record()].updates.append(facts) } }
     func flowClosed(_ facts: FlowFacts) { state.withLock { $0[facts.id, default: Record()].closed = facts } }
+    private let exchangeRows = Mutex<[ExchangeRecord]>([])
+    func exchangeChanged(_ exchange: ExchangeRecord) { exchangeRows.withLock { $0.append(exchange) } }
+    /// Every exchange row as it was told, in order (a row changes several times).
+    var exchanges: [ExchangeRecord] { exchangeRows.withLock { $0 } }
 
     var closed: [FlowFacts] {
         let ids = order.withLock { $0 }
