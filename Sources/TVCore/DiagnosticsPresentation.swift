@@ -69,7 +69,8 @@ public enum DiagnosticsPresentation {
         if tunnel.isEmpty {
             names.rows.append(("from lookups", "none: a proxy sees no DNS or QUIC, so an address-only connection stays unnamed"))
         } else {
-            for line in TunnelNamesPresentation.lines(tunnel) { names.rows.append((nil, TerminalText.line(line))) }
+            let named = UInt64(v[SessionTally.namedFromLookupsKey] ?? "") ?? 0
+            for line in TunnelNamesPresentation.lines(tunnel, namedFromLookups: named) { names.rows.append((nil, TerminalText.line(line))) }
         }
         out.append(names)
 

@@ -45,6 +45,8 @@ public final class ExecSession {
     public private(set) var captures: ClosedRange<Int64>?
     /// The tunnel's counters after `run` (for diagnostics and tests).
     public private(set) var tunnelCounters: [String: UInt64] = [:]
+    /// The session's closed flows named after a looked-up name (`SessionTally`), for the summary.
+    public var flowsNamedFromLookups: UInt64 { wiring.tally.namedFromLookups }
 
     /// Opens the database, the CA, the proxy (adopt-only: the tunnel hands it connections).
     /// - Throws: like `Session.init`.

@@ -61,6 +61,12 @@ public final class SessionTally: Sendable {
         }
     }
 
+    /// The status key of the count of closed flows named after a looked-up name (DNS).
+    public static let namedFromLookupsKey = "names.fromLookups.connectionsNamed"
+
+    /// The closed flows named after a looked-up name so far.
+    public var namedFromLookups: UInt64 { state.withLock { $0.namedByConnection[.dns] ?? 0 } }
+
     /// The status key of the count of closed flows named by `origin` (`names.origin.sni`,
     /// `names.origin.dnsQuestion`): the case's name, since status keys are camelCase words
     /// (`tv status --json` nests them at the dots); the stored word (`dns_question`) is the
@@ -82,7 +88,7 @@ public final class SessionTally: Sendable {
             }
             let announced: [HostOrigin] = [.sni, .connect, .socks, .reverse, .httpHost]
             out["names.fromTCP"] = String(announced.reduce(UInt64(0)) { $0 &+ (s.namedByConnection[$1] ?? 0) })
-            out["names.fromLookups.connectionsNamed"] = String(s.namedByConnection[.dns] ?? 0)
+            out[SessionTally.namedFromLookupsKey] = String(s.namedByConnection[.dns] ?? 0)
             for origin in HostOrigin.allCases where origin != .none {
                 out[SessionTally.originKey(origin)] = String(s.namedByConnection[origin] ?? 0)
             }

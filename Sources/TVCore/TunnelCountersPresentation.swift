@@ -37,7 +37,10 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
                          + " (\(plural(n("udpDatagramsUp"), "datagram", "datagrams")) up, \(count(n("udpDatagramsDown"))) down)")
         }
         if n("dnsQueries") > 0 {
-            var dns = plural(n("dnsQueries"), "DNS query", "DNS queries") + " (\(count(n("dnsAnswers"))) answered"
+            // Each query is a UDP flow of its own, as in the flow list (a trial counted sockets
+            // here and rows there): said as a part of the UDP flows.
+            var dns = (n("udpFlows") >= n("dnsQueries") ? "\(count(n("dnsQueries"))) of them DNS \(n("dnsQueries") == 1 ? "query" : "queries")"
+                       : plural(n("dnsQueries"), "DNS query", "DNS queries")) + " (\(count(n("dnsAnswers"))) answered"
             if n("dnsTimeouts") > 0 { dns += ", \(count(n("dnsTimeouts"))) unanswered" }
             if n("dnsStrayAnswers") > 0 { dns += "; \(plural(n("dnsStrayAnswers"), "datagram", "datagrams")) from a resolver answered no question asked and named nothing" }
             parts.append(dns + ")")

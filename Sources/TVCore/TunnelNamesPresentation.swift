@@ -1,18 +1,22 @@
 /// Where the tunnel's names came from when a connection announced none, from the engine's
 /// counters (`TunnelCounters.snapshot`): names from lookups (the DNS answers it carried) and
 /// names from QUIC (the hosts read from Initial packets). `tv status` (`--mode tun`) and
-/// `tv exec`'s closing summary print it. Each section ends with the one sentence its figures
+/// `tv exec`'s closing summary print it, with the count of flows named so from the session's tally. Each section ends with the one sentence its figures
 /// need: what a zero means, or what a name of that kind is.
 ///
 /// Shape:
 /// ```
-/// names from lookups: 3 answers gave 5 names (1 gave none); 4 connections went to an address they named — a name a program looked up, not one the connection announced (which wins when there is one)
+/// names from lookups: 3 answers gave 5 names (1 gave none); 4 closed connections went to an address they named — a name a program looked up, not one the connection announced (which wins when there is one)
 /// names from QUIC: 2 connections named, 0 announced none, 0 could not be read (Initial packets: 3 opened, 0 not opened, 0 reads started over, 0 skipped: too many being read)
 ///                  tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted
 /// ```
 public enum TunnelNamesPresentation {
-    /// - Parameter counters: `TunnelCounters.snapshot` (missing names count as 0).
-    public static func lines(_ counters: [String: UInt64]) -> [String] {
+    /// - Parameters:
+    ///   - counters: `TunnelCounters.snapshot` (missing names count as 0).
+    ///   - namedFromLookups: the closed flows whose name is a looked-up one (`SessionTally`'s
+    ///     `names.fromLookups.connectionsNamed`): the flow list's `dns` rows, each counted once
+    ///     (the engine counted naming calls: a trial read 8, 2 and 4 for one session).
+    public static func lines(_ counters: [String: UInt64], namedFromLookups: UInt64) -> [String] {
         func n(_ name: String) -> UInt64 { counters[name] ?? 0 }
         func count(_ v: UInt64) -> String { Units.grouped(Int64(clamping: v)) }
         func plural(_ v: UInt64, _ one: String, _ many: String) -> String { "\(count(v)) \(v == 1 ? one : many)" }
@@ -36,10 +40,9 @@ public enum TunnelNamesPresentation {
             var notes: [String] = []
             if n("dnsAnswersWithoutAddresses") > 0 { notes.append("\(count(n("dnsAnswersWithoutAddresses"))) gave none") }
             if n("dnsAnswersUnreadable") > 0 { notes.append("\(count(n("dnsAnswersUnreadable"))) could not be read") }
-            let named = n("flowsNamedFromDNS")
             out.append("names from lookups: \(plural(answers, "answer", "answers")) gave \(plural(n("dnsNamesLearned"), "name", "names"))"
                        + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")")
-                       + "; \(plural(named, "connection", "connections")) went to an address they named"
+                       + "; \(plural(namedFromLookups, "closed connection", "closed connections")) went to an address they named"
                        + " — a name a program looked up, not one the connection announced (which wins when there is one)")
         }
 

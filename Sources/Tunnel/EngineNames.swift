@@ -28,9 +28,13 @@ extension EngineLoop {
         liveNames.names(for: address, now: now)
     }
 
-    /// Names `facts` after the live names of `address` when it has no name of its own; counted.
+    /// Names `facts` after the live names of `address` when it has no name of its own. Not
+    /// counted here: a flow may be named again later (a Host header wins) or twice (a refused
+    /// connect's facts are made at its failure and again at its row), so the flows named so are
+    /// counted once each as they close (`SessionTally`, `names.fromLookups.connectionsNamed`;
+    /// a trial read 8, 2 and 4 for one session in three views).
     func nameFromDNS(_ facts: inout FlowFacts, address: PacketAddress) {
-        if facts.nameFromDNS(namesFromDNS(for: address)) { counters.flowsNamedFromDNS.wrappingAdd(1, ordering: .relaxed) }
+        _ = facts.nameFromDNS(namesFromDNS(for: address))
     }
 
     /// Housekeeping: expired names out (every `nameSweepNanos`), the gauges set.

@@ -254,7 +254,6 @@ extension EngineLoop {
         }
         // Named after the address's live DNS names unless the connection announces its own (SNI).
         let names = namesFromDNS(for: entry.remote.address)
-        if !names.isEmpty { counters.flowsNamedFromDNS.wrappingAdd(1, ordering: .relaxed) }
         let destination = OriginalDestination(host: entry.remote.address.description, port: entry.remote.port, origin: .none,
                                               inferredNames: names)
         // accept4(SOCK_NONBLOCK) (`Listener`): the proxy need not fcntl it.

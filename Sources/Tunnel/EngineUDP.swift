@@ -141,7 +141,8 @@ extension EngineLoop {
         udpFlows[key] = flow
         flow.token = loop.register(flow)
         loop.watch(fd, token: flow.token, side: 0, events: tv_EPOLLIN, level: true)
-        counters.udpFlows.wrappingAdd(1, ordering: .relaxed)
+        // A DNS association's flows are its queries (`noteQuery`), as the flow list has them.
+        if !flow.isDNS { counters.udpFlows.wrappingAdd(1, ordering: .relaxed) }
         return flow
     }
 
@@ -157,6 +158,7 @@ extension EngineLoop {
             return
         }
         counters.dnsQueries.wrappingAdd(1, ordering: .relaxed)
+        counters.udpFlows.wrappingAdd(1, ordering: .relaxed)
         var question: DNSQuestion?
         if case .success(let message) = DNSMessageParser.parse(payload), !message.isResponse, message.questions.count == 1 {
             question = message.questions.first
@@ -256,7 +258,7 @@ extension EngineLoop {
         case .failure(let failure): query.facts.error = "the answer could not be read: \(failure.reason)"
         default: break
         }
-        sink.flowClosed(query.facts)
+        closed(query.facts)
     }
 
     /// No resolver to ask: answer SERVFAIL from the DNS address at once, so the app does not wait.
@@ -326,10 +328,18 @@ extension EngineLoop {
     }
 
     private func report(_ facts: FlowFacts, wallMicros: Int64, error: String?) {
-        guard let sink, facts.id != 0 else { return }
+        guard sink != nil, facts.id != 0 else { return }
         var f = facts
         f.durationMicros = wallMicros - f.startMicros
         if let error { f.error = error }
-        sink.flowClosed(f)
+        closed(f)
+    }
+
+    /// A UDP flow or DNS query ended: its row closed, and counted with the proxy's closed flows,
+    /// so `tv status`'s `closed`, `tv top` and the metrics count what the flow list shows (a
+    /// trial's status left out every UDP and DNS flow).
+    private func closed(_ facts: FlowFacts) {
+        sink?.flowClosed(facts)
+        proxy.frontEndClosed(facts.status)
     }
 }

@@ -34,6 +34,13 @@ extension EngineLoop {
     /// reading fails other than with EAGAIN, `IP_RECVERR` is switched off, which empties the queue.
     func udpErrorQueue(_ key: UDPFlowKey) {
         guard let flow = udpFlows[key] else { return }
+        // A flow the server's port-unreachable failed ends with it (it read "open" and "failed"
+        // for the idle minute: a trial); the program's next datagram makes a new flow.
+        defer {
+            if flow.facts?.status == .failed, udpFlows[key] === flow {
+                closeUDPFlow(key, wallMicros: EngineClock.wallMicros(), reason: nil)
+            }
+        }
         let v6 = key.app.address.isIPv6
         let room = v6 ? 48 : 28
         let capacity = room + PacketBuilder.maximumQuote(isIPv6: v6)

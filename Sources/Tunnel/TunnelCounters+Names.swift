@@ -6,7 +6,6 @@ extension TunnelCounters {
             "dnsNamesLearned": dnsNamesLearned.load(ordering: .relaxed),
             "dnsAnswersWithoutAddresses": dnsAnswersWithoutAddresses.load(ordering: .relaxed),
             "dnsAnswersUnreadable": dnsAnswersUnreadable.load(ordering: .relaxed),
-            "flowsNamedFromDNS": flowsNamedFromDNS.load(ordering: .relaxed),
             "liveNamesEvicted": liveNamesEvicted.load(ordering: .relaxed),
             "liveNameAddresses": UInt64(max(0, liveNameAddresses.load(ordering: .relaxed))),
             "quicNamed": quicNamed.load(ordering: .relaxed),

@@ -55,14 +55,12 @@ public final class TunnelCounters: Sendable {
     public let gsoPacketsRead = Atomic<UInt64>(0)
     /// Names from lookups (`LiveHostNames`): DNS answers that gave addresses, the name → address
     /// pairs they gave, answers that gave none (NXDOMAIN, NODATA, only other types) and answers
-    /// that could not be read; flows that went to an address they named (UDP flows and refused
-    /// connects are named so; a TCP connection is unless it announces its own name: SNI wins);
-    /// live addresses dropped because the table was full.
+    /// that could not be read; live addresses dropped because the table was full. (The flows
+    /// named so are counted as they close: `SessionTally`.)
     public let dnsAnswersWithAddresses = Atomic<UInt64>(0)
     public let dnsNamesLearned = Atomic<UInt64>(0)
     public let dnsAnswersWithoutAddresses = Atomic<UInt64>(0)
     public let dnsAnswersUnreadable = Atomic<UInt64>(0)
-    public let flowsNamedFromDNS = Atomic<UInt64>(0)
     public let liveNamesEvicted = Atomic<UInt64>(0)
     /// Names from QUIC (`QUICNameReader`): connections whose ClientHello named a host, those whose
     /// ClientHello named none, those whose handshake could not be read to the end; and the

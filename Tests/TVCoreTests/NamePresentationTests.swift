@@ -64,28 +64,28 @@ struct NamePresentationTests {
 
     @Test("the tunnel's names: lookups and QUIC with their figures and the sentence each needs")
     func counters() {
-        #expect(TunnelNamesPresentation.lines([:]) == [
+        #expect(TunnelNamesPresentation.lines([:], namedFromLookups: 0) == [
             "names from lookups: none — no DNS answer crossed the tunnel unencrypted (the programs used addresses, encrypted DNS, or a resolver on a connected network, which bypasses the tunnel), so connections are named only when they announce a host",
             "names from QUIC: none — nothing used QUIC",
         ])
         // Answers crossed and none gave an address (NXDOMAIN, NODATA, TXT): not "no answer crossed".
-        #expect(TunnelNamesPresentation.lines(["dnsAnswersWithoutAddresses": 2])[0]
+        #expect(TunnelNamesPresentation.lines(["dnsAnswersWithoutAddresses": 2], namedFromLookups: 0)[0]
                 == "names from lookups: none — the 2 DNS answers that crossed the tunnel gave no address, so connections are named only when they announce a host")
-        #expect(TunnelNamesPresentation.lines(["dnsAnswersWithoutAddresses": 1, "dnsAnswersUnreadable": 1])[0]
+        #expect(TunnelNamesPresentation.lines(["dnsAnswersWithoutAddresses": 1, "dnsAnswersUnreadable": 1], namedFromLookups: 0)[0]
                 == "names from lookups: none — the 1 DNS answer that crossed the tunnel gave no address (1 answer could not be read), so connections are named only when they announce a host")
         let busy: [String: UInt64] = ["dnsAnswersWithAddresses": 3, "dnsNamesLearned": 5, "dnsAnswersWithoutAddresses": 1, "dnsAnswersUnreadable": 2,
-                                      "flowsNamedFromDNS": 1, "quicNamed": 2, "quicPacketsOpened": 3, "quicReadRestarts": 1]
-        #expect(TunnelNamesPresentation.lines(busy) == [
-            "names from lookups: 3 answers gave 5 names (1 gave none, 2 could not be read); 1 connection went to an address they named — a name a program looked up, not one the connection announced (which wins when there is one)",
+                                      "quicNamed": 2, "quicPacketsOpened": 3, "quicReadRestarts": 1]
+        #expect(TunnelNamesPresentation.lines(busy, namedFromLookups: 1) == [
+            "names from lookups: 3 answers gave 5 names (1 gave none, 2 could not be read); 1 closed connection went to an address they named — a name a program looked up, not one the connection announced (which wins when there is one)",
             "names from QUIC: 2 connections named, 0 announced none, 0 could not be read (Initial packets: 3 opened, 0 not opened, 1 read started over, 0 skipped: too many being read)",
             "                 tv opens a QUIC connection's Initial packets to read its host and nothing else; the connection is forwarded untouched and never decrypted",
         ])
-        #expect(TunnelNamesPresentation.lines(["quicPacketsNotOpened": 4, "quicUnreadable": 1]).last
+        #expect(TunnelNamesPresentation.lines(["quicPacketsNotOpened": 4, "quicUnreadable": 1], namedFromLookups: 0).last
                 == "                 no QUIC Initial packet could be opened, so QUIC connections keep the name a lookup gave them")
-        #expect(TunnelNamesPresentation.lines(["quicPacketsOpened": 4, "quicUnreadable": 1]).last
+        #expect(TunnelNamesPresentation.lines(["quicPacketsOpened": 4, "quicUnreadable": 1], namedFromLookups: 0).last
                 == "                 no QUIC handshake could be read to the end, so QUIC connections keep the name a lookup gave them")
-        #expect(TunnelNamesPresentation.lines(["quicPacketsOpened": 1, "quicNoName": 1]).last
+        #expect(TunnelNamesPresentation.lines(["quicPacketsOpened": 1, "quicNoName": 1], namedFromLookups: 0).last
                 == "                 no QUIC ClientHello announced a host, so QUIC connections keep the name a lookup gave them")
-        #expect(TunnelNamesPresentation.lines(["dnsAnswersUnreadable": 1])[0].hasSuffix("announce a host (1 answer could not be read)"))
+        #expect(TunnelNamesPresentation.lines(["dnsAnswersUnreadable": 1], namedFromLookups: 0)[0].hasSuffix("announce a host (1 answer could not be read)"))
     }
 }

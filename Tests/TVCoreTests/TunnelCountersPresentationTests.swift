@@ -7,14 +7,14 @@ import Testing
         let counters: [String: UInt64] = [
             "packetsRead": 2_334, "bytesRead": 1_357_107, "packetsWritten": 2_334, "bytesWritten": 1_357_107,
             "packetsFromPrograms": 1_234, "bytesFromPrograms": 98_816, "packetsToPrograms": 1_100, "bytesToPrograms": 1_258_291,
-            "tcpRedirected": 12, "tcpConnectFailed": 1, "tcpResetsSent": 2, "udpFlows": 3, "udpDatagramsUp": 10,
+            "tcpRedirected": 12, "tcpConnectFailed": 1, "tcpResetsSent": 2, "udpFlows": 7, "udpDatagramsUp": 10,
             "udpDatagramsDown": 9, "dnsQueries": 4, "dnsAnswers": 3, "dnsTimeouts": 1, "fragmentsReassembled": 1,
             "pathMTUSignals": 2, "dropped.icmp": 3, "dropped.noConnection": 2, "dropped.badChecksum": 2, "natEntries": 5,
         ]
         #expect(TunnelCountersPresentation(counters: counters).lines == [
             "tunnel: programs sent 1,234 packets (96.5 KiB) and received 1,100 packets (1.2 MiB)",
-            "tunnel: 12 TCP connections (2 resets sent) and 1 more that failed upstream (refused or unanswered), 3 UDP flows (10 datagrams up, 9 down), "
-                + "4 DNS queries (3 answered, 1 unanswered), 1 datagram reassembled, 2 path-MTU signals",
+            "tunnel: 12 TCP connections (2 resets sent) and 1 more that failed upstream (refused or unanswered), 7 UDP flows (10 datagrams up, 9 down), "
+                + "4 of them DNS queries (3 answered, 1 unanswered), 1 datagram reassembled, 2 path-MTU signals",
             "tunnel: dropped 7 packets: 3 ICMP, 2 bad checksum, 2 no connection",
         ])
     }

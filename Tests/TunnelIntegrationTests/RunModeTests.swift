@@ -179,6 +179,34 @@ final class RunModeTests {
         let counted = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status", "--json"])
         let closed = ((try? JSONSerialization.jsonObject(with: Data(counted.out.utf8))) as? [String: Any])?["closed"] as? [String: Any]
         #expect((closed?["failed"] as? Int ?? 0) >= 1, "\(counted)")
+        // UDP to a closed port: the flow ends with the port unreachable, failed and closed at
+        // once (a trial's read "open" and "failed" for the idle minute), and is counted so; the
+        // session's closed counts hold every closed row the list shows, UDP and DNS ones too (a
+        // trial's left them out). Counts only grow: the list is read first.
+        let failedBefore = closed?["failed"] as? Int ?? 0
+        let udpRefused = lab.inHost(["python3", "-c", """
+            import socket
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3); s.connect(('10.205.0.2', 7009)); s.send(b'x')
+            try:
+                s.recv(10)
+            except OSError as e:
+                print(e.errno)
+            """])
+        #expect(udpRefused.out == "\(ECONNREFUSED)\n", "\(udpRefused)")
+        var flowRows: [[String: Any]] = []
+        for _ in 0..<50 {
+            flowRows = try lab.flows()
+            if flowRows.contains(where: { $0["serverPort"] as? Int == 7009 && !($0["duration"] is NSNull) }) { break }
+            usleep(100_000)
+        }
+        let portFlow = flowRows.first { $0["serverPort"] as? Int == 7009 }
+        #expect(portFlow?["status"] as? String == "failed" && portFlow?["duration"] != nil && !(portFlow?["duration"] is NSNull), "\(String(describing: portFlow))")
+        let closedRows = flowRows.filter { $0["duration"] != nil && !($0["duration"] is NSNull) }.count
+        let recounted = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status", "--json"])
+        let closedNow = ((try? JSONSerialization.jsonObject(with: Data(recounted.out.utf8))) as? [String: Any])?["closed"] as? [String: Any] ?? [:]
+        #expect(closedNow["failed"] as? Int == failedBefore + 1, "\(recounted)")
+        #expect(closedNow.values.compactMap { $0 as? Int }.reduce(0, +) >= closedRows, "closed \(closedNow), rows closed \(closedRows)")
+        #expect(flowRows.contains { $0["serverPort"] as? Int == 53 && !($0["duration"] is NSNull) }, "a DNS row closed: \(flowRows)")
 
         // `tv status` names the mode in words and where it listens: the TUN, not a port.
         let status = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status"])

@@ -69,7 +69,7 @@ enum ExecCommand {
             for line in TunnelCountersPresentation(counters: counters).lines { console.note("tv: " + line) }
             // Where names came from, once something connected (a command that sent nothing needs none).
             if (counters["tcpRedirected"] ?? 0) + (counters["udpFlows"] ?? 0) > 0 {
-                for line in TunnelNamesPresentation.lines(counters) { console.note("tv: " + line) }
+                for line in TunnelNamesPresentation.lines(counters, namedFromLookups: session.flowsNamedFromLookups) { console.note("tv: " + line) }
             }
         }
         return code

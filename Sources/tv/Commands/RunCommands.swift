@@ -345,7 +345,8 @@ enum RunCommands {
         var tunnel: [String: UInt64] = [:]
         for (key, value) in v where key.hasPrefix("tunnel.") { tunnel[String(key.dropFirst(7))] = UInt64(value) ?? 0 }
         if !tunnel.isEmpty {
-            for line in TunnelCountersPresentation(counters: tunnel).lines + TunnelNamesPresentation.lines(tunnel) { inv.console.line("  " + line) }
+            let named = UInt64(v[SessionTally.namedFromLookupsKey] ?? "") ?? 0
+            for line in TunnelCountersPresentation(counters: tunnel).lines + TunnelNamesPresentation.lines(tunnel, namedFromLookups: named) { inv.console.line("  " + line) }
         } else {
             inv.console.line("  " + TunnelNamesPresentation.proxyModeLine)
         }
