@@ -66,6 +66,7 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
     static func words(_ reason: String) -> String {
         switch reason {
         case "icmp": return "ICMP"
+        case "linkControl": return "the kernel's own ICMPv6 (neighbour discovery, multicast listener reports)"
         case "synRetransmit": return "SYN retransmit"
         default:
             var out = ""

@@ -245,12 +245,14 @@ final class EngineLoop: LoopHandler {
     /// received (`.serverToClient`, as it receives it) to the capture; `flow` 0 for a packet of
     /// no flow (refused, dropped). Every packet the program sends or receives passes here once,
     /// so this also counts them by direction (`TunnelCounters.packetsFromPrograms` …).
+    /// - Parameter program: false for the kernel's own link messages (`PacketDrop.linkControl`):
+    ///   captured, not counted as a program's.
     @inline(__always)
-    func capture(_ packet: UnsafeRawBufferPointer, flow: UInt64, _ direction: Direction) {
-        if direction == .clientToServer {
+    func capture(_ packet: UnsafeRawBufferPointer, flow: UInt64, _ direction: Direction, program: Bool = true) {
+        if program && direction == .clientToServer {
             counters.packetsFromPrograms.wrappingAdd(1, ordering: .relaxed)
             counters.bytesFromPrograms.wrappingAdd(UInt64(packet.count), ordering: .relaxed)
-        } else {
+        } else if program {
             counters.packetsToPrograms.wrappingAdd(1, ordering: .relaxed)
             counters.bytesToPrograms.wrappingAdd(UInt64(packet.count), ordering: .relaxed)
         }
@@ -297,8 +299,10 @@ final class EngineLoop: LoopHandler {
         case IPProtocolNumber.tcp: handleTCP(bytes, packet, vnet: header)
         case IPProtocolNumber.udp: handleUDP(bytes, packet, vnet: header, reassembled: reassembled)
         case IPProtocolNumber.icmp, IPProtocolNumber.icmpv6:
-            capture(UnsafeRawBufferPointer(rebasing: bytes[0..<min(packet.length, bytes.count)]), flow: 0, .clientToServer)
-            counters.drop(.icmp)
+            let link = packet.transportProtocol == IPProtocolNumber.icmpv6 && packet.transportLength >= 1
+                && ICMPv6LinkControl.isLinkControl(type: bytes[packet.transportOffset])
+            capture(UnsafeRawBufferPointer(rebasing: bytes[0..<min(packet.length, bytes.count)]), flow: 0, .clientToServer, program: !link)
+            counters.drop(link ? .linkControl : .icmp)
         default:
             capture(UnsafeRawBufferPointer(rebasing: bytes[0..<min(packet.length, bytes.count)]), flow: 0, .clientToServer)
             counters.drop(.otherProtocol)

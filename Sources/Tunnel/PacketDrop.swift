@@ -11,8 +11,14 @@ public enum PacketDrop: String, Error, Sendable, Hashable, CaseIterable, CustomS
     case badChecksum
     /// An IPv6 extension-header chain that is malformed or too long.
     case badExtensionHeaders
-    /// ICMP / ICMPv6: not carried (the kernel's own Router Solicitations and MLD reports too).
+    /// ICMP / ICMPv6 a program sent (ping, traceroute): not carried.
     case icmp
+    /// The kernel's own ICMPv6 on the link (RFC 4861 neighbour discovery, router and neighbour
+    /// solicitations and advertisements, redirects; RFC 2710 / 3810 multicast listener queries
+    /// and reports, sent when a program joins a group): not carried, and not counted among the
+    /// packets programs sent (a trial read "programs sent 3 packets … dropped 3 ICMP" from MLD
+    /// reports alone).
+    case linkControl
     /// Any protocol other than TCP, UDP and ICMP.
     case otherProtocol
     /// A fragment that overlaps another, runs past 65,535 bytes, or contradicts the datagram's end.

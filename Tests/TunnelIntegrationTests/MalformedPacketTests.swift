@@ -24,6 +24,17 @@ struct MalformedPacketTests {
         return b + payload
     }
 
+    /// An IPv6 packet (hop limit 255) carrying an ICMPv6 message of `type` with 4 bytes after its
+    /// checksum, checksummed over the pseudo-header (RFC 4443 §2.3).
+    static func icmpv6(_ type: UInt8, from: String, to: String) -> [UInt8] {
+        let source = PacketAddress(from)!, destination = PacketAddress(to)!
+        var message: [UInt8] = [type, 0, 0, 0, 0, 0, 0, 0]
+        let sum = InternetChecksum.finish(InternetChecksum.sum(message, initial: InternetChecksum.pseudoHeaderSum(
+            source: source, destination: destination, protocolNumber: IPProtocolNumber.icmpv6, length: message.count)))
+        message[2] = UInt8(sum >> 8); message[3] = UInt8(sum & 0xff)
+        return [0x60, 0, 0, 0, 0, UInt8(message.count), IPProtocolNumber.icmpv6, 255] + source.bytes + destination.bytes + message
+    }
+
     /// Both ways the engine's TUN can be opened: with the virtio-net header and checksum/TSO
     /// offload (the default), and plain (what the engine falls back to when the kernel refuses).
     @Test("truncated headers, bad lengths, bad checksums, unknown protocols, fragment overlaps, long IPv6 chains",
@@ -80,6 +91,11 @@ struct MalformedPacketTests {
         chain.replaceSubrange(24..<40, with: PacketAddress("fd03::2")!.bytes)
         cases.append(("nine hop-by-hop headers", chain, 0x86dd))
         cases.append(("TCP ACK for no connection", tcpACK, 0x0800))
+        // The kernel's own ICMPv6 (an MLDv2 report, a neighbour solicitation) against a
+        // program's (an echo request): link control is not counted as a program's (a trial).
+        cases.append(("MLDv2 report", Self.icmpv6(143, from: "fe80::1", to: "ff02::16"), 0x86dd))
+        cases.append(("neighbour solicitation", Self.icmpv6(135, from: "fe80::1", to: "ff02::1:ff00:2"), 0x86dd))
+        cases.append(("echo request", Self.icmpv6(128, from: "fd77::1", to: "fd03::2"), 0x86dd))
         // The same ACK (another port) as this host's stack hands it over with checksum offload:
         // NEEDS_CSUM, the field holding only the pseudo-header sum. Sent with a virtio-net header
         // (PACKET_VNET_HDR) so the engine reads it CHECKSUM_PARTIAL: not a bad checksum, but a
@@ -134,6 +150,7 @@ struct MalformedPacketTests {
         #expect(delta(.badFragment) == 1)
         #expect(delta(.badExtensionHeaders) == 1)
         #expect(delta(.noConnection) == 2)                    // the plain ACK and the partial-checksum one
+        #expect(delta(.linkControl) == 2 && delta(.icmp) == 1, "\(after)")
         #expect(engine.counters.tcpResetsSent.load(ordering: .relaxed) >= 2)
         #expect(engine.stopReason == nil)
     }

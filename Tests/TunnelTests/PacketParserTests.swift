@@ -126,3 +126,24 @@ struct PacketParserTests {
 extension String {
     func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }
+
+@Suite("The kernel's own ICMPv6 told from a program's")
+struct ICMPv6LinkControlTests {
+    @Test("MLD (130–132, 143), router and neighbour discovery (133–137), inverse ND (141–142), multicast router discovery (151–153) are link control; echo, errors and the rest are not")
+    func types() {
+        let link: [UInt8] = [130, 131, 132, 133, 134, 135, 136, 137, 141, 142, 143, 151, 152, 153]
+        for type in 0...255 {
+            #expect(ICMPv6LinkControl.isLinkControl(type: UInt8(type)) == link.contains(UInt8(type)), "type \(type)")
+        }
+    }
+
+    @Test("tcpdump's captured MLDv2 report (behind a hop-by-hop header) reads as link control; its echo request does not")
+    func captured() throws {
+        for (name, expected) in [("multicast listener report v2", true), ("echo request, id 9478", false)] {
+            let bytes = try #require(CapturedPackets.all.first { $0.summary.contains(name) }?.bytes, "\(name)")
+            let packet = try #require(parse(bytes))
+            #expect(packet.transportProtocol == IPProtocolNumber.icmpv6)
+            #expect(ICMPv6LinkControl.isLinkControl(type: bytes[packet.transportOffset]) == expected, "\(name)")
+        }
+    }
+}
