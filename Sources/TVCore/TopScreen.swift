@@ -111,11 +111,15 @@ public struct TopScreen: Sendable {
         return "  " + parts.joined(separator: " · ")
     }
 
-    /// "This session": received, sent, connections (open), failed.
+    /// "This session": received, sent, flows (open), failed. The flows are the closed ones by
+    /// status (UDP, DNS and refused connects in the tunnel modes too) and the open
+    /// connections, so the failed are among them (a trial's "3 connections (0 open), 1 failed"
+    /// counted accepted connections, and the failed one was a refused connect outside them).
     public var totalsLine: String {
         func n(_ key: String) -> Int64 { values[key].flatMap { Int64($0) } ?? 0 }
+        let flows = FlowStatus.allCases.reduce(n("openConnections")) { $0 + n(SessionStatusPresentation.closedKey($1)) }
         return "This session: received \(Units.bytes(n("bytesFromServers"))), sent \(Units.bytes(n("bytesFromClients"))), "
-            + "\(Units.grouped(n("accepted"))) connection\(n("accepted") == 1 ? "" : "s") (\(Units.grouped(n("openConnections"))) open), "
+            + "\(Units.grouped(flows)) flow\(flows == 1 ? "" : "s") (\(Units.grouped(n("openConnections"))) open), "
             + "\(Units.grouped(n(SessionStatusPresentation.closedKey(.failed)))) failed"
     }
 

@@ -77,7 +77,8 @@ struct TopRunTests {
         let received = ByteWords.binary(Int64(status.int("bytesFromServers") ?? -1))
         let sent = ByteWords.binary(Int64(status.int("bytesFromClients") ?? -1))
         let failed = status.object("closed")?.int("failed") ?? 0
-        #expect(screen.contains("This session: received \(received), sent \(sent), \(status.int("accepted") ?? -1) connection\(status.int("accepted") == 1 ? "" : "s") (0 open), \(failed) failed"), "\(screen)")
+        let closedFlows = (status.object("closed")?.values.compactMap { $0 as? Int } ?? []).reduce(0, +)
+        #expect(screen.contains("This session: received \(received), sent \(sent), \(closedFlows) flow\(closedFlows == 1 ? "" : "s") (0 open), \(failed) failed"), "\(screen)")
         let talker = try #require((status["talkers"] as? [JSON])?.first)
         #expect(talker.string("host") == "localhost")
         let row = try #require(screen.first { $0.hasPrefix("  localhost ") })

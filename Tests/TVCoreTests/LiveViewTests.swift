@@ -93,7 +93,7 @@ import TVHome
 
     static let liveValues = ["mode": "regular", "modeLabel": "explicit proxy (HTTP CONNECT and plain HTTP)", "listen": "127.0.0.1:8080",
                              "inspection": "on", "contentKeeping": "off", "startedAt": String(t0 - 65 * s),
-                             "bytesFromServers": "4096", "bytesFromClients": "1024", "accepted": "3", "openConnections": "1", "closed.failed": "1",
+                             "bytesFromServers": "4096", "bytesFromClients": "1024", "accepted": "3", "openConnections": "1", "closed.failed": "1", "closed.inspected": "1",
                              "talkers.1.host": "a.test", "talkers.1.flows": "2", "talkers.1.bytesFromServer": "3000", "talkers.1.bytesFromClient": "120"]
 
     @Test("the screen at 80×24: strip, rates, totals, talkers, newest, keys; exactly 24 lines of at most 80")
@@ -110,7 +110,7 @@ import TVHome
         #expect(lines[1] == "  inspection on · content keeping off · up 1 min 05 s · sort: bytes · PAUSED")
         #expect(lines[2].hasPrefix("Received 2.0 KiB/s    "))
         #expect(lines[2].hasSuffix("█"))
-        #expect(lines[4] == "This session: received 4.0 KiB, sent 1.0 KiB, 3 connections (1 open), 1 failed")
+        #expect(lines[4] == "This session: received 4.0 KiB, sent 1.0 KiB, 3 flows (1 open), 1 failed")
         #expect(lines[5].hasPrefix("Top talkers (closed connections)"))
         #expect(lines[6] == "  a.test" + String(repeating: " ", count: 42) + "       2    2.9 KiB      120 B")
         #expect(lines[7] == "Newest flows")

@@ -46,5 +46,6 @@ import Testing
     @Test func reasonWords() {
         #expect(TunnelCountersPresentation.words("badExtensionHeaders") == "bad extension headers")
         #expect(TunnelCountersPresentation.words("truncated") == "truncated")
+        #expect(TunnelCountersPresentation.words("linkControl") == "the kernel's own ICMPv6 (neighbour discovery, multicast listener reports)")
     }
 }
