@@ -49,6 +49,9 @@ public final class Session: Sendable {
         /// Say one sentence (through the session's `say`) when a host is newly kept private
         /// because its client refused tv's certificate (off with `--quiet`).
         public var announcesPinnedHosts = true
+        /// Say what went through the TUN when a `--mode tun` session ends, as `tv exec` does
+        /// (off with `--quiet`).
+        public var announcesTunnelSummary = true
         /// `--log requests`: print one line per finished HTTP exchange to `printRequest` (also
         /// on with the `log.requests` setting).
         public var logRequests = false
@@ -251,6 +254,13 @@ public final class Session: Sendable {
             // A margin (not measured) for the engine's loop to forward those closes before it stops.
             usleep(100_000)
             tunnel.stop()
+            // What went through the TUN, as `tv exec` says it when its command exits (a trial
+            // found `tv run --mode tun` ended without it); not under --quiet.
+            if options.announcesTunnelSummary {
+                let counters = tunnel.counters
+                for line in TunnelCountersPresentation(counters: counters).lines
+                    + TunnelNamesPresentation.lines(counters, namedFromLookups: wiring.tally.namedFromLookups) { say(line) }
+            }
         }
         wiring.captureSecrets.attach(nil)
         if let capture {

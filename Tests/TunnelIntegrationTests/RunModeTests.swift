@@ -299,6 +299,8 @@ final class RunModeTests {
         #expect(Sh.run(["ip", "-n", host, "-o", "link"]).out == linksBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
         #expect(tv.output.contains("tv stopped"), "\(tv.output)")
+        // … and says what went through the TUN, as tv exec does (a trial's said nothing).
+        #expect(tv.output.contains("tv: tunnel: programs sent ") && tv.output.contains("tv: names from lookups: "), "\(tv.output)")
 
         // SIGINT (Ctrl-C) tears down the same way.
         let again = try startTV(["--mode", "tun", "--yes", "--inspect", "--upstream-ca", lab.upstreamCA]) {

@@ -142,6 +142,7 @@ enum RunCommands {
         if c.has("metrics-open") && metricsAddress == nil { throw UsageRefusal("--metrics-open goes with --metrics HOST:PORT.") }
         let quiet = c.has("quiet")
         options.announcesPinnedHosts = !quiet
+        options.announcesTunnelSummary = !quiet
         let requestConsole = inv.console
         options.printRequest = { line in requestConsole.line(line) }
         let home = try inv.home()
