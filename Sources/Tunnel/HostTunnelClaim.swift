@@ -110,6 +110,18 @@ public final class HostTunnelClaim: Sendable {
         return HostTunnelClaim(fd: fd, left: left, recordPath: recordPath)
     }
 
+    /// What a killed holder left in place now (its rule still here), without taking the claim:
+    /// for `tv status` with no session running (a trial's download hung after a `kill -9` and
+    /// status said nothing). Nil when a live session holds the claim, none was killed, or the
+    /// folder cannot be read (not root).
+    public static func leftNow() -> Record? {
+        let (lockPath, recordPath) = paths()
+        guard access(recordPath, F_OK) == 0, case .taken(let fd) = lock(lockPath, create: false) else { return nil }
+        defer { close(fd) }
+        guard let left = readRecord(recordPath), isHere(left) else { return nil }
+        return left
+    }
+
     /// What trying the lock file found: the lock taken (its descriptor, which holds it until
     /// closed), held by a live session, or the file not openable (its errno).
     private enum LockAttempt {

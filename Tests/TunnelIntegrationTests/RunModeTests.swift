@@ -333,6 +333,11 @@ final class RunModeTests {
         first.stop(signal: SIGKILL)
         #expect(Sh.run(["ip", "-n", host, "rule"]).out.contains("fwmark 0x7476"))
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "2\n")
+        // tv status (no session) says what the killed one left and what removes it (a trial's
+        // said nothing while a download hung), and changes nothing.
+        let status = ns([TVBinary.path!, "--data-dir", lab.dataDir, "status"])
+        #expect(status.status == 3 && status.out.contains("  A `tv run --mode tun` (pid ") && status.out.contains("was killed and left its routing rule for tv0 in place"), "\(status)")
+        #expect(Sh.run(["ip", "-n", host, "rule"]).out.contains("fwmark 0x7476"))
         let proxy = try Daemon(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dir + "/proxy", "run", "--listen", "127.0.0.1:18499"],
                                log: lab.dir + "/tv-proxy.log")
         defer { proxy.stop() }

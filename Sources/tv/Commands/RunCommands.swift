@@ -300,6 +300,9 @@ enum RunCommands {
                 inv.console.line(TVHomeError.missing(path: home.path).message)
             } else {
                 inv.console.line("No tv session is running for \(home.path); start one with `tv run`.")
+                if let left = HostTunnelClaim.leftNow() {
+                    inv.console.line("  A `tv run --mode tun` (pid \(left.pid), data folder \(TerminalText.line(left.dataFolder))) was killed and left its routing rule for \(TerminalText.line(left.device)) in place: the connections it carried are gone (a download through it hangs until its own timeout), and the next `tv run` or `tv exec` on this host removes the rule.")
+                }
                 // A session a killed `tv run --audit` left recording is closed here, and said
                 // (a re-check's was closed silently, and `tv audit stop` then found none).
                 if let closed = AuditRecording.closeAbandoned(home: home) { inv.console.line("  " + closed) }
