@@ -124,6 +124,13 @@ public enum FlowStoreError: UserFacingError, Equatable {
 }
 
 extension FlowStoreError {
+    /// 2 for a cursor that is not one tv gave out (the command was asked wrongly: a usage error,
+    /// and tv web's 400, not its 404 for a thing that does not exist: a trial), else 1.
+    public var exitCode: Int32 {
+        if case .badCursor = self { return 2 }
+        return 1
+    }
+
     /// The shared store's connection could not be made (`sharedStoreUnreachable`,
     /// `sharedStoreNeedsPassword`): a session starts anyway and retries (`FlowWriter`).
     public var isConnectionRefusal: Bool {

@@ -49,6 +49,10 @@ public enum WebRefusal: Sendable, Equatable {
     /// A path with an empty, `.` or `..` segment (`//api/…`, `/%2Fapi/…` once decoded), or a
     /// control byte (`%00`), which no page asks for.
     case uncanonicalPath
+    /// A request target that is not a path: the absolute form (`http://host/…`) or `*` (RFC 9112
+    /// §3.2), which this origin server does not take (it was told "an empty, '.' or '..'
+    /// segment": a trial).
+    case notAPath
 
     /// The HTTP status of the refusal: 421 for a name this server does not answer to (RFC 9110
     /// §15.5.20), 405 for a method, 403 otherwise.
@@ -56,7 +60,7 @@ public enum WebRefusal: Sendable, Equatable {
         switch self {
         case .wrongHost: return 421
         case .method: return 405
-        case .duplicateHost, .uncanonicalPath: return 400
+        case .duplicateHost, .uncanonicalPath, .notAPath: return 400
         case .noToken, .wrongToken, .crossOrigin: return 403
         }
     }
@@ -78,6 +82,8 @@ public enum WebRefusal: Sendable, Equatable {
             return "The request has more than one Host header, which RFC 9112 §3.2 answers with 400; send one."
         case .uncanonicalPath:
             return "The path has an empty, '.' or '..' segment or a control byte, which tv web does not read; ask for it without them, as its pages do."
+        case .notAPath:
+            return "The request target is not a path beginning with '/' (an absolute URL or '*'), which tv web, not a proxy, does not take; ask for the path alone."
         }
     }
 }
@@ -167,6 +173,7 @@ public struct WebAccessPolicy: Sendable, Equatable {
         // `Host: 127.0.0.1:PORT` then `Host: evil.example` was served).
         guard facts.hostLines <= 1 else { return .refuse(.duplicateHost) }
         guard let host = facts.host, hosts.contains(host.lowercased()) else { return .refuse(.wrongHost(facts.host)) }
+        guard facts.path.hasPrefix("/") else { return .refuse(.notAPath) }
         guard Self.isCanonical(facts.path) else { return .refuse(.uncanonicalPath) }
         let reading = Self.readingMethods.contains(facts.method)
         let api = Self.isAPI(facts.path)

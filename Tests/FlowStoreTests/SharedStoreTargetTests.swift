@@ -87,6 +87,19 @@ import Testing
             try SharedStoreTarget("mysql://x")
         }
         #expect(throws: Never.self) { _ = try SharedStoreTarget("postgres://tv@db.example/history") }
+        // What a URI carries percent-encoded is refused as that (a trial's markup was saved as a
+        // database name); encoded, it is taken.
+        #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://u@h/d\"><script>x</script>",
+                                                   reason: "it holds '\"', which a URL carries percent-encoded (RFC 3986: %22)")) {
+            try SharedStoreTarget("postgresql://u@h/d\"><script>x</script>")
+        }
+        #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://u@h/my db", reason: "it holds byte 0x20, which a URL carries percent-encoded (RFC 3986: %20)")) {
+            try SharedStoreTarget("postgresql://u@h/my db")
+        }
+        #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://u@h/caf\u{E9}", reason: "it holds 'é', which a URL carries percent-encoded (RFC 3986: %C3%A9)")) {
+            try SharedStoreTarget("postgresql://u@h/caf\u{E9}")
+        }
+        #expect(throws: Never.self) { _ = try SharedStoreTarget("postgresql://u@h/my%20db") }
         #expect(throws: Never.self) { _ = try SharedStoreTarget("host=db.example dbname=history") }
         // libpq refuses an sslmode only at connect time: tv refuses it at once.
         #expect(throws: FlowStoreError.badStoreURL(url: "postgresql://tv@127.0.0.1/x?sslmode=bogus",

@@ -34,6 +34,11 @@ public struct SharedStoreTarget: Sendable, Equatable {
     /// Reads `url`, opening libpq first (every use of the shared store starts here).
     /// - Throws: `MissingLibrary` when libpq.so.5 cannot be opened; `FlowStoreError.badStoreURL`
     ///   when libpq cannot read it or it holds a password.
+    /// `scalar` as a URL carries it (`%3C`; each UTF-8 byte of a non-ASCII one).
+    static func percentEncoded(_ scalar: Unicode.Scalar) -> String {
+        String(scalar).utf8.map { String(format: "%%%02X", $0) }.joined()
+    }
+
     public init(_ url: String) throws {
         // A URL of another scheme (mysql://, http://) is not libpq's to judge: its parser reads
         // it as keyword=value text and says `missing "=" …` (a trial). libpq takes
@@ -42,6 +47,13 @@ public struct SharedStoreTarget: Sendable, Equatable {
         if let scheme = url.range(of: "://").map({ url[..<$0.lowerBound].lowercased() }), scheme != "postgresql", scheme != "postgres" {
             throw FlowStoreError.badStoreURL(url: SharedStoreTarget.redacted(url),
                 reason: "it is a \(scheme):// URL, and the shared store is PostgreSQL: give a postgresql://HOST[:PORT]/DATABASE URL")
+        }
+        // A URI carries these percent-encoded (RFC 3986 §2, §3: none is in its grammar); libpq
+        // took `postgresql://u@h/d"><script>…` as a database name (a trial).
+        if url.contains("://"), let bad = url.unicodeScalars.first(where: { $0.value < 0x21 || $0.value == 0x7F || $0.value > 0x7E || "\"<>\\^`{|}".unicodeScalars.contains($0) }) {
+            let shown = bad.value < 0x21 || bad.value == 0x7F ? String(format: "byte 0x%02X", bad.value) : "'\(bad)'"
+            throw FlowStoreError.badStoreURL(url: SharedStoreTarget.redacted(TerminalText.line(url)),
+                reason: "it holds \(shown), which a URL carries percent-encoded (RFC 3986: \(Self.percentEncoded(bad)))")
         }
         if let why = tv_lazy_library_open(TV_LAZY_LIBPQ) { throw MissingLibrary.sharedStore(reason: String(cString: why)) }
         var errorMessage: UnsafeMutablePointer<CChar>?

@@ -7,17 +7,30 @@ const main = () => document.getElementById("main");
 
 // ---- small helpers -------------------------------------------------------------------------
 
+// Text from the network drawn as the terminal draws it (TVHome's TerminalText.text): a C0
+// control but LF and TAB, and DEL, as \xHH; a C1 control, a bidirectional control (U+061C,
+// U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) or a line or paragraph separator as \u{202E}.
+// A right-to-left override in a certificate's subject or a header reordered the rest of its
+// line on the page, as a browser draws it (a trial); the terminal already escaped it.
+const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+function visible(text) {
+  return text.replace(INVISIBLE, (c) => {
+    const code = c.codePointAt(0);
+    return code < 0x20 || code === 0x7f ? "\\x" + code.toString(16).padStart(2, "0") : "\\u{" + code.toString(16).toUpperCase() + "}";
+  });
+}
+
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
     if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else if (k === "class") el.className = v;
-    else el.setAttribute(k, v === true ? "" : String(v));
+    else el.setAttribute(k, v === true ? "" : k === "title" ? visible(String(v)) : String(v));
   }
   for (const c of children.flat()) {
     if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    el.append(c instanceof Node ? c : document.createTextNode(visible(String(c))));
   }
   return el;
 }

@@ -64,14 +64,29 @@ struct WebAPI: Sendable {
         Route(method: "GET", pattern: ["audit", "sessions", ":id"], command: ["audit", "show", ":id", "--json"], options: []),
     ]
 
+    /// A path's number: ASCII digits only (`Int64` also reads `+2`, which was served as flow 2:
+    /// one spelling per route, as `WebAccessPolicy.isCanonical` keeps for the rest).
+    static func number(_ part: String) -> Int64? {
+        guard !part.isEmpty, part.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int64(part)
+    }
+
     func answer(_ request: WebRequest) -> WebResponse {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         guard parts.first == "api" else { return WebPages.asset(request.path) }
         let rest = Array(parts.dropFirst())
-        if rest == ["events"], request.method == "GET" { return WebEvents.response(home: home, api: self) }
+        if rest == ["events"] {
+            // The stream answers GET alone (POST and HEAD read "there is no /api/events": a trial).
+            guard request.method == "GET" else {
+                var refused = WebResponse.error("\(request.path) takes GET, not \(request.method).", status: 405)
+                refused.headers.append(("Allow", "GET"))
+                return refused
+            }
+            return WebEvents.response(home: home, api: self)
+        }
         if rest == ["settings"], request.method == "POST" { return setSetting(request.body) }
         if let file = WebFileDownload.route(rest, method: request.method, query: request.query) { return written(file) }
-        if rest.count == 3, rest[0] == "captures", rest[2] == "file", request.method == "GET", let seq = Int64(rest[1]) {
+        if rest.count == 3, rest[0] == "captures", rest[2] == "file", request.method == "GET", let seq = Self.number(rest[1]) {
             return captureFile(.packets(seq))
         }
         if rest.count == 4, rest[0] == "captures", rest[1] == "decrypted", rest[3] == "file", request.method == "GET" {
@@ -81,7 +96,7 @@ struct WebAPI: Sendable {
             var numbers: [String: String] = [:]
             let fits = zip(route.pattern, rest).allSatisfy { pattern, part in
                 guard pattern.hasPrefix(":") else { return pattern == part }
-                guard let n = Int64(part), n > 0 else { return false }
+                guard let n = Self.number(part), n > 0 else { return false }
                 numbers[pattern] = part
                 return true
             }

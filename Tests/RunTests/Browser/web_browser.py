@@ -123,6 +123,9 @@ try:
             fail("the HTTP view reads: " + view)
         if "startOffset" in view or "connectionFrames" in view or "transferredBytes" in view:
             fail("the HTTP view shows JSON field names: " + view)
+        # A bidirectional control from the network is drawn escaped, as the terminal draws it.
+        if "\u202e" in driver.find_element(By.TAG_NAME, "main").text or "right\\u{202E}txt.exe" not in view:
+            fail("the HTTP view draws the header's right-to-left override raw: " + view)
         if driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
             fail("the HTTP view is wider than the window at %d" % width)
         driver.save_screenshot(os.path.join(OUT, "flow-content-http-%d.png" % width))
