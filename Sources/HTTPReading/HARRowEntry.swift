@@ -20,6 +20,9 @@ public enum HARRowEntry {
         case contentNotKept
         /// Content was kept, but the flow's recording budget ran out before this request.
         case requestNotKept
+        /// Content was kept, but its bytes cannot be read (its segment file was deleted, moved
+        /// or cut): said as that, not as content that was never kept (a trial).
+        case contentUnreadable
     }
 
     /// The entry for `row` of `flow` (`flow.rowsSource` says why it is from the row).
@@ -50,10 +53,14 @@ public enum HARRowEntry {
     }
 
     /// The log comment's parts for `notKept` entries from the rows of flows whose content was
-    /// not kept and `pastBudget` from rows of requests past a flow's recording budget.
-    public static func logNotes(notKept: Int, pastBudget: Int) -> [String] {
+    /// not kept, `unreadable` from rows of flows whose kept content cannot be read, and
+    /// `pastBudget` from rows of requests past a flow's recording budget.
+    public static func logNotes(notKept: Int, unreadable: Int = 0, pastBudget: Int) -> [String] {
         var notes: [String] = []
         if notKept > 0 { notes.append("\(notKept) from exchange rows alone (content was not kept: no headers, bodies or query strings)") }
+        if unreadable > 0 {
+            notes.append("\(unreadable) from exchange rows alone (the kept content cannot be read: its segment file is gone or cut)")
+        }
         if pastBudget > 0 {
             notes.append("\(pastBudget) from exchange rows alone (requests past their flow's recording budget: no headers or bodies)")
         }
@@ -92,9 +99,13 @@ public enum HARRowEntry {
 
     /// What the entry is made of and where it stands, in one line.
     public static func comment(_ row: ExchangeRecord, source: Source = .contentNotKept) -> String {
-        var notes = [source == .contentNotKept
-            ? "from the exchange row: content was not kept, so no headers, cookies or bodies"
-            : "from the exchange row: the flow's recording budget ran out before this request, so no headers, cookies or bodies"]
+        var notes: [String]
+        switch source {
+        case .contentNotKept: notes = ["from the exchange row: content was not kept, so no headers, cookies or bodies"]
+        case .requestNotKept: notes = ["from the exchange row: the flow's recording budget ran out before this request, so no headers, cookies or bodies"]
+        case .contentUnreadable:
+            notes = ["from the exchange row: the kept content cannot be read (its segment file is gone or cut), so no headers, cookies or bodies"]
+        }
         if row.queryRemoved { notes.append("the query string was not kept, so the URL ends at the path") }
         if let stream = row.streamID { notes.append("HTTP/2 stream \(stream)") }
         if row.upgrade { notes.append("switched protocols") }

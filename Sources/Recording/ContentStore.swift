@@ -79,7 +79,11 @@ public final class ContentStore {
     /// How much is kept of `flow`.
     /// - Throws: `FlowStoreError`.
     public func summary(flow: Int64) throws -> ContentSummary {
-        try TurnIndex(database: database).summary(flow: flow)
+        let turns = try TurnIndex(database: database).turns(flow: flow).turns
+        var summary = TurnIndex.summary(of: turns)
+        let present = Set(directory.segments().map(\.sequence))
+        summary.goneBytes = turns.filter { !present.contains($0.segment) }.reduce(0) { $0 + Int64($1.turn.keptBytes) }
+        return summary
     }
 
     /// What content occupies now (rows, flows, kept bytes, files).
@@ -95,6 +99,8 @@ public final class ContentStore {
         let predating = segments.map(\.sequence).filter { !range.contains($0) && rows[$0] == nil }
         var usage = ContentUsage(turns: totals.turns, flows: totals.flows, keptBytes: totals.keptBytes,
                                  segments: segments, predating: predating)
+        let present = Set(segments.map(\.sequence))
+        usage.goneTurns = rows.filter { !present.contains($0.key) }.reduce(0) { $0 + $1.value.rows }
         let evidence = AuditEvidence.read(from: database).flows
         usage.evidenceFlows = Set(try index.segmentFlows(of: evidence).values.joined()).count
         return usage

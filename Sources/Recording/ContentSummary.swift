@@ -10,6 +10,10 @@ public struct ContentSummary: Sendable, Equatable {
     public var truncated: Bool
     /// True when some turn lost kept bytes (queue full, switch off).
     public var incomplete: Bool
+    /// Of `keptBytes`, those in segment files that are no longer in the content folder (deleted
+    /// or moved by hand): the turns' figures stay, their bytes cannot be read (a trial's flow
+    /// said "saved … tv turns shows it" with its segment gone).
+    public var goneBytes: Int64 = 0
 
     public init(turns: Int = 0, keptBytes: Int64 = 0, seenBytes: Int64 = 0, truncated: Bool = false, incomplete: Bool = false) {
         self.turns = turns

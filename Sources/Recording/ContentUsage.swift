@@ -11,6 +11,9 @@ public struct ContentUsage: Sendable, Equatable {
     /// The sequences of those that predate the flow database (it did not make them and has no
     /// row of them; see `SegmentRange`): sweeps leave them alone, `tv content delete` removes them.
     public var predating: [Int]
+    /// Turns whose segment file is not in the content folder (deleted or moved by hand): counted
+    /// in `turns` and `keptBytes`, their bytes gone (a trial's status counted them as kept).
+    public var goneTurns = 0
     /// Of `flows`, those that are evidence of an audit session (`AuditEvidence`): `tv content
     /// delete` takes their content too, and says so first (it went unsaid: a trial).
     public var evidenceFlows = 0

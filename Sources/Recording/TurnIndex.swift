@@ -125,8 +125,12 @@ struct TurnIndex {
 
     /// Counts and sums for `flow`, over its turns that are not damaged.
     func summary(flow: Int64) throws -> ContentSummary {
-        let turns = try self.turns(flow: flow).turns
-        return ContentSummary(turns: turns.count, keptBytes: turns.reduce(0) { $0 + Int64($1.turn.keptBytes) },
+        Self.summary(of: try self.turns(flow: flow).turns)
+    }
+
+    /// What `turns` (one flow's) hold together.
+    static func summary(of turns: [IndexedTurn]) -> ContentSummary {
+        ContentSummary(turns: turns.count, keptBytes: turns.reduce(0) { $0 + Int64($1.turn.keptBytes) },
                               seenBytes: turns.reduce(0) { $0 + Int64($1.turn.seenBytes) },
                               truncated: turns.contains { $0.turn.truncated }, incomplete: turns.contains { $0.turn.incomplete })
     }

@@ -11,6 +11,9 @@ public enum ContentUsagePresentation {
         } else {
             out.append("\(counted(usage.turns, "turn")) of \(counted(usage.flows, "flow")): \(Units.bytes(usage.keptBytes)) kept.")
         }
+        if usage.goneTurns > 0 {
+            out.append("\(usage.goneTurns == usage.turns ? "All of them" : "\(usage.goneTurns) of them") point into segment files that are no longer in the content folder (deleted or moved): their figures stay, their bytes cannot be read.")
+        }
         if !usage.segments.isEmpty {
             out.append("On disk: \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s"), under a fixed ceiling of \(Units.bytes(ContentRetentionPlanner.ceilingBytes)); the oldest go first when it is reached.")
         }

@@ -124,6 +124,12 @@ public enum FlowDetailPresentation {
         }
         guard content.turns > 0 else { return ContentAbsence(flow: f).sentence(flowID: f.id, context: .flowDetail) }
         var sentence = "\(Units.bytes(content.keptBytes)) saved of what was said; tv turns \(f.id) shows it (--http reads it as HTTP)."
+        if content.goneBytes > 0 {
+            // Its segment file was deleted or moved: said so, not offered as there (a trial).
+            sentence = content.goneBytes >= content.keptBytes
+                ? "\(Units.bytes(content.keptBytes)) was saved of what was said, but its segment file is no longer in the content folder (deleted or moved): the bytes cannot be read; tv turns \(f.id) shows the turns' figures."
+                : "\(Units.bytes(content.keptBytes)) saved of what was said, \(Units.bytes(content.goneBytes)) of it in segment files no longer in the content folder (deleted or moved), which cannot be read; tv turns \(f.id) shows the rest (--http reads it as HTTP)."
+        }
         if content.truncated { sentence += " The recording budget cut part of it." }
         if content.incomplete { sentence += " Some bytes were lost while recording." }
         return sentence

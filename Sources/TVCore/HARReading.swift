@@ -57,6 +57,7 @@ public struct HARReading: KeptContentReading {
             // read as HTTP) is written from its exchange rows when it has any; else it is left
             // out with the reason, and the other flows are still exported.
             let why: String
+            var source = HARRowEntry.Source.contentNotKept
             switch try keptConversation(id, content: content) {
             case let .success(conversation):
                 var flow = HARReading.harFlow(record, id: id, conversation: conversation)
@@ -82,6 +83,7 @@ public struct HARReading: KeptContentReading {
                 continue
             case let .failure(reason):
                 why = reason.sentence(record: record, id: id)
+                if case .unreadable = reason { source = .contentUnreadable }
             }
             let stored = try flows.exchanges(ofFlow: id)
             for damage in stored.damaged { output.note("tv: " + damage.sentence) }
@@ -90,6 +92,7 @@ public struct HARReading: KeptContentReading {
                 continue
             }
             var flow = HARReading.harFlow(record, id: id, conversation: HTTPConversation(version: stored.exchanges[0].httpVersion))
+            flow.rowsSource = source
             flow.rows = filter == nil ? stored.exchanges : stored.exchanges.filter { matcher.matches(ExchangeRowSubject($0, context: rowContext)) }
             if !flow.rows.isEmpty { harFlows.append(flow) }
         }
@@ -101,15 +104,16 @@ public struct HARReading: KeptContentReading {
         if let sentence = FilterNotice.sentence(matcher, rows: .requests) { output.note("tv: " + sentence) }
         let fromContent = harFlows.reduce(0) { $0 + $1.conversation.exchanges.filter { $0.request != nil }.count }
         let fromRows = harFlows.reduce(0) { $0 + ($1.rowsSource == .contentNotKept ? $1.rows.count : 0) }
+        let unreadable = harFlows.reduce(0) { $0 + ($1.rowsSource == .contentUnreadable ? $1.rows.count : 0) }
         let pastBudget = harFlows.reduce(0) { $0 + ($1.rowsSource == .requestNotKept ? $1.rows.count : 0) }
-        guard fromContent + fromRows + pastBudget > 0 else { throw filter == nil ? ContentRefusal.noHTTP : HARSelectionError.noRequestMatches }
+        guard fromContent + fromRows + unreadable + pastBudget > 0 else { throw filter == nil ? ContentRefusal.noHTTP : HARSelectionError.noRequestMatches }
         // Bodies are decoded one at a time, within one budget for the command, straight into the file.
         try file.write(mode: 0o600, output: output) { write in
             HARExport.write(harFlows, creatorVersion: creatorVersion, reader: BoundedBodyReader()) { write(Array($0.utf8)) }
             write([0x0A])
         }
-        let summary = HARReading.summary(entries: fromContent + fromRows + pastBudget, fromRows: fromRows, pastBudget: pastBudget,
-                                         flows: harFlows.count, file: file.name)
+        let summary = HARReading.summary(entries: fromContent + fromRows + unreadable + pastBudget, fromRows: fromRows, unreadable: unreadable,
+                                         pastBudget: pastBudget, flows: harFlows.count, file: file.name)
         // Standard output holds the HAR alone: the summary goes beside it.
         if file == .standardOutput { output.note("tv: " + summary) } else { output.line(summary) }
     }
@@ -165,16 +169,19 @@ public struct HARReading: KeptContentReading {
     /// `Wrote 2 HAR entries from 2 flows to FILE; …`: what the entries hold, from kept content
     /// (bodies: share with care), `fromRows` of them from the exchange rows of flows whose content
     /// was not kept, `pastBudget` from the rows of requests past their flow's recording budget.
-    static func summary(entries: Int, fromRows: Int = 0, pastBudget: Int = 0, flows: Int, file: String) -> String {
+    static func summary(entries: Int, fromRows: Int = 0, unreadable: Int = 0, pastBudget: Int = 0, flows: Int, file: String) -> String {
         let head = "Wrote \(entries) HAR entr\(entries == 1 ? "y" : "ies") from \(flows) flow\(flows == 1 ? "" : "s") to \(file)"
-        if fromRows + pastBudget == 0 { return head + "; it holds the kept bodies, so share it with care." }
+        if fromRows + unreadable + pastBudget == 0 { return head + "; it holds the kept bodies, so share it with care." }
         func count(_ n: Int) -> String { n == entries ? (entries == 1 ? "it is" : "all are") : "\(n) \(n == 1 ? "is" : "are")" }
         var text = head
         if fromRows > 0 { text += "; \(count(fromRows)) from exchange rows alone (no content was kept: no headers, bodies or query strings)" }
+        if unreadable > 0 {
+            text += "; \(count(unreadable)) from exchange rows alone (the kept content cannot be read: its segment file is gone or cut)"
+        }
         if pastBudget > 0 {
             text += "; \(count(pastBudget)) from exchange rows alone (requests past their flow's recording budget: no headers or bodies)"
         }
-        if fromRows + pastBudget < entries { text += "; the rest hold the kept bodies, so share it with care" }
+        if fromRows + unreadable + pastBudget < entries { text += "; the rest hold the kept bodies, so share it with care" }
         return text + "."
     }
 }

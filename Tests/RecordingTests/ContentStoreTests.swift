@@ -294,6 +294,11 @@ import FlowTerms
         defer { store.close() }
         let turn = try #require(try store.turns(flow: 8).first)
         #expect(throws: ContentError.bytesGone(flow: 8, turn: 1)) { try store.bytes(of: turn) }
+        // The summaries say so until then (they counted the turn as kept and readable: a trial).
+        let summary = try store.summary(flow: 8)
+        #expect(summary.keptBytes == 3 && summary.goneBytes == 3)
+        let usage = try store.usage()
+        #expect(usage.turns == 1 && usage.goneTurns == 1 && usage.segments.isEmpty)
         // The sweep drops rows that point at a missing file.
         #expect(try store.sweep(now: testEpoch, expiry: .oneDay).rowsDeleted == 1)
     }

@@ -153,6 +153,9 @@ import TVHome
                 == "Wrote 1 HAR entry from 1 flow to /x.har; it is from exchange rows alone (no content was kept: no headers, bodies or query strings).")
         #expect(HARReading.summary(entries: 4, fromRows: 1, flows: 2, file: "/x.har")
                 == "Wrote 4 HAR entries from 2 flows to /x.har; 1 is from exchange rows alone (no content was kept: no headers, bodies or query strings); the rest hold the kept bodies, so share it with care.")
+        // Kept content whose segment is gone is not "no content was kept" (a trial).
+        #expect(HARReading.summary(entries: 2, unreadable: 2, flows: 1, file: "/x.har")
+                == "Wrote 2 HAR entries from 1 flow to /x.har; all are from exchange rows alone (the kept content cannot be read: its segment file is gone or cut).")
     }
 
     @Test func theHARGoesToStandardOutputAndTheSummaryBesideIt() throws {

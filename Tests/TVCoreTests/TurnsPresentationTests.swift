@@ -114,6 +114,14 @@ import FlowTerms
         let f = flow(.inspected)
         #expect(FlowDetailPresentation.contentSentence(f, content: ContentSummary(turns: 4, keptBytes: 70_000, seenBytes: 1_100_000, truncated: true))
                 == "68.4 KiB saved of what was said; tv turns 7 shows it (--http reads it as HTTP). The recording budget cut part of it.")
+        // Its segment file deleted or moved: said so, not offered as readable (a trial).
+        var gone = ContentSummary(turns: 2, keptBytes: 5_300, seenBytes: 5_300)
+        gone.goneBytes = 5_300
+        #expect(FlowDetailPresentation.contentSentence(f, content: gone)
+                == "5.2 KiB was saved of what was said, but its segment file is no longer in the content folder (deleted or moved): the bytes cannot be read; tv turns 7 shows the turns' figures.")
+        gone.goneBytes = 1_024
+        #expect(FlowDetailPresentation.contentSentence(f, content: gone)
+                == "5.2 KiB saved of what was said, 1.0 KiB of it in segment files no longer in the content folder (deleted or moved), which cannot be read; tv turns 7 shows the rest (--http reads it as HTTP).")
         #expect(FlowDetailPresentation.contentSentence(f) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, what was kept has expired or was deleted (`tv content delete`), or it could not be written (a full disk: the session said so then).")
     }
 
@@ -173,5 +181,22 @@ import FlowTerms
             "      00000000  89 50 4e 47 0d 0a 1a 0a  00 00 00 0d 49 48 44 52  |.PNG........IHDR|",
             "      00000010  00 01                                             |..|",
         ])
+    }
+}
+
+@Suite("tv content status with segment files gone")
+struct ContentUsageGoneTests {
+    @Test("turns whose segment file is deleted or moved are said so: all, or how many (a trial's status counted them as kept and readable)")
+    func goneTurnsAreSaid() {
+        var usage = ContentUsage(turns: 1, flows: 1, keptBytes: 3, segments: [])
+        usage.goneTurns = 1
+        #expect(ContentUsagePresentation.lines(usage) == ["1 turn of 1 flow: 3 B kept.",
+            "All of them point into segment files that are no longer in the content folder (deleted or moved): their figures stay, their bytes cannot be read."])
+        usage = ContentUsage(turns: 4, flows: 2, keptBytes: 10_000, segments: [])
+        usage.goneTurns = 3
+        #expect(ContentUsagePresentation.lines(usage)[1]
+                == "3 of them point into segment files that are no longer in the content folder (deleted or moved): their figures stay, their bytes cannot be read.")
+        usage.goneTurns = 0
+        #expect(ContentUsagePresentation.lines(usage) == ["4 turns of 2 flows: 9.8 KiB kept."])
     }
 }
