@@ -42,6 +42,7 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
             var dns = (n("udpFlows") >= n("dnsQueries") ? "\(count(n("dnsQueries"))) of them DNS \(n("dnsQueries") == 1 ? "query" : "queries")"
                        : plural(n("dnsQueries"), "DNS query", "DNS queries")) + " (\(count(n("dnsAnswers"))) answered"
             if n("dnsTimeouts") > 0 { dns += ", \(count(n("dnsTimeouts"))) unanswered" }
+            if n("dnsQueriesUnsent") > 0 { dns += ", \(count(n("dnsQueriesUnsent"))) not sent: no resolver could be reached, tv answered SERVFAIL" }
             if n("dnsStrayAnswers") > 0 { dns += "; \(plural(n("dnsStrayAnswers"), "datagram", "datagrams")) from a resolver answered no question asked and named nothing" }
             parts.append(dns + ")")
         }

@@ -30,6 +30,9 @@ public enum TunnelNamesPresentation {
             var line = "names from lookups: none — the \(plural(withoutAddresses, "DNS answer", "DNS answers")) that crossed the tunnel gave no address"
             if unreadableAnswers > 0 { line += " (\(plural(unreadableAnswers, "answer", "answers")) could not be read)" }
             out.append(line + ", so connections are named only when they announce a host")
+        } else if answers == 0, n("dnsQueriesUnsent") > 0 {
+            // The queries never reached a resolver: not "the programs used addresses" (a trial).
+            out.append("names from lookups: none — \(n("dnsQueriesUnsent") == 1 ? "the DNS query" : "the \(count(n("dnsQueriesUnsent"))) DNS queries") could not be sent to a resolver (tv answered SERVFAIL), so connections are named only when they announce a host")
         } else if answers == 0 {
             // Not only encrypted DNS looks like this: a program that used addresses, or a resolver
             // on a connected network (which bypasses `--mode tun`'s route), too (a trial).

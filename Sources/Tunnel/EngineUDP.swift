@@ -35,11 +35,24 @@ extension EngineLoop {
         if let existing = udpFlows[key] {
             flow = existing
         } else {
-            guard let made = openUDPFlow(key, payload: payload) else {
+            switch openUDPFlow(key, payload: payload) {
+            case .opened(let made):
+                flow = made
+            case .dropped:
                 capture(datagram, flow: 0, .clientToServer)
                 return
+            case let .queryUnsent(resolver, why):
+                // The query first, then tv's SERVFAIL, both in its own failed flow (a trial's
+                // capture had every answer before its question, and the queries no rows).
+                let id = sink == nil ? nil : proxy.allocateFlowID()
+                capture(datagram, flow: id ?? 0, .clientToServer)
+                let answered = answerServerFailure(key, payload, flow: id ?? 0)
+                if let id { recordUnsentQuery(id, key, payload, resolver: resolver, why: why, answerBytes: answered) }
+                counters.dnsQueries.wrappingAdd(1, ordering: .relaxed)
+                counters.dnsQueriesUnsent.wrappingAdd(1, ordering: .relaxed)
+                counters.udpFlows.wrappingAdd(1, ordering: .relaxed)
+                return
             }
-            flow = made
         }
         let forbid = UDPPathMTU.forbidsFragmentation(isIPv6: packet.isIPv6, dontFragmentBit: Self.dontFragment(bytes), reassembled: reassembled)
         if forbid != flow.forbidsFragmentation {
@@ -91,10 +104,20 @@ extension EngineLoop {
         bytes.count >= 7 && bytes[6] & 0x40 != 0
     }
 
-    private func openUDPFlow(_ key: UDPFlowKey, payload: UnsafeRawBufferPointer) -> UDPFlow? {
+    /// What opening a UDP association came to.
+    private enum UDPOpening {
+        case opened(UDPFlow)
+        /// Not opened and not answered (counted as a drop).
+        case dropped
+        /// A query to the tunnel's DNS address that could not go to a resolver (`why`; nil: this
+        /// host has none): tv answers it SERVFAIL, so the program does not wait.
+        case queryUnsent(resolver: PacketEndpoint?, why: ConnectionFailure.Unreachable)
+    }
+
+    private func openUDPFlow(_ key: UDPFlowKey, payload: UnsafeRawBufferPointer) -> UDPOpening {
         guard udpFlows.count < configuration.maximumUDPFlows else {
             counters.drop(.tableFull)
-            return nil
+            return .dropped
         }
         let upstream: PacketEndpoint
         let toDNSAddress: Bool
@@ -106,22 +129,27 @@ extension EngineLoop {
             upstream = resolver
             toDNSAddress = true
         case .noResolver:
-            answerServerFailure(key, payload)
-            return nil
+            return .queryUnsent(resolver: nil, why: .noResolver)
         }
+        // A failure to reach the resolver is the query's (its own flow); any other, a drop.
         let fd = tv_socket_dgram(upstream.address.family)
-        guard fd >= 0 else { counters.drop(.sendFailed); return nil }
+        guard fd >= 0 else {
+            let err = Errno(errno)
+            counters.drop(.sendFailed)
+            return toDNSAddress ? .queryUnsent(resolver: upstream, why: .connect(err)) : .dropped
+        }
         if let mark = configuration.mark, tv_set_mark(fd, mark) != 0 {
+            let err = Errno(errno)
             close(fd)
             counters.drop(.sendFailed)
-            return nil
+            return toDNSAddress ? .queryUnsent(resolver: upstream, why: .mark(err)) : .dropped
         }
         let rc = upstream.socketAddress.withSockAddr { Glibc.connect(fd, $0, $1) }
         guard rc == 0 else {
+            let err = Errno(errno)
             close(fd)
             counters.drop(.sendFailed)
-            if toDNSAddress { answerServerFailure(key, payload) }
-            return nil
+            return toDNSAddress ? .queryUnsent(resolver: upstream, why: .connect(err)) : .dropped
         }
         let flow = UDPFlow(engine: self, key: key, fd: fd, upstream: upstream, isDNS: key.remote.port == 53, now: now)
         if !flow.isDNS, let sink, let id = proxy.allocateFlowID() {
@@ -143,7 +171,34 @@ extension EngineLoop {
         loop.watch(fd, token: flow.token, side: 0, events: tv_EPOLLIN, level: true)
         // A DNS association's flows are its queries (`noteQuery`), as the flow list has them.
         if !flow.isDNS { counters.udpFlows.wrappingAdd(1, ordering: .relaxed) }
-        return flow
+        return .opened(flow)
+    }
+
+    /// The row of a query to the tunnel's DNS address that never reached a resolver: failed,
+    /// named after its question, ended when tv answered it SERVFAIL (`answerBytes`).
+    private func recordUnsentQuery(_ id: UInt64, _ key: UDPFlowKey, _ payload: UnsafeRawBufferPointer, resolver: PacketEndpoint?,
+                                   why: ConnectionFailure.Unreachable, answerBytes: Int?) {
+        guard let sink else { return }
+        var facts = FlowFacts(id: id, startMicros: EngineClock.wallMicros(), client: key.app.endpoint)
+        facts.transport = .udp
+        facts.server = (resolver ?? key.remote).endpoint
+        facts.port = 53
+        facts.status = .notEncrypted
+        if case .success(let message) = DNSMessageParser.parse(payload), !message.isResponse, message.questions.count == 1,
+           let question = message.questions.first, !question.name.isEmpty {
+            facts.host = question.name
+            facts.hostOrigin = .dnsQuestion
+        }
+        facts.bytesFromClient = UInt64(payload.count)
+        facts.packetsFromClient = 1
+        facts.bytesFromServer = UInt64(answerBytes ?? 0)
+        facts.packetsFromServer = answerBytes == nil ? 0 : 1
+        facts.fail(.unreachable(target: resolver.map { $0.endpoint.description } ?? "a resolver", why,
+                                answered: answerBytes == nil ? nil : .serverFailure))
+        facts.lastActivityMicros = facts.startMicros
+        facts.durationMicros = 0
+        sink.flowOpened(facts)
+        closed(facts)
     }
 
     /// A query on a DNS association: its own flow, named after the question.
@@ -262,13 +317,16 @@ extension EngineLoop {
     }
 
     /// No resolver to ask: answer SERVFAIL from the DNS address at once, so the app does not wait.
-    private func answerServerFailure(_ key: UDPFlowKey, _ query: UnsafeRawBufferPointer) {
-        guard let reply = DNSMessageParser.serverFailure(answering: query) else { return }
+    /// - Returns: the answer's DNS message bytes, nil when none could be made.
+    @discardableResult
+    private func answerServerFailure(_ key: UDPFlowKey, _ query: UnsafeRawBufferPointer, flow: UInt64) -> Int? {
+        guard let reply = DNSMessageParser.serverFailure(answering: query) else { return nil }
         let room = key.app.address.isIPv6 ? 48 : 28
         reply.withUnsafeBytes { (writeBuffer.baseAddress! + room).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        guard let length = PacketBuilder.udp(into: writeBuffer, source: key.remote, destination: key.app, payloadCount: reply.count) else { return }
-        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: 0, .serverToClient)
+        guard let length = PacketBuilder.udp(into: writeBuffer, source: key.remote, destination: key.app, payloadCount: reply.count) else { return nil }
+        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: flow, .serverToClient)
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
+        return reply.count
     }
 
     /// The upstream path cannot carry the app's datagram whole (it may not be fragmented,

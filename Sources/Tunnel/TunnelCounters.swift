@@ -32,6 +32,9 @@ public final class TunnelCounters: Sendable {
     public let dnsQueries = Atomic<UInt64>(0)
     public let dnsAnswers = Atomic<UInt64>(0)
     public let dnsTimeouts = Atomic<UInt64>(0)
+    /// Queries to the tunnel's DNS address that could not go to a resolver (none, or it could not
+    /// be reached): tv answered them SERVFAIL (each its own failed flow).
+    public let dnsQueriesUnsent = Atomic<UInt64>(0)
     /// Datagrams from a resolver that answered no waiting query (no query with their ID, too
     /// short to have one, or another question): passed on, naming nothing (`DNSAnswerMatch`).
     public let dnsStrayAnswers = Atomic<UInt64>(0)
@@ -121,6 +124,7 @@ public final class TunnelCounters: Sendable {
             "udpFlows": udpFlows.load(ordering: .relaxed), "udpDatagramsUp": udpDatagramsUp.load(ordering: .relaxed),
             "udpDatagramsDown": udpDatagramsDown.load(ordering: .relaxed), "dnsQueries": dnsQueries.load(ordering: .relaxed),
             "dnsAnswers": dnsAnswers.load(ordering: .relaxed), "dnsTimeouts": dnsTimeouts.load(ordering: .relaxed),
+            "dnsQueriesUnsent": dnsQueriesUnsent.load(ordering: .relaxed),
             "dnsStrayAnswers": dnsStrayAnswers.load(ordering: .relaxed),
             "fragmentsReassembled": fragmentsReassembled.load(ordering: .relaxed),
             "pathMTUSignals": pathMTUSignals.load(ordering: .relaxed),

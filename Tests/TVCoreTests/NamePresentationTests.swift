@@ -87,5 +87,8 @@ struct NamePresentationTests {
         #expect(TunnelNamesPresentation.lines(["quicPacketsOpened": 1, "quicNoName": 1], namedFromLookups: 0).last
                 == "                 no QUIC ClientHello announced a host, so QUIC connections keep the name a lookup gave them")
         #expect(TunnelNamesPresentation.lines(["dnsAnswersUnreadable": 1], namedFromLookups: 0)[0].hasSuffix("announce a host (1 answer could not be read)"))
+        // Queries that never reached a resolver are said as that, not as programs using addresses.
+        #expect(TunnelNamesPresentation.lines(["dnsQueriesUnsent": 8], namedFromLookups: 0)[0]
+                == "names from lookups: none — the 8 DNS queries could not be sent to a resolver (tv answered SERVFAIL), so connections are named only when they announce a host")
     }
 }

@@ -39,6 +39,8 @@ import Testing
         #expect(TunnelCountersPresentation(counters: counters).lines[1]
                 == "tunnel: 0 TCP connections, 1 UDP flow (2 datagrams up, 0 down), 1 path-MTU signal, 1 port-unreachable signal, "
                 + "2 upstream ICMP errors not passed on")
+        #expect(TunnelCountersPresentation(counters: ["udpFlows": 2, "udpDatagramsUp": 2, "dnsQueries": 2, "dnsQueriesUnsent": 2]).lines[1]
+                == "tunnel: 0 TCP connections, 2 UDP flows (2 datagrams up, 0 down), 2 of them DNS queries (0 answered, 2 not sent: no resolver could be reached, tv answered SERVFAIL)")
         #expect(TunnelCountersPresentation(counters: ["upstreamErrorsIgnored": 1]).lines[1]
                 == "tunnel: 0 TCP connections, 1 upstream ICMP error not passed on")
     }

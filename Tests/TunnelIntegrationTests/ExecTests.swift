@@ -270,6 +270,38 @@ final class ExecTests {
         #expect(try flow { $0["serverPort"] as? Int == 53 }?["serverAddress"] as? String == "127.0.0.53")
     }
 
+    @Test("a resolver tv cannot reach: each query gets tv's SERVFAIL at once, in its own failed flow, the query before the answer in the capture; the summary says why no names came")
+    func unreachableResolver() throws {
+        // TEST-NET-2, no route to it in the host stand-in: the connect fails (ENETUNREACH).
+        try "nameserver 198.51.100.7\n".write(toFile: lab.dir + "/resolv.conf", atomically: true, encoding: .utf8)
+        let r = lab.tv(["exec", "--yes", "--", "sh", "-c", "getent ahostsv4 nosuch.test; echo $?"])
+        #expect(r.out == "2\n", "\(r)")
+        #expect(r.err.contains("not sent: no resolver could be reached, tv answered SERVFAIL")
+                && r.err.contains("could not be sent to a resolver (tv answered SERVFAIL), so connections are named only when they announce a host"), "\(r.err)")
+        let queries = try lab.flows().filter { $0["serverPort"] as? Int == 53 }
+        #expect(!queries.isEmpty, "each query its own flow (a trial's had none)")
+        for q in queries {
+            #expect(q["host"] as? String == "nosuch.test" && q["status"] as? String == "failed"
+                    && (q["failureReason"] as? String)?.hasPrefix("tv could not send the query to 198.51.100.7:53 (") == true
+                    && (q["failureReason"] as? String)?.hasSuffix(") and answered the program SERVFAIL, so its lookup failed at once") == true
+                    && q["packetsUp"] as? Int == 1 && q["packetsDown"] as? Int == 1, "\(q)")
+        }
+        // In the capture each query comes before tv's answer to it (the answer came first: a trial).
+        let folder = lab.dataDir + "/captures"
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("capture-") }.sorted()
+        let order = files.flatMap { file in
+            Sh.run(["tshark", "-r", folder + "/" + file, "-Y", "dns", "-T", "fields", "-e", "dns.id", "-e", "dns.flags.response"]).out
+                .split(separator: "\n").map(String.init)
+        }
+        #expect(!order.isEmpty, "\(files)")
+        var asked: Set<String> = []
+        for line in order {
+            let fields = line.split(separator: "\t").map(String.init)
+            guard fields.count == 2 else { continue }
+            if fields[1] == "0" || fields[1] == "False" { asked.insert(fields[0]) } else { #expect(asked.contains(fields[0]), "answer before its query: \(order)") }
+        }
+    }
+
     @Test("a name resolved through the tunnel's DNS address: resolv.conf inside names it, each query is a flow, the answer is kept")
     func dns() throws {
         let r = lab.exec([], ["sh", "-c", "cat /etc/resolv.conf; getent ahostsv4 named.test"])

@@ -46,6 +46,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         case noAnswer(seconds: Int?)
         /// The socket could not be given its routing mark (SO_MARK, the TUN modes' loop guard).
         case mark(Errno)
+        /// The host has no DNS resolver for tv to ask (the tunnel's DNS address forwards to one).
+        case noResolver
     }
 
     /// How tv answered the client for a server it could not reach, where the client's own
@@ -55,6 +57,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         /// A TCP reset to the app's SYN (`EngineTCP.connectFailed`): its connect(2) fails with
         /// ECONNREFUSED (Linux's answer to a reset in SYN-SENT), whatever the upstream's error was.
         case reset
+        /// A DNS SERVFAIL to the app's query to the tunnel's DNS address, so it does not wait.
+        case serverFailure
     }
 
     case clientGone(reset: Bool, Moment)
@@ -247,11 +251,14 @@ public enum ConnectionFailure: Equatable, Sendable {
             case .noAddress: cause = "no address to connect to"
             case .noAnswer(let seconds): cause = seconds.map { "no answer within \($0) s" } ?? "no answer"
             case .mark(let err): cause = "SO_MARK failed: \(err.phrase)"
+            case .noResolver: cause = "this host has no DNS resolver for tv to ask"
             }
             switch answered {
             case nil: return "tv could not connect to \(target) (\(cause))"
             case .reset?:
                 return "tv could not connect to \(target) (\(cause)) and answered the program with a reset, so the program saw connection refused (ECONNREFUSED)"
+            case .serverFailure?:
+                return "tv could not send the query to \(target) (\(cause)) and answered the program SERVFAIL, so its lookup failed at once"
             }
         case .clientHelloMalformed(let reason): return "the client sent a malformed TLS ClientHello (\(reason))"
         case .clientHelloTimeout(let seconds): return "the client's ClientHello did not complete within \(seconds) s"

@@ -256,7 +256,13 @@ final class HTTP1ExchangeReading {
     private func answer(_ index: Int, _ head: HTTP1ResponseSummary, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         let code = head.code
         // Interim responses (RFC 9110 §15.2) precede the final one; 101 is final for the connection.
-        if code < 200 && code != 101 { return nil }
+        // The response's first byte is the final response's: a 100 Continue's made an upload's
+        // row read "first response byte after 200 µs" and its HAR book the upload as `receive`
+        // (a trial).
+        if code < 200 && code != 101 {
+            pending[index].record.responseTime = nil
+            return nil
+        }
         // One access to `pending` for the six fields (each `pending[i].x =` is one).
         let method = Self.takeResponse(head, into: &pending[index].record)
         if code == 101 || (method == "CONNECT" && (200 ..< 300).contains(code)) {
