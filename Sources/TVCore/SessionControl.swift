@@ -68,12 +68,18 @@ extension Session {
                 }
                 if !options.forceInspection && options.caFile == nil { proxy.setInspection(enabled: wanted) }
             }
-            applyContentPolicy(record)
+            // A shorter content.expiry is swept by the content writer here, before the retention
+            // pass (which then finds nothing of it): its deletion is said too (a re-check's
+            // content went unsaid).
+            let contentSwept = applyContentPolicy(record)
             // A limit's pass is waited for (bounded: the client waits 5 s for any answer), so
             // `tv settings set` prints what went, as it does with no session running.
             if let key = request.arguments["key"], StorageLimitsReading.isLimit(key) {
-                let said = retention.limitsChanged(waitingUpTo: SessionRetention.answerWaitSeconds)
-                return ControlResponse(ok: true, message: "applied", values: [SessionRetention.reportKey: SessionRetention.report(said)])
+                var swept = StorageReport()
+                if let contentSwept { swept.content = contentSwept }
+                let pass = retention.limitsChanged(waitingUpTo: SessionRetention.answerWaitSeconds)
+                let said = StoragePresentation.report(swept, automatic: true) + SessionRetention.lines(pass)
+                return ControlResponse(ok: true, message: "applied", values: [SessionRetention.reportKey: said.joined(separator: "\n")])
             }
             // `tv run --keep-content` keeps content whatever the setting says: a saved off is
             // for the next start (it answered "applied" while content went on being kept: a trial).

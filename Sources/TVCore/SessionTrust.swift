@@ -80,8 +80,12 @@ extension Session {
                       flowBudget: record[SettingKeys.contentFlowBudget])
     }
 
-    func applyContentPolicy(_ record: SettingsRecord) {
+    /// - Returns: what the content writer deleted at once for a shorter expiry (nil: nothing
+    ///   swept, or the sweep failed, which is said).
+    @discardableResult
+    func applyContentPolicy(_ record: SettingsRecord) -> ContentSweepReport? {
         let policy = Session.contentPolicy(record, inspecting: proxy.inspectionEnabled, force: options.forceContentKeep)
-        do { try content.apply(policy) } catch let error as UserFacingError { say(error.message) } catch { say("\(error)") }
+        do { return try content.apply(policy) } catch let error as UserFacingError { say(error.message) } catch { say("\(error)") }
+        return nil
     }
 }

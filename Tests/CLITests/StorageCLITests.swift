@@ -162,6 +162,25 @@ import Glibc
         }
     }
 
+    @Test("a shorter content.expiry saved with --yes while a session runs says what went, as without a session (a re-check's went unsaid)")
+    func contentExpiryUnderASession() throws {
+        try withSandbox { s in
+            try StorageCLITests.writeFlows(s.dataDir, daysAgo: [0.2])
+            try StorageCLITests.keepContent(s.dataDir, flows: [1])
+            let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try database.execute("UPDATE content_turn_runs SET recorded_at = recorded_at - 3 * 3600 * 1000000")
+            database.close()
+            let port = freeLoopbackPort()
+            let run = try Child(try TVBinary.require(), ["--data-dir", s.dataDir, "run", "--listen", "127.0.0.1:\(port)", "--quiet"], environment: s.environment)
+            defer { run.stop() }
+            for _ in 0..<250 where (try? s.tv("status"))?.status != 0 { usleep(20_000) }
+            let r = try s.tv("settings", "set", "content.expiry", "1h", "--yes")
+            #expect(r.status == 0 && r.out.hasPrefix("Saved content.expiry = 1h (was 1d).\nThe running session applied it.\nDeleted 1 decrypted turn"), "\(r)")
+            #expect(try s.tv("content", "status").out.hasPrefix("No decrypted content is kept."))
+            #expect(try s.tv("stop").status == 0)
+        }
+    }
+
     @Test("a limit saved with no session running is applied at once, silently when nothing goes; nonsense is refused with one sentence and changes nothing")
     func limitChangeApplies() throws {
         try withSandbox { s in

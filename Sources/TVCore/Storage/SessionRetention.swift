@@ -59,10 +59,10 @@ public final class SessionRetention: @unchecked Sendable {
     /// The `setting-saved` answer's value holding the pass's sentences (one a line).
     public static let reportKey = "retention"
 
-    /// The `reportKey` value for what `limitsChanged(waitingUpTo:)` returned: its sentences, or
-    /// the one saying the pass goes on.
-    public static func report(_ said: [String]?) -> String {
-        (said ?? ["Its retention pass is still running; the session's own output says what it deletes."]).joined(separator: "\n")
+    /// What `limitsChanged(waitingUpTo:)` returned, as said: its sentences, or the one saying
+    /// the pass goes on.
+    public static func lines(_ said: [String]?) -> [String] {
+        said ?? ["Its retention pass is still running; the session's own output says what it deletes."]
     }
 
     /// A limit was saved through `tv settings set` (the control socket's `setting-saved`): a pass
