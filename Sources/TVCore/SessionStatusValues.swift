@@ -30,8 +30,10 @@ enum SessionStatusValues {
             "acceptsFailedForDescriptors": String(c.acceptsFailedForDescriptors),
             "connectionCap": String(c.connectionCap),
             "descriptorLimit": String(c.descriptorLimit),
-            "bytesFromClients": String(c.bytesFromClients),
-            "bytesFromServers": String(c.bytesFromServers),
+            // In the tunnel modes the UDP flows' (DNS's too) payload bytes count with the TCP
+            // connections': status and top read less than their talkers added up (a re-check).
+            "bytesFromClients": String(c.bytesFromClients &+ (tunnel?["udpBytesUp"] ?? 0)),
+            "bytesFromServers": String(c.bytesFromServers &+ (tunnel?["udpBytesDown"] ?? 0)),
             "pinningDetections": String(c.pinningDetections),
             "clientLacksRoot": String(c.clientLacksRoot),
             "possiblePinning": String(c.possiblePinning),

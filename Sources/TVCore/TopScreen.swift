@@ -117,9 +117,12 @@ public struct TopScreen: Sendable {
     /// counted accepted connections, and the failed one was a refused connect outside them).
     public var totalsLine: String {
         func n(_ key: String) -> Int64 { values[key].flatMap { Int64($0) } ?? 0 }
-        let flows = FlowStatus.allCases.reduce(n("openConnections")) { $0 + n(SessionStatusPresentation.closedKey($1)) }
+        // Open: the connections, and in the tunnel modes the UDP flows (a re-check's open UDP
+        // flow was left out while the list showed it).
+        let open = n("openConnections") + n("tunnel.udpFlowsOpen")
+        let flows = FlowStatus.allCases.reduce(open) { $0 + n(SessionStatusPresentation.closedKey($1)) }
         return "This session: received \(Units.bytes(n("bytesFromServers"))), sent \(Units.bytes(n("bytesFromClients"))), "
-            + "\(Units.grouped(flows)) flow\(flows == 1 ? "" : "s") (\(Units.grouped(n("openConnections"))) open), "
+            + "\(Units.grouped(flows)) flow\(flows == 1 ? "" : "s") (\(Units.grouped(open)) open), "
             + "\(Units.grouped(n(SessionStatusPresentation.closedKey(.failed)))) failed"
     }
 

@@ -338,7 +338,8 @@ final class EngineLoop: LoopHandler {
         expireUDP(wallMicros: wall)
         sweepNames()
         counters.natEntries.store(nat.count, ordering: .relaxed)
-        counters.udpFlowsOpen.store(udpFlows.count, ordering: .relaxed)
+        // As the flow list has them: an association's one flow, a DNS association's waiting queries.
+        counters.udpFlowsOpen.store(udpFlows.values.reduce(0) { $0 + ($1.isDNS ? $1.queries.count : 1) }, ordering: .relaxed)
         counters.fragmentsPending.store(reassembler.pendingCount, ordering: .relaxed)
     }
 

@@ -74,6 +74,7 @@ extension EngineLoop {
             return
         }
         counters.udpDatagramsUp.wrappingAdd(1, ordering: .relaxed)
+        counters.udpBytesUp.wrappingAdd(UInt64(payload.count), ordering: .relaxed)
         if var facts = flow.facts {
             facts.bytesFromClient += UInt64(payload.count)
             facts.packetsFromClient = (facts.packetsFromClient ?? 0) + 1
@@ -266,6 +267,7 @@ extension EngineLoop {
             capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: packetFlow, .serverToClient)
             writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
             counters.udpDatagramsDown.wrappingAdd(1, ordering: .relaxed)
+            counters.udpBytesDown.wrappingAdd(UInt64(n), ordering: .relaxed)
         }
     }
 

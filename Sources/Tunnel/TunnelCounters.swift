@@ -29,6 +29,9 @@ public final class TunnelCounters: Sendable {
     public let udpFlows = Atomic<UInt64>(0)
     public let udpDatagramsUp = Atomic<UInt64>(0)
     public let udpDatagramsDown = Atomic<UInt64>(0)
+    /// The UDP datagrams' payload bytes (DNS's too): what the programs sent and received in them.
+    public let udpBytesUp = Atomic<UInt64>(0)
+    public let udpBytesDown = Atomic<UInt64>(0)
     public let dnsQueries = Atomic<UInt64>(0)
     public let dnsAnswers = Atomic<UInt64>(0)
     public let dnsTimeouts = Atomic<UInt64>(0)
@@ -79,6 +82,7 @@ public final class TunnelCounters: Sendable {
     public let quicReadsSkipped = Atomic<UInt64>(0)
     /// Sizes now (set by the engine after each pass).
     public let natEntries = Atomic<Int>(0)
+    /// UDP flows open now, as the flow list has them (each waiting DNS query one).
     public let udpFlowsOpen = Atomic<Int>(0)
     public let fragmentsPending = Atomic<Int>(0)
     /// Addresses with live names, and QUIC handshakes being read.
@@ -122,7 +126,8 @@ public final class TunnelCounters: Sendable {
             "tcpResetsSent": tcpResetsSent.load(ordering: .relaxed), "tcpTupleReused": tcpTupleReused.load(ordering: .relaxed),
             "tcpAdopted": tcpAdopted.load(ordering: .relaxed), "tcpAcceptRefused": tcpAcceptRefused.load(ordering: .relaxed),
             "udpFlows": udpFlows.load(ordering: .relaxed), "udpDatagramsUp": udpDatagramsUp.load(ordering: .relaxed),
-            "udpDatagramsDown": udpDatagramsDown.load(ordering: .relaxed), "dnsQueries": dnsQueries.load(ordering: .relaxed),
+            "udpDatagramsDown": udpDatagramsDown.load(ordering: .relaxed),
+            "udpBytesUp": udpBytesUp.load(ordering: .relaxed), "udpBytesDown": udpBytesDown.load(ordering: .relaxed), "dnsQueries": dnsQueries.load(ordering: .relaxed),
             "dnsAnswers": dnsAnswers.load(ordering: .relaxed), "dnsTimeouts": dnsTimeouts.load(ordering: .relaxed),
             "dnsQueriesUnsent": dnsQueriesUnsent.load(ordering: .relaxed),
             "dnsStrayAnswers": dnsStrayAnswers.load(ordering: .relaxed),

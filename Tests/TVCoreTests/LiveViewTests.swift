@@ -111,6 +111,11 @@ import TVHome
         #expect(lines[2].hasPrefix("Received 2.0 KiB/s    "))
         #expect(lines[2].hasSuffix("█"))
         #expect(lines[4] == "This session: received 4.0 KiB, sent 1.0 KiB, 3 flows (1 open), 1 failed")
+        // In a tunnel mode the open UDP flows are among the open ones.
+        var tunnel = Self.liveValues
+        tunnel["tunnel.udpFlowsOpen"] = "2"
+        #expect(TopScreen(liveness: .live, values: tunnel, history: h, newest: [], sort: .bytes, paused: false, nowMicros: Self.t0, dataFolder: "/d").totalsLine
+                == "This session: received 4.0 KiB, sent 1.0 KiB, 5 flows (3 open), 1 failed")
         #expect(lines[5].hasPrefix("Top talkers (closed connections)"))
         #expect(lines[6] == "  a.test" + String(repeating: " ", count: 42) + "       2    2.9 KiB      120 B")
         #expect(lines[7] == "Newest flows")
