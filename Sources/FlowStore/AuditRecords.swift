@@ -178,11 +178,37 @@ public enum AuditLimits {
             guard let previous else { return false }
             return isPicture(previous) || (previous.properties.isEmoji && i + 1 < scalars.count && scalars[i + 1].value == 0x20E3)
         case 0xE0020...0xE007F:
-            guard scalars.first?.value == 0x1F3F4, scalars.last?.value == 0xE007F, scalars.count > 2 else { return false }
-            return value == 0xE007F ? i == scalars.count - 1 : i < scalars.count - 1
+            // Only the flags Unicode recommends (England, Scotland, Wales: UTS #51 §2.8's RGI
+            // tag sequences): other tags draw nothing, and a re-check hid "ignore all" in them.
+            guard scalars.count > 2, scalars.first?.value == 0x1F3F4, scalars.last?.value == 0xE007F else { return false }
+            let tags = scalars.dropFirst().dropLast()
+            guard tags.allSatisfy({ (0xE0020...0xE007E).contains($0.value) }) else { return false }
+            let spelled = String(String.UnicodeScalarView(tags.compactMap { Unicode.Scalar($0.value - 0xE0000) }))
+            return ["gbeng", "gbsct", "gbwls"].contains(spelled)
         default:
             return false
         }
+    }
+
+    /// `name` as it lists: without the joiners and variation selectors an emoji sequence may hold,
+    /// so two names that draw alike (`🍕🍕` and `🍕` ZWJ `🍕`: a re-check made both) compare equal.
+    public static func skeleton(_ name: String) -> String {
+        String(String.UnicodeScalarView(name.unicodeScalars.filter { ![0x200D, 0xFE0E, 0xFE0F].contains($0.value) }))
+    }
+
+    /// `name` with every invisible scalar (format characters, default-ignorable code points)
+    /// written as `\u{…}` after `TerminalText.line`: a refusal quoting a name with a zero-width
+    /// space showed it as the name without one (a re-check).
+    public static func shown(_ name: String) -> String {
+        var out = ""
+        for scalar in TerminalText.line(name).unicodeScalars {
+            if scalar.properties.generalCategory == .format || scalar.properties.isDefaultIgnorableCodePoint {
+                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// An emoji that is a picture by itself (not an ASCII digit, `#` or `*`, which have the
@@ -212,6 +238,8 @@ public enum AuditError: UserFacingError, Equatable {
     /// A project name with a control character, space at either end, or over `AuditLimits.name`
     /// characters: it would look like another name in every listing (a trial's 'app-review ').
     case badProjectName(String)
+    /// A new project name that lists like an existing one (`AuditLimits.skeleton`).
+    case projectLooksLike(new: String, existing: String)
     /// A marker's text over `AuditLimits.marker` characters (a trial's 100,000 were echoed whole).
     case markerTooLong(characters: Int)
     /// A project's or session's note over `AuditLimits.marker` characters (a trial's 100,000
@@ -234,9 +262,11 @@ public enum AuditError: UserFacingError, Equatable {
             return "There is no audit session \(id); `tv audit sessions` lists them."
         case let .deleteLive(id):
             return "Session \(id) is still recording; stop it (`tv audit stop`) before deleting it."
+        case let .projectLooksLike(new, existing):
+            return "'\(AuditLimits.shown(new))' would list like the project '\(AuditLimits.shown(existing))' (they differ only in invisible joiners or selectors); choose another name or use that one (`tv audit start \(TerminalText.line(ShellWord.quote(existing)))`)."
         case let .badProjectName(name):
             // A long name is shown by its start (a trial's 5,000 characters came back whole).
-            let shown = name.count > 60 ? TerminalText.line(String(name.prefix(60))) + "… (\(ByteWords.grouped(Int64(name.count))) characters)" : TerminalText.line(name)
+            let shown = name.count > 60 ? AuditLimits.shown(String(name.prefix(60))) + "… (\(ByteWords.grouped(Int64(name.count))) characters)" : AuditLimits.shown(name)
             return "'\(shown)' cannot be a project name: give one of at most \(AuditLimits.name) characters, with no control or invisible format character and no space at either end."
         case let .markerTooLong(characters):
             return "The marker's text has \(characters) characters; a marker holds at most \(AuditLimits.marker) (put longer notes in a file beside the bundle)."

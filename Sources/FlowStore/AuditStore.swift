@@ -22,6 +22,11 @@ public struct AuditStore: Sendable {
         guard note.count <= AuditLimits.marker else { throw AuditError.noteTooLong(characters: note.count) }
         return try connection.withDatabase { database in
             if try AuditStore.project(named: name, in: database) != nil { throw AuditError.projectExists(name) }
+            let skeleton = AuditLimits.skeleton(name)
+            let names = try database.prepare("SELECT name FROM audit_projects")
+            var twin: String?
+            try names.forEachRow { row in if twin == nil, let other = row.string(at: 0), AuditLimits.skeleton(other) == skeleton { twin = other } }
+            if let twin { throw AuditError.projectLooksLike(new: name, existing: twin) }
             let insert = try database.prepare("INSERT INTO audit_projects (name, note, created) VALUES (?, ?, ?) RETURNING id")
             try insert.bind([.text(name), .text(note), .integer(now)])
             _ = try insert.step()

@@ -30,8 +30,23 @@ import FlowTerms
         }
         // A joiner or selector with nothing to join or select draws nothing: "a" and "a‍" list alike.
         for name in ["a\u{200D}", "a\u{200D}b", "😀\u{200D}", "\u{200D}😀", "1\u{FE0F}", "x\u{FE0F}", "\u{E0067}\u{E007F}",
-                     "🏴\u{E0067}\u{E0062}", "🏴\u{E007F}", "😀\u{200B}😀", "😀\u{202E}x"] {
+                     "🏴\u{E0067}\u{E0062}", "🏴\u{E007F}", "😀\u{200B}😀", "😀\u{202E}x",
+                     // Tags spelling anything but the three RGI flags draw nothing (a re-check hid text in them).
+                     "🏴\u{E0069}\u{E0067}\u{E006E}\u{E006F}\u{E0072}\u{E0065}\u{E007F}", "🏴\u{E0075}\u{E0073}\u{E0074}\u{E0078}\u{E007F}"] {
             #expect(!AuditLimits.isProjectName(name), "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+    }
+
+    @Test("a name that lists like an existing one (they differ in joiners or selectors) is refused naming it; what is refused is shown with its invisible characters escaped")
+    func lookalikeNames() throws {
+        try withStore { store, _ in
+            _ = try store.audit.newProject(name: "app-🍕🍕", note: "", now: 1)
+            #expect(throws: AuditError.projectLooksLike(new: "app-🍕\u{200D}🍕", existing: "app-🍕🍕")) {
+                try store.audit.newProject(name: "app-🍕\u{200D}🍕", note: "", now: 2)
+            }
+            #expect(AuditError.projectLooksLike(new: "app-🍕\u{200D}🍕", existing: "app-🍕🍕").message
+                    == "'app-🍕\\u{200D}🍕' would list like the project 'app-🍕🍕' (they differ only in invisible joiners or selectors); choose another name or use that one (`tv audit start 'app-🍕🍕'`).")
+            #expect(AuditError.badProjectName("zw\u{200B}sp").message.hasPrefix("'zw\\u{200B}sp' cannot be a project name"))
         }
     }
 
