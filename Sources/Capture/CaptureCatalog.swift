@@ -89,6 +89,14 @@ public struct CaptureCatalog {
         self.folder = folder
     }
 
+    /// How many captures' files were deleted (`tv captures delete`, the captures' limits).
+    /// - Throws: `FlowStoreError`.
+    public func deletedCount() throws -> Int {
+        let select = try database.prepare("SELECT count(*) FROM captures WHERE deleted_at IS NOT NULL")
+        guard try select.step() else { return 0 }
+        return Int(select.int64(at: 0))
+    }
+
     /// The captures whose files were not deleted, newest first. A file's path is always this
     /// folder's name for its seq, never the row's `path` column: a copied or moved data folder
     /// keeps the rows of the folder it came from, and `tv captures delete` in a copy deleted the

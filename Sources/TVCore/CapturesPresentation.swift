@@ -23,11 +23,18 @@ public enum CapturesPresentation {
     }
 
     /// The list, newest first: name, size, time, and the one being written marked Recording.
-    /// - Parameter captureOn: `capture.enabled` now (the empty list says it).
-    public static func lines(_ files: [CaptureFile], folder: String, captureOn: Bool) -> [String] {
+    /// - Parameters:
+    ///   - captureOn: `capture.enabled` now (the empty list says it).
+    ///   - deleted: captures whose files were deleted (an empty list says they were, not "yet":
+    ///     a re-check read "no capture files yet" after a limit deleted them all).
+    public static func lines(_ files: [CaptureFile], folder: String, captureOn: Bool, deleted: Int = 0) -> [String] {
         guard !files.isEmpty else {
-            return ["There are no capture files yet: tv writes one while `tv exec` or `tv run --mode tun` runs with capture.enabled on"
-                + (captureOn ? " (it is on)." : " (it is off: `tv settings set capture.enabled on`).")]
+            let writes = "tv writes one while `tv exec` or `tv run --mode tun` runs with capture.enabled on"
+                + (captureOn ? " (it is on)." : " (it is off: `tv settings set capture.enabled on`).")
+            if deleted > 0 {
+                return ["There are no capture files: the \(deleted == 1 ? "one" : "\(deleted)") made here \(deleted == 1 ? "was" : "were") deleted (`tv captures delete` or the captures' limits); " + writes]
+            }
+            return ["There are no capture files yet: " + writes]
         }
         let rows: [[String]] = files.map { file in
             let name = CaptureFolder.fileName(file.seq)

@@ -31,7 +31,7 @@ struct CaptureCLITests {
             let age = try s.tv("settings", "set", "capture.rotateAge", "soon")
             #expect(age.status == 2 && age.err == "tv: capture.rotateAge takes an age of 10s or more like 90s, 15m, 1h, 30d or 2w, or off, not 'soon'.\n", "\(age)")
             let rotate = try s.tv("settings", "set", "capture.rotateBytes", "128MB")
-            #expect(rotate.out == "Saved capture.rotateBytes = 128MB (was 64MB).\nIt applies when the next `tv exec` or `tv run --mode tun` starts; a running session keeps the value it started with.\n")
+            #expect(rotate.out == "Saved capture.rotateBytes = 128MB (was 64MB).\nIt applies when the next `tv exec` or `tv run --mode tun` starts.\n")
             // A size too large to count is refused as that, not as text that is not a size.
             let huge = try s.tv("settings", "set", "captures.maxBytes", "8589934592GB")
             #expect(huge.status == 2 && huge.err == "tv: captures.maxBytes takes at most 8388607TB, and '8589934592GB' is more bytes than that; set a smaller size, or off for no limit.\n", "\(huge)")
@@ -43,8 +43,15 @@ struct CaptureCLITests {
             #expect(under.status == 2 && under.err == "tv: captures.maxBytes takes at least capture.rotateBytes (128MB): the file being recorded, never deleted, would outgrow 100MB before it was closed; lower capture.rotateBytes first (`tv settings set capture.rotateBytes 100MB`), or set a larger limit.\n", "\(under)")
             #expect(try s.tv("settings", "get", "captures.maxBytes").out == "2GB\n")
             #expect(try s.tv("settings", "set", "capture.rotateBytes", "2GB").status == 0, "equal is allowed")
-            #expect(try s.tv("settings", "set", "capture.rotateBytes", "off").status == 0)
-            #expect(try s.tv("settings", "set", "captures.maxBytes", "100MB").status == 0, "no rotation size: nothing to compare")
+            // No size rotation under a size limit: the file being recorded would outgrow it.
+            let unbounded = try s.tv("settings", "set", "capture.rotateBytes", "off")
+            #expect(unbounded.status == 2 && unbounded.err == "tv: capture.rotateBytes off lets the file being recorded grow past captures.maxBytes (2GB) before it closes, and that file is never deleted; set a size of at most 2GB, or turn captures.maxBytes off first.\n", "\(unbounded)")
+            #expect(try s.tv("settings", "set", "captures.maxBytes", "off", "--yes").status == 0)
+            #expect(try s.tv("settings", "set", "capture.rotateBytes", "off").status == 0, "no limit: nothing to outgrow")
+            let limited = try s.tv("settings", "set", "captures.maxBytes", "100MB")
+            #expect(limited.status == 2 && limited.err == "tv: captures.maxBytes 100MB needs capture.rotateBytes set (it is off): the file being recorded, never deleted, would grow past 100MB before it closed; set capture.rotateBytes to 100MB or less first.\n", "\(limited)")
+            #expect(try s.tv("settings", "set", "capture.rotateBytes", "64MB").status == 0)
+            #expect(try s.tv("settings", "set", "captures.maxBytes", "100MB").status == 0)
             #expect(try s.tv("settings", "set", "capture.rotateBytes", "128MB").status == 2)
             #expect(try s.tv("settings", "get", "capture.snaplen").out == "96\n")
         }

@@ -21,6 +21,14 @@ struct CapturePresentationTests {
         row(5, 12_001_999, .serverToClient, 40, 0x14, .cutOff),
     ]
 
+    @Test("an empty list after deletions says they were deleted, not \"yet\" (a re-check)")
+    func emptyAfterDeletions() {
+        #expect(CapturesPresentation.lines([], folder: "/d/captures", captureOn: true, deleted: 3)
+                == ["There are no capture files: the 3 made here were deleted (`tv captures delete` or the captures' limits); tv writes one while `tv exec` or `tv run --mode tun` runs with capture.enabled on (it is on)."])
+        #expect(CapturesPresentation.lines([], folder: "/d/captures", captureOn: false)
+                == ["There are no capture files yet: tv writes one while `tv exec` or `tv run --mode tun` runs with capture.enabled on (it is off: `tv settings set capture.enabled on`)."])
+    }
+
     @Test("The list: meaning first, flags second, ms since the first packet, a snap-cut packet says what was kept")
     func list() {
         let list = PacketListPresentation(flow: 42, rows: Self.handshake, count: 5)

@@ -146,7 +146,7 @@ final class RunModeTests {
         // While it runs, a dry run from another data folder says a real one would be refused
         // (a trial's said nothing), and changes nothing.
         let dryNow = Sh.run(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dir + "/other-dry", "run", "--mode", "tun", "--dry-run"])
-        #expect(dryNow.status == 0 && dryNow.out.contains("\nA real run would be refused now: "), "\(dryNow)")
+        #expect(dryNow.status == 1 && dryNow.out.contains("\nA real run would be refused now: "), "\(dryNow)")
         #expect(Sh.run(["ip", "-n", host, "rule"]).out == v4Rules)
 
         let https = lab.inHost(["curl", "-sS", "--cacert", lab.tvRoot, "--resolve", "origin.test:443:10.205.0.2", "https://origin.test/index.html"])
@@ -340,7 +340,11 @@ final class RunModeTests {
         // tv status (no session) says what the killed one left and what removes it (a trial's
         // said nothing while a download hung), and changes nothing.
         let status = ns([TVBinary.path!, "--data-dir", lab.dataDir, "status"])
-        #expect(status.status == 3 && status.out.contains("  A `tv run --mode tun` (pid ") && status.out.contains("was killed and left its routing rule for tv0 in place"), "\(status)")
+        #expect(status.status == 3 && status.out.contains("  A `tv run --mode tun` (pid ")
+                && status.out.contains("was killed and left its routing rules for tv0 and net.ipv4.conf.all.rp_filter at 2 (it was 1) in place"), "\(status)")
+        let statusJSON = ns([TVBinary.path!, "--data-dir", lab.dataDir, "status", "--json"])
+        let leftJSON = ((try? JSONSerialization.jsonObject(with: Data(statusJSON.out.utf8))) as? [String: Any])?["leftByKilledTunSession"] as? [String: Any]
+        #expect(leftJSON?["device"] as? String == "tv0" && leftJSON?["rpFilterLoosened"] as? Bool == true, "\(statusJSON)")
         #expect(Sh.run(["ip", "-n", host, "rule"]).out.contains("fwmark 0x7476"))
         let proxy = try Daemon(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dir + "/proxy", "run", "--listen", "127.0.0.1:18499"],
                                log: lab.dir + "/tv-proxy.log")

@@ -83,7 +83,8 @@ enum CaptureCommands {
             return 0
         }
         let on = (try? inv.settingsStore().read())?[SettingKeys.captureEnabled] ?? SettingKeys.captureEnabled.defaultValue
-        for line in CapturesPresentation.lines(files, folder: home.captureDirectory, captureOn: on) { inv.console.line(line) }
+        let deleted = files.isEmpty ? ((try? catalog.deletedCount()) ?? 0) : 0
+        for line in CapturesPresentation.lines(files, folder: home.captureDirectory, captureOn: on, deleted: deleted) { inv.console.line(line) }
         let decrypted = CapturesPresentation.decryptedLines(DecryptedCaptureFiles.listing(home: home))
         if !decrypted.isEmpty { inv.console.line("") }
         for line in decrypted { inv.console.line(line) }

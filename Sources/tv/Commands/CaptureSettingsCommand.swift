@@ -21,7 +21,8 @@ enum CaptureSettingsCommand {
     /// - Returns: the change, and when it applies.
     /// - Throws: `UsageRefusal` for a value that is not one (nothing is saved), what `consent` throws.
     static func set(_ name: String, _ value: String, settings: SettingsStore, consent: () throws -> Void = {}) throws -> (SettingChange, String?) {
-        let nextStart = "It applies when the next `tv exec` or `tv run --mode tun` starts; a running session keeps the value it started with."
+        // A running session says itself that it keeps the value it started with (both said it: a re-check).
+        let nextStart = "It applies when the next `tv exec` or `tv run --mode tun` starts."
         switch name {
         case SettingKeys.captureEnabled.name:
             return (try settings.set(SettingKeys.captureEnabled, to: try SettingsCommands.bool(name, value)), nextStart)
@@ -78,8 +79,15 @@ enum CaptureSettingsCommand {
         let rotating = name == SettingKeys.captureRotateBytes.name
         let rotation = rotating ? size : record[SettingKeys.captureRotateBytes]
         let limit = rotating ? record[SettingKeys.capturesMaxBytes] : size
-        guard case .limit(let rotationBytes) = SettingLimit.bytes(rotation), case .limit(let limitBytes) = SettingLimit.bytes(limit),
-              rotationBytes > limitBytes else { return nil }
+        guard case .limit(let limitBytes) = SettingLimit.bytes(limit) else { return nil }
+        // No size rotation at all: the file being recorded grows until its age rotation (a
+        // re-check saved `off` under a 1MB limit).
+        if case .off = SettingLimit.bytes(rotation) {
+            return rotating
+                ? UsageRefusal("capture.rotateBytes off lets the file being recorded grow past captures.maxBytes (\(limit)) before it closes, and that file is never deleted; set a size of at most \(limit), or turn captures.maxBytes off first.")
+                : UsageRefusal("captures.maxBytes \(size) needs capture.rotateBytes set (it is off): the file being recorded, never deleted, would grow past \(size) before it closed; set capture.rotateBytes to \(size) or less first.")
+        }
+        guard case .limit(let rotationBytes) = SettingLimit.bytes(rotation), rotationBytes > limitBytes else { return nil }
         return rotating
             ? UsageRefusal("capture.rotateBytes takes at most captures.maxBytes (\(limit)): a capture file of \(size) would outgrow the limit on all captures before it was closed, and the file being recorded is never deleted; set a smaller size, or raise captures.maxBytes first.")
             : UsageRefusal("captures.maxBytes takes at least capture.rotateBytes (\(rotation)): the file being recorded, never deleted, would outgrow \(size) before it was closed; lower capture.rotateBytes first (`tv settings set capture.rotateBytes \(size)`), or set a larger limit.")

@@ -153,7 +153,11 @@ enum RunCommands {
                 for line in options.tun.changeLines { console.line("  " + line) }
                 // What would refuse a real run now is said too (a trial's dry run said nothing
                 // while another whole-host session held the routes).
-                if let refusal = tunRefusalsNow(home: home).first { console.line("A real run would be refused now: " + refusal.message) }
+                // Exit 1 then: `tv run --mode tun --dry-run && tv run --mode tun --yes` would go on to a refusal.
+                if let refusal = tunRefusalsNow(home: home).first {
+                    console.line("A real run would be refused now: " + refusal.message)
+                    return 1
+                }
                 return 0
             }
             // Missing privileges, or another whole-host session: refused before asking, or
@@ -274,6 +278,14 @@ enum RunCommands {
         try ControlClient(path: SessionPaths.controlSocket(try inv.home()))
     }
 
+    /// What a killed `tv run --mode tun` left in place, and what removes it: its routing rules
+    /// (both families: `HostRoutingPlan`) and, when it had loosened it, rp_filter (the sentence
+    /// said "its routing rule" alone: a re-check).
+    static func leftRoutingSentence(_ left: HostTunnelClaim.Record) -> String {
+        let rp = left.rpFilterWas.map { " and net.ipv4.conf.all.rp_filter at 2 (it was \(TerminalText.line($0)))" } ?? ""
+        return "A `tv run --mode tun` (pid \(left.pid), data folder \(TerminalText.line(left.dataFolder))) was killed and left its routing rules for \(TerminalText.line(left.device))\(rp) in place: the connections it carried are gone (a download through it hangs until its own timeout), and the next `tv run` or `tv exec` on this host removes them."
+    }
+
     /// What refuses `tv run --mode tun` now, in the order a real run meets them: missing
     /// privileges, another whole-host session (any data folder), and, given `home`, a session
     /// of this data folder (a real run finds it when it binds the control socket).
@@ -295,14 +307,20 @@ enum RunCommands {
         let home = try inv.home()
         guard let response = try LiveSessionStatus.answer(home: home) else {
             if inv.json {
-                inv.console.line(JSONValue.object([("running", .bool(false)), ("dataFolder", .string(home.path))]).serialized(pretty: true))
+                var fields: [(String, JSONValue)] = [("running", .bool(false)), ("dataFolder", .string(home.path))]
+                // What a killed `--mode tun` left, for a script too (only the text said it: a re-check).
+                if let left = HostTunnelClaim.leftNow() {
+                    fields.append(("leftByKilledTunSession", .object([
+                        ("pid", .int(Int64(left.pid))), ("dataFolder", .string(left.dataFolder)), ("device", .string(left.device)),
+                        ("rpFilterLoosened", .bool(left.rpFilterWas != nil)), ("said", .string(Self.leftRoutingSentence(left))),
+                    ])))
+                }
+                inv.console.line(JSONValue.object(fields).serialized(pretty: true))
             } else if !home.exists {
                 inv.console.line(TVHomeError.missing(path: home.path).message)
             } else {
                 inv.console.line("No tv session is running for \(home.path); start one with `tv run`.")
-                if let left = HostTunnelClaim.leftNow() {
-                    inv.console.line("  A `tv run --mode tun` (pid \(left.pid), data folder \(TerminalText.line(left.dataFolder))) was killed and left its routing rule for \(TerminalText.line(left.device)) in place: the connections it carried are gone (a download through it hangs until its own timeout), and the next `tv run` or `tv exec` on this host removes the rule.")
-                }
+                if let left = HostTunnelClaim.leftNow() { inv.console.line("  " + Self.leftRoutingSentence(left)) }
                 // A session a killed `tv run --audit` left recording is closed here, and said
                 // (a re-check's was closed silently, and `tv audit stop` then found none).
                 if let closed = AuditRecording.closeAbandoned(home: home) { inv.console.line("  " + closed) }

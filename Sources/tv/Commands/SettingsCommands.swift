@@ -23,7 +23,7 @@ enum SettingsCommands {
             CommandSpec(name: "get", summary: "One setting's value.",
                         positionals: [PositionalSpec("KEY", help: "The setting's name, e.g. content.expiry.", completions: SettingKeys.all.map(\.name))]),
             CommandSpec(name: "set", summary: "Save one setting and apply it to a running session.",
-                        options: [OptionSpec("yes", help: "Agree to a limit (history.maxAge, captures.maxBytes, captures.maxAge) that deletes what is kept now (without it, such a limit is refused and the count said).")],
+                        options: [OptionSpec("yes", help: "Agree to a limit (history.maxAge, content.expiry, captures.maxBytes, captures.maxAge) that deletes what is kept now (without it, such a limit is refused and the count said).")],
                         // inspection.enabled is turned with `tv inspect on|off`, which check trust first.
                         positionals: [PositionalSpec("KEY", help: "The setting's name.",
                                                      completions: SettingKeys.all.map(\.name).filter { $0 != SettingKeys.inspectionEnabled.name }),
