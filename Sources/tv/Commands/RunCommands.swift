@@ -154,7 +154,9 @@ enum RunCommands {
                 // What would refuse a real run now is said too (a trial's dry run said nothing
                 // while another whole-host session held the routes).
                 // Exit 1 then: `tv run --mode tun --dry-run && tv run --mode tun --yes` would go on to a refusal.
-                if let refusal = tunRefusalsNow(home: home).first {
+                // Another session's refusal only: the dry run needs no root, and a user sees the
+                // changes before running the real one as root.
+                if let refusal = tunRefusalsNow(home: home, privileges: false).first {
                     console.line("A real run would be refused now: " + refusal.message)
                     return 1
                 }
@@ -287,11 +289,12 @@ enum RunCommands {
     }
 
     /// What refuses `tv run --mode tun` now, in the order a real run meets them: missing
-    /// privileges, another whole-host session (any data folder), and, given `home`, a session
-    /// of this data folder (a real run finds it when it binds the control socket).
-    static func tunRefusalsNow(home: TVHome?) -> [any UserFacingError] {
+    /// privileges (unless `privileges` is false), another whole-host session (any data folder),
+    /// and, given `home`, a session of this data folder (a real run finds it when it binds the
+    /// control socket).
+    static func tunRefusalsNow(home: TVHome?, privileges: Bool = true) -> [any UserFacingError] {
         var refusals: [any UserFacingError] = []
-        let missing = Privileges.missing([Privileges.netAdmin])
+        let missing = privileges ? Privileges.missing([Privileges.netAdmin]) : []
         if !missing.isEmpty {
             refusals.append(TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and "),
                                                         purpose: "to make a TUN device and route this host's traffic through it"))
