@@ -207,6 +207,12 @@ struct ConnectionMachineTests {
         #expect(silent.handle(.timeout) == [.armTimer(millis: 0), .close(reset: false)])
         #expect(silent.facts.status == .notEncrypted)
         #expect(silent.facts.error == "closed after 300 s without traffic")
+        // The server closing with nothing said is no plain-text relay (a trial's empty tunnel
+        // read "not encrypted"): failed, with the server's part said.
+        var closed = Self.machine()
+        Self.connected(&closed)
+        #expect(closed.handle(.upstreamClosedFirst) == [.armTimer(millis: 0), .close(reset: false)])
+        #expect(closed.facts.status == .failed && closed.facts.error == "the server closed the connection before either side said anything")
     }
 
     @Test("a ClientHello that never completes fails after the handshake time, not the short wait")

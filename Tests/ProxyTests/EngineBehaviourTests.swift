@@ -239,6 +239,30 @@ final class EngineBehaviourTests {
         #expect(harness.waitIdle())
     }
 
+    @Test("a CONNECT tunnel whose server closes before anything was said: failed with that said, not a plain-text relay of nothing (a trial)")
+    func serverClosesFirst() throws {
+        let harness = try Harness()
+        let closer = try PythonServer("""
+            import socket, sys, time
+            l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(8)
+            c, _ = l.accept(); time.sleep(0.3); c.close(); time.sleep(5)
+            """)
+        defer { closer.stop() }
+        let script = """
+        import socket, sys
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+        s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % sys.argv[2].encode())
+        head = b""
+        while b"\\r\\n\\r\\n" not in head: head += s.recv(1)
+        print(s.recv(10) == b"")
+        """
+        let r = Clients.python(script, [String(harness.port), String(closer.port)])
+        #expect(r.out == "True\n", "\(r)")
+        let flow = try #require(harness.sink.waitForClosed(1).first)
+        #expect(flow.status == .failed && flow.error == "the server closed the connection before either side said anything", "\(flow)")
+        #expect(harness.waitIdle())
+    }
+
     @Test("a client that stops reading what the server sends: closed at the idle timeout with that said, not 'without traffic' (a trial)")
     func clientStoppedReading() throws {
         let harness = try Harness { $0.idleTimeout = 1 }

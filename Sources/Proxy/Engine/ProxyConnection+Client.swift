@@ -151,6 +151,13 @@ extension ProxyConnection {
             }
             return
         }
-        if up.readable || up.peerClosing { feed(.upstreamSpokeFirst) }
+        if up.readable || up.peerClosing { feed(upstreamFirstEvent(up)) }
+    }
+
+    /// What the server did first: spoke, or closed without a byte (peeked: an EOF with nothing
+    /// before it is not a plain-text relay: a trial's empty tunnel read "not encrypted").
+    func upstreamFirstEvent(_ up: Leg) -> ConnectionMachine.Event {
+        var byte: UInt8 = 0
+        return tv_peek(up.fd, &byte, 1) == 0 ? .upstreamClosedFirst : .upstreamSpokeFirst
     }
 }

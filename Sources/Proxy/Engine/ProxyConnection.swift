@@ -189,7 +189,7 @@ final class ProxyConnection: LoopHandler {
             phaseDeadline = millis > 0 ? loop.now + UInt64(millis) * 1_000_000 : 0
             rearm()
         case .watchUpstreamFirstBytes:
-            if let upstream, upstream.readable || upstream.peerClosing { enqueue(.upstreamSpokeFirst) }
+            if let upstream, upstream.readable || upstream.peerClosing { enqueue(upstreamFirstEvent(upstream)) }
         case .startUpstreamTLS(let plan):
             startUpstreamTLS(plan)
         case .startClientTLS(let plan):

@@ -138,6 +138,8 @@ public enum ConnectionFailure: Equatable, Sendable {
     case send(to: Side, LegFailure)
     /// The relay was idle for the idle timeout (seconds).
     case idle(seconds: Int)
+    /// The server closed the connection before either side said anything.
+    case serverClosedFirst
     /// A request was whole and the server sent nothing of its response for the idle timeout
     /// (seconds): tv answered 504 in its place.
     case noResponse(seconds: Int)
@@ -310,6 +312,7 @@ public enum ConnectionFailure: Equatable, Sendable {
             return reset ? "the \(side.word) reset the connection" : "reading from the \(side.word) failed: \(failure.phrase)"
         case let .send(side, failure): return "sending to the \(side.word) failed: \(failure.phrase)"
         case .idle(let seconds): return "closed after \(seconds) s without traffic"
+        case .serverClosedFirst: return "the server closed the connection before either side said anything"
         case .noResponse(let seconds): return "no response from the server within \(seconds) s of the request"
         case let .stoppedReading(side, seconds):
             return "closed after \(seconds) s in which the \(side.word) took nothing of what tv held for it (it stopped reading)"

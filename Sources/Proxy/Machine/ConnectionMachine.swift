@@ -113,6 +113,11 @@ struct ConnectionMachine {
         case .upstreamSpokeFirst:
             guard phase == .awaitingFirstBytes, !sawClientBytes else { return [] }
             return relayRaw(status: .notEncrypted, observeServerHello: false)
+        case .upstreamClosedFirst:
+            // Nothing was said either way: not a plain-text relay (a trial's empty tunnel, closed
+            // by the server's idle timeout, read "not encrypted — plain bytes").
+            guard phase == .awaitingFirstBytes, !sawClientBytes else { return [] }
+            return fail(.serverClosedFirst, reset: false)
         case .timeout: return timeout()
         case .upstreamHandshakeDone(let done): return upstreamHandshakeDone(done)
         case .upstreamHandshakeFailed(let failure):

@@ -143,6 +143,8 @@ extension ConnectionMachine {
         case connectFailed(Errno)
         /// The server sent bytes (or closed) before the client spoke.
         case upstreamSpokeFirst
+        /// The server closed before either side said anything (its end, with no byte before it).
+        case upstreamClosedFirst
         /// The deadline set by `.armTimer` passed.
         case timeout
         case upstreamHandshakeDone(UpstreamHandshake)
