@@ -132,14 +132,19 @@ struct ExchangeReaderHTTP1Tests {
         let p = ExchangePlaybook()
         let first = get(1, "/a", at: 100, queryRemoved: true)
         #expect(p.client("GET /a?token=secret HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 100) == [first])
-        #expect(p.server("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhel", at: 200) == [])
-        var done = first
-        done.status = 200
-        done.reason = "OK"
-        done.contentType = "text/plain"
+        // The head came with part of the body: the row is told with its status while the rest
+        // streams (a trial's Server-Sent Events read "status none" until they ended).
+        var streaming = first
+        streaming.status = 200
+        streaming.reason = "OK"
+        streaming.contentType = "text/plain"
+        streaming.responseBodyBytes = 3
+        streaming.responseWireBytes = 3
+        streaming.responseTime = 200
+        #expect(p.server("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhel", at: 200) == [streaming])
+        var done = streaming
         done.responseBodyBytes = 5
         done.responseWireBytes = 5
-        done.responseTime = 200
         done.endTime = 250
         done.state = .complete
         #expect(p.server("lo", at: 250) == [done])
@@ -259,7 +264,7 @@ struct ExchangeReaderHTTP1Tests {
     func untilClose() {
         let p = ExchangePlaybook()
         p.client("GET / HTTP/1.0\r\n\r\n", at: 1)
-        #expect(p.server("HTTP/1.0 200 OK\r\n\r\nabc", at: 2) == [])
+        #expect(p.server("HTTP/1.0 200 OK\r\n\r\nabc", at: 2).map { [$0.state.rawValue, String($0.status ?? 0)] } == [["open", "200"]])
         let ended = p.end(at: 3)
         #expect(ended.map(\.state) == [.complete])
         #expect(ended.map(\.responseBodyBytes) == [3])
@@ -267,7 +272,7 @@ struct ExchangeReaderHTTP1Tests {
         #expect(ended.map(\.authority) == [nil])
     }
 
-    @Test("split anywhere: every split of a keep-alive stream gives the same rows")
+    @Test("split anywhere: every split of a keep-alive stream gives the same rows (besides the open row told when a head comes before its body)")
     func splitAnywhere() {
         let request = Array("POST /p?q HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n".utf8)
         let response = Array("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nxyz".utf8)
@@ -280,7 +285,9 @@ struct ExchangeReaderHTTP1Tests {
             p.feed(Array(request[split...]), .clientToServer, at: 1)
             p.feed(Array(response[..<min(split, response.count)]), .serverToClient, at: 2)
             p.feed(Array(response[min(split, response.count)...]), .serverToClient, at: 2)
-            #expect(p.emitted == whole.emitted, "split at \(split)")
+            // A split inside the body tells the row once more while the rest comes.
+            let told = p.emitted.filter { !($0.state == .open && $0.status != nil) }
+            #expect(told == whole.emitted, "split at \(split)")
         }
         #expect(whole.emitted.last?.requestBodyBytes == 3)
         #expect(whole.emitted.last?.requestWireBytes == 13)

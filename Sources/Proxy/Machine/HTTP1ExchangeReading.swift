@@ -194,7 +194,21 @@ final class HTTP1ExchangeReading {
         record.endTime = now
     }
 
+    /// A final response head whose body was still to come ended in the burst being read.
+    private var headAwaitingBody = false
+
+    /// Reads one burst of the server's; a final response head read in it whose body goes on
+    /// past it is told once the burst is read (its row shows the status while the body
+    /// streams: a trial's Server-Sent Events read "status none — still open" for seconds). A
+    /// whole small response, head and body in one burst, is told once, as before.
     private func server(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
+        headAwaitingBody = false
+        let stop = readServer(bytes, at: now, emit: emit)
+        if stop == nil, headAwaitingBody, readingResponseBody, let open = pending.first(where: { !$0.responseDone }) { emit(open.record) }
+        return stop
+    }
+
+    private func readServer(_ bytes: UnsafeRawBufferPointer, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         var offset = 0
         while offset < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
@@ -284,6 +298,7 @@ final class HTTP1ExchangeReading {
         } else {
             pending[index].untilClose = framing == .untilClose
             responseBody = body
+            headAwaitingBody = true
         }
         return nil
     }

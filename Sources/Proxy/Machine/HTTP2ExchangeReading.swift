@@ -27,6 +27,8 @@ final class HTTP2ExchangeReading {
     private let requestHeaders: HPACKInflater?
     private let responseHeaders: HPACKInflater?
     private var streams: [UInt32: Stream] = [:]
+    /// Streams whose final response head came in the burst being read.
+    private var headed: [UInt32] = []
     private var sequence = 0
     /// The first failure met while handling a frame.
     private var failure: String?
@@ -61,8 +63,13 @@ final class HTTP2ExchangeReading {
             clientFrames.feed(bytes) { event in client(event, at: now, emit: emit) }
             if let reason = clientFrames.failure { return sequence == 0 ? .notHTTP : .malformed(reason) }
         } else {
+            headed.removeAll(keepingCapacity: true)
             serverFrames.feed(bytes) { event in server(event, at: now, emit: emit) }
             if let reason = serverFrames.failure { return .malformed(reason) }
+            // A final response head whose stream goes on past this burst is told once now, so its
+            // row shows the status while the body streams (HTTP/1 does the same); a response
+            // whole within the burst is told once, at its end, as before.
+            for id in headed { if let stream = streams[id], !stream.responseDone { emit(stream.record) } }
         }
         return failure.map { .malformed($0) }
     }
@@ -131,7 +138,9 @@ final class HTTP2ExchangeReading {
             guard decode(block, with: responseHeaders, on: id, into: { fields.take($0, $1) }) else { return }
             guard let index = streams.index(forKey: id) else { return }
             // In place (`values[index]`): reading `streams[id]` copies the whole record each time.
+            let final = streams.values[index].finalSeen
             answer(&streams.values[index], fields, endStream: endStream, at: now)
+            if !final, streams.values[index].finalSeen, !endStream { headed.append(id) }
             if endStream { finishIfDone(index, at: now, emit: emit) }
         case let .data(id, count, endStream):
             guard let index = streams.index(forKey: id) else { return }
@@ -194,8 +203,10 @@ final class HTTP2ExchangeReading {
     /// A response header block's facts on its stream: the first byte's time, and the final
     /// status (1xx other than 101 are interim, RFC 9110 §15.2) with its content type and coding.
     private func answer(_ stream: inout Stream, _ fields: ResponseFields, endStream: Bool, at now: Int64) {
-        if stream.record.responseTime == nil { stream.record.responseTime = now }
+        // The final response's first byte is the response's (an interim 100's booked an upload
+        // as receiving: a trial, over HTTP/1).
         if let status = fields.status, !stream.finalSeen, status >= 200 || status == 101 {
+            stream.record.responseTime = now
             stream.finalSeen = true
             stream.record.status = status
             stream.record.contentType = fields.contentType
