@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import TVHome
 
@@ -84,5 +85,30 @@ struct TerminalTextTests {
     func json() {
         #expect(JSONValue.string("a\u{1B}b\u{07}\u{00}\u{7F}\u{9B}\u{202E}é").serialized()
                 == #""a\u001bb\u0007\u0000\u007f\u009b\u202eé""#)
+    }
+}
+
+@Suite("Shell words for the commands tv suggests")
+struct ShellWordTests {
+    @Test("plain words as they are, others in single quotes, control and bidi characters in ANSI-C quotes that bash reads back to the same bytes")
+    func quoting() throws {
+        #expect(ShellWord.quote("curl") == "curl")
+        #expect(ShellWord.quote("a b") == "'a b'")
+        #expect(ShellWord.quote("it's") == #"'it'\''s'"#)
+        #expect(ShellWord.quote("User-Agent: ua\u{1B}[31mRED") == #"$'User-Agent: ua\x1b[31mRED'"#)
+        #expect(ShellWord.quote("a\u{202E}b'c\\d") == #"$'a\u202eb\'c\\d'"#)
+        // bash reads each back to the word itself.
+        for word in ["User-Agent: ua\u{1B}[31mRED", "a\u{202E}b'c\\d", "tab\there", "nul-less \u{7F} del"] {
+            let script = "printf %s " + ShellWord.quote(word)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", script]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let out = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(String(decoding: out, as: UTF8.self) == word, "\(script)")
+        }
     }
 }
