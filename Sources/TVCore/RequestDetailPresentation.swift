@@ -118,7 +118,10 @@ public struct RequestDetailPresentation: Sendable {
     }
 
     private func asSent(_ body: Int64, _ wire: Int64) -> String {
-        wire == body ? "" : " (\(Units.bytes(wire)) as sent)"
+        guard wire != body else { return "" }
+        // Sizes that round alike are said in bytes (a trial read "50.0 KiB (50.0 KiB as sent)").
+        if Units.bytes(wire) == Units.bytes(body) { return " (\(ByteWords.grouped(body)) B; \(ByteWords.grouped(wire)) B as sent)" }
+        return " (\(Units.bytes(wire)) as sent)"
     }
 
     /// Hands every line to `emit`: the facts, then the recorded messages or why there are none.

@@ -78,7 +78,7 @@ import Testing
             "programs that ignore these variables are not intercepted:",
             "  • Go programs, for localhost and loopback addresses (net/http never proxies them);",
             "  • Java code that sets its own proxy or trust (HttpClient.Builder.NO_PROXY, Proxy.NO_PROXY, its own SSLContext); HttpClient and HttpURLConnection otherwise follow the properties tv sets;",
-            "  • Node before 24 and 22.21: its http and https modules and its fetch ignore HTTP(S)_PROXY (tv sets NODE_USE_ENV_PROXY=1, which the newer ones need);",
+            "  • Node before 24 (before 22.21 on the 22 line): its http and https modules and its fetch ignore HTTP(S)_PROXY (tv sets NODE_USE_ENV_PROXY=1, which the versions since need);",
             "  • browsers (their own proxy settings and NSS certificate database), and programs that bring their own CA list or pin certificates.",
             "`sudo tv exec -- python3` (a network namespace) catches everything.",
         ])

@@ -80,7 +80,7 @@ import Testing
             "  flow 7, exchange 3 of it, HTTP/1.1",
             "  status 200 OK — complete",
             "  request body 0 B",
-            "  response body 1.2 KiB (1.2 KiB as sent), text/html",
+            "  response body 1.2 KiB (1,234 B; 1,245 B as sent), text/html",
             "  started 2025-12-01 20:13:20.000 UTC; first response byte after 12 ms; ended after 35 ms",
             "  the query string was not kept (content keeping was off, or the content has expired or was deleted)",
         ])
