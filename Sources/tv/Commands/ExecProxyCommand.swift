@@ -31,7 +31,10 @@ enum ExecProxyCommand {
             // None went through tv: the command (or its runtime) ignored the proxy variables,
             // and nothing of it is in the history (a Node 20 fetch went direct unsaid: a trial).
             if session.acceptedWhileRunning == 0 {
-                console.note("tv: \(arguments[0]) exited with \(code); no connection went through tv while it ran, so it made none or went direct (the programs listed above ignore the proxy variables; `sudo tv exec -- \(arguments[0])` catches everything).")
+                // Loopback goes direct by NO_PROXY unless --proxy-loopback: said first (a trial's
+                // localhost requests were put down to programs that ignore the variables).
+                let loopback = options.proxyLoopback ? "" : "NO_PROXY sends \(ProxyEnvironment.loopbackHosts.joined(separator: ", ")) direct unless --proxy-loopback; "
+                console.note("tv: \(arguments[0]) exited with \(code); no connection went through tv while it ran, so it made none or went direct (\(loopback)the programs listed above ignore the proxy variables; `sudo tv exec -- \(arguments[0])` catches everything).")
             } else {
                 console.note("tv: \(arguments[0]) exited with \(code); its connections are in \(home.path) (`tv flows`).")
             }
