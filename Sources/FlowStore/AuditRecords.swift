@@ -191,7 +191,9 @@ public enum AuditLimits {
     }
 
     /// `name` as it lists: without the joiners and variation selectors an emoji sequence may hold,
-    /// so two names that draw alike (`🍕🍕` and `🍕` ZWJ `🍕`: a re-check made both) compare equal.
+    /// so two names that draw alike (`🍕🍕` and `🍕` ZWJ `🍕`: a re-check made both) compare equal;
+    /// `String`'s `==` also takes canonically equivalent spellings (é as one code point, or e and a
+    /// combining accent) as equal.
     public static func skeleton(_ name: String) -> String {
         String(String.UnicodeScalarView(name.unicodeScalars.filter { ![0x200D, 0xFE0E, 0xFE0F].contains($0.value) }))
     }
@@ -263,7 +265,7 @@ public enum AuditError: UserFacingError, Equatable {
         case let .deleteLive(id):
             return "Session \(id) is still recording; stop it (`tv audit stop`) before deleting it."
         case let .projectLooksLike(new, existing):
-            return "'\(AuditLimits.shown(new))' would list like the project '\(AuditLimits.shown(existing))' (they differ only in invisible joiners or selectors); choose another name or use that one (`tv audit start \(TerminalText.line(ShellWord.quote(existing)))`)."
+            return "'\(AuditLimits.shown(new))' would list like the project '\(AuditLimits.shown(existing))' (they differ only in invisible joiners or selectors, or in how the same letters are encoded, as é is one code point or e and an accent); choose another name or use that one (`tv audit start \(TerminalText.line(ShellWord.quote(existing)))`)."
         case let .badProjectName(name):
             // A long name is shown by its start (a trial's 5,000 characters came back whole).
             let shown = name.count > 60 ? AuditLimits.shown(String(name.prefix(60))) + "… (\(ByteWords.grouped(Int64(name.count))) characters)" : AuditLimits.shown(name)

@@ -95,9 +95,17 @@ public enum HARExport {
                 fields = replacing("bodySize", with: .int(sent), in: fields)
                 // HAR's content.size is the whole body's length; of a cut body without a content
                 // coding that is what was sent (its text holds what was kept, and says so).
-                if row.contentEncoding == nil, case .object(let parts) = fields,
-                   let content = parts.first(where: { $0.0 == "content" })?.1 {
-                    fields = replacing("content", with: replacing("size", with: .int(sent), in: content), in: fields)
+                if case .object(let parts) = fields, let content = parts.first(where: { $0.0 == "content" })?.1 {
+                    if row.contentEncoding == nil {
+                        fields = replacing("content", with: replacing("size", with: .int(sent), in: content), in: fields)
+                    } else {
+                        // A coded body's whole decoded length is not known: its size is the kept
+                        // part's, said so (a trial read a cut gzip body's 157,344 beside a plain
+                        // cut body's whole 5,242,880 without a word).
+                        fields = replacing("content", with: Self.noting(
+                            "the body was cut (recording budget): size is the decoded length of the kept part; the whole body was \(sent) bytes as sent (bodySize)",
+                            in: content), in: fields)
+                    }
                 }
             }
             responseFields = fields
@@ -132,6 +140,17 @@ public enum HARExport {
     }
 
     /// `object` with `key`'s value replaced (the field keeps its place).
+    /// `object` with `note` as its `comment` (after any comment it has).
+    static func noting(_ note: String, in object: JSONValue) -> JSONValue {
+        guard case .object(var fields) = object else { return object }
+        if let index = fields.firstIndex(where: { $0.0 == "comment" }), case .string(let said) = fields[index].1 {
+            fields[index].1 = .string(said + " " + note)
+        } else {
+            fields.append(("comment", .string(note)))
+        }
+        return .object(fields)
+    }
+
     static func replacing(_ key: String, with value: JSONValue, in object: JSONValue) -> JSONValue {
         guard case .object(let fields) = object else { return object }
         return .object(fields.map { $0.0 == key ? (key, value) : $0 })

@@ -45,7 +45,7 @@ import FlowTerms
                 try store.audit.newProject(name: "app-🍕\u{200D}🍕", note: "", now: 2)
             }
             #expect(AuditError.projectLooksLike(new: "app-🍕\u{200D}🍕", existing: "app-🍕🍕").message
-                    == "'app-🍕\\u{200D}🍕' would list like the project 'app-🍕🍕' (they differ only in invisible joiners or selectors); choose another name or use that one (`tv audit start 'app-🍕🍕'`).")
+                    == "'app-🍕\\u{200D}🍕' would list like the project 'app-🍕🍕' (they differ only in invisible joiners or selectors, or in how the same letters are encoded, as é is one code point or e and an accent); choose another name or use that one (`tv audit start 'app-🍕🍕'`).")
             #expect(AuditError.badProjectName("zw\u{200B}sp").message.hasPrefix("'zw\\u{200B}sp' cannot be a project name"))
         }
     }

@@ -93,6 +93,27 @@ import Testing
 }
 
 extension HARExportTests {
+    /// A gzip body the recording budget cut: its whole decoded length is not known, so content's
+    /// size is the kept part's, and the content says so (a trial read it beside a plain cut
+    /// body's whole size without a word); no `compression` is claimed.
+    @Test func aCutCodedBodySaysItsSizeIsTheKeptPart() throws {
+        let sent = Int64(EncodedBodies.gzip.count + 1_000)
+        let c = try #require(conversation(TurnRecorder.turns(from: [
+            Chunk(up, at: 0, b("GET /z HTTP/1.1\r\nHost: a.test\r\n\r\n")),
+            Chunk(down, at: 0, b("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Type: text/plain\r\nContent-Length: \(sent)\r\n\r\n") + EncodedBodies.gzip),
+        ])))
+        var flow = HARFlow(id: 7, startTime: start, scheme: "https", host: "a.test", serverAddress: "192.0.2.1", serverPort: 443, conversation: c)
+        flow.pairRows([ExchangeRecord(flowID: 7, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "https", authority: "a.test",
+                                      path: "/z", status: 200, reason: "OK", responseBodyBytes: sent, responseWireBytes: sent, contentType: "text/plain",
+                                      contentEncoding: "gzip", requestTime: start, responseTime: start + 10, endTime: start + 20, state: .complete)])
+        let text = HARExport.text([flow], creatorVersion: "0.1")
+        let log = try #require((try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["log"] as? [String: Any])
+        let response = try #require((log["entries"] as? [[String: Any]])?.first?["response"] as? [String: Any])
+        let content = try #require(response["content"] as? [String: Any])
+        #expect(response["bodySize"] as? Int == Int(sent) && content["compression"] == nil, "\(response)")
+        #expect((content["comment"] as? String)?.hasSuffix("the body was cut (recording budget): size is the decoded length of the kept part; the whole body was \(sent) bytes as sent (bodySize)") == true, "\(content)")
+    }
+
     /// A keep-alive connection whose first request (a 100,000-byte upload) the turn limit cut:
     /// the client side was recorded no further, so the next two requests are not in the content,
     /// only their responses. Their rows become entries (a trial's HAR held 1 entry of 3 and said

@@ -239,6 +239,19 @@ final class EngineBehaviourTests {
         #expect(harness.waitIdle())
     }
 
+    /// A Python client (argv: tv's port, the server's port) that opens a CONNECT tunnel through
+    /// tv, reads its 200's head, then runs `then` (Python lines, `s` the socket).
+    static func tunnelClient(then: String) -> String {
+        """
+        import socket, sys, time
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+        s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % sys.argv[2].encode())
+        head = b""
+        while b"\\r\\n\\r\\n" not in head: head += s.recv(1)
+
+        """ + then + "\n"
+    }
+
     @Test("a CONNECT tunnel whose server closes before anything was said: failed with that said, not a plain-text relay of nothing (a trial)")
     func serverClosesFirst() throws {
         let harness = try Harness()
@@ -248,14 +261,7 @@ final class EngineBehaviourTests {
             c, _ = l.accept(); time.sleep(0.3); c.close(); time.sleep(5)
             """)
         defer { closer.stop() }
-        let script = """
-        import socket, sys
-        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
-        s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % sys.argv[2].encode())
-        head = b""
-        while b"\\r\\n\\r\\n" not in head: head += s.recv(1)
-        print(s.recv(10) == b"")
-        """
+        let script = Self.tunnelClient(then: "print(s.recv(10) == b\"\")")
         let r = Clients.python(script, [String(harness.port), String(closer.port)])
         #expect(r.out == "True\n", "\(r)")
         let flow = try #require(harness.sink.waitForClosed(1).first)
@@ -277,15 +283,7 @@ final class EngineBehaviourTests {
             time.sleep(5)
             """)
         defer { talker.stop() }
-        let script = """
-        import socket, sys, time
-        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
-        s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % sys.argv[2].encode())
-        head = b""
-        while b"\\r\\n\\r\\n" not in head: head += s.recv(1)
-        time.sleep(4)
-        print("done")
-        """
+        let script = Self.tunnelClient(then: "time.sleep(4)\nprint(\"done\")")
         let r = Clients.python(script, [String(harness.port), String(talker.port)])
         #expect(r.out == "done\n", "\(r)")
         let flow = try #require(harness.sink.waitForClosed(1).first)
