@@ -110,8 +110,8 @@ extension EngineLoop {
         case opened(UDPFlow)
         /// Not opened and not answered (counted as a drop).
         case dropped
-        /// A query to the tunnel's DNS address that could not go to a resolver (`why`; nil: this
-        /// host has none): tv answers it SERVFAIL, so the program does not wait.
+        /// A query to the tunnel's DNS address that could not go to `resolver` (nil: this host has
+        /// none) for `why`: tv answers it SERVFAIL, so the program does not wait.
         case queryUnsent(resolver: PacketEndpoint?, why: ConnectionFailure.Unreachable)
     }
 
@@ -173,33 +173,6 @@ extension EngineLoop {
         // A DNS association's flows are its queries (`noteQuery`), as the flow list has them.
         if !flow.isDNS { counters.udpFlows.wrappingAdd(1, ordering: .relaxed) }
         return .opened(flow)
-    }
-
-    /// The row of a query to the tunnel's DNS address that never reached a resolver: failed,
-    /// named after its question, ended when tv answered it SERVFAIL (`answerBytes`).
-    private func recordUnsentQuery(_ id: UInt64, _ key: UDPFlowKey, _ payload: UnsafeRawBufferPointer, resolver: PacketEndpoint?,
-                                   why: ConnectionFailure.Unreachable, answerBytes: Int?) {
-        guard let sink else { return }
-        var facts = FlowFacts(id: id, startMicros: EngineClock.wallMicros(), client: key.app.endpoint)
-        facts.transport = .udp
-        facts.server = (resolver ?? key.remote).endpoint
-        facts.port = 53
-        facts.status = .notEncrypted
-        if case .success(let message) = DNSMessageParser.parse(payload), !message.isResponse, message.questions.count == 1,
-           let question = message.questions.first, !question.name.isEmpty {
-            facts.host = question.name
-            facts.hostOrigin = .dnsQuestion
-        }
-        facts.bytesFromClient = UInt64(payload.count)
-        facts.packetsFromClient = 1
-        facts.bytesFromServer = UInt64(answerBytes ?? 0)
-        facts.packetsFromServer = answerBytes == nil ? 0 : 1
-        facts.fail(.unreachable(target: resolver.map { $0.endpoint.description } ?? "a resolver", why,
-                                answered: answerBytes == nil ? nil : .serverFailure))
-        facts.lastActivityMicros = facts.startMicros
-        facts.durationMicros = 0
-        sink.flowOpened(facts)
-        closed(facts)
     }
 
     /// A query on a DNS association: its own flow, named after the question.
@@ -316,19 +289,6 @@ extension EngineLoop {
         default: break
         }
         closed(query.facts)
-    }
-
-    /// No resolver to ask: answer SERVFAIL from the DNS address at once, so the app does not wait.
-    /// - Returns: the answer's DNS message bytes, nil when none could be made.
-    @discardableResult
-    private func answerServerFailure(_ key: UDPFlowKey, _ query: UnsafeRawBufferPointer, flow: UInt64) -> Int? {
-        guard let reply = DNSMessageParser.serverFailure(answering: query) else { return nil }
-        let room = key.app.address.isIPv6 ? 48 : 28
-        reply.withUnsafeBytes { (writeBuffer.baseAddress! + room).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        guard let length = PacketBuilder.udp(into: writeBuffer, source: key.remote, destination: key.app, payloadCount: reply.count) else { return nil }
-        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: flow, .serverToClient)
-        writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
-        return reply.count
     }
 
     /// The upstream path cannot carry the app's datagram whole (it may not be fragmented,
