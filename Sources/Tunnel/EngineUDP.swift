@@ -358,7 +358,7 @@ extension EngineLoop {
     /// A UDP flow or DNS query ended: its row closed, and counted with the proxy's closed flows,
     /// so `tv status`'s `closed`, `tv top` and the metrics count what the flow list shows (a
     /// trial's status left out every UDP and DNS flow).
-    private func closed(_ facts: FlowFacts) {
+    func closed(_ facts: FlowFacts) {
         sink?.flowClosed(facts)
         proxy.frontEndClosed(facts.status)
     }
