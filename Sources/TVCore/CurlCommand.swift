@@ -20,14 +20,17 @@ public struct CurlCommand: Sendable, Equatable {
     /// - Parameter flowContentKept: the flow has kept content this request is not in (its note
     ///   then says so, not that content keeping was off: a re-check).
     /// - Parameter destination: where the request was sent when its URL names another server.
-    public init(_ exchange: ExchangeRecord, request: HTTPMessage?, flowContentKept: Bool = false, destination: RequestDestination? = nil) {
+    /// - Parameter fallbackAuthority: where the request went when its row names no authority
+    ///   (its connection's host and port); `localhost` when not given.
+    public init(_ exchange: ExchangeRecord, request: HTTPMessage?, flowContentKept: Bool = false, destination: RequestDestination? = nil,
+                fallbackAuthority: String? = nil) {
         var words = ["curl"]
         let scheme = exchange.scheme ?? "http"
         // HTTP/2 in clear is prior knowledge: `--http2` sends an HTTP/1.1 Upgrade there (RFC
         // 9113 §3.3 has no Upgrade; a trial's h2c row printed it).
         if exchange.httpVersion == "HTTP/2" { words.append(scheme == "http" ? "--http2-prior-knowledge" : "--http2") }
         if exchange.httpVersion == "HTTP/1.0" { words.append("--http1.0") }
-        let authority = exchange.authority ?? "localhost"
+        let authority = exchange.authority ?? fallbackAuthority ?? "localhost"
         if let destination { words += ["--connect-to", destination.curlConnectTo] }
         guard let request else {
             words += CurlCommand.methodWords(exchange.method, withBody: false)

@@ -1,6 +1,7 @@
 import FlowStore
 import FlowTerms
 import HTTPReading
+import Proxy
 import Recording
 import TVHome
 
@@ -33,10 +34,15 @@ public struct RequestReading: KeptContentReading {
         let conversation = try RequestReading.recordedConversation(flow: exchange.flowID, content: content)
         let recorded = conversation.flatMap { RequestReading.match(exchange, in: $0.exchanges) }
         let stopped = conversation?.problems.first
-        let destination = try flows.flow(id: exchange.flowID).flatMap { RequestDestination.differing(exchange, on: $0) }
+        let flow = try flows.flow(id: exchange.flowID)
+        let destination = flow.flatMap { RequestDestination.differing(exchange, on: $0) }
         switch shape {
         case .curl:
-            let curl = CurlCommand(exchange, request: recorded?.request, flowContentKept: conversation != nil, destination: destination)
+            // A row without an authority (a request tv refused before reading its Host) is sent
+            // where its connection went (it read `https://localhost/…`: a re-check).
+            let fallback = flow.map { Endpoint(address: $0.host ?? $0.serverAddress, port: UInt16(clamping: $0.serverPort)).description }
+            let curl = CurlCommand(exchange, request: recorded?.request, flowContentKept: conversation != nil, destination: destination,
+                                   fallbackAuthority: fallback)
             if let note = curl.note { output.note("tv: " + note) }
             output.line(curl.command)
         case .shown(json: true, _):

@@ -109,6 +109,12 @@ import Testing
     @Test func curlWithoutAndWithContent() {
         let bare = CurlCommand(Self.finished, request: nil)
         #expect(bare.command == "curl https://example.com/a")
+        // A row without an authority (a request tv refused before its Host) goes where its
+        // connection went (it read https://localhost/…: a re-check).
+        var refused = Self.finished
+        refused.authority = nil
+        #expect(CurlCommand(refused, request: nil, fallbackAuthority: "localhost:21501").command == "curl https://localhost:21501/a")
+        #expect(CurlCommand(refused, request: nil).command == "curl https://localhost/a")
         #expect(bare.note == "Its headers, query string and body were not kept (content keeping was off, or the content has expired or was deleted), so this command sends the method and URL only.")
         #expect(CurlCommand(Self.finished, request: nil, flowContentKept: true).note
                 == "Its headers, query string and body were not kept: this request is not in the content kept of its connection (its recording budget ran out first, or it expired or was deleted); so this command sends the method and URL only.")
