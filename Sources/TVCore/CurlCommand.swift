@@ -36,6 +36,12 @@ public struct CurlCommand: Sendable, Equatable {
             words += CurlCommand.methodWords(exchange.method, withBody: false)
             words.append("\(scheme)://\(authority)\(exchange.path)")
             command = words.map(ShellWord.quote).joined(separator: " ")
+            // A request tv answered itself (one it could not read, refused with its 400) is not
+            // read out of the kept turns: not the budget's doing (a re-check's note said so).
+            if exchange.state == .answered && flowContentKept {
+                note = "tv answered this request itself (`tv request \(exchange.id)` says why) and did not read it out of the kept turns (`tv turns \(exchange.flowID)` shows its bytes), so this command sends the method and URL only."
+                return
+            }
             let why = flowContentKept
                 ? ": this request is not in the content kept of its connection (its recording budget ran out first, or it expired or was deleted);"
                 : " (content keeping was off, or the content has expired or was deleted),"

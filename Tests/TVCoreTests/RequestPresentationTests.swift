@@ -115,6 +115,9 @@ import Testing
         refused.authority = nil
         #expect(CurlCommand(refused, request: nil, fallbackAuthority: "localhost:21501").command == "curl https://localhost:21501/a")
         #expect(CurlCommand(refused, request: nil).command == "curl https://localhost/a")
+        refused.state = .answered
+        #expect(CurlCommand(refused, request: nil, flowContentKept: true).note
+                == "tv answered this request itself (`tv request 42` says why) and did not read it out of the kept turns (`tv turns 7` shows its bytes), so this command sends the method and URL only.")
         #expect(bare.note == "Its headers, query string and body were not kept (content keeping was off, or the content has expired or was deleted), so this command sends the method and URL only.")
         #expect(CurlCommand(Self.finished, request: nil, flowContentKept: true).note
                 == "Its headers, query string and body were not kept: this request is not in the content kept of its connection (its recording budget ran out first, or it expired or was deleted); so this command sends the method and URL only.")
