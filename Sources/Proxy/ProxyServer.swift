@@ -171,7 +171,8 @@ public final class ProxyServer: Sendable {
         state.withLock { $0.running?.shared.newFlowID() }
     }
 
-    /// A front end closed a flow of its own that no loop ever had (the TUN's refused connects):
+    /// A front end closed a flow of its own that no loop ever had (the TUN's refused connects,
+    /// UDP flows and DNS queries):
     /// counted with the loops' closed flows, so `tv status` and `tv diag` agree with the flow
     /// list (a trial's refused connect was listed failed while both said 0 failed).
     public func frontEndClosed(_ status: FlowStatus) {

@@ -43,9 +43,9 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         self.address = address
         self.port = port
     }
-    /// `127.0.0.1:8080`, `[::1]:8080`.
     // A byte test, not `String.contains`: with Foundation imported that is NSString's search,
     // and a request in reverse mode ran CoreFoundation's (faulting its pages in at rest, issue 21).
+    /// `127.0.0.1:8080`, `[::1]:8080`.
     public var description: String { address.utf8.contains(UInt8(ascii: ":")) ? "[\(address)]:\(port)" : "\(address):\(port)" }
 }
 

@@ -38,7 +38,7 @@ public struct PinKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `a.test:443`, `[::1]:8443`: the host and port, as a sentence names them.
-    public var target: String { host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var target: String { Endpoint(address: host, port: port).description }
 
     /// `a.test:443 from 127.0.0.1 (hello 1a2b3c4d5e6f)`.
     public var description: String { "\(target) from \(client)" }
