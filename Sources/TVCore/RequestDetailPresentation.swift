@@ -85,7 +85,7 @@ public struct RequestDetailPresentation: Sendable {
         switch e.state {
         case .open: status += " — still open"
         case .complete: status += " — complete"
-        case .incomplete: status += " — ended before it was complete"
+        case .incomplete: status += " — incomplete: the connection ended before the exchange did"
         case .answered:
             // A shared row's flow is that instance's: this data folder's flow of the id is
             // another connection (a trial's hint named one).

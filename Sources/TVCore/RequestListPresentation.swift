@@ -76,18 +76,19 @@ public struct RequestListPresentation: Sendable {
     }
 
     /// `200`, `404 Not Found` only in the detail; here the code (`502 by tv` when tv answered in
-    /// the server's place, `200 cut` when the response never reached its end: an aborted
-    /// download read as a plain `200`, a trial), or what stands for none: `—` while open, `cut`
-    /// when it ended without a response.
+    /// the server's place, `200 incomplete` when the response never reached its end: an aborted
+    /// download read as a plain `200`, a trial), or what stands for none: `—` while open,
+    /// `incomplete` when it ended without a response. The word is the state's name, as the JSON,
+    /// the detail and the HAR say it (`cut` belongs to what a budget or snaplen kept).
     public static func status(_ e: ExchangeRecord) -> String {
         if let status = e.status {
             switch e.state {
             case .answered: return "\(status) by tv"
-            case .incomplete: return "\(status) cut"
+            case .incomplete: return "\(status) incomplete"
             case .open, .complete: return String(status)
             }
         }
-        return e.state == .open ? "—" : "cut"
+        return e.state == .open ? "—" : "incomplete"
     }
 
     /// `12 B → 1.2 KiB`: request body, then response body (`—` without a response).
@@ -109,7 +110,7 @@ public struct RequestListPresentation: Sendable {
 
     /// The line `tv run --log requests` prints when an exchange ends, like mitmdump's:
     /// `20:31:05.120 GET https://example.com/a?… 200 1.2 KiB 35 ms` (time UTC, the response
-    /// body size; an exchange that ended without a response says `cut`).
+    /// body size; an exchange that ended without a response says `incomplete`).
     public static func logLine(_ e: ExchangeRecord) -> String {
         let time = Units.utcMillis(e.endTime ?? e.requestTime)
         let clock = time.split(separator: " ").dropFirst().first.map(String.init) ?? time

@@ -22,7 +22,7 @@ struct ExchangeEdgesRunTests {
         #expect(rows.first?.string("path") == "/gone")
         let listed = try box.tv("requests").out
         #expect(listed.contains("502 by tv"), "\(listed)")
-        #expect(!listed.contains("cut"), "\(listed)")
+        #expect(!listed.contains("incomplete"), "\(listed)")
         let id = rows.first?.int("id") ?? 0
         let detail = try box.tv("request", String(id)).out
         #expect(detail.contains("status 502 Bad Gateway — answered by tv, not the server"), "\(detail)")

@@ -27,11 +27,11 @@ import Testing
         #expect(RequestListPresentation.duration(open) == "open")
         var cut = open
         cut.state = .incomplete
-        #expect(RequestListPresentation.status(cut) == "cut")
+        #expect(RequestListPresentation.status(cut) == "incomplete")
         // A response whose end never came (an aborted download) is not a plain 200 (a trial).
         var aborted = e
         aborted.state = .incomplete
-        #expect(RequestListPresentation.status(aborted) == "200 cut")
+        #expect(RequestListPresentation.status(aborted) == "200 incomplete")
         #expect(RequestListPresentation.status(e) == "200")
         let connect = ExchangeRecord(flowID: 1, sequence: 1, httpVersion: "HTTP/1.1", method: "CONNECT", scheme: "https",
                                      authority: "example.com:443", path: "example.com:443", requestTime: 0, connect: true)
