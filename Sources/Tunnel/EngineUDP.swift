@@ -164,7 +164,8 @@ extension EngineLoop {
             facts.packetsFromServer = 0
             nameFromDNS(&facts, address: key.remote.address)
             flow.facts = facts
-            sink.flowOpened(facts)
+            flow.awaitsProgram = true
+            sink.flowOpened(facts) { [inbox] in inbox.post { $0.udpProgramLookedUp(key, flow: id) } }
         }
         if !flow.isDNS { startQUICRead(flow, payload) }
         udpFlows[key] = flow
@@ -337,6 +338,8 @@ extension EngineLoop {
 
     func closeUDPFlow(_ key: UDPFlowKey, wallMicros: Int64, reason: String?) {
         guard let flow = udpFlows.removeValue(forKey: key) else { return }
+        // A held port unreachable is the flow's end: said to the app before the socket goes.
+        if flow.heldUnreachable != nil { releaseHeldUnreachable(flow, closing: true) }
         loop.unregister(flow.token)
         loop.unwatch(flow.fd)
         close(flow.fd)

@@ -25,6 +25,13 @@ import Glibc
 /// addresses, protocol and ports and takes the MTU from the ICMP header (Linux icmp_unreach /
 /// icmpv6_notify → udp_err; RFC 1191 and RFC 8201 use nothing else), so keeping a copy of every
 /// large datagram's header on the hot path would buy nothing.
+///
+/// A port unreachable ends the app's exchange at once (its socket reports ECONNREFUSED and a
+/// program such as `nc -u` or a resolver's stub exits or closes it), so one that comes before
+/// the flow's program lookup has answered is held, as a refused connect's reset is
+/// (`EngineHeldFailure.swift`): kept whole in the flow and written once the lookup answers, or
+/// after `failedConnectHoldNanos`. Passed on at once, 1 of 3 such flows in a trial read "not
+/// known". A path-MTU signal is never held: the app's next datagram depends on it.
 extension EngineLoop {
     /// Error-queue entries read per EPOLLERR (the rest come on the next turn: epoll is level-triggered).
     static let errorQueueBatch = 16
@@ -89,8 +96,45 @@ extension EngineLoop {
             counters.upstreamErrorsIgnored.wrappingAdd(1, ordering: .relaxed)
             return
         }
-        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: flow.facts?.id ?? 0, .serverToClient)
-        writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
+        let packet = UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n])
+        if case .portUnreachable = action, flow.awaitsProgram {
+            if flow.heldUnreachable == nil {
+                flow.heldUnreachable = Array(packet)
+                loop.armTimer(flow.token, at: now + Self.failedConnectHoldNanos)
+            } else {
+                // The app's later datagram's: the held one already tells its socket.
+                counters.upstreamErrorsIgnored.wrappingAdd(1, ordering: .relaxed)
+            }
+            return
+        }
+        deliverUpstreamError(action, packet, flow: flow)
+    }
+
+    /// `flow`'s program lookup answered (the sink's callback, through the inbox): a port
+    /// unreachable held for it goes now. `id` tells a later flow of the same five-tuple apart.
+    func udpProgramLookedUp(_ key: UDPFlowKey, flow id: UInt64) {
+        guard let flow = udpFlows[key], flow.facts?.id == id else { return }
+        releaseHeldUnreachable(flow)
+    }
+
+    /// Ends `flow`'s wait for its lookup (answered, its hold timed out, the flow closing): the
+    /// held port unreachable is written to the app and fails the flow, which then closes
+    /// (unless `closing`: its caller is closing it).
+    func releaseHeldUnreachable(_ flow: UDPFlow, closing: Bool = false) {
+        flow.awaitsProgram = false
+        guard let held = flow.heldUnreachable else { return }
+        flow.heldUnreachable = nil
+        held.withUnsafeBytes { deliverUpstreamError(.portUnreachable, $0, flow: flow) }
+        if !closing, flow.facts?.status == .failed, udpFlows[flow.key] === flow {
+            closeUDPFlow(flow.key, wallMicros: EngineClock.wallMicros(), reason: nil)
+        }
+    }
+
+    /// Writes the ICMP error `packet` (built by `writeUpstreamError`) to the app and says it on
+    /// the flow.
+    private func deliverUpstreamError(_ action: UpstreamErrorAction, _ packet: UnsafeRawBufferPointer, flow: UDPFlow) {
+        capture(packet, flow: flow.facts?.id ?? 0, .serverToClient)
+        writeTUN(packet)
         if case .pathTooSmall = action {
             counters.pathMTUSignals.wrappingAdd(1, ordering: .relaxed)
         } else {

@@ -32,6 +32,10 @@ final class UDPFlow: LoopHandler {
     var quicReader: QUICNameReader?
     /// DNS: the queries waiting for answers, by message id.
     var queries: [UInt16: DNSQueryFlow] = [:]
+    /// The program lookup for this flow has not answered yet (`EngineUDPErrors.swift`).
+    var awaitsProgram = false
+    /// A port unreachable for the app, held until the lookup answers (the whole ICMP packet).
+    var heldUnreachable: [UInt8]?
 
     init(engine: EngineLoop, key: UDPFlowKey, fd: Int32, upstream: PacketEndpoint, isDNS: Bool, now: UInt64) {
         self.engine = engine
@@ -46,6 +50,11 @@ final class UDPFlow: LoopHandler {
         engine.syncClock()
         if events & tv_EPOLLERR != 0 { engine.udpErrorQueue(key) }
         engine.udpReadable(key)
+    }
+
+    func loopTimer(deadline: UInt64) {
+        engine.syncClock()
+        engine.releaseHeldUnreachable(self)
     }
 }
 
