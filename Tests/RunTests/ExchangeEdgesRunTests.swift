@@ -156,4 +156,49 @@ struct ExchangeEdgesRunTests {
             #expect(byPath[path]?.int("status") == 502 && byPath[path]?.string("state") == "answered", "\(path): \(rows)")
         }
     }
+
+    @Test("a response streaming for seconds: its row shows the status and the bytes so far while it lasts (it kept the head's burst's size until the end: a trial), then complete with all of them")
+    func streamingRowGrows() throws {
+        let server = try PythonServer(#"""
+            import socket, sys, threading, time
+            l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            l.bind(("127.0.0.1", int(sys.argv[1]))); l.listen(4)
+            while True:
+                c, _ = l.accept()
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += c.recv(65536)
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 10000\r\n\r\n" + b"a" * 1000)
+                for _ in range(9):
+                    time.sleep(0.7); c.sendall(b"b" * 1000)
+                c.close()
+            """#)
+        defer { server.stop() }
+        let world = try RunWorld(createCA: false)
+        let box = world.sandbox
+        let tv = try world.run()
+        let client = Background.python("""
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            s.sendall(b"GET http://127.0.0.1:%s/slow HTTP/1.1\\r\\nHost: 127.0.0.1:%s\\r\\n\\r\\n" % (sys.argv[2].encode(), sys.argv[2].encode()))
+            n = 0
+            while True:
+                chunk = s.recv(65536)
+                if not chunk: break
+                n += len(chunk)
+            print(n)
+            """, [String(tv.port), String(server.port)])
+        defer { client.stop() }
+        var grown: JSON?
+        for _ in 0..<60 where grown == nil {
+            usleep(200_000)
+            let rows = try box.json("requests")["requests"] as? [JSON] ?? []
+            grown = rows.first { $0.string("state") == "open" && $0.int("status") == 200 && ($0.int("responseBodyBytes") ?? 0) > 1000 }
+        }
+        #expect(grown != nil, "no open row grew past the head's burst")
+        _ = try box.waitForNoOpenConnections()
+        try tv.stop()
+        let rows = try box.json("requests")["requests"] as? [JSON] ?? []
+        #expect(rows.count == 1 && rows.first?.string("state") == "complete" && rows.first?.int("responseBodyBytes") == 10000, "\(rows)")
+    }
 }

@@ -6,7 +6,8 @@ import Wire
 /// (`HTTP1ExchangeReading`), HTTP/2 with `Wire`'s frame scanner and one nghttp2 HPACK inflater
 /// per direction (`HTTP2ExchangeReading`; no HTTP/2 session of its own). Pure: bytes and times
 /// in, `ExchangeRecord`s out (each exchange once when its request head is read, as `.open`, and
-/// once when it ends, `.complete` or `.incomplete`).
+/// once when it ends, `.complete` or `.incomplete`; between, `.open` again at its response head
+/// when the body streams past that burst, and every 2 s or more while its bytes move).
 ///
 /// Bounded per connection: heads up to 64 KiB, header blocks up to 256 KiB, at most
 /// `Settings.maxOpen` exchanges waiting at once. The first thing that cannot be read (a broken
@@ -99,14 +100,32 @@ final class ExchangeReader {
                 readsHTTP1 = true
             }
         }
+        var due = false
+        if progress == nil { progress = FlowProgressReport(startMicros: micros) } else { due = progress!.isDue(atMicros: micros) }
         let found: Stop?
-        if let http2 {
-            found = http2.feed(bytes, direction, at: micros, emit: emit)
+        if due {
+            // A burst that told rows itself (a head, an end) tells no open row again.
+            var told = false
+            found = read(bytes, direction, at: micros) { told = true; emit($0) }
+            if found == nil, !told {
+                if let http2 { http2.eachOpen(emit) } else { http1?.eachOpen(emit) }
+            }
         } else {
-            found = http1!.feed(bytes, direction, at: micros, emit: emit)
+            found = read(bytes, direction, at: micros, emit: emit)
         }
         if let found { halt(found, at: micros, emit: emit) }
     }
+
+    private func read(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at micros: Int64, emit: (ExchangeRecord) -> Void) -> Stop? {
+        if let http2 { return http2.feed(bytes, direction, at: micros, emit: emit) }
+        return http1!.feed(bytes, direction, at: micros, emit: emit)
+    }
+
+    /// While bytes move, the open exchanges are told again at most every
+    /// `FlowProgressReport.intervalMicros` (in a burst that told none itself), so a download or
+    /// upload that streams for minutes shows its sizes growing in `tv requests` (its row kept
+    /// the sizes of its head until it ended: a trial). Nil until the first burst.
+    private var progress: FlowProgressReport?
 
     /// Whether an HTTP/1 request head ended in what was fed since the last call with its body
     /// still to come (`HTTP1ExchangeReading.takeBodyWait`): the driver acknowledges the head at

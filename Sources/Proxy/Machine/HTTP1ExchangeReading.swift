@@ -69,6 +69,11 @@ final class HTTP1ExchangeReading {
         return first.requestDone && !first.responseDone && responseHead == nil && responseBody == nil && early.isEmpty
     }
 
+    /// Every exchange read and not yet told ended, as it stands (sizes so far).
+    func eachOpen(_ emit: (ExchangeRecord) -> Void) {
+        for entry in pending { emit(entry.record) }
+    }
+
     /// Reads one burst; returns why reading must stop, if it must.
     func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         direction == .clientToServer ? client(bytes, at: now, emit: emit) : server(bytes, at: now, emit: emit)

@@ -57,6 +57,11 @@ final class HTTP2ExchangeReading {
         return splitBefore
     }
 
+    /// Every stream open, as it stands (sizes so far), by stream id (the order they opened).
+    func eachOpen(_ emit: (ExchangeRecord) -> Void) {
+        for id in streams.keys.sorted() { emit(streams[id]!.record) }
+    }
+
     /// Reads one burst; returns why reading must stop, if it must.
     func feed(_ bytes: UnsafeRawBufferPointer, _ direction: Direction, at now: Int64, emit: (ExchangeRecord) -> Void) -> ExchangeReader.Stop? {
         if direction == .clientToServer {
