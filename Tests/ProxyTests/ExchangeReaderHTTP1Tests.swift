@@ -293,7 +293,7 @@ struct ExchangeReaderHTTP1Tests {
         #expect(whole.emitted.last?.requestWireBytes == 13)
     }
 
-    @Test("not HTTP: a TLS record is refused at once and nothing is emitted; broken HTTP later is malformed")
+    @Test("not HTTP: a TLS record is refused at once and nothing is emitted; broken HTTP later is malformed; a response head tv cannot read is answered 502 by tv when none of it was passed on")
     func notHTTPAndMalformed() {
         let tls = ExchangePlaybook()
         #expect(tls.feed([0x16, 0x03, 0x01, 0x00, 0x05], .clientToServer, at: 1) == [])
@@ -309,6 +309,18 @@ struct ExchangeReaderHTTP1Tests {
             Issue.record("expected malformed, got \(String(describing: broken.reader.stop))")
             return
         }
+        // Begun in this burst: tv's 502 in its place (passed on, a trial's row read "cut").
+        let badName = ExchangePlaybook()
+        badName.client("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 1)
+        let refused = badName.server("HTTP/1.1 200 OK\r\nX@Bad: 1\r\nContent-Length: 3\r\n\r\nabc", at: 2)
+        #expect(refused.map { "\($0.status ?? 0) \($0.state.rawValue) \($0.endTime ?? 0)" } == ["502 answered 2"])
+        #expect(badName.reader.stop == .refused("A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1).", answered: true))
+        // Begun in an earlier burst, already passed on: reading stops, the row incomplete.
+        let split = ExchangePlaybook()
+        split.client("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 1)
+        #expect(split.server("HTTP/1.1 200 OK\r\n", at: 2).isEmpty)
+        #expect(split.server("X@Bad: 1\r\n\r\n", at: 3).map(\.state) == [.incomplete])
+        #expect(split.reader.stop == .malformed("A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)."))
     }
 
     @Test("a request head that breaks the rules (a NUL or DEL in its target, a NUL in a field value) is refused with a row, its line salvaged and its target's bytes escaped, answered 400 by tv (it was forwarded and answered with no row: a trial)")

@@ -405,7 +405,7 @@ struct ExchangeRowsRunTests {
         #expect(log.components(separatedBy: "GET /index.html").count - 1 == 4, "\(log)")
     }
 
-    @Test("plain HTTP in a CONNECT tunnel: a response with both Content-Length and Transfer-Encoding (which the client may read otherwise) is not passed on; the client gets tv's 502 saying why, the row reads 502 by tv (it was relayed as is and recorded as 3 bytes: a trial)")
+    @Test("plain HTTP in a CONNECT tunnel: a response with both Content-Length and Transfer-Encoding (which the client may read otherwise), or a header name that is not a token, is not passed on; the client gets tv's 502 saying why, the row reads 502 by tv (relayed as is, it was recorded as 3 bytes, or cut with no status: trials)")
     func ambiguousResponseIsRefused() throws {
         let server = try PythonServer(#"""
             import sys
@@ -413,6 +413,9 @@ struct ExchangeRowsRunTests {
             class H(BaseHTTPRequestHandler):
                 protocol_version = "HTTP/1.1"
                 def do_GET(self):
+                    if self.path == "/badname":
+                        self.wfile.write(b"HTTP/1.1 200 OK\r\nX@Bad: 1\r\nContent-Length: 3\r\n\r\nabc")
+                        return
                     self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
                 def log_message(self, *a):
                     pass
@@ -423,10 +426,14 @@ struct ExchangeRowsRunTests {
         let tv = try world.run()
         let r = try box.curl(["-x", tv.proxyURL, "-p", "-sS", "-w", "\n%{http_code}", "http://127.0.0.1:\(server.port)/both"])
         #expect(r.out.hasPrefix("tv: the server's response was not understood: The response has both Content-Length and Transfer-Encoding") && r.out.hasSuffix("\n502"), "\(r)")
+        let name = try box.curl(["-x", tv.proxyURL, "-p", "-sS", "-w", "\n%{http_code}", "http://127.0.0.1:\(server.port)/badname"])
+        #expect(name.out == "tv: the server's response was not understood: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1).\n\n502", "\(name)")
         _ = try box.waitForNoOpenConnections()
         try tv.stop()
         let rows = (try box.json("requests")["requests"] as? [JSON] ?? [])
-        #expect(rows.map { "\($0.string("path") ?? "") \($0.int("status") ?? 0) \($0.string("state") ?? "")" } == ["/both 502 answered"], "\(rows)")
+        #expect(rows.map { "\($0.string("path") ?? "") \($0.int("status") ?? 0) \($0.string("state") ?? "")" } == ["/badname 502 answered", "/both 502 answered"], "\(rows)")
+        let flows = try box.json("flows")["flows"] as? [JSON] ?? []
+        #expect(flows.contains { $0.string("error") == "the server's response was not understood: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)." }, "\(flows)")
     }
 
     @Test("HTTP/2 server push through the reverse front-end (nghttpd pushing two stylesheets with its page, nghttp accepting them): each pushed response is a row of its own beside the page's (they had none: a trial)")

@@ -246,13 +246,25 @@ final class HTTP1ExchangeReading {
                 responseStartedAt = now
                 if pending[index].record.responseTime == nil { pending[index].record.responseTime = now }
             }
+            // Nothing of the head was passed on yet: it began this burst, and nothing before it
+            // in the burst (the relay drops a refused burst whole).
+            let headBeginsBurst = offset == 0 && responseHead!.gathered.isEmpty
             let (result, consumed) = responseHead!.consumeHead(rest)
             offset += consumed
             switch result {
             case .needMoreData:
                 return nil
             case .malformed(let reason):
-                return .malformed(reason)
+                // A head tv cannot read (a header name that is not a token, a bare CR, a status
+                // line that is none) is not passed on: the client gets tv's 502 with the reason,
+                // as the plain path answers and nginx does for "upstream sent invalid header".
+                // Passed on, its row read "cut" with no status while the client got a response
+                // (a trial). Part of it already passed on, reading stops and the bytes go on.
+                guard headBeginsBurst else { return .malformed(reason) }
+                var answered = pending.remove(at: index).record
+                Self.answeredByTV(&answered, status: 502, at: now)
+                emit(answered)
+                return .refused(reason, answered: true)
             case .response(let head):
                 responseHead = nil
                 // Framing the client may read otherwise: not forwarded; tv's 502 answers the
