@@ -7,8 +7,17 @@ struct Invocation {
     let command: ParsedCommand
     let environment: [String: String]
     let console: Console
-    /// Seconds since 1970-01-01 UTC, read once per invocation.
-    let now: Int64
+    /// Microseconds since 1970-01-01 UTC, read once per invocation.
+    let nowMicros: Int64
+    /// The same in whole seconds.
+    var now: Int64 { nowMicros / 1_000_000 }
+
+    init(command: ParsedCommand, environment: [String: String], console: Console, nowMicros: Int64 = Int64(Date().timeIntervalSince1970 * 1_000_000)) {
+        self.command = command
+        self.environment = environment
+        self.console = console
+        self.nowMicros = nowMicros
+    }
 
     /// The data folder, from `--data-dir`, `TV_HOME`, `XDG_DATA_HOME` or `HOME`, refused when
     /// another user could change it (`TVHome.checkTrust`).

@@ -32,8 +32,7 @@ do {
             console.out(parser.help(for: parsed.path) ?? "")
             exit(2)
         }
-        let invocation = Invocation(command: parsed, environment: ProcessInfo.processInfo.environment,
-                                    console: console, now: Int64(Date().timeIntervalSince1970))
+        let invocation = Invocation(command: parsed, environment: ProcessInfo.processInfo.environment, console: console)
         let code = try handler(invocation)
         // A result that did not all reach standard output (a full disk behind `>`) is not a
         // success, whatever the command concluded from what it wrote.

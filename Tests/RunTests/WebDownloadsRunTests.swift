@@ -130,6 +130,22 @@ struct WebDownloadsRunTests {
         #expect(relative.contains("a trust store's path must be absolute") && relative.hasSuffix("\n400"), "\(relative)")
         let absolute = try box.curl(post + ["--data", #"{"key":"trust.store","value":"file:/tmp/tv-web-bundle.pem"}"#, served.base + "/api/settings"]).out
         #expect(absolute.hasSuffix("\n200"), "\(absolute)")
+        // A limit that deletes what is kept: not saved unagreed; 409 with the question, its count
+        // as `tv settings set` says it (the page asked a generic sentence: a trial); agreed, saved.
+        #expect(try box.curl(["-x", session.proxyURL, "--cacert", world.pki.upstreamCA, "-o", "/dev/null", world.url("/index.html")]).status == 0)
+        // Asked at once: the flow may still be in the session's writer (it was not counted, and
+        // saving deleted it: a re-check); 1.1 s after it started.
+        usleep(1_100_000)
+        let unagreed = try box.curl(post + ["--data", #"{"key":"history.maxAge","value":"1s"}"#, served.base + "/api/settings"]).out
+        #expect(unagreed.hasSuffix("\n409"), "\(unagreed)")
+        let asked = try JSONSerialization.jsonObject(with: Data(unagreed.dropLast(4).utf8)) as? [String: Any]
+        let consent = asked?["consent"] as? String ?? ""
+        #expect(consent.hasPrefix("history.maxAge 1s deletes 1 of the 1 connections kept (those started before ") && consent.hasSuffix("), with their requests, packets and content, as soon as it is saved. Save it?"), "\(unagreed)")
+        #expect(try box.flowRows().count == 1)
+        let asCLI = try box.tv("settings", "set", "history.maxAge", "1s")
+        #expect(asCLI.status == 1 && asCLI.err.contains(" connections kept (those started before ") && asCLI.err.hasSuffix("as soon as it is saved; add --yes to save it.\n"), "\(asCLI)")
+        let agreed = try box.curl(post + ["--data", #"{"key":"history.maxAge","value":"1s","yes":true}"#, served.base + "/api/settings"]).out
+        #expect(agreed.hasSuffix("\n200") && agreed.contains("Saved history.maxAge = 1s"), "\(agreed)")
     }
 
     @Test func dashboardFiguresNeverHoldFlowEvents() throws {

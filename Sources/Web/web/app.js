@@ -102,6 +102,8 @@ async function fetchJSON(path, options) {
   if (!response.ok) {
     const error = new Error((body && body.error) || ("tv web answered " + response.status + "."));
     error.status = response.status;
+    // A change tv would make only when agreed to (409): the question to ask, with its count.
+    error.consent = (body && typeof body.consent === "string") ? body.consent : null;
     throw error;
   }
   return body;

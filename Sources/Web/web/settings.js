@@ -46,21 +46,21 @@ function settingRow(s, said) {
     control = h("form", { class: "inline", "data-setting": s.name, onsubmit: async e => {
       e.preventDefault();
       const out = e.target.querySelector("[role=status]");
-      // A limit deletes what is past it at once: asked here, as `--yes` is on the command line.
-      const deletes = {
-        "history.maxAge": "Connections that started longer ago than that are deleted at once, with their requests, packets and content (m is minutes: a month is 30d).",
-        "captures.maxAge": "Capture files older than that are deleted at once (m is minutes: a month is 30d).",
-        "captures.maxBytes": "The oldest capture files are deleted at once until the captures fit.",
-        "content.expiry": "Decrypted content recorded longer ago than that is deleted at once.",
-      }[s.name];
-      // content.expiry deletes only when it gets shorter (1h < 1d < 1w); a longer one is saved at once.
-      const expiries = ["1h", "1d", "1w"];
-      const shortens = s.name !== "content.expiry" || expiries.indexOf(input.value) < expiries.indexOf(current);
-      const yes = Boolean(deletes) && shortens && input.value.trim().toLowerCase() !== "off";
-      if (yes && !confirm(`Save ${s.name} = ${input.value}? ${deletes}`)) return;
       out.replaceChildren(h("span", { class: "muted" }, "Saving…"));
       try {
-        const answer = await post("/api/settings", { key: s.name, value: input.value, yes });
+        let answer;
+        try {
+          answer = await post("/api/settings", { key: s.name, value: input.value, yes: false });
+        } catch (err) {
+          // A limit that deletes what is kept at once is saved only when agreed to, as `--yes`
+          // is on the command line: tv says how much it deletes, and the page asks that.
+          if (err.status !== 409 || !err.consent) throw err;
+          if (!confirm(err.consent)) {
+            out.replaceChildren(h("p", { class: "said" }, "Not saved: " + s.name + " stays " + (current || "none") + "."));
+            return;
+          }
+          answer = await post("/api/settings", { key: s.name, value: input.value, yes: true });
+        }
         // Everything is read again: a change may have changed others (limits applied, a session told).
         settings({ name: s.name, said: answer.said });
       } catch (err) { out.replaceChildren(errorCard(err.message)); }

@@ -5,18 +5,39 @@ import Settings
 import TVCore
 import TVHome
 
+/// A limit that would delete what is kept as soon as it is saved, refused until agreed to: the
+/// command line says "add --yes" (exit 1); tv web asks with the same count and sends the change
+/// again agreed (`WebAPI.setSetting`: a 409 whose `consent` is `question`). Its page used to
+/// guess which changes delete and asked without the count (a trial).
+struct LimitConsentNeeded: UserFacingError {
+    /// What saving deletes: `history.maxAge 1d deletes 3 of the 10 connections kept (…), with
+    /// their requests, packets and content, as soon as it is saved`.
+    let deletes: String
+    /// Said after it (`(m is minutes: a month is 30d)`), or empty.
+    var aside = ""
+
+    var message: String { deletes + "; add --yes to save it" + (aside.isEmpty ? "." : " " + aside + ".") }
+    /// The page's question.
+    var question: String { deletes + (aside.isEmpty ? "" : " " + aside) + ". Save it?" }
+}
+
 /// A history.maxAge that deletes connections already kept is said first, and saved only with
 /// --yes: a trial's `1s` (and `1m`, minutes, for a month) deleted the whole history with one
 /// line of output, the count only in the session's own log.
 enum HistoryAgeConsent {
     /// Refuses (exit 1) when flows started before now − `micros` are kept, naming how many.
     static func check(_ inv: Invocation, age: String, micros: Int64) throws {
+        // A running session's writer first writes the flows it holds: a flow that had just
+        // closed was not counted, and the session deleted it once the limit was saved (a
+        // re-check's tv web saved `1s` without asking and deleted 1 connection).
+        try? FlowCommands.askSessionToFlush(inv)
         guard let home = try? inv.existingHome(), let storage = try LimitConsentStore.open(home) else { return }
         defer { storage.close() }
-        let cutoff = inv.now * 1_000_000 - micros
+        let cutoff = inv.nowMicros - micros
         // Closed flows outside audit sessions: what the deletion takes.
         guard let (older, all) = try? storage.flowsDoomed(startedBefore: cutoff), older > 0 else { return }
-        throw UsageRefusal("history.maxAge \(age) deletes \(ByteWords.grouped(Int64(older))) of the \(ByteWords.grouped(Int64(all))) connections kept (those started before \(Units.utc(cutoff / 1_000_000))), with their requests, packets and content, as soon as it is saved; add --yes to save it" + (age.hasSuffix("m") ? " (m is minutes: a month is 30d)." : "."), exitCode: 1)
+        throw LimitConsentNeeded(deletes: "history.maxAge \(age) deletes \(ByteWords.grouped(Int64(older))) of the \(ByteWords.grouped(Int64(all))) connections kept (those started before \(Units.utc(cutoff / 1_000_000))), with their requests, packets and content, as soon as it is saved",
+                                 aside: age.hasSuffix("m") ? "(m is minutes: a month is 30d)" : "")
     }
 }
 
@@ -39,12 +60,12 @@ enum CaptureLimitConsent {
               var limits = try? StorageLimitsReading.limits(settings.read()),
               let storage = try LimitConsentStore.open(home) else { return }
         defer { storage.close() }
-        let now = inv.now * 1_000_000
+        let now = inv.nowMicros
         let already = (try? storage.captureFilesDoomed(limits, now: now)) ?? (files: 0, bytes: 0)
         if name == SettingKeys.capturesMaxBytes.name { limits.capturesMaxBytes = n } else { limits.capturesMaxAge = n }
         guard let doomed = try? storage.captureFilesDoomed(limits, now: now), doomed.files > already.files else { return }
         let more = doomed.files - already.files
-        throw UsageRefusal("\(name) \(value) deletes \(more) capture file\(more == 1 ? "" : "s") (\(Units.bytes(doomed.bytes - already.bytes))) that the limits in force keep, as soon as it is saved; add --yes to save it.", exitCode: 1)
+        throw LimitConsentNeeded(deletes: "\(name) \(value) deletes \(more) capture file\(more == 1 ? "" : "s") (\(Units.bytes(doomed.bytes - already.bytes))) that the limits in force keep, as soon as it is saved")
     }
 }
 
@@ -56,14 +77,16 @@ enum ContentExpiryConsent {
     static func check(_ inv: Invocation, expiry: ContentExpiry, settings: SettingsStore) throws {
         guard let home = try? inv.existingHome(), let record = try? settings.read(),
               let current = ContentExpiry(text: record[SettingKeys.contentExpiry]),
-              expiry.microseconds < current.microseconds,
-              let storage = try LimitConsentStore.open(home) else { return }
+              expiry.microseconds < current.microseconds else { return }
+        // The turns a running session holds are written first, as for history.maxAge.
+        try? FlowCommands.askSessionToFlush(inv)
+        guard let storage = try LimitConsentStore.open(home) else { return }
         defer { storage.close() }
-        let now = inv.now * 1_000_000
+        let now = inv.nowMicros
         guard let after = try? storage.contentTurnsExpiring(expiry, now: now),
               let before = try? storage.contentTurnsExpiring(current, now: now), after > before else { return }
         let more = after - before
-        throw UsageRefusal("content.expiry \(expiry.text) deletes \(ByteWords.grouped(Int64(more))) decrypted turn\(more == 1 ? "" : "s") that \(current.text) keeps (those recorded before \(Units.utc((now - expiry.microseconds) / 1_000_000))), as soon as it is saved; add --yes to save it.", exitCode: 1)
+        throw LimitConsentNeeded(deletes: "content.expiry \(expiry.text) deletes \(ByteWords.grouped(Int64(more))) decrypted turn\(more == 1 ? "" : "s") that \(current.text) keeps (those recorded before \(Units.utc((now - expiry.microseconds) / 1_000_000))), as soon as it is saved")
     }
 }
 

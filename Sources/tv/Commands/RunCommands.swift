@@ -196,7 +196,7 @@ enum RunCommands {
         try offerCA(inv, options: options, home: home, beforeAsking: introOnce)
 
         // `tv top` tells starting and a failed start apart from off (`SessionStartRecord`).
-        SessionStartRecord(state: .starting, pid: getpid(), atMicros: inv.now * 1_000_000).write(home)
+        SessionStartRecord(state: .starting, pid: getpid(), atMicros: inv.nowMicros).write(home)
         let session: Session
         // `--audit PROJECT` (i21-audit): the audit session records for as long as this one runs;
         // refused (another is recording, no such project) before anything listens.

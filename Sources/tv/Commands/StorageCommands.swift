@@ -42,7 +42,7 @@ enum StorageCommands {
         if inv.json {
             inv.console.line(StoragePresentation.json(figures).serialized(pretty: true))
         } else {
-            for line in StoragePresentation.lines(figures, now: inv.now * 1_000_000) { inv.console.line(line) }
+            for line in StoragePresentation.lines(figures, now: inv.nowMicros) { inv.console.line(line) }
         }
         return 0
     }

@@ -120,7 +120,8 @@ struct WebAPI: Sendable {
 
     /// POST /api/settings with `{"key": K, "value": V}` (and `"yes": true` for `--yes`): `tv
     /// settings set K V` (saved first, then a running session told), answered with what it said
-    /// (`{"said": TEXT}`) or its refusal.
+    /// (`{"said": TEXT}`) or its refusal; a limit that would delete what is kept, without
+    /// `"yes"`, is not saved: 409 `{"consent": QUESTION}` with the count (`LimitConsentNeeded`).
     func setSetting(_ body: [UInt8]) -> WebResponse {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
               let key = object["key"] as? String, let value = object["value"] as? String else {
@@ -132,7 +133,7 @@ struct WebAPI: Sendable {
         if key == SettingKeys.trustStore.name, let store = try? TrustStoreSpec(parsing: value), store.path.map({ !$0.hasPrefix("/") }) == true {
             return WebResponse.error("In tv web, a trust store's path must be absolute (it would be read against the folder tv web was started in); write it from /.", status: 400)
         }
-        // `"yes": true`: the page asked first (a limit that deletes what is kept: `LimitConsent`).
+        // `"yes": true`: the page asked the 409's question first (`LimitConsentNeeded`).
         var answer = run(["settings", "set", key, value] + (object["yes"] as? Bool == true ? ["--yes"] : []))
         // A refused key or value is a bad request, never a missing thing (the command's exit 1).
         if answer.status == 404 { answer.status = 400 }
@@ -204,13 +205,15 @@ struct WebAPI: Sendable {
             }
             var console = Console()
             console.capture = capture
-            let code = try handler(Invocation(command: parsed, environment: environment, console: console,
-                                              now: Int64(Date().timeIntervalSince1970)))
+            let code = try handler(Invocation(command: parsed, environment: environment, console: console))
             exitCode = code
             status = code == 0 ? 200 : 500
         } catch let error as CommandLineError {
             status = 400
             sentence = error.message
+        } catch let consent as LimitConsentNeeded {
+            // Not saved: the page asks `consent` and sends the change again with `"yes": true`.
+            return WebResponse.json(JSONValue.object([("error", .string(consent.question)), ("consent", .string(consent.question))]).serialized(), status: 409)
         } catch let error as UserFacingError {
             status = [1: 404, 2: 400, 3: 409][error.exitCode] ?? 500
             sentence = error.message

@@ -177,22 +177,46 @@ try:
         fail("the refusal is not the command's sentence: " + refusal)
     # The refusal's 400 is logged by the browser itself; it is the answer asked for, not an error.
     errors.extend(m for m in severe_messages(driver) if not ("/api/settings" in m and "status of 400" in m))
-    # history.maxAge deletes what is older at once: the page asks first; declined, nothing is sent.
-    def save_age(value, answer):
-        driver.execute_script("window.asked = null; window.confirm = m => { window.asked = m; return arguments[0]; }", answer)
+    # A limit is sent unagreed first; tv answers 409 with its question (the count of what it
+    # deletes) when it would delete what is kept, and the page asks that and sends it again
+    # agreed. This session's flows are all in its audit session, which no limit deletes, so the
+    # server's 409 is stood in for once (every other answer is the server's).
+    def save_age(value, answer, consent):
+        driver.execute_script("""
+            window.asked = null; window.posted = [];
+            window.confirm = m => { window.asked = m; return arguments[0]; };
+            const real = window.realFetch || (window.realFetch = window.fetch);
+            window.fetch = (path, options) => {
+              if (String(path).endsWith("/api/settings") && options && options.method === "POST") {
+                const sent = JSON.parse(options.body);
+                window.posted.push(sent);
+                if (arguments[1] && !sent.yes) return Promise.resolve(new Response(JSON.stringify({ error: arguments[1], consent: arguments[1] }),
+                  { status: 409, headers: { "Content-Type": "application/json" } }));
+              }
+              return real(path, options);
+            };""", answer, consent)
         age = driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] input")
         age.clear()
         age.send_keys(value)
         driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] button[type=submit]").click()
-        return wait_for("the page to ask", lambda: driver.execute_script("return window.asked"))
-    asked = save_age("52w", False)
-    if "deleted at once" not in asked:
-        fail("history.maxAge was not asked about: " + asked)
-    time.sleep(0.5)
-    if driver.execute_script("return document.querySelector(\"form[data-setting='history.maxAge'] .said\")"):
-        fail("a declined history.maxAge was saved")
-    save_age("52w", True)
+    question = "history.maxAge 1s deletes 3 of the 3 connections kept (those started before 2026-12-06 00:00:00 UTC), with their requests, packets and content, as soon as it is saved. Save it?"
+    save_age("1s", False, question)
+    declined = wait_for("the decline said", lambda: driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] .said").text)
+    asked = driver.execute_script("return window.asked")
+    posted = driver.execute_script("return window.posted")
+    if asked != question or not declined.startswith("Not saved: history.maxAge stays ") or posted != [{"key": "history.maxAge", "value": "1s", "yes": False}]:
+        fail("a limit tv asks about was asked as %r, said %r, sent %r" % (asked, declined, posted))
+    # Nothing kept is deleted by 52w: saved at once, nothing asked, sent once unagreed.
+    save_age("52w", False, None)
     wait_for("history.maxAge saved", lambda: driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] .said").text.startswith("Saved history.maxAge = 52w (was "))
+    if driver.execute_script("return window.asked") is not None or driver.execute_script("return window.posted") != [{"key": "history.maxAge", "value": "52w", "yes": False}]:
+        fail("a limit that deletes nothing was asked about or sent agreed")
+    # Agreed: sent again with yes, and the server's answer said.
+    save_age("53w", True, question.replace("1s", "53w"))
+    wait_for("history.maxAge saved agreed", lambda: driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] .said").text.startswith("Saved history.maxAge = 53w (was 52w"))
+    if driver.execute_script("return window.posted") != [{"key": "history.maxAge", "value": "53w", "yes": False}, {"key": "history.maxAge", "value": "53w", "yes": True}]:
+        fail("an agreed limit was sent as %r" % driver.execute_script("return window.posted"))
+    driver.execute_script("if (window.realFetch) window.fetch = window.realFetch")
     if "tv inspect on|off" not in driver.find_element(By.ID, "row-setting-inspection-enabled").text:
         fail("inspection is not pointed to `tv inspect`")
     driver.save_screenshot(os.path.join(OUT, "settings-changed-1280x800.png"))
