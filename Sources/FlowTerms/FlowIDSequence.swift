@@ -42,6 +42,9 @@ public final class FlowIDSequence: Sendable {
         }
     }
 
+    /// The id `next()` hands out next (unless a `raise` comes first).
+    public var upcoming: Int64 { nextID.load(ordering: .relaxed) }
+
     /// The largest id handed out since the start or the last `raise`; nil when none was (a
     /// `tv exec` that made no flow has only its id range's start, 2³² past the others: marked as
     /// the store's, it moved every later session's ids there).

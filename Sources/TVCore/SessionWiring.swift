@@ -23,6 +23,8 @@ final class SessionWiring: Sendable {
     let home: TVHome
     /// The shared store this session also writes to (`--store`, `store.url`); nil for none.
     let shared: SharedStoreWiring?
+    /// Run with `--store ''`: the first id of its flows, which stay here (`StoreKeptLocal`).
+    let keptLocalFirst: Int64?
     /// Names the program behind each flow (its own thread; answers go to `writer`).
     let programs: ProgramLookup
     let pinning: PersistentPinningMemory
@@ -149,6 +151,12 @@ final class SessionWiring: Sendable {
         } else if let instance = InstanceIdentity.storedID(home), let mark = StoreHighestMark.read(home: home, instance: instance) {
             writer.raiseIDFloor(above: mark)
         }
+        // `--store ''`: this session's flows stay here (`StoreKeptLocal`); a line a killed
+        // session left open closes before this session's first id either way.
+        keptLocalFirst = options.storeURL == "" ? writer.ids.upcoming : nil
+        if let error = StoreKeptLocal.sessionStarts(home: home, first: writer.ids.upcoming, keptLocal: keptLocalFirst != nil), keptLocalFirst != nil {
+            throw FlowStoreError.cannotOpen(path: home.path + "/" + StoreKeptLocal.fileName, reason: "\(error)")
+        }
         self.home = home
         if let sentence = InterruptedFlowsNotice.sentence(writer.interruptedAtStart) { say(sentence) }
         var announce: (@Sendable (PinKey, PinKind, String) -> Void)?
@@ -248,6 +256,7 @@ final class SessionWiring: Sendable {
         let sharedFinished = shared?.writer.close(waitingAtMost: Self.sharedStopWait) ?? true
         requestLog?.drain()
         store.closeEmptyingWAL()
+        if let first = keptLocalFirst { StoreKeptLocal.sessionStops(home: home, first: first, last: writer.highestAllocatedID) }
         var final = losses
         if let shared {
             // What this session may have sent: a start after a restore, with the store not

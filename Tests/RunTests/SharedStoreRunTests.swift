@@ -375,7 +375,7 @@ struct SharedStoreRunTests {
         let said = "2 flows this data folder recorded (started "
         var log = ""
         for _ in 0..<100 where !log.contains(said) { log = c.log(); usleep(50_000) }
-        #expect(log.contains(said) && log.contains("are not in the shared store at 127.0.0.1:\(server.port)/\(database): an earlier session ended before it could send them, or ran without the store. `tv store backfill --store "), "\(log)")
+        #expect(log.contains(said) && log.contains("are not in the shared store at 127.0.0.1:\(server.port)/\(database): an earlier session ended before it could send them or ran while no store was set, or they were deleted there. `tv store backfill --store "), "\(log)")
         try c.stop()
         #expect(try server.psql("SELECT count(*) FROM flows", database: database) == "1")
         let backfill = try box.tv("store", "backfill", "--store", url, "--all")
@@ -401,6 +401,39 @@ struct SharedStoreRunTests {
         try d.stop()
         #expect(try server.psql("SELECT string_agg(id::text || ':' || status, ',' ORDER BY id) FROM flows", database: database).split(separator: ",").count == 4,
                 "every row kept: \(rows)")
+    }
+
+    @Test("sessions run with --store '' keep their flows here, a killed one's too: the next session with the store does not call them unsent, and `tv store backfill --all` leaves them out, saying so (before, every start said them and the backfill sent them)")
+    func keptLocalSessionsStayHere() throws {
+        let server = try PostgresServer()
+        defer { server.stop(); server.remove() }
+        try server.start()
+        let url = try server.makeDatabase()
+        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        let world = try RunWorld()
+        let box = world.sandbox
+        #expect(try box.tv("settings", "set", "store.url", url).status == 0)
+        let a = try world.run("--inspect")
+        #expect(try world.curlThrough(a, [world.url("/index.html?a")]).status == 0)
+        _ = try closedSharedRows(box, url, 1)
+        try a.stop()
+        let b = try world.run("--inspect", "--store", "")
+        for q in ["b1", "b2"] { #expect(try world.curlThrough(b, [world.url("/index.html?\(q)")]).status == 0) }
+        _ = try box.closedFlows(3)
+        try b.stop()
+        let killed = try world.run("--inspect", "--store", "")
+        #expect(try world.curlThrough(killed, [world.url("/index.html?k")]).status == 0)
+        _ = try box.closedFlows(4)
+        killed.kill()
+        let c = try world.run("--inspect")
+        #expect(try world.curlThrough(c, [world.url("/index.html?c")]).status == 0)
+        _ = try closedSharedRows(box, url, 2)
+        try c.stop()
+        #expect(!c.log().contains("not in the shared store"), "\(c.log())")
+        let backfill = try box.tv("store", "backfill", "--all")
+        #expect(backfill.status == 0 && backfill.out.contains("3 flows were left out: recorded by a session run with --store '', which keeps its flows in this data folder only."), "\(backfill)")
+        #expect(try server.psql("SELECT count(*) FROM flows", database: database) == "2")
+        #expect(try box.flowRows().count == 5)
     }
 
     @Test("a copied data folder (cp -a) takes its own instance id, says so, and neither it nor the original overwrites the other's shared rows (before, the copy's flows 4 and 5 replaced the original's)")

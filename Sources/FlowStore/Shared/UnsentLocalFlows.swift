@@ -1,8 +1,11 @@
+import Foundation
+
 /// Closed flows an earlier session of this data folder recorded that the shared store never got:
 /// those with ids past the store's largest for the instance and before this session's first id,
 /// started since the instance first wrote to the store (a session killed while its shared writer
-/// still held them, or one run without the store, `--store ''`; not the history from before the
-/// folder was first pointed at a store, nor a copied folder's rows of the folder it came from). Found at each connection of the shared writer (`PostgresBatchWriter`) and said
+/// still held them, or one run while no store was set; not a session run with `--store ''`,
+/// whose flows stay here (`StoreKeptLocal`), nor the history from before the folder was first
+/// pointed at a store, nor a copied folder's rows of the folder it came from). Found at each connection of the shared writer (`PostgresBatchWriter`) and said
 /// with the `tv store backfill` that sends them: before, a `kill -9` while the store was down
 /// lost them from the store with nothing said (a trial).
 public struct UnsentLocalFlows: Sendable, Equatable {
@@ -23,11 +26,13 @@ public struct UnsentLocalFlows: Sendable, Equatable {
     static func find(localPath: String, above: Int64, below: Int64, since: Int64) -> UnsentLocalFlows? {
         guard above < below, let local = try? SQLiteDatabase(readingAt: localPath, busyTimeout: 1_000) else { return nil }
         defer { local.close() }
+        // Flows of sessions run with `--store ''` are not unsent: they were kept here.
+        let kept = StoreKeptLocal.ranges(folder: (localPath as NSString).deletingLastPathComponent)
         guard let select = try? local.prepare("""
             SELECT count(*), min(start_time), max(start_time) FROM flows WHERE id > ? AND id < ? AND duration IS NOT NULL AND start_time >= ?
-            """) else { return nil }
+            """ + String(repeating: " AND id NOT BETWEEN ? AND ?", count: kept.count)) else { return nil }
         var found: UnsentLocalFlows?
-        try? select.bind([.integer(above), .integer(below), .integer(since)])
+        try? select.bind([.integer(above), .integer(below), .integer(since)] + kept.flatMap { [.integer($0.lowerBound), .integer($0.upperBound)] })
         try? select.forEachRow { row in
             let count = Int(row.int64(at: 0))
             if count > 0 { found = UnsentLocalFlows(count: count, firstStart: row.int64(at: 1), lastStart: row.int64(at: 2)) }

@@ -10,7 +10,8 @@ import TVHome
 /// server away longer than the writer waits: `tv stop` says how many "never reached the shared
 /// store"), or a history recorded before the data folder pointed at the store. Rows already there
 /// are written again with the same facts (the shared writer's upsert); open flows are left to
-/// the session that has them.
+/// the session that has them, and those of sessions run with `--store ''` stay here
+/// (`StoreKeptLocal`).
 enum SharedStoreBackfill {
     static let spec = CommandSpec(
         name: "backfill", summary: "Send this data folder's closed flows in a span to the shared store, as this instance (flows that never reached it).",
@@ -49,7 +50,8 @@ enum SharedStoreBackfill {
         // Counts the flows the store holds other flows under the ids of (`SharedIDClash`).
         let clashes = SharedIDFloor()
         let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath, idFloor: clashes)
-        var flows = 0, requests = 0, open = 0, copied = 0
+        var flows = 0, requests = 0, open = 0, copied = 0, keptLocal = 0
+        let kept = StoreKeptLocal.ranges(folder: home.path)
         func send(_ event: FlowEvent) {
             if writer.enqueue(event) { return }
             writer.flush()
@@ -63,6 +65,8 @@ enum SharedStoreBackfill {
             for flow in page.flows {
                 // Recorded before this folder took its own id (a copy): the other folder's rows.
                 if let first = instance.firstFlow, flow.id < first { copied += 1; continue }
+                // Recorded by a session run with `--store ''`: kept here.
+                if StoreKeptLocal.contains(kept, flow.id) { keptLocal += 1; continue }
                 guard flow.duration != nil else { open += 1; continue }
                 send(.closed(flow))
                 if let program = flow.program { send(.program(flowID: flow.id, program)) }
@@ -96,6 +100,9 @@ enum SharedStoreBackfill {
         }
         if !clashing.isEmpty {
             inv.console.line("\(Units.grouped(Int64(clashing.count))) flow\(clashing.count == 1 ? " was" : "s were") left out: the shared store holds other flows of this instance under \(clashing.count == 1 ? "its id" : "their ids") (this data folder's database looks restored from an older copy); \(clashing.count == 1 ? "it stays" : "they stay") here, and the store's rows are as they were.")
+        }
+        if keptLocal > 0 {
+            inv.console.line("\(Units.grouped(Int64(keptLocal))) flow\(keptLocal == 1 ? " was" : "s were") left out: recorded by a session run with --store '', which keeps its flows in this data folder only.")
         }
         if open > 0 {
             inv.console.line("\(Units.grouped(Int64(open))) open flow\(open == 1 ? " was" : "s were") left to the session that has \(open == 1 ? "it" : "them").")
