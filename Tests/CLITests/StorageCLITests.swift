@@ -300,10 +300,19 @@ import Glibc
             #expect((json["captures"] as? [String: Any])?["files"] as? Int == 0)
             #expect((json["content"] as? [String: Any])?["bytes"] as? Int == 0)
             #expect(!r.out.contains("shared store"), "\(r)")
-            // With a shared store set, it says the store keeps its copy (a trial was not told).
+            // A store set that was never written to holds nothing of this folder: nothing said.
             #expect(try s.tv("settings", "set", "store.url", "postgresql://tv@db.example/tvhistory").status == 0)
+            #expect(!(try s.tv("storage", "delete-everything", "--yes")).out.contains("shared store"))
+            // Once this folder's instance has written there, the store keeps its copy (a trial
+            // was not told): said with the instance and its tables, with or without the setting.
+            let instance = "0f8e2d34-5b6a-4c1d-9e7f-a1b2c3d4e5f6"
+            try Data((instance + "\n").utf8).write(to: URL(fileURLWithPath: s.dataDir + "/instance-id"))
+            try Data("\(instance) 7\n".utf8).write(to: URL(fileURLWithPath: s.dataDir + "/instance-store-highest"))
             let shared = try s.tv("storage", "delete-everything", "--yes")
-            #expect(shared.out.hasSuffix("The shared store at db.example:5432/tvhistory keeps its copy of this data folder's flows (metadata, no content); tv deletes nothing there: its owner can (`DELETE FROM exchanges …` and `DELETE FROM flows WHERE instance_id = …`).\n"), "\(shared)")
+            #expect(shared.out.hasSuffix("The shared store at db.example:5432/tvhistory keeps its copy of this data folder's flows (metadata, no content) as instance \(instance); tv deletes nothing there: its owner can, with `DELETE FROM … WHERE instance_id = '\(instance)'` in exchanges, flows, host_names, pinned_hosts, client_pins, audit_markers, audit_sessions and audit_projects.\n"), "\(shared)")
+            #expect(try s.tv("settings", "set", "store.url", "").status == 0)
+            let given = try s.tv("storage", "delete-everything", "--yes")
+            #expect(given.out.hasSuffix("The shared store this data folder's sessions wrote to (with --store) keeps its copy of this data folder's flows (metadata, no content) as instance \(instance); tv deletes nothing there: its owner can, with `DELETE FROM … WHERE instance_id = '\(instance)'` in exchanges, flows, host_names, pinned_hosts, client_pins, audit_markers, audit_sessions and audit_projects.\n"), "\(given)")
         }
     }
 

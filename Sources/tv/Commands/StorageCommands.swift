@@ -95,13 +95,21 @@ enum StorageCommands {
         return 0
     }
 
-    /// With `store.url` set, the sentence that the shared store keeps its copy: a user deleting
-    /// for privacy was not told that the flows' metadata stayed in PostgreSQL (a trial).
+    /// When this data folder's instance has written to a shared store, the sentence that the
+    /// store keeps its copy, with the rows' instance id and the tables that hold them: a user
+    /// deleting for privacy was not told that the metadata stayed in PostgreSQL (a trial), nor,
+    /// for a session given `--store` with no `store.url` set, told anything (a later trial).
     static func sharedCopyNote(_ inv: Invocation) {
-        guard let url = try? inv.settingsStore().read()[SettingKeys.storeURL], !url.isEmpty else { return }
-        let server = (try? SharedStoreTarget(url).server) ?? SharedStoreTarget.redacted(url)
-        inv.console.line("The shared store at \(TerminalText.line(server)) keeps its copy of this data folder's flows (metadata, no content); tv deletes nothing there: its owner can (`DELETE FROM exchanges …` and `DELETE FROM flows WHERE instance_id = …`).")
+        guard let home = try? inv.existingHome(), let instance = InstanceIdentity.storedID(home),
+              StoreHighestMark.read(home: home, instance: instance) != nil else { return }
+        let url = (try? inv.settingsStore().read()[SettingKeys.storeURL]) ?? ""
+        let which = url.isEmpty ? "The shared store this data folder's sessions wrote to (with --store)"
+            : "The shared store at " + TerminalText.line((try? SharedStoreTarget(url).server) ?? SharedStoreTarget.redacted(url))
+        inv.console.line("\(which) keeps its copy of this data folder's flows (metadata, no content) as instance \(instance); tv deletes nothing there: its owner can, with `DELETE FROM … WHERE instance_id = '\(instance)'` in \(sharedTables).")
     }
+
+    /// The shared store's tables that hold an instance's rows, children first.
+    static let sharedTables = "exchanges, flows, host_names, pinned_hosts, client_pins, audit_markers, audit_sessions and audit_projects"
 
     static func compact(_ inv: Invocation) throws -> Int32 {
         let home = try inv.existingHome()
