@@ -5,8 +5,9 @@ import TVHome
 
 /// `tv request ID --curl`: a curl command that sends the same request again. With the recorded
 /// request (content was kept) it carries the full URL with its query, the headers (but those
-/// curl sets itself from the transfer: Host, Content-Length, Transfer-Encoding, Connection and
-/// HTTP/2's pseudo-headers) and a printable body; without it, only the method and the URL tv
+/// curl sets itself from the transfer: Host, Content-Length, Transfer-Encoding, Connection
+/// unless it asks for an Upgrade, and HTTP/2's pseudo-headers) and a printable body, over the
+/// request's HTTP version (`--http1.1` over TLS, where curl would take h2); without it, only the method and the URL tv
 /// kept, and `note` says what is missing. A request whose connection went elsewhere than its URL
 /// names (`RequestDestination`) gets `--connect-to`, so the command reaches that server again
 /// (a `Host` forged inside a CONNECT tunnel was replayed to the host it named). Every word is
@@ -30,16 +31,22 @@ public struct CurlCommand: Sendable, Equatable {
         // 9113 §3.3 has no Upgrade; a trial's h2c row printed it).
         if exchange.httpVersion == "HTTP/2" { words.append(scheme == "http" ? "--http2-prior-knowledge" : "--http2") }
         if exchange.httpVersion == "HTTP/1.0" { words.append("--http1.0") }
+        // Over TLS curl offers h2 and takes it: the server saw HTTP/2 where the request was
+        // HTTP/1.1, and an upgrade's 101 failed (curl's `PROTOCOL_ERROR`: a trial).
+        if exchange.httpVersion == "HTTP/1.1" && scheme == "https" { words.append("--http1.1") }
         let authority = exchange.authority ?? fallbackAuthority ?? "localhost"
         if let destination { words += ["--connect-to", destination.curlConnectTo] }
         guard let request else {
             words += CurlCommand.methodWords(exchange.method, withBody: false)
             words.append("\(scheme)://\(authority)\(exchange.path)")
             command = words.map(ShellWord.quote).joined(separator: " ")
-            // A request tv answered itself (one it could not read, refused with its 400) is not
-            // read out of the kept turns: not the budget's doing (a re-check's note said so).
-            if exchange.state == .answered && flowContentKept {
-                note = "tv answered this request itself (`tv request \(exchange.id)` says why) and did not read it out of the kept turns (`tv turns \(exchange.flowID)` shows its bytes), so this command sends the method and URL only."
+            // A request tv answered itself (one it could not read, refused with its 400; one
+            // whose server it would not reach, its 502) is not read out of kept turns: not the
+            // budget's doing (a re-check's note said so), nor content keeping's (a trial's 502
+            // said keeping was off while it was on).
+            if exchange.state == .answered {
+                note = "tv answered this request itself (`tv request \(exchange.id)` says why) and did not read it out of kept turns"
+                    + (flowContentKept ? " (`tv turns \(exchange.flowID)` shows its bytes)" : "") + ", so this command sends the method and URL only."
                 return
             }
             let why = flowContentKept
@@ -75,7 +82,11 @@ public struct CurlCommand: Sendable, Equatable {
         }
         words += CurlCommand.methodWords(exchange.method, withBody: !data.isEmpty)
         words.append(url)
-        let skipped: Set<String> = ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te"]
+        // An upgrade (WebSocket's handshake) keeps the two headers that ask for it: left out, the
+        // server answered a plain GET (a trial).
+        let upgrade = request.headers.first("upgrade") != nil
+        var skipped: Set<String> = ["host", "content-length", "transfer-encoding", "keep-alive", "te"]
+        if !upgrade { skipped.formUnion(["connection", "upgrade"]) }
         for header in request.headers where !header.name.hasPrefix(":") && !skipped.contains(header.name.lowercased()) {
             words += ["-H", "\(header.name): \(header.value)"]
         }

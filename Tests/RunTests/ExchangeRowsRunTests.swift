@@ -229,7 +229,7 @@ struct ExchangeRowsRunTests {
         #expect(shown.contains("    X-Token: abc\n"), "\(shown)")
         #expect(shown.contains("    body: 33 bytes of JSON\n      {\n        \"a\": 1,\n        \"list\": [\n          true,\n          null\n        ],\n        \"o\": {}\n      }\n"), "\(shown)")
         let curl = try box.tv("request", String(id), "--curl").out
-        #expect(curl.hasPrefix("curl 'https://localhost:\(world.nginx.tlsPort)/api?q=1' -H 'User-Agent: curl/"), "\(curl)")
+        #expect(curl.hasPrefix("curl --http1.1 'https://localhost:\(world.nginx.tlsPort)/api?q=1' -H 'User-Agent: curl/"), "\(curl)")
         #expect(curl.contains(" -H 'X-Token: abc'"), "\(curl)")
     }
 
@@ -252,7 +252,7 @@ struct ExchangeRowsRunTests {
         #expect(shown.contains("\n  sent to 127.0.0.1:\(world.nginx.tlsPort), not the a.test:443 its URL names (the URL's host is the request's own Host or :authority, RFC 9110 §7.2)\n"), "\(shown)")
         #expect(try box.json("request", String(id)).string("sentTo") == "127.0.0.1:\(world.nginx.tlsPort)")
         let curl = try box.tv("request", String(id), "--curl").out
-        #expect(curl.hasPrefix("curl --connect-to a.test:443:127.0.0.1:\(world.nginx.tlsPort) https://a.test/who -H 'User-Agent: curl/"), "\(curl)")
+        #expect(curl.hasPrefix("curl --http1.1 --connect-to a.test:443:127.0.0.1:\(world.nginx.tlsPort) https://a.test/who -H 'User-Agent: curl/"), "\(curl)")
         // The command, run as printed (plus the CA and quiet output), reaches the same server.
         let replay = try box.tool("sh", ["-c", curl.trimmingCharacters(in: .newlines) + " -s --max-time 10 --cacert '\(world.pki.upstreamCA)'"])
         #expect(replay.status == 0 && replay.out == "port \(world.nginx.tlsPort) host a.test\n", "\(replay)")

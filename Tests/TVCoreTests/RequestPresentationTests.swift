@@ -108,16 +108,19 @@ import Testing
 
     @Test func curlWithoutAndWithContent() {
         let bare = CurlCommand(Self.finished, request: nil)
-        #expect(bare.command == "curl https://example.com/a")
+        #expect(bare.command == "curl --http1.1 https://example.com/a")
         // A row without an authority (a request tv refused before its Host) goes where its
         // connection went (it read https://localhost/…: a re-check).
         var refused = Self.finished
         refused.authority = nil
-        #expect(CurlCommand(refused, request: nil, fallbackAuthority: "localhost:21501").command == "curl https://localhost:21501/a")
-        #expect(CurlCommand(refused, request: nil).command == "curl https://localhost/a")
+        #expect(CurlCommand(refused, request: nil, fallbackAuthority: "localhost:21501").command == "curl --http1.1 https://localhost:21501/a")
+        #expect(CurlCommand(refused, request: nil).command == "curl --http1.1 https://localhost/a")
         refused.state = .answered
         #expect(CurlCommand(refused, request: nil, flowContentKept: true).note
-                == "tv answered this request itself (`tv request 42` says why) and did not read it out of the kept turns (`tv turns 7` shows its bytes), so this command sends the method and URL only.")
+                == "tv answered this request itself (`tv request 42` says why) and did not read it out of kept turns (`tv turns 7` shows its bytes), so this command sends the method and URL only.")
+        // With no turn of its flow kept, not blamed on content keeping (a trial's 502 was).
+        #expect(CurlCommand(refused, request: nil).note
+                == "tv answered this request itself (`tv request 42` says why) and did not read it out of kept turns, so this command sends the method and URL only.")
         #expect(bare.note == "Its headers, query string and body were not kept (content keeping was off, or the content has expired or was deleted), so this command sends the method and URL only.")
         #expect(CurlCommand(Self.finished, request: nil, flowContentKept: true).note
                 == "Its headers, query string and body were not kept: this request is not in the content kept of its connection (its recording budget ran out first, or it expired or was deleted); so this command sends the method and URL only.")
@@ -129,7 +132,7 @@ import Testing
                       HTTPHeader("Content-Length", "3"), HTTPHeader("X-A", "it's")],
             body: HTTPBody(framing: "content-length", transferred: Array("a=1".utf8)), turn: 1, offset: 0)
         let curl = CurlCommand(post, request: request)
-        #expect(curl.command == "curl 'https://example.com/p?q=1' -H 'Content-Type: application/x-www-form-urlencoded' -H 'X-A: it'\\''s' --data-binary a=1")
+        #expect(curl.command == "curl --http1.1 'https://example.com/p?q=1' -H 'Content-Type: application/x-www-form-urlencoded' -H 'X-A: it'\\''s' --data-binary a=1")
         #expect(curl.note == nil)
         #expect(CurlCommand.methodWords("HEAD", withBody: false) == ["-I"])
         #expect(CurlCommand.methodWords("PUT", withBody: true) == ["-X", "PUT"])
@@ -142,7 +145,7 @@ import Testing
             headers: [HTTPHeader("Host", "example.com"), HTTPHeader("Content-Type", "application/octet-stream")],
             body: HTTPBody(framing: "content-length", transferred: [0x00, 0xFF, 0x10]), turn: 1, offset: 0)
         let left = CurlCommand(post, request: binary)
-        #expect(left.command == "curl -X POST https://example.com/echo -H 'Content-Type: application/octet-stream'")
+        #expect(left.command == "curl --http1.1 -X POST https://example.com/echo -H 'Content-Type: application/octet-stream'")
         #expect(left.note == "The request body (3 bytes) is binary, so it is left out.")
         // A body the budget cut is said with its size as sent (the row's), not what was kept.
         var big = post
@@ -158,6 +161,17 @@ import Testing
         #expect(CurlCommand(h2c, request: nil).command.hasPrefix("curl --http2-prior-knowledge http://"))
         h2c.scheme = "https"
         #expect(CurlCommand(h2c, request: nil).command.hasPrefix("curl --http2 https://"))
+        // HTTP/1.1 in clear is curl's own default; a WebSocket handshake keeps Upgrade and
+        // Connection (left out, the replay was a plain GET over h2: a trial).
+        var plain = Self.finished
+        plain.scheme = "http"
+        #expect(CurlCommand(plain, request: nil).command == "curl http://example.com/a")
+        let ws = HTTPMessage(startLine: "GET /ws HTTP/1.1",
+                             headers: [HTTPHeader("Host", "example.com"), HTTPHeader("Upgrade", "websocket"), HTTPHeader("Connection", "Upgrade"),
+                                       HTTPHeader("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), HTTPHeader("Sec-WebSocket-Version", "13")],
+                             body: HTTPBody(framing: "none"), turn: 1, offset: 0)
+        #expect(CurlCommand(Self.finished, request: ws).command
+                == "curl --http1.1 https://example.com/ws -H 'Upgrade: websocket' -H 'Connection: Upgrade' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Version: 13'")
     }
 
     @Test func jsonIndentation() {
