@@ -146,6 +146,7 @@ extension DiagnosticsVerdict {
         case .caInDoubt: return "caInDoubt"
         case .noCANow: return "noCANow"
         case .nothingOffered: return "nothingOffered"
+        case .noneOfferedOf: return "noneOfferedOf"
         case .notTLS: return "notTLS"
         case .working: return "working"
         case .allByRule: return "allByRule"

@@ -26,6 +26,13 @@ public struct DiagnosticsFacts: Sendable, Equatable {
     public var noCA: UInt64
     /// The takeover failure seen most (its leg and reason, `InspectionOutcome.failed`), if any.
     public var commonestFailure: LegFailureCount?
+    /// Connections accepted since the session started, those of them that closed failed, and
+    /// (transparent mode) those reset because no rule redirected them: told apart from nothing
+    /// at all when none was offered (a trial's reverse mode, its target refusing, read "nothing
+    /// has come through tv" beside three failed connections).
+    public var accepted: UInt64 = 0
+    public var failed: UInt64 = 0
+    public var notRedirected: UInt64 = 0
     /// Why the data folder's CA is in doubt (`CADoubt.message`), when it is: not "missing" (an
     /// unreadable key is doubt, never "no CA": DESIGN §4; a trial's diag said missing and
     /// advised `tv inspect on`).
@@ -76,6 +83,9 @@ public struct DiagnosticsFacts: Sendable, Equatable {
                   lacksRoot: n("clientRefused.lacksRoot") + n("keptPrivate.lacksRoot"),
                   noCA: n("noCA"), commonestFailure: commonest)
         caDoubt = values["ca"] == "in doubt" ? (values["caDoubt"] ?? "") : nil
+        accepted = values["accepted"].flatMap { UInt64($0) } ?? 0
+        failed = values[SessionStatusPresentation.closedKey(.failed)].flatMap { UInt64($0) } ?? 0
+        notRedirected = values["notRedirected"].flatMap { UInt64($0) } ?? 0
     }
 }
 
@@ -83,7 +93,8 @@ public struct DiagnosticsFacts: Sendable, Equatable {
 /// apart from the cases that look the same from outside (nothing offered, not TLS, pinning
 /// clients, connections named and never taken over). Pure: facts in, one case and its sentence out.
 ///
-/// Read in this order, the first that holds wins: no session; inspection off; no CA now; nothing offered;
+/// Read in this order, the first that holds wins: no session; inspection off; no CA now; nothing
+/// offered (nothing came, or what came never got that far);
 /// nothing offered was TLS; something was inspected; every TLS connection passed by a rule;
 /// every other one's client pins; else never taken over, because the session has no CA, else
 /// because the clients lack tv's root (when that is the commonest refusal), else the commonest
@@ -98,6 +109,9 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
     /// nothing can be taken over from now, whatever was before (`inspectedBefore`).
     case noCANow(inspectedBefore: UInt64)
     case nothingOffered
+    /// None offered, though `accepted` connections came: `failed` of them failed first (a
+    /// server not reached), `notRedirected` reached the listener directly (transparent mode).
+    case noneOfferedOf(accepted: UInt64, failed: UInt64, notRedirected: UInt64)
     /// `offered` connections, none TLS.
     case notTLS(offered: UInt64)
     /// `inspected` of `tls` TLS connections offered were taken over.
@@ -131,7 +145,9 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
         // What holds now before what was counted: a trial's `tv ca remove` under a running
         // session still read "Inspection is working: 1 of 6 … inspected".
         guard f.caLoaded else { return .noCANow(inspectedBefore: f.inspected) }
-        guard f.offered > 0 else { return .nothingOffered }
+        guard f.offered > 0 else {
+            return f.accepted == 0 ? .nothingOffered : .noneOfferedOf(accepted: f.accepted, failed: f.failed, notRedirected: f.notRedirected)
+        }
         let tls = f.offered - min(f.notTLS, f.offered)
         guard tls > 0 else { return .notTLS(offered: f.offered) }
         if f.inspected > 0 { return .working(inspected: f.inspected, tls: tls) }
@@ -160,6 +176,14 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
             return "Inspection is on, but this session has no CA now\(earlier): nothing is inspected until there is one, and connections pass through untouched; make or bring one with `tv ca create` or `tv ca import` (the running session takes it at once)."
         case .nothingOffered:
             return "Inspection is on, and no connection has been offered for inspection yet: nothing has come through tv since it started, so check that clients use it (their proxy setting, or the redirect rules and routes of --mode transparent and tun)."
+        case let .noneOfferedOf(accepted, failed, notRedirected):
+            let failedNow = min(failed, accepted), missed = min(notRedirected, accepted - failedNow)
+            var why: [String] = []
+            if failedNow > 0 { why.append("\(failedNow) failed before that (a server not reached, a refused request: `tv flows --status failed` says why)") }
+            if missed > 0 { why.append("\(missed) reached tv's port directly, not redirected by a rule (reset, no flow: check the rule's match)") }
+            let rest = accepted - failedNow - missed
+            if rest > 0 { why.append("\(rest) \(why.isEmpty ? "" : "more ")\(rest == 1 ? "is" : "are") still connecting or ended before the client said anything (`tv flows` lists them)") }
+            return "Inspection is on, and \(accepted) \(accepted == 1 ? "connection" : "connections") came through tv, none of them far enough to be offered for inspection: " + why.joined(separator: "; ") + "."
         case .notTLS(let n):
             let what = n == 1 ? "the 1 connection offered was not TLS" : "none of the \(n) connections offered was TLS"
             return "Inspection is on, and \(what): plain HTTP or a protocol of its own, so there was nothing to take over."

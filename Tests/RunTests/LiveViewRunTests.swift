@@ -26,7 +26,7 @@ struct LiveViewRunTests {
         }
     }
 
-    @Test("inspection off, then on with nothing offered: the two first sentences")
+    @Test("inspection off, then on with nothing offered, then with a connection that failed before it was offered: the first sentences")
     func offAndNothing() throws {
         let world = try RunWorld()
         let box = world.sandbox
@@ -41,6 +41,14 @@ struct LiveViewRunTests {
         d = try Self.diag(box)
         #expect(Self.verdictCase(d.json) == "nothingOffered", "\(d)")
         #expect(d.sentence.hasPrefix("Inspection is on, and no connection has been offered for inspection yet"))
+        // A connection that came and failed before it was offered (its server refused) is not
+        // "nothing has come through tv" (a trial's reverse mode read so beside 3 failures).
+        let closed = freeLoopbackPort()
+        #expect(try world.curlThrough(tv, ["https://127.0.0.1:\(closed)/"]).status != 0)
+        _ = try box.closedFlows(1)
+        d = try Self.diag(box)
+        #expect(Self.verdictCase(d.json) == "noneOfferedOf", "\(d)")
+        #expect(d.sentence == "Inspection is on, and 1 connection came through tv, none of them far enough to be offered for inspection: 1 failed before that (a server not reached, a refused request: `tv flows --status failed` says why).", "\(d)")
         try tv.stop()
     }
 

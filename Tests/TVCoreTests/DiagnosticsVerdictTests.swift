@@ -12,6 +12,20 @@ import Testing
         #expect(DiagnosticsVerdict.of(nil).sentence == Self.noSession)
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: false, offered: 9)).sentence == Self.off)
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true)).sentence == Self.nothing)
+        // Connections came and none got that far (a trial's reverse target refused all three,
+        // and the verdict said nothing had come through tv).
+        var came = DiagnosticsFacts(values: ["inspection": "on", "ca": "loaded", "accepted": "3", "closed.failed": "3"])
+        #expect(DiagnosticsVerdict.of(came).sentence
+                == "Inspection is on, and 3 connections came through tv, none of them far enough to be offered for inspection: 3 failed before that (a server not reached, a refused request: `tv flows --status failed` says why).")
+        came.failed = 1
+        came.notRedirected = 1
+        #expect(DiagnosticsVerdict.of(came).sentence
+                == "Inspection is on, and 3 connections came through tv, none of them far enough to be offered for inspection: 1 failed before that (a server not reached, a refused request: `tv flows --status failed` says why); 1 reached tv's port directly, not redirected by a rule (reset, no flow: check the rule's match); 1 more is still connecting or ended before the client said anything (`tv flows` lists them).")
+        came = DiagnosticsFacts(inspectionOn: true)
+        came.accepted = 2
+        #expect(DiagnosticsVerdict.of(came).name == "noneOfferedOf")
+        #expect(DiagnosticsVerdict.of(came).sentence
+                == "Inspection is on, and 2 connections came through tv, none of them far enough to be offered for inspection: 2 are still connecting or ended before the client said anything (`tv flows` lists them).")
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 1, notTLS: 1)).sentence
                 == "Inspection is on, and the 1 connection offered was not TLS: plain HTTP or a protocol of its own, so there was nothing to take over.")
         #expect(DiagnosticsVerdict.of(DiagnosticsFacts(inspectionOn: true, offered: 3, notTLS: 3)).sentence
