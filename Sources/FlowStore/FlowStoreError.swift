@@ -49,9 +49,9 @@ public enum FlowStoreError: UserFacingError, Equatable {
     case ambiguousInstance(name: String, labels: [String])
     /// The shared store at `server` was migrated by a newer tv (its `tv_schema` version).
     case sharedStoreNewerSchema(server: String, found: Int, supported: Int)
-    /// The database at `server` has a `flows`, `instances` or `exchanges` table tv did not make
-    /// (no `tv_schema`).
-    case sharedStoreNotTvs(server: String)
+    /// The database at `server` has tables named as tv's that tv did not make (no `tv_schema`):
+    /// `tables`, their names joined with ", ".
+    case sharedStoreNotTvs(server: String, tables: String)
 
     public var message: String {
         switch self {
@@ -88,8 +88,8 @@ public enum FlowStoreError: UserFacingError, Equatable {
             return "The shared store at \(server) has no instance with the id or machine name '\(name)'; `tv store instances --store URL` lists them."
         case let .sharedStoreNewerSchema(server, found, supported):
             return "The shared store at \(server) was set up by a newer tv (schema version \(found), this tv knows up to \(supported)); upgrade tv on this machine to read or write it."
-        case let .sharedStoreNotTvs(server):
-            return "The database at \(server) already has tables named as tv's (flows, instances or exchanges) that tv did not make; give tv a database of its own (CREATE DATABASE tvhistory) and name it in the URL. Nothing in it was changed."
+        case let .sharedStoreNotTvs(server, tables):
+            return "The database at \(server) already has tables named as tv's (\(tables)) that tv did not make; give tv a database of its own (CREATE DATABASE tvhistory) and name it in the URL. Nothing in it was changed."
         case let .ambiguousInstance(name, labels):
             return "'\(name)' names \(labels.count) instances of the shared store (a machine name they carry, or the start of their ids); name one as \(labels.joined(separator: ", ")) (`tv store instances --store URL` lists them)."
         case let .ambiguousSharedFlow(id, instances):

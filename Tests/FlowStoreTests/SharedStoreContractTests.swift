@@ -186,9 +186,27 @@ import FlowTerms
         try server.psql("CREATE TABLE flows (note TEXT); INSERT INTO flows VALUES ('theirs')", database: database)
         let connection = try PGConnection(try SharedStoreTarget(url))
         defer { connection.close() }
-        #expect(throws: FlowStoreError.sharedStoreNotTvs(server: connection.server)) { try PostgresSchema.migrate(connection) }
+        #expect(throws: FlowStoreError.sharedStoreNotTvs(server: connection.server, tables: "flows")) { try PostgresSchema.migrate(connection) }
         #expect(try server.psql("SELECT note FROM flows", database: database) == "theirs")
         #expect(try server.psql("SELECT to_regclass('tv_schema') IS NULL", database: database) == "t")
+        // Any table of tv's, named (only three were looked for: a trial's `host_names` got
+        // advice about permissions).
+        let other = try server.makeDatabase()
+        let otherName = String(other.split(separator: "/").last!.split(separator: "?").first!)
+        try server.psql("CREATE TABLE host_names (x INT); CREATE TABLE audit_sessions (y INT)", database: otherName)
+        let second = try PGConnection(try SharedStoreTarget(other))
+        defer { second.close() }
+        #expect(throws: FlowStoreError.sharedStoreNotTvs(server: second.server, tables: "audit_sessions, host_names")) { try PostgresSchema.migrate(second) }
+    }
+
+    @Test("tableNames is every table the migrations make")
+    func tableNamesAreTheMigrations() throws {
+        let made = Set(PostgresSchema.migrations.joined(separator: "\n").split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            guard let at = words.firstIndex(of: "TABLE"), at > 0, words[at - 1] == "CREATE", at + 1 < words.count else { return nil }
+            return String(words[at + 1].prefix { $0.isLetter || $0 == "_" })
+        })
+        #expect(made == Set(PostgresSchema.tableNames))
     }
 
     /// Every column of SQLite's `flows` (after all its migrations) is in the shared table, and

@@ -8,6 +8,10 @@
 ///
 enum PostgresSchema {
     /// The SQL of each migration, oldest first.
+    /// Every table the migrations make (a test reads them out of the migrations).
+    static let tableNames = ["audit_markers", "audit_projects", "audit_sessions", "client_pins", "exchanges", "flow_names", "flows",
+                             "host_names", "instances", "pinned_hosts"]
+
     static let migrations: [String] = [
         // 1 (i21-pg): instances and flows.
         """
@@ -317,10 +321,12 @@ enum PostgresSchema {
             // A database that is not tv's (its own `flows`, and no tv_schema before this one) was
             // refused with PostgreSQL's "relation already exists" and advice about permissions
             // (a trial); its tables are left as they are either way (the transaction rolls back).
-            if found == 0, case .integer(let taken)? = try connection.query(
-                "SELECT (to_regclass('flows') IS NOT NULL OR to_regclass('instances') IS NOT NULL OR to_regclass('exchanges') IS NOT NULL)::int").first?.first,
-               taken == 1 {
-                throw FlowStoreError.sharedStoreNotTvs(server: connection.server)
+            // Any of its tables (only flows, instances and exchanges were looked for: a database
+            // with its own `host_names` got the permissions advice again, a trial).
+            if found == 0, case .text(let taken)? = try connection.query(
+                "SELECT string_agg(n, ', ' ORDER BY n) FROM unnest(ARRAY[" + tableNames.map { "'\($0)'" }.joined(separator: ", ") + "]) AS n WHERE to_regclass(n) IS NOT NULL").first?.first,
+               !taken.isEmpty {
+                throw FlowStoreError.sharedStoreNotTvs(server: connection.server, tables: taken)
             }
             for version in found..<migrations.count { try connection.execute(migrations[version]) }
             // Only when missing: `CREATE INDEX IF NOT EXISTS` takes its SHARE lock on
