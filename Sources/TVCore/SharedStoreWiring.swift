@@ -92,6 +92,9 @@ public struct SharedStoreWiring: Sendable {
             "sharedStore.dropped": String(c.dropped),
             "sharedStore.failedWrites": String(c.failedWrites),
             "sharedStore.flowsWaiting": String(c.unwrittenFlows),
+            // Taken and neither committed, failed nor dropped: queued, or in the write the
+            // server has not answered (a trial's hung server read "0 flows waiting" beside it).
+            "sharedStore.eventsUnanswered": String(max(0, c.accepted - c.written - c.failed - c.dropped)),
             "sharedStore.flowsNotSaved": String(c.flowsNotSaved),
             "sharedStore.flowUpdatesNotSaved": String(c.flowUpdatesNotSaved),
             "sharedStore.idClashes": String(shared.idFloor.clashCount),
@@ -117,7 +120,7 @@ public struct SharedStoreWiring: Sendable {
         if v["sharedStore.state"] == "waiting" {
             // A server that takes a connection's writes and never answers (a trial's stopped
             // PostgreSQL) read "connected" for minutes.
-            return "waiting for \(server), which has not answered a write for \(v["sharedStore.writeWaitSeconds"] ?? "?") s (\(counts)); forwarding goes on, flows wait in this data folder"
+            return "waiting for \(server), which has not answered a write for \(v["sharedStore.writeWaitSeconds"] ?? "?") s (\(v["sharedStore.eventsUnanswered"] ?? "?") events wait for that answer or behind it; \(counts)); forwarding goes on, flows wait in this data folder"
         }
         if v["sharedStore.state"] == "retrying" {
             return "retrying \(server) (\(counts))" + (v["sharedStore.lastError"].map { ": " + $0 } ?? "")

@@ -611,6 +611,9 @@ struct SharedStoreRunTests {
             usleep(500_000)
         } while Date() < deadline
         #expect(line.contains("waiting for 127.0.0.1:\(server.port)/") && line.contains(", which has not answered a write for "), "\(line)")
+        // The flow made meanwhile waits with the write: counted (it read "0 flows waiting": a trial).
+        let unanswered = line.components(separatedBy: " s (").dropFirst().first?.split(separator: " ").first.flatMap { Int($0) } ?? 0
+        #expect(unanswered > 0 && line.contains(" events wait for that answer or behind it; "), "\(line)")
         // `tv stop` says it too (it said "everything is saved": its answer came before the wait ended).
         let began = Date()
         let stop = try box.tv("stop")
