@@ -44,10 +44,14 @@ protocol FlowBatchBackend: Sendable {
     /// flows a killed session left open there, `LeftOpenFlows`). A quiet session whose server
     /// was down at start stayed "retrying" and left those open until a flow came (a trial).
     var opensWhenIdle: Bool { get }
+    /// The writer gave up `ids` (their latest state will not be written by this writer).
+    func gaveUp(_ ids: [Int64])
 }
 
 extension FlowBatchBackend {
     var opensWhenIdle: Bool { false }
+    /// The local file needs no note: its writer's losses are counted and said.
+    func gaveUp(_ ids: [Int64]) {}
 }
 
 /// The flow database file (SQLite): retried every second.

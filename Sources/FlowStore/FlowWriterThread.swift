@@ -206,6 +206,7 @@ final class FlowWriterThread: QueueWriter {
     private func giveUp(_ flows: [FlowRecord]) {
         guard !flows.isEmpty else { return }
         let ids = flows.map(\.id)
+        backend.gaveUp(ids)
         let missing: Int
         if let writer {
             missing = writer.countMissing(ids)

@@ -67,7 +67,7 @@ public struct SharedStoreWiring: Sendable {
         let from = flows.firstStart / 1_000_000 / 60 * 60
         let span = flows.count == 1 || flows.firstStart / 1_000_000 == flows.lastStart / 1_000_000 ? "started \(Units.utc(flows.firstStart / 1_000_000))"
             : "started between \(Units.utc(flows.firstStart / 1_000_000)) and \(Units.utc(flows.lastStart / 1_000_000))"
-        return "\(flows.count) flow\(flows.count == 1 ? "" : "s") this data folder recorded (\(span)) \(flows.count == 1 ? "is" : "are") not in the shared store at \(server): an earlier session ended before it could send \(flows.count == 1 ? "it" : "them") or ran while no store was set, or \(flows.count == 1 ? "it was" : "they were") deleted there. `tv store backfill --store \(ShellWord.quote(url)) --from \(Units.utc(from, format: "%Y-%m-%dT%H:%MZ"))` sends \(flows.count == 1 ? "it" : "them")."
+        return "\(flows.count) flow\(flows.count == 1 ? "" : "s") this data folder recorded (\(span)) \(flows.count == 1 ? "is" : "are") not in the shared store at \(server): an earlier session gave \(flows.count == 1 ? "it" : "them") up while the store was away, ended before it could send \(flows.count == 1 ? "it" : "them") or ran while no store was set, or \(flows.count == 1 ? "it was" : "they were") deleted there. `tv store backfill --store \(ShellWord.quote(url)) --from \(Units.utc(from, format: "%Y-%m-%dT%H:%MZ"))` sends \(flows.count == 1 ? "it" : "them")."
     }
 
     /// The line said when a batch finds flows whose ids the store holds for other flows of this

@@ -375,7 +375,7 @@ struct SharedStoreRunTests {
         let said = "2 flows this data folder recorded (started "
         var log = ""
         for _ in 0..<100 where !log.contains(said) { log = c.log(); usleep(50_000) }
-        #expect(log.contains(said) && log.contains("are not in the shared store at 127.0.0.1:\(server.port)/\(database): an earlier session ended before it could send them or ran while no store was set, or they were deleted there. `tv store backfill --store "), "\(log)")
+        #expect(log.contains(said) && log.contains("are not in the shared store at 127.0.0.1:\(server.port)/\(database): an earlier session gave them up while the store was away, ended before it could send them or ran while no store was set, or they were deleted there. `tv store backfill --store "), "\(log)")
         try c.stop()
         #expect(try server.psql("SELECT count(*) FROM flows", database: database) == "1")
         let backfill = try box.tv("store", "backfill", "--store", url, "--all")

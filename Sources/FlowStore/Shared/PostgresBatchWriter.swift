@@ -170,4 +170,11 @@ struct PostgresFlowBackend: FlowBatchBackend {
     func retryDelay(failures: Int) -> Int { RetryBackoff.delay(failures: failures, base: retryBase, cap: retryCap) }
 
     var opensWhenIdle: Bool { localPath != nil }
+
+    /// Noted beside the database (`StoreUnsent`) for the next connection to say and a backfill
+    /// to send.
+    func gaveUp(_ ids: [Int64]) {
+        guard let localPath else { return }
+        StoreUnsent.add(ids, folder: (localPath as NSString).deletingLastPathComponent)
+    }
 }

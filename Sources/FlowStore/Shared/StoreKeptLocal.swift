@@ -31,9 +31,13 @@ public enum StoreKeptLocal {
             guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]), first >= 1, last == 0 || last >= first else { continue }
             ranges.append(first ... (last == 0 ? .max : last))
         }
-        ranges.sort { $0.lowerBound < $1.lowerBound }
+        return merged(ranges)
+    }
+
+    /// `ranges` sorted, overlapping and touching ones joined.
+    static func merged(_ ranges: [ClosedRange<Int64>]) -> [ClosedRange<Int64>] {
         var merged: [ClosedRange<Int64>] = []
-        for range in ranges {
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
             if let last = merged.last, range.lowerBound <= last.upperBound || range.lowerBound == last.upperBound &+ 1 {
                 merged[merged.count - 1] = last.lowerBound ... max(last.upperBound, range.upperBound)
             } else {
@@ -66,9 +70,10 @@ public enum StoreKeptLocal {
     public static func sessionStops(home: TVHome, first: Int64, last: Int64?) {
         let path = home.path + "/" + fileName
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return }
-        let open = "\(first) 0"
+        // Its line by its first id, open or closed since at another writer's first id (a
+        // `tv exec` started beside it, `FlowIDRanges`): closed at its own last id now.
         let lines = text.split(separator: "\n").compactMap { line -> String? in
-            guard line == open else { return String(line) }
+            guard line.split(separator: " ").first == Substring(String(first)) else { return String(line) }
             return last.map { "\(first) \($0)" }
         }
         try? FileModes.writeAtomically(Array(lines.map { $0 + "\n" }.joined().utf8), to: path, mode: 0o600)

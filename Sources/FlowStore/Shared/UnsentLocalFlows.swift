@@ -21,18 +21,22 @@ public struct UnsentLocalFlows: Sendable, Equatable {
         self.lastStart = lastStart
     }
 
-    /// The closed flows of `localPath` with `above < id < below` started at or after `since`
-    /// (µs); nil when there are none or the file cannot be read (nothing is said then).
+    /// The closed flows of `localPath` with `above < id < below`, or among those a session's
+    /// shared writer gave up (`StoreUnsent`), started at or after `since` (µs); nil when there
+    /// are none or the file cannot be read (nothing is said then).
     static func find(localPath: String, above: Int64, below: Int64, since: Int64) -> UnsentLocalFlows? {
-        guard above < below, let local = try? SQLiteDatabase(readingAt: localPath, busyTimeout: 1_000) else { return nil }
+        let folder = (localPath as NSString).deletingLastPathComponent
+        let givenUp = StoreUnsent.ranges(folder: folder)
+        guard above < below || !givenUp.isEmpty, let local = try? SQLiteDatabase(readingAt: localPath, busyTimeout: 1_000) else { return nil }
         defer { local.close() }
         // Flows of sessions run with `--store ''` are not unsent: they were kept here.
-        let kept = StoreKeptLocal.ranges(folder: (localPath as NSString).deletingLastPathComponent)
+        let kept = StoreKeptLocal.ranges(folder: folder)
         guard let select = try? local.prepare("""
-            SELECT count(*), min(start_time), max(start_time) FROM flows WHERE id > ? AND id < ? AND duration IS NOT NULL AND start_time >= ?
-            """ + String(repeating: " AND id NOT BETWEEN ? AND ?", count: kept.count)) else { return nil }
+            SELECT count(*), min(start_time), max(start_time) FROM flows WHERE duration IS NOT NULL AND start_time >= ? AND ((id > ? AND id < ?)
+            """ + String(repeating: " OR id BETWEEN ? AND ?", count: givenUp.count) + ")"
+            + String(repeating: " AND id NOT BETWEEN ? AND ?", count: kept.count)) else { return nil }
         var found: UnsentLocalFlows?
-        try? select.bind([.integer(above), .integer(below), .integer(since)] + kept.flatMap { [.integer($0.lowerBound), .integer($0.upperBound)] })
+        try? select.bind([.integer(since), .integer(above), .integer(below)] + (givenUp + kept).flatMap { [.integer($0.lowerBound), .integer($0.upperBound)] })
         try? select.forEachRow { row in
             let count = Int(row.int64(at: 0))
             if count > 0 { found = UnsentLocalFlows(count: count, firstStart: row.int64(at: 1), lastStart: row.int64(at: 2)) }

@@ -51,6 +51,7 @@ enum SharedStoreBackfill {
         let clashes = SharedIDFloor()
         let writer = try FlowWriter(shared: target, instance: instance, localPath: home.databasePath, idFloor: clashes)
         var flows = 0, requests = 0, open = 0, copied = 0, keptLocal = 0
+        var sent: [Int64] = []
         let kept = StoreKeptLocal.ranges(folder: home.path)
         func send(_ event: FlowEvent) {
             if writer.enqueue(event) { return }
@@ -75,6 +76,7 @@ enum SharedStoreBackfill {
                     requests += 1
                 }
                 flows += 1
+                sent.append(flow.id)
                 if flows % flowsPerFlush == 0 { writer.flush() }
             }
             after = page.nextCursor
@@ -87,6 +89,8 @@ enum SharedStoreBackfill {
             let why = counters.lastError?.message ?? "the shared writer dropped \(lost) event\(lost == 1 ? "" : "s")"
             throw UsageRefusal("Not every flow reached the shared store at \(target.server): \(why) Nothing is lost here; run the same command again once the store answers.", exitCode: 1)
         }
+        // Sent: no longer a session's given-up flows (`StoreUnsent`).
+        StoreUnsent.remove(sent, folder: home.path)
         let clashing = clashes.clashingIDs.sorted()
         if !clashing.isEmpty {
             flows -= clashing.count
