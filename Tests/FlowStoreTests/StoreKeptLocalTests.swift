@@ -40,6 +40,13 @@ struct StoreKeptLocalTests {
         #expect(StoreKeptLocal.sessionStarts(home: home, first: 31, keptLocal: false) == nil)
         #expect(text() == "10 14\n20 30\n")
         #expect(StoreKeptLocal.ranges(folder: path) == [10 ... 14, 20 ... 30])
+        // A `tv exec` starting beside a running kept-local session closes its line at the
+        // exec's first id; the session's own stop closes it at its last id after all.
+        #expect(StoreKeptLocal.sessionStarts(home: home, first: 40, keptLocal: true) == nil)
+        #expect(StoreKeptLocal.sessionStarts(home: home, first: 4_294_967_336, keptLocal: false) == nil)
+        #expect(text() == "10 14\n20 30\n40 4294967335\n")
+        StoreKeptLocal.sessionStops(home: home, first: 40, last: 42)
+        #expect(text() == "10 14\n20 30\n40 42\n")
         var st = stat()
         #expect(stat(file, &st) == 0 && st.st_mode & 0o777 == 0o600)
     }
