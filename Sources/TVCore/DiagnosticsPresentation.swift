@@ -81,6 +81,12 @@ public enum DiagnosticsPresentation {
             ("flows", "\(n("recording.flowsNotSaved")) not saved, \(n("recording.flowsWaiting")) waiting"),
         ]))
 
+        // The shared store, when the session writes to one: said here too (a trial's server
+        // down or hung showed only in `tv status`; diag and the web's page said nothing).
+        if let shared = SharedStoreWiring.statusLine(values) {
+            out.append(Section(title: "Shared store", rows: [(nil, shared)]))
+        }
+
         out.append(Section(title: "Forwarding", rows: [
             ("accepted", n("accepted")),
             ("refused", "\(n("refusedByCap")) at the cap, \(n("refusedPerClient")) over the per-client limit"),

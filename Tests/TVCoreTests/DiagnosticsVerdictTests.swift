@@ -184,5 +184,15 @@ import Testing
         let json = DiagnosticsPresentation.json(values).serialized()
         #expect(json.contains(#""sections":[{"title":"Inspection (on, CA loaded; connections closed so far)","rows":[{"label":"offered","value":"1,200"},"#))
         #expect(json.contains(#"{"title":"Last errors","rows":[{"label":null,"value":"14:05:03 localhost: the client refused"}]}"#))
+        // A session with a shared store says its state here too (only tv status did: a trial).
+        var shared = values
+        shared["sharedStore.server"] = "db:5432/h"
+        shared["sharedStore.state"] = "retrying"
+        shared["sharedStore.flowsWaiting"] = "4"
+        shared["sharedStore.lastError"] = "could not connect"
+        let withStore = DiagnosticsPresentation.sections(shared)
+        #expect(withStore.map(\.title) == ["Inspection (on, CA loaded; connections closed so far)", "Names",
+                                            "Decrypted content and recording (content keeping off)", "Shared store", "Forwarding", "Last errors"])
+        #expect(withStore[3].rows.map(\.value) == ["retrying db:5432/h (0 events written, 4 flows waiting, 0 not saved, 0 events dropped): could not connect"])
     }
 }
