@@ -550,8 +550,8 @@ struct ConnectionMachineTests {
         #expect(Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN).contains(.relay(.raw(plaintext: false, observeServerHello: true))))
     }
 
-    @Test("reverse mode: a server tv cannot reach answers a plain client's request with a 502 that says why; a TLS client gets no HTTP bytes")
-    func reverseUnreachable() {
+    @Test("reverse mode: a server tv cannot reach answers a plain client's request with a 502 that says why; a TLS client's ClientHello is read and its leg completed to answer the same (it read SSL_ERROR_SYSCALL: a trial), unless inspection is off")
+    func reverseUnreachable() throws {
         let destination = OriginalDestination(host: "127.0.0.1", port: 1, origin: .reverse)
         let address = SocketAddress(numericHost: "127.0.0.1", port: 1)!
         var plain = Self.machine(.fixed(destination, upstreamTLS: false))
@@ -565,7 +565,23 @@ struct ConnectionMachineTests {
         var tls = Self.machine(.fixed(destination, upstreamTLS: true))
         _ = tls.handle(.start)
         _ = Self.bytes(&tls, Array(ProxyFixtures.clientHelloSNIAndALPN[0..<1]))
-        #expect(!tls.handle(.connectFailed(Errno(ECONNREFUSED))).contains { if case .sendClient = $0 { return true }; return false })
+        #expect(tls.handle(.connectFailed(Errno(ECONNREFUSED))) == [.armTimer(millis: 10_000), .peekClient])
+        #expect(tls.facts.status != .failed)
+        let identity = try LeafIdentity(names: ["a.test"])
+        #expect(Self.bytes(&tls, ProxyFixtures.clientHelloSNIAndALPN)
+                == [.armTimer(millis: 10_000), .startClientTLS(.init(identity: identity, alpn: Array("http/1.1".utf8), keyTypes: [.ecdsaP256])), .updateFlow])
+        let failure = ConnectionFailure.unreachable(target: "127.0.0.1:1", .connect(Errno(ECONNREFUSED)))
+        #expect(tls.answering == failure)
+        _ = tls.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        #expect(tls.handle(.clientRequestArrived) == [.sendClient(Machine.errorResponse(502, failure)), .armTimer(millis: 0), .close(reset: false)])
+        #expect(tls.facts.status == .failed && tls.facts.failureReason == "tv could not connect to 127.0.0.1:1 (connection refused)")
+        // Inspection off: tv makes no certificate for it; closed, the flow failed, as before.
+        var off = Self.machine(.fixed(destination, upstreamTLS: true), inspection: false)
+        _ = off.handle(.start)
+        _ = Self.bytes(&off, Array(ProxyFixtures.clientHelloSNIAndALPN[0..<1]))
+        let closed = off.handle(.connectFailed(Errno(ECONNREFUSED)))
+        #expect(!closed.contains(.peekClient) && !closed.contains { if case .sendClient = $0 { return true }; return false }, "\(closed)")
+        #expect(off.facts.status == .failed)
     }
 
     @Test("reverse mode: a plain client's head opens nothing upstream until it is whole; then the same bytes are relayed")

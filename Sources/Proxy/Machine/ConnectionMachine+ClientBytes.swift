@@ -25,6 +25,7 @@ extension ConnectionMachine {
             case .needMore: return []
             case .connect:
                 headWasHTTP1 = all.first != 0x16 && !all.starts(with: FrontEndReader.http2Preface)
+                headWasTLS = all.first == 0x16
                 return beginConnect(destination)
             case let .refuse(failure, answer): return [.sendClient(answer)] + fail(failure, reset: false)
             }

@@ -57,6 +57,13 @@ struct ConnectionMachine {
     /// Reverse mode: the client's first bytes were an HTTP/1 request head (not a ClientHello or
     /// HTTP/2's preface), so a server tv cannot reach is answered with a 502 in HTTP/1.
     var headWasHTTP1 = false
+    /// Reverse mode: the client's first byte began a TLS record (a ClientHello).
+    var headWasTLS = false
+    /// Reverse mode to an HTTPS server tv could not reach, a TLS client: the failure its
+    /// ClientHello, once read, is answered with (a 502 over tv's leg, as for a server whose
+    /// handshake failed, `upstreamFailed`). Closed at once, curl read `SSL_ERROR_SYSCALL` where
+    /// a plain client read tv's 502 saying why (a trial).
+    var unreachableToAnswer: ConnectionFailure?
     /// Reverse mode to an HTTPS server, and the client spoke plain HTTP: tv is the TLS client of
     /// the server and relays the client's plaintext over that leg (mitmproxy's reverse mode does
     /// the same).
@@ -293,6 +300,13 @@ struct ConnectionMachine {
         case .fixed:
             // Reverse mode's plain client waits for an HTTP answer (it had nothing at all: a trial).
             if headWasHTTP1 { out.append(.sendClient(Self.errorResponse(502, failure))) }
+            // A TLS client of an HTTPS target, with inspection on: its ClientHello is read, then
+            // answered as a failed upstream handshake is (`received`).
+            if headWasTLS, upstreamTLS == true, settings.policy.inspectionEnabled, settings.policy.caAvailable {
+                unreachableToAnswer = failure
+                phase = .awaitingFirstBytes
+                return [.armTimer(millis: settings.handshakeTimeoutMillis), .peekClient]
+            }
         }
         return out + fail(failure, reset: false)
     }
@@ -306,6 +320,17 @@ struct ConnectionMachine {
         facts.note(hello)
         let sni = hello.normalizedServerName
         guard let destination else { return fail(.internalError("no destination"), reset: true) }
+        if let failure = unreachableToAnswer {
+            unreachableToAnswer = nil
+            // Only where tv would inspect this client (no --ignore-hosts match, no memory of it
+            // lacking the root or pinning): else it is closed, as before.
+            let target = InterceptionPolicy.Target(sni: sni, destinationHost: destination.hostName ?? destination.host, port: destination.port)
+            let key = pinKey
+            guard settings.policy.decide(target, recall: { key.flatMap { recall($0, facts.startMicros) } }).action == .inspect else {
+                return fail(failure, reset: false)
+            }
+            return upstreamFailed(alert: TLSAlert.internalError) { _ in failure }
+        }
         if upstreamTLS == false {
             // reverse:http:// — the server does not speak TLS; nothing to inspect with.
             return relayRaw(status: .encrypted, observeServerHello: true)
