@@ -2,6 +2,9 @@ import LocalCA
 @testable import Proxy
 import Testing
 import FlowTerms
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An inspected connection whose upstream TLS handshake failed: a client that will speak HTTP/1
 /// gets tv's leg completed and a 502 that says why on its first request; an h2-only client keeps
@@ -156,5 +159,37 @@ struct UpstreamFailureAnswerTests {
             #expect(m.handle(ending) == [.armTimer(millis: 0), .close(reset: reset)])
             #expect(m.facts.failureReason == Self.unverifiedSentence)
         }
+    }
+
+    @Test("transparent mode, a server tv cannot reach (connected before the client spoke): a request head gets tv's 502 saying why (curl read an empty reply: a trial), a ClientHello tv's leg and the 502 on its request, silence for a second the close; the flow fails with the reason each time")
+    func transparentUnreachable() throws {
+        let destination = OriginalDestination(host: "10.36.2.9", port: 80, origin: .none)
+        let address = SocketAddress(numericHost: "10.36.2.9", port: 80)!
+        let failure = ConnectionFailure.unreachable(target: "10.36.2.9:80", .connect(Errno(EHOSTUNREACH)))
+        func unreachable() -> Machine {
+            var m = T.machine(.fixed(destination, upstreamTLS: nil))
+            #expect(m.handle(.start) == [.openFlow, .armTimer(millis: 5_000), .connect(address)])
+            #expect(m.handle(.connectFailed(Errno(EHOSTUNREACH))) == [.armTimer(millis: 1_000), .peekClient])
+            #expect(m.facts.status != .failed)
+            return m
+        }
+        var plain = unreachable()
+        let answer = T.text(&plain, "GET / HTTP/1.1\r\nHost: site.test\r\n\r\n")
+        #expect(answer.first == .sendClient(Machine.errorResponse(502, failure)), "\(answer)")
+        #expect(plain.facts.status == .failed && plain.facts.failureReason == failure.sentence)
+        // Not a request: closed with the reason, no HTTP bytes.
+        var other = unreachable()
+        #expect(!T.text(&other, "SSH-2.0-OpenSSH_9.2\r\n").contains { if case .sendClient = $0 { return true }; return false })
+        #expect(other.facts.failureReason == failure.sentence)
+        var silent = unreachable()
+        _ = silent.handle(.timeout)
+        #expect(silent.facts.status == .failed && silent.facts.failureReason == failure.sentence)
+        var tls = unreachable()
+        let plan = Machine.ClientTLSPlan(identity: try LeafIdentity(names: ["a.test"]), alpn: Array("http/1.1".utf8), keyTypes: [.ecdsaP256])
+        #expect(T.bytes(&tls, ProxyFixtures.clientHelloSNIAndALPN) == [.armTimer(millis: 10_000), .startClientTLS(plan), .updateFlow])
+        _ = tls.handle(.clientHandshakeDone(.init(version: .tls13, resumed: false)))
+        #expect(tls.handle(.clientRequestArrived) == [.sendClient(Machine.errorResponse(502, failure)), .armTimer(millis: 0), .close(reset: false)])
+        #expect(tls.facts.failureReason == failure.sentence)
+        #expect(Machine.beginsLikeARequest(UnsafeRawBufferPointer(start: nil, count: 0)) == false)
     }
 }

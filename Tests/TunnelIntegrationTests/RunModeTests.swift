@@ -66,7 +66,7 @@ final class RunModeTests {
             table inet tvtest {
                 chain prerouting {
                     type nat hook prerouting priority dstnat;
-                    iifname "r-\(lab.tag)" tcp dport { 443, 8080 } redirect to :18443
+                    iifname "r-\(lab.tag)" tcp dport { 443, 8080, 8081 } redirect to :18443
                 }
             }
             """
@@ -87,6 +87,13 @@ final class RunModeTests {
         #expect(plain.status == 0 && plain.out == OriginLab.indexBody, "\(plain)")
         let v6 = inClient(["curl", "-sS", "--cacert", lab.tvRoot, "--resolve", "origin6.test:443:[fd03::2]", "https://origin6.test/index.html"])
         #expect(v6.status == 0 && v6.out == OriginLab.indexBody, "\(v6)")
+        // A port nothing listens on: tv's 502 saying why, in plain HTTP and over tv's leg (curl
+        // read "Empty reply from server": a trial).
+        let refused = "tv could not connect to 10.203.0.2:8081 (connection refused)"
+        let gone = inClient(["curl", "-sS", "-w", "\n%{http_code}", "--resolve", "gone.test:8081:10.203.0.2", "http://gone.test:8081/"])
+        #expect(gone.status == 0 && gone.out == refused + "\n\n502", "\(gone)")
+        let goneTLS = inClient(["curl", "-sS", "-w", "\n%{http_code}", "--cacert", lab.tvRoot, "--resolve", "gone.test:8081:10.203.0.2", "https://gone.test:8081/"])
+        #expect(goneTLS.status == 0 && goneTLS.out == refused + "\n\n502", "\(goneTLS)")
         // Straight to the listener (no redirect): refused, counted, never looped.
         let direct = inClient(["curl", "-sS", "-m", "5", "http://10.204.0.1:18443/"])
         #expect(direct.status != 0)

@@ -13,6 +13,11 @@ extension ConnectionMachine {
         case .connecting:
             return upstreamUnreachable(.noAnswer(seconds: settings.connectTimeoutMillis / 1000), socksCode: .ttlExpired)
         case .awaitingFirstBytes:
+            // A server tv could not reach, and the client said nothing in the wait: its reason.
+            if let failure = unreachableToAnswer {
+                unreachableToAnswer = nil
+                return fail(failure, reset: false)
+            }
             // Nobody spoke for the idle time: closed as an idle relay would be (nothing was
             // carried, nothing is known to be encrypted).
             if !sawClientBytes { return silentTooLong() }

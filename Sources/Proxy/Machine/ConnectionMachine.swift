@@ -59,11 +59,18 @@ struct ConnectionMachine {
     var headWasHTTP1 = false
     /// Reverse mode: the client's first byte began a TLS record (a ClientHello).
     var headWasTLS = false
-    /// Reverse mode to an HTTPS server tv could not reach, a TLS client: the failure its
-    /// ClientHello, once read, is answered with (a 502 over tv's leg, as for a server whose
-    /// handshake failed, `upstreamFailed`). Closed at once, curl read `SSL_ERROR_SYSCALL` where
-    /// a plain client read tv's 502 saying why (a trial).
+    /// A server tv could not reach whose client has not been read yet (reverse mode's TLS client
+    /// of an HTTPS target; transparent mode, which connects before the client speaks): the
+    /// failure its first bytes are answered with once read, a 502 in HTTP/1 to a request head,
+    /// over tv's leg to a ClientHello (as for a server whose handshake failed,
+    /// `upstreamFailed`). Closed at once, curl read `SSL_ERROR_SYSCALL` or "Empty reply from
+    /// server" where the explicit proxy's client read tv's 502 saying why (a trial).
     var unreachableToAnswer: ConnectionFailure?
+
+    /// How long a transparent client tv could not find a server for is waited for to speak
+    /// (ms): most send their request with the connect; one that waits for the server to speak
+    /// (SSH) is closed then.
+    static let unreachableAnswerWaitMillis = 1_000
     /// Reverse mode to an HTTPS server, and the client spoke plain HTTP: tv is the TLS client of
     /// the server and relays the client's plaintext over that leg (mitmproxy's reverse mode does
     /// the same).
@@ -306,6 +313,12 @@ struct ConnectionMachine {
                 unreachableToAnswer = failure
                 phase = .awaitingFirstBytes
                 return [.armTimer(millis: settings.handshakeTimeoutMillis), .peekClient]
+            }
+            // Transparent mode: nothing was read before the connect; its first bytes decide.
+            if !sawHeadBytes, !sawClientBytes, destination?.origin != .reverse {
+                unreachableToAnswer = failure
+                phase = .awaitingFirstBytes
+                return [.armTimer(millis: Self.unreachableAnswerWaitMillis), .peekClient]
             }
         }
         return out + fail(failure, reset: false)
