@@ -548,6 +548,12 @@ struct ConnectionMachineTests {
         #expect(Self.bytes(&m, Array(ProxyFixtures.clientHelloSNIAndALPN[0..<1])) == [.armTimer(millis: 5_000), .connect(address)])
         #expect(m.handle(.connected(address)) == [.updateFlow, .armTimer(millis: 300_000), .watchUpstreamFirstBytes, .peekClient])
         #expect(Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN).contains(.relay(.raw(plaintext: false, observeServerHello: true))))
+        // A plain server answers the ClientHello in plain text: said on the flow (it read
+        // "encrypted — passed through" and that the client reset, nothing more: a trial).
+        let answer = Array("HTTP/1.1 400 Bad Request\r\n\r\n".utf8).withUnsafeBytes { m.moved($0, .serverToClient, atMicros: 2_000) }
+        #expect(answer == .updateFlow)
+        #expect(m.facts.error == "the server answered the client's TLS ClientHello with bytes that are not TLS: it does not speak TLS on that port (tv passed both sides through untouched)")
+        #expect(m.facts.status == .encrypted)
     }
 
     @Test("reverse mode: a server tv cannot reach answers a plain client's request with a 502 that says why; a TLS client's ClientHello is read and its leg completed to answer the same (it read SSL_ERROR_SYSCALL: a trial), unless inspection is off")

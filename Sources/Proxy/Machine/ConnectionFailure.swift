@@ -174,6 +174,10 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// A UDP flow's server answered with ICMP port unreachable (nothing listens on its port);
     /// tv passed it on to the program (`EngineLoop.udpErrorQueue`).
     case portUnreachable
+    /// A TLS client's ClientHello passed through untouched (`reverse:http://`, or a rule) was
+    /// answered with bytes that are not TLS: the server does not speak TLS on that port. A note
+    /// on the flow (it read "encrypted — passed through" and only that the client reset: a trial).
+    case serverAnsweredNotTLS
 
     /// Which of the three client-leg kinds the counters and the flow name this is
     /// (`ClientLegOutcome`); nil for every other failure.
@@ -294,6 +298,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .clientHandshakeFailed(let reason): return "the client's TLS handshake failed (\(reason))"
         case .portUnreachable:
             return "the server answered ICMP port unreachable (nothing listens on that port); tv passed it on, so the program saw connection refused (ECONNREFUSED)"
+        case .serverAnsweredNotTLS:
+            return "the server answered the client's TLS ClientHello with bytes that are not TLS: it does not speak TLS on that port (tv passed both sides through untouched)"
         case let .keptPrivate(recall, key):
             switch recall {
             case .remembered(.lacksRoot):

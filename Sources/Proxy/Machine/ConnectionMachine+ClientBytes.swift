@@ -36,16 +36,6 @@ extension ConnectionMachine {
         }
     }
 
-    /// Whether `bytes` begin as an HTTP/1 request line does: a method (uppercase letters), a
-    /// space, then a target's first byte (`/`, `*`, or a letter of an absolute form).
-    static func beginsLikeARequest(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        while i < bytes.count, i < 20, (0x41 ... 0x5A).contains(bytes[i]) { i += 1 }
-        guard i > 0, i + 1 < bytes.count, bytes[i] == 0x20 else { return false }
-        let first = bytes[i + 1]
-        return first == UInt8(ascii: "/") || first == UInt8(ascii: "*") || (0x61 ... 0x7A).contains(first) || (0x41 ... 0x5A).contains(first)
-    }
-
     mutating func firstBytes(_ all: UnsafeRawBufferPointer) -> [Command] {
         var out: [Command] = []
         if !sawClientBytes && all.count > 0 {
@@ -61,7 +51,7 @@ extension ConnectionMachine {
             if let failure = unreachableToAnswer {
                 // A server tv could not reach: a request head gets tv's 502, anything else the close.
                 unreachableToAnswer = nil
-                return (Self.beginsLikeARequest(all) ? [.sendClient(Self.errorResponse(502, failure))] : []) + fail(failure, reset: false)
+                return (RelayState.beginsHTTP1Request(all) ? [.sendClient(Self.errorResponse(502, failure))] : []) + fail(failure, reset: false)
             }
             if upstreamTLS == true { return plainClientToTLSServer(h2: HTTP2Preface.begins(all)) }
             return relayRaw(status: .notEncrypted, observeServerHello: false)

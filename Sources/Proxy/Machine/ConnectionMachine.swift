@@ -520,9 +520,17 @@ struct ConnectionMachine {
                 relay.clientSpokeHTTP1 = RelayState.beginsHTTP1Request(chunk)
                 if facts.status == .inspected, let key = pinKey { return .clientAccepted(key) }
             }
-        } else if relay.observing, let hello = relay.observeServerHello(chunk) {
-            facts.note(hello)
-            return .updateFlow
+        } else if relay.observing, let found = relay.observeServerHello(chunk) {
+            switch found {
+            case .serverHello(let hello):
+                facts.note(hello)
+                return .updateFlow
+            case .notTLS where facts.error == nil:
+                facts.error = ConnectionFailure.serverAnsweredNotTLS.sentence
+                return .updateFlow
+            default:
+                break
+            }
         }
         guard relay.watchesUpgrade, let finding = relay.observeUpgrade(chunk, direction) else {
             return progress.isDue(atMicros: now) ? .updateFlow : nil

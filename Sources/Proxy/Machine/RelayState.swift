@@ -79,9 +79,9 @@ struct RelayState {
         return finding
     }
 
-    /// Feeds the server's bytes to the ServerHello parser; the hello once complete (then, or on
-    /// bytes that are no ServerHello, reading stops).
-    mutating func observeServerHello(_ chunk: UnsafeRawBufferPointer) -> ServerHello? {
+    /// Feeds the server's bytes to the ServerHello parser; what it found once it is done (then
+    /// reading stops): a hello, bytes that are not TLS, an alert…; nil while it reads.
+    mutating func observeServerHello(_ chunk: UnsafeRawBufferPointer) -> ServerHelloParser.Result? {
         guard case .reading(var parser) = helloParser else { return nil }
         let result = parser.feed(chunk)
         if case .needMoreData = result {
@@ -90,8 +90,7 @@ struct RelayState {
         }
         helloParser = nil
         spliceAllowed = spliceWhenObserved
-        if case .serverHello(let hello) = result { return hello }
-        return nil
+        return result
     }
 
     /// Whether `bytes` begin an HTTP/1 request line: a method of 1 to 20 ASCII capital letters
