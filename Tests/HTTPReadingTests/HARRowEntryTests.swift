@@ -93,7 +93,7 @@ import Testing
         row.state = .answered
         #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; answered by tv in the server's place (`tv flow 5` says why)")
         row.state = .incomplete
-        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; incomplete: the connection ended before the exchange did")
+        #expect(HARRowEntry.comment(row) == "from the exchange row: content was not kept, so no headers, cookies or bodies; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP)")
         row.contentEncoding = "gzip"
         row.responseBodyBytes = 40
         #expect(HARRowEntry.response(row, version: "HTTP/1.1").serialized().contains(

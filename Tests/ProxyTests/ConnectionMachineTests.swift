@@ -556,6 +556,14 @@ struct ConnectionMachineTests {
         #expect(m.facts.status == .encrypted)
     }
 
+    @Test("reading a relay's requests stopped: the flow says why once, and an error it already has stays")
+    func exchangeReadingStopped() {
+        var m = Self.machine()
+        #expect(m.handle(.exchangeReadingStopped("A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1).")) == [.updateFlow])
+        #expect(m.facts.error == "tv stopped reading this connection's requests, its bytes going on as they came: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)")
+        #expect(m.handle(.exchangeReadingStopped("Another.")) == [])
+    }
+
     @Test("reverse mode: a server tv cannot reach answers a plain client's request with a 502 that says why; a TLS client's ClientHello is read and its leg completed to answer the same (it read SSL_ERROR_SYSCALL: a trial), unless inspection is off")
     func reverseUnreachable() throws {
         let destination = OriginalDestination(host: "127.0.0.1", port: 1, origin: .reverse)

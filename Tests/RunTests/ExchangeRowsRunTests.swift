@@ -405,14 +405,18 @@ struct ExchangeRowsRunTests {
         #expect(log.components(separatedBy: "GET /index.html").count - 1 == 4, "\(log)")
     }
 
-    @Test("plain HTTP in a CONNECT tunnel: a response with both Content-Length and Transfer-Encoding (which the client may read otherwise), or a header name that is not a token, is not passed on; the client gets tv's 502 saying why, the row reads 502 by tv (relayed as is, it was recorded as 3 bytes, or cut with no status: trials)")
+    @Test("plain HTTP in a CONNECT tunnel: a response with both Content-Length and Transfer-Encoding (which the client may read otherwise), or a header name that is not a token, is not passed on (one whose first part was is passed on, its flow saying why reading stopped); the client gets tv's 502 saying why, the row reads 502 by tv (relayed as is, it was recorded as 3 bytes, or cut with no status: trials)")
     func ambiguousResponseIsRefused() throws {
         let server = try PythonServer(#"""
-            import sys
+            import sys, time
             from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
             class H(BaseHTTPRequestHandler):
                 protocol_version = "HTTP/1.1"
                 def do_GET(self):
+                    if self.path == "/splitbad":
+                        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n"); self.wfile.flush(); time.sleep(0.3)
+                        self.wfile.write(b"X@Bad: 1\r\n\r\nhello")
+                        return
                     if self.path == "/badname":
                         self.wfile.write(b"HTTP/1.1 200 OK\r\nX@Bad: 1\r\nContent-Length: 3\r\n\r\nabc")
                         return
@@ -428,11 +432,16 @@ struct ExchangeRowsRunTests {
         #expect(r.out.hasPrefix("tv: the server's response was not understood: The response has both Content-Length and Transfer-Encoding") && r.out.hasSuffix("\n502"), "\(r)")
         let name = try box.curl(["-x", tv.proxyURL, "-p", "-sS", "-w", "\n%{http_code}", "http://127.0.0.1:\(server.port)/badname"])
         #expect(name.out == "tv: the server's response was not understood: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1).\n\n502", "\(name)")
+        // Its first part already passed on: the rest goes on as it came, the row ends
+        // incomplete and the flow says why (it said nothing: a re-check).
+        let split = try box.curl(["-x", tv.proxyURL, "-p", "-sS", "-w", " %{http_code}", "http://127.0.0.1:\(server.port)/splitbad"])
+        #expect(split.out == "hello 200", "\(split)")
         _ = try box.waitForNoOpenConnections()
         try tv.stop()
         let rows = (try box.json("requests")["requests"] as? [JSON] ?? [])
-        #expect(rows.map { "\($0.string("path") ?? "") \($0.int("status") ?? 0) \($0.string("state") ?? "")" } == ["/badname 502 answered", "/both 502 answered"], "\(rows)")
+        #expect(rows.map { "\($0.string("path") ?? "") \($0.int("status") ?? 0) \($0.string("state") ?? "")" } == ["/splitbad 0 incomplete", "/badname 502 answered", "/both 502 answered"], "\(rows)")
         let flows = try box.json("flows")["flows"] as? [JSON] ?? []
+        #expect(flows.contains { $0.string("error") == "tv stopped reading this connection's requests, its bytes going on as they came: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)" }, "\(flows)")
         #expect(flows.contains { $0.string("error") == "the server's response was not understood: A header name contains byte 0x40, which is not allowed in a token (RFC 9110 §5.1)." }, "\(flows)")
     }
 

@@ -86,7 +86,11 @@ extension ProxyConnection {
         if direction == .clientToServer, reader.takeRequestBodyWait() { _ = tv_set_quickack(client.fd, 1) }
         guard let stop = reader.stop else { return }
         switch stop {
-        case .malformed, .refused: loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed)
+        case .malformed(let reason):
+            loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed)
+            // A relay's flow says why its open rows end incomplete (the machine decides).
+            if plain == nil { feed(.exchangeReadingStopped(reason)) }
+        case .refused: loop.counters.exchangeReadingStopped.wrappingAdd(1, ordering: .relaxed)
         case .notHTTP, .tunnel, .ended: break
         }
         // A relay is one stream: done. Plain HTTP keeps the stopped reader (it ignores the rest

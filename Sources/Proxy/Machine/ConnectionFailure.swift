@@ -178,6 +178,10 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// answered with bytes that are not TLS: the server does not speak TLS on that port. A note
     /// on the flow (it read "encrypted — passed through" and only that the client reset: a trial).
     case serverAnsweredNotTLS
+    /// Reading a relay's requests stopped at bytes that broke HTTP's rules (`reason`, the
+    /// reader's sentence with its RFC section) after part of them had gone on: the connection
+    /// went on untouched; a note on the flow (a trial's row read "incomplete" with no why).
+    case exchangeReadingStopped(String)
 
     /// Which of the three client-leg kinds the counters and the flow name this is
     /// (`ClientLegOutcome`); nil for every other failure.
@@ -298,6 +302,8 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .clientHandshakeFailed(let reason): return "the client's TLS handshake failed (\(reason))"
         case .portUnreachable:
             return "the server answered ICMP port unreachable (nothing listens on that port); tv passed it on, so the program saw connection refused (ECONNREFUSED)"
+        case .exchangeReadingStopped(let reason):
+            return "tv stopped reading this connection's requests, its bytes going on as they came: " + (reason.hasSuffix(".") ? String(reason.dropLast()) : reason)
         case .serverAnsweredNotTLS:
             return "the server answered the client's TLS ClientHello with bytes that are not TLS: it does not speak TLS on that port (tv passed both sides through untouched)"
         case let .keptPrivate(recall, key):

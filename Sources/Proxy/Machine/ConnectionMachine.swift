@@ -184,6 +184,10 @@ struct ConnectionMachine {
             facts.error = failure.sentence
             guard answered else { return [.close(reset: true)] }
             return [.sendClient(Self.errorResponse(400, failure)), .deliverThenClose(to: .client, reset: false)]
+        case .exchangeReadingStopped(let reason):
+            guard facts.error == nil else { return [] }
+            facts.error = ConnectionFailure.exchangeReadingStopped(reason).sentence
+            return [.updateFlow]
         case .responseRefused(let reason):
             guard phase == .relaying else { return [] }
             // The plain path's answer to such a head: tv's 502 in the response's place.

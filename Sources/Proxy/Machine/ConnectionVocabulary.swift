@@ -165,6 +165,10 @@ extension ConnectionMachine {
         /// The same for a server's HTTP/1 response head the client could read otherwise
         /// (Content-Length beside Transfer-Encoding): not forwarded; tv answers 502.
         case responseRefused(String)
+        /// Reading the relay's exchanges stopped at bytes that broke HTTP's rules after some had
+        /// been passed on (`ExchangeReader.Stop.malformed`, the reader's sentence): the bytes go
+        /// on as they come; the flow says why its open row ends incomplete.
+        case exchangeReadingStopped(String)
         /// The driver could not do what a command asked (no TLS session, no CA…).
         case failed(ConnectionFailure)
         /// The leaf for the client leg could not be minted: the client gets an internal_error alert.
