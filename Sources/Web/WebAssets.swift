@@ -984,6 +984,8 @@ function settingRow(s, said) {
           // is on the command line: tv says how much it deletes, and the page asks that.
           if (err.status !== 409 || !err.consent) throw err;
           if (!confirm(err.consent)) {
+            // The field shows the value in force again, not the one declined (a re-check).
+            input.value = current;
             out.replaceChildren(h("p", { class: "said" }, "Not saved: " + s.name + " stays " + (current || "none") + "."));
             return;
           }

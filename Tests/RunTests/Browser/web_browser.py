@@ -206,6 +206,8 @@ try:
     posted = driver.execute_script("return window.posted")
     if asked != question or not declined.startswith("Not saved: history.maxAge stays ") or posted != [{"key": "history.maxAge", "value": "1s", "yes": False}]:
         fail("a limit tv asks about was asked as %r, said %r, sent %r" % (asked, declined, posted))
+    if driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] input").get_attribute("value") == "1s":
+        fail("the declined value is still in the field")
     # Nothing kept is deleted by 52w: saved at once, nothing asked, sent once unagreed.
     save_age("52w", False, None)
     wait_for("history.maxAge saved", lambda: driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] .said").text.startswith("Saved history.maxAge = 52w (was "))
