@@ -14,6 +14,13 @@ struct SharedStoreRunTests {
     }
 
     /// Waits (≤ `timeout` s) until `count` shared rows are there, all closed.
+    /// Starts `server` and makes a database on it: its URL and name.
+    static func started(_ server: PostgresServer) throws -> (url: String, database: String) {
+        try server.start()
+        let url = try server.makeDatabase()
+        return (url, String(url.split(separator: "/").last!.split(separator: "?").first!))
+    }
+
     func closedSharedRows(_ box: Sandbox, _ url: String, _ count: Int, instance: String? = nil, timeout: Double = 15) throws -> [JSON] {
         let deadline = Date().addingTimeInterval(timeout)
         var rows: [JSON] = []
@@ -282,9 +289,7 @@ struct SharedStoreRunTests {
     func flowsNeverWrittenLocallyAreClosedAtNextStart() throws {
         let server = try PostgresServer()
         defer { server.stop(); server.remove() }
-        try server.start()
-        let url = try server.makeDatabase()
-        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        let (url, database) = try Self.started(server)
         let world = try RunWorld()
         let box = world.sandbox
         let tv = try world.run("--inspect", "--store", url)
@@ -352,9 +357,7 @@ struct SharedStoreRunTests {
     func unsentFlowsSaidAndIDsPastTheStoreAfterReconnecting() throws {
         let server = try PostgresServer()
         defer { server.stop(); server.remove() }
-        try server.start()
-        let url = try server.makeDatabase()
-        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        let (url, database) = try Self.started(server)
         let world = try RunWorld()
         let box = world.sandbox
         let a = try world.run("--inspect", "--store", url)
@@ -407,9 +410,7 @@ struct SharedStoreRunTests {
     func keptLocalSessionsStayHere() throws {
         let server = try PostgresServer()
         defer { server.stop(); server.remove() }
-        try server.start()
-        let url = try server.makeDatabase()
-        let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
+        let (url, database) = try Self.started(server)
         let world = try RunWorld()
         let box = world.sandbox
         #expect(try box.tv("settings", "set", "store.url", url).status == 0)

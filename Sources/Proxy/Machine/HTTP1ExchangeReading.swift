@@ -241,14 +241,16 @@ final class HTTP1ExchangeReading {
                 }
                 continue
             }
+            // Nothing of the head was passed on yet: it begins this burst, and nothing before it
+            // in the burst (the relay drops a refused burst whole): the scanner is made here, at
+            // the burst's first byte.
+            var headBeginsBurst = false
             if responseHead == nil {
                 responseHead = HTTP1HeadScanner(.response, answering: pending[index].record.method)
                 responseStartedAt = now
                 if pending[index].record.responseTime == nil { pending[index].record.responseTime = now }
+                headBeginsBurst = offset == 0
             }
-            // Nothing of the head was passed on yet: it began this burst, and nothing before it
-            // in the burst (the relay drops a refused burst whole).
-            let headBeginsBurst = offset == 0 && responseHead!.gathered.isEmpty
             let (result, consumed) = responseHead!.consumeHead(rest)
             offset += consumed
             switch result {
