@@ -7,11 +7,11 @@
 /// (`PostgresSchemaTests` compares the two column lists).
 ///
 enum PostgresSchema {
-    /// The SQL of each migration, oldest first.
     /// Every table the migrations make (a test reads them out of the migrations).
     static let tableNames = ["audit_markers", "audit_projects", "audit_sessions", "client_pins", "exchanges", "flow_names", "flows",
                              "host_names", "instances", "pinned_hosts"]
 
+    /// The SQL of each migration, oldest first.
     static let migrations: [String] = [
         // 1 (i21-pg): instances and flows.
         """
