@@ -144,8 +144,17 @@ struct WebDownloadsRunTests {
         #expect(try box.flowRows().count == 1)
         let asCLI = try box.tv("settings", "set", "history.maxAge", "1s")
         #expect(asCLI.status == 1 && asCLI.err.contains(" connections kept (those started before ") && asCLI.err.hasSuffix("as soon as it is saved; add --yes to save it.\n"), "\(asCLI)")
-        let agreed = try box.curl(post + ["--data", #"{"key":"history.maxAge","value":"1s","yes":true}"#, served.base + "/api/settings"]).out
+        #expect(asked?["deletes"] as? Int == 1, "\(unagreed)")
+        // The page's yes names the count it asked about: a change that now deletes more is asked
+        // again, not saved (the question was open while the clock and the session went on).
+        let outgrown = try box.curl(post + ["--data", #"{"key":"history.maxAge","value":"1s","agreed":0}"#, served.base + "/api/settings"]).out
+        #expect(outgrown.hasSuffix("\n409") && outgrown.contains(#""deletes":1"#), "\(outgrown)")
+        #expect(try box.flowRows().count == 1)
+        let agreed = try box.curl(post + ["--data", #"{"key":"history.maxAge","value":"1s","agreed":1}"#, served.base + "/api/settings"]).out
         #expect(agreed.hasSuffix("\n200") && agreed.contains("Saved history.maxAge = 1s"), "\(agreed)")
+        // `"yes": true` agrees to any count, as --yes does.
+        let yes = try box.curl(post + ["--data", #"{"key":"history.maxAge","value":"2s","yes":true}"#, served.base + "/api/settings"]).out
+        #expect(yes.hasSuffix("\n200") && yes.contains("Saved history.maxAge = 2s"), "\(yes)")
     }
 
     @Test func dashboardFiguresNeverHoldFlowEvents() throws {

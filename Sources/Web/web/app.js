@@ -104,6 +104,7 @@ async function fetchJSON(path, options) {
     error.status = response.status;
     // A change tv would make only when agreed to (409): the question to ask, with its count.
     error.consent = (body && typeof body.consent === "string") ? body.consent : null;
+    error.deletes = (body && typeof body.deletes === "number") ? body.deletes : null;
     throw error;
   }
   return body;

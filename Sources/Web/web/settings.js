@@ -48,20 +48,24 @@ function settingRow(s, said) {
       const out = e.target.querySelector("[role=status]");
       out.replaceChildren(h("span", { class: "muted" }, "Saving…"));
       try {
-        let answer;
-        try {
-          answer = await post("/api/settings", { key: s.name, value: input.value, yes: false });
-        } catch (err) {
-          // A limit that deletes what is kept at once is saved only when agreed to, as `--yes`
-          // is on the command line: tv says how much it deletes, and the page asks that.
-          if (err.status !== 409 || !err.consent) throw err;
-          if (!confirm(err.consent)) {
-            // The field shows the value in force again, not the one declined (a re-check).
-            input.value = current;
-            out.replaceChildren(h("p", { class: "said" }, "Not saved: " + s.name + " stays " + (current || "none") + "."));
-            return;
+        // A limit that deletes what is kept at once is saved only when agreed to, as `--yes`
+        // is on the command line: tv says how much it deletes, and the page asks that. The yes
+        // names the count asked about: tv asks again if saving would now delete more.
+        let answer = null;
+        let sent = { key: s.name, value: input.value, yes: false };
+        while (answer === null) {
+          try {
+            answer = await post("/api/settings", sent);
+          } catch (err) {
+            if (err.status !== 409 || !err.consent || err.deletes === null) throw err;
+            if (!confirm(err.consent)) {
+              // The field shows the value in force again, not the one declined (a re-check).
+              input.value = current;
+              out.replaceChildren(h("p", { class: "said" }, "Not saved: " + s.name + " stays " + (current || "none") + "."));
+              return;
+            }
+            sent = { key: s.name, value: input.value, agreed: err.deletes };
           }
-          answer = await post("/api/settings", { key: s.name, value: input.value, yes: true });
         }
         // Everything is read again: a change may have changed others (limits applied, a session told).
         settings({ name: s.name, said: answer.said });

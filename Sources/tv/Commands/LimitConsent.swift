@@ -13,6 +13,10 @@ struct LimitConsentNeeded: UserFacingError {
     /// What saving deletes: `history.maxAge 1d deletes 3 of the 10 connections kept (…), with
     /// their requests, packets and content, as soon as it is saved`.
     let deletes: String
+    /// How many things `deletes` names (3 connections, capture files, decrypted turns): tv web's
+    /// agreement names it, and a change that would delete more by the time it is sent again is
+    /// asked again (`WebAPI.setSetting`).
+    let count: Int
     /// Said after it (`(m is minutes: a month is 30d)`), or empty.
     var aside = ""
 
@@ -37,7 +41,7 @@ enum HistoryAgeConsent {
         // Closed flows outside audit sessions: what the deletion takes.
         guard let (older, all) = try? storage.flowsDoomed(startedBefore: cutoff), older > 0 else { return }
         throw LimitConsentNeeded(deletes: "history.maxAge \(age) deletes \(ByteWords.grouped(Int64(older))) of the \(ByteWords.grouped(Int64(all))) connections kept (those started before \(Units.utc(cutoff / 1_000_000))), with their requests, packets and content, as soon as it is saved",
-                                 aside: age.hasSuffix("m") ? "(m is minutes: a month is 30d)" : "")
+                                 count: older, aside: age.hasSuffix("m") ? "(m is minutes: a month is 30d)" : "")
     }
 }
 
@@ -65,7 +69,7 @@ enum CaptureLimitConsent {
         if name == SettingKeys.capturesMaxBytes.name { limits.capturesMaxBytes = n } else { limits.capturesMaxAge = n }
         guard let doomed = try? storage.captureFilesDoomed(limits, now: now), doomed.files > already.files else { return }
         let more = doomed.files - already.files
-        throw LimitConsentNeeded(deletes: "\(name) \(value) deletes \(more) capture file\(more == 1 ? "" : "s") (\(Units.bytes(doomed.bytes - already.bytes))) that the limits in force keep, as soon as it is saved")
+        throw LimitConsentNeeded(deletes: "\(name) \(value) deletes \(more) capture file\(more == 1 ? "" : "s") (\(Units.bytes(doomed.bytes - already.bytes))) that the limits in force keep, as soon as it is saved", count: more)
     }
 }
 
@@ -86,7 +90,7 @@ enum ContentExpiryConsent {
         guard let after = try? storage.contentTurnsExpiring(expiry, now: now),
               let before = try? storage.contentTurnsExpiring(current, now: now), after > before else { return }
         let more = after - before
-        throw LimitConsentNeeded(deletes: "content.expiry \(expiry.text) deletes \(ByteWords.grouped(Int64(more))) decrypted turn\(more == 1 ? "" : "s") that \(current.text) keeps (those recorded before \(Units.utc((now - expiry.microseconds) / 1_000_000))), as soon as it is saved")
+        throw LimitConsentNeeded(deletes: "content.expiry \(expiry.text) deletes \(ByteWords.grouped(Int64(more))) decrypted turn\(more == 1 ? "" : "s") that \(current.text) keeps (those recorded before \(Units.utc((now - expiry.microseconds) / 1_000_000))), as soon as it is saved", count: more)
     }
 }
 

@@ -118,10 +118,13 @@ struct WebAPI: Sendable {
         return WebResponse.error("There is no \(request.path) in tv web's API; the README lists the routes.", status: 404)
     }
 
-    /// POST /api/settings with `{"key": K, "value": V}` (and `"yes": true` for `--yes`): `tv
-    /// settings set K V` (saved first, then a running session told), answered with what it said
-    /// (`{"said": TEXT}`) or its refusal; a limit that would delete what is kept, without
-    /// `"yes"`, is not saved: 409 `{"consent": QUESTION}` with the count (`LimitConsentNeeded`).
+    /// POST /api/settings with `{"key": K, "value": V}`: `tv settings set K V` (saved first, then
+    /// a running session told), answered with what it said (`{"said": TEXT}`) or its refusal. A
+    /// limit that would delete what is kept is not saved unagreed: 409 `{"consent": QUESTION,
+    /// "deletes": N}` (`LimitConsentNeeded`). `"agreed": N` is the page's yes to that question:
+    /// saved while it deletes at most N, else asked again with the new count (the count grew
+    /// while the question was open: a history.maxAge cutoff moves with the clock, a session
+    /// keeps recording). `"yes": true` agrees to any count, as `--yes` does.
     func setSetting(_ body: [UInt8]) -> WebResponse {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
               let key = object["key"] as? String, let value = object["value"] as? String else {
@@ -133,8 +136,9 @@ struct WebAPI: Sendable {
         if key == SettingKeys.trustStore.name, let store = try? TrustStoreSpec(parsing: value), store.path.map({ !$0.hasPrefix("/") }) == true {
             return WebResponse.error("In tv web, a trust store's path must be absolute (it would be read against the folder tv web was started in); write it from /.", status: 400)
         }
-        // `"yes": true`: the page asked the 409's question first (`LimitConsentNeeded`).
-        var answer = run(["settings", "set", key, value] + (object["yes"] as? Bool == true ? ["--yes"] : []))
+        let words = ["settings", "set", key, value]
+        var answer = object["yes"] as? Bool == true ? run(words + ["--yes"])
+            : run(words, agreedCount: (object["agreed"] as? NSNumber)?.intValue)
         // A refused key or value is a bad request, never a missing thing (the command's exit 1).
         if answer.status == 404 { answer.status = 400 }
         return answer
@@ -191,8 +195,10 @@ struct WebAPI: Sendable {
 
     /// Runs `tv WORDS --data-dir HOME` in this process and answers with what it printed:
     /// 200 and its standard output, or its one sentence with a status from its exit code
-    /// (1 refused or not found: 404; 2 cannot be run as asked: 400; 3 no session: 409).
-    func run(_ words: [String], raw: Bool = false) -> WebResponse {
+    /// (1 refused or not found: 404; 2 cannot be run as asked: 400; 3 no session: 409). A change
+    /// that needs consent (`LimitConsentNeeded`) is run again with `--yes` when it deletes at
+    /// most `agreedCount`, else answered 409 with its question and count.
+    func run(_ words: [String], raw: Bool = false, agreedCount: Int? = nil) -> WebResponse {
         let parser = CommandLineParser(root: CommandTree.root, globalOptions: CommandTree.globalOptions, version: nil)
         let capture = ConsoleCapture()
         var status: Int
@@ -212,8 +218,10 @@ struct WebAPI: Sendable {
             status = 400
             sentence = error.message
         } catch let consent as LimitConsentNeeded {
-            // Not saved: the page asks `consent` and sends the change again with `"yes": true`.
-            return WebResponse.json(JSONValue.object([("error", .string(consent.question)), ("consent", .string(consent.question))]).serialized(), status: 409)
+            if let agreedCount, consent.count <= agreedCount { return run(words + ["--yes"], raw: raw) }
+            // Not saved: the page asks `consent` and sends the change again with `"agreed": deletes`.
+            return WebResponse.json(JSONValue.object([("error", .string(consent.question)), ("consent", .string(consent.question)),
+                                                      ("deletes", .int(Int64(consent.count)))]).serialized(), status: 409)
         } catch let error as UserFacingError {
             status = [1: 404, 2: 400, 3: 409][error.exitCode] ?? 500
             sentence = error.message

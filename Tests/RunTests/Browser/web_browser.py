@@ -190,7 +190,7 @@ try:
               if (String(path).endsWith("/api/settings") && options && options.method === "POST") {
                 const sent = JSON.parse(options.body);
                 window.posted.push(sent);
-                if (arguments[1] && !sent.yes) return Promise.resolve(new Response(JSON.stringify({ error: arguments[1], consent: arguments[1] }),
+                if (arguments[1] && sent.agreed !== 3) return Promise.resolve(new Response(JSON.stringify({ error: arguments[1], consent: arguments[1], deletes: 3 }),
                   { status: 409, headers: { "Content-Type": "application/json" } }));
               }
               return real(path, options);
@@ -213,10 +213,10 @@ try:
     wait_for("history.maxAge saved", lambda: driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] .said").text.startswith("Saved history.maxAge = 52w (was "))
     if driver.execute_script("return window.asked") is not None or driver.execute_script("return window.posted") != [{"key": "history.maxAge", "value": "52w", "yes": False}]:
         fail("a limit that deletes nothing was asked about or sent agreed")
-    # Agreed: sent again with yes, and the server's answer said.
+    # Agreed: sent again naming the count asked about, and the server's answer said.
     save_age("53w", True, question.replace("1s", "53w"))
     wait_for("history.maxAge saved agreed", lambda: driver.find_element(By.CSS_SELECTOR, "form[data-setting='history.maxAge'] .said").text.startswith("Saved history.maxAge = 53w (was 52w"))
-    if driver.execute_script("return window.posted") != [{"key": "history.maxAge", "value": "53w", "yes": False}, {"key": "history.maxAge", "value": "53w", "yes": True}]:
+    if driver.execute_script("return window.posted") != [{"key": "history.maxAge", "value": "53w", "yes": False}, {"key": "history.maxAge", "value": "53w", "agreed": 3}]:
         fail("an agreed limit was sent as %r" % driver.execute_script("return window.posted"))
     driver.execute_script("if (window.realFetch) window.fetch = window.realFetch")
     if "tv inspect on|off" not in driver.find_element(By.ID, "row-setting-inspection-enabled").text:
