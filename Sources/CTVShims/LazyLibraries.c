@@ -51,7 +51,8 @@
     X(PGresult *, PQprepare, (PGconn *c, const char *s, const char *q, int n, const Oid *t), (c, s, q, n, t)) \
     X(PGresult *, PQexecPrepared, (PGconn *c, const char *s, int n, const char *const *v, const int *l, \
                                    const int *f, int r), (c, s, n, v, l, f, r)) \
-    X(int, PQconnectionNeedsPassword, (const PGconn *c), (c))
+    X(int, PQconnectionNeedsPassword, (const PGconn *c), (c)) \
+    X(int, PQconnectionUsedPassword, (const PGconn *c), (c))
 
 #define TV_LIBMICROHTTPD_FUNCTIONS(X) \
     X(struct MHD_Daemon *, MHD_start_daemon_va, (unsigned int f, uint16_t p, MHD_AcceptPolicyCallback a, void *ac, \

@@ -36,9 +36,10 @@ protocol FlowBatchBackend: Sendable {
     func open(closing: ClosingChoice) throws -> any FlowBatchStore
     /// `countMissing` without an open store (every id, when nothing can be read).
     func countMissingWithoutStore(_ ids: [Int64]) -> Int
-    /// How long the writer waits before trying again after `failures` failed attempts in a row
-    /// (milliseconds).
-    func retryDelay(failures: Int) -> Int
+    /// How long the writer waits before trying again after `failures` failed attempts in a row,
+    /// the last of them failing as `failure` (milliseconds). While the store is not open, no
+    /// batch tries to open it before then either (`FlowWriterThread`).
+    func retryDelay(failures: Int, after failure: FlowStoreError?) -> Int
     /// Whether a store that could not be opened at start is opened again on the idle timer,
     /// with no flow to write: it has work of its own (the shared store's local tables, and the
     /// flows a killed session left open there, `LeftOpenFlows`). A quiet session whose server
@@ -72,7 +73,7 @@ struct SQLiteFlowBackend: FlowBatchBackend {
         return FlowBatchWriter.countMissing(ids, in: reader)
     }
 
-    func retryDelay(failures: Int) -> Int { max(retryMillis, 1) }
+    func retryDelay(failures: Int, after failure: FlowStoreError?) -> Int { max(retryMillis, 1) }
 }
 
 /// How long to wait before the next attempt after `failures` failed attempts in a row: `base`

@@ -34,6 +34,10 @@ public enum FlowStoreError: UserFacingError, Equatable {
     /// The shared store's server asked for a password and none was found (no password file
     /// entry for this server, database and user); libpq's words in `reason`.
     case sharedStoreNeedsPassword(server: String, reason: String)
+    /// tv sent the shared store a password and the connection still failed (`PQconnectionUsedPassword`:
+    /// the password is wrong, or the login was refused after it, e.g. no such database);
+    /// libpq's words in `reason`. A session tries again seldom (`PostgresFlowBackend.retryDelay`).
+    case sharedStoreLoginRefused(server: String, reason: String)
 
     /// The shared store's server refused a statement (its words in `reason`).
     case sharedStoreFailed(server: String, reason: String)
@@ -80,6 +84,11 @@ public enum FlowStoreError: UserFacingError, Equatable {
             return "tv could not connect to the shared store at \(server) (\(reason)); check that the server runs, the URL's host, port, database, user and sslmode, and the password file's line for it, then try again."
         case let .sharedStoreNeedsPassword(server, reason):
             return "The shared store at \(server) asks for a password and tv found none (\(reason)); put it in a password file (PGPASSFILE, ~/.pgpass, or passfile= in the URL) for this server, database and user, then try again."
+        case let .sharedStoreLoginRefused(server, reason):
+            // Tried again every few seconds, a wrong password could lock the account where the
+            // server counts failed logins: a running session tries it after 30 s, then at most
+            // every 5 minutes.
+            return "The shared store at \(server) refused tv's login with the password from the password file (\(reason)); correct that file's line for this server, database and user (a running session tries again after 30 s, then every 5 minutes at most)."
         case let .sharedStoreFailed(server, reason):
             return "The shared store at \(server) refused a write or read (\(reason)); check that the user may create and write tables in that database, then try again."
         case let .badStoreURL(url, reason):
@@ -132,10 +141,11 @@ extension FlowStoreError {
     }
 
     /// The shared store's connection could not be made (`sharedStoreUnreachable`,
-    /// `sharedStoreNeedsPassword`): a session starts anyway and retries (`FlowWriter`).
+    /// `sharedStoreNeedsPassword`, `sharedStoreLoginRefused`): a session starts anyway and
+    /// retries (`FlowWriter`).
     public var isConnectionRefusal: Bool {
         switch self {
-        case .sharedStoreUnreachable, .sharedStoreNeedsPassword: return true
+        case .sharedStoreUnreachable, .sharedStoreNeedsPassword, .sharedStoreLoginRefused: return true
         default: return false
         }
     }

@@ -29,6 +29,12 @@ final class FlowWriterThread: QueueWriter {
     private var health = WriteHealth()
     /// Failed attempts since the last one that succeeded (the backoff's count).
     private var failuresInARow = 0
+    /// How the last attempt failed (the backoff's kind: `FlowBatchBackend.retryDelay`).
+    private var lastFailure: FlowStoreError?
+    /// While the store is not open: when it may be tried again. A batch that comes sooner waits
+    /// with the unwritten flows and opens nothing (every batch opened a connection: with a wrong
+    /// password, one failed login per batch, many a second under traffic).
+    private var reopenAt: DispatchTime?
     /// True when a lost connection was dropped while the store had its own work
     /// (`FlowBatchStore.sideWorkDue`, the shared store's local tables): the idle timer then
     /// reconnects with backoff, without waiting for a batch.
@@ -60,9 +66,9 @@ final class FlowWriterThread: QueueWriter {
     func tick() {}
 
     var idleDeadline: DispatchTime? {
-        let side = writer?.sideWorkDue
-            ?? (sideWorkOwed ? .now() + .milliseconds(backend.retryDelay(failures: failuresInARow)) : nil)
-        if !unwritten.isEmpty { return earliest(.now() + .milliseconds(backend.retryDelay(failures: failuresInARow)), side) }
+        let retry = reopenAt ?? .now() + .milliseconds(backend.retryDelay(failures: failuresInARow, after: lastFailure))
+        let side = writer?.sideWorkDue ?? (sideWorkOwed ? retry : nil)
+        if !unwritten.isEmpty { return earliest(retry, side) }
         guard let due = openExchanges.nextDue else { return side }
         // At the held exchange's due time (µs of wall clock), and never in a tight loop.
         return earliest(.now() + .microseconds(Int(max(1_000, min(due - EngineClock.wallMicros(), 60_000_000)))), side)
@@ -79,7 +85,7 @@ final class FlowWriterThread: QueueWriter {
         // dropped and made anew on a later tick (`sideWorkOwed`, with the batches' backoff);
         // both the failure and the recovery are reported as a batch's are.
         var reconnected = false
-        if writer == nil, sideWorkOwed {
+        if writer == nil, sideWorkOwed, reopenDue {
             do {
                 writer = try backend.open(closing: closing)
                 sideWorkOwed = false
@@ -104,6 +110,9 @@ final class FlowWriterThread: QueueWriter {
         }
     }
 
+    /// Whether the store, not open, may be tried now (`reopenAt` passed, or never failed).
+    private var reopenDue: Bool { reopenAt.map { DispatchTime.now() >= $0 } ?? true }
+
     private func earliest(_ deadline: DispatchTime, _ other: DispatchTime?) -> DispatchTime {
         guard let other else { return deadline }
         return min(deadline, other)
@@ -120,6 +129,8 @@ final class FlowWriterThread: QueueWriter {
     }
 
     func stop() {
+        // One last try whatever the backoff says: what fails now is given up.
+        reopenAt = nil
         if (!unwritten.isEmpty || openExchanges.count > 0), attempt([], releasingOpenExchanges: true) == false {
             let before = unwritten.exchangesGivenUp
             giveUp(unwritten.giveUpAll())
@@ -140,6 +151,15 @@ final class FlowWriterThread: QueueWriter {
         let taken = backlog.isEmpty ? batch : backlog + batch
         let events = openExchanges.sift(taken, now: EngineClock.wallMicros(), releasingAll: releasingOpenExchanges)
         guard !events.isEmpty else { return true }
+        guard writer != nil || reopenDue else {
+            // Not tried: they wait with the others for the next attempt.
+            let before = unwritten.exchangesGivenUp
+            giveUp(unwritten.keep(events, representing: represented + batch.count))
+            countExchangesGivenUp(since: before)
+            let count = unwritten.count
+            queue.updateCounters { $0.unwrittenFlows = count }
+            return false
+        }
         var failure: FlowStoreError?
         let began = EngineClock.wallMicros()
         queue.updateCounters { $0.writingSince = began }
@@ -178,6 +198,9 @@ final class FlowWriterThread: QueueWriter {
     private func report(_ failure: FlowStoreError?) {
         let change = health.record(succeeded: failure == nil)
         failuresInARow = failure == nil ? 0 : failuresInARow + 1
+        lastFailure = failure
+        reopenAt = failure != nil && writer == nil
+            ? .now() + .milliseconds(backend.retryDelay(failures: failuresInARow, after: failure)) : nil
         let unwrittenCount = unwritten.count, failedAttempts = health.failedAttempts
         queue.updateCounters { counters in
             counters.unwrittenFlows = unwrittenCount

@@ -23,7 +23,7 @@ public struct SharedStoreWiring: Sendable {
     }
 
     /// Connects (said at once when it cannot) and starts the shared writer.
-    /// - Throws: `FlowStoreError.badStoreURL`, `.sharedStoreUnreachable`, `.sharedStoreFailed`,
+    /// - Throws: `FlowStoreError.badStoreURL`, `.sharedStoreUnreachable`, `.sharedStoreLoginRefused`, `.sharedStoreFailed`,
     ///   `.newerSchema`, `.cannotOpen` (the instance id or binding file); `MissingLibrary` without libpq5.
     static func start(url: String, home: TVHome, say: @escaping @Sendable (String) -> Void) throws -> SharedStoreWiring {
         let target = try SharedStoreTarget(url)

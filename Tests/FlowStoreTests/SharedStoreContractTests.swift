@@ -377,9 +377,32 @@ import FlowTerms
         do {
             _ = try SharedFlowHistory(try SharedStoreTarget(base + wrong))
             Issue.record("connected with a wrong password")
-        } catch let FlowStoreError.sharedStoreUnreachable(_, reason) {
+        } catch let FlowStoreError.sharedStoreLoginRefused(_, reason) {
             #expect(reason.contains("password authentication failed for user \"pw\"") && !reason.contains("\n"), "\(reason)")
         }
+        // A session's writer with the wrong password tries it once, not once per batch (each
+        // batch made a connection: a failed login each, which a server may lock an account for).
+        let log = server.folder + "/server.log"
+        func failedLogins() -> Int {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").components(separatedBy: "password authentication failed for user \"pw\"").count - 1
+        }
+        let before = failedLogins()
+        let writer = try FlowWriter(shared: try SharedStoreTarget(base + wrong), instance: InstanceIdentity(id: "00000000-0000-4000-8000-0000000000ef", machine: "m"))
+        guard case .sharedStoreLoginRefused? = writer.counters.lastError else {
+            Issue.record("\(String(describing: writer.counters.lastError))")
+            return
+        }
+        #expect(writer.counters.lastError?.message.contains("refused tv's login with the password from the password file") == true)
+        for id in Int64(1)...20 {
+            var flow = sampleFlow(start: id * 10)
+            flow.id = id
+            writer.enqueue(.opened(flow))
+            writer.flush()
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(writer.counters.unwrittenFlows == 20)
+        #expect(failedLogins() - before == 1, "\(failedLogins() - before) failed logins")
+        writer.close()
         try "127.0.0.1:\(server.port):postgres:pw:right-one\n".write(toFile: wrong, atomically: true, encoding: .utf8)
         chmod(wrong, 0o600)  // libpq ignores a password file others may read
         let history = try SharedFlowHistory(try SharedStoreTarget(base + wrong))

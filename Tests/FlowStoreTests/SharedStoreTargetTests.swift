@@ -119,7 +119,15 @@ import Testing
         #expect(RetryBackoff.delay(failures: 0, base: 200, cap: 5_000) == 200)
         #expect(RetryBackoff.delay(failures: 1_000, base: 200, cap: 5_000) == 5_000)
         // SQLite's backend: the same second every time.
-        #expect((1...4).map { SQLiteFlowBackend(path: "", retryMillis: 1_000).retryDelay(failures: $0) } == [1_000, 1_000, 1_000, 1_000])
+        #expect((1...4).map { SQLiteFlowBackend(path: "", retryMillis: 1_000).retryDelay(failures: $0, after: nil) } == [1_000, 1_000, 1_000, 1_000])
+        // The shared store: 0.2 s doubling to 5 s while unreachable; 30 s doubling to 5 minutes
+        // after a refused login (a server may lock the account after failed logins).
+        let shared = PostgresFlowBackend(target: try! SharedStoreTarget("postgresql://tv@127.0.0.1/x"),
+                                         instance: InstanceIdentity(id: "00000000-0000-4000-8000-0000000000ee", machine: "m"))
+        let away = FlowStoreError.sharedStoreUnreachable(server: "s", reason: "Connection refused")
+        let refused = FlowStoreError.sharedStoreLoginRefused(server: "s", reason: "password authentication failed for user \"tv\"")
+        #expect((1...7).map { shared.retryDelay(failures: $0, after: away) } == [200, 400, 800, 1_600, 3_200, 5_000, 5_000])
+        #expect((1...7).map { shared.retryDelay(failures: $0, after: refused) } == [30_000, 60_000, 120_000, 240_000, 300_000, 300_000, 300_000])
     }
 
     @Test func placeholdersAreNumberedOutsideQuotes() {

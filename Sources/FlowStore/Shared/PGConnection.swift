@@ -15,7 +15,9 @@ final class PGConnection {
     private var handle: OpaquePointer?
 
     /// Connects with libpq's keyword/value parameters (`SharedStoreTarget.parameters`).
-    /// - Throws: `FlowStoreError.sharedStoreUnreachable` with libpq's reason.
+    /// - Throws: `FlowStoreError.sharedStoreNeedsPassword` (asked for one, none found),
+    ///   `.sharedStoreLoginRefused` (a password was sent and the connection still failed),
+    ///   `.sharedStoreUnreachable` otherwise, each with libpq's reason.
     init(_ target: SharedStoreTarget) throws {
         server = target.server
         let keys = target.parameters.map { strdup($0.0) }
@@ -30,11 +32,13 @@ final class PGConnection {
         guard let conn, PQstatus(conn) == CONNECTION_OK else {
             let reason = conn.map { PGConnection.words(PQerrorMessage($0)) } ?? "out of memory"
             let needsPassword = conn.map { PQconnectionNeedsPassword($0) != 0 } ?? false
+            let usedPassword = conn.map { PQconnectionUsedPassword($0) != 0 } ?? false
             PQfinish(conn)
             if needsPassword {
                 let file = PasswordFileCheck.trouble(parameters: target.parameters)
                 throw FlowStoreError.sharedStoreNeedsPassword(server: target.server, reason: file.map { "\($0); \(reason)" } ?? reason)
             }
+            if usedPassword { throw FlowStoreError.sharedStoreLoginRefused(server: target.server, reason: reason) }
             throw FlowStoreError.sharedStoreUnreachable(server: target.server, reason: reason)
         }
         handle = conn

@@ -147,7 +147,9 @@ final class PostgresBatchWriter: FlowBatchStore {
 }
 
 /// The shared store as the flow writer thread's backend: reconnects with backoff (0.2 s,
-/// doubling, at most 5 s) while the server is away.
+/// doubling, at most 5 s) while the server is away, and seldom (30 s, doubling, at most 5
+/// minutes) after it refused tv's password: where a server counts failed logins (an LDAP or PAM
+/// backend, fail2ban on its log), a try every 5 s would lock the account.
 struct PostgresFlowBackend: FlowBatchBackend {
     let target: SharedStoreTarget
     let instance: InstanceIdentity
@@ -159,6 +161,8 @@ struct PostgresFlowBackend: FlowBatchBackend {
     var idFloor: SharedIDFloor?
     /// The first retry's delay and the longest (milliseconds).
     var retryBase = 200, retryCap = 5_000
+    /// The same after a refused login (`FlowStoreError.sharedStoreLoginRefused`).
+    var loginRetryBase = 30_000, loginRetryCap = 300_000
 
     func open(closing: ClosingChoice) throws -> any FlowBatchStore {
         try PostgresBatchWriter(target: target, instance: instance, localPath: localPath, insertion: insertion, idFloor: idFloor)
@@ -167,7 +171,12 @@ struct PostgresFlowBackend: FlowBatchBackend {
     /// Nothing can be read without the server: every id counts as missing.
     func countMissingWithoutStore(_ ids: [Int64]) -> Int { ids.count }
 
-    func retryDelay(failures: Int) -> Int { RetryBackoff.delay(failures: failures, base: retryBase, cap: retryCap) }
+    func retryDelay(failures: Int, after failure: FlowStoreError?) -> Int {
+        if case .sharedStoreLoginRefused? = failure {
+            return RetryBackoff.delay(failures: failures, base: loginRetryBase, cap: loginRetryCap)
+        }
+        return RetryBackoff.delay(failures: failures, base: retryBase, cap: retryCap)
+    }
 
     var opensWhenIdle: Bool { localPath != nil }
 
