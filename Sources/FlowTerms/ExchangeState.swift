@@ -12,4 +12,8 @@ public enum ExchangeState: String, Sendable, Hashable, CaseIterable {
     /// the connection, failed or did not answer in time): `status` and `reason` are tv's answer's
     /// (a 502, a 504…) and the flow's error says why. Not the server's word.
     case answered
+
+    /// What `incomplete` means, as every view says it (`tv request`, the HAR's comments, from
+    /// kept content or from rows alike).
+    public static let incompleteSentence = "incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP)"
 }

@@ -135,6 +135,9 @@ public enum HARExport {
         if let note = completenessNote(request.body, what: "request") { notes.append(note) }
         if let response, let note = completenessNote(response.body, what: "response") { notes.append(note) }
         if let missing { notes.append(missing) }
+        // The row's word too, when a budget's cut also hid that the exchange never ended (kept
+        // content said only "cut by the recording budget": a trial).
+        if row?.state == .incomplete { notes.append(ExchangeState.incompleteSentence) }
         if !notes.isEmpty { fields.append(("comment", .string(notes.joined(separator: "; ")))) }
         return .object(fields)
     }

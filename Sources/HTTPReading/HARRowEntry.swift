@@ -112,7 +112,7 @@ public enum HARRowEntry {
         switch row.state {
         case .complete: break
         case .open: notes.append("still open when exported")
-        case .incomplete: notes.append("incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP)")
+        case .incomplete: notes.append(ExchangeState.incompleteSentence)
         case .answered: notes.append("answered by tv in the server's place (`tv flow \(row.flowID)` says why)")
         }
         if row.status == nil { notes.append("no response was read") }

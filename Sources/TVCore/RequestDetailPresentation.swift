@@ -85,7 +85,7 @@ public struct RequestDetailPresentation: Sendable {
         switch e.state {
         case .open: status += " — still open"
         case .complete: status += " — complete"
-        case .incomplete: status += " — incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP)"
+        case .incomplete: status += " — " + ExchangeState.incompleteSentence
         case .answered:
             // A shared row's flow is that instance's: this data folder's flow of the id is
             // another connection (a trial's hint named one).

@@ -191,6 +191,17 @@ extension HARExportTests {
                                       as? [String: Any])?["entries"] as? [[String: Any]])?.first?["response"] as? [String: Any])
         #expect(response["bodySize"] as? Int == 200_000)
         #expect((response["content"] as? [String: Any])?["size"] as? Int == 200_000)
+
+        // The row says the exchange never ended (the client went mid-body): the entry from kept
+        // content says it too, after what the content says of its bodies.
+        var ended = cut
+        ended.state = .incomplete
+        var endedFlow = bigFlow
+        endedFlow.pairRows([ended])
+        let incomplete = try #require(((try JSONSerialization.jsonObject(with: Data(HARExport.text([endedFlow], creatorVersion: "0.1").utf8)) as? [String: Any])?["log"]
+                                       as? [String: Any])?["entries"] as? [[String: Any]]).first
+        #expect(incomplete?["comment"] as? String
+                == "response body cut by the recording budget: 65453 bytes kept of 200000; incomplete: its end was never read (the connection ended or was reset first, or stopped being read as HTTP)")
     }
 }
 
