@@ -6,7 +6,10 @@ import Glibc
 /// File-system helpers that set the mode at creation, never after: a key file is 0600 from its
 /// first byte, and a replaced file is swapped in whole (write a temporary, fsync, rename(2)).
 public enum FileModes {
-    /// Creates `path` and missing parents; an existing folder of ours is (re)set to `mode`.
+    /// Creates `path` and missing parents; an existing folder of ours is (re)set to `mode`: one
+    /// that is a real folder (not a symbolic link to one) owned by this user. A link's target is
+    /// the user's choice and keeps its mode (a trial's `captures` linked to a bigger disk's 0755
+    /// folder became 0700, and a link to /tmp took /tmp's 1777 to 0700 for the whole machine).
     /// - Throws: `TVHomeError.fileWhereFolderGoes` when a file stands at `path`, `.cannotCreate`
     ///   when it cannot be made.
     public static func makeDirectory(_ path: String, mode: mode_t) throws {
@@ -19,9 +22,10 @@ public enum FileModes {
             // chmod fails (EROFS), and "could not create" an existing folder read wrong (a
             // new-user trial); what cannot be written there is said by what writes.
             var info = stat()
-            guard stat(path, &info) == 0 else {
+            guard lstat(path, &info) == 0 else {
                 throw TVHomeError.cannotSetMode(path: path, mode: mode, reason: String(cString: strerror(errno)))
             }
+            guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid() else { return }
             let current = info.st_mode & 0o7777
             if current == mode { return }
             // Bits are only taken away, never given: a folder its owner made read-only stays so,

@@ -111,6 +111,19 @@ struct FileTrustDiskTests {
         #expect(throws: TVHomeError.fileWhereFolderGoes(path: base + "/captures")) { try FileModes.makeDirectory(base + "/captures", mode: 0o700) }
         #expect(TVHomeError.fileWhereFolderGoes(path: "/d/captures").message
                 == "/d/captures is a file where tv keeps a folder; move that file aside (tv makes the folder again) or pass --data-dir.")
+        // A folder of ours is tightened; a link's target keeps its mode (a trial's `captures`
+        // linked to a sticky 1777 folder, as /tmp is, left it 0700 for everyone).
+        try FileManager.default.createDirectory(atPath: base + "/open", withIntermediateDirectories: false)
+        chmod(base + "/open", 0o755)
+        try FileModes.makeDirectory(base + "/open", mode: 0o700)
+        #expect(FileModes.permissions(of: base + "/open") == 0o700)
+        for target in [0o1777, 0o755] as [mode_t] {
+            try FileManager.default.createDirectory(atPath: base + "/disk-\(target)", withIntermediateDirectories: false)
+            chmod(base + "/disk-\(target)", target)
+            #expect(symlink(base + "/disk-\(target)", base + "/linked-\(target)") == 0)
+            try FileModes.makeDirectory(base + "/linked-\(target)", mode: 0o700)
+            #expect(FileModes.permissions(of: base + "/disk-\(target)") == target, "\(String(target, radix: 8))")
+        }
     }
 
     func temporary() throws -> String {
