@@ -300,6 +300,25 @@ public struct AuditStore: Sendable {
         }
     }
 
+    /// Ids of the flows carried into a session's span: started before `from` (µs) and still
+    /// open then (not ended before it), active at or after it, and held by no session. A
+    /// connection a program kept open across `tv audit start` says what it said during the span
+    /// in the same connection (an auditor's requests on it were in the decrypted capture, cut by
+    /// time, and missing from the HAR: a trial). Oldest first.
+    public func flowIDs(carriedInto from: Int64, until to: Int64) throws -> [Int64] {
+        try connection.withDatabase { database in
+            var out: [Int64] = []
+            let select = try database.prepare("""
+                SELECT id FROM flows WHERE start_time < ? AND audit_session_id IS NULL
+                AND last_activity_time >= ? AND (duration IS NULL OR start_time + duration >= ?)
+                ORDER BY start_time, id
+                """)
+            try select.bind([.integer(from), .integer(from), .integer(from)])
+            try select.forEachRow { out.append($0.int64(at: 0)) }
+            return out
+        }
+    }
+
     /// Sequences of the capture files (not deleted) whose time overlaps `[from, to]` (µs),
     /// oldest first: where a session's packets are cut from.
     public func captures(from: Int64, to: Int64) throws -> [Int] {

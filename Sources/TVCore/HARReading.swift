@@ -26,13 +26,18 @@ public struct HARReading: KeptContentReading {
     /// Whether each flow left out is named on its own line (flows named one by one), or the
     /// flows left out are counted in one line (ranges, `--all`, times, a filter).
     public let itemized: Bool
+    /// Only the requests made within it (µs since the epoch, both ends included; nil: every
+    /// request): an audit bundle's span, whatever its flows said before or after it.
+    public let span: ClosedRange<Int64>?
 
-    public init(flowIDs: [Int64], file: OutputFile, creatorVersion: String, filter: FilterExpression? = nil, itemized: Bool = true) {
+    public init(flowIDs: [Int64], file: OutputFile, creatorVersion: String, filter: FilterExpression? = nil, itemized: Bool = true,
+                span: ClosedRange<Int64>? = nil) {
         self.flowIDs = flowIDs
         self.file = file
         self.creatorVersion = creatorVersion
         self.filter = filter
         self.itemized = itemized
+        self.span = span
     }
 
     /// Writes the file (or the HAR to `output`'s standard output), then one line saying how many
@@ -66,6 +71,15 @@ public struct HARReading: KeptContentReading {
                 // Requests past the flow's recording budget are not in its content: their rows
                 // are (a trial's keep-alive connection after a 100 KB upload gave 1 entry of 3).
                 flow.addRowsLackingRequests(rows)
+                if let span {
+                    let start = record.startTime
+                    flow.filterExchanges { exchange, row in
+                        guard let at = row?.requestTime ?? (exchange.request ?? exchange.response).map({ start + $0.offset }) else { return false }
+                        return span.contains(at)
+                    }
+                    flow.rows = flow.rows.filter { span.contains($0.requestTime) }
+                    if flow.conversation.exchanges.isEmpty && flow.rows.isEmpty { continue }
+                }
                 if filter != nil {
                     // An exchange whose response the content lacks is matched on its row, as
                     // `tv requests --filter` matches it (a trial's `~c 204` found it there and
@@ -93,7 +107,8 @@ public struct HARReading: KeptContentReading {
             }
             var flow = HARReading.harFlow(record, id: id, conversation: HTTPConversation(version: stored.exchanges[0].httpVersion))
             flow.rowsSource = source
-            flow.rows = filter == nil ? stored.exchanges : stored.exchanges.filter { matcher.matches(ExchangeRowSubject($0, context: rowContext)) }
+            let inSpan = span.map { span in stored.exchanges.filter { span.contains($0.requestTime) } } ?? stored.exchanges
+            flow.rows = filter == nil ? inSpan : inSpan.filter { matcher.matches(ExchangeRowSubject($0, context: rowContext)) }
             if !flow.rows.isEmpty { harFlows.append(flow) }
         }
         if itemized {

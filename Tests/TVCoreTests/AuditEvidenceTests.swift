@@ -92,7 +92,7 @@ import TVHome
         let manifest = BundleManifest(tvVersion: "0.1", machine: "box", caSHA256: "ab", created: request.now, project: "app",
                                       session: 7, from: session.started, to: session.ended, settings: session.settings,
                                       contentIncluded: true, keysIncluded: false, files: [])
-        return EvidenceBundle(session: session, flows: 0, contentFlows: 1, packets: 0, keyLines: 0, request: request,
+        return EvidenceBundle(session: session, flows: 0, carriedFlows: 0, contentFlows: 1, packets: 0, decryptedPackets: 0, keyLines: 0, request: request,
                               files: files, manifest: manifest)
     }
 

@@ -188,7 +188,7 @@ import TVHome
             let flows: [Int64] = index % 2 == 0 ? [1] : [6]
             guard let store = try? FlowStore(path: folder.home.databasePath), let content = try? ContentStore(readingHome: folder.home) else { return }
             defer { store.close() }
-            let har = (try? EvidenceBundle.har(home: folder.home, flows: flows, store: store, content: content, version: "9.9")) ?? nil
+            let har = (try? EvidenceBundle.har(home: folder.home, flows: flows, span: 0...Int64.max, store: store, content: content, version: "9.9")) ?? nil
             results.withLock { $0.append((flows, har.map { String(decoding: $0, as: UTF8.self) } ?? "")) }
         }
         let all = results.withLock { $0 }

@@ -209,14 +209,33 @@ public enum AuditPresentation {
     public static func bundleContents(_ b: EvidenceBundle, file: OutputFile, replacing: Bool = false) -> [String] {
         let r = b.request
         var lines = ["The bundle of session \(b.session.id) (project '\(TerminalText.line(b.session.projectName))') will hold:"]
-        lines.append("  \(b.flows) flow\(b.flows == 1 ? "" : "s"), \(b.files.count) files and their manifest, \(Units.bytes(b.bytes)) before compression")
-        lines.append("  packets: \(b.packets) in pcapng")
-        lines.append(r.includeContent
-            ? "  decrypted content: included (\(b.contentFlows) flow\(b.contentFlows == 1 ? "" : "s") with kept content; headers and bodies as they were said) — --no-content leaves it out"
-            : "  decrypted content: left out (--no-content)")
-        lines.append(r.includeKeys
-            ? "  TLS keys: included (\(b.keyLines) key log line\(b.keyLines == 1 ? "" : "s"): whoever has the bundle can decrypt its packets) — --no-keys leaves them out"
-            : "  TLS keys: left out (--no-keys)")
+        var flows = "  \(b.flows) flow\(b.flows == 1 ? "" : "s")"
+        if b.carriedFlows > 0 {
+            flows += " (\(b.carriedFlows) of them open since before the session began: what they carried within its span)"
+        }
+        lines.append(flows + ", \(b.files.count) files and their manifest, \(Units.bytes(b.bytes)) before compression")
+        // The two captures apart: the decrypted one was counted as the packets (a trial's "372
+        // in pcapng" beside `tv audit show`'s "packets 0").
+        lines.append(b.packets > 0 ? "  packets: \(b.packets) in packets.pcapng" : "  packets: none captured in the span (packets are captured in TUN modes)")
+        let hasContent = b.contentFlows > 0 || b.decryptedPackets > 0
+        if !r.includeContent {
+            lines.append("  decrypted content: left out (--no-content)")
+        } else if hasContent {
+            var parts: [String] = []
+            if b.contentFlows > 0 { parts.append("\(b.contentFlows) flow\(b.contentFlows == 1 ? "" : "s") with kept content") }
+            if b.decryptedPackets > 0 { parts.append("\(b.decryptedPackets) packets in decrypted.pcapng") }
+            lines.append("  decrypted content: included (" + parts.joined(separator: ", ") + "; headers and bodies as they were said) — --no-content leaves it out")
+        } else {
+            lines.append("  decrypted content: none kept within the span")
+        }
+        if !r.includeKeys {
+            lines.append("  TLS keys: left out (--no-keys)")
+        } else if b.keyLines > 0 {
+            let what = b.packets > 0 ? "can decrypt its packets" : "can decrypt a capture of these connections made elsewhere"
+            lines.append("  TLS keys: included (\(b.keyLines) key log line\(b.keyLines == 1 ? "" : "s"): whoever has the bundle \(what)) — --no-keys leaves them out")
+        } else {
+            lines.append("  TLS keys: none recorded in the span")
+        }
         var target = file.path.map { "  to \(TerminalText.line($0)) (0600)" } ?? "  to standard output"
         if replacing { target += ", replacing the file there" }
         lines.append(target)

@@ -48,7 +48,9 @@ public struct EvidenceBundleRequest: Sendable, Equatable {
 /// - `project.json`, `session.json`, `markers.json`: the audit records;
 /// - `flows.json`: `{"flows": [...]}`, each flow as `tv flows --json` prints it, then its
 ///   `serverChain` (`BundleServerChain`) (five-tuple,
-///   names and their origin, program, times, bytes, packets, status, the handshake facts);
+///   names and their origin, program, times, bytes, packets, status, the handshake facts): the
+///   session's flows, and the connections open across its start (`"carriedIntoSession": true`);
+/// - content, the HAR and the captures hold what happened within the span only, for every flow;
 /// - `packets.pcapng`: the packets captured during the session's span (TUN modes), with the
 ///   Decryption Secrets Blocks of its inspected flows unless `--no-keys`;
 /// - `keys.log`: the TLS secrets from those blocks (client legs) and from the session's
@@ -58,11 +60,17 @@ public struct EvidenceBundleRequest: Sendable, Equatable {
 ///   and one `content/flow-ID-turn-N.bin` per kept turn (its bytes as recorded).
 public struct EvidenceBundle: Sendable, Equatable {
     public var session: AuditSession
+    /// Flows in `flows.json`: the session's, and those carried into it.
     public var flows: Int
+    /// Of `flows`, the connections open across the session's start (`carriedIntoSession` in
+    /// `flows.json`; `AuditStore.flowIDs(carriedInto:until:)`).
+    public var carriedFlows: Int
     /// Flows whose kept content is in the bundle.
     public var contentFlows: Int
-    /// Packets cut into `packets.pcapng` and `decrypted.pcapng`.
+    /// Packets cut into `packets.pcapng` (TUN modes' captures).
     public var packets: Int
+    /// Packets cut into `decrypted.pcapng`.
+    public var decryptedPackets: Int
     /// Key log lines in `keys.log`.
     public var keyLines: Int
     public var request: EvidenceBundleRequest
@@ -87,12 +95,15 @@ public struct EvidenceBundle: Sendable, Equatable {
         let session = try store.audit.session(request.session)
         let project = try store.audit.project(named: session.projectName)
         let markers = try store.audit.markers(session: session.id)
+        let end = session.ended ?? request.now
         let ids = try store.audit.flowIDs(session: session.id)
+        // Connections open across the start: what they carried in the span is the session's too.
+        let carried = try store.audit.flowIDs(carriedInto: session.started, until: end)
         var records: [FlowRecord] = []
-        for id in ids { if let record = try store.flow(id: id) { records.append(record) } }
+        for id in ids + carried { if let record = try store.flow(id: id) { records.append(record) } }
         // Newest first, as `tv flows` lists them.
         records.sort { ($0.startTime, $0.id) > ($1.startTime, $1.id) }
-        let end = session.ended ?? request.now
+        let carriedIDs = Set(carried)
         var files: [BundleFile] = []
         func json(_ name: String, _ value: JSONValue) {
             files.append(BundleFile(name: name, bytes: Array((value.serialized(pretty: true) + "\n").utf8)))
@@ -102,9 +113,13 @@ public struct EvidenceBundle: Sendable, Equatable {
         json("session.json", AuditPresentation.json(session))
         json("markers.json", .array(markers.map(AuditPresentation.json)))
         let certificates = try store.certificates(Set(records.flatMap(\.certificateChain)))
-        json("flows.json", .object([("flows", .array(records.map { BundleServerChain.json($0, certificates: certificates) }))]))
+        json("flows.json", .object([("flows", .array(records.map { record in
+            let flow = BundleServerChain.json(record, certificates: certificates)
+            guard carriedIDs.contains(record.id), case .object(let fields) = flow else { return flow }
+            return .object(fields + [("carriedIntoSession", .bool(true))])
+        }))]))
 
-        var packets = 0
+        var packets = 0, decryptedPackets = 0
         var keyLog: [UInt8] = []
         // Both legs' secrets the audit key log kept (`LiveAuditKeys`: while the session recorded
         // and a tv session inspected). When there is one, its connections are the session's: the
@@ -132,14 +147,18 @@ public struct EvidenceBundle: Sendable, Equatable {
             for path in decryptedCaptures(home: home) { try add(path, to: &cut) }
             if cut.packets > 0 {
                 files.append(BundleFile(name: "decrypted.pcapng", bytes: cut.output))
-                packets += cut.packets
+                decryptedPackets = cut.packets
             }
             let content = try ContentStore(readingHome: home)
             defer { content.close() }
             var index: [JSONValue] = []
             var withContent: [Int64] = []
             for record in records.reversed() {
-                let turns = (try? content.recordedTurns(flow: record.id)) ?? []
+                // The turns the span saw begin (a flow's turns before `tv audit start` or after
+                // its stop are not the session's: a trial's bundle held a request made after it).
+                let turns = ((try? content.recordedTurns(flow: record.id)) ?? []).filter {
+                    (session.started...end).contains(record.startTime + $0.turn.startOffset)
+                }
                 guard !turns.isEmpty else { continue }
                 withContent.append(record.id)
                 for turn in turns {
@@ -157,7 +176,7 @@ public struct EvidenceBundle: Sendable, Equatable {
             contentFlows = withContent.count
             if !withContent.isEmpty {
                 json("content/turns.json", .array(index))
-                if let har = try har(home: home, flows: withContent, store: store, content: content, version: request.tvVersion) {
+                if let har = try har(home: home, flows: withContent, span: session.started...end, store: store, content: content, version: request.tvVersion) {
                     files.append(BundleFile(name: "requests.har", bytes: har))
                 }
             }
@@ -169,8 +188,8 @@ public struct EvidenceBundle: Sendable, Equatable {
                                       contentIncluded: files.contains { $0.name == "decrypted.pcapng" || $0.name.hasPrefix("content/") },
                                       keysIncluded: files.contains { $0.name == "keys.log" }, files: [])
         manifest.caSHA256s = AuditPresentation.roots(settings)
-        return EvidenceBundle(session: session, flows: records.count, contentFlows: contentFlows, packets: packets,
-                              keyLines: keyLog.split(separator: 0x0A).count, request: request, files: files, manifest: manifest)
+        return EvidenceBundle(session: session, flows: records.count, carriedFlows: carried.count, contentFlows: contentFlows, packets: packets,
+                              decryptedPackets: decryptedPackets, keyLines: keyLog.split(separator: 0x0A).count, request: request, files: files, manifest: manifest)
     }
 
     /// Writes the archive to `path` (0600) whole or not at all: `manifest.json` first, then the
@@ -228,7 +247,7 @@ public struct EvidenceBundle: Sendable, Equatable {
     /// folder of its own (mkdtemp, 0700) in the data folder, both removed at once. The folder is
     /// this call's alone: a name by process id was shared by `tv web`'s threads, and of two
     /// bundles made at once one took the other session's requests, and verified (a trial).
-    static func har(home: TVHome, flows: [Int64], store: FlowStore, content: ContentStore, version: String) throws -> [UInt8]? {
+    static func har(home: TVHome, flows: [Int64], span: ClosedRange<Int64>, store: FlowStore, content: ContentStore, version: String) throws -> [UInt8]? {
         var template = Array((home.path + "/.audit-bundle-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw FileWriteError(path: home.path + "/.audit-bundle-XXXXXX", reason: String(cString: strerror(errno)))
@@ -237,7 +256,7 @@ public struct EvidenceBundle: Sendable, Equatable {
         let path = folder + "/requests.har"
         defer { unlink(path); rmdir(folder) }
         do {
-            try HARReading(flowIDs: flows, file: .path(path), creatorVersion: version, itemized: false)
+            try HARReading(flowIDs: flows, file: .path(path), creatorVersion: version, itemized: false, span: span)
                 .run(flows: store, content: content, to: SilentOutput())
         } catch ContentRefusal.noHTTP {
             return nil
