@@ -4,10 +4,15 @@ import TVHome
 /// How `tv content status` and `tv content delete` speak about what decrypted content occupies.
 public enum ContentUsagePresentation {
     /// The status lines.
-    public static func lines(_ usage: ContentUsage) -> [String] {
+    /// - Parameters:
+    ///   - captures: the decrypted captures there are (content too: the plaintext as packets).
+    ///   - secrets: the packet captures holding TLS secrets (their inspected connections read
+    ///     as plainly: a trial's "No decrypted content is kept." beside both).
+    public static func lines(_ usage: ContentUsage, captures: DecryptedCapturesSummary = DecryptedCapturesSummary(),
+                             secrets: CaptureSecretsSummary = CaptureSecretsSummary()) -> [String] {
         var out: [String] = []
         if usage.turns == 0 {
-            out.append("No decrypted content is kept.")
+            out.append(captures.files + secrets.files == 0 ? "No decrypted content is kept." : "No decrypted turns are kept.")
         } else {
             out.append("\(counted(usage.turns, "turn")) of \(counted(usage.flows, "flow")): \(Units.bytes(usage.keptBytes)) kept.")
         }
@@ -25,7 +30,19 @@ public enum ContentUsagePresentation {
             let bytes = predating.reduce(Int64(0)) { $0 + $1.diskBytes }
             out.append("\(predating.count) of them (\(Units.bytes(bytes))) predate this flow database, which has no index of them: they are kept untouched for a database moved aside, and `tv content delete` removes them.")
         }
+        if captures.files > 0 {
+            out.append("\(counted(captures.files, "decrypted capture")) (\(Units.bytes(captures.bytes))) hold\(captures.files == 1 ? "s" : "") the plaintext of inspected connections as packets (capture.decrypted); `tv content delete` deletes \(captures.files == 1 ? "it" : "them").")
+        }
+        if secrets.files > 0 {
+            out.append(secretsLine(secrets) + "; `tv content delete` blanks those secrets (the packets stay, encrypted).")
+        }
         return out
+    }
+
+    /// "2 packet capture files hold the TLS secrets of the connections tv inspected in them:
+    /// Wireshark reads what those said".
+    static func secretsLine(_ secrets: CaptureSecretsSummary) -> String {
+        "\(counted(secrets.files, "packet capture file")) hold\(secrets.files == 1 ? "s" : "") the TLS secrets of the connections tv inspected in \(secrets.files == 1 ? "it" : "them"): Wireshark reads what those said"
     }
 
     /// What `tv content delete` says before acting.
@@ -34,16 +51,19 @@ public enum ContentUsagePresentation {
     ///   - bySession: the running session deletes (it closes the segment it writes first), so
     ///     no segment is spared.
     public static func deletionWarning(_ usage: ContentUsage, captures: DecryptedCapturesSummary = DecryptedCapturesSummary(),
-                                       bySession: Bool = false) -> [String] {
+                                       secrets: CaptureSecretsSummary = CaptureSecretsSummary(), bySession: Bool = false) -> [String] {
         // The ones being written stay (said below): only the closed ones are counted as going.
         let closed = DecryptedCapturesSummary(files: captures.files - captures.recording.count,
                                               bytes: captures.bytes - captures.recordingBytes, recording: [])
         var out = ["This deletes all decrypted content: \(counted(usage.turns, "turn")) of \(counted(usage.flows, "flow")), \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s")"
                    + (closed.files > 0 ? ", and the \(counted(closed.files, "closed decrypted capture")) (\(Units.bytes(closed.bytes)))" : "")
+                   + (secrets.files > secrets.recording.count
+                      ? "; and it blanks the TLS secrets in \(counted(secrets.files - secrets.recording.count, "packet capture file")) (the packets stay, encrypted)" : "")
                    + ". The flows stay in the history; what was said inside them does not come back."]
         if usage.evidenceFlows > 0 {
             let one = usage.evidenceFlows == 1
-            out.append("\(counted(usage.evidenceFlows, "of those flow")) \(one ? "is" : "are") evidence of an audit session: \(one ? "its" : "their") content goes too, and a bundle of that session will carry none (retention and `tv storage delete-everything` spare it; this does not).")
+            // The key log stays evidence: a bundle still decrypts the session's packets with it.
+            out.append("\(Units.grouped(Int64(usage.evidenceFlows))) of those flows \(one ? "is" : "are") evidence of an audit session: \(one ? "its" : "their") content goes too, and a bundle of that session will carry none (retention and `tv storage delete-everything` spare it; this does not); the session's TLS key log stays evidence until `tv audit delete`, and with the session's packets it still decrypts them.")
         }
         if bySession {
             out.append("The running session deletes it: it closes the segment it is writing first, so nothing of it stays.")
@@ -53,19 +73,30 @@ public enum ContentUsagePresentation {
         if !captures.recording.isEmpty {
             out.append(sparedCaptures(captures.recording, before: true))
         }
+        if !secrets.recording.isEmpty { out.append(sparedSecrets(secrets.recording, before: true)) }
         return out
     }
 
     /// What `tv content delete` says after acting.
     /// - Parameter captures: the decrypted captures deleted, and the names spared.
-    public static func deletionReport(_ report: ContentSweepReport, captures: DecryptedCapturesSummary = DecryptedCapturesSummary()) -> [String] {
+    public static func deletionReport(_ report: ContentSweepReport, captures: DecryptedCapturesSummary = DecryptedCapturesSummary(),
+                                      secrets: CaptureSecretsSummary = CaptureSecretsSummary()) -> [String] {
         var out = ["Deleted \(counted(report.rowsDeleted, "turn")) and \(report.filesDeleted) segment file\(report.filesDeleted == 1 ? "" : "s") (\(Units.bytes(report.bytesFreed)))"
-                   + (captures.files > 0 ? ", and \(counted(captures.files, "decrypted capture")) (\(Units.bytes(captures.bytes)))" : "") + "."]
+                   + (captures.files > 0 ? ", and \(counted(captures.files, "decrypted capture")) (\(Units.bytes(captures.bytes)))" : "")
+                   + (secrets.files > 0 ? "; blanked the TLS secrets in \(counted(secrets.files, "packet capture file"))" : "") + "."]
         if let spared = report.spared {
             out.append("Spared \(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.diskBytes))), which a running session is writing; nothing in the index points at it any more.")
         }
         if !captures.recording.isEmpty { out.append(sparedCaptures(captures.recording, before: false)) }
+        if !secrets.recording.isEmpty { out.append(sparedSecrets(secrets.recording, before: false)) }
         return out
+    }
+
+    /// The packet captures a session is recording, whose secrets no delete blanks.
+    static func sparedSecrets(_ names: [String], before: Bool) -> String {
+        let list = names.joined(separator: ", ")
+        return (before ? "The TLS secrets in the capture being recorded (\(list)) stay" : "Left the TLS secrets in the capture being recorded (\(list))")
+            + ": stop the session (or `tv captures rotate`) and run `tv content delete` again to blank them."
     }
 
     /// The decrypted captures a session is writing, which no delete touches.
@@ -83,8 +114,11 @@ public enum ContentUsagePresentation {
     /// Usage as JSON (`evidenceFlows`: of `flows`, those audit sessions hold; a segment's
     /// `bytes` is the space it takes, which `fileBytes` adds up, and `length` its length, holes
     /// punched for deleted turns included).
-    public static func json(_ usage: ContentUsage) -> JSONValue {
+    public static func json(_ usage: ContentUsage, captures: DecryptedCapturesSummary = DecryptedCapturesSummary(),
+                            secrets: CaptureSecretsSummary = CaptureSecretsSummary()) -> JSONValue {
         .object([
+            ("decryptedCaptures", .object([("files", .int(Int64(captures.files))), ("bytes", .int(captures.bytes))])),
+            ("captureSecrets", .object([("files", .int(Int64(secrets.files))), ("blocks", .int(Int64(secrets.blocks)))])),
             ("turns", .int(Int64(usage.turns))), ("flows", .int(Int64(usage.flows))), ("evidenceFlows", .int(Int64(usage.evidenceFlows))),
             ("keptBytes", .int(usage.keptBytes)),
             ("fileBytes", .int(usage.fileBytes)), ("ceilingBytes", .int(ContentRetentionPlanner.ceilingBytes)),

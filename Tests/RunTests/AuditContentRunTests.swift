@@ -67,7 +67,7 @@ struct AuditContentRunTests {
 
         // `tv content delete` would take it: said before asking (it went unsaid: a trial).
         let asked = try box.tv("content", "delete")
-        #expect(asked.status != 0 && asked.err.contains("1 of those flow is evidence of an audit session: its content goes too, and a bundle of that session will carry none"), "\(asked)")
+        #expect(asked.status != 0 && asked.err.contains("1 of those flows is evidence of an audit session: its content goes too, and a bundle of that session will carry none"), "\(asked)")
         #expect(try turns(box) == "\(session):2")
 
         let delete = try box.tv("audit", "delete", "1", "--yes")

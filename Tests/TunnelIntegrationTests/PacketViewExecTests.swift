@@ -67,6 +67,30 @@ final class PacketViewExecTests {
         #expect(tshark([bare], filter: "http", fields: ["http.request.method"]).isEmpty)
     }
 
+    @Test("tv content delete blanks the capture's embedded secrets: tshark -Y http then reads nothing, the file keeps its size and packets (tv packets still lists them), tv content status counted it before and not after")
+    func contentDeleteBlanksTheCapturesSecrets() throws {
+        let r = lab.exec(["--inspect", "--upstream-ca", lab.upstreamCA],
+                         ["curl", "-sS", "--http1.1", "--cacert", lab.tvRoot, "https://origin.test/index.html"])
+        #expect(r.status == 0 && r.out == OriginLab.indexBody, "\(r)")
+        let files = try captures()
+        try #require(!files.isEmpty)
+        #expect(!tshark(files, filter: "http", fields: ["http.request.method"]).isEmpty, "\(listing(files))")
+        let sizes = files.map { (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? -1 }
+        let packets = tshark(files, filter: "frame", fields: ["frame.len"])
+        let before = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "content", "status"])
+        #expect(before.status == 0 && before.out.contains("1 packet capture file holds the TLS secrets of the connections tv inspected in it: Wireshark reads what those said"), "\(before)")
+        let delete = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "content", "delete", "--yes"])
+        #expect(delete.status == 0 && delete.out.contains("; blanked the TLS secrets in 1 packet capture file."), "\(delete)")
+        #expect(tshark(files, filter: "http", fields: ["http.request.method"]).isEmpty)
+        #expect(tshark(files, filter: "frame", fields: ["frame.len"]) == packets)
+        #expect(files.map { (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? -1 } == sizes)
+        let after = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "content", "status"])
+        #expect(after.status == 0 && after.out == "No decrypted content is kept.\n", "\(after)")
+        let https = try #require(try lab.flows().first { $0["serverPort"] as? Int == 443 })
+        let rows = try json(["packets", String(try #require(https["id"] as? Int))])["packets"] as? [[String: Any]]
+        #expect((rows?.count ?? 0) >= 8, "\(String(describing: rows))")
+    }
+
     @Test("The client's secret logged 300 ms after its Finished was captured (TV_TEST_CLIENT_SECRET_DELAY_MS: the loop sleeps first, the writer has written that batch): the writer held the flow's packets, tshark decrypts both directions")
     func lateClientSecret() throws {
         let r = lab.inHost(["env", "TV_TEST_CLIENT_SECRET_DELAY_MS=300", TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet",

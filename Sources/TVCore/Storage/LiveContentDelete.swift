@@ -24,7 +24,8 @@ public enum LiveContentDelete {
         do {
             let report = try content.deleteEverything(keepingAuditEvidence: false)
             let captures = try DecryptedCaptureFiles.deleteAll(home: home)
-            return ControlResponse(ok: true, message: ContentUsagePresentation.deletionReport(report, captures: captures).joined(separator: "\n"))
+            let secrets = try CaptureSecretsFiles.scrubAll(home: home)
+            return ControlResponse(ok: true, message: ContentUsagePresentation.deletionReport(report, captures: captures, secrets: secrets).joined(separator: "\n"))
         } catch {
             return LiveSessionRequest.failure(error)
         }

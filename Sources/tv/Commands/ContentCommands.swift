@@ -15,7 +15,7 @@ enum ContentCommands {
             CommandSpec(name: "status", summary: "How much decrypted content is kept, and where (the default).",
                         options: [OptionSpec("json", help: "Print as JSON.")]),
             CommandSpec(name: "delete", summary: "Delete all decrypted content: the index and the bytes.",
-                        discussion: "While a tv run session runs, it does the deleting itself: it closes the segment it writes first, so nothing of the content stays. The decrypted captures go too, but the one a session is writing (named; `tv content delete` again after the session stops deletes it). Flows stay in the history; only their content goes.",
+                        discussion: "While a tv run session runs, it does the deleting itself: it closes the segment it writes first, so nothing of the content stays. The decrypted captures go too, but the one a session is writing (named; `tv content delete` again after the session stops deletes it), and the TLS secrets in packet captures are blanked (they let Wireshark read the inspected connections; the packets stay, encrypted), but in the one being recorded. Flows stay in the history; only their content goes.",
                         options: [OptionSpec("yes", help: "Do not ask for confirmation.")]),
         ],
         defaultSubcommand: "status")
@@ -25,13 +25,15 @@ enum ContentCommands {
     ]
 
     static func status(_ inv: Invocation) throws -> Int32 {
-        let store = try ContentStore(readingHome: try inv.existingHome())
+        let home = try inv.existingHome()
+        let store = try ContentStore(readingHome: home)
         defer { store.close() }
         let usage = try store.usage()
+        let captures = DecryptedCaptureFiles.summary(home: home), secrets = CaptureSecretsFiles.summary(home: home)
         if inv.json {
-            inv.console.line(ContentUsagePresentation.json(usage).serialized(pretty: true))
+            inv.console.line(ContentUsagePresentation.json(usage, captures: captures, secrets: secrets).serialized(pretty: true))
         } else {
-            for line in ContentUsagePresentation.lines(usage) { inv.console.line(line) }
+            for line in ContentUsagePresentation.lines(usage, captures: captures, secrets: secrets) { inv.console.line(line) }
         }
         return 0
     }
@@ -47,13 +49,14 @@ enum ContentCommands {
         defer { reader.close() }
         let usage = try reader.usage()
         let captures = DecryptedCaptureFiles.summary(home: home)
-        guard usage.turns > 0 || !usage.segments.isEmpty || captures.files > 0 else {
+        let secrets = CaptureSecretsFiles.summary(home: home)
+        guard usage.turns > 0 || !usage.segments.isEmpty || captures.files > 0 || secrets.files > 0 else {
             inv.console.line("There is no decrypted content to delete.")
             return 0
         }
         // A running session deletes it itself: only it can close the segment it writes.
         let bySession = LiveContentDelete.sessionRuns(home)
-        for line in ContentUsagePresentation.deletionWarning(usage, captures: captures, bySession: bySession) { inv.console.note(line) }
+        for line in ContentUsagePresentation.deletionWarning(usage, captures: captures, secrets: secrets, bySession: bySession) { inv.console.note(line) }
         if !inv.yes {
             guard inv.console.stdinIsTerminal else {
                 throw UsageRefusal("Deleting decrypted content needs confirmation; add --yes when running without a terminal.")
@@ -77,7 +80,8 @@ enum ContentCommands {
         report.bytesFreed += freed.bytesFreed
         report.spared = report.spared ?? freed.spared
         let deleted = try DecryptedCaptureFiles.deleteAll(home: home)
-        for line in ContentUsagePresentation.deletionReport(report, captures: deleted) { inv.console.line(line) }
+        let blanked = try CaptureSecretsFiles.scrubAll(home: home)
+        for line in ContentUsagePresentation.deletionReport(report, captures: deleted, secrets: blanked) { inv.console.line(line) }
         return 0
     }
 }
