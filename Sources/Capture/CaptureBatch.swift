@@ -34,6 +34,9 @@ public enum CaptureOffer {
     /// randoms of the client-Finished secrets among them (`TLSClientRandom.clientFinishedSecrets`),
     /// read by the producer so the writer never parses its blocks back.
     case secrets(type: UInt32, bytes: [UInt8], clientRandoms: [TLSClientRandom])
+    /// The connection with this client random logs no client secret (passed through): no block,
+    /// only the end of its wait, as a written secret ends it.
+    case noSecretWillCome(TLSClientRandom)
 }
 
 /// The capture queue's counters (under its mutex).
@@ -172,6 +175,10 @@ public struct CaptureBatch: WriterBatch {
             secretsCount += 1
             clientRandoms += randoms
             return (1, true)
+        case let .noSecretWillCome(random):
+            guard !refusing, clientRandoms.count < maximumItems else { return (0, false) }
+            clientRandoms.append(random)
+            return (0, true)
         }
     }
 

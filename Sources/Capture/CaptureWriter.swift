@@ -71,6 +71,15 @@ public final class CaptureWriter: PacketRecorder {
         return queue.enqueue(.secrets(type: type, bytes: keyLogLines, clientRandoms: randoms))
     }
 
+    /// The connection whose ClientHello carried `random` will log no client secret (tv passes it
+    /// through): its packets stop waiting for one (`CaptureHoldPolicy`).
+    /// - Returns: false when the queue dropped the note (full, or stopping): the wait then ends
+    ///   by its age.
+    @discardableResult
+    public func noSecretWillCome(_ random: TLSClientRandom) -> Bool {
+        queue.enqueue(.noSecretWillCome(random))
+    }
+
     /// Closes the file being written and opens the next; waits for the writer.
     /// - Returns: the sequence numbers of the file closed and of the one opened (nil: none).
     public func rotate() -> (closed: Int64?, opened: Int64?) {

@@ -136,7 +136,8 @@ final class CaptureWriterThread: QueueWriter {
         // Flows whose client secret this batch brings are let go right after it; so are waits
         // that grew too old (`CaptureHoldPolicy`).
         var released: [UInt64] = []
-        if secretsPending { released = batch.clientRandoms.compactMap { hold.secretWritten($0) } }
+        // Also the randoms of connections that will log no secret (`CaptureOffer.noSecretWillCome`).
+        released = batch.clientRandoms.compactMap { hold.secretWritten($0) }
         if hold.deadlineMicros != nil { released += hold.expire(nowMicros: EngineClock.wallMicros()) }
         // Rotation by size is checked between packets, so a file ends near its limit.
         while start < batch.packets.count || secretsPending {

@@ -6,4 +6,12 @@
 public protocol TLSSecretsRecorder: Sendable {
     /// - Parameter line: one key log line without its line feed, valid during the call only.
     func record(keyLogLine line: UnsafeRawBufferPointer)
+    /// The client whose ClientHello carried `clientRandom` (32 bytes) gets no TLS leg from tv
+    /// (its connection is passed through): no secret of it will come. A capture waiting for one
+    /// before writing its packets stops waiting.
+    func noSecretWillCome(clientRandom: [UInt8])
+}
+
+extension TLSSecretsRecorder {
+    public func noSecretWillCome(clientRandom: [UInt8]) {}
 }

@@ -52,4 +52,12 @@ final class CaptureSecrets: TLSSecretsRecorder {
         bytes.append(0x0a)
         capture.appendSecrets(bytes)
     }
+
+    /// A passed-through client's packets are written as they come, not held for a secret that
+    /// never comes (they were held up to a second, and the file lost its time order: a trial).
+    func noSecretWillCome(clientRandom: [UInt8]) {
+        guard let capture = writer.withLock({ $0 }),
+              let random = clientRandom.withUnsafeBytes({ TLSClientRandom($0) }) else { return }
+        capture.noSecretWillCome(random)
+    }
 }

@@ -88,6 +88,26 @@ struct CaptureHoldWriterTests {
         #expect(try order(scratch.folder.filePath(1)) == ["22", "23"])
     }
 
+    @Test("A passed-through connection (no secret will come): its held packets go at once, in order, with no secrets block, and its later ones are not held")
+    func noSecretWillComeLetsGo() throws {
+        let scratch = CaptureScratch()
+        var configuration = scratch.configuration()
+        configuration.holdLimits.maximumAgeMicros = 600_000_000
+        let writer = try CaptureWriter(configuration: configuration)
+        record(writer, tcpPacket(clientHelloStart()), flow: 7)
+        record(writer, tcpPacket([22, 3, 3, 0, 1, 2]), flow: 7, .serverToClient)
+        wait { writer.counters.packetsHeld == 1 }
+        #expect(writer.counters.packetsHeld == 1)
+        let random = try #require((0..<32).map(UInt8.init).withUnsafeBytes { TLSClientRandom($0) })
+        #expect(writer.noSecretWillCome(random))
+        record(writer, tcpPacket([23, 3, 3, 0, 1, 3]), flow: 7)
+        record(writer, tcpPacket([99]), flow: 8)
+        wait { writer.counters.packetsWritten == 4 }
+        #expect(writer.counters.packetsWritten == 4 && writer.counters.packetsHeld == 0)
+        writer.stop()
+        #expect(try order(scratch.folder.filePath(1)) == ["22", "22", "23", "99"])
+    }
+
     @Test("flush lets held packets go (everything queued is in the file); rotate puts them in the file it closes")
     func flushAndRotate() throws {
         let scratch = CaptureScratch()

@@ -176,7 +176,8 @@ struct ConnectionMachineTests {
         })
         Self.connected(&pinned)
         #expect(Self.bytes(&pinned, ProxyFixtures.clientHelloSNIAndALPN)
-                == [.armTimer(millis: 0), .relay(.raw(plaintext: false, observeServerHello: true)), .updateFlow])
+                == [.noClientSecret(clientRandom: ProxyFixtures.clientHelloSNIAndALPNRandom),
+                    .armTimer(millis: 0), .relay(.raw(plaintext: false, observeServerHello: true)), .updateFlow])
         #expect(asked == [Self.fixtureKey()])
         #expect(pinned.facts.status == .keptPrivate)
         #expect(pinned.facts.error == "passed through unread: this client pins its certificate for a.test:443 (`tv pinned forget a.test` tries inspecting again)")
@@ -381,7 +382,7 @@ struct ConnectionMachineTests {
         // Either sign brought it back, and the memory keeps no more: the reason says both.
         let returned = "the client broke off tv's handshake, or closed right after it without sending data, and came back (pinning)"
         #expect(Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
-                == [.remember(Self.fixtureKey(), .pinned, reason: returned),
+                == [.noClientSecret(clientRandom: ProxyFixtures.clientHelloSNIAndALPNRandom), .remember(Self.fixtureKey(), .pinned, reason: returned),
                     .armTimer(millis: 0), .relay(.raw(plaintext: false, observeServerHello: true)), .updateFlow])
         #expect(m.facts.status == .keptPrivate)
         #expect(m.facts.pinningDetected)

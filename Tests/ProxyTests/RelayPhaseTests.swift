@@ -35,7 +35,8 @@ struct RelayPhaseTests {
                         recall: { _, _ in nil })
         T.connected(&m)
         #expect(T.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
-                == [.armTimer(millis: 0), .relay(.raw(plaintext: false, observeServerHello: true)), .updateFlow])
+                == [.noClientSecret(clientRandom: ProxyFixtures.clientHelloSNIAndALPNRandom),
+                    .armTimer(millis: 0), .relay(.raw(plaintext: false, observeServerHello: true)), .updateFlow])
         return m
     }
 

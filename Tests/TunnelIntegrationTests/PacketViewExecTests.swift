@@ -91,6 +91,20 @@ final class PacketViewExecTests {
         #expect((rows?.count ?? 0) >= 8, "\(String(describing: rows))")
     }
 
+    @Test("Inspection off: a passed-through TLS connection's packets are not held for a secret that never comes, so the file stays in time order (capinfos) while plain requests follow it")
+    func passThroughIsNotHeld() throws {
+        let script = "curl -sS -o /dev/null --cacert \(lab.upstreamCA) https://origin.test/index.html"
+            + " && for i in $(seq 1 20); do curl -sS -o /dev/null http://origin.test:8080/index.html; done"
+        let r = lab.exec([], ["sh", "-c", script])
+        #expect(r.status == 0, "\(r)")
+        let files = try captures()
+        try #require(!files.isEmpty)
+        for file in files {
+            let info = Sh.run(["capinfos", "-o", file])
+            #expect(info.status == 0 && info.out.contains("Strict time order:   True"), "\(info)\n\(listing([file]))")
+        }
+    }
+
     @Test("The client's secret logged 300 ms after its Finished was captured (TV_TEST_CLIENT_SECRET_DELAY_MS: the loop sleeps first, the writer has written that batch): the writer held the flow's packets, tshark decrypts both directions")
     func lateClientSecret() throws {
         let r = lab.inHost(["env", "TV_TEST_CLIENT_SECRET_DELAY_MS=300", TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet",

@@ -196,6 +196,8 @@ final class ProxyConnection: LoopHandler {
             startClientTLS(plan)
         case .relay:
             startRelay()
+        case .noClientSecret(let random):
+            shared.configuration.clientLegSecrets?.noSecretWillCome(clientRandom: random)
         case .readClientRequest:
             readClientRequest()
         case .startPlainHTTP:

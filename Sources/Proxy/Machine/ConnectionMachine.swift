@@ -350,7 +350,7 @@ struct ConnectionMachine {
         }
         if upstreamTLS == false {
             // reverse:http:// — the server does not speak TLS; nothing to inspect with.
-            return relayRaw(status: .encrypted, observeServerHello: true)
+            return [.noClientSecret(clientRandom: hello.random)] + relayRaw(status: .encrypted, observeServerHello: true)
         }
         helloFingerprint = ClientHelloFingerprint.of(hello)
         let target = InterceptionPolicy.Target(sni: sni, destinationHost: destination.hostName ?? destination.host, port: destination.port)
@@ -364,7 +364,7 @@ struct ConnectionMachine {
         }
         self.decision = decision
         if decision.action == .passThrough {
-            var out: [Command] = []
+            var out: [Command] = [.noClientSecret(clientRandom: hello.random)]
             if case .remembered(let recalled) = decision.reason, let key {
                 facts.error = ConnectionFailure.keptPrivate(recalled, key).sentence
                 if recalled == .retry {

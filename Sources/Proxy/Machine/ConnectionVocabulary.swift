@@ -260,6 +260,10 @@ extension ConnectionMachine {
         case startUpstreamTLS(UpstreamTLSPlan)
         case startClientTLS(ClientTLSPlan)
         case relay(RelayPlan)
+        /// The client gets no TLS leg from tv (passed through): no key log line of the
+        /// ClientHello with this random (32 bytes) will come (`TLSSecretsRecorder.noSecretWillCome`:
+        /// a capture stops holding its packets for one).
+        case noClientSecret(clientRandom: [UInt8])
         /// Read the client's plaintext over tv's TLS leg, sending nothing to the server: deliver
         /// `.clientRequestArrived` at its first bytes, `.clientGone` if it ends first.
         case readClientRequest

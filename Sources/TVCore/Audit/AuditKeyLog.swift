@@ -157,4 +157,9 @@ struct SecretsFanOut: TLSSecretsRecorder {
         first.record(keyLogLine: line)
         second.record(keyLogLine: line)
     }
+
+    func noSecretWillCome(clientRandom: [UInt8]) {
+        first.noSecretWillCome(clientRandom: clientRandom)
+        second.noSecretWillCome(clientRandom: clientRandom)
+    }
 }

@@ -2,6 +2,9 @@
 // (captured by the Wire engineer from openssl s_client 3.0.22 on Debian 12), the h2-only one
 // captured the same way. Used by the machine tests.
 enum ProxyFixtures {
+    /// The client random of `clientHelloSNIAndALPN` (after the record header, the handshake
+    /// header and legacy_version: RFC 8446 §4.1.2): what a pass-through's `.noClientSecret` names.
+    static var clientHelloSNIAndALPNRandom: [UInt8] { Array(clientHelloSNIAndALPN[11 ..< 43]) }
     /// `openssl s_client -servername a.test -alpn h2,http/1.1`: SNI a.test, ALPN h2 + http/1.1.
     static let clientHelloSNIAndALPN: [UInt8] = hex(
         "1603010145010001410303f5f84325b587863a4b5be1ccd4c33bad60a09eebd99d29d4bcbe392a7ab6b11420a1413770",
