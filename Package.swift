@@ -119,7 +119,7 @@ let package = Package(
         .testTarget(name: "FlowStoreTests", dependencies: ["FlowStore", "TVHome", "FlowTerms", "CTVShims"]),
         .testTarget(name: "SettingsTests", dependencies: ["Settings", "TVHome", "CTVShims"]),
         .testTarget(name: "TrustStoreTests", dependencies: ["TrustStore", "LocalCA"]),
-        .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore", "SetupActions", "TVHome"]),
+        .testTarget(name: "CertificateSetupTests", dependencies: ["CertificateSetup", "TrustStore", "SetupActions", "TVHome", "LocalCA"]),
         .testTarget(name: "SetupCommandTests", dependencies: ["tv", "LocalCA", "TVHome", "CTVShims"]),
         .testTarget(name: "TVCoreTests", dependencies: ["Tunnel", "TVCore", "FlowFilter", "FlowStore", "Recording", "HTTPReading", "FlowTerms", "ControlChannel", "TVHome", "Capture", "Settings", "ProgramLookup", "CTVShims"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "FlowStore", "TVHome", "FlowTerms", "CTVShims"]),

@@ -76,6 +76,9 @@ public enum TrustInstaller {
         case refusedByEnvironment
         /// `systemStore`: the step changes the system's store, so root may be what it lacks.
         case stepFailed(step: String, reason: String, done: [String], systemStore: Bool = false)
+        /// A step changes the system's store and this process is not root; `command` is the one
+        /// to run instead (`SudoCommand.line`, with this data folder).
+        case needsRoot(command: String)
         /// A `file:` or `dir:` store that is the system store's own output (the bundle or hashed
         /// folder `update-ca-certificates` builds): an edit there is undone by the next rebuild,
         /// and is a system change a `--yes` never makes (a trial's `tv setup --yes
@@ -90,6 +93,10 @@ public enum TrustInstaller {
                 return "\(TrustInstaller.refuseSystemVariable)=1 forbids changing this machine's trust store; unset it to apply, or choose a store with --trust-store."
             case .systemGenerated(let path):
                 return "\(path) is what this machine's system trust store is built into (update-ca-certificates rebuilds it and drops what is added by hand); nothing was changed. Use the system store instead: `sudo tv ca trust --apply --yes` (or `tv ca remove --apply --yes` to take the root out)."
+            case .needsRoot(let command):
+                // Said before anything runs (a trial's non-root run failed halfway, told to "fix
+                // the cause (system stores need root: sudo)" and retry the same command).
+                return "Changing the system's trust store needs root; nothing was changed. Run `\(command)` (sudo with this data folder, so the root it trusts is the one your sessions use)."
             case let .stepFailed(step, reason, done, systemStore):
                 let before = done.isEmpty ? "nothing was done before it" : "already done: " + done.joined(separator: "; ")
                 // The hint about root only for the system's store (a trial's NSS database in a
@@ -163,9 +170,14 @@ public enum TrustInstaller {
     /// - Parameters:
     ///   - root: the root certificate (its PEM must be at the `RootDescription.path` the actions name).
     ///   - announce: called with each action's sentence just before it runs.
-    /// - Throws: `Failure` (`.refusedByEnvironment` before anything runs).
+    ///   - asRoot: the command to run as root instead (`SudoCommand.line`), said when a step
+    ///     changes the system's store and `euid` is not root; nil: tried anyway.
+    /// - Throws: `Failure` (`.refusedByEnvironment`, `.needsRoot` before anything runs).
     public static func perform(_ actions: [Action], root: Certificate, rootPath: String,
-                               environment: [String: String], announce: (String) -> Void = { _ in }) throws {
+                               environment: [String: String], asRoot: String? = nil, euid: uid_t = geteuid(),
+                               announce: (String) -> Void = { _ in }) throws {
+        // Not root: nothing of the system's store can change, whatever else holds.
+        if let asRoot, euid != 0, actions.contains(where: \.changesSystem) { throw Failure.needsRoot(command: asRoot) }
         if environment[refuseSystemVariable] == "1" && actions.contains(where: \.changesSystem) {
             throw Failure.refusedByEnvironment
         }
@@ -185,6 +197,10 @@ public enum TrustInstaller {
             } catch let failure as StoreEditor.Failure {
                 throw Failure.stepFailed(step: action.sentence, reason: "could not \(failure.step): \(failure.reason)", done: done,
                                          systemStore: action.changesSystem)
+            } catch let write as FileWriteError {
+                // Its reason, not its sentence: the step names the file (a trial read a sentence
+                // inside parentheses, then "again..").
+                throw Failure.stepFailed(step: action.sentence, reason: write.reason, done: done, systemStore: action.changesSystem)
             } catch {
                 throw Failure.stepFailed(step: action.sentence, reason: (error as? UserFacingError)?.message ?? "\(error)", done: done,
                                          systemStore: action.changesSystem)

@@ -1,7 +1,10 @@
+import CertificateSetup
 import Foundation
+import LocalCA
 import SetupActions
 import Testing
 import TrustStore
+import TVHome
 
 /// `TrustInstaller.isSystemGenerated`: a `file:` or `dir:` store that is the system store's own
 /// output is never edited by an apply (a trial's `tv setup --yes --trust-store
@@ -33,6 +36,26 @@ struct SystemGeneratedStoreTests {
         #expect(!TrustInstaller.isSystemGenerated(NSTemporaryDirectory()))
         #expect(TrustInstaller.Failure.systemGenerated(path: "/etc/ssl/certs/ca-certificates.crt").message
                 == "/etc/ssl/certs/ca-certificates.crt is what this machine's system trust store is built into (update-ca-certificates rebuilds it and drops what is added by hand); nothing was changed. Use the system store instead: `sudo tv ca trust --apply --yes` (or `tv ca remove --apply --yes` to take the root out).")
+    }
+
+    @Test("not root: a step on the system's store is refused before anything runs, with the sudo command that keeps this data folder (sudo drops TV_HOME and HOME)")
+    func notRootIsToldTheCommandWithTheDataFolder() throws {
+        let home = NSTemporaryDirectory() + "tv-sudo-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let folder = CAFolder(home: TVHome(path: home))
+        let ca = try folder.create(now: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        let root = RootDescription(path: folder.rootPath, commonName: "TunnelVision Root CA", tag: "0000aaaa", sha256: "00")
+        let actions = try #require(TrustInstaller.installActions(.debian, root: root))
+        let command = SudoCommand.line("ca trust --apply --yes", dataDir: home + "/my data", euid: 1000)
+        #expect(command == "sudo tv --data-dir '\(home)/my data' ca trust --apply --yes")
+        #expect(SudoCommand.line("ca trust --apply --yes", dataDir: home, euid: 0) == "tv ca trust --apply --yes")
+        var announced: [String] = []
+        #expect(throws: TrustInstaller.Failure.needsRoot(command: command)) {
+            try TrustInstaller.perform(actions, root: ca.root, rootPath: folder.rootPath, environment: [:], asRoot: command, euid: 1000) { announced.append($0) }
+        }
+        #expect(announced.isEmpty)
+        #expect(TrustInstaller.Failure.needsRoot(command: command).message
+                == "Changing the system's trust store needs root; nothing was changed. Run `\(command)` (sudo with this data folder, so the root it trusts is the one your sessions use).")
     }
 
     @Test("a failed step names root (sudo) as a cause only for the system's store: a file: bundle or NSS database that fails (a full disk, a missing folder) was told to use sudo")

@@ -44,7 +44,8 @@ struct SetupFlowTests {
         let box = TVSandbox()
         let result = box.tv("setup", "--yes")
         #expect(result.status == 0)
-        #expect(result.out.hasSuffix("Do the steps above (for the system store: `sudo tv ca trust --apply --yes`), then run `tv setup` again.\n"))
+        // As root here: no sudo; as a user it is `sudo tv --data-dir DIR …` (`SudoCommand`).
+        #expect(result.out.hasSuffix("Do the steps above (for the system store: `tv ca trust --apply --yes`), then run `tv setup` again.\n"))
         // Setup's own option for NSS, not `tv ca trust`'s --platform.
         #expect(result.out.contains("  Note: OpenSSL, curl, wget, Python's ssl module (urllib), Go programs and the distribution's own Java (its cacerts is made from this store) then trust it; Python requests (certifi), Node.js and a JDK installed by hand keep their own lists (`tv ca trust --platform python`, `node` or `java` prints what each needs); Firefox and Chromium use their own NSS database (`--trust-store nss:DIR`).\n"))
         #expect(!result.out.contains("Standard input is not a terminal"))

@@ -94,7 +94,7 @@ enum SetupCommand {
                     guard let actions, report.store != .system, !appliedOnce else {
                         inv.console.line(appliedOnce
                             ? "The steps were done, but \(StoreWords.name(report.store)) still does not accept the root for TLS; see above."
-                            : "Do the steps above (for the system store: `sudo tv ca trust --apply --yes`), then run `tv setup` again.")
+                            : "Do the steps above (for the system store: `\(SudoCommand.line("ca trust --apply --yes", dataDir: home.path))`), then run `tv setup` again.")
                         if !appliedOnce { markIntroSeen(settings) }
                         return appliedOnce ? 1 : 0
                     }
@@ -183,7 +183,7 @@ enum SetupCommand {
                               store: TrustStoreSpec, home: TVHome, progress: inout SetupProgress) -> Bool {
         do {
             try TrustInstaller.perform(actions, root: ca.root, rootPath: CAFolder(home: home).rootPath,
-                                       environment: inv.environment) { inv.console.line("→ " + $0) }
+                                       environment: inv.environment, asRoot: SudoCommand.line("ca trust --apply --yes", dataDir: home.path)) { inv.console.line("→ " + $0) }
             let sha256 = RootDescription(ca, folder: CAFolder(home: home)).sha256
             if let note = TrustInstallRecord.remember(store, sha256: sha256, home: home) { inv.console.note("tv: " + note) }
             progress.lastFailure = nil
