@@ -142,6 +142,50 @@ import TVHome
         }
     }
 
+    @Test("the manifest's own fields are sealed: Python re-packs the bundle with one digit of `from`, of the CA fingerprint or of the machine changed, or with a file and its line removed: verify says the manifest was changed; the untouched re-pack stays intact; a manifest without a seal (an older tv's) is checked as before")
+    func manifestFieldsAreSealed() throws {
+        try withHome { home in
+            let file = home.path + "/b.tar.gz"
+            try sampleBundle().write(to: file)
+            let script = """
+                import io, json, re, sys, tarfile
+                src, out, how = sys.argv[1:4]
+                with tarfile.open(src, 'r:gz') as t:
+                    members = [(m, t.extractfile(m).read()) for m in t.getmembers()]
+                def edit(text):
+                    if how == 'from': return re.sub(r'("from" *: *)(\\d)', lambda m: m.group(1) + str((int(m.group(2)) + 1) % 10), text, count=1)
+                    if how == 'ca': return text.replace('"ab"', '"ac"', 1)
+                    if how == 'machine': return text.replace('"box"', '"bot"', 1)
+                    if how == 'unsealed': return re.sub(r',\\s*"manifestSHA256" *: *"[0-9a-f]{64}"', '', text)
+                    if how == 'drop':
+                        m = json.loads(text)
+                        m['files'] = [f for f in m['files'] if f['name'] != 'empty.txt']
+                        return json.dumps(m, indent=2)
+                    return text
+                with tarfile.open(out, 'w:gz', format=tarfile.USTAR_FORMAT) as t:
+                    for m, data in members:
+                        if how == 'drop' and m.name == 'empty.txt': continue
+                        if m.name == 'manifest.json': data = edit(data.decode()).encode()
+                        m.size = len(data)
+                        t.addfile(m, io.BytesIO(data))
+                """
+            for how in ["none", "from", "ca", "machine", "drop", "unsealed"] {
+                let out = home.path + "/\(how).tar.gz"
+                let repack = try run("python3", ["-c", script, file, out, how], in: home.path)
+                #expect(repack.status == 0, "\(repack)")
+                let verdict = BundleVerifier.verify(path: out)
+                switch how {
+                case "none": #expect(verdict == .intact(files: 3), "\(how)")
+                case "unsealed": #expect(verdict == .intact(files: 3), "an older tv's manifest has no seal: \(verdict)")
+                default: #expect(verdict == .manifestChanged, "\(how): \(verdict)")
+                }
+            }
+            #expect(BundleVerdict.manifestChanged.sentence(file: "b.tar.gz")
+                    == "b.tar.gz is NOT intact: its manifest.json was changed (its text does not hash to the manifestSHA256 it carries), so its span, CA fingerprint, machine and file list cannot be relied on.")
+            #expect(BundleVerdict.manifestChanged.exitCode == 1)
+        }
+    }
+
     @Test("verify names the file whose one byte changed in the tar (nothing recomputed), and says when the archive is cut short")
     func verifyNamesTheChangedFile() throws {
         try withHome { home in
@@ -260,7 +304,8 @@ import TVHome
                 elif how == 'future':
                     manifest['formatVersion'] = 99
                 with tarfile.open(out, 'w:gz', format=tarfile.USTAR_FORMAT) as t:
-                    add(t, 'manifest.json', json.dumps(manifest).encode())
+                    # Its own bytes when nothing in it changes (a manifest is sealed as written).
+                    add(t, 'manifest.json', members[0][1] if how == 'same' else json.dumps(manifest).encode())
                     for name, data in extra: add(t, name, data)
                     for m, data in members[1:]: add(t, m.name, data)
                 """

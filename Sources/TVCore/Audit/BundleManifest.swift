@@ -10,8 +10,13 @@ import TVHome
 /// a `tv ca remake` or a run with another `--ca` mid-session adds one), "created" (µs), "project", "session", "from", "to" (µs; null while
 /// recording), "settings" (the session's, an object), "contentIncluded" (the bundle holds
 /// decrypted content: `decrypted.pcapng` or `content/`), "keysIncluded" (it holds `keys.log`),
-/// "files": [{"name", "bytes", "sha256"}]}`. (Both said what was asked, not what was there: a
+/// "files": [{"name", "bytes", "sha256"}], "manifestSHA256"}`. (Both said what was asked, not what was there: a
 /// trial's bundle after `tv content delete` said content was included and held none.)
+///
+/// `manifestSHA256` seals the manifest's own text: the SHA-256 of manifest.json as written with
+/// this value as 64 zeros (`sealed`). A flipped digit of `from`, the CA's fingerprint or the
+/// machine, or a file's line removed with its file, verified as intact before (a trial); a
+/// bundle of an older tv carries no seal, and its fields are not checked.
 public struct BundleManifest: Sendable, Equatable {
     public static let fileName = "manifest.json"
     public static let format = "tv-audit-bundle"
@@ -57,7 +62,52 @@ public struct BundleManifest: Sendable, Equatable {
             ("settings", AuditPresentation.settingsJSON(settings)),
             ("contentIncluded", .bool(contentIncluded)), ("keysIncluded", .bool(keysIncluded)),
             ("files", .array(files.map { .object([("name", .string($0.name)), ("bytes", .int($0.bytes)), ("sha256", .string($0.sha256))]) })),
+            ("manifestSHA256", .string(BundleManifest.unsealed)),
         ])
+    }
+
+    /// The seal's value before it is computed.
+    static let unsealed = String(repeating: "0", count: 64)
+
+    /// `text` (a manifest serialized with `unsealed` as its `manifestSHA256`) with the seal's value
+    /// put in: the SHA-256 of `text` itself. Nil when the text holds no seal or OpenSSL cannot hash.
+    public static func sealed(_ text: String) -> String? {
+        let bytes = Array(text.utf8)
+        guard let at = sealValue(in: bytes), bytes[at].allSatisfy({ $0 == UInt8(ascii: "0") }),
+              let hash = SHA256Digest.hex(bytes) else { return nil }
+        return String(decoding: bytes[..<at.lowerBound] + Array(hash.utf8) + bytes[at.upperBound...], as: UTF8.self)
+    }
+
+    /// Where the 64 hex digits of the one `"manifestSHA256": "…"` in `bytes` are; nil when there
+    /// is none, or more than one.
+    static func sealValue(in bytes: [UInt8]) -> Range<Int>? {
+        let key = Array("\"manifestSHA256\"".utf8)
+        var found: Range<Int>?
+        var i = 0
+        while i + key.count <= bytes.count {
+            // A key, not the same text inside a string (a project named so: `\"` there).
+            guard bytes[i] == key[0], i == 0 || bytes[i - 1] != UInt8(ascii: "\\"), bytes[i ..< i + key.count].elementsEqual(key) else { i += 1; continue }
+            var j = i + key.count
+            while j < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j += 1 }
+            guard j < bytes.count, bytes[j] == UInt8(ascii: ":") else { return nil }
+            j += 1
+            while j < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j += 1 }
+            guard j + 66 <= bytes.count, bytes[j] == UInt8(ascii: "\""), bytes[j + 65] == UInt8(ascii: "\""), found == nil else { return nil }
+            found = j + 1 ..< j + 65
+            i = j + 66
+        }
+        return found
+    }
+
+    /// Whether the manifest's text hashes to its seal (`sealed`): nil when it carries none (an
+    /// older tv's bundle).
+    static func sealHolds(_ bytes: [UInt8]) -> Bool? {
+        guard let at = sealValue(in: bytes) else {
+            return String(decoding: bytes, as: UTF8.self).contains("\"manifestSHA256\"") ? false : nil
+        }
+        let zeroed = Array(bytes[..<at.lowerBound]) + Array(unsealed.utf8) + Array(bytes[at.upperBound...])
+        guard let hash = SHA256Digest.hex(zeroed) else { return false }
+        return bytes[at].elementsEqual(hash.utf8)
     }
 
     /// What `tv audit verify` reads of a manifest: its format version and its file list.
@@ -68,10 +118,13 @@ public struct BundleManifest: Sendable, Equatable {
         /// `1e0`, `"1"`, past 64 bits): JSON readers took `true` and `1.5` for 1 and wrapped a
         /// huge number (a re-check).
         public var formatVersionMalformed = false
-        public init(formatVersion: Int64, entries: [Entry], formatVersionMalformed: Bool = false) {
+        /// Whether the text hashes to its `manifestSHA256` (`sealHolds`); nil: no seal.
+        public var sealHolds: Bool?
+        public init(formatVersion: Int64, entries: [Entry], formatVersionMalformed: Bool = false, sealHolds: Bool? = nil) {
             self.formatVersion = formatVersion
             self.entries = entries
             self.formatVersionMalformed = formatVersionMalformed
+            self.sealHolds = sealHolds
         }
     }
 
@@ -104,6 +157,6 @@ public struct BundleManifest: Sendable, Equatable {
                   let sha256 = file["sha256"] as? String else { return nil }
             out.append(Entry(name: name, bytes: bytes, sha256: sha256))
         }
-        return Listing(formatVersion: version, entries: out)
+        return Listing(formatVersion: version, entries: out, sealHolds: sealHolds(bytes))
     }
 }

@@ -29,6 +29,9 @@ public enum BundleVerdict: Sendable, Equatable {
     case unknownFormat(Int64)
     /// The manifest's `formatVersion` is no whole number (`BundleManifest.Listing.formatVersionMalformed`).
     case malformedFormatVersion
+    /// The manifest's text does not hash to the `manifestSHA256` it carries: one of its own
+    /// fields (the span, the CA's fingerprint, the machine, a file's line) was changed.
+    case manifestChanged
     /// The archive itself cannot be read: cut short, not gzip or tar, a damaged header.
     case unreadable(String)
     /// The file could not be opened or read at all (a wrong path, no permission): nothing was
@@ -47,6 +50,7 @@ public enum BundleVerdict: Sendable, Equatable {
         guard let manifest else { return .noManifest }
         if manifest.formatVersionMalformed { return .malformedFormatVersion }
         guard manifest.formatVersion == BundleManifest.formatVersion else { return .unknownFormat(manifest.formatVersion) }
+        if manifest.sealHolds == false { return .manifestChanged }
         var listed = Set<String>()
         for entry in manifest.entries {
             if !isSafe(entry.name) { return .unsafeName(entry.name) }
@@ -93,6 +97,8 @@ public enum BundleVerdict: Sendable, Equatable {
             return "\(f) is NOT intact: \(bytes) byte\(bytes == 1 ? "" : "s") follow the end of the archive tv wrote (something was appended)."
         case .noManifest:
             return "\(f) is NOT a tv evidence bundle: it holds no readable manifest.json."
+        case .manifestChanged:
+            return "\(f) is NOT intact: its manifest.json was changed (its text does not hash to the manifestSHA256 it carries), so its span, CA fingerprint, machine and file list cannot be relied on."
         case .malformedFormatVersion:
             return "\(f) is NOT intact: its manifest's formatVersion is not a whole number (tv writes \(BundleManifest.formatVersion))."
         case let .unknownFormat(version) where version < BundleManifest.formatVersion:

@@ -208,7 +208,8 @@ public struct EvidenceBundle: Sendable, Equatable {
             guard let hash = SHA256Digest.hex(file.bytes) else { throw EvidenceBundleError.digest }
             manifest.files.append(.init(name: file.name, bytes: Int64(file.bytes.count), sha256: hash))
         }
-        let all = [BundleFile(name: BundleManifest.fileName, bytes: Array((manifest.json.serialized(pretty: true) + "\n").utf8))] + files
+        guard let text = BundleManifest.sealed(manifest.json.serialized(pretty: true) + "\n") else { throw EvidenceBundleError.digest }
+        let all = [BundleFile(name: BundleManifest.fileName, bytes: Array(text.utf8))] + files
         let mtime = request.now / 1_000_000
         guard let gzip = GzipCompressor() else { throw EvidenceBundleError.compression }
         try file.write(mode: 0o600, output: output) { write in
