@@ -13,9 +13,9 @@ public struct CaptureWriterCounters: Sendable, Equatable {
     public var filesOpened: UInt64 = 0
     /// The file being written now, nil when none is open.
     public var recordingSequence: Int64?
-    /// The first file this writer opened (nil: none yet): with the last, the range a rotating
-    /// session wrote (`tv exec`'s closing lines).
-    public var firstSequence: Int64?
+    /// The files this writer opened, in order (`tv exec`'s closing lines): not always a range,
+    /// since two sessions writing at once take numbers in turn.
+    public var sequencesOpened: [Int64] = []
     /// The last failure, one sentence; nil when the last write succeeded.
     public var lastFailure: String?
     /// The first failure of the writer's life, one sentence, kept after writes succeed again:

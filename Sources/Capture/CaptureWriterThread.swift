@@ -248,7 +248,7 @@ final class CaptureWriterThread: QueueWriter {
         box.state.withLock {
             $0.filesOpened &+= 1
             $0.recordingSequence = seq
-            if $0.firstSequence == nil { $0.firstSequence = seq }
+            $0.sequencesOpened.append(seq)
             $0.writeMode = output.mode
         }
     }

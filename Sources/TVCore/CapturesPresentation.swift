@@ -5,21 +5,40 @@ import TVHome
 
 /// `tv captures` (list, delete, room): what the command line says about capture files. Pure.
 public enum CapturesPresentation {
-    /// `tv exec`'s closing line about its packets: the one file it wrote, or the first and last
-    /// when it rotated (`capture.rotateBytes`; a new-user trial was named only the last of four).
-    /// `files`: the sequence numbers, first...last; `present`: those still on disk once its last
-    /// retention pass ran (the captures' limits can take them at its end: a trial was pointed at
-    /// a file just deleted).
-    public static func execFiles(_ files: ClosedRange<Int64>, present: Set<Int64>, folder: String) -> String {
+    /// `tv exec`'s closing line about its packets: the files it wrote and are still there (a
+    /// new-user trial was named only the last of four; another, a file the captures' limits had
+    /// just deleted; another, a range holding a file of a second `tv exec` running beside it).
+    /// `files`: the sequence numbers this session's writer opened, in order (not a range: two
+    /// sessions at once number their files in turn); `present`: those on disk once its last
+    /// retention pass ran.
+    public static func execFiles(_ files: [Int64], present: Set<Int64>, folder: String) -> String {
         let kept = files.filter(present.contains)
-        guard let first = kept.first, let last = kept.last else {
-            return "its packets were in \(files.count == 1 ? CaptureFolder.fileName(files.lowerBound) : "\(files.count) files, \(CaptureFolder.fileName(files.lowerBound)) to \(CaptureFolder.fileName(files.upperBound))"), "
-                + "deleted at its end by the captures' limits (captures.maxBytes, captures.maxAge); its connections stay (`tv flows`)."
-        }
         let gone = files.count - kept.count
-        let deleted = gone == 0 ? "" : "; \(gone) of its \(files.count) files were deleted at its end by the captures' limits"
-        guard kept.count > 1 else { return "its packets are in \(folder)/\(CaptureFolder.fileName(first))\(deleted) (`tv packets ID`, `tv captures`)." }
-        return "its packets are in \(kept.count) files, \(folder)/\(CaptureFolder.fileName(first)) to \(CaptureFolder.fileName(last))\(deleted) (`tv packets ID`, `tv captures`)."
+        // Who deleted them is not known here: the limits, at its end or during it, or a user.
+        let deletedBy = "deleted by the captures' limits (captures.maxBytes, captures.maxAge) or `tv captures delete`"
+        guard !kept.isEmpty else {
+            return "its packets were in \(names(files)), \(deletedBy); its connections stay (`tv flows`)."
+        }
+        let deleted = gone == 0 ? "" : "; \(gone) of its \(files.count) files were \(deletedBy)"
+        return "its packets are in \(names(kept, in: folder))\(deleted) (`tv packets ID`, `tv captures`)."
+    }
+
+    /// "FOLDER/capture-000034.pcapng", "4 files in FOLDER, capture-000034.pcapng to
+    /// capture-000037.pcapng" (in a row), "capture-000034.pcapng and capture-000036.pcapng in
+    /// FOLDER", or "9 files in FOLDER from capture-000034.pcapng to capture-000052.pcapng, not in a
+    /// row" (more than four); without a folder, the names alone.
+    static func names(_ files: [Int64], in folder: String? = nil) -> String {
+        guard let first = files.first, let last = files.last else { return "no file" }
+        let within = folder.map { " in " + $0 } ?? ""
+        if files.count == 1 { return (folder.map { $0 + "/" } ?? "") + CaptureFolder.fileName(first) }
+        if last - first + 1 == Int64(files.count) {
+            return "\(files.count) files\(within), \(CaptureFolder.fileName(first)) to \(CaptureFolder.fileName(last))"
+        }
+        if files.count <= 4 {
+            let all = files.map(CaptureFolder.fileName)
+            return all.dropLast().joined(separator: ", ") + " and " + all.last! + within
+        }
+        return "\(files.count) files\(within) from \(CaptureFolder.fileName(first)) to \(CaptureFolder.fileName(last)), not in a row (`tv captures` lists them)"
     }
 
     /// The list, newest first: name, size, time, and the one being written marked Recording.

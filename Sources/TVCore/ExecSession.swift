@@ -40,9 +40,8 @@ public final class ExecSession {
     /// The banner facts: whether TLS is inspected and why.
     public let inspecting: Bool
     public let inspectionNote: String
-    /// The capture files written, first and last, after `run` (nil: capture off or it could not
-    /// start; one file: both the same).
-    public private(set) var captures: ClosedRange<Int64>?
+    /// The capture files written, in order, after `run` (nil: capture off or it could not start).
+    public private(set) var captures: [Int64]?
     /// The tunnel's counters after `run` (for diagnostics and tests).
     public private(set) var tunnelCounters: [String: UInt64] = [:]
     /// The session's closed flows named after a looked-up name (`SessionTally`), for the summary.
@@ -141,8 +140,8 @@ public final class ExecSession {
             retention.stop()
             proxy.stop(graceSeconds: 1)
             wiring.captureSecrets.attach(nil)
-            if let counters = capture.writer?.counters, let last = counters.recordingSequence {
-                captures = (counters.firstSequence ?? last)...last
+            if let counters = capture.writer?.counters, !counters.sequencesOpened.isEmpty {
+                captures = counters.sequencesOpened
             }
             if let sentence = capture.stop() { say(sentence) }
             if capture.writer != nil { retention.finalPass() }

@@ -257,15 +257,18 @@ struct CapturePresentationTests {
 
     @Test("tv exec's closing line names the one file, or the first and last when the session rotated, and only files still there (it named one the captures' limits had just deleted: a trial)")
     func execFiles() {
-        #expect(CapturesPresentation.execFiles(34...34, present: [34], folder: "/d/captures")
+        #expect(CapturesPresentation.execFiles([34], present: [34], folder: "/d/captures")
                 == "its packets are in /d/captures/capture-000034.pcapng (`tv packets ID`, `tv captures`).")
-        #expect(CapturesPresentation.execFiles(34...37, present: [34, 35, 36, 37], folder: "/d/captures")
-                == "its packets are in 4 files, /d/captures/capture-000034.pcapng to capture-000037.pcapng (`tv packets ID`, `tv captures`).")
-        #expect(CapturesPresentation.execFiles(34...37, present: [36, 37], folder: "/d/captures")
-                == "its packets are in 2 files, /d/captures/capture-000036.pcapng to capture-000037.pcapng; 2 of its 4 files were deleted at its end by the captures' limits (`tv packets ID`, `tv captures`).")
-        #expect(CapturesPresentation.execFiles(43...43, present: [], folder: "/d/captures")
-                == "its packets were in capture-000043.pcapng, deleted at its end by the captures' limits (captures.maxBytes, captures.maxAge); its connections stay (`tv flows`).")
-        #expect(CapturesPresentation.execFiles(3...36, present: [], folder: "/d/captures").hasPrefix("its packets were in 34 files, capture-000003.pcapng to capture-000036.pcapng, deleted"))
+        #expect(CapturesPresentation.execFiles([34, 35, 36, 37], present: [34, 35, 36, 37], folder: "/d/captures")
+                == "its packets are in 4 files in /d/captures, capture-000034.pcapng to capture-000037.pcapng (`tv packets ID`, `tv captures`).")
+        #expect(CapturesPresentation.execFiles([34, 35, 36, 37], present: [36, 37], folder: "/d/captures")
+                == "its packets are in 2 files in /d/captures, capture-000036.pcapng to capture-000037.pcapng; 2 of its 4 files were deleted by the captures' limits (captures.maxBytes, captures.maxAge) or `tv captures delete` (`tv packets ID`, `tv captures`).")
+        #expect(CapturesPresentation.execFiles([43], present: [], folder: "/d/captures")
+                == "its packets were in capture-000043.pcapng, deleted by the captures' limits (captures.maxBytes, captures.maxAge) or `tv captures delete`; its connections stay (`tv flows`).")
+        // Two sessions at once: this one wrote 123 and 125, the other 124.
+        #expect(CapturesPresentation.execFiles([123, 125], present: [123, 124, 125], folder: "/d/captures")
+                == "its packets are in capture-000123.pcapng and capture-000125.pcapng in /d/captures (`tv packets ID`, `tv captures`).")
+        #expect(CapturesPresentation.names([1, 3, 5, 7, 9]) == "5 files from capture-000001.pcapng to capture-000009.pcapng, not in a row (`tv captures` lists them)")
     }
 
     @Test("Status line and the loss sentence; the values nest in tv status --json without a clash")
