@@ -48,6 +48,16 @@ public enum CaptureRoom: Sendable, Equatable {
         case off
     }
 
+    /// The bytes the size limit still leaves (nil: no size limit, or limits not read); 0 when full.
+    public var leftUnderLimit: Int64? {
+        guard case let .limits(size, _) = self else { return nil }
+        switch size {
+        case .roomToSpare(let left, _, _): return left
+        case .full, .openCaptureOverLimit, .heldAsEvidence: return 0
+        case .noLimit: return nil
+        }
+    }
+
     /// Evaluates the captures (`files`: not deleted) against the two limits at `nowMicros`. A
     /// capture's age counts from its close (`endedMicros`); the one being recorded has none.
     /// `decryptedBytes`: the decrypted captures (`decrypted-*.pcapng`), which live under the same

@@ -153,7 +153,10 @@ public enum CapturesPresentation {
     /// `tv captures room`: one sentence per half, or the one sentence of neither limit / unreadable limits.
     /// `decryptedBytes`: how much of what the captures use is decrypted captures (they live
     /// under the same size limit), said after the first sentence when any.
-    public static func roomLines(_ room: CaptureRoom, decryptedBytes: Int64 = 0) -> [String] {
+    /// - Parameter diskFree: the bytes the file system holding the captures has free (nil: not
+    ///   known): said when it is less than the size limit leaves (a trial's room read "2.0 GiB
+    ///   left" on a full disk).
+    public static func roomLines(_ room: CaptureRoom, decryptedBytes: Int64 = 0, diskFree: Int64? = nil) -> [String] {
         var lines: [String]
         switch room {
         case .neitherLimit(let used):
@@ -165,6 +168,12 @@ public enum CapturesPresentation {
             lines = [sizeSentence(size), expirySentence(expiry)]
         }
         if decryptedBytes > 0 { lines[0] += " \(Units.bytes(decryptedBytes)) of that is decrypted captures (`tv storage` lists them)." }
+        // Without a size limit, only a disk nearly full is news.
+        if let diskFree, diskFree < room.leftUnderLimit ?? (64 << 20) {
+            lines.append(diskFree == 0
+                ? "The disk holding the captures is full: no packet is written until room is made on it (the limit is not what stops them)."
+                : "The disk holding the captures has only \(Units.bytes(diskFree)) free, less than the limit leaves: captures stop being written when it fills, before the limit.")
+        }
         return lines
     }
 

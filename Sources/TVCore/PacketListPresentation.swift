@@ -12,11 +12,15 @@ public struct PacketListPresentation: Sendable {
     public let rows: [PacketRow]
     /// Every packet captured for the flow (`packet_counts`).
     public let count: Int64
+    /// The packets the tunnel carried for the flow (its row's packet counts; 0 for the proxy
+    /// modes, which see no packets).
+    public let carried: Int64
 
-    public init(flow: Int64, rows: [PacketRow], count: Int64) {
+    public init(flow: Int64, rows: [PacketRow], count: Int64, carried: Int64 = 0) {
         self.flow = flow
         self.rows = rows
         self.count = count
+        self.carried = carried
     }
 
     /// Why a flow has no packet rows, each a different sentence.
@@ -25,12 +29,18 @@ public struct PacketListPresentation: Sendable {
         case noneCaptured
         /// Packets were captured (and are in the file) but no row was saved for them.
         case rowsNotSaved(count: Int64)
+        /// The tunnel carried `packets` of the flow and none reached a capture (capture off then,
+        /// or the writer could not write: a full disk). Said as that, not as a proxy-mode flow
+        /// (a trial's full disk read "tv captures packets only for connections made through tv
+        /// exec" of a tv exec flow).
+        case carriedNotCaptured(packets: Int64)
     }
 
     /// Nil when there are rows to list.
     public var absence: Absence? {
         guard rows.isEmpty else { return nil }
-        return count > 0 ? .rowsNotSaved(count: count) : .noneCaptured
+        if count > 0 { return .rowsNotSaved(count: count) }
+        return carried > 0 ? .carriedNotCaptured(packets: carried) : .noneCaptured
     }
 
     /// The sentence for an absence.
@@ -38,6 +48,8 @@ public struct PacketListPresentation: Sendable {
         switch absence {
         case .noneCaptured:
             return "No packets of flow \(flow) are recorded: tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets), and a session killed outright (`kill -9`) loses the rows it had not written yet."
+        case .carriedNotCaptured(let packets):
+            return "The tunnel carried \(packets == 1 ? "1 packet" : "\(ByteWords.grouped(packets)) packets") of flow \(flow), but none is in a capture: capture.enabled was off then, or the capture writer could not write them (a full disk; the session's closing line and `tv status` said why)."
         case .rowsNotSaved(let count):
             return "\(count == 1 ? "1 packet was" : "\(ByteWords.grouped(count)) packets were") captured for flow \(flow), but no packet row was saved (the capture writer fell behind or failed; `tv status` says which); the capture file still holds them."
         }

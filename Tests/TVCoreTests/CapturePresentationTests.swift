@@ -61,6 +61,10 @@ struct CapturePresentationTests {
         #expect(PacketListPresentation(flow: 3, rows: [], count: 0).lines() == [
             "No packets of flow 3 are recorded: tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets), and a session killed outright (`kill -9`) loses the rows it had not written yet.",
         ])
+        // A tunnel flow whose packets never reached a capture (a full disk): not the proxy modes' sentence.
+        #expect(PacketListPresentation(flow: 3, rows: [], count: 0, carried: 9).lines() == [
+            "The tunnel carried 9 packets of flow 3, but none is in a capture: capture.enabled was off then, or the capture writer could not write them (a full disk; the session's closing line and `tv status` said why).",
+        ])
         #expect(PacketListPresentation(flow: 3, rows: [], count: 12).lines() == [
             "12 packets were captured for flow 3, but no packet row was saved (the capture writer fell behind or failed; `tv status` says which); the capture file still holds them.",
         ])
@@ -134,6 +138,14 @@ struct CapturePresentationTests {
                                         maxAge: ("captures.maxAge", SettingLimit.micros("off")), nowMicros: 1_764_594_000_000_000)
         #expect(CapturesPresentation.roomLines(room, decryptedBytes: 2_300 << 10).first
             == "420 KiB left: the captures use 4.6 MiB of the 5.0 MiB limit (captures.maxBytes). 2.2 MiB of that is decrypted captures (`tv storage` lists them).")
+        // The disk holding them has less free than the limit leaves (a trial's full tmpfs read
+        // "2.0 GiB left"): said after; more free than that says nothing more.
+        #expect(room.leftUnderLimit == 420 << 10)
+        #expect(CapturesPresentation.roomLines(room, diskFree: 100 << 10).last
+            == "The disk holding the captures has only 100 KiB free, less than the limit leaves: captures stop being written when it fills, before the limit.")
+        #expect(CapturesPresentation.roomLines(room, diskFree: 0).last
+            == "The disk holding the captures is full: no packet is written until room is made on it (the limit is not what stops them).")
+        #expect(CapturesPresentation.roomLines(room, diskFree: 1 << 30).count == 2)
     }
 
     @Test("Room: the four expiry outcomes, neither limit, unreadable limits")

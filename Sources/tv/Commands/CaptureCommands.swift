@@ -48,9 +48,10 @@ enum CaptureCommands {
     }
 
     /// The packet list of `id` (rows and count), for `tv packets` and `tv flow`.
-    static func packetList(_ catalog: CaptureCatalog, flow id: Int64) throws -> PacketListPresentation {
+    /// - Parameter carried: the packets the tunnel counted for the flow (its row's).
+    static func packetList(_ catalog: CaptureCatalog, flow id: Int64, carried: Int64 = 0) throws -> PacketListPresentation {
         PacketListPresentation(flow: id, rows: try catalog.packets(flow: UInt64(id), limit: 500),
-                               count: try catalog.packetCount(flow: UInt64(id)))
+                               count: try catalog.packetCount(flow: UInt64(id)), carried: carried)
     }
 
     static func packets(_ inv: Invocation) throws -> Int32 {
@@ -58,10 +59,10 @@ enum CaptureCommands {
         try FlowCommands.askSessionToFlush(inv)
         let store = try FlowCommands.openStoreForReading(inv)
         defer { store.close() }
-        guard try store.flow(id: id) != nil else { throw ContentRefusal.noFlow(id) }
+        guard let record = try store.flow(id: id) else { throw ContentRefusal.noFlow(id) }
         let catalog = try catalog(inv, writing: false)
         defer { catalog.close() }
-        let list = try packetList(catalog, flow: id)
+        let list = try packetList(catalog, flow: id, carried: (record.packetsUp ?? 0) + (record.packetsDown ?? 0))
         if inv.json {
             inv.console.line(list.json().serialized(pretty: true))
         } else {
@@ -159,11 +160,18 @@ enum CaptureCommands {
         let room = CaptureRoom.evaluate(files: files, decryptedBytes: decrypted, evidence: evidence,
                                         maxBytes: (SettingKeys.capturesMaxBytes.name, maxBytes),
                                         maxAge: (SettingKeys.capturesMaxAge.name, maxAge), nowMicros: FlowCommands.nowMicros())
+        let home = try inv.home()
+        let diskFree = DiskSpace.freeBytes(at: home.captureDirectory) ?? DiskSpace.freeBytes(at: home.path)
         if inv.json {
-            inv.console.line(CapturesPresentation.roomJSON(room, decryptedBytes: decrypted).serialized(pretty: true))
+            var json = CapturesPresentation.roomJSON(room, decryptedBytes: decrypted)
+            if case .object(var fields) = json, let diskFree {
+                fields.append(("diskFreeBytes", .int(diskFree)))
+                json = .object(fields)
+            }
+            inv.console.line(json.serialized(pretty: true))
             return 0
         }
-        for line in CapturesPresentation.roomLines(room, decryptedBytes: decrypted) { inv.console.line(line) }
+        for line in CapturesPresentation.roomLines(room, decryptedBytes: decrypted, diskFree: diskFree) { inv.console.line(line) }
         return 0
     }
 }
@@ -171,10 +179,10 @@ enum CaptureCommands {
 extension CaptureCommands {
     /// The packet part of `tv flow FLOW`: the first rows and the count; nothing for a flow with
     /// no packets captured (most flows of the proxy modes).
-    static func flowPacketLines(_ inv: Invocation, flow id: Int64) throws -> [String] {
+    static func flowPacketLines(_ inv: Invocation, flow id: Int64, carried: Int64 = 0) throws -> [String] {
         let catalog = try catalog(inv, writing: false)
         defer { catalog.close() }
-        let list = try packetList(catalog, flow: id)
+        let list = try packetList(catalog, flow: id, carried: carried)
         if list.absence == .noneCaptured { return [] }
         return list.summaryLines(limit: 10)
     }

@@ -182,7 +182,7 @@ enum FlowCommands {
             let leftOpen = record.duration == nil && ((try? store.isLeftOpen(flowID: id)) ?? false)
             for line in FlowDetailPresentation.lines(record, now: nowMicros(), content: summary, leftOpen: leftOpen) { inv.console.line(line) }
             for line in RequestListPresentation.flowLines(exchanges.exchanges, damaged: exchanges.damaged) { inv.console.line(line) }
-            for line in try CaptureCommands.flowPacketLines(inv, flow: id) { inv.console.line(line) }
+            for line in try CaptureCommands.flowPacketLines(inv, flow: id, carried: (record.packetsUp ?? 0) + (record.packetsDown ?? 0)) { inv.console.line(line) }
         }
         return 0
     }
