@@ -101,7 +101,7 @@ public final class ExecSession {
         }
         HostTunnel.repairLeftovers(say: say)
         // An audit session started before any session ran learns what this one runs with.
-        AuditRecording.adoptLive(home: home, values: statusValues())
+        AuditRecording.adoptLive(home: home, values: statusValues(), now: Int64(Date().timeIntervalSince1970 * 1_000_000))
         // One that has them, from another root (a second run with `--ca`), learns this root too.
         Session.noteAuditRoot(home: home, proxy: proxy)
         let auditSocket = try? ControlServer(path: AuditKeysNotifier.execSocket(home: home, pid: getpid())) { [wiring, proxy, capture, home] request in

@@ -124,7 +124,10 @@ public struct HTTPPresentation: Sendable {
 
     /// The start line and headers of `message`, as printed above its body.
     func messageLines(_ message: HTTPMessage, direction: Direction) -> [String] {
-        var out = ["  \(DirectionWords.label(direction))  turn \(message.turn)  at \(Units.offsetSeconds(message.offset))",
+        // A message over several turns (a request's body after a 100 Continue) names them all:
+        // its body is not in its first turn (a trial's `tv turns --turn 1` held no body).
+        let turns = message.lastTurn == message.turn ? "turn \(message.turn)" : "turns \(message.turn)–\(message.lastTurn)"
+        var out = ["  \(DirectionWords.label(direction))  \(turns)  at \(Units.offsetSeconds(message.offset))",
                    "    " + TerminalText.line(message.startLine)]
         for header in message.headers where !(header.name.hasPrefix(":")) {
             out.append("    \(TerminalText.line(header.name)): \(TerminalText.line(header.value))")

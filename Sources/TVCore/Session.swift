@@ -211,7 +211,7 @@ public final class Session: Sendable {
         }
         self.banner = banner
         // An audit session started before any session ran learns what this one runs with.
-        AuditRecording.adoptLive(home: home, values: statusValues())
+        AuditRecording.adoptLive(home: home, values: statusValues(), now: Int64(Date().timeIntervalSince1970 * 1_000_000))
         // One that has them, from another root (a second run with `--ca`), learns this root too.
         Session.noteAuditRoot(home: home, proxy: proxy)
     }

@@ -87,6 +87,15 @@ struct ExchangeReaderHTTP1Tests {
         #expect(cut.count == 1 && cut[0].state == .incomplete && cut[0].endTime == 20, "\(cut)")
     }
 
+    @Test("an end whose time was read before the response's burst (the leg's end read first in the loop turn): the row ends at its response, never before it")
+    func endNeverBeforeTheResponse() {
+        let p = ExchangePlaybook()
+        p.client("GET /reset HTTP/1.1\r\nHost: example.com\r\n\r\n", at: 100)
+        p.server("HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\npart", at: 597)
+        let ended = p.end(at: 558)
+        #expect(ended.count == 1 && ended[0].state == .incomplete && ended[0].responseTime == 597 && ended[0].endTime == 597, "\(ended)")
+    }
+
     /// A request as its head opens it; one without a body ends with its head (`requestEndTime`).
     func get(_ sequence: Int, _ path: String, at time: Int64, queryRemoved: Bool = false, method: String = "GET",
              ended: Bool = true) -> ExchangeRecord {

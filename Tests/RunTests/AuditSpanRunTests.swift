@@ -101,4 +101,22 @@ struct AuditSpanRunTests {
         let capture = try box.tool("tshark", ["-r", out + "/decrypted.pcapng", "-Y", "http.request", "-T", "fields", "-e", "http.request.uri"])
         #expect(capture.out.split(separator: "\n").sorted() == ["/index.html?A-during", "/index.html?B-during"], "\(capture)")
     }
+
+    @Test("a session recorded by two tv runs, the first inspecting, the second not: the second adds a marker with its own settings (the session said only the first's)")
+    func aSecondRunSaysItsSettings() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        #expect(try box.tv("audit", "project", "new", "runs").status == 0)
+        #expect(try box.tv("audit", "start", "runs").status == 0)
+        let first = try world.run("--inspect")
+        _ = try first.stop()
+        let second = try world.run()
+        _ = try second.stop()
+        #expect(try box.tv("audit", "stop").status == 0)
+        let shown = try box.tv("audit", "show", "1")
+        #expect(shown.status == 0 && shown.out.contains("inspection=on"), "\(shown)")
+        #expect(shown.out.contains(" began recording into this audit session: inspection=off listen=127.0.0.1:") && shown.out.contains("(the settings above are the first tv session's)"), "\(shown)")
+        // One marker: the first run adopted the empty settings, the second said its own.
+        #expect(shown.out.components(separatedBy: "began recording into this audit session").count == 2, "\(shown)")
+    }
 }

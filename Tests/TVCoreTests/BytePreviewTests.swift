@@ -56,6 +56,20 @@ import Testing
         }
     }
 
+    /// `Expect: 100-continue`: the request's head in turn 1, the 100 in turn 2, its body in turn
+    /// 3; the request names the turns its bytes are in (it said "turn 1": a trial looked there
+    /// for the body).
+    @Test func aMessageOverSeveralTurnsNamesThemAll() throws {
+        let turns = TurnRecorder.turns(from: [
+            Chunk(.clientToServer, at: 0, Array("POST /up HTTP/1.1\r\nHost: a.test\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n".utf8)),
+            Chunk(.serverToClient, at: 1_000, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)),
+            Chunk(.clientToServer, at: 2_000, Array("hello".utf8)),
+            Chunk(.serverToClient, at: 3_000, Array("HTTP/1.1 204 No Content\r\n\r\n".utf8)),
+        ])
+        let lines = HTTPPresentation(flowID: 7, flow: nil, result: HTTPReader.read(turns)).lines()
+        #expect(lines.contains("  → client to server  turns 1–3  at 0.000 s"), "\(lines)")
+    }
+
     @Test func aBrotliBombsHTTPViewSaysWhereDecodingStopped() throws {
         let bomb = try #require(RealTools.bomb("br", zeros: 16 * 1_048_576), "brotli is not installed")
         let turns = TurnRecorder.turns(from: [

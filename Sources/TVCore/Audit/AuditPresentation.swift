@@ -53,6 +53,15 @@ public enum AuditPresentation {
     // MARK: Sentences
 
     /// tv's marker when a session's runs start minting from another root.
+    /// The marker of a `tv run` or `tv exec` that began recording into a session whose settings
+    /// are an earlier run's: its own settings (`AuditRecording.settingsKeys`, sorted; the CA's
+    /// are said by `rootChanged`).
+    public static func runJoined(_ values: [String: String]) -> String {
+        let said = values.filter { $0.key != "caSHA256" && $0.key != "modeLabel" && $0.key != "pid" }.sorted { $0.key < $1.key }
+            .map { "\($0.key)=\(TerminalText.line($0.value))" }.joined(separator: " ")
+        return "tv: the tv session of pid \(TerminalText.line(values["pid"] ?? "?")) began recording into this audit session: \(said) (the settings above are the first tv session's)"
+    }
+
     public static func rootChanged(_ sha256: String) -> String {
         "tv: leaves are minted from another root from here on (SHA-256 \(sha256)); the bundle's caSHA256s lists every root of this session"
     }

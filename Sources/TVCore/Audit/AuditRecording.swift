@@ -34,11 +34,19 @@ public enum AuditRecording {
 
     /// A session (`tv run`, `tv exec`) starting while an audit session records that has no
     /// settings yet (`tv audit start` with none running) gives it its own (`settingsKeys` of
-    /// `values`). Errors leave the audit session as it was.
-    public static func adoptLive(home: TVHome, values: [String: String]) {
+    /// `values`); one whose settings are another session's (another pid) adds a marker with its
+    /// own at `now` (a trial's session over two runs, inspecting and then not, said the first
+    /// run's settings only). Errors leave the audit session as it was.
+    public static func adoptLive(home: TVHome, values: [String: String], now: Int64) {
         guard let store = try? FlowStore(home: home) else { return }
         defer { store.close() }
-        _ = try? store.audit.adoptSettings(AuditPresentation.settingsText(values.filter { settingsKeys.contains($0.key) }))
+        let own = values.filter { settingsKeys.contains($0.key) }
+        if (try? store.audit.adoptSettings(AuditPresentation.settingsText(own))) == true { return }
+        _ = try? store.audit.changeLiveSettings(now: now) { text in
+            let recorded = AuditPresentation.settings(text)
+            guard !recorded.isEmpty, recorded["pid"] != own["pid"] else { return nil }
+            return (text, AuditPresentation.runJoined(own))
+        }
     }
 
     /// A session (`tv run`, `tv exec`) mints leaves from root `sha256` (hex) from now on: at its
