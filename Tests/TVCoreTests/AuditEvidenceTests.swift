@@ -218,9 +218,12 @@ import TVHome
             // Not an archive at all (a new-user trial's `tv audit verify /etc/hostname` said "the archive ends early").
             let text = home.path + "/hostname"
             _ = FileManager.default.createFile(atPath: text, contents: Data("box\n".utf8))
-            #expect(BundleVerifier.verify(path: text) == .unreadable("it is not an archive `tv audit bundle` writes (neither gzip nor tar)"))
+            #expect(BundleVerifier.verify(path: text) == .notAnArchive)
             _ = FileManager.default.createFile(atPath: text, contents: Data(repeating: 0x41, count: 4096))
-            #expect(BundleVerifier.verify(path: text) == .unreadable("it is not an archive `tv audit bundle` writes (neither gzip nor tar)"))
+            #expect(BundleVerifier.verify(path: text) == .notAnArchive)
+            // Nothing was checked: said as that, exit 2, not "NOT intact" (a trial's HAR given by mistake).
+            #expect(BundleVerdict.notAnArchive.sentence(file: "requests.har") == "requests.har is not a tv evidence bundle: it is neither gzip nor tar, so nothing was checked.")
+            #expect(BundleVerdict.notAnArchive.exitCode == 2)
             // A tar cut inside its first member is still read as a tar that ends early.
             let tarBytes = try #require(FileManager.default.contents(atPath: plain))
             _ = FileManager.default.createFile(atPath: text, contents: tarBytes.prefix(700))
@@ -247,8 +250,12 @@ import TVHome
         for name in ["../../evil.sh", "/etc/cron.d/evil", "content/../../x", "content//x", "./a", "content/", ""] {
             let entry = BundleManifest.Entry(name: name, bytes: 1, sha256: "ee")
             #expect(BundleVerdict.decide(manifest: listing([a, entry]), found: [manifestEntry, a, entry]) == .unsafeName(name), "\(name)")
-            #expect(BundleVerdict.decide(manifest: listing([a, entry]), found: [manifestEntry, a]) == .unsafeName(name), "listed only: \(name)")
+            #expect(BundleVerdict.decide(manifest: listing([a, entry]), found: [manifestEntry, a]) == .unsafeListedName(name), "listed only: \(name)")
         }
+        // A manifest that lists itself (it read "missing from the archive" while it was there: a trial).
+        #expect(BundleVerdict.decide(manifest: listing([a, manifestEntry]), found: [manifestEntry, a]) == .listsItself)
+        #expect(BundleVerdict.unsafeListedName("content/../project.json").sentence(file: "b.tgz")
+                == "b.tgz is NOT intact: its manifest lists content/../project.json, a name `tv audit bundle` never writes (absolute, or with an empty, . or .. part).")
         #expect(BundleVerdict.decide(manifest: listing([], version: 99), found: [manifestEntry]) == .unknownFormat(99))
         #expect(BundleVerdict.unknownFormat(99).exitCode == 2 && BundleVerdict.cannotRead("x").exitCode == 2
                 && BundleVerdict.heldTwice("a").exitCode == 1 && BundleVerdict.intact(files: 1).exitCode == 0)

@@ -17,9 +17,15 @@ public enum BundleVerdict: Sendable, Equatable {
     case heldTwice(String)
     /// The manifest lists this name twice.
     case listedTwice(String)
-    /// A member (or a listed name) that unpacking could write outside its folder: absolute, or
-    /// with an empty, `.` or `..` component.
+    /// A member that unpacking could write outside its folder: absolute, or with an empty, `.`
+    /// or `..` component.
     case unsafeName(String)
+    /// The manifest lists such a name (no member need hold it).
+    case unsafeListedName(String)
+    /// The manifest lists itself (`manifest.json` is never in its own list).
+    case listsItself
+    /// The file is neither gzip nor tar: not a bundle at all, so nothing was checked.
+    case notAnArchive
     /// Bytes follow the end of what `tv audit bundle` wrote (after the gzip member, or after
     /// the tar's end-of-archive blocks): something was appended.
     case appended(bytes: Int64)
@@ -53,7 +59,8 @@ public enum BundleVerdict: Sendable, Equatable {
         if manifest.sealHolds == false { return .manifestChanged }
         var listed = Set<String>()
         for entry in manifest.entries {
-            if !isSafe(entry.name) { return .unsafeName(entry.name) }
+            if !isSafe(entry.name) { return .unsafeListedName(entry.name) }
+            if entry.name == BundleManifest.fileName { return .listsItself }
             if !listed.insert(entry.name).inserted { return .listedTwice(entry.name) }
         }
         var byName: [String: BundleManifest.Entry] = [:]
@@ -93,6 +100,12 @@ public enum BundleVerdict: Sendable, Equatable {
             return "\(f) is NOT intact: its manifest lists \(TerminalText.line(name)) twice."
         case let .unsafeName(name):
             return "\(f) is NOT intact: it holds \(TerminalText.line(name)), a name `tv audit bundle` never writes (absolute, or with an empty, . or .. part; an absolute or .. name unpacks outside its folder)."
+        case let .unsafeListedName(name):
+            return "\(f) is NOT intact: its manifest lists \(TerminalText.line(name)), a name `tv audit bundle` never writes (absolute, or with an empty, . or .. part)."
+        case .listsItself:
+            return "\(f) is NOT intact: its manifest lists manifest.json itself, which `tv audit bundle` never does."
+        case .notAnArchive:
+            return "\(f) is not a tv evidence bundle: it is neither gzip nor tar, so nothing was checked."
         case let .appended(bytes):
             return "\(f) is NOT intact: \(bytes) byte\(bytes == 1 ? "" : "s") follow the end of the archive tv wrote (something was appended)."
         case .noManifest:
@@ -119,12 +132,12 @@ public enum BundleVerdict: Sendable, Equatable {
     }
 
     /// `tv audit verify`'s exit status: 0 intact, 2 nothing could be checked (the file could
-    /// not be read, or its format is newer than this tv), 1 not intact.
+    /// not be read, is no archive at all, or its format is newer than this tv), 1 not intact.
     public var exitCode: Int32 {
         switch self {
         case .intact: return 0
         case let .unknownFormat(version): return version < BundleManifest.formatVersion ? 1 : 2
-        case .cannotRead: return 2
+        case .cannotRead, .notAnArchive: return 2
         default: return 1
         }
     }
@@ -186,8 +199,10 @@ public enum BundleVerifier {
                         guard let g = GzipDecompressor() else { return .unreadable("zlib could not start") }
                         gzip = g
                     } else if n < 512 || !buffer[257..<262].elementsEqual("ustar".utf8) {
-                        // Neither gzip (RFC 1952 §2.3.1's magic) nor a POSIX tar header ("ustar" at 257).
-                        return .unreadable("it is not an archive `tv audit bundle` writes (neither gzip nor tar)")
+                        // Neither gzip (RFC 1952 §2.3.1's magic) nor a POSIX tar header ("ustar" at 257):
+                        // another file given by mistake (a HAR), not a damaged bundle (a trial's
+                        // read "NOT intact", exit 1).
+                        return .notAnArchive
                     }
                 }
                 try buffer.withUnsafeBytes { raw in
