@@ -123,8 +123,9 @@ public final class ExecSession {
                 return ControlResponse(ok: true, message: "applied")
             case "inspection-off":
                 // `tv inspect off` reaches a `tv exec --inspect` too: off always works.
+                let was = proxy.inspectionEnabled
                 proxy.setInspection(enabled: false)
-                return ControlResponse(ok: true, message: "off")
+                return ControlResponse(ok: true, message: "off", values: ["wasInspecting": was ? "true" : "false"])
             case "pinned-forgotten":
                 guard let host = request.arguments["host"], !host.isEmpty else { return ControlResponse(ok: false, message: "no host was named") }
                 wiring.pinning.forget(host: host)

@@ -91,9 +91,10 @@ extension Session {
             // `tv inspect off`: off always works (DESIGN §5; the seed's toggle stops inspection
             // immediately), also in a session started with --inspect or --ca, which a trial's
             // `tv inspect off` left decrypting. Sent before the setting is saved.
+            let was = proxy.inspectionEnabled
             proxy.setInspection(enabled: false)
             applyContentPolicy((try? settings.read()) ?? SettingsRecord())
-            return ControlResponse(ok: true, message: "off")
+            return ControlResponse(ok: true, message: "off", values: ["wasInspecting": was ? "true" : "false"])
         case "ca-changed":
             // `tv ca create`, `import`, `remake`, `remove` and `tv setup` changed the data
             // folder's CA: mint from the one there now.

@@ -60,12 +60,7 @@ enum InspectCommands {
         let settings = try inv.settingsStore()
         // Every running session stops inspecting first, one started with --inspect or --ca too
         // (off always works: a trial's such session went on decrypting); then the setting.
-        var stopped = 0
-        if let home = try? inv.home(), home.exists {
-            for socket in AuditKeysNotifier.sockets(home: home) {
-                if (try? ControlClient(path: socket).send(ControlRequest(command: "inspection-off"), timeoutSeconds: 5))?.ok == true { stopped += 1 }
-            }
-        }
+        let (stopped, wereInspecting) = stopInspectingEverywhere(inv)
         let outcome: InspectionOffOutcome
         do {
             outcome = try settings.turnInspectionOff()
@@ -75,8 +70,34 @@ enum InspectCommands {
             let sessions = stopped == 0 ? "" : stopped == 1 ? "The running session stopped inspecting, but the" : "\(stopped) running sessions stopped inspecting, but the"
             throw UsageRefusal("Could not save \(key) to \(path) (\(reason)). \(sessions.isEmpty ? "The" : sessions) saved setting still says on, so the next session would inspect; make the data folder writable (or free space), then run `tv inspect off` again.", exitCode: 1)
         }
+        // The saved setting was off, but a session inspected by its own switch (--inspect, --ca):
+        // said as stopped, not "(it already was)" (a trial).
+        let savedWasOff: Bool
+        switch outcome {
+        case .wasAlreadyOff, .turnedOff(wasOn: false, _): savedWasOff = true
+        default: savedWasOff = false
+        }
+        if savedWasOff, wereInspecting > 0 {
+            inv.console.line(wereInspecting == 1
+                ? "Inspection is now off: the running session, started with --inspect, stopped inspecting (the saved setting was already off)."
+                : "Inspection is now off: \(wereInspecting) running sessions, started with --inspect, stopped inspecting (the saved setting was already off).")
+            return 0
+        }
         inv.console.line(outcome.sentence(settingsPath: settings.file.path))
         return 0
+    }
+
+    /// Tells every running session (`tv run` and each `tv exec`) to stop inspecting, one started
+    /// with --inspect or --ca too; how many answered, and how many of those were inspecting.
+    static func stopInspectingEverywhere(_ inv: Invocation) -> (stopped: Int, wereInspecting: Int) {
+        var stopped = 0, wereInspecting = 0
+        guard let home = try? inv.home(), home.exists else { return (0, 0) }
+        for socket in AuditKeysNotifier.sockets(home: home) {
+            guard let answer = try? ControlClient(path: socket).send(ControlRequest(command: "inspection-off"), timeoutSeconds: 5), answer.ok else { continue }
+            stopped += 1
+            if answer.values["wasInspecting"] == "true" { wereInspecting += 1 }
+        }
+        return (stopped, wereInspecting)
     }
 
     static func status(_ inv: Invocation) throws -> Int32 {
