@@ -84,6 +84,20 @@ public struct ClientPins: Sendable {
         }
     }
 
+    /// Forgets every client pin of `kind` (any client, host and port): `lacksRoot` when the
+    /// data folder's root changed, since each was a verdict about the root before.
+    /// - Returns: how many were removed.
+    /// - Throws: `FlowStoreError` when the database cannot be written.
+    @discardableResult
+    public func forget(kind: PinKind) throws -> Int {
+        try connection.withDatabase { database in
+            let statement = try database.prepare("DELETE FROM client_pins WHERE kind = ?")
+            try statement.bind([.text(kind.rawValue)])
+            try statement.step()
+            return database.changes
+        }
+    }
+
     /// Forgets every client pin for `host` (any client, port and kind).
     /// - Returns: how many were removed.
     /// - Throws: `FlowStoreError` when the database cannot be written.

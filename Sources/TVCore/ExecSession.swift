@@ -119,6 +119,7 @@ public final class ExecSession {
                 // `tv ca create`, `import`, `remake`, `remove`: mint from the CA there now, and the
                 // root given up stops verifying servers (`ProxyServer.setAuthority`).
                 guard !ownCA else { return ControlResponse(ok: true, message: "this session uses its own CA (--ca); it keeps it") }
+                wiring.pinning.forget(kind: .lacksRoot)
                 _ = Session.mintFromFolderCA(home: home, proxy: proxy)
                 return ControlResponse(ok: true, message: "applied")
             case "inspection-off":

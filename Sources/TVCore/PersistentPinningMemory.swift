@@ -68,6 +68,12 @@ public final class PersistentPinningMemory: PinningMemory {
         }
     }
 
+    /// Forgets every key remembered as `kind` in memory (the rows are removed by the command that
+    /// changed the root: `LacksRootMemory`).
+    public func forget(kind: PinKind) {
+        state.withLock { state in state.keys = state.keys.filter { $0.value != kind } }
+    }
+
     /// Forgets every client, host, port and kind in memory (`tv storage delete-everything`
     /// removed the rows).
     public func forgetAll() {

@@ -101,6 +101,8 @@ extension Session {
             guard options.caFile == nil else {
                 return ControlResponse(ok: true, message: "this session uses its own CA (--ca); it keeps it")
             }
+            // "Lacks tv's root" was said of the root before (`LacksRootMemory`).
+            wiring.pinning.forget(kind: .lacksRoot)
             if let problem = reloadCA(), options.forceInspection {
                 // Applied: the session took the change and inspects nothing until there is a CA
                 // (not a failure to tell it: `tv ca remove` said "could not be told", a trial).

@@ -165,6 +165,26 @@ struct PinningRunTests {
         try tv.stop()
     }
 
+    @Test("tv ca remake forgets the clients remembered as lacking the root before (rows and the running session's memory): urllib's next connection is inspected again, not passed through")
+    func remakeForgetsLacksRoot() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run("--inspect")
+        let refused = try box.python(Self.urllib, [tv.proxyURL, world.pki.upstreamCA, world.url("/index.html")])
+        #expect(refused.out.hasPrefix("failed [SSL: CERTIFICATE_VERIFY_FAILED]"), "\(refused)")
+        _ = try box.closedFlows(1)
+        #expect(try Self.pinned(box).map { $0.string("kind") } == ["lacks_root"])
+        let remake = try box.tv("ca", "remake", "--yes")
+        #expect(remake.status == 0 && remake.out.contains("Forgot 1 client remembered as lacking tv's root (said of the root before): their next connections are inspected again."), "\(remake)")
+        #expect(try Self.pinned(box).isEmpty)
+        // Inspected (and refused: it lacks the new root too), not passed through as remembered.
+        let again = try box.python(Self.urllib, [tv.proxyURL, world.pki.upstreamCA, world.url("/index.html")])
+        #expect(again.out.hasPrefix("failed [SSL: CERTIFICATE_VERIFY_FAILED]"), "\(again)")
+        let rows = try box.closedFlows(2)
+        #expect(rows.map { $0.string("status") } == ["failed", "failed"], "\(rows)")
+        try tv.stop()
+    }
+
     @Test("curl --pinnedpubkey (pin of the real server's key) gets through on its second attempt, not its third")
     func pinnedPublicKey() throws {
         let world = try RunWorld()

@@ -17,9 +17,14 @@ enum LiveSession {
     /// closed pipe must not leave a session on the old files); the caller prints the sentence
     /// where it belongs.
     /// - Returns: what the session answered, to say (nil: nothing to say).
+    /// The clients remembered as lacking the root before are forgotten first (`LacksRootMemory`),
+    /// and said.
     static func caChanged(_ inv: Invocation) -> String? {
         guard let home = try? inv.home() else { return nil }
-        return ControlSocketNotifier(home: home).caChanged().sentence
+        let forgotten = LacksRootMemory.forget(home: home)
+        let told = ControlSocketNotifier(home: home).caChanged().sentence
+        let said = [told, LacksRootMemory.sentence(forgotten)].compactMap { $0 }
+        return said.isEmpty ? nil : said.joined(separator: "\n")
     }
 }
 
