@@ -182,6 +182,11 @@ public final class ExecSession {
 
         var childEnvironment = environment.filter { !Self.proxyVariables.contains($0.key) }
         childEnvironment["TV_EXEC"] = "1"
+        // tv writes the key log SSLKEYLOGFILE names (both legs, the command's own TLS among
+        // them): the command writing into the same file too interleaved its lines with tv's (a trial).
+        if let own = wiring.configuration.keylogPath, childEnvironment["SSLKEYLOGFILE"] == own {
+            childEnvironment.removeValue(forKey: "SSLKEYLOGFILE")
+        }
         _ = tv_forward_signals_install()
         defer { tv_forward_signals_remove() }
         // What the command starts is stopped even when tv is killed (`ExecNamespaceGuard`).

@@ -48,6 +48,18 @@ final class ExecTests {
         #expect(r.out == "tv: \(reason)\n\n502", "\(r)")
     }
 
+    @Test("SSLKEYLOGFILE is tv's key log under tv exec: the command does not get it (it wrote into tv's file too); another file named by --keylog leaves the command's own variable alone")
+    func keyLogVariableIsTvs() throws {
+        let log = lab.dir + "/keys.log"
+        let shown = lab.inHost(["env", "SSLKEYLOGFILE=" + log, TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet", "--",
+                                "sh", "-c", "echo \"${SSLKEYLOGFILE-unset}\""])
+        #expect(shown.status == 0 && shown.out == "unset\n", "\(shown)")
+        let other = lab.dir + "/other.log"
+        let kept = lab.inHost(["env", "SSLKEYLOGFILE=" + other, TVBinary.path!, "--data-dir", lab.dataDir, "exec", "--yes", "--quiet",
+                               "--keylog", log, "--", "sh", "-c", "echo \"${SSLKEYLOGFILE-unset}\""])
+        #expect(kept.status == 0 && kept.out == other + "\n", "\(kept)")
+    }
+
     @Test("inspection off: passed through untouched (the origin's own certificate), status encrypted; plain HTTP is not encrypted")
     func passThroughAndPlain() throws {
         let r = lab.exec([], ["curl", "-sS", "--cacert", lab.upstreamCA, "https://origin.test/index.html"])
