@@ -130,7 +130,7 @@ public enum TVHomeError: UserFacingError, Equatable {
             return "The folder \(path) exists but could not be made private (mode \(String(mode, radix: 8)), \(reason)); "
                 + "make it writable by you, or pass --data-dir with another folder."
         case let .missing(path):
-            return "There is no data folder at \(path) yet; `tv run` or `tv setup` makes one."
+            return "There is no data folder at \(path) yet; `tv run`, `tv exec` or `tv setup` makes one."
         case let .readOnlyFolder(path, mode):
             return "The folder \(path) is read-only (mode \(FileTrust.octal(UInt32(mode)))) and tv does not change that; make it writable (`chmod u+w \(path)`) or pass --data-dir with another folder."
         case let .fileInTheWay(path, file):

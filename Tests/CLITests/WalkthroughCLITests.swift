@@ -111,7 +111,7 @@ struct WalkthroughCLITests {
             let missing = s.root + "/nonexistent/deep"
             let result = try s.tvArgs(["--data-dir", missing] + line, dataDir: false)
             #expect(result.status == 1, "\(result)")
-            #expect(result.err == "tv: There is no data folder at \(missing) yet; `tv run` or `tv setup` makes one.\n")
+            #expect(result.err == "tv: There is no data folder at \(missing) yet; `tv run`, `tv exec` or `tv setup` makes one.\n")
             #expect(result.out.isEmpty)
             #expect(!FileManager.default.fileExists(atPath: s.root + "/nonexistent"))
         }
@@ -121,7 +121,7 @@ struct WalkthroughCLITests {
     func statusOnMissingDataFolder() throws {
         try withSandbox { s in
             let missing = s.root + "/nonexistent/deep"
-            let sentence = "There is no data folder at \(missing) yet; `tv run` or `tv setup` makes one."
+            let sentence = "There is no data folder at \(missing) yet; `tv run`, `tv exec` or `tv setup` makes one."
             let status = try s.tvArgs(["--data-dir", missing, "status"], dataDir: false)
             #expect(status.status == 3)
             #expect(status.out == sentence + "\n")

@@ -326,7 +326,7 @@ struct WebRunTests {
         defer { process.stop() }
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, !box.text(log).contains("There is no data folder") { usleep(20_000) }
-        #expect(box.text(log).contains("/?token=") && box.text(log).contains("There is no data folder at \(missing) yet; `tv run` or `tv setup` makes one."),
+        #expect(box.text(log).contains("/?token=") && box.text(log).contains("There is no data folder at \(missing) yet; `tv run`, `tv exec` or `tv setup` makes one."),
                 "\(box.text(log))")
     }
 

@@ -106,7 +106,7 @@ struct TVHomeFileTests {
         #expect(!missing.exists)
         #expect(throws: TVHomeError.missing(path: base + "/deep")) { try missing.requireExisting() }
         #expect(TVHomeError.missing(path: "/nonexistent/deep").message
-                == "There is no data folder at /nonexistent/deep yet; `tv run` or `tv setup` makes one.")
+                == "There is no data folder at /nonexistent/deep yet; `tv run`, `tv exec` or `tv setup` makes one.")
         #expect(!FileManager.default.fileExists(atPath: base))
         try missing.ensureExists()
         #expect(try missing.requireExisting() == missing)
