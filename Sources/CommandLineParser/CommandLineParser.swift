@@ -155,7 +155,10 @@ public struct CommandLineParser: Sendable {
             positionals.append(arg)
         }
 
-        if let words = helpWords {
+        if var words = helpWords {
+            // `tv help help`: the help of `help` is the top level's, which says what it does (it
+            // read "'tv help' is not a command" of a command the list names: a trial).
+            if words.first == Self.helpWord, !root.subcommands.contains(where: { $0.name == Self.helpWord }) { words.removeFirst() }
             var target = root
             for (depth, word) in words.enumerated() {
                 guard let sub = target.subcommands.first(where: { $0.name == word }) else {

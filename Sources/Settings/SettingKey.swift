@@ -47,7 +47,7 @@ public enum SettingKeys {
     /// Bytes kept per flow and direction (default 1 MiB); a turn keeps at most 64 KiB.
     public static let contentFlowBudget = SettingKey<Int>(
         "content.flowBudget", default: 1_048_576,
-        summary: "Bytes of content kept per connection and direction (default 1048576).")
+        summary: "Bytes of content kept per connection and direction (default 1048576); each turn keeps at most 64 KiB of it.")
     /// Client certificates for servers that ask for one, as `HOST_PATTERN=FILE` entries (the
     /// file: PEM certificate, chain and unencrypted key, 0600); used after `tv run --client-cert`.
     public static let clientCertificates = SettingKey<[String]>(

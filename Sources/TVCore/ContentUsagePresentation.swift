@@ -63,7 +63,10 @@ public enum ContentUsagePresentation {
         if usage.evidenceFlows > 0 {
             let one = usage.evidenceFlows == 1
             // The key log stays evidence: a bundle still decrypts the session's packets with it.
-            out.append("\(Units.grouped(Int64(usage.evidenceFlows))) of those flows \(one ? "is" : "are") evidence of an audit session: \(one ? "its" : "their") content goes too, and a bundle of that session will carry none (retention and `tv storage delete-everything` spare it; this does not); the session's TLS key log stays evidence until `tv audit delete`, and with the session's packets it still decrypts them.")
+            // What a running session's decrypted capture holds stays until it ends (a trial's
+            // bundle carried it after being told "none").
+            let carries = captures.recording.isEmpty ? "none" : "none but what the decrypted capture being written holds (below)"
+            out.append("\(Units.grouped(Int64(usage.evidenceFlows))) of those flows \(one ? "is" : "are") evidence of an audit session: \(one ? "its" : "their") content goes too, and a bundle of that session will carry \(carries) (retention and `tv storage delete-everything` spare it; this does not); the session's TLS key log stays evidence until `tv audit delete`, and with the session's packets it still decrypts them.")
         }
         if bySession {
             out.append("The running session deletes it: it closes the segment it is writing first, so nothing of it stays.")

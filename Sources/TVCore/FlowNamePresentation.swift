@@ -37,6 +37,11 @@ public enum FlowNamePresentation {
             out.append("  other names  \(TerminalText.line(f.serverAddress)) also had the live name\(f.otherHosts.count == 1 ? "" : "s") \(names): "
                        + "the connection could belong to any of them")
         }
+        if f.hostOrigin == .sni || f.hostOrigin == .quic, let asked = f.otherHosts.first {
+            // A proxy request for one host whose TLS named another (`FlowFacts.note(_: ClientHello)`).
+            out.append("  asked for    the proxy request named \(TerminalText.line(asked)), the ClientHello another: "
+                       + "the server reached was the request's, the name is the one the TLS asked for (domain fronting looks so)")
+        }
         if f.hostOrigin == .dnsQuestion {
             // The program's packets go to the tunnel's DNS address; tv asks this host's resolver
             // (`DNSAddressRoute`), which is the server the row names (a trial compared the two).

@@ -16,6 +16,11 @@ public struct ClientHello: Sendable, Hashable {
     /// (printable ASCII, or UTF-8 U-labels from a client that skipped IDNA; case and any trailing
     /// dot preserved); nil when the client sent no SNI. `withASCIIServerName()` converts it.
     public var serverName: String?
+    /// Why a `host_name` that was sent is not `serverName` (it holds a space or a control byte, or
+    /// is neither ASCII nor UTF-8), one sentence; nil when there was none or it was taken. Such a
+    /// hello is still read: a server may accept it (nginx did), and refusing the whole hello
+    /// broke a passed-through connection tv only watches (a trial).
+    public var serverNameProblem: String?
     /// The application_layer_protocol_negotiation list (type 16, RFC 7301 §3.1) as raw protocol
     /// identifiers (each 1...255 bytes) in preference order; empty when absent.
     public var alpnProtocolIDs: [[UInt8]]
@@ -47,8 +52,9 @@ public struct ClientHello: Sendable, Hashable {
         serverName: String?, alpnProtocolIDs: [[UInt8]], supportedVersions: [UInt16],
         offersSessionTicket: Bool, offersPreSharedKey: Bool, keyShareGroups: [UInt16],
         extensionTypes: [UInt16], handshakeLength: Int, signatureAlgorithms: [UInt16]? = nil,
-        supportedGroups: [UInt16]? = nil
+        supportedGroups: [UInt16]? = nil, serverNameProblem: String? = nil
     ) {
+        self.serverNameProblem = serverNameProblem
         self.signatureAlgorithms = signatureAlgorithms
         self.supportedGroups = supportedGroups
         self.legacyVersion = legacyVersion
@@ -121,6 +127,7 @@ extension ClientHello {
         }
 
         serverName = nil
+        serverNameProblem = nil
         alpnProtocolIDs = []
         supportedVersions = []
         offersSessionTicket = false
@@ -137,7 +144,7 @@ extension ClientHello {
             var data = found
             switch type {
             case TLSExtensionType.serverName:
-                serverName = try Self.readServerName(&data)
+                (serverName, serverNameProblem) = try Self.readServerName(&data)
             case TLSExtensionType.applicationLayerProtocolNegotiation:
                 alpnProtocolIDs = try ALPNList.read(&data, exactlyOne: false)
             case TLSExtensionType.supportedVersions:
@@ -164,7 +171,9 @@ extension ClientHello {
 
     /// server_name (RFC 6066 §3): a non-empty list of (name_type, opaque name<1..2^16-1>); at most
     /// one host_name (type 0): printable ASCII, or valid UTF-8 without spaces or control bytes.
-    private static func readServerName(_ data: inout ByteCursor) throws(WireFormatError) -> String? {
+    /// - Returns: the name, or nil and why a host_name that was sent cannot be one (the list's
+    ///   shape is still refused: those are the RFC's rules, not the name's).
+    private static func readServerName(_ data: inout ByteCursor) throws(WireFormatError) -> (String?, String?) {
         var list = try data.readVector16("the server_name list")
         guard data.isAtEnd else {
             throw WireFormatError("The server_name list is followed by \(WireFormatError.count(data.remaining, "extra byte")) inside its extension.")
@@ -173,28 +182,33 @@ extension ClientHello {
             throw WireFormatError("The server_name extension holds an empty list, which RFC 6066 §3 forbids.")
         }
         var hostName: String?
+        var problem: String?
+        var sawHostName = false
         while !list.isAtEnd {
             let nameType = try list.readUInt8("a server name type")
             let name = try list.readVector16("a server name")
             guard nameType == 0 else { continue }
-            guard hostName == nil else {
+            guard !sawHostName else {
                 throw WireFormatError("The server_name extension holds two host_name entries, which RFC 6066 §3 forbids.")
             }
+            sawHostName = true
             guard name.remaining > 0 else {
                 throw WireFormatError("The server_name host_name is empty, which RFC 6066 §3 forbids.")
             }
             let bytes = name.remainingBuffer
-            for byte in bytes where byte < 0x21 || byte == 0x7F {
-                throw WireFormatError("The server_name host_name contains byte 0x\(String(byte, radix: 16)), which is a space or a control character.")
+            if let byte = bytes.first(where: { $0 < 0x21 || $0 == 0x7F }) {
+                problem = "the server_name host_name contains byte 0x\(String(byte, radix: 16)), \(byte == 0x20 ? "a space" : "a control character")"
+                continue
             }
             // RFC 6066 §3 asks for A-labels; UTF-8 U-labels are read here and converted (or
             // refused) with `IDNA.asciiHost` by whoever uses the name.
             guard let text = IDNA.utf8Text(bytes) else {
-                throw WireFormatError("The server_name host_name is neither ASCII nor valid UTF-8.")
+                problem = "the server_name host_name is neither ASCII nor valid UTF-8"
+                continue
             }
             hostName = text
         }
-        return hostName
+        return (hostName, problem)
     }
 
     /// A list of 2-byte codes filling its extension: supported_versions in a ClientHello (RFC 8446

@@ -270,7 +270,8 @@ struct CommandLineParserTests {
     @Test("`t help WORDS…` is `t WORDS… --help`; the bare program name is `t --help`; the top level lists help")
     func helpWord() throws {
         let top = try #require(parser.help(for: []))
-        for (line, path) in [([String](), [String]()), (["help"], []), (["--data-dir", "/x"], []), (["--data-dir", "/x", "help"], []),
+        // `t help help`: help's own help is the top level's (it was "not a command": a trial).
+        for (line, path) in [([String](), [String]()), (["help"], []), (["help", "help"], []), (["--data-dir", "/x"], []), (["--data-dir", "/x", "help"], []),
                              (["help", "ca"], ["ca"]), (["help", "ca", "issue"], ["ca", "issue"]), (["help", "ca", "show", "--data-dir", "/x"], ["ca", "show"])] {
             #expect(try parser.parse(line) == .help(path: path, text: try #require(parser.help(for: path))), "\(line)")
         }

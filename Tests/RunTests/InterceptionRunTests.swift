@@ -126,9 +126,31 @@ struct InterceptionRunTests {
         #expect(rows[0].int("bytesDown").map { $0 > 1024 } == true)
         #expect(rows[1].string("host") == "a.test")
         #expect(rows[1].string("hostOrigin") == "sni")
+        // The CONNECT named localhost, the SNI a.test: both kept (the CONNECT's was lost: a trial).
+        #expect(rows[1].strings("otherHosts") == ["localhost"], "\(rows[1])")
+        let byConnect = try box.tv("flows", "--host", "localhost", "--json")
+        #expect(byConnect.out.components(separatedBy: "\"a.test\"").count == 2, "\(byConnect.out)")
+        let named = try box.tv("flow", String(try #require(rows[1].int("id"))))
+        #expect(named.out.contains("  asked for    the proxy request named localhost, the ClientHello another: "), "\(named.out)")
         #expect(rows[1].string("status") == "inspected")
         #expect(rows[1].string("clientTLSVersion") == "TLSv1.3" && rows[1].string("serverTLSVersion") == "TLSv1.3")
         #expect(rows[1]["alpn"] is NSNull)
+        try tv.stop()
+    }
+
+    @Test("inspection off, openssl s_client with an SNI holding an escape byte: passed through and answered by nginx as directly (tv refused the ClientHello), the flow saying why it is not named after it")
+    func unusableServerNamePassesThrough() throws {
+        let world = try RunWorld()
+        let box = world.sandbox
+        let tv = try world.run()
+        let s = try box.tool("openssl", ["s_client", "-proxy", tv.proxyHostPort, "-connect", "localhost:\(world.nginx.tlsPort)",
+                                         "-servername", "x\u{1B}[31mRED.test", "-CAfile", world.pki.upstreamCA, "-brief", "-ign_eof"],
+                             stdin: Data("GET /index.html HTTP/1.0\r\nHost: localhost\r\n\r\n".utf8))
+        #expect(s.status == 0 && s.out.hasSuffix("hello from nginx\n"), "\(s)")
+        let rows = try box.closedFlows(1)
+        #expect(rows.first?.string("status") == "encrypted", "\(rows)")
+        #expect(rows.first?.string("host") == "localhost" && rows.first?.string("hostOrigin") == "connect", "\(rows)")
+        #expect(rows.first?.string("error") == "the ClientHello announced a server name that is not one (the server_name host_name contains byte 0x1b, a control character), so the flow is not named after it; the connection went on without it", "\(rows)")
         try tv.stop()
     }
 

@@ -178,6 +178,10 @@ public enum ConnectionFailure: Equatable, Sendable {
     /// answered with bytes that are not TLS: the server does not speak TLS on that port. A note
     /// on the flow (it read "encrypted — passed through" and only that the client reset: a trial).
     case serverAnsweredNotTLS
+    /// The ClientHello sent a server name tv does not take as a name (`ClientHello.serverNameProblem`):
+    /// the connection went on without it. A note on the flow, whose name then came from elsewhere
+    /// (it read "announced none" of a connection that announced an unusable one: a trial).
+    case unusableServerName(String)
     /// Reading a relay's requests stopped at bytes that broke HTTP's rules (`reason`, the
     /// reader's sentence with its RFC section) after part of them had gone on: the connection
     /// went on untouched; a note on the flow (a trial's row read "incomplete" with no why).
@@ -306,6 +310,8 @@ public enum ConnectionFailure: Equatable, Sendable {
             return "tv stopped reading this connection's requests, its bytes going on as they came: " + (reason.hasSuffix(".") ? String(reason.dropLast()) : reason)
         case .serverAnsweredNotTLS:
             return "the server answered the client's TLS ClientHello with bytes that are not TLS: it does not speak TLS on that port (tv passed both sides through untouched)"
+        case .unusableServerName(let problem):
+            return "the ClientHello announced a server name that is not one (\(problem)), so the flow is not named after it; the connection went on without it"
         case let .keptPrivate(recall, key):
             switch recall {
             case .remembered(.lacksRoot):

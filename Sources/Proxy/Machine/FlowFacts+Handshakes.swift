@@ -24,10 +24,17 @@ extension FlowFacts {
         offeredVersions = offered.filter { !GREASE.isReserved($0) }.map(TLSProtocolVersion.init(rawValue:))
         offeredALPN = hello.alpnProtocols
         if let sni = hello.normalizedServerName {
+            // The proxy request's target, when the ClientHello names another host, is kept beside
+            // it (a CONNECT to one host with an SNI for another, as domain fronting does, kept no
+            // trace of the CONNECT's: a trial); names a DNS answer gave go (the SNI is the
+            // connection's own).
+            let asked = (hostOrigin == .connect || hostOrigin == .socks) ? host.flatMap { $0 == sni ? nil : $0 } : nil
             host = sni
             hostOrigin = .sni
-            otherHosts = []
+            otherHosts = asked.map { [$0] } ?? []
             hostIsECHPublicName = hello.carriesEncryptedClientHello
+        } else if let problem = hello.serverNameProblem, error == nil {
+            error = ConnectionFailure.unusableServerName(problem).sentence
         }
     }
 

@@ -139,9 +139,12 @@ public enum AuditPresentation {
         }
     }
 
-    /// One line per session.
-    public static func sessions(_ list: [AuditSession], now: Int64) -> [String] {
-        guard !list.isEmpty else { return ["No audit sessions; `tv audit start PROJECT` starts one."] }
+    /// One line per session; `project`: the one they were asked of, named in the empty list's
+    /// command (it said PROJECT beside a named project: a trial).
+    public static func sessions(_ list: [AuditSession], now: Int64, project: String? = nil) -> [String] {
+        guard !list.isEmpty else {
+            return ["No audit sessions; `tv audit start \(project.map(ShellWord.quote) ?? "PROJECT")` starts one."]
+        }
         return list.map { s in
             let span = s.ended.map { "\(Units.utcMillis(s.started)) – \(Units.utcMillis($0))" } ?? "\(Units.utcMillis(s.started)) – recording"
             return "\(s.id)  \(TerminalText.line(s.projectName))  \(span)  \(Units.duration(microseconds: max(0, (s.ended ?? now) - s.started)))"

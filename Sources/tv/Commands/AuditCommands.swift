@@ -98,7 +98,7 @@ enum AuditCommands {
             return 0
         }
         for line in AuditPresentation.projects([p]) { inv.console.line(line) }
-        for line in AuditPresentation.sessions(list, now: FlowCommands.nowMicros()) { inv.console.line("  " + line) }
+        for line in AuditPresentation.sessions(list, now: FlowCommands.nowMicros(), project: name) { inv.console.line("  " + line) }
         return 0
     }
 
@@ -159,7 +159,7 @@ enum AuditCommands {
         defer { store.close() }
         let list = try store.audit.sessions(project: inv.command.positionals.first)
         if inv.json { inv.console.line(JSONValue.array(list.map(AuditPresentation.json)).serialized(pretty: true)); return 0 }
-        for line in AuditPresentation.sessions(list, now: FlowCommands.nowMicros()) { inv.console.line(line) }
+        for line in AuditPresentation.sessions(list, now: FlowCommands.nowMicros(), project: inv.command.positionals.first) { inv.console.line(line) }
         return 0
     }
 
