@@ -1,3 +1,4 @@
+import FlowTerms
 /// `tv flows --host TEXT`'s pages (`FlowHostWindows`): the names holding the text, then their
 /// flows window by window, newest first.
 extension FlowQuery {
@@ -16,8 +17,11 @@ extension FlowQuery {
         if window != nil { (rest.status, rest.program, rest.auditSession) = (nil, nil, nil) }
         var (conditions, bindings) = rest.filterConditions(textSearch: { FlowTextSearch.condition(names: names, window: window, text: $0) })
         if window != nil {
-            let kept: [(String, SQLiteValue?)] = [("+program_command = ?", program.map { .text($0) }),
-                                                  ("+audit_session_id = ?", auditSession.map { .integer($0) }),
+            if let program {
+                conditions.append("+program_command IN (?, ?)")
+                bindings += [.text(program), .text(ProgramIdentity.kernelCommand(program))]
+            }
+            let kept: [(String, SQLiteValue?)] = [("+audit_session_id = ?", auditSession.map { .integer($0) }),
                                                   ("+status = ?", status.map { .text($0.rawValue) })]
             for case let (condition, value?) in kept {
                 conditions.append(condition)

@@ -30,6 +30,28 @@ public struct ProgramIdentity: Sendable, Hashable {
         self.uid = uid
         self.user = user
     }
+
+    /// The executable's file name (`python3.11` of `/usr/bin/python3.11`); nil when not read.
+    public var executableName: String? {
+        executable.flatMap { $0.split(separator: "/").last.map(String.init) }
+    }
+
+    /// Whether `command` names another program than the executable runs: neither begins with the
+    /// other (the kernel cuts a command to 15 bytes, and `python3` runs `python3.11`). A process
+    /// sets its own command (prctl PR_SET_NAME: a python that called itself `curl` was listed as
+    /// curl, a trial); a script's is its file name (`bash` runs `backup.sh`).
+    public var commandDisagrees: Bool {
+        guard let name = executableName, !name.isEmpty, !command.isEmpty else { return false }
+        return !name.hasPrefix(command) && !command.hasPrefix(name)
+    }
+
+    /// The name the kernel keeps for a command of `name`: its first 15 bytes (TASK_COMM_LEN is
+    /// 16 with the NUL; a UTF-8 sequence cut there stays cut, as the kernel keeps it).
+    public static func kernelCommand(_ name: String) -> String {
+        let bytes = Array(name.utf8)
+        guard bytes.count > 15 else { return name }
+        return String(decoding: bytes.prefix(15), as: UTF8.self)
+    }
 }
 
 /// Why a flow's program is not known. Stored as the raw value in `program_unknown`.

@@ -6,11 +6,15 @@ import TVHome
 /// `tv flow`, and its JSON. The command name and paths come from other processes, so they go
 /// through `TerminalText`.
 public enum FlowProgramPresentation {
-    /// The list's word: the command name (`curl`); `other machine` for a client elsewhere;
-    /// `not known` for every other reason (`tv flow` says which); empty when not looked up.
+    /// The list's word: the command name (`curl`), with the executable's name after it when the
+    /// two disagree (`curl [python3.11]`: `ProgramIdentity.commandDisagrees`); `other machine`
+    /// for a client elsewhere; `not known` for every other reason (`tv flow` says which); empty
+    /// when not looked up.
     public static func word(_ program: FlowProgram?) -> String {
         switch program {
-        case .known(let p): return TerminalText.line(p.command)
+        case .known(let p):
+            guard p.commandDisagrees, let name = p.executableName else { return TerminalText.line(p.command) }
+            return "\(TerminalText.line(p.command)) [\(TerminalText.line(name))]"
         case .notKnown(.otherMachine): return "other machine"
         case .notKnown(.notLookedUp), nil: return ""
         case .notKnown: return "not known"
@@ -24,21 +28,22 @@ public enum FlowProgramPresentation {
         case .known(let p):
             let user = p.user.map { "user \(TerminalText.line($0)) (uid \(p.uid))" } ?? "uid \(p.uid)"
             let executable = p.executable.map { TerminalText.line($0) } ?? "executable not readable"
-            return "\(TerminalText.line(p.command)) (pid \(p.pid), \(executable), \(user))"
+            let disagrees = p.commandDisagrees ? "; its command names another program than its executable (a process may name itself, a script is named by its file)" : ""
+            return "\(TerminalText.line(p.command)) (pid \(p.pid), \(executable), \(user))\(disagrees)"
         case .notKnown(let reason): return "not known: " + reason.phrase
         case nil: return "not known: " + ProgramUnknown.notLookedUp.phrase
         }
     }
 
     /// The `program` object of a flow's JSON: `{"known": true, "pid", "command", "executable",
-    /// "uid", "user"}` or `{"known": false, "reason": "socket_gone", "said": SENTENCE}` (`said`:
+    /// "uid", "user", "commandDisagrees"}` (`ProgramIdentity.commandDisagrees`) or `{"known": false, "reason": "socket_gone", "said": SENTENCE}` (`said`:
     /// `tv flow`'s line, so the web view says why as the command does); null when not looked up.
     public static func json(_ program: FlowProgram?) -> JSONValue {
         switch program {
         case .known(let p):
             return .object([("known", .bool(true)), ("pid", .int(Int64(p.pid))), ("command", .string(p.command)),
                             ("executable", p.executable.map { .string($0) } ?? .null), ("uid", .int(Int64(p.uid))),
-                            ("user", p.user.map { .string($0) } ?? .null)])
+                            ("user", p.user.map { .string($0) } ?? .null), ("commandDisagrees", .bool(p.commandDisagrees))])
         case .notKnown(let reason):
             return .object([("known", .bool(false)), ("reason", .string(reason.rawValue)), ("said", .string(sentence(program)))])
         case nil: return .null

@@ -322,8 +322,15 @@ function flowWhat(flow) {
   parts.push("port " + flow.serverPort);
   // A name inferred from DNS is the name of an address: the address goes beside it (the seed's row named from DNS).
   if ((flow.hostOrigin === "dns" || flow.hostOrigin === "dns_question") && flow.serverAddress) parts.push(flow.serverAddress);
-  if (flow.program && flow.program.command) parts.push(flow.program.command);
+  if (flow.program && flow.program.command) parts.push(programName(flow.program));
   return parts.join(" · ");
+}
+
+// The command, and the executable's name after it when the two name different programs (a
+// process may name itself: `curl [python3.11]`, as `tv flows` says it).
+function programName(program) {
+  const exe = program.executable ? program.executable.split("/").pop() : null;
+  return program.command + (program.commandDisagrees && exe ? " [" + exe + "]" : "");
 }
 
 // FlowTerms' Direction: client_to_server is what this machine sent.
@@ -757,9 +764,15 @@ async function inspector(id) {
         // "not counted" above "12 packets"): filled in once the packet list is read.
         ["Packets", h("span", { id: "packet-count" }, f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–"))],
         ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error && f.error !== f.failureReason ? " — " + f.error : "")],
-        ["Program", f.program && f.program.command ? f.program.command + (f.program.pid ? " (pid " + f.program.pid + ")" : "") : (f.program && f.program.said) || "not known"]]),
+        ["Program", f.program && f.program.command ? programName(f.program) + (f.program.pid ? " (pid " + f.program.pid + (f.program.executable ? ", " + f.program.executable : "") + ")" : "") : (f.program && f.program.said) || "not known"]]),
   ];
-  if (f.otherHosts && f.otherHosts.length) parts.push(h("p", { class: "muted" }, "Its address also had the names " + f.otherHosts.join(", ") + "; it could belong to any of them."));
+  // A name from the TLS beside another the proxy request named (domain fronting's shape), or an
+  // inferred name's address with other live names.
+  if (f.otherHosts && f.otherHosts.length) {
+    parts.push(h("p", { class: "muted" }, f.hostOrigin === "sni" || f.hostOrigin === "quic"
+      ? "The proxy request named " + f.otherHosts.join(", ") + "; the ClientHello named this one."
+      : "Its address also had the names " + f.otherHosts.join(", ") + "; it could belong to any of them."));
+  }
   if (f.clientTLSVersion || f.serverTLSVersion || f.alpn || (f.clientVersions && f.clientVersions.length)) {
     parts.push(h("h2", {}, "How it was encrypted"), dl([
       // Two legs when tv terminated TLS (as `tv flow` says them); else one handshake, and where

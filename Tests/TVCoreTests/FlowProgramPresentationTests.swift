@@ -23,6 +23,18 @@ struct FlowProgramPresentationTests {
         #expect(FlowProgramPresentation.word(.notKnown(.notLookedUp)) == "")
         #expect(FlowProgramPresentation.word(nil) == "")
         #expect(FlowProgramPresentation.word(.known(ProgramIdentity(pid: 1, command: "a\u{1b}[2Jb", executable: nil, uid: 0, user: nil))) == #"a\x1b[2Jb"#)
+        // A command that names another program than its executable says both (a python that
+        // called itself curl was listed as curl: a trial); a cut or versioned name does not.
+        let renamed = FlowProgram.known(ProgramIdentity(pid: 9, command: "curl", executable: "/usr/local/bin/python3.11", uid: 0, user: "root"))
+        #expect(FlowProgramPresentation.word(renamed) == "curl [python3.11]")
+        #expect(FlowProgramPresentation.sentence(renamed)
+                == "curl (pid 9, /usr/local/bin/python3.11, user root (uid 0)); its command names another program than its executable (a process may name itself, a script is named by its file)")
+        for (command, executable) in [("python3", "/usr/bin/python3.11"), ("a-very-long-pro", "/opt/a-very-long-program-name-curl"),
+                                      ("node", "/usr/bin/nodejs"), ("curl", "/usr/bin/curl")] {
+            #expect(FlowProgramPresentation.word(.known(ProgramIdentity(pid: 1, command: command, executable: executable, uid: 0, user: nil))) == command)
+        }
+        #expect(FlowProgramPresentation.word(.known(ProgramIdentity(pid: 1, command: "backup.sh", executable: "/usr/bin/bash", uid: 0, user: nil))) == "backup.sh [bash]")
+        #expect(ProgramIdentity.kernelCommand("a-very-long-program-name-curl") == "a-very-long-pro" && ProgramIdentity.kernelCommand("curl") == "curl")
     }
 
     @Test("tv flow's line: pid, executable, user and uid; or 'not known:' with the reason")
@@ -52,7 +64,7 @@ struct FlowProgramPresentationTests {
     @Test("--json: the program object, or null when not looked up")
     func json() {
         #expect(FlowProgramPresentation.json(Self.curl).serialized()
-                == #"{"known":true,"pid":4242,"command":"curl","executable":"/usr/bin/curl","uid":1000,"user":"alice"}"#)
+                == #"{"known":true,"pid":4242,"command":"curl","executable":"/usr/bin/curl","uid":1000,"user":"alice","commandDisagrees":false}"#)
         #expect(FlowProgramPresentation.json(.notKnown(.processGone)).serialized()
                 == #"{"known":false,"reason":"process_gone","said":"not known: no program held the client's socket any more when tv looked (closed within a few ms, or its program exited)"}"#)
         #expect(FlowProgramPresentation.json(nil).serialized() == "null")

@@ -182,8 +182,15 @@ function flowWhat(flow) {
   parts.push("port " + flow.serverPort);
   // A name inferred from DNS is the name of an address: the address goes beside it (the seed's row named from DNS).
   if ((flow.hostOrigin === "dns" || flow.hostOrigin === "dns_question") && flow.serverAddress) parts.push(flow.serverAddress);
-  if (flow.program && flow.program.command) parts.push(flow.program.command);
+  if (flow.program && flow.program.command) parts.push(programName(flow.program));
   return parts.join(" · ");
+}
+
+// The command, and the executable's name after it when the two name different programs (a
+// process may name itself: `curl [python3.11]`, as `tv flows` says it).
+function programName(program) {
+  const exe = program.executable ? program.executable.split("/").pop() : null;
+  return program.command + (program.commandDisagrees && exe ? " [" + exe + "]" : "");
 }
 
 // FlowTerms' Direction: client_to_server is what this machine sent.

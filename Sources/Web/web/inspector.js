@@ -22,9 +22,15 @@ async function inspector(id) {
         // "not counted" above "12 packets"): filled in once the packet list is read.
         ["Packets", h("span", { id: "packet-count" }, f.packetsDown === null && f.packetsUp === null ? "not counted (not captured)" : "↓ " + (f.packetsDown ?? "–") + " ↑ " + (f.packetsUp ?? "–"))],
         ["Status", (STATUS_WORDS[f.status] || "Encrypted") + (f.failureReason ? " — " + f.failureReason : "") + (f.error && f.error !== f.failureReason ? " — " + f.error : "")],
-        ["Program", f.program && f.program.command ? f.program.command + (f.program.pid ? " (pid " + f.program.pid + ")" : "") : (f.program && f.program.said) || "not known"]]),
+        ["Program", f.program && f.program.command ? programName(f.program) + (f.program.pid ? " (pid " + f.program.pid + (f.program.executable ? ", " + f.program.executable : "") + ")" : "") : (f.program && f.program.said) || "not known"]]),
   ];
-  if (f.otherHosts && f.otherHosts.length) parts.push(h("p", { class: "muted" }, "Its address also had the names " + f.otherHosts.join(", ") + "; it could belong to any of them."));
+  // A name from the TLS beside another the proxy request named (domain fronting's shape), or an
+  // inferred name's address with other live names.
+  if (f.otherHosts && f.otherHosts.length) {
+    parts.push(h("p", { class: "muted" }, f.hostOrigin === "sni" || f.hostOrigin === "quic"
+      ? "The proxy request named " + f.otherHosts.join(", ") + "; the ClientHello named this one."
+      : "Its address also had the names " + f.otherHosts.join(", ") + "; it could belong to any of them."));
+  }
   if (f.clientTLSVersion || f.serverTLSVersion || f.alpn || (f.clientVersions && f.clientVersions.length)) {
     parts.push(h("h2", {}, "How it was encrypted"), dl([
       // Two legs when tv terminated TLS (as `tv flow` says them); else one handshake, and where
