@@ -174,7 +174,7 @@ public struct TopScreen: Sendable {
         }
         if !programs.isEmpty {
             // Every flow of the session (open ones too), by the program the lookup named.
-            out.append(column("Top programs (this session's flows)", max(20, width - 30), cut: cut) + pad("FLOWS", 8, right: true) + pad("RECEIVED", 11, right: true) + pad("SENT", 11, right: true))
+            out.append(column("Top programs (all flows since this session began)", max(20, width - 30), cut: cut) + pad("FLOWS", 8, right: true) + pad("RECEIVED", 11, right: true) + pad("SENT", 11, right: true))
             for p in programs.prefix(rowsPerTable) {
                 out.append(column("  " + TerminalText.line(p.command ?? "not known"), max(20, width - 30), cut: cut) + pad(Units.grouped(p.flows), 8, right: true)
                            + pad(Units.bytes(p.bytesDown), 11, right: true) + pad(Units.bytes(p.bytesUp), 11, right: true))

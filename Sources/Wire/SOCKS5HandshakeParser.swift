@@ -170,7 +170,7 @@ public struct SOCKS5HandshakeParser: Sendable, IncrementalParser {
             }
             for byte in name where byte < 0x21 || byte == 0x7F {
                 return finish(.refused(
-                    reason: "The requested domain contains byte 0x\(String(byte, radix: 16)), which is a space or a control character.",
+                    reason: "The requested domain contains byte 0x\(String(byte, radix: 16)), \(byte == 0x20 ? "a space" : "a control character").",
                     reply: SOCKS5Reply.failure(.generalFailure)))
             }
             guard let text = IDNA.utf8Text(name) else {

@@ -164,7 +164,7 @@ import TVHome
                                sort: .bytes, paused: false, nowMicros: Self.t0, dataFolder: "/d")
         let lines = screen.lines(width: 80, height: 24)
         #expect(lines[5].hasPrefix("Top talkers (closed connections)"))
-        #expect(lines[7].hasPrefix("Top programs (this session's flows)"))
+        #expect(lines[7].hasPrefix("Top programs (all flows since this session began)"))
         #expect(lines[8] == "  curl" + String(repeating: " ", count: 44) + "       3    3.0 KiB      100 B")
         #expect(lines[9] == "  not known" + String(repeating: " ", count: 39) + "       1       10 B        0 B")
         #expect(lines[10] == "Newest flows")
