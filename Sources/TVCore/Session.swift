@@ -52,6 +52,8 @@ public final class Session: Sendable {
         /// Say what went through the TUN when a `--mode tun` session ends, as `tv exec` does
         /// (off with `--quiet`).
         public var announcesTunnelSummary = true
+        /// Say what each retention pass deletes (off with `--quiet`; a pass that fails is said).
+        public var announcesRetention = true
         /// `--log requests`: print one line per finished HTTP exchange to `printRequest` (also
         /// on with the `log.requests` setting).
         public var logRequests = false
@@ -156,7 +158,8 @@ public final class Session: Sendable {
         // the program lookup asks the kernel for their sockets by four-tuple, not by a dump.
         wiring.programs.setListener(address: address.address, port: address.port)
         // Made before the capture, which asks it for a pass when a file rotates.
-        let retention = SessionRetention(home: home, settings: wiring.settings, interval: options.retentionIntervalSeconds, say: say)
+        let retention = SessionRetention(home: home, settings: wiring.settings, interval: options.retentionIntervalSeconds,
+                                         announces: options.announcesRetention, say: say)
         self.retention = retention
         if options.mode == .tun {
             let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord(),

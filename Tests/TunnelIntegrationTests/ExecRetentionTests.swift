@@ -76,8 +76,11 @@ final class ExecRetentionTests {
             let set = lab.tv(["settings", "set", key, value])
             #expect(set.status == 0, "\(set)")
         }
-        let r = lab.exec([], ["curl", "-sS", "-o", "/dev/null", "http://origin.test:8080/1m.bin?[1-8]"])
+        // Not --quiet: the session says what its passes delete (and says nothing of them quiet).
+        let r = lab.tv(["exec", "--yes", "--", "curl", "-sS", "-o", "/dev/null", "http://origin.test:8080/1m.bin?[1-8]"], timeout: 90)
         #expect(r.status == 0, "\(r)")
+        let quiet = lab.exec([], ["curl", "-sS", "-o", "/dev/null", "http://origin.test:8080/1m.bin?[1-4]"])
+        #expect(quiet.status == 0 && !quiet.err.contains("capture file"), "\(quiet)")
         let folder = lab.dataDir + "/captures"
         let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("capture-") }
         let total = try files.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: folder + "/" + $1)[.size] as? Int ?? 0) }

@@ -23,16 +23,20 @@ public final class SessionRetention: @unchecked Sendable {
     private let home: TVHome
     private let settings: SettingsStore
     private let say: @Sendable (String) -> Void
+    private let announces: Bool
     private let queue = DispatchQueue(label: "tv.retention")
     private let timer: DispatchSourceTimer
 
     /// The capture file being recorded is found as every pass finds it: the one its writer holds
     /// locked (`CaptureFolder.isRecording`).
+    /// - Parameter announces: whether what a pass deletes is said (off with `--quiet`: a quiet
+    ///   session printed a line per capture file deleted, a trial); a pass that fails is always.
     public init(home: TVHome, settings: SettingsStore, interval: Double = SessionRetention.defaultInterval,
-                say: @escaping @Sendable (String) -> Void) {
+                announces: Bool = true, say: @escaping @Sendable (String) -> Void) {
         self.home = home
         self.settings = settings
         self.say = say
+        self.announces = announces
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler { [self] in _ = self.pass() }
@@ -98,6 +102,7 @@ public final class SessionRetention: @unchecked Sendable {
     /// - Returns: the sentences it said.
     private func pass() -> [String] {
         var lines: [String]
+        var failed = false
         do {
             let limits = try StorageLimitsReading.limits(try settings.read())
             let manager = try StorageManager(home: home)
@@ -106,10 +111,12 @@ public final class SessionRetention: @unchecked Sendable {
             lines = StoragePresentation.report(report, automatic: true)
         } catch let error as UserFacingError {
             lines = ["Retention did not run: " + error.message]
+            failed = true
         } catch {
             lines = ["Retention did not run: \(error)"]
+            failed = true
         }
-        for line in lines { say(line) }
+        if announces || failed { for line in lines { say(line) } }
         return lines
     }
 }

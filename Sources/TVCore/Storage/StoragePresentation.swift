@@ -120,7 +120,11 @@ public enum StoragePresentation {
             out.append("\(counted(r.openFlowsKept, "connection")) still open \(r.openFlowsKept == 1 ? "was" : "were") kept: \(r.openFlowsKept == 1 ? "its" : "their") session is still writing \(r.openFlowsKept == 1 ? "it" : "them").")
         }
         if let spared = r.content.spared {
-            out.append("content/\(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.bytes))) is being written by a running tv exec and still holds what it decrypted; run this command again after it ends.")
+            // The running tv run deleted with its own segment closed first: the one it writes now
+            // began after (a trial was told of a tv exec that was not running).
+            out.append(session
+                ? "content/\(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.bytes))) is being written: the running session's new segment holds only connections made since the deletion (a tv exec's would hold what it decrypted until it ends; run this command again then)."
+                : "content/\(SegmentName.fileName(spared.sequence)) (\(Units.bytes(spared.bytes))) is being written by a running session (a tv exec) and still holds what it decrypted; run this command again after it ends.")
         }
         if r.evidenceFlowsKept > 0 || r.evidenceCapturesKept > 0 || r.evidenceDecryptedCapturesKept > 0 {
             var kept: [String] = []

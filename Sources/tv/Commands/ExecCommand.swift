@@ -33,6 +33,7 @@ enum ExecCommand {
         let arguments = c.positionals
         let quiet = c.has("quiet")
         options.proxy.announcesPinnedHosts = !quiet
+        options.proxy.announcesRetention = !quiet
         let console = inv.console
 
         let missing = Privileges.missing()

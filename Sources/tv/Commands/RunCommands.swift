@@ -143,6 +143,7 @@ enum RunCommands {
         let quiet = c.has("quiet")
         options.announcesPinnedHosts = !quiet
         options.announcesTunnelSummary = !quiet
+        options.announcesRetention = !quiet
         let requestConsole = inv.console
         options.printRequest = { line in requestConsole.line(line) }
         let home = try inv.home()
