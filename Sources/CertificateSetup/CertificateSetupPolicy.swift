@@ -94,6 +94,7 @@ public enum CertificateSetupPolicy {
                 meaning: "The root is in \(StoreWords.name(store)), but it is not trusted for TLS servers, so a leaf from it is refused.",
                 nextStep: missing,
                 nextCommand: trustCommand(store, progress),
+                nextCommandNeedsRoot: trustNeedsRoot(store, progress),
                 state: failure?.step == .installAndTrust
                     ? .failed(reason: failure!.reason, retry: "Try again: `tv ca trust\(opt) --apply --yes`, or follow the steps by hand.")
                     : .partiallyDone(done: "The root is installed in \(StoreWords.name(store)).", missing: missing),
@@ -113,16 +114,21 @@ public enum CertificateSetupPolicy {
                 meaning: "The certificate exists, but \(StoreWords.name(store)) does not have the root yet.",
                 nextStep: "Install the root in \(StoreWords.name(store)) and trust it for TLS servers.",
                 nextCommand: trustCommand(store, progress),
+                nextCommandNeedsRoot: trustNeedsRoot(store, progress),
                 state: state, notice: nil, canGenerate: false)
         }
     }
 
     /// `tv ca trust` for `store`, or, once it has shown the steps and tv can do them, the command
-    /// that does them (with sudo for the system store).
+    /// that does them (as root for the system store: `trustNeedsRoot`).
     private static func trustCommand(_ store: TrustStoreSpec, _ progress: SetupProgress) -> String {
         let opt = StoreWords.option(store)
         guard progress.stepsShownCanApply else { return "tv ca trust" + opt }
-        return (store == .system ? "sudo " : "") + "tv ca trust\(opt) --apply --yes"
+        return "tv ca trust\(opt) --apply --yes"
+    }
+
+    private static func trustNeedsRoot(_ store: TrustStoreSpec, _ progress: SetupProgress) -> Bool {
+        progress.stepsShownCanApply && store == .system
     }
 
     private static func storeInDoubt(store: TrustStoreSpec, because: String) -> SetupStage {

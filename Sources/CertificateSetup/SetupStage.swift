@@ -70,8 +70,11 @@ public struct SetupStage: Sendable, Equatable {
     public let meaning: String
     /// The next thing to do, as a sentence.
     public let nextStep: String
-    /// The command that does (or starts) the next step, when there is one.
+    /// The command that does (or starts) the next step, when there is one (`tv …`).
     public let nextCommand: String?
+    /// `nextCommand` must run as root (the system's store): said as `sudo tv --data-dir DIR …`
+    /// by whoever knows the data folder (`SudoCommand`; a bare `sudo tv` reads root's).
+    public let nextCommandNeedsRoot: Bool
     public let state: StepState
     /// An extra notice: for installed-but-not-usable, the exact missing step for the store.
     public let notice: String?
@@ -80,12 +83,13 @@ public struct SetupStage: Sendable, Equatable {
     /// Whether `tv inspect on` would be accepted now.
     public var canTurnInspectionOn: Bool { step == .ready }
 
-    public init(step: SetupStep, meaning: String, nextStep: String, nextCommand: String?, state: StepState,
-                notice: String?, canGenerate: Bool) {
+    public init(step: SetupStep, meaning: String, nextStep: String, nextCommand: String?, nextCommandNeedsRoot: Bool = false,
+                state: StepState, notice: String?, canGenerate: Bool) {
         self.step = step
         self.meaning = meaning
         self.nextStep = nextStep
         self.nextCommand = nextCommand
+        self.nextCommandNeedsRoot = nextCommandNeedsRoot
         self.state = state
         self.notice = notice
         self.canGenerate = canGenerate

@@ -15,18 +15,19 @@ public enum CapturesPresentation {
         let kept = files.filter(present.contains)
         let gone = files.count - kept.count
         // Who deleted them is not known here: the limits, at its end or during it, or a user.
-        let deletedBy = "deleted by the captures' limits (captures.maxBytes, captures.maxAge) or `tv captures delete`"
+        let deletedBy = "deleted (by the captures' limits, captures.maxBytes and captures.maxAge, by `tv captures delete`, or by hand)"
         guard !kept.isEmpty else {
             return "its packets were in \(names(files)), \(deletedBy); its connections stay (`tv flows`)."
         }
-        let deleted = gone == 0 ? "" : "; \(gone) of its \(files.count) files were \(deletedBy)"
+        let deleted = gone == 0 ? "" : "; \(gone) of its \(files.count) files \(gone == 1 ? "was" : "were") \(deletedBy)"
         return "its packets are in \(names(kept, in: folder))\(deleted) (`tv packets ID`, `tv captures`)."
     }
 
     /// "FOLDER/capture-000034.pcapng", "4 files in FOLDER, capture-000034.pcapng to
     /// capture-000037.pcapng" (in a row), "capture-000034.pcapng and capture-000036.pcapng in
-    /// FOLDER", or "9 files in FOLDER from capture-000034.pcapng to capture-000052.pcapng, not in a
-    /// row" (more than four); without a folder, the names alone.
+    /// FOLDER", or "9 files in FOLDER: capture-000034.pcapng to capture-000036.pcapng,
+    /// capture-000040.pcapng, …" (more than four, each run of numbers in a row as one: no other
+    /// list says which session wrote which file); without a folder, the names alone.
     static func names(_ files: [Int64], in folder: String? = nil) -> String {
         guard let first = files.first, let last = files.last else { return "no file" }
         let within = folder.map { " in " + $0 } ?? ""
@@ -38,7 +39,12 @@ public enum CapturesPresentation {
             let all = files.map(CaptureFolder.fileName)
             return all.dropLast().joined(separator: ", ") + " and " + all.last! + within
         }
-        return "\(files.count) files\(within) from \(CaptureFolder.fileName(first)) to \(CaptureFolder.fileName(last)), not in a row (`tv captures` lists them)"
+        var runs: [ClosedRange<Int64>] = []
+        for n in files {
+            if let run = runs.last, run.upperBound + 1 == n { runs[runs.count - 1] = run.lowerBound...n } else { runs.append(n...n) }
+        }
+        let said = runs.map { $0.count == 1 ? CaptureFolder.fileName($0.lowerBound) : "\(CaptureFolder.fileName($0.lowerBound)) to \(CaptureFolder.fileName($0.upperBound))" }
+        return "\(files.count) files\(within): " + said.joined(separator: ", ")
     }
 
     /// The list, newest first: name, size, time, and the one being written marked Recording.

@@ -47,7 +47,9 @@ public struct PacketListPresentation: Sendable {
     public static func sentence(_ absence: Absence, flow: Int64) -> String {
         switch absence {
         case .noneCaptured:
-            return "No packets of flow \(flow) are recorded: tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets), and a session killed outright (`kill -9`) loses the rows it had not written yet."
+            // A TCP flow through the tunnel carries no packet counts of its own, so this also reads
+            // for one whose packets a full disk lost (it was said to be a proxy-mode flow: a re-check).
+            return "No packets of flow \(flow) are recorded: tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets), and only while the capture can be written (a full disk loses them: the session's closing line and `tv status` say so); a session killed outright (`kill -9`) loses the rows it had not written yet."
         case .carriedNotCaptured(let packets):
             return "The tunnel carried \(packets == 1 ? "1 packet" : "\(ByteWords.grouped(packets)) packets") of flow \(flow), but none is in a capture: capture.enabled was off then, or the capture writer could not write them (a full disk; the session's closing line and `tv status` said why)."
         case .rowsNotSaved(let count):

@@ -59,7 +59,7 @@ struct CapturePresentationTests {
     @Test("No packets, and packets without rows, are two different sentences; tv flow shows the first rows and the count")
     func absences() {
         #expect(PacketListPresentation(flow: 3, rows: [], count: 0).lines() == [
-            "No packets of flow 3 are recorded: tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets), and a session killed outright (`kill -9`) loses the rows it had not written yet.",
+            "No packets of flow 3 are recorded: tv captures packets only for connections made through `tv exec` or `tv run --mode tun` while capture.enabled is on (the proxy modes see connections, not packets), and only while the capture can be written (a full disk loses them: the session's closing line and `tv status` say so); a session killed outright (`kill -9`) loses the rows it had not written yet.",
         ])
         // A tunnel flow whose packets never reached a capture (a full disk): not the proxy modes' sentence.
         #expect(PacketListPresentation(flow: 3, rows: [], count: 0, carried: 9).lines() == [
@@ -274,13 +274,13 @@ struct CapturePresentationTests {
         #expect(CapturesPresentation.execFiles([34, 35, 36, 37], present: [34, 35, 36, 37], folder: "/d/captures")
                 == "its packets are in 4 files in /d/captures, capture-000034.pcapng to capture-000037.pcapng (`tv packets ID`, `tv captures`).")
         #expect(CapturesPresentation.execFiles([34, 35, 36, 37], present: [36, 37], folder: "/d/captures")
-                == "its packets are in 2 files in /d/captures, capture-000036.pcapng to capture-000037.pcapng; 2 of its 4 files were deleted by the captures' limits (captures.maxBytes, captures.maxAge) or `tv captures delete` (`tv packets ID`, `tv captures`).")
+                == "its packets are in 2 files in /d/captures, capture-000036.pcapng to capture-000037.pcapng; 2 of its 4 files were deleted (by the captures' limits, captures.maxBytes and captures.maxAge, by `tv captures delete`, or by hand) (`tv packets ID`, `tv captures`).")
         #expect(CapturesPresentation.execFiles([43], present: [], folder: "/d/captures")
-                == "its packets were in capture-000043.pcapng, deleted by the captures' limits (captures.maxBytes, captures.maxAge) or `tv captures delete`; its connections stay (`tv flows`).")
+                == "its packets were in capture-000043.pcapng, deleted (by the captures' limits, captures.maxBytes and captures.maxAge, by `tv captures delete`, or by hand); its connections stay (`tv flows`).")
         // Two sessions at once: this one wrote 123 and 125, the other 124.
         #expect(CapturesPresentation.execFiles([123, 125], present: [123, 124, 125], folder: "/d/captures")
                 == "its packets are in capture-000123.pcapng and capture-000125.pcapng in /d/captures (`tv packets ID`, `tv captures`).")
-        #expect(CapturesPresentation.names([1, 3, 5, 7, 9]) == "5 files from capture-000001.pcapng to capture-000009.pcapng, not in a row (`tv captures` lists them)")
+        #expect(CapturesPresentation.names([1, 2, 3, 5, 7, 8]) == "6 files: capture-000001.pcapng to capture-000003.pcapng, capture-000005.pcapng, capture-000007.pcapng to capture-000008.pcapng")
     }
 
     @Test("Status line and the loss sentence; the values nest in tv status --json without a clash")

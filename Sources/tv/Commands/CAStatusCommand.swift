@@ -59,7 +59,7 @@ enum CAStatusCommand {
             var fields = caReport.jsonFields()
             fields.append(("inspection", enabled.map { .string($0 ? "on" : "off") } ?? .string("unknown")))
             fields.append(("stores", .array(snapshots.compactMap { $0.trust.map(SetupRendering.trustJSON) })))
-            fields.append(("stage", SetupRendering.stageJSON(stage)))
+            fields.append(("stage", SetupRendering.stageJSON(stage, dataDir: (try? inv.home().path) ?? "")))
             fields.append(("notices", .array(notices.map(JSONValue.string))))
             inv.console.line(JSONValue.object(fields).serialized(pretty: true))
             return exitCode
@@ -70,7 +70,7 @@ enum CAStatusCommand {
             if let trust = snapshot.trust { for line in SetupRendering.trustLines(trust) { inv.console.line(line) } }
         }
         inv.console.line("Inspection: \(enabled.map { $0 ? "on" : "off" } ?? "unknown (the settings cannot be read)")")
-        for line in SetupRendering.stageLines(stage) { inv.console.line(line) }
+        for line in SetupRendering.stageLines(stage, dataDir: (try? inv.home().path) ?? "") { inv.console.line(line) }
         return exitCode
     }
 }

@@ -117,7 +117,7 @@ enum CATrustCommand {
         let snapshot = SetupSnapshot.read(home: home, store: store, inspectionEnabled: enabled, environment: inv.environment, now: inv.now)
         if let trust = snapshot.trust { for line in SetupRendering.trustLines(trust) { inv.console.line(line) } }
         let stage = CertificateSetupPolicy.stage(snapshot.facts, progress: SetupProgress(stepsShownCanApply: stepsShown))
-        for line in SetupRendering.stageLines(stage) { inv.console.line(line) }
+        for line in SetupRendering.stageLines(stage, dataDir: (try? inv.home().path) ?? "") { inv.console.line(line) }
         return 0
     }
 }

@@ -117,7 +117,7 @@ enum InspectCommands {
                                                  ("sessionInspection", session.map(JSONValue.string) ?? .null),
                                                  ("trustStore", .string(report.store.description))]
             fields.append(("trust", report.snapshot.trust.map(SetupRendering.trustJSON) ?? .null))
-            fields.append(("stage", SetupRendering.stageJSON(stage)))
+            fields.append(("stage", SetupRendering.stageJSON(stage, dataDir: (try? inv.home().path) ?? "")))
             fields.append(("notices", .array(report.notices.map(JSONValue.string))))
             inv.console.line(JSONValue.object(fields).serialized(pretty: true))
         } else {
@@ -128,7 +128,7 @@ enum InspectCommands {
                     : "  the running session does not inspect (its CA is in doubt or missing; `tv diag` says why)")
             }
             if let trust = report.snapshot.trust { for line in SetupRendering.trustLines(trust) { inv.console.line(line) } }
-            for line in SetupRendering.stageLines(stage) { inv.console.line(line) }
+            for line in SetupRendering.stageLines(stage, dataDir: (try? inv.home().path) ?? "") { inv.console.line(line) }
             if enabled { for line in SetupText.whenOn(contentKept: report.record[SettingKeys.contentKeep]) { inv.console.line("  " + line) } }
         }
         return report.saveProblem == nil ? 0 : 1

@@ -29,7 +29,7 @@ enum SetupCommand {
             for notice in report.notices { inv.console.note(notice) }
             let facts = named.map { SetupSnapshot.read(home: home, store: $0, inspectionEnabled: false, environment: inv.environment, now: inv.now).facts }
                 ?? report.snapshot.facts
-            for line in SetupRendering.stageLines(CertificateSetupPolicy.stage(facts)) { inv.console.line(line) }
+            for line in SetupRendering.stageLines(CertificateSetupPolicy.stage(facts), dataDir: (try? inv.home().path) ?? "") { inv.console.line(line) }
             inv.console.line("(Standard input is not a terminal: run `tv setup` in one to be guided, or add --yes; nothing was saved.)")
             return 0
         }
@@ -50,7 +50,7 @@ enum SetupCommand {
             let report = try InspectionGuard.recheck(home: home, settings: settings, environment: inv.environment, now: inv.now)
             for notice in report.notices { inv.console.note(notice) }
             let stage = CertificateSetupPolicy.stage(report.snapshot.facts, progress: progress)
-            for line in SetupRendering.stageLines(stage) { inv.console.line(line) }
+            for line in SetupRendering.stageLines(stage, dataDir: (try? inv.home().path) ?? "") { inv.console.line(line) }
                 let firstTime = shown != stage.step
             shown = stage.step
 

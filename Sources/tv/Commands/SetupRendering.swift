@@ -6,7 +6,14 @@ import TVHome
 
 /// Lines and JSON for stages and trust answers; decides nothing.
 enum SetupRendering {
-    static func stageLines(_ stage: SetupStage) -> [String] {
+    /// The stage's command as the user types it: as root with this data folder when it needs root.
+    static func command(_ stage: SetupStage, dataDir: String) -> String? {
+        guard let command = stage.nextCommand else { return nil }
+        guard stage.nextCommandNeedsRoot, command.hasPrefix("tv ") else { return command }
+        return SudoCommand.line(String(command.dropFirst(3)), dataDir: dataDir)
+    }
+
+    static func stageLines(_ stage: SetupStage, dataDir: String) -> [String] {
         let number = stage.step.number.map { "Step \($0) of 4 — " } ?? ""
         var lines = ["\(number)\(stage.step.title) (\(stage.state.word))", "  " + stage.meaning]
         switch stage.state {
@@ -17,11 +24,11 @@ enum SetupRendering {
             lines.append("  Done: \(done)")
             if missing != stage.nextStep { lines.append("  Missing: \(missing)") }
         }
-        lines.append("  Next: \(stage.nextStep)" + (stage.nextCommand.map { " (`\($0)`)" } ?? ""))
+        lines.append("  Next: \(stage.nextStep)" + (command(stage, dataDir: dataDir).map { " (`\($0)`)" } ?? ""))
         return lines
     }
 
-    static func stageJSON(_ stage: SetupStage) -> JSONValue {
+    static func stageJSON(_ stage: SetupStage, dataDir: String) -> JSONValue {
         var state: [(String, JSONValue)] = [("word", .string(stage.state.word))]
         switch stage.state {
         case .notStarted, .succeeded: break
@@ -36,7 +43,7 @@ enum SetupRendering {
             ("state", .object(state)),
             ("meaning", .string(stage.meaning)),
             ("nextStep", .string(stage.nextStep)),
-            ("nextCommand", stage.nextCommand.map(JSONValue.string) ?? .null),
+            ("nextCommand", command(stage, dataDir: dataDir).map(JSONValue.string) ?? .null),
             ("notice", stage.notice.map(JSONValue.string) ?? .null),
             ("canGenerate", .bool(stage.canGenerate)),
             ("canTurnInspectionOn", .bool(stage.canTurnInspectionOn)),
