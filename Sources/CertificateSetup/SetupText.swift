@@ -34,7 +34,7 @@ public enum SetupText {
     public static let remakeLoses: [String] = [
         "Remaking the CA makes a new root and a new key; the current root stops signing anything.",
         "Every device, browser and store that trusts the current root stops trusting tv's certificates: you must install and trust the new root again (on iOS/macOS, install the profile again — it replaces the old one).",
-        "Inspection is turned off first, and stays off until the new root is trusted.",
+        "The inspection setting is turned off first, and stays off until the new root is trusted (a session started with --inspect goes on inspecting, with the new root).",
     ]
 
     /// What `tv ca remove` keeps.

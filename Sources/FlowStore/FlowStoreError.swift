@@ -88,7 +88,7 @@ public enum FlowStoreError: UserFacingError, Equatable {
             // Tried again every few seconds, a wrong password could lock the account where the
             // server counts failed logins: a running session tries it after 30 s, then at most
             // every 5 minutes.
-            return "The shared store at \(server) refused tv's login with the password from the password file (\(reason)); correct that file's line for this server, database and user (a running session tries again after 30 s, then every 5 minutes at most)."
+            return "The shared store at \(server) refused tv's login with the password from the password file (\(reason)); correct that file's line for this server, database and user (a running session tries again after 30 s, then less and less often, at most 5 minutes apart)."
         case let .sharedStoreFailed(server, reason):
             return "The shared store at \(server) refused a write or read (\(reason)); check that the user may create and write tables in that database, then try again."
         case let .badStoreURL(url, reason):

@@ -55,11 +55,18 @@ public enum ContentUsagePresentation {
         // The ones being written stay (said below): only the closed ones are counted as going.
         let closed = DecryptedCapturesSummary(files: captures.files - captures.recording.count,
                                               bytes: captures.bytes - captures.recordingBytes, recording: [])
-        var out = ["This deletes all decrypted content: \(counted(usage.turns, "turn")) of \(counted(usage.flows, "flow")), \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s")"
-                   + (closed.files > 0 ? ", and the \(counted(closed.files, "closed decrypted capture")) (\(Units.bytes(closed.bytes)))" : "")
-                   + (secrets.files > secrets.recording.count
-                      ? "; and it blanks the TLS secrets in \(counted(secrets.files - secrets.recording.count, "packet capture file")) (the packets stay, encrypted)" : "")
-                   + ". The flows stay in the history; what was said inside them does not come back."]
+        // Only what there is (it read "0 turns of 0 flows, 0 B in 0 segment files" before the
+        // secrets it blanked: a re-check).
+        var parts: [String] = []
+        if usage.turns > 0 || !usage.segments.isEmpty {
+            parts.append("\(counted(usage.turns, "turn")) of \(counted(usage.flows, "flow")), \(Units.bytes(usage.fileBytes)) in \(usage.segments.count) segment file\(usage.segments.count == 1 ? "" : "s")")
+        }
+        if closed.files > 0 { parts.append("the \(counted(closed.files, "closed decrypted capture")) (\(Units.bytes(closed.bytes)))") }
+        let blanks = secrets.files > secrets.recording.count
+            ? "it blanks the TLS secrets in \(counted(secrets.files - secrets.recording.count, "packet capture file")) (the packets stay, encrypted)" : nil
+        let deletes = parts.isEmpty ? nil : "This deletes all decrypted content: " + parts.joined(separator: ", and ")
+        let head = [deletes, blanks.map { deletes == nil ? "This " + $0.dropFirst(3) : "and " + $0 }].compactMap { $0 }.joined(separator: "; ")
+        var out = [(head.isEmpty ? "This deletes all decrypted content" : head) + ". The flows stay in the history; what was said inside them does not come back."]
         if usage.evidenceFlows > 0 {
             let one = usage.evidenceFlows == 1
             // The key log stays evidence: a bundle still decrypts the session's packets with it.

@@ -108,11 +108,21 @@ struct AuditSpanRunTests {
         let box = world.sandbox
         #expect(try box.tv("audit", "project", "new", "runs").status == 0)
         #expect(try box.tv("audit", "start", "runs").status == 0)
-        let first = try world.run("--inspect")
+        let first = try world.run("--inspect", "--keep-content")
+        #expect(try world.curlThrough(first, ["--http1.1", world.url("/index.html?kept")]).out == "hello from nginx\n")
+        _ = try box.closedFlows(1)
         _ = try first.stop()
         let second = try world.run()
+        // Passed through, no content: its request is still the session's, from its row.
+        let plain = try box.curl(["-x", second.proxyURL, "http://localhost:\(world.nginx.plainPort)/index.html?row-only"])
+        #expect(plain.out == "hello from nginx\n", "\(plain)")
+        _ = try box.closedFlows(2)
         _ = try second.stop()
         #expect(try box.tv("audit", "stop").status == 0)
+        #expect(try box.tv("audit", "bundle", "1", "-o", "runs.tar.gz", "--yes").status == 0)
+        let har = try box.tool("sh", ["-c", "tar -xzOf runs.tar.gz requests.har | python3 -c 'import json,sys; print(sorted(e[\"request\"][\"url\"].split(\"/\")[-1] for e in json.load(sys.stdin)[\"log\"][\"entries\"]))'"])
+        // The row keeps no query (content was not kept): its URL ends at the path.
+        #expect(har.out == "['index.html', 'index.html?kept']\n", "\(har.out) \(har.err)")
         let shown = try box.tv("audit", "show", "1")
         #expect(shown.status == 0 && shown.out.contains("inspection=on"), "\(shown)")
         #expect(shown.out.contains(" began recording into this audit session: inspection=off listen=127.0.0.1:") && shown.out.contains("(the settings above are the first tv session's)"), "\(shown)")

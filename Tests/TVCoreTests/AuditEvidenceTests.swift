@@ -176,7 +176,7 @@ import TVHome
                 let verdict = BundleVerifier.verify(path: out)
                 switch how {
                 case "none": #expect(verdict == .intact(files: 3), "\(how)")
-                case "unsealed": #expect(verdict == .intact(files: 3), "an older tv's manifest has no seal: \(verdict)")
+                case "unsealed": #expect(verdict == .intactUnsealed(files: 3), "an older tv's manifest has no seal: \(verdict)")
                 default: #expect(verdict == .manifestChanged, "\(how): \(verdict)")
                 }
             }
@@ -236,7 +236,7 @@ import TVHome
         let a = BundleManifest.Entry(name: "a", bytes: 3, sha256: "aa")
         let b = BundleManifest.Entry(name: "b", bytes: 4, sha256: "bb")
         let manifestEntry = BundleManifest.Entry(name: "manifest.json", bytes: 10, sha256: "mm")
-        func listing(_ entries: [BundleManifest.Entry], version: Int64 = 1) -> BundleManifest.Listing { .init(formatVersion: version, entries: entries) }
+        func listing(_ entries: [BundleManifest.Entry], version: Int64 = 1) -> BundleManifest.Listing { .init(formatVersion: version, entries: entries, sealHolds: true) }
         #expect(BundleVerdict.decide(manifest: listing([a, b]), found: [manifestEntry, a, b]) == .intact(files: 2))
         #expect(BundleVerdict.decide(manifest: listing([a, b]), found: [manifestEntry, a]) == .missing("b"))
         #expect(BundleVerdict.decide(manifest: listing([a, b]), found: [a, .init(name: "b", bytes: 5, sha256: "bb")]) == .wrongSize("b", expected: 4, found: 5))

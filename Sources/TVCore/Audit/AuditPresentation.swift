@@ -223,7 +223,7 @@ public enum AuditPresentation {
         var lines = ["The bundle of session \(b.session.id) (project '\(TerminalText.line(b.session.projectName))') will hold:"]
         var flows = "  \(b.flows) flow\(b.flows == 1 ? "" : "s")"
         if b.carriedFlows > 0 {
-            flows += " (\(b.carriedFlows) of them open since before the session began: what they carried within its span)"
+            flows += " (\(b.carriedFlows) of them open since before the session began; flows.json gives each connection's whole totals, the other files what it carried within the span)"
         }
         lines.append(flows + ", \(b.files.count) files and their manifest, \(Units.bytes(b.bytes)) before compression")
         // The two captures apart: the decrypted one was counted as the packets (a trial's "372

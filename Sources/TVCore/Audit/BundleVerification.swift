@@ -5,6 +5,9 @@ import TVHome
 /// could not be checked at all.
 public enum BundleVerdict: Sendable, Equatable {
     case intact(files: Int)
+    /// Every file matches, and the manifest carries no seal (`manifestSHA256`: an older tv's
+    /// bundle, or one whose seal was taken out): its own fields were not checked.
+    case intactUnsealed(files: Int)
     /// A listed file's bytes do not hash to the manifest's SHA-256.
     case changed(String)
     /// A listed file's size is not the manifest's.
@@ -71,7 +74,8 @@ public enum BundleVerdict: Sendable, Equatable {
             if seen.sha256 != entry.sha256.lowercased() { return .changed(entry.name) }
         }
         if let extra = found.first(where: { byName[$0.name] != nil }) { return .unlisted(extra.name) }
-        return .intact(files: manifest.entries.count)
+        // A seal taken out verified as plain intact (a re-check): said apart.
+        return manifest.sealHolds == nil ? .intactUnsealed(files: manifest.entries.count) : .intact(files: manifest.entries.count)
     }
 
     /// A relative name of non-empty components, none `.` or `..` (what `tv audit bundle` writes).
@@ -86,6 +90,8 @@ public enum BundleVerdict: Sendable, Equatable {
         switch self {
         case let .intact(files):
             return "\(f) is intact: all \(files) file\(files == 1 ? "" : "s") match the SHA-256 in its manifest (nothing was damaged or lost; the manifest is not signed, so this does not show that nobody rewrote the bundle whole)."
+        case let .intactUnsealed(files):
+            return "\(f) has all \(files) file\(files == 1 ? "" : "s") matching the SHA-256 in its manifest, but the manifest carries no seal (manifestSHA256: an older tv's bundle, or one taken out), so its own fields (the span, the CA's fingerprint, the machine) were not checked."
         case let .changed(name):
             return "\(f) is NOT intact: \(TerminalText.line(name)) was changed (its SHA-256 differs from the manifest's)."
         case let .wrongSize(name, expected, found):
@@ -127,15 +133,17 @@ public enum BundleVerdict: Sendable, Equatable {
     }
 
     public var isIntact: Bool {
-        if case .intact = self { return true }
-        return false
+        switch self {
+        case .intact, .intactUnsealed: return true
+        default: return false
+        }
     }
 
     /// `tv audit verify`'s exit status: 0 intact, 2 nothing could be checked (the file could
     /// not be read, is no archive at all, or its format is newer than this tv), 1 not intact.
     public var exitCode: Int32 {
         switch self {
-        case .intact: return 0
+        case .intact, .intactUnsealed: return 0
         case let .unknownFormat(version): return version < BundleManifest.formatVersion ? 1 : 2
         case .cannotRead, .notAnArchive: return 2
         default: return 1

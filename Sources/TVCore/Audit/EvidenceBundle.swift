@@ -174,11 +174,12 @@ public struct EvidenceBundle: Sendable, Equatable {
                 }
             }
             contentFlows = withContent.count
-            if !withContent.isEmpty {
-                json("content/turns.json", .array(index))
-                if let har = try har(home: home, flows: withContent, span: session.started...end, store: store, content: content, version: request.tvVersion) {
-                    files.append(BundleFile(name: "requests.har", bytes: har))
-                }
+            if !withContent.isEmpty { json("content/turns.json", .array(index)) }
+            // Every flow's requests of the span, from its kept content or else its rows (as `tv
+            // export har` writes them): a request of a flow without content was in the decrypted
+            // capture and `tv requests`, and not in the HAR (a re-check).
+            if let har = try har(home: home, flows: records.reversed().map(\.id), span: session.started...end, store: store, content: content, version: request.tvVersion) {
+                files.append(BundleFile(name: "requests.har", bytes: har))
             }
         }
         let settings = AuditPresentation.settings(session.settings)
