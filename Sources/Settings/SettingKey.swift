@@ -43,7 +43,7 @@ public enum SettingKeys {
     /// How long kept content lives: `1h`, `1d` (default) or `1w`; never forever.
     public static let contentExpiry = SettingKey<String>(
         "content.expiry", default: "1d",
-        summary: "How long kept content lives: 1h, 1d or 1w (never forever).")
+        summary: "How long kept content lives: 1h, 1d or 1w (never forever); packet captures older than it lose their TLS secrets.")
     /// Bytes kept per flow and direction (default 1 MiB); a turn keeps at most 64 KiB.
     public static let contentFlowBudget = SettingKey<Int>(
         "content.flowBudget", default: 1_048_576,

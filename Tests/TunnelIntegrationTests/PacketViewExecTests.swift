@@ -91,6 +91,31 @@ final class PacketViewExecTests {
         #expect((rows?.count ?? 0) >= 8, "\(String(describing: rows))")
     }
 
+    @Test("a closed capture older than content.expiry has its secrets blanked by the retention pass (tv storage apply): tshark -Y http reads nothing after, the packets stay")
+    func expiredCaptureSecretsAreBlanked() throws {
+        let r = lab.exec(["--inspect", "--upstream-ca", lab.upstreamCA],
+                         ["curl", "-sS", "--http1.1", "--cacert", lab.tvRoot, "https://origin.test/index.html"])
+        #expect(r.status == 0 && r.out == OriginLab.indexBody, "\(r)")
+        let files = try captures()
+        try #require(!files.isEmpty)
+        #expect(!tshark(files, filter: "http", fields: ["http.request.method"]).isEmpty)
+        // The capture closed two hours ago; content lives one.
+        #expect(lab.tv(["settings", "set", "content.expiry", "1h", "--yes"]).status == 0)
+        let age = Sh.run(["python3", "-c", """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            db.execute('UPDATE captures SET ended_at = ended_at - 7200000000, started_at = started_at - 7200000000')
+            db.commit()
+            """, lab.dataDir + "/tunnelvision.sqlite3"])
+        #expect(age.status == 0, "\(age)")
+        let apply = lab.tv(["storage", "apply"])
+        #expect(apply.status == 0 && apply.out.contains("Blanked the TLS secrets in 1 packet capture file older than content.expiry"), "\(apply)")
+        #expect(tshark(files, filter: "http", fields: ["http.request.method"]).isEmpty)
+        #expect(!tshark(files, filter: "frame", fields: ["frame.len"]).isEmpty)
+        // Said once: the next pass finds it blank.
+        #expect(!lab.tv(["storage", "apply"]).out.contains("Blanked"))
+    }
+
     @Test("Inspection off: a passed-through TLS connection's packets are not held for a secret that never comes, so the file stays in time order (capinfos) while plain requests follow it")
     func passThroughIsNotHeld() throws {
         let script = "curl -sS -o /dev/null --cacert \(lab.upstreamCA) https://origin.test/index.html"

@@ -3,6 +3,7 @@ import FlowStore
 import Foundation
 import Proxy
 import Recording
+import Synchronization
 import TVHome
 
 /// Applies a `RetentionPlan` to rows and files together ("Retention cuts both halves or it
@@ -250,7 +251,34 @@ public final class StorageManager {
         report.content = plan.deletesAllContent
             ? try content.deleteAll(evidence: evidence)
             : try content.sweep(now: now, expiry: limits.contentExpiry, ceiling: limits.contentCeiling, evidence: evidence)
+        report.captureSecretsBlanked = try blankExpiredSecrets(expiry: limits.contentExpiry, evidence: evidence, now: now)
         return report
+    }
+
+    /// Blanks the TLS secrets of the closed packet captures that ended longer than `expiry` ago
+    /// (`CaptureSecretsScrub`), audit evidence spared: with them the inspected connections read
+    /// as plainly as the content that expired (a trial's capture decrypted 3,000 requests after
+    /// their content and their flows had gone). The packets stay, encrypted, under the captures'
+    /// own limits. Files found blank are not read again in this process.
+    /// - Returns: how many files were blanked.
+    func blankExpiredSecrets(expiry: ContentExpiry, evidence: AuditEvidence, now: Int64) throws -> Int {
+        guard evidence != .unknown else { return 0 }
+        let rows = try CaptureRowSequences.read(database)
+        let cutoff = now - expiry.microseconds
+        var blanked = 0
+        for (sequence, row) in rows.live.sorted(by: { $0.key < $1.key }) {
+            guard let ended = row.endedAt, ended < cutoff, !evidence.captures.contains(sequence) else { continue }
+            let path = captures.folder.filePath(Int64(sequence))
+            guard !BlankCaptures.known(path), CaptureSecretsScrub.secretsHeld(path: path) > 0 else {
+                BlankCaptures.remember(path)
+                continue
+            }
+            // Nil: a session records it (a closed row's file is not normally so); tried again later.
+            guard let count = try CaptureSecretsScrub.scrub(path: path) else { continue }
+            BlankCaptures.remember(path)
+            if count > 0 { blanked += 1 }
+        }
+        return blanked
     }
 
     /// Deletes flows that started before `cutoff` (closed ones; an open flow's row is upserted
@@ -370,5 +398,28 @@ extension StorageManager {
             if stat(database.path + suffix, &st) == 0 { total += Int64(st.st_size) }
         }
         return total
+    }
+}
+
+/// The capture files this process found or made blank (`StorageManager.blankExpiredSecrets`),
+/// by path, size and change time: a pass every 10 minutes walked every expired file's blocks
+/// again. A file that changed since is read again.
+enum BlankCaptures {
+    private static let seen = Mutex<Set<String>>([])
+
+    static func key(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(path)|\(info.st_size)|\(info.st_ctim.tv_sec).\(info.st_ctim.tv_nsec)"
+    }
+
+    static func known(_ path: String) -> Bool {
+        guard let key = key(path) else { return false }
+        return seen.withLock { $0.contains(key) }
+    }
+
+    static func remember(_ path: String) {
+        guard let key = key(path) else { return }
+        seen.withLock { _ = $0.insert(key) }
     }
 }

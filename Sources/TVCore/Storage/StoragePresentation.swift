@@ -95,7 +95,10 @@ public enum StoragePresentation {
         if r.content.filesDeleted > 0 {
             parts.append("\(counted(r.content.filesDeleted, "content segment")) (\(Units.bytes(r.content.bytesFreed)))")
         }
-        var out = ["Deleted " + parts.joined(separator: ", ") + "."]
+        var out = parts.isEmpty ? [] : ["Deleted " + parts.joined(separator: ", ") + "."]
+        if r.captureSecretsBlanked > 0 {
+            out.append("Blanked the TLS secrets in \(counted(r.captureSecretsBlanked, "packet capture file")) older than content.expiry: the connections tv inspected in \(r.captureSecretsBlanked == 1 ? "it" : "them") no longer decrypt; the packets stay, under the captures' limits.")
+        }
         if r.packetsMarkedGone > 0 {
             out.append(r.packetsMarkedGone == 1
                 ? "1 packet row of a connection still in the history now says its bytes are gone with their capture file."

@@ -44,6 +44,8 @@ public struct StorageReport: Sendable, Equatable {
     /// delete-everything: bytes the database's write-ahead log still holds after it tried to
     /// empty it (0: emptied); they may include copies of deleted rows.
     public var walBytesLeft: Int64 = 0
+    /// Packet capture files whose TLS secrets were blanked for being older than content.expiry.
+    public var captureSecretsBlanked = 0
 
     public init() {}
 
@@ -52,5 +54,6 @@ public struct StorageReport: Sendable, Equatable {
         flowsDeleted == 0 && packetsDeleted == 0 && exchangesDeleted == 0 && flowContentRowsDeleted == 0 && namesDeleted == 0
             && certificatesDeleted == 0 && pinsForgotten == 0
             && captureFilesDeleted == 0 && decryptedCapturesDeleted == 0 && packetsMarkedGone == 0 && content.rowsDeleted == 0 && content.filesDeleted == 0
+            && captureSecretsBlanked == 0
     }
 }
