@@ -199,6 +199,10 @@ import Glibc
             #expect(r.out == "Saved history.maxAge = 2d (was 30d).\nDeleted 1 connection.\n", "\(r)")
             // One that deletes nothing needs no --yes.
             #expect(try s.tv("settings", "set", "history.maxAge", "1w").status == 0)
+            // Minutes are said to be minutes when nothing is deleted too (`1M` meant a month: a trial).
+            let month = try s.tv("settings", "set", "history.maxAge", "100000M", "--yes")
+            #expect(month.out == "Saved history.maxAge = 100000m (was 1w).\nm is minutes: a month is 30d.\n", "\(month)")
+            #expect(try s.tv("settings", "set", "history.maxAge", "1w", "--yes").status == 0)
             let bad = try s.tv("settings", "set", "captures.maxBytes", "lots")
             #expect(bad.status != 0)
             #expect(bad.err == "tv: captures.maxBytes takes a size of 1MB or more with its unit like 64MB or 2GB (1 KB = 1024 bytes), or off, not 'lots'.\n", "\(bad)")

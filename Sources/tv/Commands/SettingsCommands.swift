@@ -149,6 +149,9 @@ enum SettingsCommands {
                 try HistoryAgeConsent.check(inv, age: age, micros: micros)
             }
             change = try settings.set(SettingKeys.historyMaxAge, to: age)
+            // Said with nothing to delete too (`1M` for a month was saved as one minute, and the
+            // aside came only with a count: a trial).
+            if age.hasSuffix("m") { applies = "m is minutes: a month is 30d." }
         case SettingKeys.captureDecrypted.name:
             change = try settings.set(SettingKeys.captureDecrypted, to: try bool(name, value))
             applies = "It applies when the next session with inspection on starts (any mode); the file is captures/decrypted-….pcapng, 0600: it holds what inspected connections said."
