@@ -17,11 +17,8 @@ extension FlowQuery {
         if window != nil { (rest.status, rest.program, rest.auditSession) = (nil, nil, nil) }
         var (conditions, bindings) = rest.filterConditions(textSearch: { FlowTextSearch.condition(names: names, window: window, text: $0) })
         if window != nil {
-            if let program {
-                conditions.append("+program_command IN (?, ?)")
-                bindings += [.text(program), .text(ProgramIdentity.kernelCommand(program))]
-            }
-            let kept: [(String, SQLiteValue?)] = [("+audit_session_id = ?", auditSession.map { .integer($0) }),
+            let kept: [(String, SQLiteValue?)] = [("+program_command = ?", program.map { .text(ProgramIdentity.kernelCommand($0)) }),
+                                                  ("+audit_session_id = ?", auditSession.map { .integer($0) }),
                                                   ("+status = ?", status.map { .text($0.rawValue) })]
             for case let (condition, value?) in kept {
                 conditions.append(condition)

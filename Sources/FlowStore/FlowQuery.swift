@@ -86,10 +86,10 @@ public struct FlowQuery: Sendable, Equatable {
             bindings += values
         }
         if let program {
-            // As typed, or cut to what the kernel keeps (`--program a-very-long-program-name`
-            // found nothing: a trial).
-            conditions.append("program_command IN (?, ?)")
-            bindings += [.text(program), .text(ProgramIdentity.kernelCommand(program))]
+            // Cut to what the kernel keeps, which no longer name can be (`--program
+            // a-very-long-program-name` found nothing: a trial). One value: the index still orders.
+            conditions.append("program_command = ?")
+            bindings.append(.text(ProgramIdentity.kernelCommand(program)))
         }
         if let auditSession {
             conditions.append("audit_session_id = ?")

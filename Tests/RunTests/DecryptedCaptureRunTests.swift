@@ -95,7 +95,7 @@ struct DecryptedCaptureRunTests {
         let again = try world.run("--inspect")
         #expect(try world.curlThrough(again, ["--http1.1", world.url("/index.html")]).out == "hello from nginx\n")
         let live = try box.tv("content", "delete", "--yes")
-        #expect(live.status == 0 && live.err.contains(", and the 1 closed decrypted capture (") && live.out.contains(", and 1 decrypted capture (")
+        #expect(live.status == 0 && live.err.contains("the 1 closed decrypted capture (") && live.out.contains(", and 1 decrypted capture (")
                 && live.out.contains("Spared the decrypted capture being written (decrypted-"), "\(live)")
         #expect(!FileManager.default.fileExists(atPath: file))
         try again.stop()
