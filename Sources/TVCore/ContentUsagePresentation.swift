@@ -48,6 +48,7 @@ public enum ContentUsagePresentation {
     /// What `tv content delete` says before acting.
     /// - Parameters:
     ///   - captures: the decrypted captures there are (they go too; the ones being written stay).
+    ///   - secrets: the packet captures holding TLS secrets (blanked; the one being recorded stays).
     ///   - bySession: the running session deletes (it closes the segment it writes first), so
     ///     no segment is spared.
     public static func deletionWarning(_ usage: ContentUsage, captures: DecryptedCapturesSummary = DecryptedCapturesSummary(),
@@ -88,7 +89,9 @@ public enum ContentUsagePresentation {
     }
 
     /// What `tv content delete` says after acting.
-    /// - Parameter captures: the decrypted captures deleted, and the names spared.
+    /// - Parameters:
+    ///   - captures: the decrypted captures deleted, and the names spared.
+    ///   - secrets: the packet captures whose secrets were blanked, and the names spared.
     public static func deletionReport(_ report: ContentSweepReport, captures: DecryptedCapturesSummary = DecryptedCapturesSummary(),
                                       secrets: CaptureSecretsSummary = CaptureSecretsSummary()) -> [String] {
         var out = ["Deleted \(counted(report.rowsDeleted, "turn")) and \(report.filesDeleted) segment file\(report.filesDeleted == 1 ? "" : "s") (\(Units.bytes(report.bytesFreed)))"
