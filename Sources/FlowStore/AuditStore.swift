@@ -305,7 +305,7 @@ public struct AuditStore: Sendable {
     /// connection a program kept open across `tv audit start` says what it said during the span
     /// in the same connection (an auditor's requests on it were in the decrypted capture, cut by
     /// time, and missing from the HAR: a trial). Oldest first.
-    public func flowIDs(carriedInto from: Int64, until to: Int64) throws -> [Int64] {
+    public func flowIDs(carriedInto from: Int64) throws -> [Int64] {
         try connection.withDatabase { database in
             var out: [Int64] = []
             let select = try database.prepare("""

@@ -17,7 +17,7 @@ public struct ClientHello: Sendable, Hashable {
     /// dot preserved); nil when the client sent no SNI. `withASCIIServerName()` converts it.
     public var serverName: String?
     /// Why a `host_name` that was sent is not `serverName` (it holds a space or a control byte, or
-    /// is neither ASCII nor UTF-8), one sentence; nil when there was none or it was taken. Such a
+    /// is neither ASCII nor UTF-8), a clause to put in a sentence; nil when there was none or it was taken. Such a
     /// hello is still read: a server may accept it (nginx did), and refusing the whole hello
     /// broke a passed-through connection tv only watches (a trial).
     public var serverNameProblem: String?

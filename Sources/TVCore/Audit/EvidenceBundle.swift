@@ -63,7 +63,7 @@ public struct EvidenceBundle: Sendable, Equatable {
     /// Flows in `flows.json`: the session's, and those carried into it.
     public var flows: Int
     /// Of `flows`, the connections open across the session's start (`carriedIntoSession` in
-    /// `flows.json`; `AuditStore.flowIDs(carriedInto:until:)`).
+    /// `flows.json`; `AuditStore.flowIDs(carriedInto:)`).
     public var carriedFlows: Int
     /// Flows whose kept content is in the bundle.
     public var contentFlows: Int
@@ -98,7 +98,7 @@ public struct EvidenceBundle: Sendable, Equatable {
         let end = session.ended ?? request.now
         let ids = try store.audit.flowIDs(session: session.id)
         // Connections open across the start: what they carried in the span is the session's too.
-        let carried = try store.audit.flowIDs(carriedInto: session.started, until: end)
+        let carried = try store.audit.flowIDs(carriedInto: session.started)
         var records: [FlowRecord] = []
         for id in ids + carried { if let record = try store.flow(id: id) { records.append(record) } }
         // Newest first, as `tv flows` lists them.

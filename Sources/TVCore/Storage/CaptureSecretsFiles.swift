@@ -38,14 +38,15 @@ public enum CaptureSecretsFiles {
         var done = CaptureSecretsSummary()
         for name in onDisk(home) {
             let path = home.captureDirectory + "/" + name
-            guard CaptureSecretsScrub.secretsHeld(path: path) > 0 else { continue }
-            if let blanked = try CaptureSecretsScrub.scrub(path: path) {
-                if blanked > 0 {
-                    done.files += 1
-                    done.blocks += blanked
-                }
-            } else {
-                done.recording.append(name)
+            // The scrub skips blank blocks itself; a file it may not lock is named only when it
+            // holds secrets.
+            guard let blanked = try CaptureSecretsScrub.scrub(path: path) else {
+                if CaptureSecretsScrub.secretsHeld(path: path) > 0 { done.recording.append(name) }
+                continue
+            }
+            if blanked > 0 {
+                done.files += 1
+                done.blocks += blanked
             }
         }
         return done

@@ -269,10 +269,7 @@ public final class StorageManager {
         for (sequence, row) in rows.live.sorted(by: { $0.key < $1.key }) {
             guard let ended = row.endedAt, ended < cutoff, !evidence.captures.contains(sequence) else { continue }
             let path = captures.folder.filePath(Int64(sequence))
-            guard !BlankCaptures.known(path), CaptureSecretsScrub.secretsHeld(path: path) > 0 else {
-                BlankCaptures.remember(path)
-                continue
-            }
+            guard !BlankCaptures.known(path) else { continue }
             // Nil: a session records it (a closed row's file is not normally so); tried again later.
             guard let count = try CaptureSecretsScrub.scrub(path: path) else { continue }
             BlankCaptures.remember(path)
