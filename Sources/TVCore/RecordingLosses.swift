@@ -24,8 +24,10 @@ public struct RecordingLosses: Sendable, Equatable {
     public var contentTurnsNotSaved = 0
     /// Content writes (segment appends, index transactions) that failed.
     public var contentWritesFailed = 0
-    /// Chunks of decrypted content the full queue dropped.
+    /// Chunks of decrypted content the full queue dropped (their turns are marked incomplete).
     public var contentChunksDropped = 0
+    /// The kept bytes those chunks carried.
+    public var contentBytesDropped = 0
     /// True while content writes fail.
     public var contentFailing = false
     /// The sentence of the last content failure.
@@ -61,6 +63,7 @@ public struct RecordingLosses: Sendable, Equatable {
         contentTurnsNotSaved = content.turnsLost
         contentWritesFailed = content.failedWrites
         contentChunksDropped = content.chunksDropped
+        contentBytesDropped = Int(content.bytesDropped)
         contentFailing = content.failing
         lastContentError = content.failedWrites > 0 ? content.lastError?.message : nil
     }
@@ -82,6 +85,7 @@ public struct RecordingLosses: Sendable, Equatable {
         ("recording.flowsWaiting", \.flowsWaiting), ("recording.flowWritesFailed", \.flowWritesFailed),
         ("recording.flowEventsDropped", \.flowEventsDropped), ("recording.contentTurnsNotSaved", \.contentTurnsNotSaved),
         ("recording.contentWritesFailed", \.contentWritesFailed), ("recording.contentChunksDropped", \.contentChunksDropped),
+        ("recording.contentBytesDropped", \.contentBytesDropped),
         ("recording.sharedFlowsNotSaved", \.sharedFlowsNotSaved), ("recording.sharedEventsDropped", \.sharedEventsDropped),
     ]
 

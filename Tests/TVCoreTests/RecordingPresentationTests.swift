@@ -61,10 +61,11 @@ import Testing
         content.turnsLost = 3
         content.failedWrites = 1
         content.chunksDropped = 1
+        content.bytesDropped = 65_536
         content.lastError = .segment(.cannotWrite(path: "/d/content/content-00000001.seg", reason: "Permission denied"))
         let losses = RecordingLosses(flows: flowCounters(notSaved: 254, stale: 1, failedWrites: 9, dropped: 2), content: content)
         #expect(RecordingPresentation.stopped(losses, folder: "/d")
-            == "not everything was saved in /d: 254 flows never written, 1 flow without their last update, 2 flow events dropped because the database could not keep up, 3 turns of decrypted content never written, 1 content chunk dropped because the disk could not keep up. The last error: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again.")
+            == "not everything was saved in /d: 254 flows never written, 1 flow without their last update, 2 flow events dropped because the database could not keep up, 3 turns of decrypted content never written, 1 content chunk (64.0 KiB) dropped because the content writer could not keep up. The last error: The disk holding the data folder is full (/d/tunnelvision.sqlite3 cannot grow); free some space on it and try again.")
     }
 
     @Test func statusLinesAndTheControlValuesRoundTrip() {
@@ -85,5 +86,19 @@ import Testing
             "  last error      Could not write decrypted content to /d/content/content-00000001.seg (Permission denied); check free space and that the content folder belongs to you (0700), then try again.",
         ])
         #expect(RecordingPresentation.statusLines(RecordingLosses()) == [])
+    }
+
+    /// What the full queues dropped is said by `tv status` too, not only by `tv diag`.
+    @Test func statusSaysWhatTheQueuesDropped() {
+        var content = ContentCounters()
+        content.chunksDropped = 4_864
+        content.bytesDropped = 4_864 * 16_384
+        let losses = RecordingLosses(flows: flowCounters(dropped: 1), content: content)
+        #expect(RecordingLosses(values: losses.values) == losses)
+        #expect(losses.values["recording.contentBytesDropped"] == "79691776")
+        #expect(RecordingPresentation.statusLines(losses) == [
+            "flows dropped     1 flow event while the database fell behind: some flows lack their latest state",
+            "content dropped   4,864 chunks (76.0 MiB) while the content writer fell behind: their requests are marked incomplete",
+        ])
     }
 }
