@@ -50,7 +50,7 @@ public final class SQLiteDatabase {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, milliseconds)
+        SQLiteBusyWait.install(on: db, timeoutMilliseconds: milliseconds)
         // The first statements read page 1, so a file of random bytes fails here (SQLITE_NOTADB).
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=NORMAL")
@@ -145,7 +145,7 @@ public final class SQLiteDatabase {
             throw FlowStoreError.cannotOpen(path: path ?? name, reason: reason)
         }
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, milliseconds)
+        SQLiteBusyWait.install(on: db, timeoutMilliseconds: milliseconds)
         return db
     }
 
