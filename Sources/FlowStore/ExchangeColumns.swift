@@ -12,6 +12,9 @@ public enum ExchangeColumns {
         "request_time", "response_time", "end_time", "upgrade", "connect", "state", "request_end_time",
     ]
 
+    /// `names`' positions, for reading a row by column name (`CheckedRow`).
+    static let columnIndex = ColumnIndex(names)
+
     /// `id, flow_id, …` for a SELECT list (prefix with a table alias yourself when joining).
     public static let selectList: String = names.joined(separator: ", ")
 
@@ -84,7 +87,7 @@ public enum ExchangeColumns {
     public static func record(_ values: [SQLiteValue]) throws(DamagedRow) -> ExchangeRecord {
         let id: Int64
         if case let .integer(n) = values.first ?? .null { id = n } else { id = 0 }
-        let r = CheckedRow(row: "exchange \(id)", names: names, values: values)
+        let r = CheckedRow(.exchange(id), columns: columnIndex, values: values)
         let count: ClosedRange<Int64> = 0...Int64.max
         return ExchangeRecord(
             id: try r.integer("id", in: 1...Int64.max),

@@ -15,6 +15,9 @@ enum FlowRecordColumns {
         "other_hosts", "ech_public_name", "chain",
     ]
 
+    /// The names a row read by `record` holds (`names`, then the program's), with their positions.
+    static let columnIndex = ColumnIndex(names + FlowProgramColumns.names)
+
     /// `id, start_time, …` for a SELECT list, then the program's columns (`FlowProgramColumns`,
     /// which the upsert never writes).
     static let selectList: String = (names + FlowProgramColumns.names).joined(separator: ", ")
@@ -143,7 +146,7 @@ enum FlowRecordColumns {
     /// against what a writer writes.
     /// - Throws: `DamagedRow` naming the first column that holds a value no writer writes.
     static func record(from row: SQLiteStatement) throws(DamagedRow) -> FlowRecord {
-        try record((names + FlowProgramColumns.names).indices.map { row.value(at: Int32($0)) })
+        try record(columnIndex.names.indices.map { row.value(at: Int32($0)) })
     }
 
     /// The record `values` (in `names` order, then `FlowProgramColumns.names`; missing program
@@ -152,7 +155,7 @@ enum FlowRecordColumns {
     static func record(_ values: [SQLiteValue]) throws(DamagedRow) -> FlowRecord {
         let id: Int64
         if case let .integer(n) = values.first ?? .null { id = n } else { id = 0 }
-        let r = CheckedRow(row: "flow \(id)", names: names + FlowProgramColumns.names, values: values)
+        let r = CheckedRow(.flow(id), columns: columnIndex, values: values)
         let port: ClosedRange<Int64> = 0...65_535
         let count: ClosedRange<Int64> = 0...Int64.max
         var record = FlowRecord(

@@ -248,6 +248,8 @@ struct TurnIndex {
 
     /// The column names of `columns`, in order.
     static let names: [String] = columns.components(separatedBy: ", ")
+    /// `names`' positions, for reading a row by column name (`CheckedRow`).
+    static let columnIndex = ColumnIndex(names)
 
     /// The indexed turn `values` (in `names` order) hold, each value checked against what the
     /// content writer writes (`TurnRecorder` never keeps more than `RecordingBudget.fixedTurnLimit`
@@ -255,7 +257,7 @@ struct TurnIndex {
     /// - Throws: `DamagedRow` naming the first column no writer would have written.
     static func row(_ values: [SQLiteValue]) throws(DamagedRow) -> IndexedTurn {
         func number(_ index: Int) -> Int64 { if case let .integer(n) = values[index] { return n } else { return 0 } }
-        let r = CheckedRow(row: "turn \(number(1)) of flow \(number(0))", names: names, values: values)
+        let r = CheckedRow(.turn(number(1), flow: number(0)), columns: columnIndex, values: values)
         let nonNegative: ClosedRange<Int64> = 0...Int64.max
         let kept = try r.integer("kept_bytes", in: 0...Int64(RecordingBudget.fixedTurnLimit))
         let seen = try r.integer("seen_bytes", in: kept...Int64.max)
