@@ -12,6 +12,10 @@ public struct ContentSweepReport: Sendable, Equatable {
     public var leftAlone: Int
     /// Request rows whose query string went with the content (`StoredExchanges.removeQueries`).
     public var queriesRemoved = 0
+    /// The cutoff (µs) of query removal a budget stopped short of: the content writer goes on
+    /// with it a slice at a time while its queue is empty (`ContentWriterThread.idleDeadlinePassed`);
+    /// nil when done.
+    public var queriesLeftBefore: Int64?
 
     public init(rowsDeleted: Int = 0, filesDeleted: Int = 0, bytesFreed: Int64 = 0, spared: SegmentFile? = nil,
                 leftAlone: Int = 0) {

@@ -15,9 +15,12 @@ struct ContentSweeper {
     ///   - writing: the sequence this process is writing (also spared by its lock; named so the
     ///     writer's own sweep does not depend on probing its own file).
     ///   - evidence: what audit sessions hold; nil reads it from the database now.
+    ///   - queryBudget: about how many stored requests' queries to read at most
+    ///     (`StoredExchanges.removeExpiredQueries`); nil for all. When it stops short,
+    ///     `ContentSweepReport.queriesLeftBefore` says the cutoff for `removeQueries(before:budget:)`.
     /// - Throws: `FlowStoreError` from the index, `ContentError.cannotDelete` from unlink.
     func sweep(now: Int64, expiry: ContentExpiry, ceiling: Int64, writing: Int?,
-               evidence: AuditEvidence? = nil) throws -> ContentSweepReport {
+               evidence: AuditEvidence? = nil, queryBudget: Int? = nil) throws -> ContentSweepReport {
         let index = TurnIndex(database: database)
         let evidence = evidence ?? AuditEvidence.read(from: database)
         directory.removeAbandonedNewFiles()
@@ -36,10 +39,9 @@ struct ContentSweeper {
             for drop in plan.drops { deleted += try index.deleteRows(inSegment: drop.sequence) }
             // The requests' queries expire with the content (they are content); audit evidence keeps them.
             let cutoff = max(plan.expireBefore, droppedUpTo.map { $0 + 1 } ?? plan.expireBefore)
-            switch evidence {
-            case .none: report.queriesRemoved = try StoredExchanges.removeExpiredQueries(before: cutoff, sparing: [], database: database)
-            case let .known(_, flows): report.queriesRemoved = try StoredExchanges.removeExpiredQueries(before: cutoff, sparing: flows, database: database)
-            case .unknown: break
+            if let removal = try removeQueries(before: cutoff, evidence: evidence, budget: queryBudget) {
+                report.queriesRemoved = removal.removed
+                if !removal.reachedCutoff { report.queriesLeftBefore = cutoff }
             }
             return deleted
         }
@@ -52,6 +54,18 @@ struct ContentSweeper {
         let dropped = Set(plan.drops.map(\.sequence)), leftAlone = Set(plan.leftAlone)
         try clearUnreferenced(files.filter { !dropped.contains($0.sequence) && !leftAlone.contains($0.sequence) }, writing: writing)
         return report
+    }
+
+    /// Removes the queries of stored requests made before `cutoff` that earlier calls left
+    /// (`StoredExchanges.removeExpiredQueries`), sparing audit evidence, inside the caller's
+    /// transaction; nil when what is evidence cannot be read (nothing is removed then).
+    /// - Parameter budget: about how many stored requests to read at most; nil for all.
+    func removeQueries(before cutoff: Int64, evidence: AuditEvidence, budget: Int?) throws -> StoredExchanges.QueryRemoval? {
+        switch evidence {
+        case .none: try StoredExchanges.removeExpiredQueries(before: cutoff, sparing: [], database: database, budget: budget)
+        case let .known(_, flows): try StoredExchanges.removeExpiredQueries(before: cutoff, sparing: flows, database: database, budget: budget)
+        case .unknown: nil
+        }
     }
 
     /// Clears what no row references in `files` (`SegmentHoles`): the bytes of turns deleted

@@ -28,6 +28,10 @@ public struct ContentWriterConfiguration: Sendable {
     public var segmentAge: Int64 = 300_000_000
     /// Seconds between periodic sweeps while the writer runs.
     public var sweepInterval: Double = 60
+    /// About how many stored requests one slice of a periodic sweep's query removal reads; the
+    /// rest goes on a slice at a time while the queue is empty (2,000: ~30 ms of the writer's
+    /// time at the ~16 µs a request measured, where the queue holds ~80 ms of a 200 MB/s stream).
+    public var querySlice = 2_000
 
     public init(databasePath: String, directory: String, expiry: ContentExpiry = .default) {
         self.databasePath = databasePath

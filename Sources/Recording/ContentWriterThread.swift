@@ -88,6 +88,35 @@ final class ContentWriterThread: QueueWriter {
         lastSweep = .now()
     }
 
+    /// The cutoff of the query removal the last sweep left to do (`ContentSweepReport
+    /// .queriesLeftBefore`), done `configuration.querySlice` requests at a time whenever the
+    /// queue is empty (`idleDeadlinePassed`): a slice between every two batches still cost a
+    /// burst's content (measured: 200 MB/s of kept content on two busy CPUs, the writer waiting
+    /// 1.1 s for a CPU in 3.5 s, dropped 1,754 chunks with those slices 28 % of its time).
+    private var queriesLeftBefore: Int64?
+
+    /// One slice of the query removal a sweep left, in its own transaction; a failure is counted
+    /// and the rest waits for the next sweep.
+    private func removeQuerySlice(before cutoff: Int64) {
+        do {
+            let database = try database()
+            let sweeper = ContentSweeper(database: database, directory: directory, clearing: clearing)
+            let removal = try database.transaction {
+                try sweeper.removeQueries(before: cutoff, evidence: AuditEvidence.read(from: database), budget: configuration.querySlice)
+            }
+            let left = removal?.reachedCutoff == false ? cutoff : nil
+            queriesLeftBefore = left
+            queue.updateCounters {
+                $0.lastSweep?.queriesRemoved += removal?.removed ?? 0
+                $0.lastSweep?.queriesLeftBefore = left
+            }
+        } catch {
+            let failure = ContentWriteFailure(error)
+            queue.updateCounters { $0.lastError = failure }
+            queriesLeftBefore = nil
+        }
+    }
+
     /// Written past the ceiling by more than `ceilingSlack` since the last sweep (what a sweep
     /// could not take, such as audit evidence, does not make every batch sweep again).
     var isOverCeiling: Bool {
@@ -99,9 +128,12 @@ final class ContentWriterThread: QueueWriter {
     var ceilingSlack: Int64 { max(1, configuration.ceiling / 16) }
 
     /// The idle writer wakes for the next sweep (`tick` runs it).
-    var idleDeadline: DispatchTime? { lastSweep + sweepInterval }
+    var idleDeadline: DispatchTime? { queriesLeftBefore != nil ? .now() : lastSweep + sweepInterval }
 
-    func idleDeadlinePassed() {}
+    /// The queue is empty: one slice of the query removal a sweep left, if any.
+    func idleDeadlinePassed() {
+        if let cutoff = queriesLeftBefore { removeQuerySlice(before: cutoff) }
+    }
 
     /// Handles a batch: buffers chunk bytes, writes the turns that ended. Losses are counted in
     /// `ContentCounters`, not as failed events.
@@ -159,13 +191,18 @@ final class ContentWriterThread: QueueWriter {
 
     /// Sweeps with the current expiry. A segment past its age is closed first, so content that
     /// expired in it can go; the segment being written is otherwise spared.
-    func sweep() throws -> ContentSweepReport {
+    /// - Parameter queryBudget: the periodic sweep's slice of query removal (the rest goes on
+    ///   between batches); nil, as a sweep asked for (a setting change, the session's end), for
+    ///   all of it.
+    func sweep(queryBudget: Int? = nil) throws -> ContentSweepReport {
         if let segment, clock.now() - segment.createdAt >= configuration.segmentAge {
             segment.close()
             self.segment = nil
         }
         let report = try ContentSweeper(database: try database(), directory: directory, clearing: clearing)
-            .sweep(now: clock.now(), expiry: expiry, ceiling: configuration.ceiling, writing: segment?.sequence)
+            .sweep(now: clock.now(), expiry: expiry, ceiling: configuration.ceiling, writing: segment?.sequence,
+                   queryBudget: queryBudget)
+        queriesLeftBefore = report.queriesLeftBefore
         bytesAfterSweep = directory.segments().reduce(0) { $0 + $1.diskBytes }
         bytesSinceSweep = 0
         queue.updateCounters {
@@ -178,7 +215,7 @@ final class ContentWriterThread: QueueWriter {
     /// The periodic sweep: failures are counted, not thrown.
     func periodicSweep() {
         do {
-            _ = try sweep()
+            _ = try sweep(queryBudget: configuration.querySlice)
         } catch {
             let failure = ContentWriteFailure(error)
             queue.updateCounters { $0.lastError = failure }

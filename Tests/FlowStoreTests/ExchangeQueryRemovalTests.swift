@@ -56,12 +56,47 @@ import Testing
             writer.close()
             let database = try SQLiteDatabase(path: folder + "/tunnelvision.sqlite3")
             defer { database.close() }
-            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 6_000, sparing: [], database: database) } == 2)
+            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 6_000, sparing: [], database: database) }
+                == .init(removed: 2, reachedCutoff: true))
             #expect(try store.exchanges(ofFlow: a.id).exchanges.map(\.path) == ["/p0", "/p1", "/p2?k=v"])
             // The same cutoff again: nothing to read; a later one takes the rest.
-            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 6_000, sparing: [], database: database) } == 0)
-            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 10_000, sparing: [], database: database) } == 1)
+            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 6_000, sparing: [], database: database) }.removed == 0)
+            #expect(try database.transaction { try StoredExchanges.removeExpiredQueries(before: 10_000, sparing: [], database: database) }.removed == 1)
             #expect(try store.exchanges(ofFlow: a.id).exchanges.map(\.queryRemoved) == [true, true, true])
+        }
+    }
+
+    @Test("a budget takes the stretch a slice at a time, each ending past the run that filled it, until the cutoff")
+    func slices() throws {
+        try withStore { store, folder in
+            let writer = try store.makeWriter()
+            let a = writer.open(sampleFlow(start: 100))
+            // Five batches of two finished exchanges: five runs, the latest requests at 1,001 … 1,401.
+            for batch in 0..<5 {
+                for n in 0..<2 {
+                    let time = 1_000 + Int64(batch * 100 + n)
+                    writer.enqueue(.exchange(exchange(flow: a.id, sequence: batch * 2 + n + 1, path: "/b\(batch)n\(n)?k=v", at: time, done: true)))
+                }
+                writer.flush()
+            }
+            writer.close()
+            let database = try SQLiteDatabase(path: folder + "/tunnelvision.sqlite3")
+            defer { database.close() }
+            #expect(try database.scalar("SELECT count(*) FROM exchange_runs") == .integer(5))
+            #expect(try StoredExchanges.sliceEnd(since: 0, cutoff: 10_000, exchanges: 3, database: database) == 1_102)
+            #expect(try StoredExchanges.sliceEnd(since: 1_102, cutoff: 10_000, exchanges: 3, database: database) == 1_302)
+            #expect(try StoredExchanges.sliceEnd(since: 1_302, cutoff: 10_000, exchanges: 3, database: database) == 10_000)
+            #expect(try StoredExchanges.sliceEnd(since: 0, cutoff: 1_050, exchanges: 3, database: database) == 1_050)
+            func slice() throws -> StoredExchanges.QueryRemoval {
+                try database.transaction { try StoredExchanges.removeExpiredQueries(before: 10_000, sparing: [], database: database, budget: 3) }
+            }
+            #expect(try slice() == .init(removed: 4, reachedCutoff: false))
+            #expect(try store.exchanges(ofFlow: a.id).exchanges.filter(\.queryRemoved).count == 4)
+            #expect(try slice() == .init(removed: 4, reachedCutoff: false))
+            #expect(try slice() == .init(removed: 2, reachedCutoff: true))
+            #expect(try slice() == .init(removed: 0, reachedCutoff: true))
+            #expect(try store.exchanges(ofFlow: a.id).exchanges.map(\.path)
+                == (0..<5).flatMap { batch in (0..<2).map { "/b\(batch)n\($0)" } })
         }
     }
 }

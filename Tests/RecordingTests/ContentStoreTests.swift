@@ -150,6 +150,64 @@ import FlowTerms
         session.writer.close()
     }
 
+    /// A sweep that passes the ceiling removes the dropped content's queries a slice at a time:
+    /// its own slice, then one whenever the writer's queue is empty, until all are gone (a
+    /// trial's first sweep past the ceiling rewrote 30,000 requests in one go while the queue
+    /// dropped 4,864 chunks).
+    @Test func theCeilingsQueryRemovalGoesOnASliceAtATime() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        // Each flow's request rows: three finished exchanges with queries, each packed in a run
+        // of its own (a batch each), made before the flow's content.
+        let flows = try FlowStore(path: home.databasePath)
+        let rows = try flows.makeWriter()
+        var ids: [Int64] = []
+        for index in Int64(0)..<5 {
+            let flow = rows.open(FlowRecord(startTime: testEpoch + index * 1_000, clientAddress: "127.0.0.1", clientPort: 50_000,
+                                            serverAddress: "127.0.0.1", serverPort: 443, host: "example.com", hostOrigin: .sni,
+                                            status: .inspected))
+            ids.append(flow.id)
+            for n in 0..<3 {
+                var exchange = ExchangeRecord(flowID: flow.id, sequence: n + 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "https",
+                                              authority: "example.com", path: "/f\(index)?key=SECRET\(n)", queryRemoved: false,
+                                              requestTime: testEpoch + index * 1_000 - 10 + Int64(n))
+                exchange.status = 200
+                exchange.responseTime = exchange.requestTime + 1
+                exchange.endTime = exchange.requestTime + 2
+                exchange.state = .complete
+                rows.enqueue(.exchange(exchange))
+                rows.flush()
+            }
+        }
+        rows.close()
+        let session = try session(home, clock: clock) {
+            $0.segmentBytes = 40
+            $0.ceiling = 100
+            $0.querySlice = 1
+        }
+        for id in ids {
+            let flow = try #require(session.recorder(flow: id))
+            flow.record(up, at: 0, bytes(40, UInt8(0x30 + id)))
+            flow.finish()
+            session.writer.flush()
+            clock.advance(by: 1_000)
+            _ = try session.writer.writingSegment()
+        }
+        #expect(home.files() == ["content-00000004.seg", "content-00000005.seg"])
+        // Each of the (three) sweeps took one slice (one run); the writer goes on by itself.
+        func stripped() throws -> [String] {
+            try ids.flatMap { try flows.exchanges(ofFlow: $0).exchanges.filter(\.queryRemoved).map(\.path) }
+        }
+        for _ in 0..<500 where try stripped().count < 9 { usleep(10_000) }
+        #expect(try stripped() == ["/f0", "/f0", "/f0", "/f1", "/f1", "/f1", "/f2", "/f2", "/f2"])
+        #expect(try ids.flatMap { try flows.exchanges(ofFlow: $0).exchanges.map(\.path) }.suffix(6)
+            == ["/f3?key=SECRET0", "/f3?key=SECRET1", "/f3?key=SECRET2", "/f4?key=SECRET0", "/f4?key=SECRET1", "/f4?key=SECRET2"])
+        #expect(session.writer.counters.lastSweep?.queriesLeftBefore == nil)
+        session.writer.close()
+        flows.close()
+    }
+
     /// A busy session does not wait out the minute between sweeps once its files pass the
     /// ceiling by a sixteenth of it: a sweep runs between batches (a trial's folder grew to 6.5
     /// times the ceiling between two sweeps).
