@@ -110,7 +110,9 @@ final class ProgramResolver {
             if case let .exact(family, source, sourcePort, destination, destinationPort) = query,
                case .sockets(let list) = SockDiagQuery.outcome(exact(family: family, source: source, sourcePort: sourcePort,
                                                                      destination: destination, destinationPort: destinationPort),
-                                                               clientsAreLocal: clientsAreLocal) {
+                                                               missIsConclusive: SockDiagQuery.missIsConclusive(
+                                                                   clientsAreLocal: clientsAreLocal, peersAreServers: peersAreServers,
+                                                                   listener: listener)) {
                 exactAnswers += 1
                 answeredExactly = true
                 sockets = .success(list)

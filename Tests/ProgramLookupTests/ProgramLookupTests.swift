@@ -81,7 +81,7 @@ struct ProgramLookupTests {
         }
     }
 
-    @Test("where peers are servers, a python3 child's TCP socket (IPv4 and IPv6) is found by its four-tuple (no dump): named python3; a wrong server port misses and the socket the dump finds, connected elsewhere, is not named; after it exits, socket gone")
+    @Test("where peers are servers, a python3 child's TCP socket (IPv4 and IPv6) is found by its four-tuple (no dump): named python3; a wrong server port misses, with no dump, and the socket connected elsewhere is not named; after it exits, socket gone")
     func exactFourTuple() throws {
         for (family, host) in [(AF_INET, "127.0.0.1"), (AF_INET6, "::1")] {
             let (child, input, out) = try Self.python("import socket,sys; l=socket.socket(socket.\(family == AF_INET ? "AF_INET" : "AF_INET6")); l.bind(('\(host)', 0)); l.listen(4); "
@@ -98,14 +98,16 @@ struct ProgramLookupTests {
             #expect(answers.got.wait(timeout: .now() + 5) == .success)
             #expect(answers.list.withLock { $0.last?.1 } == python)
             #expect(lookup.counters.exact == 1)
-            // Not its peer: the exact request misses (ENOENT), and the dump by port finds only a
-            // socket connected elsewhere, which is another connection's: not named (a trial's
-            // flows were named after programs whose sockets merely shared the port).
+            // Not its peer: the exact request misses (ENOENT), and that is the answer where the
+            // server is the peer (no dump): the socket with that port, connected elsewhere, is
+            // another connection's, never named (a trial's flows were named after programs whose
+            // sockets merely shared the port).
             #expect(lookup.lookUp(ProgramLookupRequest(flowID: 2, clientAddress: host, clientPort: ports[0], serverAddress: host,
                                                        serverPort: ports[1] &+ 1, transport: .tcp)))
             #expect(answers.got.wait(timeout: .now() + 5) == .success)
             #expect(answers.list.withLock { $0.last?.1 } == .notKnown(.socketGone))
-            #expect(lookup.counters.exact == 1)
+            #expect(lookup.counters.exact == 2)
+            #expect(lookup.counters.dumps == 0)
             try input.close()
             #expect(child.wait(seconds: 10))
             #expect(lookup.lookUp(ProgramLookupRequest(flowID: 3, clientAddress: host, clientPort: ports[0], serverAddress: host,
@@ -154,14 +156,15 @@ struct ProgramLookupTests {
             #expect(answers.list.withLock { $0.last?.1 } == python)
             #expect(lookup.counters.exact == 2)
             #expect(lookup.counters.dumps == 0)
-            // A listener that is not the client's peer: the exact request misses, and the dump's
-            // socket with that port, connected elsewhere, is not the flow's.
+            // A listener on one address that is not the client's peer: the exact request misses,
+            // and that is the answer (a client of that listener would have that four-tuple), with
+            // no dump: the socket with that port, connected elsewhere, is not the flow's.
             lookup.setListener(address: host, port: ports[1] &+ 1)
             #expect(lookup.lookUp(request(3)))
             #expect(answers.got.wait(timeout: .now() + 5) == .success)
             #expect(answers.list.withLock { $0.last?.1 } == .notKnown(.socketGone))
-            #expect(lookup.counters.exact == 2)
-            #expect(lookup.counters.dumps >= 1)
+            #expect(lookup.counters.exact == 3)
+            #expect(lookup.counters.dumps == 0)
         }
     }
 

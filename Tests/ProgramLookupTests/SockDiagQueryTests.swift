@@ -76,23 +76,36 @@ struct SockDiagQueryTests {
                                    peersAreServers: true, listener: listener) == .dump)
     }
 
-    @Test("the exact answer: a connection is the answer, a listener never; ENOENT or only a listener is gone only where every client is local; any other failure asks by a dump")
+    @Test("the exact answer: a connection is the answer, a listener never; ENOENT or only a listener is gone only where a miss is conclusive; any other failure asks by a dump")
     func outcome() {
         let socket = DiagSocket(family: 2, state: 1, source: [10, 0, 0, 2], sourcePort: 54_321, destination: [93, 184, 216, 34],
                                 destinationPort: 443, uid: 0, inode: 77)
-        #expect(SockDiagQuery.outcome(.success([socket]), clientsAreLocal: false) == .sockets([socket]))
-        #expect(SockDiagQuery.outcome(.success([socket]), clientsAreLocal: true) == .sockets([socket]))
-        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: ENOENT)), clientsAreLocal: true) == .sockets([]))
-        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: ENOENT)), clientsAreLocal: false) == .dump)
-        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: EINVAL)), clientsAreLocal: true) == .dump)
-        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: EAGAIN)), clientsAreLocal: true) == .dump)
-        #expect(SockDiagQuery.outcome(.failure(.malformed(offset: 0)), clientsAreLocal: true) == .dump)
-        #expect(SockDiagQuery.outcome(.success([]), clientsAreLocal: true) == .dump)
+        #expect(SockDiagQuery.outcome(.success([socket]), missIsConclusive: false) == .sockets([socket]))
+        #expect(SockDiagQuery.outcome(.success([socket]), missIsConclusive: true) == .sockets([socket]))
+        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: ENOENT)), missIsConclusive: true) == .sockets([]))
+        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: ENOENT)), missIsConclusive: false) == .dump)
+        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: EINVAL)), missIsConclusive: true) == .dump)
+        #expect(SockDiagQuery.outcome(.failure(.kernel(errno: EAGAIN)), missIsConclusive: true) == .dump)
+        #expect(SockDiagQuery.outcome(.failure(.malformed(offset: 0)), missIsConclusive: true) == .dump)
+        #expect(SockDiagQuery.outcome(.success([]), missIsConclusive: true) == .dump)
         // A listener the kernel's lookup fell back to is never the client.
         var listener = socket
         listener.state = 10
-        #expect(SockDiagQuery.outcome(.success([listener]), clientsAreLocal: true) == .sockets([]))
-        #expect(SockDiagQuery.outcome(.success([listener]), clientsAreLocal: false) == .dump)
-        #expect(SockDiagQuery.outcome(.success([listener, socket]), clientsAreLocal: false) == .sockets([socket]))
+        #expect(SockDiagQuery.outcome(.success([listener]), missIsConclusive: true) == .sockets([]))
+        #expect(SockDiagQuery.outcome(.success([listener]), missIsConclusive: false) == .dump)
+        #expect(SockDiagQuery.outcome(.success([listener, socket]), missIsConclusive: false) == .sockets([socket]))
+    }
+
+    @Test("a miss is conclusive where the four-tuple asked is the socket's own: local clients, servers as peers, a listener on one address; not a wildcard listener's guess")
+    func missIsConclusive() {
+        let one: (family: UInt8, bytes: [UInt8], port: UInt16) = (2, [127, 0, 0, 1], 8080)
+        let any4: (family: UInt8, bytes: [UInt8], port: UInt16) = (2, [0, 0, 0, 0], 8080)
+        let any6: (family: UInt8, bytes: [UInt8], port: UInt16) = (10, Array(repeating: 0, count: 16), 8080)
+        #expect(SockDiagQuery.missIsConclusive(clientsAreLocal: true, peersAreServers: false, listener: nil))
+        #expect(SockDiagQuery.missIsConclusive(clientsAreLocal: false, peersAreServers: true, listener: nil))
+        #expect(SockDiagQuery.missIsConclusive(clientsAreLocal: false, peersAreServers: false, listener: one))
+        #expect(!SockDiagQuery.missIsConclusive(clientsAreLocal: false, peersAreServers: false, listener: any4))
+        #expect(!SockDiagQuery.missIsConclusive(clientsAreLocal: false, peersAreServers: false, listener: any6))
+        #expect(!SockDiagQuery.missIsConclusive(clientsAreLocal: false, peersAreServers: false, listener: nil))
     }
 }
