@@ -139,6 +139,37 @@ import Glibc
         }
     }
 
+    @Test("a captures.maxBytes below a file being recorded says that file goes once it closes (a trial's running tv exec lost its 40 MiB capture after a consent that counted the saved files only)")
+    func captureLimitCountsTheFileBeingRecorded() throws {
+        try withSandbox { s in
+            try StorageCLITests.writeFlows(s.dataDir, daysAgo: [1])
+            let database = try SQLiteDatabase(path: s.dataDir + "/tunnelvision.sqlite3")
+            try StorageCLITests.capture(database, dataDir: s.dataDir, seq: 1, endedDaysAgo: 1, bytes: 1_500_000)
+            try StorageCLITests.capture(database, dataDir: s.dataDir, seq: 2, endedDaysAgo: 0, bytes: 3_000_000)
+            try database.execute("UPDATE captures SET ended_at = NULL, recording = 1 WHERE seq = 2")
+            database.close()
+            // The limit takes at least the rotation size (files rotated at 1 MB from now on).
+            #expect(try s.tv("settings", "set", "capture.rotateBytes", "1MB").status == 0)
+            // Held as a writer holds it (`CaptureFolder.isRecording`).
+            let held = open(s.dataDir + "/captures/capture-000002.pcapng", O_RDONLY)
+            #expect(held >= 0 && flock(held, LOCK_EX) == 0)
+            defer { close(held) }
+            let both = try s.tv("settings", "set", "captures.maxBytes", "2MB")
+            #expect(both.status == 1 && both.err == "tv: captures.maxBytes 2MB deletes 1 capture file (1.4 MiB) that the limits in force keep, as soon as it is saved, and the file being recorded now (2.9 MiB) once it closes (when its session stops or the file rotates); add --yes to save it.\n", "\(both)")
+            // With --yes the saved file goes now; the one being written stays while it is.
+            let yes = try s.tv("settings", "set", "captures.maxBytes", "2MB", "--yes")
+            #expect(yes.status == 0, "\(yes)")
+            #expect(!FileManager.default.fileExists(atPath: s.dataDir + "/captures/capture-000001.pcapng"))
+            #expect(try s.tv("settings", "set", "captures.maxBytes", "5MB").status == 0)
+            // Only the file being recorded is past the new limit: said as such.
+            let later = try s.tv("settings", "set", "captures.maxBytes", "2MB")
+            #expect(later.status == 1 && later.err == "tv: captures.maxBytes 2MB deletes the file being recorded now (2.9 MiB) once it closes (when its session stops or the file rotates): the limits in force keep it; add --yes to save it.\n", "\(later)")
+            #expect(try s.tv("settings", "set", "captures.maxBytes", "2MB", "--yes").status == 0)
+            // Still written: not deleted now.
+            #expect(FileManager.default.fileExists(atPath: s.dataDir + "/captures/capture-000002.pcapng"))
+        }
+    }
+
     @Test("a shorter content.expiry that deletes kept turns says how many and is saved only with --yes; a longer one is saved at once (a trial's 1h deleted 1,029 turns unasked)")
     func contentExpiryAsksFirst() throws {
         try withSandbox { s in

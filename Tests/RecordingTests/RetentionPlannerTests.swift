@@ -33,6 +33,28 @@ final class RetentionPlannerTests: XCTestCase {
         XCTAssertNil(unlimited.deleteFlowsStartedBefore)
     }
 
+    /// The files being recorded that a limit deletes once they close: taken as closed now (their
+    /// age from now), planned with the closed ones, the oldest first.
+    func testTheRecordingFilesALimitDeletesOnceTheyClose() {
+        let inventory = StorageInventory(oldestFlowStart: nil, captures: [
+            capture(1, daysAgo: 3, mb: 5), capture(2, daysAgo: 40, mb: 40, recording: true), capture(3, daysAgo: 1, mb: 2, recording: true),
+        ])
+        // 10 MB: the closed 5 MB file goes first, then the 40 MB one being recorded; the 2 MB one fits.
+        XCTAssertEqual(RetentionPlanner.recordingDoomedOnceClosed(inventory: inventory, recording: [2, 3], limits: limits(bytes: 10 * mb), now: now),
+                       [.init(sequence: 2, reason: .overLimit, bytes: 40 * mb)])
+        XCTAssertEqual(RetentionPlanner.recordingDoomedOnceClosed(inventory: inventory, recording: [2, 3], limits: limits(bytes: 50 * mb), now: now), [])
+        // An age counts from the close: a file started 40 days ago and still written is not old.
+        XCTAssertEqual(RetentionPlanner.recordingDoomedOnceClosed(inventory: inventory, recording: [2, 3], limits: limits(age: 30 * day), now: now), [])
+        // Audit evidence stays, and the files after it go for the room it takes; nothing
+        // recorded, nothing said.
+        XCTAssertEqual(RetentionPlanner.recordingDoomedOnceClosed(inventory: inventory, recording: [2, 3], limits: limits(bytes: 10 * mb),
+                                                                  evidence: .known(captures: [2], flows: []), now: now),
+                       [.init(sequence: 3, reason: .overLimit, bytes: 2 * mb)])
+        XCTAssertEqual(RetentionPlanner.recordingDoomedOnceClosed(inventory: inventory, recording: [], limits: limits(bytes: 1 * mb), now: now), [])
+        // The plan of the files as they are still spares both.
+        XCTAssertEqual(RetentionPlanner.plan(inventory: inventory, limits: limits(bytes: 10 * mb), now: now).captureDrops.map(\.sequence), [1])
+    }
+
     func testExpiredCapturesGoButTheRecordingFileNeverDoes() {
         let inventory = StorageInventory(oldestFlowStart: nil, captures: [
             capture(1, daysAgo: 10, mb: 5), capture(2, daysAgo: 8, mb: 6), capture(3, daysAgo: 2, mb: 7),

@@ -63,6 +63,30 @@ public enum RetentionPlanner {
                              content: content)
     }
 
+    /// The capture files being recorded now (`recording`, by sequence) that `limits` would
+    /// delete once they close, as their sessions stop or they rotate: each taken as closed now
+    /// (its age counting from now) and planned with the other files. A file never deleted while
+    /// it is written still goes at its close when it alone is over `captures.maxBytes`: a trial
+    /// lowered the limit below a running `tv exec`'s 40 MiB file and lost the whole capture,
+    /// after a consent that counted the saved files only.
+    public static func recordingDoomedOnceClosed(inventory: StorageInventory, recording: Set<Int>, limits: StorageLimits,
+                                                 evidence: AuditEvidence = .none, now: Int64) -> [RetentionPlan.CaptureDrop] {
+        guard !recording.isEmpty else { return [] }
+        var closed = inventory
+        closed.contentSegments = []
+        closed.captures = inventory.captures.map { file in
+            guard recording.contains(file.sequence) else { return file }
+            var file = file
+            file.isRecording = false
+            file.endedAt = now
+            return file
+        }
+        var captureLimits = limits
+        captureLimits.historyMaxAge = nil
+        return plan(inventory: closed, limits: captureLimits, evidence: evidence, now: now).captureDrops
+            .filter { recording.contains($0.sequence) }
+    }
+
     /// What delete-everything removes: every flow (evidence kept), every capture file but the one
     /// being recorded and evidence, all content (the segment being written spared by the content
     /// store's own rule).

@@ -31,6 +31,12 @@ struct CaptureFiles {
         onDisk().keys.sorted().last { CaptureFolder.isRecording(folder.filePath(Int64($0))) }
     }
 
+    /// Every file a live writer holds (one per recording session: `tv run` and `tv exec` may
+    /// both be recording), by sequence.
+    func allRecording() -> Set<Int> {
+        Set(onDisk().keys.filter { CaptureFolder.isRecording(folder.filePath(Int64($0))) })
+    }
+
     /// The facts the planner needs: the files on disk the history describes, or described until
     /// a pass deleted their row (`deleted`: a pass killed between the row and the unlink; the
     /// planner deletes them as unreferenced), with their rows' times. A file the history never

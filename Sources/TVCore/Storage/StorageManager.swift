@@ -87,6 +87,18 @@ public final class StorageManager {
         return (plan.captureDrops.count + doomed.count, plan.captureBytesFreed + decryptedBytes)
     }
 
+    /// The capture files being recorded now that `limits` would delete once they close
+    /// (`RetentionPlanner.recordingDoomedOnceClosed`): how many, and their bytes now.
+    public func recordingFilesDoomedOnceClosed(_ limits: StorageLimits, now: Int64) throws -> (files: Int, bytes: Int64) {
+        let evidence = try auditEvidence()
+        let recording = captures.allRecording()
+        guard !recording.isEmpty else { return (0, 0) }
+        let inventory = try inventory(now: now, expiry: limits.contentExpiry, recording: nil, evidence: evidence)
+        let drops = RetentionPlanner.recordingDoomedOnceClosed(inventory: inventory, recording: recording, limits: limits,
+                                                               evidence: evidence, now: now)
+        return (drops.count, drops.reduce(0) { $0 + $1.bytes })
+    }
+
     /// The decrypted turns `content.expiry` = `expiry` would delete now for their age
     /// (`ContentStore.turnsExpiring`; audit evidence spared).
     public func contentTurnsExpiring(_ expiry: ContentExpiry, now: Int64) throws -> Int {

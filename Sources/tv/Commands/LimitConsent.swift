@@ -65,11 +65,33 @@ enum CaptureLimitConsent {
               let storage = try LimitConsentStore.open(home) else { return }
         defer { storage.close() }
         let now = inv.nowMicros
-        let already = (try? storage.captureFilesDoomed(limits, now: now)) ?? (files: 0, bytes: 0)
+        let none = (files: 0, bytes: Int64(0))
+        let already = (try? storage.captureFilesDoomed(limits, now: now)) ?? none
+        let alreadyRecording = (try? storage.recordingFilesDoomedOnceClosed(limits, now: now)) ?? none
         if name == SettingKeys.capturesMaxBytes.name { limits.capturesMaxBytes = n } else { limits.capturesMaxAge = n }
-        guard let doomed = try? storage.captureFilesDoomed(limits, now: now), doomed.files > already.files else { return }
-        let more = doomed.files - already.files
-        throw LimitConsentNeeded(deletes: "\(name) \(value) deletes \(more) capture file\(more == 1 ? "" : "s") (\(Units.bytes(doomed.bytes - already.bytes))) that the limits in force keep, as soon as it is saved", count: more)
+        let doomed = (try? storage.captureFilesDoomed(limits, now: now)) ?? already
+        let recording = (try? storage.recordingFilesDoomedOnceClosed(limits, now: now)) ?? alreadyRecording
+        let atOnce = (files: max(0, doomed.files - already.files), bytes: doomed.bytes - already.bytes)
+        let later = (files: max(0, recording.files - alreadyRecording.files), bytes: recording.bytes - alreadyRecording.bytes)
+        guard atOnce.files + later.files > 0 else { return }
+        throw LimitConsentNeeded(deletes: sentence(name: name, value: value, now: atOnce, later: later), count: atOnce.files + later.files)
+    }
+
+    /// `captures.maxBytes 10MB deletes 2 capture files (3.1 MiB) that the limits in force keep,
+    /// as soon as it is saved, and the file being recorded now (40.1 MiB) once it closes`.
+    static func sentence(name: String, value: String, now: (files: Int, bytes: Int64), later: (files: Int, bytes: Int64)) -> String {
+        func files(_ n: Int) -> String { n == 1 ? "1 capture file" : "\(n) capture files" }
+        let recorded = later.files == 1 ? "the file being recorded now" : "the \(later.files) files being recorded now"
+        let closing = later.files == 1 ? "once it closes (when its session stops or the file rotates)"
+            : "once they close (when their sessions stop or the files rotate)"
+        switch (now.files > 0, later.files > 0) {
+        case (true, true):
+            return "\(name) \(value) deletes \(files(now.files)) (\(Units.bytes(now.bytes))) that the limits in force keep, as soon as it is saved, and \(recorded) (\(Units.bytes(later.bytes))) \(closing)"
+        case (true, false):
+            return "\(name) \(value) deletes \(files(now.files)) (\(Units.bytes(now.bytes))) that the limits in force keep, as soon as it is saved"
+        default:
+            return "\(name) \(value) deletes \(recorded) (\(Units.bytes(later.bytes))) \(closing): the limits in force keep \(later.files == 1 ? "it" : "them")"
+        }
     }
 }
 
