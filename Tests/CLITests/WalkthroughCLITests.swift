@@ -125,6 +125,9 @@ struct WalkthroughCLITests {
             let status = try s.tvArgs(["--data-dir", missing, "status"], dataDir: false)
             #expect(status.status == 3)
             #expect(status.out == sentence + "\n")
+            // `tv stop` with no session says so with the same exit code (it was 1).
+            let stop = try s.tv("stop")
+            #expect(stop.status == 3 && stop.err == "tv: No tv session is running for this data folder; start one with `tv run`.\n", "\(stop)")
             for line in [["ca", "status"], ["inspect", "status"], ["settings", "show"], ["settings", "get", "trust.store"]] {
                 let result = try s.tvArgs(["--data-dir", missing] + line, dataDir: false)
                 #expect(result.status == 0, "\(result)")

@@ -92,7 +92,8 @@ enum RunCommands {
 
     static let statusSpec = CommandSpec(name: "status", summary: "Say whether a session is running, with its live counters.",
                                         options: [OptionSpec("json", help: "Print as JSON.")])
-    static let stopSpec = CommandSpec(name: "stop", summary: "Stop the running session (it closes connections and flushes everything).")
+    static let stopSpec = CommandSpec(name: "stop", summary: "Stop the running session (it closes connections and flushes everything).",
+                                      discussion: "Exits 0 once the session has stopped, 3 when none is running (as `tv status`).")
     static let introSpec = CommandSpec(name: "intro", summary: "Show the short introduction again.")
 
     static let handlers: [String: @Sendable (Invocation) throws -> Int32] = [
@@ -366,7 +367,8 @@ enum RunCommands {
                 throw UsageRefusal("No `tv run` is running for \(home.path); a tv exec is (pid \(pid)): it stops when its command ends, "
                                    + "or with Ctrl-C in its terminal (kill -INT \(pid)).", exitCode: 3)
             }
-            throw ControlError.notRunning
+            // Exit 3, as `tv status`, `tv top` and `tv follow` say no session (it was 1: a trial).
+            throw UsageRefusal(ControlError.notRunning.message, exitCode: 3)
         }
         guard response.ok else { throw UsageRefusal(response.message, exitCode: 1) }
         if let losses = RecordingLosses(values: response.values) {

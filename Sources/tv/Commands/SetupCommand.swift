@@ -13,7 +13,7 @@ import TVHome
 enum SetupCommand {
     static let spec = CommandSpec(
         name: "setup", summary: "Guided setup of TLS inspection: explain, create, install and trust, turn on.",
-        discussion: "The stage is asked again every time (press Enter after doing a step outside tv); q leaves at any point and nothing is lost. --yes runs it without questions where nothing interactive is needed: it creates the CA, applies trust for a bundle, folder or NSS store (never the system store: use `sudo tv ca trust --apply --yes`) and turns inspection on. Without a terminal and without --yes it prints where you are and the next step.",
+        discussion: "The stage is asked again every time (press Enter after doing a step outside tv); q leaves at any point and nothing is lost. --yes runs it without questions where nothing interactive is needed: it creates the CA, applies trust for a bundle, folder or NSS store (never the system store: use `sudo tv ca trust --apply --yes`) and turns inspection on; it exits 0 once inspection is on, and 1 when it stops short of that (a step left to you, or one that failed). Without a terminal and without --yes it prints where you are and the next step.",
         options: [OptionSpec("trust-store", value: "STORE", help: "The store to set up and remember as trust.store: system, file:PATH, dir:PATH or nss:DIR."),
                   OptionSpecs.yes])
 
@@ -96,7 +96,9 @@ enum SetupCommand {
                             ? "The steps were done, but \(StoreWords.name(report.store)) still does not accept the root for TLS; see above."
                             : "Do the steps above (for the system store: `\(SudoCommand.line("ca trust --apply --yes", dataDir: home.path))`), then run `tv setup` again.")
                         if !appliedOnce { markIntroSeen(settings) }
-                        return appliedOnce ? 1 : 0
+                        // Not complete: inspection stays off, so a script's `tv setup --yes && …`
+                        // does not go on as if it were on (it exited 0: a trial).
+                        return 1
                     }
                     appliedOnce = true
                     if !apply(inv, actions: actions, ca: ca, store: report.store, home: home, progress: &progress) { return 1 }
