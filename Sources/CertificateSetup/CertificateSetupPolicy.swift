@@ -158,7 +158,9 @@ public enum CertificateSetupPolicy {
             case .dir(let path):
                 return "In \(path) the root is a TRUSTED CERTIFICATE file \(what). Replace it with the plain certificate and rehash the folder: `tv ca trust\(opt) --apply --yes` does both."
             case .system:
-                return "The system store holds the root as a TRUSTED CERTIFICATE entry \(what). Replace it with the plain certificate: `sudo tv ca trust --apply --yes` (or follow `tv ca trust`)."
+                // No command in the sentence: the stage's own (`nextCommand`, said with sudo and
+                // this data folder) follows it; a bare `sudo tv …` reads root's data folder.
+                return "The system store holds the root as a TRUSTED CERTIFICATE entry \(what). Replace it with the plain certificate: the system store's trust steps do it (`tv ca trust` prints them; run as root with --apply --yes, tv does them)."
             case .nss:
                 break
             }

@@ -83,7 +83,7 @@ public enum TrustInstaller {
         /// folder `update-ca-certificates` builds): an edit there is undone by the next rebuild,
         /// and is a system change a `--yes` never makes (a trial's `tv setup --yes
         /// --trust-store file:/etc/ssl/certs/ca-certificates.crt` rewrote it).
-        case systemGenerated(path: String)
+        case systemGenerated(path: String, systemStoreCommand: String)
 
         public var message: String {
             switch self {
@@ -91,8 +91,8 @@ public enum TrustInstaller {
                 return "tv cannot do the steps for \(target) on this machine; follow them by hand (`tv ca trust` without --apply prints them)."
             case .refusedByEnvironment:
                 return "\(TrustInstaller.refuseSystemVariable)=1 forbids changing this machine's trust store; unset it to apply, or choose a store with --trust-store."
-            case .systemGenerated(let path):
-                return "\(path) is what this machine's system trust store is built into (update-ca-certificates rebuilds it and drops what is added by hand); nothing was changed. Use the system store instead: `sudo tv ca trust --apply --yes` (or `tv ca remove --apply --yes` to take the root out)."
+            case let .systemGenerated(path, command):
+                return "\(path) is what this machine's system trust store is built into (update-ca-certificates rebuilds it and drops what is added by hand); nothing was changed. Use the system store instead: `\(command)` (or `tv ca remove --apply --yes` to take the root out)."
             case .needsRoot(let command):
                 // Said before anything runs (a trial's non-root run failed halfway, told to "fix
                 // the cause (system stores need root: sudo)" and retry the same command).
@@ -172,9 +172,12 @@ public enum TrustInstaller {
     ///   - announce: called with each action's sentence just before it runs.
     ///   - asRoot: the command to run as root instead (`SudoCommand.line`), said when a step
     ///     changes the system's store and `euid` is not root; nil: tried anyway.
+    ///   - dataDir: the data folder, for the system store's command said when a store is the
+    ///     system's own output (`Failure.systemGenerated`: `SudoCommand.line`, with
+    ///     `--trust-store system`, since the saved store would be refused again).
     /// - Throws: `Failure` (`.refusedByEnvironment`, `.needsRoot` before anything runs).
     public static func perform(_ actions: [Action], root: Certificate, rootPath: String,
-                               environment: [String: String], asRoot: String? = nil, euid: uid_t = geteuid(),
+                               environment: [String: String], asRoot: String? = nil, dataDir: String? = nil, euid: uid_t = geteuid(),
                                announce: (String) -> Void = { _ in }) throws {
         // Not root: nothing of the system's store can change, whatever else holds.
         if let asRoot, euid != 0, actions.contains(where: \.changesSystem) { throw Failure.needsRoot(command: asRoot) }
@@ -182,7 +185,11 @@ public enum TrustInstaller {
             throw Failure.refusedByEnvironment
         }
         for action in actions {
-            if let path = action.storePath, isSystemGenerated(path) { throw Failure.systemGenerated(path: path) }
+            if let path = action.storePath, isSystemGenerated(path) {
+                let words = "ca trust --trust-store system --apply --yes"
+                throw Failure.systemGenerated(path: path, systemStoreCommand: dataDir.map { SudoCommand.line(words, dataDir: $0, euid: euid) }
+                                                  ?? "sudo tv " + words)
+            }
         }
         var done: [String] = []
         for action in actions {

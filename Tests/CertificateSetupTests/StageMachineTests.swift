@@ -24,7 +24,7 @@ struct StageMachineTests {
 
     /// The exact missing step for each store kind, as the user reads it.
     static let missing: [String: String] = [
-        "system": "The system store holds the root as a TRUSTED CERTIFICATE entry whose trust settings reject TLS servers (serverAuth). Replace it with the plain certificate: `sudo tv ca trust --apply --yes` (or follow `tv ca trust`).",
+        "system": "The system store holds the root as a TRUSTED CERTIFICATE entry whose trust settings reject TLS servers (serverAuth). Replace it with the plain certificate: the system store's trust steps do it (`tv ca trust` prints them; run as root with --apply --yes, tv does them).",
         "file:/s/b.pem": "In /s/b.pem the root is a TRUSTED CERTIFICATE entry whose trust settings reject TLS servers (serverAuth). Replace that entry with the plain certificate: `tv ca trust --trust-store file:/s/b.pem --apply --yes` does it.",
         "dir:/s/d": "The root's file is in /s/d, but no hash link (1894afaf.0) leads to it, so OpenSSL cannot find it. Run `openssl rehash /s/d`.",
         "nss:/s/n": "It is stored as 'TunnelVision Root CA 1a2b3c4d' with trust flags ',,' — known, but not trusted to identify websites. Give it the C flag: `certutil -M -d sql:/s/n -n 'TunnelVision Root CA 1a2b3c4d' -t C,,` (in Firefox: Settings → Privacy & Security → View Certificates → Authorities → Edit Trust → \"This certificate can identify websites\").",

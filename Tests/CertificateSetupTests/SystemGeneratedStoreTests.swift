@@ -34,8 +34,9 @@ struct SystemGeneratedStoreTests {
         defer { try? FileManager.default.removeItem(atPath: own) }
         #expect(!TrustInstaller.isSystemGenerated(own))
         #expect(!TrustInstaller.isSystemGenerated(NSTemporaryDirectory()))
-        #expect(TrustInstaller.Failure.systemGenerated(path: "/etc/ssl/certs/ca-certificates.crt").message
-                == "/etc/ssl/certs/ca-certificates.crt is what this machine's system trust store is built into (update-ca-certificates rebuilds it and drops what is added by hand); nothing was changed. Use the system store instead: `sudo tv ca trust --apply --yes` (or `tv ca remove --apply --yes` to take the root out).")
+        #expect(TrustInstaller.Failure.systemGenerated(path: "/etc/ssl/certs/ca-certificates.crt",
+                                                       systemStoreCommand: SudoCommand.line("ca trust --trust-store system --apply --yes", dataDir: "/home/u/tv data", euid: 1000)).message
+                == "/etc/ssl/certs/ca-certificates.crt is what this machine's system trust store is built into (update-ca-certificates rebuilds it and drops what is added by hand); nothing was changed. Use the system store instead: `sudo tv --data-dir '/home/u/tv data' ca trust --trust-store system --apply --yes` (or `tv ca remove --apply --yes` to take the root out).")
     }
 
     @Test("not root: a step on the system's store is refused before anything runs, with the sudo command that keeps this data folder (sudo drops TV_HOME and HOME)")

@@ -63,7 +63,8 @@ enum CATrustCommand {
             throw UsageRefusal("Nothing was changed; add --yes to do these steps.", exitCode: 1)
         }
         try TrustInstaller.perform(actions, root: ca.root, rootPath: folder.rootPath, environment: inv.environment,
-                                   asRoot: SudoCommand.line("ca trust" + (inv.command.value("trust-store").map { " --trust-store " + ShellWord.quote($0) } ?? "") + " --apply --yes", dataDir: home.path)) {
+                                   asRoot: SudoCommand.line("ca trust" + (inv.command.value("trust-store").map { " --trust-store " + ShellWord.quote($0) } ?? "") + " --apply --yes", dataDir: home.path),
+                                   dataDir: home.path) {
             inv.console.line("→ " + $0)
         }
         if let installed = storeOf(target), let note = TrustInstallRecord.remember(installed, sha256: root.sha256, home: home) {

@@ -185,7 +185,8 @@ enum SetupCommand {
                               store: TrustStoreSpec, home: TVHome, progress: inout SetupProgress) -> Bool {
         do {
             try TrustInstaller.perform(actions, root: ca.root, rootPath: CAFolder(home: home).rootPath,
-                                       environment: inv.environment, asRoot: SudoCommand.line("ca trust --apply --yes", dataDir: home.path)) { inv.console.line("→ " + $0) }
+                                       environment: inv.environment, asRoot: SudoCommand.line("ca trust --apply --yes", dataDir: home.path),
+                                       dataDir: home.path) { inv.console.line("→ " + $0) }
             let sha256 = RootDescription(ca, folder: CAFolder(home: home)).sha256
             if let note = TrustInstallRecord.remember(store, sha256: sha256, home: home) { inv.console.note("tv: " + note) }
             progress.lastFailure = nil
