@@ -210,7 +210,10 @@ extension EngineLoop {
         facts.bytesFromClient = UInt64(payload.count)
         facts.packetsFromClient = 1
         facts.packetsFromServer = 0
-        sink.flowOpened(facts)
+        // Its answer waits for the program's lookup (`EngineDNSHold.swift`).
+        let key = flow.key
+        flow.queriesAwaitingProgram.insert(flowID)
+        sink.flowOpened(facts) { [inbox] in inbox.post { $0.dnsProgramLookedUp(key, flow: flowID) } }
         flow.queries[id] = DNSQueryFlow(facts: facts, deadline: now + UInt64(configuration.dnsTimeout * 1e9), question: question)
     }
 
@@ -229,7 +232,8 @@ extension EngineLoop {
             flow.lastActivity = now
             let payload = UnsafeRawBufferPointer(start: writeBuffer.baseAddress! + room, count: n)
             let packetFlow = recorder == nil ? 0 : flowID(of: flow, message: payload)
-            if flow.isDNS { answer(flow, payload) } else if var facts = flow.facts {
+            var answered: UInt64 = 0
+            if flow.isDNS { answered = answer(flow, payload) } else if var facts = flow.facts {
                 facts.bytesFromServer += UInt64(n)
                 facts.packetsFromServer = (facts.packetsFromServer ?? 0) + 1
                 facts.lastActivityMicros = EngineClock.wallMicros()
@@ -238,10 +242,14 @@ extension EngineLoop {
             ipIdentification &+= 1
             guard let length = PacketBuilder.udp(into: writeBuffer, source: key.remote, destination: key.app,
                                                  payloadCount: n, identification: ipIdentification) else { continue }
-            capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: packetFlow, .serverToClient)
-            writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
             counters.udpDatagramsDown.wrappingAdd(1, ordering: .relaxed)
             counters.udpBytesDown.wrappingAdd(UInt64(n), ordering: .relaxed)
+            if holdsAnswer(flow, query: answered) {
+                holdAnswer(flow, query: answered, packet: UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
+                continue
+            }
+            capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]), flow: packetFlow, .serverToClient)
+            writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<length]))
         }
     }
 
@@ -249,7 +257,8 @@ extension EngineLoop {
     /// query with its ID; only an answer to that query's question (`DNSAnswerMatch`) closes the
     /// query's flow and hands the names to the observer. One with no waiting query's ID is a
     /// stray (counted; it names nothing; its bytes are the one waiting query's, `onlyQuery`).
-    private func answer(_ flow: UDPFlow, _ payload: UnsafeRawBufferPointer) {
+    /// - Returns: the flow id of the query it answered (its flow closed), else 0.
+    private func answer(_ flow: UDPFlow, _ payload: UnsafeRawBufferPointer) -> UInt64 {
         let id = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : 0
         guard payload.count >= 12, var query = flow.queries[id] else {
             counters.dnsStrayAnswers.wrappingAdd(1, ordering: .relaxed)
@@ -259,7 +268,7 @@ extension EngineLoop {
                 waiting.facts.packetsFromServer = (waiting.facts.packetsFromServer ?? 0) + 1
                 flow.queries[only] = waiting
             }
-            return
+            return 0
         }
         let wall = EngineClock.wallMicros()
         query.facts.bytesFromServer += UInt64(payload.count)
@@ -272,7 +281,7 @@ extension EngineLoop {
             query.otherAnswers += 1
             flow.queries[id] = query
             counters.dnsStrayAnswers.wrappingAdd(1, ordering: .relaxed)
-            return
+            return 0
         }
         flow.queries[id] = nil
         counters.dnsAnswers.wrappingAdd(1, ordering: .relaxed)
@@ -281,7 +290,7 @@ extension EngineLoop {
         case .unreadable: counters.dnsAnswersUnreadable.wrappingAdd(1, ordering: .relaxed)
         case .unchecked, .doesNotAnswer: break
         }
-        guard let sink, query.facts.id != 0 else { return }
+        guard let sink, query.facts.id != 0 else { return 0 }
         query.facts.durationMicros = wall - query.facts.startMicros
         switch parsed {
         case .success(let message) where message.responseCode == 3: query.facts.error = "the name does not exist (NXDOMAIN)"
@@ -290,6 +299,7 @@ extension EngineLoop {
         default: break
         }
         closed(query.facts)
+        return query.facts.id
     }
 
     /// The upstream path cannot carry the app's datagram whole (it may not be fragmented,
@@ -316,6 +326,7 @@ extension EngineLoop {
             if flow.isDNS {
                 for (id, query) in flow.queries where query.deadline <= now {
                     flow.queries[id] = nil
+                    flow.queriesAwaitingProgram.remove(query.facts.id)
                     counters.dnsTimeouts.wrappingAdd(1, ordering: .relaxed)
                     resolverIndex &+= 1   // try the next resolver for new associations
                     report(query.facts, wallMicros: wallMicros, error: DNSQueryEnd.unanswered(seconds: Int(configuration.dnsTimeout), otherAnswers: query.otherAnswers))
@@ -340,6 +351,7 @@ extension EngineLoop {
         guard let flow = udpFlows.removeValue(forKey: key) else { return }
         // A held port unreachable is the flow's end: said to the app before the socket goes.
         if flow.heldUnreachable != nil { releaseHeldUnreachable(flow, closing: true) }
+        releaseAllAnswers(flow)
         loop.unregister(flow.token)
         loop.unwatch(flow.fd)
         close(flow.fd)

@@ -36,6 +36,12 @@ final class UDPFlow: LoopHandler {
     var awaitsProgram = false
     /// A port unreachable for the app, held until the lookup answers (the whole ICMP packet).
     var heldUnreachable: [UInt8]?
+    /// DNS: the queries (by flow id) whose program lookup has not answered yet; an answer to one
+    /// is held for it (`EngineDNSHold.swift`).
+    var queriesAwaitingProgram: Set<UInt64> = []
+    /// DNS: answers held for their query's lookup, in the order they came (so, earliest
+    /// deadline first).
+    var heldAnswers: [HeldDNSAnswer] = []
 
     init(engine: EngineLoop, key: UDPFlowKey, fd: Int32, upstream: PacketEndpoint, isDNS: Bool, now: UInt64) {
         self.engine = engine
@@ -54,11 +60,19 @@ final class UDPFlow: LoopHandler {
 
     func loopTimer(deadline: UInt64) {
         engine.syncClock()
-        engine.releaseHeldUnreachable(self)
+        if isDNS { engine.releaseDueAnswers(self) } else { engine.releaseHeldUnreachable(self) }
     }
 }
 
 /// A DNS query waiting for its answer.
+/// A resolver's answer held until its query's program lookup answers: the whole packet for the
+/// program, and the moment it goes regardless (engine nanoseconds).
+struct HeldDNSAnswer {
+    let flow: UInt64
+    let packet: [UInt8]
+    let deadline: UInt64
+}
+
 struct DNSQueryFlow {
     var facts: FlowFacts
     let deadline: UInt64

@@ -42,6 +42,29 @@ final class ExecProgramTests {
         #expect(list.count == 3 && list.dropFirst().allSatisfy { $0.contains("  python3  ") }, "\(list)")
     }
 
+    /// Found by a trial: a stub resolver closes its socket as soon as it reads the answer, and the
+    /// lab's resolver answers within a millisecond, so the lookup of most queries' programs found
+    /// no socket. The answer now waits for the lookup (`EngineDNSHold.swift`).
+    @Test("twenty getaddrinfo() lookups, each on a socket closed at its answer: every DNS query's flow names python3 with its pid, and every lookup got its answer")
+    func dnsQueriesNameTheirProgram() throws {
+        let script = try lab.script("lookups.py", """
+            import os, socket
+            for i in range(20):
+                assert socket.getaddrinfo("named.test", 80, socket.AF_INET, socket.SOCK_STREAM)[0][4][0] == "10.203.0.2"
+            print(os.getpid(), flush=True)
+            """)
+        let r = lab.exec([], ["python3", script])
+        let pid = try #require(Int(r.out.trimmingCharacters(in: .whitespacesAndNewlines)), "\(r)")
+        let queries = try lab.flows().filter { $0["serverPort"] as? Int == 53 }
+        // glibc asks once per lookup here (AF_INET alone); a resolver's retry is the same flow.
+        #expect(queries.count == 20, "\(queries.count) \(r)")
+        for q in queries {
+            let program = q["program"] as? [String: Any]
+            #expect(program?["known"] as? Bool == true && program?["pid"] as? Int == pid && program?["command"] as? String == "python3",
+                    "\(q["host"] ?? "") \(program ?? [:])")
+        }
+    }
+
     /// Found by a new-user trial: a connect tv could not complete was looked up only after tv's
     /// reset had closed the program's socket, so a program that had waited seconds read as "the
     /// socket was gone (a program that finished at once)". The flow is now reported while the
