@@ -37,6 +37,13 @@ struct ProgramRunTests {
         #expect(list.count == 2 && list[0].hasPrefix("ID  WHEN  ") && list[0].contains("  PROGRAM  HOST") && list[1].contains("  curl  "), "\(list)")
         let none = try box.tv("flows", "--program", "wget")
         #expect(none.out == "No flows match --program wget; 1 flow is recorded in all.\n", "\(none)")
+        // The export takes the same filter (it had none: a trial).
+        let curlRows = try box.tv("export", "connections", "-o", "-", "--program", "curl")
+        let exported = try #require(try JSONSerialization.jsonObject(with: Data(curlRows.out.utf8)) as? [String: Any])
+        #expect(exported["count"] as? Int == 1 && (exported["connections"] as? [[String: Any]])?.first?["programCommand"] as? String == "curl",
+                "\(curlRows)")
+        let wgetRows = try box.tv("export", "connections", "-o", "-", "--program", "wget")
+        #expect((try JSONSerialization.jsonObject(with: Data(wgetRows.out.utf8)) as? [String: Any])?["count"] as? Int == 0, "\(wgetRows)")
         let detail = try box.tv("flow", String(id)).out
         #expect(detail.contains("\n  program      curl (pid \(pid), /usr/bin/curl, user \(user.name) (uid \(user.uid)))\n"), "\(detail)")
         let status = try #require(try box.status())

@@ -12,6 +12,7 @@ enum ExportConnectionsCommand {
                   OptionSpec("limit", value: "N", help: "At most N connections, the newest (default 20000)."),
                   OptionSpec("host", value: "TEXT", help: "Only connections whose host name, or the server's or the client's address, contains TEXT."),
                   OptionSpec("status", value: "S", help: "Only one status, as `tv flows --status`."),
+                  OptionSpec("program", value: "NAME", help: "Only connections opened by program NAME (its command name, as `tv flows --program`)."),
                   OptionSpec("since", value: "SPAN", help: "Only connections started within SPAN (90s, 15m, 1h, 2d, 1w)."),
                   OptionSpec("from", value: "TIME", help: "Only connections started at or after TIME (UTC)."),
                   OptionSpec("to", value: "TIME", help: "Only connections started before TIME.")] + SharedStoreReadCommands.options)
