@@ -6,6 +6,8 @@ import FlowStore
 public enum ContentAbsence: Sendable, Equatable {
     /// Plain traffic; none of its content was kept (its flow record is all there is).
     case notEncrypted
+    /// An open flow on which nothing was sent yet (`FlowListPresentation.awaitsFirstBytes`).
+    case nothingSentYet
     /// TLS passed through: tv never decrypted it.
     case notInspected
     /// The client pins its certificate or lacks tv's root; tv passed it through unread, as a guarantee.
@@ -22,6 +24,7 @@ public enum ContentAbsence: Sendable, Equatable {
     /// The reason for `flow`, which has no turns in the index.
     public init(flow: FlowRecord) {
         switch flow.status {
+        case .notEncrypted where FlowListPresentation.awaitsFirstBytes(flow): self = .nothingSentYet
         case .notEncrypted: self = .notEncrypted
         case .encrypted: self = .notInspected
         case .keptPrivate: self = .keptPrivate
@@ -49,6 +52,8 @@ public enum ContentAbsence: Sendable, Equatable {
             case .elsewhere:
                 return "Not encrypted: this connection was plain and tv kept none of its content; `tv flow \(flowID)` shows its addresses, times and byte counts."
             }
+        case .nothingSentYet:
+            return "Nothing was sent on this connection yet, so there is no content to keep so far."
         case .notInspected:
             return "Not inspected: tv passed this connection through without decrypting it, so it never saw what was said."
         case .keptPrivate:
@@ -69,11 +74,12 @@ public enum ContentAbsence: Sendable, Equatable {
         }
     }
 
-    /// A short machine word for `--json`: `not_encrypted`, `not_inspected`, `kept_private`,
-    /// `nothing_kept`, `failed`, `interrupted`, `damaged_index`.
+    /// A short machine word for `--json`: `not_encrypted`, `nothing_sent_yet`, `not_inspected`,
+    /// `kept_private`, `nothing_kept`, `failed`, `interrupted`, `damaged_index`.
     public var code: String {
         switch self {
         case .notEncrypted: return "not_encrypted"
+        case .nothingSentYet: return "nothing_sent_yet"
         case .notInspected: return "not_inspected"
         case .keptPrivate: return "kept_private"
         case .nothingKept: return "nothing_kept"

@@ -101,6 +101,8 @@ public enum FlowDetailPresentation {
             // A reason on an encrypted flow says why tv passed through what it would have inspected.
             return "encrypted — passed through untouched" + (f.failureReason.map { ", not inspected: " + TerminalText.line($0) } ?? "")
         case .inspected: return "inspected — tv terminated TLS on both legs"
+        case .notEncrypted where FlowListPresentation.awaitsFirstBytes(f):
+            return "not known yet — nothing was sent either way so far; the first bytes tell TLS from plain"
         case .notEncrypted:
             // reverse:https with a plain-HTTP client: only the client's side was in clear.
             if let version = f.tlsVersion {

@@ -92,11 +92,20 @@ public struct FlowListPresentation: Sendable {
         switch flow.status {
         case .encrypted: return flow.failureReason.map { "not inspected: " + listReason(TerminalText.line($0)) } ?? ""
         case .inspected: return "inspected"
+        case .notEncrypted where awaitsFirstBytes(flow): return "nothing sent yet"
         case .notEncrypted: return "not encrypted"
         case .keptPrivate: return "kept private"
         case .failed: return "failed" + (flow.failureReason.map { ": " + listReason(TerminalText.line($0)) } ?? "")
         case .interrupted: return "interrupted"
         }
+    }
+
+    /// An open flow on which nothing was sent either way yet: whether it is TLS or plain is told
+    /// by its first bytes, so its status ("not encrypted", the default until then) says nothing
+    /// yet (a CONNECT tunnel whose client waited read "not encrypted" in every live view: a
+    /// trial). A ClientHello makes a flow encrypted at once.
+    public static func awaitsFirstBytes(_ flow: FlowRecord) -> Bool {
+        flow.duration == nil && flow.status == .notEncrypted && flow.bytesUp == 0 && flow.bytesDown == 0
     }
 
     /// The longest reason a list row shows whole, in characters.

@@ -306,7 +306,13 @@ setInterval(() => {
 // The status mark: only departures from "encrypted" are named (the seed's second pass).
 const STATUS_WORDS = { not_encrypted: "Not encrypted", inspected: "Inspected", kept_private: "Kept private",
                        failed: "Failed", interrupted: "Interrupted" };
+// An open flow on which nothing was sent yet: its status ("not encrypted" until its first bytes
+// tell TLS from plain) says nothing yet (tv's `FlowListPresentation.awaitsFirstBytes`).
+function awaitsFirstBytes(flow) {
+  return flow.duration == null && flow.status === "not_encrypted" && !flow.bytesUp && !flow.bytesDown;
+}
 function statusMark(flow) {
+  if (awaitsFirstBytes(flow)) return h("span", { class: "mark" }, "Nothing sent yet");
   const word = STATUS_WORDS[flow.status];
   if (word) return h("span", { class: "mark " + flow.status }, word);
   if (flow.failureReason) return h("span", { class: "mark" }, "Not inspected");
@@ -1366,7 +1372,13 @@ function timelineScreen() {
     if (kind !== "flow" || !timeline.loaded) return;
     const flow = event.flow;
     const i = timeline.rows.findIndex(r => r.id === flow.id);
-    if (i >= 0) { timeline.rows[i] = flow; drawRows(); return; }
+    if (i >= 0) {
+      // A shown flow whose status changed out of the Status filter leaves the list (a waiting
+      // tunnel shown under "Not encrypted" stayed there once inspected: a trial).
+      if (matchesStatus(flow)) timeline.rows[i] = flow; else timeline.rows.splice(i, 1);
+      drawRows();
+      return;
+    }
     reloadActivitySoon();
     // A flow not shown joins the list, in start-time order, once it matches the filters (its
     // status is known only as it goes on: a failed flow fails after it opened). A trial's new
@@ -1386,9 +1398,15 @@ function timelineScreen() {
 // status, and the search text in its name, other names or addresses (case aside). A picked
 // interval is in the past (picked off the axis): a live flow is never in it. "When" presets
 // reach up to now, so every live flow is within them.
+// The Status filter alone (an open flow that sent nothing yet matches none: its status is not
+// known yet).
+function matchesStatus(flow) {
+  return !timeline.status || (flow.status === timeline.status && !awaitsFirstBytes(flow));
+}
+
 function matchesFilters(flow) {
   if (timeline.interval) return false;
-  if (timeline.status && flow.status !== timeline.status) return false;
+  if (!matchesStatus(flow)) return false;
   if (timeline.host) {
     const q = timeline.host.toLowerCase();
     const texts = [flow.host, flow.serverAddress, flow.clientAddress].concat(flow.otherHosts || []);

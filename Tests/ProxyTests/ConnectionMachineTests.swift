@@ -97,10 +97,14 @@ struct ConnectionMachineTests {
         let hello = ProxyFixtures.clientHelloSNIAndALPN
         // The peek gives all unread bytes each time; the first 100 are not a ClientHello yet.
         #expect(Self.bytes(&m, Array(hello[0..<100])) == [.armTimer(millis: 10_000)])
+        // Waiting for its first bytes, the flow's status is the default; a ClientHello makes it
+        // TLS (encrypted) while the handshakes run (live views read "not encrypted": a trial).
+        #expect(m.facts.status == .notEncrypted)
         let out = Self.bytes(&m, hello)
         let plan = Machine.UpstreamTLSPlan(serverName: "a.test", alpn: [Array("h2".utf8), Array("http/1.1".utf8)],
                                            verifyHost: "a.test", sessionKey: "a.test:443|a.test")
         #expect(out == [.armTimer(millis: 10_000), .startUpstreamTLS(plan), .updateFlow])
+        #expect(m.facts.status == .encrypted)
         #expect(m.facts.host == "a.test")
         #expect(m.facts.hostOrigin == .sni)
         #expect(m.facts.offeredALPN == ["h2", "http/1.1"])

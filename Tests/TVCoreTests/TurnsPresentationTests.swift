@@ -8,9 +8,12 @@ import FlowTerms
 @Suite struct TurnsPresentationTests {
     let now: Int64 = 1_764_471_900_000_000
 
+    /// A closed flow of `status` (an open one on which nothing was sent yet is "nothing sent yet").
     func flow(_ status: FlowStatus) -> FlowRecord {
-        FlowRecord(id: 7, startTime: now, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "127.0.0.1",
-                   serverPort: 443, host: "a.test", hostOrigin: .sni, status: status)
+        var f = FlowRecord(id: 7, startTime: now, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "127.0.0.1",
+                           serverPort: 443, host: "a.test", hostOrigin: .sni, status: status)
+        f.duration = 1_000
+        return f
     }
 
     @Test func unitsForTurns() {
@@ -95,6 +98,15 @@ import FlowTerms
     @Test func theFourReasonsForNothing() {
         func only(_ status: FlowStatus) -> String { TurnsPresentation(flowID: 7, flow: flow(status), items: []).lines()[1] }
         #expect(only(.notEncrypted) == "Not encrypted: this connection was plain and tv kept none of its content; `tv flow 7` shows its addresses, times and byte counts.")
+        // Open, and nothing sent either way yet: TLS or plain is not known (a waiting CONNECT
+        // tunnel read "not encrypted" everywhere: a trial).
+        var waiting = flow(.notEncrypted)
+        waiting.duration = nil
+        #expect(TurnsPresentation(flowID: 7, flow: waiting, items: []).lines()[1] == "Nothing was sent on this connection yet, so there is no content to keep so far.")
+        #expect(FlowListPresentation.statusWord(waiting) == "nothing sent yet")
+        #expect(FlowDetailPresentation.statusSentence(waiting) == "not known yet — nothing was sent either way so far; the first bytes tell TLS from plain")
+        waiting.bytesUp = 1
+        #expect(FlowListPresentation.statusWord(waiting) == "not encrypted")
         #expect(only(.encrypted) == "Not inspected: tv passed this connection through without decrypting it, so it never saw what was said.")
         #expect(only(.keptPrivate) == "Kept private: this client pins its certificate or lacks tv's root (`tv flow 7` says which), so tv passed this connection through unread — that is a guarantee, not a failure.")
         #expect(only(.inspected) == "Inspected, and nothing was kept: keeping decrypted content was off for this connection, what was kept has expired or was deleted (`tv content delete`), or it could not be written (a full disk: the session said so then).")

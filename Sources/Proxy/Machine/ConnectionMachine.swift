@@ -335,6 +335,9 @@ struct ConnectionMachine {
         // The parsers are done: release what they buffered.
         reader.reset()
         facts.note(hello)
+        // TLS from here: an open flow in its handshake read "not encrypted" in every live view
+        // until its outcome (a trial); inspected, passed through or failed replaces it.
+        if facts.status == .notEncrypted { facts.status = .encrypted }
         let sni = hello.normalizedServerName
         guard let destination else { return fail(.internalError("no destination"), reset: true) }
         if let failure = unreachableToAnswer {

@@ -166,7 +166,13 @@ setInterval(() => {
 // The status mark: only departures from "encrypted" are named (the seed's second pass).
 const STATUS_WORDS = { not_encrypted: "Not encrypted", inspected: "Inspected", kept_private: "Kept private",
                        failed: "Failed", interrupted: "Interrupted" };
+// An open flow on which nothing was sent yet: its status ("not encrypted" until its first bytes
+// tell TLS from plain) says nothing yet (tv's `FlowListPresentation.awaitsFirstBytes`).
+function awaitsFirstBytes(flow) {
+  return flow.duration == null && flow.status === "not_encrypted" && !flow.bytesUp && !flow.bytesDown;
+}
 function statusMark(flow) {
+  if (awaitsFirstBytes(flow)) return h("span", { class: "mark" }, "Nothing sent yet");
   const word = STATUS_WORDS[flow.status];
   if (word) return h("span", { class: "mark " + flow.status }, word);
   if (flow.failureReason) return h("span", { class: "mark" }, "Not inspected");

@@ -234,7 +234,13 @@ function timelineScreen() {
     if (kind !== "flow" || !timeline.loaded) return;
     const flow = event.flow;
     const i = timeline.rows.findIndex(r => r.id === flow.id);
-    if (i >= 0) { timeline.rows[i] = flow; drawRows(); return; }
+    if (i >= 0) {
+      // A shown flow whose status changed out of the Status filter leaves the list (a waiting
+      // tunnel shown under "Not encrypted" stayed there once inspected: a trial).
+      if (matchesStatus(flow)) timeline.rows[i] = flow; else timeline.rows.splice(i, 1);
+      drawRows();
+      return;
+    }
     reloadActivitySoon();
     // A flow not shown joins the list, in start-time order, once it matches the filters (its
     // status is known only as it goes on: a failed flow fails after it opened). A trial's new
@@ -254,9 +260,15 @@ function timelineScreen() {
 // status, and the search text in its name, other names or addresses (case aside). A picked
 // interval is in the past (picked off the axis): a live flow is never in it. "When" presets
 // reach up to now, so every live flow is within them.
+// The Status filter alone (an open flow that sent nothing yet matches none: its status is not
+// known yet).
+function matchesStatus(flow) {
+  return !timeline.status || (flow.status === timeline.status && !awaitsFirstBytes(flow));
+}
+
 function matchesFilters(flow) {
   if (timeline.interval) return false;
-  if (timeline.status && flow.status !== timeline.status) return false;
+  if (!matchesStatus(flow)) return false;
   if (timeline.host) {
     const q = timeline.host.toLowerCase();
     const texts = [flow.host, flow.serverAddress, flow.clientAddress].concat(flow.otherHosts || []);
