@@ -14,15 +14,30 @@ public struct ProgramLookupRequest: Sendable, Equatable {
     public var serverAddress: String?
     public var serverPort: UInt16
     public var transport: FlowTransport
+    /// Where the client's connection reached tv (the accepted socket's own address and port),
+    /// when tv listens on every address (`FlowFacts.reached`): the client socket's peer, asked
+    /// for exactly in place of the listener's.
+    public var reachedAddress: String?
+    public var reachedPort: UInt16
 
     public init(flowID: Int64, clientAddress: String, clientPort: UInt16, serverAddress: String?, serverPort: UInt16,
-                transport: FlowTransport) {
+                transport: FlowTransport, reachedAddress: String? = nil, reachedPort: UInt16 = 0) {
         self.flowID = flowID
         self.clientAddress = clientAddress
         self.clientPort = clientPort
         self.serverAddress = serverAddress
         self.serverPort = serverPort
         self.transport = transport
+        self.reachedAddress = reachedAddress
+        self.reachedPort = reachedPort
+    }
+
+    /// The listener as this client's socket sees it: the address and port it reached when known
+    /// (one address: a miss is conclusive), else `listener` (the one tv listens on, or a
+    /// wildcard).
+    func listener(else listener: (family: UInt8, bytes: [UInt8], port: UInt16)?) -> (family: UInt8, bytes: [UInt8], port: UInt16)? {
+        guard let text = reachedAddress, reachedPort != 0, let reached = Self.addressBytes(text) else { return listener }
+        return (reached.family, reached.bytes, reachedPort)
     }
 
     /// The address family and bytes of a numeric address; an IPv4-mapped IPv6 address
@@ -102,6 +117,7 @@ final class ProgramResolver {
                 found.append((request, address, server?.bytes, .success([])))
                 continue
             }
+            let listener = request.listener(else: self.listener)
             let query = SockDiagQuery.plan(transport: request.transport, client: parsed, clientPort: request.clientPort,
                                            server: server,
                                            serverPort: request.serverPort, peersAreServers: peersAreServers || clientsAreLocal,
@@ -199,7 +215,7 @@ final class ProgramResolver {
         let peer = SockDiagQuery.expectedPeer(transport: request.transport, client: client,
                                               server: request.serverAddress.flatMap(ProgramLookupRequest.addressBytes),
                                               serverPort: request.serverPort, peersAreServers: peersAreServers || clientsAreLocal,
-                                              listener: listener)
+                                              listener: request.listener(else: listener))
         let decision = ProgramMatch.decide(sockets: list, address: address.bytes, port: request.clientPort, server: server,
                                    holders: holders, ownPID: ownPID, unreadable: owners.unreadable > 0, peer: peer)
         switch decision {

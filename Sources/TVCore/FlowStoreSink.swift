@@ -71,7 +71,8 @@ public final class FlowStoreSink: FlowSink {
     private func lookUpProgram(_ facts: FlowFacts, _ programs: ProgramLookup, whenAnswered: (@Sendable () -> Void)? = nil) {
         programs.lookUp(ProgramLookupRequest(flowID: Int64(facts.id), clientAddress: facts.client.address, clientPort: facts.client.port,
                                              serverAddress: facts.server?.address, serverPort: facts.server?.port ?? facts.port,
-                                             transport: facts.transport), whenAnswered: whenAnswered)
+                                             transport: facts.transport, reachedAddress: facts.reached?.address,
+                                             reachedPort: facts.reached?.port ?? 0), whenAnswered: whenAnswered)
     }
     public func exchangeChanged(_ exchange: ExchangeRecord) {
         _ = writer.enqueue(.exchange(exchange))

@@ -168,6 +168,40 @@ struct ProgramLookupTests {
         }
     }
 
+    @Test("behind a listener bound to every address, the address the client reached (the accepted socket's own) is asked for exactly: named python3 while it lives, and once it closed, socket gone with no dump (the guess's misses walked the whole TCP table)")
+    func reachedBehindAWildcardListener() throws {
+        // The child: a listener on every address and a client bound to 127.0.0.2 connected to
+        // 127.0.0.1 (the guess by the client's own address misses it); it prints both ports.
+        let (child, input, out) = try Self.python("import socket,sys; l=socket.socket(); l.bind(('0.0.0.0', 0)); l.listen(4); "
+                           + "s=socket.socket(); s.bind(('127.0.0.2', 0)); s.connect(('127.0.0.1', l.getsockname()[1])); "
+                           + "print(s.getsockname()[1], l.getsockname()[1], flush=True); sys.stdin.readline(); s.close(); "
+                           + "print('closed', flush=True); sys.stdin.read()")
+        defer { try? input.close(); _ = child.wait(seconds: 10) }
+        let ports = Self.line(out.fileDescriptor).split(separator: " ").compactMap { UInt16($0) }
+        try #require(ports.count == 2)
+        let answers = Answers()
+        let lookup = ProgramLookup { id, p in answers.add(id, p) }
+        defer { lookup.stop() }
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/usr/bin/python3")
+        let python = FlowProgram.known(ProgramIdentity(pid: child.pid, command: "python3",
+                                                       executable: "/usr/bin/" + executable, uid: 0, user: "root"))
+        lookup.setListener(address: "0.0.0.0", port: ports[1])
+        let request = { (id: Int64) in ProgramLookupRequest(flowID: id, clientAddress: "127.0.0.2", clientPort: ports[0],
+                                                             serverAddress: "93.184.216.34", serverPort: 443, transport: .tcp,
+                                                             reachedAddress: "127.0.0.1", reachedPort: ports[1]) }
+        #expect(lookup.lookUp(request(1)))
+        #expect(answers.got.wait(timeout: .now() + 5) == .success)
+        #expect(answers.list.withLock { $0.last?.1 } == python)
+        input.write(Data("close\n".utf8))
+        #expect(Self.line(out.fileDescriptor) == "closed")
+        // The client's side of a connection it closed first waits in FIN-WAIT or TIME_WAIT with
+        // no file (inode 0), or is gone: either way no process holds it.
+        #expect(lookup.lookUp(request(2)))
+        #expect(answers.got.wait(timeout: .now() + 5) == .success)
+        #expect(answers.list.withLock { $0.last?.1 } == .notKnown(.socketGone))
+        #expect(lookup.counters.exact == 2 && lookup.counters.dumps == 0, "\(lookup.counters)")
+    }
+
     @Test("a client that bound another local address than the one it reached on a listener bound to every address: the exact request by its own address misses, the dump names python3")
     func wildcardListenerBoundClient() throws {
         // The child: a listener on 0.0.0.0 and a client bound to 127.0.0.2 connected to 127.0.0.1.

@@ -18,6 +18,9 @@ final class ProxyShared: Sendable {
     /// Which leaf key types a client leg presents (the CA's leaf key type, and the other
     /// algorithm's for a client that cannot use it).
     var leafKeys: LeafKeyPlan { caMaterial.withLock { $0.leafKeys } }
+    /// tv listens on every address (`0.0.0.0`, `::`): each accepted socket's own address is
+    /// noted on its flow (`FlowFacts.reached`).
+    let listensOnEveryAddress: Bool
     let ignoreHosts: [HostPattern]
     let allowHosts: [HostPattern]
     let inspection: Atomic<Bool>
@@ -57,6 +60,7 @@ final class ProxyShared: Sendable {
     ///   - descriptorLimit: the soft descriptor limit it was sized from (0: unknown).
     init(configuration: ProxyConfiguration, connectionCap: Int? = nil, descriptorLimit: UInt64 = 0) throws {
         self.configuration = configuration
+        listensOnEveryAddress = IPAddress(configuration.listenHost).map { $0.bytes.allSatisfy { $0 == 0 } } ?? false
         let cap = connectionCap ?? configuration.maxConnections
         self.connectionCap = cap
         self.descriptorLimit = descriptorLimit

@@ -91,6 +91,13 @@ public struct FlowFacts: Sendable, Hashable {
     /// When a byte last moved either way, µs since 1970-01-01 UTC.
     public var lastActivityMicros: Int64
     public var client: Endpoint
+    /// Where the client's connection reached tv (the accepted socket's own address, the client
+    /// socket's peer), set when tv listens on every address (`0.0.0.0`, `::`): the program
+    /// lookup then asks for the client's socket by its exact four-tuple, and a miss means it is
+    /// gone (a wildcard listener's guess made every miss a walk of the whole TCP table: a
+    /// trial's `--listen 0.0.0.0` named 12 % of 30,000 short connections, the lookup thread a
+    /// core busy). nil otherwise (one listener address is that peer already, `setListener`).
+    public var reached: Endpoint?
     /// The server address we connected to; nil until connected, except that a destination given
     /// as an address (not a name) is kept here when connecting to it failed, so the failed flow
     /// still says where it was going (its `host` is nil then).

@@ -53,4 +53,14 @@ enum FrontEndKind: Sendable, Hashable {
         if case .fixed(let destination, _) = self { return destination.origin == .reverse }
         return false
     }
+
+    /// Whether the client's socket is connected to tv's listener (the explicit proxy, SOCKS5,
+    /// reverse mode), not to the destination (the TUN and transparent modes, where the flow's
+    /// server is the socket's peer).
+    var clientConnectsToListener: Bool {
+        switch self {
+        case .explicitHTTP, .socks5: true
+        case .fixed: dialsListener
+        }
+    }
 }
