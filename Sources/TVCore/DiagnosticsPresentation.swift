@@ -90,7 +90,7 @@ public enum DiagnosticsPresentation {
         out.append(Section(title: "Forwarding", rows: [
             ("accepted", n("accepted")),
             ("refused", "\(n("refusedByCap")) at the cap, \(n("refusedPerClient")) over the per-client limit"),
-            ("errors", "\(n(SessionStatusPresentation.closedKey(.failed))) connections failed"),
+            ("errors", "\(n(SessionStatusPresentation.closedKey(.failed))) \(v[SessionStatusPresentation.closedKey(.failed)] == "1" ? "connection" : "connections") failed"),
         ]))
 
         var errors = Section(title: "Last errors", rows: [])

@@ -164,6 +164,7 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
 
     /// The sentence.
     public var sentence: String {
+        func g(_ n: UInt64) -> String { Units.grouped(Int64(clamping: n)) }
         switch self {
         case .noSession:
             return "No tv session is running, so there is nothing to diagnose (the counters start at zero with every session); start one with `tv run`."
@@ -179,27 +180,27 @@ public enum DiagnosticsVerdict: Sendable, Equatable {
         case let .noneOfferedOf(accepted, failed, notRedirected):
             let failedNow = min(failed, accepted), missed = min(notRedirected, accepted - failedNow)
             var why: [String] = []
-            if failedNow > 0 { why.append("\(failedNow) failed before that (a server not reached, a refused request: `tv flows --status failed` says why)") }
-            if missed > 0 { why.append("\(missed) reached tv's port directly, not redirected by a rule (reset, no flow: check the rule's match)") }
+            if failedNow > 0 { why.append("\(g(failedNow)) failed before that (a server not reached, a refused request: `tv flows --status failed` says why)") }
+            if missed > 0 { why.append("\(g(missed)) reached tv's port directly, not redirected by a rule (reset, no flow: check the rule's match)") }
             let rest = accepted - failedNow - missed
-            if rest > 0 { why.append("\(rest) \(why.isEmpty ? "" : "more ")\(rest == 1 ? "is" : "are") still connecting or ended before the client said anything (`tv flows` lists them)") }
-            return "Inspection is on, and \(accepted) \(accepted == 1 ? "connection" : "connections") came through tv, none of them far enough to be offered for inspection: " + why.joined(separator: "; ") + "."
+            if rest > 0 { why.append("\(g(rest)) \(why.isEmpty ? "" : "more ")\(rest == 1 ? "is" : "are") still connecting or ended before the client said anything (`tv flows` lists them)") }
+            return "Inspection is on, and \(g(accepted)) \(accepted == 1 ? "connection" : "connections") came through tv, none of them far enough to be offered for inspection: " + why.joined(separator: "; ") + "."
         case .notTLS(let n):
-            let what = n == 1 ? "the 1 connection offered was not TLS" : "none of the \(n) connections offered was TLS"
+            let what = n == 1 ? "the 1 connection offered was not TLS" : "none of the \(g(n)) connections offered was TLS"
             return "Inspection is on, and \(what): plain HTTP or a protocol of its own, so there was nothing to take over."
         case let .working(inspected, tls):
-            return "Inspection is working: \(inspected) of \(tls) TLS \(tls == 1 ? "connection" : "connections") offered \(inspected == 1 ? "was" : "were") inspected."
+            return "Inspection is working: \(g(inspected)) of \(g(tls)) TLS \(tls == 1 ? "connection" : "connections") offered \(inspected == 1 ? "was" : "were") inspected."
         case .allByRule(let tls):
-            return "Every TLS connection offered (\(tls)) was passed through by a rule (--ignore-hosts, --allow-hosts, or a TLS version below tv's minimum), so nothing was inspected."
+            return "Every TLS connection offered (\(g(tls))) was passed through by a rule (--ignore-hosts, --allow-hosts, or a TLS version below tv's minimum), so nothing was inspected."
         case let .allPinned(n, confirmed) where confirmed == 0:
             // Not yet a verdict: a trial's single `s_client </dev/null` read as "every client pins".
-            return "Every client tv tried to inspect (\(n) \(n == 1 ? "connection" : "connections")) closed at or right after tv's handshake without sending anything: a client that pins its certificate does this, and so does a probe such as `openssl s_client </dev/null`; one that comes back is passed through untouched (`tv pinned` lists it then)."
+            return "Every client tv tried to inspect (\(g(n)) \(n == 1 ? "connection" : "connections")) closed at or right after tv's handshake without sending anything: a client that pins its certificate does this, and so does a probe such as `openssl s_client </dev/null`; one that comes back is passed through untouched (`tv pinned` lists it then)."
         case let .allPinned(n, _):
-            return "Every client tv tried to inspect pins its certificate (\(n) \(n == 1 ? "connection" : "connections")): tv passes them through untouched, which is the pinning rule working, not a fault."
+            return "Every client tv tried to inspect pins its certificate (\(g(n)) \(n == 1 ? "connection" : "connections")): tv passes them through untouched, which is the pinning rule working, not a fault."
         case let .neverTakenOver(n, cause, causing):
-            let named = "\(n) \(n == 1 ? "connection was" : "connections were") named and still never taken over"
+            let named = "\(g(n)) \(n == 1 ? "connection was" : "connections were") named and still never taken over"
             // Some had other causes: the counters below say which.
-            let head = causing < n ? named + ", \(causing) of them because" : named + ", because"
+            let head = causing < n ? named + ", \(g(causing)) of them because" : named + ", because"
             let keeps = "browsing keeps working, because tv passes such connections through untouched"
             switch cause {
             case .noCertificateAuthority:

@@ -50,7 +50,7 @@ public enum RecordingPresentation {
             lines.append("flows dropped     \(Units.grouped(Int64(losses.flowEventsDropped))) flow \(losses.flowEventsDropped == 1 ? "event" : "events") while the database fell behind: some flows lack their latest state")
         }
         if losses.contentChunksDropped > 0 {
-            lines.append("content dropped   \(Units.grouped(Int64(losses.contentChunksDropped))) \(losses.contentChunksDropped == 1 ? "chunk" : "chunks") (\(Units.bytes(Int64(losses.contentBytesDropped)))) while the content writer fell behind: their requests are marked incomplete")
+            lines.append("content dropped   \(Units.grouped(Int64(losses.contentChunksDropped))) \(losses.contentChunksDropped == 1 ? "chunk" : "chunks") (\(Units.bytes(Int64(losses.contentBytesDropped)))) while the content writer fell behind: the turns they belonged to are marked incomplete (`tv turns`)")
         }
         return lines
     }
@@ -91,9 +91,9 @@ public enum RecordingPresentation {
         var parts: [String] = []
         if losses.flowsNotSaved > 0 { parts.append("\(flows(losses.flowsNotSaved)) never written") }
         if losses.flowUpdatesNotSaved > 0 { parts.append("\(flows(losses.flowUpdatesNotSaved)) without their last update") }
-        if losses.flowEventsDropped > 0 { parts.append("\(losses.flowEventsDropped) flow \(losses.flowEventsDropped == 1 ? "event" : "events") dropped because the database could not keep up") }
+        if losses.flowEventsDropped > 0 { parts.append("\(Units.grouped(Int64(losses.flowEventsDropped))) flow \(losses.flowEventsDropped == 1 ? "event" : "events") dropped because the database could not keep up") }
         if losses.contentTurnsNotSaved > 0 { parts.append("\(turns(losses.contentTurnsNotSaved)) of decrypted content never written") }
-        if losses.contentChunksDropped > 0 { parts.append("\(losses.contentChunksDropped) content \(losses.contentChunksDropped == 1 ? "chunk" : "chunks") (\(Units.bytes(Int64(losses.contentBytesDropped)))) dropped because the content writer could not keep up") }
+        if losses.contentChunksDropped > 0 { parts.append("\(Units.grouped(Int64(losses.contentChunksDropped))) content \(losses.contentChunksDropped == 1 ? "chunk" : "chunks") (\(Units.bytes(Int64(losses.contentBytesDropped)))) dropped because the content writer could not keep up") }
         let cause = losses.lastFlowError ?? losses.lastContentError
         return "not everything was saved in \(folder): \(parts.joined(separator: ", "))." + (cause.map { " The last error: \($0)" } ?? "")
     }

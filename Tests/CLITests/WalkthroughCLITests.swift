@@ -15,9 +15,12 @@ struct WalkthroughCLITests {
         let writer = try store.makeWriter()
         let start: Int64 = 1_764_471_900_000_000
         for (i, (status, host)) in flows.enumerated() {
-            writer.open(FlowRecord(startTime: start + Int64(i), clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "192.0.2.1",
-                                   serverPort: status == .notEncrypted ? 80 : 443, host: host, hostOrigin: host == nil ? .none : .sni,
-                                   status: status))
+            var flow = FlowRecord(startTime: start + Int64(i), clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "192.0.2.1",
+                                  serverPort: status == .notEncrypted ? 80 : 443, host: host, hostOrigin: host == nil ? .none : .sni,
+                                  status: status)
+            // A plain flow that said something (an open one that said nothing yet is not known to be plain).
+            if status == .notEncrypted { flow.bytesUp = 78 }
+            writer.open(flow)
         }
         writer.close()
         store.close()

@@ -174,7 +174,7 @@ import Testing
         #expect(sections[0].rows.first! == ("offered", "1,200"))
         #expect(sections[0].rows[2] == ("inspected", "1"))
         #expect(sections[3].rows.map(\.label) == ["accepted", "refused", "errors"])
-        #expect(sections[3].rows[2].value == "1 connections failed")
+        #expect(sections[3].rows[2].value == "1 connection failed")
         #expect(sections[4].rows.count == 1 && sections[4].rows[0].label == nil && sections[4].rows[0].value == "14:05:03 localhost: the client refused")
         // The text is the sections drawn: each title, then each row, after the verdict and a blank line.
         let lines = DiagnosticsPresentation.lines(values)

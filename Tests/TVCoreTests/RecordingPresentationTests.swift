@@ -98,7 +98,7 @@ import Testing
         #expect(losses.values["recording.contentBytesDropped"] == "79691776")
         #expect(RecordingPresentation.statusLines(losses) == [
             "flows dropped     1 flow event while the database fell behind: some flows lack their latest state",
-            "content dropped   4,864 chunks (76.0 MiB) while the content writer fell behind: their requests are marked incomplete",
+            "content dropped   4,864 chunks (76.0 MiB) while the content writer fell behind: the turns they belonged to are marked incomplete (`tv turns`)",
         ])
     }
 }

@@ -81,7 +81,7 @@ import Tunnel
             #expect(StoragePresentation.report(report, automatic: true) == [
                 "Deleted 2 capture files (5.7 MiB).",
                 "Spared capture-000003.pcapng, which is being recorded.",
-                "The captures are still over their size limit because of the file being recorded; it is deleted once a new capture file is started.",
+                "The captures are still over their size limit because of the file being recorded; it is deleted once it closes (when its session stops or the file rotates).",
             ])
             let everything = try manager.deleteEverything(recording: 3, now: now)
             #expect(everything.captureFilesDeleted == 0)
@@ -125,7 +125,7 @@ import Tunnel
             over.capturesStillOver = .recording
             #expect(StoragePresentation.report(over, automatic: false) == [
                 "Nothing was deleted.",
-                "The captures are still over their size limit because of the file being recorded; it is deleted once a new capture file is started.",
+                "The captures are still over their size limit because of the file being recorded; it is deleted once it closes (when its session stops or the file rotates).",
             ])
         }
     }

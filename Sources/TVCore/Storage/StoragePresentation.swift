@@ -162,7 +162,7 @@ public enum StoragePresentation {
     static func stillOver(_ r: StorageReport) -> [String] {
         switch r.capturesStillOver {
         case .recording?:
-            return ["The captures are still over their size limit because of the file being recorded; it is deleted once a new capture file is started."]
+            return ["The captures are still over their size limit because of the file being recorded; it is deleted once it closes (when its session stops or the file rotates)."]
         case .evidence?:
             return ["The captures are still over their size limit because what is left is audit evidence, kept until its audit session is deleted."]
         case .evidenceUnknown?:
