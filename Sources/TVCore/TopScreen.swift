@@ -133,7 +133,9 @@ public struct TopScreen: Sendable {
 
     /// The screen as `height` lines of at most `width` characters (cut, never wrapped).
     public func lines(width: Int, height: Int) -> [String] {
-        guard case .live = liveness else { return fit([stripLine, "  " + Self.keysLine], width: width, height: height) }
+        // Not live: the strip says why in a sentence, wrapped rather than cut (at 80 columns the
+        // OFF line lost its `tv run`: a trial).
+        guard case .live = liveness else { return fit(Self.wrapped(stripLine, width: width) + ["  " + Self.keysLine], width: width, height: height) }
         var fitted = fit(content(width: width, height: height, cut: true), width: width, height: height - 1)
         while fitted.count < height - 1 { fitted.append("") }
         return fitted + [String(keys.prefix(width))]
@@ -191,8 +193,14 @@ public struct TopScreen: Sendable {
             }
             let end = f.duration.map { Units.duration(microseconds: $0) } ?? "open"
             let status = f.status == .encrypted && f.failureReason == nil ? "encrypted" : FlowListPresentation.statusWord(f)
-            out.append("  \(f.id) \(Units.utc(f.startTime / 1_000_000, format: "%H:%M:%S")) \(TerminalText.line(f.host ?? f.serverAddress)) "
-                       + "\(FlowListPresentation.protocolAndPort(f)) ↓ \(Units.bytes(f.bytesDown)) ↑ \(Units.bytes(f.bytesUp)) \(end) \(status)")
+            let head = "  \(f.id) \(Units.utc(f.startTime / 1_000_000, format: "%H:%M:%S")) "
+            let name = "\(TerminalText.line(f.host ?? f.serverAddress)) \(FlowListPresentation.protocolAndPort(f))"
+            let tail = " ↓ \(Units.bytes(f.bytesDown)) ↑ \(Units.bytes(f.bytesUp)) \(end) \(status)"
+            // Cut, the name and protocol give way first, so the bytes, the duration and the
+            // status stay on the line (at 80 columns they were cut off: a trial); a long
+            // reason is what is cut after that.
+            let room = width - head.count - tail.count
+            out.append(cut && name.count > room ? head + column(name, max(room, 16), cut: true) + tail : head + name + tail)
         }
         return out
     }
@@ -221,6 +229,27 @@ public struct TopScreen: Sendable {
         fields.append(("audit", auditStrip.map { .string($0) } ?? .null))
         fields.append(("markers", .array(markers.map(AuditPresentation.json))))
         return .object(fields)
+    }
+
+    /// `line` broken at spaces into lines of at most `width` characters (a word longer than
+    /// that is left for `fit` to cut); continuation lines are indented by two spaces.
+    static func wrapped(_ line: String, width: Int) -> [String] {
+        guard width > 8, line.count > width else { return [line] }
+        var out: [String] = []
+        var current = ""
+        for word in line.split(separator: " ", omittingEmptySubsequences: false) {
+            let indent = out.isEmpty ? "" : "  "
+            if current.isEmpty {
+                current = indent + word
+            } else if current.count + 1 + word.count <= width {
+                current += " " + word
+            } else {
+                out.append(current)
+                current = "  " + word
+            }
+        }
+        out.append(current)
+        return out
     }
 
     private func fit(_ lines: [String], width: Int, height: Int) -> [String] {

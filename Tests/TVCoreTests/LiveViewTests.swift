@@ -128,6 +128,23 @@ import TVHome
         #expect(narrow[6] == "  a.test                             2    2.9 KiB      120 B", "\(narrow)")
         #expect(screen.lines(width: 30, height: 5).count == 5)
         #expect(screen.lines(width: 30, height: 5).allSatisfy { $0.count <= 30 })
+        // A long name gives way before the bytes, the duration and the status (at 80 columns
+        // they were cut off: a trial).
+        var long = Self.flow(9, at: Self.t0, duration: Self.s)
+        long.host = "a-rather-long-host-name-that-runs-on.example.test"
+        long.tlsVersion = "TLSv1.2"
+        long.clientTLSVersion = "TLSv1.3"
+        long.alpn = nil
+        let cutRow = TopScreen(liveness: .live, values: Self.liveValues, history: h, newest: [long], sort: .bytes, paused: false,
+                               nowMicros: Self.t0, dataFolder: "/d").lines(width: 80, height: 24)[8]
+        #expect(cutRow == "  9 14:05:03 a-rather-long-host-name-that-run… ↓ 2.9 KiB ↑ 120 B 1.0 s inspected" && cutRow.count <= 80,
+                "\(cutRow)")
+        // Not live, the strip's sentence is wrapped, not cut.
+        let off = TopScreen(liveness: .off, values: [:], history: RateHistory(), newest: [], sort: .bytes, paused: false,
+                            nowMicros: Self.t0, dataFolder: "/home/someone/.local/share/tunnelvision").lines(width: 60, height: 24)
+        #expect(Array(off.prefix(3)) == ["tv top  OFF  no session is running for",
+                                         "  /home/someone/.local/share/tunnelvision; start one with",
+                                         "  `tv run`"], "\(off)")
     }
 
     @Test("the report for a pipe (tv top --once, no terminal): nothing cut, every talker and newest flow, no keys line or blank rows")
