@@ -227,7 +227,7 @@ public struct CommandLineParser: Sendable {
         }
         var names = command.subcommands.map(\.name)
         if path.isEmpty { names.append(Self.helpWord) }
-        let near = Spelling.closest(to: word, among: names)
+        let near = command.pointers[word.lowercased()] ?? Spelling.closest(to: word, among: names)
         return CommandLineError("'\(display(path)) \(word)' is not a command\(near.map { " (did you mean '\(display(path)) \($0)'?)" } ?? ""); see '\(display(path)) --help' for the list.")
     }
 

@@ -20,6 +20,9 @@ public struct CommandSpec: Sendable {
     /// Everything after the first positional is a positional too, dashes included: the command
     /// runs another command line (`tv exec curl -sS URL`), like `env` and `sudo`.
     public var optionsEndAtFirstPositional = false
+    /// Words that are no subcommand but name one with its options, as another tool spells it
+    /// (`follow` → `flows --follow`): said instead of the nearest spelling when typed.
+    public var pointers: [String: String] = [:]
 
     public init(name: String, summary: String, discussion: String = "", options: [OptionSpec] = [],
                 positionals: [PositionalSpec] = [], subcommands: [CommandSpec] = [], defaultSubcommand: String? = nil) {

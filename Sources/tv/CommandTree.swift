@@ -8,7 +8,7 @@ enum CommandTree {
         OptionSpec("data-dir", value: "DIR", help: "Data folder (default $TV_HOME, else $XDG_DATA_HOME/tunnelvision, else ~/.local/share/tunnelvision)."),
     ]
 
-    static let root = withValueWords(CommandSpec(
+    static let root = withValueWords(pointing(CommandSpec(
         name: "tv",
         summary: "TunnelVision: see which servers your machine talks to, and what your own TLS connections say.",
         discussion: "Everything stays on this machine: no account, no upload, no telemetry.",
@@ -19,7 +19,16 @@ enum CommandTree {
                       CaptureCommands.packetsSpec, PacketCommand.spec, CaptureCommands.capturesSpec,
                       TurnsCommand.spec, ContentCommands.spec, StorageCommands.spec, SharedStoreCommands.spec, ExportCommands.spec,
                       AuditCommands.spec, WebCommand.spec, ServiceCommand.spec, DocCommands.manSpec, DocCommands.completionsSpec, TVVersion.spec]
-    ))
+    )))
+
+    /// The words other tools use for what tv spells otherwise (a trial's `tv follow` was told
+    /// "did you mean 'tv flow'").
+    static func pointing(_ spec: CommandSpec) -> CommandSpec {
+        var spec = spec
+        spec.pointers = ["follow": "flows --follow", "tail": "flows --follow", "log": "flows --follow",
+                         "dashboard": "top", "ui": "web", "start": "run", "list": "flows"]
+        return spec
+    }
 
     /// The words an option's value completes to, by what the value is (one list each, wherever
     /// the option appears): key types, trust stores, platforms. A trial found `--key`,

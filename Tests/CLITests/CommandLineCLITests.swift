@@ -56,6 +56,8 @@ struct CommandLineCLITests {
         (["ca"], "tv: 'tv ca' needs a subcommand (create, import, status, show, export, issue, trust, remake, remove); see 'tv ca --help'.\n"),
         (["export", "hra"], "tv: 'tv export hra' is not a command (did you mean 'tv export har'?); see 'tv export --help' for the list.\n"),
         (["stauts"], "tv: 'tv stauts' is not a command (did you mean 'tv status'?); see 'tv --help' for the list.\n"),
+        // Another tool's word for a tv command line (it was "did you mean 'tv flow'": a trial).
+        (["follow"], "tv: 'tv follow' is not a command (did you mean 'tv flows --follow'?); see 'tv --help' for the list.\n"),
         (["hlep"], "tv: 'tv hlep' is not a command (did you mean 'tv help'?); see 'tv --help' for the list.\n"),
         (["help", "bogus"], "tv: 'tv bogus' is not a command; see 'tv --help' for the list.\n"),
         (["help", "ca", "shwo"], "tv: 'tv ca shwo' is not a command (did you mean 'tv ca show'?); see 'tv ca --help' for the list.\n"),
