@@ -86,6 +86,8 @@ enum SettingsCommands {
         let settings = try inv.settingsStore()
         let change: SettingChange
         var applies: String?
+        // What a limit saved with --yes deletes, said after it (`CaptureLimitConsent`).
+        var agreed: String?
         switch name {
         case SettingKeys.inspectionEnabled.name:
             throw UsageRefusal("Inspection is turned on and off with `tv inspect on` / `tv inspect off`, which check trust first.")
@@ -165,7 +167,14 @@ enum SettingsCommands {
                 : "It applies when the next session starts (`tv stop`, then `tv run`); `tv store instances` reads the store now."
         case _ where CaptureSettingsCommand.names.contains(name):
             (change, applies) = try CaptureSettingsCommand.set(name, value, settings: settings) {
-                if !inv.yes { try CaptureLimitConsent.check(inv, name: name, value: value, settings: settings) }
+                do {
+                    try CaptureLimitConsent.check(inv, name: name, value: value, settings: settings)
+                } catch let question as LimitConsentNeeded where inv.yes {
+                    // Agreed beforehand: said all the same, since a file being recorded goes only
+                    // later, when it closes (a re-check's --yes said nothing of a 28.7 MiB file
+                    // that then went at rotation).
+                    agreed = question.deletes
+                }
             }
         default:
             throw unknown(name)
@@ -182,6 +191,7 @@ enum SettingsCommands {
             inv.console.line("\(name) is already \(shown(change.newText)); nothing changed.")
         }
         if let sentence = change.delivery.sentence { inv.console.line(sentence) }
+        if change.saved, let agreed { inv.console.line("As agreed with --yes: \(agreed).") }
         if change.saved, !sameInForce, let applies { inv.console.line(applies) }
         if change.saved, change.delivery == .noSession, StorageLimitsReading.isLimit(name) {
             // No session to apply it: a limit is applied when it changes, here (silent when nothing goes).
