@@ -61,6 +61,12 @@ enum SettingsCommands {
                              + value.padding(toLength: valueWidth, withPad: " ", startingAt: 0)
                              + (saved ? "          " : "  default ") + " " + summary)
         }
+        let home = try inv.home()
+        let live = home.exists ? (try? LiveSessionStatus.answer(home: home, timeoutSeconds: 2))??.values : nil
+        for line in SessionOverrides.lines(inspectionSaved: record[SettingKeys.inspectionEnabled], contentKeepSaved: record[SettingKeys.contentKeep],
+                                           session: live) {
+            inv.console.line(line)
+        }
         return 0
     }
 
