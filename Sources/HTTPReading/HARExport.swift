@@ -129,6 +129,7 @@ public enum HARExport {
             ("serverIPAddress", .string(flow.serverAddress)),
             ("connection", .string(String(flow.id))),
         ]
+        if let program = flow.program { fields.append(("_program", program)) }
         var notes: [String] = []
         if let id = exchange.streamID { notes.append("HTTP/2 stream \(id)\(exchange.pushed ? " (server push)" : "")") }
         if let reset = exchange.resetBy { notes.append("reset by \(reset)") }

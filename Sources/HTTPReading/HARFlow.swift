@@ -1,4 +1,5 @@
 import FlowTerms
+import TVHome
 
 /// One flow for a HAR export: the facts HAR wants about the connection, and what was said on
 /// it: its kept conversation, or (when no content was kept) its exchange rows.
@@ -29,6 +30,10 @@ public struct HARFlow: Sendable {
     /// whose body it cut, takes its status, sizes and times from its row, which the data path
     /// read whole; `tv requests` and the HAR then say the same.
     public var exchangeRows: [ExchangeRecord?] = []
+    /// The program behind the flow as `tv flow --json` gives it (`known`, `pid`, `command`,
+    /// `executable`, `user` …, or why it is not known), written on each entry as `_program` (a
+    /// custom field, HAR 1.2 §"Custom Fields"); nil when it was not looked up.
+    public var program: JSONValue?
 
     public init(id: Int64, startTime: Int64, scheme: String, host: String?, serverAddress: String, serverPort: Int,
                 conversation: HTTPConversation, rows: [ExchangeRecord] = []) {

@@ -30,7 +30,7 @@ public enum HARRowEntry {
         let timing = timings(row)
         let micros = timingMicros(row)
         let version = harVersion(row.httpVersion)
-        let fields: [(String, JSONValue)] = [
+        var fields: [(String, JSONValue)] = [
             ("startedDateTime", .string(HARExport.isoDate(row.requestTime))),
             ("time", .double(milliseconds(micros.send + micros.wait + micros.receive))),
             ("request", .object([
@@ -49,6 +49,7 @@ public enum HARRowEntry {
             ("comment", .string(comment(row, source: flow.rowsSource))),
             ("_tv", .object([("request", .int(row.id)), ("state", .string(row.state.rawValue))])),
         ]
+        if let program = flow.program { fields.append(("_program", program)) }
         return .object(fields)
     }
 

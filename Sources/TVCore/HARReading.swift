@@ -176,9 +176,12 @@ public struct HARReading: KeptContentReading {
         case .inspected: plain = false
         default: plain = record.clientVersions.isEmpty && record.clientTLSVersion == nil && record.tlsVersion == nil
         }
-        return HARFlow(id: id, startTime: record.startTime, scheme: plain ? "http" : "https",
-                host: record.host, serverAddress: record.serverAddress, serverPort: record.serverPort,
-                conversation: conversation)
+        var flow = HARFlow(id: id, startTime: record.startTime, scheme: plain ? "http" : "https",
+                           host: record.host, serverAddress: record.serverAddress, serverPort: record.serverPort,
+                           conversation: conversation)
+        // Which program made the requests (a names trial: the HAR had none).
+        if record.program != nil { flow.program = FlowProgramPresentation.json(record.program) }
+        return flow
     }
 
     /// `Wrote 2 HAR entries from 2 flows to FILE; …`: what the entries hold, from kept content

@@ -49,6 +49,23 @@ import TVHome
         #expect(HARReading.harFlow(plain, id: 1, conversation: HTTPConversation(version: "HTTP/1.1")).scheme == "https")
     }
 
+    /// Each entry says which program made its request (`_program`, a custom field), as `tv flow
+    /// --json` does (a names trial: the HAR had none); nothing when it was not looked up.
+    @Test func entriesCarryTheProgram() {
+        var record = FlowRecord(startTime: 1, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "127.0.0.1",
+                                serverPort: 80, host: "a.test", hostOrigin: .httpHost, status: .notEncrypted)
+        let row = ExchangeRecord(flowID: 1, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "http",
+                                 authority: "a.test", path: "/", queryRemoved: false, requestTime: 2)
+        func program(_ r: FlowRecord) -> String? {
+            let flow = HARReading.harFlow(r, id: 1, conversation: HTTPConversation(version: "HTTP/1.1"))
+            guard case .object(let fields) = HARRowEntry.entry(row, flow: flow) else { return nil }
+            return fields.first { $0.0 == "_program" }.map { $0.1.serialized() }
+        }
+        #expect(program(record) == nil)
+        record.program = .known(ProgramIdentity(pid: 42, command: "curl", executable: "/usr/bin/curl", uid: 1000, user: "u"))
+        #expect(program(record) == #"{"known":true,"pid":42,"command":"curl","executable":"/usr/bin/curl","uid":1000,"user":"u","commandDisagrees":false}"#)
+    }
+
     @Test func entriesAndFlowsAreCountedInTheSummary() {
         #expect(HARReading.summary(entries: 1, flows: 1, file: "/x.har")
                 == "Wrote 1 HAR entry from 1 flow to /x.har; it holds the kept bodies, so share it with care.")
