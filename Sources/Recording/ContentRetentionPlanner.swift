@@ -14,8 +14,8 @@
 ///
 /// Audit evidence (issue 23) is exempt from retention until its session is deleted: a segment
 /// holding any turn of an evidence flow is neither expired nor dropped over the ceiling (it still
-/// counts towards it). A segment holds turns of many flows, so it is kept whole, the other
-/// flows' rows with it (their bytes could not go without the evidence's anyway); once no live
+/// counts towards it). A segment holds turns of many flows, so its file is kept; the other
+/// flows' expired rows still go and their bytes are cleared (`ContentSweeper`); once no live
 /// session holds its flows, the next sweep takes it as usual. When the evidence is `.unknown`,
 /// every segment with a row is kept so.
 public enum ContentRetentionPlanner {

@@ -29,9 +29,16 @@ struct ContentSweeper {
         var report = ContentSweepReport(spared: files.last { $0.isBeingWritten })
         report.leftAlone = plan.leftAlone.count
         report.rowsDeleted = try database.transaction {
-            // A segment kept as evidence keeps its rows too (whole, see the planner).
             let expiring = facts.filter { $0.expiredRows > 0 && !plan.keptAsEvidence.contains($0.sequence) }.map(\.sequence)
             var deleted = try index.deleteRecorded(before: plan.expireBefore, inSegments: expiring)
+            // A segment kept as evidence (the planner keeps the file) keeps its evidence flows'
+            // rows; the other flows' expired rows go, and their bytes are cleared below
+            // (`clearUnreferenced`): other traffic's content sharing a file with evidence
+            // outlived content.expiry without a word (an audit trial).
+            if case let .known(_, flows) = evidence {
+                let shared = facts.filter { $0.expiredRows > 0 && plan.keptAsEvidence.contains($0.sequence) }.map(\.sequence)
+                deleted += try index.deleteRecorded(before: plan.expireBefore, inSegments: shared, sparing: flows)
+            }
             // Segments dropped over the ceiling hold the oldest content: the requests made up to
             // their last record lose their queries too (a trial's api_key stayed in `tv request`
             // after the ceiling took its content).

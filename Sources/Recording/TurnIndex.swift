@@ -209,10 +209,12 @@ struct TurnIndex {
     /// at a time through the (segment, recorded_at) index: name the segments `segmentRows` found
     /// expired rows in, so a sweep with nothing expired reads nothing.
     /// - Returns: how many turns.
-    func deleteRecorded(before cutoff: Int64, inSegments segments: [Int]) throws -> Int {
+    /// - Parameter sparing: flows whose rows stay (audit evidence sharing those segments).
+    func deleteRecorded(before cutoff: Int64, inSegments segments: [Int], sparing: Set<Int64> = []) throws -> Int {
         var deleted = 0
+        let spared = sparing.isEmpty ? "" : " AND flow_id NOT IN (\(sparing.sorted().map(String.init).joined(separator: ",")))"
         for segment in segments {
-            deleted += try delete(where: "segment = ? AND recorded_at < ?", [.integer(Int64(segment)), .integer(cutoff)])
+            deleted += try delete(where: "segment = ? AND recorded_at < ?" + spared, [.integer(Int64(segment)), .integer(cutoff)])
         }
         return deleted
     }

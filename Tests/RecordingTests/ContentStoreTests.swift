@@ -52,6 +52,34 @@ import FlowTerms
         #expect(FileModes.permissions(of: home.contentPath) == 0o700)
     }
 
+    /// Audit evidence keeps its segment, and its own turns in it; the other flows' turns sharing
+    /// the file still expire, and their bytes are cleared (an audit trial read other traffic's
+    /// cookies two days past content.expiry, and the sweep said nothing was deleted).
+    @Test func otherFlowsTurnsInAnEvidenceSegmentStillExpire() throws {
+        let home = TestHome()
+        defer { home.clean() }
+        let clock = ManualContentClock(start: testEpoch)
+        let session = try session(home, clock: clock, policy: ContentPolicy(keep: true, expiry: .oneHour))
+        for (flow, byte) in [(Int64(1), UInt8(0x45)), (Int64(2), UInt8(0x4F))] {
+            let recorder = try #require(session.recorder(flow: flow))
+            recorder.record(up, at: 0, bytes(100, byte))
+            recorder.finish()
+        }
+        session.writer.flush()
+        session.writer.close()
+        clock.advance(by: 2 * 3_600_000_000)
+        let store = try home.store()
+        defer { store.close() }
+        let report = try store.sweep(now: clock.now(), expiry: .oneHour, evidence: .known(captures: [], flows: [1]))
+        #expect(report.rowsDeleted == 1 && report.filesDeleted == 0, "\(report)")
+        #expect(try store.recordedTurns(flow: 1).map(\.bytes) == [bytes(100, 0x45)])
+        #expect(try store.recordedTurns(flow: 2).isEmpty)
+        // Flow 2's bytes are gone from the file too.
+        let file = try #require(FileManager.default.contents(atPath: home.contentPath + "/content-00000001.seg"))
+        #expect(!file.contains(0x4F), "\(file.count)")
+        #expect(file.filter { $0 == 0x45 }.count == 100)
+    }
+
     @Test func expiryRemovesRowsAndBytesOnceNothingReferencesThem() throws {
         let home = TestHome()
         defer { home.clean() }
