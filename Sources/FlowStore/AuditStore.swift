@@ -424,13 +424,23 @@ public struct AuditStore: Sendable {
     }
 
     /// `evidence()` over a connection the caller owns (the retention pass's).
-    public static func evidence(in database: SQLiteDatabase) throws -> AuditEvidenceIDs {
+    /// - Parameter includingCarried: also the flows carried into a session (opened before it,
+    ///   still active at its start: `flowIDs(carriedInto:)`), which its bundle holds. They are
+    ///   found by reading every flow started before each session (no index reaches the last
+    ///   activity), so only the history's retention pass asks (every 10 minutes, and when a
+    ///   limit changes), not the content writer's sweeps: an audit trial's `history.maxAge`
+    ///   deleted a connection its bundle had counted as evidence.
+    public static func evidence(in database: SQLiteDatabase, includingCarried: Bool = false) throws -> AuditEvidenceIDs {
         var flows: Set<Int64> = []
         var captures: Set<Int> = []
-        let tagged = "SELECT f.id FROM flows f JOIN audit_sessions s ON s.id = f.audit_session_id"
-        let select = try database.prepare(tagged)
+        var held = "SELECT f.id FROM flows f JOIN audit_sessions s ON s.id = f.audit_session_id"
+        if includingCarried {
+            held += " UNION SELECT f.id FROM audit_sessions s JOIN flows f ON f.start_time < s.started AND f.audit_session_id IS NULL"
+                + " AND f.last_activity_time >= s.started AND (f.duration IS NULL OR f.start_time + f.duration >= s.started)"
+        }
+        let select = try database.prepare(held)
         try select.forEachRow { flows.insert($0.int64(at: 0)) }
-        let files = try database.prepare("SELECT DISTINCT capture_seq FROM packets WHERE flow_id IN (\(tagged))")
+        let files = try database.prepare("SELECT DISTINCT capture_seq FROM packets WHERE flow_id IN (\(held))")
         try files.forEachRow { captures.insert(Int($0.int64(at: 0))) }
         return AuditEvidenceIDs(captures: captures, flows: flows)
     }

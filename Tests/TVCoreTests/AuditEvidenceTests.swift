@@ -81,6 +81,39 @@ import TVHome
         }
     }
 
+    /// A connection opened before a session and still active at its start is in the session's
+    /// bundle (`carriedIntoSession`), so retention keeps it too (an audit trial's history.maxAge
+    /// deleted it between two bundles).
+    @Test("a connection carried into a session is evidence for retention, as its bundle counts it")
+    func carriedConnectionIsEvidence() throws {
+        try withHome { home in
+            let now = StorageClock.now()
+            let store = try FlowStore(home: home)
+            defer { store.close() }
+            // Opened 50 days ago, active until 44 days ago; the session ran from 45 to 44 days ago.
+            var carried = FlowRecord(startTime: now - 50 * day, clientAddress: "127.0.0.1", clientPort: 50_000, serverAddress: "10.0.0.1",
+                                     serverPort: 443, host: "a.test", hostOrigin: .sni, status: .inspected)
+            carried.lastActivityTime = now - 44 * day - 1_000
+            carried.duration = 6 * day - 1_000
+            let before = try writeFlow(store, start: now - 49 * day)
+            let writer = try store.makeWriter()
+            let carriedID = writer.open(carried).id
+            writer.flush()
+            writer.close()
+            _ = try store.audit.newProject(name: "app", note: "", now: now - 46 * day)
+            _ = try store.audit.start(project: "app", note: "", settings: "{}", now: now - 45 * day)
+            _ = try store.audit.stop(now: now - 44 * day)
+            #expect(try store.audit.flowIDs(carriedInto: now - 45 * day) == [carriedID])
+            let manager = try StorageManager(home: home)
+            defer { manager.close() }
+            #expect(try manager.auditEvidence() == .known(captures: [], flows: [carriedID]))
+            let report = try manager.applyLimits(StorageLimits(historyMaxAge: 30 * day, capturesMaxBytes: nil, capturesMaxAge: nil),
+                                                 recording: nil, now: now)
+            #expect(report.flowsDeleted == 1)
+            #expect(try store.flow(id: carriedID) != nil && store.flow(id: before) == nil)
+        }
+    }
+
     func sampleBundle() -> EvidenceBundle {
         let request = EvidenceBundleRequest(session: 7, includeContent: true, includeKeys: false, tvVersion: "0.1", machine: "box",
                                             now: 1_764_600_000_000_000)

@@ -5,9 +5,10 @@ extension AuditEvidence {
     /// flows and the capture files holding those flows' packets; `.unknown` when the history
     /// cannot say (then retention deletes nothing that could be evidence); `.none` when no
     /// session holds anything.
-    public static func read(from database: SQLiteDatabase) -> AuditEvidence {
+    /// - Parameter includingCarried: also the flows carried into sessions (`AuditStore.evidence`).
+    public static func read(from database: SQLiteDatabase, includingCarried: Bool = false) -> AuditEvidence {
         let ids: AuditEvidenceIDs
-        do { ids = try AuditStore.evidence(in: database) } catch { return .unknown }
+        do { ids = try AuditStore.evidence(in: database, includingCarried: includingCarried) } catch { return .unknown }
         return ids.flows.isEmpty && ids.captures.isEmpty ? .none : .known(captures: ids.captures, flows: ids.flows)
     }
 }

@@ -214,7 +214,7 @@ public final class StorageManager {
     /// flows' packets; `.unknown` when the history cannot say (then nothing is deleted that
     /// could be evidence); `.none` when no session holds anything.
     public func auditEvidence() throws -> AuditEvidence {
-        AuditEvidence.read(from: database)
+        AuditEvidence.read(from: database, includingCarried: true)
     }
 
     /// Applies `plan`: rows first (in transactions), files after; content keeps `evidence`.
