@@ -91,7 +91,7 @@ public enum BundleVerdict: Sendable, Equatable {
         case let .intact(files):
             return "\(f) is intact: all \(files) file\(files == 1 ? "" : "s") match the SHA-256 in its manifest (nothing was damaged or lost; the manifest is not signed, so this does not show that nobody rewrote the bundle whole)."
         case let .intactUnsealed(files):
-            return "\(f) has all \(files) file\(files == 1 ? "" : "s") matching the SHA-256 in its manifest, but the manifest carries no seal (manifestSHA256: an older tv's bundle, or one taken out), so its own fields (the span, the CA's fingerprint, the machine) were not checked."
+            return "\(f) is NOT shown intact: all \(files) file\(files == 1 ? "" : "s") match the SHA-256 in its manifest, but the manifest carries no seal (manifestSHA256, which every bundle of this tv has: taken out, or an older tv's bundle), so its own fields and file list (the span, the CA's fingerprint, the machine) cannot be relied on."
         case let .changed(name):
             return "\(f) is NOT intact: \(TerminalText.line(name)) was changed (its SHA-256 differs from the manifest's)."
         case let .wrongSize(name, expected, found):
@@ -140,10 +140,12 @@ public enum BundleVerdict: Sendable, Equatable {
     }
 
     /// `tv audit verify`'s exit status: 0 intact, 2 nothing could be checked (the file could
-    /// not be read, is no archive at all, or its format is newer than this tv), 1 not intact.
+    /// not be read, is no archive at all, or its format is newer than this tv), 1 not intact,
+    /// and 1 too for a manifest without its seal: a script reading 0 as "intact" passed a bundle
+    /// edited by hand with its seal line taken out (an audit trial).
     public var exitCode: Int32 {
         switch self {
-        case .intact, .intactUnsealed: return 0
+        case .intact: return 0
         case let .unknownFormat(version): return version < BundleManifest.formatVersion ? 1 : 2
         case .cannotRead, .notAnArchive: return 2
         default: return 1

@@ -45,7 +45,7 @@ enum AuditCommands {
                                   yes],
                         positionals: [PositionalSpec("SESSION", help: "The session's id.")]),
             CommandSpec(name: "verify", summary: "Check a bundle's files against its manifest: intact, or which file is not.",
-                        discussion: "Exit status: 0 intact; 1 not intact (a file changed, missing or unlisted, a name held twice or unsafe, bytes appended, the archive cut or damaged); 2 nothing could be checked (the file cannot be read, or its bundle format is newer than this tv).",
+                        discussion: "Exit status: 0 intact; 1 not intact (a file changed, missing or unlisted, a name held twice or unsafe, bytes appended, the archive cut or damaged, or the manifest's seal taken out); 2 nothing could be checked (the file cannot be read, or its bundle format is newer than this tv).",
                         positionals: [PositionalSpec("FILE", help: "The bundle; - reads it from standard input.")]),
         ])
 
