@@ -1,3 +1,4 @@
+import FlowTerms
 import Proxy
 
 /// A DNS answer is held until its query's program is named, so the program can be.
@@ -48,6 +49,32 @@ extension EngineLoop {
     /// Every held answer goes (the association closes: the program gets what came for it).
     func releaseAllAnswers(_ flow: UDPFlow) {
         release(flow) { _ in true }
+    }
+
+    /// The resolver answered the query `queryID` (all waiting ones when it cannot be read) with
+    /// ICMP port unreachable: the query's flow fails with it, at once (it read "no answer within
+    /// 5 s" and no program, while the program had seen the refusal at once: a tun trial), and the
+    /// error waits for the query's lookup, as an answer does.
+    func dnsRefused(_ flow: UDPFlow, queryID: UInt16?, packet: UnsafeRawBufferPointer) {
+        counters.portUnreachableSignals.wrappingAdd(1, ordering: .relaxed)
+        let refused = queryID.map { id in flow.queries[id].map { [(id, $0)] } ?? [] } ?? Array(flow.queries)
+        let wall = EngineClock.wallMicros()
+        var held: UInt64 = 0
+        for (id, query) in refused {
+            flow.queries[id] = nil
+            var facts = query.facts
+            guard facts.id != 0 else { continue }
+            if held == 0 && holdsAnswer(flow, query: facts.id) { held = facts.id }
+            facts.durationMicros = wall - facts.startMicros
+            facts.fail(.portUnreachable)
+            if sink != nil { closed(facts) }
+        }
+        if held != 0 {
+            holdAnswer(flow, query: held, packet: packet)
+        } else {
+            capture(packet, flow: refused.first?.1.facts.id ?? 0, .serverToClient)
+            writeTUN(packet)
+        }
     }
 
     /// Writes the held answers `which` picks to the program, in the order they came, and

@@ -97,6 +97,13 @@ extension EngineLoop {
             return
         }
         let packet = UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n])
+        if case .portUnreachable = action, flow.isDNS {
+            // The quoted datagram's first two bytes are its query's ID (`EngineDNSHold.swift`).
+            let room = flow.key.app.address.isIPv6 ? 48 : 28
+            let id = payloadCount >= 2 ? UInt16(quoted[room]) << 8 | UInt16(quoted[room + 1]) : nil
+            dnsRefused(flow, queryID: id, packet: packet)
+            return
+        }
         if case .portUnreachable = action, flow.awaitsProgram {
             if flow.heldUnreachable == nil {
                 flow.heldUnreachable = Array(packet)

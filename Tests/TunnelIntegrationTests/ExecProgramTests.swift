@@ -65,6 +65,31 @@ final class ExecProgramTests {
         }
     }
 
+    /// Found by a tun trial: a resolver that answers ICMP port unreachable ended the program's
+    /// lookup at once, but its query's flow read "no answer within 5 s" with no program.
+    @Test("a DNS query a resolver refuses (ICMP port unreachable, IPv6: nothing listens on [fd03::2]:53): the program sees connection refused, and the query's flow fails with that reason and names python3")
+    func dnsQueryRefused() throws {
+        let script = try lab.script("refused.py", """
+            import os, socket, struct
+            query = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"\\x05named\\x04test\\x00" + struct.pack(">HH", 1, 1)
+            s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.settimeout(5)
+            s.connect(("fd03::2", 53)); s.send(query)
+            try:
+                s.recv(512); print("answered")
+            except ConnectionRefusedError:
+                print("refused", os.getpid(), flush=True)
+            """)
+        let r = lab.exec([], ["python3", script])
+        let printed = r.out.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+        try #require(printed.count == 2 && printed[0] == "refused", "\(r)")
+        let pid = try #require(Int(printed[1]))
+        let query = try #require(try lab.flows().first { $0["serverPort"] as? Int == 53 && $0["serverAddress"] as? String == "fd03::2" })
+        #expect(query["status"] as? String == "failed" && query["host"] as? String == "named.test"
+                && (query["failureReason"] as? String)?.hasPrefix("the server answered ICMP port unreachable") == true, "\(query)")
+        let program = query["program"] as? [String: Any]
+        #expect(program?["pid"] as? Int == pid && program?["command"] as? String == "python3", "\(query)")
+    }
+
     /// Found by a new-user trial: a connect tv could not complete was looked up only after tv's
     /// reset had closed the program's socket, so a program that had waited seconds read as "the
     /// socket was gone (a program that finished at once)". The flow is now reported while the
