@@ -48,6 +48,11 @@ public enum TransparentRules {
         }
         let gateway = v6 ? "--listen [::]:\(port)" : "--listen 0.0.0.0:\(port)"
         out.append("Listen on an address the redirected traffic can reach (\(gateway) for a gateway). Remove the rules with: nft delete table \(family) tv")
+        // One family's listener takes that family only: the other's connections pass tv by,
+        // unrecorded, and nothing said so (a tun trial's `curl -6` went around the IPv4 rules).
+        if !bothFamilies {
+            out.append("These rules send \(v6 ? "IPv6" : "IPv4") only: \(v6 ? "IPv4" : "IPv6") connections pass tv by, unrecorded; listen on [::]:\(port) to take both (rules for both families then follow).")
+        }
         return out
     }
 }
