@@ -26,6 +26,21 @@ struct CommandLineCLITests {
         }
     }
 
+    @Test("--tun-device is checked before anything is made: too long, % or /, an existing interface (a tun trial's names failed after the TUN existed)")
+    func tunDeviceNameIsChecked() throws {
+        try withSandbox { s in
+            let cases: [(String, String)] = [
+                ("tv%d", "tv: --tun-device tv%d: an interface name holds printable ASCII without /, %, : or spaces.\n"),
+                ("averyveryverylongname", "tv: --tun-device averyveryverylongname: an interface name has at most 15 bytes (21 given).\n"),
+                ("lo", "tv: --tun-device lo: an interface of that name exists already; name another.\n"),
+            ]
+            for (name, said) in cases {
+                let r = try s.tv("run", "--mode", "tun", "--tun-device", name, "--dry-run")
+                #expect(r.status == 2 && r.err == said, "\(r)")
+            }
+        }
+    }
+
     @Test("the top-level and ca help list the subcommands")
     func helpLists() throws {
         try withSandbox { s in

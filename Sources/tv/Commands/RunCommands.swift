@@ -128,7 +128,14 @@ enum RunCommands {
         }
         options.tun.mtu = try mtu(c)
         options.tun.dryRun = c.has("dry-run")
-        if let name = c.value("tun-device") { options.tun.deviceName = name }
+        if let name = c.value("tun-device") {
+            // Checked before anything is made (a trial's `tv%d` and 21-character names failed
+            // after the TUN existed; an existing interface's name was blamed on /dev/net/tun).
+            if let problem = Self.tunDeviceNameProblem(name, exists: if_nametoindex(name) != 0) {
+                throw UsageRefusal("--tun-device \(TerminalText.line(name)): \(problem).")
+            }
+            options.tun.deviceName = name
+        }
         if options.mode != .tun {
             for flag in ["dry-run", "tun-device", "mtu"] where c.has(flag) {
                 throw UsageRefusal("--\(flag) is for --mode tun.")
@@ -352,6 +359,19 @@ enum RunCommands {
             inv.console.line("  " + TunnelNamesPresentation.proxyModeLine)
         }
         return 0
+    }
+
+    /// What is wrong with `name` as the TUN device's (Linux: at most 15 bytes, IFNAMSIZ, no `/`,
+    /// `%`, `:` or white space, not `.` or `..`, and no interface of that name yet); nil when
+    /// it will do.
+    static func tunDeviceNameProblem(_ name: String, exists: Bool) -> String? {
+        if name.isEmpty || name == "." || name == ".." { return "not an interface name" }
+        if name.utf8.count > 15 { return "an interface name has at most 15 bytes (\(name.utf8.count) given)" }
+        if name.unicodeScalars.contains(where: { "/%:".unicodeScalars.contains($0) || $0.properties.isWhitespace || $0.value < 0x21 || $0.value > 0x7E }) {
+            return "an interface name holds printable ASCII without /, %, : or spaces"
+        }
+        if exists { return "an interface of that name exists already; name another" }
+        return nil
     }
 
     static func stop(_ inv: Invocation) throws -> Int32 {
