@@ -45,8 +45,11 @@ public enum FlowNamePresentation {
         if f.hostOrigin == .dnsQuestion {
             // The program's packets go to the tunnel's DNS address; tv asks this host's resolver
             // (`DNSAddressRoute`), which is the server the row names (a trial compared the two).
-            out.append("  resolver     the program asked tv's DNS address in the tunnel (its packets show that address); "
-                       + "tv asked this host's resolver, the server above, and answered with its reply")
+            // With --mode tun the program addresses its resolver itself, and a query may get no
+            // answer: said so (the line read as tv exec's for every query: a tun trial).
+            out.append("  resolver     the server above is the resolver tv asked: under tv exec the program asked tv's DNS address "
+                       + "in the tunnel (its packets show that address) and tv asked this host's resolver; under --mode tun, "
+                       + "the one the program addressed")
         }
         if f.hostIsECHPublicName {
             out.append("  ECH          the ClientHello carried encrypted_client_hello: this is the outer (public) name, and the name the client "

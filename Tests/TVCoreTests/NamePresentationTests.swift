@@ -49,8 +49,9 @@ struct NamePresentationTests {
         let question = FlowDetailPresentation.lines(flow(.dnsQuestion, host: "named.test", transport: .udp), now: now)
         #expect(question[1] == "  name         named.test (the name this DNS query asked about)")
         // Its server is this host's resolver; its packets show the tunnel's DNS address (said).
-        #expect(question.contains("  resolver     the program asked tv's DNS address in the tunnel (its packets show that address); "
-                                  + "tv asked this host's resolver, the server above, and answered with its reply"))
+        #expect(question.contains("  resolver     the server above is the resolver tv asked: under tv exec the program asked tv's DNS address "
+                                  + "in the tunnel (its packets show that address) and tv asked this host's resolver; under --mode tun, "
+                                  + "the one the program addressed"))
         #expect(FlowDetailPresentation.lines(flow(.none, host: nil), now: now)[1]
                 == "  name         203.0.113.100 (no name was seen; this is the address: the connection announced none, and no live DNS answer named it (only tv exec and --mode tun see DNS; the proxy modes see none))")
         #expect(FlowDetailPresentation.lines(flow(.none, host: nil, transport: .udp), now: now)[1]
