@@ -127,7 +127,8 @@ final class ContentWriterThread: QueueWriter {
     /// of the 512), about two segments.
     var ceilingSlack: Int64 { max(1, configuration.ceiling / 16) }
 
-    /// The idle writer wakes for the next sweep (`tick` runs it).
+    /// The idle writer wakes for the next sweep (`tick` runs it), or at once while query removal
+    /// is left (`idleDeadlinePassed` takes a slice).
     var idleDeadline: DispatchTime? { queriesLeftBefore != nil ? .now() : lastSweep + sweepInterval }
 
     /// The queue is empty: one slice of the query removal a sweep left, if any.
@@ -191,9 +192,9 @@ final class ContentWriterThread: QueueWriter {
 
     /// Sweeps with the current expiry. A segment past its age is closed first, so content that
     /// expired in it can go; the segment being written is otherwise spared.
-    /// - Parameter queryBudget: the periodic sweep's slice of query removal (the rest goes on
-    ///   between batches); nil, as a sweep asked for (a setting change, the session's end), for
-    ///   all of it.
+    /// - Parameter queryBudget: the periodic sweep's slice of query removal (the rest goes on a
+    ///   slice at a time while the queue is empty); nil, as a sweep asked for (a setting change,
+    ///   the session's end), for all of it.
     func sweep(queryBudget: Int? = nil) throws -> ContentSweepReport {
         if let segment, clock.now() - segment.createdAt >= configuration.segmentAge {
             segment.close()

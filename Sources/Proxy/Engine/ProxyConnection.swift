@@ -94,9 +94,9 @@ final class ProxyConnection: LoopHandler {
         self.loop = loop
         shared = loop.shared
         client = Leg(fd: fd)
-        var facts = FlowFacts(id: flowID ?? shared.newFlowID(), startMicros: loop.wallNow, client: peer.endpoint)
         // One getsockname(2), only where the listener does not say the address itself.
-        if shared.listensOnEveryAddress && frontEnd.clientConnectsToListener { facts.reached = Socket.localAddress(fd)?.endpoint }
+        let reached = shared.listensOnEveryAddress && frontEnd.clientConnectsToListener ? Socket.localAddress(fd)?.endpoint : nil
+        let facts = FlowFacts(id: flowID ?? shared.newFlowID(), startMicros: loop.wallNow, client: peer.endpoint, reached: reached)
         let configuration = shared.configuration
         var settings = ConnectionMachine.Settings(
             frontEnd: frontEnd, policy: shared.policy, upstreamInsecure: configuration.upstreamInsecure,

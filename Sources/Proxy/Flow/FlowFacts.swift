@@ -163,11 +163,13 @@ public struct FlowFacts: Sendable, Hashable {
     /// (public) name of an ECH handshake (or the real one, if the extension was GREASE).
     public var hostIsECHPublicName = false
 
-    public init(id: UInt64, startMicros: Int64, client: Endpoint) {
+    /// - Parameter reached: where the client's connection reached tv (`reached`), when known.
+    public init(id: UInt64, startMicros: Int64, client: Endpoint, reached: Endpoint? = nil) {
         self.id = id
         self.startMicros = startMicros
         self.lastActivityMicros = startMicros
         self.client = client
+        self.reached = reached
     }
 }
 
