@@ -170,6 +170,25 @@ struct ConnectionMachineTests {
         #expect(m.decision?.reason == .inspectionOff)
     }
 
+    @Test("a note the flow carries stays when the relay then fails: the failure follows it (a reset after the answer replaced it, by timing)")
+    func relayFailureFollowsANote() {
+        var m = Self.machine(inspection: false)
+        Self.connected(&m)
+        _ = Self.bytes(&m, ProxyFixtures.clientHelloSNIAndALPN)
+        // The server answers no TLS: a note on the flow.
+        #expect(Self.moved(&m, 5, .serverToClient, at: 1_500) == .updateFlow)
+        let note = ConnectionFailure.serverAnsweredNotTLS.sentence
+        #expect(m.facts.error == note)
+        _ = m.handle(.relayEnded(.init(failure: .read(from: .server, reset: true, .system(Errno(ECONNRESET))), atMicros: 2_000_000)))
+        let failure = ConnectionFailure.read(from: .server, reset: true, .system(Errno(ECONNRESET))).sentence
+        #expect(m.facts.error == note + "; then " + failure)
+        var plain = Self.machine(inspection: false)
+        Self.connected(&plain)
+        _ = Self.bytes(&plain, ProxyFixtures.clientHelloSNIAndALPN)
+        _ = plain.handle(.relayEnded(.init(failure: .read(from: .server, reset: true, .system(Errno(ECONNRESET))), atMicros: 2_000_000)))
+        #expect(plain.facts.error == failure)
+    }
+
     @Test("a pinned host passes through as kept private; an ignored one as encrypted")
     func pinnedAndIgnored() {
         var asked: [PinKey] = []

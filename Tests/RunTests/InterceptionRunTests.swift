@@ -150,7 +150,8 @@ struct InterceptionRunTests {
         let rows = try box.closedFlows(1)
         #expect(rows.first?.string("status") == "encrypted", "\(rows)")
         #expect(rows.first?.string("host") == "localhost" && rows.first?.string("hostOrigin") == "connect", "\(rows)")
-        #expect(rows.first?.string("error") == "the ClientHello announced a server name that is not one (the server_name host_name contains byte 0x1b, a control character), so the flow is not named after it; the connection went on without it", "\(rows)")
+        // A reset by nginx after its answer (timing) follows the note, never replaces it.
+        #expect(rows.first?.string("error")?.hasPrefix("the ClientHello announced a server name that is not one (the server_name host_name contains byte 0x1b, a control character), so the flow is not named after it; the connection went on without it") == true, "\(rows)")
         try tv.stop()
     }
 

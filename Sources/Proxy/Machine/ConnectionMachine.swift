@@ -589,7 +589,11 @@ struct ConnectionMachine {
         // A kept-private flow's error is why it was passed through (its status line points to
         // it); how that relay ended is no news (curl lacking the root resets: the reason was lost,
         // a re-check).
-        if let failure = ending.failure, facts.status != .keptPrivate { facts.error = failure.sentence }
+        // A note the flow already carries (an unusable SNI, a server that answered no TLS) is
+        // kept before it: a reset after the answer replaced it, depending on timing (CI).
+        if let failure = ending.failure, facts.status != .keptPrivate {
+            facts.error = facts.error.map { "\($0); then \(failure.sentence)" } ?? failure.sentence
+        }
         var out: [Command] = []
         if facts.status == .inspected, let key = pinKey,
            case .possiblePinning(let sign) = relay.pinningVerdict(settings.detector, clientBytes: facts.bytesFromClient, at: ending.atMicros) {
