@@ -64,7 +64,6 @@ final class UDPFlow: LoopHandler {
     }
 }
 
-/// A DNS query waiting for its answer.
 /// A resolver's answer held until its query's program lookup answers: the whole packet for the
 /// program, and the moment it goes regardless (engine nanoseconds).
 struct HeldDNSAnswer {
@@ -73,6 +72,7 @@ struct HeldDNSAnswer {
     let deadline: UInt64
 }
 
+/// A DNS query waiting for its answer.
 struct DNSQueryFlow {
     var facts: FlowFacts
     let deadline: UInt64
