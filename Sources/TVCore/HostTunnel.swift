@@ -10,8 +10,8 @@ import Glibc
 /// `--mode tun` options: the device, the routing table and rule priorities, the mark.
 public struct HostTunnelOptions: Sendable {
     public var deviceName = "tv0"
-    /// The routing table holding the TUN's default route, and the mark that lets tv's own
-    /// sockets bypass it (wg-quick's scheme); 0x7476 is "tv".
+    /// The routing table holding the TUN's default route (and copies of main's other routes),
+    /// and the mark that keeps tv's own sockets out of it (`HostRoutingPlan`); 0x7476 is "tv".
     public var table: UInt32 = 0x7476
     public var mark: UInt32 = 0x7476
     public var mtu: Int?
@@ -27,6 +27,9 @@ public struct HostTunnelOptions: Sendable {
         return plan
     }
 
+    /// What stays outside the TUN, said with the changes (the dry run, the question before them).
+    public static let outsideSentence = "The LAN and connected networks the main table routes now keep going direct (their routes are copied into tv's table); a network added while tv runs goes through tv too."
+
     /// Everything `--mode tun` will change, as commands (what `--dry-run` prints and the prompt shows).
     public var changeLines: [String] {
         let plan = self.plan
@@ -35,9 +38,20 @@ public struct HostTunnelOptions: Sendable {
                      "ip addr add \(plan.cidr4) dev \(plan.deviceName)"]
         if let cidr6 = plan.cidr6 { lines.append("ip -6 addr add \(cidr6) dev \(plan.deviceName) nodad") }
         lines.append("ip link set dev \(plan.deviceName) up")
-        lines += HostRoutingPlan(device: plan.deviceName, table: table, mark: mark, ipv6: plan.address6 != nil).applyLines
+        lines += routing(for: plan).applyLines
         lines.append("sysctl -w net.ipv4.conf.all.rp_filter=2   (only if it is 1: strict filtering drops replies to tv's marked sockets; restored at exit)")
         return lines
+    }
+
+    /// The routing plan for `plan`'s device and networks, with main's other routes as they are
+    /// now (`MainTableRoutes`).
+    func routing(for plan: TunnelAddressPlan) -> HostRoutingPlan {
+        var routing = HostRoutingPlan(device: plan.deviceName, table: table, mark: mark, ipv6: plan.address6 != nil)
+        routing.subnet4 = plan.subnet4
+        routing.subnet6 = plan.subnet6
+        routing.mainRoutes4 = MainTableRoutes.read(family: "-4", excludingDevice: plan.deviceName).routes
+        if routing.ipv6 { routing.mainRoutes6 = MainTableRoutes.read(family: "-6", excludingDevice: plan.deviceName).routes }
+        return routing
     }
 }
 
@@ -66,7 +80,7 @@ final class HostTunnel: Sendable {
         let missing = Privileges.missing([Privileges.netAdmin])
         guard missing.isEmpty else { throw TunnelError.needsPrivileges(command: "tv run --mode tun", missing: missing.joined(separator: " and "), purpose: "to make a TUN device and route this host's traffic through it") }
         var plan = options.plan
-        var routing = HostRoutingPlan(device: plan.deviceName, table: options.table, mark: options.mark, ipv6: true)
+        var routing = options.routing(for: plan)
         var config = NetworkConfigurator()
         // One whole-host session per namespace: a second one took the first's routing and, when
         // it stopped, removed it under the first (a trial).
@@ -86,7 +100,7 @@ final class HostTunnel: Sendable {
             throw TunnelError.cannotOpenTUN(reason: String(decoding: Array(UnsafeBufferPointer(start: strerror(-fd), count: strlen(strerror(-fd)))).map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         if let reason = offload.unavailableReason { say("the TUN runs without checksum offload (\(reason)); traffic still flows, with more CPU per byte") }
-        var applied: [[String]] = []
+        var uncopied: [String] = []
         var rpFilter: String?
         func undoAll() {
             for command in routing.undo { _ = config.tryIP(command) }
@@ -104,9 +118,12 @@ final class HostTunnel: Sendable {
             if let cidr6 = plan.cidr6, !config.tryIP(["-6", "addr", "add", cidr6, "dev", dev, "nodad"]) { plan.address6 = nil }
             try config.ip(["link", "set", "dev", dev, "up"])
             routing.ipv6 = plan.address6 != nil
-            for command in routing.apply {
-                try config.ip(command)
-                applied.append(command)
+            for step in routing.apply {
+                if let destination = step.copyOf {
+                    if !config.tryIP(step.arguments) { uncopied.append(destination) }
+                } else {
+                    try config.ip(step.arguments)
+                }
             }
             // Strict reverse-path filtering drops the replies to marked sockets (tun-nat.md):
             // loose (2) is enough; the effective value is max(all, device). A killed session's
@@ -138,8 +155,14 @@ final class HostTunnel: Sendable {
             throw error
         }
         listenDescription = "\(plan.deviceName) (\(plan.cidr4)\(plan.cidr6.map { ", " + $0 } ?? ""))"
-        var lines: [String] = ["Everything this host sends to a default-routed address now goes through \(plan.deviceName) (LAN and connected routes do not):"]
+        var lines: [String] = ["Everything this host sends to a default-routed address now goes through \(plan.deviceName); its LAN and connected networks, as the main table routes them now, do not:"]
         for line in routing.applyLines { lines.append("  " + line) }
+        if !uncopied.isEmpty {
+            let table = routing.table
+            lines.append("  (the kernel refused \(uncopied.count == 1 ? "the copy" : "\(uncopied.count) copies") of "
+                         + uncopied.joined(separator: ", ")
+                         + " into table \(table): traffic to \(uncopied.count == 1 ? "it" : "them") goes through \(plan.deviceName) too)")
+        }
         if rpFilter != nil {
             lines.append(left?.rpFilterWas == nil
                 ? "  sysctl -w net.ipv4.conf.all.rp_filter=2 (was 1; restored at exit)"
@@ -149,7 +172,7 @@ final class HostTunnel: Sendable {
         summary = lines
     }
 
-    /// What a killed `tv run --mode tun` left in this namespace (its two policy rules per
+    /// What a killed `tv run --mode tun` left in this namespace (its policy rule and table per
     /// family, and rp_filter at 2), removed by the next session in any mode, said once; nothing
     /// when none was killed, a whole-host session is live, or tv lacks CAP_NET_ADMIN (a trial's
     /// rules stayed, unmentioned, until the next whole-host session).

@@ -82,16 +82,21 @@ public struct PacketAddress: Sendable, Hashable, Comparable, CustomStringConvert
 
     /// Whether the address lies in `base/prefixLength` (same family).
     public func isIn(_ base: PacketAddress, prefixLength: Int) -> Bool {
-        guard isIPv6 == base.isIPv6 else { return false }
+        isIPv6 == base.isIPv6 && masked(prefixLength: prefixLength) == base.masked(prefixLength: prefixLength)
+    }
+
+    /// The address with every bit past the first `prefixLength` cleared: its network
+    /// (`10.77.0.1` masked to 24 is `10.77.0.0`). Lengths outside the family's are clamped.
+    public func masked(prefixLength: Int) -> PacketAddress {
         if !isIPv6 {
             let p = min(max(prefixLength, 0), 32)
             let mask: UInt64 = p == 0 ? 0 : (0xffff_ffff << UInt64(32 - p)) & 0xffff_ffff
-            return low & mask == base.low & mask
+            return PacketAddress(high: 0, low: low & mask, isIPv6: false)
         }
         let p = min(max(prefixLength, 0), 128)
         let highMask: UInt64 = p >= 64 ? ~0 : (p == 0 ? 0 : ~0 << UInt64(64 - p))
         let lowMask: UInt64 = p <= 64 ? 0 : (p == 128 ? ~0 : ~0 << UInt64(128 - p))
-        return high & highMask == base.high & highMask && low & lowMask == base.low & lowMask
+        return PacketAddress(high: high & highMask, low: low & lowMask, isIPv6: true)
     }
 
     public static func < (a: PacketAddress, b: PacketAddress) -> Bool {

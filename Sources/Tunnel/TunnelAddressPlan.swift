@@ -35,6 +35,10 @@ public struct TunnelAddressPlan: Sendable, Equatable {
     public var cidr4: String { "\(address4)/\(prefix4)" }
     /// `fd77::1/64`
     public var cidr6: String? { address6.map { "\($0)/\(prefix6)" } }
+    /// The TUN's IPv4 network, `10.77.0.0/24`.
+    public var subnet4: String { "\(address4.masked(prefixLength: prefix4))/\(prefix4)" }
+    /// The TUN's IPv6 network, `fd77::/64`.
+    public var subnet6: String? { address6.map { "\($0.masked(prefixLength: prefix6))/\(prefix6)" } }
 
     /// The resolv.conf `tv exec` bind-mounts: the DNS addresses served through the tunnel.
     public var resolvConf: String {

@@ -133,6 +133,10 @@ final class RunModeTests {
         let dry = Sh.run(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--mode", "tun", "--dry-run"])
         #expect(dry.status == 0 && dry.out.contains("ip -4 rule add not fwmark 0x7476 table 29814 pref 32765")
                 && !dry.out.contains("A real run would be refused"), "\(dry)")
+        // … main's LAN routes copied into tv's table, which unmarked traffic looks up instead of main.
+        #expect(dry.out.contains("ip -4 route append 10.203.0.0/24 dev h-\(lab.tag) scope link src 10.203.0.1 table 29814")
+                && dry.out.contains("ip -6 route append fd03::/64 dev h-\(lab.tag) metric 256 table 29814")
+                && !dry.out.contains("suppress_prefixlength"), "\(dry)")
         // … the same as a user (no root: the route's MTU asked unmarked; a trial's user dry run
         // said 1500 where root saw the route's 1400).
         try Sh.must(["ip", "-n", host, "route", "change", "default", "via", "10.203.0.2", "mtu", "1400"])
@@ -307,6 +311,7 @@ final class RunModeTests {
         #expect(keepAlive.output.contains("eof"), "\(keepAlive.output)")
         #expect(rules() == rulesBefore)
         #expect(Sh.run(["ip", "-n", host, "route", "show", "table", "29814"]).out.isEmpty)
+        #expect(Sh.run(["ip", "-n", host, "-6", "route", "show", "table", "29814"]).out.isEmpty)
         #expect(Sh.run(["ip", "-n", host, "-o", "link"]).out == linksBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
         #expect(tv.output.contains("tv stopped"), "\(tv.output)")
@@ -323,6 +328,83 @@ final class RunModeTests {
         #expect(rules() == rulesBefore)
         #expect(Sh.run(["ip", "-n", host, "-o", "link"]).out == linksBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
+    }
+
+    @Test("tun: a path MTU tv's own socket learns (ICMPv6 Packet Too Big from a 1,280-byte link further out) stays with tv's sockets, the host's other traffic to that address still goes through tv; a LAN route over the TUN's network leaves the TUN's traffic alone")
+    func tunPathMTUStaysWithTV() throws {
+        let host = lab.host
+        _ = try prepareHostForTun()
+        // A network behind the origin over a 1,280-byte link: fd07::2 on a third namespace.
+        let far = "tvf-\(lab.tag)"
+        try Sh.must(["ip", "netns", "add", far])
+        defer {
+            for pid in Sh.run(["ip", "netns", "pids", far]).out.split(separator: "\n").compactMap({ pid_t($0) }) { kill(pid, SIGKILL) }
+            Sh.run(["ip", "netns", "del", far])
+        }
+        try Sh.must(["ip", "link", "add", "f-\(lab.tag)", "netns", lab.origin, "mtu", "1280", "type", "veth", "peer", "name", "g-\(lab.tag)", "netns", far, "mtu", "1280"])
+        try Sh.must(["ip", "-n", lab.origin, "-6", "addr", "add", "fd06::1/64", "dev", "f-\(lab.tag)", "nodad"])
+        try Sh.must(["ip", "-n", far, "-6", "addr", "add", "fd06::2/64", "dev", "g-\(lab.tag)", "nodad"])
+        try Sh.must(["ip", "-n", far, "-6", "addr", "add", "fd07::2/128", "dev", "lo", "nodad"])
+        try Sh.must(["ip", "-n", lab.origin, "link", "set", "f-\(lab.tag)", "up"])
+        for dev in ["lo", "g-\(lab.tag)"] { try Sh.must(["ip", "-n", far, "link", "set", dev, "up"]) }
+        try Sh.must(["ip", "-n", far, "-6", "route", "add", "default", "via", "fd06::1"])
+        try Sh.must(["ip", "-n", lab.origin, "-6", "route", "add", "fd07::2/128", "via", "fd06::2"])
+        try Sh.must(["ip", "netns", "exec", lab.origin, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1"])
+        let echo = try lab.script("far-echo.py", """
+            import socket
+            s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.bind(('fd07::2', 7007))
+            while True:
+                d, peer = s.recvfrom(65535); s.sendto(d, peer)
+            """)
+        let echoDaemon = try Daemon(["ip", "netns", "exec", far, "python3", echo], log: lab.dir + "/far-echo.log")
+        defer { echoDaemon.stop() }
+        for _ in 0..<100 where !Sh.run(["ip", "netns", "exec", far, "ss", "-ulnH"]).out.contains(":7007") { usleep(50_000) }
+
+        // A LAN route covering the TUN's own network: copied into tv's table, it must not take
+        // traffic to the TUN's addresses out to the LAN (the TUN's network is routed to it there,
+        // as main routes it; the listener's own answers are bound to the device anyway).
+        try Sh.must(["ip", "-n", host, "route", "add", "10.77.0.0/16", "via", "10.203.0.2"])
+        let tv = try startTV(["--mode", "tun", "--yes"]) {
+            ((try? String(contentsOfFile: self.lab.dir + "/tv-run.log", encoding: .utf8)) ?? "").contains("tv is running")
+        }
+        defer { tv.stop() }
+        let tcp = lab.inHost(["curl", "-sS", "-m", "5", "http://10.205.0.2:8080/index.html"])
+        #expect(tcp.status == 0 && tcp.out == OriginLab.indexBody, "\(tcp)")
+        let toTUN = Sh.run(["ip", "-n", host, "route", "get", "10.77.0.200"]).out
+        #expect(toTUN.contains("dev tv0"), "\(toTUN)")
+        let routeGet = { (extra: [String]) in Sh.run(["ip", "-n", host, "-6", "route", "get", "fd07::2"] + extra).out }
+        #expect(routeGet([]).contains("dev tv0"), "\(routeGet([]))")
+        // One datagram per program socket, each a flow: 100 bytes, then 1,400 (tv's upstream
+        // socket sends it whole; the origin cannot forward it and answers tv with Packet Too Big).
+        let send = try lab.script("send6.py", """
+            import socket, sys
+            s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.settimeout(2); s.connect(('fd07::2', 7007))
+            s.send(b'x' * int(sys.argv[1]))
+            try:
+                print(len(s.recv(9000)))
+            except OSError as e:
+                print(type(e).__name__)
+            """)
+        let first = lab.inHost(["python3", send, "100"])
+        #expect(first.out == "100\n", "\(first)\n\(tv.output)\n\(Sh.run(["ip", "-n", host, "-6", "route"]).out)\n\(Sh.run(["ip", "-n", lab.origin, "-6", "route"]).out)")
+        _ = lab.inHost(["python3", send, "1400"])
+        // The kernel learned the path MTU for tv's marked sockets (so the case is real) …
+        let marked = routeGet(["mark", "0x7476"])
+        #expect(marked.contains("mtu 1280"), "tv's socket got no Packet Too Big: \(marked)")
+        // … and the host's other traffic to that address still takes the TUN (with the path MTU
+        // tv told the program's kernel, in a Packet Too Big of its own: `UDPPathMTU`); with main
+        // looked up (suppress_prefixlength 0) the cached /128 sent it around tv for 10 minutes (a trial).
+        let unmarked = routeGet([])
+        #expect(unmarked.contains("dev tv0"), "\(unmarked)")
+        let flowsBefore = try lab.flows().filter { $0["serverAddress"] as? String == "fd07::2" }.count
+        #expect(lab.inHost(["python3", send, "101"]).out == "101\n")
+        var flowsAfter = flowsBefore
+        for _ in 0..<30 where flowsAfter == flowsBefore {
+            usleep(100_000)
+            flowsAfter = try lab.flows().filter { $0["serverAddress"] as? String == "fd07::2" }.count
+        }
+        #expect(flowsAfter == flowsBefore + 1, "the datagram after the Packet Too Big went around tv: \(flowsBefore) → \(flowsAfter)")
+        tv.stop(signal: SIGTERM)
     }
 
     @Test("tun: one whole-host session per namespace (a second is refused, the first keeps its routing); what a killed one left (rules, rp_filter at 2) is repaired by the next session in any mode")

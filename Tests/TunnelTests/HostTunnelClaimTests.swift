@@ -8,7 +8,7 @@ import Testing
 
     @Test("the plan's rule is found in ip rule show's text (iproute2's format), and only its own")
     func ruleInListing() {
-        let applied = "0:\tfrom all lookup local\n32764:\tfrom all lookup main suppress_prefixlength 0\n32765:\tnot from all fwmark 0x7476 lookup 29814\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n"
+        let applied = "0:\tfrom all lookup local\n32765:\tnot from all fwmark 0x7476 lookup 29814\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n"
         #expect(Self.plan.isApplied(in: applied))
         #expect(!Self.plan.isApplied(in: "0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n"))
         // Another table or mark at the same priority is someone else's.

@@ -160,6 +160,7 @@ enum RunCommands {
             if options.tun.dryRun {
                 console.line("tv run --mode tun would make these changes (nothing was changed):")
                 for line in options.tun.changeLines { console.line("  " + line) }
+                console.line(HostTunnelOptions.outsideSentence)
                 // What would refuse a real run now is said too (a trial's dry run said nothing
                 // while another whole-host session held the routes).
                 // Exit 1 then: `tv run --mode tun --dry-run && tv run --mode tun --yes` would go on to a refusal.
@@ -180,7 +181,7 @@ enum RunCommands {
                 }
                 console.note("tv run --mode tun will send this host's traffic through tv until it stops:")
                 for line in options.tun.changeLines { console.note("  " + line) }
-                console.note("LAN and connected routes keep going direct. Ctrl-C, SIGTERM or `tv stop` removes everything.")
+                console.note(HostTunnelOptions.outsideSentence + " Ctrl-C, SIGTERM or `tv stop` removes everything.")
                 guard console.confirm("Go ahead?") else {
                     console.note("Nothing was changed.")
                     return 1

@@ -1,0 +1,111 @@
+import Testing
+@testable import Tunnel
+
+/// `--mode tun`'s copies of the main table's routes (`MainTableRoutes`) and the routing plan that
+/// holds them (`HostRoutingPlan`): exact argument lists from iproute2 6.1's own JSON.
+@Suite struct MainTableRoutesTests {
+    /// `ip -j -4 route show table main` (iproute2 6.1.0) in a namespace given a default route,
+    /// connected networks (one without carrier), a multipath route, blackhole/unreachable/
+    /// prohibit/throw routes, a nexthop object's route, an onlink gateway, a route with MTU and
+    /// advmss, one with a realm, one with locked metrics, and a route through the TUN.
+    static let ipv4 = #"[{"dst":"default","gateway":"10.9.1.254","dev":"d1","flags":[]},{"dst":"10.9.1.0/24","dev":"d1","protocol":"kernel","scope":"link","prefsrc":"10.9.1.1","flags":[]},{"dst":"10.9.3.0/24","dev":"d3","protocol":"kernel","scope":"link","prefsrc":"10.9.3.1","flags":["linkdown"]},{"dst":"10.50.0.0/16","metric":9,"flags":[],"nexthops":[{"gateway":"10.9.1.2","dev":"d1","weight":2,"flags":[]},{"gateway":"10.9.2.2","dev":"d2","weight":1,"flags":[]}]},{"type":"blackhole","dst":"10.66.0.0/16","flags":[]},{"type":"unreachable","dst":"10.67.0.0/16","metric":5,"flags":[]},{"dst":"10.70.0.0/16","nhid":7,"gateway":"10.9.2.3","dev":"d2","flags":[]},{"dst":"10.71.0.0/16","gateway":"10.99.0.1","dev":"d1","flags":["onlink"]},{"dst":"10.72.0.0/16","dev":"d1","scope":"link","flags":[],"metrics":[{"mtu":1400,"advmss":1300}]},{"dst":"10.73.0.0/16","gateway":"10.9.1.3","dev":"d1","flags":[],"flow":{"to":"4"}},{"dst":"10.75.0.0/16","dev":"d1","scope":"link","flags":[],"metrics":[{"mtu":1400,"hoplimit":3,"initcwnd":10,"congestion":"cubic"}]},{"type":"prohibit","dst":"10.76.0.0/16","flags":[]},{"type":"throw","dst":"10.77.0.0/16","flags":[]},{"dst":"10.77.0.0/24","dev":"tv0","protocol":"kernel","scope":"link","prefsrc":"10.77.0.1","flags":[]}]"#
+
+    /// `ip -j -6 route show table main`, the same namespace: an RA-like route with an expiry, a
+    /// high-preference route with an MTU, link-local routes on several devices, the default.
+    static let ipv6 = #"[{"dst":"fd09:1::/64","dev":"d1","protocol":"kernel","metric":256,"flags":[],"pref":"medium"},{"dst":"fd50::/48","gateway":"fd09:1::2","dev":"d1","metric":1024,"flags":[],"expires":175,"pref":"medium"},{"dst":"fd75::/64","dev":"d1","metric":1024,"flags":[],"metrics":[{"mtu":1400}],"pref":"high"},{"dst":"fe80::/64","dev":"d1","protocol":"kernel","metric":256,"flags":[],"pref":"medium"},{"dst":"fe80::/64","dev":"d2","protocol":"kernel","metric":256,"flags":[],"pref":"medium"},{"dst":"default","gateway":"fd09:1::254","dev":"d1","metric":1024,"flags":[],"pref":"medium"}]"#
+
+    @Test("IPv4: every route but the default and the TUN's, with what routes the traffic the same way")
+    func ipv4Copies() {
+        let copies = MainTableRoutes.copies(json: Self.ipv4, excludingDevice: "tv0")
+        #expect(copies.skipped.isEmpty)
+        #expect(copies.routes.map(\.arguments) == [
+            ["10.9.1.0/24", "dev", "d1", "scope", "link", "src", "10.9.1.1"],
+            ["10.9.3.0/24", "dev", "d3", "scope", "link", "src", "10.9.3.1"],
+            ["10.50.0.0/16", "metric", "9", "nexthop", "via", "10.9.1.2", "dev", "d1", "weight", "2", "nexthop", "via", "10.9.2.2", "dev", "d2", "weight", "1"],
+            ["blackhole", "10.66.0.0/16"],
+            ["unreachable", "10.67.0.0/16", "metric", "5"],
+            ["10.70.0.0/16", "via", "10.9.2.3", "dev", "d2"],
+            ["10.71.0.0/16", "via", "10.99.0.1", "dev", "d1", "onlink"],
+            ["10.72.0.0/16", "dev", "d1", "scope", "link", "mtu", "1400", "advmss", "1300"],
+            ["10.73.0.0/16", "via", "10.9.1.3", "dev", "d1"],
+            ["10.75.0.0/16", "dev", "d1", "scope", "link", "mtu", "1400"],
+            ["prohibit", "10.76.0.0/16"],
+            ["throw", "10.77.0.0/16"],
+        ])
+        #expect(copies.routes[2].arguments(table: "77") == ["10.50.0.0/16", "metric", "9", "table", "77", "nexthop", "via", "10.9.1.2", "dev", "d1", "weight", "2",
+                                                             "nexthop", "via", "10.9.2.2", "dev", "d2", "weight", "1"])
+        #expect(copies.routes.map(\.destination) == ["10.9.1.0/24", "10.9.3.0/24", "10.50.0.0/16", "10.66.0.0/16", "10.67.0.0/16", "10.70.0.0/16",
+                                                     "10.71.0.0/16", "10.72.0.0/16", "10.73.0.0/16", "10.75.0.0/16", "10.76.0.0/16", "10.77.0.0/16"])
+    }
+
+    @Test("IPv6: metrics kept, a preference other than medium kept, the expiry and protocol not")
+    func ipv6Copies() {
+        let copies = MainTableRoutes.copies(json: Self.ipv6, excludingDevice: "tv0")
+        #expect(copies.routes.map(\.arguments) == [
+            ["fd09:1::/64", "dev", "d1", "metric", "256"],
+            ["fd50::/48", "via", "fd09:1::2", "dev", "d1", "metric", "1024"],
+            ["fd75::/64", "dev", "d1", "metric", "1024", "pref", "high", "mtu", "1400"],
+            ["fe80::/64", "dev", "d1", "metric", "256"],
+            ["fe80::/64", "dev", "d2", "metric", "256"],
+        ])
+    }
+
+    @Test("a gateway of the other family, a route with nothing to copy, and text that is not the listing")
+    func edges() {
+        let other = MainTableRoutes.copies(json: #"[{"dst":"10.80.0.0/16","via":{"family":"inet6","host":"fe80::1"},"dev":"d1","flags":[]},{"dst":"10.81.0.0/16","flags":[]}]"#,
+                                           excludingDevice: "tv0")
+        #expect(other.routes.map(\.arguments) == [["10.80.0.0/16", "via", "inet6", "fe80::1", "dev", "d1"]])
+        #expect(other.skipped == ["10.81.0.0/16"])
+        #expect(MainTableRoutes.copies(json: "Error: ipv6 is disabled", excludingDevice: "tv0") == MainTableRoutes.Copies())
+        #expect(MainTableRoutes.copies(json: "[]", excludingDevice: "tv0") == MainTableRoutes.Copies())
+    }
+
+    @Test("the plan: per family the TUN's default route and network, the copies, then the rule; undone rule first, then the table")
+    func plan() {
+        var plan = HostRoutingPlan(device: "tv0", table: 0x7476, mark: 0x7476, ipv6: true)
+        plan.subnet4 = "10.77.0.0/24"
+        plan.subnet6 = "fd77::/64"
+        plan.mainRoutes4 = [MainTableRoutes.Route(destination: "192.168.1.0/24", arguments: ["192.168.1.0/24", "dev", "wlan0", "scope", "link", "src", "192.168.1.5"])]
+        plan.mainRoutes6 = [MainTableRoutes.Route(destination: "fe80::/64", arguments: ["fe80::/64", "dev", "wlan0", "metric", "1024"])]
+        #expect(plan.apply == [
+            .init(arguments: ["-4", "route", "add", "default", "dev", "tv0", "table", "29814"]),
+            .init(arguments: ["-4", "route", "add", "10.77.0.0/24", "dev", "tv0", "table", "29814"]),
+            .init(arguments: ["-4", "route", "append", "192.168.1.0/24", "dev", "wlan0", "scope", "link", "src", "192.168.1.5", "table", "29814"], copyOf: "192.168.1.0/24"),
+            .init(arguments: ["-4", "rule", "add", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"]),
+            .init(arguments: ["-6", "route", "add", "default", "dev", "tv0", "table", "29814"]),
+            .init(arguments: ["-6", "route", "add", "fd77::/64", "dev", "tv0", "table", "29814"]),
+            .init(arguments: ["-6", "route", "append", "fe80::/64", "dev", "wlan0", "metric", "1024", "table", "29814"], copyOf: "fe80::/64"),
+            .init(arguments: ["-6", "rule", "add", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"]),
+        ])
+        #expect(plan.undo == [
+            ["-4", "rule", "del", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"],
+            ["-4", "route", "flush", "table", "29814"],
+            ["-6", "rule", "del", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"],
+            ["-6", "route", "flush", "table", "29814"],
+        ])
+        // No IPv6 on the TUN: IPv4 only, main's IPv6 routes unused.
+        plan.ipv6 = false
+        #expect(plan.applyLines == ["ip -4 route add default dev tv0 table 29814",
+                                    "ip -4 route add 10.77.0.0/24 dev tv0 table 29814",
+                                    "ip -4 route append 192.168.1.0/24 dev wlan0 scope link src 192.168.1.5 table 29814",
+                                    "ip -4 rule add not fwmark 0x7476 table 29814 pref 32765"])
+    }
+}
+
+/// The TUN's own networks for the routing plan.
+@Suite struct TunnelSubnetTests {
+    @Test("an address masked to its network, both families, lengths clamped")
+    func masked() {
+        #expect(PacketAddress("10.77.0.1")!.masked(prefixLength: 24).description == "10.77.0.0")
+        #expect(PacketAddress("10.77.200.129")!.masked(prefixLength: 17).description == "10.77.128.0")
+        #expect(PacketAddress("10.77.0.1")!.masked(prefixLength: 0).description == "0.0.0.0")
+        #expect(PacketAddress("10.77.0.1")!.masked(prefixLength: 40).description == "10.77.0.1")
+        #expect(PacketAddress("fd77::1")!.masked(prefixLength: 64).description == "fd77::")
+        #expect(PacketAddress("fd77:1:2:3:ffff:5:6:7")!.masked(prefixLength: 72).description == "fd77:1:2:3:ff00::")
+        #expect(PacketAddress("fd77::f:1")!.masked(prefixLength: 128).description == "fd77::f:1")
+        var plan = TunnelAddressPlan()
+        #expect(plan.subnet4 == "10.77.0.0/24" && plan.subnet6 == "fd77::/64")
+        plan.address6 = nil
+        #expect(plan.subnet6 == nil)
+    }
+}
