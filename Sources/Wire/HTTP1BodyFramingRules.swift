@@ -69,7 +69,7 @@ extension HTTP1Head {
             let digits = element.utf8.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
                 .reversed().drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }.reversed()
             guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-                throw WireFormatError("The Content-Length \"\(contentLengths.joined(separator: ", "))\" is not a decimal number of bytes (RFC 9110 §8.6).")
+                throw WireFormatError("The Content-Length \(Self.quotedLength(contentLengths)) is not a decimal number of bytes (RFC 9110 §8.6).")
             }
             let value = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
             if let length, length != value {
@@ -78,5 +78,17 @@ extension HTTP1Head {
             length = value
         }
         return .contentLength(length ?? 0)
+    }
+
+    /// Content-Length values as a sentence quotes them: in quotes when they hold only what a
+    /// mistaken length is written with (digits, signs, dots, commas, blanks; at most 40 bytes:
+    /// `"-1"`, `"1.5"`, `"12, 13"`); any other text only by its size, since a header value is
+    /// content and the sentence becomes the flow's error (which a shared store receives).
+    static func quotedLength(_ values: [String]) -> String {
+        let joined = values.joined(separator: ", ")
+        let shown = joined.utf8.count <= 40 && joined.utf8.allSatisfy { byte in
+            (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains(byte) || Array(" \t,+-.".utf8).contains(byte)
+        }
+        return shown ? "\"\(joined)\"" : "value (\(WireFormatError.count(joined.utf8.count, "byte")), not repeated here: header values are content)"
     }
 }

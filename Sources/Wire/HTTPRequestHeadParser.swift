@@ -137,7 +137,7 @@ extension HTTPRequestHeadParser {
         let text = String(decoding: target, as: UTF8.self)
         guard let colon = target.firstIndex(of: UInt8(ascii: ":")),
               target.count >= colon + 3, target[colon + 1] == UInt8(ascii: "/"), target[colon + 2] == UInt8(ascii: "/") else {
-            throw WireFormatError("The request target \"\(text)\" is neither a path, an absolute URI nor (for CONNECT) host:port.")
+            throw WireFormatError("The request target \"\(HTTPRequestTarget.quoted(text))\" is neither a path, an absolute URI nor (for CONNECT) host:port.")
         }
         let scheme = String(decoding: UnsafeBufferPointer(rebasing: target[0 ..< colon]), as: UTF8.self).lowercased()
         let defaultPort: UInt16

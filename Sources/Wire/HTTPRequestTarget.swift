@@ -12,3 +12,33 @@ public enum HTTPRequestTarget: Sendable, Hashable {
     /// asterisk-form `*` (§3.2.4), only for OPTIONS.
     case asterisk
 }
+
+extension HTTPRequestTarget {
+    /// A request target as a sentence quotes it: without its query or fragment (content, which
+    /// the history keeps only with the content: "…?…") and with any userinfo masked ("***@"),
+    /// so a client's token or password never reaches a flow's error (nor the shared store).
+    /// Works on any target text, malformed ones too (`*?x` → `*?…`, `alice:pw@host:443` →
+    /// `***@host:443`). Pure.
+    public static func quoted(_ target: String) -> String {
+        var text = Substring(target)
+        var cut = false
+        if let mark = text.firstIndex(where: { $0 == "?" || $0 == "#" }) {
+            text = text[..<mark]
+            cut = true
+        }
+        var authorityStart = text.startIndex
+        var index = text.startIndex
+        while index < text.endIndex {
+            if text[index...].hasPrefix("://") {
+                authorityStart = text.index(index, offsetBy: 3)
+                break
+            }
+            index = text.index(after: index)
+        }
+        let authorityEnd = text[authorityStart...].firstIndex(of: "/") ?? text.endIndex
+        if let at = text[authorityStart..<authorityEnd].lastIndex(of: "@") {
+            text = text[..<authorityStart] + "***" + text[at...]
+        }
+        return String(text) + (cut ? "?…" : "")
+    }
+}

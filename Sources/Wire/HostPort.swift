@@ -44,9 +44,9 @@ extension HostPort {
     /// port, `defaultPort` is used; when it is nil the port is required. `what` names the text in
     /// reasons ("The CONNECT target").
     static func parse(_ text: UnsafeBufferPointer<UInt8>, defaultPort: UInt16?, what: String) throws(WireFormatError) -> HostPort {
-        // Userinfo (`user:password@`, never valid here) is masked in what the errors quote.
-        var quoted = String(decoding: text, as: UTF8.self)
-        if let at = quoted.lastIndex(of: "@") { quoted = "***" + quoted[at...] }
+        // Userinfo (`user:password@`, never valid here) is masked in what the errors quote, and
+        // a query or fragment (content) left out (`HTTPRequestTarget.quoted`).
+        let quoted = HTTPRequestTarget.quoted(String(decoding: text, as: UTF8.self))
         var hostEnd: Int
         var hostStart = 0
         var portStart: Int?

@@ -115,6 +115,14 @@ import FlowTerms
         let cut = SharedExchangeRows.withoutQuery(request(flow: 1, 1, path: "/search?q=a?b", at: 1))
         #expect(cut.path == "/search" && cut.queryRemoved)
         #expect(SharedExchangeRows.withoutQuery(request(flow: 1, 1, path: "?", at: 1)).path == "")
+        // A fragment (which came whole inside TLS: an audit trial) goes as a query does, and a
+        // malformed target's authority is cut too.
+        let fragment = SharedExchangeRows.withoutQuery(request(flow: 1, 1, path: "/tlsfrag#TLSFRAG-SECRET", at: 1))
+        #expect(fragment.path == "/tlsfrag" && fragment.queryRemoved)
+        var odd = request(flow: 1, 1, path: "*", at: 1)
+        odd.authority = "*?STAR-SECRET"
+        let oddCut = SharedExchangeRows.withoutQuery(odd)
+        #expect(oddCut.authority == "*" && oddCut.path == "*" && oddCut.queryRemoved)
     }
 
     @Test func namesPinnedHostsAndAuditRowsTravelTaggedAndADeletionFollows() throws {

@@ -27,8 +27,6 @@ import Glibc
                 == "tv takes CONNECT host:port or absolute-form http:// requests, not 'GET ftp://***@host.test/x?…'")
         #expect(ConnectionFailure.proxyRequestUnsupported(method: "PUT", target: "/plain/path").sentence
                 == "tv takes CONNECT host:port or absolute-form http:// requests, not 'PUT /plain/path'")
-        #expect(ConnectionFailure.quoted("alice:SECRET@127.0.0.1:443") == "***@127.0.0.1:443")
-        #expect(ConnectionFailure.quoted("/a/b@c") == "/a/b@c", "an @ in the path is no userinfo")
     }
 
     @Test("an encrypted flow tv would have inspected keeps why as its reason, even when a later error replaces `error`; other encrypted flows have none")

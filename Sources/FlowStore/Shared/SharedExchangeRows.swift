@@ -32,12 +32,18 @@ enum SharedExchangeRows {
         [.text(instance.id), .text(instance.machine)] + Array(ExchangeColumns.bindings(withoutQuery(exchange)).dropFirst())
     }
 
-    /// `exchange` with its path cut before `?` (`queryRemoved` set when there was one). Pure:
-    /// `/search?q=secret` → `/search`, query removed.
+    /// `exchange` with its path cut before `?` or `#` (`queryRemoved` set when there was one),
+    /// and its authority too (a malformed target can put a query there). Pure: `/search?q=secret`
+    /// → `/search`, query removed; `/page#frag` → `/page` (a fragment, never sent by a conforming
+    /// client, came inside TLS whole: an audit trial).
     static func withoutQuery(_ exchange: ExchangeRecord) -> ExchangeRecord {
-        guard let mark = exchange.path.firstIndex(of: "?") else { return exchange }
+        func mark(_ text: String) -> String.Index? { text.firstIndex { $0 == "?" || $0 == "#" } }
+        let pathMark = mark(exchange.path)
+        let authorityMark = exchange.authority.flatMap(mark)
+        guard pathMark != nil || authorityMark != nil else { return exchange }
         var cut = exchange
-        cut.path = String(exchange.path[..<mark])
+        if let pathMark { cut.path = String(exchange.path[..<pathMark]) }
+        if let authority = exchange.authority, let authorityMark { cut.authority = String(authority[..<authorityMark]) }
         cut.queryRemoved = true
         return cut
     }

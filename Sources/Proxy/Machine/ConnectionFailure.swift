@@ -228,7 +228,7 @@ public enum ConnectionFailure: Equatable, Sendable {
             return "the client \(reset ? "reset" : "closed") the connection \(when)"
         case .proxyRequestUnreadable(let reason): return "the client's proxy request was not understood: \(reason)"
         case let .proxyRequestUnsupported(method, target):
-            return "tv takes CONNECT host:port or absolute-form http:// requests, not '\(method) \(Self.quoted(target))'"
+            return "tv takes CONNECT host:port or absolute-form http:// requests, not '\(method) \(HTTPRequestTarget.quoted(target))'"
         case .proxyAuthenticationMissing:
             return "the client gave no proxy credentials and this proxy requires them (tv run --proxy-auth); give the client the user name and password"
         case .proxyAuthenticationWrong(let user):
@@ -341,7 +341,7 @@ public enum ConnectionFailure: Equatable, Sendable {
         case .certificateUse: return "tv could not use its certificate for this connection"
         case .internalError(let what): return "internal error: \(what)"
         case let .notAbsoluteHTTP(method, target):
-            return "tv forwards absolute-form http:// requests on this connection, not '\(method) \(Self.quoted(target))'"
+            return "tv forwards absolute-form http:// requests on this connection, not '\(method) \(HTTPRequestTarget.quoted(target))'"
         case .chunkedBodyMalformed(let side): return "the \(side.word)'s chunked body is malformed"
         case .responseUnreadable(let reason): return "the server's response was not understood: \(reason)"
         case .responseIncomplete: return "the server closed the connection before its response was complete"
@@ -442,25 +442,6 @@ extension Direction {
     var sink: ConnectionFailure.Side { self == .clientToServer ? .server : .client }
 }
 
-extension ConnectionFailure {
-    /// A request target as a sentence quotes it: without its query or fragment (content, which
-    /// the history keeps only with the content: "…?…") and with any userinfo masked ("***@"),
-    /// so a client's token or password never reaches a flow's error (nor the shared store).
-    static func quoted(_ target: String) -> String {
-        var text = Substring(target)
-        var cut = false
-        if let mark = text.firstIndex(where: { $0 == "?" || $0 == "#" }) {
-            text = text[..<mark]
-            cut = true
-        }
-        let authorityStart = text.range(of: "://")?.upperBound ?? text.startIndex
-        let authorityEnd = text[authorityStart...].firstIndex(of: "/") ?? text.endIndex
-        if let at = text[authorityStart..<authorityEnd].lastIndex(of: "@") {
-            text = text[..<authorityStart] + "***" + text[at...]
-        }
-        return String(text) + (cut ? "?…" : "")
-    }
-}
 
 extension ConnectionFailure {
     /// What `tv pinned` remembers of a client that came back after either sign of pinning (the

@@ -241,8 +241,16 @@ struct HTTP1BodyFramingTests {
     func refused() {
         #expect(framing("HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\n") == .failure(WireFormatError(
             "The response has Content-Length values that disagree (5, 6), so its body cannot be delimited (RFC 9112 §6.3).")))
+        // A value that is not a mistaken number is not repeated: it is content, and the sentence
+        // becomes the flow's error, which a shared store receives (an audit trial).
         #expect(framing("HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\n") == .failure(WireFormatError(
-            "The Content-Length \"abc\" is not a decimal number of bytes (RFC 9110 §8.6).")))
+            "The Content-Length value (3 bytes, not repeated here: header values are content) is not a decimal number of bytes (RFC 9110 §8.6).")))
+        #expect(framing("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n") == .failure(WireFormatError(
+            "The Content-Length \"-1\" is not a decimal number of bytes (RFC 9110 §8.6).")))
+        #expect(framing("HTTP/1.1 200 OK\r\nContent-Length: 1.5\r\n\r\n") == .failure(WireFormatError(
+            "The Content-Length \"1.5\" is not a decimal number of bytes (RFC 9110 §8.6).")))
+        #expect(HTTP1Head.quotedLength(["12, 13", "CL-SECRET"]) == "value (17 bytes, not repeated here: header values are content)")
+        #expect(HTTP1Head.quotedLength([String(repeating: "1", count: 41)]) == "value (41 bytes, not repeated here: header values are content)")
     }
 
     @Test("requests: lenient reads what strict refuses")

@@ -166,6 +166,22 @@ struct HTTPRequestTargetTests {
         #expect(!absolute.contains("SECRET"), "\(absolute)")
     }
 
+    @Test("a refused target's query or fragment is left out of the reason (an audit trial's `GET *?STAR-SECRET` put it in the flow's error, and so in the shared store)")
+    func queryLeftOut() {
+        #expect(expectMalformedHead("GET *?STAR-SECRET HTTP/1.1\r\nHost: a.test\r\n\r\n")
+                == "The request target \"*?…\" is neither a path, an absolute URI nor (for CONNECT) host:port.")
+        #expect(expectMalformedHead("GET page#FRAG-SECRET HTTP/1.1\r\nHost: a.test\r\n\r\n")
+                == "The request target \"page?…\" is neither a path, an absolute URI nor (for CONNECT) host:port.")
+        #expect(expectMalformedHead("CONNECT a.test:443?Q-SECRET HTTP/1.1\r\nHost: x\r\n\r\n")
+                == "The CONNECT target \"a.test:443?…\" has a port that is not a number from 1 to 65535.")
+        #expect(expectMalformedHead("CONNECT alice:PW@a.test:99999?Q HTTP/1.1\r\nHost: x\r\n\r\n")
+                == "The CONNECT target \"***@a.test:99999?…\" has several colons; an IPv6 address must be written in brackets.")
+        #expect(HTTPRequestTarget.quoted("alice:SECRET@127.0.0.1:443") == "***@127.0.0.1:443")
+        #expect(HTTPRequestTarget.quoted("/a/b@c") == "/a/b@c", "an @ in the path is no userinfo")
+        #expect(HTTPRequestTarget.quoted("http://u:p@a.test/x?y#z") == "http://***@a.test/x?…")
+        #expect(HTTPRequestTarget.quoted("") == "")
+    }
+
     @Test("absolute-form targets", arguments: [
         ("http://a.test", "http", "a.test", 80, "/"),
         ("http://a.test?x=1", "http", "a.test", 80, "/?x=1"),
