@@ -265,10 +265,14 @@ public struct AuditStore: Sendable {
         try markers(where: "session_id = ?", [.integer(id)])
     }
 
-    /// Markers of any session placed in `[from, to)` (µs), in time order: what `tv flows`,
-    /// `tv activity` and `tv top` show at their time.
-    public func markers(from: Int64, to: Int64) throws -> [AuditMarker] {
-        try markers(where: "time >= ? AND time < ?", [.integer(from), .integer(to)])
+    /// Markers placed in `[from, to)` (µs), in time order: what `tv flows`, `tv activity` and
+    /// `tv top` show at their time; of session `session` only when given (`tv flows --audit N`
+    /// listed other sessions' markers among its flows: a trial).
+    public func markers(from: Int64, to: Int64, session: Int64? = nil) throws -> [AuditMarker] {
+        if let session {
+            return try markers(where: "time >= ? AND time < ? AND session_id = ?", [.integer(from), .integer(to), .integer(session)])
+        }
+        return try markers(where: "time >= ? AND time < ?", [.integer(from), .integer(to)])
     }
 
     private func markers(where condition: String, _ bindings: [SQLiteValue]) throws -> [AuditMarker] {

@@ -157,6 +157,8 @@ import FlowTerms
             #expect(try store.audit.summary(session: session.id) == expected)
             #expect(try store.audit.markers(from: 300, to: 331) == [marker])
             #expect(try store.audit.markers(from: 331, to: 1_000) == [])
+            #expect(try store.audit.markers(from: 300, to: 331, session: session.id) == [marker])
+            #expect(try store.audit.markers(from: 300, to: 331, session: session.id + 1) == [], "another session's marker is not this one's")
             #expect(try store.audit.evidence() == AuditEvidenceIDs(captures: [], flows: Set(during.map(\.id))))
 
             let deletion = try store.audit.delete(session: session.id)

@@ -139,7 +139,8 @@ enum FlowCommands {
             var lines = FlowListPresentation(page: page, now: now, repeatedOptions: repeatedOptions(c), totalFlows: total).lines()
             // Audit markers at their time among the rows (i21-audit).
             if let newest = page.flows.first, let oldest = page.flows.last {
-                let markers = try store.audit.markers(from: oldest.startTime, to: query.after == nil ? now + 1 : newest.startTime + 1)
+                let markers = try store.audit.markers(from: oldest.startTime, to: query.after == nil ? now + 1 : newest.startTime + 1,
+                                                      session: query.auditSession)
                 lines = AuditPresentation.interleave(lines, starts: page.flows.map(\.startTime), markers: markers)
             }
             for line in lines { inv.console.line(line) }
