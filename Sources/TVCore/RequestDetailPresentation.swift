@@ -72,6 +72,15 @@ public struct RequestDetailPresentation: Sendable {
     /// setup and inspect texts).
     public static let keptWithoutContent = "Without content keeping tv keeps each request's method, URL path (without its query string), status, body sizes and timing; headers, bodies and query strings are content, kept only while content keeping is on (`tv settings set content.keep on`)."
 
+    /// Why no content is shown for the request, nil when its messages were kept or the row is a
+    /// shared one (its content stays on its machine: no advice about keeping it here). Content
+    /// kept for the flow without this request is not "without content keeping" (a trial's
+    /// content.keep was on all along: the budget ran out).
+    public var absence: String? {
+        guard recorded == nil, sharedFrom == nil else { return nil }
+        return flowContentKept ? notInKeptContent() : RequestDetailPresentation.keptWithoutContent
+    }
+
     /// The facts lines (no content).
     public func factLines() -> [String] {
         let e = exchange
@@ -133,11 +142,7 @@ public struct RequestDetailPresentation: Sendable {
         }
         emit("")
         guard let recorded else {
-            // A shared row's content stays on its machine: no advice about keeping it here.
-            guard sharedFrom == nil else { return }
-            // Content was kept for the flow, this request is just not in it: not "without
-            // content keeping" (a trial's content.keep was on all along: the budget ran out).
-            emit(flowContentKept ? notInKeptContent() : RequestDetailPresentation.keptWithoutContent)
+            if let absence { emit(absence) }
             return
         }
         let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: full)
@@ -166,7 +171,8 @@ public struct RequestDetailPresentation: Sendable {
     /// The exchange as JSON, handed to `emit` in pieces: every column, `sentTo` (`host:port`
     /// where the request went when its URL names another server, else null), and `content` (the
     /// recorded request and response with headers and decoded bodies, as `tv turns --http
-    /// --json` shows them; null when no content was kept).
+    /// --json` shows them; null when no content was kept), `absence` (why not, the sentence
+    /// `tv request` prints; null when it was, or for a shared row).
     public func writeJSON(reader: BoundedBodyReader, _ emit: (String) -> Void) {
         guard case var .object(fields) = RequestListPresentation.json(exchange) else { return }
         let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: true)
@@ -174,6 +180,7 @@ public struct RequestDetailPresentation: Sendable {
         // `host:port` (IPv6 in brackets) where the request went when its URL names another server.
         fields.append(("sentTo", destination.map { .string($0.connection.description) } ?? .null))
         fields.append(("content", recorded.map { http.exchangeJSON($0, reader: reader, splicer: &splicer) } ?? .null))
+        fields.append(("absence", absence.map { .string($0) } ?? .null))
         // Where reading the kept turns as HTTP stopped (nil: it did not).
         fields.append(("readingStopped", stoppedReading.map { problem in
             .object([("turn", .int(Int64(problem.turn))), ("direction", .string(problem.direction.rawValue)), ("reason", .string(problem.reason))])

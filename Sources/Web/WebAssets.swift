@@ -33,7 +33,10 @@ nav a[aria-current="page"] { background: var(--accent); color: var(--card); font
 .live { margin-left: auto; font-size: 0.875rem; color: var(--muted); }
 main { padding: 1rem; max-width: 72rem; margin: 0 auto; }
 main:focus { outline: none; }
-h1 { font-size: 1.5rem; margin: 0.25rem 0 0.75rem; }
+h1 { font-size: 1.5rem; margin: 0.25rem 0 0.75rem; overflow-wrap: anywhere; }
+#requests tbody tr { cursor: pointer; }
+#requests th, #requests td { white-space: nowrap; overflow-wrap: normal; }
+#requests th.url, #requests td.url { white-space: normal; overflow-wrap: anywhere; width: 100%; }
 h2 { font-size: 1.15rem; margin: 1.25rem 0 0.5rem; }
 .muted { color: var(--muted); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 0.6rem; padding: 0.75rem 1rem; margin: 0.5rem 0; }
@@ -140,7 +143,8 @@ a.button.primary { background: var(--accent); color: var(--card); }
         "/app.js": ("text/javascript; charset=utf-8", ######"""
 // tv web: the screens, drawn from /api/ (the commands' --json) and /api/events (Server-Sent
 // Events). Plain JavaScript, no framework; every string from the network is set as text, never
-// as HTML. Routes are the hash: #/dashboard, #/timeline, #/flow/ID, #/flow/ID/packet/N, …
+// as HTML. Routes are the hash: #/dashboard, #/timeline, #/flow/ID, #/flow/ID/packet/N,
+// #/requests, #/request/ID, #/storage, …
 "use strict";
 
 const main = () => document.getElementById("main");
@@ -547,7 +551,8 @@ function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
   const name = parts[0] || "dashboard";
   for (const a of document.querySelectorAll("#tabs a")) {
-    if (a.dataset.screen === (name === "flow" ? "timeline" : name)) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+    const tab = name === "flow" ? "timeline" : name === "request" ? "requests" : name === "storage" ? "settings" : name;
+    if (a.dataset.screen === tab) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   live.listeners.clear();
   routeToken++;
@@ -561,7 +566,10 @@ function route() {
   else if (name === "flow" && parts[2] === "packet") packet(parts[1], parts[3]);
   else if (name === "flow" && parts[2] === "content") content(parts[1]);
   else if (name === "flow") inspector(parts[1]);
+  else if (name === "requests") requestsScreen();
+  else if (name === "request") requestDetail(parts[1]);
   else if (name === "captures") captures();
+  else if (name === "storage") storage();
   else if (name === "settings") settings();
   else if (name === "setup") setup();
   else if (name === "diagnostics") diagnostics();
@@ -717,6 +725,7 @@ async function captures() {
 <script src="/app.js" defer></script>
 <script src="/timeline.js" defer></script>
 <script src="/inspector.js" defer></script>
+<script src="/requests.js" defer></script>
 <script src="/captures.js" defer></script>
 <script src="/settings.js" defer></script>
 <script src="/audit.js" defer></script>
@@ -729,6 +738,7 @@ async function captures() {
     <ul id="tabs">
       <li><a href="#/dashboard" data-screen="dashboard">Dashboard</a></li>
       <li><a href="#/timeline" data-screen="timeline">Timeline</a></li>
+      <li><a href="#/requests" data-screen="requests">Requests</a></li>
       <li><a href="#/captures" data-screen="captures">Captures</a></li>
       <li><a href="#/audit" data-screen="audit">Audit</a></li>
       <li><a href="#/settings" data-screen="settings">Settings</a></li>
@@ -794,7 +804,8 @@ async function inspector(id) {
   parts.push(h("h2", {}, "Decrypted content"), h("div", { id: "content" }, h("p", { class: "muted" }, "Looking…")));
   if (detail.requests && detail.requests.length) {
     parts.push(h("h2", {}, "Requests"), h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Method"), h("th", {}, "Path"), h("th", { class: "num" }, "Status"))),
-      h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""), h("td", {}, x.path || x.url || ""), h("td", { class: "num" }, requestStatus(x)))))));
+      h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""),
+        h("td", {}, x.id ? h("a", { href: "#/request/" + x.id }, x.path || x.url || "") : (x.path || x.url || "")), h("td", { class: "num" }, requestStatus(x)))))));
   }
   parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
   screen(flowName(f), ...parts);
@@ -945,8 +956,164 @@ async function packet(id, n) {
   } catch (e) { screen("Packet " + n, back, errorCard(e.message)); }
 }
 """######),
+        "/requests.js": ("text/javascript; charset=utf-8", ######"""
+// tv web: Requests (the HTTP exchanges `tv requests` lists, filtered with mitmproxy's language,
+// in keyset pages) and one request (`tv request ID`: its row's facts, then its kept request and
+// response). Helpers come from app.js and inspector.js (loaded first).
+"use strict";
+
+// ---- Requests ------------------------------------------------------------------------------
+
+const requests = { preset: "", filter: "", rows: [], next: null, error: null, loaded: false };
+
+function requestParams(after) {
+  const p = new URLSearchParams();
+  if (requests.preset) p.set("since", requests.preset);
+  if (requests.filter) p.set("filter", requests.filter);
+  p.set("limit", "50");
+  if (after) p.set("after", after);
+  return p;
+}
+
+// At most `most` characters of `text`, a cut one ending in "…" (a 6,000-character query is not a
+// row: the request's own screen has the whole of it).
+function cutText(text, most) { return text.length > most ? text.slice(0, most) + "…" : text; }
+
+// A request's URL as `tv requests` writes its path: a query that was not kept ends in ?….
+function requestPath(x) { return (x.path || "") + (x.queryRemoved ? "?…" : ""); }
+function requestURL(x) { return (x.scheme ? x.scheme + "://" : "") + (x.authority || "") + requestPath(x); }
+
+async function loadRequests(more) {
+  try {
+    const page = await api("/api/requests?" + requestParams(more ? requests.next : null));
+    requests.rows = more ? requests.rows.concat(page.requests) : page.requests;
+    requests.next = page.nextCursor;
+    requests.error = null;
+  } catch (e) {
+    requests.error = e.message;
+  }
+  requests.loaded = true;
+  drawRequestRows();
+}
+
+function requestRow(x) {
+  return h("tr", { "data-request": x.id, onclick: () => { location.hash = "#/request/" + x.id; } },
+    h("td", { class: "hide-narrow" }, utc(x.requestTime, false)),
+    h("td", {}, x.method || ""),
+    h("td", { class: "url" }, h("a", { href: "#/request/" + x.id }, cutText((x.authority || "") + requestPath(x), 120))),
+    h("td", { class: "num" }, requestStatus(x)),
+    h("td", { class: "num hide-narrow" }, bytes(x.requestBodyBytes) + " → " + bytes(x.responseBodyBytes)),
+    h("td", { class: "num hide-narrow" }, x.duration === null || x.duration === undefined ? "open" : duration(x.duration)),
+    h("td", { class: "hide-narrow" }, x.contentType || ""));
+}
+
+function drawRequestRows() {
+  const holder = document.getElementById("request-list");
+  if (!holder) return;
+  const parts = [];
+  if (!requests.loaded) parts.push(h("p", { class: "muted" }, "Loading requests…"));
+  else if (requests.rows.length === 0 && requests.error) parts.push(errorCard(requests.error));
+  else if (requests.rows.length === 0 && !requests.preset && !requests.filter) parts.push(h("div", { class: "card" }, h("strong", {}, "No requests yet."),
+      h("p", {}, "Requests are read from plain HTTP and from inspected TLS connections (`tv inspect on`); they appear here as they are made.")));
+  else if (requests.rows.length === 0) parts.push(h("div", { class: "card" }, h("strong", {}, "No matches."),
+      h("p", {}, "No recorded request matches these filters. "), h("button", { type: "button", onclick: clearRequestFilters }, "Clear filters")));
+  else {
+    parts.push(h("table", { id: "requests" }, h("thead", {}, h("tr", {}, h("th", { class: "hide-narrow" }, "Time (UTC)"), h("th", {}, "Method"),
+      h("th", { class: "url" }, "Host and path"), h("th", { class: "num" }, "Status"), h("th", { class: "num hide-narrow" }, "Sizes (req → resp)"),
+      h("th", { class: "num hide-narrow" }, "Duration"), h("th", { class: "hide-narrow" }, "Type"))),
+      h("tbody", {}, requests.rows.map(requestRow))));
+    const foot = h("div", { class: "footer" });
+    // An error while paginating goes to the footer: a list already drawn is never covered.
+    if (requests.error) foot.append(errorCard(requests.error));
+    if (requests.next) foot.append(h("button", { type: "button", id: "more-requests", onclick: () => loadRequests(true) }, "More"));
+    else foot.append(h("p", { class: "muted" }, "That is every request these filters select."));
+    parts.push(foot);
+  }
+  holder.replaceChildren(...parts);
+}
+
+function clearRequestFilters() {
+  Object.assign(requests, { preset: "", filter: "" });
+  requestsScreen();
+}
+
+// New requests are written as their exchanges end, on connections that may stay open: the first
+// page is read again when a flow opens or finishes, at most every 2 s, while no later page is shown.
+let requestsReload = null;
+function reloadRequestsSoon() {
+  if (requestsReload || requests.rows.length > 50) return;
+  requestsReload = setTimeout(() => {
+    requestsReload = null;
+    if (document.getElementById("request-list")) loadRequests(false);
+  }, 2000);
+}
+
+function requestsScreen() {
+  requests.loaded = false;
+  const presets = [["", "Everything"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["1d", "Last day"], ["1w", "Last week"]];
+  const preset = h("select", { id: "request-preset", onchange: e => { requests.preset = e.target.value; loadRequests(false); } },
+    presets.map(([v, t]) => h("option", { value: v, selected: v === requests.preset }, t)));
+  const filter = h("input", { id: "request-filter", type: "search", value: requests.filter, placeholder: "~m POST & ~c 200", spellcheck: "false",
+                              "aria-describedby": "filter-help" });
+  const form = h("form", { class: "filters", role: "search", onsubmit: e => { e.preventDefault(); requests.filter = filter.value.trim(); loadRequests(false); } },
+    h("label", {}, "When", preset), h("label", {}, "Filter", filter), h("button", { type: "submit" }, "Filter"));
+  filter.addEventListener("search", () => { if (filter.value === "") { requests.filter = ""; loadRequests(false); } });
+  screen("Requests", form,
+    h("p", { class: "muted", id: "filter-help" }, "mitmproxy's filter language, as `tv requests --filter` takes it: ~d domain, ~m method, ~u URL, ~c status, ~t type, ~h header, ~b body, joined by !, & and |. Headers and bodies are searched only where content was kept."),
+    h("section", { id: "request-list", "aria-live": "polite" }));
+  drawRequestRows();
+  loadRequests(false);
+  onLive(kind => { if (kind === "flow" && requests.loaded) reloadRequestsSoon(); });
+}
+
+// ---- One request ---------------------------------------------------------------------------
+
+async function requestDetail(id) {
+  const back = h("p", {}, h("a", { href: "#/requests" }, "← Requests"));
+  screen("Request " + id, back, h("p", { class: "muted" }, "Loading…"));
+  let x;
+  try { x = await api("/api/requests/" + id); } catch (e) { screen("Request " + id, back, errorCard(e.message)); return; }
+  const status = x.status === null || x.status === undefined ? requestStatus(x) : requestStatus(x) + (x.reason ? " " + x.reason : "");
+  const state = { open: "still open", complete: "complete", incomplete: "the response never reached its end",
+                  answered: "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
+  const timing = ["started " + utc(x.requestTime, true)];
+  if (x.requestEndTime && x.requestEndTime > x.requestTime) timing.push("request sent in " + duration(x.requestEndTime - x.requestTime));
+  if (x.responseTime) timing.push("first response byte after " + duration(Math.max(0, x.responseTime - x.requestTime)));
+  if (x.duration !== null && x.duration !== undefined) timing.push("ended after " + duration(x.duration));
+  const where = "exchange " + x.sequence + " of it" + (x.stream !== null && x.stream !== undefined ? ", stream " + x.stream : "") + ", " + x.httpVersion;
+  const parts = [back,
+    dl([["Connection", h("span", {}, h("a", { href: "#/flow/" + x.flow }, "connection " + x.flow), ", " + where)],
+        x.sentTo ? ["Sent to", x.sentTo + ", not the server its URL names (the URL's host is the request's own Host or :authority)"] : null,
+        ["Status", status + " — " + state],
+        ["Request body", bytes(x.requestBodyBytes) + (x.requestWireBytes !== x.requestBodyBytes ? " (" + bytes(x.requestWireBytes) + " as sent)" : "")],
+        x.responseBodyBytes === null || x.responseBodyBytes === undefined ? null
+          : ["Response body", bytes(x.responseBodyBytes) + (x.responseWireBytes !== null && x.responseWireBytes !== x.responseBodyBytes ? " (" + bytes(x.responseWireBytes) + " as sent)" : "")
+             + (x.contentType ? ", " + x.contentType : "") + (x.contentEncoding ? ", " + x.contentEncoding : "")],
+        ["Timing", timing.join("; ")]]),
+    x.upgrade ? h("p", { class: "muted" }, "Switched protocols (upgrade): what followed is not read as HTTP.") : null,
+    x.connect ? h("p", { class: "muted" }, "CONNECT: a tunnel was asked for.") : null,
+    x.queryRemoved ? h("p", { class: "muted" }, "The query string was not kept (content keeping was off, or the content has expired or was deleted).") : null];
+  if (x.content) {
+    const c = x.content;
+    parts.push(h("section", { class: "card exchange", id: "request-content" },
+      c.request ? messageView("Request", c.request) : h("p", { class: "muted" }, "No request was recorded."),
+      ...(c.interim || []).map(m => messageView("Interim response", m)),
+      c.response ? messageView("Response", c.response) : h("p", { class: "muted" }, "No response was recorded.")));
+  } else if (x.absence) {
+    parts.push(h("div", { class: "card", role: "status", id: "request-absence" }, x.absence));
+  }
+  if (x.readingStopped) {
+    parts.push(h("p", { class: "card notice" }, sentWord(x.readingStopped.direction) + ", turn " + x.readingStopped.turn + ": " + x.readingStopped.reason));
+  }
+  // A URL past 160 characters is cut in the heading (a query of 6,000 is not a title); the whole
+  // of it is the first row.
+  const url = requestURL(x);
+  parts.splice(1, 0, dl([["URL", url]]));
+  screen((x.method || "") + " " + cutText(url, 160), ...parts);
+}
+"""######),
         "/settings.js": ("text/javascript; charset=utf-8", ######"""
-// tv web: Settings, and the two screens it leads to: TLS inspection setup and Session
+// tv web: Settings, and the screens it leads to: Storage, TLS inspection setup and Session
 // diagnostics (the seed's layouts). Helpers come from app.js (loaded first).
 "use strict";
 
@@ -1054,9 +1221,47 @@ async function settings(justSaved) {
         ...names.map(n => list.find(s => s.name === n)).filter(Boolean).map(s => settingRow(s, said(s.name))),
         footer ? h("p", { class: "muted footer-note" }, footer) : null)),
       h("section", { class: "card" }, h("h2", {}, "More"),
-        h("ul", {}, h("li", {}, h("a", { href: "#/setup" }, "TLS inspection setup")),
+        h("ul", {}, h("li", {}, h("a", { href: "#/storage" }, "Storage: what each store holds beside its limit")),
+          h("li", {}, h("a", { href: "#/setup" }, "TLS inspection setup")),
           h("li", {}, h("a", { href: "#/diagnostics" }, "Session diagnostics")))));
   } catch (e) { screen("Settings", errorCard(e.message)); }
+}
+
+// ---- Storage -------------------------------------------------------------------------------
+
+// A limit in µs as `tv storage` says it ("30 days", "12 hours", "90 minutes").
+function ageWords(micros) {
+  const s = Math.round(micros / 1e6);
+  const unit = (n, word) => n + " " + word + (n === 1 ? "" : "s");
+  if (s % 86400 === 0) return unit(s / 86400, "day");
+  if (s % 3600 === 0) return unit(s / 3600, "hour");
+  if (s % 60 === 0) return unit(s / 60, "minute");
+  return unit(s, "second");
+}
+
+// `tv storage --json` drawn as `tv storage` says it: each store's size beside its limit, then the total.
+async function storage() {
+  const back = h("p", {}, h("a", { href: "#/settings" }, "← Settings"));
+  screen("Storage", back, h("p", { class: "muted" }, "Loading…"));
+  try {
+    const st = await api("/api/storage");
+    const hist = st.history || {}, cap = st.captures || {}, dec = st.decryptedCaptures || {}, con = st.content || {};
+    const count = (n, one, many) => n.toLocaleString("en-US") + " " + (n === 1 ? one : many);
+    const rows = [
+      ["History", bytes(hist.bytes) + ", " + count(hist.flows || 0, "connection", "connections")
+        + (hist.oldestStart ? " since " + utc(hist.oldestStart, true) : "") + "; kept " + (hist.maxAgeMicros ? ageWords(hist.maxAgeMicros) : "without an age limit")
+        + (hist.freeBytes ? " (" + bytes(hist.freeBytes) + " free inside the file, for reuse; `tv storage compact` gives it back)" : "")],
+      ["Captures", bytes(cap.bytes) + " in " + count(cap.files || 0, "file", "files") + " of " + bytes(cap.maxBytes)
+        + (cap.maxAgeMicros ? "; each kept " + ageWords(cap.maxAgeMicros) + " after it closes" : "")
+        + (cap.recording ? "; capture " + cap.recording + " is being recorded (never deleted)" : "")
+        + (cap.notInHistory && cap.notInHistory.files ? "; " + count(cap.notInHistory.files, "file", "files") + " (" + bytes(cap.notInHistory.bytes) + ") the history does not describe, left alone" : "")],
+      dec.files ? ["Decrypted captures", bytes(dec.bytes) + " in " + count(dec.files, "file", "files")] : null,
+      ["Decrypted content", bytes(con.bytes) + " of a fixed " + bytes(con.ceilingBytes) + (con.expiry ? "; kept " + ({ "1h": "1 hour", "1d": "1 day", "1w": "1 week" }[con.expiry] || con.expiry) : "")],
+      ["Total", bytes(st.totalBytes)],
+    ];
+    screen("Storage", back, h("section", { class: "card", id: "storage" }, dl(rows)),
+      h("p", { class: "muted" }, "Limits are applied when a session starts, every 10 minutes while it runs, whenever one is changed (Settings, Storage limits), and on `tv storage apply`."));
+  } catch (e) { screen("Storage", back, errorCard(e.message)); }
 }
 
 // ---- TLS inspection setup ------------------------------------------------------------------

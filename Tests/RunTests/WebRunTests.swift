@@ -204,6 +204,9 @@ struct WebRunTests {
         let sessions = try #require(try api("/api/audit/sessions") as? [Any])
         #expect(sessions.isEmpty, "\(sessions)")
         #expect(try code(box, ["-H", web.bearer, web.base + "/api/audit/sessions/12345"]) != "200")
+        // Storage, as `tv storage --json` says it: the history holds both flows.
+        let stored = try #require(try api("/api/storage") as? [String: Any])
+        #expect((stored["history"] as? [String: Any])?["flows"] as? Int == rows.count && stored["totalBytes"] is Int, "\(stored)")
         // The activity axis counts them.
         let activity = try #require(try api("/api/activity?bars=10") as? [String: Any])
         let counted = (activity["buckets"] as? [[String: Any]] ?? []).compactMap { $0["count"] as? Int }.reduce(0, +)
@@ -271,7 +274,9 @@ struct WebRunTests {
                       "the setup shows its steps and the stage", "diagnostics show the verdict and its five sections",
                       "the audit session shows its flows and marker and offers its bundle", "the Timeline's HAR holds the picked interval's requests",
                       "retention winning the stretch is said under the scrub bar", "a flow's HAR downloads from its inspector", "the session gone is said",
-                      "the token was taken and dropped from the address, no cookie set", "nine tabs at once each load and go live"] {
+                      "the token was taken and dropped from the address, no cookie set", "nine tabs at once each load and go live",
+                      "Requests shows the requests tv requests --json shows", "a filter narrows the requests", "a refused filter says tv's sentence",
+                      "a request opens from its row with its kept messages", "storage says each store beside its limit"] {
             #expect(result.out.contains("ok: " + check), "\(result.all)")
         }
         #expect(FileManager.default.fileExists(atPath: folder + "/timeline-390x844.png"))

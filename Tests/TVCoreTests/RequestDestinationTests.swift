@@ -83,5 +83,10 @@ import Testing
         json = ""
         detail.writeJSON(reader: BoundedBodyReader()) { json += $0 }
         #expect(json.contains("\"sentTo\": null"), "\(json)")
+        // Why no content is shown: the sentence `tv request` prints, in the JSON too (the web
+        // view draws it).
+        #expect(json.contains("\"absence\": \"Without content keeping tv keeps each request's method"), "\(json)")
+        detail.flowContentKept = true
+        #expect(detail.absence?.hasPrefix("This request is not in the content kept of its connection") == true)
     }
 }

@@ -1,6 +1,7 @@
 // tv web: the screens, drawn from /api/ (the commands' --json) and /api/events (Server-Sent
 // Events). Plain JavaScript, no framework; every string from the network is set as text, never
-// as HTML. Routes are the hash: #/dashboard, #/timeline, #/flow/ID, #/flow/ID/packet/N, …
+// as HTML. Routes are the hash: #/dashboard, #/timeline, #/flow/ID, #/flow/ID/packet/N,
+// #/requests, #/request/ID, #/storage, …
 "use strict";
 
 const main = () => document.getElementById("main");
@@ -407,7 +408,8 @@ function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
   const name = parts[0] || "dashboard";
   for (const a of document.querySelectorAll("#tabs a")) {
-    if (a.dataset.screen === (name === "flow" ? "timeline" : name)) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+    const tab = name === "flow" ? "timeline" : name === "request" ? "requests" : name === "storage" ? "settings" : name;
+    if (a.dataset.screen === tab) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   }
   live.listeners.clear();
   routeToken++;
@@ -421,7 +423,10 @@ function route() {
   else if (name === "flow" && parts[2] === "packet") packet(parts[1], parts[3]);
   else if (name === "flow" && parts[2] === "content") content(parts[1]);
   else if (name === "flow") inspector(parts[1]);
+  else if (name === "requests") requestsScreen();
+  else if (name === "request") requestDetail(parts[1]);
   else if (name === "captures") captures();
+  else if (name === "storage") storage();
   else if (name === "settings") settings();
   else if (name === "setup") setup();
   else if (name === "diagnostics") diagnostics();

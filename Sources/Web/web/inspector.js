@@ -46,7 +46,8 @@ async function inspector(id) {
   parts.push(h("h2", {}, "Decrypted content"), h("div", { id: "content" }, h("p", { class: "muted" }, "Looking…")));
   if (detail.requests && detail.requests.length) {
     parts.push(h("h2", {}, "Requests"), h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Method"), h("th", {}, "Path"), h("th", { class: "num" }, "Status"))),
-      h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""), h("td", {}, x.path || x.url || ""), h("td", { class: "num" }, requestStatus(x)))))));
+      h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""),
+        h("td", {}, x.id ? h("a", { href: "#/request/" + x.id }, x.path || x.url || "") : (x.path || x.url || "")), h("td", { class: "num" }, requestStatus(x)))))));
   }
   parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
   screen(flowName(f), ...parts);

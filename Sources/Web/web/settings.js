@@ -1,4 +1,4 @@
-// tv web: Settings, and the two screens it leads to: TLS inspection setup and Session
+// tv web: Settings, and the screens it leads to: Storage, TLS inspection setup and Session
 // diagnostics (the seed's layouts). Helpers come from app.js (loaded first).
 "use strict";
 
@@ -106,9 +106,47 @@ async function settings(justSaved) {
         ...names.map(n => list.find(s => s.name === n)).filter(Boolean).map(s => settingRow(s, said(s.name))),
         footer ? h("p", { class: "muted footer-note" }, footer) : null)),
       h("section", { class: "card" }, h("h2", {}, "More"),
-        h("ul", {}, h("li", {}, h("a", { href: "#/setup" }, "TLS inspection setup")),
+        h("ul", {}, h("li", {}, h("a", { href: "#/storage" }, "Storage: what each store holds beside its limit")),
+          h("li", {}, h("a", { href: "#/setup" }, "TLS inspection setup")),
           h("li", {}, h("a", { href: "#/diagnostics" }, "Session diagnostics")))));
   } catch (e) { screen("Settings", errorCard(e.message)); }
+}
+
+// ---- Storage -------------------------------------------------------------------------------
+
+// A limit in µs as `tv storage` says it ("30 days", "12 hours", "90 minutes").
+function ageWords(micros) {
+  const s = Math.round(micros / 1e6);
+  const unit = (n, word) => n + " " + word + (n === 1 ? "" : "s");
+  if (s % 86400 === 0) return unit(s / 86400, "day");
+  if (s % 3600 === 0) return unit(s / 3600, "hour");
+  if (s % 60 === 0) return unit(s / 60, "minute");
+  return unit(s, "second");
+}
+
+// `tv storage --json` drawn as `tv storage` says it: each store's size beside its limit, then the total.
+async function storage() {
+  const back = h("p", {}, h("a", { href: "#/settings" }, "← Settings"));
+  screen("Storage", back, h("p", { class: "muted" }, "Loading…"));
+  try {
+    const st = await api("/api/storage");
+    const hist = st.history || {}, cap = st.captures || {}, dec = st.decryptedCaptures || {}, con = st.content || {};
+    const count = (n, one, many) => n.toLocaleString("en-US") + " " + (n === 1 ? one : many);
+    const rows = [
+      ["History", bytes(hist.bytes) + ", " + count(hist.flows || 0, "connection", "connections")
+        + (hist.oldestStart ? " since " + utc(hist.oldestStart, true) : "") + "; kept " + (hist.maxAgeMicros ? ageWords(hist.maxAgeMicros) : "without an age limit")
+        + (hist.freeBytes ? " (" + bytes(hist.freeBytes) + " free inside the file, for reuse; `tv storage compact` gives it back)" : "")],
+      ["Captures", bytes(cap.bytes) + " in " + count(cap.files || 0, "file", "files") + " of " + bytes(cap.maxBytes)
+        + (cap.maxAgeMicros ? "; each kept " + ageWords(cap.maxAgeMicros) + " after it closes" : "")
+        + (cap.recording ? "; capture " + cap.recording + " is being recorded (never deleted)" : "")
+        + (cap.notInHistory && cap.notInHistory.files ? "; " + count(cap.notInHistory.files, "file", "files") + " (" + bytes(cap.notInHistory.bytes) + ") the history does not describe, left alone" : "")],
+      dec.files ? ["Decrypted captures", bytes(dec.bytes) + " in " + count(dec.files, "file", "files")] : null,
+      ["Decrypted content", bytes(con.bytes) + " of a fixed " + bytes(con.ceilingBytes) + (con.expiry ? "; kept " + ({ "1h": "1 hour", "1d": "1 day", "1w": "1 week" }[con.expiry] || con.expiry) : "")],
+      ["Total", bytes(st.totalBytes)],
+    ];
+    screen("Storage", back, h("section", { class: "card", id: "storage" }, dl(rows)),
+      h("p", { class: "muted" }, "Limits are applied when a session starts, every 10 minutes while it runs, whenever one is changed (Settings, Storage limits), and on `tv storage apply`."));
+  } catch (e) { screen("Storage", back, errorCard(e.message)); }
 }
 
 // ---- TLS inspection setup ------------------------------------------------------------------

@@ -59,6 +59,7 @@ struct WebAPI: Sendable {
         Route(method: "GET", pattern: ["settings", "meanings"], command: ["settings", "show", "--json", "--meanings"], options: []),
         Route(method: "GET", pattern: ["ca"], command: ["ca", "status", "--json"], options: []),
         Route(method: "GET", pattern: ["content"], command: ["content", "status", "--json"], options: []),
+        Route(method: "GET", pattern: ["storage"], command: ["storage", "show", "--json"], options: []),
         Route(method: "GET", pattern: ["audit", "projects"], command: ["audit", "projects", "--json"], options: []),
         Route(method: "GET", pattern: ["audit", "sessions"], command: ["audit", "sessions", "--json"], options: []),
         Route(method: "GET", pattern: ["audit", "sessions", ":id"], command: ["audit", "show", ":id", "--json"], options: []),

@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the tests
 from browser_common import fail, severe_messages, start_chromium, wait_for
@@ -43,8 +44,19 @@ def untokened(href):
         fail("the link %s does not carry the token" % href)
     rest = [p for p in params if p != "token=" + TOKEN]
     return path + ("?" + "&".join(rest) if rest else "")
-SCREENS = ["dashboard", "timeline", "flow/%d" % EXPECTED_IDS[-1], "flow/%d/content" % EXPECTED_IDS[-1],
-           "captures", "settings", "setup", "diagnostics", "audit", "audit/1"]
+
+
+def api_json(path):
+    """What tv web's API answers at `path`, as a script reads it (the bearer token)."""
+    request = urllib.request.Request(BASE + path, headers={"Authorization": "Bearer " + TOKEN})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+# The requests `tv requests --json` lists (through the API), newest first: the last one is /a's.
+REQUESTS = api_json("/api/requests?limit=100")["requests"]
+SCREENS = ["dashboard", "timeline", "requests", "request/%d" % REQUESTS[0]["id"], "flow/%d" % EXPECTED_IDS[-1],
+           "flow/%d/content" % EXPECTED_IDS[-1], "captures", "settings", "storage", "setup", "diagnostics", "audit", "audit/1"]
 
 
 
@@ -261,6 +273,63 @@ try:
     if not untokened(bundle.get_attribute("href")).endswith("/api/audit/sessions/1/bundle?keys=no"):
         fail("the bundle link without keys is " + bundle.get_attribute("href"))
     print("ok: the audit session shows its flows and marker and offers its bundle", flush=True)
+
+    # Requests: the rows `tv requests --json` lists, a filter in mitmproxy's language narrowing
+    # them (a filter tv refuses says tv's sentence), and one opened from its row: its kept
+    # request and response, the hostile header drawn escaped, and its connection linked.
+    driver.get(BASE + "/#/requests")
+    rows = wait_for("the request rows", lambda: driver.find_elements(By.CSS_SELECTOR, "#requests tbody tr[data-request]"))
+    shown = sorted(int(r.get_attribute("data-request")) for r in rows)
+    if shown != sorted(x["id"] for x in REQUESTS) or len(shown) != len(EXPECTED_IDS):
+        fail("Requests shows %s, tv requests --json %s" % (shown, sorted(x["id"] for x in REQUESTS)))
+    print("ok: Requests shows the requests tv requests --json shows", flush=True)
+    def filter_requests(text):
+        driver.execute_script("requests.loaded = false")
+        box = driver.find_element(By.ID, "request-filter")
+        box.clear()
+        box.send_keys(text)
+        driver.find_element(By.CSS_SELECTOR, "form.filters button[type=submit]").click()
+        wait_for("the filtered requests", lambda: driver.execute_script("return requests.loaded"))
+    filter_requests("~u big")
+    rows = wait_for("one request left", lambda: [r for r in driver.find_elements(By.CSS_SELECTOR, "#requests tbody tr[data-request]")] if
+                    len(driver.find_elements(By.CSS_SELECTOR, "#requests tbody tr[data-request]")) == 1 else None)
+    if "/gz/big.txt" not in rows[0].text:
+        fail("the filter ~u big left " + rows[0].text)
+    print("ok: a filter narrows the requests", flush=True)
+    filter_requests("~zz")
+    refused = wait_for("the refusal", lambda: driver.find_element(By.CSS_SELECTOR, "#request-list .card.error").text)
+    if "Unknown operator '~zz' at column 1" not in refused:
+        fail("a refused filter reads: " + refused)
+    errors.extend(m for m in severe_messages(driver) if not ("/api/requests" in m and "status of 400" in m))
+    print("ok: a refused filter says tv's sentence", flush=True)
+    filter_requests("~u big")
+    wait_for("the row again", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#requests tbody tr[data-request]")) == 1)
+    big = driver.find_element(By.CSS_SELECTOR, "#requests tbody tr[data-request]")
+    big_id = big.get_attribute("data-request")
+    big.click()
+    wait_for("the request screen", lambda: driver.execute_script("return location.hash") == "#/request/" + big_id)
+    detail = wait_for("the kept request", lambda: driver.find_element(By.ID, "request-content").text)
+    if "Request" not in detail or "Response" not in detail or "GET /gz/big.txt?" not in detail or "right\\u{202E}txt.exe" not in detail:
+        fail("the request screen reads: " + detail[:600])
+    flow_link = driver.find_element(By.CSS_SELECTOR, "main dl a[href^='#/flow/']").get_attribute("href")
+    if not flow_link.endswith("#/flow/%d" % EXPECTED_IDS[-1]):
+        fail("the request's connection link is " + flow_link)
+    heading = driver.find_element(By.CSS_SELECTOR, "main h1").text
+    if not heading.startswith("GET https://") or not heading.endswith("…") or len(heading) > 170:
+        fail("the request's heading is %d characters: %s" % (len(heading), heading[:200]))
+    if driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
+        fail("the request screen is wider than the window")
+    driver.save_screenshot(os.path.join(OUT, "request-big-1280x800.png"))
+    print("ok: a request opens from its row with its kept messages", flush=True)
+    driver.execute_script("clearRequestFilters()")
+
+    # Storage: each store beside its limit, as `tv storage` says it.
+    driver.get(BASE + "/#/storage")
+    stored = wait_for("the storage card", lambda: driver.find_element(By.ID, "storage").text)
+    if "History" not in stored or "%d connections" % len(EXPECTED_IDS) not in stored or "Decrypted content" not in stored \
+            or "of a fixed 512 MiB" not in stored or "Total" not in stored:
+        fail("the storage screen reads: " + stored)
+    print("ok: storage says each store beside its limit", flush=True)
 
     # The conversation of an inspected flow: its turns, each with its direction and a download.
     driver.get(BASE + "/#/flow/%d/content" % EXPECTED_IDS[-1])
