@@ -19,6 +19,9 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
     /// names as DNS carries them, so `~d bücher` found nothing of `xn--bcher-kva.test`. Nil when
     /// the source holds nothing international (or what IDNA refuses).
     private let aLabels: Compiled?
+    /// The byte search when the source is a plain ASCII literal (`LiteralSearch`), which answers
+    /// as ICU does, ICU looking only where the bytes cannot tell.
+    private let literal: LiteralSearch?
 
     /// Compiles `source`; nil when it is not a regular expression. `.` crosses line ends when
     /// `dotAll` (bodies, as mitmproxy's `re.DOTALL`).
@@ -29,10 +32,28 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         self.source = source
         self.compiled = Compiled(regex)
         aLabels = IDNA.aLabelRuns(source).flatMap { try? NSRegularExpression(pattern: $0, options: options) }.map(Compiled.init)
+        literal = LiteralSearch(source)
     }
 
     /// Whether the regex is found anywhere in `text`.
     public func search(_ text: String) -> Bool {
+        guard let literal else { return searchICU(text) }
+        let whole = text
+        var text = text
+        return text.withUTF8 { bytes in
+            switch literal.verdict(in: bytes) {
+            case .found: return true
+            case .absent: return false
+            case .askICU(let windows):
+                return windows.contains { searchICU(String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self)) }
+            case .askICUEverywhere:
+                return searchICU(whole)
+            }
+        }
+    }
+
+    /// `search` through ICU alone.
+    func searchICU(_ text: String) -> Bool {
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
         return compiled.regex.firstMatch(in: text, options: [], range: range) != nil
     }

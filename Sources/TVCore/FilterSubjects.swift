@@ -95,7 +95,7 @@ public struct KeptExchangeSubject: FilterSubject {
     /// The first `bodyLimit` bytes of the decoded body, as UTF-8; none for no message or an empty body.
     static func body(_ message: HTTPMessage?, reader: BoundedBodyReader) -> [String] {
         guard let message, !message.body.transferred.isEmpty else { return [] }
-        let reading = reader.measure(message.body, keeping: bodyLimit)
+        let reading = reader.measure(message.body, keeping: bodyLimit, classifying: false)
         return [String(decoding: reading.head, as: UTF8.self)]
     }
 }

@@ -97,12 +97,19 @@ final class OriginLab: @unchecked Sendable {
         daemons.append(try Daemon(["ip", "netns", "exec", origin, "dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts", "--bind-interfaces",
                                    "--listen-address=10.203.0.2", "--listen-address=10.205.0.2", "--host-record=named.test,10.203.0.2,fd03::2", "--host-record=other.test,10.203.0.2", "--local-ttl=120",
                                    "--pid-file=", "--user=root"], log: dir + "/logs/dnsmasq.out"))
-        // Ready: nginx answers on both ports, dnsmasq answers.
+        // Ready: nginx answers on both ports, dnsmasq answers, the UDP echo has its four sockets
+        // (a loaded run's first datagram reached the origin before the echo had bound: a test
+        // without tv timed out).
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if Sh.run(["ip", "netns", "exec", host, "curl", "-s", "-o", "/dev/null", "http://10.203.0.2:8080/"], timeout: 5).status == 0 { break }
             usleep(50_000)
         }
+        func echoSockets() -> Int {
+            Sh.run(["ip", "netns", "exec", origin, "ss", "-ulnH", "sport", "= :7007"]).out.split(separator: "\n").count
+        }
+        while Date() < deadline && echoSockets() < 4 { usleep(50_000) }
+        guard echoSockets() == 4 else { throw LabError("the origin's UDP echo did not bind its four sockets within 10 s") }
         try Sh.must(["ip", "netns", "exec", host, "curl", "-s", "-o", "/dev/null", "http://10.203.0.2:8080/"])
         try Sh.must(["ip", "netns", "exec", host, "curl", "-s", "-o", "/dev/null", "--cacert", upstreamCA, "--resolve", "origin.test:443:10.203.0.2", "https://origin.test/"])
         try Sh.must([TVBinary.path!, "--data-dir", dataDir, "ca", "create"])
