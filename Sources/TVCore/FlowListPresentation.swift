@@ -10,6 +10,10 @@ import TVHome
 /// `tv exec`), duration ("open" while it lasts).
 public struct FlowListPresentation: Sendable {
     public struct Row: Sendable, Equatable {
+        /// The header line's cells.
+        static let header = Row(id: "ID", when: "WHEN", program: "PROGRAM", status: "STATUS", host: "HOST", protocolAndPort: "PROTO PORT",
+                                up: "UP", down: "DOWN", duration: "DURATION")
+
         public var id: String
         public var when: String
         public var program: String
@@ -161,11 +165,20 @@ public struct FlowListPresentation: Sendable {
     /// terminal (a trial's 70-character name did); `tv flow ID` shows it whole.
     static let hostColumnLimit = 40
 
-    /// `text` cut to `hostColumnLimit` characters: its first 12, "…", and its end.
-    static func elided(_ text: String) -> String {
-        guard text.count > hostColumnLimit else { return text }
-        return String(text.prefix(12)) + "…" + String(text.suffix(hostColumnLimit - 13))
+    /// `text` cut to `limit` characters (`hostColumnLimit` unless said): its first 12 (fewer
+    /// in a narrow column), "…", and its end.
+    static func elided(_ text: String, limit: Int = hostColumnLimit) -> String {
+        guard text.count > limit else { return text }
+        let head = min(12, max(1, limit / 3))
+        return String(text.prefix(head)) + "…" + String(text.suffix(max(0, limit - head - 1)))
     }
+
+    /// The fewest characters a HOST cell is cut to, and a STATUS cell, when a row is fitted to the
+    /// terminal (`lines(width:)`).
+    static let narrowestHost = 16
+    static let narrowestStatus = 14
+    /// STATUS is cut to this first, before HOST: what a failure was, not its whole sentence.
+    static let readableStatus = 32
 
     /// ` in 3 pkts` after a byte count when the packets were counted; empty otherwise.
     static func packets(_ count: Int64?) -> String {
@@ -174,7 +187,52 @@ public struct FlowListPresentation: Sendable {
     }
 
     /// Aligned lines with a header; a closing line says how to see more, or that there is none.
-    public func lines() -> [String] {
+    /// Given the terminal's `width`, rows longer than it are fitted, in this order while they
+    /// still are: the packet counts after the byte counts go, STATUS is cut at its end (to
+    /// `readableStatus`), HOST in its middle (to `narrowestHost`), STATUS further (to
+    /// `narrowestStatus`); `tv flow ID` shows each whole. Piped output (no width) is never cut (a trial's 80-column terminal wrapped every
+    /// row of a TUN session's page over two lines).
+    public func lines(width: Int? = nil) -> [String] {
+        guard let width, !rows.isEmpty else { return lines(rows) }
+        var fitted = rows
+        func longest() -> Int { lines(fitted).prefix(fitted.count + 1).map(\.count).max() ?? 0 }
+        if longest() > width {
+            fitted = fitted.map { row in
+                var row = row
+                row.up = Self.withoutPackets(row.up)
+                row.down = Self.withoutPackets(row.down)
+                return row
+            }
+        }
+        func cutStatus(to narrowest: Int) {
+            let excess = longest() - width
+            guard excess > 0 else { return }
+            let limit = max(narrowest, (fitted.map(\.status.count).max() ?? 0) - excess)
+            fitted = fitted.map { row in
+                var row = row
+                if row.status.count > limit { row.status = String(row.status.prefix(limit - 1)) + "…" }
+                return row
+            }
+        }
+        // A long failure sentence gives way first, down to a readable start; then the names.
+        cutStatus(to: Self.readableStatus)
+        let excess = longest() - width
+        if excess > 0 {
+            let hostWidth = (fitted + [Row.header]).map(\.host.count).max() ?? 0
+            let limit = max(Self.narrowestHost, hostWidth - excess)
+            if limit < hostWidth { fitted = fitted.map { var row = $0; row.host = Self.elided(row.host, limit: limit); return row } }
+        }
+        cutStatus(to: Self.narrowestStatus)
+        return lines(fitted)
+    }
+
+    /// `↑ 2.9 KiB in 3 pkts` without its packet count.
+    static func withoutPackets(_ cell: String) -> String {
+        guard let cut = cell.range(of: " in ") else { return cell }
+        return String(cell[..<cut.lowerBound])
+    }
+
+    private func lines(_ rows: [Row]) -> [String] {
         let damagedLine = damaged.isEmpty ? [] : [(damaged.count == 1 ? "1 damaged row on this page is" : "\(damaged.count) damaged rows on this page are")
             + " left out (a value no tv writes): " + damaged.map(\.summary).joined(separator: "; ") + "."]
         guard !rows.isEmpty else {
@@ -182,8 +240,7 @@ public struct FlowListPresentation: Sendable {
             // With a filter, the history may be full: say that nothing matched it, not "start tv".
             return damagedLine + [emptyLine()]
         }
-        let header = Row(id: "ID", when: "WHEN", program: "PROGRAM", status: "STATUS", host: "HOST", protocolAndPort: "PROTO PORT", up: "UP", down: "DOWN", duration: "DURATION")
-        let all = [header] + rows
+        let all = [Row.header] + rows
         func width(_ key: KeyPath<Row, String>) -> Int { all.map { $0[keyPath: key].count }.max() ?? 0 }
         let w = [width(\.id), width(\.when), width(\.host), width(\.protocolAndPort), width(\.up), width(\.down), width(\.duration),
                  width(\.program)]

@@ -19,6 +19,12 @@ struct Invocation {
         self.nowMicros = nowMicros
     }
 
+    /// The columns of the terminal standard output is, nil when it is not one (piped output is
+    /// never fitted to a width).
+    var terminalColumns: Int? {
+        console.stdoutIsTerminal ? Terminal.size(environment: environment)?.columns : nil
+    }
+
     /// The data folder, from `--data-dir`, `TV_HOME`, `XDG_DATA_HOME` or `HOME`, refused when
     /// another user could change it (`TVHome.checkTrust`).
     func home() throws -> TVHome {

@@ -267,6 +267,40 @@ import FlowTerms
         ])
     }
 
+    @Test("fitted to a terminal's width: packet counts go first, then STATUS is cut to its start, HOST in its middle, STATUS further; no width, nothing cut")
+    func listFitsTheTerminal() {
+        var udp = flow(.notEncrypted, id: 3)
+        udp.transport = .udp
+        udp.alpn = nil
+        udp.tlsVersion = nil
+        udp.serverPort = 19802
+        udp.host = "averyveryverylongsubdomain.of-a-service.cdn.example.com"
+        udp.bytesUp = 3000
+        udp.bytesDown = 12
+        udp.packetsUp = 3
+        udp.packetsDown = 1
+        var failed = flow(.failed, id: 4)
+        failed.failureReason = "tv could not connect to nonexistent.invalid:19701 (nonexistent.invalid could not be resolved)"
+        let list = FlowListPresentation(page: FlowPage(flows: [failed, udp], nextCursor: nil), now: now)
+        let whole = list.lines()
+        #expect(whole.map(\.count).max() ?? 0 > 150)
+        #expect(list.lines(width: 500) == whole)
+        // The packet counts go, the failure sentence is cut to its readable start (32), then HOST.
+        let fitted = list.lines(width: 120)
+        #expect(fitted == [
+            "ID  WHEN      HOST                          PROTO PORT         UP       DOWN  DURATION  STATUS",
+            " 4  12 s ago  a.test                        h2 :443     ↑ 1.5 KiB  ↓ 2.0 KiB     1.3 s  failed: tv could not connect to…",
+            " 3  12 s ago  averyvery…ce.cdn.example.com  udp :19802  ↑ 2.9 KiB     ↓ 12 B     1.3 s  not encrypted",
+        ])
+        #expect(fitted.allSatisfy { $0.count <= 120 })
+        // At 80 every cell is at its narrowest, and a row may still be longer.
+        #expect(list.lines(width: 80) == [
+            "ID  WHEN      HOST              PROTO PORT         UP       DOWN  DURATION  STATUS",
+            " 4  12 s ago  a.test            h2 :443     ↑ 1.5 KiB  ↓ 2.0 KiB     1.3 s  failed: tv co…",
+            " 3  12 s ago  avery…xample.com  udp :19802  ↑ 2.9 KiB     ↓ 12 B     1.3 s  not encrypted",
+        ])
+    }
+
     @Test("an empty page: the start-a-session advice only when nothing is recorded; else the filters as typed and the total")
     func emptyListSaysWhatToDo() {
         let empty = FlowPage(flows: [], nextCursor: nil)

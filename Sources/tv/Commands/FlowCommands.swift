@@ -136,7 +136,7 @@ enum FlowCommands {
             // An empty page says how many flows there are in all, so a filter matching nothing is not
             // read as an empty history.
             let total = page.flows.isEmpty && page.nextCursor == nil ? try store.count(FlowQuery()) : nil
-            var lines = FlowListPresentation(page: page, now: now, repeatedOptions: repeatedOptions(c), totalFlows: total).lines()
+            var lines = FlowListPresentation(page: page, now: now, repeatedOptions: repeatedOptions(c), totalFlows: total).lines(width: inv.terminalColumns)
             // Audit markers at their time among the rows (i21-audit).
             if let newest = page.flows.first, let oldest = page.flows.last {
                 let markers = try store.audit.markers(from: oldest.startTime, to: query.after == nil ? now + 1 : newest.startTime + 1,

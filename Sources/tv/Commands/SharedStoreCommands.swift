@@ -67,7 +67,7 @@ enum SharedStoreCommands {
             let repeated = ["store", "instance"].flatMap { name in c.values(name).flatMap { ["--" + name, $0] } } + FlowCommands.repeatedOptions(c)
             let several = try history.machinesWithSeveralInstances()
             for line in FlowListPresentation(page: page, now: now, repeatedOptions: repeated, totalFlows: total,
-                                             machinesWithSeveralInstances: several).lines() {
+                                             machinesWithSeveralInstances: several).lines(width: inv.terminalColumns) {
                 inv.console.line(line)
             }
         }
