@@ -67,6 +67,15 @@ import TVHome
             let first = try manager.applyLimits(limits, recording: nil, now: now)
             #expect(first.flowsDeleted == 1)
             #expect(first.captureFilesDeleted == 1)
+            // … and says what it kept past the age limit, when asked (a trial's said nothing of it).
+            #expect(first.evidenceFlowsPastAge == 1 && first.openFlowsPastAge == 0)
+            #expect(StoragePresentation.report(first, automatic: false).last
+                    == "Kept 1 connection older than history.maxAge: 1 is audit evidence, kept until its audit session is deleted (`tv audit delete ID`).")
+            var both = first
+            both.evidenceFlowsPastAge = 1_200
+            both.openFlowsPastAge = 2
+            #expect(StoragePresentation.keptPastAge(both) == ["Kept 1,202 connections older than history.maxAge: 1,200 are audit evidence, kept until their audit session is deleted (`tv audit delete ID`); 2 are still open, kept until they end."])
+            #expect(!StoragePresentation.report(first, automatic: true).contains { $0.hasPrefix("Kept ") })
             #expect(try store.flow(id: evidenceID) != nil)
             #expect(try store.flow(id: otherID) == nil)
             #expect(try FileManager.default.contentsOfDirectory(atPath: home.captureDirectory) == ["capture-000001.pcapng"])

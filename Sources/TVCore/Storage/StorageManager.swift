@@ -328,6 +328,14 @@ public final class StorageManager {
             report.flowsDeleted += deleted
             if deleted < StorageManager.flowsPerTransaction { break }
         }
+        // What stays of the flows older than the cutoff (an index range: only the kept ones):
+        // evidence and open flows, said by a pass the user asked for.
+        let kept = try database.prepare("SELECT count(*), coalesce(sum(duration IS NULL), 0) FROM flows WHERE start_time < ?")
+        try kept.bind([.integer(cutoff)])
+        try kept.forEachRow { row in
+            report.openFlowsPastAge = Int(row.int64(at: 1))
+            report.evidenceFlowsPastAge = Int(row.int64(at: 0) - row.int64(at: 1))
+        }
         let names = try database.prepare("DELETE FROM host_names WHERE last_seen < ?")
         try names.bind([.integer(cutoff)])
         try database.transaction { _ = try names.step() }

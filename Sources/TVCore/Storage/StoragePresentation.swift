@@ -66,11 +66,14 @@ public enum StoragePresentation {
     /// What a pass did. An automatic pass that deleted nothing says nothing (`automatic` true →
     /// empty); one the user asked for always answers.
     public static func report(_ r: StorageReport, automatic: Bool) -> [String] {
+        // Kept past history.maxAge: said when the user asked (a trial's `tv storage apply` said
+        // nothing of the audit evidence it kept); an automatic pass would repeat it every 10 minutes.
+        let pastAge = automatic ? [] : keptPastAge(r)
         if r.deletedNothing {
             guard !automatic else { return [] }
             // Over the size limit with nothing deletable is not "within its limits" (a trial read
             // both sentences, one after the other).
-            let over = stillOver(r)
+            let over = stillOver(r) + pastAge
             return over.isEmpty ? ["Everything is within its limits; nothing was deleted."] : ["Nothing was deleted."] + over
         }
         var parts: [String] = []
@@ -107,8 +110,24 @@ public enum StoragePresentation {
         if let spared = r.sparedRecording {
             out.append("Spared \(CaptureFolder.fileName(Int64(spared))), which is being recorded.")
         }
-        out += stillOver(r)
+        out += stillOver(r) + pastAge
         return out
+    }
+
+    /// The connections older than history.maxAge a pass kept, and why; none: no line.
+    static func keptPastAge(_ r: StorageReport) -> [String] {
+        let total = r.evidenceFlowsPastAge + r.openFlowsPastAge
+        guard total > 0 else { return [] }
+        var why: [String] = []
+        if r.evidenceFlowsPastAge > 0 {
+            let one = r.evidenceFlowsPastAge == 1
+            why.append("\(Units.grouped(Int64(r.evidenceFlowsPastAge))) \(one ? "is" : "are") audit evidence, kept until \(one ? "its" : "their") audit session is deleted (`tv audit delete ID`)")
+        }
+        if r.openFlowsPastAge > 0 {
+            let one = r.openFlowsPastAge == 1
+            why.append("\(Units.grouped(Int64(r.openFlowsPastAge))) \(one ? "is" : "are") still open, kept until \(one ? "it ends" : "they end")")
+        }
+        return ["Kept \(counted(total, "connection")) older than history.maxAge: " + why.joined(separator: "; ") + "."]
     }
 
     /// What `tv storage delete-everything` says: what went, then exactly what stayed and where:

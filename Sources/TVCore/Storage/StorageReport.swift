@@ -39,6 +39,10 @@ public struct StorageReport: Sendable, Equatable {
     public var evidenceDecryptedCapturesKept = 0
     /// delete-everything: flows still open (a running session's), which it leaves to their writer.
     public var openFlowsKept = 0
+    /// A limits pass that deleted flows by age: flows older than the cutoff it kept, as audit
+    /// evidence (closed ones `RetentionPlan.exemptFlows` named) and still open (a session's).
+    public var evidenceFlowsPastAge = 0
+    public var openFlowsPastAge = 0
     /// delete-everything: remembered pinning clients and pinned hosts forgotten (`tv pinned`).
     public var pinsForgotten = 0
     /// delete-everything: bytes the database's write-ahead log still holds after it tried to
