@@ -32,6 +32,9 @@ public struct ContentWriterConfiguration: Sendable {
     /// rest goes on a slice at a time while the queue is empty (2,000: ~30 ms of the writer's
     /// time at the ~16 µs a request measured, where the queue holds ~80 ms of a 200 MB/s stream).
     public var querySlice = 2_000
+    /// The flows carried into audit sessions, as the session's retention pass publishes them;
+    /// the sweeps spare their content as they spare the tagged flows' (nil: none published).
+    public var carried: CarriedEvidence?
 
     public init(databasePath: String, directory: String, expiry: ContentExpiry = .default) {
         self.databasePath = databasePath

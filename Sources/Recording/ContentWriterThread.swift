@@ -102,7 +102,7 @@ final class ContentWriterThread: QueueWriter {
             let database = try database()
             let sweeper = ContentSweeper(database: database, directory: directory, clearing: clearing)
             let removal = try database.transaction {
-                try sweeper.removeQueries(before: cutoff, evidence: AuditEvidence.read(from: database), budget: configuration.querySlice)
+                try sweeper.removeQueries(before: cutoff, evidence: evidence(database), budget: configuration.querySlice)
             }
             let left = removal?.reachedCutoff == false ? cutoff : nil
             queriesLeftBefore = left
@@ -200,9 +200,10 @@ final class ContentWriterThread: QueueWriter {
             segment.close()
             self.segment = nil
         }
-        let report = try ContentSweeper(database: try database(), directory: directory, clearing: clearing)
+        let database = try database()
+        let report = try ContentSweeper(database: database, directory: directory, clearing: clearing)
             .sweep(now: clock.now(), expiry: expiry, ceiling: configuration.ceiling, writing: segment?.sequence,
-                   queryBudget: queryBudget)
+                   evidence: evidence(database), queryBudget: queryBudget)
         queriesLeftBefore = report.queriesLeftBefore
         bytesAfterSweep = directory.segments().reduce(0) { $0 + $1.diskBytes }
         bytesSinceSweep = 0
@@ -211,6 +212,12 @@ final class ContentWriterThread: QueueWriter {
             $0.lastSweep = report
         }
         return report
+    }
+
+    /// What the sweeps spare: the tagged flows read now, and the carried ones the retention
+    /// pass last published (`CarriedEvidence`).
+    private func evidence(_ database: SQLiteDatabase) -> AuditEvidence {
+        AuditEvidence.read(from: database).adding(flows: configuration.carried?.current ?? [])
     }
 
     /// The periodic sweep: failures are counted, not thrown.

@@ -75,8 +75,8 @@ public final class ExecSession {
         // The same retention passes as `tv run`'s (issue 19): at start, periodically, when a capture
         // file rotates and at the end; a limit saved meanwhile is applied by `tv settings set`
         // itself (no control socket here).
-        let retention = SessionRetention(home: home, settings: wiring.settings,
-                                         interval: options.proxy.retentionIntervalSeconds, announces: options.proxy.announcesRetention, say: say)
+        let retention = SessionRetention(home: home, settings: wiring.settings, interval: options.proxy.retentionIntervalSeconds,
+                                         announces: options.proxy.announcesRetention, carried: wiring.carriedEvidence, say: say)
         let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord(),
                                      onRotated: { [retention] in retention.limitsChanged() })
         if let notice = capture.notice { say(notice) }

@@ -159,7 +159,7 @@ public final class Session: Sendable {
         wiring.programs.setListener(address: address.address, port: address.port)
         // Made before the capture, which asks it for a pass when a file rotates.
         let retention = SessionRetention(home: home, settings: wiring.settings, interval: options.retentionIntervalSeconds,
-                                         announces: options.announcesRetention, say: say)
+                                         announces: options.announcesRetention, carried: wiring.carriedEvidence, say: say)
         self.retention = retention
         if options.mode == .tun {
             let capture = SessionCapture(home: home, record: (try? wiring.settings.read()) ?? SettingsRecord(),

@@ -29,6 +29,9 @@ final class SessionWiring: Sendable {
     let programs: ProgramLookup
     let pinning: PersistentPinningMemory
     let contentWriter: ContentWriter
+    /// The flows carried into audit sessions: published by the session's retention passes, read
+    /// by the content writer's sweeps.
+    let carriedEvidence = CarriedEvidence()
     let content: ContentRecorder
     /// The content policy the session started with (the banner says whether content is kept).
     let contentPolicy: ContentPolicy
@@ -168,9 +171,9 @@ final class SessionWiring: Sendable {
         // Decrypted content: kept only while inspecting, under the saved policy.
         let record = (try? settings.read()) ?? SettingsRecord()
         let policy = Session.contentPolicy(record, inspecting: inspecting, force: options.forceContentKeep)
-        contentWriter = try ContentWriter(ContentWriterConfiguration(databasePath: home.databasePath,
-                                                                     directory: home.contentDirectory,
-                                                                     expiry: policy.expiry)) { change, counters in
+        var contentConfiguration = ContentWriterConfiguration(databasePath: home.databasePath, directory: home.contentDirectory, expiry: policy.expiry)
+        contentConfiguration.carried = carriedEvidence
+        contentWriter = try ContentWriter(contentConfiguration) { change, counters in
             say(RecordingPresentation.contentNotice(change, counters))
         }
         content = ContentRecorder(writer: contentWriter, policy: policy)

@@ -3,6 +3,7 @@ import Capture
 import FlowTerms
 import Foundation
 import Recording
+import Settings
 import Testing
 import TVHome
 @testable import TVCore
@@ -120,6 +121,12 @@ import TVHome
                                                  recording: nil, now: now)
             #expect(report.flowsDeleted == 1)
             #expect(try store.flow(id: carriedID) != nil && store.flow(id: before) == nil)
+            // A session's retention pass publishes it for the content writer's sweeps, which do
+            // not read carried flows themselves (`CarriedEvidence`).
+            let published = CarriedEvidence()
+            let retention = SessionRetention(home: home, settings: SettingsStore(file: SettingsFile(home: home)), carried: published, say: { _ in })
+            retention.finalPass()
+            #expect(published.current == [carriedID])
         }
     }
 

@@ -25,15 +25,20 @@ public final class SessionRetention: @unchecked Sendable {
     private let say: @Sendable (String) -> Void
     private let announces: Bool
     private let queue = DispatchQueue(label: "tv.retention")
+    /// Where each pass publishes the audit evidence it found, carried flows included, for the
+    /// content writer's sweeps (nil: nowhere).
+    private let carried: CarriedEvidence?
     private let timer: DispatchSourceTimer
 
     /// The capture file being recorded is found as every pass finds it: the one its writer holds
     /// locked (`CaptureFolder.isRecording`).
     /// - Parameter announces: whether what a pass deletes is said (off with `--quiet`: a quiet
     ///   session printed a line per capture file deleted, a trial); a pass that fails is always.
+    /// - Parameter carried: where each pass publishes the flows carried into audit sessions.
     public init(home: TVHome, settings: SettingsStore, interval: Double = SessionRetention.defaultInterval,
-                announces: Bool = true, say: @escaping @Sendable (String) -> Void) {
+                announces: Bool = true, carried: CarriedEvidence? = nil, say: @escaping @Sendable (String) -> Void) {
         self.home = home
+        self.carried = carried
         self.settings = settings
         self.say = say
         self.announces = announces
@@ -107,7 +112,9 @@ public final class SessionRetention: @unchecked Sendable {
             let limits = try StorageLimitsReading.limits(try settings.read())
             let manager = try StorageManager(home: home)
             defer { manager.close() }
-            let report = try manager.applyLimits(limits, recording: nil, now: StorageClock.now())
+            let evidence = try manager.auditEvidence()
+            carried?.update(evidence)
+            let report = try manager.applyLimits(limits, evidence: evidence, recording: nil, now: StorageClock.now())
             lines = StoragePresentation.report(report, automatic: true)
         } catch let error as UserFacingError {
             lines = ["Retention did not run: " + error.message]
