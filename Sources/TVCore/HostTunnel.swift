@@ -147,6 +147,7 @@ final class HostTunnel: Sendable {
         var engineConfig = TunnelEngineConfiguration(plan: plan, listener4: listeners.v4, listener6: listeners.v6)
         engineConfig.mark = options.mark
         engineConfig.servesDNSAddress = false
+        engineConfig.refusesTunnelNetwork = true
         engine = TunnelEngine(configuration: engineConfig, tunFD: fd, offload: offload, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer,
                               recorder: recorder)
         do { try engine.start() } catch {

@@ -69,6 +69,7 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
         case "icmp": return "ICMP"
         case "linkControl": return "the kernel's own ICMPv6 (neighbour discovery, multicast listener reports)"
         case "synRetransmit": return "SYN retransmit"
+        case "tunnelNetwork": return "to tv's own TUN network (a connection there would come back into the TUN: refused)"
         default:
             var out = ""
             for character in reason {

@@ -90,12 +90,20 @@ extension EngineLoop {
         writeTUN(UnsafeRawBufferPointer(segment), header: vnet)
     }
 
+    /// Whether `remote` is in the TUN's own networks and refused there (`PacketDrop.tunnelNetwork`;
+    /// the DNS address tv answers is not).
+    func refusesAsTunnelNetwork(_ remote: PacketEndpoint) -> Bool {
+        guard configuration.refusesTunnelNetwork, plan.holds(remote.address) else { return false }
+        if configuration.servesDNSAddress, remote.port == 53, remote.address == plan.dns4 || remote.address == plan.dns6 { return false }
+        return true
+    }
+
     /// A SYN from the app: connect upstream first (tun-nat.md "Connect-first").
     private func connectionRequest(_ segment: UnsafeMutableRawBufferPointer, _ packet: IPPacket, _ header: TCPHeader,
                                    vnet: VirtioNetHeader, app: PacketEndpoint, remote: PacketEndpoint, listener: PacketEndpoint) {
-        if remote.address.isUnforwardable || remote.port == 0 {
+        if remote.address.isUnforwardable || remote.port == 0 || refusesAsTunnelNetwork(remote) {
             capture(UnsafeRawBufferPointer(segment), flow: 0, .clientToServer)
-            counters.drop(.refusedDestination)
+            counters.drop(remote.address.isUnforwardable || remote.port == 0 ? .refusedDestination : .tunnelNetwork)
             sendReset(answering: header, from: remote, to: app)
             return
         }

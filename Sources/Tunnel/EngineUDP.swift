@@ -29,6 +29,11 @@ extension EngineLoop {
             counters.drop(.refusedDestination)
             return
         }
+        if refusesAsTunnelNetwork(remote) {
+            capture(datagram, flow: 0, .clientToServer)
+            counters.drop(.tunnelNetwork)
+            return
+        }
         let payload = UnsafeRawBufferPointer(rebasing: bytes[header.payloadOffset..<(header.payloadOffset + header.payloadLength)])
         let key = UDPFlowKey(app: app, remote: remote)
         let flow: UDPFlow

@@ -35,6 +35,12 @@ public struct TunnelAddressPlan: Sendable, Equatable {
     public var cidr4: String { "\(address4)/\(prefix4)" }
     /// `fd77::1/64`
     public var cidr6: String? { address6.map { "\($0)/\(prefix6)" } }
+    /// Whether `address` is in the TUN's IPv4 or IPv6 network.
+    public func holds(_ address: PacketAddress) -> Bool {
+        if address.isIPv6 { return address6.map { address.isIn($0, prefixLength: prefix6) } ?? false }
+        return address.isIn(address4, prefixLength: prefix4)
+    }
+
     /// The TUN's IPv4 network, `10.77.0.0/24`.
     public var subnet4: String { "\(address4.masked(prefixLength: prefix4))/\(prefix4)" }
     /// The TUN's IPv6 network, `fd77::/64`.

@@ -20,6 +20,10 @@ public struct TunnelEngineConfiguration: Sendable {
     public var mark: UInt32?
     /// Whether queries to `plan.dns4`/`dns6` port 53 are answered (forwarded to `resolvers`).
     public var servesDNSAddress = true
+    /// Whether connections and datagrams to the TUN's own networks are refused (`--mode tun`,
+    /// where tv's upstream sockets share the TUN's namespace: `PacketDrop.tunnelNetwork`); in
+    /// `tv exec` they live outside it, and such an address is an ordinary destination there.
+    public var refusesTunnelNetwork = false
     /// Where DNS queries to the DNS address go (the host's resolv.conf nameservers).
     public var resolvers: [SocketAddress] = []
     /// Seconds for an upstream TCP connect before the app gets a reset.
