@@ -10,8 +10,9 @@ import Glibc
 /// `--mode tun` options: the device, the routing table and rule priorities, the mark.
 public struct HostTunnelOptions: Sendable {
     public var deviceName = "tv0"
-    /// The routing table holding the TUN's default route (and copies of main's other routes),
-    /// and the mark that keeps tv's own sockets out of it (`HostRoutingPlan`); 0x7476 is "tv".
+    /// The routing table holding the TUN's default route (the next one holds tv's own sockets'
+    /// copy of main's default routes), and the mark that keeps tv's own sockets out of the TUN
+    /// (`HostRoutingPlan`); 0x7476 is "tv".
     public var table: UInt32 = 0x7476
     public var mark: UInt32 = 0x7476
     public var mtu: Int?
@@ -28,7 +29,7 @@ public struct HostTunnelOptions: Sendable {
     }
 
     /// What stays outside the TUN, said with the changes (the dry run, the question before them).
-    public static let outsideSentence = "The LAN and connected networks the main table routes now keep going direct (their routes are copied into tv's table); a network added while tv runs goes through tv too."
+    public static let outsideSentence = "LAN and connected routes keep going direct, as the main table routes them while tv runs; tv's own connections leave through a copy of main's default routes, kept in step with it."
 
     /// Everything `--mode tun` will change, as commands (what `--dry-run` prints and the prompt shows).
     public var changeLines: [String] {
@@ -43,14 +44,12 @@ public struct HostTunnelOptions: Sendable {
         return lines
     }
 
-    /// The routing plan for `plan`'s device and networks, with main's other routes as they are
-    /// now (`MainTableRoutes`).
+    /// The routing plan for `plan`'s device, with main's default routes as they are now
+    /// (`MainTableRoutes`).
     func routing(for plan: TunnelAddressPlan) -> HostRoutingPlan {
         var routing = HostRoutingPlan(device: plan.deviceName, table: table, mark: mark, ipv6: plan.address6 != nil)
-        routing.subnet4 = plan.subnet4
-        routing.subnet6 = plan.subnet6
-        routing.mainRoutes4 = MainTableRoutes.read(family: "-4", excludingDevice: plan.deviceName).routes
-        if routing.ipv6 { routing.mainRoutes6 = MainTableRoutes.read(family: "-6", excludingDevice: plan.deviceName).routes }
+        routing.defaults4 = MainTableRoutes.read(family: "-4", excludingDevice: plan.deviceName, defaults: true).routes
+        if routing.ipv6 { routing.defaults6 = MainTableRoutes.read(family: "-6", excludingDevice: plan.deviceName, defaults: true).routes }
         return routing
     }
 }
@@ -67,6 +66,8 @@ final class HostTunnel: Sendable {
     private let listeners: TunnelListeners
     private let engine: TunnelEngine
     private let routing: HostRoutingPlan
+    /// Keeps tv's own sockets' copy of main's default routes in step with main.
+    private let defaults: MainDefaultRouteWatcher
     private let restoreRPFilter: String?
     private let claim: HostTunnelClaim
     private let names: HostNameRecorder
@@ -120,7 +121,7 @@ final class HostTunnel: Sendable {
             routing.ipv6 = plan.address6 != nil
             for step in routing.apply {
                 if let destination = step.copyOf {
-                    if !config.tryIP(step.arguments) { uncopied.append(destination) }
+                    if !config.tryIP(step.arguments), destination != "cache" { uncopied.append(step.arguments.joined(separator: " ")) }
                 } else {
                     try config.ip(step.arguments)
                 }
@@ -150,26 +151,29 @@ final class HostTunnel: Sendable {
         engineConfig.refusesTunnelNetwork = true
         engine = TunnelEngine(configuration: engineConfig, tunFD: fd, offload: offload, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer,
                               recorder: recorder)
-        do { try engine.start() } catch {
+        defaults = MainDefaultRouteWatcher(plan: routing)
+        do {
+            try engine.start()
+            try defaults.start()
+        } catch {
+            defaults.stop()
+            engine.stop()
             listeners.close()
             undoAll()
             throw error
         }
         listenDescription = "\(plan.deviceName) (\(plan.cidr4)\(plan.cidr6.map { ", " + $0 } ?? ""))"
-        var lines: [String] = ["Everything this host sends to a default-routed address now goes through \(plan.deviceName); its LAN and connected networks, as the main table routes them now, do not:"]
+        var lines: [String] = ["Everything this host sends to a default-routed address now goes through \(plan.deviceName) (LAN and connected routes do not):"]
         for line in routing.applyLines { lines.append("  " + line) }
         if !uncopied.isEmpty {
-            let table = routing.table
-            lines.append("  (the kernel refused \(uncopied.count == 1 ? "the copy" : "\(uncopied.count) copies") of "
-                         + uncopied.joined(separator: ", ")
-                         + " into table \(table): traffic to \(uncopied.count == 1 ? "it" : "them") goes through \(plan.deviceName) too)")
+            lines.append("  (the kernel refused `ip " + uncopied.joined(separator: "`, `ip ") + "`: tv's own connections use main's default route itself until the copy is made again)")
         }
         if rpFilter != nil {
             lines.append(left?.rpFilterWas == nil
                 ? "  sysctl -w net.ipv4.conf.all.rp_filter=2 (was 1; restored at exit)"
                 : "  net.ipv4.conf.all.rp_filter is 2, left by a tv session that was killed (it was 1): restored to 1 at exit")
         }
-        lines.append("tv's own connections are marked \(routing.markText) and bypass it. Stopping tv removes all of this.")
+        lines.append("tv's own connections are marked \(routing.markText) and bypass it, through table \(routing.copyTable), kept in step with main's default routes. Stopping tv removes all of this.")
         summary = lines
     }
 
@@ -201,6 +205,7 @@ final class HostTunnel: Sendable {
     /// Removes the routing, restores rp_filter, stops the engine, closes the TUN. Safe twice.
     func stop() {
         engine.stop()
+        defaults.stop()
         var config = NetworkConfigurator()
         for command in routing.undo { _ = config.tryIP(command) }
         if let restoreRPFilter { config.sysctl("net.ipv4.conf.all.rp_filter", restoreRPFilter) }

@@ -1,40 +1,44 @@
-/// The policy routing of `--mode tun` (tun-nat.md shape B), per family:
+/// The policy routing of `--mode tun` (tun-nat.md shape B), per family, rules in this order:
 ///
+///     ip rule add table main suppress_prefixlength 0 pref 32763   # LAN and connected routes, as main has them
+///     ip rule add fwmark M table U pref 32764                     # tv's own sockets: a copy of main's default routes
+///     ip rule add not fwmark M table T pref 32765                 # everything else unmarked: the TUN
 ///     ip route add default dev TUN table T
-///     ip route add SUBNET dev TUN table T    # the TUN's own network (10.77.0.0/24)
-///     ip route append ROUTE table T          # each of main's other routes (`MainTableRoutes`)
-///     ip rule add not fwmark M table T pref 32765
+///     ip route append DEFAULT table U                             # each of main's default routes (`MainTableRoutes`)
 ///
-/// Unmarked traffic looks up T only: the LAN and connected networks of main (as they were when
-/// the session started) go as main sends them, everything else into the TUN. tv's own upstream
-/// sockets carry SO_MARK M and keep using main, so whatever the kernel caches for them there (a
-/// path MTU, a redirect) never reaches the host's other traffic (`MainTableRoutes` says why
-/// main is not looked up with `suppress_prefixlength 0`, wg-quick's scheme). A network added to
-/// main later is not in T: its traffic goes into the TUN, and tv reaches it through main.
-/// A pure value: the commands to apply, to undo, and to clear what a crashed run left (same
-/// table and priority, so nothing else is touched).
+/// Unmarked traffic sees main's specific routes as they change (a LAN added or a link flapped
+/// during the session goes on as main routes it), and never main's default route. tv's own
+/// sockets (SO_MARK M) leave through a copy of main's default routes in table U, kept in step
+/// with main (`MainDefaultRouteWatcher`), so what the kernel caches for them (an ICMPv6 Packet
+/// Too Big's path MTU, a redirect: a /128 exception under the route they used) hangs off U's
+/// routes, where no unmarked lookup goes. With wg-quick's scheme (tv's first, marked sockets on
+/// main's default) such an exception was a /128 result `suppress_prefixlength 0` keeps: the
+/// host's other traffic to that address left directly, unseen, for 10 minutes (a trial). Those
+/// cached before the session are flushed at its start (`ip -6 route flush cache`). When U has no
+/// route (main has no default, or a link just went down), tv's sockets fall through to main.
+/// A pure value: the commands to apply, to undo, and to clear what a crashed run left (the same
+/// tables and priorities, so nothing else is touched).
 public struct HostRoutingPlan: Sendable, Equatable {
     public var device: String
+    /// The table holding the TUN's default route (T); `table + 1` holds the copies (U).
     public var table: UInt32
     public var mark: UInt32
-    /// Priority of the rule sending unmarked traffic to `table`.
+    /// Priorities of the three rules: main without its default routes, the marked sockets' copy,
+    /// the TUN.
+    public var suppressPriority: UInt32 = 32_763
+    public var markedPriority: UInt32 = 32_764
     public var rulePriority: UInt32 = 32_765
     public var ipv6: Bool
-    /// The TUN's own networks (`10.77.0.0/24`, `fd77::/64`), routed to it in `table` as main
-    /// routes them: a copied route covering them (`10.0.0.0/8 via` a LAN router) would otherwise
-    /// send the listener's answers to the TUN's addresses out to the LAN. nil: not routed apart.
-    public var subnet4: String?
-    public var subnet6: String?
-    /// Main's routes but its default ones, per family (`MainTableRoutes.copies`).
-    public var mainRoutes4: [MainTableRoutes.Route] = []
-    public var mainRoutes6: [MainTableRoutes.Route] = []
+    /// Main's default routes, per family (`MainTableRoutes.copies(json:defaults:)`).
+    public var defaults4: [MainTableRoutes.Route] = []
+    public var defaults6: [MainTableRoutes.Route] = []
 
     /// One `ip` command of `apply`.
     public struct Step: Sendable, Equatable {
         public var arguments: [String]
-        /// The destination of the main route this step copies, nil for the TUN's route and the
-        /// rule. A copy the kernel refuses leaves its traffic to the TUN (tv reaches it through
-        /// main), never around it, so the session goes on and says so.
+        /// A copy of main's default route, or the flush of old cached routes: one the kernel
+        /// refuses leaves tv's sockets on main (they still reach everything), so the session goes
+        /// on. Nil for the rules and the TUN's route, which must be made.
         public var copyOf: String?
 
         public init(arguments: [String], copyOf: String? = nil) {
@@ -52,27 +56,38 @@ public struct HostRoutingPlan: Sendable, Equatable {
 
     var families: [String] { ipv6 ? ["-4", "-6"] : ["-4"] }
     public var markText: String { "0x" + String(mark, radix: 16) }
+    /// Table U: the marked sockets' copy of main's default routes.
+    public var copyTable: UInt32 { table &+ 1 }
 
-    /// The `ip` commands that route everything unmarked into the TUN, per family: the table
-    /// first (the TUN's default route and network, main's other routes), its rule last, so nothing is sent
-    /// to a table still being filled.
+    /// The `ip` commands that route everything unmarked into the TUN, per family: the tables
+    /// first, the rule into the TUN last, so nothing is sent to a table still being filled.
     public var apply: [Step] {
         families.flatMap { family in
-            [Step(arguments: [family, "route", "add", "default", "dev", device, "table", String(table)])]
-            + ((family == "-4" ? subnet4 : subnet6).map { [Step(arguments: [family, "route", "add", $0, "dev", device, "table", String(table)])] } ?? [])
-            + (family == "-4" ? mainRoutes4 : mainRoutes6).map {
-                Step(arguments: [family, "route", "append"] + $0.arguments(table: String(table)), copyOf: $0.destination)
-            }
-            + [Step(arguments: [family, "rule", "add", "not", "fwmark", markText, "table", String(table), "pref", String(rulePriority)])]
+            (family == "-6" ? [Step(arguments: ["-6", "route", "flush", "cache"], copyOf: "cache")] : [])
+            + [Step(arguments: [family, "route", "add", "default", "dev", device, "table", String(table)])]
+            + copySteps(family: family)
+            + [Step(arguments: [family, "rule", "add", "table", "main", "suppress_prefixlength", "0", "pref", String(suppressPriority)]),
+               Step(arguments: [family, "rule", "add", "fwmark", markText, "table", String(copyTable), "pref", String(markedPriority)]),
+               Step(arguments: [family, "rule", "add", "not", "fwmark", markText, "table", String(table), "pref", String(rulePriority)])]
+        }
+    }
+
+    /// Appends of main's default routes (`defaults4` / `defaults6`) to table U.
+    public func copySteps(family: String) -> [Step] {
+        (family == "-4" ? defaults4 : defaults6).map {
+            Step(arguments: [family, "route", "append"] + $0.arguments(table: String(copyTable)), copyOf: $0.destination)
         }
     }
 
     /// `ip` argument lists that undo `apply` (each may fail harmlessly if already gone): the
-    /// rule first, then the table.
+    /// rules first, then the tables.
     public var undo: [[String]] {
         families.flatMap { family in [
             [family, "rule", "del", "not", "fwmark", markText, "table", String(table), "pref", String(rulePriority)],
+            [family, "rule", "del", "fwmark", markText, "table", String(copyTable), "pref", String(markedPriority)],
+            [family, "rule", "del", "table", "main", "suppress_prefixlength", "0", "pref", String(suppressPriority)],
             [family, "route", "flush", "table", String(table)],
+            [family, "route", "flush", "table", String(copyTable)],
         ] }
     }
 

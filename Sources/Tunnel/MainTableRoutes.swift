@@ -1,19 +1,16 @@
 import Foundation
 
-/// The main table's routes that `--mode tun` leaves outside the TUN (connected networks, networks
-/// behind a LAN gateway, blackholes: every route but a default one), read from
-/// `ip -j route show table main` (iproute2's JSON) and turned back into `ip route append`
-/// arguments for tv's own table (`append`: main may hold one prefix on several devices at one
-/// metric, `fe80::/64` on each link, which `add` refuses as existing), which unmarked traffic looks up instead of main.
+/// Routes of the main table read from `ip -j route show table main` (iproute2's JSON) and turned
+/// back into `ip route append` arguments for another table (`append`: main may hold one prefix
+/// on several devices at one metric, `fe80::/64` on each link, which `add` refuses as existing).
+/// `--mode tun` copies main's default routes for tv's own marked sockets (`HostRoutingPlan`,
+/// kept in step by `MainDefaultRouteWatcher`).
 ///
-/// Why copies and not a `table main suppress_prefixlength 0` rule (wg-quick's scheme, which tv
-/// used first): an ICMPv6 Packet Too Big (or a redirect) answering one of tv's own marked
-/// sockets makes the kernel cache a /128 exception under main's default IPv6 route, and a
-/// suppressing lookup keeps a /128 result, so the host's unmarked traffic to that address left
-/// directly, unseen, for the exception's 10 minutes (a trial, reproduced: `ip -6 route get`
-/// said `via … expires 599sec mtu 1280` instead of `dev tv0`). IPv4 keeps its exceptions on the
-/// nexthop, under the route's own prefix length, and was not affected. With the copies, unmarked
-/// traffic never looks in main, whatever main caches.
+/// (Copying every other route for the unmarked traffic instead, so it never looked in main, was
+/// tried and reverted: a route added to main during the session had its gateway resolved
+/// through the copies, landed on the TUN and looped tv's own sockets into it; a link that went
+/// down and up lost its copies for good; a route deleted from main kept its copy and its
+/// traffic went around tv. A trial.)
 public enum MainTableRoutes {
     /// One route to copy.
     public struct Route: Sendable, Equatable {
@@ -47,16 +44,16 @@ public enum MainTableRoutes {
     }
 
     /// The copies of the routes in `json` (`ip -j route show table main`, one family) whose
-    /// destination is not `default`. Kept: the type (blackhole, unreachable, prohibit, throw),
+    /// destination is not `default`, or (`defaults`) only those whose destination is. Kept: the type (blackhole, unreachable, prohibit, throw),
     /// gateway, device, `onlink`, next hops (weights; a nexthop object's as resolved), scope, preferred
     /// source, metric, IPv6 preference, and the `mtu` and `advmss` metrics (iproute2's JSON shows
     /// no locks; other metrics tune TCP and are left to the kernel's defaults). Routes through
     /// `excludingDevice` (the TUN itself) are left out. Malformed JSON gives no copies. Pure.
-    public static func copies(json: String, excludingDevice: String) -> Copies {
+    public static func copies(json: String, excludingDevice: String, defaults: Bool = false) -> Copies {
         var result = Copies()
         guard let list = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [[String: Any]] else { return result }
         for route in list {
-            guard let destination = route["dst"] as? String, destination != "default" else { continue }
+            guard let destination = route["dst"] as? String, (destination == "default") == defaults else { continue }
             if let dev = route["dev"] as? String, dev == excludingDevice { continue }
             var arguments: [String] = []
             var hops: [String] = []
@@ -110,9 +107,9 @@ public enum MainTableRoutes {
 
     /// Reads main's routes in `family` (`"-4"`, `"-6"`) with `ip -j route show table main` and
     /// copies them (`copies`); empty when `ip` fails (IPv6 off) or is missing. Needs no privileges.
-    public static func read(family: String, excludingDevice: String) -> Copies {
+    public static func read(family: String, excludingDevice: String, defaults: Bool = false) -> Copies {
         guard ChildProcess.resolve("ip", path: "/usr/sbin:/usr/bin:/sbin:/bin") != "ip",
               let (code, output) = try? ChildProcess.run(["ip", "-j", family, "route", "show", "table", "main"]), code == 0 else { return Copies() }
-        return copies(json: output, excludingDevice: excludingDevice)
+        return copies(json: output, excludingDevice: excludingDevice, defaults: defaults)
     }
 }

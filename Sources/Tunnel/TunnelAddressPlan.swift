@@ -41,10 +41,6 @@ public struct TunnelAddressPlan: Sendable, Equatable {
         return address.isIn(address4, prefixLength: prefix4)
     }
 
-    /// The TUN's IPv4 network, `10.77.0.0/24`.
-    public var subnet4: String { "\(address4.masked(prefixLength: prefix4))/\(prefix4)" }
-    /// The TUN's IPv6 network, `fd77::/64`.
-    public var subnet6: String? { address6.map { "\($0.masked(prefixLength: prefix6))/\(prefix6)" } }
 
     /// The resolv.conf `tv exec` bind-mounts: the DNS addresses served through the tunnel.
     public var resolvConf: String {

@@ -133,10 +133,11 @@ final class RunModeTests {
         let dry = Sh.run(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--mode", "tun", "--dry-run"])
         #expect(dry.status == 0 && dry.out.contains("ip -4 rule add not fwmark 0x7476 table 29814 pref 32765")
                 && !dry.out.contains("A real run would be refused"), "\(dry)")
-        // … main's LAN routes copied into tv's table, which unmarked traffic looks up instead of main.
-        #expect(dry.out.contains("ip -4 route append 10.203.0.0/24 dev h-\(lab.tag) scope link src 10.203.0.1 table 29814")
-                && dry.out.contains("ip -6 route append fd03::/64 dev h-\(lab.tag) metric 256 table 29814")
-                && !dry.out.contains("suppress_prefixlength"), "\(dry)")
+        // … main's default routes copied for tv's own sockets, which use that copy, not main's.
+        #expect(dry.out.contains("ip -4 route append default via 10.203.0.2 dev h-\(lab.tag) table 29815")
+                && dry.out.contains("ip -6 route append default via fd03::2 dev h-\(lab.tag) metric 1024 table 29815")
+                && dry.out.contains("ip -4 rule add fwmark 0x7476 table 29815 pref 32764")
+                && dry.out.contains("ip -6 rule add table main suppress_prefixlength 0 pref 32763"), "\(dry)")
         // … the same as a user (no root: the route's MTU asked unmarked; a trial's user dry run
         // said 1500 where root saw the route's 1400).
         try Sh.must(["ip", "-n", host, "route", "change", "default", "via", "10.203.0.2", "mtu", "1400"])
@@ -153,7 +154,7 @@ final class RunModeTests {
         defer { tv.stop() }
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "2\n")
         let v4Rules = Sh.run(["ip", "-n", host, "rule"]).out
-        #expect(v4Rules.components(separatedBy: "fwmark 0x7476").count == 2, "exactly one rule: \(v4Rules)")
+        #expect(v4Rules.components(separatedBy: "fwmark 0x7476").count == 3, "exactly two rules: \(v4Rules)")
         // While it runs, a dry run from another data folder says a real one would be refused
         // (a trial's said nothing), and changes nothing.
         let dryNow = Sh.run(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dir + "/other-dry", "run", "--mode", "tun", "--dry-run"])
@@ -310,8 +311,10 @@ final class RunModeTests {
         _ = keepAlive.wait(timeout: 20)
         #expect(keepAlive.output.contains("eof"), "\(keepAlive.output)")
         #expect(rules() == rulesBefore)
-        #expect(Sh.run(["ip", "-n", host, "route", "show", "table", "29814"]).out.isEmpty)
-        #expect(Sh.run(["ip", "-n", host, "-6", "route", "show", "table", "29814"]).out.isEmpty)
+        for table in ["29814", "29815"] {
+            #expect(Sh.run(["ip", "-n", host, "route", "show", "table", table]).out.isEmpty)
+            #expect(Sh.run(["ip", "-n", host, "-6", "route", "show", "table", table]).out.isEmpty)
+        }
         #expect(Sh.run(["ip", "-n", host, "-o", "link"]).out == linksBefore)
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
         #expect(tv.output.contains("tv stopped"), "\(tv.output)")
@@ -403,9 +406,13 @@ final class RunModeTests {
         // The kernel learned the path MTU for tv's marked sockets (so the case is real) …
         let marked = routeGet(["mark", "0x7476"])
         #expect(marked.contains("mtu 1280"), "tv's socket got no Packet Too Big: \(marked)")
-        // … and the host's other traffic to that address still takes the TUN (with the path MTU
-        // tv told the program's kernel, in a Packet Too Big of its own: `UDPPathMTU`); with main
-        // looked up (suppress_prefixlength 0) the cached /128 sent it around tv for 10 minutes (a trial).
+        // … on the copy of main's default route tv's sockets use (table 29815), not on main's …
+        let cached = Sh.run(["ip", "-n", host, "-6", "route", "show", "table", "all", "cache"]).out
+        #expect(cached.split(separator: "\n").contains { $0.hasPrefix("fd07::2 ") && $0.contains("table 29815") && $0.contains("mtu 1280") }
+                && !cached.split(separator: "\n").contains { $0.hasPrefix("fd07::2 via fd03::2") && !$0.contains("table") }, "\(cached)")
+        // … so the host's other traffic to that address still takes the TUN (with the path MTU
+        // tv told the program's kernel, in a Packet Too Big of its own: `UDPPathMTU`); with tv's
+        // sockets on main's default route the cached /128 sent it around tv for 10 minutes (a trial).
         let unmarked = routeGet([])
         #expect(unmarked.contains("dev tv0"), "\(unmarked)")
         let flowsBefore = try lab.flows().filter { $0["serverAddress"] as? String == "fd07::2" }.count
@@ -417,6 +424,53 @@ final class RunModeTests {
         }
         #expect(flowsAfter == flowsBefore + 1, "the datagram after the Packet Too Big went around tv: \(flowsBefore) → \(flowsAfter)")
         tv.stop(signal: SIGTERM)
+    }
+
+    @Test("tun: tv's own sockets' copy of main's default routes follows main (a new gateway, a link down and up); a route added meanwhile resolves its gateway through main, not the TUN")
+    func tunFollowsMain() throws {
+        let host = lab.host
+        _ = try prepareHostForTun()
+        // A second gateway on the link: the origin answers on 10.203.0.3 and fd03::3 too.
+        try Sh.must(["ip", "-n", lab.origin, "addr", "add", "10.203.0.3/24", "dev", "o-\(lab.tag)"])
+        try Sh.must(["ip", "-n", lab.origin, "-6", "addr", "add", "fd03::3/64", "dev", "o-\(lab.tag)", "nodad"])
+        let tv = try startTV(["--mode", "tun", "--yes"]) {
+            ((try? String(contentsOfFile: self.lab.dir + "/tv-run.log", encoding: .utf8)) ?? "").contains("tv is running")
+        }
+        defer { tv.stop() }
+        func copy(_ family: String) -> String { Sh.run(["ip", "-n", host, family, "route", "show", "table", "29815"]).out }
+        func waitFor(_ what: String, _ test: () -> Bool) {
+            for _ in 0..<50 where !test() { usleep(100_000) }
+            #expect(test(), "\(what): \(copy("-4"))\(copy("-6"))")
+        }
+        #expect(copy("-4").contains("default via 10.203.0.2 dev h-\(lab.tag)") && copy("-6").contains("default via fd03::2 dev h-\(lab.tag)"))
+        func fetch() -> Output { lab.inHost(["curl", "-sS", "-m", "5", "http://10.205.0.2:8080/index.html"]) }
+        // A new gateway: the copy follows, and tv's connections go on through it.
+        try Sh.must(["ip", "-n", host, "route", "replace", "default", "via", "10.203.0.3"])
+        try Sh.must(["ip", "-n", host, "-6", "route", "replace", "default", "via", "fd03::3"])
+        waitFor("the copy follows the new gateway") { copy("-4").contains("via 10.203.0.3") && copy("-6").contains("via fd03::3") && !copy("-4").contains("via 10.203.0.2") }
+        #expect(fetch().out == OriginLab.indexBody)
+        // The link down and up: the kernel drops every route through it (the copy too); once the
+        // default route is back in main, the copy is made again.
+        try Sh.must(["ip", "-n", host, "link", "set", "h-\(lab.tag)", "down"])
+        try Sh.must(["ip", "-n", host, "link", "set", "h-\(lab.tag)", "up"])
+        _ = Sh.run(["ip", "-n", host, "-6", "addr", "add", "fd03::1/64", "dev", "h-\(lab.tag)", "nodad"])
+        for _ in 0..<50 where Sh.run(["ip", "-n", host, "route", "add", "default", "via", "10.203.0.2"]).status != 0 { usleep(100_000) }
+        for _ in 0..<50 where Sh.run(["ip", "-n", host, "-6", "route", "add", "default", "via", "fd03::2"]).status != 0 { usleep(100_000) }
+        waitFor("the copy is made again") { copy("-4").contains("default via 10.203.0.2") && copy("-6").contains("default via fd03::2") }
+        #expect(fetch().out == OriginLab.indexBody)
+        // A network and a route through a gateway on it, added while tv runs: the gateway is found
+        // through main, not the TUN (copying main's routes for the unmarked traffic put such a
+        // route on tv0, and tv's sockets looped into it: a trial).
+        try Sh.must(["ip", "-n", host, "addr", "add", "10.210.0.1/24", "dev", "h-\(lab.tag)"])
+        try Sh.must(["ip", "-n", lab.origin, "addr", "add", "10.210.0.2/24", "dev", "o-\(lab.tag)"])
+        try Sh.must(["ip", "-n", host, "route", "add", "10.211.0.0/24", "via", "10.210.0.2"])
+        let added = Sh.run(["ip", "-n", host, "route", "show", "10.211.0.0/24"]).out
+        #expect(added.contains("dev h-\(lab.tag)") && !added.contains("tv0"), "\(added)")
+        // The LAN stays outside the TUN after all this: no flow to the origin's link address.
+        #expect(lab.inHost(["curl", "-sS", "-m", "5", "http://10.203.0.2:8080/index.html"]).out == OriginLab.indexBody)
+        #expect(!(try lab.flows(limit: 200)).contains { $0["serverAddress"] as? String == "10.203.0.2" })
+        tv.stop(signal: SIGTERM)
+        #expect(copy("-4").isEmpty && copy("-6").isEmpty)
     }
 
     @Test("tun: one whole-host session per namespace (a second is refused, the first keeps its routing); what a killed one left (rules, rp_filter at 2) is repaired by the next session in any mode")

@@ -60,41 +60,73 @@ import Testing
         #expect(MainTableRoutes.copies(json: "[]", excludingDevice: "tv0") == MainTableRoutes.Copies())
     }
 
-    @Test("the plan: per family the TUN's default route and network, the copies, then the rule; undone rule first, then the table")
+    @Test("main's default routes alone, for tv's own sockets' table")
+    func defaultCopies() {
+        #expect(MainTableRoutes.copies(json: Self.ipv4, excludingDevice: "tv0", defaults: true).routes
+                == [MainTableRoutes.Route(destination: "default", arguments: ["default", "via", "10.9.1.254", "dev", "d1"])])
+        #expect(MainTableRoutes.copies(json: Self.ipv6, excludingDevice: "tv0", defaults: true).routes.map(\.arguments)
+                == [["default", "via", "fd09:1::254", "dev", "d1", "metric", "1024"]])
+        // A default route through the TUN itself is not copied.
+        #expect(MainTableRoutes.copies(json: #"[{"dst":"default","dev":"tv0","flags":[]}]"#, excludingDevice: "tv0", defaults: true).routes.isEmpty)
+    }
+
+    @Test("the plan: per family old cached routes flushed, the TUN's table, the copy of main's defaults, then main without its defaults, the marked sockets' rule, the TUN's rule last; undone rules first, then both tables")
     func plan() {
         var plan = HostRoutingPlan(device: "tv0", table: 0x7476, mark: 0x7476, ipv6: true)
-        plan.subnet4 = "10.77.0.0/24"
-        plan.subnet6 = "fd77::/64"
-        plan.mainRoutes4 = [MainTableRoutes.Route(destination: "192.168.1.0/24", arguments: ["192.168.1.0/24", "dev", "wlan0", "scope", "link", "src", "192.168.1.5"])]
-        plan.mainRoutes6 = [MainTableRoutes.Route(destination: "fe80::/64", arguments: ["fe80::/64", "dev", "wlan0", "metric", "1024"])]
+        plan.defaults4 = [MainTableRoutes.Route(destination: "default", arguments: ["default", "via", "192.168.1.1", "dev", "wlan0", "src", "192.168.1.5"])]
+        plan.defaults6 = [MainTableRoutes.Route(destination: "default", arguments: ["default", "via", "fe80::1", "dev", "wlan0", "metric", "1024"])]
         #expect(plan.apply == [
             .init(arguments: ["-4", "route", "add", "default", "dev", "tv0", "table", "29814"]),
-            .init(arguments: ["-4", "route", "add", "10.77.0.0/24", "dev", "tv0", "table", "29814"]),
-            .init(arguments: ["-4", "route", "append", "192.168.1.0/24", "dev", "wlan0", "scope", "link", "src", "192.168.1.5", "table", "29814"], copyOf: "192.168.1.0/24"),
+            .init(arguments: ["-4", "route", "append", "default", "via", "192.168.1.1", "dev", "wlan0", "src", "192.168.1.5", "table", "29815"], copyOf: "default"),
+            .init(arguments: ["-4", "rule", "add", "table", "main", "suppress_prefixlength", "0", "pref", "32763"]),
+            .init(arguments: ["-4", "rule", "add", "fwmark", "0x7476", "table", "29815", "pref", "32764"]),
             .init(arguments: ["-4", "rule", "add", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"]),
+            .init(arguments: ["-6", "route", "flush", "cache"], copyOf: "cache"),
             .init(arguments: ["-6", "route", "add", "default", "dev", "tv0", "table", "29814"]),
-            .init(arguments: ["-6", "route", "add", "fd77::/64", "dev", "tv0", "table", "29814"]),
-            .init(arguments: ["-6", "route", "append", "fe80::/64", "dev", "wlan0", "metric", "1024", "table", "29814"], copyOf: "fe80::/64"),
+            .init(arguments: ["-6", "route", "append", "default", "via", "fe80::1", "dev", "wlan0", "metric", "1024", "table", "29815"], copyOf: "default"),
+            .init(arguments: ["-6", "rule", "add", "table", "main", "suppress_prefixlength", "0", "pref", "32763"]),
+            .init(arguments: ["-6", "rule", "add", "fwmark", "0x7476", "table", "29815", "pref", "32764"]),
             .init(arguments: ["-6", "rule", "add", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"]),
         ])
         #expect(plan.undo == [
             ["-4", "rule", "del", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"],
+            ["-4", "rule", "del", "fwmark", "0x7476", "table", "29815", "pref", "32764"],
+            ["-4", "rule", "del", "table", "main", "suppress_prefixlength", "0", "pref", "32763"],
             ["-4", "route", "flush", "table", "29814"],
+            ["-4", "route", "flush", "table", "29815"],
             ["-6", "rule", "del", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"],
+            ["-6", "rule", "del", "fwmark", "0x7476", "table", "29815", "pref", "32764"],
+            ["-6", "rule", "del", "table", "main", "suppress_prefixlength", "0", "pref", "32763"],
             ["-6", "route", "flush", "table", "29814"],
+            ["-6", "route", "flush", "table", "29815"],
         ])
-        // No IPv6 on the TUN: IPv4 only, main's IPv6 routes unused.
+        // No IPv6 on the TUN: IPv4 only.
         plan.ipv6 = false
         #expect(plan.applyLines == ["ip -4 route add default dev tv0 table 29814",
-                                    "ip -4 route add 10.77.0.0/24 dev tv0 table 29814",
-                                    "ip -4 route append 192.168.1.0/24 dev wlan0 scope link src 192.168.1.5 table 29814",
+                                    "ip -4 route append default via 192.168.1.1 dev wlan0 src 192.168.1.5 table 29815",
+                                    "ip -4 rule add table main suppress_prefixlength 0 pref 32763",
+                                    "ip -4 rule add fwmark 0x7476 table 29815 pref 32764",
                                     "ip -4 rule add not fwmark 0x7476 table 29814 pref 32765"])
+    }
+
+    @Test("which lines of `ip monitor route` (iproute2 6.1) are about main's default routes")
+    func monitorLines() {
+        // Lines `ip monitor route` printed for `route add default`, `-6 route add default`,
+        // `route replace default`, a default added to table 29815, both deletions, a LAN route,
+        // and a local route.
+        let about = ["default via 10.9.1.254 dev d1 ", "default via fd09::fe dev d1 metric 1024 pref medium", "default via 10.9.1.253 dev d1 ",
+                     "Deleted default via 10.9.1.253 dev d1 ", "Deleted default via fd09::fe dev d1 metric 1024 pref medium",
+                     "unreachable default dev lo metric 4278198272 pref medium"]
+        let other = ["default via 10.9.1.254 dev d1 table 29815 ", "10.50.0.0/16 via 10.9.1.2 dev d1 ",
+                     "local fe80::7806:97ff:fe65:9185 dev d1 table local proto kernel metric 0 pref medium", "", "Deleted 10.50.0.0/16 via 10.9.1.2 dev d1 "]
+        for line in about { #expect(MainDefaultRouteWatcher.isAboutMainDefault(Substring(line)), "\(line)") }
+        for line in other { #expect(!MainDefaultRouteWatcher.isAboutMainDefault(Substring(line)), "\(line)") }
     }
 }
 
-/// The TUN's own networks for the routing plan.
+/// The TUN's own networks (`--mode tun` refuses connections into them).
 @Suite struct TunnelSubnetTests {
-    @Test("an address masked to its network, both families, lengths clamped")
+    @Test("an address masked to its network, both families, lengths clamped; the TUN's networks hold their addresses")
     func masked() {
         #expect(PacketAddress("10.77.0.1")!.masked(prefixLength: 24).description == "10.77.0.0")
         #expect(PacketAddress("10.77.200.129")!.masked(prefixLength: 17).description == "10.77.128.0")
@@ -104,8 +136,9 @@ import Testing
         #expect(PacketAddress("fd77:1:2:3:ffff:5:6:7")!.masked(prefixLength: 72).description == "fd77:1:2:3:ff00::")
         #expect(PacketAddress("fd77::f:1")!.masked(prefixLength: 128).description == "fd77::f:1")
         var plan = TunnelAddressPlan()
-        #expect(plan.subnet4 == "10.77.0.0/24" && plan.subnet6 == "fd77::/64")
+        #expect(plan.holds(PacketAddress("10.77.0.9")!) && plan.holds(PacketAddress("fd77::9")!))
+        #expect(!plan.holds(PacketAddress("10.78.0.9")!) && !plan.holds(PacketAddress("fd78::9")!))
         plan.address6 = nil
-        #expect(plan.subnet6 == nil)
+        #expect(!plan.holds(PacketAddress("fd77::9")!))
     }
 }
