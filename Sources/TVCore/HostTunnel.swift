@@ -44,9 +44,22 @@ public struct HostTunnelOptions: Sendable {
         return lines
     }
 
+    /// What the policy rules already here would take before tv's (`HostRoutingPlan.rulesAhead`),
+    /// as one sentence; nil when none would.
+    public static func rulesAheadSentence(_ routing: HostRoutingPlan) -> String? {
+        var ahead: [String] = []
+        for family in routing.families {
+            guard let (code, listing) = try? ChildProcess.run(["ip", family, "rule", "show"]), code == 0 else { continue }
+            ahead += routing.rulesAhead(in: listing).map { "`\($0)` (\(family == "-4" ? "IPv4" : "IPv6"))" }
+        }
+        guard !ahead.isEmpty else { return nil }
+        return "Policy rules ahead of tv's take what they match first, and it does not go through tv: " + ahead.joined(separator: ", ")
+            + ". A VPN's rules look like this; stop the VPN first to see that traffic, or expect it to be missing."
+    }
+
     /// The routing plan for `plan`'s device, with main's default routes as they are now
     /// (`MainTableRoutes`).
-    func routing(for plan: TunnelAddressPlan) -> HostRoutingPlan {
+    public func routing(for plan: TunnelAddressPlan) -> HostRoutingPlan {
         var routing = HostRoutingPlan(device: plan.deviceName, table: table, mark: mark, ipv6: plan.address6 != nil)
         routing.defaults4 = MainTableRoutes.read(family: "-4", excludingDevice: plan.deviceName, defaults: true).routes
         if routing.ipv6 { routing.defaults6 = MainTableRoutes.read(family: "-6", excludingDevice: plan.deviceName, defaults: true).routes }
@@ -174,6 +187,7 @@ final class HostTunnel: Sendable {
                 : "  net.ipv4.conf.all.rp_filter is 2, left by a tv session that was killed (it was 1): restored to 1 at exit")
         }
         lines.append("tv's own connections are marked \(routing.markText) and bypass it, through table \(routing.copyTable), kept in step with main's default routes. Stopping tv removes all of this.")
+        if let ahead = HostTunnelOptions.rulesAheadSentence(routing) { lines.append(ahead) }
         summary = lines
     }
 

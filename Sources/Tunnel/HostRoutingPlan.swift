@@ -54,7 +54,7 @@ public struct HostRoutingPlan: Sendable, Equatable {
         self.ipv6 = ipv6
     }
 
-    var families: [String] { ipv6 ? ["-4", "-6"] : ["-4"] }
+    public var families: [String] { ipv6 ? ["-4", "-6"] : ["-4"] }
     public var markText: String { "0x" + String(mark, radix: 16) }
     /// Table U: the marked sockets' copy of main's default routes.
     public var copyTable: UInt32 { table &+ 1 }
@@ -97,6 +97,25 @@ public struct HostRoutingPlan: Sendable, Equatable {
         listing.split(whereSeparator: \.isNewline).contains { line in
             line.hasPrefix("\(rulePriority):") && line.contains("fwmark \(markText)") && line.contains("lookup \(table)")
         }
+    }
+
+    /// The rules in `listing` (`ip rule show`'s text, one family, in the order the kernel tries
+    /// them) that come before this plan's TUN rule and send traffic to another table than
+    /// local, main, default or this plan's: a VPN's (`not from all fwmark 0xca6c lookup 51820`,
+    /// wg-quick's; `from all lookup 52`, Tailscale's) takes what it matches before tv sees it (a
+    /// trial's session said everything went through the TUN while nothing did). Each as listed,
+    /// whitespace collapsed. Pure.
+    public func rulesAhead(in listing: String) -> [String] {
+        let own: Set<String> = ["local", "main", "default", String(table), String(copyTable)]
+        var ahead: [String] = []
+        for line in listing.split(whereSeparator: \.isNewline) {
+            guard let colon = line.firstIndex(of: ":"), let priority = UInt32(line[..<colon]) else { continue }
+            if priority > rulePriority || isApplied(in: String(line)) { break }
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard let lookup = words.firstIndex(of: "lookup"), lookup + 1 < words.count, !own.contains(String(words[lookup + 1])) else { continue }
+            ahead.append(words.joined(separator: " "))
+        }
+        return ahead
     }
 
     /// The commands as typed, for `--dry-run` and the banner.

@@ -433,10 +433,19 @@ final class RunModeTests {
         // A second gateway on the link: the origin answers on 10.203.0.3 and fd03::3 too.
         try Sh.must(["ip", "-n", lab.origin, "addr", "add", "10.203.0.3/24", "dev", "o-\(lab.tag)"])
         try Sh.must(["ip", "-n", lab.origin, "-6", "addr", "add", "fd03::3/64", "dev", "o-\(lab.tag)", "nodad"])
+        // A VPN's rule ahead of tv's (wg-quick's, its table empty here, so it takes nothing): the
+        // dry run and the banner say what such a rule takes (a trial's said nothing while a VPN
+        // took everything).
+        try Sh.must(["ip", "-n", host, "rule", "add", "not", "fwmark", "0xca6c", "table", "51820", "pref", "32000"])
+        defer { _ = Sh.run(["ip", "-n", host, "rule", "del", "pref", "32000"]) }
+        let dry = Sh.run(["ip", "netns", "exec", host, TVBinary.path!, "--data-dir", lab.dataDir, "run", "--mode", "tun", "--dry-run"])
+        let ahead = "Policy rules ahead of tv's take what they match first, and it does not go through tv: `32000: not from all fwmark 0xca6c lookup 51820` (IPv4)."
+        #expect(dry.out.contains(ahead), "\(dry)")
         let tv = try startTV(["--mode", "tun", "--yes"]) {
             ((try? String(contentsOfFile: self.lab.dir + "/tv-run.log", encoding: .utf8)) ?? "").contains("tv is running")
         }
         defer { tv.stop() }
+        #expect(tv.output.contains(ahead), "\(tv.output)")
         func copy(_ family: String) -> String { Sh.run(["ip", "-n", host, family, "route", "show", "table", "29815"]).out }
         func waitFor(_ what: String, _ test: () -> Bool) {
             for _ in 0..<50 where !test() { usleep(100_000) }

@@ -109,6 +109,20 @@ import Testing
                                     "ip -4 rule add not fwmark 0x7476 table 29814 pref 32765"])
     }
 
+    @Test("rules ahead of tv's that send traffic to another table (a VPN's) are found; main's, local, tv's own and later ones are not")
+    func rulesAhead() {
+        let plan = HostRoutingPlan(device: "tv0", table: 0x7476, mark: 0x7476, ipv6: true)
+        // `ip rule show` with wg-quick's rules added before tv's, then tv's (iproute2 6.1's format).
+        let wgFirst = "0:\tfrom all lookup local\n32763:\tfrom all lookup main suppress_prefixlength 0\n32764:\tfrom all fwmark 0x7476 lookup 29815\n"
+            + "32764:\tfrom all lookup main suppress_prefixlength 0\n32765:\tnot from all fwmark 0xca6c lookup 51820\n"
+            + "32765:\tnot from all fwmark 0x7476 lookup 29814\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n"
+        #expect(plan.rulesAhead(in: wgFirst) == ["32765: not from all fwmark 0xca6c lookup 51820"])
+        // Tailscale's, far ahead; a rule after tv's is not ahead of it.
+        let tailscale = "0:\tfrom all lookup local\n5270:\tfrom all lookup 52\n32765:\tnot from all fwmark 0x7476 lookup 29814\n32765:\tnot from all fwmark 0xca6c lookup 51820\n"
+        #expect(plan.rulesAhead(in: tailscale) == ["5270: from all lookup 52"])
+        #expect(plan.rulesAhead(in: "0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n") == [])
+    }
+
     @Test("which lines of `ip monitor route` (iproute2 6.1) are about main's default routes")
     func monitorLines() {
         // Lines `ip monitor route` printed for `route add default`, `-6 route add default`,
