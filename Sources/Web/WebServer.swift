@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Foundation
 import CTVShims
 import Synchronization
 import TVHome
@@ -105,11 +106,22 @@ public final class WebServer: Sendable {
         return parts[1].trimmingCharacters(in: .whitespaces)
     }
 
-    /// Stops listening and waits for every connection's thread (streams end within a poll).
-    public func stop() {
+    /// Stops listening and waits for every connection's thread (streams end within a poll), at
+    /// most `seconds`: an answer still being computed (a filter whose regex backtracks for
+    /// minutes over a kept body) is not waited for, and ends with the process (a trial's
+    /// `tv run --web` did not exit on Ctrl-C while one ran). Returns whether every thread ended.
+    @discardableResult
+    public func stop(waitingAtMost seconds: Double = 2) -> Bool {
         let address = daemon.withLock { address in defer { address = 0 }; return address }
-        guard let handle = OpaquePointer(bitPattern: address) else { return }
-        MHD_stop_daemon(handle)
+        guard address != 0 else { return true }
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            if let handle = OpaquePointer(bitPattern: address) { MHD_stop_daemon(handle) }
+            done.signal()
+        }
+        thread.name = "tv web stop"
+        thread.start()
+        return done.wait(timeout: .now() + seconds) == .success
     }
 
     /// A request's body as it arrives, kept between libmicrohttpd's calls of `access`.

@@ -221,6 +221,30 @@ struct WebRunTests {
         _ = events.wait()
     }
 
+    /// A filter whose regex backtracks for as long as anyone cares to wait, asked through the web
+    /// view: Ctrl-C still ends the session within a few seconds, says it was not waited for, and
+    /// everything is saved (a trial's `tv run --web` closed its proxy and never exited).
+    @Test func ctrlCEndsASessionWhoseWebAnswerRunsOn() throws {
+        let world = try RunWorld()
+        try Data(String(repeating: "x", count: 3_000).utf8).write(to: URL(fileURLWithPath: world.www + "/xs.txt"))
+        let box = world.sandbox
+        let session = try world.run("--inspect", "--keep-content", "--web", "--web-listen", "127.0.0.1:0")
+        defer { session.kill() }
+        let web = try served(session)
+        #expect(try world.curlThrough(session, ["-o", "/dev/null", world.url("/xs.txt")]).status == 0)
+        _ = try box.closedFlows(1)
+        let filter = "~bs%20%27(x%2Bx%2B)%2By%27"
+        let stuck = Background { try? box.curl(["--max-time", "60", "-H", web.bearer, web.base + "/api/requests?filter=" + filter], timeout: 70) }
+        usleep(1_500_000)
+        let started = Date()
+        session.send(SIGINT)
+        #expect(session.waitForExit(seconds: 10), "tv run did not exit within 10 s of Ctrl-C:\n\(session.log())")
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(session.log().contains("tv web: an answer was still being worked out (a filter over kept bodies?); it was not waited for."), "\(session.log())")
+        #expect(session.log().contains("tv stopped"), "\(session.log())")
+        _ = stuck.wait()
+    }
+
     /// Where the screenshots go: $TV_TEST_OUTPUT/web-screens, else .build/test-output/web-screens.
     static var screenshotFolder: String {
         let root = ProcessInfo.processInfo.environment["TV_TEST_OUTPUT"]

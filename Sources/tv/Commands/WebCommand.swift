@@ -51,7 +51,9 @@ enum WebCommand {
         let url: String
         func stop() {
             WebEvents.stopping.store(true, ordering: .relaxed)
-            server.stop()
+            if !server.stop() {
+                FileHandle.standardError.write(Data("tv web: an answer was still being worked out (a filter over kept bodies?); it was not waited for.\n".utf8))
+            }
         }
     }
 
