@@ -44,6 +44,11 @@ public struct RequestDetailPresentation: Sendable {
         if exchange.state == .answered, let status = exchange.status {
             return "  (the response, status \(status), was tv's own answer, which is not kept with what the client and server said; the flow's error says why tv answered)"
         }
+        // A response still coming is read once its turn ends (a trial's streaming response was
+        // said to be over its budget, and was whole a minute later).
+        if exchange.state == .open, stoppedReading == nil {
+            return "  (the response has not ended yet; what is kept of it is shown once it has)"
+        }
         guard let problem = stoppedReading else {
             // The row read a response the kept turns lack: its direction's budget ran out first
             // (a trial's h1 request past 1 MiB of responses said only "no response was recorded").
@@ -78,7 +83,21 @@ public struct RequestDetailPresentation: Sendable {
     /// content.keep was on all along: the budget ran out).
     public var absence: String? {
         guard recorded == nil, sharedFrom == nil else { return nil }
-        return flowContentKept ? notInKeptContent() : RequestDetailPresentation.keptWithoutContent
+        return flowContentKept ? notInKeptContent() : RequestDetailPresentation.noneKept + " " + RequestDetailPresentation.keptWithoutContent
+    }
+
+    /// Why a request has no kept headers or bodies when its connection has none either: any of
+    /// the three (a trial's content was deleted with `tv content delete` while keeping was on,
+    /// and the advice to turn keeping on was all it read).
+    public static let noneKept = "No headers or bodies are kept for this request's connection: content keeping was off when it was made (or inspection, for TLS), or what was kept has expired or was deleted (`tv content delete`)."
+
+    /// Why the response of a request with kept content is not shown (`missingResponse`, as one
+    /// sentence); nil when it is, or when no content was kept.
+    public var responseAbsence: String? {
+        guard let recorded, recorded.response == nil else { return nil }
+        var text = missingResponse().trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("(") && text.hasSuffix(")") { text = String(text.dropFirst().dropLast()) }
+        return text.prefix(1).uppercased() + text.dropFirst() + (text.hasSuffix(".") ? "" : ".")
     }
 
     /// The facts lines (no content).
@@ -172,7 +191,8 @@ public struct RequestDetailPresentation: Sendable {
     /// where the request went when its URL names another server, else null), and `content` (the
     /// recorded request and response with headers and decoded bodies, as `tv turns --http
     /// --json` shows them; null when no content was kept), `absence` (why not, the sentence
-    /// `tv request` prints; null when it was, or for a shared row).
+    /// `tv request` prints; null when it was, or for a shared row), `responseAbsence` (why the
+    /// kept content holds no response: tv's own answer, a response still coming, a budget).
     public func writeJSON(reader: BoundedBodyReader, _ emit: (String) -> Void) {
         guard case var .object(fields) = RequestListPresentation.json(exchange) else { return }
         let http = HTTPPresentation(flowID: exchange.flowID, flow: nil, result: .conversation(HTTPConversation(version: exchange.httpVersion)), full: true)
@@ -181,6 +201,7 @@ public struct RequestDetailPresentation: Sendable {
         fields.append(("sentTo", destination.map { .string($0.connection.description) } ?? .null))
         fields.append(("content", recorded.map { http.exchangeJSON($0, reader: reader, splicer: &splicer) } ?? .null))
         fields.append(("absence", absence.map { .string($0) } ?? .null))
+        fields.append(("responseAbsence", responseAbsence.map { .string($0) } ?? .null))
         // Where reading the kept turns as HTTP stopped (nil: it did not).
         fields.append(("readingStopped", stoppedReading.map { problem in
             .object([("turn", .int(Int64(problem.turn))), ("direction", .string(problem.direction.rawValue)), ("reason", .string(problem.reason))])

@@ -36,7 +36,8 @@ main:focus { outline: none; }
 h1 { font-size: 1.5rem; margin: 0.25rem 0 0.75rem; overflow-wrap: anywhere; }
 #requests tbody tr { cursor: pointer; }
 #requests th, #requests td { white-space: nowrap; overflow-wrap: normal; }
-#requests th.url, #requests td.url { white-space: normal; overflow-wrap: anywhere; width: 100%; }
+#requests th.url, #requests td.url { white-space: normal; overflow-wrap: anywhere; width: 100%; min-width: 12rem; }
+#requests td.type { white-space: normal; overflow-wrap: anywhere; max-width: 10rem; }
 h2 { font-size: 1.15rem; margin: 1.25rem 0 0.5rem; }
 .muted { color: var(--muted); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 0.6rem; padding: 0.75rem 1rem; margin: 0.5rem 0; }
@@ -805,7 +806,7 @@ async function inspector(id) {
   if (detail.requests && detail.requests.length) {
     parts.push(h("h2", {}, "Requests"), h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Method"), h("th", {}, "Path"), h("th", { class: "num" }, "Status"))),
       h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""),
-        h("td", {}, x.id ? h("a", { href: "#/request/" + x.id }, x.path || x.url || "") : (x.path || x.url || "")), h("td", { class: "num" }, requestStatus(x)))))));
+        h("td", {}, x.id ? h("a", { href: "#/request/" + x.id }, requestPath(x)) : requestPath(x)), h("td", { class: "num" }, requestStatus(x)))))));
   }
   parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
   screen(flowName(f), ...parts);
@@ -912,13 +913,18 @@ function httpView(doc) {
 // decodes to 16 MiB made a 78-million-character <pre> that took 15.6 s to draw (a trial).
 const BODY_SHOWN = 65536;
 
-function messageView(title, m) {
+// `flow`: the message's connection, for a link to its whole turn (the request screen has no
+// list of turns to point to).
+function messageView(title, m, flow) {
   const head = [m.startLine].concat((m.headers || []).map(([k, v]) => k + ": " + v)).join("\n");
   const b = m.body || {};
   let body = null, shownNote = null;
   if (b.text !== undefined && b.text !== null) {
-    body = b.text === "" ? null : h("pre", { class: "body" }, b.text.length > BODY_SHOWN ? b.text.slice(0, BODY_SHOWN) : b.text);
-    if (b.text.length > BODY_SHOWN) shownNote = "Showing the first " + BODY_SHOWN.toLocaleString("en-US") + " of " + b.text.length.toLocaleString("en-US") + " characters.";
+    // Line ends as text, not as escaped carriage returns (a CRLF page read "<html>\x0d" on
+    // every line: a trial); a lone CR is still shown escaped.
+    const text = b.text.replace(/\r\n/g, "\n");
+    body = text === "" ? null : h("pre", { class: "body" }, text.length > BODY_SHOWN ? text.slice(0, BODY_SHOWN) : text);
+    if (text.length > BODY_SHOWN) shownNote = "Showing the first " + BODY_SHOWN.toLocaleString("en-US") + " of " + text.length.toLocaleString("en-US") + " characters.";
   } else if (b.base64) {
     // Whole base64 quads only (4 characters are 3 bytes): the first 65,538 bytes, cut to 65,536.
     const total = b.base64.length / 4 * 3 - (b.base64.endsWith("==") ? 2 : b.base64.endsWith("=") ? 1 : 0);
@@ -926,14 +932,19 @@ function messageView(title, m) {
     body = h("pre", { class: "hex body" }, total > BODY_SHOWN ? hexDump(null, atob(b.base64.slice(0, quads)).slice(0, BODY_SHOWN)) : hexDump(b.base64));
     if (total > BODY_SHOWN) shownNote = "Showing the first " + BODY_SHOWN.toLocaleString("en-US") + " of " + total.toLocaleString("en-US") + " bytes.";
   }
-  if (shownNote) shownNote += " Each turn as it was sent is under Download the whole turn; tv turns with --http --full prints every byte.";
+  if (shownNote) shownNote += flow
+    ? " The whole turn as it was sent downloads below; tv turns with --http --full prints every byte."
+    : " Each turn as it was sent is under Download the whole turn; tv turns with --http --full prints every byte.";
+  const turnLink = flow && shownNote && m.turn
+    ? h("p", {}, h("a", { href: withToken(`/api/flows/${flow}/turns/${m.turn}/raw`), download: `flow-${flow}-turn-${m.turn}.bin` }, "Download the whole turn"))
+    : null;
   const encodings = (b.encodings || []).length ? (b.decoded ? "decoded from " : "coded ") + b.encodings.join(", ") : null;
   // Sentences joined as clauses: each one's full stop dropped first (it read ".;": a trial).
   const facts = [b.transferredBytes ? bytes(b.transferredBytes) + " as sent" : null, encodings, b.completeness, b.note]
-    .filter(Boolean).map(t => t.replace(/\.$/, "")).join("; ");
+    .filter(Boolean).map((t, i) => (i === 0 ? t : t.charAt(0).toLowerCase() + t.slice(1)).replace(/\.$/, "")).join("; ");
   const trailers = (m.trailers || []).length ? h("pre", { class: "head" }, m.trailers.map(([k, v]) => k + ": " + v).join("\n")) : null;
   return h("div", { class: "message" }, h("h4", {}, title), h("pre", { class: "head" }, head), body,
-    shownNote ? h("p", { class: "muted", "data-shown": "cut" }, shownNote) : null, trailers,
+    shownNote ? h("p", { class: "muted", "data-shown": "cut" }, shownNote) : null, turnLink, trailers,
     facts ? h("p", { class: "muted" }, facts) : null);
 }
 
@@ -964,7 +975,7 @@ async function packet(id, n) {
 
 // ---- Requests ------------------------------------------------------------------------------
 
-const requests = { preset: "", filter: "", rows: [], next: null, error: null, loaded: false };
+const requests = { preset: "", filter: "", rows: [], next: null, error: null, loaded: false, asked: 0 };
 
 function requestParams(after) {
   const p = new URLSearchParams();
@@ -983,14 +994,23 @@ function cutText(text, most) { return text.length > most ? text.slice(0, most) +
 function requestPath(x) { return (x.path || "") + (x.queryRemoved ? "?…" : ""); }
 function requestURL(x) { return (x.scheme ? x.scheme + "://" : "") + (x.authority || "") + requestPath(x); }
 
+// Each load is numbered: only the last one asked is drawn (a slow filter's answer arriving after
+// a quick one's drew its rows under the quick one's text: a trial). More cancels a first-page
+// reload not yet made (it put the list back to one page a moment after More: a trial). A refused
+// filter empties the list: rows of the filter before it are not this one's.
 async function loadRequests(more) {
-  try {
-    const page = await api("/api/requests?" + requestParams(more ? requests.next : null));
+  const asked = ++requests.asked;
+  if (more && requestsReload) { clearTimeout(requestsReload); requestsReload = null; }
+  let page = null, error = null;
+  try { page = await api("/api/requests?" + requestParams(more ? requests.next : null)); } catch (e) { error = e.message; }
+  if (asked !== requests.asked) return;
+  if (page) {
     requests.rows = more ? requests.rows.concat(page.requests) : page.requests;
     requests.next = page.nextCursor;
     requests.error = null;
-  } catch (e) {
-    requests.error = e.message;
+  } else {
+    if (!more) { requests.rows = []; requests.next = null; }
+    requests.error = error;
   }
   requests.loaded = true;
   drawRequestRows();
@@ -998,13 +1018,13 @@ async function loadRequests(more) {
 
 function requestRow(x) {
   return h("tr", { "data-request": x.id, onclick: () => { location.hash = "#/request/" + x.id; } },
-    h("td", { class: "hide-narrow" }, utc(x.requestTime, false)),
+    h("td", { class: "hide-narrow when" }, utc(x.requestTime, true).slice(5, 19)),
     h("td", {}, x.method || ""),
     h("td", { class: "url" }, h("a", { href: "#/request/" + x.id }, cutText((x.authority || "") + requestPath(x), 120))),
     h("td", { class: "num" }, requestStatus(x)),
     h("td", { class: "num hide-narrow" }, bytes(x.requestBodyBytes) + " → " + bytes(x.responseBodyBytes)),
     h("td", { class: "num hide-narrow" }, x.duration === null || x.duration === undefined ? "open" : duration(x.duration)),
-    h("td", { class: "hide-narrow" }, x.contentType || ""));
+    h("td", { class: "hide-narrow type" }, x.contentType || ""));
 }
 
 function drawRequestRows() {
@@ -1044,7 +1064,7 @@ function reloadRequestsSoon() {
   if (requestsReload || requests.rows.length > 50) return;
   requestsReload = setTimeout(() => {
     requestsReload = null;
-    if (document.getElementById("request-list")) loadRequests(false);
+    if (document.getElementById("request-list") && requests.rows.length <= 50) loadRequests(false);
   }, 2000);
 }
 
@@ -1070,13 +1090,20 @@ function requestsScreen() {
 
 async function requestDetail(id) {
   const back = h("p", {}, h("a", { href: "#/requests" }, "← Requests"));
+  // The id as `tv request` takes it (the API's "no such route" read oddly for #/request/abc: a trial).
+  if (!/^[0-9]+$/.test(id || "") || Number(id) === 0) {
+    screen("Request", back, errorCard("'" + (id || "") + "' is not a request id: the Requests list links each one."));
+    return;
+  }
   screen("Request " + id, back, h("p", { class: "muted" }, "Loading…"));
   let x;
   try { x = await api("/api/requests/" + id); } catch (e) { screen("Request " + id, back, errorCard(e.message)); return; }
-  const status = x.status === null || x.status === undefined ? requestStatus(x) : requestStatus(x) + (x.reason ? " " + x.reason : "");
-  const state = { open: "still open", complete: "complete", incomplete: "the response never reached its end",
+  // As `tv request` says it: the code and reason, then the state (it read "200 incomplete OK").
+  const status = (x.status === null || x.status === undefined ? "none" : x.status + (x.reason ? " " + x.reason : ""));
+  const state = { open: "still open", complete: "complete", incomplete: "incomplete: the response never reached its end",
                   answered: "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
-  const timing = ["started " + utc(x.requestTime, true)];
+  const millis = micros => { const d = new Date(micros / 1000).toISOString(); return d.slice(0, 10) + " " + d.slice(11, 23) + " UTC"; };
+  const timing = ["started " + millis(x.requestTime)];
   if (x.requestEndTime && x.requestEndTime > x.requestTime) timing.push("request sent in " + duration(x.requestEndTime - x.requestTime));
   if (x.responseTime) timing.push("first response byte after " + duration(Math.max(0, x.responseTime - x.requestTime)));
   if (x.duration !== null && x.duration !== undefined) timing.push("ended after " + duration(x.duration));
@@ -1096,13 +1123,15 @@ async function requestDetail(id) {
   if (x.content) {
     const c = x.content;
     parts.push(h("section", { class: "card exchange", id: "request-content" },
-      c.request ? messageView("Request", c.request) : h("p", { class: "muted" }, "No request was recorded."),
-      ...(c.interim || []).map(m => messageView("Interim response", m)),
-      c.response ? messageView("Response", c.response) : h("p", { class: "muted" }, "No response was recorded.")));
+      c.request ? messageView("Request", c.request, x.flow) : h("p", { class: "muted" }, "No request was recorded."),
+      ...(c.interim || []).map(m => messageView("Interim response", m, x.flow)),
+      c.response ? messageView("Response", c.response, x.flow) : h("p", { class: "muted", id: "response-absence" }, x.responseAbsence || "No response was recorded.")));
   } else if (x.absence) {
     parts.push(h("div", { class: "card", role: "status", id: "request-absence" }, x.absence));
   }
-  if (x.readingStopped) {
+  // Where reading the connection's kept turns stopped: said for a request it left without its
+  // messages, not under every request of the connection (a trial's complete ones said it too).
+  if (x.readingStopped && (!x.content || !x.content.response)) {
     parts.push(h("p", { class: "card notice" }, sentWord(x.readingStopped.direction) + ", turn " + x.readingStopped.turn + ": " + x.readingStopped.reason));
   }
   // A URL past 160 characters is cut in the heading (a query of 6,000 is not a title); the whole
@@ -1251,7 +1280,7 @@ async function storage() {
       ["History", bytes(hist.bytes) + ", " + count(hist.flows || 0, "connection", "connections")
         + (hist.oldestStart ? " since " + utc(hist.oldestStart, true) : "") + "; kept " + (hist.maxAgeMicros ? ageWords(hist.maxAgeMicros) : "without an age limit")
         + (hist.freeBytes ? " (" + bytes(hist.freeBytes) + " free inside the file, for reuse; `tv storage compact` gives it back)" : "")],
-      ["Captures", bytes(cap.bytes) + " in " + count(cap.files || 0, "file", "files") + " of " + bytes(cap.maxBytes)
+      ["Captures", bytes(cap.bytes) + " in " + count(cap.files || 0, "file", "files") + (cap.maxBytes ? " of " + bytes(cap.maxBytes) : ", no size limit")
         + (cap.maxAgeMicros ? "; each kept " + ageWords(cap.maxAgeMicros) + " after it closes" : "")
         + (cap.recording ? "; capture " + cap.recording + " is being recorded (never deleted)" : "")
         + (cap.notInHistory && cap.notInHistory.files ? "; " + count(cap.notInHistory.files, "file", "files") + " (" + bytes(cap.notInHistory.bytes) + ") the history does not describe, left alone" : "")],

@@ -300,7 +300,8 @@ struct WebRunTests {
                       "retention winning the stretch is said under the scrub bar", "a flow's HAR downloads from its inspector", "the session gone is said",
                       "the token was taken and dropped from the address, no cookie set", "nine tabs at once each load and go live",
                       "Requests shows the requests tv requests --json shows", "a filter narrows the requests", "a refused filter says tv's sentence",
-                      "a request opens from its row with its kept messages", "storage says each store beside its limit"] {
+                      "a request opens from its row with its kept messages", "storage says each store beside its limit",
+                      "the host and path stay readable at 800 px"] {
             #expect(result.out.contains("ok: " + check), "\(result.all)")
         }
         #expect(FileManager.default.fileExists(atPath: folder + "/timeline-390x844.png"))

@@ -92,7 +92,7 @@ import Testing
         #expect(RequestListPresentation.json(uploaded).serialized().contains(#""requestEndTime":1764620000008000"#))
         var lines: [String] = []
         RequestDetailPresentation(exchange: Self.finished, recorded: nil).write(reader: BoundedBodyReader()) { lines.append($0) }
-        #expect(lines.last == RequestDetailPresentation.keptWithoutContent)
+        #expect(lines.last == RequestDetailPresentation.noneKept + " " + RequestDetailPresentation.keptWithoutContent)
         // Content was kept for the flow, this request is not in it: said so, not "without
         // content keeping" (a trial's content.keep was on all along).
         var kept = RequestDetailPresentation(exchange: Self.finished, recorded: nil)
@@ -230,5 +230,14 @@ import Testing
         var own: [String] = []
         RequestDetailPresentation(exchange: exchange, recorded: recorded, stoppedReading: problem).write(reader: BoundedBodyReader()) { own.append($0) }
         #expect(own.last == "  (the response, status 400, was tv's own answer, which is not kept with what the client and server said; the flow's error says why tv answered)")
+        // The same as one sentence in `--json` (`responseAbsence`), which the web view draws.
+        #expect(RequestDetailPresentation(exchange: exchange, recorded: recorded).responseAbsence
+                == "The response, status 400, was tv's own answer, which is not kept with what the client and server said; the flow's error says why tv answered.")
+        // A response still coming: said so, not blamed on a budget (a trial's streaming one).
+        exchange.state = .open
+        exchange.status = 200
+        #expect(RequestDetailPresentation(exchange: exchange, recorded: recorded).responseAbsence
+                == "The response has not ended yet; what is kept of it is shown once it has.")
+        #expect(RequestDetailPresentation(exchange: exchange, recorded: nil).responseAbsence == nil)
     }
 }

@@ -47,7 +47,7 @@ async function inspector(id) {
   if (detail.requests && detail.requests.length) {
     parts.push(h("h2", {}, "Requests"), h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Method"), h("th", {}, "Path"), h("th", { class: "num" }, "Status"))),
       h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""),
-        h("td", {}, x.id ? h("a", { href: "#/request/" + x.id }, x.path || x.url || "") : (x.path || x.url || "")), h("td", { class: "num" }, requestStatus(x)))))));
+        h("td", {}, x.id ? h("a", { href: "#/request/" + x.id }, requestPath(x)) : requestPath(x)), h("td", { class: "num" }, requestStatus(x)))))));
   }
   parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
   screen(flowName(f), ...parts);
@@ -154,13 +154,18 @@ function httpView(doc) {
 // decodes to 16 MiB made a 78-million-character <pre> that took 15.6 s to draw (a trial).
 const BODY_SHOWN = 65536;
 
-function messageView(title, m) {
+// `flow`: the message's connection, for a link to its whole turn (the request screen has no
+// list of turns to point to).
+function messageView(title, m, flow) {
   const head = [m.startLine].concat((m.headers || []).map(([k, v]) => k + ": " + v)).join("\n");
   const b = m.body || {};
   let body = null, shownNote = null;
   if (b.text !== undefined && b.text !== null) {
-    body = b.text === "" ? null : h("pre", { class: "body" }, b.text.length > BODY_SHOWN ? b.text.slice(0, BODY_SHOWN) : b.text);
-    if (b.text.length > BODY_SHOWN) shownNote = "Showing the first " + BODY_SHOWN.toLocaleString("en-US") + " of " + b.text.length.toLocaleString("en-US") + " characters.";
+    // Line ends as text, not as escaped carriage returns (a CRLF page read "<html>\x0d" on
+    // every line: a trial); a lone CR is still shown escaped.
+    const text = b.text.replace(/\r\n/g, "\n");
+    body = text === "" ? null : h("pre", { class: "body" }, text.length > BODY_SHOWN ? text.slice(0, BODY_SHOWN) : text);
+    if (text.length > BODY_SHOWN) shownNote = "Showing the first " + BODY_SHOWN.toLocaleString("en-US") + " of " + text.length.toLocaleString("en-US") + " characters.";
   } else if (b.base64) {
     // Whole base64 quads only (4 characters are 3 bytes): the first 65,538 bytes, cut to 65,536.
     const total = b.base64.length / 4 * 3 - (b.base64.endsWith("==") ? 2 : b.base64.endsWith("=") ? 1 : 0);
@@ -168,14 +173,19 @@ function messageView(title, m) {
     body = h("pre", { class: "hex body" }, total > BODY_SHOWN ? hexDump(null, atob(b.base64.slice(0, quads)).slice(0, BODY_SHOWN)) : hexDump(b.base64));
     if (total > BODY_SHOWN) shownNote = "Showing the first " + BODY_SHOWN.toLocaleString("en-US") + " of " + total.toLocaleString("en-US") + " bytes.";
   }
-  if (shownNote) shownNote += " Each turn as it was sent is under Download the whole turn; tv turns with --http --full prints every byte.";
+  if (shownNote) shownNote += flow
+    ? " The whole turn as it was sent downloads below; tv turns with --http --full prints every byte."
+    : " Each turn as it was sent is under Download the whole turn; tv turns with --http --full prints every byte.";
+  const turnLink = flow && shownNote && m.turn
+    ? h("p", {}, h("a", { href: withToken(`/api/flows/${flow}/turns/${m.turn}/raw`), download: `flow-${flow}-turn-${m.turn}.bin` }, "Download the whole turn"))
+    : null;
   const encodings = (b.encodings || []).length ? (b.decoded ? "decoded from " : "coded ") + b.encodings.join(", ") : null;
   // Sentences joined as clauses: each one's full stop dropped first (it read ".;": a trial).
   const facts = [b.transferredBytes ? bytes(b.transferredBytes) + " as sent" : null, encodings, b.completeness, b.note]
-    .filter(Boolean).map(t => t.replace(/\.$/, "")).join("; ");
+    .filter(Boolean).map((t, i) => (i === 0 ? t : t.charAt(0).toLowerCase() + t.slice(1)).replace(/\.$/, "")).join("; ");
   const trailers = (m.trailers || []).length ? h("pre", { class: "head" }, m.trailers.map(([k, v]) => k + ": " + v).join("\n")) : null;
   return h("div", { class: "message" }, h("h4", {}, title), h("pre", { class: "head" }, head), body,
-    shownNote ? h("p", { class: "muted", "data-shown": "cut" }, shownNote) : null, trailers,
+    shownNote ? h("p", { class: "muted", "data-shown": "cut" }, shownNote) : null, turnLink, trailers,
     facts ? h("p", { class: "muted" }, facts) : null);
 }
 

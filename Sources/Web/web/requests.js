@@ -5,7 +5,7 @@
 
 // ---- Requests ------------------------------------------------------------------------------
 
-const requests = { preset: "", filter: "", rows: [], next: null, error: null, loaded: false };
+const requests = { preset: "", filter: "", rows: [], next: null, error: null, loaded: false, asked: 0 };
 
 function requestParams(after) {
   const p = new URLSearchParams();
@@ -24,14 +24,23 @@ function cutText(text, most) { return text.length > most ? text.slice(0, most) +
 function requestPath(x) { return (x.path || "") + (x.queryRemoved ? "?…" : ""); }
 function requestURL(x) { return (x.scheme ? x.scheme + "://" : "") + (x.authority || "") + requestPath(x); }
 
+// Each load is numbered: only the last one asked is drawn (a slow filter's answer arriving after
+// a quick one's drew its rows under the quick one's text: a trial). More cancels a first-page
+// reload not yet made (it put the list back to one page a moment after More: a trial). A refused
+// filter empties the list: rows of the filter before it are not this one's.
 async function loadRequests(more) {
-  try {
-    const page = await api("/api/requests?" + requestParams(more ? requests.next : null));
+  const asked = ++requests.asked;
+  if (more && requestsReload) { clearTimeout(requestsReload); requestsReload = null; }
+  let page = null, error = null;
+  try { page = await api("/api/requests?" + requestParams(more ? requests.next : null)); } catch (e) { error = e.message; }
+  if (asked !== requests.asked) return;
+  if (page) {
     requests.rows = more ? requests.rows.concat(page.requests) : page.requests;
     requests.next = page.nextCursor;
     requests.error = null;
-  } catch (e) {
-    requests.error = e.message;
+  } else {
+    if (!more) { requests.rows = []; requests.next = null; }
+    requests.error = error;
   }
   requests.loaded = true;
   drawRequestRows();
@@ -39,13 +48,13 @@ async function loadRequests(more) {
 
 function requestRow(x) {
   return h("tr", { "data-request": x.id, onclick: () => { location.hash = "#/request/" + x.id; } },
-    h("td", { class: "hide-narrow" }, utc(x.requestTime, false)),
+    h("td", { class: "hide-narrow when" }, utc(x.requestTime, true).slice(5, 19)),
     h("td", {}, x.method || ""),
     h("td", { class: "url" }, h("a", { href: "#/request/" + x.id }, cutText((x.authority || "") + requestPath(x), 120))),
     h("td", { class: "num" }, requestStatus(x)),
     h("td", { class: "num hide-narrow" }, bytes(x.requestBodyBytes) + " → " + bytes(x.responseBodyBytes)),
     h("td", { class: "num hide-narrow" }, x.duration === null || x.duration === undefined ? "open" : duration(x.duration)),
-    h("td", { class: "hide-narrow" }, x.contentType || ""));
+    h("td", { class: "hide-narrow type" }, x.contentType || ""));
 }
 
 function drawRequestRows() {
@@ -85,7 +94,7 @@ function reloadRequestsSoon() {
   if (requestsReload || requests.rows.length > 50) return;
   requestsReload = setTimeout(() => {
     requestsReload = null;
-    if (document.getElementById("request-list")) loadRequests(false);
+    if (document.getElementById("request-list") && requests.rows.length <= 50) loadRequests(false);
   }, 2000);
 }
 
@@ -111,13 +120,20 @@ function requestsScreen() {
 
 async function requestDetail(id) {
   const back = h("p", {}, h("a", { href: "#/requests" }, "← Requests"));
+  // The id as `tv request` takes it (the API's "no such route" read oddly for #/request/abc: a trial).
+  if (!/^[0-9]+$/.test(id || "") || Number(id) === 0) {
+    screen("Request", back, errorCard("'" + (id || "") + "' is not a request id: the Requests list links each one."));
+    return;
+  }
   screen("Request " + id, back, h("p", { class: "muted" }, "Loading…"));
   let x;
   try { x = await api("/api/requests/" + id); } catch (e) { screen("Request " + id, back, errorCard(e.message)); return; }
-  const status = x.status === null || x.status === undefined ? requestStatus(x) : requestStatus(x) + (x.reason ? " " + x.reason : "");
-  const state = { open: "still open", complete: "complete", incomplete: "the response never reached its end",
+  // As `tv request` says it: the code and reason, then the state (it read "200 incomplete OK").
+  const status = (x.status === null || x.status === undefined ? "none" : x.status + (x.reason ? " " + x.reason : ""));
+  const state = { open: "still open", complete: "complete", incomplete: "incomplete: the response never reached its end",
                   answered: "answered by tv, not the server (the connection's error says why)" }[x.state] || x.state;
-  const timing = ["started " + utc(x.requestTime, true)];
+  const millis = micros => { const d = new Date(micros / 1000).toISOString(); return d.slice(0, 10) + " " + d.slice(11, 23) + " UTC"; };
+  const timing = ["started " + millis(x.requestTime)];
   if (x.requestEndTime && x.requestEndTime > x.requestTime) timing.push("request sent in " + duration(x.requestEndTime - x.requestTime));
   if (x.responseTime) timing.push("first response byte after " + duration(Math.max(0, x.responseTime - x.requestTime)));
   if (x.duration !== null && x.duration !== undefined) timing.push("ended after " + duration(x.duration));
@@ -137,13 +153,15 @@ async function requestDetail(id) {
   if (x.content) {
     const c = x.content;
     parts.push(h("section", { class: "card exchange", id: "request-content" },
-      c.request ? messageView("Request", c.request) : h("p", { class: "muted" }, "No request was recorded."),
-      ...(c.interim || []).map(m => messageView("Interim response", m)),
-      c.response ? messageView("Response", c.response) : h("p", { class: "muted" }, "No response was recorded.")));
+      c.request ? messageView("Request", c.request, x.flow) : h("p", { class: "muted" }, "No request was recorded."),
+      ...(c.interim || []).map(m => messageView("Interim response", m, x.flow)),
+      c.response ? messageView("Response", c.response, x.flow) : h("p", { class: "muted", id: "response-absence" }, x.responseAbsence || "No response was recorded.")));
   } else if (x.absence) {
     parts.push(h("div", { class: "card", role: "status", id: "request-absence" }, x.absence));
   }
-  if (x.readingStopped) {
+  // Where reading the connection's kept turns stopped: said for a request it left without its
+  // messages, not under every request of the connection (a trial's complete ones said it too).
+  if (x.readingStopped && (!x.content || !x.content.response)) {
     parts.push(h("p", { class: "card notice" }, sentWord(x.readingStopped.direction) + ", turn " + x.readingStopped.turn + ": " + x.readingStopped.reason));
   }
   // A URL past 160 characters is cut in the heading (a query of 6,000 is not a title); the whole

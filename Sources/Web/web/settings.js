@@ -136,7 +136,7 @@ async function storage() {
       ["History", bytes(hist.bytes) + ", " + count(hist.flows || 0, "connection", "connections")
         + (hist.oldestStart ? " since " + utc(hist.oldestStart, true) : "") + "; kept " + (hist.maxAgeMicros ? ageWords(hist.maxAgeMicros) : "without an age limit")
         + (hist.freeBytes ? " (" + bytes(hist.freeBytes) + " free inside the file, for reuse; `tv storage compact` gives it back)" : "")],
-      ["Captures", bytes(cap.bytes) + " in " + count(cap.files || 0, "file", "files") + " of " + bytes(cap.maxBytes)
+      ["Captures", bytes(cap.bytes) + " in " + count(cap.files || 0, "file", "files") + (cap.maxBytes ? " of " + bytes(cap.maxBytes) : ", no size limit")
         + (cap.maxAgeMicros ? "; each kept " + ageWords(cap.maxAgeMicros) + " after it closes" : "")
         + (cap.recording ? "; capture " + cap.recording + " is being recorded (never deleted)" : "")
         + (cap.notInHistory && cap.notInHistory.files ? "; " + count(cap.notInHistory.files, "file", "files") + " (" + bytes(cap.notInHistory.bytes) + ") the history does not describe, left alone" : "")],

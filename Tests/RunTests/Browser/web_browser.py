@@ -283,6 +283,15 @@ try:
     if shown != sorted(x["id"] for x in REQUESTS) or len(shown) != len(EXPECTED_IDS):
         fail("Requests shows %s, tv requests --json %s" % (shown, sorted(x["id"] for x in REQUESTS)))
     print("ok: Requests shows the requests tv requests --json shows", flush=True)
+    # Half a desktop (800 px): the host-and-path column keeps a readable width (it shrank to one
+    # character a line between 650 and 950 px: a trial).
+    driver.set_window_size(800, 800)
+    time.sleep(0.3)
+    narrowest = driver.execute_script("return Math.min(...[...document.querySelectorAll('#requests td.url')].map(td => td.getBoundingClientRect().width))")
+    if narrowest < 150:
+        fail("the Requests table's host and path column is %d px wide at 800 px" % narrowest)
+    driver.set_window_size(1280, 800)
+    print("ok: the host and path stay readable at 800 px", flush=True)
     def filter_requests(text):
         driver.execute_script("requests.loaded = false")
         box = driver.find_element(By.ID, "request-filter")
@@ -300,6 +309,9 @@ try:
     refused = wait_for("the refusal", lambda: driver.find_element(By.CSS_SELECTOR, "#request-list .card.error").text)
     if "Unknown operator '~zz' at column 1" not in refused:
         fail("a refused filter reads: " + refused)
+    # … in place of the list: the rows of the filter before it are not this one's (a trial's stayed).
+    if driver.find_elements(By.CSS_SELECTOR, "#requests tbody tr[data-request]"):
+        fail("a refused filter left the previous filter's rows under it")
     errors.extend(m for m in severe_messages(driver) if not ("/api/requests" in m and "status of 400" in m))
     print("ok: a refused filter says tv's sentence", flush=True)
     filter_requests("~u big")
