@@ -191,7 +191,7 @@ final class HostTunnel: Sendable {
         summary = lines
     }
 
-    /// What a killed `tv run --mode tun` left in this namespace (its policy rule and table per
+    /// What a killed `tv run --mode tun` left in this namespace (its policy rules and tables per
     /// family, and rp_filter at 2), removed by the next session in any mode, said once; nothing
     /// when none was killed, a whole-host session is live, or tv lacks CAP_NET_ADMIN (a trial's
     /// rules stayed, unmentioned, until the next whole-host session).
