@@ -35,7 +35,7 @@ public struct HostTunnelOptions: Sendable {
     public var changeLines: [String] {
         let plan = self.plan
         var lines = ["ip tuntap: open \(plan.deviceName) (IFF_TUN, gone when tv exits)",
-                     "ip link set dev \(plan.deviceName) mtu \(plan.mtu) txqueuelen \(plan.txQueueLength)",
+                     "ip link set dev \(plan.deviceName) mtu \(plan.mtu) txqueuelen \(plan.txQueueLength) group \(table)",
                      "ip addr add \(plan.cidr4) dev \(plan.deviceName)"]
         if let cidr6 = plan.cidr6 { lines.append("ip -6 addr add \(cidr6) dev \(plan.deviceName) nodad") }
         lines.append("ip link set dev \(plan.deviceName) up")
@@ -61,8 +61,8 @@ public struct HostTunnelOptions: Sendable {
     /// (`MainTableRoutes`).
     public func routing(for plan: TunnelAddressPlan) -> HostRoutingPlan {
         var routing = HostRoutingPlan(device: plan.deviceName, table: table, mark: mark, ipv6: plan.address6 != nil)
-        routing.defaults4 = MainTableRoutes.read(family: "-4", excludingDevice: plan.deviceName, defaults: true).routes
-        if routing.ipv6 { routing.defaults6 = MainTableRoutes.read(family: "-6", excludingDevice: plan.deviceName, defaults: true).routes }
+        routing.defaults4 = MainTableRoutes.readDefaults(family: "-4", excludingDevice: plan.deviceName).routes
+        if routing.ipv6 { routing.defaults6 = MainTableRoutes.readDefaults(family: "-6", excludingDevice: plan.deviceName).routes }
         return routing
     }
 }
@@ -127,7 +127,10 @@ final class HostTunnel: Sendable {
             let dev = plan.deviceName
             config.sysctl("net.ipv6.conf.\(dev).accept_ra", "0")
             config.sysctl("net.ipv6.conf.\(dev).router_solicitations", "0")
-            try config.ip(["link", "set", "dev", dev, "mtu", String(plan.mtu), "txqueuelen", String(plan.txQueueLength)])
+            // The device's interface group is the table's number: main's routes through it are
+            // suppressed for every lookup (`HostRoutingPlan`), so tv's own sockets never follow
+            // one back into it.
+            try config.ip(["link", "set", "dev", dev, "mtu", String(plan.mtu), "txqueuelen", String(plan.txQueueLength), "group", String(routing.table)])
             try config.ip(["addr", "add", plan.cidr4, "dev", dev])
             if let cidr6 = plan.cidr6, !config.tryIP(["-6", "addr", "add", cidr6, "dev", dev, "nodad"]) { plan.address6 = nil }
             try config.ip(["link", "set", "dev", dev, "up"])

@@ -1,10 +1,11 @@
 /// The policy routing of `--mode tun` (tun-nat.md shape B), per family, rules in this order:
 ///
-///     ip rule add table main suppress_prefixlength 0 pref 32763   # LAN and connected routes, as main has them
+///     ip rule add table main suppress_prefixlength 0 suppress_ifgroup T pref 32763   # main's specific routes
 ///     ip rule add fwmark M table U pref 32764                     # tv's own sockets: a copy of main's default routes
 ///     ip rule add not fwmark M table T pref 32765                 # everything else unmarked: the TUN
 ///     ip route add default dev TUN table T
 ///     ip route append DEFAULT table U                             # each of main's default routes (`MainTableRoutes`)
+///     ip route append unreachable default metric 4294967295 table U
 ///
 /// Unmarked traffic sees main's specific routes as they change (a LAN added or a link flapped
 /// during the session goes on as main routes it), and never main's default route. tv's own
@@ -14,8 +15,13 @@
 /// routes, where no unmarked lookup goes. With wg-quick's scheme (tv's first, marked sockets on
 /// main's default) such an exception was a /128 result `suppress_prefixlength 0` keeps: the
 /// host's other traffic to that address left directly, unseen, for 10 minutes (a trial). Those
-/// cached before the session are flushed at its start (`ip -6 route flush cache`). When U has no
-/// route (main has no default, or a link just went down), tv's sockets fall through to main.
+/// cached before the session are flushed at its start (`ip -6 route flush cache`). The TUN's
+/// interface group is T (set with the device), and main's routes through it are suppressed too:
+/// a route in main onto the TUN (one whose gateway only the TUN's default route reached, one a
+/// user put there) no longer takes tv's own sockets back into it, a new flow each pass (a trial:
+/// 17,000 failed flows in 2 s; one datagram filled the UDP table). When main has no default
+/// route, U's last one (unreachable, the lowest priority) fails tv's connections at once rather
+/// than letting them fall through to main, whose default may lead into the TUN.
 /// A pure value: the commands to apply, to undo, and to clear what a crashed run left (the same
 /// tables and priorities, so nothing else is touched).
 public struct HostRoutingPlan: Sendable, Equatable {
@@ -66,18 +72,27 @@ public struct HostRoutingPlan: Sendable, Equatable {
             (family == "-6" ? [Step(arguments: ["-6", "route", "flush", "cache"], copyOf: "cache")] : [])
             + [Step(arguments: [family, "route", "add", "default", "dev", device, "table", String(table)])]
             + copySteps(family: family)
-            + [Step(arguments: [family, "rule", "add", "table", "main", "suppress_prefixlength", "0", "pref", String(suppressPriority)]),
+            + [Step(arguments: [family, "rule", "add", "table", "main", "suppress_prefixlength", "0", "suppress_ifgroup", String(table), "pref", String(suppressPriority)]),
                Step(arguments: [family, "rule", "add", "fwmark", markText, "table", String(copyTable), "pref", String(markedPriority)]),
                Step(arguments: [family, "rule", "add", "not", "fwmark", markText, "table", String(table), "pref", String(rulePriority)])]
         }
     }
 
-    /// Appends of main's default routes (`defaults4` / `defaults6`) to table U.
+    /// Appends of main's default routes (`defaults4` / `defaults6`) to table U, then its last
+    /// resort (`unreachable`).
     public func copySteps(family: String) -> [Step] {
         (family == "-4" ? defaults4 : defaults6).map {
             Step(arguments: [family, "route", "append"] + $0.arguments(table: String(copyTable)), copyOf: $0.destination)
-        }
+        } + [Step(arguments: [family, "route", "append"] + Self.lastResort.arguments(table: String(copyTable)), copyOf: "unreachable")]
     }
+
+    /// Table U's route when none of main's defaults applies: tv's connections fail (network
+    /// unreachable) instead of falling through to main.
+    public static let lastResort = MainTableRoutes.Route(destination: "default", arguments: ["unreachable", "default", "metric", "4294967295"])
+
+    /// What table U should hold in `family` for main's default routes `defaults`: their copies,
+    /// then `lastResort` (the watcher compares it with what U holds).
+    public static func copyTableRoutes(_ defaults: [MainTableRoutes.Route]) -> [MainTableRoutes.Route] { defaults + [lastResort] }
 
     /// `ip` argument lists that undo `apply` (each may fail harmlessly if already gone): the
     /// rules first, then the tables.
@@ -85,10 +100,18 @@ public struct HostRoutingPlan: Sendable, Equatable {
         families.flatMap { family in [
             [family, "rule", "del", "not", "fwmark", markText, "table", String(table), "pref", String(rulePriority)],
             [family, "rule", "del", "fwmark", markText, "table", String(copyTable), "pref", String(markedPriority)],
-            [family, "rule", "del", "table", "main", "suppress_prefixlength", "0", "pref", String(suppressPriority)],
+            [family, "rule", "del", "table", "main", "suppress_prefixlength", "0", "suppress_ifgroup", String(table), "pref", String(suppressPriority)],
             [family, "route", "flush", "table", String(table)],
-            [family, "route", "flush", "table", String(copyTable)],
+            clearCopyTable(family: family)[0],
+            clearCopyTable(family: family)[1],
         ] }
+    }
+
+    /// `ip` argument lists that empty table U in `family`: its last resort by name (`ip -6 route
+    /// flush` leaves an unreachable route: iproute2 6.1), then the flush.
+    public func clearCopyTable(family: String) -> [[String]] {
+        [[family, "route", "del"] + Self.lastResort.arguments(table: String(copyTable)),
+         [family, "route", "flush", "table", String(copyTable)]]
     }
 
     /// Whether `listing` (`ip rule show`'s text, one family) holds this plan's rule that sends

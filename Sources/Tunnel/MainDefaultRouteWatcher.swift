@@ -7,18 +7,18 @@ import Glibc
 
 /// Keeps `--mode tun`'s copy of main's default routes (table U of `HostRoutingPlan`, which tv's
 /// own marked sockets use) in step with main: `ip monitor route` runs beside the session, and a
-/// line about one of main's default routes (added, replaced, deleted) makes the watcher read
-/// main's default routes again once the burst is over (`settleMillis`) and, when they differ
-/// from the copy, replace the copy. So a network change (a new gateway, a link back up and its
-/// default route added again) reaches tv's sockets within a fraction of a second; until then,
-/// and whenever U is empty, they fall through to main. Its own thread, off the data path.
+/// line about one of main's default routes (added, replaced, deleted) makes the watcher compare
+/// what U holds with main's default routes once the burst is over (`settleMillis`) and, when they
+/// differ, make U again; the same comparison runs every `checkSeconds` whatever was said, for
+/// what comes without a line (the kernel drops IPv4 routes through a link going down silently,
+/// someone flushes U, the monitor dies). So a network change reaches tv's sockets within a
+/// fraction of a second. Its own thread, off the data path.
 ///
-/// `@unchecked Sendable`: `plan`, `process` and `done` are set in `init`/`start` before the
-/// thread starts and not changed after; `applied` is touched only by the thread (and by `start`
-/// before it); `stopping` is a Mutex.
+/// `@unchecked Sendable`: `plan`, `process`, `readEnd` and `done` are set in `init`/`start`
+/// before the thread starts and not changed after (`readEnd` is closed by `stop` after the thread
+/// ended); the rest is the thread's or a Mutex.
 public final class MainDefaultRouteWatcher: @unchecked Sendable {
     private let plan: HostRoutingPlan
-    private var applied: [String: [MainTableRoutes.Route]]
     private let stopping = Mutex(false)
     private let resyncs = Mutex(0)
     private var process: pid_t = 0
@@ -28,11 +28,12 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
     /// How long after the last line about a default route the watcher reads main (ms): a
     /// network manager's change comes as a burst of lines.
     public static let settleMillis = 100
+    /// Seconds between comparisons made without a line.
+    public static let checkSeconds = 10.0
 
-    /// - Parameter plan: the routing applied, with the default routes it copied.
+    /// - Parameter plan: the routing applied.
     public init(plan: HostRoutingPlan) {
         self.plan = plan
-        applied = ["-4": plan.defaults4, "-6": plan.defaults6]
     }
 
     /// Times the copy was replaced since `start`.
@@ -90,38 +91,56 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         var pendingSince: UInt64?
+        var monitoring = true
+        var lastCheck = DispatchTime.now().uptimeNanoseconds
         while !stopping.withLock({ $0 }) {
-            var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, 50)
-            if ready > 0 {
-                let n = chunk.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-                if n <= 0 { if n < 0 && errno == EINTR { continue }; break }
-                buffer += chunk[0..<n]
-                while let newline = buffer.firstIndex(of: 0x0A) {
-                    let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                    buffer.removeSubrange(...newline)
-                    if Self.isAboutMainDefault(Substring(line)) { pendingSince = DispatchTime.now().uptimeNanoseconds }
+            if monitoring {
+                var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+                if poll(&poller, 1, 50) > 0 {
+                    let n = chunk.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 {
+                        // The monitor ended (killed): the periodic comparison goes on alone.
+                        monitoring = false
+                        continue
+                    }
+                    buffer += chunk[0..<n]
+                    while let newline = buffer.firstIndex(of: 0x0A) {
+                        let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                        buffer.removeSubrange(...newline)
+                        if Self.isAboutMainDefault(Substring(line)) { pendingSince = DispatchTime.now().uptimeNanoseconds }
+                    }
                 }
+            } else {
+                usleep(50_000)
             }
-            if let since = pendingSince, DispatchTime.now().uptimeNanoseconds - since >= UInt64(Self.settleMillis) * 1_000_000 {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if let since = pendingSince, now - since >= UInt64(Self.settleMillis) * 1_000_000 {
                 pendingSince = nil
+                lastCheck = now
+                resync()
+            } else if now - lastCheck >= UInt64(Self.checkSeconds * 1_000_000_000) {
+                lastCheck = now
                 resync()
             }
         }
     }
 
-    /// Reads main's default routes per family and replaces the copy where they changed.
+    /// Compares what U holds with main's default routes (and U's last resort) per family, and
+    /// makes U again where they differ.
     private func resync() {
         var config = NetworkConfigurator()
         for family in plan.families {
-            let now = MainTableRoutes.read(family: family, excludingDevice: plan.device, defaults: true).routes
-            guard now != applied[family] else { continue }
+            let wanted = HostRoutingPlan.copyTableRoutes(MainTableRoutes.readDefaults(family: family, excludingDevice: plan.device).routes)
+            let held = MainTableRoutes.readDefaults(family: family, table: String(plan.copyTable), excludingDevice: plan.device).routes
+            // As sets of routes: the kernel lists a table's routes in its own order.
+            guard wanted.map(\.arguments).sorted(by: { $0.lexicographicallyPrecedes($1) })
+                    != held.map(\.arguments).sorted(by: { $0.lexicographicallyPrecedes($1) }) else { continue }
             var copy = plan
-            copy.defaults4 = family == "-4" ? now : []
-            copy.defaults6 = family == "-6" ? now : []
-            _ = config.tryIP([family, "route", "flush", "table", String(plan.copyTable)])
+            copy.defaults4 = family == "-4" ? Array(wanted.dropLast()) : []
+            copy.defaults6 = family == "-6" ? Array(wanted.dropLast()) : []
+            for clear in plan.clearCopyTable(family: family) { _ = config.tryIP(clear) }
             for step in copy.copySteps(family: family) { _ = config.tryIP(step.arguments) }
-            applied[family] = now
             resyncs.withLock { $0 += 1 }
         }
     }

@@ -105,11 +105,13 @@ public enum MainTableRoutes {
         return []
     }
 
-    /// Reads main's routes in `family` (`"-4"`, `"-6"`) with `ip -j route show table main` and
-    /// copies them (`copies`); empty when `ip` fails (IPv6 off) or is missing. Needs no privileges.
-    public static func read(family: String, excludingDevice: String, defaults: Bool = false) -> Copies {
+    /// Reads the default routes of `table` (main unless said) in `family` (`"-4"`, `"-6"`) with
+    /// `ip -j route show table TABLE default` (only those: a main table of thousands of routes
+    /// passed `ChildProcess.run`'s 64 KiB of output, and the cut JSON read as no route at all: a
+    /// trial) and copies them; empty when `ip` fails (IPv6 off) or is missing. Needs no privileges.
+    public static func readDefaults(family: String, table: String = "main", excludingDevice: String) -> Copies {
         guard ChildProcess.resolve("ip", path: "/usr/sbin:/usr/bin:/sbin:/bin") != "ip",
-              let (code, output) = try? ChildProcess.run(["ip", "-j", family, "route", "show", "table", "main"]), code == 0 else { return Copies() }
-        return copies(json: output, excludingDevice: excludingDevice, defaults: defaults)
+              let (code, output) = try? ChildProcess.run(["ip", "-j", family, "route", "show", "table", table, "default"]), code == 0 else { return Copies() }
+        return copies(json: output, excludingDevice: excludingDevice, defaults: true)
     }
 }

@@ -70,7 +70,7 @@ import Testing
         #expect(MainTableRoutes.copies(json: #"[{"dst":"default","dev":"tv0","flags":[]}]"#, excludingDevice: "tv0", defaults: true).routes.isEmpty)
     }
 
-    @Test("the plan: per family old cached routes flushed, the TUN's table, the copy of main's defaults, then main without its defaults, the marked sockets' rule, the TUN's rule last; undone rules first, then both tables")
+    @Test("the plan: per family old cached routes flushed, the TUN's table, the copy of main's defaults and its last resort, then main without its defaults or routes onto the TUN, the marked sockets' rule, the TUN's rule last; undone rules first, then both tables")
     func plan() {
         var plan = HostRoutingPlan(device: "tv0", table: 0x7476, mark: 0x7476, ipv6: true)
         plan.defaults4 = [MainTableRoutes.Route(destination: "default", arguments: ["default", "via", "192.168.1.1", "dev", "wlan0", "src", "192.168.1.5"])]
@@ -78,33 +78,38 @@ import Testing
         #expect(plan.apply == [
             .init(arguments: ["-4", "route", "add", "default", "dev", "tv0", "table", "29814"]),
             .init(arguments: ["-4", "route", "append", "default", "via", "192.168.1.1", "dev", "wlan0", "src", "192.168.1.5", "table", "29815"], copyOf: "default"),
-            .init(arguments: ["-4", "rule", "add", "table", "main", "suppress_prefixlength", "0", "pref", "32763"]),
+            .init(arguments: ["-4", "route", "append", "unreachable", "default", "metric", "4294967295", "table", "29815"], copyOf: "unreachable"),
+            .init(arguments: ["-4", "rule", "add", "table", "main", "suppress_prefixlength", "0", "suppress_ifgroup", "29814", "pref", "32763"]),
             .init(arguments: ["-4", "rule", "add", "fwmark", "0x7476", "table", "29815", "pref", "32764"]),
             .init(arguments: ["-4", "rule", "add", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"]),
             .init(arguments: ["-6", "route", "flush", "cache"], copyOf: "cache"),
             .init(arguments: ["-6", "route", "add", "default", "dev", "tv0", "table", "29814"]),
             .init(arguments: ["-6", "route", "append", "default", "via", "fe80::1", "dev", "wlan0", "metric", "1024", "table", "29815"], copyOf: "default"),
-            .init(arguments: ["-6", "rule", "add", "table", "main", "suppress_prefixlength", "0", "pref", "32763"]),
+            .init(arguments: ["-6", "route", "append", "unreachable", "default", "metric", "4294967295", "table", "29815"], copyOf: "unreachable"),
+            .init(arguments: ["-6", "rule", "add", "table", "main", "suppress_prefixlength", "0", "suppress_ifgroup", "29814", "pref", "32763"]),
             .init(arguments: ["-6", "rule", "add", "fwmark", "0x7476", "table", "29815", "pref", "32764"]),
             .init(arguments: ["-6", "rule", "add", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"]),
         ])
         #expect(plan.undo == [
             ["-4", "rule", "del", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"],
             ["-4", "rule", "del", "fwmark", "0x7476", "table", "29815", "pref", "32764"],
-            ["-4", "rule", "del", "table", "main", "suppress_prefixlength", "0", "pref", "32763"],
+            ["-4", "rule", "del", "table", "main", "suppress_prefixlength", "0", "suppress_ifgroup", "29814", "pref", "32763"],
             ["-4", "route", "flush", "table", "29814"],
+            ["-4", "route", "del", "unreachable", "default", "metric", "4294967295", "table", "29815"],
             ["-4", "route", "flush", "table", "29815"],
             ["-6", "rule", "del", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"],
             ["-6", "rule", "del", "fwmark", "0x7476", "table", "29815", "pref", "32764"],
-            ["-6", "rule", "del", "table", "main", "suppress_prefixlength", "0", "pref", "32763"],
+            ["-6", "rule", "del", "table", "main", "suppress_prefixlength", "0", "suppress_ifgroup", "29814", "pref", "32763"],
             ["-6", "route", "flush", "table", "29814"],
+            ["-6", "route", "del", "unreachable", "default", "metric", "4294967295", "table", "29815"],
             ["-6", "route", "flush", "table", "29815"],
         ])
         // No IPv6 on the TUN: IPv4 only.
         plan.ipv6 = false
         #expect(plan.applyLines == ["ip -4 route add default dev tv0 table 29814",
                                     "ip -4 route append default via 192.168.1.1 dev wlan0 src 192.168.1.5 table 29815",
-                                    "ip -4 rule add table main suppress_prefixlength 0 pref 32763",
+                                    "ip -4 route append unreachable default metric 4294967295 table 29815",
+                                    "ip -4 rule add table main suppress_prefixlength 0 suppress_ifgroup 29814 pref 32763",
                                     "ip -4 rule add fwmark 0x7476 table 29815 pref 32764",
                                     "ip -4 rule add not fwmark 0x7476 table 29814 pref 32765"])
     }
