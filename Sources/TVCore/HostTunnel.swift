@@ -41,6 +41,10 @@ public struct HostTunnelOptions: Sendable {
         lines.append("ip link set dev \(plan.deviceName) up")
         lines += routing(for: plan).applyLines
         lines.append("sysctl -w net.ipv4.conf.all.rp_filter=2   (only if it is 1: strict filtering drops replies to tv's marked sockets; restored at exit)")
+        let strict = HostTunnelClaim.interfacesToLoosen(HostTunnel.rpFilterValues(), tun: plan.deviceName)
+        if !strict.isEmpty {
+            lines.append("sysctl -w " + strict.map { "net.ipv4.conf.\($0).rp_filter=2" }.joined(separator: " ") + "   (strict now; restored at exit)")
+        }
         return lines
     }
 
@@ -82,6 +86,8 @@ final class HostTunnel: Sendable {
     /// Keeps tv's own sockets' copy of main's default routes in step with main.
     private let defaults: MainDefaultRouteWatcher
     private let restoreRPFilter: String?
+    /// Interfaces whose rp_filter this session loosened from 1 (restored at exit).
+    private let loosenedRPFilters: [String]
     private let claim: HostTunnelClaim
     private let names: HostNameRecorder
 
@@ -116,9 +122,11 @@ final class HostTunnel: Sendable {
         if let reason = offload.unavailableReason { say("the TUN runs without checksum offload (\(reason)); traffic still flows, with more CPU per byte") }
         var uncopied: [String] = []
         var rpFilter: String?
+        var loosened: [String] = []
         func undoAll() {
             for command in routing.undo { _ = config.tryIP(command) }
             if let rpFilter { config.sysctl("net.ipv4.conf.all.rp_filter", rpFilter) }
+            for name in loosened { config.sysctl("net.ipv4.conf.\(name).rp_filter", "1") }
             close(fd)
             claim.release()
         }
@@ -148,8 +156,13 @@ final class HostTunnel: Sendable {
             let rp = HostTunnelClaim.rpFilterPlan(current: NetworkConfigurator.read("net.ipv4.conf.all.rp_filter"), left: left)
             if rp.set { config.sysctl("net.ipv4.conf.all.rp_filter", "2") }
             rpFilter = rp.restore
+            // The effective value is the larger of `all` and the interface's: a strict one
+            // loosened too (a trial's eth0 at 1 under `all` at 0 dropped every IPv4 reply).
+            loosened = HostTunnelClaim.interfacesToLoosen(HostTunnel.rpFilterValues(), tun: dev)
+            for name in loosened { config.sysctl("net.ipv4.conf.\(name).rp_filter", "2") }
+            loosened += left?.rpFilterLoosened?.filter { NetworkConfigurator.read("net.ipv4.conf.\($0).rp_filter") == "2" && !loosened.contains($0) } ?? []
             claim.record(HostTunnelClaim.Record(pid: getpid(), dataFolder: dataFolder, device: dev, table: routing.table,
-                                                mark: routing.mark, rpFilterWas: rpFilter))
+                                                mark: routing.mark, rpFilterWas: rpFilter, rpFilterLoosened: loosened.isEmpty ? nil : loosened))
             listeners = try TunnelListeners.open(plan: plan)
         } catch {
             undoAll()
@@ -159,6 +172,7 @@ final class HostTunnel: Sendable {
         self.claim = claim
         self.routing = routing
         restoreRPFilter = rpFilter
+        loosenedRPFilters = loosened
         deviceName = plan.deviceName
         names = HostNameRecorder(hostNames: wiring.store.hostNames)
         var engineConfig = TunnelEngineConfiguration(plan: plan, listener4: listeners.v4, listener6: listeners.v6)
@@ -189,6 +203,9 @@ final class HostTunnel: Sendable {
                 ? "  sysctl -w net.ipv4.conf.all.rp_filter=2 (was 1; restored at exit)"
                 : "  net.ipv4.conf.all.rp_filter is 2, left by a tv session that was killed (it was 1): restored to 1 at exit")
         }
+        if !loosened.isEmpty {
+            lines.append("  sysctl -w " + loosened.map { "net.ipv4.conf.\($0).rp_filter=2" }.joined(separator: " ") + " (was 1; restored at exit)")
+        }
         lines.append("tv's own connections are marked \(routing.markText) and bypass it, through table \(routing.copyTable), kept in step with main's default routes. Stopping tv removes all of this.")
         if let ahead = HostTunnelOptions.rulesAheadSentence(routing) { lines.append(ahead) }
         summary = lines
@@ -210,6 +227,9 @@ final class HostTunnel: Sendable {
         var config = NetworkConfigurator()
         for command in HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).undo { _ = config.tryIP(command) }
         var restored: String?
+        for name in left.rpFilterLoosened ?? [] where NetworkConfigurator.read("net.ipv4.conf.\(name).rp_filter") == "2" {
+            config.sysctl("net.ipv4.conf.\(name).rp_filter", "1")
+        }
         if let was = left.rpFilterWas, NetworkConfigurator.read("net.ipv4.conf.all.rp_filter") == "2" {
             config.sysctl("net.ipv4.conf.all.rp_filter", was)
             restored = was
@@ -219,6 +239,14 @@ final class HostTunnel: Sendable {
             + (restored.map { " and net.ipv4.conf.all.rp_filter at 2; removed them and restored rp_filter to \($0)" } ?? "; removed them"))
     }
 
+    /// `net.ipv4.conf.NAME.rp_filter` of every NAME under /proc/sys (this namespace's).
+    static func rpFilterValues() -> [String: String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/sys/net/ipv4/conf")) ?? []
+        var values: [String: String] = [:]
+        for name in names { values[name] = NetworkConfigurator.read("net.ipv4.conf.\(name).rp_filter") }
+        return values
+    }
+
     /// Removes the routing, restores rp_filter, stops the engine, closes the TUN. Safe twice.
     func stop() {
         engine.stop()
@@ -226,6 +254,7 @@ final class HostTunnel: Sendable {
         var config = NetworkConfigurator()
         for command in routing.undo { _ = config.tryIP(command) }
         if let restoreRPFilter { config.sysctl("net.ipv4.conf.all.rp_filter", restoreRPFilter) }
+        for name in loosenedRPFilters { config.sysctl("net.ipv4.conf.\(name).rp_filter", "1") }
         listeners.close()
         close(tunFD)
         claim.release()

@@ -25,14 +25,20 @@ public final class HostTunnelClaim: Sendable {
         public var mark: UInt32
         /// The rp_filter value to put back (`all`), when the holder changed it.
         public var rpFilterWas: String?
+        /// Interfaces (and `default`) whose rp_filter the holder loosened from 1 to 2: the
+        /// effective value is the larger of `all` and the interface's own (a trial's eth0 at 1
+        /// with `all` at 0 dropped every IPv4 reply to tv's sockets). Absent in older records.
+        public var rpFilterLoosened: [String]?
 
-        public init(pid: Int32, dataFolder: String, device: String, table: UInt32, mark: UInt32, rpFilterWas: String?) {
+        public init(pid: Int32, dataFolder: String, device: String, table: UInt32, mark: UInt32, rpFilterWas: String?,
+                    rpFilterLoosened: [String]? = nil) {
             self.pid = pid
             self.dataFolder = dataFolder
             self.device = device
             self.table = table
             self.mark = mark
             self.rpFilterWas = rpFilterWas
+            self.rpFilterLoosened = rpFilterLoosened
         }
     }
 
@@ -40,6 +46,13 @@ public final class HostTunnelClaim: Sendable {
     /// restore at exit. Strict (1) becomes loose (2) and 1 is restored; 2 left by a killed
     /// holder that found 1 (`left`) is kept for the session and 1 restored at its exit; any
     /// other value is the administrator's and is left alone. Pure.
+    /// The interfaces (and `default`) of `values` (name → `net.ipv4.conf.NAME.rp_filter`) to
+    /// loosen from strict (1) to loose (2), by name; `all`, loopback and the TUN itself are left
+    /// alone. Pure.
+    public static func interfacesToLoosen(_ values: [String: String], tun: String) -> [String] {
+        values.filter { $0.value == "1" && !["all", "lo", tun].contains($0.key) }.map(\.key).sorted()
+    }
+
     public static func rpFilterPlan(current: String?, left: Record?) -> (set: Bool, restore: String?) {
         if current == "1" { return (true, "1") }
         if current == "2", left?.rpFilterWas == "1" { return (false, "1") }

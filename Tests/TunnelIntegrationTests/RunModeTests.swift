@@ -434,6 +434,10 @@ final class RunModeTests {
         // A second gateway on the link: the origin answers on 10.203.0.3 and fd03::3 too.
         try Sh.must(["ip", "-n", lab.origin, "addr", "add", "10.203.0.3/24", "dev", "o-\(lab.tag)"])
         try Sh.must(["ip", "-n", lab.origin, "-6", "addr", "add", "fd03::3/64", "dev", "o-\(lab.tag)", "nodad"])
+        // Strict reverse-path filtering on the link alone (`all` at 0): the effective value is the
+        // larger, so tv loosens the link's too (every IPv4 reply to tv's sockets was dropped: a trial).
+        let linkRP = "net.ipv4.conf.h-\(lab.tag).rp_filter"
+        try Sh.must(["ip", "netns", "exec", host, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=0", "\(linkRP)=1"])
         // A VPN's rule ahead of tv's (wg-quick's, its table empty here, so it takes nothing): the
         // dry run and the banner say what such a rule takes (a trial's said nothing while a VPN
         // took everything).
@@ -452,6 +456,8 @@ final class RunModeTests {
         }
         defer { tv.stop() }
         #expect(tv.output.contains(ahead), "\(tv.output)")
+        #expect(Sh.run(["ip", "netns", "exec", host, "sysctl", "-n", linkRP]).out == "2\n")
+        #expect(tv.output.contains("sysctl -w \(linkRP)=2"), "\(tv.output)")
         func copy(_ family: String) -> String { Sh.run(["ip", "-n", host, family, "route", "show", "table", "29815"]).out }
         func waitFor(_ what: String, _ test: () -> Bool) {
             for _ in 0..<50 where !test() { usleep(100_000) }
@@ -497,6 +503,7 @@ final class RunModeTests {
         #expect(!(try lab.flows(limit: 200)).contains { $0["serverAddress"] as? String == "10.203.0.2" })
         tv.stop(signal: SIGTERM)
         #expect(copy("-4").isEmpty && copy("-6").isEmpty)
+        #expect(Sh.run(["ip", "netns", "exec", host, "sysctl", "-n", linkRP]).out == "1\n")
     }
 
     @Test("tun: one whole-host session per namespace (a second is refused, the first keeps its routing); what a killed one left (rules, rp_filter at 2) is repaired by the next session in any mode")

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Tunnel
 
@@ -15,6 +16,14 @@ import Testing
         #expect(!Self.plan.isApplied(in: "32765:\tnot from all fwmark 0x1 lookup 29814\n"))
         #expect(!Self.plan.isApplied(in: "32765:\tnot from all fwmark 0x7476 lookup 100\n"))
         #expect(!Self.plan.isApplied(in: "1000:\tnot from all fwmark 0x7476 lookup 29814\n"))
+    }
+
+    @Test("rp_filter: the strict interfaces loosened, not all, loopback or the TUN; a record without them still reads")
+    func strictInterfaces() throws {
+        #expect(HostTunnelClaim.interfacesToLoosen(["all": "1", "default": "1", "lo": "1", "eth0": "1", "wlan0": "0", "tv0": "1", "eth1": "2"], tun: "tv0")
+                == ["default", "eth0"])
+        let old = try JSONDecoder().decode(HostTunnelClaim.Record.self, from: Data(#"{"pid":1,"dataFolder":"/d","device":"tv0","table":29814,"mark":29814,"rpFilterWas":"1"}"#.utf8))
+        #expect(old.rpFilterLoosened == nil && old.rpFilterWas == "1")
     }
 
     @Test("rp_filter: strict is loosened and restored; a killed holder's loosening is kept and restored; anything else is left alone")
