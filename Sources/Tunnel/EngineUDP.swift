@@ -29,17 +29,18 @@ extension EngineLoop {
             counters.drop(.refusedDestination)
             return
         }
-        if refusesAsTunnelNetwork(remote) {
-            capture(datagram, flow: 0, .clientToServer)
-            counters.drop(.tunnelNetwork)
-            return
-        }
         let payload = UnsafeRawBufferPointer(rebasing: bytes[header.payloadOffset..<(header.payloadOffset + header.payloadLength)])
         let key = UDPFlowKey(app: app, remote: remote)
         let flow: UDPFlow
         if let existing = udpFlows[key] {
             flow = existing
         } else {
+            // Asked of a new flow only, not of every datagram.
+            if refusesAsTunnelNetwork(remote) {
+                capture(datagram, flow: 0, .clientToServer)
+                counters.drop(.tunnelNetwork)
+                return
+            }
             switch openUDPFlow(key, payload: payload) {
             case .opened(let made):
                 flow = made
