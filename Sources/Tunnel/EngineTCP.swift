@@ -119,6 +119,10 @@ extension EngineLoop {
             capture(UnsafeRawBufferPointer(segment), flow: 0, .clientToServer)
             counters.drop(.tableFull)
             sendReset(answering: header, from: remote, to: app)
+        case .refusedAgain(let flowID):
+            capture(UnsafeRawBufferPointer(segment), flow: flowID, .clientToServer)
+            counters.drop(.synRetransmit)
+            sendReset(answering: header, from: remote, to: app, flow: flowID)
         case .connectFirst(var entry, let replaced):
             // The flow id is given here, so the SYN and every later packet carry the one the
             // proxy's flow row gets (`ProxyServer.adopt(flowID:)`).
@@ -201,7 +205,7 @@ extension EngineLoop {
     /// The upstream refused or timed out: the app gets `RST|ACK` (seq 0, ack ISN+1, from R:r), so
     /// it reports "connection refused", and a failed flow is recorded.
     func connectFailed(_ entry: TCPNATTable.Entry, _ why: ConnectionFailure.Unreachable, startMicros: Int64, announced: Bool = false) {
-        nat.remove(entry.id, now: now)
+        nat.fail(entry.id, now: now)
         let n = PacketBuilder.tcp(into: writeBuffer, source: entry.remote, destination: entry.app, sequence: 0,
                                   acknowledgment: entry.isn &+ 1, flags: TCPFlags.rst | TCPFlags.ack)
         capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: entry.flowID, .serverToClient)
@@ -240,10 +244,12 @@ extension EngineLoop {
         return facts
     }
 
-    func sendReset(answering header: TCPHeader, from: PacketEndpoint, to: PacketEndpoint) {
+    /// Answers `header` with a reset `from` → `to` (none for a reset), captured as part of `flow`
+    /// (0: none).
+    func sendReset(answering header: TCPHeader, from: PacketEndpoint, to: PacketEndpoint, flow: UInt64 = 0) {
         guard !header.isRST else { return }
         let n = PacketBuilder.reset(into: writeBuffer, answering: header, from: from, to: to)
-        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: 0, .serverToClient)
+        capture(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]), flow: flow, .serverToClient)
         writeTUN(UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n]))
         counters.tcpResetsSent.wrappingAdd(1, ordering: .relaxed)
     }

@@ -33,7 +33,8 @@ public enum PacketDrop: String, Error, Sendable, Hashable, CaseIterable, CustomS
     case noConnection
     /// The NAT table (or the UDP flow table) is full.
     case tableFull
-    /// A SYN retransmitted while the upstream connect is still going.
+    /// A SYN retransmitted while the upstream connect is still going, or just after it failed
+    /// (answered with a reset again: `TCPNATTable.SYNDecision.refusedAgain`).
     case synRetransmit
     /// A datagram or segment to an address or port the tunnel refuses (multicast, broadcast,
     /// port 0).

@@ -10,7 +10,10 @@ import Wire
 ///   SYN with another ISN is a new connection reusing the four-tuple: the old entry goes;
 /// - a RST either way, or a FIN both ways, closes it; a closed entry lingers `lingerNanos`
 ///   (late ACKs, retransmitted FINs) and its fake endpoint then sits out the pool's quarantine;
-/// - `connecting` entries expire after `synTimeoutNanos`; `open` ones never expire on idleness.
+/// - `connecting` entries expire after `synTimeoutNanos`; `open` ones never expire on idleness;
+/// - a failed connect's entry goes at once (`fail`), but its SYN is remembered for
+///   `failureMemoryNanos`: a retransmission of it (the same ISN) that crossed tv's reset is refused
+///   again, not taken for a new connection;
 /// - At most `capacity` entries exist; beyond it SYNs are refused.
 public struct TCPNATTable: Sendable {
     public enum State: Sendable, Equatable {
@@ -49,11 +52,19 @@ public struct TCPNATTable: Sendable {
         case forward(Entry)
         /// No room: the table or the fake pool is full. Answer with a reset.
         case full
+        /// The same SYN again after its upstream connect failed (`fail`): a retransmission the
+        /// program's kernel sent before tv's reset reached it. Answer with a reset again, as part
+        /// of the failed flow `flowID`; no new connection. (Without it, a SYN retransmitted ~3 s
+        /// into a connect that failed when ARP gave up, at ~3 s, opened a second flow, connected
+        /// again for 3 s and was recorded once more: a test's flake.)
+        case refusedAgain(flowID: UInt64)
     }
 
     public let capacity: Int
     public let lingerNanos: UInt64
     public let synTimeoutNanos: UInt64
+    /// How long a failed connect's SYN is remembered (`fail`).
+    public let failureMemoryNanos: UInt64
     public private(set) var pool4: FakeEndpointPool?
     public private(set) var pool6: FakeEndpointPool?
     private var entries: [UInt64: Entry] = [:]
@@ -63,6 +74,19 @@ public struct TCPNATTable: Sendable {
     /// Entries that may expire, in deadline order (one queue per delay keeps each sorted).
     private var synQueue = DeadlineQueue()
     private var lingerQueue = DeadlineQueue()
+    /// Failed connects' SYNs by four-tuple (`fail`), at most `capacity` of them, and their
+    /// expiry: each by the id its entry had, so a newer failure on the tuple is not forgotten
+    /// by an older one's deadline.
+    private var failed: [FlowKey: FailedSYN] = [:]
+    private var failedQueue = DeadlineQueue()
+    private var failedKeys: [UInt64: FlowKey] = [:]
+
+    /// A failed connect's SYN: its entry's id, the app's ISN, and the flow it was.
+    struct FailedSYN: Sendable {
+        var id: UInt64
+        var isn: UInt32
+        var flowID: UInt64
+    }
 
     /// The forward key: the app's endpoint and the real destination.
     public struct FlowKey: Sendable, Hashable {
@@ -75,13 +99,18 @@ public struct TCPNATTable: Sendable {
     }
 
     public init(capacity: Int, pool4: FakeEndpointPool?, pool6: FakeEndpointPool?,
-                lingerNanos: UInt64 = 10_000_000_000, synTimeoutNanos: UInt64 = 75_000_000_000) {
+                lingerNanos: UInt64 = 10_000_000_000, synTimeoutNanos: UInt64 = 75_000_000_000,
+                failureMemoryNanos: UInt64 = 10_000_000_000) {
         self.capacity = capacity
         self.pool4 = pool4
         self.pool6 = pool6
         self.lingerNanos = lingerNanos
         self.synTimeoutNanos = synTimeoutNanos
+        self.failureMemoryNanos = failureMemoryNanos
     }
+
+    /// Failed connects' SYNs remembered (`fail`).
+    public var failedCount: Int { failed.count }
 
     public var count: Int { entries.count }
     public func entry(_ id: UInt64) -> Entry? { entries[id] }
@@ -104,11 +133,16 @@ public struct TCPNATTable: Sendable {
     /// Decides about the app's SYN with initial sequence number `isn`.
     public mutating func appSYN(app: PacketEndpoint, remote: PacketEndpoint, isn: UInt32, now: UInt64) -> SYNDecision {
         var replaced: Entry?
-        if let id = forwardMap[FlowKey(app: app, remote: remote)], let old = entries[id] {
+        let key = FlowKey(app: app, remote: remote)
+        if let id = forwardMap[key], let old = entries[id] {
             if old.isn == isn {
                 return old.state == .connecting ? .retransmitWhileConnecting : .forward(old)
             }
             replaced = remove(id, now: now)
+        } else if let gone = failed[key] {
+            // Remembered until `expire` passes its deadline; another ISN is a new connect.
+            if gone.isn == isn { return .refusedAgain(flowID: gone.flowID) }
+            forgetFailure(key)
         }
         guard entries.count < capacity else { return .full }
         let fake: PacketEndpoint?
@@ -167,6 +201,26 @@ public struct TCPNATTable: Sendable {
         return entry
     }
 
+    /// Removes entry `id` whose upstream connect failed, remembering its SYN for
+    /// `failureMemoryNanos` (`SYNDecision.refusedAgain`; at most `capacity` remembered, beyond
+    /// them none). Returns what it removed.
+    @discardableResult
+    public mutating func fail(_ id: UInt64, now: UInt64) -> Entry? {
+        guard let entry = remove(id, now: now) else { return nil }
+        let key = FlowKey(app: entry.app, remote: entry.remote)
+        if failed[key] != nil { forgetFailure(key) }
+        guard failed.count < capacity else { return entry }
+        failed[key] = FailedSYN(id: entry.id, isn: entry.isn, flowID: entry.flowID)
+        failedKeys[entry.id] = key
+        failedQueue.append(entry.id, now &+ failureMemoryNanos)
+        return entry
+    }
+
+    private mutating func forgetFailure(_ key: FlowKey) {
+        guard let gone = failed.removeValue(forKey: key) else { return }
+        failedKeys[gone.id] = nil
+    }
+
     /// Removes closed entries whose linger has passed and connecting entries older than the SYN
     /// timeout. Returns what it removed.
     public mutating func expire(now: UInt64) -> [Entry] {
@@ -180,6 +234,9 @@ public struct TCPNATTable: Sendable {
             case .closed: due = now &- (entry.closedAt ?? now) >= lingerNanos
             }
             if due, let gone = remove(id, now: now) { removed.append(gone) }
+        }
+        for id in failedQueue.popDue(now: now) {
+            if let key = failedKeys[id] { forgetFailure(key) }
         }
         return removed
     }

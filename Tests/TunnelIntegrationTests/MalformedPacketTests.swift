@@ -154,4 +154,58 @@ struct MalformedPacketTests {
         #expect(engine.counters.tcpResetsSent.load(ordering: .relaxed) >= 2)
         #expect(engine.stopReason == nil)
     }
+
+    /// A flake of `ExecProgramTests`: a connect failed when ARP gave up (~3 s) while the
+    /// program's kernel retransmitted its SYN; the retransmission reached the engine just after
+    /// its reset and opened a second flow. Here the connect fails at once (TCP to the DNS
+    /// address with no resolver), then the same SYN comes again, then one with another ISN.
+    @Test("a SYN retransmitted after its connect failed is refused again, not connected again; another ISN is a new connect")
+    func synAfterFailedConnect() throws {
+        let resolv = NSTemporaryDirectory() + "tv-synfail-\(getpid()).resolv.conf"
+        try "nameserver 10.77.0.53\n".write(toFile: resolv, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: resolv) }
+        let namespace = try ExecNamespace(plan: TunnelAddressPlan(), resolvConfPath: resolv, offloadWanted: true)
+        defer { namespace.close() }
+        var proxyConfiguration = ProxyConfiguration()
+        proxyConfiguration.listens = false
+        proxyConfiguration.workers = 1
+        let proxy = ProxyServer(configuration: proxyConfiguration)
+        try proxy.start()
+        defer { proxy.stop() }
+        var configuration = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
+        configuration.resolvers = []   // TCP to the DNS address fails at once: no network is touched
+        let engine = TunnelEngine(configuration: configuration, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy, sink: nil, dnsObserver: nil)
+        try engine.start()
+        defer { engine.stop() }
+
+        func syn(isn: UInt32) -> [UInt8] {
+            PacketBuilder.array { PacketBuilder.tcp(into: $0, source: PacketEndpoint(PacketAddress("10.77.0.1")!, 5003),
+                                                   destination: PacketEndpoint(PacketAddress("10.77.0.53")!, 53),
+                                                   sequence: isn, acknowledgment: 0, flags: TCPFlags.syn, window: 64_240) }
+        }
+        let sender = NSTemporaryDirectory() + "tv-synfail-\(getpid()).py"
+        try """
+            import socket, sys, time
+            s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM)
+            for data in sys.argv[1:]:
+                s.sendto(bytes.fromhex(data), ("tv0", 0x0800))
+                time.sleep(0.2)
+            """.write(toFile: sender, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: sender) }
+        let failedBefore = engine.counters.tcpConnectFailed.load(ordering: .relaxed)
+        let resetsBefore = engine.counters.tcpResetsSent.load(ordering: .relaxed)
+        let before = engine.counters.dropped
+        let environment = ["PATH": (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/local/bin:/usr/bin:/bin"]
+        let arguments = ["python3", sender] + [syn(isn: 1000), syn(isn: 1000), syn(isn: 1000), syn(isn: 2000)].map(Self.hexString)
+        let pid = try namespace.thread.run { try ChildProcess.spawn(arguments, environment: environment, stdout: -1, stderr: -1) }
+        #expect(ChildProcess.wait(pid) == 0)
+        usleep(200_000)
+        let after = engine.counters.dropped
+        // The first SYN and the one with another ISN connect (and fail); the two copies between
+        // them are answered with a reset each, as the failed flow's.
+        #expect(engine.counters.tcpConnectFailed.load(ordering: .relaxed) - failedBefore == 2)
+        #expect((after[.synRetransmit] ?? 0) - (before[.synRetransmit] ?? 0) == 2, "\(after)")
+        #expect(engine.counters.tcpResetsSent.load(ordering: .relaxed) - resetsBefore == 2)
+        #expect(engine.stopReason == nil)
+    }
 }

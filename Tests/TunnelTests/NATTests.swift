@@ -96,6 +96,48 @@ struct NATTests {
         #expect(v11.isEmpty && t.entry(c.id)?.state == .open)
     }
 
+    /// A trial's flake: a SYN retransmitted by the program's kernel before tv's reset (for a
+    /// connect that failed when ARP gave up, ~3 s) reached it opened a second flow.
+    @Test("a failed connect's SYN is remembered 10 s: the same ISN is refused again as the failed flow, another ISN is a new connection")
+    func failedSYNRemembered() throws {
+        var t = table(capacity: 2)
+        guard case .connectFirst(let a, nil) = t.appSYN(app: app, remote: remote, isn: 1000, now: 0) else { Issue.record("expected connectFirst"); return }
+        t.assignFlowID(a.id, 77)
+        #expect(t.fail(a.id, now: 3 * second)?.id == a.id)
+        #expect(t.count == 0 && t.failedCount == 1 && t.forward(app: app, remote: remote) == nil && t.reverse(fake: a.fake) == nil)
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 3 * second + 1) == .refusedAgain(flowID: 77))
+        #expect(t.appSYN(app: app, remote: remote, isn: 1000, now: 12 * second) == .refusedAgain(flowID: 77))
+        #expect(t.count == 0 && t.failedCount == 1)
+        // The memory lapses at fail + 10 s (expire runs on the engine's housekeeping).
+        #expect(t.expire(now: 12 * second + 999_999_999).isEmpty && t.failedCount == 1)
+        #expect(t.expire(now: 13 * second).isEmpty && t.failedCount == 0)
+        guard case .connectFirst(let b, nil) = t.appSYN(app: app, remote: remote, isn: 1000, now: 13 * second) else {
+            Issue.record("expected a new connection after the memory lapsed"); return
+        }
+        // Another ISN on the tuple is a new socket: a new connection, and the failure is forgotten.
+        t.fail(b.id, now: 14 * second)
+        guard case .connectFirst(let c, nil) = t.appSYN(app: app, remote: remote, isn: 2000, now: 14 * second) else {
+            Issue.record("expected a new connection for another ISN"); return
+        }
+        #expect(t.failedCount == 0 && c.id != b.id)
+        // An older failure's deadline does not forget a newer one on the same tuple.
+        t.fail(c.id, now: 15 * second)
+        guard case .connectFirst(let d, nil) = t.appSYN(app: app, remote: remote, isn: 3000, now: 16 * second) else { return }
+        t.fail(d.id, now: 20 * second)
+        _ = t.expire(now: 25 * second)   // c's deadline: 25 s
+        #expect(t.appSYN(app: app, remote: remote, isn: 3000, now: 25 * second) == .refusedAgain(flowID: 0))
+        // At most `capacity` failures are remembered; beyond them a failure is simply removed.
+        for port in 0..<3 {
+            let other = endpoint("10.77.0.1", UInt16(41_000 + port))
+            guard case .connectFirst(let e, nil) = t.appSYN(app: other, remote: remote, isn: 5, now: 26 * second) else { return }
+            t.fail(e.id, now: 26 * second)
+        }
+        #expect(t.failedCount == 2)
+        guard case .connectFirst = t.appSYN(app: endpoint("10.77.0.1", 41_002), remote: remote, isn: 5, now: 26 * second) else {
+            Issue.record("a failure past the bound is not remembered"); return
+        }
+    }
+
     @Test("a connecting entry expires after 75 s")
     func synTimeout() {
         var t = table()
