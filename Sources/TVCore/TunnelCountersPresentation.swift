@@ -49,6 +49,9 @@ public struct TunnelCountersPresentation: Sendable, Equatable {
         if n("fragmentsReassembled") > 0 { parts.append(plural(n("fragmentsReassembled"), "datagram reassembled", "datagrams reassembled")) }
         if n("pathMTUSignals") > 0 { parts.append(plural(n("pathMTUSignals"), "path-MTU signal", "path-MTU signals")) }
         if n("portUnreachableSignals") > 0 { parts.append(plural(n("portUnreachableSignals"), "port-unreachable signal", "port-unreachable signals")) }
+        if n("unreachableSignals") > 0 {
+            parts.append(plural(n("unreachableSignals"), "datagram", "datagrams") + " tv could not send answered ICMP unreachable")
+        }
         if n("upstreamErrorsIgnored") > 0 { parts.append(plural(n("upstreamErrorsIgnored"), "upstream ICMP error not passed on", "upstream ICMP errors not passed on")) }
         lines.append("tunnel: " + parts.joined(separator: ", "))
 

@@ -39,13 +39,15 @@ extension EngineLoop {
             if refusesAsTunnelNetwork(remote) {
                 capture(datagram, flow: 0, .clientToServer)
                 counters.drop(.tunnelNetwork)
+                answerUnsent(datagram, from: remote.address, .unsendable(.prohibited), flow: nil, errno: nil)
                 return
             }
             switch openUDPFlow(key, payload: payload) {
             case .opened(let made):
                 flow = made
-            case .dropped:
+            case .dropped(let unsendable):
                 capture(datagram, flow: 0, .clientToServer)
+                if let unsendable { answerUnsent(datagram, from: remote.address, .unsendable(unsendable), flow: nil, errno: nil) }
                 return
             case let .queryUnsent(resolver, why):
                 // The query first, then tv's SERVFAIL, both in its own failed flow (a trial's
@@ -74,8 +76,16 @@ extension EngineLoop {
             let err = errno
             if err == EMSGSIZE && flow.forbidsFragmentation {
                 signalPathMTU(flow, original: UnsafeRawBufferPointer(bytes), packet)
-            } else {
-                counters.drop(.sendFailed)
+                return
+            }
+            counters.drop(.sendFailed)
+            // A DNS query that cannot go waits for its answer's timeout (its own row says so).
+            guard !flow.isDNS else { return }
+            if err == ECONNREFUSED {
+                // An earlier datagram's port unreachable, on a flow without an error queue.
+                answerUnsent(datagram, from: remote.address, .portUnreachable, flow: flow, errno: err)
+            } else if let unsendable = UnsendableDatagram(errno: err) {
+                answerUnsent(datagram, from: remote.address, .unsendable(unsendable), flow: flow, errno: err)
             }
             return
         }
@@ -114,8 +124,9 @@ extension EngineLoop {
     /// What opening a UDP association came to.
     private enum UDPOpening {
         case opened(UDPFlow)
-        /// Not opened and not answered (counted as a drop).
-        case dropped
+        /// Not opened (counted as a drop); answered with this ICMP error when it says why
+        /// (`UnsendableDatagram`), else not at all.
+        case dropped(UnsendableDatagram?)
         /// A query to the tunnel's DNS address that could not go to `resolver` (nil: this host has
         /// none) for `why`: tv answers it SERVFAIL, so the program does not wait.
         case queryUnsent(resolver: PacketEndpoint?, why: ConnectionFailure.Unreachable)
@@ -124,7 +135,7 @@ extension EngineLoop {
     private func openUDPFlow(_ key: UDPFlowKey, payload: UnsafeRawBufferPointer) -> UDPOpening {
         guard udpFlows.count < configuration.maximumUDPFlows else {
             counters.drop(.tableFull)
-            return .dropped
+            return .dropped(nil)
         }
         let upstream: PacketEndpoint
         let toDNSAddress: Bool
@@ -143,20 +154,20 @@ extension EngineLoop {
         guard fd >= 0 else {
             let err = Errno(errno)
             counters.drop(.sendFailed)
-            return toDNSAddress ? .queryUnsent(resolver: upstream, why: .connect(err)) : .dropped
+            return toDNSAddress ? .queryUnsent(resolver: upstream, why: .connect(err)) : .dropped(nil)
         }
         if let mark = configuration.mark, tv_set_mark(fd, mark) != 0 {
             let err = Errno(errno)
             close(fd)
             counters.drop(.sendFailed)
-            return toDNSAddress ? .queryUnsent(resolver: upstream, why: .mark(err)) : .dropped
+            return toDNSAddress ? .queryUnsent(resolver: upstream, why: .mark(err)) : .dropped(nil)
         }
         let rc = upstream.socketAddress.withSockAddr { Glibc.connect(fd, $0, $1) }
         guard rc == 0 else {
             let err = Errno(errno)
             close(fd)
             counters.drop(.sendFailed)
-            return toDNSAddress ? .queryUnsent(resolver: upstream, why: .connect(err)) : .dropped
+            return toDNSAddress ? .queryUnsent(resolver: upstream, why: .connect(err)) : .dropped(UnsendableDatagram(errno: err.code))
         }
         let flow = UDPFlow(engine: self, key: key, fd: fd, upstream: upstream, isDNS: key.remote.port == 53, now: now)
         if !flow.isDNS, let sink, let id = proxy.allocateFlowID() {
@@ -232,7 +243,16 @@ extension EngineLoop {
             if n < 0 {
                 let err = errno
                 if err == EAGAIN || err == EWOULDBLOCK { return }
-                if err == EINTR || err == ECONNREFUSED { continue }  // a past datagram's ICMP error
+                if err == EINTR { continue }
+                if err == ECONNREFUSED {
+                    // A past datagram's ICMP error, the one hard error tv's socket reports on
+                    // its next read. A flow with an error queue (`forbidsFragmentation`) passed
+                    // it on from there; for the others this is the only word of it.
+                    guard !flow.forbidsFragmentation else { continue }
+                    portUnreachableRead(flow)
+                    guard udpFlows[key] === flow else { return }
+                    continue
+                }
                 return
             }
             flow.lastActivity = now

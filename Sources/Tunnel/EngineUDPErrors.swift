@@ -26,6 +26,12 @@ import Glibc
 /// icmpv6_notify → udp_err; RFC 1191 and RFC 8201 use nothing else), so keeping a copy of every
 /// large datagram's header on the hot path would buy nothing.
 ///
+/// A flow that may fragment (IPv4 without DF, or reassembled) has no error queue: the kernel
+/// keeps only a hard error for its connected socket, which the next read returns; ECONNREFUSED
+/// there is the server's port unreachable (`portUnreachableRead`), passed on quoting the flow's
+/// IP and UDP header alone (the app's kernel needs nothing more to find its socket). Without it,
+/// such a program waited out its timeout.
+///
 /// A port unreachable ends the app's exchange at once (its socket reports ECONNREFUSED and a
 /// program such as `nc -u` or a resolver's stub exits or closes it), so one that comes before
 /// the flow's program lookup has answered is held, as a refused connect's reset is
@@ -77,6 +83,8 @@ extension EngineLoop {
                     continue
                 case .pathTooSmall, .portUnreachable:
                     writeUpstreamError(action, flow: flow, quoted: original, payloadCount: min(Int(n), capacity - room))
+                case .unsendable:
+                    continue   // never read from the queue (`UDPPathMTU.action` does not make it)
                 }
             }
         }
@@ -117,6 +125,17 @@ extension EngineLoop {
         deliverUpstreamError(action, packet, flow: flow)
     }
 
+    /// tv's socket of `flow`, which has no error queue, read ECONNREFUSED: the server's port
+    /// unreachable, passed on quoting the flow's header with no payload; a flow it failed closes.
+    func portUnreachableRead(_ flow: UDPFlow) {
+        withUnsafeTemporaryAllocation(byteCount: 48, alignment: 16) { quoted in
+            writeUpstreamError(.portUnreachable, flow: flow, quoted: quoted, payloadCount: 0)
+        }
+        if flow.facts?.status == .failed, udpFlows[flow.key] === flow {
+            closeUDPFlow(flow.key, wallMicros: EngineClock.wallMicros(), reason: nil)
+        }
+    }
+
     /// `flow`'s program lookup answered (the sink's callback, through the inbox): a port
     /// unreachable held for it goes now. `id` tells a later flow of the same five-tuple apart.
     func udpProgramLookedUp(_ key: UDPFlowKey, flow id: UInt64) {
@@ -137,13 +156,40 @@ extension EngineLoop {
         }
     }
 
-    /// Writes the ICMP error `packet` (built by `writeUpstreamError`) to the app and says it on
-    /// the flow.
-    private func deliverUpstreamError(_ action: UpstreamErrorAction, _ packet: UnsafeRawBufferPointer, flow: UDPFlow) {
+    /// Answers the app's datagram `datagram` (its IP packet as read) that tv could not send on
+    /// with `action`'s ICMP error from `remote`, so its socket fails at once rather than waiting
+    /// (a trial: UDP to an address tv had no route for was dropped silently). Said on `flow`
+    /// when there is one (`errno`: tv's send's error), else captured as no flow's.
+    func answerUnsent(_ datagram: UnsafeRawBufferPointer, from remote: PacketAddress, _ action: UpstreamErrorAction, flow: UDPFlow?,
+                      errno: Int32?) {
+        ipIdentification &+= 1
+        guard let n = PacketBuilder.icmpError(into: writeBuffer, action: action, original: datagram, originalLength: datagram.count,
+                                              source: remote, identification: ipIdentification) else { return }
+        let packet = UnsafeRawBufferPointer(rebasing: writeBuffer[0..<n])
+        if let flow {
+            deliverUpstreamError(action, packet, flow: flow, errno: errno)
+        } else {
+            capture(packet, flow: 0, .serverToClient)
+            writeTUN(packet)
+            counters.unreachableSignals.wrappingAdd(1, ordering: .relaxed)
+        }
+    }
+
+    /// Writes the ICMP error `packet` (built by `writeUpstreamError` or `answerUnsent`) to the
+    /// app and says it on the flow (`errno`: tv's failed send's, for `.unsendable`).
+    private func deliverUpstreamError(_ action: UpstreamErrorAction, _ packet: UnsafeRawBufferPointer, flow: UDPFlow, errno: Int32? = nil) {
         capture(packet, flow: flow.facts?.id ?? 0, .serverToClient)
         writeTUN(packet)
         if case .pathTooSmall = action {
             counters.pathMTUSignals.wrappingAdd(1, ordering: .relaxed)
+        } else if case .unsendable(let why) = action {
+            counters.unreachableSignals.wrappingAdd(1, ordering: .relaxed)
+            if var facts = flow.facts {
+                let failure = ConnectionFailure.unreachable(target: "\(flow.upstream)", .connect(Errno(errno ?? 0)),
+                                                            answered: .icmpUnreachable(programSaw: why.programSees(isIPv6: flow.key.app.address.isIPv6)))
+                if facts.bytesFromServer == 0 { facts.fail(failure) } else { facts.error = failure.sentence }
+                flow.facts = facts
+            }
         } else {
             counters.portUnreachableSignals.wrappingAdd(1, ordering: .relaxed)
             // The flow says so (it read ↓ 0 B and no error: a trial): failed when the server

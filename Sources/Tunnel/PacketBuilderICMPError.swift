@@ -9,7 +9,8 @@ extension PacketBuilder {
     /// - Parameters:
     ///   - action: `.pathTooSmall(mtu:)` → type 3 code 4 with the MTU in the low 16 bits of the
     ///     second word (RFC 1191 §4) / type 2 code 0 with the 32-bit MTU (RFC 4443 §3.2);
-    ///     `.portUnreachable` → type 3 code 3 / type 1 code 4 (RFC 4443 §3.1), second word 0.
+    ///     `.portUnreachable` → type 3 code 3 / type 1 code 4 (RFC 4443 §3.1), second word 0;
+    ///     `.unsendable` → `UnsendableDatagram.icmp`, second word 0.
     ///   - original: the packet the error is about (its IP header first); `originalLength` of it count.
     ///   - identification: the IPv4 Identification (ignored for IPv6).
     /// - Returns: the packet's length, or nil for `.ignore`, when `original` is shorter than its
@@ -25,6 +26,9 @@ extension PacketBuilder {
             word = v6 ? UInt32(clamping: max(0, mtu)) : UInt32(UInt16(clamping: max(0, mtu)))
         case .portUnreachable:
             (type, code, word) = v6 ? (1, 4, 0) : (3, 3, 0)
+        case .unsendable(let why):
+            (type, code) = why.icmp(isIPv6: v6)
+            word = 0
         case .ignore:
             return nil
         }

@@ -50,6 +50,9 @@ public final class TunnelCounters: Sendable {
     /// errors not passed on (other ICMP messages, unusable MTUs; tv's own sends are not counted).
     public let udpErrorQueueRead = Atomic<UInt64>(0)
     public let portUnreachableSignals = Atomic<UInt64>(0)
+    /// Datagrams tv could not send on (no route, refused: `UnsendableDatagram`), answered with
+    /// ICMP destination unreachable so the program's socket fails at once.
+    public let unreachableSignals = Atomic<UInt64>(0)
     public let upstreamErrorsIgnored = Atomic<UInt64>(0)
     /// The TUN_F_* offloads the TUN runs with (TUN_F_CSUM 1 | TSO4 2 | TSO6 4; 0: plain, no
     /// virtio-net header), and 1 when they were asked for but the kernel refused (the engine
@@ -135,6 +138,7 @@ public final class TunnelCounters: Sendable {
             "pathMTUSignals": pathMTUSignals.load(ordering: .relaxed),
             "udpErrorQueueRead": udpErrorQueueRead.load(ordering: .relaxed),
             "portUnreachableSignals": portUnreachableSignals.load(ordering: .relaxed),
+            "unreachableSignals": unreachableSignals.load(ordering: .relaxed),
             "upstreamErrorsIgnored": upstreamErrorsIgnored.load(ordering: .relaxed),
             "tunOffloads": tunOffloads.load(ordering: .relaxed),
             "tunOffloadUnavailable": tunOffloadUnavailable.load(ordering: .relaxed),

@@ -81,6 +81,10 @@ public enum UpstreamErrorAction: Equatable, Sendable {
     /// ICMP "port unreachable" (type 3 code 3) / ICMPv6 "port unreachable" (type 1 code 4): the
     /// app's connected socket reports ECONNREFUSED, as it would without tv.
     case portUnreachable
+    /// Not from the error queue: tv itself could not send the app's datagram on
+    /// (`UnsendableDatagram`), answered with a destination unreachable the app's kernel takes
+    /// as a hard error.
+    case unsendable(UnsendableDatagram)
     /// Nothing is written; the entry is only counted.
     case ignore(UpstreamErrorIgnored)
 }

@@ -43,6 +43,9 @@ import Testing
                 == "tunnel: 0 TCP connections, 2 UDP flows (2 datagrams up, 0 down), 2 of them DNS queries (0 answered, 2 not sent: no resolver could be reached, tv answered SERVFAIL)")
         #expect(TunnelCountersPresentation(counters: ["upstreamErrorsIgnored": 1]).lines[1]
                 == "tunnel: 0 TCP connections, 1 upstream ICMP error not passed on")
+        #expect(TunnelCountersPresentation(counters: ["udpFlows": 1, "unreachableSignals": 3, "portUnreachableSignals": 1]).lines[1]
+                == "tunnel: 0 TCP connections, 1 UDP flow (0 datagrams up, 0 down), 1 port-unreachable signal, "
+                + "3 datagrams tv could not send answered ICMP unreachable")
     }
 
     @Test func reasonWords() {

@@ -90,6 +90,75 @@ final class ExecProgramTests {
         #expect(program?["pid"] as? Int == pid && program?["command"] as? String == "python3", "\(query)")
     }
 
+    /// Found by a trial: UDP tv could not send on (no route on the host, a firewall's prohibit)
+    /// was dropped silently, and a fragmentable flow's port unreachable (no error queue) was
+    /// never passed on: each program waited out its timeout. Now each gets an ICMP error its
+    /// connected socket takes as a hard error, and the server's port unreachable reaches it.
+    @Test("UDP tv cannot send (an unreachable and a prohibit route on the host, both families) fails the program's socket at once; a port unreachable to a datagram without DF reaches it too")
+    func unsendableDatagrams() throws {
+        try Sh.must(["ip", "-n", lab.host, "route", "add", "unreachable", "10.99.0.0/24"])
+        try Sh.must(["ip", "-n", lab.host, "route", "add", "prohibit", "10.98.0.0/24"])
+        try Sh.must(["ip", "-n", lab.host, "-6", "route", "add", "unreachable", "fd99::/64"])
+        let script = try lab.script("unsendable.py", """
+            import errno, socket, sys
+            for target in sys.argv[1:]:
+                family = socket.AF_INET6 if ":" in target else socket.AF_INET
+                s = socket.socket(family, socket.SOCK_DGRAM); s.settimeout(4)
+                if target == "10.203.0.2":
+                    s.setsockopt(socket.IPPROTO_IP, 10, 0)   # IP_MTU_DISCOVER = IP_PMTUDISC_DONT: no DF
+                s.connect((target, 9)); s.send(b"x" * 20)
+                try:
+                    s.recv(100); print(target, "answered")
+                except socket.timeout:
+                    print(target, "timeout")
+                except OSError as e:
+                    print(target, errno.errorcode.get(e.errno, e.errno))
+            """)
+        let r = lab.exec([], ["python3", script, "10.99.0.1", "10.98.0.1", "fd99::1", "10.203.0.2"])
+        #expect(r.out == "10.99.0.1 ENETUNREACH\n10.98.0.1 EHOSTUNREACH\nfd99::1 EACCES\n10.203.0.2 ECONNREFUSED\n", "\(r)")
+        let flows = try lab.flows()
+        let refused = try #require(flows.first { $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 9 }, "\(flows)")
+        #expect(refused["status"] as? String == "failed"
+                && (refused["failureReason"] as? String)?.hasPrefix("the server answered ICMP port unreachable") == true, "\(refused)")
+    }
+
+    /// The same on a flow that already carried datagrams both ways: a prohibit route added while
+    /// it is open makes tv's next send fail; the program's socket reports it at once and the
+    /// flow keeps its bytes and says why.
+    @Test("a UDP flow tv can no longer send on (a prohibit route added while it is open): the program's next recv fails at once, the flow says why")
+    func unsendableMidFlow() throws {
+        let gate = lab.dir + "/mid.gate", out = lab.dir + "/mid.out"
+        let script = try lab.script("mid.py", """
+            import errno, os, socket, sys, time
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(4)
+            s.connect(("10.203.0.2", 7007)); s.send(b"first")
+            print("echoed", s.recv(100).decode(), flush=True)
+            while not os.path.exists(sys.argv[1]):
+                time.sleep(0.05)
+            s.send(b"second")
+            try:
+                s.recv(100); print("answered", flush=True)
+            except socket.timeout:
+                print("timeout", flush=True)
+            except OSError as e:
+                print(errno.errorcode.get(e.errno, e.errno), flush=True)
+            """)
+        let exec = try lab.execHeldOpen(until: gate, before: "{ python3 \(script) \(gate) > \(out) 2>&1 & }", after: "wait", log: "mid-exec.log")
+        defer { exec.stop() }
+        let read = { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
+        for _ in 0..<200 where !read().contains("echoed") { usleep(50_000) }
+        try #require(read() == "echoed first\n", "\(read()) \((try? String(contentsOfFile: lab.dir + "/mid-exec.log", encoding: .utf8)) ?? "")")
+        try Sh.must(["ip", "-n", lab.host, "route", "add", "prohibit", "10.203.0.2/32"])
+        defer { _ = Sh.run(["ip", "-n", lab.host, "route", "del", "prohibit", "10.203.0.2/32"]) }
+        FileManager.default.createFile(atPath: gate, contents: nil)
+        #expect(exec.wait(timeout: 15) == 0)
+        #expect(read() == "echoed first\nEHOSTUNREACH\n", "\(read())")
+        let flow = try #require(try lab.flows().first { $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 7007 })
+        #expect(flow["bytesDown"] as? Int == 5 && flow["bytesUp"] as? Int == 5, "\(flow)")   // "second" was not sent
+        #expect((flow["error"] as? String ?? flow["failureReason"] as? String ?? "").contains(
+            "tv could not send to 10.203.0.2:7007 (permission denied) and answered the program ICMP destination unreachable, so its socket reported no route to host"), "\(flow)")
+    }
+
     /// Found by a new-user trial: a connect tv could not complete was looked up only after tv's
     /// reset had closed the program's socket, so a program that had waited seconds read as "the
     /// socket was gone (a program that finished at once)". The flow is now reported while the

@@ -1,4 +1,7 @@
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import Tunnel
 
 /// Upstream UDP error-queue entries (IP_RECVERR / IPV6_RECVERR) and what tv writes to the app for
@@ -142,5 +145,37 @@ import Testing
         #expect(Self.build(.ignore(.otherICMP), PathMTUSignalTests.original4, source: "10.203.0.2") == nil)
         #expect(Self.build(.portUnreachable, PathMTUSignalTests.original4, source: "fd03::2") == nil)   // family mismatch
         #expect(Self.build(.portUnreachable, Array(PathMTUSignalTests.original4.prefix(19)), source: "10.203.0.2") == nil)
+    }
+
+    /// The port-unreachable fixtures above with the second byte of the ICMP header changed and
+    /// the checksum adjusted by RFC 1624's incremental rule (the type/code word grows by the
+    /// code's difference, so the checksum shrinks by it): computed apart from the builder.
+    static func withCode(_ fixture: [UInt8], at offset: Int, code: UInt8) -> [UInt8] {
+        var out = fixture
+        let delta = Int(code) - Int(fixture[offset + 1])
+        out[offset + 1] = code
+        var sum = Int(UInt16(fixture[offset + 2]) << 8 | UInt16(fixture[offset + 3])) - delta
+        if sum < 0 { sum += 0xffff }
+        if sum > 0xffff { sum -= 0xffff }
+        out[offset + 2] = UInt8(sum >> 8); out[offset + 3] = UInt8(sum & 0xff)
+        return out
+    }
+
+    @Test("a datagram tv could not send: no route is type 3 code 6 / ICMPv6 1 code 6, refused 3/13 / 1/1, each a hard error on Linux; errno mapping")
+    func unsendableDatagrams() {
+        #expect(Self.build(.unsendable(.noRoute), PathMTUSignalTests.original4, source: "10.203.0.2", identification: 7)
+                == Self.withCode(Self.portUnreachable4, at: 20, code: 6))
+        #expect(Self.build(.unsendable(.prohibited), PathMTUSignalTests.original4, source: "10.203.0.2", identification: 7)
+                == Self.withCode(Self.portUnreachable4, at: 20, code: 13))
+        #expect(Self.build(.unsendable(.noRoute), PathMTUSignalTests.original6, source: "fd03::2") == Self.withCode(Self.portUnreachable6, at: 40, code: 6))
+        #expect(Self.build(.unsendable(.prohibited), PathMTUSignalTests.original6, source: "fd03::2") == Self.withCode(Self.portUnreachable6, at: 40, code: 1))
+        #expect(Self.withCode(Self.portUnreachable4, at: 20, code: 13)[22...23] == [0x12, 0x3b])
+        #expect(UnsendableDatagram(errno: ENETUNREACH) == .noRoute && UnsendableDatagram(errno: EHOSTUNREACH) == .noRoute
+                && UnsendableDatagram(errno: EHOSTDOWN) == .noRoute && UnsendableDatagram(errno: ENONET) == .noRoute)
+        #expect(UnsendableDatagram(errno: EPERM) == .prohibited && UnsendableDatagram(errno: EACCES) == .prohibited)
+        #expect(UnsendableDatagram(errno: ENOBUFS) == nil && UnsendableDatagram(errno: EMFILE) == nil && UnsendableDatagram(errno: ECONNREFUSED) == nil)
+        #expect(UnsendableDatagram.noRoute.programSees(isIPv6: false).code == ENETUNREACH)
+        #expect(UnsendableDatagram.prohibited.programSees(isIPv6: false).code == EHOSTUNREACH)
+        #expect(UnsendableDatagram.noRoute.programSees(isIPv6: true).code == EACCES && UnsendableDatagram.prohibited.programSees(isIPv6: true).code == EACCES)
     }
 }

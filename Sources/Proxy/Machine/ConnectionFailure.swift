@@ -59,6 +59,9 @@ public enum ConnectionFailure: Equatable, Sendable {
         case reset
         /// A DNS SERVFAIL to the app's query to the tunnel's DNS address, so it does not wait.
         case serverFailure
+        /// An ICMP destination unreachable to the app's datagram (`UnsendableDatagram`), which
+        /// its socket reports as `programSaw`.
+        case icmpUnreachable(programSaw: Errno)
     }
 
     case clientGone(reset: Bool, Moment)
@@ -273,6 +276,8 @@ public enum ConnectionFailure: Equatable, Sendable {
                 return "tv could not connect to \(target) (\(cause)) and answered the program with a reset, so the program saw connection refused (ECONNREFUSED)"
             case .serverFailure?:
                 return "tv could not send the query to \(target) (\(cause)) and answered the program SERVFAIL, so its lookup failed at once"
+            case .icmpUnreachable(let seen)?:
+                return "tv could not send to \(target) (\(cause)) and answered the program ICMP destination unreachable, so its socket reported \(seen.phrase)"
             }
         case .clientHelloMalformed(let reason): return "the client sent a malformed TLS ClientHello (\(reason))"
         case .clientHelloTimeout(let seconds): return "the client's ClientHello did not complete within \(seconds) s"
