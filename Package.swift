@@ -75,7 +75,7 @@ let package = Package(
         // The TUN front-end: packet parsing and rewriting, the TCP NAT, UDP/DNS forwarding,
         // fragment reassembly, namespaces for `tv exec`, policy routing for `--mode tun`; runs on Proxy's loop.
         // QUIC Initials are opened (names only) with OpenSSL's HKDF and AES.
-        .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "Wire", "COpenSSL", "CTVShims", "TVHome", "FlowTerms", "FlowStore", "Capture"]),
+        .target(name: "Tunnel", dependencies: ["Proxy", "LocalCA", "Wire", "COpenSSL", "CTVShims", "TVHome", "FlowTerms", "FlowStore", "Capture", "ProgramLookup"]),
         // The program behind each flow: sock_diag (the kernel's socket table) and /proc, on a
         // lookup thread of its own, off the data path.
         .target(name: "ProgramLookup", dependencies: ["CTVShims", "FlowTerms"]),
@@ -132,7 +132,7 @@ let package = Package(
         // The pcapng encoder, the packet classifier and the capture writer, read back by tshark/capinfos.
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "FlowStore", "FlowTerms", "TVHome", "Settings", "Wire", "CTVShims"]),
         // Vectors/: RFC 9001 and RFC 9369 Appendix A (QUIC Initial protection), read at run time.
-        .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "Wire", "COpenSSL", "CTVShims", "FlowTerms", "Capture"], exclude: ["Vectors"]),
+        .testTarget(name: "TunnelTests", dependencies: ["Tunnel", "Proxy", "Wire", "COpenSSL", "CTVShims", "FlowTerms", "Capture", "ProgramLookup"], exclude: ["Vectors"]),
         // Namespaces, a TUN, nginx and dnsmasq: `tv exec`, `--mode tun`, `--mode transparent` (root only).
         .testTarget(name: "TunnelIntegrationTests", dependencies: ["tv", "Tunnel", "Proxy", "CTVShims", "Wire", "FlowStore", "FlowTerms"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Wire", "LocalCA", "COpenSSL", "CTVShims", "TVHome", "FlowTerms"]),

@@ -281,29 +281,12 @@ final class ProgramResolver {
     /// One dump of `family` sockets of the flow's protocol with local port `port`.
     private func dump(family: UInt8, transport: FlowTransport, port: UInt16) -> Result<[DiagSocket], SockDiagError> {
         dumps += 1
-        guard netlink >= 0 else { return .failure(.kernel(errno: -netlink)) }
-        // Leftovers of a dump that timed out earlier would be read as this one's answer.
-        while recv(netlink, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}
         sequence &+= 1
         let udp = transport == .udp
         let request = SockDiagMessage.request(family: family, proto: UInt8(udp ? IPPROTO_UDP : IPPROTO_TCP),
                                               states: udp ? SockDiagMessage.allStates : SockDiagMessage.connectedTCPStates,
                                               sourcePort: port, sequence: sequence)
-        let sent = request.withUnsafeBufferPointer { tv_netlink_send(netlink, $0.baseAddress, $0.count) }
-        guard sent == request.count else { return .failure(.kernel(errno: sent < 0 ? Int32(-sent) : EIO)) }
-        var sockets: [DiagSocket] = []
-        for _ in 0..<Self.maximumReads {
-            let n = recv(netlink, &buffer, buffer.count, 0)
-            guard n > 0 else { return .failure(.kernel(errno: n < 0 ? errno : EIO)) }
-            do {
-                let part = try SockDiagMessage.parse(Array(buffer.prefix(n)))
-                if sockets.count < Self.maximumSockets { sockets += part.sockets.prefix(Self.maximumSockets - sockets.count) }
-                if part.done { return .success(sockets) }
-            } catch {
-                return .failure(error)
-            }
-        }
-        return .success(sockets)
+        return SockDiagDump.run(netlink, request: request, buffer: &buffer, maximumReads: Self.maximumReads, maximumSockets: Self.maximumSockets)
     }
 
     func close() {

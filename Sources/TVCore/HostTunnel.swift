@@ -29,7 +29,7 @@ public struct HostTunnelOptions: Sendable {
     }
 
     /// What stays outside the TUN, said with the changes (the dry run, the question before them).
-    public static let outsideSentence = "LAN and connected routes keep going direct, as the main table routes them while tv runs; tv's own connections leave through a copy of main's default routes, kept in step with it."
+    public static let outsideSentence = "LAN and connected routes keep going direct, as the main table routes them while tv runs; tv's own connections leave through a copy of main's default routes, kept in step with it, and so do the replies of this host's own servers (their listening ports, followed while tv runs), so connections to them from beyond the LAN go on, unseen."
 
     /// Everything `--mode tun` will change, as commands (what `--dry-run` prints and the prompt shows).
     public var changeLines: [String] {
@@ -67,6 +67,7 @@ public struct HostTunnelOptions: Sendable {
         var routing = HostRoutingPlan(device: plan.deviceName, table: table, mark: mark, ipv6: plan.address6 != nil)
         routing.defaults4 = MainTableRoutes.readDefaults(family: "-4", excludingDevice: plan.deviceName).routes
         if routing.ipv6 { routing.defaults6 = MainTableRoutes.readDefaults(family: "-6", excludingDevice: plan.deviceName).routes }
+        routing.serverPorts = ServerReplyPorts.read(excluding: plan.holds) ?? ServerReplyPorts()
         return routing
     }
 }
@@ -110,9 +111,9 @@ final class HostTunnel: Sendable {
         // another namespace that had this one's inode number: nothing of it applies.
         let left = claim.left.flatMap { HostTunnelClaim.isHere($0) ? $0 : nil }
         if let left {
-            for command in HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).undo { _ = config.tryIP(command) }
+            HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).remove(using: &config)
         }
-        for command in routing.undo { _ = config.tryIP(command) }
+        routing.remove(using: &config)
 
         let (fd, name, offload) = TUNDevice.open(name: plan.deviceName)
         guard fd >= 0 else {
@@ -121,10 +122,11 @@ final class HostTunnel: Sendable {
         }
         if let reason = offload.unavailableReason { say("the TUN runs without checksum offload (\(reason)); traffic still flows, with more CPU per byte") }
         var uncopied: [String] = []
+        var unruled: [String] = []
         var rpFilter: String?
         var loosened: [String] = []
         func undoAll() {
-            for command in routing.undo { _ = config.tryIP(command) }
+            routing.remove(using: &config)
             if let rpFilter { config.sysctl("net.ipv4.conf.all.rp_filter", rpFilter) }
             for name in loosened { config.sysctl("net.ipv4.conf.\(name).rp_filter", "1") }
             close(fd)
@@ -144,10 +146,13 @@ final class HostTunnel: Sendable {
             try config.ip(["link", "set", "dev", dev, "up"])
             routing.ipv6 = plan.address6 != nil
             for step in routing.apply {
-                if let destination = step.copyOf {
-                    if !config.tryIP(step.arguments), destination != "cache" { uncopied.append(step.arguments.joined(separator: " ")) }
-                } else {
-                    try config.ip(step.arguments)
+                switch step.mayFail {
+                case nil: try config.ip(step.arguments)
+                case .cacheFlush?: _ = config.tryIP(step.arguments)
+                case .copy?, .lastResort?:
+                    if !config.tryIP(step.arguments) { uncopied.append(step.arguments.joined(separator: " ")) }
+                case .serverReplies?:
+                    if !config.tryIP(step.arguments) { unruled.append(step.arguments.joined(separator: " ")) }
                 }
             }
             // Strict reverse-path filtering drops the replies to marked sockets (tun-nat.md):
@@ -181,7 +186,8 @@ final class HostTunnel: Sendable {
         engineConfig.refusesTunnelNetwork = true
         engine = TunnelEngine(configuration: engineConfig, tunFD: fd, offload: offload, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer,
                               recorder: recorder)
-        defaults = MainDefaultRouteWatcher(plan: routing)
+        let addresses = plan
+        defaults = MainDefaultRouteWatcher(plan: routing, serverPorts: { ServerReplyPorts.read(excluding: addresses.holds) })
         do {
             try engine.start()
             try defaults.start()
@@ -198,6 +204,9 @@ final class HostTunnel: Sendable {
         if !uncopied.isEmpty {
             lines.append("  (the kernel refused `ip " + uncopied.joined(separator: "`, `ip ") + "`: tv's own connections use main's default route itself until the copy is made again)")
         }
+        if !unruled.isEmpty {
+            lines.append("  (the kernel refused `ip " + unruled.joined(separator: "`, `ip ") + "`: those servers' replies to clients beyond the LAN go into the TUN until it takes them; tv asks again)")
+        }
         if rpFilter != nil {
             lines.append(left?.rpFilterWas == nil
                 ? "  sysctl -w net.ipv4.conf.all.rp_filter=2 (was 1; restored at exit)"
@@ -207,6 +216,8 @@ final class HostTunnel: Sendable {
             lines.append("  sysctl -w " + loosened.map { "net.ipv4.conf.\($0).rp_filter=2" }.joined(separator: " ") + " (was 1; restored at exit)")
         }
         lines.append("tv's own connections are marked \(routing.markText) and bypass it, through table \(routing.copyTable), kept in step with main's default routes. Stopping tv removes all of this.")
+        lines.append("Replies of this host's own servers leave through table \(routing.copyTable) too, so connections to them from beyond the LAN go on, unseen by tv: "
+            + (routing.serverPorts.summary.map { $0 + " now" } ?? "none listens now") + "; servers that start or stop while tv runs are followed within \(Int(MainDefaultRouteWatcher.serverCheckSeconds)) s.")
         if let ahead = HostTunnelOptions.rulesAheadSentence(routing) { lines.append(ahead) }
         summary = lines
     }
@@ -225,7 +236,7 @@ final class HostTunnel: Sendable {
             return
         }
         var config = NetworkConfigurator()
-        for command in HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).undo { _ = config.tryIP(command) }
+        HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).remove(using: &config)
         var restored: String?
         for name in left.rpFilterLoosened ?? [] where NetworkConfigurator.read("net.ipv4.conf.\(name).rp_filter") == "2" {
             config.sysctl("net.ipv4.conf.\(name).rp_filter", "1")
@@ -252,7 +263,7 @@ final class HostTunnel: Sendable {
         engine.stop()
         defaults.stop()
         var config = NetworkConfigurator()
-        for command in routing.undo { _ = config.tryIP(command) }
+        routing.remove(using: &config)
         if let restoreRPFilter { config.sysctl("net.ipv4.conf.all.rp_filter", restoreRPFilter) }
         for name in loosenedRPFilters { config.sysctl("net.ipv4.conf.\(name).rp_filter", "1") }
         listeners.close()

@@ -2,6 +2,7 @@
 ///
 ///     ip rule add table main suppress_prefixlength 0 suppress_ifgroup T pref 32763   # main's specific routes
 ///     ip rule add fwmark M table U pref 32764                     # tv's own sockets: a copy of main's default routes
+///     ip rule add ipproto tcp sport 22 table U pref 32764         # this host's servers' replies (`ServerReplyPorts`)
 ///     ip rule add not fwmark M table T pref 32765                 # everything else unmarked: the TUN
 ///     ip route add default dev TUN table T
 ///     ip route append DEFAULT table U                             # each of main's default routes (`MainTableRoutes`)
@@ -38,18 +39,33 @@ public struct HostRoutingPlan: Sendable, Equatable {
     /// Main's default routes, per family (`MainTableRoutes.copies(json:defaults:)`).
     public var defaults4: [MainTableRoutes.Route] = []
     public var defaults6: [MainTableRoutes.Route] = []
+    /// This host's servers, whose replies keep main's default routes (`ServerReplyPorts`).
+    public var serverPorts = ServerReplyPorts()
 
     /// One `ip` command of `apply`.
     public struct Step: Sendable, Equatable {
         public var arguments: [String]
-        /// A copy of main's default route, or the flush of old cached routes: one the kernel
-        /// refuses leaves tv's sockets on main (they still reach everything), so the session goes
-        /// on. Nil for the rules and the TUN's route, which must be made.
-        public var copyOf: String?
+        /// What a step the kernel may refuse is (the session goes on without it); nil for the
+        /// TUN's route and the three rules, which must be made.
+        public var mayFail: Optional?
 
-        public init(arguments: [String], copyOf: String? = nil) {
+        /// The steps a session can do without.
+        public enum Optional: Sendable, Equatable {
+            /// A copy of one of main's routes to `destination` (without it, tv's sockets take
+            /// main's default route itself: they still reach everything).
+            case copy(destination: String)
+            /// U's last resort (`HostRoutingPlan.lastResort`).
+            case lastResort
+            /// The flush of IPv6 routes cached before the session.
+            case cacheFlush
+            /// A server-reply rule (`ServerReplyPorts`): without it, that server's replies to
+            /// clients beyond the LAN go into the TUN.
+            case serverReplies
+        }
+
+        public init(arguments: [String], mayFail: Optional? = nil) {
             self.arguments = arguments
-            self.copyOf = copyOf
+            self.mayFail = mayFail
         }
     }
 
@@ -68,13 +84,16 @@ public struct HostRoutingPlan: Sendable, Equatable {
     /// The `ip` commands that route everything unmarked into the TUN, per family: the tables
     /// first, the rule into the TUN last, so nothing is sent to a table still being filled.
     public var apply: [Step] {
-        families.flatMap { family in
-            (family == "-6" ? [Step(arguments: ["-6", "route", "flush", "cache"], copyOf: "cache")] : [])
-            + [Step(arguments: [family, "route", "add", "default", "dev", device, "table", String(table)])]
-            + copySteps(family: family)
-            + [Step(arguments: [family, "rule", "add", "table", "main", "suppress_prefixlength", "0", "suppress_ifgroup", String(table), "pref", String(suppressPriority)]),
-               Step(arguments: [family, "rule", "add", "fwmark", markText, "table", String(copyTable), "pref", String(markedPriority)]),
-               Step(arguments: [family, "rule", "add", "not", "fwmark", markText, "table", String(table), "pref", String(rulePriority)])]
+        families.flatMap { family -> [Step] in
+            var steps: [Step] = family == "-6" ? [Step(arguments: ["-6", "route", "flush", "cache"], mayFail: .cacheFlush)] : []
+            steps.append(Step(arguments: [family, "route", "add", "default", "dev", device, "table", String(table)]))
+            steps += copySteps(family: family)
+            steps.append(Step(arguments: [family, "rule", "add", "table", "main", "suppress_prefixlength", "0", "suppress_ifgroup", String(table),
+                                          "pref", String(suppressPriority)]))
+            steps.append(Step(arguments: [family, "rule", "add", "fwmark", markText, "table", String(copyTable), "pref", String(markedPriority)]))
+            steps += serverRules(family: family, serverPorts).map { Step(arguments: $0, mayFail: .serverReplies) }
+            steps.append(Step(arguments: [family, "rule", "add", "not", "fwmark", markText, "table", String(table), "pref", String(rulePriority)]))
+            return steps
         }
     }
 
@@ -82,8 +101,8 @@ public struct HostRoutingPlan: Sendable, Equatable {
     /// resort (`unreachable`).
     public func copySteps(family: String) -> [Step] {
         (family == "-4" ? defaults4 : defaults6).map {
-            Step(arguments: [family, "route", "append"] + $0.arguments(table: String(copyTable)), copyOf: $0.destination)
-        } + [Step(arguments: [family, "route", "append"] + Self.lastResort.arguments(table: String(copyTable)), copyOf: "unreachable")]
+            Step(arguments: [family, "route", "append"] + $0.arguments(table: String(copyTable)), mayFail: .copy(destination: $0.destination))
+        } + [Step(arguments: [family, "route", "append"] + Self.lastResort.arguments(table: String(copyTable)), mayFail: .lastResort)]
     }
 
     /// Table U's route when none of main's defaults applies: tv's connections fail (network

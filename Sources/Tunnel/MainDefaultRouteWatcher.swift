@@ -14,11 +14,20 @@ import Glibc
 /// someone flushes U, the monitor dies). So a network change reaches tv's sockets within a
 /// fraction of a second. Its own thread, off the data path.
 ///
-/// `@unchecked Sendable`: `plan`, `process`, `readEnd` and `done` are set in `init`/`start`
-/// before the thread starts and not changed after (`readEnd` is closed by `stop` after the thread
-/// ended); the rest is the thread's or a Mutex.
+/// It keeps the server-reply rules (`ServerReplyPorts`) in step with this host's servers the
+/// same way: their ports are read every `serverCheckSeconds` (a sock_diag dump of listeners,
+/// no process) and the rules changed when they changed, and compared with the kernel's rules
+/// at each periodic comparison (a rule removed from outside is made again).
+///
+/// `@unchecked Sendable`: `plan`, `readServerPorts`, `process`, `readEnd` and `done` are set in
+/// `init`/`start` before the thread starts and not changed after (`readEnd` is closed by `stop`
+/// after the thread ended); `serverPorts` is the thread's alone; the rest is a Mutex.
 public final class MainDefaultRouteWatcher: @unchecked Sendable {
     private let plan: HostRoutingPlan
+    private let readServerPorts: @Sendable () -> ServerReplyPorts?
+    /// The server ports the rules were last made for (the plan's at first).
+    private var serverPorts: ServerReplyPorts
+    private let serverSyncs = Mutex(0)
     private let stopping = Mutex(false)
     private let resyncs = Mutex(0)
     private var process: pid_t = 0
@@ -30,14 +39,22 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
     public static let settleMillis = 100
     /// Seconds between comparisons made without a line.
     public static let checkSeconds = 10.0
+    /// Seconds between readings of this host's server ports.
+    public static let serverCheckSeconds = 2.0
 
-    /// - Parameter plan: the routing applied.
-    public init(plan: HostRoutingPlan) {
+    /// - Parameters:
+    ///   - plan: the routing applied (its `serverPorts` are the rules made).
+    ///   - serverPorts: reads this host's servers now (`ServerReplyPorts.read`); nil: unknown.
+    public init(plan: HostRoutingPlan, serverPorts: @escaping @Sendable () -> ServerReplyPorts? = { nil }) {
         self.plan = plan
+        self.readServerPorts = serverPorts
+        self.serverPorts = plan.serverPorts
     }
 
     /// Times the copy was replaced since `start`.
     public var resyncCount: Int { resyncs.withLock { $0 } }
+    /// Times the server-reply rules were changed since `start`.
+    public var serverSyncCount: Int { serverSyncs.withLock { $0 } }
 
     /// Starts `ip monitor route` and the thread reading it.
     /// - Throws: `TunnelError.cannotRun` when the pipe or the process cannot be made.
@@ -93,6 +110,7 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
         var pendingSince: UInt64?
         var monitoring = true
         var lastCheck = DispatchTime.now().uptimeNanoseconds
+        var lastServerCheck = lastCheck
         while !stopping.withLock({ $0 }) {
             if monitoring {
                 var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
@@ -121,9 +139,33 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
                 resync()
             } else if now - lastCheck >= UInt64(Self.checkSeconds * 1_000_000_000) {
                 lastCheck = now
+                lastServerCheck = now
                 resync()
+                syncServerRules(askingKernel: true)
+            }
+            if now - lastServerCheck >= UInt64(Self.serverCheckSeconds * 1_000_000_000) {
+                lastServerCheck = now
+                syncServerRules(askingKernel: false)
             }
         }
+    }
+
+    /// Reads this host's server ports and changes the server-reply rules where they differ from
+    /// the last made (`askingKernel`: from what the kernel holds, read with `ip rule`).
+    private func syncServerRules(askingKernel: Bool) {
+        guard let wanted = readServerPorts() else { return }
+        guard askingKernel || wanted != serverPorts else { return }
+        var config = NetworkConfigurator()
+        var changed = false
+        for family in plan.families {
+            let held = askingKernel ? (plan.heldServerRules(family: family) ?? serverPorts) : serverPorts
+            for command in plan.serverRuleChanges(family: family, held: held, wanted: wanted) {
+                _ = config.tryIP(command)
+                changed = true
+            }
+        }
+        serverPorts = wanted
+        if changed { serverSyncs.withLock { $0 += 1 } }
     }
 
     /// Compares what U holds with main's default routes (and U's last resort) per family, and

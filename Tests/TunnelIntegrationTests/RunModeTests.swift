@@ -334,6 +334,103 @@ final class RunModeTests {
         #expect(ns(["sysctl", "-n", "net.ipv4.conf.all.rp_filter"]).out == "1\n")
     }
 
+    /// Found by the tun trials (and said in the README as a limit until now): the replies of this
+    /// host's own servers to clients beyond the LAN followed the default route into the TUN,
+    /// where the engine reset them: an SSH session into the host was cut when tv started, and no
+    /// new one could open. Each server's port now has a rule sending its replies through tv's
+    /// copy of main's default routes.
+    @Test("tun: this host's servers stay reachable from beyond the LAN (a connection made before tv, new ones in both families, UDP, a server started and stopped while tv runs); the rules go with tv")
+    func tunKeepsServersReachable() throws {
+        let host = lab.host
+        let rulesBefore = try prepareHostForTun()
+        let server = try lab.script("servers.py", """
+            import socket, sys, threading
+            def tcp(family, address, port):
+                s = socket.socket(family, socket.SOCK_STREAM); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                s.bind((address, port)); s.listen(16)
+                def serve(c):
+                    while True:
+                        d = c.recv(100)
+                        if not d: break
+                        c.sendall(d)
+                while True:
+                    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
+            def udp(port):
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", port))
+                while True:
+                    d, peer = s.recvfrom(100); s.sendto(d, peer)
+            port = int(sys.argv[1])
+            threads = [threading.Thread(target=tcp, args=(socket.AF_INET, "0.0.0.0", port)),
+                       threading.Thread(target=tcp, args=(socket.AF_INET6, "::", port))]
+            if len(sys.argv) > 2: threads.append(threading.Thread(target=udp, args=(int(sys.argv[2]),)))
+            for t in threads: t.daemon = True; t.start()
+            threads[0].join()
+            """)
+        let client = try lab.script("far-client.py", """
+            import os, socket, sys, time
+            source, target, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+            family = socket.AF_INET6 if ":" in target else socket.AF_INET
+            if len(sys.argv) > 4 and sys.argv[4] == "udp":
+                s = socket.socket(family, socket.SOCK_DGRAM); s.settimeout(3); s.bind((source, 0))
+                s.sendto(b"datagram", (target, port))
+                try: print(s.recv(100).decode())
+                except OSError as e: print(type(e).__name__)
+                sys.exit(0)
+            s = socket.socket(family, socket.SOCK_STREAM); s.settimeout(5); s.bind((source, 0))
+            try:
+                s.connect((target, port)); s.sendall(b"one"); print(s.recv(100).decode(), flush=True)
+                if len(sys.argv) > 4:   # hold the connection until the gate exists, then use it again
+                    while not os.path.exists(sys.argv[4]): time.sleep(0.05)
+                    s.sendall(b"two"); print(s.recv(100).decode(), flush=True)
+            except OSError as e:
+                print(type(e).__name__, flush=True)
+            """)
+        let servers = try Daemon(["ip", "netns", "exec", host, "python3", server, "2222", "5300"], log: lab.dir + "/servers.log")
+        defer { servers.stop() }
+        for _ in 0..<100 where !Sh.run(["ip", "netns", "exec", host, "ss", "-ltnH"]).out.contains(":2222") { usleep(50_000) }
+        let far = { (arguments: [String]) in Sh.run(["ip", "netns", "exec", self.lab.origin, "python3", client] + arguments, timeout: 20) }
+        // A session open before tv starts (an SSH login into the machine that then runs tv).
+        let gate = lab.dir + "/held.gate", heldOut = lab.dir + "/held.out"
+        let held = try Daemon(["sh", "-c", "ip netns exec \(lab.origin) python3 \(client) 10.205.0.2 10.203.0.1 2222 \(gate) > \(heldOut)"], log: lab.dir + "/held.log")
+        defer { held.stop() }
+        for _ in 0..<100 where ((try? String(contentsOfFile: heldOut, encoding: .utf8)) ?? "") != "one\n" { usleep(50_000) }
+
+        let tv = try startTV(["--mode", "tun", "--yes"]) {
+            ((try? String(contentsOfFile: self.lab.dir + "/tv-run.log", encoding: .utf8)) ?? "").contains("tv is running")
+        }
+        defer { tv.stop() }
+        #expect(tv.output.contains("Replies of this host's own servers leave through table 29815 too") && tv.output.contains("TCP 2222; UDP 5300 now"), "\(tv.output)")
+        let ruled = { (family: String) in Sh.run(["ip", "-n", host, family, "rule"]).out }
+        #expect(ruled("-4").contains("ipproto tcp sport 2222 lookup 29815") && ruled("-4").contains("ipproto udp sport 5300 lookup 29815"), "\(ruled("-4"))")
+        #expect(ruled("-6").contains("ipproto tcp sport 2222 lookup 29815"), "\(ruled("-6"))")
+        // The session made before tv goes on …
+        FileManager.default.createFile(atPath: gate, contents: nil)
+        #expect(held.wait(timeout: 10) == 0)
+        #expect((try? String(contentsOfFile: heldOut, encoding: .utf8)) == "one\ntwo\n")
+        // … new ones open, both families, and a datagram is answered from the server's port.
+        #expect(far(["10.205.0.2", "10.203.0.1", "2222"]).out == "one\n")
+        #expect(far(["fd05::2", "fd03::1", "2222"]).out == "one\n")
+        #expect(far(["10.205.0.2", "10.203.0.1", "5300", "udp"]).out == "datagram\n")
+        // The host's own outgoing traffic still goes through tv.
+        #expect(lab.inHost(["curl", "-sS", "-m", "5", "http://10.205.0.2:8080/index.html"]).out == OriginLab.indexBody)
+        #expect(try lab.flows().contains { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 8080 })
+        // A server that starts while tv runs is followed, and so is its end.
+        let late = try Daemon(["ip", "netns", "exec", host, "python3", server, "2223"], log: lab.dir + "/late.log")
+        // (2222 and 2223 make one range: `sport 2222-2223`.)
+        var lateRuled = false
+        for _ in 0..<100 where !lateRuled { usleep(100_000); lateRuled = ruled("-4").contains("ipproto tcp sport 2222-2223 lookup 29815") }
+        #expect(lateRuled, "\(ruled("-4"))")
+        #expect(far(["10.205.0.2", "10.203.0.1", "2223"]).out == "one\n")
+        late.stop()
+        var lateGone = false
+        for _ in 0..<100 where !lateGone { usleep(100_000); lateGone = !ruled("-4").contains("2223") && ruled("-4").contains("sport 2222 ") }
+        #expect(lateGone, "\(ruled("-4"))")
+        tv.stop(signal: SIGINT)
+        _ = tv.wait(timeout: 10)
+        #expect(rules() == rulesBefore)
+    }
+
     @Test("tun: a path MTU tv's own socket learns (ICMPv6 Packet Too Big from a 1,280-byte link further out) stays with tv's sockets, the host's other traffic to that address still goes through tv; a LAN route over the TUN's network leaves the TUN's traffic alone")
     func tunPathMTUStaysWithTV() throws {
         let host = lab.host

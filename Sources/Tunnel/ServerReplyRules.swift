@@ -1,0 +1,167 @@
+import Foundation
+import ProgramLookup
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The ports whose replies `--mode tun` leaves on main's default routes: this host's own
+/// servers. Their replies to a client beyond the LAN followed the default route into the TUN,
+/// where the engine had no flow for them and answered with a reset: an SSH session into a host
+/// running `tv run --mode tun` was cut the moment tv started, and no new one could open (the
+/// same holds for wg-quick's full tunnel). A rule per port range (`HostRoutingPlan.serverRules`,
+/// `ipproto tcp sport 22 lookup U`, after main's specific routes) sends them through tv's copy
+/// of main's default routes instead, as the client reached them; tv does not see them.
+///
+/// A server is a TCP listener, or a UDP socket bound below the ephemeral range (a client's
+/// socket is bound above it), on an address other than loopback and the TUN's own networks
+/// (tv's listeners there answer into the TUN). A port served in one family is ruled in both
+/// (an IPv6 socket without `IPV6_V6ONLY` serves IPv4 too).
+public struct ServerReplyPorts: Sendable, Equatable {
+    public var tcp: [ClosedRange<UInt16>] = []
+    public var udp: [ClosedRange<UInt16>] = []
+
+    public init(tcp: [ClosedRange<UInt16>] = [], udp: [ClosedRange<UInt16>] = []) {
+        self.tcp = tcp
+        self.udp = udp
+    }
+
+    public var isEmpty: Bool { tcp.isEmpty && udp.isEmpty }
+
+    /// The ports `sockets` serve on. Pure.
+    /// - Parameters:
+    ///   - ephemeralStart: the first port of `net.ipv4.ip_local_port_range` (32768 by default).
+    ///   - excluded: addresses whose sockets are not this host's servers (the TUN's networks).
+    public init(_ sockets: [ServingSockets.Entry], ephemeralStart: UInt16, excluding excluded: (PacketAddress) -> Bool) {
+        var tcpPorts = Set<UInt16>(), udpPorts = Set<UInt16>()
+        for entry in sockets {
+            let socket = entry.socket
+            guard socket.sourcePort != 0, let address = Self.address(socket.source) else { continue }
+            if address.isLoopback || excluded(address) { continue }
+            if entry.proto == UInt8(IPPROTO_TCP) {
+                tcpPorts.insert(socket.sourcePort)
+            } else if entry.proto == UInt8(IPPROTO_UDP), socket.sourcePort < ephemeralStart {
+                udpPorts.insert(socket.sourcePort)
+            }
+        }
+        tcp = Self.ranges(tcpPorts)
+        udp = Self.ranges(udpPorts)
+    }
+
+    /// A socket's local address; an IPv4-mapped IPv6 one (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2)
+    /// as IPv4.
+    static func address(_ bytes: [UInt8]) -> PacketAddress? {
+        if bytes.count == 16, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff {
+            return PacketAddress(bytes: Array(bytes[12...]))
+        }
+        return PacketAddress(bytes: bytes)
+    }
+
+    /// `ports` sorted and merged into ranges of consecutive ports. Pure.
+    public static func ranges(_ ports: Set<UInt16>) -> [ClosedRange<UInt16>] {
+        var out: [ClosedRange<UInt16>] = []
+        for port in ports.sorted() {
+            if let last = out.last, last.upperBound &+ 1 == port, last.upperBound != .max {
+                out[out.count - 1] = last.lowerBound...port
+            } else {
+                out.append(port...port)
+            }
+        }
+        return out
+    }
+
+    /// `22`, `8000-8010`: a range as `ip rule`'s `sport` takes it.
+    public static func text(_ range: ClosedRange<UInt16>) -> String {
+        range.lowerBound == range.upperBound ? String(range.lowerBound) : "\(range.lowerBound)-\(range.upperBound)"
+    }
+
+    /// "TCP 22, 80; UDP 51820" for the banner; nil when empty.
+    public var summary: String? {
+        guard !isEmpty else { return nil }
+        var parts: [String] = []
+        if !tcp.isEmpty { parts.append("TCP " + tcp.map(Self.text).joined(separator: ", ")) }
+        if !udp.isEmpty { parts.append("UDP " + udp.map(Self.text).joined(separator: ", ")) }
+        return parts.joined(separator: "; ")
+    }
+
+    /// Reads this namespace's servers (`ServingSockets`), the ephemeral range from
+    /// `/proc/sys/net/ipv4/ip_local_port_range`; nil when sock_diag cannot be asked.
+    public static func read(excluding excluded: (PacketAddress) -> Bool) -> ServerReplyPorts? {
+        guard case .success(let sockets) = ServingSockets.read() else { return nil }
+        let range = (NetworkConfigurator.read("net.ipv4.ip_local_port_range") ?? "").split(whereSeparator: \.isWhitespace)
+        return ServerReplyPorts(sockets, ephemeralStart: range.first.flatMap { UInt16($0) } ?? 32_768, excluding: excluded)
+    }
+}
+
+extension PacketAddress {
+    /// 127.0.0.0/8 or ::1.
+    var isLoopback: Bool {
+        isIPv6 ? self == PacketAddress("::1")! : isIn(PacketAddress("127.0.0.0")!, prefixLength: 8)
+    }
+}
+
+/// The server-reply rules of a `HostRoutingPlan` (`ServerReplyPorts`): made, compared with what
+/// the kernel holds, and removed.
+extension HostRoutingPlan {
+    /// One rule's selector and place: `FAMILY rule VERB ipproto PROTO sport RANGE table U pref P`.
+    public func serverRule(_ verb: String, family: String, proto: String, _ range: ClosedRange<UInt16>) -> [String] {
+        [family, "rule", verb, "ipproto", proto, "sport", ServerReplyPorts.text(range), "table", String(copyTable), "pref", String(markedPriority)]
+    }
+
+    /// The rules adding `ports` in `family`.
+    public func serverRules(family: String, _ ports: ServerReplyPorts) -> [[String]] {
+        ports.tcp.map { serverRule("add", family: family, proto: "tcp", $0) } + ports.udp.map { serverRule("add", family: family, proto: "udp", $0) }
+    }
+
+    /// The server-reply rules in `json` (`ip -j FAMILY rule show table U`): those at this plan's
+    /// marked priority with an `ipproto` and a `sport` (or `sport_start`/`sport_end`), as ports.
+    /// Pure; empty for what does not parse.
+    public func serverRules(inJSON json: String) -> ServerReplyPorts {
+        guard let data = json.data(using: .utf8), let rules = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else {
+            return ServerReplyPorts()
+        }
+        var held = ServerReplyPorts()
+        for rule in rules {
+            guard (rule["priority"] as? Int).map(UInt32.init) == markedPriority, rule["table"] as? String == String(copyTable),
+                  let proto = rule["ipproto"] as? String else { continue }
+            let range: ClosedRange<UInt16>
+            if let port = (rule["sport"] as? Int).flatMap(UInt16.init(exactly:)) {
+                range = port...port
+            } else if let low = (rule["sport_start"] as? Int).flatMap(UInt16.init(exactly:)),
+                      let high = (rule["sport_end"] as? Int).flatMap(UInt16.init(exactly:)), low <= high {
+                range = low...high
+            } else {
+                continue
+            }
+            if proto == "tcp" { held.tcp.append(range) } else if proto == "udp" { held.udp.append(range) }
+        }
+        return held
+    }
+
+    /// The `ip` commands that turn `held` into `wanted` in `family`: additions first, so a
+    /// port whose range changes (22 → 22-23 when 23 starts) is never without a rule (its
+    /// replies would meet the engine's reset in between). Pure.
+    public func serverRuleChanges(family: String, held: ServerReplyPorts, wanted: ServerReplyPorts) -> [[String]] {
+        var deletions: [[String]] = [], additions: [[String]] = []
+        for (proto, have, want) in [("tcp", held.tcp, wanted.tcp), ("udp", held.udp, wanted.udp)] {
+            deletions += have.filter { !want.contains($0) }.map { serverRule("del", family: family, proto: proto, $0) }
+            additions += want.filter { !have.contains($0) }.map { serverRule("add", family: family, proto: proto, $0) }
+        }
+        return additions + deletions
+    }
+
+    /// Reads the server-reply rules the kernel holds in `family`; nil when `ip` fails.
+    public func heldServerRules(family: String) -> ServerReplyPorts? {
+        guard let (code, output) = try? ChildProcess.run(["ip", "-j", family, "rule", "show", "table", String(copyTable)]), code == 0 else { return nil }
+        return serverRules(inJSON: output)
+    }
+
+    /// Runs `undo`, then removes every server-reply rule of this plan's table and priority
+    /// (those this session made as its servers came and went, or a killed one left).
+    public func remove(using config: inout NetworkConfigurator) {
+        for command in undo { _ = config.tryIP(command) }
+        for family in families {
+            guard let held = heldServerRules(family: family) else { continue }
+            for command in serverRuleChanges(family: family, held: held, wanted: ServerReplyPorts()) { _ = config.tryIP(command) }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Testing
+import ProgramLookup
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import Tunnel
+
+/// `--mode tun`'s server-reply rules (`ServerReplyPorts`): which sockets are this host's
+/// servers, the rules made, read back from iproute2 6.1's JSON, and changed.
+@Suite struct ServerReplyRulesTests {
+    static func entry(_ proto: Int, _ address: [UInt8], _ port: UInt16) -> ServingSockets.Entry {
+        ServingSockets.Entry(proto: UInt8(proto), socket: DiagSocket(family: address.count == 4 ? 2 : 10, state: proto == IPPROTO_TCP ? 10 : 7,
+                                                                     source: address, sourcePort: port, destination: [UInt8](repeating: 0, count: address.count),
+                                                                     destinationPort: 0, uid: 0, inode: 1))
+    }
+    static let any4: [UInt8] = [0, 0, 0, 0]
+    static let any6 = [UInt8](repeating: 0, count: 16)
+
+    @Test("servers: TCP listeners and UDP sockets below the ephemeral range, on any address but loopback and the TUN's networks; ports merged into ranges")
+    func servers() {
+        let plan = TunnelAddressPlan()
+        let sockets: [ServingSockets.Entry] = [
+            Self.entry(IPPROTO_TCP, Self.any4, 22),
+            Self.entry(IPPROTO_TCP, Self.any6, 22),                                          // the same port in IPv6: once
+            Self.entry(IPPROTO_TCP, [10, 203, 0, 1], 8000), Self.entry(IPPROTO_TCP, Self.any6, 8001), Self.entry(IPPROTO_TCP, Self.any4, 8002),
+            Self.entry(IPPROTO_TCP, [127, 0, 0, 1], 8080),                                   // loopback: no far client
+            Self.entry(IPPROTO_TCP, [UInt8](repeating: 0, count: 15) + [1], 9090),           // ::1
+            Self.entry(IPPROTO_TCP, [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 53], 5353), // ::ffff:127.0.0.53
+            Self.entry(IPPROTO_TCP, [10, 77, 0, 1], 40_000),                                 // tv's own listener on the TUN
+            Self.entry(IPPROTO_TCP, [0xfd, 0x77] + [UInt8](repeating: 0, count: 13) + [1], 40_001),
+            Self.entry(IPPROTO_UDP, Self.any4, 51_820), Self.entry(IPPROTO_UDP, Self.any6, 53),
+            Self.entry(IPPROTO_UDP, Self.any4, 32_767),
+            Self.entry(IPPROTO_UDP, Self.any4, 32_768),                                      // a client's socket
+            Self.entry(IPPROTO_UDP, Self.any4, 0),
+        ]
+        let ports = ServerReplyPorts(sockets, ephemeralStart: 32_768, excluding: plan.holds)
+        #expect(ports.tcp == [22...22, 8000...8002])
+        #expect(ports.udp == [53...53, 32_767...32_767])
+        #expect(ports.summary == "TCP 22, 8000-8002; UDP 53, 32767")
+        // A narrowed ephemeral range moves the UDP bound.
+        #expect(ServerReplyPorts(sockets, ephemeralStart: 60_000, excluding: plan.holds).udp == [53...53, 32_767...32_768, 51_820...51_820])
+        #expect(ServerReplyPorts([], ephemeralStart: 32_768, excluding: plan.holds).summary == nil)
+        #expect(ServerReplyPorts.ranges([65_535, 65_534, 1, 3]) == [1...1, 3...3, 65_534...65_535])
+    }
+
+    @Test("the rules: after the marked sockets' rule, before the TUN's, per family, both protocols; never on the plan without servers")
+    func applySteps() {
+        var plan = HostRoutingPlan(device: "tv0", table: 0x7476, mark: 0x7476, ipv6: false)
+        plan.serverPorts = ServerReplyPorts(tcp: [22...22, 8000...8002], udp: [51_820...51_820])
+        #expect(plan.apply.suffix(5) == [
+            .init(arguments: ["-4", "rule", "add", "fwmark", "0x7476", "table", "29815", "pref", "32764"]),
+            .init(arguments: ["-4", "rule", "add", "ipproto", "tcp", "sport", "22", "table", "29815", "pref", "32764"], mayFail: .serverReplies),
+            .init(arguments: ["-4", "rule", "add", "ipproto", "tcp", "sport", "8000-8002", "table", "29815", "pref", "32764"], mayFail: .serverReplies),
+            .init(arguments: ["-4", "rule", "add", "ipproto", "udp", "sport", "51820", "table", "29815", "pref", "32764"], mayFail: .serverReplies),
+            .init(arguments: ["-4", "rule", "add", "not", "fwmark", "0x7476", "table", "29814", "pref", "32765"]),
+        ])
+        #expect(plan.applyLines.contains("ip -4 rule add ipproto tcp sport 22 table 29815 pref 32764"))
+    }
+
+    /// `ip -j rule show table 29815` of iproute2 6.1 after `ip rule add ipproto tcp sport 22
+    /// table 29815 pref 32764` and `ip rule add ipproto udp sport 5000-5010 …` in a namespace.
+    static let listing = #"[{"priority":32764,"src":"all","fwmark":"0x7476","table":"29815"},{"priority":32764,"src":"all","ipproto":"tcp","sport":22,"table":"29815"},{"priority":32764,"src":"all","ipproto":"udp","sport_start":5000,"sport_end":5010,"table":"29815"},{"priority":32000,"src":"all","ipproto":"tcp","sport":80,"table":"29815"}]"#
+
+    @Test("read back from iproute2's JSON (a single port, a range; another priority's rule is not ours), and the changes: additions first")
+    func readAndChange() {
+        let plan = HostRoutingPlan(device: "tv0", table: 0x7476, mark: 0x7476, ipv6: true)
+        let held = plan.serverRules(inJSON: Self.listing)
+        #expect(held == ServerReplyPorts(tcp: [22...22], udp: [5000...5010]))
+        #expect(plan.serverRules(inJSON: "not json") == ServerReplyPorts())
+        let wanted = ServerReplyPorts(tcp: [22...22, 443...443], udp: [])
+        #expect(plan.serverRuleChanges(family: "-6", held: held, wanted: wanted) == [
+            ["-6", "rule", "add", "ipproto", "tcp", "sport", "443", "table", "29815", "pref", "32764"],
+            ["-6", "rule", "del", "ipproto", "udp", "sport", "5000-5010", "table", "29815", "pref", "32764"],
+        ])
+        // A port joining a range: the new range is made before the old one goes.
+        #expect(plan.serverRuleChanges(family: "-4", held: ServerReplyPorts(tcp: [22...22]), wanted: ServerReplyPorts(tcp: [22...23])) == [
+            ["-4", "rule", "add", "ipproto", "tcp", "sport", "22-23", "table", "29815", "pref", "32764"],
+            ["-4", "rule", "del", "ipproto", "tcp", "sport", "22", "table", "29815", "pref", "32764"],
+        ])
+        #expect(plan.serverRuleChanges(family: "-4", held: wanted, wanted: wanted).isEmpty)
+    }
+}
