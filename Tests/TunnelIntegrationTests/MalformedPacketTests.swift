@@ -35,27 +35,45 @@ struct MalformedPacketTests {
         return [0x60, 0, 0, 0, 0, UInt8(message.count), IPProtocolNumber.icmpv6, 255] + source.bytes + destination.bytes + message
     }
 
+    /// The engine in this process over a fresh `ExecNamespace`, with a proxy that does not
+    /// listen and no resolver (DNS gets SERVFAIL, TCP to the DNS address a reset, at once).
+    struct EngineLab {
+        let resolv: String
+        let namespace: ExecNamespace
+        let proxy: ProxyServer
+        let engine: TunnelEngine
+
+        init(name: String, offload: Bool) throws {
+            resolv = NSTemporaryDirectory() + "tv-\(name)-\(getpid()).resolv.conf"
+            try "nameserver 10.77.0.53\n".write(toFile: resolv, atomically: true, encoding: .utf8)
+            namespace = try ExecNamespace(plan: TunnelAddressPlan(), resolvConfPath: resolv, offloadWanted: offload)
+            var proxyConfiguration = ProxyConfiguration()
+            proxyConfiguration.listens = false
+            proxyConfiguration.workers = 1
+            proxy = ProxyServer(configuration: proxyConfiguration)
+            try proxy.start()
+            var configuration = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
+            configuration.resolvers = []
+            engine = TunnelEngine(configuration: configuration, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy, sink: nil, dnsObserver: nil)
+            try engine.start()
+        }
+
+        func close() {
+            engine.stop()
+            proxy.stop()
+            namespace.close()
+            try? FileManager.default.removeItem(atPath: resolv)
+        }
+    }
+
     /// Both ways the engine's TUN can be opened: with the virtio-net header and checksum/TSO
     /// offload (the default), and plain (what the engine falls back to when the kernel refuses).
     @Test("truncated headers, bad lengths, bad checksums, unknown protocols, fragment overlaps, long IPv6 chains",
           arguments: [true, false])
     func malformed(offload: Bool) throws {
-        let resolv = NSTemporaryDirectory() + "tv-malformed-\(getpid()).resolv.conf"
-        try "nameserver 10.77.0.53\n".write(toFile: resolv, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: resolv) }
-        let namespace = try ExecNamespace(plan: TunnelAddressPlan(), resolvConfPath: resolv, offloadWanted: offload)
-        defer { namespace.close() }
-        var proxyConfiguration = ProxyConfiguration()
-        proxyConfiguration.listens = false
-        proxyConfiguration.workers = 1
-        let proxy = ProxyServer(configuration: proxyConfiguration)
-        try proxy.start()
-        defer { proxy.stop() }
-        var configuration = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
-        configuration.resolvers = []   // no resolver: DNS gets SERVFAIL at once
-        let engine = TunnelEngine(configuration: configuration, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy, sink: nil, dnsObserver: nil)
-        try engine.start()
-        defer { engine.stop() }
+        let lab = try EngineLab(name: "malformed", offload: offload)
+        defer { lab.close() }
+        let namespace = lab.namespace, engine = lab.engine
         // This kernel takes IFF_VNET_HDR and checksum/TSO offload: the engine runs with it.
         #expect(namespace.tunOffload == (offload ? TUNOffload(headerSize: 12, offloads: TUNDevice.wantedOffloads) : .off),
                 "\(namespace.tunOffload.summary)")
@@ -161,22 +179,10 @@ struct MalformedPacketTests {
     /// address with no resolver), then the same SYN comes again, then one with another ISN.
     @Test("a SYN retransmitted after its connect failed is refused again, not connected again; another ISN is a new connect")
     func synAfterFailedConnect() throws {
-        let resolv = NSTemporaryDirectory() + "tv-synfail-\(getpid()).resolv.conf"
-        try "nameserver 10.77.0.53\n".write(toFile: resolv, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: resolv) }
-        let namespace = try ExecNamespace(plan: TunnelAddressPlan(), resolvConfPath: resolv, offloadWanted: true)
-        defer { namespace.close() }
-        var proxyConfiguration = ProxyConfiguration()
-        proxyConfiguration.listens = false
-        proxyConfiguration.workers = 1
-        let proxy = ProxyServer(configuration: proxyConfiguration)
-        try proxy.start()
-        defer { proxy.stop() }
-        var configuration = TunnelEngineConfiguration(plan: namespace.plan, listener4: namespace.listeners.v4, listener6: namespace.listeners.v6)
-        configuration.resolvers = []   // TCP to the DNS address fails at once: no network is touched
-        let engine = TunnelEngine(configuration: configuration, tunFD: namespace.tunFD, offload: namespace.tunOffload, proxy: proxy, sink: nil, dnsObserver: nil)
-        try engine.start()
-        defer { engine.stop() }
+        // No resolver: TCP to the DNS address fails at once, and no network is touched.
+        let lab = try EngineLab(name: "synfail", offload: true)
+        defer { lab.close() }
+        let namespace = lab.namespace, engine = lab.engine
 
         func syn(isn: UInt32) -> [UInt8] {
             PacketBuilder.array { PacketBuilder.tcp(into: $0, source: PacketEndpoint(PacketAddress("10.77.0.1")!, 5003),
