@@ -43,7 +43,7 @@ public struct HostTunnelOptions: Sendable {
         lines.append("sysctl -w net.ipv4.conf.all.rp_filter=2   (only if it is 1: strict filtering drops replies to tv's marked sockets; restored at exit)")
         let strict = HostTunnelClaim.interfacesToLoosen(HostTunnel.rpFilterValues(), tun: plan.deviceName)
         if !strict.isEmpty {
-            lines.append("sysctl -w " + strict.map { "net.ipv4.conf.\($0).rp_filter=2" }.joined(separator: " ") + "   (strict now; restored at exit)")
+            lines.append("sysctl -w " + strict.map { NetworkConfigurator.interfaceKey("ipv4", $0, "rp_filter") + "=2" }.joined(separator: " ") + "   (strict now; restored at exit)")
         }
         return lines
     }
@@ -128,15 +128,15 @@ final class HostTunnel: Sendable {
         func undoAll() {
             routing.remove(using: &config)
             if let rpFilter { config.sysctl("net.ipv4.conf.all.rp_filter", rpFilter) }
-            for name in loosened { config.sysctl("net.ipv4.conf.\(name).rp_filter", "1") }
+            for name in loosened { config.sysctl(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter"), "1") }
             close(fd)
             claim.release()
         }
         do {
             plan.deviceName = name
             let dev = plan.deviceName
-            config.sysctl("net.ipv6.conf.\(dev).accept_ra", "0")
-            config.sysctl("net.ipv6.conf.\(dev).router_solicitations", "0")
+            config.sysctl(NetworkConfigurator.interfaceKey("ipv6", dev, "accept_ra"), "0")
+            config.sysctl(NetworkConfigurator.interfaceKey("ipv6", dev, "router_solicitations"), "0")
             // The device's interface group is the table's number: main's routes through it are
             // suppressed for every lookup (`HostRoutingPlan`), so tv's own sockets never follow
             // one back into it.
@@ -164,8 +164,8 @@ final class HostTunnel: Sendable {
             // The effective value is the larger of `all` and the interface's: a strict one
             // loosened too (a trial's eth0 at 1 under `all` at 0 dropped every IPv4 reply).
             loosened = HostTunnelClaim.interfacesToLoosen(HostTunnel.rpFilterValues(), tun: dev)
-            for name in loosened { config.sysctl("net.ipv4.conf.\(name).rp_filter", "2") }
-            loosened += left?.rpFilterLoosened?.filter { NetworkConfigurator.read("net.ipv4.conf.\($0).rp_filter") == "2" && !loosened.contains($0) } ?? []
+            for name in loosened { config.sysctl(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter"), "2") }
+            loosened += left?.rpFilterLoosened?.filter { NetworkConfigurator.read(NetworkConfigurator.interfaceKey("ipv4", $0, "rp_filter")) == "2" && !loosened.contains($0) } ?? []
             claim.record(HostTunnelClaim.Record(pid: getpid(), dataFolder: dataFolder, device: dev, table: routing.table,
                                                 mark: routing.mark, rpFilterWas: rpFilter, rpFilterLoosened: loosened.isEmpty ? nil : loosened))
             listeners = try TunnelListeners.open(plan: plan)
@@ -213,7 +213,7 @@ final class HostTunnel: Sendable {
                 : "  net.ipv4.conf.all.rp_filter is 2, left by a tv session that was killed (it was 1): restored to 1 at exit")
         }
         if !loosened.isEmpty {
-            lines.append("  sysctl -w " + loosened.map { "net.ipv4.conf.\($0).rp_filter=2" }.joined(separator: " ") + " (was 1; restored at exit)")
+            lines.append("  sysctl -w " + loosened.map { NetworkConfigurator.interfaceKey("ipv4", $0, "rp_filter") + "=2" }.joined(separator: " ") + " (was 1; restored at exit)")
         }
         lines.append("tv's own connections are marked \(routing.markText) and bypass it, through table \(routing.copyTable), kept in step with main's default routes. Stopping tv removes all of this.")
         lines.append("Replies of this host's own servers leave through table \(routing.copyTable) too, so connections to them from beyond the LAN go on, unseen by tv: "
@@ -238,8 +238,8 @@ final class HostTunnel: Sendable {
         var config = NetworkConfigurator()
         HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).remove(using: &config)
         var restored: String?
-        for name in left.rpFilterLoosened ?? [] where NetworkConfigurator.read("net.ipv4.conf.\(name).rp_filter") == "2" {
-            config.sysctl("net.ipv4.conf.\(name).rp_filter", "1")
+        for name in left.rpFilterLoosened ?? [] where NetworkConfigurator.read(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter")) == "2" {
+            config.sysctl(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter"), "1")
         }
         if let was = left.rpFilterWas, NetworkConfigurator.read("net.ipv4.conf.all.rp_filter") == "2" {
             config.sysctl("net.ipv4.conf.all.rp_filter", was)
@@ -254,7 +254,7 @@ final class HostTunnel: Sendable {
     static func rpFilterValues() -> [String: String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/sys/net/ipv4/conf")) ?? []
         var values: [String: String] = [:]
-        for name in names { values[name] = NetworkConfigurator.read("net.ipv4.conf.\(name).rp_filter") }
+        for name in names { values[name] = NetworkConfigurator.read(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter")) }
         return values
     }
 
@@ -265,7 +265,7 @@ final class HostTunnel: Sendable {
         var config = NetworkConfigurator()
         routing.remove(using: &config)
         if let restoreRPFilter { config.sysctl("net.ipv4.conf.all.rp_filter", restoreRPFilter) }
-        for name in loosenedRPFilters { config.sysctl("net.ipv4.conf.\(name).rp_filter", "1") }
+        for name in loosenedRPFilters { config.sysctl(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter"), "1") }
         listeners.close()
         close(tunFD)
         claim.release()

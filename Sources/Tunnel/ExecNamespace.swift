@@ -45,8 +45,8 @@ public final class ExecNamespace: Sendable {
                     let dev = plan.deviceName
                     try config.ip(["link", "set", "lo", "up"])
                     // No Router Solicitations / autoconfiguration on the TUN (they would only be dropped).
-                    config.sysctl("net.ipv6.conf.\(dev).accept_ra", "0")
-                    config.sysctl("net.ipv6.conf.\(dev).router_solicitations", "0")
+                    config.sysctl(NetworkConfigurator.interfaceKey("ipv6", dev, "accept_ra"), "0")
+                    config.sysctl(NetworkConfigurator.interfaceKey("ipv6", dev, "router_solicitations"), "0")
                     try config.ip(["link", "set", "dev", dev, "mtu", String(plan.mtu), "txqueuelen", String(plan.txQueueLength)])
                     try config.ip(["addr", "add", plan.cidr4, "dev", dev])
                     try config.ip(["link", "set", "dev", dev, "up"])

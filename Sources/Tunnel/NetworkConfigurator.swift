@@ -32,12 +32,24 @@ public struct NetworkConfigurator {
         (try? ip(arguments)) != nil
     }
 
+    /// The key of an interface's sysctl, as sysctl(8) spells it: a dot in the interface's name
+    /// (a VLAN's `eth0.100`) written as a slash (`net.ipv4.conf.eth0/100.rp_filter`), so that
+    /// the key's dots separate components only.
+    public static func interfaceKey(_ family: String, _ interface: String, _ name: String) -> String {
+        "net.\(family).conf.\(interface.replacingOccurrences(of: ".", with: "/")).\(name)"
+    }
+
+    /// The /proc/sys path of `key` (sysctl(8)'s rule: dots separate, a slash stands for a dot).
+    public static func path(_ key: String) -> String {
+        "/proc/sys/" + String(key.map { $0 == "." ? "/" : $0 == "/" ? "." : $0 })
+    }
+
     /// Writes a sysctl through /proc/sys (the calling thread's network namespace). Returns the
     /// value it had, or nil when the key does not exist.
     @discardableResult
     public mutating func sysctl(_ key: String, _ value: String) -> String? {
         transcript.append("sysctl -w \(key)=\(value)")
-        let path = "/proc/sys/" + key.replacingOccurrences(of: ".", with: "/")
+        let path = Self.path(key)
         guard let old = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         guard !dryRun else { return old.trimmingCharacters(in: .whitespacesAndNewlines) }
         let fd = open(path, O_WRONLY | O_CLOEXEC)
@@ -50,7 +62,7 @@ public struct NetworkConfigurator {
 
     /// Reads a sysctl, nil when it does not exist.
     public static func read(_ key: String) -> String? {
-        let path = "/proc/sys/" + key.replacingOccurrences(of: ".", with: "/")
+        let path = Self.path(key)
         return (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

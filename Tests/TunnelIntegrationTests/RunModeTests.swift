@@ -554,6 +554,12 @@ final class RunModeTests {
         // larger, so tv loosens the link's too (every IPv4 reply to tv's sockets was dropped: a trial).
         let linkRP = "net.ipv4.conf.h-\(lab.tag).rp_filter"
         try Sh.must(["ip", "netns", "exec", host, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=0", "\(linkRP)=1"])
+        // An interface whose name holds a dot (a VLAN's `eth0.100`; here a veth pair): sysctl's
+        // key writes the dot as a slash (the key was read as a path `eth0/100/rp_filter`: never
+        // found, never loosened).
+        try Sh.must(["ip", "-n", host, "link", "add", "v.7", "type", "veth", "peer", "name", "w.7"])
+        let dottedRP = "net.ipv4.conf.v/7.rp_filter"
+        try Sh.must(["ip", "netns", "exec", host, "sysctl", "-qw", "\(dottedRP)=1"])
         // A VPN's rule ahead of tv's (wg-quick's, its table empty here, so it takes nothing): the
         // dry run and the banner say what such a rule takes (a trial's said nothing while a VPN
         // took everything).
@@ -574,6 +580,8 @@ final class RunModeTests {
         #expect(tv.output.contains(ahead), "\(tv.output)")
         #expect(Sh.run(["ip", "netns", "exec", host, "sysctl", "-n", linkRP]).out == "2\n")
         #expect(tv.output.contains("sysctl -w \(linkRP)=2"), "\(tv.output)")
+        #expect(Sh.run(["ip", "netns", "exec", host, "sysctl", "-n", dottedRP]).out == "2\n")
+        #expect(tv.output.contains("\(dottedRP)=2"), "\(tv.output)")
         func copy(_ family: String) -> String { Sh.run(["ip", "-n", host, family, "route", "show", "table", "29815"]).out }
         func waitFor(_ what: String, _ test: () -> Bool) {
             for _ in 0..<50 where !test() { usleep(100_000) }
@@ -620,6 +628,7 @@ final class RunModeTests {
         tv.stop(signal: SIGTERM)
         #expect(copy("-4").isEmpty && copy("-6").isEmpty)
         #expect(Sh.run(["ip", "netns", "exec", host, "sysctl", "-n", linkRP]).out == "1\n")
+        #expect(Sh.run(["ip", "netns", "exec", host, "sysctl", "-n", dottedRP]).out == "1\n")
     }
 
     @Test("tun: one whole-host session per namespace (a second is refused, the first keeps its routing); what a killed one left (rules, rp_filter at 2) is repaired by the next session in any mode")
