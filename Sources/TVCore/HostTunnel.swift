@@ -61,6 +61,18 @@ public struct HostTunnelOptions: Sendable {
             + ". A VPN's rules look like this; stop the VPN first to see that traffic, or expect it to be missing."
     }
 
+    /// What main's wide routes would take before tv's TUN (`MainTableWideRoutes`), as one
+    /// sentence; nil when there are none.
+    public static func wideRoutesSentence(_ routing: HostRoutingPlan) -> String? {
+        var wide: [String] = []
+        for family in routing.families {
+            wide += MainTableWideRoutes.read(family: family, excludingDevice: routing.device).map { "`\($0)` (\(family == "-4" ? "IPv4" : "IPv6"))" }
+        }
+        guard !wide.isEmpty else { return nil }
+        return "Routes in main cover much of the address space, and tv leaves main's specific routes in place, so what they cover does not go through tv: "
+            + wide.joined(separator: ", ") + ". A VPN's split default route looks like this; stop the VPN first to see that traffic, or expect it to be missing."
+    }
+
     /// The routing plan for `plan`'s device, with main's default routes as they are now
     /// (`MainTableRoutes`).
     public func routing(for plan: TunnelAddressPlan) -> HostRoutingPlan {
@@ -219,6 +231,7 @@ final class HostTunnel: Sendable {
         lines.append("Replies of this host's own servers leave through table \(routing.copyTable) too, so connections to them from beyond the LAN go on, unseen by tv: "
             + (routing.serverPorts.summary.map { $0 + " now" } ?? "none listens now") + "; servers that start or stop while tv runs are followed within \(Int(MainDefaultRouteWatcher.serverCheckSeconds)) s.")
         if let ahead = HostTunnelOptions.rulesAheadSentence(routing) { lines.append(ahead) }
+        if let wide = HostTunnelOptions.wideRoutesSentence(routing) { lines.append(wide) }
         summary = lines
     }
 

@@ -50,8 +50,10 @@ public enum ChildProcess {
     }
 
     /// Runs a short configuration command to completion, capturing its output (stdout and stderr
-    /// together, at most 64 KiB). Returns the exit code and the output.
-    public static func run(_ arguments: [String], environment: [String: String] = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"]) throws -> (Int32, String) {
+    /// together, at most `maximumBytes`, 64 KiB unless said; the rest is read and dropped).
+    /// Returns the exit code and the output.
+    public static func run(_ arguments: [String], environment: [String: String] = ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"],
+                           maximumBytes: Int = 65_536) throws -> (Int32, String) {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw TunnelError.cannotRun(command: arguments[0], reason: Errno(errno).phrase) }
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
@@ -70,7 +72,7 @@ public enum ChildProcess {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
-            if n > 0 { if output.count < 65_536 { output += chunk[0..<n] }; continue }
+            if n > 0 { if output.count < maximumBytes { output += chunk[0..<n] }; continue }
             if n < 0 && errno == EINTR { continue }
             break
         }

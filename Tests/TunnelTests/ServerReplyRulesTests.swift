@@ -80,13 +80,3 @@ import Glibc
         #expect(plan.serverRuleChanges(family: "-4", held: wanted, wanted: wanted).isEmpty)
     }
 }
-
-/// sysctl(8)'s keys for interface names with a dot (a VLAN's `eth0.100`).
-@Suite struct SysctlKeyTests {
-    @Test("an interface's dot is a slash in the key and a dot in the path; the key's own dots are path separators")
-    func dottedInterface() {
-        #expect(NetworkConfigurator.interfaceKey("ipv4", "eth0.100", "rp_filter") == "net.ipv4.conf.eth0/100.rp_filter")
-        #expect(NetworkConfigurator.path("net.ipv4.conf.eth0/100.rp_filter") == "/proc/sys/net/ipv4/conf/eth0.100/rp_filter")
-        #expect(NetworkConfigurator.path(NetworkConfigurator.interfaceKey("ipv6", "tv0", "accept_ra")) == "/proc/sys/net/ipv6/conf/tv0/accept_ra")
-    }
-}

@@ -161,7 +161,9 @@ enum RunCommands {
                 console.line("tv run --mode tun would make these changes (nothing was changed):")
                 for line in options.tun.changeLines { console.line("  " + line) }
                 console.line(HostTunnelOptions.outsideSentence)
-                if let ahead = HostTunnelOptions.rulesAheadSentence(options.tun.routing(for: options.tun.plan)) { console.line(ahead) }
+                let routing = options.tun.routing(for: options.tun.plan)
+                if let ahead = HostTunnelOptions.rulesAheadSentence(routing) { console.line(ahead) }
+                if let wide = HostTunnelOptions.wideRoutesSentence(routing) { console.line(wide) }
                 // What would refuse a real run now is said too (a trial's dry run said nothing
                 // while another whole-host session held the routes).
                 // Exit 1 then: `tv run --mode tun --dry-run && tv run --mode tun --yes` would go on to a refusal.
@@ -183,7 +185,9 @@ enum RunCommands {
                 console.note("tv run --mode tun will send this host's traffic through tv until it stops:")
                 for line in options.tun.changeLines { console.note("  " + line) }
                 console.note(HostTunnelOptions.outsideSentence + " Ctrl-C, SIGTERM or `tv stop` removes everything.")
-                if let ahead = HostTunnelOptions.rulesAheadSentence(options.tun.routing(for: options.tun.plan)) { console.note(ahead) }
+                let routing = options.tun.routing(for: options.tun.plan)
+                if let ahead = HostTunnelOptions.rulesAheadSentence(routing) { console.note(ahead) }
+                if let wide = HostTunnelOptions.wideRoutesSentence(routing) { console.note(wide) }
                 guard console.confirm("Go ahead?") else {
                     console.note("Nothing was changed.")
                     return 1
