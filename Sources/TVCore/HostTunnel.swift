@@ -106,6 +106,22 @@ final class HostTunnel: Sendable {
 
     var counters: [String: UInt64] { engine.counters.snapshot }
 
+    /// The routing as it stands, for `tv status` (`HostRoutingStatus`): the copy table and what
+    /// it holds now per family (read with `ip`), how often it was made again, whether `ip
+    /// monitor route` still runs, and the server ports whose replies it carries.
+    var routingValues: [String: String] {
+        var values: [String: String] = ["routing.copyTable": String(routing.copyTable),
+                                        "routing.copyRemade": String(defaults.resyncCount),
+                                        "routing.monitorEnded": defaults.monitorHasEnded ? "1" : "0",
+                                        "routing.serverPorts": defaults.currentServerPorts.summary ?? ""]
+        for family in routing.families {
+            let held = MainTableRoutes.readDefaults(family: family, table: String(routing.copyTable), excludingDevice: deviceName).routes
+            values["routing.copy" + (family == "-4" ? "4" : "6")] = held.filter { $0 != HostRoutingPlan.lastResort }
+                .map { $0.arguments.joined(separator: " ") }.joined(separator: "; ")
+        }
+        return values
+    }
+
     /// - Parameter recorder: the packet capture (nil: none).
     /// - Parameter dataFolder: the session's, named to a second session this one refuses.
     init(options: HostTunnelOptions, proxy: ProxyServer, wiring: SessionWiring, recorder: (any PacketRecorder)?, dataFolder: String,

@@ -150,6 +150,7 @@ extension Session {
         values["modeLabel"] = modeLabel
         values["proxyAuth"] = options.proxyCredentials == nil ? "off" : "on"
         if options.mode == .transparent { values["notRedirected"] = String(proxy.counters.notRedirected) }
+        if let tunnel { values.merge(tunnel.routingValues) { old, _ in old } }
         return values
     }
 }

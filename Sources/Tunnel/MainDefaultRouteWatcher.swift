@@ -28,6 +28,8 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
     /// The server ports the rules were last made for (the plan's at first).
     private var serverPorts: ServerReplyPorts
     private let serverSyncs = Mutex(0)
+    private let serverPortsNow: Mutex<ServerReplyPorts>
+    private let monitorEnded = Mutex(false)
     private let stopping = Mutex(false)
     private let resyncs = Mutex(0)
     private var process: pid_t = 0
@@ -49,7 +51,14 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
         self.plan = plan
         self.readServerPorts = serverPorts
         self.serverPorts = plan.serverPorts
+        self.serverPortsNow = Mutex(plan.serverPorts)
     }
+
+    /// The server ports the rules were last made for.
+    public var currentServerPorts: ServerReplyPorts { serverPortsNow.withLock { $0 } }
+    /// Whether `ip monitor route` ended (killed): changes are then found by the periodic
+    /// comparison alone, within `checkSeconds`.
+    public var monitorHasEnded: Bool { monitorEnded.withLock { $0 } }
 
     /// Times the copy was replaced since `start`.
     public var resyncCount: Int { resyncs.withLock { $0 } }
@@ -120,6 +129,7 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
                     if n <= 0 {
                         // The monitor ended (killed): the periodic comparison goes on alone.
                         monitoring = false
+                        monitorEnded.withLock { $0 = true }
                         continue
                     }
                     buffer += chunk[0..<n]
@@ -165,6 +175,7 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
             }
         }
         serverPorts = wanted
+        serverPortsNow.withLock { $0 = wanted }
         if changed { serverSyncs.withLock { $0 += 1 } }
     }
 

@@ -404,6 +404,11 @@ final class RunModeTests {
         let ruled = { (family: String) in Sh.run(["ip", "-n", host, family, "rule"]).out }
         #expect(ruled("-4").contains("ipproto tcp sport 2222 lookup 29815") && ruled("-4").contains("ipproto udp sport 5300 lookup 29815"), "\(ruled("-4"))")
         #expect(ruled("-6").contains("ipproto tcp sport 2222 lookup 29815"), "\(ruled("-6"))")
+        // `tv status` says where tv's own connections and the servers' replies leave.
+        let status = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status"]).out
+        #expect(status.contains("routing: tv's own connections leave through table 29815, a copy of main's default routes: default via 10.203.0.2 dev h-\(lab.tag) (IPv4), default via fd03::2 dev h-\(lab.tag)")
+                && status.contains("following main through `ip monitor route`")
+                && status.contains("routing: replies of this host's servers (TCP 2222; UDP 5300) leave through table 29815 too"), "\(status)")
         // The session made before tv goes on …
         FileManager.default.createFile(atPath: gate, contents: nil)
         #expect(held.wait(timeout: 10) == 0)

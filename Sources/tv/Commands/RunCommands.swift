@@ -362,6 +362,7 @@ enum RunCommands {
         if !tunnel.isEmpty {
             let named = UInt64(v[SessionTally.namedFromLookupsKey] ?? "") ?? 0
             for line in TunnelCountersPresentation(counters: tunnel).lines + TunnelNamesPresentation.lines(tunnel, namedFromLookups: named) { inv.console.line("  " + line) }
+            for line in HostRoutingStatus.lines(v) { inv.console.line("  " + line) }
         } else {
             inv.console.line("  " + TunnelNamesPresentation.proxyModeLine)
         }

@@ -1,0 +1,26 @@
+import Testing
+@testable import TVCore
+
+@Suite struct HostRoutingStatusTests {
+    @Test("the copy per family (or none), how it follows main, the servers' ports; nothing outside --mode tun")
+    func lines() {
+        var values = ["routing.copyTable": "29815", "routing.copy4": "default via 10.0.0.1 dev eth0", "routing.copy6": "",
+                      "routing.copyRemade": "2", "routing.monitorEnded": "0", "routing.serverPorts": "TCP 22; UDP 51820"]
+        #expect(HostRoutingStatus.lines(values) == [
+            "routing: tv's own connections leave through table 29815, a copy of main's default routes: default via 10.0.0.1 dev eth0 (IPv4), "
+                + "none (IPv6: tv's connections fail as unreachable until main has one); following main through `ip monitor route`; "
+                + "made again 2 times as main's default routes changed",
+            "routing: replies of this host's servers (TCP 22; UDP 51820) leave through table 29815 too, unseen by tv (ports read every 2 s)",
+        ])
+        values["routing.monitorEnded"] = "1"
+        values["routing.copyRemade"] = "1"
+        values["routing.serverPorts"] = ""
+        values["routing.copy6"] = nil
+        #expect(HostRoutingStatus.lines(values) == [
+            "routing: tv's own connections leave through table 29815, a copy of main's default routes: default via 10.0.0.1 dev eth0 (IPv4); "
+                + "`ip monitor route` ended, so main is compared every 10 s; made again once as main's default routes changed",
+            "routing: no server of this host listens beyond loopback now (its ports are read every 2 s)",
+        ])
+        #expect(HostRoutingStatus.lines(["mode": "regular"]).isEmpty)
+    }
+}
