@@ -16,6 +16,10 @@ public enum HostRoutingStatus {
             ? "`ip monitor route` ended, so main is compared every \(Int(MainDefaultRouteWatcher.checkSeconds)) s"
             : "following main through `ip monitor route`"
         if remade > 0 { following += "; made again \(remade == 1 ? "once" : "\(remade) times") as main's default routes changed" }
+        let rulesRemade = Int(values["routing.rulesRemade"] ?? "") ?? 0
+        if rulesRemade > 0 {
+            following += "; tv's policy rules were removed from outside and made again \(rulesRemade == 1 ? "once" : "\(rulesRemade) times")"
+        }
         var lines = ["routing: tv's own connections leave through table \(table), a copy of main's default routes: "
                      + copies.joined(separator: ", ") + "; " + following]
         let servers = values["routing.serverPorts"] ?? ""

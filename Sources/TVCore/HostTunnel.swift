@@ -112,6 +112,7 @@ final class HostTunnel: Sendable {
     var routingValues: [String: String] {
         var values: [String: String] = ["routing.copyTable": String(routing.copyTable),
                                         "routing.copyRemade": String(defaults.resyncCount),
+                                        "routing.rulesRemade": String(defaults.rulesRemadeCount),
                                         "routing.monitorEnded": defaults.monitorHasEnded ? "1" : "0",
                                         "routing.serverPorts": defaults.currentServerPorts.summary ?? ""]
         for family in routing.families {
@@ -215,7 +216,7 @@ final class HostTunnel: Sendable {
         engine = TunnelEngine(configuration: engineConfig, tunFD: fd, offload: offload, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer,
                               recorder: recorder)
         let addresses = plan
-        defaults = MainDefaultRouteWatcher(plan: routing, serverPorts: { ServerReplyPorts.read(excluding: addresses.holds) })
+        defaults = MainDefaultRouteWatcher(plan: routing, serverPorts: { ServerReplyPorts.read(excluding: addresses.holds) }, say: say)
         do {
             try engine.start()
             try defaults.start()

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The policy routing of `--mode tun` (tun-nat.md shape B), per family, rules in this order:
 ///
 ///     ip rule add table main suppress_prefixlength 0 suppress_ifgroup T pref 32763   # main's specific routes
@@ -88,13 +90,44 @@ public struct HostRoutingPlan: Sendable, Equatable {
             var steps: [Step] = family == "-6" ? [Step(arguments: ["-6", "route", "flush", "cache"], mayFail: .cacheFlush)] : []
             steps.append(Step(arguments: [family, "route", "add", "default", "dev", device, "table", String(table)]))
             steps += copySteps(family: family)
-            steps.append(Step(arguments: [family, "rule", "add", "table", "main", "suppress_prefixlength", "0", "suppress_ifgroup", String(table),
-                                          "pref", String(suppressPriority)]))
-            steps.append(Step(arguments: [family, "rule", "add", "fwmark", markText, "table", String(copyTable), "pref", String(markedPriority)]))
+            let rules = ruleAdditions(family: family)
+            steps += rules.dropLast().map { Step(arguments: $0) }
             steps += serverRules(family: family, serverPorts).map { Step(arguments: $0, mayFail: .serverReplies) }
-            steps.append(Step(arguments: [family, "rule", "add", "not", "fwmark", markText, "table", String(table), "pref", String(rulePriority)]))
+            steps.append(Step(arguments: rules[rules.count - 1]))
             return steps
         }
+    }
+
+    /// The three rules' `ip rule add` arguments in `family`: main without its default routes,
+    /// the marked sockets' copy, the TUN.
+    public func ruleAdditions(family: String) -> [[String]] {
+        [[family, "rule", "add", "table", "main", "suppress_prefixlength", "0", "suppress_ifgroup", String(table), "pref", String(suppressPriority)],
+         [family, "rule", "add", "fwmark", markText, "table", String(copyTable), "pref", String(markedPriority)],
+         [family, "rule", "add", "not", "fwmark", markText, "table", String(table), "pref", String(rulePriority)]]
+    }
+
+    /// The additions of `ruleAdditions` whose rule `json` (`ip -j FAMILY rule show`, iproute2's
+    /// JSON) lacks: removed from outside during the session (systemd-networkd removes rules it
+    /// did not make when it reconfigures a link, `ManageForeignRoutingPolicyRules=yes` by
+    /// default; a user's `ip rule flush`), after which traffic went around tv unseen. Pure;
+    /// JSON that does not parse lacks nothing (nothing is made again from a failed reading).
+    public func missingRules(family: String, json: String) -> [[String]] {
+        guard let data = json.data(using: .utf8), let rules = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else { return [] }
+        func has(_ priority: UInt32, _ test: ([String: Any]) -> Bool) -> Bool {
+            rules.contains { ($0["priority"] as? Int).map(UInt32.init) == priority && test($0) }
+        }
+        let wanted = ruleAdditions(family: family)
+        var missing: [[String]] = []
+        if !has(suppressPriority, { $0["table"] as? String == "main" && $0["suppress_prefixlen"] as? Int == 0 && $0["not"] == nil }) {
+            missing.append(wanted[0])
+        }
+        if !has(markedPriority, { $0["fwmark"] as? String == markText && $0["table"] as? String == String(copyTable) && $0["not"] == nil }) {
+            missing.append(wanted[1])
+        }
+        if !has(rulePriority, { $0["fwmark"] as? String == markText && $0["table"] as? String == String(table) && $0.keys.contains("not") }) {
+            missing.append(wanted[2])
+        }
+        return missing
     }
 
     /// Appends of main's default routes (`defaults4` / `defaults6`) to table U, then its last

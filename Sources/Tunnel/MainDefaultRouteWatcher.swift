@@ -17,7 +17,9 @@ import Glibc
 /// It keeps the server-reply rules (`ServerReplyPorts`) in step with this host's servers the
 /// same way: their ports are read every `serverCheckSeconds` (a sock_diag dump of listeners,
 /// no process) and the rules changed when they changed, and compared with the kernel's rules
-/// at each periodic comparison (a rule removed from outside is made again).
+/// at each periodic comparison (a rule removed from outside is made again). The plan's three
+/// rules are checked at each periodic comparison too, made again when gone, and said
+/// (`HostRoutingPlan.missingRules`).
 ///
 /// `@unchecked Sendable`: `plan`, `readServerPorts`, `process`, `readEnd` and `done` are set in
 /// `init`/`start` before the thread starts and not changed after (`readEnd` is closed by `stop`
@@ -30,6 +32,8 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
     private let serverSyncs = Mutex(0)
     private let serverPortsNow: Mutex<ServerReplyPorts>
     private let monitorEnded = Mutex(false)
+    private let rulesRemade = Mutex(0)
+    private let say: @Sendable (String) -> Void
     private let stopping = Mutex(false)
     private let resyncs = Mutex(0)
     private var process: pid_t = 0
@@ -47,8 +51,11 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
     /// - Parameters:
     ///   - plan: the routing applied (its `serverPorts` are the rules made).
     ///   - serverPorts: reads this host's servers now (`ServerReplyPorts.read`); nil: unknown.
-    public init(plan: HostRoutingPlan, serverPorts: @escaping @Sendable () -> ServerReplyPorts? = { nil }) {
+    ///   - say: tells the session's user something (a rule made again).
+    public init(plan: HostRoutingPlan, serverPorts: @escaping @Sendable () -> ServerReplyPorts? = { nil },
+                say: @escaping @Sendable (String) -> Void = { _ in }) {
         self.plan = plan
+        self.say = say
         self.readServerPorts = serverPorts
         self.serverPorts = plan.serverPorts
         self.serverPortsNow = Mutex(plan.serverPorts)
@@ -56,6 +63,8 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
 
     /// The server ports the rules were last made for.
     public var currentServerPorts: ServerReplyPorts { serverPortsNow.withLock { $0 } }
+    /// Times one of the plan's rules was found gone and made again since `start`.
+    public var rulesRemadeCount: Int { rulesRemade.withLock { $0 } }
     /// Whether `ip monitor route` ended (killed): changes are then found by the periodic
     /// comparison alone, within `checkSeconds`.
     public var monitorHasEnded: Bool { monitorEnded.withLock { $0 } }
@@ -151,12 +160,29 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
                 lastCheck = now
                 lastServerCheck = now
                 resync()
+                remakeMissingRules()
                 syncServerRules(askingKernel: true)
             }
             if now - lastServerCheck >= UInt64(Self.serverCheckSeconds * 1_000_000_000) {
                 lastServerCheck = now
                 syncServerRules(askingKernel: false)
             }
+        }
+    }
+
+    /// Makes again the plan's rules that are gone (`HostRoutingPlan.missingRules`), and says so.
+    private func remakeMissingRules() {
+        var config = NetworkConfigurator()
+        for family in plan.families {
+            guard let (code, json) = try? ChildProcess.run(["ip", "-j", family, "rule", "show"]), code == 0 else { continue }
+            let missing = plan.missingRules(family: family, json: json)
+            guard !missing.isEmpty else { continue }
+            let made = missing.filter { config.tryIP($0) }
+            rulesRemade.withLock { $0 += 1 }
+            say("tv's policy rules were removed from outside (a network manager reconfiguring a link, or by hand): `"
+                + missing.map { (["ip"] + $0).joined(separator: " ") }.joined(separator: "`, `") + "`; "
+                + (made.count == missing.count ? "made again: traffic went around tv for up to \(Int(Self.checkSeconds)) s"
+                                               : "the kernel refused to make them again: traffic goes around tv until they are back"))
         }
     }
 

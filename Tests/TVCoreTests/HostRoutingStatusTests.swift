@@ -16,9 +16,11 @@ import Testing
         values["routing.copyRemade"] = "1"
         values["routing.serverPorts"] = ""
         values["routing.copy6"] = nil
+        values["routing.rulesRemade"] = "3"
         #expect(HostRoutingStatus.lines(values) == [
             "routing: tv's own connections leave through table 29815, a copy of main's default routes: default via 10.0.0.1 dev eth0 (IPv4); "
-                + "`ip monitor route` ended, so main is compared every 10 s; made again once as main's default routes changed",
+                + "`ip monitor route` ended, so main is compared every 10 s; made again once as main's default routes changed; "
+                + "tv's policy rules were removed from outside and made again 3 times",
             "routing: no server of this host listens beyond loopback now (its ports are read every 2 s)",
         ])
         #expect(HostRoutingStatus.lines(["mode": "regular"]).isEmpty)

@@ -420,6 +420,13 @@ final class RunModeTests {
         // The host's own outgoing traffic still goes through tv.
         #expect(lab.inHost(["curl", "-sS", "-m", "5", "http://10.205.0.2:8080/index.html"]).out == OriginLab.indexBody)
         #expect(try lab.flows().contains { $0["serverAddress"] as? String == "10.205.0.2" && $0["serverPort"] as? Int == 8080 })
+        // tv's rule into the TUN removed from outside (systemd-networkd removes rules it did not
+        // make when it reconfigures a link): made again within the periodic check, and said.
+        try Sh.must(["ip", "-n", host, "rule", "del", "pref", "32765"])
+        var remade = false
+        for _ in 0..<150 where !remade { usleep(100_000); remade = ruled("-4").contains("32765:\tnot from all fwmark 0x7476 lookup 29814") }
+        #expect(remade, "\(ruled("-4"))")
+        #expect(tv.output.contains("tv's policy rules were removed from outside (a network manager reconfiguring a link, or by hand): `ip -4 rule add not fwmark 0x7476 table 29814 pref 32765`; made again"), "\(tv.output)")
         // A server that starts while tv runs is followed, and so is its end.
         let late = try Daemon(["ip", "netns", "exec", host, "python3", server, "2223"], log: lab.dir + "/late.log")
         // (2222 and 2223 make one range: `sport 2222-2223`.)

@@ -26,3 +26,24 @@ import Testing
         #expect(MainTableWideRoutes.find(json: "{", excludingDevice: "tv0").isEmpty)
     }
 }
+
+/// The plan's three rules read back from `ip -j rule show` (iproute2 6.1, a namespace holding
+/// them), to make again those removed from outside.
+@Suite struct MissingRulesTests {
+    static let all = #"[{"priority":0,"src":"all","table":"local"},{"priority":32763,"src":"all","table":"main","suppress_prefixlen":0,"suppress_ifgroup":"29814"},{"priority":32764,"src":"all","fwmark":"0x7476","table":"29815"},{"priority":32765,"not":null,"src":"all","fwmark":"0x7476","table":"29814"},{"priority":32766,"src":"all","table":"main"},{"priority":32767,"src":"all","table":"default"}]"#
+    static let tunOnly = #"[{"priority":0,"src":"all","table":"local"},{"priority":32765,"not":null,"src":"all","fwmark":"0x7476","table":"29814"},{"priority":32766,"src":"all","table":"main"}]"#
+    /// wg-quick's rules at the same priorities are not tv's: `not` at 32764, no `not` at 32765.
+    static let lookalikes = #"[{"priority":32763,"src":"all","table":"main","suppress_prefixlen":0},{"priority":32764,"not":null,"src":"all","fwmark":"0x7476","table":"29815"},{"priority":32765,"src":"all","fwmark":"0x7476","table":"29814"}]"#
+
+    @Test("none missing when all three are there; the ones gone, in apply's order; look-alikes do not count; an unreadable listing lacks nothing")
+    func missing() {
+        let plan = HostRoutingPlan(device: "tv0", table: 0x7476, mark: 0x7476, ipv6: true)
+        #expect(plan.missingRules(family: "-4", json: Self.all).isEmpty)
+        #expect(plan.missingRules(family: "-6", json: Self.tunOnly) == [
+            ["-6", "rule", "add", "table", "main", "suppress_prefixlength", "0", "suppress_ifgroup", "29814", "pref", "32763"],
+            ["-6", "rule", "add", "fwmark", "0x7476", "table", "29815", "pref", "32764"],
+        ])
+        #expect(plan.missingRules(family: "-4", json: Self.lookalikes).map { $0[3] } == ["fwmark", "not"])
+        #expect(plan.missingRules(family: "-4", json: "").isEmpty)
+    }
+}
