@@ -45,9 +45,17 @@ extension EngineLoop {
             switch openUDPFlow(key, payload: payload) {
             case .opened(let made):
                 flow = made
-            case .dropped(let unsendable):
+            case .dropped(nil):
                 capture(datagram, flow: 0, .clientToServer)
-                if let unsendable { answerUnsent(datagram, from: remote.address, .unsendable(unsendable), flow: nil, errno: nil) }
+                return
+            case .dropped(let (unsendable, err)?):
+                // Its own failed flow, as a TCP connect tv could not make has: the datagram,
+                // then tv's ICMP answer.
+                let id = sink == nil ? nil : proxy.allocateFlowID()
+                capture(datagram, flow: id ?? 0, .clientToServer)
+                answerUnsent(datagram, from: remote.address, .unsendable(unsendable), flow: nil, errno: nil, flowID: id ?? 0)
+                if let id { recordUnsentDatagram(id, key, payload, why: .connect(err), unsendable) }
+                counters.udpFlows.wrappingAdd(1, ordering: .relaxed)
                 return
             case let .queryUnsent(resolver, why):
                 // The query first, then tv's SERVFAIL, both in its own failed flow (a trial's
@@ -124,9 +132,10 @@ extension EngineLoop {
     /// What opening a UDP association came to.
     private enum UDPOpening {
         case opened(UDPFlow)
-        /// Not opened (counted as a drop); answered with this ICMP error when it says why
-        /// (`UnsendableDatagram`), else not at all.
-        case dropped(UnsendableDatagram?)
+        /// Not opened (counted as a drop); when tv's connect failed for a reason about the
+        /// destination (`UnsendableDatagram`), that and its error: answered with ICMP and given
+        /// a failed flow; else not answered at all.
+        case dropped((UnsendableDatagram, Errno)?)
         /// A query to the tunnel's DNS address that could not go to `resolver` (nil: this host has
         /// none) for `why`: tv answers it SERVFAIL, so the program does not wait.
         case queryUnsent(resolver: PacketEndpoint?, why: ConnectionFailure.Unreachable)
@@ -167,7 +176,7 @@ extension EngineLoop {
             let err = Errno(errno)
             close(fd)
             counters.drop(.sendFailed)
-            return toDNSAddress ? .queryUnsent(resolver: upstream, why: .connect(err)) : .dropped(UnsendableDatagram(errno: err.code))
+            return toDNSAddress ? .queryUnsent(resolver: upstream, why: .connect(err)) : .dropped(UnsendableDatagram(errno: err.code).map { ($0, err) })
         }
         let flow = UDPFlow(engine: self, key: key, fd: fd, upstream: upstream, isDNS: key.remote.port == 53, now: now)
         if !flow.isDNS, let sink, let id = proxy.allocateFlowID() {

@@ -159,9 +159,9 @@ extension EngineLoop {
     /// Answers the app's datagram `datagram` (its IP packet as read) that tv could not send on
     /// with `action`'s ICMP error from `remote`, so its socket fails at once rather than waiting
     /// (a trial: UDP to an address tv had no route for was dropped silently). Said on `flow`
-    /// when there is one (`errno`: tv's send's error), else captured as no flow's.
+    /// when there is one (`errno`: tv's send's error), else captured as `flowID`'s (0: none).
     func answerUnsent(_ datagram: UnsafeRawBufferPointer, from remote: PacketAddress, _ action: UpstreamErrorAction, flow: UDPFlow?,
-                      errno: Int32?) {
+                      errno: Int32?, flowID: UInt64 = 0) {
         ipIdentification &+= 1
         guard let n = PacketBuilder.icmpError(into: writeBuffer, action: action, original: datagram, originalLength: datagram.count,
                                               source: remote, identification: ipIdentification) else { return }
@@ -169,7 +169,7 @@ extension EngineLoop {
         if let flow {
             deliverUpstreamError(action, packet, flow: flow, errno: errno)
         } else {
-            capture(packet, flow: 0, .serverToClient)
+            capture(packet, flow: flowID, .serverToClient)
             writeTUN(packet)
             counters.unreachableSignals.wrappingAdd(1, ordering: .relaxed)
         }

@@ -117,6 +117,16 @@ final class ExecProgramTests {
         let r = lab.exec([], ["python3", script, "10.99.0.1", "10.98.0.1", "fd99::1", "10.203.0.2"])
         #expect(r.out == "10.99.0.1 ENETUNREACH\n10.98.0.1 EHOSTUNREACH\nfd99::1 EACCES\n10.203.0.2 ECONNREFUSED\n", "\(r)")
         let flows = try lab.flows()
+        // Each datagram tv could not send is a failed flow of its own, as a TCP connect is.
+        for (address, cause, seen) in [("10.99.0.1", "no route to host", "network is unreachable"), ("10.98.0.1", "permission denied", "no route to host"),
+                                       ("fd99::1", nil, "permission denied")] {
+            let row = try #require(flows.first { $0["serverAddress"] as? String == address && $0["serverPort"] as? Int == 9 }, "\(address): \(flows)")
+            let reason = row["failureReason"] as? String ?? ""
+            #expect(row["status"] as? String == "failed" && row["transport"] as? String == "udp" && row["bytesUp"] as? Int == 20
+                    && reason.hasPrefix("tv could not send to \(address.contains(":") ? "[\(address)]" : address):9 (")
+                    && (cause.map { reason.contains("(\($0))") } ?? true)
+                    && reason.hasSuffix("and answered the program ICMP destination unreachable, so its socket reported \(seen)"), "\(row)")
+        }
         let refused = try #require(flows.first { $0["serverAddress"] as? String == "10.203.0.2" && $0["serverPort"] as? Int == 9 }, "\(flows)")
         #expect(refused["status"] as? String == "failed"
                 && (refused["failureReason"] as? String)?.hasPrefix("the server answered ICMP port unreachable") == true, "\(refused)")
