@@ -16,13 +16,23 @@ import Glibc
 /// socket is bound above it), on an address other than loopback and the TUN's own networks
 /// (tv's listeners there answer into the TUN). A port served in one family is ruled in both
 /// (an IPv6 socket without `IPV6_V6ONLY` serves IPv4 too).
+///
+/// At most `maximumRanges` ranges per protocol, the lowest ports first: every lookup of the
+/// host's unmarked traffic passes these rules before the TUN's, and an unconnected UDP socket
+/// looks its route up per datagram; the ports left out are counted and said.
 public struct ServerReplyPorts: Sendable, Equatable {
     public var tcp: [ClosedRange<UInt16>] = []
     public var udp: [ClosedRange<UInt16>] = []
+    /// Ports served but given no rule (past `maximumRanges`).
+    public var leftOut = 0
 
-    public init(tcp: [ClosedRange<UInt16>] = [], udp: [ClosedRange<UInt16>] = []) {
+    /// Ranges per protocol at most.
+    public static let maximumRanges = 64
+
+    public init(tcp: [ClosedRange<UInt16>] = [], udp: [ClosedRange<UInt16>] = [], leftOut: Int = 0) {
         self.tcp = tcp
         self.udp = udp
+        self.leftOut = leftOut
     }
 
     public var isEmpty: Bool { tcp.isEmpty && udp.isEmpty }
@@ -43,8 +53,11 @@ public struct ServerReplyPorts: Sendable, Equatable {
                 udpPorts.insert(socket.sourcePort)
             }
         }
-        tcp = Self.ranges(tcpPorts)
-        udp = Self.ranges(udpPorts)
+        let tcpRanges = Self.ranges(tcpPorts), udpRanges = Self.ranges(udpPorts)
+        tcp = Array(tcpRanges.prefix(Self.maximumRanges))
+        udp = Array(udpRanges.prefix(Self.maximumRanges))
+        leftOut = (tcpRanges.dropFirst(Self.maximumRanges) + udpRanges.dropFirst(Self.maximumRanges))
+            .reduce(0) { $0 + Int($1.upperBound - $1.lowerBound) + 1 }
     }
 
     /// A socket's local address; an IPv4-mapped IPv6 one (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2)
@@ -80,6 +93,9 @@ public struct ServerReplyPorts: Sendable, Equatable {
         var parts: [String] = []
         if !tcp.isEmpty { parts.append("TCP " + tcp.map(Self.text).joined(separator: ", ")) }
         if !udp.isEmpty { parts.append("UDP " + udp.map(Self.text).joined(separator: ", ")) }
+        if leftOut > 0 {
+            parts.append("\(leftOut) more port\(leftOut == 1 ? "" : "s") given no rule (at most \(Self.maximumRanges) ranges per protocol): their replies to clients beyond the LAN go into the TUN")
+        }
         return parts.joined(separator: "; ")
     }
 

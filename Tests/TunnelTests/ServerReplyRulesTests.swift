@@ -41,6 +41,11 @@ import Glibc
         #expect(ServerReplyPorts(sockets, ephemeralStart: 60_000, excluding: plan.holds).udp == [53...53, 32_767...32_768, 51_820...51_820])
         #expect(ServerReplyPorts([], ephemeralStart: 32_768, excluding: plan.holds).summary == nil)
         #expect(ServerReplyPorts.ranges([65_535, 65_534, 1, 3]) == [1...1, 3...3, 65_534...65_535])
+        // At most 64 ranges per protocol, the lowest ports first; the rest counted and said.
+        let many = (0..<70).map { Self.entry(IPPROTO_TCP, Self.any4, UInt16(1_000 + 2 * $0)) } + [Self.entry(IPPROTO_TCP, Self.any4, 1_141)]
+        let capped = ServerReplyPorts(many, ephemeralStart: 32_768, excluding: plan.holds)
+        #expect(capped.tcp.count == 64 && capped.tcp.last == 1_126...1_126 && capped.leftOut == 7)
+        #expect(capped.summary?.hasSuffix("; 7 more ports given no rule (at most 64 ranges per protocol): their replies to clients beyond the LAN go into the TUN") == true)
     }
 
     @Test("the rules: after the marked sockets' rule, before the TUN's, per family, both protocols; never on the plan without servers")
