@@ -335,6 +335,15 @@ try:
     print("ok: a request opens from its row with its kept messages", flush=True)
     driver.execute_script("clearRequestFilters()")
 
+    # A JSON body holding U+0080 (a C1 control) is text, the control escaped, as `tv request`
+    # prints it (it was a hex dump: a trial).
+    json_id = next(x["id"] for x in REQUESTS if x["path"] == "/json/c1.json")
+    driver.get(BASE + "/#/request/%d" % json_id)
+    body = wait_for("the JSON response", lambda: driver.find_elements(By.CSS_SELECTOR, "#request-content pre.body"))[-1]
+    if body.text != '{"name":"a\\u{80}b"}' or driver.find_elements(By.CSS_SELECTOR, "#request-content pre.hex"):
+        fail("the JSON body holding U+0080 is drawn as %r" % body.text)
+    print("ok: a JSON body holding U+0080 is drawn as text", flush=True)
+
     # Storage: each store beside its limit, as `tv storage` says it.
     driver.get(BASE + "/#/storage")
     stored = wait_for("the storage card", lambda: driver.find_element(By.ID, "storage").text)
