@@ -38,6 +38,12 @@ h1 { font-size: 1.5rem; margin: 0.25rem 0 0.75rem; overflow-wrap: anywhere; }
 #requests th, #requests td { white-space: nowrap; overflow-wrap: normal; }
 #requests th.url, #requests td.url { white-space: normal; overflow-wrap: anywhere; width: 100%; min-width: 12rem; }
 #requests td.type { white-space: normal; overflow-wrap: anywhere; max-width: 10rem; }
+/* Under 60rem the headings wrap, a request's time goes under its date and cells pad less, so the
+   id and the scheme fit beside a readable host and path (an 800 px window scrolled sideways). */
+@media (max-width: 60rem) {
+  #requests th, #requests td.when { white-space: normal; }
+  #requests th, #requests td { padding-left: 0.3rem; padding-right: 0.3rem; }
+}
 h2 { font-size: 1.15rem; margin: 1.25rem 0 0.5rem; }
 .muted { color: var(--muted); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 0.6rem; padding: 0.75rem 1rem; margin: 0.5rem 0; }
@@ -1018,9 +1024,10 @@ async function loadRequests(more) {
 
 function requestRow(x) {
   return h("tr", { "data-request": x.id, onclick: () => { location.hash = "#/request/" + x.id; } },
-    h("td", { class: "num hide-narrow" }, String(x.id)),
+    h("td", { class: "num id" }, String(x.id)),
     h("td", { class: "hide-narrow when" }, utc(x.requestTime, true).slice(5, 19)),
     h("td", {}, x.method || ""),
+    h("td", { class: "hide-narrow scheme" }, x.scheme || "–"),
     h("td", { class: "url" }, h("a", { href: "#/request/" + x.id }, cutText((x.authority || "") + requestPath(x), 120))),
     h("td", { class: "num" }, requestStatus(x)),
     h("td", { class: "num hide-narrow" }, bytes(x.requestBodyBytes) + " → " + bytes(x.responseBodyBytes)),
@@ -1039,8 +1046,8 @@ function drawRequestRows() {
   else if (requests.rows.length === 0) parts.push(h("div", { class: "card" }, h("strong", {}, "No matches."),
       h("p", {}, "No recorded request matches these filters. "), h("button", { type: "button", onclick: clearRequestFilters }, "Clear filters")));
   else {
-    parts.push(h("table", { id: "requests" }, h("thead", {}, h("tr", {}, h("th", { class: "num hide-narrow" }, "ID"), h("th", { class: "hide-narrow" }, "Time (UTC)"), h("th", {}, "Method"),
-      h("th", { class: "url" }, "Host and path"), h("th", { class: "num" }, "Status"), h("th", { class: "num hide-narrow" }, "Sizes (req → resp)"),
+    parts.push(h("table", { id: "requests" }, h("thead", {}, h("tr", {}, h("th", { class: "num id" }, "ID"), h("th", { class: "hide-narrow" }, "Time (UTC)"), h("th", {}, "Method"),
+      h("th", { class: "hide-narrow scheme" }, "Scheme"), h("th", { class: "url" }, "Host and path"), h("th", { class: "num" }, "Status"), h("th", { class: "num hide-narrow" }, "Sizes (req → resp)"),
       h("th", { class: "num hide-narrow" }, "Duration"), h("th", { class: "hide-narrow" }, "Type"))),
       h("tbody", {}, requests.rows.map(requestRow))));
     const foot = h("div", { class: "footer" });

@@ -308,7 +308,8 @@ struct WebRunTests {
                       "the token was taken and dropped from the address, no cookie set", "nine tabs at once each load and go live",
                       "Requests shows the requests tv requests --json shows", "a filter narrows the requests", "a refused filter says tv's sentence",
                       "a request opens from its row with its kept messages", "storage says each store beside its limit",
-                      "the host and path stay readable at 800 px", "a JSON body holding U+0080 is drawn as text"] {
+                      "the host and path stay readable at 800 px", "a JSON body holding U+0080 is drawn as text",
+                      "each request's id and scheme are columns"] {
             #expect(result.out.contains("ok: " + check), "\(result.all)")
         }
         // The same body, as `tv request` prints it: text, the control escaped (the one rule,

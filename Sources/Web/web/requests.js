@@ -48,9 +48,10 @@ async function loadRequests(more) {
 
 function requestRow(x) {
   return h("tr", { "data-request": x.id, onclick: () => { location.hash = "#/request/" + x.id; } },
-    h("td", { class: "num hide-narrow" }, String(x.id)),
+    h("td", { class: "num id" }, String(x.id)),
     h("td", { class: "hide-narrow when" }, utc(x.requestTime, true).slice(5, 19)),
     h("td", {}, x.method || ""),
+    h("td", { class: "hide-narrow scheme" }, x.scheme || "–"),
     h("td", { class: "url" }, h("a", { href: "#/request/" + x.id }, cutText((x.authority || "") + requestPath(x), 120))),
     h("td", { class: "num" }, requestStatus(x)),
     h("td", { class: "num hide-narrow" }, bytes(x.requestBodyBytes) + " → " + bytes(x.responseBodyBytes)),
@@ -69,8 +70,8 @@ function drawRequestRows() {
   else if (requests.rows.length === 0) parts.push(h("div", { class: "card" }, h("strong", {}, "No matches."),
       h("p", {}, "No recorded request matches these filters. "), h("button", { type: "button", onclick: clearRequestFilters }, "Clear filters")));
   else {
-    parts.push(h("table", { id: "requests" }, h("thead", {}, h("tr", {}, h("th", { class: "num hide-narrow" }, "ID"), h("th", { class: "hide-narrow" }, "Time (UTC)"), h("th", {}, "Method"),
-      h("th", { class: "url" }, "Host and path"), h("th", { class: "num" }, "Status"), h("th", { class: "num hide-narrow" }, "Sizes (req → resp)"),
+    parts.push(h("table", { id: "requests" }, h("thead", {}, h("tr", {}, h("th", { class: "num id" }, "ID"), h("th", { class: "hide-narrow" }, "Time (UTC)"), h("th", {}, "Method"),
+      h("th", { class: "hide-narrow scheme" }, "Scheme"), h("th", { class: "url" }, "Host and path"), h("th", { class: "num" }, "Status"), h("th", { class: "num hide-narrow" }, "Sizes (req → resp)"),
       h("th", { class: "num hide-narrow" }, "Duration"), h("th", { class: "hide-narrow" }, "Type"))),
       h("tbody", {}, requests.rows.map(requestRow))));
     const foot = h("div", { class: "footer" });

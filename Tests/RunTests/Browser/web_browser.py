@@ -283,13 +283,37 @@ try:
     if shown != sorted(x["id"] for x in REQUESTS) or len(shown) != len(EXPECTED_IDS):
         fail("Requests shows %s, tv requests --json %s" % (shown, sorted(x["id"] for x in REQUESTS)))
     print("ok: Requests shows the requests tv requests --json shows", flush=True)
+    # Each row's id (what `tv request ID` takes) and scheme, as columns (a trial found no scheme,
+    # and no id in a narrow window).
+    heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#requests thead th")]
+    if heads[0] != "ID" or "Scheme" not in heads or heads.index("Scheme") != heads.index("Host and path") - 1:
+        fail("the Requests table's columns are " + str(heads))
+    for x in REQUESTS:
+        row = driver.find_element(By.CSS_SELECTOR, "#requests tbody tr[data-request='%d']" % x["id"])
+        cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+        if cells[0] != str(x["id"]) or cells[heads.index("Scheme")] != x["scheme"] or x["scheme"] != "https":
+            fail("request %d's row reads %s (its scheme is %r)" % (x["id"], cells, x["scheme"]))
+    print("ok: each request's id and scheme are columns", flush=True)
     # Half a desktop (800 px): the host-and-path column keeps a readable width (it shrank to one
-    # character a line between 650 and 950 px: a trial).
+    # character a line between 650 and 950 px: a trial), with the id and the scheme shown beside
+    # it and nothing wider than the window.
     driver.set_window_size(800, 800)
     time.sleep(0.3)
     narrowest = driver.execute_script("return Math.min(...[...document.querySelectorAll('#requests td.url')].map(td => td.getBoundingClientRect().width))")
     if narrowest < 150:
         fail("the Requests table's host and path column is %d px wide at 800 px" % narrowest)
+    hidden = driver.execute_script("return [...document.querySelectorAll('#requests td.id, #requests td.scheme')].filter(td => td.getBoundingClientRect().width === 0).length")
+    if hidden:
+        fail("%d id or scheme cells are hidden at 800 px" % hidden)
+    if driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
+        fail("Requests is wider than the window at 800 px")
+    driver.save_screenshot(os.path.join(OUT, "requests-800x800.png"))
+    # A phone keeps the id (the scheme goes with the other narrow-hidden columns).
+    driver.set_window_size(390, 844)
+    time.sleep(0.3)
+    if driver.execute_script("return [...document.querySelectorAll('#requests td.id')].some(td => td.getBoundingClientRect().width === 0)") \
+            or driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
+        fail("Requests hides the id, or is wider than the window, at 390 px")
     driver.set_window_size(1280, 800)
     print("ok: the host and path stay readable at 800 px", flush=True)
     def filter_requests(text):
