@@ -308,8 +308,12 @@ struct WebRunTests {
                       "the token was taken and dropped from the address, no cookie set", "nine tabs at once each load and go live",
                       "Requests shows the requests tv requests --json shows", "a filter narrows the requests", "a refused filter says tv's sentence",
                       "a request opens from its row with its kept messages", "storage says each store beside its limit",
-                      "the host and path stay readable at 800 px", "a JSON body holding U+0080 is drawn as text",
-                      "each request's id and scheme are columns"] {
+                      "the host and path stay readable at 800 px", "each request's id and scheme are columns",
+                      "a request opened from the list goes back to the list as it was filtered",
+                      "the Requests filter is kept in the address: reload, Back, Forward and a link",
+                      "the Timeline filter is kept in the address: reload, Back, Forward and a link",
+                      "a JSON body holding U+0080 is drawn as text", "a request opened from a flow goes back to the flow",
+                      "a route's filter and a request's way back read exactly"] {
             #expect(result.out.contains("ok: " + check), "\(result.all)")
         }
         // The same body, as `tv request` prints it: text, the control escaped (the one rule,
