@@ -1,18 +1,24 @@
 /// Whether bytes read as text for a person: valid UTF-8 — a character cut off at the very end is
-/// tolerated (the recording budget cuts anywhere) — holding no control characters other than
-/// tab, CR and LF.
+/// tolerated (the recording budget cuts anywhere) — holding no C0 control other than tab, CR and
+/// LF. DEL and the C1 controls (U+007F–U+009F) do not make bytes binary: in UTF-8 a C1 control
+/// is a two-byte sequence that text (a JSON string may hold one as it is) writes on purpose, and
+/// every view draws them escaped (`TerminalText` on a terminal, `visible` in tv web's pages). A
+/// JSON body holding U+0080 was drawn as text by `tv request` (its pretty-printer) and as a hex
+/// dump by tv web (this rule): a trial. The one rule for text or hex, in every command and page.
 public enum PrintableText {
     /// The text, or nil when the bytes are not printable text. A cut last character is dropped.
     public static func text(_ bytes: some Collection<UInt8>) -> String? {
         let bytes = Array(bytes)
         let whole = bytes.count - cutCharacterLength(bytes)
         guard let text = String(validating: bytes[..<whole], as: UTF8.self) else { return nil }
-        for scalar in text.unicodeScalars {
-            let v = scalar.value
-            if v == 0x09 || v == 0x0A || v == 0x0D { continue }
-            if v < 0x20 || (v >= 0x7F && v < 0xA0) { return nil }
-        }
-        return text
+        return text.unicodeScalars.contains(where: makesBinary) ? nil : text
+    }
+
+    /// Whether `scalar`, in valid UTF-8, makes the bytes binary: a C0 control other than tab,
+    /// LF and CR (NUL, ESC…). Pure; the rule `text` and `Scanner` share.
+    public static func makesBinary(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        return v < 0x20 && v != 0x09 && v != 0x0A && v != 0x0D
     }
 
     /// How many bytes at the end form the start of a UTF-8 sequence that was cut short (0…3).
@@ -52,14 +58,7 @@ extension PrintableText {
                 refused = true
                 return
             }
-            for scalar in text.unicodeScalars {
-                let v = scalar.value
-                if v == 0x09 || v == 0x0A || v == 0x0D { continue }
-                if v < 0x20 || (v >= 0x7F && v < 0xA0) {
-                    refused = true
-                    return
-                }
-            }
+            if text.unicodeScalars.contains(where: PrintableText.makesBinary) { refused = true }
         }
 
         /// Whether everything taken reads as text (a character cut off at the very end tolerated).

@@ -171,13 +171,14 @@ public struct RequestDetailPresentation: Sendable {
     }
 
     /// A message as `tv turns --http` shows it (`--full`: whole), except that a JSON body of at
-    /// most 64 KiB is pretty-printed.
+    /// most 64 KiB that reads as text (`PrintableText`, the rule `--json` and tv web follow) is
+    /// pretty-printed.
     private func writeMessage(_ message: HTTPMessage, _ direction: Direction, _ http: HTTPPresentation,
                               _ reader: BoundedBodyReader, _ emit: (String) -> Void) {
         let type = message.headers.first("content-type")?.lowercased() ?? ""
         if type.contains("json"), message.body.framing != "none" {
             let reading = reader.measure(message.body, keeping: 65_536)
-            if reading.size == reading.head.count, let pretty = JSONIndentation.lines(reading.head) {
+            if reading.printable, reading.size == reading.head.count, let pretty = JSONIndentation.lines(reading.head) {
                 http.messageLines(message, direction: direction).forEach(emit)
                 emit("    body: \(Units.grouped(Int64(reading.size))) bytes of JSON" + (reading.decoded ? ", decoded" : ""))
                 pretty.forEach { emit("      " + TerminalText.line($0)) }

@@ -38,6 +38,12 @@ h1 { font-size: 1.5rem; margin: 0.25rem 0 0.75rem; overflow-wrap: anywhere; }
 #requests th, #requests td { white-space: nowrap; overflow-wrap: normal; }
 #requests th.url, #requests td.url { white-space: normal; overflow-wrap: anywhere; width: 100%; min-width: 12rem; }
 #requests td.type { white-space: normal; overflow-wrap: anywhere; max-width: 10rem; }
+/* Under 60rem the headings wrap, a request's time goes under its date and cells pad less, so the
+   id and the scheme fit beside a readable host and path (an 800 px window scrolled sideways). */
+@media (max-width: 60rem) {
+  #requests th, #requests td.when { white-space: normal; }
+  #requests th, #requests td { padding-left: 0.3rem; padding-right: 0.3rem; }
+}
 h2 { font-size: 1.15rem; margin: 1.25rem 0 0.5rem; }
 .muted { color: var(--muted); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 0.6rem; padding: 0.75rem 1rem; margin: 0.5rem 0; }
@@ -145,7 +151,7 @@ a.button.primary { background: var(--accent); color: var(--card); }
 // tv web: the screens, drawn from /api/ (the commands' --json) and /api/events (Server-Sent
 // Events). Plain JavaScript, no framework; every string from the network is set as text, never
 // as HTML. Routes are the hash: #/dashboard, #/timeline, #/flow/ID, #/flow/ID/packet/N,
-// #/requests, #/request/ID, #/storage, …
+// #/requests, #/request/ID, #/storage, …, a filtered screen's filter after `?` (routing, below).
 "use strict";
 
 const main = () => document.getElementById("main");
@@ -548,8 +554,43 @@ async function dashboard() {
 
 // ---- routing -------------------------------------------------------------------------------
 
+// A route is the hash: a path (#/requests, #/request/ID) and, after `?`, a query holding what
+// the screen was filtered by, named as the API names it (#/requests?since=1h&filter=~m%20POST),
+// so a reload, Back and Forward and a shared link open the screen as it was filtered (a trial's
+// filter was lost on each). The hash never reaches tv web: the token and the server's checks
+// are untouched by it.
+function routePath() { return location.hash.replace(/^#\/?/, "").split("?")[0]; }
+function routeQuery() {
+  const at = location.hash.indexOf("?");
+  return new URLSearchParams(at < 0 ? "" : location.hash.slice(at + 1));
+}
+// `path` (a route without its `#/`) with `query` (URLSearchParams) when it holds anything.
+function routeTo(path, query) {
+  const text = query ? query.toString() : "";
+  return "#/" + path + (text ? "?" + text : "");
+}
+
+// Writes a screen's filter into the address, a new history entry when the user changed it
+// (`push`, so Back goes to the filter before) and in place otherwise; the screen is not drawn
+// again (no hashchange). The screen's tab keeps it too, so going back to the screen by its tab
+// finds it filtered as it was left. Nothing is written once another screen is shown.
+function keepInRoute(screenName, query, push) {
+  if (routePath().split("/")[0] !== screenName) return;
+  const target = routeTo(screenName, query);
+  const tab = document.querySelector('#tabs a[data-screen="' + screenName + '"]');
+  if (tab) tab.setAttribute("href", target);
+  if (target === location.hash) return;
+  if (push) history.pushState(null, "", target); else history.replaceState(null, "", target);
+}
+
+// The route a screen's tab holds: the screen as it was last filtered.
+function keptRoute(screenName) {
+  const tab = document.querySelector('#tabs a[data-screen="' + screenName + '"]');
+  return tab ? tab.getAttribute("href") : "#/" + screenName;
+}
+
 function route() {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  const parts = routePath().split("/").filter(Boolean);
   const name = parts[0] || "dashboard";
   for (const a of document.querySelectorAll("#tabs a")) {
     const tab = name === "flow" ? "timeline" : name === "request" ? "requests" : name === "storage" ? "settings" : name;
@@ -773,7 +814,7 @@ async function inspector(id) {
                    none: "None seen" }[f.hostOrigin] || f.hostOrigin;
   const end = f.duration === null ? null : f.startTime + f.duration;
   const parts = [
-    h("p", {}, h("a", { href: "#/timeline" }, "← Timeline")),
+    h("p", {}, h("a", { href: keptRoute("timeline") }, "← Timeline")),
     dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress ? f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")" : "none: no server was reached or named"],
         ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
         ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
@@ -806,7 +847,9 @@ async function inspector(id) {
   if (detail.requests && detail.requests.length) {
     parts.push(h("h2", {}, "Requests"), h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Method"), h("th", {}, "Path"), h("th", { class: "num" }, "Status"))),
       h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""),
-        h("td", {}, x.id ? h("a", { href: "#/request/" + x.id }, requestPath(x)) : requestPath(x)), h("td", { class: "num" }, requestStatus(x)))))));
+        // Opened from here, a request's way back is to this flow (`?flow=`), not the Requests list.
+        h("td", {}, x.id ? h("a", { href: routeTo("request/" + x.id, new URLSearchParams({ flow: id })) }, requestPath(x)) : requestPath(x)),
+        h("td", { class: "num" }, requestStatus(x)))))));
   }
   parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
   screen(flowName(f), ...parts);
@@ -977,12 +1020,25 @@ async function packet(id, n) {
 
 const requests = { preset: "", filter: "", rows: [], next: null, error: null, loaded: false, asked: 0 };
 
-function requestParams(after) {
+// The list's filter as /api/requests takes it, and as its route keeps it (#/requests?…).
+function requestsFilter() {
   const p = new URLSearchParams();
   if (requests.preset) p.set("since", requests.preset);
   if (requests.filter) p.set("filter", requests.filter);
+  return p;
+}
+
+function requestParams(after) {
+  const p = requestsFilter();
   p.set("limit", "50");
   if (after) p.set("after", after);
+  return p;
+}
+
+// The list's filter from a route's query (the list's own, or a request's opened from it).
+function requestsFilterOf(query) {
+  const p = new URLSearchParams();
+  for (const key of ["since", "filter"]) if (query.get(key)) p.set(key, query.get(key));
   return p;
 }
 
@@ -1001,6 +1057,7 @@ function requestURL(x) { return (x.scheme ? x.scheme + "://" : "") + (x.authorit
 async function loadRequests(more) {
   const asked = ++requests.asked;
   if (more && requestsReload) { clearTimeout(requestsReload); requestsReload = null; }
+  if (!more) keepInRoute("requests", requestsFilter(), true);
   let page = null, error = null;
   try { page = await api("/api/requests?" + requestParams(more ? requests.next : null)); } catch (e) { error = e.message; }
   if (asked !== requests.asked) return;
@@ -1016,12 +1073,15 @@ async function loadRequests(more) {
   drawRequestRows();
 }
 
+// A request opened from the list carries the list's filter, for its way back.
 function requestRow(x) {
-  return h("tr", { "data-request": x.id, onclick: () => { location.hash = "#/request/" + x.id; } },
-    h("td", { class: "num hide-narrow" }, String(x.id)),
+  const route = routeTo("request/" + x.id, requestsFilter());
+  return h("tr", { "data-request": x.id, onclick: () => { location.hash = route; } },
+    h("td", { class: "num id" }, String(x.id)),
     h("td", { class: "hide-narrow when" }, utc(x.requestTime, true).slice(5, 19)),
     h("td", {}, x.method || ""),
-    h("td", { class: "url" }, h("a", { href: "#/request/" + x.id }, cutText((x.authority || "") + requestPath(x), 120))),
+    h("td", { class: "hide-narrow scheme" }, x.scheme || "–"),
+    h("td", { class: "url" }, h("a", { href: route }, cutText((x.authority || "") + requestPath(x), 120))),
     h("td", { class: "num" }, requestStatus(x)),
     h("td", { class: "num hide-narrow" }, bytes(x.requestBodyBytes) + " → " + bytes(x.responseBodyBytes)),
     h("td", { class: "num hide-narrow" }, x.duration === null || x.duration === undefined ? "open" : duration(x.duration)),
@@ -1039,8 +1099,8 @@ function drawRequestRows() {
   else if (requests.rows.length === 0) parts.push(h("div", { class: "card" }, h("strong", {}, "No matches."),
       h("p", {}, "No recorded request matches these filters. "), h("button", { type: "button", onclick: clearRequestFilters }, "Clear filters")));
   else {
-    parts.push(h("table", { id: "requests" }, h("thead", {}, h("tr", {}, h("th", { class: "num hide-narrow" }, "ID"), h("th", { class: "hide-narrow" }, "Time (UTC)"), h("th", {}, "Method"),
-      h("th", { class: "url" }, "Host and path"), h("th", { class: "num" }, "Status"), h("th", { class: "num hide-narrow" }, "Sizes (req → resp)"),
+    parts.push(h("table", { id: "requests" }, h("thead", {}, h("tr", {}, h("th", { class: "num id" }, "ID"), h("th", { class: "hide-narrow" }, "Time (UTC)"), h("th", {}, "Method"),
+      h("th", { class: "hide-narrow scheme" }, "Scheme"), h("th", { class: "url" }, "Host and path"), h("th", { class: "num" }, "Status"), h("th", { class: "num hide-narrow" }, "Sizes (req → resp)"),
       h("th", { class: "num hide-narrow" }, "Duration"), h("th", { class: "hide-narrow" }, "Type"))),
       h("tbody", {}, requests.rows.map(requestRow))));
     const foot = h("div", { class: "footer" });
@@ -1055,6 +1115,7 @@ function drawRequestRows() {
 
 function clearRequestFilters() {
   Object.assign(requests, { preset: "", filter: "" });
+  keepInRoute("requests", requestsFilter(), true);
   requestsScreen();
 }
 
@@ -1071,7 +1132,12 @@ function reloadRequestsSoon() {
 
 function requestsScreen() {
   requests.loaded = false;
-  const presets = [["", "Everything"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["1d", "Last day"], ["1w", "Last week"]];
+  // The filter the route holds (a reload, Back or Forward, a shared link).
+  const kept = routeQuery();
+  requests.preset = kept.get("since") || "";
+  requests.filter = kept.get("filter") || "";
+  keepInRoute("requests", requestsFilter(), false);
+  const presets = presetChoices(requests.preset);
   const preset = h("select", { id: "request-preset", onchange: e => { requests.preset = e.target.value; loadRequests(false); } },
     presets.map(([v, t]) => h("option", { value: v, selected: v === requests.preset }, t)));
   const filter = h("input", { id: "request-filter", type: "search", value: requests.filter, placeholder: "~m POST & ~c 200", spellcheck: "false",
@@ -1089,8 +1155,18 @@ function requestsScreen() {
 
 // ---- One request ---------------------------------------------------------------------------
 
+// The way back from a request, to where it was opened, as its route says it (so a reload keeps
+// it): `?flow=N` from flow N's inspector, else the Requests list with the filter it had (a
+// request opened from a flow went back to the whole list: a trial).
+function requestBack(query) {
+  const flow = query.get("flow");
+  if (/^[1-9][0-9]*$/.test(flow || "")) return { href: "#/flow/" + flow, text: "← Connection " + flow };
+  return { href: routeTo("requests", requestsFilterOf(query)), text: "← Requests" };
+}
+
 async function requestDetail(id) {
-  const back = h("p", {}, h("a", { href: "#/requests" }, "← Requests"));
+  const way = requestBack(routeQuery());
+  const back = h("p", {}, h("a", { href: way.href, id: "request-back" }, way.text));
   // The id as `tv request` takes it (the API's "no such route" read oddly for #/request/abc: a trial).
   if (!/^[0-9]+$/.test(id || "") || Number(id) === 0) {
     screen("Request", back, errorCard("'" + (id || "") + "' is not a request id: the Requests list links each one."));
@@ -1384,15 +1460,38 @@ const timeline = {
   rows: [], next: null, error: null, loaded: false, activity: null, focus: 0,
 };
 
-function flowParams(after) {
+// The Timeline's filter as /api/flows takes it, and as its route keeps it (#/timeline?…).
+function timelineFilter() {
   const p = new URLSearchParams();
   if (timeline.interval) { p.set("from", timeline.interval.from); p.set("to", timeline.interval.to); }
   else if (timeline.preset) p.set("since", timeline.preset);
   if (timeline.status) p.set("status", timeline.status);
   if (timeline.host) p.set("host", timeline.host);
+  return p;
+}
+
+function flowParams(after) {
+  const p = timelineFilter();
   p.set("limit", "50");
   if (after) p.set("after", after);
   return p;
+}
+
+// The filter the route holds (a reload, Back or Forward, a shared link), as `timelineFilter`
+// writes it. A picked interval keeps the zoomed axes that hold it; one from elsewhere zooms out.
+function timelineFromRoute() {
+  const q = routeQuery();
+  const whole = /^[0-9]+$/;
+  const interval = whole.test(q.get("from") || "") && whole.test(q.get("to") || "") ? { from: Number(q.get("from")), to: Number(q.get("to")) } : null;
+  timeline.preset = interval ? "" : q.get("since") || "";
+  timeline.status = q.get("status") || "";
+  timeline.host = q.get("host") || "";
+  timeline.interval = interval;
+  while (timeline.zoom.length) {
+    const axis = timeline.zoom[timeline.zoom.length - 1];
+    if (interval && axis.from <= interval.from && interval.to <= axis.to) break;
+    timeline.zoom.pop();
+  }
 }
 
 function filtersActive() { return !!(timeline.interval || timeline.preset || timeline.status || timeline.host); }
@@ -1401,13 +1500,12 @@ function filtersActive() { return !!(timeline.interval || timeline.preset || tim
 function aimHAR() {
   const link = document.getElementById("har-download");
   if (!link) return;
-  const p = flowParams(null);
-  p.delete("limit");
-  link.setAttribute("href", withToken("/api/har?" + p));
+  link.setAttribute("href", withToken("/api/har?" + timelineFilter()));
 }
 
 async function loadFlows(more) {
   aimHAR();
+  if (!more) keepInRoute("timeline", timelineFilter(), true);
   try {
     const page = await api("/api/flows?" + flowParams(more ? timeline.next : null));
     timeline.rows = more ? timeline.rows.concat(page.flows) : page.flows;
@@ -1581,12 +1679,23 @@ function drawRows() {
 
 function clearFilters() {
   Object.assign(timeline, { preset: "", status: "", host: "", interval: null, zoom: [] });
+  keepInRoute("timeline", timelineFilter(), true);
   timelineScreen();
+}
+
+// The "When" choices; a span the route names that is not one of them (`since=2h` in a link) is
+// added, so the list is never filtered by a span the page does not show.
+function presetChoices(preset) {
+  const presets = [["", "Everything"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["1d", "Last day"], ["1w", "Last week"]];
+  if (!presets.some(([v]) => v === preset)) presets.push([preset, "Last " + preset]);
+  return presets;
 }
 
 function timelineScreen() {
   timeline.loaded = false;
-  const presets = [["", "Everything"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["1d", "Last day"], ["1w", "Last week"]];
+  timelineFromRoute();
+  keepInRoute("timeline", timelineFilter(), false);
+  const presets = presetChoices(timeline.preset);
   const statuses = [["", "Any"], ["encrypted", "Encrypted"], ["inspected", "Inspected"], ["not_encrypted", "Not encrypted"],
                     ["kept_private", "Kept private"], ["failed", "Failed"], ["interrupted", "Interrupted"]];
   const preset = h("select", { id: "preset", onchange: e => { timeline.preset = e.target.value; timeline.interval = null; timeline.zoom = []; refreshTimeline(); } },

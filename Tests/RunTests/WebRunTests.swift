@@ -259,10 +259,17 @@ struct WebRunTests {
             return
         }
         // The last flow fetches 200,000 characters of text gzip'd by nginx: a small kept turn
-        // that decodes past what the HTTP view draws of one body (`BODY_SHOWN`).
-        let world = try RunWorld(nginxLocations: "location /gz/ { gzip on; gzip_types text/plain; gzip_min_length 1; }")
+        // that decodes past what the HTTP view draws of one body (`BODY_SHOWN`). The second
+        // fetches JSON holding U+0080, a C1 control: text, not a hex dump, on the page as in
+        // `tv request` (a trial).
+        let world = try RunWorld(nginxLocations: """
+            location /gz/ { gzip on; gzip_types text/plain; gzip_min_length 1; }
+            location /json/ { default_type application/json; }
+            """)
         try FileManager.default.createDirectory(atPath: world.www + "/gz", withIntermediateDirectories: true)
         try Data(String(repeating: "tv web draws the first 64 KiB of this\n", count: 5_000).utf8).write(to: URL(fileURLWithPath: world.www + "/gz/big.txt"))
+        try FileManager.default.createDirectory(atPath: world.www + "/json", withIntermediateDirectories: true)
+        try Data("{\"name\":\"a\u{80}b\"}".utf8).write(to: URL(fileURLWithPath: world.www + "/json/c1.json"))
         let box = world.sandbox
         // Inspecting and keeping content, so the conversation screen has turns to draw; recorded
         // as an audit session, so the Audit screens have a session, its flows and a marker.
@@ -273,7 +280,7 @@ struct WebRunTests {
         // Two seconds apart, so the scrub bar's one-second bars hold flows and gaps between them.
         // The last one's query is 6,000 characters: with content kept, its row's path carries it,
         // and the Flow Inspector must not grow wider than the window for it (59,125 px: a trial).
-        for (i, path) in ["/a", "/b", "/gz/big.txt?" + String(repeating: "q", count: 6_000)].enumerated() {
+        for (i, path) in ["/a", "/json/c1.json", "/gz/big.txt?" + String(repeating: "q", count: 6_000)].enumerated() {
             if i > 0 { usleep(2_100_000) }
             // The last carries a right-to-left override in a header: drawn escaped (a trial's page
             // drew it raw, reordering the line), as `tv flow` prints it.
@@ -301,9 +308,20 @@ struct WebRunTests {
                       "the token was taken and dropped from the address, no cookie set", "nine tabs at once each load and go live",
                       "Requests shows the requests tv requests --json shows", "a filter narrows the requests", "a refused filter says tv's sentence",
                       "a request opens from its row with its kept messages", "storage says each store beside its limit",
-                      "the host and path stay readable at 800 px"] {
+                      "the host and path stay readable at 800 px", "each request's id and scheme are columns",
+                      "a request opened from the list goes back to the list as it was filtered",
+                      "the Requests filter is kept in the address: reload, Back, Forward and a link",
+                      "the Timeline filter is kept in the address: reload, Back, Forward and a link",
+                      "a JSON body holding U+0080 is drawn as text", "a request opened from a flow goes back to the flow",
+                      "a route's filter and a request's way back read exactly"] {
             #expect(result.out.contains("ok: " + check), "\(result.all)")
         }
+        // The same body, as `tv request` prints it: text, the control escaped (the one rule,
+        // `PrintableText`, decides for both).
+        let listed = try box.json("requests", "--filter", "~u c1")
+        let jsonID = try #require((listed["requests"] as? [[String: Any]])?.first?["id"] as? Int, "\(listed)")
+        let printed = try box.tv("request", String(jsonID))
+        #expect(printed.out.contains("    body: 15 bytes of JSON\n      {\n        \"name\": \"a\\u{80}b\"\n      }"), "\(printed)")
         #expect(FileManager.default.fileExists(atPath: folder + "/timeline-390x844.png"))
     }
 

@@ -174,6 +174,34 @@ import Testing
                 == "curl --http1.1 https://example.com/ws -H 'Upgrade: websocket' -H 'Connection: Upgrade' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' -H 'Sec-WebSocket-Version: 13'")
     }
 
+    /// A body holding a C1 control in valid UTF-8 is text for `tv request` and for its `--json`
+    /// (which tv web draws) alike, the control escaped: a JSON body holding U+0080 was text on the
+    /// terminal and a hex dump on the web (a trial). One rule decides both: `PrintableText`.
+    @Test func aC1ControlInABodyIsTextInTheTerminalAndInJSON() {
+        func exchange(_ type: String, _ body: String) -> HTTPExchange {
+            HTTPExchange(request: HTTPMessage(startLine: "GET /a HTTP/1.1", headers: [HTTPHeader("Host", "example.com")], body: HTTPBody(framing: "none"),
+                                              turn: 1, offset: 0),
+                         response: HTTPMessage(startLine: "HTTP/1.1 200 OK", headers: [HTTPHeader("Content-Type", type), HTTPHeader("Content-Length", "\(body.utf8.count)")],
+                                               body: HTTPBody(framing: "content-length", transferred: Array(body.utf8)), turn: 2, offset: 100))
+        }
+        func shown(_ recorded: HTTPExchange) -> (lines: [String], json: String) {
+            var lines: [String] = []
+            RequestDetailPresentation(exchange: Self.finished, recorded: recorded).write(reader: BoundedBodyReader()) { lines.append($0) }
+            var json = ""
+            RequestDetailPresentation(exchange: Self.finished, recorded: recorded).writeJSON(reader: BoundedBodyReader()) { json += $0 }
+            return (lines, json)
+        }
+        let json = shown(exchange("application/json", "{\"name\":\"a\u{80}b\"}"))
+        #expect(Array(json.lines.suffix(4)) == ["    body: 15 bytes of JSON", "      {", #"        "name": "a\u{80}b""#, "      }"], "\(json.lines)")
+        #expect(json.json.contains(#""text": "{\"name\":\"a\u0080b\"}""#) && !json.json.contains("base64"), "\(json.json)")
+        let plain = shown(exchange("text/plain", "next\u{85}line\n"))
+        #expect(plain.lines.last == #"      next\u{85}line"#, "\(plain.lines)")
+        #expect(plain.json.contains(#""text": "next\u0085line\n""#) && !plain.json.contains("base64"), "\(plain.json)")
+        // A C0 control other than tab, CR and LF is still binary: hex in both.
+        let binary = shown(exchange("application/json", "{\"name\":\"a\u{1}b\"}"))
+        #expect(binary.lines.contains { $0.hasPrefix("      00000000  7b 22 6e 61 6d 65 22 3a") } && binary.json.contains(#""base64": "#), "\(binary.lines)")
+    }
+
     @Test func jsonIndentation() {
         #expect(JSONIndentation.lines(Array(#"{"a":[1,{"b":"x,y:\"z\""}],"c":{}}"#.utf8)) == [
             "{", "  \"a\": [", "    1,", "    {", "      \"b\": \"x,y:\\\"z\\\"\"", "    }", "  ],", "  \"c\": {}", "}",

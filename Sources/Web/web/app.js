@@ -1,7 +1,7 @@
 // tv web: the screens, drawn from /api/ (the commands' --json) and /api/events (Server-Sent
 // Events). Plain JavaScript, no framework; every string from the network is set as text, never
 // as HTML. Routes are the hash: #/dashboard, #/timeline, #/flow/ID, #/flow/ID/packet/N,
-// #/requests, #/request/ID, #/storage, …
+// #/requests, #/request/ID, #/storage, …, a filtered screen's filter after `?` (routing, below).
 "use strict";
 
 const main = () => document.getElementById("main");
@@ -404,8 +404,43 @@ async function dashboard() {
 
 // ---- routing -------------------------------------------------------------------------------
 
+// A route is the hash: a path (#/requests, #/request/ID) and, after `?`, a query holding what
+// the screen was filtered by, named as the API names it (#/requests?since=1h&filter=~m%20POST),
+// so a reload, Back and Forward and a shared link open the screen as it was filtered (a trial's
+// filter was lost on each). The hash never reaches tv web: the token and the server's checks
+// are untouched by it.
+function routePath() { return location.hash.replace(/^#\/?/, "").split("?")[0]; }
+function routeQuery() {
+  const at = location.hash.indexOf("?");
+  return new URLSearchParams(at < 0 ? "" : location.hash.slice(at + 1));
+}
+// `path` (a route without its `#/`) with `query` (URLSearchParams) when it holds anything.
+function routeTo(path, query) {
+  const text = query ? query.toString() : "";
+  return "#/" + path + (text ? "?" + text : "");
+}
+
+// Writes a screen's filter into the address, a new history entry when the user changed it
+// (`push`, so Back goes to the filter before) and in place otherwise; the screen is not drawn
+// again (no hashchange). The screen's tab keeps it too, so going back to the screen by its tab
+// finds it filtered as it was left. Nothing is written once another screen is shown.
+function keepInRoute(screenName, query, push) {
+  if (routePath().split("/")[0] !== screenName) return;
+  const target = routeTo(screenName, query);
+  const tab = document.querySelector('#tabs a[data-screen="' + screenName + '"]');
+  if (tab) tab.setAttribute("href", target);
+  if (target === location.hash) return;
+  if (push) history.pushState(null, "", target); else history.replaceState(null, "", target);
+}
+
+// The route a screen's tab holds: the screen as it was last filtered.
+function keptRoute(screenName) {
+  const tab = document.querySelector('#tabs a[data-screen="' + screenName + '"]');
+  return tab ? tab.getAttribute("href") : "#/" + screenName;
+}
+
 function route() {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  const parts = routePath().split("/").filter(Boolean);
   const name = parts[0] || "dashboard";
   for (const a of document.querySelectorAll("#tabs a")) {
     const tab = name === "flow" ? "timeline" : name === "request" ? "requests" : name === "storage" ? "settings" : name;

@@ -14,7 +14,7 @@ async function inspector(id) {
                    none: "None seen" }[f.hostOrigin] || f.hostOrigin;
   const end = f.duration === null ? null : f.startTime + f.duration;
   const parts = [
-    h("p", {}, h("a", { href: "#/timeline" }, "← Timeline")),
+    h("p", {}, h("a", { href: keptRoute("timeline") }, "← Timeline")),
     dl([["Name", flowName(f) + " — " + origin], ["Address", f.serverAddress ? f.serverAddress + " port " + f.serverPort + " (" + f.transport.toUpperCase() + ")" : "none: no server was reached or named"],
         ["First to last packet", utc(f.startTime, true) + " – " + (end === null ? "still open" : utc(f.lastActivityTime || end, false))],
         ["Duration", duration(f.duration)], ["Bytes", "↓ " + bytes(f.bytesDown) + " received, ↑ " + bytes(f.bytesUp) + " sent"],
@@ -47,7 +47,9 @@ async function inspector(id) {
   if (detail.requests && detail.requests.length) {
     parts.push(h("h2", {}, "Requests"), h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Method"), h("th", {}, "Path"), h("th", { class: "num" }, "Status"))),
       h("tbody", {}, detail.requests.map(x => h("tr", {}, h("td", {}, x.method || ""),
-        h("td", {}, x.id ? h("a", { href: "#/request/" + x.id }, requestPath(x)) : requestPath(x)), h("td", { class: "num" }, requestStatus(x)))))));
+        // Opened from here, a request's way back is to this flow (`?flow=`), not the Requests list.
+        h("td", {}, x.id ? h("a", { href: routeTo("request/" + x.id, new URLSearchParams({ flow: id })) }, requestPath(x)) : requestPath(x)),
+        h("td", { class: "num" }, requestStatus(x)))))));
   }
   parts.push(h("h2", {}, "Packets"), h("div", { id: "packets" }, h("p", { class: "muted" }, "Looking…")));
   screen(flowName(f), ...parts);

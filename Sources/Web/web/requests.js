@@ -7,12 +7,25 @@
 
 const requests = { preset: "", filter: "", rows: [], next: null, error: null, loaded: false, asked: 0 };
 
-function requestParams(after) {
+// The list's filter as /api/requests takes it, and as its route keeps it (#/requests?…).
+function requestsFilter() {
   const p = new URLSearchParams();
   if (requests.preset) p.set("since", requests.preset);
   if (requests.filter) p.set("filter", requests.filter);
+  return p;
+}
+
+function requestParams(after) {
+  const p = requestsFilter();
   p.set("limit", "50");
   if (after) p.set("after", after);
+  return p;
+}
+
+// The list's filter from a route's query (the list's own, or a request's opened from it).
+function requestsFilterOf(query) {
+  const p = new URLSearchParams();
+  for (const key of ["since", "filter"]) if (query.get(key)) p.set(key, query.get(key));
   return p;
 }
 
@@ -31,6 +44,7 @@ function requestURL(x) { return (x.scheme ? x.scheme + "://" : "") + (x.authorit
 async function loadRequests(more) {
   const asked = ++requests.asked;
   if (more && requestsReload) { clearTimeout(requestsReload); requestsReload = null; }
+  if (!more) keepInRoute("requests", requestsFilter(), true);
   let page = null, error = null;
   try { page = await api("/api/requests?" + requestParams(more ? requests.next : null)); } catch (e) { error = e.message; }
   if (asked !== requests.asked) return;
@@ -46,12 +60,15 @@ async function loadRequests(more) {
   drawRequestRows();
 }
 
+// A request opened from the list carries the list's filter, for its way back.
 function requestRow(x) {
-  return h("tr", { "data-request": x.id, onclick: () => { location.hash = "#/request/" + x.id; } },
-    h("td", { class: "num hide-narrow" }, String(x.id)),
+  const route = routeTo("request/" + x.id, requestsFilter());
+  return h("tr", { "data-request": x.id, onclick: () => { location.hash = route; } },
+    h("td", { class: "num id" }, String(x.id)),
     h("td", { class: "hide-narrow when" }, utc(x.requestTime, true).slice(5, 19)),
     h("td", {}, x.method || ""),
-    h("td", { class: "url" }, h("a", { href: "#/request/" + x.id }, cutText((x.authority || "") + requestPath(x), 120))),
+    h("td", { class: "hide-narrow scheme" }, x.scheme || "–"),
+    h("td", { class: "url" }, h("a", { href: route }, cutText((x.authority || "") + requestPath(x), 120))),
     h("td", { class: "num" }, requestStatus(x)),
     h("td", { class: "num hide-narrow" }, bytes(x.requestBodyBytes) + " → " + bytes(x.responseBodyBytes)),
     h("td", { class: "num hide-narrow" }, x.duration === null || x.duration === undefined ? "open" : duration(x.duration)),
@@ -69,8 +86,8 @@ function drawRequestRows() {
   else if (requests.rows.length === 0) parts.push(h("div", { class: "card" }, h("strong", {}, "No matches."),
       h("p", {}, "No recorded request matches these filters. "), h("button", { type: "button", onclick: clearRequestFilters }, "Clear filters")));
   else {
-    parts.push(h("table", { id: "requests" }, h("thead", {}, h("tr", {}, h("th", { class: "num hide-narrow" }, "ID"), h("th", { class: "hide-narrow" }, "Time (UTC)"), h("th", {}, "Method"),
-      h("th", { class: "url" }, "Host and path"), h("th", { class: "num" }, "Status"), h("th", { class: "num hide-narrow" }, "Sizes (req → resp)"),
+    parts.push(h("table", { id: "requests" }, h("thead", {}, h("tr", {}, h("th", { class: "num id" }, "ID"), h("th", { class: "hide-narrow" }, "Time (UTC)"), h("th", {}, "Method"),
+      h("th", { class: "hide-narrow scheme" }, "Scheme"), h("th", { class: "url" }, "Host and path"), h("th", { class: "num" }, "Status"), h("th", { class: "num hide-narrow" }, "Sizes (req → resp)"),
       h("th", { class: "num hide-narrow" }, "Duration"), h("th", { class: "hide-narrow" }, "Type"))),
       h("tbody", {}, requests.rows.map(requestRow))));
     const foot = h("div", { class: "footer" });
@@ -85,6 +102,7 @@ function drawRequestRows() {
 
 function clearRequestFilters() {
   Object.assign(requests, { preset: "", filter: "" });
+  keepInRoute("requests", requestsFilter(), true);
   requestsScreen();
 }
 
@@ -101,7 +119,12 @@ function reloadRequestsSoon() {
 
 function requestsScreen() {
   requests.loaded = false;
-  const presets = [["", "Everything"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["1d", "Last day"], ["1w", "Last week"]];
+  // The filter the route holds (a reload, Back or Forward, a shared link).
+  const kept = routeQuery();
+  requests.preset = kept.get("since") || "";
+  requests.filter = kept.get("filter") || "";
+  keepInRoute("requests", requestsFilter(), false);
+  const presets = presetChoices(requests.preset);
   const preset = h("select", { id: "request-preset", onchange: e => { requests.preset = e.target.value; loadRequests(false); } },
     presets.map(([v, t]) => h("option", { value: v, selected: v === requests.preset }, t)));
   const filter = h("input", { id: "request-filter", type: "search", value: requests.filter, placeholder: "~m POST & ~c 200", spellcheck: "false",
@@ -119,8 +142,18 @@ function requestsScreen() {
 
 // ---- One request ---------------------------------------------------------------------------
 
+// The way back from a request, to where it was opened, as its route says it (so a reload keeps
+// it): `?flow=N` from flow N's inspector, else the Requests list with the filter it had (a
+// request opened from a flow went back to the whole list: a trial).
+function requestBack(query) {
+  const flow = query.get("flow");
+  if (/^[1-9][0-9]*$/.test(flow || "")) return { href: "#/flow/" + flow, text: "← Connection " + flow };
+  return { href: routeTo("requests", requestsFilterOf(query)), text: "← Requests" };
+}
+
 async function requestDetail(id) {
-  const back = h("p", {}, h("a", { href: "#/requests" }, "← Requests"));
+  const way = requestBack(routeQuery());
+  const back = h("p", {}, h("a", { href: way.href, id: "request-back" }, way.text));
   // The id as `tv request` takes it (the API's "no such route" read oddly for #/request/abc: a trial).
   if (!/^[0-9]+$/.test(id || "") || Number(id) === 0) {
     screen("Request", back, errorCard("'" + (id || "") + "' is not a request id: the Requests list links each one."));

@@ -11,15 +11,38 @@ const timeline = {
   rows: [], next: null, error: null, loaded: false, activity: null, focus: 0,
 };
 
-function flowParams(after) {
+// The Timeline's filter as /api/flows takes it, and as its route keeps it (#/timeline?…).
+function timelineFilter() {
   const p = new URLSearchParams();
   if (timeline.interval) { p.set("from", timeline.interval.from); p.set("to", timeline.interval.to); }
   else if (timeline.preset) p.set("since", timeline.preset);
   if (timeline.status) p.set("status", timeline.status);
   if (timeline.host) p.set("host", timeline.host);
+  return p;
+}
+
+function flowParams(after) {
+  const p = timelineFilter();
   p.set("limit", "50");
   if (after) p.set("after", after);
   return p;
+}
+
+// The filter the route holds (a reload, Back or Forward, a shared link), as `timelineFilter`
+// writes it. A picked interval keeps the zoomed axes that hold it; one from elsewhere zooms out.
+function timelineFromRoute() {
+  const q = routeQuery();
+  const whole = /^[0-9]+$/;
+  const interval = whole.test(q.get("from") || "") && whole.test(q.get("to") || "") ? { from: Number(q.get("from")), to: Number(q.get("to")) } : null;
+  timeline.preset = interval ? "" : q.get("since") || "";
+  timeline.status = q.get("status") || "";
+  timeline.host = q.get("host") || "";
+  timeline.interval = interval;
+  while (timeline.zoom.length) {
+    const axis = timeline.zoom[timeline.zoom.length - 1];
+    if (interval && axis.from <= interval.from && interval.to <= axis.to) break;
+    timeline.zoom.pop();
+  }
 }
 
 function filtersActive() { return !!(timeline.interval || timeline.preset || timeline.status || timeline.host); }
@@ -28,13 +51,12 @@ function filtersActive() { return !!(timeline.interval || timeline.preset || tim
 function aimHAR() {
   const link = document.getElementById("har-download");
   if (!link) return;
-  const p = flowParams(null);
-  p.delete("limit");
-  link.setAttribute("href", withToken("/api/har?" + p));
+  link.setAttribute("href", withToken("/api/har?" + timelineFilter()));
 }
 
 async function loadFlows(more) {
   aimHAR();
+  if (!more) keepInRoute("timeline", timelineFilter(), true);
   try {
     const page = await api("/api/flows?" + flowParams(more ? timeline.next : null));
     timeline.rows = more ? timeline.rows.concat(page.flows) : page.flows;
@@ -208,12 +230,23 @@ function drawRows() {
 
 function clearFilters() {
   Object.assign(timeline, { preset: "", status: "", host: "", interval: null, zoom: [] });
+  keepInRoute("timeline", timelineFilter(), true);
   timelineScreen();
+}
+
+// The "When" choices; a span the route names that is not one of them (`since=2h` in a link) is
+// added, so the list is never filtered by a span the page does not show.
+function presetChoices(preset) {
+  const presets = [["", "Everything"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["1d", "Last day"], ["1w", "Last week"]];
+  if (!presets.some(([v]) => v === preset)) presets.push([preset, "Last " + preset]);
+  return presets;
 }
 
 function timelineScreen() {
   timeline.loaded = false;
-  const presets = [["", "Everything"], ["15m", "Last 15 minutes"], ["1h", "Last hour"], ["1d", "Last day"], ["1w", "Last week"]];
+  timelineFromRoute();
+  keepInRoute("timeline", timelineFilter(), false);
+  const presets = presetChoices(timeline.preset);
   const statuses = [["", "Any"], ["encrypted", "Encrypted"], ["inspected", "Inspected"], ["not_encrypted", "Not encrypted"],
                     ["kept_private", "Kept private"], ["failed", "Failed"], ["interrupted", "Interrupted"]];
   const preset = h("select", { id: "preset", onchange: e => { timeline.preset = e.target.value; timeline.interval = null; timeline.zoom = []; refreshTimeline(); } },

@@ -160,6 +160,19 @@ try:
         fail("sizes read " + str(sizes))
     print("ok: sizes read as tv flows writes them", flush=True)
 
+    # A route's filter and a request's way back, exactly (the pure functions the screens use).
+    routes = driver.execute_script("""return [
+        routeTo("requests", new URLSearchParams({ since: "1h", filter: "~m POST & ~c 200" })), routeTo("requests", new URLSearchParams()),
+        requestBack(new URLSearchParams("flow=7&filter=x")), requestBack(new URLSearchParams("since=1h&filter=%7Eu+big&limit=5")),
+        requestBack(new URLSearchParams("flow=07")), requestBack(new URLSearchParams("flow=0")),
+        requestsFilterOf(new URLSearchParams("flow=7&filter=~u%20a&after=x")).toString(), presetChoices("2h").pop(), presetChoices("1h").length]""")
+    if routes != ["#/requests?since=1h&filter=%7Em+POST+%26+%7Ec+200", "#/requests",
+                  {"href": "#/flow/7", "text": "← Connection 7"}, {"href": "#/requests?since=1h&filter=%7Eu+big", "text": "← Requests"},
+                  {"href": "#/requests", "text": "← Requests"}, {"href": "#/requests", "text": "← Requests"},
+                  "filter=%7Eu+a", ["2h", "Last 2h"], 5]:
+        fail("routes read " + json.dumps(routes, ensure_ascii=False))
+    print("ok: a route's filter and a request's way back read exactly", flush=True)
+
     # Settings: grouped, each with its meaning; a change says what `tv settings set` said, a
     # refusal its sentence; inspection is pointed to the setup.
     driver.get(BASE + "/#/settings")
@@ -283,13 +296,37 @@ try:
     if shown != sorted(x["id"] for x in REQUESTS) or len(shown) != len(EXPECTED_IDS):
         fail("Requests shows %s, tv requests --json %s" % (shown, sorted(x["id"] for x in REQUESTS)))
     print("ok: Requests shows the requests tv requests --json shows", flush=True)
+    # Each row's id (what `tv request ID` takes) and scheme, as columns (a trial found no scheme,
+    # and no id in a narrow window).
+    heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#requests thead th")]
+    if heads[0] != "ID" or "Scheme" not in heads or heads.index("Scheme") != heads.index("Host and path") - 1:
+        fail("the Requests table's columns are " + str(heads))
+    for x in REQUESTS:
+        row = driver.find_element(By.CSS_SELECTOR, "#requests tbody tr[data-request='%d']" % x["id"])
+        cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+        if cells[0] != str(x["id"]) or cells[heads.index("Scheme")] != x["scheme"] or x["scheme"] != "https":
+            fail("request %d's row reads %s (its scheme is %r)" % (x["id"], cells, x["scheme"]))
+    print("ok: each request's id and scheme are columns", flush=True)
     # Half a desktop (800 px): the host-and-path column keeps a readable width (it shrank to one
-    # character a line between 650 and 950 px: a trial).
+    # character a line between 650 and 950 px: a trial), with the id and the scheme shown beside
+    # it and nothing wider than the window.
     driver.set_window_size(800, 800)
     time.sleep(0.3)
     narrowest = driver.execute_script("return Math.min(...[...document.querySelectorAll('#requests td.url')].map(td => td.getBoundingClientRect().width))")
     if narrowest < 150:
         fail("the Requests table's host and path column is %d px wide at 800 px" % narrowest)
+    hidden = driver.execute_script("return [...document.querySelectorAll('#requests td.id, #requests td.scheme')].filter(td => td.getBoundingClientRect().width === 0).length")
+    if hidden:
+        fail("%d id or scheme cells are hidden at 800 px" % hidden)
+    if driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
+        fail("Requests is wider than the window at 800 px")
+    driver.save_screenshot(os.path.join(OUT, "requests-800x800.png"))
+    # A phone keeps the id (the scheme goes with the other narrow-hidden columns).
+    driver.set_window_size(390, 844)
+    time.sleep(0.3)
+    if driver.execute_script("return [...document.querySelectorAll('#requests td.id')].some(td => td.getBoundingClientRect().width === 0)") \
+            or driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1"):
+        fail("Requests hides the id, or is wider than the window, at 390 px")
     driver.set_window_size(1280, 800)
     print("ok: the host and path stay readable at 800 px", flush=True)
     def filter_requests(text):
@@ -319,7 +356,8 @@ try:
     big = driver.find_element(By.CSS_SELECTOR, "#requests tbody tr[data-request]")
     big_id = big.get_attribute("data-request")
     big.click()
-    wait_for("the request screen", lambda: driver.execute_script("return location.hash") == "#/request/" + big_id)
+    # Opened from the filtered list, the request's route carries the list's filter for its way back.
+    wait_for("the request screen", lambda: driver.execute_script("return location.hash") == "#/request/" + big_id + "?filter=%7Eu+big")
     detail = wait_for("the kept request", lambda: driver.find_element(By.ID, "request-content").text)
     if "Request" not in detail or "Response" not in detail or "GET /gz/big.txt?" not in detail or "right\\u{202E}txt.exe" not in detail:
         fail("the request screen reads: " + detail[:600])
@@ -333,7 +371,68 @@ try:
         fail("the request screen is wider than the window")
     driver.save_screenshot(os.path.join(OUT, "request-big-1280x800.png"))
     print("ok: a request opens from its row with its kept messages", flush=True)
+
+    # Its way back is the list as it was filtered (a trial's went to the whole list).
+    back = driver.find_element(By.ID, "request-back")
+    if back.text != "← Requests" or not back.get_attribute("href").endswith("#/requests?filter=%7Eu+big"):
+        fail("the way back from a request opened from the list is %r to %s" % (back.text, back.get_attribute("href")))
+    back.click()
+    wait_for("the list filtered again", lambda: driver.execute_script("return requests.loaded && requests.filter") == "~u big"
+             and len(driver.find_elements(By.CSS_SELECTOR, "#requests tbody tr[data-request]")) == 1)
+    if driver.find_element(By.ID, "request-filter").get_attribute("value") != "~u big":
+        fail("the filter box reads %r after going back" % driver.find_element(By.ID, "request-filter").get_attribute("value"))
+    print("ok: a request opened from the list goes back to the list as it was filtered", flush=True)
+
+    # The filter is kept in the address: a reload, Back and Forward, and a link show the list as
+    # it was filtered (each lost it: a trial). The filter before this one was none.
+    def requests_shown(filter_text, count):
+        wait_for("the list under %r" % filter_text, lambda: driver.execute_script("return requests.loaded") and driver.execute_script("return requests.filter") == filter_text
+                 and len(driver.find_elements(By.CSS_SELECTOR, "#requests tbody tr[data-request]")) == count
+                 and driver.find_element(By.ID, "request-filter").get_attribute("value") == filter_text)
+    driver.get(BASE + "/#/requests")
+    requests_shown("", len(EXPECTED_IDS))
+    filter_requests("~u big")
+    if driver.execute_script("return location.hash") != "#/requests?filter=%7Eu+big":
+        fail("the filtered list's address is " + driver.current_url)
+    driver.refresh()
+    requests_shown("~u big", 1)
+    driver.back()
+    requests_shown("", len(EXPECTED_IDS))
+    driver.forward()
+    requests_shown("~u big", 1)
+    driver.get(BASE + "/#/requests?since=1w&filter=~u%20json")
+    requests_shown("~u json", 1)
+    if driver.find_element(By.ID, "request-preset").get_attribute("value") != "1w" or driver.execute_script("return location.hash") != "#/requests?since=1w&filter=%7Eu+json":
+        fail("a link's filter reads %r, the address %s" % (driver.find_element(By.ID, "request-preset").get_attribute("value"), driver.current_url))
+    # The tab goes back to the list as it was left.
+    driver.get(BASE + "/#/dashboard")
+    driver.find_element(By.CSS_SELECTOR, "#tabs a[data-screen='requests']").click()
+    requests_shown("~u json", 1)
+    print("ok: the Requests filter is kept in the address: reload, Back, Forward and a link", flush=True)
     driver.execute_script("clearRequestFilters()")
+
+    # A JSON body holding U+0080 (a C1 control) is text, the control escaped, as `tv request`
+    # prints it (it was a hex dump: a trial).
+    json_id = next(x["id"] for x in REQUESTS if x["path"] == "/json/c1.json")
+    driver.get(BASE + "/#/request/%d" % json_id)
+    body = wait_for("the JSON response", lambda: driver.find_elements(By.CSS_SELECTOR, "#request-content pre.body"))[-1]
+    if body.text != '{"name":"a\\u{80}b"}' or driver.find_elements(By.CSS_SELECTOR, "#request-content pre.hex"):
+        fail("the JSON body holding U+0080 is drawn as %r" % body.text)
+    print("ok: a JSON body holding U+0080 is drawn as text", flush=True)
+
+    # A request opened from a flow's inspector goes back to that flow (it went to Requests: a trial).
+    driver.get(BASE + "/#/flow/%d" % EXPECTED_IDS[-1])
+    link = wait_for("the flow's request link", lambda: driver.find_element(By.CSS_SELECTOR, "main table a[href^='#/request/']"))
+    link.click()
+    wait_for("the request screen from the flow", lambda: driver.execute_script("return location.hash").endswith("?flow=%d" % EXPECTED_IDS[-1]))
+    wait_for("the request drawn", lambda: driver.find_element(By.ID, "request-content"))
+    back = driver.find_element(By.ID, "request-back")
+    if back.text != "← Connection %d" % EXPECTED_IDS[-1]:
+        fail("the way back from a request opened from flow %d reads %r" % (EXPECTED_IDS[-1], back.text))
+    back.click()
+    wait_for("the flow again", lambda: driver.execute_script("return location.hash") == "#/flow/%d" % EXPECTED_IDS[-1]
+             and "First to last packet" in driver.find_element(By.TAG_NAME, "main").text)
+    print("ok: a request opened from a flow goes back to the flow", flush=True)
 
     # Storage: each store beside its limit, as `tv storage` says it.
     driver.get(BASE + "/#/storage")
@@ -358,6 +457,34 @@ try:
     if shown != EXPECTED_IDS:
         fail("the Timeline shows %s, tv flows --json %s" % (shown, EXPECTED_IDS))
     print("ok: the Timeline shows the flows tv flows --json shows", flush=True)
+
+    # The Timeline's filter is kept in the address: a reload, Back and Forward, and a link.
+    def timeline_shown(host, status, count):
+        wait_for("the Timeline under %r, %r" % (host, status), lambda: driver.execute_script("return timeline.loaded && timeline.host === arguments[0] && timeline.status === arguments[1]", host, status)
+                 and (len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == count if count else "No matches" in driver.find_element(By.ID, "flow-list").text)
+                 and driver.find_element(By.ID, "search").get_attribute("value") == host and driver.find_element(By.ID, "status").get_attribute("value") == status)
+    search = driver.find_element(By.ID, "search")
+    search.send_keys("nothing.example")
+    driver.find_element(By.CSS_SELECTOR, "form.filters button[type=submit]").click()
+    timeline_shown("nothing.example", "", 0)
+    if driver.execute_script("return location.hash") != "#/timeline?host=nothing.example":
+        fail("the filtered Timeline's address is " + driver.current_url)
+    driver.refresh()
+    timeline_shown("nothing.example", "", 0)
+    driver.back()
+    timeline_shown("", "", len(EXPECTED_IDS))
+    driver.forward()
+    timeline_shown("nothing.example", "", 0)
+    driver.get(BASE + "/#/timeline?status=inspected&host=localhost")
+    timeline_shown("localhost", "inspected", len(EXPECTED_IDS))
+    # The inspector's way back is the Timeline as it was filtered.
+    driver.find_element(By.CSS_SELECTOR, "#rows li[data-flow] a").click()
+    back = wait_for("the inspector's way back", lambda: driver.find_element(By.CSS_SELECTOR, "main a[href^='#/timeline']"))
+    back.click()
+    timeline_shown("localhost", "inspected", len(EXPECTED_IDS))
+    driver.execute_script("clearFilters()")
+    timeline_shown("", "", len(EXPECTED_IDS))
+    print("ok: the Timeline filter is kept in the address: reload, Back, Forward and a link", flush=True)
 
     # The scrub bar: a bar with flows filters the list to its count; an empty one to none; All undoes it.
     activity = json.loads(driver.execute_script("return JSON.stringify(timeline.activity)"))
@@ -402,6 +529,14 @@ try:
         fail("the axis does not say its counts cover everything recorded")
     driver.save_screenshot(os.path.join(OUT, "timeline-picked-1280x800.png"))
     print("ok: tapping a bar filters the list to its %d flows" % counts[busy], flush=True)
+    # The picked interval is in the address, and a reload shows it picked.
+    picked = driver.execute_script("return timeline.interval")
+    if not driver.execute_script("return location.hash").startswith("#/timeline?from=%d&to=%d" % (picked["from"], picked["to"])):
+        fail("the picked interval's address is " + driver.current_url)
+    driver.refresh()
+    wait_for("the picked interval after a reload", lambda: driver.execute_script("return timeline.loaded && JSON.stringify(timeline.interval)") == json.dumps(picked, separators=(",", ":"))
+             and len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == counts[busy])
+    wait_for("the axis after a reload", lambda: driver.find_element(By.ID, "scrub-picked").text.startswith("Showing 20"))
     # The HAR download follows the filter: the picked interval, as `tv export har` writes it.
     picked = driver.execute_script("return timeline.interval")
     har = driver.find_element(By.ID, "har-download").get_attribute("href")
