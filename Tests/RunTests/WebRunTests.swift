@@ -313,7 +313,7 @@ struct WebRunTests {
                       "the Requests filter is kept in the address: reload, Back, Forward and a link",
                       "the Timeline filter is kept in the address: reload, Back, Forward and a link",
                       "a JSON body holding U+0080 is drawn as text", "a request opened from a flow goes back to the flow",
-                      "a route's filter and a request's way back read exactly"] {
+                      "a route's filter and a request's way back read exactly", "the skip link focuses the screen and keeps the route"] {
             #expect(result.out.contains("ok: " + check), "\(result.all)")
         }
         // The same body, as `tv request` prints it: text, the control escaped (the one rule,

@@ -474,5 +474,11 @@ document.addEventListener("DOMContentLoaded", () => {
   takeToken();
   if (document.hidden) document.getElementById("live").textContent = "○ Paused while this tab is hidden";
   else connectEvents();
+  // "Skip to the screen" moves the focus only: as a plain link its `#main` was read as a route
+  // and drew the Dashboard in place of the screen it skips to.
+  document.querySelector("a.skip").addEventListener("click", (event) => {
+    event.preventDefault();
+    main().focus();
+  });
   route();
 });

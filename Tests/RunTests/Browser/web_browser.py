@@ -597,6 +597,15 @@ try:
     ActionChains(driver).send_keys(Keys.ENTER).perform()
     wait_for("the inspector by the keyboard", lambda: driver.execute_script("return location.hash") == "#/flow/" + keyed)
     print("ok: Tab and Enter open flow %s's inspector, the row's focus drawn" % keyed, flush=True)
+    # The skip link moves the focus to the screen and leaves the route alone (its `#main` was
+    # read as a route and drew the Dashboard).
+    before = driver.execute_script("return location.hash")
+    driver.execute_script("document.querySelector('a.skip').focus()")
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    wait_for("the screen focused by the skip link", lambda: driver.execute_script("return document.activeElement && document.activeElement.id") == "main")
+    if driver.execute_script("return location.hash") != before:
+        fail("the skip link changed the route from %s to %s" % (before, driver.execute_script("return location.hash")))
+    print("ok: the skip link focuses the screen and keeps the route", flush=True)
     driver.get(BASE + "/#/timeline")
     wait_for("the rows again", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#rows li[data-flow]")) == len(EXPECTED_IDS))
 
