@@ -146,6 +146,18 @@ public struct HostRoutingPlan: Sendable, Equatable {
     /// then `lastResort` (the watcher compares it with what U holds).
     public static func copyTableRoutes(_ defaults: [MainTableRoutes.Route]) -> [MainTableRoutes.Route] { defaults + [lastResort] }
 
+    /// The `ip` commands that turn table U's routes `held` into `wanted` in `family`, compared as
+    /// sets (the kernel lists a table in its own order): the missing appended first, then the
+    /// extra deleted, so U is never without a route in between. (Flushed and made again, it was
+    /// empty for an instant each time, and the host's servers' replies went into the TUN then:
+    /// a trial's IPv6 sessions into the host were reset every 10 s.) Pure; empty when they agree.
+    public func copyChanges(family: String, held: [MainTableRoutes.Route], wanted: [MainTableRoutes.Route]) -> [[String]] {
+        let heldSet = Set(held.map(\.arguments)), wantedSet = Set(wanted.map(\.arguments))
+        let additions = wanted.filter { !heldSet.contains($0.arguments) }.map { [family, "route", "append"] + $0.arguments(table: String(copyTable)) }
+        let deletions = held.filter { !wantedSet.contains($0.arguments) }.map { [family, "route", "del"] + $0.arguments(table: String(copyTable)) }
+        return additions + deletions
+    }
+
     /// `ip` argument lists that undo `apply` (each may fail harmlessly if already gone): the
     /// rules first, then the tables.
     public var undo: [[String]] {

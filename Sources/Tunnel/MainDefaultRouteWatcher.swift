@@ -206,20 +206,15 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
     }
 
     /// Compares what U holds with main's default routes (and U's last resort) per family, and
-    /// makes U again where they differ.
+    /// changes U where they differ (`HostRoutingPlan.copyChanges`).
     private func resync() {
         var config = NetworkConfigurator()
         for family in plan.families {
             let wanted = HostRoutingPlan.copyTableRoutes(MainTableRoutes.readDefaults(family: family, excludingDevice: plan.device).routes)
             let held = MainTableRoutes.readDefaults(family: family, table: String(plan.copyTable), excludingDevice: plan.device).routes
-            // As sets of routes: the kernel lists a table's routes in its own order.
-            guard wanted.map(\.arguments).sorted(by: { $0.lexicographicallyPrecedes($1) })
-                    != held.map(\.arguments).sorted(by: { $0.lexicographicallyPrecedes($1) }) else { continue }
-            var copy = plan
-            copy.defaults4 = family == "-4" ? Array(wanted.dropLast()) : []
-            copy.defaults6 = family == "-6" ? Array(wanted.dropLast()) : []
-            for clear in plan.clearCopyTable(family: family) { _ = config.tryIP(clear) }
-            for step in copy.copySteps(family: family) { _ = config.tryIP(step.arguments) }
+            let changes = plan.copyChanges(family: family, held: held, wanted: wanted)
+            guard !changes.isEmpty else { continue }
+            for command in changes { _ = config.tryIP(command) }
             resyncs.withLock { $0 += 1 }
         }
     }

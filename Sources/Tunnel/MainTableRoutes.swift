@@ -80,7 +80,12 @@ public enum MainTableRoutes {
                     continue
                 }
                 arguments += via
-                if let dev { arguments += ["dev", dev] }
+                // IPv6 hangs a route of a special type (unreachable, blackhole, prohibit) on `lo`
+                // and lists it so (`unreachable default dev lo`); it was never put there, so it is
+                // not part of the route: read with it, table 29815's last resort never equalled
+                // what the watcher wanted, and the IPv6 copy was flushed and made again every 10 s,
+                // each time an instant with no route (a trial's IPv6 sessions into the host died).
+                if let dev, type == "unicast" || dev != "lo" { arguments += ["dev", dev] }
                 if (route["flags"] as? [String])?.contains("onlink") == true { arguments.append("onlink") }
             }
             if let scope = route["scope"] as? String { arguments += ["scope", scope] }

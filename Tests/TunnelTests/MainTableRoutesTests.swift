@@ -128,6 +128,26 @@ import Testing
         #expect(plan.rulesAhead(in: "0:\tfrom all lookup local\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n") == [])
     }
 
+    /// Table 29815 as iproute2 6.1 lists it in IPv6 after tv made it: the last resort hangs on
+    /// `lo` (the kernel's doing), and must still read as the route tv made.
+    static let copyTable6 = #"[{"dst":"default","gateway":"fd40::1","dev":"e0","metric":1024,"flags":["linkdown"],"pref":"medium"},{"type":"unreachable","dst":"default","dev":"lo","metric":4294967295,"flags":[],"pref":"medium"}]"#
+    static let main6 = #"[{"dst":"default","gateway":"fd40::1","dev":"e0","metric":1024,"flags":["linkdown"],"pref":"medium"}]"#
+
+    @Test("the copy table as the kernel lists it equals what tv wants (IPv6's `dev lo` on the last resort is not part of it); changes append first, then delete, never flush")
+    func copyComparison() {
+        let plan = HostRoutingPlan(device: "tv0", table: 0x7476, mark: 0x7476, ipv6: true)
+        let held = MainTableRoutes.copies(json: Self.copyTable6, excludingDevice: "tv0", defaults: true).routes
+        let wanted = HostRoutingPlan.copyTableRoutes(MainTableRoutes.copies(json: Self.main6, excludingDevice: "tv0", defaults: true).routes)
+        #expect(held.last == HostRoutingPlan.lastResort)
+        #expect(plan.copyChanges(family: "-6", held: held, wanted: wanted).isEmpty)
+        // A new gateway in main: its copy is appended before the old one goes.
+        let moved = HostRoutingPlan.copyTableRoutes([MainTableRoutes.Route(destination: "default", arguments: ["default", "via", "fd40::9", "dev", "e0", "metric", "1024"])])
+        #expect(plan.copyChanges(family: "-6", held: held, wanted: moved) == [
+            ["-6", "route", "append", "default", "via", "fd40::9", "dev", "e0", "metric", "1024", "table", "29815"],
+            ["-6", "route", "del", "default", "via", "fd40::1", "dev", "e0", "metric", "1024", "table", "29815"],
+        ])
+    }
+
     @Test("which lines of `ip monitor route` (iproute2 6.1) are about main's default routes")
     func monitorLines() {
         // Lines `ip monitor route` printed for `route add default`, `-6 route add default`,
