@@ -50,6 +50,32 @@ public enum ServingSockets {
         }
     }
 
+    /// TCP states of a connection that still carries data (ESTABLISHED, SYN-RECV, FIN-WAIT-1/2,
+    /// CLOSE-WAIT, LAST-ACK, CLOSING; not TIME-WAIT, CLOSE or LISTEN), as `idiag_states` bits.
+    static let carryingData: UInt32 = (1 << 1) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 8) | (1 << 9) | (1 << 11)
+
+    /// Which of `ports` (local TCP ports, at most 64 asked) have a connection that still carries
+    /// data, in either family: one dump per port and family, filtered by the kernel.
+    public static func connectedTCPPorts(_ ports: [UInt16]) -> Set<UInt16> {
+        let netlink = tv_sock_diag_open(1_000)
+        guard netlink >= 0 else { return [] }
+        defer { close(netlink) }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var found = Set<UInt16>()
+        var sequence: UInt32 = 0
+        for port in ports.prefix(64) {
+            for family in [UInt8(AF_INET), UInt8(AF_INET6)] where !found.contains(port) {
+                sequence += 1
+                let request = SockDiagMessage.request(family: family, proto: UInt8(IPPROTO_TCP), states: carryingData, sourcePort: port, sequence: sequence)
+                if case .success(let sockets) = SockDiagDump.run(netlink, request: request, buffer: &buffer, maximumReads: 64, maximumSockets: 1),
+                   !sockets.isEmpty {
+                    found.insert(port)
+                }
+            }
+        }
+        return found
+    }
+
     /// Reads them (at most 4,096 per family and protocol).
     /// - Returns: the sockets, or the first failure (the netlink socket, the kernel's answer).
     public static func read() -> Result<[Entry], SockDiagError> {

@@ -216,7 +216,7 @@ final class HostTunnel: Sendable {
         engine = TunnelEngine(configuration: engineConfig, tunFD: fd, offload: offload, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer,
                               recorder: recorder)
         let addresses = plan
-        defaults = MainDefaultRouteWatcher(plan: routing, serverPorts: { ServerReplyPorts.read(excluding: addresses.holds) }, say: say)
+        defaults = MainDefaultRouteWatcher(plan: routing, serverPorts: { ServerReplyPorts.read(excluding: addresses.holds, previous: $0) }, say: say)
         do {
             try engine.start()
             try defaults.start()

@@ -106,6 +106,30 @@ public struct HostRoutingPlan: Sendable, Equatable {
          [family, "rule", "add", "not", "fwmark", markText, "table", String(table), "pref", String(rulePriority)]]
     }
 
+    /// What the session says when `missing` (of `ruleAdditions`) were found gone in `family` and
+    /// made again but for `refused`: each rule as `ip rule` shows it, and what its absence did.
+    /// Pure.
+    public func missingRulesSentence(family: String, missing: [[String]], refused: [[String]], withinSeconds: Int) -> String {
+        let wanted = ruleAdditions(family: family)
+        let words = family == "-6" ? "IPv6" : "IPv4"
+        func effects(_ rules: [[String]], past: Bool) -> String {
+            rules.compactMap { rule -> String? in
+                switch wanted.firstIndex(of: rule) {
+                case 0?: return past ? "the LAN's traffic went into the TUN" : "the LAN's traffic goes into the TUN"
+                case 1?: return past ? "tv's own connections took main's routes" : "tv's own connections take main's routes"
+                case 2?: return past ? "traffic went around tv, unseen" : "traffic goes around tv, unseen"
+                default: return nil
+                }
+            }.joined(separator: ", and ")
+        }
+        func shown(_ rules: [[String]]) -> String { rules.map { "`" + $0.dropFirst(3).joined(separator: " ") + "`" }.joined(separator: ", ") }
+        let outcome = refused.isEmpty
+            ? "made again; until then (up to \(withinSeconds) s) " + effects(missing, past: true)
+            : "the kernel refused to make " + shown(refused) + " again, so " + effects(refused, past: false) + " until it is back"
+        return "tv's \(words) policy rule\(missing.count == 1 ? " " + shown(missing) + " was" : "s " + shown(missing) + " were") removed from outside "
+            + "(a network manager reconfiguring a link, or by hand): " + outcome
+    }
+
     /// The additions of `ruleAdditions` whose rule `json` (`ip -j FAMILY rule show`, iproute2's
     /// JSON) lacks: removed from outside during the session (systemd-networkd removes rules it
     /// did not make when it reconfigures a link, `ManageForeignRoutingPolicyRules=yes` by

@@ -26,7 +26,7 @@ import Glibc
 /// after the thread ended); `serverPorts` is the thread's alone; the rest is a Mutex.
 public final class MainDefaultRouteWatcher: @unchecked Sendable {
     private let plan: HostRoutingPlan
-    private let readServerPorts: @Sendable () -> ServerReplyPorts?
+    private let readServerPorts: @Sendable (ServerReplyPorts) -> ServerReplyPorts?
     /// The server ports the rules were last made for (the plan's at first).
     private var serverPorts: ServerReplyPorts
     private let serverSyncs = Mutex(0)
@@ -50,9 +50,10 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
 
     /// - Parameters:
     ///   - plan: the routing applied (its `serverPorts` are the rules made).
-    ///   - serverPorts: reads this host's servers now (`ServerReplyPorts.read`); nil: unknown.
+    ///   - serverPorts: reads this host's servers now, given the ports last ruled
+    ///     (`ServerReplyPorts.read`); nil: unknown.
     ///   - say: tells the session's user something (a rule made again).
-    public init(plan: HostRoutingPlan, serverPorts: @escaping @Sendable () -> ServerReplyPorts? = { nil },
+    public init(plan: HostRoutingPlan, serverPorts: @escaping @Sendable (ServerReplyPorts) -> ServerReplyPorts? = { _ in nil },
                 say: @escaping @Sendable (String) -> Void = { _ in }) {
         self.plan = plan
         self.say = say
@@ -177,28 +178,36 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
             guard let (code, json) = try? ChildProcess.run(["ip", "-j", family, "rule", "show"]), code == 0 else { continue }
             let missing = plan.missingRules(family: family, json: json)
             guard !missing.isEmpty else { continue }
-            let made = missing.filter { config.tryIP($0) }
+            let refused = missing.filter { !config.tryIP($0) }
             rulesRemade.withLock { $0 += 1 }
-            say("tv's policy rules were removed from outside (a network manager reconfiguring a link, or by hand): `"
-                + missing.map { (["ip"] + $0).joined(separator: " ") }.joined(separator: "`, `") + "`; "
-                + (made.count == missing.count ? "made again: traffic went around tv for up to \(Int(Self.checkSeconds)) s"
-                                               : "the kernel refused to make them again: traffic goes around tv until they are back"))
+            say(plan.missingRulesSentence(family: family, missing: missing, refused: refused, withinSeconds: Int(Self.checkSeconds)))
         }
     }
 
     /// Reads this host's server ports and changes the server-reply rules where they differ from
     /// the last made (`askingKernel`: from what the kernel holds, read with `ip rule`).
     private func syncServerRules(askingKernel: Bool) {
-        guard let wanted = readServerPorts() else { return }
+        guard let wanted = readServerPorts(serverPorts) else { return }
         guard askingKernel || wanted != serverPorts else { return }
         var config = NetworkConfigurator()
         var changed = false
+        var removedFromOutside = false
         for family in plan.families {
-            let held = askingKernel ? (plan.heldServerRules(family: family) ?? serverPorts) : serverPorts
+            let fromKernel = askingKernel ? plan.heldServerRules(family: family) : nil
+            if let fromKernel, fromKernel.tcp != serverPorts.tcp || fromKernel.udp != serverPorts.udp { removedFromOutside = true }
+            let held = fromKernel ?? serverPorts
             for command in plan.serverRuleChanges(family: family, held: held, wanted: wanted) {
                 _ = config.tryIP(command)
                 changed = true
             }
+        }
+        if removedFromOutside {
+            rulesRemade.withLock { $0 += 1 }
+            say("tv's rules for this host's servers' replies were changed from outside (a network manager, or by hand): made again; "
+                + "until then those servers' replies to clients beyond the LAN went into the TUN, for up to \(Int(Self.checkSeconds)) s")
+        }
+        if wanted.leftOut > 0 && wanted.leftOut != serverPorts.leftOut, let summary = wanted.summary {
+            say("This host's servers now listen on more ports than tv gives rules: " + summary)
         }
         serverPorts = wanted
         serverPortsNow.withLock { $0 = wanted }

@@ -41,8 +41,12 @@ public struct ServerReplyPorts: Sendable, Equatable {
     /// - Parameters:
     ///   - ephemeralStart: the first port of `net.ipv4.ip_local_port_range` (32768 by default).
     ///   - excluded: addresses whose sockets are not this host's servers (the TUN's networks).
-    public init(_ sockets: [ServingSockets.Entry], ephemeralStart: UInt16, excluding excluded: (PacketAddress) -> Bool) {
-        var tcpPorts = Set<UInt16>(), udpPorts = Set<UInt16>()
+    ///   - stillConnected: TCP ports served before whose listener is gone but whose accepted
+    ///     connections still carry data: kept, so a stopped or restarting server's open sessions
+    ///     are not reset (a trial's `systemctl stop ssh` cut every session within 2 s).
+    public init(_ sockets: [ServingSockets.Entry], ephemeralStart: UInt16, excluding excluded: (PacketAddress) -> Bool,
+                stillConnected: Set<UInt16> = []) {
+        var tcpPorts = stillConnected, udpPorts = Set<UInt16>()
         for entry in sockets {
             let socket = entry.socket
             guard socket.sourcePort != 0, let address = Self.address(socket.source) else { continue }
@@ -99,12 +103,23 @@ public struct ServerReplyPorts: Sendable, Equatable {
         return parts.joined(separator: "; ")
     }
 
+    /// Every TCP port of `tcp`.
+    public var tcpPorts: Set<UInt16> { Set(tcp.flatMap { Array($0) }) }
+
     /// Reads this namespace's servers (`ServingSockets`), the ephemeral range from
-    /// `/proc/sys/net/ipv4/ip_local_port_range`; nil when sock_diag cannot be asked.
-    public static func read(excluding excluded: (PacketAddress) -> Bool) -> ServerReplyPorts? {
+    /// `/proc/sys/net/ipv4/ip_local_port_range`, and which TCP ports of `previous` lost their
+    /// listener but still have connections (`ServingSockets.connectedTCPPorts`); nil when
+    /// sock_diag cannot be asked.
+    public static func read(excluding excluded: (PacketAddress) -> Bool, previous: ServerReplyPorts = ServerReplyPorts()) -> ServerReplyPorts? {
         guard case .success(let sockets) = ServingSockets.read() else { return nil }
         let range = (NetworkConfigurator.read("net.ipv4.ip_local_port_range") ?? "").split(whereSeparator: \.isWhitespace)
-        return ServerReplyPorts(sockets, ephemeralStart: range.first.flatMap { UInt16($0) } ?? 32_768, excluding: excluded)
+        let ephemeralStart = range.first.flatMap { UInt16($0) } ?? 32_768
+        let now = ServerReplyPorts(sockets, ephemeralStart: ephemeralStart, excluding: excluded)
+        let gone = previous.tcpPorts.subtracting(now.tcpPorts)
+        guard !gone.isEmpty else { return now }
+        let connected = ServingSockets.connectedTCPPorts(gone.sorted())
+        guard !connected.isEmpty else { return now }
+        return ServerReplyPorts(sockets, ephemeralStart: ephemeralStart, excluding: excluded, stillConnected: connected)
     }
 }
 

@@ -47,3 +47,19 @@ import Testing
         #expect(plan.missingRules(family: "-4", json: "").isEmpty)
     }
 }
+
+@Suite struct MissingRulesSentenceTests {
+    @Test("each rule as ip rule takes it, and what its absence did; a refusal says what goes on")
+    func sentences() {
+        let plan = HostRoutingPlan(device: "tv0", table: 0x7476, mark: 0x7476, ipv6: true)
+        let rules = plan.ruleAdditions(family: "-4")
+        #expect(plan.missingRulesSentence(family: "-4", missing: [rules[2]], refused: [], withinSeconds: 10)
+                == "tv's IPv4 policy rule `not fwmark 0x7476 table 29814 pref 32765` was removed from outside (a network manager reconfiguring a link, or by hand): "
+                + "made again; until then (up to 10 s) traffic went around tv, unseen")
+        let six = plan.ruleAdditions(family: "-6")
+        #expect(plan.missingRulesSentence(family: "-6", missing: [six[0], six[1]], refused: [six[1]], withinSeconds: 10)
+                == "tv's IPv6 policy rules `table main suppress_prefixlength 0 suppress_ifgroup 29814 pref 32763`, `fwmark 0x7476 table 29815 pref 32764` were removed from outside "
+                + "(a network manager reconfiguring a link, or by hand): the kernel refused to make `fwmark 0x7476 table 29815 pref 32764` again, "
+                + "so tv's own connections take main's routes until it is back")
+    }
+}
