@@ -25,7 +25,8 @@ public enum HostRoutingStatus {
         let servers = values["routing.serverPorts"] ?? ""
         lines.append(servers.isEmpty
             ? "routing: no server of this host listens beyond loopback now (its ports are read every \(Int(MainDefaultRouteWatcher.serverCheckSeconds)) s)"
-            : "routing: replies of this host's servers (\(servers)) leave through table \(table) too, unseen by tv (ports read every \(Int(MainDefaultRouteWatcher.serverCheckSeconds)) s)")
+            : "routing: what this host sends from its servers' ports (\(servers)) leaves through table \(table) too, unseen by tv (ports read every \(Int(MainDefaultRouteWatcher.serverCheckSeconds)) s)")
+        if let ephemeral = values["routing.ephemeralUDP"], !ephemeral.isEmpty { lines.append("routing: " + ephemeral) }
         return lines
     }
 }

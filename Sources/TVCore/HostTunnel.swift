@@ -114,7 +114,8 @@ final class HostTunnel: Sendable {
                                         "routing.copyRemade": String(defaults.resyncCount),
                                         "routing.rulesRemade": String(defaults.rulesRemadeCount),
                                         "routing.monitorEnded": defaults.monitorHasEnded ? "1" : "0",
-                                        "routing.serverPorts": defaults.currentServerPorts.summary ?? ""]
+                                        "routing.serverPorts": defaults.currentServerPorts.summary ?? "",
+                                        "routing.ephemeralUDP": defaults.currentServerPorts.ephemeralSentence ?? ""]
         for family in routing.families {
             let held = MainTableRoutes.readDefaults(family: family, table: String(routing.copyTable), excludingDevice: deviceName).routes
             values["routing.copy" + (family == "-4" ? "4" : "6")] = held.filter { $0 != HostRoutingPlan.lastResort }
@@ -245,8 +246,10 @@ final class HostTunnel: Sendable {
             lines.append("  sysctl -w " + loosened.map { NetworkConfigurator.interfaceKey("ipv4", $0, "rp_filter") + "=2" }.joined(separator: " ") + " (was 1; restored at exit)")
         }
         lines.append("tv's own connections are marked \(routing.markText) and bypass it, through table \(routing.copyTable), kept in step with main's default routes. Stopping tv removes all of this.")
-        lines.append("Replies of this host's own servers leave through table \(routing.copyTable) too, so connections to them from beyond the LAN go on, unseen by tv: "
-            + (routing.serverPorts.summary.map { $0 + " now" } ?? "none listens now") + "; servers that start or stop while tv runs are followed within \(Int(MainDefaultRouteWatcher.serverCheckSeconds)) s.")
+        lines.append("What this host sends from its servers' ports leaves through table \(routing.copyTable) too, unseen by tv (their replies, and anything else sent from those ports), "
+            + "so connections to them from beyond the LAN go on: " + (routing.serverPorts.summary.map { $0 + " now" } ?? "none listens now")
+            + "; servers that start or stop while tv runs are followed within \(Int(MainDefaultRouteWatcher.serverCheckSeconds)) s.")
+        if let ephemeral = routing.serverPorts.ephemeralSentence { lines.append(ephemeral + ".") }
         if let ahead = HostTunnelOptions.rulesAheadSentence(routing) { lines.append(ahead) }
         if let wide = HostTunnelOptions.wideRoutesSentence(routing) { lines.append(wide) }
         summary = lines

@@ -113,6 +113,16 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
         close(readEnd)
     }
 
+    /// Whether a line of `ip monitor route` adds one of main's wide routes (`MainTableWideRoutes`:
+    /// `0.0.0.0/1 via …`, `unreachable 64.0.0.0/2`; not a deletion, not another table's). Pure.
+    public static func addsMainWideRoute(_ line: Substring) -> Bool {
+        var words = line.split(separator: " ")
+        if words.first == "Deleted" || words.contains("table") { return false }
+        if let first = words.first, ["unicast", "unreachable", "blackhole", "prohibit", "throw"].contains(first) { words.removeFirst() }
+        guard let prefix = words.first, let slash = prefix.firstIndex(of: "/"), let length = Int(prefix[prefix.index(after: slash)...]) else { return false }
+        return length > 0 && length <= MainTableWideRoutes.longestWidePrefix(isIPv6: prefix.contains(":"))
+    }
+
     /// Whether a line of `ip monitor route` is about one of main's default routes: `default …`,
     /// `Deleted default …`, `unreachable default …`, never one naming a table (main's are
     /// printed without one; tv's own copy's say `table 29815`). Pure.
@@ -130,6 +140,7 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
         var monitoring = true
         var lastCheck = DispatchTime.now().uptimeNanoseconds
         var lastServerCheck = lastCheck
+        var wideSince: UInt64?
         while !stopping.withLock({ $0 }) {
             if monitoring {
                 var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
@@ -147,6 +158,7 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
                         let line = String(decoding: buffer[..<newline], as: UTF8.self)
                         buffer.removeSubrange(...newline)
                         if Self.isAboutMainDefault(Substring(line)) { pendingSince = DispatchTime.now().uptimeNanoseconds }
+                        if Self.addsMainWideRoute(Substring(line)) { wideSince = DispatchTime.now().uptimeNanoseconds }
                     }
                 }
             } else {
@@ -164,11 +176,28 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
                 remakeMissingRules()
                 syncServerRules(askingKernel: true)
             }
+            if let since = wideSince, now - since >= UInt64(Self.settleMillis) * 1_000_000 {
+                wideSince = nil
+                sayWideRoutes()
+            }
             if now - lastServerCheck >= UInt64(Self.serverCheckSeconds * 1_000_000_000) {
                 lastServerCheck = now
                 syncServerRules(askingKernel: false)
             }
         }
+    }
+
+    /// A wide route was added to main during the session (a VPN connecting with a split
+    /// default): what main's wide routes take now is said, as the banner said them at the start
+    /// (a trial's VPN took everything mid-session and nothing said so).
+    private func sayWideRoutes() {
+        var wide: [String] = []
+        for family in plan.families {
+            wide += MainTableWideRoutes.read(family: family, excludingDevice: plan.device).map { "`\($0)` (\(family == "-4" ? "IPv4" : "IPv6"))" }
+        }
+        guard !wide.isEmpty else { return }
+        say("A route added to main covers much of the address space, and tv leaves main's specific routes in place, so what main's wide routes cover no longer goes through tv: "
+            + wide.joined(separator: ", ") + ". A VPN's split default route looks like this.")
     }
 
     /// Makes again the plan's rules that are gone (`HostRoutingPlan.missingRules`), and says so.

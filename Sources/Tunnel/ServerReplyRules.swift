@@ -25,6 +25,10 @@ public struct ServerReplyPorts: Sendable, Equatable {
     public var udp: [ClosedRange<UInt16>] = []
     /// Ports served but given no rule (past `maximumRanges`).
     public var leftOut = 0
+    /// Unconnected UDP sockets' ports in the ephemeral range, taken for clients' and given no
+    /// rule (the first 8): a server among them (WireGuard's 51820, mosh's 60000–61000) is not
+    /// reachable from beyond the LAN while tv runs, and says so.
+    public var ephemeralUDP: [UInt16] = []
 
     /// Ranges per protocol at most.
     public static let maximumRanges = 64
@@ -46,17 +50,18 @@ public struct ServerReplyPorts: Sendable, Equatable {
     ///     are not reset (a trial's `systemctl stop ssh` cut every session within 2 s).
     public init(_ sockets: [ServingSockets.Entry], ephemeralStart: UInt16, excluding excluded: (PacketAddress) -> Bool,
                 stillConnected: Set<UInt16> = []) {
-        var tcpPorts = stillConnected, udpPorts = Set<UInt16>()
+        var tcpPorts = stillConnected, udpPorts = Set<UInt16>(), ephemeral = Set<UInt16>()
         for entry in sockets {
             let socket = entry.socket
             guard socket.sourcePort != 0, let address = Self.address(socket.source) else { continue }
             if address.isLoopback || excluded(address) { continue }
             if entry.proto == UInt8(IPPROTO_TCP) {
                 tcpPorts.insert(socket.sourcePort)
-            } else if entry.proto == UInt8(IPPROTO_UDP), socket.sourcePort < ephemeralStart {
-                udpPorts.insert(socket.sourcePort)
+            } else if entry.proto == UInt8(IPPROTO_UDP) {
+                if socket.sourcePort < ephemeralStart { udpPorts.insert(socket.sourcePort) } else { ephemeral.insert(socket.sourcePort) }
             }
         }
+        ephemeralUDP = Array(ephemeral.sorted().prefix(8))
         let tcpRanges = Self.ranges(tcpPorts), udpRanges = Self.ranges(udpPorts)
         tcp = Array(tcpRanges.prefix(Self.maximumRanges))
         udp = Array(udpRanges.prefix(Self.maximumRanges))
@@ -91,9 +96,9 @@ public struct ServerReplyPorts: Sendable, Equatable {
         range.lowerBound == range.upperBound ? String(range.lowerBound) : "\(range.lowerBound)-\(range.upperBound)"
     }
 
-    /// "TCP 22, 80; UDP 51820" for the banner; nil when empty.
+    /// "TCP 22, 80; UDP 53" for the banner; nil when empty.
     public var summary: String? {
-        guard !isEmpty else { return nil }
+        guard !isEmpty || leftOut > 0 else { return nil }
         var parts: [String] = []
         if !tcp.isEmpty { parts.append("TCP " + tcp.map(Self.text).joined(separator: ", ")) }
         if !udp.isEmpty { parts.append("UDP " + udp.map(Self.text).joined(separator: ", ")) }
@@ -101,6 +106,13 @@ public struct ServerReplyPorts: Sendable, Equatable {
             parts.append("\(leftOut) more port\(leftOut == 1 ? "" : "s") given no rule (at most \(Self.maximumRanges) ranges per protocol): their replies to clients beyond the LAN go into the TUN")
         }
         return parts.joined(separator: "; ")
+    }
+
+    /// What the ephemeral-range UDP sockets mean, for the banner and `tv status`; nil when none.
+    public var ephemeralSentence: String? {
+        guard !ephemeralUDP.isEmpty else { return nil }
+        return "UDP sockets bound in the ephemeral range (" + ephemeralUDP.map(String.init).joined(separator: ", ")
+            + ") are taken for clients' and given no rule: a server among them (WireGuard, mosh) is not reachable from beyond the LAN while tv runs"
     }
 
     /// Every TCP port of `tcp`.

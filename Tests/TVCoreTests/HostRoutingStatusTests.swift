@@ -10,7 +10,7 @@ import Testing
             "routing: tv's own connections leave through table 29815, a copy of main's default routes: default via 10.0.0.1 dev eth0 (IPv4), "
                 + "none (IPv6: tv's connections fail as unreachable until main has one); following main through `ip monitor route`; "
                 + "made again 2 times as main's default routes changed",
-            "routing: replies of this host's servers (TCP 22; UDP 51820) leave through table 29815 too, unseen by tv (ports read every 2 s)",
+            "routing: what this host sends from its servers' ports (TCP 22; UDP 51820) leaves through table 29815 too, unseen by tv (ports read every 2 s)",
         ])
         values["routing.monitorEnded"] = "1"
         values["routing.copyRemade"] = "1"

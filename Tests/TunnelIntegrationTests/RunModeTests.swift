@@ -400,7 +400,7 @@ final class RunModeTests {
             ((try? String(contentsOfFile: self.lab.dir + "/tv-run.log", encoding: .utf8)) ?? "").contains("tv is running")
         }
         defer { tv.stop() }
-        #expect(tv.output.contains("Replies of this host's own servers leave through table 29815 too") && tv.output.contains("TCP 2222; UDP 5300 now"), "\(tv.output)")
+        #expect(tv.output.contains("What this host sends from its servers' ports leaves through table 29815 too") && tv.output.contains("TCP 2222; UDP 5300 now"), "\(tv.output)")
         let ruled = { (family: String) in Sh.run(["ip", "-n", host, family, "rule"]).out }
         #expect(ruled("-4").contains("ipproto tcp sport 2222 lookup 29815") && ruled("-4").contains("ipproto udp sport 5300 lookup 29815"), "\(ruled("-4"))")
         #expect(ruled("-6").contains("ipproto tcp sport 2222 lookup 29815"), "\(ruled("-6"))")
@@ -408,7 +408,7 @@ final class RunModeTests {
         let status = Sh.run([TVBinary.path!, "--data-dir", lab.dataDir, "status"]).out
         #expect(status.contains("routing: tv's own connections leave through table 29815, a copy of main's default routes: default via 10.203.0.2 dev h-\(lab.tag) (IPv4), default via fd03::2 dev h-\(lab.tag)")
                 && status.contains("following main through `ip monitor route`")
-                && status.contains("routing: replies of this host's servers (TCP 2222; UDP 5300) leave through table 29815 too"), "\(status)")
+                && status.contains("routing: what this host sends from its servers' ports (TCP 2222; UDP 5300) leaves through table 29815 too"), "\(status)")
         // The session made before tv goes on …
         FileManager.default.createFile(atPath: gate, contents: nil)
         #expect(held.wait(timeout: 10) == 0)
@@ -443,6 +443,12 @@ final class RunModeTests {
         var lateGone = false
         for _ in 0..<100 where !lateGone { usleep(100_000); lateGone = !ruled("-4").contains("2223") && ruled("-4").contains("sport 2222 ") }
         #expect(lateGone, "\(ruled("-4"))")
+        // A VPN connecting mid-session with a split default: said (nothing said it: a trial).
+        try Sh.must(["ip", "-n", host, "route", "add", "0.0.0.0/1", "via", "10.203.0.2"])
+        var saidWide = false
+        for _ in 0..<50 where !saidWide { usleep(100_000); saidWide = tv.output.contains("no longer goes through tv: `0.0.0.0/1 via 10.203.0.2 dev h-\(lab.tag)` (IPv4)") }
+        #expect(saidWide, "\(tv.output)")
+        try Sh.must(["ip", "-n", host, "route", "del", "0.0.0.0/1"])
         // A server that stops listening (`systemctl stop ssh`) keeps its open sessions: the port's
         // rule stays while they carry data (it went within 2 s and the session was reset: a trial).
         let stopping = try lab.script("stops-listening.py", """

@@ -159,6 +159,14 @@ import Testing
         let other = ["default via 10.9.1.254 dev d1 table 29815 ", "10.50.0.0/16 via 10.9.1.2 dev d1 ",
                      "local fe80::7806:97ff:fe65:9185 dev d1 table local proto kernel metric 0 pref medium", "", "Deleted 10.50.0.0/16 via 10.9.1.2 dev d1 "]
         for line in about { #expect(MainDefaultRouteWatcher.isAboutMainDefault(Substring(line)), "\(line)") }
+        // Wide routes added to main (a VPN connecting): said; deletions, other tables, a /8 not.
+        for line in ["0.0.0.0/1 via 10.8.0.1 dev vpn0 ", "128.0.0.0/1 dev tun0 scope link ", "unreachable 64.0.0.0/2 ", "2000::/3 dev wg0 metric 1024 pref medium"] {
+            #expect(MainDefaultRouteWatcher.addsMainWideRoute(Substring(line)), "\(line)")
+        }
+        for line in ["Deleted 0.0.0.0/1 via 10.8.0.1 dev vpn0 ", "0.0.0.0/1 via 10.8.0.1 dev vpn0 table 51820 ", "10.0.0.0/8 via 10.8.0.1 dev vpn0 ",
+                     "default via 10.9.1.254 dev d1 ", "fd00::/16 dev wg0 metric 1024 pref medium", ""] {
+            #expect(!MainDefaultRouteWatcher.addsMainWideRoute(Substring(line)), "\(line)")
+        }
         for line in other { #expect(!MainDefaultRouteWatcher.isAboutMainDefault(Substring(line)), "\(line)") }
     }
 }

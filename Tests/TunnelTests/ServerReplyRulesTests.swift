@@ -37,6 +37,9 @@ import Glibc
         #expect(ports.tcp == [22...22, 8000...8002])
         #expect(ports.udp == [53...53, 32_767...32_767])
         #expect(ports.summary == "TCP 22, 8000-8002; UDP 53, 32767")
+        #expect(ports.ephemeralUDP == [32_768, 51_820])
+        #expect(ports.ephemeralSentence == "UDP sockets bound in the ephemeral range (32768, 51820) are taken for clients' and given no rule: "
+                + "a server among them (WireGuard, mosh) is not reachable from beyond the LAN while tv runs")
         // A narrowed ephemeral range moves the UDP bound.
         #expect(ServerReplyPorts(sockets, ephemeralStart: 60_000, excluding: plan.holds).udp == [53...53, 32_767...32_768, 51_820...51_820])
         #expect(ServerReplyPorts([], ephemeralStart: 32_768, excluding: plan.holds).summary == nil)
