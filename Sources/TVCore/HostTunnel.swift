@@ -142,6 +142,8 @@ final class HostTunnel: Sendable {
         let left = claim.left.flatMap { HostTunnelClaim.isHere($0) ? $0 : nil }
         if let left {
             HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).remove(using: &config)
+            // Said, as another mode's session says it (a trial's `--mode tun` cleared them silently).
+            say("a tv run --mode tun (pid \(left.pid), data folder \(left.dataFolder)) that was killed had left its routing rules; removed them before making this session's")
         }
         routing.remove(using: &config)
 
@@ -271,16 +273,21 @@ final class HostTunnel: Sendable {
         var config = NetworkConfigurator()
         HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).remove(using: &config)
         var restored: String?
+        var interfaces: [String] = []
         for name in left.rpFilterLoosened ?? [] where NetworkConfigurator.read(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter")) == "2" {
             config.sysctl(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter"), "1")
+            interfaces.append(name)
         }
         if let was = left.rpFilterWas, NetworkConfigurator.read("net.ipv4.conf.all.rp_filter") == "2" {
             config.sysctl("net.ipv4.conf.all.rp_filter", was)
             restored = was
         }
         claim.release()
+        // Each interface it loosened is named too (a trial's sentence named `all` alone).
+        let each = interfaces.isEmpty ? "" : " (and to 1 on " + interfaces.joined(separator: ", ") + ")"
         say("a tv run --mode tun (pid \(left.pid), data folder \(left.dataFolder)) that was killed had left its routing rules"
-            + (restored.map { " and net.ipv4.conf.all.rp_filter at 2; removed them and restored rp_filter to \($0)" } ?? "; removed them"))
+            + (restored.map { " and net.ipv4.conf.all.rp_filter at 2; removed them and restored rp_filter to \($0)" + each }
+               ?? (interfaces.isEmpty ? "; removed them" : "; removed them and restored rp_filter to 1 on " + interfaces.joined(separator: ", "))))
     }
 
     /// `net.ipv4.conf.NAME.rp_filter` of every NAME under /proc/sys (this namespace's).

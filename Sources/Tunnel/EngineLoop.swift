@@ -79,6 +79,11 @@ final class EngineLoop: LoopHandler {
     var heldFailures: [UInt64: HeldFailure] = [:]
     var readyUpstreams: [UInt64: ReadyUpstream] = [:]
     var udpFlows: [UDPFlowKey: UDPFlow] = [:]
+    /// Five-tuples whose datagram tv could not send, with the failed flow it was given and until
+    /// when (`EngineLoop.unsentMemoryNanos`): the program's next datagrams go to that flow
+    /// (a trial's retrying program made a failed row per datagram). At most
+    /// `maximumUnsentRemembered`.
+    var recentlyUnsent: [UDPFlowKey: (flowID: UInt64, until: UInt64)] = [:]
     /// Names from lookups (`EngineNames.swift`): the live names DNS answers gave, swept at most
     /// every `nameSweepNanos`; QUIC handshakes being read (`EngineQUIC.swift`).
     var liveNames = LiveHostNames()
@@ -313,6 +318,7 @@ final class EngineLoop: LoopHandler {
 
     private func housekeeping() {
         let wall = EngineClock.wallMicros()
+        if !recentlyUnsent.isEmpty { recentlyUnsent = recentlyUnsent.filter { $0.value.until > now } }
         for (id, pending) in pendingConnects where pending.deadline <= now {
             loop.unregister(pending.token)
             close(pending.fd)
