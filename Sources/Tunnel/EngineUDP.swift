@@ -11,9 +11,6 @@ extension EngineLoop {
     static let dnsIdleNanos: UInt64 = 10_000_000_000
     /// How often an open UDP flow's counts are reported.
     static let updateNanos: UInt64 = 1_000_000_000
-    /// How long a five-tuple tv could not send for stays one failed flow (`recentlyUnsent`).
-    static let unsentMemoryNanos: UInt64 = 5_000_000_000
-    static let maximumUnsentRemembered = 1_024
 
     /// - Parameter vnet: the datagram's virtio-net header: with NEEDS_CSUM / DATA_VALID the
     ///   kernel vouches for the checksum (a partial one would not verify), so it is not checked.
@@ -52,23 +49,7 @@ extension EngineLoop {
                 capture(datagram, flow: 0, .clientToServer)
                 return
             case .dropped(let (unsendable, err)?):
-                // Its own failed flow, as a TCP connect tv could not make has: the datagram,
-                // then tv's ICMP answer. The program's next datagrams within a few seconds are
-                // that flow's too.
-                if let recent = recentlyUnsent[key], recent.until > now {
-                    capture(datagram, flow: recent.flowID, .clientToServer)
-                    answerUnsent(datagram, from: remote.address, .unsendable(unsendable), flow: nil, errno: nil, flowID: recent.flowID)
-                    return
-                }
-                let id = sink == nil ? nil : proxy.allocateFlowID()
-                capture(datagram, flow: id ?? 0, .clientToServer)
-                answerUnsent(datagram, from: remote.address, .unsendable(unsendable), flow: nil, errno: nil, flowID: id ?? 0)
-                if let id {
-                    recordUnsentDatagram(id, key, payload, why: .connect(err), unsendable)
-                    if recentlyUnsent.count >= Self.maximumUnsentRemembered { recentlyUnsent = recentlyUnsent.filter { $0.value.until > now } }
-                    if recentlyUnsent.count < Self.maximumUnsentRemembered { recentlyUnsent[key] = (id, now &+ Self.unsentMemoryNanos) }
-                }
-                counters.udpFlows.wrappingAdd(1, ordering: .relaxed)
+                datagramUnsent(datagram, key, payload, unsendable, why: .connect(err))
                 return
             case let .queryUnsent(resolver, why):
                 // The query first, then tv's SERVFAIL, both in its own failed flow (a trial's

@@ -29,6 +29,33 @@ extension EngineLoop {
         recordUnsent(facts)
     }
 
+    /// How long a five-tuple tv could not send for stays one failed flow (`recentlyUnsent`).
+    static let unsentMemoryNanos: UInt64 = 5_000_000_000
+    static let maximumUnsentRemembered = 1_024
+
+    /// A program's datagram (`datagram`, its IP packet; `payload`, its UDP payload) tv's connect
+    /// could not send for `unsendable` (`why`): its own failed flow, as a TCP connect tv could
+    /// not make has, the datagram captured, then tv's ICMP answer; the program's next datagrams
+    /// on the five-tuple within `unsentMemoryNanos` are that flow's too (a trial's retrying
+    /// program made a row per datagram).
+    func datagramUnsent(_ datagram: UnsafeRawBufferPointer, _ key: UDPFlowKey, _ payload: UnsafeRawBufferPointer,
+                        _ unsendable: UnsendableDatagram, why: ConnectionFailure.Unreachable) {
+        if let recent = recentlyUnsent[key], recent.until > now {
+            capture(datagram, flow: recent.flowID, .clientToServer)
+            answerUnsent(datagram, from: key.remote.address, .unsendable(unsendable), flow: nil, errno: nil, flowID: recent.flowID)
+            return
+        }
+        let id = sink == nil ? nil : proxy.allocateFlowID()
+        capture(datagram, flow: id ?? 0, .clientToServer)
+        answerUnsent(datagram, from: key.remote.address, .unsendable(unsendable), flow: nil, errno: nil, flowID: id ?? 0)
+        if let id {
+            recordUnsentDatagram(id, key, payload, why: why, unsendable)
+            if recentlyUnsent.count >= Self.maximumUnsentRemembered { recentlyUnsent = recentlyUnsent.filter { $0.value.until > now } }
+            if recentlyUnsent.count < Self.maximumUnsentRemembered { recentlyUnsent[key] = (id, now &+ Self.unsentMemoryNanos) }
+        }
+        counters.udpFlows.wrappingAdd(1, ordering: .relaxed)
+    }
+
     /// The row of a datagram tv could not send to its destination (`unsendable`, tv's connect
     /// failing with `why`): failed, named from DNS as a flow would be, ended by tv's ICMP answer.
     func recordUnsentDatagram(_ id: UInt64, _ key: UDPFlowKey, _ payload: UnsafeRawBufferPointer, why: ConnectionFailure.Unreachable,

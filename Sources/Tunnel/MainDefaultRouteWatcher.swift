@@ -29,7 +29,6 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
     private let readServerPorts: @Sendable (ServerReplyPorts) -> ServerReplyPorts?
     /// The server ports the rules were last made for (the plan's at first).
     private var serverPorts: ServerReplyPorts
-    private let serverSyncs = Mutex(0)
     private let serverPortsNow: Mutex<ServerReplyPorts>
     private let monitorEnded = Mutex(false)
     private let rulesRemade = Mutex(0)
@@ -72,8 +71,6 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
 
     /// Times the copy was replaced since `start`.
     public var resyncCount: Int { resyncs.withLock { $0 } }
-    /// Times the server-reply rules were changed since `start`.
-    public var serverSyncCount: Int { serverSyncs.withLock { $0 } }
 
     /// Starts `ip monitor route` and the thread reading it.
     /// - Throws: `TunnelError.cannotRun` when the pipe or the process cannot be made.
@@ -219,16 +216,12 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
         guard let wanted = readServerPorts(serverPorts) else { return }
         guard askingKernel || wanted != serverPorts else { return }
         var config = NetworkConfigurator()
-        var changed = false
         var removedFromOutside = false
         for family in plan.families {
             let fromKernel = askingKernel ? plan.heldServerRules(family: family) : nil
-            if let fromKernel, fromKernel.tcp != serverPorts.tcp || fromKernel.udp != serverPorts.udp { removedFromOutside = true }
+            if let fromKernel, !fromKernel.sameRanges(as: serverPorts) { removedFromOutside = true }
             let held = fromKernel ?? serverPorts
-            for command in plan.serverRuleChanges(family: family, held: held, wanted: wanted) {
-                _ = config.tryIP(command)
-                changed = true
-            }
+            for command in plan.serverRuleChanges(family: family, held: held, wanted: wanted) { _ = config.tryIP(command) }
         }
         if removedFromOutside {
             rulesRemade.withLock { $0 += 1 }
@@ -240,7 +233,6 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
         }
         serverPorts = wanted
         serverPortsNow.withLock { $0 = wanted }
-        if changed { serverSyncs.withLock { $0 += 1 } }
     }
 
     /// Compares what U holds with main's default routes (and U's last resort) per family, and

@@ -115,6 +115,12 @@ public struct ServerReplyPorts: Sendable, Equatable {
             + ") are taken for clients' and given no rule: a server among them (WireGuard, mosh) is not reachable from beyond the LAN while tv runs"
     }
 
+    /// Whether `other` holds the same ranges, in any order (the kernel lists rules of one
+    /// priority in the order they were added; `leftOut` and `ephemeralUDP` are not rules). Pure.
+    public func sameRanges(as other: ServerReplyPorts) -> Bool {
+        Set(tcp) == Set(other.tcp) && Set(udp) == Set(other.udp)
+    }
+
     /// Every TCP port of `tcp`.
     public var tcpPorts: Set<UInt16> { Set(tcp.flatMap { Array($0) }) }
 

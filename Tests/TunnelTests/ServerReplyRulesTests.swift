@@ -86,5 +86,8 @@ import Glibc
             ["-4", "rule", "del", "ipproto", "tcp", "sport", "22", "table", "29815", "pref", "32764"],
         ])
         #expect(plan.serverRuleChanges(family: "-4", held: wanted, wanted: wanted).isEmpty)
+        // The kernel's order is the order of adding: the same rules in another order are the same.
+        #expect(ServerReplyPorts(tcp: [5300...5300, 2230...2230]).sameRanges(as: ServerReplyPorts(tcp: [2230...2230, 5300...5300], leftOut: 3)))
+        #expect(!ServerReplyPorts(tcp: [2230...2230]).sameRanges(as: ServerReplyPorts(tcp: [2230...2231])))
     }
 }
