@@ -29,7 +29,7 @@ public struct HostTunnelOptions: Sendable {
     }
 
     /// What stays outside the TUN, said with the changes (the dry run, the question before them).
-    public static let outsideSentence = "LAN and connected routes keep going direct, as the main table routes them while tv runs; tv's own connections leave through a copy of main's default routes, kept in step with it, and so do the replies of this host's own servers (their listening ports, followed while tv runs), so connections to them from beyond the LAN go on, unseen."
+    public static let outsideSentence = "LAN and connected routes keep going direct, as the main table routes them while tv runs; tv's own connections leave through a copy of main's default routes, kept in step with it, and so does what this host sends from its servers' ports (their replies, and anything else sent from those ports; the ports followed while tv runs), so connections to them from beyond the LAN go on, unseen."
 
     /// Everything `--mode tun` will change, as commands (what `--dry-run` prints and the prompt shows).
     public var changeLines: [String] {
@@ -43,7 +43,7 @@ public struct HostTunnelOptions: Sendable {
         lines.append("sysctl -w net.ipv4.conf.all.rp_filter=2   (only if it is 1: strict filtering drops replies to tv's marked sockets; restored at exit)")
         let strict = HostTunnelClaim.interfacesToLoosen(HostTunnel.rpFilterValues(), tun: plan.deviceName)
         if !strict.isEmpty {
-            lines.append("sysctl -w " + strict.map { NetworkConfigurator.interfaceKey("ipv4", $0, "rp_filter") + "=2" }.joined(separator: " ") + "   (strict now; restored at exit)")
+            lines.append("sysctl -w " + strict.map { NetworkConfigurator.rpFilterKey($0) + "=2" }.joined(separator: " ") + "   (strict now; restored at exit)")
         }
         return lines
     }
@@ -54,7 +54,7 @@ public struct HostTunnelOptions: Sendable {
         var ahead: [String] = []
         for family in routing.families {
             guard let (code, listing) = try? ChildProcess.run(["ip", family, "rule", "show"]), code == 0 else { continue }
-            ahead += routing.rulesAhead(in: listing).map { "`\($0)` (\(family == "-4" ? "IPv4" : "IPv6"))" }
+            ahead += routing.rulesAhead(in: listing).map { "`\($0)` (\(HostRoutingPlan.familyName(family)))" }
         }
         guard !ahead.isEmpty else { return nil }
         return "Policy rules ahead of tv's take what they match first, and it does not go through tv: " + ahead.joined(separator: ", ")
@@ -64,10 +64,7 @@ public struct HostTunnelOptions: Sendable {
     /// What main's wide routes would take before tv's TUN (`MainTableWideRoutes`), as one
     /// sentence; nil when there are none.
     public static func wideRoutesSentence(_ routing: HostRoutingPlan) -> String? {
-        var wide: [String] = []
-        for family in routing.families {
-            wide += MainTableWideRoutes.read(family: family, excludingDevice: routing.device).map { "`\($0)` (\(family == "-4" ? "IPv4" : "IPv6"))" }
-        }
+        let wide = MainTableWideRoutes.described(routing)
         guard !wide.isEmpty else { return nil }
         return "Routes in main cover much of the address space, and tv leaves main's specific routes in place, so what they cover does not go through tv: "
             + wide.joined(separator: ", ") + ". A VPN's split default route looks like this; stop the VPN first to see that traffic, or expect it to be missing."
@@ -160,7 +157,7 @@ final class HostTunnel: Sendable {
         func undoAll() {
             routing.remove(using: &config)
             if let rpFilter { config.sysctl("net.ipv4.conf.all.rp_filter", rpFilter) }
-            for name in loosened { config.sysctl(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter"), "1") }
+            for name in loosened { config.sysctl(NetworkConfigurator.rpFilterKey(name), "1") }
             close(fd)
             claim.release()
         }
@@ -196,8 +193,8 @@ final class HostTunnel: Sendable {
             // The effective value is the larger of `all` and the interface's: a strict one
             // loosened too (a trial's eth0 at 1 under `all` at 0 dropped every IPv4 reply).
             loosened = HostTunnelClaim.interfacesToLoosen(HostTunnel.rpFilterValues(), tun: dev)
-            for name in loosened { config.sysctl(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter"), "2") }
-            loosened += left?.rpFilterLoosened?.filter { NetworkConfigurator.read(NetworkConfigurator.interfaceKey("ipv4", $0, "rp_filter")) == "2" && !loosened.contains($0) } ?? []
+            for name in loosened { config.sysctl(NetworkConfigurator.rpFilterKey(name), "2") }
+            loosened += left?.rpFilterLoosened?.filter { NetworkConfigurator.read(NetworkConfigurator.rpFilterKey($0)) == "2" && !loosened.contains($0) } ?? []
             claim.record(HostTunnelClaim.Record(pid: getpid(), dataFolder: dataFolder, device: dev, table: routing.table,
                                                 mark: routing.mark, rpFilterWas: rpFilter, rpFilterLoosened: loosened.isEmpty ? nil : loosened))
             listeners = try TunnelListeners.open(plan: plan)
@@ -245,7 +242,7 @@ final class HostTunnel: Sendable {
                 : "  net.ipv4.conf.all.rp_filter is 2, left by a tv session that was killed (it was 1): restored to 1 at exit")
         }
         if !loosened.isEmpty {
-            lines.append("  sysctl -w " + loosened.map { NetworkConfigurator.interfaceKey("ipv4", $0, "rp_filter") + "=2" }.joined(separator: " ") + " (was 1; restored at exit)")
+            lines.append("  sysctl -w " + loosened.map { NetworkConfigurator.rpFilterKey($0) + "=2" }.joined(separator: " ") + " (was 1; restored at exit)")
         }
         lines.append("tv's own connections are marked \(routing.markText) and bypass it, through table \(routing.copyTable), kept in step with main's default routes. Stopping tv removes all of this.")
         lines.append("What this host sends from its servers' ports leaves through table \(routing.copyTable) too, unseen by tv (their replies, and anything else sent from those ports), "
@@ -274,8 +271,8 @@ final class HostTunnel: Sendable {
         HostRoutingPlan(device: left.device, table: left.table, mark: left.mark, ipv6: true).remove(using: &config)
         var restored: String?
         var interfaces: [String] = []
-        for name in left.rpFilterLoosened ?? [] where NetworkConfigurator.read(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter")) == "2" {
-            config.sysctl(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter"), "1")
+        for name in left.rpFilterLoosened ?? [] where NetworkConfigurator.read(NetworkConfigurator.rpFilterKey(name)) == "2" {
+            config.sysctl(NetworkConfigurator.rpFilterKey(name), "1")
             interfaces.append(name)
         }
         if let was = left.rpFilterWas, NetworkConfigurator.read("net.ipv4.conf.all.rp_filter") == "2" {
@@ -294,7 +291,7 @@ final class HostTunnel: Sendable {
     static func rpFilterValues() -> [String: String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/sys/net/ipv4/conf")) ?? []
         var values: [String: String] = [:]
-        for name in names { values[name] = NetworkConfigurator.read(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter")) }
+        for name in names { values[name] = NetworkConfigurator.read(NetworkConfigurator.rpFilterKey(name)) }
         return values
     }
 
@@ -305,7 +302,7 @@ final class HostTunnel: Sendable {
         var config = NetworkConfigurator()
         routing.remove(using: &config)
         if let restoreRPFilter { config.sysctl("net.ipv4.conf.all.rp_filter", restoreRPFilter) }
-        for name in loosenedRPFilters { config.sysctl(NetworkConfigurator.interfaceKey("ipv4", name, "rp_filter"), "1") }
+        for name in loosenedRPFilters { config.sysctl(NetworkConfigurator.rpFilterKey(name), "1") }
         listeners.close()
         close(tunFD)
         claim.release()

@@ -79,6 +79,8 @@ public struct HostRoutingPlan: Sendable, Equatable {
     }
 
     public var families: [String] { ipv6 ? ["-4", "-6"] : ["-4"] }
+    /// "IPv4" for `-4`, "IPv6" for `-6`, as messages name a family.
+    public static func familyName(_ family: String) -> String { family == "-6" ? "IPv6" : "IPv4" }
     public var markText: String { "0x" + String(mark, radix: 16) }
     /// Table U: the marked sockets' copy of main's default routes.
     public var copyTable: UInt32 { table &+ 1 }
@@ -111,7 +113,7 @@ public struct HostRoutingPlan: Sendable, Equatable {
     /// Pure.
     public func missingRulesSentence(family: String, missing: [[String]], refused: [[String]], withinSeconds: Int) -> String {
         let wanted = ruleAdditions(family: family)
-        let words = family == "-6" ? "IPv6" : "IPv4"
+        let words = Self.familyName(family)
         func effects(_ rules: [[String]], past: Bool) -> String {
             rules.compactMap { rule -> String? in
                 switch wanted.firstIndex(of: rule) {

@@ -23,12 +23,12 @@ import Glibc
 ///
 /// `@unchecked Sendable`: `plan`, `readServerPorts`, `process`, `readEnd` and `done` are set in
 /// `init`/`start` before the thread starts and not changed after (`readEnd` is closed by `stop`
-/// after the thread ended); `serverPorts` is the thread's alone; the rest is a Mutex.
+/// after the thread ended); the rest is a Mutex.
 public final class MainDefaultRouteWatcher: @unchecked Sendable {
     private let plan: HostRoutingPlan
     private let readServerPorts: @Sendable (ServerReplyPorts) -> ServerReplyPorts?
-    /// The server ports the rules were last made for (the plan's at first).
-    private var serverPorts: ServerReplyPorts
+    /// The server ports the rules were last made for (the plan's at first): the watcher's
+    /// thread writes it, `tv status` reads it.
     private let serverPortsNow: Mutex<ServerReplyPorts>
     private let monitorEnded = Mutex(false)
     private let rulesRemade = Mutex(0)
@@ -57,7 +57,6 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
         self.plan = plan
         self.say = say
         self.readServerPorts = serverPorts
-        self.serverPorts = plan.serverPorts
         self.serverPortsNow = Mutex(plan.serverPorts)
     }
 
@@ -188,10 +187,7 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
     /// default): what main's wide routes take now is said, as the banner said them at the start
     /// (a trial's VPN took everything mid-session and nothing said so).
     private func sayWideRoutes() {
-        var wide: [String] = []
-        for family in plan.families {
-            wide += MainTableWideRoutes.read(family: family, excludingDevice: plan.device).map { "`\($0)` (\(family == "-4" ? "IPv4" : "IPv6"))" }
-        }
+        let wide = MainTableWideRoutes.described(plan)
         guard !wide.isEmpty else { return }
         say("A route added to main covers much of the address space, and tv leaves main's specific routes in place, so what main's wide routes cover no longer goes through tv: "
             + wide.joined(separator: ", ") + ". A VPN's split default route looks like this.")
@@ -213,6 +209,7 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
     /// Reads this host's server ports and changes the server-reply rules where they differ from
     /// the last made (`askingKernel`: from what the kernel holds, read with `ip rule`).
     private func syncServerRules(askingKernel: Bool) {
+        let serverPorts = currentServerPorts
         guard let wanted = readServerPorts(serverPorts) else { return }
         guard askingKernel || wanted != serverPorts else { return }
         var config = NetworkConfigurator()
@@ -231,7 +228,6 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
         if wanted.leftOut > 0 && wanted.leftOut != serverPorts.leftOut, let summary = wanted.summary {
             say("This host's servers now listen on more ports than tv gives rules: " + summary)
         }
-        serverPorts = wanted
         serverPortsNow.withLock { $0 = wanted }
     }
 

@@ -33,6 +33,14 @@ public enum MainTableWideRoutes {
         return wide
     }
 
+    /// The wide routes of every family of `plan`, each as `` `0.0.0.0/1 via … dev vpn0` (IPv4) ``
+    /// for the banner and the session's messages.
+    public static func described(_ plan: HostRoutingPlan) -> [String] {
+        plan.families.flatMap { family in
+            read(family: family, excludingDevice: plan.device).map { "`\($0)` (\(HostRoutingPlan.familyName(family)))" }
+        }
+    }
+
     /// Reads main's routes in `family` (`"-4"`, `"-6"`; up to 16 MiB of iproute2's JSON, a
     /// routing daemon's table of 100,000 routes) and finds the wide ones; empty when `ip` fails.
     public static func read(family: String, excludingDevice: String) -> [String] {

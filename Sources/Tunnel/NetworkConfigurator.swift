@@ -39,6 +39,9 @@ public struct NetworkConfigurator {
         "net.\(family).conf.\(interface.replacingOccurrences(of: ".", with: "/")).\(name)"
     }
 
+    /// `net.ipv4.conf.INTERFACE.rp_filter` as `interfaceKey` spells it.
+    public static func rpFilterKey(_ interface: String) -> String { interfaceKey("ipv4", interface, "rp_filter") }
+
     /// The /proc/sys path of `key` (sysctl(8)'s rule: dots separate, a slash stands for a dot).
     public static func path(_ key: String) -> String {
         "/proc/sys/" + String(key.map { $0 == "." ? "/" : $0 == "/" ? "." : $0 })
