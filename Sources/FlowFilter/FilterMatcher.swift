@@ -11,36 +11,64 @@ public struct FilterMatcher: Sendable {
     /// Per operator: rows where it had nothing to look at.
     public private(set) var unanswered: [FilterOperator: Int] = [:]
 
-    public init(_ expression: FilterExpression) {
+    /// When it stops looking (nil: never).
+    public let deadline: FilterDeadline?
+
+    public init(_ expression: FilterExpression, deadline: FilterDeadline? = nil) {
         self.expression = expression
+        self.deadline = deadline
     }
 
-    /// Whether `subject` matches; counts the row and what went unanswered in it.
-    public mutating func matches(_ subject: some FilterSubject) -> Bool {
+    /// Whether `subject` matches; counts the row and what went unanswered in it. A row the
+    /// deadline stopped (`decide`) does not match.
+    public mutating func matches(_ subject: some FilterSubject) -> Bool { decide(subject) == .match }
+
+    /// The row's answer, or that the deadline passed. The first row is always looked at, so a
+    /// page that stops still moves on by one row; a row cut mid-search counts as looked at and
+    /// adds nothing to `unanswered`.
+    public mutating func decide(_ subject: some FilterSubject) -> FilterDecision {
+        if rows > 0, let deadline, deadline.hasPassed { return .outOfTime(cut: false) }
         rows += 1
+        var evaluation = Evaluation(deadline: deadline)
+        let result = Self.evaluate(expression, subject, &evaluation)
+        if evaluation.outOfTime { return .outOfTime(cut: true) }
+        for op in evaluation.missing { unanswered[op, default: 0] += 1 }
+        return result ? .match : .noMatch
+    }
+
+    /// One row's evaluation: the operators that had nothing to look at, and whether a search
+    /// ran out of time (then the answer means nothing and evaluation stops).
+    struct Evaluation {
         var missing: Set<FilterOperator> = []
-        let result = Self.evaluate(expression, subject, &missing)
-        for op in missing { unanswered[op, default: 0] += 1 }
+        let deadline: FilterDeadline?
+        var outOfTime = false
+    }
+
+    /// Whether `subject` matches `expression`, without counting or a deadline. `&` and `|` stop
+    /// at the first operand that decides, so `missing` names only the operators whose answer
+    /// was needed.
+    public static func evaluate(_ expression: FilterExpression, _ subject: some FilterSubject,
+                                _ missing: inout Set<FilterOperator>) -> Bool {
+        var evaluation = Evaluation(deadline: nil)
+        let result = evaluate(expression, subject, &evaluation)
+        missing = evaluation.missing
         return result
     }
 
-    /// Whether `subject` matches `expression`, without counting. `&` and `|` stop at the first
-    /// operand that decides, so `missing` names only the operators whose answer was needed.
-    public static func evaluate(_ expression: FilterExpression, _ subject: some FilterSubject,
-                                _ missing: inout Set<FilterOperator>) -> Bool {
+    static func evaluate(_ expression: FilterExpression, _ subject: some FilterSubject, _ evaluation: inout Evaluation) -> Bool {
         switch expression {
-        case let .term(term): return evaluate(term, subject, &missing)
-        case let .not(inner): return !evaluate(inner, subject, &missing)
+        case let .term(term): return evaluate(term, subject, &evaluation)
+        case let .not(inner): return !evaluate(inner, subject, &evaluation)
         case let .and(parts):
-            for part in parts where !evaluate(part, subject, &missing) { return false }
+            for part in parts where !evaluate(part, subject, &evaluation) || evaluation.outOfTime { return false }
             return true
         case let .or(parts):
-            for part in parts where evaluate(part, subject, &missing) { return true }
+            for part in parts where evaluate(part, subject, &evaluation) || evaluation.outOfTime { return !evaluation.outOfTime }
             return false
         }
     }
 
-    static func evaluate(_ term: FilterTerm, _ subject: some FilterSubject, _ missing: inout Set<FilterOperator>) -> Bool {
+    static func evaluate(_ term: FilterTerm, _ subject: some FilterSubject, _ evaluation: inout Evaluation) -> Bool {
         let flag: FilterFlag?
         switch term.op {
         case .all: return true
@@ -52,14 +80,14 @@ public struct FilterMatcher: Sendable {
         }
         if let flag {
             guard let value = subject.flag(flag) else {
-                missing.insert(term.op)
+                evaluation.missing.insert(term.op)
                 return false
             }
             return term.op == .request ? !value : value
         }
         let answers = term.op.fields.compactMap { subject.texts($0) }
         guard !answers.isEmpty else {
-            missing.insert(term.op)
+            evaluation.missing.insert(term.op)
             return false
         }
         let texts = answers.joined()
@@ -70,8 +98,17 @@ public struct FilterMatcher: Sendable {
                 let whole = literal.contains("]:")
                 return texts.contains { whole ? $0.lowercased() == literal : $0.lowercased().hasPrefix(literal + ":") }
             }
-            if term.op == .domain || term.op == .url { return texts.contains { pattern.searchHost($0) } }
-            return texts.contains { pattern.search($0) }
+            let host = term.op == .domain || term.op == .url
+            for text in texts {
+                switch host ? pattern.searchHost(text, until: evaluation.deadline) : pattern.search(text, until: evaluation.deadline) {
+                case true?: return true
+                case false?: continue
+                case nil:
+                    evaluation.outOfTime = true
+                    return false
+                }
+            }
+            return false
         case let .number(n): return texts.contains { Int($0) == n }
         case .none: return false
         }

@@ -35,35 +35,60 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         literal = LiteralSearch(source)
     }
 
-    /// Whether the regex is found anywhere in `text`.
-    public func search(_ text: String) -> Bool {
-        guard let literal else { return searchICU(text) }
+    /// Whether the regex is found anywhere in `text`; nil when `deadline` passed before the
+    /// answer was known (checked where ICU reports a long match's progress, about every 0.2 ms
+    /// of backtracking, measured; a literal's byte search is not cut). Without a deadline the
+    /// answer is never nil.
+    public func search(_ text: String, until deadline: FilterDeadline? = nil) -> Bool? {
+        guard let literal else { return Self.searchICU(text, compiled.regex, until: deadline) }
         let whole = text
         var text = text
-        return text.withUTF8 { bytes in
+        return text.withUTF8 { bytes -> Bool? in
             switch literal.verdict(in: bytes) {
             case .found: return true
             case .absent: return false
             case .askICU(let windows):
-                return windows.contains { searchICU(String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self)) }
+                for window in windows {
+                    let answer = Self.searchICU(String(decoding: UnsafeBufferPointer(rebasing: bytes[window]), as: UTF8.self),
+                                                compiled.regex, until: deadline)
+                    if answer != false { return answer }
+                }
+                return false
             case .askICUEverywhere:
-                return searchICU(whole)
+                return Self.searchICU(whole, compiled.regex, until: deadline)
             }
         }
     }
 
-    /// `search` through ICU alone.
-    func searchICU(_ text: String) -> Bool {
+    /// `search` through ICU alone (tests compare the two).
+    func searchICU(_ text: String) -> Bool { Self.searchICU(text, compiled.regex, until: nil) ?? false }
+
+    /// Whether `regex` is found in `text`, nil when `deadline` passed first. With a deadline,
+    /// ICU calls back with `.reportProgress` during a long match attempt, and the search stops
+    /// there (ICU's own time limit is not reachable through `NSRegularExpression`).
+    static func searchICU(_ text: String, _ regex: NSRegularExpression, until deadline: FilterDeadline?) -> Bool? {
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
-        return compiled.regex.firstMatch(in: text, options: [], range: range) != nil
+        guard let deadline else { return regex.firstMatch(in: text, options: [], range: range) != nil }
+        if deadline.hasPassed { return nil }
+        var answer: Bool? = false
+        regex.enumerateMatches(in: text, options: [.reportProgress], range: range) { match, _, stop in
+            if match != nil {
+                answer = true
+                stop.pointee = true
+            } else if deadline.hasPassed {
+                answer = nil
+                stop.pointee = true
+            }
+        }
+        return answer
     }
 
-    /// Whether the regex, or its A-label form, is found in `text` (a host name or a URL: `~d`, `~u`).
-    public func searchHost(_ text: String) -> Bool {
-        if search(text) { return true }
-        guard let aLabels else { return false }
-        let range = NSRange(text.startIndex..<text.endIndex, in: text)
-        return aLabels.regex.firstMatch(in: text, options: [], range: range) != nil
+    /// Whether the regex, or its A-label form, is found in `text` (a host name or a URL: `~d`,
+    /// `~u`); nil when `deadline` passed first.
+    public func searchHost(_ text: String, until deadline: FilterDeadline? = nil) -> Bool? {
+        let answer = search(text, until: deadline)
+        guard answer == false, let aLabels else { return answer }
+        return Self.searchICU(text, aLabels.regex, until: deadline)
     }
 
     /// The source lowercased when it begins with an IPv6 address in brackets (`[::1]`,

@@ -94,12 +94,13 @@ final class ExchangeFilterContext {
 
 /// `tv requests --filter`: one page of the exchanges `query` selects that also match a filter.
 public enum FilteredRequests {
-    /// Up to `query.effectiveLimit` matching exchanges, and a cursor when at least one more
-    /// matches; kept content is read from `content` (nil: none is looked at). `matcher` counts
-    /// the rows it saw (for `FilterNotice`).
+    /// Up to `query.effectiveLimit` matching exchanges, a cursor when at least one more matches
+    /// (or the matcher's deadline passed: then `stopped` says how far it looked); kept content
+    /// is read from `content` (nil: none is looked at). `matcher` counts the rows it saw (for
+    /// `FilterNotice`).
     /// - Throws: `FlowStoreError` (a bad cursor, an unreadable store).
     public static func page(_ query: ExchangeQuery, matching matcher: inout FilterMatcher, in store: FlowStore,
-                            content: ContentStore?) throws -> ExchangePage {
+                            content: ContentStore?) throws -> (page: ExchangePage, stopped: FilterTimeLimitReached?) {
         let context = ExchangeFilterContext(store: store, content: content)
         var scan = query
         scan.limit = KeysetFilter.step
@@ -107,10 +108,16 @@ public enum FilteredRequests {
             scan.after = after
             let page = try store.exchanges(scan)
             return (page.exchanges, page.nextCursor, page.damaged)
-        }, matches: { matcher.matches(ExchangeRowSubject($0, context: context)) })
+        }, decide: { matcher.decide(ExchangeRowSubject($0, context: context)) })
         var page = ExchangePage(exchanges: found.rows, nextCursor: nil)
-        if found.more, let last = found.rows.last { page.nextCursor = FlowCursor(startTime: last.requestTime, id: last.id).string }
         page.damaged = found.damaged
-        return page
+        func cursor(_ exchange: ExchangeRecord) -> String { FlowCursor(startTime: exchange.requestTime, id: exchange.id).string }
+        guard let stopped = found.stopped else {
+            if found.more, let last = found.rows.last { page.nextCursor = cursor(last) }
+            return (page, nil)
+        }
+        page.nextCursor = stopped.lastLooked.map(cursor) ?? query.after
+        return (page, FilterTimeLimitReached(limit: matcher.deadline?.limit ?? .zero, looked: matcher.rows, matched: found.rows.count,
+                                             cut: stopped.cut ? stopped.lastLooked?.id : nil))
     }
 }

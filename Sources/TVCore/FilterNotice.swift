@@ -1,4 +1,5 @@
 import FlowFilter
+import TVHome
 
 /// The one sentence a filtered command adds when operators had nothing to look at in some rows
 /// (they matched none there), so an empty answer is not read as "nothing like that happened".
@@ -24,6 +25,18 @@ public enum FilterNotice {
             let count = ops.compactMap { matcher.unanswered[$0] }.max() ?? 0
             return "\(names) \(ops.count == 1 ? "looks" : "look") in kept headers and bodies, which \(count) of the \(matcher.rows) requests checked do not have (no content was kept for them: content.keep was off, their flow's recording budget had run out, tv answered them itself, or what was kept expired or was deleted), so \(they) matched none of those."
         }
+    }
+
+    /// What a filtered page says in the terminal: the unanswered operators' sentence, then
+    /// where a time limit stopped it.
+    public static func sentences(_ matcher: FilterMatcher, rows: Rows, stopped: FilterTimeLimitReached?) -> [String] {
+        [sentence(matcher, rows: rows), stopped?.sentence(rows)].compactMap { $0 }
+    }
+
+    /// The same for `--json`: `"notice"` (the unanswered operators' sentence or null) and
+    /// `"stopped"` (`FilterTimeLimitReached.json`, or null when the page did not stop).
+    public static func json(_ matcher: FilterMatcher, rows: Rows, stopped: FilterTimeLimitReached?) -> [(String, JSONValue)] {
+        [("notice", sentence(matcher, rows: rows).map { .string($0) } ?? .null), ("stopped", stopped?.json(rows) ?? .null)]
     }
 
     /// `a`, `a and b`, `a, b and c`.

@@ -3,28 +3,55 @@ import FlowStore
 
 /// Filtering in memory over keyset pages (newest first), so the answer is exact whatever the
 /// expression: the store's pages are read in steps of `step` rows until one more row than the
-/// page matches, or the rows end; the next page's cursor is the last row shown, so paging goes
-/// on where this page stopped.
+/// page matches, the rows end, or the matcher's deadline passes; the next page's cursor is the
+/// last row shown (or, when time ran out, the last row looked at), so paging goes on where this
+/// page stopped.
 public enum KeysetFilter {
     /// Rows read from the store per step of the scan.
     public static let step = 1_000
 
-    /// The first `want` rows that `matches` keeps, whether another one follows, and the damaged
+    /// What one scan found.
+    struct Collected<Row> {
+        /// The rows kept, at most `want`.
+        var rows: [Row] = []
+        /// Whether another row matches (or, when `stopped`, may).
+        var more = false
+        /// Damaged rows met on the way.
+        var damaged: [DamagedRow] = []
+        /// Set when the deadline passed: the last row looked at (nil: none on this page, so the
+        /// next page starts where this one did), and whether its own search was cut.
+        var stopped: (lastLooked: Row?, cut: Bool)?
+    }
+
+    /// The first `want` rows that `decide` keeps, whether another one follows, and the damaged
     /// rows met on the way. `fetch` reads the page after a cursor (nil: the first) of `step` rows.
     static func collect<Row>(want: Int, after: String?,
                              fetch: (String?) throws -> (rows: [Row], next: String?, damaged: [DamagedRow]),
-                             matches: (Row) -> Bool) throws -> (rows: [Row], more: Bool, damaged: [DamagedRow]) {
-        var kept: [Row] = []
-        var damaged: [DamagedRow] = []
+                             decide: (Row) -> FilterDecision) throws -> Collected<Row> {
+        var found = Collected<Row>()
         var cursor = after
+        var previous: Row?
         while true {
             let page = try fetch(cursor)
-            damaged += page.damaged
-            for row in page.rows where matches(row) {
-                kept.append(row)
-                if kept.count > want { return (Array(kept.prefix(want)), true, damaged) }
+            found.damaged += page.damaged
+            for row in page.rows {
+                switch decide(row) {
+                case .match:
+                    found.rows.append(row)
+                    if found.rows.count > want {
+                        found.rows.removeLast()
+                        found.more = true
+                        return found
+                    }
+                case .noMatch: break
+                case .outOfTime(let cut):
+                    found.more = true
+                    found.stopped = (cut ? row : previous, cut)
+                    return found
+                }
+                previous = row
             }
-            guard let next = page.next else { return (kept, false, damaged) }
+            guard let next = page.next else { return found }
             cursor = next
         }
     }
@@ -32,20 +59,28 @@ public enum KeysetFilter {
 
 /// `tv flows --filter`: one page of the flows `query` selects that also match a filter.
 public enum FilteredFlows {
-    /// Up to `query.effectiveLimit` matching flows, and a cursor when at least one more matches.
-    /// `matcher` counts the rows it saw (for `FilterNotice`).
+    /// Up to `query.effectiveLimit` matching flows, a cursor when at least one more matches (or
+    /// the matcher's deadline passed: then `stopped` says how far it looked). `matcher` counts
+    /// the rows it saw (for `FilterNotice`).
     /// - Throws: `FlowStoreError` (a bad cursor, an unreadable store).
-    public static func page(_ query: FlowQuery, matching matcher: inout FilterMatcher, in store: FlowStore) throws -> FlowPage {
+    public static func page(_ query: FlowQuery, matching matcher: inout FilterMatcher,
+                            in store: FlowStore) throws -> (page: FlowPage, stopped: FilterTimeLimitReached?) {
         var scan = query
         scan.limit = KeysetFilter.step
         let found = try KeysetFilter.collect(want: query.effectiveLimit, after: query.after, fetch: { after in
             scan.after = after
             let page = try store.flows(scan)
             return (page.flows, page.nextCursor, page.damaged)
-        }, matches: { matcher.matches(FlowRowSubject($0)) })
+        }, decide: { matcher.decide(FlowRowSubject($0)) })
         var page = FlowPage(flows: found.rows, nextCursor: nil)
-        if found.more, let last = found.rows.last { page.nextCursor = FlowCursor(startTime: last.startTime, id: last.id).string }
         page.damaged = found.damaged
-        return page
+        func cursor(_ flow: FlowRecord) -> String { FlowCursor(startTime: flow.startTime, id: flow.id).string }
+        guard let stopped = found.stopped else {
+            if found.more, let last = found.rows.last { page.nextCursor = cursor(last) }
+            return (page, nil)
+        }
+        page.nextCursor = stopped.lastLooked.map(cursor) ?? query.after
+        return (page, FilterTimeLimitReached(limit: matcher.deadline?.limit ?? .zero, looked: matcher.rows, matched: found.rows.count,
+                                             cut: stopped.cut ? stopped.lastLooked?.id : nil))
     }
 }

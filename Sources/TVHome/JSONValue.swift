@@ -14,6 +14,12 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     public static func == (a: JSONValue, b: JSONValue) -> Bool { a.serialized() == b.serialized() }
 
+    /// An object with `fields` after its own; any other value unchanged.
+    public func adding(_ fields: [(String, JSONValue)]) -> JSONValue {
+        guard case let .object(own) = self, !fields.isEmpty else { return self }
+        return .object(own + fields)
+    }
+
     /// Compact JSON text, or indented by two spaces per level when `pretty`.
     public func serialized(pretty: Bool = false, level: Int = 0) -> String {
         var out = ""

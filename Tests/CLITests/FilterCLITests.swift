@@ -146,6 +146,79 @@ struct FilterCLITests {
         }
     }
 
+    /// 40 `a`s and a `b`: `(a+)+$` tries 2^40 ways to split the run before failing at the `b`.
+    static let backtracking = String(repeating: "a", count: 40) + "b"
+
+    /// `seedRequests`, then flow 8 (1 s ago, plain HTTP to `Self.backtracking`.test) whose one
+    /// request (id 6) got a response body of `Self.backtracking`, kept.
+    func seedBacktracking(_ s: Sandbox) throws {
+        try seedRequests(s)
+        let store = try FlowStore(path: s.dataDir + "/tunnelvision.sqlite3")
+        let writer = try store.makeWriter()
+        let flow = writer.open(FlowRecord(startTime: Self.now - 1_000_000, clientAddress: "127.0.0.1", clientPort: 50_008,
+                                          serverAddress: "192.0.2.5", serverPort: 80, host: Self.backtracking + ".test", hostOrigin: .connect,
+                                          status: .notEncrypted))
+        #expect(flow.id == 8)
+        writer.enqueue(.exchange(ExchangeRecord(flowID: 8, sequence: 1, httpVersion: "HTTP/1.1", method: "GET", scheme: "http",
+                                                authority: Self.backtracking + ".test", path: "/", status: 200, requestTime: flow.startTime,
+                                                endTime: flow.startTime + 1_000, state: .complete)))
+        writer.close()
+        store.close()
+        var configuration = ContentWriterConfiguration(databasePath: s.dataDir + "/tunnelvision.sqlite3", directory: s.dataDir + "/content")
+        configuration.sweepInterval = 3_600
+        let session = ContentRecorder(writer: try ContentWriter(configuration), policy: ContentPolicy(keep: true))
+        let recorder = try #require(session.recorder(flow: 8))
+        recorder.record(.clientToServer, at: 0, Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        recorder.record(.serverToClient, at: 1_000, Array("HTTP/1.1 200 OK\r\nContent-Length: 41\r\n\r\n\(Self.backtracking)".utf8))
+        recorder.finish()
+        session.writer.close()
+    }
+
+    @Test("--time-limit: a regex that backtracks is cut; the page says how far it looked, and the next page goes on after the cut row")
+    func timeLimitCutsABacktrackingSearch() throws {
+        try withSandbox { s in
+            try seedBacktracking(s)
+            func page(_ command: String, _ arguments: [String]) throws -> [String: Any] {
+                let result = try s.tvArgs([command, "--json"] + arguments)
+                #expect(result.status == 0, "\(result)")
+                return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+            }
+            // Requests: request 6's body is cut; nothing else was looked at.
+            let first = try page("requests", ["--filter", "~bs '(a+)+$'", "--time-limit", "1s"])
+            #expect((first["requests"] as? [Any])?.isEmpty == true)
+            let stopped = try #require(first["stopped"] as? [String: Any])
+            #expect(stopped["cut"] as? Int == 6)
+            #expect(stopped["looked"] as? Int == 1)
+            #expect(stopped["matched"] as? Int == 0)
+            #expect(stopped["limitSeconds"] as? Double == 1)
+            #expect(stopped["sentence"] as? String == "The filter stopped looking after 1 s (its time limit): 1 request looked at, 0 matched; the next page goes on from there. The search in request 6 ran out of time, so it is not shown: its regex backtracks or its texts are long; `tv request 6` shows it.")
+            let cursor = try #require(first["nextCursor"] as? String)
+            // The next page goes on after request 6, to the end: no stop, no cursor.
+            let next = try page("requests", ["--filter", "~bs '(a+)+$'", "--time-limit", "1s", "--after", cursor])
+            #expect((next["requests"] as? [Any])?.isEmpty == true)
+            #expect(next["stopped"] is NSNull)
+            #expect(next["nextCursor"] is NSNull)
+            #expect((next["notice"] as? String)?.hasPrefix("~bs looks in kept headers and bodies, which 1 of the 5 requests checked") == true, "\(next)")
+            // A filter answered in time: no stop, the same rows as without a limit.
+            #expect(try requestIDs(s, ["--filter", "~d api", "--time-limit", "1s"]) == [4, 3, 2])
+            // In the terminal: the sentence on stderr, and the More line carries the limit.
+            let text = try s.tv("requests", "--filter", "~bs '(a+)+$'", "--time-limit", "1s")
+            #expect(text.status == 0, "\(text)")
+            #expect(text.err.contains("tv: The filter stopped looking after 1 s (its time limit): 1 request looked at"), "\(text.err)")
+            #expect(text.out.contains("--time-limit 1s --after "), "\(text.out)")
+
+            // Flows: flow 8's host is cut the same way; the next page holds the rest.
+            let flows = try page("flows", ["--filter", "~d '(a+)+$'", "--time-limit", "1s"])
+            #expect((flows["flows"] as? [Any])?.isEmpty == true)
+            #expect((flows["stopped"] as? [String: Any])?["cut"] as? Int == 8)
+            let flowCursor = try #require(flows["nextCursor"] as? String)
+            #expect(try flowIDs(s, ["--filter", "~d '(a+)+$' | ~d api", "--time-limit", "5s", "--after", flowCursor]) == [6, 3, 2])
+            // A span that is not one is refused.
+            let bad = try s.tv("flows", "--filter", "~d api", "--time-limit", "soon")
+            #expect(bad.status == 2, "\(bad)")
+        }
+    }
+
     /// The ids `tv flows --json ARGS` lists, in order.
     func flowIDs(_ s: Sandbox, _ arguments: [String]) throws -> [Int64] {
         let result = try s.tvArgs(["flows", "--json"] + arguments)

@@ -222,8 +222,9 @@ struct WebRunTests {
     }
 
     /// A filter whose regex backtracks for as long as anyone cares to wait, asked through the web
-    /// view: Ctrl-C still ends the session within a few seconds, says it was not waited for, and
-    /// everything is saved (a trial's `tv run --web` closed its proxy and never exited).
+    /// view: the page answers at the time limit, and Ctrl-C while one is being worked out still
+    /// ends the session within a few seconds, says it was not waited for, and everything is saved
+    /// (a trial's `tv run --web` closed its proxy and never exited).
     @Test func ctrlCEndsASessionWhoseWebAnswerRunsOn() throws {
         let world = try RunWorld()
         try Data(String(repeating: "x", count: 3_000).utf8).write(to: URL(fileURLWithPath: world.www + "/xs.txt"))
@@ -234,6 +235,13 @@ struct WebRunTests {
         #expect(try world.curlThrough(session, ["-o", "/dev/null", world.url("/xs.txt")]).status == 0)
         _ = try box.closedFlows(1)
         let filter = "~bs%20%27(x%2Bx%2B)%2By%27"
+        // Asked and waited for, the page answers at tv web's time limit (5 s), saying where it
+        // stopped: request 1's search was cut (it ran on for as long as the regex did).
+        let answered = try box.curl(["--max-time", "60", "-H", web.bearer, web.base + "/api/requests?filter=" + filter], timeout: 70)
+        let page = try #require(try JSONSerialization.jsonObject(with: answered.stdout) as? [String: Any], "\(answered)")
+        let stopped = try #require(page["stopped"] as? [String: Any], "\(page)")
+        #expect(stopped["cut"] as? Int == 1 && stopped["looked"] as? Int == 1 && stopped["limitSeconds"] as? Double == 5, "\(stopped)")
+        #expect(page["nextCursor"] is String, "\(page)")
         let stuck = Background { try? box.curl(["--max-time", "60", "-H", web.bearer, web.base + "/api/requests?filter=" + filter], timeout: 70) }
         usleep(1_500_000)
         let started = Date()
@@ -311,6 +319,7 @@ struct WebRunTests {
                       "the host and path stay readable at 800 px", "each request's id and scheme are columns",
                       "a request opened from the list goes back to the list as it was filtered",
                       "the Requests filter is kept in the address: reload, Back, Forward and a link",
+                      "a filter that backtracks stops at the time limit and goes on from there",
                       "the Timeline filter is kept in the address: reload, Back, Forward and a link",
                       "a JSON body holding U+0080 is drawn as text", "a request opened from a flow goes back to the flow",
                       "a route's filter and a request's way back read exactly", "the skip link focuses the screen and keeps the route"] {

@@ -5,7 +5,7 @@
 
 // ---- Requests ------------------------------------------------------------------------------
 
-const requests = { preset: "", filter: "", rows: [], next: null, error: null, loaded: false, asked: 0 };
+const requests = { preset: "", filter: "", rows: [], next: null, stopped: null, notice: null, error: null, loaded: false, asked: 0 };
 
 // The list's filter as /api/requests takes it, and as its route keeps it (#/requests?…).
 function requestsFilter() {
@@ -51,9 +51,15 @@ async function loadRequests(more) {
   if (page) {
     requests.rows = more ? requests.rows.concat(page.requests) : page.requests;
     requests.next = page.nextCursor;
+    // A filter that ran past tv web's time limit answers with what it found so far and where it
+    // stopped (`stopped`: its sentence, the request its search cut); More goes on from there.
+    requests.stopped = page.stopped || null;
+    // What the filter could not look at (`notice`: operators over content that was not kept),
+    // so an empty or short list is not read as "nothing like that happened".
+    requests.notice = page.notice || null;
     requests.error = null;
   } else {
-    if (!more) { requests.rows = []; requests.next = null; }
+    if (!more) { requests.rows = []; requests.next = null; requests.stopped = null; requests.notice = null; }
     requests.error = error;
   }
   requests.loaded = true;
@@ -83,6 +89,8 @@ function drawRequestRows() {
   else if (requests.rows.length === 0 && requests.error) parts.push(errorCard(requests.error));
   else if (requests.rows.length === 0 && !requests.preset && !requests.filter) parts.push(h("div", { class: "card" }, h("strong", {}, "No requests yet."),
       h("p", {}, "Requests are read from plain HTTP and from inspected TLS connections (`tv inspect on`); they appear here as they are made.")));
+  else if (requests.rows.length === 0 && requests.stopped) parts.push(h("div", { class: "card", id: "requests-stopped" }, h("strong", {}, "No matches so far."),
+      h("p", {}, requests.stopped.sentence), h("button", { type: "button", id: "more-requests", onclick: () => loadRequests(true) }, "Look further")));
   else if (requests.rows.length === 0) parts.push(h("div", { class: "card" }, h("strong", {}, "No matches."),
       h("p", {}, "No recorded request matches these filters. "), h("button", { type: "button", onclick: clearRequestFilters }, "Clear filters")));
   else {
@@ -93,10 +101,12 @@ function drawRequestRows() {
     const foot = h("div", { class: "footer" });
     // An error while paginating goes to the footer: a list already drawn is never covered.
     if (requests.error) foot.append(errorCard(requests.error));
-    if (requests.next) foot.append(h("button", { type: "button", id: "more-requests", onclick: () => loadRequests(true) }, "More"));
+    if (requests.stopped) foot.append(h("p", { class: "muted", id: "requests-stopped" }, requests.stopped.sentence));
+    if (requests.next) foot.append(h("button", { type: "button", id: "more-requests", onclick: () => loadRequests(true) }, requests.stopped ? "Look further" : "More"));
     else foot.append(h("p", { class: "muted" }, "That is every request these filters select."));
     parts.push(foot);
   }
+  if (requests.notice && requests.loaded && !requests.error) parts.unshift(h("p", { class: "muted", id: "filter-notice" }, requests.notice));
   holder.replaceChildren(...parts);
 }
 
@@ -109,8 +119,10 @@ function clearRequestFilters() {
 // New requests are written as their exchanges end, on connections that may stay open: the first
 // page is read again when a flow opens or finishes, at most every 2 s, while no later page is shown.
 let requestsReload = null;
+// A filter that stopped at the time limit is not run again by itself: each run would take the
+// whole limit again.
 function reloadRequestsSoon() {
-  if (requestsReload || requests.rows.length > 50) return;
+  if (requestsReload || requests.rows.length > 50 || requests.stopped) return;
   requestsReload = setTimeout(() => {
     requestsReload = null;
     if (document.getElementById("request-list") && requests.rows.length <= 50) loadRequests(false);

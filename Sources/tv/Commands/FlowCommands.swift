@@ -22,7 +22,7 @@ enum FlowCommands {
                   OptionSpec("since", value: "SPAN", help: "Only flows started within SPAN (90s, 15m, 1h, 2d, 1w)."),
                   OptionSpec("from", value: "TIME", help: "Only flows started at or after TIME (UTC: 2026-11-30T14:05Z, 2026-11-30, or epoch seconds)."),
                   OptionSpec("to", value: "TIME", help: "Only flows started before TIME."),
-                  filterOption,
+                  filterOption, timeLimitOption,
                   OptionSpec("limit", value: "N", help: "At most N flows (default 50, at most 10000)."),
                   OptionSpec("after", value: "CURSOR", help: "The page after CURSOR (printed at the end of the previous page)."),
                   OptionSpec("follow", help: "Keep printing flows as they open (+) and finish (-), with the same filters, until Ctrl-C or the session stops; with --json, one JSON object per line."),
@@ -32,6 +32,17 @@ enum FlowCommands {
 
     /// `--filter EXPR`, shared by the commands that take one.
     static let filterOption = OptionSpec("filter", value: "EXPR", help: "Only rows matching EXPR. " + FilterOperator.summary)
+
+    /// `--time-limit SPAN` of `tv flows` and `tv requests`.
+    static let timeLimitOption = OptionSpec("time-limit", value: "SPAN",
+        help: "With --filter: stop looking after SPAN (5s, 1m) and print what matched so far, with the cursor that goes on from where the search stopped (tv web's lists stop after \(WebAPI.filterTimeLimit)). A regex that backtracks over a long body is cut too.")
+
+    /// The deadline `--time-limit` asks for, from now; nil without it.
+    /// - Throws: `TimeFilterError` for a span that is not one.
+    static func filterDeadline(_ c: ParsedCommand) throws -> FilterDeadline? {
+        guard let text = c.value("time-limit") else { return nil }
+        return FilterDeadline(.microseconds(try TimeFilter.span(text)))
+    }
 
     static let flowSpec = CommandSpec(
         name: "flow", summary: "Show one flow: its name, addresses, times, bytes, handshake and content.",
@@ -123,15 +134,18 @@ enum FlowCommands {
         // read "No flows on this page; 80 flows are recorded in all").
         if let audit = query.auditSession { _ = try store.audit.session(audit) }
         let page: FlowPage
+        var said: [(String, JSONValue)] = []
         if let filter {
-            var matcher = FilterMatcher(filter)
-            page = try FilteredFlows.page(query, matching: &matcher, in: store)
-            if let sentence = FilterNotice.sentence(matcher, rows: .flows) { inv.console.note("tv: " + sentence) }
+            var matcher = FilterMatcher(filter, deadline: try filterDeadline(c))
+            let found = try FilteredFlows.page(query, matching: &matcher, in: store)
+            page = found.page
+            said = FilterNotice.json(matcher, rows: .flows, stopped: found.stopped)
+            for sentence in FilterNotice.sentences(matcher, rows: .flows, stopped: found.stopped) { inv.console.note("tv: " + sentence) }
         } else {
             page = try store.flows(query)
         }
         if inv.json {
-            inv.console.line(FlowListPresentation.json(page).serialized(pretty: true))
+            inv.console.line(FlowListPresentation.json(page).adding(said).serialized(pretty: true))
         } else {
             // An empty page says how many flows there are in all, so a filter matching nothing is not
             // read as an empty history.
@@ -150,7 +164,7 @@ enum FlowCommands {
 
     /// The options of `tv flows` that the next page repeats (global ones first), as typed.
     static func repeatedOptions(_ c: ParsedCommand) -> [String] {
-        ["data-dir", "host", "program", "audit", "status", "since", "from", "to", "filter", "limit"].flatMap { name in
+        ["data-dir", "host", "program", "audit", "status", "since", "from", "to", "filter", "time-limit", "limit"].flatMap { name in
             c.values(name).flatMap { ["--" + name, $0] }
         }
     }

@@ -16,6 +16,7 @@ enum RequestCommands {
                   OptionSpec("from", value: "TIME", help: "Only requests made at or after TIME (UTC: 2026-11-30T14:05Z, 2026-11-30, or epoch seconds)."),
                   OptionSpec("to", value: "TIME", help: "Only requests made before TIME."),
                   OptionSpec("filter", value: "EXPR", help: "Only requests matching EXPR. " + FilterOperator.summary),
+                  FlowCommands.timeLimitOption,
                   OptionSpec("limit", value: "N", help: "At most N requests (default 50, at most 10000)."),
                   OptionSpec("after", value: "CURSOR", help: "The page after CURSOR (printed at the end of the previous page)."),
                   FlowCommands.json] + SharedStoreReadCommands.options)
@@ -55,22 +56,25 @@ enum RequestCommands {
         defer { store.close() }
         if let id = query.flowID, try store.flow(id: id) == nil { throw ContentRefusal.noFlow(id) }
         let page: ExchangePage
+        var said: [(String, JSONValue)] = []
         if let filter {
             // Headers and bodies are read from kept content, only for the rows an operator asks about.
             let content = try ContentStore(readingHome: try inv.existingHome())
             defer { content.close() }
-            var matcher = FilterMatcher(filter)
-            page = try FilteredRequests.page(query, matching: &matcher, in: store, content: content)
-            if let sentence = FilterNotice.sentence(matcher, rows: .requests) { inv.console.note("tv: " + sentence) }
+            var matcher = FilterMatcher(filter, deadline: try FlowCommands.filterDeadline(c))
+            let found = try FilteredRequests.page(query, matching: &matcher, in: store, content: content)
+            page = found.page
+            said = FilterNotice.json(matcher, rows: .requests, stopped: found.stopped)
+            for sentence in FilterNotice.sentences(matcher, rows: .requests, stopped: found.stopped) { inv.console.note("tv: " + sentence) }
         } else {
             page = try store.exchanges(query)
         }
         if inv.json {
-            inv.console.line(RequestListPresentation.json(page).serialized(pretty: true))
+            inv.console.line(RequestListPresentation.json(page).adding(said).serialized(pretty: true))
         } else if let filter = c.value("filter"), page.exchanges.isEmpty, page.nextCursor == nil {
             inv.console.line("No requests match --filter \(ShellWord.quote(TerminalText.line(filter))).")
         } else {
-            let repeated = ["data-dir", "flow", "since", "from", "to", "filter", "limit"].flatMap { name in c.values(name).flatMap { ["--" + name, $0] } }
+            let repeated = ["data-dir", "flow", "since", "from", "to", "filter", "time-limit", "limit"].flatMap { name in c.values(name).flatMap { ["--" + name, $0] } }
             let windowed = c.value("since") != nil || c.value("from") != nil || c.value("to") != nil
             for line in RequestListPresentation(page: page, repeatedOptions: repeated, flow: query.flowID, windowed: windowed).lines() {
                 inv.console.line(line)

@@ -36,9 +36,15 @@ struct WebAPI: Sendable {
 
     static let flowFilters = ["host", "program", "audit", "status", "since", "from", "to", "filter", "limit", "after"]
 
+    /// How long a list's filter looks before the page is answered with what it found so far
+    /// (`--time-limit`): a filter can arrive in a link, and a regex that backtracks over a long
+    /// body would otherwise hold a thread of this server for as long as it runs. The page's
+    /// More goes on from where it stopped.
+    static let filterTimeLimit = "5s"
+
     /// Every `/api/` route, in the order the README lists them.
     static let routes: [Route] = [
-        Route(method: "GET", pattern: ["flows"], command: ["flows", "--json"], options: flowFilters),
+        Route(method: "GET", pattern: ["flows"], command: ["flows", "--json", "--time-limit=" + filterTimeLimit], options: flowFilters),
         Route(method: "GET", pattern: ["flows", ":id"], command: ["flow", ":id", "--json"], options: []),
         Route(method: "GET", pattern: ["flows", ":id", "packets"], command: ["packets", ":id", "--json"], options: []),
         Route(method: "GET", pattern: ["flows", ":id", "packets", ":n"], command: ["packet", ":id", ":n", "--json"], options: []),
@@ -53,7 +59,8 @@ struct WebAPI: Sendable {
         Route(method: "GET", pattern: ["captures", "room"], command: ["captures", "room"], options: []),
         Route(method: "POST", pattern: ["captures", ":id", "delete"], command: ["captures", "delete", ":id", "--yes"], options: []),
         Route(method: "POST", pattern: ["captures", "rotate"], command: ["captures", "rotate"], options: []),
-        Route(method: "GET", pattern: ["requests"], command: ["requests", "--json"], options: ["flow", "since", "from", "to", "filter", "limit", "after"]),
+        Route(method: "GET", pattern: ["requests"], command: ["requests", "--json", "--time-limit=" + filterTimeLimit],
+              options: ["flow", "since", "from", "to", "filter", "limit", "after"]),
         Route(method: "GET", pattern: ["requests", ":id"], command: ["request", ":id", "--json"], options: []),
         Route(method: "GET", pattern: ["settings"], command: ["settings", "show", "--json"], options: []),
         Route(method: "GET", pattern: ["settings", "meanings"], command: ["settings", "show", "--json", "--meanings"], options: []),

@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the tests
@@ -409,6 +410,19 @@ try:
     driver.find_element(By.CSS_SELECTOR, "#tabs a[data-screen='requests']").click()
     requests_shown("~u json", 1)
     print("ok: the Requests filter is kept in the address: reload, Back, Forward and a link", flush=True)
+    # A link whose filter backtracks over the kept bodies (nested `.*` never finding the `Z`)
+    # answers at tv web's time limit with what it found and where it stopped, instead of holding
+    # a server thread for as long as the regex runs; Look further goes on after the cut request.
+    driver.get(BASE + "/#/requests?filter=" + urllib.parse.quote("~bs '(.*.*)*Z'"))
+    stopped = wait_for("the stopped search", lambda: driver.find_elements(By.CSS_SELECTOR, "#requests-stopped"), seconds=30)[0]
+    cut = driver.execute_script("return requests.stopped && requests.stopped.cut")
+    if not isinstance(cut, int) or "The filter stopped looking after 5 s (its time limit)" not in stopped.text \
+            or ("The search in request %d ran out of time" % cut) not in stopped.text:
+        fail("a search cut by the time limit reads %r (cut %r)" % (stopped.text, cut))
+    driver.find_element(By.ID, "more-requests").click()
+    wait_for("the search going on after request %d" % cut, lambda: driver.execute_script(
+        "return requests.loaded && (!requests.stopped || requests.stopped.cut !== %d) ? true : null" % cut), seconds=30)
+    print("ok: a filter that backtracks stops at the time limit and goes on from there", flush=True)
     driver.execute_script("clearRequestFilters()")
 
     # A JSON body holding U+0080 (a C1 control) is text, the control escaped, as `tv request`
