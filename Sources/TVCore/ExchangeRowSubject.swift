@@ -109,15 +109,10 @@ public enum FilteredRequests {
             let page = try store.exchanges(scan)
             return (page.exchanges, page.nextCursor, page.damaged)
         }, decide: { matcher.decide(ExchangeRowSubject($0, context: context)) })
-        var page = ExchangePage(exchanges: found.rows, nextCursor: nil)
+        let ending = KeysetFilter.ending(found, after: query.after, matcher: matcher,
+                                         cursor: { FlowCursor(startTime: $0.requestTime, id: $0.id).string }, id: \.id)
+        var page = ExchangePage(exchanges: found.rows, nextCursor: ending.next)
         page.damaged = found.damaged
-        func cursor(_ exchange: ExchangeRecord) -> String { FlowCursor(startTime: exchange.requestTime, id: exchange.id).string }
-        guard let stopped = found.stopped else {
-            if found.more, let last = found.rows.last { page.nextCursor = cursor(last) }
-            return (page, nil)
-        }
-        page.nextCursor = stopped.lastLooked.map(cursor) ?? query.after
-        return (page, FilterTimeLimitReached(limit: matcher.deadline?.limit ?? .zero, looked: matcher.rows, matched: found.rows.count,
-                                             cut: stopped.cut ? stopped.lastLooked?.id : nil))
+        return (page, ending.stopped)
     }
 }

@@ -25,8 +25,8 @@ public struct FilterTimeLimitReached: Sendable, Equatable {
         let noun = rows == .flows ? "flow" : "request"
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
         let limitText = seconds == seconds.rounded() ? "\(Int64(seconds)) s" : "\(seconds) s"
-        var text = "The filter stopped looking after \(limitText) (its time limit): \(looked) \(noun)\(looked == 1 ? "" : "s") looked at, "
-            + "\(matched) matched; the next page goes on from there."
+        var text = "The filter stopped looking after \(limitText) (its time limit): \(Units.grouped(Int64(looked))) \(noun)\(looked == 1 ? "" : "s") looked at, "
+            + "\(Units.grouped(Int64(matched))) matched; the next page goes on from there."
         if let cut {
             text += " The search in \(noun) \(cut) ran out of time, so it is not shown: its regex backtracks or its texts are long; "
                 + "`tv \(noun) \(cut)` shows it."

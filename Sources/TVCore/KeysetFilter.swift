@@ -55,6 +55,16 @@ public enum KeysetFilter {
             cursor = next
         }
     }
+
+    /// The next page's cursor (`cursor` of the last row shown, or when time ran out of the last
+    /// row looked at; nil when no row follows) and how far a page cut by the deadline looked.
+    static func ending<Row>(_ found: Collected<Row>, after: String?, matcher: FilterMatcher, cursor: (Row) -> String,
+                            id: (Row) -> Int64) -> (next: String?, stopped: FilterTimeLimitReached?) {
+        guard let stopped = found.stopped else { return (found.more ? found.rows.last.map(cursor) : nil, nil) }
+        return (stopped.lastLooked.map(cursor) ?? after,
+                FilterTimeLimitReached(limit: matcher.deadline?.limit ?? .zero, looked: matcher.rows, matched: found.rows.count,
+                                       cut: stopped.cut ? stopped.lastLooked.map(id) : nil))
+    }
 }
 
 /// `tv flows --filter`: one page of the flows `query` selects that also match a filter.
@@ -72,15 +82,10 @@ public enum FilteredFlows {
             let page = try store.flows(scan)
             return (page.flows, page.nextCursor, page.damaged)
         }, decide: { matcher.decide(FlowRowSubject($0)) })
-        var page = FlowPage(flows: found.rows, nextCursor: nil)
+        let ending = KeysetFilter.ending(found, after: query.after, matcher: matcher,
+                                         cursor: { FlowCursor(startTime: $0.startTime, id: $0.id).string }, id: \.id)
+        var page = FlowPage(flows: found.rows, nextCursor: ending.next)
         page.damaged = found.damaged
-        func cursor(_ flow: FlowRecord) -> String { FlowCursor(startTime: flow.startTime, id: flow.id).string }
-        guard let stopped = found.stopped else {
-            if found.more, let last = found.rows.last { page.nextCursor = cursor(last) }
-            return (page, nil)
-        }
-        page.nextCursor = stopped.lastLooked.map(cursor) ?? query.after
-        return (page, FilterTimeLimitReached(limit: matcher.deadline?.limit ?? .zero, looked: matcher.rows, matched: found.rows.count,
-                                             cut: stopped.cut ? stopped.lastLooked?.id : nil))
+        return (page, ending.stopped)
     }
 }
