@@ -26,6 +26,7 @@ public enum HostRoutingStatus {
         lines.append(servers.isEmpty
             ? "routing: no server of this host listens beyond loopback now (its ports are read every \(Int(MainDefaultRouteWatcher.serverCheckSeconds)) s)"
             : "routing: what this host sends from its servers' ports (\(servers)) leaves through table \(table) too, unseen by tv (ports read every \(Int(MainDefaultRouteWatcher.serverCheckSeconds)) s)")
+        if let named = values["routing.serverPortsNamed"], !named.isEmpty { lines.append("routing: " + named) }
         if let ephemeral = values["routing.ephemeralUDP"], !ephemeral.isEmpty { lines.append("routing: " + ephemeral) }
         return lines
     }

@@ -16,6 +16,9 @@ public struct HostTunnelOptions: Sendable {
     public var table: UInt32 = 0x7476
     public var mark: UInt32 = 0x7476
     public var mtu: Int?
+    /// Ports whose sent traffic leaves by main's default routes for the whole session, bound
+    /// or not (`--server-ports`): a UDP server in the ephemeral range gets no rule otherwise.
+    public var serverPorts = DeclaredServerPorts()
     /// Print the routing changes without making them.
     public var dryRun = false
     public init() {}
@@ -70,13 +73,26 @@ public struct HostTunnelOptions: Sendable {
             + wide.joined(separator: ", ") + ". A VPN's split default route looks like this; stop the VPN first to see that traffic, or expect it to be missing."
     }
 
+    /// What the ports named with `--server-ports` mean for `routing` (`DeclaredServerPorts.sentence`,
+    /// with this namespace's ephemeral range), for the dry run, the question and the banner; nil
+    /// when none is named.
+    public func serverPortsSentence(_ routing: HostRoutingPlan) -> String? {
+        serverPorts.sentence(copyTable: routing.copyTable, ephemeral: ServerReplyPorts.readEphemeralRange())
+    }
+
+    /// What the dry run and the question say after the changes, for `routing`: what the ports
+    /// named with `--server-ports` mean, the policy rules ahead of tv's, main's wide routes.
+    public func routingNotes(_ routing: HostRoutingPlan) -> [String] {
+        [serverPortsSentence(routing).map { $0 + "." }, Self.rulesAheadSentence(routing), Self.wideRoutesSentence(routing)].compactMap { $0 }
+    }
+
     /// The routing plan for `plan`'s device, with main's default routes as they are now
-    /// (`MainTableRoutes`).
+    /// (`MainTableRoutes`), and the server ports found now with those named.
     public func routing(for plan: TunnelAddressPlan) -> HostRoutingPlan {
         var routing = HostRoutingPlan(device: plan.deviceName, table: table, mark: mark, ipv6: plan.address6 != nil)
         routing.defaults4 = MainTableRoutes.readDefaults(family: "-4", excludingDevice: plan.deviceName).routes
         if routing.ipv6 { routing.defaults6 = MainTableRoutes.readDefaults(family: "-6", excludingDevice: plan.deviceName).routes }
-        routing.serverPorts = ServerReplyPorts.read(excluding: plan.holds) ?? ServerReplyPorts()
+        routing.serverPorts = ServerReplyPorts.read(excluding: plan.holds, declared: serverPorts) ?? ServerReplyPorts(declared: serverPorts)
         return routing
     }
 }
@@ -100,19 +116,24 @@ final class HostTunnel: Sendable {
     private let loosenedRPFilters: [String]
     private let claim: HostTunnelClaim
     private let names: HostNameRecorder
+    /// What the ports named with `--server-ports` mean (`HostTunnelOptions.serverPortsSentence`),
+    /// for `tv status`; nil when none was named.
+    private let serverPortsSentence: String?
 
     var counters: [String: UInt64] { engine.counters.snapshot }
 
     /// The routing as it stands, for `tv status` (`HostRoutingStatus`): the copy table and what
     /// it holds now per family (read with `ip`), how often it was made again, whether `ip
-    /// monitor route` still runs, and the server ports whose replies it carries.
+    /// monitor route` still runs, and the server ports whose replies it carries (those named with
+    /// `--server-ports` said apart).
     var routingValues: [String: String] {
         var values: [String: String] = ["routing.copyTable": String(routing.copyTable),
                                         "routing.copyRemade": String(defaults.resyncCount),
                                         "routing.rulesRemade": String(defaults.rulesRemadeCount),
                                         "routing.monitorEnded": defaults.monitorHasEnded ? "1" : "0",
                                         "routing.serverPorts": defaults.currentServerPorts.summary ?? "",
-                                        "routing.ephemeralUDP": defaults.currentServerPorts.ephemeralSentence ?? ""]
+                                        "routing.ephemeralUDP": defaults.currentServerPorts.ephemeralSentence ?? "",
+                                        "routing.serverPortsNamed": serverPortsSentence ?? ""]
         for family in routing.families {
             let held = MainTableRoutes.readDefaults(family: family, table: String(routing.copyTable), excludingDevice: deviceName).routes
             values["routing.copy" + (family == "-4" ? "4" : "6")] = held.filter { $0 != HostRoutingPlan.lastResort }
@@ -215,8 +236,10 @@ final class HostTunnel: Sendable {
         engineConfig.refusesTunnelNetwork = true
         engine = TunnelEngine(configuration: engineConfig, tunFD: fd, offload: offload, proxy: proxy, sink: wiring.configuration.flowSink, dnsObserver: names.observer,
                               recorder: recorder)
-        let addresses = plan
-        defaults = MainDefaultRouteWatcher(plan: routing, serverPorts: { ServerReplyPorts.read(excluding: addresses.holds, previous: $0) }, say: say)
+        let addresses = plan, declared = options.serverPorts
+        // The named ports stay in every reading, so no rule of theirs goes while the session runs.
+        defaults = MainDefaultRouteWatcher(plan: routing, serverPorts: { ServerReplyPorts.read(excluding: addresses.holds, declared: declared, previous: $0) },
+                                           say: say)
         do {
             try engine.start()
             try defaults.start()
@@ -248,6 +271,8 @@ final class HostTunnel: Sendable {
         lines.append("What this host sends from its servers' ports leaves through table \(routing.copyTable) too, unseen by tv (their replies, and anything else sent from those ports), "
             + "so connections to them from beyond the LAN go on: " + (routing.serverPorts.summary.map { $0 + " now" } ?? "none listens now")
             + "; servers that start or stop while tv runs are followed within \(Int(MainDefaultRouteWatcher.serverCheckSeconds)) s.")
+        serverPortsSentence = options.serverPortsSentence(routing)
+        if let named = serverPortsSentence { lines.append(named + ".") }
         if let ephemeral = routing.serverPorts.ephemeralSentence { lines.append(ephemeral + ".") }
         if let ahead = HostTunnelOptions.rulesAheadSentence(routing) { lines.append(ahead) }
         if let wide = HostTunnelOptions.wideRoutesSentence(routing) { lines.append(wide) }

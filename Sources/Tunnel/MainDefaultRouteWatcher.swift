@@ -50,7 +50,8 @@ public final class MainDefaultRouteWatcher: @unchecked Sendable {
     /// - Parameters:
     ///   - plan: the routing applied (its `serverPorts` are the rules made).
     ///   - serverPorts: reads this host's servers now, given the ports last ruled
-    ///     (`ServerReplyPorts.read`); nil: unknown.
+    ///     (`ServerReplyPorts.read`, with the ports named with `--server-ports`, so their rules
+    ///     stay all session); nil: unknown (the rules stay as they are).
     ///   - say: tells the session's user something (a rule made again).
     public init(plan: HostRoutingPlan, serverPorts: @escaping @Sendable (ServerReplyPorts) -> ServerReplyPorts? = { _ in nil },
                 say: @escaping @Sendable (String) -> Void = { _ in }) {

@@ -17,17 +17,21 @@ import Glibc
 /// (tv's listeners there answer into the TUN). A port served in one family is ruled in both
 /// (an IPv6 socket without `IPV6_V6ONLY` serves IPv4 too).
 ///
-/// At most `maximumRanges` ranges per protocol, the lowest ports first: every lookup of the
-/// host's unmarked traffic passes these rules before the TUN's, and an unconnected UDP socket
-/// looks its route up per datagram; the ports left out are counted and said.
+/// The ports named with `--server-ports` (`DeclaredServerPorts`) are ruled too, bound or not,
+/// merged with those found (a named range and a server's port next to it make one rule).
+///
+/// At most `maximumRanges` ranges per protocol, those holding a named port first, then the
+/// lowest ports: every lookup of the host's unmarked traffic passes these rules before the
+/// TUN's, and an unconnected UDP socket looks its route up per datagram; the ports left out are
+/// counted and said.
 public struct ServerReplyPorts: Sendable, Equatable {
     public var tcp: [ClosedRange<UInt16>] = []
     public var udp: [ClosedRange<UInt16>] = []
-    /// Ports served but given no rule (past `maximumRanges`).
+    /// Ports served but given no rule (past `maximumRanges`; never a named one).
     public var leftOut = 0
     /// Unconnected UDP sockets' ports in the ephemeral range, taken for clients' and given no
-    /// rule (the first 8): a server among them (WireGuard's 51820, mosh's 60000–61000) is not
-    /// reachable from beyond the LAN while tv runs, and says so.
+    /// rule (the first 8; none named with `--server-ports`): a server among them (WireGuard's
+    /// 51820, mosh's 60000–61000) is not reachable from beyond the LAN while tv runs, and says so.
     public var ephemeralUDP: [UInt16] = []
 
     /// Ranges per protocol at most.
@@ -39,17 +43,23 @@ public struct ServerReplyPorts: Sendable, Equatable {
         self.leftOut = leftOut
     }
 
+    /// The ports named alone, for when the sockets cannot be read.
+    public init(declared: DeclaredServerPorts) {
+        self.init([], ephemeralStart: .max, excluding: { _ in true }, declared: declared)
+    }
+
     public var isEmpty: Bool { tcp.isEmpty && udp.isEmpty }
 
-    /// The ports `sockets` serve on. Pure.
+    /// The ports `sockets` serve on, and those `declared`. Pure.
     /// - Parameters:
     ///   - ephemeralStart: the first port of `net.ipv4.ip_local_port_range` (32768 by default).
     ///   - excluded: addresses whose sockets are not this host's servers (the TUN's networks).
     ///   - stillConnected: TCP ports served before whose listener is gone but whose accepted
     ///     connections still carry data: kept, so a stopped or restarting server's open sessions
     ///     are not reset (a trial's `systemctl stop ssh` cut every session within 2 s).
+    ///   - declared: the ports named with `--server-ports`, ruled whatever the sockets.
     public init(_ sockets: [ServingSockets.Entry], ephemeralStart: UInt16, excluding excluded: (PacketAddress) -> Bool,
-                stillConnected: Set<UInt16> = []) {
+                stillConnected: Set<UInt16> = [], declared: DeclaredServerPorts = DeclaredServerPorts()) {
         var tcpPorts = stillConnected, udpPorts = Set<UInt16>(), ephemeral = Set<UInt16>()
         for entry in sockets {
             let socket = entry.socket
@@ -61,12 +71,23 @@ public struct ServerReplyPorts: Sendable, Equatable {
                 if socket.sourcePort < ephemeralStart { udpPorts.insert(socket.sourcePort) } else { ephemeral.insert(socket.sourcePort) }
             }
         }
-        ephemeralUDP = Array(ephemeral.sorted().prefix(8))
-        let tcpRanges = Self.ranges(tcpPorts), udpRanges = Self.ranges(udpPorts)
-        tcp = Array(tcpRanges.prefix(Self.maximumRanges))
-        udp = Array(udpRanges.prefix(Self.maximumRanges))
-        leftOut = (tcpRanges.dropFirst(Self.maximumRanges) + udpRanges.dropFirst(Self.maximumRanges))
-            .reduce(0) { $0 + Int($1.upperBound - $1.lowerBound) + 1 }
+        ephemeralUDP = Array(ephemeral.filter { !declared.holdsUDP($0) }.sorted().prefix(8))
+        let tcpLeftOut: Int, udpLeftOut: Int
+        (tcp, tcpLeftOut) = Self.capped(Self.ranges(tcpPorts), declared: declared.tcp)
+        (udp, udpLeftOut) = Self.capped(Self.ranges(udpPorts), declared: declared.udp)
+        leftOut = tcpLeftOut + udpLeftOut
+    }
+
+    /// `found` merged with `declared`, at most `maximumRanges` ranges: each holding a declared
+    /// port (the parser allows no more than `maximumRanges` of them), then the others lowest
+    /// first, sorted; and how many ports the ranges left out hold. Pure.
+    static func capped(_ found: [ClosedRange<UInt16>], declared: [ClosedRange<UInt16>]) -> (ranges: [ClosedRange<UInt16>], leftOut: Int) {
+        let all = DeclaredServerPorts.merged(found + declared)
+        let isNamed = { (range: ClosedRange<UInt16>) in declared.contains { range.overlaps($0) } }
+        let named = all.filter(isNamed), others = all.filter { !isNamed($0) }
+        let room = max(0, Self.maximumRanges - named.count)
+        let kept = (named + others.prefix(room)).sorted { $0.lowerBound < $1.lowerBound }
+        return (kept, others.dropFirst(room).reduce(0) { $0 + Int($1.upperBound - $1.lowerBound) + 1 })
     }
 
     /// A socket's local address; an IPv4-mapped IPv6 one (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2)
@@ -108,11 +129,14 @@ public struct ServerReplyPorts: Sendable, Equatable {
         return parts.joined(separator: "; ")
     }
 
-    /// What the ephemeral-range UDP sockets mean, for the banner and `tv status`; nil when none.
+    /// What the ephemeral-range UDP sockets mean, for the banner and `tv status`, and the option
+    /// that keeps a server among them reachable (at tv's next start: a session keeps the ports
+    /// it was started with); nil when none.
     public var ephemeralSentence: String? {
         guard !ephemeralUDP.isEmpty else { return nil }
         return "UDP sockets bound in the ephemeral range (" + ephemeralUDP.map(String.init).joined(separator: ", ")
-            + ") are taken for clients' and given no rule: a server among them (WireGuard, mosh) is not reachable from beyond the LAN while tv runs"
+            + ") are taken for clients' and given no rule: a server among them (WireGuard, mosh) is not reachable from beyond the LAN while tv runs; "
+            + "name the servers' ports among them when tv starts to keep them reachable: \(DeclaredServerPorts.option) " + ephemeralUDP.map { "udp:\($0)" }.joined(separator: ",")
     }
 
     /// Whether `other` holds the same ranges, in any order (the kernel lists rules of one
@@ -124,20 +148,28 @@ public struct ServerReplyPorts: Sendable, Equatable {
     /// Every TCP port of `tcp`.
     public var tcpPorts: Set<UInt16> { Set(tcp.flatMap { Array($0) }) }
 
-    /// Reads this namespace's servers (`ServingSockets`), the ephemeral range from
-    /// `/proc/sys/net/ipv4/ip_local_port_range`, and which TCP ports of `previous` lost their
-    /// listener but still have connections (`ServingSockets.connectedTCPPorts`); nil when
+    /// Reads this namespace's servers (`ServingSockets`), the ephemeral range
+    /// (`readEphemeralRange`), and which TCP ports of `previous` lost their listener but still
+    /// have connections (`ServingSockets.connectedTCPPorts`), with the ports `declared`; nil when
     /// sock_diag cannot be asked.
-    public static func read(excluding excluded: (PacketAddress) -> Bool, previous: ServerReplyPorts = ServerReplyPorts()) -> ServerReplyPorts? {
+    public static func read(excluding excluded: (PacketAddress) -> Bool, declared: DeclaredServerPorts = DeclaredServerPorts(),
+                            previous: ServerReplyPorts = ServerReplyPorts()) -> ServerReplyPorts? {
         guard case .success(let sockets) = ServingSockets.read() else { return nil }
-        let range = (NetworkConfigurator.read("net.ipv4.ip_local_port_range") ?? "").split(whereSeparator: \.isWhitespace)
-        let ephemeralStart = range.first.flatMap { UInt16($0) } ?? 32_768
-        let now = ServerReplyPorts(sockets, ephemeralStart: ephemeralStart, excluding: excluded)
+        let ephemeralStart = readEphemeralRange().lowerBound
+        let now = ServerReplyPorts(sockets, ephemeralStart: ephemeralStart, excluding: excluded, declared: declared)
         let gone = previous.tcpPorts.subtracting(now.tcpPorts)
         guard !gone.isEmpty else { return now }
         let connected = ServingSockets.connectedTCPPorts(gone.sorted())
         guard !connected.isEmpty else { return now }
-        return ServerReplyPorts(sockets, ephemeralStart: ephemeralStart, excluding: excluded, stillConnected: connected)
+        return ServerReplyPorts(sockets, ephemeralStart: ephemeralStart, excluding: excluded, stillConnected: connected, declared: declared)
+    }
+
+    /// This namespace's `net.ipv4.ip_local_port_range`, the ports the kernel gives clients'
+    /// sockets; Linux's default, 32768–60999, when it cannot be read.
+    public static func readEphemeralRange() -> ClosedRange<UInt16> {
+        let words = (NetworkConfigurator.read("net.ipv4.ip_local_port_range") ?? "").split(whereSeparator: \.isWhitespace)
+        guard words.count == 2, let first = UInt16(words[0]), let last = UInt16(words[1]), first <= last else { return 32_768...60_999 }
+        return first...last
     }
 }
 

@@ -41,6 +41,18 @@ struct CommandLineCLITests {
         }
     }
 
+    @Test("--server-ports in --mode tun's dry run: the named ports' rules among the changes, and what they mean")
+    func serverPortsDryRun() throws {
+        try withSandbox { s in
+            let r = try s.tv("run", "--mode", "tun", "--dry-run", "--server-ports", "udp:60000-61000,tcp:8443", "--server-ports", "udp:51820")
+            #expect(r.out.contains("\n  ip -4 rule add ipproto tcp sport 8443 table 29815 pref 32764\n")
+                    && r.out.contains("\n  ip -4 rule add ipproto udp sport 51820 table 29815 pref 32764\n")
+                    && r.out.contains("\n  ip -4 rule add ipproto udp sport 60000-61000 table 29815 pref 32764\n"), "\(r)")
+            #expect(r.out.contains("\n--server-ports TCP 8443; UDP 51820, 60000-61000: what this host sends from these ports leaves through table 29815 for the whole session, "
+                                   + "whether or not a server is bound there, unseen by tv"), "\(r)")
+        }
+    }
+
     @Test("the top-level and ca help list the subcommands")
     func helpLists() throws {
         try withSandbox { s in
@@ -81,6 +93,11 @@ struct CommandLineCLITests {
         (["run", "--listen", "nonsense"], "tv: 'nonsense' is not an address to listen on; write it as HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080.\n"),
         (["run", "--listen", "127.0.0.1:99999"], "tv: '127.0.0.1:99999' is not an address to listen on; write it as HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:8080 or [::1]:8080.\n"),
         (["run", "--mode", "sock5"], "tv: 'sock5' is not a proxy mode (did you mean 'socks5'?); use regular, socks5, transparent, tun, reverse:https://HOST:PORT or reverse:http://HOST:PORT.\n"),
+        // --server-ports: for --mode tun alone, and read before anything is said or made.
+        (["run", "--server-ports", "udp:51820"], "tv: --server-ports is for --mode tun.\n"),
+        (["run", "--mode", "socks5", "--server-ports", "udp:0"], "tv: --server-ports is for --mode tun.\n"),
+        (["run", "--mode", "tun", "--dry-run", "--server-ports", "udp:61000-60000"], "tv: --server-ports udp:61000-60000: a range goes from its lower port to its higher; write udp:60000-61000.\n"),
+        (["run", "--mode", "tun", "--dry-run", "--server-ports", "tcp:22", "--server-ports", "51820"], "tv: --server-ports 51820 names no protocol; write udp:51820 or tcp:51820.\n"),
     ]
 
     /// `tv help WORDS…` and the `--help` it stands for.

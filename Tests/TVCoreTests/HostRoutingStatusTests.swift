@@ -25,4 +25,17 @@ import Testing
         ])
         #expect(HostRoutingStatus.lines(["mode": "regular"]).isEmpty)
     }
+
+    @Test("the ports named with --server-ports, and the ephemeral-range sockets with the option to name them, each on its line")
+    func namedPorts() {
+        let values = ["routing.copyTable": "29815", "routing.copy4": "default via 10.0.0.1 dev eth0", "routing.serverPorts": "TCP 22; UDP 51820",
+                      "routing.serverPortsNamed": "--server-ports UDP 51820: what this host sends from these ports leaves through table 29815 for the whole session, whether or not a server is bound there, unseen by tv",
+                      "routing.ephemeralUDP": "UDP sockets bound in the ephemeral range (40000) are taken for clients' and given no rule: a server among them (WireGuard, mosh) is not reachable from beyond the LAN while tv runs; name the servers' ports among them when tv starts to keep them reachable: --server-ports udp:40000"]
+        #expect(HostRoutingStatus.lines(values).suffix(3) == [
+            "routing: what this host sends from its servers' ports (TCP 22; UDP 51820) leaves through table 29815 too, unseen by tv (ports read every 2 s)",
+            "routing: --server-ports UDP 51820: what this host sends from these ports leaves through table 29815 for the whole session, whether or not a server is bound there, unseen by tv",
+            "routing: UDP sockets bound in the ephemeral range (40000) are taken for clients' and given no rule: a server among them (WireGuard, mosh) is not reachable from beyond the LAN while tv runs; "
+                + "name the servers' ports among them when tv starts to keep them reachable: --server-ports udp:40000",
+        ])
+    }
 }

@@ -39,7 +39,8 @@ import Glibc
         #expect(ports.summary == "TCP 22, 8000-8002; UDP 53, 32767")
         #expect(ports.ephemeralUDP == [32_768, 51_820])
         #expect(ports.ephemeralSentence == "UDP sockets bound in the ephemeral range (32768, 51820) are taken for clients' and given no rule: "
-                + "a server among them (WireGuard, mosh) is not reachable from beyond the LAN while tv runs")
+                + "a server among them (WireGuard, mosh) is not reachable from beyond the LAN while tv runs; "
+                + "name the servers' ports among them when tv starts to keep them reachable: --server-ports udp:32768,udp:51820")
         // A narrowed ephemeral range moves the UDP bound.
         #expect(ServerReplyPorts(sockets, ephemeralStart: 60_000, excluding: plan.holds).udp == [53...53, 32_767...32_768, 51_820...51_820])
         #expect(ServerReplyPorts([], ephemeralStart: 32_768, excluding: plan.holds).summary == nil)
@@ -49,6 +50,49 @@ import Glibc
         let capped = ServerReplyPorts(many, ephemeralStart: 32_768, excluding: plan.holds)
         #expect(capped.tcp.count == 64 && capped.tcp.last == 1_126...1_126 && capped.leftOut == 7)
         #expect(capped.summary?.hasSuffix("; 7 more ports given no rule (at most 64 ranges per protocol): their replies to clients beyond the LAN go into the TUN") == true)
+    }
+
+    @Test("ports named with --server-ports: ruled bound or not, merged with those found, no longer said as ephemeral, first under the cap; a reading without their socket keeps their rules")
+    func declaredPorts() throws {
+        let plan = TunnelAddressPlan()
+        let declared = try DeclaredServerPorts(parsing: ["udp:51820,udp:60000-61000,tcp:8443,tcp:23"])
+        let sockets: [ServingSockets.Entry] = [
+            Self.entry(IPPROTO_TCP, Self.any4, 22), Self.entry(IPPROTO_UDP, Self.any4, 53),
+            Self.entry(IPPROTO_UDP, Self.any4, 51_820),                                      // WireGuard, named
+            Self.entry(IPPROTO_UDP, Self.any4, 40_000),                                      // a client's socket, or an unnamed server
+        ]
+        let ports = ServerReplyPorts(sockets, ephemeralStart: 32_768, excluding: plan.holds, declared: declared)
+        #expect(ports.tcp == [22...23, 8443...8443])                                         // 22 found and 23 named: one rule
+        #expect(ports.udp == [53...53, 51_820...51_820, 60_000...61_000])
+        #expect(ports.ephemeralUDP == [40_000])
+        #expect(ports.summary == "TCP 22-23, 8443; UDP 53, 51820, 60000-61000")
+        #expect(ports.ephemeralSentence?.hasSuffix("to keep them reachable: --server-ports udp:40000") == true)
+        // No server bound there (or sock_diag unreadable): the named ports alone.
+        let alone = ServerReplyPorts([], ephemeralStart: 32_768, excluding: plan.holds, declared: declared)
+        #expect(alone == ServerReplyPorts(tcp: [23...23, 8443...8443], udp: [51_820...51_820, 60_000...61_000]))
+        #expect(ServerReplyPorts(declared: declared) == alone)
+        // The watcher's next reading after WireGuard and the client stopped changes no rule (51820
+        // is named); with every server gone, only the found ports' rules go.
+        var plan4 = HostRoutingPlan(device: "tv0", table: 0x7476, mark: 0x7476, ipv6: false)
+        let later = ServerReplyPorts(Array(sockets.prefix(2)), ephemeralStart: 32_768, excluding: plan.holds, declared: declared)
+        #expect(plan4.serverRuleChanges(family: "-4", held: ports, wanted: later).isEmpty)
+        #expect(plan4.serverRuleChanges(family: "-4", held: ports, wanted: alone) == [
+            ["-4", "rule", "add", "ipproto", "tcp", "sport", "23", "table", "29815", "pref", "32764"],
+            ["-4", "rule", "del", "ipproto", "tcp", "sport", "22-23", "table", "29815", "pref", "32764"],
+            ["-4", "rule", "del", "ipproto", "udp", "sport", "53", "table", "29815", "pref", "32764"],
+        ])
+        // Made at the start with the plan's other rules.
+        plan4.serverPorts = alone
+        #expect(plan4.applyLines.contains("ip -4 rule add ipproto udp sport 60000-61000 table 29815 pref 32764")
+                && plan4.applyLines.contains("ip -4 rule add ipproto udp sport 51820 table 29815 pref 32764"))
+        // Under the cap of 64 ranges, the named ones go first, then the lowest found; the rest said.
+        let many = (0..<70).map { Self.entry(IPPROTO_TCP, Self.any4, UInt16(1_000 + 2 * $0)) }
+        let capped = ServerReplyPorts(many, ephemeralStart: 32_768, excluding: plan.holds, declared: DeclaredServerPorts(tcp: [30_000...30_000, 2_000...2_001]))
+        #expect(capped.tcp.count == 64 && capped.tcp.first == 1_000...1_000 && capped.tcp.suffix(3) == [1_122...1_122, 2_000...2_001, 30_000...30_000])
+        #expect(capped.leftOut == 8)
+        // A named range that joins found ones counts once.
+        let joined = ServerReplyPorts(many, ephemeralStart: 32_768, excluding: plan.holds, declared: DeclaredServerPorts(tcp: [1_001...1_001]))
+        #expect(joined.tcp.first == 1_000...1_002 && joined.tcp.count == 64 && joined.leftOut == 69 - 64)
     }
 
     @Test("the rules: after the marked sockets' rule, before the TUN's, per family, both protocols; never on the plan without servers")

@@ -21,6 +21,7 @@ enum RunCommands {
                   OptionSpec("dry-run", help: "--mode tun: print the routing changes it would make, and make none."),
                   OptionSpec("tun-device", value: "NAME", help: "--mode tun: the TUN interface's name (default tv0)."),
                   OptionSpec("mtu", value: "N", help: "--mode tun: the TUN's MTU (default: the MTU of this host's route out)."),
+                  OptionSpec("server-ports", value: "PROTO:PORTS", help: "--mode tun: what this host sends from these ports leaves by main's routes, unseen, all session, bound or not (udp:51820,udp:60000-61000,tcp:8443): a UDP server in the ephemeral range (WireGuard, mosh) stays reachable from beyond the LAN; comma-separated, repeatable.", repeatable: true),
                   OptionSpec("yes", help: "Agree without asking: --mode tun changes the routing; --inspect or --keep-content with no CA creates one."),
                   OptionSpec("max-per-client", value: "N", help: "Connections one client address may hold open (default: a quarter of the connection cap, 64 to 1024; 0: no limit); more are refused and said."),
                   OptionSpec("head-timeout", value: "SECONDS", help: "Seconds a client may take to send a whole request head, however slowly it trickles (default 10; 0.1-3600); then 408 and closed."),
@@ -137,10 +138,11 @@ enum RunCommands {
             options.tun.deviceName = name
         }
         if options.mode != .tun {
-            for flag in ["dry-run", "tun-device", "mtu"] where c.has(flag) {
+            for flag in ["dry-run", "tun-device", "mtu", "server-ports"] where c.has(flag) {
                 throw UsageRefusal("--\(flag) is for --mode tun.")
             }
         }
+        options.tun.serverPorts = try DeclaredServerPorts(parsing: c.values("server-ports"))
         if let what = c.value("log") {
             guard what == "requests" else { throw UsageRefusal("--log takes requests, not '\(what)'.") }
             options.logRequests = true
@@ -161,9 +163,7 @@ enum RunCommands {
                 console.line("tv run --mode tun would make these changes (nothing was changed):")
                 for line in options.tun.changeLines { console.line("  " + line) }
                 console.line(HostTunnelOptions.outsideSentence)
-                let routing = options.tun.routing(for: options.tun.plan)
-                if let ahead = HostTunnelOptions.rulesAheadSentence(routing) { console.line(ahead) }
-                if let wide = HostTunnelOptions.wideRoutesSentence(routing) { console.line(wide) }
+                for note in options.tun.routingNotes(options.tun.routing(for: options.tun.plan)) { console.line(note) }
                 // What would refuse a real run now is said too (a trial's dry run said nothing
                 // while another whole-host session held the routes).
                 // Exit 1 then: `tv run --mode tun --dry-run && tv run --mode tun --yes` would go on to a refusal.
@@ -185,9 +185,7 @@ enum RunCommands {
                 console.note("tv run --mode tun will send this host's traffic through tv until it stops:")
                 for line in options.tun.changeLines { console.note("  " + line) }
                 console.note(HostTunnelOptions.outsideSentence + " Ctrl-C, SIGTERM or `tv stop` removes everything.")
-                let routing = options.tun.routing(for: options.tun.plan)
-                if let ahead = HostTunnelOptions.rulesAheadSentence(routing) { console.note(ahead) }
-                if let wide = HostTunnelOptions.wideRoutesSentence(routing) { console.note(wide) }
+                for note in options.tun.routingNotes(options.tun.routing(for: options.tun.plan)) { console.note(note) }
                 guard console.confirm("Go ahead?") else {
                     console.note("Nothing was changed.")
                     return 1
