@@ -55,8 +55,13 @@ public struct ProxyConfiguration: Sendable {
     public var connectTimeout: Double = 10
     /// Seconds allowed for a complete ClientHello and for each TLS handshake.
     public var handshakeTimeout: Double = 10
-    /// Seconds without a byte either way before a connection is closed.
-    public var idleTimeout: Double = 600
+    /// Seconds without a byte either way before a connection is closed (`--idle-timeout`), and
+    /// a plain HTTP request's wait for its response's head before tv answers 504. 2 h 4 min:
+    /// RFC 5382 §5 REQ-5's least for a NAT that drops an idle established TCP connection, which
+    /// is what `tv exec` and `--mode tun` stand in for; at 600 s a trial's idle SSH-like
+    /// connection was cut at 10 minutes (IMAP IDLE refreshes every 29, database pools idle for
+    /// longer). The per-client and total connection caps bound what idle connections can hold.
+    public var idleTimeout: Double = 7_440
     /// Seconds a client may take to send a complete request head (`tv run --head-timeout`): an
     /// explicit proxy's request, a reverse-mode client's first plain HTTP head, and every later
     /// head on a plain keep-alive connection; bytes trickling in do not extend it (`HeadDeadline`).

@@ -68,6 +68,9 @@ public final class Session: Sendable {
         /// `--head-timeout SECONDS`: the time a request head may take (nil: the engine's
         /// default, `ProxyConfiguration.headTimeout`).
         public var headTimeoutSeconds: Double?
+        /// `--idle-timeout SECONDS`: the time a connection may carry no byte either way (nil: the
+        /// engine's default, `ProxyConfiguration.idleTimeout`).
+        public var idleTimeoutSeconds: Double?
         /// `--max-per-client N`: connections one client address may hold (nil: the engine's
         /// default, `ClientAddressLimit`; 0: no limit).
         public var maxConnectionsPerClient: Int?

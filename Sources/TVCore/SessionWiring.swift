@@ -228,6 +228,7 @@ final class SessionWiring: Sendable {
             config.chunkRecorder = content
         }
         if let seconds = options.headTimeoutSeconds { config.headTimeout = seconds }
+        if let seconds = options.idleTimeoutSeconds { config.idleTimeout = seconds }
         config.maxConnectionsPerClient = options.maxConnectionsPerClient
         // Refusals and descriptor shortages are said even under --quiet: they are why clients fail.
         config.notices = { notice in say(notice.message) }

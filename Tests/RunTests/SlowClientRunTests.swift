@@ -69,6 +69,38 @@ struct SlowClientRunTests {
         try tv.stop()
     }
 
+    /// A keep-alive connection left idle after one exchange: how long until tv closes it.
+    static let idler = """
+    import socket, sys, time
+    port, origin = int(sys.argv[1]), int(sys.argv[2])
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(b"GET http://127.0.0.1:%d/index.html HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\n\\r\\n" % (origin, origin))
+    got = b""
+    while b"hello from nginx" not in got: got += s.recv(4096)
+    start = time.time()
+    rest = s.recv(4096)
+    print("closed|%r|%.2f" % (rest, time.time() - start))
+    """
+
+    @Test("--idle-timeout closes a connection that carries nothing for that long, and the flow says so; a bad value is one sentence")
+    func idleTimeoutOption() throws {
+        let world = try RunWorld(createCA: false)
+        let tv = try world.run("--idle-timeout", "2")
+        let r = try world.sandbox.python(Self.idler, [String(tv.port), String(world.nginx.plainPort)], timeout: 30)
+        let fields = r.out.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "|").map(String.init)
+        #expect(fields.count == 3 && fields[1] == "b''", "\(r)")
+        let seconds = Double(fields.last ?? "") ?? -1
+        #expect(seconds >= 1.9 && seconds < 4, "closed after \(seconds) s: \(r)")
+        let rows = try world.sandbox.closedFlows(1)
+        #expect(rows.first?["error"] as? String == "closed after 2 s without traffic", "\(rows)")
+        try tv.stop()
+        for bad in ["0", "x", "604801"] {
+            let refused = try world.sandbox.tvArgs(["run", "--idle-timeout", bad])
+            #expect(refused.status == 2, "\(refused)")
+            #expect(refused.err == "tv: --idle-timeout takes seconds from 1 to 604800 (a week), not '\(bad)'.\n", "\(refused)")
+        }
+    }
+
     @Test("reverse mode: the server sees no connection until the plain head is whole; a head that never completes is a 408 and never reaches it")
     func reverseWaitsForTheHead() throws {
         let world = try RunWorld(createCA: false)

@@ -49,6 +49,7 @@ enum RunCommands {
         OptionSpec("keep-content", help: "Keep decrypted content this session (as content.keep on; only while inspecting)."),
         OptionSpec("store", value: "URL", help: "Also write this session's flows to the shared store at URL (postgresql://user@host/db; no password in it: PGPASSFILE or ~/.pgpass), tagged with this instance; content, packets and captures stay here. TLS is verified (sslmode=verify-full) unless the URL says otherwise. The store.url setting does the same for every session; --store '' leaves it out of this one."),
         OptionSpec("no-pinning-detection", help: "Never take a refused or silent handshake for pinning this session: every host stays inspected (benchmarks)."),
+        OptionSpec("idle-timeout", value: "SECONDS", help: "Close a connection that carries no byte either way for SECONDS, and answer 504 to a plain HTTP request whose server sends nothing for as long (default 7440, 2 h 4 min: RFC 5382's least for a NAT; 1-604800)."),
     ]
 
     /// Reads the shared proxy options.
@@ -81,6 +82,12 @@ enum RunCommands {
         options.forceInspection = c.has("inspect")
         options.forceContentKeep = c.has("keep-content")
         options.pinningDetection = !c.has("no-pinning-detection")
+        if let text = c.value("idle-timeout") {
+            guard let seconds = Double(text), seconds >= 1, seconds <= 604_800 else {
+                throw UsageRefusal("--idle-timeout takes seconds from 1 to 604800 (a week), not '\(text)'.")
+            }
+            options.idleTimeoutSeconds = seconds
+        }
         return options
     }
 
