@@ -7,11 +7,21 @@ import TVHome
 /// request (content was kept) it carries the full URL with its query, the headers (but those
 /// curl sets itself from the transfer: Host, Content-Length, Transfer-Encoding, Connection
 /// unless it asks for an Upgrade, and HTTP/2's pseudo-headers) and a printable body, over the
-/// request's HTTP version (`--http1.1` over TLS, where curl would take h2); without it, only the method and the URL tv
-/// kept, and `note` says what is missing. A request whose connection went elsewhere than its URL
-/// names (`RequestDestination`) gets `--connect-to`, so the command reaches that server again
-/// (a `Host` forged inside a CONNECT tunnel was replayed to the host it named). Every word is
-/// quoted for a POSIX shell.
+/// request's HTTP version (`--http1.1` over TLS, where curl would take h2); without it, only the
+/// method and the URL tv kept, and `note` says what is missing. A request whose connection went
+/// elsewhere than its URL names (`RequestDestination`) gets `--connect-to`, so the command
+/// reaches that server again (a `Host` forged inside a CONNECT tunnel was replayed to the host it
+/// named). Every word is quoted for a POSIX shell.
+///
+/// What curl would add or read otherwise is said in curl's own terms (checked with curl 7.88):
+/// - the body goes as `--data-raw`, which sends its bytes as they are (CR, LF and tabs too); with
+///   `--data-binary` a body starting with `@` named a file curl read and uploaded (a trial's
+///   `@/etc/hostname`);
+/// - a header sent empty is `-H 'Name;'`: curl reads `-H 'Name:'` as "remove Name";
+/// - the headers curl sends of its own accord (`ownHeaders`) that the request lacked are removed
+///   with `-H 'Name:'`, so the server sees no User-Agent or Accept the client never sent;
+/// - a target that is neither a path nor an http(s) URL (OPTIONS' `*`) goes as
+///   `--request-target`, never as the URL word (one starting with `-` would be read as an option).
 public struct CurlCommand: Sendable, Equatable {
     /// The command line.
     public let command: String
@@ -62,7 +72,7 @@ public struct CurlCommand: Sendable, Equatable {
             let parts = request.startLine.split(separator: " ")
             if parts.count >= 2 { target = String(parts[1]) }
         }
-        let url = target.hasPrefix("/") ? "\(scheme)://\(authority)\(target)" : target
+        let (url, requestTarget) = CurlCommand.url(target: target, scheme: scheme, authority: authority)
         // The body goes in when it is whole printable text; the method is said against what
         // curl will send (a POST whose binary body is left out said nothing, so curl sent a GET).
         var missing: String?
@@ -70,7 +80,7 @@ public struct CurlCommand: Sendable, Equatable {
         let body = request.body.transferred
         if !body.isEmpty {
             if request.body.completeness.isComplete, !body.contains(0), let text = String(validating: body, as: UTF8.self) {
-                data = ["--data-binary", text]
+                data = ["--data-raw", text]
             } else {
                 // The body's size as sent (the row's), not what was kept of it (a trial's 1 MiB
                 // POST read "65536 bytes").
@@ -81,6 +91,7 @@ public struct CurlCommand: Sendable, Equatable {
             }
         }
         words += CurlCommand.methodWords(exchange.method, withBody: !data.isEmpty)
+        if let requestTarget { words += ["--request-target", requestTarget] }
         words.append(url)
         // An upgrade (WebSocket's handshake) keeps the two headers that ask for it: left out, the
         // server answered a plain GET (a trial).
@@ -88,11 +99,46 @@ public struct CurlCommand: Sendable, Equatable {
         var skipped: Set<String> = ["host", "content-length", "transfer-encoding", "keep-alive", "te"]
         if !upgrade { skipped.formUnion(["connection", "upgrade"]) }
         for header in request.headers where !header.name.hasPrefix(":") && !skipped.contains(header.name.lowercased()) {
-            words += ["-H", "\(header.name): \(header.value)"]
+            words += ["-H", CurlCommand.headerWord(header)]
+        }
+        let sent = Set(request.headers.map { $0.name.lowercased() })
+        for own in CurlCommand.ownHeaders(bodyBytes: data.isEmpty ? nil : body.count, version: exchange.httpVersion)
+        where !sent.contains(own.lowercased()) {
+            words += ["-H", own + ":"]
         }
         words += data
         command = words.map(ShellWord.quote).joined(separator: " ")
         note = missing
+    }
+
+    /// A header as `-H` takes it: `Name: value`, or `Name;` when it was sent empty (curl reads
+    /// `Name:` with nothing after it as "remove the header", and sends `Name;` as `Name:`).
+    static func headerWord(_ header: HTTPHeader) -> String {
+        header.value.allSatisfy({ $0 == " " || $0 == "\t" }) ? header.name + ";" : "\(header.name): \(header.value)"
+    }
+
+    /// The headers curl sends of its own accord over `version` (besides Host and those it sets
+    /// from the transfer): User-Agent and Accept always; with a body (`bodyBytes`, nil for none)
+    /// Content-Type (`application/x-www-form-urlencoded`, `--data-raw`'s); over HTTP/1.1 with a
+    /// body past 1 KiB, `Expect: 100-continue` (curl before 7.69 past 1 KiB, later past 1 MiB).
+    static func ownHeaders(bodyBytes: Int?, version: String) -> [String] {
+        var names = ["User-Agent", "Accept"]
+        if let bodyBytes {
+            names.append("Content-Type")
+            if version == "HTTP/1.1" && bodyBytes > 1_024 { names.append("Expect") }
+        }
+        return names
+    }
+
+    /// The URL word for `target`, and the target to send with `--request-target` when the URL
+    /// cannot carry it: a path goes after the scheme and authority, an http(s) URL (the
+    /// absolute form a plain proxy is sent) as it is, anything else (`*`) as the request target
+    /// of `scheme://authority`, so no word a peer chose can read as one of curl's options.
+    static func url(target: String, scheme: String, authority: String) -> (url: String, requestTarget: String?) {
+        if target.hasPrefix("/") { return ("\(scheme)://\(authority)\(target)", nil) }
+        let lower = target.lowercased()
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://") { return (target, nil) }
+        return ("\(scheme)://\(authority)", target)
     }
 
     /// What tells curl the method: nothing for its defaults (GET, POST with a body), `-I` for

@@ -170,18 +170,28 @@ public struct RequestDetailPresentation: Sendable {
         if let response = recorded.response { writeMessage(response, .serverToClient, http, reader, emit) } else { emit(missingResponse()) }
     }
 
+    /// Lines of a JSON body shown without `--full`: at most 100 (a 57 KB body printed 27,025
+    /// lines), from at most `BytePreview.textCap` bytes of it, as much as a text preview shows.
+    static let jsonLineCap = 100
+
     /// A message as `tv turns --http` shows it (`--full`: whole), except that a JSON body of at
     /// most 64 KiB that reads as text (`PrintableText`, the rule `--json` and tv web follow) is
-    /// pretty-printed.
+    /// re-indented (`JSONIndentation`: its lines read back as the JSON sent, so they are not
+    /// escaped again); without `--full` a preview of it, its cut said as a text preview's is.
     private func writeMessage(_ message: HTTPMessage, _ direction: Direction, _ http: HTTPPresentation,
                               _ reader: BoundedBodyReader, _ emit: (String) -> Void) {
         let type = message.headers.first("content-type")?.lowercased() ?? ""
         if type.contains("json"), message.body.framing != "none" {
             let reading = reader.measure(message.body, keeping: 65_536)
-            if reading.printable, reading.size == reading.head.count, let pretty = JSONIndentation.lines(reading.head) {
+            if reading.printable, reading.size == reading.head.count,
+               let pretty = full ? JSONIndentation.indented(reading.head)
+                   : JSONIndentation.indented(reading.head, byteLimit: BytePreview.textCap, lineLimit: RequestDetailPresentation.jsonLineCap) {
                 http.messageLines(message, direction: direction).forEach(emit)
                 emit("    body: \(Units.grouped(Int64(reading.size))) bytes of JSON" + (reading.decoded ? ", decoded" : ""))
-                pretty.forEach { emit("      " + TerminalText.line($0)) }
+                pretty.lines.forEach { emit("      " + $0) }
+                if pretty.shownBytes < reading.size {
+                    emit("      … showing \(Units.grouped(Int64(pretty.shownBytes))) of \(Units.grouped(Int64(reading.size))) bytes; --full prints all that was kept.")
+                }
                 return
             }
         }

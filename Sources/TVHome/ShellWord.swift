@@ -2,9 +2,9 @@
 /// `tv audit start NAME`): as is when it holds only characters the shell leaves alone, else in
 /// single quotes (a `'` inside becomes `'\''`). A word holding a control character or a
 /// bidirectional control (what `TerminalText` escapes) is written in ANSI-C quotes (`$'…'`, which
-/// bash, zsh, ksh and dash read) with `\xHH` and `\uHHHH` escapes, so the command sends the same
-/// bytes: in single quotes the terminal's `\x1b` for ESC was sent as four characters (a trial's
-/// `tv request --curl` of a User-Agent with ESC).
+/// bash, zsh and ksh read; Debian 12's dash, its /bin/sh, does not) with `\xHH` and `\uHHHH`
+/// escapes, so the command sends the same bytes: in single quotes the terminal's `\x1b` for ESC
+/// was sent as four characters (a trial's `tv request --curl` of a User-Agent with ESC).
 public enum ShellWord {
     public static func quote(_ word: String) -> String {
         if !word.isEmpty && word.allSatisfy({ safe.contains($0) }) { return word }

@@ -21,11 +21,13 @@
 /// columns. `text` is for a multi-line preview (a body read as text): LF and TAB are kept, and a
 /// CR is `\x0d`.
 ///
-/// The escapes are unambiguous: a backslash from the text is doubled (`\\`) when what follows it
-/// would otherwise read as an escape — another backslash, an escaped character, `x`, `u{`, and in
-/// a `line` also `n`, `r` or `t`. Any other backslash is kept single, so `CN=a\,b` and a JSON
-/// body's `\"` read as they were. Reading left to right, `\\` is one backslash, `\x..`, `\u{..}`
-/// (and `\n`, `\r`, `\t` in a line) are escapes, and any other `\` is itself.
+/// The escapes are unambiguous, and a backslash from the text is changed only where it must be: a
+/// run of backslashes is doubled when what follows it would otherwise read as an escape — an
+/// escaped character, `x`, `u{`, and in a `line` also `n`, `r` or `t`. Any other backslash is
+/// kept as it is, so `CN=a\,b`, a JSON body's `\"` and `C:\\Users` read as they were (a trial's
+/// `C:\\Users` showed as `C:\\\Users`). Reading back, a run of 2n backslashes before `x`, `u{`
+/// (and `n`, `r`, `t` in a line) is n backslashes and that letter; a run of 2n + 1 is n backslashes
+/// and an escape (`\x1b`, `\u{202E}`, `\n`); a run before anything else is itself.
 public enum TerminalText {
     /// `text` for one field on one line: every control (LF, CR and TAB included), DEL, C1 control
     /// and bidi control escaped. E.g. `"a\u{1B}]0;x\u{07}b"` → `a\x1b]0;x\x07b`.
@@ -61,20 +63,20 @@ public enum TerminalText {
         if !text.unicodeScalars.contains(where: { $0 == "\\" || escapes($0, keepsLines: keepsLines) }) { return text }
         let scalars = Array(text.unicodeScalars)
         var out = String.UnicodeScalarView()
-        for (index, scalar) in scalars.enumerated() {
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
             if scalar == "\\" {
-                out.append("\\")
-                // Doubled when the next output would read as the rest of an escape.
-                if index + 1 < scalars.count {
-                    let next = scalars[index + 1]
-                    let afterNext = index + 2 < scalars.count ? scalars[index + 2] : nil
-                    if next == "\\" || escapes(next, keepsLines: keepsLines) || next == "x" || (next == "u" && afterNext == "{")
-                        || (!keepsLines && (next == "n" || next == "r" || next == "t")) {
-                        out.append("\\")
-                    }
-                }
+                // A run of backslashes, doubled when what comes after it would read as an escape.
+                var end = index
+                while end < scalars.count, scalars[end] == "\\" { end += 1 }
+                let run = end - index
+                let doubled = end < scalars.count && readsAsEscape(scalars[end], then: end + 1 < scalars.count ? scalars[end + 1] : nil, keepsLines: keepsLines)
+                out.append(contentsOf: repeatElement("\\", count: doubled ? run * 2 : run))
+                index = end
                 continue
             }
+            index += 1
             guard escapes(scalar, keepsLines: keepsLines) else {
                 out.append(scalar)
                 continue
@@ -91,5 +93,11 @@ public enum TerminalText {
             out.append(contentsOf: written.unicodeScalars)
         }
         return String(out)
+    }
+
+    /// Whether `next` (then `afterNext`), written after a backslash, would read as an escape.
+    static func readsAsEscape(_ next: Unicode.Scalar, then afterNext: Unicode.Scalar?, keepsLines: Bool) -> Bool {
+        escapes(next, keepsLines: keepsLines) || next == "x" || (next == "u" && afterNext == "{")
+            || (!keepsLines && (next == "n" || next == "r" || next == "t"))
     }
 }

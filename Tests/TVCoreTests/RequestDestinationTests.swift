@@ -69,7 +69,7 @@ import Testing
         let request = HTTPMessage(startLine: "GET /x?q=1 HTTP/1.1", headers: [HTTPHeader("Host", "b.example"), HTTPHeader("Accept", "*/*")],
                                   body: HTTPBody(framing: "none", transferred: []), turn: 1, offset: 0)
         #expect(CurlCommand(exchange, request: request, destination: d).command
-                == "curl --http1.1 --connect-to b.example:443:a.example:443 'https://b.example/x?q=1' -H 'Accept: */*'")
+                == "curl --http1.1 --connect-to b.example:443:a.example:443 'https://b.example/x?q=1' -H 'Accept: */*' -H User-Agent:")
         var detail = RequestDetailPresentation(exchange: exchange, recorded: nil)
         detail.destination = d
         #expect(Array(detail.factLines().prefix(3)) == [

@@ -56,20 +56,84 @@ struct TerminalTextTests {
         }
     }
 
-    @Test("a backslash is doubled only where it would read as an escape")
+    @Test("a run of backslashes is doubled only where it would read as an escape")
     func backslashes() {
-        // Left single: a certificate subject's RFC 2253 escapes, a JSON body's \" and \u00e9.
+        // Kept: a certificate subject's RFC 2253 escapes, a JSON body's \" and \u00e9, a path's
+        // \\ (a trial's C:\\Users showed as C:\\\Users).
         #expect(TerminalText.line(#"CN=a\,b"#) == #"CN=a\,b"#)
         #expect(TerminalText.text(#"{"a":"\"q\" \u00e9 \n"}"#) == #"{"a":"\"q\" \u00e9 \n"}"#)
-        // Doubled: before x, u{, another backslash, an escaped character; in a line also n, r, t.
+        #expect(TerminalText.text(#"C:\\Users"#) == #"C:\\Users"#)
+        #expect(TerminalText.line(#"a\\b"#) == #"a\\b"#)
+        #expect(TerminalText.text(#"a\"#) == #"a\"#)
+        // Doubled, the whole run: before x, u{, an escaped character; in a line also n, r, t.
         #expect(TerminalText.line(#"\x1b"#) == #"\\x1b"#)
         #expect(TerminalText.line(#"\u{202E}"#) == #"\\u{202E}"#)
         #expect(TerminalText.line(#"C:\temp\new"#) == #"C:\\temp\\new"#)
-        #expect(TerminalText.line(#"a\\b"#) == #"a\\\b"#)
+        #expect(TerminalText.text(#"\\x1b"#) == #"\\\\x1b"#)
         #expect(TerminalText.line("a\\\u{1B}") == #"a\\\x1b"#)
+        #expect(TerminalText.text("a\\\\\u{1B}") == #"a\\\\\x1b"#)
         #expect(TerminalText.text(#"\n"#) == #"\n"#)
+        #expect(TerminalText.text(#"\u0041 \ux"#) == #"\u0041 \ux"#)
         // So a literal "\x1b" and a real ESC print differently.
         #expect(TerminalText.line(#"\x1b"#) != TerminalText.line("\u{1B}"))
+    }
+
+    /// Reads an escaped text back by the rule `TerminalText` documents.
+    static func unescape(_ text: String, line: Bool) -> String {
+        let s = Array(text.unicodeScalars)
+        var out = String.UnicodeScalarView()
+        var i = 0
+        func hex(_ digits: ArraySlice<Unicode.Scalar>) -> Unicode.Scalar { Unicode.Scalar(UInt32(String(String.UnicodeScalarView(digits)), radix: 16)!)! }
+        while i < s.count {
+            guard s[i] == "\\" else {
+                out.append(s[i])
+                i += 1
+                continue
+            }
+            var end = i
+            while end < s.count, s[end] == "\\" { end += 1 }
+            let run = end - i
+            let next: Unicode.Scalar? = end < s.count ? s[end] : nil
+            let escapeLetter = next == "x" || (next == "u" && end + 1 < s.count && s[end + 1] == "{") || (line && (next == "n" || next == "r" || next == "t"))
+            guard escapeLetter else {
+                out.append(contentsOf: repeatElement("\\", count: run))
+                i = end
+                continue
+            }
+            out.append(contentsOf: repeatElement("\\", count: run / 2))
+            i = end
+            guard run % 2 == 1, let letter = next else { continue }
+            switch letter {
+            case "x":
+                out.append(hex(s[(end + 1)..<(end + 3)]))
+                i = end + 3
+            case "u":
+                let close = s[end...].firstIndex(of: "}")!
+                out.append(hex(s[(end + 2)..<close]))
+                i = close + 1
+            default:
+                out.append(letter == "n" ? "\n" : letter == "r" ? "\r" : "\t")
+                i = end + 1
+            }
+        }
+        return String(out)
+    }
+
+    @Test("every text reads back from its escaped form, in both shapes")
+    func readsBack() {
+        let alphabet: [Unicode.Scalar] = ["\\", "x", "u", "{", "}", "n", "t", "1", "b", "\u{1B}", "\n", "\t", "\r", "\u{202E}", "\u{9B}", "é"]
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<5_000 {
+            var text = String.UnicodeScalarView()
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            for _ in 0..<Int(seed >> 60) {
+                seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                text.append(alphabet[Int(seed >> 33) % alphabet.count])
+            }
+            let original = String(text)
+            #expect(Self.unescape(TerminalText.line(original), line: true) == original, "\(original.debugDescription) → \(TerminalText.line(original))")
+            #expect(Self.unescape(TerminalText.text(original), line: false) == original, "\(original.debugDescription) → \(TerminalText.text(original))")
+        }
     }
 
     @Test("the console's guard leaves escaped and ordinary lines alone and escapes what was missed")
